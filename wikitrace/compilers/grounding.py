@@ -1,0 +1,42 @@
+"""Hold every decision's support to the run it claims to come from.
+
+A compiler (LLM or offline) names the turns its support rests on and may quote
+them. Here each ref is checked against the run's turn log: a turn that does not
+exist is dropped, a quote that does not occur in its turns is dropped, and both
+are counted in the compilation so a reader sees how much was ungrounded.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..runs.model import Run, Turn
+from .schema import Compilation
+
+
+def turn_text(turn: Turn) -> str:
+    """Everything a quote may legitimately come from: what was said, done and seen."""
+    parts = [turn.content, turn.reasoning, turn.name, turn.result]
+    if turn.arguments is not None:
+        args = turn.arguments
+        parts.append(args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, sort_keys=True))
+    return "\n".join(p for p in parts if p)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def ground(compilation: Compilation, run: Run) -> Compilation:
+    """Drop refs and quotes the run does not bear out; count what was dropped."""
+    by_number = {t.turn: t for t in run.turns}
+    for item in compilation.evidence:
+        kept = [n for n in item.turns if n in by_number]
+        compilation.dropped_refs += len(item.turns) - len(kept)
+        item.turns = kept
+        if item.quote:
+            needle = _norm(item.quote)
+            if not kept or not any(needle in _norm(turn_text(by_number[n])) for n in kept):
+                item.quote = None
+                compilation.dropped_quotes += 1
+    return compilation

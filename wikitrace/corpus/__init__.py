@@ -1,0 +1,1 @@
+"""Stage 3: lay compiled runs out as the read-only raw / compilation / insight corpus."""

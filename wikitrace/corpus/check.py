@@ -1,0 +1,182 @@
+"""``wikitrace check``: prove a corpus is whole before an agent relies on it.
+
+Checks that every relative link and every absolute mount-path reference
+resolves, that every insight reaches its compilation and raw run (and they
+point back), that every turn ref names a turn of its run, that frontmatter
+carries the documented fields, and that each index lists every document.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from pathlib import Path
+
+import frontmatter
+
+from . import layout
+
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_TURN_CMD = re.compile(r"`turn (step-\d{4,}) (\d+)(?: (\d+))?`")
+
+REQUIRED = {
+    "raw-run": ("step_id", "run_id", "task_id", "outcome", "success", "steps"),
+    "trajectory-compilation": ("title", "description", "step_id", "outcome", "compiler", "insights", "raw"),
+    "insight": ("id", "title", "source_step", "source_outcome", "compiler"),
+    "index": ("layer", "count"),
+}
+
+
+def _turn_numbers(log: Path) -> set[int]:
+    numbers = set()
+    with log.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                numbers.add(json.loads(line)["turn"])
+    return numbers
+
+
+def check_corpus(root: Path) -> list[str]:
+    root = Path(root)
+    problems: list[str] = []
+    stamp = root / "corpus.json"
+    if not stamp.is_file():
+        return [f"{root}: no corpus.json; is this a compiled corpus? (wikitrace compile ... --out {root})"]
+    try:
+        data = json.loads(stamp.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return [f"{stamp}: unreadable JSON ({exc})"]
+    if data.get("format") != layout.CORPUS_FORMAT:
+        problems.append(f"corpus.json: format is {data.get('format')!r}, expected {layout.CORPUS_FORMAT!r}")
+    mount = str(data.get("mount_path", "/work/corpus")).rstrip("/")
+
+    docs: dict[str, dict] = {}
+    for path in sorted(root.rglob("*.md")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("dialogue/"):
+            continue
+        try:
+            post = frontmatter.load(path)
+        except Exception as exc:  # yaml errors come in many types
+            problems.append(f"{rel}: frontmatter does not parse ({type(exc).__name__}: {exc})")
+            continue
+        meta, body = post.metadata, post.content
+        kind = meta.get("type")
+        if kind not in REQUIRED:
+            problems.append(f"{rel}: frontmatter 'type' is {kind!r}; expected one of {', '.join(REQUIRED)}")
+        else:
+            for key in REQUIRED[kind]:
+                if key not in meta:
+                    problems.append(f"{rel}: frontmatter is missing '{key}' (required for type {kind})")
+            if kind in ("raw-run", "trajectory-compilation", "insight") and "task_type" not in meta and "apps" not in meta:
+                problems.append(f"{rel}: frontmatter needs 'task_type' or 'apps'")
+        docs[rel] = meta
+        _check_links(root, rel, body, mount, problems)
+
+    _check_cross_links(root, docs, problems)
+    _check_turn_refs(root, docs, problems)
+    _check_indexes(root, docs, problems)
+    _check_manifest(root, data, docs, problems)
+    if (root / "dialogue").is_dir():
+        try:
+            from ..dialogue.check import check_dialogue
+        except ImportError:
+            problems.append("dialogue/: present but this wikitrace has no dialogue checker")
+        else:
+            problems.extend(check_dialogue(root))
+    return problems
+
+
+def _check_links(root: Path, rel: str, body: str, mount: str, problems: list[str]) -> None:
+    here = posixpath.dirname(rel)
+    for target in _LINK.findall(body):
+        if re.match(r"^[a-z]+://", target) or target.startswith("#"):
+            continue
+        resolved = posixpath.normpath(posixpath.join(here, target.split("#", 1)[0]))
+        if resolved.startswith("..") or not (root / resolved).exists():
+            problems.append(f"{rel}: link ({target}) does not resolve")
+    for ref in re.findall(r"`(" + re.escape(mount) + r"/[^`\s]*)`", body):
+        inside = ref[len(mount) + 1:]
+        if not (root / inside).exists():
+            problems.append(f"{rel}: mount path {ref} does not exist in the corpus")
+
+
+def _check_cross_links(root: Path, docs: dict[str, dict], problems: list[str]) -> None:
+    for rel, meta in docs.items():
+        if meta.get("type") == "insight":
+            step = meta.get("source_step", "")
+            comp = docs.get(layout.compilation_doc(step))
+            if comp is None:
+                problems.append(f"{rel}: source_step {step!r} has no compilation ({layout.compilation_doc(step)})")
+            elif meta.get("id") not in (comp.get("insights") or []):
+                problems.append(f"{rel}: its compilation {layout.compilation_doc(step)} does not list {meta.get('id')}")
+            if not (root / layout.raw_log(step)).is_file():
+                problems.append(f"{rel}: source_step {step!r} has no raw run ({layout.raw_log(step)})")
+            if meta.get("id") and rel != layout.insight_doc(meta["id"]):
+                problems.append(f"{rel}: id {meta['id']!r} does not match its file name")
+        elif meta.get("type") == "trajectory-compilation":
+            for ins in meta.get("insights") or []:
+                if layout.insight_doc(ins) not in docs:
+                    problems.append(f"{rel}: lists {ins} but {layout.insight_doc(ins)} is missing")
+            if not (root / layout.raw_metadata(meta.get("step_id", ""))).is_file():
+                problems.append(f"{rel}: no raw run for step_id {meta.get('step_id')!r}")
+
+
+def _check_turn_refs(root: Path, docs: dict[str, dict], problems: list[str]) -> None:
+    cache: dict[str, set[int]] = {}
+    for rel, meta in docs.items():
+        if meta.get("type") != "trajectory-compilation":
+            continue
+        body = (root / rel).read_text(encoding="utf-8")
+        for step, a, b in _TURN_CMD.findall(body):
+            log = root / layout.raw_log(step)
+            if step not in cache:
+                try:
+                    cache[step] = _turn_numbers(log) if log.is_file() else set()
+                except (json.JSONDecodeError, KeyError, UnicodeDecodeError) as exc:
+                    problems.append(f"{layout.raw_log(step)}: unreadable turn log ({exc})")
+                    cache[step] = set()
+            for n in filter(None, (a, b)):
+                if int(n) not in cache[step]:
+                    problems.append(f"{rel}: turn ref `turn {step} {n}` names no turn of {layout.raw_log(step)}")
+
+
+def _check_indexes(root: Path, docs: dict[str, dict], problems: list[str]) -> None:
+    for layer in layout.LAYERS:
+        index = f"{layer}/_index.md"
+        if index not in docs:
+            problems.append(f"{index}: missing")
+            continue
+        text = (root / index).read_text(encoding="utf-8")
+        listed = set(re.findall(r"\]\(((?:step|insight)-\d{4,})(?:/metadata)?\.md\)", text))
+        if layer == "raw":
+            present = {p.name for p in (root / "raw").iterdir() if p.is_dir()}
+        else:
+            present = {Path(r).stem for r in docs if r.startswith(f"{layer}/") and not r.endswith("_index.md")}
+        for missing in sorted(present - listed):
+            problems.append(f"{index}: does not list {missing}")
+        for extra in sorted(listed - present):
+            problems.append(f"{index}: lists {extra}, which does not exist")
+
+
+def _check_manifest(root: Path, data: dict, docs: dict[str, dict], problems: list[str]) -> None:
+    for entry in data.get("runs", []):
+        step = entry.get("step", "?")
+        if layout.compilation_doc(step) not in docs:
+            problems.append(f"corpus.json: run {entry.get('run_id')!r} names {step}, which has no compilation")
+    for entry in data.get("insights", []):
+        if layout.insight_doc(entry.get("id", "?")) not in docs:
+            problems.append(f"corpus.json: insight {entry.get('id')!r} has no document")
+
+
+def print_report(root: Path, problems: list[str]) -> None:
+    from rich.console import Console
+
+    console = Console(stderr=False, highlight=False)
+    if not problems:
+        console.print(f"{root}: ok")
+        return
+    for line in problems:
+        console.print(line, markup=False)
+    console.print(f"{root}: {len(problems)} problem{'s' if len(problems) != 1 else ''}")

@@ -1,0 +1,122 @@
+"""Render one run's documents (raw metadata, compilation, insights) and the indexes.
+
+Frontmatter is assembled here, in a fixed key order, then handed to the
+template as text: a template override can restyle a page but the fields a
+reader or ``wikitrace check`` relies on stay the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import groupby
+from pathlib import Path
+
+from ..compilers.schema import Compilation
+from ..runs.model import Run
+from ..templates import render
+from . import layout
+from .fsio import dump_frontmatter
+
+
+@dataclass
+class InsightRef:
+    id: str
+    title: str
+    path: str
+
+
+def _kind(run: Run) -> dict:
+    """AppWorld-style runs carry ``apps`` instead of ``task_type``."""
+    if run.task.apps:
+        return {"apps": list(run.task.apps)}
+    return {"task_type": run.task.task_type or "unspecified"}
+
+
+def render_raw_metadata(run: Run, step: str, insights: list[InsightRef], mount: str, templates: Path | None) -> str:
+    path = layout.raw_metadata(step)
+    fm = {
+        "type": "raw-run",
+        "step_id": step,
+        "run_id": run.run_id,
+        "task_id": run.task.id,
+        **_kind(run),
+        "outcome": run.outcome.label,
+        "success": run.outcome.success,
+        "score": run.outcome.score,
+        "steps": run.outcome.steps,
+        "ended_by": run.outcome.ended_by,
+        "source_format": run.source.get("format"),
+    }
+    numbers = [t.turn for t in run.turns] or [0]
+    return render(
+        "raw_metadata.md.j2", templates,
+        frontmatter=dump_frontmatter(fm), task=run.task, outcome=run.outcome, step=step,
+        link=layout.Linker(path, mount), log=layout.raw_log(step),
+        compilation=layout.compilation_doc(step), insights=insights,
+        turn_count=len(run.turns), first_turn=numbers[0], last_turn=numbers[-1],
+    )
+
+
+def render_compilation(run: Run, comp: Compilation, step: str, insights: list[InsightRef], mount: str,
+                       templates: Path | None) -> str:
+    path = layout.compilation_doc(step)
+    fm = {
+        "type": "trajectory-compilation",
+        "title": comp.title,
+        "description": comp.description,
+        "step_id": step,
+        "outcome": comp.outcome,
+        **_kind(run),
+        "compiler": comp.compiler,
+        "model": comp.model,
+        "fallback_reason": comp.fallback_reason,
+        "dropped_refs": comp.dropped_refs,
+        "dropped_quotes": comp.dropped_quotes,
+        "insights": [i.id for i in insights],
+        "raw": layout.raw_dir(step),
+    }
+    return render(
+        "compilation.md.j2", templates,
+        frontmatter=dump_frontmatter(fm), comp=comp, task=run.task, outcome=run.outcome, step=step,
+        insights=insights, link=layout.Linker(path, mount), log=layout.raw_log(step), raw=layout.raw_dir(step),
+    )
+
+
+def render_insight(run: Run, comp: Compilation, index: int, ref: InsightRef, step: str, mount: str,
+                   templates: Path | None) -> str:
+    insight = comp.insights[index]
+    fm = {
+        "type": "insight",
+        "id": ref.id,
+        "title": insight.title,
+        **_kind(run),
+        "source_step": step,
+        "source_outcome": comp.outcome,
+        "compiler": comp.compiler,
+    }
+    return render(
+        "insight.md.j2", templates,
+        frontmatter=dump_frontmatter(fm), insight=insight, step=step, outcome=comp.outcome, task=run.task,
+        link=layout.Linker(ref.path, mount), compilation=layout.compilation_doc(step), raw=layout.raw_dir(step),
+    )
+
+
+def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates: Path | None) -> dict[str, str]:
+    """The three generated indexes, from corpus.json's run and insight entries."""
+    runs = sorted(runs, key=lambda r: layout.id_number(r["step"]))
+    counts = {"success": sum(r["outcome"] == "success" for r in runs),
+              "failure": sum(r["outcome"] == "failure" for r in runs)}
+
+    def group_of(i: dict) -> str:
+        return ", ".join(i["apps"]) if i.get("apps") else (i.get("task_type") or "unspecified")
+
+    ordered = sorted(insights, key=lambda i: (group_of(i), layout.id_number(i["id"])))
+    groups = [(g, list(items)) for g, items in groupby(ordered, key=group_of)]
+    return {
+        "raw/_index.md": render("raw_index.md.j2", templates, mount=mount.rstrip("/"), runs=runs, counts=counts,
+                                frontmatter=dump_frontmatter({"type": "index", "layer": "raw", "count": len(runs)})),
+        "compilation/_index.md": render("compilation_index.md.j2", templates, mount=mount.rstrip("/"), runs=runs,
+                                        frontmatter=dump_frontmatter({"type": "index", "layer": "compilation", "count": len(runs)})),
+        "insight/_index.md": render("insight_index.md.j2", templates, mount=mount.rstrip("/"), groups=groups,
+                                    frontmatter=dump_frontmatter({"type": "index", "layer": "insight", "count": len(insights)})),
+    }

@@ -1,0 +1,63 @@
+"""Where each document lives in a corpus, and how one document links to another.
+
+Every link is written twice: a relative markdown link (opens in VS Code or
+Obsidian from the checkout) and the absolute path the agent sees under the
+mount point. Both are derived here so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+CORPUS_FORMAT = "wikitrace-corpus/1"
+LAYERS = ("raw", "compilation", "insight")
+STEP_RE = re.compile(r"^step-(\d{4,})$")
+INSIGHT_RE = re.compile(r"^insight-(\d{4,})$")
+
+
+def step_id(n: int) -> str:
+    return f"step-{n:04d}"
+
+
+def insight_id(n: int) -> str:
+    return f"insight-{n:04d}"
+
+
+def id_number(ident: str) -> int:
+    return int(ident.rsplit("-", 1)[1])
+
+
+def raw_dir(step: str) -> str:
+    return f"raw/{step}/"
+
+
+def raw_metadata(step: str) -> str:
+    return f"raw/{step}/metadata.md"
+
+
+def raw_log(step: str) -> str:
+    return f"raw/{step}/solver.full.jsonl"
+
+
+def compilation_doc(step: str) -> str:
+    return f"compilation/{step}.md"
+
+
+def insight_doc(ins: str) -> str:
+    return f"insight/{ins}.md"
+
+
+class Linker:
+    """Links from one document (``here``, a corpus-relative path) to others."""
+
+    def __init__(self, here: str, mount_path: str):
+        self.here_dir = posixpath.dirname(here)
+        self.mount = mount_path.rstrip("/") or "/"
+
+    def rel(self, target: str) -> str:
+        trailing = "/" if target.endswith("/") else ""
+        return posixpath.relpath(target.rstrip("/"), self.here_dir or ".") + trailing
+
+    def abs(self, target: str) -> str:
+        return posixpath.join(self.mount, target)

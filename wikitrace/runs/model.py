@@ -1,0 +1,130 @@
+"""Records for one agent run: its task, its turn log and its outcome.
+
+A run is what the compiler reads and what ``raw/step-NNNN/`` preserves. The turn
+log follows the WikiTrace ``solver.full.jsonl`` shape: one JSON object per turn,
+numbered from 0, of type ``message``, ``function_call``, ``episode_over`` or
+``answer``. Keys we do not model are kept in ``extra`` so nothing is lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+TURN_TYPES = ("message", "function_call", "episode_over", "answer")
+
+# Stable key order for a turn record, so the same run always serialises to the
+# same bytes (git diff of a corpus shows only real changes).
+_TURN_KEYS = (
+    "turn", "type", "role", "content", "name", "arguments", "reasoning",
+    "result", "is_error",
+)
+
+
+class RunError(ValueError):
+    """Input that cannot become a run; the message names where and how to fix it."""
+
+
+@dataclass
+class Turn:
+    turn: int
+    type: str
+    role: str | None = None
+    content: str | None = None
+    name: str | None = None
+    arguments: Any = None
+    reasoning: str | None = None
+    result: str | None = None
+    is_error: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_action(self) -> bool:
+        return self.type == "function_call"
+
+    def to_record(self) -> dict[str, Any]:
+        rec: dict[str, Any] = {}
+        for key in _TURN_KEYS:
+            value = getattr(self, key)
+            if value is not None:
+                rec[key] = value
+        for key in sorted(self.extra):
+            rec[key] = self.extra[key]
+        return rec
+
+    @classmethod
+    def from_record(cls, rec: dict[str, Any], where: str = "turn") -> "Turn":
+        if not isinstance(rec, dict):
+            raise RunError(f"{where}: a turn must be a JSON object, got {type(rec).__name__}")
+        kind = rec.get("type")
+        if kind not in TURN_TYPES:
+            raise RunError(f"{where}: field 'type' is {kind!r}; use one of {', '.join(TURN_TYPES)}")
+        turn = rec.get("turn")
+        if not isinstance(turn, int) or isinstance(turn, bool) or turn < 0:
+            raise RunError(f"{where}: field 'turn' must be a non-negative integer, got {turn!r}")
+        known = {k: rec.get(k) for k in _TURN_KEYS}
+        for key in ("role", "content", "name", "reasoning", "result"):
+            value = known[key]
+            if value is not None and not isinstance(value, str):
+                known[key] = _as_text(value)
+        if known["is_error"] is not None:
+            known["is_error"] = bool(known["is_error"])
+        extra = {k: v for k, v in rec.items() if k not in _TURN_KEYS}
+        return cls(**known, extra=extra)
+
+
+def _as_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+@dataclass
+class Task:
+    id: str
+    instruction: str
+    task_type: str | None = None
+    apps: list[str] | None = None
+    initial_observation: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """How the run ended. ``success`` is the verdict the input gave, never a guess."""
+
+    success: bool
+    steps: int
+    score: float | None = None
+    ended_by: str | None = None  # e.g. "agent", "user", "harness: step limit"
+
+    @property
+    def label(self) -> str:
+        return "success" if self.success else "failure"
+
+
+@dataclass
+class Run:
+    run_id: str
+    task: Task
+    turns: list[Turn]
+    # None only between an importer and the loader: formats that carry no verdict
+    # (Claude Code, ATIF, ...) leave it unset and ``load.iter_runs`` fills it from
+    # ``--outcomes`` or skips the run. Every run the loader yields has an outcome.
+    outcome: Outcome | None
+    source: dict[str, Any] = field(default_factory=dict)  # format, file, record index
+
+    def turn(self, number: int) -> Turn | None:
+        for t in self.turns:
+            if t.turn == number:
+                return t
+        return None
+
+    @property
+    def actions(self) -> list[Turn]:
+        return [t for t in self.turns if t.is_action]
+
+
+def count_steps(turns: list[Turn]) -> int:
+    """A step is one environment call, as in the paper's 'steps: 20 act calls'."""
+    return sum(1 for t in turns if t.is_action)

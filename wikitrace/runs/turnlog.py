@@ -1,0 +1,58 @@
+"""Read and write the ``solver.full.jsonl`` turn log.
+
+Writing is canonical (stable key order, UTF-8, one record a line) so the same run
+always gives the same bytes. Reading names the file and line of anything wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from .model import RunError, Turn
+
+
+def dumps_turns(turns: Iterable[Turn]) -> str:
+    return "".join(
+        json.dumps(t.to_record(), ensure_ascii=False, separators=(",", ":")) + "\n" for t in turns
+    )
+
+
+def parse_turns(text: str, where: str) -> list[Turn]:
+    turns: list[Turn] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RunError(f"{where}:{lineno}: not valid JSON ({exc.msg}); each line must be one JSON object") from None
+        turns.append(Turn.from_record(rec, where=f"{where}:{lineno}"))
+    check_numbering(turns, where)
+    return turns
+
+
+def read_turns(path: Path) -> list[Turn]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RunError(f"{path}: not UTF-8 text (byte {exc.start}); re-save the file as UTF-8") from None
+    return parse_turns(text, str(path))
+
+
+def check_numbering(turns: list[Turn], where: str) -> None:
+    """Turn numbers must strictly increase: tools and refs address turns by number."""
+    last = -1
+    for t in turns:
+        if t.turn <= last:
+            raise RunError(
+                f"{where}: turn {t.turn} comes after turn {last}; turn numbers must strictly increase"
+            )
+        last = t.turn
+
+
+def renumber(turns: list[Turn]) -> list[Turn]:
+    for i, t in enumerate(turns):
+        t.turn = i
+    return turns
