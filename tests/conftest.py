@@ -1,0 +1,9 @@
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _no_llm_env(monkeypatch, tmp_path):
+    """Tests never reach a real endpoint or the user's cache by accident."""
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "WIKITRACE_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("WIKITRACE_CACHE_DIR", str(tmp_path / "llm-cache"))

@@ -1,0 +1,34 @@
+"""Shared by the tests: paths to example and real data, and small tree utilities."""
+
+import json
+import os
+import stat
+from pathlib import Path
+
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples" / "runs.jsonl"
+SHARED_DATA = REPO.parent / "shared" / "data"
+TAU_BENCH = SHARED_DATA / "runs-dev" / "tau-bench-airline" / "gpt-4o-airline.json"
+
+
+def example_runs() -> list[dict]:
+    return [json.loads(line) for line in EXAMPLES.read_text().splitlines() if line.strip()]
+
+
+def write_jsonl(path: Path, records: list) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def make_writable_copy(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst)
+    for p in [dst, *dst.rglob("*")]:
+        os.chmod(p, (stat.S_IRWXU if p.is_dir() else stat.S_IRUSR | stat.S_IWUSR))
+    return dst

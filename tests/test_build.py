@@ -1,0 +1,226 @@
+"""The corpus compiler end to end: layout, determinism, stable ids, atomic publish, check."""
+
+import json
+import os
+import stat
+
+import frontmatter
+import pytest
+
+from wikitrace.build import BuildError, BuildOptions, build
+from wikitrace.corpus.check import check_corpus
+from wikitrace.corpus.publish import BuildLock, PublishError, staging_dir
+
+from helpers import EXAMPLES, TAU_BENCH, example_runs, make_writable_copy, tree_bytes, write_jsonl
+
+
+def _build(inputs, out, **kw):
+    return build(BuildOptions(inputs=list(inputs), out=out, quiet=True, **kw))
+
+
+def _without_build_stamp(files: dict) -> dict:
+    files = dict(files)
+    data = json.loads(files.pop("corpus.json"))
+    data.pop("build")
+    files["corpus.json"] = json.dumps(data, sort_keys=True).encode()
+    return files
+
+
+def test_example_corpus_layout(tmp_path):
+    out = tmp_path / "corpus"
+    result = _build([EXAMPLES], out)
+    assert (result.runs, result.success, result.failure) == (6, 3, 3)
+    assert check_corpus(out) == []
+    for layer in ("raw", "compilation", "insight"):
+        assert (out / layer / "_index.md").is_file()
+    assert not (out / "_index.md").exists(), "the paper's corpus has no root index"
+    assert (out / "raw/step-0000/solver.full.jsonl").is_file()
+    meta = frontmatter.load(out / "raw/step-0000/metadata.md").metadata
+    assert meta["run_id"] == "refund-001" and meta["outcome"] == "success" and meta["steps"] == 3
+    comp = frontmatter.load(out / "compilation/step-0001.md")
+    assert comp["compiler"] == "offline" and comp["outcome"] == "failure"
+    assert "## Failure Causes" in comp.content and "harness" in comp.content
+    for ins_id in comp["insights"]:
+        ins = frontmatter.load(out / f"insight/{ins_id}.md")
+        assert ins["source_step"] == "step-0001" and ins["source_outcome"] == "failure"
+        assert "(../compilation/step-0001.md)" in ins.content
+        assert "`/work/corpus/raw/step-0001/`" in ins.content
+    data = json.loads((out / "corpus.json").read_text())
+    assert data["counts"]["runs"] == 6 and len(data["insights"]) == result.insights
+    assert all(1 <= len(r["insights"]) <= 3 for r in data["runs"])
+
+
+def test_corpus_is_read_only(tmp_path):
+    out = tmp_path / "corpus"
+    _build([EXAMPLES], out)
+    for p in [out, *out.rglob("*")]:
+        mode = stat.S_IMODE(p.stat().st_mode)
+        assert mode == (0o555 if p.is_dir() else 0o444), p
+
+
+def test_rebuild_is_byte_identical(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _build([EXAMPLES], a)
+    _build([EXAMPLES], b)
+    assert _without_build_stamp(tree_bytes(a)) == _without_build_stamp(tree_bytes(b))
+    before = tree_bytes(a)
+    _build([EXAMPLES], a)  # in place, over the published corpus
+    after = tree_bytes(a)
+    assert {k for k in before if before[k] != after[k]} <= {"corpus.json"}
+
+
+def test_one_more_run_changes_only_its_files(tmp_path):
+    runs = example_runs()
+    out = tmp_path / "corpus"
+    _build([write_jsonl(tmp_path / "five.jsonl", runs[:5])], out)
+    before = tree_bytes(out)
+    _build([write_jsonl(tmp_path / "six.jsonl", runs)], out)
+    after = tree_bytes(out)
+    changed = {k for k in before if before[k] != after[k]}
+    added = set(after) - set(before)
+    assert changed == {"raw/_index.md", "compilation/_index.md", "insight/_index.md", "corpus.json"}
+    assert set(before) - set(after) == set()
+    assert {"raw/step-0005/metadata.md", "raw/step-0005/solver.full.jsonl", "compilation/step-0005.md"} <= added
+    new_insights = {a for a in added if a.startswith("insight/")}
+    assert new_insights and all(int(a[len("insight/insight-"):-3]) >= 8 for a in new_insights)
+
+
+def test_new_run_first_in_input_keeps_old_ids(tmp_path):
+    runs = example_runs()
+    out = tmp_path / "corpus"
+    _build([write_jsonl(tmp_path / "a.jsonl", runs[1:])], out)
+    first = json.loads((out / "corpus.json").read_text())
+    _build([write_jsonl(tmp_path / "b.jsonl", [runs[0]] + runs[1:])], out)
+    second = json.loads((out / "corpus.json").read_text())
+    old = {r["run_id"]: (r["step"], r["insights"]) for r in first["runs"]}
+    new = {r["run_id"]: (r["step"], r["insights"]) for r in second["runs"]}
+    assert all(new[k] == v for k, v in old.items())
+    assert new["refund-001"][0] == "step-0005"
+    assert check_corpus(out) == []
+
+
+def test_dropped_run_ids_are_retired(tmp_path):
+    runs = example_runs()
+    out = tmp_path / "corpus"
+    _build([write_jsonl(tmp_path / "a.jsonl", runs)], out)
+    result = _build([write_jsonl(tmp_path / "b.jsonl", runs[1:])], out)
+    assert result.dropped_runs == ["refund-001"]
+    data = json.loads((out / "corpus.json").read_text())
+    assert "step-0000" in data["retired"]["steps"]
+    _build([write_jsonl(tmp_path / "c.jsonl", runs)], out)  # it comes back: a new id, never the retired one
+    data = json.loads((out / "corpus.json").read_text())
+    assert {r["run_id"]: r["step"] for r in data["runs"]}["refund-001"] == "step-0006"
+
+
+def test_interrupted_build_leaves_previous_corpus(tmp_path, monkeypatch):
+    out = tmp_path / "corpus"
+    _build([EXAMPLES], out)
+    before = tree_bytes(out)
+    import wikitrace.build as b
+
+    calls = {"n": 0}
+    real = b._Writer.__call__
+
+    def dying(self, run, comp):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt("killed mid-build")
+        return real(self, run, comp)
+
+    monkeypatch.setattr(b._Writer, "__call__", dying)
+    with pytest.raises(KeyboardInterrupt):
+        _build([EXAMPLES], out)
+    assert tree_bytes(out) == before
+    assert staging_dir(out).exists()  # half-written work stays aside, never published
+    monkeypatch.setattr(b._Writer, "__call__", real)
+    _build([EXAMPLES], out)
+    assert not staging_dir(out).exists()
+    assert check_corpus(out) == []
+
+
+def test_refuses_to_replace_a_folder_that_is_not_a_corpus(tmp_path):
+    out = tmp_path / "notes"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me")
+    with pytest.raises(PublishError, match="holds no corpus.json"):
+        _build([EXAMPLES], out)
+    assert (out / "mine.txt").read_text() == "keep me"
+
+
+def test_concurrent_build_is_refused(tmp_path):
+    out = tmp_path / "corpus"
+    with BuildLock(out):
+        with pytest.raises(PublishError, match="another wikitrace compile"):
+            _build([EXAMPLES], out)
+
+
+def test_bad_lines_are_reported_and_the_rest_builds(tmp_path):
+    runs = example_runs()
+    src = tmp_path / "mixed.jsonl"
+    lines = [json.dumps(runs[0]), "{not json", json.dumps({**runs[1], "outcome": {"success": "maybe"}}),
+             json.dumps(runs[2]), json.dumps(runs[0])]
+    src.write_text("\n".join(lines) + "\n")
+    result = _build([src], tmp_path / "corpus")
+    assert result.runs == 2
+    joined = "\n".join(result.skipped)
+    assert f"{src}:2: not valid JSON" in joined
+    assert f"{src}:3:" in joined and "outcome.success" in joined
+    assert "appears again" in joined
+    data = json.loads((tmp_path / "corpus" / "corpus.json").read_text())
+    assert len(data["build"]["skipped"]) == 3
+
+
+def test_nothing_readable_publishes_nothing(tmp_path):
+    src = tmp_path / "bad.jsonl"
+    src.write_text("{oops\n")
+    with pytest.raises(BuildError, match="nothing was published"):
+        _build([src], tmp_path / "corpus")
+    assert not (tmp_path / "corpus").exists()
+
+
+def test_template_override_changes_one_document_kind(tmp_path):
+    tpl = tmp_path / "tpl"
+    tpl.mkdir()
+    (tpl / "insight.md.j2").write_text("---\n{{ frontmatter }}---\nLESSON: {{ insight.guideline }}\n"
+                                      "[compilation]({{ link.rel(compilation) }})\n")
+    out = tmp_path / "corpus"
+    _build([EXAMPLES], out, templates=tpl)
+    text = (out / "insight/insight-0000.md").read_text()
+    assert "LESSON: " in text and "## Applicability" not in text
+    assert "## Key Decisions" in (out / "compilation/step-0000.md").read_text()
+    assert check_corpus(out) == []
+
+
+def test_mount_path_is_used_in_absolute_links(tmp_path):
+    out = tmp_path / "corpus"
+    _build([EXAMPLES], out, mount_path="/mnt/memory")
+    text = (out / "insight/insight-0000.md").read_text()
+    assert "`/mnt/memory/compilation/step-0000.md`" in text
+    assert check_corpus(out) == []
+
+
+def test_check_finds_broken_corpus(tmp_path):
+    out = tmp_path / "corpus"
+    _build([EXAMPLES], out)
+    bad = make_writable_copy(out, tmp_path / "bad")
+    (bad / "insight/insight-0003.md").unlink()
+    comp = bad / "compilation/step-0000.md"
+    comp.write_text(comp.read_text().replace("`turn step-0000 2`", "`turn step-0000 99`"))
+    idx = bad / "raw/_index.md"
+    idx.write_text("\n".join(l for l in idx.read_text().splitlines() if "step-0004" not in l))
+    problems = "\n".join(check_corpus(bad))
+    assert "insight-0003" in problems and "missing" in problems
+    assert "turn step-0000 99" in problems
+    assert "raw/_index.md: does not list step-0004" in problems
+
+
+@pytest.mark.skipif(not TAU_BENCH.exists(), reason="tau-bench runs not present in ../shared/data")
+def test_tau_bench_offline(tmp_path):
+    out = tmp_path / "corpus"
+    result = _build([TAU_BENCH], out)
+    assert (result.runs, result.success, result.failure) == (200, 84, 116)
+    data = json.loads((out / "corpus.json").read_text())
+    assert all(1 <= len(r["insights"]) <= 3 for r in data["runs"])
+    assert len(list((out / "compilation").glob("step-*.md"))) == 200
+    assert check_corpus(out) == []
+    assert all(r["compiler"] == "offline" for r in data["runs"])

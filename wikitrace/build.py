@@ -1,0 +1,268 @@
+"""``wikitrace compile``: runs in, a published read-only corpus out.
+
+Runs stream through in input order: each is compiled (up to ``concurrency``
+at once), then its raw, compilation and insight files are written into a
+staging folder with ids fixed in input order. Only light per-run entries stay
+in memory for the indexes and corpus.json. The staged tree replaces the
+published one in a single swap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import datetime as _dt
+import json
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from . import __version__
+from .compilers.base import Compiler
+from .compilers.offline import OfflineCompiler, compile_offline
+from .compilers.schema import Compilation
+from .corpus import documents, layout
+from .corpus.fsio import write_atomic
+from .corpus.manifest import IdAllocator, content_hash
+from .corpus.publish import BuildLock, PublishError, check_target, fresh_staging, publish
+from .runs.load import LoadReport, iter_runs
+from .runs.model import Run
+from .runs.turnlog import dumps_turns
+
+
+@dataclass
+class BuildOptions:
+    inputs: list[Path]
+    out: Path
+    fmt: str | None = None
+    mount_path: str = "/work/corpus"
+    templates: Path | None = None
+    task_type: str | None = None
+    offline: bool = False
+    model: str | None = None
+    base_url: str | None = None
+    concurrency: int = 8
+    cache_dir: Path | None = None
+    quiet: bool = False
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    runs: int = 0
+    success: int = 0
+    failure: int = 0
+    insights: int = 0
+    stats: dict = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    detected: dict = field(default_factory=dict)
+    dropped_runs: list[str] = field(default_factory=list)
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def make_compiler(opts: BuildOptions) -> Compiler:
+    """The LLM compiler when a key or base URL is configured, else the offline one."""
+    if opts.offline:
+        return OfflineCompiler()
+    from .llm_config import resolve
+
+    config = resolve(opts.model, opts.base_url)
+    if config is None:
+        return OfflineCompiler()
+    from .compilers.llm import LLMCompiler
+
+    return LLMCompiler(config, cache_dir=opts.cache_dir, templates=opts.templates, concurrency=opts.concurrency)
+
+
+def _apply_defaults(runs: Iterable[Run], opts: BuildOptions) -> Iterator[Run]:
+    for run in runs:
+        if opts.task_type and not run.task.task_type and not run.task.apps:
+            run.task.task_type = opts.task_type
+        yield run
+
+
+async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency: int, on_done, errors: list[str]):
+    """Compile with bounded concurrency; hand results to ``on_done`` in input order."""
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(run: Run) -> Compilation | None:
+        async with sem:
+            try:
+                return await compiler.compile(run)
+            except Exception as exc:  # a compiler bug must not sink the build
+                if compiler.name == "offline":
+                    errors.append(f"run {run.run_id!r}: offline compiler failed ({type(exc).__name__}: {exc}); skipped")
+                    return None
+                comp = compile_offline(run)
+                comp.compiler = "offline-fallback"
+                comp.fallback_reason = f"internal error: {type(exc).__name__}: {exc}"
+                return comp
+
+    window: collections.deque = collections.deque()
+    for run in runs:
+        window.append((run, asyncio.ensure_future(one(run))))
+        while len(window) > concurrency * 4:
+            r, task = window.popleft()
+            on_done(r, await task)
+    while window:
+        r, task = window.popleft()
+        on_done(r, await task)
+
+
+class _Writer:
+    """Writes each compiled run into the staging tree and keeps its corpus.json entries."""
+
+    def __init__(self, stage: Path, ids: IdAllocator, opts: BuildOptions):
+        self.stage, self.ids, self.opts = stage, ids, opts
+        self.runs: list[dict] = []
+        self.insights: list[dict] = []
+        self.compilers: collections.Counter = collections.Counter()
+
+    def _write(self, rel: str, text: str) -> None:
+        path = self.stage / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+
+    def __call__(self, run: Run, comp: Compilation | None) -> None:
+        if comp is None:
+            return
+        mount, tpl = self.opts.mount_path, self.opts.templates
+        step = self.ids.step_for(run.run_id)
+        ins_ids = self.ids.insights_for(run.run_id, len(comp.insights))
+        refs = [documents.InsightRef(i, c.title, layout.insight_doc(i)) for i, c in zip(ins_ids, comp.insights)]
+        self._write(layout.raw_log(step), dumps_turns(run.turns))
+        self._write(layout.raw_metadata(step), documents.render_raw_metadata(run, step, refs, mount, tpl))
+        original = run.source.get("original")
+        if original is not None:
+            text = original if isinstance(original, str) else json.dumps(original, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+            self._write(f"raw/{step}/original.{'txt' if isinstance(original, str) else 'json'}", text)
+        self._write(layout.compilation_doc(step), documents.render_compilation(run, comp, step, refs, mount, tpl))
+        for k, ref in enumerate(refs):
+            self._write(ref.path, documents.render_insight(run, comp, k, ref, step, mount, tpl))
+            self.insights.append({
+                "id": ref.id, "title": ref.title, "task_type": run.task.task_type if not run.task.apps else None,
+                "apps": run.task.apps or None, "source_step": step, "source_outcome": comp.outcome,
+                "guideline": comp.insights[k].guideline, "applicability": comp.insights[k].applicability,
+            })
+        self.compilers[comp.compiler] += 1
+        self.runs.append({
+            "step": step, "run_id": run.run_id, "task_id": run.task.id,
+            "task_type": run.task.task_type if not run.task.apps else None, "apps": run.task.apps or None,
+            "outcome": run.outcome.label, "steps": run.outcome.steps, "instruction": run.task.instruction,
+            "title": comp.title, "compiler": comp.compiler, "content_hash": content_hash(run), "insights": ins_ids,
+        })
+
+
+def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: IdAllocator, report: LoadReport) -> str:
+    runs = sorted(writer.runs, key=lambda r: layout.id_number(r["step"]))
+    insights = sorted(writer.insights, key=lambda i: layout.id_number(i["id"]))
+    stats = compiler.stats().as_dict()
+    data = {
+        "format": layout.CORPUS_FORMAT,
+        "wikitrace_version": __version__,
+        "mount_path": opts.mount_path,
+        "compiler": {"name": compiler.name, "model": compiler.model},
+        "counts": {
+            "runs": len(runs),
+            "success": sum(r["outcome"] == "success" for r in runs),
+            "failure": sum(r["outcome"] == "failure" for r in runs),
+            "insights": len(insights),
+            "by_compiler": dict(sorted(writer.compilers.items())),
+        },
+        "runs": runs,
+        "insights": insights,
+        "retired": ids.retired(),
+        # The one block that may differ between two builds of the same inputs.
+        "build": {
+            "built_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "stats": stats,
+            "detected_formats": report.detected,
+            "skipped": report.errors,
+        },
+    }
+    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+
+
+def build(opts: BuildOptions, progress=None) -> BuildResult:
+    """Compile ``opts.inputs`` and publish the corpus at ``opts.out``. Raises BuildError/PublishError."""
+    out = opts.out
+    with BuildLock(out):
+        previous = check_target(out)
+        report = LoadReport()
+        ids = IdAllocator(previous)
+        compiler = make_compiler(opts)
+        stage = fresh_staging(out)
+        writer = _Writer(stage, ids, opts)
+        runs = _apply_defaults(iter_runs(list(opts.inputs), opts.fmt, report), opts)
+        if progress is not None:
+            runs = progress(runs)
+        asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, report.errors))
+        if not writer.runs:
+            raise BuildError("no run could be read from the input; nothing was published"
+                             + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
+        for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
+            write_atomic(stage / rel, text)
+        if (out / "dialogue").is_dir():  # dialogue memory is built separately; carry it over untouched
+            shutil.copytree(out / "dialogue", stage / "dialogue")
+        write_atomic(stage / "corpus.json", _corpus_json(writer, compiler, opts, ids, report))
+        publish(stage, out)
+    counts = collections.Counter(r["outcome"] for r in writer.runs)
+    return BuildResult(
+        out=out, runs=len(writer.runs), success=counts["success"], failure=counts["failure"],
+        insights=len(writer.insights), stats=compiler.stats().as_dict(), skipped=report.errors,
+        detected=report.detected, dropped_runs=ids.dropped_runs(),
+    )
+
+
+def run_build(opts: BuildOptions) -> int:
+    """CLI wrapper: progress bar, closing summary, exit code."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    bar = Progress(TextColumn("compiling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console, transient=True, disable=opts.quiet or not console.is_terminal)
+
+    def progress(runs):
+        task = bar.add_task("runs", total=None)
+        for run in runs:
+            bar.advance(task)
+            yield run
+
+    try:
+        with bar:
+            result = build(opts, progress)
+    except (BuildError, PublishError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 1
+    _summary(console, result, opts)
+    return 0
+
+
+def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
+    from rich.table import Table
+
+    for path, fmt in result.detected.items():
+        console.print(f"read {path} as {fmt}")
+    table = Table(title=f"corpus published at {result.out}", show_header=False)
+    table.add_row("runs", f"{result.runs} ({result.success} success, {result.failure} failure)")
+    table.add_row("insights", str(result.insights))
+    s = result.stats
+    table.add_row("LLM calls", f"{s.get('calls', 0)} sent, {s.get('cache_hits', 0)} from cache, "
+                               f"{s.get('retries', 0)} retries, {s.get('repairs', 0)} repairs")
+    table.add_row("fallbacks", str(s.get("fallbacks", 0)))
+    table.add_row("tokens", f"{s.get('prompt_tokens', 0)} prompt, {s.get('completion_tokens', 0)} completion")
+    table.add_row("skipped", str(len(result.skipped)))
+    console.print(table)
+    for line in result.skipped[:20]:
+        console.print(f"  skipped: {line}", markup=False, highlight=False)
+    if len(result.skipped) > 20:
+        console.print(f"  … and {len(result.skipped) - 20} more (all listed in corpus.json under build.skipped)")
+    if result.dropped_runs:
+        console.print(f"{len(result.dropped_runs)} run(s) of the previous corpus are not in this input; "
+                      f"their ids are retired: {', '.join(result.dropped_runs[:5])}{' …' if len(result.dropped_runs) > 5 else ''}")
