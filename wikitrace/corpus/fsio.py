@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -13,22 +15,49 @@ FILE_MODE = 0o444
 DIR_MODE = 0o555
 
 
-class _Dumper(yaml.SafeDumper):
-    """Block style, insertion order kept, long lines unwrapped: diffs stay small."""
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_ ./@()+-]*$")
+# Characters YAML does not allow raw in a document; JSON leaves some of them unescaped.
+_NON_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
 
 
-def _str_representer(dumper: yaml.SafeDumper, value: str):
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _str_representer)
+def _scalar(value: Any) -> str:
+    """One YAML scalar. Strings are plain when unambiguous, else JSON-quoted (valid YAML)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):  # YAML 1.1 wants a dot in exponent floats: let PyYAML spell it
+        return yaml.safe_dump(value).split("\n", 1)[0]
+    text = str(value)
+    if _PLAIN.match(text) and text.lower() not in _RESERVED and not text.endswith((" ", ":")) \
+            and ": " not in text and " #" not in text:
+        return text
+    return _NON_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
 def dump_frontmatter(fields: dict[str, Any]) -> str:
-    """YAML for a frontmatter block, keys in the order given, None values left out."""
-    kept = {k: v for k, v in fields.items() if v is not None}
-    return yaml.dump(kept, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000)
+    """YAML for a frontmatter block, keys in the order given, None values left out.
+
+    Hand-emitted because PyYAML's emitter dominated build time; only the shapes
+    frontmatter uses (scalars and lists of scalars) are written here, and the
+    tests round-trip the output through ``yaml.safe_load``.
+    """
+    lines = []
+    for key, value in fields.items():
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple)):
+            if not value:
+                lines.append(f"{key}: []")
+                continue
+            lines.append(f"{key}:")
+            lines.extend(f"- {_scalar(v)}" for v in value)
+        elif isinstance(value, dict):
+            lines.append(yaml.safe_dump({key: value}, sort_keys=False, allow_unicode=True, width=10_000).rstrip("\n"))
+        else:
+            lines.append(f"{key}: {_scalar(value)}")
+    return "\n".join(lines) + "\n"
 
 
 def write_atomic(path: Path, text: str, mode: int | None = None) -> None:

@@ -1,0 +1,56 @@
+"""Synthetic run corpora for benchmarks, made from the real tau-bench runs when present.
+
+Each synthetic run is a real run with its ids and a few words varied, so sizes,
+turn shapes and text lengths stay realistic. Nothing generated here is committed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TAU = HERE.parent.parent / "shared" / "data" / "runs-dev" / "tau-bench-airline" / "gpt-4o-airline.json"
+WORDS = ["urgent", "please", "today", "kindly", "asap", "thanks", "again", "now", "soon", "later"]
+
+
+def _base_runs() -> list[dict]:
+    if TAU.exists():
+        return json.loads(TAU.read_text())
+    sys.stderr.write(f"note: {TAU} absent; using a generated base run\n")
+    traj = [{"role": "system", "content": "# Shop Agent Policy\nHelp customers."},
+            {"role": "user", "content": "Please refund my order."}]
+    for k in range(8):
+        traj.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "get_order" if k % 2 else "refund_order",
+                                                             "arguments": json.dumps({"order_id": str(k)})}}]})
+        traj.append({"role": "tool", "tool_call_id": f"c{k}", "content": "Error: no" if k == 3 else '{"ok": true}'})
+    return [{"task_id": i, "trial": 0, "reward": float(i % 2), "info": {"task": {"instruction": "Refund an order."}},
+             "traj": traj} for i in range(10)]
+
+
+def write_corpus_input(path: Path, n: int, seed: int = 0) -> Path:
+    """Write ``n`` runs as one OpenAI-chat JSONL file (streamable, one run per line)."""
+    rng = random.Random(seed)
+    base = _base_runs()
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            src = base[i % len(base)]
+            run = {
+                "run_id": f"synthetic-{i:06d}",
+                "task_id": f"{src['task_id']}-{i // len(base)}",
+                "trial": src.get("trial", 0),
+                "reward": src["reward"],
+                "info": {"task": {"instruction": src["info"]["task"]["instruction"] + " " + rng.choice(WORDS)}},
+                "traj": src["traj"],
+            }
+            fh.write(json.dumps(run) + "\n")
+    return path
+
+
+if __name__ == "__main__":
+    out = Path(sys.argv[1])
+    write_corpus_input(out, int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
+    print(out)
