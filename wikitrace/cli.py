@@ -54,13 +54,136 @@ def tools_install(dest: Path = typer.Argument(..., help="Folder to copy the tool
     """Copy the stdlib-only agent tools into DEST."""
     from .tools_install import install
 
-    for path in install(dest):
+    try:
+        written = install(dest)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    for path in written:
         typer.echo(path)
 
 
 # --- agent-side commands (issue 3) ---
+cite_app = typer.Typer(no_args_is_help=True, help="The post-episode citation prompt and its parser.")
+app.add_typer(cite_app, name="cite")
+
+
+@app.command()
+def prompt(
+    corpus: Path = typer.Option(..., "--corpus", help="A compiled corpus folder (reads its corpus.json)."),
+    task: Optional[str] = typer.Option(None, "--task", help="The task text, as the agent will receive it."),
+    task_file: Optional[Path] = typer.Option(None, "--task-file", help="Read the task text from this file ('-' for stdin)."),
+    variant: str = typer.Option("wikitrace", "--variant", help="wikitrace, or insights-only (the paper's control)."),
+    budget: Optional[int] = typer.Option(None, "--budget", min=0, help="Token budget for the additions (chars/4); keeps the most relevant insights."),
+    task_type: Optional[str] = typer.Option(None, "--task-type", help="The task's type: boosts same-type runs and insights."),
+    similar: int = typer.Option(3, "--similar", min=0, help="How many similar past runs to list."),
+    mount_path: Optional[str] = typer.Option(None, "--mount-path", help="Where the agent sees the corpus (default: corpus.json's)."),
+    tools_path: str = typer.Option("/work/tools", "--tools-path", help="Where the agent sees the corpus tools."),
+    templates: Optional[Path] = typer.Option(None, "--templates", help="Folder whose templates override the bundled ones."),
+    embedding_model: Optional[str] = typer.Option(None, "--embedding-model", help="Rank runs by embeddings from this model instead of BM25."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for --embedding-model."),
+    as_json: bool = typer.Option(False, "--json", help="Print the prompt parts as JSON."),
+) -> None:
+    """Render the memory additions (system + task message + citation prompt) for one task."""
+    from .agent.cli_glue import prompt_command
+
+    raise typer.Exit(prompt_command(corpus, task, task_file, variant, budget, task_type, similar, mount_path,
+                                    tools_path, templates, embedding_model, base_url, as_json))
+
+
+@cite_app.command("prompt")
+def cite_prompt(
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Corpus whose first ids serve as examples."),
+    variant: str = typer.Option("wikitrace", "--variant", help="wikitrace (R, C, I) or insights-only (I)."),
+    templates: Optional[Path] = typer.Option(None, "--templates", help="Folder whose templates override the bundled ones."),
+) -> None:
+    """Print the post-episode citation prompt."""
+    from .agent.prompt import citation_prompt
+
+    typer.echo(citation_prompt(corpus, variant, templates), nl=False)
+
+
+@cite_app.command("parse")
+def cite_parse(
+    source: str = typer.Argument(..., help="The agent's reply (a file, or '-' for stdin)."),
+    corpus: Path = typer.Option(..., "--corpus", help="The corpus the ids must exist in."),
+    as_json: bool = typer.Option(False, "--json", help="Print the parsed citation as JSON."),
+) -> None:
+    """Read R / C / I ids from a messy reply; exit 1 if any id is unknown, 2 if no JSON object."""
+    from .agent.cite import cite_parse_command
+
+    raise typer.Exit(cite_parse_command(source, corpus, as_json))
+
+
+@app.command()
+def descents(
+    transcript: Path = typer.Argument(..., help="Agent transcript: turn log, OpenAI chat messages, or a file of runs."),
+    mount_path: str = typer.Option("/work/corpus", "--mount-path", help="Where the agent saw the corpus."),
+    tools_path: str = typer.Option("/work/tools", "--tools-path", help="Where the agent saw the corpus tools."),
+    as_json: bool = typer.Option(False, "--json", help="Print the descents as JSON."),
+) -> None:
+    """Group memory calls into descents and label each run Descent or Stay."""
+    from .agent.descents import descents_command
+
+    raise typer.Exit(descents_command(transcript, mount_path, tools_path, as_json))
+
+
+@app.command("eval")
+def eval_(
+    results: Path = typer.Argument(..., help="CSV or JSONL rows: suite, task_id, method, trial, score|success."),
+    csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write the table as CSV here."),
+    plot_out: Optional[Path] = typer.Option(None, "--plot", help="Write a Gain/Regression PNG here (needs wikitrace[plot])."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    resamples: int = typer.Option(10_000, "--resamples", min=0, help="Bootstrap resamples of tasks within each suite."),
+    reference: str = typer.Option("no-memory", "--reference", help="Method whose trial majority gives B_i."),
+    rerun: str = typer.Option("no-memory-rerun", "--rerun", help="Rerun No-Memory trials that give the floor."),
+    success_threshold: float = typer.Option(1.0, "--success-threshold", help="Score counted as success when no success column."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Score, Gain and Regression with paired-bootstrap 95% intervals, rerun floor and excess."""
+    from .agent.evaluate import eval_command
+
+    raise typer.Exit(eval_command(results, csv_out, plot_out, seed, resamples, reference, rerun,
+                                  success_threshold, as_json))
+
 
 # --- dialogue memory commands (issue 4) ---
+
+dialogue_app = typer.Typer(no_args_is_help=True, help="Dialogue memory (TrajWiki): compile conversations.")
+app.add_typer(dialogue_app, name="dialogue")
+
+
+@dialogue_app.command("compile")
+def dialogue_compile(
+    inputs: List[Path] = typer.Argument(..., help="LoCoMo files/folders (flat or locomo10.json) or JSONL of messages."),
+    out: Path = typer.Option(..., "--out", "-o", help="Corpus folder; writes OUT/dialogue/<sample>/ (replaced atomically)."),
+    sample: Optional[List[str]] = typer.Option(None, "--sample", "-s", help="Compile only these sample ids."),
+    templates: Optional[Path] = typer.Option(None, "--templates", help="Folder whose templates override the bundled ones."),
+    offline: bool = typer.Option(False, "--offline", help="Never call an LLM, even if one is configured."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for the structured LLM calls."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint."),
+) -> None:
+    """Compile dialogues into snapshots, trajectories, a Memory Wiki and a retrieval index."""
+    from .dialogue.cli_support import compile_command
+
+    raise typer.Exit(compile_command(inputs, out, sample or [], templates, offline, model, base_url))
+
+
+@app.command("query")
+def query(
+    question: str = typer.Argument(..., help="The question."),
+    corpus: Path = typer.Option(..., "--corpus", "-c", help="Corpus folder holding dialogue/."),
+    sample: Optional[str] = typer.Option(None, "--sample", "-s", help="Sample id (optional when there is one)."),
+    budget: int = typer.Option(2000, "--budget", min=50, help="Source-context budget in whitespace tokens."),
+    as_json: bool = typer.Option(False, "--json", help="Print the evidence packet as JSON."),
+    offline: bool = typer.Option(True, "--offline/--llm", help="Evidence only (default), or answer with the configured LLM."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for answer synthesis (with --llm)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (with --llm)."),
+) -> None:
+    """Retrieve evidence for a question from a compiled dialogue (wiki -> trajectories -> sources)."""
+    from .dialogue.cli_support import query_command
+
+    raise typer.Exit(query_command(corpus, sample, question, budget, as_json, offline, model, base_url))
 
 
 def main() -> None:

@@ -1,0 +1,185 @@
+"""Start-up cost of the agent-side tools (tools/actions, tools/turn, tools/grep).
+
+Builds a synthetic corpus of ``--runs`` runs (about 20 turns each) in a temporary
+folder, then times each command as a subprocess (wall time, best of ``--repeat``)
+next to a bare ``python -c pass`` with the same interpreter, and prints a table
+with the ratio to that baseline (target: <= 1.5x for actions and turn). No
+assertions: this reports, it does not gate.
+
+Two copies of the tools are timed: "installed" (``wikitrace.tools_install.install``,
+which byte-compiles the shared modules, as an agent sees them) and "source only"
+(the files alone with PYTHONDONTWRITEBYTECODE=1, i.e. a read-only folder whose
+modules Python must compile on every call).
+
+    python benchmarks/tool_startup.py [--runs 2000] [--repeat 15] [--python PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TOOLS = Path(__file__).resolve().parent.parent / "tools"
+TOOL_NAMES = ("actions", "turn", "grep")
+
+_WORDS = ("flight reservation cabin economy business baggage refund cancel user "
+          "payment certificate gift card membership gold silver upgrade seat "
+          "origin destination date passenger insurance status delayed").split()
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(words))
+
+
+def build_corpus(root: Path, runs: int, turns: int = 20, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    raw, comp, ins = root / "raw", root / "compilation", root / "insight"
+    for folder in (raw, comp, ins):
+        folder.mkdir(parents=True)
+    index = ["# Runs", ""]
+    insight_id = 0
+    for n in range(runs):
+        step = f"step-{n:04d}"
+        outcome = "success" if rng.random() < 0.4 else "failure"
+        records = [{"turn": 0, "type": "message", "role": "user",
+                    "content": "Please help: " + _text(rng, 30)}]
+        for t in range(1, turns - 1):
+            if t % 4 == 0:
+                records.append({"turn": t, "type": "message", "role": "assistant",
+                                "content": _text(rng, 25)})
+                continue
+            error = rng.random() < 0.15
+            records.append({
+                "turn": t, "type": "function_call",
+                "name": rng.choice(("get_user_details", "get_reservation_details",
+                                    "search_direct_flight", "cancel_reservation",
+                                    "update_reservation_flights")),
+                "arguments": {"user_id": f"user_{rng.randrange(10_000)}",
+                              "reservation_id": f"R{rng.randrange(10**6):06d}"},
+                "reasoning": _text(rng, 40),
+                "result": ("Error: " if error else "") + json.dumps(
+                    {"detail": _text(rng, rng.randrange(20, 150))}),
+                "is_error": error,
+                "tool_call_id": f"call_{n}_{t}",
+            })
+        records.append({"turn": turns - 1, "type": "episode_over", "ended_by": "agent"})
+        run_dir = raw / step
+        run_dir.mkdir()
+        (run_dir / "solver.full.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in records), "utf-8")
+        (run_dir / "metadata.md").write_text(
+            f"---\ntype: raw-run\nstep_id: {step}\noutcome: {outcome}\n---\n{_text(rng, 20)}\n")
+        (comp / f"{step}.md").write_text(
+            f"---\ntype: trajectory-compilation\nstep_id: {step}\n---\n# [{outcome}] "
+            f"{_text(rng, 8)}\n\n{_text(rng, 200)}\n")
+        for _ in range(rng.randrange(0, 3)):
+            (ins / f"insight-{insight_id:04d}.md").write_text(
+                f"---\ntype: insight\nsource_step: {step}\n---\n## Insight\n{_text(rng, 40)}\n")
+            insight_id += 1
+        index.append(f"- [{step}]({step}/metadata.md) {outcome}")
+    (raw / "_index.md").write_text("\n".join(index) + "\n")
+    (comp / "_index.md").write_text("# Compilations\n")
+    (ins / "_index.md").write_text("# Insights\n")
+
+
+def best_times(cases: list[tuple[list[str], dict[str, str]]], repeat: int) -> list[tuple[float, int]]:
+    """Best wall time and exit code of each command. Rounds are interleaved, so a burst
+    of load on the machine hits every command alike instead of skewing one ratio."""
+    for cmd, env in cases:  # warm the page cache
+        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    best = [(float("inf"), 0)] * len(cases)
+    for _ in range(repeat):
+        for i, (cmd, env) in enumerate(cases):
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+            elapsed = time.perf_counter() - start
+            if elapsed < best[i][0]:
+                best[i] = (elapsed, proc.returncode)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--python", default=sys.executable,
+                        help="interpreter to time (default: the one running this script)")
+    parser.add_argument("--tools", type=Path, default=TOOLS,
+                        help="the tools to copy and time (default: the repo's tools/)")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="wikitrace-bench-") as tmp:
+        corpus = Path(tmp) / "corpus"
+        started = time.perf_counter()
+        build_corpus(corpus, args.runs, args.turns)
+        built = time.perf_counter() - started
+        env = dict(os.environ, WIKITRACE_CORPUS=str(corpus), WIKITRACE_TOOLS_NO_RG="1")
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        bare_env = dict(env, PYTHONDONTWRITEBYTECODE="1")
+        installed, bare = Path(tmp) / "installed", Path(tmp) / "bare"
+        _install(args.tools, installed)
+        bare.mkdir()
+        for source in args.tools.iterdir():
+            if source.is_file() and source.suffix != ".pyc":
+                shutil.copy2(source, bare / source.name)
+
+        mid = f"step-{args.runs // 2:04d}"
+        unknown = f"step-{args.runs + 50:04d}"
+
+        def tool(folder: Path, name: str, *rest: str) -> list[str]:
+            return [args.python, str(folder / name), *rest]
+
+        cases = [  # label, command, environment, timed against the 1.5x target
+            ("python -c pass", [args.python, "-c", "pass"], env, False),
+            (f"actions {mid}", tool(installed, "actions", mid), env, True),
+            (f"actions {mid} --json", tool(installed, "actions", mid, "--json"), env, False),
+            (f"turn {mid} 3 5", tool(installed, "turn", mid, "3", "5"), env, True),
+            ("actions <unknown step> (exit 2)", tool(installed, "actions", unknown), env, False),
+            (f"source only: actions {mid}", tool(bare, "actions", mid), bare_env, True),
+            (f"source only: turn {mid} 3 5", tool(bare, "turn", mid, "3", "5"), bare_env, True),
+            ("grep, python scan, all layers", tool(installed, "grep", "insurance upgrade",
+                                                   "--max", "50"), env, False),
+            ("grep, python scan, --layer insight", tool(installed, "grep", "insurance upgrade",
+                                                        "--layer", "insight"), env, False),
+        ]
+        print(f"corpus: {args.runs} runs x {args.turns} turns, built in {built:.1f}s; "
+              f"python: {args.python}; best of {args.repeat}")
+        print(f"{'command':<36} {'best ms':>8} {'x pass':>7}  {'exit':>4}  target")
+        timings = best_times([(cmd, case_env) for _, cmd, case_env, _ in cases], args.repeat)
+        baseline = timings[0][0]
+        for (label, _, _, targeted), (seconds, code) in zip(cases, timings):
+            ratio = seconds / baseline
+            print(f"{label:<36} {seconds * 1000:>8.1f} {ratio:>6.2f}x  {code:>4}  "
+                  f"{'<= 1.5x' if targeted else ''}")
+
+
+def _install(source: Path, dest: Path) -> None:
+    """Install as users do; without wikitrace importable, copy and byte-compile by hand."""
+    try:
+        from wikitrace.tools_install import install
+    except ImportError:
+        install = None
+    if install is not None and source.resolve() == TOOLS:
+        install(dest)
+        return
+    import py_compile
+
+    dest.mkdir()
+    for path in source.iterdir():
+        if path.is_file() and path.suffix != ".pyc":
+            shutil.copy2(path, dest / path.name)
+            if path.suffix == ".py":
+                py_compile.compile(str(dest / path.name))
+
+if __name__ == "__main__":
+    main()

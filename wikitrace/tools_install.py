@@ -1,0 +1,68 @@
+"""Copy the agent-side tools (``actions``, ``turn``, ``grep``) into a folder.
+
+The tools are stdlib-only scripts that ship in the wheel (``tools/`` at the repo
+top). The three launchers import ``_corpus.py`` from their own folder, so the
+whole folder is copied, not single scripts. The shared module is then
+byte-compiled in place: an agent's sandbox usually mounts the tools read-only,
+where Python could not cache the compiled module itself and would recompile it
+on every call (the pyc is only used by the same Python version; any other
+version ignores it and still works).
+"""
+
+from __future__ import annotations
+
+import os
+import py_compile
+import shutil
+from pathlib import Path
+
+from .templates import bundled_dir
+
+_EXECUTABLE = 0o755
+_MODULE = 0o644
+
+
+def tool_files(source: Path | None = None) -> list[Path]:
+    """The files that make up the tools: every regular, non-hidden file, no caches."""
+    folder = Path(source) if source is not None else bundled_dir("tools")
+    return sorted(
+        path for path in folder.iterdir()
+        if path.is_file() and not path.name.startswith(".") and path.suffix != ".pyc"
+    )
+
+
+def install(dest: Path) -> list[Path]:
+    """Copy the tools into ``dest`` (created if needed); return the paths written.
+
+    Scripts (no ``.py`` suffix) end up mode 0755, the shared module 0644. Files
+    already in ``dest`` with the same names are replaced, others are left alone.
+    """
+    dest = Path(dest)
+    if dest.exists() and not dest.is_dir():
+        raise ValueError(f"cannot install the tools into {dest}: it is a file, not a folder; "
+                         f"pass a folder (it is created if missing)")
+    dest.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for source in tool_files():
+        target = dest / source.name
+        temp = dest / f".{source.name}.tmp-{os.getpid()}"
+        try:
+            shutil.copyfile(source, temp)
+            # Keep the source's mtime so the pyc written below stays valid wherever
+            # the folder is copied or mounted with its timestamps.
+            shutil.copystat(source, temp, follow_symlinks=True)
+            os.chmod(temp, _MODULE if source.suffix == ".py" else _EXECUTABLE)
+            os.replace(temp, target)
+        finally:
+            if temp.exists():
+                temp.unlink()
+        written.append(target)
+    for target in list(written):
+        if target.suffix == ".py":
+            try:
+                cached = py_compile.compile(str(target), doraise=True)
+            except (py_compile.PyCompileError, OSError):
+                continue  # an optimisation only: the tools run without it
+            if cached:
+                written.append(Path(cached))
+    return written
