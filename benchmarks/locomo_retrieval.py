@@ -1,0 +1,138 @@
+"""Evidence recall on LoCoMo at fixed context budgets, offline, no LLM.
+
+For each question of categories 1-4 (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop):
+the share of its gold evidence ids (``D8:4``) whose source message is inside the retrieved
+context, at budgets of 500/1000/2000/4000 whitespace tokens. Three retrievers, side by side:
+
+- ``hier``: TrajWiki hierarchical retrieval (wiki -> trajectories -> snapshots -> sources);
+- ``bm25-msg``: flat BM25 over single messages;
+- ``bm25-session``: BM25 over whole sessions, messages of the best sessions in order.
+
+Every method renders the same message lines (``[id] speaker (date): text``) and fills the budget
+the same way (in priority order, skipping a line that would overflow). Retrieval sees the
+question text only; gold evidence and answers are used for scoring alone.
+
+    python benchmarks/locomo_retrieval.py --data ../shared/data/locomo-dev [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from wikitrace.dialogue.bm25 import BM25  # noqa: E402
+from wikitrace.dialogue.build import compile_sample, render_sample  # noqa: E402
+from wikitrace.dialogue.load import load_inputs  # noqa: E402
+from wikitrace.dialogue.retrieve import message_line, prepare, retrieve  # noqa: E402
+from wikitrace.dialogue.text import tokens, whitespace_tokens  # noqa: E402
+
+BUDGETS = (500, 1000, 2000, 4000)
+CATEGORIES = (1, 2, 3, 4)
+METHODS = ("hier", "bm25-msg", "bm25-session")
+CAT_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+def fill(order: list[int], lines: list[str], budget: int) -> set[int]:
+    used, out = 0, set()
+    for i in order:
+        c = whitespace_tokens(lines[i])
+        if used + c <= budget:
+            out.add(i)
+            used += c
+    return out
+
+
+def run(data: Path) -> dict:
+    dialogues = load_inputs([data])
+    scores: dict[str, dict] = {m: {} for m in METHODS}
+    counts = {c: 0 for c in CATEGORIES}
+    timing = {"compile_s": 0.0, "hier_query_ms": []}
+    for d in dialogues:
+        t0 = time.perf_counter()
+        mem = compile_sample(d)
+        files = render_sample(mem)
+        li = prepare(json.loads(files["index.json"]))
+        timing["compile_s"] += time.perf_counter() - t0
+        msgs = li.raw["messages"]
+        lines = [message_line(m) for m in msgs]
+        pos = {m[0]: i for i, m in enumerate(msgs)}
+        flat = BM25([tokens(f"{m[1]} {m[4]}") for m in msgs])
+        sessions = list(dict.fromkeys(m[3] for m in msgs))
+        sess_msgs = {s: [i for i, m in enumerate(msgs) if m[3] == s] for s in sessions}
+        sbm = BM25([[t for i in sess_msgs[s] for t in tokens(f"{msgs[i][1]} {msgs[i][4]}")] for s in sessions])
+        for qa in d.qa:
+            cat = qa.get("category")
+            if cat not in CATEGORIES:
+                continue
+            gold = [pos[e] for e in qa.get("evidence", []) if e in pos]
+            if not gold:
+                continue
+            counts[cat] += 1
+            question = str(qa["question"])
+            qt = tokens(question)
+            orders = {
+                "bm25-msg": [i for i, _ in flat.ranked(qt)],
+                "bm25-session": [i for s, _ in sbm.ranked(qt) for i in sess_msgs[sessions[s]]],
+            }
+            for b in BUDGETS:
+                for name in METHODS:
+                    if name == "hier":
+                        t1 = time.perf_counter()
+                        pk = retrieve(li, question, budget=b)
+                        timing["hier_query_ms"].append((time.perf_counter() - t1) * 1000)
+                        got = {pos[m["id"]] for m in pk.messages}
+                    else:
+                        got = fill(orders[name], lines, b)
+                    r = sum(1 for g in gold if g in got) / len(gold)
+                    scores[name].setdefault((b, cat), []).append(r)
+    result = {"data": str(data), "samples": [d.sample_id for d in dialogues],
+              "questions": {CAT_NAMES[c]: n for c, n in counts.items()}, "budgets": list(BUDGETS), "methods": {}}
+    for name in METHODS:
+        per = {}
+        for b in BUDGETS:
+            row = {}
+            allv = []
+            for c in CATEGORIES:
+                v = scores[name].get((b, c), [])
+                allv += v
+                row[f"cat{c}"] = round(sum(v) / len(v), 4) if v else None
+            row["overall"] = round(sum(allv) / len(allv), 4) if allv else None
+            per[str(b)] = row
+        result["methods"][name] = per
+    q = sorted(timing["hier_query_ms"])
+    result["timing"] = {"compile_s": round(timing["compile_s"], 2),
+                        "hier_query_p50_ms": round(q[len(q) // 2], 2) if q else None}
+    return result
+
+
+def print_table(res: dict) -> None:
+    cols = ["cat1", "cat2", "cat3", "cat4", "overall"]
+    print(f"questions: {res['questions']}")
+    print(f"{'budget':>6} {'method':<13}" + "".join(f"{c:>9}" for c in cols))
+    for b in res["budgets"]:
+        for name in METHODS:
+            row = res["methods"][name][str(b)]
+            print(f"{b:>6} {name:<13}" + "".join(f"{row[c]:>9.3f}" if row[c] is not None else f"{'-':>9}"
+                                                  for c in cols))
+    print(f"timing: {res['timing']}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, required=True, help="LoCoMo folder or file (flat or locomo10.json)")
+    ap.add_argument("--json", type=Path, help="write the results here")
+    args = ap.parse_args(argv)
+    res = run(args.data)
+    print_table(res)
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

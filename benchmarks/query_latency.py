@@ -1,0 +1,64 @@
+"""Query latency of ``wikitrace query`` internals on a compiled LoCoMo conversation (offline).
+
+Compiles one conversation into a temporary corpus, then times, for each of its questions,
+(a) retrieval with the index already loaded and (b) index load + retrieval (what one CLI
+call does, minus interpreter start-up). Prints p50/p90 in milliseconds. Target: p50 <= 50 ms.
+
+    python benchmarks/query_latency.py --data ../shared/data/locomo-dev/conv-26.json [--budget 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from wikitrace.corpus.fsio import make_writable  # noqa: E402
+from wikitrace.dialogue.build import DialogueOptions, compile_dialogues  # noqa: E402
+from wikitrace.dialogue.load import load_inputs  # noqa: E402
+from wikitrace.dialogue.retrieve import load_index, retrieve  # noqa: E402
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p * len(xs)))]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, required=True, help="one LoCoMo conversation file")
+    ap.add_argument("--budget", type=int, default=2000)
+    ap.add_argument("--limit", type=int, default=200, help="questions to time")
+    args = ap.parse_args(argv)
+    (d,) = load_inputs([args.data])[:1]
+    questions = [q["question"] for q in d.qa][: args.limit]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "corpus"
+        t0 = time.perf_counter()
+        compile_dialogues(DialogueOptions(inputs=[args.data], out=out))
+        compile_s = time.perf_counter() - t0
+        index = out / "dialogue" / d.sample_id / "index.json"
+        li = load_index(index)
+        warm, cold = [], []
+        for q in questions:
+            t = time.perf_counter()
+            retrieve(li, q, budget=args.budget)
+            warm.append((time.perf_counter() - t) * 1000)
+        for q in questions[:30]:
+            t = time.perf_counter()
+            retrieve(load_index(index), q, budget=args.budget)
+            cold.append((time.perf_counter() - t) * 1000)
+        size_kb = index.stat().st_size / 1024
+        make_writable(out)
+    print(f"{d.sample_id}: {len(d.messages)} messages, index {size_kb:.0f} KB, compile {compile_s:.1f} s")
+    print(f"retrieve (index loaded)   p50 {pct(warm, .5):6.1f} ms  p90 {pct(warm, .9):6.1f} ms  n={len(warm)}")
+    print(f"load index + retrieve     p50 {pct(cold, .5):6.1f} ms  p90 {pct(cold, .9):6.1f} ms  n={len(cold)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

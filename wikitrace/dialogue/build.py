@@ -1,0 +1,332 @@
+"""Compile dialogues into ``<out>/dialogue/<sample>/{sources,snapshots,trajectories,wiki}/``.
+
+Every file is a pure function of the inputs (byte-identical rebuilds). The new
+``dialogue/`` tree is built in a temporary sibling folder and swapped in with a rename;
+an agent-run corpus in the same folder (raw/, compilation/, insight/) is left alone."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__ as WIKITRACE_VERSION
+from ..corpus.fsio import dump_frontmatter, make_read_only, make_writable, remove_tree
+from ..templates import render
+from . import FORMAT
+from .extract import build_snapshots
+from .load import Dialogue, load_inputs
+from .retrieve import build_index
+from .text import COUNT_RE, display_keywords, entity_key, families_of, keywords
+from .trajectories import build_trajectories
+from .wiki import SECTIONS, TrajInfo, audit, plan_pages
+
+
+@dataclass
+class DialogueOptions:
+    inputs: list
+    out: Path
+    samples: list[str] = field(default_factory=list)
+    templates: Path | None = None
+    llm: object | None = None          # a dialogue.llm.StructuredLLM, or None for offline
+
+
+def anchor(mid: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", mid.lower()).strip("-")
+
+
+def session_file(session: str) -> str:
+    s = str(session)
+    return f"session-{int(s):02d}" if s.isdigit() else "session-" + re.sub(r"[^a-z0-9]+", "-", s.lower())
+
+
+# ---------------------------------------------------------------- memory (pure data)
+
+def compile_sample(d: Dialogue, llm=None) -> dict:
+    """The whole memory of one dialogue as plain JSON-able data."""
+    claim_fn = llm.claims_fn(d) if llm else None
+    snaps, xstats = build_snapshots(d, claim_fn)
+    matcher = llm.match_fn() if llm else None
+    judge = llm.judge_fn() if llm else None
+    trajs, tstats = build_trajectories(snaps, d.speakers, matcher=matcher, judge=judge)
+    by_snap = {s.id: s for s in snaps}
+    msg_path = {m.id: f"sources/{session_file(m.session)}.md#{anchor(m.id)}" for m in d.messages}
+    msg_snap = {mid: s.id for s in snaps for mid in s.message_ids}
+
+    traj_out, infos = [], []
+    for T in trajs:
+        ss = [by_snap[x] for x in T.snapshots]
+        text = " ".join(c.text for c in T.active_claims()) or " ".join(s.summary for s in ss)
+        ents = list(dict.fromkeys(e for s in ss for e in s.entities if e not in d.speakers))
+        terms = list(dict.fromkeys(x for s in ss for x in s.exact_terms))
+        counts = [x for x in terms if COUNT_RE.fullmatch(x)]
+        fams = sorted({f for s in ss for f in s.facets if "=" not in f and f != "event_type"} & set(families_of(text) | {f for s in ss for f in s.facets}))
+        subj = Counter(c.subject for c in T.claims if c.subject)
+        participants = sorted(subj) or sorted(ss[0].speakers)
+        fam_count = Counter(f for s in ss for f in s.facets if "=" in f)
+        primary_fam = sorted(((n, f.split("=")[0]) for f, n in fam_count.items()
+                              if f.split("=")[0] in fams), key=lambda x: (-x[0], x[1]))
+        kws = display_keywords(" ".join(c.text for c in T.claims) or ss[0].summary, limit=24)
+        kws = [k for k in kws if k not in {p.lower() for p in d.speakers} | {"said"}]
+        head = ", ".join(kws[:4]) or "small talk"
+        title = f"{' & '.join(participants)}: {head}"
+        dates = [s.date for s in ss if s.date]
+        traj_out.append({
+            "id": T.id, "title": title, "snapshots": list(T.snapshots),
+            "claims": [c.id for c in T.claims], "ops": T.ops, "update_links": T.update_links,
+            "entities": ents, "entity_keys": list(dict.fromkeys(entity_key(e) for e in ents)),
+            "exact_terms": terms, "counts": counts, "families": fams, "participants": participants,
+            "keywords": kws, "date_first": dates[0] if dates else None, "date_last": dates[-1] if dates else None,
+            "status_counts": {st: sum(1 for c in T.claims if c.status == st)
+                              for st in ("active", "deprecated", "contradictory", "needs-confirmation")},
+        })
+        infos.append(TrajInfo(id=T.id, entities=ents, participants=participants,
+                              families=[primary_fam[0][1]] if primary_fam else [],
+                              keywords=sorted(set(kws)),
+                              exact_terms=terms, counts=counts, emb=T.emb_sum))
+    pages, pstats = plan_pages(infos)
+    orphans = audit(pages, [t.id for t in trajs])
+
+    def claim_dict(c):
+        return {"id": c.id, "text": c.text, "status": c.status, "source_message_ids": c.source_message_ids,
+                "supporting_quote": c.supporting_quote, "snapshot": c.snapshot, "trajectory": c.trajectory,
+                "subject": c.subject, "replaces": c.replaces, "replaced_by": c.replaced_by,
+                "duplicate_of": c.duplicate_of}
+
+    page_out = []
+    traj_titles = {t["id"]: t["title"] for t in traj_out}
+    for p in pages:
+        page_out.append({"slug": p.slug, "type": p.type, "title": p.title, "trajectories": p.trajectories,
+                         "entities": p.entities, "entity_keys": [entity_key(e) for e in p.entities],
+                         "facet": p.facet, "keywords": p.keywords, "rescue": p.rescue, "shard": p.shard,
+                         "path": f"wiki/{p.slug}.md"})
+    pages_of: dict[str, list[str]] = {}
+    for p in page_out:
+        for t in p["trajectories"]:
+            pages_of.setdefault(t, []).append(p["slug"])
+    for t in traj_out:
+        t["pages"] = pages_of.get(t["id"], [])
+    del traj_titles
+
+    return {
+        "format": FORMAT,
+        "sample": d.sample_id,
+        "speakers": d.speakers,
+        "source": {"format": d.source_format, "file": os.path.basename(d.source)},
+        "sessions": [{**s, "path": f"sources/{session_file(s['id'])}.md"} for s in d.sessions],
+        "messages": [{"id": m.id, "speaker": m.speaker, "text": m.text, "session": m.session,
+                      "timestamp": m.timestamp, "date": m.date, "snapshot": msg_snap.get(m.id),
+                      "path": msg_path[m.id]} for m in d.messages],
+        "snapshots": [{"id": s.id, "session": s.session, "date": s.date, "timestamp": s.timestamp,
+                       "message_ids": s.message_ids, "speakers": s.speakers, "summary": s.summary,
+                       "context": s.context, "keywords": s.keywords, "entities": s.entities,
+                       "exact_terms": s.exact_terms, "facets": s.facets, "temporal": s.temporal,
+                       "trajectory": s.trajectory, "match": s.match, "extractor": s.extractor,
+                       "claims": [claim_dict(c) for c in s.claims]} for s in snaps],
+        "trajectories": traj_out,
+        "pages": page_out,
+        "stats": {"extraction": xstats, "trajectories": tstats, "wiki": pstats, "audit_orphans": orphans,
+                  "extractor": llm.name if llm else "offline"},
+    }
+
+
+# ---------------------------------------------------------------- rendering
+
+def _fm(d: dict) -> str:
+    return dump_frontmatter(d)
+
+
+def render_sample(mem: dict, templates=None) -> dict[str, str]:
+    """Relative path -> file text for one sample."""
+    files: dict[str, str] = {}
+    msgs = {m["id"]: m for m in mem["messages"]}
+    claims = {c["id"]: c for s in mem["snapshots"] for c in s["claims"]}
+    snaps = {s["id"]: s for s in mem["snapshots"]}
+    trajs = {t["id"]: t for t in mem["trajectories"]}
+    sample = mem["sample"]
+
+    def refs(ids):
+        return [{"id": i, "path": msgs[i]["path"]} for i in ids]
+
+    def with_refs(c):
+        return {**c, "refs": refs(c["source_message_ids"])}
+
+    # sources
+    for sess in mem["sessions"]:
+        ms = [dict(m, anchor=anchor(m["id"])) for m in mem["messages"] if m["session"] == sess["id"]]
+        fm = {"type": "source-session", "sample": sample, "session": sess["id"], "timestamp": sess.get("timestamp"),
+              "date": sess.get("date"), "message_ids": [m["id"] for m in ms]}
+        files[sess["path"]] = render("dialogue/source_session.md.j2", templates, frontmatter=_fm(fm),
+                                     sample=sample, session=sess, messages=ms)
+    # snapshots
+    for s in mem["snapshots"]:
+        fm = {"type": "snapshot", "id": s["id"], "sample": sample, "trajectory": s["trajectory"],
+              "session": s["session"], "date": s.get("date"), "timestamp": s.get("timestamp"),
+              "source_message_ids": s["message_ids"], "speakers": s["speakers"], "keywords": s["keywords"],
+              "claims": [c["id"] for c in s["claims"]], "extractor": s["extractor"],
+              "trajectory_match": s["match"]}
+        files[f"snapshots/{s['id']}.md"] = render(
+            "dialogue/snapshot.md.j2", templates, frontmatter=_fm(fm), s=s,
+            claims=[with_refs(c) for c in s["claims"]],
+            sources=[{"id": i, "path": msgs[i]["path"], "speaker": msgs[i]["speaker"], "text": msgs[i]["text"]}
+                     for i in s["message_ids"]])
+    # trajectories
+    for t in mem["trajectories"]:
+        cl = [claims[c] for c in t["claims"]]
+        active = [with_refs(c) for c in cl if c["status"] == "active"][:12]
+        uncertain = [with_refs(c) for c in cl if c["status"] != "active"]
+        temporal = [a for sid in t["snapshots"] for a in snaps[sid]["temporal"]]
+        fm = {"type": "trajectory", "id": t["id"], "sample": sample, "title": t["title"],
+              "snapshots": t["snapshots"], "claims": t["claims"], "status_counts": t["status_counts"],
+              "entities": t["entities"], "families": t["families"], "participants": t["participants"],
+              "date_first": t["date_first"], "date_last": t["date_last"], "pages": t["pages"]}
+        files[f"trajectories/{t['id']}.md"] = render(
+            "dialogue/trajectory.md.j2", templates, frontmatter=_fm(fm), t=t, active=active,
+            uncertain=uncertain, temporal=temporal, revisions=[o for o in t["ops"] if o["op"] != "ADD"],
+            snapshots=[snaps[x] for x in t["snapshots"]])
+    # wiki pages (deterministic compiler)
+    for p in mem["pages"]:
+        linked = [trajs[x] for x in p["trajectories"]]
+        cl = [claims[c] for t in linked for c in t["claims"]]
+        facts = [with_refs(c) for c in cl if c["status"] == "active"]
+        facts.sort(key=lambda c: (-len([x for x in snaps[c["snapshot"]]["exact_terms"] if x in c["text"]]), c["id"]))
+        facts = sorted(facts[:10], key=lambda c: c["id"])
+        items, seen = [], set()
+        for t in linked:
+            for sid in t["snapshots"]:
+                s = snaps[sid]
+                for x in s["exact_terms"]:
+                    if x.lower() in seen:
+                        continue
+                    src = [m for m in s["message_ids"] if x.lower() in msgs[m]["text"].lower()]
+                    if src:
+                        seen.add(x.lower())
+                        items.append({"term": x, "refs": refs(src)})
+        dates = sorted(x for t in linked for x in (t["date_first"], t["date_last"]) if x)
+        span = f" between {dates[0]} and {dates[-1]}" if dates else ""
+        what = {"index": "Directory of every trajectory in this dialogue",
+                "entity": f"Entity page for {', '.join(p['entities'])}" + (f", facet {p['facet']}" if p["facet"] else ""),
+                "inventory": f"Inventory of {p['facet']} items and counts",
+                "topic": "Rescue page for trajectories no other page covers" if p["rescue"]
+                else f"Topic page for '{', '.join(p['keywords'])}'"}[p["type"]]
+        overview = f"{what}: {len(linked)} linked trajectories{span}."
+        fm = {"type": "wiki-" + p["type"], "slug": p["slug"], "sample": sample, "title": p["title"],
+              "page_type": p["type"], "trajectories": p["trajectories"], "entities": p["entities"] or None,
+              "facet": p["facet"], "keywords": p["keywords"] or None, "rescue": p["rescue"] or None,
+              "sections": list(SECTIONS), "compiler": "offline"}
+        conflicts = [with_refs(c) for c in cl if c["status"] != "active"][:20]
+        files[p["path"]] = render("dialogue/wiki_page.md.j2", templates, frontmatter=_fm(fm), p=p,
+                                  overview=overview, facts=facts if p["type"] != "index" else facts[:0],
+                                  items=items[:25] if p["type"] != "index" else [],
+                                  trajectories=linked, conflicts=conflicts if p["type"] != "index" else [])
+    # folder indexes
+    def index(folder, title, intro, entries):
+        fm = {"type": "index", "sample": sample, "folder": folder, "entries": len(entries)}
+        files[f"{folder}/_index.md"] = render("dialogue/folder_index.md.j2", templates, frontmatter=_fm(fm),
+                                              title=title, intro=intro, entries=entries)
+
+    index("sources", f"{sample}: source sessions", "Verbatim dialogue sessions.",
+          [{"label": f"session {s['id']}", "href": s["path"].split("/", 1)[1],
+            "note": f"{s.get('timestamp') or ''} ({s['count']} messages)"} for s in mem["sessions"]])
+    index("snapshots", f"{sample}: snapshots", "Exchange-level episodic snapshots in dialogue order.",
+          [{"label": s["id"], "href": f"{s['id']}.md", "note": f"{s.get('date') or ''} {s['summary']}"}
+           for s in mem["snapshots"]])
+    index("trajectories", f"{sample}: trajectories", "Memory trajectories (append-only claim histories).",
+          [{"label": t["id"], "href": f"{t['id']}.md", "note": t["title"]} for t in mem["trajectories"]])
+    index("wiki", f"{sample}: Memory Wiki", "Wiki pages by type; each links its trajectories.",
+          [{"label": p["title"], "href": f"{p['slug']}.md", "note": f"({p['type']}, {len(p['trajectories'])} trajectories)"}
+           for p in mem["pages"]])
+    counts = {"messages": len(mem["messages"]), "sessions": len(mem["sessions"]), "snapshots": len(mem["snapshots"]),
+              "trajectories": len(mem["trajectories"]), "pages": len(mem["pages"]),
+              "claims": sum(len(s["claims"]) for s in mem["snapshots"])}
+    fm = {"type": "dialogue-sample", "sample": sample, "speakers": mem["speakers"], "counts": counts,
+          "extractor": mem["stats"]["extractor"], "embedder": "hashed-lexical", "format": FORMAT}
+    files["_index.md"] = render("dialogue/sample_index.md.j2", templates, frontmatter=_fm(fm), sample=sample,
+                                speakers=mem["speakers"], counts=counts, extractor=mem["stats"]["extractor"],
+                                embedder="hashed-lexical")
+    files["memory.json"] = json.dumps(mem, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
+    files["index.json"] = json.dumps(build_index(mem), ensure_ascii=False, separators=(",", ":")) + "\n"
+    return files
+
+
+def _root_index(samples: list[dict], templates=None) -> str:
+    fm = {"type": "dialogue-index", "format": FORMAT, "wikitrace_version": WIKITRACE_VERSION,
+          "samples": [s["sample"] for s in samples]}
+    return render("dialogue/root_index.md.j2", templates, frontmatter=_fm(fm), samples=samples)
+
+
+# ---------------------------------------------------------------- publishing
+
+def _write_tree(root: Path, files: dict[str, str]) -> None:
+    for rel, text in sorted(files.items()):
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(p, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+
+
+def compile_dialogues(opts: DialogueOptions) -> dict:
+    """Load, compile and publish; returns a summary (samples, counts, stats)."""
+    dialogues = load_inputs(opts.inputs)
+    if opts.samples:
+        wanted = set(opts.samples)
+        dialogues = [d for d in dialogues if d.sample_id in wanted]
+        missing = wanted - {d.sample_id for d in dialogues}
+        if missing:
+            raise ValueError(f"sample(s) not found in the inputs: {', '.join(sorted(missing))}")
+    if not dialogues:
+        raise ValueError("no dialogue to compile")
+    out = Path(opts.out)
+    out.mkdir(parents=True, exist_ok=True)
+    root_mode = out.stat().st_mode & 0o7777
+    final = out / "dialogue"
+    summary = {"out": str(final), "samples": []}
+    os.chmod(out, root_mode | 0o700)           # an agent corpus root is read-only: open it briefly
+    tmp = Path(tempfile.mkdtemp(prefix=".dialogue.", dir=out))
+    try:
+        # keep samples compiled earlier and not recompiled now
+        kept: list[str] = []
+        if final.exists():
+            rebuilt = {d.sample_id for d in dialogues}
+            for child in sorted(final.iterdir()):
+                if child.is_dir() and child.name not in rebuilt and (child / "memory.json").exists():
+                    shutil.copytree(child, tmp / child.name)
+                    make_writable(tmp / child.name)
+                    kept.append(child.name)
+        for d in dialogues:
+            mem = compile_sample(d, opts.llm)
+            _write_tree(tmp / d.sample_id, render_sample(mem, opts.templates))
+            summary["samples"].append({"sample": d.sample_id, "messages": len(mem["messages"]),
+                                       "snapshots": len(mem["snapshots"]),
+                                       "trajectories": len(mem["trajectories"]), "pages": len(mem["pages"]),
+                                       "claims": sum(len(s["claims"]) for s in mem["snapshots"]),
+                                       "stats": mem["stats"]})
+        listing = []
+        for name in sorted(kept + [d.sample_id for d in dialogues]):
+            mem = json.loads((tmp / name / "memory.json").read_text(encoding="utf-8"))
+            listing.append({"sample": name, "speakers": mem["speakers"], "messages": len(mem["messages"]),
+                            "trajectories": len(mem["trajectories"]), "pages": len(mem["pages"])})
+        (tmp / "_index.md").write_text(_root_index(listing, opts.templates), encoding="utf-8")
+        make_read_only(tmp)
+        os.chmod(tmp, 0o755)
+        old = None
+        if final.exists():
+            old = out / f".dialogue.old.{os.getpid()}"
+            os.chmod(final, 0o755)
+            os.rename(final, old)
+        os.rename(tmp, final)
+        os.chmod(final, 0o555)
+        if old is not None:
+            remove_tree(old)
+    except BaseException:
+        if tmp.exists():
+            remove_tree(tmp)
+        raise
+    finally:
+        os.chmod(out, root_mode)
+    return summary

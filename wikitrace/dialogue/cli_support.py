@@ -1,0 +1,48 @@
+"""What the ``wikitrace dialogue compile`` and ``wikitrace query`` commands run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def compile_command(inputs, out: Path, samples, templates, offline: bool, model, base_url) -> int:
+    from .build import DialogueOptions, compile_dialogues
+    from .llm import from_options
+    from .load import DialogueInputError
+
+    llm = from_options(model, base_url, offline=offline, templates=templates)
+    try:
+        res = compile_dialogues(DialogueOptions(inputs=list(inputs), out=out, samples=list(samples),
+                                                templates=templates, llm=llm))
+    except (DialogueInputError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    mode = f"llm ({llm.config.describe()})" if llm else "offline (deterministic; no LLM configured or --offline)"
+    print(f"compiled {len(res['samples'])} sample(s) into {res['out']} - extractor: {mode}")
+    for s in res["samples"]:
+        st = s["stats"]
+        drop = sum(st["extraction"]["dropped"].values())
+        print(f"  {s['sample']}: {s['messages']} messages, {s['snapshots']} snapshots, {s['claims']} claims "
+              f"({drop} dropped by validation), {s['trajectories']} trajectories "
+              f"(REVISE {st['trajectories']['REVISE']}, DEPRECATE {st['trajectories']['DEPRECATE']}), "
+              f"{s['pages']} wiki pages")
+    if llm:
+        print(f"  llm calls: {llm.stats}")
+    return 0
+
+
+def query_command(corpus: Path, sample, question: str, budget: int, as_json: bool, offline: bool,
+                  model, base_url) -> int:
+    from .llm import from_options
+    from .query import QueryError, run_query
+
+    llm = from_options(model, base_url, offline=offline)
+    if not offline and llm is None:
+        print("note: no LLM configured; returning evidence only", file=sys.stderr)
+    try:
+        print(run_query(corpus, sample, question, budget=budget, as_json=as_json, llm=llm))
+    except QueryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0

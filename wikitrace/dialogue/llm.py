@@ -1,0 +1,156 @@
+"""A small structured-call helper for the dialogue LLM paths (claims, trajectory match,
+claim transition, answer synthesis, retrieval reflection).
+
+``openai`` is imported lazily. Every call returns a validated dict or ``None``; on ``None``
+the caller uses its deterministic fallback and the reason is counted in ``stats``
+(which the build records). Offline is the default: ``from_options`` returns ``None`` when
+no model or endpoint is configured."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..templates import render
+
+
+class StructuredLLM:
+    def __init__(self, config, templates=None, timeout: float = 60.0):
+        self.config = config
+        self.templates = templates
+        self.timeout = timeout
+        self.name = "llm"
+        self.stats = {"calls": 0, "failures": 0, "invalid": 0}
+        self._client = None
+
+    # -------------------------------------------------------------- transport
+    def _chat(self, prompt: str) -> str:
+        if self._client is None:
+            from openai import OpenAI          # lazy: `wikitrace --help` never imports openai
+
+            self._client = OpenAI(api_key=self.config.api_key, base_url=self.config.base_url, timeout=self.timeout)
+        resp = self._client.chat.completions.create(
+            model=self.config.model, temperature=0,
+            messages=[{"role": "user", "content": prompt}],
+            response_format={"type": "json_object"})
+        return resp.choices[0].message.content or ""
+
+    def call(self, template: str, required: dict, **ctx) -> dict | None:
+        """Render ``dialogue/prompts/<template>``, ask for JSON, check ``required`` keys and types."""
+        prompt = render(f"dialogue/prompts/{template}", self.templates, **ctx)
+        self.stats["calls"] += 1
+        try:
+            text = self._chat(prompt)
+        except Exception:                       # network, auth, server: fall back
+            self.stats["failures"] += 1
+            return None
+        data = parse_json(text)
+        if data is None or any(not isinstance(data.get(k), t) for k, t in required.items()):
+            self.stats["invalid"] += 1
+            return None
+        return data
+
+    # -------------------------------------------------------------- compile-time hooks
+    def claims_fn(self, dialogue):
+        speakers = dialogue.speakers
+
+        def fn(exchange):
+            data = self.call("claims.md.j2", {"claims": list}, speakers=speakers,
+                             messages=[{"id": m.id, "speaker": m.speaker, "date": m.date, "text": m.text}
+                                       for m in exchange])
+            return None if data is None else [c for c in data["claims"] if isinstance(c, dict)]
+        return fn
+
+    def match_fn(self):
+        def fn(snapshot, top):
+            data = self.call("match.md.j2", {"decision": str}, snapshot=snapshot,
+                             candidates=[{"label": lab, "summary": T.summary_text()[:1200],
+                                          "latest": T.snapshots[-1] if T.snapshots else ""} for lab, T, _ in top])
+            if data is None:
+                return None
+            if data["decision"] == "NEW":
+                return "NEW"
+            sel = data.get("selected_candidate")
+            return sel if data["decision"] == "CONTINUE" and sel in {lab for lab, _, _ in top} else None
+        return fn
+
+    def judge_fn(self):
+        def fn(claim, previous):
+            labels = {f"C{i + 1}": p for i, p in enumerate(previous)}
+            data = self.call("transition.md.j2", {"decision": str}, claim=claim,
+                             previous=[{"label": k, "text": p.text} for k, p in labels.items()])
+            if data is None or data["decision"] not in ("ADD", "REVISE"):
+                return None
+            if data["decision"] == "REVISE":
+                target = labels.get(data.get("selected_previous"))
+                return ("REVISE", target) if target else None
+            return ("ADD", None)
+        return fn
+
+    # -------------------------------------------------------------- answers
+    def synthesize(self, packet) -> dict | None:
+        return self.call("synthesis.md.j2", {"can_answer": bool}, p=packet)
+
+    def reflect(self, packet) -> dict | None:
+        return self.call("reflect.md.j2", {"search_terms": list}, p=packet)
+
+
+def parse_json(text: str) -> dict | None:
+    text = text.strip()
+    m = re.search(r"\{.*\}", text, re.S)
+    if not m:
+        return None
+    try:
+        data = json.loads(m.group(0))
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def from_options(model: str | None = None, base_url: str | None = None, offline: bool = False,
+                 templates=None) -> StructuredLLM | None:
+    """The configured LLM, or ``None`` (offline) when nothing is configured or ``offline`` is set."""
+    if offline:
+        return None
+    try:
+        from ..llm_config import resolve
+    except ImportError:                         # the shared config module is optional here
+        return None
+    cfg = resolve(model, base_url)
+    return StructuredLLM(cfg, templates) if cfg else None
+
+
+def answer(llm: StructuredLLM, packet, retry) -> dict:
+    """Structured synthesis under the source-support constraint: refs must be a subset of the
+    packet's refs (others removed); no valid ref -> abstention; one reflection retry on
+    abstention, through ``retry(extra_terms) -> packet``."""
+    def attempt(p):
+        data = llm.synthesize(p)
+        if data is None:
+            return None, p
+        visible = set(p.refs())
+        refs = [r for r in data.get("supporting_source_refs") or [] if r in visible]
+        dropped = [r for r in data.get("supporting_source_refs") or [] if r not in visible]
+        out = {"can_answer": bool(data.get("can_answer")) and bool(refs),
+               "answer_type": data.get("answer_type"), "final_answer": data.get("final_answer") or "",
+               "supporting_facts": data.get("supporting_facts") or [], "supporting_source_refs": refs,
+               "dropped_refs": dropped, "uncertainties": data.get("uncertainties") or [],
+               "abstain_reason": data.get("abstain_reason") or ""}
+        if not out["can_answer"]:
+            out["final_answer"] = ""
+            out["abstain_reason"] = out["abstain_reason"] or "no retrieved source supports an answer"
+        return out, p
+
+    first, p = attempt(packet)
+    if first is None:
+        return {"can_answer": False, "final_answer": "", "abstain_reason": "the LLM call failed",
+                "supporting_source_refs": [], "mode": "llm-failed"}
+    if first["can_answer"]:
+        return {**first, "mode": "llm"}
+    hints = llm.reflect(packet)
+    if hints is None:
+        return {**first, "mode": "llm"}
+    second, p2 = attempt(retry([str(x) for x in hints["search_terms"]][:12]))
+    if second is None:
+        return {**first, "mode": "llm"}
+    return {**second, "mode": "llm-reflected", "reflection": hints["search_terms"]}

@@ -1,0 +1,171 @@
+"""Dialogue inputs: LoCoMo (flat ``conv-NN.json`` and nested ``locomo10.json``) and a
+generic JSONL of messages (``id, speaker, text, timestamp, session``, optional ``sample``).
+
+Messages keep their source ids (``D8:4``). A shared photo is kept as text:
+``[shares a photo: <blip_caption>]`` appended to the message."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .text import parse_date
+
+
+@dataclass
+class Message:
+    id: str
+    speaker: str
+    text: str
+    session: str
+    timestamp: str | None = None      # as given (e.g. "1:56 pm on 8 May, 2023")
+    date: str | None = None           # ISO date parsed from the timestamp, when possible
+    index: int = 0                    # position in the whole dialogue
+
+    def line(self) -> str:
+        when = f" ({self.date})" if self.date else ""
+        return f"[{self.id}] {self.speaker}{when}: {self.text}"
+
+
+@dataclass
+class Dialogue:
+    sample_id: str
+    speakers: list[str]
+    messages: list[Message]
+    sessions: list[dict] = field(default_factory=list)   # {id, timestamp, date, first, count}
+    qa: list[dict] = field(default_factory=list)
+    source: str = ""
+    source_format: str = ""
+
+
+class DialogueInputError(ValueError):
+    pass
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(s)).strip("-") or "sample"
+
+
+def _message_text(turn: dict) -> str:
+    text = str(turn.get("text") or turn.get("clean_text") or "").strip()
+    cap = turn.get("blip_caption")
+    if cap:
+        text = (text + " " if text else "") + f"[shares a photo: {str(cap).strip()}]"
+    return text
+
+
+def _from_locomo(conv: dict, sample_id: str, qa: list, source: str, fmt: str) -> Dialogue:
+    speakers = [s for s in (conv.get("speaker_a"), conv.get("speaker_b")) if s]
+    nums = sorted(int(m.group(1)) for k in conv if (m := re.fullmatch(r"session_(\d+)", k))
+                  and isinstance(conv[k], list))
+    messages: list[Message] = []
+    sessions = []
+    for n in nums:
+        ts = conv.get(f"session_{n}_date_time")
+        d = parse_date(ts)
+        first = len(messages)
+        for i, turn in enumerate(conv[f"session_{n}"]):
+            mid = str(turn.get("dia_id") or f"D{n}:{i + 1}")
+            text = _message_text(turn)
+            if not text:
+                continue
+            messages.append(Message(id=mid, speaker=str(turn.get("speaker") or "unknown"), text=text,
+                                    session=str(n), timestamp=ts, date=d.isoformat() if d else None,
+                                    index=len(messages)))
+        sessions.append({"id": str(n), "timestamp": ts, "date": d.isoformat() if d else None,
+                         "first": first, "count": len(messages) - first})
+    for m in messages:
+        if m.speaker not in speakers:
+            speakers.append(m.speaker)
+    return Dialogue(sample_id=sample_id, speakers=speakers, messages=messages, sessions=sessions,
+                    qa=list(qa or []), source=source, source_format=fmt)
+
+
+def _from_jsonl(path: Path) -> list[Dialogue]:
+    by_sample: dict[str, list[dict]] = {}
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DialogueInputError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
+        if not isinstance(obj, dict) or "text" not in obj or "speaker" not in obj:
+            raise DialogueInputError(f"{path}:{lineno}: a message needs 'speaker' and 'text'")
+        by_sample.setdefault(str(obj.get("sample") or path.stem), []).append(obj)
+    out = []
+    for sample, rows in by_sample.items():
+        messages: list[Message] = []
+        sessions: dict[str, dict] = {}
+        speakers: list[str] = []
+        for i, r in enumerate(rows):
+            sess = str(r.get("session") if r.get("session") is not None else "1")
+            ts = r.get("timestamp")
+            d = parse_date(ts)
+            mid = str(r.get("id") or f"M{i + 1}")
+            text = _message_text(r)
+            if not text:
+                continue
+            if sess not in sessions:
+                sessions[sess] = {"id": sess, "timestamp": ts, "date": d.isoformat() if d else None,
+                                  "first": len(messages), "count": 0}
+            sessions[sess]["count"] += 1
+            spk = str(r["speaker"])
+            if spk not in speakers:
+                speakers.append(spk)
+            messages.append(Message(id=mid, speaker=spk, text=text, session=sess, timestamp=ts,
+                                    date=d.isoformat() if d else None, index=len(messages)))
+        ids = [m.id for m in messages]
+        if len(set(ids)) != len(ids):
+            raise DialogueInputError(f"{path}: duplicate message ids in sample {sample}")
+        out.append(Dialogue(sample_id=_slug(sample), speakers=speakers, messages=messages,
+                            sessions=list(sessions.values()), source=str(path), source_format="jsonl"))
+    return out
+
+
+def load_file(path: Path) -> list[Dialogue]:
+    path = Path(path)
+    if path.suffix == ".jsonl":
+        return _from_jsonl(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DialogueInputError(f"{path}: not JSON ({exc.msg})") from None
+    if isinstance(data, list):                       # locomo10.json
+        out = []
+        for i, item in enumerate(data):
+            if not isinstance(item, dict) or not isinstance(item.get("conversation"), dict):
+                raise DialogueInputError(f"{path}[{i}]: expected {{sample_id, conversation, qa}}")
+            sid = _slug(item.get("sample_id") or f"{path.stem}-{i}")
+            out.append(_from_locomo(item["conversation"], sid, item.get("qa") or [], str(path), "locomo10"))
+        return out
+    if isinstance(data, dict) and isinstance(data.get("conversation"), dict):
+        sid = _slug(data.get("sample_id") or path.stem)
+        return [_from_locomo(data["conversation"], sid, data.get("qa") or [], str(path), "locomo10")]
+    if isinstance(data, dict) and any(re.fullmatch(r"session_\d+", k) for k in data):
+        sid = _slug(data.get("sample_id") or path.stem)
+        return [_from_locomo(data, sid, data.get("qa") or [], str(path), "locomo-flat")]
+    raise DialogueInputError(f"{path}: not a LoCoMo conversation or a JSONL of messages")
+
+
+def load_inputs(paths) -> list[Dialogue]:
+    files: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            files.extend(sorted(q for q in p.iterdir() if q.suffix in (".json", ".jsonl")))
+        elif p.exists():
+            files.append(p)
+        else:
+            raise DialogueInputError(f"{p}: no such file or folder")
+    out: list[Dialogue] = []
+    seen: set[str] = set()
+    for f in files:
+        for d in load_file(f):
+            if d.sample_id in seen:
+                raise DialogueInputError(f"{f}: sample {d.sample_id} given twice")
+            seen.add(d.sample_id)
+            out.append(d)
+    return out

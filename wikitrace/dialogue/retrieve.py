@@ -1,0 +1,460 @@
+"""Hierarchical retrieval (TrajWiki A.5): query shape -> wiki page routing (dense + BM25,
+reciprocal-rank fusion) -> candidate trajectories (RRF) -> coverage-aware selection ->
+snapshot expansion (neighbours, update links) -> a compact evidence packet with source
+refs, timestamps and deprecated-claim diagnostics.
+
+``build_index`` runs at compile time and produces plain JSON; ``retrieve`` only reads it."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .bm25 import BM25
+from .text import (FAMILIES, families_of, hashed_embedding, sparse_cos, tokens, whitespace_tokens,
+                   words)
+
+RRF_K = 60
+T_PAGES = 15
+K_TRAJ = 15
+SNAPSHOT_BUDGET = 2 * K_TRAJ     # "2k" snapshots before neighbour / update-linked expansion
+NEIGHBOR_RADIUS = 1
+# Coverage-greedy weights of A.5. The paper's text extraction lost the decimal points
+# ("90 Delta_entity", "08 s_family"); read as hundredths so the rank score stays dominant.
+W_ENTITY, W_FACET, W_ITEM, W_TERM = 0.090, 0.065, 0.030, 0.012
+W_INVENTORY, W_COUNT, W_FAMILY = 0.018, 0.018, 0.075
+DEFAULT_BUDGET = 2000            # whitespace tokens of source context
+INDEX_FORMAT = "wikitrace-dialogue-index/1"
+
+
+# ---------------------------------------------------------------- query shape
+
+_LIST = re.compile(r"\b(what (?:are|were)|which|what (?:kinds?|types?|sorts?) of|list|name (?:some|all)|"
+                   r"what (?:\w+ )?(?:activities|books|things|events|places|hobbies|items|instruments|pets|"
+                   r"ways|items|games|sports|countries|cities|names))\b", re.I)
+_PLURAL_OBJECT = re.compile(r"\bwhat\s+(\w+s)\b", re.I)
+_COUNT = re.compile(r"\b(how many|how often|number of|how much|times|count)\b", re.I)
+_COMPARE = re.compile(r"\b(both|in common|same|similar|differ\w*|compare\w*|more than|less than|"
+                      r"either|together|share)\b", re.I)
+_DURATION = re.compile(r"\b(how long|since when|for how many (?:years|months|weeks|days))\b", re.I)
+_TEMPORAL_Q = re.compile(r"\b(when|what (?:date|year|month|day|time))\b", re.I)
+
+
+def query_shape(question: str, speakers: list[str], entity_names: list[str] = ()) -> dict:
+    q = question
+    named = [s for s in speakers if re.search(r"\b" + re.escape(s) + r"\b", q, re.I)]
+    ents = [e for e in entity_names if re.search(r"\b" + re.escape(e).replace("\\-", "[ -]") + r"\b", q, re.I)]
+    shape = {
+        "list": bool(_LIST.search(q) or (_PLURAL_OBJECT.search(q) and not _COUNT.search(q))),
+        "count": bool(_COUNT.search(q)),
+        "comparison": bool(_COMPARE.search(q)),
+        "duration": bool(_DURATION.search(q)),
+        "temporal": bool(_TEMPORAL_Q.search(q)),
+        "multi_entity": len({x.lower() for x in named} | {e.lower() for e in ents}) >= 2,
+        "families": sorted(families_of(q)),
+        "speakers": named,
+    }
+    shape["coverage"] = any(shape[k] for k in ("list", "count", "comparison", "multi_entity"))
+    return shape
+
+
+# ---------------------------------------------------------------- index building
+
+def _vec_out(v: dict) -> dict:
+    """Sparse vectors travel as JSON objects with string keys; queries use the same keys."""
+    return {str(k): v[k] for k in sorted(v)}
+
+
+def _qvec(text: str) -> dict:
+    return _vec_out(hashed_embedding(text))
+
+
+def build_index(mem: dict, embedder_name: str = "hashed-lexical") -> dict:
+    """Retrieval index for one sample from the compiled memory (see ``build.compile_sample``)."""
+    msgs = mem["messages"]
+    snaps = mem["snapshots"]
+    trajs = mem["trajectories"]
+    pages = mem["pages"]
+    snap_idx = {s["id"]: i for i, s in enumerate(snaps)}
+    traj_idx = {t["id"]: i for i, t in enumerate(trajs)}
+    msg_idx = {m["id"]: i for i, m in enumerate(msgs)}
+    msg_snap = {}
+    for i, s in enumerate(snaps):
+        for mid in s["message_ids"]:
+            msg_snap[mid] = i
+
+    def msg_text(m):
+        return f"{m['speaker']} {m['text']}"
+
+    def snap_text(s):
+        return " ".join(msg_text(msgs[msg_idx[mid]]) for mid in s["message_ids"]) + " " + \
+            " ".join(a["resolved"] for a in s.get("temporal", []))
+
+    def traj_text(t):
+        parts = [t["title"]] + [snap_text(snaps[snap_idx[sid]]) for sid in t["snapshots"]]
+        return " ".join(parts)
+
+    def page_text(p):
+        parts = [p["title"], " ".join(p.get("entities", [])), p.get("facet") or "", " ".join(p.get("keywords", []))]
+        for tid in p["trajectories"]:
+            t = trajs[traj_idx[tid]]
+            parts.append(t["title"])
+            parts.append(" ".join(t.get("exact_terms", [])))
+            parts.append(" ".join(t.get("keywords", [])))
+        return " ".join(parts)
+
+    levels = {
+        "messages": [msg_text(m) for m in msgs],
+        "snapshots": [snap_text(s) for s in snaps],
+        "trajectories": [traj_text(t) for t in trajs],
+        "pages": [page_text(p) for p in pages],
+    }
+    bm = {k: BM25([tokens(x) for x in v]).to_json() for k, v in levels.items()}
+    vec = {k: [_vec_out(hashed_embedding(x)) for x in v] for k, v in levels.items() if k != "messages"}
+    vec["trajectories_latest"] = [_vec_out(hashed_embedding(levels["snapshots"][snap_idx[t["snapshots"][-1]]]))
+                                  for t in trajs]
+
+    # neighbours in dialogue order (same session) and update links
+    prev_next = []
+    for i, s in enumerate(snaps):
+        p = i - 1 if i > 0 and snaps[i - 1]["session"] == s["session"] else None
+        n = i + 1 if i + 1 < len(snaps) and snaps[i + 1]["session"] == s["session"] else None
+        prev_next.append([p, n])
+    updates: dict[int, list[int]] = {}
+    for t in trajs:
+        for a, b in t.get("update_links", []):
+            if a in snap_idx and b in snap_idx:
+                updates.setdefault(snap_idx[a], []).append(snap_idx[b])
+                updates.setdefault(snap_idx[b], []).append(snap_idx[a])
+
+    return {
+        "format": INDEX_FORMAT,
+        "sample": mem["sample"],
+        "speakers": mem["speakers"],
+        "embedder": embedder_name,
+        "messages": [[m["id"], m["speaker"], m.get("date"), m["session"], m["text"], msg_snap.get(m["id"])]
+                     for m in msgs],
+        "message_paths": [m["path"] for m in msgs],
+        "snapshots": [{"id": s["id"], "msgs": [msg_idx[x] for x in s["message_ids"]],
+                       "traj": traj_idx[s["trajectory"]], "session": s["session"], "date": s.get("date"),
+                       "summary": s["summary"], "nbr": prev_next[i], "upd": sorted(set(updates.get(i, []))),
+                       "claims": [[c["id"], c["status"], c["text"], c["source_message_ids"]] for c in s["claims"]],
+                       "temporal": s.get("temporal", [])}
+                      for i, s in enumerate(snaps)],
+        "trajectories": [{"id": t["id"], "title": t["title"], "snaps": [snap_idx[x] for x in t["snapshots"]],
+                          "ents": t.get("entity_keys", []), "fams": t.get("families", []),
+                          "terms": [x.lower() for x in t.get("exact_terms", [])], "counts": len(t.get("counts", [])),
+                          "participants": t.get("participants", [])}
+                         for t in trajs],
+        "pages": [{"slug": p["slug"], "type": p["type"], "title": p["title"],
+                   "trajs": [traj_idx[x] for x in p["trajectories"]], "ents": p.get("entity_keys", []),
+                   "facet": p.get("facet"), "n": len(p["trajectories"])} for p in pages],
+        "bm25": bm,
+        "vectors": vec,
+    }
+
+
+# ---------------------------------------------------------------- loading
+
+@dataclass
+class LoadedIndex:
+    raw: dict
+    bm: dict = field(default_factory=dict)
+    vec: dict = field(default_factory=dict)
+    entity_names: list[str] = field(default_factory=list)
+
+
+def load_index(path: Path) -> LoadedIndex:
+    raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    return prepare(raw)
+
+
+def prepare(raw: dict) -> LoadedIndex:
+    li = LoadedIndex(raw=raw)
+    li.bm = {k: BM25.from_json(v) for k, v in raw["bm25"].items()}
+    li.vec = raw["vectors"]
+    names = set()
+    for p in raw["pages"]:
+        if p["type"] == "entity":
+            names.update(p["ents"])
+    li.entity_names = sorted(names)
+    return li
+
+
+# ---------------------------------------------------------------- scoring helpers
+
+def rrf(*rankings: list, k: int = RRF_K) -> dict:
+    """Reciprocal-rank fusion: sum over rankings of 1 / (k + rank), ranks from 1."""
+    out: dict = {}
+    for ranking in rankings:
+        for r, x in enumerate(ranking, 1):
+            out[x] = out.get(x, 0.0) + 1.0 / (k + r)
+    return out
+
+
+def _rank(scores: dict) -> list:
+    return [x for x, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def _norm(scores: dict) -> dict:
+    if not scores:
+        return {}
+    mx = max(scores.values())
+    return {k: (v / mx if mx > 0 else 0.0) for k, v in scores.items()}
+
+
+@dataclass
+class Query:
+    text: str
+    toks: list[str]
+    content: list[str]
+    emb: dict
+    shape: dict
+    fams: set[str]
+    speaker_keys: set[str]
+    ent_keys: set[str]
+
+
+def make_query(li: LoadedIndex, question: str) -> Query:
+    speakers = li.raw["speakers"]
+    toks = tokens(question)
+    spk_tokens = {w for s in speakers for w in tokens(s)}
+    content = [t for t in toks if t not in spk_tokens and t not in ("when", "kind", "type")]
+    shape = query_shape(question, speakers, li.entity_names)
+    qwords = set(words(question))
+    ent_keys = {e for e in li.entity_names if all(p in qwords for p in e.split("-"))}
+    return Query(text=question, toks=toks, content=content or toks, emb=_qvec(question), shape=shape,
+                 fams=set(shape["families"]), speaker_keys={s.lower() for s in shape["speakers"]},
+                 ent_keys=ent_keys)
+
+
+# ---------------------------------------------------------------- retrieval
+
+def route_pages(li: LoadedIndex, q: Query, t_pages: int = T_PAGES) -> list[int]:
+    pages = li.raw["pages"]
+    cand = [i for i, p in enumerate(pages) if p["type"] != "index"] or list(range(len(pages)))
+    sparse_raw = li.bm["pages"].scores(q.content)
+    sp = _norm(sparse_raw)
+    dense, sparse = {}, {}
+    for i in cand:
+        p = pages[i]
+        fam = p.get("facet")
+        s_fam = 1.0 if fam and fam in q.fams else 0.0
+        p_fam = 1.0 if fam and q.fams and fam not in q.fams and fam in FAMILIES else 0.0
+        ents = set(p["ents"])
+        b_ent = 0.08 if ents & (q.ent_keys | q.speaker_keys) else 0.0
+        a_gran = 0.02 if p["n"] <= 4 else 0.0
+        dense[i] = sparse_cos(q.emb, li.vec["pages"][i]) + b_ent + a_gran + 0.10 * s_fam - 0.12 * p_fam
+        sparse[i] = sp.get(i, 0.0) + 0.35 * s_fam - 0.25 * p_fam + (0.1 if b_ent else 0.0)
+    fused = rrf(_rank(dense), _rank(sparse))
+    return _rank(fused)[:t_pages]
+
+
+def score_trajectories(li: LoadedIndex, q: Query, cands: list[int]) -> tuple[list[int], dict]:
+    trajs = li.raw["trajectories"]
+    sp = _norm(li.bm["trajectories"].scores(q.content))
+    content = set(q.content)
+    dense, sparse, detail = {}, {}, {}
+    for i in cands:
+        t = trajs[i]
+        fams = set(t["fams"])
+        s_fam = 1.0 if fams & q.fams else 0.0
+        p_fam = 1.0 if q.fams and fams and not fams & q.fams else 0.0
+        ents = set(t["ents"]) | {p.lower() for p in t["participants"]}
+        b_ef = 1.0 if ents & (q.ent_keys | q.speaker_keys) else 0.0
+        ttoks = li.bm["trajectories"].tfs[i]
+        s_event = (sum(1 for c in content if c in ttoks) / len(content)) if content else 0.0
+        dense[i] = (0.75 * sparse_cos(q.emb, li.vec["trajectories"][i])
+                    + 0.15 * sparse_cos(q.emb, li.vec["trajectories_latest"][i])
+                    + 0.10 * b_ef + 0.08 * s_fam + 0.10 * s_event - 0.04 * p_fam)
+        sparse[i] = sp.get(i, 0.0) + 0.60 * s_fam * sp.get(i, 0.0) + 0.75 * s_event - 0.25 * p_fam
+        detail[i] = (dense[i], sparse[i], s_event)
+    fused = rrf(_rank(dense), _rank(sparse))
+    return _rank(fused), fused
+
+
+def coverage_select(li: LoadedIndex, q: Query, ranked: list[int], fused: dict, k: int = K_TRAJ) -> list[int]:
+    """Greedy selection rewarding new entities, facets, items and terms (A.5); the first pick is the
+    strongest relevance anchor. Returns the whole ranking, coverage-ordered for the first k."""
+    trajs = li.raw["trajectories"]
+    if not ranked:
+        return []
+    top = max(fused.values()) or 1.0
+    pool = ranked[: max(3 * k, 12)]
+    chosen = [pool[0]]
+    seen_e, seen_f, seen_i, seen_t = set(), set(), set(), set()
+
+    def absorb(i):
+        t = trajs[i]
+        seen_e.update(t["ents"])
+        seen_f.update(t["fams"])
+        seen_i.update(t["terms"])
+        seen_t.update(li.bm["trajectories"].tfs[i])
+
+    absorb(pool[0])
+    rest = pool[1:]
+    inventory = {t for p in li.raw["pages"] if p["type"] == "inventory" for t in p["trajs"]}
+    content = set(q.content)
+    while rest and len(chosen) < k:
+        best, best_s = None, None
+        for i in rest:
+            t = trajs[i]
+            s_rank = fused[i] / top
+            ents, fams, items = set(t["ents"]), set(t["fams"]), set(t["terms"])
+            terms = set(li.bm["trajectories"].tfs[i]) & content
+            d_e = len(ents - seen_e) / (len(ents) or 1)
+            d_f = len(fams - seen_f) / (len(fams) or 1)
+            d_i = len(items - seen_i) / (len(items) or 1)
+            d_t = len(terms - seen_t) / (len(content) or 1)
+            s_fam = 1.0 if fams & q.fams else 0.0
+            red = 0.0
+            if ents and ents <= seen_e:
+                red += W_ENTITY / 2
+            if items and items <= seen_i:
+                red += W_ITEM / 2
+            if q.fams and fams and not fams & q.fams:
+                red += W_FAMILY / 2
+            s = (s_rank + W_ENTITY * d_e + W_FACET * d_f + W_ITEM * d_i + W_TERM * d_t
+                 + W_INVENTORY * (1 if i in inventory else 0) + W_COUNT * (1 if t["counts"] else 0)
+                 + W_FAMILY * s_fam - red)
+            if best_s is None or s > best_s or (s == best_s and i < best):
+                best, best_s = i, s
+        chosen.append(best)
+        rest.remove(best)
+        absorb(best)
+    return chosen + [i for i in ranked if i not in chosen]
+
+
+@dataclass
+class Packet:
+    question: str
+    shape: dict
+    pages: list[dict]
+    trajectories: list[dict]
+    snapshots: list[dict]
+    messages: list[dict]
+    claims: list[dict]
+    deprecated: list[dict]
+    temporal: list[dict]
+    tokens: int
+    budget: int
+    embedder: str
+    candidate_trajectories: int
+    answer: dict | None = None
+
+    def refs(self) -> list[str]:
+        return [m["id"] for m in self.messages]
+
+    def to_json(self) -> dict:
+        return {k: getattr(self, k) for k in ("question", "shape", "embedder", "budget", "tokens",
+                                              "candidate_trajectories", "pages", "trajectories", "snapshots",
+                                              "messages", "claims", "deprecated", "temporal", "answer")}
+
+
+def message_line(m: list) -> str:
+    mid, speaker, date, _session, text, _snap = m
+    when = f" ({date})" if date else ""
+    return f"[{mid}] {speaker}{when}: {text}"
+
+
+def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pages: int = T_PAGES,
+             k: int = K_TRAJ, use_wiki: bool = True, rescue: bool = True) -> Packet:
+    raw = li.raw
+    q = make_query(li, question)
+    snaps = raw["snapshots"]
+    msgs = raw["messages"]
+
+    # 1. page routing -> candidate trajectories
+    if use_wiki:
+        page_ids = route_pages(li, q, t_pages)
+        cands = sorted({t for p in page_ids for t in raw["pages"][p]["trajs"]})
+    else:
+        page_ids = []
+        cands = list(range(len(raw["trajectories"])))
+    # trajectories with direct lexical evidence stay reachable (raw rescue of A.6, without an LLM)
+    direct = li.bm["trajectories"].ranked(q.content)[: 2 * k] if rescue else []
+    cands = sorted(set(cands) | {i for i, _ in direct})
+
+    # 2. trajectory ranking and selection
+    ranked, fused = score_trajectories(li, q, cands)
+    order = coverage_select(li, q, ranked, fused, k) if q.shape["coverage"] else ranked
+    traj_rank = {t: r for r, t in enumerate(order)}
+
+    # 3. snapshots: query-snapshot similarity (dense + sparse, fused), trajectory prior, neighbours
+    cand_snaps = [s for t in order for s in raw["trajectories"][t]["snaps"]]
+    s_sparse = _norm(li.bm["snapshots"].scores(q.content))
+    s_dense = {s: sparse_cos(q.emb, li.vec["snapshots"][s]) for s in cand_snaps}
+    s_dense = _norm(s_dense)
+    base = {}
+    for s in cand_snaps:
+        prior = 1.0 / (1.0 + traj_rank[snaps[s]["traj"]] / k)
+        base[s] = 0.5 * s_sparse.get(s, 0.0) + 0.2 * s_dense.get(s, 0.0) + 0.3 * prior
+    score = {}
+    for s, v in base.items():
+        p, n = snaps[s]["nbr"]
+        nb = max(base.get(p, 0.0) if p is not None else 0.0, base.get(n, 0.0) if n is not None else 0.0)
+        score[s] = v + 0.15 * nb
+    # top snapshot per selected trajectory first, then by score
+    primary: list[int] = []
+    for t in order[:k]:
+        ss = raw["trajectories"][t]["snaps"]
+        best = max(ss, key=lambda s: (score.get(s, 0.0), -s))
+        primary.append(best)
+    rest = [s for s in _rank(score) if s not in set(primary)]
+    primary_sorted = sorted(primary, key=lambda s: (-score.get(s, 0.0), s))
+    snap_order = primary_sorted + rest
+    selected = snap_order[:SNAPSHOT_BUDGET]
+    # neighbour and update-linked expansion of the selected snapshots
+    expanded = list(selected)
+    seen = set(expanded)
+    for s in selected:
+        for x in list(snaps[s]["nbr"]) + snaps[s]["upd"]:
+            if x is not None and x not in seen:
+                seen.add(x)
+                expanded.append(x)
+    expanded += [s for s in snap_order[SNAPSHOT_BUDGET:] if s not in seen]
+
+    # 4. source messages, prioritised: message relevance within the snapshot ranking
+    m_sparse = _norm(li.bm["messages"].scores(q.content))
+    snap_pos = {s: r for r, s in enumerate(expanded)}
+    prio = []
+    for s in expanded:
+        sp = score.get(s, base.get(s, 0.0))
+        for mi in snaps[s]["msgs"]:
+            own = m_sparse.get(mi, 0.0)
+            prev_own = m_sparse.get(mi - 1, 0.0) if mi > 0 else 0.0
+            nxt_own = m_sparse.get(mi + 1, 0.0) if mi + 1 < len(msgs) else 0.0
+            spk = 0.1 if q.speaker_keys and len(q.speaker_keys) == 1 and msgs[mi][1].lower() in q.speaker_keys else 0.0
+            prio.append((-(0.6 * own + 0.4 * sp + 0.2 * max(prev_own, nxt_own) + spk), snap_pos[s], mi))
+    prio.sort()
+    chosen_msgs, used = [], 0
+    for _, _, mi in prio:
+        cost = whitespace_tokens(message_line(msgs[mi]))
+        if used + cost <= budget:
+            chosen_msgs.append(mi)
+            used += cost
+
+    # 5. packet
+    chosen_set = set(chosen_msgs)
+    snaps_in = [s for s in expanded if any(m in chosen_set for m in snaps[s]["msgs"])]
+    trajs_in = list(dict.fromkeys(snaps[s]["traj"] for s in snaps_in))
+    claims, deprecated, temporal = [], [], []
+    for s in snaps_in:
+        for cid, status, text, src in snaps[s]["claims"]:
+            item = {"id": cid, "status": status, "text": text, "sources": src, "snapshot": snaps[s]["id"]}
+            (deprecated if status == "deprecated" else claims).append(item)
+        for a in snaps[s]["temporal"]:
+            temporal.append({**a, "snapshot": snaps[s]["id"]})
+    paths = raw["message_paths"]
+    return Packet(
+        question=question, shape=q.shape,
+        pages=[{"slug": raw["pages"][p]["slug"], "title": raw["pages"][p]["title"], "type": raw["pages"][p]["type"]}
+               for p in page_ids],
+        trajectories=[{"id": raw["trajectories"][t]["id"], "title": raw["trajectories"][t]["title"]} for t in trajs_in],
+        snapshots=[{"id": snaps[s]["id"], "summary": snaps[s]["summary"], "date": snaps[s]["date"]} for s in snaps_in],
+        messages=[{"id": msgs[mi][0], "speaker": msgs[mi][1], "date": msgs[mi][2], "session": msgs[mi][3],
+                   "text": msgs[mi][4], "path": paths[mi]} for mi in chosen_msgs],
+        claims=claims, deprecated=deprecated, temporal=temporal, tokens=used, budget=budget,
+        embedder=raw["embedder"], candidate_trajectories=len(cands))

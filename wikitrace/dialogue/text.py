@@ -1,0 +1,396 @@
+"""Deterministic text helpers: tokens, stems, keywords, entities, exact terms,
+facets and relative-date resolution. No randomness, no salted ``hash()``."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from datetime import date, datetime, timedelta
+
+# ---------------------------------------------------------------- tokens
+
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are aren't as at be because been before being
+below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
+here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
+let's me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves out
+over own same shan't she she'd she'll she's should shouldn't so some such than that that's the their
+theirs them themselves then there there's these they they'd they'll they're they've this those through
+to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when when's
+where where's which while who who's whom why why's will with won't would wouldn't you you'd you'll
+you're you've your yours yourself yourselves just really so yeah yes oh wow hey hi hello thanks thank
+lot lots got get gets getting im ive id dont thats its great good awesome cool amazing glad sure
+totally definitely always much many one ones thing things something anything everything like love
+know think feel felt make made way well still even would could also been being us let going go went
+""".split())
+
+# Question words that carry no content for retrieval.
+QUESTION_WORDS = frozenset("what when where who whom which why how whose did does do is are was were "
+                           "has have had kind kinds type types".split())
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
+
+
+def stem(word: str) -> str:
+    """A small, stable suffix stripper (enough to join research/researching/researched)."""
+    w = word
+    if len(w) <= 3:
+        return w
+    if w.endswith("'s"):
+        w = w[:-2]
+    for suf, rep, min_len in (("ies", "y", 4), ("sses", "ss", 4), ("ness", "", 5), ("ments", "", 6),
+                              ("ment", "", 6), ("ingly", "", 6), ("edly", "", 6), ("ing", "", 5),
+                              ("ed", "", 4), ("ly", "", 5), ("es", "", 5), ("s", "", 4)):
+        if w.endswith(suf) and len(w) - len(suf) >= min_len - len(suf) and len(w) > len(suf) + 2:
+            if suf == "s" and (w.endswith("ss") or w.endswith("us") or w.endswith("is")):
+                continue
+            if suf == "es" and not re.search(r"(sh|ch|x|z|ss)es$", w):
+                continue
+            w = w[: -len(suf)] + rep
+            break
+    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]          # running -> runn -> run
+    if len(w) >= 4 and w.endswith("e"):
+        w = w[:-1]          # create/creating -> creat
+    return w
+
+
+def words(text: str) -> list[str]:
+    return _TOKEN.findall(text.lower().replace("’", "'"))
+
+
+def tokens(text: str) -> list[str]:
+    """Content tokens, stemmed, stopwords removed (the unit of BM25 and Jaccard)."""
+    out = []
+    for w in words(text):
+        if w.endswith("'s"):
+            w = w[:-2]
+        if w in STOPWORDS or len(w) < 2:
+            continue
+        out.append(stem(w))
+    return out
+
+
+def keywords(text: str, limit: int | None = None) -> list[str]:
+    """Distinct content stems in first-seen order."""
+    seen: dict[str, None] = {}
+    for t in tokens(text):
+        if t not in seen and not t.isdigit():
+            seen[t] = None
+    ks = list(seen)
+    return ks[:limit] if limit else ks
+
+
+def display_keywords(text: str, limit: int | None = None) -> list[str]:
+    """Distinct readable content words (lowercase surface forms), first-seen order, one per stem."""
+    seen: dict[str, str] = {}
+    for w in words(text):
+        if w.endswith("'s"):
+            w = w[:-2]
+        if w in STOPWORDS or len(w) < 3 or w.isdigit():
+            continue
+        seen.setdefault(stem(w), w)
+    ks = list(seen.values())
+    return ks[:limit] if limit else ks
+
+
+def jaccard(a, b) -> float:
+    a, b = set(a), set(b)
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def whitespace_tokens(text: str) -> int:
+    return len(text.split())
+
+
+# ---------------------------------------------------------------- hashed-lexical embedding
+
+EMBED_DIM = 2048
+
+
+def _h(s: str) -> int:
+    return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def hashed_embedding(text: str) -> dict[int, float]:
+    """Deterministic stand-in for a dense embedding: signed feature hashing of content
+    stems and stem bigrams, sublinear tf, L2-normalised, stored sparsely."""
+    toks = tokens(text)
+    feats: dict[str, float] = {}
+    for t in toks:
+        feats[t] = feats.get(t, 0.0) + 1.0
+    for a, b in zip(toks, toks[1:]):
+        k = a + "_" + b
+        feats[k] = feats.get(k, 0.0) + 0.5
+    vec: dict[int, float] = {}
+    for f, c in feats.items():
+        hv = _h(f)
+        idx = hv % EMBED_DIM
+        sign = 1.0 if (hv >> 40) & 1 else -1.0
+        vec[idx] = vec.get(idx, 0.0) + sign * (1.0 + math.log(c))
+    norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+    return {k: round(v / norm, 5) for k, v in sorted(vec.items()) if v}
+
+
+def sparse_cos(a: dict, b: dict) -> float:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(v * b.get(k, 0.0) for k, v in a.items())
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------- entities and exact terms
+
+_CAP = re.compile(r"\b([A-Z][a-zA-Z'’\-]+(?:\s+(?:of|the|and|de|la|van|von)?\s*[A-Z][a-zA-Z'’\-]+)*)")
+_QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
+_NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve twenty thirty "
+                 "hundred dozen couple few several").split()
+_COUNT = re.compile(r"\b(\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+(?:\s+[a-z]+)?)", re.I)
+MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
+          "october", "november", "december"]
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+COUNT_RE = _COUNT
+_TEMPORAL = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|last night|this morning|"
+    r"(?:last|next|this|past)\s+(?:week|weekend|month|year|summer|winter|spring|fall|autumn|"
+    + "|".join(WEEKDAYS) + r")|"
+    r"(?:a|one|two|three|four|five|six|a few|few|several|\d+)\s+(?:days?|weeks?|months?|years?)\s+ago|"
+    r"(?:in|since|on)\s+(?:" + "|".join(MONTHS) + r")(?:\s+\d{4})?|"
+    r"(?:19|20)\d{2})\b", re.I)
+
+# Capitalised words that are not entities (sentence openers, interjections, pronouns).
+_NOT_ENTITY = frozenset("""I I'm I've I'd I'll Hey Hi Hello Wow Oh Yeah Yes No Thanks Thank That That's This It It's
+What What's When Where Who Why How Which And But So Well Also Sure Congrats Congratulations Awesome Great
+Good Nice Cool Totally Definitely Absolutely Haha Lol Ah Aw Aww Hmm Omg My Me You Your You're We We're Our
+They Their There There's Here Let's Just Really Sounds Glad Love Loved Anyway Sorry Ok Okay Not Do Did
+Have Has Had Is Are Was Were Be Can Could Would Should Will If As At In On Of For With To From The A An
+Monday Tuesday Wednesday Thursday Friday Saturday Sunday Mom Dad Same Both Maybe Take Keep Hope Hopefully
+Thats Gonna Yep Nope Mel Mine Mom's Dad's Happy Best Hang Sounds Agreed Exactly True Right Definitely""".split())
+
+
+def entities(text: str, extra: tuple[str, ...] = ()) -> list[str]:
+    """Capitalised spans that look like names, places or titles (first-seen order)."""
+    found: dict[str, None] = {}
+    for name in extra:
+        if name and re.search(r"\b" + re.escape(name) + r"\b", text):
+            found[name] = None
+    for m in _CAP.finditer(text):
+        span = m.group(1).strip("'’-")
+        parts = [p for p in span.split() if p not in _NOT_ENTITY]
+        if not parts:
+            continue
+        span = " ".join(parts)
+        start = m.start()
+        # a lone capitalised word right after a sentence break is usually just an opener
+        before = text[:start].rstrip()
+        if len(parts) == 1 and (not before or before[-1] in ".!?:\"“(") and span not in extra:
+            continue            # a lone capitalised sentence opener is usually not a name
+        if span.lower() in STOPWORDS or len(span) < 2:
+            continue
+        found[span] = None
+    return list(found)
+
+
+def entity_key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def exact_terms(text: str, speakers: tuple[str, ...] = ()) -> list[str]:
+    """Must-preserve surfaces (A.1): quoted titles, names/places, counts, temporal expressions."""
+    out: dict[str, None] = {}
+    for m in _QUOTED.finditer(text):
+        out[m.group(1).strip()] = None
+    for e in entities(text):
+        if e not in speakers:
+            out[e] = None
+    for m in _COUNT.finditer(text):
+        noun = m.group(2).split()[0].lower()
+        if noun not in STOPWORDS:
+            out[m.group(0).strip()] = None
+    for m in _TEMPORAL.finditer(text):
+        out[m.group(0).strip()] = None
+    return list(out)
+
+
+# ---------------------------------------------------------------- facets
+
+# Small lexicon of relation/value families (A.2 facets; also the "item family" of A.5).
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "activity": ("pottery", "painting", "paint", "camping", "camp", "hiking", "hike", "running", "run",
+                 "swimming", "swim", "yoga", "dance", "dancing", "surfing", "skiing", "cooking", "baking",
+                 "gardening", "fishing", "cycling", "biking", "climbing", "meditation", "workout", "gym",
+                 "volunteer", "volunteering", "class", "workshop", "hobby", "hobbies", "game", "games",
+                 "photography", "kayaking", "skating", "sport", "sports", "race", "marathon", "tournament"),
+    "book": ("book", "books", "novel", "read", "reading", "author", "library", "poem", "poetry", "series"),
+    "instrument": ("violin", "guitar", "piano", "drums", "clarinet", "flute", "saxophone", "cello",
+                   "ukulele", "instrument", "instruments", "band", "concert", "music", "song", "songs", "album"),
+    "pet": ("dog", "dogs", "cat", "cats", "puppy", "kitten", "pet", "pets", "horse", "bird", "fish", "turtle",
+            "turtles", "snake", "hamster", "rabbit"),
+    "family": ("kids", "kid", "son", "daughter", "children", "child", "husband", "wife", "mom", "mother",
+               "dad", "father", "brother", "sister", "family", "parents", "grandma", "grandmother",
+               "grandpa", "cousin", "baby", "partner", "boyfriend", "girlfriend", "married", "wedding"),
+    "career": ("job", "work", "career", "company", "business", "boss", "interview", "promotion", "office",
+               "startup", "store", "shop", "project", "client", "clients", "team", "hired", "fired",
+               "employee", "coworker", "colleague", "internship"),
+    "education": ("school", "college", "university", "degree", "course", "courses", "study", "studying",
+                  "research", "counseling", "psychology", "certification", "exam", "teacher", "student",
+                  "education", "graduate", "graduation"),
+    "place": ("city", "country", "trip", "travel", "traveled", "beach", "mountain", "mountains", "park",
+              "lake", "museum", "moved", "visit", "visited", "vacation", "abroad", "hometown", "home",
+              "forest", "road", "festival"),
+    "art": ("art", "painting", "paintings", "drawing", "sculpture", "mural", "artwork", "canvas",
+            "sunset", "sunrise", "photo", "photos", "pottery", "bowl", "craft", "exhibition", "gallery"),
+    "health": ("health", "doctor", "hospital", "sick", "injury", "injured", "therapy", "stress",
+               "destress", "anxiety", "mental", "accident", "surgery", "diet", "sleep"),
+    "food": ("food", "recipe", "recipes", "cook", "cooked", "dinner", "lunch", "breakfast", "cake",
+             "pie", "cookies", "restaurant", "meal", "dish", "pizza", "coffee"),
+    "community": ("lgbtq", "support", "group", "community", "activist", "activism", "charity", "pride",
+                  "parade", "transgender", "adoption", "mentor", "mentoring", "speech", "event", "events",
+                  "conference", "meeting", "rally", "fundraiser", "shelter"),
+    "identity": ("identity", "transgender", "trans", "gay", "lesbian", "religion", "faith", "church",
+                 "belief", "beliefs", "values", "culture", "heritage"),
+}
+_FAMILY_INDEX: dict[str, list[str]] = {}
+for _fam, _ws in FAMILIES.items():
+    for _w in _ws:
+        _FAMILY_INDEX.setdefault(stem(_w), []).append(_fam)
+
+_RELATION_PATTERNS = (
+    (re.compile(r"\b(?:moved|came|am|i'm|is|was)\s+from\s+([A-Z][a-zA-Z]+)"), "home_country"),
+    (re.compile(r"\b(?:live|lives|living|moved)\s+(?:in|to)\s+([A-Z][a-zA-Z]+)"), "home_location"),
+    (re.compile(r"\b(?:went|go|going|trip|traveled|travelled|visited|visit)\s+(?:to\s+)?(?:the\s+)?([A-Z][a-zA-Z]+)"), "activity_location"),
+    (re.compile(r"\bresearch(?:ing|ed)?\s+(?:on\s+|into\s+)?([a-z]+(?:\s+[a-z]+)?)", re.I), "research_topic"),
+)
+
+
+def facets(text: str) -> list[str]:
+    """Facets as ``tag`` and ``tag=value`` strings, e.g. ``activity`` and ``activity=pottery``."""
+    out: dict[str, None] = {}
+    for w in words(text):
+        st = stem(w)
+        for fam in _FAMILY_INDEX.get(st, ()):
+            out[fam] = None
+            out[f"{fam}={st}"] = None
+    for pat, tag in _RELATION_PATTERNS:
+        for m in pat.finditer(text):
+            val = m.group(1).lower()
+            if val not in STOPWORDS:
+                out[tag] = None
+                out[f"{tag}={val}"] = None
+    if _TEMPORAL.search(text):
+        out["event_type"] = None
+    return list(out)
+
+
+def families_of(text: str) -> set[str]:
+    fams = set()
+    for w in words(text):
+        fams.update(_FAMILY_INDEX.get(stem(w), ()))
+    return fams
+
+
+# ---------------------------------------------------------------- dates
+
+_DATE_RE = re.compile(r"(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})")
+_DATE_RE_US = re.compile(r"([A-Za-z]+)\s+(\d{1,2}),?\s+(\d{4})")
+
+
+def parse_date(value: str | None) -> date | None:
+    """'1:56 pm on 8 May, 2023', '8 May 2023', 'May 8, 2023', or ISO 8601."""
+    if not value:
+        return None
+    s = str(value).strip()
+    try:
+        return datetime.fromisoformat(s.replace("Z", "+00:00")).date()
+    except ValueError:
+        pass
+    m = _DATE_RE.search(s)
+    if m and m.group(2).lower() in MONTHS:
+        return date(int(m.group(3)), MONTHS.index(m.group(2).lower()) + 1, int(m.group(1)))
+    m = _DATE_RE_US.search(s)
+    if m and m.group(1).lower() in MONTHS:
+        return date(int(m.group(3)), MONTHS.index(m.group(1).lower()) + 1, int(m.group(2)))
+    return None
+
+
+def fmt_date(d: date) -> str:
+    return f"{d.day} {MONTHS[d.month - 1].capitalize()} {d.year}"
+
+
+_NUM = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "a few": 3, "few": 3,
+        "several": 3}
+_REL = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|last night|this morning|"
+    r"(last|next|this|past)\s+(week|weekend|month|year|" + "|".join(WEEKDAYS) + r")|"
+    r"(a|one|two|three|four|five|six|a few|few|several|\d+)\s+(day|week|month|year)s?\s+ago)\b", re.I)
+
+
+def resolve_relative(text: str, anchor: date | None) -> list[tuple[str, str]]:
+    """Relative temporal expressions in ``text`` resolved against the session date.
+    Returns ``[(surface, resolved)]``; nothing when there is no anchor date."""
+    if anchor is None:
+        return []
+    out: list[tuple[str, str]] = []
+    for m in _REL.finditer(text):
+        surface = m.group(0)
+        low = surface.lower()
+        res: str | None = None
+        if low in ("today", "tonight", "this morning"):
+            res = fmt_date(anchor)
+        elif low in ("yesterday", "last night"):
+            res = fmt_date(anchor - timedelta(days=1))
+        elif low == "tomorrow":
+            res = fmt_date(anchor + timedelta(days=1))
+        elif m.group(2):
+            which, unit = m.group(2).lower(), m.group(3).lower()
+            if unit in WEEKDAYS:
+                wd = WEEKDAYS.index(unit)
+                if which in ("last", "past"):
+                    delta = (anchor.weekday() - wd) % 7 or 7
+                    res = fmt_date(anchor - timedelta(days=delta))
+                elif which == "next":
+                    delta = (wd - anchor.weekday()) % 7 or 7
+                    res = fmt_date(anchor + timedelta(days=delta))
+                else:
+                    delta = (wd - anchor.weekday()) % 7
+                    res = fmt_date(anchor + timedelta(days=delta))
+            elif unit in ("week", "weekend"):
+                if which in ("last", "past"):
+                    res = f"the {unit} before {fmt_date(anchor)}"
+                elif which == "next":
+                    res = f"the {unit} after {fmt_date(anchor)}"
+                else:
+                    res = f"the {unit} of {fmt_date(anchor)}"
+            elif unit == "month":
+                y, mo = anchor.year, anchor.month + (-1 if which in ("last", "past") else 1 if which == "next" else 0)
+                if mo == 0:
+                    y, mo = y - 1, 12
+                elif mo == 13:
+                    y, mo = y + 1, 1
+                res = f"{MONTHS[mo - 1].capitalize()} {y}"
+            elif unit == "year":
+                res = str(anchor.year + (-1 if which in ("last", "past") else 1 if which == "next" else 0))
+        elif m.group(4):
+            n_raw = m.group(4).lower()
+            n = int(n_raw) if n_raw.isdigit() else _NUM.get(n_raw, 1)
+            unit = m.group(5).lower()
+            if unit == "day":
+                res = fmt_date(anchor - timedelta(days=n))
+            elif unit == "week":
+                res = f"the week of {fmt_date(anchor - timedelta(days=7 * n))}"
+            elif unit == "month":
+                total = anchor.year * 12 + anchor.month - 1 - n
+                res = f"{MONTHS[total % 12].capitalize()} {total // 12}"
+            elif unit == "year":
+                res = str(anchor.year - n)
+        if res:
+            out.append((surface, res))
+    return out

@@ -1,0 +1,203 @@
+"""Memory Wiki planning (TrajWiki A.4), deterministic: page seeds (index, entity, topic,
+inventory), entity-facet splits, medium-granularity shards (target 4, max 6), topic
+suppression at 80 % coverage, and a coverage audit adding rescue pages."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from .text import FAMILIES, sparse_cos
+
+GENERIC = frozenset("""say said tell told want need keep think thought day days time times first found start
+take took wait wish mean means real ya yeah bye thank thankful happy feel make sure see look looking come
+came give gave new old lot big little nice fun try tried help helps part sound sounds""".split())
+TARGET_PAGE = 4
+MAX_PAGE = 6
+TOPIC_SUPPRESS = 0.80
+SECTIONS = ("Overview", "Key Facts", "Items/Counts", "Linked Trajectories", "Conflicts/Uncertainty")
+
+
+@dataclass
+class TrajInfo:
+    """What page planning needs to know about one trajectory."""
+    id: str
+    entities: list[str]            # entity display names (specific, not participants)
+    participants: list[str]        # speakers whose claims the trajectory holds
+    families: list[str]            # facet tags with values (activity, book, pet, ...)
+    keywords: list[str]            # retrieval keywords (stems)
+    exact_terms: list[str]
+    counts: list[str]
+    emb: dict
+
+
+@dataclass
+class Page:
+    slug: str
+    type: str                      # index | entity | topic | inventory
+    title: str
+    trajectories: list[str]
+    entities: list[str] = field(default_factory=list)
+    facet: str | None = None
+    keywords: list[str] = field(default_factory=list)
+    rescue: bool = False
+    shard: int | None = None
+
+
+def slugify(s: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-")[:60] or "page"
+
+
+def shard(ids: list[str], embs: dict[str, dict], target: int = TARGET_PAGE, maximum: int = MAX_PAGE) -> list[list[str]]:
+    """Split a large seed into medium shards of similar trajectories: order the members along a
+    greedy nearest-neighbour chain of their summary embeddings, then cut the chain into
+    ceil(n / target) nearly equal pieces (each <= maximum)."""
+    if len(ids) <= maximum:
+        return [list(ids)]
+    rest = sorted(ids)
+    chain = [rest.pop(0)]
+    while rest:
+        last = embs.get(chain[-1], {})
+        best = max(rest, key=lambda t: (sparse_cos(last, embs.get(t, {})), -rest.index(t)))
+        rest.remove(best)
+        chain.append(best)
+    k = math.ceil(len(chain) / target)
+    size, extra = divmod(len(chain), k)
+    out, i = [], 0
+    for j in range(k):
+        n = size + (1 if j < extra else 0)
+        out.append(sorted(chain[i:i + n]))
+        i += n
+    return out
+
+
+def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[list[Page], dict]:
+    """Deterministic page plan. Returns pages (index first) and planning statistics."""
+    embs = {t.id: t.emb for t in infos}
+    all_ids = [t.id for t in infos]
+    stats = {"seeds": {"entity": 0, "inventory": 0, "topic": 0}, "facet_splits": 0, "shards": 0,
+             "suppressed_topics": 0, "rescue_pages": 0}
+
+    # --- entity seeds: specific entities shared by >= 2 trajectories, and participants split by facet
+    ent_members: dict[str, list[str]] = {}
+    ent_name: dict[str, str] = {}
+    for t in infos:
+        for e in t.entities:
+            key = slugify(e)
+            ent_members.setdefault(key, []).append(t.id)
+            ent_name.setdefault(key, e)
+    entity_seeds: list[tuple[str, str, str | None, list[str]]] = []   # (title, entity, facet, ids)
+    for key in sorted(ent_members):
+        ids = sorted(set(ent_members[key]))
+        if len(ids) >= 2:
+            entity_seeds.append((ent_name[key], ent_name[key], None, ids))
+    part_members: dict[str, list[TrajInfo]] = {}
+    for t in infos:
+        for p in t.participants:
+            part_members.setdefault(p, []).append(t)
+    for p in sorted(part_members):
+        members = part_members[p]
+        if len(members) <= broad_threshold:
+            entity_seeds.append((p, p, None, sorted(t.id for t in members)))
+            continue
+        # broad entity: split into entity-facet pages
+        by_facet: dict[str, list[str]] = {}
+        for t in members:
+            for fam in t.families:
+                by_facet.setdefault(fam, []).append(t.id)
+        for fam in sorted(by_facet):
+            ids = sorted(set(by_facet[fam]))
+            if len(ids) >= 2:
+                stats["facet_splits"] += 1
+                entity_seeds.append((f"{p} - {fam}", p, fam, ids))
+    stats["seeds"]["entity"] = len(entity_seeds)
+
+    # --- inventory seeds: list-like trajectories (several exact terms, counts, item facets)
+    inv: dict[str, list[str]] = {}
+    for t in infos:
+        listy = len(t.exact_terms) >= 2 or t.counts
+        if not listy:
+            continue
+        for fam in t.families:
+            if fam in FAMILIES:
+                inv.setdefault(fam, []).append(t.id)
+    inventory_seeds = [(fam, fam, sorted(set(ids))) for fam, ids in sorted(inv.items())
+                       if len(set(ids)) >= 2]
+    stats["seeds"]["inventory"] = len(inventory_seeds)
+
+    # --- topic seeds: retrieval keywords repeated across trajectories (not too common)
+    kw_members: dict[str, list[str]] = {}
+    for t in infos:
+        for k in set(t.keywords):
+            kw_members.setdefault(k, []).append(t.id)
+    n = max(1, len(infos))
+    topic_seeds = []
+    for k in sorted(kw_members):
+        ids = sorted(set(kw_members[k]))
+        if 2 <= len(ids) <= max(3, n // 8) and k not in GENERIC and len(k) > 2:
+            topic_seeds.append((k, ids))
+    stats["seeds"]["topic"] = len(topic_seeds)
+    covered_by_structure: set[str] = set()
+    for *_, ids in entity_seeds:
+        covered_by_structure.update(ids)
+    for *_, ids in inventory_seeds:
+        covered_by_structure.update(ids)
+    # drop repeated member sets and topics whose trajectories are mostly covered already
+    kept_topics = []
+    seen_sets: set[tuple[str, ...]] = set()
+    for k, ids in sorted(topic_seeds, key=lambda x: (len(x[1]), x[0])):
+        cov = sum(1 for i in ids if i in covered_by_structure) / len(ids)
+        if tuple(ids) in seen_sets or cov >= TOPIC_SUPPRESS:
+            stats["suppressed_topics"] += 1
+            continue
+        seen_sets.add(tuple(ids))
+        kept_topics.append((k, ids))
+
+    pages: list[Page] = [Page(slug="index", type="index", title="Index", trajectories=sorted(all_ids))]
+    used_slugs = {"index"}
+
+    def add(type_, title, ids, entities=(), facet=None, keywords=(), rescue=False):
+        parts = shard(ids, embs)
+        if len(parts) > 1:
+            stats["shards"] += len(parts)
+        for i, part in enumerate(parts):
+            base = slugify(f"{type_}-{title.split(': ', 1)[-1]}") + (f"-{i + 1}" if len(parts) > 1 else "")
+            slug, j = base, 2
+            while slug in used_slugs:
+                slug, j = f"{base}-{j}", j + 1
+            used_slugs.add(slug)
+            pages.append(Page(slug=slug, type=type_, title=title + (f" ({i + 1}/{len(parts)})" if len(parts) > 1 else ""),
+                              trajectories=part, entities=list(entities), facet=facet, keywords=list(keywords),
+                              rescue=rescue, shard=(i + 1) if len(parts) > 1 else None))
+
+    for title, ent, facet, ids in entity_seeds:
+        add("entity", title, ids, entities=[ent], facet=facet)
+    for title, fam, ids in inventory_seeds:
+        add("inventory", f"Inventory: {fam}", ids, facet=fam)
+    for k, ids in kept_topics:
+        add("topic", f"Topic: {k}", ids, keywords=[k])
+
+    # --- coverage audit: no trajectory may be reachable only through the index
+    reach: set[str] = set()
+    for p in pages[1:]:
+        reach.update(p.trajectories)
+    orphans = [t for t in all_ids if t not in reach]
+    if orphans:
+        before = len(pages)
+        for i in range(0, len(orphans), TARGET_PAGE):
+            chunk = orphans[i:i + TARGET_PAGE]
+            add("topic", f"Rescue {chunk[0]}", chunk, rescue=True)
+        stats["rescue_pages"] = len(pages) - before
+    stats["pages"] = len(pages)
+    stats["orphans_rescued"] = len(orphans)
+    return pages, stats
+
+
+def audit(pages: list[Page], all_ids: list[str]) -> list[str]:
+    """Trajectories reachable only through the index page (should be empty after planning)."""
+    reach = set()
+    for p in pages:
+        if p.type != "index":
+            reach.update(p.trajectories)
+    return [t for t in all_ids if t not in reach]
