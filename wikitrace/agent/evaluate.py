@@ -1,0 +1,431 @@
+"""Score, Gain and Regression of memory methods against a No-Memory reference (paper §4.3, App. C).
+
+Input rows (CSV with a header, or JSONL): ``suite, task_id, method, trial`` and ``score``
+and/or ``success``. ``success`` wins when given; otherwise a trial succeeds when its
+score reaches ``success_threshold`` (default 1.0, full marks on a 0-1 scale).
+
+- **Score**: per suite and method, the mean score over tasks within each trial, then mean
+  ± sample standard deviation over trials. The average row averages the suites within
+  each trial first. Scores in [0, 1] (or success alone) are shown as percentages.
+- **B_i**: 1 when a strict majority of the reference method's trials (``no-memory``)
+  solve task i, else 0.
+- **Gain**: over tasks with B_i = 0, the share of a method's (task, trial) pairs that
+  succeed. **Regression**: over tasks with B_i = 1, the share that fail. "moved" is the
+  number of such tasks per trial (Table 6's counts).
+- **Floor**: the rerun No-Memory trials (``no-memory-rerun``) scored against the same B_i
+  exactly as a method. **Excess** = rate - floor.
+- **Intervals**: paired bootstrap. Within each suite, tasks are resampled with
+  replacement; a resampled task keeps all its trials of every method (reference and
+  rerun included, and its B_i), so every rate, floor and excess is recomputed on the same
+  resample. The suite average is taken within each resample; the interval spans its 2.5th
+  to 97.5th percentiles. Resamples in which a suite that has eligible tasks draws none
+  are dropped for that rate (the share dropped is reported).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+AVERAGE = "average"
+
+
+class EvalError(ValueError):
+    pass
+
+
+@dataclass
+class Trial:
+    suite: str
+    task_id: str
+    method: str
+    trial: str
+    score: float | None
+    success: bool
+
+
+def _truthy(value: Any) -> bool | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return bool(value)
+    s = str(value).strip().lower()
+    if s in ("1", "true", "yes", "y", "t", "success", "pass"):
+        return True
+    if s in ("0", "false", "no", "n", "f", "failure", "fail"):
+        return False
+    raise EvalError(f"cannot read {value!r} as success (use true/false or 1/0)")
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    first = text.lstrip()[:1]
+    if first in "[{":
+        if first == "[":
+            return json.loads(text)
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return list(csv.DictReader(text.splitlines()))
+
+
+def parse_trials(rows: Iterable[dict[str, Any]], success_threshold: float = 1.0) -> list[Trial]:
+    out = []
+    for n, row in enumerate(rows, start=1):
+        row = {str(k).strip().lower(): v for k, v in row.items()}
+        missing = [k for k in ("suite", "task_id", "method", "trial") if row.get(k) in (None, "")]
+        if missing:
+            raise EvalError(f"row {n}: missing {', '.join(missing)}")
+        score = row.get("score")
+        score = None if score in (None, "") else float(score)
+        success = _truthy(row.get("success"))
+        if success is None:
+            if score is None:
+                raise EvalError(f"row {n}: give a score or a success value")
+            success = score >= success_threshold
+        out.append(Trial(str(row["suite"]), str(row["task_id"]), str(row["method"]), str(row["trial"]), score, success))
+    return out
+
+
+@dataclass
+class Interval:
+    value: float | None
+    lo: float | None = None
+    hi: float | None = None
+    dropped: float = 0.0  # share of resamples dropped for lack of eligible tasks
+
+
+@dataclass
+class RateRow:
+    suite: str
+    method: str
+    gain: Interval
+    regression: Interval
+    gain_moved: float | None = None        # tasks gained per trial
+    gain_eligible: int = 0                 # tasks with B_i = 0
+    regression_moved: float | None = None
+    regression_eligible: int = 0
+    excess_gain: Interval | None = None
+    excess_regression: Interval | None = None
+
+
+@dataclass
+class ScoreRow:
+    suite: str
+    method: str
+    mean: float
+    std: float
+    trials: int
+    tasks: int
+
+
+@dataclass
+class EvalResult:
+    suites: list[str]
+    methods: list[str]
+    reference: str
+    rerun: str | None
+    scores: list[ScoreRow] = field(default_factory=list)
+    rates: list[RateRow] = field(default_factory=list)
+    resamples: int = 0
+    seed: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def rate(self, suite: str, method: str) -> RateRow | None:
+        return next((r for r in self.rates if r.suite == suite and r.method == method), None)
+
+    def score(self, suite: str, method: str) -> ScoreRow | None:
+        return next((r for r in self.scores if r.suite == suite and r.method == method), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _natural(s: str):
+    return (0, int(s), s) if s.lstrip("-").isdigit() else (1, 0, s)
+
+
+def _mean_std(values: list[float]) -> tuple[float, float]:
+    m = sum(values) / len(values)
+    if len(values) < 2:
+        return m, 0.0
+    return m, math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
+
+
+def _scores(trials: list[Trial], suites: list[str], methods: list[str]) -> list[ScoreRow]:
+    scale = 100.0 if all(t.score is None or 0.0 <= t.score <= 1.0 for t in trials) else 1.0
+    per: dict[tuple[str, str, str], list[float]] = {}
+    tasks: dict[tuple[str, str], set[str]] = {}
+    for t in trials:
+        value = (t.score if t.score is not None else float(t.success)) * scale
+        per.setdefault((t.suite, t.method, t.trial), []).append(value)
+        tasks.setdefault((t.suite, t.method), set()).add(t.task_id)
+    rows = []
+    for method in methods:
+        suite_means: dict[str, dict[str, float]] = {}
+        for suite in suites:
+            means = {tr: sum(v) / len(v) for (s, m, tr), v in per.items() if s == suite and m == method}
+            if not means:
+                continue
+            suite_means[suite] = means
+            mean, std = _mean_std([means[k] for k in sorted(means, key=_natural)])
+            rows.append(ScoreRow(suite, method, mean, std, len(means), len(tasks[(suite, method)])))
+        if not suite_means:
+            continue
+        common = set.intersection(*(set(v) for v in suite_means.values()))
+        full = [sum(sm[tr] for sm in suite_means.values()) / len(suite_means) for tr in sorted(common, key=_natural)]
+        if full:
+            mean, std = _mean_std(full)
+            rows.append(ScoreRow(AVERAGE, method, mean, std, len(full), sum(len(tasks[(s, method)]) for s in suite_means)))
+    return rows
+
+
+def evaluate(
+    trials: list[Trial],
+    reference: str = "no-memory",
+    rerun: str | None = "no-memory-rerun",
+    resamples: int = 10_000,
+    seed: int | None = 0,
+) -> EvalResult:
+    """Scores, Gain / Regression with paired-bootstrap 95% intervals, floor and excess."""
+    import numpy as np
+
+    if not trials:
+        raise EvalError("no rows to evaluate")
+    suites = sorted({t.suite for t in trials})
+    all_methods = sorted({t.method for t in trials})
+    if reference not in all_methods:
+        raise EvalError(f"no trials of the reference method {reference!r}; methods are {', '.join(all_methods)}")
+    rerun = rerun if rerun in all_methods else None
+    methods = [reference] + [m for m in all_methods if m not in (reference, rerun)]
+    scored = [m for m in methods if m != reference]
+    result = EvalResult(suites=suites, methods=methods, reference=reference, rerun=rerun,
+                        resamples=resamples, seed=seed)
+    result.scores = _scores([t for t in trials if t.method != rerun], suites, methods)
+    rated = scored + ([rerun] if rerun else [])
+    if not rated:
+        return result
+
+    # counts[suite][method] -> arrays over the suite's tasks: gnum, gden, rnum, rden
+    counts: dict[str, dict[str, np.ndarray]] = {}
+    eligible: dict[str, tuple[int, int]] = {}
+    for suite in suites:
+        rows = [t for t in trials if t.suite == suite]
+        ref: dict[str, list[bool]] = {}
+        for t in rows:
+            if t.method == reference:
+                ref.setdefault(t.task_id, []).append(t.success)
+        skipped = sorted({t.task_id for t in rows} - set(ref), key=_natural)
+        if skipped:
+            result.warnings.append(f"{suite}: {len(skipped)} task(s) without {reference} trials left out of Gain/Regression")
+        task_ids = sorted(ref, key=_natural)
+        pos = {tid: i for i, tid in enumerate(task_ids)}
+        b = np.array([sum(ref[tid]) * 2 > len(ref[tid]) for tid in task_ids], dtype=bool)
+        eligible[suite] = (int((~b).sum()), int(b.sum()))
+        counts[suite] = {}
+        for m in rated:
+            arr = np.zeros((4, len(task_ids)))
+            for t in rows:
+                if t.method != m or t.task_id not in pos:
+                    continue
+                i = pos[t.task_id]
+                if b[i]:
+                    arr[3, i] += 1
+                    arr[2, i] += not t.success
+                else:
+                    arr[1, i] += 1
+                    arr[0, i] += t.success
+            counts[suite][m] = arr
+
+    def ratio(num, den):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+
+    # point estimates and resampled rates: rates[m][metric] -> (point per suite, samples per suite)
+    rng = np.random.default_rng(seed)
+    point: dict[tuple[str, str, str], float] = {}
+    samples: dict[tuple[str, str, str], np.ndarray] = {}
+    for suite in suites:
+        n = counts[suite][rated[0]].shape[1]
+        idx = rng.integers(0, n, size=(resamples, n)) if n and resamples else None
+        for m in rated:
+            arr = counts[suite][m]
+            for metric, (a, d) in (("gain", (0, 1)), ("regression", (2, 3))):
+                point[(suite, m, metric)] = float(ratio(arr[a].sum(), arr[d].sum()))
+                if idx is not None:
+                    samples[(suite, m, metric)] = ratio(arr[a][idx].sum(axis=1), arr[d][idx].sum(axis=1))
+                else:
+                    samples[(suite, m, metric)] = np.full(resamples, np.nan)
+
+    def avg(metric: str, m: str, minus_floor: bool = False):
+        live = [s for s in suites if not math.isnan(point[(s, m, metric)])
+                and (not minus_floor or not math.isnan(point[(s, rerun, metric)]))]
+        if not live:
+            return None, None
+        p = sum(point[(s, m, metric)] - (point[(s, rerun, metric)] if minus_floor else 0) for s in live) / len(live)
+        smp = np.mean([samples[(s, m, metric)] - (samples[(s, rerun, metric)] if minus_floor else 0) for s in live], axis=0)
+        return p, smp
+
+    def interval(p, smp) -> Interval:
+        if p is None or (isinstance(p, float) and math.isnan(p)):
+            return Interval(None)
+        if smp is None or not resamples:
+            return Interval(p)
+        ok = smp[~np.isnan(smp)]
+        if not len(ok):
+            return Interval(p, dropped=1.0)
+        lo, hi = np.percentile(ok, [2.5, 97.5])
+        return Interval(p, float(lo), float(hi), dropped=float(1 - len(ok) / len(smp)))
+
+    for m in rated:
+        for suite in suites + [AVERAGE]:
+            iv, ex = {}, {}
+            for metric in ("gain", "regression"):
+                if suite == AVERAGE:
+                    p, smp = avg(metric, m)
+                    iv[metric] = interval(p, smp)
+                    if rerun and m != rerun:
+                        ex[metric] = interval(*avg(metric, m, minus_floor=True))
+                else:
+                    iv[metric] = interval(point[(suite, m, metric)], samples[(suite, m, metric)])
+                    if rerun and m != rerun:
+                        f = point[(suite, rerun, metric)]
+                        p = point[(suite, m, metric)] - f
+                        ex[metric] = interval(p, samples[(suite, m, metric)] - samples[(suite, rerun, metric)])
+            row = RateRow(suite, m, iv["gain"], iv["regression"], excess_gain=ex.get("gain"),
+                          excess_regression=ex.get("regression"))
+            if suite != AVERAGE:
+                arr = counts[suite][m]
+                row.gain_eligible, row.regression_eligible = eligible[suite]
+                row.gain_moved = _moved(arr[0].sum(), arr[1].sum(), row.gain_eligible)
+                row.regression_moved = _moved(arr[2].sum(), arr[3].sum(), row.regression_eligible)
+            else:
+                row.gain_eligible = sum(e[0] for e in eligible.values())
+                row.regression_eligible = sum(e[1] for e in eligible.values())
+                row.gain_moved = _sum_opt(result.rate(s, m).gain_moved for s in suites)
+                row.regression_moved = _sum_opt(result.rate(s, m).regression_moved for s in suites)
+            result.rates.append(row)
+    return result
+
+
+def _moved(num: float, den: float, eligible: int) -> float | None:
+    """Tasks moved per trial: num / (trials per eligible task)."""
+    return float(num * eligible / den) if den else None
+
+
+def _sum_opt(values) -> float | None:
+    vals = [v for v in values if v is not None]
+    return float(sum(vals)) if vals else None
+
+
+# --- output --------------------------------------------------------------------------
+
+def _pct(iv: Interval | None, signed: bool = False) -> str:
+    if iv is None or iv.value is None:
+        return "-"
+    fmt = "{:+.1f}" if signed else "{:.1f}"
+    s = fmt.format(100 * iv.value)
+    if iv.lo is not None:
+        s += f" [{fmt.format(100 * iv.lo)}, {fmt.format(100 * iv.hi)}]"
+    return s
+
+
+def print_result(result: EvalResult, console=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    import sys
+
+    console = console or (Console() if sys.stdout.isatty() else Console(width=200))
+    cols = result.suites + ([AVERAGE] if len(result.suites) > 1 else [])
+    t = Table(title="Score (mean ± std over trials)")
+    t.add_column("method")
+    for s in cols:
+        t.add_column(s, justify="right")
+    for m in result.methods:
+        cells = []
+        for s in cols:
+            r = result.score(s, m)
+            cells.append(f"{r.mean:.1f} ± {r.std:.1f}" if r else "-")
+        t.add_row(m, *cells)
+    console.print(t)
+    if not result.rates:
+        return
+    t = Table(title=f"Gain and Regression vs B_i = majority of {result.reference} (%, 95% paired bootstrap, "
+                    f"{result.resamples} resamples, seed {result.seed})")
+    for c in ("suite", "method", "Gain ↑", "moved/elig.", "Regression ↓", "moved/elig.", "excess Gain", "excess Reg."):
+        t.add_column(c, justify="left" if c in ("suite", "method") else "right")
+    for s in ([AVERAGE] if len(result.suites) > 1 else []) + result.suites:
+        for m in result.methods[1:] + ([result.rerun] if result.rerun else []):
+            r = result.rate(s, m)
+            if r is None:
+                continue
+            name = f"{m} (floor)" if m == result.rerun else m
+            mv = lambda x, e: "-" if x is None else f"{x:.1f}/{e}"  # noqa: E731
+            t.add_row(s, name, _pct(r.gain), mv(r.gain_moved, r.gain_eligible), _pct(r.regression),
+                      mv(r.regression_moved, r.regression_eligible), _pct(r.excess_gain, True),
+                      _pct(r.excess_regression, True))
+    console.print(t)
+    for w in result.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}")
+
+
+CSV_FIELDS = ["suite", "method", "trials", "tasks", "score_mean", "score_std",
+              "gain", "gain_lo", "gain_hi", "gain_moved", "gain_eligible",
+              "regression", "regression_lo", "regression_hi", "regression_moved", "regression_eligible",
+              "excess_gain", "excess_gain_lo", "excess_gain_hi",
+              "excess_regression", "excess_regression_lo", "excess_regression_hi"]
+
+
+def write_csv(result: EvalResult, path: str | Path) -> None:
+    def put(row: dict, prefix: str, iv: Interval | None) -> None:
+        if iv is not None:
+            row[prefix], row[prefix + "_lo"], row[prefix + "_hi"] = iv.value, iv.lo, iv.hi
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=CSV_FIELDS)
+        w.writeheader()
+        for s in result.suites + [AVERAGE]:
+            for m in result.methods + ([result.rerun] if result.rerun else []):
+                sc, rt = result.score(s, m), result.rate(s, m)
+                if sc is None and rt is None:
+                    continue
+                row: dict[str, Any] = {"suite": s, "method": m}
+                if sc:
+                    row.update(trials=sc.trials, tasks=sc.tasks, score_mean=round(sc.mean, 6), score_std=round(sc.std, 6))
+                if rt:
+                    put(row, "gain", rt.gain)
+                    put(row, "regression", rt.regression)
+                    put(row, "excess_gain", rt.excess_gain)
+                    put(row, "excess_regression", rt.excess_regression)
+                    row.update(gain_moved=rt.gain_moved, gain_eligible=rt.gain_eligible,
+                               regression_moved=rt.regression_moved, regression_eligible=rt.regression_eligible)
+                w.writerow({k: ("" if v is None else v) for k, v in row.items()})
+
+
+def eval_command(results: Path, csv_out: Path | None, plot_out: Path | None, seed: int, resamples: int,
+                 reference: str, rerun: str, success_threshold: float, as_json: bool) -> int:
+    try:
+        trials = parse_trials(read_rows(results), success_threshold)
+        result = evaluate(trials, reference=reference, rerun=rerun or None, resamples=resamples, seed=seed)
+    except (EvalError, ValueError) as exc:
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[red]error:[/red] {results}: {exc}")
+        return 2
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print_result(result)
+    if csv_out:
+        write_csv(result, csv_out)
+    if plot_out:
+        from .plot import plot_gain_regression
+
+        plot_gain_regression(result, plot_out)
+    return 0

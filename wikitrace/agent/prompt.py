@@ -1,0 +1,277 @@
+"""Build the memory additions to an agent's prompt (paper §3.4, Figures 27 and 28).
+
+``build_prompt`` returns a :class:`PromptParts`: a system addition (what the memory is,
+where it is mounted, when to descend, the memory rules, the tools) and a user message
+made of ``<memory_documents>`` (every insight, by task type then id), the task text,
+and ``<similar_past_runs>`` (the runs most like the task, with their insights).
+
+Variant ``insights-only`` is the paper's control: the same insights and the same
+similar-runs block, but no source line on the insights, no wiki, no descent text, and a
+citation prompt that asks for insight ids only.
+
+With ``budget`` (tokens, estimated as ``ceil(characters / 4)`` over everything added:
+system addition + memory block + similar-runs block, not the task text) only the most
+relevant insights are inlined: first those drawn from the similar runs, then those of
+the task's type, then the rest, each group by BM25 of the task against the insight
+text, then by id. The kept set is the longest prefix of that order that fits; it is
+shown in the usual order, and the agent is told how many were left out and how to
+search for them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..templates import render
+from .corpusdata import CorpusData, InsightInfo, as_corpus, id_key, task_kind
+from .similarity import ScoreBackend, rank_runs
+
+VARIANTS = ("wikitrace", "insights-only")
+DEFAULT_TOOLS = "/work/tools"
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(text: str) -> int:
+    """The budget's token estimator: one token per 4 characters, rounded up."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+@dataclass
+class SimilarRun:
+    step: str
+    outcome: str
+    score: float
+    instruction: str
+    insights: list[dict[str, str]]  # [{"id", "title"}]
+
+
+@dataclass
+class PromptParts:
+    variant: str
+    system: str              # append to the agent's own system prompt
+    user: str                # memory block + task + similar runs: the whole task message
+    memory_block: str        # <memory_documents> ... </memory_documents>
+    similar_block: str       # <similar_past_runs> ... </similar_past_runs> ('' when none)
+    task: str
+    citation: str            # the post-episode citation prompt
+    insight_ids: list[str]   # inlined insights, in the order shown
+    left_out: int            # insights not inlined because of the budget
+    left_out_ids: list[str]
+    similar_runs: list[SimilarRun]
+    mount_path: str | None   # None for insights-only (nothing is mounted)
+    budget: int | None
+    tokens: int              # estimate_tokens(system + memory_block + similar_block)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_text(self) -> str:
+        parts = ["=== system (append to the agent's system prompt) ===", self.system.rstrip("\n"), "",
+                 "=== user (the task message) ===", self.user.rstrip("\n"), "",
+                 "=== citation (after the episode) ===", self.citation.rstrip("\n")]
+        return "\n".join(parts) + "\n"
+
+
+def _insight_ctx(ins: InsightInfo) -> dict[str, Any]:
+    return {"id": ins.id, "title": ins.title, "task_type": ins.task_type, "apps": ins.apps,
+            "guideline": ins.guideline, "applicability": ins.applicability,
+            "source_step": ins.source_step, "source_outcome": ins.source_outcome}
+
+
+def display_order(insights: list[InsightInfo]) -> list[InsightInfo]:
+    """By task type (or app set), then id."""
+    return sorted(insights, key=lambda i: (i.kind, id_key(i.id)))
+
+
+_BATCH = ('{% from "agent/_insight.md.j2" import insight %}'
+          '{% for i in items %}{{ insight(i, show_source) }}\x00{% endfor %}')
+
+
+class InsightTexts:
+    """Each insight rendered by agent/_insight.md.j2, cached on the loaded corpus.
+
+    ``all()`` renders the whole pool in one pass (the full prompt needs it); ``get()``
+    renders one insight on demand, so a budgeted prompt renders only what it considers.
+    Both go through the same macro and give the same text.
+    """
+
+    def __init__(self, corpus: CorpusData, show_source: bool, templates: str | Path | None):
+        self.corpus, self.show_source = corpus, show_source
+        key = f"insight-text:{show_source}:{templates}"
+        self.texts: dict[str, str] = corpus.cache.setdefault(key, {})
+        self.complete_key = key + ":complete"
+        from ..templates import environment
+
+        self.env = environment(str(templates) if templates else None)
+
+    def _render(self, items: list[InsightInfo]) -> list[str]:
+        text = self.env.from_string(_BATCH).render(items=[_insight_ctx(i) for i in items], show_source=self.show_source)
+        return [p.strip("\n") for p in text.split("\x00")[:-1]]
+
+    def get(self, ins: InsightInfo) -> str:
+        hit = self.texts.get(ins.id)
+        if hit is None:
+            hit = self.texts[ins.id] = self._render([ins])[0]
+        return hit
+
+    def all(self) -> dict[str, str]:
+        if not self.corpus.cache.get(self.complete_key):
+            if len(self.texts) < len(self.corpus.insights):
+                self.texts.update(zip((i.id for i in self.corpus.insights), self._render(self.corpus.insights)))
+            self.corpus.cache[self.complete_key] = sum(len(t) + 1 for t in self.texts.values())
+        return self.texts
+
+    def total_chars(self) -> int | None:
+        """Characters of all insights with their newlines, once known."""
+        return self.corpus.cache.get(self.complete_key)
+
+
+def _display(corpus: CorpusData) -> list[InsightInfo]:
+    hit = corpus.cache.get("display-order")
+    if hit is None:
+        hit = corpus.cache["display-order"] = display_order(corpus.insights)
+    return hit
+
+
+def _memory_block(texts: list[str], *, show_source, left_out, mount, tools, templates) -> str:
+    return render("agent/memory_documents.md.j2", templates, insights=texts,
+                  show_source=show_source, left_out=left_out, mount=mount, tools=tools)
+
+
+def priority_order(corpus: CorpusData, task: str, similar: list[SimilarRun], kind: str | None) -> list[InsightInfo]:
+    """Which insights to keep first when the budget cannot hold them all: the similar
+    runs' insights (in similarity order), then the task kind's, then the rest; within a
+    group by BM25 of the task against the insight text, then by id."""
+    import numpy as np
+
+    from .similarity import _kinds, insight_score_array
+
+    n = len(corpus.insights)
+    if not n:
+        return []
+    tier = np.where(_kinds(corpus, "insights") == kind, 1, 2) if kind else np.full(n, 2)
+    pos = np.zeros(n, dtype=np.int64)
+    index = corpus.cache.get("insight-index")
+    if index is None:
+        index = corpus.cache["insight-index"] = {ins.id: j for j, ins in enumerate(corpus.insights)}
+    seen = 0
+    for run in similar:
+        for item in run.insights:
+            j = index.get(item["id"])
+            if j is not None and tier[j] != 0:
+                tier[j], pos[j] = 0, seen
+                seen += 1
+    score = insight_score_array(corpus, task).copy()
+    score[tier == 0] = 0.0
+    # corpus.insights is in id order, so the position breaks the last ties by id
+    order = np.lexsort((np.arange(n), -score, pos, tier))
+    return [corpus.insights[j] for j in order]
+
+
+def build_prompt(
+    corpus: "CorpusData | str | Path | dict",
+    task: str,
+    variant: str = "wikitrace",
+    budget: int | None = None,
+    *,
+    task_type: str | None = None,
+    apps: list[str] | None = None,
+    k: int = 3,
+    boost: float = 0.25,
+    mount_path: str | None = None,
+    tools_path: str = DEFAULT_TOOLS,
+    templates: str | Path | None = None,
+    backend: ScoreBackend | None = None,
+) -> PromptParts:
+    """Render the memory additions for ``task`` from a compiled corpus (folder, dict or loaded)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
+    if budget is not None and budget < 0:
+        raise ValueError("budget must be a non-negative number of tokens")
+    data = as_corpus(corpus)
+    wiki = variant == "wikitrace"
+    mount = (mount_path or data.mount_path).rstrip("/") or "/"
+    tools = tools_path.rstrip("/")
+    example_step = data.runs[0].step if data.runs else "step-0000"
+    example_insight = data.insights[0].id if data.insights else "insight-0000"
+    notes: list[str] = []
+
+    ranked = rank_runs(data, task, task_type=task_type, apps=apps, k=k, boost=boost, backend=backend)
+    similar = [
+        SimilarRun(step=r.step, outcome=r.outcome, score=round(s, 6), instruction=r.instruction,
+                   insights=[{"id": i, "title": data.insight_by_id[i].title}
+                             for i in r.insights if i in data.insight_by_id])
+        for r, s in ranked
+    ]
+    kind = task_kind(task_type, apps) or (ranked[0][0].kind if ranked else None)
+
+    system = render(f"agent/system_{variant.replace('-', '_')}.md.j2", templates, mount=mount, tools=tools,
+                    example_step=example_step)
+    similar_block = render("agent/similar_past_runs.md.j2", templates,
+                           runs=[asdict(s) for s in similar])
+    citation = render(f"agent/cite_{variant.replace('-', '_')}.md.j2", templates,
+                      example_step=example_step, example_insight=example_insight)
+    block_kw = dict(show_source=wiki, mount=mount, tools=tools, templates=templates)
+
+    texts = InsightTexts(data, wiki, templates)
+    everything = _display(data)
+    kept = everything
+    if budget is not None:
+        # the block is its frame plus each insight's text and a newline; when the pool's
+        # size is not known yet, walk the priority order instead of rendering everything
+        total = texts.total_chars()
+        fits = total is not None and math.ceil(
+            (len(system) + total + len(_memory_block([], left_out=0, **block_kw)) + len(similar_block))
+            / CHARS_PER_TOKEN) <= budget
+        if not fits:
+            order = priority_order(data, task, similar, kind)
+            frame = _memory_block([], left_out=len(everything), **block_kw)
+            room = budget * CHARS_PER_TOKEN - len(system) - len(similar_block) - len(frame)
+            chosen: list[InsightInfo] = []
+            for ins in order:
+                cost = len(texts.get(ins)) + 1
+                if cost > room:
+                    break
+                room -= cost
+                chosen.append(ins)
+            if len(chosen) < len(everything):
+                while True:  # the estimate is per piece; confirm on the real render
+                    picked = {i.id for i in chosen}
+                    block = _memory_block([texts.get(i) for i in everything if i.id in picked],
+                                          left_out=len(everything) - len(chosen), **block_kw)
+                    if not chosen or estimate_tokens(system + block + similar_block) <= budget:
+                        break
+                    chosen.pop()
+                picked = {i.id for i in chosen}
+                kept = [i for i in everything if i.id in picked]
+                if estimate_tokens(system + block + similar_block) > budget:
+                    notes.append(f"budget {budget} is below the fixed text "
+                                 f"({estimate_tokens(system + block + similar_block)} tokens); no insight inlined")
+    if kept is everything:
+        texts.all()
+
+    kept_ids = {i.id for i in kept}
+    left_out_ids = [i.id for i in data.insights if i.id not in kept_ids]
+    memory_block = _memory_block([texts.get(i) for i in kept], left_out=len(left_out_ids), **block_kw)
+    user = memory_block + "\n" + task.rstrip("\n") + "\n" + ("\n" + similar_block if similar_block else "")
+    return PromptParts(
+        variant=variant, system=system, user=user, memory_block=memory_block, similar_block=similar_block,
+        task=task, citation=citation, insight_ids=[i.id for i in kept], left_out=len(left_out_ids),
+        left_out_ids=left_out_ids, similar_runs=similar, mount_path=mount if wiki else None, budget=budget,
+        tokens=estimate_tokens(system + memory_block + similar_block), notes=notes,
+    )
+
+
+def citation_prompt(corpus: "CorpusData | str | Path | dict | None" = None, variant: str = "wikitrace",
+                    templates: str | Path | None = None) -> str:
+    """The post-episode citation prompt alone (examples use the corpus's first ids)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
+    data = as_corpus(corpus) if corpus is not None else None
+    step = data.runs[0].step if data and data.runs else "step-0023"
+    ins = data.insights[0].id if data and data.insights else "insight-0040"
+    return render(f"agent/cite_{variant.replace('-', '_')}.md.j2", templates, example_step=step, example_insight=ins)
