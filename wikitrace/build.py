@@ -112,6 +112,9 @@ async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency
     while window:
         r, task = window.popleft()
         on_done(r, await task)
+    close = getattr(compiler, "aclose", None)
+    if close is not None:
+        await close()
 
 
 class _Writer:
@@ -234,10 +237,12 @@ def run_build(opts: BuildOptions) -> int:
             bar.advance(task)
             yield run
 
+    from .llm_config import LLMConfigError
+
     try:
         with bar:
             result = build(opts, progress)
-    except (BuildError, PublishError) as exc:
+    except (BuildError, PublishError, LLMConfigError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 1
     _summary(console, result, opts)

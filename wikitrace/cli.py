@@ -26,7 +26,7 @@ def compile(
     model: Optional[str] = typer.Option(None, "--model", help="Model name for the LLM compiler."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp)."),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="LLM calls in flight at once."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="LLM response cache (default: ~/.cache/wikitrace)."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="LLM response cache (default: $WIKITRACE_CACHE_DIR or ~/.cache/wikitrace/llm)."),
 ) -> None:
     """Compile runs into raw/ compilation/ insight/ layers with indexes and corpus.json."""
     from .build import BuildOptions, run_build

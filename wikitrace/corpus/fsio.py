@@ -30,7 +30,7 @@ def _scalar(value: Any) -> str:
     if isinstance(value, float):  # YAML 1.1 wants a dot in exponent floats: let PyYAML spell it
         return yaml.safe_dump(value).split("\n", 1)[0]
     text = str(value)
-    if _PLAIN.match(text) and text.lower() not in _RESERVED and not text.endswith((" ", ":")) \
+    if _PLAIN.fullmatch(text) and text.lower() not in _RESERVED and not text.endswith((" ", ":")) \
             and ": " not in text and " #" not in text:
         return text
     return _NON_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))

@@ -1,0 +1,108 @@
+"""An on-disk cache of model answers, so a rebuild never pays twice for a call.
+
+One JSON file per request, named by a sha256 over the model name, the full
+rendered messages and the response mode, sharded by the key's first two hex
+digits: ``<dir>/ab/abcdef....json``. Each file is written atomically (temp file
+in the same folder, then ``os.replace``) the moment its call returns, so a
+build killed half-way keeps every answer it already paid for.
+
+A file holds the raw answer text and token usage, plus the request it answers
+(model, mode, messages) for auditing. It never holds the API key or any HTTP
+header. A file that cannot be read or parsed is treated as absent and is
+overwritten by the next answer for that key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT = "wikitrace-llm-cache/1"
+ENV_CACHE_DIR = "WIKITRACE_CACHE_DIR"
+
+
+def default_dir() -> Path:
+    """``$WIKITRACE_CACHE_DIR``, else ``$XDG_CACHE_HOME/wikitrace/llm``, else ``~/.cache/wikitrace/llm``."""
+    explicit = os.environ.get(ENV_CACHE_DIR, "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "wikitrace" / "llm"
+
+
+def cache_key(model: str, messages: list[dict[str, Any]], mode: str,
+              options: dict[str, Any] | None = None) -> str:
+    """sha256 over what decides the answer. ``options`` (temperature, max_tokens)
+    join the key only when set, so the common case is (model, messages, mode)."""
+    material: dict[str, Any] = {"model": model, "messages": messages, "mode": mode}
+    if options:
+        material["options"] = {k: v for k, v in sorted(options.items()) if v is not None}
+    blob = json.dumps(material, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class CachedAnswer:
+    text: str
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+class ResponseCache:
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        self.dir = Path(directory).expanduser() if directory else default_dir()
+
+    def path(self, key: str) -> Path:
+        return self.dir / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> CachedAnswer | None:
+        try:
+            data = json.loads(self.path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # absent or corrupt: ask the model again
+        if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("text"), str):
+            return None
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        return CachedAnswer(
+            text=data["text"],
+            usage={k: int(v) for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)},
+        )
+
+    def put(self, key: str, answer: CachedAnswer, *, model: str, mode: str,
+            messages: list[dict[str, Any]]) -> None:
+        """Write one answer atomically. A failure to write is not fatal: the answer
+        is still used, it just will not be reused."""
+        record = {
+            "format": FORMAT,
+            "key": key,
+            "model": model,
+            "mode": mode,
+            "text": answer.text,
+            "usage": answer.usage,
+            "messages": messages,
+        }
+        target = self.path(key)
+        tmp_name = None
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=target.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(record, fh, ensure_ascii=False, indent=1)
+                fh.write("\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp_name, target)
+            tmp_name = None
+        except OSError:
+            pass
+        finally:
+            if tmp_name is not None:
+                try:
+                    os.unlink(tmp_name)
+                except OSError:
+                    pass
