@@ -1,0 +1,120 @@
+"""wikitrace compile through the LLM path, against a loopback OpenAI fake.
+
+Covers what a user sees in the corpus (compiler labels, recorded fallbacks,
+call counts in corpus.json) and crash safety: a build killed with SIGKILL and
+run again repeats no completed LLM call and ends byte-identical to a build
+that was never interrupted.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import frontmatter
+
+from fake_openai import error, fake_openai, reply, slow, valid_answer  # noqa: F401
+from helpers import EXAMPLES, tree_bytes
+from wikitrace.build import BuildOptions, build
+from wikitrace.corpus.check import check_corpus
+
+
+def _answer_for(body):
+    """A deterministic valid answer for whatever run the request is about."""
+    system = body["messages"][0]["content"]
+    outcome = "failure" if "failure_causes" in system else "success"
+    return reply(json.dumps(valid_answer(outcome, turns=[2])))
+
+
+def _stamp_free(files):
+    files = dict(files)
+    data = json.loads(files.pop("corpus.json"))
+    data.pop("build")
+    files["corpus.json"] = json.dumps(data, sort_keys=True).encode()
+    return files
+
+
+def test_llm_build_labels_pages_and_records_fallbacks(fake_openai, tmp_path):
+    calls = {"n": 0}
+
+    def respond(body):
+        calls["n"] += 1
+        if any("Update Dev Anand" in m["content"] for m in body["messages"]):  # always broken, repair too
+            return reply("{not json at all")
+        return _answer_for(body)
+
+    fake_openai.respond_with(respond)
+    out = tmp_path / "corpus"
+    result = build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True, concurrency=3))
+    assert result.runs == 6
+    data = json.loads((out / "corpus.json").read_text())
+    by_run = {r["run_id"]: r for r in data["runs"]}
+    assert by_run["address-002"]["compiler"] == "offline-fallback"
+    assert {r["compiler"] for k, r in by_run.items() if k != "address-002"} == {"llm"}
+    fallback = frontmatter.load(out / f"compilation/{by_run['address-002']['step']}.md")
+    assert fallback["fallback_reason"] and "LLM compiler failed" in fallback.content
+    good = frontmatter.load(out / f"compilation/{by_run['refund-001']['step']}.md")
+    assert good["compiler"] == "llm" and good["model"]
+    assert "`turn step-0000 2`" in good.content
+    stats = data["build"]["stats"]
+    assert stats["fallbacks"] == 1 and stats["calls"] == fake_openai.calls
+    assert data["counts"]["by_compiler"] == {"llm": 5, "offline-fallback": 1}
+    assert check_corpus(out) == []
+    # A rebuild is served from the cache: no request, same bytes.
+    before = tree_bytes(out)
+    sent = fake_openai.calls
+    again = build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True))
+    assert fake_openai.calls == sent and again.stats["cache_hits"] >= 6
+    assert _stamp_free(tree_bytes(out)) == _stamp_free(before)
+
+
+def test_api_key_never_reaches_the_corpus(fake_openai, tmp_path):
+    from fake_openai import API_KEY
+
+    fake_openai.respond_with(_answer_for)
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True))
+    for path, blob in tree_bytes(out).items():
+        assert API_KEY.encode() not in blob, path
+    for p in Path(os.environ["WIKITRACE_CACHE_DIR"]).rglob("*"):
+        if p.is_file():
+            assert API_KEY.encode() not in p.read_bytes()
+
+
+def test_kill_9_then_resume_repeats_no_completed_call(fake_openai, tmp_path):
+    cache = Path(os.environ["WIKITRACE_CACHE_DIR"])
+    fake_openai.respond_with(lambda body: slow(0.4, _answer_for(body)))
+    out = tmp_path / "corpus"
+    # A published corpus from earlier must survive the kill untouched.
+    build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True, offline=True))
+    published = tree_bytes(out)
+    clean = tmp_path / "clean"
+    shutil.copytree(out, clean)  # the same starting point for an uninterrupted build
+
+    env = dict(os.environ)
+    cmd = [sys.executable, "-m", "wikitrace.cli", "compile", str(EXAMPLES), "--out", str(out), "--concurrency", "1"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while time.time() < deadline and len([p for p in cache.rglob("*.json")]) < 3:
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    completed = len(list(cache.rglob("*.json")))
+    assert 3 <= completed < 6, "the kill should land mid-build"
+    assert tree_bytes(out) == published, "the published corpus changed during an interrupted build"
+    sent_before = fake_openai.calls
+
+    fake_openai.respond_with(_answer_for)
+    result = build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True))
+    resumed_calls = fake_openai.calls - sent_before
+    assert resumed_calls == 6 - completed, "a call that had completed before the kill was sent again"
+    assert result.stats["cache_hits"] == completed
+
+    # Byte-identical to a build that was never interrupted.
+    build(BuildOptions(inputs=[EXAMPLES], out=clean, quiet=True))
+    assert _stamp_free(tree_bytes(out)) == _stamp_free(tree_bytes(clean))
+    assert check_corpus(out) == []
