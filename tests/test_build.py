@@ -121,11 +121,11 @@ def test_interrupted_build_leaves_previous_corpus(tmp_path, monkeypatch):
     calls = {"n": 0}
     real = b._Writer.__call__
 
-    def dying(self, run, comp):
+    def dying(self, run, digest, comp):
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt("killed mid-build")
-        return real(self, run, comp)
+        return real(self, run, digest, comp)
 
     monkeypatch.setattr(b._Writer, "__call__", dying)
     with pytest.raises(KeyboardInterrupt):

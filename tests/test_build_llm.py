@@ -64,12 +64,17 @@ def test_llm_build_labels_pages_and_records_fallbacks(fake_openai, tmp_path):
     assert stats["fallbacks"] == 1 and stats["calls"] == fake_openai.calls
     assert data["counts"]["by_compiler"] == {"llm": 5, "offline-fallback": 1}
     assert check_corpus(out) == []
-    # A rebuild is served from the cache: no request, same bytes.
+    # A rebuild carries the good pages over; the fallback run is compiled again, but its
+    # malformed answers come from the cache (same responses, same bytes): no request.
     before = tree_bytes(out)
     sent = fake_openai.calls
-    again = build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True))
-    assert fake_openai.calls == sent and again.stats["cache_hits"] >= 6
+    build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True))
+    assert fake_openai.calls == sent
+    assert json.loads((out / "corpus.json").read_text())["build"]["reused_runs"] == 5
     assert _stamp_free(tree_bytes(out)) == _stamp_free(before)
+    # A fresh output folder is served entirely from the cache.
+    fresh = build(BuildOptions(inputs=[EXAMPLES], out=tmp_path / "fresh", quiet=True))
+    assert fake_openai.calls == sent and fresh.stats["cache_hits"] >= 6
 
 
 def test_api_key_never_reaches_the_corpus(fake_openai, tmp_path):

@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import datetime as _dt
+import hashlib
 import json
+import os
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -86,11 +88,53 @@ def _apply_defaults(runs: Iterable[Run], opts: BuildOptions) -> Iterator[Run]:
         yield run
 
 
-async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency: int, on_done, errors: list[str]):
+REUSED = object()  # marker: the published corpus already holds this run's pages
+
+
+class _Reuse:
+    """Runs whose pages in the published corpus are still what this build would write.
+
+    True when the corpus was built with the same build key (wikitrace version,
+    compiler and model, templates, mount path) and the run's content is
+    unchanged. Their files are hard-linked into the new tree instead of being
+    compiled and rendered again, so adding one run to a large corpus costs one
+    compile. Fallback pages are never reused: their LLM call is tried again.
+    """
+
+    def __init__(self, previous: dict | None, out: Path, key: str):
+        same = bool(previous) and previous.get("build_key") == key
+        self.out = out
+        self.runs = {r["run_id"]: r for r in previous.get("runs", [])} if same else {}
+        self.insights = {i["id"]: i for i in previous.get("insights", [])} if same else {}
+
+    def entry(self, run: Run, digest: str) -> dict | None:
+        prev = self.runs.get(run.run_id)
+        if prev and prev["content_hash"] == digest and prev["compiler"] != "offline-fallback":
+            return prev
+        return None
+
+
+def build_key(compiler: Compiler, opts: BuildOptions) -> str:
+    """What, besides a run's own content, decides the bytes of its pages."""
+    from .templates import bundled_dir
+
+    h = hashlib.sha256()
+    h.update(json.dumps([__version__, compiler.name, compiler.model, opts.mount_path]).encode())
+    for folder in filter(None, [bundled_dir("corpus_templates"), opts.templates]):
+        for path in sorted(Path(folder).rglob("*")):
+            if path.is_file():
+                h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return "sha256:" + h.hexdigest()
+
+
+async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency: int, on_done, errors: list[str],
+                            reuse: _Reuse):
     """Compile with bounded concurrency; hand results to ``on_done`` in input order."""
     sem = asyncio.Semaphore(concurrency)
 
-    async def one(run: Run) -> Compilation | None:
+    async def one(run: Run, digest: str):
+        if reuse.entry(run, digest) is not None:
+            return REUSED
         async with sem:
             try:
                 return await compiler.compile(run)
@@ -105,13 +149,14 @@ async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency
 
     window: collections.deque = collections.deque()
     for run in runs:
-        window.append((run, asyncio.ensure_future(one(run))))
+        digest = content_hash(run)
+        window.append((run, digest, asyncio.ensure_future(one(run, digest))))
         while len(window) > concurrency * 4:
-            r, task = window.popleft()
-            on_done(r, await task)
+            r, d, task = window.popleft()
+            on_done(r, d, await task)
     while window:
-        r, task = window.popleft()
-        on_done(r, await task)
+        r, d, task = window.popleft()
+        on_done(r, d, await task)
     close = getattr(compiler, "aclose", None)
     if close is not None:
         await close()
@@ -120,20 +165,45 @@ async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency
 class _Writer:
     """Writes each compiled run into the staging tree and keeps its corpus.json entries."""
 
-    def __init__(self, stage: Path, ids: IdAllocator, opts: BuildOptions):
-        self.stage, self.ids, self.opts = stage, ids, opts
+    def __init__(self, stage: Path, ids: IdAllocator, opts: BuildOptions, reuse: _Reuse):
+        self.stage, self.ids, self.opts, self.reuse = stage, ids, opts, reuse
         self.runs: list[dict] = []
         self.insights: list[dict] = []
         self.compilers: collections.Counter = collections.Counter()
+        self.reused = 0
+
+    def _link(self, rel: str) -> None:
+        src, dst = self.reuse.out / rel, self.stage / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(src, dst)
+        except OSError:  # no hard links here (another filesystem): copy instead
+            shutil.copy2(src, dst)
+
+    def _carry_over(self, run: Run, digest: str) -> None:
+        prev = self.reuse.entry(run, digest)
+        step = self.ids.step_for(run.run_id)
+        ins_ids = self.ids.insights_for(run.run_id, len(prev["insights"]))
+        for path in sorted((self.reuse.out / layout.raw_dir(step)).iterdir()):
+            self._link(f"{layout.raw_dir(step)}{path.name}")
+        self._link(layout.compilation_doc(step))
+        for ins in ins_ids:
+            self._link(layout.insight_doc(ins))
+            self.insights.append(self.reuse.insights[ins])
+        self.compilers[prev["compiler"]] += 1
+        self.runs.append(prev)
+        self.reused += 1
 
     def _write(self, rel: str, text: str) -> None:
         path = self.stage / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", newline="\n")
 
-    def __call__(self, run: Run, comp: Compilation | None) -> None:
+    def __call__(self, run: Run, digest: str, comp) -> None:
         if comp is None:
             return
+        if comp is REUSED:
+            return self._carry_over(run, digest)
         mount, tpl = self.opts.mount_path, self.opts.templates
         step = self.ids.step_for(run.run_id)
         ins_ids = self.ids.insights_for(run.run_id, len(comp.insights))
@@ -157,11 +227,12 @@ class _Writer:
             "step": step, "run_id": run.run_id, "task_id": run.task.id,
             "task_type": run.task.task_type if not run.task.apps else None, "apps": run.task.apps or None,
             "outcome": run.outcome.label, "steps": run.outcome.steps, "instruction": run.task.instruction,
-            "title": comp.title, "compiler": comp.compiler, "content_hash": content_hash(run), "insights": ins_ids,
+            "title": comp.title, "compiler": comp.compiler, "content_hash": digest, "insights": ins_ids,
         })
 
 
-def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: IdAllocator, report: LoadReport) -> str:
+def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: IdAllocator, report: LoadReport,
+                 key: str) -> str:
     runs = sorted(writer.runs, key=lambda r: layout.id_number(r["step"]))
     insights = sorted(writer.insights, key=lambda i: layout.id_number(i["id"]))
     stats = compiler.stats().as_dict()
@@ -170,6 +241,7 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
         "wikitrace_version": __version__,
         "mount_path": opts.mount_path,
         "compiler": {"name": compiler.name, "model": compiler.model},
+        "build_key": key,
         "counts": {
             "runs": len(runs),
             "success": sum(r["outcome"] == "success" for r in runs),
@@ -184,6 +256,7 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
         "build": {
             "built_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "stats": stats,
+            "reused_runs": writer.reused,
             "detected_formats": report.detected,
             "skipped": report.errors,
         },
@@ -200,11 +273,13 @@ def build(opts: BuildOptions, progress=None) -> BuildResult:
         ids = IdAllocator(previous)
         compiler = make_compiler(opts)
         stage = fresh_staging(out)
-        writer = _Writer(stage, ids, opts)
+        key = build_key(compiler, opts)
+        reuse = _Reuse(previous, out, key)
+        writer = _Writer(stage, ids, opts, reuse)
         runs = _apply_defaults(iter_runs(list(opts.inputs), opts.fmt, report), opts)
         if progress is not None:
             runs = progress(runs)
-        asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, report.errors))
+        asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, report.errors, reuse))
         if not writer.runs:
             raise BuildError("no run could be read from the input; nothing was published"
                              + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
@@ -212,7 +287,7 @@ def build(opts: BuildOptions, progress=None) -> BuildResult:
             write_atomic(stage / rel, text)
         if (out / "dialogue").is_dir():  # dialogue memory is built separately; carry it over untouched
             shutil.copytree(out / "dialogue", stage / "dialogue")
-        write_atomic(stage / "corpus.json", _corpus_json(writer, compiler, opts, ids, report))
+        write_atomic(stage / "corpus.json", _corpus_json(writer, compiler, opts, ids, report, key))
         publish(stage, out)
     counts = collections.Counter(r["outcome"] for r in writer.runs)
     return BuildResult(
