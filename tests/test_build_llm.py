@@ -123,3 +123,39 @@ def test_kill_9_then_resume_repeats_no_completed_call(fake_openai, tmp_path):
     build(BuildOptions(inputs=[EXAMPLES], out=clean, quiet=True))
     assert _stamp_free(tree_bytes(out)) == _stamp_free(tree_bytes(clean))
     assert check_corpus(out) == []
+
+
+SECRETS = {
+    "openai": "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2,
+    "github": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "aws": "AKIA" + "IOSFODNN7EXAMPLE",
+    "bearer": "Authorization: Bearer " + "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "url": "postgres://admin:" + "hunter2hunter2" + "@db.internal:5432/app",
+}
+
+
+def test_secrets_reach_neither_the_llm_nor_the_corpus(fake_openai, tmp_path):
+    from helpers import example_runs, write_jsonl
+
+    runs = example_runs()[:2]
+    runs[0]["task"]["instruction"] += f" My key is {SECRETS['openai']}."
+    runs[0]["turns"][2]["result"] += f" token={SECRETS['github']} {SECRETS['bearer']}"
+    runs[0]["turns"][2]["reasoning"] = f"Use {SECRETS['aws']} and {SECRETS['url']}"
+    runs[1]["turns"][2]["arguments"] = {"order_id": "5120", "note": SECRETS["github"]}
+    src = write_jsonl(tmp_path / "runs.jsonl", runs)
+    fake_openai.respond_with(_answer_for)
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[src], out=out, quiet=True))
+    sent = json.dumps([r["body"] for r in fake_openai.requests])
+    files = tree_bytes(out)
+    cached = b"".join(p.read_bytes() for p in Path(os.environ["WIKITRACE_CACHE_DIR"]).rglob("*") if p.is_file())
+    needles = [SECRETS["openai"], SECRETS["github"], SECRETS["aws"], "hunter2hunter2",
+               SECRETS["bearer"].split()[-1]]
+    for needle in needles:
+        assert needle not in sent, needle
+        assert needle.encode() not in cached, needle
+        for path, blob in files.items():
+            assert needle.encode() not in blob, (needle, path)
+    data = json.loads(files["corpus.json"])
+    assert data["runs"][0]["redactions"] and sum(data["build"]["redactions"].values()) >= 6
+    assert b"[REDACTED:" in files["raw/step-0000/solver.full.jsonl"]

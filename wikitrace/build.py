@@ -30,7 +30,7 @@ from .corpus.fsio import write_atomic
 from .corpus.manifest import IdAllocator, content_hash
 from .corpus.publish import BuildLock, PublishError, check_target, fresh_staging, publish
 from .runs.load import LoadReport, iter_runs
-from .runs.model import Run
+from .runs.model import Run, RunError
 from .runs.turnlog import dumps_turns
 
 
@@ -48,6 +48,10 @@ class BuildOptions:
     concurrency: int = 8
     cache_dir: Path | None = None
     quiet: bool = False
+    outcomes: Path | None = None
+    strict: bool = False
+    redact: bool = True
+    redact_patterns: tuple[str, ...] = ()
 
 
 @dataclass
@@ -61,6 +65,7 @@ class BuildResult:
     skipped: list[str] = field(default_factory=list)
     detected: dict = field(default_factory=dict)
     dropped_runs: list[str] = field(default_factory=list)
+    report: LoadReport | None = None
 
 
 class BuildError(RuntimeError):
@@ -119,7 +124,8 @@ def build_key(compiler: Compiler, opts: BuildOptions) -> str:
     from .templates import bundled_dir
 
     h = hashlib.sha256()
-    h.update(json.dumps([__version__, compiler.name, compiler.model, opts.mount_path]).encode())
+    h.update(json.dumps([__version__, compiler.name, compiler.model, opts.mount_path, opts.redact,
+                         list(opts.redact_patterns)]).encode())
     for folder in filter(None, [bundled_dir("corpus_templates"), opts.templates]):
         for path in sorted(Path(folder).rglob("*")):
             if path.is_file():
@@ -211,9 +217,15 @@ class _Writer:
         self._write(layout.raw_log(step), dumps_turns(run.turns))
         self._write(layout.raw_metadata(step), documents.render_raw_metadata(run, step, refs, mount, tpl))
         original = run.source.get("original")
-        if original is not None:
-            text = original if isinstance(original, str) else json.dumps(original, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
-            self._write(f"raw/{step}/original.{'txt' if isinstance(original, str) else 'json'}", text)
+        if original is not None:  # the record as the harness wrote it (after redaction)
+            kind = run.source.get("original_format") or ("text" if isinstance(original, str) else "json")
+            if kind == "text":
+                self._write(f"raw/{step}/original.txt", str(original))
+            elif kind == "jsonl" and isinstance(original, list):
+                self._write(f"raw/{step}/original.jsonl",
+                            "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in original))
+            else:
+                self._write(f"raw/{step}/original.json", json.dumps(original, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
         self._write(layout.compilation_doc(step), documents.render_compilation(run, comp, step, refs, mount, tpl))
         for k, ref in enumerate(refs):
             self._write(ref.path, documents.render_insight(run, comp, k, ref, step, mount, tpl))
@@ -228,6 +240,7 @@ class _Writer:
             "task_type": run.task.task_type if not run.task.apps else None, "apps": run.task.apps or None,
             "outcome": run.outcome.label, "steps": run.outcome.steps, "instruction": run.task.instruction,
             "title": comp.title, "compiler": comp.compiler, "content_hash": digest, "insights": ins_ids,
+            "redactions": run.source.get("redactions") or None,
         })
 
 
@@ -258,13 +271,17 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
             "stats": stats,
             "reused_runs": writer.reused,
             "detected_formats": report.detected,
+            "redactions": dict(sorted(report.redactions.items())),
+            "identical_copies_dropped": report.deduplicated,
             "skipped": report.errors,
+            "warnings": report.warnings,
+            "ignored_files": report.ignored,
         },
     }
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
-def build(opts: BuildOptions, progress=None) -> BuildResult:
+def build(opts: BuildOptions, progress=None, announce=None) -> BuildResult:
     """Compile ``opts.inputs`` and publish the corpus at ``opts.out``. Raises BuildError/PublishError."""
     out = opts.out
     with BuildLock(out):
@@ -272,11 +289,18 @@ def build(opts: BuildOptions, progress=None) -> BuildResult:
         report = LoadReport()
         ids = IdAllocator(previous)
         compiler = make_compiler(opts)
+        if compiler.name != "offline" and announce is not None:
+            from .runs.load import count_outcomes
+
+            counts, _ = count_outcomes(list(opts.inputs), opts.fmt, outcomes=opts.outcomes, redact=False)
+            announce(f"about to compile {sum(counts.values())} runs with {compiler.model}: "
+                     f"{counts['success']} success, {counts['failure']} failure")
         stage = fresh_staging(out)
         key = build_key(compiler, opts)
         reuse = _Reuse(previous, out, key)
         writer = _Writer(stage, ids, opts, reuse)
-        runs = _apply_defaults(iter_runs(list(opts.inputs), opts.fmt, report), opts)
+        runs = _apply_defaults(iter_runs(list(opts.inputs), opts.fmt, report, outcomes=opts.outcomes, strict=opts.strict,
+                                         redact=opts.redact, redact_patterns=opts.redact_patterns), opts)
         if progress is not None:
             runs = progress(runs)
         asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, report.errors, reuse))
@@ -293,7 +317,7 @@ def build(opts: BuildOptions, progress=None) -> BuildResult:
     return BuildResult(
         out=out, runs=len(writer.runs), success=counts["success"], failure=counts["failure"],
         insights=len(writer.insights), stats=compiler.stats().as_dict(), skipped=report.errors,
-        detected=report.detected, dropped_runs=ids.dropped_runs(),
+        detected=report.detected, dropped_runs=ids.dropped_runs(), report=report,
     )
 
 
@@ -316,8 +340,8 @@ def run_build(opts: BuildOptions) -> int:
 
     try:
         with bar:
-            result = build(opts, progress)
-    except (BuildError, PublishError, LLMConfigError) as exc:
+            result = build(opts, progress, announce=lambda line: console.print(line, markup=False))
+    except (BuildError, PublishError, LLMConfigError, RunError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 1
     _summary(console, result, opts)
@@ -331,6 +355,8 @@ def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
         console.print(f"read {path} as {fmt}")
     table = Table(title=f"corpus published at {result.out}", show_header=False)
     table.add_row("runs", f"{result.runs} ({result.success} success, {result.failure} failure)")
+    if result.report is not None:
+        table.add_row("input", result.report.summary())
     table.add_row("insights", str(result.insights))
     s = result.stats
     table.add_row("LLM calls", f"{s.get('calls', 0)} sent, {s.get('cache_hits', 0)} from cache, "
@@ -340,9 +366,11 @@ def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
     table.add_row("skipped", str(len(result.skipped)))
     console.print(table)
     for line in result.skipped[:20]:
-        console.print(f"  skipped: {line}", markup=False, highlight=False)
+        console.print(f"  skipped: {line}", markup=False, highlight=False, soft_wrap=True)
     if len(result.skipped) > 20:
         console.print(f"  … and {len(result.skipped) - 20} more (all listed in corpus.json under build.skipped)")
+    for line in (result.report.warnings if result.report else [])[:10]:
+        console.print(f"  warning: {line}", markup=False, highlight=False, soft_wrap=True)
     if result.dropped_runs:
         console.print(f"{len(result.dropped_runs)} run(s) of the previous corpus are not in this input; "
                       f"their ids are retired: {', '.join(result.dropped_runs[:5])}{' …' if len(result.dropped_runs) > 5 else ''}")

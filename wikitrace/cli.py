@@ -27,6 +27,10 @@ def compile(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp)."),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="LLM calls in flight at once."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="LLM response cache (default: $WIKITRACE_CACHE_DIR or ~/.cache/wikitrace/llm)."),
+    outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="run id -> success/failure/score (JSON, CSV or JSONL) for formats with no verdict."),
+    strict: bool = typer.Option(False, "--strict", help="Fail when a run has no outcome instead of skipping it."),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Keep secrets in the text (redaction is on by default)."),
+    redact_pattern: List[str] = typer.Option([], "--redact-pattern", help="Extra regex to redact (repeatable)."),
 ) -> None:
     """Compile runs into raw/ compilation/ insight/ layers with indexes and corpus.json."""
     from .build import BuildOptions, run_build
@@ -34,7 +38,8 @@ def compile(
     opts = BuildOptions(
         inputs=inputs, out=out, fmt=fmt, mount_path=mount_path, templates=templates,
         task_type=task_type, offline=offline, model=model, base_url=base_url,
-        concurrency=concurrency, cache_dir=cache_dir,
+        concurrency=concurrency, cache_dir=cache_dir, outcomes=outcomes, strict=strict,
+        redact=not no_redact, redact_patterns=tuple(redact_pattern),
     )
     raise typer.Exit(run_build(opts))
 

@@ -117,7 +117,7 @@ class OfflineCompiler:
 
 def compile_offline(run: Run) -> Compilation:
     actions = run.actions
-    kind = run.task.task_type or (", ".join(run.task.apps) if run.task.apps else "task")
+    kind = run.task.task_type or (", ".join(run.task.apps) if run.task.apps else "similar")
     if run.outcome.success:
         evidence, insights = _success(run, actions, kind)
     else:

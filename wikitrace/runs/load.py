@@ -1,18 +1,35 @@
 """Find the runs in the paths a user gives, whatever format they are in.
 
 Each importer is a module with ``read(path) -> Iterator[Run | RunError]`` and
-``looks_like(first_record) -> bool``; ``FORMATS`` maps a name (``--from``) to
-it. Errors come back as values so one bad record never stops a build.
+``looks_like(sniff) -> bool``; ``FORMATS`` maps a name (``--from``) to it, in
+detection order. Errors come back as values so one bad record never stops a
+build; ``LoadReport`` collects them as one line each (``file:line: reason``).
+
+``iter_runs`` then, for every run an importer yields:
+
+1. resolves a missing outcome from ``outcomes`` (``--outcomes FILE``), or
+   reports "no outcome for run X" and skips the run (``strict=True`` raises);
+2. reports a run whose id was already used (``report.duplicates``; the message
+   says whether it is an exact copy); exact copies an importer itself recognises
+   (Reflexion logs reprint every run each trial) are only counted, in
+   ``report.deduplicated``;
+3. clips text fields longer than ``_common.MAX_FIELD_CHARS``;
+4. redacts secrets (``wikitrace.redact``; on by default) and counts them by type.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from types import ModuleType
+from typing import Iterable, Iterator, Mapping
 
-from . import native, openai_chat
+from . import atif, claude_code, mini_swe_agent, native, openai_chat, react_text, swe_agent
+from . import outcomes as _outcomes
+from ._common import DuplicateRun, NotText, Sniff, clip_turns, sniff
 from .model import Run, RunError
 
 
@@ -21,55 +38,48 @@ class LoadReport:
     """What the loader took and what it could not, for the closing summary."""
 
     detected: dict[str, str] = field(default_factory=dict)  # path -> format
-    errors: list[str] = field(default_factory=list)
-    duplicates: int = 0
+    errors: list[str] = field(default_factory=list)  # one line each: "file:line: reason"
+    duplicates: int = 0  # runs reusing an id already read (each also in errors)
+    deduplicated: int = 0  # exact copies an importer dropped (Reflexion logs reprint every run)
+    missing_outcome: int = 0  # runs skipped because nothing gave their verdict
+    outcomes: Counter = field(default_factory=Counter)  # "success"/"failure" over yielded runs
+    redactions: Counter = field(default_factory=Counter)  # secret type -> count over yielded runs
+    clipped: int = 0  # text fields clipped to _common.MAX_FIELD_CHARS
+    ignored: list[str] = field(default_factory=list)  # files in input folders that are no run log
+    warnings: list[str] = field(default_factory=list)  # worth telling, not a skipped run
+
+    def summary(self) -> str:
+        """One line for the closing summary: counts before compiling."""
+        text = _outcomes.summary(self.outcomes)
+        extra = []
+        if self.deduplicated:
+            extra.append(f"{self.deduplicated} identical copies dropped")
+        if self.missing_outcome:
+            extra.append(f"{self.missing_outcome} skipped for lack of an outcome")
+        if self.errors:
+            extra.append(f"{len(self.errors)} problems")
+        if self.redactions:
+            extra.append(f"{sum(self.redactions.values())} secrets redacted")
+        return text + (f" ({'; '.join(extra)})" if extra else "")
 
 
-def _first_record(path: Path):
-    with path.open("rb") as fh:
-        head = fh.read(1 << 16).decode("utf-8", errors="replace").lstrip()
-    if head.startswith("["):
-        # A JSON array: decode just the first element.
-        try:
-            obj, _ = json.JSONDecoder().raw_decode(head[1:].lstrip())
-            return obj
-        except json.JSONDecodeError:
-            return None
-    line = head.split("\n", 1)[0]
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError:
-        return None
+class _OpenAIChat:
+    """Adapter: openai_chat.looks_like takes the first record, not a Sniff."""
+
+    read = staticmethod(openai_chat.read)
+
+    @staticmethod
+    def looks_like(s: Sniff) -> bool:
+        return openai_chat.looks_like(s.first)
 
 
-def detect(path: Path) -> str:
-    if native.is_run_folder(path):
-        return "native"
-    first = _first_record(path)
-    if isinstance(first, dict) and "run_id" in first and "turns" in first:
-        return "native"
-    if openai_chat.looks_like(first):
-        return "openai-chat"
-    raise RunError(
-        f"{path}: cannot tell the format; expected native run records (run_id, task, outcome, turns) "
-        f"or OpenAI chat trajectories (traj/messages + reward/success). Pass --from FORMAT."
-    )
+class _Native:
+    @staticmethod
+    def looks_like(s: Sniff) -> bool:
+        return isinstance(s.first, dict) and "run_id" in s.first and "turns" in s.first
 
-
-def _expand(paths: list[Path]) -> Iterator[Path]:
-    for p in paths:
-        if p.is_dir() and not native.is_run_folder(p):
-            children = sorted(p.iterdir())
-            folders = [c for c in children if native.is_run_folder(c)]
-            files = [c for c in children if c.is_file() and c.suffix in (".json", ".jsonl")]
-            yield from folders
-            yield from files
-        else:
-            yield p
-
-
-def _read(path: Path, fmt: str) -> Iterator[Run | RunError]:
-    if fmt == "native":
+    @staticmethod
+    def read(path: Path) -> Iterator[Run | RunError]:
         if path.is_dir():
             try:
                 yield native.read_folder(path)
@@ -77,36 +87,215 @@ def _read(path: Path, fmt: str) -> Iterator[Run | RunError]:
                 yield exc
         else:
             yield from native.read_jsonl(path)
-    elif fmt == "openai-chat":
-        yield from openai_chat.read(path)
-    else:
-        raise RunError(f"unknown format {fmt!r}; use one of: {', '.join(FORMATS)}")
 
 
-FORMATS = ("native", "openai-chat")
+# name -> importer, in detection order (the more specific shapes first).
+FORMATS: dict[str, ModuleType | type] = {
+    "native": _Native,
+    "atif": atif,
+    "swe-agent": swe_agent,
+    "mini-swe-agent": mini_swe_agent,
+    "claude-code": claude_code,
+    "openai-chat": _OpenAIChat,
+    "react-text": react_text,
+}
+ALIASES = {
+    "tau-bench": "openai-chat", "openai": "openai-chat", "sweagent": "swe-agent", "swe-agent-traj": "swe-agent",
+    "mini": "mini-swe-agent", "mini-swe": "mini-swe-agent", "claude": "claude-code", "harbor": "atif",
+    "react": "react-text", "reflexion": "react-text",
+}
+# Files a folder walk looks at; others are listed in report.ignored.
+_RUN_SUFFIXES = (".json", ".jsonl", ".traj", ".txt", ".log")
+# Companion files that hold verdicts or predictions, not runs.
+_COMPANIONS = {"results.json", "result.json", "preds.json", "config.json", "run_batch_exit_statuses.yaml"}
 
 
-def iter_runs(paths: list[Path], fmt: str | None = None, report: LoadReport | None = None) -> Iterator[Run]:
-    """Yield every good run in input order; record everything else in ``report``."""
+def format_name(name: str) -> str:
+    key = name.strip().lower()
+    key = ALIASES.get(key, key)
+    if key not in FORMATS:
+        raise RunError(f"unknown format {name!r}; use one of: {', '.join(FORMATS)}")
+    return key
+
+
+def detect(path: Path) -> str:
+    if native.is_run_folder(path):
+        return "native"
+    if path.is_dir():
+        raise RunError(f"{path}: a folder without run.json; pass the files in it")
+    s = sniff(path)
+    if not s.head.strip():
+        raise RunError(f"{path}: empty file")
+    for name, module in FORMATS.items():
+        if module.looks_like(s):
+            return name
+    raise RunError(
+        f"{path}: cannot tell the format; expected one of {', '.join(FORMATS)} "
+        f"(see docs/input-formats.md). Pass --from FORMAT."
+    )
+
+
+def _walk(folder: Path, report: LoadReport, depth: int = 0) -> Iterator[tuple[Path, bool]]:
+    """(path, found_by_walking) for the run files and run folders under ``folder``."""
+    try:
+        children = sorted(folder.iterdir())
+    except OSError as exc:
+        report.errors.append(_one_line(f"{folder}: cannot list ({exc.strerror or exc.__class__.__name__})"))
+        return
+    for child in children:
+        if child.name.startswith("."):
+            continue
+        if child.is_symlink() and child.is_dir():
+            report.ignored.append(f"{child}: symlinked folder not followed")
+            continue
+        if native.is_run_folder(child):
+            yield child, True
+        elif child.is_dir():
+            if depth < 8:
+                yield from _walk(child, report, depth + 1)
+        elif child.is_file():
+            name = child.name.lower()
+            if name in _COMPANIONS or name.startswith("outcomes."):
+                continue
+            if name.endswith(_RUN_SUFFIXES):
+                yield child, True
+            else:
+                report.ignored.append(str(child))
+
+
+def _expand(paths: list[Path], report: LoadReport) -> Iterator[tuple[Path, bool]]:
+    for p in paths:
+        if p.is_dir() and not native.is_run_folder(p):
+            yield from _walk(p, report)
+        else:
+            yield p, False
+
+
+def _read(path: Path, fmt: str) -> Iterator[Run | RunError]:
+    module = FORMATS[format_name(fmt)]
+    try:
+        yield from module.read(path)
+    except RunError as exc:
+        yield exc
+    except (RecursionError, MemoryError) as exc:
+        yield RunError(f"{path}: too large or too deeply nested to read ({exc.__class__.__name__})")
+    except Exception as exc:  # an importer bug must not stop the build: report it as the file's problem
+        yield RunError(f"{path}: could not be read ({exc.__class__.__name__}: {exc}); please report this input shape")
+
+
+def _one_line(message: str, limit: int = 1000) -> str:
+    line = " ".join(message.splitlines())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def fingerprint(run: Run) -> str:
+    """Content hash of a run (task, turns, outcome), ignoring where it was read from."""
+    h = hashlib.sha256()
+    t = run.task
+    head = [t.id, t.instruction, t.task_type, t.apps, t.initial_observation, t.metadata,
+            run.outcome.__dict__ if run.outcome is not None else None]
+    h.update(json.dumps(head, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
+    for turn in run.turns:
+        h.update(json.dumps(turn.to_record(), sort_keys=True, ensure_ascii=False, default=str)
+                 .encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def iter_runs(
+    paths: list[Path],
+    fmt: str | None = None,
+    report: LoadReport | None = None,
+    *,
+    outcomes: Mapping[str, _outcomes.Verdict] | Path | str | None = None,
+    strict: bool = False,
+    redact: bool = True,
+    redact_patterns: Iterable[str] = (),
+) -> Iterator[Run]:
+    """Yield every good run in input order; record everything else in ``report``.
+
+    ``outcomes``: a table from ``outcomes.load_outcomes`` or the path of an
+    outcomes file; it gives the verdict of runs whose format has none.
+    ``strict``: raise RunError for a run without an outcome instead of skipping it.
+    ``redact``/``redact_patterns``: secret redaction (on by default) plus user regexes.
+    """
     report = report if report is not None else LoadReport()
-    seen: set[str] = set()
-    for path in _expand(paths):
+    chosen_fmt = format_name(fmt) if fmt else None
+    table = _outcomes.load_outcomes(outcomes) if isinstance(outcomes, (str, Path)) else (outcomes or {})
+    redactor = None
+    if redact:
+        from ..redact import Redactor, default_redactor
+
+        patterns = list(redact_patterns)
+        redactor = Redactor(patterns) if patterns else default_redactor()
+    seen: dict[str, str] = {}
+    used: set[str] = set()
+    for path, walked in _expand(paths, report):
         if not path.exists():
-            report.errors.append(f"{path}: no such file or folder")
+            report.errors.append(_one_line(f"{path}: no such file or folder"))
             continue
         try:
-            chosen = fmt or detect(path)
+            chosen = chosen_fmt or detect(path)
         except RunError as exc:
-            report.errors.append(str(exc))
+            if walked and path.suffix.lower() in (".txt", ".log") and not isinstance(exc, NotText):
+                report.ignored.append(str(path))  # notes and licences beside logs are not errors
+            else:
+                report.errors.append(_one_line(str(exc)))
             continue
         report.detected[str(path)] = chosen
         for item in _read(path, chosen):
-            if isinstance(item, RunError):
-                report.errors.append(str(item))
+            if isinstance(item, DuplicateRun):
+                report.deduplicated += 1
                 continue
+            if isinstance(item, RunError):
+                report.errors.append(_one_line(str(item)))
+                continue
+            if not isinstance(item.run_id, str) or not item.run_id.strip():
+                report.errors.append(_one_line(f"{path}: a run without an id; skipped"))
+                continue
+            found = _outcomes.match(item, table) if table else None
+            verdict = found[1] if found else None
+            if found:
+                used.add(found[0])
+            if item.outcome is not None and verdict is not None and verdict.success != item.outcome.success:
+                report.warnings.append(_one_line(
+                    f"{verdict.where}: says {'success' if verdict.success else 'failure'} for run {item.run_id!r} "
+                    f"but {path} says {item.outcome.label}; kept the input's own verdict"))
+            if item.outcome is None:
+                if verdict is None:
+                    message = (f"{path}: no outcome for run {item.run_id!r} ({chosen} has no verdict); "
+                               f"pass --outcomes FILE")
+                    if strict:
+                        raise RunError(message)
+                    report.missing_outcome += 1
+                    report.errors.append(_one_line(message))
+                    continue
+                _outcomes.apply(item, verdict)
+            digest = fingerprint(item)
             if item.run_id in seen:
                 report.duplicates += 1
-                report.errors.append(f"{path}: run_id {item.run_id!r} appears again; kept the first, skipped this one")
+                same = "an exact copy" if seen[item.run_id] == digest else "a different run"
+                report.errors.append(_one_line(
+                    f"{path}: run_id {item.run_id!r} appears again ({same}); kept the first, skipped this one"))
                 continue
-            seen.add(item.run_id)
+            seen[item.run_id] = digest
+            report.clipped += clip_turns(item.turns)
+            if redactor is not None:
+                counts = redactor.run(item)
+                if counts:
+                    item.source["redactions"] = dict(sorted(counts.items()))
+                    report.redactions.update(counts)
+            report.outcomes[item.outcome.label] += 1
             yield item
+    if table:
+        unused = sorted(set(table) - used)
+        if unused:
+            report.warnings.append(_one_line(
+                f"{len(unused)} of {len(table)} outcome entries matched no run (first: {unused[0]!r})"))
+
+
+def count_outcomes(paths: list[Path], fmt: str | None = None, **kwargs) -> tuple[Counter, LoadReport]:
+    """Read everything once and count success/failure (for a summary before compiling)."""
+    report = LoadReport()
+    for _ in iter_runs(paths, fmt, report, **kwargs):
+        pass
+    return Counter(report.outcomes), report

@@ -70,6 +70,8 @@ def run_from_dict(obj: Any, where: str, turns: list[Turn] | None = None) -> Run:
     if not isinstance(obj, dict):
         raise RunError(f"{where}: a run record must be a JSON object")
     run_id = _require(obj, "run_id", (str, int), where)
+    if not str(run_id).strip():
+        raise RunError(f"{where}: field 'run_id' is empty")
     if turns is None:
         raw_turns = _require(obj, "turns", list, where)
         turns = [Turn.from_record(t, where=f"{where}: turns[{i}]") for i, t in enumerate(raw_turns)]
@@ -81,7 +83,12 @@ def run_from_dict(obj: Any, where: str, turns: list[Turn] | None = None) -> Run:
 
 def read_jsonl(path: Path) -> Iterator[Run | RunError]:
     """Yield runs, or a RunError per bad line so the caller can report and go on."""
-    with path.open("rb") as fh:
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        yield RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})")
+        return
+    with fh:
         for lineno, raw in enumerate(fh, start=1):
             where = f"{path}:{lineno}"
             try:
@@ -95,6 +102,9 @@ def read_jsonl(path: Path) -> Iterator[Run | RunError]:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
                 yield RunError(f"{where}: not valid JSON ({exc.msg}); one run record per line")
+                continue
+            except (ValueError, RecursionError) as exc:  # over-long integers, absurd nesting
+                yield RunError(f"{where}: not valid JSON ({exc.__class__.__name__}); one run record per line")
                 continue
             try:
                 run = run_from_dict(obj, where)
@@ -113,8 +123,17 @@ def read_folder(path: Path) -> Run:
         raise RunError(f"{meta_path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
     except UnicodeDecodeError:
         raise RunError(f"{meta_path}: not UTF-8 text; re-save the file as UTF-8") from None
+    except (ValueError, RecursionError) as exc:
+        raise RunError(f"{meta_path}: not valid JSON ({exc.__class__.__name__})") from None
+    except OSError as exc:
+        raise RunError(f"{meta_path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
     log = path / "solver.full.jsonl"
-    turns = read_turns(log) if log.exists() and "turns" not in obj else None
+    try:
+        turns = read_turns(log) if log.exists() and "turns" not in obj else None
+    except (ValueError, RecursionError, OSError) as exc:
+        if isinstance(exc, RunError):
+            raise
+        raise RunError(f"{log}: cannot read the turn log ({exc.__class__.__name__})") from None
     run = run_from_dict(obj, str(meta_path), turns=turns)
     run.source = {"format": "native-folder", "file": path.name}
     return run

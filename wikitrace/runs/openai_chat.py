@@ -17,10 +17,12 @@ success only at full marks (>= 1.0); the score is kept either way.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any, Iterator
 
+from ._common import parse_json, read_text
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
 _POLICY_HEADING = re.compile(r"^#\s*([A-Za-z][A-Za-z ]{0,40}?)\s+Agent Policy", re.M)
@@ -45,7 +47,7 @@ def _arguments(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
             return json.loads(raw)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             return raw
     return raw
 
@@ -59,9 +61,12 @@ def messages_to_turns(messages: list[Any], where: str) -> list[Turn]:
         role = msg.get("role")
         content = _text(msg.get("content"))
         if role == "assistant" and msg.get("tool_calls"):
+            if not isinstance(msg["tool_calls"], list):
+                raise RunError(f"{where}: message {i}: 'tool_calls' must be a list")
             reasoning = content or None
             for call in msg["tool_calls"]:
-                fn = (call or {}).get("function") or {}
+                call = call if isinstance(call, dict) else {}
+                fn = call.get("function") if isinstance(call.get("function"), dict) else {}
                 turn = Turn(
                     turn=len(turns), type="function_call", role="assistant",
                     name=str(fn.get("name") or "unknown"),
@@ -114,14 +119,18 @@ def record_to_run(rec: Any, where: str) -> Run:
         success, score = rec["success"], rec.get("reward")
     elif isinstance(rec.get("reward"), (int, float)) and not isinstance(rec.get("reward"), bool):
         score = float(rec["reward"])
+        if not math.isfinite(score):
+            raise RunError(f"{where}: field 'reward' must be a finite number")
         success = score >= 1.0
     else:
         raise RunError(f"{where}: no outcome: give 'success' (true/false) or a numeric 'reward'")
 
-    info_task = (rec.get("info") or {}).get("task") or {}
+    info = rec.get("info") if isinstance(rec.get("info"), dict) else {}
+    info_task = info.get("task") if isinstance(info.get("task"), dict) else {}
     task_field = rec.get("task") if isinstance(rec.get("task"), dict) else {}
-    instruction = (
-        task_field.get("instruction") or info_task.get("instruction") or rec.get("instruction")
+    instruction = next(
+        (v for v in (task_field.get("instruction"), info_task.get("instruction"), rec.get("instruction"))
+         if isinstance(v, str) and v), None,
     )
     first_user = next((t.content for t in turns if t.type == "message" and t.role == "user"), None)
     if not instruction:
@@ -140,11 +149,14 @@ def record_to_run(rec: Any, where: str) -> Run:
     last_user = next((t.content for t in reversed(turns) if t.type == "message" and t.role == "user"), "")
     ended_by = "user" if last_user and "###STOP###" in last_user else None
     turns.append(Turn(turn=len(turns), type="episode_over", extra={"ended_by": ended_by} if ended_by else {}))
+    apps = task_field.get("apps")
+    if apps is not None and not (isinstance(apps, list) and all(isinstance(a, str) for a in apps)):
+        raise RunError(f"{where}: field 'task.apps' must be a list of strings")
     task = Task(
         id=str(task_id),
         instruction=instruction,
-        task_type=task_field.get("task_type") or _domain(messages),
-        apps=task_field.get("apps"),
+        task_type=task_field.get("task_type") if isinstance(task_field.get("task_type"), str) else _domain(messages),
+        apps=apps,
         initial_observation=first_user if first_user != instruction else None,
         metadata=meta,
     )
@@ -156,31 +168,49 @@ def looks_like(sample: Any) -> bool:
     return isinstance(sample, dict) and isinstance(sample.get("traj", sample.get("messages")), list)
 
 
+def _records(path: Path, text: str) -> Iterator[tuple[str, int, Any] | RunError]:
+    """(where, index, record) in file order; a line that is no JSON comes back as RunError."""
+    if text.lstrip().startswith("["):
+        try:
+            records = parse_json(text, str(path))
+        except RunError as exc:
+            yield exc
+            return
+        for i, rec in enumerate(records):
+            yield f"{path}: record {i}", i, rec
+        return
+    # split on "\n" only: str.splitlines() would also cut at U+2028 and friends,
+    # which JSON allows raw inside strings.
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            yield where, lineno, parse_json(line, where, single_line=True)
+        except RunError as exc:
+            yield exc
+
+
 def read(path: Path) -> Iterator[Run | RunError]:
     """Yield runs from a JSON array or a JSONL file; bad records come back as RunError."""
-    text = path.read_text(encoding="utf-8")
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            records = json.loads(text)
-        except json.JSONDecodeError as exc:
-            yield RunError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})")
-            return
-        items = [(f"{path}: record {i}", i, r) for i, r in enumerate(records)]
-    else:
-        items = []
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                items.append((f"{path}:{lineno}", lineno, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                yield RunError(f"{path}:{lineno}: not valid JSON ({exc.msg})")
-    for where, index, rec in items:
+    try:
+        text = read_text(path)
+    except RunError as exc:
+        yield exc
+        return
+    for item in _records(path, text):
+        if isinstance(item, RunError):
+            yield item
+            continue
+        where, index, rec = item
         try:
             run = record_to_run(rec, where)
         except RunError as exc:
             yield exc
             continue
-        run.source = {"format": "openai-chat", "file": path.name, "record": index}
+        except (TypeError, AttributeError, ValueError, KeyError) as exc:  # a shape no check above foresaw
+            yield RunError(f"{where}: unexpected record shape ({exc.__class__.__name__}: {exc})")
+            continue
+        run.source = {"format": "openai-chat", "file": path.name, "record": index,
+                      "original": rec, "original_format": "json"}
         yield run

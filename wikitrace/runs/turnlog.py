@@ -28,6 +28,8 @@ def parse_turns(text: str, where: str) -> list[Turn]:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             raise RunError(f"{where}:{lineno}: not valid JSON ({exc.msg}); each line must be one JSON object") from None
+        except (ValueError, RecursionError) as exc:  # 4,300+ digit numbers, absurd nesting
+            raise RunError(f"{where}:{lineno}: JSON the reader refuses ({type(exc).__name__}: {str(exc)[:80]})") from None
         turns.append(Turn.from_record(rec, where=f"{where}:{lineno}"))
     check_numbering(turns, where)
     return turns

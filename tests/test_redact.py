@@ -1,0 +1,185 @@
+"""Input safety: secret redaction and path-safe names."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wikitrace.redact import Redactor, redact_run, redact_text
+from wikitrace.runs.model import Outcome, Run, Task, Turn
+from wikitrace.safe_names import contained, safe_join, safe_name
+
+# Fake credentials of the right shapes (none of them is real).
+OPENAI = "sk-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" + "T3BlbkFJ" + "a1b2c3d4e5f6g7h8"
+OPENAI_PROJ = "sk-proj-" + "Zx9_Yw8-Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"
+ANTHROPIC = "sk-ant-api03-" + "Q" * 40 + "-abcDEF_123"
+AWS_ID = "AKIA" + "IOSFODNN7EXAMPLE"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+GITHUB = "ghp_" + "1234567890abcdefghijABCDEFGHIJ123456"
+GITHUB_PAT = "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"
+SLACK = "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+PEM = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7YxZ3e1Qm0s3lq0G4s2Vd9u0\nQ2y5Vb8Xk1n9wJtq3ZL1rA==\n"
+       "-----END RSA PRIVATE KEY-----")
+
+
+@pytest.mark.parametrize("text, kind, expected", [
+    (f"key={OPENAI}.", "openai-key", "key=[REDACTED:openai-key]."),
+    (f"OPENAI_API_KEY={OPENAI_PROJ}", "openai-key", "OPENAI_API_KEY=[REDACTED:openai-key]"),
+    (f"export ANTHROPIC_API_KEY='{ANTHROPIC}'", "anthropic-key", "export ANTHROPIC_API_KEY='[REDACTED:anthropic-key]'"),
+    (f"id {AWS_ID} ok", "aws-access-key-id", "id [REDACTED:aws-access-key-id] ok"),
+    (f"aws_secret_access_key = {AWS_SECRET}", "aws-secret-key", "aws_secret_access_key = [REDACTED:aws-secret-key]"),
+    (f'{{"SecretAccessKey": "{AWS_SECRET}"}}', "aws-secret-key", '{"SecretAccessKey": "[REDACTED:aws-secret-key]"}'),
+    (f"git clone https://{GITHUB}@github.com/x/y", "github-token", "git clone https://[REDACTED:github-token]@github.com/x/y"),
+    (f"token: {GITHUB_PAT}", "github-token", "token: [REDACTED:github-token]"),
+    (f"SLACK={SLACK}", "slack-token", "SLACK=[REDACTED:slack-token]"),
+    ("Authorization: Bearer abc.DEF-123_xyz~", "bearer-token", "Authorization: Bearer [REDACTED:bearer-token]"),
+    ('{"authorization": "Basic dXNlcjpwYXNz"}', "bearer-token", '{"authorization": "Basic [REDACTED:bearer-token]"}'),
+    (f"cookie {JWT} end", "jwt", "cookie [REDACTED:jwt] end"),
+    (f"key:\n{PEM}\nafter", "private-key", "key:\n[REDACTED:private-key]\nafter"),
+    ("postgres://admin:s3cr3t!@db.internal:5432/app", "url-password", "postgres://admin:[REDACTED:url-password]@db.internal:5432/app"),
+])
+def test_builtin_shapes(text, kind, expected):
+    out, counts = redact_text(text)
+    assert out == expected
+    assert counts == {kind: 1}
+
+
+def test_cut_off_private_key_block_is_still_redacted():
+    out, counts = redact_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\nAAAAB3NzaC1yc2E")
+    assert out == "[REDACTED:private-key]" and counts == {"private-key": 1}
+
+
+def test_bearer_with_jwt_is_one_secret():
+    out, counts = redact_text(f"Authorization: Bearer {JWT}")
+    assert out == "Authorization: Bearer [REDACTED:bearer-token]" and counts == {"bearer-token": 1}
+
+
+@pytest.mark.parametrize("text", [
+    "the task-sk-1 is done", "ask-questions-first", "AKIA is a prefix", "http://example.com:8080/path",
+    "user@example.com", "see https://docs.python.org/3/", "xox-box", "ghp_short", "eyJ.not.jwt",
+    "Bearer of bad news", "a secret garden", "-----BEGIN PUBLIC KEY-----\nMIIBIjAN\n-----END PUBLIC KEY-----",
+])
+def test_ordinary_text_is_left_alone(text):
+    assert redact_text(text) == (text, {})
+
+
+def test_user_patterns_and_secret_group():
+    r = Redactor([r"ACME-\d{6}", r"pin=(?P<secret>\d{4})"])
+    counts = Counter()
+    assert r.text("order ACME-123456 pin=1234", counts) == "order [REDACTED:custom] pin=[REDACTED:custom]"
+    assert counts == {"custom": 2}
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        Redactor(["(unclosed"])
+
+
+def _run() -> Run:
+    task = Task(id="t1", instruction=f"deploy with {GITHUB}", initial_observation="env AWS " + AWS_ID,
+                metadata={"env": {"OPENAI_API_KEY": OPENAI}, "list": [JWT, 3, None]})
+    turns = [
+        Turn(turn=0, type="message", role="user", content="go"),
+        Turn(turn=1, type="function_call", name="http", arguments={"headers": {"Authorization": f"Bearer {OPENAI_PROJ}"},
+                                                                   "url": "https://bob:pw1234@api.example.com"},
+             reasoning="use the key " + SLACK, result="ok " + ANTHROPIC, extra={"note": [AWS_ID]}),
+        Turn(turn=2, type="episode_over", extra={"ended_by": "agent"}),
+    ]
+    original = {"raw": [{"text": PEM}], GITHUB: "as a key"}
+    return Run(run_id="r1", task=task, turns=turns, outcome=Outcome(True, 1, ended_by="agent"),
+               source={"format": "x", "original": original})
+
+
+def test_redact_run_walks_everything():
+    run = _run()
+    counts = redact_run(run)
+    dumped = json.dumps([run.task.__dict__, [t.to_record() for t in run.turns], run.source], default=str)
+    for secret in (GITHUB, AWS_ID, OPENAI, JWT, OPENAI_PROJ, "pw1234", SLACK, ANTHROPIC, "MIIEowIBAAKCAQEA"):
+        assert secret not in dumped
+    assert counts == {"github-token": 2, "aws-access-key-id": 2, "openai-key": 2, "jwt": 1,
+                      "url-password": 1, "slack-token": 1, "anthropic-key": 1, "private-key": 1}
+    # header name and value are separate strings here: the key shape is what is caught
+    assert run.turns[1].arguments["headers"]["Authorization"] == "Bearer [REDACTED:openai-key]"
+    assert run.run_id == "r1" and run.task.id == "t1"
+
+
+def test_redaction_is_deterministic_and_idempotent():
+    a, b = _run(), _run()
+    assert redact_run(a) == redact_run(b)
+    assert [t.to_record() for t in a.turns] == [t.to_record() for t in b.turns]
+    before = copy.deepcopy([t.to_record() for t in a.turns])
+    assert redact_run(a) == {}
+    assert [t.to_record() for t in a.turns] == before
+
+
+def test_deeply_nested_values_do_not_recurse():
+    value: object = OPENAI
+    for _ in range(5000):
+        value = [value]
+    out = Redactor().value(value)
+    for _ in range(5000):
+        out = out[0]
+    assert out == "[REDACTED:openai-key]"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_redact_never_fails_and_is_stable(text):
+    once, _ = redact_text(text)
+    twice, counts = redact_text(once)
+    assert twice == once and not counts
+
+
+# -- safe names ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw", [
+    "../../x", "/etc/passwd", "..", ".", "", "a\x00b", "a/b\\c", "line\nbreak", "\u202eevil.txt", "CON", "nul.txt",
+    "  ", "...", "x" * 10_000, "é" * 5_000, "日本語のラン", "run id with spaces", "-", "\ud800bad",
+])
+def test_safe_name_properties(raw):
+    name = safe_name(raw)
+    assert name and ".." not in name and not name.startswith(".")
+    assert "/" not in name and "\\" not in name and "\x00" not in name
+    assert all(ch.isprintable() for ch in name)
+    assert len(name.encode("utf-8")) <= 120
+    assert safe_name(raw) == name  # deterministic
+
+
+def test_safe_name_keeps_good_names_and_separates_changed_ones():
+    assert safe_name("task-0-trial-3") == "task-0-trial-3"
+    assert safe_name("django__django-11099") == "django__django-11099"
+    assert safe_name("日本語のラン") == "日本語のラン"
+    assert safe_name("a/b") != safe_name("a_b") and safe_name("a/b").startswith("a_b-")
+    long_a, long_b = safe_name("x" * 10_000), safe_name("x" * 9_999 + "y")
+    assert long_a != long_b and len(long_a) <= 120
+    assert safe_name("../../etc/passwd").startswith("____etc_passwd-")
+    assert safe_name("v1.2") == "v1.2" and safe_name("a..b").startswith("a_b-")
+
+
+@given(st.text(max_size=400))
+@settings(max_examples=500, deadline=None)
+def test_safe_name_fuzz(raw):
+    name = safe_name(raw)
+    assert name and ".." not in name and not name.startswith(".") and "/" not in name and "\x00" not in name
+    assert all(ch.isprintable() for ch in name)
+    assert len(name.encode("utf-8")) <= 120
+
+
+def test_contained(tmp_path):
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "raw").mkdir()
+    assert contained(root, "raw/step-0001")
+    assert contained(root, root / "raw")
+    assert contained(root, ".")
+    assert not contained(root, "../x")
+    assert not contained(root, "raw/../../x")
+    assert not contained(root, "/etc/passwd")
+    os.symlink("/etc", root / "link")
+    assert not contained(root, "link/passwd")
+    assert safe_join(root, "raw", "../../x") == root / "raw" / safe_name("../../x")
+    assert contained(root, safe_join(root, "/etc/passwd"))

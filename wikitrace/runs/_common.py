@@ -1,0 +1,267 @@
+"""Shared reading helpers for the importers: safe text/JSON loading and small conversions.
+
+Everything here turns bad input into a ``RunError`` whose message starts with
+``file:line:`` where a line is known, so the loader can report it in one line
+and go on with the next file.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from .model import RunError, Turn
+
+# A file larger than this is refused rather than read into memory.
+MAX_INPUT_BYTES = 512 * 1024 * 1024
+# A single text field of a turn (content, result, reasoning) longer than this is
+# clipped in the turn log; the original record keeps the full text.
+MAX_FIELD_CHARS = 8 * 1024 * 1024
+# How much of a file detection looks at.
+SNIFF_BYTES = 1 << 16
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+class NotText(RunError):
+    """The file is binary or in an encoding other than UTF-8."""
+
+
+def _line_of(data: bytes | str, pos: int) -> int:
+    return data.count(b"\n" if isinstance(data, bytes) else "\n", 0, pos) + 1
+
+
+def looks_binary(data: bytes) -> bool:
+    """NUL bytes in text that has no UTF-16/32 byte-order mark: not a text file."""
+    if any(data.startswith(bom) for bom, _ in _BOMS):
+        return False
+    return b"\x00" in data[:8192]
+
+
+def decode(data: bytes, where: str) -> str:
+    """UTF-8 (with or without BOM) or a RunError naming the line to fix."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            raise NotText(f"{where}: the file is {name} text; re-save it as UTF-8")
+    if looks_binary(data):
+        raise NotText(f"{where}: binary file (NUL bytes), not a text run log; remove it from the input")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotText(
+            f"{where}:{_line_of(data, exc.start)}: not UTF-8 (byte {exc.start}); re-save the file as UTF-8"
+        ) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        size = path.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            raise RunError(f"{path}: {size} bytes is more than the {MAX_INPUT_BYTES} a single input file may have; split it")
+        return path.read_bytes()
+    except OSError as exc:
+        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+
+
+def read_text(path: Path) -> str:
+    return decode(read_bytes(path), str(path))
+
+
+def parse_json(text: str, where: str, single_line: bool = False) -> Any:
+    """``json.loads`` whose every failure is a RunError with a line number.
+
+    With ``single_line`` the text is one line of a JSONL file whose line number is
+    already in ``where``.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = ""
+        if exc.pos >= len(text.rstrip()) - 1:
+            hint = "; the line looks cut off" if single_line else "; the file looks truncated"
+        at = where if single_line else f"{where}:{exc.lineno}"
+        raise RunError(f"{at}: not valid JSON ({exc.msg}, column {exc.colno}){hint}") from None
+    except RecursionError:
+        raise RunError(f"{where}: JSON nested too deeply to read") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise RunError(f"{where}: not valid JSON ({exc})") from None
+
+
+def load_json(path: Path) -> Any:
+    return parse_json(read_text(path), str(path))
+
+
+def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, object) per non-blank line; a bad line gives (line, RunError)."""
+    data = read_bytes(path)
+    if any(data.startswith(bom) for bom, _ in _BOMS) or looks_binary(data):
+        decode(data, str(path))  # raises with the reason
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield lineno, RunError(f"{where}: not UTF-8 (byte {exc.start} of the line); re-save the file as UTF-8")
+            continue
+        try:
+            yield lineno, parse_json(line, where, single_line=True)
+        except RunError as exc:
+            yield lineno, exc
+
+
+class DuplicateRun(RunError):
+    """Not a problem: an importer met an exact copy of a run it already yielded.
+
+    Importers yield it instead of the copy; the loader counts it in
+    ``LoadReport.deduplicated`` and does not list it as an error.
+    """
+
+
+# -- sniffing ---------------------------------------------------------------------------
+
+@dataclass
+class Sniff:
+    """What detection sees of a file: its name, its head and the first JSON record if any."""
+
+    path: Path
+    head: str  # the first SNIFF_BYTES, decoded leniently
+    first: Any = None  # first array element, first JSON line, or the whole object
+    whole: Any = None  # the whole parsed JSON document when the head is the entire file
+    complete: bool = False  # the head is the entire file
+
+
+_FIRST_LINE_LIMIT = 16 * 1024 * 1024
+
+
+def sniff(path: Path) -> Sniff:
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(SNIFF_BYTES + 1)
+            line = raw.split(b"\n", 1)[0]
+            if b"\n" not in raw and len(raw) > SNIFF_BYTES:
+                # A JSONL file whose first record is long: read that whole line.
+                fh.seek(0)
+                line = fh.readline(_FIRST_LINE_LIMIT)
+    except OSError as exc:
+        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+    complete = len(raw) <= SNIFF_BYTES
+    raw = raw[:SNIFF_BYTES]
+    if looks_binary(raw) or any(raw.startswith(bom) for bom, _ in _BOMS):
+        decode(raw, str(path))  # raises: binary or UTF-16/32
+    head = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+    s = Sniff(path=path, head=head, complete=complete)
+    stripped = head.lstrip()
+    decoder = json.JSONDecoder()
+    try:
+        if stripped.startswith("["):
+            try:
+                s.first, _ = decoder.raw_decode(stripped[1:].lstrip())
+            except ValueError:
+                if complete:
+                    raise
+                # The first element is longer than the head: look further, within reason.
+                with path.open("rb") as fh:
+                    more = fh.read(_FIRST_LINE_LIMIT).decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()
+                s.first, _ = decoder.raw_decode(more[1:].lstrip())
+        elif stripped.startswith("{"):
+            try:
+                s.first = json.loads(line.decode("utf-8", errors="replace").lstrip("\ufeff"))
+            except ValueError:
+                s.first, _ = decoder.raw_decode(stripped)
+    except (ValueError, RecursionError, OSError):
+        pass
+    if complete and stripped[:1] in ("[", "{"):
+        try:
+            s.whole = json.loads(stripped)
+        except (ValueError, RecursionError):
+            pass
+    return s
+
+
+# -- small conversions ------------------------------------------------------------------
+
+def text_of(content: Any) -> str | None:
+    """Chat content: a string, None, or a list of typed parts (text kept, others named)."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict):
+                kind = part.get("type")
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+                elif isinstance(part.get("content"), (str, list)):
+                    parts.append(text_of(part["content"]) or "")
+                elif kind in ("image", "image_url", "input_image"):
+                    parts.append("[image]")
+                else:
+                    parts.append(json.dumps(part, ensure_ascii=False, sort_keys=True))
+            else:
+                parts.append(json.dumps(part, ensure_ascii=False, sort_keys=True))
+        return "\n".join(p for p in parts if p)
+    return json.dumps(content, ensure_ascii=False, sort_keys=True)
+
+
+def as_str(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def clip_turns(turns: list[Turn], limit: int = MAX_FIELD_CHARS) -> int:
+    """Clip over-long text fields in place; returns how many fields were clipped.
+
+    The turn records which field lost how many characters in ``extra['clipped']``.
+    """
+    clipped = 0
+    for t in turns:
+        for key in ("content", "result", "reasoning"):
+            value = getattr(t, key)
+            if isinstance(value, str) and len(value) > limit:
+                lost = len(value) - limit
+                setattr(t, key, value[:limit] + f"\n[wikitrace: clipped {lost} characters; the full text is in the raw original]")
+                t.extra.setdefault("clipped", {})[key] = lost
+                clipped += 1
+    return clipped
+
+
+def first_line(text: str, limit: int = 200) -> str:
+    line = text.strip().split("\n", 1)[0] if text else ""
+    return line[:limit]
+
+
+def ended_by_status(status: Any) -> str | None:
+    """An agent harness ``exit_status`` as an ``ended_by`` value.
+
+    ``submitted``/``Submitted`` means the agent ended the run itself; anything
+    else (cost or step limits, format errors, autosubmission) is the harness.
+    """
+    if not isinstance(status, str) or not status.strip():
+        return None
+    status = status.strip()
+    if status.lower() == "submitted":
+        return "agent: submitted"
+    return f"harness: {status}"
+
+
+def unanswered(turns: list[Turn]) -> None:
+    """Calls that never got a result: empty result, marked as errors (as openai-chat does)."""
+    for t in turns:
+        if t.type == "function_call" and t.result is None:
+            t.result = ""
+            t.is_error = True
+            t.extra["unanswered"] = True
