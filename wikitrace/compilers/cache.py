@@ -77,6 +77,8 @@ class ResponseCache:
             messages: list[dict[str, Any]]) -> None:
         """Write one answer atomically. A failure to write is not fatal: the answer
         is still used, it just will not be reused."""
+        # The prompt itself is not stored: the key is its hash, and prompts of large
+        # runs would make the cache many times the size of the answers.
         record = {
             "format": FORMAT,
             "key": key,
@@ -84,18 +86,16 @@ class ResponseCache:
             "mode": mode,
             "text": answer.text,
             "usage": answer.usage,
-            "messages": messages,
         }
         target = self.path(key)
         tmp_name = None
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp_name = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=target.parent)
+            # Rename makes the entry appear whole or not at all, which is what a killed
+            # build needs; no fsync: after a power loss an entry may be asked for again.
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(record, fh, ensure_ascii=False, indent=1)
-                fh.write("\n")
-                fh.flush()
-                os.fsync(fh.fileno())
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             os.replace(tmp_name, target)
             tmp_name = None
         except OSError:

@@ -430,7 +430,11 @@ class LLMCompiler:
         """The compiler's own instructions (without the agent's), to spot answers that echo them."""
         name = f"prompts/compile_{prompt.system_ctx['outcome']}.system.j2"
         ctx = dict(prompt.system_ctx, solver_prompt=None)
-        return _norm(render(name, self.templates, mode=mode, **ctx))
+        memo_key = (name, mode, repr(sorted(ctx.items())))
+        memo = self.__dict__.setdefault("_instructions_memo", {})
+        if memo_key not in memo:  # the same few variants recur on every run of a build
+            memo[memo_key] = _norm(render(name, self.templates, mode=mode, **ctx))
+        return memo[memo_key]
 
     def _fallback(self, run: Run, reason: str) -> Compilation:
         self._stats.fallbacks += 1
@@ -504,6 +508,23 @@ class LLMCompiler:
             self._state = _LoopState(client, self.concurrency)
         return self._state
 
+    def request_body(self, messages: list[dict[str, str]], outcome: str, mode: str) -> dict[str, Any]:
+        """The chat request for these messages; the Batch API path sends the same body."""
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        if mode == "json_schema":
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": f"trajectory_compilation_{outcome}", "schema": json_schema(outcome), "strict": False}}
+        elif mode == "json_object":
+            body["response_format"] = {"type": "json_object", "schema": json_schema(outcome)}
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        return body
+
+    def cache_key_for(self, messages: list[dict[str, str]], mode: str) -> str:
+        return self._key(messages, mode)
+
     async def _request(self, messages: list[dict[str, str]], outcome: str, mode: str) -> tuple[str, dict[str, int]]:
         """Send one chat request (retrying transient faults); cache and return its text."""
         key = self._key(messages, mode)
@@ -514,16 +535,7 @@ class LLMCompiler:
                 return hit.text, dict(hit.usage)
         openai = self._openai
         state = self._loop_state()
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
-        if mode == "json_schema":
-            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": f"trajectory_compilation_{outcome}", "schema": json_schema(outcome), "strict": False}}
-        elif mode == "json_object":
-            kwargs["response_format"] = {"type": "json_object", "schema": json_schema(outcome)}
-        if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
-        if self.max_tokens is not None:
-            kwargs["max_tokens"] = self.max_tokens
+        kwargs = self.request_body(messages, outcome, mode)
 
         what = "no attempt"
         for attempt in range(1, self.max_attempts + 1):
