@@ -78,7 +78,7 @@ def test_one_more_run_changes_only_its_files(tmp_path):
     after = tree_bytes(out)
     changed = {k for k in before if before[k] != after[k]}
     added = set(after) - set(before)
-    assert changed == {"raw/_index.md", "compilation/_index.md", "insight/_index.md", "corpus.json"}
+    assert changed == {"raw/_index.md", "compilation/_index.md", "insight/_index.md", "corpus.json", "index/prompt.bin"}
     assert set(before) - set(after) == set()
     assert {"raw/step-0005/metadata.md", "raw/step-0005/solver.full.jsonl", "compilation/step-0005.md"} <= added
     new_insights = {a for a in added if a.startswith("insight/")}

@@ -48,6 +48,9 @@ class BuildOptions:
     concurrency: int = 8
     cache_dir: Path | None = None
     quiet: bool = False
+    batch: bool = False  # send the model calls through the OpenAI Batch API first
+    resume_batch: str | None = None
+    batch_poll_interval: float = 30.0
     outcomes: Path | None = None
     strict: bool = False
     redact: bool = True
@@ -66,6 +69,7 @@ class BuildResult:
     detected: dict = field(default_factory=dict)
     dropped_runs: list[str] = field(default_factory=list)
     report: LoadReport | None = None
+    batch: object | None = None  # compilers.batch.BatchReport when --batch ran
 
 
 class BuildError(RuntimeError):
@@ -84,6 +88,26 @@ def make_compiler(opts: BuildOptions) -> Compiler:
     from .compilers.llm import LLMCompiler
 
     return LLMCompiler(config, cache_dir=opts.cache_dir, templates=opts.templates, concurrency=opts.concurrency)
+
+
+def _read_runs(opts: BuildOptions, report: LoadReport) -> Iterator[Run]:
+    """The runs of a build, exactly as compiled (the batch pass must see the same prompts)."""
+    return _apply_defaults(iter_runs(list(opts.inputs), opts.fmt, report, outcomes=opts.outcomes, strict=opts.strict,
+                                     redact=opts.redact, redact_patterns=opts.redact_patterns), opts)
+
+
+def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, progress=None):
+    """Answer as many runs as possible through the Batch API before the build compiles."""
+    from .compilers.batch import BatchError, prefill_cache
+
+    if compiler.name != "llm":
+        raise BuildError("--batch needs an LLM endpoint: set OPENAI_API_KEY (or OPENAI_BASE_URL) and drop --offline")
+    state = opts.out.parent / f".{opts.out.name}.batch.json"
+    try:
+        return prefill_cache(_read_runs(opts, LoadReport()), compiler, state, resume_batch=opts.resume_batch,
+                             poll_interval=opts.batch_poll_interval, progress=progress)
+    except BatchError as exc:
+        raise BuildError(str(exc)) from None
 
 
 def _apply_defaults(runs: Iterable[Run], opts: BuildOptions) -> Iterator[Run]:
@@ -225,7 +249,7 @@ class _Writer:
                 self._write(f"raw/{step}/original.jsonl",
                             "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in original))
             else:
-                self._write(f"raw/{step}/original.json", json.dumps(original, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+                self._write(f"raw/{step}/original.json", json.dumps(original, ensure_ascii=False, sort_keys=True) + "\n")
         self._write(layout.compilation_doc(step), documents.render_compilation(run, comp, step, refs, mount, tpl))
         for k, ref in enumerate(refs):
             self._write(ref.path, documents.render_insight(run, comp, k, ref, step, mount, tpl))
@@ -281,7 +305,7 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
     return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
-def build(opts: BuildOptions, progress=None, announce=None) -> BuildResult:
+def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None) -> BuildResult:
     """Compile ``opts.inputs`` and publish the corpus at ``opts.out``. Raises BuildError/PublishError."""
     out = opts.out
     with BuildLock(out):
@@ -295,12 +319,12 @@ def build(opts: BuildOptions, progress=None, announce=None) -> BuildResult:
             counts, _ = count_outcomes(list(opts.inputs), opts.fmt, outcomes=opts.outcomes, redact=False)
             announce(f"about to compile {sum(counts.values())} runs with {compiler.model}: "
                      f"{counts['success']} success, {counts['failure']} failure")
+        batch_report = _prefill_from_batch(opts, compiler, batch_progress) if (opts.batch or opts.resume_batch) else None
         stage = fresh_staging(out)
         key = build_key(compiler, opts)
         reuse = _Reuse(previous, out, key)
         writer = _Writer(stage, ids, opts, reuse)
-        runs = _apply_defaults(iter_runs(list(opts.inputs), opts.fmt, report, outcomes=opts.outcomes, strict=opts.strict,
-                                         redact=opts.redact, redact_patterns=opts.redact_patterns), opts)
+        runs = _read_runs(opts, report)
         if progress is not None:
             runs = progress(runs)
         asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, report.errors, reuse))
@@ -311,13 +335,16 @@ def build(opts: BuildOptions, progress=None, announce=None) -> BuildResult:
             write_atomic(stage / rel, text)
         if (out / "dialogue").is_dir():  # dialogue memory is built separately; carry it over untouched
             shutil.copytree(out / "dialogue", stage / "dialogue")
+        from .agent.index import write_prompt_index  # lets `wikitrace prompt` skip re-indexing per call
+
+        write_prompt_index(stage, writer.runs, writer.insights)
         write_atomic(stage / "corpus.json", _corpus_json(writer, compiler, opts, ids, report, key))
         publish(stage, out)
     counts = collections.Counter(r["outcome"] for r in writer.runs)
     return BuildResult(
         out=out, runs=len(writer.runs), success=counts["success"], failure=counts["failure"],
         insights=len(writer.insights), stats=compiler.stats().as_dict(), skipped=report.errors,
-        detected=report.detected, dropped_runs=ids.dropped_runs(), report=report,
+        detected=report.detected, dropped_runs=ids.dropped_runs(), report=report, batch=batch_report,
     )
 
 
@@ -340,7 +367,7 @@ def run_build(opts: BuildOptions) -> int:
 
     try:
         with bar:
-            result = build(opts, progress, announce=lambda line: console.print(line, markup=False))
+            result = build(opts, progress, announce=lambda line: console.print(line, markup=False), batch_progress=bar)
     except (BuildError, PublishError, LLMConfigError, RunError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 1
@@ -369,6 +396,10 @@ def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
         console.print(f"  skipped: {line}", markup=False, highlight=False, soft_wrap=True)
     if len(result.skipped) > 20:
         console.print(f"  … and {len(result.skipped) - 20} more (all listed in corpus.json under build.skipped)")
+    if result.batch is not None:
+        console.print(result.batch.summary(), markup=False, soft_wrap=True)
+        for item in result.batch.failed[:20]:
+            console.print(f"  batch item failed: {item.run_id or item.custom_id}: {item.reason}", markup=False, soft_wrap=True)
     for line in (result.report.warnings if result.report else [])[:10]:
         console.print(f"  warning: {line}", markup=False, highlight=False, soft_wrap=True)
     if result.dropped_runs:

@@ -31,6 +31,8 @@ def compile(
     strict: bool = typer.Option(False, "--strict", help="Fail when a run has no outcome instead of skipping it."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep secrets in the text (redaction is on by default)."),
     redact_pattern: List[str] = typer.Option([], "--redact-pattern", help="Extra regex to redact (repeatable)."),
+    batch: bool = typer.Option(False, "--batch", help="Send the model calls through the OpenAI Batch API first (half price, up to 24 h); see docs/batch.md."),
+    resume_batch: Optional[str] = typer.Option(None, "--resume-batch", metavar="ID", help="Collect an earlier --batch submission (batch id, or ids joined by commas), then build."),
 ) -> None:
     """Compile runs into raw/ compilation/ insight/ layers with indexes and corpus.json."""
     from .build import BuildOptions, run_build
@@ -39,7 +41,7 @@ def compile(
         inputs=inputs, out=out, fmt=fmt, mount_path=mount_path, templates=templates,
         task_type=task_type, offline=offline, model=model, base_url=base_url,
         concurrency=concurrency, cache_dir=cache_dir, outcomes=outcomes, strict=strict,
-        redact=not no_redact, redact_patterns=tuple(redact_pattern),
+        redact=not no_redact, redact_patterns=tuple(redact_pattern), batch=batch, resume_batch=resume_batch,
     )
     raise typer.Exit(run_build(opts))
 
@@ -192,6 +194,16 @@ def query(
 
 
 def main() -> None:
+    import sys
+
+    # `prompt` runs once per agent task: parse it without typer (whose option
+    # handling imports pydantic) when the arguments are plain.
+    if len(sys.argv) > 1 and sys.argv[1] == "prompt":
+        from .agent.cli_glue import prompt_main
+
+        rc = prompt_main(sys.argv[2:])
+        if rc is not None:
+            raise SystemExit(rc)
     app()
 
 

@@ -1,12 +1,33 @@
-"""The agent side of WikiTrace: prompts, similarity, citations, descents and evaluation."""
+"""The agent side of WikiTrace: prompts, similarity, citations, descents and evaluation.
 
-from .cite import Citation, CitationError, check_citation, parse_and_check, parse_citation
-from .corpusdata import CorpusData, CorpusError, load_corpus
-from .descents import DescentReport, analyse_file, analyse_turns
-from .prompt import PromptParts, build_prompt, citation_prompt, estimate_tokens
+Names are imported on first use (PEP 562), so ``wikitrace prompt`` loads only what it
+needs (no descent or evaluation code).
+"""
 
-__all__ = [
-    "Citation", "CitationError", "CorpusData", "CorpusError", "DescentReport", "PromptParts",
-    "analyse_file", "analyse_turns", "build_prompt", "check_citation", "citation_prompt",
-    "estimate_tokens", "load_corpus", "parse_and_check", "parse_citation",
-]
+from __future__ import annotations
+
+import importlib
+
+_HOME = {
+    "Citation": "cite", "CitationError": "cite", "check_citation": "cite", "parse_and_check": "cite",
+    "parse_citation": "cite",
+    "CorpusData": "corpusdata", "CorpusError": "corpusdata", "load_corpus": "corpusdata",
+    "DescentReport": "descents", "analyse_file": "descents", "analyse_turns": "descents",
+    "PromptParts": "prompt", "build_prompt": "prompt", "citation_prompt": "prompt", "estimate_tokens": "prompt",
+    "write_prompt_index": "index",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOME))

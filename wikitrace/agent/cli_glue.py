@@ -10,15 +10,16 @@ from pathlib import Path
 def prompt_command(corpus: Path, task: str | None, task_file: Path | None, variant: str, budget: int | None,
                    task_type: str | None, similar: int, mount_path: str | None, tools_path: str,
                    templates: Path | None, embedding_model: str | None, base_url: str | None, as_json: bool) -> int:
-    from rich.console import Console
-
+    # No rich here: it would cost more to import than the whole indexed prompt build.
     from .corpusdata import CorpusError
     from .prompt import build_prompt
     from .similarity import make_backend
 
-    err = Console(stderr=True)
+    def err(msg: str) -> None:
+        sys.stderr.write(msg + "\n")
+
     if (task is None) == (task_file is None):
-        err.print("[red]error:[/red] give exactly one of --task TEXT or --task-file FILE")
+        err("error: give exactly one of --task TEXT or --task-file FILE")
         return 2
     if task_file is not None:
         task = sys.stdin.read() if str(task_file) == "-" else task_file.read_text(encoding="utf-8")
@@ -27,14 +28,64 @@ def prompt_command(corpus: Path, task: str | None, task_file: Path | None, varia
         parts = build_prompt(corpus, task, variant=variant, budget=budget, task_type=task_type, k=similar,
                              mount_path=mount_path, tools_path=tools_path, templates=templates, backend=backend)
     except (CorpusError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err(f"error: {exc}")
         return 2
     if as_json:
         print(json.dumps(parts.to_dict(), indent=2, ensure_ascii=False))
     else:
         sys.stdout.write(parts.to_text())
     for note in parts.notes:
-        err.print(f"[yellow]note:[/yellow] {note}")
+        err(f"note: {note}")
     if parts.left_out:
-        err.print(f"{len(parts.insight_ids)} insights inlined, {parts.left_out} left out (~{parts.tokens} tokens)")
+        err(f"{len(parts.insight_ids)} insights inlined, {parts.left_out} left out (~{parts.tokens} tokens)")
     return 0
+
+
+def prompt_parser():
+    """``wikitrace prompt``'s options as an argparse parser (the same names, defaults and
+    limits as the typer command in cli.py; tests/test_agent_index.py checks they agree)."""
+    import argparse
+
+    def non_negative(text: str) -> int:
+        value = int(text)
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{value} is not >= 0")
+        return value
+
+    ap = argparse.ArgumentParser(prog="wikitrace prompt", add_help=False, allow_abbrev=False)
+    ap.add_argument("--corpus", type=Path, required=True)
+    ap.add_argument("--task")
+    ap.add_argument("--task-file", type=Path)
+    ap.add_argument("--variant", default="wikitrace")
+    ap.add_argument("--budget", type=non_negative)
+    ap.add_argument("--task-type")
+    ap.add_argument("--similar", type=non_negative, default=3)
+    ap.add_argument("--mount-path")
+    ap.add_argument("--tools-path", default="/work/tools")
+    ap.add_argument("--templates", type=Path)
+    ap.add_argument("--embedding-model")
+    ap.add_argument("--base-url")
+    ap.add_argument("--json", dest="as_json", action="store_true")
+    return ap
+
+
+def prompt_main(argv: list[str]) -> int | None:
+    """Run ``wikitrace prompt ARGV`` without the CLI framework, or return None when ARGV
+    asks for help or does not parse (the caller then hands it to typer, which prints the
+    usual help or usage error).
+
+    Starting typer costs about as much as the whole indexed prompt build (it imports
+    pydantic to coerce the options), so cli.main() may call this first for ``prompt``.
+    """
+    if any(a in ("--help", "-h") for a in argv):
+        return None
+    import contextlib
+    import io
+
+    with contextlib.redirect_stderr(io.StringIO()):
+        try:
+            ns = prompt_parser().parse_args(argv)
+        except SystemExit:
+            return None
+    return prompt_command(ns.corpus, ns.task, ns.task_file, ns.variant, ns.budget, ns.task_type, ns.similar,
+                          ns.mount_path, ns.tools_path, ns.templates, ns.embedding_model, ns.base_url, ns.as_json)

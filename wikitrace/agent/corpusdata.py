@@ -105,25 +105,31 @@ def _str_list(value: Any) -> list[str] | None:
     return [str(v) for v in value]
 
 
+def run_from_entry(r: dict[str, Any]) -> RunInfo:
+    """One entry of corpus.json's ``runs``."""
+    return RunInfo(
+        step=str(r["step"]), run_id=r.get("run_id"), task_id=None if r.get("task_id") is None else str(r.get("task_id")),
+        task_type=r.get("task_type"), apps=_str_list(r.get("apps")), outcome=str(r.get("outcome") or "unknown"),
+        steps=r.get("steps"), instruction=str(r.get("instruction") or ""), title=str(r.get("title") or ""),
+        insights=[str(i) for i in r.get("insights") or []],
+    )
+
+
+def insight_from_entry(i: dict[str, Any]) -> InsightInfo:
+    """One entry of corpus.json's ``insights``."""
+    return InsightInfo(
+        id=str(i["id"]), title=str(i.get("title") or ""), task_type=i.get("task_type"),
+        apps=_str_list(i.get("apps")), source_step=i.get("source_step"), source_outcome=i.get("source_outcome"),
+        guideline=str(i.get("guideline") or ""), applicability=str(i.get("applicability") or ""),
+    )
+
+
 def corpus_from_dict(data: dict[str, Any], root: Path | None = None) -> CorpusData:
     if not isinstance(data, dict) or not isinstance(data.get("runs"), list) or not isinstance(data.get("insights"), list):
         where = f"{root}/corpus.json" if root else "corpus.json"
         raise CorpusError(f"{where}: expected an object with 'runs' and 'insights' lists (format wikitrace-corpus/1)")
-    runs = []
-    for r in data["runs"]:
-        runs.append(RunInfo(
-            step=str(r["step"]), run_id=r.get("run_id"), task_id=None if r.get("task_id") is None else str(r.get("task_id")),
-            task_type=r.get("task_type"), apps=_str_list(r.get("apps")), outcome=str(r.get("outcome") or "unknown"),
-            steps=r.get("steps"), instruction=str(r.get("instruction") or ""), title=str(r.get("title") or ""),
-            insights=[str(i) for i in r.get("insights") or []],
-        ))
-    insights = []
-    for i in data["insights"]:
-        insights.append(InsightInfo(
-            id=str(i["id"]), title=str(i.get("title") or ""), task_type=i.get("task_type"),
-            apps=_str_list(i.get("apps")), source_step=i.get("source_step"), source_outcome=i.get("source_outcome"),
-            guideline=str(i.get("guideline") or ""), applicability=str(i.get("applicability") or ""),
-        ))
+    runs = [run_from_entry(r) for r in data["runs"]]
+    insights = [insight_from_entry(i) for i in data["insights"]]
     retired = data.get("retired") or {}
     return CorpusData(
         root=root, mount_path=str(data.get("mount_path") or "/work/corpus"), runs=runs, insights=insights,

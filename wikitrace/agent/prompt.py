@@ -27,7 +27,7 @@ from typing import Any
 
 from ..templates import render
 from .corpusdata import CorpusData, InsightInfo, as_corpus, id_key, task_kind
-from .similarity import ScoreBackend, rank_runs
+from .similarity import BM25Backend, ScoreBackend, rank_runs
 
 VARIANTS = ("wikitrace", "insights-only")
 DEFAULT_TOOLS = "/work/tools"
@@ -73,7 +73,7 @@ class PromptParts:
         parts = ["=== system (append to the agent's system prompt) ===", self.system.rstrip("\n"), "",
                  "=== user (the task message) ===", self.user.rstrip("\n"), "",
                  "=== citation (after the episode) ===", self.citation.rstrip("\n")]
-        return "\n".join(parts) + "\n"
+        return "\n".join(parts + [""])  # one copy of a possibly huge text, not two
 
 
 def _insight_ctx(ins: InsightInfo) -> dict[str, Any]:
@@ -89,6 +89,14 @@ def display_order(insights: list[InsightInfo]) -> list[InsightInfo]:
 
 _BATCH = ('{% from "agent/_insight.md.j2" import insight %}'
           '{% for i in items %}{{ insight(i, show_source) }}\x00{% endfor %}')
+
+
+def render_insights(env, items: list[InsightInfo], show_source: bool) -> list[str]:
+    """Each insight through agent/_insight.md.j2's macro, in one template pass."""
+    if not items:
+        return []
+    text = env.from_string(_BATCH).render(items=[_insight_ctx(i) for i in items], show_source=show_source)
+    return [p.strip("\n") for p in text.split("\x00")[:-1]]
 
 
 class InsightTexts:
@@ -109,8 +117,7 @@ class InsightTexts:
         self.env = environment(str(templates) if templates else None)
 
     def _render(self, items: list[InsightInfo]) -> list[str]:
-        text = self.env.from_string(_BATCH).render(items=[_insight_ctx(i) for i in items], show_source=self.show_source)
-        return [p.strip("\n") for p in text.split("\x00")[:-1]]
+        return render_insights(self.env, items, self.show_source)
 
     def get(self, ins: InsightInfo) -> str:
         hit = self.texts.get(ins.id)
@@ -172,6 +179,97 @@ def priority_order(corpus: CorpusData, task: str, similar: list[SimilarRun], kin
     return [corpus.insights[j] for j in order]
 
 
+class _CorpusSource:
+    """build_prompt's view of a loaded corpus.json (numpy BM25, any backend)."""
+
+    def __init__(self, data: CorpusData, backend: ScoreBackend | None):
+        self.data, self.backend = data, backend
+        self.mount_path = data.mount_path
+        self.first_step = data.runs[0].step if data.runs else None
+        self.first_insight = data.insights[0].id if data.insights else None
+        self.insight_ids = [i.id for i in data.insights]
+
+    def rank_runs(self, task, **kw):
+        return rank_runs(self.data, task, backend=self.backend, **kw)
+
+    def title(self, iid: str) -> str | None:
+        ins = self.data.insight_by_id.get(iid)
+        return None if ins is None else ins.title
+
+    def display(self) -> list[int]:
+        hit = self.data.cache.get("display-positions")
+        if hit is None:
+            pos = self._positions()
+            hit = self.data.cache["display-positions"] = [pos[i.id] for i in _display(self.data)]
+        return hit
+
+    def _positions(self) -> dict[str, int]:
+        index = self.data.cache.get("insight-index")
+        if index is None:
+            index = self.data.cache["insight-index"] = {ins.id: j for j, ins in enumerate(self.data.insights)}
+        return index
+
+    def priority(self, task, similar: list[SimilarRun], kind):
+        pos = self._positions()
+        return [pos[i.id] for i in priority_order(self.data, task, similar, kind)]
+
+    def texts(self, show_source, templates):
+        return _CorpusTexts(InsightTexts(self.data, show_source, templates))
+
+
+class _CorpusTexts:
+    def __init__(self, texts: InsightTexts):
+        self.t, self.insights = texts, texts.corpus.insights
+
+    def get(self, j: int) -> str:
+        return self.t.get(self.insights[j])
+
+    def all(self) -> None:
+        self.t.all()
+
+    def total_chars(self) -> int | None:
+        return self.t.total_chars()
+
+
+class _IndexSource:
+    """build_prompt's view of a corpus through its prompt index (index.py)."""
+
+    def __init__(self, idx):
+        self.idx = idx
+        self.mount_path = idx.mount_path
+        self.first_step, self.first_insight = idx.first_step, idx.first_insight
+
+    @property
+    def insight_ids(self) -> list[str]:
+        return self.idx.insight_ids
+
+    def rank_runs(self, task, **kw):
+        return self.idx.rank_runs(task, **kw)
+
+    def title(self, iid: str) -> str | None:
+        j = self.idx.insight_pos.get(iid)
+        return None if j is None else self.idx.insight(j).title
+
+    def display(self) -> list[int]:
+        return self.idx.display()
+
+    def priority(self, task, similar: list[SimilarRun], kind):
+        return self.idx.priority(task, (i["id"] for r in similar for i in r.insights), kind)
+
+    def texts(self, show_source, templates):
+        return self.idx.texts(show_source, templates)
+
+
+def _source(corpus, backend):
+    if isinstance(corpus, (str, Path)) and (backend is None or isinstance(backend, BM25Backend)):
+        from .index import open_index
+
+        idx = open_index(corpus)
+        if idx is not None:
+            return _IndexSource(idx)
+    return _CorpusSource(as_corpus(corpus), backend)
+
+
 def build_prompt(
     corpus: "CorpusData | str | Path | dict",
     task: str,
@@ -187,26 +285,30 @@ def build_prompt(
     templates: str | Path | None = None,
     backend: ScoreBackend | None = None,
 ) -> PromptParts:
-    """Render the memory additions for ``task`` from a compiled corpus (folder, dict or loaded)."""
+    """Render the memory additions for ``task`` from a compiled corpus (folder, dict or loaded).
+
+    A folder with a current prompt index (``index/prompt.bin``, see index.py) is read
+    through it; otherwise, or with a non-BM25 backend, corpus.json is loaded. Both give
+    the same prompt.
+    """
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
     if budget is not None and budget < 0:
         raise ValueError("budget must be a non-negative number of tokens")
-    data = as_corpus(corpus)
+    src = _source(corpus, backend)
     wiki = variant == "wikitrace"
-    mount = (mount_path or data.mount_path).rstrip("/") or "/"
+    mount = (mount_path or src.mount_path).rstrip("/") or "/"
     tools = tools_path.rstrip("/")
-    example_step = data.runs[0].step if data.runs else "step-0000"
-    example_insight = data.insights[0].id if data.insights else "insight-0000"
+    example_step = src.first_step or "step-0000"
+    example_insight = src.first_insight or "insight-0000"
     notes: list[str] = []
 
-    ranked = rank_runs(data, task, task_type=task_type, apps=apps, k=k, boost=boost, backend=backend)
-    similar = [
-        SimilarRun(step=r.step, outcome=r.outcome, score=round(s, 6), instruction=r.instruction,
-                   insights=[{"id": i, "title": data.insight_by_id[i].title}
-                             for i in r.insights if i in data.insight_by_id])
-        for r, s in ranked
-    ]
+    ranked = src.rank_runs(task, task_type=task_type, apps=apps, k=k, boost=boost)
+    similar = []
+    for r, s in ranked:
+        titles = [(i, src.title(i)) for i in r.insights]
+        similar.append(SimilarRun(step=r.step, outcome=r.outcome, score=round(s, 6), instruction=r.instruction,
+                                  insights=[{"id": i, "title": t} for i, t in titles if t is not None]))
     kind = task_kind(task_type, apps) or (ranked[0][0].kind if ranked else None)
 
     system = render(f"agent/system_{variant.replace('-', '_')}.md.j2", templates, mount=mount, tools=tools,
@@ -217,8 +319,8 @@ def build_prompt(
                       example_step=example_step, example_insight=example_insight)
     block_kw = dict(show_source=wiki, mount=mount, tools=tools, templates=templates)
 
-    texts = InsightTexts(data, wiki, templates)
-    everything = _display(data)
+    texts = src.texts(wiki, templates)
+    everything = src.display()   # insight positions (id order) in display order
     kept = everything
     if budget is not None:
         # the block is its frame plus each insight's text and a newline; when the pool's
@@ -228,41 +330,43 @@ def build_prompt(
             (len(system) + total + len(_memory_block([], left_out=0, **block_kw)) + len(similar_block))
             / CHARS_PER_TOKEN) <= budget
         if not fits:
-            order = priority_order(data, task, similar, kind)
+            order = src.priority(task, similar, kind)
             frame = _memory_block([], left_out=len(everything), **block_kw)
             room = budget * CHARS_PER_TOKEN - len(system) - len(similar_block) - len(frame)
-            chosen: list[InsightInfo] = []
-            for ins in order:
-                cost = len(texts.get(ins)) + 1
+            chosen: list[int] = []
+            for j in order:
+                cost = len(texts.get(j)) + 1
                 if cost > room:
                     break
                 room -= cost
-                chosen.append(ins)
+                chosen.append(j)
             if len(chosen) < len(everything):
                 while True:  # the estimate is per piece; confirm on the real render
-                    picked = {i.id for i in chosen}
-                    block = _memory_block([texts.get(i) for i in everything if i.id in picked],
+                    picked = set(chosen)
+                    block = _memory_block([texts.get(j) for j in everything if j in picked],
                                           left_out=len(everything) - len(chosen), **block_kw)
                     if not chosen or estimate_tokens(system + block + similar_block) <= budget:
                         break
                     chosen.pop()
-                picked = {i.id for i in chosen}
-                kept = [i for i in everything if i.id in picked]
+                picked = set(chosen)
+                kept = [j for j in everything if j in picked]
                 if estimate_tokens(system + block + similar_block) > budget:
                     notes.append(f"budget {budget} is below the fixed text "
                                  f"({estimate_tokens(system + block + similar_block)} tokens); no insight inlined")
     if kept is everything:
         texts.all()
 
-    kept_ids = {i.id for i in kept}
-    left_out_ids = [i.id for i in data.insights if i.id not in kept_ids]
-    memory_block = _memory_block([texts.get(i) for i in kept], left_out=len(left_out_ids), **block_kw)
-    user = memory_block + "\n" + task.rstrip("\n") + "\n" + ("\n" + similar_block if similar_block else "")
+    ids = src.insight_ids
+    kept_set = set(kept)
+    left_out_ids = [i for j, i in enumerate(ids) if j not in kept_set] if len(kept) < len(ids) else []
+    memory_block = _memory_block([texts.get(j) for j in kept], left_out=len(left_out_ids), **block_kw)
+    # joined once: with every insight inlined the block is megabytes, and each copy costs
+    user = "".join([memory_block, "\n", task.rstrip("\n"), "\n", "\n" if similar_block else "", similar_block])
     return PromptParts(
         variant=variant, system=system, user=user, memory_block=memory_block, similar_block=similar_block,
-        task=task, citation=citation, insight_ids=[i.id for i in kept], left_out=len(left_out_ids),
+        task=task, citation=citation, insight_ids=[ids[j] for j in kept], left_out=len(left_out_ids),
         left_out_ids=left_out_ids, similar_runs=similar, mount_path=mount if wiki else None, budget=budget,
-        tokens=estimate_tokens(system + memory_block + similar_block), notes=notes,
+        tokens=math.ceil((len(system) + len(memory_block) + len(similar_block)) / CHARS_PER_TOKEN), notes=notes,
     )
 
 
@@ -271,7 +375,7 @@ def citation_prompt(corpus: "CorpusData | str | Path | dict | None" = None, vari
     """The post-episode citation prompt alone (examples use the corpus's first ids)."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
-    data = as_corpus(corpus) if corpus is not None else None
-    step = data.runs[0].step if data and data.runs else "step-0023"
-    ins = data.insights[0].id if data and data.insights else "insight-0040"
+    src = _source(corpus, None) if corpus is not None else None
+    step = (src.first_step if src else None) or "step-0023"
+    ins = (src.first_insight if src else None) or "insight-0040"
     return render(f"agent/cite_{variant.replace('-', '_')}.md.j2", templates, example_step=step, example_insight=ins)

@@ -1,0 +1,555 @@
+"""The prompt index: what ``wikitrace prompt`` needs, precomputed at compile time.
+
+A one-off ``wikitrace prompt`` on a large corpus used to spend most of its time loading
+the whole ``corpus.json`` and rebuilding the BM25 indexes (1-2 s at 10,000 runs). The
+compiler now also writes ``index/prompt.bin`` (``write_prompt_index``), and the prompt
+reads only the parts it touches (``open_index``):
+
+* BM25 postings of the run instructions and of the insight texts (sorted vocabulary,
+  term start offsets, document numbers, term frequencies, document lengths), so a
+  query is a handful of posting-list walks in plain Python (no numpy import);
+* each insight rendered by the bundled ``agent/_insight.md.j2`` (with its ``Source:``
+  line; the Insights Only text is the same bytes with one cut out), the display
+  order, the task kinds and the insight ids;
+* the byte span of every run and insight entry inside ``corpus.json``, so the few runs
+  a prompt lists (and insights it renders with overridden templates) are parsed alone.
+
+File layout: one line of JSON (the header: stamps, counts, section table), zero padding
+to a multiple of 8, then the sections, little-endian. Nothing in it depends on time or
+on the machine, so the same inputs give the same bytes.
+
+Staleness: the header records the byte length and SHA-256 of the ``"runs"`` and
+``"insights"`` arrays exactly as ``corpus.json`` spells them (``json.dumps(...,
+ensure_ascii=False, indent=1)``, as ``wikitrace.build`` writes it). The reader maps
+``corpus.json``, finds the arrays' first byte, and hashes that span (about 15 ms for a
+16 MB file); any difference, a different scoring setup (tokenizer, stop words, k1, b) or
+an unknown index format, and the index is ignored: the prompt is built from
+``corpus.json`` as before. The pre-rendered insight texts are also stamped with the hash
+of the insight template, and used only while the template in effect is that same file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import mmap
+import os
+import sys
+from array import array
+from bisect import bisect_left
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from .corpusdata import InsightInfo, RunInfo, id_key, insight_from_entry, run_from_entry, task_kind
+from .similarity import STOPWORDS, _TOKEN, tokenize
+
+INDEX_PATH = "index/prompt.bin"
+FORMAT = "wikitrace-prompt-index/1"
+K1, B = 1.5, 0.75  # as similarity.BM25's defaults
+_RUNS_MARK = b'\n "runs": ['
+_INSIGHT_TEMPLATE = "agent/_insight.md.j2"
+_LITTLE = sys.byteorder == "little"
+
+
+class IndexUnusable(ValueError):
+    """Internal: the index cannot be used (the message says why)."""
+
+
+# --- stamps -------------------------------------------------------------------------------
+
+def scoring_stamp() -> str:
+    """Hash of everything the stored postings depend on besides the texts."""
+    spec = json.dumps({"token": _TOKEN.pattern, "stop": sorted(STOPWORDS), "k1": K1, "b": B,
+                       "run_text": "instruction or title", "insight_text": "title\\nguideline\\napplicability"},
+                      sort_keys=True)
+    return hashlib.sha256(spec.encode()).hexdigest()[:16]
+
+
+def template_stamp(templates: str | Path | None = None) -> str | None:
+    """Hash of the insight template in effect (an override folder's copy, else the bundled one)."""
+    from ..templates import bundled_dir
+
+    candidates = ([Path(templates) / _INSIGHT_TEMPLATE] if templates else []) + \
+                 [bundled_dir("corpus_templates") / _INSIGHT_TEMPLATE]
+    for path in candidates:
+        try:
+            return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        except FileNotFoundError:
+            continue
+    return None
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+# --- writing ------------------------------------------------------------------------------
+
+def _dump_entry(entry: dict) -> str:
+    """An array element as it appears at depth 2 of ``json.dumps(corpus, indent=1)``."""
+    return json.dumps(entry, ensure_ascii=False, indent=1).replace("\n", "\n  ")
+
+
+def corpus_region(runs: Sequence[dict], insights: Sequence[dict]) -> tuple[bytes, list[int], list[int]]:
+    """The bytes of ``"runs": [...],\\n "insights": [...]`` as build writes them into
+    corpus.json (from the space before ``"runs"``), and each entry's (start, end) offsets."""
+    out = bytearray()
+    spans: dict[str, list[int]] = {"runs": [], "insights": []}
+    for key, entries in (("runs", runs), ("insights", insights)):
+        if key == "insights":
+            out += b",\n"
+        if not entries:
+            out += f' "{key}": []'.encode()
+            continue
+        out += f' "{key}": ['.encode()
+        for k, entry in enumerate(entries):
+            out += b"\n  " if k == 0 else b",\n  "
+            start = len(out)
+            out += _dump_entry(entry).encode("utf-8")
+            spans[key] += (start, len(out))
+        out += b"\n ]"
+    return bytes(out), spans["runs"], spans["insights"]
+
+
+def _postings(texts: Sequence[str]) -> dict[str, Any]:
+    lengths: list[int] = []
+    by_term: dict[str, list[tuple[int, int]]] = {}
+    for d, text in enumerate(texts):
+        toks = tokenize(text)
+        lengths.append(len(toks))
+        counts: dict[str, int] = {}
+        for t in toks:
+            counts[t] = counts.get(t, 0) + 1
+        for t, c in counts.items():
+            by_term.setdefault(t, []).append((d, c))
+    vocab = sorted(by_term)
+    starts, docs, tfs = [0], [], []
+    for t in vocab:
+        plist = by_term[t]
+        docs.extend(d for d, _ in plist)
+        tfs.extend(c for _, c in plist)
+        starts.append(len(docs))
+    return {"vocab": "\n".join(vocab), "starts": starts, "docs": docs,
+            "tf": tfs, "len": lengths}
+
+
+def _split_plain(wiki: str, plain: str) -> tuple[int, int] | None:
+    """Byte offsets (a, b) with plain == wiki[:a] + wiki[b:] (UTF-8), or None."""
+    w, p = wiki.encode("utf-8"), plain.encode("utf-8")
+    if len(p) > len(w):
+        return None
+    lo, hi = 0, len(p)  # the longest common prefix, by bisection on slice equality
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if w[:mid] == p[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    a = lo
+    tail = len(p) - a
+    if w[len(w) - tail:] != p[a:]:
+        return None
+    return a, len(w) - tail
+
+
+def _render_pool(insights: Sequence[InsightInfo], show_source: bool) -> list[str]:
+    from ..templates import environment
+    from .prompt import render_insights
+
+    return render_insights(environment(None), insights, show_source)
+
+
+def write_prompt_index(stage_dir: Path, runs: list[dict], insights: list[dict]) -> list[str]:
+    """Write ``index/prompt.bin`` for a corpus whose corpus.json will hold ``runs`` and
+    ``insights`` (entries exactly as in corpus.json, any order). Returns the relative paths written.
+
+    Call it before or after corpus.json is written; the index does not read it.
+    """
+    from ..corpus.layout import id_number
+
+    runs = sorted(runs, key=lambda r: id_number(r["step"]))
+    insights = sorted(insights, key=lambda i: id_number(i["id"]))
+    region, run_spans, ins_spans = corpus_region(runs, insights)
+    run_infos = [run_from_entry(r) for r in runs]
+    ins_infos = [insight_from_entry(i) for i in insights]
+    kinds = sorted({r.kind for r in run_infos} | {i.kind for i in ins_infos})
+    kind_no = {k: n for n, k in enumerate(kinds)}
+
+    wiki = _render_pool(ins_infos, True)
+    plain = _render_pool(ins_infos, False)
+    cuts: list[int] = []
+    for w, p in zip(wiki, plain):
+        cut = _split_plain(w, p)
+        if cut is None:
+            cuts = []
+            break
+        cuts += cut
+    text_off, blob = [0], bytearray()
+    for t in wiki:
+        blob += t.encode("utf-8")
+        text_off.append(len(blob))
+    sections: list[tuple[str, str, Any]] = [
+        ("run_spans", "I", run_spans), ("ins_spans", "I", ins_spans),
+        ("run_kind", "I", [kind_no[r.kind] for r in run_infos]),
+        ("ins_kind", "I", [kind_no[i.kind] for i in ins_infos]),
+        ("ins_ids", "s", "\n".join(i.id for i in ins_infos)),
+        ("display", "I", sorted(range(len(ins_infos)), key=lambda j: (ins_infos[j].kind, id_key(ins_infos[j].id)))),
+        ("text", "s", bytes(blob)), ("text_off", "I", text_off),
+    ]
+    if cuts:
+        sections.append(("cut", "I", cuts))
+    else:  # the two variants differ by more than one cut: store both
+        poff, pblob = [0], bytearray()
+        for t in plain:
+            pblob += t.encode("utf-8")
+            poff.append(len(pblob))
+        sections += [("plain_text", "s", bytes(pblob)), ("plain_off", "I", poff)]
+    for prefix, texts in (("r_", [r.instruction or r.title for r in run_infos]),
+                          ("i_", [f"{i.title}\n{i.guideline}\n{i.applicability}" for i in ins_infos])):
+        p = _postings(texts)
+        tf_code = "H" if max(p["tf"], default=0) < 1 << 16 else "I"
+        sections += [(prefix + "vocab", "s", p["vocab"]), (prefix + "starts", "I", p["starts"]),
+                     (prefix + "docs", "I", p["docs"]), (prefix + "tf", tf_code, p["tf"]),
+                     (prefix + "len", "I", p["len"])]
+
+    body, table = bytearray(), {}
+    for name, code, values in sections:
+        if code == "s":
+            data = values.encode("utf-8") if isinstance(values, str) else values
+        else:
+            arr = array(code, values)
+            if not _LITTLE:
+                arr.byteswap()
+            data = arr.tobytes()
+        table[name] = [len(body), len(data), code]
+        body += data
+        body += b"\0" * (-len(body) % 8)
+    header = {
+        "format": FORMAT,
+        "source": {"bytes": len(region), "sha256": hashlib.sha256(region).hexdigest()},
+        "scoring": scoring_stamp(),
+        "render": {"template": template_stamp(None), "wikitrace": _version(),
+                   "chars": [sum(len(t) + 1 for t in plain), sum(len(t) + 1 for t in wiki)]},
+        "counts": {"runs": len(runs), "insights": len(insights)},
+        "first": {"step": run_infos[0].step if run_infos else None,
+                  "insight": ins_infos[0].id if ins_infos else None},
+        "kinds": kinds,
+        "sections": table,
+    }
+    line = json.dumps(header, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    line += b"\0" * (-len(line) % 8)
+    path = Path(stage_dir) / INDEX_PATH
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(line + bytes(body))
+    os.replace(tmp, path)
+    return [INDEX_PATH]
+
+
+# --- reading ------------------------------------------------------------------------------
+
+class _Postings:
+    """One stored BM25 index; scores match similarity.BM25 bit for bit."""
+
+    def __init__(self, idx: "PromptIndex", prefix: str, n: int):
+        self.n = n
+        self.vocab = idx._text(prefix + "vocab").split("\n") if idx._size(prefix + "vocab") else []
+        self.starts = idx._ints(prefix + "starts")
+        self.docs = idx._ints(prefix + "docs")
+        self.tf = idx._ints(prefix + "tf")
+        lengths = idx._ints(prefix + "len")
+        avgdl = (sum(lengths) / n) if n else 0.0
+        if avgdl:
+            self.norm = [K1 * (1 - B + B * dl / avgdl) for dl in lengths]
+        else:
+            self.norm = [K1] * n
+
+    def scores(self, query: str) -> list[float]:
+        out = [0.0] * self.n
+        vocab, starts, docs, tfs, norm, n = self.vocab, self.starts, self.docs, self.tf, self.norm, self.n
+        k1p1 = K1 + 1
+        for term in dict.fromkeys(tokenize(query)):
+            t = bisect_left(vocab, term)
+            if t == len(vocab) or vocab[t] != term:
+                continue
+            a, z = starts[t], starts[t + 1]
+            df = z - a
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            for d, tf in zip(docs[a:z], tfs[a:z]):
+                out[d] += idf * (tf * k1p1 / (tf + norm[d]))
+        return out
+
+
+class PromptIndex:
+    """A validated ``index/prompt.bin`` with ``corpus.json`` mapped beside it."""
+
+    def __init__(self, root: Path, header: dict, buf, data_start: int, corpus_map, region_start: int,
+                 head: dict):
+        self.root, self.header, self._buf, self._base = root, header, buf, data_start
+        self._corpus, self._region = corpus_map, region_start
+        self.mount_path = str(head.get("mount_path") or "/work/corpus")
+        self.n_runs = header["counts"]["runs"]
+        self.n_insights = header["counts"]["insights"]
+        self.first_step = header["first"]["step"]
+        self.first_insight = header["first"]["insight"]
+        self.kinds = header["kinds"]
+        self.cache: dict[str, Any] = {}
+
+    # raw sections
+    def _size(self, name: str) -> int:
+        return self.header["sections"][name][1]
+
+    def _bytes(self, name: str):
+        off, size, _ = self.header["sections"][name]
+        return memoryview(self._buf)[self._base + off:self._base + off + size]
+
+    def _text(self, name: str) -> str:
+        return str(self._bytes(name), "utf-8")
+
+    def _ints(self, name: str):
+        code = self.header["sections"][name][2]
+        view = self._bytes(name)
+        if _LITTLE:
+            return view.cast(code)
+        arr = array(code)
+        arr.frombytes(view)
+        arr.byteswap()
+        return arr
+
+    def _cached(self, key: str, make):
+        hit = self.cache.get(key)
+        if hit is None:
+            hit = self.cache[key] = make()
+        return hit
+
+    # ids, kinds, entries
+    @property
+    def insight_ids(self) -> list[str]:
+        return self._cached("ids", lambda: self._text("ins_ids").split("\n") if self.n_insights else [])
+
+    @property
+    def insight_pos(self) -> dict[str, int]:
+        return self._cached("pos", lambda: {i: j for j, i in enumerate(self.insight_ids)})
+
+    def _entry(self, spans: str, i: int) -> dict:
+        s = self._ints(spans)
+        a, z = self._region + s[2 * i], self._region + s[2 * i + 1]
+        return json.loads(self._corpus[a:z])
+
+    def run(self, i: int) -> RunInfo:
+        cache = self._cached("runs", dict)
+        hit = cache.get(i)
+        if hit is None:
+            hit = cache[i] = run_from_entry(self._entry("run_spans", i))
+        return hit
+
+    def insight(self, j: int) -> InsightInfo:
+        cache = self._cached("insights", dict)
+        hit = cache.get(j)
+        if hit is None:
+            hit = cache[j] = insight_from_entry(self._entry("ins_spans", j))
+        return hit
+
+    def display(self) -> list[int]:
+        return self._cached("display", lambda: list(self._ints("display")))
+
+    def _kind_list(self, what: str) -> list[str]:
+        return self._cached(f"kinds:{what}", lambda: [self.kinds[k] for k in self._ints(what)])
+
+    # similarity
+    def _index(self, prefix: str) -> _Postings:
+        n = self.n_runs if prefix == "r_" else self.n_insights
+        return self._cached(f"bm25:{prefix}", lambda: _Postings(self, prefix, n))
+
+    def run_scores(self, task: str) -> list[float]:
+        return self._index("r_").scores(task)
+
+    def insight_scores(self, task: str) -> list[float]:
+        return self._index("i_").scores(task)
+
+    def rank_runs(self, task: str, *, task_type: str | None = None, apps: list[str] | None = None, k: int = 3,
+                  boost: float = 0.25) -> list[tuple[RunInfo, float]]:
+        """As similarity.rank_runs with the BM25 backend (same scores, same ties)."""
+        import heapq
+
+        if not self.n_runs or k <= 0:
+            return []
+        scores = self.run_scores(task)
+        kind = task_kind(task_type, apps)
+        if kind and boost:
+            top = max(scores, default=0.0)
+            top = max(top, 0.0)
+            bonus = boost * (top if top > 0 else 1.0)
+            kinds = self._kind_list("run_kind")
+            scores = [s + (bonus if kinds[i] == kind else 0.0) for i, s in enumerate(scores)]
+        best = heapq.nsmallest(k, range(self.n_runs), key=lambda i: (-scores[i], i))
+        return [(self.run(i), scores[i]) for i in best if scores[i] > 0]
+
+    def priority(self, task: str, similar_ids: Iterable[str], kind: str | None) -> Iterator[int]:
+        """Insight positions in prompt.priority_order's order, produced lazily: the
+        similar runs' insights, then the kind's, then the rest, each by BM25 then id."""
+        import heapq
+
+        pos = self.insight_pos
+        first: list[int] = []
+        seen: set[int] = set()
+        for iid in similar_ids:
+            j = pos.get(iid)
+            if j is not None and j not in seen:
+                seen.add(j)
+                first.append(j)
+        yield from first
+        if len(seen) == self.n_insights:
+            return
+        score = self.insight_scores(task)
+        kinds = self._kind_list("ins_kind")
+        for tier in ((lambda j: kinds[j] == kind), (lambda j: kinds[j] != kind)) if kind else ((lambda j: True),):
+            members = [j for j in range(self.n_insights) if j not in seen and tier(j)]
+            scored = [(-score[j], j) for j in members if score[j] > 0]
+            heapq.heapify(scored)
+            while scored:
+                yield heapq.heappop(scored)[1]
+            yield from (j for j in members if not score[j] > 0)
+
+    # insight texts
+    def texts(self, show_source: bool, templates: str | Path | None) -> "IndexTexts":
+        return self._cached(f"texts:{show_source}:{templates}", lambda: IndexTexts(self, show_source, templates))
+
+
+class IndexTexts:
+    """Insight texts for a prompt: the stored renders when the insight template in effect is
+    the one they were made with, else rendered on demand from the corpus.json entries."""
+
+    def __init__(self, idx: PromptIndex, show_source: bool, templates: str | Path | None):
+        self.idx, self.show_source, self.templates = idx, show_source, templates
+        render = idx.header["render"]
+        self.stored = render["template"] is not None and render["wikitrace"] == _version() \
+            and template_stamp(templates) == render["template"]
+        self.texts: dict[int, str] = {}
+        self._total = render["chars"][1 if show_source else 0] if self.stored else None
+        if self.stored:
+            self._off = idx._ints("text_off")
+            self._blob = idx._bytes("text")
+            if not show_source:
+                if "cut" in idx.header["sections"]:
+                    self._cut = idx._ints("cut")
+                else:
+                    self._cut = None
+                    self._off = idx._ints("plain_off")
+                    self._blob = idx._bytes("plain_text")
+
+    def _stored(self, j: int) -> str:
+        a, z = self._off[j], self._off[j + 1]
+        if self.show_source or self._cut is None:
+            return str(self._blob[a:z], "utf-8")
+        c0, c1 = self._cut[2 * j], self._cut[2 * j + 1]
+        return str(bytes(self._blob[a:a + c0]) + bytes(self._blob[a + c1:z]), "utf-8")
+
+    def _render(self, js: list[int]) -> list[str]:
+        from ..templates import environment
+        from .prompt import render_insights
+
+        env = environment(str(self.templates) if self.templates else None)
+        return render_insights(env, [self.idx.insight(j) for j in js], self.show_source)
+
+    def get(self, j: int) -> str:
+        hit = self.texts.get(j)
+        if hit is None:
+            hit = self.texts[j] = self._stored(j) if self.stored else self._render([j])[0]
+        return hit
+
+    def all(self) -> dict[int, str]:
+        if len(self.texts) < self.idx.n_insights:
+            missing = [j for j in range(self.idx.n_insights) if j not in self.texts]
+            if self.stored:
+                for j in missing:
+                    self.texts[j] = self._stored(j)
+            else:
+                self.texts.update(zip(missing, self._render(missing)))
+        if self._total is None:
+            self._total = sum(len(t) + 1 for t in self.texts.values())
+        return self.texts
+
+    def total_chars(self) -> int | None:
+        return self._total
+
+
+_OPEN: dict[tuple, PromptIndex] = {}
+
+
+def _stat_key(path: Path) -> tuple:
+    st = path.stat()
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def index_status(root: str | Path) -> tuple[PromptIndex | None, str]:
+    """(the index, "ok") or (None, why it cannot be used)."""
+    root = Path(root)
+    path, cpath = root / INDEX_PATH, root / "corpus.json"
+    try:
+        key = (str(path.resolve()), _stat_key(path), _stat_key(cpath))
+    except OSError:
+        return None, "absent" if cpath.exists() else "no corpus.json"
+    hit = _OPEN.get(key)
+    if hit is not None:
+        return hit, "ok"
+    try:
+        idx = _open(root, path, cpath)
+    except IndexUnusable as exc:
+        return None, str(exc)
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        return None, f"unreadable ({exc.__class__.__name__}: {exc})"
+    if len(_OPEN) > 4:
+        _OPEN.clear()
+    _OPEN[key] = idx
+    return idx, "ok"
+
+
+def open_index(root: str | Path) -> PromptIndex | None:
+    """The corpus's prompt index, or None when it is absent, stale or unreadable."""
+    return index_status(root)[0]
+
+
+def _map(path: Path):
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0:
+            return b""
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _open(root: Path, path: Path, cpath: Path) -> PromptIndex:
+    buf = _map(path)
+    nl = buf.find(b"\n", 0, 1 << 20)
+    if nl < 0:
+        raise IndexUnusable("no header line")
+    header = json.loads(buf[:nl])
+    if header.get("format") != FORMAT:
+        raise IndexUnusable(f"format {header.get('format')!r} is not {FORMAT!r}")
+    if header.get("scoring") != scoring_stamp():
+        raise IndexUnusable("built with another tokenizer or BM25 setting")
+    data_start = nl + 1 + (-(nl + 1) % 8)
+    # corpus.json is read, not mapped: someone may rewrite it in place while we hold it
+    # (the index itself is only ever replaced whole, so mapping it is safe)
+    corpus = cpath.read_bytes()
+    mark = corpus.find(_RUNS_MARK, 0, 1 << 20)
+    if mark < 0:
+        raise IndexUnusable("corpus.json is not laid out as wikitrace.build writes it")
+    start = mark + 1
+    size, digest = header["source"]["bytes"], header["source"]["sha256"]
+    if start + size > len(corpus) or corpus[start + size:start + size + 1] not in (b",", b"\n"):
+        raise IndexUnusable("stale: corpus.json's runs/insights differ from the indexed ones")
+    if hashlib.sha256(memoryview(corpus)[start:start + size]).hexdigest() != digest:
+        raise IndexUnusable("stale: corpus.json's runs/insights differ from the indexed ones")
+    head_text = bytes(corpus[:mark]).rstrip().rstrip(b",") + b"}"
+    try:
+        head = json.loads(head_text)
+    except ValueError:
+        raise IndexUnusable("corpus.json's header is not a JSON object") from None
+    return PromptIndex(root, header, buf, data_start, corpus, start, head)
+
+
+__all__ = ["INDEX_PATH", "PromptIndex", "corpus_region", "index_status", "open_index", "write_prompt_index"]
