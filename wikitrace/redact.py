@@ -161,9 +161,34 @@ class Redactor:
                 parent[key] = item
         return root[0]
 
+    def _may_hold_secret(self, run: Run) -> bool:
+        """One pass over the whole run's text: most runs hold no trigger at all.
+
+        Walking every string of a run (and of its original record) costs far more
+        than serialising it once and testing the trigger substrings, so the walk
+        only happens when a trigger is present. User patterns have no triggers.
+        """
+        if any(kind == "custom" for kind, *_ in self._rules):
+            return True
+        import json
+
+        blob = json.dumps([run.task.__dict__, [t.__dict__ for t in run.turns],
+                           run.outcome.__dict__ if run.outcome is not None else None,
+                           run.source.get("original")], ensure_ascii=False, default=str)
+        plain = {t for *_, ts, _ in self._rules for t in ts}
+        lower = {t for *_, ts in self._rules for t in ts}
+        if any(t in blob for t in plain):  # str.__contains__ is far faster than a regex alternation
+            return True
+        if lower:
+            low = blob.lower()
+            return any(t in low for t in lower)
+        return False
+
     def run(self, run: Run) -> Counter:
         """Redact ``run`` in place; returns how many secrets of each type were replaced."""
         counts: Counter = Counter()
+        if not self._may_hold_secret(run):
+            return counts
         task = run.task
         for attr in ("instruction", "initial_observation", "task_type"):
             v = getattr(task, attr)
