@@ -13,6 +13,12 @@ the same way (in priority order, skipping a line that would overflow). Retrieval
 question text only; gold evidence and answers are used for scoring alone.
 
     python benchmarks/locomo_retrieval.py --data ../shared/data/locomo-dev [--json OUT]
+        [--embeddings-url http://127.0.0.1:8001/v1 [--embed-cache DIR]] [--no-wiki]
+
+With ``--embeddings-url`` (or ``WIKITRACE_EMBEDDINGS_URL``) the dense scores come from that
+``/v1/embeddings`` endpoint; ``--embed-cache`` keeps the vectors between runs (content-hash keyed).
+``--no-wiki`` adds the routing ablations: ``hier-hardroute`` (only trajectories of the routed pages,
+plus the BM25 rescue, are candidates) and ``hier-nowiki`` (no page routing at all).
 """
 
 from __future__ import annotations
@@ -26,9 +32,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from wikitrace.dialogue.bm25 import BM25  # noqa: E402
+from wikitrace.dialogue.embed import CACHE_BIN, endpoint_embedder  # noqa: E402
 from wikitrace.dialogue.build import compile_sample, render_sample  # noqa: E402
 from wikitrace.dialogue.load import load_inputs  # noqa: E402
-from wikitrace.dialogue.retrieve import message_line, prepare, retrieve  # noqa: E402
+from wikitrace.dialogue.retrieve import message_line, prepare_files, retrieve  # noqa: E402
 from wikitrace.dialogue.text import tokens, whitespace_tokens  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
@@ -47,17 +54,34 @@ def fill(order: list[int], lines: list[str], budget: int) -> set[int]:
     return out
 
 
-def run(data: Path) -> dict:
+def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None = None,
+        no_wiki: bool = False) -> dict:
     dialogues = load_inputs([data])
-    scores: dict[str, dict] = {m: {} for m in METHODS}
+    methods = METHODS + (("hier-hardroute", "hier-nowiki") if no_wiki else ())
+    scores: dict[str, dict] = {m: {} for m in methods}
+    emb = endpoint_embedder(embeddings_url)
+    stats_pages, stats_traj, single = [], [], []
+    embedder_used = None
     counts = {c: 0 for c in CATEGORIES}
     timing = {"compile_s": 0.0, "hier_query_ms": []}
     for d in dialogues:
         t0 = time.perf_counter()
-        mem = compile_sample(d)
-        files = render_sample(mem)
-        li = prepare(json.loads(files["index.json"]))
+        cache_dir = embed_cache / d.sample_id if (emb is not None and embed_cache) else None
+        if cache_dir is not None:
+            emb.cache.load(cache_dir)
+        mem = compile_sample(d, embedder=emb)
+        files = render_sample(mem, embedder=emb)
+        if cache_dir is not None:
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            for name in ("embeddings.json", CACHE_BIN):
+                (cache_dir / name).write_bytes(files[name] if isinstance(files[name], bytes)
+                                               else files[name].encode("utf-8"))
+        li = prepare_files(files)
+        li.query_embedder = emb
         timing["compile_s"] += time.perf_counter() - t0
+        stats_pages.append(len(mem["pages"]))
+        stats_traj.append(len(mem["trajectories"]))
+        single.append(sum(1 for t in mem["trajectories"] if len(t["snapshots"]) == 1) / len(mem["trajectories"]))
         msgs = li.raw["messages"]
         lines = [message_line(m) for m in msgs]
         pos = {m[0]: i for i, m in enumerate(msgs)}
@@ -80,19 +104,29 @@ def run(data: Path) -> dict:
                 "bm25-session": [i for s, _ in sbm.ranked(qt) for i in sess_msgs[sessions[s]]],
             }
             for b in BUDGETS:
-                for name in METHODS:
+                for name in methods:
                     if name == "hier":
                         t1 = time.perf_counter()
                         pk = retrieve(li, question, budget=b)
                         timing["hier_query_ms"].append((time.perf_counter() - t1) * 1000)
+                        got = {pos[m["id"]] for m in pk.messages}
+                        embedder_used = pk.embedder
+                    elif name == "hier-hardroute":
+                        pk = retrieve(li, question, budget=b, routing="hard")
+                        got = {pos[m["id"]] for m in pk.messages}
+                    elif name == "hier-nowiki":
+                        pk = retrieve(li, question, budget=b, use_wiki=False)
                         got = {pos[m["id"]] for m in pk.messages}
                     else:
                         got = fill(orders[name], lines, b)
                     r = sum(1 for g in gold if g in got) / len(gold)
                     scores[name].setdefault((b, cat), []).append(r)
     result = {"data": str(data), "samples": [d.sample_id for d in dialogues],
+              "dense_backend": embedder_used,
+              "memory": {"pages": stats_pages, "trajectories": stats_traj,
+                         "single_snapshot_share": [round(x, 3) for x in single]},
               "questions": {CAT_NAMES[c]: n for c, n in counts.items()}, "budgets": list(BUDGETS), "methods": {}}
-    for name in METHODS:
+    for name in methods:
         per = {}
         for b in BUDGETS:
             row = {}
@@ -112,10 +146,12 @@ def run(data: Path) -> dict:
 
 def print_table(res: dict) -> None:
     cols = ["cat1", "cat2", "cat3", "cat4", "overall"]
+    print(f"dense backend: {res['dense_backend']}")
+    print(f"memory: {res['memory']}")
     print(f"questions: {res['questions']}")
     print(f"{'budget':>6} {'method':<13}" + "".join(f"{c:>9}" for c in cols))
     for b in res["budgets"]:
-        for name in METHODS:
+        for name in res["methods"]:
             row = res["methods"][name][str(b)]
             print(f"{b:>6} {name:<13}" + "".join(f"{row[c]:>9.3f}" if row[c] is not None else f"{'-':>9}"
                                                   for c in cols))
@@ -126,8 +162,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, required=True, help="LoCoMo folder or file (flat or locomo10.json)")
     ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--embeddings-url", help="OpenAI-compatible /v1 endpoint for dense scores")
+    ap.add_argument("--embed-cache", type=Path, help="folder keeping endpoint vectors between runs")
+    ap.add_argument("--no-wiki", action="store_true", help="also run the routing ablations (hard routing, no wiki)")
     args = ap.parse_args(argv)
-    res = run(args.data)
+    res = run(args.data, args.embeddings_url, args.embed_cache, args.no_wiki)
     print_table(res)
     if args.json:
         args.json.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")

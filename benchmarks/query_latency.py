@@ -10,6 +10,7 @@ call does, minus interpreter start-up). Prints p50/p90 in milliseconds. Target: 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +34,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, required=True, help="one LoCoMo conversation file")
     ap.add_argument("--budget", type=int, default=2000)
     ap.add_argument("--limit", type=int, default=200, help="questions to time")
+    ap.add_argument("--cli", type=int, default=0, metavar="N",
+                    help="also time N whole processes: `wikitrace query --json` and `python -m wikitrace.dialogue query --json`")
     args = ap.parse_args(argv)
     (d,) = load_inputs([args.data])[:1]
     questions = [q["question"] for q in d.qa][: args.limit]
@@ -52,11 +55,26 @@ def main(argv=None) -> int:
             t = time.perf_counter()
             retrieve(load_index(index), q, budget=args.budget)
             cold.append((time.perf_counter() - t) * 1000)
-        size_kb = index.stat().st_size / 1024
+        size_kb = sum(p.stat().st_size for p in index.parent.iterdir() if p.suffix in (".json", ".bin", ".f32")
+                      and p.name != "memory.json") / 1024
+        procs = {}
+        exe = Path(sys.executable)
+        for label, cmd in (("wikitrace query --json", [str(exe.parent / "wikitrace"), "query"]),
+                           ("python -m wikitrace.dialogue query --json", [str(exe), "-m", "wikitrace.dialogue", "query"])):
+            times = []
+            for qn in questions[: args.cli]:
+                t = time.perf_counter()
+                subprocess.run(cmd + ["--corpus", str(out), "--sample", d.sample_id, "--json", "--budget",
+                                      str(args.budget), qn], check=True, capture_output=True)
+                times.append((time.perf_counter() - t) * 1000)
+            if times:
+                procs[label] = times
         make_writable(out)
     print(f"{d.sample_id}: {len(d.messages)} messages, index {size_kb:.0f} KB, compile {compile_s:.1f} s")
     print(f"retrieve (index loaded)   p50 {pct(warm, .5):6.1f} ms  p90 {pct(warm, .9):6.1f} ms  n={len(warm)}")
     print(f"load index + retrieve     p50 {pct(cold, .5):6.1f} ms  p90 {pct(cold, .9):6.1f} ms  n={len(cold)}")
+    for label, times in procs.items():
+        print(f"process: {label:<42} p50 {pct(times, .5):6.1f} ms  p90 {pct(times, .9):6.1f} ms  n={len(times)}")
     return 0
 
 

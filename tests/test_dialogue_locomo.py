@@ -7,7 +7,7 @@ import pytest
 
 from wikitrace.dialogue.build import compile_sample, render_sample
 from wikitrace.dialogue.load import load_inputs
-from wikitrace.dialogue.retrieve import prepare, retrieve
+from wikitrace.dialogue.retrieve import prepare_files, retrieve
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
 pytestmark = pytest.mark.skipif(not (DATA / "conv-30.json").exists(),
@@ -23,7 +23,7 @@ def test_conv30_compiles_and_retrieves_gold_evidence():
     claims = [c for s in mem["snapshots"] for c in s["claims"]]
     ids = {m["id"] for m in mem["messages"]}
     assert claims and all(set(c["source_message_ids"]) <= ids for c in claims)
-    li = prepare(json.loads(render_sample(mem)["index.json"]))
+    li = prepare_files(render_sample(mem))
     recalls = []
     for qa in d.qa:
         if qa["category"] in (1, 2, 3, 4):

@@ -21,7 +21,8 @@ from ..templates import render
 from . import FORMAT
 from .extract import build_snapshots
 from .load import Dialogue, load_inputs
-from .retrieve import build_index
+from .embed import CACHE_BIN, CACHE_JSON, HASHED, centred
+from .retrieve import VECTOR_FILE, build_index, snapshot_text
 from .text import COUNT_RE, display_keywords, entity_key, families_of, keywords
 from .trajectories import build_trajectories
 from .wiki import SECTIONS, TrajInfo, audit, plan_pages
@@ -34,6 +35,7 @@ class DialogueOptions:
     samples: list[str] = field(default_factory=list)
     templates: Path | None = None
     llm: object | None = None          # a dialogue.llm.StructuredLLM, or None for offline
+    embedder: object | None = None     # a dialogue.embed.EndpointEmbedder, or None (hashed-lexical)
 
 
 def anchor(mid: str) -> str:
@@ -47,13 +49,20 @@ def session_file(session: str) -> str:
 
 # ---------------------------------------------------------------- memory (pure data)
 
-def compile_sample(d: Dialogue, llm=None) -> dict:
-    """The whole memory of one dialogue as plain JSON-able data."""
+def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
+    """The whole memory of one dialogue as plain JSON-able data. With an ``embedder`` (endpoint
+    backend) the snapshot source text is embedded once (cached by content hash) and used for g_det."""
     claim_fn = llm.claims_fn(d) if llm else None
     snaps, xstats = build_snapshots(d, claim_fn)
     matcher = llm.match_fn() if llm else None
     judge = llm.judge_fn() if llm else None
-    trajs, tstats = build_trajectories(snaps, d.speakers, matcher=matcher, judge=judge)
+    vectors = None
+    if embedder is not None:
+        by_id = {m.id: m for m in d.messages}
+        texts = [snapshot_text([(by_id[i].speaker, by_id[i].text) for i in s.message_ids], s.temporal)
+                 for s in snaps]
+        vectors = dict(zip([s.id for s in snaps], centred(embedder.embed_passages(texts))))
+    trajs, tstats = build_trajectories(snaps, d.speakers, matcher=matcher, judge=judge, vectors=vectors)
     by_snap = {s.id: s for s in snaps}
     msg_path = {m.id: f"sources/{session_file(m.session)}.md#{anchor(m.id)}" for m in d.messages}
     msg_snap = {mid: s.id for s in snaps for mid in s.message_ids}
@@ -131,7 +140,8 @@ def compile_sample(d: Dialogue, llm=None) -> dict:
         "trajectories": traj_out,
         "pages": page_out,
         "stats": {"extraction": xstats, "trajectories": tstats, "wiki": pstats, "audit_orphans": orphans,
-                  "extractor": llm.name if llm else "offline"},
+                  "extractor": llm.name if llm else "offline",
+                  "embedder": embedder.name if embedder is not None else HASHED},
     }
 
 
@@ -141,9 +151,9 @@ def _fm(d: dict) -> str:
     return dump_frontmatter(d)
 
 
-def render_sample(mem: dict, templates=None) -> dict[str, str]:
-    """Relative path -> file text for one sample."""
-    files: dict[str, str] = {}
+def render_sample(mem: dict, templates=None, embedder=None) -> dict[str, str | bytes]:
+    """Relative path -> file text (bytes for ``embeddings.f32``) for one sample."""
+    files: dict[str, str | bytes] = {}
     msgs = {m["id"]: m for m in mem["messages"]}
     claims = {c["id"]: c for s in mem["snapshots"] for c in s["claims"]}
     snaps = {s["id"]: s for s in mem["snapshots"]}
@@ -245,12 +255,21 @@ def render_sample(mem: dict, templates=None) -> dict[str, str]:
               "trajectories": len(mem["trajectories"]), "pages": len(mem["pages"]),
               "claims": sum(len(s["claims"]) for s in mem["snapshots"])}
     fm = {"type": "dialogue-sample", "sample": sample, "speakers": mem["speakers"], "counts": counts,
-          "extractor": mem["stats"]["extractor"], "embedder": "hashed-lexical", "format": FORMAT}
+          "extractor": mem["stats"]["extractor"], "embedder": mem["stats"].get("embedder", HASHED),
+          "format": FORMAT}
+    idx = build_index(mem, embedder=embedder)
+    if embedder is not None:
+        keys = idx["dense"].pop("keys")
+        files[CACHE_JSON], files[CACHE_BIN] = embedder.cache.dump(keys)
+        emb_note = f"{embedder.config.model} from {embedder.config.url} ({embedder.cache.dim} dims)"
+    else:
+        emb_note = "hashed-lexical (offline substitute for a dense embedding)"
     files["_index.md"] = render("dialogue/sample_index.md.j2", templates, frontmatter=_fm(fm), sample=sample,
                                 speakers=mem["speakers"], counts=counts, extractor=mem["stats"]["extractor"],
-                                embedder="hashed-lexical")
+                                embedder=emb_note)
     files["memory.json"] = json.dumps(mem, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
-    files["index.json"] = json.dumps(build_index(mem), ensure_ascii=False, separators=(",", ":")) + "\n"
+    files[VECTOR_FILE] = idx.pop("_vector_bytes")
+    files["index.json"] = json.dumps(idx, ensure_ascii=False, separators=(",", ":")) + "\n"
     return files
 
 
@@ -262,10 +281,13 @@ def _root_index(samples: list[dict], templates=None) -> str:
 
 # ---------------------------------------------------------------- publishing
 
-def _write_tree(root: Path, files: dict[str, str]) -> None:
+def _write_tree(root: Path, files: dict[str, str | bytes]) -> None:
     for rel, text in sorted(files.items()):
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            p.write_bytes(text)
+            continue
         with open(p, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
 
@@ -299,8 +321,10 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
                     make_writable(tmp / child.name)
                     kept.append(child.name)
         for d in dialogues:
-            mem = compile_sample(d, opts.llm)
-            _write_tree(tmp / d.sample_id, render_sample(mem, opts.templates))
+            if opts.embedder is not None and (final / d.sample_id).is_dir():
+                opts.embedder.cache.load(final / d.sample_id)     # never re-embed unchanged text
+            mem = compile_sample(d, opts.llm, opts.embedder)
+            _write_tree(tmp / d.sample_id, render_sample(mem, opts.templates, opts.embedder))
             summary["samples"].append({"sample": d.sample_id, "messages": len(mem["messages"]),
                                        "snapshots": len(mem["snapshots"]),
                                        "trajectories": len(mem["trajectories"]), "pages": len(mem["pages"]),

@@ -6,20 +6,28 @@ import sys
 from pathlib import Path
 
 
-def compile_command(inputs, out: Path, samples, templates, offline: bool, model, base_url) -> int:
+def compile_command(inputs, out: Path, samples, templates, offline: bool, model, base_url,
+                    embeddings_url: str | None = None) -> int:
     from .build import DialogueOptions, compile_dialogues
+    from .embed import EmbeddingError, endpoint_embedder
     from .llm import from_options
     from .load import DialogueInputError
 
     llm = from_options(model, base_url, offline=offline, templates=templates)
     try:
+        embedder = endpoint_embedder(embeddings_url, offline=offline)
         res = compile_dialogues(DialogueOptions(inputs=list(inputs), out=out, samples=list(samples),
-                                                templates=templates, llm=llm))
-    except (DialogueInputError, ValueError, FileNotFoundError) as exc:
+                                                templates=templates, llm=llm, embedder=embedder))
+    except (DialogueInputError, ValueError, FileNotFoundError, EmbeddingError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     mode = f"llm ({llm.config.describe()})" if llm else "offline (deterministic; no LLM configured or --offline)"
     print(f"compiled {len(res['samples'])} sample(s) into {res['out']} - extractor: {mode}")
+    if embedder is not None:
+        print(f"  embeddings: {embedder.config.describe()}, {embedder.cache.dim} dims; "
+              f"{embedder.stats['embedded']} texts embedded, {embedder.stats['cache_hits']} from the cache")
+    else:
+        print("  embeddings: hashed-lexical (offline substitute; set WIKITRACE_EMBEDDINGS_URL for an endpoint)")
     for s in res["samples"]:
         st = s["stats"]
         drop = sum(st["extraction"]["dropped"].values())
@@ -34,10 +42,13 @@ def compile_command(inputs, out: Path, samples, templates, offline: bool, model,
 
 def query_command(corpus: Path, sample, question: str, budget: int, as_json: bool, offline: bool,
                   model, base_url) -> int:
-    from .llm import from_options
     from .query import QueryError, run_query
 
-    llm = from_options(model, base_url, offline=offline)
+    llm = None
+    if not offline:
+        from .llm import from_options
+
+        llm = from_options(model, base_url, offline=offline)
     if not offline and llm is None:
         print("note: no LLM configured; returning evidence only", file=sys.stderr)
     try:

@@ -80,6 +80,9 @@ _GREETING = re.compile(r"^\s*(hey|hi|hello|thanks|thank you|wow|aw+|oh|congrat\w
                        r"see you|take care|sounds|that's (great|awesome|cool|amazing)|glad)\b", re.I)
 
 
+_COUNT_IN = re.compile(r"\b\d+\s+[a-z]+", re.I)     # "2 cats": a count is content on its own
+
+
 def _other(speaker: str, speakers: list[str]) -> str | None:
     others = [s for s in speakers if s != speaker]
     return others[0] if len(others) == 1 else None
@@ -116,7 +119,8 @@ def offline_claims(m: Message, speakers: list[str], anchor: date | None) -> list
         if sent.endswith("?"):
             continue
         content = tokens(sent)
-        if len(content) < 2 or (_GREETING.match(sent) and len(content) < 4):
+        if (len(content) < 2 and not (content and _COUNT_IN.search(sent))) or \
+                (_GREETING.match(sent) and len(content) < 4):
             continue
         text = resolve_person(sent, m.speaker, speakers)
         if m.speaker not in text:
@@ -219,6 +223,13 @@ def build_snapshots(d: Dialogue, llm_claims=None) -> tuple[list[Snapshot], dict]
         kept, dropped = validate_claims(raw, by_id, d.speakers)
         for k, v in dropped.items():
             stats["dropped"][k] += v
+        if extractor == "llm" and not kept:
+            # every model claim failed validation (or there were none): deterministic preservation fallback
+            stats["invalid_fallback_exchanges"] = stats.get("invalid_fallback_exchanges", 0) + 1
+            extractor = "offline-fallback"
+            raw = [{"text": t, "status": s, "source_message_ids": [m.id], "supporting_quote": q}
+                   for m in ex for (t, s, q) in offline_claims(m, d.speakers, anchor)]
+            kept, _ = validate_claims(raw, by_id, d.speakers)
         text = " ".join(m.text for m in ex)
         sid = f"snap-{n + 1:04d}"
         claims = []

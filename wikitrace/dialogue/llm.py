@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import re
 
-from ..templates import render
-
 
 class StructuredLLM:
-    def __init__(self, config, templates=None, timeout: float = 60.0):
+    def __init__(self, config, templates=None, timeout: float = 60.0, max_retries: int = 2):
         self.config = config
         self.templates = templates
         self.timeout = timeout
+        self.max_retries = max_retries
         self.name = "llm"
         self.stats = {"calls": 0, "failures": 0, "invalid": 0}
         self._client = None
@@ -28,7 +27,8 @@ class StructuredLLM:
         if self._client is None:
             from openai import OpenAI          # lazy: `wikitrace --help` never imports openai
 
-            self._client = OpenAI(api_key=self.config.api_key, base_url=self.config.base_url, timeout=self.timeout)
+            self._client = OpenAI(api_key=self.config.api_key, base_url=self.config.base_url, timeout=self.timeout,
+                                  max_retries=self.max_retries)
         resp = self._client.chat.completions.create(
             model=self.config.model, temperature=0,
             messages=[{"role": "user", "content": prompt}],
@@ -37,6 +37,8 @@ class StructuredLLM:
 
     def call(self, template: str, required: dict, **ctx) -> dict | None:
         """Render ``dialogue/prompts/<template>``, ask for JSON, check ``required`` keys and types."""
+        from ..templates import render
+
         prompt = render(f"dialogue/prompts/{template}", self.templates, **ctx)
         self.stats["calls"] += 1
         try:
@@ -95,6 +97,10 @@ class StructuredLLM:
         return self.call("reflect.md.j2", {"search_terms": list}, p=packet)
 
 
+def _strs(v) -> list[str]:
+    return [str(x) for x in v if isinstance(x, (str, int, float))] if isinstance(v, list) else []
+
+
 def parse_json(text: str) -> dict | None:
     text = text.strip()
     m = re.search(r"\{.*\}", text, re.S)
@@ -129,16 +135,18 @@ def answer(llm: StructuredLLM, packet, retry) -> dict:
         if data is None:
             return None, p
         visible = set(p.refs())
-        refs = [r for r in data.get("supporting_source_refs") or [] if r in visible]
-        dropped = [r for r in data.get("supporting_source_refs") or [] if r not in visible]
-        out = {"can_answer": bool(data.get("can_answer")) and bool(refs),
-               "answer_type": data.get("answer_type"), "final_answer": data.get("final_answer") or "",
-               "supporting_facts": data.get("supporting_facts") or [], "supporting_source_refs": refs,
-               "dropped_refs": dropped, "uncertainties": data.get("uncertainties") or [],
+        given = data.get("supporting_source_refs")
+        given = [str(r) for r in given if isinstance(r, (str, int))] if isinstance(given, list) else []
+        refs = list(dict.fromkeys(r for r in given if r in visible))
+        dropped = [r for r in given if r not in visible]
+        out = {"can_answer": data.get("can_answer") is True and bool(refs),
+               "answer_type": data.get("answer_type"), "final_answer": str(data.get("final_answer") or ""),
+               "supporting_facts": _strs(data.get("supporting_facts")), "supporting_source_refs": refs,
+               "dropped_refs": dropped, "uncertainties": _strs(data.get("uncertainties")),
                "abstain_reason": data.get("abstain_reason") or ""}
         if not out["can_answer"]:
             out["final_answer"] = ""
-            out["abstain_reason"] = out["abstain_reason"] or "no retrieved source supports an answer"
+            out["abstain_reason"] = str(out["abstain_reason"] or "no retrieved source supports an answer")
         return out, p
 
     first, p = attempt(packet)
@@ -150,7 +158,10 @@ def answer(llm: StructuredLLM, packet, retry) -> dict:
     hints = llm.reflect(packet)
     if hints is None:
         return {**first, "mode": "llm"}
-    second, p2 = attempt(retry([str(x) for x in hints["search_terms"]][:12]))
+    terms = [str(x) for x in hints["search_terms"] if isinstance(x, (str, int))][:12]
+    if not terms:
+        return {**first, "mode": "llm"}
+    second, p2 = attempt(retry(terms))
     if second is None:
         return {**first, "mode": "llm"}
     return {**second, "mode": "llm-reflected", "reflection": hints["search_terms"]}

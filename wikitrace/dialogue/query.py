@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..templates import render
 from .retrieve import DEFAULT_BUDGET, load_index, retrieve
 
 
@@ -43,4 +42,6 @@ def run_query(corpus: Path, sample: str | None, question: str, budget: int = DEF
         data = packet.to_json()
         data["mode"] = "evidence+answer" if packet.answer else "evidence-only (no LLM configured)"
         return json.dumps(data, ensure_ascii=False, indent=1)
+    from ..templates import render          # jinja2 only for markdown output (keeps --json start-up lean)
+
     return render("dialogue/packet.md.j2", templates, p=packet)

@@ -8,13 +8,19 @@ refs, timestamps and deprecated-claim diagnostics.
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
+from array import array
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .bm25 import BM25
-from .text import (FAMILIES, families_of, hashed_embedding, sparse_cos, tokens, whitespace_tokens,
+from .text import (EMBED_DIM, FAMILIES, families_of, hashed_embedding, tokens, whitespace_tokens,
                    words)
+
+HASHED_NOTE = "hashed-lexical (offline substitute for a dense embedding)"
 
 RRF_K = 60
 T_PAGES = 15
@@ -25,6 +31,8 @@ NEIGHBOR_RADIUS = 1
 # ("90 Delta_entity", "08 s_family"); read as hundredths so the rank score stays dominant.
 W_ENTITY, W_FACET, W_ITEM, W_TERM = 0.090, 0.065, 0.030, 0.012
 W_INVENTORY, W_COUNT, W_FAMILY = 0.018, 0.018, 0.075
+ROUTING = "soft"                 # "soft": routed pages are a third RRF ranking over all trajectories;
+                                 # "hard": only trajectories of routed pages (+ BM25 rescue) are candidates
 DEFAULT_BUDGET = 2000            # whitespace tokens of source context
 INDEX_FORMAT = "wikitrace-dialogue-index/1"
 
@@ -62,17 +70,76 @@ def query_shape(question: str, speakers: list[str], entity_names: list[str] = ()
 
 # ---------------------------------------------------------------- index building
 
-def _vec_out(v: dict) -> dict:
-    """Sparse vectors travel as JSON objects with string keys; queries use the same keys."""
-    return {str(k): v[k] for k in sorted(v)}
+VECTOR_FILE = "vectors.bin"
+VECTOR_LEVELS = ("snapshots", "trajectories", "pages")
 
 
 def _qvec(text: str) -> dict:
-    return _vec_out(hashed_embedding(text))
+    return hashed_embedding(text)
 
 
-def build_index(mem: dict, embedder_name: str = "hashed-lexical") -> dict:
-    """Retrieval index for one sample from the compiled memory (see ``build.compile_sample``)."""
+def pack_vectors(levels: dict[str, list[dict]]) -> tuple[dict, bytes]:
+    """Hashed-lexical vectors of every level in one binary blob: all dimension indices (uint16),
+    then all values (float32), little-endian; ``offsets[level]`` (n + 1 entries) delimit items."""
+    idx, val = array("H"), array("f")
+    offsets = {}
+    for level in VECTOR_LEVELS:
+        offs = [len(idx)]
+        for v in levels[level]:
+            for k in sorted(v):
+                idx.append(k)
+                val.append(v[k])
+            offs.append(len(idx))
+        offsets[level] = offs
+    if sys.byteorder != "little":
+        idx.byteswap()
+        val.byteswap()
+    meta = {"file": VECTOR_FILE, "dim": EMBED_DIM, "nnz": len(idx), "offsets": offsets}
+    return meta, idx.tobytes() + val.tobytes()
+
+
+class VectorStore:
+    """Read-only access to ``vectors.bin``; cosines against a sparse query are computed in place."""
+
+    def __init__(self, meta: dict, data: bytes):
+        n = meta["nnz"]
+        self.idx, self.val = array("H"), array("f")
+        self.idx.frombytes(data[:2 * n])
+        self.val.frombytes(data[2 * n:2 * n + 4 * n])
+        if sys.byteorder != "little":
+            self.idx.byteswap()
+            self.val.byteswap()
+        self.offsets = meta["offsets"]
+
+    def cos(self, level: str, i: int, q: dict) -> float:
+        """Dot product with a sparse query: one binary search per query dimension (item indices
+        are stored sorted), so the cost follows the short query, not the long document."""
+        offs = self.offsets[level]
+        a, b = offs[i], offs[i + 1]
+        idx, val = self.idx, self.val
+        s = 0.0
+        for k, qv in q.items():
+            j = bisect_left(idx, k, a, b)
+            if j < b and idx[j] == k:
+                s += qv * val[j]
+        return s
+
+    def vector(self, level: str, i: int) -> dict:
+        offs = self.offsets[level]
+        a, b = offs[i], offs[i + 1]
+        return dict(zip(self.idx[a:b], self.val[a:b]))
+
+
+def snapshot_text(lines: list[tuple[str, str]], temporal: list[dict]) -> str:
+    """The text a snapshot is indexed (and embedded) by: its source lines plus resolved dates."""
+    return " ".join(f"{spk} {txt}" for spk, txt in lines) + " " + " ".join(a["resolved"] for a in temporal)
+
+
+def build_index(mem: dict, embedder=None) -> dict:
+    """Retrieval index for one sample from the compiled memory (see ``build.compile_sample``).
+    Hashed-lexical vectors are always stored (the offline path and the fallback); with an endpoint
+    ``embedder`` the index also points at dense rows of ``embeddings.f32`` for snapshots and pages
+    (trajectory vectors are the mean of their snapshots, computed at load time)."""
     msgs = mem["messages"]
     snaps = mem["snapshots"]
     trajs = mem["trajectories"]
@@ -89,8 +156,8 @@ def build_index(mem: dict, embedder_name: str = "hashed-lexical") -> dict:
         return f"{m['speaker']} {m['text']}"
 
     def snap_text(s):
-        return " ".join(msg_text(msgs[msg_idx[mid]]) for mid in s["message_ids"]) + " " + \
-            " ".join(a["resolved"] for a in s.get("temporal", []))
+        return snapshot_text([(msgs[msg_idx[mid]]["speaker"], msgs[msg_idx[mid]]["text"]) for mid in s["message_ids"]],
+                             s.get("temporal", []))
 
     def traj_text(t):
         parts = [t["title"]] + [snap_text(snaps[snap_idx[sid]]) for sid in t["snapshots"]]
@@ -112,9 +179,7 @@ def build_index(mem: dict, embedder_name: str = "hashed-lexical") -> dict:
         "pages": [page_text(p) for p in pages],
     }
     bm = {k: BM25([tokens(x) for x in v]).to_json() for k, v in levels.items()}
-    vec = {k: [_vec_out(hashed_embedding(x)) for x in v] for k, v in levels.items() if k != "messages"}
-    vec["trajectories_latest"] = [_vec_out(hashed_embedding(levels["snapshots"][snap_idx[t["snapshots"][-1]]]))
-                                  for t in trajs]
+    vec_meta, vec_bytes = pack_vectors({k: [hashed_embedding(x) for x in levels[k]] for k in VECTOR_LEVELS})
 
     # neighbours in dialogue order (same session) and update links
     prev_next = []
@@ -129,11 +194,20 @@ def build_index(mem: dict, embedder_name: str = "hashed-lexical") -> dict:
                 updates.setdefault(snap_idx[a], []).append(snap_idx[b])
                 updates.setdefault(snap_idx[b], []).append(snap_idx[a])
 
+    dense = None
+    if embedder is not None:
+        embedder.embed_passages(levels["snapshots"] + levels["pages"])
+        skeys, pkeys = embedder.keys(levels["snapshots"]), embedder.keys(levels["pages"])
+        keys = list(dict.fromkeys(skeys + pkeys))
+        row = {k: i for i, k in enumerate(keys)}
+        dense = {**embedder.describe(), "file": "embeddings.f32", "snapshots": [row[k] for k in skeys],
+                 "pages": [row[k] for k in pkeys], "keys": keys}
     return {
         "format": INDEX_FORMAT,
         "sample": mem["sample"],
         "speakers": mem["speakers"],
-        "embedder": embedder_name,
+        "embedder": embedder.name if embedder is not None else "hashed-lexical",
+        "dense": dense,
         "messages": [[m["id"], m["speaker"], m.get("date"), m["session"], m["text"], msg_snap.get(m["id"])]
                      for m in msgs],
         "message_paths": [m["path"] for m in msgs],
@@ -152,7 +226,8 @@ def build_index(mem: dict, embedder_name: str = "hashed-lexical") -> dict:
                    "trajs": [traj_idx[x] for x in p["trajectories"]], "ents": p.get("entity_keys", []),
                    "facet": p.get("facet"), "n": len(p["trajectories"])} for p in pages],
         "bm25": bm,
-        "vectors": vec,
+        "vectors": vec_meta,
+        "_vector_bytes": vec_bytes,
     }
 
 
@@ -162,25 +237,94 @@ def build_index(mem: dict, embedder_name: str = "hashed-lexical") -> dict:
 class LoadedIndex:
     raw: dict
     bm: dict = field(default_factory=dict)
-    vec: dict = field(default_factory=dict)
+    vec: VectorStore | None = None
     entity_names: list[str] = field(default_factory=list)
+    folder: Path | None = None
+    dense_bytes: bytes | None = None       # embeddings.f32, when the index was built with an endpoint
+    query_embedder: object | None = None   # set to reuse (or inject) the endpoint client for questions
+    _dense: dict | None = None
 
 
 def load_index(path: Path) -> LoadedIndex:
-    raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    return prepare(raw)
+    path = Path(path)
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    li = prepare(raw, vector_bytes=(path.parent / raw["vectors"]["file"]).read_bytes())
+    li.folder = path.parent
+    return li
 
 
-def prepare(raw: dict) -> LoadedIndex:
-    li = LoadedIndex(raw=raw)
+def prepare_files(files: dict) -> LoadedIndex:
+    """A loaded index straight from ``build.render_sample`` output (benchmarks, tests)."""
+    return prepare(json.loads(files["index.json"]), vector_bytes=files[VECTOR_FILE],
+                   dense_bytes=files.get("embeddings.f32"))
+
+
+def prepare(raw: dict, vector_bytes: bytes, dense_bytes: bytes | None = None) -> LoadedIndex:
+    li = LoadedIndex(raw=raw, dense_bytes=dense_bytes)
     li.bm = {k: BM25.from_json(v) for k, v in raw["bm25"].items()}
-    li.vec = raw["vectors"]
+    li.vec = VectorStore(raw["vectors"], vector_bytes)
     names = set()
     for p in raw["pages"]:
         if p["type"] == "entity":
             names.update(p["ents"])
     li.entity_names = sorted(names)
     return li
+
+
+# ---------------------------------------------------------------- dense (endpoint) scores
+
+def _dense_matrices(li: LoadedIndex) -> dict:
+    """Row matrices per level from ``embeddings.f32`` (numpy is imported only on this path)."""
+    if li._dense is None:
+        import numpy as np
+
+        meta = li.raw["dense"]
+        data = li.dense_bytes
+        if data is None:
+            data = (li.folder / meta.get("file", "embeddings.f32")).read_bytes()
+        M = np.frombuffer(data, dtype="<f4").reshape(-1, int(meta["dim"]))
+        snaps = M[np.asarray(meta["snapshots"], dtype=int)]
+        trajs = []
+        for t in li.raw["trajectories"]:
+            v = snaps[t["snaps"]].mean(axis=0)
+            trajs.append(v / (np.linalg.norm(v) or 1.0))
+        li._dense = {"snapshots": snaps, "pages": M[np.asarray(meta["pages"], dtype=int)],
+                     "trajectories": np.vstack(trajs) if trajs else snaps[:0]}
+    return li._dense
+
+
+def dense_scores(li: LoadedIndex, question: str) -> tuple[dict | None, str]:
+    """Query cosines per level from the endpoint the index was built with, and a note naming the
+    dense backend actually used. Falls back to the hashed-lexical vectors (also in the index) when
+    the index has no endpoint vectors, embeddings are switched off, or the endpoint fails."""
+    meta = li.raw.get("dense")
+    if not meta:
+        return None, HASHED_NOTE
+    from .embed import ENV_URL, EmbeddingError, EmbeddingsConfig, EndpointEmbedder, resolve_embeddings
+
+    emb = li.query_embedder
+    if emb is None:
+        env_url = (os.environ.get(ENV_URL) or "").strip()
+        if env_url.lower() in ("off", "none", "0", "false"):
+            return None, HASHED_NOTE + f"; endpoint vectors in the index not used ({ENV_URL}={env_url})"
+        try:
+            cfg = resolve_embeddings(env_url or meta["url"], meta["model"], meta["query_model"])
+        except EmbeddingError as exc:
+            return None, HASHED_NOTE + f"; endpoint not usable: {exc}"
+        emb = li.query_embedder = EndpointEmbedder(cfg or EmbeddingsConfig(meta["url"], meta["model"],
+                                                                           meta["query_model"]))
+    try:
+        qv = emb.embed_query(question)
+        mats = _dense_matrices(li)
+        if len(qv) != mats["snapshots"].shape[1]:
+            raise EmbeddingError(f"query embedding has {len(qv)} dims, index has {mats['snapshots'].shape[1]}")
+    except (EmbeddingError, OSError, ValueError) as exc:
+        return None, HASHED_NOTE + f"; fallback, endpoint failed: {exc}"
+    import numpy as np
+
+    q = np.asarray(qv, dtype="float32")
+    scores = {k: (m @ q).tolist() for k, m in mats.items()}
+    return scores, f"endpoint {meta['query_model']} / {meta['model']} at {emb.config.url} ({len(qv)} dims)"
 
 
 # ---------------------------------------------------------------- scoring helpers
@@ -215,6 +359,13 @@ class Query:
     fams: set[str]
     speaker_keys: set[str]
     ent_keys: set[str]
+    dense: dict | None = None          # level -> cosines from the endpoint backend
+    embedder: str = HASHED_NOTE
+
+    def dcos(self, vec: VectorStore, level: str, i: int) -> float:
+        if self.dense is not None:
+            return self.dense[level][i]
+        return vec.cos(level, i, self.emb)
 
 
 def make_query(li: LoadedIndex, question: str) -> Query:
@@ -225,9 +376,10 @@ def make_query(li: LoadedIndex, question: str) -> Query:
     shape = query_shape(question, speakers, li.entity_names)
     qwords = set(words(question))
     ent_keys = {e for e in li.entity_names if all(p in qwords for p in e.split("-"))}
+    dense, note = dense_scores(li, question)
     return Query(text=question, toks=toks, content=content or toks, emb=_qvec(question), shape=shape,
                  fams=set(shape["families"]), speaker_keys={s.lower() for s in shape["speakers"]},
-                 ent_keys=ent_keys)
+                 ent_keys=ent_keys, dense=dense, embedder=note)
 
 
 # ---------------------------------------------------------------- retrieval
@@ -246,13 +398,16 @@ def route_pages(li: LoadedIndex, q: Query, t_pages: int = T_PAGES) -> list[int]:
         ents = set(p["ents"])
         b_ent = 0.08 if ents & (q.ent_keys | q.speaker_keys) else 0.0
         a_gran = 0.02 if p["n"] <= 4 else 0.0
-        dense[i] = sparse_cos(q.emb, li.vec["pages"][i]) + b_ent + a_gran + 0.10 * s_fam - 0.12 * p_fam
+        dense[i] = q.dcos(li.vec, "pages", i) + b_ent + a_gran + 0.10 * s_fam - 0.12 * p_fam
         sparse[i] = sp.get(i, 0.0) + 0.35 * s_fam - 0.25 * p_fam + (0.1 if b_ent else 0.0)
     fused = rrf(_rank(dense), _rank(sparse))
     return _rank(fused)[:t_pages]
 
 
-def score_trajectories(li: LoadedIndex, q: Query, cands: list[int]) -> tuple[list[int], dict]:
+def score_trajectories(li: LoadedIndex, q: Query, cands: list[int],
+                       route: list[int] | None = None) -> tuple[list[int], dict]:
+    """Dense and sparse trajectory ranks fused by RRF; ``route`` (trajectories in routed-page
+    order) is a third ranking when the wiki is used softly."""
     trajs = li.raw["trajectories"]
     sp = _norm(li.bm["trajectories"].scores(q.content))
     content = set(q.content)
@@ -266,12 +421,12 @@ def score_trajectories(li: LoadedIndex, q: Query, cands: list[int]) -> tuple[lis
         b_ef = 1.0 if ents & (q.ent_keys | q.speaker_keys) else 0.0
         ttoks = li.bm["trajectories"].tfs[i]
         s_event = (sum(1 for c in content if c in ttoks) / len(content)) if content else 0.0
-        dense[i] = (0.75 * sparse_cos(q.emb, li.vec["trajectories"][i])
-                    + 0.15 * sparse_cos(q.emb, li.vec["trajectories_latest"][i])
+        dense[i] = (0.75 * q.dcos(li.vec, "trajectories", i)
+                    + 0.15 * q.dcos(li.vec, "snapshots", t["snaps"][-1])
                     + 0.10 * b_ef + 0.08 * s_fam + 0.10 * s_event - 0.04 * p_fam)
         sparse[i] = sp.get(i, 0.0) + 0.60 * s_fam * sp.get(i, 0.0) + 0.75 * s_event - 0.25 * p_fam
         detail[i] = (dense[i], sparse[i], s_event)
-    fused = rrf(_rank(dense), _rank(sparse))
+    fused = rrf(_rank(dense), _rank(sparse), *([route] if route else []))
     return _rank(fused), fused
 
 
@@ -360,16 +515,22 @@ def message_line(m: list) -> str:
 
 
 def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pages: int = T_PAGES,
-             k: int = K_TRAJ, use_wiki: bool = True, rescue: bool = True) -> Packet:
+             k: int = K_TRAJ, use_wiki: bool = True, rescue: bool = True, routing: str | None = None) -> Packet:
     raw = li.raw
     q = make_query(li, question)
     snaps = raw["snapshots"]
     msgs = raw["messages"]
 
     # 1. page routing -> candidate trajectories
+    route = None
     if use_wiki:
         page_ids = route_pages(li, q, t_pages)
-        cands = sorted({t for p in page_ids for t in raw["pages"][p]["trajs"]})
+        routed = list(dict.fromkeys(t for p in page_ids for t in raw["pages"][p]["trajs"]))
+        if (routing or ROUTING) == "soft":
+            cands = list(range(len(raw["trajectories"])))
+            route = routed
+        else:
+            cands = routed
     else:
         page_ids = []
         cands = list(range(len(raw["trajectories"])))
@@ -378,14 +539,14 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
     cands = sorted(set(cands) | {i for i, _ in direct})
 
     # 2. trajectory ranking and selection
-    ranked, fused = score_trajectories(li, q, cands)
+    ranked, fused = score_trajectories(li, q, cands, route)
     order = coverage_select(li, q, ranked, fused, k) if q.shape["coverage"] else ranked
     traj_rank = {t: r for r, t in enumerate(order)}
 
     # 3. snapshots: query-snapshot similarity (dense + sparse, fused), trajectory prior, neighbours
     cand_snaps = [s for t in order for s in raw["trajectories"][t]["snaps"]]
     s_sparse = _norm(li.bm["snapshots"].scores(q.content))
-    s_dense = {s: sparse_cos(q.emb, li.vec["snapshots"][s]) for s in cand_snaps}
+    s_dense = {s: q.dcos(li.vec, "snapshots", s) for s in cand_snaps}
     s_dense = _norm(s_dense)
     base = {}
     for s in cand_snaps:
@@ -457,4 +618,4 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
         messages=[{"id": msgs[mi][0], "speaker": msgs[mi][1], "date": msgs[mi][2], "session": msgs[mi][3],
                    "text": msgs[mi][4], "path": paths[mi]} for mi in chosen_msgs],
         claims=claims, deprecated=deprecated, temporal=temporal, tokens=used, budget=budget,
-        embedder=raw["embedder"], candidate_trajectories=len(cands))
+        embedder=q.embedder, candidate_trajectories=len(cands))

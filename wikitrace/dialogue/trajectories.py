@@ -7,9 +7,11 @@ import re
 from dataclasses import dataclass, field
 
 from .extract import Claim, Snapshot
-from .text import entity_key, hashed_embedding, jaccard, keywords, sparse_cos, tokens
+from .embed import cos, mean_vector
+from .text import entity_key, hashed_embedding, jaccard, keywords, tokens
 
-DELTA = 0.72                # mock/offline continuation threshold
+DELTA = 0.72                # mock/offline continuation threshold (paper, A.2)
+DELTA_CENTRED = 0.60        # the same decision on mean-centred endpoint embeddings (see embed.centred)
 PREFILTER_CAP = 32
 TOP_CANDIDATES = 3          # passed to the structured trajectory_match call
 MAX_PREVIOUS = 3            # previous claims shortlisted for claim_transition_judge
@@ -30,12 +32,31 @@ class Features:
     emb: dict
 
 
-def snapshot_features(s: Snapshot, speakers: list[str], embed=hashed_embedding) -> Features:
-    text = " ".join([s.summary] + [c.text for c in s.claims])
+def snapshot_features(s: Snapshot, speakers: list[str], embed=hashed_embedding, vector=None) -> Features:
+    """``vector``: a precomputed dense embedding of the snapshot (endpoint backend), else ``embed``."""
+    text = feature_text(s, speakers)
     spk = {entity_key(x) for x in speakers}
     ents = {entity_key(e) for e in s.entities}
     return Features(K=set(keywords(text)), E=ents - spk, broad=ents & spk | {entity_key(x) for x in s.speakers},
-                    X={x.lower() for x in s.exact_terms}, F=set(s.facets), emb=embed(text))
+                    X={x.lower() for x in s.exact_terms if not TEMPORAL_ONLY.fullmatch(x)}, F=set(s.facets),
+                    emb=vector if vector is not None else embed(text))
+
+
+TEMPORAL_ONLY = re.compile(r"(?i)(yesterday|today|tonight|tomorrow|last night|this morning|"
+                           r"(last|next|this|past) \w+|.* ago|(in|since|on) \w+( \d{4})?|(19|20)\d\d)")
+
+
+def strip_speakers(text: str, speakers: list[str]) -> str:
+    """Participants' names carry no continuity (everything is about them): drop them, and the
+    offline extractor's "X said:" scaffolding, before keywords and embeddings."""
+    for sp in speakers:
+        text = re.sub(r"\b" + re.escape(sp) + r"(?:'s)?\b", " ", text)
+    return re.sub(r"\bsaid:", " ", text)
+
+
+def feature_text(s: Snapshot, speakers: list[str]) -> str:
+    """Content of a snapshot for matching: its claims (the summary lead when there are none)."""
+    return strip_speakers(" ".join(c.text for c in s.claims) or s.summary.split(". ", 1)[-1], speakers)
 
 
 def specific(f: Features) -> set[str]:
@@ -57,6 +78,7 @@ class Trajectory:
     emb_sum: dict = field(default_factory=dict)
     emb_latest: dict = field(default_factory=dict)
     update_links: list[list[str]] = field(default_factory=list)   # [old_snapshot, new_snapshot]
+    member_vecs: list = field(default_factory=list)                # dense backend: snapshot vectors
 
     def active_claims(self) -> list[Claim]:
         return [c for c in self.claims if c.status != "deprecated"]
@@ -67,8 +89,8 @@ class Trajectory:
 
 def g_det(f: Features, T: Trajectory, detail: bool = False):
     """Deterministic compatibility of a snapshot with a trajectory (A.2)."""
-    cos_sum = sparse_cos(f.emb, T.emb_sum)
-    cos_latest = sparse_cos(f.emb, T.emb_latest)
+    cos_sum = cos(f.emb, T.emb_sum)
+    cos_latest = cos(f.emb, T.emb_latest)
     jac = jaccard(f.K, T.K)
     b_ent = B_ENTITY if f.E & T.E else 0.0
     fv = {x for x in f.F if "=" in x} & {x for x in T.F if "=" in x}
@@ -184,27 +206,34 @@ def apply_claims(T: Trajectory, snap: Snapshot, judge=None) -> dict:
     return counts
 
 
-def _absorb(T: Trajectory, f: Features, snap: Snapshot, embed) -> None:
+def _absorb(T: Trajectory, f: Features, snap: Snapshot, embed, dense: bool = False, speakers=()) -> None:
     T.snapshots.append(snap.id)
     T.K |= f.K
     T.E |= f.E
     T.broad |= f.broad
     T.X |= f.X
     T.F |= f.F
-    T.emb_sum = embed(T.summary_text() or snap.summary)
+    if dense:       # endpoint vectors: the summary embedding is the mean of the member snapshots
+        T.member_vecs.append(f.emb)
+        T.emb_sum = mean_vector(T.member_vecs)
+    else:
+        T.emb_sum = embed(strip_speakers(T.summary_text(), list(speakers)) or feature_text(snap, list(speakers)))
     T.emb_latest = f.emb
     snap.trajectory = T.id
 
 
 def build_trajectories(snaps: list[Snapshot], speakers: list[str], embed=hashed_embedding,
-                       matcher=None, judge=None, delta: float = DELTA) -> tuple[list[Trajectory], dict]:
+                       matcher=None, judge=None, delta: float | None = None,
+                       vectors: dict | None = None) -> tuple[list[Trajectory], dict]:
     """Replay snapshots in order. ``matcher(snapshot, [(label, trajectory, score)]) -> label | 'NEW' | None``
     is the optional structured decision (None = unavailable, fall back to the threshold)."""
+    if delta is None:
+        delta = DELTA_CENTRED if vectors else DELTA
     trajs: list[Trajectory] = []
     stats = {"continued": 0, "new": 0, "matcher_calls": 0, "matcher_fallbacks": 0,
              "ADD": 0, "REVISE": 0, "DEPRECATE": 0, "duplicate": 0, "judge_fallback": 0}
     for snap in snaps:
-        f = snapshot_features(snap, speakers, embed)
+        f = snapshot_features(snap, speakers, embed, vectors.get(snap.id) if vectors else None)
         cands = prefilter(f, trajs)
         scored = sorted(((g_det(f, T, detail=True), T) for T in cands), key=lambda x: (-x[0][0], x[1].id))
         chosen: Trajectory | None = None
@@ -233,7 +262,7 @@ def build_trajectories(snaps: list[Snapshot], speakers: list[str], embed=hashed_
         counts = apply_claims(chosen, snap, judge)
         for k, v in counts.items():
             stats[k] += v
-        _absorb(chosen, f, snap, embed)
+        _absorb(chosen, f, snap, embed, dense=bool(vectors), speakers=speakers)
     return trajs, stats
 
 

@@ -8,7 +8,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .text import FAMILIES, sparse_cos
+from .embed import cos as sparse_cos
+from .text import FAMILIES
 
 GENERIC = frozenset("""say said tell told want need keep think thought day days time times first found start
 take took wait wish mean means real ya yeah bye thank thankful happy feel make sure see look looking come
@@ -16,6 +17,7 @@ came give gave new old lot big little nice fun try tried help helps part sound s
 TARGET_PAGE = 4
 MAX_PAGE = 6
 TOPIC_SUPPRESS = 0.80
+TOPIC_MIN = 3                  # a topic keyword must recur in this many trajectories
 SECTIONS = ("Overview", "Key Facts", "Items/Counts", "Linked Trajectories", "Conflicts/Uncertainty")
 
 
@@ -135,7 +137,7 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
     topic_seeds = []
     for k in sorted(kw_members):
         ids = sorted(set(kw_members[k]))
-        if 2 <= len(ids) <= max(3, n // 8) and k not in GENERIC and len(k) > 2:
+        if TOPIC_MIN <= len(ids) <= max(3, n // 8) and k not in GENERIC and len(k) > 2:
             topic_seeds.append((k, ids))
     stats["seeds"]["topic"] = len(topic_seeds)
     covered_by_structure: set[str] = set()
