@@ -44,6 +44,7 @@ def environment(override: str | None = None) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        auto_reload=False,  # templates do not change during a build: no stat per render
     )
     env.filters["oneline"] = _oneline
     return env

@@ -461,10 +461,14 @@ class LLMCompiler:
         if self._mode_settled:
             return await self._try_modes(by_mode, outcome)
         async with state.probe:  # the first request finds the mode; the rest wait for it
-            try:
-                return await self._try_modes(by_mode, outcome)
-            finally:
-                self._mode_settled = True
+            if not self._mode_settled:
+                try:
+                    return await self._try_modes(by_mode, outcome)
+                finally:
+                    self._mode_settled = True
+        # Settled while this one waited: go without the lock, or every run queued
+        # behind the probe would be sent one at a time.
+        return await self._try_modes(by_mode, outcome)
 
     async def _try_modes(self, by_mode: dict[str, list[dict[str, str]]], outcome: str):
         last: _FormatRejected | None = None
@@ -543,7 +547,15 @@ class LLMCompiler:
             self._stats.calls += 1
             try:
                 async with state.slots:
-                    response = await state.client.chat.completions.create(**kwargs)
+                    # The client's generic post: the same request, retries off, but
+                    # without re-validating our own params or building pydantic models
+                    # of the reply, which cost more CPU than the rest of a run.
+                    raw_class = _raw_response_class()
+                    if raw_class is not None:
+                        raw = await state.client.post("/chat/completions", body=kwargs, cast_to=raw_class)
+                        response = _json_or_error(raw)
+                    else:  # a client whose HTTP layer we do not recognise: the typed way
+                        response = (await state.client.chat.completions.create(**kwargs)).model_dump()
             except openai.APITimeoutError:
                 what = "timeout"
             except openai.APIConnectionError:
@@ -638,17 +650,45 @@ def _content_problems(comp: Compilation, instructions: str) -> list[str]:
     return problems
 
 
-def _answer(response: Any) -> tuple[str, dict[str, int]]:
-    choices = getattr(response, "choices", None) or []
+def _raw_response_class() -> Any:
+    """The HTTP response class the openai client returns as-is for ``cast_to``
+    (``httpx.Response``, or ``httpx2.Response`` in newer releases), if known."""
+    import openai._base_client as base
+
+    for name in ("httpx2", "httpx"):
+        module = getattr(base, name, None)
+        if module is not None and hasattr(module, "Response"):
+            return module.Response
+    return None
+
+
+def _json_or_error(raw: Any) -> dict[str, Any]:
+    """A chat completion body as a dict; a body that is not one is a bad response."""
+    import openai
+
+    try:
+        data = json.loads(raw.content)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise openai.APIResponseValidationError(response=raw, body=raw.text[:200],
+                                                message="the reply is not a JSON chat completion")
+    return data
+
+
+def _answer(response: dict[str, Any]) -> tuple[str, dict[str, int]]:
+    choices = response.get("choices") or []
     text = ""
-    if choices:
-        message = getattr(choices[0], "message", None)
-        text = getattr(message, "content", None) or ""
+    if choices and isinstance(choices[0], dict):
+        message = choices[0].get("message") or {}
+        text = (message.get("content") if isinstance(message, dict) else None) or ""
+        if not isinstance(text, str):
+            text = ""
     usage: dict[str, int] = {}
-    raw_usage = getattr(response, "usage", None)
+    raw_usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
     for field_name in ("prompt_tokens", "completion_tokens"):
-        value = getattr(raw_usage, field_name, None)
-        if isinstance(value, int):
+        value = raw_usage.get(field_name)
+        if isinstance(value, int) and not isinstance(value, bool):
             usage[field_name] = value
     return text, usage
 

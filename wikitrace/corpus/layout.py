@@ -56,8 +56,16 @@ class Linker:
         self.mount = mount_path.rstrip("/") or "/"
 
     def rel(self, target: str) -> str:
+        # Both paths are corpus-relative, so no filesystem lookup is needed
+        # (posixpath.relpath calls getcwd twice per link: a build makes many links).
         trailing = "/" if target.endswith("/") else ""
-        return posixpath.relpath(target.rstrip("/"), self.here_dir or ".") + trailing
+        here = self.here_dir.split("/") if self.here_dir else []
+        there = target.rstrip("/").split("/")
+        common = 0
+        while common < min(len(here), len(there)) and here[common] == there[common]:
+            common += 1
+        parts = [".."] * (len(here) - common) + there[common:]
+        return ("/".join(parts) or ".") + trailing
 
     def abs(self, target: str) -> str:
         return posixpath.join(self.mount, target)

@@ -9,21 +9,16 @@ handed out again.
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 from ..runs.model import Run
 from . import layout
 
 
 def content_hash(run: Run) -> str:
-    payload = {
-        "task": run.task.__dict__,
-        "outcome": run.outcome.__dict__,
-        "turns": [t.to_record() for t in run.turns],
-    }
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
-    return "sha256:" + hashlib.sha256(blob).hexdigest()
+    """The loader's fingerprint of the run (task, turns, outcome), computed once per run."""
+    from ..runs.load import fingerprint
+
+    digest = run.source.get("fingerprint") or fingerprint(run)
+    return "sha256:" + digest
 
 
 class IdAllocator:

@@ -270,6 +270,9 @@ def iter_runs(
                     report.errors.append(_one_line(message))
                     continue
                 _outcomes.apply(item, verdict)
+            clipped = clip_turns(item.turns)
+            counts = redactor.run(item) if redactor is not None else None
+            # Hashed after redaction: the digest (kept in corpus.json) never covers a secret.
             digest = fingerprint(item)
             if item.run_id in seen:
                 report.duplicates += 1
@@ -278,12 +281,11 @@ def iter_runs(
                     f"{path}: run_id {item.run_id!r} appears again ({same}); kept the first, skipped this one"))
                 continue
             seen[item.run_id] = digest
-            report.clipped += clip_turns(item.turns)
-            if redactor is not None:
-                counts = redactor.run(item)
-                if counts:
-                    item.source["redactions"] = dict(sorted(counts.items()))
-                    report.redactions.update(counts)
+            item.source["fingerprint"] = digest
+            report.clipped += clipped
+            if counts:
+                item.source["redactions"] = dict(sorted(counts.items()))
+                report.redactions.update(counts)
             report.outcomes[item.outcome.label] += 1
             yield item
     if table:

@@ -1,0 +1,81 @@
+"""A loopback OpenAI-compatible server for benchmarks: fixed latency, counted calls.
+
+It answers ``/v1/chat/completions`` with a valid compilation for whatever run
+the request is about, after ``latency`` seconds, and counts every call. Runs in
+its own process (``python benchmarks/fake_llm_server.py PORT LATENCY``) so the
+server's work does not share the build's interpreter lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+ANSWER = {
+    "title": "Look the record up before changing it",
+    "description": "The agent read what it needed, then acted on it.",
+    "candidate_insights": [
+        {"title": "Read before you write", "guideline": "Call the look-up tool before the tool that changes state.",
+         "applicability": "Applies to tasks that change records; not to pure questions."},
+        {"title": "Confirm the change", "guideline": "State the change and get a yes before calling the write tool.",
+         "applicability": "Applies when a user is in the loop."},
+    ],
+}
+
+
+def _body(request_body: bytes) -> bytes:
+    req = json.loads(request_body)
+    system = req["messages"][0]["content"]
+    key = "failure_causes" if "failure_causes" in system else "key_decisions"
+    answer = dict(ANSWER, **{key: [{"decision": "Looked the record up first.", "support": "It returned the fields.",
+                                    "turns": [0]}]})
+    return json.dumps({
+        "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": req.get("model", "bench"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": json.dumps(answer)},
+                     "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": len(request_body) // 4, "completion_tokens": 120,
+                  "total_tokens": len(request_body) // 4 + 120},
+    }).encode()
+
+
+async def serve(port: int, latency: float) -> None:
+    calls = inflight = max_inflight = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal calls, inflight, max_inflight
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = lines[0].split(" ", 2)
+                headers = {k.lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:] if ":" in l)}
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                if path.endswith("/chat/completions"):
+                    calls += 1
+                    inflight += 1
+                    max_inflight = max(max_inflight, inflight)
+                    if latency:
+                        await asyncio.sleep(latency)
+                    inflight -= 1
+                    payload, status = _body(body), "200 OK"
+                elif path.endswith("/calls"):
+                    payload, status = json.dumps({"calls": calls, "max_inflight": max_inflight}).encode(), "200 OK"
+                else:
+                    payload, status = b'{"data": []}', "200 OK"
+                writer.write(f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n"
+                             f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionResetError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=512)
+    print("ready", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+if __name__ == "__main__":
+    asyncio.run(serve(int(sys.argv[1]), float(sys.argv[2])))
