@@ -44,7 +44,6 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..runs.model import Run
 from .cache import CachedAnswer
-from .schema import json_schema
 
 ENDPOINT = "/v1/chat/completions"
 COMPLETION_WINDOW = "24h"
@@ -136,30 +135,12 @@ class BatchReport:
 
 
 def request_body(compiler: Any, messages: list[dict[str, str]], outcome: str, mode: str) -> dict[str, Any]:
-    """The chat request body the live path would send for these messages.
-
-    Uses ``compiler.request_body`` when the compiler offers it, so the two paths
-    cannot drift apart; otherwise builds the same body as ``LLMCompiler._request``.
-    """
-    own = getattr(compiler, "request_body", None)
-    if callable(own):
-        return own(messages, outcome, mode)
-    body: dict[str, Any] = {"model": compiler.model, "messages": messages}
-    if mode == "json_schema":
-        body["response_format"] = {"type": "json_schema", "json_schema": {
-            "name": f"trajectory_compilation_{outcome}", "schema": json_schema(outcome), "strict": False}}
-    elif mode == "json_object":
-        body["response_format"] = {"type": "json_object", "schema": json_schema(outcome)}
-    if compiler.temperature is not None:
-        body["temperature"] = compiler.temperature
-    if compiler.max_tokens is not None:
-        body["max_tokens"] = compiler.max_tokens
-    return body
+    """The chat request body the live path would send for these messages (one source of truth)."""
+    return compiler.request_body(messages, outcome, mode)
 
 
 def _key(compiler: Any, messages: list[dict[str, str]], mode: str) -> str:
-    public = getattr(compiler, "cache_key_for", None)
-    return public(messages, mode) if callable(public) else compiler._key(messages, mode)
+    return compiler.cache_key_for(messages, mode)
 
 
 def _mode_of(body: dict[str, Any]) -> str:

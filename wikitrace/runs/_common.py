@@ -265,3 +265,13 @@ def unanswered(turns: list[Turn]) -> None:
             t.result = ""
             t.is_error = True
             t.extra["unanswered"] = True
+
+
+def parse_arguments(raw: Any) -> Any:
+    """Tool-call arguments as logged: a JSON string becomes its value, anything else stays."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            return raw
+    return raw

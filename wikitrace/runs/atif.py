@@ -32,7 +32,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from ._common import Sniff, as_str, load_json, read_text, unanswered
+from ._common import Sniff, as_str, load_json, read_text, unanswered, parse_arguments
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
 
@@ -45,13 +45,6 @@ def looks_like(s: Sniff) -> bool:
     return s.path.name == "trajectory.json" and bool(re.search(r'"steps"\s*:\s*\[', s.head))
 
 
-def _args(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except (ValueError, RecursionError):
-            return raw
-    return raw
 
 
 def steps_to_turns(steps: list, where: str) -> list[Turn]:
@@ -71,7 +64,7 @@ def steps_to_turns(steps: list, where: str) -> list[Turn]:
                 call = call if isinstance(call, dict) else {}
                 t = Turn(turn=len(turns), type="function_call", role="assistant",
                          name=as_str(call.get("function_name")) or "unknown",
-                         arguments=_args(call.get("arguments")), reasoning=lead, extra=dict(extra))
+                         arguments=parse_arguments(call.get("arguments")), reasoning=lead, extra=dict(extra))
                 lead = None
                 turns.append(t)
                 cid = call.get("tool_call_id")

@@ -32,7 +32,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from ._common import Sniff, as_str, ended_by_status, load_json, text_of, unanswered
+from ._common import Sniff, as_str, ended_by_status, load_json, text_of, unanswered, parse_arguments
 from .model import Run, RunError, Task, Turn
 from .swe_agent import attach_report_outcome
 
@@ -66,13 +66,6 @@ def instance_id(path: Path, obj: dict) -> str:
     return name
 
 
-def _arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except (ValueError, RecursionError):
-            return raw
-    return raw
 
 
 def _is_observation(msg: dict, content: str) -> bool:
@@ -110,7 +103,7 @@ def messages_to_turns(messages: list, where: str) -> list[Turn]:
                 for call in msg["tool_calls"]:
                     call = call if isinstance(call, dict) else {}
                     fn = call.get("function") if isinstance(call.get("function"), dict) else {}
-                    calls.append((as_str(fn.get("name")) or "unknown", _arguments(fn.get("arguments")),
+                    calls.append((as_str(fn.get("name")) or "unknown", parse_arguments(fn.get("arguments")),
                                   as_str(call.get("id"))))
             else:
                 for block in _BLOCK.findall(content):

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from ._common import parse_json, read_text
+from ._common import parse_json, read_text, parse_arguments
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
 _POLICY_HEADING = re.compile(r"^#\s*([A-Za-z][A-Za-z ]{0,40}?)\s+Agent Policy", re.M)
@@ -43,13 +43,6 @@ def _text(content: Any) -> str | None:
     return json.dumps(content, ensure_ascii=False, sort_keys=True)
 
 
-def _arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except (ValueError, RecursionError):
-            return raw
-    return raw
 
 
 def messages_to_turns(messages: list[Any], where: str) -> list[Turn]:
@@ -70,7 +63,7 @@ def messages_to_turns(messages: list[Any], where: str) -> list[Turn]:
                 turn = Turn(
                     turn=len(turns), type="function_call", role="assistant",
                     name=str(fn.get("name") or "unknown"),
-                    arguments=_arguments(fn.get("arguments")),
+                    arguments=parse_arguments(fn.get("arguments")),
                     reasoning=reasoning,
                 )
                 reasoning = None  # the text goes with the first call only
