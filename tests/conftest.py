@@ -1,5 +1,8 @@
 import pytest
 
+from fake_batch_api import fake_batch  # noqa: F401  (fixtures shared by the tests)
+from fake_openai import fake_openai  # noqa: F401
+
 
 @pytest.fixture(autouse=True)
 def _no_llm_env(monkeypatch, tmp_path):

@@ -18,10 +18,10 @@ function answers, else a 500 saying nothing was scripted.
 
 Every request is recorded in ``fake.requests`` (``path``, ``body``, ``headers`` with
 lower-case names);
-``fake.calls`` counts chat completion requests. Use the ``fake_openai`` pytest
-fixture by importing it into a test module::
+``fake.calls`` counts chat completion requests. The ``fake_openai`` pytest
+fixture is registered in ``conftest.py``; tests import only the helpers::
 
-    from fake_openai import fake_openai, reply, error  # noqa: F401
+    from fake_openai import reply, error
 """
 
 from __future__ import annotations

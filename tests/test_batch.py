@@ -15,8 +15,8 @@ import re
 import pytest
 from rich.progress import Progress
 
-from fake_batch_api import MISSING, default_batch_answer, fake_batch, line_error, line_status  # noqa: F401
-from fake_openai import API_KEY, fake_openai, reply, valid_answer  # noqa: F401
+from fake_batch_api import MISSING, default_batch_answer, line_error, line_status
+from fake_openai import API_KEY, reply, valid_answer
 from helpers import EXAMPLES
 from wikitrace.build import BuildOptions, build, make_compiler
 from wikitrace.compilers import batch as B

@@ -1,7 +1,6 @@
 """The corpus compiler end to end: layout, determinism, stable ids, atomic publish, check."""
 
 import json
-import os
 import stat
 
 import frontmatter

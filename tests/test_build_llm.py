@@ -17,7 +17,7 @@ from pathlib import Path
 
 import frontmatter
 
-from fake_openai import error, fake_openai, reply, slow, valid_answer  # noqa: F401
+from fake_openai import reply, slow, valid_answer
 from helpers import EXAMPLES, tree_bytes
 from wikitrace.build import BuildOptions, build
 from wikitrace.corpus.check import check_corpus

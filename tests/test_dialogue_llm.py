@@ -5,7 +5,7 @@ abstention, exactly one reflection retry), and failures (malformed JSON, 429, ti
 import json
 from pathlib import Path
 
-from fake_openai import error, fake_openai, reply, slow  # noqa: F401
+from fake_openai import error, reply, slow
 
 from wikitrace.corpus.fsio import make_writable
 from wikitrace.dialogue.build import DialogueOptions, compile_dialogues, compile_sample

@@ -1,6 +1,5 @@
 """Against real LoCoMo conversations (skipped when ../shared/data/locomo-dev is absent)."""
 
-import json
 from pathlib import Path
 
 import pytest

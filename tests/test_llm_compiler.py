@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from fake_openai import (  # noqa: F401  (fake_openai is a fixture)
+from fake_openai import (
     API_KEY,
     FakeResponse,
     error,
-    fake_openai,
     llama_cpp_json_schema_rejection,
     reply,
     slow,

@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,6 @@ from typing import Iterable, Iterator
 from . import __version__
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler, compile_offline
-from .compilers.schema import Compilation
 from .corpus import documents, layout
 from .corpus.fsio import write_atomic
 from .corpus.manifest import IdAllocator, content_hash

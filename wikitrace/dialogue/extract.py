@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from .load import Dialogue, Message
-from .text import (display_keywords, entities, entity_key, exact_terms, facets, keywords, parse_date,
+from .text import (display_keywords, entities, entity_key, exact_terms, facets, parse_date, 
                    resolve_relative, tokens)
 
 STATUSES = ("active", "deprecated", "contradictory", "needs-confirmation")

@@ -27,7 +27,6 @@ success only at full marks (>= 1.0). Otherwise pass ``--outcomes`` keyed by
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Iterator

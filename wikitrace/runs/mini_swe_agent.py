@@ -27,7 +27,6 @@ No verdict inside: the outcome comes from a nearby SWE-bench ``results.json``
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Iterator
