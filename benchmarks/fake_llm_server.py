@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 
 ANSWER = {
     "title": "Look the record up before changing it",
@@ -41,9 +42,10 @@ def _body(request_body: bytes) -> bytes:
 
 async def serve(port: int, latency: float) -> None:
     calls = inflight = max_inflight = 0
+    first = last = 0.0
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal calls, inflight, max_inflight
+        nonlocal calls, inflight, max_inflight, first, last
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -53,14 +55,17 @@ async def serve(port: int, latency: float) -> None:
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
                 if path.endswith("/chat/completions"):
                     calls += 1
+                    first = first or time.monotonic()
                     inflight += 1
                     max_inflight = max(max_inflight, inflight)
                     if latency:
                         await asyncio.sleep(latency)
                     inflight -= 1
+                    last = time.monotonic()
                     payload, status = _body(body), "200 OK"
                 elif path.endswith("/calls"):
-                    payload, status = json.dumps({"calls": calls, "max_inflight": max_inflight}).encode(), "200 OK"
+                    payload, status = json.dumps({"calls": calls, "max_inflight": max_inflight,
+                                          "busy_seconds": last - first}).encode(), "200 OK"
                 else:
                     payload, status = b'{"data": []}', "200 OK"
                 writer.write(f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n"

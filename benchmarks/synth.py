@@ -43,7 +43,8 @@ def write_corpus_input(path: Path, n: int, seed: int = 0) -> Path:
                 "task_id": f"{src['task_id']}-{i // len(base)}",
                 "trial": src.get("trial", 0),
                 "reward": src["reward"],
-                "info": {"task": {"instruction": src["info"]["task"]["instruction"] + " " + rng.choice(WORDS)}},
+                # A per-run tag keeps every prompt distinct, so no answer comes from the cache.
+                "info": {"task": {"instruction": f"{src['info']['task']['instruction']} {rng.choice(WORDS)} (case {i})"}},
                 "traj": src["traj"],
             }
             fh.write(json.dumps(run) + "\n")

@@ -84,6 +84,34 @@ def test_one_more_run_changes_only_its_files(tmp_path):
     assert new_insights and all(int(a[len("insight/insight-"):-3]) >= 8 for a in new_insights)
 
 
+def test_rebuild_skips_parsing_records_it_compiled_before(tmp_path, monkeypatch):
+    runs = example_runs()
+    out = tmp_path / "corpus"
+    src = write_jsonl(tmp_path / "runs.jsonl", runs[:5])
+    _build([src], out)
+    sidecar = tmp_path / ".corpus.records.json"
+    assert sidecar.is_file(), "record digests live beside the corpus"
+    assert "record_digest" not in (out / "corpus.json").read_text()
+    import wikitrace.runs.native as native
+
+    parsed = []
+    real = native.run_from_dict
+    monkeypatch.setattr(native, "run_from_dict", lambda obj, where, **kw: parsed.append(obj["run_id"]) or real(obj, where, **kw))
+    runs[1]["turns"][2]["result"] += " (changed)"
+    write_jsonl(src, runs)  # one record changed, one added
+    result = _build([src], out)
+    assert parsed == [runs[1]["run_id"], runs[5]["run_id"]]
+    assert result.runs == 6 and (result.success, result.failure) == (3, 3)
+    data = json.loads((out / "corpus.json").read_text())
+    assert data["build"]["reused_runs"] == 4
+    assert "(changed)" in (out / "raw/step-0001/solver.full.jsonl").read_text()
+    assert check_corpus(out) == []
+    # The same corpus from scratch is byte-identical.
+    fresh = tmp_path / "fresh"
+    _build([src], fresh)
+    assert _without_build_stamp(tree_bytes(fresh)) == _without_build_stamp(tree_bytes(out))
+
+
 def test_new_run_first_in_input_keeps_old_ids(tmp_path):
     runs = example_runs()
     out = tmp_path / "corpus"

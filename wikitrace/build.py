@@ -28,6 +28,7 @@ from .corpus import documents, layout
 from .corpus.fsio import write_atomic
 from .corpus.manifest import IdAllocator, content_hash
 from .corpus.publish import BuildLock, PublishError, check_target, fresh_staging, publish
+from .runs._common import Carried
 from .runs.load import LoadReport, iter_runs
 from .runs.model import Run, RunError
 from .runs.turnlog import dumps_turns
@@ -89,10 +90,10 @@ def make_compiler(opts: BuildOptions) -> Compiler:
     return LLMCompiler(config, cache_dir=opts.cache_dir, templates=opts.templates, concurrency=opts.concurrency)
 
 
-def _read_runs(opts: BuildOptions, report: LoadReport) -> Iterator[Run]:
+def _read_runs(opts: BuildOptions, report: LoadReport, known: dict | None = None) -> Iterator[Run | Carried]:
     """The runs of a build, exactly as compiled (the batch pass must see the same prompts)."""
     return _apply_defaults(iter_runs(list(opts.inputs), opts.fmt, report, outcomes=opts.outcomes, strict=opts.strict,
-                                     redact=opts.redact, redact_patterns=opts.redact_patterns), opts)
+                                     redact=opts.redact, redact_patterns=opts.redact_patterns, known=known), opts)
 
 
 def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, progress=None):
@@ -109,8 +110,11 @@ def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, progress=None):
         raise BuildError(str(exc)) from None
 
 
-def _apply_defaults(runs: Iterable[Run], opts: BuildOptions) -> Iterator[Run]:
+def _apply_defaults(runs: Iterable[Run | Carried], opts: BuildOptions) -> Iterator[Run | Carried]:
     for run in runs:
+        if isinstance(run, Carried):
+            yield run
+            continue
         if opts.task_type and not run.task.task_type and not run.task.apps:
             run.task.task_type = opts.task_type
         yield run
@@ -134,12 +138,33 @@ class _Reuse:
         self.out = out
         self.runs = {r["run_id"]: r for r in previous.get("runs", [])} if same else {}
         self.insights = {i["id"]: i for i in previous.get("insights", [])} if same else {}
+        # JSONL records compiled from exactly these bytes: the readers skip parsing them.
+        self.digests = _read_record_digests(out, key) if same else {}
+        self.known = {d: Carried(d, run_id, self.runs[run_id]["outcome"]) for run_id, d in self.digests.items()
+                      if run_id in self.runs and self.runs[run_id]["compiler"] != "offline-fallback"}
 
-    def entry(self, run: Run, digest: str) -> dict | None:
+    def entry(self, run: Run | Carried, digest: str | None) -> dict | None:
         prev = self.runs.get(run.run_id)
-        if prev and prev["content_hash"] == digest and prev["compiler"] != "offline-fallback":
-            return prev
-        return None
+        if not prev or prev["compiler"] == "offline-fallback":
+            return None
+        if isinstance(run, Carried):
+            return prev if self.digests.get(run.run_id) == run.record_digest else None
+        return prev if prev["content_hash"] == digest else None
+
+
+def _record_digests_path(out: Path) -> Path:
+    """Beside the corpus, not in it: a digest of a raw record is a digest of unredacted text."""
+    return out.parent / f".{out.name}.records.json"
+
+
+def _read_record_digests(out: Path, key: str) -> dict[str, str]:
+    try:
+        data = json.loads(_record_digests_path(out).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("build_key") != key or not isinstance(data.get("records"), dict):
+        return {}
+    return {k: v for k, v in data["records"].items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def build_key(compiler: Compiler, opts: BuildOptions) -> str:
@@ -148,7 +173,9 @@ def build_key(compiler: Compiler, opts: BuildOptions) -> str:
 
     h = hashlib.sha256()
     h.update(json.dumps([__version__, compiler.name, compiler.model, opts.mount_path, opts.redact,
-                         list(opts.redact_patterns)]).encode())
+                         list(opts.redact_patterns), opts.task_type]).encode())
+    if opts.outcomes is not None and Path(opts.outcomes).is_file():
+        h.update(b"outcomes\0" + Path(opts.outcomes).read_bytes())
     for folder in filter(None, [bundled_dir("corpus_templates"), opts.templates]):
         for path in sorted(Path(folder).rglob("*")):
             if path.is_file():
@@ -178,7 +205,7 @@ async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency
 
     window: collections.deque = collections.deque()
     for run in runs:
-        digest = content_hash(run)
+        digest = None if isinstance(run, Carried) else content_hash(run)
         window.append((run, digest, asyncio.ensure_future(one(run, digest))))
         while len(window) > concurrency * 4:
             r, d, task = window.popleft()
@@ -205,6 +232,7 @@ class _Writer:
         self.insights: list[dict] = []
         self.compilers: collections.Counter = collections.Counter()
         self.reused = 0
+        self.record_digests: dict[str, str] = {}  # run id -> digest of its raw JSONL record
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wikitrace-write")
         self._pending: collections.deque = collections.deque()
 
@@ -227,6 +255,10 @@ class _Writer:
             self._link(layout.insight_doc(ins))
             self.insights.append(self.reuse.insights[ins])
         self.compilers[prev["compiler"]] += 1
+        if isinstance(run, Carried):
+            self.record_digests[run.run_id] = run.record_digest
+        elif run.source.get("record_digest"):
+            self.record_digests[run.run_id] = run.source["record_digest"]
         self.runs.append(prev)
         self.reused += 1
 
@@ -278,6 +310,8 @@ class _Writer:
                 "guideline": comp.insights[k].guideline, "applicability": comp.insights[k].applicability,
             })
         self.compilers[comp.compiler] += 1
+        if run.source.get("record_digest"):
+            self.record_digests[run.run_id] = run.source["record_digest"]
         self.runs.append({
             "step": step, "run_id": run.run_id, "task_id": run.task.id,
             "task_type": run.task.task_type if not run.task.apps else None, "apps": run.task.apps or None,
@@ -343,7 +377,7 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         key = build_key(compiler, opts)
         reuse = _Reuse(previous, out, key)
         writer = _Writer(stage, ids, opts, reuse)
-        runs = _read_runs(opts, report)
+        runs = _read_runs(opts, report, reuse.known)
         if progress is not None:
             runs = progress(runs)
         try:
@@ -362,6 +396,8 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         write_prompt_index(stage, writer.runs, writer.insights)
         write_atomic(stage / "corpus.json", _corpus_json(writer, compiler, opts, ids, report, key))
         publish(stage, out)
+        write_atomic(_record_digests_path(out), json.dumps(
+            {"build_key": key, "records": dict(sorted(writer.record_digests.items()))}) + "\n")
     counts = collections.Counter(r["outcome"] for r in writer.runs)
     return BuildResult(
         out=out, runs=len(writer.runs), success=counts["success"], failure=counts["failure"],

@@ -29,6 +29,38 @@ _BOMS = (
 )
 
 
+@dataclass
+class Carried:
+    """A JSONL record whose exact bytes the published corpus already compiled.
+
+    Readers given ``known`` digests yield this instead of parsing the record, so a
+    rebuild of a large corpus pays only for new or changed records.
+    """
+
+    record_digest: str
+    run_id: str
+    outcome: str  # "success" | "failure", as compiled before
+
+
+def record_digest(raw: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(raw.strip()).hexdigest()
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(line number, raw line) of a JSONL file, streamed; split on b"\n" only
+    (JSON allows U+2028 and friends raw inside strings)."""
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if raw.strip():
+                yield lineno, raw
+
+
 class NotText(RunError):
     """The file is binary or in an encoding other than UTF-8."""
 

@@ -29,7 +29,7 @@ from typing import Iterable, Iterator, Mapping
 
 from . import atif, claude_code, mini_swe_agent, native, openai_chat, react_text, swe_agent
 from . import outcomes as _outcomes
-from ._common import DuplicateRun, NotText, Sniff, clip_turns, sniff
+from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, sniff
 from .model import Run, RunError
 
 
@@ -79,14 +79,14 @@ class _Native:
         return isinstance(s.first, dict) and "run_id" in s.first and "turns" in s.first
 
     @staticmethod
-    def read(path: Path) -> Iterator[Run | RunError]:
+    def read(path: Path, known: dict | None = None) -> Iterator[Run | RunError | Carried]:
         if path.is_dir():
             try:
                 yield native.read_folder(path)
             except RunError as exc:
                 yield exc
         else:
-            yield from native.read_jsonl(path)
+            yield from native.read_jsonl(path, known)
 
 
 # name -> importer, in detection order (the more specific shapes first).
@@ -171,10 +171,15 @@ def _expand(paths: list[Path], report: LoadReport) -> Iterator[tuple[Path, bool]
             yield p, False
 
 
-def _read(path: Path, fmt: str) -> Iterator[Run | RunError]:
-    module = FORMATS[format_name(fmt)]
+# Formats read a record at a time from JSONL: they can skip records compiled before.
+_STREAMING = ("native", "openai-chat")
+
+
+def _read(path: Path, fmt: str, known: dict | None = None) -> Iterator[Run | RunError | Carried]:
+    name = format_name(fmt)
+    module = FORMATS[name]
     try:
-        yield from module.read(path)
+        yield from (module.read(path, known) if known and name in _STREAMING else module.read(path))
     except RunError as exc:
         yield exc
     except (RecursionError, MemoryError) as exc:
@@ -210,13 +215,17 @@ def iter_runs(
     strict: bool = False,
     redact: bool = True,
     redact_patterns: Iterable[str] = (),
-) -> Iterator[Run]:
+    known: dict[str, Carried] | None = None,
+) -> Iterator[Run | Carried]:
     """Yield every good run in input order; record everything else in ``report``.
 
     ``outcomes``: a table from ``outcomes.load_outcomes`` or the path of an
     outcomes file; it gives the verdict of runs whose format has none.
     ``strict``: raise RunError for a run without an outcome instead of skipping it.
     ``redact``/``redact_patterns``: secret redaction (on by default) plus user regexes.
+    ``known``: record digest -> ``Carried`` for JSONL records the published corpus
+    compiled from these exact bytes; such records are yielded as ``Carried``,
+    unparsed (a rebuild's fast path).
     """
     report = report if report is not None else LoadReport()
     chosen_fmt = format_name(fmt) if fmt else None
@@ -242,7 +251,17 @@ def iter_runs(
                 report.errors.append(_one_line(str(exc)))
             continue
         report.detected[str(path)] = chosen
-        for item in _read(path, chosen):
+        for item in _read(path, chosen, known):
+            if isinstance(item, Carried):
+                if item.run_id in seen:
+                    report.duplicates += 1
+                    report.errors.append(_one_line(
+                        f"{path}: run_id {item.run_id!r} appears again; kept the first, skipped this one"))
+                    continue
+                seen[item.run_id] = item.record_digest
+                report.outcomes[item.outcome] += 1
+                yield item
+                continue
             if isinstance(item, DuplicateRun):
                 report.deduplicated += 1
                 continue

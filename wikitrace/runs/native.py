@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
+from ._common import Carried, iter_lines, record_digest
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 from .turnlog import check_numbering, read_turns
 
@@ -81,22 +82,24 @@ def run_from_dict(obj: Any, where: str, turns: list[Turn] | None = None) -> Run:
     return Run(run_id=str(run_id), task=task, turns=turns, outcome=outcome)
 
 
-def read_jsonl(path: Path) -> Iterator[Run | RunError]:
-    """Yield runs, or a RunError per bad line so the caller can report and go on."""
+def read_jsonl(path: Path, known: dict | None = None) -> Iterator[Run | RunError | Carried]:
+    """Yield runs, or a RunError per bad line so the caller can report and go on.
+
+    A line whose digest is in ``known`` (compiled before, byte for byte) comes
+    back as ``Carried`` without being parsed.
+    """
     try:
-        fh = path.open("rb")
-    except OSError as exc:
-        yield RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})")
-        return
-    with fh:
-        for lineno, raw in enumerate(fh, start=1):
+        lines = iter_lines(path)
+        for lineno, raw in lines:
             where = f"{path}:{lineno}"
+            digest = record_digest(raw)
+            if known and digest in known:
+                yield known[digest]
+                continue
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 yield RunError(f"{where}: not UTF-8 (byte {exc.start}); re-save the file as UTF-8")
-                continue
-            if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
@@ -111,8 +114,10 @@ def read_jsonl(path: Path) -> Iterator[Run | RunError]:
             except RunError as exc:
                 yield exc
                 continue
-            run.source = {"format": "native-jsonl", "file": path.name, "line": lineno}
+            run.source = {"format": "native-jsonl", "file": path.name, "line": lineno, "record_digest": digest}
             yield run
+    except RunError as exc:  # the file could not be opened
+        yield exc
 
 
 def read_folder(path: Path) -> Run:

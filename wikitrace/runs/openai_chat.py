@@ -22,7 +22,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from ._common import parse_json, read_text, parse_arguments
+from ._common import (SNIFF_BYTES, Carried, decode, iter_lines, parse_arguments, parse_json, read_text,
+                      record_digest)
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
 _POLICY_HEADING = re.compile(r"^#\s*([A-Za-z][A-Za-z ]{0,40}?)\s+Agent Policy", re.M)
@@ -161,41 +162,42 @@ def looks_like(sample: Any) -> bool:
     return isinstance(sample, dict) and isinstance(sample.get("traj", sample.get("messages")), list)
 
 
-def _records(path: Path, text: str) -> Iterator[tuple[str, int, Any] | RunError]:
-    """(where, index, record) in file order; a line that is no JSON comes back as RunError."""
-    if text.lstrip().startswith("["):
-        try:
-            records = parse_json(text, str(path))
-        except RunError as exc:
-            yield exc
-            return
-        for i, rec in enumerate(records):
-            yield f"{path}: record {i}", i, rec
-        return
-    # split on "\n" only: str.splitlines() would also cut at U+2028 and friends,
-    # which JSON allows raw inside strings.
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{lineno}"
-        try:
-            yield where, lineno, parse_json(line, where, single_line=True)
-        except RunError as exc:
-            yield exc
-
-
-def read(path: Path) -> Iterator[Run | RunError]:
-    """Yield runs from a JSON array or a JSONL file; bad records come back as RunError."""
+def _records(path: Path, text: str) -> Iterator[tuple[str, int, Any, None] | RunError]:
+    """(where, index, record, no digest) of a JSON array file."""
     try:
-        text = read_text(path)
+        records = parse_json(text, str(path))
     except RunError as exc:
         yield exc
         return
-    for item in _records(path, text):
-        if isinstance(item, RunError):
+    if not isinstance(records, list):
+        yield RunError(f"{path}: expected a JSON array of runs")
+        return
+    for i, rec in enumerate(records):
+        yield f"{path}: record {i}", i, rec, None
+
+
+def read(path: Path, known: dict | None = None) -> Iterator[Run | RunError | Carried]:
+    """Yield runs from a JSON array or a JSONL file; bad records come back as RunError.
+
+    JSONL is streamed a line at a time (a 10,000-run file never sits in memory
+    whole); a line whose digest is in ``known`` comes back as ``Carried``.
+    """
+    with path.open("rb") as fh:
+        head = fh.read(SNIFF_BYTES).lstrip()
+    if head.startswith(b"["):
+        try:
+            text = read_text(path)
+        except RunError as exc:
+            yield exc
+            return
+        items: Iterator = _records(path, text)
+    else:
+        items = _jsonl_records(path, known)
+    for item in items:
+        if isinstance(item, (RunError, Carried)):
             yield item
             continue
-        where, index, rec = item
+        where, index, rec, digest = item
         try:
             run = record_to_run(rec, where)
         except RunError as exc:
@@ -206,4 +208,24 @@ def read(path: Path) -> Iterator[Run | RunError]:
             continue
         run.source = {"format": "openai-chat", "file": path.name, "record": index,
                       "original": rec, "original_format": "json"}
+        if digest:
+            run.source["record_digest"] = digest
         yield run
+
+
+def _jsonl_records(path: Path, known: dict | None) -> Iterator:
+    for lineno, raw in iter_lines(path):
+        where = f"{path}:{lineno}"
+        digest = record_digest(raw)
+        if known and digest in known:
+            yield known[digest]
+            continue
+        try:
+            line = decode(raw, where)
+        except RunError as exc:
+            yield exc
+            continue
+        try:
+            yield where, lineno, parse_json(line, where, single_line=True), digest
+        except RunError as exc:
+            yield exc
