@@ -251,3 +251,63 @@ def test_tau_bench_offline(tmp_path):
     assert len(list((out / "compilation").glob("step-*.md"))) == 200
     assert check_corpus(out) == []
     assert all(r["compiler"] == "offline" for r in data["runs"])
+
+
+HOSTILE_IDS = ["../../x", "/etc/passwd", "a\x00b", "x" * 5000, "..", "C:\\Windows\\evil", "\u202egnp.exe"]
+
+
+def test_hostile_run_ids_never_leave_the_output_folder(tmp_path):
+    runs = example_runs()
+    for run, rid in zip(runs, HOSTILE_IDS):
+        run["run_id"] = rid
+        run["task"]["id"] = rid
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "corpus"
+    _build([write_jsonl(tmp_path / "runs.jsonl", runs)], out)
+    outside = {p for p in tmp_path.rglob("*") if not str(p).startswith(str(work))}
+    assert outside == {tmp_path / "runs.jsonl"}, outside
+    inside = {p.name for p in work.iterdir()}
+    assert inside == {"corpus", ".corpus.lock", ".corpus.records.json"}
+    assert all(p.name.startswith(("step-", "insight-", "_index", "metadata", "solver", "original", "corpus", "prompt"))
+               or p.is_dir() for p in out.rglob("*"))
+    data = json.loads((out / "corpus.json").read_text())
+    assert {r["run_id"] for r in data["runs"]} >= {"../../x", "/etc/passwd"}  # kept as data, never as paths
+    assert check_corpus(out) == []
+
+
+def test_hostile_dialogue_sample_ids_stay_inside(tmp_path):
+    from wikitrace.dialogue.load import _slug
+
+    for raw in HOSTILE_IDS:
+        name = _slug(raw)
+        assert name and "/" not in name and "\\" not in name and not name.startswith(".")
+        assert "\x00" not in name and len(name.encode()) <= 120
+        assert (tmp_path / "dialogue" / name).resolve().parent == (tmp_path / "dialogue").resolve()
+
+
+@pytest.mark.skipif(not TAU_BENCH.exists(), reason="tau-bench runs not present in ../shared/data")
+def test_tools_on_the_tau_bench_corpus(tmp_path):
+    import subprocess
+    import sys
+
+    from wikitrace.tools_install import install
+
+    out = tmp_path / "corpus"
+    _build([TAU_BENCH], out)
+    tools = tmp_path / "tools"
+    install(tools)
+    env = {"WIKITRACE_CORPUS": str(out), "PATH": "/usr/bin:/bin", "WIKITRACE_TOOLS_NO_RG": "1"}
+    comp = frontmatter.load(out / "compilation/step-0000.md")
+    import re
+
+    step, first = re.search(r"`turn (step-\d+) (\d+)", comp.content).groups()
+    shown = subprocess.run([sys.executable, str(tools / "turn"), step, first], env=env, capture_output=True, text=True)
+    assert shown.returncode == 0 and f"turn {first}" in shown.stdout
+    actions = subprocess.run([sys.executable, str(tools / "actions"), step], env=env, capture_output=True, text=True)
+    assert actions.returncode == 0 and "book_reservation" in actions.stdout
+    bad = subprocess.run([sys.executable, str(tools / "turn"), "step-0999", "1"], env=env, capture_output=True, text=True)
+    assert bad.returncode == 2 and "step-0000..step-0199" in bad.stderr
+    hits = subprocess.run([sys.executable, str(tools / "grep"), "payment", "--layer", "compilation", "--max", "5"],
+                          env=env, capture_output=True, text=True)
+    assert hits.returncode == 0 and "/compilation/step-" in hits.stdout

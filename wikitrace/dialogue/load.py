@@ -45,7 +45,10 @@ class DialogueInputError(ValueError):
 
 
 def _slug(s: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", str(s)).strip("-") or "sample"
+    """A sample id from input, made safe as one folder name (no '..', no dot-names, bounded)."""
+    from ..safe_names import safe_name
+
+    return safe_name(re.sub(r"[^A-Za-z0-9._-]+", "-", str(s)).strip("-") or "sample")
 
 
 def _message_text(turn: dict) -> str:
