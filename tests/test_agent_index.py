@@ -27,8 +27,10 @@ KINDS = [("airline", None), ("retail", None), (None, ["mail", "calendar"]), (Non
 
 
 def corpus_json_text(data: dict) -> str:
-    """corpus.json exactly as wikitrace.build._corpus_json writes it."""
-    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    """corpus.json exactly as wikitrace.build writes it."""
+    from wikitrace.corpus.corpus_json import dumps
+
+    return dumps(data)[0]
 
 
 def synth(n_runs: int, seed: int = 0, insights_per_run=(0, 3)) -> dict:

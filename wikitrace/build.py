@@ -322,11 +322,9 @@ class _Writer:
 
 
 def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: IdAllocator, report: LoadReport,
-                 key: str) -> str:
-    runs = sorted(writer.runs, key=lambda r: layout.id_number(r["step"]))
-    insights = sorted(writer.insights, key=lambda i: layout.id_number(i["id"]))
-    stats = compiler.stats().as_dict()
-    data = {
+                 key: str) -> dict:
+    runs, insights = writer.runs, writer.insights
+    return {
         "format": layout.CORPUS_FORMAT,
         "wikitrace_version": __version__,
         "mount_path": opts.mount_path,
@@ -345,7 +343,7 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
         # The one block that may differ between two builds of the same inputs.
         "build": {
             "built_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "stats": stats,
+            "stats": compiler.stats().as_dict(),
             "reused_runs": writer.reused,
             "detected_formats": report.detected,
             "redactions": dict(sorted(report.redactions.items())),
@@ -355,7 +353,6 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
             "ignored_files": report.ignored,
         },
     }
-    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
 def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None) -> BuildResult:
@@ -391,10 +388,14 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
             write_atomic(stage / rel, text)
         if (out / "dialogue").is_dir():  # dialogue memory is built separately; carry it over untouched
             shutil.copytree(out / "dialogue", stage / "dialogue")
-        from .agent.index import write_prompt_index  # lets `wikitrace prompt` skip re-indexing per call
+        from .agent.index import write_prompt_index
+        from .corpus import corpus_json
 
-        write_prompt_index(stage, writer.runs, writer.insights)
-        write_atomic(stage / "corpus.json", _corpus_json(writer, compiler, opts, ids, report, key))
+        writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
+        writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
+        text, region = corpus_json.dumps(_corpus_json(writer, compiler, opts, ids, report, key))
+        write_prompt_index(stage, writer.runs, writer.insights, region)  # `prompt` need not re-index per call
+        write_atomic(stage / "corpus.json", text)
         publish(stage, out)
         write_atomic(_record_digests_path(out), json.dumps(
             {"build_key": key, "records": dict(sorted(writer.record_digests.items()))}) + "\n")

@@ -43,6 +43,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from .corpusdata import InsightInfo, RunInfo, id_key, insight_from_entry, run_from_entry, task_kind
 from .similarity import STOPWORDS, _TOKEN, tokenize
+from ..corpus.corpus_json import corpus_region  # the one layout of corpus.json
 
 INDEX_PATH = "index/prompt.bin"
 FORMAT = "wikitrace-prompt-index/1"
@@ -87,31 +88,6 @@ def _version() -> str:
 
 
 # --- writing ------------------------------------------------------------------------------
-
-def _dump_entry(entry: dict) -> str:
-    """An array element as it appears at depth 2 of ``json.dumps(corpus, indent=1)``."""
-    return json.dumps(entry, ensure_ascii=False, indent=1).replace("\n", "\n  ")
-
-
-def corpus_region(runs: Sequence[dict], insights: Sequence[dict]) -> tuple[bytes, list[int], list[int]]:
-    """The bytes of ``"runs": [...],\\n "insights": [...]`` as build writes them into
-    corpus.json (from the space before ``"runs"``), and each entry's (start, end) offsets."""
-    out = bytearray()
-    spans: dict[str, list[int]] = {"runs": [], "insights": []}
-    for key, entries in (("runs", runs), ("insights", insights)):
-        if key == "insights":
-            out += b",\n"
-        if not entries:
-            out += f' "{key}": []'.encode()
-            continue
-        out += f' "{key}": ['.encode()
-        for k, entry in enumerate(entries):
-            out += b"\n  " if k == 0 else b",\n  "
-            start = len(out)
-            out += _dump_entry(entry).encode("utf-8")
-            spans[key] += (start, len(out))
-        out += b"\n ]"
-    return bytes(out), spans["runs"], spans["insights"]
 
 
 def _postings(texts: Sequence[str]) -> dict[str, Any]:
@@ -162,17 +138,20 @@ def _render_pool(insights: Sequence[InsightInfo], show_source: bool) -> list[str
     return render_insights(environment(None), insights, show_source)
 
 
-def write_prompt_index(stage_dir: Path, runs: list[dict], insights: list[dict]) -> list[str]:
+def write_prompt_index(stage_dir: Path, runs: list[dict], insights: list[dict],
+                       region: tuple[bytes, list[int], list[int]] | None = None) -> list[str]:
     """Write ``index/prompt.bin`` for a corpus whose corpus.json will hold ``runs`` and
     ``insights`` (entries exactly as in corpus.json, any order). Returns the relative paths written.
 
     Call it before or after corpus.json is written; the index does not read it.
+    ``region``: ``corpus_region(runs, insights)`` of the sorted entries, when the
+    caller already made it for corpus.json.
     """
     from ..corpus.layout import id_number
 
     runs = sorted(runs, key=lambda r: id_number(r["step"]))
     insights = sorted(insights, key=lambda i: id_number(i["id"]))
-    region, run_spans, ins_spans = corpus_region(runs, insights)
+    region, run_spans, ins_spans = region if region is not None else corpus_region(runs, insights)
     run_infos = [run_from_entry(r) for r in runs]
     ins_infos = [insight_from_entry(i) for i in insights]
     kinds = sorted({r.kind for r in run_infos} | {i.kind for i in ins_infos})
@@ -552,4 +531,4 @@ def _open(root: Path, path: Path, cpath: Path) -> PromptIndex:
     return PromptIndex(root, header, buf, data_start, corpus, start, head)
 
 
-__all__ = ["INDEX_PATH", "PromptIndex", "corpus_region", "index_status", "open_index", "write_prompt_index"]
+__all__ = ["INDEX_PATH", "PromptIndex", "index_status", "open_index", "write_prompt_index"]
