@@ -87,7 +87,7 @@ def test_citation_prompt_variants(corpus_dir):
     wt = citation_prompt(corpus_dir, "wikitrace")
     io = citation_prompt(corpus_dir, "insights-only")
     for s in (wt, io):
-        assert "JSON object" in s and "no code fence" in s and "materially" in s and "Do not call any tool" in s
+        assert "JSON object" in s and "without markdown or a code fence" in s and "changed one of your actions" in s and "no further tool calls" in s
     assert all(k in wt for k in ('"R"', '"C"', '"I"', "step-0000", "insight-0000"))
     assert '"I"' in io and '"R"' not in io and '"C"' not in io
     # and the citation prompt in PromptParts is the same text

@@ -69,9 +69,10 @@ def test_wikitrace_prompt_carries_the_papers_facts(corpus_dir):
     p = build_prompt(corpus_dir, TASK, task_type="pick_and_place")
     s = p.system
     for needle in ("/work/corpus/raw/step-NNNN/", "metadata.md", "solver.full.jsonl",
-                   "/work/corpus/compilation/step-NNNN.md", "_index.md", "Only the raw turns are certain",
-                   "guess", "failed run", "disagree", "before your first environment action",
-                   "after any action that fails", "Never replay a past run", "only the action to avoid",
+                   "/work/corpus/compilation/step-NNNN.md", "_index.md", "raw turn logs are the only part you can fully trust",
+                   "frequently mistaken", "comes from a run that failed", "conflicts with another insight",
+                   "your first environment action", "an action you took has just failed",
+                   "Do not repeat a practice run", "what not to do",
                    "/work/tools/actions step-0000", "/work/tools/turn step-0000 7 9",
                    "/work/tools/grep PATTERN --layer", "grep -rl"):
         assert needle in s, needle
