@@ -219,8 +219,11 @@ async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency
 
 
 def _write_file(path: Path, text: str) -> None:
+    """A new page of the staged tree, created read-only (the published mode)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8", newline="\n")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
 
 
 class _Writer:
@@ -363,16 +366,19 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         report = LoadReport()
         ids = IdAllocator(previous)
         compiler = make_compiler(opts)
-        if compiler.name != "offline" and announce is not None:
-            from .runs.load import count_outcomes
-
-            counts, _ = count_outcomes(list(opts.inputs), opts.fmt, outcomes=opts.outcomes, redact=False)
-            announce(f"about to compile {sum(counts.values())} runs with {compiler.model}: "
-                     f"{counts['success']} success, {counts['failure']} failure")
-        batch_report = _prefill_from_batch(opts, compiler, batch_progress) if (opts.batch or opts.resume_batch) else None
-        stage = fresh_staging(out)
         key = build_key(compiler, opts)
         reuse = _Reuse(previous, out, key)
+        if compiler.name != "offline" and announce is not None:
+            # Before paying for calls, show the labels: an inverted outcome shows here.
+            # Records compiled before are counted from the manifest, not re-read.
+            from .runs.load import count_outcomes
+
+            counts, _ = count_outcomes(list(opts.inputs), opts.fmt, outcomes=opts.outcomes, redact=False,
+                                       known=reuse.known)
+            announce(f"{sum(counts.values())} runs in the input ({counts['success']} success, "
+                     f"{counts['failure']} failure), {len(reuse.known)} compiled before; model {compiler.model}")
+        batch_report = _prefill_from_batch(opts, compiler, batch_progress) if (opts.batch or opts.resume_batch) else None
+        stage = fresh_staging(out)
         writer = _Writer(stage, ids, opts, reuse)
         runs = _read_runs(opts, report, reuse.known)
         if progress is not None:

@@ -79,10 +79,18 @@ def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
 
 
 def make_read_only(root: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(root, topdown=False):
-        for name in filenames:
-            os.chmod(os.path.join(dirpath, name), FILE_MODE)
-        os.chmod(dirpath, DIR_MODE)
+    """Files 0444, folders 0555. Files carried over by hard link already are 0444;
+    they are only looked at, since a chmod rewrites the inode even when nothing changes."""
+    def walk(folder: str) -> None:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    walk(entry.path)
+                elif (entry.stat(follow_symlinks=False).st_mode & 0o777) != FILE_MODE:
+                    os.chmod(entry.path, FILE_MODE)
+        os.chmod(folder, DIR_MODE)
+
+    walk(str(root))
 
 
 def make_writable(root: Path) -> None:
