@@ -2,6 +2,7 @@
 
 import json
 import stat
+from pathlib import Path
 
 import frontmatter
 import pytest
@@ -311,3 +312,19 @@ def test_tools_on_the_tau_bench_corpus(tmp_path):
     hits = subprocess.run([sys.executable, str(tools / "grep"), "payment", "--layer", "compilation", "--max", "5"],
                           env=env, capture_output=True, text=True)
     assert hits.returncode == 0 and "/compilation/step-" in hits.stdout
+
+
+def test_agent_runs_join_a_dialogue_only_corpus(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "corpus"
+    tiny = Path(__file__).parent / "fixtures" / "dialogue" / "tiny.jsonl"
+    done = subprocess.run([sys.executable, "-m", "wikitrace.cli", "dialogue", "compile", str(tiny), "--out", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert check_corpus(out) == [], "a dialogue-only corpus checks clean"
+    before = tree_bytes(out / "dialogue")
+    _build([EXAMPLES], out)
+    assert tree_bytes(out / "dialogue") == before
+    assert check_corpus(out) == []

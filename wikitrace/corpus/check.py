@@ -42,6 +42,10 @@ def check_corpus(root: Path) -> list[str]:
     problems: list[str] = []
     stamp = root / "corpus.json"
     if not stamp.is_file():
+        if (root / "dialogue").is_dir():  # dialogue memory only, no agent runs compiled yet
+            from ..dialogue.check import check_dialogue
+
+            return check_dialogue(root)
         return [f"{root}: no corpus.json; is this a compiled corpus? (wikitrace compile ... --out {root})"]
     try:
         data = json.loads(stamp.read_text(encoding="utf-8"))

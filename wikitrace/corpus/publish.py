@@ -66,7 +66,8 @@ def check_target(out: Path) -> dict | None:
         raise PublishError(f"{out}: exists and is not a folder; choose another --out")
     stamp = out / "corpus.json"
     if not stamp.is_file():
-        if any(out.iterdir()):
+        # A folder holding only dialogue memory may receive agent runs beside it.
+        if any(p.name != "dialogue" for p in out.iterdir()):
             raise PublishError(f"{out}: exists, is not empty and holds no corpus.json; "
                                f"choose a new or empty folder for --out (wikitrace will not replace it)")
         return None
