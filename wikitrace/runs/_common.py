@@ -307,3 +307,18 @@ def parse_arguments(raw: Any) -> Any:
         except (ValueError, RecursionError):
             return raw
     return raw
+
+
+def read_single(path: Path, to_run, attach_outcome) -> Iterator[Any]:
+    """One run per JSON file (SWE-agent, mini-swe-agent, ATIF): parse it, then let the
+    format find its verdict in the files beside it. A verdict problem is reported and
+    the run is still yielded (the loader skips it if no outcome was found)."""
+    try:
+        run = to_run(load_json(path), path, str(path))
+    except RunError as exc:
+        yield exc
+        return
+    problem = attach_outcome(run, path)
+    if problem is not None:
+        yield problem
+    yield run

@@ -31,7 +31,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from ._common import Sniff, as_str, load_json, read_text, unanswered, parse_arguments
+from ._common import Sniff, as_str, load_json, read_text, unanswered, parse_arguments, read_single
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
 
@@ -156,18 +156,16 @@ def to_run(obj: Any, path: Path, where: str) -> Run:
     return run
 
 
-def read(path: Path) -> Iterator[Run | RunError]:
-    try:
-        run = to_run(load_json(path), path, str(path))
-    except RunError as exc:
-        yield exc
-        return
+def _attach_harbor_reward(run: Run, path: Path) -> RunError | None:
     try:
         reward, where = harbor_reward(path)
     except RunError as exc:
-        yield exc
-        reward, where = None, None
+        return exc
     if reward is not None:
         run.outcome = Outcome(success=reward >= 1.0, steps=count_steps(run.turns), score=reward)
         run.source["outcome_from"] = where
-    yield run
+    return None
+
+
+def read(path: Path) -> Iterator[Run | RunError]:
+    return read_single(path, to_run, _attach_harbor_reward)

@@ -31,7 +31,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from ._common import Sniff, as_str, ended_by_status, load_json, text_of, unanswered, parse_arguments
+from ._common import Sniff, as_str, ended_by_status, text_of, unanswered, parse_arguments, read_single
 from .model import Run, RunError, Task, Turn
 from .swe_agent import attach_report_outcome
 
@@ -196,12 +196,4 @@ def to_run(obj: Any, path: Path, where: str) -> Run:
 
 
 def read(path: Path) -> Iterator[Run | RunError]:
-    try:
-        run = to_run(load_json(path), path, str(path))
-    except RunError as exc:
-        yield exc
-        return
-    problem = attach_report_outcome(run, path)
-    if problem is not None:
-        yield problem
-    yield run
+    return read_single(path, to_run, attach_report_outcome)

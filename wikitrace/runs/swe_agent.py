@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import outcomes as _outcomes
-from ._common import Sniff, as_str, ended_by_status, load_json, text_of, unanswered
+from ._common import Sniff, as_str, ended_by_status, text_of, unanswered, read_single
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
 _ISSUE = re.compile(r"ISSUE:\s*\n(.*?)(?:\n\s*INSTRUCTIONS:|\Z)", re.S)
@@ -158,12 +158,4 @@ def attach_report_outcome(run: Run, path: Path) -> RunError | None:
 
 
 def read(path: Path) -> Iterator[Run | RunError]:
-    try:
-        run = to_run(load_json(path), path, str(path))
-    except RunError as exc:
-        yield exc
-        return
-    problem = attach_report_outcome(run, path)
-    if problem is not None:
-        yield problem
-    yield run
+    return read_single(path, to_run, attach_report_outcome)
