@@ -324,6 +324,12 @@ def test_agent_runs_join_a_dialogue_only_corpus(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert check_corpus(out) == [], "a dialogue-only corpus checks clean"
+    asked = subprocess.run([sys.executable, "-m", "wikitrace.cli", "query", "--corpus", str(out), "--json",
+                            "Where does Ana work?"], capture_output=True, text=True)
+    assert asked.returncode == 0, asked.stderr
+    packet = json.loads(asked.stdout)
+    assert packet["question"] == "Where does Ana work?"
+    assert "S1:3" in json.dumps(packet), "the message saying where Ana works is in the evidence"
     before = tree_bytes(out / "dialogue")
     _build([EXAMPLES], out)
     assert tree_bytes(out / "dialogue") == before

@@ -204,6 +204,11 @@ def main() -> None:
         rc = prompt_main(sys.argv[2:])
         if rc is not None:
             raise SystemExit(rc)
+    # `query` likewise runs once per question.
+    if len(sys.argv) > 2 and sys.argv[1] == "query" and "--help" not in sys.argv:
+        from .dialogue.__main__ import main as dialogue_main
+
+        raise SystemExit(dialogue_main(sys.argv[1:]))
     app()
 
 

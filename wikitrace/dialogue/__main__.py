@@ -20,6 +20,7 @@ def main(argv=None) -> int:
     q.add_argument("--budget", type=int, default=2000)
     q.add_argument("--json", action="store_true", dest="as_json")
     q.add_argument("--llm", action="store_true", help="answer with the configured LLM")
+    q.add_argument("--offline", action="store_false", dest="llm", help="evidence only (the default)")
     q.add_argument("--model")
     q.add_argument("--base-url")
     args = ap.parse_args(argv)
