@@ -322,3 +322,18 @@ def read_single(path: Path, to_run, attach_outcome) -> Iterator[Any]:
     if problem is not None:
         yield problem
     yield run
+
+
+def jsonl_records(path: Path, known: dict | None = None) -> Iterator[Any]:
+    """Each line of a JSONL file as ``(where, lineno, record, digest)``; a bad line as a
+    RunError; a line whose digest is in ``known`` as its ``Carried``, unparsed."""
+    for lineno, raw in iter_lines(path):
+        where = f"{path}:{lineno}"
+        digest = record_digest(raw)
+        if known and digest in known:
+            yield known[digest]
+            continue
+        try:
+            yield where, lineno, parse_json(decode(raw, where), where, single_line=True), digest
+        except RunError as exc:
+            yield exc

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ._common import Carried, iter_lines, record_digest
+from ._common import Carried, jsonl_records
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 from .turnlog import check_numbering, read_turns
 
@@ -89,26 +89,11 @@ def read_jsonl(path: Path, known: dict | None = None) -> Iterator[Run | RunError
     back as ``Carried`` without being parsed.
     """
     try:
-        lines = iter_lines(path)
-        for lineno, raw in lines:
-            where = f"{path}:{lineno}"
-            digest = record_digest(raw)
-            if known and digest in known:
-                yield known[digest]
+        for item in jsonl_records(path, known):
+            if isinstance(item, (RunError, Carried)):
+                yield item
                 continue
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield RunError(f"{where}: not UTF-8 (byte {exc.start}); re-save the file as UTF-8")
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield RunError(f"{where}: not valid JSON ({exc.msg}); one run record per line")
-                continue
-            except (ValueError, RecursionError) as exc:  # over-long integers, absurd nesting
-                yield RunError(f"{where}: not valid JSON ({exc.__class__.__name__}); one run record per line")
-                continue
+            where, lineno, obj, digest = item
             try:
                 run = run_from_dict(obj, where)
             except RunError as exc:

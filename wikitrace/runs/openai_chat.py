@@ -22,8 +22,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from ._common import (SNIFF_BYTES, Carried, decode, iter_lines, parse_arguments, parse_json, read_text,
-                      record_digest)
+from ._common import SNIFF_BYTES, Carried, jsonl_records, parse_arguments, parse_json, read_text
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
 _POLICY_HEADING = re.compile(r"^#\s*([A-Za-z][A-Za-z ]{0,40}?)\s+Agent Policy", re.M)
@@ -192,7 +191,7 @@ def read(path: Path, known: dict | None = None) -> Iterator[Run | RunError | Car
             return
         items: Iterator = _records(path, text)
     else:
-        items = _jsonl_records(path, known)
+        items = jsonl_records(path, known)
     for item in items:
         if isinstance(item, (RunError, Carried)):
             yield item
@@ -211,21 +210,3 @@ def read(path: Path, known: dict | None = None) -> Iterator[Run | RunError | Car
         if digest:
             run.source["record_digest"] = digest
         yield run
-
-
-def _jsonl_records(path: Path, known: dict | None) -> Iterator:
-    for lineno, raw in iter_lines(path):
-        where = f"{path}:{lineno}"
-        digest = record_digest(raw)
-        if known and digest in known:
-            yield known[digest]
-            continue
-        try:
-            line = decode(raw, where)
-        except RunError as exc:
-            yield exc
-            continue
-        try:
-            yield where, lineno, parse_json(line, where, single_line=True), digest
-        except RunError as exc:
-            yield exc
