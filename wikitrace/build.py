@@ -236,12 +236,13 @@ class _Writer:
         self.compilers: collections.Counter = collections.Counter()
         self.reused = 0
         self.record_digests: dict[str, str] = {}  # run id -> digest of its raw JSONL record
+        self._old = self._new = ""  # published and staged roots, as strings, once carrying over
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wikitrace-write")
         self._pending: collections.deque = collections.deque()
 
     def _link(self, rel: str) -> None:
-        src, dst = self.reuse.out / rel, self.stage / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
+        """Hard-link one page of the published tree into the staged one (its folder exists)."""
+        src, dst = f"{self._old}/{rel}", f"{self._new}/{rel}"
         try:
             os.link(src, dst)
         except OSError:  # no hard links here (another filesystem): copy instead
@@ -251,8 +252,14 @@ class _Writer:
         prev = self.reuse.entry(run, digest)
         step = self.ids.step_for(run.run_id)
         ins_ids = self.ids.insights_for(run.run_id, len(prev["insights"]))
-        for path in sorted((self.reuse.out / layout.raw_dir(step)).iterdir()):
-            self._link(f"{layout.raw_dir(step)}{path.name}")
+        if not self._old:  # once per build: string paths, layer folders made up front
+            self._old, self._new = str(self.reuse.out), str(self.stage)
+            for layer in ("raw", "compilation", "insight"):
+                os.makedirs(f"{self._new}/{layer}", exist_ok=True)
+        raw = layout.raw_dir(step)
+        os.mkdir(f"{self._new}/{raw}")
+        for name in sorted(os.listdir(f"{self._old}/{raw}")):
+            self._link(f"{raw}{name}")
         self._link(layout.compilation_doc(step))
         for ins in ins_ids:
             self._link(layout.insight_doc(ins))

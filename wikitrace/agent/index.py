@@ -37,6 +37,7 @@ import mmap
 import os
 import sys
 from array import array
+from collections import Counter
 from bisect import bisect_left
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -91,22 +92,26 @@ def _version() -> str:
 
 
 def _postings(texts: Sequence[str]) -> dict[str, Any]:
+    """Posting lists by term (sorted), built with list appends and C-level extends:
+    this runs on every compile, over every run and insight."""
     lengths: list[int] = []
-    by_term: dict[str, list[tuple[int, int]]] = {}
+    docs_by: dict[str, list[int]] = {}
+    tfs_by: dict[str, list[int]] = {}
     for d, text in enumerate(texts):
         toks = tokenize(text)
         lengths.append(len(toks))
-        counts: dict[str, int] = {}
-        for t in toks:
-            counts[t] = counts.get(t, 0) + 1
-        for t, c in counts.items():
-            by_term.setdefault(t, []).append((d, c))
-    vocab = sorted(by_term)
+        for t, c in Counter(toks).items():
+            found = docs_by.get(t)
+            if found is None:
+                docs_by[t], tfs_by[t] = [d], [c]
+            else:
+                found.append(d)
+                tfs_by[t].append(c)
+    vocab = sorted(docs_by)
     starts, docs, tfs = [0], [], []
     for t in vocab:
-        plist = by_term[t]
-        docs.extend(d for d, _ in plist)
-        tfs.extend(c for _, c in plist)
+        docs.extend(docs_by[t])
+        tfs.extend(tfs_by[t])
         starts.append(len(docs))
     return {"vocab": "\n".join(vocab), "starts": starts, "docs": docs,
             "tf": tfs, "len": lengths}
