@@ -159,3 +159,17 @@ def test_secrets_reach_neither_the_llm_nor_the_corpus(fake_openai, tmp_path):
     data = json.loads(files["corpus.json"])
     assert data["runs"][0]["redactions"] and sum(data["build"]["redactions"].values()) >= 6
     assert b"[REDACTED:" in files["raw/step-0000/solver.full.jsonl"]
+
+
+def test_a_compiler_bug_falls_back_and_is_counted(fake_openai, tmp_path, monkeypatch):
+    from wikitrace.compilers.llm import LLMCompiler
+
+    async def broken(self, run):
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(LLMCompiler, "compile", broken)
+    out = tmp_path / "corpus"
+    result = build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True))
+    assert result.runs == 6 and result.stats["fallbacks"] == 6
+    page = frontmatter.load(out / "compilation/step-0000.md")
+    assert page["compiler"] == "offline-fallback" and "KeyError" in page["fallback_reason"]

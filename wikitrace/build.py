@@ -201,6 +201,7 @@ async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency
                 comp = compile_offline(run)
                 comp.compiler = "offline-fallback"
                 comp.fallback_reason = f"internal error: {type(exc).__name__}: {exc}"
+                compiler.stats().fallbacks += 1  # counted with the LLM's own fallbacks
                 return comp
 
     window: collections.deque = collections.deque()

@@ -79,10 +79,6 @@ def _is_turn(rec: Any) -> bool:
     return isinstance(rec, dict) and "turn" in rec and "type" in rec
 
 
-def _is_message(rec: Any) -> bool:
-    return isinstance(rec, dict) and "role" in rec and "turn" not in rec
-
-
 def _is_run(rec: Any) -> bool:
     return isinstance(rec, dict) and isinstance(rec.get("traj", rec.get("messages", rec.get("turns"))), list)
 

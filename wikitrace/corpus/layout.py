@@ -8,12 +8,9 @@ mount point. Both are derived here so they cannot drift apart.
 from __future__ import annotations
 
 import posixpath
-import re
 
 CORPUS_FORMAT = "wikitrace-corpus/1"
 LAYERS = ("raw", "compilation", "insight")
-STEP_RE = re.compile(r"^step-(\d{4,})$")
-INSIGHT_RE = re.compile(r"^insight-(\d{4,})$")
 
 
 def step_id(n: int) -> str:

@@ -26,7 +26,6 @@ RRF_K = 60
 T_PAGES = 15
 K_TRAJ = 15
 SNAPSHOT_BUDGET = 2 * K_TRAJ     # "2k" snapshots before neighbour / update-linked expansion
-NEIGHBOR_RADIUS = 1
 # Coverage-greedy weights of A.5. The paper's text extraction lost the decimal points
 # ("90 Delta_entity", "08 s_family"); read as hundredths so the rank score stays dominant.
 W_ENTITY, W_FACET, W_ITEM, W_TERM = 0.090, 0.065, 0.030, 0.012

@@ -26,12 +26,7 @@ totally definitely always much many one ones thing things something anything eve
 know think feel felt make made way well still even would could also been being us let going go went
 """.split())
 
-# Question words that carry no content for retrieval.
-QUESTION_WORDS = frozenset("what when where who whom which why how whose did does do is are was were "
-                           "has have had kind kinds type types".split())
-
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
 
 
 def stem(word: str) -> str:

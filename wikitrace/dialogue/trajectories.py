@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .extract import Claim, Snapshot
 from .embed import cos, mean_vector
-from .text import entity_key, hashed_embedding, jaccard, keywords, tokens
+from .text import entity_key, hashed_embedding, jaccard, keywords
 
 DELTA = 0.72                # mock/offline continuation threshold (paper, A.2)
 DELTA_CENTRED = 0.60        # the same decision on mean-centred endpoint embeddings (see embed.centred)
@@ -266,5 +266,3 @@ def build_trajectories(snaps: list[Snapshot], speakers: list[str], embed=hashed_
     return trajs, stats
 
 
-def content_terms(text: str) -> list[str]:
-    return tokens(text)

@@ -271,11 +271,6 @@ def clip_turns(turns: list[Turn], limit: int = MAX_FIELD_CHARS) -> int:
     return clipped
 
 
-def first_line(text: str, limit: int = 200) -> str:
-    line = text.strip().split("\n", 1)[0] if text else ""
-    return line[:limit]
-
-
 def ended_by_status(status: Any) -> str | None:
     """An agent harness ``exit_status`` as an ``ended_by`` value.
 

@@ -114,12 +114,6 @@ class Run:
     outcome: Outcome | None
     source: dict[str, Any] = field(default_factory=dict)  # format, file, record index
 
-    def turn(self, number: int) -> Turn | None:
-        for t in self.turns:
-            if t.turn == number:
-                return t
-        return None
-
     @property
     def actions(self) -> list[Turn]:
         return [t for t in self.turns if t.is_action]

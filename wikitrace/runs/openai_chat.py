@@ -16,33 +16,15 @@ success only at full marks (>= 1.0); the score is kept either way.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from ._common import SNIFF_BYTES, Carried, jsonl_records, parse_arguments, parse_json, read_text
+from ._common import SNIFF_BYTES, Carried, jsonl_records, parse_arguments, parse_json, read_text, text_of
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
 _POLICY_HEADING = re.compile(r"^#\s*([A-Za-z][A-Za-z ]{0,40}?)\s+Agent Policy", re.M)
-
-
-def _text(content: Any) -> str | None:
-    """Chat content may be a string, None, or a list of typed parts."""
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, dict):
-                parts.append(str(part.get("text") or part.get("content") or ""))
-            else:
-                parts.append(str(part))
-        return "\n".join(p for p in parts if p)
-    return json.dumps(content, ensure_ascii=False, sort_keys=True)
-
-
 
 
 def messages_to_turns(messages: list[Any], where: str) -> list[Turn]:
@@ -52,7 +34,7 @@ def messages_to_turns(messages: list[Any], where: str) -> list[Turn]:
         if not isinstance(msg, dict):
             raise RunError(f"{where}: message {i} is not an object")
         role = msg.get("role")
-        content = _text(msg.get("content"))
+        content = text_of(msg.get("content"))
         if role == "assistant" and msg.get("tool_calls"):
             if not isinstance(msg["tool_calls"], list):
                 raise RunError(f"{where}: message {i}: 'tool_calls' must be a list")
@@ -93,7 +75,7 @@ def messages_to_turns(messages: list[Any], where: str) -> list[Turn]:
 def _domain(messages: list[dict]) -> str | None:
     for msg in messages:
         if isinstance(msg, dict) and msg.get("role") == "system":
-            m = _POLICY_HEADING.search(_text(msg.get("content")) or "")
+            m = _POLICY_HEADING.search(text_of(msg.get("content")) or "")
             return m.group(1).strip().lower().replace(" ", "_") if m else None
     return None
 

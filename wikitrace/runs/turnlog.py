@@ -52,9 +52,3 @@ def check_numbering(turns: list[Turn], where: str) -> None:
                 f"{where}: turn {t.turn} comes after turn {last}; turn numbers must strictly increase"
             )
         last = t.turn
-
-
-def renumber(turns: list[Turn]) -> list[Turn]:
-    for i, t in enumerate(turns):
-        t.turn = i
-    return turns
