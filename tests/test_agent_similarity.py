@@ -102,3 +102,18 @@ def test_make_backend_errors():
         make_backend("embeddings")
     with pytest.raises(ValueError):
         make_backend("nope")
+
+
+def test_a_failing_embeddings_endpoint_falls_back_to_bm25_and_says_so(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port with nobody listening: connection refused
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    corpus = load_corpus(agent_corpus.write_corpus(tmp_path / "c"))
+    backend = OpenAIEmbeddings(model="fake-embed", base_url=dead, api_key="x", batch_size=4)
+    task = "Your task is to: heat some egg and put it in the fridge."
+    parts = build_prompt(corpus, task, backend=backend, k=2)
+    plain = build_prompt(corpus, task, k=2)
+    assert [r.step for r in parts.similar_runs] == [r.step for r in plain.similar_runs]
+    assert any("BM25" in n and "embeddings backend failed" in n for n in parts.notes)

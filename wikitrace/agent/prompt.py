@@ -188,9 +188,16 @@ class _CorpusSource:
         self.first_step = data.runs[0].step if data.runs else None
         self.first_insight = data.insights[0].id if data.insights else None
         self.insight_ids = [i.id for i in data.insights]
+        self.notes: list[str] = []
 
     def rank_runs(self, task, **kw):
-        return rank_runs(self.data, task, backend=self.backend, **kw)
+        if self.backend is not None and not isinstance(self.backend, BM25Backend):
+            try:
+                return rank_runs(self.data, task, backend=self.backend, **kw)
+            except Exception as exc:  # an embeddings endpoint that fails must not sink the prompt
+                self.notes.append(f"similar runs ranked by BM25: the embeddings backend failed "
+                                  f"({type(exc).__name__}: {str(exc)[:120]})")
+        return rank_runs(self.data, task, backend=None, **kw)
 
     def title(self, iid: str) -> str | None:
         ins = self.data.insight_by_id.get(iid)
@@ -304,6 +311,7 @@ def build_prompt(
     notes: list[str] = []
 
     ranked = src.rank_runs(task, task_type=task_type, apps=apps, k=k, boost=boost)
+    notes.extend(getattr(src, "notes", ()))  # e.g. an embeddings fallback
     similar = []
     for r, s in ranked:
         titles = [(i, src.title(i)) for i in r.insights]
