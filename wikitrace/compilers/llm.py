@@ -508,6 +508,7 @@ class LLMCompiler:
                 base_url=self.config.base_url,
                 timeout=self.timeout,
                 max_retries=0,  # our own loop below decides what to retry
+                http_client=_aiohttp_client(self._openai),
             )
             self._state = _LoopState(client, self.concurrency)
         return self._state
@@ -556,8 +557,8 @@ class LLMCompiler:
                         response = _json_or_error(raw)
                     else:  # a client whose HTTP layer we do not recognise: the typed way
                         response = (await state.client.chat.completions.create(**kwargs)).model_dump()
-            except openai.APITimeoutError:
-                what = "timeout"
+            except openai.APITimeoutError as exc:
+                what = "connection error" if _refused(exc) else "timeout"
             except openai.APIConnectionError:
                 what = "connection error"
             except openai.APIStatusError as exc:
@@ -648,6 +649,32 @@ def _content_problems(comp: Compilation, instructions: str) -> list[str]:
             problems.append(f"{where} copies the example text {text!r} from the answer format; "
                             f"write what this run shows instead")
     return problems
+
+
+def _aiohttp_client(openai: Any) -> Any:
+    """The openai client's own aiohttp transport (the ``openai[aiohttp]`` extra), or
+    None for its default httpx one. Same requests and error types; measured at about
+    half the CPU per request, which is most of the pipeline's own cost at high
+    concurrency (benchmarks/scale.py)."""
+    make = getattr(openai, "DefaultAioHttpClient", None)
+    if make is None:
+        return None
+    try:
+        return make()  # its defaults keep up to 100 connections alive: enough for any --concurrency
+    except (RuntimeError, ImportError, TypeError):  # aiohttp not installed, or an older client
+        return None
+
+
+def _refused(exc: BaseException) -> bool:
+    """A 'timeout' whose cause is a refused or reset connection (the aiohttp
+    transport reports a failed connect as a connect timeout)."""
+    seen = 0
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and seen < 10:
+        if isinstance(cause, ConnectionError):
+            return True
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return False
 
 
 def _raw_response_class() -> Any:
