@@ -334,3 +334,75 @@ def test_agent_runs_join_a_dialogue_only_corpus(tmp_path):
     _build([EXAMPLES], out)
     assert tree_bytes(out / "dialogue") == before
     assert check_corpus(out) == []
+
+
+def _many_runs(n: int) -> list[dict]:
+    """``n`` distinct runs made from the examples (new ids, a word changed in the task)."""
+    base = example_runs()
+    out = []
+    for i in range(n):
+        run = json.loads(json.dumps(base[i % len(base)]))
+        run["run_id"] = f"{run['run_id']}-copy-{i}"
+        run["task"]["instruction"] += f" (copy {i})"
+        out.append(run)
+    return out
+
+
+def test_helper_process_writes_the_same_tree_as_this_process(tmp_path, monkeypatch):
+    """Past HELPER_AFTER runs the pages are rendered and written by a helper
+    process; the published bytes must not depend on which process wrote them."""
+    from wikitrace.build import _Writer
+
+    src = write_jsonl(tmp_path / "many.jsonl", _many_runs(_Writer.HELPER_AFTER + 12))
+    helper, local = tmp_path / "helper", tmp_path / "local"
+    spawned = []
+    real = __import__("wikitrace.corpus.pages", fromlist=["HelperSink"]).HelperSink
+
+    class Counting(real):
+        def __init__(self, *a):
+            spawned.append(a)
+            super().__init__(*a)
+
+    monkeypatch.setattr("wikitrace.corpus.pages.HelperSink", Counting)
+    _build([src], helper)
+    assert len(spawned) == 1
+    monkeypatch.setattr(_Writer, "HELPER_AFTER", 10**9)
+    _build([src], local)
+    assert len(spawned) == 1
+    assert _without_build_stamp(tree_bytes(helper)) == _without_build_stamp(tree_bytes(local))
+    assert check_corpus(helper) == []
+
+
+@pytest.mark.parametrize("failing_step", ["step-0008", "step-0046"])  # this process / the helper
+def test_a_page_that_cannot_be_written_fails_the_build_and_publishes_nothing(tmp_path, failing_step):
+    tpl = tmp_path / "tpl"
+    tpl.mkdir()
+    bundled = Path(__file__).resolve().parent.parent / "corpus_templates" / "raw_metadata.md.j2"
+    (tpl / "raw_metadata.md.j2").write_text(
+        f'{{% if step == "{failing_step}" %}}{{{{ 1 // 0 }}}}{{% endif %}}' + bundled.read_text())
+    src = write_jsonl(tmp_path / "many.jsonl", _many_runs(44))  # step-0006 ... step-0049
+    out = tmp_path / "corpus"
+    _build([EXAMPLES], out)
+    before = tree_bytes(out)
+    with pytest.raises(BuildError) as err:
+        _build([src], out, templates=tpl)
+    message = str(err.value)
+    assert failing_step in message and "ZeroDivisionError" in message and "nothing was published" in message
+    assert tree_bytes(out) == before
+    _build([src], out)  # the template fixed: the same input publishes, the half-written stage is gone
+    assert not staging_dir(out).exists() and check_corpus(out) == []
+
+
+def test_helper_process_carries_unchanged_runs_over_by_hard_link(tmp_path):
+    runs = _many_runs(45)
+    out = tmp_path / "corpus"
+    _build([write_jsonl(tmp_path / "a.jsonl", runs[:44])], out)
+    before = tree_bytes(out)
+    inode = (out / "raw/step-0040/metadata.md").stat().st_ino
+    _build([write_jsonl(tmp_path / "b.jsonl", runs)], out)
+    after = tree_bytes(out)
+    assert {k for k in before if before[k] != after[k]} == {
+        "raw/_index.md", "compilation/_index.md", "insight/_index.md", "corpus.json", "index/prompt.bin"}
+    assert {k.split("/")[1] for k in set(after) - set(before) if k.startswith("raw/")} == {"step-0044"}
+    assert (out / "raw/step-0040/metadata.md").stat().st_ino == inode  # linked, not rewritten
+    assert json.loads((out / "corpus.json").read_text())["build"]["reused_runs"] == 44

@@ -14,9 +14,7 @@ import collections
 import datetime as _dt
 import hashlib
 import json
-import os
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -24,14 +22,13 @@ from typing import Iterable, Iterator
 from . import __version__
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler, compile_offline
-from .corpus import documents, layout
+from .corpus import documents, layout, pages
 from .corpus.fsio import write_atomic
 from .corpus.manifest import IdAllocator, content_hash
 from .corpus.publish import BuildLock, PublishError, check_target, fresh_staging, publish
 from .runs._common import Carried
 from .runs.load import LoadReport, iter_runs
 from .runs.model import Run, RunError
-from .runs.turnlog import dumps_turns
 
 
 @dataclass
@@ -219,16 +216,15 @@ async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency
         await close()
 
 
-def _write_file(path: Path, text: str) -> None:
-    """A new page of the staged tree, created read-only (the published mode)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
-
-
 class _Writer:
-    """Writes each compiled run into the staging tree and keeps its corpus.json entries."""
+    """Hands each compiled run's pages to a page sink and keeps its corpus.json entries.
+
+    The first ``HELPER_AFTER`` runs are written in this process; a build with
+    more moves the rendering and writing to a helper process (corpus/pages.py),
+    which runs on another core while this one reads runs and calls the model.
+    """
+
+    HELPER_AFTER = 32
 
     def __init__(self, stage: Path, ids: IdAllocator, opts: BuildOptions, reuse: _Reuse):
         self.stage, self.ids, self.opts, self.reuse = stage, ids, opts, reuse
@@ -237,34 +233,32 @@ class _Writer:
         self.compilers: collections.Counter = collections.Counter()
         self.reused = 0
         self.record_digests: dict[str, str] = {}  # run id -> digest of its raw JSONL record
-        self._old = self._new = ""  # published and staged roots, as strings, once carrying over
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wikitrace-write")
-        self._pending: collections.deque = collections.deque()
+        self._sink_args = (str(stage), str(reuse.out), opts.mount_path, str(opts.templates) if opts.templates else None)
+        self._sink = pages.PageSink(*self._sink_args)
+        self._handed = 0
 
-    def _link(self, rel: str) -> None:
-        """Hard-link one page of the published tree into the staged one (its folder exists)."""
-        src, dst = f"{self._old}/{rel}", f"{self._new}/{rel}"
-        try:
-            os.link(src, dst)
-        except OSError:  # no hard links here (another filesystem): copy instead
-            shutil.copy2(src, dst)
+    def _apply(self, op: tuple) -> None:
+        self._handed += 1
+        if self._handed == self.HELPER_AFTER + 1 and isinstance(self._sink, pages.PageSink):
+            try:
+                self._sink = pages.HelperSink(*self._sink_args)
+            except OSError:  # cannot start a process here: keep writing in this one
+                pass
+        self._sink.apply(op)
+
+    def close(self, ok: bool = True) -> None:
+        """Wait until every page is written (raises PageWriteError), or stop at once."""
+        if ok:
+            self._sink.close()
+        elif isinstance(self._sink, pages.HelperSink):
+            self._sink.kill()
 
     def _carry_over(self, run: Run, digest: str) -> None:
         prev = self.reuse.entry(run, digest)
         step = self.ids.step_for(run.run_id)
         ins_ids = self.ids.insights_for(run.run_id, len(prev["insights"]))
-        if not self._old:  # once per build: string paths, layer folders made up front
-            self._old, self._new = str(self.reuse.out), str(self.stage)
-            for layer in ("raw", "compilation", "insight"):
-                os.makedirs(f"{self._new}/{layer}", exist_ok=True)
-        raw = layout.raw_dir(step)
-        os.mkdir(f"{self._new}/{raw}")
-        for name in sorted(os.listdir(f"{self._old}/{raw}")):
-            self._link(f"{raw}{name}")
-        self._link(layout.compilation_doc(step))
-        for ins in ins_ids:
-            self._link(layout.insight_doc(ins))
-            self.insights.append(self.reuse.insights[ins])
+        self._apply(("carry", step, ins_ids))
+        self.insights.extend(self.reuse.insights[i] for i in ins_ids)
         self.compilers[prev["compiler"]] += 1
         if isinstance(run, Carried):
             self.record_digests[run.run_id] = run.record_digest
@@ -273,48 +267,16 @@ class _Writer:
         self.runs.append(prev)
         self.reused += 1
 
-    def _write(self, rel: str, text: str) -> None:
-        """Queue one file: creating files is slow on some disks and releases the GIL,
-        so one thread writes while the event loop goes on compiling (more threads
-        measured slower on 2 cores: they fight the loop for the GIL)."""
-        self._pending.append(self._pool.submit(_write_file, self.stage / rel, text))
-        if len(self._pending) > 512:
-            self._drain(keep=256)
-
-    def _drain(self, keep: int = 0) -> None:
-        while len(self._pending) > keep:
-            self._pending.popleft().result()  # re-raises a failed write here
-
-    def close(self) -> None:
-        try:
-            self._drain()
-        finally:
-            self._pool.shutdown(wait=True)
-
     def __call__(self, run: Run, digest: str, comp) -> None:
         if comp is None:
             return
         if comp is REUSED:
             return self._carry_over(run, digest)
-        mount, tpl = self.opts.mount_path, self.opts.templates
         step = self.ids.step_for(run.run_id)
         ins_ids = self.ids.insights_for(run.run_id, len(comp.insights))
         refs = [documents.InsightRef(i, c.title, layout.insight_doc(i)) for i, c in zip(ins_ids, comp.insights)]
-        self._write(layout.raw_log(step), dumps_turns(run.turns))
-        self._write(layout.raw_metadata(step), documents.render_raw_metadata(run, step, refs, mount, tpl))
-        original = run.source.get("original")
-        if original is not None:  # the record as the harness wrote it (after redaction)
-            kind = run.source.get("original_format") or ("text" if isinstance(original, str) else "json")
-            if kind == "text":
-                self._write(f"raw/{step}/original.txt", str(original))
-            elif kind == "jsonl" and isinstance(original, list):
-                self._write(f"raw/{step}/original.jsonl",
-                            "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in original))
-            else:
-                self._write(f"raw/{step}/original.json", json.dumps(original, ensure_ascii=False, sort_keys=True) + "\n")
-        self._write(layout.compilation_doc(step), documents.render_compilation(run, comp, step, refs, mount, tpl))
+        self._apply(("run", run, comp, step, refs))
         for k, ref in enumerate(refs):
-            self._write(ref.path, documents.render_insight(run, comp, k, ref, step, mount, tpl))
             self.insights.append({
                 "id": ref.id, "title": ref.title, "task_type": run.task.task_type if not run.task.apps else None,
                 "apps": run.task.apps or None, "source_step": step, "source_outcome": comp.outcome,
@@ -392,9 +354,14 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         if progress is not None:
             runs = progress(runs)
         try:
-            asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, report.errors, reuse))
-        finally:
+            try:
+                asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, report.errors, reuse))
+            except BaseException:
+                writer.close(ok=False)
+                raise
             writer.close()
+        except pages.PageWriteError as exc:
+            raise BuildError(f"{exc}; nothing was published") from None
         if not writer.runs:
             raise BuildError("no run could be read from the input; nothing was published"
                              + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
