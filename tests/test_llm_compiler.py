@@ -395,6 +395,20 @@ def test_cache_finds_an_answer_given_in_a_degraded_mode(fake_openai, tmp_path):
     assert fake_openai.calls == 2 and fresh.stats().calls == 0
 
 
+def test_cache_written_before_mode_marks_still_answers_in_a_degraded_mode(fake_openai, tmp_path):
+    """A cache without <dir>/modes (older wikitrace) may hold any mode: all are looked up."""
+    fake_openai.script(llama_cpp_json_schema_rejection(), reply(valid_answer("success", [3])))
+    compile_one(make_compiler(tmp_path), make_run(True))
+    marks = tmp_path / "cache" / "modes"
+    assert sorted(p.name for p in marks.iterdir()) == ["json_object"]
+    for mark in marks.iterdir():
+        mark.unlink()
+    marks.rmdir()
+    fresh = make_compiler(tmp_path)
+    assert compile_one(fresh, make_run(True)).compiler == "llm"
+    assert fake_openai.calls == 2 and fresh.stats().calls == 0
+
+
 def test_corrupt_cache_file_is_ignored_and_overwritten(fake_openai, tmp_path):
     fake_openai.respond_with(lambda body: reply(valid_answer("success", [3])))
     compile_one(make_compiler(tmp_path), make_run(True))

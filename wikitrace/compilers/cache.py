@@ -10,6 +10,9 @@ A file holds the raw answer text and token usage, plus the request it answers
 (model, mode, messages) for auditing. It never holds the API key or any HTTP
 header. A file that cannot be read or parsed is treated as absent and is
 overwritten by the next answer for that key.
+
+``<dir>/modes/<mode>`` marks each response mode the cache holds answers in, so a
+build looks up the less structured modes only where answers in them exist.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,9 @@ class CachedAnswer:
 class ResponseCache:
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.dir = Path(directory).expanduser() if directory else default_dir()
+        self._folders: set[Path] = set()  # shard folders known to exist
+        self._modes: set[str] | None = None  # response modes with cached answers, read once
+        self._marked: set[str] = set()  # modes this process has marked
 
     def path(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key}.json"
@@ -88,21 +93,50 @@ class ResponseCache:
             "usage": answer.usage,
         }
         target = self.path(key)
-        tmp_name = None
+        folder = target.parent
+        tmp = folder / f".{key[:16]}.{os.getpid()}.tmp"  # one writer per process and key at a time
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=target.parent)
+            if folder not in self._folders:
+                folder.mkdir(parents=True, exist_ok=True)
+                self._folders.add(folder)
+            self._mark(mode)
             # Rename makes the entry appear whole or not at all, which is what a killed
             # build needs; no fsync: after a power loss an entry may be asked for again.
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-            os.replace(tmp_name, target)
-            tmp_name = None
+            tmp.write_bytes((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+            os.replace(tmp, target)
         except OSError:
-            pass
-        finally:
-            if tmp_name is not None:
-                try:
-                    os.unlink(tmp_name)
-                except OSError:
-                    pass
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+
+    # Which response modes the cache holds answers for: a build need not render and
+    # hash its prompts for a mode no answer was ever cached in. A mark is a file
+    # <dir>/modes/<mode>, made the first time an answer in that mode is stored.
+
+    def holds_mode(self, mode: str) -> bool:
+        if self._modes is None:
+            try:
+                self._modes = set(os.listdir(self.dir / "modes"))
+            except FileNotFoundError:  # no marks: empty, or a cache from before them (any mode)
+                self._modes = {"*"} if self._has_entries() else set()
+            except OSError:
+                self._modes = {"*"}
+        return mode in self._modes or "*" in self._modes
+
+    def _mark(self, mode: str) -> None:
+        if mode in self._marked:
+            return
+        marks = self.dir / "modes"
+        marks.mkdir(parents=True, exist_ok=True)
+        (marks / mode).touch()
+        self._marked.add(mode)
+        if self._modes is not None:
+            self._modes.add(mode)
+
+    def _has_entries(self) -> bool:
+        try:
+            with os.scandir(self.dir) as entries:
+                return any(entry.is_dir() for entry in entries)
+        except OSError:
+            return False

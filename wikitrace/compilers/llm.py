@@ -210,6 +210,18 @@ class _Prompt:
     user: str
 
 
+class _LazyMessages(dict):
+    """A run's chat messages per response mode, rendered when first asked for."""
+
+    def __init__(self, compiler: "LLMCompiler", prompt: _Prompt):
+        super().__init__()
+        self.compiler, self.prompt = compiler, prompt
+
+    def __missing__(self, mode: str) -> list[dict[str, str]]:
+        self[mode] = messages = self.compiler.messages(self.prompt, mode)
+        return messages
+
+
 # --- the compiler ---------------------------------------------------------------------
 
 
@@ -450,9 +462,11 @@ class LLMCompiler:
         """
         start = RESPONSE_MODES.index(self.response_mode)
         modes = RESPONSE_MODES[start:]
-        by_mode = {m: self.messages(prompt, m) for m in modes}
+        by_mode = _LazyMessages(self, prompt)
         if self.cache is not None:
             for m in modes:
+                if m != self.response_mode and not self.cache.holds_mode(m):
+                    continue
                 hit = self.cache.get(self._key(by_mode[m], m))
                 if hit is not None:
                     self._stats.cache_hits += 1
@@ -470,11 +484,11 @@ class LLMCompiler:
         # behind the probe would be sent one at a time.
         return await self._try_modes(by_mode, outcome)
 
-    async def _try_modes(self, by_mode: dict[str, list[dict[str, str]]], outcome: str):
+    async def _try_modes(self, by_mode: _LazyMessages, outcome: str):
         last: _FormatRejected | None = None
         start = RESPONSE_MODES.index(self.response_mode)
         for mode in RESPONSE_MODES[start:]:
-            messages = by_mode.get(mode) or []
+            messages = by_mode[mode]
             try:
                 text, usage = await self._request(messages, outcome, mode)
             except _FormatRejected as rej:
