@@ -25,19 +25,27 @@ ANSWER = {
 }
 
 
-def _body(request_body: bytes) -> bytes:
-    req = json.loads(request_body)
-    system = req["messages"][0]["content"]
-    key = "failure_causes" if "failure_causes" in system else "key_decisions"
+def _reply(key: str) -> bytes:
     answer = dict(ANSWER, **{key: [{"decision": "Looked the record up first.", "support": "It returned the fields.",
                                     "turns": [0]}]})
     return json.dumps({
-        "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": req.get("model", "bench"),
+        "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": "bench",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": json.dumps(answer)},
                      "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": len(request_body) // 4, "completion_tokens": 120,
-                  "total_tokens": len(request_body) // 4 + 120},
+        "usage": {"prompt_tokens": 1234567890, "completion_tokens": 120},
     }).encode()
+
+
+# Made once: the server shares the build's two cores, so it must cost next to nothing
+# per call. The request is not parsed; its schema name says which answer fits.
+_REPLIES = {b"trajectory_compilation_failure": _reply("failure_causes"), None: _reply("key_decisions")}
+
+
+def _body(request_body: bytes) -> bytes:
+    failure = b"trajectory_compilation_failure" in request_body or b'"failure_causes"' in request_body
+    reply = _REPLIES[b"trajectory_compilation_failure" if failure else None]
+    # Prompt tokens estimated as bytes / 4, as the README's cost table does.
+    return reply.replace(b"1234567890", str(len(request_body) // 4).encode(), 1)
 
 
 async def serve(port: int, latency: float) -> None:

@@ -8,6 +8,7 @@ import frontmatter
 import pytest
 
 from wikitrace.build import BuildError, BuildOptions, build
+from wikitrace.runs.model import RunError
 from wikitrace.corpus.check import check_corpus
 from wikitrace.corpus.publish import BuildLock, PublishError, staging_dir
 
@@ -406,3 +407,53 @@ def test_helper_process_carries_unchanged_runs_over_by_hard_link(tmp_path):
     assert {k.split("/")[1] for k in set(after) - set(before) if k.startswith("raw/")} == {"step-0044"}
     assert (out / "raw/step-0040/metadata.md").stat().st_ino == inode  # linked, not rewritten
     assert json.loads((out / "corpus.json").read_text())["build"]["reused_runs"] == 44
+
+
+@pytest.fixture
+def read_beside(monkeypatch):
+    """Every input counts as large: the runs are read by the helper process."""
+    monkeypatch.setattr("wikitrace.runs.read_helper.WORTH_IT_BYTES", 0)
+
+
+def test_reading_in_a_helper_process_changes_nothing(tmp_path, read_beside, monkeypatch):
+    runs = example_runs()
+    src = tmp_path / "mixed.jsonl"
+    lines = [json.dumps(runs[0]), "{not json", json.dumps({**runs[1], "outcome": {"success": "maybe"}}),
+             *map(json.dumps, runs[2:]), json.dumps(runs[0])]
+    src.write_text("\n".join(lines) + "\n")
+    beside = _build([src], tmp_path / "beside")
+    monkeypatch.setattr("wikitrace.runs.read_helper.WORTH_IT_BYTES", 10**12)
+    here = _build([src], tmp_path / "here")
+    assert _without_build_stamp(tree_bytes(tmp_path / "beside")) == _without_build_stamp(tree_bytes(tmp_path / "here"))
+    assert beside.skipped == here.skipped and len(beside.skipped) == 3
+    assert beside.report.summary() == here.report.summary()
+    assert beside.detected == here.detected == {str(src): "native"}
+
+
+def test_a_strict_stop_in_the_reader_process_is_the_same_error(tmp_path, read_beside):
+    swe = Path(__file__).resolve().parent / "fixtures" / "importers" / "swe_agent"  # one run has no verdict
+    with pytest.raises(RunError, match=r"no outcome for run 'psf__requests-2317'.*--outcomes FILE"):
+        _build([swe], tmp_path / "corpus", strict=True)
+    assert not (tmp_path / "corpus").exists()
+    result = _build([swe], tmp_path / "corpus")  # not strict: skipped and reported
+    assert result.report.missing_outcome == 1 and any("psf__requests-2317" in e for e in result.skipped)
+
+
+def test_outcome_counts_come_from_the_reader_before_any_call(tmp_path, read_beside, fake_openai, monkeypatch):
+    from fake_openai import reply, valid_answer
+
+    fake_openai.respond_with(lambda body: reply(valid_answer(
+        "failure" if "failure_causes" in json.dumps(body) else "success", [0])))
+    monkeypatch.setenv("WIKITRACE_CACHE_DIR", str(tmp_path / "cache"))
+    lines: list[str] = []
+    calls_when_announced = []
+
+    def announce(line):
+        lines.append(line)
+        calls_when_announced.append(fake_openai.calls)
+
+    build(BuildOptions(inputs=[EXAMPLES], out=tmp_path / "corpus", quiet=True), announce=announce)
+    runs = example_runs()
+    ok = sum(bool(r["outcome"]["success"]) for r in runs)
+    assert lines and lines[0].startswith(f"{len(runs)} runs in the input ({ok} success, {len(runs) - ok} failure)")
+    assert calls_when_announced == [0] and fake_openai.calls == len(runs)

@@ -73,13 +73,14 @@ class BuildError(RuntimeError):
     pass
 
 
-def make_compiler(opts: BuildOptions) -> Compiler:
+def make_compiler(opts: BuildOptions, config=None) -> Compiler:
     """The LLM compiler when a key or base URL is configured, else the offline one."""
     if opts.offline:
         return OfflineCompiler()
-    from .llm_config import resolve
+    if config is None:
+        from .llm_config import resolve
 
-    config = resolve(opts.model, opts.base_url)
+        config = resolve(opts.model, opts.base_url)
     if config is None:
         return OfflineCompiler()
     from .compilers.llm import LLMCompiler
@@ -87,10 +88,27 @@ def make_compiler(opts: BuildOptions) -> Compiler:
     return LLMCompiler(config, cache_dir=opts.cache_dir, templates=opts.templates, concurrency=opts.concurrency)
 
 
+def _read_kwargs(opts: BuildOptions, known: dict | None) -> dict:
+    return dict(outcomes=opts.outcomes, strict=opts.strict, redact=opts.redact,
+                redact_patterns=tuple(opts.redact_patterns), known=known)
+
+
 def _read_runs(opts: BuildOptions, report: LoadReport, known: dict | None = None) -> Iterator[Run | Carried]:
     """The runs of a build, exactly as compiled (the batch pass must see the same prompts)."""
-    return _apply_defaults(iter_runs(list(opts.inputs), opts.fmt, report, outcomes=opts.outcomes, strict=opts.strict,
-                                     redact=opts.redact, redact_patterns=opts.redact_patterns, known=known), opts)
+    return _apply_defaults(iter_runs(list(opts.inputs), opts.fmt, report, **_read_kwargs(opts, known)), opts)
+
+
+def _reader(opts: BuildOptions, known: dict, count_first: bool):
+    """A helper process reading the input on another core, for inputs large enough
+    to pay for starting it (runs/read_helper.py); None: read in this process."""
+    from .runs import read_helper
+
+    if not read_helper.worth_a_helper(list(opts.inputs)):
+        return None
+    try:
+        return read_helper.RunReader(list(opts.inputs), opts.fmt, count_first, **_read_kwargs(opts, known))
+    except OSError:  # cannot start a process here
+        return None
 
 
 def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, progress=None):
@@ -164,12 +182,12 @@ def _read_record_digests(out: Path, key: str) -> dict[str, str]:
     return {k: v for k, v in data["records"].items() if isinstance(k, str) and isinstance(v, str)}
 
 
-def build_key(compiler: Compiler, opts: BuildOptions) -> str:
+def build_key(compiler_name: str, model: str | None, opts: BuildOptions) -> str:
     """What, besides a run's own content, decides the bytes of its pages."""
     from .templates import bundled_dir
 
     h = hashlib.sha256()
-    h.update(json.dumps([__version__, compiler.name, compiler.model, opts.mount_path, opts.redact,
+    h.update(json.dumps([__version__, compiler_name, model, opts.mount_path, opts.redact,
                          list(opts.redact_patterns), opts.task_type]).encode())
     if opts.outcomes is not None and Path(opts.outcomes).is_file():
         h.update(b"outcomes\0" + Path(opts.outcomes).read_bytes())
@@ -335,22 +353,41 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         previous = check_target(out)
         report = LoadReport()
         ids = IdAllocator(previous)
-        compiler = make_compiler(opts)
-        key = build_key(compiler, opts)
-        reuse = _Reuse(previous, out, key)
-        if compiler.name != "offline" and announce is not None:
-            # Before paying for calls, show the labels: an inverted outcome shows here.
-            # Records compiled before are counted from the manifest, not re-read.
-            from .runs.load import count_outcomes
+        config = None
+        if not opts.offline:
+            from .llm_config import resolve
 
-            counts, _ = count_outcomes(list(opts.inputs), opts.fmt, outcomes=opts.outcomes, redact=False,
-                                       known=reuse.known)
-            announce(f"{sum(counts.values())} runs in the input ({counts['success']} success, "
-                     f"{counts['failure']} failure), {len(reuse.known)} compiled before; model {compiler.model}")
-        batch_report = _prefill_from_batch(opts, compiler, batch_progress) if (opts.batch or opts.resume_batch) else None
+            config = resolve(opts.model, opts.base_url)
+        # The key needs only the compiler's name and model, so the input can be
+        # read (and counted) beside the build while the model client is imported.
+        key = build_key("llm" if config else "offline", config.model if config else None, opts)
+        reuse = _Reuse(previous, out, key)
+        count_first = config is not None and announce is not None
+        reader = _reader(opts, reuse.known, count_first)
+        try:
+            compiler = make_compiler(opts, config)
+            if count_first:
+                # Before paying for calls, show the labels: an inverted outcome shows here.
+                # Records compiled before are counted from the manifest, not re-read.
+                if reader is not None:
+                    counts = reader.counts()
+                else:
+                    from .runs.load import count_outcomes
+
+                    counts, _ = count_outcomes(list(opts.inputs), opts.fmt, outcomes=opts.outcomes, redact=False,
+                                               known=reuse.known)
+                announce(f"{sum(counts.values())} runs in the input ({counts['success']} success, "
+                         f"{counts['failure']} failure), {len(reuse.known)} compiled before; model {compiler.model}")
+            batch_report = (_prefill_from_batch(opts, compiler, batch_progress)
+                            if (opts.batch or opts.resume_batch) else None)
+        except BaseException:
+            if reader is not None:
+                reader.stop()
+            raise
         stage = fresh_staging(out)
         writer = _Writer(stage, ids, opts, reuse)
-        runs = _read_runs(opts, report, reuse.known)
+        runs = (_apply_defaults(reader.runs(report), opts) if reader is not None
+                else _read_runs(opts, report, reuse.known))
         if progress is not None:
             runs = progress(runs)
         try:
@@ -362,6 +399,9 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
             writer.close()
         except pages.PageWriteError as exc:
             raise BuildError(f"{exc}; nothing was published") from None
+        finally:
+            if reader is not None:
+                reader.stop()
         if not writer.runs:
             raise BuildError("no run could be read from the input; nothing was published"
                              + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))

@@ -21,18 +21,15 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import shutil
-import struct
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from . import documents, layout
+from .. import helper_process
 from ..runs.turnlog import dumps_turns
 
-_FRAME = struct.Struct("<Q")  # length prefix of one pickled batch
 BATCH = 16  # operations per pickled batch: amortises pickling and pipe calls
 
 
@@ -119,13 +116,7 @@ class HelperSink:
     """The same operations, sent to ``python -m wikitrace.corpus.pages``."""
 
     def __init__(self, root: str, published: str, mount: str, templates: str | None):
-        import wikitrace
-
-        env = dict(os.environ)
-        package_root = str(Path(wikitrace.__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-        self.proc = subprocess.Popen([sys.executable, "-m", "wikitrace.corpus.pages"], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.proc = helper_process.start("wikitrace.corpus.pages")
         self._batch: list[tuple] = [("open", root, published, mount, templates)]
         self._flush()
 
@@ -135,11 +126,9 @@ class HelperSink:
             self._flush()
 
     def _flush(self) -> None:
-        data = pickle.dumps(self._batch, protocol=pickle.HIGHEST_PROTOCOL)
-        self._batch = []
+        batch, self._batch = self._batch, []
         try:
-            self.proc.stdin.write(_FRAME.pack(len(data)))
-            self.proc.stdin.write(data)
+            helper_process.send(self.proc.stdin, batch)
         except (BrokenPipeError, OSError, ValueError):
             raise PageWriteError(self._outcome() or "the page writer process stopped unexpectedly") from None
 
@@ -157,9 +146,7 @@ class HelperSink:
 
     def kill(self) -> None:
         """Stop without waiting (the build failed; the staged tree is thrown away)."""
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
+        helper_process.stop(self.proc)
 
     def _outcome(self) -> str | None:
         out = self.proc.stdout.read().decode("utf-8", "replace").strip()
@@ -167,17 +154,6 @@ class HelperSink:
         if out == "ok" and code == 0:
             return None
         return out.removeprefix("error: ") or f"the page writer process exited with status {code}"
-
-
-def _read_frame(stream: BinaryIO) -> list[tuple] | None:
-    head = stream.read(_FRAME.size)
-    if len(head) < _FRAME.size:
-        return None  # the build went away without closing: nothing to report to
-    (size,) = _FRAME.unpack(head)
-    data = stream.read(size)
-    if len(data) < size:
-        return None
-    return pickle.loads(data)
 
 
 def serve(inp: BinaryIO, out: BinaryIO) -> int:
@@ -188,9 +164,9 @@ def serve(inp: BinaryIO, out: BinaryIO) -> int:
     sink: Any = None
     problem: str | None = None
     while True:
-        batch = _read_frame(inp)
-        if batch is None:
-            return 1
+        batch = helper_process.receive(inp)
+        if batch is helper_process.EOF:
+            return 1  # the build went away without closing: nothing to report to
         for op in batch:
             if op[0] == "end":
                 out.write(b"ok\n" if problem is None else f"error: {problem}\n".encode("utf-8", "replace"))

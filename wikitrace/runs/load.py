@@ -48,6 +48,17 @@ class LoadReport:
     ignored: list[str] = field(default_factory=list)  # files in input folders that are no run log
     warnings: list[str] = field(default_factory=list)  # worth telling, not a skipped run
 
+    def merge(self, other: "LoadReport") -> None:
+        """Add what another reader (a helper process) found; lists keep their identity."""
+        self.detected.update(other.detected)
+        self.errors.extend(other.errors)
+        self.ignored.extend(other.ignored)
+        self.warnings.extend(other.warnings)
+        self.outcomes.update(other.outcomes)
+        self.redactions.update(other.redactions)
+        for name in ("duplicates", "deduplicated", "missing_outcome", "clipped"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
     def summary(self) -> str:
         """One line for the closing summary: counts before compiling."""
         text = _outcomes.summary(self.outcomes)

@@ -1,0 +1,61 @@
+"""A helper Python process that a build talks to in pickled frames over its stdin/stdout.
+
+A build is plain Python under one interpreter lock; reading runs and writing
+pages are work that can run on another core beside the model calls. Both ends
+of the pipe are this package, so the pickles are our own, never input data
+from elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO
+
+_FRAME = struct.Struct("<Q")  # length prefix of one pickled frame
+EOF = object()  # what ``receive`` returns when the other end closed without a whole frame
+
+
+def start(module: str) -> subprocess.Popen:
+    """``python -m module`` with this same wikitrace importable; stderr is shared."""
+    import wikitrace
+
+    env = dict(os.environ)
+    package_root = str(Path(wikitrace.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    return subprocess.Popen([sys.executable, "-m", module], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+def send(stream: BinaryIO, obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_FRAME.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def receive(stream: BinaryIO) -> Any:
+    head = stream.read(_FRAME.size)
+    if len(head) < _FRAME.size:
+        return EOF
+    (size,) = _FRAME.unpack(head)
+    data = stream.read(size)
+    if len(data) < size:
+        return EOF
+    return pickle.loads(data)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """End a helper that is no longer wanted (the build failed or stopped reading)."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    for stream in (proc.stdin, proc.stdout):
+        try:
+            if stream is not None:
+                stream.close()
+        except OSError:
+            pass

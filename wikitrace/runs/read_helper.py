@@ -1,0 +1,128 @@
+"""Reading runs in a helper process, beside the build.
+
+Parsing, redacting and hashing a run costs about a millisecond of Python, a
+third of what an LLM build spends per run under one interpreter lock. For large
+inputs the build reads through ``python -m wikitrace.runs.read_helper``, which
+runs ``load.iter_runs`` with the same arguments and sends the runs back
+pickled, in input order (unpickling costs a twentieth of reading). Its
+LoadReport is merged into the build's at the end; a strict-mode RunError is
+raised in the build as if it had been read there. It can also count the
+outcomes first, while the build is still importing the model client.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+from .. import helper_process
+from .load import LoadReport, count_outcomes, iter_runs
+from .model import RunError
+
+BATCH = 16  # runs per frame
+WORTH_IT_BYTES = 4 * 1024 * 1024  # smaller inputs are read before a process would have started
+
+
+def worth_a_helper(paths: list[Path]) -> bool:
+    """True for inputs large enough that reading beside the build pays off."""
+    total = 0
+    for path in paths:
+        try:
+            if path.is_dir():
+                return True  # a folder of logs: usually many runs
+            total += path.stat().st_size
+        except OSError:
+            continue
+        if total >= WORTH_IT_BYTES:
+            return True
+    return False
+
+
+class RunReader:
+    """``load.iter_runs`` in a helper process: the same items, report and errors.
+
+    With ``count_first`` the helper first counts the outcomes (as
+    ``load.count_outcomes`` with redaction off) and sends them, so the build can
+    show them before any model call while it is still starting up itself.
+    """
+
+    def __init__(self, paths: list[Path], fmt: str | None, count_first: bool = False, **kwargs):
+        self.proc = helper_process.start("wikitrace.runs.read_helper")
+        self._done = False
+        try:
+            helper_process.send(self.proc.stdin, (list(paths), fmt, count_first, kwargs))
+            self.proc.stdin.close()
+        except OSError:
+            self.stop()
+            raise
+
+    def counts(self) -> Counter:
+        kind, payload = self._receive()
+        if kind != "counts":
+            raise RunError(f"the run reader process failed: {payload}")
+        return payload
+
+    def runs(self, report: LoadReport) -> Iterator:
+        try:
+            while True:
+                kind, payload = self._receive()
+                if kind == "runs":
+                    yield from payload
+                elif kind == "done":
+                    report.merge(payload)
+                    self._done = True
+                    return
+                elif kind == "error":  # a strict-mode stop, raised here as it would have been
+                    report.merge(payload[1])
+                    self._done = True
+                    raise RunError(payload[0])
+                else:
+                    raise RunError(f"the run reader process failed: {payload}")
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        if self._done:
+            self.proc.wait()
+        else:
+            helper_process.stop(self.proc)
+
+    def _receive(self) -> tuple:
+        message = helper_process.receive(self.proc.stdout)
+        if message is helper_process.EOF:
+            raise RunError(f"the run reader process stopped unexpectedly (exit status {self.proc.wait()})")
+        return message
+
+
+def serve(inp: BinaryIO, out: BinaryIO) -> int:
+    paths, fmt, count_first, kwargs = helper_process.receive(inp)
+    report = LoadReport()
+    batch: list = []
+    try:
+        try:
+            if count_first:
+                counts, _ = count_outcomes(paths, fmt, **dict(kwargs, redact=False, strict=False))
+                helper_process.send(out, ("counts", counts))
+            for item in iter_runs(paths, fmt, report, **kwargs):
+                batch.append(item)
+                if len(batch) >= BATCH:
+                    helper_process.send(out, ("runs", batch))
+                    batch = []
+            if batch:
+                helper_process.send(out, ("runs", batch))
+            helper_process.send(out, ("done", report))
+        except RunError as exc:
+            if batch:
+                helper_process.send(out, ("runs", batch))
+            helper_process.send(out, ("error", (str(exc), report)))
+        except Exception as exc:  # reported to the build as a failed read
+            helper_process.send(out, ("crash", f"{type(exc).__name__}: {exc}"))
+    except BrokenPipeError:
+        return 1  # the build stopped reading
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer))
