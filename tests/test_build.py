@@ -407,6 +407,42 @@ def test_helper_process_carries_unchanged_runs_over_by_hard_link(tmp_path):
     assert {k.split("/")[1] for k in set(after) - set(before) if k.startswith("raw/")} == {"step-0044"}
     assert (out / "raw/step-0040/metadata.md").stat().st_ino == inode  # linked, not rewritten
     assert json.loads((out / "corpus.json").read_text())["build"]["reused_runs"] == 44
+    for p in [out, *out.rglob("*")]:  # pages from both processes, links, indexes: all read-only
+        assert stat.S_IMODE(p.stat().st_mode) == (0o555 if p.is_dir() else 0o444), p
+
+
+def _wait_until_gone(pattern: str, folder: Path, seconds: float = 60.0) -> list[Path]:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while (left := list(folder.glob(pattern))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def test_the_replaced_corpus_is_removed_after_the_build_returns(tmp_path):
+    out = tmp_path / "corpus"
+    _build([EXAMPLES], out)
+    first = tree_bytes(out)
+    runs = example_runs()
+    _build([write_jsonl(tmp_path / "five.jsonl", runs[:5])], out)
+    assert check_corpus(out) == [] and tree_bytes(out) != first  # the new corpus is whole at once
+    assert _wait_until_gone(".corpus.discarded-*", tmp_path) == []
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".corpus")) == [
+        ".corpus.lock", ".corpus.records.json"]
+
+
+def test_a_replaced_corpus_left_behind_is_cleared_by_the_next_build(tmp_path):
+    out = tmp_path / "corpus"
+    _build([EXAMPLES], out)
+    stale = tmp_path / ".corpus.discarded-1000"  # its deleting process died long ago
+    fresh = tmp_path / f".corpus.discarded-{__import__('time').time_ns()}"  # still being deleted
+    for left in (stale, fresh):
+        (left / "raw").mkdir(parents=True)
+        (left / "raw" / "page.md").write_text("old")
+        left.chmod(0o555)
+    _build([EXAMPLES], out)
+    assert not stale.exists() and fresh.exists()
 
 
 @pytest.fixture
@@ -457,3 +493,19 @@ def test_outcome_counts_come_from_the_reader_before_any_call(tmp_path, read_besi
     ok = sum(bool(r["outcome"]["success"]) for r in runs)
     assert lines and lines[0].startswith(f"{len(runs)} runs in the input ({ok} success, {len(runs) - ok} failure)")
     assert calls_when_announced == [0] and fake_openai.calls == len(runs)
+
+
+def test_prompt_index_reuses_renders_of_carried_insights(tmp_path, monkeypatch):
+    import wikitrace.agent.index as index
+
+    runs = example_runs()
+    out, fresh = tmp_path / "corpus", tmp_path / "fresh"
+    _build([write_jsonl(tmp_path / "five.jsonl", runs[:5])], out)
+    rendered: list[int] = []
+    real = index._render_pool
+    monkeypatch.setattr(index, "_render_pool", lambda infos, show: rendered.append(len(infos)) or real(infos, show))
+    _build([write_jsonl(tmp_path / "six.jsonl", runs)], out)
+    new = sum(1 for i in json.loads((out / "corpus.json").read_text())["insights"] if i["source_step"] == "step-0005")
+    assert rendered == [new, new]  # only the new run's insights, with and without their source line
+    _build([tmp_path / "six.jsonl"], fresh)
+    assert (out / "index/prompt.bin").read_bytes() == (fresh / "index/prompt.bin").read_bytes()

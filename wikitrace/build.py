@@ -23,7 +23,7 @@ from . import __version__
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler, compile_offline
 from .corpus import documents, layout, pages
-from .corpus.fsio import write_atomic
+from .corpus.fsio import FILE_MODE, write_atomic
 from .corpus.manifest import IdAllocator, content_hash
 from .corpus.publish import BuildLock, PublishError, check_target, fresh_staging, publish
 from .runs._common import Carried
@@ -251,6 +251,7 @@ class _Writer:
         self.compilers: collections.Counter = collections.Counter()
         self.reused = 0
         self.record_digests: dict[str, str] = {}  # run id -> digest of its raw JSONL record
+        self.carried_insights: set[str] = set()  # insight ids whose entries are the published ones
         self._sink_args = (str(stage), str(reuse.out), opts.mount_path, str(opts.templates) if opts.templates else None)
         self._sink = pages.PageSink(*self._sink_args)
         self._handed = 0
@@ -259,9 +260,12 @@ class _Writer:
         self._handed += 1
         if self._handed == self.HELPER_AFTER + 1 and isinstance(self._sink, pages.PageSink):
             try:
-                self._sink = pages.HelperSink(*self._sink_args)
+                helper = pages.HelperSink(*self._sink_args)
             except OSError:  # cannot start a process here: keep writing in this one
                 pass
+            else:
+                self._sink.close()  # runs it is still carrying over finish first
+                self._sink = helper
         self._sink.apply(op)
 
     def close(self, ok: bool = True) -> None:
@@ -270,6 +274,11 @@ class _Writer:
             self._sink.close()
         elif isinstance(self._sink, pages.HelperSink):
             self._sink.kill()
+        else:
+            try:
+                self._sink.close()
+            except pages.PageWriteError:
+                pass  # the build failed already; that error is the one to report
 
     def _carry_over(self, run: Run, digest: str) -> None:
         prev = self.reuse.entry(run, digest)
@@ -277,6 +286,7 @@ class _Writer:
         ins_ids = self.ids.insights_for(run.run_id, len(prev["insights"]))
         self._apply(("carry", step, ins_ids))
         self.insights.extend(self.reuse.insights[i] for i in ins_ids)
+        self.carried_insights.update(ins_ids)
         self.compilers[prev["compiler"]] += 1
         if isinstance(run, Carried):
             self.record_digests[run.run_id] = run.record_digest
@@ -406,7 +416,7 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
             raise BuildError("no run could be read from the input; nothing was published"
                              + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
         for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
-            write_atomic(stage / rel, text)
+            write_atomic(stage / rel, text, mode=FILE_MODE)
         if (out / "dialogue").is_dir():  # dialogue memory is built separately; carry it over untouched
             shutil.copytree(out / "dialogue", stage / "dialogue")
         from .agent.index import write_prompt_index
@@ -415,8 +425,10 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
         writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
         text, region = corpus_json.dumps(_corpus_json(writer, compiler, opts, ids, report, key))
-        write_prompt_index(stage, writer.runs, writer.insights, region)  # `prompt` need not re-index per call
-        write_atomic(stage / "corpus.json", text)
+        # `prompt` need not re-index per call; renders of insights carried over are reused
+        write_prompt_index(stage, writer.runs, writer.insights, region,
+                           previous=out if writer.carried_insights else None, unchanged=writer.carried_insights)
+        write_atomic(stage / "corpus.json", text, mode=FILE_MODE)
         publish(stage, out)
         write_atomic(_record_digests_path(out), json.dumps(
             {"build_key": key, "records": dict(sorted(writer.record_digests.items()))}) + "\n")

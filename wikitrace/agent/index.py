@@ -136,6 +136,34 @@ def _split_plain(wiki: str, plain: str) -> tuple[int, int] | None:
     return a, len(w) - tail
 
 
+def _renders(ins_infos: list[InsightInfo], previous: Path | None,
+             unchanged: set[str] | frozenset) -> tuple[list[str], list[str]]:
+    """Each insight rendered with and without its source line, by the bundled template."""
+    stored_wiki = stored_plain = None
+    if previous is not None and unchanged:
+        old = open_index(previous)
+        if old is not None:
+            wiki_t, plain_t = old.texts(True, None), old.texts(False, None)
+            if wiki_t.stored and plain_t.stored:  # made with this same template and version
+                stored_wiki, stored_plain, pos = wiki_t, plain_t, old.insight_pos
+    if stored_wiki is None:
+        return _render_pool(ins_infos, True), _render_pool(ins_infos, False)
+    wiki: list[str | None] = [None] * len(ins_infos)
+    plain: list[str | None] = [None] * len(ins_infos)
+    fresh = []
+    for k, info in enumerate(ins_infos):
+        j = pos.get(info.id) if info.id in unchanged else None
+        if j is None:
+            fresh.append(k)
+        else:
+            wiki[k], plain[k] = stored_wiki.get(j), stored_plain.get(j)
+    if fresh:
+        picked = [ins_infos[k] for k in fresh]
+        for k, w, p in zip(fresh, _render_pool(picked, True), _render_pool(picked, False)):
+            wiki[k], plain[k] = w, p
+    return wiki, plain  # type: ignore[return-value]
+
+
 def _render_pool(insights: Sequence[InsightInfo], show_source: bool) -> list[str]:
     from ..templates import environment
     from .prompt import render_insights
@@ -144,13 +172,17 @@ def _render_pool(insights: Sequence[InsightInfo], show_source: bool) -> list[str
 
 
 def write_prompt_index(stage_dir: Path, runs: list[dict], insights: list[dict],
-                       region: tuple[bytes, list[int], list[int]] | None = None) -> list[str]:
+                       region: tuple[bytes, list[int], list[int]] | None = None,
+                       previous: Path | None = None, unchanged: set[str] | frozenset = frozenset()) -> list[str]:
     """Write ``index/prompt.bin`` for a corpus whose corpus.json will hold ``runs`` and
     ``insights`` (entries exactly as in corpus.json, any order). Returns the relative paths written.
 
     Call it before or after corpus.json is written; the index does not read it.
     ``region``: ``corpus_region(runs, insights)`` of the sorted entries, when the
-    caller already made it for corpus.json.
+    caller already made it for corpus.json. ``previous``: the published corpus, whose
+    index's renders of the ``unchanged`` insight ids (entries identical to the ones
+    given) are taken instead of rendered again: adding one run to 10,000 need not
+    render 20,000 insights twice.
     """
     from ..corpus.layout import id_number
 
@@ -162,8 +194,7 @@ def write_prompt_index(stage_dir: Path, runs: list[dict], insights: list[dict],
     kinds = sorted({r.kind for r in run_infos} | {i.kind for i in ins_infos})
     kind_no = {k: n for n, k in enumerate(kinds)}
 
-    wiki = _render_pool(ins_infos, True)
-    plain = _render_pool(ins_infos, False)
+    wiki, plain = _renders(ins_infos, previous, unchanged)
     cuts: list[int] = []
     for w, p in zip(wiki, plain):
         cut = _split_plain(w, p)
@@ -229,6 +260,7 @@ def write_prompt_index(stage_dir: Path, runs: list[dict], insights: list[dict],
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(line + bytes(body))
+    os.chmod(tmp, 0o444)  # a corpus file: read-only like every other
     os.replace(tmp, path)
     return [INDEX_PATH]
 

@@ -93,6 +93,18 @@ def make_read_only(root: Path) -> None:
     walk(str(root))
 
 
+def freeze_folders(root: Path) -> None:
+    """Folders 0555, for a tree whose files were all created 0444 (a staged corpus)."""
+    def walk(folder: str) -> None:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    walk(entry.path)
+        os.chmod(folder, DIR_MODE)
+
+    walk(str(root))
+
+
 def make_writable(root: Path) -> None:
     """Undo make_read_only so a tree can be removed (non-root users need this)."""
     if not root.exists():

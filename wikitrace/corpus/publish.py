@@ -16,7 +16,7 @@ import json
 import os
 from pathlib import Path
 
-from .fsio import make_read_only, remove_tree
+from .fsio import freeze_folders, remove_tree
 from .layout import CORPUS_FORMAT
 
 
@@ -84,6 +84,7 @@ def fresh_staging(out: Path) -> Path:
     stage = staging_dir(out)
     if stage.exists():  # left by a killed build; we hold the lock, so nobody is using it
         remove_tree(stage)
+    clear_discarded(out)
     stage.mkdir(parents=True)
     return stage
 
@@ -104,17 +105,82 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def publish(stage: Path, out: Path) -> None:
-    """Freeze the staged tree and put it where the old one was."""
-    make_read_only(stage)
+    """Freeze the staged tree and put it where the old one was.
+
+    Every file of a staged tree is created read-only (0444) by the build, so
+    only its folders are frozen here: a stat per file cost 0.3 s at 10,000 runs.
+    """
+    freeze_folders(stage)
     if not out.exists():
         os.rename(stage, out)
         return
     if _exchange(stage, out):
-        remove_tree(stage)  # now holds the previous corpus
+        discard(stage, out)  # the stage now holds the previous corpus
         return
     old = out.parent / f".{out.name}.previous"
     if old.exists():
         remove_tree(old)
     os.rename(out, old)
     os.rename(stage, out)
-    remove_tree(old)
+    discard(old, out)
+
+
+_DISCARDED = ".discarded-"
+_STALE_SECONDS = 600
+
+
+def discard(tree: Path, out: Path) -> None:
+    """Remove a replaced corpus without making the build wait for it.
+
+    Deleting a 10,000-run tree (~54,000 names) took 2 s, most of what adding one run
+    cost. The tree is renamed to ``.OUT.discarded-<ns>`` (nothing reads it any more:
+    the new corpus is already in place) and a detached process deletes it. Should
+    that process die, the next build removes what it left (``clear_discarded``).
+    """
+    import subprocess
+    import sys
+    import time
+
+    trash = out.parent / f".{out.name}{_DISCARDED}{time.time_ns()}"
+    os.rename(tree, trash)
+    try:
+        subprocess.Popen([sys.executable, "-m", "wikitrace.corpus.publish", "--remove", str(trash)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, env=_child_env())
+    except OSError:  # no process can be started here: delete it now
+        remove_tree(trash)
+
+
+def clear_discarded(out: Path) -> None:
+    """Remove replaced corpora whose deleting process died (older than ten minutes)."""
+    import time
+
+    prefix = f".{out.name}{_DISCARDED}"
+    try:
+        entries = list(out.parent.iterdir())
+    except OSError:
+        return
+    for path in entries:
+        if path.name.startswith(prefix):
+            try:
+                age = time.time() - int(path.name[len(prefix):]) / 1e9
+            except ValueError:
+                continue
+            if age > _STALE_SECONDS:
+                remove_tree(path)
+
+
+def _child_env() -> dict:
+    import wikitrace
+
+    env = dict(os.environ)
+    root = str(Path(wikitrace.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    return env
+
+
+if __name__ == "__main__":  # python -m wikitrace.corpus.publish --remove TREE (see discard)
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--remove" and _DISCARDED in Path(sys.argv[2]).name:
+        remove_tree(Path(sys.argv[2]))
