@@ -293,9 +293,6 @@ class LLMCompiler:
         self._state: _LoopState | None = None
         self._stale_clients: list[Any] = []
 
-        import openai  # here, not at module top: the CLI must not pay for it
-
-        self._openai = openai
         # Fail now, not once per run, if a user template is missing or broken.
         env = environment(self.templates)
         for name in PROMPT_TEMPLATES:
@@ -517,12 +514,15 @@ class LLMCompiler:
                 # A client tied to a finished loop cannot be closed from this one, and
                 # letting it be collected would try exactly that; keep it until exit.
                 self._stale_clients.append(self._state.client)
-            client = self._openai.AsyncOpenAI(
+            import openai  # on the first request, not before: a build answered from the cache never pays for it
+
+            self._openai = openai
+            client = openai.AsyncOpenAI(
                 api_key=self.config.api_key,
                 base_url=self.config.base_url,
                 timeout=self.timeout,
                 max_retries=0,  # our own loop below decides what to retry
-                http_client=_aiohttp_client(self._openai),
+                http_client=_aiohttp_client(openai),
             )
             self._state = _LoopState(client, self.concurrency)
         return self._state
@@ -552,8 +552,8 @@ class LLMCompiler:
             if hit is not None:
                 self._stats.cache_hits += 1
                 return hit.text, dict(hit.usage)
-        openai = self._openai
         state = self._loop_state()
+        openai = self._openai
         kwargs = self.request_body(messages, outcome, mode)
 
         what = "no attempt"
