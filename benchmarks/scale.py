@@ -12,7 +12,7 @@ own process) whose latency is a parameter and which counts calls:
 Inputs are synthesised from the real tau-bench runs (benchmarks/synth.py) into a
 scratch folder and never committed. Prints a table; asserts nothing.
 
-    python benchmarks/scale.py                  # 2,000 / 320 / 10,000 runs
+    python benchmarks/scale.py                  # 2,000 / 1,600 / 10,000 runs
     python benchmarks/scale.py --large 2000     # quicker
 """
 
@@ -88,7 +88,8 @@ def best_of(cmd: list[str], env: dict, n: int = 7) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--overhead", type=int, default=2000)
-    ap.add_argument("--concurrency-runs", type=int, default=320)
+    ap.add_argument("--concurrency-runs", type=int, default=1600,
+                    help="runs at 200 ms (1,600 = 10 s of ideal flow, so start-up is a small part)")
     ap.add_argument("--large", type=int, default=10000)
     ap.add_argument("--work", type=Path, default=None,
                     help="scratch folder (default: a fresh folder under benchmarks/_work, removed after)")

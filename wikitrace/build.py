@@ -13,8 +13,10 @@ import asyncio
 import collections
 import datetime as _dt
 import hashlib
+import importlib
 import json
 import shutil
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -380,6 +382,9 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
                 # Before paying for calls, show the labels: an inverted outcome shows here.
                 # Records compiled before are counted from the manifest, not re-read.
                 if reader is not None:
+                    if compiler.name == "llm":  # import the client while this process waits
+                        threading.Thread(target=importlib.import_module, args=("openai",),
+                                         name="wikitrace-import-openai").start()
                     counts = reader.counts()
                 else:
                     from .runs.load import count_outcomes

@@ -561,16 +561,21 @@ class LLMCompiler:
             retry_after: float | None = None
             self._stats.calls += 1
             try:
+                raw_class = _raw_response_class()
                 async with state.slots:
                     # The client's generic post: the same request, retries off, but
                     # without re-validating our own params or building pydantic models
                     # of the reply, which cost more CPU than the rest of a run.
-                    raw_class = _raw_response_class()
                     if raw_class is not None:
                         raw = await state.client.post("/chat/completions", body=kwargs, cast_to=raw_class)
-                        response = _json_or_error(raw)
                     else:  # a client whose HTTP layer we do not recognise: the typed way
                         response = (await state.client.chat.completions.create(**kwargs)).model_dump()
+                # The slot is free: let the request waiting for it go out before this
+                # reply is decoded and checked. Replies come back in waves; handling a
+                # whole wave first held every next request back by the wave's CPU time.
+                await asyncio.sleep(0)
+                if raw_class is not None:
+                    response = _json_or_error(raw)
             except openai.APITimeoutError as exc:
                 what = "connection error" if _refused(exc) else "timeout"
             except openai.APIConnectionError:
