@@ -222,18 +222,22 @@ async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency
                 return comp
 
     window: collections.deque = collections.deque()
-    for run in runs:
-        digest = None if isinstance(run, Carried) else content_hash(run)
-        window.append((run, digest, asyncio.ensure_future(one(run, digest))))
-        while len(window) > concurrency * 4:
+    try:
+        for run in runs:
+            digest = None if isinstance(run, Carried) else content_hash(run)
+            window.append((run, digest, asyncio.ensure_future(one(run, digest))))
+            while len(window) > concurrency * 4:
+                r, d, task = window.popleft()
+                on_done(r, d, await task)
+        while window:
             r, d, task = window.popleft()
             on_done(r, d, await task)
-    while window:
-        r, d, task = window.popleft()
-        on_done(r, d, await task)
-    close = getattr(compiler, "aclose", None)
-    if close is not None:
-        await close()
+    finally:  # also when interrupted: an open HTTP session would be reported at exit
+        for _, _, task in window:
+            task.cancel()
+        close = getattr(compiler, "aclose", None)
+        if close is not None:
+            await close()
 
 
 class _Writer:
