@@ -62,8 +62,17 @@ class Server:
         self.proc.wait()
 
 
+def settle() -> None:
+    """Let the disk finish what earlier steps left (writeback, a replaced corpus being
+    deleted): on this machine creating files right after deleting tens of thousands
+    ran up to 20x slower, and that would be measured as the next step's cost."""
+    os.sync()
+    time.sleep(3)
+
+
 def compile_cli(inputs: Path, out: Path, env_extra: dict, *extra: str) -> tuple[float, int, int]:
     """Run `wikitrace compile` in a child; return (seconds, exit code, peak RSS in MB)."""
+    settle()
     env = dict(os.environ, **env_extra)
     cmd = [sys.executable, "-m", "wikitrace.cli", "compile", str(inputs), "--out", str(out), *extra]
     start = time.perf_counter()

@@ -1,10 +1,15 @@
 """``wikitrace compile``: runs in, a published read-only corpus out.
 
 Runs stream through in input order: each is compiled (up to ``concurrency``
-at once), then its raw, compilation and insight files are written into a
-staging folder with ids fixed in input order. Only light per-run entries stay
-in memory for the indexes and corpus.json. The staged tree replaces the
-published one in a single swap.
+at once), then its raw, compilation and insight pages go to a page sink that
+writes them into a staging folder, with ids fixed in input order. Only light
+per-run entries stay in memory for the indexes and corpus.json. The staged
+tree replaces the published one in a single swap.
+
+Large builds spread over three processes (see README, Scale): a reader
+(runs/read_helper.py) parses and redacts the input, this process renders
+prompts and talks to the model, a page writer (corpus/pages.py) renders and
+writes the pages. The bytes written are the same either way.
 """
 
 from __future__ import annotations
