@@ -95,9 +95,9 @@ class PageSink:
             if len(self._pending) > 1024:
                 self._drain(keep=512)
             return
+        if op[0] != "run":
+            raise PageWriteError(f"unknown page operation {op[0]!r}")
         try:
-            if op[0] != "run":
-                raise ValueError(f"unknown page operation {op[0]!r}")
             self.run(*op[1:])
         except Exception as exc:
             raise _failed(op[3], exc) from exc

@@ -60,9 +60,9 @@ class RunReader:
 
     def counts(self) -> Counter:
         kind, payload = self._receive()
-        if kind != "counts":
-            raise RunError(f"the run reader process failed: {payload}")
-        return payload
+        if kind == "counts":
+            return payload
+        raise RunError(payload[0] if kind == "error" else f"the run reader process failed: {payload}")
 
     def runs(self, report: LoadReport) -> Iterator:
         try:
