@@ -173,3 +173,21 @@ def test_a_compiler_bug_falls_back_and_is_counted(fake_openai, tmp_path, monkeyp
     assert result.runs == 6 and result.stats["fallbacks"] == 6
     page = frontmatter.load(out / "compilation/step-0000.md")
     assert page["compiler"] == "offline-fallback" and "KeyError" in page["fallback_reason"]
+
+
+def test_a_build_answered_from_the_cache_never_imports_openai(fake_openai, tmp_path):
+    """Importing the client costs ~0.5 s; a rebuild whose answers are all cached skips it."""
+    fake_openai.respond_with(_answer_for)
+    build(BuildOptions(inputs=[EXAMPLES], out=tmp_path / "first", quiet=True))
+    calls = fake_openai.calls
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from wikitrace.build import BuildOptions, build\n"
+        f"r = build(BuildOptions(inputs=[Path({str(EXAMPLES)!r})], out=Path({str(tmp_path / 'again')!r}), quiet=True))\n"
+        "print(r.stats['cache_hits'], r.stats['calls'], 'openai' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], env=dict(os.environ), capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == [str(calls), "0", "False"]
+    assert fake_openai.calls == calls

@@ -21,7 +21,8 @@ What can go wrong, and what happens:
 ``compile`` never raises for a model or network fault. Every result goes through
 ``grounding.ground`` so turn refs and quotes are held to the run.
 
-``openai`` is imported inside this module only, when a compiler is built.
+``openai`` is imported inside this module only, at the first request (a build
+answered from the cache never imports it).
 """
 
 from __future__ import annotations
@@ -292,6 +293,7 @@ class LLMCompiler:
         self._fatal: str | None = None
         self._state: _LoopState | None = None
         self._stale_clients: list[Any] = []
+        self._openai: Any = None  # the module, once the first request imports it
 
         # Fail now, not once per run, if a user template is missing or broken.
         env = environment(self.templates)
