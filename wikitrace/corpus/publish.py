@@ -142,7 +142,11 @@ def discard(tree: Path, out: Path) -> None:
     import time
 
     trash = out.parent / f".{out.name}{_DISCARDED}{time.time_ns()}"
-    os.rename(tree, trash)
+    try:
+        os.rename(tree, trash)
+    except OSError:  # cannot rename it here: delete it where it is, as before
+        remove_tree(tree)
+        return
     try:
         subprocess.Popen([sys.executable, "-m", "wikitrace.corpus.publish", "--remove", str(trash)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
