@@ -502,10 +502,23 @@ def test_prompt_index_reuses_renders_of_carried_insights(tmp_path, monkeypatch):
     out, fresh = tmp_path / "corpus", tmp_path / "fresh"
     _build([write_jsonl(tmp_path / "five.jsonl", runs[:5])], out)
     rendered: list[int] = []
-    real = index._render_pool
-    monkeypatch.setattr(index, "_render_pool", lambda infos, show: rendered.append(len(infos)) or real(infos, show))
+    tokenized: list[str] = []
+    real_render, real_tokenize = index._render_pool, index.tokenize
+    monkeypatch.setattr(index, "_render_pool",
+                        lambda infos, show: rendered.append(len(infos)) or real_render(infos, show))
+    monkeypatch.setattr(index, "tokenize", lambda text: tokenized.append(text) or real_tokenize(text))
     _build([write_jsonl(tmp_path / "six.jsonl", runs)], out)
-    new = sum(1 for i in json.loads((out / "corpus.json").read_text())["insights"] if i["source_step"] == "step-0005")
-    assert rendered == [new, new]  # only the new run's insights, with and without their source line
+    new = [i for i in json.loads((out / "corpus.json").read_text())["insights"] if i["source_step"] == "step-0005"]
+    assert rendered == [len(new), len(new)]  # only the new run's insights, with and without their source line
+    assert len(tokenized) == 1 + len(new)  # postings: only the new run and its insights are tokenized
     _build([tmp_path / "six.jsonl"], fresh)
     assert (out / "index/prompt.bin").read_bytes() == (fresh / "index/prompt.bin").read_bytes()
+    # A run dropped from the middle: nothing can be extended; the index scores as a fresh build's.
+    fewer = write_jsonl(tmp_path / "fewer.jsonl", runs[:2] + runs[3:])
+    _build([fewer], out)
+    _build([fewer], tmp_path / "fresh-fewer")
+    from wikitrace.agent.index import open_index  # ids differ (one retired step-0002): compare scores
+
+    a, b = open_index(out), open_index(tmp_path / "fresh-fewer")
+    task = "change the shipping address of an order"
+    assert a.run_scores(task) == b.run_scores(task) and a.insight_scores(task) == b.insight_scores(task)

@@ -263,6 +263,7 @@ class _Writer:
         self.reused = 0
         self.record_digests: dict[str, str] = {}  # run id -> digest of its raw JSONL record
         self.carried_insights: set[str] = set()  # insight ids whose entries are the published ones
+        self.carried_steps: set[str] = set()  # steps of runs carried over unchanged
         self._sink_args = (str(stage), str(reuse.out), opts.mount_path, str(opts.templates) if opts.templates else None)
         self._sink = pages.PageSink(*self._sink_args)
         self._handed = 0
@@ -298,6 +299,7 @@ class _Writer:
         self._apply(("carry", step, ins_ids))
         self.insights.extend(self.reuse.insights[i] for i in ins_ids)
         self.carried_insights.update(ins_ids)
+        self.carried_steps.add(step)
         self.compilers[prev["compiler"]] += 1
         if isinstance(run, Carried):
             self.record_digests[run.run_id] = run.record_digest
@@ -440,8 +442,8 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
         text, region = corpus_json.dumps(_corpus_json(writer, compiler, opts, ids, report, key))
         # `prompt` need not re-index per call; renders of insights carried over are reused
-        write_prompt_index(stage, writer.runs, writer.insights, region,
-                           previous=out if writer.carried_insights else None, unchanged=writer.carried_insights)
+        write_prompt_index(stage, writer.runs, writer.insights, region, previous=out if writer.reused else None,
+                           unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps)
         write_atomic(stage / "corpus.json", text, mode=FILE_MODE)
         publish(stage, out)
         write_atomic(_record_digests_path(out), json.dumps(

@@ -91,14 +91,16 @@ def _version() -> str:
 # --- writing ------------------------------------------------------------------------------
 
 
-def _postings(texts: Sequence[str]) -> dict[str, Any]:
+def _postings(texts: Sequence[str], prefix: dict[str, Any] | None = None) -> dict[str, Any]:
     """Posting lists by term (sorted), built with list appends and C-level extends:
-    this runs on every compile, over every run and insight."""
-    lengths: list[int] = []
+    this runs on every compile, over every run and insight. ``prefix``: the postings
+    of ``texts[:n]`` from the previous index (same texts, same order), merged instead
+    of tokenizing those texts again."""
+    lengths: list[int] = list(prefix["len"]) if prefix else []
     docs_by: dict[str, list[int]] = {}
     tfs_by: dict[str, list[int]] = {}
-    for d, text in enumerate(texts):
-        toks = tokenize(text)
+    for d in range(len(lengths), len(texts)):
+        toks = tokenize(texts[d])
         lengths.append(len(toks))
         for t, c in Counter(toks).items():
             found = docs_by.get(t)
@@ -107,14 +109,36 @@ def _postings(texts: Sequence[str]) -> dict[str, Any]:
             else:
                 found.append(d)
                 tfs_by[t].append(c)
-    vocab = sorted(docs_by)
+    old_vocab = prefix["vocab"] if prefix else []
+    old_at = {t: k for k, t in enumerate(old_vocab)}
+    vocab = sorted(old_at.keys() | docs_by.keys())
     starts, docs, tfs = [0], [], []
     for t in vocab:
-        docs.extend(docs_by[t])
-        tfs.extend(tfs_by[t])
+        k = old_at.get(t)
+        if k is not None:  # earlier documents first: doc numbers stay ascending
+            a, z = prefix["starts"][k], prefix["starts"][k + 1]
+            docs.extend(prefix["docs"][a:z])
+            tfs.extend(prefix["tf"][a:z])
+        if t in docs_by:
+            docs.extend(docs_by[t])
+            tfs.extend(tfs_by[t])
         starts.append(len(docs))
     return {"vocab": "\n".join(vocab), "starts": starts, "docs": docs,
             "tf": tfs, "len": lengths}
+
+
+def _previous_postings(old: "PromptIndex | None", prefix: str, n_new: int, ids: list[str],
+                       carried: set[str] | frozenset) -> dict[str, Any] | None:
+    """The previous index's postings for ``prefix`` when its documents are exactly the
+    first ones of the new list (every one carried over unchanged, none dropped)."""
+    if old is None:
+        return None
+    n_old = old.n_runs if prefix == "r_" else old.n_insights
+    if not n_old or n_old > n_new or len(carried) != n_old or not all(i in carried for i in ids[:n_old]):
+        return None
+    vocab = old._text(prefix + "vocab")
+    return {"vocab": vocab.split("\n") if vocab else [], "starts": old._ints(prefix + "starts"),
+            "docs": old._ints(prefix + "docs"), "tf": old._ints(prefix + "tf"), "len": old._ints(prefix + "len")}
 
 
 def _split_plain(wiki: str, plain: str) -> tuple[int, int] | None:
@@ -173,7 +197,8 @@ def _render_pool(insights: Sequence[InsightInfo], show_source: bool) -> list[str
 
 def write_prompt_index(stage_dir: Path, runs: list[dict], insights: list[dict],
                        region: tuple[bytes, list[int], list[int]] | None = None,
-                       previous: Path | None = None, unchanged: set[str] | frozenset = frozenset()) -> list[str]:
+                       previous: Path | None = None, unchanged: set[str] | frozenset = frozenset(),
+                       unchanged_runs: set[str] | frozenset = frozenset()) -> list[str]:
     """Write ``index/prompt.bin`` for a corpus whose corpus.json will hold ``runs`` and
     ``insights`` (entries exactly as in corpus.json, any order). Returns the relative paths written.
 
@@ -182,7 +207,9 @@ def write_prompt_index(stage_dir: Path, runs: list[dict], insights: list[dict],
     caller already made it for corpus.json. ``previous``: the published corpus, whose
     index's renders of the ``unchanged`` insight ids (entries identical to the ones
     given) are taken instead of rendered again: adding one run to 10,000 need not
-    render 20,000 insights twice.
+    render 20,000 insights twice. When every run (steps in ``unchanged_runs``) or
+    every insight of the previous index is unchanged and first in id order, its BM25
+    postings are extended rather than rebuilt. The bytes are those of a fresh index.
     """
     from ..corpus.layout import id_number
 
@@ -222,9 +249,12 @@ def write_prompt_index(stage_dir: Path, runs: list[dict], insights: list[dict],
             pblob += t.encode("utf-8")
             poff.append(len(pblob))
         sections += [("plain_text", "s", bytes(pblob)), ("plain_off", "I", poff)]
-    for prefix, texts in (("r_", [r.instruction or r.title for r in run_infos]),
-                          ("i_", [f"{i.title}\n{i.guideline}\n{i.applicability}" for i in ins_infos])):
-        p = _postings(texts)
+    old = open_index(previous) if previous is not None and (unchanged or unchanged_runs) else None
+    for prefix, texts, ids, carried in (
+            ("r_", [r.instruction or r.title for r in run_infos], [r.step for r in run_infos], unchanged_runs),
+            ("i_", [f"{i.title}\n{i.guideline}\n{i.applicability}" for i in ins_infos], [i.id for i in ins_infos],
+             unchanged)):
+        p = _postings(texts, _previous_postings(old, prefix, len(texts), ids, carried))
         tf_code = "H" if max(p["tf"], default=0) < 1 << 16 else "I"
         sections += [(prefix + "vocab", "s", p["vocab"]), (prefix + "starts", "I", p["starts"]),
                      (prefix + "docs", "I", p["docs"]), (prefix + "tf", tf_code, p["tf"]),
