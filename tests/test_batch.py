@@ -287,3 +287,14 @@ def test_results_survive_unusual_line_breaks_in_run_text(fake_batch, tmp_path):
     assert compiler.cache.get(key) is not None
     record = json.loads(compiler.cache.path(key).read_text())
     assert record["key"] == key and record["mode"] == "json_schema"
+
+
+def test_batch_then_build_with_the_run_reader_process_sends_no_chat_call(fake_batch, tmp_path, monkeypatch):
+    """Large inputs are read by a helper process; its runs must make the very prompts the
+    batch pass made (same cache keys), so the build is answered from the cache."""
+    monkeypatch.setattr("wikitrace.runs.read_helper.WORTH_IT_BYTES", 0)
+    out = tmp_path / "corpus"
+    result = build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True, batch=True, batch_poll_interval=FAST))
+    assert result.batch is not None and result.batch.succeeded == 6
+    assert fake_batch.calls == 0 and result.stats["calls"] == 0 and result.stats["cache_hits"] == 6
+    assert json.loads((out / "corpus.json").read_text())["counts"]["by_compiler"] == {"llm": 6}
