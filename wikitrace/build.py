@@ -260,7 +260,6 @@ class _Writer:
         self.runs: list[dict] = []
         self.insights: list[dict] = []
         self.compilers: collections.Counter = collections.Counter()
-        self.reused = 0
         self.record_digests: dict[str, str] = {}  # run id -> digest of its raw JSONL record
         self.carried_insights: set[str] = set()  # insight ids whose entries are the published ones
         self.carried_steps: set[str] = set()  # steps of runs carried over unchanged
@@ -306,7 +305,6 @@ class _Writer:
         elif run.source.get("record_digest"):
             self.record_digests[run.run_id] = run.source["record_digest"]
         self.runs.append(prev)
-        self.reused += 1
 
     def __call__(self, run: Run, digest: str, comp) -> None:
         if comp is None:
@@ -358,7 +356,7 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
         "build": {
             "built_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "stats": compiler.stats().as_dict(),
-            "reused_runs": writer.reused,
+            "reused_runs": len(writer.carried_steps),
             "detected_formats": report.detected,
             "redactions": dict(sorted(report.redactions.items())),
             "identical_copies_dropped": report.deduplicated,
@@ -442,7 +440,7 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
         text, region = corpus_json.dumps(_corpus_json(writer, compiler, opts, ids, report, key))
         # `prompt` need not re-index per call; renders of insights carried over are reused
-        write_prompt_index(stage, writer.runs, writer.insights, region, previous=out if writer.reused else None,
+        write_prompt_index(stage, writer.runs, writer.insights, region, previous=out if writer.carried_steps else None,
                            unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps)
         write_atomic(stage / "corpus.json", text, mode=FILE_MODE)
         publish(stage, out)

@@ -20,14 +20,20 @@ _FRAME = struct.Struct("<Q")  # length prefix of one pickled frame
 EOF = object()  # what ``receive`` returns when the other end closed without a whole frame
 
 
-def start(module: str) -> subprocess.Popen:
-    """``python -m module`` with this same wikitrace importable; stderr is shared."""
+def child_env() -> dict[str, str]:
+    """This environment, with this same wikitrace first on the import path."""
     import wikitrace
 
     env = dict(os.environ)
     package_root = str(Path(wikitrace.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-    return subprocess.Popen([sys.executable, "-m", module], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    return env
+
+
+def start(module: str) -> subprocess.Popen:
+    """``python -m module`` with this same wikitrace importable; stderr is shared."""
+    return subprocess.Popen([sys.executable, "-m", module], env=child_env(),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
 
 def send(stream: BinaryIO, obj: Any) -> None:

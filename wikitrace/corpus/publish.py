@@ -141,6 +141,8 @@ def discard(tree: Path, out: Path) -> None:
     import sys
     import time
 
+    from .. import helper_process
+
     trash = out.parent / f".{out.name}{_DISCARDED}{time.time_ns()}"
     try:
         os.rename(tree, trash)
@@ -150,7 +152,7 @@ def discard(tree: Path, out: Path) -> None:
     try:
         subprocess.Popen([sys.executable, "-m", "wikitrace.corpus.publish", "--remove", str(trash)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, env=_child_env())
+                         start_new_session=True, env=helper_process.child_env())
     except OSError:  # no process can be started here: delete it now
         remove_tree(trash)
 
@@ -172,15 +174,6 @@ def clear_discarded(out: Path) -> None:
                 continue
             if age > _STALE_SECONDS:
                 remove_tree(path)
-
-
-def _child_env() -> dict:
-    import wikitrace
-
-    env = dict(os.environ)
-    root = str(Path(wikitrace.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    return env
 
 
 if __name__ == "__main__":  # python -m wikitrace.corpus.publish --remove TREE (see discard)
