@@ -2,6 +2,7 @@
 
 import json
 import stat
+import time
 from pathlib import Path
 
 import frontmatter
@@ -356,10 +357,11 @@ def test_helper_process_writes_the_same_tree_as_this_process(tmp_path, monkeypat
 
     src = write_jsonl(tmp_path / "many.jsonl", _many_runs(_Writer.HELPER_AFTER + 12))
     helper, local = tmp_path / "helper", tmp_path / "local"
-    spawned = []
-    real = __import__("wikitrace.corpus.pages", fromlist=["HelperSink"]).HelperSink
+    from wikitrace.corpus.pages import HelperSink
 
-    class Counting(real):
+    spawned = []
+
+    class Counting(HelperSink):
         def __init__(self, *a):
             spawned.append(a)
             super().__init__(*a)
@@ -412,8 +414,6 @@ def test_helper_process_carries_unchanged_runs_over_by_hard_link(tmp_path):
 
 
 def _wait_until_gone(pattern: str, folder: Path, seconds: float = 60.0) -> list[Path]:
-    import time
-
     deadline = time.monotonic() + seconds
     while (left := list(folder.glob(pattern))) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -436,7 +436,7 @@ def test_a_replaced_corpus_left_behind_is_cleared_by_the_next_build(tmp_path):
     out = tmp_path / "corpus"
     _build([EXAMPLES], out)
     stale = tmp_path / ".corpus.discarded-1000"  # its deleting process died long ago
-    fresh = tmp_path / f".corpus.discarded-{__import__('time').time_ns()}"  # still being deleted
+    fresh = tmp_path / f".corpus.discarded-{time.time_ns()}"  # still being deleted
     for left in (stale, fresh):
         (left / "raw").mkdir(parents=True)
         (left / "raw" / "page.md").write_text("old")
