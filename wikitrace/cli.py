@@ -193,6 +193,19 @@ def query(
     raise typer.Exit(query_command(corpus, sample, question, budget, as_json, offline, model, base_url))
 
 
+# --- MCP server (optional extra: pip install 'wikitrace[mcp]') ---
+
+@app.command("mcp")
+def mcp_(
+    corpus: Path = typer.Option(..., "--corpus", "-c", help="A compiled corpus folder (served read-only)."),
+    http: Optional[int] = typer.Option(None, "--http", metavar="PORT", help="Serve streamable HTTP on 127.0.0.1:PORT instead of stdio."),
+) -> None:
+    """Serve the corpus to MCP clients (Claude Code, Claude Desktop, Cursor, Agents SDK)."""
+    from .mcp_server import mcp_command
+
+    raise typer.Exit(mcp_command(corpus, http))
+
+
 def main() -> None:
     import sys
 
