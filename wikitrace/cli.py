@@ -128,11 +128,26 @@ def descents(
     mount_path: str = typer.Option("/work/corpus", "--mount-path", help="Where the agent saw the corpus."),
     tools_path: str = typer.Option("/work/tools", "--tools-path", help="Where the agent saw the corpus tools."),
     as_json: bool = typer.Option(False, "--json", help="Print the descents as JSON."),
+    judge: bool = typer.Option(False, "--judge", help="Label each descent's trigger, target and effect (paper §5.2)."),
+    judges: int = typer.Option(3, "--judges", min=1, help="Judge calls whose majority gives the effect (with --judge)."),
+    offline: bool = typer.Option(False, "--offline", help="Judge with the offline rules even if an LLM is configured."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for the judge (with --judge)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for the judge."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="LLM response cache (as for compile)."),
 ) -> None:
     """Group memory calls into descents and label each run Descent or Stay."""
     from .agent.descents import descents_command
 
-    raise typer.Exit(descents_command(transcript, mount_path, tools_path, as_json))
+    made = None
+    if judge:
+        from .agent.descent_judge import make_judge
+
+        try:
+            made = make_judge(model, base_url, offline, cache_dir, judges)
+        except ValueError as exc:  # an LLM setting that cannot work
+            typer.echo(f"wikitrace: error: descents: {exc}", err=True)
+            raise typer.Exit(2)
+    raise typer.Exit(descents_command(transcript, mount_path, tools_path, as_json, made))
 
 
 @app.command("eval")
