@@ -255,3 +255,36 @@ def test_cli_end_to_end_on_the_example(fake_openai, tmp_path):
     text_cmd = [c for c in cmd if c != "--json"] + ["--offline"]
     text = subprocess.run(text_cmd, capture_output=True, text=True, env=dict(env, COLUMNS="200")).stdout
     assert "routine check" in text and "judge: offline (--offline)" in text
+
+
+# --- eval: the lead by descent label (Figures 8-9) ------------------------------------------
+
+def test_eval_breaks_the_lead_down_by_descent_label(tmp_path):
+    msgs = json.loads(EXAMPLE.read_text())
+    runs = [{"task_id": t, "trial": 0, "reward": 1.0, "traj": msgs} for t in (0, 1, 2, 9)]
+    (tmp_path / "runs.json").write_text(json.dumps(runs))
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    cli = [sys.executable, "-m", "wikitrace.cli"]
+    out = subprocess.run(cli + ["descents", str(tmp_path / "runs.json"), "--judge", "--offline", "--json"],
+                         capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    (tmp_path / "labels.json").write_text(out.stdout)
+    rows = ["suite,task_id,method,trial,score"]
+    for task, (wiki, ins) in enumerate([(1, 0), (1, 1), (0, 0)]):
+        rows += [f"shop,{task},wikitrace,0,{wiki}", f"shop,{task},insights-only,0,{ins}", f"shop,{task},no-memory,0,0"]
+    (tmp_path / "results.csv").write_text("\n".join(rows) + "\n")
+    proc = subprocess.run(cli + ["eval", str(tmp_path / "results.csv"), "--labels", str(tmp_path / "labels.json"),
+                                 "--json", "--plot", str(tmp_path / "labels.png")], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    by = {(r["axis"], r["code"]): r for r in data["rows"]}
+    assert data["descents"] == 8 and data["unmatched_runs"] == ["task-9-trial-0"]
+    routine = by[("trigger", "routine check")]
+    assert (routine["descents"], routine["share"], routine["joined"]) == (4, 0.5, 3)
+    assert routine["lead"] == pytest.approx(33.33, abs=0.01)  # (100 + 0 + 0) / 3 points
+    assert by[("trigger", "after a problem")]["descents"] == 4
+    assert by[("target", "workaround")]["descents"] == 0 and by[("target", "workaround")]["lead"] is None
+    assert (tmp_path / "labels.png").stat().st_size > 10_000
+    bad = subprocess.run(cli + ["eval", str(tmp_path / "results.csv"), "--labels", str(tmp_path / "results.csv")],
+                         capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("wikitrace: error: eval:") and bad.stderr.count("\n") == 1

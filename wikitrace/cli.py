@@ -161,8 +161,15 @@ def eval_(
     rerun: str = typer.Option("no-memory-rerun", "--rerun", help="Rerun No-Memory trials that give the floor."),
     success_threshold: float = typer.Option(1.0, "--success-threshold", help="Score counted as success when no success column."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    labels: Optional[Path] = typer.Option(None, "--labels", help="Instead: the lead by descent label, from `descents --judge --json` output."),
+    method: str = typer.Option("wikitrace", "--method", help="With --labels: the memory method whose descents were labelled."),
+    control: str = typer.Option("insights-only", "--control", help="With --labels: the method it is compared with."),
 ) -> None:
     """Score, Gain and Regression with paired-bootstrap 95% intervals, rerun floor and excess."""
+    if labels is not None:
+        from .agent.descent_breakdown import by_label_command
+
+        raise typer.Exit(by_label_command(results, labels, method, control, success_threshold, as_json, plot_out))
     from .agent.evaluate import eval_command
 
     raise typer.Exit(eval_command(results, csv_out, plot_out, seed, resamples, reference, rerun,
