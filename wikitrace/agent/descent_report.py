@@ -11,7 +11,15 @@ from .descent_judge import judge_file, judge_json
 
 
 def print_judged(path: Path, judge: Any, mount_path: str, tools_path: str, as_json: bool) -> int:
-    judged = judge_file(path, judge, mount_path, tools_path)
+    import sys
+
+    try:
+        judged = judge_file(path, judge, mount_path, tools_path)
+    except (OSError, ValueError) as exc:  # unreadable file, JSON or run format
+        what = str(getattr(exc, "strerror", None) or exc)
+        what = what if str(path) in what else f"{path}: {what}"
+        sys.stderr.write(f"wikitrace: error: descents: {what} — give a turn log, chat messages or a file of runs\n")
+        return 2
     data = judge_json(judged, judge)
     if as_json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
