@@ -288,3 +288,22 @@ def test_eval_breaks_the_lead_down_by_descent_label(tmp_path):
     bad = subprocess.run(cli + ["eval", str(tmp_path / "results.csv"), "--labels", str(tmp_path / "results.csv")],
                          capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("wikitrace: error: eval:") and bad.stderr.count("\n") == 1
+
+
+def test_a_long_transcript_is_cut_outside_the_bursts_only():
+    from wikitrace.agent.descent_rules import bursts_of, read_transcript, render_transcript
+    from wikitrace.agent.descents import _Classifier, analyse_turns
+
+    clf = _Classifier("/work/corpus", "/work/tools")
+    big = "x" * 5000
+    turns = [Turn(0, "message", role="user", content="task")]
+    turns += [Turn(i, "function_call", role="assistant", name="act", arguments={"a": i}, result=big) for i in range(1, 40)]
+    turns += [Turn(40, "function_call", role="assistant", name="bash",
+                   arguments={"command": "cat /work/corpus/compilation/step-0001.md"}, result="y" * 1500),
+              Turn(41, "function_call", role="assistant", name="act", arguments={"a": 0}, result="done")]
+    tr = read_transcript(turns, clf)
+    bursts = bursts_of(tr, analyse_turns(turns).descents)
+    full = render_transcript(tr, bursts, budget=10**9)
+    short = render_transcript(tr, bursts, budget=20_000)
+    assert len(short) < len(full) / 3 < len(full)
+    assert "y" * 1500 in short and "x" * 301 not in short and "[... 4700 characters clipped]" in short

@@ -55,6 +55,8 @@ AXES: dict[str, tuple[str, ...]] = {
     "effect": ("revise insight", "refine insight", "new fact", "confirm plan", "none"),
 }
 OBSERVATION_CLIP = 2000      # characters of one call's result shown to the judge
+SHORT_CLIP = 300             # outside the bursts, when the transcript is long
+TRANSCRIPT_BUDGET = 120_000  # characters; beyond it the short clip applies
 _INSIGHT_BLOCK = re.compile(r'<insight id="(insight-\d+)">(.*?)</insight>', re.S)
 _SOURCE = re.compile(r"(step-\d+)\s*\((success|failure)\)")
 _SIMILAR = re.compile(r"^#+\s*(step-\d+)\s*\((success|failure)\)", re.M)
@@ -150,7 +152,15 @@ def bursts_of(tr: Transcript, descents: list[Descent]) -> list[Burst]:
 
 # --- the transcript the model judge reads -------------------------------------------------
 
-def render_transcript(tr: Transcript, bursts: list[Burst]) -> str:
+def render_transcript(tr: Transcript, bursts: list[Burst], budget: int = TRANSCRIPT_BUDGET) -> str:
+    """The marked transcript; over ``budget`` characters, results outside the bursts are cut
+    to a few hundred characters (the agent's own words and the bursts' results never are)."""
+    text = _render(tr, bursts, OBSERVATION_CLIP, OBSERVATION_CLIP)
+    return text if len(text) <= budget else _render(tr, bursts, OBSERVATION_CLIP, SHORT_CLIP)
+
+
+def _render(tr: Transcript, bursts: list[Burst], inside: int, outside: int) -> str:
+    spans = [(b.descent.first_turn, b.descent.last_turn) for b in bursts]
     starts = {b.start_turn: b for b in bursts}
     ends = {b.descent.last_turn: b for b in bursts}
     lines: list[str] = []
@@ -171,8 +181,9 @@ def render_transcript(tr: Transcript, bursts: list[Burst]) -> str:
         if t.is_action:
             lines.append(f"call| {t.name or '?'}({_args_text(t)})")
             result = t.result or ""
-            if len(result) > OBSERVATION_CLIP:
-                result = result[:OBSERVATION_CLIP] + f" [... {len(result) - OBSERVATION_CLIP} characters clipped]"
+            limit = inside if any(a <= t.turn <= z for a, z in spans) else outside
+            if len(result) > limit:
+                result = result[:limit] + f" [... {len(result) - limit} characters clipped]"
             lines.append(("result (error)| " if t.is_error else "result| ") + result)
         if t.type == "episode_over":
             lines.append(f"[episode over: {t.extra.get('ended_by', '')}]".rstrip())
