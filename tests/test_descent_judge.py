@@ -307,3 +307,15 @@ def test_a_long_transcript_is_cut_outside_the_bursts_only():
     short = render_transcript(tr, bursts, budget=20_000)
     assert len(short) < len(full) / 3 < len(full)
     assert "y" * 1500 in short and "x" * 301 not in short and "[... 4700 characters clipped]" in short
+
+
+def test_a_server_without_json_schema_gets_the_next_response_mode(fake_openai, tmp_path):
+    from fake_openai import llama_cpp_json_schema_rejection
+
+    answer = judge_answer({"trigger": "setback"})
+    fake_openai.respond_with(lambda body: llama_cpp_json_schema_rejection()
+                             if (body.get("response_format") or {}).get("type") == "json_schema" else answer(body))
+    _, data = run(make_judge(tmp_path, judges=1))
+    assert all(g["trigger"] == {**g["trigger"], "code": "setback", "judge": "llm"} for g in labels(data))
+    modes = fake_openai.response_modes()
+    assert modes[0] == "json_schema" and set(modes[1:]) == {"json_object"}

@@ -93,8 +93,23 @@ class JudgeClient(LLMCompiler):
 
     async def ask(self, messages: list[dict[str, str]], axis: str) -> str:
         """One answer (cache, retries, mode fallback); raises ``_Failure`` when there is none."""
-        text, _, _, _ = await self._try_modes({m: messages for m in RESPONSE_MODES}, axis)
-        return text
+        by_mode = {m: messages for m in RESPONSE_MODES}
+        if self.cache is not None:  # an answer cached in a less structured mode still counts
+            for m in RESPONSE_MODES[RESPONSE_MODES.index(self.response_mode):]:
+                if m == self.response_mode or self.cache.holds_mode(m):
+                    hit = self.cache.get(self._key(messages, m))
+                    if hit is not None:
+                        self._stats.cache_hits += 1
+                        return hit.text
+        state = self._loop_state()
+        if not self._mode_settled:
+            async with state.probe:  # the first request finds the mode the server takes; the rest wait
+                if not self._mode_settled:
+                    try:
+                        return (await self._try_modes(by_mode, axis))[0]
+                    finally:
+                        self._mode_settled = True
+        return (await self._try_modes(by_mode, axis))[0]
 
 
 class DescentJudge:
