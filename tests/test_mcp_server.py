@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import EXAMPLES, REPO, example_runs, make_writable_copy, write_jsonl
+from helpers import EXAMPLES, REPO, example_runs, make_writable_copy, tree_bytes, write_jsonl
 
 mcp = pytest.importorskip("mcp", reason="the MCP SDK is an optional extra: pip install 'wikitrace[mcp]'")
 anyio = pytest.importorskip("anyio")
@@ -69,6 +69,8 @@ def _with_server(corpus: Path, body):
 
 
 def test_lists_the_tools_and_calls_each_on_the_example_corpus(corpus):
+    before = tree_bytes(corpus)
+
     async def body(s):
         names = {t.name for t in (await s.list_tools()).tools}
         assert names == {"memory", "actions", "turn", "search", "read", "query", "cite"}
@@ -111,6 +113,7 @@ def test_lists_the_tools_and_calls_each_on_the_example_corpus(corpus):
         assert cited["unknown"] == [{"key": "I", "id": "insight-0999", "reason": "not in the corpus"}]
 
     _with_server(corpus, body)
+    assert tree_bytes(corpus) == before  # read-only: not a byte of the corpus changed
 
 
 def test_pages_are_resources(corpus):
