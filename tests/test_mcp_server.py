@@ -222,6 +222,11 @@ def test_streamable_http_on_loopback(corpus):
             if Path("/proc/net/tcp").exists() else []
         ours = [cols[1] for cols in listening if cols[1].endswith(f":{port:04X}") and cols[3] == "0A"]
         assert ours and all(addr.startswith("0100007F:") for addr in ours)
+        # A second server on the same port: one line, no web-server log.
+        taken = subprocess.run([*_wikitrace(), "mcp", "--corpus", str(corpus), "--http", str(port)],
+                               capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=60)
+        assert taken.returncode == 2 and taken.stderr.startswith(f"wikitrace: error: mcp: 127.0.0.1:{port}:")
+        assert taken.stderr.count("\n") == 1
     finally:
         proc.terminate()
         try:

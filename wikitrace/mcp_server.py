@@ -174,8 +174,17 @@ def mcp_command(corpus: Path, http_port: int | None) -> int:
     if not ((root / "corpus.json").is_file() or (root / "dialogue").is_dir()):
         return fail(f"{root} holds neither corpus.json nor dialogue/ — give the folder "
                     "`wikitrace compile --out` wrote")
-    if http_port is not None and not 0 < http_port < 65536:
-        return fail(f"--http {http_port} is not a port number — use 1..65535")
+    if http_port is not None:
+        if not 0 < http_port < 65536:
+            return fail(f"--http {http_port} is not a port number — use 1..65535")
+        import socket
+
+        with socket.socket() as probe:  # say so in one line, before the web server logs its own
+            try:
+                probe.bind(("127.0.0.1", http_port))
+            except OSError as exc:
+                return fail(f"127.0.0.1:{http_port}: {exc.strerror or exc} — choose another --http port")
+        sys.stderr.write(f"wikitrace mcp: serving {root} read-only at http://127.0.0.1:{http_port}/mcp\n")
     try:
         return serve(root, http_port)
     except KeyboardInterrupt:
