@@ -283,6 +283,8 @@ def test_eval_breaks_the_lead_down_by_descent_label(tmp_path):
     assert (routine["descents"], routine["share"], routine["joined"]) == (4, 0.5, 3)
     assert routine["lead"] == pytest.approx(33.33, abs=0.01)  # (100 + 0 + 0) / 3 points
     assert by[("trigger", "after a problem")]["descents"] == 4
+    # no-memory failed every task (B_i = 0): gain is the method's success over those descents
+    assert routine["gain"] == pytest.approx(2 / 3, abs=1e-4) and routine["regression"] is None
     assert by[("target", "workaround")]["descents"] == 0 and by[("target", "workaround")]["lead"] is None
     assert (tmp_path / "labels.png").stat().st_size > 10_000
     bad = subprocess.run(cli + ["eval", str(tmp_path / "results.csv"), "--labels", str(tmp_path / "results.csv")],

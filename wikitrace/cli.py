@@ -169,7 +169,8 @@ def eval_(
     if labels is not None:
         from .agent.descent_breakdown import by_label_command
 
-        raise typer.Exit(by_label_command(results, labels, method, control, success_threshold, as_json, plot_out))
+        raise typer.Exit(by_label_command(results, labels, method, control, success_threshold, as_json, plot_out,
+                                          reference))
     from .agent.evaluate import eval_command
 
     raise typer.Exit(eval_command(results, csv_out, plot_out, seed, resamples, reference, rerun,

@@ -12,6 +12,11 @@ descents, so a run with two descents of one label counts twice, as descents do i
 paper. Two groups follow each axis, as the paper reads them: descents after a problem
 (setback, insight doubt, failed precedent) against descents with nothing gone wrong,
 and opened runs that changed the plan (revise, refine, new fact) against the rest.
+
+Where the results hold the reference method (``no-memory``), each label also gets the
+method's Gain and Regression over its descents, with B_i as ``eval`` computes it: the
+share of descents on tasks the reference mostly failed (B_i = 0) whose run succeeded, and
+the share on tasks it mostly solved (B_i = 1) whose run failed.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ class LabelRow:
     share: float            # of all labelled descents
     joined: int             # descents with both methods' scores
     lead: float | None      # mean (method - control), in points
+    gain: float | None = None        # method success over descents whose task B_i = 0
+    regression: float | None = None  # method failure over descents whose task B_i = 1
 
 
 def _score(t: Trial) -> float:
@@ -47,8 +54,15 @@ def _score(t: Trial) -> float:
 
 
 def breakdown(trials: list[Trial], labels: dict[str, Any], method: str = "wikitrace",
-              control: str = "insights-only", run_column: dict[str, tuple[str, str, str]] | None = None) -> dict:
+              control: str = "insights-only", run_column: dict[str, tuple[str, str, str]] | None = None,
+              reference: str = "no-memory") -> dict:
     scores = {(t.suite, t.task_id, t.method, t.trial): _score(t) for t in trials}
+    success = {(t.suite, t.task_id, t.method, t.trial): t.success for t in trials}
+    ref: dict[tuple[str, str], list[bool]] = {}
+    for t in trials:
+        if t.method == reference:
+            ref.setdefault((t.suite, t.task_id), []).append(t.success)
+    solved = {k: sum(v) * 2 > len(v) for k, v in ref.items()}  # B_i, as eval computes it
     scale = 100.0 if all(0.0 <= v <= 1.0 for v in scores.values()) else 1.0
     by_task: dict[tuple[str, str | None], list[tuple[str, str]]] = {}
     for t in trials:
@@ -60,7 +74,7 @@ def breakdown(trials: list[Trial], labels: dict[str, Any], method: str = "wikitr
     if not any(t.method == control for t in trials):
         raise EvalError(f"no rows for method {control!r}; name the control with --control")
 
-    items: list[tuple[dict[str, str | None], float | None]] = []
+    items: list[tuple[dict[str, str | None], float | None, tuple[bool, bool] | None]] = []
     unmatched: list[str] = []
     for run in labels.get("runs", []):
         name = str(run.get("name"))
@@ -80,15 +94,17 @@ def breakdown(trials: list[Trial], labels: dict[str, Any], method: str = "wikitr
             if not lab:
                 continue
             codes = {axis: (lab.get(axis) or {}).get("code") for axis in AXES}
-            lead = None
+            lead = moved = None
             if len(places) == 1:
                 suite, trial = places[0]
                 a, b = scores.get((suite, task, method, trial)), scores.get((suite, task, control, trial))
                 if a is not None and b is not None:
                     lead = scale * (a - b)
+                if (suite, task) in solved and (suite, task, method, trial) in success:
+                    moved = (solved[(suite, task)], success[(suite, task, method, trial)])
             if lead is None:
                 unmatched.append(name)
-            items.append((codes, lead))
+            items.append((codes, lead, moved))
 
     total = len(items)
     rows: list[LabelRow] = []
@@ -99,10 +115,14 @@ def breakdown(trials: list[Trial], labels: dict[str, Any], method: str = "wikitr
             other = "nothing gone wrong" if axis == "trigger" else "confirmed or unused"
             groups += [(title, lambda x, m=members: x in m), (other, lambda x, m=members: x is not None and x not in m)]
         for code, test in groups:
-            picked = [lead for codes_, lead in items if test(codes_[axis])]
-            joined = [v for v in picked if v is not None]
-            rows.append(LabelRow(axis, code, len(picked), round(len(picked) / total, 4) if total else 0.0,
-                                 len(joined), round(sum(joined) / len(joined), 2) if joined else None))
+            chosen = [(lead, moved) for codes_, lead, moved in items if test(codes_[axis])]
+            joined = [v for v, _ in chosen if v is not None]
+            gains = [m[1] for _, m in chosen if m is not None and not m[0]]   # (B_i, method success)
+            regs = [not m[1] for _, m in chosen if m is not None and m[0]]
+            rows.append(LabelRow(axis, code, len(chosen), round(len(chosen) / total, 4) if total else 0.0,
+                                 len(joined), round(sum(joined) / len(joined), 2) if joined else None,
+                                 round(sum(gains) / len(gains), 4) if gains else None,
+                                 round(sum(regs) / len(regs), 4) if regs else None))
     return {"method": method, "control": control, "descents": total, "unmatched_runs": sorted(set(unmatched)),
             "judge": labels.get("judge"), "rows": [asdict(r) for r in rows]}
 
@@ -137,7 +157,7 @@ def plot_breakdown(data: dict, out: str | Path) -> Path:
 
 
 def by_label_command(results: Path, labels_path: Path, method: str, control: str, success_threshold: float,
-                     as_json: bool, plot_out: Path | None) -> int:
+                     as_json: bool, plot_out: Path | None, reference: str = "no-memory") -> int:
     import sys
 
     try:
@@ -148,7 +168,7 @@ def by_label_command(results: Path, labels_path: Path, method: str, control: str
         labels = json.loads(Path(labels_path).read_text(encoding="utf-8"))
         if not isinstance(labels, dict) or "runs" not in labels:
             raise EvalError(f"{labels_path}: not the output of `wikitrace descents --judge --json`")
-        data = breakdown(trials, labels, method, control, run_column)
+        data = breakdown(trials, labels, method, control, run_column, reference)
     except json.JSONDecodeError as exc:
         sys.stderr.write(f"wikitrace: error: eval: {labels_path}:{exc.lineno}: not valid JSON ({exc.msg}) — "
                          "give the file `wikitrace descents --judge --json` wrote\n")
@@ -165,12 +185,13 @@ def by_label_command(results: Path, labels_path: Path, method: str, control: str
         console = Console()
         for axis in AXES:
             t = Table(title=f"{method} lead over {control} by {axis} (judge: {data['judge']})")
-            for col in (axis, "descents", "share", "lead (points)"):
+            for col in (axis, "descents", "share", "lead (points)", "gain", "regression"):
                 t.add_column(col, justify="left" if col == axis else "right")
             for r in data["rows"]:
                 if r["axis"] == axis:
                     lead = "-" if r["lead"] is None else f"{r['lead']:+.1f}"
-                    t.add_row(r["code"], str(r["descents"]), f"{100 * r['share']:.1f}%", lead)
+                    rates = ["-" if r[k] is None else f"{100 * r[k]:.1f}%" for k in ("gain", "regression")]
+                    t.add_row(r["code"], str(r["descents"]), f"{100 * r['share']:.1f}%", lead, *rates)
             console.print(t)
         if data["unmatched_runs"]:
             console.print(f"{len(data['unmatched_runs'])} labelled runs have no paired {method}/{control} scores: "
