@@ -136,18 +136,14 @@ def descents(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="LLM response cache (as for compile)."),
 ) -> None:
     """Group memory calls into descents and label each run Descent or Stay."""
+    if judge:
+        from .agent.descent_report import judge_command
+
+        raise typer.Exit(judge_command(transcript, mount_path, tools_path, as_json, judges, offline, model,
+                                       base_url, cache_dir))
     from .agent.descents import descents_command
 
-    made = None
-    if judge:
-        from .agent.descent_judge import make_judge
-
-        try:
-            made = make_judge(model, base_url, offline, cache_dir, judges)
-        except ValueError as exc:  # an LLM setting that cannot work
-            typer.echo(f"wikitrace: error: descents: {exc}", err=True)
-            raise typer.Exit(2)
-    raise typer.Exit(descents_command(transcript, mount_path, tools_path, as_json, made))
+    raise typer.Exit(descents_command(transcript, mount_path, tools_path, as_json))
 
 
 @app.command("eval")

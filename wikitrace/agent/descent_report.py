@@ -10,6 +10,21 @@ from typing import Any
 from .descent_judge import judge_file, judge_json
 
 
+def judge_command(path: Path, mount_path: str, tools_path: str, as_json: bool, judges: int, offline: bool,
+                  model: str | None, base_url: str | None, cache_dir: Path | None) -> int:
+    """CLI body of ``descents --judge``: one line for settings that cannot work."""
+    import sys
+
+    from .descent_judge import make_judge
+
+    try:
+        judge = make_judge(model, base_url, offline, cache_dir, judges)
+    except ValueError as exc:  # an LLM setting that cannot work
+        sys.stderr.write(f"wikitrace: error: descents: {exc}\n")
+        return 2
+    return print_judged(path, judge, mount_path, tools_path, as_json)
+
+
 def print_judged(path: Path, judge: Any, mount_path: str, tools_path: str, as_json: bool) -> int:
     import sys
 

@@ -278,14 +278,10 @@ def analyse_file(path: str | Path, mount_path: str = DEFAULT_MOUNT, tools_path: 
     return [analyse_turns(turns, name, mount_path, tools_path) for name, turns in read_transcripts(Path(path))]
 
 
-def descents_command(path: Path, mount_path: str, tools_path: str, as_json: bool, judge: Any = None) -> int:
+def descents_command(path: Path, mount_path: str, tools_path: str, as_json: bool) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    if judge is not None:  # trigger / target / effect of each descent that opened a run
-        from .descent_report import print_judged
-
-        return print_judged(path, judge, mount_path, tools_path, as_json)
     reports = analyse_file(path, mount_path, tools_path)
     if as_json:
         print(json.dumps([r.to_dict() for r in reports], indent=2))
