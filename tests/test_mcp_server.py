@@ -250,3 +250,30 @@ def test_missing_corpus_and_missing_sdk_are_one_line_errors(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == ("wikitrace: error: mcp: the MCP SDK is not installed — "
                            "pip install 'wikitrace[mcp]'\n")
+
+
+def test_resources_are_listed_a_page_at_a_time(corpus, monkeypatch):
+    """A large corpus answers resources/list in pages with the protocol's cursor."""
+    from mcp_types import PaginatedRequestParams
+
+    from wikitrace import mcp_server
+
+    monkeypatch.setattr(mcp_server, "RESOURCE_PAGE", 10)
+    server = mcp_server.build_server(corpus)
+
+    async def all_pages():
+        uris, cursor, answers = [], None, 0
+        while True:
+            res = await server._handle_list_resources(None, PaginatedRequestParams(cursor=cursor))
+            answers += 1
+            assert len(res.resources) <= 10
+            uris += [str(r.uri) for r in res.resources]
+            cursor = res.next_cursor
+            if cursor is None:
+                return uris, answers
+
+    uris, answers = anyio.run(all_pages)
+    everything = [str(r.uri) for r in anyio.run(server.list_resources)]
+    assert uris == everything and len(everything) > 20 and answers == -(-len(everything) // 10)
+    with pytest.raises(mcp.shared.exceptions.MCPError):
+        anyio.run(server._handle_list_resources, None, PaginatedRequestParams(cursor="not-a-number"))

@@ -41,6 +41,7 @@ class Page:
     path: str         # insight/insight-0003.md (relative to the corpus root)
     name: str         # insight-0003
     layer: str
+    title: str = ""   # the insight's or run's title, when corpus.json gives one
 
 
 # --- the shell tools, loaded once from the bundled tools/ folder -------------------------
@@ -224,26 +225,65 @@ class CorpusAccess:
     # --- pages as resources -------------------------------------------------------------
 
     def pages(self) -> list[Page]:
-        """Every markdown page of the corpus, in path order (indexes, compilations, insights,
-        run metadata, dialogue pages)."""
+        """Every page of the corpus: each layer's _index, then per run its compilation and raw
+        metadata and every insight (as corpus.json lists them, so a 10,000-run corpus is listed
+        without touching 30,000 files), then the dialogue layer's pages. A listed page that is
+        missing on disk is reported when it is read. Symlinks are skipped, never followed."""
+        from .agent.corpusdata import CorpusError, load_corpus
+
         root = self._real_root()
         found: list[Page] = []
-        for layer in LAYERS:
-            base = root / layer
-            if not base.is_dir():
-                continue
-            for dirpath, dirnames, filenames in os.walk(base):  # os.walk does not follow symlinks
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-                for name in sorted(filenames):
-                    if not name.endswith(".md") or name.startswith("."):
-                        continue
-                    full = Path(dirpath) / name
-                    if full.is_symlink():
-                        continue
-                    rel = full.relative_to(root).as_posix()
-                    found.append(Page(uri=URI_SCHEME + rel[:-3], path=rel, name=rel[:-3].rsplit("/", 1)[-1],
-                                      layer=layer))
+
+        def add(path: str, layer: str, title: str = "") -> None:
+            found.append(Page(URI_SCHEME + path[:-3], path, path[:-3].rsplit("/", 1)[-1], layer, title))
+
+        try:
+            data = load_corpus(self.root)
+        except CorpusError:
+            data = None
+        for layer in ("raw", "compilation", "insight"):
+            if (root / layer / "_index.md").is_file():
+                add(f"{layer}/_index.md", layer, f"{layer} index")
+        if data is not None:
+            listed = data.cache.get("corpus-pages")  # kept while corpus.json is unchanged
+            if listed is None:
+                before = len(found)
+                for run in data.runs:
+                    add(f"compilation/{run.step}.md", "compilation", run.title)
+                for run in data.runs:
+                    add(f"raw/{run.step}/metadata.md", "raw", run.title)
+                for ins in data.insights:
+                    add(f"insight/{ins.id}.md", "insight", ins.title)
+                listed = data.cache["corpus-pages"] = found[before:]
+            else:
+                found.extend(listed)
+        else:  # no corpus.json (a dialogue-only corpus, or one being written): look at the files
+            for layer in ("raw", "compilation", "insight"):
+                self._walk(root / layer, layer, add)
+        self._walk(root / "dialogue", "dialogue", add)
         return found
+
+    @staticmethod
+    def _walk(folder: Path, layer: str, add) -> None:
+        """Add the .md pages under ``folder`` in path order, without following symlinks."""
+        if not folder.is_dir() or folder.is_symlink():
+            return
+        base = len(str(folder)) - len(layer)
+
+        def walk(path: str) -> None:
+            try:
+                entries = sorted(os.scandir(path), key=lambda e: e.name)
+            except OSError:
+                return
+            for entry in entries:  # DirEntry answers from the listing: no stat per file
+                if entry.name.startswith(".") or entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    walk(entry.path)
+                elif entry.name.endswith(".md") and (entry.name != "_index.md" or layer == "dialogue"):
+                    add(entry.path[base:].replace(os.sep, "/"), layer)
+
+        walk(str(folder))
 
     def read_page(self, uri: str) -> str:
         """The page behind ``wikitrace://LAYER/NAME`` (NAME.md, or the file itself)."""

@@ -20,6 +20,7 @@ from typing import Any, Iterable
 from .corpus_access import URI_SCHEME, AccessError, CorpusAccess
 
 SERVER_NAME = "wikitrace"
+RESOURCE_PAGE = 1000  # resources per resources/list answer
 INSTALL_HINT = "pip install 'wikitrace[mcp]'"
 
 _DESCRIPTIONS = {
@@ -63,7 +64,8 @@ def build_server(corpus: str | Path, *, templates: str | Path | None = None, log
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
     from mcp.server.lowlevel.helper_types import ReadResourceContents
-    from mcp_types import Resource, ResourceTemplate, ToolAnnotations
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS, ListResourcesResult, Resource, ResourceTemplate, ToolAnnotations
 
     access = CorpusAccess(corpus)
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
@@ -75,13 +77,29 @@ def build_server(corpus: str | Path, *, templates: str | Path | None = None, log
             # Dialogue memory may appear (or go) with a rebuild: advertise query only when present.
             return [t for t in tools if t.name != "query" or access.has_dialogue()]
 
-        async def list_resources(self) -> list[Resource]:
+        async def list_resources(self, start: int = 0, count: int | None = None) -> list[Resource]:
             try:
                 pages = access.pages()
             except AccessError:
                 return []
-            return [Resource(uri=p.uri, name=p.name, title=p.path, mime_type="text/markdown",
-                             description=f"{p.layer} page {p.path}") for p in pages]
+            chosen = pages[start:] if count is None else pages[start:start + count]
+            return [Resource(uri=p.uri, name=p.name, title=p.title or p.path, mime_type="text/markdown",
+                             description=f"{p.layer} page {p.path}") for p in chosen]
+
+        async def _handle_list_resources(self, ctx: Any, params: Any) -> ListResourcesResult:
+            # A 10,000-run corpus has 30,000+ pages: hand them out RESOURCE_PAGE at a time
+            # (the protocol's cursor), so no client waits for one huge answer.
+            cursor = getattr(params, "cursor", None) if params is not None else None
+            try:
+                start = int(cursor) if cursor else 0
+            except ValueError:
+                start = -1
+            if start < 0:
+                raise MCPError(code=INVALID_PARAMS, message=f"bad cursor {cursor!r}; start without one")
+            listed = await self.list_resources(start, RESOURCE_PAGE + 1)
+            more = len(listed) > RESOURCE_PAGE
+            return ListResourcesResult(resources=listed[:RESOURCE_PAGE],
+                                       next_cursor=str(start + RESOURCE_PAGE) if more else None)
 
         async def list_resource_templates(self) -> list[ResourceTemplate]:
             return [ResourceTemplate(uri_template=URI_SCHEME + "{layer}/{name}", name="page",
