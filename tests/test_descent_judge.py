@@ -321,3 +321,15 @@ def test_a_server_without_json_schema_gets_the_next_response_mode(fake_openai, t
     assert all(g["trigger"] == {**g["trigger"], "code": "setback", "judge": "llm"} for g in labels(data))
     modes = fake_openai.response_modes()
     assert modes[0] == "json_schema" and set(modes[1:]) == {"json_object"}
+
+
+def test_a_memory_block_in_the_system_prompt_is_found_too(tmp_path):
+    msgs = json.loads(EXAMPLE.read_text())
+    block = re.search(r"<memory_documents>.*?</memory_documents>", msgs[1]["content"], re.S).group(0)
+    msgs[0]["content"] += "\n" + block
+    msgs[1]["content"] = msgs[1]["content"].replace(block, "")
+    path = tmp_path / "system.json"
+    path.write_text(json.dumps(msgs))
+    judged = judge_file(path, DescentJudge(None), "/work/corpus", "/work/tools")
+    bursts = judged[0][1]
+    assert bursts and "insight-0001" in bursts[0].sourced_insights  # step-0000's insights, from the block

@@ -112,7 +112,9 @@ def _args_text(t: Turn) -> str:
 
 def read_transcript(turns: list[Turn], clf: _Classifier) -> Transcript:
     first_user = next((t.content for t in turns if t.role == "user" and t.content), "") or ""
-    m = _MEMORY.search(first_user)
+    # the task message holds the memory block; some harnesses put it in the system prompt
+    m = _MEMORY.search(first_user) or next(
+        (hit for t in turns if t.role == "system" and t.content for hit in [_MEMORY.search(t.content)] if hit), None)
     block = m.group(0) if m else ""
     sources = {}
     for iid, body in _INSIGHT_BLOCK.findall(block):
