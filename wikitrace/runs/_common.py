@@ -271,20 +271,6 @@ def clip_turns(turns: list[Turn], limit: int = MAX_FIELD_CHARS) -> int:
     return clipped
 
 
-def ended_by_status(status: Any) -> str | None:
-    """An agent harness ``exit_status`` as an ``ended_by`` value.
-
-    ``submitted``/``Submitted`` means the agent ended the run itself; anything
-    else (cost or step limits, format errors, autosubmission) is the harness.
-    """
-    if not isinstance(status, str) or not status.strip():
-        return None
-    status = status.strip()
-    if status.lower() == "submitted":
-        return "agent: submitted"
-    return f"harness: {status}"
-
-
 def unanswered(turns: list[Turn]) -> None:
     """Calls that never got a result: empty result, marked as errors (as openai-chat does)."""
     for t in turns:

@@ -15,7 +15,8 @@ observation result with the same ``source_call_id`` (the first call also gets
 the step's ``reasoning_content`` and ``message`` as ``reasoning``); an agent
 step without calls is an assistant ``message`` with its reasoning. Results
 without a matching call (non-tool actions, system events) stay ``tool``
-messages. A result's ``is_error`` is taken when a writer adds one.
+messages. ``is_error``: a result's ``is_error`` flag or ``status`` word when a
+writer adds one, else the text rule of ``errors.observation_is_error``.
 
 ATIF itself holds no verdict. In a Harbor trial folder
 (``<trial>/agent/trajectory.json``) the outcome is read from
@@ -31,6 +32,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import errors
 from ._common import Sniff, as_str, load_json, read_text, unanswered, parse_arguments, read_single
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
@@ -86,7 +88,8 @@ def steps_to_turns(steps: list, where: str) -> list[Turn]:
             if content is None and isinstance(refs, list):
                 ids = [r.get("session_id") for r in refs if isinstance(r, dict)]
                 content = "subagent: " + ", ".join(str(x) for x in ids)
-            is_error = res.get("is_error") if isinstance(res.get("is_error"), bool) else None
+            is_error = errors.judge(errors.from_status(res.get("is_error")), errors.from_status(res.get("status")),
+                                    text=content)
             target = calls.get(res.get("source_call_id")) if isinstance(res.get("source_call_id"), str) else None
             if target is not None and target.result is None:
                 target.result = content or ""
