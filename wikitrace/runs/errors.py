@@ -31,8 +31,9 @@ _LINE_SHAPES = [
     # Java and JVM tools: 'Exception in thread "main" java.lang.X', "Caused by: ..."
     r"Exception in thread \"",
     # compilers, linters, git, package managers: "error: x", "Foo.java:12: error: x",
-    # "fatal: x", "[ERROR] x", "npm ERR! x", "error[E0425]: x", "ERROR: x"
-    r"(?:[^\s:]+:\d+(?::\d+)?:\s*)?(?:error|fatal|ERROR|FATAL|Error)(?:\[[\w-]+\])?:",
+    # "fatal: x", "gcc: error: x", "[ERROR] x", "npm ERR! x", "error[E0425]: x", "make: *** x"
+    r"(?:[^\s:]+:\d+(?::\d+)?:\s*|[\w.+-]+: )?(?:error|fatal|ERROR|FATAL|Error)(?:\[[\w-]+\])?:",
+    r"(?:g?make|ninja)(?:\[\d+\])?: \*\*\*",
     r"\[(?:ERROR|FATAL)\]",
     r"npm ERR!",
     # a request that could not be carried out: "Could not find [X]", "Unable to locate package x"
