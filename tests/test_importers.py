@@ -343,11 +343,17 @@ def test_wrong_encodings(tmp_path):
     utf16.write_bytes(CLAUDE.read_text().encode("utf-16"))
     bom = tmp_path / "bom.traj"
     bom.write_bytes(b"\xef\xbb\xbf" + (FIX / "swe_agent" / "django__django-11099.traj").read_bytes())
-    runs, report = _load(latin, utf16, bom, fmt=None, outcomes={"django__django-11099": oc.Verdict(True)})
-    errors = _one_line_errors(report)
-    assert [r.run_id for r in runs] == ["bom"]  # a UTF-8 BOM is fine; outcome keyed by problem_statement.id
-    assert any(e.startswith(f"{latin}:1: not UTF-8") for e in errors)
-    assert any(e.startswith(f"{utf16}: the file is UTF-16") for e in errors)
+    table = {"django__django-11099": oc.Verdict(True), "latin-q001": oc.Verdict(False),
+             "0b7c4f2e-5d1a-4c8e-9f3b-2a6d8e1c7f90": oc.Verdict(True)}
+    runs, report = _load(latin, utf16, bom, fmt=None, outcomes=table)
+    assert not report.errors
+    by_id = {r.run_id: r for r in runs}
+    # not UTF-8: read anyway, the byte that is not UTF-8 replaced and counted for its run
+    assert by_id["latin-q001"].task.instruction == "Caf\ufffd?"
+    assert by_id["latin-q001"].source["repaired_chars"] == 1 and report.repaired == 1
+    # UTF-16 with a byte-order mark is decoded as such
+    assert len(by_id["0b7c4f2e-5d1a-4c8e-9f3b-2a6d8e1c7f90"].actions) == 3
+    assert "bom" in by_id  # a UTF-8 BOM is fine; outcome keyed by problem_statement.id
 
 
 def test_binary_and_other_files_in_an_input_folder(tmp_path):

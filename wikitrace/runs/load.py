@@ -13,7 +13,10 @@ build; ``LoadReport`` collects them as one line each (``file:line: reason``).
    says whether it is an exact copy); exact copies an importer itself recognises
    (Reflexion logs reprint every run each trial) are only counted, in
    ``report.deduplicated``;
-3. clips text fields longer than ``_common.MAX_FIELD_CHARS``;
+3. repairs text that cannot be encoded (``repair.run``: lone surrogates, bytes
+   that were not UTF-8, control characters become U+FFFD; counted per run in
+   ``source['repaired_chars']`` and in ``report.repaired``), then clips text
+   fields longer than ``_common.MAX_FIELD_CHARS``;
 4. redacts secrets (``wikitrace.redact``; on by default) and counts them by type.
 """
 
@@ -29,6 +32,7 @@ from typing import Iterable, Iterator, Mapping
 
 from . import atif, claude_code, mini_swe_agent, native, openai_chat, react_notebook, react_text, swe_agent
 from . import outcomes as _outcomes
+from . import repair as _repair
 from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, sniff
 from .model import Run, RunError
 
@@ -45,6 +49,8 @@ class LoadReport:
     outcomes: Counter = field(default_factory=Counter)  # "success"/"failure" over yielded runs
     redactions: Counter = field(default_factory=Counter)  # secret type -> count over yielded runs
     clipped: int = 0  # text fields clipped to _common.MAX_FIELD_CHARS
+    repaired: int = 0  # characters that could not be encoded, replaced with U+FFFD (repair.py)
+    repaired_runs: int = 0  # runs that had any
     ignored: list[str] = field(default_factory=list)  # files in input folders that are no run log
     warnings: list[str] = field(default_factory=list)  # worth telling, not a skipped run
 
@@ -56,7 +62,7 @@ class LoadReport:
         self.warnings.extend(other.warnings)
         self.outcomes.update(other.outcomes)
         self.redactions.update(other.redactions)
-        for name in ("duplicates", "deduplicated", "missing_outcome", "clipped"):
+        for name in ("duplicates", "deduplicated", "missing_outcome", "clipped", "repaired", "repaired_runs"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def summary(self) -> str:
@@ -71,6 +77,8 @@ class LoadReport:
             extra.append(f"{len(self.errors)} problems")
         if self.redactions:
             extra.append(f"{sum(self.redactions.values())} secrets redacted")
+        if self.repaired:
+            extra.append(f"{self.repaired} characters that could not be encoded replaced in {self.repaired_runs} runs")
         return text + (f" ({'; '.join(extra)})" if extra else "")
 
 
@@ -316,6 +324,11 @@ def iter_runs(
                     report.errors.append(_one_line(message))
                     continue
                 _outcomes.apply(item, verdict)
+            repaired = _repair.run(item)
+            if repaired:
+                item.source["repaired_chars"] = repaired
+                report.repaired += repaired
+                report.repaired_runs += 1
             clipped = clip_turns(item.turns)
             counts = redactor.run(item) if redactor is not None else None
             # Hashed after redaction: the digest (kept in corpus.json) never covers a secret.

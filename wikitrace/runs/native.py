@@ -14,11 +14,10 @@ In a run folder the turns may instead sit in ``solver.full.jsonl`` beside
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ._common import Carried, jsonl_records
+from ._common import Carried, jsonl_records, load_json
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 from .turnlog import check_numbering, read_turns
 
@@ -107,16 +106,7 @@ def read_jsonl(path: Path, known: dict | None = None) -> Iterator[Run | RunError
 
 def read_folder(path: Path) -> Run:
     meta_path = path / "run.json"
-    try:
-        obj = json.loads(meta_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RunError(f"{meta_path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    except UnicodeDecodeError:
-        raise RunError(f"{meta_path}: not UTF-8 text; re-save the file as UTF-8") from None
-    except (ValueError, RecursionError) as exc:
-        raise RunError(f"{meta_path}: not valid JSON ({exc.__class__.__name__})") from None
-    except OSError as exc:
-        raise RunError(f"{meta_path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+    obj = load_json(meta_path)
     log = path / "solver.full.jsonl"
     try:
         turns = read_turns(log) if log.exists() and "turns" not in obj else None
