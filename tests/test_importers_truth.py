@@ -318,3 +318,20 @@ def test_reflexion_answer_line_gives_the_verdict_outside_sections(tmp_path):
     runs, _ = _load(log)
     assert runs[0].outcome.success is True and runs[0].actions[0].result == ""
     _check_contract(runs[0])
+
+
+def test_harbor_trial_that_timed_out_ends_by_the_harness(tmp_path):
+    trial = tmp_path / "hello-world__T1"
+    (trial / "agent").mkdir(parents=True)
+    src = FIX / "atif" / "hello-world__Xk2p9" / "agent" / "trajectory.json"
+    (trial / "agent" / "trajectory.json").write_bytes(src.read_bytes())
+    (trial / "result.json").write_text(json.dumps({
+        "trial_name": "hello-world__T1", "verifier_result": {"rewards": {"reward": 0.0}},
+        "exception_info": {"exception_type": "AgentTimeoutError",
+                           "exception_message": "Agent execution timed out after 900.0 seconds\nstack..."}}))
+    runs, _ = _load(trial / "agent" / "trajectory.json")
+    run = runs[0]
+    assert run.outcome.success is False
+    assert run.outcome.ended_by == ("harness: the trial stopped with AgentTimeoutError "
+                                    "(Agent execution timed out after 900.0 seconds)")
+    _check_contract(run)
