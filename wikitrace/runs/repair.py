@@ -54,12 +54,36 @@ def value(obj: Any) -> tuple[Any, int]:
     return obj, 0
 
 
+# What ``_BAD`` finds, as ``json.dumps`` writes it with ASCII escapes: a C-speed first look.
+_ESCAPED = re.compile(r"\\u(?:d[89a-f]|00[01]|007f|008|009|fff[ef])", re.I)
+
+
+def _clean(obj: Any) -> bool:
+    """True when ``obj`` (JSON-like) certainly holds nothing to repair."""
+    import json
+
+    if isinstance(obj, str):
+        return not _BAD.search(obj)
+    try:
+        return not _ESCAPED.search(json.dumps(obj))
+    except (ValueError, TypeError, RecursionError):
+        return False
+
+
 def run(r) -> int:
     """Repair a Run in place (id, task, turns, outcome, original).
 
     Returns the number of characters repaired in the input: counted in the run's
-    original record when it has one (the turns repeat its text), else in its fields.
+    original record when it has one (every importer builds the turns from it, so a
+    clean original means clean turns and the walk stops there), else in its fields.
     """
+    in_original = 0
+    if "original" in r.source:
+        if _clean(r.source["original"]):
+            return 0
+        r.source["original"], in_original = value(r.source["original"])
+        if not in_original:
+            return 0
     total = 0
 
     def fix(holder, attr):
@@ -77,8 +101,4 @@ def run(r) -> int:
             fix(t, attr)
     if r.outcome is not None:
         fix(r.outcome, "ended_by")
-    if "original" in r.source:
-        r.source["original"], in_original = value(r.source["original"])
-        if in_original:
-            return in_original
-    return total
+    return in_original or total
