@@ -335,3 +335,16 @@ def test_harbor_trial_that_timed_out_ends_by_the_harness(tmp_path):
     assert run.outcome.ended_by == ("harness: the trial stopped with AgentTimeoutError "
                                     "(Agent execution timed out after 900.0 seconds)")
     _check_contract(run)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("===== 1 failed, 3 passed in 0.12s =====", True),
+    ("FAILED tests/test_cart.py::test_total - assert 90 == 100", True),
+    ("[ERROR] Tests run: 4, Failures: 1, Errors: 0, Skipped: 0", True),
+    ("BUILD FAILURE", True),
+    ("===== 3 passed in 0.12s =====", False),
+    ("Tests run: 4, Failures: 0, Errors: 0, Skipped: 0\nBUILD SUCCESS", False),
+    ("@dataclass\nclass Result:\n    error: str = ''", False),  # program text, indented
+])
+def test_failing_tests_and_program_text(text, expected):
+    assert observation_is_error(text) is expected

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# Each entry: a shape of error output, anchored at the start of a line.
+# Shapes of error output that may be indented (nested in other output).
 _LINE_SHAPES = [
     # a shell could not run the command: "bash: javac: command not found", "sh: 1: mvn: not found"
     r"(?:[\w./-]+: )?(?:line \d+: |\d+: )?[^\s:]+: (?:command )?not found\s*$",
@@ -28,12 +28,8 @@ _LINE_SHAPES = [
     r"[\w./-]+: (?:.*: )?(?:No such file or directory|Permission denied|Is a directory|Not a directory)\s*$",
     # Python: a traceback
     r"Traceback \(most recent call last\):",
-    # Java and JVM tools: 'Exception in thread "main" java.lang.X', "Caused by: ..."
+    # Java and JVM tools: 'Exception in thread "main" java.lang.X'
     r"Exception in thread \"",
-    # compilers, linters, git, package managers: "error: x", "Foo.java:12: error: x",
-    # "fatal: x", "gcc: error: x", "[ERROR] x", "npm ERR! x", "error[E0425]: x", "make: *** x"
-    r"(?:[^\s:]+:\d+(?::\d+)?:\s*|[\w.+-]+: )?(?:error|fatal|ERROR|FATAL|Error)(?:\[[\w-]+\])?:",
-    r"(?:g?make|ninja)(?:\[\d+\])?: \*\*\*",
     r"\[(?:ERROR|FATAL)\]",
     r"npm ERR!",
     # a request that could not be carried out: "Could not find [X]", "Unable to locate package x"
@@ -46,9 +42,20 @@ _LINE_SHAPES = [
     r"(?:Your |The )?(?:edit|change)s? (?:was|were|has been|have been) (?:rejected|reverted|not applied)",
 ]
 _LINE = re.compile(r"^[ \t]*(?:" + "|".join(_LINE_SHAPES) + ")", re.M)
-# The closing line of an uncaught exception ("ValueError: x", "java.io.IOException: x")
-# starts in column 0; indented, the same words are usually a docstring ("Raises: ...").
-_EXCEPTION = re.compile(r"^(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception): ", re.M)
+# Shapes that start in column 0. Indented, the same words are usually program text a
+# command printed (a docstring's "Raises: ValueError: ...", a field "error: str").
+_COLUMN0_SHAPES = [
+    # the closing line of an uncaught exception: "ValueError: x", "java.io.IOException: x"
+    r"(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ",
+    # compilers, linters, git, package managers: "error: x", "Foo.java:12: error: x",
+    # "fatal: x", "gcc: error: x", "error[E0425]: x", "ERROR: x", "make: *** x"
+    r"(?:[^\s:]+:\d+(?::\d+)?:\s*|[\w.+-]+: )?(?:error|fatal|ERROR|FATAL|Error)(?:\[[\w-]+\])?:",
+    r"(?:g?make|ninja)(?:\[\d+\])?: \*\*\*",
+    # failing tests and builds: pytest/unittest, JUnit via Maven or Gradle
+    r"FAILED\b", r"FAIL: ", r"BUILD FAIL(?:URE|ED)\b", r"=+ .*\b[1-9]\d* (?:failed|errors?)\b",
+    r"Tests run: \d+, Failures: (?:[1-9]|\d+, Errors: [1-9])",
+]
+_COLUMN0 = re.compile(r"^(?:" + "|".join(_COLUMN0_SHAPES) + ")", re.M)
 
 # An observation that is only a failure notice: "Error", "error - no such user".
 _WHOLE = re.compile(r"^\s*(?:error|failed|failure)\b", re.I)
@@ -58,7 +65,7 @@ def observation_is_error(text: Any) -> bool:
     """True when the observation shows the call failed (see the module docstring)."""
     if not isinstance(text, str) or not text.strip():
         return False
-    return bool(_WHOLE.match(text) or _LINE.search(text) or _EXCEPTION.search(text))
+    return bool(_WHOLE.match(text) or _LINE.search(text) or _COLUMN0.search(text))
 
 
 def from_exit_status(code: Any) -> bool | None:
