@@ -5,7 +5,7 @@
 - a JSON object ``{"run-id": "success" | "failure" | true | false | 0.5 | {"success": .., "score": ..}}``
 - a SWE-bench evaluation report: a JSON object with id lists ``resolved``/``resolved_ids``
   (success) and ``unresolved``/``unresolved_ids``, ``error_ids``, ``empty_patch_ids``,
-  ``completed_ids``, ``applied``, ``generated``, ``no_generation``, ``no_apply``,
+  ``completed_ids``, ``applied``, ``generated``, ``with_logs``, ``no_generation``, ``no_apply``,
   ``install_fail``, ``test_errored``, ``test_timeout``, ``reset_failed`` (failure unless also resolved)
 - a JSON array or JSONL of objects ``{"run_id" | "id" | "instance_id": .., "outcome" | "success" |
   "resolved" | "label": .., "score" | "reward": ..}``
@@ -44,7 +44,7 @@ _REPORT_SUCCESS = ("resolved", "resolved_ids")
 # Ids a report lists without judging them: submitted, never evaluated to the end.
 _REPORT_PENDING = ("incomplete_ids",)
 _REPORT_FAILURE = (
-    "unresolved", "unresolved_ids", "error_ids", "empty_patch_ids", "completed_ids", "applied", "generated",
+    "unresolved", "unresolved_ids", "error_ids", "empty_patch_ids", "completed_ids", "applied", "generated", "with_logs",
     "no_generation", "no_apply", "install_fail", "test_errored", "test_timeout", "reset_failed",
 )
 
