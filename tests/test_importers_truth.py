@@ -348,3 +348,17 @@ def test_harbor_trial_that_timed_out_ends_by_the_harness(tmp_path):
 ])
 def test_failing_tests_and_program_text(text, expected):
     assert observation_is_error(text) is expected
+
+
+def test_report_passed_as_outcomes_says_the_run_is_incomplete(tmp_path):
+    trajs = tmp_path / "trajs"
+    trajs.mkdir()
+    for name in ("acme__widgets-103", "acme__widgets-104"):
+        (trajs / f"{name}.traj").write_bytes((EXPERIMENT / "trajs" / f"{name}.traj").read_bytes())
+    report_file = tmp_path / "final_report.json"
+    report_file.write_bytes((EXPERIMENT / "results" / "results.json").read_bytes())
+    runs, report = _load(trajs, outcomes=report_file)
+    assert [r.run_id for r in runs] == ["acme__widgets-103"]
+    message = next(e for e in report.errors if "acme__widgets-104" in e)
+    assert f"{report_file} lists it in incomplete_ids" in message and "pass --outcomes" not in message
+    assert "has no entry" not in message

@@ -357,8 +357,10 @@ def iter_runs(
 
 def _no_outcome(path: Path, run: Run, fmt: str, table: Mapping, outcomes) -> str:
     """Why a run has no verdict, in words that are true for this input."""
-    reason = _outcomes.why_missing(run, table) if table else None
-    reason = reason or run.source.get("no_outcome_reason") or f"{fmt} has no verdict"
+    pending = _outcomes.why_missing(run, table) if table else None
+    if pending:  # the --outcomes file itself names the run without a verdict
+        return f"{path}: no outcome for run {run.run_id!r} ({pending}); skipped"
+    reason = run.source.get("no_outcome_reason") or f"{fmt} has no verdict"
     head = f"{path}: no outcome for run {run.run_id!r} ({reason})"
     if isinstance(outcomes, (str, Path)):
         return f"{head}; --outcomes {outcomes} has no entry for it either; skipped (add it there to include it)"
