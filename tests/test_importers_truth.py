@@ -362,3 +362,18 @@ def test_report_passed_as_outcomes_says_the_run_is_incomplete(tmp_path):
     message = next(e for e in report.errors if "acme__widgets-104" in e)
     assert f"{report_file} lists it in incomplete_ids" in message and "pass --outcomes" not in message
     assert "has no entry" not in message
+
+
+def test_native_records_follow_the_same_rules():
+    """examples/runs.jsonl: a harness-ended run closes with a harness turn; calls without
+    is_error are judged by their text."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "runs.jsonl"
+    records = [json.loads(line) for line in example.read_text().splitlines() if line.strip()]
+    limited = next(r for r in records if (r["outcome"].get("ended_by") or "").startswith("harness"))
+    for t in limited["turns"]:
+        t.pop("is_error", None)
+    from wikitrace.runs.native import run_from_dict
+
+    run = run_from_dict(limited, "example")
+    assert all(c.is_error is True for c in run.actions)  # "Error: order ... not found"
+    _check_contract(run)
