@@ -367,11 +367,27 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
     }
 
 
+def _usable_manifest(previous: dict | None, out: Path) -> dict | None:
+    """The published corpus.json if it has the shape this build reads ids from, else a
+    BuildError that says so (a hand-edited manifest must not turn into a traceback)."""
+    if previous is None:
+        return None
+    runs, insights, retired = previous.get("runs", []), previous.get("insights", []), previous.get("retired", {})
+    good = (isinstance(runs, list) and isinstance(insights, list) and isinstance(retired, dict)
+            and all(isinstance(r, dict) and isinstance(r.get("run_id"), str) and isinstance(r.get("step"), str)
+                    for r in runs)
+            and all(isinstance(i, dict) and isinstance(i.get("id"), str) for i in insights))
+    if not good:
+        raise BuildError(f"{out / 'corpus.json'}: its runs/insights are not laid out as wikitrace writes them, so "
+                         f"its ids cannot be kept — restore it from git, or move {out} away and build afresh")
+    return previous
+
+
 def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None) -> BuildResult:
     """Compile ``opts.inputs`` and publish the corpus at ``opts.out``. Raises BuildError/PublishError."""
     out = opts.out
     with BuildLock(out):
-        previous = check_target(out)
+        previous = _usable_manifest(check_target(out), out)
         report = LoadReport()
         ids = IdAllocator(previous)
         config = None
