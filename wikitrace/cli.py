@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
+from typer.core import TyperGroup
 
 from . import __version__
 
@@ -28,13 +29,29 @@ ENVIRONMENT = (
 _SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 
+class _Commands(TyperGroup):
+    """Reports a WikitraceError (or an OSError naming a file) as the one error line and
+    exits with its code, wherever the command is invoked from (main(), a test runner)."""
+
+    def invoke(self, ctx):
+        from .errors import WikitraceError, report
+
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise
+        except (WikitraceError, OSError) as exc:
+            raise typer.Exit(report(exc)) from None
+
+
 def _typer(help: str, **kw) -> typer.Typer:
     # rich_markup_mode=None: plain help text (flags shown as flags, "[plot]" printed as written).
     return typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=_SETTINGS,
                        pretty_exceptions_enable=False, help=help, **kw)
 
 
-app = _typer("Compile agent runs and dialogues into evidence-linked, read-only memory.", epilog=ENVIRONMENT)
+app = _typer("Compile agent runs and dialogues into evidence-linked, read-only memory.", epilog=ENVIRONMENT,
+             cls=_Commands)
 tools_app = _typer("The small agent-facing commands (actions, turn, grep).")
 cite_app = _typer("The post-episode citation prompt and its parser.")
 dialogue_app = _typer("Dialogue memory (TrajWiki): compile conversations.", epilog=ENVIRONMENT)
