@@ -34,6 +34,32 @@ def _oneline(value) -> str:
     return " ".join(value.split())
 
 
+_MD_ACTIVE = frozenset("[]`<>")
+_MD_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def md_text(value) -> str:
+    """Run or model text made safe to place in a page: brackets, backticks and angle
+    brackets are backslash-escaped, so a viewer shows ``[g](docs/guide.md)`` or a
+    backticked path as the text it is, never as a link or code the page did not write
+    (and ``wikitrace check`` judges only the links the templates wrote). A backslash
+    that would escape the next character is doubled so it stays visible."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    if not any(ch in _MD_ACTIVE or ch == "\\" for ch in text):
+        return text
+    out = []
+    for i, ch in enumerate(text):
+        if ch in _MD_ACTIVE:
+            out.append("\\" + ch)
+        elif ch == "\\" and i + 1 < len(text) and text[i + 1] in _MD_PUNCT:
+            out.append("\\\\")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 @lru_cache(maxsize=8)
 def environment(override: str | None = None) -> jinja2.Environment:
     dirs = ([override] if override else []) + [str(bundled_dir("corpus_templates"))]
@@ -47,6 +73,7 @@ def environment(override: str | None = None) -> jinja2.Environment:
         auto_reload=False,  # templates do not change during a build: no stat per render
     )
     env.filters["oneline"] = _oneline
+    env.filters["md"] = md_text
     return env
 
 

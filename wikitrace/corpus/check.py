@@ -17,8 +17,10 @@ import frontmatter
 
 from . import layout
 
-_LINK = re.compile(r"\]\(([^)\s]+)\)")
-_TURN_CMD = re.compile(r"`turn (step-\d{4,}) (\d+)(?: (\d+))?`")
+# Only what the templates wrote counts: run and model text is backslash-escaped when it
+# is rendered (templates.md_text), so an escaped bracket or backtick is quoted text.
+_LINK = re.compile(r"(?<!\\)\]\(([^)\s]+)\)")
+_TURN_CMD = re.compile(r"(?<!\\)`turn (step-\d{4,}) (\d+)(?: (\d+))?`")
 
 REQUIRED = {
     "raw-run": ("step_id", "run_id", "task_id", "outcome", "success", "steps"),
@@ -103,7 +105,7 @@ def _check_links(root: Path, rel: str, body: str, mount: str, problems: list[str
         resolved = posixpath.normpath(posixpath.join(here, target.split("#", 1)[0]))
         if resolved.startswith("..") or not (root / resolved).exists():
             problems.append(f"{rel}: link ({target}) does not resolve")
-    for ref in re.findall(r"`(" + re.escape(mount) + r"/[^`\s]*)`", body):
+    for ref in re.findall(r"(?<!\\)`(" + re.escape(mount) + r"/[^`\s]*)`", body):
         inside = ref[len(mount) + 1:]
         if not (root / inside).exists():
             problems.append(f"{rel}: mount path {ref} does not exist in the corpus")
