@@ -52,11 +52,14 @@ USAGE = {
     ),
     "grep": (
         "usage: grep PATTERN [--layer raw|compilation|insight|dialogue ...] [-i] [-F] [-l]\n"
-        "            [--max N] [--json] [--corpus DIR]\n"
-        "  Regex search of the corpus layers (default: all); prints `path:line: text`.\n"
-        "  -i ignore case, -F fixed string, -l file names only, -e PATTERN for a pattern\n"
-        "  starting with '-'. At most --max lines (default 200, 0 = no limit); long lines\n"
-        "  are clipped around the match. Exit 0 on a match, 1 on none, 2 on error.\n"
+        "            [--original] [--max N] [--json] [--corpus DIR]\n"
+        "  Regex search of the corpus layers (default: all); prints `path:line: text`,\n"
+        "  and `step-0003 turn 7: text` for a line of a turn log (read it with\n"
+        "  `turn step-0003 7`). -i ignore case, -F fixed string, -l file names only,\n"
+        "  -e PATTERN for a pattern starting with '-', --original to search the imported\n"
+        "  originals (raw/*/original.*) too. At most --max lines (default 200, 0 = no\n"
+        "  limit); long lines are clipped around the match. Exit 0 on a match, 1 on\n"
+        "  none, 2 on error.\n"
     ),
 }
 
@@ -65,7 +68,7 @@ _OPTIONS = {
     "turn": {"--json": "flag", "--corpus": "value", "--full": "flag"},
     "grep": {
         "--json": "flag", "--corpus": "value", "--layer": "list", "--max": "value",
-        "-i": "flag", "-l": "flag", "-F": "flag", "-e": "value",
+        "-i": "flag", "-l": "flag", "-F": "flag", "-e": "value", "--original": "flag",
     },
 }
 _ALIASES = {
@@ -413,7 +416,7 @@ def cap_field(text, step, turn):
         head, tail = text, ""
     if len(head) + len(tail) > head_chars + tail_chars:  # long lines: cut by characters too
         head, tail = head[:head_chars], (tail or text)[-tail_chars:]
-    cut_lines = text.count("\n") - head.count("\n") - tail.count("\n")
+    cut_lines = text.count("\n") + 1 - (head.count("\n") + 1) - (tail.count("\n") + 1 if tail else 0)
     cut_chars = len(text) - len(head) - len(tail)
     what = f"{cut_lines} lines" if cut_lines > 1 else f"{cut_chars} characters"
     return f"{head}\n… {what} cut — `turn {step} {turn} --full`\n{tail}"

@@ -458,6 +458,9 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         # `prompt` need not re-index per call; renders of insights carried over are reused
         write_prompt_index(stage, writer.runs, writer.insights, region, previous=out if writer.carried_steps else None,
                            unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps)
+        from .corpus.search_files import write_search_files
+
+        write_search_files(stage)  # the agent's grep reads one file per layer
         write_atomic(stage / "corpus.json", text, mode=FILE_MODE)
         publish(stage, out)
         write_atomic(_record_digests_path(out), json.dumps(
