@@ -60,6 +60,38 @@ def md_text(value) -> str:
     return "".join(out)
 
 
+def fence(value) -> str:
+    """``value`` in a fenced code block longer than any backtick run inside it, so a
+    viewer shows the text exactly and nothing in it can become a link."""
+    text = "" if value is None else str(value)
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    marks = "`" * max(3, longest + 1)
+    return f"{marks}text\n{text.rstrip(chr(10))}\n{marks}"
+
+
+CAP_LINES, CAP_CHARS = (30, 10), (3000, 1000)  # the agent tool `turn` cuts fields the same way
+
+
+def cap_text(text: str, step: str, turn: int) -> str:
+    """A long field as its head and tail with a line saying what was cut and how to see it."""
+    (head_lines, tail_lines), (head_chars, tail_chars) = CAP_LINES, CAP_CHARS
+    if len(text) <= head_chars + tail_chars and text.count("\n") < head_lines + tail_lines:
+        return text
+    lines = text.split("\n")
+    if len(lines) > head_lines + tail_lines:
+        head, tail = "\n".join(lines[:head_lines]), "\n".join(lines[-tail_lines:])
+    else:
+        head, tail = text, ""
+    if len(head) + len(tail) > head_chars + tail_chars:
+        head, tail = head[:head_chars], (tail or text)[-tail_chars:]
+    cut_lines = text.count("\n") - head.count("\n") - (tail.count("\n") + 1 if tail else 0)
+    what = f"{cut_lines} lines" if cut_lines > 1 else f"{len(text) - len(head) - len(tail)} characters"
+    return f"{head}\n… {what} cut — `turn {step} {turn} --full`\n{tail}"
+
+
 @lru_cache(maxsize=8)
 def environment(override: str | None = None) -> jinja2.Environment:
     dirs = ([override] if override else []) + [str(bundled_dir("corpus_templates"))]
@@ -74,6 +106,7 @@ def environment(override: str | None = None) -> jinja2.Environment:
     )
     env.filters["oneline"] = _oneline
     env.filters["md"] = md_text
+    env.filters["fence"] = fence
     return env
 
 

@@ -27,7 +27,9 @@ REQUIRED = {
     "trajectory-compilation": ("title", "description", "step_id", "outcome", "compiler", "insights", "raw"),
     "insight": ("id", "title", "source_step", "source_outcome", "compiler"),
     "index": ("layer", "count"),
+    "raw-turns": ("step_id", "run_id"),
 }
+_FENCE = re.compile(r"^(`{3,})[^\n]*\n.*?^\1`*[ \t]*$", re.M | re.S)
 
 
 def _turn_numbers(log: Path) -> set[int]:
@@ -99,6 +101,7 @@ def check_corpus(root: Path) -> list[str]:
 
 def _check_links(root: Path, rel: str, body: str, mount: str, problems: list[str]) -> None:
     here = posixpath.dirname(rel)
+    body = _FENCE.sub("", body)  # fenced text is quoted run text, not links the page makes
     for target in _LINK.findall(body):
         if re.match(r"^[a-z]+://", target) or target.startswith("#"):
             continue
