@@ -173,11 +173,12 @@ def _search_python(pattern, base, layers, opts, files_only):
     if "\\A" not in pattern and "\\Z" not in pattern:
         file_rx = re.compile(line_rx.pattern, line_rx.flags | re.MULTILINE)
     bytes_rx = _bytes_twin(line_rx) if file_rx is not None and not opts.get("--original") else None
+    literal = _literal(pattern, opts) if bytes_rx is not None else None
     for layer in layers:
         folder = os.path.join(base, layer)
         blob = os.path.join(base, "index", "grep", layer + ".txt")
         if bytes_rx is not None and os.path.isfile(blob) and os.path.isfile(blob[:-4] + ".map"):
-            yield from _search_blob(blob, base, bytes_rx, line_rx, files_only)
+            yield from _search_blob(blob, base, literal or bytes_rx, line_rx, files_only)
         else:
             yield from _search_files(folder, file_rx, line_rx, files_only, bool(opts.get("--original")))
 
@@ -236,9 +237,37 @@ def _bytes_twin(line_rx):
         return None
 
 
-def _search_blob(blob_path, base, bytes_rx, line_rx, files_only):
+_METACHARS = frozenset(".^$*+?{}[]|()")
+
+
+def _literal(pattern, opts):
+    """The bytes a pattern stands for when it is plain text (or -F) and case matters:
+    then candidates are found with a substring search, several times faster than re."""
+    if opts.get("-i"):
+        return None
+    if opts.get("-F"):
+        return pattern.encode("utf-8")
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            nxt = pattern[i + 1:i + 2]
+            if not nxt or nxt.isalnum() or not nxt.isascii():
+                return None
+            out.append(nxt)
+            i += 2
+            continue
+        if ch in _METACHARS:
+            return None
+        out.append(ch)
+        i += 1
+    return "".join(out).encode("utf-8") or None
+
+
+def _search_blob(blob_path, base, finder, line_rx, files_only):
     """One pass over a layer's search file; each candidate line is confirmed with the
-    text pattern, then placed in its file through the map (read only on a match)."""
+    text pattern, then placed in its file through the map (read only on a match).
+    ``finder`` is the literal bytes to look for, or the pattern compiled for bytes."""
     import mmap
     from bisect import bisect_right
 
@@ -250,12 +279,19 @@ def _search_blob(blob_path, base, bytes_rx, line_rx, files_only):
     starts = paths = None
     pos = 0
     try:
+        literal = finder if isinstance(finder, bytes) else None
         while pos < size:
-            found = bytes_rx.search(data, pos)
-            if found is None:
-                return
-            begin = data.rfind(b"\n", 0, found.start()) + 1
-            end = data.find(b"\n", found.start())
+            if literal is not None:
+                at = data.find(literal, pos)
+                if at < 0:
+                    return
+            else:
+                found = finder.search(data, pos)
+                if found is None:
+                    return
+                at = found.start()
+            begin = data.rfind(b"\n", 0, at) + 1
+            end = data.find(b"\n", at)
             end = size if end < 0 else end
             line = data[begin:end].decode("utf-8", "replace")
             match = line_rx.search(line)
