@@ -65,11 +65,11 @@ def cmd_grep(opts, positional):
     elif rg:
         hits = _search_rg(rg, pattern, folders, opts, files_only)
     else:
-        hits = _search_python(pattern, base, present, opts, files_only)
+        hits = _search_python(pattern, base, present, opts, files_only, limit)
 
     shown, left_out = [], 0
     for hit in hits:
-        if limit and len(shown) >= limit:
+        if hit is None or (limit and len(shown) >= limit):
             left_out += 1
             if left_out > COUNT_PAST_MAX:  # the exact rest would cost a scan of everything
                 break
@@ -104,7 +104,7 @@ def _which(program):
 
 
 _CLIP_AT = 240
-COUNT_PAST_MAX = 2000  # matches past --max are counted up to this many, then "over N"
+COUNT_PAST_MAX = 200  # matches past --max are counted up to this many, then "over N"
 _TURN_LOG = "solver.full.jsonl"
 
 
@@ -159,7 +159,7 @@ def _compile(pattern, opts):
         raise ToolError(f"bad pattern {pattern!r}: {exc}") from None
 
 
-def _search_python(pattern, base, layers, opts, files_only):
+def _search_python(pattern, base, layers, opts, files_only, limit=0):
     """Pure-Python search, layer by layer: the layer's search file when the build wrote
     one and the pattern means the same on its bytes, else each file in sorted order
     (non-UTF-8 or NUL-bearing files skipped). Yields (path, line, text, match start)."""
@@ -178,7 +178,8 @@ def _search_python(pattern, base, layers, opts, files_only):
         folder = os.path.join(base, layer)
         blob = os.path.join(base, "index", "grep", layer + ".txt")
         if bytes_rx is not None and os.path.isfile(blob) and os.path.isfile(blob[:-4] + ".map"):
-            yield from _search_blob(blob, base, literal or bytes_rx, line_rx, files_only)
+            found = yield from _search_blob(blob, base, literal or bytes_rx, line_rx, files_only, limit)
+            limit = max(0, limit - found) if limit else 0
         else:
             yield from _search_files(folder, file_rx, line_rx, files_only, bool(opts.get("--original")))
 
@@ -264,60 +265,72 @@ def _literal(pattern, opts):
     return "".join(out).encode("utf-8") or None
 
 
-def _search_blob(blob_path, base, finder, line_rx, files_only):
+def _search_blob(blob_path, base, finder, line_rx, files_only, limit=0):
     """One pass over a layer's search file; each candidate line is confirmed with the
     text pattern, then placed in its file through the map (read only on a match).
-    ``finder`` is the literal bytes to look for, or the pattern compiled for bytes."""
+    ``finder`` is the literal bytes to look for, or the pattern compiled for bytes (both
+    match exactly the lines the text pattern does). Past ``limit`` hits, each further
+    matching line is only counted: None is yielded. Returns the number of hits yielded."""
     import mmap
     from bisect import bisect_right
 
     with open(blob_path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if not size:
-            return
+            return 0
         data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    starts = paths = None
-    pos = 0
+    starts = rels = None
+    pos = hits = 0
+    literal = finder if isinstance(finder, bytes) else None
     try:
-        literal = finder if isinstance(finder, bytes) else None
         while pos < size:
             if literal is not None:
                 at = data.find(literal, pos)
-                if at < 0:
-                    return
             else:
                 found = finder.search(data, pos)
-                if found is None:
-                    return
-                at = found.start()
-            begin = data.rfind(b"\n", 0, at) + 1
+                at = -1 if found is None else found.start()
+            if at < 0:
+                return hits
             end = data.find(b"\n", at)
             end = size if end < 0 else end
+            past_limit = bool(limit) and hits >= limit and not files_only
+            if past_limit and literal is not None:  # a literal hit is exact: count it
+                pos = end + 1
+                yield None
+                continue
+            begin = data.rfind(b"\n", 0, at) + 1
             line = data[begin:end].decode("utf-8", "replace")
             match = line_rx.search(line)
             pos = end + 1
             if match is None:
                 continue
+            if past_limit:
+                yield None  # counted, not shown
+                continue
             if starts is None:
-                starts, paths = _read_map(blob_path[:-4] + ".map", base)
+                starts, rels = _read_map(blob_path[:-4] + ".map")
             k = bisect_right(starts, begin) - 1
+            path = os.path.join(base, rels[k])
+            hits += 1
             if files_only:
-                yield paths[k], None, None, 0
+                yield path, None, None, 0
                 pos = starts[k + 1]
                 continue
-            yield paths[k], data[starts[k]:begin].count(b"\n") + 1, line, match.start()
+            yield path, data[starts[k]:begin].count(b"\n") + 1, line, match.start()
+        return hits
     finally:
         data.close()
 
 
-def _read_map(map_path, base):
-    starts, paths = [], []
+def _read_map(map_path):
+    """(start offsets, corpus-relative paths) of the files joined in a search file."""
+    starts, rels = [], []
     with open(map_path, encoding="utf-8") as handle:
         for row in handle:
             offset, _, rel = row.rstrip("\n").partition("\t")
             starts.append(int(offset))
-            paths.append(os.path.join(base, rel) if rel else "")
-    return starts, paths
+            rels.append(rel)
+    return starts, rels
 
 
 def _search_rg(rg, pattern, folders, opts, files_only):
