@@ -181,7 +181,7 @@ def test_offline_compile_names_hashed_backend(tmp_path, capsys, fake_emb, monkey
     assert failed.value.exit_code == 2
     fake_emb.fail = False
     assert compile_command([FIXTURE], out2, [], None, False, None, None) == 0
-    assert "e5-small-passage" in capsys.readouterr().out
+    assert "e5-small-passage" in capsys.readouterr().err
     make_writable(out2)
 
 
