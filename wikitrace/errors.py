@@ -116,8 +116,11 @@ def run(entry) -> None:
         code = entry()
     except SystemExit as exc:
         code = exc.code
+        if isinstance(code, str):  # SystemExit("message"): still the one error line
+            sys.stderr.write(PREFIX + code + "\n")
+            code = 1
     except KeyboardInterrupt:
-        sys.stderr.write("\n" + PREFIX + "interrupted — nothing half-written was published\n")
+        sys.stderr.write("\n" + PREFIX + "interrupted\n")
         code = 130
     except BrokenPipeError:
         _quiet_stdout()
