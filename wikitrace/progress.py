@@ -8,7 +8,6 @@ Lines are never wrapped: a path is one searchable line in a log.
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Iterable, Iterator, TypeVar
 
@@ -126,9 +125,3 @@ class Progress:
             if state["done"]:
                 self._maybe_say(state, final=True)
 
-
-def stderr_is_terminal() -> bool:
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
