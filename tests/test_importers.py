@@ -314,7 +314,7 @@ def test_tally_and_summary():
     counts = oc.tally(runs)
     assert counts == {"success": 2, "failure": 2} == report.outcomes
     assert oc.summary(counts) == "4 runs: 2 success, 2 failure"
-    assert report.summary() == "4 runs: 2 success, 2 failure (3 identical copies dropped; 1 problems)"
+    assert report.summary() == "4 runs: 2 success, 2 failure (3 identical copies dropped; 1 problem)"
     counted, _ = load.count_outcomes([FIX / "react"])
     assert counted == {"success": 2, "failure": 2}
 

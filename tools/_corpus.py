@@ -44,26 +44,31 @@ USAGE = {
         "  tool calls as `name(arg=value, ...)  -> ok|ERROR: result`, messages as `[role] text`.\n"
     ),
     "turn": (
-        "usage: turn STEP A [B] [--json] [--corpus DIR]\n"
-        "  Turns A..B (inclusive; B defaults to A; `A..B` also works) of run STEP in full:\n"
+        "usage: turn STEP A [B] [--full] [--json] [--corpus DIR]\n"
+        "  Turns A..B (inclusive; B defaults to A; `A..B` also works) of run STEP:\n"
         "  reasoning, action and arguments, observation, is_error, message text.\n"
+        "  A long field shows its head and tail and says how much was cut; --full\n"
+        "  prints every field whole.\n"
     ),
     "grep": (
         "usage: grep PATTERN [--layer raw|compilation|insight|dialogue ...] [-i] [-F] [-l]\n"
-        "            [--max N] [--json] [--corpus DIR]\n"
-        "  Regex search of the corpus layers (default: all); prints `path:line: text`.\n"
-        "  -i ignore case, -F fixed string, -l file names only, -e PATTERN for a pattern\n"
-        "  starting with '-'. At most --max lines (default 200, 0 = no limit); long lines\n"
-        "  are clipped around the match. Exit 0 on a match, 1 on none, 2 on error.\n"
+        "            [--original] [--max N] [--json] [--corpus DIR]\n"
+        "  Regex search of the corpus layers (default: all); prints `path:line: text`,\n"
+        "  and `step-0003 turn 7: text` for a line of a turn log (read it with\n"
+        "  `turn step-0003 7`). -i ignore case, -F fixed string, -l file names only,\n"
+        "  -e PATTERN for a pattern starting with '-', --original to search the imported\n"
+        "  originals (raw/*/original.*) too. At most --max lines (default 200, 0 = no\n"
+        "  limit); long lines are clipped around the match. Exit 0 on a match, 1 on\n"
+        "  none, 2 on error.\n"
     ),
 }
 
 _OPTIONS = {
     "actions": {"--json": "flag", "--corpus": "value"},
-    "turn": {"--json": "flag", "--corpus": "value"},
+    "turn": {"--json": "flag", "--corpus": "value", "--full": "flag"},
     "grep": {
         "--json": "flag", "--corpus": "value", "--layer": "list", "--max": "value",
-        "-i": "flag", "-l": "flag", "-F": "flag", "-e": "value",
+        "-i": "flag", "-l": "flag", "-F": "flag", "-e": "value", "--original": "flag",
     },
 }
 _ALIASES = {
@@ -392,8 +397,45 @@ _SHOWN = ("turn", "type", "role", "content", "name", "arguments", "reasoning", "
           "is_error")
 
 
-def full_text(step, record):
-    """Everything in one turn, in labelled sections, nothing clipped."""
+# A field longer than this is cut to its head and tail (a log of download progress can
+# be thousands of lines: it would fill the agent's context for nothing).
+CAP_LINES = (30, 10)  # head, tail
+CAP_CHARS = (3000, 1000)
+
+
+def cap_field(text, step, turn):
+    """``text``, or its head and tail with one line saying what was cut and how to see it."""
+    head_lines, tail_lines = CAP_LINES
+    head_chars, tail_chars = CAP_CHARS
+    if len(text) <= head_chars + tail_chars and text.count("\n") < head_lines + tail_lines:
+        return text
+    lines = text.split("\n")
+    if len(lines) > head_lines + tail_lines:
+        head, tail = "\n".join(lines[:head_lines]), "\n".join(lines[-tail_lines:])
+    else:
+        head, tail = text, ""
+    if len(head) + len(tail) > head_chars + tail_chars:  # long lines: cut by characters too
+        head, tail = head[:head_chars], (tail or text)[-tail_chars:]
+    cut_lines = text.count("\n") + 1 - (head.count("\n") + 1) - (tail.count("\n") + 1 if tail else 0)
+    cut_chars = len(text) - len(head) - len(tail)
+    what = f"{cut_lines} lines" if cut_lines > 1 else f"{cut_chars} characters"
+    return f"{head}\n… {what} cut — `turn {step} {turn} --full`\n{tail}"
+
+
+def capped(step, record):
+    """The record with each text field capped (``turn --json`` without ``--full``)."""
+    out = dict(record)
+    for key in ("content", "reasoning", "result"):
+        value = out.get(key)
+        if isinstance(value, str):
+            out[key] = cap_field(value, step, record["turn"])
+    return out
+
+
+def full_text(step, record, full=True):
+    """Everything in one turn, in labelled sections (long fields capped unless ``full``)."""
+    if not full:
+        record = capped(step, record)
     kind = record.get("type") or "?"
     role = record.get("role")
     header = f"=== {step} turn {record['turn']} ({kind}{', ' + role if role else ''}) ==="
@@ -481,9 +523,10 @@ def cmd_turn(opts, positional):
     if not chosen:  # only possible when the log skips turn numbers
         raise ToolError(f"{step} has no turn {first}..{last}; its turns run {low}..{high} "
                         f"with gaps")
+    full = bool(opts.get("--full"))
     if opts.get("--json"):
-        return emit(json_lines(chosen))
-    return emit("\n\n".join(full_text(step, rec) for rec in chosen) + "\n")
+        return emit(json_lines(chosen if full else [capped(step, rec) for rec in chosen]))
+    return emit("\n\n".join(full_text(step, rec, full) for rec in chosen) + "\n")
 
 
 # -------------------------------------------------------------------------- glue

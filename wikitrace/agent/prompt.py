@@ -32,6 +32,10 @@ from .similarity import BM25Backend, ScoreBackend, rank_runs
 VARIANTS = ("wikitrace", "insights-only")
 DEFAULT_TOOLS = "/work/tools"
 CHARS_PER_TOKEN = 4
+# The CLI's default budget: the additions stay a small part of an 8k-token context
+# window (and a sliver of a 32k-128k one); `--budget 0` inlines every insight as the
+# paper does. The library's own default stays "no budget".
+DEFAULT_BUDGET = 4000
 
 
 def estimate_tokens(text: str) -> int:
@@ -299,7 +303,7 @@ def build_prompt(
     the same prompt.
     """
     if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
+        raise _unknown_variant(variant)
     if budget is not None and budget < 0:
         raise ValueError("budget must be a non-negative number of tokens")
     src = _source(corpus, backend)
@@ -378,11 +382,17 @@ def build_prompt(
     )
 
 
+def _unknown_variant(variant: str) -> Exception:
+    from ..errors import UsageError
+
+    return UsageError(f"unknown variant {variant!r}", f"use one of {', '.join(VARIANTS)}", where="--variant")
+
+
 def citation_prompt(corpus: "CorpusData | str | Path | dict | None" = None, variant: str = "wikitrace",
                     templates: str | Path | None = None) -> str:
     """The post-episode citation prompt alone (examples use the corpus's first ids)."""
     if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
+        raise _unknown_variant(variant)
     src = _source(corpus, None) if corpus is not None else None
     step = (src.first_step if src else None) or "step-0023"
     ins = (src.first_insight if src else None) or "insight-0040"

@@ -42,7 +42,8 @@ class PageWriteError(RuntimeError):
 def run_pages(run, comp, step: str, refs: list, mount: str, templates: Path | None) -> list[tuple[str, str]]:
     """Every file of one compiled run as (path in the corpus, text)."""
     pages = [(layout.raw_log(step), dumps_turns(run.turns)),
-             (layout.raw_metadata(step), documents.render_raw_metadata(run, step, refs, mount, templates))]
+             (layout.raw_metadata(step), documents.render_raw_metadata(run, step, refs, mount, templates)),
+             (layout.raw_turns(step), documents.render_raw_turns(run, step, mount, templates))]
     original = run.source.get("original")
     if original is not None:  # the record as the harness wrote it (after redaction)
         kind = run.source.get("original_format") or ("text" if isinstance(original, str) else "json")

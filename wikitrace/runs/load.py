@@ -74,7 +74,7 @@ class LoadReport:
         if self.missing_outcome:
             extra.append(f"{self.missing_outcome} skipped for lack of an outcome")
         if self.errors:
-            extra.append(f"{len(self.errors)} problems")
+            extra.append(f"{len(self.errors)} problem{'s' if len(self.errors) != 1 else ''}")
         if self.redactions:
             extra.append(f"{sum(self.redactions.values())} secrets redacted")
         if self.repaired:
@@ -153,7 +153,7 @@ def detect(path: Path) -> str:
             return name
     raise RunError(
         f"{path}: cannot tell the format; expected one of {', '.join(FORMATS)} "
-        f"(see docs/input-formats.md). Pass --from FORMAT."
+        f"(`wikitrace compile --help` lists them). Pass --from FORMAT."
     )
 
 
