@@ -59,7 +59,10 @@ def test_shell_completion():
                           env={**os.environ, "_WIKITRACE_COMPLETE": "complete_bash",
                                "COMP_WORDS": "wikitrace comp", "COMP_CWORD": "1"})
     assert proc.returncode == 0 and proc.stdout.split() == ["compile"]
-    script = cli("--show-completion", "bash", env={"SHELL": "/bin/bash"})
+    # --show-completion detects the shell from the parent processes, as it does for
+    # a user typing it: run it from bash, whatever started the test runner.
+    script = subprocess.run(["bash", "-c", f"'{WIKITRACE}' --show-completion; exit $?"],
+                            capture_output=True, text=True)
     assert script.returncode == 0 and "_WIKITRACE_COMPLETE" in script.stdout
 
 

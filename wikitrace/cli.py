@@ -314,13 +314,13 @@ def _dispatch() -> int | None:
 
 @app.command("mcp")
 def mcp_(
-    corpus: Path = typer.Option(..., "--corpus", "-c", help="A compiled corpus folder (served read-only)."),
+    corpus: Optional[Path] = _corpus_option("A compiled corpus folder (served read-only)."),
     http: Optional[int] = typer.Option(None, "--http", metavar="PORT", help="Serve streamable HTTP on 127.0.0.1:PORT instead of stdio."),
 ) -> None:
     """Serve the corpus to MCP clients (Claude Code, Claude Desktop, Cursor, Agents SDK)."""
     from .mcp_server import mcp_command
 
-    raise typer.Exit(mcp_command(corpus, http))
+    raise typer.Exit(mcp_command(_need_corpus(corpus), http))
 
 
 def main() -> None:
