@@ -351,3 +351,25 @@ def redact_run(run: Run, patterns: Iterable[str] = ()) -> Counter:
     """Redact ``run`` in place with the built-in shapes plus ``patterns``; counts by type."""
     patterns = list(patterns)
     return (Redactor(patterns) if patterns else default_redactor()).run(run)
+
+
+def redactor_for(redact: bool, patterns: Iterable[str] = ()) -> Redactor | None:
+    """The redactor a build's options ask for (None with ``--no-redact``)."""
+    if not redact:
+        return None
+    patterns = list(patterns)
+    return Redactor(patterns) if patterns else default_redactor()
+
+
+def redact_compilation(comp: Any, redactor: Redactor | None, counts: Counter | None = None) -> Any:
+    """Redact a compilation's free text in place: the last gate before its pages are written
+    (an answer cached before redaction covered answers, a fallback reason quoting a reply)."""
+    if redactor is None:
+        return comp
+    t = lambda s: redactor.text(s, counts) if isinstance(s, str) else s  # noqa: E731
+    comp.title, comp.description, comp.fallback_reason = t(comp.title), t(comp.description), t(comp.fallback_reason)
+    for e in comp.evidence:
+        e.decision, e.support, e.quote = t(e.decision), t(e.support), t(e.quote)
+    for i in comp.insights:
+        i.title, i.guideline, i.applicability = t(i.title), t(i.guideline), t(i.applicability)
+    return comp

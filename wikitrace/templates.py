@@ -34,6 +34,15 @@ def _oneline(value) -> str:
     return " ".join(value.split())
 
 
+def _visible(value):
+    """Control characters in a rendered value shown as escapes (``controls``)."""
+    if isinstance(value, str):
+        from .controls import visible
+
+        return visible(value)
+    return value
+
+
 @lru_cache(maxsize=8)
 def environment(override: str | None = None) -> jinja2.Environment:
     dirs = ([override] if override else []) + [str(bundled_dir("corpus_templates"))]
@@ -47,6 +56,7 @@ def environment(override: str | None = None) -> jinja2.Environment:
         auto_reload=False,  # templates do not change during a build: no stat per render
     )
     env.filters["oneline"] = _oneline
+    env.finalize = _visible  # every value a template prints: run content and model text alike
     return env
 
 
