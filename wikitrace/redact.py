@@ -69,7 +69,8 @@ TAG_HEX = 4
 # replaced. A pattern is only run on strings containing one of its trigger substrings
 # ("~x": looked up in the lower-cased string; "/x/": a regex with a literal first
 # character, for families of prefixes): most text has none, and such a test is far
-# cheaper than the pattern itself. Order matters: earlier rules
+# cheaper than the pattern itself. A key may follow ``-`` or ``_`` (``run-sk-proj-...`` as a
+# file or run name), never a letter or digit. Order matters: earlier rules
 # replace first (sk-ant- before sk-, a bearer credential before the JWT shape).
 _BUILTIN: list[tuple[str, str, tuple[str, ...]]] = [
     # BEGIN to END; without END, to the end of the string or the first quote (no key
@@ -78,8 +79,8 @@ _BUILTIN: list[tuple[str, str, tuple[str, ...]]] = [
      r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
      r"(?:[^\"']*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[^\"']*)",
      ("PRIVATE KEY",)),
-    ("anthropic-key", r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}", ("sk-ant-",)),
-    ("openai-key", r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", ("sk-",)),
+    ("anthropic-key", r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{20,}", ("sk-ant-",)),
+    ("openai-key", r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", ("sk-",)),
     ("aws-access-key-id",
      r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])",
      ("/A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)/",)),
@@ -89,11 +90,11 @@ _BUILTIN: list[tuple[str, str, tuple[str, ...]]] = [
      ("~secret",)),
     ("github-token", r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
      ("/gh[pousr]_|github_pat_/",)),
-    ("slack-token", r"(?<![A-Za-z0-9-])xox[a-z]-[A-Za-z0-9-]{10,}", ("xox",)),
+    ("slack-token", r"(?<![A-Za-z0-9])xox[a-z]-[A-Za-z0-9-]{10,}", ("xox",)),
     ("bearer-token",
      r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
      ("~authorization",)),
-    ("jwt", r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", ("eyJ",)),
+    ("jwt", r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", ("eyJ",)),
     ("url-password",
      r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@\"'<>\[\]]{1,200}:"
      r"(?!\[REDACTED:)(?P<secret>[^\s@/\"'<>]{1,200})@",
