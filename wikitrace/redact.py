@@ -70,7 +70,9 @@ TAG_HEX = 4
 # ("~x": looked up in the lower-cased string; "/x/": a regex with a literal first
 # character, for families of prefixes): most text has none, and such a test is far
 # cheaper than the pattern itself. A key may follow ``-`` or ``_`` (``run-sk-proj-...`` as a
-# file or run name), never a letter or digit. Order matters: earlier rules
+# file or run name), never a letter or digit; that check is a lookbehind placed after the
+# literal prefix, so the regex engine can jump from prefix to prefix (50x faster on long
+# text than a pattern that starts with the lookbehind). Order matters: earlier rules
 # replace first (sk-ant- before sk-, a bearer credential before the JWT shape).
 _BUILTIN: list[tuple[str, str, tuple[str, ...]]] = [
     # BEGIN to END; without END, to the end of the string or the first quote (no key
@@ -79,24 +81,25 @@ _BUILTIN: list[tuple[str, str, tuple[str, ...]]] = [
      r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
      r"(?:[^\"']*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[^\"']*)",
      ("PRIVATE KEY",)),
-    ("anthropic-key", r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{20,}", ("sk-ant-",)),
-    ("openai-key", r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", ("sk-",)),
+    ("anthropic-key", r"sk-ant-(?<![A-Za-z0-9]sk-ant-)[A-Za-z0-9_-]{20,}", ("sk-ant-",)),
+    ("openai-key", r"sk-(?<![A-Za-z0-9]sk-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
+     ("/sk-[A-Za-z0-9_-]{20}/",)),  # not bare "sk-": every "task-1" holds it
     ("aws-access-key-id",
-     r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+     r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)[A-Z0-9]{16}(?<![A-Za-z0-9][A-Z0-9]{20})(?![A-Za-z0-9])",
      ("/A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)/",)),
     ("aws-secret-key",
      r"(?i:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key|aws_?secret)"
      r"[\"']?\s*[:=]\s*[\"']?(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
      ("~secret",)),
-    ("github-token", r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
+    ("github-token", r"(?:gh[pousr]_(?<![A-Za-z0-9]gh[pousr]_)[A-Za-z0-9]{30,}|github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{22,})",
      ("/gh[pousr]_|github_pat_/",)),
-    ("slack-token", r"(?<![A-Za-z0-9])xox[a-z]-[A-Za-z0-9-]{10,}", ("xox",)),
+    ("slack-token", r"xox[a-z]-(?<![A-Za-z0-9]xox[a-z]-)[A-Za-z0-9-]{10,}", ("xox",)),
     ("bearer-token",
      r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
      ("~authorization",)),
-    ("jwt", r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", ("eyJ",)),
+    ("jwt", r"eyJ(?<![A-Za-z0-9]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", ("eyJ",)),
     ("url-password",
-     r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@\"'<>\[\]]{1,200}:"
+     r"://(?<=[A-Za-z0-9+.-]://)[^\s:/@\"'<>\[\]]{1,200}:"
      r"(?!\[REDACTED:)(?P<secret>[^\s@/\"'<>]{1,200})@",
      ("://",)),
 ]
@@ -164,12 +167,11 @@ class Redactor:
         plain_all = sorted({t for *_, plain, _, _ in self._rules for t in plain})
         # For a whole run: a trigger that contains another one (sk-ant- holds sk-) adds nothing.
         self._run_plain = tuple(t for t in plain_all if not any(o != t and o in t for o in plain_all))
-        self._run_lower = tuple(sorted({t for *_, lower, _ in self._rules for t in lower}))
-        if builtin:
-            self._run_lower += _ENCODED_TRIGGERS
+        lower_all = tuple(sorted({t for *_, lower, _ in self._rules for t in lower}))
+        self._run_lower = lower_all + (_ENCODED_TRIGGERS if builtin else ())
         self._run_probes = tuple(p for *_, probes in self._rules for p in probes)
         alts = ([re.escape(t) for t in plain_all] + [p.pattern for p in self._run_probes]
-                + ([f"(?i:{'|'.join(map(re.escape, self._run_lower))})"] if self._run_lower else []))
+                + ([f"(?i:{'|'.join(map(re.escape, lower_all))})"] if lower_all else []))
         # One scan that tells whether any built-in rule could match at all.
         self._trigger = re.compile("|".join(alts)) if alts else None
         self._custom = False
@@ -189,7 +191,7 @@ class Redactor:
         if len(text) < 8:
             return text
         text = self._as_written(text, counts)
-        if _ESCAPED.search(text):
+        if ("\\" in text or "%" in text) and _ESCAPED.search(text):
             text = self._decoded(text, counts)
         return text
 

@@ -74,28 +74,41 @@ def _decode_once(text: str) -> tuple[str, _Level]:
     return "".join(parts), level
 
 
+def _decode_token(m: re.Match) -> str:
+    tok = m.group()
+    if tok[0] == "%":
+        return chr(int(tok[1:], 16))
+    if tok[1] == "u":
+        return chr(int(tok[2:], 16))
+    return _SIMPLE[tok[1]]
+
+
 class View:
-    """The decoded text and the way back to the raw one."""
+    """The decoded text and the way back to the raw one (worked out only when asked:
+    most views hold nothing the raw text did not already show)."""
 
     def __init__(self, text: str):
-        self.levels: list[_Level] = []
+        self._texts = [text]  # each decoding level's input
         cur = text
         for _ in range(MAX_LEVELS):
             if not HINT.search(cur):
                 break
-            nxt, level = _decode_once(cur)
+            nxt = _TOKEN.sub(_decode_token, cur)
             if nxt == cur:
                 break
-            self.levels.append(level)
+            self._texts.append(nxt)
             cur = nxt
         self.text = cur
+        self._levels: list[_Level] | None = None
 
     @property
     def changed(self) -> bool:
-        return bool(self.levels)
+        return len(self._texts) > 1
 
     def raw_span(self, start: int, end: int) -> tuple[int, int]:
         """The raw span a non-empty decoded span ``[start, end)`` came from."""
-        for level in reversed(self.levels):
+        if self._levels is None:
+            self._levels = [_decode_once(t)[1] for t in self._texts[:-1]]
+        for level in reversed(self._levels):
             start, end = level.start(start), level.end(end)
         return start, end
