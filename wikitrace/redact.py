@@ -123,16 +123,23 @@ def _hmac_key(explicit: str | None) -> bytes:
         return bytes.fromhex(path.read_text(encoding="ascii").strip())
     except (OSError, ValueError):
         pass
+    tmp = path.with_name(f".redact-key.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="ascii") as f:
             f.write(_secrets.token_hex(32) + "\n")
+        os.link(tmp, path)  # appears whole or not at all; fails if another process was first
     except FileExistsError:
-        pass  # another process made it first: use theirs
+        pass  # another process (the build's reader, say) made it first: use theirs
     except OSError:
         # Nowhere to keep a key: tags are stable within this process only, never guessable.
         return _secrets.token_bytes(32)
+    finally:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
     try:
         return bytes.fromhex(path.read_text(encoding="ascii").strip())
     except (OSError, ValueError):
