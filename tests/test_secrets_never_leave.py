@@ -252,6 +252,11 @@ def test_control_characters_are_escaped_in_pages_and_tool_output(fake_openai, tm
         assert proc.returncode == 0, proc.stderr
         text = proc.stdout.decode("utf-8")
         assert not raw & set(text) and ("\\x1b" in text or "\\x07" in text)
+    page_path = out / "compilation" / "step-0000.md"  # a page written by something else, raw ESC and all
+    os.chmod(page_path, 0o644)
+    page_path.write_text(page_path.read_text() + "\nplanted \x1b[2J line\n")
+    proc = subprocess.run([sys.executable, str(tools / "grep"), "planted"], env=env, capture_output=True, timeout=60)
+    assert proc.returncode == 0 and b"planted \\x1b[2J line" in proc.stdout and b"\x1b" not in proc.stdout
     proc = subprocess.run([sys.executable, str(tools / "turn"), "step-0000", str(turn_no), "--json"], env=env,
                           capture_output=True, timeout=60)
     assert CONTROLS in json.loads(proc.stdout.decode("utf-8"))[0]["result"]  # --json as before

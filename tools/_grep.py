@@ -10,7 +10,7 @@ set WIKITRACE_TOOLS_NO_RG=1 to always use Python's ``re``.
 import os
 
 from _corpus import (LAYERS, NO_RG_ENV, ToolError, _no_corpus, _usage_line, corpus_root,
-                     emit, json_lines, warn)
+                     emit, json_lines, visible, warn)
 
 
 def cmd_grep(opts, positional):
@@ -71,7 +71,7 @@ def cmd_grep(opts, positional):
                  for p, n, t in shown]
         emit(json_lines(items))
     else:
-        emit("".join(f"{p}\n" if files_only else f"{p}:{n}: {t}\n" for p, n, t in shown))
+        emit(visible("".join(f"{p}\n" if files_only else f"{p}:{n}: {t}\n" for p, n, t in shown)))
     if left_out:
         what = "files" if files_only else "matching lines"
         note = f"[{left_out} more {what} not shown; narrow the search or raise --max]"
