@@ -189,3 +189,24 @@ def test_contained(tmp_path):
     assert not contained(root, "link/passwd")
     assert safe_join(root, "raw", "../../x") == root / "raw" / safe_name("../../x")
     assert contained(root, safe_join(root, "/etc/passwd"))
+
+
+# -- decoded views: escapes and URL encoding around and inside secrets ----------------------
+
+_NOISE = st.text(alphabet="ab \\%nu0123456789ABCDEFfx\"'=:/\n", max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(before=_NOISE, after=_NOISE, secret=st.sampled_from([OPENAI, OPENAI_PROJ, ANTHROPIC, AWS_ID, GITHUB, SLACK, JWT]),
+       form=st.sampled_from(["plain", "escaped", "url", "double"]))
+def test_encoded_secrets_are_found_among_random_escapes(before, after, secret, form):
+    from urllib.parse import quote
+
+    written = {"plain": secret, "escaped": "\\n" + secret + "\\n", "url": "key%3D" + quote(secret, safe=""),
+               "double": json.dumps(json.dumps({"k": "x\n" + secret}))}[form]
+    text = before + " " + written + " " + after
+    once, counts = redact_text(text)
+    assert secret not in once and quote(secret, safe="") not in once
+    assert sum(counts.values()) >= 1
+    twice, again = redact_text(once)
+    assert twice == once and not again
