@@ -133,12 +133,14 @@ def plant_react(text: str, block: str, one_line: str) -> str:
     out = []
     for line in text.splitlines():
         head = line.split(":", 1)[0]
-        if head.startswith("Observation"):
+        if head.startswith(("Observation", "Obs ")):
             line = f"{line} {block}"
-        elif head.startswith(("Thought", "Question")):
+        elif head.startswith(("Thought", "Question")) or " Question" in head:
             line = f"{line} {one_line}"
         elif head.startswith("Action") and line.endswith("]"):
             line = f"{line[:-1]} {one_line}]"
+        elif head.startswith("Act "):
+            line = f"{line} {one_line}"
         out.append(line)
     return "\n".join(out) + "\n"
 
@@ -164,8 +166,9 @@ def write_inputs(root: Path, block: str | None, one_line: str | None, name_secre
     (inp / "chat.json").write_text(json.dumps([chat]))
     if block is not None:
         for path in sorted(p for p in inp.rglob("*") if p.is_file()):
-            if path.name in ("results.json", "result.json", "outcomes.json", "outcomes.csv"):
-                continue
+            if (path.name in ("results.json", "result.json", "report.json", "outcomes.json")
+                    or path.suffix not in (".txt", ".jsonl", ".json", ".traj")):
+                continue  # verdicts, evaluation logs
             text = path.read_text()
             if path.suffix == ".txt":
                 path.write_text(plant_react(text, block, one_line))
