@@ -453,7 +453,7 @@ def test_openai_chat_run_keeps_original_and_is_redacted(tmp_path):
     # the user turn, the task's initial observation and the original; the call and the original
     assert report.redactions == {"openai-key": 3, "github-token": 2}
     assert run.source["redactions"] == {"github-token": 2, "openai-key": 3}
-    assert run.actions[0].arguments == {"token": "[REDACTED:github-token]"}
+    assert run.actions[0].arguments["token"].startswith("[REDACTED:github-token#")
     assert "sk-proj" not in json.dumps(run.source["original"])
     runs, report = _load(chat, redact=False)
     assert "sk-proj-" in runs[0].turns[0].content and not report.redactions

@@ -462,6 +462,23 @@ def _text(value):
     return value if isinstance(value, str) else dumps(value, indent=2)
 
 
+# Control and invisible characters shown as escapes in plain output (`\x1b`, `\u202e`), so
+# a log cannot drive the agent's terminal; --json output is left to the JSON encoder.
+# The same set as wikitrace/controls.py (a test checks they agree).
+HIDDEN_RANGES = ((0x00, 0x08), (0x0B, 0x1F), (0x7F, 0x9F), (0x061C, 0x061C), (0x180E, 0x180E),
+                 (0x200B, 0x200B), (0x200E, 0x200F), (0x2028, 0x202E), (0x2060, 0x2064),
+                 (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0xE0000, 0xE007F))
+_VISIBLE = None
+
+
+def visible(text):
+    global _VISIBLE
+    if _VISIBLE is None:
+        _VISIBLE = {cp: (f"\\x{cp:02x}" if cp <= 0xFF else f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}")
+                    for a, b in HIDDEN_RANGES for cp in range(a, b + 1)}
+    return text.translate(_VISIBLE)
+
+
 # ------------------------------------------------------------------------- tools
 
 def cmd_actions(opts, positional):
@@ -486,7 +503,7 @@ def cmd_actions(opts, positional):
         warn(f"{step} has no turns")
         return 0
     width = max(3, len(str(turns[-1]["turn"])))
-    return emit("".join(f"{rec['turn']:>{width}}  {summary(rec)}\n" for rec in turns))
+    return emit(visible("".join(f"{rec['turn']:>{width}}  {summary(rec)}\n" for rec in turns)))
 
 
 def _turn_number(text):
@@ -526,7 +543,7 @@ def cmd_turn(opts, positional):
     full = bool(opts.get("--full"))
     if opts.get("--json"):
         return emit(json_lines(chosen if full else [capped(step, rec) for rec in chosen]))
-    return emit("\n\n".join(full_text(step, rec, full) for rec in chosen) + "\n")
+    return emit(visible("\n\n".join(full_text(step, rec, full) for rec in chosen) + "\n"))
 
 
 # -------------------------------------------------------------------------- glue

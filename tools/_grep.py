@@ -17,7 +17,7 @@ a turn log is reported by its turn (``step-0003 turn 7``), the number ``turn`` t
 import os
 
 from _corpus import (LAYERS, NO_RG_ENV, ToolError, _no_corpus, _usage_line, corpus_root,
-                     emit, json_lines, warn)
+                     emit, json_lines, visible, warn)
 
 
 def cmd_grep(opts, positional):
@@ -78,8 +78,8 @@ def cmd_grep(opts, positional):
     if opts.get("--json"):
         emit(json_lines([_json_item(base, hit, files_only) for hit in shown]))
     else:
-        emit("".join(f"{p}\n" if files_only else f"{_where(base, p, n, t)}: {_clip_line(t, s)}\n"
-                     for p, n, t, s in shown))
+        emit(visible("".join(f"{p}\n" if files_only else f"{_where(base, p, n, t)}: {_clip_line(t, s)}\n"
+                             for p, n, t, s in shown)))
     if left_out:
         what = "files" if files_only else "matching lines"
         count = f"over {COUNT_PAST_MAX}" if left_out > COUNT_PAST_MAX else str(left_out)

@@ -34,6 +34,7 @@ from .corpus.fsio import FILE_MODE, write_atomic
 from .corpus.manifest import IdAllocator, content_hash
 from .corpus.publish import BuildLock, PublishError, check_target, fresh_staging, publish
 from .runs._common import Carried
+from .redact import redact_compilation, redactor_for
 from .runs.load import LoadReport, iter_runs
 from .runs.model import Run, RunError
 
@@ -92,7 +93,9 @@ def make_compiler(opts: BuildOptions, config=None) -> Compiler:
         return OfflineCompiler()
     from .compilers.llm import LLMCompiler
 
-    return LLMCompiler(config, cache_dir=opts.cache_dir, templates=opts.templates, concurrency=opts.concurrency)
+    compiler = LLMCompiler(config, cache_dir=opts.cache_dir, templates=opts.templates, concurrency=opts.concurrency)
+    compiler.redactor = redactor_for(opts.redact, opts.redact_patterns)  # the answers, with the user's patterns too
+    return compiler
 
 
 def _read_kwargs(opts: BuildOptions, known: dict | None) -> dict:
@@ -257,6 +260,7 @@ class _Writer:
 
     def __init__(self, stage: Path, ids: IdAllocator, opts: BuildOptions, reuse: _Reuse):
         self.stage, self.ids, self.opts, self.reuse = stage, ids, opts, reuse
+        self.redactor = redactor_for(opts.redact, opts.redact_patterns)
         self.runs: list[dict] = []
         self.insights: list[dict] = []
         self.compilers: collections.Counter = collections.Counter()
@@ -311,6 +315,7 @@ class _Writer:
             return
         if comp is REUSED:
             return self._carry_over(run, digest)
+        redact_compilation(comp, self.redactor)
         step = self.ids.step_for(run.run_id)
         ins_ids = self.ids.insights_for(run.run_id, len(comp.insights))
         refs = [documents.InsightRef(i, c.title, layout.insight_doc(i)) for i, c in zip(ins_ids, comp.insights)]

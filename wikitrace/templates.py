@@ -92,6 +92,15 @@ def cap_text(text: str, step: str, turn: int) -> str:
     return f"{head}\n… {what} cut — `turn {step} {turn} --full`\n{tail}"
 
 
+def _visible(value):
+    """Control characters in a rendered value shown as escapes (``controls``)."""
+    if isinstance(value, str):
+        from .controls import visible
+
+        return visible(value)
+    return value
+
+
 @lru_cache(maxsize=8)
 def environment(override: str | None = None) -> jinja2.Environment:
     dirs = ([override] if override else []) + [str(bundled_dir("corpus_templates"))]
@@ -107,6 +116,7 @@ def environment(override: str | None = None) -> jinja2.Environment:
     env.filters["oneline"] = _oneline
     env.filters["md"] = md_text
     env.filters["fence"] = fence
+    env.finalize = _visible  # every value a template prints: run content and model text alike
     return env
 
 

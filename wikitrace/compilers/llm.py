@@ -41,6 +41,7 @@ from ..llm_config import LLMConfig
 from ..runs.model import Run, Turn
 from ..templates import environment, render
 from .base import CompileStats
+from ..redact import default_redactor
 from .cache import CachedAnswer, ResponseCache, cache_key
 from .grounding import ground
 from .offline import compile_offline
@@ -285,6 +286,9 @@ class LLMCompiler:
         self.trajectory_budget = trajectory_budget
         self.solver_prompt_limit = solver_prompt_limit
         self.cache = ResponseCache(cache_dir) if use_cache else None
+        # Answers are redacted before they are checked, cached or written: a model may
+        # write a key back. The build sets its own (user patterns), or None with --no-redact.
+        self.redactor = default_redactor()
         self._rng = random.Random(seed)
         self._stats = CompileStats()
         # Capability flag: the most structured response mode the server accepts.
@@ -469,7 +473,7 @@ class LLMCompiler:
                 hit = self.cache.get(self._key(by_mode[m], m))
                 if hit is not None:
                     self._stats.cache_hits += 1
-                    return hit.text, dict(hit.usage), m, by_mode[m]
+                    return self.redacted(hit.text), dict(hit.usage), m, by_mode[m]
         state = self._loop_state()
         if self._mode_settled:
             return await self._try_modes(by_mode, outcome)
@@ -553,7 +557,7 @@ class LLMCompiler:
             hit = self.cache.get(key)
             if hit is not None:
                 self._stats.cache_hits += 1
-                return hit.text, dict(hit.usage)
+                return self.redacted(hit.text), dict(hit.usage)
         state = self._loop_state()
         openai = self._openai
         kwargs = self.request_body(messages, outcome, mode)
@@ -599,6 +603,7 @@ class LLMCompiler:
                 raise _Failure(f"bad response: {_one_line(str(exc))[:160]}") from None
             else:
                 text, usage = _answer(response)
+                text = self.redacted(text)
                 self._stats.prompt_tokens += usage.get("prompt_tokens", 0)
                 self._stats.completion_tokens += usage.get("completion_tokens", 0)
                 if self.cache is not None:
@@ -609,6 +614,9 @@ class LLMCompiler:
                 await asyncio.sleep(self._delay(attempt, retry_after))
         attempts = f"{self.max_attempts} attempt{'s' if self.max_attempts != 1 else ''}"
         raise _Failure(f"{what} after {attempts}")
+
+    def redacted(self, text: str) -> str:
+        return self.redactor.text(text) if self.redactor is not None else text
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

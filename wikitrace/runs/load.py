@@ -166,8 +166,26 @@ def is_experiment_folder(folder: Path) -> bool:
                                             or (folder / "logs").is_dir())
 
 
-def _walk(folder: Path, report: LoadReport, depth: int = 0) -> Iterator[tuple[Path, bool]]:
-    """(path, found_by_walking) for the run files and run folders under ``folder``."""
+def _leaves(root: Path, path: Path) -> bool:
+    """True when ``path`` is a symlink, or a run folder holding one, that resolves outside ``root``."""
+    from ..safe_names import contained
+
+    if path.is_symlink():
+        return not contained(root, path.resolve())
+    if path.is_dir() and native.is_run_folder(path):
+        try:
+            return any(p.is_symlink() and not contained(root, p.resolve()) for p in path.iterdir())
+        except OSError:
+            return False
+    return False
+
+
+def _walk(folder: Path, report: LoadReport, depth: int = 0, root: Path | None = None) -> Iterator[tuple[Path, bool]]:
+    """(path, found_by_walking) for the run files and run folders under ``folder``.
+
+    No symlink is followed out of the input folder (a link to ``/proc/self/environ``
+    must not end up in a corpus); links to folders are not followed at all."""
+    root = folder if root is None else root
     try:
         children = sorted(folder.iterdir())
     except OSError as exc:
@@ -184,11 +202,14 @@ def _walk(folder: Path, report: LoadReport, depth: int = 0) -> Iterator[tuple[Pa
         if child.is_symlink() and child.is_dir():
             report.ignored.append(f"{child}: symlinked folder not followed")
             continue
+        if _leaves(root, child):
+            report.ignored.append(f"{child}: symlink leading out of {root} not followed")
+            continue
         if native.is_run_folder(child):
             yield child, True
         elif child.is_dir():
             if depth < 8:
-                yield from _walk(child, report, depth + 1)
+                yield from _walk(child, report, depth + 1, root)
         elif child.is_file():
             name = child.name.lower()
             if name in _COMPANIONS or name.startswith("outcomes."):
@@ -242,7 +263,40 @@ def fingerprint(run: Run) -> str:
     return h.hexdigest()
 
 
-def iter_runs(
+def iter_runs(paths: list[Path], fmt: str | None = None, report: LoadReport | None = None, *,
+              redact: bool = True, redact_patterns: Iterable[str] = (), **kwargs) -> Iterator[Run | Carried]:
+    """``_iter_runs`` (below), and what it tells about the input redacted too: a file
+    name or a record quoted in a problem line reaches the terminal and corpus.json."""
+    report = report if report is not None else LoadReport()
+    marks = (len(report.errors), len(report.warnings), len(report.ignored), set(report.detected))
+    try:
+        yield from _iter_runs(paths, fmt, report, redact=redact, redact_patterns=redact_patterns, **kwargs)
+    except RunError as exc:
+        if not redact:
+            raise
+        raise RunError(_redactor(redact_patterns).text(str(exc))) from None
+    finally:
+        if redact:
+            _redact_report(report, marks, _redactor(redact_patterns))
+
+
+def _redactor(patterns: Iterable[str]):
+    from ..redact import redactor_for
+
+    return redactor_for(True, patterns)
+
+
+def _redact_report(report: LoadReport, marks: tuple, redactor) -> None:
+    errors, warnings, ignored, detected = marks
+    for items, start in ((report.errors, errors), (report.warnings, warnings), (report.ignored, ignored)):
+        items[start:] = [redactor.text(line) for line in items[start:]]
+    for path in [p for p in report.detected if p not in detected]:
+        clean = redactor.text(path)
+        if clean != path:
+            report.detected[clean] = report.detected.pop(path)
+
+
+def _iter_runs(
     paths: list[Path],
     fmt: str | None = None,
     report: LoadReport | None = None,
@@ -266,12 +320,7 @@ def iter_runs(
     report = report if report is not None else LoadReport()
     chosen_fmt = format_name(fmt) if fmt else None
     table = _outcomes.load_outcomes(outcomes) if isinstance(outcomes, (str, Path)) else (outcomes or {})
-    redactor = None
-    if redact:
-        from ..redact import Redactor, default_redactor
-
-        patterns = list(redact_patterns)
-        redactor = Redactor(patterns) if patterns else default_redactor()
+    redactor = _redactor(redact_patterns) if redact else None
     seen: dict[str, str] = {}
     used: set[str] = set()
     for path, walked in _expand(paths, report):

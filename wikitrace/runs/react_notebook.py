@@ -47,7 +47,7 @@ _WT_TALLY = re.compile(r"^\d+ \d+ [\d.]+(?:e-?\d+)? [\d.]+(?:e-?\d+)?\s*$")
 # WebShop
 _WS_STEP = re.compile(r"^(Action|Observation):[ \t]?(.*)$")
 _WS_SCORE = re.compile(r"^Your score \(min 0\.0, max 1\.0\):\s*(-?[\d.]+)\s*$")
-_WS_TALLY = re.compile(r"^(\d+) (-?[\d.]+(?:e-?\d+)?) (-?[\d.]+(?:e-?\d+)?) (-?[\d.]+(?:e-?\d+)?)\s*$")
+_WS_TALLY = re.compile(r"^(\d+) (-?\d*\.?\d+(?:e-?\d+)?) (-?\d*\.?\d+(?:e-?\d+)?) (-?\d*\.?\d+(?:e-?\d+)?)\s*$")
 _DASHES = re.compile(r"^-{5,}\s*$")
 # ALFWorld
 _AW_STEP = re.compile(r"^(Act|Obs) (\d+):[ \t]?(.*)$")
