@@ -240,7 +240,8 @@ def test_control_characters_are_escaped_in_pages_and_tool_output(fake_openai, tm
         if rel.endswith((".md", ".json", ".jsonl", ".txt")):
             assert not raw & set(text), (rel, raw & set(text))
     page = (out / "compilation" / "step-0000.md").read_text()
-    assert "\\x1b[31m" in page and "\\u202e" in page and "\\x00" in page  # shown, not acted on
+    # shown, not acted on (the bracket after ESC is escaped too: page text never becomes markup)
+    assert "\\x1b\\[31m" in page and "\\u202e" in page and "\\x00" in page
     step_log = [json.loads(x) for x in (out / "raw" / "step-0000" / "solver.full.jsonl").read_text().splitlines()]
     # the JSON value keeps what the reader kept (it replaces C0/C1 controls itself, not bidi or CR)
     assert any("\u202e" in (t.get("result") or "") for t in step_log)
@@ -256,6 +257,8 @@ def test_control_characters_are_escaped_in_pages_and_tool_output(fake_openai, tm
     page_path = out / "compilation" / "step-0000.md"  # a page written by something else, raw ESC and all
     os.chmod(page_path, 0o644)
     page_path.write_text(page_path.read_text() + "\nplanted \x1b[2J line\n")
+    # the build's search files hold what the build wrote; without them grep reads the pages
+    shutil.rmtree(out / "index" / "grep")
     proc = subprocess.run([sys.executable, str(tools / "grep"), "planted"], env=env, capture_output=True, timeout=60)
     assert proc.returncode == 0 and b"planted \\x1b[2J line" in proc.stdout and b"\x1b" not in proc.stdout
     proc = subprocess.run([sys.executable, str(tools / "turn"), "step-0000", str(turn_no), "--json"], env=env,
