@@ -1,0 +1,382 @@
+"""Lessons the offline compiler draws from one run, in the run's own words.
+
+A lesson says what the run shows: which tool, the error it met, what got past it
+(or did not), and the condition under which that applies. Its vocabulary comes
+only from the run: tool names, argument keys, the observations' first lines, the
+task and the sentences of the run's own system prompt. Values that hold only in
+this episode (ids, amounts, dates) are masked. A lesson is written only where
+the run bears it out: no "gather less" for a run that called nothing, no "change
+the arguments" for a call that never failed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .reading import RULE, Call, Reading, _words, check_arguments, rules_for, sentences
+from .schema import MAX_INSIGHTS, CandidateInsight
+from .text import clip, first_line, generic, signature
+
+if TYPE_CHECKING:
+    from .offline import Item
+
+# A call that hands the conversation to a person: its failure is about *whether* to hand
+# off, never about its arguments.
+_HAND_OFF = re.compile(r"transfer|hand_?off|escalat|human|operator", re.I)
+
+
+def is_hand_off(call: Call) -> bool:
+    return bool(_HAND_OFF.search(call.name))
+
+
+def _kind(r: Reading) -> str:
+    task = r.run.task
+    return task.task_type or (", ".join(task.apps) if task.apps else "")
+
+
+def _for_kind(r: Reading) -> str:
+    kind = _kind(r)
+    return f"{kind} tasks" if kind else "tasks like this one"
+
+
+def _top(path: str) -> str:
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
+
+
+def _sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], list[str]]:
+    """Which earlier tool showed each top-level argument, which came from the user, which from nowhere."""
+    by_turn = {c.n: c.name for c in r.calls}
+    from_tool: dict[str, list[str]] = {}
+    from_user: list[str] = []
+    unseen: list[str] = []
+    for a in check_arguments(r, call.turn):
+        key = _top(a.path)
+        if a.seen_at is None:
+            unseen.append(key)
+        elif a.seen_in == "user message":
+            from_user.append(key)
+        else:
+            from_tool.setdefault(by_turn.get(a.seen_at, "a look-up"), []).append(key)
+    dedup = lambda xs: list(dict.fromkeys(xs))  # noqa: E731
+    return {t: dedup(k) for t, k in from_tool.items()}, dedup(from_user), dedup(unseen)
+
+
+def _join(items: list[str], limit: int = 4) -> str:
+    items = list(dict.fromkeys(items))
+    shown = items[:limit] + ([f"{len(items) - limit} more"] if len(items) > limit else [])
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def task_gist(r: Reading, words: set[str], limit: int = 110) -> str:
+    """The sentence of the task that shares most words with ``words`` and then with the
+    run's tools and argument keys (the longer on a tie), values masked."""
+    domain = set().union(*(_call_words(c) for c in r.calls)) if r.calls else set()
+    best, score = "", (-1, -1, -1)
+    for s in sentences(r.run.task.instruction or ""):
+        plain = generic(s)
+        if len(re.findall(r"[A-Za-z]{3,}", plain)) < 4:  # mostly ids and numbers: says nothing
+            continue
+        found = _words(s)
+        key = (len(found & words), len(found & domain), len(plain))
+        if key > score:
+            best, score = plain, key
+    return clip(best, limit)
+
+
+def lookup_chain(r: Reading, before: Call, limit: int = 4) -> str:
+    """The look-ups that went through before a call, with short arguments: ``Search[Nick Park]``."""
+    shown = []
+    for c in r.calls:
+        if c.n >= before.n or c.writes or c.error:
+            continue
+        args = c.turn.arguments
+        if isinstance(args, str) and 0 < len(args) <= 50:
+            shown.append(f"{c.name}[{generic(args)}]")
+        elif isinstance(args, dict) and args:
+            short = [f"{k}" for k, v in args.items()]
+            shown.append(f"{c.name}({', '.join(short[:3])})")
+        else:
+            shown.append(c.name)
+    shown = list(dict.fromkeys(shown))
+    if len(shown) > limit:
+        shown = shown[: limit - 1] + [f"{len(shown) - limit + 1} more", ]
+    return ", ".join(shown)
+
+
+def _call_words(call: Call) -> set[str]:
+    keys = " ".join(call.turn.arguments) if isinstance(call.turn.arguments, dict) else ""
+    return _words(f"{call.name} {keys}".replace("_", " "))
+
+
+def _rule_quote(sentence: str, limit: int = 160) -> str:
+    return clip(sentence, limit)
+
+
+# --- success ---------------------------------------------------------------------------------
+
+
+def _procedure(r: Reading, w: Call) -> CandidateInsight:
+    if is_hand_off(w):
+        return _hand_off_lesson(r, w, success=True)
+    tools, user, unseen = _sources(r, w)
+    parts = [f"{_join(keys)} from {tool}" for tool, keys in tools.items()]
+    if user:
+        parts.append(f"{_join(user)} from the user's own words")
+    lookups = [c.name for c in r.calls if c.n < w.n and not c.writes and not c.error]
+    if parts:
+        guide = f"Before {w.name}, take {'; '.join(parts)}: this run's {w.name} went through with its arguments built that way"
+    elif lookups:
+        guide = f"Call {_join(lookups, 3)} before {w.name} and build its arguments from what they return, as this run did"
+    else:
+        guide = f"This run called {w.name} without a look-up first and it went through"
+    if unseen:
+        guide += f" ({_join(unseen)} it set itself)"
+    chain = lookup_chain(r, w)
+    if chain and isinstance(w.turn.arguments, str):  # a free-form answer: say where it was found
+        guide += f"; the look-ups were {chain}"
+    gist = task_gist(r, _call_words(w))
+    when = f"Applies to {_for_kind(r)} that end in {w.name}"
+    when += f", such as: \"{gist}\"" if gist else ""
+    return CandidateInsight(
+        title=f"Build {w.name} from {_join(list(tools), 2)}" if tools else f"Settle the task with {w.name}",
+        guideline=guide + ".",
+        applicability=when + "; check each value against the current request, not this run's.",
+    )
+
+
+def _recovery(r: Reading, err: Call, fix: Call) -> CandidateInsight:
+    said = first_line(err.turn.result, 100)
+    x, y = err.turn.arguments, fix.turn.arguments
+    changed = [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)] if isinstance(x, dict) and isinstance(y, dict) else []
+    from_error = [k for k in changed if isinstance(y, dict) and str(y.get(k, "")) and
+                  str(y.get(k)).lower() in (err.turn.result or "").lower()]
+    if from_error:
+        how = f"call it again with {_join(from_error)} taken from what the error listed"
+    elif changed:
+        how = f"call it again with {_join(changed)} changed"
+    elif fix.name == err.name:
+        how = "the same call went through later, after the run did something else first"
+    else:
+        how = f"{fix.name} got past it"
+    between = [c.name for c in r.calls if err.n < c.n < fix.n and c.name != err.name]
+    if between and (changed or from_error):
+        how += f", after checking with {_join(between, 2)}"
+    return CandidateInsight(
+        title=f"Get past \"{clip(said, 40)}\" from {err.name}",
+        guideline=f"When {err.name} answers \"{said}\", {how}; that is what got this run past it.",
+        applicability=f"Applies to {_for_kind(r)} when {err.name} gives this error; another error from it may need another fix.",
+    )
+
+
+def _confirmation(r: Reading, w: Call) -> CandidateInsight | None:
+    hits = [h for h in rules_for(r, w) if re.search(r"confirm", h.sentence, re.I)]
+    if not hits or not w.confirmed:
+        return None
+    keys = list(w.turn.arguments) if isinstance(w.turn.arguments, dict) else []
+    return CandidateInsight(
+        title=f"Confirm {w.name} details with the user first",
+        guideline=f"State {('the ' + _join(keys, 3)) if keys else 'the details'} of the {w.name} call and wait for the user's yes, as the "
+                  f"system prompt asks: \"{_rule_quote(hits[0].sentence)}\"",
+        applicability=f"Applies to {w.name} and other calls that change records in {_for_kind(r)}; not to look-ups.",
+    )
+
+
+def _answer_from(r: Reading) -> CandidateInsight:
+    lookups = list(dict.fromkeys(c.name for c in r.calls if not c.error))
+    gist = task_gist(r, _words(" ".join(lookups).replace("_", " ")))
+    return CandidateInsight(
+        title=f"Answer from {lookups[0]} results",
+        guideline=f"Use {_join(lookups, 4)} to find what the request needs and answer from what they return; "
+                  f"this run changed nothing and succeeded.",
+        applicability=f"Applies to {_for_kind(r)} that only ask for information"
+                      + (f", such as: \"{gist}\"" if gist else "") + "; not when a change is asked for.",
+    )
+
+
+def _success(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
+    if not r.calls:
+        gist = task_gist(r, set())
+        return [CandidateInsight(
+            title="Answer directly when no look-up is needed",
+            guideline="This run settled the request from what it already knew, without a tool call, and succeeded.",
+            applicability="Applies when the task needs no state from the environment"
+                          + (f", such as: \"{gist}\"" if gist else "") + "; not when facts must be checked first.",
+        )]
+    out: list[CandidateInsight] = []
+    writes = [i.call for i in chosen if i.kind == "write" and i.call is not None]
+    if writes:
+        out.append(_procedure(r, writes[-1]))
+    for i in chosen:
+        if i.kind == "recovery" and i.call is not None:
+            err = next(c for c in reversed(r.calls) if c.n < i.call.n and c.error and c.name == i.call.name)
+            out.append(_recovery(r, err, i.call))
+            break
+    for w in reversed(writes):
+        lesson = _confirmation(r, w)
+        if lesson:
+            out.append(lesson)
+            break
+    if not writes:
+        out.insert(0, _answer_from(r))
+    return out
+
+
+# --- failure ---------------------------------------------------------------------------------
+
+
+def _unseen_lesson(r: Reading, w: Call, notes: list[str]) -> CandidateInsight | None:
+    broken = [h for h in rules_for(r, w) if h.broken]
+    if broken:
+        h = broken[0]
+        prior = next((t for t in reversed(r.run.turns) if t.turn < w.n and t.type == "message" and t.role == "user"), None)
+        heard = first_line(prior.content, 70) if prior is not None else ""
+        gist = task_gist(r, _call_words(w))
+        return CandidateInsight(
+            title=f"Respect the rule before {w.name}",
+            guideline=f"The system prompt says \"{_rule_quote(h.sentence)}\"; this failed run called {w.name} while "
+                      f"{generic(h.broken)}" + (f" (the user's last words before it: \"{heard}\")" if heard else "") + ".",
+            applicability=f"Applies whenever {w.name} is called in {_for_kind(r)}"
+                          + (f", such as: \"{gist}\"" if gist else "") + "; the rule's own words decide.",
+        )
+    tools, user, unseen = _sources(r, w)
+    if not unseen:
+        return None
+    known = [f"{_join(k, 3)} from {t}" for t, k in tools.items()] + ([f"{_join(user, 3)} from the user"] if user else [])
+    return CandidateInsight(
+        title=f"Check {_join(unseen, 2)} before {w.name}",
+        guideline=f"This failed run called {w.name} with {_join(unseen)} set to values no earlier look-up or user "
+                  f"message held" + (f" (it took {'; '.join(known)})" if known else "")
+                  + f"; confirm {_join(unseen)} with a look-up or with the user first.",
+        applicability=f"Applies to {w.name} in {_for_kind(r)}"
+                      + (f", such as: \"{task_gist(r, _call_words(w))}\"" if r.run.task.instruction else "")
+                      + "; a failed run's lesson is a caution, not a recipe.",
+    )
+
+
+def _error_lesson(r: Reading, err: Call) -> CandidateInsight:
+    said = first_line(err.turn.result, 100)
+    later = [c for c in r.calls if c.n > err.n]
+    same = [c for c in later if signature(c.turn) == signature(err.turn)]
+    retries = [c for c in later if c.name == err.name]
+    passed = next((c for c in retries if not c.error), None)
+    if passed is not None:
+        changed = [k for k in dict.fromkeys([*err.turn.arguments, *passed.turn.arguments])
+                   if err.turn.arguments.get(k) != passed.turn.arguments.get(k)] \
+            if isinstance(err.turn.arguments, dict) and isinstance(passed.turn.arguments, dict) else []
+        what = (f"this run got past it with {_join(changed)} changed" if changed else
+                "this run got past it with a later call of the same tool") + \
+            ", yet still failed: a call that goes through is not yet the one the task asked for"
+    elif same:
+        what = (f"this run sent the same {err.name} call again {len(same)} more time{'s' if len(same) != 1 else ''} "
+                f"and never got past it; change what the message points at before calling again")
+    elif retries:
+        what = f"this run tried {err.name} again with other arguments and it failed each time; read the message for the value it rejects"
+    else:
+        what = f"this run did not call {err.name} again and ended without what it was for"
+    words = _words(said) & _words(" ".join(err.turn.arguments).replace("_", " ")) if isinstance(err.turn.arguments, dict) else set()
+    return CandidateInsight(
+        title=f"{err.name} failing with \"{clip(said, 40)}\"",
+        guideline=f"When {err.name} answers \"{said}\", {what}"
+                  + (" (the message names the argument to fix)" if words and passed is None else "") + ".",
+        applicability=f"Applies to {_for_kind(r)} when {err.name} returns this error; a different error needs its own reading.",
+    )
+
+
+def _hand_off_lesson(r: Reading, w: Call, success: bool = False) -> CandidateInsight:
+    words = _words(w.name.replace("_", " "))
+    scored = [(len(words & _words(s)), s) for s in sentences(r.system.content or "") if RULE.search(s)] if r.system else []
+    best = max(scored, key=lambda x: x[0], default=(0, ""))
+    rule = best[1] if best[0] >= 2 or (best[0] == 1 and len(words) == 1) else ""
+    chain = lookup_chain(r, w)
+    gist = task_gist(r, words)
+    said = f"; the system prompt allows it as it says: \"{_rule_quote(rule)}\"" if rule else ""
+    if success:
+        return CandidateInsight(
+            title=f"Hand off with {w.name} when the tools cannot settle it",
+            guideline=f"This run handed the request off with {w.name}" + (f" after {chain}" if chain else "")
+                      + f" and was judged a success{said}.",
+            applicability=f"Applies to {_for_kind(r)} the other tools cannot settle"
+                          + (f", such as: \"{gist}\"" if gist else "") + "; not when a tool can make the change.",
+        )
+    return CandidateInsight(
+        title=f"Decide on {w.name} from the task and the rules",
+        guideline=f"This run handed the conversation off with {w.name}" + (f" after {chain}" if chain else "")
+                  + f" and was judged a failure{said}. Before handing off, check whether the request can be done "
+                  "with the other tools.",
+        applicability=f"Applies to {_for_kind(r)} where a hand-off is considered"
+                      + (f", such as: \"{gist}\"" if gist else "") + "; when the rules require the hand-off, make it.",
+    )
+
+
+def _idle_lesson(r: Reading) -> CandidateInsight:
+    gist = task_gist(r, set())
+    if not r.calls:
+        return CandidateInsight(
+            title="Check with the environment before answering",
+            guideline="This run answered without a single tool call and was judged a failure; use the tools to "
+                      "confirm the facts the task depends on before answering.",
+            applicability=f"Applies to {_for_kind(r)}" + (f" such as: \"{gist}\"" if gist else "")
+                          + "; not when the answer needs nothing from the environment.",
+        )
+    tools = list(dict.fromkeys(c.name for c in r.calls))
+    return CandidateInsight(
+        title=f"Act after {tools[0]}, not only look up",
+        guideline=f"This run called only {_join(tools, 4)}, changed nothing and was judged a failure; once those "
+                  "calls have given the facts, make the change the task asks for, or say why it cannot be made.",
+        applicability=f"Applies to {_for_kind(r)} that ask for a change"
+                      + (f", such as: \"{gist}\"" if gist else "") + "; not to questions that only need an answer.",
+    )
+
+
+def _loop_lesson(r: Reading, c: Call, n: int) -> CandidateInsight:
+    return CandidateInsight(
+        title=f"Stop repeating {c.name} unchanged",
+        guideline=f"This run sent the same {c.name} call {n} times and got \"{first_line(c.turn.result, 80)}\" back; "
+                  f"after the second identical answer, change the arguments or the approach.",
+        applicability=f"Applies to {c.name} in {_for_kind(r)}; not to polling a state that is expected to change.",
+    )
+
+
+def _failure(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
+    out: list[CandidateInsight] = []
+    writes = [i for i in chosen if i.kind == "write" and i.call is not None]
+    for i in sorted(writes, key=lambda i: -i.rank):
+        if is_hand_off(i.call):
+            out.append(_hand_off_lesson(r, i.call))
+            break
+        lesson = _unseen_lesson(r, i.call, i.evidence.notes)
+        if lesson:
+            out.append(lesson)
+            break
+    errors = [i.call for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)]
+    unrecovered = [i.call for i in chosen if i.kind == "error" and i.rank >= 80 and i.call is not None and not is_hand_off(i.call)]
+    for err in (unrecovered or errors)[:1]:
+        out.append(_error_lesson(r, err))
+    for i in chosen:
+        if i.kind == "loop" and i.call is not None and not any(i.call.name in o.title for o in out):
+            out.append(_loop_lesson(r, i.call, sum(1 for c in r.calls if signature(c.turn) == signature(i.call.turn))))
+            break
+    if not writes and not errors:
+        out.append(_idle_lesson(r))
+    if not out and writes:
+        w = writes[-1].call
+        chain = lookup_chain(r, w)
+        out.append(CandidateInsight(
+            title=f"Re-read the request before {w.name}",
+            guideline=f"This run's {w.name} used only values it had seen" + (f" (after {chain})" if chain else "")
+                      + f", went through, and the run still failed; before {w.name}, check that the call does what "
+                      f"the request asks: \"{task_gist(r, _call_words(w))}\".",
+            applicability=f"Applies to {w.name} in {_for_kind(r)}; a failed run's lesson is a caution, not a recipe.",
+        ))
+    return out
+
+
+def lessons_for(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
+    out = _success(r, chosen) if r.run.outcome.success else _failure(r, chosen)
+    seen, unique = set(), []
+    for lesson in out:
+        if lesson.guideline not in seen:
+            seen.add(lesson.guideline)
+            unique.append(lesson)
+    return unique[:MAX_INSIGHTS]

@@ -1,0 +1,343 @@
+"""What the offline compiler reads off a turn log before it writes a word.
+
+Each agent call is classified once (a ``Call``): is it the agent's own action or
+a harness step, did the environment answer with an error, does it change state,
+did the user agree just before it. Nothing here knows a benchmark: tool names,
+argument keys and the run's own system prompt are the only vocabulary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ..runs.model import Run, Turn
+
+# First words of tool names (or shell commands) that read state rather than change it.
+_READ_WORDS = frozenset((
+    "get", "search", "list", "find", "read", "look", "lookup", "view", "show", "fetch", "query",
+    "check", "calculate", "compute", "think", "inventory", "examine", "ls", "cat", "grep",
+    "describe", "count", "retrieve", "browse", "info", "head", "tail", "pwd", "echo", "which",
+    "open", "scroll", "goto", "rg", "tree", "stat", "wc", "diff", "git",
+))
+# Shell-like tools whose first command word says what the call does.
+_SHELL_TOOLS = frozenset(("bash", "shell", "sh", "run", "execute", "exec", "terminal", "cmd", "command"))
+_COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
+_AFFIRM = re.compile(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|sure|please do)\b", re.I)
+# A conservative reading of an observation that has no error flag of its own:
+# only an opening that announces a failure, never a word in the middle of output.
+_ERROR_OPENING = re.compile(
+    r"^\s*(?:error\b|\w*error:|exception\b|traceback \(most recent call last\)|"
+    r"[\w./-]+: command not found|bash: .*: command not found|fatal:|failed\b|invalid\b)",
+    re.I,
+)
+# SWE-agent style exits and other harness steps that some logs record as calls.
+_HARNESS_CALL = re.compile(r"^(exit_[a-z_]+|autosubmi\w*|env(ironment)?_reset|reset_env\w*)$", re.I)
+
+
+def is_harness_turn(turn: Turn) -> bool:
+    """A step the harness took (a limit, a format exit, an autosubmission), not the agent."""
+    if turn.type == "episode_over":
+        return turn.role == "harness" or str(turn.extra.get("ended_by", "")).startswith("harness")
+    return turn.type == "function_call" and bool(_HARNESS_CALL.match(turn.name or ""))
+
+
+def looks_like_error(turn: Turn) -> bool:
+    """The format's own flag when it has one; else only an observation that opens with a failure."""
+    if turn.is_error is not None:
+        return turn.is_error
+    return bool(_ERROR_OPENING.match(turn.result or ""))
+
+
+def _head_word(text: str) -> str:
+    return (re.split(r"[^a-z]", text.lower().lstrip()) or [""])[0]
+
+
+def command_of(turn: Turn) -> str | None:
+    """The command text of a shell-like call, if it has one."""
+    args = turn.arguments
+    if isinstance(args, str):
+        return args
+    if isinstance(args, dict):
+        for key in _COMMAND_KEYS:
+            if isinstance(args.get(key), str):
+                return args[key]
+    return None
+
+
+def is_read_only(turn: Turn) -> bool:
+    """Judged from the tool name (``get_user``, ``searchFlights``), and for shell-like tools
+    and editors from the command (``ls``, ``cat``, ``view``): everything else changes state."""
+    name = (turn.name or "").lower()
+    head = _head_word(name)
+    if head in _READ_WORDS or name.startswith(("get", "search", "list", "find")):
+        return True
+    command = command_of(turn)
+    if command is not None and (head in _SHELL_TOOLS or "edit" in name or "editor" in name):
+        return _head_word(command) in _READ_WORDS
+    return False
+
+
+def confirmed_before(run: Run, call: Turn) -> bool:
+    """Did a user message agreeing to something come just before this call?"""
+    for t in reversed([t for t in run.turns if t.turn < call.turn]):
+        if t.type == "function_call":
+            return False
+        if t.type == "message" and t.role == "user":
+            return bool(_AFFIRM.search(t.content or ""))
+    return False
+
+
+@dataclass
+class Call:
+    turn: Turn
+    error: bool
+    writes: bool  # changes state (or the outcome), as far as the name and command tell
+    confirmed: bool  # a user message agreeing came just before it
+
+    @property
+    def name(self) -> str:
+        return self.turn.name or "?"
+
+    @property
+    def n(self) -> int:
+        return self.turn.turn
+
+
+@dataclass
+class Reading:
+    run: Run
+    calls: list[Call]  # the agent's own calls, harness steps left out
+    harness: list[Turn]  # harness steps, in order
+    system: Turn | None  # the run's system prompt, when the log has one
+    facts: list[Turn] = field(default_factory=list)  # observations and user messages, in order
+
+
+def read_run(run: Run) -> Reading:
+    calls, harness = [], []
+    for t in run.turns:
+        if is_harness_turn(t):
+            harness.append(t)
+        elif t.type == "function_call":
+            calls.append(Call(t, looks_like_error(t), not is_read_only(t), confirmed_before(run, t)))
+    first = run.turns[0] if run.turns else None
+    system = first if first is not None and first.type == "message" and first.role in ("system", "developer") else None
+    facts = [t for t in run.turns if (t.type == "function_call" and t.result and not is_harness_turn(t))
+             or (t.type == "message" and t.role == "user" and t.content)]
+    return Reading(run, calls, harness, system, facts)
+
+
+def harness_reason(reading: Reading) -> str | None:
+    """The real reason the harness ended the run, from ``ended_by`` or its last step."""
+    ended = reading.run.outcome.ended_by or ""
+    if ended.startswith("harness"):
+        reason = ended.split(":", 1)[1].strip() if ":" in ended else ""
+        if reason:
+            return reason
+    if reading.harness:
+        last = reading.harness[-1]
+        text = " ".join((last.content or last.result or "").split())
+        return text[:120] or (last.name or "").replace("_", " ") or "a harness step"
+    return "no reason given" if ended.startswith("harness") else None
+
+
+# --- arguments -----------------------------------------------------------------------------
+
+
+def full_arguments(turn: Turn) -> str:
+    """Every argument of a call, exactly, as one JSON line (a string argument as itself)."""
+    args = turn.arguments
+    if args is None:
+        return ""
+    if isinstance(args, str):
+        return args
+    return json.dumps(args, ensure_ascii=False, sort_keys=True)
+
+
+def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(path, scalar) for every scalar inside nested arguments: ``passengers[0].first_name``."""
+    if isinstance(value, dict):
+        for k in value:
+            yield from leaves(value[k], f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from leaves(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def _last_key(path: str) -> str:
+    return re.split(r"[.\[]", re.sub(r"\[\d+\]$", "", path))[-1] if path else ""
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _occurs(value: str, text: str) -> bool:
+    if not value:
+        return True
+    return re.search(r"(?<![\w.])" + re.escape(value.lower()) + r"(?![\w])", text.lower()) is not None
+
+
+_NUMBER_WORDS = {"0": "no|none|zero", "1": "one|a|an|single", "2": "two|both|pair", "3": "three", "4": "four", "5": "five"}
+
+
+def _told_number(value: str, key: str, text: str) -> bool:
+    """A short number counts as told only near a word that starts like one of its key's words
+    (``nonfree_baggages: 1`` is told by "1 checked bag", not by any "1" in the text)."""
+    stems = [w[:3] for w in re.split(r"[^a-z]", key.lower()) if len(w) >= 3]
+    if not stems:
+        return False
+    number = re.escape(value) + (f"|{_NUMBER_WORDS[value]}" if value in _NUMBER_WORDS else "")
+    stem = "|".join(map(re.escape, stems))
+    after = rf"(?<![\w.])(?:{number})(?![\w])(?:\W+\w+){{0,6}}?\W+(?:{stem})"
+    before = rf"\b(?:{stem})\w*(?:\W+\w+){{0,6}}?\W+\$?(?:{number})(?![\w])"
+    low = text.lower()
+    return re.search(after, low) is not None or re.search(before, low) is not None
+
+
+def _seen(value, key: str, turn: Turn) -> bool:
+    text = _as_text(value)
+    if isinstance(value, (int, float)) or len(text) <= 3:
+        if turn.type == "function_call":
+            if (turn.result or "").strip() in (text, text + ".0"):
+                return True
+            return any(k == key and _as_text(v) == text for k, v in _json_fields(turn.result or ""))
+        return _told_number(text, key, turn.content or "")
+    body = turn.result if turn.type == "function_call" else turn.content
+    return _occurs(text, body or "") or ("_" in text and any(_occurs(text.replace("_", sep), body or "") for sep in " -"))
+
+
+def _json_fields(text: str) -> Iterator[tuple[str, Any]]:
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError):
+        return
+    for path, v in leaves(data):
+        yield _last_key(path), v
+
+
+@dataclass
+class ArgCheck:
+    """One argument of a call set against what the run had seen or been told before it."""
+
+    path: str
+    value: Any
+    seen_at: int | None  # a turn whose observation or user message holds the value
+    seen_in: str | None  # "observation" | "user message"
+    other: Any = None  # an earlier value of the same field, when the call's value was never seen
+    other_at: int | None = None
+
+
+def check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
+    """For every scalar argument: the last earlier turn that showed the value, or, if none
+    did, an earlier observation that gave the same field another value."""
+    before = [t for t in reading.facts if t.turn < call.turn]
+    out = []
+    args = call.arguments if isinstance(call.arguments, (dict, list)) else {}
+    for path, value in leaves(args):
+        if value is None or isinstance(value, bool) or len(str(value).split()) > 8:
+            continue  # free text the agent wrote (a summary, a message) is not a value it looked up
+        text = _as_text(value)
+        hit = next((t for t in reversed(before) if _seen(value, _last_key(path), t)), None)
+        check = ArgCheck(path, value, hit.turn if hit else None,
+                         None if hit is None else ("user message" if t_is_user(hit) else "observation"))
+        if hit is None:
+            key = _last_key(path)
+            for t in reversed(before):
+                if t_is_user(t):
+                    continue
+                other = next((v for k, v in _json_fields(t.result or "") if k == key and v not in (None, "")
+                              and not isinstance(v, (dict, list)) and _as_text(v) != text), None)
+                if other is not None:
+                    check.other, check.other_at = other, t.turn
+                    break
+        out.append(check)
+    return out
+
+
+def t_is_user(turn: Turn) -> bool:
+    return turn.type == "message" and turn.role == "user"
+
+
+# --- the run's own rules -------------------------------------------------------------------
+
+RULE = re.compile(r"\b(must|must not|should not|shouldn't|cannot|can't|can not|never|not allowed|"
+                   r"only|at most|no more than|do not|don't|required|requires|need to|needs to)\b", re.I)
+_CONFIRM_WORDS = re.compile(r"\bconfirm", re.I)
+_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+            "nine": 9, "ten": 10}
+_AT_MOST = re.compile(r"\b(?:at most|no more than|up to)\s+(\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
+                      r"\s+((?:[a-z]+\s){0,2}?[a-z]+?)s?\b", re.I)
+
+
+def sentences(text: str) -> list[str]:
+    """The system prompt cut into sentences and list items, whitespace folded."""
+    out = []
+    for block in re.split(r"\n\s*\n|\n\s*[-*]\s+|\n#+\s*", text or ""):
+        for s in re.split(r"(?<=[.!?])\s+(?=[A-Z(])", block):
+            s = " ".join(s.split()).lstrip("-* ").strip()
+            if len(s) > 12:
+                out.append(s)
+    return out
+
+
+def _stem(word: str) -> str:
+    w = word.lower()
+    for suffix in ("ations", "ation", "ings", "ing", "ied", "ies", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+            return w[: -len(suffix)]
+    return w
+
+
+def _words(text: str) -> set[str]:
+    return {_stem(w) for w in re.findall(r"[a-z]{3,}", text.lower())}
+
+
+@dataclass
+class RuleHit:
+    sentence: str
+    turn: int  # the system prompt's turn
+    broken: str | None  # what the call did against it, when that is checked; None: the rule names this call
+
+
+def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
+    """Sentences of the run's system prompt that bear on this state-changing call.
+
+    Two checks are made, not guessed: an "at most N thing" rule whose thing appears more
+    than N times in the arguments, and a confirmation rule for a call that no user
+    agreement preceded. Other rule sentences are returned when they name both the call's
+    action (a word of the tool name) and one of its argument values or keys."""
+    if reading.system is None or not call.writes:
+        return []
+    text = reading.system.content or ""
+    action = _words((call.name or "").replace("_", " ")) - {"the", "and"}
+    flat = [(p, _as_text(v)) for p, v in leaves(call.turn.arguments if isinstance(call.turn.arguments, (dict, list)) else {})]
+    values = set()
+    for p, v in flat:
+        if not re.search(r"\d", v):  # ids and amounts say nothing about a rule
+            values |= _words(v.replace("_", " "))
+        values |= _words(_last_key(p).replace("_", " "))
+    hits: list[RuleHit] = []
+    for s in sentences(text):
+        if not RULE.search(s):
+            continue
+        broken = None
+        for m in _AT_MOST.finditer(s):
+            limit = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1).lower()]
+            thing = _stem(m.group(2).split()[-1])
+            count = sum(1 for _, v in flat if thing in v.lower())
+            if count > limit:
+                broken = f"the arguments hold {count} {m.group(2)} values; the rule allows {limit}"
+        if broken is None and _CONFIRM_WORDS.search(s) and not call.confirmed and action & _words(s):
+            broken = "no user message agreeing to it came right before the call"
+        words = _words(s)
+        if broken or (action & words and values & words - action):
+            hits.append(RuleHit(s, reading.system.turn, broken))
+    hits.sort(key=lambda h: h.broken is None)
+    return hits[:3]
