@@ -61,7 +61,8 @@ class Row:
 
 
 def _norm(text: str) -> str:
-    return " ".join(text.split()).lower()
+    """Whitespace folded, lower case; pages show double quotes inside a quote as single ones."""
+    return " ".join(text.split()).lower().replace('"', "'")
 
 
 def _quoted_spans(text: str) -> list[str]:

@@ -81,7 +81,7 @@ def task_gist(r: Reading, words: set[str], limit: int = 110) -> str:
         key = (len(found & words), len(found & domain), len(plain))
         if key > score:
             best, score = plain, key
-    return clip(best, limit)
+    return clip(best, limit).replace('"', "'")
 
 
 def lookup_chain(r: Reading, before: Call, limit: int = 4) -> str:
@@ -92,7 +92,7 @@ def lookup_chain(r: Reading, before: Call, limit: int = 4) -> str:
             continue
         args = c.turn.arguments
         if isinstance(args, str) and 0 < len(args) <= 50:
-            shown.append(f"{c.name}[{generic(args)}]")
+            shown.append(f"{c.name}[{generic(args)}]".replace('"', "'"))
         elif isinstance(args, dict) and args:
             short = [f"{k}" for k, v in args.items()]
             shown.append(f"{c.name}({', '.join(short[:3])})")
@@ -109,16 +109,55 @@ def _call_words(call: Call) -> set[str]:
     return _words(f"{call.name} {keys}".replace("_", " "))
 
 
+def _such_as(r: Reading, call: Call | None = None) -> str:
+    gist = task_gist(r, _call_words(call) if call is not None else set())
+    return f", such as: \"{gist}\"" if gist else ""
+
+
+def _reasoned(call: Call) -> str:
+    """The run's own reasoning just before a free-form call, as a short quote."""
+    said = first_line(call.turn.reasoning, 100)
+    return f" (it reasoned: \"{said}\")" if said else ""
+
+
+def _last_said(r: Reading) -> str:
+    """The first line of the agent's last message, as a short quote."""
+    last = next((t for t in reversed(r.run.turns) if t.type in ("message", "answer") and t.role == "assistant"
+                 and t.content), None)
+    said = first_line(last.content, 80) if last is not None else ""
+    return f" (its last message: \"{said}\")" if said else ""
+
+
 def _rule_quote(sentence: str, limit: int = 160) -> str:
-    return clip(sentence, limit)
+    return clip(sentence, limit).replace('"', "'")
 
 
 # --- success ---------------------------------------------------------------------------------
 
 
+def _free_form(w: Call) -> str | None:
+    """The call's only argument when it is a plain string (an answer, a query), values masked."""
+    args = w.turn.arguments
+    return clip(generic(args.strip()), 80).replace('"', "'") if isinstance(args, str) and args.strip() else None
+
+
 def _procedure(r: Reading, w: Call) -> CandidateInsight:
     if is_hand_off(w):
         return _hand_off_lesson(r, w, success=True)
+    answer = _free_form(w)
+    if answer is not None:
+        tools, _, unseen = _sources(r, w)
+        chain = lookup_chain(r, w)
+        where = (f"a value {_join(list(tools), 2)} had returned" if tools else
+                 "a value of its own, not one a look-up returned" if unseen else "a value the user gave")
+        gist = task_gist(r, _call_words(w))
+        return CandidateInsight(
+            title=f"{w.name} with what {_join(list(tools), 2)} showed" if tools else f"Settle the task with {w.name}",
+            guideline=f"This run ended with {w.name}[{answer}], {where}" + (f", after {chain}" if chain else "")
+                      + _reasoned(w) + ", and was judged a success: look up each thing the request names before answering.",
+            applicability=f"Applies to {_for_kind(r)} that end in {w.name}"
+                          + (f", such as: \"{gist}\"" if gist else "") + "; the values belong to that task, not to yours.",
+        )
     tools, user, unseen = _sources(r, w)
     parts = [f"{_join(keys)} from {tool}" for tool, keys in tools.items()]
     if user:
@@ -165,7 +204,7 @@ def _recovery(r: Reading, err: Call, fix: Call) -> CandidateInsight:
     return CandidateInsight(
         title=f"Get past \"{clip(said, 40)}\" from {err.name}",
         guideline=f"When {err.name} answers \"{said}\", {how}; that is what got this run past it.",
-        applicability=f"Applies to {_for_kind(r)} when {err.name} gives this error; another error from it may need another fix.",
+        applicability=f"Applies to {_for_kind(r)} when {err.name} gives this error{_such_as(r, err)}; another error from it may need another fix.",
     )
 
 
@@ -174,11 +213,13 @@ def _confirmation(r: Reading, w: Call) -> CandidateInsight | None:
     if not hits or not w.confirmed:
         return None
     keys = list(w.turn.arguments) if isinstance(w.turn.arguments, dict) else []
+    prior = next((t for t in reversed(r.run.turns) if t.turn < w.n and t.type == "message" and t.role == "user"), None)
+    heard = first_line(prior.content, 60) if prior is not None else ""
     return CandidateInsight(
         title=f"Confirm {w.name} details with the user first",
-        guideline=f"State {('the ' + _join(keys, 3)) if keys else 'the details'} of the {w.name} call and wait for the user's yes, as the "
-                  f"system prompt asks: \"{_rule_quote(hits[0].sentence)}\"",
-        applicability=f"Applies to {w.name} and other calls that change records in {_for_kind(r)}; not to look-ups.",
+        guideline=f"State {('the ' + _join(keys, 3)) if keys else 'the details'} of the {w.name} call and wait for the user's yes"
+                  + (f" (here: \"{heard}\")" if heard else "") + f", as the system prompt asks: \"{_rule_quote(hits[0].sentence)}\"",
+        applicability=f"Applies to {w.name} and other calls that change records in {_for_kind(r)}{_such_as(r, w)}; not to look-ups.",
     )
 
 
@@ -188,7 +229,7 @@ def _answer_from(r: Reading) -> CandidateInsight:
     return CandidateInsight(
         title=f"Answer from {lookups[0]} results",
         guideline=f"Use {_join(lookups, 4)} to find what the request needs and answer from what they return; "
-                  f"this run changed nothing and succeeded.",
+                  f"this run changed nothing and succeeded{_last_said(r)}.",
         applicability=f"Applies to {_for_kind(r)} that only ask for information"
                       + (f", such as: \"{gist}\"" if gist else "") + "; not when a change is asked for.",
     )
@@ -279,7 +320,7 @@ def _error_lesson(r: Reading, err: Call) -> CandidateInsight:
         title=f"{err.name} failing with \"{clip(said, 40)}\"",
         guideline=f"When {err.name} answers \"{said}\", {what}"
                   + (" (the message names the argument to fix)" if words and passed is None else "") + ".",
-        applicability=f"Applies to {_for_kind(r)} when {err.name} returns this error; a different error needs its own reading.",
+        applicability=f"Applies to {_for_kind(r)} when {err.name} returns this error{_such_as(r, err)}; a different error needs its own reading.",
     )
 
 
@@ -314,7 +355,7 @@ def _idle_lesson(r: Reading) -> CandidateInsight:
     if not r.calls:
         return CandidateInsight(
             title="Check with the environment before answering",
-            guideline="This run answered without a single tool call and was judged a failure; use the tools to "
+            guideline="This run answered without a single tool call" + _last_said(r) + " and was judged a failure; use the tools to "
                       "confirm the facts the task depends on before answering.",
             applicability=f"Applies to {_for_kind(r)}" + (f" such as: \"{gist}\"" if gist else "")
                           + "; not when the answer needs nothing from the environment.",
@@ -334,7 +375,20 @@ def _loop_lesson(r: Reading, c: Call, n: int) -> CandidateInsight:
         title=f"Stop repeating {c.name} unchanged",
         guideline=f"This run sent the same {c.name} call {n} times and got \"{first_line(c.turn.result, 80)}\" back; "
                   f"after the second identical answer, change the arguments or the approach.",
-        applicability=f"Applies to {c.name} in {_for_kind(r)}; not to polling a state that is expected to change.",
+        applicability=f"Applies to {c.name} in {_for_kind(r)}{_such_as(r, c)}; not to polling a state that is expected to change.",
+    )
+
+
+def _free_form_failure(r: Reading, w: Call) -> CandidateInsight:
+    chain = lookup_chain(r, w)
+    _, _, unseen = _sources(r, w)
+    return CandidateInsight(
+        title=f"{w.name} judged wrong after {_join([c.name for c in r.calls if c.n < w.n and not c.writes], 2) or 'no look-up'}",
+        guideline=f"This run ended with {w.name}[{_free_form(w)}]" + (f" after {chain}" if chain else "")
+                  + (", a value no look-up had shown" if unseen else "")
+                  + _reasoned(w) + f" and was judged a failure: the look-ups did not settle the request "
+                  f"\"{task_gist(r, _call_words(w))}\"; look up every part of it before {w.name}.",
+        applicability=f"Applies to {_for_kind(r)} that end in {w.name}; a failed run's lesson is a caution, not a recipe.",
     )
 
 
@@ -344,6 +398,9 @@ def _failure(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
     for i in sorted(writes, key=lambda i: -i.rank):
         if is_hand_off(i.call):
             out.append(_hand_off_lesson(r, i.call))
+            break
+        if _free_form(i.call) is not None:
+            out.append(_free_form_failure(r, i.call))
             break
         lesson = _unseen_lesson(r, i.call, i.evidence.notes)
         if lesson:

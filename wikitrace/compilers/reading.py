@@ -187,6 +187,9 @@ def _occurs(value: str, text: str) -> bool:
 _NUMBER_WORDS = {"0": "no|none|zero", "1": "one|a|an|single", "2": "two|both|pair", "3": "three", "4": "four", "5": "five"}
 
 
+FREE_FORM = "argument"  # the path of a call's only argument when it is a plain string
+
+
 def _told_number(value: str, key: str, text: str) -> bool:
     """A short number counts as told only near a word that starts like one of its key's words
     (``nonfree_baggages: 1`` is told by "1 checked bag", not by any "1" in the text)."""
@@ -203,7 +206,7 @@ def _told_number(value: str, key: str, text: str) -> bool:
 
 def _seen(value, key: str, turn: Turn) -> bool:
     text = _as_text(value)
-    if isinstance(value, (int, float)) or len(text) <= 3:
+    if key != FREE_FORM and (isinstance(value, (int, float)) or len(text) <= 3):
         if turn.type == "function_call":
             if (turn.result or "").strip() in (text, text + ".0"):
                 return True
@@ -240,6 +243,8 @@ def check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
     before = [t for t in reading.facts if t.turn < call.turn]
     out = []
     args = call.arguments if isinstance(call.arguments, (dict, list)) else {}
+    if isinstance(call.arguments, str) and call.arguments.strip():
+        args = {FREE_FORM: call.arguments.strip()}  # one free-form argument (an answer, a query)
     for path, value in leaves(args):
         if value is None or isinstance(value, bool) or len(str(value).split()) > 8:
             continue  # free text the agent wrote (a summary, a message) is not a value it looked up

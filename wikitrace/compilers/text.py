@@ -49,6 +49,6 @@ def short_task(instruction: str, limit: int = 90) -> str:
 def first_line(text: str | None, limit: int = 90) -> str:
     """The first non-empty line of an observation, values masked: what an error *says*."""
     for line in (text or "").splitlines():
-        if line.strip():
-            return clip(generic(line.strip()), limit)
+        if line.strip():  # double quotes become single ones: the line is itself shown in quotes
+            return clip(generic(line.strip()), limit).replace('"', "'")
     return ""
