@@ -84,11 +84,12 @@ def task_gist(r: Reading, words: set[str], limit: int = 110) -> str:
     return clip(best, limit).replace('"', "'")
 
 
-def lookup_chain(r: Reading, before: Call, limit: int = 4) -> str:
-    """The look-ups that went through before a call, with short arguments: ``Search[Nick Park]``."""
+def lookup_chain(r: Reading, before: Call | None, limit: int = 4) -> str:
+    """The look-ups that went through before a call (all of them for None), with short
+    arguments: ``Search[Nick Park]``."""
     shown = []
     for c in r.calls:
-        if c.n >= before.n or c.writes or c.error:
+        if (before is not None and c.n >= before.n) or c.writes or c.error:
             continue
         args = c.turn.arguments
         if isinstance(args, str) and 0 < len(args) <= 50:
@@ -361,12 +362,15 @@ def _idle_lesson(r: Reading) -> CandidateInsight:
                           + "; not when the answer needs nothing from the environment.",
         )
     tools = list(dict.fromkeys(c.name for c in r.calls))
+    chain = lookup_chain(r, None, limit=5)
     return CandidateInsight(
-        title=f"Act after {tools[0]}, not only look up",
-        guideline=f"This run called only {_join(tools, 4)}, changed nothing and was judged a failure; once those "
-                  "calls have given the facts, make the change the task asks for, or say why it cannot be made.",
-        applicability=f"Applies to {_for_kind(r)} that ask for a change"
-                      + (f", such as: \"{gist}\"" if gist else "") + "; not to questions that only need an answer.",
+        title=f"Act on what {tools[0]} found",
+        guideline=f"This run made {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''} "
+                  + (f"({chain}) " if chain else f"with {_join(tools, 4)} ")
+                  + "and never made the call that changes state or settles the task; it was judged a failure. Once "
+                  "the look-ups have given the facts, act on them, or say why it cannot be done.",
+        applicability=f"Applies to {_for_kind(r)}" + (f" such as: \"{gist}\"" if gist else "")
+                      + "; not when the task only asks for a spoken answer.",
     )
 
 
