@@ -14,3 +14,13 @@ import hashlib
 def lesson_key(title: str, guideline: str, applicability: str) -> str:
     text = " ".join(f"{guideline}\n{applicability}".split()).casefold()
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def lesson_groups(insights) -> list[int]:
+    """For each insight (in the given order), the position of the first insight of the same
+    kind that teaches the same lesson: itself when it is the first or the only one."""
+    first: dict[tuple[str, str], int] = {}
+    out = []
+    for j, ins in enumerate(insights):
+        out.append(first.setdefault((ins.kind, lesson_key(ins.title, ins.guideline, ins.applicability)), j))
+    return out

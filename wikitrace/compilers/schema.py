@@ -46,7 +46,7 @@ class Compilation:
     dropped_refs: int = 0  # turn refs that did not exist in the run
     dropped_quotes: int = 0  # quotes that did not occur in their turns
     usage: dict[str, int] = field(default_factory=dict)
-    left_out: str | None = None  # what the evidence list does not show, and how to see it
+    left_out: int = 0  # agent calls the evidence list does not cite (the page says how to see them)
 
     @property
     def evidence_heading(self) -> str:
