@@ -206,7 +206,7 @@ def _told_number(value: str, key: str, text: str) -> bool:
 
 def _seen(value, key: str, turn: Turn) -> bool:
     text = _as_text(value)
-    if key != FREE_FORM and (isinstance(value, (int, float)) or len(text) <= 3):
+    if key != FREE_FORM and (isinstance(value, (int, float)) or text.isdigit()):
         if turn.type == "function_call":
             if (turn.result or "").strip() in (text, text + ".0"):
                 return True
@@ -277,8 +277,9 @@ RULE = re.compile(r"\b(must|must not|should not|shouldn't|cannot|can't|can not|n
 _CONFIRM_WORDS = re.compile(r"\bconfirm", re.I)
 _NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
             "nine": 9, "ten": 10}
+_LINK = r"(?!(?:per|for|in|on|each|and|or|of|to|with|at|by|from)\b)"
 _AT_MOST = re.compile(r"\b(?:at most|no more than|up to)\s+(\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
-                      r"\s+((?:[a-z]+\s){0,2}?[a-z]+?)s?\b", re.I)
+                      rf"\s+({_LINK}[a-z]+(?:\s{_LINK}[a-z]+){{0,2}})", re.I)
 
 
 def sentences(text: str) -> list[str]:
@@ -309,6 +310,7 @@ class RuleHit:
     sentence: str
     turn: int  # the system prompt's turn
     broken: str | None  # what the call did against it, when that is checked; None: the rule names this call
+    order: int = 2
 
 
 def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
@@ -335,14 +337,15 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
         broken = None
         for m in _AT_MOST.finditer(s):
             limit = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1).lower()]
-            thing = _stem(m.group(2).split()[-1])
+            thing = _stem(m.group(2).split()[-1]).rstrip("s")
             count = sum(1 for _, v in flat if thing in v.lower())
             if count > limit:
                 broken = f"the arguments hold {count} {m.group(2)} values; the rule allows {limit}"
+        order = 0 if broken else 1
         if broken is None and _CONFIRM_WORDS.search(s) and not call.confirmed and action & _words(s):
             broken = "no user message agreeing to it came right before the call"
         words = _words(s)
         if broken or (action & words and values & words - action):
-            hits.append(RuleHit(s, reading.system.turn, broken))
-    hits.sort(key=lambda h: h.broken is None)
+            hits.append(RuleHit(s, reading.system.turn, broken, order if broken else 2))
+    hits.sort(key=lambda h: h.order)  # counted breaches, then a missing confirmation, then rules named
     return hits[:3]
