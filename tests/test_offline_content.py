@@ -263,28 +263,27 @@ def test_no_misleading_lessons():
     assert "change the arguments" not in hand_off.lower() and "rather than repeat" not in hand_off.lower()
 
 
+REASONS = ["the cover is torn", "the wrong book was sent", "it arrived two weeks late", "pages are missing",
+           "the customer was charged twice", "the parcel was lost", "the order was cancelled before shipping",
+           "the print is unreadable"]
+
+
 def _refund_run(k: int) -> dict:
-    """Runs of one task type that went differently: other look-ups, errors and fixes."""
-    lookups = [("get_order", {"order_id": f"44{k}"}), ("search_orders", {"customer": f"Ada {k}"}),
-               ("get_customer", {"customer_id": f"c{k}"}), ("list_payments", {"order_id": f"44{k}"})]
-    errors = ["Error: refund amount exceeds order total", "Error: order is not delivered yet",
-              "Error: payment method expired", "Error: refund window closed"]
-    keys = ["amount", "reason", "payment_id", "items"]
-    name, args = lookups[k % 4]
-    turns = [_msg("system", "You run a bookshop's back office through tools."), _msg("user", f"Refund order 44{k}, please."),
-             _call(name, args, json.dumps({"order_id": f"44{k}", "total": 30 + k, "payment_id": f"card_{k}"}), is_error=False)]
-    success = k % 2 == 0
-    bad = {"order_id": f"44{k}", keys[k % 4]: "x"}
-    turns.append(_call("refund_order", bad, errors[(k // 2) % 4], is_error=True))
-    if success:
-        turns.append(_call("refund_order", {"order_id": f"44{k}", keys[k % 4]: "y"}, '{"status": "issued"}', is_error=False))
-    turns.append({"type": "episode_over"})
-    return _record(f"refund-{k}", "refund", f"Refund order 44{k}; the customer reports problem {k}.", _turns(*turns), success)
+    """Runs of one task type with the same two tools that went differently: other reasons,
+    other arguments built from the look-up or from the user, or set from nowhere."""
+    order = {"order_id": f"44{k}", "total": 30 + k, "payment_id": f"card_{k}", "status": "delivered"}
+    refund = {"order_id": f"44{k}", ["amount", "payment_id", "reason", "note"][k % 4]: ["full", f"card_{k}", REASONS[k], "goodwill"][k % 4]}
+    turns = [_msg("system", "You run a bookshop's back office through tools."),
+             _msg("user", f"Please refund order 44{k}: {REASONS[k]}."),
+             _call("get_order", {"order_id": f"44{k}"}, json.dumps(order), is_error=False),
+             _call("refund_order", refund, '{"status": "issued"}', is_error=False),
+             {"type": "episode_over"}]
+    return _record(f"refund-{k}", "refund", f"Get order 44{k} refunded because {REASONS[k]}.", _turns(*turns), k % 3 != 0)
 
 
 def test_lessons_from_runs_of_one_task_type_are_distinct():
     texts = []
     for k in range(8):
-        texts += [i.guideline for i in compile_offline(_run(_refund_run(k))).insights]
+        texts += [f"{i.guideline} {i.applicability}" for i in compile_offline(_run(_refund_run(k))).insights]
     assert len(texts) >= 8
     assert len(set(texts)) / len(texts) >= 0.8, texts

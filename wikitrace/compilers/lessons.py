@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .reading import RULE, Call, Reading, _words, check_arguments, rules_for, sentences
+from .reading import RULE, Call, Reading, _words, command_of, check_arguments, rules_for, sentences
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, first_line, generic, signature
 
@@ -136,6 +136,14 @@ def _rule_quote(sentence: str, limit: int = 160) -> str:
 # --- success ---------------------------------------------------------------------------------
 
 
+def _what_it_did(c: Call) -> str:
+    """A state-changing call named by its tool and what it ran: ``bash (mvn -q test)``."""
+    command = command_of(c.turn)
+    if command is None:
+        return c.name
+    return f"{c.name} ({clip(generic(' '.join(command.split()[:3])), 40)})".replace('"', "'")
+
+
 def _free_form(w: Call) -> str | None:
     """The call's only argument when it is a plain string (an answer, a query), values masked."""
     args = w.turn.arguments
@@ -164,7 +172,12 @@ def _procedure(r: Reading, w: Call) -> CandidateInsight:
     if user:
         parts.append(f"{_join(user)} from the user's own words")
     lookups = [c.name for c in r.calls if c.n < w.n and not c.writes and not c.error]
-    if parts:
+    made = [_what_it_did(c) for c in r.calls if c.n < w.n and c.writes and not c.error]
+    if not parts and made:  # an argument-less finish (submit): the changes before it are the procedure
+        guide = (f"This run made its change with {_join(list(dict.fromkeys(made)), 3)}"
+                 + (f", after looking with {_join(list(dict.fromkeys(lookups)), 3)}" if lookups else "")
+                 + f", then called {w.name}")
+    elif parts:
         guide = f"Before {w.name}, take {'; '.join(parts)}: this run's {w.name} went through with its arguments built that way"
     elif lookups:
         guide = f"Call {_join(lookups, 3)} before {w.name} and build its arguments from what they return, as this run did"
@@ -314,13 +327,13 @@ def _error_lesson(r: Reading, err: Call) -> CandidateInsight:
                 f"and never got past it; change what the message points at before calling again")
     elif retries:
         what = f"this run tried {err.name} again with other arguments and it failed each time; read the message for the value it rejects"
+    elif any(is_hand_off(c) for c in later):
+        what = f"this run did not call {err.name} again and handed off with {next(c.name for c in later if is_hand_off(c))}"
     else:
         what = f"this run did not call {err.name} again and ended without what it was for"
-    words = _words(said) & _words(" ".join(err.turn.arguments).replace("_", " ")) if isinstance(err.turn.arguments, dict) else set()
     return CandidateInsight(
         title=f"{err.name} failing with \"{clip(said, 40)}\"",
-        guideline=f"When {err.name} answers \"{said}\", {what}"
-                  + (" (the message names the argument to fix)" if words and passed is None else "") + ".",
+        guideline=f"When {err.name} answers \"{said}\", {what}.",
         applicability=f"Applies to {_for_kind(r)} when {err.name} returns this error{_such_as(r, err)}; a different error needs its own reading.",
     )
 
