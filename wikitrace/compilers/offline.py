@@ -201,11 +201,12 @@ def _failure_items(r: Reading) -> list[Item]:
         prev = next((p for p in reversed(calls) if p.n < c.n), None)
         got_past = c.n in recovered
         items.append(Item(30 if got_past else 80 + c.n / 10_000, Evidence(
-            decision=f"Called {_short_call(c)} at turn {c.n}"
+            decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {_short_call(c)} at turn {c.n}")
             + (f", right after {prev.name} at turn {prev.n}" if prev else "")
             + ("; a later call of the same tool went through." if got_past else "; the run never got past this error."),
             support=f"The environment answered with an error: {clip(c.turn.result)}",
-            turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result)), "error", c))
+            turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
+            call=_call_line(c) if c.writes else None), "error", c))
     repeats = Counter(signature(c.turn) for c in calls)
     for key, n in repeats.items():
         if n < 3:
@@ -222,7 +223,8 @@ def _failure_items(r: Reading) -> list[Item]:
             decision=f"Repeated the same call {_short_call(same[0], 60)} {n} times "
                      f"(turns {', '.join(str(c.n) for c in same[:6])}{', …' if n > 6 else ''}).",
             support=f"Nothing in the arguments changed and {how}; the last returned: {clip(same[-1].turn.result, 100)}",
-            turns=[c.n for c in same[:6]], quote=quote_of(same[-1].turn.result)), "loop", same[-1]))
+            turns=[c.n for c in same[:6]], quote=quote_of(same[-1].turn.result),
+            call=_call_line(same[0]) if same[0].writes else None), "loop", same[-1]))
     writes = [c for c in calls if c.writes and not c.error]
     for c in writes:
         notes, flagged = _check_notes(r, c)
