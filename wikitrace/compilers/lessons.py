@@ -14,185 +14,61 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .reading import RULE, Call, Reading, _words, command_of, check_arguments, rules_for, sentences
+from .lesson_words import (call_words, for_kind, free_form, is_hand_off, join, last_said, lookup_chain, reasoned,
+                           rule_quote, sources, such_as, task_gist, what_it_did)
+from .reading import RULE, Call, Reading, _words, rules_for, sentences
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, first_line, generic, signature
 
 if TYPE_CHECKING:
     from .offline import Item
 
-# A call that hands the conversation to a person: its failure is about *whether* to hand
-# off, never about its arguments.
-_HAND_OFF = re.compile(r"transfer|hand_?off|escalat|human|operator", re.I)
-
-
-def is_hand_off(call: Call) -> bool:
-    return bool(_HAND_OFF.search(call.name))
-
-
-def _kind(r: Reading) -> str:
-    task = r.run.task
-    return task.task_type or (", ".join(task.apps) if task.apps else "")
-
-
-def _for_kind(r: Reading) -> str:
-    kind = _kind(r)
-    return f"{kind} tasks" if kind else "tasks like this one"
-
-
-def _top(path: str) -> str:
-    return re.split(r"[.\[]", path, maxsplit=1)[0]
-
-
-def _sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], list[str]]:
-    """Which earlier tool showed each top-level argument, which came from the user, which from nowhere."""
-    by_turn = {c.n: c.name for c in r.calls}
-    from_tool: dict[str, list[str]] = {}
-    from_user: list[str] = []
-    unseen: list[str] = []
-    for a in check_arguments(r, call.turn):
-        key = _top(a.path)
-        if a.seen_at is None:
-            unseen.append(key)
-        elif a.seen_in == "user message":
-            from_user.append(key)
-        else:
-            from_tool.setdefault(by_turn.get(a.seen_at, "a look-up"), []).append(key)
-    dedup = lambda xs: list(dict.fromkeys(xs))  # noqa: E731
-    return {t: dedup(k) for t, k in from_tool.items()}, dedup(from_user), dedup(unseen)
-
-
-def _join(items: list[str], limit: int = 4) -> str:
-    items = list(dict.fromkeys(items))
-    shown = items[:limit] + ([f"{len(items) - limit} more"] if len(items) > limit else [])
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
-
-
-def task_gist(r: Reading, words: set[str], limit: int = 110) -> str:
-    """The sentence of the task that shares most words with ``words`` and then with the
-    run's tools and argument keys (the longer on a tie), values masked."""
-    domain = set().union(*(_call_words(c) for c in r.calls)) if r.calls else set()
-    best, score = "", (-1, -1, -1)
-    for s in sentences(r.run.task.instruction or ""):
-        plain = generic(s)
-        if len(re.findall(r"[A-Za-z]{3,}", plain)) < 4:  # mostly ids and numbers: says nothing
-            continue
-        found = _words(s)
-        key = (len(found & words), len(found & domain), len(plain))
-        if key > score:
-            best, score = plain, key
-    return clip(best, limit).replace('"', "'")
-
-
-def lookup_chain(r: Reading, before: Call | None, limit: int = 4) -> str:
-    """The look-ups that went through before a call (all of them for None), with short
-    arguments: ``Search[Nick Park]``."""
-    shown = []
-    for c in r.calls:
-        if (before is not None and c.n >= before.n) or c.writes or c.error:
-            continue
-        args = c.turn.arguments
-        if isinstance(args, str) and 0 < len(args) <= 50:
-            shown.append(f"{c.name}[{generic(args)}]".replace('"', "'"))
-        elif isinstance(args, dict) and args:
-            short = [f"{k}" for k, v in args.items()]
-            shown.append(f"{c.name}({', '.join(short[:3])})")
-        else:
-            shown.append(c.name)
-    shown = list(dict.fromkeys(shown))
-    if len(shown) > limit:
-        shown = shown[: limit - 1] + [f"{len(shown) - limit + 1} more", ]
-    return ", ".join(shown)
-
-
-def _call_words(call: Call) -> set[str]:
-    keys = " ".join(call.turn.arguments) if isinstance(call.turn.arguments, dict) else ""
-    return _words(f"{call.name} {keys}".replace("_", " "))
-
-
-def _such_as(r: Reading, call: Call | None = None) -> str:
-    gist = task_gist(r, _call_words(call) if call is not None else set())
-    return f", such as: \"{gist}\"" if gist else ""
-
-
-def _reasoned(call: Call) -> str:
-    """The run's own reasoning just before a free-form call, as a short quote."""
-    said = first_line(call.turn.reasoning, 100)
-    return f" (it reasoned: \"{said}\")" if said else ""
-
-
-def _last_said(r: Reading) -> str:
-    """The first line of the agent's last message, as a short quote."""
-    last = next((t for t in reversed(r.run.turns) if t.type in ("message", "answer") and t.role == "assistant"
-                 and t.content), None)
-    said = first_line(last.content, 80) if last is not None else ""
-    return f" (its last message: \"{said}\")" if said else ""
-
-
-def _rule_quote(sentence: str, limit: int = 160) -> str:
-    return clip(sentence, limit).replace('"', "'")
-
-
 # --- success ---------------------------------------------------------------------------------
-
-
-def _what_it_did(c: Call) -> str:
-    """A state-changing call named by its tool and what it ran: ``bash (mvn -q test)``."""
-    command = command_of(c.turn)
-    if command is None:
-        return c.name
-    return f"{c.name} ({clip(generic(' '.join(command.split()[:3])), 40)})".replace('"', "'")
-
-
-def _free_form(w: Call) -> str | None:
-    """The call's only argument when it is a plain string (an answer, a query), values masked."""
-    args = w.turn.arguments
-    return clip(generic(args.strip()), 80).replace('"', "'") if isinstance(args, str) and args.strip() else None
 
 
 def _procedure(r: Reading, w: Call) -> CandidateInsight:
     if is_hand_off(w):
         return _hand_off_lesson(r, w, success=True)
-    answer = _free_form(w)
+    answer = free_form(w)
     if answer is not None:
-        tools, _, unseen = _sources(r, w)
+        tools, _, unseen = sources(r, w)
         chain = lookup_chain(r, w)
-        where = (f"a value {_join(list(tools), 2)} had returned" if tools else
+        where = (f"a value {join(list(tools), 2)} had returned" if tools else
                  "a value of its own, not one a look-up returned" if unseen else "a value the user gave")
-        gist = task_gist(r, _call_words(w))
+        gist = task_gist(r, call_words(w))
         return CandidateInsight(
-            title=f"{w.name} with what {_join(list(tools), 2)} showed" if tools else f"Settle the task with {w.name}",
+            title=f"{w.name} with what {join(list(tools), 2)} showed" if tools else f"Settle the task with {w.name}",
             guideline=f"This run ended with {w.name}[{answer}], {where}" + (f", after {chain}" if chain else "")
-                      + _reasoned(w) + ", and was judged a success: look up each thing the request names before answering.",
-            applicability=f"Applies to {_for_kind(r)} that end in {w.name}"
+                      + reasoned(w) + ", and was judged a success: look up each thing the request names before answering.",
+            applicability=f"Applies to {for_kind(r)} that end in {w.name}"
                           + (f", such as: \"{gist}\"" if gist else "") + "; the values belong to that task, not to yours.",
         )
-    tools, user, unseen = _sources(r, w)
-    parts = [f"{_join(keys)} from {tool}" for tool, keys in tools.items()]
+    tools, user, unseen = sources(r, w)
+    parts = [f"{join(keys)} from {tool}" for tool, keys in tools.items()]
     if user:
-        parts.append(f"{_join(user)} from the user's own words")
+        parts.append(f"{join(user)} from the user's own words")
     lookups = [c.name for c in r.calls if c.n < w.n and not c.writes and not c.error]
-    made = [_what_it_did(c) for c in r.calls if c.n < w.n and c.writes and not c.error]
+    made = [what_it_did(c) for c in r.calls if c.n < w.n and c.writes and not c.error]
     if not parts and made:  # an argument-less finish (submit): the changes before it are the procedure
-        guide = (f"This run made its change with {_join(list(dict.fromkeys(made)), 3)}"
-                 + (f", after looking with {_join(list(dict.fromkeys(lookups)), 3)}" if lookups else "")
+        guide = (f"This run made its change with {join(list(dict.fromkeys(made)), 3)}"
+                 + (f", after looking with {join(list(dict.fromkeys(lookups)), 3)}" if lookups else "")
                  + f", then called {w.name}")
     elif parts:
         guide = f"Before {w.name}, take {'; '.join(parts)}: this run's {w.name} went through with its arguments built that way"
     elif lookups:
-        guide = f"Call {_join(lookups, 3)} before {w.name} and build its arguments from what they return, as this run did"
+        guide = f"Call {join(lookups, 3)} before {w.name} and build its arguments from what they return, as this run did"
     else:
         guide = f"This run called {w.name} without a look-up first and it went through"
     if unseen:
-        guide += f" ({_join(unseen)} it set itself)"
+        guide += f" ({join(unseen)} it set itself)"
     chain = lookup_chain(r, w)
     if chain and isinstance(w.turn.arguments, str):  # a free-form answer: say where it was found
         guide += f"; the look-ups were {chain}"
-    gist = task_gist(r, _call_words(w))
-    when = f"Applies to {_for_kind(r)} that end in {w.name}"
+    gist = task_gist(r, call_words(w))
+    when = f"Applies to {for_kind(r)} that end in {w.name}"
     when += f", such as: \"{gist}\"" if gist else ""
     return CandidateInsight(
-        title=f"Build {w.name} from {_join(list(tools), 2)}" if tools else f"Settle the task with {w.name}",
+        title=f"Build {w.name} from {join(list(tools), 2)}" if tools else f"Settle the task with {w.name}",
         guideline=guide + ".",
         applicability=when + "; check each value against the current request, not this run's.",
     )
@@ -205,20 +81,20 @@ def _recovery(r: Reading, err: Call, fix: Call) -> CandidateInsight:
     from_error = [k for k in changed if isinstance(y, dict) and str(y.get(k, "")) and
                   str(y.get(k)).lower() in (err.turn.result or "").lower()]
     if from_error:
-        how = f"call it again with {_join(from_error)} taken from what the error listed"
+        how = f"call it again with {join(from_error)} taken from what the error listed"
     elif changed:
-        how = f"call it again with {_join(changed)} changed"
+        how = f"call it again with {join(changed)} changed"
     elif fix.name == err.name:
         how = "the same call went through later, after the run did something else first"
     else:
         how = f"{fix.name} got past it"
     between = [c.name for c in r.calls if err.n < c.n < fix.n and c.name != err.name]
     if between and (changed or from_error):
-        how += f", after checking with {_join(between, 2)}"
+        how += f", after checking with {join(between, 2)}"
     return CandidateInsight(
         title=f"Get past \"{clip(said, 40)}\" from {err.name}",
         guideline=f"When {err.name} answers \"{said}\", {how}; that is what got this run past it.",
-        applicability=f"Applies to {_for_kind(r)} when {err.name} gives this error{_such_as(r, err)}; another error from it may need another fix.",
+        applicability=f"Applies to {for_kind(r)} when {err.name} gives this error{such_as(r, err)}; another error from it may need another fix.",
     )
 
 
@@ -231,9 +107,9 @@ def _confirmation(r: Reading, w: Call) -> CandidateInsight | None:
     heard = first_line(prior.content, 60) if prior is not None else ""
     return CandidateInsight(
         title=f"Confirm {w.name} details with the user first",
-        guideline=f"State {('the ' + _join(keys, 3)) if keys else 'the details'} of the {w.name} call and wait for the user's yes"
-                  + (f" (here: \"{heard}\")" if heard else "") + f", as the system prompt asks: \"{_rule_quote(hits[0].sentence)}\"",
-        applicability=f"Applies to {w.name} and other calls that change records in {_for_kind(r)}{_such_as(r, w)}; not to look-ups.",
+        guideline=f"State {('the ' + join(keys, 3)) if keys else 'the details'} of the {w.name} call and wait for the user's yes"
+                  + (f" (here: \"{heard}\")" if heard else "") + f", as the system prompt asks: \"{rule_quote(hits[0].sentence)}\"",
+        applicability=f"Applies to {w.name} and other calls that change records in {for_kind(r)}{such_as(r, w)}; not to look-ups.",
     )
 
 
@@ -242,9 +118,9 @@ def _answer_from(r: Reading) -> CandidateInsight:
     gist = task_gist(r, _words(" ".join(lookups).replace("_", " ")))
     return CandidateInsight(
         title=f"Answer from {lookups[0]} results",
-        guideline=f"Use {_join(lookups, 4)} to find what the request needs and answer from what they return; "
-                  f"this run changed nothing and succeeded{_last_said(r)}.",
-        applicability=f"Applies to {_for_kind(r)} that only ask for information"
+        guideline=f"Use {join(lookups, 4)} to find what the request needs and answer from what they return; "
+                  f"this run changed nothing and succeeded{last_said(r)}.",
+        applicability=f"Applies to {for_kind(r)} that only ask for information"
                       + (f", such as: \"{gist}\"" if gist else "") + "; not when a change is asked for.",
     )
 
@@ -286,25 +162,25 @@ def _unseen_lesson(r: Reading, w: Call, notes: list[str]) -> CandidateInsight | 
         h = broken[0]
         prior = next((t for t in reversed(r.run.turns) if t.turn < w.n and t.type == "message" and t.role == "user"), None)
         heard = first_line(prior.content, 70) if prior is not None else ""
-        gist = task_gist(r, _call_words(w))
+        gist = task_gist(r, call_words(w))
         return CandidateInsight(
             title=f"Respect the rule before {w.name}",
-            guideline=f"The system prompt says \"{_rule_quote(h.sentence)}\"; this failed run called {w.name} while "
+            guideline=f"The system prompt says \"{rule_quote(h.sentence)}\"; this failed run called {w.name} while "
                       f"{generic(h.broken)}" + (f" (the user's last words before it: \"{heard}\")" if heard else "") + ".",
-            applicability=f"Applies whenever {w.name} is called in {_for_kind(r)}"
+            applicability=f"Applies whenever {w.name} is called in {for_kind(r)}"
                           + (f", such as: \"{gist}\"" if gist else "") + "; the rule's own words decide.",
         )
-    tools, user, unseen = _sources(r, w)
+    tools, user, unseen = sources(r, w)
     if not unseen:
         return None
-    known = [f"{_join(k, 3)} from {t}" for t, k in tools.items()] + ([f"{_join(user, 3)} from the user"] if user else [])
+    known = [f"{join(k, 3)} from {t}" for t, k in tools.items()] + ([f"{join(user, 3)} from the user"] if user else [])
     return CandidateInsight(
-        title=f"Check {_join(unseen, 2)} before {w.name}",
-        guideline=f"This failed run called {w.name} with {_join(unseen)} set to values no earlier look-up or user "
+        title=f"Check {join(unseen, 2)} before {w.name}",
+        guideline=f"This failed run called {w.name} with {join(unseen)} set to values no earlier look-up or user "
                   f"message held" + (f" (it took {'; '.join(known)})" if known else "")
-                  + f"; confirm {_join(unseen)} with a look-up or with the user first.",
-        applicability=f"Applies to {w.name} in {_for_kind(r)}"
-                      + (f", such as: \"{task_gist(r, _call_words(w))}\"" if r.run.task.instruction else "")
+                  + f"; confirm {join(unseen)} with a look-up or with the user first.",
+        applicability=f"Applies to {w.name} in {for_kind(r)}"
+                      + (f", such as: \"{task_gist(r, call_words(w))}\"" if r.run.task.instruction else "")
                       + "; a failed run's lesson is a caution, not a recipe.",
     )
 
@@ -319,7 +195,7 @@ def _error_lesson(r: Reading, err: Call) -> CandidateInsight:
         changed = [k for k in dict.fromkeys([*err.turn.arguments, *passed.turn.arguments])
                    if err.turn.arguments.get(k) != passed.turn.arguments.get(k)] \
             if isinstance(err.turn.arguments, dict) and isinstance(passed.turn.arguments, dict) else []
-        what = (f"this run got past it with {_join(changed)} changed" if changed else
+        what = (f"this run got past it with {join(changed)} changed" if changed else
                 "this run got past it with a later call of the same tool") + \
             ", yet still failed: a call that goes through is not yet the one the task asked for"
     elif same:
@@ -334,7 +210,7 @@ def _error_lesson(r: Reading, err: Call) -> CandidateInsight:
     return CandidateInsight(
         title=f"{err.name} failing with \"{clip(said, 40)}\"",
         guideline=f"When {err.name} answers \"{said}\", {what}.",
-        applicability=f"Applies to {_for_kind(r)} when {err.name} returns this error{_such_as(r, err)}; a different error needs its own reading.",
+        applicability=f"Applies to {for_kind(r)} when {err.name} returns this error{such_as(r, err)}; a different error needs its own reading.",
     )
 
 
@@ -345,13 +221,13 @@ def _hand_off_lesson(r: Reading, w: Call, success: bool = False) -> CandidateIns
     rule = best[1] if best[0] >= 2 or (best[0] == 1 and len(words) == 1) else ""
     chain = lookup_chain(r, w)
     gist = task_gist(r, words)
-    said = f"; the system prompt allows it as it says: \"{_rule_quote(rule)}\"" if rule else ""
+    said = f"; the system prompt allows it as it says: \"{rule_quote(rule)}\"" if rule else ""
     if success:
         return CandidateInsight(
             title=f"Hand off with {w.name} when the tools cannot settle it",
             guideline=f"This run handed the request off with {w.name}" + (f" after {chain}" if chain else "")
                       + f" and was judged a success{said}.",
-            applicability=f"Applies to {_for_kind(r)} the other tools cannot settle"
+            applicability=f"Applies to {for_kind(r)} the other tools cannot settle"
                           + (f", such as: \"{gist}\"" if gist else "") + "; not when a tool can make the change.",
         )
     return CandidateInsight(
@@ -359,7 +235,7 @@ def _hand_off_lesson(r: Reading, w: Call, success: bool = False) -> CandidateIns
         guideline=f"This run handed the conversation off with {w.name}" + (f" after {chain}" if chain else "")
                   + f" and was judged a failure{said}. Before handing off, check whether the request can be done "
                   "with the other tools.",
-        applicability=f"Applies to {_for_kind(r)} where a hand-off is considered"
+        applicability=f"Applies to {for_kind(r)} where a hand-off is considered"
                       + (f", such as: \"{gist}\"" if gist else "") + "; when the rules require the hand-off, make it.",
     )
 
@@ -369,9 +245,9 @@ def _idle_lesson(r: Reading) -> CandidateInsight:
     if not r.calls:
         return CandidateInsight(
             title="Check with the environment before answering",
-            guideline="This run answered without a single tool call" + _last_said(r) + " and was judged a failure; use the tools to "
+            guideline="This run answered without a single tool call" + last_said(r) + " and was judged a failure; use the tools to "
                       "confirm the facts the task depends on before answering.",
-            applicability=f"Applies to {_for_kind(r)}" + (f" such as: \"{gist}\"" if gist else "")
+            applicability=f"Applies to {for_kind(r)}" + (f" such as: \"{gist}\"" if gist else "")
                           + "; not when the answer needs nothing from the environment.",
         )
     tools = list(dict.fromkeys(c.name for c in r.calls))
@@ -379,10 +255,10 @@ def _idle_lesson(r: Reading) -> CandidateInsight:
     return CandidateInsight(
         title=f"Act on what {tools[0]} found",
         guideline=f"This run made {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''} "
-                  + (f"({chain}) " if chain else f"with {_join(tools, 4)} ")
+                  + (f"({chain}) " if chain else f"with {join(tools, 4)} ")
                   + "and never made the call that changes state or settles the task; it was judged a failure. Once "
                   "the look-ups have given the facts, act on them, or say why it cannot be done.",
-        applicability=f"Applies to {_for_kind(r)}" + (f" such as: \"{gist}\"" if gist else "")
+        applicability=f"Applies to {for_kind(r)}" + (f" such as: \"{gist}\"" if gist else "")
                       + "; not when the task only asks for a spoken answer.",
     )
 
@@ -392,20 +268,20 @@ def _loop_lesson(r: Reading, c: Call, n: int) -> CandidateInsight:
         title=f"Stop repeating {c.name} unchanged",
         guideline=f"This run sent the same {c.name} call {n} times and got \"{first_line(c.turn.result, 80)}\" back; "
                   f"after the second identical answer, change the arguments or the approach.",
-        applicability=f"Applies to {c.name} in {_for_kind(r)}{_such_as(r, c)}; not to polling a state that is expected to change.",
+        applicability=f"Applies to {c.name} in {for_kind(r)}{such_as(r, c)}; not to polling a state that is expected to change.",
     )
 
 
 def _free_form_failure(r: Reading, w: Call) -> CandidateInsight:
     chain = lookup_chain(r, w)
-    _, _, unseen = _sources(r, w)
+    _, _, unseen = sources(r, w)
     return CandidateInsight(
-        title=f"{w.name} judged wrong after {_join([c.name for c in r.calls if c.n < w.n and not c.writes], 2) or 'no look-up'}",
-        guideline=f"This run ended with {w.name}[{_free_form(w)}]" + (f" after {chain}" if chain else "")
+        title=f"{w.name} judged wrong after {join([c.name for c in r.calls if c.n < w.n and not c.writes], 2) or 'no look-up'}",
+        guideline=f"This run ended with {w.name}[{free_form(w)}]" + (f" after {chain}" if chain else "")
                   + (", a value no look-up had shown" if unseen else "")
-                  + _reasoned(w) + f" and was judged a failure: the look-ups did not settle the request "
-                  f"\"{task_gist(r, _call_words(w))}\"; look up every part of it before {w.name}.",
-        applicability=f"Applies to {_for_kind(r)} that end in {w.name}; a failed run's lesson is a caution, not a recipe.",
+                  + reasoned(w) + f" and was judged a failure: the look-ups did not settle the request "
+                  f"\"{task_gist(r, call_words(w))}\"; look up every part of it before {w.name}.",
+        applicability=f"Applies to {for_kind(r)} that end in {w.name}; a failed run's lesson is a caution, not a recipe.",
     )
 
 
@@ -416,7 +292,7 @@ def _failure(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
         if is_hand_off(i.call):
             out.append(_hand_off_lesson(r, i.call))
             break
-        if _free_form(i.call) is not None:
+        if free_form(i.call) is not None:
             out.append(_free_form_failure(r, i.call))
             break
         lesson = _unseen_lesson(r, i.call, i.evidence.notes)
@@ -440,8 +316,8 @@ def _failure(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
             title=f"Re-read the request before {w.name}",
             guideline=f"This run's {w.name} used only values it had seen" + (f" (after {chain})" if chain else "")
                       + f", went through, and the run still failed; before {w.name}, check that the call does what "
-                      f"the request asks: \"{task_gist(r, _call_words(w))}\".",
-            applicability=f"Applies to {w.name} in {_for_kind(r)}; a failed run's lesson is a caution, not a recipe.",
+                      f"the request asks: \"{task_gist(r, call_words(w))}\".",
+            applicability=f"Applies to {w.name} in {for_kind(r)}; a failed run's lesson is a caution, not a recipe.",
         ))
     return out
 
