@@ -235,6 +235,7 @@ def test_failure_page_quotes_the_rules_the_call_breaks_with_their_turn():
     # the user's last words before the booking were not a yes
     assert "obtain explicit user confirmation (yes) to proceed.\" — here no user message agreeing" in notes
     assert item.turns == [5]
+    assert comp.evidence[0] is item  # causes are ranked: the call whose checks fail comes first
 
 
 # --- lessons ----------------------------------------------------------------------------------

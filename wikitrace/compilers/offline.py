@@ -7,10 +7,12 @@ order, and the page says how many calls it left out:
 - success: the last state-changing call (what settled the outcome), the other
   state-changing calls that went through, every call that got past an error
   (a recovery), and the first look-ups;
-- failure: state-changing calls shown in full with the arguments checked against
-  what the run had seen or been told before them and against the rules of its own
-  system prompt; errors the run never got past; identical calls repeated; a run
-  that never acted. An ending by the harness is stated as such, never as a cause.
+- failure, ranked so that the first cause is the turn the log most points at:
+  state-changing calls shown in full, their arguments checked against what the
+  run had seen or been told before them and against the rules of its own system
+  prompt (a call where either check fails comes first); errors the run never got
+  past; identical calls repeated; a run that never acted. An ending by the
+  harness is stated as such, never as a cause.
 
 Lessons (lessons.py) name the run's own tools, argument keys, errors and rules.
 """
@@ -58,7 +60,8 @@ def compile_offline(run: Run) -> Compilation:
     reading = read_run(run)
     items = _success_items(reading) if run.outcome.success else _failure_items(reading)
     chosen = sorted(items, key=lambda i: (-i.rank, min(i.evidence.turns or [0])))[:MAX_ITEMS]
-    chosen.sort(key=lambda i: min(i.evidence.turns or [0]))
+    if run.outcome.success:  # decisions read as the run's procedure; causes stay ranked, likeliest first
+        chosen.sort(key=lambda i: min(i.evidence.turns or [0]))
     cited = {n for i in chosen for n in i.evidence.turns}
     calls = reading.calls
     errors = sum(1 for c in calls if c.error)

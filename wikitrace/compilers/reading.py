@@ -34,7 +34,8 @@ _ERROR_OPENING = re.compile(
     re.I,
 )
 # SWE-agent style exits and other harness steps that some logs record as calls.
-_HARNESS_CALL = re.compile(r"^(exit_[a-z_]+|autosubmi\w*|env(ironment)?_reset|reset_env\w*)$", re.I)
+_HARNESS_CALL = re.compile(r"^(exit_(cost|context|format|error|api|timeout)|autosubmi\w*|env(ironment)?_reset|"
+                           r"reset_env\w*)$", re.I)
 
 
 def is_harness_turn(turn: Turn) -> bool:
