@@ -288,3 +288,20 @@ def test_lessons_from_runs_of_one_task_type_are_distinct():
         texts += [f"{i.guideline} {i.applicability}" for i in compile_offline(_run(_refund_run(k))).insights]
     assert len(texts) >= 8
     assert len(set(texts)) / len(texts) >= 0.8, texts
+
+
+def test_rules_hold_when_the_call_keeps_them():
+    """A yes followed by a look-up is still a yes; a gift card is not a second credit card."""
+    record = booking_failure()
+    turns = record["turns"]
+    book = turns[5]
+    book["arguments"] = dict(book["arguments"], payment_methods=[
+        {"payment_id": "certificate_7504069", "amount": 250}, {"payment_id": "gift_card_1101", "amount": 30},
+        {"payment_id": "credit_card_4421486", "amount": 25}])
+    agree = _msg("user", "Yes, go ahead and book it.")
+    calc = _call("calculate", {"expression": "305 - 250 - 30"}, "25", is_error=False)
+    record["turns"] = [dict(t, turn=i) for i, t in enumerate(turns[:5] + [agree, calc] + turns[5:])]
+    comp = compile_offline(_run(record))
+    item = next(e for e in comp.evidence if e.call and e.call.startswith("book_reservation("))
+    assert item.decision.endswith("after the user agreed.")
+    assert not any(" — here " in n for n in item.notes), item.notes

@@ -166,7 +166,7 @@ def _unseen_lesson(r: Reading, w: Call, notes: list[str]) -> CandidateInsight | 
         return CandidateInsight(
             title=f"Respect the rule before {w.name}",
             guideline=f"The system prompt says \"{rule_quote(h.sentence)}\"; this failed run called {w.name} while "
-                      f"{generic(h.broken)}" + (f" (the user's last words before it: \"{heard}\")" if heard else "") + ".",
+                      f"{h.broken}" + (f" (the user's last words before it: \"{heard}\")" if heard else "") + ".",
             applicability=f"Applies whenever {w.name} is called in {for_kind(r)}"
                           + (f", such as: \"{gist}\"" if gist else "") + "; the rule's own words decide.",
         )

@@ -82,9 +82,10 @@ def is_read_only(turn: Turn) -> bool:
 
 
 def confirmed_before(run: Run, call: Turn) -> bool:
-    """Did a user message agreeing to something come just before this call?"""
+    """Did the last user message before this call agree to something, with no other change
+    made in between (look-ups and failed calls in between do not count)?"""
     for t in reversed([t for t in run.turns if t.turn < call.turn]):
-        if t.type == "function_call":
+        if t.type == "function_call" and not (is_read_only(t) or looks_like_error(t) or is_harness_turn(t)):
             return False
         if t.type == "message" and t.role == "user":
             return bool(_AFFIRM.search(t.content or ""))
@@ -336,10 +337,15 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
         if not RULE.search(s):
             continue
         broken = None
-        for m in _AT_MOST.finditer(s):
+        limits = list(_AT_MOST.finditer(s))
+        heads = [_stem(m.group(2).split()[-1]).rstrip("s") for m in limits]
+        for m, head in zip(limits, heads):
             limit = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1).lower()]
-            thing = _stem(m.group(2).split()[-1]).rstrip("s")
-            count = sum(1 for _, v in flat if thing in v.lower())
+            # the last word names the thing unless another limit here shares it ("credit card",
+            # "gift card"): then the whole phrase must occur in the value
+            phrase = " ".join(_stem(w) for w in m.group(2).lower().split()).rstrip("s")
+            thing = head if heads.count(head) == 1 else phrase
+            count = sum(1 for _, v in flat if thing in " ".join(_stem(w) for w in re.split(r"[\s_-]+", v.lower())))
             if count > limit:
                 broken = f"the arguments hold {count} {m.group(2)} values; the rule allows {limit}"
         order = 0 if broken else 1
