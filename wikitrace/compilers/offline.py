@@ -6,7 +6,8 @@ order, and the page says how many calls it left out:
 
 - success: the last state-changing call (what settled the outcome), the other
   state-changing calls that went through, every call that got past an error
-  (a recovery), and the first look-ups;
+  (a recovery), the look-ups whose observations supplied an argument of those
+  calls, and the first look-up;
 - failure, ranked so that the first cause is the turn the log most points at:
   state-changing calls shown in full, their arguments checked against what the
   run had seen or been told before them and against the rules of its own system
@@ -148,14 +149,24 @@ def _success_items(r: Reading) -> list[Item]:
             support=f"The environment accepted it: {clip(c.turn.result)}" if c.turn.result
             else "The environment accepted it.",
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c)), "write", c))
-    looked: set[str] = set()
+    # look-ups: those whose observation supplied a value the state-changing calls used, then the first
+    supplied: dict[int, list[str]] = {}
+    for w in writes:
+        for a in check_arguments(r, w.turn):
+            if a.seen_at is not None and a.seen_in == "observation":
+                supplied.setdefault(a.seen_at, []).append(a.path.split(".")[0].split("[")[0])
+    first = next((c for c in calls if not c.writes and not c.error), None)
+    told: set[str] = set()
     for c in calls:
-        if c.writes or c.error or c.name in looked or len(looked) >= 2:
+        # with no state change at all, the look-ups are what the answer rests on: each distinct one counts
+        if c.writes or c.error or (c.n not in supplied and c is not first and (writes or signature(c.turn) in told)):
             continue
-        looked.add(c.name)
-        items.append(Item(50 if not looked - {c.name} else 20, Evidence(
+        told.add(signature(c.turn))
+        keys = list(dict.fromkeys(supplied.get(c.n, [])))
+        items.append(Item(55 if keys else 50 - c.n / 10_000, Evidence(
             decision=f"Looked up with {_short_call(c)} at turn {c.n}"
-            + (" before any change." if writes else "."),
+            + (f"; a later call took {', '.join(keys[:4])} from what it returned." if keys
+               else " before any change." if writes else "."),
             support=f"It returned: {clip(c.turn.result)}" if c.turn.result else "It returned nothing.",
             turns=[c.n], quote=quote_of(c.turn.result)), "lookup", c))
     return items
