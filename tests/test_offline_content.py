@@ -305,3 +305,14 @@ def test_rules_hold_when_the_call_keeps_them():
     item = next(e for e in comp.evidence if e.call and e.call.startswith("book_reservation("))
     assert item.decision.endswith("after the user agreed.")
     assert not any(" — here " in n for n in item.notes), item.notes
+
+
+def test_a_long_repeat_cites_the_turn_it_quotes():
+    calls = [_call("bash", {"command": "make"}, f"make: *** No rule to make target 'all'. ({i})", is_error=True)
+             for i in range(9)]
+    turns = _turns(_msg("system", JAVA_SYSTEM), _msg("user", JAVA_TASK), *calls, {"type": "episode_over"})
+    comp = compile_offline(_run(_record("loop", "java-bugfix", JAVA_TASK, turns, False)))
+    loop = next(e for e in comp.evidence if e.decision.startswith("Repeated the same call"))
+    assert loop.turns[-1] == 10 and loop.quote and "(8)" in loop.quote
+    assert "each of them was answered with an error" in loop.support
+    assert comp.dropped_quotes == 0

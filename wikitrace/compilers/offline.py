@@ -233,11 +233,14 @@ def _failure_items(r: Reading) -> list[Item]:
             how = f"{errs} of them were answered with an error"
         else:
             how = "none of them was answered with an error"
+        shown = same if n <= 6 else same[:5] + [same[-1]]  # the last one is quoted, so it is cited
         items.append(Item(60, Evidence(
             decision=f"Repeated the same call {_short_call(same[0], 60)} {n} times "
-                     f"(turns {', '.join(str(c.n) for c in same[:6])}{', …' if n > 6 else ''}).",
+                     f"(turns {', '.join(str(c.n) for c in same[:5])}{', …, ' if n > 6 else ', '}{same[-1].n})."
+                     if n > 5 else f"Repeated the same call {_short_call(same[0], 60)} {n} times "
+                     f"(turns {', '.join(str(c.n) for c in same)}).",
             support=f"Nothing in the arguments changed and {how}; the last returned: {clip(same[-1].turn.result, 100)}",
-            turns=[c.n for c in same[:6]], quote=quote_of(same[-1].turn.result),
+            turns=[c.n for c in shown], quote=quote_of(same[-1].turn.result),
             call=_call_line(same[0]) if same[0].writes else None), "loop", same[-1]))
     writes = [c for c in calls if c.writes and not c.error]
     for c in writes:

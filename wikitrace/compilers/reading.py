@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterator
 
 from ..runs.model import Run, Turn
@@ -115,6 +116,35 @@ class Reading:
     harness: list[Turn]  # harness steps, in order
     system: Turn | None  # the run's system prompt, when the log has one
     facts: list[Turn] = field(default_factory=list)  # observations and user messages, in order
+    checks: dict[int, list["ArgCheck"]] = field(default_factory=dict)  # check_arguments, by call turn
+    _lower: dict[int, str] = field(default_factory=dict)
+    _all: list[str] = field(default_factory=list)  # every fact's lower-case text, joined (built once)
+    _ends: list[tuple[int, int]] = field(default_factory=list)  # (turn, end offset in _all[0])
+
+    def anywhere_before(self, needle: str, turn: int) -> bool:
+        """A cheap filter: does ``needle`` occur (lower case) in any fact before ``turn``?"""
+        if not self._all:
+            ends, parts, size = [], [], 0
+            for f in self.facts:
+                parts.append(self.lower(f))
+                size += len(parts[-1]) + 1
+                ends.append((f.turn, size))
+            self._all.append("\n".join(parts))
+            self._ends.extend(ends)
+        end = 0
+        for t, e in self._ends:
+            if t >= turn:
+                break
+            end = e
+        return self._all[0].find(needle.lower(), 0, end) != -1
+
+    def lower(self, fact: Turn) -> str:
+        """An observation's or user message's text in lower case, made once."""
+        hit = self._lower.get(fact.turn)
+        if hit is None:
+            body = fact.result if fact.type == "function_call" else fact.content
+            hit = self._lower[fact.turn] = (body or "").lower()
+        return hit
 
 
 def read_run(run: Run) -> Reading:
@@ -180,10 +210,14 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def _occurs(value: str, text: str) -> bool:
+def _occurs(value: str, low: str) -> bool:
+    """``value`` as a whole word of ``low`` (a text already in lower case)."""
     if not value:
         return True
-    return re.search(r"(?<![\w.])" + re.escape(value.lower()) + r"(?![\w])", text.lower()) is not None
+    needle = value.lower()
+    if needle not in low:  # the cheap test first: most values are absent from most turns
+        return False
+    return re.search(r"(?<![\w.])" + re.escape(needle) + r"(?![\w])", low) is not None
 
 
 _NUMBER_WORDS = {"0": "no|none|zero", "1": "one|a|an|single", "2": "two|both|pair", "3": "three", "4": "four", "5": "five"}
@@ -206,25 +240,32 @@ def _told_number(value: str, key: str, text: str) -> bool:
     return re.search(after, low) is not None or re.search(before, low) is not None
 
 
-def _seen(value, key: str, turn: Turn) -> bool:
+def _seen(value, key: str, turn: Turn, low: str) -> bool:
+    """Did this observation or user message (``low``: its text in lower case) show the value?"""
     text = _as_text(value)
     if key != FREE_FORM and (isinstance(value, (int, float)) or text.isdigit()):
         if turn.type == "function_call":
             if (turn.result or "").strip() in (text, text + ".0"):
                 return True
             return any(k == key and _as_text(v) == text for k, v in _json_fields(turn.result or ""))
-        return _told_number(text, key, turn.content or "")
-    body = turn.result if turn.type == "function_call" else turn.content
-    return _occurs(text, body or "") or ("_" in text and any(_occurs(text.replace("_", sep), body or "") for sep in " -"))
+        return _told_number(text, key, low)
+    return _occurs(text, low) or ("_" in text and any(_occurs(text.replace("_", sep), low) for sep in " -"))
 
 
-def _json_fields(text: str) -> Iterator[tuple[str, Any]]:
+@lru_cache(maxsize=512)
+def _json_field_list(text: str) -> tuple[tuple[str, Any], ...]:
+    if not text.lstrip().startswith(("{", "[")):
+        return ()
     try:
         data = json.loads(text)
     except (ValueError, TypeError):
-        return
-    for path, v in leaves(data):
-        yield _last_key(path), v
+        return ()
+    return tuple((_last_key(path), v) for path, v in leaves(data))
+
+
+def _json_fields(text: str) -> tuple[tuple[str, Any], ...]:
+    """(last key, scalar) for every scalar of a JSON observation; nothing for other text."""
+    return _json_field_list(text)
 
 
 @dataclass
@@ -241,7 +282,14 @@ class ArgCheck:
 
 def check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
     """For every scalar argument: the last earlier turn that showed the value, or, if none
-    did, an earlier observation that gave the same field another value."""
+    did, an earlier observation that gave the same field another value (cached per call)."""
+    hit = reading.checks.get(call.turn)
+    if hit is None:
+        hit = reading.checks[call.turn] = _check_arguments(reading, call)
+    return hit
+
+
+def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
     before = [t for t in reading.facts if t.turn < call.turn]
     out = []
     args = call.arguments if isinstance(call.arguments, (dict, list)) else {}
@@ -251,7 +299,10 @@ def check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
         if value is None or isinstance(value, bool) or len(str(value).split()) > 8:
             continue  # free text the agent wrote (a summary, a message) is not a value it looked up
         text = _as_text(value)
-        hit = next((t for t in reversed(before) if _seen(value, _last_key(path), t)), None)
+        maybe = text.lower() in _NUMBER_WORDS or reading.anywhere_before(text, call.turn) or \
+            ("_" in text and any(reading.anywhere_before(text.replace("_", sep), call.turn) for sep in " -"))
+        hit = next((t for t in reversed(before) if _seen(value, _last_key(path), t, reading.lower(t))), None) \
+            if maybe else None
         check = ArgCheck(path, value, hit.turn if hit else None,
                          None if hit is None else ("user message" if t_is_user(hit) else "observation"))
         if hit is None:
