@@ -6,8 +6,8 @@ run is compiled offline, in process, and the pages are checked:
 - insights, and distinct lesson texts (title + guideline + applicability, whitespace
   folded) with their ratio; "prompt" is the number of entries `wikitrace prompt` shows
   once the same lesson from several runs is shown once;
-- decisions per success page and causes per failure page (mean), and how many pages
-  say that calls were left out;
+- decisions per success page and causes per failure page (mean), failure pages whose
+  every cause is an unchecked suspect, and how many pages say that calls were left out;
 - harness leaks: decisions, causes or lessons that cite a harness step's turn or name a
   harness call (must be 0);
 - calls the pages count as errors, of all agent calls;
@@ -54,6 +54,7 @@ class Row:
     error_calls: int = 0
     calls: int = 0
     quote_failures: int = 0
+    only_suspects: int = 0  # failure pages whose every cause is an unchecked suspect
 
     @property
     def ratio(self) -> float:
@@ -102,7 +103,9 @@ def check_run(run: Run) -> dict:
     calls = [t for t in run.turns if t.type == "function_call" and not is_harness_turn(t)]
     return {
         "task": run.task.id, "success": run.outcome.success, "items": len(comp.evidence),
-        "left_out": comp.left_out > 0, "leaks": leaks, "quote_failures": quote_failures,
+        "left_out": comp.left_out > 0, "leaks": leaks,
+        "only_suspects": not run.outcome.success and bool(comp.evidence)
+        and all("This is a suspect, not a proven cause" in e.support for e in comp.evidence), "quote_failures": quote_failures,
         "errors": sum(1 for t in calls if looks_like_error(t)), "calls": len(calls),
         "lessons": [lesson_key(i.title, i.guideline, i.applicability) for i in comp.insights],
         "guidelines": [_norm(f"{i.title} {i.guideline} {i.applicability}") for i in comp.insights],
@@ -123,6 +126,7 @@ def summarise(name: str, half: str, results: list[dict]) -> Row:
     row.error_calls = sum(r["errors"] for r in results)
     row.calls = sum(r["calls"] for r in results)
     row.quote_failures = sum(r["quote_failures"] for r in results)
+    row.only_suspects = sum(r["only_suspects"] for r in results)
     return row
 
 
@@ -137,11 +141,11 @@ def measure(path: Path) -> list[Row]:
 
 def table(rows: list[Row]) -> str:
     head = ("| input | half | runs | insights | distinct (ratio) | prompt entries | decisions / success page "
-            "| causes / failure page | pages with left-out note | harness leaks | calls marked error | quote-check failures |")
-    lines = [head, "|" + "---|" * 12]
+            "| causes / failure page | failure pages with only suspects | pages with left-out note | harness leaks | calls marked error | quote-check failures |")
+    lines = [head, "|" + "---|" * 13]
     for r in rows:
         lines.append(f"| {r.input} | {r.half} | {r.runs} | {r.insights} | {r.distinct} ({r.ratio:.2f}) | {r.prompt_entries} "
-                     f"| {r.decisions_per_success} | {r.causes_per_failure} | {r.pages_with_left_out} | {r.harness_leaks} "
+                     f"| {r.decisions_per_success} | {r.causes_per_failure} | {r.only_suspects} | {r.pages_with_left_out} | {r.harness_leaks} "
                      f"| {r.error_calls} / {r.calls} | {r.quote_failures} |")
     return "\n".join(lines)
 
