@@ -316,3 +316,17 @@ def test_a_long_repeat_cites_the_turn_it_quotes():
     assert loop.turns[-1] == 10 and loop.quote and "(8)" in loop.quote
     assert "each of them was answered with an error" in loop.support
     assert comp.dropped_quotes == 0
+
+
+def test_commands_and_edits_the_agent_wrote_are_not_checked_as_looked_up_values():
+    turns = _turns(_msg("system", JAVA_SYSTEM), _msg("user", JAVA_TASK),
+                   _call("bash", {"command": "cat > Repro.java <<'EOF'\nclass Repro { }\nEOF"}, "", is_error=False),
+                   _call("bash", "javac Repro.java && java Repro", "Exception in thread \"main\" java.lang.NullPointerException"),
+                   _call("str_replace_editor", {"command": "create", "path": "Repro2.java", "file_text": "class R { int x = 1; }"},
+                         "File created successfully at: Repro2.java", is_error=False),
+                   {"type": "episode_over"})
+    comp = compile_offline(_run(_record("swe-3", "java-bugfix", JAVA_TASK, turns, False)))
+    notes = "\n".join(n for e in comp.evidence for n in e.notes)
+    assert "`command`" not in notes and "`file_text`" not in notes and "`argument`" not in notes
+    lessons = _lessons(_record("swe-3", "java-bugfix", JAVA_TASK, turns, False))
+    assert "confirm command" not in lessons and "with the user first" not in lessons

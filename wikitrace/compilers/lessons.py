@@ -301,8 +301,11 @@ def _failure(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
             break
     errors = [i.call for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)]
     unrecovered = [i.call for i in chosen if i.kind == "error" and i.rank >= 80 and i.call is not None and not is_hand_off(i.call)]
-    for err in (unrecovered or errors)[:1]:
-        out.append(_error_lesson(r, err))
+    told: set[str] = set()
+    for err in unrecovered or errors:  # one lesson per failing tool, at most two
+        if err.name not in told and len(told) < 2:
+            told.add(err.name)
+            out.append(_error_lesson(r, err))
     for i in chosen:
         if i.kind == "loop" and i.call is not None and not any(i.call.name in o.title for o in out):
             out.append(_loop_lesson(r, i.call, sum(1 for c in r.calls if signature(c.turn) == signature(i.call.turn))))

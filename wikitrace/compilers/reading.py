@@ -289,15 +289,36 @@ def check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
     return hit
 
 
+_CODE = re.compile(r"[(){};=|&<>$`\[\]]")
+
+
+def _value_like(key: str, text: str) -> bool:
+    """A value the run could have looked up or been told (an id, a name, a date, a number),
+    not text the agent wrote itself: a command, code, an edit, a summary or a message."""
+    if key in _COMMAND_KEYS or "\n" in text or len(text.split()) > 8:
+        return False
+    return not (len(text.split()) > 2 and _CODE.search(text))
+
+
+def _runs_a_command(call: Turn) -> bool:
+    """A shell or editor call: its arguments are a program the agent wrote, not looked-up values."""
+    args = call.arguments
+    if isinstance(args, dict):
+        return any(isinstance(args.get(k), str) for k in _COMMAND_KEYS)
+    return isinstance(args, str) and _head_word(call.name or "") in _SHELL_TOOLS
+
+
 def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
+    if _runs_a_command(call):
+        return []
     before = [t for t in reading.facts if t.turn < call.turn]
     out = []
     args = call.arguments if isinstance(call.arguments, (dict, list)) else {}
     if isinstance(call.arguments, str) and call.arguments.strip():
         args = {FREE_FORM: call.arguments.strip()}  # one free-form argument (an answer, a query)
     for path, value in leaves(args):
-        if value is None or isinstance(value, bool) or len(str(value).split()) > 8:
-            continue  # free text the agent wrote (a summary, a message) is not a value it looked up
+        if value is None or isinstance(value, bool) or not _value_like(_last_key(path), str(value)):
+            continue
         text = _as_text(value)
         maybe = text.lower() in _NUMBER_WORDS or reading.anywhere_before(text, call.turn) or \
             ("_" in text and any(reading.anywhere_before(text.replace("_", sep), call.turn) for sep in " -"))
