@@ -10,7 +10,8 @@ reads only the parts it touches (``open_index``):
   query is a handful of posting-list walks in plain Python (no numpy import);
 * each insight rendered by the bundled ``agent/_insight.md.j2`` (with its ``Source:``
   line; the Insights Only text is the same bytes with one cut out), the display
-  order, the task kinds and the insight ids;
+  order, the task kinds, the insight ids and, per insight, the first insight that
+  teaches the same lesson (lesson_key.py: the prompt shows a lesson once);
 * the byte span of every run and insight entry inside ``corpus.json``, so the few runs
   a prompt lists (and insights it renders with overridden templates) are parsed alone.
 
