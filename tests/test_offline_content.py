@@ -219,7 +219,7 @@ def test_failure_page_shows_full_arguments_and_what_differs_from_what_was_seen(t
     assert '"nonfree_baggages": 1' in page and '"payment_id": "certificate_3765853"' in page
     assert '"passengers": [{"dob": "1990-04-05", "first_name": "Mia", "last_name": "Li"}]' in page
     # the diff: the user said 2 bags (told), never a non-free bag; the flight's cabin was economy
-    assert "`nonfree_baggages` is 1: no earlier observation or user message holds this value." in page
+    assert "`nonfree_baggages` is 1: no earlier observation, user message or call holds this value." in page
     assert "`total_baggages`" not in page.split("## Insights")[0].replace('"total_baggages": 2', "")
     assert "`cabin` is \"business\", but the observation at turn 3 gave that field as \"economy\"." in page
     assert "`flight_type`" not in page.replace('"flight_type": "one_way"', "")  # the user said "one-way"

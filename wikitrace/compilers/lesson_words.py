@@ -37,21 +37,28 @@ def top_key(path: str) -> str:
 
 
 def sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], list[str]]:
-    """Which earlier tool showed each top-level argument, which came from the user, which from nowhere."""
+    """Which earlier tool showed each top-level argument, which came from the user, and the
+    argument paths no earlier turn showed (a key with any such part is listed only there)."""
     by_turn = {c.n: c.name for c in r.calls}
+    checks = check_arguments(r, call.turn)
+    unseen = list(dict.fromkeys(a.path for a in checks if a.seen_at is None))
+    doubtful = {top_key(p) for p in unseen}
     from_tool: dict[str, list[str]] = {}
     from_user: list[str] = []
-    unseen: list[str] = []
-    for a in check_arguments(r, call.turn):
+    placed: set[str] = set()  # a key whose parts came from several places is named with its first
+    for a in checks:
         key = top_key(a.path)
-        if a.seen_at is None:
-            unseen.append(key)
-        elif a.seen_in == "user message":
+        if a.seen_at is None or key in doubtful or key in placed:
+            continue
+        placed.add(key)
+        if a.seen_in == "user message":
             from_user.append(key)
+        elif a.seen_in == "earlier call":
+            from_tool.setdefault(f"the earlier {by_turn.get(a.seen_at, 'tool')} call", []).append(key)
         else:
             from_tool.setdefault(by_turn.get(a.seen_at, "a look-up"), []).append(key)
     dedup = lambda xs: list(dict.fromkeys(xs))  # noqa: E731
-    return {t: dedup(k) for t, k in from_tool.items()}, dedup(from_user), dedup(unseen)
+    return {t: dedup(k) for t, k in from_tool.items()}, dedup(from_user), unseen
 
 
 def join(items: list[str], limit: int = 4) -> str:

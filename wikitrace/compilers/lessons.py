@@ -176,8 +176,8 @@ def _unseen_lesson(r: Reading, w: Call, notes: list[str]) -> CandidateInsight | 
     known = [f"{join(k, 3)} from {t}" for t, k in tools.items()] + ([f"{join(user, 3)} from the user"] if user else [])
     return CandidateInsight(
         title=f"Check {join(unseen, 2)} before {w.name}",
-        guideline=f"This failed run called {w.name} with {join(unseen)} set to values no earlier look-up or user "
-                  f"message held" + (f" (it took {'; '.join(known)})" if known else "")
+        guideline=f"This failed run called {w.name} with {join(unseen)} set to values no earlier look-up, user "
+                  f"message or call held" + (f" (it took {'; '.join(known)})" if known else "")
                   + f"; confirm {join(unseen)} with a look-up or with the user first.",
         applicability=f"Applies to {w.name} in {for_kind(r)}"
                       + (f", such as: \"{task_gist(r, call_words(w))}\"" if r.run.task.instruction else "")

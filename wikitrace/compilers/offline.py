@@ -185,9 +185,9 @@ def _check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
             notes.append(f"`{a.path}` is {_val(a.value)}, but the observation at turn {a.other_at} "
                          f"gave that field as {_val(a.other)}.")
         else:
-            notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation or user message holds this value.")
+            notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
     if checks and not flagged:
-        notes.append("Every argument value appears in an earlier observation or user message.")
+        notes.append("Every argument value appears in an earlier observation, user message or call.")
     for hit in rules_for(r, c):
         if hit.broken:
             flagged = True

@@ -275,7 +275,7 @@ class ArgCheck:
     path: str
     value: Any
     seen_at: int | None  # a turn whose observation or user message holds the value
-    seen_in: str | None  # "observation" | "user message"
+    seen_in: str | None  # "observation" | "user message" | "earlier call" (its arguments)
     other: Any = None  # an earlier value of the same field, when the call's value was never seen
     other_at: int | None = None
 
@@ -326,7 +326,13 @@ def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
             if maybe else None
         check = ArgCheck(path, value, hit.turn if hit else None,
                          None if hit is None else ("user message" if t_is_user(hit) else "observation"))
-        if hit is None:
+        if hit is None:  # a value the run already used in a call that went through (a converted date, say)
+            key = _last_key(path)
+            used = next((c for c in reversed(reading.calls) if c.n < call.turn and not c.error
+                         and any(_last_key(p) == key and v == value for p, v in leaves(c.turn.arguments))), None)
+            if used is not None:
+                check.seen_at, check.seen_in = used.n, "earlier call"
+        if check.seen_at is None:
             key = _last_key(path)
             for t in reversed(before):
                 if t_is_user(t):
