@@ -399,17 +399,17 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
     Two checks are made, not guessed: an "at most N thing" rule whose thing appears more
     than N times in the arguments, and a confirmation rule for a call that no user
     agreement preceded. Other rule sentences are returned when they name both the call's
-    action (a word of the tool name) and one of its argument values or keys."""
+    action (a word of the tool name) and one of its argument values, and a confirmation
+    rule that names the action."""
     if reading.system is None or not call.writes:
         return []
     text = reading.system.content or ""
     action = _words((call.name or "").replace("_", " ")) - {"the", "and"}
     flat = [(p, _as_text(v)) for p, v in leaves(call.turn.arguments if isinstance(call.turn.arguments, (dict, list)) else {})]
-    values = set()
+    values = set()  # words of the values (not the keys: a key names a field, not what was done)
     for p, v in flat:
-        if not re.search(r"\d", v):  # ids and amounts say nothing about a rule
+        if not re.search(r"\d", v) and len(v.split()) <= 3:  # ids, amounts and prose say nothing about a rule
             values |= _words(v.replace("_", " "))
-        values |= _words(_last_key(p).replace("_", " "))
     hits: list[RuleHit] = []
     for s in sentences(text):
         if not RULE.search(s):
@@ -430,7 +430,8 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
         if broken is None and _CONFIRM_WORDS.search(s) and not call.confirmed and action & _words(s):
             broken = "no user message agreeing to it came right before the call"
         words = _words(s)
-        if broken or (action & words and values & words - action):
+        confirm_rule = bool(_CONFIRM_WORDS.search(s) and action & words)  # kept or broken, it bears on the call
+        if broken or confirm_rule or (action & words and values & words - action):
             hits.append(RuleHit(s, reading.system.turn, broken, order if broken else 2))
     hits.sort(key=lambda h: h.order)  # counted breaches, then a missing confirmation, then rules named
     return hits[:3]
