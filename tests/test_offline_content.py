@@ -2,6 +2,11 @@
 the turn that went wrong, full arguments checked against what the run saw, lessons in
 the run's own words, and harness steps never read as the agent's choices.
 
+Golden pages live in tests/fixtures/offline/golden/. After an intended change to what the
+offline compiler writes, regenerate them with:
+  WIKITRACE_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/test_offline_content.py
+and review the diff.
+
 The runs are native JSONL in the shapes the importers write: SWE-agent-like shell and
 editor calls with plain-text errors (``is_error`` unset), a harness stop as an
 ``episode_over`` turn with role ``harness``, tau-bench-like tool calls with a policy
@@ -11,6 +16,7 @@ system prompt, nested arguments and a hand-off tool.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -330,3 +336,24 @@ def test_commands_and_edits_the_agent_wrote_are_not_checked_as_looked_up_values(
     assert "`command`" not in notes and "`file_text`" not in notes and "`argument`" not in notes
     lessons = _lessons(_record("swe-3", "java-bugfix", JAVA_TASK, turns, False))
     assert "confirm command" not in lessons and "with the user first" not in lessons
+
+
+GOLDEN = Path(__file__).parent / "fixtures" / "offline" / "golden"
+
+
+def test_golden_pages(tmp_path):
+    """The whole compilation and insight pages of four runs, byte for byte."""
+    runs = [swe_success(), swe_cost_limit(), booking_failure(), hand_off_failure()]
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "runs.jsonl", runs)], out=out, offline=True, quiet=True))
+    pages = sorted((out / "compilation").glob("step-*.md")) + sorted((out / "insight").glob("insight-*.md"))
+    assert len(pages) > 4
+    for page in pages:
+        name = f"{page.parent.name}-{page.name}"
+        path = GOLDEN / name
+        text = page.read_text(encoding="utf-8")
+        if os.environ.get("WIKITRACE_REGEN_GOLDEN"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        assert path.exists(), f"missing golden {path}; run with WIKITRACE_REGEN_GOLDEN=1"
+        assert text == path.read_text(encoding="utf-8"), f"{name} changed; regenerate if intended"

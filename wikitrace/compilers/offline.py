@@ -183,7 +183,8 @@ def _check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
         flagged = True
         if a.other_at is not None:
             notes.append(f"`{a.path}` is {_val(a.value)}, but the observation at turn {a.other_at} "
-                         f"gave that field as {_val(a.other)}.")
+                         f"gave that field as {' or '.join(_val(v) for v in a.other[:3])}"
+                         f"{f' (and {len(a.other) - 3} more)' if len(a.other) > 3 else ''}.")
         else:
             notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
     if checks and not flagged:

@@ -276,7 +276,7 @@ class ArgCheck:
     value: Any
     seen_at: int | None  # a turn whose observation or user message holds the value
     seen_in: str | None  # "observation" | "user message" | "earlier call" (its arguments)
-    other: Any = None  # an earlier value of the same field, when the call's value was never seen
+    other: list | None = None  # the values an earlier observation gave the same field, when the call's was never seen
     other_at: int | None = None
 
 
@@ -337,9 +337,9 @@ def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
             for t in reversed(before):
                 if t_is_user(t):
                     continue
-                other = next((v for k, v in _json_fields(t.result or "") if k == key and v not in (None, "")
-                              and not isinstance(v, (dict, list)) and _as_text(v) != text), None)
-                if other is not None:
+                other = list(dict.fromkeys(v for k, v in _json_fields(t.result or "") if k == key
+                                           and v not in (None, "") and _as_text(v) != text))
+                if other:  # every value the observation gave that field, not one picked at random
                     check.other, check.other_at = other, t.turn
                     break
         out.append(check)
