@@ -357,3 +357,19 @@ def test_golden_pages(tmp_path):
             path.write_text(text, encoding="utf-8")
         assert path.exists(), f"missing golden {path}; run with WIKITRACE_REGEN_GOLDEN=1"
         assert text == path.read_text(encoding="utf-8"), f"{name} changed; regenerate if intended"
+
+
+def test_shell_and_editor_calls_are_judged_by_what_they_run():
+    from wikitrace.compilers.reading import is_read_only
+    from wikitrace.runs.model import Turn
+
+    def reads(name, arguments):
+        return is_read_only(Turn(turn=1, type="function_call", name=name, arguments=arguments))
+
+    assert reads("bash", {"command": "cd /repo && grep -rn parseArray src"})
+    assert reads("bash", {"command": "git diff"}) and not reads("bash", {"command": "git checkout -- a.java"})
+    assert not reads("bash", {"command": "cd /repo; mvn -q test"})
+    assert reads("str_replace_editor", {"command": "view", "path": "a.java"})
+    assert not reads("str_replace_editor", {"command": "str_replace", "path": "a.java"})
+    assert reads("get_user_details", {"user_id": "u1"}) and reads("searchFlights", {})
+    assert not reads("book_reservation", {"user_id": "u1"})

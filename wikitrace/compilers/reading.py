@@ -21,8 +21,9 @@ _READ_WORDS = frozenset((
     "get", "search", "list", "find", "read", "look", "lookup", "view", "show", "fetch", "query",
     "check", "calculate", "compute", "think", "inventory", "examine", "ls", "cat", "grep",
     "describe", "count", "retrieve", "browse", "info", "head", "tail", "pwd", "echo", "which",
-    "open", "scroll", "goto", "rg", "tree", "stat", "wc", "diff", "git",
+    "open", "scroll", "goto", "rg", "tree", "stat", "wc", "diff",
 ))
+_GIT_READS = frozenset(("diff", "status", "log", "show", "grep", "blame"))
 # Shell-like tools whose first command word says what the call does.
 _SHELL_TOOLS = frozenset(("bash", "shell", "sh", "run", "execute", "exec", "terminal", "cmd", "command"))
 _COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
@@ -78,6 +79,10 @@ def is_read_only(turn: Turn) -> bool:
         return True
     command = command_of(turn)
     if command is not None and (head in _SHELL_TOOLS or "edit" in name or "editor" in name):
+        command = re.sub(r"^\s*cd\s+\S+\s*(?:&&|;)\s*", "", command)  # where it runs is not what it does
+        words = command.split()
+        if words[:1] == ["git"]:
+            return len(words) > 1 and words[1] in _GIT_READS
         return _head_word(command) in _READ_WORDS
     return False
 
