@@ -266,8 +266,8 @@ def _idle_lesson(r: Reading) -> CandidateInsight:
 def _loop_lesson(r: Reading, c: Call, n: int) -> CandidateInsight:
     return CandidateInsight(
         title=f"Stop repeating {c.name} unchanged",
-        guideline=f"This run sent the same {c.name} call {n} times and got \"{first_line(c.turn.result, 80)}\" back; "
-                  f"after the second identical answer, change the arguments or the approach.",
+        guideline=f"This run sent the same {c.name} call {n} times (the last answer: \"{first_line(c.turn.result, 80)}\") "
+                  f"and was judged a failure; when a call gives the same answer twice, change the arguments or the approach.",
         applicability=f"Applies to {c.name} in {for_kind(r)}{such_as(r, c)}; not to polling a state that is expected to change.",
     )
 
