@@ -230,6 +230,10 @@ class _CorpusSource:
     def texts(self, show_source, templates):
         return _CorpusTexts(InsightTexts(self.data, show_source, templates))
 
+    @property
+    def cache(self) -> dict:
+        return self.data.cache
+
     def reps(self) -> list[int]:
         hit = self.data.cache.get("lesson-reps")
         if hit is None:
@@ -282,6 +286,10 @@ class _IndexSource:
     def texts(self, show_source, templates):
         return self.idx.texts(show_source, templates)
 
+    @property
+    def cache(self) -> dict:
+        return self.idx.cache
+
     def reps(self) -> list[int]:
         return self.idx.lesson_reps()
 
@@ -294,26 +302,29 @@ class _LessonTexts:
     lesson (lesson_key.py) is rendered with the others as its sources; the others are
     never shown on their own."""
 
-    def __init__(self, texts, reps, info, show_source: bool, templates):
+    def __init__(self, texts, reps, info, show_source: bool, templates, cache: dict):
         self.t, self.info, self.show_source, self.templates = texts, info, show_source, templates
-        self.members: dict[int, list[int]] = {}
-        for j, r in enumerate(reps):
-            if r != j:
-                self.members.setdefault(r, []).append(j)
-        self.grouped: dict[int, str] = {}
+        key = f"lesson-groups:{show_source}:{templates}"  # kept on the loaded corpus / index, like the texts
+        if key not in cache:
+            members: dict[int, list[int]] = {}
+            for j, r in enumerate(reps):
+                if r != j:
+                    members.setdefault(r, []).append(j)
+            cache[key] = (members, {})
+        self.members, self.grouped = cache[key]
 
     def get(self, j: int) -> str:
-        others = self.members.get(j)
-        if not others:
+        if j not in self.members:
             return self.t.get(j)
-        hit = self.grouped.get(j)
-        if hit is None:
+        if not self.grouped:  # every group in one template pass: a full prompt needs them all
             from ..templates import environment
 
             env = environment(str(self.templates) if self.templates else None)
-            hit = self.grouped[j] = render_insights(env, [self.info(j)], self.show_source,
-                                                    [[self.info(k) for k in others]])[0]
-        return hit
+            reps = list(self.members)
+            texts = render_insights(env, [self.info(r) for r in reps], self.show_source,
+                                    [[self.info(k) for k in self.members[r]] for r in reps])
+            self.grouped.update(zip(reps, texts))
+        return self.grouped[j]
 
     def all(self) -> None:
         self.t.all()
@@ -391,7 +402,7 @@ def build_prompt(
     block_kw = dict(show_source=wiki, mount=mount, tools=tools, templates=templates)
 
     reps = src.reps()
-    texts = _LessonTexts(src.texts(wiki, templates), reps, src.info, wiki, templates)
+    texts = _LessonTexts(src.texts(wiki, templates), reps, src.info, wiki, templates, src.cache)
     # insight positions (id order) in display order, one per lesson
     everything = [j for j in src.display() if reps[j] == j] if texts.members else src.display()
     kept = everything
