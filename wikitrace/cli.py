@@ -128,8 +128,19 @@ def descents(
     mount_path: str = typer.Option("/work/corpus", "--mount-path", help="Where the agent saw the corpus."),
     tools_path: str = typer.Option("/work/tools", "--tools-path", help="Where the agent saw the corpus tools."),
     as_json: bool = typer.Option(False, "--json", help="Print the descents as JSON."),
+    judge: bool = typer.Option(False, "--judge", help="Label each descent's trigger, target and effect (paper §5.2)."),
+    judges: int = typer.Option(3, "--judges", min=1, help="Judge calls whose majority gives the effect (with --judge)."),
+    offline: bool = typer.Option(False, "--offline", help="Judge with the offline rules even if an LLM is configured."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for the judge (with --judge)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for the judge."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="LLM response cache (as for compile)."),
 ) -> None:
     """Group memory calls into descents and label each run Descent or Stay."""
+    if judge:
+        from .agent.descent_report import judge_command
+
+        raise typer.Exit(judge_command(transcript, mount_path, tools_path, as_json, judges, offline, model,
+                                       base_url, cache_dir))
     from .agent.descents import descents_command
 
     raise typer.Exit(descents_command(transcript, mount_path, tools_path, as_json))
@@ -146,8 +157,16 @@ def eval_(
     rerun: str = typer.Option("no-memory-rerun", "--rerun", help="Rerun No-Memory trials that give the floor."),
     success_threshold: float = typer.Option(1.0, "--success-threshold", help="Score counted as success when no success column."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    labels: Optional[Path] = typer.Option(None, "--labels", help="Instead: the lead by descent label, from `descents --judge --json` output."),
+    method: str = typer.Option("wikitrace", "--method", help="With --labels: the memory method whose descents were labelled."),
+    control: str = typer.Option("insights-only", "--control", help="With --labels: the method it is compared with."),
 ) -> None:
     """Score, Gain and Regression with paired-bootstrap 95% intervals, rerun floor and excess."""
+    if labels is not None:
+        from .agent.descent_breakdown import by_label_command
+
+        raise typer.Exit(by_label_command(results, labels, method, control, success_threshold, as_json, plot_out,
+                                          reference))
     from .agent.evaluate import eval_command
 
     raise typer.Exit(eval_command(results, csv_out, plot_out, seed, resamples, reference, rerun,
@@ -191,6 +210,19 @@ def query(
     from .dialogue.cli_support import query_command
 
     raise typer.Exit(query_command(corpus, sample, question, budget, as_json, offline, model, base_url))
+
+
+# --- MCP server (optional extra: pip install 'wikitrace[mcp]') ---
+
+@app.command("mcp")
+def mcp_(
+    corpus: Path = typer.Option(..., "--corpus", "-c", help="A compiled corpus folder (served read-only)."),
+    http: Optional[int] = typer.Option(None, "--http", metavar="PORT", help="Serve streamable HTTP on 127.0.0.1:PORT instead of stdio."),
+) -> None:
+    """Serve the corpus to MCP clients (Claude Code, Claude Desktop, Cursor, Agents SDK)."""
+    from .mcp_server import mcp_command
+
+    raise typer.Exit(mcp_command(corpus, http))
 
 
 def main() -> None:
