@@ -144,7 +144,7 @@ def table(rows: list[Row]) -> str:
             "| causes / failure page | failure pages with only suspects | pages with left-out note | harness leaks | calls marked error | quote-check failures |")
     lines = [head, "|" + "---|" * 13]
     for r in rows:
-        lines.append(f"| {r.input} | {r.half} | {r.runs} | {r.insights} | {r.distinct} ({r.ratio:.2f}) | {r.prompt_entries} "
+        lines.append(f"| {r.input} | {r.half} | {r.runs} | {r.insights} | {r.distinct} ({r.ratio:.3f}) | {r.prompt_entries} "
                      f"| {r.decisions_per_success} | {r.causes_per_failure} | {r.only_suspects} | {r.pages_with_left_out} | {r.harness_leaks} "
                      f"| {r.error_calls} / {r.calls} | {r.quote_failures} |")
     return "\n".join(lines)

@@ -115,7 +115,7 @@ def such_as(r: Reading, call: Call | None = None) -> str:
 
 
 def reasoned(call: Call) -> str:
-    """The run's own reasoning just before a free-form call, as a short quote."""
+    """The run's own reasoning that came with a call, as a short quote (nothing when the log has none)."""
     said = first_line(call.turn.reasoning, 100)
     return f" (it reasoned: \"{said}\")" if said else ""
 
@@ -144,3 +144,21 @@ def free_form(w: Call) -> str | None:
     """The call's only argument when it is a plain string (an answer, a query), values masked."""
     args = w.turn.arguments
     return clip(generic(args.strip()), 80).replace('"', "'") if isinstance(args, str) and args.strip() else None
+
+
+def what_changed(err: Call, fix: Call) -> str:
+    """How a later call that went through differed from a failed one, in a phrase:
+    "with reason changed", "with payment_id taken from what the error listed",
+    "as Search[Nick Park], a name the error listed"."""
+    x, y = err.turn.arguments, fix.turn.arguments
+    listed = (err.turn.result or "").lower()
+    if isinstance(x, dict) and isinstance(y, dict):
+        changed = [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)]
+        from_error = [k for k in changed if str(y.get(k, "")) and str(y.get(k)).lower() in listed]
+        if from_error:
+            return f"with {join(from_error)} taken from what the error listed"
+        return f"with {join(changed)} changed" if changed else "with the same arguments, later"
+    if isinstance(y, str) and y.strip() and y != x:
+        shown = f"{fix.name}[{clip(generic(y.strip()), 60)}]".replace('"', "'")
+        return f"as {shown}" + (", a name the error listed" if y.strip().lower() in listed else "")
+    return "with the same arguments, later"

@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .lesson_words import (call_words, for_kind, free_form, is_hand_off, join, last_said, lookup_chain, reasoned,
-                           rule_quote, sources, such_as, task_gist, what_it_did)
+                           rule_quote, sources, such_as, task_gist, what_changed, what_it_did)
 from .reading import RULE, Call, Reading, _words, rules_for, sentences
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, first_line, generic, signature
@@ -76,24 +76,19 @@ def _procedure(r: Reading, w: Call) -> CandidateInsight:
 
 def _recovery(r: Reading, err: Call, fix: Call) -> CandidateInsight:
     said = first_line(err.turn.result, 100)
-    x, y = err.turn.arguments, fix.turn.arguments
-    changed = [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)] if isinstance(x, dict) and isinstance(y, dict) else []
-    from_error = [k for k in changed if isinstance(y, dict) and str(y.get(k, "")) and
-                  str(y.get(k)).lower() in (err.turn.result or "").lower()]
-    if from_error:
-        how = f"call it again with {join(from_error)} taken from what the error listed"
-    elif changed:
-        how = f"call it again with {join(changed)} changed"
-    elif fix.name == err.name:
+    changed = what_changed(err, fix) if fix.name == err.name else ""
+    if fix.name != err.name:
+        how = f"{fix.name} got past it"
+    elif changed.startswith("with the same arguments"):
         how = "the same call went through later, after the run did something else first"
     else:
-        how = f"{fix.name} got past it"
+        how = f"call it again {changed}"
     between = [c.name for c in r.calls if err.n < c.n < fix.n and c.name != err.name]
-    if between and (changed or from_error):
+    if between and how.startswith("call it again"):
         how += f", after checking with {join(between, 2)}"
     return CandidateInsight(
         title=f"Get past \"{clip(said, 40)}\" from {err.name}",
-        guideline=f"When {err.name} answers \"{said}\", {how}; that is what got this run past it.",
+        guideline=f"When {err.name} answers \"{said}\", {how}{reasoned(fix)}; that is what got this run past it.",
         applicability=f"Applies to {for_kind(r)} when {err.name} gives this error{such_as(r, err)}; another error from it may need another fix.",
     )
 
@@ -192,12 +187,8 @@ def _error_lesson(r: Reading, err: Call) -> CandidateInsight:
     retries = [c for c in later if c.name == err.name]
     passed = next((c for c in retries if not c.error), None)
     if passed is not None:
-        changed = [k for k in dict.fromkeys([*err.turn.arguments, *passed.turn.arguments])
-                   if err.turn.arguments.get(k) != passed.turn.arguments.get(k)] \
-            if isinstance(err.turn.arguments, dict) and isinstance(passed.turn.arguments, dict) else []
-        what = (f"this run got past it with {join(changed)} changed" if changed else
-                "this run got past it with a later call of the same tool") + \
-            ", yet still failed: a call that goes through is not yet the one the task asked for"
+        what = f"this run got past it {what_changed(err, passed)}{reasoned(passed)}, yet still failed: a call " \
+            "that goes through is not yet the one the task asked for"
     elif same:
         what = (f"this run sent the same {err.name} call again {len(same)} more time{'s' if len(same) != 1 else ''} "
                 f"and never got past it; change what the message points at before calling again")
