@@ -373,3 +373,24 @@ def test_shell_and_editor_calls_are_judged_by_what_they_run():
     assert not reads("str_replace_editor", {"command": "str_replace", "path": "a.java"})
     assert reads("get_user_details", {"user_id": "u1"}) and reads("searchFlights", {})
     assert not reads("book_reservation", {"user_id": "u1"})
+
+
+SWE_EXPERIMENT = Path(__file__).parent / "fixtures" / "importers" / "swe_experiment" / "20250101_sweagent_gpt4o"
+
+
+def test_a_swe_agent_experiment_folder_reads_true():
+    """SWE-agent logs write each action as a command line (`edit 40:40 ...`) under the tool's name."""
+    from wikitrace.runs.load import iter_runs
+    from wikitrace.runs.model import Run
+
+    runs = {r.run_id: r for r in iter_runs([SWE_EXPERIMENT]) if isinstance(r, Run)}
+    assert runs
+    for run in runs.values():
+        comp = compile_offline(run)
+        text = "\n".join([comp.description] + [f"{e.decision} {e.support}" for e in comp.evidence]
+                         + [f"{i.guideline} {i.applicability}" for i in comp.insights])
+        assert "changed nothing" not in text or not any(t.name == "edit" for t in run.actions)
+        assert "used only values it had seen" not in text  # a command line is not a looked-up value
+        assert "exit_cost" not in "\n".join(f"{e.decision} {e.call}" for e in comp.evidence)
+        if (run.outcome.ended_by or "").startswith("harness"):
+            assert f"The harness stopped the run: {run.outcome.ended_by.split(':', 1)[1].strip()}." in comp.description

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .reading import Call, Reading, _words, check_arguments, command_of, sentences
+from .reading import Call, Reading, _words, check_arguments, command_of, is_command_line, sentences
 from .text import clip, first_line, generic
 
 # A call that hands the conversation to a person: its failure is about *whether* to hand
@@ -143,7 +143,9 @@ def what_it_did(c: Call) -> str:
 def free_form(w: Call) -> str | None:
     """The call's only argument when it is a plain string (an answer, a query), values masked."""
     args = w.turn.arguments
-    return clip(generic(args.strip()), 80).replace('"', "'") if isinstance(args, str) and args.strip() else None
+    if not isinstance(args, str) or not args.strip() or is_command_line(w.turn):
+        return None
+    return clip(generic(args.strip()), 80).replace('"', "'")
 
 
 def what_changed(err: Call, fix: Call) -> str:

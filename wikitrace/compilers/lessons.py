@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .lesson_words import (call_words, for_kind, free_form, is_hand_off, join, last_said, lookup_chain, reasoned,
                            rule_quote, sources, such_as, task_gist, what_changed, what_it_did)
-from .reading import RULE, Call, Reading, _words, rules_for, sentences
+from .reading import RULE, Call, Reading, _words, rules_for, runs_a_command, sentences
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, first_line, generic, signature
 
@@ -49,7 +49,11 @@ def _procedure(r: Reading, w: Call) -> CandidateInsight:
         parts.append(f"{join(user)} from the user's own words")
     lookups = [c.name for c in r.calls if c.n < w.n and not c.writes and not c.error]
     made = [what_it_did(c) for c in r.calls if c.n < w.n and c.writes and not c.error]
-    if not parts and made:  # an argument-less finish (submit): the changes before it are the procedure
+    if runs_a_command(w.turn):  # a command line: what it ran, after which look-ups and changes
+        guide = (f"This run ended its work with {what_it_did(w)}"
+                 + (f", after changes with {join(list(dict.fromkeys(made)), 3)}" if made else "")
+                 + (f", after looking with {join(list(dict.fromkeys(lookups)), 3)}" if lookups else ""))
+    elif not parts and made:  # an argument-less finish (submit): the changes before it are the procedure
         guide = (f"This run made its change with {join(list(dict.fromkeys(made)), 3)}"
                  + (f", after looking with {join(list(dict.fromkeys(lookups)), 3)}" if lookups else "")
                  + f", then called {w.name}")
@@ -61,9 +65,6 @@ def _procedure(r: Reading, w: Call) -> CandidateInsight:
         guide = f"This run called {w.name} without a look-up first and it went through"
     if unseen:
         guide += f" ({join(unseen)} it set itself)"
-    chain = lookup_chain(r, w)
-    if chain and isinstance(w.turn.arguments, str):  # a free-form answer: say where it was found
-        guide += f"; the look-ups were {chain}"
     gist = task_gist(r, call_words(w))
     when = f"Applies to {for_kind(r)} that end in {w.name}"
     when += f", such as: \"{gist}\"" if gist else ""
@@ -130,7 +131,9 @@ def _success(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
                           + (f", such as: \"{gist}\"" if gist else "") + "; not when facts must be checked first.",
         )]
     out: list[CandidateInsight] = []
-    writes = [i.call for i in chosen if i.kind == "write" and i.call is not None]
+    # every change that went through, shown as a decision or as a recovery
+    writes = [i.call for i in sorted(chosen, key=lambda i: i.call.n if i.call else -1)
+              if i.kind in ("write", "recovery") and i.call is not None and i.call.writes]
     if writes:
         out.append(_procedure(r, writes[-1]))
     for i in chosen:
@@ -303,7 +306,17 @@ def _failure(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
             break
     if not writes and not errors:
         out.append(_idle_lesson(r))
-    if not out and writes:
+    if not out and writes and runs_a_command(writes[-1].call.turn):
+        w = max((i.call for i in writes), key=lambda c: c.n)  # the last change it made
+        made = list(dict.fromkeys(what_it_did(c) for c in r.calls if c.writes and not c.error))
+        out.append(CandidateInsight(
+            title=f"Check the change before {w.name}",
+            guideline=f"This run changed things with {join(made, 3)}, ended with {w.name} and was judged a failure; "
+                      f"before {w.name}, check that the change does what the request asks: "
+                      f"\"{task_gist(r, call_words(w))}\".",
+            applicability=f"Applies to {w.name} in {for_kind(r)}; a failed run's lesson is a caution, not a recipe.",
+        ))
+    elif not out and writes:
         w = writes[-1].call
         chain = lookup_chain(r, w)
         out.append(CandidateInsight(

@@ -305,16 +305,25 @@ def _value_like(key: str, text: str) -> bool:
     return not (len(text.split()) > 2 and _CODE.search(text))
 
 
-def _runs_a_command(call: Turn) -> bool:
+def runs_a_command(call: Turn) -> bool:
     """A shell or editor call: its arguments are a program the agent wrote, not looked-up values."""
     args = call.arguments
     if isinstance(args, dict):
         return any(isinstance(args.get(k), str) for k in _COMMAND_KEYS)
-    return isinstance(args, str) and _head_word(call.name or "") in _SHELL_TOOLS
+    return isinstance(args, str) and is_command_line(call)
+
+
+def is_command_line(call: Turn) -> bool:
+    """A plain-string argument that is a command line: a shell tool's, or one that starts with
+    the tool's own name (``edit 12:12 ...`` for ``edit``, as SWE-agent logs write them)."""
+    args, name = call.arguments, (call.name or "").lower()
+    if not isinstance(args, str):
+        return False
+    return _head_word(name) in _SHELL_TOOLS or (bool(name) and args.lstrip().lower().startswith(name))
 
 
 def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
-    if _runs_a_command(call):
+    if runs_a_command(call):
         return []
     before = [t for t in reading.facts if t.turn < call.turn]
     out = []

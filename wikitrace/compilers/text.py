@@ -46,9 +46,12 @@ def short_task(instruction: str, limit: int = 90) -> str:
     return (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip(",;:") + "…"
 
 
+_FAILURE_WORD = re.compile(r"error|fail|exception|not found|denied|invalid|cannot|refused", re.I)
+
+
 def first_line(text: str | None, limit: int = 90) -> str:
-    """The first non-empty line of an observation, values masked: what an error *says*."""
-    for line in (text or "").splitlines():
-        if line.strip():  # double quotes become single ones: the line is itself shown in quotes
-            return clip(generic(line.strip()), limit).replace('"', "'")
-    return ""
+    """What an observation *says*, values masked: its first line that names a failure, else its
+    first non-empty line (a build log opens with [INFO] lines before its [ERROR] one)."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    line = next((x for x in lines if _FAILURE_WORD.search(x)), lines[0] if lines else "")
+    return clip(generic(line), limit).replace('"', "'")  # shown in double quotes itself
