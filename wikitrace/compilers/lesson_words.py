@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from .reading import Call, Reading, _words, check_arguments, command_of, is_command_line, sentences
+from .reading import Call, Reading, check_arguments, command_of, is_command_line
+from .rules import _words, sentences
 from .text import clip, first_line, generic
 
 # A call that hands the conversation to a person: its failure is about *whether* to hand

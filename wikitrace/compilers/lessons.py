@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from .lesson_words import (call_words, for_kind, free_form, is_hand_off, join, last_said, lookup_chain, reasoned,
                            rule_quote, sources, such_as, task_gist, what_changed, what_it_did)
-from .reading import RULE, Call, Reading, _words, rules_for, runs_a_command, sentences
+from .reading import Call, Reading, runs_a_command
+from .rules import RULE, _words, rules_for, sentences
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, first_line, generic, signature
 

@@ -27,7 +27,8 @@ from ..runs.model import Run
 from .base import CompileStats
 from .grounding import ground
 from .lessons import lessons_for
-from .reading import Call, Reading, check_arguments, full_arguments, harness_reason, read_run, rules_for
+from .reading import Call, Reading, check_arguments, full_arguments, harness_reason, read_run
+from .rules import rules_for
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
 from .text import clip, quote_of, short_task, signature
 
