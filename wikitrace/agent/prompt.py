@@ -27,7 +27,7 @@ from typing import Any
 
 from ..templates import render
 from .corpusdata import CorpusData, InsightInfo, as_corpus, id_key, task_kind
-from .lesson_key import lesson_groups
+from .lesson_key import LessonTexts, lesson_groups, unique
 from .similarity import BM25Backend, ScoreBackend, rank_runs
 
 VARIANTS = ("wikitrace", "insights-only")
@@ -297,50 +297,6 @@ class _IndexSource:
         return self.idx.insight(j)
 
 
-class _LessonTexts:
-    """Insight texts with each lesson shown once: the first insight of a group of the same
-    lesson (lesson_key.py) is rendered with the others as its sources; the others are
-    never shown on their own."""
-
-    def __init__(self, texts, reps, info, show_source: bool, templates, cache: dict):
-        self.t, self.info, self.show_source, self.templates = texts, info, show_source, templates
-        key = f"lesson-groups:{show_source}:{templates}"  # kept on the loaded corpus / index, like the texts
-        if key not in cache:
-            members: dict[int, list[int]] = {}
-            for j, r in enumerate(reps):
-                if r != j:
-                    members.setdefault(r, []).append(j)
-            cache[key] = (members, {})
-        self.members, self.grouped = cache[key]
-
-    def get(self, j: int) -> str:
-        if j not in self.members:
-            return self.t.get(j)
-        if not self.grouped:  # every group in one template pass: a full prompt needs them all
-            from ..templates import environment
-
-            env = environment(str(self.templates) if self.templates else None)
-            reps = list(self.members)
-            texts = render_insights(env, [self.info(r) for r in reps], self.show_source,
-                                    [[self.info(k) for k in self.members[r]] for r in reps])
-            self.grouped.update(zip(reps, texts))
-        return self.grouped[j]
-
-    def all(self) -> None:
-        self.t.all()
-
-    def total_chars(self) -> int | None:
-        return None if self.members else self.t.total_chars()
-
-
-def _unique(positions):
-    seen: set[int] = set()
-    for j in positions:
-        if j not in seen:
-            seen.add(j)
-            yield j
-
-
 def _source(corpus, backend):
     if isinstance(corpus, (str, Path)) and (backend is None or isinstance(backend, BM25Backend)):
         from .index import open_index
@@ -402,7 +358,7 @@ def build_prompt(
     block_kw = dict(show_source=wiki, mount=mount, tools=tools, templates=templates)
 
     reps = src.reps()
-    texts = _LessonTexts(src.texts(wiki, templates), reps, src.info, wiki, templates, src.cache)
+    texts = LessonTexts(src.texts(wiki, templates), reps, src.info, wiki, templates, src.cache)
     # insight positions (id order) in display order, one per lesson
     everything = [j for j in src.display() if reps[j] == j] if texts.members else src.display()
     kept = everything
@@ -414,7 +370,7 @@ def build_prompt(
             (len(system) + total + len(_memory_block([], left_out=0, **block_kw)) + len(similar_block))
             / CHARS_PER_TOKEN) <= budget
         if not fits:
-            order = _unique(reps[j] for j in src.priority(task, similar, kind))
+            order = unique(reps[j] for j in src.priority(task, similar, kind))
             frame = _memory_block([], left_out=len(everything), **block_kw)
             room = budget * CHARS_PER_TOKEN - len(system) - len(similar_block) - len(frame)
             chosen: list[int] = []
