@@ -213,7 +213,7 @@ def parse_options(tool, argv):
                 store(name, True)
             else:
                 store(name, value if eq else take_value(name))
-        elif arg.startswith("-") and len(arg) > 1 and not arg[1:].isdigit():
+        elif arg.startswith("-") and len(arg) > 1 and not arg[1:].isdecimal():
             j = 1
             while j < len(arg):  # a cluster such as -il or -m5
                 name = _ALIASES.get("-" + arg[j], "-" + arg[j])
@@ -266,7 +266,7 @@ def step_number(text):
         name = name[5:]
     elif name.startswith("step"):
         name = name[4:]
-    if name and name.isascii() and name.isdigit():
+    if name and name.isascii() and name.isdecimal():
         return int(name)
     return None
 
@@ -281,7 +281,7 @@ def existing_steps(raw):
     with os.scandir(raw) as entries:
         for entry in entries:
             name = entry.name
-            if name.startswith("step-") and name[5:].isascii() and name[5:].isdigit():
+            if name.startswith("step-") and name[5:].isascii() and name[5:].isdecimal():
                 numbers.append(int(name[5:]))
     return numbers
 
@@ -508,7 +508,7 @@ def cmd_actions(opts, positional):
 
 def _turn_number(text):
     value = text.strip()
-    if value.lstrip("-").isdigit() and value.isascii():
+    if value.lstrip("-").isdecimal() and value.isascii():
         return int(value)
     raise ToolError(f"turn {text!r} is not a number; {_usage_line('turn')}")
 

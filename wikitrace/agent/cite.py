@@ -139,7 +139,7 @@ def _normalise_id(key: str, item: Any) -> tuple[str | None, str]:
     m = _ID.search(text)
     if m:
         return format_id(m.group(1).lower(), int(m.group(2))), text
-    if text.isdigit():
+    if text.isdecimal():
         return format_id("insight" if key == "I" else "step", int(text)), text
     return None, text
 

@@ -53,7 +53,7 @@ def check_answer(data: Any, axis: str, tr: Transcript, burst: int) -> tuple[Labe
         problems.append(f"code {data.get('code')!r} is not one of: {', '.join(AXES[axis])}")
     quote = data.get("quote") if isinstance(data.get("quote"), str) else ""
     msg = data.get("msg")
-    if isinstance(msg, str) and msg.strip().isdigit():
+    if isinstance(msg, str) and msg.strip().isdecimal():
         msg = int(msg)
     if not isinstance(msg, int) or isinstance(msg, bool):
         problems.append("msg must be the number of the message the quote comes from")

@@ -183,7 +183,7 @@ class EvalResult:
 
 
 def _natural(s: str):
-    return (0, int(s), s) if s.lstrip("-").isdigit() else (1, 0, s)
+    return (0, int(s), s) if s.lstrip("-").isdecimal() else (1, 0, s)
 
 
 def _mean_std(values: list[float]) -> tuple[float, float]:

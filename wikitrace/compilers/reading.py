@@ -248,7 +248,7 @@ def _told_number(value: str, key: str, text: str) -> bool:
 def _seen(value, key: str, turn: Turn, low: str) -> bool:
     """Did this observation or user message (``low``: its text in lower case) show the value?"""
     text = _as_text(value)
-    if key != FREE_FORM and (isinstance(value, (int, float)) or text.isdigit()):
+    if key != FREE_FORM and (isinstance(value, (int, float)) or text.isdecimal()):
         if turn.type == "function_call":
             if (turn.result or "").strip() in (text, text + ".0"):
                 return True

@@ -80,7 +80,7 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
         limits = list(_AT_MOST.finditer(s))
         heads = [_stem(m.group(2).split()[-1]).rstrip("s") for m in limits]
         for m, head in zip(limits, heads):
-            limit = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1).lower()]
+            limit = int(m.group(1)) if m.group(1).isdecimal() else _NUMBERS[m.group(1).lower()]
             # the last word names the thing unless another limit here shares it ("credit card",
             # "gift card"): then the whole phrase must occur in the value
             phrase = " ".join(_stem(w) for w in m.group(2).lower().split()).rstrip("s")

@@ -209,7 +209,7 @@ def _webshop(lines: list[str], path: Path, stem: str) -> Iterator[Run | RunError
         if _DASHES.match(line):
             expect_index, cur = True, None
             continue
-        if expect_index and line.strip().isdigit():
+        if expect_index and line.strip().isdecimal():
             cur = {"index": int(line.strip()), "line": lineno, "lines": [], "tally": None}
             episodes.append(cur)
             expect_index = False
