@@ -11,19 +11,20 @@ from helpers import EXAMPLES
 
 
 def test_a_page_writer_that_dies_is_a_page_write_error(tmp_path):
-    sink = HelperSink(str(tmp_path / "stage"), str(tmp_path / "published"), "/work/corpus", None)
+    sink = HelperSink(str(tmp_path / "corpus"), str(tmp_path / "tmp"), "/work/corpus", None)
     sink.proc.kill()
     sink.proc.wait()
     with pytest.raises(PageWriteError, match="page writer process"):
         for i in range(200):  # enough batches to hit the closed pipe
-            sink.apply(("carry", f"step-{i:04d}", []))
+            sink.apply(("run", None, None, f"step-{i:04d}", []))
         sink.close()
 
 
 def test_a_page_writer_reports_the_first_failure_at_close(tmp_path):
-    sink = HelperSink(str(tmp_path / "stage"), str(tmp_path / "published"), "/work/corpus", None)
-    sink.apply(("carry", "step-0007", []))  # nothing published to link from
-    with pytest.raises(PageWriteError, match=r"writing step-0007 of the staged corpus failed: FileNotFoundError"):
+    sink = HelperSink(str(tmp_path / "corpus"), str(tmp_path / "tmp"), "/work/corpus", None)
+    sink.apply(("run", None, None, "step-0007", []))  # no run to render
+    sink.apply(("run", None, None, "step-0008", []))
+    with pytest.raises(PageWriteError, match=r"writing step-0007 into the corpus failed: AttributeError"):
         sink.close()
 
 

@@ -2,9 +2,10 @@
 
 Runs stream through in input order: each is compiled (up to ``concurrency``
 at once), then its raw, compilation and insight pages go to a page sink that
-writes them into a staging folder, with ids fixed in input order. Only light
-per-run entries stay in memory for the indexes and corpus.json. The staged
-tree replaces the published one in a single swap.
+writes them into the corpus in place, with ids fixed in input order; runs whose
+pages are unchanged and intact are not touched. Only light per-run entries stay
+in memory for the indexes and corpus.json, which are written after the pages
+(corpus/publish.py says in what order, and why a reader never sees a gap).
 
 Large builds spread over three processes (see README, Scale): a reader
 (runs/read_helper.py) parses and redacts the input, this process renders
@@ -20,7 +21,6 @@ import datetime as _dt
 import hashlib
 import importlib
 import json
-import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,9 +30,8 @@ from . import __version__
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler, compile_offline
 from .corpus import documents, layout, pages
-from .corpus.fsio import FILE_MODE, write_atomic
 from .corpus.manifest import IdAllocator, content_hash
-from .corpus.publish import BuildLock, PublishError, check_target, fresh_staging, publish
+from .corpus.publish import STATE, BuildLock, PublishError, Publisher, check_target, corpus_root, read_corpus_json
 from .runs._common import Carried
 from .runs.load import LoadReport, iter_runs
 from .runs.model import Run, RunError
@@ -74,6 +73,8 @@ class BuildResult:
     dropped_runs: list[str] = field(default_factory=list)
     report: LoadReport | None = None
     batch: object | None = None  # compilers.batch.BatchReport when --batch ran
+    repaired: list[str] = field(default_factory=list)  # owned files found missing or edited, rewritten
+    removed: int = 0  # files of the previous corpus no longer produced
 
 
 class BuildError(RuntimeError):
@@ -118,13 +119,13 @@ def _reader(opts: BuildOptions, known: dict, count_first: bool):
         return None
 
 
-def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, progress=None):
+def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, root: Path, progress=None):
     """Answer as many runs as possible through the Batch API before the build compiles."""
     from .compilers.batch import BatchError, prefill_cache
 
     if compiler.name != "llm":
         raise BuildError("--batch needs an LLM endpoint: set OPENAI_API_KEY (or OPENAI_BASE_URL) and drop --offline")
-    state = opts.out.parent / f".{opts.out.name}.batch.json"
+    state = root / STATE / "batch.json"
     try:
         return prefill_cache(_read_runs(opts, LoadReport()), compiler, state, resume_batch=opts.resume_batch,
                              poll_interval=opts.batch_poll_interval, progress=progress)
@@ -142,26 +143,45 @@ def _apply_defaults(runs: Iterable[Run | Carried], opts: BuildOptions) -> Iterat
         yield run
 
 
-REUSED = object()  # marker: the published corpus already holds this run's pages
+REUSED = object()  # marker: the corpus already holds this run's pages, intact
 
 
 class _Reuse:
-    """Runs whose pages in the published corpus are still what this build would write.
+    """Runs whose pages in the corpus are still what this build would write.
 
     True when the corpus was built with the same build key (wikitrace version,
-    compiler and model, templates, mount path) and the run's content is
-    unchanged. Their files are hard-linked into the new tree instead of being
-    compiled and rendered again, so adding one run to a large corpus costs one
+    compiler and model, templates, mount path), the run's content is unchanged
+    and every file of the run is as the build wrote it (a missing or edited page
+    makes its run compiled and rendered again: repaired, not carried). Their
+    files stay as they are, so adding one run to a large corpus costs one
     compile. Fallback pages are never reused: their LLM call is tried again.
     """
 
-    def __init__(self, previous: dict | None, out: Path, key: str):
+    def __init__(self, previous: dict | None, pub: Publisher, key: str):
         same = bool(previous) and previous.get("build_key") == key
-        self.out = out
-        self.runs = {r["run_id"]: r for r in previous.get("runs", [])} if same else {}
+        self.pub = pub
+        # Indexes and corpus.json are always written again; checking them reports damage.
+        intact = pub.verify_group(["corpus.json", *INDEXES, PROMPT_INDEX])
+        same = same and intact
+        data = pub.manifest.data
+        self.runs: dict[str, dict] = {}
+        self.files: dict[str, list[str]] = {}  # step -> every file of the run
+        if same:
+            raw: dict[str, list[str]] = collections.defaultdict(list)
+            for rel in pub.manifest.files:
+                if rel.startswith("raw/step-"):
+                    raw[rel.split("/", 2)[1]].append(rel)
+            for r in previous.get("runs", []):
+                files = sorted(raw.get(r["step"], ())) + [layout.compilation_doc(r["step"])] + \
+                    [layout.insight_doc(i) for i in r["insights"]]
+                if layout.raw_metadata(r["step"]) in files and pub.verify_group(files):
+                    self.runs[r["run_id"]] = r
+                    self.files[r["step"]] = files
         self.insights = {i["id"]: i for i in previous.get("insights", [])} if same else {}
         # JSONL records compiled from exactly these bytes: the readers skip parsing them.
-        self.digests = _read_record_digests(out, key) if same else {}
+        records = data.get("records") if same and data.get("build_key") == key else None
+        self.digests = {k: v for k, v in records.items() if isinstance(k, str) and isinstance(v, str)} \
+            if isinstance(records, dict) else {}
         self.known = {d: Carried(d, run_id, self.runs[run_id]["outcome"]) for run_id, d in self.digests.items()
                       if run_id in self.runs and self.runs[run_id]["compiler"] != "offline-fallback"}
 
@@ -174,19 +194,8 @@ class _Reuse:
         return prev if prev["content_hash"] == digest else None
 
 
-def _record_digests_path(out: Path) -> Path:
-    """Beside the corpus, not in it: a digest of a raw record is a digest of unredacted text."""
-    return out.parent / f".{out.name}.records.json"
-
-
-def _read_record_digests(out: Path, key: str) -> dict[str, str]:
-    try:
-        data = json.loads(_record_digests_path(out).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("build_key") != key or not isinstance(data.get("records"), dict):
-        return {}
-    return {k: v for k, v in data["records"].items() if isinstance(k, str) and isinstance(v, str)}
+INDEXES = tuple(f"{layer}/_index.md" for layer in layout.LAYERS)
+PROMPT_INDEX = "index/prompt.bin"
 
 
 def build_key(compiler_name: str, model: str | None, opts: BuildOptions) -> str:
@@ -251,19 +260,21 @@ class _Writer:
     The first ``HELPER_AFTER`` runs are written in this process; a build with
     more moves the rendering and writing to a helper process (corpus/pages.py),
     which runs on another core while this one reads runs and calls the model.
+    Every run's paths are claimed (corpus/publish.py) before they are handed on.
     """
 
     HELPER_AFTER = 32
 
-    def __init__(self, stage: Path, ids: IdAllocator, opts: BuildOptions, reuse: _Reuse):
-        self.stage, self.ids, self.opts, self.reuse = stage, ids, opts, reuse
+    def __init__(self, pub: Publisher, ids: IdAllocator, opts: BuildOptions, reuse: _Reuse):
+        self.pub, self.ids, self.opts, self.reuse = pub, ids, opts, reuse
         self.runs: list[dict] = []
         self.insights: list[dict] = []
         self.compilers: collections.Counter = collections.Counter()
         self.record_digests: dict[str, str] = {}  # run id -> digest of its raw JSONL record
         self.carried_insights: set[str] = set()  # insight ids whose entries are the published ones
         self.carried_steps: set[str] = set()  # steps of runs carried over unchanged
-        self._sink_args = (str(stage), str(reuse.out), opts.mount_path, str(opts.templates) if opts.templates else None)
+        self.new_paths: list[str] = []  # files of runs no index names yet (removed if the build fails)
+        self._sink_args = (str(pub.root), str(pub.tmp), opts.mount_path, str(opts.templates) if opts.templates else None)
         self._sink = pages.PageSink(*self._sink_args)
         self._handed = 0
 
@@ -275,27 +286,22 @@ class _Writer:
             except OSError:  # cannot start a process here: keep writing in this one
                 pass
             else:
-                self._sink.close()  # runs it is still carrying over finish first
+                self.pub.record(self._sink.close())
                 self._sink = helper
         self._sink.apply(op)
 
     def close(self, ok: bool = True) -> None:
         """Wait until every page is written (raises PageWriteError), or stop at once."""
         if ok:
-            self._sink.close()
+            self.pub.record(self._sink.close())
         elif isinstance(self._sink, pages.HelperSink):
             self._sink.kill()
-        else:
-            try:
-                self._sink.close()
-            except pages.PageWriteError:
-                pass  # the build failed already; that error is the one to report
 
     def _carry_over(self, run: Run, digest: str) -> None:
         prev = self.reuse.entry(run, digest)
         step = self.ids.step_for(run.run_id)
         ins_ids = self.ids.insights_for(run.run_id, len(prev["insights"]))
-        self._apply(("carry", step, ins_ids))
+        self.pub.keep(self.reuse.files[step])
         self.insights.extend(self.reuse.insights[i] for i in ins_ids)
         self.carried_insights.update(ins_ids)
         self.carried_steps.add(step)
@@ -314,6 +320,10 @@ class _Writer:
         step = self.ids.step_for(run.run_id)
         ins_ids = self.ids.insights_for(run.run_id, len(comp.insights))
         refs = [documents.InsightRef(i, c.title, layout.insight_doc(i)) for i, c in zip(ins_ids, comp.insights)]
+        paths = pages.run_paths(run, step, refs)
+        self.pub.claim(paths)
+        if run.run_id not in self.ids.prev_runs:
+            self.new_paths += paths
         self._apply(("run", run, comp, step, refs))
         for k, ref in enumerate(refs):
             self.insights.append({
@@ -357,6 +367,7 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
             "built_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "stats": compiler.stats().as_dict(),
             "reused_runs": len(writer.carried_steps),
+            "repaired": writer.pub.repaired,
             "detected_formats": report.detected,
             "redactions": dict(sorted(report.redactions.items())),
             "identical_copies_dropped": report.deduplicated,
@@ -369,88 +380,118 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
 
 def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None) -> BuildResult:
     """Compile ``opts.inputs`` and publish the corpus at ``opts.out``. Raises BuildError/PublishError."""
-    out = opts.out
-    with BuildLock(out):
-        previous = check_target(out)
-        report = LoadReport()
-        ids = IdAllocator(previous)
-        config = None
-        if not opts.offline:
-            from .llm_config import resolve
-
-            config = resolve(opts.model, opts.base_url)
-        # The key needs only the compiler's name and model, so the input can be
-        # read (and counted) beside the build while the model client is imported.
-        key = build_key("llm" if config else "offline", config.model if config else None, opts)
-        reuse = _Reuse(previous, out, key)
-        count_first = config is not None and announce is not None
-        reader = _reader(opts, reuse.known, count_first)
+    root = corpus_root(opts.out)
+    check_target(root)
+    with BuildLock(root):
+        pub = Publisher(root, "runs")
         try:
-            compiler = make_compiler(opts, config)
-            if count_first:
-                # Before paying for calls, show the labels: an inverted outcome shows here.
-                # Records compiled before are counted from the manifest, not re-read.
-                if reader is not None:
-                    if compiler.name == "llm":  # import the client while this process waits
-                        threading.Thread(target=importlib.import_module, args=("openai",),
-                                         name="wikitrace-import-openai").start()
-                    counts = reader.counts()
-                else:
-                    from .runs.load import count_outcomes
-
-                    counts, _ = count_outcomes(list(opts.inputs), opts.fmt, outcomes=opts.outcomes, redact=False,
-                                               known=reuse.known)
-                announce(f"{sum(counts.values())} runs in the input ({counts['success']} success, "
-                         f"{counts['failure']} failure), {len(reuse.known)} compiled before; model {compiler.model}")
-            batch_report = (_prefill_from_batch(opts, compiler, batch_progress)
-                            if (opts.batch or opts.resume_batch) else None)
-        except BaseException:
-            if reader is not None:
-                reader.stop()
-            raise
-        stage = fresh_staging(out)
-        writer = _Writer(stage, ids, opts, reuse)
-        runs = (_apply_defaults(reader.runs(report), opts) if reader is not None
-                else _read_runs(opts, report, reuse.known))
-        if progress is not None:
-            runs = progress(runs)
-        try:
-            try:
-                asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, report.errors, reuse))
-            except BaseException:
-                writer.close(ok=False)
-                raise
-            writer.close()
-        except pages.PageWriteError as exc:
-            raise BuildError(f"{exc}; nothing was published") from None
+            return _build_locked(opts, pub, progress, announce, batch_progress)
         finally:
+            pub.close()
+
+
+def _previous(pub: Publisher) -> dict | None:
+    """The published corpus.json; when it is gone or damaged, the ids the manifest kept."""
+    try:
+        previous = read_corpus_json(pub.root)
+    except PublishError:
+        if pub.manifest.files.get("corpus.json") is None:
+            raise  # not written by wikitrace: not ours to replace
+        previous = None
+    if previous is None and pub.manifest.data.get("ids"):
+        return {"runs": pub.manifest.data["ids"].get("runs", []), "retired": pub.manifest.data["ids"].get("retired")}
+    return previous
+
+
+def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_progress) -> BuildResult:
+    root = pub.root
+    previous = _previous(pub)
+    report = LoadReport()
+    ids = IdAllocator(previous)
+    config = None
+    if not opts.offline:
+        from .llm_config import resolve
+
+        config = resolve(opts.model, opts.base_url)
+    # The key needs only the compiler's name and model, so the input can be
+    # read (and counted) beside the build while the model client is imported.
+    key = build_key("llm" if config else "offline", config.model if config else None, opts)
+    reuse = _Reuse(previous, pub, key)
+    count_first = config is not None and announce is not None
+    reader = _reader(opts, reuse.known, count_first)
+    try:
+        compiler = make_compiler(opts, config)
+        if count_first:
+            # Before paying for calls, show the labels: an inverted outcome shows here.
+            # Records compiled before are counted from the manifest, not re-read.
             if reader is not None:
-                reader.stop()
+                if compiler.name == "llm":  # import the client while this process waits
+                    threading.Thread(target=importlib.import_module, args=("openai",),
+                                     name="wikitrace-import-openai").start()
+                counts = reader.counts()
+            else:
+                from .runs.load import count_outcomes
+
+                counts, _ = count_outcomes(list(opts.inputs), opts.fmt, outcomes=opts.outcomes, redact=False,
+                                           known=reuse.known)
+            announce(f"{sum(counts.values())} runs in the input ({counts['success']} success, "
+                     f"{counts['failure']} failure), {len(reuse.known)} compiled before; model {compiler.model}")
+        batch_report = (_prefill_from_batch(opts, compiler, root, batch_progress)
+                        if (opts.batch or opts.resume_batch) else None)
+    except BaseException:
+        if reader is not None:
+            reader.stop()
+        raise
+    writer = _Writer(pub, ids, opts, reuse)
+    runs = (_apply_defaults(reader.runs(report), opts) if reader is not None
+            else _read_runs(opts, report, reuse.known))
+    if progress is not None:
+        runs = progress(runs)
+    try:
+        try:
+            asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, report.errors, reuse))
+        except BaseException:
+            writer.close(ok=False)
+            raise
+        writer.close()
         if not writer.runs:
             raise BuildError("no run could be read from the input; nothing was published"
                              + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
-        for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
-            write_atomic(stage / rel, text, mode=FILE_MODE)
-        if (out / "dialogue").is_dir():  # dialogue memory is built separately; carry it over untouched
-            shutil.copytree(out / "dialogue", stage / "dialogue")
-        from .agent.index import write_prompt_index
-        from .corpus import corpus_json
+    except pages.PageWriteError as exc:
+        pub.abandon(writer.new_paths)
+        raise BuildError(f"{exc}; the corpus was not updated (its indexes and corpus.json are as before)") from None
+    except BaseException:
+        pub.abandon(writer.new_paths)  # no index names these yet
+        raise
+    finally:
+        if reader is not None:
+            reader.stop()
+    # Every page is in place; now the indexes, then corpus.json, then the removals.
+    for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
+        pub.write(rel, text.encode("utf-8"))
+    from .agent.index import prompt_index_bytes
+    from .corpus import corpus_json
 
-        writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
-        writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
-        text, region = corpus_json.dumps(_corpus_json(writer, compiler, opts, ids, report, key))
-        # `prompt` need not re-index per call; renders of insights carried over are reused
-        write_prompt_index(stage, writer.runs, writer.insights, region, previous=out if writer.carried_steps else None,
-                           unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps)
-        write_atomic(stage / "corpus.json", text, mode=FILE_MODE)
-        publish(stage, out)
-        write_atomic(_record_digests_path(out), json.dumps(
-            {"build_key": key, "records": dict(sorted(writer.record_digests.items()))}) + "\n")
+    writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
+    writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
+    text, region = corpus_json.dumps(_corpus_json(writer, compiler, opts, ids, report, key))
+    # `prompt` need not re-index per call; renders of insights carried over are reused
+    carried = writer.carried_steps and pub.manifest.files.get(PROMPT_INDEX) is not None
+    pub.write(PROMPT_INDEX, prompt_index_bytes(writer.runs, writer.insights, region,
+                                               previous=root if carried else None,
+                                               unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps))
+    pub.write("corpus.json", text.encode("utf-8"))
+    removed = pub.finish({
+        "build_key": key, "records": dict(sorted(writer.record_digests.items())),
+        "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"]} for r in writer.runs],
+                "retired": ids.retired()},
+    })
     counts = collections.Counter(r["outcome"] for r in writer.runs)
     return BuildResult(
-        out=out, runs=len(writer.runs), success=counts["success"], failure=counts["failure"],
+        out=root, runs=len(writer.runs), success=counts["success"], failure=counts["failure"],
         insights=len(writer.insights), stats=compiler.stats().as_dict(), skipped=report.errors,
         detected=report.detected, dropped_runs=ids.dropped_runs(), report=report, batch=batch_report,
+        repaired=list(pub.repaired), removed=len(removed),
     )
 
 
@@ -506,6 +547,10 @@ def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
         console.print(result.batch.summary(), markup=False, soft_wrap=True)
         for item in result.batch.failed[:20]:
             console.print(f"  batch item failed: {item.run_id or item.custom_id}: {item.reason}", markup=False, soft_wrap=True)
+    if result.repaired:
+        console.print(f"repaired {len(result.repaired)} file(s) found missing or edited since the last build "
+                      f"(rewritten as built): {', '.join(result.repaired[:5])}{' …' if len(result.repaired) > 5 else ''}",
+                      markup=False, highlight=False, soft_wrap=True)
     for line in (result.report.warnings if result.report else [])[:10]:
         console.print(f"  warning: {line}", markup=False, highlight=False, soft_wrap=True)
     if result.dropped_runs:
