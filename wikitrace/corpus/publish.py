@@ -192,27 +192,36 @@ class Publisher:
         return rel.startswith("dialogue/") if self.kind == "dialogue" else layout.is_corpus_path(rel)
 
     def _adopt(self) -> None:
-        """A corpus of an earlier wikitrace (no manifest): its files are ours, bytes unknown
-        (every page is rendered again, rewritten only where it differs); its 0555 folders
-        become 0755."""
-        top = self.root / ("dialogue" if self.kind == "dialogue" else "")
-        if self.kind == "runs" and not (self.root / "corpus.json").is_file():
-            return
-        if not top.is_dir():
-            return
-        for dirpath, dirnames, filenames in os.walk(top):
-            rel_dir = os.path.relpath(dirpath, self.root)
-            if rel_dir == STATE or rel_dir.startswith(STATE + os.sep) or (self.kind == "runs" and rel_dir == "dialogue"):
-                dirnames[:] = []
+        """A corpus of an earlier wikitrace (no manifest): the files it wrote are ours, bytes
+        unknown (every page is rendered again, rewritten only where it differs); its 0555
+        folders become 0755. Agent runs: the layout's paths, when corpus.json is there.
+        Dialogues: every sample folder holding a memory.json, and the dialogue index."""
+        if self.kind == "runs":
+            if not (self.root / "corpus.json").is_file():
+                return
+            tops = [self.root / d for d in (*layout.LAYERS, "index")]
+            self._adopt_file("corpus.json")
+        else:
+            top = self.root / "dialogue"
+            if not top.is_dir():
+                return
+            tops = [p for p in top.iterdir() if p.is_dir() and not p.is_symlink() and (p / "memory.json").is_file()]
+            if (top / "_index.md").is_file() and "type: dialogue-index" in (top / "_index.md").read_text("utf-8", "replace"):
+                self._adopt_file("dialogue/_index.md")
+            if not os.access(top, os.W_OK | os.X_OK):
+                os.chmod(top, DIR_MODE)
+        for top in tops:
+            if not top.is_dir() or top.is_symlink():
                 continue
-            if self.kind == "runs" and rel_dir == ".":
-                dirnames[:] = [d for d in dirnames if d in (*layout.LAYERS, "index")]
-            if not os.access(dirpath, os.W_OK | os.X_OK):
-                os.chmod(dirpath, DIR_MODE)
-            for name in filenames:
-                rel = os.path.normpath(os.path.join(rel_dir, name)).replace(os.sep, "/")
-                if self._in_kind(rel):
-                    self.manifest.files[rel] = None
+            for dirpath, _dirnames, filenames in os.walk(top):
+                if not os.access(dirpath, os.W_OK | os.X_OK):
+                    os.chmod(dirpath, DIR_MODE)
+                for name in filenames:
+                    self._adopt_file(os.path.relpath(os.path.join(dirpath, name), self.root).replace(os.sep, "/"))
+
+    def _adopt_file(self, rel: str) -> None:
+        if self._in_kind(rel):
+            self.manifest.files[rel] = None
 
     def _read_journal(self) -> list[str]:
         try:

@@ -12,13 +12,14 @@ def compile_command(inputs, out: Path, samples, templates, offline: bool, model,
     from .embed import EmbeddingError, endpoint_embedder
     from .llm import from_options
     from .load import DialogueInputError
+    from ..corpus.publish import PublishError
 
     llm = from_options(model, base_url, offline=offline, templates=templates)
     try:
         embedder = endpoint_embedder(embeddings_url, offline=offline)
         res = compile_dialogues(DialogueOptions(inputs=list(inputs), out=out, samples=list(samples),
                                                 templates=templates, llm=llm, embedder=embedder))
-    except (DialogueInputError, ValueError, FileNotFoundError, EmbeddingError) as exc:
+    except (DialogueInputError, ValueError, FileNotFoundError, EmbeddingError, PublishError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     mode = f"llm ({llm.config.describe()})" if llm else "offline (deterministic; no LLM configured or --offline)"
