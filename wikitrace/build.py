@@ -158,25 +158,27 @@ class _Reuse:
     """
 
     def __init__(self, previous: dict | None, pub: Publisher, key: str):
-        same = bool(previous) and previous.get("build_key") == key
         self.pub = pub
-        # Indexes and corpus.json are always written again; checking them reports damage.
-        intact = pub.verify_group(["corpus.json", *INDEXES, PROMPT_INDEX])
-        same = same and intact
+        # Indexes are written again anyway (checked to report damage); entries of corpus.json
+        # and renders in the prompt index are reused, so those two must be intact.
+        pub.verify_group(list(INDEXES))
+        self.prompt_index_ok = pub.verify_group([PROMPT_INDEX])
+        same = pub.verify_group(["corpus.json"]) and bool(previous) and previous.get("build_key") == key
         data = pub.manifest.data
         self.runs: dict[str, dict] = {}
         self.files: dict[str, list[str]] = {}  # step -> every file of the run
-        if same:
-            raw: dict[str, list[str]] = collections.defaultdict(list)
-            for rel in pub.manifest.files:
-                if rel.startswith("raw/step-"):
-                    raw[rel.split("/", 2)[1]].append(rel)
-            for r in previous.get("runs", []):
-                files = sorted(raw.get(r["step"], ())) + [layout.compilation_doc(r["step"])] + \
-                    [layout.insight_doc(i) for i in r["insights"]]
-                if layout.raw_metadata(r["step"]) in files and pub.verify_group(files):
-                    self.runs[r["run_id"]] = r
-                    self.files[r["step"]] = files
+        raw: dict[str, list[str]] = collections.defaultdict(list)
+        for rel in pub.manifest.files:
+            if rel.startswith("raw/step-"):
+                raw[rel.split("/", 2)[1]].append(rel)
+        for r in (previous or {}).get("runs", []):
+            if "content_hash" not in r:  # ids kept by the manifest only (corpus.json was lost)
+                continue
+            files = sorted(raw.get(r["step"], ())) + [layout.compilation_doc(r["step"])] + \
+                [layout.insight_doc(i) for i in r["insights"]]
+            if pub.verify_group(files) and same and layout.raw_metadata(r["step"]) in files:
+                self.runs[r["run_id"]] = r
+                self.files[r["step"]] = files
         self.insights = {i["id"]: i for i in previous.get("insights", [])} if same else {}
         # JSONL records compiled from exactly these bytes: the readers skip parsing them.
         records = data.get("records") if same and data.get("build_key") == key else None
@@ -476,7 +478,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
     text, region = corpus_json.dumps(_corpus_json(writer, compiler, opts, ids, report, key))
     # `prompt` need not re-index per call; renders of insights carried over are reused
-    carried = writer.carried_steps and pub.manifest.files.get(PROMPT_INDEX) is not None
+    carried = writer.carried_steps and reuse.prompt_index_ok
     pub.write(PROMPT_INDEX, prompt_index_bytes(writer.runs, writer.insights, region,
                                                previous=root if carried else None,
                                                unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps))

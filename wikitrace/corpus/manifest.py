@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import stat
+import time
 
 from ..runs.model import Run
 from . import layout
@@ -82,6 +83,15 @@ def hash_file(path) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
+def publish_pause() -> float:
+    """Seconds to wait before each file is put in place or removed: lets the tests kill a
+    build at chosen points of an update (WIKITRACE_PUBLISH_PAUSE; 0 in normal use)."""
+    try:
+        return max(0.0, float(os.environ.get("WIKITRACE_PUBLISH_PAUSE") or 0))
+    except ValueError:
+        return 0.0
+
+
 class FileManifest:
     """What one kind of build wrote into a corpus: path -> [sha256, size, mtime_ns, inode].
 
@@ -123,6 +133,7 @@ class FileWriter:
         self.root, self.tmp, self.prefix = root, tmp, f"{kind}-{os.getpid()}-"
         self._dirs: set[str] = set()
         self._n = 0
+        self.pause = publish_pause()
 
     def _parent(self, rel: str) -> None:
         parent = rel.rpartition("/")[0]
@@ -164,5 +175,7 @@ class FileWriter:
             st = os.fstat(fd)
         finally:
             os.close(fd)
+        if self.pause:
+            time.sleep(self.pause)
         os.rename(tmp, path)
         return [digest, st.st_size, st.st_mtime_ns, st.st_ino]

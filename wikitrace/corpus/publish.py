@@ -26,6 +26,7 @@ import fcntl
 import json
 import os
 import stat
+import time
 from pathlib import Path
 
 from . import layout
@@ -298,9 +299,6 @@ class Publisher:
 
     def write(self, rel: str, data: bytes) -> None:
         """Claim, then write one file atomically (left alone when its bytes are already these)."""
-        state = self.verify(rel) if self.manifest.files.get(rel) is not None else None
-        if state in ("missing", "edited"):
-            self.repaired.append(f"{rel} ({state})")
         self.claim([rel])
         self.output[rel] = self.writer.put(rel, data)
 
@@ -314,6 +312,8 @@ class Publisher:
         gone = sorted(set(self.manifest.files) - set(self.output))
         dirs = set(self.claimed_dirs)
         for rel in gone:
+            if self.writer.pause:
+                time.sleep(self.writer.pause)
             try:
                 os.unlink(self.root / rel)
             except FileNotFoundError:
