@@ -370,3 +370,21 @@ def test_readers_looping_during_updates_never_meet_a_missing_file(tmp_path):
         thread.join()
     assert problems == []
     assert reads[0] > 100, "the reader ran during the updates"
+
+
+def test_a_corpus_of_an_earlier_wikitrace_is_taken_over_in_place(tmp_path):
+    """Earlier builds swapped in a 0555 tree with no manifest: the first build now adopts
+    it (its files are re-rendered and compared, rewritten only where they differ)."""
+    out = tmp_path / "corpus"
+    _build([EXAMPLES], out)
+    before = tree_bytes(out)
+    shutil.rmtree(out / ".wikitrace")
+    inodes = {p: p.stat().st_ino for p in out.rglob("*.md")}
+    for p in [out, *out.rglob("*")]:
+        if p.is_dir():
+            p.chmod(0o555)
+    result = _build([EXAMPLES], out)
+    assert result.repaired == [] and comparable(tree_bytes(out)) == comparable(before)
+    assert all(p.stat().st_ino == ino for p, ino in inodes.items()), "same bytes: not rewritten"
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o755 for p in [out, *out.rglob("*")] if p.is_dir())
+    assert check_corpus(out) == []

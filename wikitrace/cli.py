@@ -17,7 +17,7 @@ app.add_typer(tools_app, name="tools")
 @app.command()
 def compile(
     inputs: List[Path] = typer.Argument(..., help="Run files or folders (native JSONL, run folders, OpenAI chat trajectories)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Corpus folder to publish (replaced atomically)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Corpus folder, updated in place (files you add there are left alone)."),
     fmt: Optional[str] = typer.Option(None, "--from", help="Input format; detected when omitted."),
     mount_path: str = typer.Option("/work/corpus", "--mount-path", help="Where the agent sees the corpus."),
     templates: Optional[Path] = typer.Option(None, "--templates", help="Folder whose templates override the bundled ones."),
@@ -163,7 +163,7 @@ app.add_typer(dialogue_app, name="dialogue")
 @dialogue_app.command("compile")
 def dialogue_compile(
     inputs: List[Path] = typer.Argument(..., help="LoCoMo files/folders (flat or locomo10.json) or JSONL of messages."),
-    out: Path = typer.Option(..., "--out", "-o", help="Corpus folder; writes OUT/dialogue/<sample>/ (replaced atomically)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Corpus folder; writes OUT/dialogue/<sample>/ in place."),
     sample: Optional[List[str]] = typer.Option(None, "--sample", "-s", help="Compile only these sample ids."),
     templates: Optional[Path] = typer.Option(None, "--templates", help="Folder whose templates override the bundled ones."),
     offline: bool = typer.Option(False, "--offline", help="Never call an LLM, even if one is configured."),

@@ -101,8 +101,8 @@ class BuildLock:
             os.makedirs(self.root)
             os.chmod(self.root, DIR_MODE)
             self._created = True
-        elif not os.access(self.root, os.W_OK) and (self.root / "corpus.json").is_file():
-            os.chmod(self.root, stat.S_IMODE(self.root.stat().st_mode) | 0o700)  # a 0555 corpus of an earlier wikitrace
+        elif (self.root / "corpus.json").is_file() and not self.root.stat().st_mode & stat.S_IWUSR:
+            os.chmod(self.root, DIR_MODE)  # the 0555 corpus of an earlier wikitrace
         try:
             self.state.mkdir(exist_ok=True)
             ignore = self.state / ".gitignore"
@@ -136,18 +136,23 @@ class BuildLock:
 
 
 def _remove_if_only_state(root: Path) -> None:
-    """A first build that failed: take back the folder it created, if nothing else is in it."""
+    """A first build that failed: take back the folder it created, if nothing else is in it
+    (a pending --batch state, for one, is kept: the next build collects it)."""
     import shutil
 
+    state = root / STATE
     try:
         names = os.listdir(root)
-        if set(names) <= {STATE} | set(layout.LAYERS) | {"index", "dialogue"} and \
-                all(not os.listdir(root / n) for n in names if n != STATE):
-            for n in names:
-                if n != STATE:
-                    os.rmdir(root / n)
-            shutil.rmtree(root / STATE)
-            os.rmdir(root)
+        others = [n for n in names if n != STATE]
+        if any(n not in (*layout.LAYERS, "index", "dialogue") or os.listdir(root / n) for n in others):
+            return
+        if set(os.listdir(state)) - {"lock", ".gitignore", "tmp", "runs.journal", "dialogue.journal"} \
+                or os.listdir(state / "tmp"):
+            return
+        for n in others:
+            os.rmdir(root / n)
+        shutil.rmtree(state)
+        os.rmdir(root)
     except OSError:
         pass
 
@@ -209,14 +214,12 @@ class Publisher:
             tops = [p for p in top.iterdir() if p.is_dir() and not p.is_symlink() and (p / "memory.json").is_file()]
             if (top / "_index.md").is_file() and "type: dialogue-index" in (top / "_index.md").read_text("utf-8", "replace"):
                 self._adopt_file("dialogue/_index.md")
-            if not os.access(top, os.W_OK | os.X_OK):
-                os.chmod(top, DIR_MODE)
+            _writable(top)
         for top in tops:
             if not top.is_dir() or top.is_symlink():
                 continue
             for dirpath, _dirnames, filenames in os.walk(top):
-                if not os.access(dirpath, os.W_OK | os.X_OK):
-                    os.chmod(dirpath, DIR_MODE)
+                _writable(dirpath)
                 for name in filenames:
                     self._adopt_file(os.path.relpath(os.path.join(dirpath, name), self.root).replace(os.sep, "/"))
 
@@ -353,6 +356,12 @@ class Publisher:
         if self._journal >= 0:
             os.close(self._journal)
             self._journal = -1
+
+
+def _writable(folder) -> None:
+    """Folders an earlier wikitrace left 0555 become 0755 (by mode, as root ignores access)."""
+    if not os.stat(folder).st_mode & stat.S_IWUSR:
+        os.chmod(folder, DIR_MODE)
 
 
 def _rmdir_empty(root: Path, rel_dir: str) -> None:
