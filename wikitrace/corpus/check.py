@@ -90,6 +90,9 @@ def check_corpus(root: Path) -> list[str]:
             problems.append("dialogue/: present but this wikitrace has no dialogue checker")
         else:
             problems.extend(check_dialogue(root))
+    if problems and any((root / ".wikitrace").glob("*.journal")):
+        problems.append(f"{root}: a build of this corpus was interrupted (or is running); "
+                        f"run the same wikitrace compile again to finish it")
     return problems
 
 

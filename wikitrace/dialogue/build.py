@@ -283,7 +283,7 @@ def _root_index(samples: list[dict], templates=None) -> str:
 def _publish_order(rel: str) -> tuple:
     """Pages first, then what lists them: folder indexes, the sample's index and data files."""
     parts = rel.split("/")
-    return (0 if len(parts) > 2 and parts[-1] != "_index.md" else 1, rel)
+    return (0 if len(parts) > 1 and parts[-1] != "_index.md" else 1, rel)
 
 
 def compile_dialogues(opts: DialogueOptions) -> dict:
