@@ -184,4 +184,5 @@ if __name__ == "__main__":
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle; it stops this one
+    helper_process.die_with_parent()
     sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer))

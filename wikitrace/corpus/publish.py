@@ -179,7 +179,6 @@ class Publisher:
         if self.manifest is None:
             self.manifest = FileManifest()
             self._adopt()
-        self.previously_owned = set(self.manifest.files)
         self.claimed_dirs: set[str] = set()
         for rel in self._read_journal():
             if rel.endswith("/"):
@@ -188,7 +187,6 @@ class Publisher:
                 self.manifest.files.setdefault(rel, None)  # owned, bytes unknown: rendered again
         self.output: dict[str, list] = {}
         self.repaired: list[str] = []  # "path (missing)" / "path (edited)"
-        self.modes_restored = 0
         self.writer = FileWriter(str(root), str(self.tmp), kind)
         self._journal = os.open(self._journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
@@ -273,9 +271,8 @@ class Publisher:
             if hash_file(path) != entry[0]:
                 return "edited"
             entry[2], entry[3] = st.st_mtime_ns, st.st_ino  # same bytes, rewritten (git checkout)
-        if stat.S_IMODE(st.st_mode) != 0o444:
+        if stat.S_IMODE(st.st_mode) != 0o444:  # e.g. after git checkout, which writes 0644
             os.chmod(path, 0o444)
-            self.modes_restored += 1
         return "ok"
 
     def verify_group(self, rels: list[str]) -> bool:
