@@ -31,7 +31,7 @@ BATCH = 16  # operations per pickled batch: amortises pickling and pipe calls
 
 
 class PageWriteError(RuntimeError):
-    """Writing the staged tree failed (disk full, permissions, a broken template)."""
+    """Writing pages into the corpus failed (disk full, permissions, a broken template)."""
 
 
 def _original(run, step: str) -> tuple[str, str] | None:
