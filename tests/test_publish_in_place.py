@@ -388,3 +388,20 @@ def test_a_corpus_of_an_earlier_wikitrace_is_taken_over_in_place(tmp_path):
     assert all(p.stat().st_ino == ino for p, ino in inodes.items()), "same bytes: not rewritten"
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o755 for p in [out, *out.rglob("*")] if p.is_dir())
     assert check_corpus(out) == []
+
+
+def test_a_dialogue_build_repairs_its_pages_and_keeps_notes_inside_a_sample(tmp_path):
+    from wikitrace.dialogue.build import DialogueOptions, compile_dialogues
+
+    tiny = Path(__file__).parent / "fixtures" / "dialogue" / "tiny.jsonl"
+    out = tmp_path / "corpus"
+    compile_dialogues(DialogueOptions(inputs=[tiny], out=out))
+    built = tree_bytes(out)
+    sample = out / "dialogue" / "tiny"
+    (sample / "wiki" / "index.md").unlink()
+    (sample / "my-reading-notes.md").write_text("mine\n")
+    summary = compile_dialogues(DialogueOptions(inputs=[tiny], out=out))
+    assert summary["repaired"] == ["dialogue/tiny/wiki/index.md (missing)"]
+    after = tree_bytes(out)
+    assert after.pop("dialogue/tiny/my-reading-notes.md") == b"mine\n"
+    assert after == built
