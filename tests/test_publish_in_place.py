@@ -405,3 +405,45 @@ def test_a_dialogue_build_repairs_its_pages_and_keeps_notes_inside_a_sample(tmp_
     after = tree_bytes(out)
     assert after.pop("dialogue/tiny/my-reading-notes.md") == b"mine\n"
     assert after == built
+
+
+def test_kill_9_while_the_page_writer_process_writes_then_a_rerun_converges(tmp_path):
+    """Past 32 runs the pages are written by a helper process; it dies with the build."""
+    from test_build import _many_runs
+
+    runs = _many_runs(48)
+    first, second = write_jsonl(tmp_path / "a.jsonl", runs[:40]), write_jsonl(tmp_path / "b.jsonl", runs[4:])
+    out, ref = tmp_path / "corpus", tmp_path / "reference"
+    for folder in (out, ref):
+        _build([first], folder)
+    env = {**os.environ, "WIKITRACE_PUBLISH_PAUSE": "0.01"}
+    tpl = tmp_path / "templates"  # the bundled templates, under another build key
+    tpl.mkdir()
+    (tpl / "NOTES.txt").write_text("no override; a file here changes the build key\n")
+    cmd = [sys.executable, "-m", "wikitrace.cli", "compile", str(second), "--out", str(out), "--offline",
+           "--templates", str(tpl)]  # another build key: every page is written again, most by the helper
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def page_writers() -> list[int]:
+        try:
+            children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+            return [int(c) for c in children if b"wikitrace.corpus.pages" in Path(f"/proc/{c}/cmdline").read_bytes()]
+        except OSError:
+            return []
+
+    deadline = time.monotonic() + 60
+    while not (writers := page_writers()) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.5)  # the writer is putting the later runs' pages in place, 10 ms apart
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the build ended before the kill"
+    assert writers, "the page writer process was at work when the build was killed"
+    time.sleep(0.5)
+    for pid in writers:  # gone, or a zombie nobody reaps here: not writing
+        stat_line = Path(f"/proc/{pid}/stat").read_text() if Path(f"/proc/{pid}").exists() else ") Z"
+        assert stat_line.rsplit(")", 1)[1].split()[0] == "Z", "the page writer outlived the build"
+    _build([second], out, templates=tpl)
+    _build([second], ref, templates=tpl)
+    assert comparable(tree_bytes(out)) == comparable(tree_bytes(ref))
+    assert check_corpus(out) == [] and not os.listdir(out / ".wikitrace" / "tmp")

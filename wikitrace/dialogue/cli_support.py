@@ -24,6 +24,8 @@ def compile_command(inputs, out: Path, samples, templates, offline: bool, model,
         return 2
     mode = f"llm ({llm.config.describe()})" if llm else "offline (deterministic; no LLM configured or --offline)"
     print(f"compiled {len(res['samples'])} sample(s) into {res['out']} - extractor: {mode}")
+    if res.get("repaired"):
+        print(f"  repaired {len(res['repaired'])} file(s) found missing or edited: {', '.join(res['repaired'][:5])}")
     if embedder is not None:
         print(f"  embeddings: {embedder.config.describe()}, {embedder.cache.dim} dims; "
               f"{embedder.stats['embedded']} texts embedded, {embedder.stats['cache_hits']} from the cache")
