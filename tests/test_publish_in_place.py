@@ -447,3 +447,18 @@ def test_kill_9_while_the_page_writer_process_writes_then_a_rerun_converges(tmp_
     _build([second], ref, templates=tpl)
     assert comparable(tree_bytes(out)) == comparable(tree_bytes(ref))
     assert check_corpus(out) == [] and not os.listdir(out / ".wikitrace" / "tmp")
+
+
+def test_a_deleted_corpus_json_is_rebuilt_with_the_same_ids(tmp_path):
+    runs = example_runs()
+    out = tmp_path / "corpus"
+    _build([write_jsonl(tmp_path / "all.jsonl", runs)], out)
+    _build([write_jsonl(tmp_path / "fewer.jsonl", runs[1:])], out)  # step-0000 is retired
+    kept = tree_bytes(out)
+    (out / "corpus.json").unlink()
+    result = _build([tmp_path / "fewer.jsonl"], out)
+    assert result.repaired == ["corpus.json (missing)"]
+    assert comparable(tree_bytes(out)) == comparable(kept), "the ids came from the manifest"
+    _build([tmp_path / "all.jsonl"], out)
+    steps = {r["run_id"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
+    assert steps["refund-001"] == "step-0006", "a retired id is never handed out again"

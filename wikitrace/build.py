@@ -255,8 +255,9 @@ def _previous(pub: Publisher) -> dict | None:
         if pub.manifest.files.get("corpus.json") is None:
             raise  # not written by wikitrace: not ours to replace
         previous = None
-    if previous is None and pub.manifest.data.get("ids"):
-        return {"runs": pub.manifest.data["ids"].get("runs", []), "retired": pub.manifest.data["ids"].get("retired")}
+    kept = pub.manifest.data.get("ids")
+    if previous is None and isinstance(kept, dict):
+        return {"runs": kept.get("runs") or [], "retired": kept.get("retired") or {"steps": [], "insights": []}}
     return previous
 
 
