@@ -462,3 +462,16 @@ def test_a_deleted_corpus_json_is_rebuilt_with_the_same_ids(tmp_path):
     _build([tmp_path / "all.jsonl"], out)
     steps = {r["run_id"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
     assert steps["refund-001"] == "step-0006", "a retired id is never handed out again"
+
+
+def test_a_layer_folder_that_is_a_symlink_is_not_followed_out(tmp_path):
+    out = tmp_path / "corpus"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _build([EXAMPLES], out)
+    shutil.rmtree(out / "raw")
+    (out / "raw").symlink_to(outside)  # the raw layer now points out of the corpus
+    cli = subprocess.run([sys.executable, "-m", "wikitrace.cli", "compile", str(EXAMPLES), "--out", str(out),
+                          "--offline"], capture_output=True, text=True)
+    assert cli.returncode == 1 and "Traceback" not in cli.stderr
+    assert "is never followed out of the corpus" in " ".join(cli.stderr.split()) and list(outside.iterdir()) == []

@@ -301,7 +301,11 @@ class Publisher:
     def write(self, rel: str, data: bytes) -> None:
         """Claim, then write one file atomically (left alone when its bytes are already these)."""
         self.claim([rel])
-        self.output[rel] = self.writer.put(rel, data)
+        try:
+            self.output[rel] = self.writer.put(rel, data)
+        except OSError as exc:
+            raise PublishError(f"{self.root / rel}: cannot be written ({exc.strerror or exc}); free space or fix "
+                               f"the folder's permissions and compile again (the pages already written stay)") from None
 
     def record(self, written: dict[str, list]) -> None:
         """Entries of files another process wrote (claimed here first)."""
@@ -321,6 +325,9 @@ class Publisher:
                 pass
             except IsADirectoryError:
                 continue
+            except OSError as exc:
+                raise PublishError(f"{self.root / rel}: cannot be removed ({exc.strerror}); fix the folder's "
+                                   f"permissions and compile again") from None
             dirs.add(rel.rsplit("/", 1)[0] + "/")
         needed = {rel.rsplit("/", 1)[0] + "/" for rel in self.output}
         for d in sorted(dirs - needed, key=lambda d: -d.count("/")):
