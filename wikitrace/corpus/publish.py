@@ -167,6 +167,7 @@ class Publisher:
         assert kind in KINDS
         self.root, self.kind = root, kind
         self._root = str(root)
+        self._folders: dict[str, bool] = {}
         self.state = root / STATE
         self.manifest_path = self.state / f"{kind}.json"
         self._journal_path = self.state / f"{kind}.journal"
@@ -261,6 +262,8 @@ class Publisher:
         entry = self.manifest.files.get(rel)
         path = f"{self._root}/{rel}"  # a str: pathlib costs more than the stat at 50,000 files
         try:
+            if not self._real_folder(rel.rpartition("/")[0]):  # a link: never looked through
+                raise FileNotFoundError
             st = os.lstat(path)
         except FileNotFoundError:
             return "unknown" if entry is None else "missing"
@@ -275,6 +278,20 @@ class Publisher:
         if stat.S_IMODE(st.st_mode) != 0o444:  # e.g. after git checkout, which writes 0644
             os.chmod(path, 0o444)
         return "ok"
+
+    def _real_folder(self, rel_dir: str) -> bool:
+        """True when every folder on the way to ``rel_dir`` is a folder, not a symlink."""
+        if not rel_dir:
+            return True
+        known = self._folders.get(rel_dir)
+        if known is None:
+            try:
+                known = stat.S_ISDIR(os.lstat(f"{self._root}/{rel_dir}").st_mode)
+            except OSError:
+                known = False
+            known = known and self._real_folder(rel_dir.rpartition("/")[0])
+            self._folders[rel_dir] = known
+        return known
 
     def verify_group(self, rels: list[str]) -> bool:
         """True when every file of one unit (a run's pages) is as written; problems are
