@@ -5,7 +5,8 @@ own process) whose latency is a parameter and which counts calls:
 
 1. pipeline overhead: N runs at zero latency -> runs/s (target >= 300 on 2 cores)
 2. concurrency efficiency: 200 ms latency, concurrency 32 -> achieved / (32 / 0.2 s) (target >= 0.85)
-3. incremental: a large corpus plus one run -> LLM calls (must be 1) and wall time / full rebuild from cache (<= 0.10)
+3. incremental: a large corpus plus one run, published in place -> LLM calls (must be 1) and
+   wall time / full rebuild from cache into a new folder (<= 0.10)
 4. peak memory of the large compile (target <= 500 MB)
 5. tools (actions, turn, grep) and `wikitrace prompt` on the large corpus against `python3 -c pass`
 
@@ -63,9 +64,8 @@ class Server:
 
 
 def settle() -> None:
-    """Let the disk finish what earlier steps left (writeback, a replaced corpus being
-    deleted): on this machine creating files right after deleting tens of thousands
-    ran up to 20x slower, and that would be measured as the next step's cost."""
+    """Let the disk finish what earlier steps left (writeback of tens of thousands of
+    new files): it would otherwise be measured as the next step's cost."""
     os.sync()
     time.sleep(3)
 

@@ -22,7 +22,9 @@ def write_jsonl(path: Path, records: list) -> Path:
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """Every file's bytes by path, leaving out the build's own state folder (.wikitrace/)."""
+    return {rel: p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not (rel := p.relative_to(root).as_posix()).startswith(".wikitrace/")}
 
 
 def make_writable_copy(src: Path, dst: Path) -> Path:

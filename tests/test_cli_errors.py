@@ -176,9 +176,11 @@ def test_out_under_a_read_only_parent(tmp_path):
 
 
 def test_lock_path_that_is_a_folder(tmp_path):
-    (tmp_path / ".corpus.lock").mkdir()
-    line = one_error_line(cli("compile", EXAMPLES, "--out", tmp_path / "corpus", "-q"), 2)
-    assert ".corpus.lock: is a folder" in line
+    (tmp_path / "corpus" / ".wikitrace" / "lock").mkdir(parents=True)
+    proc = cli("compile", EXAMPLES, "--out", tmp_path / "corpus", "-q")
+    assert proc.returncode in (1, 2) and "Traceback" not in proc.stderr
+    line = [l for l in proc.stderr.splitlines() if l.startswith("wikitrace: error:")]
+    assert len(line) == 1 and ".wikitrace/lock" in line[0], proc.stderr
 
 
 def test_ctrl_c_exits_130(tmp_path):

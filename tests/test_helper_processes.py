@@ -11,19 +11,20 @@ from helpers import EXAMPLES
 
 
 def test_a_page_writer_that_dies_is_a_page_write_error(tmp_path):
-    sink = HelperSink(str(tmp_path / "stage"), str(tmp_path / "published"), "/work/corpus", None)
+    sink = HelperSink(str(tmp_path / "corpus"), str(tmp_path / "tmp"), "/work/corpus", None)
     sink.proc.kill()
     sink.proc.wait()
     with pytest.raises(PageWriteError, match="page writer process"):
         for i in range(200):  # enough batches to hit the closed pipe
-            sink.apply(("carry", f"step-{i:04d}", []))
+            sink.apply(("run", None, None, f"step-{i:04d}", []))
         sink.close()
 
 
 def test_a_page_writer_reports_the_first_failure_at_close(tmp_path):
-    sink = HelperSink(str(tmp_path / "stage"), str(tmp_path / "published"), "/work/corpus", None)
-    sink.apply(("carry", "step-0007", []))  # nothing published to link from
-    with pytest.raises(PageWriteError, match=r"writing step-0007 of the staged corpus failed: FileNotFoundError"):
+    sink = HelperSink(str(tmp_path / "corpus"), str(tmp_path / "tmp"), "/work/corpus", None)
+    sink.apply(("run", None, None, "step-0007", []))  # no run to render
+    sink.apply(("run", None, None, "step-0008", []))
+    with pytest.raises(PageWriteError, match=r"writing step-0007 into the corpus failed: AttributeError"):
         sink.close()
 
 
@@ -47,3 +48,51 @@ def test_a_run_reader_gives_the_same_runs_and_report_as_reading_here():
     assert [r.turns for r in beside] == [r.turns for r in here]
     assert beside_report.summary() == here_report.summary()
     assert counts == here_report.outcomes
+
+
+def test_the_page_writer_dies_with_a_build_killed_by_sigkill(tmp_path):
+    """An orphan writer would go on writing into a corpus the next build is updating."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "t").mkdir()
+    (tmp_path / "c").mkdir()
+    code = f"""
+import time
+from pathlib import Path
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.corpus import documents, layout
+from wikitrace.corpus.pages import HelperSink
+from wikitrace.runs.load import LoadReport, iter_runs
+
+run = next(iter(iter_runs([Path({str(EXAMPLES)!r})], None, LoadReport())))
+comp = compile_offline(run)
+refs = [documents.InsightRef(f"insight-{{k:04d}}", c.title, layout.insight_doc(f"insight-{{k:04d}}"))
+        for k, c in enumerate(comp.insights)]
+sink = HelperSink({str(tmp_path / "c")!r}, {str(tmp_path / "t")!r}, "/work/corpus", None)
+sink.apply(("run", run, comp, "step-0000", refs))
+sink._flush()  # the writer is now busy with pages (each put in place 30 s apart)
+print(sink.proc.pid, flush=True)
+time.sleep(60)
+"""
+    build = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "WIKITRACE_PUBLISH_PAUSE": "30"})
+    helper = int(build.stdout.readline())
+    build.send_signal(signal.SIGKILL)
+    build.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(helper, 0)
+            with open(f"/proc/{helper}/stat") as fh:
+                if fh.read().split(")")[-1].split()[0] == "Z":  # a zombie: gone, not yet reaped
+                    break
+        except (ProcessLookupError, FileNotFoundError):
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(helper, signal.SIGKILL)
+        pytest.fail("the page writer outlived the build that started it")

@@ -2,9 +2,10 @@
 
 Runs stream through in input order: each is compiled (up to ``concurrency``
 at once), then its raw, compilation and insight pages go to a page sink that
-writes them into a staging folder, with ids fixed in input order. Only light
-per-run entries stay in memory for the indexes and corpus.json. The staged
-tree replaces the published one in a single swap.
+writes them into the corpus in place, with ids fixed in input order; runs whose
+pages are unchanged and intact are not touched. Only light per-run entries stay
+in memory for the indexes and corpus.json, which are written after the pages
+(corpus/publish.py says in what order, and why a reader never sees a gap).
 
 Large builds spread over three processes (see README, Scale): a reader
 (runs/read_helper.py) parses and redacts the input, this process renders
@@ -20,7 +21,6 @@ import datetime as _dt
 import hashlib
 import importlib
 import json
-import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,11 +30,11 @@ from . import __version__
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler, compile_offline
 from .corpus import documents, layout, pages
-from .corpus.fsio import FILE_MODE, write_atomic
 from .corpus.manifest import IdAllocator, content_hash
-from .corpus.publish import BuildLock, PublishError, check_target, fresh_staging, publish
+from .corpus.update import PROMPT_INDEX, REUSED, Reuse as _Reuse, RunWriter as _Writer
+from .corpus.publish import STATE, BuildLock, PublishError, Publisher, check_target, corpus_root, read_corpus_json
 from .runs._common import Carried
-from .redact import redact_compilation, redactor_for
+from .redact import redactor_for
 from .runs.load import LoadReport, iter_runs
 from .runs.model import Run, RunError
 
@@ -75,6 +75,8 @@ class BuildResult:
     dropped_runs: list[str] = field(default_factory=list)
     report: LoadReport | None = None
     batch: object | None = None  # compilers.batch.BatchReport when --batch ran
+    repaired: list[str] = field(default_factory=list)  # owned files found missing or edited, rewritten
+    removed: int = 0  # files of the previous corpus no longer produced
 
 
 class BuildError(RuntimeError):
@@ -121,13 +123,13 @@ def _reader(opts: BuildOptions, known: dict, count_first: bool):
         return None
 
 
-def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, progress=None):
+def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, root: Path, progress=None):
     """Answer as many runs as possible through the Batch API before the build compiles."""
     from .compilers.batch import BatchError, prefill_cache
 
     if compiler.name != "llm":
         raise BuildError("--batch needs an LLM endpoint: set OPENAI_API_KEY (or OPENAI_BASE_URL) and drop --offline")
-    state = opts.out.parent / f".{opts.out.name}.batch.json"
+    state = root / STATE / "batch.json"
     try:
         return prefill_cache(_read_runs(opts, LoadReport()), compiler, state, resume_batch=opts.resume_batch,
                              poll_interval=opts.batch_poll_interval, progress=progress)
@@ -143,53 +145,6 @@ def _apply_defaults(runs: Iterable[Run | Carried], opts: BuildOptions) -> Iterat
         if opts.task_type and not run.task.task_type and not run.task.apps:
             run.task.task_type = opts.task_type
         yield run
-
-
-REUSED = object()  # marker: the published corpus already holds this run's pages
-
-
-class _Reuse:
-    """Runs whose pages in the published corpus are still what this build would write.
-
-    True when the corpus was built with the same build key (wikitrace version,
-    compiler and model, templates, mount path) and the run's content is
-    unchanged. Their files are hard-linked into the new tree instead of being
-    compiled and rendered again, so adding one run to a large corpus costs one
-    compile. Fallback pages are never reused: their LLM call is tried again.
-    """
-
-    def __init__(self, previous: dict | None, out: Path, key: str):
-        same = bool(previous) and previous.get("build_key") == key
-        self.out = out
-        self.runs = {r["run_id"]: r for r in previous.get("runs", [])} if same else {}
-        self.insights = {i["id"]: i for i in previous.get("insights", [])} if same else {}
-        # JSONL records compiled from exactly these bytes: the readers skip parsing them.
-        self.digests = _read_record_digests(out, key) if same else {}
-        self.known = {d: Carried(d, run_id, self.runs[run_id]["outcome"]) for run_id, d in self.digests.items()
-                      if run_id in self.runs and self.runs[run_id]["compiler"] != "offline-fallback"}
-
-    def entry(self, run: Run | Carried, digest: str | None) -> dict | None:
-        prev = self.runs.get(run.run_id)
-        if not prev or prev["compiler"] == "offline-fallback":
-            return None
-        if isinstance(run, Carried):
-            return prev if self.digests.get(run.run_id) == run.record_digest else None
-        return prev if prev["content_hash"] == digest else None
-
-
-def _record_digests_path(out: Path) -> Path:
-    """Beside the corpus, not in it: a digest of a raw record is a digest of unredacted text."""
-    return out.parent / f".{out.name}.records.json"
-
-
-def _read_record_digests(out: Path, key: str) -> dict[str, str]:
-    try:
-        data = json.loads(_record_digests_path(out).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("build_key") != key or not isinstance(data.get("records"), dict):
-        return {}
-    return {k: v for k, v in data["records"].items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def build_key(compiler_name: str, model: str | None, opts: BuildOptions) -> str:
@@ -248,96 +203,6 @@ async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency
             await close()
 
 
-class _Writer:
-    """Hands each compiled run's pages to a page sink and keeps its corpus.json entries.
-
-    The first ``HELPER_AFTER`` runs are written in this process; a build with
-    more moves the rendering and writing to a helper process (corpus/pages.py),
-    which runs on another core while this one reads runs and calls the model.
-    """
-
-    HELPER_AFTER = 32
-
-    def __init__(self, stage: Path, ids: IdAllocator, opts: BuildOptions, reuse: _Reuse):
-        self.stage, self.ids, self.opts, self.reuse = stage, ids, opts, reuse
-        self.redactor = redactor_for(opts.redact, opts.redact_patterns)
-        self.runs: list[dict] = []
-        self.insights: list[dict] = []
-        self.compilers: collections.Counter = collections.Counter()
-        self.record_digests: dict[str, str] = {}  # run id -> digest of its raw JSONL record
-        self.carried_insights: set[str] = set()  # insight ids whose entries are the published ones
-        self.carried_steps: set[str] = set()  # steps of runs carried over unchanged
-        self._sink_args = (str(stage), str(reuse.out), opts.mount_path, str(opts.templates) if opts.templates else None)
-        self._sink = pages.PageSink(*self._sink_args)
-        self._handed = 0
-
-    def _apply(self, op: tuple) -> None:
-        self._handed += 1
-        if self._handed == self.HELPER_AFTER + 1 and isinstance(self._sink, pages.PageSink):
-            try:
-                helper = pages.HelperSink(*self._sink_args)
-            except OSError:  # cannot start a process here: keep writing in this one
-                pass
-            else:
-                self._sink.close()  # runs it is still carrying over finish first
-                self._sink = helper
-        self._sink.apply(op)
-
-    def close(self, ok: bool = True) -> None:
-        """Wait until every page is written (raises PageWriteError), or stop at once."""
-        if ok:
-            self._sink.close()
-        elif isinstance(self._sink, pages.HelperSink):
-            self._sink.kill()
-        else:
-            try:
-                self._sink.close()
-            except pages.PageWriteError:
-                pass  # the build failed already; that error is the one to report
-
-    def _carry_over(self, run: Run, digest: str) -> None:
-        prev = self.reuse.entry(run, digest)
-        step = self.ids.step_for(run.run_id)
-        ins_ids = self.ids.insights_for(run.run_id, len(prev["insights"]))
-        self._apply(("carry", step, ins_ids))
-        self.insights.extend(self.reuse.insights[i] for i in ins_ids)
-        self.carried_insights.update(ins_ids)
-        self.carried_steps.add(step)
-        self.compilers[prev["compiler"]] += 1
-        if isinstance(run, Carried):
-            self.record_digests[run.run_id] = run.record_digest
-        elif run.source.get("record_digest"):
-            self.record_digests[run.run_id] = run.source["record_digest"]
-        self.runs.append(prev)
-
-    def __call__(self, run: Run, digest: str, comp) -> None:
-        if comp is None:
-            return
-        if comp is REUSED:
-            return self._carry_over(run, digest)
-        redact_compilation(comp, self.redactor)
-        step = self.ids.step_for(run.run_id)
-        ins_ids = self.ids.insights_for(run.run_id, len(comp.insights))
-        refs = [documents.InsightRef(i, c.title, layout.insight_doc(i)) for i, c in zip(ins_ids, comp.insights)]
-        self._apply(("run", run, comp, step, refs))
-        for k, ref in enumerate(refs):
-            self.insights.append({
-                "id": ref.id, "title": ref.title, "task_type": run.task.task_type if not run.task.apps else None,
-                "apps": run.task.apps or None, "source_step": step, "source_outcome": comp.outcome,
-                "guideline": comp.insights[k].guideline, "applicability": comp.insights[k].applicability,
-            })
-        self.compilers[comp.compiler] += 1
-        if run.source.get("record_digest"):
-            self.record_digests[run.run_id] = run.source["record_digest"]
-        self.runs.append({
-            "step": step, "run_id": run.run_id, "task_id": run.task.id,
-            "task_type": run.task.task_type if not run.task.apps else None, "apps": run.task.apps or None,
-            "outcome": run.outcome.label, "steps": run.outcome.steps, "instruction": run.task.instruction,
-            "title": comp.title, "compiler": comp.compiler, "content_hash": digest, "insights": ins_ids,
-            "redactions": run.source.get("redactions") or None,
-        })
-
-
 def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: IdAllocator, report: LoadReport,
                  key: str) -> dict:
     runs, insights = writer.runs, writer.insights
@@ -362,6 +227,7 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
             "built_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "stats": compiler.stats().as_dict(),
             "reused_runs": len(writer.carried_steps),
+            "repaired": writer.pub.repaired,
             "detected_formats": report.detected,
             "redactions": dict(sorted(report.redactions.items())),
             "identical_copies_dropped": report.deduplicated,
@@ -390,91 +256,123 @@ def _usable_manifest(previous: dict | None, out: Path) -> dict | None:
 
 def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None) -> BuildResult:
     """Compile ``opts.inputs`` and publish the corpus at ``opts.out``. Raises BuildError/PublishError."""
-    out = opts.out
-    with BuildLock(out):
-        previous = _usable_manifest(check_target(out), out)
-        report = LoadReport()
-        ids = IdAllocator(previous)
-        config = None
-        if not opts.offline:
-            from .llm_config import resolve
-
-            config = resolve(opts.model, opts.base_url)
-        # The key needs only the compiler's name and model, so the input can be
-        # read (and counted) beside the build while the model client is imported.
-        key = build_key("llm" if config else "offline", config.model if config else None, opts)
-        reuse = _Reuse(previous, out, key)
-        count_first = config is not None and announce is not None
-        reader = _reader(opts, reuse.known, count_first)
+    root = corpus_root(opts.out)
+    check_target(root)
+    with BuildLock(root):
+        pub = Publisher(root, "runs")
         try:
-            compiler = make_compiler(opts, config)
-            if count_first:
-                # Before paying for calls, show the labels: an inverted outcome shows here.
-                # Records compiled before are counted from the manifest, not re-read.
-                if reader is not None:
-                    if compiler.name == "llm":  # import the client while this process waits
-                        threading.Thread(target=importlib.import_module, args=("openai",),
-                                         name="wikitrace-import-openai").start()
-                    counts = reader.counts()
-                else:
-                    from .runs.load import count_outcomes
-
-                    counts, _ = count_outcomes(list(opts.inputs), opts.fmt, outcomes=opts.outcomes, redact=False,
-                                               known=reuse.known)
-                announce(f"{sum(counts.values())} runs in the input ({counts['success']} success, "
-                         f"{counts['failure']} failure), {len(reuse.known)} compiled before; model {compiler.model}")
-            batch_report = (_prefill_from_batch(opts, compiler, batch_progress)
-                            if (opts.batch or opts.resume_batch) else None)
-        except BaseException:
-            if reader is not None:
-                reader.stop()
-            raise
-        stage = fresh_staging(out)
-        writer = _Writer(stage, ids, opts, reuse)
-        runs = (_apply_defaults(reader.runs(report), opts) if reader is not None
-                else _read_runs(opts, report, reuse.known))
-        if progress is not None:
-            runs = progress(runs)
-        try:
-            try:
-                asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, report.errors, reuse))
-            except BaseException:
-                writer.close(ok=False)
-                raise
-            writer.close()
-        except pages.PageWriteError as exc:
-            raise BuildError(f"{exc}; nothing was published") from None
+            return _build_locked(opts, pub, progress, announce, batch_progress)
         finally:
+            pub.close()
+
+
+def _previous(pub: Publisher) -> dict | None:
+    """The published corpus.json; when it is gone or damaged, the ids the manifest kept."""
+    try:
+        previous = read_corpus_json(pub.root)
+    except PublishError:
+        if pub.manifest.files.get("corpus.json") is None:
+            raise  # not written by wikitrace: not ours to replace
+        previous = None
+    kept = pub.manifest.data.get("ids")
+    if previous is None and isinstance(kept, dict):
+        return {"runs": kept.get("runs") or [], "retired": kept.get("retired") or {"steps": [], "insights": []}}
+    return previous
+
+
+def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_progress) -> BuildResult:
+    root = pub.root
+    previous = _usable_manifest(_previous(pub), root)
+    report = LoadReport()
+    ids = IdAllocator(previous)
+    config = None
+    if not opts.offline:
+        from .llm_config import resolve
+
+        config = resolve(opts.model, opts.base_url)
+    # The key needs only the compiler's name and model, so the input can be
+    # read (and counted) beside the build while the model client is imported.
+    key = build_key("llm" if config else "offline", config.model if config else None, opts)
+    reuse = _Reuse(previous, pub, key)
+    count_first = config is not None and announce is not None
+    reader = _reader(opts, reuse.known, count_first)
+    try:
+        compiler = make_compiler(opts, config)
+        if count_first:
+            # Before paying for calls, show the labels: an inverted outcome shows here.
+            # Records compiled before are counted from the manifest, not re-read.
             if reader is not None:
-                reader.stop()
+                if compiler.name == "llm":  # import the client while this process waits
+                    threading.Thread(target=importlib.import_module, args=("openai",),
+                                     name="wikitrace-import-openai").start()
+                counts = reader.counts()
+            else:
+                from .runs.load import count_outcomes
+
+                counts, _ = count_outcomes(list(opts.inputs), opts.fmt, outcomes=opts.outcomes, redact=False,
+                                           known=reuse.known)
+            announce(f"{sum(counts.values())} runs in the input ({counts['success']} success, "
+                     f"{counts['failure']} failure), {len(reuse.known)} compiled before; model {compiler.model}")
+        batch_report = (_prefill_from_batch(opts, compiler, root, batch_progress)
+                        if (opts.batch or opts.resume_batch) else None)
+    except BaseException:
+        if reader is not None:
+            reader.stop()
+        raise
+    writer = _Writer(pub, ids, opts, reuse)
+    runs = (_apply_defaults(reader.runs(report), opts) if reader is not None
+            else _read_runs(opts, report, reuse.known))
+    if progress is not None:
+        runs = progress(runs)
+    try:
+        try:
+            asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, report.errors, reuse))
+        except BaseException:
+            writer.close(ok=False)
+            raise
+        writer.close()
         if not writer.runs:
             raise BuildError("no run could be read from the input; nothing was published"
                              + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
-        for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
-            write_atomic(stage / rel, text, mode=FILE_MODE)
-        if (out / "dialogue").is_dir():  # dialogue memory is built separately; carry it over untouched
-            shutil.copytree(out / "dialogue", stage / "dialogue")
-        from .agent.index import write_prompt_index
-        from .corpus import corpus_json
+    except pages.PageWriteError as exc:
+        pub.abandon(writer.new_paths)
+        raise BuildError(f"{exc}; the corpus was not updated (its indexes and corpus.json are as before)") from None
+    except BaseException:
+        pub.abandon(writer.new_paths)  # no index names these yet
+        raise
+    finally:
+        if reader is not None:
+            reader.stop()
+    # Every page is in place; now the indexes, then corpus.json, then the removals.
+    for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
+        pub.write(rel, text.encode("utf-8"))
+    from .agent.index import prompt_index_bytes
+    from .corpus import corpus_json
 
-        writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
-        writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
-        text, region = corpus_json.dumps(_corpus_json(writer, compiler, opts, ids, report, key))
-        # `prompt` need not re-index per call; renders of insights carried over are reused
-        write_prompt_index(stage, writer.runs, writer.insights, region, previous=out if writer.carried_steps else None,
-                           unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps)
-        from .corpus.search_files import write_search_files
+    writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
+    writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
+    text, region = corpus_json.dumps(_corpus_json(writer, compiler, opts, ids, report, key))
+    # `prompt` need not re-index per call; renders of insights carried over are reused
+    carried = writer.carried_steps and reuse.prompt_index_ok
+    pub.write(PROMPT_INDEX, prompt_index_bytes(writer.runs, writer.insights, region,
+                                               previous=root if carried else None,
+                                               unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps))
+    from .corpus.search_files import search_files
 
-        write_search_files(stage)  # the agent's grep reads one file per layer
-        write_atomic(stage / "corpus.json", text, mode=FILE_MODE)
-        publish(stage, out)
-        write_atomic(_record_digests_path(out), json.dumps(
-            {"build_key": key, "records": dict(sorted(writer.record_digests.items()))}) + "\n")
+    for rel, data in search_files(root, pub.output).items():  # the agent's grep reads one file per layer
+        pub.write(rel, data)
+    pub.write("corpus.json", text.encode("utf-8"))
+    removed = pub.finish({
+        "build_key": key, "records": dict(sorted(writer.record_digests.items())),
+        "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"]} for r in writer.runs],
+                "retired": ids.retired()},
+    })
     counts = collections.Counter(r["outcome"] for r in writer.runs)
     return BuildResult(
-        out=out, runs=len(writer.runs), success=counts["success"], failure=counts["failure"],
+        out=root, runs=len(writer.runs), success=counts["success"], failure=counts["failure"],
         insights=len(writer.insights), stats=compiler.stats().as_dict(), skipped=report.errors,
         detected=report.detected, dropped_runs=ids.dropped_runs(), report=report, batch=batch_report,
+        repaired=list(pub.repaired), removed=len(removed),
     )
 
 
@@ -538,6 +436,10 @@ def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
         console.print(result.batch.summary(), markup=False, soft_wrap=True)
         for item in result.batch.failed[:20]:
             console.print(f"  batch item failed: {item.run_id or item.custom_id}: {item.reason}", markup=False, soft_wrap=True)
+    if result.repaired:
+        console.print(f"repaired {len(result.repaired)} file(s) found missing or edited since the last build "
+                      f"(rewritten as built): {', '.join(result.repaired[:5])}{' …' if len(result.repaired) > 5 else ''}",
+                      markup=False, highlight=False, soft_wrap=True)
     for line in (result.report.warnings if result.report else [])[:10]:
         console.print(f"  warning: {line}", markup=False, highlight=False, soft_wrap=True)
     if result.dropped_runs:

@@ -88,7 +88,7 @@ def _need_corpus(corpus: Optional[Path], option: str = "--corpus DIR") -> Path:
 @app.command()
 def compile(
     inputs: List[Path] = typer.Argument(..., metavar="INPUT", help=f"Run files or folders (walked). Formats: {FORMATS}."),
-    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Corpus folder to publish (replaced atomically)."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Corpus folder, updated in place (files you add there are left alone)."),
     fmt: Optional[str] = typer.Option(None, "--from", metavar="FORMAT", help="Input format; detected per file when omitted."),
     mount_path: str = typer.Option("/work/corpus", "--mount-path", help="Where the agent sees the corpus."),
     templates: Optional[Path] = typer.Option(None, "--templates", metavar="DIR", help="Folder whose templates override the bundled ones."),
@@ -256,7 +256,7 @@ def eval_(
 @dialogue_app.command("compile")
 def dialogue_compile(
     inputs: List[Path] = typer.Argument(..., metavar="INPUT", help="LoCoMo files/folders (flat or locomo10.json) or JSONL of messages."),
-    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Corpus folder; writes OUT/dialogue/<sample>/ (replaced atomically)."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Corpus folder; writes OUT/dialogue/<sample>/ in place."),
     sample: Optional[List[str]] = typer.Option(None, "--sample", "-s", help="Compile only these sample ids."),
     templates: Optional[Path] = typer.Option(None, "--templates", metavar="DIR", help="Folder whose templates override the bundled ones."),
     offline: bool = typer.Option(False, "--offline", help="Never call an LLM, even if one is configured."),

@@ -32,8 +32,23 @@ def child_env() -> dict[str, str]:
 
 def start(module: str) -> subprocess.Popen:
     """``python -m module`` with this same wikitrace importable; stderr is shared."""
-    return subprocess.Popen([sys.executable, "-m", module], env=child_env(),
+    return subprocess.Popen([sys.executable, "-m", module], env={**child_env(), "WIKITRACE_HELPER_PARENT": str(os.getpid())},
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+def die_with_parent() -> None:
+    """In a helper: be killed when the build that started it dies (even by ``kill -9``), so
+    no orphan goes on writing into a corpus that the next build is already updating."""
+    parent = int(os.environ.get("WIKITRACE_HELPER_PARENT") or os.getppid())
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL (Linux)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the build died before that took effect
+        os._exit(1)
 
 
 def send(stream: BinaryIO, obj: Any) -> None:

@@ -18,7 +18,6 @@ before anything is sent. Without a model every label is offline.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections import Counter
 from pathlib import Path

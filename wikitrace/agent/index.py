@@ -197,12 +197,23 @@ def _render_pool(insights: Sequence[InsightInfo], show_source: bool) -> list[str
     return render_insights(environment(None), insights, show_source)
 
 
-def write_prompt_index(stage_dir: Path, runs: list[dict], insights: list[dict],
+def write_prompt_index(root: Path, runs: list[dict], insights: list[dict], **kw) -> list[str]:
+    """Write ``index/prompt.bin`` into ``root`` (see ``prompt_index_bytes``). Returns the relative paths written."""
+    path = Path(root) / INDEX_PATH
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(prompt_index_bytes(runs, insights, **kw))
+    os.chmod(tmp, 0o444)  # a corpus file: read-only like every other
+    os.replace(tmp, path)
+    return [INDEX_PATH]
+
+
+def prompt_index_bytes(runs: list[dict], insights: list[dict],
                        region: tuple[bytes, list[int], list[int]] | None = None,
                        previous: Path | None = None, unchanged: set[str] | frozenset = frozenset(),
-                       unchanged_runs: set[str] | frozenset = frozenset()) -> list[str]:
-    """Write ``index/prompt.bin`` for a corpus whose corpus.json will hold ``runs`` and
-    ``insights`` (entries exactly as in corpus.json, any order). Returns the relative paths written.
+                       unchanged_runs: set[str] | frozenset = frozenset()) -> bytes:
+    """The bytes of ``index/prompt.bin`` for a corpus whose corpus.json will hold ``runs`` and
+    ``insights`` (entries exactly as in corpus.json, any order).
 
     Call it before or after corpus.json is written; the index does not read it.
     ``region``: ``corpus_region(runs, insights)`` of the sorted entries, when the
@@ -289,13 +300,7 @@ def write_prompt_index(stage_dir: Path, runs: list[dict], insights: list[dict],
     }
     line = json.dumps(header, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
     line += b"\0" * (-len(line) % 8)
-    path = Path(stage_dir) / INDEX_PATH
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(line + bytes(body))
-    os.chmod(tmp, 0o444)  # a corpus file: read-only like every other
-    os.replace(tmp, path)
-    return [INDEX_PATH]
+    return line + bytes(body)
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -605,4 +610,4 @@ def _open(root: Path, path: Path, cpath: Path) -> PromptIndex:
     return PromptIndex(root, header, buf, data_start, corpus, start, head)
 
 
-__all__ = ["INDEX_PATH", "PromptIndex", "index_status", "open_index", "write_prompt_index"]
+__all__ = ["INDEX_PATH", "PromptIndex", "index_status", "open_index", "prompt_index_bytes", "write_prompt_index"]

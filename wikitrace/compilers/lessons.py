@@ -19,7 +19,7 @@ from .lesson_words import (call_words, for_kind, free_form, is_hand_off, join, l
 from .reading import Call, Reading, runs_a_command
 from .rules import RULE, _words, rules_for, sentences
 from .schema import MAX_INSIGHTS, CandidateInsight
-from .text import clip, first_line, generic, signature
+from .text import clip, first_line, signature
 
 if TYPE_CHECKING:
     from .offline import Item

@@ -4,6 +4,9 @@ Checks that every relative link and every absolute mount-path reference
 resolves, that every insight reaches its compilation and raw run (and they
 point back), that every turn ref names a turn of its run, that frontmatter
 carries the documented fields, and that each index lists every document.
+
+Only the paths a build writes are checked (``layout.is_corpus_path``): a user's
+notes, ``.git/``, ``.obsidian/`` and the build's own ``.wikitrace/`` are ignored.
 """
 
 from __future__ import annotations
@@ -63,10 +66,8 @@ def check_corpus(root: Path) -> list[str]:
     mount = str(data.get("mount_path", "/work/corpus")).rstrip("/")
 
     docs: dict[str, dict] = {}
-    for path in sorted(root.rglob("*.md")):
+    for path in _corpus_files(root, ".md"):
         rel = path.relative_to(root).as_posix()
-        if rel.startswith("dialogue/"):
-            continue
         try:
             post = frontmatter.load(path)
         except Exception as exc:  # yaml errors come in many types
@@ -96,7 +97,20 @@ def check_corpus(root: Path) -> list[str]:
             problems.append("dialogue/: present but this wikitrace has no dialogue checker")
         else:
             problems.extend(check_dialogue(root))
+    if problems and any((root / ".wikitrace").glob("*.journal")):
+        problems.append(f"{root}: a build of this corpus was interrupted (or is running); "
+                        f"run the same wikitrace compile again to finish it")
     return problems
+
+
+def _corpus_files(root: Path, suffix: str) -> list[Path]:
+    """The files of the layers that a build writes, sorted; nothing else in the folder."""
+    found = []
+    for layer in layout.LAYERS:
+        for path in (root / layer).rglob(f"*{suffix}"):
+            if layout.is_corpus_path(path.relative_to(root).as_posix()) and path.is_file():
+                found.append(path)
+    return sorted(found)
 
 
 def _check_links(root: Path, rel: str, body: str, mount: str, problems: list[str]) -> None:
@@ -163,7 +177,7 @@ def _check_indexes(root: Path, docs: dict[str, dict], problems: list[str]) -> No
         text = (root / index).read_text(encoding="utf-8")
         listed = set(re.findall(r"\]\(((?:step|insight)-\d{4,})(?:/metadata)?\.md\)", text))
         if layer == "raw":
-            present = {p.name for p in (root / "raw").iterdir() if p.is_dir()}
+            present = {p.parent.name for p in _corpus_files(root, "") if p.parent.parent.name == "raw"}
         else:
             present = {Path(r).stem for r in docs if r.startswith(f"{layer}/") and not r.endswith("_index.md")}
         for missing in sorted(present - listed):

@@ -1,4 +1,4 @@
-"""Writing corpus files: stable frontmatter, atomic replacement, read-only results."""
+"""Writing corpus files: stable frontmatter, atomic replacement, published modes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 FILE_MODE = 0o444
-DIR_MODE = 0o555
+DIR_MODE = 0o755  # the owner may delete, check out, add notes; agents get a read-only mount
 
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_ ./@()+-]*$")
@@ -78,35 +78,8 @@ def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
         raise
 
 
-def make_read_only(root: Path) -> None:
-    """Files 0444, folders 0555. Files carried over by hard link already are 0444;
-    they are only looked at, since a chmod rewrites the inode even when nothing changes."""
-    def walk(folder: str) -> None:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    walk(entry.path)
-                elif (entry.stat(follow_symlinks=False).st_mode & 0o777) != FILE_MODE:
-                    os.chmod(entry.path, FILE_MODE)
-        os.chmod(folder, DIR_MODE)
-
-    walk(str(root))
-
-
-def freeze_folders(root: Path) -> None:
-    """Folders 0555, for a tree whose files were all created 0444 (a staged corpus)."""
-    def walk(folder: str) -> None:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    walk(entry.path)
-        os.chmod(folder, DIR_MODE)
-
-    walk(str(root))
-
-
 def make_writable(root: Path) -> None:
-    """Undo make_read_only so a tree can be removed (non-root users need this)."""
+    """Make a copied tree writable again (its files are 0444)."""
     if not root.exists():
         return
     os.chmod(root, 0o755)
@@ -117,15 +90,3 @@ def make_writable(root: Path) -> None:
             p = os.path.join(dirpath, name)
             if not os.path.islink(p):
                 os.chmod(p, 0o644)
-
-
-def remove_tree(root: Path) -> None:
-    """Remove a (read-only) tree. Unlinking a file needs write permission on its
-    folder, not on the file, so only folders are made writable first."""
-    import shutil
-
-    if not root.exists():
-        return
-    for dirpath, _dirnames, _filenames in os.walk(root):
-        os.chmod(dirpath, 0o755)
-    shutil.rmtree(root)

@@ -8,10 +8,21 @@ mount point. Both are derived here so they cannot drift apart.
 from __future__ import annotations
 
 import posixpath
+import re
 
 CORPUS_FORMAT = "wikitrace-corpus/1"
 LAYERS = ("raw", "compilation", "insight")
 ROOT_INDEX = "index.md"  # the page an editor opens first: links the three layers
+
+
+# Every path a build of agent runs writes; anything else in the folder is the user's.
+_CORPUS_PATH = re.compile(r"corpus\.json|index/prompt\.bin|(?:raw|compilation|insight)/_index\.md"
+                          r"|raw/step-\d{4,}/(?:metadata\.md|solver\.full\.jsonl|original\.(?:json|jsonl|txt))"
+                          r"|compilation/step-\d{4,}\.md|insight/insight-\d{4,}\.md")
+
+
+def is_corpus_path(rel: str) -> bool:
+    return _CORPUS_PATH.fullmatch(rel) is not None
 
 
 def step_id(n: int) -> str:

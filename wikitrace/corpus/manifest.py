@@ -9,6 +9,12 @@ handed out again.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import stat
+import time
+
 from ..runs.model import Run
 from . import layout
 
@@ -65,3 +71,111 @@ class IdAllocator:
 
     def dropped_runs(self) -> list[str]:
         return sorted(r for r in self.prev_runs if r not in self.used_run_ids)
+
+
+# --- which files a build owns, and writing them -----------------------------------------
+
+_FORMAT = "wikitrace-owned/1"
+
+
+def hash_file(path) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def publish_pause() -> float:
+    """Seconds to wait before each file is put in place or removed: lets the tests kill a
+    build at chosen points of an update (WIKITRACE_PUBLISH_PAUSE; 0 in normal use)."""
+    try:
+        return max(0.0, float(os.environ.get("WIKITRACE_PUBLISH_PAUSE") or 0))
+    except ValueError:
+        return 0.0
+
+
+class FileManifest:
+    """What one kind of build wrote into a corpus: path -> [sha256, size, mtime_ns, inode].
+
+    The stat fields make checking 50,000 files a stat each; only a file whose stat
+    changed is hashed again. ``None``: owned, bytes unknown. ``data``: the kind's own
+    state (record digests of the input, the build key)."""
+
+    def __init__(self, files: dict | None = None, data: dict | None = None):
+        self.files: dict[str, list | None] = files or {}
+        self.data: dict = data or {}
+
+    @classmethod
+    def load(cls, path) -> "FileManifest | None":
+        try:
+            with open(path, "rb") as fh:
+                raw = json.loads(fh.read())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(raw, dict) or raw.get("format") != _FORMAT or not isinstance(raw.get("files"), dict):
+            return None
+        files = {k: v if isinstance(v, list) and len(v) == 4 else None for k, v in raw["files"].items()}
+        return cls(files, raw.get("data") if isinstance(raw.get("data"), dict) else {})
+
+    def save(self, path) -> None:
+        from .fsio import write_atomic
+
+        write_atomic(path, json.dumps({"format": _FORMAT, "data": self.data, "files": self.files},
+                                      separators=(",", ":")) + "\n", mode=0o644)
+
+
+class FileWriter:
+    """Puts corpus files in place atomically (used by the build and its page-writing helper).
+
+    A file is written to a temp file in the state folder (same file system), made 0444,
+    then renamed over its path; a file that already holds exactly these bytes is left
+    alone, so pages that did not change keep their inode and mtime."""
+
+    def __init__(self, root: str, tmp: str, kind: str):
+        self.root, self.tmp, self.prefix = root, tmp, f"{kind}-{os.getpid()}-"
+        self._dirs: set[str] = set()
+        self._n = 0
+        self.pause = publish_pause()
+
+    def _parent(self, rel: str) -> None:
+        parent = rel.rpartition("/")[0]
+        if not parent or parent in self._dirs:
+            return
+        self._parent(parent)
+        path = f"{self.root}/{parent}"
+        try:
+            os.mkdir(path)
+            os.chmod(path, 0o755)
+        except FileExistsError:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):  # a symlink or a file where a folder belongs
+                raise NotADirectoryError(f"{path}: not a folder (a link is never followed out of the corpus)")
+        self._dirs.add(parent)
+
+    def put(self, rel: str, data: bytes) -> list:
+        self._parent(rel)
+        path = f"{self.root}/{rel}"
+        digest = hashlib.sha256(data).hexdigest()
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_size == len(data):
+            with open(path, "rb") as fh:
+                same = fh.read() == data
+            if same:
+                if stat.S_IMODE(st.st_mode) != 0o444:
+                    os.chmod(path, 0o444)
+                return [digest, st.st_size, st.st_mtime_ns, st.st_ino]
+        self._n += 1
+        tmp = f"{self.tmp}/{self.prefix}{self._n}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, 0o444)
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        if self.pause:
+            time.sleep(self.pause)
+        os.rename(tmp, path)
+        return [digest, st.st_size, st.st_mtime_ns, st.st_ino]

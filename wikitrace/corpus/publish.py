@@ -1,37 +1,117 @@
-"""Build beside the published corpus, then swap it in whole.
+"""Publishing in place: the corpus folder is the user's; a build owns only what it wrote.
 
-A build writes into a hidden sibling folder while holding a lock; only a
-complete, read-only tree replaces the published one. A build killed at any
-point leaves the previous corpus as it was, and the next build clears the
-half-written sibling. The lock (``flock``) dies with its process, so a
-``kill -9`` never leaves a corpus locked.
+The folder given as ``--out`` is created once and never renamed or replaced, so a
+shell, an editor, a bind mount or a git checkout holding it sees every rebuild.
+What the build wrote is listed in a manifest under ``.wikitrace/`` (one per kind of
+memory: ``runs`` for agent runs, ``dialogue`` for dialogues), beside the lock. An
+update:
+
+1. claims each new path in a journal before creating it, so a build killed at any
+   point still knows what it owns (and never takes a file the user made);
+2. writes new and changed files by temp file + rename (temps live in
+   ``.wikitrace/tmp``, so nothing half-written is ever visible);
+3. writes the indexes, then ``corpus.json``, each the same way;
+4. removes the files it no longer owns, then saves the manifest.
+
+Readers therefore never meet an index or a link naming a missing file, and a rerun
+after ``kill -9`` converges to what an uninterrupted build writes. Files are 0444,
+folders 0755: the owner can delete, ``git checkout`` or add notes; the agent's
+read-only view comes from the mount.
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+import errno
 import fcntl
 import json
 import os
+import stat
+import time
 from pathlib import Path
 
-from .fsio import freeze_folders, remove_tree
-from .layout import CORPUS_FORMAT
+from . import layout
+from .fsio import DIR_MODE
+from .manifest import FileManifest, FileWriter, hash_file
+
+STATE = ".wikitrace"  # the build's own folder inside the corpus
+KINDS = ("runs", "dialogue")
 
 
 class PublishError(RuntimeError):
     pass
 
 
+def corpus_root(out: Path) -> Path:
+    """``--out`` with every symlink resolved, once: all later paths, and the lock,
+    belong to the real folder, so ``--out link`` and ``--out target`` are one corpus."""
+    return Path(os.path.realpath(out))
+
+
+def _ours(root: Path) -> bool:
+    return (root / STATE).is_dir() or (root / "corpus.json").is_file() or (root / "dialogue").is_dir()
+
+
+def check_target(root: Path) -> None:
+    """Refuse a path that is not a folder, or a folder of other things that holds no corpus.
+
+    Hidden entries (``.git``, ``.obsidian``) do not count: a user may ``git init`` first."""
+    if not root.exists():
+        return
+    if not root.is_dir():
+        raise PublishError(f"{root}: exists and is not a folder; choose another --out")
+    if _ours(root):
+        return
+    visible = [p.name for p in root.iterdir() if not p.name.startswith(".")]
+    if visible:
+        raise PublishError(f"{root}: is not empty ({', '.join(sorted(visible)[:3])}{' …' if len(visible) > 3 else ''}) "
+                           f"and holds no corpus; choose a new or empty folder for --out")
+
+
+def read_corpus_json(root: Path) -> dict | None:
+    """The published corpus.json, or None when there is none yet."""
+    stamp = root / "corpus.json"
+    if not stamp.is_file():
+        return None
+    try:
+        data = json.loads(stamp.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise PublishError(f"{stamp}: unreadable ({exc}); move it away and compile again "
+                           f"(wikitrace rebuilds it)") from None
+    if not isinstance(data, dict) or data.get("format") != layout.CORPUS_FORMAT:
+        raise PublishError(f"{stamp}: format {data.get('format') if isinstance(data, dict) else None!r} is not "
+                           f"{layout.CORPUS_FORMAT!r}; choose another --out")
+    return data
+
+
 class BuildLock:
-    def __init__(self, out: Path):
-        self.path = out.parent / f".{out.name}.lock"
+    """One build per corpus folder at a time (``flock``, freed when its process dies).
+
+    Creates the folder when it does not exist yet; removes it again (with the lock)
+    when the build that created it fails before publishing anything."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.state = root / STATE
+        self.path = self.state / "lock"
         self._fh = None
+        self._created = False
 
     def __enter__(self) -> "BuildLock":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(self.path, "a+")
+        if not self.root.exists():
+            os.makedirs(self.root)
+            os.chmod(self.root, DIR_MODE)
+            self._created = True
+        elif (self.root / "corpus.json").is_file() and not self.root.stat().st_mode & stat.S_IWUSR:
+            os.chmod(self.root, DIR_MODE)  # the 0555 corpus of an earlier wikitrace
+        try:
+            self.state.mkdir(exist_ok=True)
+            ignore = self.state / ".gitignore"
+            if not ignore.exists():  # a git repository at the corpus leaves the build's state out
+                ignore.write_text("*\n")
+            self._fh = open(self.path, "a+")
+        except OSError as exc:
+            raise PublishError(f"{self.root}: cannot write here ({exc.strerror}); "
+                               f"choose a folder you can write for --out") from None
         try:
             fcntl.flock(self._fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -39,146 +119,281 @@ class BuildLock:
             holder = self._fh.read().strip() or "another process"
             self._fh.close()
             raise PublishError(
-                f"{self.path.parent / self.path.name[1:-5]}: another wikitrace compile ({holder}) is writing this "
-                f"corpus; wait for it to finish (the lock {self.path} frees itself when that process ends)"
-            ) from None
+                f"{self.root}: another wikitrace build ({holder}) is writing this corpus; wait for it to "
+                f"finish (the lock {self.path} frees itself when that process ends)") from None
         self._fh.seek(0)
         self._fh.truncate()
         self._fh.write(f"pid {os.getpid()}")
         self._fh.flush()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
         if self._fh:
+            if exc_type is not None and self._created:
+                _remove_if_only_state(self.root)
             fcntl.flock(self._fh, fcntl.LOCK_UN)
             self._fh.close()
 
 
-def staging_dir(out: Path) -> Path:
-    return out.parent / f".{out.name}.building"
+def _remove_if_only_state(root: Path) -> None:
+    """A first build that failed: take back the folder it created, if nothing else is in it
+    (a pending --batch state, for one, is kept: the next build collects it)."""
+    import shutil
 
-
-def check_target(out: Path) -> dict | None:
-    """Return the published corpus.json (or None); refuse to replace a folder that is not a corpus."""
-    if not out.exists():
-        return None
-    if not out.is_dir():
-        raise PublishError(f"{out}: exists and is not a folder; choose another --out")
-    stamp = out / "corpus.json"
-    if not stamp.is_file():
-        # A folder holding only dialogue memory may receive agent runs beside it.
-        if any(p.name != "dialogue" for p in out.iterdir()):
-            raise PublishError(f"{out}: exists, is not empty and holds no corpus.json; "
-                               f"choose a new or empty folder for --out (wikitrace will not replace it)")
-        return None
+    state = root / STATE
     try:
-        data = json.loads(stamp.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise PublishError(f"{stamp}: unreadable ({exc}); move the folder away or choose another --out") from None
-    if not isinstance(data, dict) or data.get("format") != CORPUS_FORMAT:
-        found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        raise PublishError(f"{stamp}: format {found!r} is not {CORPUS_FORMAT!r}; choose another --out")
-    return data
-
-
-def fresh_staging(out: Path) -> Path:
-    stage = staging_dir(out)
-    if stage.exists():  # left by a killed build; we hold the lock, so nobody is using it
-        remove_tree(stage)
-    clear_discarded(out)
-    stage.mkdir(parents=True)
-    return stage
-
-
-_RENAME_EXCHANGE = 2
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two paths (Linux renameat2); False where unsupported."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        fn = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    AT_FDCWD = -100
-    rc = fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
-    return rc == 0
-
-
-def publish(stage: Path, out: Path) -> None:
-    """Freeze the staged tree and put it where the old one was.
-
-    Every file of a staged tree is created read-only (0444) by the build, so
-    only its folders are frozen here: a stat per file cost 0.3 s at 10,000 runs.
-    """
-    freeze_folders(stage)
-    if not out.exists():
-        os.rename(stage, out)
-        return
-    if _exchange(stage, out):
-        discard(stage, out)  # the stage now holds the previous corpus
-        return
-    old = out.parent / f".{out.name}.previous"
-    if old.exists():
-        remove_tree(old)
-    os.rename(out, old)
-    os.rename(stage, out)
-    discard(old, out)
-
-
-_DISCARDED = ".discarded-"
-_STALE_SECONDS = 600
-
-
-def discard(tree: Path, out: Path) -> None:
-    """Remove a replaced corpus without making the build wait for it.
-
-    Deleting a 10,000-run tree (~54,000 names) took 2 s, most of what adding one run
-    cost. The tree is renamed to ``.OUT.discarded-<ns>`` (nothing reads it any more:
-    the new corpus is already in place) and a detached process deletes it. Should
-    that process die, the next build removes what it left (``clear_discarded``).
-    """
-    import subprocess
-    import sys
-    import time
-
-    from .. import helper_process
-
-    trash = out.parent / f".{out.name}{_DISCARDED}{time.time_ns()}"
-    try:
-        os.rename(tree, trash)
-    except OSError:  # cannot rename it here: delete it where it is, as before
-        remove_tree(tree)
-        return
-    try:
-        subprocess.Popen([sys.executable, "-m", "wikitrace.corpus.publish", "--remove", str(trash)],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, env=helper_process.child_env())
-    except OSError:  # no process can be started here: delete it now
-        remove_tree(trash)
-
-
-def clear_discarded(out: Path) -> None:
-    """Remove replaced corpora whose deleting process died (older than ten minutes)."""
-    import time
-
-    prefix = f".{out.name}{_DISCARDED}"
-    try:
-        entries = list(out.parent.iterdir())
+        names = os.listdir(root)
+        others = [n for n in names if n != STATE]
+        if any(n not in (*layout.LAYERS, "index", "dialogue") or os.listdir(root / n) for n in others):
+            return
+        if set(os.listdir(state)) - {"lock", ".gitignore", "tmp", "runs.journal", "dialogue.journal"} \
+                or os.listdir(state / "tmp"):
+            return
+        for n in others:
+            os.rmdir(root / n)
+        shutil.rmtree(state)
+        os.rmdir(root)
     except OSError:
-        return
-    for path in entries:
-        if path.name.startswith(prefix):
-            try:
-                age = time.time() - int(path.name[len(prefix):]) / 1e9
-            except ValueError:
+        pass
+
+
+class Publisher:
+    """Writes one kind's files into the corpus in place and keeps its manifest.
+
+    ``write``/``keep`` name this build's output; ``finish`` removes what the kind
+    owned before but no longer produces and saves the manifest."""
+
+    def __init__(self, root: Path, kind: str):
+        assert kind in KINDS
+        self.root, self.kind = root, kind
+        self._root = str(root)
+        self._folders: dict[str, bool] = {}
+        self.state = root / STATE
+        self.manifest_path = self.state / f"{kind}.json"
+        self._journal_path = self.state / f"{kind}.journal"
+        self.tmp = self.state / "tmp"
+        if self.tmp.exists():  # temps of a build that was killed: never renamed into place
+            for name in os.listdir(self.tmp):
+                if name.startswith(f"{kind}-"):
+                    os.unlink(self.tmp / name)
+        self.tmp.mkdir(exist_ok=True)
+        self.manifest = FileManifest.load(self.manifest_path)
+        if self.manifest is None:
+            self.manifest = FileManifest()
+            self._adopt()
+        self.claimed_dirs: set[str] = set()
+        for rel in self._read_journal():
+            if rel.endswith("/"):
+                self.claimed_dirs.add(rel)
+            else:
+                self.manifest.files.setdefault(rel, None)  # owned, bytes unknown: rendered again
+        self.output: dict[str, list] = {}
+        self.repaired: list[str] = []  # "path (missing)" / "path (edited)"
+        self.writer = FileWriter(str(root), str(self.tmp), kind)
+        self._journal = os.open(self._journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    # --- what the kind owns -----------------------------------------------------------
+
+    def _in_kind(self, rel: str) -> bool:
+        return rel.startswith("dialogue/") if self.kind == "dialogue" else layout.is_corpus_path(rel)
+
+    def _adopt(self) -> None:
+        """A corpus of an earlier wikitrace (no manifest): the files it wrote are ours, bytes
+        unknown (every page is rendered again, rewritten only where it differs); its 0555
+        folders become 0755. Agent runs: the layout's paths, when corpus.json is there.
+        Dialogues: every sample folder holding a memory.json, and the dialogue index."""
+        if self.kind == "runs":
+            if not (self.root / "corpus.json").is_file():
+                return
+            tops = [self.root / d for d in (*layout.LAYERS, "index")]
+            self._adopt_file("corpus.json")
+        else:
+            top = self.root / "dialogue"
+            if not top.is_dir():
+                return
+            tops = [p for p in top.iterdir() if p.is_dir() and not p.is_symlink() and (p / "memory.json").is_file()]
+            if (top / "_index.md").is_file() and "type: dialogue-index" in (top / "_index.md").read_text("utf-8", "replace"):
+                self._adopt_file("dialogue/_index.md")
+            _writable(top)
+        for top in tops:
+            if not top.is_dir() or top.is_symlink():
                 continue
-            if age > _STALE_SECONDS:
-                remove_tree(path)
+            for dirpath, _dirnames, filenames in os.walk(top):
+                _writable(dirpath)
+                for name in filenames:
+                    self._adopt_file(os.path.relpath(os.path.join(dirpath, name), self.root).replace(os.sep, "/"))
+
+    def _adopt_file(self, rel: str) -> None:
+        if self._in_kind(rel):
+            self.manifest.files[rel] = None
+
+    def _read_journal(self) -> list[str]:
+        try:
+            text = self._journal_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        return [rel for line in text.splitlines() for rel in line.split("\t") if rel]
+
+    def owns(self, rel: str) -> bool:
+        return rel in self.manifest.files
+
+    def claim(self, rels: list[str]) -> None:
+        """Record paths as ours before they are created. A path that exists but was not
+        written by wikitrace is the user's: the build stops rather than overwrite it."""
+        new = [r for r in rels if r not in self.manifest.files and not (r.endswith("/") and r in self.claimed_dirs)]
+        if not new:
+            return
+        for rel in new:
+            if not rel.endswith("/") and os.path.lexists(self.root / rel):
+                raise PublishError(f"{self.root / rel}: exists but was not written by wikitrace; move it out of "
+                                   f"the corpus folder and compile again")
+        os.write(self._journal, ("\t".join(new) + "\n").encode("utf-8"))
+        for rel in new:
+            if rel.endswith("/"):
+                self.claimed_dirs.add(rel)
+            else:
+                self.manifest.files[rel] = None
+
+    # --- checking what is on disk -----------------------------------------------------
+
+    def verify(self, rel: str) -> str:
+        """``ok``, ``missing``, ``edited`` (bytes differ from what was written) or
+        ``unknown`` (written by an interrupted or an earlier build). Restores 0444."""
+        entry = self.manifest.files.get(rel)
+        path = f"{self._root}/{rel}"  # a str: pathlib costs more than the stat at 50,000 files
+        try:
+            if not self._real_folder(rel.rpartition("/")[0]):  # a link: never looked through
+                raise FileNotFoundError
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return "unknown" if entry is None else "missing"
+        if entry is None:
+            return "unknown"
+        if not stat.S_ISREG(st.st_mode) or st.st_size != entry[1]:
+            return "edited"
+        if (st.st_mtime_ns, st.st_ino) != (entry[2], entry[3]):
+            if hash_file(path) != entry[0]:
+                return "edited"
+            entry[2], entry[3] = st.st_mtime_ns, st.st_ino  # same bytes, rewritten (git checkout)
+        if stat.S_IMODE(st.st_mode) != 0o444:  # e.g. after git checkout, which writes 0644
+            os.chmod(path, 0o444)
+        return "ok"
+
+    def _real_folder(self, rel_dir: str) -> bool:
+        """True when every folder on the way to ``rel_dir`` is a folder, not a symlink."""
+        if not rel_dir:
+            return True
+        known = self._folders.get(rel_dir)
+        if known is None:
+            try:
+                known = stat.S_ISDIR(os.lstat(f"{self._root}/{rel_dir}").st_mode)
+            except OSError:
+                known = False
+            known = known and self._real_folder(rel_dir.rpartition("/")[0])
+            self._folders[rel_dir] = known
+        return known
+
+    def verify_group(self, rels: list[str]) -> bool:
+        """True when every file of one unit (a run's pages) is as written; problems are
+        noted in ``repaired`` (they are about to be rewritten)."""
+        whole = True
+        for rel in rels:
+            state = self.verify(rel)
+            if state != "ok":
+                whole = False
+                if state in ("missing", "edited"):
+                    self.repaired.append(f"{rel} ({state})")
+        return whole
+
+    def owned_under(self, prefix: str) -> list[str]:
+        return sorted(r for r in self.manifest.files if r.startswith(prefix))
+
+    # --- this build's output ----------------------------------------------------------
+
+    def keep(self, rels: list[str]) -> None:
+        """Files that stay as they are (verified by the caller)."""
+        for rel in rels:
+            self.output[rel] = self.manifest.files[rel]
+
+    def write(self, rel: str, data: bytes) -> None:
+        """Claim, then write one file atomically (left alone when its bytes are already these)."""
+        self.claim([rel])
+        try:
+            self.output[rel] = self.writer.put(rel, data)
+        except OSError as exc:
+            raise PublishError(f"{self.root / rel}: cannot be written ({exc.strerror or exc}); free space or fix "
+                               f"the folder's permissions and compile again (the pages already written stay)") from None
+
+    def record(self, written: dict[str, list]) -> None:
+        """Entries of files another process wrote (claimed here first)."""
+        self.output.update(written)
+
+    def finish(self, data: dict | None = None) -> list[str]:
+        """Remove the files this kind owned and did not write now, then save the manifest.
+        Returns the removed paths."""
+        gone = sorted(set(self.manifest.files) - set(self.output))
+        dirs = set(self.claimed_dirs)
+        for rel in gone:
+            if self.writer.pause:
+                time.sleep(self.writer.pause)
+            try:
+                os.unlink(self.root / rel)
+            except FileNotFoundError:
+                pass
+            except IsADirectoryError:
+                continue
+            except OSError as exc:
+                raise PublishError(f"{self.root / rel}: cannot be removed ({exc.strerror}); fix the folder's "
+                                   f"permissions and compile again") from None
+            dirs.add(rel.rsplit("/", 1)[0] + "/")
+        needed = {rel.rsplit("/", 1)[0] + "/" for rel in self.output}
+        for d in sorted(dirs - needed, key=lambda d: -d.count("/")):
+            _rmdir_empty(self.root, d)
+        self.manifest.files = dict(sorted(self.output.items()))
+        if data is not None:
+            self.manifest.data = data
+        self.manifest.save(self.manifest_path)
+        os.close(self._journal)
+        self._journal = -1
+        try:
+            os.unlink(self._journal_path)
+        except FileNotFoundError:
+            pass
+        return gone
+
+    def abandon(self, rels: list[str]) -> None:
+        """A build that failed: remove files it created for units no index names yet."""
+        for rel in rels:
+            if rel.endswith("/"):
+                continue
+            try:
+                os.unlink(self.root / rel)
+            except OSError:
+                pass
+        for d in sorted({r if r.endswith("/") else r.rsplit("/", 1)[0] + "/" for r in rels},
+                        key=lambda d: -d.count("/")):
+            _rmdir_empty(self.root, d)
+
+    def close(self) -> None:
+        if self._journal >= 0:
+            os.close(self._journal)
+            self._journal = -1
 
 
-if __name__ == "__main__":  # python -m wikitrace.corpus.publish --remove TREE (see discard)
-    import sys
+def _writable(folder) -> None:
+    """Folders an earlier wikitrace left 0555 become 0755 (by mode, as root ignores access)."""
+    if not os.stat(folder).st_mode & stat.S_IWUSR:
+        os.chmod(folder, DIR_MODE)
 
-    if len(sys.argv) == 3 and sys.argv[1] == "--remove" and _DISCARDED in Path(sys.argv[2]).name:
-        remove_tree(Path(sys.argv[2]))
+
+def _rmdir_empty(root: Path, rel_dir: str) -> None:
+    """Remove a folder the build made once it is empty (and its empty parents up to a layer)."""
+    rel_dir = rel_dir.rstrip("/")
+    while rel_dir and "/" in rel_dir:
+        try:
+            os.rmdir(root / rel_dir)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
+                return
+            raise
+        rel_dir = rel_dir.rsplit("/", 1)[0]

@@ -16,49 +16,52 @@ per-file scan when a search file is missing, so a corpus from an older build sti
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-
-from .fsio import FILE_MODE
 
 SEARCH_DIR = "index/grep"
 LAYERS = ("raw", "compilation", "insight")
 
 
-def _walk(root: Path, layer: str):
-    """Files of ``layer`` in grep's order: os.walk, folders and names sorted."""
-    for dirpath, dirnames, filenames in os.walk(root / layer):
-        dirnames.sort()
-        for name in sorted(filenames):
-            if not name.startswith("original."):
-                yield Path(dirpath) / name
+def _in_walk_order(paths) -> list[str]:
+    """Layer files (no ``original.*``) in the order grep walks a folder: os.walk with
+    folders and names sorted, so a folder's files come before its subfolders'."""
+    chosen = [p for p in paths if p.split("/", 1)[0] in LAYERS and not p.rsplit("/", 1)[-1].startswith("original.")]
+    return sorted(chosen, key=lambda p: (tuple(p.split("/")[:-1]), p.rsplit("/", 1)[-1]))
+
+
+def search_files(root: Path, paths) -> dict[str, bytes]:
+    """``index/grep/<layer>.txt`` and ``.map`` for the build's own files under ``root``
+    (``paths``: corpus-relative paths the build wrote; a user's notes are not indexed)."""
+    ordered = _in_walk_order(paths)
+    files: dict[str, bytes] = {}
+    for layer in LAYERS:
+        mine = [p for p in ordered if p.startswith(layer + "/")]
+        if not mine:
+            continue
+        blob, entries, offset = bytearray(), [], 0
+        for rel in mine:
+            try:
+                data = (root / rel).read_bytes()
+                data.decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if b"\0" in data:
+                continue
+            if data and not data.endswith(b"\n"):
+                data += b"\n"
+            entries.append(f"{offset}\t{rel}\n")
+            blob += data
+            offset += len(data)
+        entries.append(f"{offset}\t\n")
+        files[f"{SEARCH_DIR}/{layer}.txt"] = bytes(blob)
+        files[f"{SEARCH_DIR}/{layer}.map"] = "".join(entries).encode("utf-8")
+    return files
 
 
 def write_search_files(root: Path) -> None:
-    """Write ``index/grep/<layer>.txt`` and ``.map`` for every layer under ``root``."""
-    out = root / SEARCH_DIR
-    out.mkdir(parents=True, exist_ok=True)
-    for layer in LAYERS:
-        if not (root / layer).is_dir():
-            continue
-        entries: list[str] = []
-        offset = 0
-        text_path, map_path = out / f"{layer}.txt", out / f"{layer}.map"
-        with open(text_path, "wb") as blob:
-            for path in _walk(root, layer):
-                try:
-                    data = path.read_bytes()
-                    data.decode("utf-8")
-                except (OSError, UnicodeDecodeError):
-                    continue
-                if b"\0" in data:
-                    continue
-                if data and not data.endswith(b"\n"):
-                    data += b"\n"
-                entries.append(f"{offset}\t{path.relative_to(root).as_posix()}\n")
-                blob.write(data)
-                offset += len(data)
-        entries.append(f"{offset}\t\n")
-        map_path.write_text("".join(entries), encoding="utf-8")
-        for path in (text_path, map_path):
-            os.chmod(path, FILE_MODE)
+    """Index every layer file under ``root`` (for corpora assembled by hand: benchmarks, tests)."""
+    paths = [p.relative_to(root).as_posix() for layer in LAYERS if (root / layer).is_dir()
+             for p in (root / layer).rglob("*") if p.is_file()]
+    for rel, data in search_files(root, paths).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)

@@ -1,8 +1,9 @@
 """Compile dialogues into ``<out>/dialogue/<sample>/{sources,snapshots,trajectories,wiki}/``.
 
-Every file is a pure function of the inputs (byte-identical rebuilds). The new
-``dialogue/`` tree is built in a temporary sibling folder and swapped in with a rename;
-an agent-run corpus in the same folder (raw/, compilation/, insight/) is left alone."""
+Every file is a pure function of the inputs (byte-identical rebuilds). Files are
+published in place by the same publisher as agent runs (corpus/publish.py), as the
+``dialogue`` kind: an agent-run corpus in the same folder, and anything a user put
+there, is left alone."""
 
 from __future__ import annotations
 
@@ -10,13 +11,11 @@ import json
 from collections import Counter
 import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__ as WIKITRACE_VERSION
-from ..corpus.fsio import dump_frontmatter, make_read_only, make_writable, remove_tree
+from ..corpus.fsio import dump_frontmatter
 from ..templates import render
 from . import FORMAT
 from .extract import build_snapshots
@@ -282,15 +281,10 @@ def _root_index(samples: list[dict], templates=None) -> str:
 
 # ---------------------------------------------------------------- publishing
 
-def _write_tree(root: Path, files: dict[str, str | bytes]) -> None:
-    for rel, text in sorted(files.items()):
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(text, bytes):
-            p.write_bytes(text)
-            continue
-        with open(p, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+def _publish_order(rel: str) -> tuple:
+    """Pages first, then what lists them: folder indexes, the sample's index and data files."""
+    parts = rel.split("/")
+    return (0 if len(parts) > 1 and parts[-1] != "_index.md" else 1, rel)
 
 
 def compile_dialogues(opts: DialogueOptions) -> dict:
@@ -304,54 +298,42 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
             raise ValueError(f"sample(s) not found in the inputs: {', '.join(sorted(missing))}")
     if not dialogues:
         raise ValueError("no dialogue to compile")
-    out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
-    root_mode = out.stat().st_mode & 0o7777
-    final = out / "dialogue"
-    summary = {"out": str(final), "samples": []}
-    os.chmod(out, root_mode | 0o700)           # an agent corpus root is read-only: open it briefly
-    tmp = Path(tempfile.mkdtemp(prefix=".dialogue.", dir=out))
-    try:
-        # keep samples compiled earlier and not recompiled now
-        kept: list[str] = []
-        if final.exists():
+    from ..corpus.publish import BuildLock, Publisher, check_target, corpus_root
+
+    root = corpus_root(Path(opts.out))
+    check_target(root)
+    summary = {"out": str(root / "dialogue"), "samples": []}
+    with BuildLock(root):
+        pub = Publisher(root, "dialogue")
+        try:
             rebuilt = {d.sample_id for d in dialogues}
-            for child in sorted(final.iterdir()):
-                if child.is_dir() and child.name not in rebuilt and (child / "memory.json").exists():
-                    shutil.copytree(child, tmp / child.name)
-                    make_writable(tmp / child.name)
-                    kept.append(child.name)
-        for d in (opts.progress(dialogues) if opts.progress else dialogues):
-            if opts.embedder is not None and (final / d.sample_id).is_dir():
-                opts.embedder.cache.load(final / d.sample_id)     # never re-embed unchanged text
-            mem = compile_sample(d, opts.llm, opts.embedder)
-            _write_tree(tmp / d.sample_id, render_sample(mem, opts.templates, opts.embedder))
-            summary["samples"].append({"sample": d.sample_id, "messages": len(mem["messages"]),
-                                       "snapshots": len(mem["snapshots"]),
-                                       "trajectories": len(mem["trajectories"]), "pages": len(mem["pages"]),
-                                       "claims": sum(len(s["claims"]) for s in mem["snapshots"]),
-                                       "stats": mem["stats"]})
-        listing = []
-        for name in sorted(kept + [d.sample_id for d in dialogues]):
-            mem = json.loads((tmp / name / "memory.json").read_text(encoding="utf-8"))
-            listing.append({"sample": name, "speakers": mem["speakers"], "messages": len(mem["messages"]),
-                            "trajectories": len(mem["trajectories"]), "pages": len(mem["pages"])})
-        (tmp / "_index.md").write_text(_root_index(listing, opts.templates), encoding="utf-8")
-        make_read_only(tmp)
-        os.chmod(tmp, 0o755)
-        old = None
-        if final.exists():
-            old = out / f".dialogue.old.{os.getpid()}"
-            os.chmod(final, 0o755)
-            os.rename(final, old)
-        os.rename(tmp, final)
-        os.chmod(final, 0o555)
-        if old is not None:
-            remove_tree(old)
-    except BaseException:
-        if tmp.exists():
-            remove_tree(tmp)
-        raise
-    finally:
-        os.chmod(out, root_mode)
+            # samples compiled earlier and not recompiled now stay as they are
+            kept = sorted({rel.split("/")[1] for rel in pub.manifest.files if rel.count("/") >= 2} - rebuilt)
+            kept = [name for name in kept if pub.owns(f"dialogue/{name}/memory.json")]
+            for name in kept:
+                pub.keep(pub.owned_under(f"dialogue/{name}/"))
+            listing = []
+            for d in (opts.progress(dialogues) if opts.progress else dialogues):
+                if opts.embedder is not None and (root / "dialogue" / d.sample_id).is_dir():
+                    opts.embedder.cache.load(root / "dialogue" / d.sample_id)     # never re-embed unchanged text
+                mem = compile_sample(d, opts.llm, opts.embedder)
+                files = render_sample(mem, opts.templates, opts.embedder)
+                pub.verify_group(pub.owned_under(f"dialogue/{d.sample_id}/"))  # damage is reported, then rewritten
+                for rel in sorted(files, key=_publish_order):
+                    text = files[rel]
+                    pub.write(f"dialogue/{d.sample_id}/{rel}", text if isinstance(text, bytes) else text.encode("utf-8"))
+                summary["samples"].append({"sample": d.sample_id, "messages": len(mem["messages"]),
+                                           "snapshots": len(mem["snapshots"]),
+                                           "trajectories": len(mem["trajectories"]), "pages": len(mem["pages"]),
+                                           "claims": sum(len(s["claims"]) for s in mem["snapshots"]),
+                                           "stats": mem["stats"]})
+            for name in sorted(kept + [d.sample_id for d in dialogues]):
+                mem = json.loads((root / "dialogue" / name / "memory.json").read_text(encoding="utf-8"))
+                listing.append({"sample": name, "speakers": mem["speakers"], "messages": len(mem["messages"]),
+                                "trajectories": len(mem["trajectories"]), "pages": len(mem["pages"])})
+            pub.write("dialogue/_index.md", _root_index(listing, opts.templates).encode("utf-8"))
+            summary["removed"] = len(pub.finish())
+            summary["repaired"] = list(pub.repaired)
+        finally:
+            pub.close()
     return summary

@@ -92,7 +92,8 @@ def check_dialogue(corpus_root) -> list[str]:
     if not base.is_dir():
         return [f"{base}: no dialogue/ folder"]
     problems: list[str] = []
-    samples = sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+    # a folder without memory.json is not a compiled sample (a user's notes): not checked
+    samples = sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / "memory.json").exists())
     idx = base / "_index.md"
     listed = set(_LINK.findall(idx.read_text(encoding="utf-8"))) if idx.exists() else set()
     if not idx.exists():

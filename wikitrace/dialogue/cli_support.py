@@ -10,12 +10,13 @@ def compile_command(inputs, out: Path, samples, templates, offline: bool, model,
                     embeddings_url: str | None = None, quiet: bool = False, as_json: bool = False) -> int:
     """Human text on stderr (a progress bar, then the summary); with ``as_json`` one
     JSON object on stdout. Input errors are raised as errors.InputError."""
-    from ..errors import InputError
+    from ..errors import Failed, InputError
     from ..progress import Progress, console as make_console
     from .build import DialogueOptions, compile_dialogues
     from .embed import EmbeddingError, endpoint_embedder
     from .llm import from_options
     from .load import DialogueInputError
+    from ..corpus.publish import PublishError
 
     con = make_console(quiet=quiet)
     llm = from_options(model, base_url, offline=offline, templates=templates)
@@ -27,9 +28,13 @@ def compile_command(inputs, out: Path, samples, templates, offline: bool, model,
                 progress=lambda ds: bar.track(ds, len(ds), "compiling dialogues")))
     except (DialogueInputError, ValueError, FileNotFoundError, EmbeddingError) as exc:
         raise InputError(str(exc)) from None
+    except PublishError as exc:
+        raise Failed(str(exc)) from None
     mode = f"llm ({llm.config.describe()})" if llm else "offline (deterministic; no LLM configured or --offline)"
     say = con.print
     say(f"compiled {len(res['samples'])} sample(s) into {res['out']} - extractor: {mode}")
+    if res.get("repaired"):
+        say(f"  repaired {len(res['repaired'])} file(s) found missing or edited: {', '.join(res['repaired'][:5])}")
     if embedder is not None:
         say(f"  embeddings: {embedder.config.describe()}, {embedder.cache.dim} dims; "
             f"{embedder.stats['embedded']} texts embedded, {embedder.stats['cache_hits']} from the cache")

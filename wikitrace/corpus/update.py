@@ -1,0 +1,164 @@
+"""What an update of an agent-run corpus keeps and what it writes.
+
+``Reuse`` decides which runs' pages stay as they are (unchanged and intact);
+``RunWriter`` claims and hands the others' pages to a page sink (corpus/pages.py)
+and keeps every run's corpus.json entries. ``wikitrace.build`` drives both.
+"""
+
+from __future__ import annotations
+
+import collections
+
+from ..redact import redact_compilation, redactor_for
+from ..runs._common import Carried
+from ..runs.model import Run
+from . import documents, layout, pages
+from .manifest import IdAllocator
+from .publish import Publisher
+
+REUSED = object()  # marker: the corpus already holds this run's pages, intact
+
+
+class Reuse:
+    """Runs whose pages in the corpus are still what this build would write.
+
+    True when the corpus was built with the same build key (wikitrace version,
+    compiler and model, templates, mount path), the run's content is unchanged
+    and every file of the run is as the build wrote it (a missing or edited page
+    makes its run compiled and rendered again: repaired, not carried). Their
+    files stay as they are, so adding one run to a large corpus costs one
+    compile. Fallback pages are never reused: their LLM call is tried again.
+    """
+
+    def __init__(self, previous: dict | None, pub: Publisher, key: str):
+        self.pub = pub
+        # Indexes are written again anyway (checked to report damage); entries of corpus.json
+        # and renders in the prompt index are reused, so those two must be intact.
+        pub.verify_group(list(INDEXES))
+        self.prompt_index_ok = pub.verify_group([PROMPT_INDEX])
+        same = pub.verify_group(["corpus.json"]) and bool(previous) and previous.get("build_key") == key
+        data = pub.manifest.data
+        self.runs: dict[str, dict] = {}
+        self.files: dict[str, list[str]] = {}  # step -> every file of the run
+        raw: dict[str, list[str]] = collections.defaultdict(list)
+        for rel in pub.manifest.files:
+            if rel.startswith("raw/step-"):
+                raw[rel.split("/", 2)[1]].append(rel)
+        for r in (previous or {}).get("runs", []):
+            if "content_hash" not in r:  # ids kept by the manifest only (corpus.json was lost)
+                continue
+            files = sorted(raw.get(r["step"], ())) + [layout.compilation_doc(r["step"])] + \
+                [layout.insight_doc(i) for i in r["insights"]]
+            if pub.verify_group(files) and same and layout.raw_metadata(r["step"]) in files:
+                self.runs[r["run_id"]] = r
+                self.files[r["step"]] = files
+        self.insights = {i["id"]: i for i in previous.get("insights", [])} if same else {}
+        # JSONL records compiled from exactly these bytes: the readers skip parsing them.
+        records = data.get("records") if same and data.get("build_key") == key else None
+        self.digests = {k: v for k, v in records.items() if isinstance(k, str) and isinstance(v, str)} \
+            if isinstance(records, dict) else {}
+        self.known = {d: Carried(d, run_id, self.runs[run_id]["outcome"]) for run_id, d in self.digests.items()
+                      if run_id in self.runs and self.runs[run_id]["compiler"] != "offline-fallback"}
+
+    def entry(self, run: Run | Carried, digest: str | None) -> dict | None:
+        prev = self.runs.get(run.run_id)
+        if not prev or prev["compiler"] == "offline-fallback":
+            return None
+        if isinstance(run, Carried):
+            return prev if self.digests.get(run.run_id) == run.record_digest else None
+        return prev if prev["content_hash"] == digest else None
+
+
+INDEXES = tuple(f"{layer}/_index.md" for layer in layout.LAYERS)
+PROMPT_INDEX = "index/prompt.bin"
+
+
+class RunWriter:
+    """Hands each compiled run's pages to a page sink and keeps its corpus.json entries.
+
+    The first ``HELPER_AFTER`` runs are written in this process; a build with
+    more moves the rendering and writing to a helper process (corpus/pages.py),
+    which runs on another core while this one reads runs and calls the model.
+    Every run's paths are claimed (corpus/publish.py) before they are handed on.
+    """
+
+    HELPER_AFTER = 32
+
+    def __init__(self, pub: Publisher, ids: IdAllocator, opts, reuse: Reuse):
+        self.pub, self.ids, self.opts, self.reuse = pub, ids, opts, reuse
+        self.redactor = redactor_for(opts.redact, opts.redact_patterns)
+        self.runs: list[dict] = []
+        self.insights: list[dict] = []
+        self.compilers: collections.Counter = collections.Counter()
+        self.record_digests: dict[str, str] = {}  # run id -> digest of its raw JSONL record
+        self.carried_insights: set[str] = set()  # insight ids whose entries are the published ones
+        self.carried_steps: set[str] = set()  # steps of runs carried over unchanged
+        self.new_paths: list[str] = []  # files of runs no index names yet (removed if the build fails)
+        self._sink_args = (str(pub.root), str(pub.tmp), opts.mount_path, str(opts.templates) if opts.templates else None)
+        self._sink = pages.PageSink(*self._sink_args)
+        self._handed = 0
+
+    def _apply(self, op: tuple) -> None:
+        self._handed += 1
+        if self._handed == self.HELPER_AFTER + 1 and isinstance(self._sink, pages.PageSink):
+            try:
+                helper = pages.HelperSink(*self._sink_args)
+            except OSError:  # cannot start a process here: keep writing in this one
+                pass
+            else:
+                self.pub.record(self._sink.close())
+                self._sink = helper
+        self._sink.apply(op)
+
+    def close(self, ok: bool = True) -> None:
+        """Wait until every page is written (raises PageWriteError), or stop at once."""
+        if ok:
+            self.pub.record(self._sink.close())
+        elif isinstance(self._sink, pages.HelperSink):
+            self._sink.kill()
+
+    def _carry_over(self, run: Run, digest: str) -> None:
+        prev = self.reuse.entry(run, digest)
+        step = self.ids.step_for(run.run_id)
+        ins_ids = self.ids.insights_for(run.run_id, len(prev["insights"]))
+        self.pub.keep(self.reuse.files[step])
+        self.insights.extend(self.reuse.insights[i] for i in ins_ids)
+        self.carried_insights.update(ins_ids)
+        self.carried_steps.add(step)
+        self.compilers[prev["compiler"]] += 1
+        if isinstance(run, Carried):
+            self.record_digests[run.run_id] = run.record_digest
+        elif run.source.get("record_digest"):
+            self.record_digests[run.run_id] = run.source["record_digest"]
+        self.runs.append(prev)
+
+    def __call__(self, run: Run, digest: str, comp) -> None:
+        if comp is None:
+            return
+        if comp is REUSED:
+            return self._carry_over(run, digest)
+        redact_compilation(comp, self.redactor)  # the model's answer, once more before any page
+        step = self.ids.step_for(run.run_id)
+        ins_ids = self.ids.insights_for(run.run_id, len(comp.insights))
+        refs = [documents.InsightRef(i, c.title, layout.insight_doc(i)) for i, c in zip(ins_ids, comp.insights)]
+        paths = pages.run_paths(run, step, refs)
+        self.pub.claim(paths)
+        if run.run_id not in self.ids.prev_runs:
+            self.new_paths += paths
+        self._apply(("run", run, comp, step, refs))
+        for k, ref in enumerate(refs):
+            self.insights.append({
+                "id": ref.id, "title": ref.title, "task_type": run.task.task_type if not run.task.apps else None,
+                "apps": run.task.apps or None, "source_step": step, "source_outcome": comp.outcome,
+                "guideline": comp.insights[k].guideline, "applicability": comp.insights[k].applicability,
+            })
+        self.compilers[comp.compiler] += 1
+        if run.source.get("record_digest"):
+            self.record_digests[run.run_id] = run.source["record_digest"]
+        self.runs.append({
+            "step": step, "run_id": run.run_id, "task_id": run.task.id,
+            "task_type": run.task.task_type if not run.task.apps else None, "apps": run.task.apps or None,
+            "outcome": run.outcome.label, "steps": run.outcome.steps, "instruction": run.task.instruction,
+            "title": comp.title, "compiler": comp.compiler, "content_hash": digest, "insights": ins_ids,
+            "redactions": run.source.get("redactions") or None,
+        })
