@@ -249,8 +249,8 @@ def _usable_manifest(previous: dict | None, out: Path) -> dict | None:
                     for r in runs)
             and all(isinstance(i, dict) and isinstance(i.get("id"), str) for i in insights))
     if not good:
-        raise BuildError(f"{out / 'corpus.json'}: its runs/insights are not laid out as wikitrace writes them, so "
-                         f"its ids cannot be kept — restore it from git, or move {out} away and build afresh")
+        raise PublishError(f"{out / 'corpus.json'}: its runs/insights are not laid out as wikitrace writes them, so "
+                           f"its ids cannot be kept — restore it from git, or move {out} away and build afresh")
     return previous
 
 
@@ -269,7 +269,7 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
 def _previous(pub: Publisher) -> dict | None:
     """The published corpus.json; when it is gone or damaged, the ids the manifest kept."""
     try:
-        previous = read_corpus_json(pub.root)
+        previous = _usable_manifest(read_corpus_json(pub.root), pub.root)
     except PublishError:
         if pub.manifest.files.get("corpus.json") is None:
             raise  # not written by wikitrace: not ours to replace
@@ -282,7 +282,7 @@ def _previous(pub: Publisher) -> dict | None:
 
 def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_progress) -> BuildResult:
     root = pub.root
-    previous = _usable_manifest(_previous(pub), root)
+    previous = _previous(pub)
     report = LoadReport()
     ids = IdAllocator(previous)
     config = None

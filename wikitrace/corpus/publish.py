@@ -110,8 +110,10 @@ class BuildLock:
                 ignore.write_text("*\n")
             self._fh = open(self.path, "a+")
         except OSError as exc:
-            raise PublishError(f"{self.root}: cannot write here ({exc.strerror}); "
-                               f"choose a folder you can write for --out") from None
+            where = exc.filename or self.root
+            fix = (f"remove {where} (wikitrace keeps its lock file there)" if isinstance(exc, IsADirectoryError)
+                   else "choose a folder you can write for --out")
+            raise PublishError(f"{where}: cannot write here ({exc.strerror}); {fix}") from None
         try:
             fcntl.flock(self._fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
