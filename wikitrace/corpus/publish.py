@@ -148,8 +148,9 @@ def _remove_if_only_state(root: Path) -> None:
         others = [n for n in names if n != STATE]
         if any(n not in (*layout.LAYERS, "index", "dialogue") or os.listdir(root / n) for n in others):
             return
-        if set(os.listdir(state)) - {"lock", ".gitignore", "tmp", "runs.journal", "dialogue.journal"} \
-                or os.listdir(state / "tmp"):
+        # temp files in tmp/ are partial writes of this failed build (or of its page writer,
+        # interrupted with it): never a file anyone could read, so they go with the folder
+        if set(os.listdir(state)) - {"lock", ".gitignore", "tmp", "runs.journal", "dialogue.journal"}:
             return
         for n in others:
             os.rmdir(root / n)
