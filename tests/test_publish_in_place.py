@@ -67,10 +67,13 @@ def test_a_git_repository_at_the_corpus_survives_and_diffs_only_the_added_run(tm
     modified = sorted(line[3:] for line in status if line.startswith(" M"))
     added = sorted(line[3:] for line in status if line.startswith("??"))
     assert len(modified) + len(added) == len(status), status  # nothing deleted, nothing else
-    assert modified == ["compilation/_index.md", "corpus.json", "index/prompt.bin", "insight/_index.md", "raw/_index.md"]
+    search_files = [f"index/grep/{layer}.{ext}" for layer in ("compilation", "insight", "raw") for ext in ("map", "txt")]
+    assert modified == sorted(["compilation/_index.md", "corpus.json", "index.md", "index/prompt.bin",
+                               "insight/_index.md", "raw/_index.md", *search_files])
     new_run = json.loads((out / "corpus.json").read_text())["runs"][-1]
     assert new_run["step"] == "step-0005"
-    assert added == sorted(["raw/step-0005/metadata.md", "raw/step-0005/solver.full.jsonl", "compilation/step-0005.md",
+    assert added == sorted(["raw/step-0005/metadata.md", "raw/step-0005/solver.full.jsonl", "raw/step-0005/turns.md",
+                            "compilation/step-0005.md",
                             *(f"insight/{i}.md" for i in new_run["insights"])])
     for index in ("raw/_index.md", "compilation/_index.md", "insight/_index.md"):
         diff = git(out, "diff", "-U0", "--", index).splitlines()

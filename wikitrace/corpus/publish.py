@@ -210,6 +210,9 @@ class Publisher:
                 return
             tops = [self.root / d for d in (*layout.LAYERS, "index")]
             self._adopt_file("corpus.json")
+            root_index = self.root / layout.ROOT_INDEX
+            if root_index.is_file() and "\nlayer: root\n" in root_index.read_text("utf-8", "replace")[:300]:
+                self._adopt_file(layout.ROOT_INDEX)  # ours by its frontmatter; a user's own index.md is not
         else:
             top = self.root / "dialogue"
             if not top.is_dir():
