@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from . import __version__
+from . import __version__, llm_report
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler, compile_offline
 from .corpus import documents, layout, pages
-from .corpus.fsio import FILE_MODE, write_atomic
+from .corpus.fsio import FILE_MODE, remove_tree, write_atomic
 from .corpus.manifest import IdAllocator, content_hash
 from .corpus.publish import BuildLock, PublishError, check_target, fresh_staging, publish
 from .runs._common import Carried
@@ -51,6 +51,9 @@ class BuildOptions:
     base_url: str | None = None
     concurrency: int = 8
     cache_dir: Path | None = None
+    read_cache: bool = True  # False: --no-cache (ask the model again, still store the answers)
+    max_tokens: int | None = None  # None: WIKITRACE_MAX_TOKENS or the default
+    timeout: float | None = None  # None: WIKITRACE_TIMEOUT or the default
     quiet: bool = False
     batch: bool = False  # send the model calls through the OpenAI Batch API first
     resume_batch: str | None = None
@@ -74,6 +77,8 @@ class BuildResult:
     dropped_runs: list[str] = field(default_factory=list)
     report: LoadReport | None = None
     batch: object | None = None  # compilers.batch.BatchReport when --batch ran
+    compiler: dict = field(default_factory=dict)  # name, model, endpoint
+    by_compiler: dict = field(default_factory=dict)  # pages per compiler label
 
 
 class BuildError(RuntimeError):
@@ -87,12 +92,13 @@ def make_compiler(opts: BuildOptions, config=None) -> Compiler:
     if config is None:
         from .llm_config import resolve
 
-        config = resolve(opts.model, opts.base_url)
+        config = resolve(opts.model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
     if config is None:
         return OfflineCompiler()
     from .compilers.llm import LLMCompiler
 
-    return LLMCompiler(config, cache_dir=opts.cache_dir, templates=opts.templates, concurrency=opts.concurrency)
+    return LLMCompiler(config, cache_dir=opts.cache_dir, read_cache=opts.read_cache, templates=opts.templates,
+                       concurrency=opts.concurrency)
 
 
 def _read_kwargs(opts: BuildOptions, known: dict | None) -> dict:
@@ -124,6 +130,8 @@ def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, progress=None):
 
     if compiler.name != "llm":
         raise BuildError("--batch needs an LLM endpoint: set OPENAI_API_KEY (or OPENAI_BASE_URL) and drop --offline")
+    if not opts.read_cache:
+        raise BuildError("--batch answers through the response cache, which --no-cache skips; drop one of them")
     state = opts.out.parent / f".{opts.out.name}.batch.json"
     try:
         return prefill_cache(_read_runs(opts, LoadReport()), compiler, state, resume_batch=opts.resume_batch,
@@ -223,7 +231,7 @@ async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency
                 comp = compile_offline(run)
                 comp.compiler = "offline-fallback"
                 comp.fallback_reason = f"internal error: {type(exc).__name__}: {exc}"
-                compiler.stats().fallbacks += 1  # counted with the LLM's own fallbacks
+                compiler.stats().count_fallback(comp.fallback_reason)  # counted with the LLM's own fallbacks
                 return comp
 
     window: collections.deque = collections.deque()
@@ -378,7 +386,7 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         if not opts.offline:
             from .llm_config import resolve
 
-            config = resolve(opts.model, opts.base_url)
+            config = resolve(opts.model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
         # The key needs only the compiler's name and model, so the input can be
         # read (and counted) beside the build while the model client is imported.
         key = build_key("llm" if config else "offline", config.model if config else None, opts)
@@ -429,6 +437,10 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         if not writer.runs:
             raise BuildError("no run could be read from the input; nothing was published"
                              + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
+        unanswered = llm_report.nothing_answered(compiler)
+        if unanswered:
+            remove_tree(stage)
+            raise BuildError(unanswered)
         for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
             write_atomic(stage / rel, text, mode=FILE_MODE)
         if (out / "dialogue").is_dir():  # dialogue memory is built separately; carry it over untouched
@@ -451,6 +463,7 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         out=out, runs=len(writer.runs), success=counts["success"], failure=counts["failure"],
         insights=len(writer.insights), stats=compiler.stats().as_dict(), skipped=report.errors,
         detected=report.detected, dropped_runs=ids.dropped_runs(), report=report, batch=batch_report,
+        compiler=llm_report.describe(compiler), by_compiler=dict(sorted(writer.compilers.items())),
     )
 
 
@@ -487,6 +500,7 @@ def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
     for path, fmt in result.detected.items():
         console.print(f"read {path} as {fmt}")
     table = Table(title=f"corpus published at {result.out}", show_header=False)
+    table.add_row("compiler", llm_report.compiler_line(result.compiler, result.by_compiler))
     table.add_row("runs", f"{result.runs} ({result.success} success, {result.failure} failure)")
     if result.report is not None:
         table.add_row("input", result.report.summary())
@@ -494,7 +508,10 @@ def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
     s = result.stats
     table.add_row("LLM calls", f"{s.get('calls', 0)} sent, {s.get('cache_hits', 0)} from cache, "
                                f"{s.get('retries', 0)} retries, {s.get('repairs', 0)} repairs")
-    table.add_row("fallbacks", str(s.get("fallbacks", 0)))
+    table.add_row("fallbacks", llm_report.fallback_line(s))
+    dropped = llm_report.dropped_line(s)
+    if dropped:
+        table.add_row("checks", dropped)
     table.add_row("tokens", f"{s.get('prompt_tokens', 0)} prompt, {s.get('completion_tokens', 0)} completion")
     table.add_row("skipped", str(len(result.skipped)))
     console.print(table)
