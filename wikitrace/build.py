@@ -437,7 +437,7 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         if not writer.runs:
             raise BuildError("no run could be read from the input; nothing was published"
                              + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
-        unanswered = llm_report.nothing_answered(compiler)
+        unanswered = llm_report.nothing_answered(compiler, writer.compilers)
         if unanswered:
             remove_tree(stage)
             raise BuildError(unanswered)

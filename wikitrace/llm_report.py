@@ -1,7 +1,7 @@
 """What a build says about its compiler: which one, which model, and why runs fell back.
 
-A build that asked for the LLM and got no usable answer at all publishes
-nothing (``nothing_answered``): offline pages under an LLM build's name would
+A build that asked for the LLM and would publish no page of the model's at all
+publishes nothing (``nothing_answered``): offline pages under an LLM build's name would
 pass for the model's work. Single runs that fall back are published, labelled
 ``offline-fallback``, and counted here by reason.
 """
@@ -18,13 +18,12 @@ def describe(compiler: Any) -> dict[str, Any]:
             "endpoint": getattr(config, "endpoint", None)}
 
 
-def nothing_answered(compiler: Any) -> str | None:
-    """The reason to publish nothing, when the LLM compiled none of the runs it was given."""
-    if compiler.name != "llm":
+def nothing_answered(compiler: Any, by_compiler: dict[str, int]) -> str | None:
+    """The reason to publish nothing: the LLM was asked for, runs fell back, and not
+    one page of the corpus (this build's or one carried over) is the model's."""
+    if compiler.name != "llm" or by_compiler.get("llm", 0) or not by_compiler.get("offline-fallback", 0):
         return None
     stats = compiler.stats()
-    if stats.runs == 0 or stats.fallbacks < stats.runs:
-        return None
     who = describe(compiler)
     return (f"the LLM ({who['model']} at {who['endpoint']}) compiled none of the {stats.runs} runs: "
             f"{_reasons(stats)}; nothing was published — fix the endpoint (--base-url, OPENAI_API_KEY, "
