@@ -167,7 +167,7 @@ def compile_set(name: str, src: Path, out: Path, args: argparse.Namespace) -> No
     data = json.loads((out / "corpus.json").read_text(encoding="utf-8"))
     import frontmatter
 
-    print(f"| run | outcome | compiler | fallback reason | dropped refs/quotes/items/lessons | insights |")
+    print("| run | outcome | compiler | fallback reason | dropped refs/quotes/items/lessons | insights |")
     print("|---|---|---|---|---|---|")
     for r in data["runs"]:
         fm = frontmatter.load(out / "compilation" / f"{r['step']}.md").metadata

@@ -499,10 +499,10 @@ def test_backoff_jitter_is_seedable():
     config = resolve("m", "http://127.0.0.1:9/v1", env={})
     a = make_compiler(Path("/nonexistent"), config, use_cache=False, backoff=1.0, max_backoff=100.0, seed=3)
     b = make_compiler(Path("/nonexistent"), config, use_cache=False, backoff=1.0, max_backoff=100.0, seed=3)
-    da = [a._delay(n, None) for n in range(1, 5)]
-    assert da == [b._delay(n, None) for n in range(1, 5)]
+    da = [a.transport.delay(n, None) for n in range(1, 5)]
+    assert da == [b.transport.delay(n, None) for n in range(1, 5)]
     assert all(2 ** (n - 1) * 0.5 <= d <= 2 ** (n - 1) for n, d in zip(range(1, 5), da))
-    assert a._delay(1, 1000.0) == a.max_retry_after
+    assert a.transport.delay(1, 1000.0) == a.transport.max_retry_after
 
 
 def test_user_templates_override_the_bundled_prompts(fake_openai, tmp_path):

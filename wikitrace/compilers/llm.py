@@ -34,7 +34,6 @@ never imports it).
 from __future__ import annotations
 
 import asyncio
-import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,23 +46,7 @@ from .answer_check import BadAnswer, check_answer, norm
 from .answer_json import extract_json
 from .base import CompileStats
 from .cache import CachedAnswer, ResponseCache, cache_key
-from .llm_transport import (
-    FATAL_STATUS,
-    FORMAT_COMPLAINT,
-    RETRY_STATUS,
-    AnswerTooLarge,
-    Failure,
-    FormatRejected,
-    aiohttp_client,
-    completion_json,
-    completion_text,
-    error_text,
-    one_line,
-    raw_response_class,
-    read_capped,
-    refused,
-    retry_after,
-)
+from .llm_transport import AnswerTooLarge, ChatTransport, Failure, FormatRejected, one_line
 from .offline import compile_offline
 from .prompt_views import Prompt, build_prompt, clip, evidence_key
 from .schema import MAX_INSIGHTS, Compilation, json_schema
@@ -103,16 +86,6 @@ class _FirstAnswer:
     key: str
     cached: bool
     too_large: AnswerTooLarge | None = None
-
-
-class _LoopState:
-    """What must belong to one event loop: the HTTP client and the locks."""
-
-    def __init__(self, client: Any, concurrency: int):
-        self.loop = asyncio.get_running_loop()
-        self.client = client
-        self.slots = asyncio.Semaphore(concurrency)
-        self.probe = asyncio.Lock()
 
 
 class LLMCompiler:
@@ -157,30 +130,21 @@ class LLMCompiler:
         self.config = config
         self.model = config.model
         self.templates = str(templates) if templates else None
-        self.concurrency = max(1, int(concurrency))
-        self.timeout = config.timeout if timeout is None else timeout
-        self.max_attempts = max_attempts
-        self.backoff = backoff
-        self.max_backoff = max_backoff
-        self.max_retry_after = max_retry_after
         self.temperature = temperature
         self.max_tokens = config.max_tokens if max_tokens is None else max_tokens
-        self.max_answer_bytes = config.max_answer_bytes if max_answer_bytes is None else max_answer_bytes
         self.clip_limit = clip_limit
         self.trajectory_budget = trajectory_budget
         self.solver_prompt_limit = solver_prompt_limit
         self.cache = ResponseCache(cache_dir) if use_cache else None
         self.read_cache = read_cache
-        self._rng = random.Random(seed)
         self._stats = CompileStats()
+        self.transport = ChatTransport(
+            config, self._stats, concurrency=concurrency, timeout=config.timeout if timeout is None else timeout,
+            max_attempts=max_attempts, backoff=backoff, max_backoff=max_backoff, max_retry_after=max_retry_after,
+            seed=seed, max_answer_bytes=config.max_answer_bytes if max_answer_bytes is None else max_answer_bytes)
         # Capability flag: the most structured response mode the server accepts.
         self.response_mode = response_mode or RESPONSE_MODES[0]
         self._mode_settled = response_mode is not None
-        self._proven = False  # the endpoint has answered a request with 200
-        self._fatal: str | None = None
-        self._state: _LoopState | None = None
-        self._stale_clients: list[Any] = []
-        self._openai: Any = None  # the module, once the first request imports it
         self._instructions_memo: dict[tuple, str] = {}
 
         # Fail now, not once per run, if a user template is missing or broken.
@@ -195,13 +159,11 @@ class LLMCompiler:
 
     async def compile(self, run: Run) -> Compilation:
         self._stats.runs += 1
-        if self._fatal:
-            return self._fallback(run, self._fatal)
+        if self.transport.fatal:
+            return self._fallback(run, self.transport.fatal)
         try:
             return await self._compile(run)
         except Failure as exc:
-            if exc.fatal:
-                self._fatal = exc.reason
             return self._fallback(run, exc.reason)
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
@@ -214,9 +176,11 @@ class LLMCompiler:
 
     async def aclose(self) -> None:
         """Close the HTTP client (optional; the build may call it at the end)."""
-        state, self._state = self._state, None
-        if state is not None and state.loop is asyncio.get_running_loop():
-            await state.client.close()
+        await self.transport.aclose()
+
+    @property
+    def max_answer_bytes(self) -> int:
+        return self.transport.max_answer_bytes
 
     # --- prompts ----------------------------------------------------------------------
 
@@ -321,13 +285,14 @@ class LLMCompiler:
                 if hit is not None:
                     self._stats.cache_hits += 1
                     return _FirstAnswer(hit.text, dict(hit.usage), m, by_mode[m], key, cached=True)
-        state = self._loop_state()
-        if self._mode_settled and self._proven:
+        transport = self.transport
+        state = transport.loop_state()
+        if self._mode_settled and transport.proven:
             return await self._try_modes(by_mode, outcome)
         # Until the endpoint has answered once, requests go one at a time: the first
         # finds the response mode, and a fatal fault (bad key, wrong URL) costs one call.
         async with state.probe:
-            if not (self._mode_settled and self._proven):
+            if not (self._mode_settled and transport.proven):
                 try:
                     return await self._try_modes(by_mode, outcome)
                 finally:
@@ -366,26 +331,6 @@ class LLMCompiler:
 
     # --- one HTTP request, with retries -------------------------------------------------
 
-    def _loop_state(self) -> _LoopState:
-        loop = asyncio.get_running_loop()
-        if self._state is None or self._state.loop is not loop:
-            if self._state is not None:
-                # A client tied to a finished loop cannot be closed from this one, and
-                # letting it be collected would try exactly that; keep it until exit.
-                self._stale_clients.append(self._state.client)
-            import openai  # on the first request, not before: a build answered from the cache never pays for it
-
-            self._openai = openai
-            client = openai.AsyncOpenAI(
-                api_key=self.config.api_key,
-                base_url=self.config.base_url,
-                timeout=self.timeout,
-                max_retries=0,  # our own loop below decides what to retry
-                http_client=aiohttp_client(openai),
-            )
-            self._state = _LoopState(client, self.concurrency)
-        return self._state
-
     def request_body(self, messages: list[dict[str, str]], outcome: str, mode: str) -> dict[str, Any]:
         """The chat request for these messages; the Batch API path sends the same body."""
         body: dict[str, Any] = {"model": self.model, "messages": messages}
@@ -404,86 +349,7 @@ class LLMCompiler:
         return self._key(messages, mode)
 
     async def _request(self, messages: list[dict[str, str]], outcome: str, mode: str) -> tuple[str, dict[str, int]]:
-        """Send one chat request (retrying transient faults) and return its text.
-
-        Raises ``AnswerTooLarge`` for a reply past the size cap, ``FormatRejected``
-        when the server refuses the response mode, ``Failure`` otherwise.
-        """
-        state = self._loop_state()
-        openai = self._openai
-        kwargs = self.request_body(messages, outcome, mode)
-
-        what = "no attempt"
-        for attempt in range(1, self.max_attempts + 1):
-            if self._fatal:  # another run met a fault that will hit this one too
-                raise Failure(self._fatal, fatal=True)
-            wait_hint: float | None = None
-            self._stats.calls += 1
-            try:
-                raw_class = raw_response_class()
-                async with state.slots:
-                    # The client's generic post: the same request, retries off, but
-                    # without re-validating our own params or building pydantic models
-                    # of the reply, which cost more CPU than the rest of a run. Streamed,
-                    # so the body is read only up to the size cap.
-                    if raw_class is not None:
-                        raw = await state.client.post("/chat/completions", body=kwargs, cast_to=raw_class, stream=True)
-                        content = await read_capped(raw, self.max_answer_bytes)
-                    else:  # a client whose HTTP layer we do not recognise: the typed way
-                        response = (await state.client.chat.completions.create(**kwargs)).model_dump()
-                # The slot is free: let the request waiting for it go out before this
-                # reply is decoded and checked. Replies come back in waves; handling a
-                # whole wave first held every next request back by the wave's CPU time.
-                await asyncio.sleep(0)
-                if raw_class is not None:
-                    response = completion_json(content, raw)
-                    del content
-            except AnswerTooLarge:
-                self._proven = True  # the endpoint answers; this answer is the model's fault
-                raise
-            except openai.APITimeoutError as exc:
-                what = "connection error" if refused(exc) else "timeout"
-            except openai.APIConnectionError:
-                what = "connection error"
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                detail = error_text(exc)
-                if mode != "text" and (status in (400, 422) or (status >= 500 and FORMAT_COMPLAINT.search(detail))):
-                    raise FormatRejected(f"HTTP {status}: {one_line(detail)[:160]}",
-                                         explicit=bool(FORMAT_COMPLAINT.search(detail))) from None
-                if status in RETRY_STATUS or status >= 500:
-                    what = f"HTTP {status}"
-                    wait_hint = retry_after(exc.response.headers)
-                else:
-                    hint = FATAL_STATUS.get(status)
-                    reason = f"HTTP {status}: {one_line(detail)[:160]}" + (f" ({hint})" if hint else "")
-                    if hint is not None:
-                        self._fatal = reason
-                    raise Failure(reason, fatal=hint is not None) from None
-            except openai.APIError as exc:  # e.g. a body that is not a chat completion
-                raise Failure(f"bad response: {one_line(str(exc))[:160]}") from None
-            else:
-                self._proven = True
-                text, usage = completion_text(response)
-                self._stats.prompt_tokens += usage.get("prompt_tokens", 0)
-                self._stats.completion_tokens += usage.get("completion_tokens", 0)
-                return text, usage
-            if attempt < self.max_attempts:
-                self._stats.retries += 1
-                await asyncio.sleep(self._delay(attempt, wait_hint))
-        attempts = f"{self.max_attempts} attempt{'s' if self.max_attempts != 1 else ''}"
-        if what == "connection error" and not self._proven:
-            # Nothing ever answered: every other run would wait out the same retries.
-            reason = f"connection error after {attempts} (is the server at {self.config.endpoint} running?)"
-            self._fatal = reason
-            raise Failure(reason, fatal=True)
-        raise Failure(f"{what} after {attempts}")
-
-    def _delay(self, attempt: int, wait_hint: float | None) -> float:
-        if wait_hint is not None:
-            return max(0.0, min(wait_hint, self.max_retry_after))
-        base = min(self.max_backoff, self.backoff * (2 ** (attempt - 1)))
-        return base * (0.5 + 0.5 * self._rng.random())  # jitter in [base/2, base]
+        return await self.transport.send(self.request_body(messages, outcome, mode), mode)
 
 
 def _add_usage(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:

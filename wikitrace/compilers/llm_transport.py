@@ -6,8 +6,10 @@ with a size cap, and the openai client's own fast paths.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json
+import random
 import re
 import time
 from typing import Any
@@ -177,3 +179,150 @@ def retry_after(headers: Any) -> float | None:
 def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
+
+# --- sending -----------------------------------------------------------------------------
+
+
+class _LoopState:
+    """What must belong to one event loop: the HTTP client and the locks."""
+
+    def __init__(self, client: Any, concurrency: int):
+        self.loop = asyncio.get_running_loop()
+        self.client = client
+        self.slots = asyncio.Semaphore(concurrency)
+        self.probe = asyncio.Lock()
+
+
+class ChatTransport:
+    """Chat requests to one endpoint: retries with backoff, replies read up to a
+    size cap, and one rule for the whole build: a fault every run would meet (a
+    bad key, a wrong URL, nothing listening before anything ever answered) is
+    kept in ``fatal`` and no request is sent after it.
+
+    ``proven`` turns true at the first 200; until then the compiler sends one
+    request at a time (``loop_state().probe``), so such a fault costs one call.
+    """
+
+    def __init__(self, config: Any, stats: Any, *, concurrency: int, timeout: float, max_attempts: int,
+                 backoff: float, max_backoff: float, max_retry_after: float, seed: int | None,
+                 max_answer_bytes: int) -> None:
+        self.config = config
+        self.stats = stats
+        self.concurrency = max(1, int(concurrency))
+        self.timeout = timeout
+        self.max_attempts = max_attempts
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.max_retry_after = max_retry_after
+        self.max_answer_bytes = max_answer_bytes
+        self.proven = False
+        self.fatal: str | None = None
+        self._rng = random.Random(seed)
+        self._state: _LoopState | None = None
+        self._stale_clients: list[Any] = []
+        self._openai: Any = None  # the module, once the first request imports it
+
+    def loop_state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        if self._state is None or self._state.loop is not loop:
+            if self._state is not None:
+                # A client tied to a finished loop cannot be closed from this one, and
+                # letting it be collected would try exactly that; keep it until exit.
+                self._stale_clients.append(self._state.client)
+            import openai  # on the first request, not before: a build answered from the cache never pays for it
+
+            self._openai = openai
+            client = openai.AsyncOpenAI(
+                api_key=self.config.api_key,
+                base_url=self.config.base_url,
+                timeout=self.timeout,
+                max_retries=0,  # our own loop below decides what to retry
+                http_client=aiohttp_client(openai),
+            )
+            self._state = _LoopState(client, self.concurrency)
+        return self._state
+
+    async def aclose(self) -> None:
+        state, self._state = self._state, None
+        if state is not None and state.loop is asyncio.get_running_loop():
+            await state.client.close()
+
+    async def send(self, body: dict[str, Any], mode: str) -> tuple[str, dict[str, int]]:
+        """Send one chat request (retrying transient faults) and return its text and usage.
+
+        Raises ``AnswerTooLarge`` for a reply past the size cap, ``FormatRejected``
+        when the server refuses the response mode, ``Failure`` otherwise.
+        """
+        state = self.loop_state()
+        openai = self._openai
+        stats = self.stats
+        what = "no attempt"
+        for attempt in range(1, self.max_attempts + 1):
+            if self.fatal:  # another run met a fault that will hit this one too
+                raise Failure(self.fatal, fatal=True)
+            wait_hint: float | None = None
+            stats.calls += 1
+            try:
+                raw_class = raw_response_class()
+                async with state.slots:
+                    # The client's generic post: the same request, retries off, but
+                    # without re-validating our own params or building pydantic models
+                    # of the reply, which cost more CPU than the rest of a run. Streamed,
+                    # so the body is read only up to the size cap.
+                    if raw_class is not None:
+                        raw = await state.client.post("/chat/completions", body=body, cast_to=raw_class, stream=True)
+                        content = await read_capped(raw, self.max_answer_bytes)
+                    else:  # a client whose HTTP layer we do not recognise: the typed way
+                        response = (await state.client.chat.completions.create(**body)).model_dump()
+                # The slot is free: let the request waiting for it go out before this
+                # reply is decoded and checked. Replies come back in waves; handling a
+                # whole wave first held every next request back by the wave's CPU time.
+                await asyncio.sleep(0)
+                if raw_class is not None:
+                    response = completion_json(content, raw)
+                    del content
+            except AnswerTooLarge:
+                self.proven = True  # the endpoint answers; the size is the model's doing
+                raise
+            except openai.APITimeoutError as exc:
+                what = "connection error" if refused(exc) else "timeout"
+            except openai.APIConnectionError:
+                what = "connection error"
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                detail = error_text(exc)
+                if mode != "text" and (status in (400, 422) or (status >= 500 and FORMAT_COMPLAINT.search(detail))):
+                    raise FormatRejected(f"HTTP {status}: {one_line(detail)[:160]}",
+                                         explicit=bool(FORMAT_COMPLAINT.search(detail))) from None
+                if status in RETRY_STATUS or status >= 500:
+                    what = f"HTTP {status}"
+                    wait_hint = retry_after(exc.response.headers)
+                else:
+                    hint = FATAL_STATUS.get(status)
+                    reason = f"HTTP {status}: {one_line(detail)[:160]}" + (f" ({hint})" if hint else "")
+                    if hint is not None:
+                        self.fatal = reason
+                    raise Failure(reason, fatal=hint is not None) from None
+            except openai.APIError as exc:  # e.g. a body that is not a chat completion
+                raise Failure(f"bad response: {one_line(str(exc))[:160]}") from None
+            else:
+                self.proven = True
+                text, usage = completion_text(response)
+                stats.prompt_tokens += usage.get("prompt_tokens", 0)
+                stats.completion_tokens += usage.get("completion_tokens", 0)
+                return text, usage
+            if attempt < self.max_attempts:
+                stats.retries += 1
+                await asyncio.sleep(self.delay(attempt, wait_hint))
+        attempts = f"{self.max_attempts} attempt{'s' if self.max_attempts != 1 else ''}"
+        if what == "connection error" and not self.proven:
+            # Nothing ever answered: every other run would wait out the same retries.
+            self.fatal = f"connection error after {attempts} (is the server at {self.config.endpoint} running?)"
+            raise Failure(self.fatal, fatal=True)
+        raise Failure(f"{what} after {attempts}")
+
+    def delay(self, attempt: int, wait_hint: float | None) -> float:
+        if wait_hint is not None:
+            return max(0.0, min(wait_hint, self.max_retry_after))
+        base = min(self.max_backoff, self.backoff * (2 ** (attempt - 1)))
+        return base * (0.5 + 0.5 * self._rng.random())  # jitter in [base/2, base]
