@@ -368,3 +368,18 @@ def test_summary_names_compiler_model_and_fallback_reasons(fake_openai, tmp_path
     offline = wikitrace("compile", str(EXAMPLES), "--out", str(tmp_path / "off"), "--offline")
     assert offline.returncode == 0 and "Traceback" not in offline.stderr
     assert "offline (rule-based, no model) (6 offline pages)" in offline.stderr
+
+
+def test_model_text_in_a_fallback_reason_is_printed_as_text(fake_openai, tmp_path):
+    """A reason quotes the model; rich markup in it must neither vanish nor crash the summary."""
+    def respond(body):
+        if any(BROKEN_RUN in m["content"] for m in body["messages"]):
+            echo = valid_answer(_outcome_of(body), [2])
+            echo["description"] = "[/]"  # closes no tag: rich markup would raise here
+            return reply(echo)
+        return _good(body)
+
+    fake_openai.respond_with(respond)
+    proc = compile_cli(tmp_path / "corpus")
+    assert proc.returncode == 0, proc.stderr
+    assert "1× schema: $.description has no words in it ('[/]')" in proc.stderr

@@ -488,7 +488,9 @@ def run_build(opts: BuildOptions) -> int:
         with bar:
             result = build(opts, progress, announce=lambda line: console.print(line, markup=False), batch_progress=bar)
     except (BuildError, PublishError, LLMConfigError, RunError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        from rich.markup import escape
+
+        console.print(f"[red]error:[/red] {escape(str(exc))}")  # reasons may quote a model's text
         return 1
     _summary(console, result, opts)
     return 0
@@ -496,11 +498,12 @@ def run_build(opts: BuildOptions) -> int:
 
 def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
     from rich.table import Table
+    from rich.text import Text  # plain text: fallback reasons quote what a model wrote
 
     for path, fmt in result.detected.items():
         console.print(f"read {path} as {fmt}")
     table = Table(title=f"corpus published at {result.out}", show_header=False)
-    table.add_row("compiler", llm_report.compiler_line(result.compiler, result.by_compiler))
+    table.add_row("compiler", Text(llm_report.compiler_line(result.compiler, result.by_compiler)))
     table.add_row("runs", f"{result.runs} ({result.success} success, {result.failure} failure)")
     if result.report is not None:
         table.add_row("input", result.report.summary())
@@ -508,7 +511,7 @@ def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
     s = result.stats
     table.add_row("LLM calls", f"{s.get('calls', 0)} sent, {s.get('cache_hits', 0)} from cache, "
                                f"{s.get('retries', 0)} retries, {s.get('repairs', 0)} repairs")
-    table.add_row("fallbacks", llm_report.fallback_line(s))
+    table.add_row("fallbacks", Text(llm_report.fallback_line(s)))
     dropped = llm_report.dropped_line(s)
     if dropped:
         table.add_row("checks", dropped)
