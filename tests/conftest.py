@@ -11,3 +11,6 @@ def _no_llm_env(monkeypatch, tmp_path):
                 "WIKITRACE_MAX_ANSWER_BYTES"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("WIKITRACE_CACHE_DIR", str(tmp_path / "llm-cache"))
+    # Redaction tags are keyed: a fixed test key, and never a key file in the user's home.
+    monkeypatch.setenv("WIKITRACE_REDACT_KEY", "wikitrace-tests")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))

@@ -295,9 +295,11 @@ def test_cli_uses_the_index_and_prompt_main_matches_typer(synth_dir, tmp_path):
 
     root, _ = synth_dir
     cmd = get_command(app).commands["prompt"]
-    typer_opts = {o for p in cmd.params for o in p.opts if o.startswith("--")}
+    typer_opts = {o for p in cmd.params for o in p.opts if o.startswith("-")}
     argparse_opts = {o for a in prompt_parser()._actions for o in a.option_strings}
-    assert typer_opts - {"--help"} == argparse_opts
+    assert typer_opts - {"--help", "-h"} == argparse_opts
+    defaults = {p.name: p.default for p in cmd.params}
+    assert all(defaults[a.dest] == a.default for a in prompt_parser()._actions if a.dest != "corpus")
     for argv in (["--task", "refund the gift card"],
                  ["--task", "refund the gift card", "--budget", "700", "--variant", "insights-only", "--json"],
                  ["--task", "book a flight", "--task-type", "airline", "--similar", "2", "--mount-path", "/m"]):
@@ -311,7 +313,11 @@ def test_cli_uses_the_index_and_prompt_main_matches_typer(synth_dir, tmp_path):
     assert prompt_main(["--corpus", str(root), "--help"]) is None
     assert prompt_main(["--corpus", str(root), "--budget", "-1", "--task", "x"]) is None
     assert prompt_main(["--corpus", str(root), "--bud", "5", "--task", "x"]) is None  # no abbreviations
-    assert prompt_main(["--corpus", str(tmp_path), "--task", "x"]) == 2
+    from wikitrace.agent.corpusdata import CorpusError
+
+    with pytest.raises(CorpusError) as failed:  # printed as one line by cli.main
+        prompt_main(["--corpus", str(tmp_path), "--task", "x"])
+    assert failed.value.exit_code == 2
 
 
 def test_cli_import_path_is_light(synth_dir):

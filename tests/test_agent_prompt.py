@@ -99,10 +99,11 @@ def test_insights_ordered_by_task_type_then_id(corpus_dir):
                    "insight-0000", "insight-0001", "insight-0002"]
     # numeric id order past 9999, apps used when there is no task type
     data = agent_corpus.corpus_dict()
+    base = data["insights"][0]  # copies with their own wording: the same lesson would be shown once
     data["insights"] += [
-        dict(data["insights"][0], id="insight-10000", task_type="pick_and_place"),
-        dict(data["insights"][0], id="insight-9999", task_type="pick_and_place"),
-        dict(data["insights"][0], id="insight-0500", task_type=None, apps=["spotify", "venmo"]),
+        dict(base, id="insight-10000", task_type="pick_and_place", guideline=base["guideline"] + " (a)"),
+        dict(base, id="insight-9999", task_type="pick_and_place", guideline=base["guideline"] + " (b)"),
+        dict(base, id="insight-0500", task_type=None, apps=["spotify", "venmo"]),
     ]
     p = build_prompt(corpus_from_dict(data), TASK)
     ids = re.findall(r'<insight id="([^"]+)">', p.memory_block)

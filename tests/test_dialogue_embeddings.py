@@ -165,7 +165,7 @@ def test_query_falls_back_to_hashed_when_endpoint_fails(fake_emb, tmp_path, monk
 def test_offline_compile_names_hashed_backend(tmp_path, capsys, fake_emb, monkeypatch):
     out = tmp_path / "c"
     assert compile_command([FIXTURE], out, [], None, True, None, None) == 0
-    assert "hashed-lexical" in capsys.readouterr().out
+    assert "hashed-lexical" in capsys.readouterr().err  # the human summary goes to stderr
     assert not (out / "dialogue" / "tiny" / "embeddings.f32").exists()
     pk = retrieve(load_index(out / "dialogue" / "tiny" / "index.json"), "Where did Ben move from?", budget=40)
     assert pk.embedder.startswith("hashed-lexical (offline substitute")
@@ -174,11 +174,14 @@ def test_offline_compile_names_hashed_backend(tmp_path, capsys, fake_emb, monkey
     monkeypatch.setenv("WIKITRACE_EMBEDDINGS_URL", fake_emb.url)
     fake_emb.fail = True
     out2 = tmp_path / "d"
-    assert compile_command([FIXTURE], out2, [], None, False, None, None) == 2
-    assert "embeddings request failed" in capsys.readouterr().err
+    from wikitrace.errors import InputError
+
+    with pytest.raises(InputError, match="embeddings request failed") as failed:  # one line from cli.main
+        compile_command([FIXTURE], out2, [], None, False, None, None)
+    assert failed.value.exit_code == 2
     fake_emb.fail = False
     assert compile_command([FIXTURE], out2, [], None, False, None, None) == 0
-    assert "e5-small-passage" in capsys.readouterr().out
+    assert "e5-small-passage" in capsys.readouterr().err
     make_writable(out2)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wikitrace.runs import _common, atif, claude_code, load, mini_swe_agent, swe_agent
+from wikitrace.runs import _common, atif, claude_code, load, mini_swe_agent, react_text, swe_agent
 from wikitrace.runs import outcomes as oc
 from wikitrace.runs.load import LoadReport, detect, iter_runs
 from wikitrace.runs.model import Run, RunError
@@ -60,7 +60,8 @@ def test_detect_by_content_without_telltale_names(tmp_path):
 
 def test_detected_formats_are_reported():
     _, report = _load(FIX)
-    assert set(report.detected.values()) == {"swe-agent", "mini-swe-agent", "claude-code", "atif", "react-text"}
+    assert set(report.detected.values()) == {"swe-agent", "mini-swe-agent", "claude-code", "atif", "react-text",
+                                             "react-notebook"}
     # verdict and outcome files beside the runs are not taken for runs
     assert not any(p.endswith(("results.json", "result.json", "outcomes.csv", "outcomes.json")) for p in report.detected)
 
@@ -100,7 +101,7 @@ def test_swe_agent_unresolved_and_missing_outcome():
     by_id = {r.run_id: r for r in runs}
     assert by_id["django__django-11099"].outcome.success is False
     assert by_id["django__django-11099"].task.instruction == "UsernameValidator allows trailing newline in usernames"
-    assert by_id["django__django-11099"].outcome.ended_by == "harness: exit_cost"
+    assert by_id["django__django-11099"].outcome.ended_by == "harness: cost limit reached (exit_cost)"
     assert "psf__requests-2317" not in by_id  # not in results.json: reported and skipped
     assert report.missing_outcome == 1
     assert any("no outcome for run 'psf__requests-2317'" in e and "--outcomes" in e for e in report.errors)
@@ -147,7 +148,7 @@ def test_mini_swe_agent_v2_actions_and_outcomes_csv():
     by_id = {r.run_id: r for r in runs}
     assert by_id["sympy__sympy-20590"].outcome.success is True
     v2 = by_id["pylint-dev__pylint-7080"]
-    assert v2.outcome.success is False and v2.outcome.ended_by == "harness: LimitsExceeded"
+    assert v2.outcome.success is False and v2.outcome.ended_by == "harness: step or cost limit reached (LimitsExceeded)"
     assert [c.arguments["command"] for c in v2.actions] == ["ls pylint", "pytest tests/test_self.py -x"]
     assert [c.is_error for c in v2.actions] == [False, True]  # extra.returncode
     assert not report.errors
@@ -172,7 +173,7 @@ def test_claude_code_session():
     assert bash.reasoning == "I should run the tests first.\n\nLet me run the test suite."  # thinking + text
     assert bash.is_error is True and "assert 90 == 100" in bash.result
     assert task_call.result == "The discount is applied twice in cart.py line 40."  # list content
-    assert edit.reasoning == "Fixing the double discount." and edit.is_error is None
+    assert edit.reasoning == "Fixing the double discount." and edit.is_error is False  # no flag: judged by its text
     # sidechain entries are kept apart: not turns, counted
     assert run.source["sidechain_entries"] == 2 and run.source["meta_entries"] == 1
     assert not any("In cart.py line 40." == (t.content or "") for t in run.turns)
@@ -242,7 +243,7 @@ def test_react_text_sections_duplicates_and_reflections():
     for r in runs:
         by_label.setdefault(r.source["label"], []).append(r)
     halted = by_label["HALTED"][0]
-    assert halted.outcome.success is False and halted.outcome.ended_by == "harness: halted"
+    assert halted.outcome.success is False and halted.outcome.ended_by == react_text.HALTED
     assert [c.name for c in halted.actions] == ["Search", "Lookup"] and halted.actions[1].arguments == "sequel"
     rhine = next(r for r in runs if "Rhine" in r.task.instruction)
     assert rhine.outcome.success is True and rhine.task.metadata["gold_answer"] == "Amsterdam"
@@ -313,7 +314,7 @@ def test_tally_and_summary():
     counts = oc.tally(runs)
     assert counts == {"success": 2, "failure": 2} == report.outcomes
     assert oc.summary(counts) == "4 runs: 2 success, 2 failure"
-    assert report.summary() == "4 runs: 2 success, 2 failure (3 identical copies dropped; 1 problems)"
+    assert report.summary() == "4 runs: 2 success, 2 failure (3 identical copies dropped; 1 problem)"
     counted, _ = load.count_outcomes([FIX / "react"])
     assert counted == {"success": 2, "failure": 2}
 
@@ -342,11 +343,17 @@ def test_wrong_encodings(tmp_path):
     utf16.write_bytes(CLAUDE.read_text().encode("utf-16"))
     bom = tmp_path / "bom.traj"
     bom.write_bytes(b"\xef\xbb\xbf" + (FIX / "swe_agent" / "django__django-11099.traj").read_bytes())
-    runs, report = _load(latin, utf16, bom, fmt=None, outcomes={"django__django-11099": oc.Verdict(True)})
-    errors = _one_line_errors(report)
-    assert [r.run_id for r in runs] == ["bom"]  # a UTF-8 BOM is fine; outcome keyed by problem_statement.id
-    assert any(e.startswith(f"{latin}:1: not UTF-8") for e in errors)
-    assert any(e.startswith(f"{utf16}: the file is UTF-16") for e in errors)
+    table = {"django__django-11099": oc.Verdict(True), "latin-q001": oc.Verdict(False),
+             "0b7c4f2e-5d1a-4c8e-9f3b-2a6d8e1c7f90": oc.Verdict(True)}
+    runs, report = _load(latin, utf16, bom, fmt=None, outcomes=table)
+    assert not report.errors
+    by_id = {r.run_id: r for r in runs}
+    # not UTF-8: read anyway, the byte that is not UTF-8 replaced and counted for its run
+    assert by_id["latin-q001"].task.instruction == "Caf\ufffd?"
+    assert by_id["latin-q001"].source["repaired_chars"] == 1 and report.repaired == 1
+    # UTF-16 with a byte-order mark is decoded as such
+    assert len(by_id["0b7c4f2e-5d1a-4c8e-9f3b-2a6d8e1c7f90"].actions) == 3
+    assert "bom" in by_id  # a UTF-8 BOM is fine; outcome keyed by problem_statement.id
 
 
 def test_binary_and_other_files_in_an_input_folder(tmp_path):
@@ -446,7 +453,7 @@ def test_openai_chat_run_keeps_original_and_is_redacted(tmp_path):
     # the user turn, the task's initial observation and the original; the call and the original
     assert report.redactions == {"openai-key": 3, "github-token": 2}
     assert run.source["redactions"] == {"github-token": 2, "openai-key": 3}
-    assert run.actions[0].arguments == {"token": "[REDACTED:github-token]"}
+    assert run.actions[0].arguments["token"].startswith("[REDACTED:github-token#")
     assert "sk-proj" not in json.dumps(run.source["original"])
     runs, report = _load(chat, redact=False)
     assert "sk-proj-" in runs[0].turns[0].content and not report.redactions

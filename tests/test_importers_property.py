@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wikitrace.redact import Redactor
-from wikitrace.runs import atif, claude_code, load, mini_swe_agent, native, openai_chat, react_text, swe_agent
+from wikitrace.runs import (atif, claude_code, load, mini_swe_agent, native, openai_chat, react_notebook,
+                            react_text, swe_agent)
 from wikitrace.runs.model import Outcome, Run, RunError
 from wikitrace.runs.turnlog import check_numbering, parse_turns
 
@@ -126,6 +127,19 @@ _react_line = st.one_of(
     _text,
 )
 
+_NOTEBOOK_LINES = [  # the three printout shapes, mixed: FEVER/HotpotQA, WebShop, ALFWorld
+    "{n} Claim: {t}", "{n} Question: {t}", "Thought {i}: {t}", "Action {i}: Search[{t}]", "Action {i}: Finish[{t}]",
+    "Action {i}: ", "Observation {i}: {t}", "Observation {i}: Episode finished, reward = {n}",
+    "Observation {i}: Episode finished, reward = True", "{{'steps': {i}, 'answer': '{t}', 'reward': {n}}}",
+    "{{'steps': 2, 'answer': 'x', 'gt_answer': 'y', 'reward': 0}}", "{{'steps': [", "1 1 1.0 2.0", "-----------",
+    "-----------------", "{n}", "Action: reset", "Action: search[{t}]", "Action: click[Buy Now]", "Action: think[{t}]",
+    "Observation: {t}", "Observation: Your score (min 0.0, max 1.0): {n}", "{n} 0.5 0.5 0.0", "Instruction: {t}",
+    "pick_and_place_simple-{t}", "pick_and_place put", "Your task is to: {t}", "Act {i}: {t}", "Act {i}: think: {t}",
+    "Obs {i}: {t}", "Obs {i}: Nothing happens.", "{n} r True rs [1] cnts [1]", "{n} r False rs [0]", "ohh... {t}", "{t}", "",
+]
+_notebook_line = st.builds(lambda tpl, i, n, t: tpl.format(i=i, n=n, t=t), st.sampled_from(_NOTEBOOK_LINES),
+                           st.integers(0, 4), st.integers(0, 3), _text)
+
 _FILES = {  # format -> (module, file name, fixture to mutate)
     "swe-agent": (swe_agent, "run/x__y-1.traj", FIX / "swe_agent" / "astropy__astropy-12907.traj"),
     "mini-swe-agent": (mini_swe_agent, "run/x__y-1.traj.json",
@@ -133,13 +147,14 @@ _FILES = {  # format -> (module, file name, fixture to mutate)
     "claude-code": (claude_code, "s.jsonl", FIX / "claude_code" / "0b7c4f2e-5d1a-4c8e-9f3b-2a6d8e1c7f90.jsonl"),
     "atif": (atif, "t__1/agent/trajectory.json", FIX / "atif" / "hello-world__Xk2p9" / "agent" / "trajectory.json"),
     "react-text": (react_text, "log.txt", FIX / "react" / "hotpotqa_small.txt"),
+    "react-notebook": (react_notebook, "printout.txt", FIX / "react_notebook" / "webshop_printout.txt"),
     "openai-chat": (openai_chat, "chat.json", None),
     "native": (load.FORMATS["native"], "runs.jsonl", None),
 }
 
 
 def _encode(fmt: str, doc) -> bytes:
-    if fmt == "react-text":
+    if fmt in ("react-text", "react-notebook"):
         text = "\n".join(doc) if isinstance(doc, list) else str(doc)
     elif fmt in ("claude-code", "openai-chat", "native") and isinstance(doc, list):
         text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in doc)
@@ -153,6 +168,8 @@ def _doc_strategy(fmt: str):
         return st.lists(_cc_line | JSON, max_size=6)
     if fmt == "react-text":
         return st.lists(_react_line, max_size=25)
+    if fmt == "react-notebook":
+        return st.lists(_notebook_line, max_size=30)
     if fmt in ("openai-chat", "native"):
         return st.lists(DOCS[fmt] | JSON, max_size=3)
     return DOCS[fmt] | JSON
@@ -285,6 +302,9 @@ _REACT_LINES = ["BEGIN TRIAL {i}", "------------- BEGIN CORRECT AGENTS ---------
 
 
 def _random_doc(fmt: str, rng):
+    if fmt == "react-notebook":
+        return [rng.choice(_NOTEBOOK_LINES).format(i=rng.randint(0, 4), n=rng.randint(0, 3), t=_rand_text(rng))
+                for _ in range(rng.randint(0, 40))]
     if fmt == "react-text":
         return [rng.choice(_REACT_LINES).format(i=rng.randint(0, 3), t=_rand_text(rng))
                 for _ in range(rng.randint(0, 30))]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from wikitrace.runs.load import LoadReport, iter_runs
+from wikitrace.runs.react_text import HALTED
 
 DATA = Path(os.environ.get("WIKITRACE_RUNS_DEV", Path(__file__).resolve().parents[2] / "shared" / "data" / "runs-dev"))
 if not DATA.is_dir():
@@ -55,7 +56,7 @@ def test_reflexion_without_reflection():
     assert report.deduplicated == 369
     assert len(report.errors) == 3 and all("listed as INCORRECT" in e and "HALTED" in e for e in report.errors)
     assert report.outcomes == {"success": 34, "failure": 106}
-    assert Counter(r.outcome.ended_by for r in runs) == {"agent": 126, "harness: halted": 14}
+    assert Counter(r.outcome.ended_by for r in runs) == {"agent": 126, HALTED: 14}
     assert len({r.task.id for r in runs}) == 100
     assert not any(r.task.metadata.get("reflections") for r in runs)
 
@@ -69,7 +70,7 @@ def test_reflexion_with_reflection():
     assert report.deduplicated == 179  # 498 blocks
     assert not report.errors
     assert report.outcomes == {"success": 51, "failure": 268}
-    assert Counter(r.outcome.ended_by for r in runs) == {"agent": 253, "harness: halted": 66}
+    assert Counter(r.outcome.ended_by for r in runs) == {"agent": 253, HALTED: 66}
     reflected = [r for r in runs if r.task.metadata.get("reflections")]
     assert len(reflected) == 219 and len(runs) - len(reflected) == 100
     assert len({r.task.id for r in runs}) == 100

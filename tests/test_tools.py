@@ -225,7 +225,7 @@ def test_grep_python_fallback_all_layers(corpus):
     lines = proc.stdout.splitlines()
     paths = {line.split(":", 1)[0] for line in lines}
     assert paths == {
-        f"{corpus}/raw/step-0001/solver.full.jsonl",
+        "step-0001 turn 2",  # a turn-log line is named by its turn, as `turn` takes it
         f"{corpus}/compilation/step-0001.md",
         f"{corpus}/insight/insight-0000.md",  # latin1.md is not UTF-8: skipped
     }

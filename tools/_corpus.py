@@ -44,26 +44,31 @@ USAGE = {
         "  tool calls as `name(arg=value, ...)  -> ok|ERROR: result`, messages as `[role] text`.\n"
     ),
     "turn": (
-        "usage: turn STEP A [B] [--json] [--corpus DIR]\n"
-        "  Turns A..B (inclusive; B defaults to A; `A..B` also works) of run STEP in full:\n"
+        "usage: turn STEP A [B] [--full] [--json] [--corpus DIR]\n"
+        "  Turns A..B (inclusive; B defaults to A; `A..B` also works) of run STEP:\n"
         "  reasoning, action and arguments, observation, is_error, message text.\n"
+        "  A long field shows its head and tail and says how much was cut; --full\n"
+        "  prints every field whole.\n"
     ),
     "grep": (
         "usage: grep PATTERN [--layer raw|compilation|insight|dialogue ...] [-i] [-F] [-l]\n"
-        "            [--max N] [--json] [--corpus DIR]\n"
-        "  Regex search of the corpus layers (default: all); prints `path:line: text`.\n"
-        "  -i ignore case, -F fixed string, -l file names only, -e PATTERN for a pattern\n"
-        "  starting with '-'. At most --max lines (default 200, 0 = no limit); long lines\n"
-        "  are clipped around the match. Exit 0 on a match, 1 on none, 2 on error.\n"
+        "            [--original] [--max N] [--json] [--corpus DIR]\n"
+        "  Regex search of the corpus layers (default: all); prints `path:line: text`,\n"
+        "  and `step-0003 turn 7: text` for a line of a turn log (read it with\n"
+        "  `turn step-0003 7`). -i ignore case, -F fixed string, -l file names only,\n"
+        "  -e PATTERN for a pattern starting with '-', --original to search the imported\n"
+        "  originals (raw/*/original.*) too. At most --max lines (default 200, 0 = no\n"
+        "  limit); long lines are clipped around the match. Exit 0 on a match, 1 on\n"
+        "  none, 2 on error.\n"
     ),
 }
 
 _OPTIONS = {
     "actions": {"--json": "flag", "--corpus": "value"},
-    "turn": {"--json": "flag", "--corpus": "value"},
+    "turn": {"--json": "flag", "--corpus": "value", "--full": "flag"},
     "grep": {
         "--json": "flag", "--corpus": "value", "--layer": "list", "--max": "value",
-        "-i": "flag", "-l": "flag", "-F": "flag", "-e": "value",
+        "-i": "flag", "-l": "flag", "-F": "flag", "-e": "value", "--original": "flag",
     },
 }
 _ALIASES = {
@@ -208,7 +213,7 @@ def parse_options(tool, argv):
                 store(name, True)
             else:
                 store(name, value if eq else take_value(name))
-        elif arg.startswith("-") and len(arg) > 1 and not arg[1:].isdigit():
+        elif arg.startswith("-") and len(arg) > 1 and not arg[1:].isdecimal():
             j = 1
             while j < len(arg):  # a cluster such as -il or -m5
                 name = _ALIASES.get("-" + arg[j], "-" + arg[j])
@@ -261,7 +266,7 @@ def step_number(text):
         name = name[5:]
     elif name.startswith("step"):
         name = name[4:]
-    if name and name.isascii() and name.isdigit():
+    if name and name.isascii() and name.isdecimal():
         return int(name)
     return None
 
@@ -276,7 +281,7 @@ def existing_steps(raw):
     with os.scandir(raw) as entries:
         for entry in entries:
             name = entry.name
-            if name.startswith("step-") and name[5:].isascii() and name[5:].isdigit():
+            if name.startswith("step-") and name[5:].isascii() and name[5:].isdecimal():
                 numbers.append(int(name[5:]))
     return numbers
 
@@ -392,8 +397,45 @@ _SHOWN = ("turn", "type", "role", "content", "name", "arguments", "reasoning", "
           "is_error")
 
 
-def full_text(step, record):
-    """Everything in one turn, in labelled sections, nothing clipped."""
+# A field longer than this is cut to its head and tail (a log of download progress can
+# be thousands of lines: it would fill the agent's context for nothing).
+CAP_LINES = (30, 10)  # head, tail
+CAP_CHARS = (3000, 1000)
+
+
+def cap_field(text, step, turn):
+    """``text``, or its head and tail with one line saying what was cut and how to see it."""
+    head_lines, tail_lines = CAP_LINES
+    head_chars, tail_chars = CAP_CHARS
+    if len(text) <= head_chars + tail_chars and text.count("\n") < head_lines + tail_lines:
+        return text
+    lines = text.split("\n")
+    if len(lines) > head_lines + tail_lines:
+        head, tail = "\n".join(lines[:head_lines]), "\n".join(lines[-tail_lines:])
+    else:
+        head, tail = text, ""
+    if len(head) + len(tail) > head_chars + tail_chars:  # long lines: cut by characters too
+        head, tail = head[:head_chars], (tail or text)[-tail_chars:]
+    cut_lines = text.count("\n") + 1 - (head.count("\n") + 1) - (tail.count("\n") + 1 if tail else 0)
+    cut_chars = len(text) - len(head) - len(tail)
+    what = f"{cut_lines} lines" if cut_lines > 1 else f"{cut_chars} characters"
+    return f"{head}\n… {what} cut — `turn {step} {turn} --full`\n{tail}"
+
+
+def capped(step, record):
+    """The record with each text field capped (``turn --json`` without ``--full``)."""
+    out = dict(record)
+    for key in ("content", "reasoning", "result"):
+        value = out.get(key)
+        if isinstance(value, str):
+            out[key] = cap_field(value, step, record["turn"])
+    return out
+
+
+def full_text(step, record, full=True):
+    """Everything in one turn, in labelled sections (long fields capped unless ``full``)."""
+    if not full:
+        record = capped(step, record)
     kind = record.get("type") or "?"
     role = record.get("role")
     header = f"=== {step} turn {record['turn']} ({kind}{', ' + role if role else ''}) ==="
@@ -420,6 +462,23 @@ def _text(value):
     return value if isinstance(value, str) else dumps(value, indent=2)
 
 
+# Control and invisible characters shown as escapes in plain output (`\x1b`, `\u202e`), so
+# a log cannot drive the agent's terminal; --json output is left to the JSON encoder.
+# The same set as wikitrace/controls.py (a test checks they agree).
+HIDDEN_RANGES = ((0x00, 0x08), (0x0B, 0x1F), (0x7F, 0x9F), (0x061C, 0x061C), (0x180E, 0x180E),
+                 (0x200B, 0x200B), (0x200E, 0x200F), (0x2028, 0x202E), (0x2060, 0x2064),
+                 (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0xE0000, 0xE007F))
+_VISIBLE = None
+
+
+def visible(text):
+    global _VISIBLE
+    if _VISIBLE is None:
+        _VISIBLE = {cp: (f"\\x{cp:02x}" if cp <= 0xFF else f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}")
+                    for a, b in HIDDEN_RANGES for cp in range(a, b + 1)}
+    return text.translate(_VISIBLE)
+
+
 # ------------------------------------------------------------------------- tools
 
 def cmd_actions(opts, positional):
@@ -444,12 +503,12 @@ def cmd_actions(opts, positional):
         warn(f"{step} has no turns")
         return 0
     width = max(3, len(str(turns[-1]["turn"])))
-    return emit("".join(f"{rec['turn']:>{width}}  {summary(rec)}\n" for rec in turns))
+    return emit(visible("".join(f"{rec['turn']:>{width}}  {summary(rec)}\n" for rec in turns)))
 
 
 def _turn_number(text):
     value = text.strip()
-    if value.lstrip("-").isdigit() and value.isascii():
+    if value.lstrip("-").isdecimal() and value.isascii():
         return int(value)
     raise ToolError(f"turn {text!r} is not a number; {_usage_line('turn')}")
 
@@ -481,9 +540,10 @@ def cmd_turn(opts, positional):
     if not chosen:  # only possible when the log skips turn numbers
         raise ToolError(f"{step} has no turn {first}..{last}; its turns run {low}..{high} "
                         f"with gaps")
+    full = bool(opts.get("--full"))
     if opts.get("--json"):
-        return emit(json_lines(chosen))
-    return emit("\n\n".join(full_text(step, rec) for rec in chosen) + "\n")
+        return emit(json_lines(chosen if full else [capped(step, rec) for rec in chosen]))
+    return emit(visible("\n\n".join(full_text(step, rec, full) for rec in chosen) + "\n"))
 
 
 # -------------------------------------------------------------------------- glue

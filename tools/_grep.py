@@ -5,12 +5,19 @@ Paths are printed as the agent sees them: the corpus root as given (made
 absolute, symlinks left alone) joined with the path inside the corpus. The
 ``rg`` and Python regex dialects differ in corners (look-around, ``\\p`` classes);
 set WIKITRACE_TOOLS_NO_RG=1 to always use Python's ``re``.
+
+Without ``rg``, a layer with a search file (``index/grep/<layer>.txt``, written by
+``wikitrace compile``: the layer's files joined, see wikitrace/corpus/search_files.py)
+is searched in one pass over that file instead of opening each of its files. A line of
+a turn log is reported by its turn (``step-0003 turn 7``), the number ``turn`` takes.
+``original.*`` (the imported record, a second copy of the turn log) is skipped unless
+``--original`` is given.
 """
 
 import os
 
 from _corpus import (LAYERS, NO_RG_ENV, ToolError, _no_corpus, _usage_line, corpus_root,
-                     emit, json_lines, warn)
+                     emit, json_lines, visible, warn)
 
 
 def cmd_grep(opts, positional):
@@ -58,23 +65,25 @@ def cmd_grep(opts, positional):
     elif rg:
         hits = _search_rg(rg, pattern, folders, opts, files_only)
     else:
-        hits = _search_python(pattern, folders, opts, files_only)
+        hits = _search_python(pattern, base, present, opts, files_only, limit)
 
     shown, left_out = [], 0
     for hit in hits:
-        if limit and len(shown) >= limit:
+        if hit is None or (limit and len(shown) >= limit):
             left_out += 1
+            if left_out > COUNT_PAST_MAX:  # the exact rest would cost a scan of everything
+                break
         else:
             shown.append(hit)
     if opts.get("--json"):
-        items = [{"path": p} if files_only else {"path": p, "line": n, "text": t}
-                 for p, n, t in shown]
-        emit(json_lines(items))
+        emit(json_lines([_json_item(base, hit, files_only) for hit in shown]))
     else:
-        emit("".join(f"{p}\n" if files_only else f"{p}:{n}: {t}\n" for p, n, t in shown))
+        emit(visible("".join(f"{p}\n" if files_only else f"{_where(base, p, n, t)}: {_clip_line(t, s)}\n"
+                             for p, n, t, s in shown)))
     if left_out:
         what = "files" if files_only else "matching lines"
-        note = f"[{left_out} more {what} not shown; narrow the search or raise --max]"
+        count = f"over {COUNT_PAST_MAX}" if left_out > COUNT_PAST_MAX else str(left_out)
+        note = f"[{count} more {what} not shown; narrow the search or raise --max]"
         if opts.get("--json"):
             warn(note)
         else:
@@ -95,6 +104,39 @@ def _which(program):
 
 
 _CLIP_AT = 240
+COUNT_PAST_MAX = 200  # matches past --max are counted up to this many, then "over N"
+_TURN_LOG = "solver.full.jsonl"
+
+
+def _turn_of(path, line):
+    """(step, turn) when ``line`` is a record of a run's turn log, else None."""
+    if not path.endswith(_TURN_LOG):
+        return None
+    step = os.path.basename(os.path.dirname(path))
+    if not step.startswith("step-"):
+        return None
+    at = line.find('"turn":')
+    if at < 0:
+        return None
+    digits = line[at + 7:at + 30].lstrip().split(",", 1)[0].split("}", 1)[0].strip()
+    return (step, int(digits)) if digits.isdigit() else None
+
+
+def _where(base, path, lineno, line):
+    found = _turn_of(path, line)
+    return f"{found[0]} turn {found[1]}" if found else f"{path}:{lineno}"
+
+
+def _json_item(base, hit, files_only):
+    path, lineno, line, start = hit
+    if files_only:
+        return {"path": path}
+    item = {"path": path, "line": lineno}
+    found = _turn_of(path, line)
+    if found:
+        item["step"], item["turn"] = found
+    item["text"] = _clip_line(line, start)
+    return item
 
 
 def _clip_line(line, start):
@@ -117,39 +159,178 @@ def _compile(pattern, opts):
         raise ToolError(f"bad pattern {pattern!r}: {exc}") from None
 
 
-def _search_python(pattern, folders, opts, files_only):
-    """Pure-Python scan: files in sorted order, non-UTF-8 (or NUL-bearing) files skipped."""
+def _search_python(pattern, base, layers, opts, files_only, limit=0):
+    """Pure-Python search, layer by layer: the layer's search file when the build wrote
+    one and the pattern means the same on its bytes, else each file in sorted order
+    (non-UTF-8 or NUL-bearing files skipped). Yields (path, line, text, match start)."""
     import re
 
     line_rx = _compile(pattern, opts)
-    # Whole-file pre-check so most files are rejected with one regex call. MULTILINE
+    # Whole-text pre-check so most text is rejected with one regex call. MULTILINE
     # keeps ^ and $ meaning "line start/end"; \A and \Z would change meaning, so a
     # pattern using them skips the pre-check.
     file_rx = None
     if "\\A" not in pattern and "\\Z" not in pattern:
         file_rx = re.compile(line_rx.pattern, line_rx.flags | re.MULTILINE)
-    for folder in folders:
-        for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames.sort()
-            for filename in sorted(filenames):
-                path = os.path.join(dirpath, filename)
-                try:
-                    with open(path, "rb") as handle:
-                        data = handle.read()
-                    if b"\0" in data:
-                        continue
-                    text = data.decode("utf-8")
-                except (OSError, UnicodeDecodeError):
+    bytes_rx = _bytes_twin(line_rx) if file_rx is not None and not opts.get("--original") else None
+    literal = _literal(pattern, opts) if bytes_rx is not None else None
+    for layer in layers:
+        folder = os.path.join(base, layer)
+        blob = os.path.join(base, "index", "grep", layer + ".txt")
+        if bytes_rx is not None and os.path.isfile(blob) and os.path.isfile(blob[:-4] + ".map"):
+            found = yield from _search_blob(blob, base, literal or bytes_rx, line_rx, files_only, limit)
+            limit = max(0, limit - found) if limit else 0
+        else:
+            yield from _search_files(folder, file_rx, line_rx, files_only, bool(opts.get("--original")))
+
+
+def _search_files(folder, file_rx, line_rx, files_only, originals):
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for filename in sorted(filenames):
+            if filename.startswith("original.") and not originals:
+                continue
+            path = os.path.join(dirpath, filename)
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+                if b"\0" in data:
                     continue
-                if file_rx is not None and file_rx.search(text) is None:
-                    continue
-                for lineno, line in enumerate(text.split("\n"), 1):
-                    found = line_rx.search(line)
-                    if found:
-                        if files_only:
-                            yield path, None, None
-                            break
-                        yield path, lineno, _clip_line(line, found.start())
+                text = data.decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if file_rx is not None and file_rx.search(text) is None:
+                continue
+            for lineno, line in enumerate(text.split("\n"), 1):
+                found = line_rx.search(line)
+                if found:
+                    if files_only:
+                        yield path, None, None, 0
+                        break
+                    yield path, lineno, line, found.start()
+
+
+_BYTES_UNSAFE = frozenset("wWsSdDbBpPNuUx")
+
+
+def _bytes_twin(line_rx):
+    """The pattern compiled for bytes when it matches exactly the same lines there, else
+    None: only ASCII-class-free patterns (no '.', no negated class, no \\w \\s \\d \\b ...),
+    and with -i only ASCII ones, since one character may be several bytes."""
+    import re
+
+    pattern = line_rx.pattern
+    ignore_case = bool(line_rx.flags & re.IGNORECASE)
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            if i + 1 < len(pattern) and (pattern[i + 1] in _BYTES_UNSAFE or pattern[i + 1].isdigit()):
+                return None
+            i += 2
+            continue
+        if ch == "." or (ch == "[" and pattern[i + 1:i + 2] == "^") or (ignore_case and not ch.isascii()):
+            return None
+        i += 1
+    try:
+        return re.compile(pattern.encode("utf-8"), (re.IGNORECASE if ignore_case else 0) | re.MULTILINE)
+    except (re.error, UnicodeEncodeError):
+        return None
+
+
+_METACHARS = frozenset(".^$*+?{}[]|()")
+
+
+def _literal(pattern, opts):
+    """The bytes a pattern stands for when it is plain text (or -F) and case matters:
+    then candidates are found with a substring search, several times faster than re."""
+    if opts.get("-i"):
+        return None
+    if opts.get("-F"):
+        return pattern.encode("utf-8")
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            nxt = pattern[i + 1:i + 2]
+            if not nxt or nxt.isalnum() or not nxt.isascii():
+                return None
+            out.append(nxt)
+            i += 2
+            continue
+        if ch in _METACHARS:
+            return None
+        out.append(ch)
+        i += 1
+    return "".join(out).encode("utf-8") or None
+
+
+def _search_blob(blob_path, base, finder, line_rx, files_only, limit=0):
+    """One pass over a layer's search file; each candidate line is confirmed with the
+    text pattern, then placed in its file through the map (read only on a match).
+    ``finder`` is the literal bytes to look for, or the pattern compiled for bytes (both
+    match exactly the lines the text pattern does). Past ``limit`` hits, each further
+    matching line is only counted: None is yielded. Returns the number of hits yielded."""
+    import mmap
+    from bisect import bisect_right
+
+    with open(blob_path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if not size:
+            return 0
+        data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    starts = rels = None
+    pos = hits = 0
+    literal = finder if isinstance(finder, bytes) else None
+    try:
+        while pos < size:
+            if literal is not None:
+                at = data.find(literal, pos)
+            else:
+                found = finder.search(data, pos)
+                at = -1 if found is None else found.start()
+            if at < 0:
+                return hits
+            end = data.find(b"\n", at)
+            end = size if end < 0 else end
+            past_limit = bool(limit) and hits >= limit and not files_only
+            if past_limit and literal is not None:  # a literal hit is exact: count it
+                pos = end + 1
+                yield None
+                continue
+            begin = data.rfind(b"\n", 0, at) + 1
+            line = data[begin:end].decode("utf-8", "replace")
+            match = line_rx.search(line)
+            pos = end + 1
+            if match is None:
+                continue
+            if past_limit:
+                yield None  # counted, not shown
+                continue
+            if starts is None:
+                starts, rels = _read_map(blob_path[:-4] + ".map")
+            k = bisect_right(starts, begin) - 1
+            path = os.path.join(base, rels[k])
+            hits += 1
+            if files_only:
+                yield path, None, None, 0
+                pos = starts[k + 1]
+                continue
+            yield path, data[starts[k]:begin].count(b"\n") + 1, line, match.start()
+        return hits
+    finally:
+        data.close()
+
+
+def _read_map(map_path):
+    """(start offsets, corpus-relative paths) of the files joined in a search file."""
+    starts, rels = [], []
+    with open(map_path, encoding="utf-8") as handle:
+        for row in handle:
+            offset, _, rel = row.rstrip("\n").partition("\t")
+            starts.append(int(offset))
+            rels.append(rel)
+    return starts, rels
 
 
 def _search_rg(rg, pattern, folders, opts, files_only):
@@ -164,6 +345,8 @@ def _search_rg(rg, pattern, folders, opts, files_only):
         cmd.append("--ignore-case")
     if opts.get("-F"):
         cmd.append("--fixed-strings")
+    if not opts.get("--original"):
+        cmd += ["--glob", "!original.*"]
     cmd += ["--regexp", pattern, "--", *folders]
     locate = None
     with tempfile.TemporaryFile() as errors:
@@ -176,7 +359,7 @@ def _search_rg(rg, pattern, folders, opts, files_only):
                     name = name.strip(b"\n")
                     if name:
                         got_any = True
-                        yield os.fsdecode(name), None, None
+                        yield os.fsdecode(name), None, None, 0
             else:
                 for raw in proc.stdout:
                     path, _, rest = raw.partition(b"\0")
@@ -194,7 +377,7 @@ def _search_rg(rg, pattern, folders, opts, files_only):
                                 locate = False
                         found = locate.search(line) if locate else None
                         start = found.start() if found else 0
-                    yield os.fsdecode(path), int(number), _clip_line(line, start)
+                    yield os.fsdecode(path), int(number), line, start
         finally:
             proc.stdout.close()
             code = proc.wait()

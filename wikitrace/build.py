@@ -34,6 +34,7 @@ from .corpus.fsio import FILE_MODE, remove_tree, write_atomic
 from .corpus.manifest import IdAllocator, content_hash
 from .corpus.publish import BuildLock, PublishError, check_target, fresh_staging, publish
 from .runs._common import Carried
+from .redact import redact_compilation, redactor_for
 from .runs.load import LoadReport, iter_runs
 from .runs.model import Run, RunError
 
@@ -97,8 +98,10 @@ def make_compiler(opts: BuildOptions, config=None) -> Compiler:
         return OfflineCompiler()
     from .compilers.llm import LLMCompiler
 
-    return LLMCompiler(config, cache_dir=opts.cache_dir, read_cache=opts.read_cache, templates=opts.templates,
-                       concurrency=opts.concurrency)
+    compiler = LLMCompiler(config, cache_dir=opts.cache_dir, read_cache=opts.read_cache, templates=opts.templates,
+                           concurrency=opts.concurrency)
+    compiler.redactor = redactor_for(opts.redact, opts.redact_patterns)  # the answers, with the user's patterns too
+    return compiler
 
 
 def _read_kwargs(opts: BuildOptions, known: dict | None) -> dict:
@@ -265,6 +268,7 @@ class _Writer:
 
     def __init__(self, stage: Path, ids: IdAllocator, opts: BuildOptions, reuse: _Reuse):
         self.stage, self.ids, self.opts, self.reuse = stage, ids, opts, reuse
+        self.redactor = redactor_for(opts.redact, opts.redact_patterns)
         self.runs: list[dict] = []
         self.insights: list[dict] = []
         self.compilers: collections.Counter = collections.Counter()
@@ -319,6 +323,7 @@ class _Writer:
             return
         if comp is REUSED:
             return self._carry_over(run, digest)
+        redact_compilation(comp, self.redactor)
         step = self.ids.step_for(run.run_id)
         ins_ids = self.ids.insights_for(run.run_id, len(comp.insights))
         refs = [documents.InsightRef(i, c.title, layout.insight_doc(i)) for i, c in zip(ins_ids, comp.insights)]
@@ -375,11 +380,27 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
     }
 
 
+def _usable_manifest(previous: dict | None, out: Path) -> dict | None:
+    """The published corpus.json if it has the shape this build reads ids from, else a
+    BuildError that says so (a hand-edited manifest must not turn into a traceback)."""
+    if previous is None:
+        return None
+    runs, insights, retired = previous.get("runs", []), previous.get("insights", []), previous.get("retired", {})
+    good = (isinstance(runs, list) and isinstance(insights, list) and isinstance(retired, dict)
+            and all(isinstance(r, dict) and isinstance(r.get("run_id"), str) and isinstance(r.get("step"), str)
+                    for r in runs)
+            and all(isinstance(i, dict) and isinstance(i.get("id"), str) for i in insights))
+    if not good:
+        raise BuildError(f"{out / 'corpus.json'}: its runs/insights are not laid out as wikitrace writes them, so "
+                         f"its ids cannot be kept — restore it from git, or move {out} away and build afresh")
+    return previous
+
+
 def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None) -> BuildResult:
     """Compile ``opts.inputs`` and publish the corpus at ``opts.out``. Raises BuildError/PublishError."""
     out = opts.out
     with BuildLock(out):
-        previous = check_target(out)
+        previous = _usable_manifest(check_target(out), out)
         report = LoadReport()
         ids = IdAllocator(previous)
         config = None
@@ -454,6 +475,9 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
         # `prompt` need not re-index per call; renders of insights carried over are reused
         write_prompt_index(stage, writer.runs, writer.insights, region, previous=out if writer.carried_steps else None,
                            unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps)
+        from .corpus.search_files import write_search_files
+
+        write_search_files(stage)  # the agent's grep reads one file per layer
         write_atomic(stage / "corpus.json", text, mode=FILE_MODE)
         publish(stage, out)
         write_atomic(_record_digests_path(out), json.dumps(
@@ -467,41 +491,48 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
     )
 
 
-def run_build(opts: BuildOptions) -> int:
-    """CLI wrapper: progress bar, closing summary, exit code."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    console = Console(stderr=True)
-    bar = Progress(TextColumn("compiling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=console, transient=True, disable=opts.quiet or not console.is_terminal)
-
-    def progress(runs):
-        task = bar.add_task("runs", total=None)
-        for run in runs:
-            bar.advance(task)
-            yield run
-
+def run_build(opts: BuildOptions, as_json: bool = False) -> int:
+    """CLI wrapper: what will be read, progress, closing summary (all on stderr), exit code.
+    With ``as_json`` the summary is also one JSON object on stdout."""
+    from .errors import Failed, InputError
+    from .input_survey import survey
     from .llm_config import LLMConfigError
+    from .progress import Progress, console as make_console
 
+    console = make_console(quiet=opts.quiet)
+    found = survey(list(opts.inputs), opts.fmt)
+    for line in found.lines():
+        console.print(line)
     try:
-        with bar:
-            result = build(opts, progress, announce=lambda line: console.print(line, markup=False), batch_progress=bar)
-    except (BuildError, PublishError, LLMConfigError, RunError) as exc:
-        from rich.markup import escape
-
-        console.print(f"[red]error:[/red] {escape(str(exc))}")  # reasons may quote a model's text
-        return 1
+        with Progress(console, quiet=opts.quiet) as bar:
+            result = build(opts, lambda runs: bar.track(runs, found.runs, "compiling runs"),
+                           announce=console.print, batch_progress=bar)
+    except (BuildError, PublishError) as exc:
+        raise Failed(str(exc)) from None
+    except (LLMConfigError, RunError) as exc:
+        raise InputError(str(exc)) from None
     _summary(console, result, opts)
+    if as_json:
+        print(json.dumps(result_dict(result), indent=2, ensure_ascii=False))
     return 0
+
+
+def result_dict(result: BuildResult) -> dict:
+    """The closing summary as data (``compile --json``)."""
+    report = result.report
+    return {
+        "out": str(result.out), "runs": result.runs, "success": result.success, "failure": result.failure,
+        "insights": result.insights, "stats": result.stats, "detected_formats": result.detected,
+        "skipped": result.skipped, "warnings": list(report.warnings) if report else [],
+        "ignored_files": list(report.ignored) if report else [], "retired_runs": result.dropped_runs,
+        "compiler": result.compiler, "by_compiler": result.by_compiler,
+    }
 
 
 def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
     from rich.table import Table
     from rich.text import Text  # plain text: fallback reasons quote what a model wrote
 
-    for path, fmt in result.detected.items():
-        console.print(f"read {path} as {fmt}")
     table = Table(title=f"corpus published at {result.out}", show_header=False)
     table.add_row("compiler", Text(llm_report.compiler_line(result.compiler, result.by_compiler)))
     table.add_row("runs", f"{result.runs} ({result.success} success, {result.failure} failure)")

@@ -1,5 +1,12 @@
 """The ``wikitrace`` command line. Each command parses options, imports lazily and
-calls one library function, so ``wikitrace --help`` stays fast (no openai import)."""
+calls one library function, so ``wikitrace --help`` stays fast (no openai import).
+
+Conventions every command follows: ``-h``/``--help``; flags are flags (``--offline``,
+never ``--offline true``); a corpus defaults to $WIKITRACE_CORPUS; ``--json`` prints one
+JSON object on stdout while human text goes to stderr; every failure is one line
+``wikitrace: error: ...`` from wikitrace/errors.py (exit 2 usage/input, 1 problems or
+failed build, 130 Ctrl-C).
+"""
 
 from __future__ import annotations
 
@@ -7,90 +14,160 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
+from typer.core import TyperGroup
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Compile agent runs and dialogues into evidence-linked, read-only memory.")
-tools_app = typer.Typer(no_args_is_help=True, help="The small agent-facing commands (actions, turn, grep).")
+from . import __version__
+
+CORPUS_ENV = "WIKITRACE_CORPUS"
+FORMATS = "native, atif, swe-agent, mini-swe-agent, claude-code, openai-chat (tau-bench), react-text"
+ENVIRONMENT = (
+    "Environment: WIKITRACE_CORPUS (default corpus for prompt, check, query, cite), "
+    "OPENAI_API_KEY / OPENAI_BASE_URL / WIKITRACE_MODEL (the LLM; without them the offline compiler runs), "
+    "WIKITRACE_CACHE_DIR (LLM response cache), WIKITRACE_EMBEDDINGS_URL (dialogue embeddings), "
+    "WIKITRACE_DEBUG=1 (show the traceback of an internal error)."
+)
+_SETTINGS = {"help_option_names": ["-h", "--help"]}
+
+
+class _Commands(TyperGroup):
+    """Reports a WikitraceError (or an OSError naming a file) as the one error line and
+    exits with its code, wherever the command is invoked from (main(), a test runner)."""
+
+    def invoke(self, ctx):
+        from .errors import WikitraceError, report
+
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise
+        except (WikitraceError, OSError) as exc:
+            raise typer.Exit(report(exc)) from None
+
+
+def _typer(help: str, **kw) -> typer.Typer:
+    # rich_markup_mode=None: plain help text (flags shown as flags, "[plot]" printed as written).
+    return typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=_SETTINGS,
+                       pretty_exceptions_enable=False, help=help, **kw)
+
+
+app = _typer("Compile agent runs and dialogues into evidence-linked, read-only memory.", epilog=ENVIRONMENT,
+             cls=_Commands)
+tools_app = _typer("The small agent-facing commands (actions, turn, grep).")
+cite_app = _typer("The post-episode citation prompt and its parser.")
+dialogue_app = _typer("Dialogue memory (TrajWiki): compile conversations.", epilog=ENVIRONMENT)
 app.add_typer(tools_app, name="tools")
+app.add_typer(cite_app, name="cite")
+app.add_typer(dialogue_app, name="dialogue")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"wikitrace {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """Compile agent runs and dialogues into evidence-linked, read-only memory."""
+
+
+def _corpus_option(help: str = "A compiled corpus folder."):
+    return typer.Option(None, "--corpus", "-c", envvar=CORPUS_ENV, show_envvar=True, help=help,
+                        metavar="DIR", show_default=False)
+
+
+def _need_corpus(corpus: Optional[Path], option: str = "--corpus DIR") -> Path:
+    if corpus is None:
+        from .errors import UsageError
+
+        raise UsageError("no corpus given", f"pass {option} or set {CORPUS_ENV}", where=option.split()[0])
+    return corpus
 
 
 @app.command()
 def compile(
-    inputs: List[Path] = typer.Argument(..., help="Run files or folders (native JSONL, run folders, OpenAI chat trajectories)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Corpus folder to publish (replaced atomically)."),
-    fmt: Optional[str] = typer.Option(None, "--from", help="Input format; detected when omitted."),
+    inputs: List[Path] = typer.Argument(..., metavar="INPUT", help=f"Run files or folders (walked). Formats: {FORMATS}."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Corpus folder to publish (replaced atomically)."),
+    fmt: Optional[str] = typer.Option(None, "--from", metavar="FORMAT", help="Input format; detected per file when omitted."),
     mount_path: str = typer.Option("/work/corpus", "--mount-path", help="Where the agent sees the corpus."),
-    templates: Optional[Path] = typer.Option(None, "--templates", help="Folder whose templates override the bundled ones."),
+    templates: Optional[Path] = typer.Option(None, "--templates", metavar="DIR", help="Folder whose templates override the bundled ones."),
     task_type: Optional[str] = typer.Option(None, "--task-type", help="Task type for runs that carry none."),
     offline: bool = typer.Option(False, "--offline", help="Use the offline compiler even if an LLM is configured."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model name for the LLM compiler."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name for the LLM compiler (default $WIKITRACE_MODEL)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint: vLLM, Ollama, llama.cpp (default $OPENAI_BASE_URL)."),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="LLM calls in flight at once."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="LLM response cache (default: $WIKITRACE_CACHE_DIR or ~/.cache/wikitrace/llm)."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", metavar="DIR", help="LLM response cache (default $WIKITRACE_CACHE_DIR or ~/.cache/wikitrace/llm)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Ask the model again even for runs whose answer is cached (new answers are still stored)."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Longest answer per LLM request, in tokens (default: $WIKITRACE_MAX_TOKENS or 2048)."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", min=0.001, help="Seconds to wait for one LLM request (default: $WIKITRACE_TIMEOUT or 120)."),
-    outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="run id -> success/failure/score (JSON, CSV or JSONL) for formats with no verdict."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, metavar="N", help="Longest answer per LLM request, in tokens (default $WIKITRACE_MAX_TOKENS or 2048)."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=0.001, metavar="SECONDS", help="Seconds to wait for one LLM request (default $WIKITRACE_TIMEOUT or 120)."),
+    outcomes: Optional[Path] = typer.Option(None, "--outcomes", metavar="FILE", help="run id -> success/failure/score (JSON, CSV or JSONL) for formats with no verdict."),
     strict: bool = typer.Option(False, "--strict", help="Fail when a run has no outcome instead of skipping it."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep secrets in the text (redaction is on by default)."),
-    redact_pattern: List[str] = typer.Option([], "--redact-pattern", help="Extra regex to redact (repeatable)."),
-    batch: bool = typer.Option(False, "--batch", help="Send the model calls through the OpenAI Batch API first (half price, up to 24 h); see docs/batch.md."),
+    redact_pattern: List[str] = typer.Option([], "--redact-pattern", metavar="REGEX", help="Extra regex to redact (repeatable)."),
+    batch: bool = typer.Option(False, "--batch", help="Send the model calls through the OpenAI Batch API first (half price, results within 24 h; rerun with --resume-batch)."),
     resume_batch: Optional[str] = typer.Option(None, "--resume-batch", metavar="ID", help="Collect an earlier --batch submission (batch id, or ids joined by commas), then build."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no summary (errors still print)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the build summary as one JSON object on stdout."),
 ) -> None:
     """Compile runs into raw/ compilation/ insight/ layers with indexes and corpus.json."""
     from .build import BuildOptions, run_build
+    from .cli_checks import existing_folder, valid_patterns
 
     opts = BuildOptions(
-        inputs=inputs, out=out, fmt=fmt, mount_path=mount_path, templates=templates,
+        inputs=inputs, out=out, fmt=fmt, mount_path=mount_path, templates=existing_folder(templates, "--templates"),
         task_type=task_type, offline=offline, model=model, base_url=base_url,
         concurrency=concurrency, cache_dir=cache_dir, outcomes=outcomes, strict=strict,
-        redact=not no_redact, redact_patterns=tuple(redact_pattern), batch=batch, resume_batch=resume_batch,
-        read_cache=not no_cache, max_tokens=max_tokens, timeout=timeout,
+        redact=not no_redact, redact_patterns=valid_patterns(redact_pattern), batch=batch, resume_batch=resume_batch,
+        quiet=quiet, read_cache=not no_cache, max_tokens=max_tokens, timeout=timeout,
     )
-    raise typer.Exit(run_build(opts))
+    raise typer.Exit(run_build(opts, as_json=as_json))
 
 
 @app.command()
-def check(corpus: Path = typer.Argument(..., help="A compiled corpus folder.")) -> None:
+def check(
+    corpus: Optional[Path] = typer.Argument(None, envvar=CORPUS_ENV, show_envvar=True, metavar="[DIR]",
+                                            help="A compiled corpus folder.", show_default=False),
+    as_json: bool = typer.Option(False, "--json", help='Print {"corpus", "ok", "problems"} as JSON.'),
+) -> None:
     """Verify links, source links, turn refs, frontmatter and indexes; exit 1 on any problem."""
     from .corpus.check import check_corpus, print_report
 
+    corpus = _need_corpus(corpus, "DIR")
     problems = check_corpus(corpus)
-    print_report(corpus, problems)
+    if as_json:
+        import json
+
+        print(json.dumps({"corpus": str(corpus), "ok": not problems, "problems": problems}, indent=2))
+    else:
+        print_report(corpus, problems)
     raise typer.Exit(1 if problems else 0)
 
 
 @tools_app.command("install")
-def tools_install(dest: Path = typer.Argument(..., help="Folder to copy the tools into (mount it at /work/tools).")) -> None:
-    """Copy the stdlib-only agent tools into DEST."""
-    from .tools_install import install
+def tools_install(
+    dest: Path = typer.Argument(..., metavar="DIR", help="Folder to copy the tools into (mount it at /work/tools)."),
+    force: bool = typer.Option(False, "--force", help="Replace files in DIR that differ from the bundled tools."),
+    as_json: bool = typer.Option(False, "--json", help="Print the files written as JSON."),
+) -> None:
+    """Copy the stdlib-only agent tools into DIR."""
+    from .tools_install import install_command
 
-    try:
-        written = install(dest)
-    except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
-    for path in written:
-        typer.echo(path)
-
-
-# --- agent-side commands (issue 3) ---
-cite_app = typer.Typer(no_args_is_help=True, help="The post-episode citation prompt and its parser.")
-app.add_typer(cite_app, name="cite")
+    raise typer.Exit(install_command(dest, force, as_json))
 
 
 @app.command()
 def prompt(
-    corpus: Path = typer.Option(..., "--corpus", help="A compiled corpus folder (reads its corpus.json)."),
+    corpus: Optional[Path] = _corpus_option("A compiled corpus folder (reads its corpus.json)."),
     task: Optional[str] = typer.Option(None, "--task", help="The task text, as the agent will receive it."),
-    task_file: Optional[Path] = typer.Option(None, "--task-file", help="Read the task text from this file ('-' for stdin)."),
+    task_file: Optional[Path] = typer.Option(None, "--task-file", metavar="FILE", help="Read the task text from this file ('-' for stdin)."),
     variant: str = typer.Option("wikitrace", "--variant", help="wikitrace, or insights-only (the paper's control)."),
-    budget: Optional[int] = typer.Option(None, "--budget", min=0, help="Token budget for the additions (chars/4); keeps the most relevant insights."),
+    budget: int = typer.Option(4000, "--budget", min=0, help="Token budget for the additions (chars/4); keeps the most relevant insights. 0 inlines every insight (the paper's setting)."),
     task_type: Optional[str] = typer.Option(None, "--task-type", help="The task's type: boosts same-type runs and insights."),
     similar: int = typer.Option(3, "--similar", min=0, help="How many similar past runs to list."),
     mount_path: Optional[str] = typer.Option(None, "--mount-path", help="Where the agent sees the corpus (default: corpus.json's)."),
     tools_path: str = typer.Option("/work/tools", "--tools-path", help="Where the agent sees the corpus tools."),
-    templates: Optional[Path] = typer.Option(None, "--templates", help="Folder whose templates override the bundled ones."),
+    templates: Optional[Path] = typer.Option(None, "--templates", metavar="DIR", help="Folder whose templates override the bundled ones."),
     embedding_model: Optional[str] = typer.Option(None, "--embedding-model", help="Rank runs by embeddings from this model instead of BM25."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for --embedding-model."),
     as_json: bool = typer.Option(False, "--json", help="Print the prompt parts as JSON."),
@@ -98,42 +175,54 @@ def prompt(
     """Render the memory additions (system + task message + citation prompt) for one task."""
     from .agent.cli_glue import prompt_command
 
-    raise typer.Exit(prompt_command(corpus, task, task_file, variant, budget, task_type, similar, mount_path,
-                                    tools_path, templates, embedding_model, base_url, as_json))
+    raise typer.Exit(prompt_command(_need_corpus(corpus), task, task_file, variant, budget, task_type, similar,
+                                    mount_path, tools_path, templates, embedding_model, base_url, as_json))
 
 
 @cite_app.command("prompt")
 def cite_prompt(
-    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Corpus whose first ids serve as examples."),
+    corpus: Optional[Path] = _corpus_option("Corpus whose first ids serve as examples (optional)."),
     variant: str = typer.Option("wikitrace", "--variant", help="wikitrace (R, C, I) or insights-only (I)."),
-    templates: Optional[Path] = typer.Option(None, "--templates", help="Folder whose templates override the bundled ones."),
+    templates: Optional[Path] = typer.Option(None, "--templates", metavar="DIR", help="Folder whose templates override the bundled ones."),
 ) -> None:
     """Print the post-episode citation prompt."""
     from .agent.prompt import citation_prompt
+    from .cli_checks import existing_folder
 
-    typer.echo(citation_prompt(corpus, variant, templates), nl=False)
+    typer.echo(citation_prompt(corpus, variant, existing_folder(templates, "--templates")), nl=False)
 
 
 @cite_app.command("parse")
 def cite_parse(
-    source: str = typer.Argument(..., help="The agent's reply (a file, or '-' for stdin)."),
-    corpus: Path = typer.Option(..., "--corpus", help="The corpus the ids must exist in."),
+    source: str = typer.Argument(..., metavar="FILE", help="The agent's reply (a file, or '-' for stdin)."),
+    corpus: Optional[Path] = _corpus_option("The corpus the ids must exist in."),
     as_json: bool = typer.Option(False, "--json", help="Print the parsed citation as JSON."),
 ) -> None:
     """Read R / C / I ids from a messy reply; exit 1 if any id is unknown, 2 if no JSON object."""
     from .agent.cite import cite_parse_command
 
-    raise typer.Exit(cite_parse_command(source, corpus, as_json))
+    raise typer.Exit(cite_parse_command(source, _need_corpus(corpus), as_json))
 
 
 @app.command()
 def descents(
-    transcript: Path = typer.Argument(..., help="Agent transcript: turn log, OpenAI chat messages, or a file of runs."),
+    transcript: Path = typer.Argument(..., metavar="FILE", help="Agent transcript: turn log, OpenAI chat messages, or a file of runs (JSON or JSONL)."),
     mount_path: str = typer.Option("/work/corpus", "--mount-path", help="Where the agent saw the corpus."),
     tools_path: str = typer.Option("/work/tools", "--tools-path", help="Where the agent saw the corpus tools."),
     as_json: bool = typer.Option(False, "--json", help="Print the descents as JSON."),
+    judge: bool = typer.Option(False, "--judge", help="Label each descent's trigger, target and effect (paper §5.2)."),
+    judges: int = typer.Option(3, "--judges", min=1, help="Judge calls whose majority gives the effect (with --judge)."),
+    offline: bool = typer.Option(False, "--offline", help="Judge with the offline rules even if an LLM is configured."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for the judge (with --judge)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for the judge."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="LLM response cache (as for compile)."),
 ) -> None:
     """Group memory calls into descents and label each run Descent or Stay."""
+    if judge:
+        from .agent.descent_report import judge_command
+
+        raise typer.Exit(judge_command(transcript, mount_path, tools_path, as_json, judges, offline, model,
+                                       base_url, cache_dir))
     from .agent.descents import descents_command
 
     raise typer.Exit(descents_command(transcript, mount_path, tools_path, as_json))
@@ -141,49 +230,56 @@ def descents(
 
 @app.command("eval")
 def eval_(
-    results: Path = typer.Argument(..., help="CSV or JSONL rows: suite, task_id, method, trial, score|success."),
-    csv_out: Optional[Path] = typer.Option(None, "--csv", help="Write the table as CSV here."),
-    plot_out: Optional[Path] = typer.Option(None, "--plot", help="Write a Gain/Regression PNG here (needs wikitrace[plot])."),
+    results: Path = typer.Argument(..., metavar="FILE", help="CSV or JSONL rows: suite, task_id, method, trial, score|success."),
+    csv_out: Optional[Path] = typer.Option(None, "--csv", metavar="FILE", help="Write the table as CSV here."),
+    plot_out: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Write a Gain/Regression PNG here (needs the plot extra: pip install 'wikitrace[plot]')."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     resamples: int = typer.Option(10_000, "--resamples", min=0, help="Bootstrap resamples of tasks within each suite."),
-    reference: str = typer.Option("no-memory", "--reference", help="Method whose trial majority gives B_i."),
+    reference: str = typer.Option("no-memory", "--reference", help="Method whose trial majority gives B_i (case, spaces and dashes ignored: 'No Memory' matches)."),
     rerun: str = typer.Option("no-memory-rerun", "--rerun", help="Rerun No-Memory trials that give the floor."),
     success_threshold: float = typer.Option(1.0, "--success-threshold", help="Score counted as success when no success column."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    labels: Optional[Path] = typer.Option(None, "--labels", help="Instead: the lead by descent label, from `descents --judge --json` output."),
+    method: str = typer.Option("wikitrace", "--method", help="With --labels: the memory method whose descents were labelled."),
+    control: str = typer.Option("insights-only", "--control", help="With --labels: the method it is compared with."),
 ) -> None:
     """Score, Gain and Regression with paired-bootstrap 95% intervals, rerun floor and excess."""
+    if labels is not None:
+        from .agent.descent_breakdown import by_label_command
+
+        raise typer.Exit(by_label_command(results, labels, method, control, success_threshold, as_json, plot_out,
+                                          reference))
     from .agent.evaluate import eval_command
+    from .cli_checks import writable_file
 
-    raise typer.Exit(eval_command(results, csv_out, plot_out, seed, resamples, reference, rerun,
-                                  success_threshold, as_json))
-
-
-# --- dialogue memory commands (issue 4) ---
-
-dialogue_app = typer.Typer(no_args_is_help=True, help="Dialogue memory (TrajWiki): compile conversations.")
-app.add_typer(dialogue_app, name="dialogue")
+    raise typer.Exit(eval_command(results, writable_file(csv_out, "--csv"), writable_file(plot_out, "--plot"),
+                                  seed, resamples, reference, rerun, success_threshold, as_json))
 
 
 @dialogue_app.command("compile")
 def dialogue_compile(
-    inputs: List[Path] = typer.Argument(..., help="LoCoMo files/folders (flat or locomo10.json) or JSONL of messages."),
-    out: Path = typer.Option(..., "--out", "-o", help="Corpus folder; writes OUT/dialogue/<sample>/ (replaced atomically)."),
+    inputs: List[Path] = typer.Argument(..., metavar="INPUT", help="LoCoMo files/folders (flat or locomo10.json) or JSONL of messages."),
+    out: Path = typer.Option(..., "--out", "-o", metavar="DIR", help="Corpus folder; writes OUT/dialogue/<sample>/ (replaced atomically)."),
     sample: Optional[List[str]] = typer.Option(None, "--sample", "-s", help="Compile only these sample ids."),
-    templates: Optional[Path] = typer.Option(None, "--templates", help="Folder whose templates override the bundled ones."),
+    templates: Optional[Path] = typer.Option(None, "--templates", metavar="DIR", help="Folder whose templates override the bundled ones."),
     offline: bool = typer.Option(False, "--offline", help="Never call an LLM, even if one is configured."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model for the structured LLM calls."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for the structured LLM calls (default $WIKITRACE_MODEL)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no summary (errors still print)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object on stdout."),
 ) -> None:
     """Compile dialogues into snapshots, trajectories, a Memory Wiki and a retrieval index."""
+    from .cli_checks import existing_folder
     from .dialogue.cli_support import compile_command
 
-    raise typer.Exit(compile_command(inputs, out, sample or [], templates, offline, model, base_url))
+    raise typer.Exit(compile_command(inputs, out, sample or [], existing_folder(templates, "--templates"),
+                                     offline, model, base_url, quiet=quiet, as_json=as_json))
 
 
 @app.command("query")
 def query(
     question: str = typer.Argument(..., help="The question."),
-    corpus: Path = typer.Option(..., "--corpus", "-c", help="Corpus folder holding dialogue/."),
+    corpus: Optional[Path] = _corpus_option("Corpus folder holding dialogue/."),
     sample: Optional[str] = typer.Option(None, "--sample", "-s", help="Sample id (optional when there is one)."),
     budget: int = typer.Option(2000, "--budget", min=50, help="Source-context budget in whitespace tokens."),
     as_json: bool = typer.Option(False, "--json", help="Print the evidence packet as JSON."),
@@ -194,26 +290,46 @@ def query(
     """Retrieve evidence for a question from a compiled dialogue (wiki -> trajectories -> sources)."""
     from .dialogue.cli_support import query_command
 
-    raise typer.Exit(query_command(corpus, sample, question, budget, as_json, offline, model, base_url))
+    raise typer.Exit(query_command(_need_corpus(corpus), sample, question, budget, as_json, offline, model, base_url))
+
+
+def _dispatch() -> int | None:
+    import sys
+
+    argv = sys.argv[1:]
+    # `prompt` runs once per agent task: parse it without typer (whose option
+    # handling imports pydantic) when the arguments are plain.
+    if argv[:1] == ["prompt"]:
+        from .agent.cli_glue import prompt_main
+
+        rc = prompt_main(argv[1:])
+        if rc is not None:
+            return rc
+    # `query` likewise runs once per question.
+    if len(argv) > 1 and argv[0] == "query" and not {"--help", "-h"} & set(argv):
+        from .dialogue.__main__ import main as dialogue_main
+
+        return dialogue_main(argv)
+    return app()
+
+
+# --- MCP server (optional extra: pip install 'wikitrace[mcp]') ---
+
+@app.command("mcp")
+def mcp_(
+    corpus: Optional[Path] = _corpus_option("A compiled corpus folder (served read-only)."),
+    http: Optional[int] = typer.Option(None, "--http", metavar="PORT", help="Serve streamable HTTP on 127.0.0.1:PORT instead of stdio."),
+) -> None:
+    """Serve the corpus to MCP clients (Claude Code, Claude Desktop, Cursor, Agents SDK)."""
+    from .mcp_server import mcp_command
+
+    raise typer.Exit(mcp_command(_need_corpus(corpus), http))
 
 
 def main() -> None:
-    import sys
+    from .errors import run
 
-    # `prompt` runs once per agent task: parse it without typer (whose option
-    # handling imports pydantic) when the arguments are plain.
-    if len(sys.argv) > 1 and sys.argv[1] == "prompt":
-        from .agent.cli_glue import prompt_main
-
-        rc = prompt_main(sys.argv[2:])
-        if rc is not None:
-            raise SystemExit(rc)
-    # `query` likewise runs once per question.
-    if len(sys.argv) > 2 and sys.argv[1] == "query" and "--help" not in sys.argv:
-        from .dialogue.__main__ import main as dialogue_main
-
-        raise SystemExit(dialogue_main(sys.argv[1:]))
-    app()
+    run(_dispatch)
 
 
 if __name__ == "__main__":

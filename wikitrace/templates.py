@@ -34,6 +34,73 @@ def _oneline(value) -> str:
     return " ".join(value.split())
 
 
+_MD_ACTIVE = frozenset("[]`<>")
+_MD_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def md_text(value) -> str:
+    """Run or model text made safe to place in a page: brackets, backticks and angle
+    brackets are backslash-escaped, so a viewer shows ``[g](docs/guide.md)`` or a
+    backticked path as the text it is, never as a link or code the page did not write
+    (and ``wikitrace check`` judges only the links the templates wrote). A backslash
+    that would escape the next character is doubled so it stays visible."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    if not any(ch in _MD_ACTIVE or ch == "\\" for ch in text):
+        return text
+    out = []
+    for i, ch in enumerate(text):
+        if ch in _MD_ACTIVE:
+            out.append("\\" + ch)
+        elif ch == "\\" and i + 1 < len(text) and text[i + 1] in _MD_PUNCT:
+            out.append("\\\\")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def fence(value) -> str:
+    """``value`` in a fenced code block longer than any backtick run inside it, so a
+    viewer shows the text exactly and nothing in it can become a link."""
+    text = "" if value is None else str(value)
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    marks = "`" * max(3, longest + 1)
+    return f"{marks}text\n{text.rstrip(chr(10))}\n{marks}"
+
+
+CAP_LINES, CAP_CHARS = (30, 10), (3000, 1000)  # the agent tool `turn` cuts fields the same way
+
+
+def cap_text(text: str, step: str, turn: int) -> str:
+    """A long field as its head and tail with a line saying what was cut and how to see it."""
+    (head_lines, tail_lines), (head_chars, tail_chars) = CAP_LINES, CAP_CHARS
+    if len(text) <= head_chars + tail_chars and text.count("\n") < head_lines + tail_lines:
+        return text
+    lines = text.split("\n")
+    if len(lines) > head_lines + tail_lines:
+        head, tail = "\n".join(lines[:head_lines]), "\n".join(lines[-tail_lines:])
+    else:
+        head, tail = text, ""
+    if len(head) + len(tail) > head_chars + tail_chars:
+        head, tail = head[:head_chars], (tail or text)[-tail_chars:]
+    cut_lines = text.count("\n") - head.count("\n") - (tail.count("\n") + 1 if tail else 0)
+    what = f"{cut_lines} lines" if cut_lines > 1 else f"{len(text) - len(head) - len(tail)} characters"
+    return f"{head}\n… {what} cut — `turn {step} {turn} --full`\n{tail}"
+
+
+def _visible(value):
+    """Control characters in a rendered value shown as escapes (``controls``)."""
+    if isinstance(value, str):
+        from .controls import visible
+
+        return visible(value)
+    return value
+
+
 @lru_cache(maxsize=8)
 def environment(override: str | None = None) -> jinja2.Environment:
     dirs = ([override] if override else []) + [str(bundled_dir("corpus_templates"))]
@@ -47,6 +114,9 @@ def environment(override: str | None = None) -> jinja2.Environment:
         auto_reload=False,  # templates do not change during a build: no stat per render
     )
     env.filters["oneline"] = _oneline
+    env.filters["md"] = md_text
+    env.filters["fence"] = fence
+    env.finalize = _visible  # every value a template prints: run content and model text alike
     return env
 
 

@@ -139,7 +139,7 @@ def _normalise_id(key: str, item: Any) -> tuple[str | None, str]:
     m = _ID.search(text)
     if m:
         return format_id(m.group(1).lower(), int(m.group(2))), text
-    if text.isdigit():
+    if text.isdecimal():
         return format_id("insight" if key == "I" else "step", int(text)), text
     return None, text
 
@@ -202,14 +202,18 @@ def cite_parse_command(source: str, corpus: Path, as_json: bool) -> int:
 
     from rich.console import Console
 
-    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    from ..errors import InputError, PREFIX
+
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", "give the agent's reply as UTF-8", where=source) from None
     try:
         cit = parse_and_check(text, corpus)
     except CitationError as exc:
         if as_json:
             print(json.dumps({"error": str(exc)}))
-        else:
-            Console(stderr=True).print(f"[red]error:[/red] {exc}")
+        sys.stderr.write(f"{PREFIX}{source}: {exc} — the reply must hold a JSON object with R, C or I lists\n")
         return 2
     if as_json:
         print(json.dumps(cit.to_dict(), indent=2))

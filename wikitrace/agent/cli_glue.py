@@ -11,7 +11,8 @@ def prompt_command(corpus: Path, task: str | None, task_file: Path | None, varia
                    task_type: str | None, similar: int, mount_path: str | None, tools_path: str,
                    templates: Path | None, embedding_model: str | None, base_url: str | None, as_json: bool) -> int:
     # No rich here: it would cost more to import than the whole indexed prompt build.
-    from .corpusdata import CorpusError
+    # Errors are raised (errors.WikitraceError) and printed by cli.main.
+    from ..errors import InputError, UsageError
     from .prompt import build_prompt
     from .similarity import make_backend
 
@@ -19,17 +20,19 @@ def prompt_command(corpus: Path, task: str | None, task_file: Path | None, varia
         sys.stderr.write(msg + "\n")
 
     if (task is None) == (task_file is None):
-        err("error: give exactly one of --task TEXT or --task-file FILE")
-        return 2
+        raise UsageError("give exactly one of --task TEXT or --task-file FILE", where="prompt")
     if task_file is not None:
-        task = sys.stdin.read() if str(task_file) == "-" else task_file.read_text(encoding="utf-8")
+        try:
+            task = sys.stdin.read() if str(task_file) == "-" else task_file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InputError("no such file", "check the --task-file path", where=task_file) from None
+        except UnicodeDecodeError:
+            raise InputError("not UTF-8 text", "save the task as UTF-8", where=task_file) from None
+    if templates is not None and not Path(templates).is_dir():
+        raise UsageError("no such folder", "give an existing folder to --templates", where=templates)
     backend = make_backend("embeddings", model=embedding_model, base_url=base_url) if embedding_model else None
-    try:
-        parts = build_prompt(corpus, task, variant=variant, budget=budget, task_type=task_type, k=similar,
-                             mount_path=mount_path, tools_path=tools_path, templates=templates, backend=backend)
-    except (CorpusError, ValueError) as exc:
-        err(f"error: {exc}")
-        return 2
+    parts = build_prompt(corpus, task, variant=variant, budget=budget or None, task_type=task_type, k=similar,
+                         mount_path=mount_path, tools_path=tools_path, templates=templates, backend=backend)
     if as_json:
         print(json.dumps(parts.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -45,6 +48,9 @@ def prompt_parser():
     """``wikitrace prompt``'s options as an argparse parser (the same names, defaults and
     limits as the typer command in cli.py; tests/test_agent_index.py checks they agree)."""
     import argparse
+    import os
+
+    from .prompt import DEFAULT_BUDGET
 
     def non_negative(text: str) -> int:
         value = int(text)
@@ -53,11 +59,11 @@ def prompt_parser():
         return value
 
     ap = argparse.ArgumentParser(prog="wikitrace prompt", add_help=False, allow_abbrev=False)
-    ap.add_argument("--corpus", type=Path, required=True)
+    ap.add_argument("--corpus", "-c", type=Path, default=os.environ.get("WIKITRACE_CORPUS") or None)
     ap.add_argument("--task")
     ap.add_argument("--task-file", type=Path)
     ap.add_argument("--variant", default="wikitrace")
-    ap.add_argument("--budget", type=non_negative)
+    ap.add_argument("--budget", type=non_negative, default=DEFAULT_BUDGET)
     ap.add_argument("--task-type")
     ap.add_argument("--similar", type=non_negative, default=3)
     ap.add_argument("--mount-path")
@@ -87,5 +93,7 @@ def prompt_main(argv: list[str]) -> int | None:
             ns = prompt_parser().parse_args(argv)
         except SystemExit:
             return None
+    if ns.corpus is None:
+        return None  # typer's command says what is missing
     return prompt_command(ns.corpus, ns.task, ns.task_file, ns.variant, ns.budget, ns.task_type, ns.similar,
                           ns.mount_path, ns.tools_path, ns.templates, ns.embedding_model, ns.base_url, ns.as_json)

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
+
 _ID = re.compile(r"^(step|insight)-(\d+)$")
 
 
-class CorpusError(ValueError):
+class CorpusError(InputError):
     """The folder is not a compiled corpus, or its corpus.json is malformed."""
 
 

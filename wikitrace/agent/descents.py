@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..runs.model import Turn
+from ..runs.model import RunError, Turn
 from ..runs.openai_chat import messages_to_turns
 from ..runs.turnlog import parse_turns
 
@@ -98,6 +98,15 @@ def _turns_of(records: list[Any], where: str) -> list[Turn]:
     return messages_to_turns(records, where)
 
 
+def _not_a_transcript(path: Path, line: int | None = None) -> Exception:
+    from ..errors import InputError
+
+    return InputError("not a transcript (JSON or JSONL of turns, chat messages or runs)",
+                      "give a JSON list or JSONL of turn records ({\"turn\", \"type\", \"name\", ...}) or "
+                      "chat messages ({\"role\", \"content\"})",
+                      where=path, line=line)
+
+
 def read_transcripts(path: Path) -> list[tuple[str, list[Turn]]]:
     """(name, turns) for every run in the file."""
     text = path.read_text(encoding="utf-8")
@@ -108,11 +117,17 @@ def read_transcripts(path: Path) -> list[tuple[str, list[Turn]]]:
     except json.JSONDecodeError:
         records = None
     if records is None:  # JSONL
-        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        records = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError:
+                    raise _not_a_transcript(path, n) from None
     if isinstance(records, dict):
         records = [records] if _is_run(records) else records
     if not isinstance(records, list):
-        raise ValueError(f"{path}: expected a list of turns, chat messages or runs")
+        raise _not_a_transcript(path)
     if records and all(_is_run(r) for r in records):
         out = []
         for i, rec in enumerate(records):
@@ -282,7 +297,14 @@ def descents_command(path: Path, mount_path: str, tools_path: str, as_json: bool
     from rich.console import Console
     from rich.table import Table
 
-    reports = analyse_file(path, mount_path, tools_path)
+    from ..errors import InputError
+
+    try:
+        reports = analyse_file(path, mount_path, tools_path)
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", "give the transcript as UTF-8 JSON or JSONL", where=path) from None
+    except RunError as exc:  # a record of the wrong shape inside a transcript
+        raise InputError(str(exc), "give the agent's turn log or chat messages") from None
     if as_json:
         print(json.dumps([r.to_dict() for r in reports], indent=2))
         return 0

@@ -31,10 +31,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..errors import InputError
+
 AVERAGE = "average"
 
 
-class EvalError(ValueError):
+class EvalError(InputError):
     pass
 
 
@@ -65,13 +67,47 @@ def _truthy(value: Any) -> bool | None:
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise EvalError("not UTF-8 text", "save the results table as UTF-8 CSV or JSONL", where=path) from None
     first = text.lstrip()[:1]
-    if first in "[{":
+    try:
         if first == "[":
-            return json.loads(text)
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    return list(csv.DictReader(text.splitlines()))
+            rows = json.loads(text)
+        elif first == "{":
+            rows = []
+            for n, line in enumerate(text.splitlines(), 1):
+                if line.strip():
+                    try:
+                        rows.append(json.loads(line))
+                    except json.JSONDecodeError as exc:
+                        raise EvalError(f"not a JSON object ({exc.msg})", "one JSON object per line",
+                                        where=path, line=n) from None
+        else:
+            rows = list(csv.DictReader(text.splitlines()))
+    except json.JSONDecodeError as exc:
+        raise EvalError(f"not valid JSON ({exc.msg})", "fix the JSON or give a CSV with a header",
+                        where=path, line=exc.lineno) from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise EvalError("expected rows of suite, task_id, method, trial, score|success",
+                        "give a CSV with a header, a JSON list of objects or JSONL", where=path)
+    return rows
+
+
+def method_key(name: str) -> str:
+    """A method name as compared: case, spaces, dashes and underscores ignored, so the
+    paper's "No Memory" is the CLI's ``no-memory``."""
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def _find_method(name: str | None, methods: list[str]) -> str | None:
+    if name is None:
+        return None
+    if name in methods:
+        return name
+    matches = [m for m in methods if method_key(m) == method_key(name)]
+    return matches[0] if len(matches) == 1 else None
 
 
 def parse_trials(rows: Iterable[dict[str, Any]], success_threshold: float = 1.0) -> list[Trial]:
@@ -147,7 +183,7 @@ class EvalResult:
 
 
 def _natural(s: str):
-    return (0, int(s), s) if s.lstrip("-").isdigit() else (1, 0, s)
+    return (0, int(s), s) if s.lstrip("-").isdecimal() else (1, 0, s)
 
 
 def _mean_std(values: list[float]) -> tuple[float, float]:
@@ -199,9 +235,11 @@ def evaluate(
         raise EvalError("no rows to evaluate")
     suites = sorted({t.suite for t in trials})
     all_methods = sorted({t.method for t in trials})
-    if reference not in all_methods:
-        raise EvalError(f"no trials of the reference method {reference!r}; methods are {', '.join(all_methods)}")
-    rerun = rerun if rerun in all_methods else None
+    found = _find_method(reference, all_methods)
+    if found is None:
+        raise EvalError(f"no trials of the reference method {reference!r}; methods are {', '.join(all_methods)}",
+                        "name the no-memory baseline with --reference")
+    reference, rerun = found, _find_method(rerun, all_methods)
     methods = [reference] + [m for m in all_methods if m not in (reference, rerun)]
     scored = [m for m in methods if m != reference]
     result = EvalResult(suites=suites, methods=methods, reference=reference, rerun=rerun,
@@ -412,12 +450,14 @@ def eval_command(results: Path, csv_out: Path | None, plot_out: Path | None, see
                  reference: str, rerun: str, success_threshold: float, as_json: bool) -> int:
     try:
         trials = parse_trials(read_rows(results), success_threshold)
+    except EvalError as exc:
+        raise exc if exc.where is not None else EvalError(exc.what, exc.fix, where=results) from None
+    except ValueError as exc:  # a score that is not a number
+        raise EvalError(str(exc), "scores must be numbers", where=results) from None
+    try:
         result = evaluate(trials, reference=reference, rerun=rerun or None, resamples=resamples, seed=seed)
-    except (EvalError, ValueError) as exc:
-        from rich.console import Console
-
-        Console(stderr=True).print(f"[red]error:[/red] {results}: {exc}")
-        return 2
+    except EvalError as exc:
+        raise EvalError(exc.what, exc.fix, where=results) from None
     if as_json:
         print(json.dumps(result.to_dict(), indent=2))
     else:

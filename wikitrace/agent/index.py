@@ -10,7 +10,8 @@ reads only the parts it touches (``open_index``):
   query is a handful of posting-list walks in plain Python (no numpy import);
 * each insight rendered by the bundled ``agent/_insight.md.j2`` (with its ``Source:``
   line; the Insights Only text is the same bytes with one cut out), the display
-  order, the task kinds and the insight ids;
+  order, the task kinds, the insight ids and, per insight, the first insight that
+  teaches the same lesson (lesson_key.py: the prompt shows a lesson once);
 * the byte span of every run and insight entry inside ``corpus.json``, so the few runs
   a prompt lists (and insights it renders with overridden templates) are parsed alone.
 
@@ -42,12 +43,13 @@ from bisect import bisect_left
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from .lesson_key import lesson_groups
 from .corpusdata import InsightInfo, RunInfo, id_key, insight_from_entry, run_from_entry, task_kind
 from .similarity import STOPWORDS, _TOKEN, tokenize
 from ..corpus.corpus_json import corpus_region  # the one layout of corpus.json
 
 INDEX_PATH = "index/prompt.bin"
-FORMAT = "wikitrace-prompt-index/1"
+FORMAT = "wikitrace-prompt-index/2"  # 2: the "lesson" section (same lesson, shown once)
 K1, B = 1.5, 0.75  # as similarity.BM25's defaults
 _RUNS_MARK = b'\n "runs": ['
 _INSIGHT_TEMPLATE = "agent/_insight.md.j2"
@@ -240,6 +242,7 @@ def write_prompt_index(stage_dir: Path, runs: list[dict], insights: list[dict],
         ("ins_ids", "s", "\n".join(i.id for i in ins_infos)),
         ("display", "I", sorted(range(len(ins_infos)), key=lambda j: (ins_infos[j].kind, id_key(ins_infos[j].id)))),
         ("text", "s", bytes(blob)), ("text_off", "I", text_off),
+        ("lesson", "I", lesson_groups(ins_infos)),
     ]
     if cuts:
         sections.append(("cut", "I", cuts))
@@ -401,6 +404,10 @@ class PromptIndex:
 
     def display(self) -> list[int]:
         return self._cached("display", lambda: list(self._ints("display")))
+
+    def lesson_reps(self) -> list[int]:
+        """Per insight, the first insight of its kind that teaches the same lesson."""
+        return self._cached("lesson", lambda: list(self._ints("lesson")) if self.n_insights else [])
 
     def _kind_list(self, what: str) -> list[str]:
         return self._cached(f"kinds:{what}", lambda: [self.kinds[k] for k in self._ints(what)])

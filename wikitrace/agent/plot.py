@@ -18,7 +18,9 @@ def plot_gain_regression(result: EvalResult, out: str | Path, suite: str | None 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:  # pragma: no cover - depends on the install
-        raise SystemExit("the plot needs matplotlib: pip install 'wikitrace[plot]'") from None
+        from ..errors import UsageError
+
+        raise UsageError("the plot needs matplotlib", "pip install 'wikitrace[plot]'", where="--plot") from None
 
     suite = suite or (AVERAGE if len(result.suites) > 1 else result.suites[0])
     methods = [m for m in result.methods if m != result.reference]

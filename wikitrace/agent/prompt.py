@@ -27,11 +27,16 @@ from typing import Any
 
 from ..templates import render
 from .corpusdata import CorpusData, InsightInfo, as_corpus, id_key, task_kind
+from .lesson_key import LessonTexts, lesson_groups, unique
 from .similarity import BM25Backend, ScoreBackend, rank_runs
 
 VARIANTS = ("wikitrace", "insights-only")
 DEFAULT_TOOLS = "/work/tools"
 CHARS_PER_TOKEN = 4
+# The CLI's default budget: the additions stay a small part of an 8k-token context
+# window (and a sliver of a 32k-128k one); `--budget 0` inlines every insight as the
+# paper does. The library's own default stays "no budget".
+DEFAULT_BUDGET = 4000
 
 
 def estimate_tokens(text: str) -> int:
@@ -65,6 +70,8 @@ class PromptParts:
     budget: int | None
     tokens: int              # estimate_tokens(system + memory_block + similar_block)
     notes: list[str] = field(default_factory=list)
+    # the same lesson drawn from several runs is shown once: shown id -> the other ids it stands for
+    same_lesson: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,10 +83,11 @@ class PromptParts:
         return "\n".join(parts + [""])  # one copy of a possibly huge text, not two
 
 
-def _insight_ctx(ins: InsightInfo) -> dict[str, Any]:
+def _insight_ctx(ins: InsightInfo, also: list[InsightInfo] = ()) -> dict[str, Any]:
     return {"id": ins.id, "title": ins.title, "task_type": ins.task_type, "apps": ins.apps,
             "guideline": ins.guideline, "applicability": ins.applicability,
-            "source_step": ins.source_step, "source_outcome": ins.source_outcome}
+            "source_step": ins.source_step, "source_outcome": ins.source_outcome,
+            "also": [{"id": a.id, "source_step": a.source_step, "source_outcome": a.source_outcome} for a in also]}
 
 
 def display_order(insights: list[InsightInfo]) -> list[InsightInfo]:
@@ -91,11 +99,14 @@ _BATCH = ('{% from "agent/_insight.md.j2" import insight %}'
           '{% for i in items %}{{ insight(i, show_source) }}\x00{% endfor %}')
 
 
-def render_insights(env, items: list[InsightInfo], show_source: bool) -> list[str]:
-    """Each insight through agent/_insight.md.j2's macro, in one template pass."""
+def render_insights(env, items: list[InsightInfo], show_source: bool,
+                    also: list[list[InsightInfo]] | None = None) -> list[str]:
+    """Each insight through agent/_insight.md.j2's macro, in one template pass; ``also``:
+    per item, the other insights that teach the same lesson (shown as its sources)."""
     if not items:
         return []
-    text = env.from_string(_BATCH).render(items=[_insight_ctx(i) for i in items], show_source=show_source)
+    ctx = [_insight_ctx(i, a) for i, a in zip(items, also or [()] * len(items))]
+    text = env.from_string(_BATCH).render(items=ctx, show_source=show_source)
     return [p.strip("\n") for p in text.split("\x00")[:-1]]
 
 
@@ -223,6 +234,19 @@ class _CorpusSource:
     def texts(self, show_source, templates):
         return _CorpusTexts(InsightTexts(self.data, show_source, templates))
 
+    @property
+    def cache(self) -> dict:
+        return self.data.cache
+
+    def reps(self) -> list[int]:
+        hit = self.data.cache.get("lesson-reps")
+        if hit is None:
+            hit = self.data.cache["lesson-reps"] = lesson_groups(self.data.insights)
+        return hit
+
+    def info(self, j: int) -> InsightInfo:
+        return self.data.insights[j]
+
 
 class _CorpusTexts:
     def __init__(self, texts: InsightTexts):
@@ -266,6 +290,16 @@ class _IndexSource:
     def texts(self, show_source, templates):
         return self.idx.texts(show_source, templates)
 
+    @property
+    def cache(self) -> dict:
+        return self.idx.cache
+
+    def reps(self) -> list[int]:
+        return self.idx.lesson_reps()
+
+    def info(self, j: int) -> InsightInfo:
+        return self.idx.insight(j)
+
 
 def _source(corpus, backend):
     if isinstance(corpus, (str, Path)) and (backend is None or isinstance(backend, BM25Backend)):
@@ -299,7 +333,7 @@ def build_prompt(
     the same prompt.
     """
     if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
+        raise _unknown_variant(variant)
     if budget is not None and budget < 0:
         raise ValueError("budget must be a non-negative number of tokens")
     src = _source(corpus, backend)
@@ -327,8 +361,10 @@ def build_prompt(
                       example_step=example_step, example_insight=example_insight)
     block_kw = dict(show_source=wiki, mount=mount, tools=tools, templates=templates)
 
-    texts = src.texts(wiki, templates)
-    everything = src.display()   # insight positions (id order) in display order
+    reps = src.reps()
+    texts = LessonTexts(src.texts(wiki, templates), reps, src.info, wiki, templates, src.cache)
+    # insight positions (id order) in display order, one per lesson
+    everything = [j for j in src.display() if reps[j] == j] if texts.members else src.display()
     kept = everything
     if budget is not None:
         # the block is its frame plus each insight's text and a newline; when the pool's
@@ -338,7 +374,7 @@ def build_prompt(
             (len(system) + total + len(_memory_block([], left_out=0, **block_kw)) + len(similar_block))
             / CHARS_PER_TOKEN) <= budget
         if not fits:
-            order = src.priority(task, similar, kind)
+            order = unique(reps[j] for j in src.priority(task, similar, kind))
             frame = _memory_block([], left_out=len(everything), **block_kw)
             room = budget * CHARS_PER_TOKEN - len(system) - len(similar_block) - len(frame)
             chosen: list[int] = []
@@ -366,7 +402,8 @@ def build_prompt(
 
     ids = src.insight_ids
     kept_set = set(kept)
-    left_out_ids = [i for j, i in enumerate(ids) if j not in kept_set] if len(kept) < len(ids) else []
+    left_out_ids = [i for j, i in enumerate(ids) if reps[j] not in kept_set] if len(kept) < len(everything) else []
+    same_lesson = {ids[j]: [ids[k] for k in texts.members[j]] for j in kept if j in texts.members}
     memory_block = _memory_block([texts.get(j) for j in kept], left_out=len(left_out_ids), **block_kw)
     # joined once: with every insight inlined the block is megabytes, and each copy costs
     user = "".join([memory_block, "\n", task.rstrip("\n"), "\n", "\n" if similar_block else "", similar_block])
@@ -375,14 +412,21 @@ def build_prompt(
         task=task, citation=citation, insight_ids=[ids[j] for j in kept], left_out=len(left_out_ids),
         left_out_ids=left_out_ids, similar_runs=similar, mount_path=mount if wiki else None, budget=budget,
         tokens=math.ceil((len(system) + len(memory_block) + len(similar_block)) / CHARS_PER_TOKEN), notes=notes,
+        same_lesson=same_lesson,
     )
+
+
+def _unknown_variant(variant: str) -> Exception:
+    from ..errors import UsageError
+
+    return UsageError(f"unknown variant {variant!r}", f"use one of {', '.join(VARIANTS)}", where="--variant")
 
 
 def citation_prompt(corpus: "CorpusData | str | Path | dict | None" = None, variant: str = "wikitrace",
                     templates: str | Path | None = None) -> str:
     """The post-episode citation prompt alone (examples use the corpus's first ids)."""
     if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; use one of {', '.join(VARIANTS)}")
+        raise _unknown_variant(variant)
     src = _source(corpus, None) if corpus is not None else None
     step = (src.first_step if src else None) or "step-0023"
     ins = (src.first_insight if src else None) or "insight-0040"

@@ -512,6 +512,7 @@ def _store_batch(batch: Any, local: Path, client: Any, compiler: Any, report: Ba
                     inp.seek(offsets[cid])
                     body = json.loads(inp.readline()).get("body") or {}
                     text, usage = answer
+                    text = compiler.redacted(text)  # a key the model wrote back is never cached
                     compiler.cache.put(cid, CachedAnswer(text, usage), model=str(body.get("model") or compiler.model),
                                        mode=_mode_of(body), messages=body.get("messages") or [])
                     report.succeeded += 1

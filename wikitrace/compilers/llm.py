@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..llm_config import LLMConfig
+from ..redact import default_redactor
 from ..runs.model import Run
 from ..templates import environment, render
 from .answer_check import BadAnswer, check_answer, norm
@@ -137,6 +138,9 @@ class LLMCompiler:
         self.solver_prompt_limit = solver_prompt_limit
         self.cache = ResponseCache(cache_dir) if use_cache else None
         self.read_cache = read_cache
+        # Answers are redacted before they are checked, cached or written: a model may
+        # write a key back. The build sets its own (user patterns), or None with --no-redact.
+        self.redactor = default_redactor()
         self._stats = CompileStats()
         self.transport = ChatTransport(
             config, self._stats, concurrency=concurrency, timeout=config.timeout if timeout is None else timeout,
@@ -284,7 +288,7 @@ class LLMCompiler:
                 hit = self.cache.get(key)
                 if hit is not None:
                     self._stats.cache_hits += 1
-                    return _FirstAnswer(hit.text, dict(hit.usage), m, by_mode[m], key, cached=True)
+                    return _FirstAnswer(self.redacted(hit.text), dict(hit.usage), m, by_mode[m], key, cached=True)
         transport = self.transport
         state = transport.loop_state()
         if self._mode_settled and transport.proven:
@@ -349,7 +353,11 @@ class LLMCompiler:
         return self._key(messages, mode)
 
     async def _request(self, messages: list[dict[str, str]], outcome: str, mode: str) -> tuple[str, dict[str, int]]:
-        return await self.transport.send(self.request_body(messages, outcome, mode), mode)
+        text, usage = await self.transport.send(self.request_body(messages, outcome, mode), mode)
+        return self.redacted(text), usage
+
+    def redacted(self, text: str) -> str:
+        return self.redactor.text(text) if self.redactor is not None else text
 
 
 def _add_usage(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:

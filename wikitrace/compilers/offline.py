@@ -1,103 +1,36 @@
 """The offline compiler: a deterministic reading of the turn log, no model involved.
 
 It cannot know *why* a run went the way it did, so it says only what the log
-shows and labels itself ``compiler: offline``:
+shows and labels itself ``compiler: offline``. Items are ranked, not taken in
+order, and the page says how many calls it left out:
 
-- success: the first look-up, every state-changing call that went through, and
-  every call that worked after the same tool had failed (a recovery);
-- failure: every call the environment answered with an error (with the turn
-  before it), repeated identical calls, and the last state-changing calls made
-  after the last error, as suspects; an ending by the harness is reported as
-  such, not as the agent's choice.
+- success: the last state-changing call (what settled the outcome), the other
+  state-changing calls that went through, every call that got past an error
+  (a recovery), the look-ups whose observations supplied an argument of those
+  calls, and the first look-up;
+- failure, ranked so that the first cause is the turn the log most points at:
+  state-changing calls shown in full, their arguments checked against what the
+  run had seen or been told before them and against the rules of its own system
+  prompt (a call where either check fails comes first); errors the run never got
+  past; identical calls repeated; a run that never acted. An ending by the
+  harness is stated as such, never as a cause.
 
-Insights name tools and kinds of things, never ids or values from the run.
+Lessons (lessons.py) name the run's own tools, argument keys, errors and rules.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections import Counter
+from dataclasses import dataclass
 
-from ..runs.model import Run, Turn
+from ..runs.model import Run
 from .base import CompileStats
 from .grounding import ground
-from .schema import MAX_INSIGHTS, MAX_ITEMS, CandidateInsight, Compilation, Evidence
-
-# Tool names that read state rather than change it.
-_READ_PREFIXES = (
-    "get", "search", "list", "find", "read", "look", "view", "show", "fetch", "query",
-    "check", "lookup", "calculate", "compute", "think", "inventory", "examine", "ls", "cat",
-    "grep", "open_file", "describe", "count", "retrieve", "browse", "info",
-)
-_AFFIRM = re.compile(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|sure|please do)\b", re.I)
-_VALUE = re.compile(r"\b(?=[A-Za-z_]*\d)[A-Za-z0-9_\-]{3,}\b|\b\d+(?:\.\d+)?\b")
-
-
-def is_read_only(name: str) -> bool:
-    """Judged from the tool's name: ``get_user``, ``searchFlights``, ``ls`` read; others change state."""
-    low = name.lower()
-    head = re.split(r"[^a-z]", low)[0]
-    return head in _READ_PREFIXES or low.startswith(("get", "search", "list", "find"))
-
-
-def _clip(text: str | None, limit: int = 160) -> str:
-    flat = " ".join((text or "").split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def _quote(text: str | None, limit: int = 120) -> str | None:
-    """An exact, whitespace-folded prefix of an observation, short enough to read."""
-    flat = " ".join((text or "").split())
-    if not flat:
-        return None
-    if len(flat) <= limit:
-        return flat
-    cut = flat[:limit]
-    return cut[: cut.rfind(" ")] if " " in cut else cut
-
-
-def _generic(text: str) -> str:
-    """Strip values that hold only in one episode (ids, numbers) from a lesson."""
-    return " ".join(_VALUE.sub("<value>", text).split())
-
-
-def _call(turn: Turn) -> str:
-    args = turn.arguments
-    if isinstance(args, dict):
-        shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
-    elif args is None:
-        shown = ""
-    else:
-        shown = str(args)
-    return f"{turn.name}({_clip(shown, 100)})"
-
-
-def _signature(turn: Turn) -> str:
-    return f"{turn.name}({json.dumps(turn.arguments, sort_keys=True, default=str)})"
-
-
-def _short_task(instruction: str, limit: int = 90) -> str:
-    flat = " ".join(instruction.split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat[:limit]
-    return (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip(",;:") + "…"
-
-
-def _previous_action(actions: list[Turn], turn: Turn) -> Turn | None:
-    before = [a for a in actions if a.turn < turn.turn]
-    return before[-1] if before else None
-
-
-def _confirmed_before(run: Run, call: Turn) -> bool:
-    """Did a user message agreeing to something come just before this call?"""
-    for t in reversed([t for t in run.turns if t.turn < call.turn]):
-        if t.type == "function_call":
-            return False
-        if t.type == "message" and t.role == "user":
-            return bool(_AFFIRM.search(t.content or ""))
-    return False
+from .lessons import lessons_for
+from .reading import Call, Reading, check_arguments, full_arguments, harness_reason, read_run
+from .rules import rules_for
+from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
+from .text import clip, quote_of, short_task, signature
 
 
 class OfflineCompiler:
@@ -115,204 +48,220 @@ class OfflineCompiler:
         return compile_offline(run)
 
 
+@dataclass
+class Item:
+    """A candidate decision or cause: the higher ``rank``, the more it says about the outcome."""
+
+    rank: float
+    evidence: Evidence
+    kind: str  # "write" | "recovery" | "lookup" | "error" | "loop" | "idle"
+    call: Call | None = None
+
+
 def compile_offline(run: Run) -> Compilation:
-    actions = run.actions
-    kind = run.task.task_type or (", ".join(run.task.apps) if run.task.apps else "similar")
-    if run.outcome.success:
-        evidence, insights = _success(run, actions, kind)
-    else:
-        evidence, insights = _failure(run, actions, kind)
-    errors = sum(1 for a in actions if a.is_error)
-    tools = list(dict.fromkeys(a.name for a in actions if a.name))
+    reading = read_run(run)
+    items = _success_items(reading) if run.outcome.success else _failure_items(reading)
+    chosen = sorted(items, key=lambda i: (-i.rank, min(i.evidence.turns or [0])))[:MAX_ITEMS]
+    if run.outcome.success:  # decisions read as the run's procedure; causes stay ranked, likeliest first
+        chosen.sort(key=lambda i: min(i.evidence.turns or [0]))
+    cited = {n for i in chosen for n in i.evidence.turns}
+    calls = reading.calls
+    errors = sum(1 for c in calls if c.error)
+    tools = list(dict.fromkeys(c.name for c in calls))
     verb = "succeeded" if run.outcome.success else "failed"
     description = (
-        f"The agent {verb} after {len(actions)} tool call{'s' if len(actions) != 1 else ''}"
+        f"The agent {verb} after {len(calls)} tool call{'s' if len(calls) != 1 else ''}"
         f" ({errors} returned an error)"
-        + (f", using {', '.join(tools[:6])}{' and more' if len(tools) > 6 else ''}." if tools else ", without calling a tool.")
+        + (f", using {', '.join(tools[:6])}{' and more' if len(tools) > 6 else ''}." if tools
+           else ", without calling a tool.")
     )
+    reason = harness_reason(reading)
+    if reason:
+        description += f" The harness stopped the run: {reason}."
     comp = Compilation(
-        title=f"[{run.outcome.label}] {_short_task(run.task.instruction)}",
+        title=f"[{run.outcome.label}] {short_task(run.task.instruction)}",
         description=description,
         outcome=run.outcome.label,
-        evidence=evidence[:MAX_ITEMS],
-        insights=insights[:MAX_INSIGHTS],
+        evidence=[i.evidence for i in chosen],
+        insights=lessons_for(reading, chosen)[:MAX_INSIGHTS],
         compiler="offline",
+        left_out=sum(1 for c in calls if c.n not in cited),
     )
     return ground(comp, run)
 
 
-def _success(run: Run, actions: list[Turn], kind: str):
-    evidence: list[Evidence] = []
-    insights: list[CandidateInsight] = []
-    if not actions:
-        last = next((t for t in reversed(run.turns) if t.type == "message" and t.role == "assistant"), None)
-        evidence.append(Evidence(
+def _call_line(call: Call) -> str:
+    return f"{call.name}({full_arguments(call.turn)})"
+
+
+def _short_call(call: Call, limit: int = 100) -> str:
+    return f"{call.name}({clip(full_arguments(call.turn), limit)})"
+
+
+def _recoveries(calls: list[Call]) -> list[tuple[Call, Call]]:
+    """(error, the first later call of the same tool that went through)."""
+    out, open_errors = [], {}
+    for c in calls:
+        if c.error:
+            open_errors.setdefault(c.name, c)
+        elif c.name in open_errors:
+            out.append((open_errors.pop(c.name), c))
+    return out
+
+
+def _changed_keys(a: Call, b: Call) -> list[str]:
+    x, y = a.turn.arguments, b.turn.arguments
+    if isinstance(x, dict) and isinstance(y, dict):
+        return [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)]
+    return [] if x == y else ["the argument"]
+
+
+def _success_items(r: Reading) -> list[Item]:
+    calls = r.calls
+    if not calls:
+        last = next((t for t in reversed(r.run.turns) if t.type == "message" and t.role == "assistant"), None)
+        return [Item(100, Evidence(
             decision="Answered without calling any tool.",
             support="The run was judged a success with no environment call.",
-            turns=[last.turn] if last else [],
-            quote=_quote(last.content) if last else None,
-        ))
-        insights.append(CandidateInsight(
-            title=f"Answer {kind} tasks directly when no lookup is needed",
-            guideline="When the request can be settled from what is already known, answer it without extra tool calls.",
-            applicability="Applies when the task needs no state from the environment; not when facts must be checked first.",
-        ))
-        return evidence, insights
-
-    first = actions[0]
-    evidence.append(Evidence(
-        decision=f"Started by calling {_call(first)} at turn {first.turn}.",
-        support=f"It returned: {_clip(first.result)}" if first.result else "It returned nothing.",
-        turns=[first.turn], quote=_quote(first.result),
-    ))
-    failed_tools: set[str] = set()
-    recoveries: list[tuple[Turn, Turn]] = []
-    writes: list[Turn] = []
-    for a in actions:
-        if a.is_error:
-            failed_tools.add(a.name or "")
+            turns=[last.turn] if last else [], quote=quote_of(last.content) if last else None), "idle")]
+    items: list[Item] = []
+    recovered = _recoveries(calls)
+    fixes = {fix.n for _, fix in recovered}
+    for err, fix in recovered:
+        changed = _changed_keys(err, fix)
+        items.append(Item(80, Evidence(
+            decision=f"After {err.name} failed at turn {err.n}, called it again at turn {fix.n}"
+            + (f" with {', '.join(changed)} changed." if changed else " with the same arguments."),
+            support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
+                    f"the second returned: {clip(fix.turn.result, 100)}",
+            turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=_call_line(fix)), "recovery", fix))
+    writes = [c for c in calls if c.writes and not c.error]
+    last_write = writes[-1] if writes else None
+    seen: set[str] = set()
+    for c in reversed(writes):  # the latest of identical state changes is the one that stood
+        key = signature(c.turn)
+        if key in seen or c.n in fixes:
             continue
-        if a.name in failed_tools:
-            prev_err = next(p for p in reversed(actions) if p.turn < a.turn and p.is_error and p.name == a.name)
-            recoveries.append((prev_err, a))
-            failed_tools.discard(a.name or "")
-        if a is not first and not is_read_only(a.name or ""):
-            writes.append(a)
-    for err, fix in recoveries:
-        evidence.append(Evidence(
-            decision=f"After {err.name} failed at turn {err.turn}, called it again differently at turn {fix.turn}: {_call(fix)}.",
-            support=f"The first call returned an error ({_clip(err.result, 100)}); the second returned: {_clip(fix.result, 100)}",
-            turns=[err.turn, fix.turn], quote=_quote(err.result),
-        ))
-    fixed = {fix.turn for _, fix in recoveries}
+        seen.add(key)
+        final = c is last_write
+        items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(
+            decision=f"Called {c.name} at turn {c.n}" + (", after the user agreed" if c.confirmed else "")
+            + ("; the run's last state-changing call." if final else "."),
+            support=f"The environment accepted it: {clip(c.turn.result)}" if c.turn.result
+            else "The environment accepted it.",
+            turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c)), "write", c))
+    # look-ups: those whose observation supplied a value the state-changing calls used, then the first
+    supplied: dict[int, list[str]] = {}
     for w in writes:
-        if w.turn in fixed:  # already told as a recovery
-            continue
-        evidence.append(Evidence(
-            decision=f"Called {_call(w)} at turn {w.turn}" + (", after the user agreed." if _confirmed_before(run, w) else "."),
-            support=f"The environment accepted it: {_clip(w.result)}" if w.result else "The environment accepted it.",
-            turns=[w.turn], quote=_quote(w.result),
-        ))
-
-    lookups = list(dict.fromkeys(a.name for a in actions if is_read_only(a.name or "") and not a.is_error))
-    write_names = list(dict.fromkeys(w.name for w in writes))
-    if write_names:
-        before = ", ".join(lookups[:4]) or "the relevant look-ups"
-        insights.append(CandidateInsight(
-            title=f"Look up before {write_names[0]}",
-            guideline=f"Gather the facts with {before} before calling {', '.join(write_names[:3])}, and build its arguments from what those calls returned.",
-            applicability=f"Applies to {kind} tasks that end in {write_names[0]}; not when the request only asks for information.",
-        ))
-    elif lookups:
-        insights.append(CandidateInsight(
-            title=f"Answer from {lookups[0]} results",
-            guideline=f"Use {', '.join(lookups[:4])} to find what the request needs and answer from what they return, without changing any state.",
-            applicability=f"Applies to {kind} requests that only ask for information; not when the user asks for a change.",
-        ))
-    for err, fix in recoveries[:1]:
-        insights.append(CandidateInsight(
-            title=f"Recover when {err.name} fails",
-            guideline=_generic(f"If {err.name} returns an error like \"{_clip(err.result, 80)}\", read the message and correct the arguments instead of repeating the same call."),
-            applicability=f"Applies whenever {err.name} reports an error; not when the error says the action is not allowed at all.",
-        ))
-    confirmed = [w for w in writes if _confirmed_before(run, w)]
-    if confirmed:
-        insights.append(CandidateInsight(
-            title=f"Get explicit agreement before {confirmed[0].name}",
-            guideline=f"State the details of the change and wait for the user's yes before calling {confirmed[0].name}.",
-            applicability="Applies to actions that change the user's records; not to look-ups.",
-        ))
-    if not insights:
-        insights.append(CandidateInsight(
-            title=f"Working order for {kind} tasks",
-            guideline=f"A successful run called {' then '.join(list(dict.fromkeys(a.name for a in actions))[:5])}; use that order as a starting point.",
-            applicability="Applies to tasks like this one; check each step's result against the current task.",
-        ))
-    return evidence, insights
-
-
-def _failure(run: Run, actions: list[Turn], kind: str):
-    evidence: list[Evidence] = []
-    insights: list[CandidateInsight] = []
-    errors = [a for a in actions if a.is_error]
+        for a in check_arguments(r, w.turn):
+            if a.seen_at is not None and a.seen_in == "observation":
+                supplied.setdefault(a.seen_at, []).append(a.path.split(".")[0].split("[")[0])
+    first = next((c for c in calls if not c.writes and not c.error), None)
     told: set[str] = set()
-    for err in errors:
-        key = _signature(err)
-        if key in told:  # the same failing call again: the repeat item below covers it
+    for c in calls:
+        # with no state change at all, the look-ups are what the answer rests on: each distinct one counts
+        if c.writes or c.error or (c.n not in supplied and c is not first and (writes or signature(c.turn) in told)):
             continue
-        told.add(key)
-        prev = _previous_action(actions, err)
-        evidence.append(Evidence(
-            decision=f"Called {_call(err)} at turn {err.turn}"
-            + (f", right after {prev.name} at turn {prev.turn}." if prev else "."),
-            support=f"The environment answered with an error: {_clip(err.result)}",
-            turns=([prev.turn] if prev else []) + [err.turn],
-            quote=_quote(err.result),
-        ))
-    repeats = Counter(_signature(a) for a in actions)
-    looped = [(key, n) for key, n in repeats.items() if n >= 3]
-    for key, n in looped[:2]:
-        same = [a for a in actions if _signature(a) == key]
-        name = same[0].name
-        evidence.append(Evidence(
-            decision=f"Repeated the same call {name} {n} times (turns {', '.join(str(a.turn) for a in same[:6])}).",
-            support=f"Each time the observation was: {_clip(same[-1].result, 100)}",
-            turns=[a.turn for a in same[:6]], quote=_quote(same[-1].result),
-        ))
-    writes = [a for a in actions if not a.is_error and not is_read_only(a.name or "")]
-    last_error = errors[-1].turn if errors else -1
-    suspects = [w for w in writes if w.turn > last_error]
-    if suspects:
-        for w in suspects[-2:]:
-            evidence.append(Evidence(
-                decision=f"Committed to {_call(w)} at turn {w.turn}.",
-                support="The call went through, yet the run was judged a failure, so the change it made may not be what the task asked for. This is a suspect, not a proven cause.",
-                turns=[w.turn], quote=_quote(w.result),
-            ))
-    ended_by = run.outcome.ended_by or ""
-    last = run.turns[-1] if run.turns else None
-    if not evidence:
-        evidence.append(Evidence(
-            decision="Ended the run without a state-changing call." if actions else "Ended the run without calling any tool.",
-            support=f"The run made {len(actions)} look-up call(s) and was judged a failure"
-            + (f"; it was ended by the {ended_by}." if ended_by else "."),
-            turns=[last.turn] if last else [],
-        ))
-    if ended_by.startswith("harness"):
-        evidence.append(Evidence(
-            decision="(Not an agent decision) The harness ended the episode.",
-            support=f"Ending: {ended_by}. The step budget ran out before the task was done; the agent's earlier choices used it up.",
-            turns=[last.turn] if last else [],
-        ))
+        told.add(signature(c.turn))
+        keys = list(dict.fromkeys(supplied.get(c.n, [])))
+        items.append(Item(55 if keys else 50 - c.n / 10_000, Evidence(
+            decision=f"Looked up with {_short_call(c)} at turn {c.n}"
+            + (f"; a later call took {', '.join(keys[:4])} from what it returned." if keys
+               else " before any change." if writes else "."),
+            support=f"It returned: {clip(c.turn.result)}" if c.turn.result else "It returned nothing.",
+            turns=[c.n], quote=quote_of(c.turn.result)), "lookup", c))
+    return items
 
-    seen_tools: set[str] = set()
-    for err in errors:
-        if err.name in seen_tools:
+
+def _check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
+    """Notes on a state-changing call: arguments no earlier turn showed, and rules it meets.
+    Returns the notes and whether any of them is a checked discrepancy."""
+    notes, flagged = [], False
+    checks = check_arguments(r, c.turn)
+    for a in checks:
+        if a.seen_at is not None:
             continue
-        seen_tools.add(err.name or "")
-        insights.append(CandidateInsight(
-            title=f"Check inputs before {err.name}",
-            guideline=_generic(f"{err.name} can fail with \"{_clip(err.result, 80)}\"; confirm its arguments against what earlier look-ups returned, and on an error change the arguments rather than repeat the call."),
-            applicability=f"Applies whenever {err.name} is about to be called ({kind} tasks); the exact error may differ.",
-        ))
-    for key, n in looped[:1]:
-        name = key.split("(", 1)[0]
-        insights.append(CandidateInsight(
-            title=f"Do not repeat {name} unchanged",
-            guideline=f"If {name} gives the same observation twice, change the approach instead of calling it again with the same arguments.",
-            applicability="Applies to any tool whose answer will not change on its own; not to polling a state that is expected to change.",
-        ))
-    if suspects and len(insights) < MAX_INSIGHTS:
-        w = suspects[-1]
-        insights.append(CandidateInsight(
-            title=f"Verify the request before {w.name}",
-            guideline=f"Before calling {w.name}, compare every argument with the user's stated request and the policy; a run that called it without that check failed.",
-            applicability=f"Applies to {kind} tasks that change records with {w.name}; this lesson comes from a failed run, so treat it as a caution, not a recipe.",
-        ))
-    if not errors and not writes:
-        insights.append(CandidateInsight(
-            title=f"Carry {kind} tasks through to the action",
-            guideline="Gathering information was not enough here: once the facts are known, take the action the task asks for, or say clearly why it cannot be done.",
-            applicability=f"Applies to {kind} tasks that ask for a change; not to questions that only need an answer.",
-        ))
-    return evidence, insights
+        flagged = True
+        if a.other_at is not None:
+            notes.append(f"`{a.path}` is {_val(a.value)}, but the observation at turn {a.other_at} "
+                         f"gave that field as {' or '.join(_val(v) for v in a.other[:3])}"
+                         f"{f' (and {len(a.other) - 3} more)' if len(a.other) > 3 else ''}.")
+        else:
+            notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
+    if checks and not flagged:
+        notes.append("Every argument value appears in an earlier observation, user message or call.")
+    for hit in rules_for(r, c):
+        if hit.broken:
+            flagged = True
+            notes.append(f"The system prompt (turn {hit.turn}) says: \"{hit.sentence}\" — here {hit.broken}.")
+        else:
+            notes.append(f"A rule of the system prompt (turn {hit.turn}) on this action: \"{hit.sentence}\"")
+    return notes, flagged
+
+
+def _val(v) -> str:
+    import json
+
+    return json.dumps(v, ensure_ascii=False)
+
+
+def _failure_items(r: Reading) -> list[Item]:
+    calls = r.calls
+    items: list[Item] = []
+    recovered = {err.n for err, _ in _recoveries(calls)}
+    told: set[str] = set()
+    for c in calls:
+        if not c.error or signature(c.turn) in told:
+            continue
+        told.add(signature(c.turn))
+        prev = next((p for p in reversed(calls) if p.n < c.n), None)
+        got_past = c.n in recovered
+        items.append(Item(30 if got_past else 80 + c.n / 10_000, Evidence(
+            decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {_short_call(c)} at turn {c.n}")
+            + (f", right after {prev.name} at turn {prev.n}" if prev else "")
+            + ("; a later call of the same tool went through." if got_past else "; the run never got past this error."),
+            support=f"The environment answered with an error: {clip(c.turn.result)}",
+            turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
+            call=_call_line(c) if c.writes else None), "error", c))
+    repeats = Counter(signature(c.turn) for c in calls)
+    for key, n in repeats.items():
+        if n < 3:
+            continue
+        same = [c for c in calls if signature(c.turn) == key]
+        errs = sum(1 for c in same if c.error)
+        if errs == n:
+            how = "each of them was answered with an error"
+        elif errs:
+            how = f"{errs} of them were answered with an error"
+        else:
+            how = "none of them was answered with an error"
+        shown = same if n <= 6 else same[:5] + [same[-1]]  # the last one is quoted, so it is cited
+        items.append(Item(60, Evidence(
+            decision=f"Repeated the same call {_short_call(same[0], 60)} {n} times "
+                     f"(turns {', '.join(str(c.n) for c in same[:5])}{', …, ' if n > 6 else ', '}{same[-1].n})."
+                     if n > 5 else f"Repeated the same call {_short_call(same[0], 60)} {n} times "
+                     f"(turns {', '.join(str(c.n) for c in same)}).",
+            support=f"Nothing in the arguments changed and {how}; the last returned: {clip(same[-1].turn.result, 100)}",
+            turns=[c.n for c in shown], quote=quote_of(same[-1].turn.result),
+            call=_call_line(same[0]) if same[0].writes else None), "loop", same[-1]))
+    writes = [c for c in calls if c.writes and not c.error]
+    for c in writes:
+        notes, flagged = _check_notes(r, c)
+        last = c is writes[-1]
+        rank = (90 if flagged else 70 if last else 50) + c.n / 10_000
+        items.append(Item(rank, Evidence(
+            decision=f"Called {c.name} at turn {c.n}" + (", after the user agreed." if c.confirmed else "."),
+            support="The call went through, yet the run was judged a failure, so the change it made may not be "
+                    "what the task asked for"
+                    + (" (see the checks below)." if flagged else ". This is a suspect, not a proven cause."),
+            turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
+    if not writes and not any(c.error for c in calls):
+        last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
+        if calls:
+            decision = f"Made {len(calls)} look-up call{'s' if len(calls) != 1 else ''} and no call that changes state."
+            support = "The run was judged a failure without any state-changing call."
+        else:
+            decision = "Ended the run without calling any tool."
+            support = "The run was judged a failure without a single environment call."
+        items.append(Item(40, Evidence(decision=decision, support=support, turns=[last.turn] if last else []), "idle"))
+    return items

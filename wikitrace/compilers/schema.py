@@ -22,6 +22,8 @@ class Evidence:
     support: str
     turns: list[int] = field(default_factory=list)
     quote: str | None = None  # exact text from one of ``turns`` (observation or action)
+    call: str | None = None  # the call in full (name and every argument), when it is the point
+    notes: list[str] = field(default_factory=list)  # checked facts about the call: argument diff, rules
 
 
 @dataclass
@@ -46,6 +48,7 @@ class Compilation:
     dropped_items: int = 0  # decisions/causes left citing no turn of the run
     dropped_insights: int = 0  # lessons that copied episode values or the prompt's example
     usage: dict[str, int] = field(default_factory=dict)
+    left_out: int = 0  # agent calls the evidence list does not cite (the page says how to see them)
 
     @property
     def evidence_heading(self) -> str:

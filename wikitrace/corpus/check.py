@@ -17,15 +17,19 @@ import frontmatter
 
 from . import layout
 
-_LINK = re.compile(r"\]\(([^)\s]+)\)")
-_TURN_CMD = re.compile(r"`turn (step-\d{4,}) (\d+)(?: (\d+))?`")
+# Only what the templates wrote counts: run and model text is backslash-escaped when it
+# is rendered (templates.md_text), so an escaped bracket or backtick is quoted text.
+_LINK = re.compile(r"(?<!\\)\]\(([^)\s]+)\)")
+_TURN_CMD = re.compile(r"(?<!\\)`turn (step-\d{4,}) (\d+)(?: (\d+))?`")
 
 REQUIRED = {
     "raw-run": ("step_id", "run_id", "task_id", "outcome", "success", "steps"),
     "trajectory-compilation": ("title", "description", "step_id", "outcome", "compiler", "insights", "raw"),
     "insight": ("id", "title", "source_step", "source_outcome", "compiler"),
     "index": ("layer", "count"),
+    "raw-turns": ("step_id", "run_id"),
 }
+_FENCE = re.compile(r"^(`{3,})[^\n]*\n.*?^\1`*[ \t]*$", re.M | re.S)
 
 
 def _turn_numbers(log: Path) -> set[int]:
@@ -51,6 +55,9 @@ def check_corpus(root: Path) -> list[str]:
         data = json.loads(stamp.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return [f"{stamp}: unreadable JSON ({exc})"]
+    if not isinstance(data, dict):
+        return [f"{stamp}: expected a JSON object (format {layout.CORPUS_FORMAT}), got {type(data).__name__}; "
+                f"rebuild with wikitrace compile"]
     if data.get("format") != layout.CORPUS_FORMAT:
         problems.append(f"corpus.json: format is {data.get('format')!r}, expected {layout.CORPUS_FORMAT!r}")
     mount = str(data.get("mount_path", "/work/corpus")).rstrip("/")
@@ -94,13 +101,14 @@ def check_corpus(root: Path) -> list[str]:
 
 def _check_links(root: Path, rel: str, body: str, mount: str, problems: list[str]) -> None:
     here = posixpath.dirname(rel)
+    body = _FENCE.sub("", body)  # fenced text is quoted run text, not links the page makes
     for target in _LINK.findall(body):
         if re.match(r"^[a-z]+://", target) or target.startswith("#"):
             continue
         resolved = posixpath.normpath(posixpath.join(here, target.split("#", 1)[0]))
         if resolved.startswith("..") or not (root / resolved).exists():
             problems.append(f"{rel}: link ({target}) does not resolve")
-    for ref in re.findall(r"`(" + re.escape(mount) + r"/[^`\s]*)`", body):
+    for ref in re.findall(r"(?<!\\)`(" + re.escape(mount) + r"/[^`\s]*)`", body):
         inside = ref[len(mount) + 1:]
         if not (root / inside).exists():
             problems.append(f"{rel}: mount path {ref} does not exist in the corpus")
@@ -164,20 +172,33 @@ def _check_indexes(root: Path, docs: dict[str, dict], problems: list[str]) -> No
             problems.append(f"{index}: lists {extra}, which does not exist")
 
 
+def _entries(data: dict, key: str, problems: list[str]) -> list[dict]:
+    """corpus.json's ``key`` list, each malformed entry reported rather than trusted."""
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        problems.append(f"corpus.json: '{key}' is a {type(value).__name__}, expected a list")
+        return []
+    good = [e for e in value if isinstance(e, dict)]
+    for n, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            problems.append(f"corpus.json: {key}[{n}] is {json.dumps(entry)[:40]}, expected an object")
+    return good
+
+
 def _check_manifest(root: Path, data: dict, docs: dict[str, dict], problems: list[str]) -> None:
-    for entry in data.get("runs", []):
-        step = entry.get("step", "?")
+    for entry in _entries(data, "runs", problems):
+        step = str(entry.get("step", "?"))
         if layout.compilation_doc(step) not in docs:
             problems.append(f"corpus.json: run {entry.get('run_id')!r} names {step}, which has no compilation")
-    for entry in data.get("insights", []):
-        if layout.insight_doc(entry.get("id", "?")) not in docs:
+    for entry in _entries(data, "insights", problems):
+        if layout.insight_doc(str(entry.get("id", "?"))) not in docs:
             problems.append(f"corpus.json: insight {entry.get('id')!r} has no document")
 
 
 def print_report(root: Path, problems: list[str]) -> None:
     from rich.console import Console
 
-    console = Console(stderr=False, highlight=False)
+    console = Console(stderr=False, highlight=False, soft_wrap=True)  # a path stays one line
     if not problems:
         console.print(f"{root}: ok")
         return

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+from ..controls import json_visible
+
 
 def _dump_entry(entry: dict) -> str:
     """One run or insight entry as corpus.json holds it: one line each (C-encoded, and a
     change to one run is a one-line diff)."""
-    return json.dumps(entry, ensure_ascii=False)
+    return json_visible(json.dumps(entry, ensure_ascii=False))
 
 
 def corpus_region(runs: Sequence[dict], insights: Sequence[dict]) -> tuple[bytes, list[int], list[int]]:
@@ -48,8 +50,8 @@ def dumps(data: dict[str, Any]) -> tuple[str, tuple[bytes, list[int], list[int]]
     region = corpus_region(data["runs"], data["insights"])
 
     def block(names: list[str]) -> str:
-        return ",\n".join(f" {json.dumps(k)}: " + json.dumps(data[k], ensure_ascii=False, indent=1).replace("\n", "\n ")
-                          for k in names)
+        return ",\n".join(f" {json.dumps(k)}: " + json_visible(json.dumps(data[k], ensure_ascii=False, indent=1))
+                          .replace("\n", "\n ") for k in names)
 
     parts = [block(keys[:at]), region[0].decode("utf-8"), block(keys[at + 2:])]
     return "{\n" + ",\n".join(p for p in parts if p) + "\n}\n", region

@@ -52,8 +52,37 @@ def render_raw_metadata(run: Run, step: str, insights: list[InsightRef], mount: 
         "raw_metadata.md.j2", templates,
         frontmatter=dump_frontmatter(fm), task=run.task, outcome=run.outcome, step=step,
         link=layout.Linker(path, mount), log=layout.raw_log(step),
-        compilation=layout.compilation_doc(step), insights=insights,
+        compilation=layout.compilation_doc(step), insights=insights, run_id=run.run_id,
+        turns_page=layout.raw_turns(step), raw=layout.raw_dir(step),
         turn_count=len(run.turns), first_turn=numbers[0], last_turn=numbers[-1],
+    )
+
+
+def _turn_fields(turn, step: str) -> list[tuple[str, str]]:
+    import json
+
+    from ..templates import cap_text
+
+    fields = []
+    for label, value in (("reasoning", turn.reasoning), ("content", turn.content), ("arguments", turn.arguments),
+                         ("observation", turn.result)):
+        if value is None or value == "":
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
+        fields.append((label, cap_text(text, step, turn.turn)))
+    return fields
+
+
+def render_raw_turns(run: Run, step: str, mount: str, templates: Path | None) -> str:
+    """A readable view of the turn log (editors do not open .jsonl), one heading per turn."""
+    path = layout.raw_turns(step)
+    fm = {"type": "raw-turns", "step_id": step, "run_id": run.run_id, "turns": len(run.turns)}
+    turns = [{"turn": t.turn, "type": t.type, "role": t.role, "name": t.name, "is_error": t.is_error,
+              "fields": _turn_fields(t, step)} for t in run.turns]
+    return render(
+        "raw_turns.md.j2", templates,
+        frontmatter=dump_frontmatter(fm), step=step, run_id=run.run_id, task=run.task, turns=turns,
+        link=layout.Linker(path, mount), log=layout.raw_log(step), metadata=layout.raw_metadata(step),
     )
 
 
@@ -81,6 +110,7 @@ def render_compilation(run: Run, comp: Compilation, step: str, insights: list[In
         "compilation.md.j2", templates,
         frontmatter=dump_frontmatter(fm), comp=comp, task=run.task, outcome=run.outcome, step=step,
         insights=insights, link=layout.Linker(path, mount), log=layout.raw_log(step), raw=layout.raw_dir(step),
+        raw_page=layout.raw_metadata(step), turns_page=layout.raw_turns(step),
     )
 
 
@@ -100,11 +130,12 @@ def render_insight(run: Run, comp: Compilation, index: int, ref: InsightRef, ste
         "insight.md.j2", templates,
         frontmatter=dump_frontmatter(fm), insight=insight, step=step, outcome=comp.outcome, task=run.task,
         link=layout.Linker(ref.path, mount), compilation=layout.compilation_doc(step), raw=layout.raw_dir(step),
+        raw_page=layout.raw_metadata(step),
     )
 
 
 def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates: Path | None) -> dict[str, str]:
-    """The three generated indexes, from corpus.json's run and insight entries."""
+    """The root page and the three layer indexes, from corpus.json's run and insight entries."""
     runs = sorted(runs, key=lambda r: layout.id_number(r["step"]))
     counts = {"success": sum(r["outcome"] == "success" for r in runs),
               "failure": sum(r["outcome"] == "failure" for r in runs)}
@@ -114,7 +145,10 @@ def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates
 
     ordered = sorted(insights, key=lambda i: (group_of(i), layout.id_number(i["id"])))
     groups = [(g, list(items)) for g, items in groupby(ordered, key=group_of)]
+    root_counts = {**counts, "runs": len(runs), "insights": len(insights)}
     return {
+        layout.ROOT_INDEX: render("root_index.md.j2", templates, mount=mount.rstrip("/"), counts=root_counts,
+                                  frontmatter=dump_frontmatter({"type": "index", "layer": "root", "count": len(runs)})),
         "raw/_index.md": render("raw_index.md.j2", templates, mount=mount.rstrip("/"), runs=runs, counts=counts,
                                 frontmatter=dump_frontmatter({"type": "index", "layer": "raw", "count": len(runs)})),
         "compilation/_index.md": render("compilation_index.md.j2", templates, mount=mount.rstrip("/"), runs=runs,

@@ -11,6 +11,7 @@ import posixpath
 
 CORPUS_FORMAT = "wikitrace-corpus/1"
 LAYERS = ("raw", "compilation", "insight")
+ROOT_INDEX = "index.md"  # the page an editor opens first: links the three layers
 
 
 def step_id(n: int) -> str:
@@ -35,6 +36,10 @@ def raw_metadata(step: str) -> str:
 
 def raw_log(step: str) -> str:
     return f"raw/{step}/solver.full.jsonl"
+
+
+def raw_turns(step: str) -> str:
+    return f"raw/{step}/turns.md"
 
 
 def compilation_doc(step: str) -> str:

@@ -30,6 +30,7 @@ from typing import Any, BinaryIO
 
 from . import documents, layout
 from .. import helper_process
+from ..controls import json_visible, visible
 from ..runs.turnlog import dumps_turns
 
 BATCH = 16  # operations per pickled batch: amortises pickling and pipe calls
@@ -41,18 +42,20 @@ class PageWriteError(RuntimeError):
 
 def run_pages(run, comp, step: str, refs: list, mount: str, templates: Path | None) -> list[tuple[str, str]]:
     """Every file of one compiled run as (path in the corpus, text)."""
-    pages = [(layout.raw_log(step), dumps_turns(run.turns)),
-             (layout.raw_metadata(step), documents.render_raw_metadata(run, step, refs, mount, templates))]
+    pages = [(layout.raw_log(step), json_visible(dumps_turns(run.turns))),
+             (layout.raw_metadata(step), documents.render_raw_metadata(run, step, refs, mount, templates)),
+             (layout.raw_turns(step), documents.render_raw_turns(run, step, mount, templates))]
     original = run.source.get("original")
     if original is not None:  # the record as the harness wrote it (after redaction)
         kind = run.source.get("original_format") or ("text" if isinstance(original, str) else "json")
         if kind == "text":
-            pages.append((f"raw/{step}/original.txt", str(original)))
+            pages.append((f"raw/{step}/original.txt", visible(str(original))))
         elif kind == "jsonl" and isinstance(original, list):
-            pages.append((f"raw/{step}/original.jsonl",
-                          "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in original)))
+            pages.append((f"raw/{step}/original.jsonl", json_visible(
+                "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in original))))
         else:
-            pages.append((f"raw/{step}/original.json", json.dumps(original, ensure_ascii=False, sort_keys=True) + "\n"))
+            pages.append((f"raw/{step}/original.json",
+                          json_visible(json.dumps(original, ensure_ascii=False, sort_keys=True) + "\n")))
     pages.append((layout.compilation_doc(step), documents.render_compilation(run, comp, step, refs, mount, templates)))
     for k, ref in enumerate(refs):
         pages.append((ref.path, documents.render_insight(run, comp, k, ref, step, mount, templates)))

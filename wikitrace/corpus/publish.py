@@ -75,8 +75,9 @@ def check_target(out: Path) -> dict | None:
         data = json.loads(stamp.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise PublishError(f"{stamp}: unreadable ({exc}); move the folder away or choose another --out") from None
-    if data.get("format") != CORPUS_FORMAT:
-        raise PublishError(f"{stamp}: format {data.get('format')!r} is not {CORPUS_FORMAT!r}; choose another --out")
+    if not isinstance(data, dict) or data.get("format") != CORPUS_FORMAT:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise PublishError(f"{stamp}: format {found!r} is not {CORPUS_FORMAT!r}; choose another --out")
     return data
 
 

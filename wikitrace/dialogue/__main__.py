@@ -6,6 +6,7 @@ Same behaviour as ``wikitrace query`` but with argparse only (no typer, no rich,
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -15,7 +16,8 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="command", required=True)
     q = sub.add_parser("query", help="retrieve evidence for a question from a compiled dialogue")
     q.add_argument("question")
-    q.add_argument("--corpus", "-c", type=Path, required=True)
+    q.add_argument("--corpus", "-c", type=Path, default=os.environ.get("WIKITRACE_CORPUS") or None,
+                   required=not os.environ.get("WIKITRACE_CORPUS"), help="default: $WIKITRACE_CORPUS")
     q.add_argument("--sample", "-s")
     q.add_argument("--budget", type=int, default=2000)
     q.add_argument("--json", action="store_true", dest="as_json")
@@ -31,4 +33,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ..errors import run
+
+    run(main)

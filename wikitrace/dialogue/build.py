@@ -36,6 +36,7 @@ class DialogueOptions:
     templates: Path | None = None
     llm: object | None = None          # a dialogue.llm.StructuredLLM, or None for offline
     embedder: object | None = None     # a dialogue.embed.EndpointEmbedder, or None (hashed-lexical)
+    progress: object | None = None     # wraps the dialogue list to report progress (wikitrace.progress)
 
 
 def anchor(mid: str) -> str:
@@ -320,7 +321,7 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
                     shutil.copytree(child, tmp / child.name)
                     make_writable(tmp / child.name)
                     kept.append(child.name)
-        for d in dialogues:
+        for d in (opts.progress(dialogues) if opts.progress else dialogues):
             if opts.embedder is not None and (final / d.sample_id).is_dir():
                 opts.embedder.cache.load(final / d.sample_id)     # never re-embed unchanged text
             mem = compile_sample(d, opts.llm, opts.embedder)

@@ -7,36 +7,48 @@ from pathlib import Path
 
 
 def compile_command(inputs, out: Path, samples, templates, offline: bool, model, base_url,
-                    embeddings_url: str | None = None) -> int:
+                    embeddings_url: str | None = None, quiet: bool = False, as_json: bool = False) -> int:
+    """Human text on stderr (a progress bar, then the summary); with ``as_json`` one
+    JSON object on stdout. Input errors are raised as errors.InputError."""
+    from ..errors import InputError
+    from ..progress import Progress, console as make_console
     from .build import DialogueOptions, compile_dialogues
     from .embed import EmbeddingError, endpoint_embedder
     from .llm import from_options
     from .load import DialogueInputError
 
+    con = make_console(quiet=quiet)
     llm = from_options(model, base_url, offline=offline, templates=templates)
     try:
         embedder = endpoint_embedder(embeddings_url, offline=offline)
-        res = compile_dialogues(DialogueOptions(inputs=list(inputs), out=out, samples=list(samples),
-                                                templates=templates, llm=llm, embedder=embedder))
+        with Progress(con, quiet=quiet) as bar:
+            res = compile_dialogues(DialogueOptions(
+                inputs=list(inputs), out=out, samples=list(samples), templates=templates, llm=llm, embedder=embedder,
+                progress=lambda ds: bar.track(ds, len(ds), "compiling dialogues")))
     except (DialogueInputError, ValueError, FileNotFoundError, EmbeddingError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise InputError(str(exc)) from None
     mode = f"llm ({llm.config.describe()})" if llm else "offline (deterministic; no LLM configured or --offline)"
-    print(f"compiled {len(res['samples'])} sample(s) into {res['out']} - extractor: {mode}")
+    say = con.print
+    say(f"compiled {len(res['samples'])} sample(s) into {res['out']} - extractor: {mode}")
     if embedder is not None:
-        print(f"  embeddings: {embedder.config.describe()}, {embedder.cache.dim} dims; "
-              f"{embedder.stats['embedded']} texts embedded, {embedder.stats['cache_hits']} from the cache")
+        say(f"  embeddings: {embedder.config.describe()}, {embedder.cache.dim} dims; "
+            f"{embedder.stats['embedded']} texts embedded, {embedder.stats['cache_hits']} from the cache")
     else:
-        print("  embeddings: hashed-lexical (offline substitute; set WIKITRACE_EMBEDDINGS_URL for an endpoint)")
+        say("  embeddings: hashed-lexical (offline substitute; set WIKITRACE_EMBEDDINGS_URL for an endpoint)")
     for s in res["samples"]:
         st = s["stats"]
         drop = sum(st["extraction"]["dropped"].values())
-        print(f"  {s['sample']}: {s['messages']} messages, {s['snapshots']} snapshots, {s['claims']} claims "
-              f"({drop} dropped by validation), {s['trajectories']} trajectories "
-              f"(REVISE {st['trajectories']['REVISE']}, DEPRECATE {st['trajectories']['DEPRECATE']}), "
-              f"{s['pages']} wiki pages")
+        say(f"  {s['sample']}: {s['messages']} messages, {s['snapshots']} snapshots, {s['claims']} claims "
+            f"({drop} dropped by validation), {s['trajectories']} trajectories "
+            f"(REVISE {st['trajectories']['REVISE']}, DEPRECATE {st['trajectories']['DEPRECATE']}), "
+            f"{s['pages']} wiki pages")
     if llm:
-        print(f"  llm calls: {llm.stats}")
+        say(f"  llm calls: {llm.stats}")
+    if as_json:
+        import json
+
+        print(json.dumps({**res, "extractor": "llm" if llm else "offline",
+                          "llm_calls": dict(llm.stats) if llm else None}, indent=2, default=str))
     return 0
 
 
@@ -54,6 +66,7 @@ def query_command(corpus: Path, sample, question: str, budget: int, as_json: boo
     try:
         print(run_query(corpus, sample, question, budget=budget, as_json=as_json, llm=llm))
     except QueryError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        from ..errors import InputError
+
+        raise InputError(str(exc)) from None
     return 0

@@ -38,6 +38,7 @@ class Dialogue:
     qa: list[dict] = field(default_factory=list)
     source: str = ""
     source_format: str = ""
+    repaired: int = 0  # characters that could not be encoded, replaced with U+FFFD when read
 
 
 class DialogueInputError(ValueError):
@@ -59,18 +60,47 @@ def _message_text(turn: dict) -> str:
     return text
 
 
+def _date(value, where: str):
+    """``parse_date`` whose failure (``day is out of range for month``) names the file and field."""
+    if value is not None and not isinstance(value, str):
+        raise DialogueInputError(f"{where}: expected a date text such as '1:56 pm on 8 May, 2023', "
+                                 f"got {type(value).__name__}")
+    try:
+        return parse_date(value)
+    except (ValueError, OverflowError) as exc:
+        raise DialogueInputError(f"{where}: {value!r} is not a valid date ({exc}); fix the date") from None
+
+
+def _speaker(value, where: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise DialogueInputError(f"{where}: a speaker must be a name (text), got {type(value).__name__}")
+    return str(value)
+
+
 def _from_locomo(conv: dict, sample_id: str, qa: list, source: str, fmt: str) -> Dialogue:
-    speakers = [s for s in (conv.get("speaker_a"), conv.get("speaker_b")) if s]
+    speakers = [s for s in (_speaker(conv.get(k), f"{source}: field '{k}'") for k in ("speaker_a", "speaker_b")) if s]
     nums = sorted(int(m.group(1)) for k in conv if (m := re.fullmatch(r"session_(\d+)", k))
                   and isinstance(conv[k], list))
     messages: list[Message] = []
     sessions = []
+    seen_ids: dict[str, str] = {}
     for n in nums:
         ts = conv.get(f"session_{n}_date_time")
-        d = parse_date(ts)
+        d = _date(ts, f"{source}: field 'session_{n}_date_time'")
         first = len(messages)
         for i, turn in enumerate(conv[f"session_{n}"]):
+            where = f"{source}: session_{n}[{i}]"
+            if not isinstance(turn, dict):
+                raise DialogueInputError(f"{where}: a turn must be an object with speaker, dia_id and text, "
+                                         f"got {type(turn).__name__}")
             mid = str(turn.get("dia_id") or f"D{n}:{i + 1}")
+            if mid in seen_ids:
+                raise DialogueInputError(f"{where}: dia_id {mid!r} is used again (first at {seen_ids[mid]}); "
+                                         f"message ids must be unique")
+            seen_ids[mid] = f"session_{n}[{i}]"
+            _speaker(turn.get("speaker"), f"{where}: field 'speaker'")
             text = _message_text(turn)
             if not text:
                 continue
@@ -86,18 +116,45 @@ def _from_locomo(conv: dict, sample_id: str, qa: list, source: str, fmt: str) ->
                     qa=list(qa or []), source=source, source_format=fmt)
 
 
+def _read_text(path: Path) -> str:
+    """The file's text: UTF-8, or UTF-16/32 with a byte-order mark; bytes that are not
+    UTF-8 arrive as lone surrogates, which ``_repaired`` replaces and counts."""
+    from ..runs._common import as_utf8
+
+    try:
+        data = as_utf8(path.read_bytes())
+    except OSError as exc:
+        raise DialogueInputError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+    text = data.decode("utf-8", errors="surrogateescape")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _repaired(data):
+    """(data, repairs): lone surrogates and control characters replaced with U+FFFD."""
+    from ..runs import repair
+
+    return repair.value(data)
+
+
 def _from_jsonl(path: Path) -> list[Dialogue]:
     by_sample: dict[str, list[dict]] = {}
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    repairs: dict[str, int] = {}
+    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DialogueInputError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise DialogueInputError(f"{path}:{lineno}: JSON nested too deeply to read") from None
         if not isinstance(obj, dict) or "text" not in obj or "speaker" not in obj:
             raise DialogueInputError(f"{path}:{lineno}: a message needs 'speaker' and 'text'")
-        by_sample.setdefault(str(obj.get("sample") or path.stem), []).append(obj)
+        obj, n = _repaired(obj)
+        _speaker(obj.get("speaker"), f"{path}:{lineno}: field 'speaker'")
+        sample = str(obj.get("sample") or path.stem)
+        by_sample.setdefault(sample, []).append(obj)
+        repairs[sample] = repairs.get(sample, 0) + n
     out = []
     for sample, rows in by_sample.items():
         messages: list[Message] = []
@@ -106,7 +163,7 @@ def _from_jsonl(path: Path) -> list[Dialogue]:
         for i, r in enumerate(rows):
             sess = str(r.get("session") if r.get("session") is not None else "1")
             ts = r.get("timestamp")
-            d = parse_date(ts)
+            d = _date(ts, f"{path}: sample {sample}, message {i + 1}: field 'timestamp'")
             mid = str(r.get("id") or f"M{i + 1}")
             text = _message_text(r)
             if not text:
@@ -124,7 +181,8 @@ def _from_jsonl(path: Path) -> list[Dialogue]:
         if len(set(ids)) != len(ids):
             raise DialogueInputError(f"{path}: duplicate message ids in sample {sample}")
         out.append(Dialogue(sample_id=_slug(sample), speakers=speakers, messages=messages,
-                            sessions=list(sessions.values()), source=str(path), source_format="jsonl"))
+                            sessions=list(sessions.values()), source=str(path), source_format="jsonl",
+                            repaired=repairs.get(sample, 0)))
     return out
 
 
@@ -133,17 +191,28 @@ def load_file(path: Path) -> list[Dialogue]:
     if path.suffix == ".jsonl":
         return _from_jsonl(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_read_text(path))
     except json.JSONDecodeError as exc:
-        raise DialogueInputError(f"{path}: not JSON ({exc.msg})") from None
+        raise DialogueInputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:
+        raise DialogueInputError(f"{path}: not JSON the reader accepts ({exc.__class__.__name__})") from None
     if isinstance(data, list):                       # locomo10.json
         out = []
         for i, item in enumerate(data):
             if not isinstance(item, dict) or not isinstance(item.get("conversation"), dict):
                 raise DialogueInputError(f"{path}[{i}]: expected {{sample_id, conversation, qa}}")
+            item, repairs = _repaired(item)
             sid = _slug(item.get("sample_id") or f"{path.stem}-{i}")
-            out.append(_from_locomo(item["conversation"], sid, item.get("qa") or [], str(path), "locomo10"))
+            out.append(_from_locomo(item["conversation"], sid, item.get("qa") or [], f"{path}[{i}]", "locomo10"))
+            out[-1].source, out[-1].repaired = str(path), repairs
         return out
+    data, repairs = _repaired(data)
+    out = _one_conversation(path, data)
+    out[0].repaired = repairs
+    return out
+
+
+def _one_conversation(path: Path, data) -> list[Dialogue]:
     if isinstance(data, dict) and isinstance(data.get("conversation"), dict):
         sid = _slug(data.get("sample_id") or path.stem)
         return [_from_locomo(data["conversation"], sid, data.get("qa") or [], str(path), "locomo10")]

@@ -56,6 +56,13 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     except OSError as exc:
         raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
     with fh:
+        if any(fh.read(4).startswith(bom) for bom, _ in _BOMS):
+            fh.close()
+            for lineno, raw in enumerate(read_bytes(path).split(b"\n"), start=1):
+                if raw.strip():
+                    yield lineno, raw
+            return
+        fh.seek(0)
         for lineno, raw in enumerate(fh, start=1):
             if raw.strip():
                 yield lineno, raw
@@ -77,27 +84,35 @@ def looks_binary(data: bytes) -> bool:
 
 
 def decode(data: bytes, where: str) -> str:
-    """UTF-8 (with or without BOM) or a RunError naming the line to fix."""
-    for bom, name in _BOMS:
-        if data.startswith(bom):
-            raise NotText(f"{where}: the file is {name} text; re-save it as UTF-8")
+    """Text of a file: UTF-8 (with or without BOM), or UTF-16/32 with a byte-order mark.
+
+    Bytes that are not UTF-8 never stop the read: they arrive as lone surrogates
+    (``surrogateescape``), which ``repair.run`` replaces and counts per run. Only a
+    binary file (NUL bytes without a UTF-16/32 mark) is refused.
+    """
+    data = as_utf8(data)
     if looks_binary(data):
         raise NotText(f"{where}: binary file (NUL bytes), not a text run log; remove it from the input")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise NotText(
-            f"{where}:{_line_of(data, exc.start)}: not UTF-8 (byte {exc.start}); re-save the file as UTF-8"
-        ) from None
+    text = data.decode("utf-8", errors="surrogateescape")
     return text[1:] if text.startswith("\ufeff") else text
 
 
+def as_utf8(data: bytes) -> bytes:
+    """UTF-16/32 text with a byte-order mark, re-encoded as UTF-8; other bytes unchanged."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            text = data.decode(name.lower().replace("-", ""), errors="replace")
+            return text.lstrip("\ufeff").encode("utf-8")
+    return data
+
+
 def read_bytes(path: Path) -> bytes:
+    """The file's bytes, UTF-8 (UTF-16/32 files are converted)."""
     try:
         size = path.stat().st_size
         if size > MAX_INPUT_BYTES:
             raise RunError(f"{path}: {size} bytes is more than the {MAX_INPUT_BYTES} a single input file may have; split it")
-        return path.read_bytes()
+        return as_utf8(path.read_bytes())
     except OSError as exc:
         raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
 
@@ -133,19 +148,18 @@ def load_json(path: Path) -> Any:
 def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, object) per non-blank line; a bad line gives (line, RunError)."""
     data = read_bytes(path)
-    if any(data.startswith(bom) for bom, _ in _BOMS) or looks_binary(data):
-        decode(data, str(path))  # raises with the reason
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8):]
-    for lineno, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
+    if any(data.startswith(bom) for bom, _ in _BOMS):
+        lines = decode(data, str(path)).split("\n")
+    else:
+        if looks_binary(data):
+            decode(data, str(path))  # raises with the reason
+        if data.startswith(codecs.BOM_UTF8):
+            data = data[len(codecs.BOM_UTF8):]
+        lines = [raw.decode("utf-8", errors="surrogateescape") for raw in data.split(b"\n")]
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
             continue
         where = f"{path}:{lineno}"
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            yield lineno, RunError(f"{where}: not UTF-8 (byte {exc.start} of the line); re-save the file as UTF-8")
-            continue
         try:
             yield lineno, parse_json(line, where, single_line=True)
         except RunError as exc:
@@ -187,10 +201,13 @@ def sniff(path: Path) -> Sniff:
                 line = fh.readline(_FIRST_LINE_LIMIT)
     except OSError as exc:
         raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+    if any(raw.startswith(bom) for bom, _ in _BOMS):  # UTF-16/32: look at it as UTF-8
+        raw = read_bytes(path)
+        line = raw.split(b"\n", 1)[0]
     complete = len(raw) <= SNIFF_BYTES
     raw = raw[:SNIFF_BYTES]
-    if looks_binary(raw) or any(raw.startswith(bom) for bom, _ in _BOMS):
-        decode(raw, str(path))  # raises: binary or UTF-16/32
+    if looks_binary(raw):
+        decode(raw, str(path))  # raises: binary
     head = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
     s = Sniff(path=path, head=head, complete=complete)
     stripped = head.lstrip()
@@ -269,20 +286,6 @@ def clip_turns(turns: list[Turn], limit: int = MAX_FIELD_CHARS) -> int:
                 t.extra.setdefault("clipped", {})[key] = lost
                 clipped += 1
     return clipped
-
-
-def ended_by_status(status: Any) -> str | None:
-    """An agent harness ``exit_status`` as an ``ended_by`` value.
-
-    ``submitted``/``Submitted`` means the agent ended the run itself; anything
-    else (cost or step limits, format errors, autosubmission) is the harness.
-    """
-    if not isinstance(status, str) or not status.strip():
-        return None
-    status = status.strip()
-    if status.lower() == "submitted":
-        return "agent: submitted"
-    return f"harness: {status}"
 
 
 def unanswered(turns: list[Turn]) -> None:

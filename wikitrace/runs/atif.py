@@ -15,13 +15,15 @@ observation result with the same ``source_call_id`` (the first call also gets
 the step's ``reasoning_content`` and ``message`` as ``reasoning``); an agent
 step without calls is an assistant ``message`` with its reasoning. Results
 without a matching call (non-tool actions, system events) stay ``tool``
-messages. A result's ``is_error`` is taken when a writer adds one.
+messages. ``is_error``: a result's ``is_error`` flag or ``status`` word when a
+writer adds one, else the text rule of ``errors.observation_is_error``.
 
 ATIF itself holds no verdict. In a Harbor trial folder
 (``<trial>/agent/trajectory.json``) the outcome is read from
 ``<trial>/result.json`` (``verifier_result.rewards.reward`` or
 ``verifier_result.reward``) or ``<trial>/verifier/reward.txt``; a reward is a
-success only at full marks (>= 1.0). Otherwise pass ``--outcomes`` keyed by
+success only at full marks (>= 1.0); an ``exception_info`` there (an agent timeout)
+means the harness ended the trial. Otherwise pass ``--outcomes`` keyed by
 ``session_id`` or the trial folder name.
 """
 
@@ -31,6 +33,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import errors, harness
 from ._common import Sniff, as_str, load_json, read_text, unanswered, parse_arguments, read_single
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
@@ -86,7 +89,8 @@ def steps_to_turns(steps: list, where: str) -> list[Turn]:
             if content is None and isinstance(refs, list):
                 ids = [r.get("session_id") for r in refs if isinstance(r, dict)]
                 content = "subagent: " + ", ".join(str(x) for x in ids)
-            is_error = res.get("is_error") if isinstance(res.get("is_error"), bool) else None
+            is_error = errors.judge(errors.from_status(res.get("is_error")), errors.from_status(res.get("status")),
+                                    text=content)
             target = calls.get(res.get("source_call_id")) if isinstance(res.get("source_call_id"), str) else None
             if target is not None and target.result is None:
                 target.result = content or ""
@@ -156,13 +160,37 @@ def to_run(obj: Any, path: Path, where: str) -> Run:
     return run
 
 
+def harbor_exception(path: Path) -> str | None:
+    """``harness: ...`` when the Harbor trial's ``result.json`` records an exception
+    (an agent timeout, a crashed environment): the harness, not the agent, ended it."""
+    trial = path.parent.parent if path.parent.name == "agent" else path.parent
+    result = trial / "result.json"
+    if not result.is_file():
+        return None
+    try:
+        obj = load_json(result)
+    except RunError:
+        return None  # harbor_reward reports the file
+    info = obj.get("exception_info") if isinstance(obj, dict) else None
+    if not isinstance(info, dict) or not info.get("exception_type"):
+        return None
+    kind = as_str(info.get("exception_type")) or "an exception"
+    message = (as_str(info.get("exception_message")) or "").strip().split("\n", 1)[0][:160]
+    return f"harness: the trial stopped with {kind}" + (f" ({message})" if message else "")
+
+
 def _attach_harbor_reward(run: Run, path: Path) -> RunError | None:
+    ended = harbor_exception(path)
+    if ended:
+        run.source["ended_by"] = ended
+        closing = run.turns.pop()  # the plain episode_over written by to_run
+        harness.end_turn(run.turns, ended, **closing.extra)
     try:
         reward, where = harbor_reward(path)
     except RunError as exc:
         return exc
     if reward is not None:
-        run.outcome = Outcome(success=reward >= 1.0, steps=count_steps(run.turns), score=reward)
+        run.outcome = Outcome(success=reward >= 1.0, steps=count_steps(run.turns), score=reward, ended_by=ended)
         run.source["outcome_from"] = where
     return None
 

@@ -8,7 +8,8 @@ One JSON object per line. Fields used (see docs/input-formats.md)::
 
 Content parts: ``text``; ``thinking`` (kept as reasoning); ``tool_use``
 ``{id, name, input}`` in assistant lines; ``tool_result`` ``{tool_use_id,
-content, is_error}`` in user lines. Claude Code writes each part of one
+content, is_error}`` in user lines (``is_error`` as logged; without the flag, the
+text rule of ``errors.observation_is_error``). Claude Code writes each part of one
 assistant message on its own line, so the importer buffers assistant text
 and thinking: they become the ``reasoning`` of the next ``tool_use`` (as the
 OpenAI-chat importer does with text sent alongside calls), or an assistant
@@ -35,6 +36,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import errors
 from ._common import Sniff, iter_json_lines, text_of, unanswered
 from .model import Run, RunError, Task, Turn
 
@@ -121,13 +123,13 @@ def entries_to_turns(entries: list[tuple[int, dict]], where: str) -> list[Turn]:
                 waiting = calls.get(tid) if isinstance(tid, str) else None
                 result = text_of(part.get("content")) or ""
                 target = next((c for c in waiting or [] if c.result is None), None)
+                is_error = errors.judge(errors.from_status(part.get("is_error")), text=result)
                 if target is not None:
                     target.result = result
-                    target.is_error = bool(part.get("is_error")) if part.get("is_error") is not None else None
+                    target.is_error = is_error
                 else:
                     turns.append(Turn(turn=len(turns), type="message", role="tool", content=result,
-                                      is_error=bool(part.get("is_error")) if part.get("is_error") is not None else None,
-                                      extra={"tool_use_id": tid} if isinstance(tid, str) else {}))
+                                      is_error=is_error, extra={"tool_use_id": tid} if isinstance(tid, str) else {}))
             elif kind == "text" and isinstance(part.get("text"), str):
                 turns.append(Turn(turn=len(turns), type="message", role="user", content=part["text"]))
             elif kind == "image":

@@ -13,7 +13,10 @@ build; ``LoadReport`` collects them as one line each (``file:line: reason``).
    says whether it is an exact copy); exact copies an importer itself recognises
    (Reflexion logs reprint every run each trial) are only counted, in
    ``report.deduplicated``;
-3. clips text fields longer than ``_common.MAX_FIELD_CHARS``;
+3. repairs text that cannot be encoded (``repair.run``: lone surrogates, bytes
+   that were not UTF-8, control characters become U+FFFD; counted per run in
+   ``source['repaired_chars']`` and in ``report.repaired``), then clips text
+   fields longer than ``_common.MAX_FIELD_CHARS``;
 4. redacts secrets (``wikitrace.redact``; on by default) and counts them by type.
 """
 
@@ -27,8 +30,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterable, Iterator, Mapping
 
-from . import atif, claude_code, mini_swe_agent, native, openai_chat, react_text, swe_agent
+from . import atif, claude_code, mini_swe_agent, native, openai_chat, react_notebook, react_text, swe_agent
 from . import outcomes as _outcomes
+from . import repair as _repair
 from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, sniff
 from .model import Run, RunError
 
@@ -45,6 +49,8 @@ class LoadReport:
     outcomes: Counter = field(default_factory=Counter)  # "success"/"failure" over yielded runs
     redactions: Counter = field(default_factory=Counter)  # secret type -> count over yielded runs
     clipped: int = 0  # text fields clipped to _common.MAX_FIELD_CHARS
+    repaired: int = 0  # characters that could not be encoded, replaced with U+FFFD (repair.py)
+    repaired_runs: int = 0  # runs that had any
     ignored: list[str] = field(default_factory=list)  # files in input folders that are no run log
     warnings: list[str] = field(default_factory=list)  # worth telling, not a skipped run
 
@@ -56,7 +62,7 @@ class LoadReport:
         self.warnings.extend(other.warnings)
         self.outcomes.update(other.outcomes)
         self.redactions.update(other.redactions)
-        for name in ("duplicates", "deduplicated", "missing_outcome", "clipped"):
+        for name in ("duplicates", "deduplicated", "missing_outcome", "clipped", "repaired", "repaired_runs"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def summary(self) -> str:
@@ -68,9 +74,11 @@ class LoadReport:
         if self.missing_outcome:
             extra.append(f"{self.missing_outcome} skipped for lack of an outcome")
         if self.errors:
-            extra.append(f"{len(self.errors)} problems")
+            extra.append(f"{len(self.errors)} problem{'s' if len(self.errors) != 1 else ''}")
         if self.redactions:
             extra.append(f"{sum(self.redactions.values())} secrets redacted")
+        if self.repaired:
+            extra.append(f"{self.repaired} characters that could not be encoded replaced in {self.repaired_runs} runs")
         return text + (f" ({'; '.join(extra)})" if extra else "")
 
 
@@ -108,17 +116,20 @@ FORMATS: dict[str, ModuleType | type] = {
     "mini-swe-agent": mini_swe_agent,
     "claude-code": claude_code,
     "openai-chat": _OpenAIChat,
+    "react-notebook": react_notebook,
     "react-text": react_text,
 }
 ALIASES = {
     "tau-bench": "openai-chat", "openai": "openai-chat", "sweagent": "swe-agent", "swe-agent-traj": "swe-agent",
     "mini": "mini-swe-agent", "mini-swe": "mini-swe-agent", "claude": "claude-code", "harbor": "atif",
     "react": "react-text", "reflexion": "react-text",
+    "fever": "react-notebook", "hotpotqa": "react-notebook", "webshop": "react-notebook", "alfworld": "react-notebook",
 }
 # Files a folder walk looks at; others are listed in report.ignored.
 _RUN_SUFFIXES = (".json", ".jsonl", ".traj", ".txt", ".log")
 # Companion files that hold verdicts or predictions, not runs.
-_COMPANIONS = {"results.json", "result.json", "preds.json", "config.json", "run_batch_exit_statuses.yaml"}
+_COMPANIONS = {"results.json", "result.json", "preds.json", "all_preds.jsonl", "config.json",
+               "run_batch_exit_statuses.yaml"}
 
 
 def format_name(name: str) -> str:
@@ -142,28 +153,63 @@ def detect(path: Path) -> str:
             return name
     raise RunError(
         f"{path}: cannot tell the format; expected one of {', '.join(FORMATS)} "
-        f"(see docs/input-formats.md). Pass --from FORMAT."
+        f"(`wikitrace compile --help` lists them). Pass --from FORMAT."
     )
 
 
-def _walk(folder: Path, report: LoadReport, depth: int = 0) -> Iterator[tuple[Path, bool]]:
-    """(path, found_by_walking) for the run files and run folders under ``folder``."""
+_EVALUATION_FOLDERS = ("results", "logs")
+
+
+def is_experiment_folder(folder: Path) -> bool:
+    """A SWE-bench / Multi-SWE-bench experiment: ``trajs/`` beside ``results/results.json`` or ``logs/``."""
+    return (folder / "trajs").is_dir() and ((folder / "results" / "results.json").is_file()
+                                            or (folder / "logs").is_dir())
+
+
+def _leaves(root: Path, path: Path) -> bool:
+    """True when ``path`` is a symlink, or a run folder holding one, that resolves outside ``root``."""
+    from ..safe_names import contained
+
+    if path.is_symlink():
+        return not contained(root, path.resolve())
+    if path.is_dir() and native.is_run_folder(path):
+        try:
+            return any(p.is_symlink() and not contained(root, p.resolve()) for p in path.iterdir())
+        except OSError:
+            return False
+    return False
+
+
+def _walk(folder: Path, report: LoadReport, depth: int = 0, root: Path | None = None) -> Iterator[tuple[Path, bool]]:
+    """(path, found_by_walking) for the run files and run folders under ``folder``.
+
+    No symlink is followed out of the input folder (a link to ``/proc/self/environ``
+    must not end up in a corpus); links to folders are not followed at all."""
+    root = folder if root is None else root
     try:
         children = sorted(folder.iterdir())
     except OSError as exc:
         report.errors.append(_one_line(f"{folder}: cannot list ({exc.strerror or exc.__class__.__name__})"))
         return
+    experiment = is_experiment_folder(folder)
     for child in children:
         if child.name.startswith("."):
             continue
+        if experiment and child.name in _EVALUATION_FOLDERS and child.is_dir():
+            report.ignored.append(f"{child}: evaluation output of a SWE-bench experiment folder (verdicts are read "
+                                  f"from results/results.json), not runs")
+            continue
         if child.is_symlink() and child.is_dir():
             report.ignored.append(f"{child}: symlinked folder not followed")
+            continue
+        if _leaves(root, child):
+            report.ignored.append(f"{child}: symlink leading out of {root} not followed")
             continue
         if native.is_run_folder(child):
             yield child, True
         elif child.is_dir():
             if depth < 8:
-                yield from _walk(child, report, depth + 1)
+                yield from _walk(child, report, depth + 1, root)
         elif child.is_file():
             name = child.name.lower()
             if name in _COMPANIONS or name.startswith("outcomes."):
@@ -217,7 +263,40 @@ def fingerprint(run: Run) -> str:
     return h.hexdigest()
 
 
-def iter_runs(
+def iter_runs(paths: list[Path], fmt: str | None = None, report: LoadReport | None = None, *,
+              redact: bool = True, redact_patterns: Iterable[str] = (), **kwargs) -> Iterator[Run | Carried]:
+    """``_iter_runs`` (below), and what it tells about the input redacted too: a file
+    name or a record quoted in a problem line reaches the terminal and corpus.json."""
+    report = report if report is not None else LoadReport()
+    marks = (len(report.errors), len(report.warnings), len(report.ignored), set(report.detected))
+    try:
+        yield from _iter_runs(paths, fmt, report, redact=redact, redact_patterns=redact_patterns, **kwargs)
+    except RunError as exc:
+        if not redact:
+            raise
+        raise RunError(_redactor(redact_patterns).text(str(exc))) from None
+    finally:
+        if redact:
+            _redact_report(report, marks, _redactor(redact_patterns))
+
+
+def _redactor(patterns: Iterable[str]):
+    from ..redact import redactor_for
+
+    return redactor_for(True, patterns)
+
+
+def _redact_report(report: LoadReport, marks: tuple, redactor) -> None:
+    errors, warnings, ignored, detected = marks
+    for items, start in ((report.errors, errors), (report.warnings, warnings), (report.ignored, ignored)):
+        items[start:] = [redactor.text(line) for line in items[start:]]
+    for path in [p for p in report.detected if p not in detected]:
+        clean = redactor.text(path)
+        if clean != path:
+            report.detected[clean] = report.detected.pop(path)
+
+
+def _iter_runs(
     paths: list[Path],
     fmt: str | None = None,
     report: LoadReport | None = None,
@@ -241,12 +320,7 @@ def iter_runs(
     report = report if report is not None else LoadReport()
     chosen_fmt = format_name(fmt) if fmt else None
     table = _outcomes.load_outcomes(outcomes) if isinstance(outcomes, (str, Path)) else (outcomes or {})
-    redactor = None
-    if redact:
-        from ..redact import Redactor, default_redactor
-
-        patterns = list(redact_patterns)
-        redactor = Redactor(patterns) if patterns else default_redactor()
+    redactor = _redactor(redact_patterns) if redact else None
     seen: dict[str, str] = {}
     used: set[str] = set()
     for path, walked in _expand(paths, report):
@@ -292,14 +366,18 @@ def iter_runs(
                     f"but {path} says {item.outcome.label}; kept the input's own verdict"))
             if item.outcome is None:
                 if verdict is None:
-                    message = (f"{path}: no outcome for run {item.run_id!r} ({chosen} has no verdict); "
-                               f"pass --outcomes FILE")
+                    message = _no_outcome(path, item, chosen, table, outcomes)
                     if strict:
                         raise RunError(message)
                     report.missing_outcome += 1
                     report.errors.append(_one_line(message))
                     continue
                 _outcomes.apply(item, verdict)
+            repaired = _repair.run(item)
+            if repaired:
+                item.source["repaired_chars"] = repaired
+                report.repaired += repaired
+                report.repaired_runs += 1
             clipped = clip_turns(item.turns)
             counts = redactor.run(item) if redactor is not None else None
             # Hashed after redaction: the digest (kept in corpus.json) never covers a secret.
@@ -324,6 +402,18 @@ def iter_runs(
         if unused:
             report.warnings.append(_one_line(
                 f"{len(unused)} of {len(table)} outcome entries matched no run (first: {unused[0]!r})"))
+
+
+def _no_outcome(path: Path, run: Run, fmt: str, table: Mapping, outcomes) -> str:
+    """Why a run has no verdict, in words that are true for this input."""
+    pending = _outcomes.why_missing(run, table) if table else None
+    if pending:  # the --outcomes file itself names the run without a verdict
+        return f"{path}: no outcome for run {run.run_id!r} ({pending}); skipped"
+    reason = run.source.get("no_outcome_reason") or f"{fmt} has no verdict"
+    head = f"{path}: no outcome for run {run.run_id!r} ({reason})"
+    if isinstance(outcomes, (str, Path)):
+        return f"{head}; --outcomes {outcomes} has no entry for it either; skipped (add it there to include it)"
+    return f"{head}; skipped (pass --outcomes FILE to include it)"
 
 
 class _CountingReport(LoadReport):

@@ -15,7 +15,8 @@ Mapping: an assistant message becomes one ``function_call`` turn per action
 ``bash``/``mswea_bash_command`` blocks of the text (format 1). The text
 around the code is the call's ``reasoning``. The next observation (a user
 message with ``<returncode>`` or ``extra.returncode``, or a ``tool`` message)
-is its ``result``; a non-zero return code marks ``is_error``. Other messages
+is its ``result``; its return code gives ``is_error`` (non-zero: error), else the
+text rule of ``errors.observation_is_error``. Other messages
 stay ``message`` turns. ``info.submission`` becomes an ``answer`` turn and
 ``info.exit_status`` gives ``ended_by``; when the run was ``Submitted``, the
 last call (the submit command, which gets no observation) takes the
@@ -31,7 +32,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from ._common import Sniff, as_str, ended_by_status, text_of, unanswered, parse_arguments, read_single
+from . import errors, harness
+from ._common import Sniff, as_str, text_of, unanswered, parse_arguments, read_single
 from .model import Run, RunError, Task, Turn
 from .swe_agent import attach_report_outcome
 
@@ -133,18 +135,14 @@ def messages_to_turns(messages: list, where: str) -> list[Turn]:
                 if target in waiting:
                     waiting.remove(target)
                 target.result = content
-                rc = _returncode(msg, content)
-                if rc is not None:
-                    target.is_error = rc != 0
+                target.is_error = errors.judge(errors.from_exit_status(_returncode(msg, content)), text=content)
             else:
                 turns.append(Turn(turn=len(turns), type="message", role="tool", content=content,
                                   extra={"tool_call_id": call_id} if call_id else {}))
         elif role == "user" and waiting and _is_observation(msg, content):
             target = waiting.pop(0)
             target.result = content
-            rc = _returncode(msg, content)
-            if rc is not None:
-                target.is_error = rc != 0
+            target.is_error = errors.judge(errors.from_exit_status(_returncode(msg, content)), text=content)
         elif role in ("system", "user", "developer"):
             turns.append(Turn(turn=len(turns), type="message", role=role, content=content))
         elif role == "exit" or (not content and ("exit_status" in extra)):
@@ -152,6 +150,23 @@ def messages_to_turns(messages: list, where: str) -> list[Turn]:
         else:
             turns.append(Turn(turn=len(turns), type="message", role=as_str(role) or "unknown", content=content))
     return turns
+
+
+def _limit_reason(ended: str | None, info: dict) -> str | None:
+    """``LimitsExceeded`` covers both limits; the config and model stats say which one."""
+    if not ended or "LimitsExceeded" not in ended:
+        return ended
+    config = info.get("config") if isinstance(info.get("config"), dict) else {}
+    agent = config.get("agent") if isinstance(config.get("agent"), dict) else {}
+    stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+    calls, steps = stats.get("api_calls"), agent.get("step_limit")
+    cost, budget = stats.get("instance_cost"), agent.get("cost_limit")
+    numeric = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0  # noqa: E731
+    if numeric(steps) and numeric(calls) and calls >= steps:
+        return f"harness: step limit reached ({calls} of {steps} model calls; LimitsExceeded)"
+    if numeric(budget) and numeric(cost) and cost >= budget:
+        return f"harness: cost limit reached (${cost:.2f} of ${budget:.2f}; LimitsExceeded)"
+    return ended
 
 
 def to_run(obj: Any, path: Path, where: str) -> Run:
@@ -177,8 +192,9 @@ def to_run(obj: Any, path: Path, where: str) -> Run:
     unanswered(turns)
     if isinstance(submission, str) and submission.strip():
         turns.append(Turn(turn=len(turns), type="answer", role="assistant", content=submission))
-    ended_by = ended_by_status(info.get("exit_status"))
-    turns.append(Turn(turn=len(turns), type="episode_over", extra={"ended_by": ended_by} if ended_by else {}))
+    ended_by = _limit_reason(harness.ended_by(info.get("exit_status")), info)
+    harness.end_turn(turns, ended_by,
+                     exit_status=info.get("exit_status") if isinstance(info.get("exit_status"), str) else None)
     iid = instance_id(path, obj)
     meta: dict[str, Any] = {}
     if isinstance(info.get("exit_status"), str):

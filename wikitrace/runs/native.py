@@ -9,16 +9,19 @@ A run record (one JSON object per line, or ``run.json`` in a run folder)::
      "turns": [ {turn record}, ... ]}
 
 In a run folder the turns may instead sit in ``solver.full.jsonl`` beside
-``run.json``. ``outcome.steps`` defaults to the number of function calls.
+``run.json``. ``outcome.steps`` defaults to the number of function calls. A call with
+a result and no ``is_error`` is judged by ``errors.observation_is_error``; when
+``outcome.ended_by`` names the harness, a closing ``episode_over`` without a role
+becomes the harness turn (``role: harness``, the reason as ``content``).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ._common import Carried, jsonl_records
+from . import errors, harness
+from ._common import Carried, jsonl_records, load_json
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 from .turnlog import check_numbering, read_turns
 
@@ -79,7 +82,21 @@ def run_from_dict(obj: Any, where: str, turns: list[Turn] | None = None) -> Run:
         check_numbering(turns, where)
     task = task_from_dict(obj.get("task"), where)
     outcome = outcome_from_dict(obj.get("outcome"), turns, where)
+    _complete(turns, outcome)
     return Run(run_id=str(run_id), task=task, turns=turns, outcome=outcome)
+
+
+def _complete(turns: list[Turn], outcome: Outcome) -> None:
+    """What the record leaves open, filled by the rules every importer follows: a call
+    with a result but no ``is_error`` is judged by its text; a run the harness ended
+    closes with a harness ``episode_over`` turn naming the reason."""
+    for t in turns:
+        if t.type == "function_call" and t.is_error is None and t.result is not None:
+            t.is_error = errors.observation_is_error(t.result)
+    last = turns[-1] if turns else None
+    if (harness.is_harness(outcome.ended_by) and last is not None and last.type == "episode_over"
+            and last.role is None and not last.content):
+        last.role, last.content = "harness", harness.reason_of(outcome.ended_by)
 
 
 def read_jsonl(path: Path, known: dict | None = None) -> Iterator[Run | RunError | Carried]:
@@ -107,16 +124,7 @@ def read_jsonl(path: Path, known: dict | None = None) -> Iterator[Run | RunError
 
 def read_folder(path: Path) -> Run:
     meta_path = path / "run.json"
-    try:
-        obj = json.loads(meta_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RunError(f"{meta_path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    except UnicodeDecodeError:
-        raise RunError(f"{meta_path}: not UTF-8 text; re-save the file as UTF-8") from None
-    except (ValueError, RecursionError) as exc:
-        raise RunError(f"{meta_path}: not valid JSON ({exc.__class__.__name__})") from None
-    except OSError as exc:
-        raise RunError(f"{meta_path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+    obj = load_json(meta_path)
     log = path / "solver.full.jsonl"
     try:
         turns = read_turns(log) if log.exists() and "turns" not in obj else None

@@ -10,7 +10,8 @@ become ``message`` turns; each assistant tool call becomes a ``function_call``
 turn whose ``reasoning`` is the assistant text sent with it and whose
 ``result`` is the ``tool`` message answering it. Results are paired by
 ``tool_call_id``, oldest unanswered call first, because real logs reuse ids.
-A result starting with "error" marks the call ``is_error``. A reward counts as
+``is_error`` follows ``errors.observation_is_error`` (tau-bench tools answer
+``Error: ...``). A reward counts as
 success only at full marks (>= 1.0); the score is kept either way.
 """
 
@@ -21,6 +22,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import errors, harness
 from ._common import SNIFF_BYTES, Carried, jsonl_records, parse_arguments, parse_json, read_text, text_of
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
@@ -56,7 +58,7 @@ def messages_to_turns(messages: list[Any], where: str) -> list[Turn]:
             if waiting:
                 call = waiting.pop(0)
                 call.result = content or ""
-                call.is_error = (content or "").strip().lower().startswith("error")
+                call.is_error = errors.observation_is_error(content or "")
             else:  # a result nobody asked for: keep it, do not guess its call
                 turns.append(Turn(turn=len(turns), type="message", role="tool", content=content,
                                   extra={"tool_call_id": msg.get("tool_call_id")}))
@@ -78,6 +80,31 @@ def _domain(messages: list[dict]) -> str | None:
             m = _POLICY_HEADING.search(text_of(msg.get("content")) or "")
             return m.group(1).strip().lower().replace(" ", "_") if m else None
     return None
+
+
+# tau-bench's environments end an episode when the agent calls this tool.
+_TERMINATE_TOOLS = ("transfer_to_human_agents",)
+
+
+def _ending(turns: list[Turn], messages: list) -> str | None:
+    """Who ended the conversation.
+
+    The user, when a user message carries tau-bench's ``###STOP###``; the agent, when
+    its last act was a terminating tool or a reply; otherwise nobody in the log ended
+    it (its last message is a tool result or a user turn the agent never answered):
+    the harness cut it off at its step limit.
+    """
+    last_user = next((t.content for t in reversed(turns) if t.type == "message" and t.role == "user"), "")
+    if last_user and "###STOP###" in last_user:
+        return "user"
+    last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") != "system"), None)
+    calls = [t for t in turns if t.type == "function_call"]
+    if calls and calls[-1].name in _TERMINATE_TOOLS and last is not None and last.get("role") == "tool":
+        return f"agent: {calls[-1].name}"
+    if last is None or last.get("role") == "assistant":
+        return "agent" if last is not None else None
+    steps = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+    return f"harness: step limit reached (cut off after {steps} agent steps, with no stop from the user or agent)"
 
 
 def record_to_run(rec: Any, where: str) -> Run:
@@ -121,9 +148,8 @@ def record_to_run(rec: Any, where: str) -> Run:
     meta = {k: info_task[k] for k in ("user_id",) if k in info_task}
     if trial is not None:
         meta["trial"] = trial
-    last_user = next((t.content for t in reversed(turns) if t.type == "message" and t.role == "user"), "")
-    ended_by = "user" if last_user and "###STOP###" in last_user else None
-    turns.append(Turn(turn=len(turns), type="episode_over", extra={"ended_by": ended_by} if ended_by else {}))
+    ended_by = _ending(turns, messages)
+    harness.end_turn(turns, ended_by)
     apps = task_field.get("apps")
     if apps is not None and not (isinstance(apps, list) and all(isinstance(a, str) for a in apps)):
         raise RunError(f"{where}: field 'task.apps' must be a list of strings")

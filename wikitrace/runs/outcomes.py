@@ -5,7 +5,7 @@
 - a JSON object ``{"run-id": "success" | "failure" | true | false | 0.5 | {"success": .., "score": ..}}``
 - a SWE-bench evaluation report: a JSON object with id lists ``resolved``/``resolved_ids``
   (success) and ``unresolved``/``unresolved_ids``, ``error_ids``, ``empty_patch_ids``,
-  ``completed_ids``, ``applied``, ``generated``, ``no_generation``, ``no_apply``,
+  ``completed_ids``, ``applied``, ``generated``, ``with_logs``, ``no_generation``, ``no_apply``,
   ``install_fail``, ``test_errored``, ``test_timeout``, ``reset_failed`` (failure unless also resolved)
 - a JSON array or JSONL of objects ``{"run_id" | "id" | "instance_id": .., "outcome" | "success" |
   "resolved" | "label": .., "score" | "reward": ..}``
@@ -41,8 +41,10 @@ _ID_KEYS = ("run_id", "id", "instance_id", "task_id", "session_id")
 _VERDICT_KEYS = ("success", "outcome", "resolved", "label", "verdict", "result")
 _SCORE_KEYS = ("score", "reward")
 _REPORT_SUCCESS = ("resolved", "resolved_ids")
+# Ids a report lists without judging them: submitted, never evaluated to the end.
+_REPORT_PENDING = ("incomplete_ids",)
 _REPORT_FAILURE = (
-    "unresolved", "unresolved_ids", "error_ids", "empty_patch_ids", "completed_ids", "applied", "generated",
+    "unresolved", "unresolved_ids", "error_ids", "empty_patch_ids", "completed_ids", "applied", "generated", "with_logs",
     "no_generation", "no_apply", "install_fail", "test_errored", "test_timeout", "reset_failed",
 )
 
@@ -111,12 +113,31 @@ def _entry(obj: Any, where: str) -> tuple[str, Verdict]:
     return str(key), parse_verdict(verdict, where, score)
 
 
+class Table(dict):
+    """run id -> Verdict, plus the ids a report names without a verdict.
+
+    ``pending`` maps such an id to why it has none (a SWE-bench run listed in
+    ``incomplete_ids``: submitted, but its evaluation did not finish); ``where``
+    is the file the table came from.
+    """
+
+    def __init__(self, *args, where: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.where = where
+        self.pending: dict[str, str] = {}
+
+
 def is_swebench_report(obj: Any) -> bool:
     return isinstance(obj, dict) and any(isinstance(obj.get(k), list) for k in _REPORT_SUCCESS)
 
 
-def from_swebench_report(obj: dict, where: str) -> dict[str, Verdict]:
-    table: dict[str, Verdict] = {}
+def from_swebench_report(obj: dict, where: str) -> Table:
+    table = Table(where=where)
+    for key in _REPORT_PENDING:
+        for iid in obj.get(key) or []:
+            if isinstance(iid, str):
+                table.pending[iid] = (f"{where} lists it in {key}: it was submitted but its evaluation did not "
+                                      f"finish, so there is no verdict")
     for key in _REPORT_FAILURE:
         for iid in obj.get(key) or []:
             if isinstance(iid, str):
@@ -125,7 +146,16 @@ def from_swebench_report(obj: dict, where: str) -> dict[str, Verdict]:
         for iid in obj.get(key) or []:
             if isinstance(iid, str):
                 table[iid] = Verdict(True, None, f"{where}: {iid} in {key}")
+    for iid in table:
+        table.pending.pop(iid, None)
     return table
+
+
+def why_missing(run: Run, table: Mapping[str, Verdict]) -> str | None:
+    """Why ``table`` gives ``run`` no verdict, when the table knows (see ``Table.pending``)."""
+    pending = getattr(table, "pending", None) or {}
+    keys = [run.run_id, *[str(k) for k in run.source.get("outcome_keys", [])], run.task.id]
+    return next((pending[k] for k in keys if k in pending), None)
 
 
 def _add(table: dict[str, Verdict], key: str, verdict: Verdict) -> None:
@@ -136,7 +166,7 @@ def _add(table: dict[str, Verdict], key: str, verdict: Verdict) -> None:
 
 
 def parse_outcomes(text: str, where: str, suffix: str = "") -> dict[str, Verdict]:
-    table: dict[str, Verdict] = {}
+    table: dict[str, Verdict] = Table(where=where)
     stripped = text.lstrip()
     if suffix in (".csv", ".tsv") or (stripped[:1] not in ("{", "[") and stripped):
         dialect = "excel-tab" if suffix == ".tsv" or ("\t" in stripped.split("\n", 1)[0]) else "excel"
@@ -226,7 +256,9 @@ def summary(counts: Mapping[str, int]) -> str:
 
 
 def nearby_report(path: Path, levels: int = 3, name: str = "results.json") -> tuple[dict[str, Verdict] | None, Path | None]:
-    """The SWE-bench style ``results.json`` in the file's folder or up to ``levels`` folders above.
+    """The SWE-bench style ``results.json`` in the file's folder or up to ``levels`` folders above,
+    directly or in a ``results/`` folder there (an experiment folder: ``trajs/`` beside
+    ``results/results.json``).
 
     Returns (table, report path) or (None, None) when there is none; a report that
     exists but cannot be read raises RunError (once; later lookups pass it over).
@@ -234,29 +266,36 @@ def nearby_report(path: Path, levels: int = 3, name: str = "results.json") -> tu
     """
     folder = path.parent
     for _ in range(levels):
-        candidate = folder / name
-        if candidate.is_file():
-            key = str(candidate.resolve())
-            try:
-                stamp = candidate.stat().st_mtime_ns
-            except OSError:
-                stamp = 0
-            cached = _REPORTS.get(key)
-            if cached is None or cached[0] != stamp:
-                try:
-                    obj = parse_json(read_text(candidate), str(candidate))
-                except RunError:
-                    _REPORTS[key] = (stamp, None)  # reported once, then passed over
-                    raise
-                table = from_swebench_report(obj, str(candidate)) if is_swebench_report(obj) else None
-                cached = (stamp, table)
-                _REPORTS[key] = cached
-            if cached[1] is not None:
-                return cached[1], candidate
+        for candidate in (folder / name, folder / "results" / name):
+            found = _report_at(candidate)
+            if found is not None:
+                return found, candidate
         if folder.parent == folder:
             break
         folder = folder.parent
     return None, None
+
+
+def _report_at(candidate: Path) -> dict[str, Verdict] | None:
+    """The verdict table of one candidate report file (cached by mtime), or None."""
+    if not candidate.is_file():
+        return None
+    key = str(candidate.resolve())
+    try:
+        stamp = candidate.stat().st_mtime_ns
+    except OSError:
+        stamp = 0
+    cached = _REPORTS.get(key)
+    if cached is None or cached[0] != stamp:
+        try:
+            obj = parse_json(read_text(candidate), str(candidate))
+        except RunError:
+            _REPORTS[key] = (stamp, None)  # reported once, then passed over
+            raise
+        table = from_swebench_report(obj, str(candidate)) if is_swebench_report(obj) else None
+        cached = (stamp, table)
+        _REPORTS[key] = cached
+    return cached[1]
 
 
 _REPORTS: dict[str, tuple[int, dict[str, Verdict] | None]] = {}

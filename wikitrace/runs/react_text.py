@@ -15,14 +15,16 @@ Layout (see docs/input-formats.md)::
     Correct answer: <gold answer>
 
 The section label is the outcome: CORRECT is success, INCORRECT failure ended
-by the agent, HALTED failure with ``ended_by = "harness: halted"``. A block
-outside any section takes its verdict from an explicit ``Answer is CORRECT`` /
-``Answer is INCORRECT`` observation, else it has none (pass ``--outcomes``).
+by the agent, HALTED failure ended by the harness (``HALTED``; a harness
+``episode_over`` turn). The ``Answer is CORRECT|INCORRECT`` observation after
+``Finish`` is a scoring line: it is removed from the call's result and gives the
+verdict of a block outside any section (else there is none: pass ``--outcomes``).
 
 Every trial reprints every agent, so identical blocks repeat: the first copy
 becomes a run, every later copy comes back as ``DuplicateRun`` (the loader
-counts it in ``LoadReport.deduplicated``). A run's id is derived from its
-content (``<file stem>-q<question hash>-<block hash>``). The same block listed
+counts it in ``LoadReport.deduplicated``). A run's id can be read and written
+by hand: ``<file stem>-q<NNN>-t<trial>``, the question's number in order of first
+appearance in the file and the trial the run first appears in. The same block listed
 under two different labels (the base ReAct log lists a few agents as both
 INCORRECT and HALTED) is reported once as an error and only the first is kept;
 later copies of that conflicting entry count as duplicates.
@@ -35,6 +37,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import errors, harness
 from ._common import DuplicateRun, Sniff, read_text, unanswered
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
@@ -136,8 +139,10 @@ def parse_block(lines: list[str], where: str) -> dict[str, Any]:
     }
 
 
-def _turns(parsed: dict[str, Any]) -> list[Turn]:
+def _turns(parsed: dict[str, Any]) -> tuple[list[Turn], str | None]:
+    """The turns of a block, and the verdict its ``Answer is ...`` line gave (removed from the turns)."""
     turns: list[Turn] = [Turn(turn=0, type="message", role="user", content=parsed["prompt"])]
+    verdict: str | None = None
     pending_thought: str | None = None
     last_call: Turn | None = None
     for step in parsed["steps"]:
@@ -154,8 +159,12 @@ def _turns(parsed: dict[str, Any]) -> list[Turn]:
             turns.append(last_call)
             pending_thought = None
         else:  # Observation
+            if _VERDICT_OBS.match(text):  # the scoring line: the outcome, never an observation
+                verdict = _VERDICT_OBS.match(text).group(1)
+                text = ""
             if last_call is not None and last_call.result is None:
                 last_call.result = text
+                last_call.is_error = errors.observation_is_error(text)
                 if last_call.name.lower() == "finish" and last_call.arguments is not None:
                     turns.append(Turn(turn=len(turns), type="answer", role="assistant", content=last_call.arguments))
             else:
@@ -163,21 +172,23 @@ def _turns(parsed: dict[str, Any]) -> list[Turn]:
     if pending_thought is not None:
         turns.append(Turn(turn=len(turns), type="message", role="assistant", content=pending_thought))
     unanswered(turns)
-    return turns
+    return turns, verdict
 
 
-def _outcome(label: str | None, turns: list[Turn]) -> tuple[Outcome | None, str | None]:
+# Reflexion halts an agent that ran past its step budget or whose prompt grew too long.
+HALTED = "harness: halted (step limit or prompt length reached before an answer)"
+
+
+def _outcome(label: str | None, verdict: str | None, turns: list[Turn]) -> tuple[Outcome | None, str | None]:
     steps = count_steps(turns)
     if label == "CORRECT":
         return Outcome(success=True, steps=steps, ended_by="agent"), "agent"
     if label == "INCORRECT":
         return Outcome(success=False, steps=steps, ended_by="agent"), "agent"
     if label == "HALTED":
-        return Outcome(success=False, steps=steps, ended_by="harness: halted"), "harness: halted"
-    for t in reversed(turns):
-        m = _VERDICT_OBS.match(t.result or "") if t.type == "function_call" else None
-        if m:
-            return Outcome(success=m.group(1) == "CORRECT", steps=steps, ended_by="agent"), "agent"
+        return Outcome(success=False, steps=steps, ended_by=HALTED), HALTED
+    if verdict is not None:
+        return Outcome(success=verdict == "CORRECT", steps=steps, ended_by="agent"), "agent"
     return None, None
 
 
@@ -191,6 +202,8 @@ def read(path: Path) -> Iterator[Run | RunError]:
     stem = path.name.split(".", 1)[0] or "react"
     first_label: dict[str, tuple[str | None, int, int | None]] = {}
     seen: dict[tuple[str, str | None], int] = {}
+    questions: dict[str, int] = {}  # question -> its number, in order of first appearance
+    used: dict[str, int] = {}
     found = False
     for start, trial, label, block in _split_blocks(lines):
         found = True
@@ -214,9 +227,9 @@ def read(path: Path) -> Iterator[Run | RunError]:
             )
             continue
         first_label[key] = (label, start, trial)
-        turns = _turns(parsed)
-        outcome, ended_by = _outcome(label, turns)
-        turns.append(Turn(turn=len(turns), type="episode_over", extra={"ended_by": ended_by} if ended_by else {}))
+        turns, verdict = _turns(parsed)
+        outcome, ended_by = _outcome(label, verdict, turns)
+        harness.end_turn(turns, ended_by)
         if outcome is not None:
             outcome.steps = count_steps(turns)
         task_id = "q" + _sha(parsed["question"], 10)
@@ -227,7 +240,12 @@ def read(path: Path) -> Iterator[Run | RunError]:
             meta["reflections"] = parsed["reflections"]
         task = Task(id=task_id, instruction=parsed["question"], task_type="hotpotqa" if "hotpot" in path.name.lower() else None,
                     metadata=meta)
-        run = Run(run_id=f"{stem}-{task_id}-{key[:10]}", task=task, turns=turns, outcome=outcome)
+        number = questions.setdefault(parsed["question"], len(questions) + 1)
+        run_id = f"{stem}-q{number:03d}" + (f"-t{trial}" if trial is not None else "")
+        used[run_id] = used.get(run_id, 0) + 1
+        if used[run_id] > 1:
+            run_id += f"-{used[run_id]}"
+        run = Run(run_id=run_id, task=task, turns=turns, outcome=outcome)
         run.source = {
             "format": "react-text", "file": path.name, "line": start, "trial": trial, "label": label,
             "original": body + "\n", "original_format": "text",

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import outcomes as _outcomes
-from ._common import Sniff, as_str, ended_by_status, text_of, unanswered, read_single
+from . import errors, harness
+from ._common import Sniff, as_str, text_of, unanswered, read_single
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
 _ISSUE = re.compile(r"ISSUE:\s*\n(.*?)(?:\n\s*INSTRUCTIONS:|\Z)", re.S)
@@ -81,6 +82,24 @@ def _first_user(history: Any) -> str | None:
     return None
 
 
+# Actions the harness writes into the trajectory when it stops a run (SWE-agent 0.x).
+_HARNESS_ACTION = re.compile(r"^(?:exit_[a-z_]+|skip)$")
+
+
+def _harness_step(steps: list, ended: str | None) -> dict | None:
+    """Remove and return the closing harness step, if the trajectory ends with one.
+
+    SWE-agent 0.x logs it as an action such as ``exit_cost``; 1.x as a step with no
+    action whose thought is the harness's message, when ``exit_status`` names a harness stop.
+    """
+    if not steps or not isinstance(steps[-1], dict):
+        return None
+    action = (as_str(steps[-1].get("action")) or "").strip()
+    if _HARNESS_ACTION.match(action) or (not action and harness.is_harness(ended)):
+        return steps.pop()
+    return None
+
+
 def to_run(obj: Any, path: Path, where: str) -> Run:
     if not isinstance(obj, dict):
         raise RunError(f"{where}: a SWE-agent trajectory must be a JSON object")
@@ -96,6 +115,13 @@ def to_run(obj: Any, path: Path, where: str) -> Run:
     if not instruction:
         raise RunError(f"{where}: no task: neither replay_config.problem_statement.text nor a user message in 'history'")
 
+    info = obj.get("info") if isinstance(obj.get("info"), dict) else {}
+    ended = harness.ended_by(info.get("exit_status"))
+    steps = list(steps)
+    closing = _harness_step(steps, ended)
+    if closing is not None and ended is None:
+        ended = harness.ended_by(as_str(closing.get("action")))
+
     turns: list[Turn] = [Turn(turn=0, type="message", role="user", content=first_user or instruction)]
     for i, step in enumerate(steps):
         if not isinstance(step, dict):
@@ -108,7 +134,7 @@ def to_run(obj: Any, path: Path, where: str) -> Run:
             name = action.strip().split(None, 1)[0][:100]
             turns.append(Turn(turn=len(turns), type="function_call", role="assistant", name=name,
                               arguments=action.rstrip("\n"), reasoning=thought or None, result=observation,
-                              extra=extra))
+                              is_error=errors.judge(text=observation), extra=extra))
         else:
             content = thought or as_str(step.get("response")) or ""
             turns.append(Turn(turn=len(turns), type="message", role="assistant", content=content, extra=extra))
@@ -116,12 +142,16 @@ def to_run(obj: Any, path: Path, where: str) -> Run:
                 turns.append(Turn(turn=len(turns), type="message", role="tool", content=observation))
     unanswered(turns)
 
-    info = obj.get("info") if isinstance(obj.get("info"), dict) else {}
     submission = info.get("submission")
     if isinstance(submission, str) and submission.strip():
         turns.append(Turn(turn=len(turns), type="answer", role="assistant", content=submission))
-    ended_by = ended_by_status(info.get("exit_status"))
-    turns.append(Turn(turn=len(turns), type="episode_over", extra={"ended_by": ended_by} if ended_by else {}))
+    said = {}
+    if closing is not None:
+        said = {"harness_message": as_str(closing.get("thought")) or as_str(closing.get("response")),
+                "observation": as_str(closing.get("observation")) or None,
+                "action": as_str(closing.get("action")) or None}
+    harness.end_turn(turns, ended, exit_status=info.get("exit_status") if isinstance(info.get("exit_status"), str) else None,
+                     **said)
 
     meta: dict[str, Any] = {}
     if isinstance(info.get("exit_status"), str):
@@ -136,8 +166,8 @@ def to_run(obj: Any, path: Path, where: str) -> Run:
     keys = [iid] + ([ps_id] if ps_id and ps_id != iid else [])
     run.source = {"format": "swe-agent", "file": path.name, "original": obj, "original_format": "json",
                   "outcome_keys": keys}
-    if ended_by:
-        run.source["ended_by"] = ended_by
+    if ended:
+        run.source["ended_by"] = ended
     return run
 
 
@@ -154,6 +184,9 @@ def attach_report_outcome(run: Run, path: Path) -> RunError | None:
         run.outcome = Outcome(success=verdict.success, steps=count_steps(run.turns), score=verdict.score,
                               ended_by=run.source.get("ended_by"))
         run.source["outcome_from"] = verdict.where
+    else:
+        run.source["no_outcome_reason"] = (_outcomes.why_missing(run, table)
+                                           or f"{report} does not list it")
     return None
 
 

@@ -36,11 +36,9 @@ def parse_turns(text: str, where: str) -> list[Turn]:
 
 
 def read_turns(path: Path) -> list[Turn]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RunError(f"{path}: not UTF-8 text (byte {exc.start}); re-save the file as UTF-8") from None
-    return parse_turns(text, str(path))
+    from ._common import read_text  # bytes that are not UTF-8 are repaired later, per run
+
+    return parse_turns(read_text(path), str(path))
 
 
 def check_numbering(turns: list[Turn], where: str) -> None:

@@ -1,0 +1,167 @@
+"""The words a lesson is made of, all drawn from the run itself.
+
+Tool names, argument keys and where each argument came from, the look-ups before a
+call, the task sentence closest to it, the agent's own reasoning and last message,
+and sentences of the run's system prompt. Values that hold only in one episode are
+masked (text.generic) and double quotes inside a quote become single ones.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .reading import Call, Reading, check_arguments, command_of, is_command_line
+from .rules import _words, sentences
+from .text import clip, first_line, generic
+
+# A call that hands the conversation to a person: its failure is about *whether* to hand
+# off, never about its arguments.
+_HAND_OFF = re.compile(r"transfer|hand_?off|escalat|human|operator", re.I)
+
+
+def is_hand_off(call: Call) -> bool:
+    return bool(_HAND_OFF.search(call.name))
+
+
+def kind_of(r: Reading) -> str:
+    task = r.run.task
+    return task.task_type or (", ".join(task.apps) if task.apps else "")
+
+
+def for_kind(r: Reading) -> str:
+    kind = kind_of(r)
+    return f"{kind} tasks" if kind else "tasks like this one"
+
+
+def top_key(path: str) -> str:
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
+
+
+def sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], list[str]]:
+    """Which earlier tool showed each top-level argument, which came from the user, and the
+    argument paths no earlier turn showed (a key with any such part is listed only there)."""
+    by_turn = {c.n: c.name for c in r.calls}
+    checks = check_arguments(r, call.turn)
+    unseen = list(dict.fromkeys(a.path for a in checks if a.seen_at is None))
+    doubtful = {top_key(p) for p in unseen}
+    from_tool: dict[str, list[str]] = {}
+    from_user: list[str] = []
+    placed: set[str] = set()  # a key whose parts came from several places is named with its first
+    for a in checks:
+        key = top_key(a.path)
+        if a.seen_at is None or key in doubtful or key in placed:
+            continue
+        placed.add(key)
+        if a.seen_in == "user message":
+            from_user.append(key)
+        elif a.seen_in == "earlier call":
+            from_tool.setdefault(f"the earlier {by_turn.get(a.seen_at, 'tool')} call", []).append(key)
+        else:
+            from_tool.setdefault(by_turn.get(a.seen_at, "a look-up"), []).append(key)
+    dedup = lambda xs: list(dict.fromkeys(xs))  # noqa: E731
+    return {t: dedup(k) for t, k in from_tool.items()}, dedup(from_user), unseen
+
+
+def join(items: list[str], limit: int = 4) -> str:
+    items = list(dict.fromkeys(items))
+    shown = items[:limit] + ([f"{len(items) - limit} more"] if len(items) > limit else [])
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def task_gist(r: Reading, words: set[str], limit: int = 110) -> str:
+    """The sentence of the task that shares most words with ``words`` and then with the
+    run's tools and argument keys (the longer on a tie), values masked."""
+    domain = set().union(*(call_words(c) for c in r.calls)) if r.calls else set()
+    best, score = "", (-1, -1, -1)
+    for s in sentences(r.run.task.instruction or ""):
+        plain = generic(s)
+        if len(re.findall(r"[A-Za-z]{3,}", plain)) < 4:  # mostly ids and numbers: says nothing
+            continue
+        found = _words(s)
+        key = (len(found & words), len(found & domain), len(plain))
+        if key > score:
+            best, score = plain, key
+    return clip(best, limit).replace('"', "'")
+
+
+def lookup_chain(r: Reading, before: Call | None, limit: int = 4) -> str:
+    """The look-ups that went through before a call (all of them for None), with short
+    arguments: ``Search[Nick Park]``."""
+    shown = []
+    for c in r.calls:
+        if (before is not None and c.n >= before.n) or c.writes or c.error:
+            continue
+        args = c.turn.arguments
+        if isinstance(args, str) and 0 < len(args) <= 50:
+            shown.append(f"{c.name}[{generic(args)}]".replace('"', "'"))
+        elif isinstance(args, dict) and args:
+            short = [f"{k}" for k, v in args.items()]
+            shown.append(f"{c.name}({', '.join(short[:3])})")
+        else:
+            shown.append(c.name)
+    shown = list(dict.fromkeys(shown))
+    if len(shown) > limit:
+        shown = shown[: limit - 1] + [f"{len(shown) - limit + 1} more", ]
+    return ", ".join(shown)
+
+
+def call_words(call: Call) -> set[str]:
+    keys = " ".join(call.turn.arguments) if isinstance(call.turn.arguments, dict) else ""
+    return _words(f"{call.name} {keys}".replace("_", " "))
+
+
+def such_as(r: Reading, call: Call | None = None) -> str:
+    gist = task_gist(r, call_words(call) if call is not None else set())
+    return f", such as: \"{gist}\"" if gist else ""
+
+
+def reasoned(call: Call) -> str:
+    """The run's own reasoning that came with a call, as a short quote (nothing when the log has none)."""
+    said = first_line(call.turn.reasoning, 100)
+    return f" (it reasoned: \"{said}\")" if said else ""
+
+
+def last_said(r: Reading) -> str:
+    """The first line of the agent's last message, as a short quote."""
+    last = next((t for t in reversed(r.run.turns) if t.type in ("message", "answer") and t.role == "assistant"
+                 and t.content), None)
+    said = first_line(last.content, 80) if last is not None else ""
+    return f" (its last message: \"{said}\")" if said else ""
+
+
+def rule_quote(sentence: str, limit: int = 160) -> str:
+    return clip(sentence, limit).replace('"', "'")
+
+
+def what_it_did(c: Call) -> str:
+    """A state-changing call named by its tool and what it ran: ``bash (mvn -q test)``."""
+    command = command_of(c.turn)
+    if command is None:
+        return c.name
+    return f"{c.name} ({clip(generic(' '.join(command.split()[:3])), 40)})".replace('"', "'")
+
+
+def free_form(w: Call) -> str | None:
+    """The call's only argument when it is a plain string (an answer, a query), values masked."""
+    args = w.turn.arguments
+    if not isinstance(args, str) or not args.strip() or is_command_line(w.turn):
+        return None
+    return clip(generic(args.strip()), 80).replace('"', "'")
+
+
+def what_changed(err: Call, fix: Call) -> str:
+    """How a later call that went through differed from a failed one, in a phrase:
+    "with reason changed", "with payment_id taken from what the error listed",
+    "as Search[Nick Park], a name the error listed"."""
+    x, y = err.turn.arguments, fix.turn.arguments
+    listed = (err.turn.result or "").lower()
+    if isinstance(x, dict) and isinstance(y, dict):
+        changed = [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)]
+        from_error = [k for k in changed if str(y.get(k, "")) and str(y.get(k)).lower() in listed]
+        if from_error:
+            return f"with {join(from_error)} taken from what the error listed"
+        return f"with {join(changed)} changed" if changed else "with the same arguments, later"
+    if isinstance(y, str) and y.strip() and y != x:
+        shown = f"{fix.name}[{clip(generic(y.strip()), 60)}]".replace('"', "'")
+        return f"as {shown}" + (", a name the error listed" if y.strip().lower() in listed else "")
+    return "with the same arguments, later"

@@ -1,0 +1,364 @@
+"""What the offline compiler reads off a turn log before it writes a word.
+
+Each agent call is classified once (a ``Call``): is it the agent's own action or
+a harness step, did the environment answer with an error, does it change state,
+did the user agree just before it. Nothing here knows a benchmark: tool names,
+argument keys and the run's own system prompt are the only vocabulary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Iterator
+
+from ..runs.model import Run, Turn
+
+# First words of tool names (or shell commands) that read state rather than change it.
+_READ_WORDS = frozenset((
+    "get", "search", "list", "find", "read", "look", "lookup", "view", "show", "fetch", "query",
+    "check", "calculate", "compute", "think", "inventory", "examine", "ls", "cat", "grep",
+    "describe", "count", "retrieve", "browse", "info", "head", "tail", "pwd", "echo", "which",
+    "open", "scroll", "goto", "rg", "tree", "stat", "wc", "diff",
+))
+_GIT_READS = frozenset(("diff", "status", "log", "show", "grep", "blame"))
+# Shell-like tools whose first command word says what the call does.
+_SHELL_TOOLS = frozenset(("bash", "shell", "sh", "run", "execute", "exec", "terminal", "cmd", "command"))
+_COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
+_AFFIRM = re.compile(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|sure|please do)\b", re.I)
+# A conservative reading of an observation that has no error flag of its own:
+# only an opening that announces a failure, never a word in the middle of output.
+_ERROR_OPENING = re.compile(
+    r"^\s*(?:error\b|\w*error:|exception\b|traceback \(most recent call last\)|"
+    r"[\w./-]+: command not found|bash: .*: command not found|fatal:|failed\b|invalid\b)",
+    re.I,
+)
+# SWE-agent style exits and other harness steps that some logs record as calls.
+_HARNESS_CALL = re.compile(r"^(exit_(cost|context|format|error|api|timeout)|autosubmi\w*|env(ironment)?_reset|"
+                           r"reset_env\w*)$", re.I)
+
+
+def is_harness_turn(turn: Turn) -> bool:
+    """A step the harness took (a limit, a format exit, an autosubmission), not the agent."""
+    if turn.type == "episode_over":
+        return turn.role == "harness" or str(turn.extra.get("ended_by", "")).startswith("harness")
+    return turn.type == "function_call" and bool(_HARNESS_CALL.match(turn.name or ""))
+
+
+def looks_like_error(turn: Turn) -> bool:
+    """The format's own flag when it has one; else only an observation that opens with a failure."""
+    if turn.is_error is not None:
+        return turn.is_error
+    return bool(_ERROR_OPENING.match(turn.result or ""))
+
+
+def _head_word(text: str) -> str:
+    return (re.split(r"[^a-z]", text.lower().lstrip()) or [""])[0]
+
+
+def command_of(turn: Turn) -> str | None:
+    """The command text of a shell-like call, if it has one."""
+    args = turn.arguments
+    if isinstance(args, str):
+        return args
+    if isinstance(args, dict):
+        for key in _COMMAND_KEYS:
+            if isinstance(args.get(key), str):
+                return args[key]
+    return None
+
+
+def is_read_only(turn: Turn) -> bool:
+    """Judged from the tool name (``get_user``, ``searchFlights``), and for shell-like tools
+    and editors from the command (``ls``, ``cat``, ``view``): everything else changes state."""
+    name = (turn.name or "").lower()
+    head = _head_word(name)
+    if head in _READ_WORDS or name.startswith(("get", "search", "list", "find")):
+        return True
+    command = command_of(turn)
+    if command is not None and (head in _SHELL_TOOLS or "edit" in name or "editor" in name):
+        command = re.sub(r"^\s*cd\s+\S+\s*(?:&&|;)\s*", "", command)  # where it runs is not what it does
+        words = command.split()
+        if words[:1] == ["git"]:
+            return len(words) > 1 and words[1] in _GIT_READS
+        return _head_word(command) in _READ_WORDS
+    return False
+
+
+def confirmed_before(run: Run, call: Turn) -> bool:
+    """Did the last user message before this call agree to something, with no other change
+    made in between (look-ups and failed calls in between do not count)?"""
+    for t in reversed([t for t in run.turns if t.turn < call.turn]):
+        if t.type == "function_call" and not (is_read_only(t) or looks_like_error(t) or is_harness_turn(t)):
+            return False
+        if t.type == "message" and t.role == "user":
+            return bool(_AFFIRM.search(t.content or ""))
+    return False
+
+
+@dataclass
+class Call:
+    turn: Turn
+    error: bool
+    writes: bool  # changes state (or the outcome), as far as the name and command tell
+    confirmed: bool  # a user message agreeing came just before it
+
+    @property
+    def name(self) -> str:
+        return self.turn.name or "?"
+
+    @property
+    def n(self) -> int:
+        return self.turn.turn
+
+
+@dataclass
+class Reading:
+    run: Run
+    calls: list[Call]  # the agent's own calls, harness steps left out
+    harness: list[Turn]  # harness steps, in order
+    system: Turn | None  # the run's system prompt, when the log has one
+    facts: list[Turn] = field(default_factory=list)  # observations and user messages, in order
+    checks: dict[int, list["ArgCheck"]] = field(default_factory=dict)  # check_arguments, by call turn
+    _lower: dict[int, str] = field(default_factory=dict)
+    _all: list[str] = field(default_factory=list)  # every fact's lower-case text, joined (built once)
+    _ends: list[tuple[int, int]] = field(default_factory=list)  # (turn, end offset in _all[0])
+
+    def anywhere_before(self, needle: str, turn: int) -> bool:
+        """A cheap filter: does ``needle`` occur (lower case) in any fact before ``turn``?"""
+        if not self._all:
+            ends, parts, size = [], [], 0
+            for f in self.facts:
+                parts.append(self.lower(f))
+                size += len(parts[-1]) + 1
+                ends.append((f.turn, size))
+            self._all.append("\n".join(parts))
+            self._ends.extend(ends)
+        end = 0
+        for t, e in self._ends:
+            if t >= turn:
+                break
+            end = e
+        return self._all[0].find(needle.lower(), 0, end) != -1
+
+    def lower(self, fact: Turn) -> str:
+        """An observation's or user message's text in lower case, made once."""
+        hit = self._lower.get(fact.turn)
+        if hit is None:
+            body = fact.result if fact.type == "function_call" else fact.content
+            hit = self._lower[fact.turn] = (body or "").lower()
+        return hit
+
+
+def read_run(run: Run) -> Reading:
+    calls, harness = [], []
+    for t in run.turns:
+        if is_harness_turn(t):
+            harness.append(t)
+        elif t.type == "function_call":
+            calls.append(Call(t, looks_like_error(t), not is_read_only(t), confirmed_before(run, t)))
+    first = run.turns[0] if run.turns else None
+    system = first if first is not None and first.type == "message" and first.role in ("system", "developer") else None
+    facts = [t for t in run.turns if (t.type == "function_call" and t.result and not is_harness_turn(t))
+             or (t.type == "message" and t.role == "user" and t.content)]
+    return Reading(run, calls, harness, system, facts)
+
+
+def harness_reason(reading: Reading) -> str | None:
+    """The real reason the harness ended the run, from ``ended_by`` or its last step."""
+    ended = reading.run.outcome.ended_by or ""
+    if ended.startswith("harness"):
+        reason = ended.split(":", 1)[1].strip() if ":" in ended else ""
+        if reason:
+            return reason
+    if reading.harness:
+        last = reading.harness[-1]
+        text = " ".join((last.content or last.result or "").split())
+        return text[:120] or (last.name or "").replace("_", " ") or "a harness step"
+    return "no reason given" if ended.startswith("harness") else None
+
+
+# --- arguments -----------------------------------------------------------------------------
+
+
+def full_arguments(turn: Turn) -> str:
+    """Every argument of a call, exactly, as one JSON line (a string argument as itself)."""
+    args = turn.arguments
+    if args is None:
+        return ""
+    if isinstance(args, str):
+        return args
+    return json.dumps(args, ensure_ascii=False, sort_keys=True)
+
+
+def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(path, scalar) for every scalar inside nested arguments: ``passengers[0].first_name``."""
+    if isinstance(value, dict):
+        for k in value:
+            yield from leaves(value[k], f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from leaves(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def _last_key(path: str) -> str:
+    return re.split(r"[.\[]", re.sub(r"\[\d+\]$", "", path))[-1] if path else ""
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _occurs(value: str, low: str) -> bool:
+    """``value`` as a whole word of ``low`` (a text already in lower case)."""
+    if not value:
+        return True
+    needle = value.lower()
+    if needle not in low:  # the cheap test first: most values are absent from most turns
+        return False
+    return re.search(r"(?<![\w.])" + re.escape(needle) + r"(?![\w])", low) is not None
+
+
+_NUMBER_WORDS = {"0": "no|none|zero", "1": "one|a|an|single", "2": "two|both|pair", "3": "three", "4": "four", "5": "five"}
+
+
+FREE_FORM = "argument"  # the path of a call's only argument when it is a plain string
+
+
+def _told_number(value: str, key: str, text: str) -> bool:
+    """A short number counts as told only near a word that starts like one of its key's words
+    (``nonfree_baggages: 1`` is told by "1 checked bag", not by any "1" in the text)."""
+    stems = [w[:3] for w in re.split(r"[^a-z]", key.lower()) if len(w) >= 3]
+    if not stems:
+        return False
+    number = re.escape(value) + (f"|{_NUMBER_WORDS[value]}" if value in _NUMBER_WORDS else "")
+    stem = "|".join(map(re.escape, stems))
+    after = rf"(?<![\w.])(?:{number})(?![\w])(?:\W+\w+){{0,6}}?\W+(?:{stem})"
+    before = rf"\b(?:{stem})\w*(?:\W+\w+){{0,6}}?\W+\$?(?:{number})(?![\w])"
+    low = text.lower()
+    return re.search(after, low) is not None or re.search(before, low) is not None
+
+
+def _seen(value, key: str, turn: Turn, low: str) -> bool:
+    """Did this observation or user message (``low``: its text in lower case) show the value?"""
+    text = _as_text(value)
+    if key != FREE_FORM and (isinstance(value, (int, float)) or text.isdecimal()):
+        if turn.type == "function_call":
+            if (turn.result or "").strip() in (text, text + ".0"):
+                return True
+            return any(k == key and _as_text(v) == text for k, v in _json_fields(turn.result or ""))
+        return _told_number(text, key, low)
+    return _occurs(text, low) or ("_" in text and any(_occurs(text.replace("_", sep), low) for sep in " -"))
+
+
+@lru_cache(maxsize=512)
+def _json_field_list(text: str) -> tuple[tuple[str, Any], ...]:
+    if not text.lstrip().startswith(("{", "[")):
+        return ()
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError):
+        return ()
+    return tuple((_last_key(path), v) for path, v in leaves(data))
+
+
+def _json_fields(text: str) -> tuple[tuple[str, Any], ...]:
+    """(last key, scalar) for every scalar of a JSON observation; nothing for other text."""
+    return _json_field_list(text)
+
+
+@dataclass
+class ArgCheck:
+    """One argument of a call set against what the run had seen or been told before it."""
+
+    path: str
+    value: Any
+    seen_at: int | None  # a turn whose observation or user message holds the value
+    seen_in: str | None  # "observation" | "user message" | "earlier call" (its arguments)
+    other: list | None = None  # the values an earlier observation gave the same field, when the call's was never seen
+    other_at: int | None = None
+
+
+def check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
+    """For every scalar argument: the last earlier turn that showed the value, or, if none
+    did, an earlier observation that gave the same field another value (cached per call)."""
+    hit = reading.checks.get(call.turn)
+    if hit is None:
+        hit = reading.checks[call.turn] = _check_arguments(reading, call)
+    return hit
+
+
+_CODE = re.compile(r"[(){};=|&<>$`\[\]]")
+
+
+def _value_like(key: str, text: str) -> bool:
+    """A value the run could have looked up or been told (an id, a name, a date, a number),
+    not text the agent wrote itself: a command, code, an edit, a summary or a message."""
+    if key in _COMMAND_KEYS or "\n" in text or len(text.split()) > 8:
+        return False
+    return not (len(text.split()) > 2 and _CODE.search(text))
+
+
+def runs_a_command(call: Turn) -> bool:
+    """A shell or editor call: its arguments are a program the agent wrote, not looked-up values."""
+    args = call.arguments
+    if isinstance(args, dict):
+        return any(isinstance(args.get(k), str) for k in _COMMAND_KEYS)
+    return isinstance(args, str) and is_command_line(call)
+
+
+def is_command_line(call: Turn) -> bool:
+    """A plain-string argument that is a command line: a shell tool's, or one that starts with
+    the tool's own name (``edit 12:12 ...`` for ``edit``, as SWE-agent logs write them)."""
+    args, name = call.arguments, (call.name or "").lower()
+    if not isinstance(args, str):
+        return False
+    return _head_word(name) in _SHELL_TOOLS or (bool(name) and args.lstrip().lower().startswith(name))
+
+
+def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
+    if runs_a_command(call):
+        return []
+    before = [t for t in reading.facts if t.turn < call.turn]
+    out = []
+    args = call.arguments if isinstance(call.arguments, (dict, list)) else {}
+    if isinstance(call.arguments, str) and call.arguments.strip():
+        args = {FREE_FORM: call.arguments.strip()}  # one free-form argument (an answer, a query)
+    for path, value in leaves(args):
+        if value is None or isinstance(value, bool) or not _value_like(_last_key(path), str(value)):
+            continue
+        text = _as_text(value)
+        maybe = text.lower() in _NUMBER_WORDS or reading.anywhere_before(text, call.turn) or \
+            ("_" in text and any(reading.anywhere_before(text.replace("_", sep), call.turn) for sep in " -"))
+        hit = next((t for t in reversed(before) if _seen(value, _last_key(path), t, reading.lower(t))), None) \
+            if maybe else None
+        check = ArgCheck(path, value, hit.turn if hit else None,
+                         None if hit is None else ("user message" if t_is_user(hit) else "observation"))
+        if hit is None:  # a value the run already used in a call that went through (a converted date, say)
+            key = _last_key(path)
+            used = next((c for c in reversed(reading.calls) if c.n < call.turn and not c.error
+                         and any(_last_key(p) == key and v == value for p, v in leaves(c.turn.arguments))), None)
+            if used is not None:
+                check.seen_at, check.seen_in = used.n, "earlier call"
+        if check.seen_at is None:
+            key = _last_key(path)
+            for t in reversed(before):
+                if t_is_user(t):
+                    continue
+                other = list(dict.fromkeys(v for k, v in _json_fields(t.result or "") if k == key
+                                           and v not in (None, "") and _as_text(v) != text))
+                if other:  # every value the observation gave that field, not one picked at random
+                    check.other, check.other_at = other, t.turn
+                    break
+        out.append(check)
+    return out
+
+
+def t_is_user(turn: Turn) -> bool:
+    return turn.type == "message" and turn.role == "user"

@@ -1,0 +1,99 @@
+"""The rules a run's own system prompt states, and which of them a state-changing call meets.
+
+The system prompt is cut into sentences; a sentence with a rule word (must, cannot,
+only, at most, ...) bears on a call when it names the call's action (a word of the
+tool name) and one of its argument values. Two breaches are checked, not guessed:
+an "at most N thing" limit exceeded in the arguments, and a confirmation rule with
+no user agreement right before the call.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .reading import Call, Reading, _as_text, leaves
+
+RULE = re.compile(r"\b(must|must not|should not|shouldn't|cannot|can't|can not|never|not allowed|"
+                   r"only|at most|no more than|do not|don't|required|requires|need to|needs to)\b", re.I)
+_CONFIRM_WORDS = re.compile(r"\bconfirm", re.I)
+_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+            "nine": 9, "ten": 10}
+_LINK = r"(?!(?:per|for|in|on|each|and|or|of|to|with|at|by|from)\b)"
+_AT_MOST = re.compile(r"\b(?:at most|no more than|up to)\s+(\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
+                      rf"\s+({_LINK}[a-z]+(?:\s{_LINK}[a-z]+){{0,2}})", re.I)
+
+
+def sentences(text: str) -> list[str]:
+    """The system prompt cut into sentences and list items, whitespace folded."""
+    out = []
+    for block in re.split(r"\n\s*\n|\n\s*[-*]\s+|\n#+\s*", text or ""):
+        for s in re.split(r"(?<=[.!?])\s+(?=[A-Z(])", block):
+            s = " ".join(s.split()).lstrip("-* ").strip()
+            if len(s) > 12:
+                out.append(s)
+    return out
+
+
+def _stem(word: str) -> str:
+    w = word.lower()
+    for suffix in ("ations", "ation", "ings", "ing", "ied", "ies", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+            return w[: -len(suffix)]
+    return w
+
+
+def _words(text: str) -> set[str]:
+    return {_stem(w) for w in re.findall(r"[a-z]{3,}", text.lower())}
+
+
+@dataclass
+class RuleHit:
+    sentence: str
+    turn: int  # the system prompt's turn
+    broken: str | None  # what the call did against it, when that is checked; None: the rule names this call
+    order: int = 2
+
+
+def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
+    """Sentences of the run's system prompt that bear on this state-changing call.
+
+    Two checks are made, not guessed: an "at most N thing" rule whose thing appears more
+    than N times in the arguments, and a confirmation rule for a call that no user
+    agreement preceded. Other rule sentences are returned when they name both the call's
+    action (a word of the tool name) and one of its argument values, and a confirmation
+    rule that names the action."""
+    if reading.system is None or not call.writes:
+        return []
+    text = reading.system.content or ""
+    action = _words((call.name or "").replace("_", " ")) - {"the", "and"}
+    flat = [(p, _as_text(v)) for p, v in leaves(call.turn.arguments if isinstance(call.turn.arguments, (dict, list)) else {})]
+    values = set()  # words of the values (not the keys: a key names a field, not what was done)
+    for p, v in flat:
+        if not re.search(r"\d", v) and len(v.split()) <= 3:  # ids, amounts and prose say nothing about a rule
+            values |= _words(v.replace("_", " "))
+    hits: list[RuleHit] = []
+    for s in sentences(text):
+        if not RULE.search(s):
+            continue
+        broken = None
+        limits = list(_AT_MOST.finditer(s))
+        heads = [_stem(m.group(2).split()[-1]).rstrip("s") for m in limits]
+        for m, head in zip(limits, heads):
+            limit = int(m.group(1)) if m.group(1).isdecimal() else _NUMBERS[m.group(1).lower()]
+            # the last word names the thing unless another limit here shares it ("credit card",
+            # "gift card"): then the whole phrase must occur in the value
+            phrase = " ".join(_stem(w) for w in m.group(2).lower().split()).rstrip("s")
+            thing = head if heads.count(head) == 1 else phrase
+            count = sum(1 for _, v in flat if thing in " ".join(_stem(w) for w in re.split(r"[\s_-]+", v.lower())))
+            if count > limit:
+                broken = f"the arguments hold {count} {m.group(2)} values; the rule allows {limit}"
+        order = 0 if broken else 1
+        if broken is None and _CONFIRM_WORDS.search(s) and not call.confirmed and action & _words(s):
+            broken = "no user message agreeing to it came right before the call"
+        words = _words(s)
+        confirm_rule = bool(_CONFIRM_WORDS.search(s) and action & words)  # kept or broken, it bears on the call
+        if broken or confirm_rule or (action & words and values & words - action):
+            hits.append(RuleHit(s, reading.system.turn, broken, order if broken else 2))
+    hits.sort(key=lambda h: h.order)  # counted breaches, then a missing confirmation, then rules named
+    return hits[:3]

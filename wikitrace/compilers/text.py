@@ -1,0 +1,57 @@
+"""Small text helpers the offline compiler's pages and lessons share."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..runs.model import Turn
+
+# Tokens that hold only in one episode: anything with a digit (ids, amounts, dates) and numbers.
+_VALUE = re.compile(r"\b(?=[A-Za-z_]*\d)[A-Za-z0-9_\-]{3,}\b|\b\d+(?:[.,:]\d+)*\b")
+
+
+def clip(text: str | None, limit: int = 160) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def quote_of(text: str | None, limit: int = 120) -> str | None:
+    """An exact, whitespace-folded prefix of an observation, short enough to read."""
+    flat = " ".join((text or "").split())
+    if not flat:
+        return None
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit]
+    return cut[: cut.rfind(" ")] if " " in cut else cut
+
+
+def generic(text: str) -> str:
+    """Values that hold only in one episode (ids, numbers) become ``…``."""
+    out = _VALUE.sub("…", text)
+    out = re.sub(r"…(?:[\s,;/-]*…)+", "…", out)
+    return " ".join(out.split())
+
+
+def signature(turn: Turn) -> str:
+    return f"{turn.name}({json.dumps(turn.arguments, sort_keys=True, default=str)})"
+
+
+def short_task(instruction: str, limit: int = 90) -> str:
+    flat = " ".join(instruction.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit]
+    return (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip(",;:") + "…"
+
+
+_FAILURE_WORD = re.compile(r"error|fail|exception|not found|denied|invalid|cannot|refused", re.I)
+
+
+def first_line(text: str | None, limit: int = 90) -> str:
+    """What an observation *says*, values masked: its first line that names a failure, else its
+    first non-empty line (a build log opens with [INFO] lines before its [ERROR] one)."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    line = next((x for x in lines if _FAILURE_WORD.search(x)), lines[0] if lines else "")
+    return clip(generic(line), limit).replace('"', "'")  # shown in double quotes itself

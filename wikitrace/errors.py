@@ -1,0 +1,138 @@
+"""One error path for the whole command line.
+
+Library code raises a ``WikitraceError`` (or one of the exceptions below that
+already derive from it) saying where, what and what to do; ``cli.main`` catches
+it and prints exactly one line::
+
+    wikitrace: error: <file>[:line]: <what> — <what to do>
+
+Exit codes: 2 for a usage or input error (the user must change the command or
+the input), 1 for a command that ran and found problems or a build that failed,
+130 on Ctrl-C. A closed stdout (``| head``) ends the command quietly. Anything
+else is a bug: still one line (the traceback only with WIKITRACE_DEBUG=1).
+
+Stdlib only and no imports at module level beyond ``sys``: ``prompt`` and the
+agent tools start in a few milliseconds and pay for this module on every call.
+"""
+
+from __future__ import annotations
+
+import sys
+
+PREFIX = "wikitrace: error: "
+DEBUG_ENV = "WIKITRACE_DEBUG"
+
+
+class WikitraceError(Exception):
+    """A problem the user can fix. ``where`` is a file (or an option) and ``line`` a
+    line in it; ``fix`` says what to do. A single message argument is printed as is."""
+
+    exit_code = 2
+
+    def __init__(self, what: str, fix: str | None = None, *, where: object = None, line: int | None = None):
+        self.what, self.fix, self.where, self.line = what, fix, where, line
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        text = self.what
+        if self.where is not None:
+            text = f"{self.where}{f':{self.line}' if self.line else ''}: {text}"
+        if self.fix:
+            text = f"{text} — {self.fix}"
+        return text
+
+
+class UsageError(WikitraceError, ValueError):
+    """The command line asks for something that cannot be (unknown name, bad value)."""
+
+
+class InputError(WikitraceError, ValueError):
+    """An input file is missing, unreadable or not in the shape the command reads."""
+
+
+class Failed(WikitraceError):
+    """The command ran and failed (a build that published nothing, problems found)."""
+
+    exit_code = 1
+
+
+_OS_FIXES = {
+    "ENOENT": ("no such file or folder", "check the path"),
+    "EACCES": ("permission denied", "choose a path you may read or write"),
+    "EPERM": ("operation not permitted", "choose a path you may read or write"),
+    "EROFS": ("read-only file system", "choose a folder on a writable disk"),
+    "EISDIR": ("is a folder, not a file", "give a file, or remove or rename the folder"),
+    "ENOTDIR": ("a part of this path is a file, not a folder", "check the path"),
+    "ENOSPC": ("no space left on the device", "free some space and run again"),
+    "EDQUOT": ("disk quota exceeded", "free some space and run again"),
+    "ENAMETOOLONG": ("file name too long", "choose a shorter path"),
+}
+
+
+def from_os_error(exc: OSError) -> WikitraceError:
+    """An OSError as one line naming the file; a full disk is a failed run (1), the rest
+    are about the path the user gave (2)."""
+    import errno
+
+    name = errno.errorcode.get(exc.errno or 0, "")
+    what, fix = _OS_FIXES.get(name, (exc.strerror or str(exc), "check the path and run again"))
+    where = exc.filename if exc.filename is not None else None
+    err = (Failed if name in ("ENOSPC", "EDQUOT", "EIO") else InputError)(what, fix, where=where)
+    return err
+
+
+def report(exc: BaseException) -> int:
+    """Print ``exc`` as the one error line; return the exit code it calls for."""
+    if isinstance(exc, OSError) and not isinstance(exc, WikitraceError):
+        exc = from_os_error(exc)
+    if isinstance(exc, WikitraceError):
+        line, code = exc.message(), exc.exit_code
+    else:
+        line = (f"internal error ({type(exc).__name__}: {exc}) — this is a bug in wikitrace; "
+                f"run again with {DEBUG_ENV}=1 to see where, and report it")
+        code = 1
+    sys.stderr.write(PREFIX + " ".join(str(line).split("\n")) + "\n")
+    return code
+
+
+def _quiet_stdout() -> None:
+    """After a reader closed the pipe: send what is left to /dev/null so the flush at
+    exit does not complain a second time."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def run(entry) -> None:
+    """Call ``entry()`` (which returns an exit code or raises SystemExit) under the one
+    error path, then exit with the right code."""
+    import os
+
+    try:
+        code = entry()
+    except SystemExit as exc:
+        code = exc.code
+        if isinstance(code, str):  # SystemExit("message"): still the one error line
+            sys.stderr.write(PREFIX + code + "\n")
+            code = 1
+    except KeyboardInterrupt:
+        sys.stderr.write("\n" + PREFIX + "interrupted\n")
+        code = 130
+    except BrokenPipeError:
+        _quiet_stdout()
+        code = 0
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV) and not isinstance(exc, WikitraceError):
+            raise
+        code = report(exc)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+    except (OSError, ValueError):
+        pass
+    raise SystemExit(code)

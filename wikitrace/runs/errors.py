@@ -1,0 +1,107 @@
+"""Did a call fail? One text rule for every importer, plus the per-format signals.
+
+A call's ``is_error`` comes from the strongest signal its format logs:
+
+1. a structured flag or status (Claude Code ``tool_result.is_error``, an ATIF result's
+   ``is_error``/``status``, a shell exit status such as mini-swe-agent's
+   ``<returncode>``): ``from_exit_status`` / ``from_status``;
+2. otherwise the observation text, judged by ``observation_is_error``: the general
+   shapes error output takes in shells, compilers, interpreters, package managers and
+   agent harnesses, never phrases picked from one data set.
+
+``observation_is_error`` looks at whole lines (a shape must start a line, after an
+optional ``file:line:`` location), so a file listing that merely contains the word
+"error" in its code is not an error.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Shapes of error output that may be indented (nested in other output).
+_LINE_SHAPES = [
+    # a shell could not run the command: "bash: javac: command not found", "sh: 1: mvn: not found"
+    r"(?:[\w./-]+: )?(?:line \d+: |\d+: )?[^\s:]+: (?:command )?not found\s*$",
+    r".*: command not found\b",
+    # a tool refusing a path: "cat: x.py: No such file or directory", "cd: /x: Permission denied"
+    r"[\w./-]+: (?:.*: )?(?:No such file or directory|Permission denied|Is a directory|Not a directory)\s*$",
+    # Python: a traceback
+    r"Traceback \(most recent call last\):",
+    # Java and JVM tools: 'Exception in thread "main" java.lang.X'
+    r"Exception in thread \"",
+    r"\[(?:ERROR|FATAL)\]",
+    r"npm ERR!",
+    # a request that could not be carried out: "Could not find [X]", "Unable to locate package x"
+    r"(?:Could not|Couldn't|Cannot|Can't|Unable to|Failed to) (?:find|locate|open|read|resolve|load)\b",
+    # a harness or environment rejecting the action the agent sent
+    r"Invalid (?:action|command|input)\b",
+    r"Nothing happens\.",
+    # an edit refused because it would break the file (SWE-agent's linter check)
+    r"Your proposed edit has introduced new syntax error",
+    r"(?:Your |The )?(?:edit|change)s? (?:was|were|has been|have been) (?:rejected|reverted|not applied)",
+]
+_LINE = re.compile(r"^[ \t]*(?:" + "|".join(_LINE_SHAPES) + ")", re.M)
+# Shapes that start in column 0. Indented, the same words are usually program text a
+# command printed (a docstring's "Raises: ValueError: ...", a field "error: str").
+_COLUMN0_SHAPES = [
+    # the closing line of an uncaught exception: "ValueError: x", "java.io.IOException: x"
+    r"(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ",
+    # compilers, linters, git, package managers: "error: x", "Foo.java:12: error: x",
+    # "fatal: x", "gcc: error: x", "error[E0425]: x", "ERROR: x", "make: *** x"
+    r"(?:[^\s:]+:\d+(?::\d+)?:\s*|[\w.+-]+: )?(?:error|fatal|ERROR|FATAL|Error)(?:\[[\w-]+\])?:",
+    r"(?:g?make|ninja)(?:\[\d+\])?: \*\*\*",
+    # failing tests and builds: pytest/unittest, JUnit via Maven or Gradle
+    r"FAILED\b", r"FAIL: ", r"BUILD FAIL(?:URE|ED)\b", r"=+ .*\b[1-9]\d* (?:failed|errors?)\b",
+    r"Tests run: \d+, Failures: (?:[1-9]|\d+, Errors: [1-9])",
+]
+_COLUMN0 = re.compile(r"^(?:" + "|".join(_COLUMN0_SHAPES) + ")", re.M)
+
+# An observation that is only a failure notice: "Error", "error - no such user".
+_WHOLE = re.compile(r"^\s*(?:error|failed|failure)\b", re.I)
+
+
+def observation_is_error(text: Any) -> bool:
+    """True when the observation shows the call failed (see the module docstring)."""
+    if not isinstance(text, str) or not text.strip():
+        return False
+    return bool(_WHOLE.match(text) or _LINE.search(text) or _COLUMN0.search(text))
+
+
+def from_exit_status(code: Any) -> bool | None:
+    """A shell exit status: non-zero is an error; None when there is no integer status."""
+    if isinstance(code, bool) or not isinstance(code, int):
+        return None
+    return code != 0
+
+
+_OK_STATUS = {"ok", "success", "succeeded", "completed", "done", "passed"}
+_ERROR_STATUS = {"error", "failed", "failure", "errored", "timeout", "timed_out", "cancelled", "canceled",
+                 "rejected", "denied", "aborted"}
+
+
+def from_status(status: Any) -> bool | None:
+    """A logged status word or flag: True/False, or None when it says neither."""
+    if isinstance(status, bool):
+        return status
+    if isinstance(status, str):
+        word = status.strip().lower()
+        if word in _ERROR_STATUS:
+            return True
+        if word in _OK_STATUS:
+            return False
+    return None
+
+
+def judge(*signals: bool | None, text: Any = None) -> bool | None:
+    """The first structured signal that says something, else the text rule.
+
+    With no signal and no text the answer is None (undeterminable); with text it is
+    always True or False.
+    """
+    for signal in signals:
+        if signal is not None:
+            return signal
+    if text is None:
+        return None
+    return observation_is_error(text)
