@@ -277,9 +277,13 @@ class LLMCompiler:
 
     async def _complete(self, prompt: Prompt, outcome: str) -> _FirstAnswer:
         """First answer for a run: from the cache, or the best mode the server takes."""
+        return await self.first_answer(_LazyMessages(self, prompt), outcome)
+
+    async def first_answer(self, by_mode: dict[str, list[dict[str, str]]], outcome: str) -> _FirstAnswer:
+        """The answer to the messages of the most structured mode the server takes
+        (``by_mode``: mode -> messages), from the cache when ``read_cache``."""
         start = RESPONSE_MODES.index(self.response_mode)
         modes = RESPONSE_MODES[start:]
-        by_mode = _LazyMessages(self, prompt)
         if self.cache is not None and self.read_cache:
             for m in modes:
                 if m != self.response_mode and not self.cache.holds_mode(m):
