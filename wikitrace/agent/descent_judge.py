@@ -98,10 +98,10 @@ class JudgeClient(LLMCompiler):
         first = await self.first_answer({m: messages for m in RESPONSE_MODES}, axis)
         if first.too_large is not None:
             raise _Failure(f"schema: {first.too_large}")
+        text = self.redacted(first.text)  # a key the model wrote back is never cached or used
         if not first.cached and self.cache is not None:  # every answer, as the judge always did
-            self.cache.put(first.key, CachedAnswer(first.text, first.usage), model=self.model, mode=first.mode,
-                           messages=[])
-        return first.text
+            self.cache.put(first.key, CachedAnswer(text, first.usage), model=self.model, mode=first.mode, messages=[])
+        return text
 
 
 class DescentJudge:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..runs.model import Run
 from .answer_json import extract_json
@@ -52,16 +52,23 @@ def norm(text: str) -> str:
     return " ".join(str(text).lower().split()).strip(" .,:;")
 
 
-def check_answer(text: str, run: Run, instructions: str, *, final: bool) -> Compilation:
-    """The compilation in ``text`` for ``run``, grounded; raises ``BadAnswer``.
+def check_answer(text: str, run: Run, instructions: str, *, final: bool,
+                 clean: Callable[[str], str] | None = None) -> tuple[Compilation, str]:
+    """The compilation in ``text`` for ``run``, grounded, and the answer as JSON text
+    to cache; raises ``BadAnswer``.
 
     ``instructions`` is the compiler's own system prompt, normalised with ``norm``.
+    ``clean`` (redaction) is applied to every string of the parsed answer, so a key
+    the model wrote back is gone while the JSON stays valid.
     """
     outcome = run.outcome.label
     try:
         data = extract_json(text)
     except ValueError as exc:
         raise BadAnswer([str(exc)], f"invalid JSON: {exc}") from None
+    if clean is not None:
+        data = _map_strings(data, clean)
+    stored = json.dumps(data, ensure_ascii=False)
     try:
         comp = compilation_from_json(data, outcome)
     except SchemaError as exc:
@@ -86,7 +93,17 @@ def check_answer(text: str, run: Run, instructions: str, *, final: bool) -> Comp
         comp.dropped_insights = len(lessons)
         if not comp.insights:
             raise BadAnswer(content, _reason("content", content))
-    return comp
+    return comp, stored
+
+
+def _map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, dict):
+        return {k: _map_strings(v, fn) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_map_strings(v, fn) for v in value]
+    return value
 
 
 def _reason(kind: str, problems: list[str]) -> str:

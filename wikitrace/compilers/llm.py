@@ -23,7 +23,9 @@ What can go wrong, and what happens:
 - anything still wrong: the run is compiled offline instead, marked
   ``compiler: offline-fallback`` with a one-line ``fallback_reason``.
 
-Only answers that passed the checks are cached (under the run's first request),
+Answers are redacted string by string once parsed (a model may write a key
+back), and only answers that passed the checks are cached, as that redacted
+JSON (under the run's first request),
 so a rebuild asks the model again for every run that fell back.
 
 ``compile`` never raises for a model or network fault. ``openai`` is imported
@@ -213,7 +215,7 @@ class LLMCompiler:
         try:
             if first.too_large is not None:
                 raise BadAnswer([str(first.too_large)], f"schema: {first.too_large}")
-            comp = check_answer(text, run, instructions, final=first.cached)
+            comp, text = check_answer(text, run, instructions, final=first.cached, clean=self._clean)
             repaired = False
         except BadAnswer as bad:
             try:
@@ -244,7 +246,7 @@ class LLMCompiler:
         outcome = run.outcome.label
         repair = render("prompts/repair.user.j2", self.templates, problems=bad.problems,
                         evidence_key=evidence_key(outcome), max_insights=MAX_INSIGHTS)
-        shown = (clip(first.text, 12_000) if first.text is not None
+        shown = (clip(self.redacted(first.text), 12_000) if first.text is not None
                  else f"[an answer of more than {self.max_answer_bytes} bytes, not repeated here]")
         messages = first.messages + [{"role": "assistant", "content": shown}, {"role": "user", "content": repair}]
         try:
@@ -254,7 +256,7 @@ class LLMCompiler:
         except AnswerTooLarge as big:
             raise Failure(f"schema: {big}") from None
         try:
-            comp = check_answer(text, run, instructions, final=True)
+            comp, text = check_answer(text, run, instructions, final=True, clean=self._clean)
         except BadAnswer as bad2:
             raise Failure(bad2.reason) from None
         return comp, text, _add_usage(first.usage, usage)
@@ -292,7 +294,7 @@ class LLMCompiler:
                 hit = self.cache.get(key)
                 if hit is not None:
                     self._stats.cache_hits += 1
-                    return _FirstAnswer(self.redacted(hit.text), dict(hit.usage), m, by_mode[m], key, cached=True)
+                    return _FirstAnswer(hit.text, dict(hit.usage), m, by_mode[m], key, cached=True)
         transport = self.transport
         state = transport.loop_state()
         if self._mode_settled and transport.proven:
@@ -357,11 +359,16 @@ class LLMCompiler:
         return self._key(messages, mode)
 
     async def _request(self, messages: list[dict[str, str]], outcome: str, mode: str) -> tuple[str, dict[str, int]]:
-        text, usage = await self.transport.send(self.request_body(messages, outcome, mode), mode)
-        return self.redacted(text), usage
+        return await self.transport.send(self.request_body(messages, outcome, mode), mode)
 
     def redacted(self, text: str) -> str:
         return self.redactor.text(text) if self.redactor is not None else text
+
+    @property
+    def _clean(self):
+        """Redaction for each string of a parsed answer (None with --no-redact): the
+        answer is checked, cached and written only after it."""
+        return self.redactor.text if self.redactor is not None else None
 
 
 def _add_usage(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
