@@ -64,17 +64,17 @@ def test_llm_build_labels_pages_and_records_fallbacks(fake_openai, tmp_path):
     assert stats["fallbacks"] == 1 and stats["calls"] == fake_openai.calls
     assert data["counts"]["by_compiler"] == {"llm": 5, "offline-fallback": 1}
     assert check_corpus(out) == []
-    # A rebuild carries the good pages over; the fallback run is compiled again, but its
-    # malformed answers come from the cache (same responses, same bytes): no request.
+    # A rebuild carries the good pages over; the fallback run asks the model again
+    # (malformed answers are never cached), gets the same garbage, same bytes.
     before = tree_bytes(out)
     sent = fake_openai.calls
     build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True))
-    assert fake_openai.calls == sent
+    assert fake_openai.calls == sent + 2  # the first request and its repair
     assert json.loads((out / "corpus.json").read_text())["build"]["reused_runs"] == 5
     assert _stamp_free(tree_bytes(out)) == _stamp_free(before)
-    # A fresh output folder is served entirely from the cache.
+    # A fresh output folder is served from the cache, except the run that fell back.
     fresh = build(BuildOptions(inputs=[EXAMPLES], out=tmp_path / "fresh", quiet=True))
-    assert fake_openai.calls == sent and fresh.stats["cache_hits"] >= 6
+    assert fake_openai.calls == sent + 4 and fresh.stats["cache_hits"] == 5
 
 
 def test_api_key_never_reaches_the_corpus(fake_openai, tmp_path):
@@ -169,14 +169,21 @@ def test_secrets_reach_neither_the_llm_nor_the_corpus(fake_openai, tmp_path):
 def test_a_compiler_bug_falls_back_and_is_counted(fake_openai, tmp_path, monkeypatch):
     from wikitrace.compilers.llm import LLMCompiler
 
-    async def broken(self, run):
-        raise KeyError("surprise")
+    working = LLMCompiler.compile
 
+    async def broken(self, run):
+        if run.run_id == "address-002":
+            raise KeyError("surprise")
+        return await working(self, run)
+
+    fake_openai.respond_with(_answer_for)
     monkeypatch.setattr(LLMCompiler, "compile", broken)
     out = tmp_path / "corpus"
     result = build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True))
-    assert result.runs == 6 and result.stats["fallbacks"] == 6
-    page = frontmatter.load(out / "compilation/step-0000.md")
+    assert result.runs == 6 and result.stats["fallbacks"] == 1
+    assert result.stats["fallback_reasons"] == {"internal error": 1}
+    step = next(r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"] if r["run_id"] == "address-002")
+    page = frontmatter.load(out / f"compilation/{step}.md")
     assert page["compiler"] == "offline-fallback" and "KeyError" in page["fallback_reason"]
 
 

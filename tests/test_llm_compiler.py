@@ -208,7 +208,8 @@ def test_answer_echoing_the_format_example_is_repaired_or_replaced(fake_openai, 
     replaced = compile_one(compiler, make_run(True, "b"))
     assert replaced.compiler == "offline-fallback"
     assert replaced.fallback_reason.startswith("schema: $.title copies the example text 'A short name for the case'")
-    assert replaced.fallback_reason.endswith("(and 2 more problems)")
+    # The reason counts the faults only; the empty lesson alone would have been dropped.
+    assert replaced.fallback_reason.endswith("(and 1 more problem)")
 
 
 def test_text_from_the_agent_instructions_is_not_an_echo(fake_openai, tmp_path):
@@ -274,7 +275,8 @@ def test_unreachable_server_falls_back(tmp_path, monkeypatch):
     config = resolve("m", "http://127.0.0.1:9/v1", env={})
     compiler = LLMCompiler(config, use_cache=False, max_attempts=2, backoff=0.001, timeout=1.0)
     comp = compile_one(compiler, make_run(True))
-    assert comp.compiler == "offline-fallback" and comp.fallback_reason == "connection error after 2 attempts"
+    assert comp.compiler == "offline-fallback"
+    assert comp.fallback_reason == "connection error after 2 attempts (is the server at http://127.0.0.1:9/v1 running?)"
 
 
 def test_auth_error_is_fatal_for_the_rest_of_the_build(fake_openai, tmp_path):
@@ -379,12 +381,14 @@ def test_second_compile_of_same_run_makes_no_http_call(fake_openai, tmp_path):
     assert len(files) == 1 and files[0].parent.name == files[0].stem[:2]
 
 
-def test_cache_holds_the_repair_call_too(fake_openai, tmp_path):
+def test_a_repaired_answer_is_cached_in_its_repaired_form(fake_openai, tmp_path):
     fake_openai.script(reply("not json"), reply(valid_answer("success", [3])))
     compile_one(make_compiler(tmp_path), make_run(True))
     again = make_compiler(tmp_path)
     assert compile_one(again, make_run(True)).compiler == "llm"
-    assert fake_openai.calls == 2 and again.stats().cache_hits == 2
+    assert fake_openai.calls == 2 and again.stats().cache_hits == 1 and again.stats().repairs == 0
+    (entry,) = list((tmp_path / "cache").rglob("*.json"))
+    assert "not json" not in entry.read_text(encoding="utf-8")
 
 
 def test_cache_finds_an_answer_given_in_a_degraded_mode(fake_openai, tmp_path):
@@ -495,10 +499,10 @@ def test_backoff_jitter_is_seedable():
     config = resolve("m", "http://127.0.0.1:9/v1", env={})
     a = make_compiler(Path("/nonexistent"), config, use_cache=False, backoff=1.0, max_backoff=100.0, seed=3)
     b = make_compiler(Path("/nonexistent"), config, use_cache=False, backoff=1.0, max_backoff=100.0, seed=3)
-    da = [a._delay(n, None) for n in range(1, 5)]
-    assert da == [b._delay(n, None) for n in range(1, 5)]
+    da = [a.transport.delay(n, None) for n in range(1, 5)]
+    assert da == [b.transport.delay(n, None) for n in range(1, 5)]
     assert all(2 ** (n - 1) * 0.5 <= d <= 2 ** (n - 1) for n, d in zip(range(1, 5), da))
-    assert a._delay(1, 1000.0) == a.max_retry_after
+    assert a.transport.delay(1, 1000.0) == a.transport.max_retry_after
 
 
 def test_user_templates_override_the_bundled_prompts(fake_openai, tmp_path):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from . import __version__
+from . import __version__, llm_report
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler, compile_offline
 from .corpus import documents, layout, pages
@@ -52,6 +52,9 @@ class BuildOptions:
     base_url: str | None = None
     concurrency: int = 8
     cache_dir: Path | None = None
+    read_cache: bool = True  # False: --no-cache (ask the model again, still store the answers)
+    max_tokens: int | None = None  # None: WIKITRACE_MAX_TOKENS or the default
+    timeout: float | None = None  # None: WIKITRACE_TIMEOUT or the default
     quiet: bool = False
     batch: bool = False  # send the model calls through the OpenAI Batch API first
     resume_batch: str | None = None
@@ -77,6 +80,8 @@ class BuildResult:
     batch: object | None = None  # compilers.batch.BatchReport when --batch ran
     repaired: list[str] = field(default_factory=list)  # owned files found missing or edited, rewritten
     removed: int = 0  # files of the previous corpus no longer produced
+    compiler: dict = field(default_factory=dict)  # name, model, endpoint
+    by_compiler: dict = field(default_factory=dict)  # pages per compiler label
 
 
 class BuildError(RuntimeError):
@@ -90,12 +95,13 @@ def make_compiler(opts: BuildOptions, config=None) -> Compiler:
     if config is None:
         from .llm_config import resolve
 
-        config = resolve(opts.model, opts.base_url)
+        config = resolve(opts.model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
     if config is None:
         return OfflineCompiler()
     from .compilers.llm import LLMCompiler
 
-    compiler = LLMCompiler(config, cache_dir=opts.cache_dir, templates=opts.templates, concurrency=opts.concurrency)
+    compiler = LLMCompiler(config, cache_dir=opts.cache_dir, read_cache=opts.read_cache, templates=opts.templates,
+                           concurrency=opts.concurrency)
     compiler.redactor = redactor_for(opts.redact, opts.redact_patterns)  # the answers, with the user's patterns too
     return compiler
 
@@ -129,6 +135,8 @@ def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, root: Path, prog
 
     if compiler.name != "llm":
         raise BuildError("--batch needs an LLM endpoint: set OPENAI_API_KEY (or OPENAI_BASE_URL) and drop --offline")
+    if not opts.read_cache:
+        raise BuildError("--batch answers through the response cache, which --no-cache skips; drop one of them")
     state = root / STATE / "batch.json"
     try:
         return prefill_cache(_read_runs(opts, LoadReport()), compiler, state, resume_batch=opts.resume_batch,
@@ -181,7 +189,7 @@ async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency
                 comp = compile_offline(run)
                 comp.compiler = "offline-fallback"
                 comp.fallback_reason = f"internal error: {type(exc).__name__}: {exc}"
-                compiler.stats().fallbacks += 1  # counted with the LLM's own fallbacks
+                compiler.stats().count_fallback(comp.fallback_reason)  # counted with the LLM's own fallbacks
                 return comp
 
     window: collections.deque = collections.deque()
@@ -289,7 +297,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     if not opts.offline:
         from .llm_config import resolve
 
-        config = resolve(opts.model, opts.base_url)
+        config = resolve(opts.model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
     # The key needs only the compiler's name and model, so the input can be
     # read (and counted) beside the build while the model client is imported.
     key = build_key("llm" if config else "offline", config.model if config else None, opts)
@@ -334,6 +342,9 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         if not writer.runs:
             raise BuildError("no run could be read from the input; nothing was published"
                              + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
+        unanswered = llm_report.nothing_answered(compiler, writer.compilers)
+        if unanswered:
+            raise BuildError(unanswered)
     except pages.PageWriteError as exc:
         pub.abandon(writer.new_paths)
         raise BuildError(f"{exc}; the corpus was not updated (its indexes and corpus.json are as before)") from None
@@ -373,6 +384,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         insights=len(writer.insights), stats=compiler.stats().as_dict(), skipped=report.errors,
         detected=report.detected, dropped_runs=ids.dropped_runs(), report=report, batch=batch_report,
         repaired=list(pub.repaired), removed=len(removed),
+        compiler=llm_report.describe(compiler), by_compiler=dict(sorted(writer.compilers.items())),
     )
 
 
@@ -410,13 +422,16 @@ def result_dict(result: BuildResult) -> dict:
         "insights": result.insights, "stats": result.stats, "detected_formats": result.detected,
         "skipped": result.skipped, "warnings": list(report.warnings) if report else [],
         "ignored_files": list(report.ignored) if report else [], "retired_runs": result.dropped_runs,
+        "compiler": result.compiler, "by_compiler": result.by_compiler,
     }
 
 
 def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
     from rich.table import Table
+    from rich.text import Text  # plain text: fallback reasons quote what a model wrote
 
     table = Table(title=f"corpus published at {result.out}", show_header=False)
+    table.add_row("compiler", Text(llm_report.compiler_line(result.compiler, result.by_compiler)))
     table.add_row("runs", f"{result.runs} ({result.success} success, {result.failure} failure)")
     if result.report is not None:
         table.add_row("input", result.report.summary())
@@ -424,7 +439,10 @@ def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
     s = result.stats
     table.add_row("LLM calls", f"{s.get('calls', 0)} sent, {s.get('cache_hits', 0)} from cache, "
                                f"{s.get('retries', 0)} retries, {s.get('repairs', 0)} repairs")
-    table.add_row("fallbacks", str(s.get("fallbacks", 0)))
+    table.add_row("fallbacks", Text(llm_report.fallback_line(s)))
+    dropped = llm_report.dropped_line(s)
+    if dropped:
+        table.add_row("checks", dropped)
     table.add_row("tokens", f"{s.get('prompt_tokens', 0)} prompt, {s.get('completion_tokens', 0)} completion")
     table.add_row("skipped", str(len(result.skipped)))
     console.print(table)

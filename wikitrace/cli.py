@@ -98,6 +98,9 @@ def compile(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint: vLLM, Ollama, llama.cpp (default $OPENAI_BASE_URL)."),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="LLM calls in flight at once."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", metavar="DIR", help="LLM response cache (default $WIKITRACE_CACHE_DIR or ~/.cache/wikitrace/llm)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ask the model again even for runs whose answer is cached (new answers are still stored)."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, metavar="N", help="Longest answer per LLM request, in tokens (default $WIKITRACE_MAX_TOKENS or 2048)."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=0.001, metavar="SECONDS", help="Seconds to wait for one LLM request (default $WIKITRACE_TIMEOUT or 120)."),
     outcomes: Optional[Path] = typer.Option(None, "--outcomes", metavar="FILE", help="run id -> success/failure/score (JSON, CSV or JSONL) for formats with no verdict."),
     strict: bool = typer.Option(False, "--strict", help="Fail when a run has no outcome instead of skipping it."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Keep secrets in the text (redaction is on by default)."),
@@ -116,7 +119,7 @@ def compile(
         task_type=task_type, offline=offline, model=model, base_url=base_url,
         concurrency=concurrency, cache_dir=cache_dir, outcomes=outcomes, strict=strict,
         redact=not no_redact, redact_patterns=valid_patterns(redact_pattern), batch=batch, resume_batch=resume_batch,
-        quiet=quiet,
+        quiet=quiet, read_cache=not no_cache, max_tokens=max_tokens, timeout=timeout,
     )
     raise typer.Exit(run_build(opts, as_json=as_json))
 

@@ -5,7 +5,11 @@ Resolution, most specific first (as the ``llm`` tool does it):
 - model:    ``--model``, else ``WIKITRACE_MODEL``, else ``DEFAULT_MODEL``;
 - endpoint: ``--base-url``, else ``OPENAI_BASE_URL``, else OpenAI's own API;
 - key:      ``OPENAI_API_KEY``. A self-hosted endpoint (vLLM, Ollama, llama.cpp)
-            may need none; a placeholder key is sent so the client is satisfied.
+            may need none; a placeholder key is sent so the client is satisfied;
+- limits:   ``--max-tokens`` / ``WIKITRACE_MAX_TOKENS`` (every request carries
+            one, so a small model cannot generate forever), ``--timeout`` /
+            ``WIKITRACE_TIMEOUT`` (seconds per request), and
+            ``WIKITRACE_MAX_ANSWER_BYTES`` (a larger answer is a schema fault).
 
 ``resolve`` returns ``None`` when neither a key nor an endpoint is configured:
 the build then uses the offline compiler. The key is kept out of ``repr`` and
@@ -27,6 +31,15 @@ PLACEHOLDER_KEY = "wikitrace-no-key"  # sent to endpoints that need no key
 ENV_KEY = "OPENAI_API_KEY"
 ENV_BASE_URL = "OPENAI_BASE_URL"
 ENV_MODEL = "WIKITRACE_MODEL"
+ENV_MAX_TOKENS = "WIKITRACE_MAX_TOKENS"
+ENV_TIMEOUT = "WIKITRACE_TIMEOUT"
+ENV_MAX_ANSWER_BYTES = "WIKITRACE_MAX_ANSWER_BYTES"
+
+# A full answer (8 decisions, 3 lessons) takes about 1,000 tokens; the cap leaves
+# room for that and stops a model that repeats itself.
+DEFAULT_MAX_TOKENS = 2048
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_ANSWER_BYTES = 1_000_000
 
 
 class LLMConfigError(ValueError):
@@ -39,10 +52,14 @@ class LLMConfig:
     base_url: str | None  # None: OpenAI's default endpoint
     api_key: str = field(repr=False)
     key_source: str = ENV_KEY  # "OPENAI_API_KEY" | "argument" | "placeholder"
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    timeout: float = DEFAULT_TIMEOUT
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
 
     def __repr__(self) -> str:
         return (f"LLMConfig(model={self.model!r}, base_url={self.base_url!r}, "
-                f"api_key=<hidden>, key_source={self.key_source!r})")
+                f"api_key=<hidden>, key_source={self.key_source!r}, max_tokens={self.max_tokens}, "
+                f"timeout={self.timeout:g})")
 
     __str__ = __repr__
 
@@ -63,8 +80,29 @@ def _clean(value: str | None) -> str | None:
     return value or None
 
 
+def _limit(arg: float | None, env: Mapping[str, str], var: str, flag: str | None, default: float,
+           kind: type) -> float:
+    """A positive number from the option, else the environment, else the default."""
+    if arg is not None:
+        value, source = arg, flag or var
+    else:
+        raw = _clean(env.get(var))
+        if raw is None:
+            return default
+        source = var
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise LLMConfigError(f"{var} is {raw!r}, which is not a{'n integer' if kind is int else ' number'}; "
+                                 f"set it to a positive number or unset it") from None
+    if not value > 0:
+        raise LLMConfigError(f"{source} is {value!r}; it must be a positive number")
+    return value
+
+
 def resolve(model: str | None = None, base_url: str | None = None, *,
-            api_key: str | None = None, env: Mapping[str, str] | None = None) -> LLMConfig | None:
+            api_key: str | None = None, env: Mapping[str, str] | None = None,
+            max_tokens: int | None = None, timeout: float | None = None) -> LLMConfig | None:
     """Work out the LLM settings from arguments and the environment.
 
     ``model`` and ``base_url`` are the ``--model`` and ``--base-url`` options;
@@ -107,4 +145,9 @@ def resolve(model: str | None = None, base_url: str | None = None, *,
         key, key_source = PLACEHOLDER_KEY, "placeholder"
 
     chosen_model = model_arg or _clean(env.get(ENV_MODEL)) or DEFAULT_MODEL
-    return LLMConfig(model=chosen_model, base_url=url, api_key=key, key_source=key_source)
+    return LLMConfig(
+        model=chosen_model, base_url=url, api_key=key, key_source=key_source,
+        max_tokens=int(_limit(max_tokens, env, ENV_MAX_TOKENS, "--max-tokens", DEFAULT_MAX_TOKENS, int)),
+        timeout=float(_limit(timeout, env, ENV_TIMEOUT, "--timeout", DEFAULT_TIMEOUT, float)),
+        max_answer_bytes=int(_limit(None, env, ENV_MAX_ANSWER_BYTES, None, DEFAULT_MAX_ANSWER_BYTES, int)),
+    )

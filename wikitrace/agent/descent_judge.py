@@ -23,7 +23,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..compilers.llm import LLMCompiler, RESPONSE_MODES, _Failure, extract_json
+from ..compilers.cache import CachedAnswer
+from ..compilers.llm import LLMCompiler, RESPONSE_MODES, extract_json
+from ..compilers.llm_transport import Failure as _Failure
 from ..templates import render
 from .descent_rules import AXES, Burst, Label, Transcript, agent_text_of, offline_labels, render_transcript
 
@@ -92,23 +94,13 @@ class JudgeClient(LLMCompiler):
 
     async def ask(self, messages: list[dict[str, str]], axis: str) -> str:
         """One answer (cache, retries, mode fallback); raises ``_Failure`` when there is none."""
-        by_mode = {m: messages for m in RESPONSE_MODES}
-        if self.cache is not None:  # an answer cached in a less structured mode still counts
-            for m in RESPONSE_MODES[RESPONSE_MODES.index(self.response_mode):]:
-                if m == self.response_mode or self.cache.holds_mode(m):
-                    hit = self.cache.get(self._key(messages, m))
-                    if hit is not None:
-                        self._stats.cache_hits += 1
-                        return hit.text
-        state = self._loop_state()
-        if not self._mode_settled:
-            async with state.probe:  # the first request finds the mode the server takes; the rest wait
-                if not self._mode_settled:
-                    try:
-                        return (await self._try_modes(by_mode, axis))[0]
-                    finally:
-                        self._mode_settled = True
-        return (await self._try_modes(by_mode, axis))[0]
+        first = await self.first_answer({m: messages for m in RESPONSE_MODES}, axis)
+        if first.too_large is not None:
+            raise _Failure(f"schema: {first.too_large}")
+        text = self.redacted(first.text)  # a key the model wrote back is never cached or used
+        if not first.cached and self.cache is not None:  # every answer, as the judge always did
+            self.cache.put(first.key, CachedAnswer(text, first.usage), model=self.model, mode=first.mode, messages=[])
+        return text
 
 
 class DescentJudge:

@@ -6,6 +6,11 @@ digits: ``<dir>/ab/abcdef....json``. Each file is written atomically (temp file
 in the same folder, then ``os.replace``) the moment its call returns, so a
 build killed half-way keeps every answer it already paid for.
 
+Only answers that passed the compiler's checks are stored by a live build
+(an answer that needed a repair is stored as its repaired form, under the run's
+first request). The Batch API path stores answers unchecked; an answer read
+back is checked again, and one that fails is deleted, never replayed.
+
 A file holds the raw answer text and token usage, plus the request it answers
 (model, mode, messages) for auditing. It never holds the API key or any HTTP
 header. A file that cannot be read or parsed is treated as absent and is
@@ -77,6 +82,13 @@ class ResponseCache:
             text=data["text"],
             usage={k: int(v) for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)},
         )
+
+    def discard(self, key: str) -> None:
+        """Forget an answer that turned out unusable, so no build replays it."""
+        try:
+            self.path(key).unlink()
+        except OSError:
+            pass
 
     def put(self, key: str, answer: CachedAnswer, *, model: str, mode: str,
             messages: list[dict[str, Any]]) -> None:

@@ -45,6 +45,8 @@ class Compilation:
     fallback_reason: str | None = None
     dropped_refs: int = 0  # turn refs that did not exist in the run
     dropped_quotes: int = 0  # quotes that did not occur in their turns
+    dropped_items: int = 0  # decisions/causes left citing no turn of the run
+    dropped_insights: int = 0  # lessons that copied episode values or the prompt's example
     usage: dict[str, int] = field(default_factory=dict)
     left_out: int = 0  # agent calls the evidence list does not cite (the page says how to see them)
 

@@ -101,6 +101,8 @@ def render_compilation(run: Run, comp: Compilation, step: str, insights: list[In
         "fallback_reason": comp.fallback_reason,
         "dropped_refs": comp.dropped_refs,
         "dropped_quotes": comp.dropped_quotes,
+        "dropped_items": comp.dropped_items,
+        "dropped_insights": comp.dropped_insights,
         "insights": [i.id for i in insights],
         "raw": layout.raw_dir(step),
     }

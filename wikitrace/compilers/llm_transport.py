@@ -1,0 +1,328 @@
+"""One chat request's transport details: HTTP errors, retry hints, replies read
+with a size cap, and the openai client's own fast paths.
+
+``openai`` is never imported at module level here either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import re
+import time
+from typing import Any
+
+FORMAT_COMPLAINT = re.compile(r"response_format|json_schema|json_object|structured output|grammar", re.I)
+RETRY_STATUS = {408, 409, 429}
+FATAL_STATUS = {401: "check OPENAI_API_KEY", 403: "check OPENAI_API_KEY and its permissions",
+                 404: "check --base-url / OPENAI_BASE_URL and the model name"}
+
+
+# --- errors carried inside the compiler (never out of compile()) -----------------------
+
+
+class Failure(Exception):
+    """A call that could not produce an answer; ``reason`` is the fallback reason."""
+
+    def __init__(self, reason: str, *, fatal: bool = False):
+        super().__init__(reason)
+        self.reason = reason
+        self.fatal = fatal  # the same error will hit every run (bad key, wrong URL)
+
+
+class FormatRejected(Exception):
+    def __init__(self, reason: str, explicit: bool):
+        super().__init__(reason)
+        self.reason = reason
+        self.explicit = explicit  # the error text names response_format / json_schema
+
+
+def aiohttp_client(openai: Any) -> Any:
+    """The openai client's own aiohttp transport (the ``openai[aiohttp]`` extra), or
+    None for its default httpx one. Same requests and error types; measured at about
+    half the CPU per request, which is most of the pipeline's own cost at high
+    concurrency (benchmarks/scale.py)."""
+    make = getattr(openai, "DefaultAioHttpClient", None)
+    if make is None:
+        return None
+    try:
+        return make()  # its defaults keep up to 100 connections alive: enough for any --concurrency
+    except (RuntimeError, ImportError, TypeError):  # aiohttp not installed, or an older client
+        return None
+
+
+def refused(exc: BaseException) -> bool:
+    """A 'timeout' whose cause is a refused or reset connection (the aiohttp
+    transport reports a failed connect as a connect timeout)."""
+    seen = 0
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and seen < 10:
+        if isinstance(cause, ConnectionError):
+            return True
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return False
+
+
+def raw_response_class() -> Any:
+    """The HTTP response class the openai client returns as-is for ``cast_to``
+    (``httpx.Response``, or ``httpx2.Response`` in newer releases), if known."""
+    import openai._base_client as base
+
+    for name in ("httpx2", "httpx"):
+        module = getattr(base, name, None)
+        if module is not None and hasattr(module, "Response"):
+            return module.Response
+    return None
+
+
+class AnswerTooLarge(Exception):
+    """A reply past the size cap; it was not read to the end."""
+
+    def __init__(self, seen: int, cap: int):
+        super().__init__(f"the answer is larger than the {cap}-byte limit (at least {seen} bytes)")
+        self.seen, self.cap = seen, cap
+
+
+async def read_capped(raw: Any, cap: int) -> bytes:
+    """The body of a streamed HTTP response, given up (and the connection closed)
+    as soon as it passes ``cap`` bytes, so an endless answer never sits in memory."""
+    try:
+        declared = int(raw.headers.get("content-length") or -1)
+        if declared > cap:
+            raise AnswerTooLarge(declared, cap)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in raw.aiter_bytes():
+            size += len(chunk)
+            if size > cap:
+                chunks.clear()
+                raise AnswerTooLarge(size, cap)
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        await raw.aclose()
+
+
+def completion_json(content: bytes, raw: Any) -> dict[str, Any]:
+    """A chat completion body as a dict; a body that is not one is a bad response."""
+    import openai
+
+    try:
+        data = json.loads(content)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise openai.APIResponseValidationError(response=raw, body=content[:200].decode("utf-8", "replace"),
+                                                message="the reply is not a JSON chat completion")
+    return data
+
+
+def completion_text(response: dict[str, Any]) -> tuple[str, dict[str, int]]:
+    choices = response.get("choices") or []
+    text = ""
+    if choices and isinstance(choices[0], dict):
+        message = choices[0].get("message") or {}
+        text = (message.get("content") if isinstance(message, dict) else None) or ""
+        if not isinstance(text, str):
+            text = ""
+    usage: dict[str, int] = {}
+    raw_usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+    for field_name in ("prompt_tokens", "completion_tokens"):
+        value = raw_usage.get(field_name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            usage[field_name] = value
+    return text, usage
+
+
+def error_text(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            msg = inner.get("message") or inner.get("msg") or json.dumps(inner)
+        else:
+            msg = str(inner)
+    elif body is not None:
+        msg = str(body)
+    else:
+        msg = getattr(exc, "message", "") or str(exc)
+    return str(msg)
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return float(raw_ms) / 1000.0
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+# --- sending -----------------------------------------------------------------------------
+
+
+class _LoopState:
+    """What must belong to one event loop: the HTTP client and the locks."""
+
+    def __init__(self, client: Any, concurrency: int):
+        self.loop = asyncio.get_running_loop()
+        self.client = client
+        self.slots = asyncio.Semaphore(concurrency)
+        self.probe = asyncio.Lock()
+
+
+class ChatTransport:
+    """Chat requests to one endpoint: retries with backoff, replies read up to a
+    size cap, and one rule for the whole build: a fault every run would meet (a
+    bad key, a wrong URL, nothing listening before anything ever answered) is
+    kept in ``fatal`` and no request is sent after it.
+
+    ``proven`` turns true at the first 200; until then the compiler sends one
+    request at a time (``loop_state().probe``), so such a fault costs one call.
+    """
+
+    def __init__(self, config: Any, stats: Any, *, concurrency: int, timeout: float, max_attempts: int,
+                 backoff: float, max_backoff: float, max_retry_after: float, seed: int | None,
+                 max_answer_bytes: int) -> None:
+        self.config = config
+        self.stats = stats
+        self.concurrency = max(1, int(concurrency))
+        self.timeout = timeout
+        self.max_attempts = max_attempts
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.max_retry_after = max_retry_after
+        self.max_answer_bytes = max_answer_bytes
+        self.proven = False
+        self.fatal: str | None = None
+        self._rng = random.Random(seed)
+        self._state: _LoopState | None = None
+        self._stale_clients: list[Any] = []
+        self._openai: Any = None  # the module, once the first request imports it
+
+    def loop_state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        if self._state is None or self._state.loop is not loop:
+            if self._state is not None:
+                # A client tied to a finished loop cannot be closed from this one, and
+                # letting it be collected would try exactly that; keep it until exit.
+                self._stale_clients.append(self._state.client)
+            import openai  # on the first request, not before: a build answered from the cache never pays for it
+
+            self._openai = openai
+            client = openai.AsyncOpenAI(
+                api_key=self.config.api_key,
+                base_url=self.config.base_url,
+                timeout=self.timeout,
+                max_retries=0,  # our own loop below decides what to retry
+                http_client=aiohttp_client(openai),
+            )
+            self._state = _LoopState(client, self.concurrency)
+        return self._state
+
+    async def aclose(self) -> None:
+        state, self._state = self._state, None
+        if state is not None and state.loop is asyncio.get_running_loop():
+            await state.client.close()
+
+    async def send(self, body: dict[str, Any], mode: str) -> tuple[str, dict[str, int]]:
+        """Send one chat request (retrying transient faults) and return its text and usage.
+
+        Raises ``AnswerTooLarge`` for a reply past the size cap, ``FormatRejected``
+        when the server refuses the response mode, ``Failure`` otherwise.
+        """
+        state = self.loop_state()
+        openai = self._openai
+        stats = self.stats
+        what = "no attempt"
+        for attempt in range(1, self.max_attempts + 1):
+            if self.fatal:  # another run met a fault that will hit this one too
+                raise Failure(self.fatal, fatal=True)
+            wait_hint: float | None = None
+            stats.calls += 1
+            try:
+                raw_class = raw_response_class()
+                async with state.slots:
+                    # The client's generic post: the same request, retries off, but
+                    # without re-validating our own params or building pydantic models
+                    # of the reply, which cost more CPU than the rest of a run. Streamed,
+                    # so the body is read only up to the size cap.
+                    if raw_class is not None:
+                        raw = await state.client.post("/chat/completions", body=body, cast_to=raw_class, stream=True)
+                        content = await read_capped(raw, self.max_answer_bytes)
+                    else:  # a client whose HTTP layer we do not recognise: the typed way
+                        response = (await state.client.chat.completions.create(**body)).model_dump()
+                # The slot is free: let the request waiting for it go out before this
+                # reply is decoded and checked. Replies come back in waves; handling a
+                # whole wave first held every next request back by the wave's CPU time.
+                await asyncio.sleep(0)
+                if raw_class is not None:
+                    response = completion_json(content, raw)
+                    del content
+            except AnswerTooLarge:
+                self.proven = True  # the endpoint answers; the size is the model's doing
+                raise
+            except openai.APITimeoutError as exc:
+                what = "connection error" if refused(exc) else "timeout"
+            except openai.APIConnectionError:
+                what = "connection error"
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                detail = error_text(exc)
+                if mode != "text" and (status in (400, 422) or (status >= 500 and FORMAT_COMPLAINT.search(detail))):
+                    raise FormatRejected(f"HTTP {status}: {one_line(detail)[:160]}",
+                                         explicit=bool(FORMAT_COMPLAINT.search(detail))) from None
+                if status in RETRY_STATUS or status >= 500:
+                    what = f"HTTP {status}"
+                    wait_hint = retry_after(exc.response.headers)
+                else:
+                    hint = FATAL_STATUS.get(status)
+                    reason = f"HTTP {status}: {one_line(detail)[:160]}" + (f" ({hint})" if hint else "")
+                    if hint is not None:
+                        self.fatal = reason
+                    raise Failure(reason, fatal=hint is not None) from None
+            except openai.APIError as exc:  # e.g. a body that is not a chat completion
+                raise Failure(f"bad response: {one_line(str(exc))[:160]}") from None
+            else:
+                self.proven = True
+                text, usage = completion_text(response)
+                stats.prompt_tokens += usage.get("prompt_tokens", 0)
+                stats.completion_tokens += usage.get("completion_tokens", 0)
+                return text, usage
+            if attempt < self.max_attempts:
+                stats.retries += 1
+                await asyncio.sleep(self.delay(attempt, wait_hint))
+        attempts = f"{self.max_attempts} attempt{'s' if self.max_attempts != 1 else ''}"
+        if what == "connection error" and not self.proven:
+            # Nothing ever answered: every other run would wait out the same retries.
+            self.fatal = f"connection error after {attempts} (is the server at {self.config.endpoint} running?)"
+            raise Failure(self.fatal, fatal=True)
+        raise Failure(f"{what} after {attempts}")
+
+    def delay(self, attempt: int, wait_hint: float | None) -> float:
+        if wait_hint is not None:
+            return max(0.0, min(wait_hint, self.max_retry_after))
+        base = min(self.max_backoff, self.backoff * (2 ** (attempt - 1)))
+        return base * (0.5 + 0.5 * self._rng.random())  # jitter in [base/2, base]
