@@ -333,8 +333,14 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     if progress is not None:
         runs = progress(runs)
     try:
+        if compiler.name == "llm":
+            writer.hold_fallbacks_until_the_model_answers()
         try:
             asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, report.errors, reuse))
+            unanswered = llm_report.nothing_answered(compiler, writer.counts())
+            if unanswered:
+                raise BuildError(unanswered)
+            writer.release()
         except BaseException:
             writer.close(ok=False)
             raise
@@ -342,9 +348,6 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         if not writer.runs:
             raise BuildError("no run could be read from the input; nothing was published"
                              + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
-        unanswered = llm_report.nothing_answered(compiler, writer.compilers)
-        if unanswered:
-            raise BuildError(unanswered)
     except pages.PageWriteError as exc:
         pub.abandon(writer.new_paths)
         raise BuildError(f"{exc}; the corpus was not updated (its indexes and corpus.json are as before)") from None

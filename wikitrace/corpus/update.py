@@ -97,6 +97,23 @@ class RunWriter:
         self._sink_args = (str(pub.root), str(pub.tmp), opts.mount_path, str(opts.templates) if opts.templates else None)
         self._sink = pages.PageSink(*self._sink_args)
         self._handed = 0
+        # With a model asked for, a run already in the corpus that fell back is held until
+        # the model has answered once: if it never does, the build publishes nothing and
+        # the pages it has now must not have been overwritten with offline ones.
+        self._held: list[tuple] | None = None
+
+    def hold_fallbacks_until_the_model_answers(self) -> None:
+        self._held = []
+
+    def release(self) -> None:
+        """Write the runs held back (the model answered, or the build goes ahead anyway)."""
+        held, self._held = self._held or [], None
+        for args in held:
+            self._write(*args)
+
+    def counts(self) -> collections.Counter:
+        """Pages per compiler label, the held runs included."""
+        return self.compilers + collections.Counter(comp.compiler for _run, _digest, comp in self._held or [])
 
     def _apply(self, op: tuple) -> None:
         self._handed += 1
@@ -137,6 +154,15 @@ class RunWriter:
             return
         if comp is REUSED:
             return self._carry_over(run, digest)
+        if self._held is not None:
+            if comp.compiler != "llm" and run.run_id in self.ids.prev_runs:
+                self._held.append((run, digest, comp))
+                return
+            if comp.compiler == "llm":
+                self.release()
+        self._write(run, digest, comp)
+
+    def _write(self, run: Run, digest: str, comp) -> None:
         redact_compilation(comp, self.redactor)  # the model's answer, once more before any page
         step = self.ids.step_for(run.run_id)
         ins_ids = self.ids.insights_for(run.run_id, len(comp.insights))
