@@ -8,9 +8,12 @@ context, at budgets of 500/1000/2000/4000 whitespace tokens. Three retrievers, s
 - ``bm25-msg``: flat BM25 over single messages;
 - ``bm25-session``: BM25 over whole sessions, messages of the best sessions in order.
 
-Every method renders the same message lines (``[id] speaker (date): text``) and fills the budget
-the same way (in priority order, skipping a line that would overflow). Retrieval sees the
-question text only; gold evidence and answers are used for scoring alone.
+Budget accounting is the whole context handed to a model: every method's context is rendered by
+the same packer (``wikitrace.dialogue.packet``: one header per session with its date, then
+``[id] speaker: text`` lines), and every token of it counts - for ``hier`` also the resolved dates
+and claim-revision notes it adds. A question's recall counts only messages inside that bounded
+context; the run asserts that no context exceeds its budget. Retrieval sees the question text
+only; gold evidence and answers are used for scoring alone.
 
     python benchmarks/locomo_retrieval.py --data ../shared/data/locomo-dev [--json OUT]
         [--embeddings-url http://127.0.0.1:8001/v1 [--embed-cache DIR]] [--no-wiki]
@@ -35,8 +38,9 @@ from wikitrace.dialogue.bm25 import BM25  # noqa: E402
 from wikitrace.dialogue.embed import CACHE_BIN, endpoint_embedder  # noqa: E402
 from wikitrace.dialogue.build import compile_sample, render_sample  # noqa: E402
 from wikitrace.dialogue.load import load_inputs  # noqa: E402
-from wikitrace.dialogue.retrieve import message_line, prepare_files, retrieve  # noqa: E402
-from wikitrace.dialogue.text import tokens, whitespace_tokens  # noqa: E402
+from wikitrace.dialogue.packet import count_tokens, pack_context  # noqa: E402
+from wikitrace.dialogue.retrieve import prepare_files, retrieve  # noqa: E402
+from wikitrace.dialogue.text import tokens  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
 CATEGORIES = (1, 2, 3, 4)
@@ -44,14 +48,10 @@ METHODS = ("hier", "bm25-msg", "bm25-session")
 CAT_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
-def fill(order: list[int], lines: list[str], budget: int) -> set[int]:
-    used, out = 0, set()
-    for i in order:
-        c = whitespace_tokens(lines[i])
-        if used + c <= budget:
-            out.add(i)
-            used += c
-    return out
+def fill(order: list[int], msgs: list[list], budget: int) -> set[int]:
+    ctx = pack_context(order, msgs, budget)
+    assert count_tokens(ctx.text) <= budget
+    return set(ctx.messages)
 
 
 def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None = None,
@@ -83,7 +83,6 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
         stats_traj.append(len(mem["trajectories"]))
         single.append(sum(1 for t in mem["trajectories"] if len(t["snapshots"]) == 1) / len(mem["trajectories"]))
         msgs = li.raw["messages"]
-        lines = [message_line(m) for m in msgs]
         pos = {m[0]: i for i, m in enumerate(msgs)}
         flat = BM25([tokens(f"{m[1]} {m[4]}") for m in msgs])
         sessions = list(dict.fromkeys(m[3] for m in msgs))
@@ -109,16 +108,18 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
                         t1 = time.perf_counter()
                         pk = retrieve(li, question, budget=b)
                         timing["hier_query_ms"].append((time.perf_counter() - t1) * 1000)
-                        got = {pos[m["id"]] for m in pk.messages}
-                        embedder_used = pk.embedder
+                        got = {pos[i] for i in pk.refs()}
+                        embedder_used = pk.diagnostics["embedder"]
                     elif name == "hier-hardroute":
                         pk = retrieve(li, question, budget=b, routing="hard")
-                        got = {pos[m["id"]] for m in pk.messages}
+                        got = {pos[i] for i in pk.refs()}
                     elif name == "hier-nowiki":
                         pk = retrieve(li, question, budget=b, use_wiki=False)
-                        got = {pos[m["id"]] for m in pk.messages}
+                        got = {pos[i] for i in pk.refs()}
                     else:
-                        got = fill(orders[name], lines, b)
+                        got = fill(orders[name], msgs, b)
+                    if name.startswith("hier"):
+                        assert count_tokens(pk.context) <= b, (question, b)
                     r = sum(1 for g in gold if g in got) / len(gold)
                     scores[name].setdefault((b, cat), []).append(r)
     result = {"data": str(data), "samples": [d.sample_id for d in dialogues],
