@@ -16,7 +16,7 @@ context; the run asserts that no context exceeds its budget. Retrieval sees the 
 only; gold evidence and answers are used for scoring alone.
 
     python benchmarks/locomo_retrieval.py --data ../shared/data/locomo-dev [--json OUT]
-        [--embeddings-url http://127.0.0.1:8001/v1 [--embed-cache DIR]] [--no-wiki]
+        [--embeddings-url http://127.0.0.1:8001/v1 [--embed-cache DIR]] [--no-wiki] [--folds]
 
 With ``--embeddings-url`` (or ``WIKITRACE_EMBEDDINGS_URL``) the dense scores come from that
 ``/v1/embeddings`` endpoint; ``--embed-cache`` keeps the vectors between runs (content-hash keyed).
@@ -55,12 +55,12 @@ def fill(order: list[int], msgs: list[list], budget: int) -> set[int]:
 
 
 def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None = None,
-        no_wiki: bool = False) -> dict:
-    dialogues = load_inputs([data])
+        no_wiki: bool = False, only: list[str] | None = None) -> dict:
+    dialogues = [d for d in load_inputs([data]) if only is None or d.sample_id in only]
     methods = METHODS + (("hier-hardroute", "hier-nowiki") if no_wiki else ())
     scores: dict[str, dict] = {m: {} for m in methods}
     emb = endpoint_embedder(embeddings_url)
-    stats_pages, stats_traj, single = [], [], []
+    stats_pages, stats_traj, single, shape = [], [], [], []
     embedder_used = None
     counts = {c: 0 for c in CATEGORIES}
     timing = {"compile_s": 0.0, "hier_query_ms": []}
@@ -82,6 +82,8 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
         stats_pages.append(len(mem["pages"]))
         stats_traj.append(len(mem["trajectories"]))
         single.append(sum(1 for t in mem["trajectories"] if len(t["snapshots"]) == 1) / len(mem["trajectories"]))
+        shape.append(memory_shape(mem))
+        routing = []
         msgs = li.raw["messages"]
         pos = {m[0]: i for i, m in enumerate(msgs)}
         flat = BM25([tokens(f"{m[1]} {m[4]}") for m in msgs])
@@ -110,6 +112,8 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
                         timing["hier_query_ms"].append((time.perf_counter() - t1) * 1000)
                         got = {pos[i] for i in pk.refs()}
                         embedder_used = pk.diagnostics["embedder"]
+                        if b == BUDGETS[0]:
+                            routing.append((pk.diagnostics["routed_trajectories"], pk.diagnostics["total_trajectories"]))
                     elif name == "hier-hardroute":
                         pk = retrieve(li, question, budget=b, routing="hard")
                         got = {pos[i] for i in pk.refs()}
@@ -122,10 +126,14 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
                         assert count_tokens(pk.context) <= b, (question, b)
                     r = sum(1 for g in gold if g in got) / len(gold)
                     scores[name].setdefault((b, cat), []).append(r)
+        if routing:
+            shape[-1]["candidate_trajectories"] = shape[-1]["trajectories"]
+            shape[-1]["routed_trajectories_mean"] = round(sum(r for r, _ in routing) / len(routing), 1)
     result = {"data": str(data), "samples": [d.sample_id for d in dialogues],
               "dense_backend": embedder_used,
               "memory": {"pages": stats_pages, "trajectories": stats_traj,
                          "single_snapshot_share": [round(x, 3) for x in single]},
+              "shape": shape,
               "questions": {CAT_NAMES[c]: n for c, n in counts.items()}, "budgets": list(BUDGETS), "methods": {}}
     for name in methods:
         per = {}
@@ -145,10 +153,88 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
     return result
 
 
+def memory_shape(mem: dict) -> dict:
+    """The shape table of the paper for one conversation: trajectories, snapshots per trajectory,
+    transitions by kind, pages by type."""
+    trajs = mem["trajectories"]
+    ops: dict[str, int] = {}
+    for t in trajs:
+        for o in t["ops"]:
+            ops[o["op"]] = ops.get(o["op"], 0) + 1
+    pages: dict[str, int] = {}
+    for p in mem["pages"]:
+        pages[p["type"]] = pages.get(p["type"], 0) + 1
+    n = len(trajs) or 1
+    return {"sample": mem["sample"], "snapshots": len(mem["snapshots"]), "trajectories": len(trajs),
+            "snapshots_per_trajectory": round(len(mem["snapshots"]) / n, 2),
+            "multi_snapshot_share": round(sum(1 for t in trajs if len(t["snapshots"]) > 1) / n, 3),
+            "transitions": ops, "pages": len(mem["pages"]), "pages_by_type": pages}
+
+
+# Settings the fold mode may choose between (module attribute -> value). Each is a general knob
+# of the method, not a word list; the fold picks one on two conversations and measures the third.
+GRID: dict[str, dict] = {
+    "default": {},
+}
+TUNE_BUDGET = 1000
+
+
+def _apply(overrides: dict) -> dict:
+    import importlib
+
+    saved = {}
+    for key, value in overrides.items():
+        mod, attr = key.rsplit(".", 1)
+        m = importlib.import_module(f"wikitrace.dialogue.{mod}")
+        saved[key] = getattr(m, attr)
+        setattr(m, attr, value)
+    return saved
+
+
+def _overall(res: dict, method: str, budget: int) -> tuple[float, int]:
+    """(recall sum, questions) of one result at one budget, for pooling conversations."""
+    row = res["methods"][method][str(budget)]
+    total = n = 0
+    for c in CATEGORIES:
+        k = res["questions"][CAT_NAMES[c]]
+        if k and row[f"cat{c}"] is not None:
+            total += row[f"cat{c}"] * k
+            n += k
+    return total, n
+
+
+def run_folds(data: Path, no_wiki: bool = False) -> dict:
+    """Tune on two conversations, measure on the third, rotate: for each held-out conversation the
+    GRID setting with the best pooled overall recall at TUNE_BUDGET on the other two is chosen,
+    and the held-out conversation is reported with it (hier and the flat baselines)."""
+    samples = [d.sample_id for d in load_inputs([data])]
+    per: dict[str, dict[str, dict]] = {}
+    for name, overrides in GRID.items():
+        saved = _apply(overrides)
+        try:
+            per[name] = {s: run(data, no_wiki=no_wiki, only=[s]) for s in samples}
+        finally:
+            _apply(saved)
+    folds = []
+    for held in samples:
+        train = [s for s in samples if s != held]
+
+        def train_score(name):
+            sums = [_overall(per[name][s], "hier", TUNE_BUDGET) for s in train]
+            return sum(t for t, _ in sums) / max(1, sum(n for _, n in sums))
+
+        best = max(GRID, key=lambda name: (train_score(name), -list(GRID).index(name)))
+        folds.append({"held_out": held, "tuned_on": train, "setting": best,
+                      "train_overall": round(train_score(best), 4), "result": per[best][held]})
+    return {"data": str(data), "grid": GRID, "tune_budget": TUNE_BUDGET, "folds": folds}
+
+
 def print_table(res: dict) -> None:
     cols = ["cat1", "cat2", "cat3", "cat4", "overall"]
     print(f"dense backend: {res['dense_backend']}")
     print(f"memory: {res['memory']}")
+    for sh in res.get("shape", []):
+        print(f"shape: {sh}")
     print(f"questions: {res['questions']}")
     print(f"{'budget':>6} {'method':<13}" + "".join(f"{c:>9}" for c in cols))
     for b in res["budgets"]:
@@ -166,9 +252,18 @@ def main(argv=None) -> int:
     ap.add_argument("--embeddings-url", help="OpenAI-compatible /v1 endpoint for dense scores")
     ap.add_argument("--embed-cache", type=Path, help="folder keeping endpoint vectors between runs")
     ap.add_argument("--no-wiki", action="store_true", help="also run the routing ablations (hard routing, no wiki)")
+    ap.add_argument("--folds", action="store_true",
+                    help="tune on all but one conversation, measure on the held-out one, rotate (offline)")
     args = ap.parse_args(argv)
-    res = run(args.data, args.embeddings_url, args.embed_cache, args.no_wiki)
-    print_table(res)
+    if args.folds:
+        res = run_folds(args.data, args.no_wiki)
+        for f in res["folds"]:
+            print(f"== held out {f['held_out']} (setting '{f['setting']}' chosen on {', '.join(f['tuned_on'])}: "
+                  f"overall {f['train_overall']:.3f} at {res['tune_budget']})")
+            print_table(f["result"])
+    else:
+        res = run(args.data, args.embeddings_url, args.embed_cache, args.no_wiki)
+        print_table(res)
     if args.json:
         args.json.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from .load import Dialogue, Message
-from .text import (display_keywords, entities, entity_key, exact_terms, facets, parse_date, 
+from .text import (alias_map, display_keywords, entities, entity_key, exact_terms, facets, parse_date, 
                    resolve_relative, tokens)
 
 STATUSES = ("active", "deprecated", "contradictory", "needs-confirmation")
@@ -252,6 +252,13 @@ def build_snapshots(d: Dialogue, llm_claims=None) -> tuple[list[Snapshot], dict]
             summary=_summary(ex, kept), context=ctx, keywords=display_keywords(text, limit=12), claims=claims,
             entities=ents, exact_terms=exact_terms(text, tuple(d.speakers)), facets=facets(text),
             temporal=temporal, extractor=extractor))
+    aliases = alias_map([e for s in snaps for e in s.entities], d.speakers)
+    if aliases:
+        for s in snaps:
+            s.entities = list(dict.fromkeys(aliases.get(e, e) for e in s.entities))
+            s.exact_terms = list(dict.fromkeys(aliases.get(e, e) for e in s.exact_terms
+                                               if aliases.get(e, e) not in d.speakers))
+    stats["aliases"] = aliases
     return snaps, stats
 
 

@@ -206,6 +206,7 @@ def build_index(mem: dict, embedder=None) -> dict:
         "format": INDEX_FORMAT,
         "sample": mem["sample"],
         "speakers": mem["speakers"],
+        "aliases": mem["stats"]["extraction"].get("aliases", {}),
         "embedder": embedder.name if embedder is not None else "hashed-lexical",
         "dense": dense,
         "messages": [[m["id"], m["speaker"], m.get("date"), m["session"], m["text"], msg_snap.get(m["id"])]
@@ -406,6 +407,8 @@ class Query:
 
 def make_query(li: LoadedIndex, question: str) -> Query:
     speakers = li.raw["speakers"]
+    for short, full in li.raw.get("aliases", {}).items():      # "Mel" in a question means Melanie
+        question = re.sub(r"\b" + re.escape(short) + r"\b", full, question)
     toks = tokens(question)
     spk_tokens = {w for s in speakers for w in tokens(s)}
     content = [t for t in toks if t not in spk_tokens and t not in ("when", "kind", "type")]
