@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from .load import Dialogue, Message
-from .text import (alias_map, display_keywords, entities, entity_key, exact_terms, facets, parse_date, 
+from .text import (STOPWORDS, alias_map, display_keywords, entities, entity_key, exact_terms, facets, parse_date, 
                    resolve_relative, tokens)
 
 STATUSES = ("active", "deprecated", "contradictory", "needs-confirmation")
@@ -123,8 +123,15 @@ def offline_claims(m: Message, speakers: list[str], anchor: date | None) -> list
                 (_GREETING.match(sent) and len(content) < 4):
             continue
         text = resolve_person(sent, m.speaker, speakers)
-        if m.speaker not in text:
-            text = f"{m.speaker} said: {text}"
+        if not any(sp in text for sp in speakers):
+            # about no participant: a fact only when it names something specific (a name, a count,
+            # a title, a date) - otherwise it is small talk ("Nice one!") and not a claim
+            if not exact_terms(sent, tuple(speakers)):
+                continue
+            head = text.split(" ", 1)[0]
+            if head.lower() in STOPWORDS:           # "The opening is ..." -> "... that the opening is"
+                text = text[0].lower() + text[1:]
+            text = f"{m.speaker} reports that {text}"
         for surface, resolved in resolve_relative(sent, anchor):
             text = text.rstrip(".!") + f" ({surface} = {resolved})."
         status = "needs-confirmation" if _HEDGE.search(sent) else "active"
@@ -188,11 +195,13 @@ def text_dates(ids, by_id) -> str:
 # ---------------------------------------------------------------- snapshots
 
 def _summary(msgs: list[Message], claims: list[dict]) -> str:
-    kws = display_keywords(" ".join(m.text for m in msgs), limit=8)
-    who = " and ".join(dict.fromkeys(m.speaker for m in msgs))
-    lead = claims[0]["text"] if claims else msgs[0].text
-    lead = lead if len(lead) <= 220 else lead[:217].rstrip() + "..."
-    return f"{who} talk about {', '.join(kws[:6]) or 'small talk'}. {lead}"
+    """The exchange in its own claims (the two most specific), else its first message."""
+    if claims:
+        ranked = sorted(claims, key=lambda c: -len(exact_terms(c["text"])))[:2]
+        text = " ".join(c["text"] for c in sorted(ranked, key=claims.index))
+    else:
+        text = f"{msgs[0].speaker}: {msgs[0].text}"
+    return text if len(text) <= 240 else text[:237].rstrip() + "..."
 
 
 def build_snapshots(d: Dialogue, llm_claims=None) -> tuple[list[Snapshot], dict]:
@@ -235,7 +244,8 @@ def build_snapshots(d: Dialogue, llm_claims=None) -> tuple[list[Snapshot], dict]
         claims = []
         for c in kept:
             claim_no += 1
-            subj = next((s for s in d.speakers if c["text"].startswith(s)), "")
+            subj = next((s for s in d.speakers if c["text"].startswith(s)
+                         and not c["text"].startswith(s + " reports that")), "")
             claims.append(Claim(id=f"claim-{claim_no:05d}", text=c["text"], status=c["status"],
                                 source_message_ids=c["source_message_ids"],
                                 supporting_quote=c["supporting_quote"], snapshot=sid, subject=subj))

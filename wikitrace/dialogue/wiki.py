@@ -11,9 +11,18 @@ from dataclasses import dataclass, field
 from .embed import cos as sparse_cos
 from .text import FAMILIES
 
+# General English words that name no topic: verbs of talk and feeling, modals, adverbs of degree,
+# frequency and time (a topic page titled "able", "ever" or "might" routes nowhere).
 GENERIC = frozenset("""say said tell told want need keep think thought day days time times first found start
 take took wait wish mean means real ya yeah bye thank thankful happy feel make sure see look looking come
-came give gave new old lot big little nice fun try tried help helps part sound sounds""".split())
+came give gave new old lot big little nice fun try tried help helps part sound sounds reports report
+able ever never might must shall may maybe often always sometimes usually soon already almost enough quite
+rather pretty though although however yet ago again around away back else every everyone anyone someone
+kind kinds sort lots whole next last recently lately later early today tomorrow yesterday week weeks month
+months year years gonna wanna gotta cause seem seems seemed guess hope hoped glad super especially truly
+totally absolutely probably actually literally finally certainly exactly simply mostly also right wow
+stuff anything nothing something everything way ways lot better best good great awesome amazing cool
+hard tough easy fine okay sure thing things""".split())
 TARGET_PAGE = 4
 MAX_PAGE = 6
 TOPIC_SUPPRESS = 0.80
@@ -137,7 +146,7 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
     topic_seeds = []
     for k in sorted(kw_members):
         ids = sorted(set(kw_members[k]))
-        if TOPIC_MIN <= len(ids) <= max(3, n // 8) and k not in GENERIC and len(k) > 2:
+        if TOPIC_MIN <= len(ids) <= max(3, n // 8) and k not in GENERIC and len(k) > 3 and k.isalpha():
             topic_seeds.append((k, ids))
     stats["seeds"]["topic"] = len(topic_seeds)
     covered_by_structure: set[str] = set()
