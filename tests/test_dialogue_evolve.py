@@ -70,3 +70,12 @@ def test_a_later_exchange_with_an_unrelated_number_is_an_add():
     assert counts["REVISE"] == 0 and counts["ADD"] == 1
     counts = apply_claims(T, _snap("s3", "D3:1", ["Ana has 4 cats now."]))
     assert counts["REVISE"] == 1 and T.claims[0].status == "deprecated"
+
+
+def test_an_entity_page_states_only_that_entitys_facts(built):
+    wiki = built / "dialogue" / "tiny" / "wiki"
+    ana, ben = (wiki / "entity-ana.md").read_text(), (wiki / "entity-ben.md").read_text()
+    facts = lambda page: page.split("## Key Facts", 1)[1].split("## ", 1)[0]  # noqa: E731
+    assert "Ana has 2 cats" not in facts(ana)          # deprecated: not a key fact
+    assert "Ana work as a nurse" in facts(ana) and "Ben " not in facts(ana)
+    assert "Ben moved from Norway" in facts(ben) and "Ana " not in facts(ben)

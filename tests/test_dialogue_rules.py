@@ -15,3 +15,19 @@ def test_participant_nicknames_merge_but_third_parties_stay_apart():
 def test_ambiguous_prefix_is_not_an_alias():
     # "Sam" starts both participants' names: it could be either, so it stays its own name
     assert "Sam" not in alias_map(["Sam"], ["Samantha", "Samuel"])
+
+
+def test_topic_pages_are_named_by_content_words_only():
+    from wikitrace.dialogue.text import hashed_embedding
+    from wikitrace.dialogue.wiki import TrajInfo, plan_pages
+
+    infos = []
+    for i in range(12):
+        kws = ["might", "ever", "able", "making"] if i < 3 else [f"w{i}"]
+        if 3 <= i < 6:
+            kws = ["kiln", "might", "ever", "able", "making"]
+        infos.append(TrajInfo(id=f"traj-{i:04d}", entities=[], participants=["Ana"], families=[], keywords=kws,
+                              exact_terms=[], counts=[], emb=hashed_embedding(" ".join(kws))))
+    pages, _ = plan_pages(infos)
+    topics = [p.keywords[0] for p in pages if p.type == "topic" and not p.rescue]
+    assert topics == ["kiln"]
