@@ -88,6 +88,16 @@ def _other(speaker: str, speakers: list[str]) -> str | None:
     return others[0] if len(others) == 1 else None
 
 
+_FIRST_SECOND = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|myself|you|your|you're|you've|yourself)\b", re.I)
+
+
+def _VOCATIVE(speakers: list[str]) -> re.Pattern:
+    """A participant addressed by name ("Nice one, Gina!", "Hey Jon,"): not a fact about them."""
+    names = "|".join(re.escape(n) for sp in speakers for n in dict.fromkeys([sp, sp.split()[0]]))
+    return re.compile(r"(?:^|[,;:])\s*(?:(?:hey|hi|hello|thanks|thank you|yeah|oh|wow)\s+)?(?:" + names
+                      + r")\s*(?=[,.!?;:]|$)", re.I)
+
+
 def resolve_person(sentence: str, speaker: str, speakers: list[str]) -> str:
     """First person -> the speaker's name, second person -> the other participant (two-party talk)."""
     s = sentence
@@ -123,7 +133,8 @@ def offline_claims(m: Message, speakers: list[str], anchor: date | None) -> list
                 (_GREETING.match(sent) and len(content) < 4):
             continue
         text = resolve_person(sent, m.speaker, speakers)
-        if not any(sp in text for sp in speakers):
+        if not any(sp in _VOCATIVE(speakers).sub(" ", sent) for sp in speakers) and \
+                not _FIRST_SECOND.search(sent):
             # about no participant: a fact only when it names something specific (a name, a count,
             # a title, a date) - otherwise it is small talk ("Nice one!") and not a claim
             if not exact_terms(sent, tuple(speakers)):
