@@ -12,7 +12,7 @@ from .text import STOPWORDS, entity_key, hashed_embedding, jaccard, keywords, st
 
 DELTA = 0.72                # mock/offline continuation threshold (paper, A.2)
 DELTA_CENTRED = 0.60        # the same decision on mean-centred endpoint embeddings (see embed.centred)
-DELTA_CLAIM = 0.30          # offline: claim-level tf-idf continuity (see claim_continuity); the
+DELTA_CLAIM = 0.35          # offline: claim-level tf-idf continuity (see claim_continuity); the
                             # benchmark's fold mode chooses among nearby values on held-out splits
 PREFILTER_CAP = 32
 TOP_CANDIDATES = 3          # passed to the structured trajectory_match call
