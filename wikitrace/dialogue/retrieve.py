@@ -557,7 +557,14 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
     route, routed = None, []
     if use_wiki:
         page_ids = route_pages(li, q, t_pages)
-        routed = list(dict.fromkeys(t for p in page_ids for t in raw["pages"][p]["trajs"]))
+        # a trajectory linked from several routed pages, or from a higher one, ranks higher; within a
+        # page, its own lexical match decides (page member lists are in id order, which means nothing)
+        direct_sc = li.bm["trajectories"].scores(q.content)
+        votes: dict[int, float] = {}
+        for r, p in enumerate(page_ids, 1):
+            for t in raw["pages"][p]["trajs"]:
+                votes[t] = votes.get(t, 0.0) + 1.0 / (RRF_K + r)
+        routed = sorted(votes, key=lambda t: (-votes[t], -direct_sc.get(t, 0.0), t))
         if (routing or ROUTING) == "soft":
             cands = list(range(len(raw["trajectories"])))
             route = routed

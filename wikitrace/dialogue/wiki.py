@@ -25,7 +25,7 @@ stuff anything nothing something everything way ways lot better best good great 
 hard tough easy fine okay sure thing things photo photos shared share shares pic pics picture pictures""".split())
 TARGET_PAGE = 4
 MAX_PAGE = 6
-TOPIC_SUPPRESS = 0.80
+TOPIC_SUPPRESS = 0.50
 TOPIC_MIN = 3                  # a topic keyword must recur in this many trajectories
 SECTIONS = ("Overview", "Key Facts", "Items/Counts", "Linked Trajectories", "Conflicts/Uncertainty")
 
