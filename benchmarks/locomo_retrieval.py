@@ -205,16 +205,19 @@ def _overall(res: dict, method: str, budget: int) -> tuple[float, int]:
     return total, n
 
 
-def run_folds(data: Path, no_wiki: bool = False) -> dict:
+def run_folds(data: Path, no_wiki: bool = False, embeddings_url: str | None = None,
+              embed_cache: Path | None = None) -> dict:
     """Tune on two conversations, measure on the third, rotate: for each held-out conversation the
     GRID setting with the best pooled overall recall at TUNE_BUDGET on the other two is chosen,
     and the held-out conversation is reported with it (hier and the flat baselines)."""
     samples = [d.sample_id for d in load_inputs([data])]
     per: dict[str, dict[str, dict]] = {}
-    for name, overrides in GRID.items():
+    # with endpoint embeddings the offline continuity threshold is not used: only the default runs
+    grid = dict(list(GRID.items())[:1]) if (embeddings_url or endpoint_embedder(None)) else GRID
+    for name, overrides in grid.items():
         saved = _apply(overrides)
         try:
-            per[name] = {s: run(data, no_wiki=no_wiki, only=[s]) for s in samples}
+            per[name] = {s: run(data, embeddings_url, embed_cache, no_wiki=no_wiki, only=[s]) for s in samples}
         finally:
             _apply(saved)
     folds = []
@@ -225,10 +228,10 @@ def run_folds(data: Path, no_wiki: bool = False) -> dict:
             sums = [_overall(per[name][s], "hier", TUNE_BUDGET) for s in train]
             return sum(t for t, _ in sums) / max(1, sum(n for _, n in sums))
 
-        best = max(GRID, key=lambda name: (train_score(name), -list(GRID).index(name)))
+        best = max(grid, key=lambda name: (train_score(name), -list(grid).index(name)))
         folds.append({"held_out": held, "tuned_on": train, "setting": best,
                       "train_overall": round(train_score(best), 4), "result": per[best][held]})
-    return {"data": str(data), "grid": GRID, "tune_budget": TUNE_BUDGET, "folds": folds}
+    return {"data": str(data), "grid": grid, "tune_budget": TUNE_BUDGET, "folds": folds}
 
 
 def print_table(res: dict) -> None:
@@ -258,7 +261,7 @@ def main(argv=None) -> int:
                     help="tune on all but one conversation, measure on the held-out one, rotate (offline)")
     args = ap.parse_args(argv)
     if args.folds:
-        res = run_folds(args.data, args.no_wiki)
+        res = run_folds(args.data, args.no_wiki, args.embeddings_url, args.embed_cache)
         for f in res["folds"]:
             print(f"== held out {f['held_out']} (setting '{f['setting']}' chosen on {', '.join(f['tuned_on'])}: "
                   f"overall {f['train_overall']:.3f} at {res['tune_budget']})")
