@@ -31,3 +31,7 @@ def test_topic_pages_are_named_by_content_words_only():
     pages, _ = plan_pages(infos)
     topics = [p.keywords[0] for p in pages if p.type == "topic" and not p.rescue]
     assert topics == ["kiln"]
+
+
+def test_a_possessive_is_the_same_name_not_a_second_candidate():
+    assert alias_map(["Mel", "Melanie's", "Melanie"], ["Caroline", "Melanie"])["Mel"] == "Melanie"

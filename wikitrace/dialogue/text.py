@@ -197,19 +197,20 @@ def entities(text: str, extra: tuple[str, ...] = ()) -> list[str]:
 def alias_map(names, speakers=()) -> dict[str, str]:
     """Participants' short forms, by a general rule: a one-word name of at least three letters that
     starts exactly one longer known name, which resolves to a participant, is that participant's
-    nickname ("Mel" -> "Melanie", "Caro" -> "Caroline"). Ambiguous prefixes, and names that only
-    extend another third party's name (two people may be "Ann" and "Anna"), stay as they are."""
+    nickname ("Mel" -> "Melanie", "Caro" -> "Caroline"). A prefix of two participants' names stays
+    as it is, and so do names that only extend a third party's name (two people may be "Ann" and
+    "Anna")."""
     first = {sp.split()[0]: sp for sp in speakers if sp.split()}
-    full = sorted({n for n in [*first, *names] if n and " " not in n}, key=lambda n: (-len(n), n))
+    bare = (re.sub(r"['’]s$", "", n) for n in names)          # "Melanie's" is Melanie
+    full = sorted({n for n in [*first, *bare] if n and " " not in n}, key=lambda n: (-len(n), n))
     out: dict[str, str] = {}
     for n in full:                      # longest first, so a mid-length alias is resolved already
         if len(n) < 3 or n in first:
             continue
         targets = {first.get(out.get(m, m), out.get(m, m)) for m in full if len(m) > len(n) and m.startswith(n)}
+        targets &= set(speakers)          # a third party's longer name ("Mell", a typo) does not compete
         if len(targets) == 1:
-            t = targets.pop()
-            if t in speakers:
-                out[n] = t
+            out[n] = targets.pop()
     return out
 
 
