@@ -8,12 +8,15 @@ context, at budgets of 500/1000/2000/4000 whitespace tokens. Three retrievers, s
 - ``bm25-msg``: flat BM25 over single messages;
 - ``bm25-session``: BM25 over whole sessions, messages of the best sessions in order.
 
-Every method renders the same message lines (``[id] speaker (date): text``) and fills the budget
-the same way (in priority order, skipping a line that would overflow). Retrieval sees the
-question text only; gold evidence and answers are used for scoring alone.
+Budget accounting is the whole context handed to a model: every method's context is rendered by
+the same packer (``wikitrace.dialogue.packet``: one header per session with its date, then
+``[id] speaker: text`` lines), and every token of it counts - for ``hier`` also the resolved dates
+and claim-revision notes it adds. A question's recall counts only messages inside that bounded
+context; the run asserts that no context exceeds its budget. Retrieval sees the question text
+only; gold evidence and answers are used for scoring alone.
 
     python benchmarks/locomo_retrieval.py --data ../shared/data/locomo-dev [--json OUT]
-        [--embeddings-url http://127.0.0.1:8001/v1 [--embed-cache DIR]] [--no-wiki]
+        [--embeddings-url http://127.0.0.1:8001/v1 [--embed-cache DIR]] [--no-wiki] [--folds]
 
 With ``--embeddings-url`` (or ``WIKITRACE_EMBEDDINGS_URL``) the dense scores come from that
 ``/v1/embeddings`` endpoint; ``--embed-cache`` keeps the vectors between runs (content-hash keyed).
@@ -35,8 +38,9 @@ from wikitrace.dialogue.bm25 import BM25  # noqa: E402
 from wikitrace.dialogue.embed import CACHE_BIN, endpoint_embedder  # noqa: E402
 from wikitrace.dialogue.build import compile_sample, render_sample  # noqa: E402
 from wikitrace.dialogue.load import load_inputs  # noqa: E402
-from wikitrace.dialogue.retrieve import message_line, prepare_files, retrieve  # noqa: E402
-from wikitrace.dialogue.text import tokens, whitespace_tokens  # noqa: E402
+from wikitrace.dialogue.packet import count_tokens, pack_context  # noqa: E402
+from wikitrace.dialogue.retrieve import prepare_files, retrieve  # noqa: E402
+from wikitrace.dialogue.text import tokens  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
 CATEGORIES = (1, 2, 3, 4)
@@ -44,23 +48,19 @@ METHODS = ("hier", "bm25-msg", "bm25-session")
 CAT_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
-def fill(order: list[int], lines: list[str], budget: int) -> set[int]:
-    used, out = 0, set()
-    for i in order:
-        c = whitespace_tokens(lines[i])
-        if used + c <= budget:
-            out.add(i)
-            used += c
-    return out
+def fill(order: list[int], msgs: list[list], budget: int) -> set[int]:
+    ctx = pack_context(order, msgs, budget)
+    assert count_tokens(ctx.text) <= budget
+    return set(ctx.messages)
 
 
 def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None = None,
-        no_wiki: bool = False) -> dict:
-    dialogues = load_inputs([data])
+        no_wiki: bool = False, only: list[str] | None = None) -> dict:
+    dialogues = [d for d in load_inputs([data]) if only is None or d.sample_id in only]
     methods = METHODS + (("hier-hardroute", "hier-nowiki") if no_wiki else ())
     scores: dict[str, dict] = {m: {} for m in methods}
     emb = endpoint_embedder(embeddings_url)
-    stats_pages, stats_traj, single = [], [], []
+    stats_pages, stats_traj, single, shape = [], [], [], []
     embedder_used = None
     counts = {c: 0 for c in CATEGORIES}
     timing = {"compile_s": 0.0, "hier_query_ms": []}
@@ -82,8 +82,9 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
         stats_pages.append(len(mem["pages"]))
         stats_traj.append(len(mem["trajectories"]))
         single.append(sum(1 for t in mem["trajectories"] if len(t["snapshots"]) == 1) / len(mem["trajectories"]))
+        shape.append(memory_shape(mem))
+        routing = []
         msgs = li.raw["messages"]
-        lines = [message_line(m) for m in msgs]
         pos = {m[0]: i for i, m in enumerate(msgs)}
         flat = BM25([tokens(f"{m[1]} {m[4]}") for m in msgs])
         sessions = list(dict.fromkeys(m[3] for m in msgs))
@@ -109,22 +110,30 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
                         t1 = time.perf_counter()
                         pk = retrieve(li, question, budget=b)
                         timing["hier_query_ms"].append((time.perf_counter() - t1) * 1000)
-                        got = {pos[m["id"]] for m in pk.messages}
-                        embedder_used = pk.embedder
+                        got = {pos[i] for i in pk.refs()}
+                        embedder_used = pk.diagnostics["embedder"]
+                        if b == BUDGETS[0]:
+                            routing.append((pk.diagnostics["routed_trajectories"], pk.diagnostics["total_trajectories"]))
                     elif name == "hier-hardroute":
                         pk = retrieve(li, question, budget=b, routing="hard")
-                        got = {pos[m["id"]] for m in pk.messages}
+                        got = {pos[i] for i in pk.refs()}
                     elif name == "hier-nowiki":
                         pk = retrieve(li, question, budget=b, use_wiki=False)
-                        got = {pos[m["id"]] for m in pk.messages}
+                        got = {pos[i] for i in pk.refs()}
                     else:
-                        got = fill(orders[name], lines, b)
+                        got = fill(orders[name], msgs, b)
+                    if name.startswith("hier"):
+                        assert count_tokens(pk.context) <= b, (question, b)
                     r = sum(1 for g in gold if g in got) / len(gold)
                     scores[name].setdefault((b, cat), []).append(r)
+        if routing:
+            shape[-1]["candidate_trajectories"] = shape[-1]["trajectories"]
+            shape[-1]["routed_trajectories_mean"] = round(sum(r for r, _ in routing) / len(routing), 1)
     result = {"data": str(data), "samples": [d.sample_id for d in dialogues],
               "dense_backend": embedder_used,
               "memory": {"pages": stats_pages, "trajectories": stats_traj,
                          "single_snapshot_share": [round(x, 3) for x in single]},
+              "shape": shape,
               "questions": {CAT_NAMES[c]: n for c, n in counts.items()}, "budgets": list(BUDGETS), "methods": {}}
     for name in methods:
         per = {}
@@ -144,10 +153,93 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
     return result
 
 
+def memory_shape(mem: dict) -> dict:
+    """The shape table of the paper for one conversation: trajectories, snapshots per trajectory,
+    transitions by kind, pages by type."""
+    trajs = mem["trajectories"]
+    ops: dict[str, int] = {}
+    for t in trajs:
+        for o in t["ops"]:
+            ops[o["op"]] = ops.get(o["op"], 0) + 1
+    pages: dict[str, int] = {}
+    for p in mem["pages"]:
+        pages[p["type"]] = pages.get(p["type"], 0) + 1
+    n = len(trajs) or 1
+    return {"sample": mem["sample"], "snapshots": len(mem["snapshots"]), "trajectories": len(trajs),
+            "snapshots_per_trajectory": round(len(mem["snapshots"]) / n, 2),
+            "multi_snapshot_share": round(sum(1 for t in trajs if len(t["snapshots"]) > 1) / n, 3),
+            "transitions": ops, "pages": len(mem["pages"]), "pages_by_type": pages}
+
+
+# Settings the fold mode may choose between (module attribute -> value). Each is a general knob
+# of the method, not a word list; the fold picks one on two conversations and measures the third.
+GRID: dict[str, dict] = {
+    "continuity 0.35 (default)": {},
+    "continuity 0.30": {"trajectories.DELTA_CLAIM": 0.30},
+    "continuity 0.25": {"trajectories.DELTA_CLAIM": 0.25},
+}
+TUNE_BUDGET = 1000
+
+
+def _apply(overrides: dict) -> dict:
+    import importlib
+
+    saved = {}
+    for key, value in overrides.items():
+        mod, attr = key.rsplit(".", 1)
+        m = importlib.import_module(f"wikitrace.dialogue.{mod}")
+        saved[key] = getattr(m, attr)
+        setattr(m, attr, value)
+    return saved
+
+
+def _overall(res: dict, method: str, budget: int) -> tuple[float, int]:
+    """(recall sum, questions) of one result at one budget, for pooling conversations."""
+    row = res["methods"][method][str(budget)]
+    total = n = 0
+    for c in CATEGORIES:
+        k = res["questions"][CAT_NAMES[c]]
+        if k and row[f"cat{c}"] is not None:
+            total += row[f"cat{c}"] * k
+            n += k
+    return total, n
+
+
+def run_folds(data: Path, no_wiki: bool = False, embeddings_url: str | None = None,
+              embed_cache: Path | None = None) -> dict:
+    """Tune on two conversations, measure on the third, rotate: for each held-out conversation the
+    GRID setting with the best pooled overall recall at TUNE_BUDGET on the other two is chosen,
+    and the held-out conversation is reported with it (hier and the flat baselines)."""
+    samples = [d.sample_id for d in load_inputs([data])]
+    per: dict[str, dict[str, dict]] = {}
+    # with endpoint embeddings the offline continuity threshold is not used: only the default runs
+    grid = dict(list(GRID.items())[:1]) if (embeddings_url or endpoint_embedder(None)) else GRID
+    for name, overrides in grid.items():
+        saved = _apply(overrides)
+        try:
+            per[name] = {s: run(data, embeddings_url, embed_cache, no_wiki=no_wiki, only=[s]) for s in samples}
+        finally:
+            _apply(saved)
+    folds = []
+    for held in samples:
+        train = [s for s in samples if s != held]
+
+        def train_score(name):
+            sums = [_overall(per[name][s], "hier", TUNE_BUDGET) for s in train]
+            return sum(t for t, _ in sums) / max(1, sum(n for _, n in sums))
+
+        best = max(grid, key=lambda name: (train_score(name), -list(grid).index(name)))
+        folds.append({"held_out": held, "tuned_on": train, "setting": best,
+                      "train_overall": round(train_score(best), 4), "result": per[best][held]})
+    return {"data": str(data), "grid": grid, "tune_budget": TUNE_BUDGET, "folds": folds}
+
+
 def print_table(res: dict) -> None:
     cols = ["cat1", "cat2", "cat3", "cat4", "overall"]
     print(f"dense backend: {res['dense_backend']}")
     print(f"memory: {res['memory']}")
+    for sh in res.get("shape", []):
+        print(f"shape: {sh}")
     print(f"questions: {res['questions']}")
     print(f"{'budget':>6} {'method':<13}" + "".join(f"{c:>9}" for c in cols))
     for b in res["budgets"]:
@@ -165,9 +257,18 @@ def main(argv=None) -> int:
     ap.add_argument("--embeddings-url", help="OpenAI-compatible /v1 endpoint for dense scores")
     ap.add_argument("--embed-cache", type=Path, help="folder keeping endpoint vectors between runs")
     ap.add_argument("--no-wiki", action="store_true", help="also run the routing ablations (hard routing, no wiki)")
+    ap.add_argument("--folds", action="store_true",
+                    help="tune on all but one conversation, measure on the held-out one, rotate (offline)")
     args = ap.parse_args(argv)
-    res = run(args.data, args.embeddings_url, args.embed_cache, args.no_wiki)
-    print_table(res)
+    if args.folds:
+        res = run_folds(args.data, args.no_wiki, args.embeddings_url, args.embed_cache)
+        for f in res["folds"]:
+            print(f"== held out {f['held_out']} (setting '{f['setting']}' chosen on {', '.join(f['tuned_on'])}: "
+                  f"overall {f['train_overall']:.3f} at {res['tune_budget']})")
+            print_table(f["result"])
+    else:
+        res = run(args.data, args.embeddings_url, args.embed_cache, args.no_wiki)
+        print_table(res)
     if args.json:
         args.json.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
     return 0

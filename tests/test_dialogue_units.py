@@ -17,10 +17,10 @@ SPK = ["Ana", "Ben"]
 
 
 def snap(sid, text, ents=(), terms=(), facets=(), claims=(), speakers=("Ana",)):
-    s = Snapshot(id=sid, session="1", date="2024-03-03", timestamp=None, message_ids=["m1"], speakers=list(speakers),
+    s = Snapshot(id=sid, session="1", date="2024-03-03", timestamp=None, message_ids=[f"{sid}-m1"], speakers=list(speakers),
                  summary=text, context="", keywords=[], entities=list(ents), exact_terms=list(terms),
                  facets=list(facets))
-    s.claims = [Claim(id=f"{sid}-c{i}", text=t, status=st, source_message_ids=["m1"], supporting_quote=t,
+    s.claims = [Claim(id=f"{sid}-c{i}", text=t, status=st, source_message_ids=[f"{sid}-m1"], supporting_quote=t,
                       snapshot=sid, subject="Ana") for i, (t, st) in enumerate(claims)]
     return s
 

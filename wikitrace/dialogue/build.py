@@ -22,8 +22,8 @@ from .extract import build_snapshots
 from .load import Dialogue, load_inputs
 from .embed import CACHE_BIN, CACHE_JSON, HASHED, centred
 from .retrieve import VECTOR_FILE, build_index, snapshot_text
-from .text import COUNT_RE, display_keywords, entity_key, families_of
-from .trajectories import build_trajectories
+from .text import COUNT_RE, IdfVectors, display_keywords, entity_key, families_of
+from .trajectories import build_trajectories, feature_text
 from .wiki import SECTIONS, TrajInfo, audit, plan_pages
 
 
@@ -62,7 +62,9 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         texts = [snapshot_text([(by_id[i].speaker, by_id[i].text) for i in s.message_ids], s.temporal)
                  for s in snaps]
         vectors = dict(zip([s.id for s in snaps], centred(embedder.embed_passages(texts))))
-    trajs, tstats = build_trajectories(snaps, d.speakers, matcher=matcher, judge=judge, vectors=vectors)
+    lexical = None if vectors else IdfVectors([feature_text(s, d.speakers) for s in snaps])
+    trajs, tstats = build_trajectories(snaps, d.speakers, matcher=matcher, judge=judge, vectors=vectors,
+                                       lexical=lexical)
     by_snap = {s.id: s for s in snaps}
     msg_path = {m.id: f"sources/{session_file(m.session)}.md#{anchor(m.id)}" for m in d.messages}
     msg_snap = {mid: s.id for s in snaps for mid in s.message_ids}
@@ -81,7 +83,8 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         primary_fam = sorted(((n, f.split("=")[0]) for f, n in fam_count.items()
                               if f.split("=")[0] in fams), key=lambda x: (-x[0], x[1]))
         kws = display_keywords(" ".join(c.text for c in T.claims) or ss[0].summary, limit=24)
-        kws = [k for k in kws if k not in {p.lower() for p in d.speakers} | {"said"}]
+        names = {w.lower() for p in d.speakers for w in p.split()} | {a.lower() for a in xstats.get("aliases", {})}
+        kws = [k for k in kws if k not in names | {"said", "reports"}]
         head = ", ".join(kws[:4]) or "small talk"
         title = f"{' & '.join(participants)}: {head}"
         dates = [s.date for s in ss if s.date]
@@ -203,6 +206,10 @@ def render_sample(mem: dict, templates=None, embedder=None) -> dict[str, str | b
     for p in mem["pages"]:
         linked = [trajs[x] for x in p["trajectories"]]
         cl = [claims[c] for t in linked for c in t["claims"]]
+        if p["type"] == "entity":          # an entity's page states that entity's facts only
+            ent = p["entities"][0]
+            cl = [c for c in cl if c["subject"] == ent or re.search(r"\b" + re.escape(ent) + r"\b", c["text"])
+                  and not (c["subject"] and c["subject"] != ent and ent in mem["speakers"])]
         facts = [with_refs(c) for c in cl if c["status"] == "active"]
         facts.sort(key=lambda c: (-len([x for x in snaps[c["snapshot"]]["exact_terms"] if x in c["text"]]), c["id"]))
         facts = sorted(facts[:10], key=lambda c: c["id"])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from .load import Dialogue, Message
-from .text import (display_keywords, entities, entity_key, exact_terms, facets, parse_date, 
+from .text import (STOPWORDS, alias_map, display_keywords, entities, entity_key, exact_terms, facets, parse_date, 
                    resolve_relative, tokens)
 
 STATUSES = ("active", "deprecated", "contradictory", "needs-confirmation")
@@ -88,6 +88,16 @@ def _other(speaker: str, speakers: list[str]) -> str | None:
     return others[0] if len(others) == 1 else None
 
 
+_FIRST_SECOND = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|myself|you|your|you're|you've|yourself)\b", re.I)
+
+
+def _VOCATIVE(speakers: list[str]) -> re.Pattern:
+    """A participant addressed by name ("Nice one, Gina!", "Hey Jon,"): not a fact about them."""
+    names = "|".join(re.escape(n) for sp in speakers for n in dict.fromkeys([sp, sp.split()[0]]))
+    return re.compile(r"(?:^|[,;:])\s*(?:(?:hey|hi|hello|thanks|thank you|yeah|oh|wow)\s+)?(?:" + names
+                      + r")\s*(?=[,.!?;:]|$)", re.I)
+
+
 def resolve_person(sentence: str, speaker: str, speakers: list[str]) -> str:
     """First person -> the speaker's name, second person -> the other participant (two-party talk)."""
     s = sentence
@@ -123,8 +133,16 @@ def offline_claims(m: Message, speakers: list[str], anchor: date | None) -> list
                 (_GREETING.match(sent) and len(content) < 4):
             continue
         text = resolve_person(sent, m.speaker, speakers)
-        if m.speaker not in text:
-            text = f"{m.speaker} said: {text}"
+        if not any(sp in _VOCATIVE(speakers).sub(" ", sent) for sp in speakers) and \
+                not _FIRST_SECOND.search(sent):
+            # about no participant: a fact only when it names something specific (a name, a count,
+            # a title, a date) - otherwise it is small talk ("Nice one!") and not a claim
+            if not exact_terms(sent, tuple(speakers)):
+                continue
+            head = text.split(" ", 1)[0]
+            if head.lower() in STOPWORDS:           # "The opening is ..." -> "... that the opening is"
+                text = text[0].lower() + text[1:]
+            text = f"{m.speaker} reports that {text}"
         for surface, resolved in resolve_relative(sent, anchor):
             text = text.rstrip(".!") + f" ({surface} = {resolved})."
         status = "needs-confirmation" if _HEDGE.search(sent) else "active"
@@ -188,11 +206,13 @@ def text_dates(ids, by_id) -> str:
 # ---------------------------------------------------------------- snapshots
 
 def _summary(msgs: list[Message], claims: list[dict]) -> str:
-    kws = display_keywords(" ".join(m.text for m in msgs), limit=8)
-    who = " and ".join(dict.fromkeys(m.speaker for m in msgs))
-    lead = claims[0]["text"] if claims else msgs[0].text
-    lead = lead if len(lead) <= 220 else lead[:217].rstrip() + "..."
-    return f"{who} talk about {', '.join(kws[:6]) or 'small talk'}. {lead}"
+    """The exchange in its own claims (the two most specific), else its first message."""
+    if claims:
+        ranked = sorted(claims, key=lambda c: -len(exact_terms(c["text"])))[:2]
+        text = " ".join(c["text"] for c in sorted(ranked, key=claims.index))
+    else:
+        text = f"{msgs[0].speaker}: {msgs[0].text}"
+    return text if len(text) <= 240 else text[:237].rstrip() + "..."
 
 
 def build_snapshots(d: Dialogue, llm_claims=None) -> tuple[list[Snapshot], dict]:
@@ -235,7 +255,8 @@ def build_snapshots(d: Dialogue, llm_claims=None) -> tuple[list[Snapshot], dict]
         claims = []
         for c in kept:
             claim_no += 1
-            subj = next((s for s in d.speakers if c["text"].startswith(s)), "")
+            subj = next((s for s in d.speakers if c["text"].startswith(s)
+                         and not c["text"].startswith(s + " reports that")), "")
             claims.append(Claim(id=f"claim-{claim_no:05d}", text=c["text"], status=c["status"],
                                 source_message_ids=c["source_message_ids"],
                                 supporting_quote=c["supporting_quote"], snapshot=sid, subject=subj))
@@ -252,6 +273,13 @@ def build_snapshots(d: Dialogue, llm_claims=None) -> tuple[list[Snapshot], dict]
             summary=_summary(ex, kept), context=ctx, keywords=display_keywords(text, limit=12), claims=claims,
             entities=ents, exact_terms=exact_terms(text, tuple(d.speakers)), facets=facets(text),
             temporal=temporal, extractor=extractor))
+    aliases = alias_map([e for s in snaps for e in s.entities], d.speakers)
+    if aliases:
+        for s in snaps:
+            s.entities = list(dict.fromkeys(aliases.get(e, e) for e in s.entities))
+            s.exact_terms = list(dict.fromkeys(aliases.get(e, e) for e in s.exact_terms
+                                               if aliases.get(e, e) not in d.speakers))
+    stats["aliases"] = aliases
     return snaps, stats
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .retrieve import DEFAULT_BUDGET, load_index, retrieve
+from .packet import count_tokens
+from .retrieve import DEFAULT_BUDGET, HASHED_NOTE, load_index, retrieve
 
 
 class QueryError(ValueError):
@@ -29,19 +30,43 @@ def sample_dir(corpus: Path, sample: str | None) -> Path:
 
 def run_query(corpus: Path, sample: str | None, question: str, budget: int = DEFAULT_BUDGET,
               as_json: bool = False, llm=None, templates=None) -> str:
+    """The markdown packet (header included) and the JSON ``context`` both stay within ``budget``
+    whitespace tokens; the JSON ``diagnostics`` are outside it and not meant for a model."""
     li = load_index(sample_dir(corpus, sample) / "index.json")
-    packet = retrieve(li, question, budget=budget)
+    mode = "evidence+answer" if llm is not None else "evidence-only (no LLM configured)"
+    ctx_budget = budget
+    if as_json:
+        packet = retrieve(li, question, budget=budget)
+    else:
+        from ..templates import render      # jinja2 only for markdown output (keeps --json start-up lean)
+
+        def header_tokens(embedder: str) -> int:
+            return count_tokens(render("dialogue/packet.md.j2", templates, question=question, mode=mode,
+                                       embedder=embedder, context="", answer=None))
+
+        expected = HASHED_NOTE if li.raw.get("dense") is None else "endpoint"
+        reserve = header_tokens(expected)
+        if budget <= reserve:
+            raise QueryError(f"--budget {budget}: the packet header alone takes {reserve} tokens — "
+                             f"give a larger budget")
+        packet = retrieve(li, question, budget=budget - reserve)
+        if packet.context_tokens + header_tokens(packet.diagnostics["embedder"]) > budget:
+            # the backend note came out longer (an endpoint fallback): pack again for it
+            reserve = header_tokens(packet.diagnostics["embedder"])
+            packet = retrieve(li, question, budget=max(0, budget - reserve))
+        ctx_budget = budget - reserve
+    packet.budget = budget
     if llm is not None:
         from .llm import answer
 
         def retry(terms):
-            return retrieve(li, question + " " + " ".join(terms), budget=budget)
+            return retrieve(li, question + " " + " ".join(terms), budget=ctx_budget)
 
         packet.answer = answer(llm, packet, retry)
     if as_json:
         data = packet.to_json()
-        data["mode"] = "evidence+answer" if packet.answer else "evidence-only (no LLM configured)"
+        data["mode"] = mode
+        data["embedder"] = packet.diagnostics["embedder"]
         return json.dumps(data, ensure_ascii=False, indent=1)
-    from ..templates import render          # jinja2 only for markdown output (keeps --json start-up lean)
-
-    return render("dialogue/packet.md.j2", templates, p=packet)
+    return render("dialogue/packet.md.j2", templates, question=question, mode=mode, context=packet.context,
+                  embedder=packet.diagnostics["embedder"], answer=packet.answer)

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .bm25 import BM25
-from .text import (EMBED_DIM, FAMILIES, families_of, hashed_embedding, tokens, whitespace_tokens,
+from .packet import message_text, pack_context
+from .text import (EMBED_DIM, FAMILIES, families_of, hashed_embedding, tokens,
                    words)
 
 HASHED_NOTE = "hashed-lexical (offline substitute for a dense embedding)"
@@ -205,6 +206,7 @@ def build_index(mem: dict, embedder=None) -> dict:
         "format": INDEX_FORMAT,
         "sample": mem["sample"],
         "speakers": mem["speakers"],
+        "aliases": mem["stats"]["extraction"].get("aliases", {}),
         "embedder": embedder.name if embedder is not None else "hashed-lexical",
         "dense": dense,
         "messages": [[m["id"], m["speaker"], m.get("date"), m["session"], m["text"], msg_snap.get(m["id"])]
@@ -213,7 +215,8 @@ def build_index(mem: dict, embedder=None) -> dict:
         "snapshots": [{"id": s["id"], "msgs": [msg_idx[x] for x in s["message_ids"]],
                        "traj": traj_idx[s["trajectory"]], "session": s["session"], "date": s.get("date"),
                        "summary": s["summary"], "nbr": prev_next[i], "upd": sorted(set(updates.get(i, []))),
-                       "claims": [[c["id"], c["status"], c["text"], c["source_message_ids"]] for c in s["claims"]],
+                       "claims": [[c["id"], c["status"], c["text"], c["source_message_ids"], c.get("replaces"),
+                                   c.get("replaced_by")] for c in s["claims"]],
                        "temporal": s.get("temporal", [])}
                       for i, s in enumerate(snaps)],
         "trajectories": [{"id": t["id"], "title": t["title"], "snaps": [snap_idx[x] for x in t["snapshots"]],
@@ -238,6 +241,7 @@ class LoadedIndex:
     bm: dict = field(default_factory=dict)
     vec: VectorStore | None = None
     entity_names: list[str] = field(default_factory=list)
+    notes: dict[int, str] = field(default_factory=dict)   # message index -> context note (dates, revisions)
     folder: Path | None = None
     dense_bytes: bytes | None = None       # embeddings.f32, when the index was built with an endpoint
     query_embedder: object | None = None   # set to reuse (or inject) the endpoint client for questions
@@ -267,7 +271,41 @@ def prepare(raw: dict, vector_bytes: bytes, dense_bytes: bytes | None = None) ->
         if p["type"] == "entity":
             names.update(p["ents"])
     li.entity_names = sorted(names)
+    li.notes = message_notes(raw)
     return li
+
+
+def _short(text: str, words: int = 18) -> str:
+    ws = str(text).split()
+    return " ".join(ws[:words]) + (" ..." if len(ws) > words else "")
+
+
+def message_notes(raw: dict) -> dict[int, str]:
+    """What a model should read next to a message: its relative dates resolved, and revisions -
+    a claim it states that replaced an earlier one (shown as deprecated), or a claim of it that a
+    later message superseded. Question-independent, so computed once per loaded index."""
+    pos = {m[0]: i for i, m in enumerate(raw["messages"])}
+    claims = {c[0]: c for s in raw["snapshots"] for c in s["claims"]}
+    notes: dict[int, list[str]] = {}
+    for s in raw["snapshots"]:
+        for a in s.get("temporal", []):
+            if a.get("message") in pos:
+                notes.setdefault(pos[a["message"]], []).append(f"({a['surface']} = {a['resolved']})")
+        for c in s["claims"]:
+            cid, status, text, src = c[:4]
+            replaces, replaced_by = (c[4], c[5]) if len(c) > 5 else (None, None)
+            at = [pos[x] for x in src if x in pos]
+            if not at:
+                continue
+            if replaces in claims:
+                old = claims[replaces]
+                notes.setdefault(at[0], []).append(
+                    f"[updates {', '.join(old[3])}; deprecated claim: \"{_short(old[2])}\"]")
+            if status == "deprecated" and replaced_by in claims:
+                new = claims[replaced_by]
+                notes.setdefault(at[0], []).append(
+                    f"[deprecated, superseded by {', '.join(new[3])}: \"{_short(new[2])}\"]")
+    return {i: " ".join(dict.fromkeys(v)) for i, v in notes.items()}
 
 
 # ---------------------------------------------------------------- dense (endpoint) scores
@@ -369,6 +407,8 @@ class Query:
 
 def make_query(li: LoadedIndex, question: str) -> Query:
     speakers = li.raw["speakers"]
+    for short, full in li.raw.get("aliases", {}).items():      # "Mel" in a question means Melanie
+        question = re.sub(r"\b" + re.escape(short) + r"\b", full, question)
     toks = tokens(question)
     spk_tokens = {w for s in speakers for w in tokens(s)}
     content = [t for t in toks if t not in spk_tokens and t not in ("when", "kind", "type")]
@@ -483,34 +523,27 @@ def coverage_select(li: LoadedIndex, q: Query, ranked: list[int], fused: dict, k
 
 @dataclass
 class Packet:
+    """``context`` is everything handed to a model (``context_tokens`` <= ``budget``);
+    ``diagnostics`` (routing, scores, ids, claim states) is for people and tests, never counted."""
     question: str
-    shape: dict
-    pages: list[dict]
-    trajectories: list[dict]
-    snapshots: list[dict]
-    messages: list[dict]
-    claims: list[dict]
-    deprecated: list[dict]
-    temporal: list[dict]
-    tokens: int
     budget: int
-    embedder: str
-    candidate_trajectories: int
+    context: str
+    context_tokens: int
+    ref_ids: list[str]
+    diagnostics: dict
     answer: dict | None = None
 
     def refs(self) -> list[str]:
-        return [m["id"] for m in self.messages]
+        return list(self.ref_ids)
 
     def to_json(self) -> dict:
-        return {k: getattr(self, k) for k in ("question", "shape", "embedder", "budget", "tokens",
-                                              "candidate_trajectories", "pages", "trajectories", "snapshots",
-                                              "messages", "claims", "deprecated", "temporal", "answer")}
+        return {"question": self.question, "budget": self.budget, "context": self.context,
+                "context_tokens": self.context_tokens, "answer": self.answer, "diagnostics": self.diagnostics}
 
 
 def message_line(m: list) -> str:
-    mid, speaker, date, _session, text, _snap = m
-    when = f" ({date})" if date else ""
-    return f"[{mid}] {speaker}{when}: {text}"
+    """A single message as one line (the shared context renderer groups dates per session)."""
+    return message_text(m)
 
 
 def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pages: int = T_PAGES,
@@ -521,10 +554,17 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
     msgs = raw["messages"]
 
     # 1. page routing -> candidate trajectories
-    route = None
+    route, routed = None, []
     if use_wiki:
         page_ids = route_pages(li, q, t_pages)
-        routed = list(dict.fromkeys(t for p in page_ids for t in raw["pages"][p]["trajs"]))
+        # a trajectory linked from several routed pages, or from a higher one, ranks higher; within a
+        # page, its own lexical match decides (page member lists are in id order, which means nothing)
+        direct_sc = li.bm["trajectories"].scores(q.content)
+        votes: dict[int, float] = {}
+        for r, p in enumerate(page_ids, 1):
+            for t in raw["pages"][p]["trajs"]:
+                votes[t] = votes.get(t, 0.0) + 1.0 / (RRF_K + r)
+        routed = sorted(votes, key=lambda t: (-votes[t], -direct_sc.get(t, 0.0), t))
         if (routing or ROUTING) == "soft":
             cands = list(range(len(raw["trajectories"])))
             route = routed
@@ -589,32 +629,35 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
             spk = 0.1 if q.speaker_keys and len(q.speaker_keys) == 1 and msgs[mi][1].lower() in q.speaker_keys else 0.0
             prio.append((-(0.6 * own + 0.4 * sp + 0.2 * max(prev_own, nxt_own) + spk), snap_pos[s], mi))
     prio.sort()
-    chosen_msgs, used = [], 0
-    for _, _, mi in prio:
-        cost = whitespace_tokens(message_line(msgs[mi]))
-        if used + cost <= budget:
-            chosen_msgs.append(mi)
-            used += cost
+    ctx = pack_context([mi for _, _, mi in prio], msgs, budget, li.notes)
 
-    # 5. packet
-    chosen_set = set(chosen_msgs)
+    # 5. packet: the context, and diagnostics kept apart from it
+    chosen_set = set(ctx.messages)
     snaps_in = [s for s in expanded if any(m in chosen_set for m in snaps[s]["msgs"])]
     trajs_in = list(dict.fromkeys(snaps[s]["traj"] for s in snaps_in))
     claims, deprecated, temporal = [], [], []
     for s in snaps_in:
-        for cid, status, text, src in snaps[s]["claims"]:
+        for c in snaps[s]["claims"]:
+            cid, status, text, src = c[:4]
             item = {"id": cid, "status": status, "text": text, "sources": src, "snapshot": snaps[s]["id"]}
-            (deprecated if status == "deprecated" else claims).append(item)
+            if status == "deprecated":
+                deprecated.append({**item, "replaced_by": c[5] if len(c) > 5 else None})
+            else:
+                claims.append({k: item[k] for k in ("id", "status", "snapshot")})
         for a in snaps[s]["temporal"]:
             temporal.append({**a, "snapshot": snaps[s]["id"]})
     paths = raw["message_paths"]
-    return Packet(
-        question=question, shape=q.shape,
-        pages=[{"slug": raw["pages"][p]["slug"], "title": raw["pages"][p]["title"], "type": raw["pages"][p]["type"]}
-               for p in page_ids],
-        trajectories=[{"id": raw["trajectories"][t]["id"], "title": raw["trajectories"][t]["title"]} for t in trajs_in],
-        snapshots=[{"id": snaps[s]["id"], "summary": snaps[s]["summary"], "date": snaps[s]["date"]} for s in snaps_in],
-        messages=[{"id": msgs[mi][0], "speaker": msgs[mi][1], "date": msgs[mi][2], "session": msgs[mi][3],
-                   "text": msgs[mi][4], "path": paths[mi]} for mi in chosen_msgs],
-        claims=claims, deprecated=deprecated, temporal=temporal, tokens=used, budget=budget,
-        embedder=q.embedder, candidate_trajectories=len(cands))
+    diagnostics = {
+        "embedder": q.embedder, "shape": q.shape, "candidate_trajectories": len(cands),
+        "routed_trajectories": len(routed), "total_trajectories": len(raw["trajectories"]),
+        "pages": [{"slug": raw["pages"][p]["slug"], "title": raw["pages"][p]["title"], "type": raw["pages"][p]["type"]}
+                  for p in page_ids],
+        "trajectories": [{"id": raw["trajectories"][t]["id"], "title": raw["trajectories"][t]["title"],
+                          "score": round(fused.get(t, 0.0), 5)} for t in trajs_in],
+        "snapshots": [snaps[s]["id"] for s in snaps_in],
+        "sources": [{"id": msgs[mi][0], "session": msgs[mi][3], "date": msgs[mi][2], "path": paths[mi]}
+                    for mi in ctx.picked],            # most relevant first
+        "claims": claims, "deprecated": deprecated, "temporal": temporal,
+    }
+    return Packet(question=question, budget=budget, context=ctx.text, context_tokens=ctx.tokens,
+                  ref_ids=[msgs[mi][0] for mi in ctx.messages], diagnostics=diagnostics)

@@ -168,7 +168,7 @@ Good Nice Cool Totally Definitely Absolutely Haha Lol Ah Aw Aww Hmm Omg My Me Yo
 They Their There There's Here Let's Just Really Sounds Glad Love Loved Anyway Sorry Ok Okay Not Do Did
 Have Has Had Is Are Was Were Be Can Could Would Should Will If As At In On Of For With To From The A An
 Monday Tuesday Wednesday Thursday Friday Saturday Sunday Mom Dad Same Both Maybe Take Keep Hope Hopefully
-Thats Gonna Yep Nope Mel Mine Mom's Dad's Happy Best Hang Sounds Agreed Exactly True Right Definitely""".split())
+Thats Gonna Yep Nope Mine Mom's Dad's Happy Best Hang Sounds Agreed Exactly True Right Definitely""".split())
 
 
 def entities(text: str, extra: tuple[str, ...] = ()) -> list[str]:
@@ -194,6 +194,26 @@ def entities(text: str, extra: tuple[str, ...] = ()) -> list[str]:
     return list(found)
 
 
+def alias_map(names, speakers=()) -> dict[str, str]:
+    """Participants' short forms, by a general rule: a one-word name of at least three letters that
+    starts exactly one longer known name, which resolves to a participant, is that participant's
+    nickname ("Mel" -> "Melanie", "Caro" -> "Caroline"). A prefix of two participants' names stays
+    as it is, and so do names that only extend a third party's name (two people may be "Ann" and
+    "Anna")."""
+    first = {sp.split()[0]: sp for sp in speakers if sp.split()}
+    bare = (re.sub(r"['’]s$", "", n) for n in names)          # "Melanie's" is Melanie
+    full = sorted({n for n in [*first, *bare] if n and " " not in n}, key=lambda n: (-len(n), n))
+    out: dict[str, str] = {}
+    for n in full:                      # longest first, so a mid-length alias is resolved already
+        if len(n) < 3 or n in first:
+            continue
+        targets = {first.get(out.get(m, m), out.get(m, m)) for m in full if len(m) > len(n) and m.startswith(n)}
+        targets &= set(speakers)          # a third party's longer name ("Mell", a typo) does not compete
+        if len(targets) == 1:
+            out[n] = targets.pop()
+    return out
+
+
 def entity_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
@@ -217,41 +237,42 @@ def exact_terms(text: str, speakers: tuple[str, ...] = ()) -> list[str]:
 
 # ---------------------------------------------------------------- facets
 
-# Small lexicon of relation/value families (A.2 facets; also the "item family" of A.5).
+# Small general-English lexicon of relation/value families (A.2 facets; also the "item family" of
+# A.5): common category words only, none taken from any evaluation conversation.
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "activity": ("pottery", "painting", "paint", "camping", "camp", "hiking", "hike", "running", "run",
-                 "swimming", "swim", "yoga", "dance", "dancing", "surfing", "skiing", "cooking", "baking",
-                 "gardening", "fishing", "cycling", "biking", "climbing", "meditation", "workout", "gym",
-                 "volunteer", "volunteering", "class", "workshop", "hobby", "hobbies", "game", "games",
-                 "photography", "kayaking", "skating", "sport", "sports", "race", "marathon", "tournament"),
-    "book": ("book", "books", "novel", "read", "reading", "author", "library", "poem", "poetry", "series"),
-    "instrument": ("violin", "guitar", "piano", "drums", "clarinet", "flute", "saxophone", "cello",
+    "activity": ("painting", "camping", "hiking", "running", "swimming", "yoga", "dance", "dancing",
+                 "surfing", "skiing", "cooking", "baking", "gardening", "fishing", "cycling", "biking",
+                 "climbing", "meditation", "workout", "gym", "volunteering", "class", "workshop", "hobby",
+                 "hobbies", "game", "games", "photography", "kayaking", "skating", "sport", "sports", "race",
+                 "marathon", "tournament", "tennis", "soccer", "football", "basketball", "chess", "knitting",
+                 "sewing", "crafts", "woodworking", "sailing", "golf", "boxing", "training"),
+    "book": ("book", "books", "novel", "novels", "read", "reading", "author", "library", "poem", "poetry",
+             "series", "story", "stories", "magazine"),
+    "instrument": ("violin", "guitar", "piano", "drums", "clarinet", "flute", "saxophone", "cello", "trumpet",
                    "ukulele", "instrument", "instruments", "band", "concert", "music", "song", "songs", "album"),
     "pet": ("dog", "dogs", "cat", "cats", "puppy", "kitten", "pet", "pets", "horse", "bird", "fish", "turtle",
-            "turtles", "snake", "hamster", "rabbit"),
+            "turtles", "snake", "hamster", "rabbit", "parrot"),
     "family": ("kids", "kid", "son", "daughter", "children", "child", "husband", "wife", "mom", "mother",
                "dad", "father", "brother", "sister", "family", "parents", "grandma", "grandmother",
                "grandpa", "cousin", "baby", "partner", "boyfriend", "girlfriend", "married", "wedding"),
     "career": ("job", "work", "career", "company", "business", "boss", "interview", "promotion", "office",
                "startup", "store", "shop", "project", "client", "clients", "team", "hired", "fired",
-               "employee", "coworker", "colleague", "internship"),
+               "employee", "coworker", "colleague", "internship", "salary", "customers"),
     "education": ("school", "college", "university", "degree", "course", "courses", "study", "studying",
-                  "research", "counseling", "psychology", "certification", "exam", "teacher", "student",
-                  "education", "graduate", "graduation"),
+                  "research", "certification", "exam", "teacher", "student", "education", "graduate",
+                  "graduation", "classes", "lecture"),
     "place": ("city", "country", "trip", "travel", "traveled", "beach", "mountain", "mountains", "park",
               "lake", "museum", "moved", "visit", "visited", "vacation", "abroad", "hometown", "home",
-              "forest", "road", "festival"),
-    "art": ("art", "painting", "paintings", "drawing", "sculpture", "mural", "artwork", "canvas",
-            "sunset", "sunrise", "photo", "photos", "pottery", "bowl", "craft", "exhibition", "gallery"),
-    "health": ("health", "doctor", "hospital", "sick", "injury", "injured", "therapy", "stress",
-               "destress", "anxiety", "mental", "accident", "surgery", "diet", "sleep"),
-    "food": ("food", "recipe", "recipes", "cook", "cooked", "dinner", "lunch", "breakfast", "cake",
-             "pie", "cookies", "restaurant", "meal", "dish", "pizza", "coffee"),
-    "community": ("lgbtq", "support", "group", "community", "activist", "activism", "charity", "pride",
-                  "parade", "transgender", "adoption", "mentor", "mentoring", "speech", "event", "events",
-                  "conference", "meeting", "rally", "fundraiser", "shelter"),
-    "identity": ("identity", "transgender", "trans", "gay", "lesbian", "religion", "faith", "church",
-                 "belief", "beliefs", "values", "culture", "heritage"),
+              "forest", "road", "festival", "island", "town"),
+    "art": ("art", "painting", "paintings", "drawing", "sculpture", "artwork", "canvas", "photo", "photos",
+            "craft", "exhibition", "gallery", "design", "sketch"),
+    "health": ("health", "doctor", "hospital", "sick", "injury", "injured", "therapy", "stress", "anxiety",
+               "mental", "accident", "surgery", "diet", "sleep", "illness", "medicine"),
+    "food": ("food", "recipe", "recipes", "cook", "cooked", "dinner", "lunch", "breakfast", "cake", "pie",
+             "cookies", "restaurant", "meal", "dish", "pizza", "coffee"),
+    "community": ("support", "group", "community", "activist", "activism", "charity", "mentor", "mentoring",
+                  "speech", "event", "events", "conference", "meeting", "rally", "fundraiser", "shelter",
+                  "volunteer", "church", "club", "neighborhood"),
 }
 _FAMILY_INDEX: dict[str, list[str]] = {}
 for _fam, _ws in FAMILIES.items():
@@ -267,7 +288,7 @@ _RELATION_PATTERNS = (
 
 
 def facets(text: str) -> list[str]:
-    """Facets as ``tag`` and ``tag=value`` strings, e.g. ``activity`` and ``activity=pottery``."""
+    """Facets as ``tag`` and ``tag=value`` strings, e.g. ``activity`` and ``activity=hik``."""
     out: dict[str, None] = {}
     for w in words(text):
         st = stem(w)
@@ -389,3 +410,32 @@ def resolve_relative(text: str, anchor: date | None) -> list[tuple[str, str]]:
         if res:
             out.append((surface, res))
     return out
+
+
+# ---------------------------------------------------------------- dialogue-weighted lexical vectors
+
+class IdfVectors:
+    """Sparse tf-idf vectors over content stems, with document frequencies from the dialogue's own
+    snapshots: a word every exchange uses (the participants' daily vocabulary) weighs little, a
+    word only one thread uses (a studio, a title, a pet's name) weighs much. Deterministic, and
+    fitted on the input being compiled only - nothing learnt from other data."""
+
+    def __init__(self, texts: list[str]):
+        self.n = max(1, len(texts))
+        df: dict[str, int] = {}
+        for t in texts:
+            for k in set(tokens(t)):
+                df[k] = df.get(k, 0) + 1
+        self.df = df
+
+    def idf(self, stem_: str) -> float:
+        return math.log((self.n + 1) / (self.df.get(stem_, 0) + 0.5))
+
+    def __call__(self, text: str) -> dict[str, float]:
+        tf: dict[str, float] = {}
+        for t in tokens(text):
+            if not t.isdigit():
+                tf[t] = tf.get(t, 0.0) + 1.0
+        vec = {k: (1.0 + math.log(c)) * self.idf(k) for k, c in tf.items()}
+        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+        return {k: round(v / norm, 5) for k, v in sorted(vec.items()) if v > 0}

@@ -9,14 +9,23 @@ import re
 from dataclasses import dataclass, field
 
 from .embed import cos as sparse_cos
-from .text import FAMILIES
+from .text import FAMILIES, stem
 
+# General English words that name no topic: verbs of talk and feeling, modals, adverbs of degree,
+# frequency and time (a topic page titled "able", "ever" or "might" routes nowhere).
 GENERIC = frozenset("""say said tell told want need keep think thought day days time times first found start
 take took wait wish mean means real ya yeah bye thank thankful happy feel make sure see look looking come
-came give gave new old lot big little nice fun try tried help helps part sound sounds""".split())
+came give gave new old lot big little nice fun try tried help helps part sound sounds reports report
+able ever never might must shall may maybe often always sometimes usually soon already almost enough quite
+rather pretty though although however yet ago again around away back else every everyone anyone someone
+kind kinds sort lots whole next last recently lately later early today tomorrow yesterday week weeks month
+months year years gonna wanna gotta cause seem seems seemed guess hope hoped glad super especially truly
+totally absolutely probably actually literally finally certainly exactly simply mostly also right wow
+stuff anything nothing something everything way ways lot better best good great awesome amazing cool
+hard tough easy fine okay sure thing things photo photos shared share shares pic pics picture pictures""".split())
 TARGET_PAGE = 4
 MAX_PAGE = 6
-TOPIC_SUPPRESS = 0.80
+TOPIC_SUPPRESS = 0.50
 TOPIC_MIN = 3                  # a topic keyword must recur in this many trajectories
 SECTIONS = ("Overview", "Key Facts", "Items/Counts", "Linked Trajectories", "Conflicts/Uncertainty")
 
@@ -137,7 +146,8 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
     topic_seeds = []
     for k in sorted(kw_members):
         ids = sorted(set(kw_members[k]))
-        if TOPIC_MIN <= len(ids) <= max(3, n // 8) and k not in GENERIC and len(k) > 2:
+        if TOPIC_MIN <= len(ids) <= max(3, n // 8) and len(k) > 3 and k.isalpha() and \
+                stem(k) not in {stem(g) for g in GENERIC}:
             topic_seeds.append((k, ids))
     stats["seeds"]["topic"] = len(topic_seeds)
     covered_by_structure: set[str] = set()
@@ -159,17 +169,40 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
     pages: list[Page] = [Page(slug="index", type="index", title="Index", trajectories=sorted(all_ids))]
     used_slugs = {"index"}
 
+    kw_of = {t.id: t.keywords for t in infos}
+    generic = {stem(g) for g in GENERIC}
+
+    def shard_words(part, others) -> list[str]:
+        """Two content words naming a shard: frequent in it, rare in its sibling shards."""
+        inside: dict[str, int] = {}
+        for t in part:
+            for k in kw_of.get(t, ()):
+                if k.isalpha() and len(k) > 3 and stem(k) not in generic:
+                    inside[k] = inside.get(k, 0) + 1
+        outside = {k for t in others for k in kw_of.get(t, ())}
+        ranked = sorted(inside, key=lambda k: (-(inside[k] - (0.5 if k in outside else 0)), k))
+        return ranked[:2]
+
     def add(type_, title, ids, entities=(), facet=None, keywords=(), rescue=False):
         parts = shard(ids, embs)
         if len(parts) > 1:
             stats["shards"] += len(parts)
         for i, part in enumerate(parts):
+            if len(parts) > 1:
+                named = shard_words(part, [t for q in parts if q is not part for t in q])
+                if named:
+                    keywords = list(dict.fromkeys([*keywords, *named]))
+                    label = f"{title}: {', '.join(named)}"
+                else:
+                    label = f"{title} ({i + 1}/{len(parts)})"
+            else:
+                label = title
             base = slugify(f"{type_}-{title.split(': ', 1)[-1]}") + (f"-{i + 1}" if len(parts) > 1 else "")
             slug, j = base, 2
             while slug in used_slugs:
                 slug, j = f"{base}-{j}", j + 1
             used_slugs.add(slug)
-            pages.append(Page(slug=slug, type=type_, title=title + (f" ({i + 1}/{len(parts)})" if len(parts) > 1 else ""),
+            pages.append(Page(slug=slug, type=type_, title=label,
                               trajectories=part, entities=list(entities), facet=facet, keywords=list(keywords),
                               rescue=rescue, shard=(i + 1) if len(parts) > 1 else None))
 
