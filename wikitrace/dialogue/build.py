@@ -44,7 +44,7 @@ def anchor(mid: str) -> str:
 
 def session_file(session: str) -> str:
     s = str(session)
-    return f"session-{int(s):02d}" if s.isdigit() else "session-" + re.sub(r"[^a-z0-9]+", "-", s.lower())
+    return f"session-{int(s):02d}" if s.isdecimal() else "session-" + re.sub(r"[^a-z0-9]+", "-", s.lower())
 
 
 # ---------------------------------------------------------------- memory (pure data)

@@ -73,7 +73,7 @@ def keywords(text: str, limit: int | None = None) -> list[str]:
     """Distinct content stems in first-seen order."""
     seen: dict[str, None] = {}
     for t in tokens(text):
-        if t not in seen and not t.isdigit():
+        if t not in seen and not t.isdecimal():
             seen[t] = None
     ks = list(seen)
     return ks[:limit] if limit else ks
@@ -85,7 +85,7 @@ def display_keywords(text: str, limit: int | None = None) -> list[str]:
     for w in words(text):
         if w.endswith("'s"):
             w = w[:-2]
-        if w in STOPWORDS or len(w) < 3 or w.isdigit():
+        if w in STOPWORDS or len(w) < 3 or w.isdecimal():
             continue
         seen.setdefault(stem(w), w)
     ks = list(seen.values())
@@ -396,7 +396,7 @@ def resolve_relative(text: str, anchor: date | None) -> list[tuple[str, str]]:
                 res = str(anchor.year + (-1 if which in ("last", "past") else 1 if which == "next" else 0))
         elif m.group(4):
             n_raw = m.group(4).lower()
-            n = int(n_raw) if n_raw.isdigit() else _NUM.get(n_raw, 1)
+            n = int(n_raw) if n_raw.isdecimal() else _NUM.get(n_raw, 1)
             unit = m.group(5).lower()
             if unit == "day":
                 res = fmt_date(anchor - timedelta(days=n))
@@ -434,7 +434,7 @@ class IdfVectors:
     def __call__(self, text: str) -> dict[str, float]:
         tf: dict[str, float] = {}
         for t in tokens(text):
-            if not t.isdigit():
+            if not t.isdecimal():
                 tf[t] = tf.get(t, 0.0) + 1.0
         vec = {k: (1.0 + math.log(c)) * self.idf(k) for k, c in tf.items()}
         norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
