@@ -159,7 +159,7 @@ def _counts(text: str) -> dict[str, int]:
     out = {}
     text = _MONTHS.sub(" ", re.sub(r"\([^)]*=[^)]*\)", " ", text))
     for n, *nouns in _COUNT_PAIR.findall(text):      # "2 stray kittens": the noun is one of the two
-        v = int(n) if n.isdigit() else _NUMBER.get(n.lower())
+        v = int(n) if n.isdecimal() else _NUMBER.get(n.lower())
         for noun in nouns:
             if v is not None and noun and noun.lower() not in STOPWORDS:
                 out.setdefault(stem(noun.lower()), v)
