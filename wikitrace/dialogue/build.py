@@ -8,9 +8,9 @@ there, is left alone."""
 from __future__ import annotations
 
 import json
-from collections import Counter
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -296,7 +296,8 @@ def _publish_order(rel: str) -> tuple:
 
 def compile_dialogues(opts: DialogueOptions) -> dict:
     """Load, compile and publish; returns a summary (samples, counts, stats)."""
-    dialogues = load_inputs(opts.inputs)
+    skipped: list[str] = []
+    dialogues = load_inputs(opts.inputs, skipped)
     if opts.samples:
         wanted = set(opts.samples)
         dialogues = [d for d in dialogues if d.sample_id in wanted]
@@ -309,7 +310,8 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
 
     root = corpus_root(Path(opts.out))
     check_target(root)
-    summary = {"out": str(root / "dialogue"), "samples": []}
+    summary = {"out": str(root / "dialogue"), "samples": [], "skipped": skipped,
+               "redactions": dict(sorted(sum((d.redactions for d in dialogues), Counter()).items()))}
     with BuildLock(root):
         pub = Publisher(root, "dialogue")
         try:

@@ -33,6 +33,10 @@ def compile_command(inputs, out: Path, samples, templates, offline: bool, model,
     mode = f"llm ({llm.config.describe()})" if llm else "offline (deterministic; no LLM configured or --offline)"
     say = con.print
     say(f"compiled {len(res['samples'])} sample(s) into {res['out']} - extractor: {mode}")
+    for line in res.get("skipped") or []:
+        say(f"  skipped: {line}")
+    if res.get("redactions"):
+        say("  redacted: " + ", ".join(f"{n} {kind}" for kind, n in res["redactions"].items()))
     if res.get("repaired"):
         say(f"  repaired {len(res['repaired'])} file(s) found missing or edited: {', '.join(res['repaired'][:5])}")
     if embedder is not None:

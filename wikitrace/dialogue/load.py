@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +40,7 @@ class Dialogue:
     source: str = ""
     source_format: str = ""
     repaired: int = 0  # characters that could not be encoded, replaced with U+FFFD when read
+    redactions: Counter = field(default_factory=Counter)  # secrets replaced, by kind
 
 
 class DialogueInputError(ValueError):
@@ -222,12 +224,21 @@ def _one_conversation(path: Path, data) -> list[Dialogue]:
     raise DialogueInputError(f"{path}: not a LoCoMo conversation or a JSONL of messages")
 
 
-def load_inputs(paths) -> list[Dialogue]:
+def load_inputs(paths, skipped: list[str] | None = None) -> list[Dialogue]:
+    """Every dialogue in ``paths`` (files, or folders of .json/.jsonl), secrets redacted.
+
+    A folder's symlinks that lead out of it are not followed (listed in ``skipped``)."""
     files: list[Path] = []
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            files.extend(sorted(q for q in p.iterdir() if q.suffix in (".json", ".jsonl")))
+            inside = p.resolve()
+            for q in sorted(q for q in p.iterdir() if q.suffix in (".json", ".jsonl")):
+                if q.is_symlink() and not q.resolve().is_relative_to(inside):
+                    if skipped is not None:
+                        skipped.append(f"{q}: symlink leading out of {p}; not followed")
+                    continue
+                files.append(q)
         elif p.exists():
             files.append(p)
         else:
@@ -236,8 +247,25 @@ def load_inputs(paths) -> list[Dialogue]:
     seen: set[str] = set()
     for f in files:
         for d in load_file(f):
+            _redact(d)
             if d.sample_id in seen:
                 raise DialogueInputError(f"{f}: sample {d.sample_id} given twice")
             seen.add(d.sample_id)
             out.append(d)
     return out
+
+
+def _redact(d: Dialogue) -> None:
+    """Secrets in messages, questions, ids and the source name become typed placeholders
+    before anything is compiled, cached, sent to a model or written (as for agent runs)."""
+    from ..redact import default_redactor
+
+    r = default_redactor()
+    counts = d.redactions
+    for m in d.messages:
+        m.text = r.text(m.text, counts)
+        m.speaker = r.text(m.speaker, counts)
+    d.sample_id = r.text(d.sample_id, counts)
+    d.speakers = [r.text(s, counts) for s in d.speakers]
+    d.source = r.text(d.source, counts)
+    d.qa = r.value(d.qa, counts)
