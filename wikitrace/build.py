@@ -371,10 +371,9 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     pub.write(PROMPT_INDEX, prompt_index_bytes(writer.runs, writer.insights, region,
                                                previous=root if carried else None,
                                                unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps))
-    from .corpus.search_files import search_files
+    from .corpus.search_files import write_search_files_to
 
-    for rel, data in search_files(root, pub.output).items():  # the agent's grep reads one file per layer
-        pub.write(rel, data)
+    write_search_files_to(pub.write_stream, root, list(pub.output))  # the agent's grep reads one file per layer
     pub.write("corpus.json", text.encode("utf-8"))
     removed = pub.finish({
         "build_key": key, "records": dict(sorted(writer.record_digests.items())),

@@ -122,6 +122,21 @@ class FileManifest:
                                       separators=(",", ":")) + "\n", mode=0o644)
 
 
+def _same_bytes(path: str, size: int, digest) -> bool:
+    """Whether the regular file at ``path`` has ``size`` bytes hashing to ``digest``."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+        return False
+    other = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            other.update(block)
+    return other.digest() == digest.digest()
+
+
 class FileWriter:
     """Puts corpus files in place atomically (used by the build and its page-writing helper).
 
@@ -148,6 +163,36 @@ class FileWriter:
             if not stat.S_ISDIR(os.lstat(path).st_mode):  # a symlink or a file where a folder belongs
                 raise NotADirectoryError(f"{path}: not a folder (a link is never followed out of the corpus)")
         self._dirs.add(parent)
+
+    def put_stream(self, rel: str, chunks) -> list:
+        """``put`` for a file too large to hold in memory: written chunk by chunk to a temp
+        file, which replaces the file only when the bytes differ."""
+        self._parent(rel)
+        path = f"{self.root}/{rel}"
+        self._n += 1
+        tmp = f"{self.tmp}/{self.prefix}{self._n}"
+        digest = hashlib.sha256()
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            for chunk in chunks:
+                digest.update(chunk)
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view):]
+            os.fchmod(fd, 0o444)
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        if _same_bytes(path, st.st_size, digest):
+            os.unlink(tmp)
+            old = os.lstat(path)
+            if stat.S_IMODE(old.st_mode) != 0o444:
+                os.chmod(path, 0o444)
+            return [digest.hexdigest(), old.st_size, old.st_mtime_ns, old.st_ino]
+        if self.pause:
+            time.sleep(self.pause)
+        os.rename(tmp, path)
+        return [digest.hexdigest(), st.st_size, st.st_mtime_ns, st.st_ino]
 
     def put(self, rel: str, data: bytes) -> list:
         self._parent(rel)

@@ -323,9 +323,13 @@ class Publisher:
 
     def write(self, rel: str, data: bytes) -> None:
         """Claim, then write one file atomically (left alone when its bytes are already these)."""
+        self.write_stream(rel, None, data)
+
+    def write_stream(self, rel: str, chunks, data: bytes | None = None) -> None:
+        """``write`` for a file given as an iterable of byte chunks (never all in memory)."""
         self.claim([rel])
         try:
-            self.output[rel] = self.writer.put(rel, data)
+            self.output[rel] = self.writer.put(rel, data) if chunks is None else self.writer.put_stream(rel, chunks)
         except OSError as exc:
             raise PublishError(f"{self.root / rel}: cannot be written ({exc.strerror or exc}); free space or fix "
                                f"the folder's permissions and compile again (the pages already written stay)") from None

@@ -29,39 +29,49 @@ def _in_walk_order(paths) -> list[str]:
     return sorted(chosen, key=lambda p: (tuple(p.split("/")[:-1]), p.rsplit("/", 1)[-1]))
 
 
-def search_files(root: Path, paths) -> dict[str, bytes]:
-    """``index/grep/<layer>.txt`` and ``.map`` for the build's own files under ``root``
-    (``paths``: corpus-relative paths the build wrote; a user's notes are not indexed)."""
+def write_search_files_to(put, root: Path, paths) -> None:
+    """Write ``index/grep/<layer>.txt`` and ``.map`` for the build's own files under
+    ``root`` through ``put(rel, chunks)``, a file at a time (a layer's text can be
+    hundreds of MB: it is streamed, never held whole). ``paths``: corpus-relative paths
+    the build wrote; a user's notes are not indexed."""
     ordered = _in_walk_order(paths)
-    files: dict[str, bytes] = {}
     for layer in LAYERS:
         mine = [p for p in ordered if p.startswith(layer + "/")]
         if not mine:
             continue
-        blob, entries, offset = bytearray(), [], 0
-        for rel in mine:
-            try:
-                data = (root / rel).read_bytes()
-                data.decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            if b"\0" in data:
-                continue
-            if data and not data.endswith(b"\n"):
-                data += b"\n"
-            entries.append(f"{offset}\t{rel}\n")
-            blob += data
-            offset += len(data)
-        entries.append(f"{offset}\t\n")
-        files[f"{SEARCH_DIR}/{layer}.txt"] = bytes(blob)
-        files[f"{SEARCH_DIR}/{layer}.map"] = "".join(entries).encode("utf-8")
-    return files
+        entries: list[str] = []
+        put(f"{SEARCH_DIR}/{layer}.txt", _layer_chunks(root, mine, entries))
+        put(f"{SEARCH_DIR}/{layer}.map", ["".join(entries).encode("utf-8")])
+
+
+def _layer_chunks(root: Path, rels: list[str], entries: list[str]):
+    """The layer's files joined (each ending in a newline), noting each start in ``entries``."""
+    offset = 0
+    for rel in rels:
+        try:
+            data = (root / rel).read_bytes()
+            data.decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if b"\0" in data:
+            continue
+        if data and not data.endswith(b"\n"):
+            data += b"\n"
+        entries.append(f"{offset}\t{rel}\n")
+        offset += len(data)
+        yield data
+    entries.append(f"{offset}\t\n")
 
 
 def write_search_files(root: Path) -> None:
     """Index every layer file under ``root`` (for corpora assembled by hand: benchmarks, tests)."""
     paths = [p.relative_to(root).as_posix() for layer in LAYERS if (root / layer).is_dir()
              for p in (root / layer).rglob("*") if p.is_file()]
-    for rel, data in search_files(root, paths).items():
+
+    def put(rel, chunks):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(data)
+        with open(root / rel, "wb") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+
+    write_search_files_to(put, root, paths)
