@@ -46,15 +46,13 @@ class LessonTexts:
     def get(self, j: int) -> str:
         if j not in self.members:
             return self.t.get(j)
-        if not self.grouped:  # every group in one template pass: a full prompt needs them all
+        if j not in self.grouped:  # one group at a time: a budgeted prompt shows only a few
             from ..templates import environment
             from .prompt import render_insights
 
             env = environment(str(self.templates) if self.templates else None)
-            reps = list(self.members)
-            texts = render_insights(env, [self.info(r) for r in reps], self.show_source,
-                                    [[self.info(k) for k in self.members[r]] for r in reps])
-            self.grouped.update(zip(reps, texts))
+            self.grouped[j] = render_insights(env, [self.info(j)], self.show_source,
+                                              [[self.info(k) for k in self.members[j]]])[0]
         return self.grouped[j]
 
     def all(self) -> None:
