@@ -164,14 +164,10 @@ class FileWriter:
                 raise NotADirectoryError(f"{path}: not a folder (a link is never followed out of the corpus)")
         self._dirs.add(parent)
 
-    def put_stream(self, rel: str, chunks) -> list:
-        """``put`` for a file too large to hold in memory: written chunk by chunk to a temp
-        file, which replaces the file only when the bytes differ."""
-        self._parent(rel)
-        path = f"{self.root}/{rel}"
+    def _to_temp(self, chunks, digest) -> tuple[str, os.stat_result]:
+        """The bytes in a 0444 temp file beside the corpus (hashed into ``digest`` on the way)."""
         self._n += 1
         tmp = f"{self.tmp}/{self.prefix}{self._n}"
-        digest = hashlib.sha256()
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             for chunk in chunks:
@@ -183,21 +179,32 @@ class FileWriter:
             st = os.fstat(fd)
         finally:
             os.close(fd)
+        return tmp, st
+
+    def _into_place(self, tmp: str, path: str, digest, st: os.stat_result) -> list:
+        if self.pause:
+            time.sleep(self.pause)
+        os.rename(tmp, path)
+        return [digest.hexdigest(), st.st_size, st.st_mtime_ns, st.st_ino]
+
+    def put_stream(self, rel: str, chunks) -> list:
+        """``put`` for a file too large to hold in memory: written chunk by chunk to a temp
+        file, which replaces the file only when the bytes differ."""
+        self._parent(rel)
+        path = f"{self.root}/{rel}"
+        digest = hashlib.sha256()
+        tmp, st = self._to_temp(chunks, digest)
         if _same_bytes(path, st.st_size, digest):
             os.unlink(tmp)
             old = os.lstat(path)
             if stat.S_IMODE(old.st_mode) != 0o444:
                 os.chmod(path, 0o444)
             return [digest.hexdigest(), old.st_size, old.st_mtime_ns, old.st_ino]
-        if self.pause:
-            time.sleep(self.pause)
-        os.rename(tmp, path)
-        return [digest.hexdigest(), st.st_size, st.st_mtime_ns, st.st_ino]
+        return self._into_place(tmp, path, digest, st)
 
     def put(self, rel: str, data: bytes) -> list:
         self._parent(rel)
         path = f"{self.root}/{rel}"
-        digest = hashlib.sha256(data).hexdigest()
         try:
             st = os.lstat(path)
         except FileNotFoundError:
@@ -208,7 +215,10 @@ class FileWriter:
             if same:
                 if stat.S_IMODE(st.st_mode) != 0o444:
                     os.chmod(path, 0o444)
-                return [digest, st.st_size, st.st_mtime_ns, st.st_ino]
+                return [hashlib.sha256(data).hexdigest(), st.st_size, st.st_mtime_ns, st.st_ino]
+        digest = hashlib.sha256()
+        tmp, st = self._to_temp([data], digest)
+        return self._into_place(tmp, path, digest, st)
         self._n += 1
         tmp = f"{self.tmp}/{self.prefix}{self._n}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
