@@ -219,18 +219,3 @@ class FileWriter:
         digest = hashlib.sha256()
         tmp, st = self._to_temp([data], digest)
         return self._into_place(tmp, path, digest, st)
-        self._n += 1
-        tmp = f"{self.tmp}/{self.prefix}{self._n}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fchmod(fd, 0o444)
-            st = os.fstat(fd)
-        finally:
-            os.close(fd)
-        if self.pause:
-            time.sleep(self.pause)
-        os.rename(tmp, path)
-        return [digest, st.st_size, st.st_mtime_ns, st.st_ino]
