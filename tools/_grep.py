@@ -6,9 +6,10 @@ absolute, symlinks left alone) joined with the path inside the corpus. The
 ``rg`` and Python regex dialects differ in corners (look-around, ``\\p`` classes);
 set WIKITRACE_TOOLS_NO_RG=1 to always use Python's ``re``.
 
-Without ``rg``, a layer with a search file (``index/grep/<layer>.txt``, written by
-``wikitrace compile``: the layer's files joined, see wikitrace/corpus/search_files.py)
-is searched in one pass over that file instead of opening each of its files. A line of
+Without ``rg``, a layer with search files (``index/grep/<layer>/<shard>.txt``, written
+by ``wikitrace compile``: the layer's files joined, see wikitrace/corpus/search_files.py)
+is searched one pass per shard instead of opening each of its files, and a shard whose
+trigram table lacks a trigram of the pattern's plain text is not read at all. A line of
 a turn log is reported by its turn (``step-0003 turn 7``), the number ``turn`` takes.
 ``original.*`` (the imported record, a second copy of the turn log) is skipped unless
 ``--original`` is given.
@@ -160,8 +161,8 @@ def _compile(pattern, opts):
 
 
 def _search_python(pattern, base, layers, opts, files_only, limit=0):
-    """Pure-Python search, layer by layer: the layer's search file when the build wrote
-    one and the pattern means the same on its bytes, else each file in sorted order
+    """Pure-Python search, layer by layer: the layer's search files when the build wrote
+    them and the pattern means the same on their bytes, else each file in sorted order
     (non-UTF-8 or NUL-bearing files skipped). Yields (path, line, text, match start)."""
     import re
 
@@ -174,14 +175,99 @@ def _search_python(pattern, base, layers, opts, files_only, limit=0):
         file_rx = re.compile(line_rx.pattern, line_rx.flags | re.MULTILINE)
     bytes_rx = _bytes_twin(line_rx) if file_rx is not None and not opts.get("--original") else None
     literal = _literal(pattern, opts) if bytes_rx is not None else None
+    needed = _trigrams(pattern, opts) if bytes_rx is not None else None
     for layer in layers:
-        folder = os.path.join(base, layer)
-        blob = os.path.join(base, "index", "grep", layer + ".txt")
-        if bytes_rx is not None and os.path.isfile(blob) and os.path.isfile(blob[:-4] + ".map"):
+        shards = _shards(base, layer) if bytes_rx is not None else None
+        if shards is None:
+            yield from _search_files(os.path.join(base, layer), file_rx, line_rx, files_only,
+                                     bool(opts.get("--original")))
+            continue
+        for blob in shards:
+            if needed and not _may_hold(blob[:-4] + ".tri", needed):
+                continue
             found = yield from _search_blob(blob, base, literal or bytes_rx, line_rx, files_only, limit)
             limit = max(0, limit - found) if limit else 0
-        else:
-            yield from _search_files(folder, file_rx, line_rx, files_only, bool(opts.get("--original")))
+
+
+def _shards(base, layer):
+    """The layer's search files in grep's walk order (``head`` first, then by name), or
+    None when the build wrote none (an older corpus: one file per layer, or none)."""
+    folder = os.path.join(base, "index", "grep", layer)
+    try:
+        names = set(os.listdir(folder))
+    except OSError:
+        blob = folder + ".txt"
+        return [blob] if os.path.isfile(blob) and os.path.isfile(folder + ".map") else None
+    keys = sorted(n[:-4] for n in names if n.endswith(".txt") and n[:-4] + ".map" in names)
+    if "head" in keys:
+        keys.remove("head")
+        keys.insert(0, "head")
+    return [os.path.join(folder, key + ".txt") for key in keys]
+
+
+# Under -i these ASCII letters also match non-ASCII ones (i: U+0130 U+0131, k: U+212A,
+# s: U+017F), whose bytes differ: a piece of a pattern holding one says nothing.
+_FOLDS_PAST_ASCII = frozenset("iksIKS")
+
+
+def _trigrams(pattern, opts):
+    """The trigrams every matching line must hold (as the build indexes them: bytes of
+    words, ASCII letters lowered), from the runs of plain characters at the top level of
+    the pattern; None when there are none (the shards are then all read)."""
+    import re
+
+    try:
+        from re import _constants as sre
+        from re import _parser
+
+        parsed = _parser.parse(re.escape(pattern) if opts.get("-F") else pattern,
+                               re.IGNORECASE if opts.get("-i") else 0)
+        fold = bool(parsed.state.flags & re.IGNORECASE)
+        pieces, piece = [], []
+        for op, value in parsed.data:
+            char = chr(value) if op is sre.LITERAL else None
+            if char is None or (fold and (not char.isascii() or char in _FOLDS_PAST_ASCII)):
+                pieces.append("".join(piece))
+                piece = []
+            else:
+                piece.append(char)
+        pieces.append("".join(piece))
+    except Exception:  # a private module of re changed shape: read every shard
+        return None
+    needed = set()
+    for text in pieces:
+        for word in re.findall(rb"[0-9a-z_\x80-\xff]{3,}", text.encode("utf-8", "surrogatepass").lower()):
+            needed.update(word[i:i + 3] for i in range(len(word) - 2))
+    return sorted(needed) or None
+
+
+def _may_hold(table_path, needed):
+    """False when the shard's trigram table (sorted 3-byte records) lacks one of
+    ``needed``: no line of the shard can match. True when it has them all, or has no table."""
+    import mmap
+
+    try:
+        with open(table_path, "rb") as handle:
+            if not os.fstat(handle.fileno()).st_size:
+                return False  # a shard without one word of three characters
+            table = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError:  # no table: read the shard
+        return True
+    try:
+        count = len(table) // 3
+        for trigram in needed:
+            low, high = 0, count
+            while low < high:
+                mid = (low + high) // 2
+                if table[mid * 3:mid * 3 + 3] < trigram:
+                    low = mid + 1
+                else:
+                    high = mid
+            if low == count or table[low * 3:low * 3 + 3] != trigram:
+                return False
+        return True
+    finally:
+        table.close()
 
 
 def _search_files(folder, file_rx, line_rx, files_only, originals):
@@ -216,7 +302,8 @@ _BYTES_UNSAFE = frozenset("wWsSdDbBpPNuUx")
 def _bytes_twin(line_rx):
     """The pattern compiled for bytes when it matches exactly the same lines there, else
     None: only ASCII-class-free patterns (no '.', no negated class, no \\w \\s \\d \\b ...),
-    and with -i only ASCII ones, since one character may be several bytes."""
+    and with -i only ASCII ones, since one character may be several bytes. With -i it may
+    also match a few more lines (see below): a finder of candidates, never the judge."""
     import re
 
     pattern = line_rx.pattern
@@ -233,9 +320,23 @@ def _bytes_twin(line_rx):
             return None
         i += 1
     try:
-        return re.compile(pattern.encode("utf-8"), (re.IGNORECASE if ignore_case else 0) | re.MULTILINE)
-    except (re.error, UnicodeEncodeError):
+        source = pattern.encode("utf-8")
+    except UnicodeEncodeError:
         return None
+    if ignore_case and any(ch in "iksIKS[" for ch in pattern):
+        # Under -i, i k s (and classes holding them) also match İ ı K ſ, which bytes
+        # matching cannot fold: lines holding one of those are candidates as well
+        # (every candidate is confirmed with the text pattern).
+        flags = re.match(rb"\(\?[aiLmsux]+\)", source)
+        head = flags.group(0) if flags else b""
+        source = head + b"(?:" + source[len(head):] + b")|" + "|".join(_PAST_ASCII_FOLDS).encode("utf-8")
+    try:
+        return re.compile(source, (re.IGNORECASE if ignore_case else 0) | re.MULTILINE)
+    except re.error:
+        return None
+
+
+_PAST_ASCII_FOLDS = ("\u0130", "\u0131", "\u212a", "\u017f")  # İ ı K ſ: -i matches them to i i k s
 
 
 _METACHARS = frozenset(".^$*+?{}[]|()")
