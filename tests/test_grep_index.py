@@ -1,4 +1,4 @@
-"""grep's sharded search files and their trigram tables: a rare word reads only the
+"""grep's sharded search files and their word lists: a rare word reads only the
 shards that can hold it, the answers are exactly those of the per-file scan (substrings,
 punctuation, unicode, case, regexes, -i), and a corpus updated run by run holds the
 same bytes as one built from scratch while an added run rewrites only its own shards."""
@@ -63,6 +63,8 @@ TRICKY = [
     ["reservation", "--max", "3"], ["reservation", "--max", "0"], ["reservation", "-l", "--max", "2"],
     ["reservation", "--layer", "insight"], ["R000042", "--layer", "raw", "--json"],
     ["Reservation ZFA04Y", "--original"], ["five-digit", "--layer", "compilation"],
+    ["and preserv"], ["servations and"], [" RESERVATION,"], ["-refundable;"], ["non-ref"], ["(?i)and PRESERV"],
+    ["case_word\\b"], ["\\.ZFA04Y"], ["ZFA04Y is"], ["R00004"], ["000042"],
 ]
 
 
@@ -72,7 +74,7 @@ def test_answers_are_the_per_file_scan_s_on_tricky_text(tmp_path):
     shutil.copytree(plain, indexed)
     write_search_files(indexed)
     shards = sorted(p.name for p in (indexed / "index/grep/raw").iterdir())
-    assert shards == [f"{k}.{e}" for k in ("00", "01", "02", "09", "10", "head") for e in ("map", "tri", "txt")]
+    assert shards == [f"{k}.{e}" for k in ("00", "01", "02", "09", "10", "head") for e in ("map", "txt", "words")]
     for args in TRICKY:
         scan = run("grep", *args, corpus=plain, env=NO_RG)
         fast = run("grep", *args, corpus=indexed, env=NO_RG)
@@ -87,11 +89,11 @@ def test_answers_are_the_per_file_scan_s_on_tricky_text(tmp_path):
     assert "\u017ftatus" in run("grep", "status", "-i", corpus=indexed, env=NO_RG).stdout
 
 
-def test_a_rare_word_reads_only_the_shards_whose_table_holds_it(tmp_path):
+def test_a_rare_word_reads_only_the_shards_whose_word_list_holds_it(tmp_path):
     root = _tricky_corpus(tmp_path / "corpus")
     write_search_files(root)
-    # Plant the word in a shard's text behind the table's back: grep must not see it,
-    # since the table says the shard cannot hold it (so its text is never read).
+    # Plant the word in a shard's text behind its word list's back: grep must not see
+    # it, since the list says the shard cannot hold it (so its text is never read).
     planted = root / "index/grep/compilation/02.txt"
     planted.write_bytes(planted.read_bytes().replace(b"Kelvin sign", b"R000042 sign"))
     hits = run("grep", "R000042", "--layer", "compilation", corpus=root, env=NO_RG).stdout
@@ -109,7 +111,7 @@ def test_shards_follow_the_walk_and_the_layout_owns_them(tmp_path):
                       ("compilation", "12"): ["compilation/step-12345.md"], ("insight", "00"): ["insight/insight-0099.md"]}
     for layer in ("raw", "compilation", "insight"):
         for name in ("head", "00", "99"):
-            for ext in ("txt", "map", "tri"):
+            for ext in ("txt", "map", "words"):
                 assert layout.is_corpus_path(f"index/grep/{layer}/{name}.{ext}")
     assert not layout.is_corpus_path("index/grep/raw/notes.txt")
 
@@ -135,7 +137,7 @@ def test_an_added_run_rewrites_its_shards_only_and_matches_a_fresh_build(tmp_pat
     grown, fresh = tmp_path / "grown", tmp_path / "fresh"
     _compile([write_jsonl(tmp_path / "230.jsonl", runs[:230])], grown)
     steps = {layer: sorted(p.name for p in (grown / "index/grep" / layer).iterdir()) for layer in ("raw", "compilation")}
-    assert steps["raw"] == [f"{k}.{e}" for k in ("00", "01", "02", "head") for e in ("map", "tri", "txt")]
+    assert steps["raw"] == [f"{k}.{e}" for k in ("00", "01", "02", "head") for e in ("map", "txt", "words")]
     before = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in (grown / "index/grep").rglob("*.*")}
     _compile([write_jsonl(tmp_path / "231.jsonl", runs)], grown)
     touched = sorted(p.relative_to(grown).as_posix() for p, stamp in before.items()

@@ -68,7 +68,7 @@ def test_search_files_answer_exactly_as_the_files(corpus, tmp_path):  # noqa: F8
     indexed = tmp_path / "indexed"
     shutil.copytree(corpus, indexed)
     write_search_files(indexed)
-    assert all((indexed / "index/grep/raw" / name).is_file() for name in ("head.txt", "00.txt", "00.map", "00.tri"))
+    assert all((indexed / "index/grep/raw" / name).is_file() for name in ("head.txt", "00.txt", "00.map", "00.words"))
     for args in PATTERNS:
         plain = run("grep", *args, corpus=corpus, env=NO_RG)
         fast = run("grep", *args, corpus=indexed, env=NO_RG)

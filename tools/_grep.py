@@ -9,7 +9,7 @@ set WIKITRACE_TOOLS_NO_RG=1 to always use Python's ``re``.
 Without ``rg``, a layer with search files (``index/grep/<layer>/<shard>.txt``, written
 by ``wikitrace compile``: the layer's files joined, see wikitrace/corpus/search_files.py)
 is searched one pass per shard instead of opening each of its files, and a shard whose
-trigram table lacks a trigram of the pattern's plain text is not read at all. A line of
+word list lacks a word of the pattern's plain text is not read at all. A line of
 a turn log is reported by its turn (``step-0003 turn 7``), the number ``turn`` takes.
 ``original.*`` (the imported record, a second copy of the turn log) is skipped unless
 ``--original`` is given.
@@ -175,7 +175,7 @@ def _search_python(pattern, base, layers, opts, files_only, limit=0):
         file_rx = re.compile(line_rx.pattern, line_rx.flags | re.MULTILINE)
     bytes_rx = _bytes_twin(line_rx) if file_rx is not None and not opts.get("--original") else None
     literal = _literal(pattern, opts) if bytes_rx is not None else None
-    needed = _trigrams(pattern, opts) if bytes_rx is not None else None
+    needles = _word_needles(pattern, opts) if bytes_rx is not None else None
     for layer in layers:
         shards = _shards(base, layer) if bytes_rx is not None else None
         if shards is None:
@@ -183,7 +183,7 @@ def _search_python(pattern, base, layers, opts, files_only, limit=0):
                                      bool(opts.get("--original")))
             continue
         for blob in shards:
-            if needed and not _may_hold(blob[:-4] + ".tri", needed):
+            if needles and not _may_hold(blob[:-4] + ".words", needles):
                 continue
             found = yield from _search_blob(blob, base, literal or bytes_rx, line_rx, files_only, limit)
             limit = max(0, limit - found) if limit else 0
@@ -210,10 +210,12 @@ def _shards(base, layer):
 _FOLDS_PAST_ASCII = frozenset("iksIKS")
 
 
-def _trigrams(pattern, opts):
-    """The trigrams every matching line must hold (as the build indexes them: bytes of
-    words, ASCII letters lowered), from the runs of plain characters at the top level of
-    the pattern; None when there are none (the shards are then all read)."""
+def _word_needles(pattern, opts):
+    """What a shard's word list (``\n``-separated words, ASCII letters lowered) must
+    contain for a line of it to match: each word of three or more characters in the
+    runs of plain characters at the top level of the pattern, with a newline on each
+    side the run shows a word edge (then the text's word is that word exactly there).
+    None when there is none: every shard is read."""
     import re
 
     try:
@@ -234,40 +236,30 @@ def _trigrams(pattern, opts):
         pieces.append("".join(piece))
     except Exception:  # a private module of re changed shape: read every shard
         return None
-    needed = set()
+    needles = set()
     for text in pieces:
-        for word in re.findall(rb"[0-9a-z_\x80-\xff]{3,}", text.encode("utf-8", "surrogatepass").lower()):
-            needed.update(word[i:i + 3] for i in range(len(word) - 2))
-    return sorted(needed) or None
+        data = text.encode("utf-8", "surrogatepass").lower()
+        for word in re.finditer(rb"[0-9a-z_\x80-\xff]{3,}", data):
+            needles.add((b"\n" if word.start() else b"") + word.group() + (b"\n" if word.end() < len(data) else b""))
+    return sorted(needles, key=len, reverse=True) or None  # the longest first: the likeliest to be absent
 
 
-def _may_hold(table_path, needed):
-    """False when the shard's trigram table (sorted 3-byte records) lacks one of
-    ``needed``: no line of the shard can match. True when it has them all, or has no table."""
+def _may_hold(words_path, needles):
+    """False when the shard's word list lacks one of ``needles``: no line of the shard
+    can match. True when it has them all, or there is no word list."""
     import mmap
 
     try:
-        with open(table_path, "rb") as handle:
+        with open(words_path, "rb") as handle:
             if not os.fstat(handle.fileno()).st_size:
                 return False  # a shard without one word of three characters
-            table = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except OSError:  # no table: read the shard
+            words = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError:  # no word list: read the shard
         return True
     try:
-        count = len(table) // 3
-        for trigram in needed:
-            low, high = 0, count
-            while low < high:
-                mid = (low + high) // 2
-                if table[mid * 3:mid * 3 + 3] < trigram:
-                    low = mid + 1
-                else:
-                    high = mid
-            if low == count or table[low * 3:low * 3 + 3] != trigram:
-                return False
-        return True
+        return all(words.find(needle) >= 0 for needle in needles)
     finally:
-        table.close()
+        words.close()
 
 
 def _search_files(folder, file_rx, line_rx, files_only, originals):

@@ -9,15 +9,15 @@ its id (``step-0123`` and ``insight-0123`` are in shard ``01``; ``step-12345`` i
 walk order, and adding a run rewrites one shard per layer, not the layer.
 Layout (``index/grep/<layer>/``)::
 
-    <shard>.txt   the files' bytes, each ending in a newline
-    <shard>.map   one line per file: "<offset>\\t<path inside the corpus>", then "<end>\\t"
-    <shard>.tri   the shard's trigrams: sorted, unique, 3 bytes each, no separator
+    <shard>.txt    the files' bytes, each ending in a newline
+    <shard>.map    one line per file: "<offset>\t<path inside the corpus>", then "<end>\t"
+    <shard>.words  the shard's words, sorted and unique, one a line, between newlines
 
-A trigram is three consecutive bytes inside a word (a run of ASCII letters, digits,
-``_`` or non-ASCII bytes) of the text with ASCII letters lowered. Any text that
-contains a plain piece of a pattern contains that piece's trigrams, so grep skips a
-shard whose table lacks one of them with a binary search, without reading its text:
-a rare or absent word reads a few kilobytes per shard instead of the whole layer.
+A word is a run of ASCII letters, digits, ``_`` and non-ASCII bytes, at least three
+long, with ASCII letters lowered. A text that contains a plain piece of a pattern
+contains that piece's words, each inside one of the text's words (whole, when the
+piece shows its edges), so grep looks them up in the short word list before reading
+a shard: a rare or absent word reads each shard's word list, not its text.
 
 Every file here is a pure function of the files it joins, so a corpus updated run by
 run is byte-identical to one built from scratch. ``original.*`` (the imported record,
@@ -36,7 +36,6 @@ LAYERS = ("raw", "compilation", "insight")
 HEAD = "head"  # the shard of a layer's own files (its _index.md): first in walk order
 _RUN_ID = re.compile(r"(?:step|insight)-(\d\d)\d{2,}(?:\.md)?")
 _WORD = re.compile(rb"[0-9a-z_\x80-\xff]{3,}")  # in text whose ASCII letters are lowered
-_TRIGRAM = re.compile(rb"(?=([0-9a-z_\x80-\xff]{3}))")
 
 
 def shard_key(rel: str) -> str:
@@ -52,7 +51,7 @@ def _rank(key: str) -> int:
 
 def shard_files(layer: str, key: str) -> list[str]:
     """The corpus-relative paths of one shard's files."""
-    return [f"{SEARCH_DIR}/{layer}/{key}.{ext}" for ext in ("txt", "map", "tri")]
+    return [f"{SEARCH_DIR}/{layer}/{key}.{ext}" for ext in ("txt", "map", "words")]
 
 
 def _in_walk_order(paths) -> list[str]:
@@ -83,10 +82,10 @@ def write_shard(put, root: Path, layer: str, key: str, rels: list[str]) -> None:
     one at a time (a shard's text is never held whole)."""
     entries: list[str] = []
     words: set[bytes] = set()
-    txt, map_, tri = shard_files(layer, key)
+    txt, map_, word_list = shard_files(layer, key)
     put(txt, _shard_chunks(root, rels, entries, words))
     put(map_, ["".join(entries).encode("utf-8")])
-    put(tri, [trigram_table(words)])
+    put(word_list, [b"\n" + b"\n".join(sorted(words)) + b"\n" if words else b""])
 
 
 def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[bytes]):
@@ -108,11 +107,6 @@ def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[by
         words.update(_WORD.findall(data.lower()))
         yield data
     entries.append(f"{offset}\t\n")
-
-
-def trigram_table(words) -> bytes:
-    """The sorted, unique trigrams of ``words`` (lowered ASCII), 3 bytes each."""
-    return b"".join(sorted(set(_TRIGRAM.findall(b"\n".join(words)))))
 
 
 def update_search_files(pub, root: Path, paths=None) -> list[str]:
