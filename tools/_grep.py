@@ -247,19 +247,15 @@ def _word_needles(pattern, opts):
 def _may_hold(words_path, needles):
     """False when the shard's word list lacks one of ``needles``: no line of the shard
     can match. True when it has them all, or there is no word list."""
-    import mmap
-
-    try:
-        with open(words_path, "rb") as handle:
-            if not os.fstat(handle.fileno()).st_size:
-                return False  # a shard without one word of three characters
-            words = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    try:  # os-level calls: a word list is read per shard, a few hundred per call
+        fd = os.open(words_path, os.O_RDONLY)
     except OSError:  # no word list: read the shard
         return True
     try:
-        return all(words.find(needle) >= 0 for needle in needles)
+        words = os.read(fd, os.fstat(fd).st_size)
     finally:
-        words.close()
+        os.close(fd)
+    return all(words.find(needle) >= 0 for needle in needles)
 
 
 def _search_files(folder, file_rx, line_rx, files_only, originals):
