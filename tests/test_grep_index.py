@@ -156,6 +156,13 @@ def test_an_added_run_rewrites_its_shards_only_and_matches_a_fresh_build(tmp_pat
     assert hit.startswith("step-0230 turn 1: ") or "step-0230" in hit
     check = subprocess.run([WIKITRACE, "check", grown], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout
+    # runs leaving the input: their shards go, shard 00 stays as it was
+    kept = (grown / "index/grep/raw/00.txt").stat().st_ino
+    _compile([write_jsonl(tmp_path / "100.jsonl", runs[:100])], grown)
+    assert sorted(p.name for p in (grown / "index/grep/raw").iterdir()) == ["00.map", "00.txt", "00.words",
+                                                                          "head.map", "head.txt", "head.words"]
+    assert (grown / "index/grep/raw/00.txt").stat().st_ino == kept
+    assert "step-0230" not in run("grep", "T00230X", corpus=grown, env=NO_RG).stdout
 
 
 def test_search_files_are_byte_identical_across_rebuilds(tmp_path):

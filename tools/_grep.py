@@ -211,7 +211,7 @@ _FOLDS_PAST_ASCII = frozenset("iksIKS")
 
 
 def _word_needles(pattern, opts):
-    """What a shard's word list (``\n``-separated words, ASCII letters lowered) must
+    """What a shard's word list (``\\n``-separated words, ASCII letters lowered) must
     contain for a line of it to match: each word of three or more characters in the
     runs of plain characters at the top level of the pattern, with a newline on each
     side the run shows a word edge (then the text's word is that word exactly there).
