@@ -35,7 +35,10 @@ SEARCH_DIR = "index/grep"
 LAYERS = ("raw", "compilation", "insight")
 HEAD = "head"  # the shard of a layer's own files (its _index.md): first in walk order
 _RUN_ID = re.compile(r"(?:step|insight)-(\d\d)\d{2,}(?:\.md)?")
-_WORD = re.compile(rb"[0-9a-z_\x80-\xff]{3,}")  # in text whose ASCII letters are lowered
+# bytes -> the same with ASCII letters lowered and every byte that is not part of a word a
+# space, so bytes.split() yields the words (at C speed: a regex findall is twice as slow)
+_WORDS_ONLY = bytes(c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128)
+                    else 32 for c in range(256))
 
 
 def shard_key(rel: str) -> str:
@@ -85,7 +88,8 @@ def write_shard(put, root: Path, layer: str, key: str, rels: list[str]) -> None:
     txt, map_, word_list = shard_files(layer, key)
     put(txt, _shard_chunks(root, rels, entries, words))
     put(map_, ["".join(entries).encode("utf-8")])
-    put(word_list, [b"\n" + b"\n".join(sorted(words)) + b"\n" if words else b""])
+    words = sorted(word for word in words if len(word) >= 3)
+    put(word_list, [b"\n" + b"\n".join(words) + b"\n" if words else b""])
 
 
 def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[bytes]):
@@ -104,7 +108,7 @@ def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[by
             data += b"\n"
         entries.append(f"{offset}\t{rel}\n")
         offset += len(data)
-        words.update(_WORD.findall(data.lower()))
+        words.update(data.translate(_WORDS_ONLY).split())
         yield data
     entries.append(f"{offset}\t\n")
 
