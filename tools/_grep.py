@@ -176,6 +176,7 @@ def _search_python(pattern, base, layers, opts, files_only, limit=0):
     bytes_rx = _bytes_twin(line_rx) if file_rx is not None and not opts.get("--original") else None
     literal = _literal(pattern, opts) if bytes_rx is not None else None
     needles = _word_needles(pattern, opts) if bytes_rx is not None else None
+    remaining = limit or None  # hits still to show; None: no limit
     for layer in layers:
         shards = _shards(base, layer) if bytes_rx is not None else None
         if shards is None:
@@ -185,8 +186,8 @@ def _search_python(pattern, base, layers, opts, files_only, limit=0):
         for blob in shards:
             if needles and not _may_hold(blob[:-4] + ".words", needles):
                 continue
-            found = yield from _search_blob(blob, base, literal or bytes_rx, line_rx, files_only, limit)
-            limit = max(0, limit - found) if limit else 0
+            found = yield from _search_blob(blob, base, literal or bytes_rx, line_rx, files_only, remaining)
+            remaining = None if remaining is None else max(0, remaining - found)
 
 
 def _shards(base, layer):
@@ -354,20 +355,24 @@ def _literal(pattern, opts):
     return "".join(out).encode("utf-8") or None
 
 
-def _search_blob(blob_path, base, finder, line_rx, files_only, limit=0):
+def _search_blob(blob_path, base, finder, line_rx, files_only, limit=None):
     """One pass over a layer's search file; each candidate line is confirmed with the
     text pattern, then placed in its file through the map (read only on a match).
     ``finder`` is the literal bytes to look for, or the pattern compiled for bytes (both
-    match exactly the lines the text pattern does). Past ``limit`` hits, each further
-    matching line is only counted: None is yielded. Returns the number of hits yielded."""
+    match exactly the lines the text pattern does). Past ``limit`` hits (None: no limit),
+    each further matching line is only counted: None is yielded (no map read, no line
+    placed). Returns the number of hits yielded."""
     import mmap
     from bisect import bisect_right
 
-    with open(blob_path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
+    fd = os.open(blob_path, os.O_RDONLY)  # os-level: a call may open a few hundred shards
+    try:
+        size = os.fstat(fd).st_size
         if not size:
             return 0
-        data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
     starts = rels = None
     pos = hits = 0
     literal = finder if isinstance(finder, bytes) else None
@@ -382,7 +387,7 @@ def _search_blob(blob_path, base, finder, line_rx, files_only, limit=0):
                 return hits
             end = data.find(b"\n", at)
             end = size if end < 0 else end
-            past_limit = bool(limit) and hits >= limit and not files_only
+            past_limit = limit is not None and hits >= limit and not files_only
             if past_limit and literal is not None:  # a literal hit is exact: count it
                 pos = end + 1
                 yield None
@@ -399,7 +404,7 @@ def _search_blob(blob_path, base, finder, line_rx, files_only, limit=0):
             if starts is None:
                 starts, rels = _read_map(blob_path[:-4] + ".map")
             k = bisect_right(starts, begin) - 1
-            path = os.path.join(base, rels[k])
+            path = os.path.join(base, rels[k].decode("utf-8"))
             hits += 1
             if files_only:
                 yield path, None, None, 0
@@ -412,11 +417,16 @@ def _search_blob(blob_path, base, finder, line_rx, files_only, limit=0):
 
 
 def _read_map(map_path):
-    """(start offsets, corpus-relative paths) of the files joined in a search file."""
+    """(start offsets, corpus-relative paths as UTF-8 bytes) of the files joined in a search file."""
+    fd = os.open(map_path, os.O_RDONLY)
+    try:
+        data = os.read(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
     starts, rels = [], []
-    with open(map_path, encoding="utf-8") as handle:
-        for row in handle:
-            offset, _, rel = row.rstrip("\n").partition("\t")
+    for row in data.split(b"\n"):
+        if row:
+            offset, _, rel = row.partition(b"\t")
             starts.append(int(offset))
             rels.append(rel)
     return starts, rels
