@@ -2,16 +2,20 @@
 
 Tool names, argument keys and where each argument came from, the look-ups before a
 call, the task sentence closest to it, the agent's own reasoning and last message,
-and sentences of the run's system prompt. Values that hold only in one episode are
-masked (text.generic) and double quotes inside a quote become single ones.
+the reason a call states for itself, the answer the task expected (when the log
+records one) and sentences of the run's system prompt. Values that hold only in one
+episode are masked: ids and numbers (text.generic) and the names the run's records
+give a person or thing (the values of their ``*name`` fields). Double quotes inside a
+quote become single ones.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
-from .reading import Call, Reading, check_arguments, command_of, is_command_line
-from .rules import _words, sentences
+from .reading import Call, Reading, _json_fields, _occurs, check_arguments, command_of, is_command_line, leaves
+from .rules import RULE, _words, sentences
 from .text import clip, first_line, generic
 
 # A call that hands the conversation to a person: its failure is about *whether* to hand
@@ -68,13 +72,54 @@ def join(items: list[str], limit: int = 4) -> str:
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
+def episode_names(r: Reading) -> list[str]:
+    """Names the run's records give (values of fields whose key ends in ``name``: a
+    passenger's first and last name, a user's name): episode values, like ids. Longest first."""
+    if "names" not in r.memo:
+        found = {v.strip() for t in r.facts if t.type == "function_call"
+                 for k, v in _json_fields(t.result or "") if k.lower().endswith("name") and isinstance(v, str)
+                 and re.search(r"[A-Za-z]{2}", v) and len(v.split()) <= 4}
+        found |= _names_in_ids(r)
+        found |= {v for c in r.calls if isinstance(c.turn.arguments, dict)  # ids with no digit: ``MDCLVA``
+                  for k, v in leaves(c.turn.arguments) if _last(k).lower().endswith("id") and isinstance(v, str) and v.strip()}
+        r.memo["names"] = sorted(found, key=len, reverse=True)
+    return r.memo["names"]
+
+
+def _last(path: str) -> str:
+    return re.split(r"[.\[]", path)[-1] if path else ""
+
+
+def _names_in_ids(r: Reading) -> set[str]:
+    """Words an id is built from (``sophia_silva_7557``) that the task or the user writes as a
+    proper name and the system prompt never uses: a person's name carried in an id."""
+    told = " ".join([r.run.task.instruction or ""] + [t.content or "" for t in r.facts if t.type == "message"])
+    policy = (r.system.content or "").lower() if r.system else ""
+    ids = [v for c in r.calls for _, v in leaves(c.turn.arguments if isinstance(c.turn.arguments, dict) else {})]
+    ids += [v for t in r.facts if t.type == "function_call" for k, v in _json_fields(t.result or "") if k.lower().endswith("id")]
+    parts = {p for v in ids if isinstance(v, str) and re.fullmatch(r"[A-Za-z]+(?:_[A-Za-z]+)*_\d+", v)
+             for p in v.split("_")[:-1] if len(p) >= 3}
+    return {p.capitalize() for p in parts if re.search(r"\b" + re.escape(p.capitalize()) + r"\b", told)
+            and p.lower() not in policy}
+
+
+def masked(r: Reading, text: str) -> str:
+    """``text`` with the episode's values masked: ids and numbers, and the names its records hold."""
+    low = text.lower()
+    for name in episode_names(r):
+        if _occurs(name, low):
+            text = re.sub(r"(?<![\w.])" + re.escape(name) + r"(?![\w])", "…", text, flags=re.I)
+            low = text.lower()
+    return generic(text)
+
+
 def task_gist(r: Reading, words: set[str], limit: int = 110) -> str:
     """The sentence of the task that shares most words with ``words`` and then with the
     run's tools and argument keys (the longer on a tie), values masked."""
     domain = set().union(*(call_words(c) for c in r.calls)) if r.calls else set()
     best, score = "", (-1, -1, -1)
     for s in sentences(r.run.task.instruction or ""):
-        plain = generic(s)
+        plain = masked(r, s)
         if len(re.findall(r"[A-Za-z]{3,}", plain)) < 4:  # mostly ids and numbers: says nothing
             continue
         found = _words(s)
@@ -84,21 +129,21 @@ def task_gist(r: Reading, words: set[str], limit: int = 110) -> str:
     return clip(best, limit).replace('"', "'")
 
 
+def call_label(c: Call) -> str:
+    """A call named with what it was asked, short: ``Search[Nick Park]``, ``get_user(user_id)``."""
+    args = c.turn.arguments
+    if isinstance(args, str) and 0 < len(args) <= 50:
+        return f"{c.name}[{generic(args)}]".replace('"', "'")
+    if isinstance(args, dict) and args:
+        return f"{c.name}({', '.join(list(args)[:3])})"
+    return c.name
+
+
 def lookup_chain(r: Reading, before: Call | None, limit: int = 4) -> str:
     """The look-ups that went through before a call (all of them for None), with short
     arguments: ``Search[Nick Park]``."""
-    shown = []
-    for c in r.calls:
-        if (before is not None and c.n >= before.n) or c.writes or c.error:
-            continue
-        args = c.turn.arguments
-        if isinstance(args, str) and 0 < len(args) <= 50:
-            shown.append(f"{c.name}[{generic(args)}]".replace('"', "'"))
-        elif isinstance(args, dict) and args:
-            short = [f"{k}" for k, v in args.items()]
-            shown.append(f"{c.name}({', '.join(short[:3])})")
-        else:
-            shown.append(c.name)
+    shown = [call_label(c) for c in r.calls
+             if not ((before is not None and c.n >= before.n) or c.writes or c.error)]
     shown = list(dict.fromkeys(shown))
     if len(shown) > limit:
         shown = shown[: limit - 1] + [f"{len(shown) - limit + 1} more", ]
@@ -165,3 +210,55 @@ def what_changed(err: Call, fix: Call) -> str:
         shown = f"{fix.name}[{clip(generic(y.strip()), 60)}]".replace('"', "'")
         return f"as {shown}" + (", a name the error listed" if y.strip().lower() in listed else "")
     return "with the same arguments, later"
+
+
+def expected_answer(r: Reading) -> str | None:
+    """The answer the task expected, when the log records it (a QA log's gold answer)."""
+    gold = (r.run.task.metadata or {}).get("gold_answer")
+    return gold.strip() if isinstance(gold, str) and gold.strip() else None
+
+
+def answer_seen_in(r: Reading, gold: str, before: Call | None = None) -> Call | None:
+    """The first call (before ``before``, when given) whose observation holds the expected answer."""
+    return next((c for c in r.calls if (before is None or c.n < before.n) and not c.error and c.turn.result
+                 and _occurs(gold, c.turn.result.lower())), None)
+
+
+def the_expected(gold: str) -> str:
+    """The expected answer named in a lesson: quoted when masking leaves words to read."""
+    shown = clip(generic(gold), 60).replace('"', "'")
+    return f"the expected answer, \"{shown}\"," if re.search(r"[A-Za-z]{3}", shown) else "the expected answer"
+
+
+def stated_reason(r: Reading, call: Call, limit: int = 150) -> str:
+    """The reason a call gives for itself in its own words (a hand-off's summary: its longest
+    prose argument), first sentence, episode values masked; "" when it states none."""
+    args = call.turn.arguments
+    texts = [v for v in (args.values() if isinstance(args, dict) else [args]) if isinstance(v, str)]
+    prose = max((t for t in texts if len(t.split()) >= 4 and not is_command_line(call.turn)), key=len, default="")
+    first = sentences(prose)[:1]
+    return clip(masked(r, first[0]), limit).replace('"', "'") if first else ""
+
+
+def rule_on(r: Reading, text: str, skip: set[str]) -> str:
+    """The rule sentence of the run's system prompt that ``text`` bears on most: words
+    shared with it (not in ``skip``) weighed by how rare they are among the prompt's
+    sentences; at least two shared words that are in fewer than half of them, else "".
+    A hand-off's stated reason finds the rule it rests on this way."""
+    if r.system is None or not text:
+        return ""
+    all_sentences = sentences(r.system.content or "")
+    counts: dict[str, int] = {}
+    for s in all_sentences:
+        for w in _words(s):
+            counts[w] = counts.get(w, 0) + 1
+    n = len(all_sentences)
+    wanted = {w for w in _words(text) - skip if counts.get(w, 0) * 2 < n}
+    best, score = "", 0.0
+    for s in all_sentences:
+        own = _words(s)
+        shared = wanted & own
+        weight = sum(math.log(n / counts[w]) for w in shared) / math.sqrt(len(own))  # a long sentence shares more by chance
+        if RULE.search(s) and len(shared) >= 2 and weight > score:
+            best, score = s, weight
+    return best

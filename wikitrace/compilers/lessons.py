@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .lesson_words import (call_words, for_kind, free_form, is_hand_off, join, last_said, lookup_chain, reasoned,
-                           rule_quote, sources, such_as, task_gist, what_changed, what_it_did)
+from .lesson_words import (answer_seen_in, call_label, call_words, expected_answer, for_kind, free_form, is_hand_off,
+                           join, last_said, lookup_chain, reasoned, rule_on, rule_quote, sources, stated_reason, such_as,
+                           task_gist, the_expected, what_changed, what_it_did)
 from .reading import Call, Reading, runs_a_command
 from .rules import RULE, _words, rules_for, sentences
 from .schema import MAX_INSIGHTS, CandidateInsight
@@ -191,8 +192,7 @@ def _error_lesson(r: Reading, err: Call) -> CandidateInsight:
     retries = [c for c in later if c.name == err.name]
     passed = next((c for c in retries if not c.error), None)
     if passed is not None:
-        what = f"this run got past it {what_changed(err, passed)}{reasoned(passed)}, yet still failed: a call " \
-            "that goes through is not yet the one the task asked for"
+        what = f"this run got past it {what_changed(err, passed)}{reasoned(passed)}{_what_followed(r, passed)}"
     elif same:
         what = (f"this run sent the same {err.name} call again {len(same)} more time{'s' if len(same) != 1 else ''} "
                 f"and never got past it; change what the message points at before calling again")
@@ -209,27 +209,62 @@ def _error_lesson(r: Reading, err: Call) -> CandidateInsight:
     )
 
 
+def _what_followed(r: Reading, passed: Call) -> str:
+    """How a failed run went on after a call got past an error: the answer it ended with and
+    whether the expected answer was in what that call returned, or the change it then made."""
+    final = r.calls[-1] if r.calls else None
+    answer = free_form(final) if final is not None and final.writes else None
+    if answer is not None and final is not passed:
+        gold = expected_answer(r)
+        said = f", then ended with {final.name}[{answer}] and was judged a failure"
+        if gold is None:
+            return said + ": getting past the error did not settle the request"
+        held = answer_seen_in(r, gold, final)
+        if held is passed:
+            return said + f"; {the_expected(gold)} was in what {call_label(passed)} returned, so the look-up " \
+                "was right and the answer drawn from it was not"
+        if held is not None:
+            return said + f"; {the_expected(gold)} was in what {call_label(held)} returned, not in the page " \
+                "the error led to"
+        return said + f"; {the_expected(gold)} was in nothing the run looked up, so getting past the error " \
+            "led to the wrong page"
+    later = [c for c in r.calls if c.n > passed.n and c.writes and not c.error]
+    w = later[-1] if later else passed
+    unseen = sources(r, w)[2]
+    if unseen:
+        return (f", yet the run failed: its {w.name} went through with {join(unseen, 3)} set to values no earlier "
+                f"look-up, user message or call held; check those against the request")
+    return (f", yet the run failed after {w.name} went through: a call that goes through is not yet the one "
+            "the task asked for")
+
+
 def _hand_off_lesson(r: Reading, w: Call, success: bool = False) -> CandidateInsight:
     words = _words(w.name.replace("_", " "))
-    scored = [(len(words & _words(s)), s) for s in sentences(r.system.content or "") if RULE.search(s)] if r.system else []
-    best = max(scored, key=lambda x: x[0], default=(0, ""))
-    rule = best[1] if best[0] >= 2 or (best[0] == 1 and len(words) == 1) else ""
+    reason = stated_reason(r, w)
+    # the rule the run's own stated reason rests on; else the rule that names the hand-off
+    rule = rule_on(r, reason, words)
+    said = f"; the system prompt's rule closest to that reason: \"{rule_quote(rule)}\"" if rule else ""
+    if not rule:
+        scored = [(len(words & _words(s)), s) for s in sentences(r.system.content or "") if RULE.search(s)] if r.system else []
+        best = max(scored, key=lambda x: x[0], default=(0, ""))
+        rule = best[1] if best[0] >= 2 or (best[0] == 1 and len(words) == 1) else ""
+        said = f"; the system prompt allows it as it says: \"{rule_quote(rule)}\"" if rule else ""
     chain = lookup_chain(r, w)
-    gist = task_gist(r, words)
-    said = f"; the system prompt allows it as it says: \"{rule_quote(rule)}\"" if rule else ""
+    gist = task_gist(r, words | _words(reason))
+    stating = f", stating \"{reason}\"," if reason else ""
     if success:
         return CandidateInsight(
             title=f"Hand off with {w.name} when the tools cannot settle it",
             guideline=f"This run handed the request off with {w.name}" + (f" after {chain}" if chain else "")
-                      + f" and was judged a success{said}.",
+                      + f"{stating} and was judged a success{said}.",
             applicability=f"Applies to {for_kind(r)} the other tools cannot settle"
                           + (f", such as: \"{gist}\"" if gist else "") + "; not when a tool can make the change.",
         )
     return CandidateInsight(
         title=f"Decide on {w.name} from the task and the rules",
         guideline=f"This run handed the conversation off with {w.name}" + (f" after {chain}" if chain else "")
-                  + f" and was judged a failure{said}. Before handing off, check whether the request can be done "
-                  "with the other tools.",
+                  + f"{stating} and was judged a failure{said}. Before handing off, check whether the request can "
+                  "be done with the other tools.",
         applicability=f"Applies to {for_kind(r)} where a hand-off is considered"
                       + (f", such as: \"{gist}\"" if gist else "") + "; when the rules require the hand-off, make it.",
     )
@@ -270,12 +305,22 @@ def _loop_lesson(r: Reading, c: Call, n: int) -> CandidateInsight:
 def _free_form_failure(r: Reading, w: Call) -> CandidateInsight:
     chain = lookup_chain(r, w)
     _, _, unseen = sources(r, w)
+    gist = task_gist(r, call_words(w))
+    gold = expected_answer(r)
+    held = answer_seen_in(r, gold, w) if gold else None
+    if gold and held is not None:  # the look-ups had it: the answer was misread, not missing
+        why = (f"; {the_expected(gold)} was in what {call_label(held)} returned: before {w.name}, answer with "
+               f"what the observations say about exactly what the request asks, \"{gist}\"")
+    elif gold:
+        why = (f"; {the_expected(gold)} was in nothing its look-ups returned: they never reached the page that "
+               f"holds it; look up every part of the request \"{gist}\" before {w.name}")
+    else:
+        why = f": the look-ups did not settle the request \"{gist}\"; look up every part of it before {w.name}"
     return CandidateInsight(
         title=f"{w.name} judged wrong after {join([c.name for c in r.calls if c.n < w.n and not c.writes], 2) or 'no look-up'}",
         guideline=f"This run ended with {w.name}[{free_form(w)}]" + (f" after {chain}" if chain else "")
                   + (", a value no look-up had shown" if unseen else "")
-                  + reasoned(w) + f" and was judged a failure: the look-ups did not settle the request "
-                  f"\"{task_gist(r, call_words(w))}\"; look up every part of it before {w.name}.",
+                  + reasoned(w) + f" and was judged a failure{why}.",
         applicability=f"Applies to {for_kind(r)} that end in {w.name}; a failed run's lesson is a caution, not a recipe.",
     )
 

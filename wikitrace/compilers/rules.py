@@ -39,7 +39,9 @@ def _stem(word: str) -> str:
     w = word.lower()
     for suffix in ("ations", "ation", "ings", "ing", "ied", "ies", "ed", "es", "s"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 4:
-            return w[: -len(suffix)]
+            w = w[: -len(suffix)]
+            # a doubled last consonant is the suffix's doing: cancelled, cancelling -> cancel
+            return w[:-1] if len(w) >= 5 and w[-1] == w[-2] and w[-1] not in "aeiou" else w
     return w
 
 
