@@ -218,6 +218,11 @@ def expected_answer(r: Reading) -> str | None:
     return gold.strip() if isinstance(gold, str) and gold.strip() else None
 
 
+def is_label(answer: str) -> bool:
+    """A verdict from a fixed set of labels (``SUPPORTS``, ``NOT ENOUGH INFO``): upper case, a few words."""
+    return bool(re.search(r"[A-Z]{2}", answer)) and answer == answer.upper() and len(answer.split()) <= 4
+
+
 def answer_seen_in(r: Reading, gold: str, before: Call | None = None) -> Call | None:
     """The first call (before ``before``, when given) whose observation holds the expected answer."""
     return next((c for c in r.calls if (before is None or c.n < before.n) and not c.error and c.turn.result

@@ -15,12 +15,12 @@ import re
 from typing import TYPE_CHECKING
 
 from .lesson_words import (answer_seen_in, call_label, call_words, expected_answer, for_kind, free_form, is_hand_off,
-                           join, last_said, lookup_chain, reasoned, rule_on, rule_quote, sources, stated_reason, such_as,
+                           is_label, join, last_said, lookup_chain, reasoned, rule_on, rule_quote, sources, stated_reason, such_as,
                            task_gist, the_expected, what_changed, what_it_did)
-from .reading import Call, Reading, runs_a_command
+from .reading import Call, Reading, _occurs, runs_a_command
 from .rules import RULE, _words, rules_for, sentences
 from .schema import MAX_INSIGHTS, CandidateInsight
-from .text import clip, first_line, signature
+from .text import clip, first_line, generic, signature
 
 if TYPE_CHECKING:
     from .offline import Item
@@ -35,8 +35,8 @@ def _procedure(r: Reading, w: Call) -> CandidateInsight:
     if answer is not None:
         tools, _, unseen = sources(r, w)
         chain = lookup_chain(r, w)
-        where = (f"a value {join(list(tools), 2)} had returned" if tools else
-                 "a value of its own, not one a look-up returned" if unseen else "a value the user gave")
+        where = ("a verdict label" if is_label(answer) else f"a value {join(list(tools), 2)} had returned" if tools else
+                 "a value of its own, not one a look-up returned" if unseen else "a value the request itself named")
         gist = task_gist(r, call_words(w))
         return CandidateInsight(
             title=f"{w.name} with what {join(list(tools), 2)} showed" if tools else f"Settle the task with {w.name}",
@@ -220,14 +220,16 @@ def _what_followed(r: Reading, passed: Call) -> str:
         if gold is None:
             return said + ": getting past the error did not settle the request"
         held = answer_seen_in(r, gold, final)
+        if is_label(gold) or _occurs(gold, (r.run.task.instruction or "").lower()):
+            return said + f"; the expected answer was \"{clip(generic(gold), 40)}\""
         if held is passed:
             return said + f"; {the_expected(gold)} was in what {call_label(passed)} returned, so the look-up " \
                 "was right and the answer drawn from it was not"
         if held is not None:
             return said + f"; {the_expected(gold)} was in what {call_label(held)} returned, not in the page " \
                 "the error led to"
-        return said + f"; {the_expected(gold)} was in nothing the run looked up, so getting past the error " \
-            "led to the wrong page"
+        return said + f"; {the_expected(gold)} appears in none of what the run looked up: the page the error " \
+            "led to did not settle it"
     later = [c for c in r.calls if c.n > passed.n and c.writes and not c.error]
     w = later[-1] if later else passed
     unseen = sources(r, w)[2]
@@ -305,21 +307,28 @@ def _loop_lesson(r: Reading, c: Call, n: int) -> CandidateInsight:
 def _free_form_failure(r: Reading, w: Call) -> CandidateInsight:
     chain = lookup_chain(r, w)
     _, _, unseen = sources(r, w)
+    answer = free_form(w) or ""
     gist = task_gist(r, call_words(w))
     gold = expected_answer(r)
-    held = answer_seen_in(r, gold, w) if gold else None
-    if gold and held is not None:  # the look-ups had it: the answer was misread, not missing
+    held = answer_seen_in(r, gold, w) if gold and not is_label(gold) else None
+    if gold and is_label(gold):  # a verdict from a fixed set (SUPPORTS, REFUTES): no page holds it
+        why = (f"; the expected verdict was \"{clip(gold, 40)}\": before {w.name}, check each part of "
+               f"\"{gist}\" against what the look-ups returned")
+    elif gold and _occurs(gold, (r.run.task.instruction or "").lower()):  # one of the options the request named
+        why = (f"; {the_expected(gold)} was one the request itself named: before {w.name}, compare what the "
+               f"look-ups returned for each option of \"{gist}\"")
+    elif gold and held is not None:  # the look-ups had it: the answer was misread, not missing
         why = (f"; {the_expected(gold)} was in what {call_label(held)} returned: before {w.name}, answer with "
                f"what the observations say about exactly what the request asks, \"{gist}\"")
     elif gold:
-        why = (f"; {the_expected(gold)} was in nothing its look-ups returned: they never reached the page that "
-               f"holds it; look up every part of the request \"{gist}\" before {w.name}")
+        why = (f"; {the_expected(gold)} appears in none of what its look-ups returned: look up every part of "
+               f"the request \"{gist}\" before {w.name}")
     else:
         why = f": the look-ups did not settle the request \"{gist}\"; look up every part of it before {w.name}"
     return CandidateInsight(
         title=f"{w.name} judged wrong after {join([c.name for c in r.calls if c.n < w.n and not c.writes], 2) or 'no look-up'}",
-        guideline=f"This run ended with {w.name}[{free_form(w)}]" + (f" after {chain}" if chain else "")
-                  + (", a value no look-up had shown" if unseen else "")
+        guideline=f"This run ended with {w.name}[{answer}]" + (f" after {chain}" if chain else "")
+                  + (", a value no look-up had shown" if unseen and not is_label(answer) else "")
                   + reasoned(w) + f" and was judged a failure{why}.",
         applicability=f"Applies to {for_kind(r)} that end in {w.name}; a failed run's lesson is a caution, not a recipe.",
     )
