@@ -304,6 +304,16 @@ def _loop_lesson(r: Reading, c: Call, n: int) -> CandidateInsight:
     )
 
 
+def _part_of(w: Call, gold: str) -> str:
+    """How a wrong answer overlaps the expected one: "less" when the expected answer holds all
+    of its words and more, "more" the other way round, else ""."""
+    said = set(re.findall(r"\w+", str(w.turn.arguments).casefold()))
+    wanted = set(re.findall(r"\w+", gold.casefold()))
+    if not said or not wanted or said == wanted:
+        return ""
+    return "less" if said < wanted else "more" if wanted < said else ""
+
+
 def _free_form_failure(r: Reading, w: Call) -> CandidateInsight:
     chain = lookup_chain(r, w)
     _, _, unseen = sources(r, w)
@@ -317,6 +327,12 @@ def _free_form_failure(r: Reading, w: Call) -> CandidateInsight:
     elif gold and _occurs(gold, (r.run.task.instruction or "").lower()):  # one of the options the request named
         why = (f"; {the_expected(gold)} was one the request itself named: before {w.name}, compare what the "
                f"look-ups returned for each option of \"{gist}\"")
+    elif gold and _part_of(w, gold) == "less":  # a near miss: the form of the answer, not the fact, was wrong
+        why = (f"; it gave only part of {the_expected(gold).rstrip(',')}: answer in the full form the observations "
+               f"state for \"{gist}\"")
+    elif gold and _part_of(w, gold) == "more":
+        why = (f"; {the_expected(gold)} is only part of what it answered: answer with just what \"{gist}\" asks, "
+               "in the form the observations state")
     elif gold and held is not None:  # the look-ups had it: the answer was misread, not missing
         why = (f"; {the_expected(gold)} was in what {call_label(held)} returned: before {w.name}, answer with "
                f"what the observations say about exactly what the request asks, \"{gist}\"")

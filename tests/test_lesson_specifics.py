@@ -1,0 +1,99 @@
+"""Offline lessons say what this run shows, in its own domain: a hand-off's stated reason and
+the rule it rests on, whether a wrong answer's expected answer was in what the look-ups
+returned, what followed an error the run got past; never an episode's names or ids, and
+never another domain's wording."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from test_offline_content import AIRLINE_SYSTEM, _call, _msg, _record, _run, _turns
+
+from wikitrace.compilers.offline import compile_offline
+
+FIXTURES = Path(__file__).parent / "fixtures" / "importers"
+
+
+def _lessons(record) -> str:
+    return "\n".join(f"{i.title} {i.guideline} {i.applicability}" for i in compile_offline(_run(record)).insights)
+
+
+def _qa(answer: str, gold: str, observations: list[tuple[str, str]], question: str, success: bool = False) -> dict:
+    """A ReAct QA run as the importers write it: Search calls, a Finish, the gold answer in the task."""
+    turns = [_msg("user", question)]
+    turns += [_call("Search", query, seen) for query, seen in observations]
+    turns.append(_call("Finish", answer, "Episode finished"))
+    turns.append({"type": "episode_over"})
+    record = _record("qa-1", "hotpotqa", question, _turns(*turns), success)
+    record["task"]["metadata"] = {"gold_answer": gold}
+    return record
+
+
+def test_a_hand_off_lesson_gives_its_own_reason_and_the_rule_it_rests_on_without_names_or_ids():
+    user = "mia_li_3668"
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", f"I am Mia Li, user id {user}. Cancel reservation ZFAXQY, my plans changed."),
+        _call("get_user_details", {"user_id": user},
+              json.dumps({"user_id": user, "name": {"first_name": "Mia", "last_name": "Li"}}), is_error=False),
+        _call("get_reservation_details", {"reservation_id": "ZFAXQY"},
+              json.dumps({"reservation_id": "ZFAXQY", "user_id": user, "cabin": "basic_economy"}), is_error=False),
+        _call("transfer_to_human_agents",
+              {"summary": "User Mia Li wants reservation ZFAXQY in basic economy modified, which the flights rules forbid. "
+                          "Please help."}, "Transfer successful", is_error=False),
+        {"type": "episode_over"})
+    text = _lessons(_record("handoff-2", "airline", "You are Mia Li and want to change reservation ZFAXQY.", turns, True))
+    assert 'stating "User … wants reservation … in basic economy modified' in text  # its reason, in its words
+    assert '"Basic economy flights cannot be modified."' in text  # the rule closest to that reason
+    assert "Mia" not in text and "ZFAXQY" not in text and "3668" not in text  # episode values stay out
+
+
+def test_a_wrong_answer_says_whether_the_expected_answer_was_in_what_the_look_ups_returned():
+    q = "Which city hosts the annual Kestrel Film Days festival?"
+    misread = _lessons(_qa("Leeds", "Harrogate", [("Kestrel Film Days", "Kestrel Film Days is held every May in Harrogate, "
+                                                                         "near Leeds.")], q))
+    assert 'the expected answer, "Harrogate", was in what Search[Kestrel Film Days] returned' in misread
+    missing = _lessons(_qa("Leeds", "Harrogate", [("Kestrel Film Days", "Kestrel Film Days is a festival near Leeds.")], q))
+    assert 'the expected answer, "Harrogate", appears in none of what its look-ups returned' in missing
+    part = _lessons(_qa("Harrogate", "Harrogate, North Yorkshire",
+                        [("Kestrel Film Days", "Held in Harrogate, North Yorkshire.")], q))
+    assert 'it gave only part of the expected answer, "Harrogate, North Yorkshire"' in part
+    named = _lessons(_qa("Leeds", "Harrogate", [("Leeds", "Leeds is a city."), ("Harrogate", "Harrogate is a town.")],
+                         "Which is further north, Leeds or Harrogate?"))
+    assert "was one the request itself named" in named and "compare what the look-ups returned for each option" in named
+    verdict = _lessons(_qa("SUPPORTS", "NOT ENOUGH INFO", [("Kestrel Film Days", "A festival.")],
+                           "Kestrel Film Days began in the nineteenth century."))
+    assert 'the expected verdict was "NOT ENOUGH INFO"' in verdict
+    assert "appears in none" not in verdict and "a value no look-up had shown" not in verdict  # no page holds a label
+
+
+def test_an_error_the_failed_run_got_past_says_what_followed():
+    record = _qa("Leeds", "Harrogate", [("Kestrel Days", "Could not find [Kestrel Days]. Similar: ['Kestrel Film Days']"),
+                                        ("Kestrel Film Days", "Kestrel Film Days is held in Harrogate.")],
+                 "Which city hosts the annual Kestrel Film Days festival?")
+    record["turns"][1]["is_error"] = True
+    text = _lessons(record)
+    assert "then ended with Finish[Leeds] and was judged a failure" in text
+    assert 'the expected answer, "Harrogate", was in what Search[Kestrel Film Days] returned, so the look-up was right' in text
+    assert "a call that goes through is not yet the one the task asked for" not in text
+
+
+def test_lessons_on_real_shaped_logs_carry_no_other_domains_wording():
+    from wikitrace.runs.load import iter_runs
+    from wikitrace.runs.model import Run
+
+    qa_or_airline = ("reservation", "airline", "expected answer", "Finish[", "policy", "the user's own words")
+    airline_or_code = ("reservation", "airline", "policy", "system prompt", "javac", "mvn", "edit ")
+    for folder, foreign in ((FIXTURES / "swe_experiment", qa_or_airline), (FIXTURES / "swe_agent", qa_or_airline),
+                            (FIXTURES / "react_notebook", airline_or_code), (FIXTURES / "react", airline_or_code)):
+        runs = [r for r in iter_runs([folder]) if isinstance(r, Run)]
+        assert runs, folder
+        for run in runs:
+            comp = compile_offline(run)
+            assert comp.insights, run.run_id
+            text = "\n".join(f"{i.title} {i.guideline} {i.applicability}" for i in comp.insights)
+            tools = {t.name for t in run.turns if t.type == "function_call"}
+            assert any(name in text for name in tools), (run.run_id, text)  # it names what the run used
+            for word in foreign:
+                assert word not in text, (run.run_id, word, text)
