@@ -97,3 +97,23 @@ def test_lessons_on_real_shaped_logs_carry_no_other_domains_wording():
             assert any(name in text for name in tools), (run.run_id, text)  # it names what the run used
             for word in foreign:
                 assert word not in text, (run.run_id, word, text)
+
+
+def test_a_change_that_went_through_in_a_failed_run_shows_the_fact_and_the_rule_it_meets():
+    """All its values were seen, so nothing is flagged; the lesson still names what the look-up
+    said about the thing changed and the system prompt's rule on that action."""
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "Move reservation QWERTY to the flight one day later, please."),
+        _call("get_reservation_details", {"reservation_id": "QWERTY"},
+              json.dumps({"reservation_id": "QWERTY", "cabin": "basic_economy", "status": "active",
+                          "flights": [{"flight_number": "HAT001", "date": "2024-05-20"}]}), is_error=False),
+        _msg("user", "Yes, go ahead."),
+        _call("update_reservation_flights", {"reservation_id": "QWERTY", "cabin": "basic_economy",
+                                             "flights": [{"flight_number": "HAT001", "date": "2024-05-20"}]},
+              json.dumps({"reservation_id": "QWERTY", "status": "updated"}), is_error=False),
+        {"type": "episode_over"})
+    text = _lessons(_record("move-1", "airline", "You want your basic economy flight modified to one day later.", turns, False))
+    assert "get_reservation_details had shown cabin 'basic_economy'" in text
+    assert "rule on update_reservation_flights closest to this: \"Basic economy flights cannot be modified.\"" in text
+    assert "'active'" not in text  # a fact the rule does not speak of is left out

@@ -181,7 +181,7 @@ def rule_quote(sentence: str, limit: int = 160) -> str:
 def what_it_did(c: Call) -> str:
     """A state-changing call named by its tool and what it ran: ``bash (mvn -q test)``."""
     command = command_of(c.turn)
-    if command is None:
+    if command is None or command.strip() == c.name:  # ``submit`` run as ``submit``: nothing to add
         return c.name
     return f"{c.name} ({clip(generic(' '.join(command.split()[:3])), 40)})".replace('"', "'")
 
@@ -245,7 +245,7 @@ def stated_reason(r: Reading, call: Call, limit: int = 150) -> str:
     return clip(masked(r, first[0]), limit).replace('"', "'") if first else ""
 
 
-def rule_on(r: Reading, text: str, skip: set[str]) -> str:
+def rule_on(r: Reading, text: str, skip: set[str], within: list[str] | None = None, extra: str = "") -> str:
     """The rule sentence of the run's system prompt that ``text`` bears on most: words
     shared with it (not in ``skip``) weighed by how rare they are among the prompt's
     sentences; at least two shared words that are in fewer than half of them, else "".
@@ -259,11 +259,42 @@ def rule_on(r: Reading, text: str, skip: set[str]) -> str:
             counts[w] = counts.get(w, 0) + 1
     n = len(all_sentences)
     wanted = {w for w in _words(text) - skip if counts.get(w, 0) * 2 < n}
+    bonus = {w for w in _words(extra) if counts.get(w, 0) * 2 < n} - wanted  # weighs in, does not count towards two
     best, score = "", 0.0
-    for s in all_sentences:
+    for s in all_sentences if within is None else within:
         own = _words(s)
         shared = wanted & own
-        weight = sum(math.log(n / counts[w]) for w in shared) / math.sqrt(len(own))  # a long sentence shares more by chance
+        weight = sum(math.log(n / counts[w]) for w in shared | (bonus & own)) / math.sqrt(len(own))  # long ones share more by chance
         if RULE.search(s) and len(shared) >= 2 and weight > score:
             best, score = s, weight
     return best
+
+
+def record_facts(r: Reading, call: Call) -> tuple[str, list[tuple[str, str]]]:
+    """What the look-up that supplied a call's arguments said about the thing the call acts
+    on, as (tool, [(field, value)]): fields whose value is a word or two, not an id, a number
+    or a name (``cabin: basic_economy``, ``insurance: no``)."""
+    by_turn = {c.n: c for c in r.calls}
+    names = {n.casefold() for n in episode_names(r)}
+    for a in check_arguments(r, call.turn):
+        source = by_turn.get(a.seen_at) if a.seen_in == "observation" else None
+        if source is None:
+            continue
+        facts = [(k, v) for k, v in _json_fields(source.turn.result or "")
+                 if isinstance(v, str) and re.fullmatch(r"[A-Za-z][A-Za-z _-]{1,30}", v) and len(v.split()) <= 3
+                 and v.casefold() not in names and not k.lower().endswith(("id", "name"))]
+        if facts:
+            return source.name, list(dict.fromkeys(facts))
+    return "", []
+
+
+def rule_for_call(r: Reading, call: Call, text: str) -> str:
+    """The rule sentence of the system prompt on this call's action (it holds a word of the
+    tool name) that shares most telling words with ``text`` (the request, the facts the run
+    looked up) and the tool name, weighed as in rule_on; "" when none shares two words with
+    ``text`` beyond the tool name's."""
+    action = _words(call.name.replace("_", " "))
+    if r.system is None:
+        return ""
+    on_action = [s for s in sentences(r.system.content or "") if action & _words(s)]
+    return rule_on(r, text, action, within=on_action, extra=call.name.replace("_", " "))

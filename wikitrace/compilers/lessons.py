@@ -15,8 +15,8 @@ import re
 from typing import TYPE_CHECKING
 
 from .lesson_words import (answer_seen_in, call_label, call_words, expected_answer, for_kind, free_form, is_hand_off,
-                           is_label, join, last_said, lookup_chain, reasoned, rule_on, rule_quote, sources, stated_reason, such_as,
-                           task_gist, the_expected, what_changed, what_it_did)
+                           is_label, join, last_said, lookup_chain, reasoned, record_facts, rule_for_call, rule_on,
+                           rule_quote, sources, stated_reason, such_as, task_gist, the_expected, what_changed, what_it_did)
 from .reading import Call, Reading, _occurs, runs_a_command
 from .rules import RULE, _words, rules_for, sentences
 from .schema import MAX_INSIGHTS, CandidateInsight
@@ -389,15 +389,30 @@ def _failure(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
         ))
     elif not out and writes:
         w = writes[-1].call
-        chain = lookup_chain(r, w)
-        out.append(CandidateInsight(
-            title=f"Re-read the request before {w.name}",
-            guideline=f"This run's {w.name} used only values it had seen" + (f" (after {chain})" if chain else "")
-                      + f", went through, and the run still failed; before {w.name}, check that the call does what "
-                      f"the request asks: \"{task_gist(r, call_words(w))}\".",
-            applicability=f"Applies to {w.name} in {for_kind(r)}; a failed run's lesson is a caution, not a recipe.",
-        ))
+        out.append(_went_through_lesson(r, w))
     return out
+
+
+def _went_through_lesson(r: Reading, w: Call) -> CandidateInsight:
+    """A failed run whose last change used only values it had seen: what the look-up said about
+    the thing changed and the system prompt's rule on the action closest to that and the request."""
+    chain = lookup_chain(r, w)
+    gist = task_gist(r, call_words(w))
+    tool, facts = record_facts(r, w)
+    # a fact speaks by its value (``basic_economy``), or by its key when the value is a flag (``no``)
+    told = {(k, v): {x for x in _words((v if len(v) > 3 else k).replace("_", " ")) if len(x) >= 4} for k, v in facts}
+    rule = rule_for_call(r, w, gist + " " + " ".join(x for words in told.values() for x in words))
+    shown = [kv for kv, words in told.items() if words & _words(rule)][:4]
+    fields = ", ".join(f"{k} '{v}'" for k, v in shown)
+    said = (f"; {tool} had shown {fields}" if shown else "") + \
+        (f", and the system prompt's rule on {w.name} closest to this: \"{rule_quote(rule)}\"" if rule else "")
+    return CandidateInsight(
+        title=f"Re-read the request before {w.name}",
+        guideline=f"This run's {w.name} used only values it had seen" + (f" (after {chain})" if chain else "")
+                  + f", went through, and the run still failed{said}; before {w.name}, check that the call does what "
+                  f"the request asks" + (" and what the rule allows" if rule else "") + f": \"{gist}\".",
+        applicability=f"Applies to {w.name} in {for_kind(r)}; a failed run's lesson is a caution, not a recipe.",
+    )
 
 
 def lessons_for(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:

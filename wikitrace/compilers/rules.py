@@ -37,6 +37,8 @@ def sentences(text: str) -> list[str]:
 
 def _stem(word: str) -> str:
     w = word.lower()
+    if w.endswith("es") and not w.endswith(("ses", "xes", "zes", "ches", "shes")):
+        w = w[:-1]  # baggages -> baggage, like baggage; boxes keeps its "es" for the loop below
     for suffix in ("ations", "ation", "ings", "ing", "ied", "ies", "ed", "es", "s"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 4:
             w = w[: -len(suffix)]
