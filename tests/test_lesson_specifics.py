@@ -117,3 +117,15 @@ def test_a_change_that_went_through_in_a_failed_run_shows_the_fact_and_the_rule_
     assert "get_reservation_details had shown cabin 'basic_economy'" in text
     assert "rule on update_reservation_flights closest to this: \"Basic economy flights cannot be modified.\"" in text
     assert "'active'" not in text  # a fact the rule does not speak of is left out
+
+
+def test_an_error_got_past_in_a_run_the_harness_halted_says_no_answer_followed():
+    turns = _turns(_msg("user", "Which city hosts the annual Kestrel Film Days festival?"),
+                   _call("Search", "Kestrel Days", "Could not find [Kestrel Days]. Similar: ['Kestrel Film Days']", is_error=True),
+                   _call("Search", "Kestrel Film Days", "Kestrel Film Days is a festival."),
+                   _call("Lookup", "city", "No more results."),
+                   {"type": "episode_over", "role": "harness", "content": "step limit"})
+    text = _lessons(_record("qa-2", "hotpotqa", "Which city hosts the annual Kestrel Film Days festival?", turns, False,
+                            ended_by="harness: step limit"))
+    assert "then made no call that settles the task before the harness stopped it — step limit —" in text
+    assert "after Search went through" not in text  # a look-up that went through is not a change

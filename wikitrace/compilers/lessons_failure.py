@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .lesson_words import (answer_seen_in, call_label, call_words, expected_answer, for_kind, free_form, is_hand_off,
                            is_label, join, last_said, lookup_chain, reasoned, record_facts, rule_for_call, rule_on,
                            rule_quote, sources, stated_reason, such_as, task_gist, the_expected, what_changed, what_it_did)
-from .reading import Call, Reading, _occurs, runs_a_command
+from .reading import Call, Reading, _occurs, harness_reason, runs_a_command
 from .rules import RULE, _words, rules_for, sentences
 from .schema import CandidateInsight
 from .text import clip, first_line, generic, signature
@@ -93,6 +93,10 @@ def _what_followed(r: Reading, passed: Call) -> str:
         return said + f"; {the_expected(gold)} appears in none of what the run looked up: the page the error " \
             "led to did not settle it"
     later = [c for c in r.calls if c.n > passed.n and c.writes and not c.error]
+    if not later and not passed.writes:  # it looked on and never settled anything
+        reason = harness_reason(r)
+        return (", then made no call that settles the task" + (f" before the harness stopped it — {reason} —" if reason else "")
+                + " and was judged a failure: getting past the error was not enough to reach an answer")
     w = later[-1] if later else passed
     unseen = sources(r, w)[2]
     if unseen:
