@@ -139,11 +139,12 @@ def call_label(c: Call) -> str:
     return c.name
 
 
-def lookup_chain(r: Reading, before: Call | None, limit: int = 4) -> str:
+def lookup_chain(r: Reading, before: Call | None, limit: int = 4, changes: bool = False) -> str:
     """The look-ups that went through before a call (all of them for None), with short
-    arguments: ``Search[Nick Park]``."""
+    arguments: ``Search[Nick Park]``; with ``changes``, the other calls that went through
+    too (the item and options a shop run clicked before it bought)."""
     shown = [call_label(c) for c in r.calls
-             if not ((before is not None and c.n >= before.n) or c.writes or c.error)]
+             if not ((before is not None and c.n >= before.n) or (c.writes and not changes) or c.error)]
     shown = list(dict.fromkeys(shown))
     if len(shown) > limit:
         shown = shown[: limit - 1] + [f"{len(shown) - limit + 1} more", ]

@@ -35,7 +35,7 @@ def _procedure(r: Reading, w: Call) -> CandidateInsight:
     answer = free_form(w)
     if answer is not None:
         tools, _, unseen = sources(r, w)
-        chain = lookup_chain(r, w)
+        chain = lookup_chain(r, w, changes=True)
         where = ("a verdict label" if is_label(answer) else f"a value {join(list(tools), 2)} had returned" if tools else
                  "a value of its own, not one a look-up returned" if unseen else "a value the request itself named")
         gist = task_gist(r, call_words(w))

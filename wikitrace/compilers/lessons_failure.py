@@ -181,7 +181,7 @@ def _part_of(w: Call, gold: str) -> str:
 
 
 def _free_form_failure(r: Reading, w: Call) -> CandidateInsight:
-    chain = lookup_chain(r, w)
+    chain = lookup_chain(r, w, changes=True)
     _, _, unseen = sources(r, w)
     answer = free_form(w) or ""
     gist = task_gist(r, call_words(w))
