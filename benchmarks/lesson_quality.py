@@ -14,7 +14,8 @@ run is compiled offline, in process, and the pages are checked:
 - calls the pages count as errors, of all agent calls;
 - quote-check failures: a decision's quote not found in its turns, a system-prompt rule
   quoted on a page but not in the system prompt, or a quoted span of a lesson (masked
-  values split it) that occurs nowhere in the run.
+  values split it) that occurs nowhere in the run (its turns, task and the task's recorded
+  strings, such as an expected answer).
 
 Tasks are split into two halves by sorted task id (even / odd positions), so a rule
 tuned on one half can be measured on the other; each input prints rows for both.
