@@ -129,3 +129,15 @@ def test_an_error_got_past_in_a_run_the_harness_halted_says_no_answer_followed()
                             ended_by="harness: step limit"))
     assert "then made no call that settles the task before the harness stopped it — step limit —" in text
     assert "after Search went through" not in text  # a look-up that went through is not a change
+
+
+def test_a_name_the_user_gives_is_masked_where_no_record_holds_it():
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM + "- Gold members may ask for compensation when a flight is delayed.\n"),
+        _msg("user", "Hi, my name is Mei Brown. My flight was delayed and I want compensation."),
+        _call("transfer_to_human_agents", {"summary": "Mei Brown, a gold member, wants compensation for a delayed flight."},
+              "Transfer successful", is_error=False),
+        {"type": "episode_over"})
+    text = _lessons(_record("handoff-3", "airline", "You are Mei Brown, a gold member whose flight was delayed.", turns, True))
+    assert "Mei" not in text and "Brown" not in text
+    assert 'stating "…, a gold member, wants compensation for a delayed flight."' in text

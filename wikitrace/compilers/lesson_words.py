@@ -72,14 +72,19 @@ def join(items: list[str], limit: int = 4) -> str:
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
+# A proper name as records write it: one to four capitalised words (``Mia``, ``Sophia Silva``);
+# not a file, a function or a product code, which are the domain's own words.
+_PROPER = re.compile(r"[A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+){0,3}")
+
+
 def episode_names(r: Reading) -> list[str]:
     """Names the run's records give (values of fields whose key ends in ``name``: a
     passenger's first and last name, a user's name): episode values, like ids. Longest first."""
     if "names" not in r.memo:
         found = {v.strip() for t in r.facts if t.type == "function_call"
                  for k, v in _json_fields(t.result or "") if k.lower().endswith("name") and isinstance(v, str)
-                 and re.search(r"[A-Za-z]{2}", v) and len(v.split()) <= 4}
-        found |= _names_in_ids(r)
+                 and _PROPER.fullmatch(v.strip())}
+        found |= _names_in_ids(r) | _introduced(r)
         found |= {v for c in r.calls if isinstance(c.turn.arguments, dict)  # ids with no digit: ``MDCLVA``
                   for k, v in leaves(c.turn.arguments) if _last(k).lower().endswith("id") and isinstance(v, str) and v.strip()}
         r.memo["names"] = sorted(found, key=len, reverse=True)
@@ -101,6 +106,24 @@ def _names_in_ids(r: Reading) -> set[str]:
              for p in v.split("_")[:-1] if len(p) >= 3}
     return {p.capitalize() for p in parts if re.search(r"\b" + re.escape(p.capitalize()) + r"\b", told)
             and p.lower() not in policy}
+
+
+_INTRODUCED = re.compile(r"\b(?:[Mm]y name is|I am|I'm|[Yy]ou are|[Tt]his is)\s+([A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+){0,2})")
+
+
+def _introduced(r: Reading) -> set[str]:
+    """Names a person gives themselves in the task or a user message ("My name is Mia Li",
+    "You are Mia Li"), each word too: a first name alone is still a name. Words the system
+    prompt uses are kept (they are the domain's)."""
+    told = [r.run.task.instruction or ""] + [t.content or "" for t in r.facts if t.type == "message"]
+    policy = (r.system.content or "").lower() if r.system else ""
+    found: set[str] = set()
+    for text in told:
+        for m in _INTRODUCED.finditer(text):
+            words = [w for w in m.group(1).split() if not re.search(r"\b" + re.escape(w.lower()) + r"\b", policy)]
+            if words:
+                found |= set(words) | ({" ".join(words)} if len(words) > 1 else set())
+    return found
 
 
 def masked(r: Reading, text: str) -> str:
@@ -156,14 +179,15 @@ def call_words(call: Call) -> set[str]:
     return _words(f"{call.name} {keys}".replace("_", " "))
 
 
-def such_as(r: Reading, call: Call | None = None) -> str:
-    gist = task_gist(r, call_words(call) if call is not None else set())
+def such_as(r: Reading, call: Call | None = None, said: str = "") -> str:
+    """The task sentence closest to a call (and to what it was told, for an error), as a clause."""
+    gist = task_gist(r, (call_words(call) if call is not None else set()) | _words(generic(said).replace("_", " ")))
     return f", such as: \"{gist}\"" if gist else ""
 
 
-def reasoned(call: Call) -> str:
+def reasoned(r: Reading, call: Call) -> str:
     """The run's own reasoning that came with a call, as a short quote (nothing when the log has none)."""
-    said = first_line(call.turn.reasoning, 100)
+    said = said_by(r, call.turn.reasoning, 100)
     return f" (it reasoned: \"{said}\")" if said else ""
 
 
@@ -171,8 +195,13 @@ def last_said(r: Reading) -> str:
     """The first line of the agent's last message, as a short quote."""
     last = next((t for t in reversed(r.run.turns) if t.type in ("message", "answer") and t.role == "assistant"
                  and t.content), None)
-    said = first_line(last.content, 80) if last is not None else ""
+    said = said_by(r, last.content, 80) if last is not None else ""
     return f" (its last message: \"{said}\")" if said else ""
+
+
+def said_by(r: Reading, text: str | None, limit: int) -> str:
+    """What a message or thought says, as a short quote with the episode's values masked."""
+    return masked(r, first_line(text, limit))
 
 
 def rule_quote(sentence: str, limit: int = 160) -> str:

@@ -16,7 +16,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .lesson_words import (call_words, for_kind, free_form, is_hand_off, is_label, join, last_said, lookup_chain,
-                           reasoned, rule_quote, sources, such_as, task_gist, what_changed, what_it_did)
+                           reasoned, said_by, rule_quote, sources, such_as, task_gist, what_changed, what_it_did)
 from .lessons_failure import _failure, _hand_off_lesson
 from .reading import Call, Reading, runs_a_command
 from .rules import _words, rules_for
@@ -42,7 +42,7 @@ def _procedure(r: Reading, w: Call) -> CandidateInsight:
         return CandidateInsight(
             title=f"{w.name} with what {join(list(tools), 2)} showed" if tools else f"Settle the task with {w.name}",
             guideline=f"This run ended with {w.name}[{answer}], {where}" + (f", after {chain}" if chain else "")
-                      + reasoned(w) + ", and was judged a success: look up each thing the request names before answering.",
+                      + reasoned(r, w) + ", and was judged a success: look up each thing the request names before answering.",
             applicability=f"Applies to {for_kind(r)} that end in {w.name}"
                           + (f", such as: \"{gist}\"" if gist else "") + "; the values belong to that task, not to yours.",
         )
@@ -92,8 +92,8 @@ def _recovery(r: Reading, err: Call, fix: Call) -> CandidateInsight:
         how += f", after checking with {join(between, 2)}"
     return CandidateInsight(
         title=f"Get past \"{clip(said, 40)}\" from {err.name}",
-        guideline=f"When {err.name} answers \"{said}\", {how}{reasoned(fix)}; that is what got this run past it.",
-        applicability=f"Applies to {for_kind(r)} when {err.name} gives this error{such_as(r, err)}; another error from it may need another fix.",
+        guideline=f"When {err.name} answers \"{said}\", {how}{reasoned(r, fix)}; that is what got this run past it.",
+        applicability=f"Applies to {for_kind(r)} when {err.name} gives this error{such_as(r, err, said)}; another error from it may need another fix.",
     )
 
 
@@ -103,7 +103,7 @@ def _confirmation(r: Reading, w: Call) -> CandidateInsight | None:
         return None
     keys = list(w.turn.arguments) if isinstance(w.turn.arguments, dict) else []
     prior = next((t for t in reversed(r.run.turns) if t.turn < w.n and t.type == "message" and t.role == "user"), None)
-    heard = first_line(prior.content, 60) if prior is not None else ""
+    heard = said_by(r, prior.content, 60) if prior is not None else ""
     return CandidateInsight(
         title=f"Confirm {w.name} details with the user first",
         guideline=f"State {('the ' + join(keys, 3)) if keys else 'the details'} of the {w.name} call and wait for the user's yes"

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .lesson_words import (answer_seen_in, call_label, call_words, expected_answer, for_kind, free_form, is_hand_off,
-                           is_label, join, last_said, lookup_chain, reasoned, record_facts, rule_for_call, rule_on,
+                           is_label, join, last_said, lookup_chain, reasoned, said_by, record_facts, rule_for_call, rule_on,
                            rule_quote, sources, stated_reason, such_as, task_gist, the_expected, what_changed, what_it_did)
 from .reading import Call, Reading, _occurs, harness_reason, runs_a_command
 from .rules import RULE, _words, rules_for, sentences
@@ -23,7 +23,7 @@ def _unseen_lesson(r: Reading, w: Call, notes: list[str]) -> CandidateInsight | 
     if broken:
         h = broken[0]
         prior = next((t for t in reversed(r.run.turns) if t.turn < w.n and t.type == "message" and t.role == "user"), None)
-        heard = first_line(prior.content, 70) if prior is not None else ""
+        heard = said_by(r, prior.content, 70) if prior is not None else ""
         gist = task_gist(r, call_words(w))
         return CandidateInsight(
             title=f"Respect the rule before {w.name}",
@@ -54,7 +54,7 @@ def _error_lesson(r: Reading, err: Call) -> CandidateInsight:
     retries = [c for c in later if c.name == err.name]
     passed = next((c for c in retries if not c.error), None)
     if passed is not None:
-        what = f"this run got past it {what_changed(err, passed)}{reasoned(passed)}{_what_followed(r, passed)}"
+        what = f"this run got past it {what_changed(err, passed)}{reasoned(r, passed)}{_what_followed(r, passed)}"
     elif same:
         what = (f"this run sent the same {err.name} call again {len(same)} more time{'s' if len(same) != 1 else ''} "
                 f"and never got past it; change what the message points at before calling again")
@@ -67,7 +67,7 @@ def _error_lesson(r: Reading, err: Call) -> CandidateInsight:
     return CandidateInsight(
         title=f"{err.name} failing with \"{clip(said, 40)}\"",
         guideline=f"When {err.name} answers \"{said}\", {what}.",
-        applicability=f"Applies to {for_kind(r)} when {err.name} returns this error{such_as(r, err)}; a different error needs its own reading.",
+        applicability=f"Applies to {for_kind(r)} when {err.name} returns this error{such_as(r, err, said)}; a different error needs its own reading.",
     )
 
 
@@ -211,7 +211,7 @@ def _free_form_failure(r: Reading, w: Call) -> CandidateInsight:
         title=f"{w.name} judged wrong after {join([c.name for c in r.calls if c.n < w.n and not c.writes], 2) or 'no look-up'}",
         guideline=f"This run ended with {w.name}[{answer}]" + (f" after {chain}" if chain else "")
                   + (", a value no look-up had shown" if unseen and not is_label(answer) else "")
-                  + reasoned(w) + f" and was judged a failure{why}.",
+                  + reasoned(r, w) + f" and was judged a failure{why}.",
         applicability=f"Applies to {for_kind(r)} that end in {w.name}; a failed run's lesson is a caution, not a recipe.",
     )
 
