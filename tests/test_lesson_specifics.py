@@ -141,3 +141,12 @@ def test_a_name_the_user_gives_is_masked_where_no_record_holds_it():
     text = _lessons(_record("handoff-3", "airline", "You are Mei Brown, a gold member whose flight was delayed.", turns, True))
     assert "Mei" not in text and "Brown" not in text
     assert 'stating "…, a gold member, wants compensation for a delayed flight."' in text
+
+
+def test_a_run_that_answered_without_a_call_quotes_its_answer_not_its_goodbye():
+    turns = _turns(_msg("system", AIRLINE_SYSTEM), _msg("user", "What is the total of my gift card balances?"),
+                   _msg("assistant", "Your gift card balances come to 300 dollars in total."),
+                   _msg("user", "Thanks, bye."), _msg("assistant", "You're welcome! Safe travels!"), {"type": "episode_over"})
+    text = _lessons(_record("none-2", "airline", "You want to know the total of your gift card balances.", turns, False))
+    assert '(it told the user: "Your gift card balances come to … dollars in total.")' in text
+    assert "Safe travels" not in text

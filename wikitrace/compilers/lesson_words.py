@@ -192,11 +192,21 @@ def reasoned(r: Reading, call: Call) -> str:
 
 
 def last_said(r: Reading) -> str:
-    """The first line of the agent's last message, as a short quote."""
-    last = next((t for t in reversed(r.run.turns) if t.type in ("message", "answer") and t.role == "assistant"
-                 and t.content), None)
-    said = said_by(r, last.content, 80) if last is not None else ""
-    return f" (its last message: \"{said}\")" if said else ""
+    """What the agent told the user about the request, as a short quote: the sentence of its
+    messages that shares most words with the task (a later one on a tie), not a closing
+    pleasantry; its last message's first line when none shares a word."""
+    said = [t for t in r.run.turns if t.type in ("message", "answer") and t.role == "assistant" and t.content]
+    if not said:
+        return ""
+    task = _words(r.run.task.instruction or "")
+    best, score = first_line(said[-1].content, 200), 0
+    for t in said:
+        for s in sentences(t.content):
+            shared = len(_words(s) & task)
+            if shared >= score and shared > 0:
+                best, score = s, shared
+    quote = clip(masked(r, best), 120).replace('"', "'")
+    return f" (it told the user: \"{quote}\")" if quote else ""
 
 
 def said_by(r: Reading, text: str | None, limit: int) -> str:
