@@ -150,3 +150,16 @@ def test_a_run_that_answered_without_a_call_quotes_its_answer_not_its_goodbye():
     text = _lessons(_record("none-2", "airline", "You want to know the total of your gift card balances.", turns, False))
     assert '(it told the user: "Your gift card balances come to … dollars in total.")' in text
     assert "Safe travels" not in text
+
+
+def test_a_plan_from_an_earlier_attempt_is_named_with_how_it_went():
+    q = "Which city hosts the annual Kestrel Film Days festival?"
+    plan = ["I searched the wrong page. Next time I should search the festival's own page before answering."]
+    failed = _qa("Leeds", "Harrogate", [("Kestrel Film Days", "Kestrel Film Days is a festival near Leeds.")], q)
+    failed["task"]["metadata"]["reflections"] = plan
+    assert ("It had been given a plan from an earlier failed attempt, \"Next time I should search the festival's own "
+            "page before answering\", and it did not get it there.") in _lessons(failed)
+    won = _qa("Harrogate", "Harrogate", [("Kestrel Film Days", "Kestrel Film Days is held in Harrogate.")], q, success=True)
+    won["task"]["metadata"]["reflections"] = plan
+    assert "following a plan from an earlier failed attempt: \"Next time I should search" in _lessons(won)
+    assert "earlier failed attempt" not in _lessons(_qa("Leeds", "Harrogate", [("Kestrel Film Days", "A festival.")], q))

@@ -338,3 +338,18 @@ def rule_for_call(r: Reading, call: Call, text: str) -> str:
         return ""
     on_action = [s for s in sentences(r.system.content or "") if action & _words(s)]
     return rule_on(r, text, action, within=on_action, extra=call.name.replace("_", " "))
+
+
+_PLAN = re.compile(r"\b(should|will|need to|instead|next time|must|plan)\b", re.I)
+
+
+def earlier_plan(r: Reading) -> str:
+    """The plan the run was given from an earlier failed attempt (a self-reflection the log
+    records in ``task.metadata["reflections"]``): the latest one's sentence that says what
+    to do, values masked; "" when the run was given none."""
+    notes = (r.run.task.metadata or {}).get("reflections")
+    if not isinstance(notes, list) or not notes:
+        return ""
+    said = sentences(str(notes[-1]))
+    plan = next((s for s in said if _PLAN.search(s)), said[0] if said else "")
+    return clip(masked(r, plan).rstrip(". "), 140).replace('"', "'")

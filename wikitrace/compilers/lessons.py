@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .lesson_words import (call_words, for_kind, free_form, is_hand_off, is_label, join, last_said, lookup_chain,
+from .lesson_words import (call_words, earlier_plan, for_kind, free_form, is_hand_off, is_label, join, last_said, lookup_chain,
                            reasoned, said_by, rule_quote, sources, such_as, task_gist, what_changed, what_it_did)
 from .lessons_failure import _failure, _hand_off_lesson
 from .reading import Call, Reading, runs_a_command
@@ -42,7 +42,9 @@ def _procedure(r: Reading, w: Call) -> CandidateInsight:
         return CandidateInsight(
             title=f"{w.name} with what {join(list(tools), 2)} showed" if tools else f"Settle the task with {w.name}",
             guideline=f"This run ended with {w.name}[{answer}], {where}" + (f", after {chain}" if chain else "")
-                      + reasoned(r, w) + ", and was judged a success: look up each thing the request names before answering.",
+                      + reasoned(r, w) + ", and was judged a success"
+                      + (f", following a plan from an earlier failed attempt: \"{plan}\"" if (plan := earlier_plan(r)) else "")
+                      + ": look up each thing the request names before answering.",
             applicability=f"Applies to {for_kind(r)} that end in {w.name}"
                           + (f", such as: \"{gist}\"" if gist else "") + "; the values belong to that task, not to yours.",
         )

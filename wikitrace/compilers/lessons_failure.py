@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .lesson_words import (answer_seen_in, call_label, call_words, expected_answer, for_kind, free_form, is_hand_off,
+from .lesson_words import (answer_seen_in, call_label, call_words, earlier_plan, expected_answer, for_kind, free_form, is_hand_off,
                            is_label, join, last_said, lookup_chain, reasoned, said_by, record_facts, rule_for_call, rule_on,
                            rule_quote, sources, stated_reason, such_as, task_gist, the_expected, what_changed, what_it_did)
 from .reading import Call, Reading, _occurs, harness_reason, runs_a_command
@@ -211,7 +211,9 @@ def _free_form_failure(r: Reading, w: Call) -> CandidateInsight:
         title=f"{w.name} judged wrong after {join([c.name for c in r.calls if c.n < w.n and not c.writes], 2) or 'no look-up'}",
         guideline=f"This run ended with {w.name}[{answer}]" + (f" after {chain}" if chain else "")
                   + (", a value no look-up had shown" if unseen and not is_label(answer) else "")
-                  + reasoned(r, w) + f" and was judged a failure{why}.",
+                  + reasoned(r, w) + f" and was judged a failure{why}."
+                  + (f" It had been given a plan from an earlier failed attempt, \"{plan}\", and it did not get it there."
+                     if (plan := earlier_plan(r)) else ""),
         applicability=f"Applies to {for_kind(r)} that end in {w.name}; a failed run's lesson is a caution, not a recipe.",
     )
 
