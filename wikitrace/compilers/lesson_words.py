@@ -352,4 +352,4 @@ def earlier_plan(r: Reading) -> str:
         return ""
     said = sentences(str(notes[-1]))
     plan = next((s for s in said if _PLAN.search(s)), said[0] if said else "")
-    return clip(masked(r, plan).rstrip(". "), 140).replace('"', "'")
+    return clip(masked(r, plan).rstrip(". "), 110).replace('"', "'")
