@@ -204,6 +204,25 @@ def cite_parse(
     raise typer.Exit(cite_parse_command(source, _need_corpus(corpus), as_json))
 
 
+@cite_app.command("record")
+def cite_record(
+    source: str = typer.Argument(..., metavar="ANSWER", help="The agent's answer or transcript holding its citation (a file, or '-' for stdin)."),
+    corpus: Optional[Path] = _corpus_option("The corpus whose usage ledger (usage/ledger.jsonl) records the episode."),
+    run: str = typer.Option(..., "--run", metavar="RUN_ID", help="The episode's run id. With the answer it names the episode: recording both again adds nothing."),
+    outcome: str = typer.Option(..., "--outcome", metavar="success|failure|SCORE", help="How the episode ended (a score >= 1.0 is a success)."),
+    method: str = typer.Option("wikitrace", "--method", help="The memory method the agent ran with (for wikitrace eval)."),
+    task: Optional[str] = typer.Option(None, "--task", help="Task id (default: the run's task in the corpus, else the run id)."),
+    suite: str = typer.Option("default", "--suite", help="Benchmark suite (for wikitrace eval)."),
+    trial: Optional[str] = typer.Option(None, "--trial", help="Trial label (default: how many episodes of this suite, method and task came before)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the recorded episode and the new counts as JSON."),
+) -> None:
+    """Store which insights, compilations and runs an episode cited and how it ended; update the insight pages' counts."""
+    from .agent.cite_record import cite_record_command
+
+    raise typer.Exit(cite_record_command(source, _need_corpus(corpus), run, outcome, method, task, suite, trial,
+                                         as_json))
+
+
 @app.command()
 def descents(
     transcript: Path = typer.Argument(..., metavar="FILE", help="Agent transcript: turn log, OpenAI chat messages, or a file of runs (JSON or JSONL)."),

@@ -93,6 +93,7 @@ class RunWriter:
         self.record_digests: dict[str, str] = {}  # run id -> digest of its raw JSONL record
         self.carried_insights: set[str] = set()  # insight ids whose entries are the published ones
         self.carried_steps: set[str] = set()  # steps of runs carried over unchanged
+        self.usage: dict[str, tuple[int, int]] = {}  # insight id -> counts from the usage ledger
         self.new_paths: list[str] = []  # files of runs no index names yet (removed if the build fails)
         self._sink_args = (str(pub.root), str(pub.tmp), opts.mount_path, str(opts.templates) if opts.templates else None)
         self._sink = pages.PageSink(*self._sink_args)
@@ -166,7 +167,8 @@ class RunWriter:
         redact_compilation(comp, self.redactor)  # the model's answer, once more before any page
         step = self.ids.step_for(run.run_id)
         ins_ids = self.ids.insights_for(run.run_id, len(comp.insights))
-        refs = [documents.InsightRef(i, c.title, layout.insight_doc(i)) for i, c in zip(ins_ids, comp.insights)]
+        refs = [documents.InsightRef(i, c.title, layout.insight_doc(i), self.usage.get(i, (0, 0)))
+                for i, c in zip(ins_ids, comp.insights)]
         paths = pages.run_paths(run, step, refs)
         self.pub.claim(paths)
         if run.run_id not in self.ids.prev_runs:

@@ -1,0 +1,203 @@
+"""The usage ledger: which memory each agent episode cited, and how the episode ended.
+
+``usage/ledger.jsonl`` inside the corpus, one JSON object per episode, keys in a
+fixed order, so ``git diff`` shows each new episode as one added line::
+
+    {"episode": "sha256:…", "run": "task-7-trial-0", "suite": "default", "task_id": "7",
+     "method": "wikitrace", "trial": "0", "outcome": "success", "success": true,
+     "score": null, "R": ["step-0003"], "C": [], "I": ["insight-0005"]}
+
+Only ids and labels are stored, never the answer. An episode is named by its run id
+and the digest of its (redacted) answer: recording the same pair again adds
+nothing; recording it with another outcome or label appends a line that replaces
+the earlier one when the ledger is read (the last line of an episode wins). The
+file is only appended to, except by ``drop_ids`` (forgetting a run removes its ids
+for good).
+
+The build never writes or removes this file (it is not in the build's manifest);
+it reads it to put the counts on insight pages. Each line also carries ``suite``,
+``task_id``, ``method`` and ``trial``, so ``wikitrace eval`` reads the ledger as a
+results table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+LEDGER = "usage/ledger.jsonl"
+KEYS = ("episode", "run", "suite", "task_id", "method", "trial", "outcome", "success", "score", "R", "C", "I")
+
+
+class LedgerError(ValueError):
+    """The ledger cannot be read or written where it is (a symlink, not a file)."""
+
+
+@dataclass
+class Episode:
+    episode: str
+    run: str
+    suite: str
+    task_id: str
+    method: str
+    trial: str
+    outcome: str  # success | failure
+    success: bool
+    score: float | None
+    R: list[str] = field(default_factory=list)
+    C: list[str] = field(default_factory=list)
+    I: list[str] = field(default_factory=list)  # noqa: E741 (the citation's key)
+
+    def line(self) -> str:
+        return json.dumps({k: getattr(self, k) for k in KEYS}, ensure_ascii=False) + "\n"
+
+    def same_as(self, other: "Episode") -> bool:
+        return self.line() == other.line()
+
+
+def ledger_path(root: Path) -> Path:
+    return Path(root) / LEDGER
+
+
+def _safe(root: Path) -> Path:
+    """The ledger path, refusing a ``usage`` folder or ledger that is a symlink (never
+    followed out of the corpus) or not the kind of entry it should be."""
+    folder = Path(root) / "usage"
+    for path, want in ((folder, stat.S_ISDIR), (folder / "ledger.jsonl", stat.S_ISREG)):
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            break
+        if not want(st.st_mode):
+            kind = "folder" if want is stat.S_ISDIR else "file"
+            raise LedgerError(f"{path}: is not a plain {kind} (a symlink or another kind of entry); "
+                              f"move it away so wikitrace can keep its usage ledger there")
+    return folder / "ledger.jsonl"
+
+
+def _episode(obj, where: str) -> Episode:
+    if not isinstance(obj, dict):
+        raise LedgerError(f"{where}: expected a JSON object")
+    missing = [k for k in KEYS if k not in obj]
+    if missing:
+        raise LedgerError(f"{where}: missing {', '.join(missing)}")
+    for k in ("R", "C", "I"):
+        if not isinstance(obj[k], list) or not all(isinstance(i, str) for i in obj[k]):
+            raise LedgerError(f"{where}: {k!r} must be a list of ids")
+    if obj["outcome"] not in ("success", "failure") or not isinstance(obj["success"], bool):
+        raise LedgerError(f"{where}: outcome must be success or failure, success true or false")
+    return Episode(**{k: obj[k] for k in KEYS})
+
+
+def read_ledger(root: Path) -> tuple[list[Episode], list[str]]:
+    """Every line of the ledger in file order, and a problem (``file:line: what``) for
+    each line that cannot be read (those lines are skipped, never rewritten)."""
+    path = _safe(root)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return [], []
+    except UnicodeDecodeError:
+        return [], [f"{LEDGER}: not UTF-8 text; restore it from git"]
+    out, problems = [], []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{LEDGER}:{n}"
+        try:
+            out.append(_episode(json.loads(line), where))
+        except json.JSONDecodeError as exc:
+            problems.append(f"{where}: not a JSON object ({exc.msg}); restore the line from git or delete it")
+        except (LedgerError, TypeError) as exc:
+            problems.append(f"{exc}; restore the line from git or delete it")
+    return out, problems
+
+
+def fold(lines: Iterable[Episode]) -> dict[str, Episode]:
+    """One entry per episode, the last line of each winning, in the order first recorded."""
+    out: dict[str, Episode] = {}
+    for ep in lines:
+        out[ep.episode] = ep
+    return out
+
+
+def tally(episodes: Iterable[Episode], group=None) -> dict[str, tuple[int, int]]:
+    """Insight id (or ``group(id)``) -> (episodes citing it, of which succeeded).
+    An episode citing two insights of one group counts once for the group."""
+    counts: dict[str, list[int]] = {}
+    for ep in episodes:
+        keys = {group(i) if group else i for i in ep.I}
+        keys.discard(None)
+        for key in keys:
+            c = counts.setdefault(key, [0, 0])
+            c[0] += 1
+            c[1] += ep.success
+    return {k: (n, m) for k, (n, m) in counts.items()}
+
+
+def insight_counts(root: Path) -> tuple[dict[str, tuple[int, int]], list[str]]:
+    """Counts per insight id from the ledger at ``root`` (empty when there is none),
+    with the problems of unreadable lines."""
+    lines, problems = read_ledger(root)
+    return tally(fold(lines).values()), problems
+
+
+def write_lines(root: Path, lines: list[str]) -> None:
+    """Replace the ledger with ``lines`` at once (temp file + rename, 0444)."""
+    from .fsio import DIR_MODE, write_atomic
+
+    path = _safe(root)
+    if not path.parent.exists():
+        path.parent.mkdir()
+        os.chmod(path.parent, DIR_MODE)
+    write_atomic(path, "".join(lines), mode=0o444)
+
+
+def raw_lines(root: Path) -> list[str]:
+    """The ledger's lines as written (unreadable ones too: they are the user's to fix)."""
+    try:
+        text = _safe(root).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    return [line + "\n" for line in text.splitlines() if line.strip()]
+
+
+def append(root: Path, ep: Episode) -> None:
+    """Add one episode line at the end. The caller holds the corpus lock."""
+    write_lines(root, raw_lines(root) + [ep.line()])
+
+
+def drop_ids(root: Path, ids: Iterable[str], runs: Iterable[str] = ()) -> int:
+    """Forget: remove ``ids`` (step and insight ids) from every episode's R / C / I, and
+    the episodes recorded for ``runs`` (run ids) altogether. Returns the lines changed
+    or removed. The caller holds the corpus lock (``forget`` does) and rebuilds after,
+    which puts the new counts on the insight pages. Unreadable lines are kept as they are."""
+    ids, runs = set(ids), set(runs)
+    if not ids and not runs:
+        return 0
+    changed, kept = 0, []
+    for line in raw_lines(root):
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            kept.append(line)
+            continue
+        if not isinstance(obj, dict):
+            kept.append(line)
+            continue
+        if obj.get("run") in runs:
+            changed += 1
+            continue
+        new = {k: ([i for i in v if i not in ids] if k in ("R", "C", "I") and isinstance(v, list) else v)
+               for k, v in obj.items()}
+        if new != obj:
+            changed += 1
+            line = json.dumps(new, ensure_ascii=False) + "\n"
+        kept.append(line)
+    if changed:
+        write_lines(root, kept)
+    return changed
