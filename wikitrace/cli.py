@@ -171,12 +171,14 @@ def prompt(
     embedding_model: Optional[str] = typer.Option(None, "--embedding-model", help="Rank runs by embeddings from this model instead of BM25."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for --embedding-model."),
     as_json: bool = typer.Option(False, "--json", help="Print the prompt parts as JSON."),
+    prefer_helpful: bool = typer.Option(False, "--prefer-helpful", help="With --budget: keep lessons that the usage ledger shows cited mostly in failed episodes last (never-cited lessons keep their place)."),
 ) -> None:
     """Render the memory additions (system + task message + citation prompt) for one task."""
     from .agent.cli_glue import prompt_command
 
     raise typer.Exit(prompt_command(_need_corpus(corpus), task, task_file, variant, budget, task_type, similar,
-                                    mount_path, tools_path, templates, embedding_model, base_url, as_json))
+                                    mount_path, tools_path, templates, embedding_model, base_url, as_json,
+                                    prefer_helpful))
 
 
 @cite_app.command("prompt")
