@@ -53,7 +53,7 @@ def _typer(help: str, **kw) -> typer.Typer:
 app = _typer("Compile agent runs and dialogues into evidence-linked, read-only memory.", epilog=ENVIRONMENT,
              cls=_Commands)
 tools_app = _typer("The small agent-facing commands (actions, turn, grep).")
-cite_app = _typer("The post-episode citation prompt and its parser.")
+cite_app = _typer("The post-episode citation prompt, its parser, and the usage ledger (cite record).")
 dialogue_app = _typer("Dialogue memory (TrajWiki): compile conversations.", epilog=ENVIRONMENT)
 app.add_typer(tools_app, name="tools")
 app.add_typer(cite_app, name="cite")
