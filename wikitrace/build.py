@@ -288,19 +288,6 @@ def _previous(pub: Publisher) -> dict | None:
     return previous
 
 
-def _usage_counts(root: Path, report: LoadReport) -> dict[str, tuple[int, int]]:
-    """Counts per insight from the usage ledger (usage/ledger.jsonl, which the build reads
-    and never writes); unreadable lines are reported and left out."""
-    from .corpus.ledger import LedgerError, insight_counts
-
-    try:
-        counts, problems = insight_counts(root)
-    except LedgerError as exc:
-        counts, problems = {}, [str(exc)]
-    report.warnings.extend(problems)
-    return counts
-
-
 def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_progress) -> BuildResult:
     root = pub.root
     previous = _previous(pub)
@@ -341,7 +328,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
             reader.stop()
         raise
     writer = _Writer(pub, ids, opts, reuse)
-    writer.usage = _usage_counts(root, report)
+    report.warnings.extend(writer.usage_problems)  # lines of usage/ledger.jsonl left out of the counts
     runs = (_apply_defaults(reader.runs(report), opts) if reader is not None
             else _read_runs(opts, report, reuse.known))
     if progress is not None:
@@ -373,9 +360,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
             reader.stop()
     # Every page is in place; insights carried over get the ledger's counts; then the
     # indexes, then corpus.json, then the removals.
-    from .corpus import usage_pages
-
-    usage_pages.refresh(pub, writer.usage, pub.manifest.data.get("usage") or {}, sorted(writer.carried_insights))
+    usage = writer.refresh_usage()
     for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
         pub.write(rel, text.encode("utf-8"))
     from .agent.index import prompt_index_bytes
@@ -397,7 +382,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         "build_key": key, "records": dict(sorted(writer.record_digests.items())),
         "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"]} for r in writer.runs],
                 "retired": ids.retired()},
-        "usage": usage_pages.shown_counts(writer.usage, [i["id"] for i in writer.insights]),
+        "usage": usage,
     })
     counts = collections.Counter(r["outcome"] for r in writer.runs)
     return BuildResult(

@@ -140,8 +140,9 @@ def _update_pages(root: Path, counts: dict, insight_ids: list[str], notes: list[
         shown = pub.manifest.data.get("usage") or {}
         written, skipped = usage_pages.refresh(pub, counts, shown, insight_ids)
         if skipped:
-            notes.append(f"{len(skipped)} insight page(s) are missing or edited ({', '.join(skipped[:3])}); "
-                         f"run wikitrace compile to repair them with their counts")
+            notes.append(f"{len(skipped)} insight page(s) are not as the last build wrote them (missing, edited, "
+                         f"or no build state in .wikitrace/): {', '.join(skipped[:3])}; run wikitrace compile to "
+                         f"write them with their counts")
         if written and pub.owns("index/grep/insight.txt"):
             write_search_files_to(pub.write_stream, root, [p for p in pub.output if p.startswith("insight/")])
         done = usage_pages.shown_counts(counts, insight_ids)

@@ -93,9 +93,10 @@ def _episode(obj, where: str) -> Episode:
     return Episode(**{k: obj[k] for k in KEYS})
 
 
-def read_ledger(root: Path) -> tuple[list[Episode], list[str]]:
-    """Every line of the ledger in file order, and a problem (``file:line: what``) for
-    each line that cannot be read (those lines are skipped, never rewritten)."""
+def _parsed(root: Path) -> tuple[list[tuple[int, object]], list[str]]:
+    """(line number, JSON value) of every non-blank line, and the lines that do not parse.
+    One ``json.loads`` over the whole file when it is clean (a few times faster than one
+    per line: ``prompt`` reads the ledger on every call)."""
     path = _safe(root)
     try:
         text = path.read_text(encoding="utf-8")
@@ -103,18 +104,56 @@ def read_ledger(root: Path) -> tuple[list[Episode], list[str]]:
         return [], []
     except UnicodeDecodeError:
         return [], [f"{LEDGER}: not UTF-8 text; restore it from git"]
+    numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    try:
+        values = json.loads("[" + ",".join(line for _, line in numbered) + "]")
+        if len(values) == len(numbered):
+            return list(zip((n for n, _ in numbered), values)), []
+    except (json.JSONDecodeError, RecursionError):
+        pass
     out, problems = [], []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{LEDGER}:{n}"
+    for n, line in numbered:
         try:
-            out.append(_episode(json.loads(line), where))
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: not a JSON object ({exc.msg}); restore the line from git or delete it")
+            out.append((n, json.loads(line)))
+        except (json.JSONDecodeError, RecursionError) as exc:
+            problems.append(f"{LEDGER}:{n}: not a JSON object ({getattr(exc, 'msg', exc)}); "
+                            f"restore the line from git or delete it")
+    return out, problems
+
+
+def read_ledger(root: Path) -> tuple[list[Episode], list[str]]:
+    """Every line of the ledger in file order, and a problem (``file:line: what``) for
+    each line that cannot be read (those lines are skipped, never rewritten)."""
+    values, problems = _parsed(root)
+    out = []
+    for n, obj in values:
+        try:
+            out.append(_episode(obj, f"{LEDGER}:{n}"))
         except (LedgerError, TypeError) as exc:
             problems.append(f"{exc}; restore the line from git or delete it")
     return out, problems
+
+
+def quick_tally(root: Path, group=None) -> dict:
+    """``tally`` of the ledger's episodes without building records (``prompt``'s path);
+    lines that are not episodes are passed over (``wikitrace check`` names them)."""
+    values, _problems = _parsed(root)
+    last: dict = {}
+    for _n, obj in values:
+        if isinstance(obj, dict) and isinstance(obj.get("I"), list) and isinstance(obj.get("success"), bool):
+            last[str(obj.get("episode"))] = obj
+    counts: dict = {}
+    for obj in last.values():
+        keys = {group(i) if group else i for i in obj["I"] if isinstance(i, str)}
+        keys.discard(None)
+        for key in keys:
+            c = counts.get(key)
+            if c is None:
+                counts[key] = [1, int(obj["success"])]
+            else:
+                c[0] += 1
+                c[1] += obj["success"]
+    return {k: (n, m) for k, (n, m) in counts.items()}
 
 
 def fold(lines: Iterable[Episode]) -> dict[str, Episode]:
@@ -141,8 +180,11 @@ def tally(episodes: Iterable[Episode], group=None) -> dict[str, tuple[int, int]]
 
 def insight_counts(root: Path) -> tuple[dict[str, tuple[int, int]], list[str]]:
     """Counts per insight id from the ledger at ``root`` (empty when there is none),
-    with the problems of unreadable lines."""
-    lines, problems = read_ledger(root)
+    with the problems of unreadable lines (a ledger that cannot be read at all is one)."""
+    try:
+        lines, problems = read_ledger(root)
+    except LedgerError as exc:
+        return {}, [str(exc)]
     return tally(fold(lines).values()), problems
 
 
