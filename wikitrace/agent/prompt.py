@@ -111,7 +111,10 @@ def render_insights(env, items: list[InsightInfo], show_source: bool,
     if not items:
         return []
     ctx = [_insight_ctx(i, a, u) for i, a, u in zip(items, also or [()] * len(items), usage or [None] * len(items))]
-    text = env.from_string(_BATCH).render(items=ctx, show_source=show_source)
+    batch = getattr(env, "_wikitrace_insight_batch", None)
+    if batch is None:  # compiled once per environment: lessons with counts are rendered one at a time
+        batch = env._wikitrace_insight_batch = env.from_string(_BATCH)
+    text = batch.render(items=ctx, show_source=show_source)
     return [p.strip("\n") for p in text.split("\x00")[:-1]]
 
 
@@ -441,7 +444,9 @@ def _lesson_usage(corpus, insight_ids: list[str], reps: list[int]) -> dict[int, 
         return {}
     pos = {iid: j for j, iid in enumerate(insight_ids)}
     try:  # `wikitrace check` reports lines that cannot be read
-        return ledger.quick_tally(Path(corpus), group=lambda iid: reps[pos[iid]] if iid in pos else None)
+        if any(r != j for j, r in enumerate(reps)):  # lessons of several insights: count episodes once
+            return ledger.quick_tally(Path(corpus), group=lambda iid: reps[pos[iid]] if iid in pos else None)
+        return {pos[i]: c for i, c in ledger.quick_tally(Path(corpus)).items() if i in pos}
     except ledger.LedgerError:
         return {}
 

@@ -79,18 +79,24 @@ def _safe(root: Path) -> Path:
     return folder / "ledger.jsonl"
 
 
+_KEYSET = frozenset(KEYS)
+_STR = {str}
+
+
 def _episode(obj, where: str) -> Episode:
+    # checks kept to C-level calls: `cite record` and `check` read every line of the ledger
     if not isinstance(obj, dict):
         raise LedgerError(f"{where}: expected a JSON object")
-    missing = [k for k in KEYS if k not in obj]
-    if missing:
-        raise LedgerError(f"{where}: missing {', '.join(missing)}")
+    if not obj.keys() >= _KEYSET:
+        raise LedgerError(f"{where}: missing {', '.join(k for k in KEYS if k not in obj)}")
     for k in ("R", "C", "I"):
-        if not isinstance(obj[k], list) or not all(isinstance(i, str) for i in obj[k]):
+        v = obj[k]
+        if type(v) is not list or (v and not set(map(type, v)) <= _STR):
             raise LedgerError(f"{where}: {k!r} must be a list of ids")
-    if obj["outcome"] not in ("success", "failure") or not isinstance(obj["success"], bool):
+    if obj["outcome"] not in ("success", "failure") or type(obj["success"]) is not bool:
         raise LedgerError(f"{where}: outcome must be success or failure, success true or false")
-    return Episode(**{k: obj[k] for k in KEYS})
+    return Episode(obj["episode"], obj["run"], obj["suite"], obj["task_id"], obj["method"], obj["trial"],
+                   obj["outcome"], obj["success"], obj["score"], obj["R"], obj["C"], obj["I"])
 
 
 def _parsed(root: Path) -> tuple[list[tuple[int, object]], list[str]]:
@@ -144,7 +150,10 @@ def quick_tally(root: Path, group=None) -> dict:
             last[str(obj.get("episode"))] = obj
     counts: dict = {}
     for obj in last.values():
-        keys = {group(i) if group else i for i in obj["I"] if isinstance(i, str)}
+        try:
+            keys = {group(i) for i in obj["I"]} if group else set(obj["I"])
+        except TypeError:  # an id that is not a string
+            continue
         keys.discard(None)
         for key in keys:
             c = counts.get(key)
