@@ -231,3 +231,29 @@ def test_a_symlinked_ledger_is_refused(corpus, tmp_path):
     proc = _record(corpus, _answer(tmp_path, "a.txt", {"I": ["insight-0000"]}), "--run", "e", "--outcome", "success")
     assert proc.returncode == 1 and "not a plain file" in proc.stderr
     assert outside.read_text() == ""
+
+
+def test_prompts_quick_reading_of_the_ledger_agrees_with_the_full_one(tmp_path):
+    """`prompt` reads lines as written by slicing; any other line through JSON; the counts
+    are those of the validated reading, whatever the labels hold."""
+    def ep(key, run, ok, ids):
+        return ledger.Episode(key, run, "default", "t", "wikitrace", "0", "success" if ok else "failure", ok, None,
+                              [], [], ids).line()
+
+    lines = [
+        ep("sha256:a", 'tricky, "success": true, "I": ["insight-0009"]} \\', False, ["insight-0001"]),
+        ep("sha256:b", "b", True, ["insight-0001", "insight-0002"]),
+        ep("sha256:c", "c", True, []),
+        ep("sha256:b", "b", False, ["insight-0002"]),  # replaces b
+        json.dumps({"I": ["insight-0003"], "success": True, "episode": "sha256:d", "run": "d", "suite": "s",
+                    "task_id": "t", "method": "m", "trial": "0", "outcome": "success", "score": None, "R": [],
+                    "C": []}, indent=None, separators=(",", ":")) + "\n",  # another key order and spacing
+        "not json\n",
+    ]
+    (tmp_path / "usage").mkdir()
+    (tmp_path / ledger.LEDGER).write_text("".join(lines))
+    full, problems = ledger.read_ledger(tmp_path)
+    assert len(problems) == 1 and ":6:" in problems[0]
+    expected = ledger.tally(ledger.fold(full).values())
+    assert ledger.quick_tally(tmp_path) == expected == {
+        "insight-0001": (1, 0), "insight-0002": (1, 0), "insight-0003": (1, 1)}
