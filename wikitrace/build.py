@@ -328,6 +328,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
             reader.stop()
         raise
     writer = _Writer(pub, ids, opts, reuse)
+    report.warnings.extend(writer.usage_problems)  # lines of usage/ledger.jsonl left out of the counts
     runs = (_apply_defaults(reader.runs(report), opts) if reader is not None
             else _read_runs(opts, report, reuse.known))
     if progress is not None:
@@ -357,7 +358,9 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     finally:
         if reader is not None:
             reader.stop()
-    # Every page is in place; now the indexes, then corpus.json, then the removals.
+    # Every page is in place; insights carried over get the ledger's counts; then the
+    # indexes, then corpus.json, then the removals.
+    usage = writer.refresh_usage()
     for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
         pub.write(rel, text.encode("utf-8"))
     from .agent.index import prompt_index_bytes
@@ -379,6 +382,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         "build_key": key, "records": dict(sorted(writer.record_digests.items())),
         "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"]} for r in writer.runs],
                 "retired": ids.retired()},
+        "usage": usage,
     })
     counts = collections.Counter(r["outcome"] for r in writer.runs)
     return BuildResult(

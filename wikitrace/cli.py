@@ -53,7 +53,7 @@ def _typer(help: str, **kw) -> typer.Typer:
 app = _typer("Compile agent runs and dialogues into evidence-linked, read-only memory.", epilog=ENVIRONMENT,
              cls=_Commands)
 tools_app = _typer("The small agent-facing commands (actions, turn, grep).")
-cite_app = _typer("The post-episode citation prompt and its parser.")
+cite_app = _typer("The post-episode citation prompt, its parser, and the usage ledger (cite record).")
 dialogue_app = _typer("Dialogue memory (TrajWiki): compile conversations.", epilog=ENVIRONMENT)
 app.add_typer(tools_app, name="tools")
 app.add_typer(cite_app, name="cite")
@@ -171,12 +171,14 @@ def prompt(
     embedding_model: Optional[str] = typer.Option(None, "--embedding-model", help="Rank runs by embeddings from this model instead of BM25."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for --embedding-model."),
     as_json: bool = typer.Option(False, "--json", help="Print the prompt parts as JSON."),
+    prefer_helpful: bool = typer.Option(False, "--prefer-helpful", help="With --budget: keep lessons that the usage ledger shows cited mostly in failed episodes last (never-cited lessons keep their place)."),
 ) -> None:
     """Render the memory additions (system + task message + citation prompt) for one task."""
     from .agent.cli_glue import prompt_command
 
     raise typer.Exit(prompt_command(_need_corpus(corpus), task, task_file, variant, budget, task_type, similar,
-                                    mount_path, tools_path, templates, embedding_model, base_url, as_json))
+                                    mount_path, tools_path, templates, embedding_model, base_url, as_json,
+                                    prefer_helpful))
 
 
 @cite_app.command("prompt")
@@ -202,6 +204,25 @@ def cite_parse(
     from .agent.cite import cite_parse_command
 
     raise typer.Exit(cite_parse_command(source, _need_corpus(corpus), as_json))
+
+
+@cite_app.command("record")
+def cite_record(
+    source: str = typer.Argument(..., metavar="ANSWER", help="The agent's answer or transcript holding its citation (a file, or '-' for stdin)."),
+    corpus: Optional[Path] = _corpus_option("The corpus whose usage ledger (usage/ledger.jsonl) records the episode."),
+    run: str = typer.Option(..., "--run", metavar="RUN_ID", help="The episode's run id. With the answer it names the episode: recording both again adds nothing."),
+    outcome: str = typer.Option(..., "--outcome", metavar="success|failure|SCORE", help="How the episode ended (a score >= 1.0 is a success)."),
+    method: str = typer.Option("wikitrace", "--method", help="The memory method the agent ran with (for wikitrace eval)."),
+    task: Optional[str] = typer.Option(None, "--task", help="Task id (default: the run's task in the corpus, else the run id)."),
+    suite: str = typer.Option("default", "--suite", help="Benchmark suite (for wikitrace eval)."),
+    trial: Optional[str] = typer.Option(None, "--trial", help="Trial label (default: how many episodes of this suite, method and task came before)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the recorded episode and the new counts as JSON."),
+) -> None:
+    """Store which insights, compilations and runs an episode cited and how it ended; update the insight pages' counts."""
+    from .agent.cite_record import cite_record_command
+
+    raise typer.Exit(cite_record_command(source, _need_corpus(corpus), run, outcome, method, task, suite, trial,
+                                         as_json))
 
 
 @app.command()
@@ -230,7 +251,7 @@ def descents(
 
 @app.command("eval")
 def eval_(
-    results: Path = typer.Argument(..., metavar="FILE", help="CSV or JSONL rows: suite, task_id, method, trial, score|success."),
+    results: Path = typer.Argument(..., metavar="FILE", help="CSV or JSONL rows: suite, task_id, method, trial, score|success; or a corpus folder (or its usage/ledger.jsonl) whose episodes were recorded with cite record."),
     csv_out: Optional[Path] = typer.Option(None, "--csv", metavar="FILE", help="Write the table as CSV here."),
     plot_out: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Write a Gain/Regression PNG here (needs the plot extra: pip install 'wikitrace[plot]')."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),

@@ -90,6 +90,9 @@ def check_corpus(root: Path) -> list[str]:
     _check_turn_refs(root, docs, problems)
     _check_indexes(root, docs, problems)
     _check_manifest(root, data, docs, problems)
+    from .usage_pages import check_usage
+
+    problems.extend(check_usage(root, data, docs))
     if (root / "dialogue").is_dir():
         try:
             from ..dialogue.check import check_dialogue
