@@ -185,3 +185,44 @@ def test_forget_never_touches_files_the_build_did_not_write(tmp_path):
     assert note.read_text() == "my own notes on this run\n"
     assert not (out / "raw" / step / "metadata.md").exists()
     ok(cli("check", out))
+
+
+def _stamp_free(files: dict) -> dict:
+    files = dict(files)
+    data = json.loads(files.pop("corpus.json"))
+    data.pop("build")
+    files["corpus.json"] = json.dumps(data, sort_keys=True).encode()
+    return files
+
+
+def test_a_forget_killed_mid_update_is_finished_by_the_next_compile(tmp_path):
+    import signal
+    import time
+
+    from helpers import tree_bytes
+
+    data = write_jsonl(tmp_path / "runs.jsonl", example_runs() + [marked_run()])
+    out, clean = tmp_path / "corpus", tmp_path / "clean"
+    ok(cli("compile", data, "--out", out, "--offline", "-q"))
+    shutil.copytree(out, clean)
+    published = tree_bytes(out)
+    ok(cli("forget", "locker-913", "-c", clean))
+    final = tree_bytes(clean)
+
+    env = {k: v for k, v in os.environ.items() if k != "WIKITRACE_CORPUS"}
+    env["WIKITRACE_PUBLISH_PAUSE"] = "0.4"
+    proc = subprocess.Popen([WIKITRACE, "forget", "locker-913", "-c", str(out)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(2.5)  # inside the index writes: 12 files at 0.4 s each, then the removals
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert (out / ".wikitrace" / "forgotten.json").is_file(), "the tombstone is written before anything else"
+    interrupted = tree_bytes(out)
+    assert interrupted != final, "the kill should land mid-update"
+    for rel, blob in interrupted.items():  # every file is the old bytes or the new ones, never half
+        assert blob in (published.get(rel), final.get(rel)), rel
+
+    ok(cli("compile", data, "--out", out, "--offline", "-q"))
+    ok(cli("compile", data, "--out", clean, "--offline", "-q"))
+    assert hits(out) == [] and ok(cli("check", out))
+    assert _stamp_free(tree_bytes(out)) == _stamp_free(tree_bytes(clean))
