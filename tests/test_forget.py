@@ -98,6 +98,7 @@ def test_forget_leaves_no_trace_and_a_rebuild_keeps_the_run_out(fake_openai, tmp
     # The fake teaches every run the same two lessons: the marked run's are shared.
     before = prompt_json(out)
     assert any(set(own_insights) & ({rep, *others}) for rep, others in before["same_lesson"].items())
+    assert step in before["user"], "the shared lesson lists the marked run among its sources"
     others_before = pages_of_others(out)
 
     proc = ok(cli("forget", "locker-913", "--corpus", out, "--json"))

@@ -231,10 +231,13 @@ def _publish(pub: Publisher, data: dict, runs: list[dict], insights: list[dict],
 def _build_block(block, run_ids: set[str]) -> dict:
     """corpus.json's ``build`` block after a forget: its problem lists lose every line that
     names a forgotten run (they may quote it); it says when and how many runs were forgotten."""
+    import re
+
     block = dict(block) if isinstance(block, dict) else {}
+    names = re.compile("|".join(rf"(?<![\w.-]){re.escape(r)}(?![\w-])" for r in sorted(run_ids))) if run_ids else None
     for key in ("skipped", "warnings", "ignored_files"):
-        if isinstance(block.get(key), list):
-            block[key] = [line for line in block[key] if not any(r in str(line) for r in run_ids)]
+        if names is not None and isinstance(block.get(key), list):
+            block[key] = [line for line in block[key] if not names.search(str(line))]
     block["forgotten_at"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     block["forgotten_runs"] = int(block.get("forgotten_runs") or 0) + len(run_ids)
     return block
