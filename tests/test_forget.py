@@ -8,6 +8,7 @@ run quotes the marker, so the response cache holds it until the run is forgotten
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -123,6 +124,16 @@ def test_forget_leaves_no_trace_and_a_rebuild_keeps_the_run_out(fake_openai, tmp
     after_prompt = prompt_json(out)
     assert after_prompt["same_lesson"] and len(after_prompt["insight_ids"]) == len(before["insight_ids"])
     named = json.dumps(after_prompt)
+    shared = 0
+    for line in before["memory_block"].splitlines():
+        ids = re.findall(r"insight-\d+", line) if line.startswith("- **Learned from:**") else []
+        if set(ids) & set(own_insights):
+            others = [i for i in ids if i not in own_insights]
+            shared += 1
+            assert others and f'<insight id="{others[0]}">' in after_prompt["memory_block"]
+            if len(others) > 1:
+                assert f"- **Learned from:** {len(others)} runs ({', '.join(others)})" in after_prompt["memory_block"]
+    assert shared, "a lesson of the marked run should be shared with another run's"
     assert not any(i in named for i in own_insights) and step not in named
 
     # A rebuild from the same input skips the run, says so, and never sends it to the model.
