@@ -75,18 +75,20 @@ def forget(corpus: Path, idents: list[str], cache_dirs: list[Path] = ()) -> Forg
             result = _forget_locked(pub, idents)
         finally:
             pub.close()
-    tags = {r.content_hash for r in result.runs if r.content_hash}
-    dirs = _cache_dirs(pub, cache_dirs)
-    result.cache_dirs = [str(d) for d in dirs]
-    if tags:
-        from ..compilers.cache import purge_runs
-
-        for d in dirs:
-            removed, untagged = purge_runs(d, tags)
-            result.cache_removed += len(removed)
-            result.cache_untagged += untagged
-    drop_references(root, result)
+        _purge_cache(result, _cache_dirs(pub, cache_dirs))
+        drop_references(root, result)
     return result
+
+
+def _purge_cache(result: ForgetResult, dirs: list[Path]) -> None:
+    from ..compilers.cache import purge_runs
+
+    tags = {r.content_hash for r in result.runs if r.content_hash}
+    result.cache_dirs = [str(d) for d in dirs]
+    for d in dirs if tags else ():
+        removed, untagged = purge_runs(d, tags)
+        result.cache_removed += len(removed)
+        result.cache_untagged += untagged
 
 
 def drop_references(root: Path, result: ForgetResult) -> None:
