@@ -233,6 +233,9 @@ def test_a_forget_killed_mid_update_is_finished_by_the_next_compile(tmp_path):
     assert interrupted != final, "the kill should land mid-update"
     for rel, blob in interrupted.items():  # every file is the old bytes or the new ones, never half
         assert blob in (published.get(rel), final.get(rel)), rel
+    if "locker-913" in json.loads(interrupted["corpus.json"])["runs"].__repr__():
+        proc = cli("check", out)
+        assert proc.returncode == 1 and "was forgotten but is still listed" in proc.stdout
 
     ok(cli("compile", data, "--out", out, "--offline", "-q"))
     ok(cli("compile", data, "--out", clean, "--offline", "-q"))
