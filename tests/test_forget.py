@@ -241,3 +241,22 @@ def test_a_forget_killed_mid_update_is_finished_by_the_next_compile(tmp_path):
     ok(cli("compile", data, "--out", clean, "--offline", "-q"))
     assert hits(out) == [] and ok(cli("check", out))
     assert _stamp_free(tree_bytes(out)) == _stamp_free(tree_bytes(clean))
+
+
+def test_the_cache_purge_deletes_only_answers_tagged_with_a_forgotten_run(tmp_path):
+    from wikitrace.compilers.cache import CachedAnswer, ResponseCache, purge_runs
+
+    cache = ResponseCache(tmp_path / "c")
+    mine, other = "sha256:" + "a" * 64, "sha256:" + "b" * 64
+    cache.put("1" * 64, CachedAnswer("about mine", runs=[mine]), model="m", mode="text", messages=[])
+    cache.put("2" * 64, CachedAnswer("shared by both", runs=[other, mine]), model="m", mode="text", messages=[])
+    cache.put("3" * 64, CachedAnswer("about the other", runs=[other]), model="m", mode="text", messages=[])
+    cache.put("4" * 64, CachedAnswer("no tag (an older wikitrace)"), model="m", mode="text", messages=[])
+    leftover = tmp_path / "c" / "55" / ".5555555555555555.99.tmp"  # a write killed half-way
+    leftover.parent.mkdir()
+    leftover.write_text('{"format": "wikitrace-llm-cache/1", "runs": ["' + mine + '"], "text": "abo')
+    removed, untagged = purge_runs(tmp_path / "c", {mine})
+    assert sorted(removed)[:2] == ["1" * 64, "2" * 64] and len(removed) == 3 and not leftover.exists()
+    assert cache.get("3" * 64).text == "about the other" and cache.get("4" * 64) is not None
+    assert cache.get("1" * 64) is None and cache.get("2" * 64) is None
+    assert untagged == 1
