@@ -21,7 +21,7 @@ from . import __version__
 CORPUS_ENV = "WIKITRACE_CORPUS"
 FORMATS = "native, atif, swe-agent, mini-swe-agent, claude-code, openai-chat (tau-bench), react-text"
 ENVIRONMENT = (
-    "Environment: WIKITRACE_CORPUS (default corpus for prompt, check, query, cite), "
+    "Environment: WIKITRACE_CORPUS (default corpus for prompt, check, query, cite, forget), "
     "OPENAI_API_KEY / OPENAI_BASE_URL / WIKITRACE_MODEL (the LLM; without them the offline compiler runs), "
     "WIKITRACE_CACHE_DIR (LLM response cache), WIKITRACE_EMBEDDINGS_URL (dialogue embeddings), "
     "WIKITRACE_DEBUG=1 (show the traceback of an internal error)."
@@ -107,6 +107,7 @@ def compile(
     redact_pattern: List[str] = typer.Option([], "--redact-pattern", metavar="REGEX", help="Extra regex to redact (repeatable)."),
     batch: bool = typer.Option(False, "--batch", help="Send the model calls through the OpenAI Batch API first (half price, results within 24 h; rerun with --resume-batch)."),
     resume_batch: Optional[str] = typer.Option(None, "--resume-batch", metavar="ID", help="Collect an earlier --batch submission (batch id, or ids joined by commas), then build."),
+    restore: bool = typer.Option(False, "--restore", help="Compile again the runs `wikitrace forget` removed (they get new ids); without it they are skipped and reported."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no summary (errors still print)."),
     as_json: bool = typer.Option(False, "--json", help="Print the build summary as one JSON object on stdout."),
 ) -> None:
@@ -119,9 +120,22 @@ def compile(
         task_type=task_type, offline=offline, model=model, base_url=base_url,
         concurrency=concurrency, cache_dir=cache_dir, outcomes=outcomes, strict=strict,
         redact=not no_redact, redact_patterns=valid_patterns(redact_pattern), batch=batch, resume_batch=resume_batch,
-        quiet=quiet, read_cache=not no_cache, max_tokens=max_tokens, timeout=timeout,
+        quiet=quiet, read_cache=not no_cache, max_tokens=max_tokens, timeout=timeout, restore=restore,
     )
     raise typer.Exit(run_build(opts, as_json=as_json))
+
+
+@app.command()
+def forget(
+    run_ids: List[str] = typer.Argument(..., metavar="RUN_ID", help="Runs to remove: run ids or step ids (step-NNNN), as corpus.json and raw/_index.md show them."),
+    corpus: Optional[Path] = _corpus_option("The corpus to remove them from."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", metavar="DIR", help="Also purge this LLM response cache (the caches the corpus's builds used and the default one are purged anyway)."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was removed as one JSON object on stdout."),
+) -> None:
+    """Remove runs for good: their pages, insights, index lines and cached LLM answers; later builds skip them."""
+    from .corpus.forget import forget_command
+
+    raise typer.Exit(forget_command(_need_corpus(corpus), run_ids, cache_dir, as_json))
 
 
 @app.command()
