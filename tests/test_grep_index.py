@@ -176,3 +176,15 @@ def test_search_files_are_byte_identical_across_rebuilds(tmp_path):
     shutil.rmtree(a / "index/grep/raw")  # damaged: the next build writes it again, the same
     _compile([source], a)
     assert first == {k: v for k, v in tree_bytes(a).items() if k.startswith("index/grep/")}
+
+
+def test_forgetting_the_only_run_of_a_shard_removes_the_shard(tmp_path):
+    out = tmp_path / "corpus"
+    _compile([write_jsonl(tmp_path / "101.jsonl", _runs(101))], out)
+    assert (out / "index/grep/raw/01.txt").is_file()  # step-0100 alone
+    done = subprocess.run([WIKITRACE, "forget", "step-0100", "--corpus", out], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not any((out / "index/grep" / layer / "01.txt").exists() for layer in ("raw", "compilation"))
+    assert not [p for p in (out / "index/grep").rglob("*.*") if b"T00100X" in p.read_bytes().upper()]
+    assert (out / "index/grep/raw/00.txt").is_file()
+    assert subprocess.run([WIKITRACE, "check", out], capture_output=True, text=True).returncode == 0

@@ -120,14 +120,18 @@ def update_search_files(pub, root: Path, paths=None) -> list[str]:
     kept) and before ``pub.finish``. ``paths``: the corpus's files (default: all of
     ``pub.output``). A shard whose files are the same paths with the same bytes as at
     the last build, and whose own files are intact, is kept untouched; the others are
-    written again from the files on disk. Shards no longer needed are left out of
-    ``pub.output``, so ``pub.finish`` removes them. Returns the shards written, as
+    written again from the files on disk. Shards no longer needed are taken out of
+    ``pub.output`` (also when the caller kept every file), so ``pub.finish`` removes them. Returns the shards written, as
     ``layer/key``: one per layer (and the layer's head) when one run was added.
     """
     paths = list(pub.output) if paths is None else list(paths)
     before = plan(pub.manifest.files)  # the files owned before this build, and those claimed since
+    now = plan(paths)
+    wanted = {rel for layer, key in now for rel in shard_files(layer, key)}
+    for rel in [rel for rel in pub.output if rel.startswith(SEARCH_DIR + "/") and rel not in wanted]:
+        del pub.output[rel]  # kept by a caller, but its files are gone (a forgotten run's text)
     written = []
-    for (layer, key), rels in plan(paths).items():
+    for (layer, key), rels in now.items():
         files = shard_files(layer, key)
         unchanged = before.get((layer, key)) == rels and all(
             _same_bytes(pub.manifest.files.get(rel), pub.output.get(rel)) for rel in rels)
