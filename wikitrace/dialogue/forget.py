@@ -54,9 +54,11 @@ def forget(corpus: Path, sample: str, session: str | None = None, llm=None, embe
             raise StoredError(f"session {session} is the only session of sample {sample}; forget the whole "
                               f"sample (leave out --session)")
         ids = [m.id for m in d.messages if m.session == session]
+        gone = [x for x in mem["snapshots"] if x["session"] == session]
         graves.bury_session(d, session)
     else:
         ids = [m.id for m in d.messages]
+        gone = mem["snapshots"]
         graves.bury_sample(d)
     before = owned_files(root)
     graves.save()                 # first: a build interrupted from here on still leaves it out
@@ -65,7 +67,9 @@ def forget(corpus: Path, sample: str, session: str | None = None, llm=None, embe
                                             embedder=embedder if session else None))
     after = None if session is None else read_memory(root, sample)
     files = changes(before, owned_files(root), f"dialogue/{sample}/")
-    return {**out, "already_forgotten": False, "message_ids": ids, "before": _counts(mem), "after": _counts(after),
+    return {**out, "already_forgotten": False, "message_ids": ids,
+            "snapshots": [x["id"] for x in gone], "claims": [c["id"] for x in gone for c in x["claims"]],
+            "before": _counts(mem), "after": _counts(after),
             "embedder": {"before": (mem.get("stats") or {}).get("embedder"),
                          "after": (after.get("stats") or {}).get("embedder") if after else None},
             "files": {"removed": files["removed"], "rewritten": len(files["rewritten"]),
@@ -96,9 +100,14 @@ def forget_command(corpus: Path, sample: str, session: str | None, templates, of
         say(f"{what} was already forgotten; nothing to remove (tombstone: {res['tombstone']})")
     else:
         b, a, f = res["before"], res["after"], res["files"]
-        say(f"forgot {what}: {len(res['message_ids'])} messages ({', '.join(res['message_ids'][:6])}"
-            f"{' ...' if len(res['message_ids']) > 6 else ''}); "
-            + ", ".join(f"{k} {b[k]} -> {a[k]}" for k in ("sessions", "snapshots", "claims", "trajectories", "pages")))
+        def ids(xs):
+            return f"{xs[0]}..{xs[-1]}" if len(xs) > 1 else (xs[0] if xs else "none")
+
+        say(f"forgot {what}: {len(res['message_ids'])} messages ({ids(res['message_ids'])}), "
+            f"{len(res['snapshots'])} snapshots ({ids(res['snapshots'])}), {len(res['claims'])} claims")
+        say("  memory now: " + ", ".join(f"{k} {b[k]} -> {a[k]}" for k in ("sessions", "snapshots", "claims",
+                                                                        "trajectories", "pages"))
+            + ("; later snapshot and claim ids move up (they number positions in the dialogue)" if session else ""))
         say(f"  removed {len(f['removed'])} file(s)" + (f", rewrote {f['rewritten']}, kept {f['unchanged']} unchanged"
                                                        if session else ""))
         for rel in f["removed"][:20]:
@@ -111,9 +120,10 @@ def forget_command(corpus: Path, sample: str, session: str | None, templates, of
         if session and emb["before"] != emb["after"]:
             say(f"  note: the memory used embeddings {emb['before']}; it was rebuilt with {emb['after']} "
                 f"(set WIKITRACE_EMBEDDINGS_URL as for the compile)")
-        say("  caches: the dialogue build keeps no LLM response cache; endpoint embeddings of the forgotten text "
-            "were dropped from the sample's embedding cache" if session else
-            "  caches: the dialogue build keeps no LLM response cache; the sample's embedding cache went with its folder")
+        say("  caches: the dialogue build keeps no LLM response cache"
+            + ("" if emb["before"] in (None, "hashed-lexical") else
+               "; the forgotten text's vectors were dropped from the sample's embedding cache" if session else
+               "; the sample's embedding cache went with its folder"))
     if as_json:
         print(json.dumps(res, indent=2, default=str))
     return 0

@@ -80,9 +80,8 @@ class Tombstones:
         return self._entry(sample).get("sessions") or {}
 
     def bury_sample(self, d: Dialogue) -> None:
-        self.samples[sample_key(d.sample_id)] = {
-            "whole": {"messages": len(d.messages), "sessions": len(d.sessions), "digest": digest(d.messages)},
-            "sessions": {}}
+        entry = self.samples.setdefault(sample_key(d.sample_id), {"whole": None, "sessions": {}})
+        entry["whole"] = {"messages": len(d.messages), "sessions": len(d.sessions), "digest": digest(d.messages)}
 
     def bury_session(self, d: Dialogue, session: str) -> None:
         ms = [m for m in d.messages if m.session == session]
@@ -96,13 +95,13 @@ class Tombstones:
         for d in dialogues:
             key = sample_key(d.sample_id)
             whole = self.whole(d.sample_id)
+            graves = self.sessions(d.sample_id)
             if whole:
-                same = whole.get("digest") == digest(d.messages)
+                same = whole.get("digest") == digest(m for m in d.messages if m.session not in graves)
                 report.append({"sample": d.sample_id, "session": None, "same_content": same,
                                "action": "restored" if restore else "left out"})
                 if not restore:
                     continue
-            graves = self.sessions(d.sample_id)
             held = [s["id"] for s in d.sessions if s["id"] in graves]
             for sid in held:
                 same = graves[sid].get("digest") == digest(m for m in d.messages if m.session == sid)
