@@ -160,6 +160,8 @@ def add_session(session: Path, corpus: Path, sample: str, llm=None, embedder=Non
         "earlier_snapshots_rewritten": sum(1 for r in files["rewritten"] if "/snapshots/snap-" in r),
         "earlier_trajectories_regrouped": len(regrouped),
         "previous_extractor": (mem.get("stats") or {}).get("extractor"),
+        "embedder": {"before": (mem.get("stats") or {}).get("embedder"),
+                     "after": (after_mem.get("stats") or {}).get("embedder")},
         "files": {k: v if isinstance(v, int) else len(v) for k, v in files.items()},
         "changed": {k: v for k, v in files.items() if k != "unchanged"},
     })
@@ -196,6 +198,9 @@ def add_command(session: Path, corpus: Path, sample: str, templates, offline: bo
     if res["previous_extractor"] and res["previous_extractor"] != (llm.name if llm else "offline"):
         say(f"  note: the memory was compiled with extractor {res['previous_extractor']}; it was recompiled with "
             f"{llm.name if llm else 'offline'}")
+    if res["embedder"]["before"] != res["embedder"]["after"]:
+        say(f"  note: the memory used embeddings {res['embedder']['before']}; it was rebuilt with "
+            f"{res['embedder']['after']} (set WIKITRACE_EMBEDDINGS_URL as for the compile)")
     if res.get("redactions"):
         say("  redacted: " + ", ".join(f"{n} {kind}" for kind, n in res["redactions"].items()))
     if as_json:

@@ -22,7 +22,8 @@ def samples(root: Path) -> list[str]:
 
 def read_memory(root: Path, sample: str) -> dict:
     path = Path(root) / "dialogue" / sample / "memory.json"
-    if "/" in sample or sample in ("", ".", "..") or not path.is_file():
+    inside = path.resolve().is_relative_to((Path(root) / "dialogue").resolve())   # no symlink out of the corpus
+    if "/" in sample or sample in ("", ".", "..") or not inside or not path.is_file():
         have = samples(root)
         raise StoredError(f"{Path(root) / 'dialogue'}: no compiled sample {sample!r} "
                           f"({'samples: ' + ', '.join(have) if have else 'no dialogue compiled here'}); "
