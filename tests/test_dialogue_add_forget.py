@@ -291,3 +291,16 @@ def test_forget_refusals(work):
         assert proc.returncode == 2 and says in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1
         assert tree(work / "c", hidden=True) == before
+
+
+def test_forget_a_sample_whose_memory_is_damaged(work):
+    cli("dialogue", "compile", FIXTURE, TINY, "--out", work / "c", "--offline", "-q")
+    mem = work / "c" / "dialogue" / "tiny" / "memory.json"
+    mem.chmod(0o644)
+    mem.write_text("not json")
+    proc = cli("dialogue", "forget", "--corpus", work / "c", "--sample", "tiny")
+    assert "could not be read" in proc.stderr
+    assert not (work / "c" / "dialogue" / "tiny").exists() and (work / "c" / "dialogue" / "locomo-mini").is_dir()
+    assert check_dialogue(work / "c") == []
+    out = json.loads(cli("dialogue", "compile", TINY, "--out", work / "c", "--offline", "--json").stdout)
+    assert out["forgotten"][0]["action"] == "left out" and not (work / "c" / "dialogue" / "tiny").exists()

@@ -40,9 +40,14 @@ def forget(corpus: Path, sample: str, session: str | None = None, llm=None, embe
     compiled = sample in samples(root)
     if session is None and not compiled and graves.whole(sample):
         return {**out, "already_forgotten": True}
-    mem = read_memory(root, sample)
-    d = dialogue_from_memory(mem)
-    have = [s["id"] for s in d.sessions]
+    try:
+        mem = read_memory(root, sample)
+    except StoredError:
+        if session is not None or not any(r.startswith(f"dialogue/{sample}/") for r in owned_files(root)):
+            raise
+        mem = None            # a damaged sample: what the build owns there is still forgotten
+    d = dialogue_from_memory(mem) if mem else None
+    have = [s["id"] for s in d.sessions] if d else []
     if session is not None:
         session = str(int(session)) if session.isdecimal() else session
         if session not in have:
@@ -57,9 +62,9 @@ def forget(corpus: Path, sample: str, session: str | None = None, llm=None, embe
         gone = [x for x in mem["snapshots"] if x["session"] == session]
         graves.bury_session(d, session)
     else:
-        ids = [m.id for m in d.messages]
-        gone = mem["snapshots"]
-        graves.bury_sample(d)
+        ids = [m.id for m in d.messages] if d else []
+        gone = mem["snapshots"] if mem else []
+        graves.bury_sample(sample, d)
     before = owned_files(root)
     graves.save()                 # first: a build interrupted from here on still leaves it out
     res = compile_dialogues(DialogueOptions(inputs=[], out=root, dialogues=[] if session is None else [d],
@@ -67,10 +72,10 @@ def forget(corpus: Path, sample: str, session: str | None = None, llm=None, embe
                                             embedder=embedder if session else None))
     after = None if session is None else read_memory(root, sample)
     files = changes(before, owned_files(root), f"dialogue/{sample}/")
-    return {**out, "already_forgotten": False, "message_ids": ids,
+    return {**out, "already_forgotten": False, "memory_readable": mem is not None, "message_ids": ids,
             "snapshots": [x["id"] for x in gone], "claims": [c["id"] for x in gone for c in x["claims"]],
             "before": _counts(mem), "after": _counts(after),
-            "embedder": {"before": (mem.get("stats") or {}).get("embedder"),
+            "embedder": {"before": (mem.get("stats") or {}).get("embedder") if mem else None,
                          "after": (after.get("stats") or {}).get("embedder") if after else None},
             "files": {"removed": files["removed"], "rewritten": len(files["rewritten"]),
                       "added": len(files["added"]), "unchanged": files["unchanged"]},
@@ -103,8 +108,12 @@ def forget_command(corpus: Path, sample: str, session: str | None, templates, of
         def ids(xs):
             return f"{xs[0]}..{xs[-1]}" if len(xs) > 1 else (xs[0] if xs else "none")
 
-        say(f"forgot {what}: {len(res['message_ids'])} messages ({ids(res['message_ids'])}), "
-            f"{len(res['snapshots'])} snapshots ({ids(res['snapshots'])}), {len(res['claims'])} claims")
+        if not res["memory_readable"]:
+            say(f"forgot {what}: its memory.json could not be read, so what it held is not counted; every file the "
+                f"dialogue build owned there was removed")
+        else:
+            say(f"forgot {what}: {len(res['message_ids'])} messages ({ids(res['message_ids'])}), "
+                f"{len(res['snapshots'])} snapshots ({ids(res['snapshots'])}), {len(res['claims'])} claims")
         say("  memory now: " + ", ".join(f"{k} {b[k]} -> {a[k]}" for k in ("sessions", "snapshots", "claims",
                                                                         "trajectories", "pages"))
             + ("; later snapshot and claim ids move up (they number positions in the dialogue)" if session else ""))

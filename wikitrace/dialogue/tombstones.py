@@ -79,9 +79,11 @@ class Tombstones:
     def sessions(self, sample: str) -> dict:
         return self._entry(sample).get("sessions") or {}
 
-    def bury_sample(self, d: Dialogue) -> None:
-        entry = self.samples.setdefault(sample_key(d.sample_id), {"whole": None, "sessions": {}})
-        entry["whole"] = {"messages": len(d.messages), "sessions": len(d.sessions), "digest": digest(d.messages)}
+    def bury_sample(self, sample: str, d: Dialogue | None) -> None:
+        """``d`` None: a sample whose memory could not be read (counted as unknown)."""
+        entry = self.samples.setdefault(sample_key(sample), {"whole": None, "sessions": {}})
+        entry["whole"] = {"messages": len(d.messages) if d else None, "sessions": len(d.sessions) if d else None,
+                          "digest": digest(d.messages) if d else None}
 
     def bury_session(self, d: Dialogue, session: str) -> None:
         ms = [m for m in d.messages if m.session == session]
