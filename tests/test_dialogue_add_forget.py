@@ -25,6 +25,7 @@ TINY = HERE / "fixtures" / "dialogue" / "tiny.jsonl"
 DATA = Path(os.environ.get("WIKITRACE_DATA", HERE.parent.parent / "shared" / "data")) / "locomo-dev"
 WIKITRACE = shutil.which("wikitrace") or str(Path(sys.executable).parent / "wikitrace")
 MARKER = "QZXVOLCANO4417"
+SPEAKER = "Qzxwren Haldor"        # a third person heard only in the session that is forgotten
 
 
 def cli(*args, env=None, check=True):
@@ -190,6 +191,7 @@ def marked_fixture(folder: Path) -> tuple[Path, Path]:
     """The fixture with a marker in session 2, and the same input without session 2."""
     conv = json.loads(FIXTURE.read_text())
     conv["session_2"][3]["text"] += f" The vet's code word is {MARKER}."
+    conv["session_2"].append({"speaker": SPEAKER, "dia_id": "D2:7", "text": "Hello, I am the vet, Maya told me."})
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "in").mkdir()
     (folder / "in" / FIXTURE.name).write_text(json.dumps(conv))
@@ -205,7 +207,7 @@ def test_forget_session_leaves_no_trace_and_stays_forgotten(work, fake_emb):
     env = {"WIKITRACE_EMBEDDINGS_URL": fake_emb.url, "WIKITRACE_CACHE_DIR": str(cache)}
     corpus = work / "corpus"
     cli("dialogue", "compile", marked, "--out", corpus, "-q", env=env)
-    assert grep(corpus, MARKER)                                  # the marker is in the memory
+    assert grep(corpus, MARKER) and grep(corpus, "Qzxwren")      # the markers are in the memory
     emb_cache = corpus / "dialogue" / "locomo-mini" / "embeddings.json"
     keys_before = set(json.loads(emb_cache.read_text())["keys"])
     marked_keys = {text_key("e5-small-passage", t) for t in fake_emb.texts("passage") if MARKER in t}
@@ -213,12 +215,13 @@ def test_forget_session_leaves_no_trace_and_stays_forgotten(work, fake_emb):
 
     out = json.loads(cli("dialogue", "forget", "--corpus", corpus, "--sample", "locomo-mini", "--session", "2",
                          "--json", env=env).stdout)
-    assert out["message_ids"] == [f"D2:{i}" for i in (1, 2, 3, 4, 6)]       # D2:5 has no text
+    assert out["message_ids"] == [f"D2:{i}" for i in (1, 2, 3, 4, 6, 7)]       # D2:5 has no text
     assert out["before"]["sessions"] == 4 and out["after"]["sessions"] == 3
     assert out["snapshots"] and out["claims"]
     assert "dialogue/locomo-mini/sources/session-02.md" in out["files"]["removed"]
     # no file of the corpus (hidden state included) and no cache holds the marker
     assert grep(corpus, MARKER) == [] and (not cache.exists() or grep(cache, MARKER) == [])
+    assert grep(corpus, "Qzxwren") == []
     tomb = corpus / ".wikitrace" / "dialogue-forgotten.json"
     text = tomb.read_text()
     assert "locomo-mini" not in text and "Miso" not in text and '"2"' in text
@@ -237,7 +240,7 @@ def test_forget_session_leaves_no_trace_and_stays_forgotten(work, fake_emb):
     assert json.loads(proc.stdout)["forgotten"] == [{"sample": "locomo-mini", "session": "2", "same_content": True,
                                                      "action": "left out"}]
     assert "left out" in proc.stderr
-    assert grep(corpus, MARKER) == [] and tree(corpus) == {k: v for k, v in snapshot.items() if ".wikitrace" not in k}
+    assert grep(corpus, MARKER) == [] and grep(corpus, "Qzxwren") == [] and tree(corpus) == {k: v for k, v in snapshot.items() if ".wikitrace" not in k}
     again = cli("dialogue", "forget", "--corpus", corpus, "--sample", "locomo-mini", "--session", "2", env=env)
     assert "already forgotten" in again.stderr
     # a new session cannot take the forgotten number

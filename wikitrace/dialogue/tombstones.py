@@ -45,7 +45,11 @@ def without_sessions(d: Dialogue, drop: set[str]) -> Dialogue:
         for m in ms:
             m.index = len(messages)
             messages.append(m)
-    return Dialogue(sample_id=d.sample_id, speakers=d.speakers, messages=messages, sessions=sessions,
+    # the speakers the loader would list for the shorter input: LoCoMo's declared pair, then who
+    # speaks (a name heard only in a dropped session goes with it)
+    declared = d.speakers[:2] if d.source_format.startswith("locomo") else []
+    speakers = list(dict.fromkeys(declared + [m.speaker for m in messages]))
+    return Dialogue(sample_id=d.sample_id, speakers=speakers, messages=messages, sessions=sessions,
                     qa=d.qa, source=d.source, source_format=d.source_format, repaired=d.repaired,
                     redactions=d.redactions)
 
