@@ -126,9 +126,9 @@ def test_add_refusals_are_one_line_and_change_nothing(work):
 
     again = {"session_3": conv["session_3"], "session_3_date_time": conv["session_3_date_time"]}
     assert "session 3 is already in sample locomo-mini" in refused(again)
-    earlier = {"session": 2.0, "date_time": "1 May, 2024", "turns": [{"speaker": "Maya", "text": "Hello there."}]}
-    earlier["session"] = 2
-    assert "already in sample" in refused(earlier)
+    earlier = {"session": 0, "date_time": "1 May, 2024", "turns": [{"speaker": "Maya", "text": "Hello there."}]}
+    assert "comes before the last session of sample locomo-mini (4); sessions are appended in order" in refused(earlier)
+    assert "is not a session number" in refused({**earlier, "session": "two"})
     clash = {"session": 5, "date_time": "9:00 am on 20 July, 2024",
              "turns": [{"speaker": "Maya", "dia_id": "D1:1", "text": "A repeated id."}]}
     assert "message id 'D1:1' is already in sample" in refused(clash)

@@ -40,7 +40,8 @@ def read_session(path: Path, sample: str, next_id: str, id_offset: int) -> Dialo
     loader's own LoCoMo and JSONL readers."""
     path = Path(path)
     if not path.is_file():
-        raise DialogueInputError(f"{path}: no such file; give a session file ({SHAPES})")
+        raise DialogueInputError(f"{path}: {'a folder, not a file' if path.is_dir() else 'no such file'}; "
+                                 f"give one session file ({SHAPES})")
     if path.suffix == ".jsonl":
         found = _from_jsonl(path, default_session=next_id, id_offset=id_offset)
         others = [d.sample_id for d in found if d.sample_id not in (sample, _slug(path.stem))]
@@ -63,7 +64,6 @@ def read_session(path: Path, sample: str, next_id: str, id_offset: int) -> Dialo
             raise DialogueInputError(f"{path}: holds {len(keys)} sessions ({', '.join(keys[:4])}); add one session "
                                      f"at a time, or compile the whole conversation with `wikitrace dialogue compile`")
         if keys:
-            n = keys[0].split("_")[1]
             conv = {keys[0]: data[keys[0]], f"{keys[0]}_date_time": data.get(f"{keys[0]}_date_time")}
         elif isinstance(data, dict) and isinstance(data.get("turns", data.get("messages")), list):
             n = str(data.get("session") if data.get("session") is not None else next_id)
