@@ -307,3 +307,15 @@ def test_forget_a_sample_whose_memory_is_damaged(work):
     assert check_dialogue(work / "c") == []
     out = json.loads(cli("dialogue", "compile", TINY, "--out", work / "c", "--offline", "--json").stdout)
     assert out["forgotten"][0]["action"] == "left out" and not (work / "c" / "dialogue" / "tiny").exists()
+
+
+def test_a_damaged_tombstone_file_stops_the_build_with_one_line(work):
+    cli("dialogue", "compile", TINY, "--out", work / "c", "--offline", "-q")
+    before = tree(work / "c")
+    (work / "c" / ".wikitrace" / "dialogue-forgotten.json").write_text('{"samples": {"k": {"whole": "x"}}}')
+    for args in (("dialogue", "compile", TINY, "--out", work / "c", "--offline"),
+                 ("dialogue", "forget", "--corpus", work / "c", "--sample", "tiny")):
+        proc = cli(*args, check=False)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+        assert "dialogue-forgotten.json: not the shape wikitrace writes" in proc.stderr
+        assert tree(work / "c") == before                    # nothing forgotten or brought back by accident

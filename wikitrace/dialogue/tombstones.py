@@ -70,8 +70,11 @@ class Tombstones:
             raise ValueError(f"{path}: unreadable ({exc.__class__.__name__}); it lists forgotten dialogue memory - "
                              f"restore it from a backup, or delete it to forget nothing") from None
         samples = data.get("samples") if isinstance(data, dict) else None
-        if not isinstance(samples, dict):
-            raise ValueError(f"{path}: no 'samples' object; restore it from a backup, or delete it to forget nothing")
+        if not isinstance(samples, dict) or not all(
+                isinstance(e, dict) and isinstance(e.get("whole") or {}, dict) and isinstance(e.get("sessions") or {}, dict)
+                for e in samples.values()):
+            raise ValueError(f"{path}: not the shape wikitrace writes (a 'samples' object of "
+                             f"{{whole, sessions}} entries); restore it from a backup, or delete it to forget nothing")
         return cls(path, samples)
 
     def _entry(self, sample: str) -> dict:
@@ -121,7 +124,7 @@ class Tombstones:
         return out, report
 
     def save(self) -> None:
-        """Written whole through a temp file (the caller holds the build lock)."""
+        """Written whole through a temp file and renamed into place (never half-written)."""
         data = {"format": FORMAT,
                 "about": "forgotten dialogue memory (ids and hashes only); `wikitrace dialogue compile --restore` "
                          "compiles it again from an input that holds it",
