@@ -100,7 +100,8 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         infos.append(TrajInfo(id=T.id, entities=ents, participants=participants,
                               families=[primary_fam[0][1]] if primary_fam else [],
                               keywords=sorted(set(kws)),
-                              exact_terms=terms, counts=counts, emb=T.emb_sum))
+                              exact_terms=terms, counts=counts, emb=T.emb_sum,
+                              owner=subj.most_common(1)[0][0] if subj else None))
     pages, pstats = plan_pages(infos)
     orphans = audit(pages, [t.id for t in trajs])
 
