@@ -78,4 +78,11 @@ def test_an_entity_page_states_only_that_entitys_facts(built):
     facts = lambda page: page.split("## Key Facts", 1)[1].split("## ", 1)[0]  # noqa: E731
     assert "Ana has 2 cats" not in facts(ana)          # deprecated: not a key fact
     assert "Ana work as a nurse" in facts(ana) and "Ben " not in facts(ana)
-    assert "Ben moved from Norway" in facts(ben) and "Ana " not in facts(ben)
+    assert "Ben's cello teacher says" in facts(ben) and "Ana " not in facts(ben)
+    # each trajectory is filed under one owner: a thread mostly about Ana is on Ana's page only
+    assert ana.count("](../trajectories/") and not set(_linked(ana)) & set(_linked(ben))
+
+
+def _linked(page: str) -> list[str]:
+    import re
+    return re.findall(r"\(\.\./trajectories/(traj-\d+)\.md\)", page)

@@ -101,7 +101,7 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
                               families=[primary_fam[0][1]] if primary_fam else [],
                               keywords=sorted(set(kws)),
                               exact_terms=terms, counts=counts, emb=T.emb_sum,
-                              owner=subj.most_common(1)[0][0] if subj else None))
+                              owners=[subj.most_common(1)[0][0]] if subj else []))
     pages, pstats = plan_pages(infos)
     orphans = audit(pages, [t.id for t in trajs])
 

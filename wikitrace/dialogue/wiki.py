@@ -41,7 +41,7 @@ class TrajInfo:
     exact_terms: list[str]
     counts: list[str]
     emb: dict
-    owner: str | None = None       # the participant most of its claims are about (its entity page)
+    owners: list[str] = field(default_factory=list)   # the participant whose pages hold it
 
 
 @dataclass
@@ -121,12 +121,11 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
         ids = sorted(set(ent_members[key]))
         if len(ids) >= 2:
             entity_seeds.append((ent_name[key], ent_name[key], None, ids))
-    # a participant's page holds the trajectories that are mostly about that participant (each
-    # trajectory has one owner, so two people's threads never share a participant page)
+    # a participant's pages hold the trajectories owned by that participant (most of their claims are
+    # about them), so a thread about one person is never filed under the other
     owned: dict[str, list[TrajInfo]] = {}
     for t in infos:
-        who = t.owner or (t.participants[0] if t.participants else None)
-        if who:
+        for who in t.owners or t.participants[:1]:
             owned.setdefault(who, []).append(t)
     for p in sorted(owned):
         members = owned[p]
