@@ -86,3 +86,26 @@ def test_an_entity_page_states_only_that_entitys_facts(built):
 def _linked(page: str) -> list[str]:
     import re
     return re.findall(r"\(\.\./trajectories/(traj-\d+)\.md\)", page)
+
+
+def test_dense_vectors_do_not_change_how_trajectories_evolve():
+    """The endpoint path hands build_trajectories dense snapshot vectors (here the hashed-lexical
+    embedder stands in for them): continuation and revisions are decided as offline."""
+    from wikitrace.dialogue.extract import build_snapshots
+    from wikitrace.dialogue.load import load_inputs
+    from wikitrace.dialogue.text import EMBED_DIM, IdfVectors, hashed_embedding
+    from wikitrace.dialogue.trajectories import build_trajectories, feature_text
+
+    d = load_inputs([FIXTURE])[0]
+    runs = []
+    for dense in (False, True):
+        snaps, _ = build_snapshots(d)
+        lexical = IdfVectors([feature_text(s, d.speakers) for s in snaps])
+        dense_row = lambda v: [v.get(i, 0.0) for i in range(EMBED_DIM)]  # noqa: E731
+        vectors = {s.id: dense_row(hashed_embedding(" ".join(c.text for c in s.claims))) for s in snaps} \
+            if dense else None
+        trajs, stats = build_trajectories(snaps, d.speakers, vectors=vectors, lexical=lexical)
+        runs.append(([T.snapshots for T in trajs], stats["REVISE"], [s.match["score"] for s in snaps]))
+    assert runs[0] == runs[1]
+    assert runs[1][1] == 1 and any(len(x) > 1 for x in runs[1][0])
+    assert set(runs[1][2]) == {"claim-continuity"}

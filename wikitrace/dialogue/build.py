@@ -62,7 +62,7 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         texts = [snapshot_text([(by_id[i].speaker, by_id[i].text) for i in s.message_ids], s.temporal)
                  for s in snaps]
         vectors = dict(zip([s.id for s in snaps], centred(embedder.embed_passages(texts))))
-    lexical = None if vectors else IdfVectors([feature_text(s, d.speakers) for s in snaps])
+    lexical = IdfVectors([feature_text(s, d.speakers) for s in snaps])   # continuity, on every path
     trajs, tstats = build_trajectories(snaps, d.speakers, matcher=matcher, judge=judge, vectors=vectors,
                                        lexical=lexical)
     by_snap = {s.id: s for s in snaps}

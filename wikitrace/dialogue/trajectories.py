@@ -307,11 +307,11 @@ def build_trajectories(snaps: list[Snapshot], speakers: list[str], embed=hashed_
     """Replay snapshots in order. ``matcher(snapshot, [(label, trajectory, score)]) -> label | 'NEW' | None``
     is the optional structured decision (None = unavailable, fall back to the threshold).
     ``lexical`` (a ``text.IdfVectors`` fitted on the dialogue) switches the offline ranking and
-    threshold to claim-level continuity (``claim_continuity`` >= ``DELTA_CLAIM``)."""
-    if lexical is not None and vectors:
-        lexical = None                   # endpoint vectors: the paper's g_det on real embeddings
+    threshold to claim-level continuity (``claim_continuity`` >= ``DELTA_CLAIM``), with or without
+    endpoint ``vectors``: those then serve retrieval (trajectory vectors are the mean of their
+    snapshots) while the decision to continue stays the same on both paths."""
     if delta is None:
-        delta = DELTA_CENTRED if vectors else DELTA_CLAIM if lexical is not None else DELTA
+        delta = DELTA_CLAIM if lexical is not None else DELTA_CENTRED if vectors else DELTA
     trajs: list[Trajectory] = []
     stats = {"continued": 0, "new": 0, "matcher_calls": 0, "matcher_fallbacks": 0,
              "ADD": 0, "REVISE": 0, "DEPRECATE": 0, "duplicate": 0, "judge_fallback": 0}
