@@ -109,3 +109,16 @@ def test_dense_vectors_do_not_change_how_trajectories_evolve():
     assert runs[0] == runs[1]
     assert runs[1][1] == 1 and any(len(x) > 1 for x in runs[1][0])
     assert set(runs[1][2]) == {"claim-continuity"}
+
+
+def test_a_plan_carried_out_in_a_later_exchange_revises_the_plan():
+    T = Trajectory(id="traj-0001")
+    apply_claims(T, _snap("s1", "D1:1", ["Ana is looking for a flat near the Leeds canal."]))
+    counts = apply_claims(T, _snap("s2", "D4:2", ["Ana found a flat near the Leeds canal, finally."]))
+    assert counts["REVISE"] == 1 and T.claims[0].status == "deprecated"
+    assert T.claims[0].replaced_by == T.claims[1].id
+    # encouragement that merely repeats a resolve is not a change of fact
+    T = Trajectory(id="traj-0002")
+    apply_claims(T, _snap("s1", "D1:1", ["Ana is gonna keep chasing her dreams."]))
+    counts = apply_claims(T, _snap("s2", "D5:1", ["Ana is gonna keep going and never quit."]))
+    assert counts["REVISE"] == 0

@@ -173,6 +173,28 @@ def _content(text: str, subject: str) -> set[str]:
     return set(keywords(strip_speakers(text, [subject] if subject else [])))
 
 
+# Stages of a plan or project in general English: intended -> under way -> done. A later claim
+# about the same thing at a later stage ("looking for a spot" -> "found the perfect spot",
+# "getting ready to open" -> "opened") is a changed fact, not another fact.
+_STAGES = (
+    re.compile(r"\b(plan\w*|going to|gonna|will|want\w* to|wanna|hop(?:e|ing) to|thinking (?:about|of)|"
+               r"considering|looking (?:for|into)|search\w*|trying to|aim\w* to|dream\w* of|about to|"
+               r"getting ready|preparing|soon|someday|next)\b", re.I),
+    re.compile(r"\b(start\w*|began|begun|working on|in progress|building|setting up|applied|signed up|"
+               r"practic\w*|training|learning|halfway)\b", re.I),
+    re.compile(r"\b(finish\w*|complet\w*|done|opened|launched|found|got|won|passed|graduated|published|"
+               r"released|bought|moved (?:in|into|to)|closed|sold|quit|ended|made it|accepted|"
+               r"rejected|married|adopted|is (?:now )?open|are (?:now )?open)\b", re.I),
+)
+
+
+def stage(text: str) -> int | None:
+    """The most advanced stage a claim states (0 planned, 1 under way, 2 done), None if none."""
+    text = _RESOLVED.sub(")", text)
+    found = [i for i, pat in enumerate(_STAGES) if pat.search(text)]
+    return max(found) if found else None
+
+
 def offline_transition_judge(new: Claim, previous: list[Claim]) -> tuple[str, Claim | None]:
     """Deterministic stand-in for claim_transition_judge. REVISE only when a claim from another
     exchange, about the same subject, states a changed fact: a new count of the same thing ("2 cats"
@@ -191,6 +213,9 @@ def offline_transition_judge(new: Claim, previous: list[Claim]) -> tuple[str, Cl
         if any(k in pcount and pcount[k] != v for k, v in ncount.items()):
             return "REVISE", p             # a new count of the same thing
         sim = len(shared) / len(nk | pk) if nk | pk else 0.0
+        ns, ps = stage(new.text), stage(p.text)
+        if ns is not None and ps is not None and ns > ps and len(shared) >= 3 and sim >= 0.3:
+            return "REVISE", p             # the same plan or project, now further along
         if sim < 0.4 or len(shared) < 3:
             continue
         pdates = set(_RESOLVED.findall(p.text))
