@@ -122,3 +122,19 @@ def test_a_plan_carried_out_in_a_later_exchange_revises_the_plan():
     apply_claims(T, _snap("s1", "D1:1", ["Ana is gonna keep chasing her dreams."]))
     counts = apply_claims(T, _snap("s2", "D5:1", ["Ana is gonna keep going and never quit."]))
     assert counts["REVISE"] == 0
+
+
+def test_the_next_stage_of_a_plan_joins_its_trajectory_and_revises_it():
+    """Sessions apart and worded differently, a later stage of the same person's plan continues the
+    plan's thread (the continuity bonus) and deprecates the earlier stage."""
+    from wikitrace.dialogue.text import IdfVectors
+    from wikitrace.dialogue.trajectories import build_trajectories, feature_text
+
+    snaps = [_snap("s1", "D1:1", ["Ana applied to the city orchestra in spring."]),
+             _snap("s2", "D2:1", ["Ana bought a red bike for the commute."]),
+             _snap("s3", "D3:1", ["Ana passed the city orchestra audition on Monday!"])]
+    lexical = IdfVectors([feature_text(s, ["Ana", "Ben"]) for s in snaps])
+    trajs, stats = build_trajectories(snaps, ["Ana", "Ben"], lexical=lexical)
+    plan = next(T for T in trajs if "s1" in T.snapshots)
+    assert plan.snapshots == ["s1", "s3"] and stats["REVISE"] == 1
+    assert plan.claims[0].status == "deprecated" and plan.claims[0].replaced_by == plan.claims[1].id

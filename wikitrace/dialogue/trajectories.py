@@ -22,7 +22,8 @@ W_SUM, W_LATEST, W_JACCARD = 0.60, 0.20, 0.20
 B_ENTITY, B_FACET_VALUE, B_FACET_TAG = 0.08, 0.06, 0.03
 B_CONT_PER, B_CONT_MAX = 0.04, 0.14
 P_BROAD_ONLY, P_LEXICAL_ONLY = 0.10, 0.04
-B_COUNT = 0.20              # offline continuity: the same person's count of the same thing
+B_COUNT = 0.20              # offline continuity: the same person's count of the same thing, or the
+                            # same plan further along
 
 
 @dataclass
@@ -188,11 +189,25 @@ _STAGES = (
 )
 
 
-def stage(text: str) -> int | None:
-    """The most advanced stage a claim states (0 planned, 1 under way, 2 done), None if none."""
+def staged(text: str) -> tuple[int, set[str]] | None:
+    """(stage, content stems of what the stage verb is about - the few words after it), for the
+    most advanced stage a claim states: "applied to adoption agencies" -> (1, {adopt, agenc})."""
     text = _RESOLVED.sub(")", text)
-    found = [i for i, pat in enumerate(_STAGES) if pat.search(text)]
-    return max(found) if found else None
+    for i in (2, 1, 0):
+        m = _STAGES[i].search(text)
+        if m:
+            return i, set(keywords(" ".join(text[m.end():].split()[:5])))
+    return None
+
+
+def later_stage(new: Claim, old: Claim) -> bool:
+    """The same person's same plan or project, further along: a higher stage whose object shares
+    at least two content words with the earlier one's ("looking into adoption agencies" ->
+    "applied to adoption agencies" -> "passed the adoption agency interviews")."""
+    if not new.subject or new.subject != old.subject:
+        return False
+    a, b = staged(new.text), staged(old.text)
+    return bool(a and b and a[0] > b[0] and len(a[1] & b[1]) >= 2)
 
 
 def offline_transition_judge(new: Claim, previous: list[Claim]) -> tuple[str, Claim | None]:
@@ -213,8 +228,7 @@ def offline_transition_judge(new: Claim, previous: list[Claim]) -> tuple[str, Cl
         if any(k in pcount and pcount[k] != v for k, v in ncount.items()):
             return "REVISE", p             # a new count of the same thing
         sim = len(shared) / len(nk | pk) if nk | pk else 0.0
-        ns, ps = stage(new.text), stage(p.text)
-        if ns is not None and ps is not None and ns > ps and len(shared) >= 3 and sim >= 0.3:
+        if later_stage(new, p):
             return "REVISE", p             # the same plan or project, now further along
         if sim < 0.4 or len(shared) < 3:
             continue
@@ -349,7 +363,8 @@ def build_trajectories(snaps: list[Snapshot], speakers: list[str], embed=hashed_
             scored = []
             for T in cands:
                 same_count = bool(counted & counted_things(T.claims))    # a new count of the same thing
-                sc = claim_continuity(cvecs, T) + (B_COUNT if same_count else 0.0)
+                same_plan = any(later_stage(c, p) for c in snap.claims for p in T.active_claims())
+                sc = claim_continuity(cvecs, T) + (B_COUNT if same_count or same_plan else 0.0)
                 scored.append(((sc, {"g_det": round(g_det(f, T), 4), "count_bonus": same_count}), T))
         else:
             scored = [(g_det(f, T, detail=True), T) for T in cands]
