@@ -64,7 +64,7 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         texts = [snapshot_text([(by_id[i].speaker, by_id[i].text) for i in s.message_ids], s.temporal)
                  for s in snaps]
         vectors = dict(zip([s.id for s in snaps], centred(embedder.embed_passages(texts))))
-    lexical = None if vectors else IdfVectors([feature_text(s, d.speakers) for s in snaps])
+    lexical = IdfVectors([feature_text(s, d.speakers) for s in snaps])   # continuity, on every path
     trajs, tstats = build_trajectories(snaps, d.speakers, matcher=matcher, judge=judge, vectors=vectors,
                                        lexical=lexical)
     by_snap = {s.id: s for s in snaps}
@@ -102,7 +102,8 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         infos.append(TrajInfo(id=T.id, entities=ents, participants=participants,
                               families=[primary_fam[0][1]] if primary_fam else [],
                               keywords=sorted(set(kws)),
-                              exact_terms=terms, counts=counts, emb=T.emb_sum))
+                              exact_terms=terms, counts=counts, emb=T.emb_sum,
+                              owners=[subj.most_common(1)[0][0]] if subj else []))
     pages, pstats = plan_pages(infos)
     orphans = audit(pages, [t.id for t in trajs])
 
