@@ -247,6 +247,15 @@ def print_table(res: dict) -> None:
             row = res["methods"][name][str(b)]
             print(f"{b:>6} {name:<13}" + "".join(f"{row[c]:>9.3f}" if row[c] is not None else f"{'-':>9}"
                                                   for c in cols))
+    if "hier-nowiki" in res["methods"]:      # what the wiki's routing is worth (paper, 4.5)
+        for sh in res.get("shape", []):
+            if "routed_trajectories_mean" in sh:
+                print(f"routing {sh['sample']}: candidate trajectories {sh['candidate_trajectories']} without "
+                      f"routing -> {sh['routed_trajectories_mean']} on the routed pages (mean per question)")
+        for b in res["budgets"]:
+            w, n = res["methods"]["hier"][str(b)], res["methods"]["hier-nowiki"][str(b)]
+            print(f"routing at {b}: multi-hop {w['cat1']:.3f} with vs {n['cat1']:.3f} without; "
+                  f"overall {w['overall']:.3f} vs {n['overall']:.3f}")
     print(f"timing: {res['timing']}")
 
 

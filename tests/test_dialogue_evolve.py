@@ -78,4 +78,63 @@ def test_an_entity_page_states_only_that_entitys_facts(built):
     facts = lambda page: page.split("## Key Facts", 1)[1].split("## ", 1)[0]  # noqa: E731
     assert "Ana has 2 cats" not in facts(ana)          # deprecated: not a key fact
     assert "Ana work as a nurse" in facts(ana) and "Ben " not in facts(ana)
-    assert "Ben moved from Norway" in facts(ben) and "Ana " not in facts(ben)
+    assert "Ben's cello teacher says" in facts(ben) and "Ana " not in facts(ben)
+    # each trajectory is filed under one owner: a thread mostly about Ana is on Ana's page only
+    assert ana.count("](../trajectories/") and not set(_linked(ana)) & set(_linked(ben))
+
+
+def _linked(page: str) -> list[str]:
+    import re
+    return re.findall(r"\(\.\./trajectories/(traj-\d+)\.md\)", page)
+
+
+def test_dense_vectors_do_not_change_how_trajectories_evolve():
+    """The endpoint path hands build_trajectories dense snapshot vectors (here the hashed-lexical
+    embedder stands in for them): continuation and revisions are decided as offline."""
+    from wikitrace.dialogue.extract import build_snapshots
+    from wikitrace.dialogue.load import load_inputs
+    from wikitrace.dialogue.text import EMBED_DIM, IdfVectors, hashed_embedding
+    from wikitrace.dialogue.trajectories import build_trajectories, feature_text
+
+    d = load_inputs([FIXTURE])[0]
+    runs = []
+    for dense in (False, True):
+        snaps, _ = build_snapshots(d)
+        lexical = IdfVectors([feature_text(s, d.speakers) for s in snaps])
+        dense_row = lambda v: [v.get(i, 0.0) for i in range(EMBED_DIM)]  # noqa: E731
+        vectors = {s.id: dense_row(hashed_embedding(" ".join(c.text for c in s.claims))) for s in snaps} \
+            if dense else None
+        trajs, stats = build_trajectories(snaps, d.speakers, vectors=vectors, lexical=lexical)
+        runs.append(([T.snapshots for T in trajs], stats["REVISE"], [s.match["score"] for s in snaps]))
+    assert runs[0] == runs[1]
+    assert runs[1][1] == 1 and any(len(x) > 1 for x in runs[1][0])
+    assert set(runs[1][2]) == {"claim-continuity"}
+
+
+def test_a_plan_carried_out_in_a_later_exchange_revises_the_plan():
+    T = Trajectory(id="traj-0001")
+    apply_claims(T, _snap("s1", "D1:1", ["Ana is looking for a flat near the Leeds canal."]))
+    counts = apply_claims(T, _snap("s2", "D4:2", ["Ana found a flat near the Leeds canal, finally."]))
+    assert counts["REVISE"] == 1 and T.claims[0].status == "deprecated"
+    assert T.claims[0].replaced_by == T.claims[1].id
+    # encouragement that merely repeats a resolve is not a change of fact
+    T = Trajectory(id="traj-0002")
+    apply_claims(T, _snap("s1", "D1:1", ["Ana is gonna keep chasing her dreams."]))
+    counts = apply_claims(T, _snap("s2", "D5:1", ["Ana is gonna keep going and never quit."]))
+    assert counts["REVISE"] == 0
+
+
+def test_the_next_stage_of_a_plan_joins_its_trajectory_and_revises_it():
+    """Sessions apart and worded differently, a later stage of the same person's plan continues the
+    plan's thread (the continuity bonus) and deprecates the earlier stage."""
+    from wikitrace.dialogue.text import IdfVectors
+    from wikitrace.dialogue.trajectories import build_trajectories, feature_text
+
+    snaps = [_snap("s1", "D1:1", ["Ana applied to the city orchestra in spring."]),
+             _snap("s2", "D2:1", ["Ana bought a red bike for the commute."]),
+             _snap("s3", "D3:1", ["Ana passed the city orchestra audition on Monday!"])]
+    lexical = IdfVectors([feature_text(s, ["Ana", "Ben"]) for s in snaps])
+    trajs, stats = build_trajectories(snaps, ["Ana", "Ben"], lexical=lexical)
+    plan = next(T for T in trajs if "s1" in T.snapshots)
+    assert plan.snapshots == ["s1", "s3"] and stats["REVISE"] == 1
+    assert plan.claims[0].status == "deprecated" and plan.claims[0].replaced_by == plan.claims[1].id

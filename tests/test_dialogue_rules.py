@@ -26,7 +26,8 @@ def test_topic_pages_are_named_by_content_words_only():
         kws = ["might", "ever", "able", "making"] if i < 3 else [f"w{i}"]
         if 3 <= i < 6:
             kws = ["kiln", "might", "ever", "able", "making"]
-        infos.append(TrajInfo(id=f"traj-{i:04d}", entities=[], participants=["Ana"], families=[], keywords=kws,
+        # threads of no participant (a topic page is not suppressed by a participant's pages)
+        infos.append(TrajInfo(id=f"traj-{i:04d}", entities=[], participants=[], families=[], keywords=kws,
                               exact_terms=[], counts=[], emb=hashed_embedding(" ".join(kws))))
     pages, _ = plan_pages(infos)
     topics = [p.keywords[0] for p in pages if p.type == "topic" and not p.rescue]

@@ -106,8 +106,29 @@ def test_shard_sizes_and_audit():
     assert pages[0].type == "index" and len(pages[0].trajectories) == 12
     assert all(len(p.trajectories) <= MAX_PAGE for p in pages[1:])
     assert audit(pages, [i.id for i in infos]) == []
-    assert st["rescue_pages"] >= 1           # the 3 trajectories without facet or entity get rescued
+    assert st["rescue_pages"] == 0           # every trajectory has an owner: Ana's pages cover all
     assert st["facet_splits"] >= 1           # Ana has > 6 trajectories: entity-facet pages
+    rest = next(p for p in pages if p.type == "entity" and p.facet is None and p.entities == ["Ana"])
+    assert rest.trajectories == [f"traj-{i:04d}" for i in range(9, 12)]    # those without a facet
+    # a trajectory about nobody (no claims, no speaker) is reachable through a rescue page
+    orphan = TrajInfo(id="traj-0099", entities=[], participants=[], families=[], keywords=["k99"],
+                      exact_terms=[], counts=[], emb={})
+    pages, st = plan_pages(infos + [orphan])
+    assert st["rescue_pages"] == 1 and audit(pages, [i.id for i in infos] + ["traj-0099"]) == []
+
+
+def test_shards_group_similar_trajectories_and_owners_never_share_a_page():
+    words = {0: "kiln clay pottery glaze", 1: "marathon running shoes race", 2: "violin concert music"}
+    infos = [TrajInfo(id=f"traj-{i:04d}", entities=[], participants=["Ana", "Ben"], families=["activity"],
+                      keywords=words[i % 3].split() + [f"w{i}"], exact_terms=[], counts=[], emb={},
+                      owners=["Ana"] if i < 12 else ["Ben"]) for i in range(15)]
+    pages, _ = plan_pages(infos)
+    ana = [p for p in pages if p.type == "entity" and p.entities == ["Ana"]]
+    assert len(ana) == 3 and all(len(p.trajectories) == 4 for p in ana)
+    for p in ana:     # one topic per shard, and none of Ben's trajectories
+        assert len({int(t[-4:]) % 3 for t in p.trajectories}) == 1
+        assert all(int(t[-4:]) < 12 for t in p.trajectories)
+    assert {p.title.split(": ", 1)[1].split(", ")[0] for p in ana} <= set(" ".join(words.values()).split())
 
 
 def test_rrf_formula():

@@ -257,3 +257,26 @@ def test_prompts_quick_reading_of_the_ledger_agrees_with_the_full_one(tmp_path):
     expected = ledger.tally(ledger.fold(full).values())
     assert ledger.quick_tally(tmp_path) == expected == {
         "insight-0001": (1, 0), "insight-0002": (1, 0), "insight-0003": (1, 1)}
+
+
+def test_forget_drops_the_run_from_the_ledger_and_the_counts_follow(corpus, tmp_path):
+    """Episodes recorded for a forgotten run go, its ids leave every other episode, and
+    the insight pages those episodes cited show the counts without them, at once."""
+    runs = json.loads((corpus / "corpus.json").read_text())["runs"]
+    gone, step = runs[0]["run_id"], runs[0]["step"]
+    gone_insights = runs[0]["insights"]
+    kept = next(i["id"] for i in json.loads((corpus / "corpus.json").read_text())["insights"]
+                if i["id"] not in gone_insights)
+    a1 = _answer(tmp_path, "a1.txt", {"R": [step], "I": [kept] + gone_insights[:1]})
+    a2 = _answer(tmp_path, "a2.txt", {"I": [kept]})
+    assert _record(corpus, a1, "--run", gone, "--outcome", "success").returncode == 0
+    assert _record(corpus, a2, "--run", "ep-2", "--outcome", "failure").returncode == 0
+    assert _fm(corpus, kept)["cited_episodes"] == 2
+
+    assert cli("forget", gone, "--corpus", corpus).returncode == 0
+    ledger_text = (corpus / "usage" / "ledger.jsonl").read_text()
+    assert gone not in ledger_text and step not in ledger_text
+    assert not any(i in ledger_text for i in gone_insights)
+    assert (_fm(corpus, kept)["cited_episodes"], _fm(corpus, kept)["cited_succeeded"]) == (1, 0)
+    done = cli("check", corpus)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -54,7 +54,7 @@ app = _typer("Compile agent runs and dialogues into evidence-linked, read-only m
              cls=_Commands)
 tools_app = _typer("The small agent-facing commands (actions, turn, grep).")
 cite_app = _typer("The post-episode citation prompt, its parser, and the usage ledger (cite record).")
-dialogue_app = _typer("Dialogue memory (TrajWiki): compile conversations.", epilog=ENVIRONMENT)
+dialogue_app = _typer("Dialogue memory (TrajWiki): compile conversations, add a session, forget.", epilog=ENVIRONMENT)
 app.add_typer(tools_app, name="tools")
 app.add_typer(cite_app, name="cite")
 app.add_typer(dialogue_app, name="dialogue")
@@ -302,13 +302,54 @@ def dialogue_compile(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no summary (errors still print)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object on stdout."),
+    restore: bool = typer.Option(False, "--restore", help="Compile forgotten samples/sessions the inputs hold again."),
 ) -> None:
     """Compile dialogues into snapshots, trajectories, a Memory Wiki and a retrieval index."""
     from .cli_checks import existing_folder
     from .dialogue.cli_support import compile_command
 
     raise typer.Exit(compile_command(inputs, out, sample or [], existing_folder(templates, "--templates"),
-                                     offline, model, base_url, quiet=quiet, as_json=as_json))
+                                     offline, model, base_url, quiet=quiet, as_json=as_json, restore=restore))
+
+
+@dialogue_app.command("add")
+def dialogue_add(
+    session: Path = typer.Argument(..., metavar="SESSION", help="One session: LoCoMo JSON or JSONL of messages."),
+    corpus: Optional[Path] = _corpus_option("Corpus folder holding the compiled conversation."),
+    sample: str = typer.Option(..., "--sample", "-s", help="The compiled conversation to extend."),
+    templates: Optional[Path] = typer.Option(None, "--templates", metavar="DIR", help="Folder whose templates override the bundled ones."),
+    offline: bool = typer.Option(False, "--offline", help="Never call an LLM, even if one is configured."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for the structured LLM calls (default $WIKITRACE_MODEL)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary (errors still print)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object on stdout."),
+) -> None:
+    """Append one session to a compiled conversation (same output as compiling the longer input)."""
+    from .cli_checks import existing_folder
+    from .dialogue.add import add_command
+
+    raise typer.Exit(add_command(session, _need_corpus(corpus), sample, existing_folder(templates, "--templates"),
+                                 offline, model, base_url, quiet=quiet, as_json=as_json))
+
+
+@dialogue_app.command("forget")
+def dialogue_forget(
+    corpus: Optional[Path] = _corpus_option("Corpus folder holding the compiled conversation."),
+    sample: str = typer.Option(..., "--sample", "-s", help="The conversation to forget (all of it, or --session)."),
+    session: Optional[str] = typer.Option(None, "--session", help="Forget only this session of the sample."),
+    templates: Optional[Path] = typer.Option(None, "--templates", metavar="DIR", help="Folder whose templates override the bundled ones."),
+    offline: bool = typer.Option(False, "--offline", help="Never call an LLM when rebuilding, even if one is configured."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for the structured LLM calls (default $WIKITRACE_MODEL)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary (errors still print)."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was removed as one JSON object on stdout."),
+) -> None:
+    """Forget a conversation, or one session of it: files removed, tombstone kept (ids and hashes only)."""
+    from .cli_checks import existing_folder
+    from .dialogue.forget import forget_command
+
+    raise typer.Exit(forget_command(_need_corpus(corpus), sample, session, existing_folder(templates, "--templates"),
+                                    offline, model, base_url, quiet=quiet, as_json=as_json))
 
 
 @app.command("query")

@@ -13,7 +13,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..corpus import ledger
+from ..corpus import ledger, usage_pages
 
 LOCK_WAIT = 60.0  # seconds to wait for a build (or another record) holding the corpus
 
@@ -111,7 +111,7 @@ def record_episode(corpus: Path, answer: str, run_id: str, outcome: str, *, meth
             ledger.append(root, ep)
             episodes[key] = ep
         counts = ledger.tally(episodes.values())
-        pages = _update_pages(root, counts, [i["id"] for i in data.get("insights", []) if isinstance(i, dict)],
+        pages = usage_pages.publish_counts(root, counts, [i["id"] for i in data.get("insights", []) if isinstance(i, dict)],
                               notes)
     except ledger.LedgerError as exc:
         raise Failed(str(exc)) from None
@@ -121,40 +121,6 @@ def record_episode(corpus: Path, answer: str, run_id: str, outcome: str, *, meth
         corpus=str(root), episode={k: getattr(ep, k) for k in ledger.KEYS}, status=status,
         unknown=cit.unknown, notes=notes, pages=pages,
         counts={i: {"episodes": counts[i][0], "succeeded": counts[i][1]} for i in ep.I if i in counts})
-
-
-def _update_pages(root: Path, counts: dict, insight_ids: list[str], notes: list[str]) -> list[str]:
-    """Rewrite the insight pages whose counts changed (and the insight layer's search
-    file), keeping every other file of the corpus as it is."""
-    from ..corpus import usage_pages
-    from ..corpus.publish import Publisher
-    from ..corpus.search_files import update_search_files
-
-    if any((root / ".wikitrace").glob("runs.journal")):
-        notes.append("a build of this corpus was interrupted; the insight pages get their counts when "
-                     "you run the same wikitrace compile again")
-        return []
-    pub = Publisher(root, "runs")
-    try:
-        pub.keep(list(pub.manifest.files))
-        shown = pub.manifest.data.get("usage") or {}
-        written, skipped = usage_pages.refresh(pub, counts, shown, insight_ids)
-        if skipped:
-            notes.append(f"{len(skipped)} insight page(s) are not as the last build wrote them (missing, edited, "
-                         f"or no build state in .wikitrace/): {', '.join(skipped[:3])}; run wikitrace compile to "
-                         f"write them with their counts")
-        if written:  # only the shards holding a rewritten page are written again
-            update_search_files(pub, root)
-        done = usage_pages.shown_counts(counts, insight_ids)
-        for rel in skipped:  # still showing the old counts
-            iid = rel.rsplit("/", 1)[1][:-3]
-            done.pop(iid, None)
-            if iid in shown:
-                done[iid] = list(shown[iid])
-        pub.finish({**pub.manifest.data, "usage": dict(sorted(done.items()))})
-    finally:
-        pub.close()
-    return written
 
 
 def cite_record_command(source: str, corpus: Path, run_id: str, outcome: str, method: str, task: str | None,

@@ -93,7 +93,19 @@ def _purge_cache(result: ForgetResult, dirs: list[Path]) -> None:
 
 def drop_references(root: Path, result: ForgetResult) -> None:
     """The one place where records kept beside the corpus (the usage ledger of cited
-    episodes) drop the forgotten run and insight ids; nothing else names them now."""
+    episodes) drop the forgotten run and insight ids; nothing else names them now.
+    Episodes recorded for a forgotten run go whole, so the counts of the insights they
+    also cited drop too, and those pages are rewritten at once."""
+    from . import ledger, usage_pages
+    from .publish import read_corpus_json
+
+    ids = {r.step for r in result.runs} | {i for r in result.runs for i in r.insights}
+    if not ledger.drop_ids(root, ids, runs={r.run_id for r in result.runs}):
+        return
+    counts, _problems = ledger.insight_counts(root)
+    data = read_corpus_json(root) or {}
+    insight_ids = [i["id"] for i in data.get("insights", []) if isinstance(i, dict) and "id" in i]
+    usage_pages.publish_counts(root, counts, insight_ids, [])
 
 
 def _cache_dirs(pub: Publisher, extra) -> list[Path]:

@@ -115,3 +115,36 @@ def check_usage(root, data: dict, docs: dict[str, dict]) -> list[str]:
             problems.append(f"{rel}: shows cited_episodes {have[0]}, cited_succeeded {have[1]} but "
                             f"{ledger.LEDGER} gives {want[0]}, {want[1]}; run wikitrace compile to update the page")
     return problems
+
+
+def publish_counts(root: Path, counts: dict, insight_ids: list[str], notes: list[str]) -> list[str]:
+    """Rewrite the insight pages whose counts changed (and the insight layer's search
+    file), keeping every other file of the corpus as it is."""
+    from .publish import Publisher
+    from .search_files import update_search_files
+
+    if any((root / ".wikitrace").glob("runs.journal")):
+        notes.append("a build of this corpus was interrupted; the insight pages get their counts when "
+                     "you run the same wikitrace compile again")
+        return []
+    pub = Publisher(root, "runs")
+    try:
+        pub.keep(list(pub.manifest.files))
+        shown = pub.manifest.data.get("usage") or {}
+        written, skipped = refresh(pub, counts, shown, insight_ids)
+        if skipped:
+            notes.append(f"{len(skipped)} insight page(s) are not as the last build wrote them (missing, edited, "
+                         f"or no build state in .wikitrace/): {', '.join(skipped[:3])}; run wikitrace compile to "
+                         f"write them with their counts")
+        if written:  # only the shards holding a rewritten page are written again
+            update_search_files(pub, root)
+        done = shown_counts(counts, insight_ids)
+        for rel in skipped:  # still showing the old counts
+            iid = rel.rsplit("/", 1)[1][:-3]
+            done.pop(iid, None)
+            if iid in shown:
+                done[iid] = list(shown[iid])
+        pub.finish({**pub.manifest.data, "usage": dict(sorted(done.items()))})
+    finally:
+        pub.close()
+    return written

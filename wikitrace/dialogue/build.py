@@ -36,6 +36,8 @@ class DialogueOptions:
     llm: object | None = None          # a dialogue.llm.StructuredLLM, or None for offline
     embedder: object | None = None     # a dialogue.embed.EndpointEmbedder, or None (hashed-lexical)
     progress: object | None = None     # wraps the dialogue list to report progress (wikitrace.progress)
+    dialogues: list | None = None      # already loaded (dialogue add/forget), instead of ``inputs``
+    restore: bool = False              # compile forgotten samples/sessions again (drops their tombstones)
 
 
 def anchor(mid: str) -> str:
@@ -62,7 +64,7 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         texts = [snapshot_text([(by_id[i].speaker, by_id[i].text) for i in s.message_ids], s.temporal)
                  for s in snaps]
         vectors = dict(zip([s.id for s in snaps], centred(embedder.embed_passages(texts))))
-    lexical = None if vectors else IdfVectors([feature_text(s, d.speakers) for s in snaps])
+    lexical = IdfVectors([feature_text(s, d.speakers) for s in snaps])   # continuity, on every path
     trajs, tstats = build_trajectories(snaps, d.speakers, matcher=matcher, judge=judge, vectors=vectors,
                                        lexical=lexical)
     by_snap = {s.id: s for s in snaps}
@@ -100,7 +102,8 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         infos.append(TrajInfo(id=T.id, entities=ents, participants=participants,
                               families=[primary_fam[0][1]] if primary_fam else [],
                               keywords=sorted(set(kws)),
-                              exact_terms=terms, counts=counts, emb=T.emb_sum))
+                              exact_terms=terms, counts=counts, emb=T.emb_sum,
+                              owners=[subj.most_common(1)[0][0]] if subj else []))
     pages, pstats = plan_pages(infos)
     orphans = audit(pages, [t.id for t in trajs])
 
@@ -297,20 +300,23 @@ def _publish_order(rel: str) -> tuple:
 def compile_dialogues(opts: DialogueOptions) -> dict:
     """Load, compile and publish; returns a summary (samples, counts, stats)."""
     skipped: list[str] = []
-    dialogues = load_inputs(opts.inputs, skipped)
+    dialogues = load_inputs(opts.inputs, skipped) if opts.dialogues is None else list(opts.dialogues)
     if opts.samples:
         wanted = set(opts.samples)
         dialogues = [d for d in dialogues if d.sample_id in wanted]
         missing = wanted - {d.sample_id for d in dialogues}
         if missing:
             raise ValueError(f"sample(s) not found in the inputs: {', '.join(sorted(missing))}")
-    if not dialogues:
+    if not dialogues and opts.dialogues is None:
         raise ValueError("no dialogue to compile")
     from ..corpus.publish import BuildLock, Publisher, check_target, corpus_root
+    from .tombstones import Tombstones
 
     root = corpus_root(Path(opts.out))
     check_target(root)
-    summary = {"out": str(root / "dialogue"), "samples": [], "skipped": skipped,
+    graves = Tombstones.load(root)
+    dialogues, forgotten = graves.apply(dialogues, restore=opts.restore)
+    summary = {"out": str(root / "dialogue"), "samples": [], "skipped": skipped, "forgotten": forgotten,
                "redactions": dict(sorted(sum((d.redactions for d in dialogues), Counter()).items()))}
     with BuildLock(root):
         pub = Publisher(root, "dialogue")
@@ -318,7 +324,7 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
             rebuilt = {d.sample_id for d in dialogues}
             # samples compiled earlier and not recompiled now stay as they are
             kept = sorted({rel.split("/")[1] for rel in pub.manifest.files if rel.count("/") >= 2} - rebuilt)
-            kept = [name for name in kept if pub.owns(f"dialogue/{name}/memory.json")]
+            kept = [name for name in kept if pub.owns(f"dialogue/{name}/memory.json") and not graves.whole(name)]
             for name in kept:
                 pub.keep(pub.owned_under(f"dialogue/{name}/"))
             listing = []
@@ -342,6 +348,8 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
                                 "trajectories": len(mem["trajectories"]), "pages": len(mem["pages"])})
             pub.write("dialogue/_index.md", _root_index(listing, opts.templates).encode("utf-8"))
             summary["removed"] = len(pub.finish())
+            if opts.restore and forgotten:
+                graves.save()
             summary["repaired"] = list(pub.repaired)
         finally:
             pub.close()

@@ -7,7 +7,8 @@ from pathlib import Path
 
 
 def compile_command(inputs, out: Path, samples, templates, offline: bool, model, base_url,
-                    embeddings_url: str | None = None, quiet: bool = False, as_json: bool = False) -> int:
+                    embeddings_url: str | None = None, quiet: bool = False, as_json: bool = False,
+                    restore: bool = False) -> int:
     """Human text on stderr (a progress bar, then the summary); with ``as_json`` one
     JSON object on stdout. Input errors are raised as errors.InputError."""
     from ..errors import Failed, InputError
@@ -25,7 +26,7 @@ def compile_command(inputs, out: Path, samples, templates, offline: bool, model,
         with Progress(con, quiet=quiet) as bar:
             res = compile_dialogues(DialogueOptions(
                 inputs=list(inputs), out=out, samples=list(samples), templates=templates, llm=llm, embedder=embedder,
-                progress=lambda ds: bar.track(ds, len(ds), "compiling dialogues")))
+                progress=lambda ds: bar.track(ds, len(ds), "compiling dialogues"), restore=restore))
     except (DialogueInputError, ValueError, FileNotFoundError, EmbeddingError) as exc:
         raise InputError(str(exc)) from None
     except PublishError as exc:
@@ -35,6 +36,10 @@ def compile_command(inputs, out: Path, samples, templates, offline: bool, model,
     say(f"compiled {len(res['samples'])} sample(s) into {res['out']} - extractor: {mode}")
     for line in res.get("skipped") or []:
         say(f"  skipped: {line}")
+    for f in res.get("forgotten") or []:
+        what = f"{f['sample']}" + (f" session {f['session']}" if f["session"] else " (whole sample)")
+        say(f"  forgotten: {what} is in the input ({'same' if f['same_content'] else 'changed'} content); "
+            + ("compiled again, tombstone dropped" if f["action"] == "restored" else "left out (--restore compiles it)"))
     if res.get("redactions"):
         say("  redacted: " + ", ".join(f"{n} {kind}" for kind, n in res["redactions"].items()))
     if res.get("repaired"):

@@ -138,7 +138,9 @@ def _repaired(data):
     return repair.value(data)
 
 
-def _from_jsonl(path: Path) -> list[Dialogue]:
+def _from_jsonl(path: Path, default_session: str = "1", id_offset: int = 0) -> list[Dialogue]:
+    """``default_session``/``id_offset``: a row without ``session``/``id`` (a session appended
+    to a compiled conversation continues its numbering)."""
     by_sample: dict[str, list[dict]] = {}
     repairs: dict[str, int] = {}
     for lineno, line in enumerate(_read_text(path).splitlines(), 1):
@@ -163,10 +165,10 @@ def _from_jsonl(path: Path) -> list[Dialogue]:
         sessions: dict[str, dict] = {}
         speakers: list[str] = []
         for i, r in enumerate(rows):
-            sess = str(r.get("session") if r.get("session") is not None else "1")
+            sess = str(r.get("session") if r.get("session") is not None else default_session)
             ts = r.get("timestamp")
             d = _date(ts, f"{path}: sample {sample}, message {i + 1}: field 'timestamp'")
-            mid = str(r.get("id") or f"M{i + 1}")
+            mid = str(r.get("id") or f"M{id_offset + i + 1}")
             text = _message_text(r)
             if not text:
                 continue

@@ -650,6 +650,7 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
     diagnostics = {
         "embedder": q.embedder, "shape": q.shape, "candidate_trajectories": len(cands),
         "routed_trajectories": len(routed), "total_trajectories": len(raw["trajectories"]),
+        "selected_trajectories": [raw["trajectories"][t]["id"] for t in order[:k]],
         "pages": [{"slug": raw["pages"][p]["slug"], "title": raw["pages"][p]["title"], "type": raw["pages"][p]["type"]}
                   for p in page_ids],
         "trajectories": [{"id": raw["trajectories"][t]["id"], "title": raw["trajectories"][t]["title"],

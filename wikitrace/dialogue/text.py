@@ -264,7 +264,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "place": ("city", "country", "trip", "travel", "traveled", "beach", "mountain", "mountains", "park",
               "lake", "museum", "moved", "visit", "visited", "vacation", "abroad", "hometown", "home",
               "forest", "road", "festival", "island", "town"),
-    "art": ("art", "painting", "paintings", "drawing", "sculpture", "artwork", "canvas", "photo", "photos",
+    "art": ("art", "painting", "paintings", "drawing", "sculpture", "artwork", "canvas",
             "craft", "exhibition", "gallery", "design", "sketch"),
     "health": ("health", "doctor", "hospital", "sick", "injury", "injured", "therapy", "stress", "anxiety",
                "mental", "accident", "surgery", "diet", "sleep", "illness", "medicine"),

@@ -22,7 +22,8 @@ W_SUM, W_LATEST, W_JACCARD = 0.60, 0.20, 0.20
 B_ENTITY, B_FACET_VALUE, B_FACET_TAG = 0.08, 0.06, 0.03
 B_CONT_PER, B_CONT_MAX = 0.04, 0.14
 P_BROAD_ONLY, P_LEXICAL_ONLY = 0.10, 0.04
-B_COUNT = 0.20              # offline continuity: the same person's count of the same thing
+B_COUNT = 0.20              # offline continuity: the same person's count of the same thing, or the
+                            # same plan further along
 
 
 @dataclass
@@ -173,6 +174,42 @@ def _content(text: str, subject: str) -> set[str]:
     return set(keywords(strip_speakers(text, [subject] if subject else [])))
 
 
+# Stages of a plan or project in general English: intended -> under way -> done. A later claim
+# about the same thing at a later stage ("looking for a spot" -> "found the perfect spot",
+# "getting ready to open" -> "opened") is a changed fact, not another fact.
+_STAGES = (
+    re.compile(r"\b(plan\w*|going to|gonna|will|want\w* to|wanna|hop(?:e|ing) to|thinking (?:about|of)|"
+               r"considering|looking (?:for|into)|search\w*|trying to|aim\w* to|dream\w* of|about to|"
+               r"getting ready|preparing|soon|someday|next)\b", re.I),
+    re.compile(r"\b(start\w*|began|begun|working on|in progress|building|setting up|applied|signed up|"
+               r"practic\w*|training|learning|halfway)\b", re.I),
+    re.compile(r"\b(finish\w*|complet\w*|done|opened|launched|found|got|won|passed|graduated|published|"
+               r"released|bought|moved (?:in|into|to)|closed|sold|quit|ended|made it|accepted|"
+               r"rejected|married|adopted|is (?:now )?open|are (?:now )?open)\b", re.I),
+)
+
+
+def staged(text: str) -> tuple[int, set[str]] | None:
+    """(stage, content stems of what the stage verb is about - the few words after it), for the
+    most advanced stage a claim states: "applied to adoption agencies" -> (1, {adopt, agenc})."""
+    text = _RESOLVED.sub(")", text)
+    for i in (2, 1, 0):
+        m = _STAGES[i].search(text)
+        if m:
+            return i, set(keywords(" ".join(text[m.end():].split()[:5])))
+    return None
+
+
+def later_stage(new: Claim, old: Claim) -> bool:
+    """The same person's same plan or project, further along: a higher stage whose object shares
+    at least two content words with the earlier one's ("looking into adoption agencies" ->
+    "applied to adoption agencies" -> "passed the adoption agency interviews")."""
+    if not new.subject or new.subject != old.subject:
+        return False
+    a, b = staged(new.text), staged(old.text)
+    return bool(a and b and a[0] > b[0] and len(a[1] & b[1]) >= 2)
+
+
 def offline_transition_judge(new: Claim, previous: list[Claim]) -> tuple[str, Claim | None]:
     """Deterministic stand-in for claim_transition_judge. REVISE only when a claim from another
     exchange, about the same subject, states a changed fact: a new count of the same thing ("2 cats"
@@ -191,6 +228,8 @@ def offline_transition_judge(new: Claim, previous: list[Claim]) -> tuple[str, Cl
         if any(k in pcount and pcount[k] != v for k, v in ncount.items()):
             return "REVISE", p             # a new count of the same thing
         sim = len(shared) / len(nk | pk) if nk | pk else 0.0
+        if later_stage(new, p):
+            return "REVISE", p             # the same plan or project, now further along
         if sim < 0.4 or len(shared) < 3:
             continue
         pdates = set(_RESOLVED.findall(p.text))
@@ -307,11 +346,11 @@ def build_trajectories(snaps: list[Snapshot], speakers: list[str], embed=hashed_
     """Replay snapshots in order. ``matcher(snapshot, [(label, trajectory, score)]) -> label | 'NEW' | None``
     is the optional structured decision (None = unavailable, fall back to the threshold).
     ``lexical`` (a ``text.IdfVectors`` fitted on the dialogue) switches the offline ranking and
-    threshold to claim-level continuity (``claim_continuity`` >= ``DELTA_CLAIM``)."""
-    if lexical is not None and vectors:
-        lexical = None                   # endpoint vectors: the paper's g_det on real embeddings
+    threshold to claim-level continuity (``claim_continuity`` >= ``DELTA_CLAIM``), with or without
+    endpoint ``vectors``: those then serve retrieval (trajectory vectors are the mean of their
+    snapshots) while the decision to continue stays the same on both paths."""
     if delta is None:
-        delta = DELTA_CENTRED if vectors else DELTA_CLAIM if lexical is not None else DELTA
+        delta = DELTA_CLAIM if lexical is not None else DELTA_CENTRED if vectors else DELTA
     trajs: list[Trajectory] = []
     stats = {"continued": 0, "new": 0, "matcher_calls": 0, "matcher_fallbacks": 0,
              "ADD": 0, "REVISE": 0, "DEPRECATE": 0, "duplicate": 0, "judge_fallback": 0}
@@ -324,7 +363,8 @@ def build_trajectories(snaps: list[Snapshot], speakers: list[str], embed=hashed_
             scored = []
             for T in cands:
                 same_count = bool(counted & counted_things(T.claims))    # a new count of the same thing
-                sc = claim_continuity(cvecs, T) + (B_COUNT if same_count else 0.0)
+                same_plan = any(later_stage(c, p) for c in snap.claims for p in T.active_claims())
+                sc = claim_continuity(cvecs, T) + (B_COUNT if same_count or same_plan else 0.0)
                 scored.append(((sc, {"g_det": round(g_det(f, T), 4), "count_bonus": same_count}), T))
         else:
             scored = [(g_det(f, T, detail=True), T) for T in cands]

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from .embed import cos as sparse_cos
-from .text import FAMILIES, stem
+from .text import FAMILIES, IdfVectors, stem
 
 # General English words that name no topic: verbs of talk and feeling, modals, adverbs of degree,
 # frequency and time (a topic page titled "able", "ever" or "might" routes nowhere).
@@ -41,6 +41,7 @@ class TrajInfo:
     exact_terms: list[str]
     counts: list[str]
     emb: dict
+    owners: list[str] = field(default_factory=list)   # the participant whose pages hold it
 
 
 @dataclass
@@ -61,31 +62,48 @@ def slugify(s: str) -> str:
 
 
 def shard(ids: list[str], embs: dict[str, dict], target: int = TARGET_PAGE, maximum: int = MAX_PAGE) -> list[list[str]]:
-    """Split a large seed into medium shards of similar trajectories: order the members along a
-    greedy nearest-neighbour chain of their summary embeddings, then cut the chain into
-    ceil(n / target) nearly equal pieces (each <= maximum)."""
+    """Split a large seed into medium shards of similar trajectories: average-linkage agglomerative
+    clustering of their vectors, merging the most similar pair of clusters whose union stays within
+    ``maximum`` until ceil(n / target) clusters remain. Deterministic (ties by member ids)."""
     if len(ids) <= maximum:
         return [list(ids)]
-    rest = sorted(ids)
-    chain = [rest.pop(0)]
-    while rest:
-        last = embs.get(chain[-1], {})
-        best = max(rest, key=lambda t: (sparse_cos(last, embs.get(t, {})), -rest.index(t)))
-        rest.remove(best)
-        chain.append(best)
-    k = math.ceil(len(chain) / target)
-    size, extra = divmod(len(chain), k)
-    out, i = [], 0
-    for j in range(k):
-        n = size + (1 if j < extra else 0)
-        out.append(sorted(chain[i:i + n]))
-        i += n
-    return out
+    order = sorted(ids)
+    clusters: list[list[str]] = [[t] for t in order]
+    sim = {(i, j): sparse_cos(embs.get(order[i], {}), embs.get(order[j], {}))
+           for i in range(len(order)) for j in range(i + 1, len(order))}
+    alive = list(range(len(order)))
+    want = math.ceil(len(order) / target)
+    while True:
+        # down to ceil(n / target) clusters; after that only a lone trajectory still joins one
+        lone = len(alive) <= want
+        best, pair = None, None
+        for a_i, a in enumerate(alive):
+            for b in alive[a_i + 1:]:
+                if len(clusters[a]) + len(clusters[b]) > maximum or \
+                        (lone and min(len(clusters[a]), len(clusters[b])) > 1):
+                    continue
+                v = sim[(a, b)] - (len(clusters[a]) + len(clusters[b])) * 1e-6   # ties: smaller
+                if best is None or v > best:
+                    best, pair = v, (a, b)
+        if pair is None:
+            break
+        a, b = pair
+        na, nb = len(clusters[a]), len(clusters[b])
+        for c in alive:          # average linkage (Lance-Williams)
+            if c in (a, b):
+                continue
+            ka, kb = (min(a, c), max(a, c)), (min(b, c), max(b, c))
+            sim[ka] = (na * sim[ka] + nb * sim[kb]) / (na + nb)
+        clusters[a] = sorted(clusters[a] + clusters[b])
+        alive.remove(b)
+    return sorted((clusters[c] for c in alive), key=lambda c: c[0])
 
 
 def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[list[Page], dict]:
     """Deterministic page plan. Returns pages (index first) and planning statistics."""
-    embs = {t.id: t.emb for t in infos}
+    # shards group trajectories by their own words, weighted by how rare a word is in this dialogue
+    idf = IdfVectors([" ".join(t.keywords) for t in infos])
+    embs = {t.id: idf(" ".join(t.keywords)) or t.emb for t in infos}
     all_ids = [t.id for t in infos]
     stats = {"seeds": {"entity": 0, "inventory": 0, "topic": 0}, "facet_splits": 0, "shards": 0,
              "suppressed_topics": 0, "rescue_pages": 0}
@@ -103,25 +121,31 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
         ids = sorted(set(ent_members[key]))
         if len(ids) >= 2:
             entity_seeds.append((ent_name[key], ent_name[key], None, ids))
-    part_members: dict[str, list[TrajInfo]] = {}
+    # a participant's pages hold the trajectories owned by that participant (most of their claims are
+    # about them), so a thread about one person is never filed under the other
+    owned: dict[str, list[TrajInfo]] = {}
     for t in infos:
-        for p in t.participants:
-            part_members.setdefault(p, []).append(t)
-    for p in sorted(part_members):
-        members = part_members[p]
+        for who in t.owners or t.participants[:1]:
+            owned.setdefault(who, []).append(t)
+    for p in sorted(owned):
+        members = owned[p]
         if len(members) <= broad_threshold:
             entity_seeds.append((p, p, None, sorted(t.id for t in members)))
             continue
-        # broad entity: split into entity-facet pages
+        # broad entity: split into entity-facet pages by each trajectory's main facet
         by_facet: dict[str, list[str]] = {}
         for t in members:
-            for fam in t.families:
-                by_facet.setdefault(fam, []).append(t.id)
+            by_facet.setdefault(t.families[0] if t.families else "", []).append(t.id)
+        rest: list[str] = []
         for fam in sorted(by_facet):
-            ids = sorted(set(by_facet[fam]))
-            if len(ids) >= 2:
+            ids = sorted(by_facet[fam])
+            if fam and len(ids) >= 2:
                 stats["facet_splits"] += 1
                 entity_seeds.append((f"{p} - {fam}", p, fam, ids))
+            else:
+                rest += ids
+        if rest:
+            entity_seeds.append((p, p, None, sorted(rest)))
     stats["seeds"]["entity"] = len(entity_seeds)
 
     # --- inventory seeds: list-like trajectories (several exact terms, counts, item facets)
