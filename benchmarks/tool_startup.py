@@ -7,9 +7,10 @@ with the ratio to that baseline (targets: <= 1.5x for actions and turn, <= 3x fo
 grep without ripgrep on a 10,000-run corpus). No assertions: this reports, it does
 not gate.
 
-grep is timed on the per-layer search files ``wikitrace compile`` writes
-(index/grep/, wikitrace.corpus.search_files) and, for comparison, on a copy of the
-corpus without them (the per-file scan an older corpus gets).
+grep is timed on the sharded search files and trigram tables ``wikitrace compile``
+writes (index/grep/, wikitrace.corpus.search_files) and, for comparison, on a copy of
+the corpus without them (the per-file scan an older corpus gets). A rare or absent
+word is the hard case: only the trigram tables keep it from reading every byte.
 
 Two copies of the tools are timed: "installed" (``wikitrace.tools_install.install``,
 which byte-compiles the shared modules, as an agent sees them) and "source only"
@@ -17,6 +18,12 @@ which byte-compiles the shared modules, as an agent sees them) and "source only"
 modules Python must compile on every call).
 
     python benchmarks/tool_startup.py [--runs 10000] [--repeat 15] [--python PATH]
+
+``--update-runs N`` measures instead what keeping the search files costs a build:
+``wikitrace compile --offline`` of N synthetic runs (benchmarks/synth.py, from the
+real tau-bench runs when present), then of the same plus one run published in place,
+with the time spent writing index/grep/ in each (run it with PYTHONPATH pointing at
+another checkout to compare versions).
 """
 
 from __future__ import annotations
@@ -121,7 +128,12 @@ def main() -> None:
                         help="interpreter to time (default: the one running this script)")
     parser.add_argument("--tools", type=Path, default=TOOLS,
                         help="the tools to copy and time (default: the repo's tools/)")
+    parser.add_argument("--update-runs", type=int, default=0,
+                        help="time a build of N runs and one added run instead (see above)")
     args = parser.parse_args()
+    if args.update_runs:
+        measure_update(args.update_runs)
+        return
 
     with tempfile.TemporaryDirectory(prefix="wikitrace-bench-") as tmp:
         corpus = Path(tmp) / "corpus"
@@ -160,6 +172,10 @@ def main() -> None:
             ("grep, search files, --layer insight", tool(installed, "grep", "insurance upgrade",
                                                          "--layer", "insight"), env, "3x"),
             ("grep, search files, rare word", tool(installed, "grep", "R000042"), env, "3x"),
+            ("grep, search files, rare word -i", tool(installed, "grep", "r000042", "-i"), env, "3x"),
+            ("grep, search files, absent word", tool(installed, "grep", "wheelchair"), env, "3x"),
+            ("grep, search files, rare id in raw", tool(installed, "grep", f"call_{args.runs // 3}_7",
+                                                        "--layer", "raw"), env, "3x"),
             ("grep, per-file scan, all layers", tool(installed, "grep", "insurance upgrade",
                                                      "--max", "50"), scan_env, False),
             ("grep, per-file scan, rare word", tool(installed, "grep", "R000042"), scan_env, False),
@@ -173,6 +189,40 @@ def main() -> None:
             ratio = seconds / baseline
             target = f"<= {targeted}" if isinstance(targeted, str) else ("<= 1.5x" if targeted else "")
             print(f"{label:<36} {seconds * 1000:>8.1f} {ratio:>6.2f}x  {code:>4}  {target}")
+
+
+def measure_update(runs: int) -> None:
+    """A build of ``runs`` runs, then one more run in place: wall time and search-file time."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import wikitrace
+    from synth import write_corpus_input
+    from wikitrace.build import BuildOptions, build
+    from wikitrace.corpus import search_files
+
+    spent = []
+    for name in ("update_search_files", "write_search_files_to"):  # the one this version calls
+        original = getattr(search_files, name, None)
+        if original is not None:
+            def timed(*a, _original=original, **kw):
+                started = time.perf_counter()
+                try:
+                    return _original(*a, **kw)
+                finally:
+                    spent.append(time.perf_counter() - started)
+            setattr(search_files, name, timed)
+            break
+    with tempfile.TemporaryDirectory(prefix="wikitrace-bench-") as tmp:
+        out = Path(tmp) / "corpus"
+        print(f"wikitrace from {Path(wikitrace.__file__).parent}; {runs} runs, then 1 more, offline")
+        for label, count in ((f"build of {runs} runs", runs), ("one run added, in place", runs + 1)):
+            source = write_corpus_input(Path(tmp) / f"runs-{count}.jsonl", count)
+            spent.clear()
+            started = time.perf_counter()
+            build(BuildOptions(inputs=[source], out=out, offline=True, quiet=True))
+            total = time.perf_counter() - started
+            size = sum(p.stat().st_size for p in (out / "index/grep").rglob("*") if p.is_file())
+            print(f"{label:<28} {total:7.2f} s   index/grep/ written in {sum(spent):6.3f} s"
+                  f"   ({size / 1e6:.1f} MB on disk)")
 
 
 def _with_search_files(corpus: Path, dest: Path) -> None:

@@ -67,9 +67,12 @@ def test_a_git_repository_at_the_corpus_survives_and_diffs_only_the_added_run(tm
     modified = sorted(line[3:] for line in status if line.startswith(" M"))
     added = sorted(line[3:] for line in status if line.startswith("??"))
     assert len(modified) + len(added) == len(status), status  # nothing deleted, nothing else
-    search_files = [f"index/grep/{layer}.{ext}" for layer in ("compilation", "insight", "raw") for ext in ("map", "txt")]
-    assert modified == sorted(["compilation/_index.md", "corpus.json", "index.md", "index/prompt.bin",
-                               "insight/_index.md", "raw/_index.md", *search_files])
+    search_files = [f"index/grep/{layer}/{shard}.{ext}" for layer in ("compilation", "insight", "raw")
+                    for shard in ("00", "head") for ext in ("map", "txt")]  # the shards the run and _index.md are in
+    assert [m for m in modified if not m.endswith(".words")] == sorted(
+        ["compilation/_index.md", "corpus.json", "index.md", "index/prompt.bin", "insight/_index.md", "raw/_index.md",
+         *search_files])
+    assert {m.rsplit(".", 1)[0] + ".txt" for m in modified if m.endswith(".words")} <= set(search_files)
     new_run = json.loads((out / "corpus.json").read_text())["runs"][-1]
     assert new_run["step"] == "step-0005"
     assert added == sorted(["raw/step-0005/metadata.md", "raw/step-0005/solver.full.jsonl", "raw/step-0005/turns.md",

@@ -68,7 +68,7 @@ def test_search_files_answer_exactly_as_the_files(corpus, tmp_path):  # noqa: F8
     indexed = tmp_path / "indexed"
     shutil.copytree(corpus, indexed)
     write_search_files(indexed)
-    assert (indexed / "index/grep/raw.txt").is_file() and (indexed / "index/grep/raw.map").is_file()
+    assert all((indexed / "index/grep/raw" / name).is_file() for name in ("head.txt", "00.txt", "00.map", "00.words"))
     for args in PATTERNS:
         plain = run("grep", *args, corpus=corpus, env=NO_RG)
         fast = run("grep", *args, corpus=indexed, env=NO_RG)
@@ -84,7 +84,7 @@ def test_compile_writes_search_files_that_grep_uses(tmp_path):
     out = tmp_path / "corpus"
     subprocess.run([WIKITRACE, "compile", EXAMPLES, "--out", out, "--offline", "-q"], check=True)
     for layer in ("raw", "compilation", "insight"):
-        assert (out / "index/grep" / f"{layer}.txt").is_file()
+        assert (out / "index/grep" / layer / "00.txt").is_file()
     proc = run("grep", "refund", "--layer", "raw", "--max", "5", corpus=out, env=NO_RG)
     assert proc.returncode == 0
     first = proc.stdout.splitlines()[0]
@@ -99,4 +99,4 @@ def test_compile_writes_search_files_that_grep_uses(tmp_path):
 def test_search_files_are_read_only(tmp_path):
     out = tmp_path / "corpus"
     subprocess.run([WIKITRACE, "compile", EXAMPLES, "--out", out, "--offline", "-q"], check=True)
-    assert (out / "index/grep/raw.txt").stat().st_mode & 0o222 == 0
+    assert (out / "index/grep/raw/00.txt").stat().st_mode & 0o222 == 0

@@ -63,7 +63,7 @@ def test_counts_on_pages_and_in_prompt_survive_a_rebuild(corpus, tmp_path):
     assert "Cited in 2 recorded episodes, 1 succeeded, 1 failed" in _page(corpus, "insight-0000")
     assert "Not cited in any recorded episode yet." in _page(corpus, "insight-0001")
     # the agent's grep reads the insight search file: it has the new counts too
-    assert "Cited in 2 recorded episodes" in (corpus / "index/grep/insight.txt").read_text()
+    assert "Cited in 2 recorded episodes" in (corpus / "index/grep/insight/00.txt").read_text()
 
     # prompt, JSON and plain
     js = json.loads(cli("prompt", "--corpus", corpus, "--task", "Refund order 12", "--budget", "0", "--json").stdout)

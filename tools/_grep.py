@@ -6,9 +6,10 @@ absolute, symlinks left alone) joined with the path inside the corpus. The
 ``rg`` and Python regex dialects differ in corners (look-around, ``\\p`` classes);
 set WIKITRACE_TOOLS_NO_RG=1 to always use Python's ``re``.
 
-Without ``rg``, a layer with a search file (``index/grep/<layer>.txt``, written by
-``wikitrace compile``: the layer's files joined, see wikitrace/corpus/search_files.py)
-is searched in one pass over that file instead of opening each of its files. A line of
+Without ``rg``, a layer with search files (``index/grep/<layer>/<shard>.txt``, written
+by ``wikitrace compile``: the layer's files joined, see wikitrace/corpus/search_files.py)
+is searched one pass per shard instead of opening each of its files, and a shard whose
+word list lacks a word of the pattern's plain text is not read at all. A line of
 a turn log is reported by its turn (``step-0003 turn 7``), the number ``turn`` takes.
 ``original.*`` (the imported record, a second copy of the turn log) is skipped unless
 ``--original`` is given.
@@ -160,8 +161,8 @@ def _compile(pattern, opts):
 
 
 def _search_python(pattern, base, layers, opts, files_only, limit=0):
-    """Pure-Python search, layer by layer: the layer's search file when the build wrote
-    one and the pattern means the same on its bytes, else each file in sorted order
+    """Pure-Python search, layer by layer: the layer's search files when the build wrote
+    them and the pattern means the same on their bytes, else each file in sorted order
     (non-UTF-8 or NUL-bearing files skipped). Yields (path, line, text, match start)."""
     import re
 
@@ -174,14 +175,88 @@ def _search_python(pattern, base, layers, opts, files_only, limit=0):
         file_rx = re.compile(line_rx.pattern, line_rx.flags | re.MULTILINE)
     bytes_rx = _bytes_twin(line_rx) if file_rx is not None and not opts.get("--original") else None
     literal = _literal(pattern, opts) if bytes_rx is not None else None
+    needles = _word_needles(pattern, opts) if bytes_rx is not None else None
+    remaining = limit or None  # hits still to show; None: no limit
     for layer in layers:
-        folder = os.path.join(base, layer)
-        blob = os.path.join(base, "index", "grep", layer + ".txt")
-        if bytes_rx is not None and os.path.isfile(blob) and os.path.isfile(blob[:-4] + ".map"):
-            found = yield from _search_blob(blob, base, literal or bytes_rx, line_rx, files_only, limit)
-            limit = max(0, limit - found) if limit else 0
-        else:
-            yield from _search_files(folder, file_rx, line_rx, files_only, bool(opts.get("--original")))
+        shards = _shards(base, layer) if bytes_rx is not None else None
+        if shards is None:
+            yield from _search_files(os.path.join(base, layer), file_rx, line_rx, files_only,
+                                     bool(opts.get("--original")))
+            continue
+        for blob in shards:
+            if needles and not _may_hold(blob[:-4] + ".words", needles):
+                continue
+            found = yield from _search_blob(blob, base, literal or bytes_rx, line_rx, files_only, remaining)
+            remaining = None if remaining is None else max(0, remaining - found)
+
+
+def _shards(base, layer):
+    """The layer's search files in grep's walk order (``head`` first, then by name), or
+    None when the build wrote none (an older corpus: one file per layer, or none)."""
+    folder = os.path.join(base, "index", "grep", layer)
+    try:
+        names = set(os.listdir(folder))
+    except OSError:
+        blob = folder + ".txt"
+        return [blob] if os.path.isfile(blob) and os.path.isfile(folder + ".map") else None
+    keys = sorted(n[:-4] for n in names if n.endswith(".txt") and n[:-4] + ".map" in names)
+    if "head" in keys:
+        keys.remove("head")
+        keys.insert(0, "head")
+    return [os.path.join(folder, key + ".txt") for key in keys]
+
+
+# Under -i these ASCII letters also match non-ASCII ones (i: U+0130 U+0131, k: U+212A,
+# s: U+017F), whose bytes differ: a piece of a pattern holding one says nothing.
+_FOLDS_PAST_ASCII = frozenset("iksIKS")
+
+
+def _word_needles(pattern, opts):
+    """What a shard's word list (``\\n``-separated words, ASCII letters lowered) must
+    contain for a line of it to match: each word of three or more characters in the
+    runs of plain characters at the top level of the pattern, with a newline on each
+    side the run shows a word edge (then the text's word is that word exactly there).
+    None when there is none: every shard is read."""
+    import re
+
+    try:
+        from re import _constants as sre
+        from re import _parser
+
+        parsed = _parser.parse(re.escape(pattern) if opts.get("-F") else pattern,
+                               re.IGNORECASE if opts.get("-i") else 0)
+        fold = bool(parsed.state.flags & re.IGNORECASE)
+        pieces, piece = [], []
+        for op, value in parsed.data:
+            char = chr(value) if op is sre.LITERAL else None
+            if char is None or (fold and (not char.isascii() or char in _FOLDS_PAST_ASCII)):
+                pieces.append("".join(piece))
+                piece = []
+            else:
+                piece.append(char)
+        pieces.append("".join(piece))
+    except Exception:  # a private module of re changed shape: read every shard
+        return None
+    needles = set()
+    for text in pieces:
+        data = text.encode("utf-8", "surrogatepass").lower()
+        for word in re.finditer(rb"[0-9a-z_\x80-\xff]{3,}", data):
+            needles.add((b"\n" if word.start() else b"") + word.group() + (b"\n" if word.end() < len(data) else b""))
+    return sorted(needles, key=len, reverse=True) or None  # the longest first: the likeliest to be absent
+
+
+def _may_hold(words_path, needles):
+    """False when the shard's word list lacks one of ``needles``: no line of the shard
+    can match. True when it has them all, or there is no word list."""
+    try:  # os-level calls: a word list is read per shard, a few hundred per call
+        fd = os.open(words_path, os.O_RDONLY)
+    except OSError:  # no word list: read the shard
+        return True
+    try:
+        words = os.read(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+    return all(words.find(needle) >= 0 for needle in needles)
 
 
 def _search_files(folder, file_rx, line_rx, files_only, originals):
@@ -216,7 +291,8 @@ _BYTES_UNSAFE = frozenset("wWsSdDbBpPNuUx")
 def _bytes_twin(line_rx):
     """The pattern compiled for bytes when it matches exactly the same lines there, else
     None: only ASCII-class-free patterns (no '.', no negated class, no \\w \\s \\d \\b ...),
-    and with -i only ASCII ones, since one character may be several bytes."""
+    and with -i only ASCII ones, since one character may be several bytes. With -i it may
+    also match a few more lines (see below): a finder of candidates, never the judge."""
     import re
 
     pattern = line_rx.pattern
@@ -233,9 +309,23 @@ def _bytes_twin(line_rx):
             return None
         i += 1
     try:
-        return re.compile(pattern.encode("utf-8"), (re.IGNORECASE if ignore_case else 0) | re.MULTILINE)
-    except (re.error, UnicodeEncodeError):
+        source = pattern.encode("utf-8")
+    except UnicodeEncodeError:
         return None
+    if ignore_case and any(ch in "iksIKS[" for ch in pattern):
+        # Under -i, i k s (and classes holding them) also match İ ı K ſ, which bytes
+        # matching cannot fold: lines holding one of those are candidates as well
+        # (every candidate is confirmed with the text pattern).
+        flags = re.match(rb"\(\?[aiLmsux]+\)", source)
+        head = flags.group(0) if flags else b""
+        source = head + b"(?:" + source[len(head):] + b")|" + "|".join(_PAST_ASCII_FOLDS).encode("utf-8")
+    try:
+        return re.compile(source, (re.IGNORECASE if ignore_case else 0) | re.MULTILINE)
+    except re.error:
+        return None
+
+
+_PAST_ASCII_FOLDS = ("\u0130", "\u0131", "\u212a", "\u017f")  # İ ı K ſ: -i matches them to i i k s
 
 
 _METACHARS = frozenset(".^$*+?{}[]|()")
@@ -265,20 +355,24 @@ def _literal(pattern, opts):
     return "".join(out).encode("utf-8") or None
 
 
-def _search_blob(blob_path, base, finder, line_rx, files_only, limit=0):
+def _search_blob(blob_path, base, finder, line_rx, files_only, limit=None):
     """One pass over a layer's search file; each candidate line is confirmed with the
     text pattern, then placed in its file through the map (read only on a match).
     ``finder`` is the literal bytes to look for, or the pattern compiled for bytes (both
-    match exactly the lines the text pattern does). Past ``limit`` hits, each further
-    matching line is only counted: None is yielded. Returns the number of hits yielded."""
+    match exactly the lines the text pattern does). Past ``limit`` hits (None: no limit),
+    each further matching line is only counted: None is yielded (no map read, no line
+    placed). Returns the number of hits yielded."""
     import mmap
     from bisect import bisect_right
 
-    with open(blob_path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
+    fd = os.open(blob_path, os.O_RDONLY)  # os-level: a call may open a few hundred shards
+    try:
+        size = os.fstat(fd).st_size
         if not size:
             return 0
-        data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
     starts = rels = None
     pos = hits = 0
     literal = finder if isinstance(finder, bytes) else None
@@ -293,7 +387,7 @@ def _search_blob(blob_path, base, finder, line_rx, files_only, limit=0):
                 return hits
             end = data.find(b"\n", at)
             end = size if end < 0 else end
-            past_limit = bool(limit) and hits >= limit and not files_only
+            past_limit = limit is not None and hits >= limit and not files_only
             if past_limit and literal is not None:  # a literal hit is exact: count it
                 pos = end + 1
                 yield None
@@ -310,7 +404,7 @@ def _search_blob(blob_path, base, finder, line_rx, files_only, limit=0):
             if starts is None:
                 starts, rels = _read_map(blob_path[:-4] + ".map")
             k = bisect_right(starts, begin) - 1
-            path = os.path.join(base, rels[k])
+            path = os.path.join(base, rels[k].decode("utf-8"))
             hits += 1
             if files_only:
                 yield path, None, None, 0
@@ -323,11 +417,16 @@ def _search_blob(blob_path, base, finder, line_rx, files_only, limit=0):
 
 
 def _read_map(map_path):
-    """(start offsets, corpus-relative paths) of the files joined in a search file."""
+    """(start offsets, corpus-relative paths as UTF-8 bytes) of the files joined in a search file."""
+    fd = os.open(map_path, os.O_RDONLY)
+    try:
+        data = os.read(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
     starts, rels = [], []
-    with open(map_path, encoding="utf-8") as handle:
-        for row in handle:
-            offset, _, rel = row.rstrip("\n").partition("\t")
+    for row in data.split(b"\n"):
+        if row:
+            offset, _, rel = row.partition(b"\t")
             starts.append(int(offset))
             rels.append(rel)
     return starts, rels

@@ -379,9 +379,9 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     pub.write(PROMPT_INDEX, prompt_index_bytes(writer.runs, writer.insights, region,
                                                previous=root if carried else None,
                                                unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps))
-    from .corpus.search_files import write_search_files_to
+    from .corpus.search_files import update_search_files
 
-    write_search_files_to(pub.write_stream, root, list(pub.output))  # the agent's grep reads one file per layer
+    update_search_files(pub, root)  # grep's shards: only those whose files changed are written
     graves.settle(r["run_id"] for r in writer.runs)
     pub.write("corpus.json", text.encode("utf-8"))
     removed = pub.finish({

@@ -201,7 +201,7 @@ def _publish(pub: Publisher, data: dict, runs: list[dict], insights: list[dict],
     """Indexes, prompt index, search files, corpus.json, then the removals and the manifest:
     the order of a build, so a reader never meets a link to a removed file."""
     from ..agent.index import prompt_index_bytes
-    from .search_files import write_search_files_to
+    from .search_files import update_search_files
     from .update import PROMPT_INDEX
 
     root = pub.root
@@ -231,7 +231,7 @@ def _publish(pub: Publisher, data: dict, runs: list[dict], insights: list[dict],
     pub.write(PROMPT_INDEX, prompt_index_bytes(
         runs, insights, region, previous=root if prompt_ok else None,
         unchanged={i["id"] for i in insights}, unchanged_runs={r["step"] for r in runs}))
-    write_search_files_to(pub.write_stream, root, list(pub.output))
+    update_search_files(pub, root)  # only the shards that held a forgotten run's pages
     pub.write("corpus.json", text.encode("utf-8"))
 
     records = state.get("records") if isinstance(state.get("records"), dict) else {}

@@ -121,7 +121,7 @@ def publish_counts(root: Path, counts: dict, insight_ids: list[str], notes: list
     """Rewrite the insight pages whose counts changed (and the insight layer's search
     file), keeping every other file of the corpus as it is."""
     from .publish import Publisher
-    from .search_files import write_search_files_to
+    from .search_files import update_search_files
 
     if any((root / ".wikitrace").glob("runs.journal")):
         notes.append("a build of this corpus was interrupted; the insight pages get their counts when "
@@ -136,8 +136,8 @@ def publish_counts(root: Path, counts: dict, insight_ids: list[str], notes: list
             notes.append(f"{len(skipped)} insight page(s) are not as the last build wrote them (missing, edited, "
                          f"or no build state in .wikitrace/): {', '.join(skipped[:3])}; run wikitrace compile to "
                          f"write them with their counts")
-        if written and pub.owns("index/grep/insight.txt"):
-            write_search_files_to(pub.write_stream, root, [p for p in pub.output if p.startswith("insight/")])
+        if written:  # only the shards holding a rewritten page are written again
+            update_search_files(pub, root)
         done = shown_counts(counts, insight_ids)
         for rel in skipped:  # still showing the old counts
             iid = rel.rsplit("/", 1)[1][:-3]

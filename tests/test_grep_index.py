@@ -1,0 +1,190 @@
+"""grep's sharded search files and their word lists: a rare word reads only the
+shards that can hold it, the answers are exactly those of the per-file scan (substrings,
+punctuation, unicode, case, regexes, -i), and a corpus updated run by run holds the
+same bytes as one built from scratch while an added run rewrites only its own shards."""
+
+import json
+import shutil
+import subprocess
+
+from helpers import example_runs, tree_bytes, write_jsonl
+from test_cli_errors import WIKITRACE
+from test_tools import NO_RG, run
+from wikitrace.build import BuildOptions, build
+from wikitrace.corpus import layout
+from wikitrace.corpus.search_files import plan, write_search_files
+
+
+def _log(path, records):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+
+
+def _tricky_corpus(root):
+    """Runs spread over several shards, ids of 4 and 5 digits (step-10000 sorts between
+    step-1000 and step-1001 in grep's walk), and text with the corners of matching."""
+    texts = {
+        0: "Reservation ZFA04Y is non-refundable; e.g. call +1 (555) 010-2000.",
+        105: "The café's naïve Ünïcode menu: crème brûlée — 12,50 €. ZFA04Y again",
+        250: "Kelvin sign: \u212aelvin; long s: \u017ftatus; dotless: \u0131ndex; İstanbul",
+        999: "reservations and preservation and RESERVATION, snake_case_word",
+        1000: "step one thousand: reservation R000042 found",
+        10000: "five digits: reservation R000042 again, ZFA04Y",
+        1001: "after the five-digit one: reservation",
+    }
+    for n, text in texts.items():
+        step = f"step-{n:04d}"
+        _log(root / f"raw/{step}/solver.full.jsonl", [
+            {"turn": 0, "type": "message", "role": "user", "content": text},
+            {"turn": 1, "type": "function_call", "name": "get_reservation_details",
+             "arguments": {"reservation_id": f"R{n:06d}"}, "result": text.upper(), "is_error": False},
+        ])
+        (root / f"raw/{step}/metadata.md").write_text(f"---\ntype: raw-run\nstep_id: {step}\n---\n{text}\n", "utf-8")
+        (root / f"raw/{step}/original.json").write_text(json.dumps({"copy": text}) + "\n", "utf-8")
+        (root / "compilation").mkdir(exist_ok=True)
+        (root / f"compilation/{step}.md").write_text(f"# [failure] {text}\n\nab\n", "utf-8")
+        (root / "insight").mkdir(exist_ok=True)
+        (root / f"insight/insight-{n:04d}.md").write_text(f"## Insight\n{text.lower()}\n", "utf-8")
+    (root / "raw/_index.md").write_text("# Runs\n" + "".join(f"- step-{n:04d}\n" for n in texts), "utf-8")
+    (root / "compilation/_index.md").write_text("# Compilations\nreservation index\n", "utf-8")
+    (root / "insight/_index.md").write_text("# Insights\n", "utf-8")
+    return root
+
+
+TRICKY = [
+    ["serv"], ["reservation"], ["Reservation"], ["RESERVATION"], ["reservation", "-i"],
+    ["R000042"], ["r000042", "-i"], ["r000042"], ["ZFA04Y", "-l"], ["zfa04y", "-i", "--json"],
+    ["non-refundable"], ["e.g. call"], ["e.g. call", "-F"], ["(555) 010", "-F"], ["+1 (555)", "-F"],
+    ["12,50 €"], ["café"], ["CAFÉ", "-i"], ["naïve Ünïcode"], ["ünïcode", "-i"], ["crème brûlée"],
+    ["kelvin", "-i"], ["KELVIN", "-i"], ["status", "-i"], ["STATUS", "-i"], ["index", "-i"],
+    ["istanbul", "-i"], ["(?i)kelvin"], ["(?i:kelvin) sign"], ["snake_case"], ["case_wo"],
+    ["res.rvation"], ["reserv[a-z]+ and"], ["^# \\[failure\\] The"], ["R0000[0-9]2"],
+    ["preservation|dotless"], ["absent-word-xyz"], ["qqqzzz", "-i"], ["ab"], ["ab$"], ["al\\w"],
+    ["reservation", "--max", "3"], ["reservation", "--max", "0"], ["reservation", "-l", "--max", "2"],
+    ["reservation", "--layer", "insight"], ["R000042", "--layer", "raw", "--json"],
+    ["Reservation ZFA04Y", "--original"], ["five-digit", "--layer", "compilation"],
+    ["and preserv"], ["servations and"], [" RESERVATION,"], ["-refundable;"], ["non-ref"], ["(?i)and PRESERV"],
+    ["case_word\\b"], ["\\.ZFA04Y"], ["ZFA04Y is"], ["R00004"], ["000042"],
+]
+
+
+def test_answers_are_the_per_file_scan_s_on_tricky_text(tmp_path):
+    plain = _tricky_corpus(tmp_path / "plain")
+    indexed = tmp_path / "indexed"
+    shutil.copytree(plain, indexed)
+    write_search_files(indexed)
+    shards = sorted(p.name for p in (indexed / "index/grep/raw").iterdir())
+    assert shards == [f"{k}.{e}" for k in ("00", "01", "02", "09", "10", "head") for e in ("map", "txt", "words")]
+    for args in TRICKY:
+        scan = run("grep", *args, corpus=plain, env=NO_RG)
+        fast = run("grep", *args, corpus=indexed, env=NO_RG)
+        assert (fast.returncode, fast.stdout.replace(str(indexed), str(plain))) == (scan.returncode, scan.stdout), args
+    # the order of the walk survives the shards: step-10000 between step-1000 and step-1001
+    order = [line.split(":")[0] for line in run("grep", "reservation", "--layer", "compilation",
+                                                corpus=indexed, env=NO_RG).stdout.splitlines()]
+    assert [p.rsplit("/", 1)[1] for p in order] == [
+        "_index.md", "step-0999.md", "step-1000.md", "step-10000.md", "step-1001.md"]
+    # the -i corners really matched, through the index too
+    assert "\u212aelvin" in run("grep", "kelvin", "-i", corpus=indexed, env=NO_RG).stdout
+    assert "\u017ftatus" in run("grep", "status", "-i", corpus=indexed, env=NO_RG).stdout
+
+
+def test_a_rare_word_reads_only_the_shards_whose_word_list_holds_it(tmp_path):
+    root = _tricky_corpus(tmp_path / "corpus")
+    write_search_files(root)
+    # Plant the word in a shard's text behind its word list's back: grep must not see
+    # it, since the list says the shard cannot hold it (so its text is never read).
+    planted = root / "index/grep/compilation/02.txt"
+    planted.write_bytes(planted.read_bytes().replace(b"Kelvin sign", b"R000042 sign"))
+    hits = run("grep", "R000042", "--layer", "compilation", corpus=root, env=NO_RG).stdout
+    assert "step-0250" not in hits and "step-1000.md" in hits and "step-10000.md" in hits
+    # a pattern whose plain pieces are all shorter than three characters reads every shard
+    assert "step-0250" in run("grep", "R0[01]0[01][04]2", "--layer", "compilation", corpus=root, env=NO_RG).stdout
+
+
+def test_shards_follow_the_walk_and_the_layout_owns_them(tmp_path):
+    rels = ["raw/_index.md", "raw/step-0001/metadata.md", "raw/step-0001/original.json", "raw/step-0150/turns.md",
+            "compilation/_index.md", "compilation/step-12345.md", "insight/insight-0099.md", "index.md"]
+    shards = plan(rels)
+    assert shards == {("raw", "head"): ["raw/_index.md"], ("raw", "00"): ["raw/step-0001/metadata.md"],
+                      ("raw", "01"): ["raw/step-0150/turns.md"], ("compilation", "head"): ["compilation/_index.md"],
+                      ("compilation", "12"): ["compilation/step-12345.md"], ("insight", "00"): ["insight/insight-0099.md"]}
+    for layer in ("raw", "compilation", "insight"):
+        for name in ("head", "00", "99"):
+            for ext in ("txt", "map", "words"):
+                assert layout.is_corpus_path(f"index/grep/{layer}/{name}.{ext}")
+    assert not layout.is_corpus_path("index/grep/raw/notes.txt")
+
+
+def _runs(count):
+    """``count`` distinct runs in the examples' shapes (each with its own words)."""
+    base = example_runs()
+    out = []
+    for n in range(count):
+        run_ = json.loads(json.dumps(base[n % len(base)]))
+        run_["run_id"] = f"synthetic-{n:04d}"
+        run_["turns"][1]["content"] = run_["turns"][1].get("content", "") + f" ticket T{n:05d}X"
+        out.append(run_)
+    return out
+
+
+def _compile(inputs, out):
+    build(BuildOptions(inputs=list(inputs), out=out, quiet=True, offline=True))
+
+
+def test_an_added_run_rewrites_its_shards_only_and_matches_a_fresh_build(tmp_path):
+    runs = _runs(231)
+    grown, fresh = tmp_path / "grown", tmp_path / "fresh"
+    _compile([write_jsonl(tmp_path / "230.jsonl", runs[:230])], grown)
+    steps = {layer: sorted(p.name for p in (grown / "index/grep" / layer).iterdir()) for layer in ("raw", "compilation")}
+    assert steps["raw"] == [f"{k}.{e}" for k in ("00", "01", "02", "head") for e in ("map", "txt", "words")]
+    before = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in (grown / "index/grep").rglob("*.*")}
+    _compile([write_jsonl(tmp_path / "231.jsonl", runs)], grown)
+    touched = sorted(p.relative_to(grown).as_posix() for p, stamp in before.items()
+                     if (p.stat().st_ino, p.stat().st_mtime_ns) != stamp)
+    # the new run is step-0230: shard 02 of raw and compilation, its insights' shard, the heads (_index.md)
+    shards = {t.rsplit(".", 1)[0] for t in touched}
+    assert {s for s in shards if "/insight/" not in s} <= {"index/grep/raw/02", "index/grep/raw/head",
+                                                          "index/grep/compilation/02", "index/grep/compilation/head"}
+    assert len({s for s in shards if "/insight/" in s} - {"index/grep/insight/head"}) <= 1, touched
+    assert "index/grep/raw/02.txt" in touched and "index/grep/raw/00.txt" not in touched
+    _compile([write_jsonl(tmp_path / "all.jsonl", runs)], fresh)
+    grown_files = {k: v for k, v in tree_bytes(grown).items() if k.startswith("index/grep/")}
+    assert grown_files == {k: v for k, v in tree_bytes(fresh).items() if k.startswith("index/grep/")}
+    assert not (grown / "index/grep/raw.txt").exists()
+    hit = run("grep", "T00230X", corpus=grown, env=NO_RG).stdout
+    assert hit.startswith("step-0230 turn 1: ") or "step-0230" in hit
+    check = subprocess.run([WIKITRACE, "check", grown], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout
+    # runs leaving the input: their shards go, shard 00 stays as it was
+    kept = (grown / "index/grep/raw/00.txt").stat().st_ino
+    _compile([write_jsonl(tmp_path / "100.jsonl", runs[:100])], grown)
+    assert sorted(p.name for p in (grown / "index/grep/raw").iterdir()) == ["00.map", "00.txt", "00.words",
+                                                                          "head.map", "head.txt", "head.words"]
+    assert (grown / "index/grep/raw/00.txt").stat().st_ino == kept
+    assert "step-0230" not in run("grep", "T00230X", corpus=grown, env=NO_RG).stdout
+
+
+def test_search_files_are_byte_identical_across_rebuilds(tmp_path):
+    runs = _runs(12)
+    a, b = tmp_path / "a", tmp_path / "b"
+    source = write_jsonl(tmp_path / "runs.jsonl", runs)
+    _compile([source], a)
+    _compile([source], b)
+    first = {k: v for k, v in tree_bytes(a).items() if k.startswith("index/grep/")}
+    assert first and first == {k: v for k, v in tree_bytes(b).items() if k.startswith("index/grep/")}
+    shutil.rmtree(a / "index/grep/raw")  # damaged: the next build writes it again, the same
+    _compile([source], a)
+    assert first == {k: v for k, v in tree_bytes(a).items() if k.startswith("index/grep/")}
+
+
+def test_forgetting_the_only_run_of_a_shard_removes_the_shard(tmp_path):
+    out = tmp_path / "corpus"
+    _compile([write_jsonl(tmp_path / "101.jsonl", _runs(101))], out)
+    assert (out / "index/grep/raw/01.txt").is_file()  # step-0100 alone
+    done = subprocess.run([WIKITRACE, "forget", "step-0100", "--corpus", out], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not any((out / "index/grep" / layer / "01.txt").exists() for layer in ("raw", "compilation"))
+    assert not [p for p in (out / "index/grep").rglob("*.*") if b"T00100X" in p.read_bytes().upper()]
+    assert (out / "index/grep/raw/00.txt").is_file()
+    assert subprocess.run([WIKITRACE, "check", out], capture_output=True, text=True).returncode == 0
