@@ -126,8 +126,9 @@ def compile(
 
 @app.command()
 def add(
-    run_file: Path = typer.Argument(..., metavar="RUN_FILE", help=f"One finished run (several in one file are all added). Formats: {FORMATS}."),
+    run_file: Optional[Path] = typer.Argument(None, metavar="RUN_FILE", help=f"One finished run (several in one file are all added). Formats: {FORMATS}.", show_default=False),
     corpus: Optional[Path] = _corpus_option("A corpus built by wikitrace compile."),
+    claude_code_hook: bool = typer.Option(False, "--claude-code-hook", help="Take RUN_FILE from a Claude Code hook's JSON on stdin (transcript_path)."),
     outcome: Optional[str] = typer.Option(None, "--outcome", metavar="success|failure|SCORE", help="The run's verdict, for formats that carry none (a score counts as success at 1.0)."),
     fmt: Optional[str] = typer.Option(None, "--from", metavar="FORMAT", help="Input format; detected when omitted."),
     offline: bool = typer.Option(False, "--offline", help="Compile offline (the default for a corpus compiled offline)."),
@@ -141,8 +142,12 @@ def add(
 ) -> None:
     """Append one finished run to a compiled corpus, updating its indexes and corpus.json in place."""
     from .cli_checks import existing_folder
-    from .corpus.add import AddOptions, run_add
+    from .corpus.add import AddOptions, run_add, transcript_from_hook
+    from .errors import UsageError
 
+    if claude_code_hook == (run_file is not None):
+        raise UsageError("give RUN_FILE or --claude-code-hook (exactly one)", where="RUN_FILE")
+    run_file = transcript_from_hook() if claude_code_hook else run_file
     opts = AddOptions(run_file=run_file, corpus=_need_corpus(corpus), outcome=outcome, fmt=fmt, offline=offline,
                       model=model, base_url=base_url, templates=existing_folder(templates, "--templates"),
                       max_tokens=max_tokens, timeout=timeout, quiet=quiet)

@@ -15,13 +15,15 @@ Order: new runs get the next free ids in the order RUN_FILE holds them, so the
 corpus is byte for byte what ``wikitrace compile`` of the corpus's inputs followed
 by RUN_FILE writes into the same folder (only the ``build`` block of corpus.json
 differs). A run whose id the corpus already holds is not added again: with the same
-content it is reported as present; with other content it is skipped and reported,
-as compile keeps the first of two runs sharing an id.
+content nothing changes (and it says so); with other content (a resumed session that
+ended again) the run is compiled again under its ids, as compile does with a run
+whose input changed. Several runs in one file are all added, in file order.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping
@@ -56,9 +58,8 @@ class AddOptions:
 @dataclass
 class AddResult:
     corpus: Path
-    added: list[dict] = field(default_factory=list)  # run_id, step, outcome, insights, compiler
+    added: list[dict] = field(default_factory=list)  # run_id, step, outcome, insights, compiler, replaced
     present: list[dict] = field(default_factory=list)  # run_id, step: already in the corpus, unchanged
-    conflicts: list[str] = field(default_factory=list)  # an id the corpus holds with other content
     skipped: list[str] = field(default_factory=list)  # records of RUN_FILE that could not be read
     warnings: list[str] = field(default_factory=list)
     runs: int = 0  # in the corpus afterwards
@@ -212,7 +213,8 @@ def _read(opts: AddOptions, bopts, verdict, records: dict, prev_runs: dict):
     from ..runs.load import LoadReport, iter_runs
 
     report = LoadReport()
-    known = {d: Carried(d, run_id, prev_runs[run_id]["outcome"]) for run_id, d in records.items() if run_id in prev_runs}
+    known = {d: Carried(d, run_id, prev_runs[run_id]["outcome"]) for run_id, d in records.items()
+             if run_id in prev_runs and prev_runs[run_id]["compiler"] != "offline-fallback"}  # fallbacks: asked again
     items = list(_apply_defaults(iter_runs(
         [opts.run_file], bopts.fmt, report, outcomes=_EveryRun(verdict) if verdict else None, redact=bopts.redact,
         redact_patterns=bopts.redact_patterns, known=known), bopts))
@@ -256,58 +258,65 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     records = pub.manifest.data.get("records") or {}
     items, report = _read(opts, bopts, verdict, records, ids.prev_runs)
     result = AddResult(corpus=root, skipped=list(report.errors), warnings=list(report.warnings))
-    new: list[Run] = []
+    todo: list[Run] = []  # new runs, and runs of the corpus whose content changed (a resumed session)
+    replaced: set[str] = set()
     for item in items:
         prev = ids.prev_runs.get(item.run_id)
         if prev is None:
-            new.append(item)
-        elif isinstance(item, Carried) or prev.get("content_hash") == content_hash(item):
+            todo.append(item)
+        elif isinstance(item, Carried) or (prev.get("content_hash") == content_hash(item)
+                                           and prev["compiler"] != "offline-fallback"):
             result.present.append({"run_id": item.run_id, "step": prev["step"]})
-        else:
-            result.conflicts.append(f"run {item.run_id!r} is already in the corpus as {prev['step']} with other "
-                                    f"content; kept the corpus's, skipped this one")
+        else:  # as compile does with a run whose input changed: compiled again under its ids
+            todo.append(item)
+            replaced.add(item.run_id)
     result.runs, result.insights = len(previous["runs"]), len(previous["insights"])
-    if not new:
-        if result.conflicts:
-            raise Failed(result.conflicts[0], "give the new run its own id, or rebuild with `wikitrace compile` "
-                         "from the corrected inputs; nothing was added", where=opts.run_file)
+    if not todo:
         return result
 
     compiler = make_compiler(bopts, config)
-    writer = _carry_everything(pub, ids, bopts, previous, records)
+    writer = _carry_everything(pub, ids, bopts, previous, records, replaced)
     pub.verify_group(list(INDEXES))  # rewritten below; damage is reported, as compile does
     prompt_index_ok = pub.verify_group([PROMPT_INDEX])
     before = {r["run_id"] for r in writer.runs}
     try:
-        write_runs(writer, new, compiler, bopts, report.errors, _NothingReused())
+        write_runs(writer, todo, compiler, bopts, report.errors, _NothingReused())
     except BuildError as exc:
         raise Failed(str(exc)) from None
     publish_indexes(writer, compiler, bopts, ids, report, key, prompt_index_ok)
     result.skipped = list(report.errors)
     for entry in writer.runs:
         if entry["run_id"] not in before:
-            result.added.append({k: entry[k] for k in ("run_id", "step", "outcome", "insights", "compiler")})
+            result.added.append({**{k: entry[k] for k in ("run_id", "step", "outcome", "insights", "compiler")},
+                                 "replaced": entry["run_id"] in replaced})
     result.runs, result.insights = len(writer.runs), len(writer.insights)
     result.stats, result.compiler = compiler.stats().as_dict(), describe(compiler)
     return result
 
 
-def _carry_everything(pub: Publisher, ids, bopts, previous: dict, records: dict):
-    """A RunWriter already holding every run of the corpus, as compile's carry-over leaves
-    it, from corpus.json's entries and the manifest alone (no page is read or checked)."""
+def _carry_everything(pub: Publisher, ids, bopts, previous: dict, records: dict, replaced: set[str]):
+    """A RunWriter already holding every run of the corpus but the ``replaced`` ones, as
+    compile's carry-over leaves it, from corpus.json's entries and the manifest alone (no
+    page is read or checked)."""
     from ..build import _Writer
 
     writer = _Writer(pub, ids, bopts, _NothingReused())
-    runs, insights = previous["runs"], previous["insights"]
     ids.used_run_ids.update(ids.prev_runs)  # none of them leaves the corpus
+    runs = [r for r in previous["runs"] if r["run_id"] not in replaced]
+    gone = {r["step"] for r in previous["runs"] if r["run_id"] in replaced}
+    insights = [i for i in previous["insights"] if i.get("source_step") not in gone]
     writer.runs.extend(runs)
     writer.insights.extend(insights)
     writer.carried_steps.update(r["step"] for r in runs)
     writer.carried_insights.update(i["id"] for i in insights)
     writer.compilers.update(r["compiler"] for r in runs)
-    writer.record_digests.update((k, v) for k, v in records.items() if k in ids.prev_runs)
-    # Files another build left half-claimed (entry None) are not kept: finish removes them.
-    pub.keep([rel for rel, entry in pub.manifest.files.items() if entry is not None])
+    writer.record_digests.update((k, v) for k, v in records.items() if k in ids.prev_runs and k not in replaced)
+    # The pages of replaced runs are written again (or removed by finish when no longer
+    # produced); files another build left half-claimed (entry None) are removed too.
+    dropped = {layout.compilation_doc(s) for s in gone} | {layout.insight_doc(i) for r in previous["runs"]
+                                                           if r["run_id"] in replaced for i in r["insights"]}
+    pub.keep([rel for rel, entry in pub.manifest.files.items() if entry is not None and rel not in dropped
+              and rel.split("/", 2)[:2] not in (["raw", s] for s in gone)])
     return writer
 
 
@@ -319,10 +328,37 @@ def add_run(path, corpus, outcome=None, **options) -> AddResult:
                                outcome=None if outcome is None else str(outcome), **options))
 
 
+def transcript_from_hook(fd: int = 0, wait: float = 10.0) -> Path:
+    """The session file a Claude Code hook names: its JSON payload on stdin carries
+    ``transcript_path`` (with ``session_id``, ``cwd``, ``hook_event_name``). Read until the
+    object is complete, not until EOF: a hook's stdin is not always closed."""
+    import select
+    import time
+
+    where = "--claude-code-hook"
+    data, deadline = b"", time.monotonic() + wait
+    while True:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(fd, 1 << 16) if ready else b""
+        data += chunk
+        try:
+            payload = json.loads(data.decode("utf-8"))
+            break
+        except ValueError:
+            if not chunk:
+                raise InputError("stdin holds no hook payload (a JSON object with transcript_path)",
+                                 "run this from a Claude Code hook, or give RUN_FILE instead", where=where) from None
+    path = payload.get("transcript_path") if isinstance(payload, dict) else None
+    if not isinstance(path, str) or not path:
+        raise InputError("the hook payload has no transcript_path",
+                         "use it in a hook that carries one (SessionEnd, Stop), or give RUN_FILE", where=where)
+    return Path(os.path.expanduser(path))
+
+
 def result_dict(result: AddResult) -> dict:
     """The summary as data (``add --json``)."""
     return {"corpus": str(result.corpus), "added": result.added, "already_present": result.present,
-            "conflicts": result.conflicts, "skipped": result.skipped, "warnings": result.warnings,
+            "skipped": result.skipped, "warnings": result.warnings,
             "runs": result.runs, "insights": result.insights, "stats": result.stats, "compiler": result.compiler}
 
 
@@ -337,14 +373,14 @@ def run_add(opts: AddOptions, as_json: bool = False) -> int:
         result = add_runs(opts)
     except (LLMConfigError, RunError) as exc:
         raise InputError(str(exc)) from None
-    lines = [f"added {a['run_id']} as {a['step']} ({a['outcome']}, {len(a['insights'])} insight(s), "
-             f"compiler {a['compiler']})" for a in result.added]
+    lines = [f"{'replaced' if a['replaced'] else 'added'} {a['run_id']} as {a['step']} ({a['outcome']}, "
+             f"{len(a['insights'])} insight(s), compiler {a['compiler']})" for a in result.added]
     lines += [f"already in the corpus: {p['run_id']} is {p['step']}; nothing to add" for p in result.present]
-    lines += [f"skipped: {line}" for line in result.conflicts + result.skipped]
+    lines += [f"skipped: {line}" for line in result.skipped]
     lines += [f"warning: {line}" for line in result.warnings]
     if result.added:
         lines.append(f"{result.corpus}: {result.runs} runs, {result.insights} insights")
-    elif not result.conflicts:
+    else:
         lines.append(f"{result.corpus}: unchanged")
     if not opts.quiet:
         print("\n".join(lines), file=sys.stderr)
