@@ -113,6 +113,8 @@ def add_runs(opts: AddOptions) -> AddResult:
             return _add_locked(opts, pub, interrupted)
         finally:
             pub.close()
+            if journal.is_file() and not journal.stat().st_size:  # nothing was claimed: no trace
+                journal.unlink()
 
 
 def _published(pub: Publisher, interrupted: bool) -> dict:
