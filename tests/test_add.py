@@ -252,15 +252,22 @@ def test_add_run_for_a_harness(tmp_path):
         wikitrace.add_run(b, corpus=tmp_path / "nowhere")
 
 
-def _documented_hook_command() -> str:
-    """The command of the SessionEnd hook in docs/capture.md, exactly as a user pastes it."""
-    text = (REPO / "docs" / "capture.md").read_text()
+def _hook_command(doc: Path) -> str:
+    text = doc.read_text()
     blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", text, re.S) if '"SessionEnd"' in b]
-    assert len(blocks) == 1, "docs/capture.md should show one SessionEnd settings block"
+    assert len(blocks) == 1, f"{doc.name} should show one SessionEnd settings block"
     [entry] = blocks[0]["hooks"]["SessionEnd"]
     [hook] = entry["hooks"]
     assert hook["type"] == "command"
     return hook["command"]
+
+
+def _documented_hook_command() -> str:
+    """The command of the SessionEnd hook in docs/capture.md (and the README), exactly as a
+    user pastes it."""
+    command = _hook_command(REPO / "docs" / "capture.md")
+    assert _hook_command(REPO / "README.md") == command, "README and docs/capture.md show different hooks"
+    return command
 
 
 @pytest.mark.parametrize("tests_pass", [True, False])
@@ -288,3 +295,18 @@ def test_the_documented_claude_code_hook_adds_the_session(tmp_path, tests_pass):
     again = subprocess.run(["sh", "-c", _documented_hook_command()], input=payload, capture_output=True, text=True,
                            env=env, cwd=project, timeout=300)
     assert again.returncode == 0 and tree_bytes(home / "agent-memory") == before
+
+
+def test_an_add_while_another_build_holds_the_corpus_is_one_line(tmp_path):
+    import fcntl
+
+    a, b = split_examples(tmp_path)
+    corpus = tmp_path / "c"
+    ok("compile", str(a), "--out", str(corpus), "-q")
+    before = tree_bytes(corpus)
+    with open(corpus / ".wikitrace" / "lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        done = wikitrace("add", str(b), "--corpus", str(corpus))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert "another wikitrace build" in done.stderr and "Traceback" not in done.stderr
+    assert tree_bytes(corpus) == before

@@ -105,6 +105,13 @@ def add_runs(opts: AddOptions) -> AddResult:
         raise InputError("no such file" if not opts.run_file.exists() else "is a folder; add takes one run file",
                          "give the run file the agent left (a folder of runs: use wikitrace compile)",
                          where=opts.run_file)
+    try:
+        return _add_under_lock(opts, root)
+    except PublishError as exc:  # another build holds the corpus, a file cannot be written
+        raise Failed(str(exc)) from None
+
+
+def _add_under_lock(opts: AddOptions, root: Path) -> AddResult:
     with BuildLock(root):
         journal = root / STATE / "runs.journal"
         interrupted = journal.is_file() and journal.stat().st_size > 0  # claims of a build that did not finish
@@ -181,8 +188,8 @@ def _llm_config(opts: AddOptions, settings: dict):
     endpoint = resolve(None, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
     if endpoint is None:
         raise InputError(f"the corpus was compiled by the LLM {settings.get('model')!r} and no endpoint is configured",
-                         "set OPENAI_BASE_URL (or --base-url) and OPENAI_API_KEY as for that build, or pass --offline "
-                         "to see the mismatch reported", where="--base-url")
+                         "set OPENAI_BASE_URL (or pass --base-url) and OPENAI_API_KEY as for that build",
+                         where="--base-url")
     model = opts.model or (settings.get("model") if settings.get("compiler") == "llm" else None)
     return resolve(model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
 
