@@ -310,3 +310,12 @@ def test_an_add_while_another_build_holds_the_corpus_is_one_line(tmp_path):
     assert done.returncode == 1 and done.stderr.count("\n") == 1
     assert "another wikitrace build" in done.stderr and "Traceback" not in done.stderr
     assert tree_bytes(corpus) == before
+
+
+def test_wikitrace_corpus_is_the_default_and_quiet_prints_nothing(tmp_path):
+    a, b = split_examples(tmp_path)
+    corpus = tmp_path / "c"
+    ok("compile", str(a), "--out", str(corpus), "-q")
+    done = ok("add", str(b), "-q", env={**os.environ, "WIKITRACE_CORPUS": str(corpus)})
+    assert done.stdout == "" and done.stderr == ""
+    assert [r["run_id"] for r in json.loads((corpus / "corpus.json").read_text())["runs"]][-1] == "address-002"
