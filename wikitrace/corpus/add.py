@@ -105,10 +105,15 @@ def add_runs(opts: AddOptions) -> AddResult:
         raise InputError("no such file" if not opts.run_file.exists() else "is a folder; add takes one run file",
                          "give the run file the agent left (a folder of runs: use wikitrace compile)",
                          where=opts.run_file)
+    from ..llm_config import LLMConfigError
+    from ..runs.model import RunError
+
     try:
         return _add_under_lock(opts, root)
     except PublishError as exc:  # another build holds the corpus, a file cannot be written
         raise Failed(str(exc)) from None
+    except (LLMConfigError, RunError) as exc:  # a bad --outcome, an unreadable run, a bad endpoint
+        raise InputError(str(exc)) from None
 
 
 def _add_under_lock(opts: AddOptions, root: Path) -> AddResult:
@@ -375,13 +380,7 @@ def run_add(opts: AddOptions, as_json: bool = False) -> int:
     """CLI wrapper: a line per run on stderr (and ``--json`` on stdout)."""
     import sys
 
-    from ..llm_config import LLMConfigError
-    from ..runs.model import RunError
-
-    try:
-        result = add_runs(opts)
-    except (LLMConfigError, RunError) as exc:
-        raise InputError(str(exc)) from None
+    result = add_runs(opts)
     lines = [f"{'replaced' if a['replaced'] else 'added'} {a['run_id']} as {a['step']} ({a['outcome']}, "
              f"{len(a['insights'])} insight(s), compiler {a['compiler']})" for a in result.added]
     lines += [f"already in the corpus: {p['run_id']} is {p['step']}; nothing to add" for p in result.present]
