@@ -217,11 +217,12 @@ def test_a_kill_mid_add_leaves_the_published_corpus_and_the_next_add_converges(t
     cmd = [sys.executable, "-m", "wikitrace.cli", "add", str(b), "--corpus", str(corpus)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     journal = corpus / ".wikitrace" / "runs.journal"
-    deadline = time.monotonic() + 60
-    while not (journal.exists() and journal.stat().st_size) and proc.poll() is None and time.monotonic() < deadline:
+    first_page = corpus / "raw" / "step-0004"  # the first new run's folder: its pages go in first
+    deadline = time.monotonic() + 120
+    while not (first_page.is_dir() and os.listdir(first_page)) and proc.poll() is None \
+            and time.monotonic() < deadline:
         time.sleep(0.005)
-    time.sleep(0.5)  # some of the new runs' pages are in place, the indexes are not yet
-    proc.send_signal(signal.SIGKILL)
+    proc.send_signal(signal.SIGKILL)  # ~14 more files to put in place, 0.3 s apart, before any index
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the add ended before the kill"
     now = tree_bytes(corpus)
