@@ -4,7 +4,8 @@ For each input (a file or folder of runs, read as `wikitrace compile` reads it) 
 run is compiled offline, in process, and the pages are checked:
 
 - insights, and distinct lesson texts (title + guideline + applicability, whitespace
-  folded) with their ratio; "prompt" is the number of entries `wikitrace prompt` shows
+  folded, ids, numbers and the run's tool names masked: a lesson that differs from
+  another only by such a value is not a distinct lesson) with their ratio; "prompt" is the number of entries `wikitrace prompt` shows
   once the same lesson from several runs is shown once;
 - decisions per success page and causes per failure page (mean), failure pages whose
   every cause is an unchecked suspect, and how many pages say that calls were left out;
@@ -13,7 +14,8 @@ run is compiled offline, in process, and the pages are checked:
 - calls the pages count as errors, of all agent calls;
 - quote-check failures: a decision's quote not found in its turns, a system-prompt rule
   quoted on a page but not in the system prompt, or a quoted span of a lesson (masked
-  values split it) that occurs nowhere in the run.
+  values split it) that occurs nowhere in the run (its turns, task and the task's recorded
+  strings, such as an expected answer).
 
 Tasks are split into two halves by sorted task id (even / odd positions), so a rule
 tuned on one half can be measured on the other; each input prints rows for both.
@@ -35,6 +37,7 @@ from wikitrace.agent.lesson_key import lesson_key
 from wikitrace.compilers.grounding import turn_text
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.compilers.reading import is_harness_turn, looks_like_error
+from wikitrace.compilers.text import generic
 from wikitrace.runs.load import LoadReport, iter_runs
 from wikitrace.runs.model import Run
 
@@ -66,8 +69,17 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).lower().replace('"', "'")
 
 
+def masked(text: str, tools: set[str]) -> str:
+    """A lesson as the distinct count sees it: ids and numbers (text.generic) and the run's
+    tool names masked, whitespace and case folded."""
+    out = generic(text)
+    for name in sorted(tools, key=len, reverse=True):
+        out = re.sub(r"(?<![\w])" + re.escape(name) + r"(?![\w])", "TOOL", out)
+    return _norm(out)
+
+
 def _quoted_spans(text: str) -> list[str]:
-    return re.findall(r"\"([^\"]{6,})\"", text)
+    return [q for q in re.findall(r"\"([^\"]*)\"", text) if len(q) >= 6]  # quotes paired in order, short ones skipped
 
 
 def _span_found(span: str, haystack: str) -> bool:
@@ -80,7 +92,8 @@ def check_run(run: Run) -> dict:
     by_turn = {t.turn: t for t in run.turns}
     harness_turns = {t.turn for t in run.turns if is_harness_turn(t)}
     harness_names = {t.name for t in run.turns if t.type == "function_call" and is_harness_turn(t) and t.name}
-    everything = _norm("\n".join(turn_text(t) for t in run.turns) + "\n" + (run.task.instruction or ""))
+    recorded = [v for v in (run.task.metadata or {}).values() if isinstance(v, str)]  # a gold answer, say
+    everything = _norm("\n".join([turn_text(t) for t in run.turns] + [run.task.instruction or ""] + recorded))
     system = next((t for t in run.turns if t.type == "message" and t.role in ("system", "developer")), None)
     quote_failures, leaks = comp.dropped_quotes, 0
     for item in comp.evidence:
@@ -101,6 +114,7 @@ def check_run(run: Run) -> dict:
             if not _span_found(span, everything):
                 quote_failures += 1
     calls = [t for t in run.turns if t.type == "function_call" and not is_harness_turn(t)]
+    tools = {t.name for t in run.turns if t.type == "function_call" and t.name}
     return {
         "task": run.task.id, "success": run.outcome.success, "items": len(comp.evidence),
         "left_out": comp.left_out > 0, "leaks": leaks,
@@ -108,7 +122,7 @@ def check_run(run: Run) -> dict:
         and all("This is a suspect, not a proven cause" in e.support for e in comp.evidence), "quote_failures": quote_failures,
         "errors": sum(1 for t in calls if looks_like_error(t)), "calls": len(calls),
         "lessons": [lesson_key(i.title, i.guideline, i.applicability) for i in comp.insights],
-        "guidelines": [_norm(f"{i.title} {i.guideline} {i.applicability}") for i in comp.insights],
+        "guidelines": [masked(f"{i.title} {i.guideline} {i.applicability}", tools) for i in comp.insights],
     }
 
 

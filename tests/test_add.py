@@ -320,3 +320,15 @@ def test_wikitrace_corpus_is_the_default_and_quiet_prints_nothing(tmp_path):
     done = ok("add", str(b), "-q", env={**os.environ, "WIKITRACE_CORPUS": str(corpus)})
     assert done.stdout == "" and done.stderr == ""
     assert [r["run_id"] for r in json.loads((corpus / "corpus.json").read_text())["runs"]][-1] == "address-002"
+
+
+def test_a_forgotten_run_is_not_added_back(tmp_path):
+    a, b = split_examples(tmp_path)
+    corpus = tmp_path / "c"
+    ok("compile", str(a), str(b), "--out", str(corpus), "-q")
+    ok("forget", "address-002", "--corpus", str(corpus))
+    before = tree_bytes(corpus)
+    done = ok("add", str(b), "--corpus", str(corpus), "--json")
+    assert json.loads(done.stdout)["forgotten"] == ["address-002"] and json.loads(done.stdout)["added"] == []
+    assert "not added: address-002 was removed with `wikitrace forget`" in done.stderr
+    assert tree_bytes(corpus) == before

@@ -50,9 +50,35 @@ def test_a_leak_and_a_bad_quote_are_counted(tmp_path, monkeypatch):
 
 @pytest.mark.skipif(not (TAU.exists() and REFLEXION.exists()), reason="real runs not present in ../shared/data/runs-dev")
 def test_targets_on_the_real_runs():
-    # the target is a distinct ratio of 0.8; Reflexion reprints the same agents across trials
-    # (339 of its 459 runs differ in their calls) and stands at 0.796: held here at 0.78
-    for path, floor in ((TAU, 0.8), (REFLEXION, 0.78)):
+    # the target: a distinct ratio of 0.8 on each half, ids, numbers and tool names masked
+    # (Reflexion reprints the same agents across trials: 339 of its 459 runs differ in their calls)
+    for path, floor in ((TAU, 0.8), (REFLEXION, 0.8)):
         for row in lesson_quality.measure(path):
             assert row.ratio >= floor, (path.name, row.half, row.ratio)
             assert row.harness_leaks == 0 and row.quote_failures == 0, (path.name, row.half)
+
+
+def test_lessons_that_differ_only_by_an_id_a_number_or_a_tool_name_are_not_distinct(tmp_path, monkeypatch):
+    """The distinct count masks what an episode fills in: padding a lesson with its run's id,
+    an amount or the tool's own name does not make it another lesson."""
+    from wikitrace.compilers import offline
+    from wikitrace.compilers.schema import CandidateInsight
+
+    real = offline.compile_offline
+    filled = iter(["order 4417 for 30 dollars via refund_order", "order 9921 for 75 dollars via refund_payment",
+                   "a different thing entirely", "order 1 for 2 dollars via issue_refund"])
+
+    def padded(run):
+        comp = real(run)
+        comp.insights = [CandidateInsight(title="Refund", guideline=f"Check {next(filled)} first.", applicability="Refunds.")]
+        return comp
+
+    monkeypatch.setattr(lesson_quality, "compile_offline", padded)
+    runs = []
+    for k, tool in enumerate(["refund_order", "refund_payment", "refund_order", "issue_refund"]):
+        run = booking_failure()
+        run["run_id"] = run["task"]["id"] = f"pad-{k}"
+        run["turns"][3]["name"] = tool
+        runs.append(run)
+    total = lesson_quality.measure(write_jsonl(tmp_path / "runs.jsonl", runs))[-1]
+    assert (total.insights, total.distinct) == (4, 2)

@@ -33,6 +33,7 @@ from .corpus import documents, layout, pages
 from .corpus.manifest import IdAllocator, content_hash
 from .corpus.update import PROMPT_INDEX, REUSED, Reuse as _Reuse, RunWriter as _Writer
 from .corpus.publish import STATE, BuildLock, PublishError, Publisher, check_target, corpus_root, read_corpus_json
+from .corpus.tombstones import Tombstones, forget_state
 from .runs._common import Carried
 from .redact import redactor_for
 from .runs.load import LoadReport, iter_runs
@@ -63,6 +64,7 @@ class BuildOptions:
     strict: bool = False
     redact: bool = True
     redact_patterns: tuple[str, ...] = ()
+    restore: bool = False  # compile runs `wikitrace forget` removed again (with new ids)
 
 
 @dataclass
@@ -82,6 +84,7 @@ class BuildResult:
     removed: int = 0  # files of the previous corpus no longer produced
     compiler: dict = field(default_factory=dict)  # name, model, endpoint
     by_compiler: dict = field(default_factory=dict)  # pages per compiler label
+    forgotten: list[str] = field(default_factory=list)  # run ids in the input kept out by `wikitrace forget`
 
 
 class BuildError(RuntimeError):
@@ -129,7 +132,7 @@ def _reader(opts: BuildOptions, known: dict, count_first: bool):
         return None
 
 
-def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, root: Path, progress=None):
+def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, root: Path, graves, progress=None):
     """Answer as many runs as possible through the Batch API before the build compiles."""
     from .compilers.batch import BatchError, prefill_cache
 
@@ -139,7 +142,7 @@ def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, root: Path, prog
         raise BuildError("--batch answers through the response cache, which --no-cache skips; drop one of them")
     state = root / STATE / "batch.json"
     try:
-        return prefill_cache(_read_runs(opts, LoadReport()), compiler, state, resume_batch=opts.resume_batch,
+        return prefill_cache(graves.skip(_read_runs(opts, LoadReport())), compiler, state, resume_batch=opts.resume_batch,
                              poll_interval=opts.batch_poll_interval, progress=progress)
     except BatchError as exc:
         raise BuildError(str(exc)) from None
@@ -305,6 +308,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     previous = _previous(pub)
     report = LoadReport()
     ids = IdAllocator(previous)
+    graves = Tombstones.load(root, restore=opts.restore)  # runs `wikitrace forget` removed stay out
     config = None
     if not opts.offline:
         from .llm_config import resolve
@@ -333,15 +337,17 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
                                            known=reuse.known)
             announce(f"{sum(counts.values())} runs in the input ({counts['success']} success, "
                      f"{counts['failure']} failure), {len(reuse.known)} compiled before; model {compiler.model}")
-        batch_report = (_prefill_from_batch(opts, compiler, root, batch_progress)
+        batch_report = (_prefill_from_batch(opts, compiler, root, graves, batch_progress)
                         if (opts.batch or opts.resume_batch) else None)
     except BaseException:
         if reader is not None:
             reader.stop()
         raise
     writer = _Writer(pub, ids, opts, reuse)
+    report.warnings.extend(writer.usage_problems)  # lines of usage/ledger.jsonl left out of the counts
     runs = (_apply_defaults(reader.runs(report), opts) if reader is not None
             else _read_runs(opts, report, reuse.known))
+    runs = graves.skip(runs)
     if progress is not None:
         runs = progress(runs)
     try:
@@ -349,10 +355,10 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     finally:
         if reader is not None:
             reader.stop()
-    if not writer.runs:
+    if not writer.runs and not graves.skipped:
         raise BuildError("no run could be read from the input; nothing was published"
                          + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
-    removed = publish_indexes(writer, compiler, opts, ids, report, key, reuse.prompt_index_ok)
+    removed = publish_indexes(writer, compiler, opts, ids, report, key, reuse.prompt_index_ok, graves)
     counts = collections.Counter(r["outcome"] for r in writer.runs)
     return BuildResult(
         out=root, runs=len(writer.runs), success=counts["success"], failure=counts["failure"],
@@ -360,6 +366,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         detected=report.detected, dropped_runs=ids.dropped_runs(), report=report, batch=batch_report,
         repaired=list(pub.repaired), removed=len(removed),
         compiler=llm_report.describe(compiler), by_compiler=dict(sorted(writer.compilers.items())),
+        forgotten=list(graves.skipped),
     )
 
 
@@ -389,10 +396,12 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
 
 
 def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: IdAllocator, report: LoadReport,
-                    key: str, prompt_index_ok: bool) -> list[str]:
-    """Every page is in place; now the indexes, then corpus.json, then the removals and the
-    manifest (``wikitrace add`` ends the same way). Returns the removed paths."""
+                    key: str, prompt_index_ok: bool, graves: Tombstones) -> list[str]:
+    """Every page is in place; insights carried over get the ledger's counts; then the
+    indexes, then corpus.json, then the removals and the manifest (``wikitrace add`` ends
+    the same way). Returns the removed paths."""
     pub, root = writer.pub, writer.pub.root
+    usage = writer.refresh_usage()
     for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
         pub.write(rel, text.encode("utf-8"))
     from .agent.index import prompt_index_bytes
@@ -409,12 +418,15 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     from .corpus.search_files import write_search_files_to
 
     write_search_files_to(pub.write_stream, root, list(pub.output))  # the agent's grep reads one file per layer
+    graves.settle(r["run_id"] for r in writer.runs)
     pub.write("corpus.json", text.encode("utf-8"))
     return pub.finish({
         "build_key": key, "records": dict(sorted(writer.record_digests.items())),
         "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"]} for r in writer.runs],
                 "retired": ids.retired()},
         "settings": build_settings(compiler.name, compiler.model, opts),
+        "usage": usage,
+        **forget_state(pub, compiler, opts.templates),
     })
 
 
@@ -452,7 +464,7 @@ def result_dict(result: BuildResult) -> dict:
         "insights": result.insights, "stats": result.stats, "detected_formats": result.detected,
         "skipped": result.skipped, "warnings": list(report.warnings) if report else [],
         "ignored_files": list(report.ignored) if report else [], "retired_runs": result.dropped_runs,
-        "compiler": result.compiler, "by_compiler": result.by_compiler,
+        "compiler": result.compiler, "by_compiler": result.by_compiler, "forgotten": result.forgotten,
     }
 
 
@@ -490,6 +502,12 @@ def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
                       markup=False, highlight=False, soft_wrap=True)
     for line in (result.report.warnings if result.report else [])[:10]:
         console.print(f"  warning: {line}", markup=False, highlight=False, soft_wrap=True)
+    if result.forgotten:
+        from .progress import plural
+
+        console.print(f"{plural(len(result.forgotten), 'run')} skipped: forgotten; pass --restore to compile them again "
+                      f"({', '.join(result.forgotten[:5])}{' …' if len(result.forgotten) > 5 else ''})",
+                      markup=False, highlight=False, soft_wrap=True)
     if result.dropped_runs:
         console.print(f"{len(result.dropped_runs)} run(s) of the previous corpus are not in this input; "
                       f"their ids are retired: {', '.join(result.dropped_runs[:5])}{' …' if len(result.dropped_runs) > 5 else ''}")

@@ -21,7 +21,7 @@ from . import __version__
 CORPUS_ENV = "WIKITRACE_CORPUS"
 FORMATS = "native, atif, swe-agent, mini-swe-agent, claude-code, openai-chat (tau-bench), react-text"
 ENVIRONMENT = (
-    "Environment: WIKITRACE_CORPUS (default corpus for add, prompt, check, query, cite), "
+    "Environment: WIKITRACE_CORPUS (default corpus for add, prompt, check, query, cite, forget), "
     "OPENAI_API_KEY / OPENAI_BASE_URL / WIKITRACE_MODEL (the LLM; without them the offline compiler runs), "
     "WIKITRACE_CACHE_DIR (LLM response cache), WIKITRACE_EMBEDDINGS_URL (dialogue embeddings), "
     "WIKITRACE_DEBUG=1 (show the traceback of an internal error)."
@@ -53,7 +53,7 @@ def _typer(help: str, **kw) -> typer.Typer:
 app = _typer("Compile agent runs and dialogues into evidence-linked, read-only memory.", epilog=ENVIRONMENT,
              cls=_Commands)
 tools_app = _typer("The small agent-facing commands (actions, turn, grep).")
-cite_app = _typer("The post-episode citation prompt and its parser.")
+cite_app = _typer("The post-episode citation prompt, its parser, and the usage ledger (cite record).")
 dialogue_app = _typer("Dialogue memory (TrajWiki): compile conversations.", epilog=ENVIRONMENT)
 app.add_typer(tools_app, name="tools")
 app.add_typer(cite_app, name="cite")
@@ -107,6 +107,7 @@ def compile(
     redact_pattern: List[str] = typer.Option([], "--redact-pattern", metavar="REGEX", help="Extra regex to redact (repeatable)."),
     batch: bool = typer.Option(False, "--batch", help="Send the model calls through the OpenAI Batch API first (half price, results within 24 h; rerun with --resume-batch)."),
     resume_batch: Optional[str] = typer.Option(None, "--resume-batch", metavar="ID", help="Collect an earlier --batch submission (batch id, or ids joined by commas), then build."),
+    restore: bool = typer.Option(False, "--restore", help="Compile again the runs `wikitrace forget` removed (they get new ids); without it they are skipped and reported."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress and no summary (errors still print)."),
     as_json: bool = typer.Option(False, "--json", help="Print the build summary as one JSON object on stdout."),
 ) -> None:
@@ -119,7 +120,7 @@ def compile(
         task_type=task_type, offline=offline, model=model, base_url=base_url,
         concurrency=concurrency, cache_dir=cache_dir, outcomes=outcomes, strict=strict,
         redact=not no_redact, redact_patterns=valid_patterns(redact_pattern), batch=batch, resume_batch=resume_batch,
-        quiet=quiet, read_cache=not no_cache, max_tokens=max_tokens, timeout=timeout,
+        quiet=quiet, read_cache=not no_cache, max_tokens=max_tokens, timeout=timeout, restore=restore,
     )
     raise typer.Exit(run_build(opts, as_json=as_json))
 
@@ -152,6 +153,19 @@ def add(
                       model=model, base_url=base_url, templates=existing_folder(templates, "--templates"),
                       max_tokens=max_tokens, timeout=timeout, quiet=quiet)
     raise typer.Exit(run_add(opts, as_json=as_json))
+
+
+@app.command()
+def forget(
+    run_ids: List[str] = typer.Argument(..., metavar="RUN_ID", help="Runs to remove: run ids or step ids (step-NNNN), as corpus.json and raw/_index.md show them."),
+    corpus: Optional[Path] = _corpus_option("The corpus to remove them from."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", metavar="DIR", help="Also purge this LLM response cache (the caches the corpus's builds used and the default one are purged anyway)."),
+    as_json: bool = typer.Option(False, "--json", help="Print what was removed as one JSON object on stdout."),
+) -> None:
+    """Remove runs for good: their pages, insights, index lines and cached LLM answers; later builds skip them."""
+    from .corpus.forget import forget_command
+
+    raise typer.Exit(forget_command(_need_corpus(corpus), run_ids, cache_dir, as_json))
 
 
 @app.command()
@@ -201,12 +215,14 @@ def prompt(
     embedding_model: Optional[str] = typer.Option(None, "--embedding-model", help="Rank runs by embeddings from this model instead of BM25."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for --embedding-model."),
     as_json: bool = typer.Option(False, "--json", help="Print the prompt parts as JSON."),
+    prefer_helpful: bool = typer.Option(False, "--prefer-helpful", help="With --budget: keep lessons that the usage ledger shows cited mostly in failed episodes last (never-cited lessons keep their place)."),
 ) -> None:
     """Render the memory additions (system + task message + citation prompt) for one task."""
     from .agent.cli_glue import prompt_command
 
     raise typer.Exit(prompt_command(_need_corpus(corpus), task, task_file, variant, budget, task_type, similar,
-                                    mount_path, tools_path, templates, embedding_model, base_url, as_json))
+                                    mount_path, tools_path, templates, embedding_model, base_url, as_json,
+                                    prefer_helpful))
 
 
 @cite_app.command("prompt")
@@ -232,6 +248,25 @@ def cite_parse(
     from .agent.cite import cite_parse_command
 
     raise typer.Exit(cite_parse_command(source, _need_corpus(corpus), as_json))
+
+
+@cite_app.command("record")
+def cite_record(
+    source: str = typer.Argument(..., metavar="ANSWER", help="The agent's answer or transcript holding its citation (a file, or '-' for stdin)."),
+    corpus: Optional[Path] = _corpus_option("The corpus whose usage ledger (usage/ledger.jsonl) records the episode."),
+    run: str = typer.Option(..., "--run", metavar="RUN_ID", help="The episode's run id. With the answer it names the episode: recording both again adds nothing."),
+    outcome: str = typer.Option(..., "--outcome", metavar="success|failure|SCORE", help="How the episode ended (a score >= 1.0 is a success)."),
+    method: str = typer.Option("wikitrace", "--method", help="The memory method the agent ran with (for wikitrace eval)."),
+    task: Optional[str] = typer.Option(None, "--task", help="Task id (default: the run's task in the corpus, else the run id)."),
+    suite: str = typer.Option("default", "--suite", help="Benchmark suite (for wikitrace eval)."),
+    trial: Optional[str] = typer.Option(None, "--trial", help="Trial label (default: how many episodes of this suite, method and task came before)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the recorded episode and the new counts as JSON."),
+) -> None:
+    """Store which insights, compilations and runs an episode cited and how it ended; update the insight pages' counts."""
+    from .agent.cite_record import cite_record_command
+
+    raise typer.Exit(cite_record_command(source, _need_corpus(corpus), run, outcome, method, task, suite, trial,
+                                         as_json))
 
 
 @app.command()
@@ -260,7 +295,7 @@ def descents(
 
 @app.command("eval")
 def eval_(
-    results: Path = typer.Argument(..., metavar="FILE", help="CSV or JSONL rows: suite, task_id, method, trial, score|success."),
+    results: Path = typer.Argument(..., metavar="FILE", help="CSV or JSONL rows: suite, task_id, method, trial, score|success; or a corpus folder (or its usage/ledger.jsonl) whose episodes were recorded with cite record."),
     csv_out: Optional[Path] = typer.Option(None, "--csv", metavar="FILE", help="Write the table as CSV here."),
     plot_out: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Write a Gain/Regression PNG here (needs the plot extra: pip install 'wikitrace[plot]')."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),

@@ -9,7 +9,8 @@ from pathlib import Path
 
 def prompt_command(corpus: Path, task: str | None, task_file: Path | None, variant: str, budget: int | None,
                    task_type: str | None, similar: int, mount_path: str | None, tools_path: str,
-                   templates: Path | None, embedding_model: str | None, base_url: str | None, as_json: bool) -> int:
+                   templates: Path | None, embedding_model: str | None, base_url: str | None, as_json: bool,
+                   prefer_helpful: bool = False) -> int:
     # No rich here: it would cost more to import than the whole indexed prompt build.
     # Errors are raised (errors.WikitraceError) and printed by cli.main.
     from ..errors import InputError, UsageError
@@ -32,7 +33,8 @@ def prompt_command(corpus: Path, task: str | None, task_file: Path | None, varia
         raise UsageError("no such folder", "give an existing folder to --templates", where=templates)
     backend = make_backend("embeddings", model=embedding_model, base_url=base_url) if embedding_model else None
     parts = build_prompt(corpus, task, variant=variant, budget=budget or None, task_type=task_type, k=similar,
-                         mount_path=mount_path, tools_path=tools_path, templates=templates, backend=backend)
+                         mount_path=mount_path, tools_path=tools_path, templates=templates, backend=backend,
+                         prefer_helpful=prefer_helpful)
     if as_json:
         print(json.dumps(parts.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -72,6 +74,7 @@ def prompt_parser():
     ap.add_argument("--embedding-model")
     ap.add_argument("--base-url")
     ap.add_argument("--json", dest="as_json", action="store_true")
+    ap.add_argument("--prefer-helpful", action="store_true")
     return ap
 
 
@@ -96,4 +99,5 @@ def prompt_main(argv: list[str]) -> int | None:
     if ns.corpus is None:
         return None  # typer's command says what is missing
     return prompt_command(ns.corpus, ns.task, ns.task_file, ns.variant, ns.budget, ns.task_type, ns.similar,
-                          ns.mount_path, ns.tools_path, ns.templates, ns.embedding_model, ns.base_url, ns.as_json)
+                          ns.mount_path, ns.tools_path, ns.templates, ns.embedding_model, ns.base_url, ns.as_json,
+                          ns.prefer_helpful)

@@ -1,7 +1,7 @@
 """Score, Gain and Regression of memory methods against a No-Memory reference (paper §4.3, App. C).
 
 Input rows (CSV with a header, or JSONL): ``suite, task_id, method, trial`` and ``score``
-and/or ``success``. ``success`` wins when given; otherwise a trial succeeds when its
+and/or ``success``; a corpus's usage ledger (``wikitrace cite record``) is such a table. ``success`` wins when given; otherwise a trial succeeds when its
 score reaches ``success_threshold`` (default 1.0, full marks on a 0-1 scale).
 
 - **Score**: per suite and method, the mean score over tasks within each trial, then mean
@@ -92,6 +92,23 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise EvalError("expected rows of suite, task_id, method, trial, score|success",
                         "give a CSV with a header, a JSON list of objects or JSONL", where=path)
+    return rows
+
+
+def read_results(path: str | Path) -> list[dict[str, Any]]:
+    """``read_rows``, or a usage ledger (a corpus folder, or its ``usage/ledger.jsonl``) read
+    as a results table: one row per episode, the last line of an episode winning."""
+    path = Path(path)
+    if path.is_dir():
+        from ..corpus.ledger import LEDGER
+
+        if not (path / LEDGER).is_file():
+            raise EvalError(f"no {LEDGER} in this folder", "record episodes with `wikitrace cite record`, or give "
+                            "a CSV or JSONL results table", where=path)
+        path = path / LEDGER
+    rows = read_rows(path)
+    if rows and all("episode" in r and "I" in r for r in rows):  # ledger lines
+        rows = list({str(r["episode"]): r for r in rows}.values())
     return rows
 
 
@@ -449,7 +466,7 @@ def write_csv(result: EvalResult, path: str | Path) -> None:
 def eval_command(results: Path, csv_out: Path | None, plot_out: Path | None, seed: int, resamples: int,
                  reference: str, rerun: str, success_threshold: float, as_json: bool) -> int:
     try:
-        trials = parse_trials(read_rows(results), success_threshold)
+        trials = parse_trials(read_results(results), success_threshold)
     except EvalError as exc:
         raise exc if exc.where is not None else EvalError(exc.what, exc.fix, where=results) from None
     except ValueError as exc:  # a score that is not a number

@@ -32,8 +32,11 @@ class LessonTexts:
     lesson (lesson_key.py) is rendered with the others as its sources; the others are
     never shown on their own."""
 
-    def __init__(self, texts, reps, info, show_source: bool, templates, cache: dict):
+    def __init__(self, texts, reps, info, show_source: bool, templates, cache: dict, usage: dict | None = None):
         self.t, self.info, self.show_source, self.templates = texts, info, show_source, templates
+        # lesson position -> (episodes, succeeded) from the usage ledger: those lessons are
+        # rendered here with their counts (per prompt: the ledger changes between prompts)
+        self.usage, self.counted = usage or {}, {}
         key = f"lesson-groups:{show_source}:{templates}"  # kept on the loaded corpus / index, like the texts
         if key not in cache:
             members: dict[int, list[int]] = {}
@@ -44,6 +47,16 @@ class LessonTexts:
         self.members, self.grouped = cache[key]
 
     def get(self, j: int) -> str:
+        if j in self.usage:
+            if j not in self.counted:
+                from ..templates import environment
+                from .prompt import render_insights
+
+                env = environment(str(self.templates) if self.templates else None)
+                self.counted[j] = render_insights(env, [self.info(j)], self.show_source,
+                                                  [[self.info(k) for k in self.members.get(j, ())]],
+                                                  [self.usage[j]])[0]
+            return self.counted[j]
         if j not in self.members:
             return self.t.get(j)
         if j not in self.grouped:  # one group at a time: a budgeted prompt shows only a few
@@ -59,7 +72,7 @@ class LessonTexts:
         self.t.all()
 
     def total_chars(self) -> int | None:
-        return None if self.members else self.t.total_chars()
+        return None if self.members or self.usage else self.t.total_chars()
 
 
 def unique(positions):

@@ -72,6 +72,8 @@ class PromptParts:
     notes: list[str] = field(default_factory=list)
     # the same lesson drawn from several runs is shown once: shown id -> the other ids it stands for
     same_lesson: dict[str, list[str]] = field(default_factory=dict)
+    # inlined lessons an episode in the usage ledger cited: shown id -> {"episodes", "succeeded"}
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,11 +85,12 @@ class PromptParts:
         return "\n".join(parts + [""])  # one copy of a possibly huge text, not two
 
 
-def _insight_ctx(ins: InsightInfo, also: list[InsightInfo] = ()) -> dict[str, Any]:
+def _insight_ctx(ins: InsightInfo, also: list[InsightInfo] = (), usage: tuple[int, int] | None = None) -> dict[str, Any]:
     return {"id": ins.id, "title": ins.title, "task_type": ins.task_type, "apps": ins.apps,
             "guideline": ins.guideline, "applicability": ins.applicability,
             "source_step": ins.source_step, "source_outcome": ins.source_outcome,
-            "also": [{"id": a.id, "source_step": a.source_step, "source_outcome": a.source_outcome} for a in also]}
+            "also": [{"id": a.id, "source_step": a.source_step, "source_outcome": a.source_outcome} for a in also],
+            "usage": {"episodes": usage[0], "succeeded": usage[1]} if usage else None}
 
 
 def display_order(insights: list[InsightInfo]) -> list[InsightInfo]:
@@ -100,13 +103,18 @@ _BATCH = ('{% from "agent/_insight.md.j2" import insight %}'
 
 
 def render_insights(env, items: list[InsightInfo], show_source: bool,
-                    also: list[list[InsightInfo]] | None = None) -> list[str]:
+                    also: list[list[InsightInfo]] | None = None,
+                    usage: list[tuple[int, int] | None] | None = None) -> list[str]:
     """Each insight through agent/_insight.md.j2's macro, in one template pass; ``also``:
-    per item, the other insights that teach the same lesson (shown as its sources)."""
+    per item, the other insights that teach the same lesson (shown as its sources);
+    ``usage``: per item, (episodes citing the lesson, of which succeeded) or None."""
     if not items:
         return []
-    ctx = [_insight_ctx(i, a) for i, a in zip(items, also or [()] * len(items))]
-    text = env.from_string(_BATCH).render(items=ctx, show_source=show_source)
+    ctx = [_insight_ctx(i, a, u) for i, a, u in zip(items, also or [()] * len(items), usage or [None] * len(items))]
+    batch = getattr(env, "_wikitrace_insight_batch", None)
+    if batch is None:  # compiled once per environment: lessons with counts are rendered one at a time
+        batch = env._wikitrace_insight_batch = env.from_string(_BATCH)
+    text = batch.render(items=ctx, show_source=show_source)
     return [p.strip("\n") for p in text.split("\x00")[:-1]]
 
 
@@ -325,12 +333,17 @@ def build_prompt(
     tools_path: str = DEFAULT_TOOLS,
     templates: str | Path | None = None,
     backend: ScoreBackend | None = None,
+    prefer_helpful: bool = False,
 ) -> PromptParts:
     """Render the memory additions for ``task`` from a compiled corpus (folder, dict or loaded).
 
     A folder with a current prompt index (``index/prompt.bin``, see index.py) is read
     through it; otherwise, or with a non-BM25 backend, corpus.json is loaded. Both give
     the same prompt.
+
+    Lessons that episodes in the corpus's usage ledger cited show their counts. With
+    ``prefer_helpful`` a budget keeps lessons cited mostly in failed episodes last
+    (``helped_first``); lessons never cited keep their place.
     """
     if variant not in VARIANTS:
         raise _unknown_variant(variant)
@@ -362,7 +375,8 @@ def build_prompt(
     block_kw = dict(show_source=wiki, mount=mount, tools=tools, templates=templates)
 
     reps = src.reps()
-    texts = LessonTexts(src.texts(wiki, templates), reps, src.info, wiki, templates, src.cache)
+    usage = _lesson_usage(corpus, src.insight_ids, reps)
+    texts = LessonTexts(src.texts(wiki, templates), reps, src.info, wiki, templates, src.cache, usage)
     # insight positions (id order) in display order, one per lesson
     everything = [j for j in src.display() if reps[j] == j] if texts.members else src.display()
     kept = everything
@@ -375,6 +389,8 @@ def build_prompt(
             / CHARS_PER_TOKEN) <= budget
         if not fits:
             order = unique(reps[j] for j in src.priority(task, similar, kind))
+            if prefer_helpful and usage:
+                order = helped_first(order, usage)
             frame = _memory_block([], left_out=len(everything), **block_kw)
             room = budget * CHARS_PER_TOKEN - len(system) - len(similar_block) - len(frame)
             chosen: list[int] = []
@@ -413,7 +429,45 @@ def build_prompt(
         left_out_ids=left_out_ids, similar_runs=similar, mount_path=mount if wiki else None, budget=budget,
         tokens=math.ceil((len(system) + len(memory_block) + len(similar_block)) / CHARS_PER_TOKEN), notes=notes,
         same_lesson=same_lesson,
+        usage={ids[j]: {"episodes": usage[j][0], "succeeded": usage[j][1]} for j in kept if j in usage},
     )
+
+
+def _lesson_usage(corpus, insight_ids: list[str], reps: list[int]) -> dict[int, tuple[int, int]]:
+    """Lesson position -> (episodes citing any insight of the lesson, of which succeeded),
+    from the usage ledger of a corpus folder; {} when there is none (one stat)."""
+    if not isinstance(corpus, (str, Path)):
+        return {}
+    from ..corpus import ledger
+
+    if not (Path(corpus) / ledger.LEDGER).is_file():
+        return {}
+    pos = {iid: j for j, iid in enumerate(insight_ids)}
+    try:  # `wikitrace check` reports lines that cannot be read
+        if any(r != j for j, r in enumerate(reps)):  # lessons of several insights: count episodes once
+            return ledger.quick_tally(Path(corpus), group=lambda iid: reps[pos[iid]] if iid in pos else None)
+        return {pos[i]: c for i, c in ledger.quick_tally(Path(corpus)).items() if i in pos}
+    except ledger.LedgerError:
+        return {}
+
+
+def mostly_failed(counts: tuple[int, int]) -> bool:
+    """Cited in more failed episodes than successful ones."""
+    episodes, succeeded = counts
+    return episodes - succeeded > succeeded
+
+
+def helped_first(order, usage: dict[int, tuple[int, int]]):
+    """``order`` with the lessons cited mostly in failed episodes moved to the end (in
+    their order). Every other lesson, never-cited ones included, keeps its order and only
+    moves forward, so a budget that kept it without this still keeps it."""
+    pushed = []
+    for j in order:
+        if j in usage and mostly_failed(usage[j]):
+            pushed.append(j)
+        else:
+            yield j
+    yield from pushed
 
 
 def _unknown_variant(variant: str) -> Exception:

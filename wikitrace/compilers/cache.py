@@ -11,9 +11,10 @@ Only answers that passed the compiler's checks are stored by a live build
 first request). The Batch API path stores answers unchecked; an answer read
 back is checked again, and one that fails is deleted, never replayed.
 
-A file holds the raw answer text and token usage, plus the request it answers
-(model, mode, messages) for auditing. It never holds the API key or any HTTP
-header. A file that cannot be read or parsed is treated as absent and is
+A file holds the raw answer text and token usage, the model and response mode,
+and ``runs``: the content hashes of the runs it answered (a tag, not their text),
+so ``wikitrace forget`` can find and delete every answer that quotes a forgotten
+run (``purge_runs``). It never holds the prompt, the API key or any HTTP header. A file that cannot be read or parsed is treated as absent and is
 overwritten by the next answer for that key.
 
 ``<dir>/modes/<mode>`` marks each response mode the cache holds answers in, so a
@@ -58,6 +59,7 @@ def cache_key(model: str, messages: list[dict[str, Any]], mode: str,
 class CachedAnswer:
     text: str
     usage: dict[str, int] = field(default_factory=dict)
+    runs: list[str] = field(default_factory=list)  # content hashes of the runs it answered
 
 
 class ResponseCache:
@@ -78,9 +80,11 @@ class ResponseCache:
         if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("text"), str):
             return None
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        runs = data.get("runs") if isinstance(data.get("runs"), list) else []
         return CachedAnswer(
             text=data["text"],
             usage={k: int(v) for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)},
+            runs=[r for r in runs if isinstance(r, str)],
         )
 
     def discard(self, key: str) -> None:
@@ -104,6 +108,8 @@ class ResponseCache:
             "text": answer.text,
             "usage": answer.usage,
         }
+        if answer.runs:
+            record["runs"] = sorted(set(answer.runs))
         target = self.path(key)
         folder = target.parent
         tmp = folder / f".{key[:16]}.{os.getpid()}.tmp"  # one writer per process and key at a time
@@ -152,3 +158,46 @@ class ResponseCache:
                 return any(entry.is_dir() for entry in entries)
         except OSError:
             return False
+
+
+def purge_runs(directory: str | os.PathLike[str], tags: set[str]) -> tuple[list[str], int]:
+    """Delete every answer in the cache at ``directory`` tagged with one of ``tags`` (run
+    content hashes), and any temp file of an interrupted write that names one.
+    Returns the keys deleted and how many answers carry no tag at all (written by an
+    older wikitrace, or not about a corpus run): those cannot be told apart."""
+    removed: list[str] = []
+    untagged = 0
+    needles = [t.encode() for t in tags]
+    try:
+        shards = [e for e in os.scandir(directory) if len(e.name) == 2 and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return removed, untagged
+    for shard in sorted(shards, key=lambda e: e.name):
+        with os.scandir(shard.path) as entries:
+            files = [e for e in entries if e.is_file(follow_symlinks=False)]
+        for entry in files:
+            try:
+                with open(entry.path, "rb") as fh:
+                    blob = fh.read()
+            except OSError:
+                continue
+            hit = any(n in blob for n in needles)
+            if entry.name.endswith(".json") and not hit:
+                untagged += b'"runs"' not in blob
+                continue
+            if not hit:
+                continue
+            if entry.name.endswith(".json"):
+                try:
+                    data = json.loads(blob)
+                except ValueError:
+                    data = None
+                runs = data.get("runs") if isinstance(data, dict) else None
+                if isinstance(runs, list) and not tags & {r for r in runs if isinstance(r, str)}:
+                    continue  # the hash text appears, but not as a tag
+            try:
+                os.unlink(entry.path)
+            except FileNotFoundError:
+                pass
+            removed.append(entry.name.rsplit(".", 1)[0].lstrip("."))
+    return removed, untagged

@@ -6,7 +6,8 @@ only from the run: tool names, argument keys, the observations' first lines, the
 task and the sentences of the run's own system prompt. Values that hold only in
 this episode (ids, amounts, dates) are masked. A lesson is written only where
 the run bears it out: no "gather less" for a run that called nothing, no "change
-the arguments" for a call that never failed.
+the arguments" for a call that never failed. Success lessons live here, failure
+lessons in lessons_failure.py.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .lesson_words import (call_words, for_kind, free_form, is_hand_off, join, last_said, lookup_chain, reasoned,
-                           rule_quote, sources, such_as, task_gist, what_changed, what_it_did)
+from .lesson_words import (call_words, earlier_plan, for_kind, free_form, is_hand_off, is_label, join, last_said, lookup_chain,
+                           reasoned, said_by, rule_quote, sources, such_as, task_gist, what_changed, what_it_did)
+from .lessons_failure import _failure, _hand_off_lesson
 from .reading import Call, Reading, runs_a_command
-from .rules import RULE, _words, rules_for, sentences
+from .rules import _words, rules_for
 from .schema import MAX_INSIGHTS, CandidateInsight
-from .text import clip, first_line, signature
+from .text import clip, first_line
 
 if TYPE_CHECKING:
     from .offline import Item
@@ -33,14 +35,16 @@ def _procedure(r: Reading, w: Call) -> CandidateInsight:
     answer = free_form(w)
     if answer is not None:
         tools, _, unseen = sources(r, w)
-        chain = lookup_chain(r, w)
-        where = (f"a value {join(list(tools), 2)} had returned" if tools else
-                 "a value of its own, not one a look-up returned" if unseen else "a value the user gave")
+        chain = lookup_chain(r, w, changes=True)
+        where = ("a verdict label" if is_label(answer) else f"a value {join(list(tools), 2)} had returned" if tools else
+                 "a value of its own, not one a look-up returned" if unseen else "a value the request itself named")
         gist = task_gist(r, call_words(w))
         return CandidateInsight(
             title=f"{w.name} with what {join(list(tools), 2)} showed" if tools else f"Settle the task with {w.name}",
             guideline=f"This run ended with {w.name}[{answer}], {where}" + (f", after {chain}" if chain else "")
-                      + reasoned(w) + ", and was judged a success: look up each thing the request names before answering.",
+                      + reasoned(r, w) + ", and was judged a success"
+                      + (f", following a plan from an earlier failed attempt: \"{plan}\"" if (plan := earlier_plan(r)) else "")
+                      + ": look up each thing the request names before answering.",
             applicability=f"Applies to {for_kind(r)} that end in {w.name}"
                           + (f", such as: \"{gist}\"" if gist else "") + "; the values belong to that task, not to yours.",
         )
@@ -90,8 +94,8 @@ def _recovery(r: Reading, err: Call, fix: Call) -> CandidateInsight:
         how += f", after checking with {join(between, 2)}"
     return CandidateInsight(
         title=f"Get past \"{clip(said, 40)}\" from {err.name}",
-        guideline=f"When {err.name} answers \"{said}\", {how}{reasoned(fix)}; that is what got this run past it.",
-        applicability=f"Applies to {for_kind(r)} when {err.name} gives this error{such_as(r, err)}; another error from it may need another fix.",
+        guideline=f"When {err.name} answers \"{said}\", {how}{reasoned(r, fix)}; that is what got this run past it.",
+        applicability=f"Applies to {for_kind(r)} when {err.name} gives this error{such_as(r, err, said)}; another error from it may need another fix.",
     )
 
 
@@ -101,7 +105,7 @@ def _confirmation(r: Reading, w: Call) -> CandidateInsight | None:
         return None
     keys = list(w.turn.arguments) if isinstance(w.turn.arguments, dict) else []
     prior = next((t for t in reversed(r.run.turns) if t.turn < w.n and t.type == "message" and t.role == "user"), None)
-    heard = first_line(prior.content, 60) if prior is not None else ""
+    heard = said_by(r, prior.content, 60) if prior is not None else ""
     return CandidateInsight(
         title=f"Confirm {w.name} details with the user first",
         guideline=f"State {('the ' + join(keys, 3)) if keys else 'the details'} of the {w.name} call and wait for the user's yes"
@@ -149,184 +153,6 @@ def _success(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
             break
     if not writes:
         out.insert(0, _answer_from(r))
-    return out
-
-
-# --- failure ---------------------------------------------------------------------------------
-
-
-def _unseen_lesson(r: Reading, w: Call, notes: list[str]) -> CandidateInsight | None:
-    broken = [h for h in rules_for(r, w) if h.broken]
-    if broken:
-        h = broken[0]
-        prior = next((t for t in reversed(r.run.turns) if t.turn < w.n and t.type == "message" and t.role == "user"), None)
-        heard = first_line(prior.content, 70) if prior is not None else ""
-        gist = task_gist(r, call_words(w))
-        return CandidateInsight(
-            title=f"Respect the rule before {w.name}",
-            guideline=f"The system prompt says \"{rule_quote(h.sentence)}\"; this failed run called {w.name} while "
-                      f"{h.broken}" + (f" (the user's last words before it: \"{heard}\")" if heard else "") + ".",
-            applicability=f"Applies whenever {w.name} is called in {for_kind(r)}"
-                          + (f", such as: \"{gist}\"" if gist else "") + "; the rule's own words decide.",
-        )
-    tools, user, unseen = sources(r, w)
-    if not unseen:
-        return None
-    known = [f"{join(k, 3)} from {t}" for t, k in tools.items()] + ([f"{join(user, 3)} from the user"] if user else [])
-    return CandidateInsight(
-        title=f"Check {join(unseen, 2)} before {w.name}",
-        guideline=f"This failed run called {w.name} with {join(unseen)} set to values no earlier look-up, user "
-                  f"message or call held" + (f" (it took {'; '.join(known)})" if known else "")
-                  + f"; confirm {join(unseen)} with a look-up or with the user first.",
-        applicability=f"Applies to {w.name} in {for_kind(r)}"
-                      + (f", such as: \"{task_gist(r, call_words(w))}\"" if r.run.task.instruction else "")
-                      + "; a failed run's lesson is a caution, not a recipe.",
-    )
-
-
-def _error_lesson(r: Reading, err: Call) -> CandidateInsight:
-    said = first_line(err.turn.result, 100)
-    later = [c for c in r.calls if c.n > err.n]
-    same = [c for c in later if signature(c.turn) == signature(err.turn)]
-    retries = [c for c in later if c.name == err.name]
-    passed = next((c for c in retries if not c.error), None)
-    if passed is not None:
-        what = f"this run got past it {what_changed(err, passed)}{reasoned(passed)}, yet still failed: a call " \
-            "that goes through is not yet the one the task asked for"
-    elif same:
-        what = (f"this run sent the same {err.name} call again {len(same)} more time{'s' if len(same) != 1 else ''} "
-                f"and never got past it; change what the message points at before calling again")
-    elif retries:
-        what = f"this run tried {err.name} again with other arguments and it failed each time; read the message for the value it rejects"
-    elif any(is_hand_off(c) for c in later):
-        what = f"this run did not call {err.name} again and handed off with {next(c.name for c in later if is_hand_off(c))}"
-    else:
-        what = f"this run did not call {err.name} again and ended without what it was for"
-    return CandidateInsight(
-        title=f"{err.name} failing with \"{clip(said, 40)}\"",
-        guideline=f"When {err.name} answers \"{said}\", {what}.",
-        applicability=f"Applies to {for_kind(r)} when {err.name} returns this error{such_as(r, err)}; a different error needs its own reading.",
-    )
-
-
-def _hand_off_lesson(r: Reading, w: Call, success: bool = False) -> CandidateInsight:
-    words = _words(w.name.replace("_", " "))
-    scored = [(len(words & _words(s)), s) for s in sentences(r.system.content or "") if RULE.search(s)] if r.system else []
-    best = max(scored, key=lambda x: x[0], default=(0, ""))
-    rule = best[1] if best[0] >= 2 or (best[0] == 1 and len(words) == 1) else ""
-    chain = lookup_chain(r, w)
-    gist = task_gist(r, words)
-    said = f"; the system prompt allows it as it says: \"{rule_quote(rule)}\"" if rule else ""
-    if success:
-        return CandidateInsight(
-            title=f"Hand off with {w.name} when the tools cannot settle it",
-            guideline=f"This run handed the request off with {w.name}" + (f" after {chain}" if chain else "")
-                      + f" and was judged a success{said}.",
-            applicability=f"Applies to {for_kind(r)} the other tools cannot settle"
-                          + (f", such as: \"{gist}\"" if gist else "") + "; not when a tool can make the change.",
-        )
-    return CandidateInsight(
-        title=f"Decide on {w.name} from the task and the rules",
-        guideline=f"This run handed the conversation off with {w.name}" + (f" after {chain}" if chain else "")
-                  + f" and was judged a failure{said}. Before handing off, check whether the request can be done "
-                  "with the other tools.",
-        applicability=f"Applies to {for_kind(r)} where a hand-off is considered"
-                      + (f", such as: \"{gist}\"" if gist else "") + "; when the rules require the hand-off, make it.",
-    )
-
-
-def _idle_lesson(r: Reading) -> CandidateInsight:
-    gist = task_gist(r, set())
-    if not r.calls:
-        return CandidateInsight(
-            title="Check with the environment before answering",
-            guideline="This run answered without a single tool call" + last_said(r) + " and was judged a failure; use the tools to "
-                      "confirm the facts the task depends on before answering.",
-            applicability=f"Applies to {for_kind(r)}" + (f" such as: \"{gist}\"" if gist else "")
-                          + "; not when the answer needs nothing from the environment.",
-        )
-    tools = list(dict.fromkeys(c.name for c in r.calls))
-    chain = lookup_chain(r, None, limit=5)
-    return CandidateInsight(
-        title=f"Act on what {tools[0]} found",
-        guideline=f"This run made {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''} "
-                  + (f"({chain}) " if chain else f"with {join(tools, 4)} ")
-                  + "and never made the call that changes state or settles the task; it was judged a failure. Once "
-                  "the look-ups have given the facts, act on them, or say why it cannot be done.",
-        applicability=f"Applies to {for_kind(r)}" + (f" such as: \"{gist}\"" if gist else "")
-                      + "; not when the task only asks for a spoken answer.",
-    )
-
-
-def _loop_lesson(r: Reading, c: Call, n: int) -> CandidateInsight:
-    return CandidateInsight(
-        title=f"Stop repeating {c.name} unchanged",
-        guideline=f"This run sent the same {c.name} call {n} times (the last answer: \"{first_line(c.turn.result, 80)}\") "
-                  f"and was judged a failure; when a call gives the same answer twice, change the arguments or the approach.",
-        applicability=f"Applies to {c.name} in {for_kind(r)}{such_as(r, c)}; not to polling a state that is expected to change.",
-    )
-
-
-def _free_form_failure(r: Reading, w: Call) -> CandidateInsight:
-    chain = lookup_chain(r, w)
-    _, _, unseen = sources(r, w)
-    return CandidateInsight(
-        title=f"{w.name} judged wrong after {join([c.name for c in r.calls if c.n < w.n and not c.writes], 2) or 'no look-up'}",
-        guideline=f"This run ended with {w.name}[{free_form(w)}]" + (f" after {chain}" if chain else "")
-                  + (", a value no look-up had shown" if unseen else "")
-                  + reasoned(w) + f" and was judged a failure: the look-ups did not settle the request "
-                  f"\"{task_gist(r, call_words(w))}\"; look up every part of it before {w.name}.",
-        applicability=f"Applies to {for_kind(r)} that end in {w.name}; a failed run's lesson is a caution, not a recipe.",
-    )
-
-
-def _failure(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
-    out: list[CandidateInsight] = []
-    writes = [i for i in chosen if i.kind == "write" and i.call is not None]
-    for i in sorted(writes, key=lambda i: -i.rank):
-        if is_hand_off(i.call):
-            out.append(_hand_off_lesson(r, i.call))
-            break
-        if free_form(i.call) is not None:
-            out.append(_free_form_failure(r, i.call))
-            break
-        lesson = _unseen_lesson(r, i.call, i.evidence.notes)
-        if lesson:
-            out.append(lesson)
-            break
-    errors = [i.call for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)]
-    unrecovered = [i.call for i in chosen if i.kind == "error" and i.rank >= 80 and i.call is not None and not is_hand_off(i.call)]
-    told: set[str] = set()
-    for err in unrecovered or errors:  # one lesson per failing tool, at most two
-        if err.name not in told and len(told) < 2:
-            told.add(err.name)
-            out.append(_error_lesson(r, err))
-    for i in chosen:
-        if i.kind == "loop" and i.call is not None and not any(i.call.name in o.title for o in out):
-            out.append(_loop_lesson(r, i.call, sum(1 for c in r.calls if signature(c.turn) == signature(i.call.turn))))
-            break
-    if not writes and not errors:
-        out.append(_idle_lesson(r))
-    if not out and writes and runs_a_command(writes[-1].call.turn):
-        w = max((i.call for i in writes), key=lambda c: c.n)  # the last change it made
-        made = list(dict.fromkeys(what_it_did(c) for c in r.calls if c.writes and not c.error))
-        out.append(CandidateInsight(
-            title=f"Check the change before {w.name}",
-            guideline=f"This run changed things with {join(made, 3)}, ended with {w.name} and was judged a failure; "
-                      f"before {w.name}, check that the change does what the request asks: "
-                      f"\"{task_gist(r, call_words(w))}\".",
-            applicability=f"Applies to {w.name} in {for_kind(r)}; a failed run's lesson is a caution, not a recipe.",
-        ))
-    elif not out and writes:
-        w = writes[-1].call
-        chain = lookup_chain(r, w)
-        out.append(CandidateInsight(
-            title=f"Re-read the request before {w.name}",
-            guideline=f"This run's {w.name} used only values it had seen" + (f" (after {chain})" if chain else "")
-                      + f", went through, and the run still failed; before {w.name}, check that the call does what "
-                      f"the request asks: \"{task_gist(r, call_words(w))}\".",
-            applicability=f"Applies to {w.name} in {for_kind(r)}; a failed run's lesson is a caution, not a recipe.",
-        ))
     return out
 
 

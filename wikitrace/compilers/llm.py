@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..corpus.manifest import content_hash
 from ..llm_config import LLMConfig
 from ..redact import default_redactor
 from ..runs.model import Run
@@ -89,6 +90,7 @@ class _FirstAnswer:
     key: str
     cached: bool
     too_large: AnswerTooLarge | None = None
+    runs: list[str] = field(default_factory=list)  # the cached answer's run tags
 
 
 class LLMCompiler:
@@ -225,10 +227,11 @@ class LLMCompiler:
                     self.cache.discard(first.key)  # never replay an answer that failed
                 raise
             repaired = True
-        if self.cache is not None and (repaired or not first.cached):
+        tag = content_hash(run)  # `wikitrace forget` finds the run's answers by it
+        if self.cache is not None and (repaired or not first.cached or tag not in first.runs):
             # Stored under the run's first request, so a rebuild answers from here in one step.
-            self.cache.put(first.key, CachedAnswer(text, usage), model=self.model, mode=first.mode,
-                           messages=first.messages)
+            self.cache.put(first.key, CachedAnswer(text, usage, runs=[*first.runs, tag]), model=self.model,
+                           mode=first.mode, messages=first.messages)
         comp.title = _titled(comp.title, outcome)
         comp.compiler = "llm"
         comp.model = self.model
@@ -294,7 +297,7 @@ class LLMCompiler:
                 hit = self.cache.get(key)
                 if hit is not None:
                     self._stats.cache_hits += 1
-                    return _FirstAnswer(hit.text, dict(hit.usage), m, by_mode[m], key, cached=True)
+                    return _FirstAnswer(hit.text, dict(hit.usage), m, by_mode[m], key, cached=True, runs=hit.runs)
         transport = self.transport
         state = transport.loop_state()
         if self._mode_settled and transport.proven:

@@ -125,6 +125,7 @@ class Reading:
     _lower: dict[int, str] = field(default_factory=dict)
     _all: list[str] = field(default_factory=list)  # every fact's lower-case text, joined (built once)
     _ends: list[tuple[int, int]] = field(default_factory=list)  # (turn, end offset in _all[0])
+    memo: dict[str, Any] = field(default_factory=dict)  # things the lessons compute once per run
 
     def anywhere_before(self, needle: str, turn: int) -> bool:
         """A cheap filter: does ``needle`` occur (lower case) in any fact before ``turn``?"""

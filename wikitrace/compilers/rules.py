@@ -37,9 +37,13 @@ def sentences(text: str) -> list[str]:
 
 def _stem(word: str) -> str:
     w = word.lower()
+    if w.endswith("es") and not w.endswith(("ses", "xes", "zes", "ches", "shes")):
+        w = w[:-1]  # baggages -> baggage, like baggage; boxes keeps its "es" for the loop below
     for suffix in ("ations", "ation", "ings", "ing", "ied", "ies", "ed", "es", "s"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 4:
-            return w[: -len(suffix)]
+            w = w[: -len(suffix)]
+            # a doubled last consonant is the suffix's doing: cancelled, cancelling -> cancel
+            return w[:-1] if len(w) >= 5 and w[-1] == w[-2] and w[-1] not in "aeiou" else w
     return w
 
 

@@ -61,6 +61,7 @@ class AddResult:
     added: list[dict] = field(default_factory=list)  # run_id, step, outcome, insights, compiler, replaced
     present: list[dict] = field(default_factory=list)  # run_id, step: already in the corpus, unchanged
     skipped: list[str] = field(default_factory=list)  # records of RUN_FILE that could not be read
+    forgotten: list[str] = field(default_factory=list)  # run ids `wikitrace forget` removed: not added back
     warnings: list[str] = field(default_factory=list)
     runs: int = 0  # in the corpus afterwards
     insights: int = 0
@@ -254,6 +255,7 @@ def _read(opts: AddOptions, bopts, verdict, records: dict, prev_runs: dict):
 def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResult:
     from ..build import BuildError, build_key, make_compiler, publish_indexes, write_runs
     from ..corpus.manifest import IdAllocator, content_hash
+    from ..corpus.tombstones import Tombstones
     from ..corpus.update import INDEXES, PROMPT_INDEX
     from ..llm_report import describe
     from ..runs.outcomes import parse_verdict
@@ -271,7 +273,10 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     ids = IdAllocator(previous)
     records = pub.manifest.data.get("records") or {}
     items, report = _read(opts, bopts, verdict, records, ids.prev_runs)
-    result = AddResult(corpus=root, skipped=list(report.errors), warnings=list(report.warnings))
+    graves = Tombstones.load(root)  # runs `wikitrace forget` removed are not added back
+    items = list(graves.skip(items))
+    result = AddResult(corpus=root, skipped=list(report.errors), warnings=list(report.warnings),
+                       forgotten=list(graves.skipped))
     todo: list[Run] = []  # new runs, and runs of the corpus whose content changed (a resumed session)
     replaced: set[str] = set()
     for item in items:
@@ -297,7 +302,7 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
         write_runs(writer, todo, compiler, bopts, report.errors, _NothingReused())
     except BuildError as exc:
         raise Failed(str(exc)) from None
-    publish_indexes(writer, compiler, bopts, ids, report, key, prompt_index_ok)
+    publish_indexes(writer, compiler, bopts, ids, report, key, prompt_index_ok, graves)
     result.skipped = list(report.errors)
     for entry in writer.runs:
         if entry["run_id"] not in before:
@@ -372,7 +377,7 @@ def transcript_from_hook(fd: int = 0, wait: float = 10.0) -> Path:
 def result_dict(result: AddResult) -> dict:
     """The summary as data (``add --json``)."""
     return {"corpus": str(result.corpus), "added": result.added, "already_present": result.present,
-            "skipped": result.skipped, "warnings": result.warnings,
+            "forgotten": result.forgotten, "skipped": result.skipped, "warnings": result.warnings,
             "runs": result.runs, "insights": result.insights, "stats": result.stats, "compiler": result.compiler}
 
 
@@ -384,6 +389,8 @@ def run_add(opts: AddOptions, as_json: bool = False) -> int:
     lines = [f"{'replaced' if a['replaced'] else 'added'} {a['run_id']} as {a['step']} ({a['outcome']}, "
              f"{len(a['insights'])} insight(s), compiler {a['compiler']})" for a in result.added]
     lines += [f"already in the corpus: {p['run_id']} is {p['step']}; nothing to add" for p in result.present]
+    lines += [f"not added: {run_id} was removed with `wikitrace forget` (`wikitrace compile --restore` brings "
+              f"it back)" for run_id in result.forgotten]
     lines += [f"skipped: {line}" for line in result.skipped]
     lines += [f"warning: {line}" for line in result.warnings]
     if result.added:

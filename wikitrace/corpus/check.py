@@ -90,6 +90,10 @@ def check_corpus(root: Path) -> list[str]:
     _check_turn_refs(root, docs, problems)
     _check_indexes(root, docs, problems)
     _check_manifest(root, data, docs, problems)
+    from .usage_pages import check_usage
+
+    problems.extend(check_usage(root, data, docs))
+    _check_forgotten(root, data, problems)
     if (root / "dialogue").is_dir():
         try:
             from ..dialogue.check import check_dialogue
@@ -207,6 +211,23 @@ def _check_manifest(root: Path, data: dict, docs: dict[str, dict], problems: lis
     for entry in _entries(data, "insights", problems):
         if layout.insight_doc(str(entry.get("id", "?"))) not in docs:
             problems.append(f"corpus.json: insight {entry.get('id')!r} has no document")
+
+
+def _check_forgotten(root: Path, data: dict, problems: list[str]) -> None:
+    """A run `wikitrace forget` removed must not be listed still (a forget interrupted)."""
+    from .publish import PublishError
+    from .tombstones import Tombstones
+
+    try:
+        stones = Tombstones.load(root)
+    except PublishError as exc:
+        problems.append(str(exc))
+        return
+    for entry in _entries(data, "runs", []):
+        stone = stones.find(str(entry.get("run_id")))
+        if stone is not None:
+            problems.append(f"corpus.json: run {stone.run_id!r} was forgotten but is still listed; run "
+                            f"`wikitrace forget {stone.run_id}` again to finish removing it")
 
 
 def print_report(root: Path, problems: list[str]) -> None:

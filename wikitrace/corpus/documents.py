@@ -14,7 +14,7 @@ from pathlib import Path
 from ..compilers.schema import Compilation
 from ..runs.model import Run
 from ..templates import render
-from . import layout
+from . import layout, usage_pages
 from .fsio import dump_frontmatter
 
 
@@ -23,6 +23,7 @@ class InsightRef:
     id: str
     title: str
     path: str
+    usage: tuple[int, int] = (0, 0)  # (episodes citing it, of which succeeded): corpus/ledger.py
 
 
 def _kind(run: Run) -> dict:
@@ -125,9 +126,10 @@ def render_insight(run: Run, comp: Compilation, index: int, ref: InsightRef, ste
         "source_step": step,
         "source_outcome": comp.outcome,
         "compiler": comp.compiler,
+        **usage_pages.frontmatter_fields(*ref.usage),
     }
     return render(
-        "insight.md.j2", templates,
+        "insight.md.j2", templates, usage=usage_pages.usage_line(*ref.usage),
         frontmatter=dump_frontmatter(fm), insight=insight, step=step, outcome=comp.outcome, task=run.task,
         link=layout.Linker(ref.path, mount), compilation=layout.compilation_doc(step), raw=layout.raw_dir(step),
         raw_page=layout.raw_metadata(step),

@@ -48,7 +48,8 @@ def corpus_root(out: Path) -> Path:
 
 
 def _ours(root: Path) -> bool:
-    return (root / STATE).is_dir() or (root / "corpus.json").is_file() or (root / "dialogue").is_dir()
+    return (root / STATE).is_dir() or (root / "corpus.json").is_file() or (root / "dialogue").is_dir() \
+        or (root / "usage" / "ledger.jsonl").is_file()  # a usage ledger kept (git) while the pages are rebuilt
 
 
 def check_target(root: Path) -> None:

@@ -12,7 +12,8 @@ import collections
 from ..redact import redact_compilation, redactor_for
 from ..runs._common import Carried
 from ..runs.model import Run
-from . import documents, layout, pages
+from . import documents, layout, pages, usage_pages
+from .ledger import insight_counts
 from .manifest import IdAllocator
 from .publish import Publisher
 
@@ -93,6 +94,9 @@ class RunWriter:
         self.record_digests: dict[str, str] = {}  # run id -> digest of its raw JSONL record
         self.carried_insights: set[str] = set()  # insight ids whose entries are the published ones
         self.carried_steps: set[str] = set()  # steps of runs carried over unchanged
+        # insight id -> (episodes citing it, of which succeeded), from the usage ledger: every
+        # insight page written here shows them (corpus/usage_pages.py)
+        self.usage, self.usage_problems = insight_counts(pub.root)
         self.new_paths: list[str] = []  # files of runs no index names yet (removed if the build fails)
         self._sink_args = (str(pub.root), str(pub.tmp), opts.mount_path, str(opts.templates) if opts.templates else None)
         self._sink = pages.PageSink(*self._sink_args)
@@ -110,6 +114,13 @@ class RunWriter:
         held, self._held = self._held or [], None
         for args in held:
             self._write(*args)
+
+    def refresh_usage(self) -> dict[str, list[int]]:
+        """Give the insight pages carried over the ledger's counts (pages written now have
+        them already); returns the counts the pages show, for the manifest's ``usage``."""
+        shown = self.pub.manifest.data.get("usage") or {}
+        usage_pages.refresh(self.pub, self.usage, shown, sorted(self.carried_insights))
+        return usage_pages.shown_counts(self.usage, [i["id"] for i in self.insights])
 
     def counts(self) -> collections.Counter:
         """Pages per compiler label, the held runs included."""
@@ -166,7 +177,8 @@ class RunWriter:
         redact_compilation(comp, self.redactor)  # the model's answer, once more before any page
         step = self.ids.step_for(run.run_id)
         ins_ids = self.ids.insights_for(run.run_id, len(comp.insights))
-        refs = [documents.InsightRef(i, c.title, layout.insight_doc(i)) for i, c in zip(ins_ids, comp.insights)]
+        refs = [documents.InsightRef(i, c.title, layout.insight_doc(i), self.usage.get(i, (0, 0)))
+                for i, c in zip(ins_ids, comp.insights)]
         paths = pages.run_paths(run, step, refs)
         self.pub.claim(paths)
         if run.run_id not in self.ids.prev_runs:

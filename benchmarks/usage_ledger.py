@@ -1,0 +1,94 @@
+"""What the usage ledger costs: ``wikitrace prompt`` with a ledger of N episodes against
+the same prompt with none, and one ``wikitrace cite record`` on top of N episodes.
+
+Usage:  python benchmarks/usage_ledger.py [--episodes 10000] [--repeat 5] [--corpus DIR]
+
+Without --corpus the bundled examples are compiled (offline) into a temp folder; with it,
+a copy of that compiled corpus is used (its insights are the ones cited). The synthetic
+ledger cites 1-3 random insights per episode, two thirds of them successful. Cold CLI wall
+times (best and median of --repeat, one untimed warm-up) and their ratios are printed;
+nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+WIKITRACE = str(Path(sys.executable).parent / "wikitrace")
+
+
+def _time(args: list[str], repeat: int) -> tuple[float, float]:
+    subprocess.run(args, capture_output=True, check=True)  # warm-up: bytecode, page cache
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        subprocess.run(args, capture_output=True, check=True)
+        times.append(time.perf_counter() - t)
+    return min(times), statistics.median(times)
+
+
+def _ledger(corpus: Path, episodes: int) -> None:
+    data = json.loads((corpus / "corpus.json").read_text())
+    ids = [i["id"] for i in data["insights"]]
+    rng = random.Random(0)
+    (corpus / "usage").mkdir(exist_ok=True)
+    with open(corpus / "usage" / "ledger.jsonl", "w") as fh:
+        for n in range(episodes):
+            ok = rng.random() < 2 / 3
+            fh.write(json.dumps({
+                "episode": f"sha256:{n:032x}", "run": f"bench-{n}", "suite": "default", "task_id": str(n % 500),
+                "method": "wikitrace", "trial": str(n // 500), "outcome": "success" if ok else "failure",
+                "success": ok, "score": None, "R": [], "C": [],
+                "I": sorted(rng.sample(ids, min(len(ids), rng.randint(1, 3))))}) + "\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--episodes", type=int, default=10_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--corpus", type=Path)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "corpus"
+        if args.corpus:
+            shutil.copytree(args.corpus, base, symlinks=True)
+        else:
+            subprocess.run([WIKITRACE, "compile", str(REPO / "examples" / "runs.jsonl"), "--out", str(base), "-q"],
+                           check=True)
+        with_ledger = Path(tmp) / "with-ledger"
+        shutil.copytree(base, with_ledger, symlinks=True)
+        (with_ledger / "usage").mkdir(exist_ok=True)
+        _ledger(with_ledger, args.episodes)
+        size = (with_ledger / "usage" / "ledger.jsonl").stat().st_size
+        print(f"ledger: {args.episodes} episodes, {size / 1e6:.1f} MB")
+        for label, extra in (("prompt", []), ("prompt --budget 0", ["--budget", "0"])):
+            call = [WIKITRACE, "prompt", "--task", "Refund order 12 for a damaged book", *extra, "--corpus"]
+            best0, med0 = _time(call + [str(base)], args.repeat)
+            best1, med1 = _time(call + [str(with_ledger)], args.repeat)
+            print(f"{label}: no ledger {best0 * 1000:.0f}/{med0 * 1000:.0f} ms, with ledger "
+                  f"{best1 * 1000:.0f}/{med1 * 1000:.0f} ms (best/median), ratio {med1 / med0:.2f}")
+        answer = Path(tmp) / "answer.txt"
+        ins = json.loads((base / "corpus.json").read_text())["insights"][0]["id"]
+        answer.write_text(json.dumps({"I": [ins]}))
+        times = []
+        for n in range(args.repeat):
+            t = time.perf_counter()
+            subprocess.run([WIKITRACE, "cite", "record", str(answer), "--corpus", str(with_ledger), "--run",
+                            f"timed-{n}", "--outcome", "success"], capture_output=True, check=True)
+            times.append(time.perf_counter() - t)
+        print(f"cite record on {args.episodes} episodes: best {min(times) * 1000:.0f} ms, "
+              f"median {statistics.median(times) * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()

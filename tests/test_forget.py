@@ -1,0 +1,262 @@
+"""`wikitrace forget` through the installed CLI: a run removed on request leaves no
+trace — no page, index line, search file, state entry or cached LLM answer holds its
+text — and a rebuild from the same input keeps it out until `--restore`.
+
+The input is examples/runs.jsonl plus one run with a unique marker in its task and in
+a tool observation; the LLM path runs against the loopback fake, whose answer for that
+run quotes the marker, so the response cache holds it until the run is forgotten."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from fake_openai import reply, valid_answer
+from helpers import EXAMPLES, example_runs, write_jsonl
+
+WIKITRACE = shutil.which("wikitrace") or str(Path(sys.executable).parent / "wikitrace")
+MARKER = "Quillwort-Basalt-8812"
+INDEX_FILES = ("corpus.json", "index.md", "raw/_index.md", "compilation/_index.md", "insight/_index.md")
+
+
+def marked_run() -> dict:
+    """A native-format run with the marker in the task and in one tool observation (turn 2)."""
+    return {
+        "run_id": "locker-913", "outcome": {"success": True, "ended_by": "agent"},
+        "task": {"id": "locker", "task_type": "refund",
+                 "instruction": f"Reset the code of locker {MARKER} for customer Ivo Lund."},
+        "turns": [
+            {"type": "message", "role": "user", "content": f"Reset the code of locker {MARKER} for Ivo Lund.",
+             "turn": 0},
+            {"type": "function_call", "role": "assistant", "name": "find_locker", "arguments": {"owner": "Ivo Lund"},
+             "result": json.dumps({"locker": MARKER, "owner": "Ivo Lund", "status": "locked"}), "turn": 1},
+            {"type": "function_call", "role": "assistant", "name": "reset_code", "arguments": {"locker": "L-1"},
+             "result": f"code of {MARKER} reset; new code sent to the owner", "is_error": False, "turn": 2},
+            {"type": "message", "role": "assistant", "content": "The code is reset.", "turn": 3},
+            {"type": "episode_over", "turn": 4},
+        ],
+    }
+
+
+def cli(*args, env=None):
+    full = {k: v for k, v in os.environ.items() if k != "WIKITRACE_CORPUS"}
+    full.update(env or {})
+    return subprocess.run([WIKITRACE, *map(str, args)], capture_output=True, text=True, env=full, timeout=300)
+
+
+def ok(proc):
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return proc
+
+
+def answer_for(body):
+    """A valid answer for any run; for the marked run it quotes the marker (turn 2)."""
+    system = body["messages"][0]["content"]
+    outcome = "failure" if "failure_causes" in system else "success"
+    if any(MARKER in m["content"] for m in body["messages"]):
+        return reply(json.dumps(valid_answer(outcome, turns=[2], quote=f"code of {MARKER} reset")))
+    return reply(json.dumps(valid_answer(outcome, turns=[1])))
+
+
+def hits(*folders: Path, skip: Path | None = None) -> list[str]:
+    """Every file under ``folders`` (hidden ones too) whose bytes hold the marker."""
+    found = []
+    for folder in folders:
+        for p in folder.rglob("*"):
+            if p.is_file() and p != skip and MARKER.encode() in p.read_bytes():
+                found.append(str(p))
+    return found
+
+
+def pages_of_others(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and not p.relative_to(root).as_posix().startswith((".wikitrace/", "index/"))
+            and p.relative_to(root).as_posix() not in INDEX_FILES}
+
+
+def prompt_json(corpus: Path) -> dict:
+    return json.loads(ok(cli("prompt", "-c", corpus, "--task", "Refund an order for a customer", "--budget", "0",
+                             "--json")).stdout)
+
+
+def test_forget_leaves_no_trace_and_a_rebuild_keeps_the_run_out(fake_openai, tmp_path):
+    data = write_jsonl(tmp_path / "runs.jsonl", example_runs() + [marked_run()])
+    out, cache = tmp_path / "corpus", tmp_path / "answers"  # a cache outside the corpus, not the default one
+    fake_openai.respond_with(answer_for)
+
+    ok(cli("compile", data, "--out", out, "--offline", "-q"))
+    assert hits(out), "the offline pages should hold the marker before forget"
+    ok(cli("compile", data, "--out", out, "--cache-dir", cache, "-q"))
+    corpus = json.loads((out / "corpus.json").read_text())
+    entry = next(r for r in corpus["runs"] if r["run_id"] == "locker-913")
+    assert entry["compiler"] == "llm" and corpus["counts"]["by_compiler"] == {"llm": 7}
+    assert hits(cache), "the cached answer should quote the marker before forget"
+    step, own_insights = entry["step"], entry["insights"]
+    # The fake teaches every run the same two lessons: the marked run's are shared.
+    before = prompt_json(out)
+    assert any(set(own_insights) & ({rep, *others}) for rep, others in before["same_lesson"].items())
+    assert step in before["user"], "the shared lesson lists the marked run among its sources"
+    others_before = pages_of_others(out)
+
+    proc = ok(cli("forget", "locker-913", "--corpus", out, "--json"))
+    report = json.loads(proc.stdout)
+    gone = report["forgotten"][0]
+    assert (gone["run_id"], gone["step"], gone["insights"]) == ("locker-913", step, own_insights)
+    assert f"compilation/{step}.md" in gone["files"] and f"raw/{step}/metadata.md" in gone["files"]
+    assert report["cache"]["answers_removed"] == 1 and str(cache.resolve()) in report["cache"]["dirs"]
+
+    # No file anywhere the build or the cache wrote holds the run's text.
+    assert hits(tmp_path, skip=data) == []
+    assert ok(cli("check", out)).returncode == 0
+    after = pages_of_others(out)
+    removed = {rel for rel in others_before if rel.startswith((f"raw/{step}/", f"compilation/{step}."))} | {
+        f"insight/{i}.md" for i in own_insights}
+    assert set(after) == set(others_before) - removed
+    assert all(after[rel] == others_before[rel] for rel in after), "other runs' pages must not change"
+    corpus = json.loads((out / "corpus.json").read_text())
+    assert step in corpus["retired"]["steps"] and set(own_insights) <= set(corpus["retired"]["insights"])
+    assert corpus["counts"]["runs"] == 6
+    # The shared lesson stays (the other runs teach it) without the forgotten run as a source.
+    after_prompt = prompt_json(out)
+    assert after_prompt["same_lesson"] and len(after_prompt["insight_ids"]) == len(before["insight_ids"])
+    named = json.dumps(after_prompt)
+    shared = 0
+    for line in before["memory_block"].splitlines():
+        ids = re.findall(r"insight-\d+", line) if line.startswith("- **Learned from:**") else []
+        if set(ids) & set(own_insights):
+            others = [i for i in ids if i not in own_insights]
+            shared += 1
+            assert others and f'<insight id="{others[0]}">' in after_prompt["memory_block"]
+            if len(others) > 1:
+                assert f"- **Learned from:** {len(others)} runs ({', '.join(others)})" in after_prompt["memory_block"]
+    assert shared, "a lesson of the marked run should be shared with another run's"
+    assert not any(i in named for i in own_insights) and step not in named
+
+    # A rebuild from the same input skips the run, says so, and never sends it to the model.
+    sent = len(fake_openai.requests)
+    proc = ok(cli("compile", data, "--out", out, "--cache-dir", cache, "--json"))
+    assert json.loads(proc.stdout)["forgotten"] == ["locker-913"]
+    assert "1 run skipped: forgotten; pass --restore to compile them again" in proc.stderr
+    assert not any(MARKER in json.dumps(r["body"]) for r in fake_openai.requests[sent:])
+    assert hits(tmp_path, skip=data) == []
+    assert ok(cli("check", out)).returncode == 0
+    assert pages_of_others(out) == after
+
+    # --restore brings it back, under ids never used before.
+    proc = ok(cli("compile", data, "--out", out, "--cache-dir", cache, "--restore", "--json"))
+    assert json.loads(proc.stdout)["forgotten"] == []
+    corpus = json.loads((out / "corpus.json").read_text())
+    back = next(r for r in corpus["runs"] if r["run_id"] == "locker-913")
+    assert back["step"] != step and not set(back["insights"]) & set(own_insights)
+    assert hits(out) and hits(cache)
+    ok(cli("check", out))
+    # ... and stays: the tombstone went with the restore.
+    proc = ok(cli("compile", data, "--out", out, "--cache-dir", cache, "--json"))
+    assert json.loads(proc.stdout)["forgotten"] == [] and hits(out)
+
+
+def test_forget_by_step_id_then_the_corpus_can_be_compiled_empty(tmp_path):
+    data = write_jsonl(tmp_path / "runs.jsonl", [marked_run()])
+    out = tmp_path / "corpus"
+    ok(cli("compile", data, "--out", out, "--offline", "-q"))
+    proc = ok(cli("forget", "step-0000", "-c", out))
+    assert "forgot locker-913 (step-0000)" in proc.stderr and "removed raw/step-0000/metadata.md" in proc.stderr
+    assert hits(out) == [] and ok(cli("check", out))
+    proc = ok(cli("compile", data, "--out", out, "--offline", "--json"))
+    assert json.loads(proc.stdout)["runs"] == 0 and hits(out) == []
+    # Forgetting it again is accepted (an interrupted forget is finished this way).
+    proc = ok(cli("forget", "locker-913", "-c", out, "--json"))
+    assert json.loads(proc.stdout)["forgotten"][0]["forgotten_before"] is True
+
+
+def test_an_unknown_id_is_one_error_line_and_nothing_is_forgotten(tmp_path):
+    out = tmp_path / "corpus"
+    ok(cli("compile", EXAMPLES, "--out", out, "--offline", "-q"))
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and "tmp" not in p.parts}
+    proc = cli("forget", "refund-001", "no-such-run", "-c", out)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("wikitrace: error: ")]
+    assert len(lines) == 1 and "'no-such-run'" in lines[0] and "nothing was forgotten" in lines[0], proc.stderr
+    after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and "tmp" not in p.parts}
+    assert after == before
+    assert not (out / ".wikitrace" / "forgotten.json").exists()
+
+
+def test_forget_never_touches_files_the_build_did_not_write(tmp_path):
+    out = tmp_path / "corpus"
+    ok(cli("compile", EXAMPLES, "--out", out, "--offline", "-q"))
+    step = next(r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]
+                if r["run_id"] == "refund-001")
+    note = out / "raw" / step / "my-notes.md"
+    note.write_text("my own notes on this run\n")
+    ok(cli("forget", "refund-001", "-c", out))
+    assert note.read_text() == "my own notes on this run\n"
+    assert not (out / "raw" / step / "metadata.md").exists()
+    ok(cli("check", out))
+
+
+def _stamp_free(files: dict) -> dict:
+    files = dict(files)
+    data = json.loads(files.pop("corpus.json"))
+    data.pop("build")
+    files["corpus.json"] = json.dumps(data, sort_keys=True).encode()
+    return files
+
+
+def test_a_forget_killed_mid_update_is_finished_by_the_next_compile(tmp_path):
+    import signal
+    import time
+
+    from helpers import tree_bytes
+
+    data = write_jsonl(tmp_path / "runs.jsonl", example_runs() + [marked_run()])
+    out, clean = tmp_path / "corpus", tmp_path / "clean"
+    ok(cli("compile", data, "--out", out, "--offline", "-q"))
+    shutil.copytree(out, clean)
+    published = tree_bytes(out)
+    ok(cli("forget", "locker-913", "-c", clean))
+    final = tree_bytes(clean)
+
+    env = {k: v for k, v in os.environ.items() if k != "WIKITRACE_CORPUS"}
+    env["WIKITRACE_PUBLISH_PAUSE"] = "0.4"
+    proc = subprocess.Popen([WIKITRACE, "forget", "locker-913", "-c", str(out)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(2.5)  # inside the index writes: 12 files at 0.4 s each, then the removals
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert (out / ".wikitrace" / "forgotten.json").is_file(), "the tombstone is written before anything else"
+    interrupted = tree_bytes(out)
+    assert interrupted != final, "the kill should land mid-update"
+    for rel, blob in interrupted.items():  # every file is the old bytes or the new ones, never half
+        assert blob in (published.get(rel), final.get(rel)), rel
+    if "locker-913" in json.loads(interrupted["corpus.json"])["runs"].__repr__():
+        proc = cli("check", out)
+        assert proc.returncode == 1 and "was forgotten but is still listed" in proc.stdout
+
+    ok(cli("compile", data, "--out", out, "--offline", "-q"))
+    ok(cli("compile", data, "--out", clean, "--offline", "-q"))
+    assert hits(out) == [] and ok(cli("check", out))
+    assert _stamp_free(tree_bytes(out)) == _stamp_free(tree_bytes(clean))
+
+
+def test_the_cache_purge_deletes_only_answers_tagged_with_a_forgotten_run(tmp_path):
+    from wikitrace.compilers.cache import CachedAnswer, ResponseCache, purge_runs
+
+    cache = ResponseCache(tmp_path / "c")
+    mine, other = "sha256:" + "a" * 64, "sha256:" + "b" * 64
+    cache.put("1" * 64, CachedAnswer("about mine", runs=[mine]), model="m", mode="text", messages=[])
+    cache.put("2" * 64, CachedAnswer("shared by both", runs=[other, mine]), model="m", mode="text", messages=[])
+    cache.put("3" * 64, CachedAnswer("about the other", runs=[other]), model="m", mode="text", messages=[])
+    cache.put("4" * 64, CachedAnswer("no tag (an older wikitrace)"), model="m", mode="text", messages=[])
+    leftover = tmp_path / "c" / "55" / ".5555555555555555.99.tmp"  # a write killed half-way
+    leftover.parent.mkdir()
+    leftover.write_text('{"format": "wikitrace-llm-cache/1", "runs": ["' + mine + '"], "text": "abo')
+    removed, untagged = purge_runs(tmp_path / "c", {mine})
+    assert sorted(removed)[:2] == ["1" * 64, "2" * 64] and len(removed) == 3 and not leftover.exists()
+    assert cache.get("3" * 64).text == "about the other" and cache.get("4" * 64) is not None
+    assert cache.get("1" * 64) is None and cache.get("2" * 64) is None
+    assert untagged == 1

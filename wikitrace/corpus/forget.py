@@ -1,0 +1,275 @@
+"""``wikitrace forget``: remove agent runs from a corpus for good.
+
+A forgotten run loses its raw pages, its compilation and its insights (every insight
+is drawn from one run; a lesson another run taught too lives on in that run's own
+insight, which no longer counts the forgotten run among its sources). Its ids are
+retired, never handed out again. Every index, the search files, ``corpus.json`` and
+the build's manifest are written again without it, and every cached LLM answer
+tagged with its content hash is deleted, wherever the corpus's builds kept their
+cache. What remains of it is a tombstone (corpus/tombstones.py): enough to keep it
+out of later builds, none of its text.
+
+The update goes through the same publisher as a build, under the same lock and in
+the same order: the tombstone first, then the indexes, ``corpus.json``, the removal
+of the run's files (only files a build wrote) and the manifest. A forget that is
+interrupted is finished by running it again (or by the next compile).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import corpus_json, documents, layout
+from .publish import STATE, BuildLock, PublishError, Publisher, corpus_root, read_corpus_json
+from .tombstones import CACHE_DIRS, Tombstone, Tombstones
+
+
+@dataclass
+class ForgottenRun:
+    run_id: str
+    step: str
+    insights: list[str]
+    files: list[str] = field(default_factory=list)  # corpus files removed
+    before: bool = False  # forgotten by an earlier `wikitrace forget` (its leftovers purged again)
+    content_hash: str | None = None  # its cached answers carry it as their tag
+
+
+@dataclass
+class ForgetResult:
+    corpus: Path
+    runs: list[ForgottenRun]
+    cache_dirs: list[str]  # response caches searched
+    cache_removed: int = 0  # cached answers deleted
+    cache_untagged: int = 0  # answers with no run tag: cannot be told apart
+
+    def to_dict(self) -> dict:
+        return {"corpus": str(self.corpus),
+                "forgotten": [{"run_id": r.run_id, "step": r.step, "insights": r.insights, "files": r.files,
+                               "forgotten_before": r.before} for r in self.runs],
+                "cache": {"dirs": self.cache_dirs, "answers_removed": self.cache_removed,
+                          "untagged_answers": self.cache_untagged}}
+
+
+def _usage_error(what: str, fix: str, where: object):
+    from ..errors import UsageError
+
+    return UsageError(what, fix, where=where)
+
+
+def forget(corpus: Path, idents: list[str], cache_dirs: list[Path] = ()) -> ForgetResult:
+    """Forget the runs named by ``idents`` (run ids or step ids) in the corpus at ``corpus``.
+    Nothing is removed when any of them is unknown (UsageError naming each)."""
+    root = corpus_root(corpus)
+    if not (root / "corpus.json").is_file():
+        raise _usage_error("no corpus.json here", "give the folder `wikitrace compile --out` wrote", root)
+    with BuildLock(root):
+        journal = root / STATE / "runs.journal"
+        if journal.is_file() and journal.stat().st_size:
+            raise PublishError(f"{root}: a build of this corpus was interrupted; run the same wikitrace compile "
+                               f"again to finish it, then forget")
+        pub = Publisher(root, "runs")
+        try:
+            result = _forget_locked(pub, idents)
+        finally:
+            pub.close()
+        _purge_cache(result, _cache_dirs(pub, cache_dirs))
+        drop_references(root, result)
+    return result
+
+
+def _purge_cache(result: ForgetResult, dirs: list[Path]) -> None:
+    from ..compilers.cache import purge_runs
+
+    tags = {r.content_hash for r in result.runs if r.content_hash}
+    result.cache_dirs = [str(d) for d in dirs]
+    for d in dirs if tags else ():
+        removed, untagged = purge_runs(d, tags)
+        result.cache_removed += len(removed)
+        result.cache_untagged += untagged
+
+
+def drop_references(root: Path, result: ForgetResult) -> None:
+    """The one place where records kept beside the corpus (the usage ledger of cited
+    episodes) drop the forgotten run and insight ids; nothing else names them now."""
+
+
+def _cache_dirs(pub: Publisher, extra) -> list[Path]:
+    """Where answers about these runs may be: every cache a build of this corpus used,
+    the default cache, and any the user names."""
+    from ..compilers.cache import default_dir
+
+    seen = pub.manifest.data.get(CACHE_DIRS)
+    found = [Path(d) for d in (seen if isinstance(seen, list) else []) if isinstance(d, str)]
+    out: list[Path] = []
+    for d in [*found, default_dir(), *map(Path, extra)]:
+        d = d.expanduser().resolve()
+        if d not in out and d.is_dir():
+            out.append(d)
+    return out
+
+
+def _resolve(idents: list[str], runs: list[dict], stones: Tombstones, where: Path) -> tuple[list[dict], list[Tombstone]]:
+    """The corpus.json entries to forget and the tombstones of runs forgotten before;
+    a UsageError naming every id that is neither."""
+    by_id = {r["run_id"]: r for r in runs}
+    by_step = {r["step"]: r for r in runs}
+    live: dict[str, dict] = {}
+    dead: dict[str, Tombstone] = {}
+    unknown = []
+    for ident in dict.fromkeys(idents):
+        entry = by_id.get(ident) or by_step.get(ident)
+        if entry is not None:
+            live[entry["run_id"]] = entry
+        elif (stone := stones.find(ident)) is not None:
+            dead[stone.run_id] = stone
+        else:
+            unknown.append(ident)
+    if unknown:
+        raise _usage_error(f"no run {', '.join(repr(u) for u in unknown)} in this corpus; nothing was forgotten",
+                           "give run ids or step ids as corpus.json (or raw/_index.md) lists them", where)
+    return list(live.values()), [t for t in dead.values() if t.run_id not in live]
+
+
+def _forget_locked(pub: Publisher, idents: list[str]) -> ForgetResult:
+    root = pub.root
+    data = read_corpus_json(root)
+    runs, insights = data.get("runs"), data.get("insights")
+    if not (isinstance(runs, list) and isinstance(insights, list)
+            and all(isinstance(r, dict) and isinstance(r.get("run_id"), str) and isinstance(r.get("step"), str)
+                    and isinstance(r.get("insights", []), list) for r in runs)
+            and all(isinstance(i, dict) and isinstance(i.get("id"), str) for i in insights)):
+        raise PublishError(f"{root / 'corpus.json'}: its runs/insights are not laid out as wikitrace writes them; "
+                           f"compile the corpus again, then forget")
+    stones = Tombstones.load(root)
+    gone, before = _resolve(idents, runs, stones, root)
+    # The tombstones first: from here on no build compiles these runs again.
+    stones.add(Tombstone(r["run_id"], r.get("content_hash"), r["step"]) for r in gone)
+    stones.save()
+
+    steps = {r["step"] for r in gone} | {t.step for t in before}
+    dropped_ins = {i["id"] for i in insights if i.get("source_step") in steps}
+    dropped_ins |= {i for r in gone for i in r.get("insights", [])}
+    source = {i["id"]: str(i.get("source_step")) for i in insights}
+    doomed: dict[str, list[str]] = {}  # step -> its files
+    for rel in pub.manifest.files:
+        step = _step_of(rel, steps, dropped_ins, source)
+        if step is not None:
+            doomed.setdefault(step, []).append(rel)
+    keep_runs = [r for r in runs if r["step"] not in steps]
+    keep_ins = [i for i in insights if i["id"] not in dropped_ins]
+    removed = {rel for files in doomed.values() for rel in files}
+    pub.keep([rel for rel in pub.manifest.files if rel not in removed])
+
+    _publish(pub, data, keep_runs, keep_ins, steps, dropped_ins, {r["run_id"] for r in gone})
+    listed = [ForgottenRun(r["run_id"], r["step"], sorted(set(r.get("insights", [])) | {
+        i for i, s in source.items() if s == r["step"]}, key=layout.id_number),
+        sorted(doomed.get(r["step"], [])), content_hash=r.get("content_hash")) for r in gone]
+    listed += [ForgottenRun(t.run_id, t.step, [], sorted(doomed.get(t.step, [])), before=True,
+                            content_hash=t.content_hash) for t in before]
+    return ForgetResult(root, listed, [])
+
+
+def _step_of(rel: str, steps: set[str], insight_ids: set[str], source: dict[str, str]) -> str | None:
+    """The forgotten step a corpus file belongs to, or None."""
+    parts = rel.split("/")
+    if parts[0] == "raw" and len(parts) == 3 and parts[1] in steps:
+        return parts[1]
+    if parts[0] == "compilation" and len(parts) == 2 and parts[1][:-3] in steps and rel.endswith(".md"):
+        return parts[1][:-3]
+    if parts[0] == "insight" and len(parts) == 2 and rel.endswith(".md") and parts[1][:-3] in insight_ids:
+        return source.get(parts[1][:-3], "?")
+    return None
+
+
+def _publish(pub: Publisher, data: dict, runs: list[dict], insights: list[dict], steps: set[str],
+             dropped_ins: set[str], run_ids: set[str]) -> None:
+    """Indexes, prompt index, search files, corpus.json, then the removals and the manifest:
+    the order of a build, so a reader never meets a link to a removed file."""
+    from ..agent.index import prompt_index_bytes
+    from .search_files import write_search_files_to
+    from .update import PROMPT_INDEX
+
+    root = pub.root
+    state = dict(pub.manifest.data)
+    templates = state.get("templates")
+    templates = Path(templates) if isinstance(templates, str) and Path(templates).is_dir() else None
+    mount = str(data.get("mount_path") or "/work/corpus")
+    prompt_ok = pub.verify_group([PROMPT_INDEX])
+    for rel, text in documents.render_indexes(runs, insights, mount, templates).items():
+        pub.write(rel, text.encode("utf-8"))
+
+    retired = data.get("retired") if isinstance(data.get("retired"), dict) else {}
+    retired = {"steps": sorted(set(retired.get("steps", [])) | steps, key=layout.id_number),
+               "insights": sorted(set(retired.get("insights", [])) | dropped_ins, key=layout.id_number)}
+    new = dict(data)
+    new["runs"], new["insights"], new["retired"] = runs, insights, retired
+    counts = dict(data.get("counts") or {})
+    by_compiler: dict[str, int] = {}
+    for r in runs:
+        by_compiler[str(r.get("compiler"))] = by_compiler.get(str(r.get("compiler")), 0) + 1
+    counts.update(runs=len(runs), success=sum(r.get("outcome") == "success" for r in runs),
+                  failure=sum(r.get("outcome") == "failure" for r in runs), insights=len(insights),
+                  by_compiler=dict(sorted(by_compiler.items())))
+    new["counts"] = counts
+    new["build"] = _build_block(data.get("build"), run_ids)
+    text, region = corpus_json.dumps(new)
+    pub.write(PROMPT_INDEX, prompt_index_bytes(
+        runs, insights, region, previous=root if prompt_ok else None,
+        unchanged={i["id"] for i in insights}, unchanged_runs={r["step"] for r in runs}))
+    write_search_files_to(pub.write_stream, root, list(pub.output))
+    pub.write("corpus.json", text.encode("utf-8"))
+
+    records = state.get("records") if isinstance(state.get("records"), dict) else {}
+    state["records"] = {k: v for k, v in records.items() if k not in run_ids}
+    ids = state.get("ids") if isinstance(state.get("ids"), dict) else {}
+    state["ids"] = {"runs": [r for r in ids.get("runs") or [] if isinstance(r, dict) and r.get("step") not in steps],
+                    "retired": retired}
+    pub.finish(state)
+
+
+def _build_block(block, run_ids: set[str]) -> dict:
+    """corpus.json's ``build`` block after a forget: its problem lists lose every line that
+    names a forgotten run (they may quote it); it says when and how many runs were forgotten."""
+    import re
+
+    block = dict(block) if isinstance(block, dict) else {}
+    names = re.compile("|".join(rf"(?<![\w.-]){re.escape(r)}(?![\w-])" for r in sorted(run_ids))) if run_ids else None
+    for key in ("skipped", "warnings", "ignored_files"):
+        if names is not None and isinstance(block.get(key), list):
+            block[key] = [line for line in block[key] if not names.search(str(line))]
+    block["forgotten_at"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    block["forgotten_runs"] = int(block.get("forgotten_runs") or 0) + len(run_ids)
+    return block
+
+
+def forget_command(corpus: Path, idents: list[str], cache_dir: Path | None, as_json: bool) -> int:
+    """CLI body: forget, then list what went (stderr), or the same as JSON (stdout)."""
+    from ..errors import Failed
+    from ..progress import console as make_console, plural
+
+    try:
+        result = forget(corpus, idents, [cache_dir] if cache_dir else [])
+    except PublishError as exc:
+        raise Failed(str(exc)) from None
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        return 0
+    console = make_console()
+    for r in result.runs:
+        what = "leftovers of a run forgotten before" if r.before else "forgot"
+        console.print(f"{what} {r.run_id} ({r.step}): {plural(len(r.files), 'file')}, "
+                      f"{plural(len(r.insights), 'insight')}{' (' + ', '.join(r.insights) + ')' if r.insights else ''}")
+        for rel in r.files:
+            console.print(f"  removed {rel}")
+    console.print(f"cached LLM answers removed: {result.cache_removed} "
+                  f"(searched {', '.join(result.cache_dirs) or 'no cache folder'})")
+    if result.cache_untagged:
+        console.print(f"{plural(result.cache_untagged, 'cached answer')} carry no run tag (written by an older "
+                      f"wikitrace, or not about a corpus run) and were left: delete the cache folder to be sure "
+                      f"none quotes a forgotten run")
+    console.print("a later `wikitrace compile` skips these runs; `wikitrace compile --restore` compiles them again "
+                  "(with new ids)")
+    return 0
