@@ -6,7 +6,8 @@ own process) whose latency is a parameter and which counts calls:
 1. pipeline overhead: N runs at zero latency -> runs/s (target >= 300 on 2 cores)
 2. concurrency efficiency: 200 ms latency, concurrency 32 -> achieved / (32 / 0.2 s) (target >= 0.85)
 3. incremental: a large corpus plus one run, published in place -> LLM calls (must be 1) and
-   wall time / full rebuild from cache into a new folder (<= 0.10)
+   wall time / full rebuild from cache into a new folder (<= 0.10); then one more run with
+   `wikitrace add` (reads only that run's file) -> LLM calls (must be 1), ratio (<= 0.05)
 4. peak memory of the large compile (target <= 500 MB)
 5. tools (actions, turn, grep) and `wikitrace prompt` on the large corpus against `python3 -c pass`
 
@@ -72,9 +73,14 @@ def settle() -> None:
 
 def compile_cli(inputs: Path, out: Path, env_extra: dict, *extra: str) -> tuple[float, int, int]:
     """Run `wikitrace compile` in a child; return (seconds, exit code, peak RSS in MB)."""
+    return wikitrace_cli(["compile", str(inputs), "--out", str(out), *extra], env_extra)
+
+
+def wikitrace_cli(args: list[str], env_extra: dict) -> tuple[float, int, int]:
+    """Run a `wikitrace` command in a child; return (seconds, exit code, peak RSS in MB)."""
     settle()
     env = dict(os.environ, **env_extra)
-    cmd = [sys.executable, "-m", "wikitrace.cli", "compile", str(inputs), "--out", str(out), *extra]
+    cmd = [sys.executable, "-m", "wikitrace.cli", *args]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -163,6 +169,18 @@ def main() -> None:
         secs_inc, _, _ = compile_cli(plus, work / "c-large", base, "--concurrency", "32")
         rows.append(("add 1 run to the published corpus", f"{secs_inc:.1f} s, {server.calls() - before} LLM call(s)",
                      f"{secs_inc / secs_cache:.3f} of rebuild from cache (target <= 0.10)"))
+        one = work / "one-more-run.jsonl"  # `wikitrace add`: only this file is read
+        with one.open("w") as fh, (work / "large.jsonl").open() as src_fh:
+            src_fh.readline()
+            extra = json.loads(src_fh.readline())
+            extra["run_id"] = "synthetic-added"
+            extra["info"]["task"]["instruction"] += " (added as it ended)"
+            fh.write(json.dumps(extra) + "\n")
+        before = server.calls()
+        secs_add, code, _ = wikitrace_cli(["add", str(one), "--corpus", str(work / "c-large")], base)
+        rows.append(("add 1 run with `wikitrace add`", f"{secs_add:.1f} s, {server.calls() - before} LLM call(s)"
+                     + ("" if code == 0 else f", exit {code}"),
+                     f"{secs_add / secs_cache:.3f} of rebuild from cache (target <= 0.05)"))
         server.stop()
 
         # 5. agent-facing commands on the large corpus

@@ -158,15 +158,27 @@ def _apply_defaults(runs: Iterable[Run | Carried], opts: BuildOptions) -> Iterat
         yield run
 
 
-def build_key(compiler_name: str, model: str | None, opts: BuildOptions) -> str:
-    """What, besides a run's own content, decides the bytes of its pages."""
+def build_settings(compiler_name: str, model: str | None, opts: BuildOptions) -> dict:
+    """The options that decide the bytes of every run's pages, kept in the manifest so
+    ``wikitrace add`` compiles one more run exactly as this build compiled the others."""
+    outcomes = opts.outcomes if opts.outcomes is not None and Path(opts.outcomes).is_file() else None
+    return {"compiler": compiler_name, "model": model, "mount_path": opts.mount_path, "redact": opts.redact,
+            "redact_patterns": list(opts.redact_patterns), "task_type": opts.task_type,
+            "outcomes": hashlib.sha256(Path(outcomes).read_bytes()).hexdigest() if outcomes else None,
+            "templates": str(Path(opts.templates).resolve()) if opts.templates else None}
+
+
+def build_key(compiler_name: str, model: str | None, opts: BuildOptions, outcomes_digest: str | None = None) -> str:
+    """What, besides a run's own content, decides the bytes of its pages (``outcomes_digest``:
+    the --outcomes file's, when the file itself is not at hand)."""
     from .templates import bundled_dir
 
     h = hashlib.sha256()
     h.update(json.dumps([__version__, compiler_name, model, opts.mount_path, opts.redact,
                          list(opts.redact_patterns), opts.task_type]).encode())
-    if opts.outcomes is not None and Path(opts.outcomes).is_file():
-        h.update(b"outcomes\0" + Path(opts.outcomes).read_bytes())
+    outcomes_digest = outcomes_digest or build_settings(compiler_name, model, opts)["outcomes"]
+    if outcomes_digest:
+        h.update(b"outcomes\0" + outcomes_digest.encode())
     for folder in filter(None, [bundled_dir("corpus_templates"), opts.templates]):
         for path in sorted(Path(folder).rglob("*")):
             if path.is_file():
@@ -339,10 +351,34 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     if progress is not None:
         runs = progress(runs)
     try:
+        write_runs(writer, runs, compiler, opts, report.errors, reuse)
+    finally:
+        if reader is not None:
+            reader.stop()
+    if not writer.runs and not graves.skipped:
+        raise BuildError("no run could be read from the input; nothing was published"
+                         + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
+    removed = publish_indexes(writer, compiler, opts, ids, report, key, reuse.prompt_index_ok, graves)
+    counts = collections.Counter(r["outcome"] for r in writer.runs)
+    return BuildResult(
+        out=root, runs=len(writer.runs), success=counts["success"], failure=counts["failure"],
+        insights=len(writer.insights), stats=compiler.stats().as_dict(), skipped=report.errors,
+        detected=report.detected, dropped_runs=ids.dropped_runs(), report=report, batch=batch_report,
+        repaired=list(pub.repaired), removed=len(removed),
+        compiler=llm_report.describe(compiler), by_compiler=dict(sorted(writer.compilers.items())),
+        forgotten=list(graves.skipped),
+    )
+
+
+def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compiler, opts: BuildOptions,
+               errors: list[str], reuse: _Reuse) -> None:
+    """Compile ``runs`` and hand their pages to ``writer`` (``wikitrace add`` writes the same
+    way). On any failure the pages of runs no index names yet are removed again."""
+    try:
         if compiler.name == "llm":
             writer.hold_fallbacks_until_the_model_answers()
         try:
-            asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, report.errors, reuse))
+            asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, errors, reuse))
             unanswered = llm_report.nothing_answered(compiler, writer.counts())
             if unanswered:
                 raise BuildError(unanswered)
@@ -351,20 +387,20 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
             writer.close(ok=False)
             raise
         writer.close()
-        if not writer.runs and not graves.skipped:
-            raise BuildError("no run could be read from the input; nothing was published"
-                             + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
     except pages.PageWriteError as exc:
-        pub.abandon(writer.new_paths)
+        writer.pub.abandon(writer.new_paths)
         raise BuildError(f"{exc}; the corpus was not updated (its indexes and corpus.json are as before)") from None
     except BaseException:
-        pub.abandon(writer.new_paths)  # no index names these yet
+        writer.pub.abandon(writer.new_paths)  # no index names these yet
         raise
-    finally:
-        if reader is not None:
-            reader.stop()
-    # Every page is in place; insights carried over get the ledger's counts; then the
-    # indexes, then corpus.json, then the removals.
+
+
+def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: IdAllocator, report: LoadReport,
+                    key: str, prompt_index_ok: bool, graves: Tombstones) -> list[str]:
+    """Every page is in place; insights carried over get the ledger's counts; then the
+    indexes, then corpus.json, then the removals and the manifest (``wikitrace add`` ends
+    the same way). Returns the removed paths."""
+    pub, root = writer.pub, writer.pub.root
     usage = writer.refresh_usage()
     for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
         pub.write(rel, text.encode("utf-8"))
@@ -375,7 +411,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
     text, region = corpus_json.dumps(_corpus_json(writer, compiler, opts, ids, report, key))
     # `prompt` need not re-index per call; renders of insights carried over are reused
-    carried = writer.carried_steps and reuse.prompt_index_ok
+    carried = writer.carried_steps and prompt_index_ok
     pub.write(PROMPT_INDEX, prompt_index_bytes(writer.runs, writer.insights, region,
                                                previous=root if carried else None,
                                                unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps))
@@ -384,22 +420,14 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     update_search_files(pub, root)  # grep's shards: only those whose files changed are written
     graves.settle(r["run_id"] for r in writer.runs)
     pub.write("corpus.json", text.encode("utf-8"))
-    removed = pub.finish({
+    return pub.finish({
         "build_key": key, "records": dict(sorted(writer.record_digests.items())),
         "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"]} for r in writer.runs],
                 "retired": ids.retired()},
+        "settings": build_settings(compiler.name, compiler.model, opts),
         "usage": usage,
         **forget_state(pub, compiler, opts.templates),
     })
-    counts = collections.Counter(r["outcome"] for r in writer.runs)
-    return BuildResult(
-        out=root, runs=len(writer.runs), success=counts["success"], failure=counts["failure"],
-        insights=len(writer.insights), stats=compiler.stats().as_dict(), skipped=report.errors,
-        detected=report.detected, dropped_runs=ids.dropped_runs(), report=report, batch=batch_report,
-        repaired=list(pub.repaired), removed=len(removed),
-        compiler=llm_report.describe(compiler), by_compiler=dict(sorted(writer.compilers.items())),
-        forgotten=list(graves.skipped),
-    )
 
 
 def run_build(opts: BuildOptions, as_json: bool = False) -> int:

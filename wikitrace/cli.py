@@ -21,7 +21,7 @@ from . import __version__
 CORPUS_ENV = "WIKITRACE_CORPUS"
 FORMATS = "native, atif, swe-agent, mini-swe-agent, claude-code, openai-chat (tau-bench), react-text"
 ENVIRONMENT = (
-    "Environment: WIKITRACE_CORPUS (default corpus for prompt, check, query, cite, forget), "
+    "Environment: WIKITRACE_CORPUS (default corpus for add, prompt, check, query, cite, forget), "
     "OPENAI_API_KEY / OPENAI_BASE_URL / WIKITRACE_MODEL (the LLM; without them the offline compiler runs), "
     "WIKITRACE_CACHE_DIR (LLM response cache), WIKITRACE_EMBEDDINGS_URL (dialogue embeddings), "
     "WIKITRACE_DEBUG=1 (show the traceback of an internal error)."
@@ -123,6 +123,36 @@ def compile(
         quiet=quiet, read_cache=not no_cache, max_tokens=max_tokens, timeout=timeout, restore=restore,
     )
     raise typer.Exit(run_build(opts, as_json=as_json))
+
+
+@app.command()
+def add(
+    run_file: Optional[Path] = typer.Argument(None, metavar="RUN_FILE", help=f"One finished run (several in one file are all added). Formats: {FORMATS}.", show_default=False),
+    corpus: Optional[Path] = _corpus_option("A corpus built by wikitrace compile."),
+    claude_code_hook: bool = typer.Option(False, "--claude-code-hook", help="Take RUN_FILE from a Claude Code hook's JSON on stdin (transcript_path)."),
+    outcome: Optional[str] = typer.Option(None, "--outcome", metavar="success|failure|SCORE", help="The run's verdict, for formats that carry none (a score counts as success at 1.0)."),
+    fmt: Optional[str] = typer.Option(None, "--from", metavar="FORMAT", help="Input format; detected when omitted."),
+    offline: bool = typer.Option(False, "--offline", help="Compile offline (the default for a corpus compiled offline)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model for the LLM compiler (default: the corpus's)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL)."),
+    templates: Optional[Path] = typer.Option(None, "--templates", metavar="DIR", help="Template folder (default: the one the corpus was compiled with)."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, metavar="N", help="Longest answer per LLM request (default $WIKITRACE_MAX_TOKENS or 2048)."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=0.001, metavar="SECONDS", help="Seconds to wait for one LLM request (default $WIKITRACE_TIMEOUT or 120)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary (errors still print)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object on stdout."),
+) -> None:
+    """Append one finished run to a compiled corpus, updating its indexes and corpus.json in place."""
+    from .cli_checks import existing_folder
+    from .corpus.add import AddOptions, run_add, transcript_from_hook
+    from .errors import UsageError
+
+    if claude_code_hook == (run_file is not None):
+        raise UsageError("give RUN_FILE or --claude-code-hook (exactly one)", where="RUN_FILE")
+    run_file = transcript_from_hook() if claude_code_hook else run_file
+    opts = AddOptions(run_file=run_file, corpus=_need_corpus(corpus), outcome=outcome, fmt=fmt, offline=offline,
+                      model=model, base_url=base_url, templates=existing_folder(templates, "--templates"),
+                      max_tokens=max_tokens, timeout=timeout, quiet=quiet)
+    raise typer.Exit(run_add(opts, as_json=as_json))
 
 
 @app.command()

@@ -1,0 +1,404 @@
+"""``wikitrace add``: one finished run into a published corpus, at the cost of one run.
+
+A corpus built by ``wikitrace compile`` keeps what a further run needs: corpus.json
+holds every run's and insight's entry, the manifest (``.wikitrace/runs.json``) the
+build key, the options that decided the pages (``settings``), every run's ids and
+the digests of the JSONL records it compiled. ``add`` reads only RUN_FILE, compiles
+its new runs with the corpus's own settings (compiler, model, mount path, redaction,
+templates), writes their pages through compile's RunWriter and ends as compile does
+(``build.publish_indexes``: indexes, prompt index, search files, corpus.json,
+manifest). The runs already in the corpus are carried over from those entries:
+their inputs are never read again and their pages are not checked one by one
+(``wikitrace compile`` and ``wikitrace check`` do that).
+
+Order: new runs get the next free ids in the order RUN_FILE holds them, so the
+corpus is byte for byte what ``wikitrace compile`` of the corpus's inputs followed
+by RUN_FILE writes into the same folder (only the ``build`` block of corpus.json
+differs). A run whose id the corpus already holds is not added again: with the same
+content nothing changes (and it says so); with other content (a resumed session that
+ended again) the run is compiled again under its ids, as compile does with a run
+whose input changed. Several runs in one file are all added, in file order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from .. import __version__
+from ..errors import Failed, InputError
+from ..runs._common import Carried
+from ..runs.model import Run
+from . import layout
+from .publish import STATE, BuildLock, PublishError, Publisher, corpus_root, read_corpus_json
+
+OUTCOME_HELP = "success|failure|SCORE"
+
+
+@dataclass
+class AddOptions:
+    run_file: Path
+    corpus: Path
+    outcome: str | None = None  # success / failure / a score; else the format's own verdict
+    fmt: str | None = None
+    offline: bool = False
+    model: str | None = None  # default: the model that compiled the corpus
+    base_url: str | None = None
+    templates: Path | None = None  # default: the folder the corpus was compiled with
+    cache_dir: Path | None = None
+    max_tokens: int | None = None
+    timeout: float | None = None
+    concurrency: int = 8
+    quiet: bool = False
+
+
+@dataclass
+class AddResult:
+    corpus: Path
+    added: list[dict] = field(default_factory=list)  # run_id, step, outcome, insights, compiler, replaced
+    present: list[dict] = field(default_factory=list)  # run_id, step: already in the corpus, unchanged
+    skipped: list[str] = field(default_factory=list)  # records of RUN_FILE that could not be read
+    forgotten: list[str] = field(default_factory=list)  # run ids `wikitrace forget` removed: not added back
+    warnings: list[str] = field(default_factory=list)
+    runs: int = 0  # in the corpus afterwards
+    insights: int = 0
+    stats: dict = field(default_factory=dict)
+    compiler: dict = field(default_factory=dict)
+
+
+class _EveryRun(Mapping):
+    """An outcomes table giving one verdict to every run of the file (``--outcome``)."""
+
+    def __init__(self, verdict):
+        self.verdict = verdict
+
+    def __getitem__(self, key):
+        return self.verdict
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())  # names no run, so none is reported as unmatched
+
+    def __len__(self) -> int:
+        return 1
+
+
+class _NothingReused:
+    """The Reuse of an add: every run handed to the compile loop is new."""
+
+    prompt_index_ok = False
+
+    def entry(self, run, digest):
+        return None
+
+
+def add_runs(opts: AddOptions) -> AddResult:
+    """Append the runs of ``opts.run_file`` to the corpus at ``opts.corpus``. Raises a
+    WikitraceError (one line: where, what, what to do) when it cannot."""
+    root = corpus_root(opts.corpus)
+    if not (root / "corpus.json").is_file() or not (root / STATE / "runs.json").is_file():
+        what = ("holds no corpus of agent runs (no corpus.json)" if not (root / "corpus.json").is_file() else
+                "was built by an earlier wikitrace (no .wikitrace/runs.json)")
+        raise Failed(f"{root}: {what}", f"build it first with `wikitrace compile INPUT --out {root}`, then add runs")
+    if not opts.run_file.is_file():
+        raise InputError("no such file" if not opts.run_file.exists() else "is a folder; add takes one run file",
+                         "give the run file the agent left (a folder of runs: use wikitrace compile)",
+                         where=opts.run_file)
+    from ..llm_config import LLMConfigError
+    from ..runs.model import RunError
+
+    try:
+        return _add_under_lock(opts, root)
+    except PublishError as exc:  # another build holds the corpus, a file cannot be written
+        raise Failed(str(exc)) from None
+    except (LLMConfigError, RunError) as exc:  # a bad --outcome, an unreadable run, a bad endpoint
+        raise InputError(str(exc)) from None
+
+
+def _add_under_lock(opts: AddOptions, root: Path) -> AddResult:
+    with BuildLock(root):
+        journal = root / STATE / "runs.journal"
+        interrupted = journal.is_file() and journal.stat().st_size > 0  # claims of a build that did not finish
+        pub = Publisher(root, "runs")
+        try:
+            return _add_locked(opts, pub, interrupted)
+        finally:
+            pub.close()
+            if journal.is_file() and not journal.stat().st_size:  # nothing was claimed: no trace
+                journal.unlink()
+
+
+def _published(pub: Publisher, interrupted: bool) -> dict:
+    """corpus.json as the last build wrote it, or an error saying how to repair it."""
+    root = pub.root
+    fix = f"rebuild it with `wikitrace compile INPUT... --out {root}` (the corpus's inputs), then add"
+    if interrupted:  # a build was killed: what it left must be only files no index names yet
+        known = [rel for rel, entry in pub.manifest.files.items() if entry is not None]
+        if not pub.verify_group(known):
+            raise Failed(f"{root}: its last build was interrupted and changed published files "
+                         f"({', '.join(pub.repaired[:3])})", fix)
+        pub.repaired.clear()
+    if pub.verify("corpus.json") != "ok":
+        raise Failed(f"{root / 'corpus.json'}: differs from what the last build wrote", fix)
+    try:
+        previous = read_corpus_json(root)
+    except PublishError as exc:
+        raise Failed(str(exc)) from None
+    from ..build import _usable_manifest
+
+    try:
+        previous = _usable_manifest(previous, root)
+    except PublishError as exc:
+        raise Failed(str(exc)) from None
+    if previous.get("build_key") != pub.manifest.data.get("build_key"):
+        raise Failed(f"{root / 'corpus.json'}: its build key is not the manifest's", fix)
+    return previous
+
+
+def _settings(pub: Publisher, previous: dict) -> dict:
+    """The options the corpus was compiled with. A corpus from before they were kept: the
+    defaults, which the build key then proves or disproves."""
+    kept = pub.manifest.data.get("settings")
+    if isinstance(kept, dict):
+        return kept
+    compiler = previous.get("compiler") or {}
+    return {"compiler": compiler.get("name"), "model": compiler.get("model"), "mount_path": previous.get("mount_path"),
+            "redact": True, "redact_patterns": [], "task_type": None, "outcomes": None, "templates": None}
+
+
+def _build_options(opts: AddOptions, settings: dict, root: Path):
+    from ..build import BuildOptions
+
+    templates = opts.templates or (Path(settings["templates"]) if settings.get("templates") else None)
+    if templates is not None and not templates.is_dir():
+        raise InputError(f"the corpus was compiled with --templates {templates}, which is gone",
+                         "pass --templates DIR with the same templates", where="--templates")
+    return BuildOptions(
+        inputs=[opts.run_file], out=root, fmt=opts.fmt, mount_path=settings.get("mount_path") or "/work/corpus",
+        templates=templates, task_type=settings.get("task_type"), offline=opts.offline, model=opts.model,
+        base_url=opts.base_url, concurrency=opts.concurrency, cache_dir=opts.cache_dir, max_tokens=opts.max_tokens,
+        timeout=opts.timeout, quiet=opts.quiet, redact=settings.get("redact", True) is not False,
+        redact_patterns=tuple(settings.get("redact_patterns") or ()),
+    )
+
+
+def _llm_config(opts: AddOptions, settings: dict):
+    """The corpus's compiler by default: offline for an offline corpus (an API key in the
+    environment does not change that), its model for an LLM corpus."""
+    from ..llm_config import resolve
+
+    if opts.offline or (settings.get("compiler") != "llm" and not (opts.model or opts.base_url)):
+        return None
+    endpoint = resolve(None, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
+    if endpoint is None:
+        raise InputError(f"the corpus was compiled by the LLM {settings.get('model')!r} and no endpoint is configured",
+                         "set OPENAI_BASE_URL (or pass --base-url) and OPENAI_API_KEY as for that build",
+                         where="--base-url")
+    model = opts.model or (settings.get("model") if settings.get("compiler") == "llm" else None)
+    return resolve(model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
+
+
+def _same_settings_or_fail(key: str, pub: Publisher, previous: dict, settings: dict, compiler_name: str,
+                           model: str | None) -> None:
+    if key == pub.manifest.data.get("build_key"):
+        return
+    root = pub.root
+    fix = (f"add with the corpus's own settings, or rebuild everything with `wikitrace compile INPUT... --out "
+           f"{root}` under the new ones")
+
+    def who(name, mdl):
+        return f"the LLM {mdl!r}" if name == "llm" else "the offline compiler"
+
+    if (settings.get("compiler"), settings.get("model")) != (compiler_name, model):
+        raise Failed(f"{root}: was compiled by {who(settings.get('compiler'), settings.get('model'))}; this add would "
+                     f"use {who(compiler_name, model)}", "pass --model/--base-url (or --offline) to match, or " + fix)
+    if previous.get("wikitrace_version") != __version__:
+        raise Failed(f"{root}: was compiled by wikitrace {previous.get('wikitrace_version')}, this is {__version__}",
+                     f"rebuild it once with `wikitrace compile INPUT... --out {root}`, then add")
+    raise Failed(f"{root}: was compiled with other options than this add would use (templates, --task-type, "
+                 f"--redact-pattern or --no-redact)", fix)
+
+
+def _read(opts: AddOptions, bopts, verdict, records: dict, prev_runs: dict):
+    """The runs of RUN_FILE (records the corpus compiled from the same bytes come back as
+    ``Carried``, unparsed) and the loader's report."""
+    from ..build import _apply_defaults
+    from ..runs.load import LoadReport, iter_runs
+
+    report = LoadReport()
+    known = {d: Carried(d, run_id, prev_runs[run_id]["outcome"]) for run_id, d in records.items()
+             if run_id in prev_runs and prev_runs[run_id]["compiler"] != "offline-fallback"}  # fallbacks: asked again
+    items = list(_apply_defaults(iter_runs(
+        [opts.run_file], bopts.fmt, report, outcomes=_EveryRun(verdict) if verdict else None, redact=bopts.redact,
+        redact_patterns=bopts.redact_patterns, known=known), bopts))
+    if report.missing_outcome:
+        fmt = next(iter(report.detected.values()), "this format")
+        raise InputError(f"{report.missing_outcome} run(s) carry no verdict of their own ({fmt})",
+                         f"pass --outcome {OUTCOME_HELP}; nothing was added", where=opts.run_file)
+    if verdict is not None:
+        for item in items:
+            label = item.outcome if isinstance(item, Carried) else item.outcome.label
+            if (label == "success") != verdict.success:
+                raise InputError(f"run {item.run_id!r} says {label} itself, --outcome says "
+                                 f"{'success' if verdict.success else 'failure'}",
+                                 "drop --outcome to keep the run's own verdict; nothing was added",
+                                 where=opts.run_file)
+    if not items:
+        first = report.errors[0] if report.errors else "no run found"
+        raise InputError(f"no run could be read ({first})", "fix the file or force its format with --from",
+                         where=opts.run_file)
+    return items, report
+
+
+def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResult:
+    from ..build import BuildError, build_key, make_compiler, publish_indexes, write_runs
+    from ..corpus.manifest import IdAllocator, content_hash
+    from ..corpus.tombstones import Tombstones
+    from ..corpus.update import INDEXES, PROMPT_INDEX
+    from ..llm_report import describe
+    from ..runs.outcomes import parse_verdict
+
+    root = pub.root
+    previous = _published(pub, interrupted)
+    settings = _settings(pub, previous)
+    bopts = _build_options(opts, settings, root)
+    verdict = parse_verdict(opts.outcome, "--outcome") if opts.outcome is not None else None
+    config = _llm_config(opts, settings)
+    name, model = ("llm", config.model) if config else ("offline", None)
+    key = build_key(name, model, bopts, outcomes_digest=settings.get("outcomes"))
+    _same_settings_or_fail(key, pub, previous, settings, name, model)
+
+    ids = IdAllocator(previous)
+    records = pub.manifest.data.get("records") or {}
+    items, report = _read(opts, bopts, verdict, records, ids.prev_runs)
+    graves = Tombstones.load(root)  # runs `wikitrace forget` removed are not added back
+    items = list(graves.skip(items))
+    result = AddResult(corpus=root, skipped=list(report.errors), warnings=list(report.warnings),
+                       forgotten=list(graves.skipped))
+    todo: list[Run] = []  # new runs, and runs of the corpus whose content changed (a resumed session)
+    replaced: set[str] = set()
+    for item in items:
+        prev = ids.prev_runs.get(item.run_id)
+        if prev is None:
+            todo.append(item)
+        elif isinstance(item, Carried) or (prev.get("content_hash") == content_hash(item)
+                                           and prev["compiler"] != "offline-fallback"):
+            result.present.append({"run_id": item.run_id, "step": prev["step"]})
+        else:  # as compile does with a run whose input changed: compiled again under its ids
+            todo.append(item)
+            replaced.add(item.run_id)
+    result.runs, result.insights = len(previous["runs"]), len(previous["insights"])
+    if not todo:
+        return result
+
+    compiler = make_compiler(bopts, config)
+    writer = _carry_everything(pub, ids, bopts, previous, records, replaced)
+    pub.verify_group(list(INDEXES))  # rewritten below; damage is reported, as compile does
+    prompt_index_ok = pub.verify_group([PROMPT_INDEX])
+    before = {r["run_id"] for r in writer.runs}
+    try:
+        write_runs(writer, todo, compiler, bopts, report.errors, _NothingReused())
+    except BuildError as exc:
+        raise Failed(str(exc)) from None
+    publish_indexes(writer, compiler, bopts, ids, report, key, prompt_index_ok, graves)
+    result.skipped = list(report.errors)
+    for entry in writer.runs:
+        if entry["run_id"] not in before:
+            result.added.append({**{k: entry[k] for k in ("run_id", "step", "outcome", "insights", "compiler")},
+                                 "replaced": entry["run_id"] in replaced})
+    result.runs, result.insights = len(writer.runs), len(writer.insights)
+    result.stats, result.compiler = compiler.stats().as_dict(), describe(compiler)
+    return result
+
+
+def _carry_everything(pub: Publisher, ids, bopts, previous: dict, records: dict, replaced: set[str]):
+    """A RunWriter already holding every run of the corpus but the ``replaced`` ones, as
+    compile's carry-over leaves it, from corpus.json's entries and the manifest alone (no
+    page is read or checked)."""
+    from ..build import _Writer
+
+    writer = _Writer(pub, ids, bopts, _NothingReused())
+    ids.used_run_ids.update(ids.prev_runs)  # none of them leaves the corpus
+    runs = [r for r in previous["runs"] if r["run_id"] not in replaced]
+    gone = {r["step"] for r in previous["runs"] if r["run_id"] in replaced}
+    insights = [i for i in previous["insights"] if i.get("source_step") not in gone]
+    writer.runs.extend(runs)
+    writer.insights.extend(insights)
+    writer.carried_steps.update(r["step"] for r in runs)
+    writer.carried_insights.update(i["id"] for i in insights)
+    writer.compilers.update(r["compiler"] for r in runs)
+    writer.record_digests.update((k, v) for k, v in records.items() if k in ids.prev_runs and k not in replaced)
+    # The pages of replaced runs are written again (or removed by finish when no longer
+    # produced); files another build left half-claimed (entry None) are removed too.
+    dropped = {layout.compilation_doc(s) for s in gone} | {layout.insight_doc(i) for r in previous["runs"]
+                                                           if r["run_id"] in replaced for i in r["insights"]}
+    pub.keep([rel for rel, entry in pub.manifest.files.items() if entry is not None and rel not in dropped
+              and rel.split("/", 2)[:2] not in (["raw", s] for s in gone)])
+    return writer
+
+
+def add_run(path, corpus, outcome=None, **options) -> AddResult:
+    """``wikitrace add`` for a harness: ``add_run("run.jsonl", corpus="memory", outcome="success")``.
+    ``options``: the other AddOptions fields (``offline``, ``model``, ``fmt``, ...)."""
+    options.setdefault("quiet", True)
+    return add_runs(AddOptions(run_file=Path(path), corpus=Path(corpus),
+                               outcome=None if outcome is None else str(outcome), **options))
+
+
+def transcript_from_hook(fd: int = 0, wait: float = 10.0) -> Path:
+    """The session file a Claude Code hook names: its JSON payload on stdin carries
+    ``transcript_path`` (with ``session_id``, ``cwd``, ``hook_event_name``). Read until the
+    object is complete, not until EOF: a hook's stdin is not always closed."""
+    import select
+    import time
+
+    where = "--claude-code-hook"
+    data, deadline = b"", time.monotonic() + wait
+    while True:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(fd, 1 << 16) if ready else b""
+        data += chunk
+        try:
+            payload = json.loads(data.decode("utf-8"))
+            break
+        except ValueError:
+            if not chunk:
+                raise InputError("stdin holds no hook payload (a JSON object with transcript_path)",
+                                 "run this from a Claude Code hook, or give RUN_FILE instead", where=where) from None
+    path = payload.get("transcript_path") if isinstance(payload, dict) else None
+    if not isinstance(path, str) or not path:
+        raise InputError("the hook payload has no transcript_path",
+                         "use it in a hook that carries one (SessionEnd, Stop), or give RUN_FILE", where=where)
+    return Path(os.path.expanduser(path))
+
+
+def result_dict(result: AddResult) -> dict:
+    """The summary as data (``add --json``)."""
+    return {"corpus": str(result.corpus), "added": result.added, "already_present": result.present,
+            "forgotten": result.forgotten, "skipped": result.skipped, "warnings": result.warnings,
+            "runs": result.runs, "insights": result.insights, "stats": result.stats, "compiler": result.compiler}
+
+
+def run_add(opts: AddOptions, as_json: bool = False) -> int:
+    """CLI wrapper: a line per run on stderr (and ``--json`` on stdout)."""
+    import sys
+
+    result = add_runs(opts)
+    lines = [f"{'replaced' if a['replaced'] else 'added'} {a['run_id']} as {a['step']} ({a['outcome']}, "
+             f"{len(a['insights'])} insight(s), compiler {a['compiler']})" for a in result.added]
+    lines += [f"already in the corpus: {p['run_id']} is {p['step']}; nothing to add" for p in result.present]
+    lines += [f"not added: {run_id} was removed with `wikitrace forget` (`wikitrace compile --restore` brings "
+              f"it back)" for run_id in result.forgotten]
+    lines += [f"skipped: {line}" for line in result.skipped]
+    lines += [f"warning: {line}" for line in result.warnings]
+    if result.added:
+        lines.append(f"{result.corpus}: {result.runs} runs, {result.insights} insights")
+    else:
+        lines.append(f"{result.corpus}: unchanged")
+    if not opts.quiet:
+        print("\n".join(lines), file=sys.stderr)
+    if as_json:
+        print(json.dumps(result_dict(result), indent=2, ensure_ascii=False))
+    return 0
