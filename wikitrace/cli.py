@@ -21,7 +21,7 @@ from . import __version__
 CORPUS_ENV = "WIKITRACE_CORPUS"
 FORMATS = "native, atif, swe-agent, mini-swe-agent, claude-code, openai-chat (tau-bench), react-text"
 ENVIRONMENT = (
-    "Environment: WIKITRACE_CORPUS (default corpus for add, prompt, check, query, cite, forget), "
+    "Environment: WIKITRACE_CORPUS (default corpus for add, forget, prompt, check, query, cite, dialogue add and dialogue forget), "
     "OPENAI_API_KEY / OPENAI_BASE_URL / WIKITRACE_MODEL (the LLM; without them the offline compiler runs), "
     "WIKITRACE_CACHE_DIR (LLM response cache), WIKITRACE_EMBEDDINGS_URL (dialogue embeddings), "
     "WIKITRACE_DEBUG=1 (show the traceback of an internal error)."
