@@ -106,6 +106,10 @@ def test_add_last_session_is_the_whole_compile(work, shape):
     assert len(unchanged) == f["unchanged"] > 0
     assert "dialogue/locomo-mini/sources/session-01.md" in unchanged
     assert "dialogue/locomo-mini/sources/session-04.md" in out["changed"]["added"]
+    # appended, not recomputed: every earlier snapshot keeps its file untouched
+    earlier = [r for r in before if "/snapshots/snap-" in r and r.startswith("dialogue/locomo-mini/")]
+    assert earlier and all(before[r] == after[r] for r in earlier)
+    assert out["earlier_snapshots_rewritten"] == 0 and out["earlier_trajectories_regrouped"] == 0
 
 
 def test_add_refusals_are_one_line_and_change_nothing(work):

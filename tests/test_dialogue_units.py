@@ -194,3 +194,21 @@ def test_locomo_layouts_and_captions(tmp_path):
         assert d.sample_id == "conv-1" and [m.id for m in d.messages] == ["D1:1", "D1:2"]
         assert d.messages[0].text == "Look! [shares a photo: a photo of a dog]"
         assert d.messages[0].date == "2023-05-08" and d.qa[0]["evidence"] == ["D1:1"]
+
+
+def test_idf_of_the_dialogue_so_far_is_untouched_by_a_later_session():
+    """Weights read while replaying session 1 are the same whether or not session 2 exists:
+    what makes `dialogue add` append instead of recompute."""
+    from wikitrace.dialogue.text import IdfVectors
+
+    s1 = ["pottery class with my sister", "the pottery kiln broke", "sister moved to Boston"]
+    s2 = ["pottery again today", "pottery pottery everywhere", "a new kiln for the studio"]
+    short = IdfVectors(s1, stages=["1"] * 3)
+    long = IdfVectors(s1 + s2, stages=["1"] * 3 + ["2"] * 3)
+    short.reach(0)
+    long.reach(0)
+    assert long(s1[1]) == short(s1[1]) and long.n == 3      # session 2 not counted yet
+    long.reach(3)
+    assert long.n == 6 and long(s1[1]) != short(s1[1])      # once reached, it is
+    whole = IdfVectors(s1 + s2)                              # without stages: the whole dialogue at once
+    assert whole(s1[1]) == long(s1[1])

@@ -1,13 +1,16 @@
 """``wikitrace dialogue add SESSION --corpus DIR --sample S``: append one session to a compiled
 conversation.
 
-The offline memory is not prefix-stable: tf-idf document frequencies, nickname merging and the
-wiki plan are computed over the whole dialogue, so a new session can move an earlier snapshot
-to another trajectory. ``add`` therefore compiles the extended conversation with the same code
-as ``dialogue compile`` (the stored messages of ``memory.json`` plus the new session) and
+The memory is built as the conversation went: snapshots are replayed in order, and continuity
+weighs words by the document frequencies of the sessions so far, so a later session cannot
+change how an earlier one was read. ``add`` compiles the extended conversation with the same
+code as ``dialogue compile`` (the stored messages of ``memory.json`` plus the new session) and
 publishes it through the same publisher: the result is byte-identical to compiling the whole
-input, and a file is rewritten only where its bytes change (an unchanged page keeps its bytes,
-inode and mtime). The summary says which earlier files changed.
+input, and a file is rewritten only where its bytes change - the new session's sources and
+snapshots, the trajectories it joined, the pages listing those, and the indexes; earlier
+snapshots keep their bytes, inode and mtime, except one whose claim the new session revised or
+deprecated (its claim's status is shown there). What is still computed over the whole dialogue
+(nickname merging, the wiki plan) can move earlier files; the summary says when it did.
 
 Accepted session shapes (one session per file):
 - LoCoMo, cut from a flat conversation: ``{"session_19": [turns], "session_19_date_time": "..."}``;
@@ -192,9 +195,9 @@ def add_command(session: Path, corpus: Path, sample: str, templates, offline: bo
     say(f"  files under dialogue/{sample}/: {f['added']} added, {f['rewritten']} rewritten, {f['removed']} removed, "
         f"{f['unchanged']} unchanged")
     if res["earlier_snapshots_rewritten"] or res["earlier_trajectories_regrouped"]:
-        say(f"  earlier memory recomputed: {res['earlier_snapshots_rewritten']} earlier snapshot file(s) rewritten, "
-            f"{res['earlier_trajectories_regrouped']} earlier trajectory(ies) regrouped (offline continuity "
-            f"weighs words by document frequencies over the whole dialogue)")
+        say(f"  earlier memory changed: {res['earlier_snapshots_rewritten']} earlier snapshot file(s) rewritten (a "
+            f"claim there revised or deprecated by the new session, or a name first used in it merging entities), "
+            f"{res['earlier_trajectories_regrouped']} earlier trajectory(ies) regrouped")
     if res["previous_extractor"] and res["previous_extractor"] != (llm.name if llm else "offline"):
         say(f"  note: the memory was compiled with extractor {res['previous_extractor']}; it was recompiled with "
             f"{llm.name if llm else 'offline'}")

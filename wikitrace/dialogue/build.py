@@ -64,7 +64,8 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         texts = [snapshot_text([(by_id[i].speaker, by_id[i].text) for i in s.message_ids], s.temporal)
                  for s in snaps]
         vectors = dict(zip([s.id for s in snaps], centred(embedder.embed_passages(texts))))
-    lexical = IdfVectors([feature_text(s, d.speakers) for s in snaps])   # continuity, on every path
+    # continuity, on every path; weighed by the dialogue so far, so an added session is appended
+    lexical = IdfVectors([feature_text(s, d.speakers) for s in snaps], stages=[s.session for s in snaps])
     trajs, tstats = build_trajectories(snaps, d.speakers, matcher=matcher, judge=judge, vectors=vectors,
                                        lexical=lexical)
     by_snap = {s.id: s for s in snaps}

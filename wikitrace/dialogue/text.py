@@ -418,15 +418,41 @@ class IdfVectors:
     """Sparse tf-idf vectors over content stems, with document frequencies from the dialogue's own
     snapshots: a word every exchange uses (the participants' daily vocabulary) weighs little, a
     word only one thread uses (a studio, a title, a pet's name) weighs much. Deterministic, and
-    fitted on the input being compiled only - nothing learnt from other data."""
+    fitted on the input being compiled only - nothing learnt from other data.
 
-    def __init__(self, texts: list[str]):
-        self.n = max(1, len(texts))
-        df: dict[str, int] = {}
-        for t in texts:
-            for k in set(tokens(t)):
-                df[k] = df.get(k, 0) + 1
-        self.df = df
+    With ``stages`` (one label per text, e.g. its session, in the order they happened) the
+    frequencies are those of the dialogue *so far*: after ``reach(i)`` they count the texts of
+    text i's stage and every earlier one. Memory is then built as the conversation went, so a
+    session added later cannot change how an earlier one was weighed (``dialogue add`` appends)."""
+
+    def __init__(self, texts: list[str], stages: list | None = None):
+        self._sets = [set(tokens(t)) for t in texts]
+        rank: dict = {}
+        self._stage = [rank.setdefault(st, len(rank)) for st in stages] if stages is not None else None
+        self._seen = 0
+        self.df: dict[str, int] = {}
+        self.n = 1
+        if stages is None:
+            self._count(len(texts))
+
+    def _count(self, upto: int) -> None:
+        for k_set in self._sets[self._seen:upto]:
+            for k in k_set:
+                self.df[k] = self.df.get(k, 0) + 1
+        self._seen = max(self._seen, upto)
+        self.n = max(1, self._seen)
+
+    def reach(self, i: int) -> bool:
+        """Count every text up to the end of text ``i``'s stage; True when that counted more."""
+        if self._stage is None or i < 0 or i >= len(self._sets):
+            return False
+        end = i + 1
+        while end < len(self._stage) and self._stage[end] <= self._stage[i]:
+            end += 1
+        if end <= self._seen:
+            return False
+        self._count(end)
+        return True
 
     def idf(self, stem_: str) -> float:
         return math.log((self.n + 1) / (self.df.get(stem_, 0) + 0.5))

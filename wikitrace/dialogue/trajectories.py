@@ -85,6 +85,7 @@ class Trajectory:
     member_vecs: list = field(default_factory=list)                # dense backend: snapshot vectors
     profile: dict = field(default_factory=dict)                    # offline: tf-idf vector of its claims
     claim_vecs: list = field(default_factory=list)                 # offline: tf-idf vector of each claim
+    weigh_texts: tuple = ((), "")                                  # offline: the texts behind both, to re-weigh
 
     def active_claims(self) -> list[Claim]:
         return [c for c in self.claims if c.status != "deprecated"]
@@ -295,10 +296,23 @@ def apply_claims(T: Trajectory, snap: Snapshot, judge=None) -> dict:
     return counts
 
 
+def claim_texts(snap: Snapshot, speakers: list[str], lexical) -> list[str]:
+    """The texts a snapshot's claim vectors are made of (the whole snapshot when no claim has any
+    weighed word)."""
+    ts = [t for t in (strip_speakers(c.text, speakers) for c in snap.claims) if lexical(t)]
+    return ts or [feature_text(snap, speakers)]
+
+
 def claim_vectors(snap: Snapshot, speakers: list[str], lexical) -> list[dict]:
-    vs = [lexical(strip_speakers(c.text, speakers)) for c in snap.claims]
-    vs = [v for v in vs if v]
-    return vs or [lexical(feature_text(snap, speakers))]
+    return [lexical(t) for t in claim_texts(snap, speakers, lexical)]
+
+
+def reweigh(T: Trajectory, lexical) -> None:
+    """Weigh a trajectory's vectors again with the frequencies of the dialogue so far, so a new
+    snapshot and the thread it may continue are compared on the same scale."""
+    texts, profile_text = T.weigh_texts
+    T.claim_vecs = [lexical(t) for t in texts]
+    T.profile = lexical(profile_text)
 
 
 def claim_continuity(vecs: list[dict], T: Trajectory) -> float:
@@ -334,9 +348,11 @@ def _absorb(T: Trajectory, f: Features, snap: Snapshot, embed, dense: bool = Fal
         T.emb_sum = embed(strip_speakers(T.summary_text(), list(speakers)) or feature_text(snap, list(speakers)))
     T.emb_latest = f.emb
     if lexical is not None:
-        T.profile = lexical(strip_speakers(" ".join(c.text for c in T.claims), list(speakers))) \
-            or lexical(feature_text(snap, list(speakers)))
-        T.claim_vecs += claim_vectors(snap, list(speakers), lexical)
+        profile_text = strip_speakers(" ".join(c.text for c in T.claims), list(speakers))
+        if not lexical(profile_text):
+            profile_text = feature_text(snap, list(speakers))
+        T.weigh_texts = (T.weigh_texts[0] + tuple(claim_texts(snap, list(speakers), lexical)), profile_text)
+        reweigh(T, lexical)
     snap.trajectory = T.id
 
 
@@ -354,7 +370,10 @@ def build_trajectories(snaps: list[Snapshot], speakers: list[str], embed=hashed_
     trajs: list[Trajectory] = []
     stats = {"continued": 0, "new": 0, "matcher_calls": 0, "matcher_fallbacks": 0,
              "ADD": 0, "REVISE": 0, "DEPRECATE": 0, "duplicate": 0, "judge_fallback": 0}
-    for snap in snaps:
+    for i, snap in enumerate(snaps):
+        if lexical is not None and hasattr(lexical, "reach") and lexical.reach(i):
+            for T in trajs:    # a new session: words weigh by the dialogue so far, up to it
+                reweigh(T, lexical)
         f = snapshot_features(snap, speakers, embed, vectors.get(snap.id) if vectors else None)
         cands = prefilter(f, trajs)
         if lexical is not None:
