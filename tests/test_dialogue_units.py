@@ -212,3 +212,16 @@ def test_idf_of_the_dialogue_so_far_is_untouched_by_a_later_session():
     assert long.n == 6 and long(s1[1]) != short(s1[1])      # once reached, it is
     whole = IdfVectors(s1 + s2)                              # without stages: the whole dialogue at once
     assert whole(s1[1]) == long(s1[1])
+
+
+def test_pages_plan_with_dense_endpoint_vectors_and_keyword_less_threads():
+    """On the embeddings-endpoint path a trajectory's vector is a dense list; a large owner's
+    page is still sharded (it once crashed mixing that list with the sparse keyword vectors)."""
+    infos = [TrajInfo(id=f"traj-{i:04d}", entities=[], participants=["Ana"], families=[],
+                      keywords=[] if i % 3 == 0 else [f"word{i % 4}", "studio"], exact_terms=[], counts=[],
+                      emb=[math.cos(i), math.sin(i)], owners=["Ana"])
+             for i in range(1, 3 * MAX_PAGE)]
+    pages, _ = plan_pages(infos)
+    placed = [t for p in pages if p.type != "index" for t in p.trajectories]
+    assert sorted(set(placed)) == sorted(t.id for t in infos)
+    assert all(len(p.trajectories) <= MAX_PAGE for p in pages if p.type == "entity")

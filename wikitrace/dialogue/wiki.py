@@ -103,7 +103,9 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
     """Deterministic page plan. Returns pages (index first) and planning statistics."""
     # shards group trajectories by their own words, weighted by how rare a word is in this dialogue
     idf = IdfVectors([" ".join(t.keywords) for t in infos])
-    embs = {t.id: idf(" ".join(t.keywords)) or t.emb for t in infos}
+    # a trajectory with no keyword falls back to its lexical vector; a dense endpoint vector is
+    # another space, so it shares nothing with the others here (cosine 0)
+    embs = {t.id: idf(" ".join(t.keywords)) or (t.emb if isinstance(t.emb, dict) else {}) for t in infos}
     all_ids = [t.id for t in infos]
     stats = {"seeds": {"entity": 0, "inventory": 0, "topic": 0}, "facet_splits": 0, "shards": 0,
              "suppressed_topics": 0, "rescue_pages": 0}
