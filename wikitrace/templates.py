@@ -7,10 +7,13 @@ by a file of the same name.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
 import jinja2
+
+from .controls import visible
 
 _HERE = Path(__file__).resolve().parent
 
@@ -34,8 +37,8 @@ def _oneline(value) -> str:
     return " ".join(value.split())
 
 
-_MD_ACTIVE = frozenset("[]`<>")
-_MD_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+# a bracket, backtick or angle bracket; or a backslash that would escape the next character
+_MD_ESCAPE = re.compile(r"[\[\]`<>]|\\(?=[!-/:-@\[-`{-~])")
 
 
 def md_text(value) -> str:
@@ -47,17 +50,7 @@ def md_text(value) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else str(value)
-    if not any(ch in _MD_ACTIVE or ch == "\\" for ch in text):
-        return text
-    out = []
-    for i, ch in enumerate(text):
-        if ch in _MD_ACTIVE:
-            out.append("\\" + ch)
-        elif ch == "\\" and i + 1 < len(text) and text[i + 1] in _MD_PUNCT:
-            out.append("\\\\")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return _MD_ESCAPE.sub(r"\\\g<0>", text)
 
 
 def fence(value) -> str:
@@ -95,8 +88,6 @@ def cap_text(text: str, step: str, turn: int) -> str:
 def _visible(value):
     """Control characters in a rendered value shown as escapes (``controls``)."""
     if isinstance(value, str):
-        from .controls import visible
-
         return visible(value)
     return value
 
