@@ -25,7 +25,7 @@ import json
 import re
 from pathlib import Path
 
-from .load import (Dialogue, DialogueInputError, _from_jsonl, _from_locomo, _read_text, _redact, _repaired,
+from .load import (Dialogue, DialogueInputError, _from_jsonl, _from_locomo, read_json, _redact, _repaired,
                    _slug)
 from .stored import changes, dialogue_from_memory, owned_files, read_memory
 
@@ -54,13 +54,7 @@ def read_session(path: Path, sample: str, next_id: str, id_offset: int) -> Dialo
         d = found[0]
         d.sample_id = sample
     else:
-        try:
-            data = json.loads(_read_text(path))
-        except json.JSONDecodeError as exc:
-            raise DialogueInputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
-        except (ValueError, RecursionError) as exc:
-            raise DialogueInputError(f"{path}: not JSON the reader accepts ({exc.__class__.__name__})") from None
-        data, repairs = _repaired(data)
+        data, repairs = _repaired(read_json(path))
         keys = [k for k in data if re.fullmatch(r"session_\d+", k) and isinstance(data[k], list)] \
             if isinstance(data, dict) else []
         if len(keys) > 1:

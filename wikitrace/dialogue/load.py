@@ -190,16 +190,21 @@ def _from_jsonl(path: Path, default_session: str = "1", id_offset: int = 0) -> l
     return out
 
 
-def load_file(path: Path) -> list[Dialogue]:
-    path = Path(path)
-    if path.suffix == ".jsonl":
-        return _from_jsonl(path)
+def read_json(path: Path):
+    """The JSON value in ``path``; a file that is not JSON is one DialogueInputError naming it."""
     try:
-        data = json.loads(_read_text(path))
+        return json.loads(_read_text(path))
     except json.JSONDecodeError as exc:
         raise DialogueInputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
     except (ValueError, RecursionError) as exc:
         raise DialogueInputError(f"{path}: not JSON the reader accepts ({exc.__class__.__name__})") from None
+
+
+def load_file(path: Path) -> list[Dialogue]:
+    path = Path(path)
+    if path.suffix == ".jsonl":
+        return _from_jsonl(path)
+    data = read_json(path)
     if isinstance(data, list):                       # locomo10.json
         out = []
         for i, item in enumerate(data):
