@@ -34,3 +34,12 @@ def make_writable_copy(src: Path, dst: Path) -> Path:
     for p in [dst, *dst.rglob("*")]:
         os.chmod(p, (stat.S_IRWXU if p.is_dir() else stat.S_IRUSR | stat.S_IWUSR))
     return dst
+
+
+def without_build_stamp(files: dict) -> dict:
+    """A tree_bytes() mapping with corpus.json's build block (times, counts of this build) left out."""
+    files = dict(files)
+    data = json.loads(files.pop("corpus.json"))
+    data.pop("build")
+    files["corpus.json"] = json.dumps(data, sort_keys=True).encode()
+    return files

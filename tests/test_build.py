@@ -12,19 +12,12 @@ from wikitrace.runs.model import RunError
 from wikitrace.corpus.check import check_corpus
 from wikitrace.corpus.publish import BuildLock, PublishError
 
-from helpers import EXAMPLES, TAU_BENCH, example_runs, make_writable_copy, tree_bytes, write_jsonl
+from helpers import (EXAMPLES, TAU_BENCH, example_runs, make_writable_copy, tree_bytes, without_build_stamp,
+                     write_jsonl)
 
 
 def _build(inputs, out, **kw):
     return build(BuildOptions(inputs=list(inputs), out=out, quiet=True, **kw))
-
-
-def _without_build_stamp(files: dict) -> dict:
-    files = dict(files)
-    data = json.loads(files.pop("corpus.json"))
-    data.pop("build")
-    files["corpus.json"] = json.dumps(data, sort_keys=True).encode()
-    return files
 
 
 def test_example_corpus_layout(tmp_path):
@@ -69,7 +62,7 @@ def test_rebuild_is_byte_identical(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     _build([EXAMPLES], a)
     _build([EXAMPLES], b)
-    assert _without_build_stamp(tree_bytes(a)) == _without_build_stamp(tree_bytes(b))
+    assert without_build_stamp(tree_bytes(a)) == without_build_stamp(tree_bytes(b))
     before = tree_bytes(a)
     _build([EXAMPLES], a)  # in place, over the published corpus
     after = tree_bytes(a)
@@ -128,7 +121,7 @@ def test_rebuild_skips_parsing_records_it_compiled_before(tmp_path, monkeypatch)
     # The same corpus from scratch is byte-identical.
     fresh = tmp_path / "fresh"
     _build([src], fresh)
-    assert _without_build_stamp(tree_bytes(fresh)) == _without_build_stamp(tree_bytes(out))
+    assert without_build_stamp(tree_bytes(fresh)) == without_build_stamp(tree_bytes(out))
 
 
 def test_new_run_first_in_input_keeps_old_ids(tmp_path):
@@ -387,7 +380,7 @@ def test_helper_process_writes_the_same_tree_as_this_process(tmp_path, monkeypat
     monkeypatch.setattr(_Writer, "HELPER_AFTER", 10**9)
     _build([src], local)
     assert len(spawned) == 1
-    assert _without_build_stamp(tree_bytes(helper)) == _without_build_stamp(tree_bytes(local))
+    assert without_build_stamp(tree_bytes(helper)) == without_build_stamp(tree_bytes(local))
     assert check_corpus(helper) == []
 
 
@@ -444,7 +437,7 @@ def test_reading_in_a_helper_process_changes_nothing(tmp_path, read_beside, monk
     beside = _build([src], tmp_path / "beside")
     monkeypatch.setattr("wikitrace.runs.read_helper.WORTH_IT_BYTES", 10**12)
     here = _build([src], tmp_path / "here")
-    assert _without_build_stamp(tree_bytes(tmp_path / "beside")) == _without_build_stamp(tree_bytes(tmp_path / "here"))
+    assert without_build_stamp(tree_bytes(tmp_path / "beside")) == without_build_stamp(tree_bytes(tmp_path / "here"))
     assert beside.skipped == here.skipped and len(beside.skipped) == 3
     assert beside.report.summary() == here.report.summary()
     assert beside.detected == here.detected == {str(src): "native"}

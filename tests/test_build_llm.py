@@ -18,7 +18,7 @@ from pathlib import Path
 import frontmatter
 
 from fake_openai import reply, slow, valid_answer
-from helpers import EXAMPLES, tree_bytes
+from helpers import EXAMPLES, tree_bytes, without_build_stamp
 from wikitrace.build import BuildOptions, build
 from wikitrace.corpus.check import check_corpus
 
@@ -28,14 +28,6 @@ def _answer_for(body):
     system = body["messages"][0]["content"]
     outcome = "failure" if "failure_causes" in system else "success"
     return reply(json.dumps(valid_answer(outcome, turns=[2])))
-
-
-def _stamp_free(files):
-    files = dict(files)
-    data = json.loads(files.pop("corpus.json"))
-    data.pop("build")
-    files["corpus.json"] = json.dumps(data, sort_keys=True).encode()
-    return files
 
 
 def test_llm_build_labels_pages_and_records_fallbacks(fake_openai, tmp_path):
@@ -71,7 +63,7 @@ def test_llm_build_labels_pages_and_records_fallbacks(fake_openai, tmp_path):
     build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True))
     assert fake_openai.calls == sent + 2  # the first request and its repair
     assert json.loads((out / "corpus.json").read_text())["build"]["reused_runs"] == 5
-    assert _stamp_free(tree_bytes(out)) == _stamp_free(before)
+    assert without_build_stamp(tree_bytes(out)) == without_build_stamp(before)
     # A fresh output folder is served from the cache, except the run that fell back.
     fresh = build(BuildOptions(inputs=[EXAMPLES], out=tmp_path / "fresh", quiet=True))
     assert fake_openai.calls == sent + 4 and fresh.stats["cache_hits"] == 5
@@ -123,7 +115,7 @@ def test_kill_9_then_resume_repeats_no_completed_call(fake_openai, tmp_path):
 
     # Byte-identical to a build that was never interrupted.
     build(BuildOptions(inputs=[EXAMPLES], out=clean, quiet=True))
-    assert _stamp_free(tree_bytes(out)) == _stamp_free(tree_bytes(clean))
+    assert without_build_stamp(tree_bytes(out)) == without_build_stamp(tree_bytes(clean))
     assert check_corpus(out) == []
     final = tree_bytes(clean)
     for rel, blob in interrupted.items():  # no file was ever half-written

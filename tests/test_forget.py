@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from fake_openai import reply, valid_answer
-from helpers import EXAMPLES, example_runs, write_jsonl
+from helpers import EXAMPLES, example_runs, write_jsonl, without_build_stamp
 
 WIKITRACE = shutil.which("wikitrace") or str(Path(sys.executable).parent / "wikitrace")
 MARKER = "Quillwort-Basalt-8812"
@@ -199,14 +199,6 @@ def test_forget_never_touches_files_the_build_did_not_write(tmp_path):
     ok(cli("check", out))
 
 
-def _stamp_free(files: dict) -> dict:
-    files = dict(files)
-    data = json.loads(files.pop("corpus.json"))
-    data.pop("build")
-    files["corpus.json"] = json.dumps(data, sort_keys=True).encode()
-    return files
-
-
 def test_a_forget_killed_mid_update_is_finished_by_the_next_compile(tmp_path):
     import signal
     import time
@@ -240,7 +232,7 @@ def test_a_forget_killed_mid_update_is_finished_by_the_next_compile(tmp_path):
     ok(cli("compile", data, "--out", out, "--offline", "-q"))
     ok(cli("compile", data, "--out", clean, "--offline", "-q"))
     assert hits(out) == [] and ok(cli("check", out))
-    assert _stamp_free(tree_bytes(out)) == _stamp_free(tree_bytes(clean))
+    assert without_build_stamp(tree_bytes(out)) == without_build_stamp(tree_bytes(clean))
 
 
 def test_the_cache_purge_deletes_only_answers_tagged_with_a_forgotten_run(tmp_path):
