@@ -148,7 +148,15 @@ def add(
 
     if claude_code_hook == (run_file is not None):
         raise UsageError("give RUN_FILE or --claude-code-hook (exactly one)", where="RUN_FILE")
-    run_file = transcript_from_hook() if claude_code_hook else run_file
+    if claude_code_hook:
+        from .corpus.capture import log_failure
+        from .errors import WikitraceError
+
+        try:
+            run_file = transcript_from_hook()
+        except WikitraceError as exc:
+            log_failure(corpus, None, exc.message())
+            raise
     opts = AddOptions(run_file=run_file, corpus=_need_corpus(corpus), outcome=outcome, fmt=fmt, offline=offline,
                       model=model, base_url=base_url, templates=existing_folder(templates, "--templates"),
                       max_tokens=max_tokens, timeout=timeout, quiet=quiet)
