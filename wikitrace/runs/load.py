@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterable, Iterator, Mapping
 
-from . import atif, claude_code, mini_swe_agent, native, openai_chat, react_notebook, react_text, swe_agent
+from . import atif, claude_code, codex_cli, mini_swe_agent, native, openai_chat, react_notebook, react_text, swe_agent
 from . import outcomes as _outcomes
 from . import repair as _repair
 from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, sniff
@@ -115,13 +115,14 @@ FORMATS: dict[str, ModuleType | type] = {
     "swe-agent": swe_agent,
     "mini-swe-agent": mini_swe_agent,
     "claude-code": claude_code,
+    "codex-cli": codex_cli,
     "openai-chat": _OpenAIChat,
     "react-notebook": react_notebook,
     "react-text": react_text,
 }
 ALIASES = {
     "tau-bench": "openai-chat", "openai": "openai-chat", "sweagent": "swe-agent", "swe-agent-traj": "swe-agent",
-    "mini": "mini-swe-agent", "mini-swe": "mini-swe-agent", "claude": "claude-code", "harbor": "atif",
+    "mini": "mini-swe-agent", "mini-swe": "mini-swe-agent", "claude": "claude-code", "codex": "codex-cli", "harbor": "atif",
     "react": "react-text", "reflexion": "react-text",
     "fever": "react-notebook", "hotpotqa": "react-notebook", "webshop": "react-notebook", "alfworld": "react-notebook",
 }
