@@ -75,6 +75,8 @@ def forget(corpus: Path, idents: list[str], cache_dirs: list[Path] = ()) -> Forg
             result = _forget_locked(pub, idents)
         finally:
             pub.close()
+            if journal.is_file() and not journal.stat().st_size:  # nothing was claimed (an unknown id): no trace
+                journal.unlink()
         _purge_cache(result, _cache_dirs(pub, cache_dirs))
         drop_references(root, result)
     return result
