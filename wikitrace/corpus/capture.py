@@ -61,11 +61,11 @@ def log_failure(corpus: Path | None, run_file: Path | None, message: str) -> Non
     if corpus is None:
         return
     try:
-        log = Path(corpus) / FAILURE_LOG
-        if not log.parent.is_dir():
-            if not Path(corpus).is_dir() and Path(corpus).exists():
-                return
-            log.parent.mkdir(parents=True, exist_ok=True)
+        root = Path(corpus)
+        if not ((root / STATE).is_dir() or (root / "corpus.json").is_file() or is_fresh(root)):
+            return  # a folder of someone else's files: left alone
+        log = root / FAILURE_LOG
+        log.parent.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         where = "" if run_file is None or message.startswith(str(run_file)) else f"{run_file}: "
         line = " ".join(f"{stamp} {where}{message}".split())
