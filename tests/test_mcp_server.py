@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import EXAMPLES, REPO, example_runs, make_writable_copy, tree_bytes, write_jsonl
+from helpers import TAU_BENCH, EXAMPLES, REPO, example_runs, make_writable_copy, tree_bytes, write_jsonl
 
 mcp = pytest.importorskip("mcp", reason="the MCP SDK is an optional extra: pip install 'wikitrace[mcp]'")
 anyio = pytest.importorskip("anyio")
@@ -279,3 +279,23 @@ def test_resources_are_listed_a_page_at_a_time(corpus, monkeypatch):
     assert uris == everything and len(everything) > 20 and answers == -(-len(everything) // 10)
     with pytest.raises(mcp.shared.exceptions.MCPError):
         anyio.run(server._handle_list_resources, None, PaginatedRequestParams(cursor="not-a-number"))
+
+
+@pytest.mark.skipif(not TAU_BENCH.is_file(), reason=f"shared tau-bench runs not found at {TAU_BENCH}")
+def test_memory_without_a_budget_stays_within_an_agents_context(tmp_path):
+    """200 tau-bench runs: the memory tool called with the task only answers within the CLI's
+    default budget and says how to ask for more."""
+    big = _compile(TAU_BENCH, tmp_path / "tau")
+
+    async def body(s):
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        assert "larger budget" in tools["memory"].description
+        task = "I want to change my flight to a later one on the same day and use my travel certificate"
+        default = _text(await s.call_tool("memory", {"task": task}))
+        everything = _text(await s.call_tool("memory", {"task": task, "budget": 0}))
+        return default, everything
+
+    default, everything = _with_server(big, body)
+    assert len(default.encode()) <= 20_000, len(default.encode())
+    assert "left out by the budget of 4000 tokens" in default and "larger budget" in default
+    assert len(everything.encode()) > 2 * len(default.encode())  # the budget is what kept it small

@@ -67,6 +67,8 @@ def build_server(corpus: str | Path, *, templates: str | Path | None = None, log
     from mcp.shared.exceptions import MCPError
     from mcp_types import INVALID_PARAMS, ListResourcesResult, Resource, ResourceTemplate, ToolAnnotations
 
+    from .agent.prompt import DEFAULT_BUDGET
+
     access = CorpusAccess(corpus)
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
@@ -130,8 +132,12 @@ def build_server(corpus: str | Path, *, templates: str | Path | None = None, log
         except AccessError as exc:
             raise ToolError(str(exc)) from None
 
-    @server.tool(description=memory_description(templates), annotations=read_only)
-    def memory(task: str, budget: int | None = None) -> str:
+    budget_note = (f"\n\n`budget` is in tokens (about 4 characters each): {DEFAULT_BUDGET} by default, as "
+                   f"`wikitrace prompt` gives; the answer says how many insights it left out. Ask again with a "
+                   f"larger budget for more, or 0 for every insight.")
+
+    @server.tool(description=memory_description(templates) + budget_note, annotations=read_only)
+    def memory(task: str, budget: int = DEFAULT_BUDGET) -> str:
         return call(access.memory, task, budget)
 
     @server.tool(description=_DESCRIPTIONS["actions"], annotations=read_only)
@@ -187,8 +193,8 @@ def mcp_command(corpus: Path, http_port: int | None) -> int:
         return fail(f"the MCP SDK is not installed — {INSTALL_HINT}")
     root = Path(corpus).expanduser()
     if not root.is_dir():
-        return fail(f"no corpus at {root} — build one with `wikitrace compile --out {root}` "
-                    "or `wikitrace dialogue compile --out {root}`")
+        return fail(f"no corpus at {root} — build one with `wikitrace compile INPUT --out {root}` "
+                    f"or `wikitrace dialogue compile INPUT --out {root}`")
     if not ((root / "corpus.json").is_file() or (root / "dialogue").is_dir()):
         return fail(f"{root} holds neither corpus.json nor dialogue/ — give the folder "
                     "`wikitrace compile --out` wrote")
