@@ -176,9 +176,9 @@ class CorpusAccess:
         _, out, _ = _run_tool("turn", self._real_root(), {}, args)
         return out
 
-    def search(self, pattern: str, layers: list[str] | None = None, max_lines: int = 200) -> str:
+    def search(self, pattern: str, layers: list[str] | None = None, max_lines: int = 50, skip: int = 0) -> str:
         opts: dict = {"--layer": list(layers)} if layers else {}
-        opts["--max"] = str(max_lines)
+        opts["--max"], opts["--skip"] = str(max_lines), str(skip)
         code, out, err = _run_tool("grep", self._real_root(), dict(opts, **{"-e": pattern}), [])
         if code == 1:
             return (err.strip() or f"no match for {pattern!r}") + "\n"

@@ -30,7 +30,8 @@ _DESCRIPTIONS = {
     "turn": "Turns START..END (inclusive; END defaults to START) of past run STEP in full: the agent's "
             "reasoning, the action and its arguments, the observation and whether it failed.",
     "search": "Regular-expression search over the corpus layers (raw, compilation, insight, dialogue; "
-              "default all). Prints `path:line: text`, at most 200 lines. Use it to find runs that "
+              "default all). Prints `path:line: text`, at most 50 lines; the last line says how many more "
+              "there are and the `skip` that shows the next 50. Use it to find runs that "
               "mention the objects, commands or errors of your task.",
     "read": "Read one file of the corpus by its path inside the corpus (e.g. compilation/step-0003.md, "
             "raw/step-0003/metadata.md, insight/_index.md); a folder lists its entries. "
@@ -149,8 +150,8 @@ def build_server(corpus: str | Path, *, templates: str | Path | None = None, log
         return call(access.turn, step, start, end)
 
     @server.tool(description=_DESCRIPTIONS["search"], annotations=read_only)
-    def search(pattern: str, layers: list[str] | None = None) -> str:
-        return call(access.search, pattern, layers)
+    def search(pattern: str, layers: list[str] | None = None, skip: int = 0) -> str:
+        return call(access.search, pattern, layers, skip=skip)
 
     @server.tool(description=_DESCRIPTIONS["read"], annotations=read_only)
     def read(path: str) -> str:
