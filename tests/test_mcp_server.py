@@ -18,7 +18,7 @@ import pytest
 
 from helpers import TAU_BENCH, EXAMPLES, REPO, example_runs, make_writable_copy, tree_bytes, write_jsonl
 
-mcp = pytest.importorskip("mcp", reason="the MCP SDK is an optional extra: pip install 'wikitrace[mcp]'")
+mcp = pytest.importorskip("mcp", reason="the MCP SDK is an optional extra: pip install '.[mcp]'")
 anyio = pytest.importorskip("anyio")
 
 from mcp.client.session import ClientSession  # noqa: E402
@@ -251,7 +251,7 @@ def test_missing_corpus_and_missing_sdk_are_one_line_errors(tmp_path):
                           env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(blocker), str(REPO)])))
     assert proc.returncode == 2
     assert proc.stderr == ("wikitrace: error: mcp: the MCP SDK is not installed — "
-                           "pip install 'wikitrace[mcp]'\n")
+                           "pip install 'mcp>=2.3,<3' (the mcp extra; from a wikitrace clone: pip install '.[mcp]')\n")
 
 
 def test_resources_are_listed_a_page_at_a_time(corpus, monkeypatch):

@@ -305,7 +305,7 @@ def descents(
 def eval_(
     results: Path = typer.Argument(..., metavar="FILE", help="CSV or JSONL rows: suite, task_id, method, trial, score|success; or a corpus folder (or its usage/ledger.jsonl) whose episodes were recorded with cite record."),
     csv_out: Optional[Path] = typer.Option(None, "--csv", metavar="FILE", help="Write the table as CSV here."),
-    plot_out: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Write a Gain/Regression PNG here (needs the plot extra: pip install 'wikitrace[plot]')."),
+    plot_out: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Write a Gain/Regression PNG here (needs matplotlib: the plot extra, pip install '.[plot]' in a clone)."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     resamples: int = typer.Option(10_000, "--resamples", min=0, help="Bootstrap resamples of tasks within each suite."),
     reference: str = typer.Option("no-memory", "--reference", help="Method whose trial majority gives B_i (case, spaces and dashes ignored: 'No Memory' matches)."),
@@ -427,7 +427,7 @@ def _dispatch() -> int | None:
     return app()
 
 
-# --- MCP server (optional extra: pip install 'wikitrace[mcp]') ---
+# --- MCP server (the optional mcp extra: the official MCP SDK) ---
 
 @app.command("mcp")
 def mcp_(

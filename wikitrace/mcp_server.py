@@ -9,7 +9,7 @@ every page is also a resource ``wikitrace://LAYER/NAME``.
 The server is read-only by construction: no tool or resource writes anything, and each
 call reads the corpus afresh (the library's own caches are keyed on file mtimes), so a
 corpus rebuilt with ``wikitrace compile`` is seen by the next call without a restart.
-The SDK (PyPI ``mcp``) is an optional extra: ``pip install 'wikitrace[mcp]'``.
+The SDK (PyPI ``mcp``) is an optional extra: ``pip install '.[mcp]'`` in a clone, or ``pip install mcp``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .corpus_access import URI_SCHEME, AccessError, CorpusAccess
 
 SERVER_NAME = "wikitrace"
 RESOURCE_PAGE = 1000  # resources per resources/list answer
-INSTALL_HINT = "pip install 'wikitrace[mcp]'"
+INSTALL_HINT = "pip install 'mcp>=2.3,<3' (the mcp extra; from a wikitrace clone: pip install '.[mcp]')"
 
 _DESCRIPTIONS = {
     "actions": "One line per turn of past run STEP (step-0017, 0017 or 17), numbered as in its log: "

@@ -139,7 +139,7 @@ def plot_breakdown(data: dict, out: str | Path) -> Path:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:  # pragma: no cover - depends on the install
-        raise SystemExit("the plot needs matplotlib: pip install 'wikitrace[plot]'") from None
+        raise SystemExit("the plot needs matplotlib: pip install matplotlib (the plot extra)") from None
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     for ax, axis in zip(axes, AXES):
         rows = [r for r in data["rows"] if r["axis"] == axis and r["code"] in AXES[axis]]
