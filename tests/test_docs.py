@@ -187,3 +187,44 @@ def test_the_mcp_command_in_each_config_starts_the_server(tmp_path, reader):
                           capture_output=True, text=True, timeout=60, env=_env(reader))
     assert done.returncode == 2 and done.stderr.startswith("wikitrace: error: mcp: no corpus at ")
     assert "{root}" not in done.stderr and str(tmp_path / "nowhere") in done.stderr
+
+
+# -- what --help and the README promise about the command line -------------------------------
+
+_INTERNAL_VARIABLES = {"WIKITRACE_HELPER_PARENT", "WIKITRACE_PUBLISH_PAUSE", "WIKITRACE_VERSION", "WIKITRACE_COMPLETE"}
+
+
+def _wikitrace(*args, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "wikitrace"), *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def test_help_names_every_environment_variable_the_code_reads():
+    read = set()
+    for path in [*(REPO / "wikitrace").rglob("*.py"), *(REPO / "tools").glob("*.py")]:
+        read |= set(re.findall(r"\b((?:WIKITRACE|OPENAI)_[A-Z][A-Z_]*[A-Z])\b", path.read_text(encoding="utf-8")))
+    shown = " ".join(_wikitrace("--help").stdout.split())
+    missing = sorted(v for v in read - _INTERNAL_VARIABLES if v not in shown)
+    assert not missing, f"wikitrace --help does not name {missing}"
+
+
+@pytest.mark.parametrize("shell,first", [("zsh", "#compdef wikitrace"), ("fish", "complete --command wikitrace"),
+                                         ("bash", "_wikitrace_completion()")])
+def test_show_completion_prints_the_script_of_the_shell_asked_for(shell, first):
+    done = _wikitrace("--show-completion", shell)
+    assert done.returncode == 0 and done.stdout.startswith(first)
+
+
+def test_a_flag_given_a_value_is_a_usage_error_not_a_skipped_input(tmp_path):
+    done = _wikitrace("compile", str(REPO / "examples" / "runs.jsonl"), "--out", str(tmp_path / "c"), "--offline", "true")
+    assert done.returncode == 2 and "flags such as --offline take no value" in done.stderr
+    assert not (tmp_path / "c").exists()
+
+
+def test_compiling_a_folder_that_holds_its_own_corpus_reads_only_the_runs(tmp_path):
+    shutil.copy(REPO / "examples" / "runs.jsonl", tmp_path / "runs.jsonl")
+    for _ in range(2):
+        done = _wikitrace("compile", ".", "--out", "corpus", "--json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert summary["runs"] == len(example_runs()) and summary["skipped"] == []
+    assert any("a wikitrace corpus" in line for line in summary["ignored_files"])

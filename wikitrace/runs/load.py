@@ -208,6 +208,8 @@ def _walk(folder: Path, report: LoadReport, depth: int = 0, root: Path | None = 
             continue
         if native.is_run_folder(child):
             yield child, True
+        elif child.is_dir() and (child / ".wikitrace").is_dir() and (child / "corpus.json").is_file():
+            report.ignored.append(f"{child}: a wikitrace corpus (its pages are not runs)")
         elif child.is_dir():
             if depth < 8:
                 yield from _walk(child, report, depth + 1, root)
