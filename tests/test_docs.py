@@ -228,3 +228,17 @@ def test_compiling_a_folder_that_holds_its_own_corpus_reads_only_the_runs(tmp_pa
         summary = json.loads(done.stdout)
         assert summary["runs"] == len(example_runs()) and summary["skipped"] == []
     assert any("a wikitrace corpus" in line for line in summary["ignored_files"])
+
+
+def test_resume_batch_against_an_endpoint_that_is_down_says_so_at_once(tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1")
+    done = subprocess.run([str(BIN / "wikitrace"), "compile", str(REPO / "examples" / "runs.jsonl"), "--out",
+                           str(tmp_path / "c"), "--resume-batch", "batch_abc123", "-q"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert "nothing answered at the endpoint: check OPENAI_BASE_URL" in done.stderr
