@@ -242,3 +242,20 @@ def test_resume_batch_against_an_endpoint_that_is_down_says_so_at_once(tmp_path)
                           capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 1 and done.stderr.count("\n") == 1
     assert "nothing answered at the endpoint: check OPENAI_BASE_URL" in done.stderr
+
+
+def test_the_root_page_links_dialogue_memory_and_each_run_page_has_a_name_of_its_own(tmp_path):
+    corpus = tmp_path / "corpus"
+    for args in (("dialogue", "compile", str(REPO / "tests" / "fixtures" / "dialogue" / "locomo-mini.json")),
+                 ("compile", str(REPO / "examples" / "runs.jsonl"))):
+        done = _wikitrace(*args, "--out", str(corpus), "-q")
+        assert done.returncode == 0, done.stderr
+    assert "](dialogue/_index.md)" in (corpus / "index.md").read_text()
+    import frontmatter
+
+    names = [frontmatter.load(p).metadata["aliases"] for p in sorted(corpus.glob("raw/step-*/*.md"))]
+    flat = [a for n in names for a in n]
+    assert len(flat) == len(set(flat)) == 2 * len(example_runs())  # metadata.md and turns.md of every run
+    from wikitrace.corpus.check import check_corpus
+
+    assert check_corpus(corpus) == []

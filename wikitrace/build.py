@@ -406,7 +406,9 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     the same way). Returns the removed paths."""
     pub, root = writer.pub, writer.pub.root
     usage = writer.refresh_usage()
-    for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
+    dialogue = (root / "dialogue" / "_index.md").is_file()  # dialogue memory beside the runs: the root page links it
+    for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates,
+                                              dialogue).items():
         pub.write(rel, text.encode("utf-8"))
     from .agent.index import prompt_index_bytes
     from .corpus import corpus_json

@@ -212,7 +212,8 @@ def _publish(pub: Publisher, data: dict, runs: list[dict], insights: list[dict],
     templates = Path(templates) if isinstance(templates, str) and Path(templates).is_dir() else None
     mount = str(data.get("mount_path") or "/work/corpus")
     prompt_ok = pub.verify_group([PROMPT_INDEX])
-    for rel, text in documents.render_indexes(runs, insights, mount, templates).items():
+    for rel, text in documents.render_indexes(runs, insights, mount, templates,
+                                              (root / "dialogue" / "_index.md").is_file()).items():
         pub.write(rel, text.encode("utf-8"))
 
     retired = data.get("retired") if isinstance(data.get("retired"), dict) else {}
