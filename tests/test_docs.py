@@ -259,3 +259,31 @@ def test_the_root_page_links_dialogue_memory_and_each_run_page_has_a_name_of_its
     from wikitrace.corpus.check import check_corpus
 
     assert check_corpus(corpus) == []
+
+
+def test_a_compile_with_restore_keeps_the_session_dialogue_add_added(tmp_path):
+    """README's order: compile, add a session, forget another, compile the inputs --restore."""
+    locomo = json.loads((REPO / "tests" / "fixtures" / "dialogue" / "locomo-mini.json").read_text())
+    last = max(int(k.split("_")[1]) for k in locomo if re.fullmatch(r"session_\d+", k))
+    whole = tmp_path / "whole" / "conv-26.json"
+    whole.parent.mkdir()
+    whole.write_text(json.dumps(locomo))
+    held = {k: locomo.pop(k) for k in (f"session_{last}", f"session_{last}_date_time") if k in locomo}
+    (tmp_path / "conversations").mkdir()
+    (tmp_path / "conversations" / "conv-26.json").write_text(json.dumps(locomo))
+    (tmp_path / "session.json").write_text(json.dumps(held))
+    for args in (("dialogue", "compile", "conversations", "--out", "corpus", "-q"),
+                 ("dialogue", "add", "session.json", "--corpus", "corpus", "--sample", "conv-26", "-q"),
+                 ("dialogue", "forget", "--corpus", "corpus", "--sample", "conv-26", "--session", "2", "-q"),
+                 ("dialogue", "compile", "conversations", "--out", "corpus", "--restore")):
+        done = _wikitrace(*args, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    assert f"kept: session {last} of conv-26, added with `wikitrace dialogue add`" in done.stderr
+    sessions = [str(s["id"]) for s in json.loads((tmp_path / "corpus" / "dialogue" / "conv-26" / "memory.json")
+                                                 .read_text())["sessions"]]
+    assert sessions == [str(n) for n in range(1, last + 1)]
+    done = _wikitrace("dialogue", "compile", str(whole.parent), "--out", "direct", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    mine, direct = (tmp_path / c / "dialogue" / "conv-26" for c in ("corpus", "direct"))
+    assert {p.relative_to(mine): p.read_bytes() for p in mine.rglob("*") if p.is_file()} == \
+        {p.relative_to(direct): p.read_bytes() for p in direct.rglob("*") if p.is_file()}
