@@ -224,3 +224,13 @@ def test_forget_of_an_unknown_id_leaves_no_journal(tmp_path):
     assert done.returncode == 2
     assert not (corpus / ".wikitrace" / "runs.journal").exists()
     assert check_corpus(corpus) == []
+
+
+def test_a_first_add_without_a_verdict_creates_nothing_but_the_log_line(tmp_path):
+    corpus = tmp_path / "memory"
+    done = _wikitrace("add", str(CLAUDE), "--corpus", str(corpus))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "pass --outcome" in done.stderr
+    assert sorted(p.name for p in corpus.rglob("*")) == [".wikitrace", "add-failures.log"]
+    assert "1 failed `wikitrace add`" in check_corpus(corpus)[0]
+    assert _wikitrace("add", str(CLAUDE), "--corpus", str(corpus), "--outcome", "failure").returncode == 0
+    assert json.loads((corpus / "corpus.json").read_text())["runs"][0]["outcome"] == "failure"

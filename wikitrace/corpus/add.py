@@ -102,9 +102,7 @@ def add_runs(opts: AddOptions) -> AddResult:
 
     root = corpus_root(opts.corpus)
     if capture.is_fresh(root) and opts.run_file.is_file():  # a hook's first session: the corpus starts here
-        from ..runs.outcomes import parse_verdict
-
-        return capture.create(opts, parse_verdict(opts.outcome, "--outcome") if opts.outcome is not None else None)
+        return capture.create(opts)
     if not (root / "corpus.json").is_file() or not (root / STATE / "runs.json").is_file():
         what = ("holds no corpus of agent runs (no corpus.json)" if not (root / "corpus.json").is_file() else
                 "was built by an earlier wikitrace (no .wikitrace/runs.json)")

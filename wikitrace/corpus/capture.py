@@ -32,12 +32,19 @@ def is_fresh(root: Path) -> bool:
     return all(child.name == STATE for child in root.iterdir())
 
 
-def create(opts, verdict):
+def create(opts):
     """Compile RUN_FILE into a new corpus at ``opts.corpus`` (the add that finds no corpus)."""
     from ..build import BuildError, BuildOptions, build
-    from ..errors import Failed
-    from .add import AddResult, _EveryRun
+    from ..errors import Failed, InputError
+    from ..llm_config import LLMConfigError
+    from ..runs.model import RunError
+    from ..runs.outcomes import parse_verdict
+    from .add import OUTCOME_HELP, AddResult, _EveryRun
 
+    try:
+        verdict = parse_verdict(opts.outcome, "--outcome") if opts.outcome is not None else None
+    except (LLMConfigError, RunError) as exc:
+        raise InputError(str(exc)) from None
     bopts = BuildOptions(inputs=[opts.run_file], out=opts.corpus, fmt=opts.fmt, templates=opts.templates,
                          offline=opts.offline, model=opts.model, base_url=opts.base_url, cache_dir=opts.cache_dir,
                          max_tokens=opts.max_tokens, timeout=opts.timeout, quiet=True, strict=True,
@@ -46,6 +53,11 @@ def create(opts, verdict):
         built = build(bopts)
     except BuildError as exc:
         raise Failed(str(exc)) from None
+    except (LLMConfigError, RunError) as exc:
+        if verdict is None and "no outcome for run" in str(exc):  # strict: the run has no verdict of its own
+            raise InputError("the run carries no verdict of its own", f"pass --outcome {OUTCOME_HELP}; no corpus "
+                             f"was created", where=opts.run_file) from None
+        raise InputError(str(exc)) from None
     from .publish import read_corpus_json
 
     data = read_corpus_json(built.out)
