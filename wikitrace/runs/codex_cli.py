@@ -49,11 +49,16 @@ _CONTEXT = re.compile(r"\s*(<environment_context>|<user_instructions>|<user_shel
 _EXIT_LINE = re.compile(r"\A\s*Exit code:\s*(-?\d+)")
 
 
+def _kind(obj: dict) -> str | None:
+    kind = obj.get("type")
+    return kind if isinstance(kind, str) else None
+
+
 def looks_like(s: Sniff) -> bool:
     first = s.first
     if not isinstance(first, dict):
         return False
-    if first.get("type") in _WRAPPED and isinstance(first.get("payload"), dict) and "timestamp" in first:
+    if _kind(first) in _WRAPPED and isinstance(first.get("payload"), dict) and "timestamp" in first:
         return True
     # An early rollout: the session header, no wrapper.
     return (isinstance(first.get("id"), str) and "timestamp" in first and "instructions" in first
@@ -79,10 +84,11 @@ def _output(raw: Any) -> tuple[str, bool | None]:
 
 def _call(item: dict) -> tuple[str, Any]:
     kind = item["type"]
+    name = item.get("name") if isinstance(item.get("name"), str) and item.get("name") else "unknown"
     if kind == "function_call":
-        return item.get("name") or "unknown", parse_arguments(item.get("arguments"))
+        return name, parse_arguments(item.get("arguments"))
     if kind == "custom_tool_call":
-        return item.get("name") or "unknown", item.get("input")
+        return name, item.get("input")
     if kind == "local_shell_call":
         return "local_shell", (item.get("action") or {})
     return "web_search", item.get("action") or {}
@@ -122,7 +128,7 @@ def items_to_turns(items: list[dict]) -> list[Turn]:
             said.clear()
             thought.clear()
             call_id = item.get("call_id") or item.get("id")
-            if isinstance(call_id, str):
+            if isinstance(call_id, str) and call_id:
                 turn.extra["call_id"] = call_id
                 calls[call_id] = turn
             if kind == "web_search_call":  # answered inside the model's turn: no output item follows
@@ -130,7 +136,8 @@ def items_to_turns(items: list[dict]) -> list[Turn]:
             turns.append(turn)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             text, failed = _output(item.get("output"))
-            target = calls.get(item.get("call_id"))
+            call_id = item.get("call_id")
+            target = calls.get(call_id) if isinstance(call_id, str) else None
             if target is not None and target.result is None:
                 target.result, target.is_error = text, errors.judge(failed, text=text)
             else:
@@ -155,7 +162,7 @@ def read(path: Path) -> Iterator[Run | RunError]:
         if not isinstance(obj, dict):
             yield RunError(f"{path}:{lineno}: a rollout line must be a JSON object")
             continue
-        kind, payload = obj.get("type"), obj.get("payload")
+        kind, payload = _kind(obj), obj.get("payload")
         if kind in _WRAPPED:
             if not isinstance(payload, dict):
                 yield RunError(f"{path}:{lineno}: a {kind} line without a payload object; line skipped")
@@ -164,7 +171,7 @@ def read(path: Path) -> Iterator[Run | RunError]:
                 meta = payload
             elif kind == "turn_context" and isinstance(payload.get("model"), str):
                 model = payload["model"]
-            elif kind == "response_item" and payload.get("type") in _ITEMS:
+            elif kind == "response_item" and _kind(payload) in _ITEMS:
                 items.append(payload)
         elif kind in _ITEMS:  # an early rollout's bare item
             items.append(obj)
