@@ -154,7 +154,12 @@ def read(path: Path) -> Iterator[Run | RunError]:
     meta: dict[str, Any] = {}
     model = None
     context = 0
-    for lineno, obj in iter_json_lines(path):
+    try:
+        lines = list(iter_json_lines(path))
+    except RunError as exc:  # binary, or not text at all
+        yield exc
+        return
+    for lineno, obj in lines:
         if isinstance(obj, RunError):
             yield obj
             continue
