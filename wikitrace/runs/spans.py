@@ -52,6 +52,7 @@ class Msg:
     calls: list[Call] = field(default_factory=list)
     call_id: str | None = None  # a tool message: the call it answers
     reasoning: str | None = None
+    failed: bool | None = None  # a tool message's own error flag
 
 
 @dataclass
@@ -117,10 +118,10 @@ def assemble(steps: list[Step]) -> Assembly:
             if target is not None:
                 if target.result is None:
                     target.result = msg.content or ""
-                    target.is_error = errors.judge(text=target.result)
+                    target.is_error = errors.judge(msg.failed, text=target.result)
                     count["from_messages"] += 1
                 return
-            add(type="message", role="tool", content=msg.content or "", is_error=errors.judge(text=msg.content),
+            add(type="message", role="tool", content=msg.content or "", is_error=errors.judge(msg.failed, text=msg.content),
                 extra={"tool_call_id": msg.call_id} if msg.call_id else {})
             return
         if msg.calls:
@@ -134,7 +135,7 @@ def assemble(steps: list[Step]) -> Assembly:
         if step.kind in ("llm", "message"):
             for msg in step.inputs:
                 key = _key(msg)
-                if key in seen:
+                if key in seen and step.kind == "llm":  # a model call resends the conversation
                     continue
                 seen.add(key)
                 if msg.role == "assistant" and msg.calls and all(c.id and c.id in by_id for c in msg.calls):
