@@ -31,7 +31,7 @@ from types import ModuleType
 from typing import Iterable, Iterator, Mapping
 
 from . import atif, claude_code, mini_swe_agent, native, openai_chat, react_notebook, react_text, swe_agent
-from . import inspect_ai, otlp
+from . import agents_sdk, inspect_ai, otlp
 from . import outcomes as _outcomes
 from . import repair as _repair
 from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, sniff
@@ -118,6 +118,7 @@ FORMATS: dict[str, ModuleType | type] = {
     "claude-code": claude_code,
     "otlp": otlp,
     "inspect-ai": inspect_ai,
+    "agents-sdk": agents_sdk,
     "openai-chat": _OpenAIChat,
     "react-notebook": react_notebook,
     "react-text": react_text,
@@ -125,7 +126,7 @@ FORMATS: dict[str, ModuleType | type] = {
 ALIASES = {
     "tau-bench": "openai-chat", "openai": "openai-chat", "sweagent": "swe-agent", "swe-agent-traj": "swe-agent",
     "mini": "mini-swe-agent", "mini-swe": "mini-swe-agent", "claude": "claude-code", "harbor": "atif",
-    "inspect": "inspect-ai", "otel": "otlp", "opentelemetry": "otlp", "openinference": "otlp", "phoenix": "otlp",
+    "inspect": "inspect-ai", "openai-agents": "agents-sdk", "otel": "otlp", "opentelemetry": "otlp", "openinference": "otlp", "phoenix": "otlp",
     "react": "react-text", "reflexion": "react-text",
     "fever": "react-notebook", "hotpotqa": "react-notebook", "webshop": "react-notebook", "alfworld": "react-notebook",
 }
