@@ -138,7 +138,7 @@ def _step(span: dict) -> Step | None:
     if kind == "handoff":
         text = f"handoff from {data.get('from_agent') or '?'} to {data.get('to_agent') or '?'}"
         return Step(at=at, kind="harness", harness="handoff", text=text + (f" (failed: {error})" if err else ""),
-                    failed=bool(err))
+                    failed=bool(err), name=_text(data.get("to_agent")))
     if kind == "guardrail":
         triggered = data.get("triggered")
         text = f"guardrail {data.get('name') or '?'}: " + ("triggered, the run was stopped" if triggered else "passed")

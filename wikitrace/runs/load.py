@@ -31,7 +31,7 @@ from types import ModuleType
 from typing import Iterable, Iterator, Mapping
 
 from . import atif, claude_code, mini_swe_agent, native, openai_chat, react_notebook, react_text, swe_agent
-from . import agents_sdk, inspect_ai, otlp
+from . import agents_sdk, inspect_ai, langfuse, otlp
 from . import outcomes as _outcomes
 from . import repair as _repair
 from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, sniff
@@ -119,6 +119,7 @@ FORMATS: dict[str, ModuleType | type] = {
     "otlp": otlp,
     "inspect-ai": inspect_ai,
     "agents-sdk": agents_sdk,
+    "langfuse": langfuse,
     "openai-chat": _OpenAIChat,
     "react-notebook": react_notebook,
     "react-text": react_text,

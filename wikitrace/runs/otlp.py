@@ -323,7 +323,8 @@ def _harness_step(span: _Span) -> Step:
     text = span.name + (f": {detail}" if isinstance(detail, str) and detail.strip() else "")
     if failed:
         text += f" (failed: {error or 'error'})"
-    return Step(at=span.start, kind="harness", harness=kind, text=text)
+    target = span.attrs.get("gen_ai.agent.name")
+    return Step(at=span.start, kind="harness", harness=kind, text=text, name=target if isinstance(target, str) else None)
 
 
 # -- reading ----------------------------------------------------------------------------------------

@@ -16,7 +16,9 @@ tracing importer (OTLP, Langfuse, OpenAI Agents SDK) turns its records into
   answers a call that no tool record answered;
 - a framework step (``kind="harness"``) and a failed model call are ``message``
   turns with ``role: "harness"`` and ``extra.harness`` naming the kind, never
-  calls of the agent;
+  calls of the agent. A handoff (``name`` the agent handed to) answers the call
+  just before it when that call's name contains the agent's name (the
+  ``transfer_to_<agent>`` tool a model calls to hand off);
 - calls nobody answered get an empty result marked as an error (``unanswered``).
 
 ``Assembly.pairing`` counts the calls and how each got its result, so an importer
@@ -63,7 +65,7 @@ class Step:
     kind: str  # "llm" | "tool" | "harness" | "message"
     inputs: list[Msg] = field(default_factory=list)
     outputs: list[Msg] = field(default_factory=list)
-    name: str | None = None  # tool name
+    name: str | None = None  # tool name; for a handoff, the agent handed to
     arguments: Any = None
     result: str | None = None
     call_id: str | None = None
@@ -78,6 +80,10 @@ class Step:
 class Assembly:
     turns: list[Turn]
     pairing: dict[str, int]
+
+
+def _squash(text: str | None) -> str:
+    return re.sub(r"[^a-z0-9]", "", (text or "").lower())
 
 
 def _key(msg: Msg) -> tuple:
@@ -178,7 +184,8 @@ def assemble(steps: list[Step]) -> Assembly:
             target.extra.update(step.extra)
         elif step.kind == "harness":
             calls = [t for t in turns if t.type == "function_call"]
-            if step.harness == "handoff" and calls and calls[-1].result is None and calls[-1].turn == len(turns) - 1:
+            if (step.harness == "handoff" and calls and calls[-1].result is None and calls[-1].turn == len(turns) - 1
+                    and _squash(step.name) and _squash(step.name) in _squash(calls[-1].name)):
                 calls[-1].result = f"handoff: {step.text or 'to another agent'}"
                 calls[-1].is_error = bool(step.failed)
                 calls[-1].extra["handoff"] = True
