@@ -31,7 +31,7 @@ from types import ModuleType
 from typing import Iterable, Iterator, Mapping
 
 from . import atif, claude_code, mini_swe_agent, native, openai_chat, react_notebook, react_text, swe_agent
-from . import agents_sdk, inspect_ai, langfuse, otlp
+from . import agents_sdk, inspect_ai, langfuse, openhands, otlp
 from . import outcomes as _outcomes
 from . import repair as _repair
 from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, sniff
@@ -120,6 +120,7 @@ FORMATS: dict[str, ModuleType | type] = {
     "inspect-ai": inspect_ai,
     "agents-sdk": agents_sdk,
     "langfuse": langfuse,
+    "openhands": openhands,
     "openai-chat": _OpenAIChat,
     "react-notebook": react_notebook,
     "react-text": react_text,
@@ -134,7 +135,7 @@ ALIASES = {
 # Files a folder walk looks at; others are listed in report.ignored.
 _RUN_SUFFIXES = (".json", ".jsonl", ".traj", ".txt", ".log", ".eval")
 # Companion files that hold verdicts or predictions, not runs.
-_COMPANIONS = {"results.json", "result.json", "preds.json", "all_preds.jsonl", "config.json",
+_COMPANIONS = {"results.json", "result.json", "report.json", "preds.json", "all_preds.jsonl", "config.json",
                "run_batch_exit_statuses.yaml"}
 
 

@@ -329,9 +329,10 @@ def _harness_step(span: _Span) -> Step:
 
 # -- reading ----------------------------------------------------------------------------------------
 
-def documents(path: Path) -> Iterator[tuple[str, Any] | RunError]:
-    """(where, document) for a JSON file (each item of a top-level array), or for each line of
-    a JSONL file (a collector's file exporter writes one OTLP object per line)."""
+def documents(path: Path, split_arrays: bool = True) -> Iterator[tuple[str, Any] | RunError]:
+    """(where, document) for a JSON file (each item of a top-level array unless ``split_arrays``
+    is off), or for each line of a JSONL file (a collector's file exporter writes one OTLP
+    object per line)."""
     text = read_text(path)
     lines = [line for line in text.split("\n") if line.strip()]
     jsonl = len(lines) > 1
@@ -346,9 +347,9 @@ def documents(path: Path) -> Iterator[tuple[str, Any] | RunError]:
         except RunError as exc:
             yield exc
             return
-        items = whole if isinstance(whole, list) else [whole]
-        for i, doc in enumerate(items):
-            yield (f"{path}: item {i}" if isinstance(whole, list) else str(path)), doc
+        split = split_arrays and isinstance(whole, list)
+        for i, doc in enumerate(whole if split else [whole]):
+            yield (f"{path}: item {i}" if split else str(path)), doc
         return
     for lineno, obj in iter_json_lines(path):
         yield obj if isinstance(obj, RunError) else (f"{path}:{lineno}", obj)
