@@ -170,7 +170,7 @@ def _message(m: Any) -> Msg | None:
         return None
     text, reasoning = _content(m.get("content"))
     msg = Msg(role=m["role"], content=text, reasoning=reasoning)
-    for call in m.get("tool_calls") or []:
+    for call in sp.as_list(m.get("tool_calls")):
         if isinstance(call, dict):
             name = call.get("function") if isinstance(call.get("function"), str) else None
             msg.calls.append(sp.Call(call.get("id") if isinstance(call.get("id"), str) else None, name or "unknown",
@@ -213,7 +213,7 @@ def to_run(spec: dict, sample: Any, path: Path, where: str) -> Run:
     task_name = spec.get("task") if isinstance(spec.get("task"), str) and spec.get("task") else "inspect"
     eval_id = spec.get("eval_id") if isinstance(spec.get("eval_id"), str) else spec.get("run_id") if isinstance(spec.get("run_id"), str) else ""
     steps: list[Step] = []
-    for i, retry in enumerate(sample.get("error_retries") or []):
+    for i, retry in enumerate(sp.as_list(sample.get("error_retries"))):
         text = retry.get("message") if isinstance(retry, dict) else None
         steps.append(Step(at=-1.0, kind="harness", harness="retry",
                           text=f"the sample failed and was run again ({_first_line(text) or 'error'})"))

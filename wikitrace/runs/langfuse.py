@@ -142,7 +142,7 @@ def _to_run(path: Path, key: str, traces: list[dict]) -> Run:
     for trace in traces:
         observations = [o for o in trace["observations"] if isinstance(o, dict)]
         steps += [s for s in map(_step, observations) if s is not None]
-        for score in trace.get("scores") or []:
+        for score in sp.as_list(trace.get("scores")):
             if isinstance(score, dict) and not score.get("observationId"):
                 number = score.get("value") if isinstance(score.get("value"), (int, float)) else None
                 scores.append((str(score.get("name") or "score"), _score_value(score), number))

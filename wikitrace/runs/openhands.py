@@ -57,10 +57,19 @@ _RUNNING_STATES = {"running", "loading", "init", "awaiting_user_input", "awaitin
                    "user_confirmed", "finished"}
 
 
+def _hashable(value: Any) -> Any:
+    """An event id or cause usable as a key (ids are ints in V0, strings in V1)."""
+    return value if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+
+
+def _v1_kind(ev: dict) -> bool:
+    return isinstance(ev.get("kind"), str) and ev["kind"] in _V1_KINDS
+
+
 def _is_event(obj: Any) -> bool:
     if not isinstance(obj, dict):
         return False
-    if obj.get("kind") in _V1_KINDS:
+    if _v1_kind(obj):
         return True
     return "id" in obj and ("action" in obj or "observation" in obj) and "source" in obj
 
@@ -159,7 +168,7 @@ def _v0(ev: dict, out: _Events) -> None:
             meta = ev.get("tool_call_metadata") if isinstance(ev.get("tool_call_metadata"), dict) else {}
             call_id = meta.get("tool_call_id") if isinstance(meta.get("tool_call_id"), str) else f"event-{ev.get('id')}"
             name = meta.get("function_name") if isinstance(meta.get("function_name"), str) else action
-            out.call_of_action[ev.get("id")] = call_id
+            out.call_of_action[_hashable(ev.get("id"))] = call_id
             out.msg(Msg("assistant", None, calls=[Call(call_id, name, _call_args(args))],
                         reasoning=_text(args.get("thought")) or None))
         return
@@ -177,7 +186,7 @@ def _v0(ev: dict, out: _Events) -> None:
         return
     if obs in ("null", "recall", "condense"):
         return
-    call_id = out.call_of_action.get(ev.get("cause"))
+    call_id = out.call_of_action.get(_hashable(ev.get("cause"))) if _hashable(ev.get("cause")) is not None else None
     meta = ev.get("tool_call_metadata") if isinstance(ev.get("tool_call_metadata"), dict) else {}
     if call_id is None and isinstance(meta.get("tool_call_id"), str):
         call_id = meta["tool_call_id"]
@@ -212,12 +221,13 @@ def _v1(ev: dict, out: _Events) -> None:
             out.ended = "agent: finish"
             return
         call_id = ev.get("tool_call_id") if isinstance(ev.get("tool_call_id"), str) else f"event-{ev.get('id')}"
-        out.call_of_action[ev.get("id")] = call_id
+        out.call_of_action[_hashable(ev.get("id"))] = call_id
         thought = _text(ev.get("thought")) or _text(ev.get("reasoning_content"))
         out.msg(Msg("assistant", None, calls=[Call(call_id, name, _call_args({k: v for k, v in action.items() if k != "kind"}))],
                     reasoning=thought or None))
     elif kind in ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation"):
-        call_id = ev.get("tool_call_id") if isinstance(ev.get("tool_call_id"), str) else out.call_of_action.get(ev.get("action_id"))
+        call_id = ev.get("tool_call_id") if isinstance(ev.get("tool_call_id"), str) else \
+            out.call_of_action.get(_hashable(ev.get("action_id"))) if _hashable(ev.get("action_id")) is not None else None
         if kind == "ObservationEvent":
             o = ev.get("observation") if isinstance(ev.get("observation"), dict) else {}
             content = _text(o.get("content")) or _text(o.get("output")) or ""
@@ -242,7 +252,7 @@ def to_run(events: Any, record: dict | None, run_id: str, path: Path, where: str
     for i, ev in enumerate(events):
         if not isinstance(ev, dict):
             raise RunError(f"{where}: event {i} is not a JSON object")
-        (_v1 if ev.get("kind") in _V1_KINDS else _v0)(ev, out)
+        (_v1 if _v1_kind(ev) else _v0)(ev, out)
     assembly = sp.assemble(out.steps)
     turns = assembly.turns
     instruction = record.get("instruction") if record and isinstance(record.get("instruction"), str) else None

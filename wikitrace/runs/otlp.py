@@ -86,7 +86,7 @@ def value_of(v: Any) -> Any:
             return v["intValue"]
     if "arrayValue" in v:
         values = v["arrayValue"].get("values") if isinstance(v["arrayValue"], dict) else None
-        return [value_of(x) for x in values or []]
+        return [value_of(x) for x in sp.as_list(values)]
     if "kvlistValue" in v:
         values = v["kvlistValue"].get("values") if isinstance(v["kvlistValue"], dict) else None
         return attributes(values)
@@ -145,7 +145,7 @@ class _Span:
         self.start = sp.seconds(raw.get("startTimeUnixNano"))
         self.events = [(e.get("name") if isinstance(e.get("name"), str) else "", attributes(e.get("attributes")),
                         sp.seconds(e.get("timeUnixNano")))
-                       for e in raw.get("events") or [] if isinstance(e, dict)]
+                       for e in sp.as_list(raw.get("events")) if isinstance(e, dict)]
 
     @property
     def session(self) -> str | None:
@@ -177,7 +177,7 @@ class _Span:
     def kind(self) -> str:
         op = self.attrs.get("gen_ai.operation.name")
         oi = str(self.attrs.get("openinference.span.kind") or "").upper()
-        if op in _LLM_OPS or oi == "LLM":
+        if (isinstance(op, str) and op in _LLM_OPS) or oi == "LLM":
             return "llm"
         if op == "execute_tool" or oi == "TOOL":
             return "tool"
@@ -214,7 +214,7 @@ def _flat_messages(span: _Span, prefix: str, default_role: str) -> list[Msg]:
         elif m.get("content") is not None:
             d["content"] = m.get("content")
         calls = []
-        for c in m.get("tool_calls") or []:
+        for c in sp.as_list(m.get("tool_calls")):
             if isinstance(c, dict):
                 c = c.get("tool_call", c)
                 fn = c.get("function") if isinstance(c.get("function"), dict) else {}
@@ -364,12 +364,12 @@ def _spans(doc: Any, where: str) -> Iterator[_Span | RunError]:
             continue
         res = rs.get("resource") if isinstance(rs.get("resource"), dict) else {}
         resource = attributes(res.get("attributes"))
-        for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
+        for ss in sp.as_list(rs.get("scopeSpans")) or sp.as_list(rs.get("instrumentationLibrarySpans")):
             if not isinstance(ss, dict):
                 continue
             scope = ss.get("scope") or ss.get("instrumentationLibrary")
             scope_name = scope.get("name") if isinstance(scope, dict) and isinstance(scope.get("name"), str) else None
-            for raw in ss.get("spans") or []:
+            for raw in sp.as_list(ss.get("spans")):
                 if isinstance(raw, dict):
                     span = _Span(raw, resource, scope_name)
                     if span.trace_id:

@@ -241,7 +241,7 @@ def msg_from_dict(d: Any, default_role: str = "user") -> Msg | None:
         else:
             value = part.get("content") if isinstance(part.get("content"), str) else None
             texts.append(value if value is not None else text_of([part]) or "")
-    for call in d.get("tool_calls") or []:
+    for call in as_list(d.get("tool_calls")):
         if isinstance(call, dict):
             fn = call.get("function") if isinstance(call.get("function"), dict) else call
             msg.calls.append(Call(_str(call.get("id")), _str(fn.get("name")) or "unknown", fn.get("arguments")))
@@ -268,6 +268,11 @@ def msgs_from(value: Any, default_role: str = "user") -> list[Msg]:
     if not isinstance(value, list):
         return []
     return [m for m in (msg_from_dict(v, default_role) for v in value) if m is not None]
+
+
+def as_list(value: Any) -> list:
+    """A logged list, or nothing when the field holds something else."""
+    return value if isinstance(value, list) else []
 
 
 def _str(value: Any) -> str | None:
