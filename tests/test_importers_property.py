@@ -365,7 +365,7 @@ TEMPLATES["agents-sdk"] = {"data": [{"object": _C("trace", "trace.span"), "id": 
                                      "span_data": {"type": _C("generation", "function", "handoff", "guardrail", "agent", "custom"),
                                                    "input": _E([_MSG], "T"), "output": _E([_MSG], "T"), "name": "T", "to_agent": "T",
                                                    "triggered": "B"}, "error": {"message": "T", "data": "J"}}]}
-TEMPLATES["inspect-ai"] = {"version": 2, "eval": {"task": "T", "eval_id": "T"},
+TEMPLATES["inspect-ai"] = {"version": _C(2), "eval": {"task": "T", "eval_id": "T"},
                            "samples": [{"id": _E("T", "I"), "epoch": "I", "input": _E("T", [_MSG]), "messages": [dict(_MSG, error={"type": "T", "message": "T"})],
                                         "scores": {"T": {"value": _E("T", "F", "B", "J", _C("C", "I", "P", "N"))}},
                                         "attachments": {"T": "T"}, "limit": {"type": "T", "limit": "I"}, "error": {"message": "T"},

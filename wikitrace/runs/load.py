@@ -152,9 +152,12 @@ def detect(path: Path) -> str:
         return "native"
     if path.is_dir():
         raise RunError(f"{path}: a folder without run.json; pass the files in it")
-    if inspect_ai.is_eval_zip(path):  # a zip: binary, so before the text sniff
-        return "inspect-ai"
-    s = sniff(path)
+    try:
+        s = sniff(path)
+    except NotText:
+        if inspect_ai.is_eval_zip(path):  # an Inspect AI .eval log is a zip
+            return "inspect-ai"
+        raise
     if not s.head.strip():
         raise RunError(f"{path}: empty file")
     for name, module in FORMATS.items():

@@ -96,7 +96,12 @@ def read(path: Path) -> Iterator[Run | RunError]:
             continue
         where, doc = item
         if _is_output(doc):
-            record, events, run_id = doc, doc["history"], str(doc["instance_id"])
+            record, events = doc, doc["history"]
+            run_id = doc["instance_id"] if isinstance(doc["instance_id"], (str, int)) else None
+            if isinstance(run_id, bool) or not str(run_id or "").strip():
+                yield RunError(f"{where}: field 'instance_id' must be a non-empty string")
+                continue
+            run_id = str(run_id)
         elif isinstance(doc, list):
             record, events, run_id = None, doc, path.name[:-5] if path.name.endswith(".json") else path.stem
         elif _is_event(doc):

@@ -82,7 +82,7 @@ def value_of(v: Any) -> Any:
     if "intValue" in v:
         try:
             return int(v["intValue"])
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return v["intValue"]
     if "arrayValue" in v:
         values = v["arrayValue"].get("values") if isinstance(v["arrayValue"], dict) else None
@@ -125,7 +125,7 @@ def _lists(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     fixed = {k: _lists(v) for k, v in node.items()}
-    if fixed and all(k.isdigit() for k in fixed):
+    if fixed and all(k.isascii() and k.isdigit() for k in fixed):
         return [fixed[k] for k in sorted(fixed, key=int)]
     return fixed
 
@@ -333,7 +333,11 @@ def documents(path: Path, split_arrays: bool = True) -> Iterator[tuple[str, Any]
     """(where, document) for a JSON file (each item of a top-level array unless ``split_arrays``
     is off), or for each line of a JSONL file (a collector's file exporter writes one OTLP
     object per line)."""
-    text = read_text(path)
+    try:
+        text = read_text(path)
+    except RunError as exc:
+        yield exc
+        return
     lines = [line for line in text.split("\n") if line.strip()]
     jsonl = len(lines) > 1
     if jsonl:

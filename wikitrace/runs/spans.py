@@ -286,11 +286,17 @@ def seconds(value: Any) -> float:
     if isinstance(value, bool):
         return 0.0
     if isinstance(value, (int, float)):
-        return float(value) / 1e9 if value > 1e14 else float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            return 0.0
+        if number != number or number in (float("inf"), float("-inf")):
+            return 0.0
+        return number / 1e9 if number > 1e14 else number
     if isinstance(value, str) and value.strip():
         text = value.strip()
-        if text.isdigit():
-            return int(text) / 1e9
+        if text.isascii() and text.isdigit():
+            return int(text[:30]) / 1e9
         try:
             return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
         except ValueError:
