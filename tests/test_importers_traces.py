@@ -340,3 +340,19 @@ def test_compiling_the_same_export_twice_adds_nothing_and_an_update_replaces_its
     updated = steps["gsm_tools-17-epoch1-Lm3QzR8wNc5vKp2TyB7dXe"]
     assert sorted(p.name for p in (out / "raw").iterdir() if p.is_dir()) == sorted(steps.values())
     assert "Double-checked" in "".join(p.read_text() for p in (out / "raw" / updated).rglob("*") if p.is_file())
+
+
+def test_a_trace_recorded_without_message_content_keeps_its_calls(tmp_path):
+    """GenAI instrumentations capture no message content by default: spans carry only names and ids."""
+    doc = json.loads(OTLP_JSONL.read_text().splitlines()[0])
+    for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        span["attributes"] = [a for a in span["attributes"] if a["key"] not in (
+            "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
+            "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")]
+    path = tmp_path / "no-content.jsonl"
+    path.write_text(json.dumps(doc) + "\n")
+    runs, errors = _read(otlp, path)
+    run = runs["5b8efff798038103d269b633813fc60c"]
+    assert not errors and run.task.instruction == "invoke_agent refunds (the trace records no message content)"
+    assert [(c.name, c.extra["tool_call_id"]) for c in run.actions] == [("lookup_order", "call_Qx1")]
+    assert run.actions[0].extra["unanswered"] is True  # its result was not recorded either

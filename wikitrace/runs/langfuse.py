@@ -153,8 +153,11 @@ def _to_run(path: Path, key: str, traces: list[dict]) -> Run:
         msgs = sp.msgs_from(traces[0].get("input"), "user")
         instruction = next((m.content for m in msgs if m.role == "user" and m.content), None)
     if not instruction:
-        raise RunError(f"{path}: trace {key}: no user message in its generations and no trace input; "
-                       f"nothing says what the task was")
+        name = traces[0].get("name") if isinstance(traces[0].get("name"), str) and traces[0].get("name") else None
+        if not name or not any(t.type == "function_call" for t in turns):
+            raise RunError(f"{path}: trace {key}: no user message in its generations and no trace input; "
+                           f"nothing says what the task was")
+        instruction = f"{name} (the trace records no input)"
     last = traces[-1]
     errored = [o for o in last["observations"] if isinstance(o, dict) and str(o.get("level") or "").upper() == "ERROR"
                and not o.get("parentObservationId") and str(o.get("type") or "").upper() not in ("GENERATION", "TOOL")]

@@ -177,12 +177,12 @@ class _Span:
     def kind(self) -> str:
         op = self.attrs.get("gen_ai.operation.name")
         oi = str(self.attrs.get("openinference.span.kind") or "").upper()
+        if oi == "GUARDRAIL" or _HARNESS_NAME.match(self.name):  # some instrumentations record a handoff as a TOOL
+            return "harness"
         if (isinstance(op, str) and op in _LLM_OPS) or oi == "LLM":
             return "llm"
         if op == "execute_tool" or oi == "TOOL":
             return "tool"
-        if oi == "GUARDRAIL" or _HARNESS_NAME.match(self.name):
-            return "harness"
         if any(k.startswith(("gen_ai.prompt.", "llm.input_messages.")) for k in self.attrs):
             return "llm"
         return "other"
@@ -458,7 +458,10 @@ def _to_run(path: Path, key: str, group: list[_Span]) -> Run:
         msgs = sp.msgs_from(value, "user") if value is not None else []
         instruction = next((m.content for m in msgs if m.role == "user" and m.content), None)
     if not instruction:
-        raise RunError(f"{path}: trace {key}: no user message in any span; nothing says what the task was")
+        # Content capture is off by default in the GenAI instrumentations: the calls are still worth keeping.
+        if not any(t.type == "function_call" for t in turns):
+            raise RunError(f"{path}: trace {key}: no user message and no tool call in any span; nothing to import")
+        instruction = f"{root.name or 'trace ' + key} (the trace records no message content)"
     failed, error = root.failure()
     ended = f"harness: the run failed ({error or 'status ERROR on ' + root.name})" if failed else "agent"
     end_turn(turns, ended)
