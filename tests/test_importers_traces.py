@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from wikitrace.runs import agents_sdk, inspect_ai, langfuse, openhands, otlp, spans
+from wikitrace.runs import agents_sdk, inspect_ai, langfuse, openhands, otlp, spans, trace_files
 from wikitrace.runs.load import LoadReport, detect, iter_runs
 from wikitrace.runs.model import Run, RunError
 from wikitrace.runs.outcomes import Verdict
@@ -268,7 +268,7 @@ def test_credentials_in_attributes_never_reach_the_runs():
     text = json.dumps([[r.task.__dict__, [t.to_record() for t in r.turns], r.source] for r in runs], default=str)
     for secret in PLANTED:
         assert secret not in text, secret
-    assert spans.MASK in text  # header and config values masked by their key
+    assert trace_files.MASK in text  # header and config values masked by their key
     assert report.redactions  # keys inside JSON text and tool output caught by the redactor
 
 
@@ -278,7 +278,7 @@ def test_credentials_in_attributes_never_reach_the_runs():
     ("max_tokens", False), ("session.id", False), ("tool_call.id", False),
 ])
 def test_credential_keys(key, is_credential):
-    assert spans.is_credential_key(key) is is_credential
+    assert trace_files.is_credential_key(key) is is_credential
 
 
 # -- bad input -----------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from . import spans as sp
 from ._common import Sniff
 from .harness import end_turn
 from .model import Run, RunError, Task
-from .otlp import documents
+from .trace_files import documents, mask_credentials
 from .spans import Step
 
 
@@ -87,7 +87,7 @@ def read(path: Path) -> Iterator[Run | RunError]:
             yield item
             continue
         _, obj = item
-        masked += sp.mask_credentials(obj)
+        masked += mask_credentials(obj)
         if obj["object"] == "trace" and isinstance(obj.get("id"), str):
             traces[obj["id"]] = obj
         elif obj["object"] == "trace.span":

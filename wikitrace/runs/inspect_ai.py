@@ -29,7 +29,6 @@ Run id: ``<task>-<sample id>-epoch<n>-<eval_id>``, so the same log read again (o
 
 from __future__ import annotations
 
-import json
 import re
 import zipfile
 from pathlib import Path

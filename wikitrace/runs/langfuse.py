@@ -37,11 +37,9 @@ from . import spans as sp
 from ._common import Sniff
 from .harness import end_turn
 from .model import Outcome, Run, RunError, Task, count_steps
-from .otlp import documents
+from .otlp_spans import HARNESS_NAME
+from .trace_files import documents, mask_credentials
 from .spans import Step
-
-_HARNESS_NAME = re.compile(r"^\s*(handoff|guardrail|retry)\b", re.I)
-
 
 def _is_trace(obj: Any) -> bool:
     return (isinstance(obj, dict) and isinstance(obj.get("id"), str) and isinstance(obj.get("observations"), list)
@@ -82,7 +80,7 @@ def read(path: Path) -> Iterator[Run | RunError]:
         if isinstance(trace, RunError):
             yield trace
             continue
-        masked += sp.mask_credentials(trace)
+        masked += mask_credentials(trace)
         session = trace.get("sessionId")
         key = session if isinstance(session, str) and session.strip() else trace["id"]
         groups.setdefault(key, []).append(trace)
@@ -117,8 +115,8 @@ def _step(obs: dict) -> Step | None:
         output = obs.get("output")
         return Step(at=at, kind="tool", name=name or "unknown", call_id=call_id, arguments=obs.get("input"),
                     result=sp._str(output) if output is not None else None, failed=failed, error=error)
-    if kind == "GUARDRAIL" or _HARNESS_NAME.match(name):
-        word = "guardrail" if kind == "GUARDRAIL" else _HARNESS_NAME.match(name).group(1).lower()
+    if kind == "GUARDRAIL" or HARNESS_NAME.match(name):
+        word = "guardrail" if kind == "GUARDRAIL" else HARNESS_NAME.match(name).group(1).lower()
         detail = sp._str(obs.get("output"))
         text = name + (f": {detail}" if detail else "") + (f" (failed: {error or 'error'})" if failed else "")
         target = obs.get("output") if isinstance(obs.get("output"), str) else None

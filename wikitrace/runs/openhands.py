@@ -44,7 +44,7 @@ from . import spans as sp
 from ._common import Sniff, text_of
 from .harness import end_turn
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
-from .otlp import documents
+from .trace_files import documents
 from .spans import Call, Msg, Step
 
 _V1_KINDS = {"SystemPromptEvent", "MessageEvent", "ActionEvent", "ObservationEvent", "AgentErrorEvent",
