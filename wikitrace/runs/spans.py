@@ -37,6 +37,7 @@ from typing import Any
 
 from . import errors
 from ._common import parse_arguments, text_of, unanswered
+from .harness import step_turn
 from .model import Turn
 
 
@@ -149,9 +150,8 @@ def assemble(steps: list[Step]) -> Assembly:
                 add_message(msg)
             if step.kind == "llm" and step.failed:
                 retried = n < last_llm
-                add(type="message", role="harness", content=f"model call failed ({step.error or 'error'}); "
-                    + ("the framework called the model again" if retried else "no further model call"),
-                    extra={"harness": "retry" if retried else "model error", **step.extra})
+                step_turn(turns, "retry" if retried else "model error", f"model call failed ({step.error or 'error'}); "
+                          + ("the framework called the model again" if retried else "no further model call"), **step.extra)
             for msg in step.outputs:
                 seen.add(_key(msg))
                 add_message(msg, step.extra)
@@ -190,8 +190,7 @@ def assemble(steps: list[Step]) -> Assembly:
                 calls[-1].is_error = bool(step.failed)
                 calls[-1].extra["handoff"] = True
                 count["handoffs"] = count.get("handoffs", 0) + 1
-            add(type="message", role="harness", content=step.text or step.harness or "framework step",
-                extra={"harness": step.harness or "framework", **step.extra})
+            step_turn(turns, step.harness or "framework", step.text or step.harness or "framework step", **step.extra)
     for t in turns:
         t.extra.pop("tool_record", None)
     count["answered"] = sum(1 for t in turns if t.type == "function_call" and t.result is not None)
