@@ -356,3 +356,18 @@ def test_a_trace_recorded_without_message_content_keeps_its_calls(tmp_path):
     assert not errors and run.task.instruction == "invoke_agent refunds (the trace records no message content)"
     assert [(c.name, c.extra["tool_call_id"]) for c in run.actions] == [("lookup_order", "call_Qx1")]
     assert run.actions[0].extra["unanswered"] is True  # its result was not recorded either
+
+
+def test_a_re_export_appended_to_the_same_file_adds_nothing(tmp_path):
+    """Collectors and exporters retry: the same spans (or traces) twice in a file count once."""
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(OTLP_JSONL.read_text() * 2)
+    assert {k: len(r.turns) for k, r in _read(otlp, twice)[0].items()} == \
+        {k: len(r.turns) for k, r in _read(otlp, OTLP_JSONL)[0].items()}
+    for module, path in ((agents_sdk, SDK), (langfuse, LANGFUSE)):
+        doc = json.loads(path.read_text())
+        items = doc["data"] if isinstance(doc, dict) else doc
+        doubled = tmp_path / path.name
+        doubled.write_text(json.dumps({"data": items + items} if isinstance(doc, dict) else items + items))
+        assert {k: [t.to_record() for t in r.turns] for k, r in _read(module, doubled)[0].items()} == \
+            {k: [t.to_record() for t in r.turns] for k, r in _read(module, path)[0].items()}

@@ -80,7 +80,7 @@ def _text(value: Any) -> str | None:
 
 def read(path: Path) -> Iterator[Run | RunError]:
     traces: dict[str, dict] = {}
-    spans: list[dict] = []
+    by_id: dict[str, dict] = {}  # a span exported twice counts once: its last copy
     masked = 0
     for item in _items(path):
         if isinstance(item, RunError):
@@ -92,9 +92,10 @@ def read(path: Path) -> Iterator[Run | RunError]:
             traces[obj["id"]] = obj
         elif obj["object"] == "trace.span":
             if isinstance(obj.get("trace_id"), str):
-                spans.append(obj)
+                by_id[obj["id"] if isinstance(obj.get("id"), str) else f"#{len(by_id)}"] = obj
             else:
                 yield RunError(f"{path}: span {obj.get('id')!r} has no trace_id; skipped")
+    spans = list(by_id.values())
     if not traces and not spans:
         yield RunError(f"{path}: no traces or spans; nothing to import")
         return

@@ -74,13 +74,16 @@ def _traces(path: Path) -> Iterator[dict | RunError]:
 
 
 def read(path: Path) -> Iterator[Run | RunError]:
-    groups: dict[str, list[dict]] = {}
+    by_id: dict[str, dict] = {}  # a trace exported twice counts once: its last copy
     masked = 0
     for trace in _traces(path):
         if isinstance(trace, RunError):
             yield trace
             continue
         masked += mask_credentials(trace)
+        by_id[trace["id"]] = trace
+    groups: dict[str, list[dict]] = {}
+    for trace in by_id.values():
         session = trace.get("sessionId")
         key = session if isinstance(session, str) and session.strip() else trace["id"]
         groups.setdefault(key, []).append(trace)

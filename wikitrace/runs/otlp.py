@@ -139,7 +139,9 @@ def _group(spans: list[Span]) -> dict[str, list[Span]]:
 
 
 def read(path: Path) -> Iterator[Run | RunError]:
-    spans: list[Span] = []
+    """Runs of the file. A span exported twice (an exporter's retry, a re-export appended to
+    the file) counts once: the last copy, which holds its latest state."""
+    spans: dict[tuple, Span] = {}
     originals: list[Any] = []
     masked = 0
     for item in documents(path):
@@ -153,14 +155,14 @@ def read(path: Path) -> Iterator[Run | RunError]:
             if isinstance(span, RunError):
                 yield span
             else:
-                spans.append(span)
+                spans[(span.trace_id, span.span_id or f"#{len(spans)}")] = span
     if not spans and not originals:
         yield RunError(f"{path}: empty file")
         return
     if not spans:
         yield RunError(f"{path}: no spans in the OTLP document; nothing to import")
         return
-    for key, group in _group(spans).items():
+    for key, group in _group(list(spans.values())).items():
         try:
             run = _to_run(path, key, group)
         except RunError as exc:
