@@ -179,11 +179,10 @@ def _message(m: Any) -> Msg | None:
         err = m.get("error")
         if isinstance(err, dict):
             msg.failed = True
-            detail = err.get("message") if isinstance(err.get("message"), str) else err.get("type")
+            kind = err.get("type") if isinstance(err.get("type"), str) else "error"
+            detail = err.get("message") if isinstance(err.get("message"), str) else kind
             if detail and detail not in (msg.content or ""):
-                msg.content = "\n".join(x for x in (msg.content, f"{err.get('type') or 'error'}: {detail}") if x)
-        elif m.get("error") is None and "error" in m:
-            msg.failed = None
+                msg.content = "\n".join(x for x in (msg.content, f"{kind}: {detail}") if x)
     return msg
 
 
