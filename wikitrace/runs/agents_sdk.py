@@ -177,7 +177,7 @@ def _to_run(path: Path, key: str, traces: list[dict], spans: list[dict], tids: l
                      if isinstance(d, dict) and d.get("type") == "agent" and isinstance(d.get("name"), str)})
     if agents:
         meta["agents"] = agents
-    task = Task(id=key, instruction=instruction, task_type="openai-agents", metadata=meta)
+    task = Task(id=key, instruction=instruction, task_type=workflow or "openai-agents", metadata=meta)
     run = Run(run_id=key, task=task, turns=turns, outcome=None)
     run.source = {"format": "agents-sdk", "file": path.name, "original_format": "json",
                   "original": {"traces": traces, "spans": spans}, "outcome_keys": tids, "ended_by": ended,

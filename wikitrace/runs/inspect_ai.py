@@ -250,7 +250,7 @@ def to_run(spec: dict, sample: Any, path: Path, where: str) -> Run:
     if scores:
         meta["scores"] = {name: {k: s.get(k) for k in ("value", "answer", "explanation") if k in s}
                           for name, s in scores.items() if isinstance(s, dict)}
-    task = Task(id=f"{task_name}/{sid}", instruction=instruction, task_type="inspect-ai", metadata=meta)
+    task = Task(id=f"{task_name}/{sid}", instruction=instruction, task_type=task_name, metadata=meta)
     run = Run(run_id=run_id, task=task, turns=turns, outcome=outcome)
     run.source = {"format": "inspect-ai", "file": path.name, "original": sample, "original_format": "json",
                   "outcome_keys": [f"{sid}-epoch{epoch}"] + ([sample["uuid"]] if isinstance(sample.get("uuid"), str) else []),

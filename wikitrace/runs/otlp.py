@@ -224,7 +224,7 @@ def _to_run(path: Path, key: str, group: list[Span]) -> Run:
         meta["agent"] = agent
     if scores:
         meta["scores"] = {name: value for name, value, _ in scores}
-    task = Task(id=key, instruction=instruction, task_type="otel", metadata=meta)
+    task = Task(id=key, instruction=instruction, task_type=meta.get("service") or "otel", metadata=meta)
     run = Run(run_id=key, task=task, turns=turns, outcome=outcome)
     run.source = {"format": "otlp", "file": path.name, "original_format": "json",
                   "original": {"spans": [s.raw for s in sorted(group, key=lambda s: (s.start, s.span_id or ""))]},
