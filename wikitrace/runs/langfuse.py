@@ -175,8 +175,8 @@ def _to_run(path: Path, key: str, traces: list[dict]) -> Run:
             meta[field] = traces[0][field]
     if scores:
         meta["scores"] = {s[0]: s[1] for s in scores}
-    task = Task(id=key, instruction=instruction, task_type=meta["name"] if isinstance(meta.get("name"), str) and meta["name"].strip() else "langfuse",
-                metadata=meta)
+    kind = meta["name"] if isinstance(meta.get("name"), str) and meta["name"].strip() else "langfuse"
+    task = Task(id=key, instruction=instruction, task_type=kind, metadata=meta)
     run = Run(run_id=key, task=task, turns=turns, outcome=outcome)
     run.source = {"format": "langfuse", "file": path.name, "original": traces if len(traces) > 1 else traces[0],
                   "original_format": "json", "outcome_keys": ids, "ended_by": ended, "pairing": assembly.pairing}
