@@ -371,3 +371,18 @@ def test_a_re_export_appended_to_the_same_file_adds_nothing(tmp_path):
         doubled.write_text(json.dumps({"data": items + items} if isinstance(doc, dict) else items + items))
         assert {k: [t.to_record() for t in r.turns] for k, r in _read(module, doubled)[0].items()} == \
             {k: [t.to_record() for t in r.turns] for k, r in _read(module, path)[0].items()}
+
+
+def test_langfuse_trace_list_shapes(tmp_path):
+    """The list endpoint gives observation ids only: said so. A trace without generations: its input and output."""
+    trace = json.loads(LANGFUSE.read_text())[0]
+    ids_only = dict(trace, observations=["o-11", "o-12"])
+    bare = dict(trace, id="t-bare", sessionId=None, observations=[], output={"role": "assistant", "content": "Priya N."},
+                scores=[{"name": "ok", "value": "correct", "dataType": "CATEGORICAL", "observationId": None}])
+    path = tmp_path / "list.json"
+    path.write_text(json.dumps({"data": [ids_only, bare], "meta": {"page": 1}}))
+    runs, errors = _read(langfuse, path)
+    assert "lists only observation ids" in str(errors[0]) and "GET /api/public/traces/<id>" in str(errors[0])
+    run = runs["t-bare"]
+    assert [(t.role, t.content) for t in run.turns[:2]] == [("user", "Who is on call this Saturday?"), ("assistant", "Priya N.")]
+    assert run.outcome.success is True  # CATEGORICAL "correct"

@@ -141,8 +141,17 @@ def _to_run(path: Path, key: str, traces: list[dict]) -> Run:
     steps: list[Step] = []
     scores: list[tuple] = []
     for trace in traces:
-        observations = [o for o in trace["observations"] if isinstance(o, dict)]
+        listed = trace["observations"]
+        if listed and all(isinstance(o, str) for o in listed):
+            raise RunError(f"{path}: trace {trace['id']} lists only observation ids (the shape of the traces list "
+                           f"endpoint); export each trace with GET /api/public/traces/<id> to include them")
+        observations = [o for o in listed if isinstance(o, dict)]
+        before = len(steps)
         steps += [s for s in map(_step, observations) if s is not None]
+        if len(steps) == before:  # no generation recorded: the trace's own input and output are the exchange
+            at = sp.seconds(trace.get("timestamp"))
+            steps.append(Step(at=at, kind="llm", inputs=sp.msgs_from(trace.get("input"), "user"),
+                              outputs=sp.msgs_from(trace.get("output"), "assistant")))
         for score in sp.as_list(trace.get("scores")):
             if isinstance(score, dict) and not score.get("observationId"):
                 number = score.get("value") if isinstance(score.get("value"), (int, float)) else None
