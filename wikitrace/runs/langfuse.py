@@ -17,6 +17,9 @@ Observations by ``type``:
 - ``GUARDRAIL``, and spans or events named for a handoff or a guardrail: harness turns;
 - ``SPAN``, ``EVENT``, ``AGENT``, ``CHAIN``, ... : structure only.
 
+A trace without any of these is its own ``input`` and ``output``. A trace whose
+``observations`` are ids only (the traces list endpoint) is reported, not read half.
+
 ``level: ERROR`` marks an observation failed (``statusMessage`` says why): a failed
 tool is a call with ``is_error``, a failed generation a harness retry turn.
 
