@@ -386,3 +386,26 @@ def test_langfuse_trace_list_shapes(tmp_path):
     run = runs["t-bare"]
     assert [(t.role, t.content) for t in run.turns[:2]] == [("user", "Who is on call this Saturday?"), ("assistant", "Priya N.")]
     assert run.outcome.success is True  # CATEGORICAL "correct"
+
+
+def test_results_paired_by_id_are_the_ones_logged_for_that_id():
+    """Read the tool records' results straight from the files, by call id, and compare."""
+    from wikitrace.runs.otlp_spans import attributes
+
+    logged = {}
+    for line in OTLP_JSONL.read_text().splitlines() + [PHOENIX.read_text()]:
+        for rs in json.loads(line)["resourceSpans"]:
+            for span in rs["scopeSpans"][0]["spans"]:
+                a = attributes(span["attributes"])
+                call_id = a.get("gen_ai.tool.call.id") or a.get("tool_call.id")
+                result = a.get("gen_ai.tool.call.result") or a.get("output.value")
+                if call_id and result:
+                    logged[call_id] = result
+    for trace in json.loads(LANGFUSE.read_text()):
+        for o in trace["observations"]:
+            if o["type"] == "TOOL" and o["output"] is not None:
+                out = o["output"]
+                logged[o["metadata"]["tool_call_id"]] = out if isinstance(out, str) else json.dumps(out, sort_keys=True)
+    runs, _ = _load(OTLP_JSONL, PHOENIX, LANGFUSE, outcomes=_table(OUTCOMES))
+    paired = {c.extra["tool_call_id"]: c.result for r in runs for c in r.actions if c.extra.get("tool_call_id") in logged}
+    assert len(logged) == 4 and paired == logged  # the failed calls log an exception instead of a result
