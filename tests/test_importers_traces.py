@@ -327,6 +327,8 @@ def test_compiling_the_same_export_twice_adds_nothing_and_an_update_replaces_its
     out = tmp_path / "corpus"
     first = _compile([inputs], out, outcomes)
     before = tree_bytes(out)
+    corpus_text = b"".join(before.values()).decode("utf-8", "replace")
+    assert not [secret for secret in PLANTED if secret in corpus_text]  # headers, keys, tokens: none reached it
     second = _compile([inputs], out, outcomes)
     assert len(first["runs"]) == len(second["runs"]) == 15
     assert without_build_stamp(tree_bytes(out)) == without_build_stamp(before)
