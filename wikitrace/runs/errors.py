@@ -137,3 +137,23 @@ def judge(*signals: bool | None, text: Any = None) -> bool | None:
     if text is None:
         return None
     return observation_is_error(text)
+
+
+# A test runner's summary of a run in which tests ran and none failed: pytest's "3 passed in
+# 0.1s", unittest's "Ran 3 tests" then "OK", JUnit's "Tests run: 3, Failures: 0, Errors: 0",
+# go's "ok  <package>", cargo's "test result: ok.", jest's "Tests:  3 passed", mocha's "3 passing".
+_PASSED = re.compile(
+    r"^[ \t=]*(?:[A-Za-z][\w ]{0,20}:[ \t]*)?(?:\d+ [a-z]+[,;][ \t]*)*[1-9]\d* (?:passed|passing)\b.*$"
+    r"|^Ran [1-9]\d* tests? in [\d.]+s\s*\n\s*\nOK\b.*$"
+    r"|^(?:\[INFO\] )?Tests run: [1-9]\d*, Failures: 0, Errors: 0\b.*$"
+    r"|^ok\s+\S+\s+[\d.]+s\s*$|^test result: ok\..*$",
+    re.M,
+)
+
+
+def tests_passed(text: Any) -> str | None:
+    """The summary line of a test run that passed, or None (also when any failure shows)."""
+    if not isinstance(text, str) or observation_is_error(text):
+        return None
+    m = _PASSED.search(text)
+    return " ".join(m.group(0).strip(" =").split()) if m else None
