@@ -36,6 +36,7 @@ _DECLARATION = re.compile(
     r"|^\s*(?:(?:public|private|protected|static|final|abstract|synchronized|override|internal)\s+)+"
     r"[\w<>\[\],.?]+(?:\s*<[^>]*>)?\s+(\w+)\s*\(",  # Java, C#, Kotlin-like methods
 )
+_NEW_TEXT_FLAG = re.compile(r"--(?:new_str|file_text|new_string)\s+(['\"])(.*?)\1(?=\s|$)", re.S)
 _HUNK = re.compile(r"^@@ [^@]+ @@ ?(.*)$", re.M)
 
 
@@ -79,9 +80,10 @@ def edit_of(turn: Turn) -> Edit | None:
         editing = bool(_EDIT_WORDS.search(name)) and sub.lower() not in _READ_SUBCOMMANDS
         if path is None or not editing:
             return _shell_edit(turn)
-        texts = [str(v) for k, v in args.items() if k in ("new_string", "new_str", "old_string", "old_str", "content",
-                                                          "file_text", "insert_text", "new_source")]
-        for e in args.get("edits") or [] if isinstance(args.get("edits"), list) else []:
+        # the new text first: the editor's echo shows it, not the old one
+        texts = [str(args[k]) for k in ("new_string", "new_str", "content", "file_text", "insert_text", "new_source",
+                                        "old_string", "old_str") if isinstance(args.get(k), str)]
+        for e in args.get("edits") if isinstance(args.get("edits"), list) else []:
             if isinstance(e, dict):
                 texts += [str(e.get("new_string", "")), str(e.get("old_string", ""))]
     elif isinstance(args, str) and is_command_line(turn):
@@ -95,7 +97,8 @@ def edit_of(turn: Turn) -> Edit | None:
             path = words[2]  # str_replace_editor str_replace /r/a.py ...
         if path is None:
             return None
-        texts = [args.split("\n", 1)[1] if "\n" in args else args]
+        quoted = _NEW_TEXT_FLAG.search(args)  # SWE-agent 1.x: ``--new_str '...'`` on the command line
+        texts = [quoted.group(2) if quoted else args.split("\n", 1)[1] if "\n" in args else args]
     else:
         return None
     return Edit(path, _function_in(texts, result))

@@ -151,8 +151,22 @@ def _edits_between(calls: list[Call], start: int, end: int) -> list[tuple[Call, 
 
 
 def _edits_phrase(edits: list[tuple[Call, Edit]]) -> str:
-    shown = "; ".join(f"{c.name} changed {e.phrase()} at turn {c.n}" for c, e in edits[:3])
-    return shown + (f" (and {len(edits) - 3} more edits)" if len(edits) > 3 else "")
+    """``Edit changed `a.py` (in `total`) at turns 6 and 8``: edits of one place told once."""
+    places: dict[tuple[str, str], list[int]] = {}
+    for c, e in edits:
+        places.setdefault((c.name, e.phrase()), []).append(c.n)
+    parts = [f"{name} changed {where} at turn{'s' if len(ns) > 1 else ''} "
+             + (", ".join(map(str, ns[:-1])) + f" and {ns[-1]}" if len(ns) > 1 else str(ns[0]))
+             for (name, where), ns in list(places.items())[:3]]
+    return "; ".join(parts) + (f" (and {len(places) - 3} more places)" if len(places) > 3 else "")
+
+
+def _same_again(err: Call, fix: Call) -> str:
+    """How the call that went through relates to the failed one, in a phrase."""
+    before, after = command_of(err.turn), command_of(fix.turn)
+    if before is not None and before == after:
+        return "the same command"
+    return "the same call" if not _changed_keys(err, fix) else _label(fix, 80)
 
 
 def _changed_keys(a: Call, b: Call) -> list[str]:
@@ -178,7 +192,7 @@ def _success_items(r: Reading) -> list[Item]:
         edits = _edits_between(calls, err.n, fix.n)
         passed = tests_passed(fix.turn.result)
         if edits:  # fail, edit, pass: what was changed and that the same check then went through
-            again = "the same call" if not changed else f"{_label(fix, 80)}"
+            again = _same_again(err, fix)
             items.append(Item(80, Evidence(
                 decision=f"After {_label(err, 80)} failed at turn {err.n}, {_edits_phrase(edits)}; "
                          f"{again} then went through at turn {fix.n}"

@@ -25,7 +25,9 @@ _READ_WORDS = frozenset((
 ))
 _GIT_READS = frozenset(("diff", "status", "log", "show", "grep", "blame"))
 # Shell-like tools whose first command word says what the call does.
-_SHELL_TOOLS = frozenset(("bash", "shell", "sh", "run", "execute", "exec", "terminal", "cmd", "command"))
+_SHELL_TOOLS = frozenset(("bash", "shell", "sh", "run", "execute", "exec", "terminal", "cmd", "command",
+                          "cd"))  # SWE-agent names a call by its first word: ``cd /r && pytest``
+_MOVES = frozenset(("cd", "pushd", "popd"))  # a shell moving between folders changes nothing
 _COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
 _AFFIRM = re.compile(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|(?<!make )(?<!be )(?<!not )sure|please do)\b",
                      re.I)
@@ -84,7 +86,7 @@ def is_read_only(turn: Turn) -> bool:
         words = command.split()
         if words[:1] == ["git"]:
             return len(words) > 1 and words[1] in _GIT_READS
-        return _head_word(command) in _READ_WORDS
+        return _head_word(command) in _READ_WORDS or (0 < len(words) <= 2 and words[0] in _MOVES)
     return False
 
 
