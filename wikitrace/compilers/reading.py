@@ -83,6 +83,8 @@ def is_read_only(turn: Turn) -> bool:
     command = command_of(turn)
     if command is not None and (head in _SHELL_TOOLS or "edit" in name or "editor" in name):
         command = re.sub(r"^\s*cd\s+\S+\s*(?:&&|;)\s*", "", command)  # where it runs is not what it does
+        if isinstance(turn.arguments, str) and name not in _MOVES and command.lower().startswith(name):
+            command = command[len(name):]  # SWE-agent's ``str_replace_editor view /x``: the subcommand says
         words = command.split()
         if words[:1] == ["git"]:
             return len(words) > 1 and words[1] in _GIT_READS
