@@ -123,7 +123,8 @@ def _confirmation(r: Reading, w: Call) -> CandidateInsight | None:
 
 
 def _answer_from(r: Reading) -> CandidateInsight:
-    lookups = list(dict.fromkeys(c.name for c in r.calls if not c.error))
+    # a success whose every call failed still names its tools (indexing an empty list crashed)
+    lookups = list(dict.fromkeys(c.name for c in r.calls if not c.error)) or list(dict.fromkeys(c.name for c in r.calls))
     gist = task_gist(r, _words(" ".join(lookups).replace("_", " ")))
     return CandidateInsight(
         title=f"Answer from {lookups[0]} results",
