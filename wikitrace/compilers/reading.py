@@ -114,6 +114,7 @@ class Call:
     error: bool
     writes: bool  # changes state (or the outcome), as far as the name and command tell
     confirmed: bool  # a user message agreeing came just before it
+    agreed_at: int | None = None  # the user's last reply before it, when that reply agreed (maybe to an earlier change)
 
     @property
     def name(self) -> str:
@@ -175,17 +176,18 @@ def read_run(run: Run) -> Reading:
     # a call is confirmed when the user's last reply before it agreed to something and no
     # other change went through in between (look-ups and failed calls do not count); a user
     # message that is no reply agrees to nothing
-    agreed = False
+    agreed, agreed_at = False, None
     for t in run.turns:
         if is_harness_turn(t):
             harness.append(t)
         elif t.type == "function_call":
-            call = Call(t, looks_like_error(t), not is_read_only(t), agreed)
+            call = Call(t, looks_like_error(t), not is_read_only(t), agreed, agreed_at)
             calls.append(call)
             if call.writes and not call.error:
                 agreed = False
         elif t.type == "message" and t.role == "user":
             agreed = t.turn in replies and bool(_AFFIRM.search(t.content or ""))
+            agreed_at = t.turn if agreed else None
     first = run.turns[0] if run.turns else None
     system = first if first is not None and first.type == "message" and first.role in ("system", "developer") else None
     facts = [t for t in run.turns if (t.type == "function_call" and t.result and not is_harness_turn(t))
