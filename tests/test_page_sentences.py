@@ -19,7 +19,7 @@ import pytest
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.changes import what_ran
 from wikitrace.compilers.offline import compile_offline
-from wikitrace.compilers.reading import is_harness_turn, is_read_only
+from wikitrace.compilers.reading import is_harness_turn, is_read_only, read_run
 from wikitrace.runs import load
 from wikitrace.runs.model import Outcome, Run, RunError, Turn, count_steps
 
@@ -264,6 +264,9 @@ def test_swe_agent_instruction_is_no_user_agreement():
         run.outcome = Outcome(success=True, steps=count_steps(run.turns))
         comp = compile_offline(run)
         assert not any("user agreed" in e.decision for e in comp.evidence)
+        assert not read_run(run).has_interlocutor  # the template and the harness's reminders are nobody's reply
+    chat = next(r for r in RUNS if r.run_id == "7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14")
+    assert read_run(chat).has_interlocutor
 
 
 def test_a_user_reply_is_an_agreement():
