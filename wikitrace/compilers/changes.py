@@ -1,7 +1,7 @@
 """What a call ran and what it changed, read off its arguments and its answer.
 
-A page names an edit by the file it touched and, when the edit's text, the snippet
-the editor printed back or a diff hunk shows it, the function it sits in. A shell
+A page names an edit by the file it touched and, when the edit's text or the snippet
+the editor printed back shows it, the function it sits in. A shell
 call is named by the program it ran (``pytest``, ``javac``), not by the shell tool,
 so "a later call went through" means a later run of the same program. Nothing here
 knows a benchmark: argument keys, command lines, declaration keywords of common
@@ -37,7 +37,6 @@ _DECLARATION = re.compile(
     r"[\w<>\[\],.?]+(?:\s*<[^>]*>)?\s+(\w+)\s*\(",  # Java, C#, Kotlin-like methods
 )
 _NEW_TEXT_FLAG = re.compile(r"--(?:new_str|file_text|new_string)\s+(['\"])(.*?)\1(?=\s|$)", re.S)
-_HUNK = re.compile(r"^@@ [^@]+ @@ ?(.*)$", re.M)
 
 
 def _name_of(line: str) -> str | None:
@@ -131,13 +130,3 @@ def _function_in(texts: list[str], result: str) -> str | None:
             return found
         found = _name_of(code) or found
     return None
-
-
-def function_in_diff(diff: str) -> list[str]:
-    """Functions a unified diff names in its hunk headers (``@@ -40,7 +40,7 @@ def total(items):``)."""
-    out = []
-    for context in _HUNK.findall(diff or ""):
-        name = _name_of(context)
-        if name and name not in out:
-            out.append(name)
-    return out
