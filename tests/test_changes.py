@@ -74,6 +74,7 @@ def test_shell_and_write_edits(call, file):
     _call("Read", {"file_path": "/r/a.py"}),
     _call("str_replace_editor", {"command": "view", "path": "/r/a.py"}),
     _call("bash", {"command": "python -m pytest -q 2>&1"}),
+    _call("calculate", {"input": "3 > 2.5"}),  # a comparison in a tool's input is no redirect
 ])
 def test_calls_that_change_no_file(call):
     assert edit_of(call) is None

@@ -104,8 +104,10 @@ def edit_of(turn: Turn) -> Edit | None:
 
 
 def _shell_edit(turn: Turn) -> Edit | None:
+    """A shell call that writes a file (``sed -i``, a redirect, ``tee``); other tools' text is no command."""
     command = command_of(turn)
-    if command is None:
+    name = turn.name or ""
+    if command is None or not (_head_word(name) in _SHELL_TOOLS or is_command_line(turn)):
         return None
     m = _SHELL_WRITE.search(command)
     target = next((g for g in m.groups() if g), None) if m else None
