@@ -242,7 +242,9 @@ def _failure(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
             out.append(_error_lesson(r, err))
     for i in chosen:
         if i.kind == "loop" and i.call is not None and not any(i.call.name in o.title for o in out):
-            out.append(_loop_lesson(r, i.call, sum(1 for c in r.calls if signature(c.turn) == signature(i.call.turn))))
+            answer = " ".join((i.call.turn.result or "").split())  # a repetition: the same call, answered the same
+            out.append(_loop_lesson(r, i.call, sum(1 for c in r.calls if signature(c.turn) == signature(i.call.turn)
+                                                   and " ".join((c.turn.result or "").split()) == answer)))
             break
     if not writes and not errors:
         out.append(_idle_lesson(r))
