@@ -106,8 +106,6 @@ def user_replies(run: Run) -> set[int]:
     return out
 
 
-
-
 @dataclass
 class Call:
     turn: Turn
