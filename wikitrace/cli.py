@@ -19,7 +19,8 @@ from typer.core import TyperGroup
 from . import __version__
 
 CORPUS_ENV = "WIKITRACE_CORPUS"
-FORMATS = "native, atif, swe-agent, mini-swe-agent, claude-code, codex-cli, openai-chat (tau-bench), react-text"
+FORMATS = ("native, atif, swe-agent, mini-swe-agent, claude-code, codex-cli, otlp (OpenTelemetry / OpenInference), "
+           "inspect-ai, agents-sdk (OpenAI Agents SDK), langfuse, openhands, openai-chat (tau-bench), react-text")
 ENVIRONMENT = (
     "Environment: WIKITRACE_CORPUS (default corpus for add, forget, prompt, check, query, cite, mcp, dialogue add and "
     "dialogue forget); OPENAI_API_KEY / OPENAI_BASE_URL / WIKITRACE_MODEL (the LLM; without them the offline compiler "

@@ -31,6 +31,7 @@ from types import ModuleType
 from typing import Iterable, Iterator, Mapping
 
 from . import atif, claude_code, codex_cli, mini_swe_agent, native, openai_chat, react_notebook, react_text, swe_agent
+from . import agents_sdk, inspect_ai, langfuse, openhands, otlp
 from . import outcomes as _outcomes
 from . import repair as _repair
 from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, sniff
@@ -116,6 +117,11 @@ FORMATS: dict[str, ModuleType | type] = {
     "mini-swe-agent": mini_swe_agent,
     "claude-code": claude_code,
     "codex-cli": codex_cli,
+    "otlp": otlp,
+    "inspect-ai": inspect_ai,
+    "agents-sdk": agents_sdk,
+    "langfuse": langfuse,
+    "openhands": openhands,
     "openai-chat": _OpenAIChat,
     "react-notebook": react_notebook,
     "react-text": react_text,
@@ -123,13 +129,15 @@ FORMATS: dict[str, ModuleType | type] = {
 ALIASES = {
     "tau-bench": "openai-chat", "openai": "openai-chat", "sweagent": "swe-agent", "swe-agent-traj": "swe-agent",
     "mini": "mini-swe-agent", "mini-swe": "mini-swe-agent", "claude": "claude-code", "codex": "codex-cli", "harbor": "atif",
+    "inspect": "inspect-ai", "openai-agents": "agents-sdk", "otel": "otlp", "opentelemetry": "otlp",
+    "openinference": "otlp", "phoenix": "otlp",
     "react": "react-text", "reflexion": "react-text",
     "fever": "react-notebook", "hotpotqa": "react-notebook", "webshop": "react-notebook", "alfworld": "react-notebook",
 }
 # Files a folder walk looks at; others are listed in report.ignored.
-_RUN_SUFFIXES = (".json", ".jsonl", ".traj", ".txt", ".log")
+_RUN_SUFFIXES = (".json", ".jsonl", ".traj", ".txt", ".log", ".eval")
 # Companion files that hold verdicts or predictions, not runs.
-_COMPANIONS = {"results.json", "result.json", "preds.json", "all_preds.jsonl", "config.json",
+_COMPANIONS = {"results.json", "result.json", "report.json", "preds.json", "all_preds.jsonl", "config.json",
                "run_batch_exit_statuses.yaml"}
 
 
@@ -146,7 +154,12 @@ def detect(path: Path) -> str:
         return "native"
     if path.is_dir():
         raise RunError(f"{path}: a folder without run.json; pass the files in it")
-    s = sniff(path)
+    try:
+        s = sniff(path)
+    except NotText:
+        if inspect_ai.is_eval_zip(path):  # an Inspect AI .eval log is a zip
+            return "inspect-ai"
+        raise
     if not s.head.strip():
         raise RunError(f"{path}: empty file")
     for name, module in FORMATS.items():
