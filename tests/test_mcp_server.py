@@ -299,3 +299,15 @@ def test_memory_without_a_budget_stays_within_an_agents_context(tmp_path):
     assert len(default.encode()) <= 20_000, len(default.encode())
     assert "left out by the budget of 4000 tokens" in default and "larger budget" in default
     assert len(everything.encode()) > 2 * len(default.encode())  # the budget is what kept it small
+
+
+def test_search_answers_a_page_and_says_how_to_get_the_next(corpus):
+    async def body(s):
+        first = _text(await s.call_tool("search", {"pattern": "e"}))
+        second = _text(await s.call_tool("search", {"pattern": "e", "skip": 50}))
+        return first, second
+
+    first, second = _with_server(corpus, body)
+    lines = first.splitlines()
+    assert len(lines) == 51 and "the next 50: skip=50" in lines[-1]
+    assert second.splitlines()[0] != lines[0] and second.splitlines()[0] not in lines[:50]

@@ -20,6 +20,7 @@ import contextlib
 import importlib.util
 import io
 import os
+import re
 import sys
 import threading
 from dataclasses import dataclass
@@ -182,6 +183,8 @@ class CorpusAccess:
         code, out, err = _run_tool("grep", self._real_root(), dict(opts, **{"-e": pattern}), [])
         if code == 1:
             return (err.strip() or f"no match for {pattern!r}") + "\n"
+        out = re.sub(r"--skip (\d+); or narrow the search \(--layer, -l,", r"skip=\1; or narrow the search (layers,",
+                     out)  # the tool's page line, in this tool's argument names
         return out + "".join(f"[{line}]\n" for line in err.splitlines())
 
     def read(self, path: str) -> str:
