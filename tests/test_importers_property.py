@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wikitrace.redact import Redactor
-from wikitrace.runs import (agents_sdk, atif, claude_code, inspect_ai, langfuse, load, mini_swe_agent, native,
-                            openai_chat, openhands, otlp, react_notebook, react_text, swe_agent)
+from wikitrace.runs import (agents_sdk, atif, claude_code, codex_cli, inspect_ai, langfuse, load, mini_swe_agent,
+                            native, openai_chat, openhands, otlp, react_notebook, react_text, swe_agent)
 from wikitrace.runs.model import Outcome, Run, RunError
 from wikitrace.runs.turnlog import check_numbering, parse_turns
 
@@ -160,6 +160,18 @@ _cc_line = _obj(type=_maybe(st.sampled_from(["user", "assistant", "summary", "sy
                     thinking=_maybe(_text), id=_maybe(st.sampled_from(["t1", "t2"])), name=_maybe(_text), input=JSON,
                     tool_use_id=_maybe(st.sampled_from(["t1", "t2"])), content=_maybe(_text), is_error=JSON), max_size=3)))))
 
+_codex_item = _obj(type=_maybe(st.sampled_from(["message", "reasoning", "function_call", "function_call_output",
+                                                "custom_tool_call", "custom_tool_call_output", "local_shell_call"])),
+                  role=_maybe(st.sampled_from(["user", "assistant", "developer"])),
+                  content=_maybe(st.lists(_obj(type=st.sampled_from(["input_text", "output_text"]), text=_text),
+                                          max_size=2)),
+                  summary=_maybe(st.lists(_obj(type=st.just("summary_text"), text=_text), max_size=2)),
+                  name=_maybe(_text), arguments=_maybe(_text | st.builds(json.dumps, JSON)),
+                  call_id=_maybe(st.sampled_from(["c1", "c2"])), output=_maybe(_text | st.builds(json.dumps, JSON)))
+_codex_line = _obj(timestamp=_text, type=_maybe(st.sampled_from(["session_meta", "response_item", "event_msg",
+                                                                 "turn_context", "compacted"])),
+                   payload=_maybe(_codex_item | _obj(id=_maybe(_text), cwd=_maybe(_text), model=_maybe(_text))))
+
 _react_line = st.one_of(
     st.builds(lambda k, t: f"{k}: {t}", st.sampled_from(
         ["Question", "Thought 1", "Action 1", "Observation 1", "Thought 2", "Action 2", "Observation 2",
@@ -190,6 +202,8 @@ _FILES = {  # format -> (module, file name, fixture to mutate)
     "mini-swe-agent": (mini_swe_agent, "run/x__y-1.traj.json",
                        FIX / "mini_swe_agent" / "sympy__sympy-20590" / "sympy__sympy-20590.traj.json"),
     "claude-code": (claude_code, "s.jsonl", FIX / "claude_code" / "0b7c4f2e-5d1a-4c8e-9f3b-2a6d8e1c7f90.jsonl"),
+    "codex-cli": (codex_cli, "rollout-x.jsonl",
+                  next((FIX.parent / "capture").glob("rollout-*.jsonl"))),
     "atif": (atif, "t__1/agent/trajectory.json", FIX / "atif" / "hello-world__Xk2p9" / "agent" / "trajectory.json"),
     "react-text": (react_text, "log.txt", FIX / "react" / "hotpotqa_small.txt"),
     "react-notebook": (react_notebook, "printout.txt", FIX / "react_notebook" / "webshop_printout.txt"),
@@ -206,7 +220,7 @@ _FILES = {  # format -> (module, file name, fixture to mutate)
 def _encode(fmt: str, doc) -> bytes:
     if fmt in ("react-text", "react-notebook"):
         text = "\n".join(doc) if isinstance(doc, list) else str(doc)
-    elif fmt in ("claude-code", "openai-chat", "native", "openhands") and isinstance(doc, list):
+    elif fmt in ("claude-code", "codex-cli", "openai-chat", "native", "openhands") and isinstance(doc, list):
         text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in doc)
     else:
         text = json.dumps(doc, ensure_ascii=False)
@@ -216,6 +230,8 @@ def _encode(fmt: str, doc) -> bytes:
 def _doc_strategy(fmt: str):
     if fmt == "claude-code":
         return st.lists(_cc_line | JSON, max_size=6)
+    if fmt == "codex-cli":
+        return st.lists(_codex_line | JSON, max_size=6)
     if fmt == "react-text":
         return st.lists(_react_line, max_size=25)
     if fmt == "react-notebook":
@@ -330,6 +346,15 @@ TEMPLATES = {
     "claude-code": [{"type": _C("user", "assistant", "summary", "system"), "sessionId": _C("s1", "s2"),
                      "uuid": "T", "isSidechain": "B", "isMeta": "B",
                      "message": {"role": "T", "model": "T", "content": _E("T", [_PART])}}],
+    "codex-cli": [{"timestamp": "T", "type": _C("session_meta", "response_item", "event_msg", "turn_context"),
+                   "payload": {"id": "T", "type": _C("message", "reasoning", "function_call", "function_call_output",
+                                                     "custom_tool_call", "custom_tool_call_output"),
+                               "role": _C("user", "assistant", "developer"),
+                               "content": [{"type": _C("input_text", "output_text"), "text": "T"}],
+                               "summary": [{"type": _C("summary_text"), "text": "T"}], "name": "T",
+                               "arguments": _E(_Json({"command": ["T"]}), "T"), "call_id": _C("c1", "c2"),
+                               "output": _E("T", _Json({"output": "T", "metadata": {"exit_code": "I"}})),
+                               "model": "T"}}],
     "atif": {"schema_version": _C("ATIF-v1.4"), "session_id": "T", "agent": {"name": "T", "version": "T"},
              "steps": [{"step_id": "I", "source": _C("system", "user", "agent", "tool"), "message": "T",
                         "reasoning_content": "T",

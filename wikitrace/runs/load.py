@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterable, Iterator, Mapping
 
-from . import atif, claude_code, mini_swe_agent, native, openai_chat, react_notebook, react_text, swe_agent
+from . import atif, claude_code, codex_cli, mini_swe_agent, native, openai_chat, react_notebook, react_text, swe_agent
 from . import agents_sdk, inspect_ai, langfuse, openhands, otlp
 from . import outcomes as _outcomes
 from . import repair as _repair
@@ -116,6 +116,7 @@ FORMATS: dict[str, ModuleType | type] = {
     "swe-agent": swe_agent,
     "mini-swe-agent": mini_swe_agent,
     "claude-code": claude_code,
+    "codex-cli": codex_cli,
     "otlp": otlp,
     "inspect-ai": inspect_ai,
     "agents-sdk": agents_sdk,
@@ -127,7 +128,7 @@ FORMATS: dict[str, ModuleType | type] = {
 }
 ALIASES = {
     "tau-bench": "openai-chat", "openai": "openai-chat", "sweagent": "swe-agent", "swe-agent-traj": "swe-agent",
-    "mini": "mini-swe-agent", "mini-swe": "mini-swe-agent", "claude": "claude-code", "harbor": "atif",
+    "mini": "mini-swe-agent", "mini-swe": "mini-swe-agent", "claude": "claude-code", "codex": "codex-cli", "harbor": "atif",
     "inspect": "inspect-ai", "openai-agents": "agents-sdk", "otel": "otlp", "opentelemetry": "otlp",
     "openinference": "otlp", "phoenix": "otlp",
     "react": "react-text", "reflexion": "react-text",
@@ -220,6 +221,8 @@ def _walk(folder: Path, report: LoadReport, depth: int = 0, root: Path | None = 
             continue
         if native.is_run_folder(child):
             yield child, True
+        elif child.is_dir() and (child / ".wikitrace").is_dir() and (child / "corpus.json").is_file():
+            report.ignored.append(f"{child}: a wikitrace corpus (its pages are not runs)")
         elif child.is_dir():
             if depth < 8:
                 yield from _walk(child, report, depth + 1, root)
