@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ..runs.model import Run
 from .base import CompileStats
 from .grounding import ground
-from .lessons import lessons_for
+from .lessons import lessons_for, patterns_of
 from .reading import Call, Reading, check_arguments, full_arguments, harness_reason, read_run
 from .rules import rules_for
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
@@ -86,6 +86,7 @@ def compile_offline(run: Run) -> Compilation:
         insights=lessons_for(reading, chosen)[:MAX_INSIGHTS],
         compiler="offline",
         left_out=sum(1 for c in calls if c.n not in cited),
+        patterns=patterns_of(reading),
     )
     return ground(comp, run)
 
