@@ -86,10 +86,10 @@ def _verdict(a: int, b: int, failed: int, succeeded: int) -> tuple[str, float | 
         return "no-failure", None
     up, down = fisher_tails(a, b, failed, succeeded)
     if up < ALPHA:
-        return "failure", round(up, 4)
+        return "failure", float(f"{up:.2g}")
     if down < ALPHA:
-        return "success", round(down, 4)
-    return "none", round(min(up, down), 4)
+        return "success", float(f"{down:.2g}")
+    return "none", float(f"{min(up, down):.2g}")
 
 
 def _pick_text(members: list[tuple[dict, dict]]) -> dict:
@@ -176,9 +176,9 @@ def contrast_sentence(entry: dict) -> str:
     if v == "no-failure":
         return met + "; with no failed run of this task type to compare with, it is not named a cause."
     if v == "failure":
-        return met + f": it goes with failure (one-sided Fisher exact test, p = {c['p']})."
+        return met + f": it goes with failure (one-sided Fisher exact test, p = {c['p']:.2g})."
     if v == "success":
-        return met + f": it goes with success (one-sided Fisher exact test, p = {c['p']})."
-    return met + (f": it does not separate them (p = {c['p']}), so it did not decide the outcome"
+        return met + f": it goes with success (one-sided Fisher exact test, p = {c['p']:.2g})."
+    return met + (f": it does not separate them (p = {c['p']:.2g}), so it did not decide the outcome"
                   + (f"; {c['success_met']} successful run{'s' if c['success_met'] != 1 else ''} met it too." if c['success_met']
                      else "."))
