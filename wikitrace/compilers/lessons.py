@@ -90,7 +90,16 @@ def error_lesson(r: Reading, err: Call) -> CandidateInsight:
     later = [c for c in r.calls if c.n > err.n]
     passed = next((c for c in later if c.name == err.name and not c.error), None)
     same = [c for c in later if signature(c.turn) == signature(err.turn)]
-    if passed is not None:
+    if runs_a_command(err.turn):
+        # a command's later success says little about this error: the advice is the message's own,
+        # and what the successful runs that met it did is listed on the page
+        advice = ("fix what the message names (install or locate the missing program, correct the command) or "
+                  "reach the same end another way")
+        detail = (f"a later {err.name} call went through at turn {passed.n}" if passed is not None else
+                  "never got past it") + (f"; the same command was sent {len(same)} more time{'s' if len(same) != 1 else ''}"
+                                          if same else "")
+        worked = passed is not None
+    elif passed is not None:
         x, y = err.turn.arguments, passed.turn.arguments
         listed = (err.turn.result or "").lower()
         if isinstance(x, dict) and isinstance(y, dict):
@@ -111,8 +120,8 @@ def error_lesson(r: Reading, err: Call) -> CandidateInsight:
         detail = f"sent the same call {len(same)} more time{'s' if len(same) != 1 else ''}, never got past it"
         worked = False
     else:
-        advice = (f"fix what the message names before going on (a missing program: install it or use another way "
-                  f"to the same end; a wrong value: look it up), or reach the same end another way")
+        advice = (f"fix the value the message names (look it up, or ask for it) before calling {err.name} again, "
+                  "or reach the same end another way")
         detail = "tried other arguments, never got past it" if any(c.name == err.name for c in later) \
             else "did not call it again"
         worked = False
@@ -344,7 +353,8 @@ def _idle_lesson(r: Reading) -> CandidateInsight:
                    "Once the look-ups have given the facts, make the change or give the answer the request asks for, "
                    "or say why it cannot be done; do not end with look-ups only.",
                    f"In {_kind(r)} that ask for a change or an answer.",
-                   f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}, nothing settled", False)
+                   f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''} "
+                   f"({join(list(dict.fromkeys(verb(c) for c in r.calls)), 3)}), nothing settled", False)
 
 
 def repeats(r: Reading) -> list[tuple[Call, int]]:

@@ -31,6 +31,8 @@ from . import layout
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
 INSTEAD_SHOWN = 10  # successful runs listed by name on a page (all are counted)
+# patterns that are trouble a run meets: for these a page lists what successful runs that met it did
+TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off"}
 
 
 def kind_of(entry: dict) -> str:
@@ -146,7 +148,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             a, b = seen["failure"], seen["success"]
             verdict, p = _verdict(a, b, failed, succeeded)
             instead = [{"step": s["step"], "insights": [i for i in s.get("insights") or [] if i != iid]}
-                       for s in met_by.get((kind, pattern), [])][:INSTEAD_SHOWN] if verdict in ("none", "success") else []
+                       for s in met_by.get((kind, pattern), [])][:INSTEAD_SHOWN] \
+                if verdict in ("none", "success") and pattern.split("|", 1)[0] in TROUBLE else []
             contrast = {"pattern": pattern, "failed_met": a, "failed": failed, "success_met": b,
                         "success": succeeded, "verdict": verdict, "p": p, "instead": instead}
         out.append({
