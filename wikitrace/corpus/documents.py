@@ -144,11 +144,14 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
     instead = [{"step": i["step"], "page": layout.compilation_doc(i["step"]),
                 "insights": [(x, layout.insight_doc(x), (titles or {}).get(x, x)) for x in i["insights"]]}
                for i in (entry.get("contrast") or {}).get("instead", [])]
-    sources = [{**s, "page": layout.compilation_doc(s["step"])} for s in entry["sources"]]
+    sources = [{**s, "page": layout.compilation_doc(s["step"]), "raw": layout.raw_dir(s["step"])} for s in entry["sources"]]
     return render(
         "insight.md.j2", templates, usage=usage_pages.usage_line(*usage),
         frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry),
         instead=instead, sources=sources, link=link,
+        # the first source's pages, under the names a template written for one-run insights uses
+        step=entry["source_step"], outcome=entry["source_outcome"], compilation=layout.compilation_doc(entry["source_step"]),
+        raw=layout.raw_dir(entry["source_step"]), raw_page=layout.raw_metadata(entry["source_step"]),
     )
 
 
