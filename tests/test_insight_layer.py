@@ -161,3 +161,18 @@ def test_rebuilds_are_byte_identical_and_compile_equals_compile_then_add(tmp_pat
     assert strip(tree_bytes(first)) == strip(tree_bytes(one))
     a, b = corpus_json(first), corpus_json(one)
     assert (a["runs"], a["insights"], a["retired"]) == (b["runs"], b["insights"], b["retired"])
+
+
+def test_check_finds_an_insight_whose_counts_differ_from_its_sources(tmp_path):
+    from helpers import make_writable_copy
+
+    from wikitrace.corpus.check import check_corpus
+
+    out = compile_runs(tmp_path, [swe_run(k, success=k % 2 == 0) for k in range(4)])
+    assert check_corpus(out) == []
+    broken = make_writable_copy(out, tmp_path / "broken")
+    entry = insight_with(corpus_json(out), "error|bash mvn|")
+    page = broken / "insight" / f"{entry['id']}.md"
+    n = entry["counts"]["runs"]
+    page.write_text(page.read_text().replace(f"\nruns: {n}\n", f"\nruns: {n + 1}\n"))
+    assert any(f"differ from its {n} listed sources" in p for p in check_corpus(broken))
