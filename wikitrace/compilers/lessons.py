@@ -185,7 +185,7 @@ def procedure_lesson(r: Reading) -> CandidateInsight:
         tools = sources(r, final)[0]
         steps.append(f"end with {final.name} giving " + ("the verdict the look-ups support" if is_label(answer) else
                                                        "the value a look-up returned, in the words it used" if tools
-                                                       else "the answer"))
+                                                       else "an answer worked out from what the look-ups returned"))
     else:
         if others:
             steps.append(f"make the change with {join(sorted(others), 3)}")
@@ -194,7 +194,11 @@ def procedure_lesson(r: Reading) -> CandidateInsight:
         steps.append(f"call {v}" + (f", taking {took}" if took else "") + (" and the user's own values" if user else ""))
     edited = _edited(r, writes)
     detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "")
-    return _lesson(procedure_key(r) or "", f"Settle with {v}" + (f" after {join(sorted(looks), 2)}" if looks else ""),
+    how = ""
+    if answer is not None:
+        how = (", giving the verdict" if is_label(answer) else ", giving a value a look-up returned"
+               if sources(r, final)[0] else ", giving an answer no look-up held word for word")
+    return _lesson(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
                    "To settle the task: " + ", then ".join(steps) + ".",
                    f"In {_kind(r)} that end with {v}.", detail, True)
 
