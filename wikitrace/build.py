@@ -424,7 +424,9 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     pub.write("corpus.json", text.encode("utf-8"))
     return pub.finish({
         "build_key": key, "records": dict(sorted(writer.record_digests.items())),
-        "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"]} for r in writer.runs],
+        "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"],
+                          "task_type": r.get("task_type"), "apps": r.get("apps"),
+                          "keys": [lesson["key"] for lesson in r.get("lessons") or []]} for r in writer.runs],
                 "retired": ids.retired()},
         "settings": build_settings(compiler.name, compiler.model, opts),
         "usage": usage,

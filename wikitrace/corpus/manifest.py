@@ -45,9 +45,11 @@ class IdAllocator:
 
         self.key_ids: dict[str, str] = {}
         for r in self.prev_runs.values():
-            for lesson, iid in zip(r.get("lessons") or [], r.get("insights") or []):
-                if isinstance(lesson, dict) and isinstance(lesson.get("key"), str):
-                    self.key_ids.setdefault(group_key(r, lesson["key"]), iid)
+            # corpus.json's run entry holds its lessons; the manifest's copy (corpus.json lost) their keys
+            keys = [lesson.get("key") for lesson in r.get("lessons") or [] if isinstance(lesson, dict)] or r.get("keys") or []
+            for key, iid in zip(keys, r.get("insights") or []):
+                if isinstance(key, str):
+                    self.key_ids.setdefault(group_key(r, key), iid)
         self.used_insights: set[str] = set()
 
     def step_for(self, run_id: str) -> str:

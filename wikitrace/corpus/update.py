@@ -101,6 +101,8 @@ class RunWriter:
         self._sink_args = (str(pub.root), str(pub.tmp), opts.mount_path, str(opts.templates) if opts.templates else None)
         self._sink = pages.PageSink(*self._sink_args)
         self._handed = 0
+        self._provisional: set[str] = set()  # insight pages written ahead of the gathered ones
+        self._checked: set[str] = set()  # insight pages already verified or written ahead
         # With a model asked for, a run already in the corpus that fell back is held until
         # the model has answered once: if it never does, the build publishes nothing and
         # the pages it has now must not have been overwritten with offline ones.
@@ -186,16 +188,35 @@ class RunWriter:
         self.pub.claim(paths)
         if run.run_id not in self.ids.prev_runs:
             self.new_paths += paths
-        self._apply(("run", run, comp, step, refs))
-        self.compilers[comp.compiler] += 1
-        if run.source.get("record_digest"):
-            self.record_digests[run.run_id] = run.source["record_digest"]
-        self.runs.append({
+        entry = {
             "step": step, "run_id": run.run_id, "task_id": run.task.id, **kind,
             "outcome": run.outcome.label, "steps": run.outcome.steps, "instruction": run.task.instruction,
             "title": comp.title, "compiler": comp.compiler, "content_hash": digest, "insights": ins_ids,
             "redactions": run.source.get("redactions") or None, **insight_layer.run_entry_fields(comp),
-        })
+        }
+        self._provisional_pages(entry, run.run_id not in self.ids.prev_runs)
+        self._apply(("run", run, comp, step, refs))
+        self.compilers[comp.compiler] += 1
+        if run.source.get("record_digest"):
+            self.record_digests[run.run_id] = run.source["record_digest"]
+        self.runs.append(entry)
+
+    def _provisional_pages(self, entry: dict, new_run: bool) -> None:
+        """An insight id the corpus has no page for yet gets one from this run alone, before
+        the run's pages that link it are written: a reader never meets a missing page. The
+        page gathered from every run replaces it at the end (``publish_insights``)."""
+        for ins in insight_layer.gather([entry]):
+            rel = layout.insight_doc(ins["id"])
+            if rel in self._checked:
+                continue
+            self._checked.add(rel)
+            # a page on disk (edited ones are noted as repaired) is a target already: rewritten at the end
+            if self.pub.owns(rel) and (self.pub.verify_group([rel]) or (self.pub.root / rel).is_file()):
+                continue
+            self._provisional.add(rel)
+            if new_run:
+                self.new_paths.append(rel)
+            self.pub.write(rel, documents.render_insight(ins, self.opts.mount_path, self.opts.templates).encode("utf-8"))
 
     def publish_insights(self) -> None:
         """Gather the insight layer from every run's entry and write its pages (those whose
@@ -205,6 +226,9 @@ class RunWriter:
         titles = {i["id"]: i["title"] for i in self.insights}
         mount, templates = self.opts.mount_path, self.opts.templates
         for entry in self.insights:
+            rel = layout.insight_doc(entry["id"])
+            if rel not in self._checked and self.pub.owns(rel):
+                self.pub.verify_group([rel])  # a page found missing or edited is reported as repaired
             text = documents.render_insight(entry, mount, templates, self.usage.get(entry["id"], (0, 0)), titles)
-            self.pub.write(layout.insight_doc(entry["id"]), text.encode("utf-8"))
+            self.pub.write(rel, text.encode("utf-8"))
         self.carried_insights = {i["id"] for i in self.insights if self.prev_insights.get(i["id"]) == i}
