@@ -402,7 +402,7 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     indexes, then corpus.json, then the removals and the manifest (``wikitrace add`` ends
     the same way). Returns the removed paths."""
     pub, root = writer.pub, writer.pub.root
-    writer.publish_insights()  # gathered across every run, now that all are compiled
+    writer.publish_insights(compiler)  # gathered across every run, now that all are compiled
     usage = writer.refresh_usage()
     for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
         pub.write(rel, text.encode("utf-8"))

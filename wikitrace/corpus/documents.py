@@ -138,6 +138,9 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
         "failure": c.get("failure", 0),
         "verdict": (entry.get("contrast") or {}).get("verdict"),
         "compiler": entry.get("compiler") or "offline",
+        # on the LLM path: who wrote the guideline (llm, or offline-fallback with the reason)
+        **({"guideline_by": entry["guideline_by"], "fallback_reason": entry.get("fallback_reason")}
+           if entry.get("guideline_by") else {}),
         **usage_pages.frontmatter_fields(*usage),
     }
     link = layout.Linker(path, mount)

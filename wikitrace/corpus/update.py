@@ -218,11 +218,16 @@ class RunWriter:
                 self.new_paths.append(rel)
             self.pub.write(rel, documents.render_insight(ins, self.opts.mount_path, self.opts.templates).encode("utf-8"))
 
-    def publish_insights(self) -> None:
+    def publish_insights(self, compiler=None) -> None:
         """Gather the insight layer from every run's entry and write its pages (those whose
         bytes are unchanged are left alone); insights no run links any more are not written,
-        so the publisher removes their pages."""
+        so the publisher removes their pages. With a model, each insight's guideline is the
+        model's merge of its sources (compilers/insight_merge.py)."""
         self.insights = insight_layer.gather(self.runs)
+        if compiler is not None and compiler.name == "llm" and self.insights:
+            from ..compilers.insight_merge import merge_guidelines
+
+            merge_guidelines(compiler, self.insights, self.runs)
         titles = {i["id"]: i["title"] for i in self.insights}
         mount, templates = self.opts.mount_path, self.opts.templates
         for entry in self.insights:
