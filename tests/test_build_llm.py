@@ -17,14 +17,17 @@ from pathlib import Path
 
 import frontmatter
 
-from fake_openai import reply, slow, valid_answer
+from fake_openai import merge_reply, reply, slow, valid_answer
 from helpers import EXAMPLES, tree_bytes, without_build_stamp
 from wikitrace.build import BuildOptions, build
 from wikitrace.corpus.check import check_corpus
 
 
 def _answer_for(body):
-    """A deterministic valid answer for whatever run the request is about."""
+    """A deterministic valid answer for whatever run (or insight merge) the request is about."""
+    merged = merge_reply(body)
+    if merged is not None:
+        return merged
     system = body["messages"][0]["content"]
     outcome = "failure" if "failure_causes" in system else "success"
     return reply(json.dumps(valid_answer(outcome, turns=[2])))
@@ -66,7 +69,7 @@ def test_llm_build_labels_pages_and_records_fallbacks(fake_openai, tmp_path):
     assert without_build_stamp(tree_bytes(out)) == without_build_stamp(before)
     # A fresh output folder is served from the cache, except the run that fell back.
     fresh = build(BuildOptions(inputs=[EXAMPLES], out=tmp_path / "fresh", quiet=True))
-    assert fake_openai.calls == sent + 4 and fresh.stats["cache_hits"] == 5
+    assert fake_openai.calls == sent + 4 and fresh.stats["cache_hits"] == 5 + len(data["insights"])  # + the merges
 
 
 def test_api_key_never_reaches_the_corpus(fake_openai, tmp_path):
