@@ -34,7 +34,8 @@ def merges(fake) -> int:
     return sum(is_merge(b) for b in fake.bodies)
 
 
-def test_one_merge_call_per_insight_then_only_for_the_group_that_changed(fake_openai, tmp_path):
+def test_one_merge_call_per_insight_then_only_for_the_group_that_changed(fake_openai, tmp_path, monkeypatch):
+    monkeypatch.setenv("WIKITRACE_MERGE_INSIGHTS", "1")
     fake_openai.respond_with(responder())
     runs = [swe_run(k, success=k % 3 == 0) for k in range(6)]
     out = tmp_path / "corpus"
@@ -57,7 +58,8 @@ def test_one_merge_call_per_insight_then_only_for_the_group_that_changed(fake_op
     assert merges(fake_openai) - before == len(taught)  # only the groups the new run is a source of
 
 
-def test_a_bad_merge_answer_keeps_the_offline_wording_and_says_why(fake_openai, tmp_path):
+def test_a_bad_merge_answer_keeps_the_offline_wording_and_says_why(fake_openai, tmp_path, monkeypatch):
+    monkeypatch.setenv("WIKITRACE_MERGE_INSIGHTS", "1")
     fake_openai.respond_with(responder("Run mvn in /repo/src/Module3/P.java after step-0004."))
     out = tmp_path / "corpus"
     build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", [swe_run(k, success=k == 0) for k in range(3)])],
@@ -67,6 +69,13 @@ def test_a_bad_merge_answer_keeps_the_offline_wording_and_says_why(fake_openai, 
         assert page["guideline_by"] == "offline-fallback" and "copies values" in page["fallback_reason"]
         assert "/repo/src" not in page.content
     assert check_corpus(out) == []
+
+
+def test_without_the_setting_no_merge_is_asked(fake_openai, tmp_path):
+    fake_openai.respond_with(responder())
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", [swe_run(k, success=k == 0) for k in range(3)])],
+                       out=tmp_path / "corpus", quiet=True))
+    assert fake_openai.calls >= 3 and merges(fake_openai) == 0
 
 
 def test_the_check_of_a_merged_guideline():

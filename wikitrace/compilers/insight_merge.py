@@ -13,12 +13,16 @@ reference, no value of one episode (an id, a number, a path) and no narration of
 Anything else — a transport fault after its retries, a refusal, malformed JSON, a failed
 check — keeps the offline wording and records why in the page's frontmatter
 (``guideline_by: offline-fallback``, ``fallback_reason``).
+
+For now the merge is asked for with ``WIKITRACE_MERGE_INSIGHTS=1`` (compile and add alike):
+the Batch API path does not carry these calls yet, and builds promise their exact call counts.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from typing import Any
 
@@ -38,6 +42,10 @@ INSTRUCTIONS = (
     "commands and error messages as they are written; never name ids, numbers, people, file paths or a single "
     "run, and do not tell what one run did."
 )
+
+
+def wanted() -> bool:
+    return os.environ.get("WIKITRACE_MERGE_INSIGHTS", "").strip() not in ("", "0")
 
 
 def _messages(entry: dict) -> list[dict[str, str]]:
