@@ -13,7 +13,7 @@ The contrast rule. A lesson's pattern (the error it is about, the call it repeat
 the procedure it follows...) is met in ``a`` of the ``F`` failed runs and ``b`` of
 the ``S`` successful runs of the task type. It is called a cause of failure only
 when a one-sided Fisher exact test on that 2x2 table gives p < 0.05 for "met more
-often in failed runs" (and "goes with success" for the other tail). Fisher's test is
+often in failed runs" (and "met more often by successful runs" for the other tail). Fisher's test is
 exact at any sample size, so three runs never make a cause; no threshold is fitted
 to any data set. Otherwise the page says the pattern was also met in b of S
 successful runs and did not decide the outcome, and links the successful runs that
@@ -179,9 +179,11 @@ def contrast_sentence(entry: dict) -> str:
     if v == "no-failure":
         return met + "; with no failed run of this task type to compare with, it is not named a cause."
     if v == "failure":
-        return met + f": it goes with failure (one-sided Fisher exact test, p = {c['p']:.2g})."
+        return met + (f": runs that met it failed more often than the others (one-sided Fisher exact test, "
+                      f"p = {c['p']:.2g}), so it is named a likely cause of failure.")
     if v == "success":
-        return met + f": it goes with success (one-sided Fisher exact test, p = {c['p']:.2g})."
+        return met + (f": runs that met it succeeded more often than the others (one-sided Fisher exact test, "
+                      f"p = {c['p']:.2g}), so it is not a cause of failure.")
     return met + (f": it does not separate them (p = {c['p']:.2g}), so it did not decide the outcome"
                   + (f"; {c['success_met']} successful run{'s' if c['success_met'] != 1 else ''} met it too." if c['success_met']
                      else "."))
