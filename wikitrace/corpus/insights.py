@@ -185,5 +185,6 @@ def contrast_sentence(entry: dict) -> str:
         return met + (f": runs that met it succeeded more often than the others (one-sided Fisher exact test, "
                       f"p = {c['p']:.2g}), so it is not a cause of failure.")
     return met + (f": it does not separate them (p = {c['p']:.2g}), so it did not decide the outcome"
-                  + (f"; {c['success_met']} successful run{'s' if c['success_met'] != 1 else ''} met it too." if c['success_met']
+                  + (f"; {c['success_met']} successful run{'s' if c['success_met'] != 1 else ''} met it too."
+                     if c['success_met'] and c['pattern'].split("|", 1)[0] in TROUBLE
                      else "."))
