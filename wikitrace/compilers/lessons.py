@@ -62,7 +62,7 @@ def shape(c: Call) -> str:
     return clip(line, 80).replace('"', "'")
 
 
-def _rules(r: Reading, c: Call):
+def rules_once(r: Reading, c: Call):
     """rules_for(r, c), computed once per call of the run (the lessons and the patterns both ask)."""
     key = f"lessons.rules:{c.n}"
     if key not in r.memo:
@@ -241,7 +241,7 @@ def _rule_naming(r: Reading, name: str) -> str:
 
 
 def _confirmation(r: Reading, w: Call) -> CandidateInsight | None:
-    hits = [h for h in _rules(r, w) if re.search(r"confirm", h.sentence, re.I)]
+    hits = [h for h in rules_once(r, w) if re.search(r"confirm", h.sentence, re.I)]
     if not hits or not w.confirmed:
         return None
     return _rule_lesson(r, hits[0].sentence, f"turn {w.n}: confirmed {w.name} with the user first", True)
@@ -323,7 +323,7 @@ def _answer_lesson(r: Reading, w: Call) -> CandidateInsight:
 
 
 def _unseen_lesson(r: Reading, w: Call) -> CandidateInsight | None:
-    broken = [h for h in _rules(r, w) if h.broken]
+    broken = [h for h in rules_once(r, w) if h.broken]
     if broken:
         h = broken[0]
         return _rule_lesson(r, h.sentence, f"turn {w.n}: called {w.name} while {h.broken}", False)

@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from ..runs.model import Run
 from .base import CompileStats
 from .grounding import ground
-from .lessons import lessons_for, patterns_of
+from .lessons import lessons_for, patterns_of, rules_once
 from .reading import Call, Reading, check_arguments, full_arguments, harness_reason, read_run
-from .rules import rules_for
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
 from .text import clip, quote_of, short_task, signature
 
@@ -191,7 +190,7 @@ def _check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
             notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
     if checks and not flagged:
         notes.append("Every argument value appears in an earlier observation, user message or call.")
-    for hit in rules_for(r, c):
+    for hit in rules_once(r, c):
         if hit.broken:
             flagged = True
             notes.append(f"The system prompt (turn {hit.turn}) says: \"{hit.sentence}\" — here {hit.broken}.")
