@@ -102,6 +102,16 @@ def llama_cpp_json_schema_rejection() -> FakeResponse:
     }})
 
 
+def merge_reply(body: dict[str, Any]) -> "FakeResponse | None":
+    """A valid answer when ``body`` asks to merge an insight's lessons (compilers/insight_merge.py),
+    else None: responders that answer compilations pass merges through this first."""
+    from wikitrace.compilers.insight_merge import INSTRUCTIONS
+
+    if body.get("messages") and body["messages"][0].get("content") == INSTRUCTIONS:
+        return reply(json.dumps({"guideline": "When this situation comes up, do what the listed runs show worked."}))
+    return None
+
+
 def valid_answer(outcome: str = "success", turns: list[int] | None = None, *,
                  quote: str | None = None, insights: int = 2) -> dict[str, Any]:
     """A compilation JSON that passes ``schema.compilation_from_json``."""

@@ -17,14 +17,17 @@ from pathlib import Path
 
 import frontmatter
 
-from fake_openai import reply, slow, valid_answer
+from fake_openai import merge_reply, reply, slow, valid_answer
 from helpers import EXAMPLES, tree_bytes, without_build_stamp
 from wikitrace.build import BuildOptions, build
 from wikitrace.corpus.check import check_corpus
 
 
 def _answer_for(body):
-    """A deterministic valid answer for whatever run the request is about."""
+    """A deterministic valid answer for whatever run (or insight merge) the request is about."""
+    merged = merge_reply(body)
+    if merged is not None:
+        return merged
     system = body["messages"][0]["content"]
     outcome = "failure" if "failure_causes" in system else "success"
     return reply(json.dumps(valid_answer(outcome, turns=[2])))

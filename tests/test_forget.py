@@ -33,12 +33,32 @@ def marked_run() -> dict:
              "turn": 0},
             {"type": "function_call", "role": "assistant", "name": "find_locker", "arguments": {"owner": "Ivo Lund"},
              "result": json.dumps({"locker": MARKER, "owner": "Ivo Lund", "status": "locked"}), "turn": 1},
+            {"type": "function_call", "role": "assistant", "name": "reset_code", "arguments": {"locker": "L 1"},
+             "result": "Error: no locker named 'L 1'", "is_error": True, "turn": 2},
             {"type": "function_call", "role": "assistant", "name": "reset_code", "arguments": {"locker": "L-1"},
-             "result": f"code of {MARKER} reset; new code sent to the owner", "is_error": False, "turn": 2},
-            {"type": "message", "role": "assistant", "content": "The code is reset.", "turn": 3},
-            {"type": "episode_over", "turn": 4},
+             "result": f"code of {MARKER} reset; new code sent to the owner", "is_error": False, "turn": 3},
+            {"type": "message", "role": "assistant", "content": "The code is reset.", "turn": 4},
+            {"type": "episode_over", "turn": 5},
         ],
     }
+
+
+def twin_run() -> dict:
+    """Another run that resets a locker's code (no marker): it teaches the marked run's
+    procedure too, not its error."""
+    run = marked_run()
+    run["run_id"], run["task"] = "locker-207", {"id": "locker-2", "task_type": "refund",
+                                                "instruction": "Reset the code of locker B-7 for customer Ada Holm."}
+    run["turns"] = [
+        {"type": "message", "role": "user", "content": "Reset the code of locker B-7 for Ada Holm.", "turn": 0},
+        {"type": "function_call", "role": "assistant", "name": "find_locker", "arguments": {"owner": "Ada Holm"},
+         "result": json.dumps({"locker": "B-7", "owner": "Ada Holm", "status": "locked"}), "turn": 1},
+        {"type": "function_call", "role": "assistant", "name": "reset_code", "arguments": {"locker": "B-7"},
+         "result": "code of B-7 reset; new code sent to the owner", "is_error": False, "turn": 2},
+        {"type": "message", "role": "assistant", "content": "Done.", "turn": 3},
+        {"type": "episode_over", "turn": 4},
+    ]
+    return run
 
 
 def cli(*args, env=None):
@@ -58,7 +78,7 @@ def answer_for(body):
     system = body["messages"][0]["content"]
     outcome = "failure" if "failure_causes" in system else "success"
     if any(MARKER in m["content"] for m in body["messages"]):
-        return reply(json.dumps(valid_answer(outcome, turns=[2], quote=f"code of {MARKER} reset")))
+        return reply(json.dumps(valid_answer(outcome, turns=[3], quote=f"code of {MARKER} reset")))
     return reply(json.dumps(valid_answer(outcome, turns=[1])))
 
 
@@ -78,13 +98,19 @@ def pages_of_others(root: Path) -> dict[str, bytes]:
             and p.relative_to(root).as_posix() not in INDEX_FILES}
 
 
+def without_evidence(page: bytes) -> str:
+    """An insight page without its contrast: the Evidence section and the verdict field."""
+    text = re.sub(r"^verdict: .*$", "", page.decode(), flags=re.M)
+    return re.sub(r"## Evidence\n.*?(?=\n## Sources)", "", text, flags=re.S)
+
+
 def prompt_json(corpus: Path) -> dict:
     return json.loads(ok(cli("prompt", "-c", corpus, "--task", "Refund an order for a customer", "--budget", "0",
                              "--json")).stdout)
 
 
 def test_forget_leaves_no_trace_and_a_rebuild_keeps_the_run_out(fake_openai, tmp_path):
-    data = write_jsonl(tmp_path / "runs.jsonl", example_runs() + [marked_run()])
+    data = write_jsonl(tmp_path / "runs.jsonl", example_runs() + [marked_run(), twin_run()])
     out, cache = tmp_path / "corpus", tmp_path / "answers"  # a cache outside the corpus, not the default one
     fake_openai.respond_with(answer_for)
 
@@ -93,19 +119,22 @@ def test_forget_leaves_no_trace_and_a_rebuild_keeps_the_run_out(fake_openai, tmp
     ok(cli("compile", data, "--out", out, "--cache-dir", cache, "-q"))
     corpus = json.loads((out / "corpus.json").read_text())
     entry = next(r for r in corpus["runs"] if r["run_id"] == "locker-913")
-    assert entry["compiler"] == "llm" and corpus["counts"]["by_compiler"] == {"llm": 7}
+    assert entry["compiler"] == "llm" and corpus["counts"]["by_compiler"] == {"llm": 8}
     assert hits(cache), "the cached answer should quote the marker before forget"
     step, own_insights = entry["step"], entry["insights"]
-    # The fake teaches every run the same two lessons: the marked run's are shared.
+    # One insight per lesson: those the marked run shares with other runs stay (one source
+    # fewer), those only it taught go with it.
+    listed = {i["id"]: i for i in corpus["insights"]}
+    shared = [i for i in own_insights if len(listed[i]["sources"]) > 1]
+    alone = [i for i in own_insights if i not in shared]
+    assert shared and alone, (shared, alone)
     before = prompt_json(out)
-    assert any(set(own_insights) & ({rep, *others}) for rep, others in before["same_lesson"].items())
-    assert step in before["user"], "the shared lesson lists the marked run among its sources"
     others_before = pages_of_others(out)
 
     proc = ok(cli("forget", "locker-913", "--corpus", out, "--json"))
     report = json.loads(proc.stdout)
     gone = report["forgotten"][0]
-    assert (gone["run_id"], gone["step"], gone["insights"]) == ("locker-913", step, own_insights)
+    assert (gone["run_id"], gone["step"], gone["insights"]) == ("locker-913", step, alone)
     assert f"compilation/{step}.md" in gone["files"] and f"raw/{step}/metadata.md" in gone["files"]
     assert report["cache"]["answers_removed"] == 1 and str(cache.resolve()) in report["cache"]["dirs"]
 
@@ -114,27 +143,26 @@ def test_forget_leaves_no_trace_and_a_rebuild_keeps_the_run_out(fake_openai, tmp
     assert ok(cli("check", out)).returncode == 0
     after = pages_of_others(out)
     removed = {rel for rel in others_before if rel.startswith((f"raw/{step}/", f"compilation/{step}."))} | {
-        f"insight/{i}.md" for i in own_insights}
+        f"insight/{i}.md" for i in alone}
     assert set(after) == set(others_before) - removed
-    assert all(after[rel] == others_before[rel] for rel in after), "other runs' pages must not change"
+    # other runs' pages do not change; a shared insight loses the run from its sources and counts;
+    # the other insights of the task type change only in their contrast (one run fewer in the totals)
+    changed = {rel for rel in after if after[rel] != others_before[rel]}
+    assert {f"insight/{i}.md" for i in shared} <= changed and all(rel.startswith("insight/insight-") for rel in changed)
+    for rel in changed - {f"insight/{i}.md" for i in shared}:
+        assert without_evidence(after[rel]) == without_evidence(others_before[rel]), rel
     corpus = json.loads((out / "corpus.json").read_text())
-    assert step in corpus["retired"]["steps"] and set(own_insights) <= set(corpus["retired"]["insights"])
-    assert corpus["counts"]["runs"] == 6
-    # The shared lesson stays (the other runs teach it) without the forgotten run as a source.
+    now = {i["id"]: i for i in corpus["insights"]}
+    for i in shared:
+        assert f"[{step}](" in others_before[f"insight/{i}.md"].decode() and step not in after[f"insight/{i}.md"].decode()
+        assert now[i]["counts"]["runs"] == listed[i]["counts"]["runs"] - 1 == len(now[i]["sources"])
+    assert step in corpus["retired"]["steps"] and set(alone) <= set(corpus["retired"]["insights"])
+    assert not set(shared) & set(corpus["retired"]["insights"])
+    assert corpus["counts"]["runs"] == 7
     after_prompt = prompt_json(out)
-    assert after_prompt["same_lesson"] and len(after_prompt["insight_ids"]) == len(before["insight_ids"])
+    assert len(after_prompt["insight_ids"]) == len(before["insight_ids"]) - len(alone)
     named = json.dumps(after_prompt)
-    shared = 0
-    for line in before["memory_block"].splitlines():
-        ids = re.findall(r"insight-\d+", line) if line.startswith("- **Learned from:**") else []
-        if set(ids) & set(own_insights):
-            others = [i for i in ids if i not in own_insights]
-            shared += 1
-            assert others and f'<insight id="{others[0]}">' in after_prompt["memory_block"]
-            if len(others) > 1:
-                assert f"- **Learned from:** {len(others)} runs ({', '.join(others)})" in after_prompt["memory_block"]
-    assert shared, "a lesson of the marked run should be shared with another run's"
-    assert not any(i in named for i in own_insights) and step not in named
+    assert not any(i in named for i in alone) and step not in named
 
     # A rebuild from the same input skips the run, says so, and never sends it to the model.
     sent = len(fake_openai.requests)
@@ -151,7 +179,7 @@ def test_forget_leaves_no_trace_and_a_rebuild_keeps_the_run_out(fake_openai, tmp
     assert json.loads(proc.stdout)["forgotten"] == []
     corpus = json.loads((out / "corpus.json").read_text())
     back = next(r for r in corpus["runs"] if r["run_id"] == "locker-913")
-    assert back["step"] != step and not set(back["insights"]) & set(own_insights)
+    assert back["step"] != step and not set(back["insights"]) & set(alone)  # retired ids are never handed out again
     assert hits(out) and hits(cache)
     ok(cli("check", out))
     # ... and stays: the tombstone went with the restore.

@@ -1,5 +1,6 @@
-"""benchmarks/lesson_quality.py: its checks catch what they claim to, and the targets hold on
-the real runs in ../shared/data (skipped with a reason when they are absent)."""
+"""benchmarks/lesson_quality.py: it measures the lesson text of the gathered insights (not the
+applicability line, not a task quote), its checks catch what they claim to, and the targets
+hold on the real runs in ../shared/data (skipped with a reason when they are absent)."""
 
 from __future__ import annotations
 
@@ -24,18 +25,31 @@ def test_rows_for_real_shaped_runs(tmp_path):
                        [swe_success(), swe_cost_limit(), booking_failure(), hand_off_failure(), no_tool_failure()])
     a, b, total = lesson_quality.measure(path)
     assert (a.half, b.half, total.half) == ("A", "B", "all") and a.runs + b.runs == total.runs == 5
-    assert total.harness_leaks == 0 and total.quote_failures == 0
-    assert total.distinct == total.insights  # five different runs, no lesson twice
-    # three `command not found` (read from the text), the rejected edit and the refused change (flags)
-    assert total.error_calls == 5
+    assert total.harness_leaks == 0 and total.quote_failures == 0 and total.count_mismatches == 0
+    assert total.exact_distinct == total.insights  # each lesson once
+    # the two java runs share the `javac: command not found` lesson: fewer pages than links
+    assert total.insights < round(total.links_per_run * total.runs)
+    assert total.citing_success >= 1  # the successful java run teaches what worked
     assert "| runs.jsonl | all | 5 |" in lesson_quality.table([total])
 
 
-def test_a_leak_and_a_bad_quote_are_counted(tmp_path, monkeypatch):
-    """The checks are not vacuous: a page that cites the harness step or misquotes is counted."""
-    from wikitrace.compilers import offline
+def test_the_lesson_is_measured_without_task_text_and_with_values_masked():
+    same = ["When get_order answers \"Error: order 4417 not found\", look up order 4417 in /srv/a/b.json first.",
+            "When get_order answers \"Error: order 9921 not found\", look up order 9921 in /srv/x/y.json first."]
+    assert lesson_quality.masked(same[0]) == lesson_quality.masked(same[1])
+    assert lesson_quality.masked("Run `mvn -q test` first.") == lesson_quality.masked("Run `gradle build` first.")
+    assert lesson_quality.near_distinct([lesson_quality.masked(t) for t in same]) == 1
+    other = "When get_order answers \"Error: the store is closed\", wait and call it again later."
+    assert lesson_quality.near_distinct([lesson_quality.masked(t) for t in same + [other]]) == 2
 
-    real = offline.compile_offline
+
+def test_a_leak_a_bad_quote_and_a_wrong_count_are_counted(tmp_path, monkeypatch):
+    """The checks are not vacuous: a page that cites the harness step, a lesson that misquotes,
+    and an insight whose counts differ from its sources are counted."""
+    from wikitrace.compilers import offline
+    from wikitrace.corpus import insights
+
+    real, real_gather = offline.compile_offline, insights.gather
 
     def leaky(run):
         comp = real(run)
@@ -43,42 +57,23 @@ def test_a_leak_and_a_bad_quote_are_counted(tmp_path, monkeypatch):
         comp.insights[0].guideline += ' It said "nothing like this occurs in the run".'
         return comp
 
+    def miscounted(runs, previous=None):
+        out = real_gather(runs, previous)
+        if out:  # a half may hold no run
+            out[0]["counts"]["runs"] += 1
+        return out
+
     monkeypatch.setattr(lesson_quality, "compile_offline", leaky)
+    monkeypatch.setattr(insights, "gather", miscounted)
     row = lesson_quality.measure(write_jsonl(tmp_path / "runs.jsonl", [swe_cost_limit()]))[-1]
-    assert row.harness_leaks == 1 and row.quote_failures == 1
+    assert row.harness_leaks == 1 and row.quote_failures == 1 and row.count_mismatches == 1
 
 
 @pytest.mark.skipif(not (TAU.exists() and REFLEXION.exists()), reason="real runs not present in ../shared/data/runs-dev")
 def test_targets_on_the_real_runs():
-    # the target: a distinct ratio of 0.8 on each half, ids, numbers and tool names masked
-    # (Reflexion reprints the same agents across trials: 339 of its 459 runs differ in their calls)
-    for path, floor in ((TAU, 0.8), (REFLEXION, 0.8)):
+    # the target: a near-duplicate-distinct ratio of 0.8 on each half and on the whole
+    for path in (TAU, REFLEXION):
         for row in lesson_quality.measure(path):
-            assert row.ratio >= floor, (path.name, row.half, row.ratio)
-            assert row.harness_leaks == 0 and row.quote_failures == 0, (path.name, row.half)
-
-
-def test_lessons_that_differ_only_by_an_id_a_number_or_a_tool_name_are_not_distinct(tmp_path, monkeypatch):
-    """The distinct count masks what an episode fills in: padding a lesson with its run's id,
-    an amount or the tool's own name does not make it another lesson."""
-    from wikitrace.compilers import offline
-    from wikitrace.compilers.schema import CandidateInsight
-
-    real = offline.compile_offline
-    filled = iter(["order 4417 for 30 dollars via refund_order", "order 9921 for 75 dollars via refund_payment",
-                   "a different thing entirely", "order 1 for 2 dollars via issue_refund"])
-
-    def padded(run):
-        comp = real(run)
-        comp.insights = [CandidateInsight(title="Refund", guideline=f"Check {next(filled)} first.", applicability="Refunds.")]
-        return comp
-
-    monkeypatch.setattr(lesson_quality, "compile_offline", padded)
-    runs = []
-    for k, tool in enumerate(["refund_order", "refund_payment", "refund_order", "issue_refund"]):
-        run = booking_failure()
-        run["run_id"] = run["task"]["id"] = f"pad-{k}"
-        run["turns"][3]["name"] = tool
-        runs.append(run)
-    total = lesson_quality.measure(write_jsonl(tmp_path / "runs.jsonl", runs))[-1]
-    assert (total.insights, total.distinct) == (4, 2)
+            assert row.near_ratio >= 0.8, (path.name, row.half, row.near_ratio)
+            assert row.count_mismatches == 0 and row.harness_leaks == 0 and row.quote_failures == 0, (path.name, row.half)
+            assert row.citing_success >= 1 and row.links_per_run <= 3, (path.name, row.half)

@@ -1,10 +1,11 @@
 """``wikitrace compile``: runs in, a published read-only corpus out.
 
 Runs stream through in input order: each is compiled (up to ``concurrency``
-at once), then its raw, compilation and insight pages go to a page sink that
+at once), then its raw and compilation pages go to a page sink that
 writes them into the corpus in place, with ids fixed in input order; runs whose
 pages are unchanged and intact are not touched. Only light per-run entries stay
-in memory for the indexes and corpus.json, which are written after the pages
+in memory for the insight pages (gathered across runs: corpus/insights.py), the
+indexes and corpus.json, which are written after the run pages
 (corpus/publish.py says in what order, and why a reader never sees a gap).
 
 Large builds spread over three processes (see README, Scale): a reader
@@ -405,6 +406,7 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     indexes, then corpus.json, then the removals and the manifest (``wikitrace add`` ends
     the same way). Returns the removed paths."""
     pub, root = writer.pub, writer.pub.root
+    writer.publish_insights(compiler)  # gathered across every run, now that all are compiled
     usage = writer.refresh_usage()
     dialogue = (root / "dialogue" / "_index.md").is_file()  # dialogue memory beside the runs: the root page links it
     for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates,
@@ -428,7 +430,9 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     pub.write("corpus.json", text.encode("utf-8"))
     return pub.finish({
         "build_key": key, "records": dict(sorted(writer.record_digests.items())),
-        "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"]} for r in writer.runs],
+        "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"],
+                          "task_type": r.get("task_type"), "apps": r.get("apps"),
+                          "keys": [lesson["key"] for lesson in r.get("lessons") or []]} for r in writer.runs],
                 "retired": ids.retired()},
         "settings": build_settings(compiler.name, compiler.model, opts),
         "usage": usage,

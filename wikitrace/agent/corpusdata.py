@@ -67,6 +67,8 @@ class InsightInfo:
     source_outcome: str | None
     guideline: str
     applicability: str
+    sources: list[tuple[str, str]] = field(default_factory=list)  # (step, outcome) of every run that taught it
+    evidence: str = ""  # its counts and the contrast with successes, as the insight page says them
 
     @property
     def kind(self) -> str:
@@ -123,7 +125,20 @@ def insight_from_entry(i: dict[str, Any]) -> InsightInfo:
         id=str(i["id"]), title=str(i.get("title") or ""), task_type=i.get("task_type"),
         apps=_str_list(i.get("apps")), source_step=i.get("source_step"), source_outcome=i.get("source_outcome"),
         guideline=str(i.get("guideline") or ""), applicability=str(i.get("applicability") or ""),
+        sources=[(str(s.get("step")), str(s.get("outcome"))) for s in i.get("sources") or [] if isinstance(s, dict)],
+        evidence=_evidence(i),
     )
+
+
+def _evidence(i: dict[str, Any]) -> str:
+    """"Seen in N runs: k successful, f failed." and what the contrast says."""
+    c = i.get("counts")
+    if not isinstance(c, dict):
+        return ""
+    from ..corpus.insights import contrast_sentence
+
+    return (f"Seen in {c.get('runs', 0)} run{'s' if c.get('runs') != 1 else ''}: {c.get('success', 0)} successful, "
+            f"{c.get('failure', 0)} failed. " + contrast_sentence(i))
 
 
 def corpus_from_dict(data: dict[str, Any], root: Path | None = None) -> CorpusData:

@@ -89,6 +89,8 @@ def _insight_ctx(ins: InsightInfo, also: list[InsightInfo] = (), usage: tuple[in
     return {"id": ins.id, "title": ins.title, "task_type": ins.task_type, "apps": ins.apps,
             "guideline": ins.guideline, "applicability": ins.applicability,
             "source_step": ins.source_step, "source_outcome": ins.source_outcome,
+            "sources": [{"step": st, "outcome": o} for st, o in ins.sources[:5]],
+            "more_sources": max(0, len(ins.sources) - 5), "evidence": ins.evidence,
             "also": [{"id": a.id, "source_step": a.source_step, "source_outcome": a.source_outcome} for a in also],
             "usage": {"episodes": usage[0], "succeeded": usage[1]} if usage else None}
 

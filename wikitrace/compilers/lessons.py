@@ -1,175 +1,449 @@
-"""Lessons the offline compiler draws from one run, in the run's own words.
+"""The lessons one run teaches, each under a structural key, and the patterns it met.
 
-A lesson says what the run shows: which tool, the error it met, what got past it
-(or did not), and the condition under which that applies. Its vocabulary comes
-only from the run: tool names, argument keys, the observations' first lines, the
-task and the sentences of the run's own system prompt. Values that hold only in
-this episode (ids, amounts, dates) are masked. A lesson is written only where
-the run bears it out: no "gather less" for a run that called nothing, no "change
-the arguments" for a call that never failed. Success lessons live here, failure
-lessons in lessons_failure.py.
+A lesson is identified by what kind of thing it is about, never by how one run
+narrates it: ``error|<tool>|<error shape>`` (the tool, its command word, and the
+first failing line of the answer with ids, numbers, paths, quotes and bracketed
+names masked), ``procedure|<final call>[:<where its answer came from>]`` (what a run
+did to settle its task), ``unseen`` (a change made with values no earlier turn
+held), ``rule|<rule>`` (a rule of the system prompt, kept by a success or broken
+by a failure), ``hand-off|<tool>``, ``loop`` (the same call answered the same way
+three times), ``answer|<tool>|<why it was wrong>`` (a final answer
+judged wrong: a verdict, one of the named options, part of the answer, more
+than the answer, an answer the look-ups held, one they never showed),
+``went-through|<tool>`` (the last change went through and the run still failed),
+``idle|none`` / ``idle|lookups``, ``answer-from`` (a success that changed nothing),
+``direct`` (a success without a call).
+
+Every text of a lesson (title, guideline, applicability) is written from the
+key's fields only, so two runs with the same key write the same lesson; what is
+particular to the run goes into ``detail``, shown beside the run on the insight
+page. The guideline says what to do; the counts and the contrast with successes
+are added across runs by corpus/insights.py, from the ``patterns`` every run
+records (the same keys, met whether or not the run's three-lesson budget kept
+them).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from .lesson_words import (call_words, earlier_plan, for_kind, free_form, is_hand_off, is_label, join, last_said, lookup_chain,
-                           reasoned, said_by, rule_quote, sources, such_as, task_gist, what_changed, what_it_did)
-from .lessons_failure import _failure, _hand_off_lesson
-from .changes import edit_of
-from .reading import Call, Reading, runs_a_command
-from .rules import _words, rules_for
+from .lesson_words import expected_answer, answer_seen_in, free_form, is_hand_off, is_label, join, sources, what_changed
+from .reading import Call, Reading, _occurs, command_of, runs_a_command
+from .rules import rules_for
 from .schema import MAX_INSIGHTS, CandidateInsight
-from .text import clip, first_line
+from .text import clip, first_line, generic, signature
 
 if TYPE_CHECKING:
     from .offline import Item
 
+_QUOTED = re.compile(r"\"[^\"]*(?:\"|$)|'[^']*(?:'|$)|`[^`]*(?:`|$)|\[[^\]]*(?:\]|$)|\([^)]*(?:\)|$)|\{[^}]*(?:\}|$)")
+_PATH = re.compile(r"(?:[\w.~-]*/)+[\w.-]*|\b[\w-]+\.[A-Za-z]{1,5}\b")
+_WORD = re.compile(r"[A-Za-z][\w.+-]{0,29}")
+
+
+def verb(c: Call) -> str:
+    """The tool, and for a shell or editor call the command word it ran: ``bash mvn``."""
+    if not runs_a_command(c.turn):
+        return c.name
+    command = re.sub(r"^\s*cd\s+\S+\s*(?:&&|;)\s*", "", command_of(c.turn) or "")
+    m = _WORD.match(command.strip())
+    head = m.group(0) if m else ""
+    return c.name if not head or head.lower() == c.name.lower() else f"{c.name} {head}"
+
+
+def shape(c: Call) -> str:
+    """What an error answer says with everything particular to the episode masked."""
+    line = first_line(c.turn.result, 200)
+    line = _QUOTED.sub("…", line)
+    line = _PATH.sub("…", line)
+    line = re.sub(r"…(?:[\s,;:/.-]*…)+", "…", generic(line))
+    return clip(line, 80).replace('"', "'")
+
+
+def rules_once(r: Reading, c: Call):
+    """rules_for(r, c), computed once per call of the run (the lessons and the patterns both ask)."""
+    key = f"lessons.rules:{c.n}"
+    if key not in r.memo:
+        r.memo[key] = rules_for(r, c)
+    return r.memo[key]
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()[:10]
+
+
+def _lookups(r: Reading, before: Call | None) -> list[str]:
+    return list(dict.fromkeys(verb(c) for c in r.calls
+                              if not c.writes and not c.error and (before is None or c.n < before.n)))
+
+
+def _kind(r: Reading) -> str:
+    t = r.run.task
+    kind = t.task_type or (", ".join(t.apps) if t.apps else "")
+    return f"{kind} tasks" if kind else "tasks of this kind"
+
+
+def _lesson(key: str, title: str, guideline: str, applicability: str, detail: str, worked: bool) -> CandidateInsight:
+    return CandidateInsight(title=title, guideline=guideline, applicability=applicability, key=key,
+                            detail=detail.replace("\n", " "), worked=worked)
+
+
+# --- lessons shared by both outcomes ---------------------------------------------------------
+
+
+def error_lesson(r: Reading, err: Call) -> CandidateInsight:
+    v, said = verb(err), shape(err)
+    later = [c for c in r.calls if c.n > err.n]
+    passed = next((c for c in later if c.name == err.name and not c.error), None)
+    same = [c for c in later if signature(c.turn) == signature(err.turn)]
+    if runs_a_command(err.turn):
+        # a command's later success says little about this error: the advice is the message's own,
+        # and what the successful runs that met it did is listed on the page
+        advice = ("fix what the message names (install or locate the missing program, correct the command) or "
+                  "reach the same end another way")
+        detail = (f"a later {err.name} call went through at turn {passed.n}" if passed is not None else
+                  "never got past it") + (f"; the same command was sent {len(same)} more time{'s' if len(same) != 1 else ''}"
+                                          if same else "")
+        worked = passed is not None
+    elif passed is not None:
+        x, y = err.turn.arguments, passed.turn.arguments
+        listed = (err.turn.result or "").lower()
+        if isinstance(x, dict) and isinstance(y, dict):
+            changed = [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)]
+            taken = [k for k in changed if str(y.get(k, "")) and str(y.get(k)).lower() in listed]
+            advice = (f"call {err.name} again with {join(taken)} taken from what the error lists" if taken else
+                      f"call {err.name} again with {join(changed)} changed" if changed else
+                      f"do what the message asks first, then send the same {err.name} call again")
+        elif isinstance(y, str) and y != x:
+            advice = (f"call {err.name} again with one of the names the error lists" if y.strip().lower() in listed
+                      else f"call {err.name} again with other words")
+        else:
+            advice = f"do what the message asks first, then send the same {err.name} call again"
+        detail = f"got past it at turn {passed.n} ({what_changed(err, passed)})"
+        worked = True
+    elif same:
+        advice = f"do not send the same {err.name} call again: change what the message points at first"
+        detail = f"sent the same call {len(same)} more time{'s' if len(same) != 1 else ''}, never got past it"
+        worked = False
+    else:
+        advice = (f"fix the value the message names (look it up, or ask for it) before calling {err.name} again, "
+                  "or reach the same end another way")
+        detail = "tried other arguments, never got past it" if any(c.name == err.name for c in later) \
+            else "did not call it again"
+        worked = False
+    return _lesson(f"error|{v}|{said}", f"{v} answers \"{clip(said, 60)}\"",
+                   f"When {v} answers \"{said}\", {advice}.",
+                   f"In {_kind(r)}, whenever {v} answers with this error.", f"turn {err.n}: {detail}", worked)
+
+
+def hand_off_lesson(r: Reading, w: Call, success: bool) -> CandidateInsight:
+    if success:
+        guide = (f"Hand the request off with {w.name} when none of the other tools can do what it asks, "
+                 "and say why in the hand-off.")
+    else:
+        guide = (f"Before handing off with {w.name}, check whether the other tools can do what the request asks; "
+                 "hand off only when they cannot or a rule requires it.")
+    return _lesson(f"hand-off|{w.name}", f"When to hand off with {w.name}", guide,
+                   f"In {_kind(r)}, when a hand-off with {w.name} is considered.", f"turn {w.n}: handed off", success)
+
+
 # --- success ---------------------------------------------------------------------------------
 
 
-def _procedure(r: Reading, w: Call) -> CandidateInsight:
-    if is_hand_off(w):
-        return _hand_off_lesson(r, w, success=True)
-    answer = free_form(w)
+def _edited(r: Reading, calls: list[Call]) -> str:
+    """The files the run's changes touched (paths as they appear in the commands)."""
+    paths: list[str] = []
+    for c in calls:
+        args = c.turn.arguments
+        text = args.get("path") or args.get("file_path") or command_of(c.turn) if isinstance(args, dict) else command_of(c.turn)
+        for p in re.findall(r"[\w.~-]*/[\w./-]+\.\w+|\b[\w-]+\.(?:py|java|js|ts|go|rs|c|cc|cpp|h|rb|kt|scala|md|json|yaml|yml|xml|toml|cfg|txt)\b",
+                            str(text or "")):
+            paths.append(p)
+    return join(list(dict.fromkeys(paths)), 3) if paths else ""
+
+
+def procedure_key(r: Reading) -> str | None:
+    """What the run did to settle its task, as a key: the last state-changing call that
+    went through, the other kinds of change, and the look-ups before it."""
+    writes = [c for c in r.calls if c.writes and not c.error]
+    if not writes:
+        return None
+    final = writes[-1]
+    answer = free_form(final)
+    where = ""
     if answer is not None:
-        tools, _, unseen = sources(r, w)
-        chain = lookup_chain(r, w, changes=True)
-        where = ("a verdict label" if is_label(answer) else f"a value {join(list(tools), 2)} had returned" if tools else
-                 "a value of its own, not one a look-up returned" if unseen else "a value the request itself named")
-        gist = task_gist(r, call_words(w))
-        return CandidateInsight(
-            title=f"{w.name} with what {join(list(tools), 2)} showed" if tools else f"Settle the task with {w.name}",
-            guideline=f"This run ended with {w.name}[{answer}], {where}" + (f", after {chain}" if chain else "")
-                      + reasoned(r, w) + ", and was judged a success"
-                      + (f", following a plan from an earlier failed attempt: \"{plan}\"" if (plan := earlier_plan(r)) else "")
-                      + ": look up each thing the request names before answering.",
-            applicability=f"Applies to {for_kind(r)} that end in {w.name}"
-                          + (f", such as: \"{gist}\"" if gist else "") + "; the values belong to that task, not to yours.",
-        )
-    tools, user, unseen = sources(r, w)
-    parts = [f"{join(keys)} from {tool}" for tool, keys in tools.items()]
-    if user:
-        parts.append(f"{join(user)} from the user's own words")
-    lookups = [c.name for c in r.calls if c.n < w.n and not c.writes and not c.error]
-    made = [what_it_did(c) for c in r.calls if c.n < w.n and c.writes and not c.error]
-    if runs_a_command(w.turn):  # a command line: what it ran, after which look-ups and changes
-        guide = (f"This run ended its work with {what_it_did(w)}"
-                 + (f", after changes with {join(list(dict.fromkeys(made)), 3)}" if made else "")
-                 + (f", after looking with {join(list(dict.fromkeys(lookups)), 3)}" if lookups else ""))
-    elif not parts and made:  # an argument-less finish (submit): the changes before it are the procedure
-        guide = (f"This run made its change with {join(list(dict.fromkeys(made)), 3)}"
-                 + (f", after looking with {join(list(dict.fromkeys(lookups)), 3)}" if lookups else "")
-                 + f", then called {w.name}")
-    elif parts:
-        guide = f"Before {w.name}, take {'; '.join(parts)}: this run's {w.name} went through with its arguments built that way"
-    elif lookups:
-        guide = f"Call {join(lookups, 3)} before {w.name} and build its arguments from what they return, as this run did"
-    else:
-        guide = f"This run called {w.name} without a look-up first and it went through"
-    if unseen:
-        guide += f" ({join(unseen)} it set itself)"
-    gist = task_gist(r, call_words(w))
-    when = f"Applies to {for_kind(r)} that end in {w.name}"
-    when += f", such as: \"{gist}\"" if gist else ""
-    return CandidateInsight(
-        title=f"Build {w.name} from {join(list(tools), 2)}" if tools else f"Settle the task with {w.name}",
-        guideline=guide + ".",
-        applicability=when + "; check each value against the current request, not this run's.",
-    )
+        tools = sources(r, final)[0]
+        where = "label" if is_label(answer) else "looked-up" if tools else "own"
+    return f"procedure|{verb(final)}{':' + where if where else ''}"
 
 
-def _recovery(r: Reading, err: Call, fix: Call) -> CandidateInsight:
-    said = first_line(err.turn.result, 100)
-    changed = what_changed(err, fix) if fix.name == err.name else ""
-    if fix.name != err.name:
-        how = f"{fix.name} got past it"
-    elif changed.startswith("with the same arguments"):
-        how = "the same call went through later, after the run did something else first"
+def procedure_lesson(r: Reading) -> CandidateInsight:
+    writes = [c for c in r.calls if c.writes and not c.error]
+    final = writes[-1]
+    v = verb(final)
+    looks = _lookups(r, final)
+    others = list(dict.fromkeys(verb(c) for c in writes[:-1] if verb(c) != v))
+    answer = free_form(final)
+    steps = []
+    if looks:
+        steps.append(f"look with {join(sorted(looks), 3)}")
+    if answer is not None:
+        tools = sources(r, final)[0]
+        steps.append(f"end with {final.name} giving " + ("the verdict the look-ups support" if is_label(answer) else
+                                                       "the value a look-up returned, in the words it used" if tools
+                                                       else "an answer worked out from what the look-ups returned"))
     else:
-        how = f"call it again {changed}"
-    between = [c.name for c in r.calls if err.n < c.n < fix.n and c.name != err.name]
-    edits = [e for c in r.calls if err.n < c.n < fix.n and c.writes and not c.error and (e := edit_of(c.turn))]
-    if edits:  # fail, edit, pass: the edit got it past, not what changed in the call
-        named = {}  # one place per file, with its function when an edit showed one
-        for e in edits:
-            named[e.file] = named.get(e.file) or e.function
-        places = [f.rsplit("/", 1)[-1] + (f" ({fn})" if fn else "") for f, fn in named.items()]
-        how = f"change the code it points at before running it again, as this run changed {join(places, 2)}"
-    elif between and how.startswith("call it again"):
-        how += f", after checking with {join(between, 2)}"
-    return CandidateInsight(
-        title=f"Get past \"{clip(said, 40)}\" from {err.name}",
-        guideline=f"When {err.name} answers \"{said}\", {how}{reasoned(r, fix)}; that is what got this run past it.",
-        applicability=f"Applies to {for_kind(r)} when {err.name} gives this error{such_as(r, err, said)}; another error from it may need another fix.",
-    )
+        if others:
+            steps.append(f"make the change with {join(sorted(others), 3)}")
+        tools, user, _ = sources(r, final)
+        took = "; ".join(f"{join(sorted(k), 3)} from {t}" for t, k in sorted(tools.items()) if not t.startswith("the earlier"))
+        steps.append(f"call {v}" + (f", taking {took}" if took else "") + (" and the user's own values" if user else ""))
+    edited = _edited(r, writes)
+    detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "")
+    how = ""
+    if answer is not None:
+        how = (", giving the verdict" if is_label(answer) else ", giving a value a look-up returned"
+               if sources(r, final)[0] else ", giving an answer no look-up held word for word")
+    return _lesson(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
+                   "To settle the task: " + ", then ".join(steps) + ".",
+                   f"In {_kind(r)} that end with {v}.", detail, True)
+
+
+def _rule_lesson(r: Reading, sentence: str, detail: str, kept: bool) -> CandidateInsight:
+    """One lesson per rule of the system prompt, whichever call met it: kept by a run that
+    succeeded, broken by one that failed (the contrast says which goes with the outcome)."""
+    rule = clip(sentence, 160).replace('"', "'")
+    if kept:
+        guide = f"Before each call this rule covers, do what it asks (state the details, wait for the user's yes): \"{rule}\""
+    else:
+        guide = f"Check each state-changing call against this rule of the system prompt before making it: \"{rule}\""
+    return _lesson(f"rule|{_short_hash(sentence)}", f"Keep the rule: {clip(rule, 70)}", guide,
+                   f"In {_kind(r)}, before any call the rule names.", detail, kept)
+
+
+def _rule_naming(r: Reading, name: str) -> str:
+    """The system prompt's sentence that names most words of the tool (the first on a tie)."""
+    from .rules import RULE, _words, sentences
+
+    words = _words(name.replace("_", " "))
+    if r.system is None or not words:
+        return ""
+    best, score = "", 0
+    for s in sentences(r.system.content or ""):
+        if not RULE.search(s):
+            continue
+        shared = len(words & _words(s))
+        if shared > score:
+            best, score = s, shared
+    return best if score >= min(2, len(words)) else ""
 
 
 def _confirmation(r: Reading, w: Call) -> CandidateInsight | None:
-    hits = [h for h in rules_for(r, w) if re.search(r"confirm", h.sentence, re.I)]
+    hits = [h for h in rules_once(r, w) if re.search(r"confirm", h.sentence, re.I)]
     if not hits or not w.confirmed:
         return None
-    keys = list(w.turn.arguments) if isinstance(w.turn.arguments, dict) else []
-    prior = next((t for t in reversed(r.run.turns) if t.turn < w.n and t.type == "message" and t.role == "user"), None)
-    heard = said_by(r, prior.content, 60) if prior is not None else ""
-    return CandidateInsight(
-        title=f"Confirm {w.name} details with the user first",
-        guideline=f"State {('the ' + join(keys, 3)) if keys else 'the details'} of the {w.name} call and wait for the user's yes"
-                  + (f" (here: \"{heard}\")" if heard else "") + f", as the system prompt asks: \"{rule_quote(hits[0].sentence)}\"",
-        applicability=f"Applies to {w.name} and other calls that change records in {for_kind(r)}{such_as(r, w)}; not to look-ups.",
-    )
+    return _rule_lesson(r, hits[0].sentence, f"turn {w.n}: confirmed {w.name} with the user first", True)
 
 
-def _answer_from(r: Reading) -> CandidateInsight:
-    # a success whose every call failed still names its tools (indexing an empty list crashed)
-    lookups = list(dict.fromkeys(c.name for c in r.calls if not c.error)) or list(dict.fromkeys(c.name for c in r.calls))
-    gist = task_gist(r, _words(" ".join(lookups).replace("_", " ")))
-    return CandidateInsight(
-        title=f"Answer from {lookups[0]} results",
-        guideline=f"Use {join(lookups, 4)} to find what the request needs and answer from what they return; "
-                  f"this run changed nothing and succeeded{last_said(r)}.",
-        applicability=f"Applies to {for_kind(r)} that only ask for information"
-                      + (f", such as: \"{gist}\"" if gist else "") + "; not when a change is asked for.",
-    )
-
-
-def _success(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
+def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     if not r.calls:
-        gist = task_gist(r, set())
-        return [CandidateInsight(
-            title="Answer directly when no look-up is needed",
-            guideline="This run settled the request from what it already knew, without a tool call, and succeeded.",
-            applicability="Applies when the task needs no state from the environment"
-                          + (f", such as: \"{gist}\"" if gist else "") + "; not when facts must be checked first.",
-        )]
+        return [_lesson("direct", "Answer directly when nothing needs checking",
+                        "When the request needs nothing from the environment, answer it directly.",
+                        f"In {_kind(r)} that ask nothing of the tools.", "answered without a tool call", True)]
     out: list[CandidateInsight] = []
-    # every change that went through, shown as a decision or as a recovery
-    writes = [i.call for i in sorted(chosen, key=lambda i: i.call.n if i.call else -1)
-              if i.kind in ("write", "recovery") and i.call is not None and i.call.writes]
-    if writes:
-        out.append(_procedure(r, writes[-1]))
-    for i in chosen:
+    writes = [c for c in r.calls if c.writes and not c.error]
+    if writes and is_hand_off(writes[-1]):
+        out.append(hand_off_lesson(r, writes[-1], True))
+    elif writes:
+        out.append(procedure_lesson(r))
+    else:
+        # a success whose every call failed still names the tools it used
+        looks = sorted(_lookups(r, None) or dict.fromkeys(verb(c) for c in r.calls))[:3]
+        out.append(_lesson("answer-from", f"Answer from {join(looks, 2)}",
+                           f"When the request only asks for information, answer from what {join(looks, 3)} return "
+                           "and change nothing.", f"In {_kind(r)} that ask for information only.",
+                           f"answered after {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}", True))
+    for i in chosen:  # the first error the run got past
         if i.kind == "recovery" and i.call is not None:
-            err = next(c for c in reversed(r.calls) if c.n < i.call.n and c.error and c.name == i.call.name)
-            out.append(_recovery(r, err, i.call))
-            break
+            err = next((c for c in reversed(r.calls) if c.n < i.call.n and c.error and c.name == i.call.name), None)
+            if err is not None:
+                out.append(error_lesson(r, err))
+                break
     for w in reversed(writes):
         lesson = _confirmation(r, w)
         if lesson:
             out.append(lesson)
             break
-    if not writes:
-        out.insert(0, _answer_from(r))
     return out
 
 
-def lessons_for(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
+# --- failure ---------------------------------------------------------------------------------
+
+
+def _why_wrong(r: Reading, w: Call) -> str:
+    gold = expected_answer(r)
+    if not gold:
+        return "unsettled"
+    if is_label(gold):
+        return "verdict"
+    if _occurs(gold, (r.run.task.instruction or "").lower()):
+        return "option"
+    said = set(re.findall(r"\w+", str(w.turn.arguments).casefold()))
+    wanted = set(re.findall(r"\w+", gold.casefold()))
+    if said and wanted and said != wanted and said < wanted:
+        return "partial"
+    if said and wanted and said != wanted and wanted < said:
+        return "extra"
+    return "misread" if answer_seen_in(r, gold, w) is not None else "not-found"
+
+
+_WHY = {
+    "verdict": "before {t}, check each part of the claim against what the look-ups returned: one unsupported part "
+               "changes the verdict",
+    "option": "when the request names the options, look each one up and compare them on exactly what it asks "
+              "before {t}",
+    "partial": "answer with {t} in the full form the observations give (the whole name or phrase), not a part of it",
+    "extra": "answer with {t} giving just what the request asks, without the words around it",
+    "misread": "the answer was in what the look-ups returned: before {t}, read the observations for exactly what "
+               "the request asks, not for a related fact",
+    "not-found": "the answer was in none of the pages looked up: before {t}, look up each entity the request names "
+                 "and the one that links them, and search again with other words when a page does not hold it",
+    "unsettled": "before {t}, look up every part of the request and answer from what the look-ups returned",
+}
+
+
+def _answer_lesson(r: Reading, w: Call) -> CandidateInsight:
+    why = _why_wrong(r, w)
+    gold = expected_answer(r)
+    detail = f"turn {w.n}: answered {w.name}[{free_form(w)}]" + (f", expected \"{clip(generic(gold), 40)}\"" if gold else "")
+    return _lesson(f"answer|{w.name}|{why}", f"{w.name} judged wrong: {why.replace('-', ' ')}",
+                   _WHY[why].format(t=w.name)[0].upper() + _WHY[why].format(t=w.name)[1:] + ".",
+                   f"In {_kind(r)} that end with {w.name}.", detail, False)
+
+
+def _unseen_lesson(r: Reading, w: Call) -> CandidateInsight | None:
+    broken = [h for h in rules_once(r, w) if h.broken]
+    if broken:
+        h = broken[0]
+        return _rule_lesson(r, h.sentence, f"turn {w.n}: called {w.name} while {h.broken}", False)
+    _, _, unseen = sources(r, w)
+    if not unseen:
+        return None
+    keys = sorted({re.split(r"[.\[]", p, maxsplit=1)[0] for p in unseen})
+    return _lesson("unseen", "Take argument values from what the run was shown",
+                   "Before a call that changes state, take each argument value from a look-up or from the user's own "
+                   "words; a value no earlier turn held is a guess.", f"In {_kind(r)}, before any state-changing call.",
+                   f"turn {w.n}: {w.name} with {join(keys, 3)} set to values no earlier turn held", False)
+
+
+def _went_through(r: Reading, w: Call) -> CandidateInsight:
+    v = verb(w)
+    rule = _rule_naming(r, w.name)
+    return _lesson(f"went-through|{v}", f"Check the request again before {v}",
+                   f"Before {v}, check that the call does what the request asks"
+                   + (f" and what the system prompt says of it: \"{clip(rule, 160)}\"" if rule else
+                      " and what the system prompt's rules allow")
+                   + f"; a {v} that goes through is not yet the one the task needs.",
+                   f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through", False)
+
+
+def _loop_lesson(r: Reading, c: Call, n: int) -> CandidateInsight:
+    v = verb(c)
+    return _lesson("loop", "Do not repeat a call that keeps getting the same answer",
+                   "When a call gets the same answer to the same arguments twice, change the arguments or the approach "
+                   "instead of sending it again.", f"In {_kind(r)}, whenever a call is about to be repeated.",
+                   f"turn {c.n}: the same {v} call {n} times with the same answer", False)
+
+
+def _idle_lesson(r: Reading) -> CandidateInsight:
+    if not r.calls:
+        return _lesson("idle|none", "Check with the environment before answering",
+                       "Before answering, check the facts the request depends on with the tools.",
+                       f"In {_kind(r)} whose answer depends on the environment.", "answered without a tool call", False)
+    return _lesson("idle|lookups", "Act on what the look-ups found",
+                   "Once the look-ups have given the facts, make the change or give the answer the request asks for, "
+                   "or say why it cannot be done; do not end with look-ups only.",
+                   f"In {_kind(r)} that ask for a change or an answer.",
+                   f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''} "
+                   f"({join(list(dict.fromkeys(verb(c) for c in r.calls)), 3)}), nothing settled", False)
+
+
+def repeats(r: Reading) -> list[tuple[Call, int]]:
+    """Calls sent three times or more with the same arguments and the same answer."""
+    groups: dict[tuple[str, str], list[Call]] = {}
+    for c in r.calls:
+        groups.setdefault((signature(c.turn), c.turn.result or ""), []).append(c)
+    return [(cs[-1], len(cs)) for cs in groups.values() if len(cs) >= 3]
+
+
+def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
+    out: list[CandidateInsight] = []
+    writes = [c for c in r.calls if c.writes and not c.error]
+    ranked = sorted((i for i in chosen if i.kind == "write" and i.call is not None), key=lambda i: -i.rank)
+    for i in ranked:
+        if is_hand_off(i.call):
+            out.append(hand_off_lesson(r, i.call, False))
+            break
+        if free_form(i.call) is not None:
+            out.append(_answer_lesson(r, i.call))
+            break
+        lesson = _unseen_lesson(r, i.call)
+        if lesson:
+            out.append(lesson)
+            break
+    errors = [i for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)]
+    told: set[str] = set()
+    for i in sorted(errors, key=lambda i: -i.rank):  # the errors it never got past first, one per tool
+        if verb(i.call) not in told and len(told) < 2:
+            told.add(verb(i.call))
+            out.append(error_lesson(r, i.call))
+    loops = repeats(r)
+    if loops:
+        c, n = max(loops, key=lambda x: (x[1], -x[0].n))
+        out.append(_loop_lesson(r, c, n))
+    if not writes and not errors:
+        out.append(_idle_lesson(r))
+    if not out and writes:
+        out.append(_went_through(r, writes[-1]))
+    return out
+
+
+def lessons_for(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     out = _success(r, chosen) if r.run.outcome.success else _failure(r, chosen)
     seen, unique = set(), []
     for lesson in out:
-        if lesson.guideline not in seen:
-            seen.add(lesson.guideline)
+        if lesson.key not in seen:
+            seen.add(lesson.key)
             unique.append(lesson)
     return unique[:MAX_INSIGHTS]
+
+
+def patterns_of(r: Reading) -> list[str]:
+    """Every pattern the run met, whatever its outcome: the keys the contrast with other runs
+    of the same task type counts (corpus/insights.py)."""
+    out: set[str] = set()
+    for c in r.calls:
+        if c.error:
+            out.add(f"error|{verb(c)}|{shape(c)}")
+    for c, _n in repeats(r):
+        out.add("loop")
+    writes = [c for c in r.calls if c.writes and not c.error]
+    for w in writes:
+        out.add(f"went-through|{verb(w)}")
+        if is_hand_off(w):
+            out.add(f"hand-off|{w.name}")
+        elif free_form(w) is None and not runs_a_command(w.turn):
+            lesson = _unseen_lesson(r, w)
+            if lesson is not None:
+                out.add(lesson.key)
+        lesson = _confirmation(r, w)
+        if lesson is not None:
+            out.add(lesson.key + "|kept")
+    if not writes:
+        out.add("idle|none" if not r.calls else "idle|lookups")
+    proc = procedure_key(r)
+    if proc:
+        out.add(proc)
+    return sorted(out)

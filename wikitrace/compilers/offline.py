@@ -28,9 +28,8 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
-from .lessons import lessons_for
+from .lessons import lessons_for, patterns_of, rules_once
 from .reading import Call, Reading, check_arguments, command_of, full_arguments, harness_reason, read_run, runs_a_command
-from .rules import rules_for
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
 from .text import clip, quote_of, short_task, signature
 
@@ -88,6 +87,7 @@ def compile_offline(run: Run) -> Compilation:
         insights=lessons_for(reading, chosen)[:MAX_INSIGHTS],
         compiler="offline",
         left_out=sum(1 for c in calls if c.n not in cited),
+        patterns=patterns_of(reading),
     )
     return ground(comp, run)
 
@@ -266,7 +266,7 @@ def _check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
             notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
     if checks and not flagged:
         notes.append("Every argument value appears in an earlier observation, user message or call.")
-    for hit in rules_for(r, c):
+    for hit in rules_once(r, c):
         if hit.broken:
             flagged = True
             notes.append(f"The system prompt (turn {hit.turn}) says: \"{hit.sentence}\" — here {hit.broken}.")

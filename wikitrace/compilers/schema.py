@@ -31,6 +31,11 @@ class CandidateInsight:
     title: str
     guideline: str
     applicability: str
+    # The lesson's structural key (compilers/lessons.py): runs with the same key of one task
+    # type share one insight page. None from a model's answer until it is grouped.
+    key: str | None = None
+    detail: str = ""  # what this run showed of it, beside the run on the insight page
+    worked: bool = False  # the run got past it or succeeded with it: its wording is preferred
 
 
 @dataclass
@@ -49,6 +54,7 @@ class Compilation:
     dropped_insights: int = 0  # lessons that copied episode values or the prompt's example
     usage: dict[str, int] = field(default_factory=dict)
     left_out: int = 0  # agent calls the evidence list does not cite (the page says how to see them)
+    patterns: list[str] = field(default_factory=list)  # what the run met, for the contrast across runs
 
     @property
     def evidence_heading(self) -> str:

@@ -329,19 +329,18 @@ def _carry_everything(pub: Publisher, ids, bopts, previous: dict, records: dict,
     ids.used_run_ids.update(ids.prev_runs)  # none of them leaves the corpus
     runs = [r for r in previous["runs"] if r["run_id"] not in replaced]
     gone = {r["step"] for r in previous["runs"] if r["run_id"] in replaced}
-    insights = [i for i in previous["insights"] if i.get("source_step") not in gone]
     writer.runs.extend(runs)
-    writer.insights.extend(insights)
+    for r in runs:
+        ids.keep_insights(r.get("insights") or [])
+    writer.prev_insights = {i["id"]: i for i in previous["insights"]}  # the insight pages are gathered again
     writer.carried_steps.update(r["step"] for r in runs)
-    writer.carried_insights.update(i["id"] for i in insights)
     writer.compilers.update(r["compiler"] for r in runs)
     writer.record_digests.update((k, v) for k, v in records.items() if k in ids.prev_runs and k not in replaced)
     # The pages of replaced runs are written again (or removed by finish when no longer
     # produced); files another build left half-claimed (entry None) are removed too.
-    dropped = {layout.compilation_doc(s) for s in gone} | {layout.insight_doc(i) for r in previous["runs"]
-                                                           if r["run_id"] in replaced for i in r["insights"]}
+    dropped = {layout.compilation_doc(s) for s in gone}
     pub.keep([rel for rel, entry in pub.manifest.files.items() if entry is not None and rel not in dropped
-              and rel.split("/", 2)[:2] not in (["raw", s] for s in gone)])
+              and not rel.startswith("insight/") and rel.split("/", 2)[:2] not in (["raw", s] for s in gone)])
     return writer
 
 

@@ -137,17 +137,29 @@ def _check_links(root: Path, rel: str, body: str, mount: str, problems: list[str
             problems.append(f"{rel}: mount path {ref} does not exist in the corpus")
 
 
+def _outcomes(steps: list, docs: dict[str, dict]) -> tuple[int, int]:
+    """(successful, failed) among the runs of ``steps``, by their compilation pages."""
+    found = [(docs.get(layout.compilation_doc(str(s))) or {}).get("outcome") for s in steps]
+    return sum(o == "success" for o in found), sum(o == "failure" for o in found)
+
+
 def _check_cross_links(root: Path, docs: dict[str, dict], problems: list[str]) -> None:
     for rel, meta in docs.items():
         if meta.get("type") == "insight":
-            step = meta.get("source_step", "")
-            comp = docs.get(layout.compilation_doc(step))
-            if comp is None:
-                problems.append(f"{rel}: source_step {step!r} has no compilation ({layout.compilation_doc(step)})")
-            elif meta.get("id") not in (comp.get("insights") or []):
-                problems.append(f"{rel}: its compilation {layout.compilation_doc(step)} does not list {meta.get('id')}")
-            if not (root / layout.raw_log(step)).is_file():
-                problems.append(f"{rel}: source_step {step!r} has no raw run ({layout.raw_log(step)})")
+            sources = meta.get("sources") if isinstance(meta.get("sources"), list) else [meta.get("source_step", "")]
+            for step in sources:  # every run it names reaches its compilation and raw run, and lists it
+                step = str(step)
+                comp = docs.get(layout.compilation_doc(step))
+                if comp is None:
+                    problems.append(f"{rel}: source {step!r} has no compilation ({layout.compilation_doc(step)})")
+                elif meta.get("id") not in (comp.get("insights") or []):
+                    problems.append(f"{rel}: its source {layout.compilation_doc(step)} does not list {meta.get('id')}")
+                if not (root / layout.raw_log(step)).is_file():
+                    problems.append(f"{rel}: source {step!r} has no raw run ({layout.raw_log(step)})")
+            if "runs" in meta and (meta.get("runs") != len(sources)
+                                   or (meta.get("success"), meta.get("failure")) != _outcomes(sources, docs)):
+                problems.append(f"{rel}: its counts ({meta.get('runs')} runs, {meta.get('success')} successful, "
+                                f"{meta.get('failure')} failed) differ from its {len(sources)} listed sources")
             if meta.get("id") and rel != layout.insight_doc(meta["id"]):
                 problems.append(f"{rel}: id {meta['id']!r} does not match its file name")
         elif meta.get("type") == "trajectory-compilation":

@@ -118,24 +118,46 @@ def render_compilation(run: Run, comp: Compilation, step: str, insights: list[In
     )
 
 
-def render_insight(run: Run, comp: Compilation, index: int, ref: InsightRef, step: str, mount: str,
-                   templates: Path | None) -> str:
-    insight = comp.insights[index]
+def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple[int, int] = (0, 0),
+                   titles: dict[str, str] | None = None) -> str:
+    """One insight page from its corpus.json entry (corpus/insights.py): the lesson, its
+    evidence across runs and every source run."""
+    from .insights import contrast_sentence
+
+    path = layout.insight_doc(entry["id"])
+    kind = {"apps": list(entry["apps"])} if entry.get("apps") else {"task_type": entry.get("task_type") or "unspecified"}
+    c = entry.get("counts") or {}
     fm = {
         "type": "insight",
-        "id": ref.id,
-        "title": insight.title,
-        **_kind(run),
-        "source_step": step,
-        "source_outcome": comp.outcome,
-        "compiler": comp.compiler,
-        **usage_pages.frontmatter_fields(*ref.usage),
+        "id": entry["id"],
+        "title": entry["title"],
+        **kind,
+        "key": entry["key"],
+        "source_step": entry["source_step"],
+        "source_outcome": entry["source_outcome"],
+        "sources": [s["step"] for s in entry["sources"]],
+        "runs": c.get("runs", 0),
+        "success": c.get("success", 0),
+        "failure": c.get("failure", 0),
+        "verdict": (entry.get("contrast") or {}).get("verdict"),
+        "compiler": entry.get("compiler") or "offline",
+        # on the LLM path: who wrote the guideline (llm, or offline-fallback with the reason)
+        **({"guideline_by": entry["guideline_by"], "fallback_reason": entry.get("fallback_reason")}
+           if entry.get("guideline_by") else {}),
+        **usage_pages.frontmatter_fields(*usage),
     }
+    link = layout.Linker(path, mount)
+    instead = [{"step": i["step"], "page": layout.compilation_doc(i["step"]),
+                "insights": [(x, layout.insight_doc(x), (titles or {}).get(x, x)) for x in i["insights"]]}
+               for i in (entry.get("contrast") or {}).get("instead", [])]
+    sources = [{**s, "page": layout.compilation_doc(s["step"]), "raw": layout.raw_dir(s["step"])} for s in entry["sources"]]
     return render(
-        "insight.md.j2", templates, usage=usage_pages.usage_line(*ref.usage),
-        frontmatter=dump_frontmatter(fm), insight=insight, step=step, outcome=comp.outcome, task=run.task,
-        link=layout.Linker(ref.path, mount), compilation=layout.compilation_doc(step), raw=layout.raw_dir(step),
-        raw_page=layout.raw_metadata(step),
+        "insight.md.j2", templates, usage=usage_pages.usage_line(*usage),
+        frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry),
+        instead=instead, sources=sources, link=link,
+        # the first source's pages, under the names a template written for one-run insights uses
+        step=entry["source_step"], outcome=entry["source_outcome"], compilation=layout.compilation_doc(entry["source_step"]),
+        raw=layout.raw_dir(entry["source_step"]), raw_page=layout.raw_metadata(entry["source_step"]),
     )
 
 

@@ -1,9 +1,9 @@
 """``wikitrace forget``: remove agent runs from a corpus for good.
 
-A forgotten run loses its raw pages, its compilation and its insights (every insight
-is drawn from one run; a lesson another run taught too lives on in that run's own
-insight, which no longer counts the forgotten run among its sources). Its ids are
-retired, never handed out again. Every index, the search files, ``corpus.json`` and
+A forgotten run loses its raw pages and its compilation; the insight layer is gathered
+again from the runs that stay (corpus/insights.py), so an insight another run taught
+too loses one source and its counts change, and an insight left without sources goes.
+The ids of what goes are retired, never handed out again. Every index, the search files, ``corpus.json`` and
 the build's manifest are written again without it, and every cached LLM answer
 tagged with its content hash is deleted, wherever the corpus's builds kept their
 cache. What remains of it is a tombstone (corpus/tombstones.py): enough to keep it
@@ -22,7 +22,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import corpus_json, documents, layout
+from . import corpus_json, documents, layout, ledger, usage_pages
+from .insights import gather
 from .publish import STATE, BuildLock, PublishError, Publisher, corpus_root, read_corpus_json
 from .tombstones import CACHE_DIRS, Tombstone, Tombstones
 
@@ -164,37 +165,36 @@ def _forget_locked(pub: Publisher, idents: list[str]) -> ForgetResult:
     stones.save()
 
     steps = {r["step"] for r in gone} | {t.step for t in before}
-    dropped_ins = {i["id"] for i in insights if i.get("source_step") in steps}
-    dropped_ins |= {i for r in gone for i in r.get("insights", [])}
-    source = {i["id"]: str(i.get("source_step")) for i in insights}
+    keep_runs = [r for r in runs if r["step"] not in steps]
+    # the insight layer gathered again from the runs that stay: a lesson another run taught
+    # too keeps its page (one source fewer); a lesson left without sources goes
+    keep_ins = gather(keep_runs)
+    dropped_ins = {i["id"] for i in insights} - {i["id"] for i in keep_ins}
     doomed: dict[str, list[str]] = {}  # step -> its files
     for rel in pub.manifest.files:
-        step = _step_of(rel, steps, dropped_ins, source)
+        step = _step_of(rel, steps)
         if step is not None:
             doomed.setdefault(step, []).append(rel)
-    keep_runs = [r for r in runs if r["step"] not in steps]
-    keep_ins = [i for i in insights if i["id"] not in dropped_ins]
-    removed = {rel for files in doomed.values() for rel in files}
+    removed = {rel for files in doomed.values() for rel in files} | {layout.insight_doc(i) for i in dropped_ins}
     pub.keep([rel for rel in pub.manifest.files if rel not in removed])
 
     _publish(pub, data, keep_runs, keep_ins, steps, dropped_ins, {r["run_id"] for r in gone})
-    listed = [ForgottenRun(r["run_id"], r["step"], sorted(set(r.get("insights", [])) | {
-        i for i, s in source.items() if s == r["step"]}, key=layout.id_number),
-        sorted(doomed.get(r["step"], [])), content_hash=r.get("content_hash")) for r in gone]
+    listed = [ForgottenRun(r["run_id"], r["step"], sorted(set(r.get("insights", [])) & dropped_ins, key=layout.id_number),
+                           sorted(doomed.get(r["step"], []) + [layout.insight_doc(i) for i in r.get("insights", [])
+                                                               if i in dropped_ins]),
+                           content_hash=r.get("content_hash")) for r in gone]
     listed += [ForgottenRun(t.run_id, t.step, [], sorted(doomed.get(t.step, [])), before=True,
                             content_hash=t.content_hash) for t in before]
     return ForgetResult(root, listed, [])
 
 
-def _step_of(rel: str, steps: set[str], insight_ids: set[str], source: dict[str, str]) -> str | None:
+def _step_of(rel: str, steps: set[str]) -> str | None:
     """The forgotten step a corpus file belongs to, or None."""
     parts = rel.split("/")
     if parts[0] == "raw" and len(parts) == 3 and parts[1] in steps:
         return parts[1]
     if parts[0] == "compilation" and len(parts) == 2 and parts[1][:-3] in steps and rel.endswith(".md"):
         return parts[1][:-3]
-    if parts[0] == "insight" and len(parts) == 2 and rel.endswith(".md") and parts[1][:-3] in insight_ids:
-        return source.get(parts[1][:-3], "?")
     return None
 
 
@@ -212,6 +212,13 @@ def _publish(pub: Publisher, data: dict, runs: list[dict], insights: list[dict],
     templates = Path(templates) if isinstance(templates, str) and Path(templates).is_dir() else None
     mount = str(data.get("mount_path") or "/work/corpus")
     prompt_ok = pub.verify_group([PROMPT_INDEX])
+    before = {i["id"]: i for i in data.get("insights") or [] if isinstance(i, dict)}
+    counts_by_id, _problems = ledger.insight_counts(root)
+    titles = {i["id"]: i["title"] for i in insights}
+    for entry in insights:
+        text = documents.render_insight(entry, mount, templates, counts_by_id.get(entry["id"], (0, 0)), titles)
+        pub.write(layout.insight_doc(entry["id"]), text.encode("utf-8"))
+    state["usage"] = usage_pages.shown_counts(counts_by_id, [i["id"] for i in insights])
     for rel, text in documents.render_indexes(runs, insights, mount, templates,
                                               (root / "dialogue" / "_index.md").is_file()).items():
         pub.write(rel, text.encode("utf-8"))
@@ -233,7 +240,7 @@ def _publish(pub: Publisher, data: dict, runs: list[dict], insights: list[dict],
     text, region = corpus_json.dumps(new)
     pub.write(PROMPT_INDEX, prompt_index_bytes(
         runs, insights, region, previous=root if prompt_ok else None,
-        unchanged={i["id"] for i in insights}, unchanged_runs={r["step"] for r in runs}))
+        unchanged={i["id"] for i in insights if before.get(i["id"]) == i}, unchanged_runs={r["step"] for r in runs}))
     update_search_files(pub, root)  # only the shards that held a forgotten run's pages
     pub.write("corpus.json", text.encode("utf-8"))
 

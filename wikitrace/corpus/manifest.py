@@ -38,7 +38,19 @@ class IdAllocator:
         known_ins = [i for r in self.prev_runs.values() for i in r.get("insights", [])] + list(self.retired_insights)
         self.next_step = max((layout.id_number(s) for s in known_steps), default=-1) + 1
         self.next_insight = max((layout.id_number(i) for i in known_ins), default=-1) + 1
+        self.known_insights: set[str] = set(known_ins)
         self.used_run_ids: set[str] = set()
+        # One insight per task type and lesson key: the id a live lesson already has
+        from .insights import group_key
+
+        self.key_ids: dict[str, str] = {}
+        for r in self.prev_runs.values():
+            # corpus.json's run entry holds its lessons; the manifest's copy (corpus.json lost) their keys
+            keys = [lesson.get("key") for lesson in r.get("lessons") or [] if isinstance(lesson, dict)] or r.get("keys") or []
+            for key, iid in zip(keys, r.get("insights") or []):
+                if isinstance(key, str):
+                    self.key_ids.setdefault(group_key(r, key), iid)
+        self.used_insights: set[str] = set()
 
     def step_for(self, run_id: str) -> str:
         self.used_run_ids.add(run_id)
@@ -49,24 +61,33 @@ class IdAllocator:
         self.next_step += 1
         return step
 
-    def insights_for(self, run_id: str, count: int) -> list[str]:
-        prev = list(self.prev_runs.get(run_id, {}).get("insights", []))
-        ids = prev[:count]
-        for extra in prev[count:]:
-            self.retired_insights.add(extra)
-        while len(ids) < count:
-            ids.append(layout.insight_id(self.next_insight))
-            self.next_insight += 1
+    def insights_for(self, entry: dict, keys: list[str]) -> list[str]:
+        """The insight id of each lesson key of a run (``entry``: its task type or apps): the
+        id the lesson already has in this corpus, else the next free one."""
+        from .insights import group_key
+
+        ids = []
+        for key in keys:
+            g = group_key(entry, key)
+            if g not in self.key_ids:
+                self.key_ids[g] = layout.insight_id(self.next_insight)
+                self.next_insight += 1
+            ids.append(self.key_ids[g])
+        self.used_insights.update(ids)
         return ids
+
+    def keep_insights(self, ids: list[str]) -> None:
+        """Ids a run carried over unchanged still links."""
+        self.used_insights.update(ids)
 
     def retired(self) -> dict[str, list[str]]:
         """Ids of runs no longer in the input join the retired list for good."""
         steps = set(self.retired_steps)
-        insights = set(self.retired_insights)
+        # an insight no run links any more is retired with its id
+        insights = (set(self.retired_insights) | self.known_insights) - self.used_insights
         for run_id, entry in self.prev_runs.items():
             if run_id not in self.used_run_ids:
                 steps.add(entry["step"])
-                insights.update(entry.get("insights", []))
         return {"steps": sorted(steps, key=layout.id_number), "insights": sorted(insights, key=layout.id_number)}
 
     def dropped_runs(self) -> list[str]:

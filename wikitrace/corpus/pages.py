@@ -1,4 +1,5 @@
-"""Putting each compiled run's pages into the corpus: here, or in one helper process.
+"""Putting each compiled run's pages into the corpus (the insight pages, gathered across
+runs, are written after them: corpus/update.py): here, or in one helper process.
 
 Rendering a run's pages and creating its files costs about as much CPU as
 reading the run and talking to the model, and both are plain Python under one
@@ -57,7 +58,6 @@ def run_paths(run, step: str, refs: list) -> list[str]:
         paths.append(f"raw/{step}/original." + ("txt" if kind == "text" else "jsonl" if kind == "jsonl"
                                                  and isinstance(original, list) else "json"))
     paths.append(layout.raw_turns(step))
-    paths += [ref.path for ref in refs]
     return paths + [layout.compilation_doc(step), layout.raw_metadata(step)]
 
 
@@ -69,8 +69,6 @@ def run_pages(run, comp, step: str, refs: list, mount: str, templates: Path | No
     if original is not None:  # the record as the harness wrote it (after redaction)
         pages.append(original)
     pages.append((layout.raw_turns(step), documents.render_raw_turns(run, step, mount, templates)))
-    for k, ref in enumerate(refs):
-        pages.append((ref.path, documents.render_insight(run, comp, k, ref, step, mount, templates)))
     pages.append((layout.compilation_doc(step), documents.render_compilation(run, comp, step, refs, mount, templates)))
     pages.append((layout.raw_metadata(step), documents.render_raw_metadata(run, step, refs, mount, templates)))
     return pages

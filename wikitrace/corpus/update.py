@@ -12,7 +12,7 @@ import collections
 from ..redact import redact_compilation, redactor_for
 from ..runs._common import Carried
 from ..runs.model import Run
-from . import documents, layout, pages, usage_pages
+from . import documents, insights as insight_layer, layout, pages, usage_pages
 from .ledger import insight_counts
 from .manifest import IdAllocator
 from .publish import Publisher
@@ -48,8 +48,7 @@ class Reuse:
         for r in (previous or {}).get("runs", []):
             if "content_hash" not in r:  # ids kept by the manifest only (corpus.json was lost)
                 continue
-            files = sorted(raw.get(r["step"], ())) + [layout.compilation_doc(r["step"])] + \
-                [layout.insight_doc(i) for i in r["insights"]]
+            files = sorted(raw.get(r["step"], ())) + [layout.compilation_doc(r["step"])]
             if pub.verify_group(files) and same and layout.raw_metadata(r["step"]) in files:
                 self.runs[r["run_id"]] = r
                 self.files[r["step"]] = files
@@ -93,6 +92,7 @@ class RunWriter:
         self.compilers: collections.Counter = collections.Counter()
         self.record_digests: dict[str, str] = {}  # run id -> digest of its raw JSONL record
         self.carried_insights: set[str] = set()  # insight ids whose entries are the published ones
+        self.prev_insights: dict[str, dict] = dict(getattr(reuse, "insights", {}))  # id -> the entry corpus.json holds now
         self.carried_steps: set[str] = set()  # steps of runs carried over unchanged
         # insight id -> (episodes citing it, of which succeeded), from the usage ledger: every
         # insight page written here shows them (corpus/usage_pages.py)
@@ -101,6 +101,8 @@ class RunWriter:
         self._sink_args = (str(pub.root), str(pub.tmp), opts.mount_path, str(opts.templates) if opts.templates else None)
         self._sink = pages.PageSink(*self._sink_args)
         self._handed = 0
+        self._provisional: set[str] = set()  # insight pages written ahead of the gathered ones
+        self._checked: set[str] = set()  # insight pages already verified or written ahead
         # With a model asked for, a run already in the corpus that fell back is held until
         # the model has answered once: if it never does, the build publishes nothing and
         # the pages it has now must not have been overwritten with offline ones.
@@ -116,10 +118,8 @@ class RunWriter:
             self._write(*args)
 
     def refresh_usage(self) -> dict[str, list[int]]:
-        """Give the insight pages carried over the ledger's counts (pages written now have
-        them already); returns the counts the pages show, for the manifest's ``usage``."""
-        shown = self.pub.manifest.data.get("usage") or {}
-        usage_pages.refresh(self.pub, self.usage, shown, sorted(self.carried_insights))
+        """The ledger's counts the insight pages show (every page is rendered with them by
+        ``publish_insights``), for the manifest's ``usage``."""
         return usage_pages.shown_counts(self.usage, [i["id"] for i in self.insights])
 
     def counts(self) -> collections.Counter:
@@ -148,10 +148,8 @@ class RunWriter:
     def _carry_over(self, run: Run, digest: str) -> None:
         prev = self.reuse.entry(run, digest)
         step = self.ids.step_for(run.run_id)
-        ins_ids = self.ids.insights_for(run.run_id, len(prev["insights"]))
+        self.ids.keep_insights(prev["insights"])
         self.pub.keep(self.reuse.files[step])
-        self.insights.extend(self.reuse.insights[i] for i in ins_ids)
-        self.carried_insights.update(ins_ids)
         self.carried_steps.add(step)
         self.compilers[prev["compiler"]] += 1
         if isinstance(run, Carried):
@@ -175,28 +173,68 @@ class RunWriter:
 
     def _write(self, run: Run, digest: str, comp) -> None:
         redact_compilation(comp, self.redactor)  # the model's answer, once more before any page
+        if any(i.key is None for i in comp.insights):
+            # a model's lessons: the run is grouped under the offline lessons' keys (the same
+            # keys whichever compiler wrote the page)
+            from ..compilers.offline import compile_offline
+
+            offline = compile_offline(run)
+            comp.insights, comp.patterns = offline.insights, offline.patterns
         step = self.ids.step_for(run.run_id)
-        ins_ids = self.ids.insights_for(run.run_id, len(comp.insights))
-        refs = [documents.InsightRef(i, c.title, layout.insight_doc(i), self.usage.get(i, (0, 0)))
-                for i, c in zip(ins_ids, comp.insights)]
+        kind = {"task_type": run.task.task_type if not run.task.apps else None, "apps": run.task.apps or None}
+        ins_ids = self.ids.insights_for(kind, [c.key for c in comp.insights])
+        refs = [documents.InsightRef(i, c.title, layout.insight_doc(i)) for i, c in zip(ins_ids, comp.insights)]
         paths = pages.run_paths(run, step, refs)
         self.pub.claim(paths)
         if run.run_id not in self.ids.prev_runs:
             self.new_paths += paths
+        entry = {
+            "step": step, "run_id": run.run_id, "task_id": run.task.id, **kind,
+            "outcome": run.outcome.label, "steps": run.outcome.steps, "instruction": run.task.instruction,
+            "title": comp.title, "compiler": comp.compiler, "content_hash": digest, "insights": ins_ids,
+            "redactions": run.source.get("redactions") or None, **insight_layer.run_entry_fields(comp),
+        }
+        self._provisional_pages(entry, run.run_id not in self.ids.prev_runs)
         self._apply(("run", run, comp, step, refs))
-        for k, ref in enumerate(refs):
-            self.insights.append({
-                "id": ref.id, "title": ref.title, "task_type": run.task.task_type if not run.task.apps else None,
-                "apps": run.task.apps or None, "source_step": step, "source_outcome": comp.outcome,
-                "guideline": comp.insights[k].guideline, "applicability": comp.insights[k].applicability,
-            })
         self.compilers[comp.compiler] += 1
         if run.source.get("record_digest"):
             self.record_digests[run.run_id] = run.source["record_digest"]
-        self.runs.append({
-            "step": step, "run_id": run.run_id, "task_id": run.task.id,
-            "task_type": run.task.task_type if not run.task.apps else None, "apps": run.task.apps or None,
-            "outcome": run.outcome.label, "steps": run.outcome.steps, "instruction": run.task.instruction,
-            "title": comp.title, "compiler": comp.compiler, "content_hash": digest, "insights": ins_ids,
-            "redactions": run.source.get("redactions") or None,
-        })
+        self.runs.append(entry)
+
+    def _provisional_pages(self, entry: dict, new_run: bool) -> None:
+        """An insight id the corpus has no page for yet gets one from this run alone, before
+        the run's pages that link it are written: a reader never meets a missing page. The
+        page gathered from every run replaces it at the end (``publish_insights``)."""
+        for ins in insight_layer.gather([entry]):
+            rel = layout.insight_doc(ins["id"])
+            if rel in self._checked:
+                continue
+            self._checked.add(rel)
+            # a page on disk (edited ones are noted as repaired) is a target already: rewritten at the end
+            if self.pub.owns(rel) and (self.pub.verify_group([rel]) or (self.pub.root / rel).is_file()):
+                continue
+            self._provisional.add(rel)
+            if new_run:
+                self.new_paths.append(rel)
+            self.pub.write(rel, documents.render_insight(ins, self.opts.mount_path, self.opts.templates).encode("utf-8"))
+
+    def publish_insights(self, compiler=None) -> None:
+        """Gather the insight layer from every run's entry and write its pages (those whose
+        bytes are unchanged are left alone); insights no run links any more are not written,
+        so the publisher removes their pages. With a model, each insight's guideline is the
+        model's merge of its sources (compilers/insight_merge.py)."""
+        self.insights = insight_layer.gather(self.runs)
+        if compiler is not None and compiler.name == "llm" and self.insights:
+            from ..compilers.insight_merge import merge_guidelines, wanted
+
+            if wanted():
+                merge_guidelines(compiler, self.insights, self.runs)
+        titles = {i["id"]: i["title"] for i in self.insights}
+        mount, templates = self.opts.mount_path, self.opts.templates
+        for entry in self.insights:
+            rel = layout.insight_doc(entry["id"])
+            if rel not in self._checked and self.pub.owns(rel):
+                self.pub.verify_group([rel])  # a page found missing or edited is reported as repaired
+            text = documents.render_insight(entry, mount, templates, self.usage.get(entry["id"], (0, 0)), titles)
+            self.pub.write(rel, text.encode("utf-8"))
+        self.carried_insights = {i["id"] for i in self.insights if self.prev_insights.get(i["id"]) == i}

@@ -1,0 +1,178 @@
+"""The insight layer across runs, on real-shaped runs (SWE-agent-style shell sessions with a
+missing program, airline-style runs): one page per lesson of a task type with every run that
+taught it, counts equal to the sources, a cause named only when it separates the failed runs
+from the successful ones, and add / forget / rebuild changing only what they must."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import tree_bytes, write_jsonl
+from test_offline_content import JAVA_SYSTEM, _call, _msg, _record, _turns
+
+from wikitrace.build import BuildOptions, build
+
+WIKITRACE = shutil.which("wikitrace") or str(Path(sys.executable).parent / "wikitrace")
+ISSUE = "The parser drops the last element of {name} when the input ends with a comma."
+
+
+def swe_run(k: int, success: bool, jdk_missing: bool = True, extra_error: bool = False) -> dict:
+    """A SWE-agent-style session: look around, meet `mvn: command not found` (the image has no
+    JDK), then either edit the file and submit (success) or give up after reading (failure)."""
+    name = f"Module{k}"
+    turns = [_msg("system", JAVA_SYSTEM), _msg("user", ISSUE.format(name=name)),
+             _call("bash", {"command": f"grep -rn parse src/main/java/{name}"}, f"src/main/java/{name}/P.java:{k}: parse(")]
+    if jdk_missing:
+        turns.append(_call("bash", {"command": "mvn -q test"}, "bash: mvn: command not found"))
+    if extra_error:
+        turns.append(_call("str_replace_editor", {"command": "view", "path": f"/repo/src/{name}/Q.java"},
+                           f"The path /repo/src/{name}/Q.java does not exist. Please provide a valid path.",
+                           is_error=True))
+    if success:
+        turns += [_call("str_replace_editor", {"command": "str_replace", "path": f"src/main/java/{name}/P.java",
+                                               "old_str": "i < n - 1", "new_str": "i < n"},
+                        f"The file src/main/java/{name}/P.java has been edited."),
+                  _call("submit", {}, "Submitted.")]
+    else:
+        turns.append(_call("str_replace_editor", {"command": "view", "path": f"src/main/java/{name}/P.java"},
+                           f"  {k} for (int i = 0; i < n - 1; i++)"))
+    turns.append({"type": "episode_over"})
+    return _record(f"swe-{k:03d}", "java-bugfix", ISSUE.format(name=name), _turns(*turns), success)
+
+
+def compile_runs(tmp_path: Path, runs: list[dict], name: str = "corpus") -> Path:
+    out = tmp_path / name
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / f"{name}.jsonl", runs)], out=out, offline=True, quiet=True))
+    return out
+
+
+def corpus_json(out: Path) -> dict:
+    return json.loads((out / "corpus.json").read_text())
+
+
+def insight_with(data: dict, prefix: str) -> dict:
+    (entry,) = [i for i in data["insights"] if i["key"].startswith(prefix)]
+    return entry
+
+
+def cli(*args) -> subprocess.CompletedProcess:
+    done = subprocess.run([WIKITRACE, *map(str, args)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def test_an_error_every_run_met_is_one_environment_lesson_not_a_cause(tmp_path):
+    runs = [swe_run(k, success=k % 3 == 0) for k in range(12)]  # 4 successful, 8 failed, all without a JDK
+    out = compile_runs(tmp_path, runs)
+    data = corpus_json(out)
+    jdk = insight_with(data, "error|bash mvn|")
+    c = jdk["contrast"]
+    assert (c["failed_met"], c["failed"], c["success_met"], c["success"]) == (8, 8, 4, 4)
+    assert c["verdict"] == "none"  # met by every run: it separates nothing
+    page = (out / "insight" / f"{jdk['id']}.md").read_text()
+    assert "Met in 8 of 8 failed and 4 of 4 successful runs of this task type: it does not separate them" in page
+    assert "did not decide the outcome" in page and "likely cause" not in page
+    # what the successful runs did instead: each of them linked, with the lesson it teaches
+    successes = [r["step"] for r in data["runs"] if r["outcome"] == "success"]
+    for step in successes:
+        assert f"- [{step}](../compilation/{step}.md): [Settle with submit" in page
+    # one page for the missing program, however many runs met it
+    assert sum(i["key"].startswith("error|bash mvn|") for i in data["insights"]) == 1
+
+
+def test_an_error_only_failed_runs_met_is_named_with_its_counts(tmp_path):
+    runs = [swe_run(k, success=k % 2 == 0, jdk_missing=False, extra_error=k % 2 == 1) for k in range(16)]
+    data = corpus_json(compile_runs(tmp_path, runs))
+    missing_path = insight_with(data, "error|str_replace_editor view|")
+    c = missing_path["contrast"]
+    assert (c["failed_met"], c["failed"], c["success_met"], c["success"]) == (8, 8, 0, 8)
+    assert c["verdict"] == "failure" and c["p"] < 0.05
+
+
+def test_thirty_runs_with_one_lesson_give_one_insight_with_thirty_sources(tmp_path):
+    runs = [swe_run(k, success=True, jdk_missing=False) for k in range(30)]
+    out = compile_runs(tmp_path, runs)
+    data = corpus_json(out)
+    (entry,) = data["insights"]
+    assert entry["key"] == "procedure|submit" and entry["counts"] == {"runs": 30, "success": 30, "failure": 0}
+    assert [s["step"] for s in entry["sources"]] == [r["step"] for r in data["runs"]]
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    assert "Seen in 30 runs: 30 successful, 0 failed." in page
+    assert len(re.findall(r"^- \[step-\d+\]\(\.\./compilation/step-\d+\.md\) \(success;", page, re.M)) == 30
+    assert all(r["insights"] == [entry["id"]] for r in data["runs"])
+    # the lesson says what worked, the file each run changed beside it
+    assert "make the change with str_replace_editor str_replace, then call submit" in entry["guideline"]
+    assert "changed src/main/java/Module7/P.java" in page
+    assert cli("check", out).returncode == 0
+
+
+def test_add_of_a_repeating_run_changes_only_that_insight_and_forget_undoes_it(tmp_path):
+    runs = [swe_run(k, success=k % 3 == 0) for k in range(9)]
+    out = compile_runs(tmp_path, runs)
+    before = tree_bytes(out)
+    data = corpus_json(out)
+    jdk = insight_with(data, "error|bash mvn|")
+    repeat = write_jsonl(tmp_path / "repeat.jsonl", [swe_run(50, success=False)])
+    cli("add", repeat, "--corpus", out)
+    after = tree_bytes(out)
+    now = corpus_json(out)
+    new_step = now["runs"][-1]["step"]
+    assert now["runs"][-1]["insights"] == [jdk["id"]] or jdk["id"] in now["runs"][-1]["insights"]
+    assert [i["id"] for i in now["insights"]] == [i["id"] for i in data["insights"]]  # no new insight, ids kept
+    changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    pages = {k for k in changed if not k.startswith((".wikitrace/", "index/")) and k != "corpus.json"}
+    own = {f"raw/{new_step}/" + p for p in ("metadata.md", "solver.full.jsonl", "turns.md", "original.json")}
+    indexes = {"index.md", "raw/_index.md", "compilation/_index.md", "insight/_index.md"}
+    assert pages - own - {f"compilation/{new_step}.md"} <= indexes | {
+        f"insight/{i['id']}.md" for i in data["insights"]}
+    page_before, page_after = (t[f"insight/{jdk['id']}.md"].decode() for t in (before, after))
+    assert new_step not in page_before and f"- [{new_step}](../compilation/{new_step}.md) (failure;" in page_after
+    counts = insight_with(now, "error|bash mvn|")["counts"]
+    assert counts == {"runs": jdk["counts"]["runs"] + 1, "success": jdk["counts"]["success"],
+                      "failure": jdk["counts"]["failure"] + 1}
+    # other insights change only in their contrast (one more failed run in the totals)
+    for rel in pages - own - indexes - {f"compilation/{new_step}.md", f"insight/{jdk['id']}.md"}:
+        strip = lambda b: re.sub(r"## Evidence\n.*?(?=\n## Sources)", "", re.sub(r"^verdict: .*$", "", b.decode(), flags=re.M), flags=re.S)  # noqa: E731
+        assert strip(before[rel]) == strip(after[rel]), rel
+
+    cli("forget", "swe-050", "--corpus", out)
+    undone = tree_bytes(out)
+    for rel in set(before) | set(undone):
+        if rel.startswith((".wikitrace/", "index/")) or rel == "corpus.json":
+            continue
+        assert before.get(rel) == undone.get(rel), rel
+    restored = corpus_json(out)
+    assert restored["insights"] == data["insights"]
+    assert cli("check", out).returncode == 0
+
+
+def test_rebuilds_are_byte_identical_and_compile_equals_compile_then_add(tmp_path):
+    runs = [swe_run(k, success=k % 3 == 0, extra_error=k % 4 == 1) for k in range(10)]
+    one, two = compile_runs(tmp_path, runs, "one"), compile_runs(tmp_path, runs, "two")
+    strip = lambda t: {k: v for k, v in t.items() if not k.startswith(".wikitrace/") and k != "corpus.json"}  # noqa: E731
+    assert strip(tree_bytes(one)) == strip(tree_bytes(two))
+    first = compile_runs(tmp_path, runs[:6], "three")
+    cli("add", write_jsonl(tmp_path / "rest.jsonl", runs[6:]), "--corpus", first)
+    assert strip(tree_bytes(first)) == strip(tree_bytes(one))
+    a, b = corpus_json(first), corpus_json(one)
+    assert (a["runs"], a["insights"], a["retired"]) == (b["runs"], b["insights"], b["retired"])
+
+
+def test_check_finds_an_insight_whose_counts_differ_from_its_sources(tmp_path):
+    from helpers import make_writable_copy
+
+    from wikitrace.corpus.check import check_corpus
+
+    out = compile_runs(tmp_path, [swe_run(k, success=k % 2 == 0) for k in range(4)])
+    assert check_corpus(out) == []
+    broken = make_writable_copy(out, tmp_path / "broken")
+    entry = insight_with(corpus_json(out), "error|bash mvn|")
+    page = broken / "insight" / f"{entry['id']}.md"
+    n = entry["counts"]["runs"]
+    page.write_text(page.read_text().replace(f"\nruns: {n}\n", f"\nruns: {n + 1}\n"))
+    assert any(f"differ from its {n} listed sources" in p for p in check_corpus(broken))

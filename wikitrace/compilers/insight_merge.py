@@ -1,0 +1,139 @@
+"""On the LLM path, one guideline per insight, written by the model from every run that taught it.
+
+The lessons are grouped exactly as offline (the same keys, corpus/insights.py); then each
+insight's group goes to the model once: its key, the offline wording, when it applies, and
+what each source run showed of it. The prompt holds nothing else (no totals of the task
+type), so adding a run asks again only for the insights it is a source of; every other
+prompt is the same and its answer comes from the response cache (compilers/cache.py),
+tagged with the source runs' content hashes so ``forget`` can delete it.
+
+The answer is a JSON object ``{"guideline": "..."}``, checked before it is trusted: a
+non-empty string of at most ``MAX_CHARS`` characters, no echo of the instructions, no turn
+reference, no value of one episode (an id, a number, a path) and no narration of one run.
+Anything else — a transport fault after its retries, a refusal, malformed JSON, a failed
+check — keeps the offline wording and records why in the page's frontmatter
+(``guideline_by: offline-fallback``, ``fallback_reason``).
+
+For now the merge is asked for with ``WIKITRACE_MERGE_INSIGHTS=1`` (compile and add alike):
+the Batch API path does not carry these calls yet, and builds promise their exact call counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from typing import Any
+
+from .answer_check import _echo_problems
+from .cache import CachedAnswer
+from .text import _VALUE
+
+MAX_CHARS = 700
+SHOWN_SOURCES = 12  # source notes in one prompt (the counts name them all)
+_TURN = re.compile(r"\bturns? \d+", re.I)
+_PATHISH = re.compile(r"(?:[\w.~-]*/)+[\w.-]+\.\w+")
+
+INSTRUCTIONS = (
+    "You turn lessons that several agent runs taught into one guideline for an agent about to start a new task "
+    "of the same kind. Answer with a JSON object {\"guideline\": \"...\"}: one to three sentences that say when "
+    "the lesson applies and what to do then. Use only what the lesson and the runs' notes show. Name tools, "
+    "commands and error messages as they are written; never name ids, numbers, people, file paths or a single "
+    "run, and do not tell what one run did."
+)
+
+
+def wanted() -> bool:
+    return os.environ.get("WIKITRACE_MERGE_INSIGHTS", "").strip() not in ("", "0")
+
+
+def _messages(entry: dict) -> list[dict[str, str]]:
+    c = entry["counts"]
+    notes = [f"- {s['outcome']}: {s['detail']}" for s in entry["sources"][:SHOWN_SOURCES] if s.get("detail")]
+    more = len(entry["sources"]) - SHOWN_SOURCES
+    user = "\n".join([
+        f"Task type: {', '.join(entry['apps']) if entry.get('apps') else entry.get('task_type') or 'unspecified'}",
+        f"Lesson key: {entry['key']}",
+        f"Lesson as written: {entry['guideline']}",
+        f"When it applies: {entry['applicability']}",
+        f"Runs that taught it: {c['runs']} ({c['success']} successful, {c['failure']} failed). What each showed:",
+        *notes, *([f"- and {more} more"] if more > 0 else []),
+    ])
+    return [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": user}]
+
+
+def check_guideline(text: str, offline: str) -> tuple[str | None, str | None]:
+    """(the guideline, None) when the answer is fit for the page, else (None, what is wrong)."""
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError):
+        return None, "the answer is not JSON"
+    value = data.get("guideline") if isinstance(data, dict) else None
+    if not isinstance(value, str) or not value.strip():
+        return None, "the answer has no guideline string"
+    value = " ".join(value.split())
+    if len(value) > MAX_CHARS:
+        return None, f"the guideline is {len(value)} characters (at most {MAX_CHARS})"
+    if _echo_problems("$.guideline", value, INSTRUCTIONS):
+        return None, "the guideline repeats the instructions"
+    if _TURN.search(value) or re.search(r"\bthis run\b", value, re.I):
+        return None, "the guideline narrates one run"
+    # a value of one episode: an id or number the offline wording does not hold, or a file path
+    own = set(_VALUE.findall(value)) - set(_VALUE.findall(offline))
+    if own:
+        return None, f"the guideline copies values of one episode ({', '.join(sorted(own)[:3])})"
+    if _PATHISH.search(value) and not _PATHISH.search(offline):
+        return None, "the guideline names a file path"
+    return value, None
+
+
+async def _one(compiler, entry: dict, tags: list[str]) -> None:
+    offline = entry["guideline"]
+    messages = _messages(entry)
+    key = compiler.cache_key_for(messages, "insight-merge")
+    text = None
+    if compiler.cache is not None and compiler.read_cache:
+        hit = compiler.cache.get(key)
+        if hit is not None:
+            compiler.stats().cache_hits += 1
+            text = hit.text
+    if text is None:
+        body: dict[str, Any] = {"model": compiler.model, "messages": messages,
+                                "response_format": {"type": "json_object"}}
+        if compiler.max_tokens is not None:
+            body["max_tokens"] = compiler.max_tokens
+        try:
+            text, usage = await compiler.transport.send(body, "json_object")
+        except Exception as exc:  # after the transport's own retries: keep the offline wording
+            _fallback(entry, f"{type(exc).__name__}: {exc}")
+            return
+        text = compiler.redacted(text)
+        guideline, problem = check_guideline(text, offline)
+        if problem is None and compiler.cache is not None:
+            compiler.cache.put(key, CachedAnswer(text, dict(usage), runs=sorted(tags)), model=compiler.model,
+                               mode="insight-merge", messages=messages)
+    else:
+        guideline, problem = check_guideline(text, offline)
+    if problem is not None:
+        _fallback(entry, problem)
+        return
+    entry["guideline"], entry["guideline_by"], entry["fallback_reason"] = guideline, "llm", None
+
+
+def _fallback(entry: dict, reason: str) -> None:
+    entry["guideline_by"], entry["fallback_reason"] = "offline-fallback", reason[:300]
+
+
+async def _all(compiler, insights: list[dict], tags: dict[str, str]) -> None:
+    try:
+        await asyncio.gather(*(_one(compiler, e, [tags[s["step"]] for s in e["sources"] if s["step"] in tags])
+                               for e in insights))
+    finally:
+        await compiler.aclose()
+
+
+def merge_guidelines(compiler, insights: list[dict], runs: list[dict]) -> None:
+    """Give every insight the model's merged guideline (or record the fallback), in place."""
+    tags = {r["step"]: r["content_hash"] for r in runs if r.get("content_hash")}
+    asyncio.run(_all(compiler, insights, tags))

@@ -1,0 +1,190 @@
+"""The insight layer: one page per distinct lesson of a task type, gathered across runs.
+
+Each compiled run records in its corpus.json entry the lessons it teaches (at most
+three, each under a structural key: compilers/lessons.py) and every pattern it met.
+After all runs are compiled, ``gather`` groups the lessons by insight id (one id per
+task type and key, handed out by the IdAllocator in input order) and writes, per
+insight: the lesson's text, every run that taught it (outcome, what it showed, a
+link), counts equal to those sources, and the contrast with the other runs of the
+task type. Nothing is read but the run entries, so ``add`` and ``forget`` recompute
+the pages without the other runs' inputs.
+
+The contrast rule. A lesson's pattern (the error it is about, the call it repeats,
+the procedure it follows...) is met in ``a`` of the ``F`` failed runs and ``b`` of
+the ``S`` successful runs of the task type. It is called a cause of failure only
+when a one-sided Fisher exact test on that 2x2 table gives p < 0.05 for "met more
+often in failed runs" (and "met more often by successful runs" for the other tail). Fisher's test is
+exact at any sample size, so three runs never make a cause; no threshold is fitted
+to any data set. Otherwise the page says the pattern was also met in b of S
+successful runs and did not decide the outcome, and links the successful runs that
+met it with the lessons they teach (what they did instead). Lessons drawn from how
+a failed run ended (a wrong final answer) have no pattern to contrast and say so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from typing import Iterable
+
+from . import layout
+
+ALPHA = 0.05  # the conventional significance level of the one-sided test
+INSTEAD_SHOWN = 10  # successful runs listed by name on a page (all are counted)
+# patterns that are trouble a run meets: for these a page lists what successful runs that met it did
+TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off"}
+
+
+def kind_of(entry: dict) -> str:
+    """The task type a run entry belongs to (AppWorld-style runs: their apps joined)."""
+    return ", ".join(entry["apps"]) if entry.get("apps") else (entry.get("task_type") or "unspecified")
+
+
+def group_key(entry: dict, lesson_key: str) -> str:
+    return f"{kind_of(entry)}\0{lesson_key}"
+
+
+def contrast_pattern(key: str) -> str | None:
+    """The run pattern a lesson is contrasted on: mostly its own key."""
+    kind = key.split("|", 1)[0]
+    if kind == "answer":
+        return None  # defined by a wrong final answer: only failed runs can meet it
+    if kind == "answer-from":
+        return "idle|lookups"
+    if kind == "direct":
+        return "idle|none"
+    return key
+
+
+def run_entry_fields(comp) -> dict:
+    """What a run's corpus.json entry keeps for the insight layer: its lessons (key and text)
+    and the patterns it met."""
+    return {
+        "lessons": [{"key": i.key, "title": i.title, "guideline": i.guideline, "applicability": i.applicability,
+                     "detail": i.detail, "worked": i.worked} for i in comp.insights],
+        "patterns": list(comp.patterns),
+    }
+
+
+def fisher_tails(a: int, b: int, failed: int, succeeded: int) -> tuple[float, float]:
+    """One-sided p-values of the 2x2 table (met: a failed, b successful; not met: the rest):
+    P(at least a of the met runs failed) and P(at most a), under the hypergeometric law."""
+    n, met = failed + succeeded, a + b
+    total = math.comb(n, met)
+    lo, hi = max(0, met - succeeded), min(met, failed)
+
+    def p(x: int) -> float:
+        return math.comb(failed, x) * math.comb(succeeded, met - x) / total
+
+    upper = sum(p(x) for x in range(a, hi + 1))
+    lower = sum(p(x) for x in range(lo, a + 1))
+    return min(1.0, upper), min(1.0, lower)
+
+
+def _verdict(a: int, b: int, failed: int, succeeded: int) -> tuple[str, float | None]:
+    if not succeeded:
+        return "no-success", None
+    if not failed:
+        return "no-failure", None
+    up, down = fisher_tails(a, b, failed, succeeded)
+    if up < ALPHA:
+        return "failure", float(f"{up:.2g}")
+    if down < ALPHA:
+        return "success", float(f"{down:.2g}")
+    return "none", float(f"{min(up, down):.2g}")
+
+
+def _pick_text(members: list[tuple[dict, dict]]) -> dict:
+    """The lesson text the page shows: the commonest among the sources that got past it or
+    succeeded with it (else among all), the earliest run on a tie."""
+    worked = [(e, l) for e, l in members if l.get("worked")] or members
+    counts = Counter((l["title"], l["guideline"], l["applicability"]) for _e, l in worked)
+    first = {}
+    for e, l in worked:
+        first.setdefault((l["title"], l["guideline"], l["applicability"]), layout.id_number(e["step"]))
+    best = min(counts, key=lambda t: (-counts[t], first[t]))
+    return {"title": best[0], "guideline": best[1], "applicability": best[2]}
+
+
+def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
+    """Every insight's corpus.json entry, from the run entries alone, ordered by id.
+
+    Run entries name their insight ids (parallel to ``lessons``); entries without ids (a
+    benchmark's) get ids in order of first appearance. ``previous``: unused keys kept for
+    the callers that pass the old entries."""
+    runs = sorted(runs, key=lambda r: layout.id_number(r["step"]))
+    totals: dict[str, Counter] = defaultdict(Counter)  # kind -> outcome -> runs
+    met: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))  # kind -> pattern -> outcome
+    met_by: dict[tuple[str, str], list[dict]] = defaultdict(list)  # (kind, pattern) -> successful runs
+    groups: dict[str, list[tuple[dict, dict]]] = {}
+    ids: dict[str, str] = {}
+    for r in runs:
+        kind = kind_of(r)
+        totals[kind][r["outcome"]] += 1
+        for p in r.get("patterns") or []:
+            met[kind][p][r["outcome"]] += 1
+            if r["outcome"] == "success":
+                met_by[(kind, p)].append(r)
+        listed = r.get("insights") or []
+        for k, lesson in enumerate(r.get("lessons") or []):
+            iid = listed[k] if k < len(listed) else ids.setdefault(group_key(r, lesson["key"]),
+                                                                     layout.insight_id(len(ids)))
+            groups.setdefault(iid, []).append((r, lesson))
+    titles = {iid: _pick_text(m)["title"] for iid, m in groups.items()}
+    out = []
+    for iid in sorted(groups, key=layout.id_number):
+        members = groups[iid]
+        first, lesson = members[0]
+        kind = kind_of(first)
+        text = _pick_text(members)
+        sources = [{"step": e["step"], "outcome": e["outcome"], "detail": l.get("detail") or ""} for e, l in members]
+        counts = {"runs": len(sources), "success": sum(s["outcome"] == "success" for s in sources),
+                  "failure": sum(s["outcome"] == "failure" for s in sources)}
+        pattern = contrast_pattern(lesson["key"])
+        contrast = None
+        if pattern is not None:
+            failed, succeeded = totals[kind]["failure"], totals[kind]["success"]
+            seen = met[kind].get(pattern, Counter())
+            a, b = seen["failure"], seen["success"]
+            verdict, p = _verdict(a, b, failed, succeeded)
+            instead = [{"step": s["step"], "insights": [i for i in s.get("insights") or [] if i != iid]}
+                       for s in met_by.get((kind, pattern), [])][:INSTEAD_SHOWN] \
+                if verdict in ("none", "success") and pattern.split("|", 1)[0] in TROUBLE else []
+            contrast = {"pattern": pattern, "failed_met": a, "failed": failed, "success_met": b,
+                        "success": succeeded, "verdict": verdict, "p": p, "instead": instead}
+        out.append({
+            "id": iid, "key": lesson["key"], **text,
+            "task_type": first.get("task_type") if not first.get("apps") else None, "apps": first.get("apps") or None,
+            "compiler": first.get("compiler") or "offline",
+            "source_step": first["step"], "source_outcome": first["outcome"],
+            "counts": counts, "contrast": contrast, "sources": sources,
+        })
+    for entry in out:  # the lessons the successful runs that met it teach, by title
+        for item in (entry["contrast"] or {}).get("instead", []):
+            item["titles"] = [titles[i] for i in item["insights"] if i in titles]
+    return out
+
+
+def contrast_sentence(entry: dict) -> str:
+    """What the contrast says, in one or two sentences (the page and the prompt use it)."""
+    c = entry.get("contrast")
+    if c is None:
+        return ("Drawn from how failed runs ended; there is no pattern a successful run could meet, so it is "
+                "not contrasted with successes.")
+    met = (f"Met in {c['failed_met']} of {c['failed']} failed and {c['success_met']} of {c['success']} successful "
+           f"runs of this task type")
+    v = c["verdict"]
+    if v == "no-success":
+        return met + "; with no successful run of this task type to compare with, it is not named a cause."
+    if v == "no-failure":
+        return met + "; with no failed run of this task type to compare with, it is not named a cause."
+    if v == "failure":
+        return met + (f": runs that met it failed more often than the others (one-sided Fisher exact test, "
+                      f"p = {c['p']:.2g}), so it is named a likely cause of failure.")
+    if v == "success":
+        return met + (f": runs that met it succeeded more often than the others (one-sided Fisher exact test, "
+                      f"p = {c['p']:.2g}), so it is not a cause of failure.")
+    return met + (f": it does not separate them (p = {c['p']:.2g}), so it did not decide the outcome"
+                  + (f"; {c['success_met']} successful run{'s' if c['success_met'] != 1 else ''} met it too."
+                     if c['success_met'] and c['pattern'].split("|", 1)[0] in TROUBLE
+                     else "."))
