@@ -21,16 +21,18 @@ TAU = SHARED_DATA / "runs-dev" / "tau-bench-airline"
 
 
 def test_rows_for_real_shaped_runs(tmp_path):
+    again = swe_cost_limit()
+    again["run_id"] = again["run_id"] + "-again"  # a second failed java run that meets the same error
     path = write_jsonl(tmp_path / "runs.jsonl",
-                       [swe_success(), swe_cost_limit(), booking_failure(), hand_off_failure(), no_tool_failure()])
+                       [swe_success(), swe_cost_limit(), booking_failure(), hand_off_failure(), no_tool_failure(), again])
     a, b, total = lesson_quality.measure(path)
-    assert (a.half, b.half, total.half) == ("A", "B", "all") and a.runs + b.runs == total.runs == 5
+    assert (a.half, b.half, total.half) == ("A", "B", "all") and a.runs + b.runs == total.runs == 6
     assert total.harness_leaks == 0 and total.quote_failures == 0 and total.count_mismatches == 0
     assert total.exact_distinct == total.insights  # each lesson once
-    # the two java runs share the `javac: command not found` lesson: fewer pages than links
+    # the two failed java runs share the `javac: command not found` lesson: fewer pages than links
     assert total.insights < round(total.links_per_run * total.runs)
     assert total.citing_success >= 1  # the successful java run teaches what worked
-    assert "| runs.jsonl | all | 5 |" in lesson_quality.table([total])
+    assert "| runs.jsonl | all | 6 |" in lesson_quality.table([total])
 
 
 def test_the_lesson_is_measured_without_task_text_and_with_values_masked():
