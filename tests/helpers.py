@@ -8,7 +8,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples" / "runs.jsonl"
-SHARED_DATA = REPO.parent / "shared" / "data"
+# The shared data sits beside the main checkout; a worktree elsewhere points at it with WIKITRACE_DATA.
+SHARED_DATA = Path(os.environ.get("WIKITRACE_DATA") or REPO.parent / "shared" / "data")
 TAU_BENCH = SHARED_DATA / "runs-dev" / "tau-bench-airline" / "gpt-4o-airline.json"
 
 
