@@ -48,6 +48,7 @@ def test_a_leak_and_a_bad_quote_are_counted(tmp_path, monkeypatch):
     assert row.harness_leaks == 1 and row.quote_failures == 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (TAU.exists() and REFLEXION.exists()), reason="real runs not present in ../shared/data/runs-dev")
 def test_targets_on_the_real_runs():
     # the target: a distinct ratio of 0.8 on each half, ids, numbers and tool names masked
