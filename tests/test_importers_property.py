@@ -395,7 +395,7 @@ def test_mutated_fixtures(fmt, scratch):
     run()
 
 
-@settings(max_examples=150, **SETTINGS)
+@settings(max_examples=examples(150, everyday=40), **SETTINGS)
 @given(lines=st.lists((
     _obj(turn=_maybe(st.integers(-1, 6)), type=_maybe(st.sampled_from(["message", "function_call", "episode_over", "answer"])),
          content=_maybe(_text), result=_maybe(_text), is_error=JSON) | JSON), max_size=6),
