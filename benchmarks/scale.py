@@ -302,7 +302,7 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
     minutes = (time.perf_counter() - start) / 60
     mode = "quick" if args.quick else "full"
-    header = (f"## {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC, {mode}, {os.cpu_count()} cores, "
+    header = (f"### {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC, {mode}, {os.cpu_count()} cores, "
               f"load {load_before} before / {load_average()} after, {minutes:.1f} min\n\ncommit {commit()}")
     lines = table(rows)
     print("\n" + header + "\n\n" + "\n".join(lines))
