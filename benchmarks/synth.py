@@ -7,12 +7,15 @@ turn shapes and text lengths stay realistic. Nothing generated here is committed
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-TAU = HERE.parent.parent / "shared" / "data" / "runs-dev" / "tau-bench-airline" / "gpt-4o-airline.json"
+# Beside the main checkout; a worktree elsewhere points at it with WIKITRACE_DATA.
+DATA = Path(os.environ.get("WIKITRACE_DATA") or HERE.parent.parent / "shared" / "data")
+TAU = DATA / "runs-dev" / "tau-bench-airline" / "gpt-4o-airline.json"
 WORDS = ["urgent", "please", "today", "kindly", "asap", "thanks", "again", "now", "soon", "later"]
 
 

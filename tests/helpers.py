@@ -8,8 +8,17 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples" / "runs.jsonl"
-SHARED_DATA = REPO.parent / "shared" / "data"
+# The shared data sits beside the main checkout; a worktree elsewhere points at it with WIKITRACE_DATA.
+SHARED_DATA = Path(os.environ.get("WIKITRACE_DATA") or REPO.parent / "shared" / "data")
 TAU_BENCH = SHARED_DATA / "runs-dev" / "tau-bench-airline" / "gpt-4o-airline.json"
+# .ci/run sets it for its second pass: the expensive property tests at full size.
+THOROUGH = os.environ.get("WIKITRACE_THOROUGH") == "1"
+
+
+def examples(full: int, everyday: int) -> int:
+    """How many examples an expensive property test draws: ``everyday`` in the default run,
+    ``full`` with WIKITRACE_THOROUGH=1."""
+    return full if THOROUGH else everyday
 
 
 def example_runs() -> list[dict]:

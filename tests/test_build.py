@@ -12,7 +12,7 @@ from wikitrace.runs.model import RunError
 from wikitrace.corpus.check import check_corpus
 from wikitrace.corpus.publish import BuildLock, PublishError
 
-from helpers import (EXAMPLES, TAU_BENCH, example_runs, make_writable_copy, tree_bytes, without_build_stamp,
+from helpers import (EXAMPLES, example_runs, make_writable_copy, tree_bytes, without_build_stamp,
                      write_jsonl)
 
 
@@ -275,10 +275,8 @@ def test_check_finds_broken_corpus(tmp_path):
     assert "raw/_index.md: does not list step-0004" in problems
 
 
-@pytest.mark.skipif(not TAU_BENCH.exists(), reason="tau-bench runs not present in ../shared/data")
-def test_tau_bench_offline(tmp_path):
-    out = tmp_path / "corpus"
-    result = _build([TAU_BENCH], out)
+def test_tau_bench_offline(tau_bench_corpus):
+    out, result = tau_bench_corpus
     assert (result.runs, result.success, result.failure) == (200, 84, 116)
     data = json.loads((out / "corpus.json").read_text())
     assert all(1 <= len(r["insights"]) <= 3 for r in data["runs"])
@@ -321,15 +319,13 @@ def test_hostile_dialogue_sample_ids_stay_inside(tmp_path):
         assert (tmp_path / "dialogue" / name).resolve().parent == (tmp_path / "dialogue").resolve()
 
 
-@pytest.mark.skipif(not TAU_BENCH.exists(), reason="tau-bench runs not present in ../shared/data")
-def test_tools_on_the_tau_bench_corpus(tmp_path):
+def test_tools_on_the_tau_bench_corpus(tmp_path, tau_bench_corpus):
     import subprocess
     import sys
 
     from wikitrace.tools_install import install
 
-    out = tmp_path / "corpus"
-    _build([TAU_BENCH], out)
+    out, _ = tau_bench_corpus
     tools = tmp_path / "tools"
     install(tools)
     env = {"WIKITRACE_CORPUS": str(out), "PATH": "/usr/bin:/bin", "WIKITRACE_TOOLS_NO_RG": "1"}

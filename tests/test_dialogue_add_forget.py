@@ -167,6 +167,7 @@ def test_added_session_is_redacted_and_numbered_after_the_last(work):
     assert check_dialogue(work / "c") == []
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (DATA / "conv-26.json").exists(), reason="real LoCoMo data not available")
 def test_add_last_session_of_a_real_conversation(work):
     conv = json.loads((DATA / "conv-26.json").read_text())
@@ -205,6 +206,7 @@ def marked_fixture(folder: Path) -> tuple[Path, Path]:
     return folder / "in" / FIXTURE.name, folder / "without" / FIXTURE.name
 
 
+@pytest.mark.slow
 def test_forget_session_leaves_no_trace_and_stays_forgotten(work, fake_emb):
     marked, without = marked_fixture(work / "inputs")
     cache = work / "llm-cache"

@@ -8,7 +8,9 @@ from wikitrace.dialogue.build import compile_sample, render_sample
 from wikitrace.dialogue.load import load_inputs
 from wikitrace.dialogue.retrieve import prepare_files, retrieve
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev"
+from helpers import SHARED_DATA
+
+DATA = SHARED_DATA / "locomo-dev"
 pytestmark = pytest.mark.skipif(not (DATA / "conv-30.json").exists(),
                                 reason=f"LoCoMo dev data not found at {DATA}")
 

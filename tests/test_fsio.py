@@ -4,6 +4,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import examples
 from wikitrace.corpus.fsio import dump_frontmatter
 
 scalars = st.one_of(st.text(max_size=80), st.integers(), st.booleans(),
@@ -14,7 +15,7 @@ scalars = st.one_of(st.text(max_size=80), st.integers(), st.booleans(),
 KEYS = st.from_regex(r"[a-z_]{1,12}", fullmatch=True).filter(lambda k: k not in {"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500, everyday=200), deadline=None)
 @given(st.dictionaries(KEYS,
                        st.one_of(scalars, st.lists(st.text(max_size=30), max_size=4)), max_size=8))
 def test_frontmatter_round_trips(fields):

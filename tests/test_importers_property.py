@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import examples
 from wikitrace.redact import Redactor
 from wikitrace.runs import (agents_sdk, atif, claude_code, codex_cli, inspect_ai, langfuse, load, mini_swe_agent,
                             native, openai_chat, openhands, otlp, react_notebook, react_text, swe_agent)
@@ -27,10 +28,10 @@ from wikitrace.runs.turnlog import check_numbering, parse_turns
 FIX = Path(__file__).parent / "fixtures" / "importers"
 # Per importer: STRUCTURED examples from shrinkable hypothesis strategies, SEEDS x DOCS_PER_SEED
 # documents from a seeded template fuzzer (cheap to generate), MUTATIONS damaged fixtures.
-# About 3,000 inputs per importer in total (2,000 + 800 + 80), a few seconds each.
-STRUCTURED = 80
-SEEDS, DOCS_PER_SEED = 80, 25
-MUTATIONS = 800
+# About 3,000 inputs per importer in total (2,000 + 800 + 80) with WIKITRACE_THOROUGH=1, a quarter by default.
+STRUCTURED = examples(80, everyday=25)
+SEEDS, DOCS_PER_SEED = examples(80, everyday=25), 25
+MUTATIONS = examples(800, everyday=200)
 _REDACTOR = Redactor()
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                       HealthCheck.function_scoped_fixture])
@@ -505,7 +506,7 @@ def test_mutated_fixtures(fmt, scratch):
     run()
 
 
-@settings(max_examples=150, **SETTINGS)
+@settings(max_examples=examples(150, everyday=40), **SETTINGS)
 @given(lines=st.lists((
     _obj(turn=_maybe(st.integers(-1, 6)), type=_maybe(st.sampled_from(["message", "function_call", "episode_over", "answer"])),
          content=_maybe(_text), result=_maybe(_text), is_error=JSON) | JSON), max_size=6),
@@ -520,7 +521,7 @@ def test_parse_turns_only_raises_run_error(lines, junk):
     check_numbering(turns, "x")
 
 
-@settings(max_examples=100, **SETTINGS)
+@settings(max_examples=examples(100, everyday=30), **SETTINGS)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_parse_turns_fuzzed(seed):
     rng = random.Random(seed)

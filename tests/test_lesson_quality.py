@@ -71,6 +71,7 @@ def test_a_leak_a_bad_quote_and_a_wrong_count_are_counted(tmp_path, monkeypatch)
     assert row.harness_leaks == 1 and row.quote_failures == 1 and row.count_mismatches == 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (TAU.exists() and REFLEXION.exists()), reason="real runs not present in ../shared/data/runs-dev")
 def test_targets_on_the_real_runs():
     # the target: a near-duplicate-distinct ratio of 0.8 on each half and on the whole

@@ -288,6 +288,7 @@ def _inputs(tmp_path: Path) -> list[Path]:
             write_jsonl(tmp_path / "b.jsonl", changed[:3] + changed[4:] + [extra])]
 
 
+@pytest.mark.slow
 def test_kill_9_at_random_points_of_an_update_then_a_rerun_converges(tmp_path):
     rng = random.Random(12)
     inputs = _inputs(tmp_path)

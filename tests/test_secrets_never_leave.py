@@ -14,6 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -39,6 +40,7 @@ def _baseline_runs() -> int:
 
 
 # No shrinking: each example is three builds; the failing example is printed as generated.
+@pytest.mark.slow
 @settings(max_examples=3, deadline=None, phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1),

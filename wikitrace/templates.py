@@ -53,14 +53,14 @@ def md_text(value) -> str:
     return _MD_ESCAPE.sub(r"\\\g<0>", text)
 
 
+_BACKTICKS = re.compile("`+")
+
+
 def fence(value) -> str:
     """``value`` in a fenced code block longer than any backtick run inside it, so a
     viewer shows the text exactly and nothing in it can become a link."""
     text = "" if value is None else str(value)
-    longest = run = 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
+    longest = max(map(len, _BACKTICKS.findall(text)), default=0) if "`" in text else 0
     marks = "`" * max(3, longest + 1)
     return f"{marks}text\n{text.rstrip(chr(10))}\n{marks}"
 

@@ -151,9 +151,12 @@ def _lesson_problems(comp: Compilation, run: Run, instructions: str) -> dict[int
             turn = _TURN_REF.search(text)
             if turn:
                 problems.append(f"{where} names {turn.group(0)!r} of this run; a lesson must hold for other runs")
-            if values is None:
+            # Only value-like tokens can be episode values: most lessons have none, and
+            # then the episode need not be scanned at all.
+            candidates = {core for core in map(_core, _TOKEN.findall(text)) if _is_value(core)}
+            if candidates and values is None:
                 values = episode_values(run)
-            specific = sorted({core for core in map(_core, _TOKEN.findall(text)) if core in values})
+            specific = sorted(candidates & values) if candidates else []
             if specific:
                 problems.append(f"{where} copies values of this episode ({', '.join(specific[:5])}); "
                                 f"describe the kind of value instead")
@@ -201,14 +204,30 @@ def episode_values(run: Run) -> set[str]:
                 except ValueError:
                     pass
     for text in texts:
+        if not _DIGIT.search(text):  # a value has digits
+            continue
         for token in _TOKEN.findall(text):
             core = _core(token)
             if _is_value(core):
                 values.add(core)
     if solver and values:
-        stated = {_core(tok) for tok in _TOKEN.findall(solver)}
-        values -= stated
+        values -= _stated(solver)
     return values
+
+
+def _stated(solver: str) -> frozenset[str]:
+    """The tokens of an agent's instructions: one set per prompt text, which most runs share."""
+    memo = _STATED_MEMO.get(solver)
+    if memo is None:
+        memo = frozenset(_core(tok) for tok in _TOKEN.findall(solver))
+        if len(_STATED_MEMO) > 16:
+            _STATED_MEMO.clear()
+        _STATED_MEMO[solver] = memo
+    return memo
+
+
+_STATED_MEMO: dict[str, frozenset[str]] = {}
+_DIGIT = re.compile(r"\d")
 
 
 def _leaves(value: Any) -> Iterator[str]:
