@@ -120,9 +120,12 @@ def add_runs(opts: AddOptions) -> AddResult:
 def _add_under_lock(opts: AddOptions, root: Path) -> AddResult:
     with BuildLock(root):
         journal = root / STATE / "runs.journal"
-        interrupted = journal.is_file() and journal.stat().st_size > 0  # claims of a build that did not finish
         pub = Publisher(root, "runs")
         try:
+            from .pending import recover
+
+            recover(pub)  # a command killed earlier is finished (or its unlisted pages removed) first
+            interrupted = journal.is_file() and journal.stat().st_size > 0
             return _add_locked(opts, pub, interrupted)
         finally:
             pub.close()
@@ -180,7 +183,7 @@ def _build_options(opts: AddOptions, settings: dict, root: Path):
         templates=templates, task_type=settings.get("task_type"), offline=opts.offline, model=opts.model,
         base_url=opts.base_url, concurrency=opts.concurrency, cache_dir=opts.cache_dir, max_tokens=opts.max_tokens,
         timeout=opts.timeout, quiet=opts.quiet, redact=settings.get("redact", True) is not False,
-        redact_patterns=tuple(settings.get("redact_patterns") or ()),
+        redact_patterns=tuple(settings.get("redact_patterns") or ()), command="add",
     )
 
 

@@ -115,12 +115,13 @@ class RunWriter:
         for args in held:
             self._write(*args)
 
-    def refresh_usage(self) -> dict[str, list[int]]:
-        """Give the insight pages carried over the ledger's counts (pages written now have
-        them already); returns the counts the pages show, for the manifest's ``usage``."""
+    def refresh_usage(self) -> tuple[dict[str, str], dict[str, list[int]]]:
+        """The insight pages carried over, with the ledger's counts where theirs differ
+        (pages written now have them already; these are written with the indexes), and
+        the counts the pages show, for the manifest's ``usage``."""
         shown = self.pub.manifest.data.get("usage") or {}
-        usage_pages.refresh(self.pub, self.usage, shown, sorted(self.carried_insights))
-        return usage_pages.shown_counts(self.usage, [i["id"] for i in self.insights])
+        texts, _skipped = usage_pages.recounted(self.pub, self.usage, shown, sorted(self.carried_insights))
+        return texts, usage_pages.shown_counts(self.usage, [i["id"] for i in self.insights])
 
     def counts(self) -> collections.Counter:
         """Pages per compiler label, the held runs included."""
