@@ -101,9 +101,9 @@ def check_corpus(root: Path) -> list[str]:
             problems.append("dialogue/: present but this wikitrace has no dialogue checker")
         else:
             problems.extend(check_dialogue(root))
-    if problems and any((root / ".wikitrace").glob("*.journal")):
-        problems.append(f"{root}: a build of this corpus was interrupted (or is running); "
-                        f"run the same wikitrace compile again to finish it")
+    from .pending import describe
+
+    problems.extend(describe(root))  # an update killed half-way, and which command finishes it
     return problems
 
 
