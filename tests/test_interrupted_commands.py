@@ -9,6 +9,7 @@ at its first, a middle and its last point; the ``slow`` variant kills it at ever
 """
 
 import json
+import re
 import os
 import shutil
 import signal
@@ -70,19 +71,16 @@ def _runs_base(work: Path) -> Path:
 
 
 def _dialogue_base(work: Path) -> Path:
-    data = json.loads(LOCOMO.read_text())
-    sample = data[0] if isinstance(data, list) else data
-    conv = sample["conversation"]
-    last = max(int(k.split("_")[1]) for k in conv if k.startswith("session_") and k.count("_") == 1)
-    early = dict(conv)
-    early.pop(f"session_{last}", None)
-    early.pop(f"session_{last}_date_time", None)
-    (work / "early.json").write_text(json.dumps([{**sample, "conversation": early}]))
-    (work / "full.json").write_text(json.dumps([sample]))
+    """A LoCoMo conversation compiled without its last session (the sample is named after the file)."""
+    conv = json.loads(LOCOMO.read_text())
+    last = max(int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k))
+    early = {k: v for k, v in conv.items() if k not in (f"session_{last}", f"session_{last}_date_time")}
+    for folder, data in (("early", early), ("full", conv)):
+        (work / folder).mkdir()
+        (work / folder / LOCOMO.name).write_text(json.dumps(data))
     (work / "session.json").write_text(json.dumps({f"session_{last}": conv[f"session_{last}"],
-                                                   f"session_{last}_date_time": conv.get(f"session_{last}_date_time")}))
-    (work / "sample").write_text(sample["sample_id"])
-    assert run(["dialogue", "compile", "early.json", "--out", "c", "--offline", "-q"], work).returncode == 0
+                                                   f"session_{last}_date_time": conv[f"session_{last}_date_time"]}))
+    assert run(["dialogue", "compile", f"early/{LOCOMO.name}", "--out", "c", "--offline", "-q"], work).returncode == 0
     return work
 
 
@@ -92,10 +90,10 @@ COMMANDS = {
     "forget": (_runs_base, lambda w: ["forget", "step-0001", "--corpus", "c"]),
     "cite record": (_runs_base, lambda w: ["cite", "record", "answer.txt", "--corpus", "c", "--run", "ep-1",
                                            "--outcome", "success"]),
-    "dialogue compile": (_dialogue_base, lambda w: ["dialogue", "compile", "full.json", "--out", "c", "--offline",
-                                                    "-q"]),
+    "dialogue compile": (_dialogue_base, lambda w: ["dialogue", "compile", f"full/{LOCOMO.name}", "--out", "c",
+                                                    "--offline", "-q"]),
     "dialogue add": (_dialogue_base, lambda w: ["dialogue", "add", "session.json", "--corpus", "c", "--sample",
-                                                (w / "sample").read_text(), "--offline", "-q"]),
+                                                LOCOMO.stem, "--offline", "-q"]),
 }
 
 _BASES: dict[str, Path] = {}

@@ -51,8 +51,9 @@ def check_corpus(root: Path) -> list[str]:
     if not stamp.is_file():
         if (root / "dialogue").is_dir():  # dialogue memory only, no agent runs compiled yet
             from ..dialogue.check import check_dialogue
+            from ..dialogue.pending import describe as dialogue_pending
 
-            return check_dialogue(root)
+            return check_dialogue(root) + dialogue_pending(root)
         return [f"{root}: no corpus.json; is this a compiled corpus? (wikitrace compile ... --out {root})"]
     try:
         data = json.loads(stamp.read_text(encoding="utf-8"))
@@ -101,9 +102,11 @@ def check_corpus(root: Path) -> list[str]:
             problems.append("dialogue/: present but this wikitrace has no dialogue checker")
         else:
             problems.extend(check_dialogue(root))
+    from ..dialogue.pending import describe as dialogue_pending
     from .pending import describe
 
     problems.extend(describe(root))  # an update killed half-way, and which command finishes it
+    problems.extend(dialogue_pending(root))
     return problems
 
 
