@@ -86,6 +86,7 @@ class BuildResult:
     compiler: dict = field(default_factory=dict)  # name, model, endpoint
     by_compiler: dict = field(default_factory=dict)  # pages per compiler label
     forgotten: list[str] = field(default_factory=list)  # run ids in the input kept out by `wikitrace forget`
+    waiting: str | None = None  # changed runs that kept their LLM pages: the model did not answer
 
 
 class BuildError(RuntimeError):
@@ -258,6 +259,7 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
             "skipped": report.errors,
             "warnings": report.warnings,
             "ignored_files": report.ignored,
+            "waiting_for_model": writer.waiting_for_model,
         },
     }
 
@@ -371,6 +373,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         repaired=list(pub.repaired), removed=len(removed),
         compiler=llm_report.describe(compiler), by_compiler=dict(sorted(writer.compilers.items())),
         forgotten=list(graves.skipped),
+        waiting=llm_report.waiting_for_model(compiler, writer.waiting_for_model),
     )
 
 
@@ -453,6 +456,8 @@ def run_build(opts: BuildOptions, as_json: bool = False) -> int:
     _summary(console, result, opts)
     if as_json:
         print(json.dumps(result_dict(result), indent=2, ensure_ascii=False))
+    if result.waiting:
+        raise Failed(result.waiting, llm_report.WAITING_FIX, where=result.out)
     return 0
 
 
