@@ -132,6 +132,7 @@ def _fresh(pub) -> None:
 
     pub.manifest = FileManifest.load(pub.manifest_path) or FileManifest()
     pub.output = {}
+    pub.repaired = []  # shards the killed command left half-updated were rewritten: not damage
     pub.claimed_dirs = set()
     pub._journal = os.open(pub._journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
@@ -149,21 +150,44 @@ def _claimed_since_manifest(pub) -> list[str] | None:
     return [rel for rel in dict.fromkeys(claims) if rel not in known]
 
 
-def describe(root: Path) -> list[str]:
-    """`wikitrace check`'s lines about an unfinished update (none when there is none)."""
+def _claims(root: Path) -> bool:
     from .publish import STATE
 
+    try:
+        return (Path(root) / STATE / "runs.journal").stat().st_size > 0
+    except FileNotFoundError:
+        return False
+
+
+def running(root: Path) -> bool:
+    """Whether a wikitrace command holds the corpus's build lock right now."""
+    import fcntl
+
+    from .publish import STATE
+
+    try:
+        fh = open(Path(root) / STATE / "lock", "rb")
+    except OSError:
+        return False
+    with fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return False
+
+
+def describe(root: Path) -> list[str]:
+    """`wikitrace check`'s lines about an unfinished update (none when there is none)."""
     root = Path(root)
     pending = load(root)
+    if (pending is not None or _claims(root)) and running(root):
+        return [f"{root}: another wikitrace command is writing this corpus now; check again when it is done"]
     if pending is not None:
         return [f"{root}: `wikitrace {pending.command}` was interrupted after its pages were written; the next "
                 f"wikitrace compile, add, forget or cite record of this corpus finishes it first"]
-    journal = root / STATE / "runs.journal"
-    try:
-        claimed = journal.stat().st_size > 0
-    except FileNotFoundError:
-        claimed = False
-    if claimed:
+    if _claims(root):
         return [f"{root}: an update of its runs was interrupted (or is running) before anything listed its new pages; "
                 f"run the same command again to finish it (any other wikitrace compile, add, forget or cite record "
                 f"removes those pages first)"]

@@ -183,7 +183,7 @@ class RunWriter:
     def _model_page(self, run_id: str) -> dict | None:
         """The published entry of a run whose intact pages the model wrote, or None."""
         prev = getattr(self.reuse, "runs", {}).get(run_id)
-        return prev if prev is not None and prev["compiler"] == "llm" and self.reuse.insights else None
+        return prev if prev is not None and prev["compiler"] == "llm" else None  # intact, same build key
 
     def _keep_model_page(self, run: Run) -> None:
         """Carry the run's published LLM pages over unchanged. Its record digest stays the

@@ -58,9 +58,13 @@ def done(root: Path) -> None:
 
 def describe(root: Path) -> list[str]:
     """`wikitrace check`'s line about an unfinished dialogue build."""
+    from ..corpus.pending import running
+
     found = load(root)
     if found is None:
         return []
+    if running(root):
+        return [f"{root}: another wikitrace command is writing this corpus now; check again when it is done"]
     command, dialogues = found
     names = ", ".join(sorted({d.sample_id for d in dialogues}))
     return [f"{Path(root) / 'dialogue'}: `wikitrace {command}` was interrupted while writing {names}; the next "
