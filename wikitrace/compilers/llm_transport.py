@@ -65,6 +65,18 @@ def refused(exc: BaseException) -> bool:
     return False
 
 
+def waited_out(exc: BaseException) -> bool:
+    """A 'timeout' that waited the whole timeout for an answer (a socket read timed out),
+    not a connection the server dropped (which the client reports as a timeout too)."""
+    seen = 0
+    cause: BaseException | None = exc
+    while cause is not None and seen < 10:
+        if isinstance(cause, TimeoutError):
+            return True
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return False
+
+
 def raw_response_class() -> Any:
     """The HTTP response class the openai client returns as-is for ``cast_to``
     (``httpx.Response``, or ``httpx2.Response`` in newer releases), if known."""
@@ -295,7 +307,7 @@ class ChatTransport:
                 raise
             except openai.APITimeoutError as exc:
                 what = "connection error" if refused(exc) else "timeout"
-                if what == "timeout" and not self.proven:
+                if what == "timeout" and not self.proven and waited_out(exc):
                     self.fatal = (f"timeout after {self.timeout:g} s on the first request (nothing at "
                                   f"{self.config.endpoint} has answered; the endpoint is judged dead for this build)")
                     raise Failure(self.fatal, fatal=True) from None
@@ -337,7 +349,7 @@ class ChatTransport:
             # Nothing answered anyone while this request tried: every other run would wait the same.
             self.fatal = (f"{what} after {attempts}, and no other request was answered meanwhile (the endpoint "
                           f"{self.config.endpoint} is judged dead for this build)")
-            raise Failure(self.fatal, fatal=True)
+            raise Failure(f"{what} after {attempts}", fatal=True)
         raise Failure(f"{what} after {attempts}")
 
     def delay(self, attempt: int, wait_hint: float | None) -> float:
