@@ -64,26 +64,28 @@ def llm_corpus(fake_openai, tmp_path):
     return out, after
 
 
+# fault: (environment, the fake's answer, requests the fake sees for the one changed run)
 DEAD = {
-    "refused": ({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, None),  # nothing listens on the discard port
-    "401": ({}, lambda body: error(401, "bad key")),
-    "500": ({}, lambda body: error(500, "the model crashed")),
-    "malformed": ({}, lambda body: FakeResponse(200, "<html>proxy error</html>")),
-    "bad answer": ({}, lambda body: reply("{not json at all")),
-    "hang": ({"WIKITRACE_TIMEOUT": "0.5"}, lambda body: slow(5.0, _good(body))),
+    "refused": ({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, None, 0),  # nothing listens on the discard port
+    "401": ({}, lambda body: error(401, "bad key"), 1),
+    "500": ({}, lambda body: error(500, "the model crashed"), 4),  # its 4 attempts
+    "malformed": ({}, lambda body: FakeResponse(200, "<html>proxy error</html>"), 1),
+    "bad answer": ({}, lambda body: reply("{not json at all"), 2),  # the answer and its one repair
+    "hang": ({"WIKITRACE_TIMEOUT": "0.5"}, lambda body: slow(5.0, _good(body)), 1),
 }
 
 
 @pytest.mark.parametrize("fault", list(DEAD))
 def test_a_changed_run_keeps_its_llm_page_while_the_model_is_dead(fault, llm_corpus, fake_openai):
     out, after = llm_corpus
-    env, respond = DEAD[fault]
+    env, respond, requests = DEAD[fault]
     fake_openai.respond_with(respond)
     page, meta = _page(out, CHANGED)
     entry = next(r for r in json.loads((out / "corpus.json").read_text())["runs"] if r["run_id"] == CHANGED)
 
     dead = wikitrace("compile", after, "--out", out, "--model", "test-model", env=env)
     assert dead.returncode == 1, dead.stderr
+    assert fake_openai.calls == requests
     assert "wait for the model" in dead.stderr and CHANGED in dead.stderr.split("wait for the model")[1]
     assert _page(out, CHANGED)[0] == page, "the page the model wrote was replaced"
     data = json.loads((out / "corpus.json").read_text())
