@@ -151,12 +151,21 @@ def _claimed_since_manifest(pub) -> list[str] | None:
 
 
 def _claims(root: Path) -> bool:
+    """Whether files claimed by an update that did not finish are on disk (a build that
+    failed cleanly removed its own: its journal alone is nothing to finish)."""
+    from .manifest import FileManifest
     from .publish import STATE
 
     try:
-        return (Path(root) / STATE / "runs.journal").stat().st_size > 0
-    except FileNotFoundError:
+        text = (Path(root) / STATE / "runs.journal").read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
         return False
+    claims = [rel for line in text.splitlines() for rel in line.split("\t") if rel and not rel.endswith("/")]
+    if not claims:
+        return False
+    saved = FileManifest.load(Path(root) / STATE / "runs.json")
+    known = saved.files if saved is not None else {}
+    return any(rel not in known and os.path.lexists(Path(root) / rel) for rel in claims)
 
 
 def running(root: Path) -> bool:

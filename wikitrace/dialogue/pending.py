@@ -28,7 +28,9 @@ def path(root: Path) -> Path:
 def save(root: Path, dialogues: list[Dialogue], command: str) -> None:
     from ..corpus.fsio import write_atomic
 
-    record = {"command": command, "dialogues": [asdict(d) for d in dialogues]}
+    record = {"command": command, "dialogues": [
+        {**asdict(d), "redactions": [[list(k) if isinstance(k, tuple) else k, n] for k, n in d.redactions.items()]}
+        for d in dialogues]}  # a redaction kind may be a tuple: JSON keys cannot be
     write_atomic(path(root), json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n", mode=0o644)
 
 
@@ -38,7 +40,9 @@ def load(root: Path) -> tuple[str, list[Dialogue]] | None:
     try:
         record = json.loads(path(root).read_bytes())
         dialogues = [Dialogue(**{**d, "messages": [Message(**m) for m in d["messages"]],
-                                 "redactions": Counter(d.get("redactions") or {})}) for d in record["dialogues"]]
+                                 "redactions": Counter({tuple(k) if isinstance(k, list) else k: n
+                                                        for k, n in d.get("redactions") or []})})
+                     for d in record["dialogues"]]
         return str(record.get("command") or "dialogue compile"), dialogues
     except FileNotFoundError:
         return None
