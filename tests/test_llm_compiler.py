@@ -255,12 +255,24 @@ def test_5xx_until_attempts_run_out(fake_openai, tmp_path):
 
 
 def test_timeout_falls_back_with_reason(fake_openai, tmp_path):
-    fake_openai.script(slow(1.0), slow(1.0))
+    # Once the endpoint has answered, a timeout is retried; before, it is not (see below).
+    fake_openai.script(reply(valid_answer("success", [3])), slow(1.0), slow(1.0))
     compiler = make_compiler(tmp_path, use_cache=False, timeout=0.2, max_attempts=2)
+    assert compile_one(compiler, make_run(True)).compiler == "llm"
     comp = compile_one(compiler, make_run(False))
     assert comp.compiler == "offline-fallback"
     assert comp.fallback_reason == "timeout after 2 attempts"
-    assert compiler.stats().retries == 1
+    assert compiler.stats().retries == 1 and fake_openai.calls == 3
+
+
+def test_a_first_request_that_times_out_is_not_retried_and_opens_the_breaker(fake_openai, tmp_path):
+    fake_openai.script(slow(1.0), slow(1.0))
+    compiler = make_compiler(tmp_path, use_cache=False, timeout=0.2, max_attempts=2)
+    first = compile_one(compiler, make_run(False))
+    assert first.compiler == "offline-fallback" and first.fallback_reason.startswith("timeout after 0.2 s")
+    second = compile_one(compiler, make_run(True))
+    assert second.compiler == "offline-fallback" and "judged dead" in second.fallback_reason
+    assert fake_openai.calls == 1 and compiler.stats().retries == 0
 
 
 def test_dropped_connection_is_retried(fake_openai, tmp_path):

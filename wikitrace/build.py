@@ -30,9 +30,9 @@ from typing import Iterable, Iterator
 from . import __version__, llm_report
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler, compile_offline
-from .corpus import documents, layout, pages
+from .corpus import layout, pages
 from .corpus.manifest import IdAllocator, content_hash
-from .corpus.update import PROMPT_INDEX, REUSED, Reuse as _Reuse, RunWriter as _Writer
+from .corpus.update import REUSED, Reuse as _Reuse, RunWriter as _Writer
 from .corpus.publish import STATE, BuildLock, PublishError, Publisher, check_target, corpus_root, read_corpus_json
 from .corpus.tombstones import Tombstones, forget_state
 from .runs._common import Carried
@@ -66,6 +66,7 @@ class BuildOptions:
     redact: bool = True
     redact_patterns: tuple[str, ...] = ()
     restore: bool = False  # compile runs `wikitrace forget` removed again (with new ids)
+    command: str = "compile"  # named by `wikitrace check` when this update is interrupted
 
 
 @dataclass
@@ -86,6 +87,7 @@ class BuildResult:
     compiler: dict = field(default_factory=dict)  # name, model, endpoint
     by_compiler: dict = field(default_factory=dict)  # pages per compiler label
     forgotten: list[str] = field(default_factory=list)  # run ids in the input kept out by `wikitrace forget`
+    waiting: str | None = None  # changed runs that kept their LLM pages: the model did not answer
 
 
 class BuildError(RuntimeError):
@@ -260,6 +262,7 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
             "skipped": report.errors,
             "warnings": report.warnings,
             "ignored_files": report.ignored,
+            "waiting_for_model": writer.waiting_for_model,
         },
     }
 
@@ -287,6 +290,9 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
     with BuildLock(root):
         pub = Publisher(root, "runs")
         try:
+            from .corpus.pending import recover
+
+            recover(pub)  # a command killed earlier is finished (or its unlisted pages removed) first
             return _build_locked(opts, pub, progress, announce, batch_progress)
         finally:
             pub.close()
@@ -372,6 +378,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         repaired=list(pub.repaired), removed=len(removed),
         compiler=llm_report.describe(compiler), by_compiler=dict(sorted(writer.compilers.items())),
         forgotten=list(graves.skipped),
+        waiting=llm_report.waiting_for_model(compiler, writer.waiting_for_model),
     )
 
 
@@ -405,39 +412,33 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     """Every page is in place; insights carried over get the ledger's counts; then the
     indexes, then corpus.json, then the removals and the manifest (``wikitrace add`` ends
     the same way). Returns the removed paths."""
+    from .agent.index import prompt_index_bytes
+    from .corpus import corpus_json, pending
+
     pub, root = writer.pub, writer.pub.root
     writer.publish_insights(compiler)  # gathered across every run, now that all are compiled
     usage = writer.refresh_usage()
-    dialogue = (root / "dialogue" / "_index.md").is_file()  # dialogue memory beside the runs: the root page links it
-    for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates,
-                                              dialogue).items():
-        pub.write(rel, text.encode("utf-8"))
-    from .agent.index import prompt_index_bytes
-    from .corpus import corpus_json
-
     writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
     writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
     text, region = corpus_json.dumps(_corpus_json(writer, compiler, opts, ids, report, key))
     # `prompt` need not re-index per call; renders of insights carried over are reused
     carried = writer.carried_steps and prompt_index_ok
-    pub.write(PROMPT_INDEX, prompt_index_bytes(writer.runs, writer.insights, region,
-                                               previous=root if carried else None,
-                                               unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps))
-    from .corpus.search_files import update_search_files
-
-    update_search_files(pub, root)  # grep's shards: only those whose files changed are written
+    prompt = prompt_index_bytes(writer.runs, writer.insights, region, previous=root if carried else None,
+                                unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps)
     graves.settle(r["run_id"] for r in writer.runs)
-    pub.write("corpus.json", text.encode("utf-8"))
-    return pub.finish({
-        "build_key": key, "records": dict(sorted(writer.record_digests.items())),
-        "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"],
-                          "task_type": r.get("task_type"), "apps": r.get("apps"),
-                          "keys": [lesson["key"] for lesson in r.get("lessons") or []]} for r in writer.runs],
-                "retired": ids.retired()},
-        "settings": build_settings(compiler.name, compiler.model, opts),
-        "usage": usage,
-        **forget_state(pub, compiler, opts.templates),
-    })
+    record = pending.Pending(
+        command=opts.command, corpus_json=text,
+        templates=str(Path(opts.templates).resolve()) if opts.templates else None, output={},
+        data={"build_key": key, "records": dict(sorted(writer.record_digests.items())),
+              "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"],
+                                "task_type": r.get("task_type"), "apps": r.get("apps"),
+                                "keys": [lesson["key"] for lesson in r.get("lessons") or []]} for r in writer.runs],
+                      "retired": ids.retired()},
+              "settings": build_settings(compiler.name, compiler.model, opts),
+              "usage": usage,
+              **forget_state(pub, compiler, opts.templates)})
+    pending.save(pub, record)  # every page is in place: from here the next command can finish this one
+    return pending.complete(pub, record, prompt)
 
 
 def run_build(opts: BuildOptions, as_json: bool = False) -> int:
@@ -463,6 +464,8 @@ def run_build(opts: BuildOptions, as_json: bool = False) -> int:
     _summary(console, result, opts)
     if as_json:
         print(json.dumps(result_dict(result), indent=2, ensure_ascii=False))
+    if result.waiting:
+        raise Failed(result.waiting, llm_report.WAITING_FIX, where=result.out)
     return 0
 
 

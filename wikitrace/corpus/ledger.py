@@ -235,6 +235,8 @@ def write_lines(root: Path, lines: list[str]) -> None:
     if not path.parent.exists():
         path.parent.mkdir()
         os.chmod(path.parent, DIR_MODE)
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):  # a write killed before its rename (we hold the lock)
+        stale.unlink(missing_ok=True)
     write_atomic(path, "".join(lines), mode=0o444)
 
 

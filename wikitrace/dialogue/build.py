@@ -38,6 +38,7 @@ class DialogueOptions:
     progress: object | None = None     # wraps the dialogue list to report progress (wikitrace.progress)
     dialogues: list | None = None      # already loaded (dialogue add/forget), instead of ``inputs``
     restore: bool = False              # compile forgotten samples/sessions again (drops their tombstones)
+    command: str = "dialogue compile"  # named by `wikitrace check` when this build is interrupted
 
 
 def anchor(mid: str) -> str:
@@ -346,6 +347,7 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
     if not dialogues and opts.dialogues is None:
         raise ValueError("no dialogue to compile")
     from ..corpus.publish import BuildLock, Publisher, check_target, corpus_root
+    from . import pending
     from .tombstones import Tombstones
 
     root = corpus_root(Path(opts.out))
@@ -361,6 +363,12 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
     with BuildLock(root):
         pub = Publisher(root, "dialogue")
         try:
+            unfinished = pending.load(root)  # a build killed earlier: its dialogues are compiled again too
+            if unfinished is not None:
+                mine = {d.sample_id for d in dialogues}
+                dialogues += [d for d in unfinished[1] if d.sample_id not in mine]
+                summary["finished"] = f"finished the interrupted `wikitrace {unfinished[0]}`"
+            pending.save(root, dialogues, opts.command)
             rebuilt = {d.sample_id for d in dialogues}
             # samples compiled earlier and not recompiled now stay as they are
             kept = sorted({rel.split("/")[1] for rel in pub.manifest.files if rel.count("/") >= 2} - rebuilt)
@@ -390,6 +398,7 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
             summary["removed"] = len(pub.finish())
             if opts.restore and forgotten:
                 graves.save()
+            pending.done(root)
             summary["repaired"] = list(pub.repaired)
         finally:
             pub.close()
