@@ -11,6 +11,7 @@ rendered by ``compile`` or updated by ``cite record``: a rebuild writes the same
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 MARK = "<!-- wikitrace:usage -->"
 _FM_KEYS = ("cited_episodes", "cited_succeeded")
