@@ -54,11 +54,12 @@ import os
 import re
 import secrets as _secrets
 from collections import Counter
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-from .redact_decode import HINT as _ESCAPED, View
+from .redact_decode import HINT as _ESCAPED, View, decode_whole, encoded_heads, encoded_pattern
 from .runs.model import Run
 
 PLACEHOLDER = "[REDACTED:{}#{}]"
@@ -74,12 +75,15 @@ TAG_HEX = 4
 # literal prefix, so the regex engine can jump from prefix to prefix (50x faster on long
 # text than a pattern that starts with the lookbehind). Order matters: earlier rules
 # replace first (sk-ant- before sk-, a bearer credential before the JWT shape).
+# A key body: anything but a quote, or a quote that only closes one line of a list of lines
+# (``['-----BEGIN…\\n', 'MIIE…\\n', …]``, what ``print(f.readlines())`` shows).
+_PEM_BODY = r"""(?:[^"']|["']\s*,\s*["'])"""
 _BUILTIN: list[tuple[str, str, tuple[str, ...]]] = [
     # BEGIN to END; without END, to the end of the string or the first quote (no key
     # body holds one: it ends a JSON or Python string the key was shown inside).
     ("private-key",
      r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-     r"(?:[^\"']*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[^\"']*)",
+     rf"(?:{_PEM_BODY}*?-----END[A-Z0-9 ]{{0,40}}PRIVATE KEY(?: BLOCK)?-----|{_PEM_BODY}*)",
      ("PRIVATE KEY",)),
     ("anthropic-key", r"sk-ant-(?<![A-Za-z0-9]sk-ant-)[A-Za-z0-9_-]{20,}", ("sk-ant-",)),
     ("openai-key", r"sk-(?<![A-Za-z0-9]sk-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
@@ -89,22 +93,51 @@ _BUILTIN: list[tuple[str, str, tuple[str, ...]]] = [
      ("/A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)/",)),
     ("aws-secret-key",
      r"(?i:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key|aws_?secret)"
-     r"[\"']?\s*[:=]\s*[\"']?(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+     r"(?:[\"']?\s*[:=]\s*[\"']?|[ \t]+)(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
      ("~secret",)),
     ("github-token", r"(?:gh[pousr]_(?<![A-Za-z0-9]gh[pousr]_)[A-Za-z0-9]{30,}|github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{22,})",
      ("/gh[pousr]_|github_pat_/",)),
-    ("slack-token", r"xox[a-z]-(?<![A-Za-z0-9]xox[a-z]-)[A-Za-z0-9-]{10,}", ("xox",)),
+    ("slack-token", r"(?:xox[a-z]|xapp)-(?<![A-Za-z0-9]xox[a-z]-)(?<![A-Za-z0-9]xapp-)[A-Za-z0-9-]{10,}",
+     ("xox", "xapp-")),
+    ("slack-webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9/_-]{20,})",
+     ("hooks.slack.com",)),
+    ("stripe-key", r"(?:sk|rk)_(?<![A-Za-z0-9][sr]k_)(?:live|test)_[A-Za-z0-9]{16,}|whsec_(?<![A-Za-z0-9]whsec_)[A-Za-z0-9+/=]{24,}",
+     ("k_live_", "k_test_", "whsec_")),
+    ("google-api-key", r"AIza(?<![A-Za-z0-9]AIza)[0-9A-Za-z_-]{30,}|GOCSPX-(?<![A-Za-z0-9]GOCSPX-)[0-9A-Za-z_-]{20,}"
+     r"|ya29\.(?<![A-Za-z0-9]ya29\.)[0-9A-Za-z_-]{20,}", ("AIza", "GOCSPX-", "ya29.")),
+    # Tokens whose prefix says what they are (each provider's documented shape).
+    ("api-token",
+     r"(?:hf_(?<![A-Za-z0-9]hf_)[A-Za-z0-9]{30,}"            # Hugging Face
+     r"|npm_(?<![A-Za-z0-9]npm_)[A-Za-z0-9]{36,}"            # npm
+     r"|glpat-(?<![A-Za-z0-9]glpat-)[A-Za-z0-9_-]{20,}"      # GitLab
+     r"|pypi-(?<![A-Za-z0-9]pypi-)AgE[A-Za-z0-9_-]{40,}"     # PyPI
+     r"|SG\.(?<![A-Za-z0-9]SG\.)[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{20,}"  # SendGrid
+     r"|do[por]_v1_(?<![A-Za-z0-9]do[por]_v1_)[a-f0-9]{64}"  # DigitalOcean
+     r"|gsk_(?<![A-Za-z0-9]gsk_)[A-Za-z0-9]{40,}"            # Groq
+     r"|xai-(?<![A-Za-z0-9]xai-)[A-Za-z0-9]{40,}"            # xAI
+     r"|r8_(?<![A-Za-z0-9]r8_)[A-Za-z0-9]{30,}"              # Replicate
+     r"|shp(?:at|ca|pa|ss)_(?<![A-Za-z0-9]shp[a-z]{2}_)[a-fA-F0-9]{32}"  # Shopify
+     r"|dapi(?<![A-Za-z0-9]dapi)[a-f0-9]{32}"                # Databricks
+     r"|AGE-SECRET-KEY-1[0-9A-Z]{50,})",                     # age
+     ("hf_", "npm_", "glpat-", "pypi-", "SG.", "_v1_", "gsk_", "xai-", "r8_", "shpat_", "shpca_", "shppa_",
+      "shpss_", "dapi", "AGE-SECRET")),
     ("bearer-token",
      r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
      ("~authorization",)),
     ("jwt", r"eyJ(?<![A-Za-z0-9]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", ("eyJ",)),
     ("url-password",
-     r"://(?<=[A-Za-z0-9+.-]://)[^\s:/@\"'<>\[\]]{1,200}:"
+     r"://(?<=[A-Za-z0-9+.-]://)[^\s:/@\"'<>\[\]]{0,200}:"
      r"(?!\[REDACTED:)(?P<secret>[^\s@/\"'<>]{1,200})@",
      ("://",)),
 ]
 # Trigger words as URL encoding writes them (a space or ``:/`` encoded): the one-pass test
 # over a whole run must not miss them; each string's own test runs on its decoded view.
+# Starts of secrets (or of their context) whose base64 or hex encoding is looked for.
+_ENCODED_HEADS = ("-----BEGIN", "sk-", "sk_live_", "ghp_", "github_pat_", "AKIA", "xoxb-", "AIza", "https://",
+                  "postgres", "Authorization", "aws_secret_access_key")
+# An escape written in the text, as the JSON dump of a whole run shows it (besides ``\\\\``).
+_PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
+_ENTITY = re.compile(r"&(?:#[0-9xX]|[a-z]{2,6};)")
 _ENCODED_TRIGGERS = ("private%20key", "private+key", "%3a%2f%2f", ":%2f%2f", "%3a//")
 
 
@@ -157,26 +190,83 @@ def placeholder(kind: str, secret: str) -> str:
     return PLACEHOLDER.format(kind, tag(secret))
 
 
+# A string that ends in a key (a placeholder now), and the kinds whose key a log can cut in two.
+_ENDS_IN_KEY = re.compile(r"\[REDACTED:(?P<kind>[a-z-]+)#[0-9a-f]{4}\]\Z")
+_SPLITTABLE = frozenset({"anthropic-key", "openai-key", "aws-access-key-id", "aws-secret-key", "github-token",
+                         "slack-token", "stripe-key", "google-api-key", "api-token", "jwt", "bearer-token", "encoded"})
+_HALF = re.compile(r"[A-Za-z0-9_+/=.-]{6,}(?![A-Za-z0-9_+/=.-])")
+
+
+def _other_half(text: str, kind: str, counts: Counter) -> str:
+    """``text`` with its start replaced when it reads as the rest of a key cut off at the end
+    of the string before: random characters (letters and digits mixed), no word."""
+    m = _HALF.match(text)
+    if m is None:
+        return text
+    half = m.group(0)
+    if not (any(c.isdigit() for c in half) and any(c.isalpha() for c in half)):
+        return text
+    counts[kind] += 1
+    return placeholder(kind, half) + text[m.end():]
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdefABCDEF" for c in text)
+
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    rx: re.Pattern
+    secret: str | None  # the named group replaced alone, if any
+    plain: tuple[str, ...] = ()  # trigger substrings
+    lower: tuple[str, ...] = ()  # trigger substrings of the lower-cased text
+    probes: tuple[re.Pattern, ...] = ()  # trigger regexes
+    decoded: bool = False  # the match is base64/hex: replaced only if it decodes to a secret
+
+    @property
+    def triggered(self) -> bool:
+        return bool(self.plain or self.lower or self.probes)
+
+
+def _compiled(kind: str, pattern: str, triggers: tuple[str, ...], decoded: bool = False) -> _Rule:
+    rx = re.compile(pattern)
+    return _Rule(kind, rx, "secret" if "secret" in rx.groupindex else None,
+                 plain=tuple(t for t in triggers if t[0] not in "~/"),
+                 lower=tuple(t[1:] for t in triggers if t.startswith("~")),
+                 probes=tuple(re.compile(t[1:-1]) for t in triggers if t.startswith("/")), decoded=decoded)
+
+
 class Redactor:
     """Compiled redaction rules: the built-in shapes plus user patterns."""
 
     def __init__(self, patterns: Iterable[str | re.Pattern] = (), builtin: bool = True):
-        # (type, regex, secret group or None, plain triggers, lower-case triggers, trigger regexes)
-        self._rules: list[tuple[str, re.Pattern, str | None, tuple[str, ...], tuple[str, ...],
-                                tuple[re.Pattern, ...]]] = []
+        self._rules: list[_Rule] = []
         if builtin:
-            for kind, pat, triggers in _BUILTIN:
-                rx = re.compile(pat)
-                plain = tuple(t for t in triggers if t[0] not in "~/")
-                lower = tuple(t[1:] for t in triggers if t.startswith("~"))
-                probes = tuple(re.compile(t[1:-1]) for t in triggers if t.startswith("/"))
-                self._rules.append((kind, rx, "secret" if "secret" in rx.groupindex else None, plain, lower, probes))
-        plain_all = sorted({t for *_, plain, _, _ in self._rules for t in plain})
+            self._rules = [_compiled(*rule) for rule in _BUILTIN]
+            heads = encoded_heads(_ENCODED_HEADS)  # base64 as written, hex in lower case
+            triggers = tuple(h for h in heads if not _is_hex(h)) + tuple("~" + h for h in heads if _is_hex(h) and h.islower())
+            self._rules.append(_compiled("encoded", encoded_pattern(_ENCODED_HEADS), triggers, decoded=True))
+        plain_all = sorted({t for r in self._rules for t in r.plain})
         # For a whole run: a trigger that contains another one (sk-ant- holds sk-) adds nothing.
-        self._run_plain = tuple(t for t in plain_all if not any(o != t and o in t for o in plain_all))
-        lower_all = tuple(sorted({t for *_, lower, _ in self._rules for t in lower}))
-        self._run_lower = lower_all + (_ENCODED_TRIGGERS if builtin else ())
-        self._run_probes = tuple(p for *_, probes in self._rules for p in probes)
+        run_plain = [t for t in plain_all if not any(o != t and o in t for o in plain_all)]
+        lower_all = tuple(sorted({t for r in self._rules for t in r.lower}))
+        run_lower = lower_all + (_ENCODED_TRIGGERS if builtin else ())
+        self._run_lower = tuple(t for t in run_lower if len(t) >= 8)
+        self._run_lower_probes = tuple(re.compile(re.escape(t)) for t in run_lower if len(t) < 8)
+        # Each short substring test is a scan of the whole run; prefixes ending in ``_``/``-``/``.``
+        # are found instead by one scan per end character, each hit checked by lookbehinds.
+        ends: dict[str, list[str]] = {}
+        for t in run_plain:
+            if len(t) > 1 and t[-1] in "_-.":
+                ends.setdefault(t[-1], []).append(t)
+        rest = [t for t in run_plain if not (len(t) > 1 and t[-1] in "_-.")]
+        # A short literal is found faster by the regex engine (it skips to its first character).
+        self._run_plain = tuple(t for t in rest if len(t) >= 8)
+        self._run_probes = tuple(re.compile(re.escape(t)) for t in rest if len(t) < 8) + tuple(
+            p for r in self._rules for p in r.probes) + tuple(
+            re.compile(re.escape(end) + "(?:" + "|".join(f"(?<={re.escape(t)})" for t in ts) + ")")
+            for end, ts in sorted(ends.items()))
         alts = ([re.escape(t) for t in plain_all] + [p.pattern for p in self._run_probes]
                 + ([f"(?i:{'|'.join(map(re.escape, lower_all))})"] if lower_all else []))
         # One scan that tells whether any built-in rule could match at all.
@@ -187,19 +277,30 @@ class Redactor:
                 rx = pat if isinstance(pat, re.Pattern) else re.compile(pat)
             except re.error as exc:
                 raise ValueError(f"redact pattern {pat!r} is not a valid regular expression: {exc}") from None
-            self._rules.append(("custom", rx, "secret" if "secret" in rx.groupindex else None, (), (), ()))
+            self._rules.append(_Rule("custom", rx, "secret" if "secret" in rx.groupindex else None))
             self._custom = True
 
     # -- text ---------------------------------------------------------------------------
 
-    def text(self, text: str, counts: Counter | None = None) -> str:
-        """``text`` with every secret replaced; adds what it found to ``counts``."""
+    def text(self, text: str, counts: Counter | None = None, carry: list | None = None) -> str:
+        """``text`` with every secret replaced; adds what it found to ``counts``.
+
+        ``carry`` (a one-item list shared by the strings of one record, in order) joins a key
+        split over two fields: when a string ends in a key, the key-like start of the next
+        one is its other half."""
         counts = counts if counts is not None else Counter()
-        if len(text) < 8:
+        if len(text) >= 8:
+            text = self._as_written(text, counts)
+            if ("\\" in text or "%" in text or "&" in text) and _ESCAPED.search(text):
+                text = self._decoded(text, counts)
+        if carry is None:
             return text
-        text = self._as_written(text, counts)
-        if ("\\" in text or "%" in text) and _ESCAPED.search(text):
-            text = self._decoded(text, counts)
+        if carry[0]:
+            text = _other_half(text, carry[0], counts)
+            carry[0] = None
+        if text.endswith("]"):
+            m = _ENDS_IN_KEY.search(text)
+            carry[0] = m.group("kind") if m and m.group("kind") in _SPLITTABLE else None
         return text
 
     def _rules_for(self, text: str):
@@ -207,21 +308,20 @@ class Redactor:
         lowered: str | None = None
         maybe = self._trigger is not None and self._trigger.search(text) is not None
         for rule in self._rules:
-            kind, rx, secret, plain, lower, probes = rule
-            if plain or lower or probes:
+            if rule.triggered:
                 if not maybe:
                     continue
-                hit = any(t in text for t in plain) or any(p.search(text) for p in probes)
-                if not hit and lower:
+                hit = any(t in text for t in rule.plain) or any(p.search(text) for p in rule.probes)
+                if not hit and rule.lower:
                     lowered = text.lower() if lowered is None else lowered
-                    hit = any(t in lowered for t in lower)
+                    hit = any(t in lowered for t in rule.lower)
                 if not hit:
                     continue
             yield rule
 
     def _as_written(self, text: str, counts: Counter) -> str:
-        for kind, rx, secret, *_ in list(self._rules_for(text)):
-            text = rx.sub(lambda m: self._replace(m, kind, secret, counts), text)
+        for rule in list(self._rules_for(text)):
+            text = rule.rx.sub(lambda m: self._replace(m, rule, counts), text)
         return text
 
     def _decoded(self, text: str, counts: Counter) -> str:
@@ -232,14 +332,17 @@ class Redactor:
         decoded = view.text
         taken: list[tuple[int, int]] = []
         found: list[tuple[int, int, str, str]] = []  # raw start, raw end, placeholder, kind
-        for kind, rx, secret, *_ in list(self._rules_for(decoded)):
-            for m in rx.finditer(decoded):
-                if secret is not None:
-                    if not m.group(secret):
+        for rule in list(self._rules_for(decoded)):
+            for m in rule.rx.finditer(decoded):
+                kind = rule.kind
+                if rule.secret is not None:
+                    if not m.group(rule.secret):
                         continue
-                    s, e = m.span(secret)
+                    s, e = m.span(rule.secret)
                 else:
                     s, e = m.span()
+                if rule.decoded and (kind := self._inside(m.group(0))) is None:
+                    continue
                 if s == e or any(s < te and ts < e for ts, te in taken):
                     continue
                 taken.append((s, e))
@@ -250,43 +353,61 @@ class Redactor:
             counts[kind] += 1
         return text
 
-    @staticmethod
-    def _replace(m: re.Match, kind: str, secret: str | None, counts: Counter) -> str:
-        if secret is not None and m.group(secret):
-            start, end = m.span(secret)
+    def _inside(self, token: str) -> str | None:
+        """The kind of the secret a base64/hex ``token`` decodes to, if it is one."""
+        inner = decode_whole(token)
+        if inner is None or len(inner) >= len(token):
+            return None
+        found: Counter = Counter()
+        self.text(inner, found)
+        return next(iter(found), None)
+
+    def _replace(self, m: re.Match, rule: _Rule, counts: Counter) -> str:
+        if rule.decoded:
+            kind = self._inside(m.group(0))
+            if kind is None:
+                return m.group(0)
+            counts[kind] += 1
+            return placeholder(kind, m.group(0))
+        if rule.secret is not None and m.group(rule.secret):
+            start, end = m.span(rule.secret)
             base = m.start(0)
             whole = m.group(0)
-            counts[kind] += 1
-            return whole[: start - base] + placeholder(kind, m.group(secret)) + whole[end - base:]
+            counts[rule.kind] += 1
+            return whole[: start - base] + placeholder(rule.kind, m.group(rule.secret)) + whole[end - base:]
         if m.group(0) == "":
             return ""
-        counts[kind] += 1
-        return placeholder(kind, m.group(0))
+        counts[rule.kind] += 1
+        return placeholder(rule.kind, m.group(0))
 
     # -- values -------------------------------------------------------------------------
 
-    def value(self, value: Any, counts: Counter | None = None) -> Any:
-        """A copy of a JSON-like value with every string (keys too) redacted."""
+    def value(self, value: Any, counts: Counter | None = None, carry: list | None = None) -> Any:
+        """A copy of a JSON-like value with every string (keys too) redacted, in document
+        order (``carry``: see ``text``)."""
         counts = counts if counts is not None else Counter()
+        carry = carry if carry is not None else [None]
         # Iterative walk: input nesting depth must not hit Python's recursion limit.
         root: list[Any] = [None]
         stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
         while stack:
             item, parent, key = stack.pop()
             if isinstance(item, str):
-                parent[key] = self.text(item, counts)
+                parent[key] = self.text(item, counts, carry)
             elif isinstance(item, dict):
                 out: dict = {}
                 parent[key] = out
+                pending = []
                 for k, v in item.items():
                     nk = self.text(k, counts) if isinstance(k, str) else k
                     out[nk] = None
-                    stack.append((v, out, nk))
+                    pending.append((v, out, nk))
+                stack.extend(reversed(pending))  # popped in document order
             elif isinstance(item, (list, tuple)):
                 out_l: list = [None] * len(item)
                 parent[key] = out_l
-                for i, v in enumerate(item):
-                    stack.append((v, out_l, i))
+                for i in range(len(item) - 1, -1, -1):
+                    stack.append((item[i], out_l, i))
             else:
                 parent[key] = item
         return root[0]
@@ -305,12 +426,23 @@ class Redactor:
         blob = json.dumps([run.run_id, run.task.__dict__, [t.__dict__ for t in run.turns],
                            run.outcome.__dict__ if run.outcome is not None else None,
                            run.source], ensure_ascii=False, default=str)
+        if self._holds_trigger(blob):
+            return True
+        # A secret written only with escapes (``\\u0067hp_``, ``postgres:\\/\\/``, ``&#115;k-``)
+        # shows its trigger once decoded. In the blob an escape in the text carries a doubled
+        # backslash (JSON escaped its backslash); the blob's own ``\\n`` and ``\\"`` do not.
+        if "\\\\" in blob or ("%" in blob and _PERCENT.search(blob)) or ("&" in blob and _ENTITY.search(blob)):
+            view = View(blob)
+            return view.changed and self._holds_trigger(view.text)
+        return False
+
+    def _holds_trigger(self, blob: str) -> bool:
         # Substring tests and literal-led regexes: each a fast scan, unlike one alternation of all.
         if any(t in blob for t in self._run_plain) or any(p.search(blob) for p in self._run_probes):
             return True
-        if self._run_lower:
+        if self._run_lower or self._run_lower_probes:
             low = blob.lower()
-            return any(t in low for t in self._run_lower)
+            return any(t in low for t in self._run_lower) or any(p.search(low) for p in self._run_lower_probes)
         return False
 
     def run(self, run: Run) -> Counter:
@@ -318,25 +450,23 @@ class Redactor:
         counts: Counter = Counter()
         if not self._may_hold_secret(run):
             return counts
-        run.run_id = self.text(run.run_id, counts) if isinstance(run.run_id, str) else run.run_id
+        carry: list = [None]
+        t = lambda v: self.text(v, counts, carry) if isinstance(v, str) else v  # noqa: E731
+        run.run_id = t(run.run_id)
         task = run.task
         for attr in ("id", "instruction", "initial_observation", "task_type"):
-            v = getattr(task, attr)
-            if isinstance(v, str):
-                setattr(task, attr, self.text(v, counts))
+            setattr(task, attr, t(getattr(task, attr)))
         if task.apps:
-            task.apps = self.value(task.apps, counts)
-        task.metadata = self.value(task.metadata, counts)
-        for t in run.turns:
+            task.apps = self.value(task.apps, counts, carry)
+        task.metadata = self.value(task.metadata, counts, carry)
+        for turn in run.turns:
             for attr in ("role", "content", "name", "reasoning", "result"):
-                v = getattr(t, attr)
-                if isinstance(v, str):
-                    setattr(t, attr, self.text(v, counts))
-            if t.arguments is not None:
-                t.arguments = self.value(t.arguments, counts)
-            t.extra = self.value(t.extra, counts)
+                setattr(turn, attr, t(getattr(turn, attr)))
+            if turn.arguments is not None:
+                turn.arguments = self.value(turn.arguments, counts, carry)
+            turn.extra = self.value(turn.extra, counts, carry)
         if run.outcome is not None and isinstance(run.outcome.ended_by, str):
-            run.outcome.ended_by = self.text(run.outcome.ended_by, counts)
+            run.outcome.ended_by = t(run.outcome.ended_by)
         run.source = self.value(run.source, counts)  # file name, the kept original, notes
         return counts
 
