@@ -59,8 +59,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
+from typing import TYPE_CHECKING
+
 from .redact_decode import HINT as _ESCAPED, View, decode_whole, encoded_heads, encoded_pattern
-from .runs.model import Run
+
+if TYPE_CHECKING:
+    from .runs.model import Run
 
 PLACEHOLDER = "[REDACTED:{}#{}]"
 ENV_KEY = "WIKITRACE_REDACT_KEY"
@@ -479,6 +483,17 @@ def default_redactor() -> Redactor:
     if _DEFAULT is None:
         _DEFAULT = Redactor()
     return _DEFAULT
+
+
+def scrub(text: Any) -> Any:
+    """The one gate for text leaving wikitrace other than through a run's redaction: printed
+    lines (errors.py wraps stdout and stderr with it), error messages, model answers, labels
+    stored from the command line. Built-in shapes; anything but a string passes unchanged."""
+    if isinstance(text, str):
+        return default_redactor().text(text)
+    if isinstance(text, (dict, list, tuple)):
+        return default_redactor().value(text)
+    return text
 
 
 def redact_text(text: str, patterns: Iterable[str] = ()) -> tuple[str, Counter]:

@@ -263,7 +263,7 @@ def load_inputs(paths, skipped: list[str] | None = None) -> list[Dialogue]:
 
 
 def _redact(d: Dialogue) -> None:
-    """Secrets in messages, questions, ids and the source name become typed placeholders
+    """Secrets in messages, questions, ids, dates and the source name become typed placeholders
     before anything is compiled, cached, sent to a model or written (as for agent runs)."""
     from ..redact import default_redactor
 
@@ -272,6 +272,11 @@ def _redact(d: Dialogue) -> None:
     for m in d.messages:
         m.text = r.text(m.text, counts)
         m.speaker = r.text(m.speaker, counts)
+        m.id = r.text(m.id, counts)
+        m.session = r.text(m.session, counts)
+        if m.timestamp is not None:
+            m.timestamp = r.text(m.timestamp, counts)
+    d.sessions = r.value(d.sessions, counts)
     d.sample_id = r.text(d.sample_id, counts)
     d.speakers = [r.text(s, counts) for s in d.speakers]
     d.source = r.text(d.source, counts)
