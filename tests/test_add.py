@@ -135,7 +135,7 @@ def test_a_folder_that_is_not_a_corpus_is_one_line_and_left_alone(tmp_path):
             (folder / "todo.md").write_text("mine\n")
         before = sorted(p.name for p in folder.rglob("*")) if folder.exists() else None
         done = wikitrace("add", str(b), "--corpus", str(folder))
-        assert done.returncode == 1
+        assert done.returncode == 2  # an input error: the --corpus given is not a corpus
         assert done.stderr.startswith("wikitrace: error: ") and done.stderr.count("\n") == 1
         assert "holds no corpus" in done.stderr and "wikitrace compile" in done.stderr
         assert (sorted(p.name for p in folder.rglob("*")) if folder.exists() else None) == before

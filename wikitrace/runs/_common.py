@@ -42,6 +42,24 @@ class Carried:
     outcome: str  # "success" | "failure", as compiled before
 
 
+def not_a_file(path: Path) -> str | None:
+    """Why ``path`` cannot be read as an input file (a named pipe, a device, a socket), or
+    None. Checked before opening: reading a FIFO blocks until a writer comes and a device
+    such as /dev/zero never ends. A symlink is judged by what it points to."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # missing or unreadable: the open that follows says which
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    return f"{path}: is {kind}, not a file — save what it holds to a regular file and give that file"
+
+
 def record_digest(raw: bytes) -> str:
     import hashlib
 
@@ -51,6 +69,9 @@ def record_digest(raw: bytes) -> str:
 def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """(line number, raw line) of a JSONL file, streamed; split on b"\n" only
     (JSON allows U+2028 and friends raw inside strings)."""
+    why = not_a_file(path)
+    if why:
+        raise RunError(why)
     try:
         fh = path.open("rb")
     except OSError as exc:
@@ -108,10 +129,14 @@ def as_utf8(data: bytes) -> bytes:
 
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, UTF-8 (UTF-16/32 files are converted)."""
+    why = not_a_file(path)
+    if why:
+        raise RunError(why)
     try:
         size = path.stat().st_size
         if size > MAX_INPUT_BYTES:
-            raise RunError(f"{path}: {size} bytes is more than the {MAX_INPUT_BYTES} a single input file may have; split it")
+            raise RunError(f"{path}: {size} bytes is more than the {MAX_INPUT_BYTES} a single input file may have "
+                           f"— split it into several files")
         return as_utf8(path.read_bytes())
     except OSError as exc:
         raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
@@ -187,10 +212,14 @@ class Sniff:
     complete: bool = False  # the head is the entire file
 
 
-_FIRST_LINE_LIMIT = 16 * 1024 * 1024
+# A first record is read whole for detection, however long (the file cap bounds it).
+_FIRST_LINE_LIMIT = MAX_INPUT_BYTES
 
 
 def sniff(path: Path) -> Sniff:
+    why = not_a_file(path)
+    if why:
+        raise RunError(why)
     try:
         with path.open("rb") as fh:
             raw = fh.read(SNIFF_BYTES + 1)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,7 @@ from typing import Iterable, Iterator, Mapping
 from . import atif, claude_code, mini_swe_agent, native, openai_chat, react_notebook, react_text, swe_agent
 from . import outcomes as _outcomes
 from . import repair as _repair
-from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, sniff
+from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, not_a_file, sniff
 from .model import Run, RunError
 
 
@@ -325,7 +326,11 @@ def _iter_runs(
     used: set[str] = set()
     for path, walked in _expand(paths, report):
         if not path.exists():
-            report.errors.append(_one_line(f"{path}: no such file or folder"))
+            report.errors.append(_one_line(f"{path}: no such file or folder — check the path"))
+            continue
+        why = not_a_file(path)
+        if why:
+            report.errors.append(_one_line(why))
             continue
         try:
             chosen = chosen_fmt or detect(path)
@@ -373,6 +378,12 @@ def _iter_runs(
                     report.errors.append(_one_line(message))
                     continue
                 _outcomes.apply(item, verdict)
+            score = item.outcome.score
+            if isinstance(score, float) and not math.isfinite(score):
+                report.errors.append(_one_line(
+                    f"{path}: run {item.run_id!r}: score {score} is not a finite number — give a score such as "
+                    f"0.0 or 1.0; skipped"))
+                continue
             repaired = _repair.run(item)
             if repaired:
                 item.source["repaired_chars"] = repaired
