@@ -137,8 +137,8 @@ _BUILTIN: list[tuple[str, str, tuple[str, ...]]] = [
 # Trigger words as URL encoding writes them (a space or ``:/`` encoded): the one-pass test
 # over a whole run must not miss them; each string's own test runs on its decoded view.
 # Starts of secrets (or of their context) whose base64 or hex encoding is looked for.
-_ENCODED_HEADS = ("-----BEGIN", "sk-", "sk_live_", "ghp_", "github_pat_", "AKIA", "xoxb-", "AIza", "https://",
-                  "postgres", "Authorization", "aws_secret_access_key")
+_ENCODED_HEADS = ("-----BEGIN", "sk-", "sk_live_", "sk_test_", "rk_live_", "rk_test_", "ghp_", "github_pat_",
+                  "AKIA", "xoxb-", "AIza", "https://", "postgres", "Authorization", "aws_secret_access_key")
 # An escape written in the text, as the JSON dump of a whole run shows it (besides ``\\\\``).
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
 _ENTITY = re.compile(r"&(?:#[0-9xX]|[a-z]{2,6};)")
