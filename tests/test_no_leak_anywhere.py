@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import collections
-import io
 import json
 import os
 import random
@@ -19,13 +18,13 @@ import string
 import sys
 import time
 from pathlib import Path
-from unittest import mock
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from fake_batch_api import line_error
 from fake_openai import error, reply
+from helpers import run_cli as cli
 from secret_planting import ALNUM, KINDS, Secret, answer, files_under, make_secret, write_inputs, written
 
 NEW_KINDS = ("stripe-key", "google-api-key", "api-token", "slack-webhook")
@@ -88,21 +87,6 @@ def needles_of(secrets: list[Secret], extra: list[str]) -> set[str]:
         for n in s.needles:
             out.update((n, n[-20:]))
     return {n for n in out if len(n) >= 12}
-
-
-def cli(*args: str, stdin: str = "") -> tuple[int, str, str]:
-    """``wikitrace ARGS`` in this process, as ``main`` runs it: (exit code, stdout, stderr)."""
-    from wikitrace import cli as cli_module
-
-    out, err = io.StringIO(), io.StringIO()
-    with mock.patch.object(sys, "argv", ["wikitrace", *args]), mock.patch.object(sys, "stdout", out), \
-            mock.patch.object(sys, "stderr", err), mock.patch.object(sys, "stdin", io.StringIO(stdin)):
-        try:
-            cli_module.main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
 
 
 def locomo(block: str, date_key: str, id_key: str) -> dict:
