@@ -9,14 +9,28 @@ private-key         PEM blocks ``-----BEGIN ... PRIVATE KEY-----`` (also cut-off
 anthropic-key       ``sk-ant-...``
 openai-key          ``sk-...``, ``sk-proj-...``, ``sk-svcacct-...``, ``sk-admin-...``
 aws-access-key-id   ``AKIA...``/``ASIA...`` (16 more upper-case letters or digits)
-aws-secret-key      40-character secret after ``aws_secret_access_key``/``secret_access_key``
+aws-secret-key      40-character secret after ``aws_secret_access_key`` (``=``, ``:`` or a space)
 github-token        ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` tokens, ``github_pat_...``
-slack-token         ``xoxb-``, ``xoxp-``, ``xoxa-``, ... tokens
+slack-token         ``xoxb-``, ``xoxp-``, ``xoxa-``, ``xapp-`` ... tokens
+slack-webhook       the path of a ``hooks.slack.com`` URL
+stripe-key          ``sk_live_``/``sk_test_``/``rk_live_``/``rk_test_`` keys, ``whsec_`` secrets
+google-api-key      ``AIza...`` keys, ``GOCSPX-`` client secrets, ``ya29.`` access tokens
+api-token           prefixed tokens: Hugging Face, npm, GitLab, PyPI, SendGrid, DigitalOcean,
+                    Groq, xAI, Replicate, Shopify, Databricks, age
 bearer-token        the credential after ``Authorization: Bearer|Basic|Token``
 jwt                 three base64url parts starting ``eyJ``
-url-password        the password in ``scheme://user:password@host``
+url-password        the password in ``scheme://user:password@host`` (the user may be empty)
 custom              a user pattern (``--redact-pattern``)
 ==================  ===============================================================
+
+A base64 or hex token that decodes to one of these (its encoded prefix is a trigger
+like any other) is replaced whole, typed by what it holds. HTML character references
+are undone like the other escapes. A record's strings are walked in order with a
+``carry``: a field that ends in a key makes the key-like start of the next one its
+other half.
+
+``scrub`` is the one gate for everything else that leaves: ``errors.run`` routes
+stdout and stderr through it, and model answers and echoed ids pass it.
 
 Each match becomes ``[REDACTED:<type>#<tag>]``. The tag is four hex digits of an
 HMAC-SHA256 of the secret, so two mentions of one secret read as one, and
