@@ -75,7 +75,8 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     try:
         fh = path.open("rb")
     except OSError as exc:
-        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__}) — check the path and "
+                       f"that you may read it") from None
     with fh:
         if any(fh.read(4).startswith(bom) for bom, _ in _BOMS):
             fh.close()
@@ -139,7 +140,8 @@ def read_bytes(path: Path) -> bytes:
                            f"— split it into several files")
         return as_utf8(path.read_bytes())
     except OSError as exc:
-        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__}) — check the path and "
+                       f"that you may read it") from None
 
 
 def read_text(path: Path) -> str:
@@ -159,11 +161,12 @@ def parse_json(text: str, where: str, single_line: bool = False) -> Any:
         if exc.pos >= len(text.rstrip()) - 1:
             hint = "; the line looks cut off" if single_line else "; the file looks truncated"
         at = where if single_line else f"{where}:{exc.lineno}"
-        raise RunError(f"{at}: not valid JSON ({exc.msg}, column {exc.colno}){hint}") from None
+        raise RunError(f"{at}: not valid JSON ({exc.msg}, column {exc.colno}){hint} — fix or remove that "
+                       f"{'line' if single_line else 'file'}") from None
     except RecursionError:
         raise RunError(f"{where}: JSON nested too deeply to read") from None
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
-        raise RunError(f"{where}: not valid JSON ({exc})") from None
+        raise RunError(f"{where}: not valid JSON ({exc}) — fix or remove it") from None
 
 
 def load_json(path: Path) -> Any:
@@ -229,7 +232,8 @@ def sniff(path: Path) -> Sniff:
                 fh.seek(0)
                 line = fh.readline(_FIRST_LINE_LIMIT)
     except OSError as exc:
-        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__}) — check the path and "
+                       f"that you may read it") from None
     if any(raw.startswith(bom) for bom, _ in _BOMS):  # UTF-16/32: look at it as UTF-8
         raw = read_bytes(path)
         line = raw.split(b"\n", 1)[0]

@@ -145,16 +145,16 @@ def detect(path: Path) -> str:
     if native.is_run_folder(path):
         return "native"
     if path.is_dir():
-        raise RunError(f"{path}: a folder without run.json; pass the files in it")
+        raise RunError(f"{path}: a folder without run.json — pass the files in it")
     s = sniff(path)
     if not s.head.strip():
-        raise RunError(f"{path}: empty file")
+        raise RunError(f"{path}: empty file — give the file the run was saved to")
     for name, module in FORMATS.items():
         if module.looks_like(s):
             return name
     raise RunError(
         f"{path}: cannot tell the format; expected one of {', '.join(FORMATS)} "
-        f"(`wikitrace compile --help` lists them). Pass --from FORMAT."
+        f"(`wikitrace compile --help` lists them) — pass --from FORMAT"
     )
 
 
