@@ -25,9 +25,12 @@ SESSION = REPO / "tests" / "fixtures" / "hooks" / "claude-session.jsonl"
 SESSION_ID = "7d3e9a51-2c4b-4f0e-8a61-5b9c0e2f4d17"
 
 
+BIN = Path(sys.executable).parent  # where pip put `wikitrace` and `pytest` for this interpreter
+
+
 def wikitrace(*args, env=None, stdin=None, cwd=None) -> subprocess.CompletedProcess:
-    exe = shutil.which("wikitrace")
-    cmd = [exe, *args] if exe else [sys.executable, "-m", "wikitrace.cli", *args]
+    exe = BIN / "wikitrace"
+    cmd = [str(exe), *args] if exe.is_file() else [sys.executable, "-m", "wikitrace.cli", *args]
     return subprocess.run(cmd, capture_output=True, text=True, env=env or dict(os.environ), input=stdin, cwd=cwd,
                           timeout=300)
 
@@ -126,19 +129,24 @@ def test_adding_a_run_already_there_changes_nothing_and_says_so(tmp_path):
     assert stats() == before
 
 
-def test_a_folder_that_is_not_a_corpus_is_one_line_and_left_alone(tmp_path):
+def test_a_folder_of_other_files_is_one_line_and_left_alone_a_new_folder_becomes_a_corpus(tmp_path):
     _, b = split_examples(tmp_path)
-    for folder in (tmp_path / "missing", tmp_path / "empty", tmp_path / "notes"):
-        if folder.name != "missing":
-            folder.mkdir()
-        if folder.name == "notes":
-            (folder / "todo.md").write_text("mine\n")
-        before = sorted(p.name for p in folder.rglob("*")) if folder.exists() else None
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.md").write_text("mine\n")
+    done = wikitrace("add", str(b), "--corpus", str(notes))
+    assert done.returncode == 2  # an input error: the --corpus given holds something else
+    assert done.stderr.startswith("wikitrace: error: ") and done.stderr.count("\n") == 1
+    assert "holds no corpus" in done.stderr and "wikitrace compile" in done.stderr
+    assert sorted(p.name for p in notes.rglob("*")) == ["todo.md"]
+    (tmp_path / "empty").mkdir()
+    for folder in (tmp_path / "missing", tmp_path / "empty"):  # the first add creates the corpus
         done = wikitrace("add", str(b), "--corpus", str(folder))
-        assert done.returncode == 2  # an input error: the --corpus given is not a corpus
-        assert done.stderr.startswith("wikitrace: error: ") and done.stderr.count("\n") == 1
-        assert "holds no corpus" in done.stderr and "wikitrace compile" in done.stderr
-        assert (sorted(p.name for p in folder.rglob("*")) if folder.exists() else None) == before
+        assert done.returncode == 0, done.stderr
+        assert "a new corpus, 1 runs" in done.stderr and check_corpus(folder) == []
+        fresh = tmp_path / f"compiled-{folder.name}"
+        ok("compile", str(b), "--out", str(fresh), "-q")
+        same_corpus(folder, fresh)
 
 
 def test_a_run_without_a_verdict_needs_outcome(tmp_path):
@@ -249,8 +257,11 @@ def test_add_run_for_a_harness(tmp_path):
 
     with pytest.raises(WikitraceError, match="pass --outcome"):
         wikitrace.add_run(SESSION, corpus=tmp_path / "c")  # no verdict given: the session is new to this check
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("mine\n")
     with pytest.raises(WikitraceError, match="holds no corpus"):
-        wikitrace.add_run(b, corpus=tmp_path / "nowhere")
+        wikitrace.add_run(b, corpus=tmp_path / "notes")
+    assert wikitrace.add_run(b, corpus=tmp_path / "nowhere").created  # the first add creates the corpus
 
 
 def _hook_command(doc: Path) -> str:
@@ -280,7 +291,9 @@ def test_the_documented_claude_code_hook_adds_the_session(tmp_path, tests_pass):
     transcript = home / ".claude" / "projects" / "-home-dev-billing" / SESSION.name
     transcript.parent.mkdir(parents=True)
     shutil.copy(SESSION, transcript)
-    env = {**os.environ, "HOME": str(home), "CLAUDE_PROJECT_DIR": str(project)}
+    # the hook calls `pytest` and `wikitrace` by name: the ones installed beside this interpreter
+    env = {**os.environ, "HOME": str(home), "CLAUDE_PROJECT_DIR": str(project),
+           "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     ok("compile", str(EXAMPLES), "--out", str(home / "agent-memory"), "-q", env=env)
     payload = json.dumps({"session_id": SESSION_ID, "transcript_path": str(transcript), "cwd": str(project),
                           "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"})

@@ -61,15 +61,19 @@ def test_detect_by_content_without_telltale_names(tmp_path):
 def test_detected_formats_are_reported():
     _, report = _load(FIX)
     assert set(report.detected.values()) == {"swe-agent", "mini-swe-agent", "claude-code", "atif", "react-text",
-                                             "react-notebook"}
+                                             "react-notebook", "otlp", "inspect-ai", "agents-sdk", "langfuse",
+                                             "openhands"}
     # verdict and outcome files beside the runs are not taken for runs
-    assert not any(p.endswith(("results.json", "result.json", "outcomes.csv", "outcomes.json")) for p in report.detected)
+    assert not any(p.endswith(("results.json", "result.json", "report.json", "outcomes.csv", "outcomes.json"))
+                   for p in report.detected)
 
 
 def test_format_names_and_aliases():
     assert load.format_name("Reflexion") == "react-text"
     assert load.format_name("tau-bench") == "openai-chat"
-    assert set(load.FORMATS) >= {"native", "openai-chat", "swe-agent", "mini-swe-agent", "claude-code", "atif", "react-text"}
+    assert set(load.FORMATS) >= {"native", "openai-chat", "swe-agent", "mini-swe-agent", "claude-code", "atif", "react-text",
+                                 "otlp", "inspect-ai", "agents-sdk", "langfuse", "openhands"}
+    assert load.format_name("OpenInference") == "otlp" and load.format_name("inspect") == "inspect-ai"
     with pytest.raises(RunError, match="unknown format"):
         load.format_name("nope")
 

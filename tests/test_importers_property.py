@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wikitrace.redact import Redactor
-from wikitrace.runs import (atif, claude_code, load, mini_swe_agent, native, openai_chat, react_notebook,
-                            react_text, swe_agent)
+from wikitrace.runs import (agents_sdk, atif, claude_code, codex_cli, inspect_ai, langfuse, load, mini_swe_agent,
+                            native, openai_chat, openhands, otlp, react_notebook, react_text, swe_agent)
 from wikitrace.runs.model import Outcome, Run, RunError
 from wikitrace.runs.turnlog import check_numbering, parse_turns
 
@@ -52,6 +52,11 @@ VOCAB = [
     # OpenAI chat / native
     "traj", "reward", "success", "task_id", "trial", "task", "instruction", "run_id", "turns", "turn",
     "outcome", "steps", "function_call", "episode_over", "answer",
+    # OTLP, Langfuse, Agents SDK, Inspect AI, OpenHands
+    "resourceSpans", "scopeSpans", "spans", "traceId", "spanId", "attributes", "events", "status", "stringValue",
+    "gen_ai.operation.name", "execute_tool", "chat", "gen_ai.tool.call.id", "openinference.span.kind", "LLM", "TOOL",
+    "observations", "scores", "GENERATION", "trace.span", "span_data", "generation", "handoff", "samples", "eval",
+    "epoch", "tool_call_metadata", "cause", "history", "kind", "ActionEvent", "ObservationEvent",
 ]
 
 _text = st.text(alphabet=st.characters(codec="utf-8"), max_size=20) | st.sampled_from(VOCAB) | st.sampled_from(
@@ -108,12 +113,64 @@ DOCS = {
                    turns=_maybe(st.lists(_obj(turn=_maybe(st.integers(-1, 5)),
                                               type=_maybe(st.sampled_from(["message", "function_call", "answer"]))), max_size=3))),
 }
+_kv = _obj(key=st.sampled_from(["gen_ai.operation.name", "gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.input.messages",
+                                  "gen_ai.output.messages", "openinference.span.kind", "llm.input_messages.0.message.role",
+                                  "llm.output_messages.0.message.tool_calls.0.tool_call.id", "input.value", "output.value",
+                                  "tool.name", "session.id", "http.request.header.authorization"]),
+           value=_maybe(_obj(stringValue=_maybe(_text)) | _obj(intValue=_text) | _obj(arrayValue=_obj(values=st.lists(_obj(stringValue=_text), max_size=2)))))
+_otel_span = _obj(traceId=_maybe(st.sampled_from(["t1", "t2"])), spanId=_maybe(_text), parentSpanId=_maybe(_text), name=_maybe(_text),
+                  startTimeUnixNano=_maybe(st.sampled_from(["1767261600000000000", "1", ""])), attributes=_maybe(st.lists(_kv, max_size=3)),
+                  events=_maybe(st.lists(_obj(name=_maybe(st.sampled_from(["exception", "gen_ai.choice", "gen_ai.user.message",
+                                                                             "gen_ai.evaluation.result"])),
+                                              attributes=_maybe(st.lists(_kv, max_size=2))), max_size=2)),
+                  status=_maybe(_obj(code=_maybe(st.sampled_from([0, 1, 2, "STATUS_CODE_ERROR"])), message=_maybe(_text))))
+DOCS["otlp"] = _obj(resourceSpans=_maybe(st.lists(_obj(resource=_maybe(_obj(attributes=_maybe(st.lists(_kv, max_size=1)))),
+                                                       scopeSpans=_maybe(st.lists(_obj(spans=_maybe(st.lists(_otel_span, max_size=3))), max_size=1))),
+                                                  max_size=1)))
+DOCS["langfuse"] = st.lists(_obj(id=_maybe(st.sampled_from(["a", "b"])), sessionId=_maybe(st.sampled_from(["s", None])), timestamp=_maybe(_text),
+                                 input=JSON, observations=_maybe(st.lists(_obj(
+                                     type=_maybe(st.sampled_from(["GENERATION", "TOOL", "SPAN", "GUARDRAIL"])), name=_maybe(_text),
+                                     input=_maybe(st.lists(_msg, max_size=3)), output=_maybe(_msg), level=_maybe(st.sampled_from(["ERROR", "DEFAULT"])),
+                                     metadata=_maybe(_obj(tool_call_id=_maybe(st.sampled_from(["c1", "c2"]))))), max_size=4)),
+                                 scores=_maybe(st.lists(_obj(name=_text, value=JSON, dataType=_maybe(st.sampled_from(["BOOLEAN", "NUMERIC", "CATEGORICAL"]))), max_size=2))),
+                            max_size=3)
+DOCS["agents-sdk"] = _obj(data=_maybe(st.lists(_obj(object=_maybe(st.sampled_from(["trace", "trace.span"])), id=_maybe(_text),
+                                                    trace_id=_maybe(st.sampled_from(["t1", "t2"])), group_id=_maybe(_text), started_at=_maybe(_text),
+                                                    span_data=_maybe(_obj(type=_maybe(st.sampled_from(["generation", "function", "handoff", "guardrail", "agent"])),
+                                                                          input=_maybe(st.lists(_msg, max_size=3) | _text), output=_maybe(st.lists(_msg, max_size=2) | _text),
+                                                                          name=_maybe(_text), to_agent=_maybe(_text), triggered=_maybe(st.booleans()))),
+                                                    error=_maybe(_obj(message=_text))), max_size=6)))
+DOCS["inspect-ai"] = _obj(eval=_maybe(_obj(task=_maybe(_text), eval_id=_maybe(_text))),
+                          samples=_maybe(st.lists(_obj(id=_maybe(_text | st.integers(0, 3)), epoch=_maybe(st.integers(0, 2)), input=_maybe(_text | st.lists(_msg, max_size=2)),
+                                                       messages=_maybe(st.lists(_msg, max_size=5)), attachments=JSON,
+                                                       scores=_maybe(st.dictionaries(_text, _obj(value=JSON), max_size=2)),
+                                                       limit=_maybe(_obj(type=_text, limit=JSON)), error_retries=JSON), max_size=3)))
+_oh_event = _obj(id=_maybe(st.integers(0, 5)), source=_maybe(st.sampled_from(["user", "agent", "environment"])),
+                 action=_maybe(st.sampled_from(["message", "run", "finish", "system", "condensation", "edit"])), args=_maybe(_obj(content=_text, command=_text, thought=_text)),
+                 observation=_maybe(st.sampled_from(["run", "error", "agent_state_changed"])), cause=_maybe(st.integers(0, 5)), content=_maybe(_text),
+                 extras=_maybe(_obj(metadata=_maybe(_obj(exit_code=_maybe(st.integers(-1, 2)))), agent_state=_maybe(_text))),
+                 tool_call_metadata=_maybe(_obj(function_name=_text, tool_call_id=_text)), kind=_maybe(st.sampled_from(["ActionEvent", "ObservationEvent", "MessageEvent"])))
+DOCS["openhands"] = st.lists(_obj(instance_id=_maybe(_text), instruction=_maybe(_text), history=_maybe(st.lists(_oh_event, max_size=6)),
+                                  error=_maybe(_text), test_result=_maybe(_obj(git_patch=_text))), max_size=2)
+
 _cc_line = _obj(type=_maybe(st.sampled_from(["user", "assistant", "summary", "system"])), sessionId=_maybe(_text),
                 uuid=_text, isSidechain=_maybe(st.booleans()), isMeta=_maybe(st.booleans()),
                 message=_maybe(_obj(role=_text, content=_maybe(_text | st.lists(_obj(
                     type=_maybe(st.sampled_from(["text", "thinking", "tool_use", "tool_result"])), text=_maybe(_text),
                     thinking=_maybe(_text), id=_maybe(st.sampled_from(["t1", "t2"])), name=_maybe(_text), input=JSON,
                     tool_use_id=_maybe(st.sampled_from(["t1", "t2"])), content=_maybe(_text), is_error=JSON), max_size=3)))))
+
+_codex_item = _obj(type=_maybe(st.sampled_from(["message", "reasoning", "function_call", "function_call_output",
+                                                "custom_tool_call", "custom_tool_call_output", "local_shell_call"])),
+                  role=_maybe(st.sampled_from(["user", "assistant", "developer"])),
+                  content=_maybe(st.lists(_obj(type=st.sampled_from(["input_text", "output_text"]), text=_text),
+                                          max_size=2)),
+                  summary=_maybe(st.lists(_obj(type=st.just("summary_text"), text=_text), max_size=2)),
+                  name=_maybe(_text), arguments=_maybe(_text | st.builds(json.dumps, JSON)),
+                  call_id=_maybe(st.sampled_from(["c1", "c2"])), output=_maybe(_text | st.builds(json.dumps, JSON)))
+_codex_line = _obj(timestamp=_text, type=_maybe(st.sampled_from(["session_meta", "response_item", "event_msg",
+                                                                 "turn_context", "compacted"])),
+                   payload=_maybe(_codex_item | _obj(id=_maybe(_text), cwd=_maybe(_text), model=_maybe(_text))))
 
 _react_line = st.one_of(
     st.builds(lambda k, t: f"{k}: {t}", st.sampled_from(
@@ -145,18 +202,25 @@ _FILES = {  # format -> (module, file name, fixture to mutate)
     "mini-swe-agent": (mini_swe_agent, "run/x__y-1.traj.json",
                        FIX / "mini_swe_agent" / "sympy__sympy-20590" / "sympy__sympy-20590.traj.json"),
     "claude-code": (claude_code, "s.jsonl", FIX / "claude_code" / "0b7c4f2e-5d1a-4c8e-9f3b-2a6d8e1c7f90.jsonl"),
+    "codex-cli": (codex_cli, "rollout-x.jsonl",
+                  next((FIX.parent / "capture").glob("rollout-*.jsonl"))),
     "atif": (atif, "t__1/agent/trajectory.json", FIX / "atif" / "hello-world__Xk2p9" / "agent" / "trajectory.json"),
     "react-text": (react_text, "log.txt", FIX / "react" / "hotpotqa_small.txt"),
     "react-notebook": (react_notebook, "printout.txt", FIX / "react_notebook" / "webshop_printout.txt"),
     "openai-chat": (openai_chat, "chat.json", None),
     "native": (load.FORMATS["native"], "runs.jsonl", None),
+    "otlp": (otlp, "traces.jsonl", FIX / "otlp" / "collector-export.jsonl"),
+    "langfuse": (langfuse, "traces.json", FIX / "langfuse" / "langfuse-traces.json"),
+    "agents-sdk": (agents_sdk, "export.json", FIX / "agents_sdk" / "agents-trace-export.json"),
+    "inspect-ai": (inspect_ai, "log.json", FIX / "inspect_ai" / "gsm_tools.json"),
+    "openhands": (openhands, "output.jsonl", FIX / "openhands" / "swe_run" / "output.jsonl"),
 }
 
 
 def _encode(fmt: str, doc) -> bytes:
     if fmt in ("react-text", "react-notebook"):
         text = "\n".join(doc) if isinstance(doc, list) else str(doc)
-    elif fmt in ("claude-code", "openai-chat", "native") and isinstance(doc, list):
+    elif fmt in ("claude-code", "codex-cli", "openai-chat", "native", "openhands") and isinstance(doc, list):
         text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in doc)
     else:
         text = json.dumps(doc, ensure_ascii=False)
@@ -166,12 +230,14 @@ def _encode(fmt: str, doc) -> bytes:
 def _doc_strategy(fmt: str):
     if fmt == "claude-code":
         return st.lists(_cc_line | JSON, max_size=6)
+    if fmt == "codex-cli":
+        return st.lists(_codex_line | JSON, max_size=6)
     if fmt == "react-text":
         return st.lists(_react_line, max_size=25)
     if fmt == "react-notebook":
         return st.lists(_notebook_line, max_size=30)
-    if fmt in ("openai-chat", "native"):
-        return st.lists(DOCS[fmt] | JSON, max_size=3)
+    if fmt in ("openai-chat", "native", "openhands"):
+        return st.lists(DOCS[fmt] | JSON, max_size=3) if fmt != "openhands" else DOCS[fmt]
     return DOCS[fmt] | JSON
 
 
@@ -280,6 +346,15 @@ TEMPLATES = {
     "claude-code": [{"type": _C("user", "assistant", "summary", "system"), "sessionId": _C("s1", "s2"),
                      "uuid": "T", "isSidechain": "B", "isMeta": "B",
                      "message": {"role": "T", "model": "T", "content": _E("T", [_PART])}}],
+    "codex-cli": [{"timestamp": "T", "type": _C("session_meta", "response_item", "event_msg", "turn_context"),
+                   "payload": {"id": "T", "type": _C("message", "reasoning", "function_call", "function_call_output",
+                                                     "custom_tool_call", "custom_tool_call_output"),
+                               "role": _C("user", "assistant", "developer"),
+                               "content": [{"type": _C("input_text", "output_text"), "text": "T"}],
+                               "summary": [{"type": _C("summary_text"), "text": "T"}], "name": "T",
+                               "arguments": _E(_Json({"command": ["T"]}), "T"), "call_id": _C("c1", "c2"),
+                               "output": _E("T", _Json({"output": "T", "metadata": {"exit_code": "I"}})),
+                               "model": "T"}}],
     "atif": {"schema_version": _C("ATIF-v1.4"), "session_id": "T", "agent": {"name": "T", "version": "T"},
              "steps": [{"step_id": "I", "source": _C("system", "user", "agent", "tool"), "message": "T",
                         "reasoning_content": "T",
@@ -293,6 +368,42 @@ TEMPLATES = {
                 "turns": [{"turn": "I", "type": _C("message", "function_call", "episode_over", "answer"),
                            "content": "T", "result": "T", "is_error": "J"}]}],
 }
+_ATTR = {"key": _C("gen_ai.operation.name", "gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.input.messages",
+                   "gen_ai.output.messages", "openinference.span.kind", "llm.input_messages.0.message.content",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id", "input.value", "output.value", "session.id",
+                   "gen_ai.conversation.id", "x-api-key"),
+         "value": _E({"stringValue": _E("T", _C("chat", "execute_tool", "LLM", "TOOL", "c1"), _Json([_MSG]))},
+                     {"intValue": "T"}, {"arrayValue": {"values": [{"stringValue": "T"}]}}, {"kvlistValue": {"values": [{"key": "T", "value": {"boolValue": "B"}}]}})}
+TEMPLATES["otlp"] = {"resourceSpans": [{"resource": {"attributes": [_ATTR]}, "scopeSpans": [{"scope": {"name": "T"}, "spans": [{
+    "traceId": _C("t1", "t2"), "spanId": "T", "parentSpanId": _C("", "p"), "name": _C("chat x", "execute_tool y", "handoff z", "T"),
+    "startTimeUnixNano": _C("1767261600000000000", "7", "T"), "attributes": [_ATTR],
+    "events": [{"name": _C("exception", "gen_ai.choice", "gen_ai.tool.message", "gen_ai.evaluation.result"), "attributes": [_ATTR]}],
+    "status": {"code": _C(0, 1, 2, "STATUS_CODE_ERROR"), "message": "T"}}]}]}]}
+_OBS = {"id": "T", "type": _C("GENERATION", "TOOL", "SPAN", "GUARDRAIL", "EVENT"), "name": _C("handoff x", "tool", "T"),
+        "startTime": _C("2026-01-01T00:00:00Z", "T"), "input": _E([_MSG], "T", "J"), "output": _E(_MSG, "T", "J"),
+        "level": _C("ERROR", "DEFAULT"), "statusMessage": "T", "metadata": {"tool_call_id": _C("c1", "c2")}, "parentObservationId": _C(None, "p")}
+TEMPLATES["langfuse"] = [{"id": _C("a", "b"), "timestamp": "T", "sessionId": _C(None, "s1"), "input": "J", "observations": [_OBS],
+                          "scores": [{"name": "T", "value": "J", "stringValue": "T", "dataType": _C("BOOLEAN", "NUMERIC", "CATEGORICAL"),
+                                      "observationId": _C(None, "o")}]}]
+TEMPLATES["agents-sdk"] = {"data": [{"object": _C("trace", "trace.span"), "id": _C("t1", "t2", "s"), "trace_id": _C("t1", "t2"),
+                                     "group_id": _C(None, "g"), "workflow_name": "T", "started_at": "T",
+                                     "span_data": {"type": _C("generation", "function", "handoff", "guardrail", "agent", "custom"),
+                                                   "input": _E([_MSG], "T"), "output": _E([_MSG], "T"), "name": "T", "to_agent": "T",
+                                                   "triggered": "B"}, "error": {"message": "T", "data": "J"}}]}
+TEMPLATES["inspect-ai"] = {"version": _C(2), "eval": {"task": "T", "eval_id": "T"},
+                           "samples": [{"id": _E("T", "I"), "epoch": "I", "input": _E("T", [_MSG]), "messages": [dict(_MSG, error={"type": "T", "message": "T"})],
+                                        "scores": {"T": {"value": _E("T", "F", "B", "J", _C("C", "I", "P", "N"))}},
+                                        "attachments": {"T": "T"}, "limit": {"type": "T", "limit": "I"}, "error": {"message": "T"},
+                                        "error_retries": [{"message": "T"}]}]}
+_OH = {"id": "I", "source": _C("user", "agent", "environment"), "action": _C("message", "run", "finish", "system", "edit", "condensation"),
+       "args": {"content": "T", "command": "T", "thought": "T", "final_thought": "T"}, "observation": _C("run", "error", "agent_state_changed", "edit"),
+       "cause": "I", "content": "T", "extras": {"metadata": {"exit_code": "I"}, "agent_state": _C("error", "running", "stopped")},
+       "success": "B", "tool_call_metadata": {"function_name": "T", "tool_call_id": _C("c1", "c2")},
+       "kind": _C("ActionEvent", "ObservationEvent", "MessageEvent", "AgentErrorEvent"), "tool_call_id": _C("c1", "c2"),
+       "tool_name": "T", "observation_v1": "J"}
+TEMPLATES["openhands"] = [{"instance_id": "T", "instruction": "T", "history": [_OH], "error": "T", "test_result": {"git_patch": "T"},
+                           "report": {"resolved": "B"}}]
+
 _REACT_LINES = ["BEGIN TRIAL {i}", "------------- BEGIN CORRECT AGENTS -------------",
                 "------------- BEGIN INCORRECT AGENTS -----------", "------------- BEGIN HALTED AGENTS --------------",
                 "#######", "Trial summary: Correct: 1", "", "Question: {t}", "Question: {t} You have attempted to answer",

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import EXAMPLES, REPO, example_runs, make_writable_copy, tree_bytes, write_jsonl
+from helpers import TAU_BENCH, EXAMPLES, REPO, example_runs, make_writable_copy, tree_bytes, write_jsonl
 
-mcp = pytest.importorskip("mcp", reason="the MCP SDK is an optional extra: pip install 'wikitrace[mcp]'")
+mcp = pytest.importorskip("mcp", reason="the MCP SDK is an optional extra: pip install '.[mcp]'")
 anyio = pytest.importorskip("anyio")
 
 from mcp.client.session import ClientSession  # noqa: E402
@@ -251,7 +251,7 @@ def test_missing_corpus_and_missing_sdk_are_one_line_errors(tmp_path):
                           env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(blocker), str(REPO)])))
     assert proc.returncode == 2
     assert proc.stderr == ("wikitrace: error: mcp: the MCP SDK is not installed — "
-                           "pip install 'wikitrace[mcp]'\n")
+                           "pip install 'mcp>=2.3,<3' (the mcp extra; from a wikitrace clone: pip install '.[mcp]')\n")
 
 
 def test_resources_are_listed_a_page_at_a_time(corpus, monkeypatch):
@@ -279,3 +279,35 @@ def test_resources_are_listed_a_page_at_a_time(corpus, monkeypatch):
     assert uris == everything and len(everything) > 20 and answers == -(-len(everything) // 10)
     with pytest.raises(mcp.shared.exceptions.MCPError):
         anyio.run(server._handle_list_resources, None, PaginatedRequestParams(cursor="not-a-number"))
+
+
+@pytest.mark.skipif(not TAU_BENCH.is_file(), reason=f"shared tau-bench runs not found at {TAU_BENCH}")
+def test_memory_without_a_budget_stays_within_an_agents_context(tmp_path):
+    """200 tau-bench runs: the memory tool called with the task only answers within the CLI's
+    default budget and says how to ask for more."""
+    big = _compile(TAU_BENCH, tmp_path / "tau")
+
+    async def body(s):
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        assert "larger budget" in tools["memory"].description
+        task = "I want to change my flight to a later one on the same day and use my travel certificate"
+        default = _text(await s.call_tool("memory", {"task": task}))
+        everything = _text(await s.call_tool("memory", {"task": task, "budget": 0}))
+        return default, everything
+
+    default, everything = _with_server(big, body)
+    assert len(default.encode()) <= 20_000, len(default.encode())
+    assert "left out by the budget of 4000 tokens" in default and "larger budget" in default
+    assert len(everything.encode()) > 2 * len(default.encode())  # the budget is what kept it small
+
+
+def test_search_answers_a_page_and_says_how_to_get_the_next(corpus):
+    async def body(s):
+        first = _text(await s.call_tool("search", {"pattern": "e"}))
+        second = _text(await s.call_tool("search", {"pattern": "e", "skip": 50}))
+        return first, second
+
+    first, second = _with_server(corpus, body)
+    lines = first.splitlines()
+    assert len(lines) == 51 and "the next 50: skip=50" in lines[-1]
+    assert second.splitlines()[0] != lines[0] and second.splitlines()[0] not in lines[:50]

@@ -201,17 +201,27 @@ def test_plain_text_errors_are_counted_and_several_turn_sentences_hold_for_each(
     record = swe_cost_limit()
     comp = compile_offline(_run(record))
     assert "(3 returned an error)" in comp.description  # two `command not found`, one rejected edit
-    # three identical calls, only some of them failing: no sentence says "each"
+    # three identical calls answered three ways: no repetition, and no sentence says "each"
     mixed = _turns(_msg("system", JAVA_SYSTEM), _msg("user", JAVA_TASK),
                    _call("bash", {"command": "make test"}, "bash: make: command not found"),
                    _call("bash", {"command": "make test"}, "ok, 3 tests passed", is_error=False),
                    _call("bash", {"command": "make test"}, "error: 1 test failed", is_error=True),
                    {"type": "episode_over"})
     comp = compile_offline(_run(_record("mixed", "java-bugfix", JAVA_TASK, mixed, False)))
-    loop = next(e for e in comp.evidence if e.decision.startswith("Repeated the same call"))
-    assert loop.turns == [2, 3, 4]
-    assert "2 of them were answered with an error" in loop.support
-    assert "each" not in loop.support.lower()
+    assert not any(e.decision.startswith("Repeated the same call") for e in comp.evidence)
+    assert not any("each" in e.support.lower() for e in comp.evidence)
+    # the same three calls answered the same way are one
+    same = _turns(_msg("system", JAVA_SYSTEM), _msg("user", JAVA_TASK),
+                  *[_call("bash", {"command": "make test"}, "bash: make: command not found") for _ in range(3)],
+                  _call("bash", {"command": "ls"}, "Makefile\nsrc", is_error=False),
+                  _call("bash", {"command": "cd src"}, "", is_error=False),
+                  _call("bash", {"command": "ls"}, "main.c", is_error=False),
+                  _call("bash", {"command": "ls"}, "main.c", is_error=False),
+                  {"type": "episode_over"})
+    comp = compile_offline(_run(_record("same", "java-bugfix", JAVA_TASK, same, False)))
+    loops = [e for e in comp.evidence if e.decision.startswith("Repeated the same call")]
+    assert [e.turns for e in loops] == [[2, 3, 4]]  # `ls` in two folders is no loop
+    assert "each of them was answered with an error" in loops[0].support
 
 
 # --- failure pages ----------------------------------------------------------------------------
@@ -315,12 +325,12 @@ def test_rules_hold_when_the_call_keeps_them():
 
 
 def test_a_long_repeat_cites_the_turn_it_quotes():
-    calls = [_call("bash", {"command": "make"}, f"make: *** No rule to make target 'all'. ({i})", is_error=True)
+    calls = [_call("bash", {"command": "make"}, "make: *** No rule to make target 'all'.", is_error=True)
              for i in range(9)]
     turns = _turns(_msg("system", JAVA_SYSTEM), _msg("user", JAVA_TASK), *calls, {"type": "episode_over"})
     comp = compile_offline(_run(_record("loop", "java-bugfix", JAVA_TASK, turns, False)))
     loop = next(e for e in comp.evidence if e.decision.startswith("Repeated the same call"))
-    assert loop.turns[-1] == 10 and loop.quote and "(8)" in loop.quote
+    assert loop.turns[-1] == 10 and loop.quote and "No rule to make target" in loop.quote
     assert "each of them was answered with an error" in loop.support
     assert comp.dropped_quotes == 0
 

@@ -4,6 +4,7 @@ against a small corpus written by hand, plus `wikitrace.tools_install.install`."
 from __future__ import annotations
 
 import json
+import re
 import os
 import stat
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 from wikitrace.tools_install import install
 
 TOOLS = Path(__file__).resolve().parent.parent / "tools"
+REPO = TOOLS.parent
 
 
 def _write_jsonl(path: Path, records: list[dict]) -> None:
@@ -263,7 +265,36 @@ def test_grep_max_bounds_output_and_counts_the_rest(corpus):
     total = len(run("grep", "ZFA04Y", "--max", "0", corpus=corpus, env=NO_RG)
                 .stdout.splitlines())
     assert total > 3
-    assert lines[2] == f"[{total - 2} more matching lines not shown; narrow the search or raise --max]"
+    assert lines[2] == (f"[{total - 2} more matching lines not shown; the next 2: --skip 2; or narrow the search "
+                        f"(--layer, -l, a longer pattern)]")
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("compiled") / "corpus"
+    done = subprocess.run([sys.executable, "-m", "wikitrace.cli", "compile", str(REPO / "examples" / "runs.jsonl"),
+                           "--out", str(out), "--offline", "-q"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.mark.parametrize("env", [NO_RG, None], ids=["python", "rg-if-present"])
+def test_grep_shows_each_hit_once_caps_by_default_and_pages_with_skip(compiled, env):
+    corpus = compiled
+    assert any(compiled.glob("raw/step-*/turns.md"))
+    every = run("grep", "e", "--max", "0", corpus=corpus, env=env).stdout.splitlines()
+    assert len(every) > 60  # a common letter: more hits than the default page
+    assert not any("/turns.md:" in line for line in every)  # a turn's line shows once, as `step-N turn T`
+    assert any(re.match(r"step-\d{4} turn \d+: ", line) for line in every)
+    assert len(every) == len(set(every))
+    page = run("grep", "e", corpus=corpus, env=env).stdout.splitlines()
+    assert page[:50] == every[:50] and len(page) == 51
+    rest = len(every) - 50
+    assert page[50].startswith(f"[{rest if rest <= 200 else 'over 200'} more matching lines not shown; "
+                               f"the next 50: --skip 50;")
+    second = run("grep", "e", "--skip", "50", "--max", "10", corpus=corpus, env=env).stdout.splitlines()
+    assert second[:10] == every[50:60]
+    assert run("grep", "e", "--skip", "-1", corpus=corpus, env=env).returncode == 2
 
 
 def test_grep_clips_long_lines_around_the_match(corpus):

@@ -52,14 +52,15 @@ USAGE = {
     ),
     "grep": (
         "usage: grep PATTERN [--layer raw|compilation|insight|dialogue ...] [-i] [-F] [-l]\n"
-        "            [--original] [--max N] [--json] [--corpus DIR]\n"
+        "            [--original] [--max N] [--skip N] [--json] [--corpus DIR]\n"
         "  Regex search of the corpus layers (default: all); prints `path:line: text`,\n"
         "  and `step-0003 turn 7: text` for a line of a turn log (read it with\n"
         "  `turn step-0003 7`). -i ignore case, -F fixed string, -l file names only,\n"
         "  -e PATTERN for a pattern starting with '-', --original to search the imported\n"
-        "  originals (raw/*/original.*) too. At most --max lines (default 200, 0 = no\n"
-        "  limit); long lines are clipped around the match. Exit 0 on a match, 1 on\n"
-        "  none, 2 on error.\n"
+        "  originals (raw/*/original.*) too. A turn-log hit is shown once (not again\n"
+        "  from the run's turns.md). At most --max lines (default 50, 0 = no limit),\n"
+        "  after skipping the first --skip N (the next page); long lines are clipped\n"
+        "  around the match. Exit 0 on a match, 1 on none, 2 on error.\n"
     ),
 }
 
@@ -67,7 +68,7 @@ _OPTIONS = {
     "actions": {"--json": "flag", "--corpus": "value"},
     "turn": {"--json": "flag", "--corpus": "value", "--full": "flag"},
     "grep": {
-        "--json": "flag", "--corpus": "value", "--layer": "list", "--max": "value",
+        "--json": "flag", "--corpus": "value", "--layer": "list", "--max": "value", "--skip": "value",
         "-i": "flag", "-l": "flag", "-F": "flag", "-e": "value", "--original": "flag",
     },
 }

@@ -40,12 +40,7 @@ def cmd_grep(opts, positional):
                 layers.append(name)
     explicit = bool(layers)
     layers = layers or list(LAYERS)
-    try:
-        limit = int(opts.get("--max", "200"))
-        if limit < 0:
-            raise ValueError
-    except ValueError:
-        raise ToolError(f"--max wants a whole number >= 0, got {opts['--max']!r}") from None
+    limit, skip = _count(opts, "--max", DEFAULT_MAX), _count(opts, "--skip", 0)
 
     root = corpus_root(opts)
     if not os.path.isdir(root):
@@ -66,11 +61,13 @@ def cmd_grep(opts, positional):
     elif rg:
         hits = _search_rg(rg, pattern, folders, opts, files_only)
     else:
-        hits = _search_python(pattern, base, present, opts, files_only, limit)
+        hits = _search_python(pattern, base, present, opts, files_only, limit and limit + skip)
 
-    shown, left_out = [], 0
+    shown, left_out, skipped = [], 0, 0
     for hit in hits:
-        if hit is None or (limit and len(shown) >= limit):
+        if skipped < skip:
+            skipped += 1
+        elif hit is None or (limit and len(shown) >= limit):
             left_out += 1
             if left_out > COUNT_PAST_MAX:  # the exact rest would cost a scan of everything
                 break
@@ -84,11 +81,15 @@ def cmd_grep(opts, positional):
     if left_out:
         what = "files" if files_only else "matching lines"
         count = f"over {COUNT_PAST_MAX}" if left_out > COUNT_PAST_MAX else str(left_out)
-        note = f"[{count} more {what} not shown; narrow the search or raise --max]"
+        note = (f"[{count} more {what} not shown; the next {limit}: --skip {skip + len(shown)}; or narrow the "
+                f"search (--layer, -l, a longer pattern)]")
         if opts.get("--json"):
             warn(note)
         else:
             emit(note + "\n")
+    if not shown and skipped:
+        warn(f"all {skipped} matches are before --skip {skip}")
+        return 1
     if not shown:
         where = ", ".join(n + "/" for n in present)
         warn(f"no match for {pattern!r} in {where}" if where else "no layer left to search")
@@ -105,8 +106,27 @@ def _which(program):
 
 
 _CLIP_AT = 240
+DEFAULT_MAX = 50  # lines shown without --max: about 12 KB, a page an agent's context can take
 COUNT_PAST_MAX = 200  # matches past --max are counted up to this many, then "over N"
 _TURN_LOG = "solver.full.jsonl"
+_TURNS_PAGE = "turns.md"  # raw/step-N/turns.md: the turn log rendered for editors; its hits are the log's
+
+
+def _count(opts, name, default):
+    try:
+        value = int(opts.get(name, str(default)))
+        if value < 0:
+            raise ValueError
+    except ValueError:
+        raise ToolError(f"{name} wants a whole number >= 0, got {opts[name]!r}") from None
+    return value
+
+
+def _is_turns_page(rel):
+    """True for a run's turns.md (``raw/step-N/turns.md``): each of its lines repeats a line
+    of the run's turn log, so a search shows the log's hit (``step-N turn T``) only."""
+    parts = rel.replace(os.sep, "/").rsplit("/", 3)
+    return len(parts) >= 3 and parts[-1] == _TURNS_PAGE and parts[-2].startswith("step-") and parts[-3] == "raw"
 
 
 def _turn_of(path, line):
@@ -266,6 +286,8 @@ def _search_files(folder, file_rx, line_rx, files_only, originals):
             if filename.startswith("original.") and not originals:
                 continue
             path = os.path.join(dirpath, filename)
+            if filename == _TURNS_PAGE and _is_turns_page(path):
+                continue
             try:
                 with open(path, "rb") as handle:
                     data = handle.read()
@@ -388,11 +410,17 @@ def _search_blob(blob_path, base, finder, line_rx, files_only, limit=None):
             end = data.find(b"\n", at)
             end = size if end < 0 else end
             past_limit = limit is not None and hits >= limit and not files_only
+            begin = data.rfind(b"\n", 0, at) + 1
+            if starts is None:
+                starts, rels = _read_map(blob_path[:-4] + ".map")
+            k = bisect_right(starts, begin) - 1
+            if rels[k].endswith(b"/" + _TURNS_PAGE.encode()) and _is_turns_page(rels[k].decode("utf-8", "replace")):
+                pos = starts[k + 1] if k + 1 < len(starts) else size  # the whole page repeats its turn log
+                continue
             if past_limit and literal is not None:  # a literal hit is exact: count it
                 pos = end + 1
                 yield None
                 continue
-            begin = data.rfind(b"\n", 0, at) + 1
             line = data[begin:end].decode("utf-8", "replace")
             match = line_rx.search(line)
             pos = end + 1
@@ -401,9 +429,6 @@ def _search_blob(blob_path, base, finder, line_rx, files_only, limit=None):
             if past_limit:
                 yield None  # counted, not shown
                 continue
-            if starts is None:
-                starts, rels = _read_map(blob_path[:-4] + ".map")
-            k = bisect_right(starts, begin) - 1
             path = os.path.join(base, rels[k].decode("utf-8"))
             hits += 1
             if files_only:
@@ -446,6 +471,7 @@ def _search_rg(rg, pattern, folders, opts, files_only):
         cmd.append("--fixed-strings")
     if not opts.get("--original"):
         cmd += ["--glob", "!original.*"]
+    cmd += ["--glob", "!step-*/" + _TURNS_PAGE]  # anchored at each layer folder searched: raw/step-N/turns.md
     cmd += ["--regexp", pattern, "--", *folders]
     locate = None
     with tempfile.TemporaryFile() as errors:
@@ -456,14 +482,15 @@ def _search_rg(rg, pattern, folders, opts, files_only):
             if files_only:
                 for name in proc.stdout.read().split(b"\0"):
                     name = name.strip(b"\n")
-                    if name:
+                    if name and not _is_turns_page(os.fsdecode(name)):
                         got_any = True
                         yield os.fsdecode(name), None, None, 0
             else:
                 for raw in proc.stdout:
                     path, _, rest = raw.partition(b"\0")
                     number, _, text = rest.partition(b":")
-                    if not number.isdigit():
+                    if not number.isdigit() or path.endswith(b"/" + _TURNS_PAGE.encode()) and \
+                            _is_turns_page(os.fsdecode(path)):
                         continue
                     got_any = True
                     line = text.decode("utf-8", "replace").rstrip("\r\n")

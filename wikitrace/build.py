@@ -164,25 +164,27 @@ def _apply_defaults(runs: Iterable[Run | Carried], opts: BuildOptions) -> Iterat
 
 def build_settings(compiler_name: str, model: str | None, opts: BuildOptions) -> dict:
     """The options that decide the bytes of every run's pages, kept in the manifest so
-    ``wikitrace add`` compiles one more run exactly as this build compiled the others."""
-    outcomes = opts.outcomes if opts.outcomes is not None and Path(opts.outcomes).is_file() else None
+    ``wikitrace add`` compiles one more run exactly as this build compiled the others.
+    ``outcomes`` (the digest of the --outcomes file) is not one of them: a verdict is part
+    of each run's content; it is kept only to tell when records may skip parsing."""
     return {"compiler": compiler_name, "model": model, "mount_path": opts.mount_path, "redact": opts.redact,
             "redact_patterns": list(opts.redact_patterns), "task_type": opts.task_type,
-            "outcomes": hashlib.sha256(Path(outcomes).read_bytes()).hexdigest() if outcomes else None,
+            "outcomes": outcomes_digest(opts),
             "templates": str(Path(opts.templates).resolve()) if opts.templates else None}
 
 
-def build_key(compiler_name: str, model: str | None, opts: BuildOptions, outcomes_digest: str | None = None) -> str:
-    """What, besides a run's own content, decides the bytes of its pages (``outcomes_digest``:
-    the --outcomes file's, when the file itself is not at hand)."""
+def outcomes_digest(opts: BuildOptions) -> str | None:
+    outcomes = opts.outcomes if isinstance(opts.outcomes, (str, Path)) and Path(opts.outcomes).is_file() else None
+    return hashlib.sha256(Path(outcomes).read_bytes()).hexdigest() if outcomes else None
+
+
+def build_key(compiler_name: str, model: str | None, opts: BuildOptions) -> str:
+    """What, besides a run's own content (its verdict included), decides the bytes of its pages."""
     from .templates import bundled_dir
 
     h = hashlib.sha256()
     h.update(json.dumps([__version__, compiler_name, model, opts.mount_path, opts.redact,
                          list(opts.redact_patterns), opts.task_type]).encode())
-    outcomes_digest = outcomes_digest or build_settings(compiler_name, model, opts)["outcomes"]
-    if outcomes_digest:
-        h.update(b"outcomes\0" + outcomes_digest.encode())
     for folder in filter(None, [bundled_dir("corpus_templates"), opts.templates]):
         for path in sorted(Path(folder).rglob("*")):
             if path.is_file():
@@ -322,6 +324,8 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     # read (and counted) beside the build while the model client is imported.
     key = build_key("llm" if config else "offline", config.model if config else None, opts)
     reuse = _Reuse(previous, pub, key)
+    if (pub.manifest.data.get("settings") or {}).get("outcomes") != outcomes_digest(opts):
+        reuse.known = {}  # another verdict table: records are parsed again (pages of unchanged runs are still kept)
     count_first = config is not None and announce is not None
     reader = _reader(opts, reuse.known, count_first)
     try:
@@ -407,7 +411,9 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     the same way). Returns the removed paths."""
     pub, root = writer.pub, writer.pub.root
     usage = writer.refresh_usage()
-    for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates).items():
+    dialogue = (root / "dialogue" / "_index.md").is_file()  # dialogue memory beside the runs: the root page links it
+    for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates,
+                                              dialogue).items():
         pub.write(rel, text.encode("utf-8"))
     from .agent.index import prompt_index_bytes
     from .corpus import corpus_json

@@ -19,12 +19,17 @@ from typer.core import TyperGroup
 from . import __version__
 
 CORPUS_ENV = "WIKITRACE_CORPUS"
-FORMATS = "native, atif, swe-agent, mini-swe-agent, claude-code, openai-chat (tau-bench), react-text"
+FORMATS = ("native, atif, swe-agent, mini-swe-agent, claude-code, codex-cli, otlp (OpenTelemetry / OpenInference), "
+           "inspect-ai, agents-sdk (OpenAI Agents SDK), langfuse, openhands, openai-chat (tau-bench), react-text")
 ENVIRONMENT = (
-    "Environment: WIKITRACE_CORPUS (default corpus for add, forget, prompt, check, query, cite, dialogue add and dialogue forget), "
-    "OPENAI_API_KEY / OPENAI_BASE_URL / WIKITRACE_MODEL (the LLM; without them the offline compiler runs), "
-    "WIKITRACE_CACHE_DIR (LLM response cache), WIKITRACE_EMBEDDINGS_URL (dialogue embeddings), "
-    "WIKITRACE_DEBUG=1 (show the traceback of an internal error)."
+    "Environment: WIKITRACE_CORPUS (default corpus for add, forget, prompt, check, query, cite, mcp, dialogue add and "
+    "dialogue forget); OPENAI_API_KEY / OPENAI_BASE_URL / WIKITRACE_MODEL (the LLM; without them the offline compiler "
+    "runs), WIKITRACE_MAX_TOKENS, WIKITRACE_TIMEOUT, WIKITRACE_MAX_ANSWER_BYTES (limits per LLM request), "
+    "WIKITRACE_CACHE_DIR (LLM response cache); WIKITRACE_REDACT_KEY (the key of redaction tags, else one kept in the "
+    "user config folder); WIKITRACE_EMBEDDINGS_URL / WIKITRACE_EMBEDDINGS_MODEL / WIKITRACE_EMBEDDINGS_QUERY_MODEL / "
+    "WIKITRACE_EMBEDDINGS_API_KEY (dialogue embeddings); WIKITRACE_TOOLS_NO_RG=1 (grep without rg); "
+    "WIKITRACE_DEBUG=1 (show the traceback of an internal error). "
+    "Shell completion: wikitrace --show-completion bash|zsh|fish|powershell."
 )
 _SETTINGS = {"help_option_names": ["-h", "--help"]}
 
@@ -113,7 +118,9 @@ def compile(
 ) -> None:
     """Compile runs into raw/ compilation/ insight/ layers with indexes and corpus.json."""
     from .build import BuildOptions, run_build
-    from .cli_checks import existing_folder, valid_patterns
+    from .cli_checks import existing_folder, flag_values, valid_patterns
+
+    flag_values(inputs)
 
     opts = BuildOptions(
         inputs=inputs, out=out, fmt=fmt, mount_path=mount_path, templates=existing_folder(templates, "--templates"),
@@ -148,7 +155,15 @@ def add(
 
     if claude_code_hook == (run_file is not None):
         raise UsageError("give RUN_FILE or --claude-code-hook (exactly one)", where="RUN_FILE")
-    run_file = transcript_from_hook() if claude_code_hook else run_file
+    if claude_code_hook:
+        from .corpus.capture import log_failure
+        from .errors import WikitraceError
+
+        try:
+            run_file = transcript_from_hook()
+        except WikitraceError as exc:
+            log_failure(corpus, None, exc.message())
+            raise
     opts = AddOptions(run_file=run_file, corpus=_need_corpus(corpus), outcome=outcome, fmt=fmt, offline=offline,
                       model=model, base_url=base_url, templates=existing_folder(templates, "--templates"),
                       max_tokens=max_tokens, timeout=timeout, quiet=quiet)
@@ -297,7 +312,7 @@ def descents(
 def eval_(
     results: Path = typer.Argument(..., metavar="FILE", help="CSV or JSONL rows: suite, task_id, method, trial, score|success; or a corpus folder (or its usage/ledger.jsonl) whose episodes were recorded with cite record."),
     csv_out: Optional[Path] = typer.Option(None, "--csv", metavar="FILE", help="Write the table as CSV here."),
-    plot_out: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Write a Gain/Regression PNG here (needs the plot extra: pip install 'wikitrace[plot]')."),
+    plot_out: Optional[Path] = typer.Option(None, "--plot", metavar="FILE", help="Write a Gain/Regression PNG here (needs matplotlib: the plot extra, pip install '.[plot]' in a clone)."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     resamples: int = typer.Option(10_000, "--resamples", min=0, help="Bootstrap resamples of tasks within each suite."),
     reference: str = typer.Option("no-memory", "--reference", help="Method whose trial majority gives B_i (case, spaces and dashes ignored: 'No Memory' matches)."),
@@ -399,10 +414,31 @@ def query(
     raise typer.Exit(query_command(_need_corpus(corpus), sample, question, budget, as_json, offline, model, base_url))
 
 
+_SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+
+
+def _completion_for(argv: list[str]) -> int | None:
+    """``--show-completion SHELL``: the script for that shell. Typer's flag takes no value and
+    guesses the shell from the parent process, so ``--show-completion zsh`` printed bash's."""
+    if len(argv) != 2 or argv[0] != "--show-completion":
+        return None
+    from .errors import UsageError
+
+    if argv[1] not in _SHELLS:
+        raise UsageError(f"unknown shell {argv[1]!r}", f"use one of {', '.join(_SHELLS)}", where="--show-completion")
+    from typer.completion import get_completion_script
+
+    print(get_completion_script(prog_name="wikitrace", complete_var="_WIKITRACE_COMPLETE", shell=argv[1]))
+    return 0
+
+
 def _dispatch() -> int | None:
     import sys
 
     argv = sys.argv[1:]
+    shown = _completion_for(argv)
+    if shown is not None:
+        return shown
     # `prompt` runs once per agent task: parse it without typer (whose option
     # handling imports pydantic) when the arguments are plain.
     if argv[:1] == ["prompt"]:
@@ -419,7 +455,7 @@ def _dispatch() -> int | None:
     return app()
 
 
-# --- MCP server (optional extra: pip install 'wikitrace[mcp]') ---
+# --- MCP server (the optional mcp extra: the official MCP SDK) ---
 
 @app.command("mcp")
 def mcp_(

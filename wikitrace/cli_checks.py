@@ -49,3 +49,17 @@ def writable_file(path: Path | None, option: str) -> Path | None:
     if path.is_dir():
         raise UsageError("is a folder", f"give {option} a file name", where=path)
     return path
+
+
+_FLAG_WORDS = {"true", "false", "yes", "no", "on", "off"}
+
+
+def flag_values(inputs) -> None:
+    """``--offline true``: flags take no value, so the word would be read as an input path.
+    Said as a usage error instead of a missing input the build skips."""
+    from .errors import UsageError
+
+    for path in inputs:
+        if str(path).lower() in _FLAG_WORDS and not Path(path).exists():
+            raise UsageError(f"{str(path)!r} is not an input: flags such as --offline take no value",
+                             f"drop {str(path)!r} (write --offline alone)", where="INPUT")

@@ -20,6 +20,7 @@ import contextlib
 import importlib.util
 import io
 import os
+import re
 import sys
 import threading
 from dataclasses import dataclass
@@ -148,19 +149,23 @@ class CorpusAccess:
 
         if not (task or "").strip():
             raise AccessError("memory: give the task text, as the agent received it")
-        if budget is not None and budget < 0:
+        from .agent.prompt import DEFAULT_BUDGET
+
+        budget = DEFAULT_BUDGET if budget is None else budget  # as `wikitrace prompt`: an agent's context is finite
+        if budget < 0:
             raise AccessError("memory: budget must be a number of tokens >= 0")
         self._real_root()
         try:
-            parts = build_prompt(self.root, task, budget=budget, mount_path=self.mount_path,
+            parts = build_prompt(self.root, task, budget=budget or None, mount_path=self.mount_path,
                                  tools_path=self.tools_path)
         except (CorpusError, ValueError) as exc:
             raise AccessError(f"memory: {exc}") from None
         # The task message's memory part; the rules for using it are the tool's description.
         text = "\n\n".join(b.rstrip("\n") for b in (parts.memory_block, parts.similar_block) if b) + "\n"
         if parts.left_out:
-            text += (f"\n[{len(parts.insight_ids)} insights inlined, {parts.left_out} left out by the budget "
-                     f"(~{parts.tokens} tokens); search(pattern, layers=['insight']) finds the rest]\n")
+            text += (f"\n[{len(parts.insight_ids)} insights inlined, {parts.left_out} left out by the budget of "
+                     f"{budget} tokens (~{parts.tokens} used); call memory again with a larger budget (0: every "
+                     f"insight), or search(pattern, layers=['insight']) for the rest]\n")
         return text
 
     def actions(self, step: str) -> str:
@@ -172,12 +177,14 @@ class CorpusAccess:
         _, out, _ = _run_tool("turn", self._real_root(), {}, args)
         return out
 
-    def search(self, pattern: str, layers: list[str] | None = None, max_lines: int = 200) -> str:
+    def search(self, pattern: str, layers: list[str] | None = None, max_lines: int = 50, skip: int = 0) -> str:
         opts: dict = {"--layer": list(layers)} if layers else {}
-        opts["--max"] = str(max_lines)
+        opts["--max"], opts["--skip"] = str(max_lines), str(skip)
         code, out, err = _run_tool("grep", self._real_root(), dict(opts, **{"-e": pattern}), [])
         if code == 1:
             return (err.strip() or f"no match for {pattern!r}") + "\n"
+        out = re.sub(r"--skip (\d+); or narrow the search \(--layer, -l,", r"skip=\1; or narrow the search (layers,",
+                     out)  # the tool's page line, in this tool's argument names
         return out + "".join(f"[{line}]\n" for line in err.splitlines())
 
     def read(self, path: str) -> str:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 _PARSE_ARRAY_LIMIT = 64 << 20  # a JSON array bigger than this is not parsed twice just to count it
 _MANY_RUN_FORMATS = ("native", "openai-chat")
+# Files holding an unknown number of runs until read (a log of many episodes, traces, samples).
+_UNCOUNTED_FORMATS = ("react-text", "otlp", "langfuse", "agents-sdk", "inspect-ai", "openhands")
 
 
 @dataclass
@@ -37,7 +39,7 @@ def _records(path: Path, fmt: str) -> int | None:
     if path.is_dir():
         return 1
     if fmt not in _MANY_RUN_FORMATS:
-        return 1 if fmt != "react-text" else None  # a Reflexion log holds many runs
+        return None if fmt in _UNCOUNTED_FORMATS else 1
     try:
         with path.open("rb") as fh:
             head = fh.read(4096).lstrip()

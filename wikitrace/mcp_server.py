@@ -9,7 +9,7 @@ every page is also a resource ``wikitrace://LAYER/NAME``.
 The server is read-only by construction: no tool or resource writes anything, and each
 call reads the corpus afresh (the library's own caches are keyed on file mtimes), so a
 corpus rebuilt with ``wikitrace compile`` is seen by the next call without a restart.
-The SDK (PyPI ``mcp``) is an optional extra: ``pip install 'wikitrace[mcp]'``.
+The SDK (PyPI ``mcp``) is an optional extra: ``pip install '.[mcp]'`` in a clone, or ``pip install mcp``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .corpus_access import URI_SCHEME, AccessError, CorpusAccess
 
 SERVER_NAME = "wikitrace"
 RESOURCE_PAGE = 1000  # resources per resources/list answer
-INSTALL_HINT = "pip install 'wikitrace[mcp]'"
+INSTALL_HINT = "pip install 'mcp>=2.3,<3' (the mcp extra; from a wikitrace clone: pip install '.[mcp]')"
 
 _DESCRIPTIONS = {
     "actions": "One line per turn of past run STEP (step-0017, 0017 or 17), numbered as in its log: "
@@ -30,7 +30,8 @@ _DESCRIPTIONS = {
     "turn": "Turns START..END (inclusive; END defaults to START) of past run STEP in full: the agent's "
             "reasoning, the action and its arguments, the observation and whether it failed.",
     "search": "Regular-expression search over the corpus layers (raw, compilation, insight, dialogue; "
-              "default all). Prints `path:line: text`, at most 200 lines. Use it to find runs that "
+              "default all). Prints `path:line: text`, at most 50 lines; the last line says how many more "
+              "there are and the `skip` that shows the next 50. Use it to find runs that "
               "mention the objects, commands or errors of your task.",
     "read": "Read one file of the corpus by its path inside the corpus (e.g. compilation/step-0003.md, "
             "raw/step-0003/metadata.md, insight/_index.md); a folder lists its entries. "
@@ -66,6 +67,8 @@ def build_server(corpus: str | Path, *, templates: str | Path | None = None, log
     from mcp.server.lowlevel.helper_types import ReadResourceContents
     from mcp.shared.exceptions import MCPError
     from mcp_types import INVALID_PARAMS, ListResourcesResult, Resource, ResourceTemplate, ToolAnnotations
+
+    from .agent.prompt import DEFAULT_BUDGET
 
     access = CorpusAccess(corpus)
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
@@ -130,8 +133,12 @@ def build_server(corpus: str | Path, *, templates: str | Path | None = None, log
         except AccessError as exc:
             raise ToolError(str(exc)) from None
 
-    @server.tool(description=memory_description(templates), annotations=read_only)
-    def memory(task: str, budget: int | None = None) -> str:
+    budget_note = (f"\n\n`budget` is in tokens (about 4 characters each): {DEFAULT_BUDGET} by default, as "
+                   f"`wikitrace prompt` gives; the answer says how many insights it left out. Ask again with a "
+                   f"larger budget for more, or 0 for every insight.")
+
+    @server.tool(description=memory_description(templates) + budget_note, annotations=read_only)
+    def memory(task: str, budget: int = DEFAULT_BUDGET) -> str:
         return call(access.memory, task, budget)
 
     @server.tool(description=_DESCRIPTIONS["actions"], annotations=read_only)
@@ -143,8 +150,8 @@ def build_server(corpus: str | Path, *, templates: str | Path | None = None, log
         return call(access.turn, step, start, end)
 
     @server.tool(description=_DESCRIPTIONS["search"], annotations=read_only)
-    def search(pattern: str, layers: list[str] | None = None) -> str:
-        return call(access.search, pattern, layers)
+    def search(pattern: str, layers: list[str] | None = None, skip: int = 0) -> str:
+        return call(access.search, pattern, layers, skip=skip)
 
     @server.tool(description=_DESCRIPTIONS["read"], annotations=read_only)
     def read(path: str) -> str:
@@ -187,8 +194,8 @@ def mcp_command(corpus: Path, http_port: int | None) -> int:
         return fail(f"the MCP SDK is not installed — {INSTALL_HINT}")
     root = Path(corpus).expanduser()
     if not root.is_dir():
-        return fail(f"no corpus at {root} — build one with `wikitrace compile --out {root}` "
-                    "or `wikitrace dialogue compile --out {root}`")
+        return fail(f"no corpus at {root} — build one with `wikitrace compile INPUT --out {root}` "
+                    f"or `wikitrace dialogue compile INPUT --out {root}`")
     if not ((root / "corpus.json").is_file() or (root / "dialogue").is_dir()):
         return fail(f"{root} holds neither corpus.json nor dialogue/ — give the folder "
                     "`wikitrace compile --out` wrote")

@@ -56,6 +56,11 @@ def _score(t: Trial) -> float:
 def breakdown(trials: list[Trial], labels: dict[str, Any], method: str = "wikitrace",
               control: str = "insights-only", run_column: dict[str, tuple[str, str, str]] | None = None,
               reference: str = "no-memory") -> dict:
+    from .evaluate import _find_method
+
+    # As `eval` does: case, spaces and dashes ignored ("Insights Only" is insights-only).
+    names = sorted({t.method for t in trials})
+    method, control, reference = (_find_method(n, names) or n for n in (method, control, reference))
     scores = {(t.suite, t.task_id, t.method, t.trial): _score(t) for t in trials}
     success = {(t.suite, t.task_id, t.method, t.trial): t.success for t in trials}
     ref: dict[tuple[str, str], list[bool]] = {}
@@ -134,7 +139,7 @@ def plot_breakdown(data: dict, out: str | Path) -> Path:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:  # pragma: no cover - depends on the install
-        raise SystemExit("the plot needs matplotlib: pip install 'wikitrace[plot]'") from None
+        raise SystemExit("the plot needs matplotlib: pip install matplotlib (the plot extra)") from None
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     for ax, axis in zip(axes, AXES):
         rows = [r for r in data["rows"] if r["axis"] == axis and r["code"] in AXES[axis]]
@@ -163,8 +168,10 @@ def by_label_command(results: Path, labels_path: Path, method: str, control: str
     try:
         raw_rows = read_rows(results)
         trials = parse_trials(raw_rows, success_threshold)
+        from .evaluate import method_key
+
         run_column = {str(r["run"]): (str(r["suite"]), str(r["task_id"]), str(r["trial"]))
-                      for r in raw_rows if r.get("run") and str(r.get("method")) == method}
+                      for r in raw_rows if r.get("run") and method_key(str(r.get("method"))) == method_key(method)}
         labels = json.loads(Path(labels_path).read_text(encoding="utf-8"))
         if not isinstance(labels, dict) or "runs" not in labels:
             raise EvalError(f"{labels_path}: not the output of `wikitrace descents --judge --json`")

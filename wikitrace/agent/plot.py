@@ -1,7 +1,7 @@
 """Figure-5-style plot: Gain and Regression per method, averaged over suites, with 95%
 intervals, and the No-Memory rerun floor as a dashed line with its interval as a band.
 
-Needs matplotlib, an optional extra: ``pip install 'wikitrace[plot]'``.
+Needs matplotlib, an optional extra: ``pip install matplotlib (the plot extra)``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def plot_gain_regression(result: EvalResult, out: str | Path, suite: str | None 
     except ImportError:  # pragma: no cover - depends on the install
         from ..errors import UsageError
 
-        raise UsageError("the plot needs matplotlib", "pip install 'wikitrace[plot]'", where="--plot") from None
+        raise UsageError("the plot needs matplotlib", "pip install matplotlib (the plot extra)", where="--plot") from None
 
     suite = suite or (AVERAGE if len(result.suites) > 1 else result.suites[0])
     methods = [m for m in result.methods if m != result.reference]

@@ -36,6 +36,7 @@ import datetime as _dt
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -231,6 +232,9 @@ def _api_error(what: str, exc: Exception) -> BatchError:
         hint = " (this endpoint may not offer the Batch API; drop --batch to compile live)"
     elif status in (401, 403):
         hint = " (check OPENAI_API_KEY)"
+    elif status is None and type(exc).__name__ in ("APIConnectionError", "APITimeoutError"):
+        hint = (" (nothing answered at the endpoint: check OPENAI_BASE_URL; submitted batches keep running, "
+                "collect them later with --resume-batch)")
     return BatchError(f"{what} failed: {f'HTTP {status}: ' if status else ''}{detail}{hint}")
 
 
@@ -316,6 +320,7 @@ def poll(batch_ids: list[str], client: Any, progress: Any = None, interval: floa
     final: dict[str, Any] = {}
     bars: dict[str, Any] = {}
     errors = 0
+    reached = False  # some status check has been answered
     start = time.monotonic()
     while True:
         for bid in list(pending):
@@ -325,11 +330,17 @@ def poll(batch_ids: list[str], client: Any, progress: Any = None, interval: floa
                 raise _api_error(f"looking up batch {bid}", exc) from None
             except (openai.APIConnectionError, openai.APIStatusError) as exc:
                 errors += 1
-                if errors >= MAX_POLL_ERRORS or (isinstance(exc, openai.APIStatusError)
-                                                  and exc.status_code in (401, 403)):
-                    raise _api_error(f"checking batch {bid} ({errors} tries)", exc) from None
+                unreachable = isinstance(exc, openai.APIConnectionError) and not reached
+                if unreachable or errors >= MAX_POLL_ERRORS or (isinstance(exc, openai.APIStatusError)
+                                                                 and exc.status_code in (401, 403)):
+                    # never reached at all: an endpoint that is down or mistyped, said now, not after minutes
+                    raise _api_error(f"checking batch {bid} ({errors} {'try' if errors == 1 else 'tries'})",
+                                     exc) from None
+                sys.stderr.write(f"wikitrace: checking batch {bid} failed ({type(exc).__name__}); trying again "
+                                 f"in {interval:.0f} s ({errors} of {MAX_POLL_ERRORS})\n")
                 continue
             errors = 0
+            reached = True
             status = str(batch.status)
             done, total = _counts(batch)
             _show(progress, bars, bid, status, done, total)

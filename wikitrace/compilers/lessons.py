@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from .lesson_words import (call_words, earlier_plan, for_kind, free_form, is_hand_off, is_label, join, last_said, lookup_chain,
                            reasoned, said_by, rule_quote, sources, such_as, task_gist, what_changed, what_it_did)
 from .lessons_failure import _failure, _hand_off_lesson
+from .changes import edit_of
 from .reading import Call, Reading, runs_a_command
 from .rules import _words, rules_for
 from .schema import MAX_INSIGHTS, CandidateInsight
@@ -90,7 +91,14 @@ def _recovery(r: Reading, err: Call, fix: Call) -> CandidateInsight:
     else:
         how = f"call it again {changed}"
     between = [c.name for c in r.calls if err.n < c.n < fix.n and c.name != err.name]
-    if between and how.startswith("call it again"):
+    edits = [e for c in r.calls if err.n < c.n < fix.n and c.writes and not c.error and (e := edit_of(c.turn))]
+    if edits:  # fail, edit, pass: the edit got it past, not what changed in the call
+        named = {}  # one place per file, with its function when an edit showed one
+        for e in edits:
+            named[e.file] = named.get(e.file) or e.function
+        places = [f.rsplit("/", 1)[-1] + (f" ({fn})" if fn else "") for f, fn in named.items()]
+        how = f"change the code it points at before running it again, as this run changed {join(places, 2)}"
+    elif between and how.startswith("call it again"):
         how += f", after checking with {join(between, 2)}"
     return CandidateInsight(
         title=f"Get past \"{clip(said, 40)}\" from {err.name}",
@@ -115,7 +123,8 @@ def _confirmation(r: Reading, w: Call) -> CandidateInsight | None:
 
 
 def _answer_from(r: Reading) -> CandidateInsight:
-    lookups = list(dict.fromkeys(c.name for c in r.calls if not c.error))
+    # a success whose every call failed still names its tools (indexing an empty list crashed)
+    lookups = list(dict.fromkeys(c.name for c in r.calls if not c.error)) or list(dict.fromkeys(c.name for c in r.calls))
     gist = task_gist(r, _words(" ".join(lookups).replace("_", " ")))
     return CandidateInsight(
         title=f"Answer from {lookups[0]} results",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from .lesson_words import (answer_seen_in, call_label, call_words, earlier_plan, expected_answer, for_kind, free_form, is_hand_off,
                            is_label, join, last_said, lookup_chain, reasoned, said_by, record_facts, rule_for_call, rule_on,
                            rule_quote, sources, stated_reason, such_as, task_gist, the_expected, what_changed, what_it_did)
+from .changes import what_ran
 from .reading import Call, Reading, _occurs, harness_reason, runs_a_command
 from .rules import RULE, _words, rules_for, sentences
 from .schema import CandidateInsight
@@ -51,7 +52,7 @@ def _error_lesson(r: Reading, err: Call) -> CandidateInsight:
     said = first_line(err.turn.result, 100)
     later = [c for c in r.calls if c.n > err.n]
     same = [c for c in later if signature(c.turn) == signature(err.turn)]
-    retries = [c for c in later if c.name == err.name]
+    retries = [c for c in later if what_ran(c.turn) == what_ran(err.turn)]  # a shell's other programs are no retry
     passed = next((c for c in retries if not c.error), None)
     if passed is not None:
         what = f"this run got past it {what_changed(err, passed)}{reasoned(r, passed)}{_what_followed(r, passed)}"
@@ -241,7 +242,9 @@ def _failure(r: Reading, chosen: list[Item]) -> list[CandidateInsight]:
             out.append(_error_lesson(r, err))
     for i in chosen:
         if i.kind == "loop" and i.call is not None and not any(i.call.name in o.title for o in out):
-            out.append(_loop_lesson(r, i.call, sum(1 for c in r.calls if signature(c.turn) == signature(i.call.turn))))
+            answer = " ".join((i.call.turn.result or "").split())  # a repetition: the same call, answered the same
+            out.append(_loop_lesson(r, i.call, sum(1 for c in r.calls if signature(c.turn) == signature(i.call.turn)
+                                                   and " ".join((c.turn.result or "").split()) == answer)))
             break
     if not writes and not errors:
         out.append(_idle_lesson(r))

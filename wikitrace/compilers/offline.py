@@ -23,11 +23,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from ..runs.errors import tests_passed
 from ..runs.model import Run
 from .base import CompileStats
+from .changes import Edit, edit_of, what_ran
 from .grounding import ground
 from .lessons import lessons_for
-from .reading import Call, Reading, check_arguments, full_arguments, harness_reason, read_run
+from .reading import Call, Reading, check_arguments, command_of, full_arguments, harness_reason, read_run, runs_a_command
 from .rules import rules_for
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
 from .text import clip, quote_of, short_task, signature
@@ -61,7 +63,7 @@ class Item:
 def compile_offline(run: Run) -> Compilation:
     reading = read_run(run)
     items = _success_items(reading) if run.outcome.success else _failure_items(reading)
-    chosen = sorted(items, key=lambda i: (-i.rank, min(i.evidence.turns or [0])))[:MAX_ITEMS]
+    chosen = _choose(items)
     if run.outcome.success:  # decisions read as the run's procedure; causes stay ranked, likeliest first
         chosen.sort(key=lambda i: min(i.evidence.turns or [0]))
     cited = {n for i in chosen for n in i.evidence.turns}
@@ -90,6 +92,30 @@ def compile_offline(run: Run) -> Compilation:
     return ground(comp, run)
 
 
+def _changes(item: Item) -> bool:
+    """An item about a state change that went through (an edit, a submit, a booking)."""
+    return item.call is not None and item.call.writes and not item.call.error and item.kind in ("write", "recovery")
+
+
+def _choose(items: list[Item]) -> list[Item]:
+    """The MAX_ITEMS best-ranked items, with up to half the slots kept for state changes that
+    went through, file edits first: when slots run short, look-ups and errors of look-ups
+    give way before the edit or the submit that decided the run."""
+    ranked = sorted(items, key=lambda i: (-i.rank, min(i.evidence.turns or [0])))
+    chosen = ranked[:MAX_ITEMS]
+    changes = [i for i in ranked if _changes(i)]
+    # the best-ranked change (the one that settled the run), then file edits, then the rest
+    wanted = (changes[:1] + sorted(changes[1:], key=lambda i: edit_of(i.call.turn) is None))[: MAX_ITEMS // 2]
+    for item in wanted:
+        if item in chosen:
+            continue
+        out = next((i for i in reversed(chosen) if not _changes(i)), None)
+        if out is None:
+            break
+        chosen[chosen.index(out)] = item
+    return sorted(chosen, key=lambda i: (-i.rank, min(i.evidence.turns or [0])))
+
+
 def _call_line(call: Call) -> str:
     return f"{call.name}({full_arguments(call.turn)})"
 
@@ -98,15 +124,49 @@ def _short_call(call: Call, limit: int = 100) -> str:
     return f"{call.name}({clip(full_arguments(call.turn), limit)})"
 
 
+def _label(call: Call, limit: int = 100) -> str:
+    """A call as a reader knows it: a shell command as itself, any other call with its arguments."""
+    command = command_of(call.turn)
+    if command is not None and runs_a_command(call.turn):
+        return f"`{clip(command, limit)}`"
+    return _short_call(call, limit)
+
+
 def _recoveries(calls: list[Call]) -> list[tuple[Call, Call]]:
-    """(error, the first later call of the same tool that went through)."""
+    """(error, the first later call of the same program that went through): a shell call is
+    matched by the program it ran, any other call by its tool."""
     out, open_errors = [], {}
     for c in calls:
+        key = what_ran(c.turn)
         if c.error:
-            open_errors.setdefault(c.name, c)
-        elif c.name in open_errors:
-            out.append((open_errors.pop(c.name), c))
+            open_errors.setdefault(key, c)
+        elif key in open_errors:
+            out.append((open_errors.pop(key), c))
     return out
+
+
+def _edits_between(calls: list[Call], start: int, end: int) -> list[tuple[Call, Edit]]:
+    """The file edits that went through between two turns."""
+    return [(c, e) for c in calls if start < c.n < end and c.writes and not c.error and (e := edit_of(c.turn))]
+
+
+def _edits_phrase(edits: list[tuple[Call, Edit]]) -> str:
+    """``Edit changed `a.py` (in `total`) at turns 6 and 8``: edits of one place told once."""
+    places: dict[tuple[str, str], list[int]] = {}
+    for c, e in edits:
+        places.setdefault((c.name, e.phrase()), []).append(c.n)
+    parts = [f"{name} changed {where} at turn{'s' if len(ns) > 1 else ''} "
+             + (", ".join(map(str, ns[:-1])) + f" and {ns[-1]}" if len(ns) > 1 else str(ns[0]))
+             for (name, where), ns in list(places.items())[:3]]
+    return "; ".join(parts) + (f" (and {len(places) - 3} more places)" if len(places) > 3 else "")
+
+
+def _same_again(err: Call, fix: Call) -> str:
+    """How the call that went through relates to the failed one, in a phrase."""
+    before, after = command_of(err.turn), command_of(fix.turn)
+    if before is not None and before == after:
+        return "the same command"
+    return "the same call" if not _changed_keys(err, fix) else _label(fix, 80)
 
 
 def _changed_keys(a: Call, b: Call) -> list[str]:
@@ -129,6 +189,19 @@ def _success_items(r: Reading) -> list[Item]:
     fixes = {fix.n for _, fix in recovered}
     for err, fix in recovered:
         changed = _changed_keys(err, fix)
+        edits = _edits_between(calls, err.n, fix.n)
+        passed = tests_passed(fix.turn.result)
+        if edits:  # fail, edit, pass: what was changed and that the same check then went through
+            again = _same_again(err, fix)
+            items.append(Item(80, Evidence(
+                decision=f"After {_label(err, 80)} failed at turn {err.n}, {_edits_phrase(edits)}; "
+                         f"{again} then went through at turn {fix.n}"
+                         + (f" and its tests passed ({clip(passed, 80)})." if passed else "."),
+                support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
+                        f"after the edit it returned: {clip(fix.turn.result, 100)}",
+                turns=[err.n] + [c.n for c, _ in edits[:3]] + [fix.n], quote=quote_of(err.turn.result),
+                call=_call_line(edits[-1][0])), "recovery", fix))
+            continue
         items.append(Item(80, Evidence(
             decision=f"After {err.name} failed at turn {err.n}, called it again at turn {fix.n}"
             + (f" with {', '.join(changed)} changed." if changed else " with the same arguments."),
@@ -144,8 +217,10 @@ def _success_items(r: Reading) -> list[Item]:
             continue
         seen.add(key)
         final = c is last_write
+        edit = edit_of(c.turn)
         items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(
-            decision=f"Called {c.name} at turn {c.n}" + (", after the user agreed" if c.confirmed else "")
+            decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "")
+            + (", after the user agreed" if c.confirmed else "")
             + ("; the run's last state-changing call." if final else "."),
             support=f"The environment accepted it: {clip(c.turn.result)}" if c.turn.result
             else "The environment accepted it.",
@@ -157,6 +232,7 @@ def _success_items(r: Reading) -> list[Item]:
             if a.seen_at is not None and a.seen_in == "observation":
                 supplied.setdefault(a.seen_at, []).append(a.path.split(".")[0].split("[")[0])
     first = next((c for c in calls if not c.writes and not c.error), None)
+    first_change = min((w.n for w in writes), default=None)
     told: set[str] = set()
     for c in calls:
         # with no state change at all, the look-ups are what the answer rests on: each distinct one counts
@@ -167,7 +243,7 @@ def _success_items(r: Reading) -> list[Item]:
         items.append(Item(55 if keys else 50 - c.n / 10_000, Evidence(
             decision=f"Looked up with {_short_call(c)} at turn {c.n}"
             + (f"; a later call took {', '.join(keys[:4])} from what it returned." if keys
-               else " before any change." if writes else "."),
+               else " before any change." if first_change is not None and c.n < first_change else "."),
             support=f"It returned: {clip(c.turn.result)}" if c.turn.result else "It returned nothing.",
             turns=[c.n], quote=quote_of(c.turn.result)), "lookup", c))
     return items
@@ -199,6 +275,10 @@ def _check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
     return notes, flagged
 
 
+def _answer(c: Call) -> str:
+    return " ".join((c.turn.result or "").split())
+
+
 def _val(v) -> str:
     import json
 
@@ -208,26 +288,34 @@ def _val(v) -> str:
 def _failure_items(r: Reading) -> list[Item]:
     calls = r.calls
     items: list[Item] = []
-    recovered = {err.n for err, _ in _recoveries(calls)}
     told: set[str] = set()
+    ran = {c.n: what_ran(c.turn) for c in calls}
     for c in calls:
         if not c.error or signature(c.turn) in told:
             continue
         told.add(signature(c.turn))
         prev = next((p for p in reversed(calls) if p.n < c.n), None)
-        got_past = c.n in recovered
-        items.append(Item(30 if got_past else 80 + c.n / 10_000, Evidence(
+        # got past: a later run of the same program (or call of the same tool) went through
+        past = next((x for x in calls if x.n > c.n and not x.error and ran[x.n] == ran[c.n]), None)
+        edits = _edits_between(calls, c.n, past.n) if past is not None else []
+        if past is None:
+            after = f"; no later {ran[c.n]} call went through."
+        else:
+            after = (f"; a later {ran[c.n]} call went through at turn {past.n}"
+                     + (f", after {_edits_phrase(edits)}." if edits else "."))
+        items.append(Item(30 if past else 80 + c.n / 10_000, Evidence(
             decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {_short_call(c)} at turn {c.n}")
-            + (f", right after {prev.name} at turn {prev.n}" if prev else "")
-            + ("; a later call of the same tool went through." if got_past else "; the run never got past this error."),
+            + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,
             support=f"The environment answered with an error: {clip(c.turn.result)}",
             turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
             call=_call_line(c) if c.writes else None), "error", c))
-    repeats = Counter(signature(c.turn) for c in calls)
+    # a loop: the same call answered the same way, three times or more (the same command in
+    # another folder, or answered differently, is no repetition)
+    repeats = Counter((signature(c.turn), _answer(c)) for c in calls)
     for key, n in repeats.items():
         if n < 3:
             continue
-        same = [c for c in calls if signature(c.turn) == key]
+        same = [c for c in calls if (signature(c.turn), _answer(c)) == key]
         errs = sum(1 for c in same if c.error)
         if errs == n:
             how = "each of them was answered with an error"
@@ -241,16 +329,18 @@ def _failure_items(r: Reading) -> list[Item]:
                      f"(turns {', '.join(str(c.n) for c in same[:5])}{', …, ' if n > 6 else ', '}{same[-1].n})."
                      if n > 5 else f"Repeated the same call {_short_call(same[0], 60)} {n} times "
                      f"(turns {', '.join(str(c.n) for c in same)}).",
-            support=f"Nothing in the arguments changed and {how}; the last returned: {clip(same[-1].turn.result, 100)}",
+            support=f"Nothing in the arguments or the answer changed and {how}; each returned: {clip(same[-1].turn.result, 100)}",
             turns=[c.n for c in shown], quote=quote_of(same[-1].turn.result),
             call=_call_line(same[0]) if same[0].writes else None), "loop", same[-1]))
     writes = [c for c in calls if c.writes and not c.error]
     for c in writes:
         notes, flagged = _check_notes(r, c)
         last = c is writes[-1]
-        rank = (90 if flagged else 70 if last else 50) + c.n / 10_000
+        edit = edit_of(c.turn)
+        rank = (90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
         items.append(Item(rank, Evidence(
-            decision=f"Called {c.name} at turn {c.n}" + (", after the user agreed." if c.confirmed else "."),
+            decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "")
+            + (", after the user agreed." if c.confirmed else "."),
             support="The call went through, yet the run was judged a failure, so the change it made may not be "
                     "what the task asked for"
                     + (" (see the checks below)." if flagged else ". This is a suspect, not a proven cause."),

@@ -25,9 +25,12 @@ _READ_WORDS = frozenset((
 ))
 _GIT_READS = frozenset(("diff", "status", "log", "show", "grep", "blame"))
 # Shell-like tools whose first command word says what the call does.
-_SHELL_TOOLS = frozenset(("bash", "shell", "sh", "run", "execute", "exec", "terminal", "cmd", "command"))
+_SHELL_TOOLS = frozenset(("bash", "shell", "sh", "run", "execute", "exec", "terminal", "cmd", "command",
+                          "cd"))  # SWE-agent names a call by its first word: ``cd /r && pytest``
+_MOVES = frozenset(("cd", "pushd", "popd"))  # a shell moving between folders changes nothing
 _COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
-_AFFIRM = re.compile(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|sure|please do)\b", re.I)
+_AFFIRM = re.compile(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|(?<!make )(?<!be )(?<!not )sure|please do)\b",
+                     re.I)
 # A conservative reading of an observation that has no error flag of its own:
 # only an opening that announces a failure, never a word in the middle of output.
 _ERROR_OPENING = re.compile(
@@ -80,22 +83,27 @@ def is_read_only(turn: Turn) -> bool:
     command = command_of(turn)
     if command is not None and (head in _SHELL_TOOLS or "edit" in name or "editor" in name):
         command = re.sub(r"^\s*cd\s+\S+\s*(?:&&|;)\s*", "", command)  # where it runs is not what it does
+        if isinstance(turn.arguments, str) and name not in _MOVES and command.lower().startswith(name):
+            command = command[len(name):]  # SWE-agent's ``str_replace_editor view /x``: the subcommand says
         words = command.split()
         if words[:1] == ["git"]:
             return len(words) > 1 and words[1] in _GIT_READS
-        return _head_word(command) in _READ_WORDS
+        return _head_word(command) in _READ_WORDS or (0 < len(words) <= 2 and words[0] in _MOVES)
     return False
 
 
-def confirmed_before(run: Run, call: Turn) -> bool:
-    """Did the last user message before this call agree to something, with no other change
-    made in between (look-ups and failed calls in between do not count)?"""
-    for t in reversed([t for t in run.turns if t.turn < call.turn]):
-        if t.type == "function_call" and not (is_read_only(t) or looks_like_error(t) or is_harness_turn(t)):
-            return False
-        if t.type == "message" and t.role == "user":
-            return bool(_AFFIRM.search(t.content or ""))
-    return False
+def user_replies(run: Run) -> set[int]:
+    """The user messages a person wrote in answer to the agent: those after the agent's first
+    turn. The task statement before it (SWE-agent's and mini-swe-agent's instruction template
+    is a user message in form) answers nobody, and a message the importer marks as written
+    by the harness (a format reminder) is no person's reply."""
+    started, out = False, set()
+    for t in run.turns:
+        if t.type == "function_call" or (t.type == "message" and t.role == "assistant"):
+            started = True
+        elif started and t.type == "message" and t.role == "user" and t.extra.get("written_by") != "harness":
+            out.add(t.turn)
+    return out
 
 
 @dataclass
@@ -104,6 +112,7 @@ class Call:
     error: bool
     writes: bool  # changes state (or the outcome), as far as the name and command tell
     confirmed: bool  # a user message agreeing came just before it
+    agreed_at: int | None = None  # the user's last reply before it, when that reply agreed (maybe to an earlier change)
 
     @property
     def name(self) -> str:
@@ -126,6 +135,12 @@ class Reading:
     _all: list[str] = field(default_factory=list)  # every fact's lower-case text, joined (built once)
     _ends: list[tuple[int, int]] = field(default_factory=list)  # (turn, end offset in _all[0])
     memo: dict[str, Any] = field(default_factory=dict)  # things the lessons compute once per run
+    replies: set[int] = field(default_factory=set)  # user messages that answer the agent (user_replies)
+
+    @property
+    def has_interlocutor(self) -> bool:
+        """A person answered the agent in this log: only then can a page say what the user did."""
+        return bool(self.replies)
 
     def anywhere_before(self, needle: str, turn: int) -> bool:
         """A cheap filter: does ``needle`` occur (lower case) in any fact before ``turn``?"""
@@ -155,16 +170,27 @@ class Reading:
 
 def read_run(run: Run) -> Reading:
     calls, harness = [], []
+    replies = user_replies(run)
+    # a call is confirmed when the user's last reply before it agreed to something and no
+    # other change went through in between (look-ups and failed calls do not count); a user
+    # message that is no reply agrees to nothing
+    agreed, agreed_at = False, None
     for t in run.turns:
         if is_harness_turn(t):
             harness.append(t)
         elif t.type == "function_call":
-            calls.append(Call(t, looks_like_error(t), not is_read_only(t), confirmed_before(run, t)))
+            call = Call(t, looks_like_error(t), not is_read_only(t), agreed, agreed_at)
+            calls.append(call)
+            if call.writes and not call.error:
+                agreed = False
+        elif t.type == "message" and t.role == "user":
+            agreed = t.turn in replies and bool(_AFFIRM.search(t.content or ""))
+            agreed_at = t.turn if agreed else None
     first = run.turns[0] if run.turns else None
     system = first if first is not None and first.type == "message" and first.role in ("system", "developer") else None
     facts = [t for t in run.turns if (t.type == "function_call" and t.result and not is_harness_turn(t))
              or (t.type == "message" and t.role == "user" and t.content)]
-    return Reading(run, calls, harness, system, facts)
+    return Reading(run, calls, harness, system, facts, replies=replies)
 
 
 def harness_reason(reading: Reading) -> str | None:

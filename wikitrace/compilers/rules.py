@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .reading import Call, Reading, _as_text, leaves
 
@@ -51,6 +52,28 @@ def _words(text: str) -> set[str]:
     return {_stem(w) for w in re.findall(r"[a-z]{3,}", text.lower())}
 
 
+@dataclass(frozen=True)
+class _Rule:
+    """A rule sentence of the system prompt, read once per run: its stemmed words, its
+    "at most N thing" limits and whether it asks for a confirmation."""
+
+    sentence: str
+    words: frozenset[str]
+    limits: tuple[re.Match, ...]
+    confirm: bool
+
+
+def _rules(reading: Reading) -> tuple[_Rule, ...]:
+    """The system prompt's rule sentences, cut and stemmed once per run, not once per call."""
+    return _rules_of(reading.system.content or "" if reading.system is not None else "")
+
+
+@lru_cache(maxsize=16)  # runs of one benchmark share a system prompt; a few prompts are kept, not all
+def _rules_of(text: str) -> tuple[_Rule, ...]:
+    return tuple(_Rule(s, frozenset(_words(s)), tuple(_AT_MOST.finditer(s)), bool(_CONFIRM_WORDS.search(s)))
+                 for s in sentences(text) if RULE.search(s))
+
+
 @dataclass
 class RuleHit:
     sentence: str
@@ -64,24 +87,22 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
 
     Two checks are made, not guessed: an "at most N thing" rule whose thing appears more
     than N times in the arguments, and a confirmation rule for a call that no user
-    agreement preceded. Other rule sentences are returned when they name both the call's
-    action (a word of the tool name) and one of its argument values, and a confirmation
-    rule that names the action."""
+    agreement preceded, in a log where a person answers the agent. Other rule sentences
+    are returned when they name both the call's action (a word of the tool name) and one
+    of its argument values, and a confirmation rule that names the action."""
     if reading.system is None or not call.writes:
         return []
-    text = reading.system.content or ""
     action = _words((call.name or "").replace("_", " ")) - {"the", "and"}
     flat = [(p, _as_text(v)) for p, v in leaves(call.turn.arguments if isinstance(call.turn.arguments, (dict, list)) else {})]
     values = set()  # words of the values (not the keys: a key names a field, not what was done)
     for p, v in flat:
         if not re.search(r"\d", v) and len(v.split()) <= 3:  # ids, amounts and prose say nothing about a rule
             values |= _words(v.replace("_", " "))
+    stemmed: list[str] = []  # each value's words stemmed, made at the first limit that needs them
     hits: list[RuleHit] = []
-    for s in sentences(text):
-        if not RULE.search(s):
-            continue
+    for rule in _rules(reading):
+        s, words, limits = rule.sentence, rule.words, rule.limits
         broken = None
-        limits = list(_AT_MOST.finditer(s))
         heads = [_stem(m.group(2).split()[-1]).rstrip("s") for m in limits]
         for m, head in zip(limits, heads):
             limit = int(m.group(1)) if m.group(1).isdecimal() else _NUMBERS[m.group(1).lower()]
@@ -89,14 +110,20 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
             # "gift card"): then the whole phrase must occur in the value
             phrase = " ".join(_stem(w) for w in m.group(2).lower().split()).rstrip("s")
             thing = head if heads.count(head) == 1 else phrase
-            count = sum(1 for _, v in flat if thing in " ".join(_stem(w) for w in re.split(r"[\s_-]+", v.lower())))
+            if not stemmed:
+                stemmed = [" ".join(_stem(w) for w in re.split(r"[\s_-]+", v.lower())) for _, v in flat]
+            count = sum(1 for v in stemmed if thing in v)
             if count > limit:
                 broken = f"the arguments hold {count} {m.group(2)} values; the rule allows {limit}"
         order = 0 if broken else 1
-        if broken is None and _CONFIRM_WORDS.search(s) and not call.confirmed and action & _words(s):
-            broken = "no user message agreeing to it came right before the call"
-        words = _words(s)
-        confirm_rule = bool(_CONFIRM_WORDS.search(s) and action & words)  # kept or broken, it bears on the call
+        # a missing agreement is a breach only where a person answers the agent in this log
+        if broken is None and rule.confirm and reading.has_interlocutor and not call.confirmed and action & words:
+            between = next((c.n for c in reading.calls if call.agreed_at is not None and call.agreed_at < c.n < call.n
+                            and c.writes and not c.error), None)
+            broken = (f"the user's agreement (turn {call.agreed_at}) came before another change (turn {between}), "
+                      "not right before this call" if between is not None
+                      else "no user message agreeing to it came right before the call")
+        confirm_rule = rule.confirm and bool(action & words)  # kept or broken, it bears on the call
         if broken or confirm_rule or (action & words and values & words - action):
             hits.append(RuleHit(s, reading.system.turn, broken, order if broken else 2))
     hits.sort(key=lambda h: h.order)  # counted breaches, then a missing confirmation, then rules named

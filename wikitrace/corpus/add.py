@@ -67,6 +67,7 @@ class AddResult:
     insights: int = 0
     stats: dict = field(default_factory=dict)
     compiler: dict = field(default_factory=dict)
+    created: bool = False  # the folder held no corpus: this add compiled a new one (capture.create)
 
 
 class _EveryRun(Mapping):
@@ -97,7 +98,11 @@ class _NothingReused:
 def add_runs(opts: AddOptions) -> AddResult:
     """Append the runs of ``opts.run_file`` to the corpus at ``opts.corpus``. Raises a
     WikitraceError (one line: where, what, what to do) when it cannot."""
+    from . import capture
+
     root = corpus_root(opts.corpus)
+    if capture.is_fresh(root) and opts.run_file.is_file():  # a hook's first session: the corpus starts here
+        return capture.create(opts)
     if not (root / "corpus.json").is_file() or not (root / STATE / "runs.json").is_file():
         what = ("holds no corpus of agent runs (no corpus.json)" if not (root / "corpus.json").is_file() else
                 "was built by an earlier wikitrace (no .wikitrace/runs.json)")
@@ -271,8 +276,9 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     bopts = _build_options(opts, settings, root)
     verdict = parse_verdict(opts.outcome, "--outcome") if opts.outcome is not None else None
     config = _llm_config(opts, settings)
+    bopts.offline = config is None  # the corpus decides: a key in the environment does not make it an LLM corpus
     name, model = ("llm", config.model) if config else ("offline", None)
-    key = build_key(name, model, bopts, outcomes_digest=settings.get("outcomes"))
+    key = build_key(name, model, bopts)
     _same_settings_or_fail(key, pub, previous, settings, name, model)
 
     ids = IdAllocator(previous)
@@ -390,7 +396,14 @@ def run_add(opts: AddOptions, as_json: bool = False) -> int:
     """CLI wrapper: a line per run on stderr (and ``--json`` on stdout)."""
     import sys
 
-    result = add_runs(opts)
+    from ..errors import WikitraceError
+    from .capture import log_failure
+
+    try:
+        result = add_runs(opts)
+    except WikitraceError as exc:  # unattended in a hook: the failure stays on record in the corpus folder
+        log_failure(opts.corpus, opts.run_file, exc.message())
+        raise
     lines = [f"{'replaced' if a['replaced'] else 'added'} {a['run_id']} as {a['step']} ({a['outcome']}, "
              f"{len(a['insights'])} insight(s), compiler {a['compiler']})" for a in result.added]
     lines += [f"already in the corpus: {p['run_id']} is {p['step']}; nothing to add" for p in result.present]
@@ -398,7 +411,9 @@ def run_add(opts: AddOptions, as_json: bool = False) -> int:
               f"it back)" for run_id in result.forgotten]
     lines += [f"skipped: {line}" for line in result.skipped]
     lines += [f"warning: {line}" for line in result.warnings]
-    if result.added:
+    if result.created:
+        lines.append(f"{result.corpus}: a new corpus, {result.runs} runs, {result.insights} insights")
+    elif result.added:
         lines.append(f"{result.corpus}: {result.runs} runs, {result.insights} insights")
     else:
         lines.append(f"{result.corpus}: unchanged")

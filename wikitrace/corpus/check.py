@@ -46,14 +46,19 @@ def _turn_numbers(log: Path) -> set[int]:
 
 def check_corpus(root: Path) -> list[str]:
     root = Path(root)
-    problems: list[str] = []
+    from .capture import logged_failures
+
     stamp = root / "corpus.json"
+    failures = logged_failures(root)  # adds a hook ran unattended and that failed
     if not stamp.is_file():
+        if failures:
+            return failures + [f"{root}: no corpus.json yet"]
         if (root / "dialogue").is_dir():  # dialogue memory only, no agent runs compiled yet
             from ..dialogue.check import check_dialogue
 
             return check_dialogue(root)
         return [f"{root}: no corpus.json; is this a compiled corpus? (wikitrace compile ... --out {root})"]
+    problems: list[str] = list(failures)
     try:
         data = json.loads(stamp.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -47,6 +47,8 @@ def render_raw_metadata(run: Run, step: str, insights: list[InsightRef], mount: 
         "steps": run.outcome.steps,
         "ended_by": run.outcome.ended_by,
         "source_format": run.source.get("format"),
+        # Obsidian and other vaults title a note by its file name: every run's page is metadata.md
+        "aliases": [f"{step} metadata"],
     }
     numbers = [t.turn for t in run.turns] or [0]
     return render(
@@ -77,7 +79,8 @@ def _turn_fields(turn, step: str) -> list[tuple[str, str]]:
 def render_raw_turns(run: Run, step: str, mount: str, templates: Path | None) -> str:
     """A readable view of the turn log (editors do not open .jsonl), one heading per turn."""
     path = layout.raw_turns(step)
-    fm = {"type": "raw-turns", "step_id": step, "run_id": run.run_id, "turns": len(run.turns)}
+    fm = {"type": "raw-turns", "step_id": step, "run_id": run.run_id, "turns": len(run.turns),
+          "aliases": [f"{step} turns"]}  # a vault's title for one of many turns.md
     turns = [{"turn": t.turn, "type": t.type, "role": t.role, "name": t.name, "is_error": t.is_error,
               "fields": _turn_fields(t, step)} for t in run.turns]
     return render(
@@ -136,7 +139,8 @@ def render_insight(run: Run, comp: Compilation, index: int, ref: InsightRef, ste
     )
 
 
-def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates: Path | None) -> dict[str, str]:
+def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates: Path | None,
+                   dialogue: bool = False) -> dict[str, str]:
     """The root page and the three layer indexes, from corpus.json's run and insight entries."""
     runs = sorted(runs, key=lambda r: layout.id_number(r["step"]))
     counts = {"success": sum(r["outcome"] == "success" for r in runs),
@@ -150,6 +154,7 @@ def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates
     root_counts = {**counts, "runs": len(runs), "insights": len(insights)}
     return {
         layout.ROOT_INDEX: render("root_index.md.j2", templates, mount=mount.rstrip("/"), counts=root_counts,
+                                  dialogue=dialogue,
                                   frontmatter=dump_frontmatter({"type": "index", "layer": "root", "count": len(runs)})),
         "raw/_index.md": render("raw_index.md.j2", templates, mount=mount.rstrip("/"), runs=runs, counts=counts,
                                 frontmatter=dump_frontmatter({"type": "index", "layer": "raw", "count": len(runs)})),

@@ -75,6 +75,8 @@ def forget(corpus: Path, idents: list[str], cache_dirs: list[Path] = ()) -> Forg
             result = _forget_locked(pub, idents)
         finally:
             pub.close()
+            if journal.is_file() and not journal.stat().st_size:  # nothing was claimed (an unknown id): no trace
+                journal.unlink()
         _purge_cache(result, _cache_dirs(pub, cache_dirs))
         drop_references(root, result)
     return result
@@ -210,7 +212,8 @@ def _publish(pub: Publisher, data: dict, runs: list[dict], insights: list[dict],
     templates = Path(templates) if isinstance(templates, str) and Path(templates).is_dir() else None
     mount = str(data.get("mount_path") or "/work/corpus")
     prompt_ok = pub.verify_group([PROMPT_INDEX])
-    for rel, text in documents.render_indexes(runs, insights, mount, templates).items():
+    for rel, text in documents.render_indexes(runs, insights, mount, templates,
+                                              (root / "dialogue" / "_index.md").is_file()).items():
         pub.write(rel, text.encode("utf-8"))
 
     retired = data.get("retired") if isinstance(data.get("retired"), dict) else {}

@@ -298,6 +298,41 @@ def _publish_order(rel: str) -> tuple:
     return (0 if len(parts) > 1 and parts[-1] != "_index.md" else 1, rel)
 
 
+def _with_added_sessions(d, root: Path, graves, kept: list[str]):
+    """``d`` as read from the input, followed by the sessions ``wikitrace dialogue add`` appended
+    to its compiled sample after the input's last one (and not forgotten): a compile of the
+    original input must not quietly drop them. Each one kept is named in ``kept``."""
+    import dataclasses
+
+    from .stored import StoredError, dialogue_from_memory, read_memory
+
+    if not (root / "dialogue" / d.sample_id / "memory.json").is_file():
+        return d
+    try:
+        stored = dialogue_from_memory(read_memory(root, d.sample_id))
+    except (StoredError, KeyError, TypeError, ValueError):
+        return d
+    have = {str(s["id"]) for s in d.sessions}
+    gone = graves.sessions(d.sample_id)
+    order = [str(s["id"]) for s in stored.sessions]
+    last = max((order.index(i) for i in have if i in order), default=None)
+    if last is None:
+        return d
+    extra = [s for s in stored.sessions[last + 1:] if str(s["id"]) not in have and str(s["id"]) not in gone]
+    if not extra:
+        return d
+    messages, sessions, speakers = list(d.messages), list(d.sessions), list(d.speakers)
+    for sess in extra:
+        first = len(messages)
+        for m in stored.messages[sess["first"]:sess["first"] + sess["count"]]:
+            messages.append(dataclasses.replace(m, index=len(messages)))
+            if m.speaker not in speakers:
+                speakers.append(m.speaker)
+        sessions.append({**sess, "first": first, "count": len(messages) - first})
+        kept.append(f"session {sess['id']} of {d.sample_id}")
+    return dataclasses.replace(d, messages=messages, sessions=sessions, speakers=speakers)
+
+
 def compile_dialogues(opts: DialogueOptions) -> dict:
     """Load, compile and publish; returns a summary (samples, counts, stats)."""
     skipped: list[str] = []
@@ -317,7 +352,11 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
     check_target(root)
     graves = Tombstones.load(root)
     dialogues, forgotten = graves.apply(dialogues, restore=opts.restore)
+    kept_added: list[str] = []
+    if opts.dialogues is None:
+        dialogues = [_with_added_sessions(d, root, graves, kept_added) for d in dialogues]
     summary = {"out": str(root / "dialogue"), "samples": [], "skipped": skipped, "forgotten": forgotten,
+               "kept_added": kept_added,
                "redactions": dict(sorted(sum((d.redactions for d in dialogues), Counter()).items()))}
     with BuildLock(root):
         pub = Publisher(root, "dialogue")

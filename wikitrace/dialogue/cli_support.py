@@ -36,6 +36,8 @@ def compile_command(inputs, out: Path, samples, templates, offline: bool, model,
     say(f"compiled {len(res['samples'])} sample(s) into {res['out']} - extractor: {mode}")
     for line in res.get("skipped") or []:
         say(f"  skipped: {line}")
+    for what in res.get("kept_added") or []:
+        say(f"  kept: {what}, added with `wikitrace dialogue add` (not in the inputs)")
     for f in res.get("forgotten") or []:
         what = f"{f['sample']}" + (f" session {f['session']}" if f["session"] else " (whole sample)")
         say(f"  forgotten: {what} is in the input ({'same' if f['same_content'] else 'changed'} content); "

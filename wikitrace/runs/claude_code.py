@@ -33,6 +33,7 @@ The transcript has no verdict: pass ``--outcomes`` keyed by session id.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -41,32 +42,64 @@ from ._common import Sniff, iter_json_lines, text_of, unanswered
 from .model import Run, RunError, Task, Turn
 
 _TYPES = {"user", "assistant"}
-_OTHER_TYPES = {"summary", "system", "file-history-snapshot", "queue-operation", "result"}
+_OTHER_TYPES = {"summary", "system", "file-history-snapshot", "queue-operation", "result", "progress", "attachment"}
+# Keys that only Claude Code's transcript lines carry, one set per line kind.
+_MARKERS = ("sessionId", "uuid", "leafUuid", "parentUuid", "messageId")
+_SCAN_LINES = 2000  # lines read past the head when it holds only bookkeeping lines
+# A slash command the user typed, or its output, as Claude Code logs them: not the task.
+_LOCAL_COMMAND = re.compile(r"\s*<(command-name|command-message|local-command-stdout|local-command-stderr)>")
 
 
 def _is_entry(obj: Any) -> bool:
     return (isinstance(obj, dict) and isinstance(obj.get("type"), str) and obj["type"] in _TYPES | _OTHER_TYPES
-            and ("sessionId" in obj or "uuid" in obj or "leafUuid" in obj or "parentUuid" in obj))
+            and any(key in obj for key in _MARKERS))
+
+
+def _verdict(line: str) -> bool | None:
+    """True: a user/assistant transcript line; False: a line Claude Code never writes;
+    None: a bookkeeping line (summary, file-history-snapshot, system...) that says nothing yet."""
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    if not _is_entry(obj):
+        return False
+    if obj["type"] in _TYPES and isinstance(obj.get("message"), dict):
+        return True
+    return None
 
 
 def looks_like(s: Sniff) -> bool:
-    """A user/assistant transcript line among the first lines, or only transcript lines."""
+    """Judged by content: the first line that is not bookkeeping must be a user or
+    assistant transcript line. Current transcripts open with ``file-history-snapshot``
+    lines (a snapshot can be longer than the head), older ones with ``summary``; so when
+    the head holds only such lines the file is read on, line by line, to the first that
+    decides."""
+    lines = s.head.split("\n")
+    if not s.complete:
+        lines = lines[:-1]  # the last line of the head may be cut short
     seen = 0
-    for line in s.head.split("\n")[:50]:
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            obj = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if _is_entry(obj):
-            if obj.get("type") in _TYPES and isinstance(obj.get("message"), dict):
-                return True
+    for line in lines:
+        if line.strip():
+            verdict = _verdict(line)
+            if verdict is not None:
+                return verdict
             seen += 1
-        else:
-            return False
-    return seen > 0 and s.complete
+    if s.complete:
+        return seen > 0
+    try:
+        with s.path.open("rb") as fh:
+            for count, raw in enumerate(fh):
+                if count >= _SCAN_LINES:
+                    break
+                if raw.strip():
+                    verdict = _verdict(raw.decode("utf-8", errors="replace"))
+                    if verdict is not None:
+                        return verdict
+                    seen += 1
+    except OSError:
+        return False
+    return seen > 0
 
 
 def _flush(turns: list[Turn], text: list[str], thinking: list[str]) -> None:
@@ -183,7 +216,8 @@ def read(path: Path) -> Iterator[Run | RunError]:
     except RunError as exc:
         yield exc
         return
-    first_user = next((t.content for t in turns if t.type == "message" and t.role == "user" and (t.content or "").strip()), None)
+    first_user = next((t.content for t in turns if t.type == "message" and t.role == "user"
+                       and (t.content or "").strip() and not _LOCAL_COMMAND.match(t.content)), None)
     if not first_user:
         yield RunError(f"{path}: no user prompt in the session; nothing says what the task was")
         return

@@ -40,6 +40,17 @@ _LINE_SHAPES = [
     # an edit refused because it would break the file (SWE-agent's linter check)
     r"Your proposed edit has introduced new syntax error",
     r"(?:Your |The )?(?:edit|change)s? (?:was|were|has been|have been) (?:rejected|reverted|not applied)",
+    # a shell that could not parse the command line: "bash: line 1: syntax error near unexpected
+    # token `('", "sh: 1: Syntax error: \"(\" unexpected", "...: syntax error: unexpected end of file"
+    r"(?:[\w./-]+: )*(?:line \d+: )?[Ss]yntax error(?: near unexpected token|: unexpected|:)",
+    r"(?:[\w.-]+: )?command not found: ",  # zsh's order of the same message
+    # a program that could not open its input: "python: can't open file 'x': [Errno 2] ..."
+    r"(?:[\w./-]+: )?can't open file\b",
+    # a command the harness would not run or stopped: "Your bash command contained syntax errors
+    # and was NOT executed", "The command 'x' was cancelled because it took more than 25 seconds"
+    r"(?:Your |The )?(?:\w+ )?command\b[^\n]{0,200}?\b(?:was|were) (?:NOT|not) (?:executed|run)\b",
+    r"(?:Your |The )?(?:\w+ )?command\b[^\n]{0,200}?\b(?:timed out|was cancell?ed|was killed)\b",
+    r"EXECUTION TIMED OUT\b",
 ]
 _LINE = re.compile(r"^[ \t]*(?:" + "|".join(_LINE_SHAPES) + ")", re.M)
 # Shapes that start in column 0. Indented, the same words are usually program text a
@@ -54,18 +65,39 @@ _COLUMN0_SHAPES = [
     # failing tests and builds: pytest/unittest, JUnit via Maven or Gradle
     r"FAILED\b", r"FAIL: ", r"BUILD FAIL(?:URE|ED)\b", r"=+ .*\b[1-9]\d* (?:failed|errors?)\b",
     r"Tests run: \d+, Failures: (?:[1-9]|\d+, Errors: [1-9])",
+    # a test runner's failing summary: pytest's "=== FAILURES ===", "1 failed, 3 passed in 0.1s"
+    # (-q prints it bare), jest's "Tests:  1 failed, 4 passed", mocha's "2 failing", cargo's
+    # "test result: FAILED", go's "--- FAIL: TestX" and "FAIL\tpkg", Gradle's "3 tests completed, 1 failed"
+    r"=+ (?:FAILURES|ERRORS) =+",
+    r"[ \t]*(?:[A-Za-z][\w ]{0,20}:[ \t]*)?(?:\d+ [a-z]+[,;][ \t]*)*[1-9]\d* (?:failed|failing|failures?)"
+    r"(?=[ \t]*(?:$|[,;(]|in \d))",
+    r"test result: FAILED\b", r"--- FAIL: ", r"FAIL\b",
+    r"\d+ tests? completed, [1-9]\d* failed\b",
+    # a tool's own refusal, as agent harnesses (SWE-agent's open, search_dir, find_file, goto,
+    # str_replace_editor) and command-line programs print them: the usage line alone, a named
+    # file or folder that is not there, nothing open to work on, an argument it does not take
+    r"(?:The )?(?:[Ff]ile|[Dd]irectory|[Ff]older|[Pp]ath|[Mm]odule|[Pp]ackage)\b[^\n]{0,200}?"
+    r"\b(?:not found|does not exist|doesn't exist|already exists)\b",
+    r"No (?:file|buffer|document|editor) (?:is )?(?:open|opened|loaded|selected)\b",
+    r"No (?:replacement|change|edit)s? (?:was|were) (?:performed|made|applied)\b",
+    r"(?:Unrecognized|Unknown|Unsupported) (?:command|option|argument|parameter|subcommand)s?\b",
+    r"(?:Parameter|Argument|Option) [^\n]{1,80}? is required\b",
+    r"Invalid (?:[`'\"]?[\w-]+[`'\"]? ){0,3}?(?:parameter|argument|option|value|path|range|request|syntax)\b",
 ]
 _COLUMN0 = re.compile(r"^(?:" + "|".join(_COLUMN0_SHAPES) + ")", re.M)
 
-# An observation that is only a failure notice: "Error", "error - no such user".
+# An observation that is only a failure notice: "Error", "error - no such user"; or only a
+# tool's usage line (a tool answering a call it cannot parse with how it should be called;
+# a help text the agent asked for runs longer than three lines).
 _WHOLE = re.compile(r"^\s*(?:error|failed|failure)\b", re.I)
+_USAGE_ONLY = re.compile(r"\A\s*usage: [^\n]*(?:\n[^\n]*){0,2}\Z", re.I)
 
 
 def observation_is_error(text: Any) -> bool:
     """True when the observation shows the call failed (see the module docstring)."""
     if not isinstance(text, str) or not text.strip():
         return False
-    return bool(_WHOLE.match(text) or _LINE.search(text) or _COLUMN0.search(text))
+    return bool(_WHOLE.match(text) or _USAGE_ONLY.match(text.strip()) or _LINE.search(text) or _COLUMN0.search(text))
 
 
 def from_exit_status(code: Any) -> bool | None:
@@ -105,3 +137,23 @@ def judge(*signals: bool | None, text: Any = None) -> bool | None:
     if text is None:
         return None
     return observation_is_error(text)
+
+
+# A test runner's summary of a run in which tests ran and none failed: pytest's "3 passed in
+# 0.1s", unittest's "Ran 3 tests" then "OK", JUnit's "Tests run: 3, Failures: 0, Errors: 0",
+# go's "ok  <package>", cargo's "test result: ok.", jest's "Tests:  3 passed", mocha's "3 passing".
+_PASSED = re.compile(
+    r"^[ \t=]*(?:[A-Za-z][\w ]{0,20}:[ \t]*)?(?:\d+ [a-z]+[,;][ \t]*)*[1-9]\d* (?:passed|passing)\b.*$"
+    r"|^Ran [1-9]\d* tests? in [\d.]+s\s*\n\s*\nOK\b.*$"
+    r"|^(?:\[INFO\] )?Tests run: [1-9]\d*, Failures: 0, Errors: 0\b.*$"
+    r"|^ok\s+\S+\s+[\d.]+s\s*$|^test result: ok\..*$",
+    re.M,
+)
+
+
+def tests_passed(text: Any) -> str | None:
+    """The summary line of a test run that passed, or None (also when any failure shows)."""
+    if not isinstance(text, str) or observation_is_error(text):
+        return None
+    m = _PASSED.search(text)
+    return " ".join(m.group(0).strip(" =").split()) if m else None

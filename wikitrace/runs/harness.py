@@ -6,6 +6,11 @@ reset, an autosubmission) is never a ``function_call``: the importer writes it a
 words, and the run's ``Outcome.ended_by`` is ``"harness: <reason>"``. A run the
 agent (or the user) ended gets an ``episode_over`` turn without a role, with
 ``extra.ended_by`` saying who.
+
+A framework step in the middle of a run (a retried model call, a guardrail check,
+a handoff between agents, a history condensation: what tracing formats record
+beside the agent's own calls) is a ``message`` turn with ``role: "harness"`` and
+``extra.harness`` naming its kind (``step_turn``), never a ``function_call``.
 """
 
 from __future__ import annotations
@@ -83,5 +88,13 @@ def end_turn(turns: list[Turn], ended: str | None, **extra: Any) -> Turn:
         turn = Turn(turn=len(turns), type="episode_over", role="harness", content=reason_of(ended), extra=data)
     else:
         turn = Turn(turn=len(turns), type="episode_over", extra=data)
+    turns.append(turn)
+    return turn
+
+
+def step_turn(turns: list[Turn], kind: str, text: str, **extra: Any) -> Turn:
+    """Append a framework step taken mid-run (see the module docstring)."""
+    turn = Turn(turn=len(turns), type="message", role="harness", content=text,
+                extra={"harness": kind, **{k: v for k, v in extra.items() if v is not None}})
     turns.append(turn)
     return turn

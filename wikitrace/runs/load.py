@@ -31,7 +31,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterable, Iterator, Mapping
 
-from . import atif, claude_code, mini_swe_agent, native, openai_chat, react_notebook, react_text, swe_agent
+from . import atif, claude_code, codex_cli, mini_swe_agent, native, openai_chat, react_notebook, react_text, swe_agent
+from . import agents_sdk, inspect_ai, langfuse, openhands, otlp
 from . import outcomes as _outcomes
 from . import repair as _repair
 from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, not_a_file, sniff
@@ -116,20 +117,28 @@ FORMATS: dict[str, ModuleType | type] = {
     "swe-agent": swe_agent,
     "mini-swe-agent": mini_swe_agent,
     "claude-code": claude_code,
+    "codex-cli": codex_cli,
+    "otlp": otlp,
+    "inspect-ai": inspect_ai,
+    "agents-sdk": agents_sdk,
+    "langfuse": langfuse,
+    "openhands": openhands,
     "openai-chat": _OpenAIChat,
     "react-notebook": react_notebook,
     "react-text": react_text,
 }
 ALIASES = {
     "tau-bench": "openai-chat", "openai": "openai-chat", "sweagent": "swe-agent", "swe-agent-traj": "swe-agent",
-    "mini": "mini-swe-agent", "mini-swe": "mini-swe-agent", "claude": "claude-code", "harbor": "atif",
+    "mini": "mini-swe-agent", "mini-swe": "mini-swe-agent", "claude": "claude-code", "codex": "codex-cli", "harbor": "atif",
+    "inspect": "inspect-ai", "openai-agents": "agents-sdk", "otel": "otlp", "opentelemetry": "otlp",
+    "openinference": "otlp", "phoenix": "otlp",
     "react": "react-text", "reflexion": "react-text",
     "fever": "react-notebook", "hotpotqa": "react-notebook", "webshop": "react-notebook", "alfworld": "react-notebook",
 }
 # Files a folder walk looks at; others are listed in report.ignored.
-_RUN_SUFFIXES = (".json", ".jsonl", ".traj", ".txt", ".log")
+_RUN_SUFFIXES = (".json", ".jsonl", ".traj", ".txt", ".log", ".eval")
 # Companion files that hold verdicts or predictions, not runs.
-_COMPANIONS = {"results.json", "result.json", "preds.json", "all_preds.jsonl", "config.json",
+_COMPANIONS = {"results.json", "result.json", "report.json", "preds.json", "all_preds.jsonl", "config.json",
                "run_batch_exit_statuses.yaml"}
 
 
@@ -146,7 +155,12 @@ def detect(path: Path) -> str:
         return "native"
     if path.is_dir():
         raise RunError(f"{path}: a folder without run.json — pass the files in it")
-    s = sniff(path)
+    try:
+        s = sniff(path)
+    except NotText:
+        if inspect_ai.is_eval_zip(path):  # an Inspect AI .eval log is a zip
+            return "inspect-ai"
+        raise
     if not s.head.strip():
         raise RunError(f"{path}: empty file — give the file the run was saved to")
     for name, module in FORMATS.items():
@@ -208,6 +222,8 @@ def _walk(folder: Path, report: LoadReport, depth: int = 0, root: Path | None = 
             continue
         if native.is_run_folder(child):
             yield child, True
+        elif child.is_dir() and (child / ".wikitrace").is_dir() and (child / "corpus.json").is_file():
+            report.ignored.append(f"{child}: a wikitrace corpus (its pages are not runs)")
         elif child.is_dir():
             if depth < 8:
                 yield from _walk(child, report, depth + 1, root)

@@ -144,7 +144,11 @@ def messages_to_turns(messages: list, where: str) -> list[Turn]:
             target.result = content
             target.is_error = errors.judge(errors.from_exit_status(_returncode(msg, content)), text=content)
         elif role in ("system", "user", "developer"):
-            turns.append(Turn(turn=len(turns), type="message", role=role, content=content))
+            # mini-swe-agent has no person in the loop: a user message after the agent began is the
+            # harness's (a format or timeout reminder), never a reply that could agree to anything
+            started = role == "user" and any(t.role == "assistant" for t in turns)
+            turns.append(Turn(turn=len(turns), type="message", role=role, content=content,
+                              extra={"written_by": "harness"} if started else {}))
         elif role == "exit" or (not content and ("exit_status" in extra)):
             continue  # the v2 closing marker: info.exit_status says the same
         else:

@@ -1,0 +1,313 @@
+"""Every sentence a compilation page writes is true of the run it is about, or absent.
+
+Each run of every importer fixture (tests/fixtures/importers/) and of examples/ is compiled
+twice, once judged a success and once a failure, so both kinds of page are written for
+every format. Each decision, support line, note and summary must match one of the
+sentence templates below, and each template's claim is checked against the run's own
+turns: who spoke when, which calls failed, what came later, what a turn's text holds.
+A sentence no template knows fails the test, so a new sentence needs its check here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from wikitrace.build import BuildOptions, build
+from wikitrace.compilers.changes import what_ran
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.compilers.reading import is_harness_turn, is_read_only, read_run
+from wikitrace.runs import load
+from wikitrace.runs.model import Outcome, Run, RunError, Turn, count_steps
+
+ROOT = Path(__file__).parent.parent
+IMPORTERS = ROOT / "tests" / "fixtures" / "importers"
+EXAMPLES = ROOT / "examples"
+_AGREE = re.compile(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|please do)\b|(?<!make )(?<!be )\bsure\b", re.I)
+
+
+def _runs() -> list[Run]:
+    report = load.LoadReport()
+    out = []
+    for path, _ in load._expand([IMPORTERS, EXAMPLES], report):
+        try:
+            fmt = load.detect(path)
+        except RunError:
+            continue  # outcome tables and other companions
+        out += [r for r in load._read(path, fmt) if isinstance(r, Run)]
+    return out
+
+
+RUNS = _runs()
+
+
+def test_every_format_is_here():
+    formats = {r.source.get("format") for r in RUNS}
+    assert {"swe-agent", "mini-swe-agent", "claude-code", "atif", "react-text", "react-notebook"} <= formats
+    assert len(RUNS) >= 25
+
+
+def _text(t: Turn) -> str:
+    args = t.arguments if isinstance(t.arguments, str) or t.arguments is None else json.dumps(t.arguments, ensure_ascii=False)
+    return "\n".join(x for x in (t.content, args, t.result) if x)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+class Check:
+    """The run's turns, and the facts each sentence may claim about them."""
+
+    def __init__(self, run: Run):
+        self.run = run
+        self.by_n = {t.turn: t for t in run.turns}
+        self.calls = [t for t in run.turns if t.type == "function_call" and not is_harness_turn(t)]
+        self.first_agent = next((t.turn for t in run.turns if t.type == "function_call"
+                                 or (t.type == "message" and t.role == "assistant")), None)
+
+    def call(self, n: int) -> Turn:
+        t = self.by_n[n]
+        assert t.type == "function_call", f"turn {n} is no call"
+        return t
+
+    def went_through(self, n: int) -> bool:
+        return not self.call(n).is_error
+
+    def changes(self) -> list[Turn]:
+        return [t for t in self.calls if not t.is_error and not is_read_only(t)]
+
+    def user_agreed_before(self, n: int) -> bool:
+        users = [t for t in self.run.turns if t.turn < n and t.type == "message" and t.role == "user"]
+        if not users or self.first_agent is None:
+            return False
+        last = users[-1]
+        return last.turn > self.first_agent and bool(_AGREE.search(last.content or ""))
+
+    def has_interlocutor(self) -> bool:
+        return any(t.type == "message" and t.role == "user" and self.first_agent is not None and t.turn > self.first_agent
+                   and t.extra.get("written_by") != "harness" for t in self.run.turns)
+
+    def holds(self, n: int, text: str) -> bool:
+        return _flat(text) in _flat(_text(self.by_n[n]))
+
+    def edits(self, phrase: str, start: int, end: int | None) -> None:
+        """``Edit changed `f` (in `g`) at turns 6 and 8; ...`` between two turns."""
+        for m in re.finditer(r"(\w+) changed `([^`]+)`(?: \(in `(\w+)`\))? at turns? ([\d, and]+)", phrase):
+            ns = [int(x) for x in re.findall(r"\d+", m.group(4))]
+            for k in ns:
+                t = self.call(k)
+                assert start < k and (end is None or k < end) and t.name == m.group(1) and not t.is_error
+                assert m.group(2) in _text(t), (m.group(2), k)
+            if m.group(3):
+                assert any(m.group(3) in _text(self.by_n[k]) for k in ns), m.group(3)
+
+
+def _decision(c: Check, text: str, success: bool) -> None:
+    m = re.fullmatch(r"After (.+) failed at turn (\d+), (.+); (the same command|the same call|.+) then went through at "
+                     r"turn (\d+)(?: and its tests passed \((.+)\))?\.", text)
+    if m:  # fail, edit, pass
+        err, fix = int(m.group(2)), int(m.group(5))
+        assert c.call(err).is_error and c.went_through(fix) and err < fix
+        c.edits(m.group(3), err, fix)
+        if m.group(4) == "the same command":
+            assert json.loads(json.dumps(c.call(err).arguments)).get("command") == c.call(fix).arguments.get("command") \
+                if isinstance(c.call(err).arguments, dict) else c.call(err).arguments == c.call(fix).arguments
+        if m.group(6):
+            assert c.holds(fix, m.group(6).rstrip("…")) and not re.search(r"\b[1-9]\d* failed", c.call(fix).result or "")
+        return
+    m = re.fullmatch(r"After (\S+) failed at turn (\d+), called it again at turn (\d+) with (.+)\.", text)
+    if m:
+        err, fix = int(m.group(2)), int(m.group(3))
+        assert c.call(err).is_error and c.went_through(fix) and err < fix
+        assert c.call(err).name == c.call(fix).name == m.group(1)
+        assert what_ran(c.call(err)) == what_ran(c.call(fix))
+        if m.group(4) == "the same arguments":
+            assert c.call(err).arguments == c.call(fix).arguments
+        else:
+            assert c.call(err).arguments != c.call(fix).arguments
+        return
+    m = re.fullmatch(r"Called (\S+) at turn (\d+)(, changing `([^`]+)`(?: \(in `(\w+)`\))?)?(, after the user agreed)?"
+                     r"(; the run's last state-changing call\.|\.)", text)
+    if m:
+        n = int(m.group(2))
+        assert c.call(n).name == m.group(1) and c.went_through(n)
+        if m.group(4):
+            assert m.group(4) in _text(c.call(n))
+        if m.group(5):
+            assert m.group(5) in _text(c.call(n))
+        if m.group(6):
+            assert c.user_agreed_before(n), f"no reply of a user agreed before turn {n}"
+        if m.group(7).startswith(";"):
+            assert not any(t.turn > n for t in c.changes())
+        return
+    m = re.fullmatch(r"Looked up with (.+) at turn (\d+)(; a later call took (.+) from what it returned\.| before any "
+                     r"change\.|\.)", text)
+    if m:
+        n = int(m.group(2))
+        assert c.went_through(n) and is_read_only(c.call(n))
+        if m.group(3) == " before any change.":
+            assert c.changes() and all(t.turn > n for t in c.changes())
+        elif m.group(4):
+            later = [t for t in c.calls if t.turn > n]
+            for key in m.group(4).split(", "):
+                if key == "argument":  # a plain-string argument, taken from what the look-up returned
+                    assert any(isinstance(t.arguments, str) and c.holds(n, t.arguments.strip()) for t in later)
+                else:
+                    assert any(isinstance(t.arguments, dict) and key in t.arguments for t in later), key
+        return
+    m = re.fullmatch(r"Called (.+?) at turn (\d+)(?:, right after (\S+) at turn (\d+))?; (?:no later (\S+) call went "
+                     r"through|a later (\S+) call went through at turn (\d+)(?:, after (.+))?)\.", text)
+    if m:  # an error cause
+        n = int(m.group(2))
+        assert c.call(n).is_error
+        if m.group(4):
+            prev = int(m.group(4))
+            assert c.call(prev).name == m.group(3) and not any(prev < t.turn < n for t in c.calls)
+        program = m.group(5) or m.group(6)
+        assert what_ran(c.call(n)) == program
+        later_ok = [t for t in c.calls if t.turn > n and not t.is_error and what_ran(t) == program]
+        if m.group(5):
+            assert not later_ok, f"turn {later_ok[0].turn} went through"
+        else:
+            k = int(m.group(7))
+            assert later_ok and later_ok[0].turn == k
+            if m.group(8):
+                c.edits(m.group(8), n, k)
+        return
+    m = re.fullmatch(r"Repeated the same call (.+) (\d+) times \(turns ([\d, …]+)\)\.", text)
+    if m:
+        ns = [int(x) for x in re.findall(r"\d+", m.group(3))]
+        first = c.call(ns[0])
+        same = [t for t in c.calls if t.name == first.name and t.arguments == first.arguments
+                and " ".join((t.result or "").split()) == " ".join((first.result or "").split())]
+        assert len(same) == int(m.group(2)) >= 3 and set(ns) <= {t.turn for t in same}
+        return
+    m = re.fullmatch(r"Made (\d+) look-up calls? and no call that changes state\.", text)
+    if m:
+        assert len(c.calls) == int(m.group(1)) and all(is_read_only(t) for t in c.calls)
+        return
+    if text in ("Ended the run without calling any tool.", "Answered without calling any tool."):
+        assert not c.calls
+        return
+    raise AssertionError(f"a sentence no template knows: {text!r}")
+
+
+def _support(c: Check, text: str, turns: list[int]) -> None:
+    if text.startswith("The environment answered with an error"):
+        assert c.call(turns[-1]).is_error
+    elif text.startswith("The environment accepted it") or text.startswith("The call went through"):
+        assert c.went_through(turns[-1])
+    elif text.startswith("Nothing in the arguments or the answer changed and "):
+        errs = sum(1 for n in turns if c.call(n).is_error)
+        if "each of them was answered with an error" in text:
+            assert errs == len(turns)
+        elif "none of them was answered with an error" in text:
+            assert errs == 0
+        else:
+            k = int(re.search(r"and (\d+) of them were answered with an error", text).group(1))
+            assert 0 < errs <= k
+    elif text.startswith("The first call returned an error"):
+        assert c.call(turns[0]).is_error and c.went_through(turns[-1])
+    elif text.startswith("It returned") or text.startswith("The run was judged a "):
+        pass
+    else:
+        raise AssertionError(f"a support line no template knows: {text!r}")
+
+
+def _note(c: Check, text: str, n: int) -> None:
+    if "no user message agreeing to it came right before the call" in text:
+        assert c.has_interlocutor(), "a confirmation breach in a log where nobody answers the agent"
+        assert not c.user_agreed_before(n)
+    m = re.search(r"the user's agreement \(turn (\d+)\) came before another change \(turn (\d+)\)", text)
+    if m:
+        yes, change = int(m.group(1)), int(m.group(2))
+        assert c.user_agreed_before(yes + 1) and c.by_n[yes].role == "user"
+        assert yes < change < n and c.went_through(change) and not is_read_only(c.call(change))
+        assert not any(t.type == "message" and t.role == "user" and yes < t.turn < n for t in c.run.turns)
+
+
+def _description(c: Check, text: str) -> None:
+    m = re.match(r"The agent (succeeded|failed) after (\d+) tool calls? \((\d+) returned an error\)", text)
+    assert m, text
+    assert int(m.group(2)) == len(c.calls)
+    assert int(m.group(3)) == sum(1 for t in c.calls if t.is_error)
+    if "The harness stopped the run" in text:
+        assert (c.run.outcome.ended_by or "").startswith("harness") or any(is_harness_turn(t) for t in c.run.turns)
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")
+@pytest.mark.parametrize("success", [True, False], ids=["as-success", "as-failure"])
+def test_every_sentence_is_true_of_its_run(run, success):
+    score = run.outcome.score if run.outcome else None
+    run.outcome = Outcome(success=success, steps=count_steps(run.turns), score=score,
+                          ended_by=run.outcome.ended_by if run.outcome else run.source.get("ended_by"))
+    comp = compile_offline(run)
+    c = Check(run)
+    _description(c, comp.description)
+    for e in comp.evidence:
+        assert "never got past" not in e.decision
+        _decision(c, e.decision, success)
+        _support(c, e.support, e.turns)
+        for note in e.notes:
+            _note(c, note, e.turns[-1])
+
+
+def test_swe_agent_instruction_is_no_user_agreement():
+    """SWE-agent's instance template says "make sure"; no page says a user agreed to anything."""
+    runs = [r for r in RUNS if r.source.get("format") in ("swe-agent", "mini-swe-agent")]
+    assert runs
+    for run in runs:
+        run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+        comp = compile_offline(run)
+        assert not any("user agreed" in e.decision for e in comp.evidence)
+        assert not read_run(run).has_interlocutor  # the template and the harness's reminders are nobody's reply
+    chat = next(r for r in RUNS if r.run_id == "7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14")
+    assert read_run(chat).has_interlocutor
+
+
+def test_a_user_reply_is_an_agreement():
+    """The Claude Code session's "yes, go ahead" answers the agent's question: the Edit after it was agreed to."""
+    run = next(r for r in RUNS if r.run_id == "7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14")
+    run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+    decisions = [e.decision for e in compile_offline(run).evidence]
+    assert "Called Edit at turn 6, changing `/home/dev/ledger/ledger/invoice.py` (in `total`), after the user agreed." \
+        in decisions
+
+
+def test_fail_edit_pass_says_what_changed_and_that_the_tests_passed():
+    for run_id, edited, function in [("7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14", "/home/dev/ledger/ledger/invoice.py", "total"),
+                                     ("lumen__cli-3", "/lumen__cli/lumen/cli.py", "parse_args")]:
+        run = next(r for r in RUNS if r.run_id == run_id)
+        run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+        comp = compile_offline(run)
+        item = next(e for e in comp.evidence if "then went through" in e.decision)
+        assert f"changed `{edited}` (in `{function}`)" in item.decision
+        assert "the same command then went through" in item.decision and "its tests passed (" in item.decision
+        assert "description changed" not in " ".join(i.guideline for i in comp.insights)
+
+
+def test_a_failure_page_keeps_the_only_source_edit():
+    """Ten errors of look-ups and a loop compete for eight slots; the one edit and the submit stay."""
+    run = next(r for r in RUNS if r.run_id == "lumen__parser-7")
+    run.outcome = Outcome(success=False, steps=count_steps(run.turns))
+    comp = compile_offline(run)
+    edit = next(t.turn for t in run.actions if t.name == "edit")
+    submit = next(t.turn for t in run.actions if t.name == "submit")
+    cited = {n for e in comp.evidence for n in e.turns}
+    assert {edit, submit} <= cited
+    assert comp.left_out > 0  # the slots did run short
+    item = next(e for e in comp.evidence if e.turns == [edit])
+    assert "(in `readToken`)" in item.decision
+
+
+def test_the_page_shows_the_score_the_log_gave(tmp_path):
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[IMPORTERS / "react_notebook" / "webshop_printout.txt"], out=out, offline=True, quiet=True))
+    pages = {p.name: p.read_text() for p in (out / "compilation").glob("step-*.md")}
+    outcomes = sorted(re.search(r"^- Outcome: .*$", t, re.M).group(0) for t in pages.values())
+    assert any(", score 0.5 " in line for line in outcomes), outcomes
+    assert all(", score " in line for line in outcomes)  # every WebShop episode has its score
