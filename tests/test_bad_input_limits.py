@@ -156,10 +156,11 @@ def test_cite_record_on_a_full_disk_leaves_no_empty_usage_folder(tmp_path, monke
 
 def test_input_errors_exit_2_and_say_what_to_do(tmp_path):
     missing = tmp_path / "nope.jsonl"
-    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.md").write_text("mine\n")  # a folder of other files is no corpus
     write_jsonl(tmp_path / "runs.jsonl", example_runs()[:1])
     for args in (("compile", str(missing), "-o", str(tmp_path / "c"), "--offline"),
-                 ("add", str(tmp_path / "runs.jsonl"), "--corpus", str(tmp_path / "empty"), "--offline"),
+                 ("add", str(tmp_path / "runs.jsonl"), "--corpus", str(tmp_path / "notes"), "--offline"),
                  ("dialogue", "compile", str(missing), "-o", str(tmp_path / "d"), "--offline")):
         code, _, err = run_cli(*args)
         line = _one_error(err)

@@ -68,13 +68,11 @@ import os
 import re
 import secrets as _secrets
 from collections import Counter
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from typing import TYPE_CHECKING
-
+from . import redact_rules as rules
 from .redact_decode import HINT as _ESCAPED, View, decode_whole, encoded_heads, encoded_pattern
 
 if TYPE_CHECKING:
@@ -83,81 +81,6 @@ if TYPE_CHECKING:
 PLACEHOLDER = "[REDACTED:{}#{}]"
 ENV_KEY = "WIKITRACE_REDACT_KEY"
 TAG_HEX = 4
-
-# (type, pattern, triggers). A pattern may hold one group named ``secret``: only it is
-# replaced. A pattern is only run on strings containing one of its trigger substrings
-# ("~x": looked up in the lower-cased string; "/x/": a regex with a literal first
-# character, for families of prefixes): most text has none, and such a test is far
-# cheaper than the pattern itself. A key may follow ``-`` or ``_`` (``run-sk-proj-...`` as a
-# file or run name), never a letter or digit; that check is a lookbehind placed after the
-# literal prefix, so the regex engine can jump from prefix to prefix (50x faster on long
-# text than a pattern that starts with the lookbehind). Order matters: earlier rules
-# replace first (sk-ant- before sk-, a bearer credential before the JWT shape).
-# A key body: anything but a quote, or a quote that only closes one line of a list of lines
-# (``['-----BEGIN…\\n', 'MIIE…\\n', …]``, what ``print(f.readlines())`` shows).
-_PEM_BODY = r"""(?:[^"']|["']\s*,\s*["'])"""
-_BUILTIN: list[tuple[str, str, tuple[str, ...]]] = [
-    # BEGIN to END; without END, to the end of the string or the first quote (no key
-    # body holds one: it ends a JSON or Python string the key was shown inside).
-    ("private-key",
-     r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-     rf"(?:{_PEM_BODY}*?-----END[A-Z0-9 ]{{0,40}}PRIVATE KEY(?: BLOCK)?-----|{_PEM_BODY}*)",
-     ("PRIVATE KEY",)),
-    ("anthropic-key", r"sk-ant-(?<![A-Za-z0-9]sk-ant-)[A-Za-z0-9_-]{20,}", ("sk-ant-",)),
-    ("openai-key", r"sk-(?<![A-Za-z0-9]sk-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
-     ("/sk-[A-Za-z0-9_-]{20}/",)),  # not bare "sk-": every "task-1" holds it
-    ("aws-access-key-id",
-     r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)[A-Z0-9]{16}(?<![A-Za-z0-9][A-Z0-9]{20})(?![A-Za-z0-9])",
-     ("/A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)/",)),
-    ("aws-secret-key",
-     r"(?i:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key|aws_?secret)"
-     r"(?:[\"']?\s*[:=]\s*[\"']?|[ \t]+)(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
-     ("~secret",)),
-    ("github-token", r"(?:gh[pousr]_(?<![A-Za-z0-9]gh[pousr]_)[A-Za-z0-9]{30,}|github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{22,})",
-     ("/gh[pousr]_|github_pat_/",)),
-    ("slack-token", r"(?:xox[a-z]|xapp)-(?<![A-Za-z0-9]xox[a-z]-)(?<![A-Za-z0-9]xapp-)[A-Za-z0-9-]{10,}",
-     ("xox", "xapp-")),
-    ("slack-webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9/_-]{20,})",
-     ("hooks.slack.com",)),
-    ("stripe-key", r"(?:sk|rk)_(?<![A-Za-z0-9][sr]k_)(?:live|test)_[A-Za-z0-9]{16,}|whsec_(?<![A-Za-z0-9]whsec_)[A-Za-z0-9+/=]{24,}",
-     ("k_live_", "k_test_", "whsec_")),
-    ("google-api-key", r"AIza(?<![A-Za-z0-9]AIza)[0-9A-Za-z_-]{30,}|GOCSPX-(?<![A-Za-z0-9]GOCSPX-)[0-9A-Za-z_-]{20,}"
-     r"|ya29\.(?<![A-Za-z0-9]ya29\.)[0-9A-Za-z_-]{20,}", ("AIza", "GOCSPX-", "ya29.")),
-    # Tokens whose prefix says what they are (each provider's documented shape).
-    ("api-token",
-     r"(?:hf_(?<![A-Za-z0-9]hf_)[A-Za-z0-9]{30,}"            # Hugging Face
-     r"|npm_(?<![A-Za-z0-9]npm_)[A-Za-z0-9]{36,}"            # npm
-     r"|glpat-(?<![A-Za-z0-9]glpat-)[A-Za-z0-9_-]{20,}"      # GitLab
-     r"|pypi-(?<![A-Za-z0-9]pypi-)AgE[A-Za-z0-9_-]{40,}"     # PyPI
-     r"|SG\.(?<![A-Za-z0-9]SG\.)[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{20,}"  # SendGrid
-     r"|do[por]_v1_(?<![A-Za-z0-9]do[por]_v1_)[a-f0-9]{64}"  # DigitalOcean
-     r"|gsk_(?<![A-Za-z0-9]gsk_)[A-Za-z0-9]{40,}"            # Groq
-     r"|xai-(?<![A-Za-z0-9]xai-)[A-Za-z0-9]{40,}"            # xAI
-     r"|r8_(?<![A-Za-z0-9]r8_)[A-Za-z0-9]{30,}"              # Replicate
-     r"|shp(?:at|ca|pa|ss)_(?<![A-Za-z0-9]shp[a-z]{2}_)[a-fA-F0-9]{32}"  # Shopify
-     r"|dapi(?<![A-Za-z0-9]dapi)[a-f0-9]{32}"                # Databricks
-     r"|AGE-SECRET-KEY-1[0-9A-Z]{50,})",                     # age
-     ("hf_", "npm_", "glpat-", "pypi-", "SG.", "_v1_", "gsk_", "xai-", "r8_", "shpat_", "shpca_", "shppa_",
-      "shpss_", "dapi", "AGE-SECRET")),
-    ("bearer-token",
-     r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
-     ("~authorization",)),
-    ("jwt", r"eyJ(?<![A-Za-z0-9]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", ("eyJ",)),
-    ("url-password",
-     r"://(?<=[A-Za-z0-9+.-]://)[^\s:/@\"'<>\[\]]{0,200}:"
-     r"(?!\[REDACTED:)(?P<secret>[^\s@/\"'<>]{1,200})@",
-     ("://",)),
-]
-# Trigger words as URL encoding writes them (a space or ``:/`` encoded): the one-pass test
-# over a whole run must not miss them; each string's own test runs on its decoded view.
-# Starts of secrets (or of their context) whose base64 or hex encoding is looked for.
-_ENCODED_HEADS = ("-----BEGIN", "sk-", "sk_live_", "sk_test_", "rk_live_", "rk_test_", "ghp_", "github_pat_",
-                  "AKIA", "xoxb-", "AIza", "https://", "postgres", "Authorization", "aws_secret_access_key")
-# An escape written in the text, as the JSON dump of a whole run shows it (besides ``\\\\``).
-_PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
-_ENTITY = re.compile(r"&(?:#[0-9xX]|[a-z]{2,6};)")
-_ENCODED_TRIGGERS = ("private%20key", "private+key", "%3a%2f%2f", ":%2f%2f", "%3a//")
-
 
 def _key_file() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME", "").strip()
@@ -208,17 +131,10 @@ def placeholder(kind: str, secret: str) -> str:
     return PLACEHOLDER.format(kind, tag(secret))
 
 
-# A string that ends in a key (a placeholder now), and the kinds whose key a log can cut in two.
-_ENDS_IN_KEY = re.compile(r"\[REDACTED:(?P<kind>[a-z-]+)#[0-9a-f]{4}\]\Z")
-_SPLITTABLE = frozenset({"anthropic-key", "openai-key", "aws-access-key-id", "aws-secret-key", "github-token",
-                         "slack-token", "stripe-key", "google-api-key", "api-token", "jwt", "bearer-token", "encoded"})
-_HALF = re.compile(r"[A-Za-z0-9_+/=.-]{6,}(?![A-Za-z0-9_+/=.-])")
-
-
 def _other_half(text: str, kind: str, counts: Counter) -> str:
     """``text`` with its start replaced when it reads as the rest of a key cut off at the end
     of the string before: random characters (letters and digits mixed), no word."""
-    m = _HALF.match(text)
+    m = rules.HALF.match(text)
     if m is None:
         return text
     half = m.group(0)
@@ -228,48 +144,22 @@ def _other_half(text: str, kind: str, counts: Counter) -> str:
     return placeholder(kind, half) + text[m.end():]
 
 
-def _is_hex(text: str) -> bool:
-    return all(c in "0123456789abcdefABCDEF" for c in text)
-
-
-@dataclass(frozen=True)
-class _Rule:
-    kind: str
-    rx: re.Pattern
-    secret: str | None  # the named group replaced alone, if any
-    plain: tuple[str, ...] = ()  # trigger substrings
-    lower: tuple[str, ...] = ()  # trigger substrings of the lower-cased text
-    probes: tuple[re.Pattern, ...] = ()  # trigger regexes
-    decoded: bool = False  # the match is base64/hex: replaced only if it decodes to a secret
-
-    @property
-    def triggered(self) -> bool:
-        return bool(self.plain or self.lower or self.probes)
-
-
-def _compiled(kind: str, pattern: str, triggers: tuple[str, ...], decoded: bool = False) -> _Rule:
-    rx = re.compile(pattern)
-    return _Rule(kind, rx, "secret" if "secret" in rx.groupindex else None,
-                 plain=tuple(t for t in triggers if t[0] not in "~/"),
-                 lower=tuple(t[1:] for t in triggers if t.startswith("~")),
-                 probes=tuple(re.compile(t[1:-1]) for t in triggers if t.startswith("/")), decoded=decoded)
-
-
 class Redactor:
     """Compiled redaction rules: the built-in shapes plus user patterns."""
 
     def __init__(self, patterns: Iterable[str | re.Pattern] = (), builtin: bool = True):
-        self._rules: list[_Rule] = []
+        self._rules: list[rules.Rule] = []
         if builtin:
-            self._rules = [_compiled(*rule) for rule in _BUILTIN]
-            heads = encoded_heads(_ENCODED_HEADS)  # base64 as written, hex in lower case
-            triggers = tuple(h for h in heads if not _is_hex(h)) + tuple("~" + h for h in heads if _is_hex(h) and h.islower())
-            self._rules.append(_compiled("encoded", encoded_pattern(_ENCODED_HEADS), triggers, decoded=True))
+            self._rules = [rules.compiled(*rule) for rule in rules.BUILTIN]
+            heads = encoded_heads(rules.ENCODED_HEADS)  # base64 as written, hex in lower case
+            triggers = (tuple(h for h in heads if not rules.is_hex(h))
+                        + tuple("~" + h for h in heads if rules.is_hex(h) and h.islower()))
+            self._rules.append(rules.compiled("encoded", encoded_pattern(rules.ENCODED_HEADS), triggers, decoded=True))
         plain_all = sorted({t for r in self._rules for t in r.plain})
         # For a whole run: a trigger that contains another one (sk-ant- holds sk-) adds nothing.
         run_plain = [t for t in plain_all if not any(o != t and o in t for o in plain_all)]
         lower_all = tuple(sorted({t for r in self._rules for t in r.lower}))
-        run_lower = lower_all + (_ENCODED_TRIGGERS if builtin else ())
+        run_lower = lower_all + (rules.ENCODED_TRIGGERS if builtin else ())
         self._run_lower = tuple(t for t in run_lower if len(t) >= 8)
         self._run_lower_probes = tuple(re.compile(re.escape(t)) for t in run_lower if len(t) < 8)
         # Each short substring test is a scan of the whole run; prefixes ending in ``_``/``-``/``.``
@@ -295,7 +185,7 @@ class Redactor:
                 rx = pat if isinstance(pat, re.Pattern) else re.compile(pat)
             except re.error as exc:
                 raise ValueError(f"redact pattern {pat!r} is not a valid regular expression: {exc}") from None
-            self._rules.append(_Rule("custom", rx, "secret" if "secret" in rx.groupindex else None))
+            self._rules.append(rules.Rule("custom", rx, "secret" if "secret" in rx.groupindex else None))
             self._custom = True
 
     # -- text ---------------------------------------------------------------------------
@@ -317,8 +207,8 @@ class Redactor:
             text = _other_half(text, carry[0], counts)
             carry[0] = None
         if text.endswith("]"):
-            m = _ENDS_IN_KEY.search(text)
-            carry[0] = m.group("kind") if m and m.group("kind") in _SPLITTABLE else None
+            m = rules.ENDS_IN_KEY.search(text)
+            carry[0] = m.group("kind") if m and m.group("kind") in rules.SPLITTABLE else None
         return text
 
     def _rules_for(self, text: str):
@@ -380,7 +270,7 @@ class Redactor:
         self.text(inner, found)
         return next(iter(found), None)
 
-    def _replace(self, m: re.Match, rule: _Rule, counts: Counter) -> str:
+    def _replace(self, m: re.Match, rule: rules.Rule, counts: Counter) -> str:
         if rule.decoded:
             kind = self._inside(m.group(0))
             if kind is None:
@@ -449,7 +339,8 @@ class Redactor:
         # A secret written only with escapes (``\\u0067hp_``, ``postgres:\\/\\/``, ``&#115;k-``)
         # shows its trigger once decoded. In the blob an escape in the text carries a doubled
         # backslash (JSON escaped its backslash); the blob's own ``\\n`` and ``\\"`` do not.
-        if "\\\\" in blob or ("%" in blob and _PERCENT.search(blob)) or ("&" in blob and _ENTITY.search(blob)):
+        if ("\\\\" in blob or ("%" in blob and rules.PERCENT.search(blob))
+                or ("&" in blob and rules.ENTITY.search(blob))):
             view = View(blob)
             return view.changed and self._holds_trigger(view.text)
         return False

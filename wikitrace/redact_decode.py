@@ -7,7 +7,8 @@ the ``D`` of ``%3D``) sits right before the secret and hides its start, and an
 encoded ``:`` or ``/`` breaks shapes such as a password in a URL.
 
 ``decoded_view`` undoes backslash escapes (``\\n \\t \\r \\b \\f \\" \\' \\\\ \\/``,
-``\\uXXXX``), ``%XX`` and HTML character references (``&#115;``, ``&#x2F;``, ``&colon;``) in one pass, repeated until nothing changes (at most
+``\\uXXXX``), ``%XX`` and HTML character references (``&#115;``, ``&#x2F;``, ``&colon;``)
+in one pass, repeated until nothing changes (at most
 ``MAX_LEVELS`` times, for JSON inside JSON inside JSON), and returns a map from
 positions in the view back to the raw string, so what is found in the view is
 replaced in the raw text, escapes included.
