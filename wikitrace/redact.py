@@ -144,41 +144,60 @@ def _other_half(text: str, kind: str, counts: Counter) -> str:
     return placeholder(kind, half) + text[m.end():]
 
 
+_ENDS = "_-."
+
+
+def _literal_patterns(literals) -> list[str]:
+    """Regexes that find ``literals``: those ending in ``_``, ``-`` or ``.`` grouped by that
+    character (the engine skips from one to the next and checks the prefixes behind it), the
+    others one each."""
+    ends: dict[str, list[str]] = {}
+    out = []
+    for t in literals:
+        if len(t) > 1 and t[-1] in _ENDS:
+            ends.setdefault(t[-1], []).append(t)
+        else:
+            out.append(re.escape(t))
+    return out + [re.escape(end) + "(?:" + "|".join(f"(?<={re.escape(t)})" for t in sorted(ts)) + ")"
+                  for end, ts in sorted(ends.items())]
+
+
 class Redactor:
     """Compiled redaction rules: the built-in shapes plus user patterns."""
 
     def __init__(self, patterns: Iterable[str | re.Pattern] = (), builtin: bool = True):
         self._rules: list[rules.Rule] = []
+        encoded_plain: tuple[str, ...] = ()
+        encoded_lower: tuple[str, ...] = ()
         if builtin:
             self._rules = [rules.compiled(*rule) for rule in rules.BUILTIN]
-            heads = encoded_heads(rules.ENCODED_HEADS)  # base64 as written, hex in lower case
-            triggers = (tuple(h for h in heads if not rules.is_hex(h))
-                        + tuple("~" + h for h in heads if rules.is_hex(h) and h.islower()))
-            self._rules.append(rules.compiled("encoded", encoded_pattern(rules.ENCODED_HEADS), triggers, decoded=True))
+            # A string is searched for an encoded key when it holds a token long enough to be
+            # one; a whole run, for the encodings of the known prefixes (base64 as written, hex
+            # in lower case) instead: the token alone is in every run (tool-call ids).
+            self._rules.append(rules.compiled("encoded", encoded_pattern(rules.ENCODED_HEADS),
+                                              (f"/{rules.ENCODED_TOKEN}/",), decoded=True))
+            heads = encoded_heads(rules.ENCODED_HEADS)
+            encoded_plain = tuple(h for h in heads if not rules.is_hex(h))
+            encoded_lower = tuple(h for h in heads if rules.is_hex(h) and h.islower())
         plain_all = sorted({t for r in self._rules for t in r.plain})
-        # For a whole run: a trigger that contains another one (sk-ant- holds sk-) adds nothing.
-        run_plain = [t for t in plain_all if not any(o != t and o in t for o in plain_all)]
         lower_all = tuple(sorted({t for r in self._rules for t in r.lower}))
-        run_lower = lower_all + (rules.ENCODED_TRIGGERS if builtin else ())
+        alts = (_literal_patterns(plain_all) + [p.pattern for r in self._rules for p in r.probes]
+                + ([f"(?i:{'|'.join(map(re.escape, lower_all))})"] if lower_all else []))
+        # One scan of a string that tells whether any built-in rule could match at all.
+        self._trigger = re.compile("|".join(alts)) if alts else None
+        # For a whole run: a trigger that contains another one (sk-ant- holds sk-) adds nothing.
+        every_plain = sorted(set(plain_all) | set(encoded_plain))
+        run_plain = [t for t in every_plain if not any(o != t and o in t for o in every_plain)]
+        run_lower = lower_all + encoded_lower + (rules.ENCODED_TRIGGERS if builtin else ())
         self._run_lower = tuple(t for t in run_lower if len(t) >= 8)
         self._run_lower_probes = tuple(re.compile(re.escape(t)) for t in run_lower if len(t) < 8)
-        # Each short substring test is a scan of the whole run; prefixes ending in ``_``/``-``/``.``
-        # are found instead by one scan per end character, each hit checked by lookbehinds.
-        ends: dict[str, list[str]] = {}
-        for t in run_plain:
-            if len(t) > 1 and t[-1] in "_-.":
-                ends.setdefault(t[-1], []).append(t)
-        rest = [t for t in run_plain if not (len(t) > 1 and t[-1] in "_-.")]
-        # A short literal is found faster by the regex engine (it skips to its first character).
-        self._run_plain = tuple(t for t in rest if len(t) >= 8)
-        self._run_probes = tuple(re.compile(re.escape(t)) for t in rest if len(t) < 8) + tuple(
-            p for r in self._rules for p in r.probes) + tuple(
-            re.compile(re.escape(end) + "(?:" + "|".join(f"(?<={re.escape(t)})" for t in ts) + ")")
-            for end, ts in sorted(ends.items()))
-        alts = ([re.escape(t) for t in plain_all] + [p.pattern for p in self._run_probes]
-                + ([f"(?i:{'|'.join(map(re.escape, lower_all))})"] if lower_all else []))
-        # One scan that tells whether any built-in rule could match at all.
-        self._trigger = re.compile("|".join(alts)) if alts else None
+        # Each substring test is a scan of the whole run: a long literal is found fastest by
+        # ``in``, a short one by the regex engine (it skips to its first character), and the
+        # prefixes ending in ``_``/``-``/``.`` by one scan per end character.
+        self._run_plain = tuple(t for t in run_plain if len(t) >= 8 and t[-1] not in _ENDS)
+        self._run_probes = tuple(re.compile(p) for p in _literal_patterns(
+            [t for t in run_plain if len(t) < 8 or t[-1] in _ENDS])) + tuple(
+            p for r in self._rules if not r.decoded for p in r.probes)
         self._custom = False
         for pat in patterns:
             try:

@@ -74,6 +74,8 @@ BUILTIN: list[tuple[str, str, tuple[str, ...]]] = [
 # Starts of secrets (or of their context) whose base64 or hex encoding is looked for.
 ENCODED_HEADS = ("-----BEGIN", "sk-", "sk_live_", "sk_test_", "rk_live_", "rk_test_", "ghp_", "github_pat_",
                   "AKIA", "xoxb-", "AIza", "https://", "postgres", "Authorization", "aws_secret_access_key")
+# A token long enough to be a key in base64 or hex: a string holding one is searched for them.
+ENCODED_TOKEN = r"[A-Za-z0-9+/_-]{24}"
 # An escape written in the text, as the JSON dump of a whole run shows it (besides ``\\\\``).
 PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
 ENTITY = re.compile(r"&(?:#[0-9xX]|[a-z]{2,6};)")
