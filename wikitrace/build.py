@@ -94,6 +94,10 @@ class BuildError(RuntimeError):
     pass
 
 
+class BuildInputError(BuildError):
+    """The command or its inputs cannot give a build (exit 2, not a failed build)."""
+
+
 def make_compiler(opts: BuildOptions, config=None) -> Compiler:
     """The LLM compiler when a key or base URL is configured, else the offline one."""
     if opts.offline:
@@ -140,9 +144,9 @@ def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, root: Path, grav
     from .compilers.batch import BatchError, prefill_cache
 
     if compiler.name != "llm":
-        raise BuildError("--batch needs an LLM endpoint: set OPENAI_API_KEY (or OPENAI_BASE_URL) and drop --offline")
+        raise BuildInputError("--batch needs an LLM endpoint: set OPENAI_API_KEY (or OPENAI_BASE_URL) and drop --offline")
     if not opts.read_cache:
-        raise BuildError("--batch answers through the response cache, which --no-cache skips; drop one of them")
+        raise BuildInputError("--batch answers through the response cache, which --no-cache skips; drop one of them")
     state = root / STATE / "batch.json"
     try:
         return prefill_cache(graves.skip(_read_runs(opts, LoadReport())), compiler, state, resume_batch=opts.resume_batch,
@@ -367,8 +371,9 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         if reader is not None:
             reader.stop()
     if not writer.runs and not graves.skipped:
-        raise BuildError("no run could be read from the input; nothing was published"
-                         + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
+        raise BuildInputError("no run could be read from the input; nothing was published"
+                              + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else "")
+                              + " — fix the inputs as each problem says (or give other paths) and run again")
     removed = publish_indexes(writer, compiler, opts, ids, report, key, reuse.prompt_index_ok, graves)
     counts = collections.Counter(r["outcome"] for r in writer.runs)
     return BuildResult(
@@ -457,6 +462,8 @@ def run_build(opts: BuildOptions, as_json: bool = False) -> int:
         with Progress(console, quiet=opts.quiet) as bar:
             result = build(opts, lambda runs: bar.track(runs, found.runs, "compiling runs"),
                            announce=console.print, batch_progress=bar)
+    except BuildInputError as exc:
+        raise InputError(str(exc)) from None
     except (BuildError, PublishError) as exc:
         raise Failed(str(exc)) from None
     except (LLMConfigError, RunError) as exc:

@@ -124,7 +124,12 @@ def add_runs(opts: AddOptions) -> AddResult:
     if not (root / "corpus.json").is_file() or not (root / STATE / "runs.json").is_file():
         what = ("holds no corpus of agent runs (no corpus.json)" if not (root / "corpus.json").is_file() else
                 "was built by an earlier wikitrace (no .wikitrace/runs.json)")
-        raise Failed(f"{root}: {what}", f"build it first with `wikitrace compile INPUT --out {root}`, then add runs")
+        raise InputError(f"{root}: {what}", f"build it first with `wikitrace compile INPUT --out {root}`, then add runs")
+    from ..runs._common import not_a_file
+
+    why = not_a_file(opts.run_file)
+    if why:
+        raise InputError(why)
     if not opts.run_file.is_file():
         raise InputError("no such file" if not opts.run_file.exists() else "is a folder; add takes one run file",
                          "give the run file the agent left (a folder of runs: use wikitrace compile)",

@@ -81,6 +81,9 @@ def log_failure(corpus: Path | None, run_file: Path | None, message: str) -> Non
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         where = "" if run_file is None or message.startswith(str(run_file)) else f"{run_file}: "
         line = " ".join(f"{stamp} {where}{message}".split())
+        from ..redact import scrub
+
+        line = scrub(line)  # the file name or a quoted record may hold a key; the log stays in the corpus
         with open(log, "a", encoding="utf-8", errors="replace") as fh:
             fh.write(line + "\n")
     except OSError:

@@ -41,7 +41,12 @@ def _next_session(ids: list[str]) -> str:
 def read_session(path: Path, sample: str, next_id: str, id_offset: int) -> Dialogue:
     """The session in ``path`` as a one-session Dialogue (secrets redacted), parsed by the
     loader's own LoCoMo and JSONL readers."""
+    from ..runs._common import not_a_file
+
     path = Path(path)
+    why = not_a_file(path)
+    if why:
+        raise DialogueInputError(why)
     if not path.is_file():
         raise DialogueInputError(f"{path}: {'a folder, not a file' if path.is_dir() else 'no such file'}; "
                                  f"give one session file ({SHAPES})")
@@ -169,6 +174,7 @@ def add_session(session: Path, corpus: Path, sample: str, llm=None, embedder=Non
     before = owned_files(root)
     res = compile_dialogues(DialogueOptions(inputs=[], out=root, dialogues=[extend(base, new)], templates=templates,
                                             llm=llm, embedder=embedder, command="dialogue add"))
+    res["skipped"] = list(res.get("skipped") or []) + [f"{session}: {n} {what}" for what, n in sorted(new.notes.items())]
     after_mem = read_memory(root, sample)
     files = changes(before, owned_files(root), f"dialogue/{sample}/")
     earlier = {s["id"] for s in mem["snapshots"]}
@@ -230,6 +236,8 @@ def add_command(session: Path, corpus: Path, sample: str, templates, offline: bo
             f"{res['embedder']['after']} (set WIKITRACE_EMBEDDINGS_URL as for the compile)")
     if res.get("redactions"):
         say("  redacted: " + ", ".join(f"{n} {kind}" for kind, n in res["redactions"].items()))
+    for line in res.get("skipped") or []:
+        say(f"  skipped: {line}")
     if as_json:
         print(json.dumps(res, indent=2, default=str))
     return 0

@@ -50,6 +50,19 @@ class StructuredLLM:
         if data is None or any(not isinstance(data.get(k), t) for k, t in required.items()):
             self.stats["invalid"] += 1
             return None
+        return self._redacted(data)
+
+    def _redacted(self, data: dict) -> dict:
+        """The answer with every secret the model wrote replaced, before a claim, a snapshot,
+        a page, a later prompt or a printed answer can hold it."""
+        from collections import Counter
+
+        from ..redact import default_redactor
+
+        found: Counter = Counter()
+        data = default_redactor().value(data, found)
+        if found:
+            self.stats["redacted"] = self.stats.get("redacted", 0) + sum(found.values())
         return data
 
     # -------------------------------------------------------------- compile-time hooks
