@@ -29,6 +29,7 @@ class Claim:
     snapshot: str = ""
     trajectory: str = ""
     subject: str = ""
+    speaker: str = ""                    # who said it (the subject's own words when they match)
     replaces: str | None = None          # claim id this one revises
     replaced_by: str | None = None
     duplicate_of: str | None = None      # an identical earlier claim in the same trajectory
@@ -259,7 +260,8 @@ def build_snapshots(d: Dialogue, llm_claims=None) -> tuple[list[Snapshot], dict]
                          and not c["text"].startswith(s + " reports that")), "")
             claims.append(Claim(id=f"claim-{claim_no:05d}", text=c["text"], status=c["status"],
                                 source_message_ids=c["source_message_ids"],
-                                supporting_quote=c["supporting_quote"], snapshot=sid, subject=subj))
+                                supporting_quote=c["supporting_quote"], snapshot=sid, subject=subj,
+                                speaker=by_id[c["source_message_ids"][0]].speaker))
         stats["claims"] += len(claims)
         temporal = [{"surface": s, "resolved": r, "message": m.id}
                     for m in ex for s, r in resolve_relative(m.text, parse_date(m.date))]
@@ -273,6 +275,11 @@ def build_snapshots(d: Dialogue, llm_claims=None) -> tuple[list[Snapshot], dict]
             summary=_summary(ex, kept), context=ctx, keywords=display_keywords(text, limit=12), claims=claims,
             entities=ents, exact_terms=exact_terms(text, tuple(d.speakers)), facets=facets(text),
             temporal=temporal, extractor=extractor))
+    # learned from the conversation itself: a capitalised word its speakers also write in lower case
+    # ("Congrats", "Pride", "Woah") is an ordinary word at the start of a phrase, not a name
+    lower = {w for m in d.messages for w in re.findall(r"\b[a-z][a-z'’]+\b", m.text)}
+    for s in snaps:
+        s.entities = [e for e in s.entities if " " in e or e in d.speakers or e.lower() not in lower]
     aliases = alias_map([e for s in snaps for e in s.entities], d.speakers)
     if aliases:
         for s in snaps:
