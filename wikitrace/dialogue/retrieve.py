@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .bm25 import BM25
 from .packet import message_text, pack_context
-from .text import (EMBED_DIM, FAMILIES, families_of, hashed_embedding, tokens,
+from .text import (EMBED_DIM, FAMILIES, STOPWORDS, families_of, hashed_embedding, tokens,
                    words)
 
 HASHED_NOTE = "hashed-lexical (offline substitute for a dense embedding)"
@@ -39,14 +39,20 @@ INDEX_FORMAT = "wikitrace-dialogue-index/1"
 
 # ---------------------------------------------------------------- query shape
 
-_LIST = re.compile(r"\b(what (?:are|were)|which|what (?:kinds?|types?|sorts?) of|list|name (?:some|all)|"
-                   r"what (?:\w+ )?(?:activities|books|things|events|places|hobbies|items|instruments|pets|"
-                   r"ways|items|games|sports|countries|cities|names))\b", re.I)
-_PLURAL_OBJECT = re.compile(r"\bwhat\s+(\w+s)\b", re.I)
+# Question shapes from English grammar only (wh-determiners, quantity and comparison words), no
+# nouns: "what are", "which", "what kinds of", "list", or "what (adjective) <plural noun>".
+# source: closed class - English wh-determiners and list imperatives
+_LIST = re.compile(r"\b(what (?:are|were)|which|what (?:kinds?|types?|sorts?) of|list|name (?:some|all))\b", re.I)
+# source: closed class - English wh-determiners and pronouns
+_PLURAL_OBJECT = re.compile(r"\bwhat\s+(?:\w+\s+)?(\w+s)\b(?!\s+(?:it|he|she|they|that)\b)", re.I)
+# source: closed class - English quantity question words
 _COUNT = re.compile(r"\b(how many|how often|number of|how much|times|count)\b", re.I)
+# source: closed class - English comparison and conjunction words
 _COMPARE = re.compile(r"\b(both|in common|same|similar|differ\w*|compare\w*|more than|less than|"
                       r"either|together|share)\b", re.I)
+# source: closed class - English duration question words
 _DURATION = re.compile(r"\b(how long|since when|for how many (?:years|months|weeks|days))\b", re.I)
+# source: closed class - English time question words
 _TEMPORAL_Q = re.compile(r"\b(when|what (?:date|year|month|day|time))\b", re.I)
 
 
@@ -54,8 +60,10 @@ def query_shape(question: str, speakers: list[str], entity_names: list[str] = ()
     q = question
     named = [s for s in speakers if re.search(r"\b" + re.escape(s) + r"\b", q, re.I)]
     ents = [e for e in entity_names if re.search(r"\b" + re.escape(e).replace("\\-", "[ -]") + r"\b", q, re.I)]
+    plural = _PLURAL_OBJECT.search(q)
+    plural = bool(plural and plural.group(1).lower() not in STOPWORDS and not plural.group(1).endswith("ss"))
     shape = {
-        "list": bool(_LIST.search(q) or (_PLURAL_OBJECT.search(q) and not _COUNT.search(q))),
+        "list": bool(_LIST.search(q) or (plural and not _COUNT.search(q))),
         "count": bool(_COUNT.search(q)),
         "comparison": bool(_COMPARE.search(q)),
         "duration": bool(_DURATION.search(q)),

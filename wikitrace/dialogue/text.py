@@ -134,6 +134,7 @@ def content_hash(text: str) -> str:
 
 # ---------------------------------------------------------------- entities and exact terms
 
+# source: closed class - name particles of English and European surnames
 _CAP = re.compile(r"\b([A-Z][a-zA-Z'’\-]+(?:\s+(?:of|the|and|de|la|van|von)?\s*[A-Z][a-zA-Z'’\-]+)*)")
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 # source: closed class - English cardinal numerals and quantity words
@@ -143,6 +144,7 @@ _COUNT = re.compile(r"\b(\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")\s+([a
 MONTHS = [calendar.month_name[i].lower() for i in range(1, 13)]    # Python's calendar (C locale)
 WEEKDAYS = [calendar.day_name[i].lower() for i in range(7)]
 COUNT_RE = _COUNT
+# source: closed class - English deictic and relative time expressions
 _TEMPORAL = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|last night|this morning|"
     r"(?:last|next|this|past)\s+(?:week|weekend|month|year|summer|winter|spring|fall|autumn|"
@@ -240,6 +242,7 @@ for _fam, _ws in FAMILIES.items():
     for _w in _ws:
         _FAMILY_INDEX.setdefault(stem(_w), []).append(_fam)
 
+# source: typed residence and travel verbs (older code, not yet from WordNet)
 _RELATION_PATTERNS = (
     (re.compile(r"\b(?:moved|came|am|i'm|is|was)\s+from\s+([A-Z][a-zA-Z]+)"), "home_country"),
     (re.compile(r"\b(?:live|lives|living|moved)\s+(?:in|to)\s+([A-Z][a-zA-Z]+)"), "home_location"),
@@ -302,8 +305,10 @@ def fmt_date(d: date) -> str:
     return f"{d.day} {MONTHS[d.month - 1].capitalize()} {d.year}"
 
 
+# source: closed class - English cardinal numerals and vague quantities
 _NUM = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "a few": 3, "few": 3,
         "several": 3}
+# source: closed class - English deictic and relative time expressions
 _REL = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|last night|this morning|"
     r"(last|next|this|past)\s+(week|weekend|month|year|" + "|".join(WEEKDAYS) + r")|"

@@ -47,6 +47,7 @@ def snapshot_features(s: Snapshot, speakers: list[str], embed=hashed_embedding, 
                     emb=vector if vector is not None else embed(text))
 
 
+# source: closed class - English deictic and relative time expressions
 TEMPORAL_ONLY = re.compile(r"(?i)(yesterday|today|tonight|tomorrow|last night|this morning|"
                            r"(last|next|this|past) \w+|.* ago|(in|since|on) \w+( \d{4})?|(19|20)\d\d)")
 
@@ -143,6 +144,7 @@ def _norm_claim(text: str) -> str:
 
 # source: closed class - English negation and aspect particles
 _NEGATION = re.compile(r"\b(not|never|no longer|anymore|any more)\b|n't\b", re.I)
+# source: closed class - English cardinal numerals
 _COUNT_PAIR = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s+"
                          r"([a-z]{3,})(?:\s+([a-z]{3,}))?", re.I)
 # source: closed class - English cardinal numerals
@@ -166,7 +168,7 @@ def _counts(text: str) -> dict[str, int]:
     for n, *nouns in _COUNT_PAIR.findall(text):      # "2 stray kittens": the noun is one of the two
         v = int(n) if n.isdecimal() else _NUMBER.get(n.lower())
         for noun in nouns:
-            if v is not None and noun and noun.lower() not in STOPWORDS:
+            if v is not None and noun and noun.lower() not in STOPWORDS and not TEMPORAL_WORDS.fullmatch(noun):
                 out.setdefault(stem(noun.lower()), v)
     return out
 
@@ -179,38 +181,48 @@ def _content(text: str, subject: str) -> set[str]:
 
 
 # source: closed class - English future and intention auxiliaries (a plan not yet carried out)
-_FUTURE = re.compile(r"\b(going to|gonna|will|about to|'ll)\b", re.I)
+_FUTURE = re.compile(r"\b(going to|gonna|wanna|will|about to|'ll)\b", re.I)
+# source: closed class - English aspect adverbs of cessation
+_CEASED = re.compile(r"\b(no longer|anymore|any more)\b", re.I)
 
 
 def staged(text: str) -> tuple[int, set[str]] | None:
-    """(stage, content stems of what the stage verb is about - the few words after it), for the
-    most advanced stage a claim states, with stage verbs from WordNet (lexicon.stage_of): intended
+    """(stage, content stems of what the stage verb is about - the few words after it) for the first
+    stage marker of a claim (its main verb: in "still searching for a place to open" the search is
+    what is stated, not the opening), with stage verbs from WordNet (lexicon.stage_of): intended
     (plan, hope, try ... to; or a future auxiliary), under way (start, learn, practise ...), done
     (finish, win, buy, open, adopt ...). "applied to adoption agencies" -> (1, {adopt, agenc})."""
     text = _RESOLVED.sub(")", text)
-    ws = [(m.group(0).lower(), m.end()) for m in re.finditer(r"[A-Za-z']+", text)]
-    best = None
-    for k, (w, end) in enumerate(ws):
+    ws = [(m.group(0).lower(), m.start(), m.end()) for m in re.finditer(r"[A-Za-z']+", text)]
+    fut = _FUTURE.search(text)
+    for k, (w, start, end) in enumerate(ws):
+        if fut and fut.start() <= start:
+            return 0, set(keywords(" ".join(text[fut.end():].split()[:5])))
         if k + 1 < len(ws) and stage_of(f"{w} {ws[k + 1][0]}") is not None:     # "looking for"
-            w, end = f"{w} {ws[k + 1][0]}", ws[k + 1][1]
+            w, end = f"{w} {ws[k + 1][0]}", ws[k + 1][2]
         st = stage_of(w)
         if st == 0 and not (w.endswith("ing") or (k + 1 < len(ws) and ws[k + 1][0] in ("to", "for", "on"))):
             st = None                       # intention verbs state a plan with "to ..." or as "-ing"
-        if st is not None and (best is None or st > best[0]):
-            best = (st, end)
-    if best is None:
-        m = _FUTURE.search(text)
-        if not m:
-            return None
-        best = (0, m.end())
-    return best[0], set(keywords(" ".join(text[best[1]:].split()[:5])))
+        if st is not None:
+            return st, set(keywords(" ".join(text[end:].split()[:5])))
+    if fut:
+        return 0, set(keywords(" ".join(text[fut.end():].split()[:5])))
+    return None
 
 
-def ends(text: str) -> bool:
-    """Does a claim say something stopped holding (a negation, or a verb of giving up, cancelling,
-    selling or losing from WordNet)?"""
-    return bool(_NEGATION.search(text)) or any(VERB_FORMS.get(w) in ENDING_VERBS
-                                               for w in re.findall(r"[a-z']+", text.lower()))
+def ends(text: str, old_words: set[str] = frozenset()) -> bool:
+    """Does a claim say something stopped holding: "no longer" / "anymore", or a verb of giving up,
+    cancelling, selling or losing (WordNet) that is not itself negated ("never give up") and, when
+    ``old_words`` are given, is about one of them?"""
+    if _CEASED.search(text):
+        return True
+    ws = re.findall(r"[a-z']+", text.lower())
+    for k, w in enumerate(ws):
+        base = VERB_FORMS.get(f"{w} {ws[k + 1]}" if k + 1 < len(ws) else "") or VERB_FORMS.get(w)
+        if base in ENDING_VERBS and not any(_NEGATION.fullmatch(x) or x.endswith("n't") for x in ws[max(0, k - 2):k]):
+            if not old_words or set(keywords(" ".join(ws[k + 1:k + 7]))) & old_words:
+                return True
+    return False
 
 
 def later_stage(new: Claim, old: Claim) -> bool:
@@ -252,7 +264,7 @@ def offline_transition_judge(new: Claim, previous: list[Claim]) -> tuple[str, Cl
         sim = len(shared) / len(nk | pk) if nk | pk else 0.0
         if later_stage(new, p):
             return "REVISE", p             # the same plan or project, now further along
-        if len(shared) >= 2 and sim >= 0.3 and ends(new.text) and not ends(p.text):
+        if len(shared) >= 2 and sim >= 0.3 and ends(new.text, pk) and not ends(p.text):
             return "DEPRECATE", p          # the same statement, now negated or given up
         if sim < 0.4 or len(shared) < 3:
             continue
@@ -264,7 +276,7 @@ def offline_transition_judge(new: Claim, previous: list[Claim]) -> tuple[str, Cl
     return "ADD", None
 
 
-def apply_claims(T: Trajectory, snap: Snapshot, judge=None) -> dict:
+def apply_claims(T: Trajectory, snap: Snapshot, judge=None, elsewhere: list[Claim] = ()) -> dict:
     """Append a snapshot's claims to a trajectory, emitting ADD / REVISE / DEPRECATE operations.
     Nothing is removed: a revised or deprecated claim stays, marked deprecated, linked to its snapshot."""
     counts = {"ADD": 0, "REVISE": 0, "DEPRECATE": 0, "duplicate": 0, "judge_fallback": 0}
@@ -289,7 +301,12 @@ def apply_claims(T: Trajectory, snap: Snapshot, judge=None) -> dict:
         nk = set(keywords(c.text)) - T.broad
         shortlist = []
         own = about_own_world(c)           # only a speaker's own world changes; photos never do
-        for p in (T.active_claims() if own else ()):
+        # the same person's world may have been told in another thread: their active claims there
+        # that share two content words (or a counted thing) are compared too
+        ncounted = set(_counts(c.text))
+        others = [p for p in elsewhere if p.status != "deprecated" and p.subject == c.subject
+                  and (len(nk & set(keywords(p.text))) >= 2 or ncounted & set(_counts(p.text)))]
+        for p in ((T.active_claims() + others) if own else ()):
             if not about_own_world(p):
                 continue
             ov = len(nk & set(keywords(p.text)))
@@ -436,7 +453,8 @@ def build_trajectories(snaps: list[Snapshot], speakers: list[str], embed=hashed_
             stats["new"] += 1
         else:
             stats["continued"] += 1
-        counts = apply_claims(chosen, snap, judge)
+        elsewhere = [c for U in trajs if U is not chosen for c in U.claims]
+        counts = apply_claims(chosen, snap, judge, elsewhere)
         for k, v in counts.items():
             stats[k] += v
         _absorb(chosen, f, snap, embed, dense=bool(vectors), speakers=speakers, lexical=lexical)
