@@ -31,8 +31,11 @@ SNAPSHOT_BUDGET = 2 * K_TRAJ     # "2k" snapshots before neighbour / update-link
 # ("90 Delta_entity", "08 s_family"); read as hundredths so the rank score stays dominant.
 W_ENTITY, W_FACET, W_ITEM, W_TERM = 0.090, 0.065, 0.030, 0.012
 W_INVENTORY, W_COUNT, W_FAMILY = 0.018, 0.018, 0.075
-ROUTING = "soft"                 # "soft": routed pages are a third RRF ranking over all trajectories;
-                                 # "hard": only trajectories of routed pages (+ BM25 rescue) are candidates
+ROUTING = "off"                  # "off": pages are routed for the reader (diagnostics) but do not rank;
+                                 # "soft": routed pages are a third RRF ranking over all trajectories;
+                                 # "hard": only trajectories of routed pages (+ BM25 rescue) are candidates.
+                                 # Off by default: on the dev folds soft routing lowered multi-hop recall
+                                 # (0.610 vs 0.630 at 1,000 tokens) - see docs/dialogue.md, "Routing"
 DEFAULT_BUDGET = 2000            # whitespace tokens of source context
 INDEX_FORMAT = "wikitrace-dialogue-index/1"
 
@@ -563,8 +566,9 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
 
     # 1. page routing -> candidate trajectories
     route, routed = None, []
-    if use_wiki:
-        page_ids = route_pages(li, q, t_pages)
+    mode = (routing or ROUTING) if use_wiki else "off"
+    page_ids = route_pages(li, q, t_pages) if use_wiki else []
+    if mode in ("soft", "hard"):
         # a trajectory linked from several routed pages, or from a higher one, ranks higher; within a
         # page, its own lexical match decides (page member lists are in id order, which means nothing)
         direct_sc = li.bm["trajectories"].scores(q.content)
@@ -573,13 +577,12 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
             for t in raw["pages"][p]["trajs"]:
                 votes[t] = votes.get(t, 0.0) + 1.0 / (RRF_K + r)
         routed = sorted(votes, key=lambda t: (-votes[t], -direct_sc.get(t, 0.0), t))
-        if (routing or ROUTING) == "soft":
+        if mode == "soft":
             cands = list(range(len(raw["trajectories"])))
             route = routed
         else:
             cands = routed
     else:
-        page_ids = []
         cands = list(range(len(raw["trajectories"])))
     # trajectories with direct lexical evidence stay reachable (raw rescue of A.6, without an LLM)
     direct = li.bm["trajectories"].ranked(q.content)[: 2 * k] if rescue else []
@@ -656,7 +659,7 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
             temporal.append({**a, "snapshot": snaps[s]["id"]})
     paths = raw["message_paths"]
     diagnostics = {
-        "embedder": q.embedder, "shape": q.shape, "candidate_trajectories": len(cands),
+        "embedder": q.embedder, "shape": q.shape, "routing": mode, "candidate_trajectories": len(cands),
         "routed_trajectories": len(routed), "total_trajectories": len(raw["trajectories"]),
         "selected_trajectories": [raw["trajectories"][t]["id"] for t in order[:k]],
         "pages": [{"slug": raw["pages"][p]["slug"], "title": raw["pages"][p]["title"], "type": raw["pages"][p]["type"]}
