@@ -132,3 +132,13 @@ def test_lexicon_is_exactly_what_the_generator_builds():
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_lexicon.py"), "--check"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_family_words_keep_their_first_two_letters_when_stemmed():
+    """families_of_stem looks family words up by the stem's first two letters."""
+    from wikitrace.dialogue.text import FAMILIES, families_of_stem, stem
+
+    for fam, ws in FAMILIES.items():
+        for w in ws:
+            assert stem(w)[:2] == w[:2], w
+            assert fam in families_of_stem(stem(w))

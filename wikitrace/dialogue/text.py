@@ -237,10 +237,26 @@ def exact_terms(text: str, speakers: tuple[str, ...] = ()) -> list[str]:
 # Families of relation/value words (A.2 facets; also the "item family" of A.5): WordNet nouns under
 # a few root synsets, kept to common words by the frequency list (lexicon.py, lexicon.json).
 FAMILIES: dict[str, tuple[str, ...]] = _LEX_FAMILIES
-_FAMILY_INDEX: dict[str, list[str]] = {}
+_FAMILY_BUCKETS: dict[str, list[tuple[str, str]]] = {}
 for _fam, _ws in FAMILIES.items():
     for _w in _ws:
-        _FAMILY_INDEX.setdefault(stem(_w), []).append(_fam)
+        _FAMILY_BUCKETS.setdefault(_w[:2], []).append((_w, _fam))
+_FAMILY_STEMS: dict[str, dict[str, list[str]]] = {}
+
+
+def families_of_stem(st: str) -> list[str]:
+    """Families whose words share this stem. A stem keeps its word's first two letters, so family
+    words are stemmed one two-letter bucket at a time, when first asked (a one-shot query stems
+    a few dozen words, not the whole lexicon)."""
+    key = st[:2]
+    table = _FAMILY_STEMS.get(key)
+    if table is None:
+        table = _FAMILY_STEMS[key] = {}
+        for w, fam in _FAMILY_BUCKETS.get(key, ()):
+            fams = table.setdefault(stem(w), [])
+            if fam not in fams:
+                fams.append(fam)
+    return table.get(st, [])
 
 # source: typed residence and travel verbs (older code, not yet from WordNet)
 _RELATION_PATTERNS = (
@@ -256,7 +272,7 @@ def facets(text: str) -> list[str]:
     out: dict[str, None] = {}
     for w in words(text):
         st = stem(w)
-        for fam in _FAMILY_INDEX.get(st, ()):
+        for fam in families_of_stem(st):
             out[fam] = None
             out[f"{fam}={st}"] = None
     for pat, tag in _RELATION_PATTERNS:
@@ -273,7 +289,7 @@ def facets(text: str) -> list[str]:
 def families_of(text: str) -> set[str]:
     fams = set()
     for w in words(text):
-        fams.update(_FAMILY_INDEX.get(stem(w), ()))
+        fams.update(families_of_stem(stem(w)))
     return fams
 
 
