@@ -175,8 +175,8 @@ def memory_shape(mem: dict) -> dict:
 # Settings the fold mode may choose between (module attribute -> value). Each is a general knob
 # of the method, not a word list; the fold picks one on two conversations and measures the third.
 GRID: dict[str, dict] = {
-    "continuity 0.30 (default)": {},
-    "continuity 0.35": {"trajectories.DELTA_CLAIM": 0.35},
+    "continuity 0.35 (default)": {},
+    "continuity 0.30": {"trajectories.DELTA_CLAIM": 0.30},
     "continuity 0.25": {"trajectories.DELTA_CLAIM": 0.25},
 }
 TUNE_BUDGET = 1000

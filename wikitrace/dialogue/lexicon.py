@@ -15,7 +15,7 @@ _LEX = json.loads((Path(__file__).with_name("lexicon.json")).read_text(encoding=
 SOURCES: dict[str, str] = _LEX["sources"]
 STOP_TOP = 200            # the most frequent English words carry no topic
 FUNCTION_TOP = 1000       # frequent words WordNet lacks (pronouns, contractions, chat fillers)
-GENERIC_TOP = 1500        # frequent words too plain to title a page
+GENERIC_TOP = 5000       # frequent words (less family words) too plain to title a page
 
 FAMILIES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _LEX["families"].items()}
 FAMILY_WORDS = frozenset(w for ws in FAMILIES.values() for w in ws)
