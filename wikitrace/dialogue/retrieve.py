@@ -34,8 +34,8 @@ W_INVENTORY, W_COUNT, W_FAMILY = 0.018, 0.018, 0.075
 ROUTING = "off"                  # "off": pages are routed for the reader (diagnostics) but do not rank;
                                  # "soft": routed pages are a third RRF ranking over all trajectories;
                                  # "hard": only trajectories of routed pages (+ BM25 rescue) are candidates.
-                                 # Off by default: on the dev folds soft routing lowered multi-hop recall
-                                 # (0.610 vs 0.630 at 1,000 tokens) - see docs/dialogue.md, "Routing"
+                                 # Off by default: soft routing helped one dev conversation of three and
+                                 # cost the others (docs/dialogue.md, "Routing")
 DEFAULT_BUDGET = 2000            # whitespace tokens of source context
 INDEX_FORMAT = "wikitrace-dialogue-index/1"
 
