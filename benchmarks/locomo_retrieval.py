@@ -269,8 +269,14 @@ def main(argv=None) -> int:
     ap.add_argument("--no-wiki", action="store_true", help="also run the routing ablations (hard routing, no wiki)")
     ap.add_argument("--folds", action="store_true",
                     help="tune on all but one conversation, measure on the held-out one, rotate (offline)")
+    ap.add_argument("--sample", action="append", help="only this conversation (repeatable); one table each")
     args = ap.parse_args(argv)
-    if args.folds:
+    if args.sample and not args.folds:
+        res = {s: run(args.data, args.embeddings_url, args.embed_cache, args.no_wiki, only=[s]) for s in args.sample}
+        for s, r in res.items():
+            print(f"== {s}")
+            print_table(r)
+    elif args.folds:
         res = run_folds(args.data, args.no_wiki, args.embeddings_url, args.embed_cache)
         for f in res["folds"]:
             print(f"== held out {f['held_out']} (setting '{f['setting']}' chosen on {', '.join(f['tuned_on'])}: "

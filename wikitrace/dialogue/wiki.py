@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from .embed import cos as sparse_cos
-from .lexicon import generic_words
+from .lexicon import FAMILY_WORDS, generic_words, rank
 from .text import FAMILIES, IdfVectors, stem
 
 # Words that name no topic: the words common enough in English that a page titled "able", "ever"
@@ -201,7 +201,10 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
                 if k.isalpha() and len(k) > 3 and stem(k) not in generic:
                     inside[k] = inside.get(k, 0) + 1
         outside = {k for t in others for k in kw_of.get(t, ())}
-        ranked = sorted(inside, key=lambda k: (-(inside[k] - (0.5 if k in outside else 0)), k))
+        # ties (most words occur once) go to words that name a kind of thing (a family word: a pet,
+        # a sport, a place), then to the more common English word - not to the alphabet's first
+        ranked = sorted(inside, key=lambda k: (-(inside[k] - (0.5 if k in outside else 0)),
+                                               k not in FAMILY_WORDS, rank(k), k))
         return ranked[:2]
 
     def add(type_, title, ids, entities=(), facet=None, keywords=(), rescue=False):
