@@ -16,6 +16,8 @@ SOURCES: dict[str, str] = _LEX["sources"]
 STOP_TOP = 200            # the most frequent English words carry no topic
 FUNCTION_TOP = 1000       # frequent words WordNet lacks (pronouns, contractions, chat fillers)
 GENERIC_TOP = 5000       # frequent words (less family words) too plain to title a page
+NAME_TOP = 1500          # capitalised, one of these is an ordinary word ("Thanks", "Sorry"), not a
+                         # name; rarer ones may be names ("Max", "Grace", "Jack" stay)
 
 FAMILIES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _LEX["families"].items()}
 FAMILY_WORDS = frozenset(w for ws in FAMILIES.values() for w in ws)
@@ -37,9 +39,10 @@ def function_words() -> frozenset:
     return frozenset(w for w in top if w not in FAMILY_WORDS and not w.isdecimal())
 
 
-def generic_words() -> frozenset:
-    """Words common enough in English that a page titled by them names no thread."""
-    return frozenset(w for w in FREQUENT[:GENERIC_TOP] if w not in FAMILY_WORDS)
+def generic_words(top: int = GENERIC_TOP) -> frozenset:
+    """Words common enough in English that a page titled by them names no thread (or, with
+    ``top=NAME_TOP``, that a capitalised one is no name)."""
+    return frozenset(w for w in FREQUENT[:top] if w not in FAMILY_WORDS)
 
 VERB_FORMS: dict[str, str] = _LEX["verb_forms"]            # inflected form -> base verb
 ENDING_VERBS = frozenset(_LEX["ending"])

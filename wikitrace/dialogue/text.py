@@ -9,7 +9,7 @@ import math
 import re
 from datetime import date, datetime, timedelta
 
-from .lexicon import FAMILIES as _LEX_FAMILIES, generic_words, function_words
+from .lexicon import FAMILIES as _LEX_FAMILIES, NAME_TOP, function_words, generic_words
 
 # ---------------------------------------------------------------- tokens
 
@@ -153,7 +153,7 @@ _TEMPORAL = re.compile(
     r"(?:in|since|on)\s+(?:" + "|".join(MONTHS) + r")(?:\s+\d{4})?|"
     r"(?:19|20)\d{2})\b", re.I)
 
-_GENERIC = generic_words()
+_GENERIC = generic_words(NAME_TOP)
 
 
 def not_entity_word(word: str) -> bool:
