@@ -64,6 +64,11 @@ STAGE_ROOTS: list[list[tuple[str, str, int]]] = [
 ENDING_ROOTS: list[tuple[str, str, int]] = [("abandon", "v", 1), ("abandon", "v", 2), ("cancel", "v", 1),
                                             ("discontinue", "v", 1), ("quit", "v", 1), ("sell", "v", 1),
                                             ("lose", "v", 1), ("break_up", "v", 1), ("end", "v", 1)]
+# where a person lives, and where they go: the words of these verb synsets themselves (no hyponyms)
+RESIDENCE_ROOTS: list[tuple[str, str, int]] = [("live", "v", 1), ("reside", "v", 1), ("reside", "v", 2),
+                                               ("move", "v", 4)]
+TRAVEL_ROOTS: list[tuple[str, str, int]] = [("travel", "v", 1), ("travel", "v", 2), ("travel", "v", 3),
+                                            ("visit", "v", 2), ("come", "v", 1)]
 MIN_ZIPF_FAMILY = 3.0      # family members: words seen at least once per million words
 MAX_SENSE = 1              # a word joins a family when its most frequent sense is under a root
 MAX_STAGE_DEPTH = 1        # stage verbs: a root verb synset and its direct hyponyms
@@ -152,16 +157,30 @@ def _known(word: str, index: dict[str, set[str]], exc: dict[str, dict[str, str]]
 
 
 def _inflections(verb: str, exc_rev: dict[str, list[str]]) -> set[str]:
-    """Surface forms of a verb: WordNet's irregular forms (verb.exc) and the regular endings."""
-    out = {verb, *exc_rev.get(verb, ())}
+    """Surface forms of a verb: WordNet's irregular forms (verb.exc; a verb with an irregular past,
+    "went", gets no regular one) and the regular endings."""
+    irregular = exc_rev.get(verb, ())
+    out = {verb, *irregular}
+    if verb.endswith("y") and len(verb) > 2 and verb[-2] not in "aeiou":
+        return out | {verb[:-1] + "ies", verb[:-1] + "ied", verb + "ing"}
     stem = verb[:-1] if verb.endswith("e") else verb
     double = (len(verb) >= 3 and verb[-1] not in "aeiouwxy" and verb[-2] in "aeiou"
               and not any(c in "aeiouy" for c in verb[:-2].lstrip("qu")))      # one syllable: plan, quit
     d = verb + verb[-1] if double else stem
-    out |= {verb + ("es" if verb.endswith(("s", "sh", "ch", "x", "z")) else "s"), d + "ed", d + "ing"}
-    if verb.endswith("y") and len(verb) > 2 and verb[-2] not in "aeiou":
-        out |= {verb[:-1] + "ies", verb[:-1] + "ied"}
+    out |= {verb + ("es" if verb.endswith(("s", "sh", "ch", "x", "z", "o")) else "s"), d + "ing"}
+    if not irregular or any(f.endswith("ed") for f in irregular):     # "travelled": "traveled" too
+        out.add(d + "ed")
     return out
+
+
+def _synset_words(roots_spec, senses, lemmas, zipf) -> list[str]:
+    """The single words of the root synsets themselves, common enough to matter."""
+    out = set()
+    for lemma, _, n in roots_spec:
+        for w in lemmas[senses[lemma][n - 1]]:
+            if w.isalpha() and zipf(w) >= MIN_ZIPF_FAMILY:
+                out.add(w)
+    return sorted(out)
 
 
 def build() -> dict:
@@ -177,6 +196,8 @@ def build() -> dict:
     families = {fam: _members(spec, nouns[0], nouns[1], zipf) for fam, spec in FAMILY_ROOTS.items()}
     stages = [_members(spec, verbs[0], verbs[1], zipf, depth=MAX_STAGE_DEPTH) for spec in STAGE_ROOTS]
     ending = _members(ENDING_ROOTS, verbs[0], verbs[1], zipf, depth=MAX_STAGE_DEPTH)
+    residence = _synset_words(RESIDENCE_ROOTS, verbs[0], verbs[2], zipf)
+    travel = _synset_words(TRAVEL_ROOTS, verbs[0], verbs[2], zipf)
     frequent = [w for w in top_n_list("en", FREQUENT_TOP * 2) if w.isascii() and any(c.isalpha() for c in w)]
     index = {"n": set(nouns[0]), "v": set(verbs[0]), "a": set(_read_wordnet(d, "adj")[0]),
              "r": set(_read_wordnet(d, "adv")[0])}
@@ -198,6 +219,11 @@ def build() -> dict:
         "families": families,
         "stages": stages,
         "ending": ending,
+        "residence_roots": [f"{a}.{p}.{n:02d}" for a, p, n in RESIDENCE_ROOTS],
+        "travel_roots": [f"{a}.{p}.{n:02d}" for a, p, n in TRAVEL_ROOTS],
+        # inflected forms of the verbs of where one lives and where one goes
+        "residence_forms": sorted({f for v in residence for f in _inflections(v, exc_rev)}),
+        "travel_forms": sorted({f for v in travel for f in _inflections(v, exc_rev)}),
         # surface forms (inflections) of every stage and ending verb -> its base
         "verb_forms": {f + (" " + v.split("_")[1] if "_" in v else ""): v
                        for v in sorted({*ending, *(v for st in stages for v in st)})

@@ -37,7 +37,8 @@ REGISTRY = {
     ('text.py', '_CAP'): ('closed class - name particles of English and European surnames', '847cd6c634ff'),
     ('text.py', '_NUMBER_WORDS'): ('closed class - English cardinal numerals and quantity words', '80a592d9144f'),
     ('text.py', '_TEMPORAL'): ('closed class - English deictic and relative time expressions', '13878f399ce1'),
-    ('text.py', '_RELATION_PATTERNS'): ('typed residence and travel verbs (older code, not yet from WordNet)', '4ca12c53bbff'),
+    ('text.py', '_RELATION_PATTERNS'): ('closed class - English copula and prepositions (verbs from lexicon.json, WordNet)', 'f746a8b87afc'),
+    ('text.py', '_RESEARCH'): ('typed - the one verb "research" (what someone studies)', '2ff13624a5fd'),
     ('text.py', '_NUM'): ('closed class - English cardinal numerals and vague quantities', '5aafe8636eae'),
     ('text.py', '_REL'): ('closed class - English deictic and relative time expressions', '5f9021a88a71'),
     ('trajectories.py', 'TEMPORAL_ONLY'): ('closed class - English deictic and relative time expressions', '6e6b2ca53878'),
@@ -48,7 +49,7 @@ REGISTRY = {
     ('trajectories.py', '_FUTURE'): ('closed class - English future and intention auxiliaries (a plan not yet carried out)', '459296215918'),
     ('wiki.py', '_TEMPLATE_WORDS'): ("wikitrace's own claim templates (extract.offline_claims)", 'ed1196212d5b'),
 }
-LEXICON_SHA = "fbc6f860d12e"
+LEXICON_SHA = "924ed3a6747b"
 
 
 def _words_of(node) -> list[str]:

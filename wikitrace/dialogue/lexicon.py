@@ -45,6 +45,8 @@ def generic_words(top: int = GENERIC_TOP) -> frozenset:
     return frozenset(w for w in FREQUENT[:top] if w not in FAMILY_WORDS)
 
 VERB_FORMS: dict[str, str] = _LEX["verb_forms"]            # inflected form -> base verb
+RESIDENCE_FORMS = frozenset(_LEX["residence_forms"])       # live, reside, move (house) ... inflected
+TRAVEL_FORMS = frozenset(_LEX["travel_forms"])             # go, travel, visit, come ... inflected
 ENDING_VERBS = frozenset(_LEX["ending"])
 
 

@@ -9,7 +9,8 @@ import math
 import re
 from datetime import date, datetime, timedelta
 
-from .lexicon import FAMILIES as _LEX_FAMILIES, NAME_TOP, function_words, generic_words
+from .lexicon import (FAMILIES as _LEX_FAMILIES, NAME_TOP, RESIDENCE_FORMS, TRAVEL_FORMS, function_words,
+                      generic_words)
 
 # ---------------------------------------------------------------- tokens
 
@@ -258,13 +259,22 @@ def families_of_stem(st: str) -> list[str]:
                 fams.append(fam)
     return table.get(st, [])
 
-# source: typed residence and travel verbs (older code, not yet from WordNet)
+def _alternation(forms) -> str:
+    return "|".join(sorted(forms, key=lambda f: (-len(f), f)))
+
+
+_HOME = _alternation(RESIDENCE_FORMS)
+_GO = _alternation(TRAVEL_FORMS - RESIDENCE_FORMS)
+# Where someone is from, lives and goes: verbs of residence and travel from WordNet (lexicon.json),
+# with the copula and prepositions of English grammar.
+# source: closed class - English copula and prepositions (verbs from lexicon.json, WordNet)
 _RELATION_PATTERNS = (
-    (re.compile(r"\b(?:moved|came|am|i'm|is|was)\s+from\s+([A-Z][a-zA-Z]+)"), "home_country"),
-    (re.compile(r"\b(?:live|lives|living|moved)\s+(?:in|to)\s+([A-Z][a-zA-Z]+)"), "home_location"),
-    (re.compile(r"\b(?:went|go|going|trip|traveled|travelled|visited|visit)\s+(?:to\s+)?(?:the\s+)?([A-Z][a-zA-Z]+)"), "activity_location"),
-    (re.compile(r"\bresearch(?:ing|ed)?\s+(?:on\s+|into\s+)?([a-z]+(?:\s+[a-z]+)?)", re.I), "research_topic"),
+    (re.compile(r"\b(?:" + _HOME + "|" + _GO + r"|am|i'm|is|was)\s+from\s+([A-Z][a-zA-Z]+)"), "home_country"),
+    (re.compile(r"\b(?:" + _HOME + r")\s+(?:in|to)\s+([A-Z][a-zA-Z]+)"), "home_location"),
+    (re.compile(r"\b(?:" + _GO + r")\s+(?:to\s+)?(?:the\s+)?([A-Z][a-zA-Z]+)"), "activity_location"),
 )
+# source: typed - the one verb "research" (what someone studies)
+_RESEARCH = (re.compile(r"\bresearch(?:ing|ed)?\s+(?:on\s+|into\s+)?([a-z]+(?:\s+[a-z]+)?)", re.I), "research_topic")
 
 
 def facets(text: str) -> list[str]:
@@ -275,7 +285,7 @@ def facets(text: str) -> list[str]:
         for fam in families_of_stem(st):
             out[fam] = None
             out[f"{fam}={st}"] = None
-    for pat, tag in _RELATION_PATTERNS:
+    for pat, tag in (*_RELATION_PATTERNS, _RESEARCH):
         for m in pat.finditer(text):
             val = m.group(1).lower()
             if val not in STOPWORDS:
