@@ -3,7 +3,6 @@ facets and relative-date resolution. No randomness, no salted ``hash()``."""
 
 from __future__ import annotations
 
-import calendar
 import hashlib
 import math
 import re
@@ -142,8 +141,10 @@ _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 _NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve twenty thirty "
                  "hundred dozen couple few several").split()
 _COUNT = re.compile(r"\b(\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+(?:\s+[a-z]+)?)", re.I)
-MONTHS = [calendar.month_name[i].lower() for i in range(1, 13)]    # Python's calendar (C locale)
-WEEKDAYS = [calendar.day_name[i].lower() for i in range(7)]
+# English month and weekday names from the C library's C locale (Python never calls setlocale by
+# itself); 1 January 2001 was a Monday. (The calendar module gives the same but costs an import.)
+MONTHS = [date(2001, m, 1).strftime("%B").lower() for m in range(1, 13)]
+WEEKDAYS = [date(2001, 1, d).strftime("%A").lower() for d in range(1, 8)]
 COUNT_RE = _COUNT
 # source: closed class - English deictic and relative time expressions
 _TEMPORAL = re.compile(
