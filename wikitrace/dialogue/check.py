@@ -13,6 +13,7 @@ import frontmatter
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 _ANCHOR = re.compile(r'<a id="([^"]+)"></a>')
 
+# source: wikitrace own page format (required frontmatter fields)
 REQUIRED = {
     "sources": ("type", "sample", "session", "message_ids"),
     "snapshots": ("type", "id", "sample", "trajectory", "session", "source_message_ids", "claims", "extractor"),
