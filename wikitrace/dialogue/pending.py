@@ -29,9 +29,17 @@ def save(root: Path, dialogues: list[Dialogue], command: str) -> None:
     from ..corpus.fsio import write_atomic
 
     record = {"command": command, "dialogues": [
-        {**asdict(d), "redactions": [[list(k) if isinstance(k, tuple) else k, n] for k, n in d.redactions.items()]}
-        for d in dialogues]}  # a redaction kind may be a tuple: JSON keys cannot be
+        {**asdict(d), "redactions": _pairs(d.redactions), "notes": _pairs(d.notes)} for d in dialogues]}
     write_atomic(path(root), json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n", mode=0o644)
+
+
+def _pairs(counts: Counter) -> list:
+    """A Counter as [key, n] pairs: a key may be a tuple, which JSON object keys cannot be."""
+    return [[list(k) if isinstance(k, tuple) else k, n] for k, n in counts.items()]
+
+
+def _counter(pairs) -> Counter:
+    return Counter({tuple(k) if isinstance(k, list) else k: n for k, n in pairs or []})
 
 
 def load(root: Path) -> tuple[str, list[Dialogue]] | None:
@@ -40,8 +48,7 @@ def load(root: Path) -> tuple[str, list[Dialogue]] | None:
     try:
         record = json.loads(path(root).read_bytes())
         dialogues = [Dialogue(**{**d, "messages": [Message(**m) for m in d["messages"]],
-                                 "redactions": Counter({tuple(k) if isinstance(k, list) else k: n
-                                                        for k, n in d.get("redactions") or []})})
+                                 "redactions": _counter(d.get("redactions")), "notes": _counter(d.get("notes"))})
                      for d in record["dialogues"]]
         return str(record.get("command") or "dialogue compile"), dialogues
     except FileNotFoundError:
