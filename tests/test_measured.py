@@ -70,6 +70,8 @@ def test_the_figure_rule_tells_measurements_from_words():
 def test_every_figure_table_sits_in_a_stamped_region(page):
     text = page.read_text(encoding="utf-8")
     regions = _regions(text)
+    assert text.count("<!-- measured by") == len(regions), (
+        f"{page.name}: a stamp not of the form '<!-- measured by WHAT: commit C, date YYYY-MM-DD -->' on a line of its own")
     for start, end, m in regions:
         assert end < len(text), f"{page.name}: the region measured by {m.group('by')} has no {record.END!r} line"
     for (start, end, m), (next_start, _, _) in zip(regions, regions[1:]):
