@@ -298,14 +298,14 @@ def main(argv=None) -> int:
     return 0
 
 
-CATEGORIES = ["cat1", "cat2", "cat3", "cat4", "overall"]
-CATEGORY_NAMES = ["multi-hop", "temporal", "open-domain", "single-hop", "overall"]
+COLUMNS = ["cat1", "cat2", "cat3", "cat4", "overall"]
+COLUMN_NAMES = [*CAT_NAMES.values(), "overall"]
 SHOWN = {"hier": "hier (shipped)", "hier-softroute": "hier-softroute", "bm25-msg": "bm25-msg",
          "bm25-session": "bm25-session"}
 
 
 def _cells(row: dict) -> list[str]:
-    return [f"{row[c]:.3f}" if row[c] is not None else "-" for c in CATEGORIES]
+    return [f"{row[c]:.3f}" if row[c] is not None else "-" for c in COLUMNS]
 
 
 def record_tables(args, res: dict) -> None:
@@ -320,17 +320,17 @@ def record_tables(args, res: dict) -> None:
                 rows.append([f"{f['held_out']} ({f['setting']})" if i == 0 else "", b,
                              *_cells(r["methods"]["hier"][str(b)]), f"{flat['overall']:.3f} ({flat['cat1']:.3f})"])
         record("dialogue.md", f"benchmarks/locomo_retrieval.py --folds{dense}", markdown_table(
-            ["held-out fold (setting chosen)", "budget", *CATEGORY_NAMES, "flat BM25 overall (multi-hop)"], rows))
+            ["held-out fold (setting chosen)", "budget", *COLUMN_NAMES, "flat BM25 overall (multi-hop)"], rows))
     elif args.sample:
         rows = [[sample, SHOWN.get(name, name), *_cells(r["methods"][name][str(TUNE_BUDGET)])]
                 for sample, r in res.items() for name in r["methods"]]
         record("dialogue.md", f"benchmarks/locomo_retrieval.py --sample{dense}", markdown_table(
-            ["conversation", "method", *CATEGORY_NAMES], rows))
+            ["conversation", "method", *COLUMN_NAMES], rows))
     else:
         rows = [[b, SHOWN.get(name, name), *_cells(res["methods"][name][str(b)])]
                 for b in res["budgets"] for name in res["methods"]]
         record("dialogue.md", f"benchmarks/locomo_retrieval.py{dense}", markdown_table(
-            ["budget", "method", *CATEGORY_NAMES], rows))
+            ["budget", "method", *COLUMN_NAMES], rows))
 
 
 if __name__ == "__main__":
