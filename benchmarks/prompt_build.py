@@ -109,8 +109,10 @@ def synthesise(root: Path, n_runs: int) -> tuple[int, str, dict]:
             f"source_step: {ins['source_step']}\nsource_outcome: {ins['source_outcome']}\ncompiler: offline\n---\n"
             f"# {ins['title']}\n\n## Insight\n{ins['guideline']}\n\n## Applicability\n{ins['applicability']}\n\n"
             f"## Source episode\n{ins['source_step']} ({ins['source_outcome']})\n")
-    # exactly as wikitrace.build._corpus_json writes it (the prompt index's stamp depends on it)
-    (root / "corpus.json").write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    # laid out as the build lays it out: the prompt index hashes the runs/insights region as written
+    from wikitrace.corpus.corpus_json import dumps
+
+    (root / "corpus.json").write_text(dumps(data)[0], encoding="utf-8")
     return len(insights), source, data
 
 
