@@ -103,7 +103,7 @@ def make_compiler(opts: BuildOptions, config=None) -> Compiler:
     if opts.offline:
         return OfflineCompiler()
     if config is None:
-        from .llm_config import resolve
+        from .llm.config import resolve
 
         config = resolve(opts.model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
     if config is None:
@@ -324,7 +324,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     graves = Tombstones.load(root, restore=opts.restore)  # runs `wikitrace forget` removed stay out
     config = None
     if not opts.offline:
-        from .llm_config import resolve
+        from .llm.config import resolve
 
         config = resolve(opts.model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
     # The key needs only the compiler's name and model, so the input can be
@@ -451,7 +451,7 @@ def run_build(opts: BuildOptions, as_json: bool = False) -> int:
     With ``as_json`` the summary is also one JSON object on stdout."""
     from .errors import Failed, InputError
     from .input_survey import survey
-    from .llm_config import LLMConfigError
+    from .llm.config import LLMConfigError
     from .progress import Progress, console as make_console
 
     console = make_console(quiet=opts.quiet)

@@ -42,15 +42,15 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus.manifest import content_hash
-from ..llm_config import LLMConfig
+from ..llm.config import LLMConfig
 from ..redact import default_redactor
 from ..runs.model import Run
 from ..templates import environment, render
 from .answer_check import BadAnswer, check_answer, norm
 from .answer_json import extract_json
 from .base import CompileStats
-from .cache import CachedAnswer, ResponseCache, cache_key
-from .llm_transport import AnswerTooLarge, ChatTransport, Failure, FormatRejected, one_line
+from ..llm.cache import CachedAnswer, ResponseCache, cache_key
+from ..llm.transport import AnswerTooLarge, ChatTransport, Failure, FormatRejected, one_line
 from .offline import compile_offline
 from .prompt_views import Prompt, build_prompt, clip, evidence_key
 from .schema import MAX_INSIGHTS, Compilation, json_schema
