@@ -20,9 +20,7 @@ import asyncio
 import collections
 import datetime as _dt
 import hashlib
-import importlib
 import json
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -342,8 +340,9 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
             # Records compiled before are counted from the manifest, not re-read.
             if reader is not None:
                 if compiler.name == "llm":  # import the client while this process waits
-                    threading.Thread(target=importlib.import_module, args=("openai",),
-                                     name="wikitrace-import-openai").start()
+                    from .llm.client import import_sdk_in_background
+
+                    import_sdk_in_background()
                 counts = reader.counts()
             else:
                 from .runs.load import count_outcomes

@@ -48,7 +48,7 @@ class ModelFault(Exception):
 @dataclass
 class Answer:
     text: str                    # redacted
-    data: dict[str, Any] | None  # the JSON object in the text (JSON modes), redacted string by string
+    data: dict[str, Any] | None  # the JSON object in the text (JSON asked for), redacted string by string
     usage: dict[str, int]
     mode: str
     redacted: Counter = field(default_factory=Counter)  # secrets replaced, by kind
@@ -136,7 +136,7 @@ class Client:
             except _FormatRefused:
                 setattr(self, current, False)
                 continue
-            return self._arrived(text, usage, current)
+            return self._arrived(text, usage, current, json_wanted=mode != "text")
         raise self._gave_up(ModelFault("the endpoint refused every response format"))
 
     def embed(self, texts: list[str], *, model: str) -> list[list[float]]:
@@ -238,10 +238,12 @@ class Client:
             raise self._gave_up(ModelFault(self.broken, fatal=True))
         raise self._gave_up(ModelFault(f"{what} after {attempts}"))
 
-    def _arrived(self, text: str, usage: dict[str, int], mode: str) -> Answer:
-        """The answer as callers may keep it: every secret in it replaced."""
+    def _arrived(self, text: str, usage: dict[str, int], mode: str, json_wanted: bool) -> Answer:
+        """The answer as callers may keep it: every secret in it replaced. JSON asked for is
+        parsed first (also when the server took only plain text), so a replacement never
+        cuts through the JSON's own syntax."""
         found: Counter = Counter()
-        data = parse_object(text) if mode != "text" else None
+        data = parse_object(text) if json_wanted else None
         if self.redactor is not None:
             text = self.redactor.text(text, found) if data is None else self.redactor.text(text)
             if data is not None:
@@ -257,6 +259,15 @@ class Client:
             return max(0.0, min(hint, self.max_retry_after))
         base = min(self.max_backoff, self.backoff * (2 ** (attempt - 1)))
         return base * (0.5 + 0.5 * self._rng.random())
+
+
+def import_sdk_in_background() -> None:
+    """Start importing ``openai`` on a thread, so a build that counts its inputs first
+    does not wait for the import at its first request."""
+    import importlib
+    import threading
+
+    threading.Thread(target=importlib.import_module, args=("openai",), name="wikitrace-import-openai").start()
 
 
 class _FormatRefused(Exception):
