@@ -28,9 +28,9 @@ back), and only answers that passed the checks are cached, as that redacted
 JSON (under the run's first request),
 so a rebuild asks the model again for every run that fell back.
 
-``compile`` never raises for a model or network fault. ``openai`` is imported
-inside this module only, at the first request (a build answered from the cache
-never imports it).
+``compile`` never raises for a model or network fault. Requests, retries, the
+breaker and the response cache are the model gateway's (``wikitrace.llm``), which
+imports ``openai`` at the first request (a build answered from the cache never does).
 """
 
 from __future__ import annotations
