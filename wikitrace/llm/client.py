@@ -136,6 +136,8 @@ class Client:
             except _FormatRefused:
                 setattr(self, current, False)
                 continue
+            self.stats.prompt_tokens += usage.get("prompt_tokens", 0)
+            self.stats.completion_tokens += usage.get("completion_tokens", 0)
             return self._arrived(text, usage, current, json_wanted=mode != "text")
         raise self._gave_up(ModelFault("the endpoint refused every response format"))
 
@@ -143,7 +145,11 @@ class Client:
         """One embedding per text, in order. Raises ``ModelFault`` when the request fails."""
         def call() -> list[list[float]]:
             resp = self._openai_client().embeddings.create(model=model, input=texts, encoding_format="float")
-            return [list(d.embedding) for d in sorted(resp.data, key=lambda d: d.index)]
+            rows = getattr(resp, "data", None)
+            if not isinstance(rows, list) or not all(isinstance(getattr(d, "embedding", None), list)
+                                                     and isinstance(getattr(d, "index", None), int) for d in rows):
+                raise ModelFault("bad response: the reply is not a list of embeddings")
+            return [list(d.embedding) for d in sorted(rows, key=lambda d: d.index)]
         return self._retrying(call, "text")
 
     # --- one request ----------------------------------------------------------------
@@ -224,9 +230,6 @@ class Client:
                 raise self._gave_up(ModelFault(f"bad response: {one_line(str(exc))[:160]}")) from None
             else:
                 self.reached = True
-                if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict):
-                    self.stats.prompt_tokens += result[1].get("prompt_tokens", 0)
-                    self.stats.completion_tokens += result[1].get("completion_tokens", 0)
                 return result
             if attempt < self.max_attempts:
                 self.stats.retries += 1
