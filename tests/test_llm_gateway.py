@@ -136,6 +136,18 @@ def test_faults_fall_back_with_their_reason_and_an_oversized_answer_is_not_read(
     assert llm.stats["failures"] == 2 and llm.stats["invalid"] == 1
 
 
+def test_a_dialogue_build_records_why_its_model_calls_fell_back(fake_openai, tmp_path):
+    fake_openai.respond_with(lambda body: error(503, retry_after=0))
+    llm = StructuredLLM(resolve(None, fake_openai.base_url), timeout=10.0, max_retries=1)
+    out = tmp_path / "out"
+    res = compile_dialogues(DialogueOptions(inputs=[FIXTURE], out=out, llm=llm))
+    stats = res["samples"][0]["stats"]
+    assert stats["llm_fallbacks"] == {"HTTP 503 after 2 attempts": llm.stats["failures"]}
+    memory = json.loads(next(out.rglob("memory.json")).read_text(encoding="utf-8"))
+    assert memory["stats"]["llm_fallbacks"] == stats["llm_fallbacks"]
+    make_writable(out)
+
+
 def test_a_bad_key_opens_the_breaker_and_a_refused_format_is_remembered(fake_openai):
     client = Client(resolve(None, fake_openai.base_url), max_attempts=2)
     fake_openai.script(error(400, "response_format json_object is not supported by this server"),
