@@ -134,7 +134,7 @@ def add_runs(opts: AddOptions) -> AddResult:
         raise InputError("no such file" if not opts.run_file.exists() else "is a folder; add takes one run file",
                          "give the run file the agent left (a folder of runs: use wikitrace compile)",
                          where=opts.run_file)
-    from ..llm_config import LLMConfigError
+    from ..llm.config import LLMConfigError
     from ..runs.model import RunError
 
     try:
@@ -218,7 +218,7 @@ def _build_options(opts: AddOptions, settings: dict, root: Path):
 def _llm_config(opts: AddOptions, settings: dict):
     """The corpus's compiler by default: offline for an offline corpus (an API key in the
     environment does not change that), its model for an LLM corpus."""
-    from ..llm_config import resolve
+    from ..llm.config import resolve
 
     if opts.offline or (settings.get("compiler") != "llm" and not (opts.model or opts.base_url)):
         return None

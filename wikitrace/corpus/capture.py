@@ -36,7 +36,7 @@ def create(opts):
     """Compile RUN_FILE into a new corpus at ``opts.corpus`` (the add that finds no corpus)."""
     from ..build import BuildError, BuildOptions, build
     from ..errors import Failed, InputError
-    from ..llm_config import LLMConfigError
+    from ..llm.config import LLMConfigError
     from ..runs.model import RunError
     from ..runs.outcomes import parse_verdict
     from .add import OUTCOME_HELP, AddResult, _EveryRun

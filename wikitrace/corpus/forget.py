@@ -84,7 +84,7 @@ def forget(corpus: Path, idents: list[str], cache_dirs: list[Path] = ()) -> Forg
 
 
 def _purge_cache(result: ForgetResult, dirs: list[Path]) -> None:
-    from ..compilers.cache import purge_runs
+    from ..llm.cache import purge_runs
 
     tags = {r.content_hash for r in result.runs if r.content_hash}
     result.cache_dirs = [str(d) for d in dirs]
@@ -114,7 +114,7 @@ def drop_references(root: Path, result: ForgetResult) -> None:
 def _cache_dirs(pub: Publisher, extra) -> list[Path]:
     """Where answers about these runs may be: every cache a build of this corpus used,
     the default cache, and any the user names."""
-    from ..compilers.cache import default_dir
+    from ..llm.cache import default_dir
 
     seen = pub.manifest.data.get(CACHE_DIRS)
     found = [Path(d) for d in (seen if isinstance(seen, list) else []) if isinstance(d, str)]

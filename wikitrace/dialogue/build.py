@@ -55,6 +55,7 @@ def session_file(session: str) -> str:
 def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
     """The whole memory of one dialogue as plain JSON-able data. With an ``embedder`` (endpoint
     backend) the snapshot source text is embedded once (cached by content hash) and used for g_det."""
+    reasons_before = dict(llm.stats.get("fallback_reasons", {})) if llm else {}
     claim_fn = llm.claims_fn(d) if llm else None
     snaps, xstats = build_snapshots(d, claim_fn)
     matcher = llm.match_fn() if llm else None
@@ -149,8 +150,15 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         "pages": page_out,
         "stats": {"extraction": xstats, "trajectories": tstats, "wiki": pstats, "audit_orphans": orphans,
                   "extractor": llm.name if llm else "offline",
-                  "embedder": embedder.name if embedder is not None else HASHED},
+                  "embedder": embedder.name if embedder is not None else HASHED,
+                  **({"llm_fallbacks": _fallbacks_since(llm, reasons_before)} if llm else {})},
     }
+
+
+def _fallbacks_since(llm, before: dict[str, int]) -> dict[str, int]:
+    """Why this sample's model calls fell back (reason -> calls), from the model's running count."""
+    now = llm.stats.get("fallback_reasons", {})
+    return {reason: n - before.get(reason, 0) for reason, n in sorted(now.items()) if n > before.get(reason, 0)}
 
 
 # ---------------------------------------------------------------- rendering
