@@ -166,25 +166,44 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
 
 
 def contrast_sentence(entry: dict) -> str:
-    """What the contrast says, in one or two sentences (the page and the prompt use it)."""
+    """What the contrast says on the insight's own page: how many runs of its task type met
+    the pattern, in each outcome, and the verdict in words. The task type's totals and the
+    test's p-value change with every added run, so they are shown on the index instead
+    (``index_note``): a page changes only when its own counts, sources or verdict do."""
     c = entry.get("contrast")
     if c is None:
         return ("Drawn from how failed runs ended; there is no pattern a successful run could meet, so it is "
                 "not contrasted with successes.")
-    met = (f"Met in {c['failed_met']} of {c['failed']} failed and {c['success_met']} of {c['success']} successful "
-           f"runs of this task type")
+    met = (f"Runs of this task type that met it: {c['failed_met']} failed, {c['success_met']} successful. ")
     v = c["verdict"]
+    side = c["pattern"].split("|", 1)[0]
     if v == "no-success":
-        return met + "; with no successful run of this task type to compare with, it is not named a cause."
+        return met + "With no successful run of this task type to compare with, it is not named a cause."
     if v == "no-failure":
-        return met + "; with no failed run of this task type to compare with, it is not named a cause."
-    if v == "failure":
-        return met + (f": runs that met it failed more often than the others (one-sided Fisher exact test, "
-                      f"p = {c['p']:.2g}), so it is named a likely cause of failure.")
+        return met + "With no failed run of this task type to compare with, it is not named a cause."
+    if v == "failure" and side in TROUBLE:
+        return met + ("Runs that met it failed more often than the runs that did not, so it is named a likely "
+                      "cause of failure.")
+    if v == "failure":  # a way to settle the task that failed runs took more often: not enough by itself
+        return met + ("Failed runs took this way more often than successful ones, so it is not enough by itself: "
+                      "what the successful runs did before it matters.")
     if v == "success":
-        return met + (f": runs that met it succeeded more often than the others (one-sided Fisher exact test, "
-                      f"p = {c['p']:.2g}), so it is not a cause of failure.")
-    return met + (f": it does not separate them (p = {c['p']:.2g}), so it did not decide the outcome"
-                  + (f"; {c['success_met']} successful run{'s' if c['success_met'] != 1 else ''} met it too."
-                     if c['success_met'] and c['pattern'].split("|", 1)[0] in TROUBLE
-                     else "."))
+        return met + ("Runs that met it succeeded more often than the runs that did not"
+                      + (", so it is not a cause of failure." if side in TROUBLE else "."))
+    return met + ("It does not separate failed from successful runs, so it did not decide the outcome"
+                  + (" (successful runs met it too)." if c["success_met"] and side in TROUBLE else "."))
+
+
+def index_note(entry: dict) -> str:
+    """The contrast's figures that depend on the whole task type (its totals, the p-value),
+    for the insight index, which changes with every run anyway."""
+    c = entry.get("contrast")
+    if c is None:
+        return "not contrasted"
+    figures = f"met in {c['failed_met']} of {c['failed']} failed, {c['success_met']} of {c['success']} successful"
+    if c.get("p") is not None:
+        figures += f"; one-sided Fisher p = {c['p']:.2g}"
+    verdict = {"failure": "a likely cause of failure" if c["pattern"].split("|", 1)[0] in TROUBLE
+               else "taken more often by failed runs",
+               "success": "met more often by successful runs", "none": "did not decide the outcome"}
+    return figures + (f"; {verdict[c['verdict']]}" if c["verdict"] in verdict else "")
