@@ -354,10 +354,12 @@ def _unseen_lesson(r: Reading, w: Call) -> CandidateInsight | None:
     if not unseen:
         return None
     keys = sorted({re.split(r"[.\[]", p, maxsplit=1)[0] for p in unseen})
-    return _lesson("unseen", "Take argument values from what the run was shown",
+    return _lesson("unseen", "Take argument values from look-ups and the user's words",
                    "Before a call that changes state, take each argument value from a look-up or from the user's own "
-                   "words; a value no earlier turn held is a guess.", f"In {_kind(r)}, before any state-changing call.",
-                   f"turn {w.n}: {w.name} with {join(keys, 3)} set to values no earlier turn held", False)
+                   "words, or work it out from them (a total from the listed prices); a value that none of them holds "
+                   "or yields is a guess: ask or look it up first.", f"In {_kind(r)}, before any state-changing call.",
+                   f"turn {w.n}: {w.name} with {join(keys, 3)} set to values no look-up or user message before it held",
+                   False)
 
 
 def _went_through(r: Reading, w: Call) -> CandidateInsight:
