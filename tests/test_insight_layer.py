@@ -75,7 +75,7 @@ def test_an_error_every_run_met_is_one_environment_lesson_not_a_cause(tmp_path):
     assert (c["failed_met"], c["failed"], c["success_met"], c["success"]) == (8, 8, 4, 4)
     assert c["verdict"] == "none"  # met by every run: it separates nothing
     page = (out / "insight" / f"{jdk['id']}.md").read_text()
-    assert "Runs of this task type that met it: 8 failed, 4 successful." in page
+    assert "Runs of this task type that met this error: 8 failed, 4 successful." in page
     assert "It does not separate failed from successful runs, so it did not decide the outcome" in page
     assert "likely cause" not in page
     # the task type's totals and the p-value change with every run: the index holds them, not the page

@@ -160,3 +160,22 @@ def test_a_rule_lesson_is_titled_by_the_whole_rule_without_its_asides():
     assert rule_title(rule) == ("Before taking any actions that update the booking database, you must list the "
                                 "action details and obtain explicit user …")
     assert not clip_words(rule, 90).rstrip(" …")[-1:].isspace() and clip_words(rule, 90).endswith("modifying flights …")
+
+
+def test_changes_listed_in_the_proposal_the_user_agreed_to_are_all_agreed():
+    from wikitrace.compilers.reading import read_run
+
+    def run(proposal):
+        turns = _turns(_msg("system", AIRLINE_SYSTEM), _msg("user", "Move both my trips to economy."),
+                       _msg("assistant", proposal), _msg("user", "Yes, please do both."),
+                       _call("update_reservation_flights", {"reservation_id": "KQ2M7D", "cabin": "economy"},
+                             '{"reservation_id": "KQ2M7D", "cabin": "economy"}'),
+                       _call("update_reservation_flights", {"reservation_id": "ZP90LA", "cabin": "economy"},
+                             '{"reservation_id": "ZP90LA", "cabin": "economy"}'),
+                       {"type": "episode_over"})
+        reading = read_run(_run(_record("both-1", "airline", "Downgrade two trips.", turns, True)))
+        return [c.confirmed for c in reading.calls]
+
+    assert run("I will move KQ2M7D and ZP90LA to economy. Shall I go ahead?") == [True, True]
+    # the second change was never put to the user: the agreement covered the first only
+    assert run("I will move KQ2M7D to economy. Shall I go ahead?") == [True, False]

@@ -172,20 +172,30 @@ def read_run(run: Run) -> Reading:
     calls, harness = [], []
     replies = user_replies(run)
     # a call is confirmed when the user's last reply before it agreed to something and no
-    # other change went through in between (look-ups and failed calls do not count); a user
-    # message that is no reply agrees to nothing
-    agreed, agreed_at = False, None
+    # other change went through in between (look-ups and failed calls do not count), or when
+    # the proposal the user agreed to named this change's own values (several changes listed
+    # and agreed at once); a user message that is no reply agrees to nothing
+    agreed, agreed_at, proposal, proposed = False, None, "", ""
+    done: set[str] = set()  # values of the changes made since the agreement
     for t in run.turns:
         if is_harness_turn(t):
             harness.append(t)
         elif t.type == "function_call":
-            call = Call(t, looks_like_error(t), not is_read_only(t), agreed, agreed_at)
+            writes = not is_read_only(t)
+            own = {str(v).lower() for _p, v in leaves(t.arguments) if isinstance(v, str) and len(v) > 3} - done
+            listed = bool(writes and not agreed and agreed_at is not None and proposed and own
+                          and any(_occurs(v, proposed) for v in own))
+            call = Call(t, looks_like_error(t), writes, agreed or listed, agreed_at)
             calls.append(call)
             if call.writes and not call.error:
                 agreed = False
+                done |= {str(v).lower() for _p, v in leaves(t.arguments) if isinstance(v, str)}
+        elif t.type == "message" and t.role == "assistant" and t.content:
+            proposal = t.content.lower()
         elif t.type == "message" and t.role == "user":
             agreed = t.turn in replies and bool(_AFFIRM.search(t.content or ""))
             agreed_at = t.turn if agreed else None
+            proposed, done = (proposal if agreed else ""), set()
     first = run.turns[0] if run.turns else None
     system = first if first is not None and first.type == "message" and first.role in ("system", "developer") else None
     facts = [t for t in run.turns if (t.type == "function_call" and t.result and not is_harness_turn(t))

@@ -35,6 +35,17 @@ INSTEAD_SHOWN = 10  # successful runs listed by name on a page (all are counted)
 TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off"}
 
 
+# what meeting a lesson's pattern means, by the pattern's kind (a sentence counts those runs)
+MET = {
+    "error": "that met this error", "loop": "that repeated a call with the same answer",
+    "unseen": "that made a change with values no look-up or user message held",
+    "rule": "that broke this rule", "went-through": "whose change with this tool went through",
+    "hand-off": "that handed off with this tool", "procedure": "that ended with this call",
+    "idle|lookups": "that ended after look-ups only, changing nothing",
+    "idle|none": "that answered without a tool call",
+}
+
+
 def kind_of(entry: dict) -> str:
     """The task type a run entry belongs to (AppWorld-style runs: their apps joined)."""
     return ", ".join(entry["apps"]) if entry.get("apps") else (entry.get("task_type") or "unspecified")
@@ -174,9 +185,10 @@ def contrast_sentence(entry: dict) -> str:
     if c is None:
         return ("Drawn from how failed runs ended; there is no pattern a successful run could meet, so it is "
                 "not contrasted with successes.")
-    met = (f"Runs of this task type that met it: {c['failed_met']} failed, {c['success_met']} successful. ")
-    v = c["verdict"]
     side = c["pattern"].split("|", 1)[0]
+    met = (f"Runs of this task type {MET.get(c['pattern'], MET.get(side, 'that met it'))}: "
+           f"{c['failed_met']} failed, {c['success_met']} successful. ")
+    v = c["verdict"]
     if v == "no-success":
         return met + "With no successful run of this task type to compare with, it is not named a cause."
     if v == "no-failure":
