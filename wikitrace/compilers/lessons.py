@@ -283,9 +283,11 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     else:
         # a success whose every call failed still names the tools it used
         looks = sorted(_lookups(r, None) or dict.fromkeys(verb(c) for c in r.calls))[:3]
-        out.append(_lesson("answer-from", f"Answer from {join(looks, 2)}",
-                           f"When the request only asks for information, answer from what {join(looks, 3)} return "
-                           "and change nothing.", f"In {_kind(r)} that ask for information only.",
+        # a success that changed nothing: a question, or a change the rules ruled out (both end here)
+        out.append(_lesson("answer-from", f"Answer from {join(looks, 2)} when nothing should change",
+                           f"When the look-ups show the request needs no change (a question) or allows none (a change "
+                           f"the rules rule out), answer from what {join(looks, 3)} returned, say why when it is a "
+                           "refusal, and change nothing.", f"In {_kind(r)} that are settled without a change.",
                            f"answered after {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}", True))
     for i in chosen:  # the first error the run got past
         if i.kind == "recovery" and i.call is not None:
