@@ -179,3 +179,18 @@ def test_changes_listed_in_the_proposal_the_user_agreed_to_are_all_agreed():
     assert run("I will move KQ2M7D and ZP90LA to economy. Shall I go ahead?") == [True, True]
     # the second change was never put to the user: the agreement covered the first only
     assert run("I will move KQ2M7D to economy. Shall I go ahead?") == [True, False]
+
+
+def test_a_yes_or_no_the_user_gave_in_words_is_a_value_they_gave():
+    from wikitrace.compilers.reading import check_arguments, read_run
+
+    def insurance_seen(said):
+        turns = _turns(_msg("system", AIRLINE_SYSTEM), _msg("user", said),
+                       _call("book_reservation", {"flights": [{"flight_number": "HAT412"}], "insurance": "no"},
+                             '{"reservation_id": "QX81PA"}'), {"type": "episode_over"})
+        run = _run(_record("ins-1", "airline", "Book HAT412.", turns, True))
+        call = [t for t in run.turns if t.name == "book_reservation"][0]
+        return next(c for c in check_arguments(read_run(run), call) if c.path == "insurance").seen_at
+
+    assert insurance_seen("Book HAT412 for me; I don't want travel insurance.") == 1
+    assert insurance_seen("Book HAT412 for me, economy please.") is None

@@ -423,6 +423,10 @@ def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
             ("_" in text and any(reading.anywhere_before(text.replace("_", sep), call.turn) for sep in " -"))
         hit = next((t for t in reversed(before) if _seen(value, _last_key(path), t, reading.lower(t), names)), None) \
             if maybe else None
+        if hit is None and text.lower() in ("yes", "no"):  # a yes/no the user gave in words about the field
+            topic = [w for w in re.split(r"[\W_]+", _last_key(path).lower()) if len(w) > 3]
+            hit = next((t for t in reversed(before) if t_is_user(t) and topic
+                        and all(_occurs(w, reading.lower(t)) for w in topic)), None)
         check = ArgCheck(path, value, hit.turn if hit else None,
                          None if hit is None else ("user message" if t_is_user(hit) else "observation"))
         if hit is None:  # a value the run already used in a call that went through (a converted date, say)
