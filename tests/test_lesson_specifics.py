@@ -194,3 +194,21 @@ def test_a_yes_or_no_the_user_gave_in_words_is_a_value_they_gave():
 
     assert insurance_seen("Book HAT412 for me; I don't want travel insurance.") == 1
     assert insurance_seen("Book HAT412 for me, economy please.") is None
+
+
+def test_several_calls_written_into_one_argument_teach_one_call_per_query():
+    turns = _turns(_msg("user", "Which of the three signers of the Harbour Accord was later exiled?"),
+                   _call("Search", "Harbour Accord", "The Harbour Accord was signed by Ada Vell, Rik Sorn and Ma Lin."),
+                   _call("Search", "Ada Vell], Search[Rik Sorn], Search[Ma Lin", "Could not find that page, please try again.",
+                         is_error=True),
+                   _call("Search", "Ada Vell], Search[Rik Sorn], Search[Ma Lin", "Could not find that page, please try again.",
+                         is_error=True),
+                   {"type": "episode_over"})
+    record = _record("qa-packed", "hotpotqa", "Which signer was exiled?", turns, False)
+    (lesson,) = [i for i in _insights(record) if i.key.startswith("error|Search|")]
+    assert "send one Search call per query" in lesson.guideline
+    assert lesson.detail.startswith("turn 2: its argument held 3 Search calls;")
+    # an ordinary miss keeps its own advice
+    plain = _qa("Leeds", "Harrogate", [("Kestrel Days", "Could not find that page, please try again.")],
+                "Where is Kestrel Days held?")
+    assert all("per query" not in i.guideline for i in _insights(plain))

@@ -133,6 +133,11 @@ def error_lesson(r: Reading, err: Call) -> CandidateInsight:
         detail = "tried other arguments, never got past it" if any(c.name == err.name for c in later) \
             else "did not call it again"
         worked = False
+    packed = _packed_calls(err)
+    if packed > 1:  # several calls written into one argument: the fix is the call's form, not its words
+        advice = (f"send one {err.name} call per query; this answer came to an argument that held {err.name} "
+                  "calls written one after another")
+        detail = f"its argument held {packed} {err.name} calls; " + detail
     return _lesson(f"error|{v}|{said}", f"{v} answers \"{clip(said, 60)}\"",
                    f"When {v} answers \"{said}\", {advice}.",
                    f"In {_kind(r)}, whenever {v} answers with this error.", f"turn {err.n}: {detail}", worked)
@@ -162,6 +167,16 @@ def _edited(r: Reading, calls: list[Call]) -> str:
                             str(text or "")):
             paths.append(p)
     return join(list(dict.fromkeys(paths)), 3) if paths else ""
+
+
+def _packed_calls(c: Call) -> int:
+    """How many calls of its own tool a plain-string argument holds, written as the text-action
+    form does (``Name[...]``): ``A], Search[B`` sent as one Search is two."""
+    args = c.turn.arguments
+    if not isinstance(args, str) or not c.name:
+        return 0
+    joins = re.findall(rf"[\])]\s*[,;]?\s*(?:and\s+|then\s+)?{re.escape(c.name)}\s*[\[(]", args)
+    return len(joins) + 1 if joins else 0
 
 
 def procedure_key(r: Reading) -> str | None:
