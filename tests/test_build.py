@@ -491,7 +491,7 @@ def test_outcome_counts_come_from_the_reader_before_any_call(tmp_path, read_besi
     runs = example_runs()
     ok = sum(bool(r["outcome"]["success"]) for r in runs)
     assert lines and lines[0].startswith(f"{len(runs)} runs in the input ({ok} success, {len(runs) - ok} failure)")
-    assert calls_when_announced == [0] and fake_openai.calls == len(runs)
+    assert calls_when_announced == [0] and fake_openai.run_calls == len(runs)
 
 
 def test_prompt_index_reuses_renders_of_carried_insights(tmp_path, monkeypatch):

@@ -22,6 +22,10 @@ The steps, each usable on its own:
   ``ResponseCache.put`` the live path uses; list each failed one with its
   reason. Expired or cancelled batches give what they finished.
 
+The insight merges (one call per changed insight group, compilers/insight_merge.py) are
+not in the batch: their prompts need every run compiled and gathered first, so the build
+sends them through the live path afterwards, as it does without ``--batch``.
+
 ``prefill_cache`` runs them all, or resumes from a batch id or a state file so
 that a build interrupted while waiting never submits (and pays for) the same
 requests twice. It is synchronous: call it before the build's event loop.

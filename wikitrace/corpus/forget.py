@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..compilers.insight_merge import carry_over
 from . import corpus_json, documents, layout, ledger, usage_pages
 from .insights import gather
 from .publish import STATE, BuildLock, PublishError, Publisher, corpus_root, read_corpus_json
@@ -169,6 +170,7 @@ def _forget_locked(pub: Publisher, idents: list[str]) -> ForgetResult:
     # the insight layer gathered again from the runs that stay: a lesson another run taught
     # too keeps its page (one source fewer); a lesson left without sources goes
     keep_ins = gather(keep_runs)
+    carry_over(keep_ins, insights)  # merged guidelines of unchanged insights stay; no model is asked
     dropped_ins = {i["id"] for i in insights} - {i["id"] for i in keep_ins}
     doomed: dict[str, list[str]] = {}  # step -> its files
     for rel in pub.manifest.files:
