@@ -13,8 +13,8 @@ from test_insight_layer import swe_run
 
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.insight_merge import INSTRUCTIONS, check_guideline
-from wikitrace.corpus.add import AddOptions, add_runs
-from wikitrace.corpus.check import check_corpus
+from wikitrace.add import AddOptions, add_runs
+from wikitrace.check import check_corpus
 
 
 def is_merge(body: dict) -> bool:

@@ -150,13 +150,14 @@ def add(
 ) -> None:
     """Append one finished run to a compiled corpus, updating its indexes and corpus.json in place."""
     from .cli_checks import existing_folder
-    from .corpus.add import AddOptions, run_add, transcript_from_hook
+    from .add import AddOptions, run_add
+    from .capture import transcript_from_hook
     from .errors import UsageError
 
     if claude_code_hook == (run_file is not None):
         raise UsageError("give RUN_FILE or --claude-code-hook (exactly one)", where="RUN_FILE")
     if claude_code_hook:
-        from .corpus.capture import log_failure
+        from .capture import log_failure
         from .errors import WikitraceError
 
         try:
@@ -178,7 +179,7 @@ def forget(
     as_json: bool = typer.Option(False, "--json", help="Print what was removed as one JSON object on stdout."),
 ) -> None:
     """Remove runs for good: their pages, insights, index lines and cached LLM answers; later builds skip them."""
-    from .corpus.forget import forget_command
+    from .forget import forget_command
 
     raise typer.Exit(forget_command(_need_corpus(corpus), run_ids, cache_dir, as_json))
 
@@ -190,7 +191,7 @@ def check(
     as_json: bool = typer.Option(False, "--json", help='Print {"corpus", "ok", "problems"} as JSON.'),
 ) -> None:
     """Verify links, source links, turn refs, frontmatter and indexes; exit 1 on any problem."""
-    from .corpus.check import check_corpus, print_report
+    from .check import check_corpus, print_report
 
     corpus = _need_corpus(corpus, "DIR")
     problems = check_corpus(corpus)
@@ -329,7 +330,7 @@ def eval_(
 
         raise typer.Exit(by_label_command(results, labels, method, control, success_threshold, as_json, plot_out,
                                           reference))
-    from .agent.evaluate import eval_command
+    from .agent.eval_report import eval_command
     from .cli_checks import writable_file
 
     raise typer.Exit(eval_command(results, writable_file(csv_out, "--csv"), writable_file(plot_out, "--plot"),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__ as WIKITRACE_VERSION
-from ..corpus.fsio import dump_frontmatter
+from ..fsio import dump_frontmatter
 from ..templates import render
 from . import FORMAT
 from .extract import build_snapshots
