@@ -35,18 +35,56 @@ _SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 
 class _Commands(TyperGroup):
-    """Reports a WikitraceError (or an OSError naming a file) as the one error line and
-    exits with its code, wherever the command is invoked from (main(), a test runner)."""
+    """Reports a WikitraceError (or an OSError naming a file) and click's usage errors
+    (of any subcommand) as the one error line and exits with its code, wherever the
+    command is invoked from (main(), a test runner)."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        from .cli_usage import click_errors
+
+        click = click_errors()
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except getattr(click, "NoArgsIsHelpError", ()):  # (click >= 8.2)
+            raise  # bare `wikitrace`: the help, as asked
+        except click.UsageError as exc:  # an unknown option of `wikitrace` itself
+            raise typer.Exit(_usage(exc)) from None
 
     def invoke(self, ctx):
+        from .cli_usage import click_errors
         from .errors import WikitraceError, report
 
+        click = click_errors()
+        typed = _typed_command(self, ctx)  # before click's invoke takes the words off ctx
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
             raise
+        except getattr(click, "NoArgsIsHelpError", ()):
+            raise  # `wikitrace dialogue`: the group's help
+        except click.UsageError as exc:
+            raise typer.Exit(_usage(exc, typed)) from None
         except (WikitraceError, OSError) as exc:
             raise typer.Exit(report(exc)) from None
+
+
+def _usage(exc, command: str = "wikitrace") -> int:
+    from .cli_usage import from_click
+    from .errors import report
+
+    return report(from_click(exc, command))
+
+
+def _typed_command(group, ctx) -> str:
+    """``wikitrace dialogue add``: the command words the user typed, as far as they name one."""
+    words = [*(getattr(ctx, "_protected_args", None) or getattr(ctx, "protected_args", [])), *ctx.args]
+    path, command = [ctx.command_path], group
+    for word in words:
+        command = getattr(command, "commands", {}).get(word)
+        if command is None:
+            break
+        path.append(word)
+    return " ".join(path)
 
 
 def _typer(help: str, **kw) -> typer.Typer:
@@ -433,27 +471,23 @@ def _completion_for(argv: list[str]) -> int | None:
     return 0
 
 
+def run_typer() -> int | None:
+    """Every command through typer (after the entry point's fast path declined)."""
+    import sys
+
+    shown = _completion_for(sys.argv[1:])
+    if shown is not None:
+        return shown
+    return app()
+
+
 def _dispatch() -> int | None:
     import sys
 
-    argv = sys.argv[1:]
-    shown = _completion_for(argv)
-    if shown is not None:
-        return shown
-    # `prompt` runs once per agent task: parse it without typer (whose option
-    # handling imports pydantic) when the arguments are plain.
-    if argv[:1] == ["prompt"]:
-        from .agent.cli_glue import prompt_main
+    from .entry import fast_path
 
-        rc = prompt_main(argv[1:])
-        if rc is not None:
-            return rc
-    # `query` likewise runs once per question.
-    if len(argv) > 1 and argv[0] == "query" and not {"--help", "-h"} & set(argv):
-        from .dialogue.__main__ import main as dialogue_main
-
-        return dialogue_main(argv)
-    return app()
+    rc = fast_path(sys.argv[1:])
+    return rc if rc is not None else run_typer()
 
 
 # --- MCP server (the optional mcp extra: the official MCP SDK) ---

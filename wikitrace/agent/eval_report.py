@@ -103,8 +103,6 @@ def eval_command(results: Path, csv_out: Path | None, plot_out: Path | None, see
         trials = parse_trials(read_results(results), success_threshold)
     except EvalError as exc:
         raise exc if exc.where is not None else EvalError(exc.what, exc.fix, where=results) from None
-    except ValueError as exc:  # a score that is not a number
-        raise EvalError(str(exc), "scores must be numbers", where=results) from None
     try:
         result = evaluate(trials, reference=reference, rerun=rerun or None, resamples=resamples, seed=seed)
     except EvalError as exc:

@@ -135,7 +135,10 @@ def parse_trials(rows: Iterable[dict[str, Any]], success_threshold: float = 1.0)
         if missing:
             raise EvalError(f"row {n}: missing {', '.join(missing)}")
         score = row.get("score")
-        score = None if score in (None, "") else float(score)
+        try:
+            score = None if score in (None, "") else float(score)
+        except (TypeError, ValueError):
+            raise EvalError(f"row {n}: score {score!r} is not a number", "write the score as a number") from None
         success = _truthy(row.get("success"))
         if success is None:
             if score is None:
