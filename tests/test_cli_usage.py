@@ -161,7 +161,7 @@ def _fast_parser(name):
 
 @pytest.mark.parametrize("name", ["prompt", "query"])
 def test_fast_parser_has_the_typer_options_defaults_and_limits(name, monkeypatch):
-    from wikitrace.cli_usage import AtLeast
+    from wikitrace.fast_args import AtLeast
 
     monkeypatch.setenv("WIKITRACE_CORPUS", "/somewhere/corpus")
     command = COMMANDS[(name,)]

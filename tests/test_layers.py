@@ -44,7 +44,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("commands", ["wikitrace.build", "wikitrace.add", "wikitrace.forget", "wikitrace.capture",
                   "wikitrace.check", "wikitrace.corpus_access"]),
     # what a person or a program calls: the CLI, its fast parsers, the MCP server, the API facade
-    ("interfaces", ["wikitrace", "wikitrace.cli", "wikitrace.cli_checks", "wikitrace.entry",
+    ("interfaces", ["wikitrace", "wikitrace.cli", "wikitrace.cli_checks", "wikitrace.cli_usage",
+                    "wikitrace.fast_args", "wikitrace.entry",
                     "wikitrace.mcp_server", "wikitrace.tools_install", "wikitrace.agent.cli_glue",
                     "wikitrace.dialogue.__main__", "wikitrace.dialogue.cli_support"]),
 ]

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from typer.core import TyperGroup
 
 from . import __version__
+from .cli_usage import Commands
 
 CORPUS_ENV = "WIKITRACE_CORPUS"
 FORMATS = ("native, atif, swe-agent, mini-swe-agent, claude-code, codex-cli, otlp (OpenTelemetry / OpenInference), "
@@ -34,59 +34,6 @@ ENVIRONMENT = (
 _SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 
-class _Commands(TyperGroup):
-    """Reports a WikitraceError (or an OSError naming a file) and click's usage errors
-    (of any subcommand) as the one error line and exits with its code, wherever the
-    command is invoked from (main(), a test runner)."""
-
-    def make_context(self, info_name, args, parent=None, **extra):
-        from .cli_usage import click_errors
-
-        click = click_errors()
-        try:
-            return super().make_context(info_name, args, parent, **extra)
-        except getattr(click, "NoArgsIsHelpError", ()):  # (click >= 8.2)
-            raise  # bare `wikitrace`: the help, as asked
-        except click.UsageError as exc:  # an unknown option of `wikitrace` itself
-            raise typer.Exit(_usage(exc)) from None
-
-    def invoke(self, ctx):
-        from .cli_usage import click_errors
-        from .errors import WikitraceError, report
-
-        click = click_errors()
-        typed = _typed_command(self, ctx)  # before click's invoke takes the words off ctx
-        try:
-            return super().invoke(ctx)
-        except BrokenPipeError:
-            raise
-        except getattr(click, "NoArgsIsHelpError", ()):
-            raise  # `wikitrace dialogue`: the group's help
-        except click.UsageError as exc:
-            raise typer.Exit(_usage(exc, typed)) from None
-        except (WikitraceError, OSError) as exc:
-            raise typer.Exit(report(exc)) from None
-
-
-def _usage(exc, command: str = "wikitrace") -> int:
-    from .cli_usage import from_click
-    from .errors import report
-
-    return report(from_click(exc, command))
-
-
-def _typed_command(group, ctx) -> str:
-    """``wikitrace dialogue add``: the command words the user typed, as far as they name one."""
-    words = [*(getattr(ctx, "_protected_args", None) or getattr(ctx, "protected_args", [])), *ctx.args]
-    path, command = [ctx.command_path], group
-    for word in words:
-        command = getattr(command, "commands", {}).get(word)
-        if command is None:
-            break
-        path.append(word)
-    return " ".join(path)
-
-
 def _typer(help: str, **kw) -> typer.Typer:
     # rich_markup_mode=None: plain help text (flags shown as flags, "[plot]" printed as written).
     return typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=_SETTINGS,
@@ -94,7 +41,7 @@ def _typer(help: str, **kw) -> typer.Typer:
 
 
 app = _typer("Compile agent runs and dialogues into evidence-linked, read-only memory.", epilog=ENVIRONMENT,
-             cls=_Commands)
+             cls=Commands)
 tools_app = _typer("The small agent-facing commands (actions, turn, grep).")
 cite_app = _typer("The post-episode citation prompt, its parser, and the usage ledger (cite record).")
 dialogue_app = _typer("Dialogue memory (TrajWiki): compile conversations, add a session, forget.", epilog=ENVIRONMENT)
@@ -481,15 +428,6 @@ def run_typer() -> int | None:
     return app()
 
 
-def _dispatch() -> int | None:
-    import sys
-
-    from .entry import fast_path
-
-    rc = fast_path(sys.argv[1:])
-    return rc if rc is not None else run_typer()
-
-
 # --- MCP server (the optional mcp extra: the official MCP SDK) ---
 
 @app.command("mcp")
@@ -504,9 +442,11 @@ def mcp_(
 
 
 def main() -> None:
+    """``python -m wikitrace.cli``: every command through typer (the ``wikitrace``
+    executable, entry.py, tries the fast paths of prompt and query first)."""
     from .errors import run
 
-    run(_dispatch)
+    run(run_typer)
 
 
 if __name__ == "__main__":

@@ -5,16 +5,18 @@ and plain argparse for ``prompt`` and ``query``, which start too often to import
 A usage error from either is the line ``wikitrace: error: <command> <option>: <what> —
 <what to do>`` with exit 2; click's usage box and argparse's usage text never print.
 
-The fast parsers do not report errors themselves: when they cannot take the arguments
-(help, a typo, a value out of range) they give up and typer parses the same argv, so
-the message and its limits come from the one definition in cli.py. Their options,
-defaults and limits are checked against typer's in tests/test_cli_usage.py.
+The fast parsers (fast_args.py) do not report errors themselves: when they cannot take
+the arguments (help, a typo, a value out of range) they give up and typer parses the
+same argv, so the message and its limits come from the one definition in cli.py. Their
+options, defaults and limits are checked against typer's in tests/test_cli_usage.py.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
+
+import typer
+from typer.core import TyperGroup
 
 
 def click_errors():
@@ -69,43 +71,50 @@ def _param_name(param) -> str:
     return (longs or param.opts)[0]
 
 
-class _Refused(Exception):
-    """argparse could not take the arguments: typer parses them instead."""
+class Commands(TyperGroup):
+    """Reports a WikitraceError (or an OSError naming a file) and click's usage errors
+    (of any subcommand) as the one error line and exits with its code, wherever the
+    command is invoked from (main(), a test runner)."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        click = click_errors()
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except getattr(click, "NoArgsIsHelpError", ()):  # (click >= 8.2)
+            raise  # bare `wikitrace`: the help, as asked
+        except click.UsageError as exc:  # an unknown option of `wikitrace` itself
+            raise typer.Exit(_usage(exc)) from None
+
+    def invoke(self, ctx):
+        from .errors import WikitraceError, report
+
+        click = click_errors()
+        typed = _typed_command(self, ctx)  # before click's invoke takes the words off ctx
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise
+        except getattr(click, "NoArgsIsHelpError", ()):
+            raise  # `wikitrace dialogue`: the group's help
+        except click.UsageError as exc:
+            raise typer.Exit(_usage(exc, typed)) from None
+        except (WikitraceError, OSError) as exc:
+            raise typer.Exit(report(exc)) from None
 
 
-class FastParser(argparse.ArgumentParser):
-    """argparse that never prints or exits: a parse it cannot do raises ``_Refused``."""
+def _usage(exc, command: str = "wikitrace") -> int:
+    from .errors import report
 
-    def __init__(self, prog: str):
-        super().__init__(prog=prog, add_help=False, allow_abbrev=False)
-
-    def error(self, message):  # argparse's own: print usage, exit 2
-        raise _Refused(message)
-
-    def exit(self, status=0, message=None):
-        raise _Refused(message or "")
+    return report(from_click(exc, command))
 
 
-class AtLeast:
-    """An argparse type: an integer not below ``minimum`` (typer's ``min=``)."""
-
-    def __init__(self, minimum: int):
-        self.minimum = minimum
-        self.__name__ = f"int >= {minimum}"
-
-    def __call__(self, text: str) -> int:
-        value = int(text)
-        if value < self.minimum:
-            raise ValueError(f"{value} < {self.minimum}")
-        return value
-
-
-def parse_or_none(parser: FastParser, argv: list[str]) -> argparse.Namespace | None:
-    """The parsed arguments, or None when typer should parse them (help asked for, or
-    anything argparse refuses: typer then prints the one usage line)."""
-    if any(a in ("--help", "-h") for a in argv):
-        return None
-    try:
-        return parser.parse_args(argv)
-    except _Refused:
-        return None
+def _typed_command(group, ctx) -> str:
+    """``wikitrace dialogue add``: the command words the user typed, as far as they name one."""
+    words = [*(getattr(ctx, "_protected_args", None) or getattr(ctx, "protected_args", [])), *ctx.args]
+    path, command = [ctx.command_path], group
+    for word in words:
+        command = getattr(command, "commands", {}).get(word)
+        if command is None:
+            break
+        path.append(word)
+    return " ".join(path)

@@ -12,7 +12,7 @@ def prompt_command(corpus: Path, task: str | None, task_file: Path | None, varia
                    templates: Path | None, embedding_model: str | None, base_url: str | None, as_json: bool,
                    prefer_helpful: bool = False) -> int:
     # No rich here: it would cost more to import than the whole indexed prompt build.
-    # Errors are raised (errors.WikitraceError) and printed by cli.main.
+    # Errors are raised (errors.WikitraceError) and printed as one line by errors.run.
     from ..errors import InputError, UsageError
     from .prompt import build_prompt
     from .similarity import make_backend
@@ -51,7 +51,7 @@ def prompt_parser():
     limits as the typer command in cli.py (tests/test_cli_usage.py checks they agree)."""
     import os
 
-    from ..cli_usage import AtLeast, FastParser
+    from ..fast_args import AtLeast, FastParser
     from .prompt import DEFAULT_BUDGET
 
     ap = FastParser("wikitrace prompt")
@@ -80,7 +80,7 @@ def prompt_main(argv: list[str]) -> int | None:
     Starting typer costs about as much as the whole indexed prompt build (it imports
     pydantic to coerce the options), so the entry point calls this first for ``prompt``.
     """
-    from ..cli_usage import parse_or_none
+    from ..fast_args import parse_or_none
 
     ns = parse_or_none(prompt_parser(), argv)
     if ns is None or ns.corpus is None:

@@ -87,7 +87,7 @@ def query_parser():
     limits as the typer command in cli.py (tests/test_cli_usage.py checks they agree)."""
     import os
 
-    from ..cli_usage import AtLeast, FastParser
+    from ..fast_args import AtLeast, FastParser
 
     ap = FastParser("wikitrace query")
     ap.add_argument("question")
@@ -106,7 +106,7 @@ def query_main(argv: list[str]) -> int | None:
     """Run ``wikitrace query ARGV`` with argparse only (no typer, no rich, no jinja2 for
     ``--json``), or return None when typer should take ARGV: help, a usage error, no
     corpus. A one-shot query then spends its time retrieving rather than importing."""
-    from ..cli_usage import parse_or_none
+    from ..fast_args import parse_or_none
 
     ns = parse_or_none(query_parser(), argv)
     if ns is None or ns.corpus is None:
