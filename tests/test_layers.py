@@ -23,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "wikitrace"
 
-# Lowest first. Modules named in a row with "/" share a rank but are separate layers.
+# Lowest first; a module's layer is the one of its longest matching prefix.
 LAYERS: list[tuple[str, list[str]]] = [
     # helpers every layer may use: files, errors, redaction, templates, progress lines
     ("base", ["wikitrace.fsio", "wikitrace.errors", "wikitrace.redact", "wikitrace.redact_rules",
@@ -49,10 +49,14 @@ LAYERS: list[tuple[str, list[str]]] = [
                     "wikitrace.mcp_server", "wikitrace.tools_install", "wikitrace.agent.cli_glue",
                     "wikitrace.dialogue.__main__", "wikitrace.dialogue.cli_support"]),
 ]
-SIDE_BY_SIDE = {"agent": "dialogue", "dialogue": "agent"}
-RANK = {}
-for _rank, (_name, _) in enumerate(LAYERS):
-    RANK[_name] = _rank - (1 if _name == "dialogue" else 0)  # dialogue sits beside agent
+BESIDE = {"dialogue": "agent"}  # same rank as agent, and neither imports the other
+RANK: dict[str, int] = {}
+for _name, _ in LAYERS:
+    RANK[_name] = RANK[BESIDE[_name]] if _name in BESIDE else len(set(RANK.values()))
+
+
+def side_by_side(a: str, b: str) -> bool:
+    return BESIDE.get(a) == b or BESIDE.get(b) == a
 
 
 def module_files() -> dict[str, Path]:
@@ -125,16 +129,22 @@ def test_every_module_has_a_layer():
     assert not unplaced, f"add these modules to a layer in tests/test_layers.py: {unplaced}"
 
 
-def test_no_module_imports_from_a_higher_layer():
+def reaching_up(graph: dict[str, list[tuple[str, int]]]) -> list[str]:
+    """Every import of a module from a higher layer, or between agent and dialogue."""
     wrong = []
-    for module, imports in import_graph().items():
+    for module, imports in graph.items():
         mine = layer_of(module)
         for target, line in imports:
             theirs = layer_of(target)
             if target == PACKAGE or theirs == mine:
                 continue
-            if RANK[theirs] > RANK[mine] or SIDE_BY_SIDE.get(mine) == theirs:
+            if RANK[theirs] > RANK[mine] or side_by_side(mine, theirs):
                 wrong.append(f"{module}:{line} ({mine}) imports {target} ({theirs})")
+    return wrong
+
+
+def test_no_module_imports_from_a_higher_layer():
+    wrong = reaching_up(import_graph())
     assert not wrong, "imports that reach up or sideways:\n" + "\n".join(wrong)
 
 
@@ -221,3 +231,18 @@ def test_checker_sees_function_level_and_relative_imports(tmp_path):
 ])
 def test_checker_finds_circles(graph, expected):
     assert _cycles(graph) == expected
+
+
+def test_checker_finds_imports_that_reach_up_or_sideways():
+    graph = {
+        "wikitrace.corpus.forget": [("wikitrace.agent.index", 205), ("wikitrace.fsio", 3)],
+        "wikitrace.dialogue.query": [("wikitrace.agent.prompt", 9), ("wikitrace.corpus.publish", 4)],
+        "wikitrace.compilers.llm": [("wikitrace.llm_config", 45), ("wikitrace.runs.model", 47), ("wikitrace", 1)],
+        "wikitrace.build": [("wikitrace.agent.index", 420), ("wikitrace.dialogue.build", 2)],
+        "wikitrace.runs.load": [("wikitrace.compilers.cache", 12)],
+    }
+    assert reaching_up(graph) == [
+        "wikitrace.corpus.forget:205 (corpus) imports wikitrace.agent.index (agent)",
+        "wikitrace.dialogue.query:9 (dialogue) imports wikitrace.agent.prompt (agent)",
+        "wikitrace.runs.load:12 (runs) imports wikitrace.compilers.cache (compilers)",
+    ]
