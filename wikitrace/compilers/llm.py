@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..corpus.manifest import content_hash
+from ..runs.model import content_hash
 from ..llm.config import LLMConfig
 from ..redact import default_redactor
 from ..runs.model import Run
