@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from wikitrace.corpus.fsio import make_writable  # noqa: E402
+from wikitrace.fsio import make_writable  # noqa: E402
 from wikitrace.dialogue.add import add_session  # noqa: E402
 from wikitrace.dialogue.build import DialogueOptions, compile_dialogues  # noqa: E402
 from wikitrace.dialogue.load import load_inputs  # noqa: E402

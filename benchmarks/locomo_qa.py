@@ -80,34 +80,25 @@ class Reader:
     """OpenAI-compatible chat calls with JSON replies; faults are retried, then counted."""
 
     def __init__(self, base_url: str, model: str, judge_model: str | None = None, timeout: float = 120.0):
-        from openai import OpenAI
+        from wikitrace.llm.client import Client
+        from wikitrace.llm.config import resolve
 
-        from wikitrace.llm_config import resolve
-
-        cfg = resolve(model, base_url)
-        self.client = OpenAI(api_key=cfg.api_key, base_url=cfg.base_url, timeout=timeout, max_retries=2)
+        self.client = Client(resolve(model, base_url), timeout=timeout)
         self.model, self.judge_model = model, judge_model or model
         self.tokens = {"reader": 0, "judge": 0}
         self.failures = {"reader": 0, "judge": 0}
 
     def _ask(self, role: str, model: str, prompt: str, key: str):
-        for _ in range(3):
+        from wikitrace.llm.client import ModelFault
+
+        for _ in range(3):  # the gateway retries transport faults; this retries answers without the key
             try:
-                resp = self.client.chat.completions.create(
-                    model=model, temperature=0, messages=[{"role": "user", "content": prompt}],
-                    response_format={"type": "json_object"})
-            except Exception:                   # network, 429, 5xx after the client's own retries
-                continue
-            if resp.usage is not None:
-                self.tokens[role] += (resp.usage.prompt_tokens or 0) + (resp.usage.completion_tokens or 0)
-            text = resp.choices[0].message.content or ""
-            m = re.search(r"\{.*\}", text, re.S)
-            try:
-                data = json.loads(m.group(0)) if m else None
-            except json.JSONDecodeError:
-                data = None
-            if isinstance(data, dict) and key in data:
-                return data[key]
+                got = self.client.execute([{"role": "user", "content": prompt}], model=model, temperature=0)
+            except ModelFault:
+                break
+            self.tokens[role] += got.usage.get("prompt_tokens", 0) + got.usage.get("completion_tokens", 0)
+            if got.data is not None and key in got.data:
+                return got.data[key]
         self.failures[role] += 1
         return None
 

@@ -20,12 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from wikitrace.corpus.fsio import make_writable  # noqa: E402
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import add_record_flag, markdown_table, record  # noqa: E402
+from wikitrace.fsio import make_writable  # noqa: E402
 from wikitrace.dialogue.build import DialogueOptions, compile_dialogues  # noqa: E402
 from wikitrace.dialogue.load import load_inputs  # noqa: E402
 from wikitrace.dialogue.retrieve import load_index, retrieve  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_record_flag, markdown_table, record  # noqa: E402
 
 
 def pct(xs, p):

@@ -102,12 +102,17 @@ def llama_cpp_json_schema_rejection() -> FakeResponse:
     }})
 
 
+def is_merge(body: dict[str, Any]) -> bool:
+    """Whether ``body`` asks to merge an insight's lessons (compilers/insight_merge.py)."""
+    from wikitrace.compilers.insight_merge import INSTRUCTIONS
+
+    return bool(body.get("messages")) and body["messages"][0].get("content") == INSTRUCTIONS
+
+
 def merge_reply(body: dict[str, Any]) -> "FakeResponse | None":
     """A valid answer when ``body`` asks to merge an insight's lessons (compilers/insight_merge.py),
     else None: responders that answer compilations pass merges through this first."""
-    from wikitrace.compilers.insight_merge import INSTRUCTIONS
-
-    if body.get("messages") and body["messages"][0].get("content") == INSTRUCTIONS:
+    if is_merge(body):
         return reply(json.dumps({"guideline": "When this situation comes up, do what the listed runs show worked."}))
     return None
 
@@ -239,6 +244,16 @@ class FakeOpenAI:
     @property
     def bodies(self) -> list[dict[str, Any]]:
         return [r["body"] for r in self.chat_requests]
+
+    @property
+    def merge_calls(self) -> int:
+        """Chat calls that asked to merge an insight group (one per changed group on the LLM path)."""
+        return sum(is_merge(b) for b in self.bodies)
+
+    @property
+    def run_calls(self) -> int:
+        """Chat calls about one run (its compilation, a repair): every call but the merges."""
+        return self.calls - self.merge_calls
 
     def response_modes(self) -> list[str]:
         """``response_format.type`` of each chat request, ``"text"`` when none was sent."""

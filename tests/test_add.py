@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from fake_openai import reply, valid_answer
+from fake_openai import merge_reply, reply, valid_answer
 from helpers import EXAMPLES, REPO, example_runs, tree_bytes, write_jsonl
-from wikitrace.corpus.check import check_corpus
+from wikitrace.check import check_corpus
 
 SESSION = REPO / "tests" / "fixtures" / "hooks" / "claude-session.jsonl"
 SESSION_ID = "7d3e9a51-2c4b-4f0e-8a61-5b9c0e2f4d17"
@@ -85,6 +85,8 @@ def test_several_runs_in_one_file_are_added_in_file_order(tmp_path):
 
 
 def _answer_for(body):
+    if merge_reply(body) is not None:
+        return merge_reply(body)
     system = body["messages"][0]["content"]
     return reply(json.dumps(valid_answer("failure" if "failure_causes" in system else "success", turns=[2])))
 
@@ -93,14 +95,21 @@ def test_llm_path_makes_exactly_one_call_and_matches_compiling_both(fake_openai,
     fake_openai.respond_with(_answer_for)
     a, b = split_examples(tmp_path)
     ok("compile", str(a), "--out", str(tmp_path / "added"), "-q")
-    assert fake_openai.calls == 5
+    first = json.loads((tmp_path / "added" / "corpus.json").read_text())
+    # one call per run, then one merge per insight group
+    assert (fake_openai.run_calls, fake_openai.merge_calls) == (5, len(first["insights"]))
+    before = fake_openai.calls
     env = dict(os.environ)
     env.pop("WIKITRACE_MODEL", None)  # the corpus's model is the default
     done = ok("add", str(b), "--corpus", str(tmp_path / "added"), "--json", env=env)
-    assert fake_openai.calls == 6, "add must cost exactly one LLM call"
-    assert json.loads(done.stdout)["added"][0]["compiler"] == "llm"
+    added = json.loads(done.stdout)["added"]
+    assert fake_openai.run_calls == 6, "add must cost exactly one LLM call for its run"
+    # ... and one merge for each insight group the new run is a source of (the others come from the cache)
+    assert fake_openai.calls - before == 1 + len(added[0]["insights"]) and added[0]["insights"]
+    assert added[0]["compiler"] == "llm"
+    calls = fake_openai.calls
     ok("compile", str(a), str(b), "--out", str(tmp_path / "together"), "-q")  # every answer from the cache
-    assert fake_openai.calls == 6
+    assert fake_openai.calls == calls
     same_corpus(tmp_path / "added", tmp_path / "together")
 
 

@@ -16,7 +16,7 @@ import pytest
 from rich.progress import Progress
 
 from fake_batch_api import MISSING, default_batch_answer, line_error, line_status
-from fake_openai import API_KEY, reply, valid_answer
+from fake_openai import API_KEY, error, is_merge, merge_reply, reply, valid_answer
 from helpers import EXAMPLES
 from wikitrace.build import BuildOptions, build, make_compiler
 from wikitrace.compilers import batch as B
@@ -45,6 +45,8 @@ def _mentions(body, text):
 
 
 def _live_answer(body):
+    if is_merge(body):  # the insight merges go live after the batch, through the normal path
+        return merge_reply(body)
     system = body["messages"][0]["content"]
     outcome = "failure" if "failure_causes" in system else "success"
     return reply(json.dumps(valid_answer(outcome, turns=[2])))
@@ -72,10 +74,12 @@ def test_batch_answers_fill_the_cache_and_the_build_sends_no_chat_call(fake_batc
         assert line["body"]["model"] and line["body"]["messages"][0]["role"] == "system"
         assert line["body"]["response_format"]["type"] == "json_schema"
 
-    fake_batch.respond_with(None)  # any chat request now gets a 500
+    # any request about a run now gets a 500; the insight merges are not in the batch: they go
+    # live after it, one per insight group
+    fake_batch.respond_with(lambda body: merge_reply(body) or error(500))
     result, data = _build(tmp_path)
-    assert fake_batch.calls == 0
-    assert result.stats["cache_hits"] == 6 and result.stats["calls"] == 0
+    assert fake_batch.run_calls == 0 and fake_batch.merge_calls == len(data["insights"]) > 0
+    assert result.stats["cache_hits"] == 6 and result.stats["calls"] == fake_batch.merge_calls
     assert data["counts"]["by_compiler"] == {"llm": 6}
 
 
@@ -105,6 +109,8 @@ def test_failed_items_are_compiled_live_or_fall_back(fake_batch, tmp_path):
     live = []
 
     def respond(body):
+        if is_merge(body):
+            return merge_reply(body)
         live.append(body)
         if _mentions(body, "Dev Anand"):
             return reply("{still not json")  # first call and repair: the run falls back
@@ -114,7 +120,7 @@ def test_failed_items_are_compiled_live_or_fall_back(fake_batch, tmp_path):
     result, data = _build(tmp_path)
     # refund-002, stock-002: one call each; address-002: a call and a repair;
     # stock-001: its cached answer fails validation, so one repair call.
-    assert fake_batch.calls == 5 == result.stats["calls"]
+    assert fake_batch.run_calls == 5 and fake_batch.calls == result.stats["calls"]
     assert result.stats["repairs"] == 2 and result.stats["fallbacks"] == 1
     assert sum(_mentions(b, "Dev Anand") for b in live) == 2
     assert sum(_mentions(b, "The Dispossessed") for b in live) == 1
@@ -141,7 +147,7 @@ def test_resume_with_only_the_batch_id_submits_nothing(fake_batch, tmp_path):
     assert fake_batch.count("GET", f"/files/{fake_batch.batches[ids[0]]['obj']['input_file_id']}/content") == 1
 
     _, data = _build(tmp_path)
-    assert fake_batch.calls == 0 and data["build"]["stats"]["cache_hits"] == 6
+    assert fake_batch.run_calls == 0 and data["build"]["stats"]["cache_hits"] == 6
 
 
 def test_an_interrupted_wait_resumes_from_the_state_file(fake_batch, tmp_path):
@@ -261,7 +267,7 @@ def test_a_batch_the_api_rejects_stops_unless_live_is_allowed(fake_batch, tmp_pa
     assert all(f.reason.startswith("no result (batch failed: invalid_request") for f in report.failed)
     fake_batch.respond_with(_live_answer)
     result, data = _build(tmp_path)
-    assert fake_batch.calls == 6 and data["counts"]["by_compiler"] == {"llm": 6}
+    assert fake_batch.run_calls == 6 and data["counts"]["by_compiler"] == {"llm": 6}
 
 
 def test_an_endpoint_without_the_batch_api_says_so(fake_openai, tmp_path):
@@ -296,5 +302,6 @@ def test_batch_then_build_with_the_run_reader_process_sends_no_chat_call(fake_ba
     out = tmp_path / "corpus"
     result = build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True, batch=True, batch_poll_interval=FAST))
     assert result.batch is not None and result.batch.succeeded == 6
-    assert fake_batch.calls == 0 and result.stats["calls"] == 0 and result.stats["cache_hits"] == 6
+    assert fake_batch.run_calls == 0 and result.stats["calls"] == fake_batch.merge_calls
+    assert result.stats["cache_hits"] == 6
     assert json.loads((out / "corpus.json").read_text())["counts"]["by_compiler"] == {"llm": 6}

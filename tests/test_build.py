@@ -9,7 +9,7 @@ import pytest
 
 from wikitrace.build import BuildError, BuildOptions, build
 from wikitrace.runs.model import RunError
-from wikitrace.corpus.check import check_corpus
+from wikitrace.check import check_corpus
 from wikitrace.corpus.publish import BuildLock, PublishError
 
 from helpers import (EXAMPLES, example_runs, make_writable_copy, tree_bytes, without_build_stamp,
@@ -491,7 +491,7 @@ def test_outcome_counts_come_from_the_reader_before_any_call(tmp_path, read_besi
     runs = example_runs()
     ok = sum(bool(r["outcome"]["success"]) for r in runs)
     assert lines and lines[0].startswith(f"{len(runs)} runs in the input ({ok} success, {len(runs) - ok} failure)")
-    assert calls_when_announced == [0] and fake_openai.calls == len(runs)
+    assert calls_when_announced == [0] and fake_openai.run_calls == len(runs)
 
 
 def test_prompt_index_reuses_renders_of_carried_insights(tmp_path, monkeypatch):

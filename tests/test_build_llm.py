@@ -20,7 +20,7 @@ import frontmatter
 from fake_openai import merge_reply, reply, slow, valid_answer
 from helpers import EXAMPLES, tree_bytes, without_build_stamp
 from wikitrace.build import BuildOptions, build
-from wikitrace.corpus.check import check_corpus
+from wikitrace.check import check_corpus
 
 
 def _answer_for(body):
@@ -69,7 +69,8 @@ def test_llm_build_labels_pages_and_records_fallbacks(fake_openai, tmp_path):
     assert without_build_stamp(tree_bytes(out)) == without_build_stamp(before)
     # A fresh output folder is served from the cache, except the run that fell back.
     fresh = build(BuildOptions(inputs=[EXAMPLES], out=tmp_path / "fresh", quiet=True))
-    assert fake_openai.calls == sent + 4 and fresh.stats["cache_hits"] == 5
+    # every insight merge too: one cached answer per group
+    assert fake_openai.calls == sent + 4 and fresh.stats["cache_hits"] == 5 + len(data["insights"])
 
 
 def test_api_key_never_reaches_the_corpus(fake_openai, tmp_path):
@@ -108,13 +109,15 @@ def test_kill_9_then_resume_repeats_no_completed_call(fake_openai, tmp_path):
     interrupted = tree_bytes(out)  # published in place: pages may be new, the indexes are not yet
     for rel in ("corpus.json", "raw/_index.md", "compilation/_index.md", "insight/_index.md", "index/prompt.bin"):
         assert interrupted[rel] == published[rel], "indexes change only after every page is in place"
-    sent_before = fake_openai.calls
+    sent_before, merges_before = fake_openai.run_calls, fake_openai.merge_calls
+    assert merges_before == 0, "the merges come after every run is compiled"
 
     fake_openai.respond_with(_answer_for)
     result = build(BuildOptions(inputs=[EXAMPLES], out=out, quiet=True))
-    resumed_calls = fake_openai.calls - sent_before
+    resumed_calls = fake_openai.run_calls - sent_before
     assert resumed_calls == 6 - completed, "a call that had completed before the kill was sent again"
     assert result.stats["cache_hits"] == completed
+    assert fake_openai.merge_calls == result.insights  # then one merge per insight group
 
     # Byte-identical to a build that was never interrupted.
     build(BuildOptions(inputs=[EXAMPLES], out=clean, quiet=True))

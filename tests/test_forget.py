@@ -14,7 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fake_openai import reply, valid_answer
+import frontmatter
+
+from fake_openai import merge_reply, reply, valid_answer
 from helpers import EXAMPLES, example_runs, write_jsonl, without_build_stamp
 
 WIKITRACE = shutil.which("wikitrace") or str(Path(sys.executable).parent / "wikitrace")
@@ -74,7 +76,9 @@ def ok(proc):
 
 
 def answer_for(body):
-    """A valid answer for any run; for the marked run it quotes the marker (turn 2)."""
+    """A valid answer for any run (and any insight merge); for the marked run it quotes the marker (turn 2)."""
+    if merge_reply(body) is not None:
+        return merge_reply(body)
     system = body["messages"][0]["content"]
     outcome = "failure" if "failure_causes" in system else "success"
     if any(MARKER in m["content"] for m in body["messages"]):
@@ -136,7 +140,8 @@ def test_forget_leaves_no_trace_and_a_rebuild_keeps_the_run_out(fake_openai, tmp
     gone = report["forgotten"][0]
     assert (gone["run_id"], gone["step"], gone["insights"]) == ("locker-913", step, alone)
     assert f"compilation/{step}.md" in gone["files"] and f"raw/{step}/metadata.md" in gone["files"]
-    assert report["cache"]["answers_removed"] == 1 and str(cache.resolve()) in report["cache"]["dirs"]
+    # its own answer and the merges of every insight it was a source of (their prompts held its notes)
+    assert report["cache"]["answers_removed"] == 1 + len(own_insights) and str(cache.resolve()) in report["cache"]["dirs"]
 
     # No file anywhere the build or the cache wrote holds the run's text.
     assert hits(tmp_path, skip=data) == []
@@ -172,7 +177,14 @@ def test_forget_leaves_no_trace_and_a_rebuild_keeps_the_run_out(fake_openai, tmp
     assert not any(MARKER in json.dumps(r["body"]) for r in fake_openai.requests[sent:])
     assert hits(tmp_path, skip=data) == []
     assert ok(cli("check", out)).returncode == 0
-    assert pages_of_others(out) == after
+    # forget asks no model: a shared insight showed the offline wording (marked) until this
+    # compile merged it again; nothing else changed
+    rebuilt = pages_of_others(out)
+    remerged = {rel for rel in after if rebuilt.get(rel) != after[rel]}
+    assert set(rebuilt) == set(after) and remerged <= {f"insight/{i}.md" for i in shared}
+    for rel in remerged:
+        assert frontmatter.loads(after[rel].decode())["guideline_by"] == "offline-fallback"
+        assert frontmatter.loads(rebuilt[rel].decode())["guideline_by"] == "llm"
 
     # --restore brings it back, under ids never used before.
     proc = ok(cli("compile", data, "--out", out, "--cache-dir", cache, "--restore", "--json"))
@@ -264,7 +276,7 @@ def test_a_forget_killed_mid_update_is_finished_by_the_next_compile(tmp_path):
 
 
 def test_the_cache_purge_deletes_only_answers_tagged_with_a_forgotten_run(tmp_path):
-    from wikitrace.compilers.cache import CachedAnswer, ResponseCache, purge_runs
+    from wikitrace.llm.cache import CachedAnswer, ResponseCache, purge_runs
 
     cache = ResponseCache(tmp_path / "c")
     mine, other = "sha256:" + "a" * 64, "sha256:" + "b" * 64

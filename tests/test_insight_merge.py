@@ -1,24 +1,22 @@
 """On the LLM path each insight's guideline is one merged text from the model: one call per
 insight whose sources changed, answered from the cache otherwise, checked, and a fallback to
-the offline wording recorded on the page (faked at the HTTP level)."""
+the offline wording recorded on the page (faked at the HTTP level). The offline compiler
+never calls a model; ``forget`` keeps the merges of the insights it leaves unchanged."""
 
 from __future__ import annotations
 
 import json
 
 import frontmatter
-from fake_openai import reply, valid_answer
+from fake_openai import is_merge, reply, valid_answer
 from helpers import write_jsonl
 from test_insight_layer import swe_run
 
 from wikitrace.build import BuildOptions, build
-from wikitrace.compilers.insight_merge import INSTRUCTIONS, check_guideline
-from wikitrace.corpus.add import AddOptions, add_runs
-from wikitrace.corpus.check import check_corpus
-
-
-def is_merge(body: dict) -> bool:
-    return body["messages"][0]["content"] == INSTRUCTIONS
+from wikitrace.compilers.insight_merge import NOT_MERGED_YET, check_guideline
+from wikitrace.add import AddOptions, add_runs
+from wikitrace.check import check_corpus
+from wikitrace.forget import forget
 
 
 def responder(guideline="When the build tool is missing, check the environment first and fix the code by reading it."):
@@ -30,36 +28,48 @@ def responder(guideline="When the build tool is missing, check the environment f
     return answer
 
 
-def merges(fake) -> int:
-    return sum(is_merge(b) for b in fake.bodies)
-
-
-def test_one_merge_call_per_insight_then_only_for_the_group_that_changed(fake_openai, tmp_path, monkeypatch):
-    monkeypatch.setenv("WIKITRACE_MERGE_INSIGHTS", "1")
+def test_one_merge_call_per_insight_then_only_for_the_group_that_changed(fake_openai, tmp_path):
     fake_openai.respond_with(responder())
     runs = [swe_run(k, success=k % 3 == 0) for k in range(6)]
     out = tmp_path / "corpus"
     build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", runs)], out=out, quiet=True))
     data = json.loads((out / "corpus.json").read_text())
-    assert merges(fake_openai) == len(data["insights"]) > 1
+    assert fake_openai.merge_calls == len(data["insights"]) > 1
     for entry in data["insights"]:
         page = frontmatter.load(out / "insight" / f"{entry['id']}.md")
         assert page["guideline_by"] == "llm" and page.get("fallback_reason") is None
         assert "check the environment first" in page.content
     assert check_corpus(out) == []
 
-    before = merges(fake_openai)
-    build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", runs)], out=out, quiet=True))
-    assert merges(fake_openai) == before  # unchanged groups: answered from the cache
+    before = fake_openai.merge_calls
+    fresh = build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", runs)], out=tmp_path / "fresh", quiet=True))
+    assert fake_openai.merge_calls == before  # unchanged groups: answered from the cache
+    answered = sum(r["compiler"] == "llm" for r in data["runs"])  # a run that fell back is asked again
+    assert fresh.stats["cache_hits"] == answered + len(data["insights"])
 
+    calls = fake_openai.calls
     add_runs(AddOptions(run_file=write_jsonl(tmp_path / "b.jsonl", [swe_run(40, success=False)]), corpus=out, quiet=True))
     now = json.loads((out / "corpus.json").read_text())
     taught = now["runs"][-1]["insights"]
-    assert merges(fake_openai) - before == len(taught)  # only the groups the new run is a source of
+    # add = one call for the run + one merge for each group the new run is a source of
+    assert taught and fake_openai.calls - calls == 1 + len(taught)
+    assert fake_openai.merge_calls - before == len(taught)
+
+    # forget sends no call: untouched insights keep their merge, the changed ones say they wait for one
+    calls = fake_openai.calls
+    forget(out, [now["runs"][-1]["run_id"]])
+    assert fake_openai.calls == calls
+    after = json.loads((out / "corpus.json").read_text())
+    for entry in after["insights"]:
+        page = frontmatter.load(out / "insight" / f"{entry['id']}.md")
+        if entry["id"] in taught:
+            assert page["guideline_by"] == "offline-fallback" and page["fallback_reason"] == NOT_MERGED_YET
+        else:
+            assert page["guideline_by"] == "llm" and "check the environment first" in page.content
+    assert check_corpus(out) == []
 
 
-def test_a_bad_merge_answer_keeps_the_offline_wording_and_says_why(fake_openai, tmp_path, monkeypatch):
-    monkeypatch.setenv("WIKITRACE_MERGE_INSIGHTS", "1")
+def test_a_bad_merge_answer_keeps_the_offline_wording_and_says_why(fake_openai, tmp_path):
     fake_openai.respond_with(responder("Run mvn in /repo/src/Module3/P.java after step-0004."))
     out = tmp_path / "corpus"
     build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", [swe_run(k, success=k == 0) for k in range(3)])],
@@ -71,11 +81,34 @@ def test_a_bad_merge_answer_keeps_the_offline_wording_and_says_why(fake_openai, 
     assert check_corpus(out) == []
 
 
-def test_without_the_setting_no_merge_is_asked(fake_openai, tmp_path):
+def test_a_malformed_merge_answer_falls_back_and_is_asked_again_next_build(fake_openai, tmp_path):
+    def broken(body):
+        return reply("{\"guideline\": \"When mvn") if is_merge(body) else responder()(body)
+
+    fake_openai.respond_with(broken)
+    runs = write_jsonl(tmp_path / "a.jsonl", [swe_run(k, success=k == 0) for k in range(3)])
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[runs], out=out, quiet=True))
+    insights = json.loads((out / "corpus.json").read_text())["insights"]
+    for entry in insights:
+        page = frontmatter.load(out / "insight" / f"{entry['id']}.md")
+        assert page["guideline_by"] == "offline-fallback" and page["fallback_reason"] == "the answer is not JSON"
+    assert check_corpus(out) == []
+    merges = fake_openai.merge_calls
+    fake_openai.respond_with(responder())  # a malformed answer is never cached: the next build asks again
+    build(BuildOptions(inputs=[runs], out=out, quiet=True))
+    assert fake_openai.merge_calls == merges + len(insights)
+    assert all(frontmatter.load(out / "insight" / f"{e['id']}.md")["guideline_by"] == "llm" for e in insights)
+
+
+def test_the_offline_compiler_never_calls_a_model(fake_openai, tmp_path):
     fake_openai.respond_with(responder())
+    out = tmp_path / "corpus"
     build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", [swe_run(k, success=k == 0) for k in range(3)])],
-                       out=tmp_path / "corpus", quiet=True))
-    assert fake_openai.calls >= 3 and merges(fake_openai) == 0
+                       out=out, offline=True, quiet=True))
+    assert fake_openai.calls == 0
+    for entry in json.loads((out / "corpus.json").read_text())["insights"]:
+        assert "guideline_by" not in frontmatter.load(out / "insight" / f"{entry['id']}.md")
 
 
 def test_the_check_of_a_merged_guideline():

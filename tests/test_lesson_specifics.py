@@ -5,6 +5,7 @@ episode's names, ids, numbers and paths masked; what is particular to a run is i
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from test_offline_content import AIRLINE_SYSTEM, _call, _msg, _record, _run, _turns
@@ -100,3 +101,114 @@ def test_lessons_on_real_shaped_logs_carry_no_other_domains_wording():
                 assert word not in text, (run.run_id, word, text)
             for lesson in comp.insights:
                 assert "this run" not in lesson.guideline.lower(), (run.run_id, lesson.guideline)
+
+
+def _booking(amount: int, prices: dict) -> dict:
+    """An airline-style booking: the search lists the flight with its price table, the user
+    agrees, the agent books paying ``amount``."""
+    flights = json.dumps([{"flight_number": "HAT412", "origin": "BOS", "destination": "ORD", "status": "available",
+                           "prices": prices},
+                          {"flight_number": "HAT413", "origin": "BOS", "destination": "ORD", "status": "available",
+                           "prices": {"economy": 301, "business": 690}}])
+    turns = _turns(_msg("system", AIRLINE_SYSTEM), _msg("user", "Book me on the morning flight BOS to ORD, economy."),
+                   _call("search_direct_flight", {"origin": "BOS", "destination": "ORD", "date": "2024-06-02"}, flights),
+                   _msg("assistant", "HAT412 in economy; shall I book it with your card credit_card_55?"),
+                   _msg("user", "Yes, book it."),
+                   _call("book_reservation", {"flights": [{"flight_number": "HAT412", "date": "2024-06-02"}],
+                                              "cabin": "economy", "payment_methods": [
+                                                  {"payment_id": "credit_card_55", "amount": amount}]},
+                         '{"reservation_id": "QX81PA", "status": "booked"}'),
+                   {"type": "episode_over"})
+    return _record("book-1", "airline", "Book BOS to ORD.", turns, False)
+
+
+def test_a_price_listed_beside_the_booked_flight_is_a_value_the_run_was_shown():
+    from wikitrace.compilers.reading import check_arguments, read_run
+
+    def amount_check(record):
+        run = _run(record)
+        reading = read_run(run)
+        call = [t for t in run.turns if t.name == "book_reservation"][0]
+        return next(c for c in check_arguments(reading, call) if c.path.endswith("amount"))
+
+    # the flight's own price, under another field name: shown at the search (turn 2)
+    assert amount_check(_booking(187, {"economy": 187, "business": 540})).seen_at == 2
+    # another flight's price is not this booking's: still unseen
+    assert amount_check(_booking(301, {"economy": 187, "business": 540})).seen_at is None
+    # a number no record of the call's flight holds stays unseen, and the lesson says so
+    lessons = _insights(_booking(250, {"economy": 187, "business": 540}))
+    unseen = [i for i in lessons if i.key == "unseen"]
+    assert unseen and "payment_methods set to values no look-up or user message before it held" in unseen[0].detail
+
+
+def test_an_upper_case_name_is_an_answer_not_a_verdict():
+    # a call sign in upper case: the instructions name no such label, so it is a wrong answer's shape
+    (lesson,) = _insights(_qa("KBTX 3", "KBTX", [("KBTX-TV", "KBTX-TV is a CBS-affiliated station.")],
+                              "Which CBS station serves Brazos County?"))
+    assert lesson.key == "answer|Finish|extra"
+    # a label the instructions offer is a verdict
+    claim = _qa("SUPPORTS", "REFUTES", [("Nile", "The Nile flows north.")],
+                "Claim: the Nile flows south. Answer SUPPORTS, REFUTES or NOT ENOUGH INFO.")
+    assert [i.key for i in _insights(claim)] == ["answer|Finish|verdict"]
+
+
+def test_a_rule_lesson_is_titled_by_the_whole_rule_without_its_asides():
+    from wikitrace.compilers.lessons import clip_words, rule_title
+
+    rule = ("Before taking any actions that update the booking database (booking, modifying flights, editing "
+            "baggage), you must list the action details and obtain explicit user confirmation (yes) to proceed.")
+    assert rule_title(rule) == ("Before taking any actions that update the booking database, you must list the "
+                                "action details and obtain explicit user …")
+    assert not clip_words(rule, 90).rstrip(" …")[-1:].isspace() and clip_words(rule, 90).endswith("modifying flights …")
+
+
+def test_changes_listed_in_the_proposal_the_user_agreed_to_are_all_agreed():
+    from wikitrace.compilers.reading import read_run
+
+    def run(proposal):
+        turns = _turns(_msg("system", AIRLINE_SYSTEM), _msg("user", "Move both my trips to economy."),
+                       _msg("assistant", proposal), _msg("user", "Yes, please do both."),
+                       _call("update_reservation_flights", {"reservation_id": "KQ2M7D", "cabin": "economy"},
+                             '{"reservation_id": "KQ2M7D", "cabin": "economy"}'),
+                       _call("update_reservation_flights", {"reservation_id": "ZP90LA", "cabin": "economy"},
+                             '{"reservation_id": "ZP90LA", "cabin": "economy"}'),
+                       {"type": "episode_over"})
+        reading = read_run(_run(_record("both-1", "airline", "Downgrade two trips.", turns, True)))
+        return [c.confirmed for c in reading.calls]
+
+    assert run("I will move KQ2M7D and ZP90LA to economy. Shall I go ahead?") == [True, True]
+    # the second change was never put to the user: the agreement covered the first only
+    assert run("I will move KQ2M7D to economy. Shall I go ahead?") == [True, False]
+
+
+def test_a_yes_or_no_the_user_gave_in_words_is_a_value_they_gave():
+    from wikitrace.compilers.reading import check_arguments, read_run
+
+    def insurance_seen(said):
+        turns = _turns(_msg("system", AIRLINE_SYSTEM), _msg("user", said),
+                       _call("book_reservation", {"flights": [{"flight_number": "HAT412"}], "insurance": "no"},
+                             '{"reservation_id": "QX81PA"}'), {"type": "episode_over"})
+        run = _run(_record("ins-1", "airline", "Book HAT412.", turns, True))
+        call = [t for t in run.turns if t.name == "book_reservation"][0]
+        return next(c for c in check_arguments(read_run(run), call) if c.path == "insurance").seen_at
+
+    assert insurance_seen("Book HAT412 for me; I don't want travel insurance.") == 1
+    assert insurance_seen("Book HAT412 for me, economy please.") is None
+
+
+def test_several_calls_written_into_one_argument_teach_one_call_per_query():
+    turns = _turns(_msg("user", "Which of the three signers of the Harbour Accord was later exiled?"),
+                   _call("Search", "Harbour Accord", "The Harbour Accord was signed by Ada Vell, Rik Sorn and Ma Lin."),
+                   _call("Search", "Ada Vell], Search[Rik Sorn], Search[Ma Lin", "Could not find that page, please try again.",
+                         is_error=True),
+                   _call("Search", "Ada Vell], Search[Rik Sorn], Search[Ma Lin", "Could not find that page, please try again.",
+                         is_error=True),
+                   {"type": "episode_over"})
+    record = _record("qa-packed", "hotpotqa", "Which signer was exiled?", turns, False)
+    (lesson,) = [i for i in _insights(record) if i.key.startswith("error|Search|")]
+    assert "send one Search call per query" in lesson.guideline
+    assert lesson.detail.startswith("turn 2: its argument held 3 Search calls;")
+    # an ordinary miss keeps its own advice
+    plain = _qa("Leeds", "Harrogate", [("Kestrel Days", "Could not find that page, please try again.")],
+                "Where is Kestrel Days held?")
+    assert all("per query" not in i.guideline for i in _insights(plain))

@@ -19,9 +19,9 @@ from fake_openai import (
     slow,
     valid_answer,
 )
-from wikitrace.compilers.cache import ResponseCache, cache_key
+from wikitrace.llm.cache import ResponseCache, cache_key
 from wikitrace.compilers.llm import LLMCompiler, clip, extract_json
-from wikitrace.llm_config import DEFAULT_MODEL, PLACEHOLDER_KEY, LLMConfigError, resolve
+from wikitrace.llm.config import DEFAULT_MODEL, PLACEHOLDER_KEY, LLMConfigError, resolve
 from wikitrace.runs.model import Outcome, Run, Task, Turn
 
 REPO = Path(__file__).resolve().parents[1]
@@ -528,7 +528,7 @@ def test_user_templates_override_the_bundled_prompts(fake_openai, tmp_path):
 
 
 def test_package_modules_do_not_import_openai():
-    code = ("import sys; import wikitrace.cli, wikitrace.llm_config, wikitrace.compilers.cache, "
+    code = ("import sys; import wikitrace.cli, wikitrace.llm.config, wikitrace.llm.cache, "
             "wikitrace.compilers.offline; print('openai' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "False"

@@ -17,12 +17,12 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from fake_openai import error, reply, slow, valid_answer
+from fake_openai import error, is_merge, merge_reply, reply, slow, valid_answer
 from helpers import EXAMPLES, tree_bytes
 from test_llm_compiler import compile_one, make_compiler, make_run
 from wikitrace.compilers.llm import LLMCompiler
-from wikitrace.compilers.llm_transport import AnswerTooLarge, read_capped
-from wikitrace.llm_config import (DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, LLMConfigError,
+from wikitrace.llm.transport import AnswerTooLarge, read_capped
+from wikitrace.llm.config import (DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, LLMConfigError,
                                   resolve)
 from wikitrace.runs.model import Turn
 
@@ -34,12 +34,14 @@ def _outcome_of(body):
 
 
 def _good(body):
+    if merge_reply(body) is not None:  # an insight group's merge
+        return merge_reply(body)
     return reply(valid_answer(_outcome_of(body), turns=[2]))
 
 
 def _broken_for_one_run(body):
     """Valid answers, except malformed ones (repairs included) for the run address-002."""
-    if any(BROKEN_RUN in m["content"] for m in body["messages"]):
+    if not is_merge(body) and any(BROKEN_RUN in m["content"] for m in body["messages"]):
         return reply("{not json at all")
     return _good(body)
 
@@ -208,11 +210,12 @@ def test_malformed_answer_is_never_replayed_from_the_cache(fake_openai, tmp_path
 def test_no_cache_bypasses_reading_the_cache(fake_openai, tmp_path):
     fake_openai.respond_with(_good)
     assert compile_cli(tmp_path / "a").returncode == 0
-    assert fake_openai.calls == 6
+    first = fake_openai.calls
+    assert fake_openai.run_calls == 6 and fake_openai.merge_calls > 0  # a call per run, then per insight group
     assert compile_cli(tmp_path / "b", "--no-cache").returncode == 0
-    assert fake_openai.calls == 12, "--no-cache must ask the model for every run"
+    assert fake_openai.calls == 2 * first, "--no-cache must ask the model for every run and merge"
     assert compile_cli(tmp_path / "c").returncode == 0
-    assert fake_openai.calls == 12, "answers are still stored with --no-cache"
+    assert fake_openai.calls == 2 * first, "answers are still stored with --no-cache"
 
 
 def test_no_cache_with_batch_is_refused_in_one_line(fake_openai, tmp_path):
@@ -226,7 +229,7 @@ def _first_key(compiler: LLMCompiler, run) -> str:
 
 def test_cached_answer_that_fails_the_checks_is_asked_again(fake_openai, tmp_path):
     """Batch results are stored unchecked; one that fails is repaired live, then cached repaired."""
-    from wikitrace.compilers.cache import CachedAnswer
+    from wikitrace.llm.cache import CachedAnswer
 
     compiler = make_compiler(tmp_path)
     run = make_run(True)
@@ -239,7 +242,7 @@ def test_cached_answer_that_fails_the_checks_is_asked_again(fake_openai, tmp_pat
 
 
 def test_cached_answer_that_fails_twice_is_deleted(fake_openai, tmp_path):
-    from wikitrace.compilers.cache import CachedAnswer
+    from wikitrace.llm.cache import CachedAnswer
 
     compiler = make_compiler(tmp_path)
     run = make_run(True)

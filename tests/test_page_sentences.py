@@ -212,6 +212,15 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             assert 0 < errs <= k
     elif text.startswith("The first call returned an error"):
         assert c.call(turns[0]).is_error and c.went_through(turns[-1])
+    elif text.startswith("This answer ended the run and was judged wrong"):
+        answer = c.call(turns[-1])
+        assert c.went_through(turns[-1]) and isinstance(answer.arguments, str) and c.run.outcome.label == "failure"
+        m = re.search(r'the task expected "(.+)", which (?:the look-up at turn (\d+)|no look-up) had returned\.$', text)
+        if m and not m.group(1).endswith("…"):
+            gold = re.compile(r"(?<![\w.])" + re.escape(_flat(m.group(1)).lower()) + r"(?!\w)")
+            shown = [t.turn for t in c.calls if t.turn < answer.turn and not t.is_error
+                     and gold.search(_flat(t.result or "").lower())]  # what the look-ups returned, not what they asked
+            assert shown[:1] == ([int(m.group(2))] if m.group(2) else []), text
     elif text.startswith("It returned") or text.startswith("The run was judged a "):
         pass
     else:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from wikitrace.build import BuildOptions, build
-from wikitrace.corpus.check import check_corpus
+from wikitrace.check import check_corpus
 from wikitrace.corpus.publish import BuildLock, PublishError
 
 from helpers import EXAMPLES, example_runs, tree_bytes, write_jsonl
@@ -157,9 +157,9 @@ def test_out_dot_builds_the_current_folder(tmp_path):
 
 
 def test_deleted_and_edited_pages_are_repaired_from_the_response_cache(tmp_path, fake_openai, monkeypatch):
-    from fake_openai import reply, valid_answer
+    from fake_openai import merge_reply, reply, valid_answer
 
-    fake_openai.respond_with(lambda body: reply(valid_answer(
+    fake_openai.respond_with(lambda body: merge_reply(body) or reply(valid_answer(
         "failure" if "failure_causes" in json.dumps(body) else "success", [0])))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     out = tmp_path / "corpus"

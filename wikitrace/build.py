@@ -20,9 +20,7 @@ import asyncio
 import collections
 import datetime as _dt
 import hashlib
-import importlib
 import json
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -31,7 +29,8 @@ from . import __version__, llm_report
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler, compile_offline
 from .corpus import layout, pages
-from .corpus.manifest import IdAllocator, content_hash
+from .corpus.manifest import IdAllocator
+from .runs.model import content_hash
 from .corpus.update import REUSED, Reuse as _Reuse, RunWriter as _Writer
 from .corpus.publish import STATE, BuildLock, PublishError, Publisher, check_target, corpus_root, read_corpus_json
 from .corpus.tombstones import Tombstones, forget_state
@@ -103,7 +102,7 @@ def make_compiler(opts: BuildOptions, config=None) -> Compiler:
     if opts.offline:
         return OfflineCompiler()
     if config is None:
-        from .llm_config import resolve
+        from .llm.config import resolve
 
         config = resolve(opts.model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
     if config is None:
@@ -294,9 +293,10 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
     with BuildLock(root):
         pub = Publisher(root, "runs")
         try:
+            from .agent.index import prompt_index_bytes
             from .corpus.pending import recover
 
-            recover(pub)  # a command killed earlier is finished (or its unlisted pages removed) first
+            recover(pub, prompt_index_bytes)  # a command killed earlier is finished (or its unlisted pages removed) first
             return _build_locked(opts, pub, progress, announce, batch_progress)
         finally:
             pub.close()
@@ -324,7 +324,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     graves = Tombstones.load(root, restore=opts.restore)  # runs `wikitrace forget` removed stay out
     config = None
     if not opts.offline:
-        from .llm_config import resolve
+        from .llm.config import resolve
 
         config = resolve(opts.model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
     # The key needs only the compiler's name and model, so the input can be
@@ -342,8 +342,9 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
             # Records compiled before are counted from the manifest, not re-read.
             if reader is not None:
                 if compiler.name == "llm":  # import the client while this process waits
-                    threading.Thread(target=importlib.import_module, args=("openai",),
-                                     name="wikitrace-import-openai").start()
+                    from .llm.client import import_sdk_in_background
+
+                    import_sdk_in_background()
                 counts = reader.counts()
             else:
                 from .runs.load import count_outcomes
@@ -451,7 +452,7 @@ def run_build(opts: BuildOptions, as_json: bool = False) -> int:
     With ``as_json`` the summary is also one JSON object on stdout."""
     from .errors import Failed, InputError
     from .input_survey import survey
-    from .llm_config import LLMConfigError
+    from .llm.config import LLMConfigError
     from .progress import Progress, console as make_console
 
     console = make_console(quiet=opts.quiet)

@@ -192,7 +192,7 @@ def _renders(ins_infos: list[InsightInfo], previous: Path | None,
 
 def _render_pool(insights: Sequence[InsightInfo], show_source: bool) -> list[str]:
     from ..templates import environment
-    from .prompt import render_insights
+    from .insight_text import render_insights
 
     return render_insights(environment(None), insights, show_source)
 
@@ -508,7 +508,7 @@ class IndexTexts:
 
     def _render(self, js: list[int]) -> list[str]:
         from ..templates import environment
-        from .prompt import render_insights
+        from .insight_text import render_insights
 
         env = environment(str(self.templates) if self.templates else None)
         return render_insights(env, [self.idx.insight(j) for j in js], self.show_source)

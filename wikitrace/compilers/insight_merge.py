@@ -4,7 +4,7 @@ The lessons are grouped exactly as offline (the same keys, corpus/insights.py); 
 insight's group goes to the model once: its key, the offline wording, when it applies, and
 what each source run showed of it. The prompt holds nothing else (no totals of the task
 type), so adding a run asks again only for the insights it is a source of; every other
-prompt is the same and its answer comes from the response cache (compilers/cache.py),
+prompt is the same and its answer comes from the response cache (llm/cache.py),
 tagged with the source runs' content hashes so ``forget`` can delete it.
 
 The answer is a JSON object ``{"guideline": "..."}``, checked before it is trusted: a
@@ -14,20 +14,24 @@ Anything else — a transport fault after its retries, a refusal, malformed JSON
 check — keeps the offline wording and records why in the page's frontmatter
 (``guideline_by: offline-fallback``, ``fallback_reason``).
 
-For now the merge is asked for with ``WIKITRACE_MERGE_INSIGHTS=1`` (compile and add alike):
-the Batch API path does not carry these calls yet, and builds promise their exact call counts.
+The merge is part of the LLM path: whenever a corpus is compiled (or added to) by the LLM
+compiler, the changed groups are merged after every run is compiled; the offline compiler
+never calls a model. ``--batch`` pre-fills only the runs' answers; the merge calls then go
+through this live path, after the batch (their prompts need the gathered groups).
+``forget`` sends no call: an insight whose sources are unchanged keeps its merged text
+(``carry_over``), one that lost a source shows the offline wording, marked as a fallback,
+until the next compile or add merges it again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from typing import Any
 
 from .answer_check import _echo_problems
-from .cache import CachedAnswer
+from ..llm.cache import CachedAnswer
 from .text import _VALUE
 
 MAX_CHARS = 700
@@ -42,10 +46,6 @@ INSTRUCTIONS = (
     "commands and error messages as they are written; never name ids, numbers, people, file paths or a single "
     "run, and do not tell what one run did."
 )
-
-
-def wanted() -> bool:
-    return os.environ.get("WIKITRACE_MERGE_INSIGHTS", "").strip() not in ("", "0")
 
 
 def _messages(entry: dict) -> list[dict[str, str]]:
@@ -137,3 +137,22 @@ def merge_guidelines(compiler, insights: list[dict], runs: list[dict]) -> None:
     """Give every insight the model's merged guideline (or record the fallback), in place."""
     tags = {r["step"]: r["content_hash"] for r in runs if r.get("content_hash")}
     asyncio.run(_all(compiler, insights, tags))
+
+
+MERGED_FIELDS = ("guideline", "guideline_by", "fallback_reason")
+NOT_MERGED_YET = "forget asks no model: the next compile or add merges this insight again"
+
+
+def carry_over(insights: list[dict], previous: list[dict]) -> None:
+    """Without a model (``forget``): an insight gathered from exactly the sources it had keeps
+    the merged guideline it had; one whose sources changed keeps the offline wording, marked
+    so. Insights of a corpus that never had a merge are left alone."""
+    before = {e["id"]: e for e in previous if isinstance(e, dict) and e.get("guideline_by")}
+    if not before:
+        return
+    for entry in insights:
+        old = before.get(entry["id"])
+        if old is not None and old.get("sources") == entry["sources"] and old.get("key") == entry["key"]:
+            entry.update({k: old.get(k) for k in MERGED_FIELDS})
+        else:
+            _fallback(entry, NOT_MERGED_YET)

@@ -96,6 +96,17 @@ def is_label(answer: str) -> bool:
     return bool(re.search(r"[A-Z]{2}", answer)) and answer == answer.upper() and len(answer.split()) <= 4
 
 
+def is_verdict(r: Reading, answer: str) -> bool:
+    """A label of the task's fixed set: shaped like one (``is_label``) and named by the run's
+    own instructions (system prompt or task text), so an upper-case name such as a call sign
+    (``KXII``) is an answer, not a verdict."""
+    if not is_label(answer):
+        return False
+    told = " ".join(t for t in ((r.system.content if r.system is not None else None) or "",
+                                r.run.task.instruction or "") if t)
+    return re.search(rf"(?<![\w]){re.escape(answer)}(?![\w])", told) is not None
+
+
 def answer_seen_in(r: Reading, gold: str, before: Call | None = None) -> Call | None:
     """The first call (before ``before``, when given) whose observation holds the expected answer."""
     return next((c for c in r.calls if (before is None or c.n < before.n) and not c.error and c.turn.result

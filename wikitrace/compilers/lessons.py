@@ -29,7 +29,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from .lesson_words import expected_answer, answer_seen_in, free_form, is_hand_off, is_label, join, sources, what_changed
+from .lesson_words import expected_answer, answer_seen_in, free_form, is_hand_off, is_verdict, join, sources, what_changed
 from .reading import Call, Reading, _occurs, command_of, runs_a_command
 from .rules import rules_for
 from .schema import MAX_INSIGHTS, CandidateInsight
@@ -133,6 +133,11 @@ def error_lesson(r: Reading, err: Call) -> CandidateInsight:
         detail = "tried other arguments, never got past it" if any(c.name == err.name for c in later) \
             else "did not call it again"
         worked = False
+    packed = _packed_calls(err)
+    if packed > 1:  # several calls written into one argument: the fix is the call's form, not its words
+        advice = (f"send one {err.name} call per query; this answer came to an argument that held {err.name} "
+                  "calls written one after another")
+        detail = f"its argument held {packed} {err.name} calls; " + detail
     return _lesson(f"error|{v}|{said}", f"{v} answers \"{clip(said, 60)}\"",
                    f"When {v} answers \"{said}\", {advice}.",
                    f"In {_kind(r)}, whenever {v} answers with this error.", f"turn {err.n}: {detail}", worked)
@@ -164,6 +169,16 @@ def _edited(r: Reading, calls: list[Call]) -> str:
     return join(list(dict.fromkeys(paths)), 3) if paths else ""
 
 
+def _packed_calls(c: Call) -> int:
+    """How many calls of its own tool a plain-string argument holds, written as the text-action
+    form does (``Name[...]``): ``A], Search[B`` sent as one Search is two."""
+    args = c.turn.arguments
+    if not isinstance(args, str) or not c.name:
+        return 0
+    joins = re.findall(rf"[\])]\s*[,;]?\s*(?:and\s+|then\s+)?{re.escape(c.name)}\s*[\[(]", args)
+    return len(joins) + 1 if joins else 0
+
+
 def procedure_key(r: Reading) -> str | None:
     """What the run did to settle its task, as a key: the last state-changing call that
     went through, the other kinds of change, and the look-ups before it."""
@@ -175,7 +190,7 @@ def procedure_key(r: Reading) -> str | None:
     where = ""
     if answer is not None:
         tools = sources(r, final)[0]
-        where = "label" if is_label(answer) else "looked-up" if tools else "own"
+        where = "label" if is_verdict(r, answer) else "looked-up" if tools else "own"
     return f"procedure|{verb(final)}{':' + where if where else ''}"
 
 
@@ -191,7 +206,7 @@ def procedure_lesson(r: Reading) -> CandidateInsight:
         steps.append(f"look with {join(sorted(looks), 3)}")
     if answer is not None:
         tools = sources(r, final)[0]
-        steps.append(f"end with {final.name} giving " + ("the verdict the look-ups support" if is_label(answer) else
+        steps.append(f"end with {final.name} giving " + ("the verdict the look-ups support" if is_verdict(r, answer) else
                                                        "the value a look-up returned, in the words it used" if tools
                                                        else "an answer worked out from what the look-ups returned"))
     else:
@@ -204,7 +219,7 @@ def procedure_lesson(r: Reading) -> CandidateInsight:
     detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "")
     how = ""
     if answer is not None:
-        how = (", giving the verdict" if is_label(answer) else ", giving a value a look-up returned"
+        how = (", giving the verdict" if is_verdict(r, answer) else ", giving a value a look-up returned"
                if sources(r, final)[0] else ", giving an answer no look-up held word for word")
     return _lesson(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
                    "To settle the task: " + ", then ".join(steps) + ".",
@@ -214,13 +229,35 @@ def procedure_lesson(r: Reading) -> CandidateInsight:
 def _rule_lesson(r: Reading, sentence: str, detail: str, kept: bool) -> CandidateInsight:
     """One lesson per rule of the system prompt, whichever call met it: kept by a run that
     succeeded, broken by one that failed (the contrast says which goes with the outcome)."""
-    rule = clip(sentence, 160).replace('"', "'")
+    from .rules import _CONFIRM_WORDS
+
+    rule = clip_words(sentence, 300).replace('"', "'")
     if kept:
-        guide = f"Before each call this rule covers, do what it asks (state the details, wait for the user's yes): \"{rule}\""
+        asks = " (state the details, wait for the user's yes)" if _CONFIRM_WORDS.search(sentence) else ""
+        guide = f"Before each call this rule covers, do what it asks{asks}: \"{rule}\""
     else:
         guide = f"Check each state-changing call against this rule of the system prompt before making it: \"{rule}\""
-    return _lesson(f"rule|{_short_hash(sentence)}", f"Keep the rule: {clip(rule, 70)}", guide,
+    return _lesson(f"rule|{_short_hash(sentence)}", f"Keep the rule: {rule_title(sentence)}", guide,
                    f"In {_kind(r)}, before any call the rule names.", detail, kept)
+
+
+def clip_words(text: str, limit: int) -> str:
+    """``text`` whitespace-folded, cut at a word boundary when longer than ``limit``: a quote
+    never ends inside a word."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0].rstrip(",;:(")
+    return cut + " …"
+
+
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+
+
+def rule_title(sentence: str, longest: int = 120) -> str:
+    """The rule without its asides in parentheses (lists of examples), cut at a word when still
+    long: a title says what the rule asks, not a quote cut mid-list."""
+    return clip_words(_ASIDE.sub("", sentence).rstrip(" ."), longest)
 
 
 def _rule_naming(r: Reading, name: str) -> str:
@@ -261,9 +298,11 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     else:
         # a success whose every call failed still names the tools it used
         looks = sorted(_lookups(r, None) or dict.fromkeys(verb(c) for c in r.calls))[:3]
-        out.append(_lesson("answer-from", f"Answer from {join(looks, 2)}",
-                           f"When the request only asks for information, answer from what {join(looks, 3)} return "
-                           "and change nothing.", f"In {_kind(r)} that ask for information only.",
+        # a success that changed nothing: a question, or a change the rules ruled out (both end here)
+        out.append(_lesson("answer-from", f"Answer from {join(looks, 2)} when nothing should change",
+                           f"When the look-ups show the request needs no change (a question) or allows none (a change "
+                           f"the rules rule out), answer from what {join(looks, 3)} returned, say why when it is a "
+                           "refusal, and change nothing.", f"In {_kind(r)} that are settled without a change.",
                            f"answered after {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}", True))
     for i in chosen:  # the first error the run got past
         if i.kind == "recovery" and i.call is not None:
@@ -286,7 +325,7 @@ def _why_wrong(r: Reading, w: Call) -> str:
     gold = expected_answer(r)
     if not gold:
         return "unsettled"
-    if is_label(gold):
+    if is_verdict(r, gold):
         return "verdict"
     if _occurs(gold, (r.run.task.instruction or "").lower()):
         return "option"
@@ -332,10 +371,12 @@ def _unseen_lesson(r: Reading, w: Call) -> CandidateInsight | None:
     if not unseen:
         return None
     keys = sorted({re.split(r"[.\[]", p, maxsplit=1)[0] for p in unseen})
-    return _lesson("unseen", "Take argument values from what the run was shown",
+    return _lesson("unseen", "Take argument values from look-ups and the user's words",
                    "Before a call that changes state, take each argument value from a look-up or from the user's own "
-                   "words; a value no earlier turn held is a guess.", f"In {_kind(r)}, before any state-changing call.",
-                   f"turn {w.n}: {w.name} with {join(keys, 3)} set to values no earlier turn held", False)
+                   "words, or work it out from them (a total from the listed prices); a value that none of them holds "
+                   "or yields is a guess: ask or look it up first.", f"In {_kind(r)}, before any state-changing call.",
+                   f"turn {w.n}: {w.name} with {join(keys, 3)} set to values no look-up or user message before it held",
+                   False)
 
 
 def _went_through(r: Reading, w: Call) -> CandidateInsight:
@@ -343,9 +384,9 @@ def _went_through(r: Reading, w: Call) -> CandidateInsight:
     rule = _rule_naming(r, w.name)
     return _lesson(f"went-through|{v}", f"Check the request again before {v}",
                    f"Before {v}, check that the call does what the request asks"
-                   + (f" and what the system prompt says of it: \"{clip(rule, 160)}\"" if rule else
+                   + (f" and what the system prompt says of it: \"{clip_words(rule, 300)}\"" if rule else
                       " and what the system prompt's rules allow")
-                   + f"; a {v} that goes through is not yet the one the task needs.",
+                   + "; that the call goes through does not show it was the change the task needed.",
                    f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through", False)
 
 

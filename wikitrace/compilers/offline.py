@@ -28,6 +28,7 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
+from .lesson_words import answer_seen_in, expected_answer, free_form
 from .lessons import lessons_for, patterns_of, rules_once
 from .reading import Call, Reading, check_arguments, command_of, full_arguments, harness_reason, read_run, runs_a_command
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
@@ -341,9 +342,10 @@ def _failure_items(r: Reading) -> list[Item]:
         items.append(Item(rank, Evidence(
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "")
             + (", after the user agreed." if c.confirmed else "."),
-            support="The call went through, yet the run was judged a failure, so the change it made may not be "
-                    "what the task asked for"
-                    + (" (see the checks below)." if flagged else ". This is a suspect, not a proven cause."),
+            support=_wrong_answer(r, c) or (
+                "The call went through, yet the run was judged a failure, so the change it made may not be "
+                "what the task asked for"
+                + (" (see the checks below)." if flagged else ". This is a suspect, not a proven cause.")),
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
     if not writes and not any(c.error for c in calls):
         last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
@@ -355,3 +357,17 @@ def _failure_items(r: Reading) -> list[Item]:
             support = "The run was judged a failure without a single environment call."
         items.append(Item(40, Evidence(decision=decision, support=support, turns=[last.turn] if last else []), "idle"))
     return items
+
+
+def _wrong_answer(r: Reading, c: Call) -> str | None:
+    """For a final answer (a free-form argument) of a failed run: that it was judged wrong, what
+    the task expected when the log records it, and whether a look-up had shown that; None for
+    a call that changes state, whose page keeps saying what the change may have missed."""
+    if free_form(c) is None:
+        return None
+    gold = expected_answer(r)
+    if gold is None:
+        return "This answer ended the run and was judged wrong."
+    seen = answer_seen_in(r, gold, c)
+    return (f"This answer ended the run and was judged wrong; the task expected \"{clip(gold, 80)}\", which "
+            + (f"the look-up at turn {seen.n} had returned." if seen is not None else "no look-up had returned."))

@@ -172,20 +172,30 @@ def read_run(run: Run) -> Reading:
     calls, harness = [], []
     replies = user_replies(run)
     # a call is confirmed when the user's last reply before it agreed to something and no
-    # other change went through in between (look-ups and failed calls do not count); a user
-    # message that is no reply agrees to nothing
-    agreed, agreed_at = False, None
+    # other change went through in between (look-ups and failed calls do not count), or when
+    # the proposal the user agreed to named this change's own values (several changes listed
+    # and agreed at once); a user message that is no reply agrees to nothing
+    agreed, agreed_at, proposal, proposed = False, None, "", ""
+    done: set[str] = set()  # values of the changes made since the agreement
     for t in run.turns:
         if is_harness_turn(t):
             harness.append(t)
         elif t.type == "function_call":
-            call = Call(t, looks_like_error(t), not is_read_only(t), agreed, agreed_at)
+            writes = not is_read_only(t)
+            own = {str(v).lower() for _p, v in leaves(t.arguments) if isinstance(v, str) and len(v) > 3} - done
+            listed = bool(writes and not agreed and agreed_at is not None and proposed and own
+                          and any(_occurs(v, proposed) for v in own))
+            call = Call(t, looks_like_error(t), writes, agreed or listed, agreed_at)
             calls.append(call)
             if call.writes and not call.error:
                 agreed = False
+                done |= {str(v).lower() for _p, v in leaves(t.arguments) if isinstance(v, str)}
+        elif t.type == "message" and t.role == "assistant" and t.content:
+            proposal = t.content.lower()
         elif t.type == "message" and t.role == "user":
             agreed = t.turn in replies and bool(_AFFIRM.search(t.content or ""))
             agreed_at = t.turn if agreed else None
+            proposed, done = (proposal if agreed else ""), set()
     first = run.turns[0] if run.turns else None
     system = first if first is not None and first.type == "message" and first.role in ("system", "developer") else None
     facts = [t for t in run.turns if (t.type == "function_call" and t.result and not is_harness_turn(t))
@@ -272,14 +282,20 @@ def _told_number(value: str, key: str, text: str) -> bool:
     return re.search(after, low) is not None or re.search(before, low) is not None
 
 
-def _seen(value, key: str, turn: Turn, low: str) -> bool:
-    """Did this observation or user message (``low``: its text in lower case) show the value?"""
+def _seen(value, key: str, turn: Turn, low: str, names: frozenset[str] = frozenset()) -> bool:
+    """Did this observation or user message (``low``: its text in lower case) show the value?
+    A number counts when the observation gives it under the same field, or inside a record
+    that also names something the call names (``names``: its string values, lower case), as a
+    flight's price beside the flight number the call books."""
     text = _as_text(value)
     if key != FREE_FORM and (isinstance(value, (int, float)) or text.isdecimal()):
         if turn.type == "function_call":
             if (turn.result or "").strip() in (text, text + ".0"):
                 return True
-            return any(k == key and _as_text(v) == text for k, v in _json_fields(turn.result or ""))
+            if any(k == key and _as_text(v) == text for k, v in _json_fields(turn.result or "")):
+                return True
+            return bool(names) and any(text in numbers and names & named
+                                       for numbers, named in _records(turn.result or ""))
         return _told_number(text, key, low)
     return _occurs(text, low) or ("_" in text and any(_occurs(text.replace("_", sep), low) for sep in " -"))
 
@@ -293,6 +309,47 @@ def _json_field_list(text: str) -> tuple[tuple[str, Any], ...]:
     except (ValueError, TypeError):
         return ()
     return tuple((_last_key(path), v) for path, v in leaves(data))
+
+
+@lru_cache(maxsize=512)
+def _records(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """For each object of a JSON observation that has names of its own (string fields): the
+    numbers anywhere inside it (nested objects without names of their own, such as a price
+    table, belong to it) and its own names, lower case."""
+    if not text.lstrip().startswith(("{", "[")):
+        return ()
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError):
+        return ()
+    out: list[tuple[frozenset[str], frozenset[str]]] = []
+
+    def numbers_in(node: Any) -> set[str]:
+        """The numbers of ``node`` and of its nested objects that have no names of their own."""
+        found: set[str] = set()
+        for v in (node.values() if isinstance(node, dict) else node):
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                found.add(_as_text(v))
+            elif isinstance(v, dict) and not any(isinstance(x, str) for x in v.values()):
+                found |= numbers_in(v)
+        return found
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            named = frozenset(v.lower() for v in node.values() if isinstance(v, str) and len(v) > 2)
+            if named:
+                out.append((frozenset(numbers_in(node)), named))
+            children = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            return
+        for child in children:
+            if isinstance(child, (dict, list)):
+                walk(child)
+
+    walk(data)
+    return tuple(out)
 
 
 def _json_fields(text: str) -> tuple[tuple[str, Any], ...]:
@@ -357,14 +414,19 @@ def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
     args = call.arguments if isinstance(call.arguments, (dict, list)) else {}
     if isinstance(call.arguments, str) and call.arguments.strip():
         args = {FREE_FORM: call.arguments.strip()}  # one free-form argument (an answer, a query)
+    names = frozenset(v.lower() for _p, v in leaves(args) if isinstance(v, str) and len(v) > 2)
     for path, value in leaves(args):
         if value is None or isinstance(value, bool) or not _value_like(_last_key(path), str(value)):
             continue
         text = _as_text(value)
         maybe = text.lower() in _NUMBER_WORDS or reading.anywhere_before(text, call.turn) or \
             ("_" in text and any(reading.anywhere_before(text.replace("_", sep), call.turn) for sep in " -"))
-        hit = next((t for t in reversed(before) if _seen(value, _last_key(path), t, reading.lower(t))), None) \
+        hit = next((t for t in reversed(before) if _seen(value, _last_key(path), t, reading.lower(t), names)), None) \
             if maybe else None
+        if hit is None and text.lower() in ("yes", "no"):  # a yes/no the user gave in words about the field
+            topic = [w for w in re.split(r"[\W_]+", _last_key(path).lower()) if len(w) > 3]
+            hit = next((t for t in reversed(before) if t_is_user(t) and topic
+                        and all(_occurs(w, reading.lower(t)) for w in topic)), None)
         check = ArgCheck(path, value, hit.turn if hit else None,
                          None if hit is None else ("user message" if t_is_user(hit) else "observation"))
         if hit is None:  # a value the run already used in a call that went through (a converted date, say)

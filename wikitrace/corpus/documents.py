@@ -7,6 +7,7 @@ reader or ``wikitrace check`` relies on stay the same.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
@@ -15,7 +16,7 @@ from ..compilers.schema import Compilation
 from ..runs.model import Run
 from ..templates import render
 from . import layout, usage_pages
-from .fsio import dump_frontmatter
+from ..fsio import dump_frontmatter
 
 
 @dataclass
@@ -171,8 +172,14 @@ def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates
     def group_of(i: dict) -> str:
         return ", ".join(i["apps"]) if i.get("apps") else (i.get("task_type") or "unspecified")
 
+    from .insights import index_note, kind_of
+
     ordered = sorted(insights, key=lambda i: (group_of(i), layout.id_number(i["id"])))
+    by_kind = Counter((kind_of(r), r["outcome"]) for r in runs)
     groups = [(g, list(items)) for g, items in groupby(ordered, key=group_of)]
+    # what changes with every run lives here, not on the insight pages: the task types' totals, the p-values
+    totals = {g: {o: by_kind[(g, o)] for o in ("failure", "success")} for g, _items in groups}
+    notes = {i["id"]: index_note(i) for i in insights}
     root_counts = {**counts, "runs": len(runs), "insights": len(insights)}
     return {
         layout.ROOT_INDEX: render("root_index.md.j2", templates, mount=mount.rstrip("/"), counts=root_counts,
@@ -183,5 +190,6 @@ def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates
         "compilation/_index.md": render("compilation_index.md.j2", templates, mount=mount.rstrip("/"), runs=runs,
                                         frontmatter=dump_frontmatter({"type": "index", "layer": "compilation", "count": len(runs)})),
         "insight/_index.md": render("insight_index.md.j2", templates, mount=mount.rstrip("/"), groups=groups,
+                                    totals=totals, notes=notes,
                                     frontmatter=dump_frontmatter({"type": "index", "layer": "insight", "count": len(insights)})),
     }

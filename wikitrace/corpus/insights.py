@@ -35,6 +35,17 @@ INSTEAD_SHOWN = 10  # successful runs listed by name on a page (all are counted)
 TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off"}
 
 
+# what meeting a lesson's pattern means, by the pattern's kind (a sentence counts those runs)
+MET = {
+    "error": "that met this error", "loop": "that repeated a call with the same answer",
+    "unseen": "that made a change with values no look-up or user message held",
+    "rule": "that broke this rule", "went-through": "whose change with this tool went through",
+    "hand-off": "that handed off with this tool", "procedure": "that ended with this call",
+    "idle|lookups": "that ended after look-ups only, changing nothing",
+    "idle|none": "that answered without a tool call",
+}
+
+
 def kind_of(entry: dict) -> str:
     """The task type a run entry belongs to (AppWorld-style runs: their apps joined)."""
     return ", ".join(entry["apps"]) if entry.get("apps") else (entry.get("task_type") or "unspecified")
@@ -166,25 +177,45 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
 
 
 def contrast_sentence(entry: dict) -> str:
-    """What the contrast says, in one or two sentences (the page and the prompt use it)."""
+    """What the contrast says on the insight's own page: how many runs of its task type met
+    the pattern, in each outcome, and the verdict in words. The task type's totals and the
+    test's p-value change with every added run, so they are shown on the index instead
+    (``index_note``): a page changes only when its own counts, sources or verdict do."""
     c = entry.get("contrast")
     if c is None:
         return ("Drawn from how failed runs ended; there is no pattern a successful run could meet, so it is "
                 "not contrasted with successes.")
-    met = (f"Met in {c['failed_met']} of {c['failed']} failed and {c['success_met']} of {c['success']} successful "
-           f"runs of this task type")
+    side = c["pattern"].split("|", 1)[0]
+    met = (f"Runs of this task type {MET.get(c['pattern'], MET.get(side, 'that met it'))}: "
+           f"{c['failed_met']} failed, {c['success_met']} successful. ")
     v = c["verdict"]
     if v == "no-success":
-        return met + "; with no successful run of this task type to compare with, it is not named a cause."
+        return met + "With no successful run of this task type to compare with, it is not named a cause."
     if v == "no-failure":
-        return met + "; with no failed run of this task type to compare with, it is not named a cause."
-    if v == "failure":
-        return met + (f": runs that met it failed more often than the others (one-sided Fisher exact test, "
-                      f"p = {c['p']:.2g}), so it is named a likely cause of failure.")
+        return met + "With no failed run of this task type to compare with, it is not named a cause."
+    if v == "failure" and side in TROUBLE:
+        return met + ("Runs that met it failed more often than the runs that did not, so it is named a likely "
+                      "cause of failure.")
+    if v == "failure":  # a way to settle the task that failed runs took more often: not enough by itself
+        return met + ("Failed runs took this way more often than successful ones, so it is not enough by itself: "
+                      "what the successful runs did before it matters.")
     if v == "success":
-        return met + (f": runs that met it succeeded more often than the others (one-sided Fisher exact test, "
-                      f"p = {c['p']:.2g}), so it is not a cause of failure.")
-    return met + (f": it does not separate them (p = {c['p']:.2g}), so it did not decide the outcome"
-                  + (f"; {c['success_met']} successful run{'s' if c['success_met'] != 1 else ''} met it too."
-                     if c['success_met'] and c['pattern'].split("|", 1)[0] in TROUBLE
-                     else "."))
+        return met + ("Runs that met it succeeded more often than the runs that did not"
+                      + (", so it is not a cause of failure." if side in TROUBLE else "."))
+    return met + ("It does not separate failed from successful runs, so it did not decide the outcome"
+                  + (" (successful runs met it too)." if c["success_met"] and side in TROUBLE else "."))
+
+
+def index_note(entry: dict) -> str:
+    """The contrast's figures that depend on the whole task type (its totals, the p-value),
+    for the insight index, which changes with every run anyway."""
+    c = entry.get("contrast")
+    if c is None:
+        return "not contrasted"
+    figures = f"met in {c['failed_met']} of {c['failed']} failed, {c['success_met']} of {c['success']} successful"
+    if c.get("p") is not None:
+        figures += f"; one-sided Fisher p = {c['p']:.2g}"
+    verdict = {"failure": "a likely cause of failure" if c["pattern"].split("|", 1)[0] in TROUBLE
+               else "taken more often by failed runs",
+               "success": "met more often by successful runs", "none": "did not decide the outcome"}
+    return figures + (f"; {verdict[c['verdict']]}" if c["verdict"] in verdict else "")

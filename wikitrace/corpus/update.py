@@ -250,10 +250,9 @@ class RunWriter:
         model's merge of its sources (compilers/insight_merge.py)."""
         self.insights = insight_layer.gather(self.runs)
         if compiler is not None and compiler.name == "llm" and self.insights:
-            from ..compilers.insight_merge import merge_guidelines, wanted
+            from ..compilers.insight_merge import merge_guidelines
 
-            if wanted():
-                merge_guidelines(compiler, self.insights, self.runs)
+            merge_guidelines(compiler, self.insights, self.runs)
         titles = {i["id"]: i["title"] for i in self.insights}
         mount, templates = self.opts.mount_path, self.opts.templates
         for entry in self.insights:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__ as WIKITRACE_VERSION
-from ..corpus.fsio import dump_frontmatter
+from ..errors import InputError, UsageError
+from ..fsio import dump_frontmatter
 from ..templates import render
 from . import FORMAT
 from .extract import build_snapshots
@@ -55,6 +56,7 @@ def session_file(session: str) -> str:
 def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
     """The whole memory of one dialogue as plain JSON-able data. With an ``embedder`` (endpoint
     backend) the snapshot source text is embedded once (cached by content hash) and used for g_det."""
+    reasons_before = dict(llm.stats.get("fallback_reasons", {})) if llm else {}
     claim_fn = llm.claims_fn(d) if llm else None
     snaps, xstats = build_snapshots(d, claim_fn)
     matcher = llm.match_fn() if llm else None
@@ -149,8 +151,15 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         "pages": page_out,
         "stats": {"extraction": xstats, "trajectories": tstats, "wiki": pstats, "audit_orphans": orphans,
                   "extractor": llm.name if llm else "offline",
-                  "embedder": embedder.name if embedder is not None else HASHED},
+                  "embedder": embedder.name if embedder is not None else HASHED,
+                  **({"llm_fallbacks": _fallbacks_since(llm, reasons_before)} if llm else {})},
     }
+
+
+def _fallbacks_since(llm, before: dict[str, int]) -> dict[str, int]:
+    """Why this sample's model calls fell back (reason -> calls), from the model's running count."""
+    now = llm.stats.get("fallback_reasons", {})
+    return {reason: n - before.get(reason, 0) for reason, n in sorted(now.items()) if n > before.get(reason, 0)}
 
 
 # ---------------------------------------------------------------- rendering
@@ -343,9 +352,10 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
         dialogues = [d for d in dialogues if d.sample_id in wanted]
         missing = wanted - {d.sample_id for d in dialogues}
         if missing:
-            raise ValueError(f"sample(s) not found in the inputs: {', '.join(sorted(missing))}")
+            raise UsageError(f"sample(s) not found in the inputs: {', '.join(sorted(missing))}",
+                             "give the ids of samples the inputs hold", where="--sample")
     if not dialogues and opts.dialogues is None:
-        raise ValueError("no dialogue to compile")
+        raise InputError("no dialogue to compile", "give LoCoMo JSON or JSONL files of messages")
     from ..corpus.publish import BuildLock, Publisher, check_target, corpus_root
     from . import pending
     from .tombstones import Tombstones

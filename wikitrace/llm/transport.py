@@ -1,5 +1,7 @@
-"""One chat request's transport details: HTTP errors, retry hints, replies read
-with a size cap, and the openai client's own fast paths.
+"""The gateway's asynchronous side, for the compile path (and the descent judge and the
+insight merge, through the compiler): HTTP errors, retry hints, replies read with a size
+cap, the circuit breaker, and the openai client's own fast paths. ``client.py`` is the
+synchronous side and shares the helpers here.
 
 ``openai`` is never imported at module level here either.
 """
