@@ -412,7 +412,7 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates,
                                               dialogue).items():
         pub.write(rel, text.encode("utf-8"))
-    from .agent.index import prompt_index_bytes
+    from .agent.index import note_pair, prompt_index_bytes
     from .corpus import corpus_json
 
     writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
@@ -428,6 +428,7 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     update_search_files(pub, root)  # grep's shards: only those whose files changed are written
     graves.settle(r["run_id"] for r in writer.runs)
     pub.write("corpus.json", text.encode("utf-8"))
+    note_pair(root)  # both in place: a prompt that finds them so need not hash corpus.json
     return pub.finish({
         "build_key": key, "records": dict(sorted(writer.record_digests.items())),
         "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"],

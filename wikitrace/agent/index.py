@@ -27,6 +27,12 @@ ensure_ascii=False, indent=1)``, as ``wikitrace.build`` writes it). The reader m
 an unknown index format, and the index is ignored: the prompt is built from
 ``corpus.json`` as before. The pre-rendered insight texts are also stamped with the hash
 of the insight template, and used only while the template in effect is that same file.
+
+The hash is skipped when the build that wrote both files noted them as a pair
+(``note_pair``: ``.wikitrace/prompt-pair.json`` holds the inode, modification time and
+size of each, the test the manifest trusts for every page): a prompt that finds both
+files exactly so reads only the parts of ``corpus.json`` it needs. Any other state of
+either file (``wikitrace forget``, a hand edit, a copy) falls back to the hash.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ INDEX_PATH = "index/prompt.bin"
 FORMAT = "wikitrace-prompt-index/2"  # 2: the "lesson" section (same lesson, shown once)
 K1, B = 1.5, 0.75  # as similarity.BM25's defaults
 _RUNS_MARK = b'\n "runs": ['
+PAIR_PATH = ".wikitrace/prompt-pair.json"  # see note_pair
 _INSIGHT_TEMPLATE = "agent/_insight.md.j2"
 _LITTLE = sys.byteorder == "little"
 
@@ -579,8 +586,51 @@ def _map(path: Path):
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
+def note_pair(root: str | Path) -> None:
+    """Called by a build once corpus.json and the prompt index made from it are both in
+    place: note the two files' stat keys, so a prompt that finds them unchanged need not
+    hash corpus.json. Best effort: without the note (or with a stale one) it hashes."""
+    pair = Path(root) / PAIR_PATH
+    tmp = pair.with_name(f".{pair.name}.{os.getpid()}")
+    try:
+        keys = {"index": list(_stat_key(Path(root) / INDEX_PATH)), "corpus": list(_stat_key(Path(root) / "corpus.json"))}
+        tmp.write_text(json.dumps(keys), encoding="utf-8")
+        os.replace(tmp, pair)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def _noted_pair(root: Path, index_key: tuple, corpus_key: tuple) -> bool:
+    try:
+        noted = json.loads((root / PAIR_PATH).read_bytes())
+        return tuple(noted["index"]) == index_key and tuple(noted["corpus"]) == corpus_key
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+class _CorpusFile:
+    """The parts of corpus.json a prompt reads, read when asked (``pread`` on one open file)."""
+
+    def __init__(self, fh, size: int):
+        self._fh, self._size = fh, size
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, span: slice) -> bytes:
+        start, stop, _ = span.indices(self._size)
+        return os.pread(self._fh.fileno(), max(0, stop - start), start)
+
+    def find(self, sub: bytes, start: int, end: int) -> int:
+        return self[start:end].find(sub)
+
+
 def _open(root: Path, path: Path, cpath: Path) -> PromptIndex:
     buf = _map(path)
+    index_key = tuple(_stat_key(path))
     nl = buf.find(b"\n", 0, 1 << 20)
     if nl < 0:
         raise IndexUnusable("no header line")
@@ -592,7 +642,22 @@ def _open(root: Path, path: Path, cpath: Path) -> PromptIndex:
     data_start = nl + 1 + (-(nl + 1) % 8)
     # corpus.json is read, not mapped: someone may rewrite it in place while we hold it
     # (the index itself is only ever replaced whole, so mapping it is safe)
-    corpus = cpath.read_bytes()
+    fh = open(cpath, "rb")
+    st = os.fstat(fh.fileno())
+    noted = hasattr(os, "pread") and _noted_pair(root, index_key, (st.st_ino, st.st_mtime_ns, st.st_size))
+    if noted:
+        corpus = _CorpusFile(fh, st.st_size)
+    else:
+        with fh:
+            corpus = fh.read()
+    try:
+        return _checked(root, header, buf, data_start, corpus, noted)
+    except BaseException:
+        fh.close()
+        raise
+
+
+def _checked(root: Path, header: dict, buf, data_start: int, corpus, noted: bool) -> PromptIndex:
     mark = corpus.find(_RUNS_MARK, 0, 1 << 20)
     if mark < 0:
         raise IndexUnusable("corpus.json is not laid out as wikitrace.build writes it")
@@ -600,7 +665,7 @@ def _open(root: Path, path: Path, cpath: Path) -> PromptIndex:
     size, digest = header["source"]["bytes"], header["source"]["sha256"]
     if start + size > len(corpus) or corpus[start + size:start + size + 1] not in (b",", b"\n"):
         raise IndexUnusable("stale: corpus.json's runs/insights differ from the indexed ones")
-    if hashlib.sha256(memoryview(corpus)[start:start + size]).hexdigest() != digest:
+    if not noted and hashlib.sha256(memoryview(corpus)[start:start + size]).hexdigest() != digest:
         raise IndexUnusable("stale: corpus.json's runs/insights differ from the indexed ones")
     head_text = bytes(corpus[:mark]).rstrip().rstrip(b",") + b"}"
     try:
@@ -610,4 +675,5 @@ def _open(root: Path, path: Path, cpath: Path) -> PromptIndex:
     return PromptIndex(root, header, buf, data_start, corpus, start, head)
 
 
-__all__ = ["INDEX_PATH", "PromptIndex", "index_status", "open_index", "prompt_index_bytes", "write_prompt_index"]
+__all__ = ["INDEX_PATH", "PromptIndex", "index_status", "note_pair", "open_index", "prompt_index_bytes",
+           "write_prompt_index"]
