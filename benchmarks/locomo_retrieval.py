@@ -20,8 +20,9 @@ only; gold evidence and answers are used for scoring alone.
 
 With ``--embeddings-url`` (or ``WIKITRACE_EMBEDDINGS_URL``) the dense scores come from that
 ``/v1/embeddings`` endpoint; ``--embed-cache`` keeps the vectors between runs (content-hash keyed).
-``--no-wiki`` adds the routing ablations: ``hier-hardroute`` (only trajectories of the routed pages,
-plus the BM25 rescue, are candidates) and ``hier-nowiki`` (no page routing at all).
+``--no-wiki`` adds the routing ablations (``hier`` ships with routing off): ``hier-softroute`` (routed
+pages are a third ranking) and ``hier-hardroute`` (only trajectories of the routed pages, plus the
+BM25 rescue, are candidates).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def fill(order: list[int], msgs: list[list], budget: int) -> set[int]:
 def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None = None,
         no_wiki: bool = False, only: list[str] | None = None) -> dict:
     dialogues = [d for d in load_inputs([data]) if only is None or d.sample_id in only]
-    methods = METHODS + (("hier-hardroute", "hier-nowiki") if no_wiki else ())
+    methods = METHODS + (("hier-softroute", "hier-hardroute") if no_wiki else ())
     scores: dict[str, dict] = {m: {} for m in methods}
     emb = endpoint_embedder(embeddings_url)
     stats_pages, stats_traj, single, shape = [], [], [], []
@@ -117,8 +118,8 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
                     elif name == "hier-hardroute":
                         pk = retrieve(li, question, budget=b, routing="hard")
                         got = {pos[i] for i in pk.refs()}
-                    elif name == "hier-nowiki":
-                        pk = retrieve(li, question, budget=b, use_wiki=False)
+                    elif name == "hier-softroute":
+                        pk = retrieve(li, question, budget=b, routing="soft")
                         got = {pos[i] for i in pk.refs()}
                     else:
                         got = fill(orders[name], msgs, b)
@@ -247,13 +248,13 @@ def print_table(res: dict) -> None:
             row = res["methods"][name][str(b)]
             print(f"{b:>6} {name:<13}" + "".join(f"{row[c]:>9.3f}" if row[c] is not None else f"{'-':>9}"
                                                   for c in cols))
-    if "hier-nowiki" in res["methods"]:      # what the wiki's routing is worth (paper, 4.5)
+    if "hier-softroute" in res["methods"]:      # what the wiki's routing is worth (paper, 4.5)
         for sh in res.get("shape", []):
             if "routed_trajectories_mean" in sh:
                 print(f"routing {sh['sample']}: candidate trajectories {sh['candidate_trajectories']} without "
                       f"routing -> {sh['routed_trajectories_mean']} on the routed pages (mean per question)")
         for b in res["budgets"]:
-            w, n = res["methods"]["hier"][str(b)], res["methods"]["hier-nowiki"][str(b)]
+            w, n = res["methods"]["hier-softroute"][str(b)], res["methods"]["hier"][str(b)]
             print(f"routing at {b}: multi-hop {w['cat1']:.3f} with vs {n['cat1']:.3f} without; "
                   f"overall {w['overall']:.3f} vs {n['overall']:.3f}")
     print(f"timing: {res['timing']}")
@@ -268,8 +269,14 @@ def main(argv=None) -> int:
     ap.add_argument("--no-wiki", action="store_true", help="also run the routing ablations (hard routing, no wiki)")
     ap.add_argument("--folds", action="store_true",
                     help="tune on all but one conversation, measure on the held-out one, rotate (offline)")
+    ap.add_argument("--sample", action="append", help="only this conversation (repeatable); one table each")
     args = ap.parse_args(argv)
-    if args.folds:
+    if args.sample and not args.folds:
+        res = {s: run(args.data, args.embeddings_url, args.embed_cache, args.no_wiki, only=[s]) for s in args.sample}
+        for s, r in res.items():
+            print(f"== {s}")
+            print_table(r)
+    elif args.folds:
         res = run_folds(args.data, args.no_wiki, args.embeddings_url, args.embed_cache)
         for f in res["folds"]:
             print(f"== held out {f['held_out']} (setting '{f['setting']}' chosen on {', '.join(f['tuned_on'])}: "

@@ -52,3 +52,23 @@ def without_build_stamp(files: dict) -> dict:
     data.pop("build")
     files["corpus.json"] = json.dumps(data, sort_keys=True).encode()
     return files
+
+
+def run_cli(*args: str, stdin: str = "") -> tuple[int, str, str]:
+    """``wikitrace ARGS`` in this process, the way ``main`` runs it (the one error path, the
+    redacting stdout and stderr): (exit code, stdout, stderr)."""
+    import io
+    import sys
+    from unittest import mock
+
+    from wikitrace import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with mock.patch.object(sys, "argv", ["wikitrace", *args]), mock.patch.object(sys, "stdout", out), \
+            mock.patch.object(sys, "stderr", err), mock.patch.object(sys, "stdin", io.StringIO(stdin)):
+        try:
+            cli.main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+    return code, out.getvalue(), err.getvalue()

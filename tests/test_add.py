@@ -135,7 +135,7 @@ def test_a_folder_of_other_files_is_one_line_and_left_alone_a_new_folder_becomes
     notes.mkdir()
     (notes / "todo.md").write_text("mine\n")
     done = wikitrace("add", str(b), "--corpus", str(notes))
-    assert done.returncode == 1
+    assert done.returncode == 2  # an input error: the --corpus given holds something else
     assert done.stderr.startswith("wikitrace: error: ") and done.stderr.count("\n") == 1
     assert "holds no corpus" in done.stderr and "wikitrace compile" in done.stderr
     assert sorted(p.name for p in notes.rglob("*")) == ["todo.md"]

@@ -180,7 +180,9 @@ def test_prompt_budget_default_fits_a_context_window_and_zero_inlines_all(tmp_pa
     from wikitrace.agent.prompt import DEFAULT_BUDGET
 
     runs = [json.loads(line) for line in EXAMPLES.read_text().splitlines()]
-    many = [dict(r, run_id=f"{r['run_id']}-{i}") for i in range(40) for r in runs]
+    # forty kinds of task, so forty sets of lessons (runs of one kind share their insight pages)
+    many = [dict(r, run_id=f"{r['run_id']}-{i}", task=dict(r["task"], task_type=f"{r['task'].get('task_type') or 'kind'}-{i}"))
+            for i in range(40) for r in runs]
     src = tmp_path / "many.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in many))
     out = tmp_path / "c"

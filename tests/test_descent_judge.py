@@ -17,7 +17,7 @@ from fake_openai import error, reply
 from helpers import REPO
 from wikitrace.agent.descent_judge import DescentJudge, JudgeClient, judge_file, judge_json, majority
 from wikitrace.agent.descent_rules import AXES, Label
-from wikitrace.llm_config import resolve
+from wikitrace.llm.config import resolve
 from wikitrace.runs.model import Turn
 
 EXAMPLE = REPO / "examples" / "descent_transcript.json"

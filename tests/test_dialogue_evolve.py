@@ -53,7 +53,7 @@ def _snap(sid, msg, claims):
     s = Snapshot(id=sid, session="1", date=None, timestamp=None, message_ids=[msg], speakers=["Ana"],
                  summary="", context="", keywords=[])
     s.claims = [Claim(id=f"{sid}-c{i}", text=t, status="active", source_message_ids=[msg], supporting_quote=t,
-                      snapshot=sid, subject="Ana") for i, t in enumerate(claims)]
+                      snapshot=sid, subject="Ana", speaker="Ana") for i, t in enumerate(claims)]
     return s
 
 

@@ -15,7 +15,7 @@ from wikitrace.dialogue.load import load_inputs
 from wikitrace.dialogue.query import run_query
 from wikitrace.dialogue.retrieve import prepare_files, retrieve
 from wikitrace.dialogue.build import render_sample
-from wikitrace.llm_config import resolve
+from wikitrace.llm.config import resolve
 
 FIXTURE = Path(__file__).parent / "fixtures" / "dialogue" / "tiny.jsonl"
 

@@ -21,7 +21,7 @@ def snap(sid, text, ents=(), terms=(), facets=(), claims=(), speakers=("Ana",)):
                  summary=text, context="", keywords=[], entities=list(ents), exact_terms=list(terms),
                  facets=list(facets))
     s.claims = [Claim(id=f"{sid}-c{i}", text=t, status=st, source_message_ids=[f"{sid}-m1"], supporting_quote=t,
-                      snapshot=sid, subject="Ana") for i, (t, st) in enumerate(claims)]
+                      snapshot=sid, subject="Ana", speaker="Ana") for i, (t, st) in enumerate(claims)]
     return s
 
 

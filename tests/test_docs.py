@@ -191,7 +191,7 @@ def test_the_mcp_command_in_each_config_starts_the_server(tmp_path, reader):
 
 # -- what --help and the README promise about the command line -------------------------------
 
-_INTERNAL_VARIABLES = {"WIKITRACE_HELPER_PARENT", "WIKITRACE_PUBLISH_PAUSE", "WIKITRACE_VERSION", "WIKITRACE_COMPLETE"}
+_INTERNAL_VARIABLES = {"WIKITRACE_HELPER_PARENT", "WIKITRACE_PUBLISH_PAUSE", "WIKITRACE_KILL_AT", "WIKITRACE_VERSION", "WIKITRACE_COMPLETE"}
 
 
 def _wikitrace(*args, cwd=None) -> subprocess.CompletedProcess:

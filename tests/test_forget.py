@@ -264,7 +264,7 @@ def test_a_forget_killed_mid_update_is_finished_by_the_next_compile(tmp_path):
 
 
 def test_the_cache_purge_deletes_only_answers_tagged_with_a_forgotten_run(tmp_path):
-    from wikitrace.compilers.cache import CachedAnswer, ResponseCache, purge_runs
+    from wikitrace.llm.cache import CachedAnswer, ResponseCache, purge_runs
 
     cache = ResponseCache(tmp_path / "c")
     mine, other = "sha256:" + "a" * 64, "sha256:" + "b" * 64

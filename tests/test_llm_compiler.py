@@ -19,9 +19,9 @@ from fake_openai import (
     slow,
     valid_answer,
 )
-from wikitrace.compilers.cache import ResponseCache, cache_key
+from wikitrace.llm.cache import ResponseCache, cache_key
 from wikitrace.compilers.llm import LLMCompiler, clip, extract_json
-from wikitrace.llm_config import DEFAULT_MODEL, PLACEHOLDER_KEY, LLMConfigError, resolve
+from wikitrace.llm.config import DEFAULT_MODEL, PLACEHOLDER_KEY, LLMConfigError, resolve
 from wikitrace.runs.model import Outcome, Run, Task, Turn
 
 REPO = Path(__file__).resolve().parents[1]
@@ -255,12 +255,24 @@ def test_5xx_until_attempts_run_out(fake_openai, tmp_path):
 
 
 def test_timeout_falls_back_with_reason(fake_openai, tmp_path):
-    fake_openai.script(slow(1.0), slow(1.0))
+    # Once the endpoint has answered, a timeout is retried; before, it is not (see below).
+    fake_openai.script(reply(valid_answer("success", [3])), slow(1.0), slow(1.0))
     compiler = make_compiler(tmp_path, use_cache=False, timeout=0.2, max_attempts=2)
+    assert compile_one(compiler, make_run(True)).compiler == "llm"
     comp = compile_one(compiler, make_run(False))
     assert comp.compiler == "offline-fallback"
     assert comp.fallback_reason == "timeout after 2 attempts"
-    assert compiler.stats().retries == 1
+    assert compiler.stats().retries == 1 and fake_openai.calls == 3
+
+
+def test_a_first_request_that_times_out_is_not_retried_and_opens_the_breaker(fake_openai, tmp_path):
+    fake_openai.script(slow(1.0), slow(1.0))
+    compiler = make_compiler(tmp_path, use_cache=False, timeout=0.2, max_attempts=2)
+    first = compile_one(compiler, make_run(False))
+    assert first.compiler == "offline-fallback" and first.fallback_reason.startswith("timeout after 0.2 s")
+    second = compile_one(compiler, make_run(True))
+    assert second.compiler == "offline-fallback" and "judged dead" in second.fallback_reason
+    assert fake_openai.calls == 1 and compiler.stats().retries == 0
 
 
 def test_dropped_connection_is_retried(fake_openai, tmp_path):
@@ -516,7 +528,7 @@ def test_user_templates_override_the_bundled_prompts(fake_openai, tmp_path):
 
 
 def test_package_modules_do_not_import_openai():
-    code = ("import sys; import wikitrace.cli, wikitrace.llm_config, wikitrace.compilers.cache, "
+    code = ("import sys; import wikitrace.cli, wikitrace.llm.config, wikitrace.llm.cache, "
             "wikitrace.compilers.offline; print('openai' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "False"

@@ -21,8 +21,8 @@ from fake_openai import error, reply, slow, valid_answer
 from helpers import EXAMPLES, tree_bytes
 from test_llm_compiler import compile_one, make_compiler, make_run
 from wikitrace.compilers.llm import LLMCompiler
-from wikitrace.compilers.llm_transport import AnswerTooLarge, read_capped
-from wikitrace.llm_config import (DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, LLMConfigError,
+from wikitrace.llm.transport import AnswerTooLarge, read_capped
+from wikitrace.llm.config import (DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, LLMConfigError,
                                   resolve)
 from wikitrace.runs.model import Turn
 
@@ -226,7 +226,7 @@ def _first_key(compiler: LLMCompiler, run) -> str:
 
 def test_cached_answer_that_fails_the_checks_is_asked_again(fake_openai, tmp_path):
     """Batch results are stored unchecked; one that fails is repaired live, then cached repaired."""
-    from wikitrace.compilers.cache import CachedAnswer
+    from wikitrace.llm.cache import CachedAnswer
 
     compiler = make_compiler(tmp_path)
     run = make_run(True)
@@ -239,7 +239,7 @@ def test_cached_answer_that_fails_the_checks_is_asked_again(fake_openai, tmp_pat
 
 
 def test_cached_answer_that_fails_twice_is_deleted(fake_openai, tmp_path):
-    from wikitrace.compilers.cache import CachedAnswer
+    from wikitrace.llm.cache import CachedAnswer
 
     compiler = make_compiler(tmp_path)
     run = make_run(True)

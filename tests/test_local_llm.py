@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from wikitrace.compilers.llm import LLMCompiler
-from wikitrace.llm_config import resolve
+from wikitrace.llm.config import resolve
 from wikitrace.runs.model import Outcome, Run, Task, Turn
 
 pytestmark = pytest.mark.local_llm

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import os
@@ -210,3 +211,62 @@ def test_encoded_secrets_are_found_among_random_escapes(before, after, secret, f
     assert sum(counts.values()) >= 1
     twice, again = redact_text(once)
     assert twice == once and not again
+
+
+# -- shapes and contexts added for provider keys, encodings and split keys -------------------
+
+STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+GOOGLE = "AIza" + "SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"
+HF = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh"
+
+
+@pytest.mark.parametrize("text, kind, expected", [
+    (f"STRIPE_KEY={STRIPE}", "stripe-key", "STRIPE_KEY=[REDACTED:stripe-key]"),
+    ("rk_test_" + "Zy9Xw8Vu7Ts6Rq5Po4Nm3Lk2", "stripe-key", "[REDACTED:stripe-key]"),
+    (f"maps?key={GOOGLE}&q=1", "google-api-key", "maps?key=[REDACTED:google-api-key]&q=1"),
+    (f"HF_TOKEN={HF}", "api-token", "HF_TOKEN=[REDACTED:api-token]"),
+    ("npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "api-token", "[REDACTED:api-token]"),
+    ("https://hooks.slack.com/services/T0ABCDEFG/B0ABCDEFG/aBcDeFgHiJkLmNoPqRsTuVwX", "slack-webhook",
+     "https://hooks.slack.com/services/[REDACTED:slack-webhook]"),
+    (f"$ aws configure set aws_secret_access_key {AWS_SECRET}", "aws-secret-key",
+     "$ aws configure set aws_secret_access_key [REDACTED:aws-secret-key]"),
+    ("redis://:hunter2hunter2@cache:6379/0", "url-password", "redis://:[REDACTED:url-password]@cache:6379/0"),
+    (repr([line + "\n" for line in PEM.split("\n")]), "private-key", "['[REDACTED:private-key]\\n']"),
+    ("&#115;&#107;&#45;proj-" + OPENAI_PROJ[8:], "openai-key", "[REDACTED:openai-key]"),
+    ("postgres:\\/\\/admin:s3cr3t!@db:5432/app", "url-password", "postgres:\\/\\/admin:[REDACTED:url-password]@db:5432/app"),
+    ("\\u0067hp_" + GITHUB[4:], "github-token", "[REDACTED:github-token]"),
+    ("key " + base64.b64encode(GITHUB.encode()).decode() + " end", "github-token", "key [REDACTED:github-token] end"),
+    ("key " + STRIPE.encode().hex() + " end", "stripe-key", "key [REDACTED:stripe-key] end"),
+    ("pem " + base64.b64encode(PEM.encode()).decode(), "private-key", "pem [REDACTED:private-key]"),
+])
+def test_provider_shapes_and_contexts(text, kind, expected):
+    out, counts = redact_text(text)
+    assert untag(out) == expected
+    assert counts == {kind: 1}
+
+
+@pytest.mark.parametrize("text", [
+    "task_live_report and sk_live_ alone", "AIza is short", "hf_model_name", "SG.Some.Thing", "dapi request",
+    "aGVsbG8gd29ybGQgdGhpcyBpcyBqdXN0IHRleHQ=", "6869207468657265", "&amp; &lt;b&gt; &#169; 2024",
+    "call_sumFTucxMOyQNc2iud9dAHdy", "4a02dcbc0e3ace4d398988d60a33e73afad4d201",
+])
+def test_ordinary_text_near_the_new_shapes_is_left_alone(text):
+    assert redact_text(text) == (text, {})
+
+
+def test_a_key_cut_over_two_fields_loses_both_halves_and_words_stay():
+    r = Redactor()
+    value = {"first": "export KEY=" + OPENAI_PROJ[:30], "rest": OPENAI_PROJ[30:] + "Zq9", "next": "Understood, thanks"}
+    out = r.value(value)
+    assert untag(out["first"]) == "export KEY=[REDACTED:openai-key]"
+    assert untag(out["rest"]) == "[REDACTED:openai-key]" and out["next"] == "Understood, thanks"
+    assert r.value(["token " + GITHUB, "Booked flight AB12 for you"])[1] == "Booked flight AB12 for you"
+
+
+def test_a_run_whose_only_secret_is_escaped_is_still_searched():
+    for written_key in ("\\u0067hp_" + GITHUB[4:], "postgres:\\/\\/u:pw12345678@db", "sk\\u002dproj-" + OPENAI_PROJ[8:],
+                        "\\u0041KIA" + AWS_ID[4:], "&#103;hp_" + GITHUB[4:]):
+        run = Run(run_id="r", task=Task(id="t", instruction="go"), outcome=Outcome(True, 1),
+                  turns=[Turn(turn=0, type="message", role="user", content=f"cfg {written_key} end")])
+        assert sum(redact_run(run).values()) == 1, written_key
+        assert "[REDACTED:" in run.turns[0].content

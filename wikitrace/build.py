@@ -20,9 +20,7 @@ import asyncio
 import collections
 import datetime as _dt
 import hashlib
-import importlib
 import json
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -30,9 +28,9 @@ from typing import Iterable, Iterator
 from . import __version__, llm_report
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler, compile_offline
-from .corpus import documents, layout, pages
+from .corpus import layout, pages
 from .corpus.manifest import IdAllocator, content_hash
-from .corpus.update import PROMPT_INDEX, REUSED, Reuse as _Reuse, RunWriter as _Writer
+from .corpus.update import REUSED, Reuse as _Reuse, RunWriter as _Writer
 from .corpus.publish import STATE, BuildLock, PublishError, Publisher, check_target, corpus_root, read_corpus_json
 from .corpus.tombstones import Tombstones, forget_state
 from .runs._common import Carried
@@ -66,6 +64,7 @@ class BuildOptions:
     redact: bool = True
     redact_patterns: tuple[str, ...] = ()
     restore: bool = False  # compile runs `wikitrace forget` removed again (with new ids)
+    command: str = "compile"  # named by `wikitrace check` when this update is interrupted
 
 
 @dataclass
@@ -86,10 +85,15 @@ class BuildResult:
     compiler: dict = field(default_factory=dict)  # name, model, endpoint
     by_compiler: dict = field(default_factory=dict)  # pages per compiler label
     forgotten: list[str] = field(default_factory=list)  # run ids in the input kept out by `wikitrace forget`
+    waiting: str | None = None  # changed runs that kept their LLM pages: the model did not answer
 
 
 class BuildError(RuntimeError):
     pass
+
+
+class BuildInputError(BuildError):
+    """The command or its inputs cannot give a build (exit 2, not a failed build)."""
 
 
 def make_compiler(opts: BuildOptions, config=None) -> Compiler:
@@ -97,7 +101,7 @@ def make_compiler(opts: BuildOptions, config=None) -> Compiler:
     if opts.offline:
         return OfflineCompiler()
     if config is None:
-        from .llm_config import resolve
+        from .llm.config import resolve
 
         config = resolve(opts.model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
     if config is None:
@@ -138,9 +142,9 @@ def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, root: Path, grav
     from .compilers.batch import BatchError, prefill_cache
 
     if compiler.name != "llm":
-        raise BuildError("--batch needs an LLM endpoint: set OPENAI_API_KEY (or OPENAI_BASE_URL) and drop --offline")
+        raise BuildInputError("--batch needs an LLM endpoint: set OPENAI_API_KEY (or OPENAI_BASE_URL) and drop --offline")
     if not opts.read_cache:
-        raise BuildError("--batch answers through the response cache, which --no-cache skips; drop one of them")
+        raise BuildInputError("--batch answers through the response cache, which --no-cache skips; drop one of them")
     state = root / STATE / "batch.json"
     try:
         return prefill_cache(graves.skip(_read_runs(opts, LoadReport())), compiler, state, resume_batch=opts.resume_batch,
@@ -260,6 +264,7 @@ def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: I
             "skipped": report.errors,
             "warnings": report.warnings,
             "ignored_files": report.ignored,
+            "waiting_for_model": writer.waiting_for_model,
         },
     }
 
@@ -287,6 +292,9 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
     with BuildLock(root):
         pub = Publisher(root, "runs")
         try:
+            from .corpus.pending import recover
+
+            recover(pub)  # a command killed earlier is finished (or its unlisted pages removed) first
             return _build_locked(opts, pub, progress, announce, batch_progress)
         finally:
             pub.close()
@@ -314,7 +322,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     graves = Tombstones.load(root, restore=opts.restore)  # runs `wikitrace forget` removed stay out
     config = None
     if not opts.offline:
-        from .llm_config import resolve
+        from .llm.config import resolve
 
         config = resolve(opts.model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
     # The key needs only the compiler's name and model, so the input can be
@@ -332,8 +340,9 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
             # Records compiled before are counted from the manifest, not re-read.
             if reader is not None:
                 if compiler.name == "llm":  # import the client while this process waits
-                    threading.Thread(target=importlib.import_module, args=("openai",),
-                                     name="wikitrace-import-openai").start()
+                    from .llm.client import import_sdk_in_background
+
+                    import_sdk_in_background()
                 counts = reader.counts()
             else:
                 from .runs.load import count_outcomes
@@ -361,8 +370,9 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         if reader is not None:
             reader.stop()
     if not writer.runs and not graves.skipped:
-        raise BuildError("no run could be read from the input; nothing was published"
-                         + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else ""))
+        raise BuildInputError("no run could be read from the input; nothing was published"
+                              + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else "")
+                              + " — fix the inputs as each problem says (or give other paths) and run again")
     removed = publish_indexes(writer, compiler, opts, ids, report, key, reuse.prompt_index_ok, graves)
     counts = collections.Counter(r["outcome"] for r in writer.runs)
     return BuildResult(
@@ -372,6 +382,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         repaired=list(pub.repaired), removed=len(removed),
         compiler=llm_report.describe(compiler), by_compiler=dict(sorted(writer.compilers.items())),
         forgotten=list(graves.skipped),
+        waiting=llm_report.waiting_for_model(compiler, writer.waiting_for_model),
     )
 
 
@@ -405,40 +416,33 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     """Every page is in place; insights carried over get the ledger's counts; then the
     indexes, then corpus.json, then the removals and the manifest (``wikitrace add`` ends
     the same way). Returns the removed paths."""
+    from .agent.index import prompt_index_bytes
+    from .corpus import corpus_json, pending
+
     pub, root = writer.pub, writer.pub.root
     writer.publish_insights(compiler)  # gathered across every run, now that all are compiled
     usage = writer.refresh_usage()
-    dialogue = (root / "dialogue" / "_index.md").is_file()  # dialogue memory beside the runs: the root page links it
-    for rel, text in documents.render_indexes(writer.runs, writer.insights, opts.mount_path, opts.templates,
-                                              dialogue).items():
-        pub.write(rel, text.encode("utf-8"))
-    from .agent.index import note_pair, prompt_index_bytes
-    from .corpus import corpus_json
-
     writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
     writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
     text, region = corpus_json.dumps(_corpus_json(writer, compiler, opts, ids, report, key))
     # `prompt` need not re-index per call; renders of insights carried over are reused
     carried = writer.carried_steps and prompt_index_ok
-    pub.write(PROMPT_INDEX, prompt_index_bytes(writer.runs, writer.insights, region,
-                                               previous=root if carried else None,
-                                               unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps))
-    from .corpus.search_files import update_search_files
-
-    update_search_files(pub, root)  # grep's shards: only those whose files changed are written
+    prompt = prompt_index_bytes(writer.runs, writer.insights, region, previous=root if carried else None,
+                                unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps)
     graves.settle(r["run_id"] for r in writer.runs)
-    pub.write("corpus.json", text.encode("utf-8"))
-    note_pair(root)  # both in place: a prompt that finds them so need not hash corpus.json
-    return pub.finish({
-        "build_key": key, "records": dict(sorted(writer.record_digests.items())),
-        "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"],
-                          "task_type": r.get("task_type"), "apps": r.get("apps"),
-                          "keys": [lesson["key"] for lesson in r.get("lessons") or []]} for r in writer.runs],
-                "retired": ids.retired()},
-        "settings": build_settings(compiler.name, compiler.model, opts),
-        "usage": usage,
-        **forget_state(pub, compiler, opts.templates),
-    })
+    record = pending.Pending(
+        command=opts.command, corpus_json=text,
+        templates=str(Path(opts.templates).resolve()) if opts.templates else None, output={},
+        data={"build_key": key, "records": dict(sorted(writer.record_digests.items())),
+              "ids": {"runs": [{"run_id": r["run_id"], "step": r["step"], "insights": r["insights"],
+                                "task_type": r.get("task_type"), "apps": r.get("apps"),
+                                "keys": [lesson["key"] for lesson in r.get("lessons") or []]} for r in writer.runs],
+                      "retired": ids.retired()},
+              "settings": build_settings(compiler.name, compiler.model, opts),
+              "usage": usage,
+              **forget_state(pub, compiler, opts.templates)})
+    pending.save(pub, record)  # every page is in place: from here the next command can finish this one
+    return pending.complete(pub, record, prompt)
 
 
 def run_build(opts: BuildOptions, as_json: bool = False) -> int:
@@ -446,7 +450,7 @@ def run_build(opts: BuildOptions, as_json: bool = False) -> int:
     With ``as_json`` the summary is also one JSON object on stdout."""
     from .errors import Failed, InputError
     from .input_survey import survey
-    from .llm_config import LLMConfigError
+    from .llm.config import LLMConfigError
     from .progress import Progress, console as make_console
 
     console = make_console(quiet=opts.quiet)
@@ -458,6 +462,8 @@ def run_build(opts: BuildOptions, as_json: bool = False) -> int:
             # --quiet shows no announcement: the input is then not read a first time to count it
             result = build(opts, lambda runs: bar.track(runs, found.runs, "compiling runs"),
                            announce=None if opts.quiet else console.print, batch_progress=bar)
+    except BuildInputError as exc:
+        raise InputError(str(exc)) from None
     except (BuildError, PublishError) as exc:
         raise Failed(str(exc)) from None
     except (LLMConfigError, RunError) as exc:
@@ -465,6 +471,8 @@ def run_build(opts: BuildOptions, as_json: bool = False) -> int:
     _summary(console, result, opts)
     if as_json:
         print(json.dumps(result_dict(result), indent=2, ensure_ascii=False))
+    if result.waiting:
+        raise Failed(result.waiting, llm_report.WAITING_FIX, where=result.out)
     return 0
 
 

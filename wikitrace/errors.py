@@ -11,6 +11,9 @@ the input), 1 for a command that ran and found problems or a build that failed,
 130 on Ctrl-C. A closed stdout (``| head``) ends the command quietly. Anything
 else is a bug: still one line (the traceback only with WIKITRACE_DEBUG=1).
 
+Every line the command prints passes ``redact.scrub`` (``RedactingStream``): a secret in a
+file name, an echoed id or an endpoint's error body never reaches the terminal or a log.
+
 Stdlib only and no imports at module level beyond ``sys``: ``prompt`` and the
 agent tools start in a few milliseconds and pay for this module on every call.
 """
@@ -91,8 +94,55 @@ def report(exc: BaseException) -> int:
         line = (f"internal error ({type(exc).__name__}: {exc}) — this is a bug in wikitrace; "
                 f"run again with {DEBUG_ENV}=1 to see where, and report it")
         code = 1
-    sys.stderr.write(PREFIX + " ".join(str(line).split("\n")) + "\n")
+    from .redact import scrub
+
+    sys.stderr.write(PREFIX + scrub(" ".join(str(line).split("\n"))) + "\n")
     return code
+
+
+class RedactingStream:
+    """A text stream whose every line passes ``redact.scrub`` before it reaches ``stream``:
+    installed as stdout and stderr for the whole command, so no print, echo, progress line or
+    error message can skip it. Text is held until a line ends (or a flush), so a secret
+    written in pieces is seen whole; everything else is the wrapped stream's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        cut = self._pending.rfind("\n")
+        if cut >= 0:
+            done, self._pending = self._pending[:cut + 1], self._pending[cut + 1:]
+            self._emit(done)
+        return len(text)
+
+    def _emit(self, text: str) -> None:
+        from .redact import scrub
+
+        self._stream.write(scrub(text))
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if self._pending:
+            text, self._pending = self._pending, ""
+            self._emit(text)
+        self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def redact_output() -> None:
+    """Route sys.stdout and sys.stderr through ``RedactingStream`` (once)."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, RedactingStream):
+            setattr(sys, name, RedactingStream(stream))
 
 
 def _quiet_stdout() -> None:
@@ -100,6 +150,8 @@ def _quiet_stdout() -> None:
     exit does not complain a second time."""
     import os
 
+    if isinstance(sys.stdout, RedactingStream):
+        sys.stdout._pending = ""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -112,6 +164,7 @@ def run(entry) -> None:
     error path, then exit with the right code."""
     import os
 
+    redact_output()
     try:
         code = entry()
     except SystemExit as exc:
@@ -133,6 +186,10 @@ def run(entry) -> None:
         sys.stdout.flush()
     except BrokenPipeError:
         _quiet_stdout()
+    except (OSError, ValueError):
+        pass
+    try:
+        sys.stderr.flush()
     except (OSError, ValueError):
         pass
     raise SystemExit(code)

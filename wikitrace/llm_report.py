@@ -30,6 +30,19 @@ def nothing_answered(compiler: Any, by_compiler: dict[str, int]) -> str | None:
             f"--model) and run again, or pass --offline to compile without a model")
 
 
+def waiting_for_model(compiler: Any, run_ids: list[str]) -> str | None:
+    """The reason a build that published fails: runs whose content changed kept the
+    pages the model wrote for their earlier content, as the model did not answer."""
+    if not run_ids:
+        return None
+    shown = ", ".join(run_ids[:10]) + (f" and {len(run_ids) - 10} more" if len(run_ids) > 10 else "")
+    return (f"{len(run_ids)} changed run(s) wait for the model ({_reasons(compiler.stats())}): {shown} keep the "
+            f"pages the model wrote for their earlier content")
+
+
+WAITING_FIX = "run the same command again once the endpoint answers (or pass --offline to compile them without it)"
+
+
 def compiler_line(compiler: dict[str, Any], by_compiler: dict[str, int]) -> str:
     """``llm: gpt-4o-mini at https://... (5 llm, 1 offline-fallback pages)``."""
     name = compiler.get("name") or "offline"

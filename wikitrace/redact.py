@@ -9,14 +9,28 @@ private-key         PEM blocks ``-----BEGIN ... PRIVATE KEY-----`` (also cut-off
 anthropic-key       ``sk-ant-...``
 openai-key          ``sk-...``, ``sk-proj-...``, ``sk-svcacct-...``, ``sk-admin-...``
 aws-access-key-id   ``AKIA...``/``ASIA...`` (16 more upper-case letters or digits)
-aws-secret-key      40-character secret after ``aws_secret_access_key``/``secret_access_key``
+aws-secret-key      40-character secret after ``aws_secret_access_key`` (``=``, ``:`` or a space)
 github-token        ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` tokens, ``github_pat_...``
-slack-token         ``xoxb-``, ``xoxp-``, ``xoxa-``, ... tokens
+slack-token         ``xoxb-``, ``xoxp-``, ``xoxa-``, ``xapp-`` ... tokens
+slack-webhook       the path of a ``hooks.slack.com`` URL
+stripe-key          ``sk_live_``/``sk_test_``/``rk_live_``/``rk_test_`` keys, ``whsec_`` secrets
+google-api-key      ``AIza...`` keys, ``GOCSPX-`` client secrets, ``ya29.`` access tokens
+api-token           prefixed tokens: Hugging Face, npm, GitLab, PyPI, SendGrid, DigitalOcean,
+                    Groq, xAI, Replicate, Shopify, Databricks, age
 bearer-token        the credential after ``Authorization: Bearer|Basic|Token``
 jwt                 three base64url parts starting ``eyJ``
-url-password        the password in ``scheme://user:password@host``
+url-password        the password in ``scheme://user:password@host`` (the user may be empty)
 custom              a user pattern (``--redact-pattern``)
 ==================  ===============================================================
+
+A base64 or hex token that decodes to one of these (its encoded prefix is a trigger
+like any other) is replaced whole, typed by what it holds. HTML character references
+are undone like the other escapes. A record's strings are walked in order with a
+``carry``: a field that ends in a key makes the key-like start of the next one its
+other half.
+
+``scrub`` is the one gate for everything else that leaves: ``errors.run`` routes
+stdout and stderr through it, and model answers and echoed ids pass it.
 
 Each match becomes ``[REDACTED:<type>#<tag>]``. The tag is four hex digits of an
 HMAC-SHA256 of the secret, so two mentions of one secret read as one, and
@@ -56,57 +70,17 @@ import secrets as _secrets
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from .redact_decode import HINT as _ESCAPED, View
-from .runs.model import Run
+from . import redact_rules as rules
+from .redact_decode import HINT as _ESCAPED, View, decode_whole, encoded_heads, encoded_pattern
+
+if TYPE_CHECKING:
+    from .runs.model import Run
 
 PLACEHOLDER = "[REDACTED:{}#{}]"
 ENV_KEY = "WIKITRACE_REDACT_KEY"
 TAG_HEX = 4
-
-# (type, pattern, triggers). A pattern may hold one group named ``secret``: only it is
-# replaced. A pattern is only run on strings containing one of its trigger substrings
-# ("~x": looked up in the lower-cased string; "/x/": a regex with a literal first
-# character, for families of prefixes): most text has none, and such a test is far
-# cheaper than the pattern itself. A key may follow ``-`` or ``_`` (``run-sk-proj-...`` as a
-# file or run name), never a letter or digit; that check is a lookbehind placed after the
-# literal prefix, so the regex engine can jump from prefix to prefix (50x faster on long
-# text than a pattern that starts with the lookbehind). Order matters: earlier rules
-# replace first (sk-ant- before sk-, a bearer credential before the JWT shape).
-_BUILTIN: list[tuple[str, str, tuple[str, ...]]] = [
-    # BEGIN to END; without END, to the end of the string or the first quote (no key
-    # body holds one: it ends a JSON or Python string the key was shown inside).
-    ("private-key",
-     r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-     r"(?:[^\"']*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[^\"']*)",
-     ("PRIVATE KEY",)),
-    ("anthropic-key", r"sk-ant-(?<![A-Za-z0-9]sk-ant-)[A-Za-z0-9_-]{20,}", ("sk-ant-",)),
-    ("openai-key", r"sk-(?<![A-Za-z0-9]sk-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
-     ("/sk-[A-Za-z0-9_-]{20}/",)),  # not bare "sk-": every "task-1" holds it
-    ("aws-access-key-id",
-     r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)[A-Z0-9]{16}(?<![A-Za-z0-9][A-Z0-9]{20})(?![A-Za-z0-9])",
-     ("/A(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|NVA|ROA|PKA|SCA)/",)),
-    ("aws-secret-key",
-     r"(?i:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key|aws_?secret)"
-     r"[\"']?\s*[:=]\s*[\"']?(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
-     ("~secret",)),
-    ("github-token", r"(?:gh[pousr]_(?<![A-Za-z0-9]gh[pousr]_)[A-Za-z0-9]{30,}|github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{22,})",
-     ("/gh[pousr]_|github_pat_/",)),
-    ("slack-token", r"xox[a-z]-(?<![A-Za-z0-9]xox[a-z]-)[A-Za-z0-9-]{10,}", ("xox",)),
-    ("bearer-token",
-     r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
-     ("~authorization",)),
-    ("jwt", r"eyJ(?<![A-Za-z0-9]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", ("eyJ",)),
-    ("url-password",
-     r"://(?<=[A-Za-z0-9+.-]://)[^\s:/@\"'<>\[\]]{1,200}:"
-     r"(?!\[REDACTED:)(?P<secret>[^\s@/\"'<>]{1,200})@",
-     ("://",)),
-]
-# Trigger words as URL encoding writes them (a space or ``:/`` encoded): the one-pass test
-# over a whole run must not miss them; each string's own test runs on its decoded view.
-_ENCODED_TRIGGERS = ("private%20key", "private+key", "%3a%2f%2f", ":%2f%2f", "%3a//")
-
 
 def _key_file() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME", "").strip()
@@ -157,49 +131,103 @@ def placeholder(kind: str, secret: str) -> str:
     return PLACEHOLDER.format(kind, tag(secret))
 
 
+def _other_half(text: str, kind: str, counts: Counter) -> str:
+    """``text`` with its start replaced when it reads as the rest of a key cut off at the end
+    of the string before: random characters (letters and digits mixed), no word."""
+    m = rules.HALF.match(text)
+    if m is None:
+        return text
+    half = m.group(0)
+    if not (any(c.isdigit() for c in half) and any(c.isalpha() for c in half)):
+        return text
+    counts[kind] += 1
+    return placeholder(kind, half) + text[m.end():]
+
+
+_ENDS = "_-."
+
+
+def _literal_patterns(literals) -> list[str]:
+    """Regexes that find ``literals``: those ending in ``_``, ``-`` or ``.`` grouped by that
+    character (the engine skips from one to the next and checks the prefixes behind it), the
+    others one each."""
+    ends: dict[str, list[str]] = {}
+    out = []
+    for t in literals:
+        if len(t) > 1 and t[-1] in _ENDS:
+            ends.setdefault(t[-1], []).append(t)
+        else:
+            out.append(re.escape(t))
+    return out + [re.escape(end) + "(?:" + "|".join(f"(?<={re.escape(t)})" for t in sorted(ts)) + ")"
+                  for end, ts in sorted(ends.items())]
+
+
 class Redactor:
     """Compiled redaction rules: the built-in shapes plus user patterns."""
 
     def __init__(self, patterns: Iterable[str | re.Pattern] = (), builtin: bool = True):
-        # (type, regex, secret group or None, plain triggers, lower-case triggers, trigger regexes)
-        self._rules: list[tuple[str, re.Pattern, str | None, tuple[str, ...], tuple[str, ...],
-                                tuple[re.Pattern, ...]]] = []
+        self._rules: list[rules.Rule] = []
+        encoded_plain: tuple[str, ...] = ()
+        encoded_lower: tuple[str, ...] = ()
         if builtin:
-            for kind, pat, triggers in _BUILTIN:
-                rx = re.compile(pat)
-                plain = tuple(t for t in triggers if t[0] not in "~/")
-                lower = tuple(t[1:] for t in triggers if t.startswith("~"))
-                probes = tuple(re.compile(t[1:-1]) for t in triggers if t.startswith("/"))
-                self._rules.append((kind, rx, "secret" if "secret" in rx.groupindex else None, plain, lower, probes))
-        plain_all = sorted({t for *_, plain, _, _ in self._rules for t in plain})
-        # For a whole run: a trigger that contains another one (sk-ant- holds sk-) adds nothing.
-        self._run_plain = tuple(t for t in plain_all if not any(o != t and o in t for o in plain_all))
-        lower_all = tuple(sorted({t for *_, lower, _ in self._rules for t in lower}))
-        self._run_lower = lower_all + (_ENCODED_TRIGGERS if builtin else ())
-        self._run_probes = tuple(p for *_, probes in self._rules for p in probes)
-        alts = ([re.escape(t) for t in plain_all] + [p.pattern for p in self._run_probes]
+            self._rules = [rules.compiled(*rule) for rule in rules.BUILTIN]
+            # A string is searched for an encoded key when it holds a token long enough to be
+            # one; a whole run, for the encodings of the known prefixes (base64 as written, hex
+            # in lower case) instead: the token alone is in every run (tool-call ids).
+            self._rules.append(rules.compiled("encoded", encoded_pattern(rules.ENCODED_HEADS),
+                                              (f"/{rules.ENCODED_TOKEN}/",), decoded=True))
+            heads = encoded_heads(rules.ENCODED_HEADS)
+            encoded_plain = tuple(h for h in heads if not rules.is_hex(h))
+            encoded_lower = tuple(h for h in heads if rules.is_hex(h) and h.islower())
+        plain_all = sorted({t for r in self._rules for t in r.plain})
+        lower_all = tuple(sorted({t for r in self._rules for t in r.lower}))
+        alts = (_literal_patterns(plain_all) + [p.pattern for r in self._rules for p in r.probes]
                 + ([f"(?i:{'|'.join(map(re.escape, lower_all))})"] if lower_all else []))
-        # One scan that tells whether any built-in rule could match at all.
+        # One scan of a string that tells whether any built-in rule could match at all.
         self._trigger = re.compile("|".join(alts)) if alts else None
+        # For a whole run: a trigger that contains another one (sk-ant- holds sk-) adds nothing.
+        every_plain = sorted(set(plain_all) | set(encoded_plain))
+        run_plain = [t for t in every_plain if not any(o != t and o in t for o in every_plain)]
+        run_lower = lower_all + encoded_lower + (rules.ENCODED_TRIGGERS if builtin else ())
+        self._run_lower = tuple(t for t in run_lower if len(t) >= 8)
+        self._run_lower_probes = tuple(re.compile(re.escape(t)) for t in run_lower if len(t) < 8)
+        # Each substring test is a scan of the whole run: a long literal is found fastest by
+        # ``in``, a short one by the regex engine (it skips to its first character), and the
+        # prefixes ending in ``_``/``-``/``.`` by one scan per end character.
+        self._run_plain = tuple(t for t in run_plain if len(t) >= 8 and t[-1] not in _ENDS)
+        self._run_probes = tuple(re.compile(p) for p in _literal_patterns(
+            [t for t in run_plain if len(t) < 8 or t[-1] in _ENDS])) + tuple(
+            p for r in self._rules if not r.decoded for p in r.probes)
         self._custom = False
         for pat in patterns:
             try:
                 rx = pat if isinstance(pat, re.Pattern) else re.compile(pat)
             except re.error as exc:
                 raise ValueError(f"redact pattern {pat!r} is not a valid regular expression: {exc}") from None
-            self._rules.append(("custom", rx, "secret" if "secret" in rx.groupindex else None, (), (), ()))
+            self._rules.append(rules.Rule("custom", rx, "secret" if "secret" in rx.groupindex else None))
             self._custom = True
 
     # -- text ---------------------------------------------------------------------------
 
-    def text(self, text: str, counts: Counter | None = None) -> str:
-        """``text`` with every secret replaced; adds what it found to ``counts``."""
+    def text(self, text: str, counts: Counter | None = None, carry: list | None = None) -> str:
+        """``text`` with every secret replaced; adds what it found to ``counts``.
+
+        ``carry`` (a one-item list shared by the strings of one record, in order) joins a key
+        split over two fields: when a string ends in a key, the key-like start of the next
+        one is its other half."""
         counts = counts if counts is not None else Counter()
-        if len(text) < 8:
+        if len(text) >= 8:
+            text = self._as_written(text, counts)
+            if ("\\" in text or "%" in text or "&" in text) and _ESCAPED.search(text):
+                text = self._decoded(text, counts)
+        if carry is None:
             return text
-        text = self._as_written(text, counts)
-        if ("\\" in text or "%" in text) and _ESCAPED.search(text):
-            text = self._decoded(text, counts)
+        if carry[0]:
+            text = _other_half(text, carry[0], counts)
+            carry[0] = None
+        if text.endswith("]"):
+            m = rules.ENDS_IN_KEY.search(text)
+            carry[0] = m.group("kind") if m and m.group("kind") in rules.SPLITTABLE else None
         return text
 
     def _rules_for(self, text: str):
@@ -207,21 +235,20 @@ class Redactor:
         lowered: str | None = None
         maybe = self._trigger is not None and self._trigger.search(text) is not None
         for rule in self._rules:
-            kind, rx, secret, plain, lower, probes = rule
-            if plain or lower or probes:
+            if rule.triggered:
                 if not maybe:
                     continue
-                hit = any(t in text for t in plain) or any(p.search(text) for p in probes)
-                if not hit and lower:
+                hit = any(t in text for t in rule.plain) or any(p.search(text) for p in rule.probes)
+                if not hit and rule.lower:
                     lowered = text.lower() if lowered is None else lowered
-                    hit = any(t in lowered for t in lower)
+                    hit = any(t in lowered for t in rule.lower)
                 if not hit:
                     continue
             yield rule
 
     def _as_written(self, text: str, counts: Counter) -> str:
-        for kind, rx, secret, *_ in list(self._rules_for(text)):
-            text = rx.sub(lambda m: self._replace(m, kind, secret, counts), text)
+        for rule in list(self._rules_for(text)):
+            text = rule.rx.sub(lambda m: self._replace(m, rule, counts), text)
         return text
 
     def _decoded(self, text: str, counts: Counter) -> str:
@@ -232,14 +259,17 @@ class Redactor:
         decoded = view.text
         taken: list[tuple[int, int]] = []
         found: list[tuple[int, int, str, str]] = []  # raw start, raw end, placeholder, kind
-        for kind, rx, secret, *_ in list(self._rules_for(decoded)):
-            for m in rx.finditer(decoded):
-                if secret is not None:
-                    if not m.group(secret):
+        for rule in list(self._rules_for(decoded)):
+            for m in rule.rx.finditer(decoded):
+                kind = rule.kind
+                if rule.secret is not None:
+                    if not m.group(rule.secret):
                         continue
-                    s, e = m.span(secret)
+                    s, e = m.span(rule.secret)
                 else:
                     s, e = m.span()
+                if rule.decoded and (kind := self._inside(m.group(0))) is None:
+                    continue
                 if s == e or any(s < te and ts < e for ts, te in taken):
                     continue
                 taken.append((s, e))
@@ -250,43 +280,61 @@ class Redactor:
             counts[kind] += 1
         return text
 
-    @staticmethod
-    def _replace(m: re.Match, kind: str, secret: str | None, counts: Counter) -> str:
-        if secret is not None and m.group(secret):
-            start, end = m.span(secret)
+    def _inside(self, token: str) -> str | None:
+        """The kind of the secret a base64/hex ``token`` decodes to, if it is one."""
+        inner = decode_whole(token)
+        if inner is None or len(inner) >= len(token):
+            return None
+        found: Counter = Counter()
+        self.text(inner, found)
+        return next(iter(found), None)
+
+    def _replace(self, m: re.Match, rule: rules.Rule, counts: Counter) -> str:
+        if rule.decoded:
+            kind = self._inside(m.group(0))
+            if kind is None:
+                return m.group(0)
+            counts[kind] += 1
+            return placeholder(kind, m.group(0))
+        if rule.secret is not None and m.group(rule.secret):
+            start, end = m.span(rule.secret)
             base = m.start(0)
             whole = m.group(0)
-            counts[kind] += 1
-            return whole[: start - base] + placeholder(kind, m.group(secret)) + whole[end - base:]
+            counts[rule.kind] += 1
+            return whole[: start - base] + placeholder(rule.kind, m.group(rule.secret)) + whole[end - base:]
         if m.group(0) == "":
             return ""
-        counts[kind] += 1
-        return placeholder(kind, m.group(0))
+        counts[rule.kind] += 1
+        return placeholder(rule.kind, m.group(0))
 
     # -- values -------------------------------------------------------------------------
 
-    def value(self, value: Any, counts: Counter | None = None) -> Any:
-        """A copy of a JSON-like value with every string (keys too) redacted."""
+    def value(self, value: Any, counts: Counter | None = None, carry: list | None = None) -> Any:
+        """A copy of a JSON-like value with every string (keys too) redacted, in document
+        order (``carry``: see ``text``)."""
         counts = counts if counts is not None else Counter()
+        carry = carry if carry is not None else [None]
         # Iterative walk: input nesting depth must not hit Python's recursion limit.
         root: list[Any] = [None]
         stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
         while stack:
             item, parent, key = stack.pop()
             if isinstance(item, str):
-                parent[key] = self.text(item, counts)
+                parent[key] = self.text(item, counts, carry)
             elif isinstance(item, dict):
                 out: dict = {}
                 parent[key] = out
+                pending = []
                 for k, v in item.items():
                     nk = self.text(k, counts) if isinstance(k, str) else k
                     out[nk] = None
-                    stack.append((v, out, nk))
+                    pending.append((v, out, nk))
+                stack.extend(reversed(pending))  # popped in document order
             elif isinstance(item, (list, tuple)):
                 out_l: list = [None] * len(item)
                 parent[key] = out_l
-                for i, v in enumerate(item):
-                    stack.append((v, out_l, i))
+                for i in range(len(item) - 1, -1, -1):
+                    stack.append((item[i], out_l, i))
             else:
                 parent[key] = item
         return root[0]
@@ -305,12 +353,24 @@ class Redactor:
         blob = json.dumps([run.run_id, run.task.__dict__, [t.__dict__ for t in run.turns],
                            run.outcome.__dict__ if run.outcome is not None else None,
                            run.source], ensure_ascii=False, default=str)
+        if self._holds_trigger(blob):
+            return True
+        # A secret written only with escapes (``\\u0067hp_``, ``postgres:\\/\\/``, ``&#115;k-``)
+        # shows its trigger once decoded. In the blob an escape in the text carries a doubled
+        # backslash (JSON escaped its backslash); the blob's own ``\\n`` and ``\\"`` do not.
+        if ("\\\\" in blob or ("%" in blob and rules.PERCENT.search(blob))
+                or ("&" in blob and rules.ENTITY.search(blob))):
+            view = View(blob)
+            return view.changed and self._holds_trigger(view.text)
+        return False
+
+    def _holds_trigger(self, blob: str) -> bool:
         # Substring tests and literal-led regexes: each a fast scan, unlike one alternation of all.
         if any(t in blob for t in self._run_plain) or any(p.search(blob) for p in self._run_probes):
             return True
-        if self._run_lower:
+        if self._run_lower or self._run_lower_probes:
             low = blob.lower()
-            return any(t in low for t in self._run_lower)
+            return any(t in low for t in self._run_lower) or any(p.search(low) for p in self._run_lower_probes)
         return False
 
     def run(self, run: Run) -> Counter:
@@ -318,25 +378,23 @@ class Redactor:
         counts: Counter = Counter()
         if not self._may_hold_secret(run):
             return counts
-        run.run_id = self.text(run.run_id, counts) if isinstance(run.run_id, str) else run.run_id
+        carry: list = [None]
+        t = lambda v: self.text(v, counts, carry) if isinstance(v, str) else v  # noqa: E731
+        run.run_id = t(run.run_id)
         task = run.task
         for attr in ("id", "instruction", "initial_observation", "task_type"):
-            v = getattr(task, attr)
-            if isinstance(v, str):
-                setattr(task, attr, self.text(v, counts))
+            setattr(task, attr, t(getattr(task, attr)))
         if task.apps:
-            task.apps = self.value(task.apps, counts)
-        task.metadata = self.value(task.metadata, counts)
-        for t in run.turns:
+            task.apps = self.value(task.apps, counts, carry)
+        task.metadata = self.value(task.metadata, counts, carry)
+        for turn in run.turns:
             for attr in ("role", "content", "name", "reasoning", "result"):
-                v = getattr(t, attr)
-                if isinstance(v, str):
-                    setattr(t, attr, self.text(v, counts))
-            if t.arguments is not None:
-                t.arguments = self.value(t.arguments, counts)
-            t.extra = self.value(t.extra, counts)
+                setattr(turn, attr, t(getattr(turn, attr)))
+            if turn.arguments is not None:
+                turn.arguments = self.value(turn.arguments, counts, carry)
+            turn.extra = self.value(turn.extra, counts, carry)
         if run.outcome is not None and isinstance(run.outcome.ended_by, str):
-            run.outcome.ended_by = self.text(run.outcome.ended_by, counts)
+            run.outcome.ended_by = t(run.outcome.ended_by)
         run.source = self.value(run.source, counts)  # file name, the kept original, notes
         return counts
 
@@ -349,6 +407,17 @@ def default_redactor() -> Redactor:
     if _DEFAULT is None:
         _DEFAULT = Redactor()
     return _DEFAULT
+
+
+def scrub(text: Any) -> Any:
+    """The one gate for text leaving wikitrace other than through a run's redaction: printed
+    lines (errors.py wraps stdout and stderr with it), error messages, model answers, labels
+    stored from the command line. Built-in shapes; anything but a string passes unchanged."""
+    if isinstance(text, str):
+        return default_redactor().text(text)
+    if isinstance(text, (dict, list, tuple)):
+        return default_redactor().value(text)
+    return text
 
 
 def redact_text(text: str, patterns: Iterable[str] = ()) -> tuple[str, Counter]:

@@ -7,7 +7,8 @@ the ``D`` of ``%3D``) sits right before the secret and hides its start, and an
 encoded ``:`` or ``/`` breaks shapes such as a password in a URL.
 
 ``decoded_view`` undoes backslash escapes (``\\n \\t \\r \\b \\f \\" \\' \\\\ \\/``,
-``\\uXXXX``) and ``%XX`` in one pass, repeated until nothing changes (at most
+``\\uXXXX``), ``%XX`` and HTML character references (``&#115;``, ``&#x2F;``, ``&colon;``)
+in one pass, repeated until nothing changes (at most
 ``MAX_LEVELS`` times, for JSON inside JSON inside JSON), and returns a map from
 positions in the view back to the raw string, so what is found in the view is
 replaced in the raw text, escapes included.
@@ -19,8 +20,13 @@ import bisect
 import re
 
 MAX_LEVELS = 4
-_TOKEN = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[nrtbf\"'\\/])|%[0-9a-fA-F]{2}")
 _SIMPLE = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\", "/": "/"}
+# The named HTML entities a key, a URL or a config line can be written with.
+_ENTITIES = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'", "sol": "/", "colon": ":", "equals": "=",
+             "lowbar": "_", "hyphen": "-", "dash": "-", "period": ".", "commat": "@", "plus": "+", "num": "#",
+             "percnt": "%", "quest": "?", "semi": ";", "excl": "!", "nbsp": " ", "bsol": "\\"}
+_TOKEN = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[nrtbf\"'\\/])|%[0-9a-fA-F]{2}"
+                    rf"|&(?:#[0-9]{{1,7}}|#[xX][0-9a-fA-F]{{1,6}}|{'|'.join(_ENTITIES)});")
 # A quick test: does this string hold anything ``decoded_view`` would change?
 HINT = _TOKEN
 
@@ -58,12 +64,7 @@ def _decode_once(text: str) -> tuple[str, _Level]:
             level.dec.append(out), level.raw.append(pos), level.width.append(-1)
             out += a - pos
         tok = m.group()
-        if tok[0] == "%":
-            ch = chr(int(tok[1:], 16))
-        elif tok[1] == "u":
-            ch = chr(int(tok[2:], 16))
-        else:
-            ch = _SIMPLE[tok[1]]
+        ch = _char(tok)
         parts.append(ch)
         level.dec.append(out), level.raw.append(a), level.width.append(len(tok))
         out += 1
@@ -74,13 +75,22 @@ def _decode_once(text: str) -> tuple[str, _Level]:
     return "".join(parts), level
 
 
-def _decode_token(m: re.Match) -> str:
-    tok = m.group()
+def _char(tok: str) -> str:
+    """The one character an escape token stands for (an unknown entity stands for itself)."""
     if tok[0] == "%":
         return chr(int(tok[1:], 16))
+    if tok[0] == "&":
+        if tok[1] != "#":
+            return _ENTITIES[tok[1:-1]]
+        code = int(tok[3:-1], 16) if tok[2] in "xX" else int(tok[2:-1])
+        return chr(code) if code <= 0x10FFFF else "\ufffd"
     if tok[1] == "u":
         return chr(int(tok[2:], 16))
     return _SIMPLE[tok[1]]
+
+
+def _decode_token(m: re.Match) -> str:
+    return _char(m.group())
 
 
 class View:
@@ -112,3 +122,59 @@ class View:
         for level in reversed(self._levels):
             start, end = level.start(start), level.end(end)
         return start, end
+
+
+# -- a whole secret written as base64 or hex ----------------------------------------------
+#
+# ``base64(secret)`` starts with characters fixed by the secret's first bytes alone: the
+# encoding of a known prefix (``sk-``, ``ghp_``, ``-----BEGIN``) is a literal that can be
+# looked for like any other trigger. A token that starts with one is decoded and searched.
+
+_B64_TOKEN = "[A-Za-z0-9+/_-]"
+
+
+def _b64_head(head: str) -> str:
+    """The characters every base64 text of ``head + anything`` starts with."""
+    import base64
+
+    raw = head.encode()
+    fixed = len(raw) * 8 // 6
+    return base64.b64encode(raw + b"\0\0").decode()[:fixed]
+
+
+def encoded_heads(heads) -> tuple[str, ...]:
+    """Literal starts of the base64 (standard and URL-safe) and hex (both cases) encodings
+    of a text beginning with one of ``heads``."""
+    out: list[str] = []
+    for head in heads:
+        b64 = _b64_head(head)
+        out += [b64, b64.replace("+", "-").replace("/", "_"), head.encode().hex(), head.encode().hex().upper()]
+    return tuple(dict.fromkeys(out))
+
+
+def encoded_pattern(heads) -> str:
+    """A regex for a base64 or hex token that starts with the encoding of a head."""
+    import re
+
+    starts = "|".join(re.escape(h) for h in encoded_heads(heads))
+    return rf"(?<![A-Za-z0-9+/_-])(?:{starts}){_B64_TOKEN}*={{0,2}}"
+
+
+def decode_whole(token: str) -> str | None:
+    """``token`` decoded as hex or base64 into UTF-8 text, or None when it is neither."""
+    import base64
+    import binascii
+
+    body = token.rstrip("=")
+    if len(body) % 2 == 0 and all(c in "0123456789abcdefABCDEF" for c in body):
+        try:
+            return bytes.fromhex(body).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            pass
+    padded = body + "=" * (-len(body) % 4)
+    for alt in (None, b"-_"):
+        try:
+            return base64.b64decode(padded, altchars=alt, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError, UnicodeDecodeError):
+            continue
+    return None

@@ -145,7 +145,13 @@ def _normalise_id(key: str, item: Any) -> tuple[str | None, str]:
 
 
 def parse_citation(text: str) -> Citation:
-    """Read R / C / I id lists from a model reply; raise CitationError if no object is found."""
+    """Read R / C / I id lists from a model reply; raise CitationError if no object is found.
+
+    The reply is redacted first: an unknown id is echoed (printed, returned over MCP) and
+    whatever the agent wrote in its place must not carry a key along."""
+    from ..redact import scrub
+
+    text = scrub(text or "")
     best: dict | None = None
     for cand in _candidates(text or ""):
         obj = _loads(cand)

@@ -23,9 +23,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..compilers.cache import CachedAnswer
+from ..llm.cache import CachedAnswer
 from ..compilers.llm import LLMCompiler, RESPONSE_MODES, extract_json
-from ..compilers.llm_transport import Failure as _Failure
+from ..llm.transport import Failure as _Failure
 from ..templates import render
 from .descent_rules import AXES, Burst, Label, Transcript, agent_text_of, offline_labels, render_transcript
 
@@ -194,7 +194,7 @@ def majority(votes: list[Label]) -> Label:
 
 def make_judge(model: str | None, base_url: str | None, offline: bool, cache_dir: Path | None,
                judges: int, templates: str | Path | None = None, concurrency: int = 8) -> DescentJudge:
-    from ..llm_config import resolve
+    from ..llm.config import resolve
 
     config = None if offline else resolve(model, base_url)
     client = JudgeClient(config, cache_dir=cache_dir, templates=templates, concurrency=concurrency) if config else None

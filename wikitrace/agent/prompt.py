@@ -213,9 +213,11 @@ class _CorpusSource:
 
     def rank_runs(self, task, **kw):
         if self.backend is not None and not isinstance(self.backend, BM25Backend):
+            from ..llm.client import ModelFault
+
             try:
                 return rank_runs(self.data, task, backend=self.backend, **kw)
-            except Exception as exc:  # an embeddings endpoint that fails must not sink the prompt
+            except ModelFault as exc:  # an embeddings endpoint that fails must not sink the prompt
                 self.notes.append(f"similar runs ranked by BM25: the embeddings backend failed "
                                   f"({type(exc).__name__}: {str(exc)[:120]})")
         return rank_runs(self.data, task, backend=None, **kw)

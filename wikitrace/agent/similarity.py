@@ -172,8 +172,10 @@ def insight_score_array(corpus: CorpusData, task: str):
 class OpenAIEmbeddings:
     """Cosine similarity of embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint.
 
-    ``openai`` is imported only when this backend is used. Run embeddings are cached on
-    the loaded corpus (per model), so only the task is embedded for later prompts.
+    Requests go through the model gateway (``wikitrace.llm.client``), which imports
+    ``openai`` only when this backend is used; a failed request raises its ``ModelFault``.
+    Run embeddings are cached on the loaded corpus (per model), so only the task is
+    embedded for later prompts.
     """
 
     name = "embeddings"
@@ -188,19 +190,20 @@ class OpenAIEmbeddings:
         if self._client is None:
             import os
 
-            import openai
+            from ..llm.client import Client
+            from ..llm.config import ENV_KEY, EmbeddingsConfig, api_key_from, api_key_or_placeholder
 
-            key = self.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
-            self._client = openai.OpenAI(base_url=self.base_url, api_key=key)
+            key, _ = api_key_or_placeholder(*((self.api_key, "argument") if self.api_key
+                                              else api_key_from(os.environ, ENV_KEY)))
+            config = EmbeddingsConfig(url=self.base_url, model=self.model, query_model=self.model, api_key=key)
+            self._client = Client(config, embeddings=True)
         return self._client
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         out: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             chunk = [t if t.strip() else " " for t in texts[start:start + self.batch_size]]
-            resp = self.client().embeddings.create(model=self.model, input=chunk)
-            data = sorted(resp.data, key=lambda d: d.index)
-            out.extend(_unit(list(d.embedding)) for d in data)
+            out.extend(_unit(v) for v in self.client().embed(chunk, model=self.model))
         return out
 
     def run_scores(self, corpus: CorpusData, task: str) -> list[float]:

@@ -27,7 +27,8 @@ that a build interrupted while waiting never submits (and pays for) the same
 requests twice. It is synchronous: call it before the build's event loop.
 
 Request lines never hold the API key; only the model, messages and response format.
-``openai`` is imported only when a client is made.
+The SDK client and its error classes come from the model gateway (``wikitrace.llm.client``),
+which imports ``openai`` only when a client is made.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from ..runs.model import Run
-from .cache import CachedAnswer
+from ..llm.cache import CachedAnswer
 
 ENDPOINT = "/v1/chat/completions"
 COMPLETION_WINDOW = "24h"
@@ -217,11 +218,10 @@ def plan_batch(runs: Iterable[Run], compiler: Any, directory: str | os.PathLike[
 
 
 def make_client(compiler: Any, timeout: float = 600.0) -> Any:
-    """A synchronous ``openai.OpenAI`` client with the compiler's endpoint and key."""
-    import openai
+    """A synchronous client for the Batch API with the compiler's endpoint and key."""
+    from ..llm.client import batch_client
 
-    config = compiler.config
-    return openai.OpenAI(api_key=config.api_key, base_url=config.base_url, timeout=timeout, max_retries=3)
+    return batch_client(compiler.config, timeout)
 
 
 def _api_error(what: str, exc: Exception) -> BatchError:
@@ -273,7 +273,9 @@ def submit(plan: BatchPlan, client: Any, *, state_path: str | os.PathLike[str] |
     With ``state_path``, the ids are written there after each batch is created,
     so even a crash between two batches loses none of them.
     """
-    import openai
+    from ..llm.client import sdk_errors
+
+    sdk = sdk_errors()
 
     ids: list[str] = []
     created_at = _now()
@@ -282,13 +284,13 @@ def submit(plan: BatchPlan, client: Any, *, state_path: str | os.PathLike[str] |
         try:
             with open(f.path, "rb") as fh:
                 uploaded = client.files.create(file=(f.path.name, fh, "application/jsonl"), purpose="batch")
-        except openai.APIError as exc:
+        except sdk.APIError as exc:
             raise _api_error(f"uploading batch file {n} of {total}", exc) from None
         try:
             batch = client.batches.create(input_file_id=uploaded.id, endpoint=ENDPOINT,
                                           completion_window=COMPLETION_WINDOW,
                                           metadata={"source": "wikitrace", "part": f"{n}/{total}"})
-        except openai.APIError as exc:
+        except sdk.APIError as exc:
             raise _api_error(f"creating batch {n} of {total}", exc) from None
         ids.append(batch.id)
         if state_path is not None:
@@ -314,7 +316,9 @@ def poll(batch_ids: list[str], client: Any, progress: Any = None, interval: floa
     errors are retried; after ``MAX_POLL_ERRORS`` in a row, or past ``timeout``
     seconds, ``BatchError`` is raised (the batches keep running: resume later).
     """
-    import openai
+    from ..llm.client import sdk_errors
+
+    sdk = sdk_errors()
 
     pending = list(dict.fromkeys(batch_ids))
     final: dict[str, Any] = {}
@@ -326,12 +330,12 @@ def poll(batch_ids: list[str], client: Any, progress: Any = None, interval: floa
         for bid in list(pending):
             try:
                 batch = client.batches.retrieve(bid)
-            except openai.NotFoundError as exc:
+            except sdk.NotFoundError as exc:
                 raise _api_error(f"looking up batch {bid}", exc) from None
-            except (openai.APIConnectionError, openai.APIStatusError) as exc:
+            except (sdk.APIConnectionError, sdk.APIStatusError) as exc:
                 errors += 1
-                unreachable = isinstance(exc, openai.APIConnectionError) and not reached
-                if unreachable or errors >= MAX_POLL_ERRORS or (isinstance(exc, openai.APIStatusError)
+                unreachable = isinstance(exc, sdk.APIConnectionError) and not reached
+                if unreachable or errors >= MAX_POLL_ERRORS or (isinstance(exc, sdk.APIStatusError)
                                                                  and exc.status_code in (401, 403)):
                     # never reached at all: an endpoint that is down or mistyped, said now, not after minutes
                     raise _api_error(f"checking batch {bid} ({errors} {'try' if errors == 1 else 'tries'})",
@@ -454,7 +458,9 @@ def download_into_cache(batch_ids: list[str], compiler: Any, *, client: Any = No
     error file and requests with no result at all are listed with a reason.
     Memory holds a custom_id -> offset index of one input file, not the answers.
     """
-    import openai
+    from ..llm.client import sdk_errors
+
+    sdk = sdk_errors()
 
     if getattr(compiler, "cache", None) is None:
         raise BatchError("--batch needs the response cache; do not combine it with --no-cache")
@@ -463,7 +469,7 @@ def download_into_cache(batch_ids: list[str], compiler: Any, *, client: Any = No
     for bid in dict.fromkeys(batch_ids):
         try:
             batch = (batches or {}).get(bid) or client.batches.retrieve(bid)
-        except openai.APIError as exc:
+        except sdk.APIError as exc:
             raise _api_error(f"looking up batch {bid}", exc) from None
         report.statuses[bid] = str(batch.status)
         if str(batch.status) == "failed":
@@ -478,14 +484,16 @@ def download_into_cache(batch_ids: list[str], compiler: Any, *, client: Any = No
                     with open(local, "wb") as fh:
                         for line in _file_lines(client, batch.input_file_id):
                             fh.write(line.rstrip(b"\r\n") + b"\n")
-                except openai.APIError as exc:
+                except sdk.APIError as exc:
                     raise _api_error(f"downloading the input of batch {bid}", exc) from None
             _store_batch(batch, Path(local), client, compiler, report)
     return report
 
 
 def _store_batch(batch: Any, local: Path, client: Any, compiler: Any, report: BatchReport) -> None:
-    import openai
+    from ..llm.client import sdk_errors
+
+    sdk = sdk_errors()
 
     offsets: dict[str, int] = {}
     with open(local, "rb") as fh:
@@ -527,7 +535,7 @@ def _store_batch(batch: Any, local: Path, client: Any, compiler: Any, report: Ba
                     compiler.cache.put(cid, CachedAnswer(text, usage), model=str(body.get("model") or compiler.model),
                                        mode=_mode_of(body), messages=body.get("messages") or [])
                     report.succeeded += 1
-            except openai.APIError as exc:
+            except sdk.APIError as exc:
                 raise _api_error(f"downloading the results of batch {batch.id}", exc) from None
     missing = [cid for cid in offsets if cid not in seen]
     if missing:

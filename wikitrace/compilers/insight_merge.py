@@ -4,7 +4,7 @@ The lessons are grouped exactly as offline (the same keys, corpus/insights.py); 
 insight's group goes to the model once: its key, the offline wording, when it applies, and
 what each source run showed of it. The prompt holds nothing else (no totals of the task
 type), so adding a run asks again only for the insights it is a source of; every other
-prompt is the same and its answer comes from the response cache (compilers/cache.py),
+prompt is the same and its answer comes from the response cache (llm/cache.py),
 tagged with the source runs' content hashes so ``forget`` can delete it.
 
 The answer is a JSON object ``{"guideline": "..."}``, checked before it is trusted: a
@@ -27,7 +27,7 @@ import re
 from typing import Any
 
 from .answer_check import _echo_problems
-from .cache import CachedAnswer
+from ..llm.cache import CachedAnswer
 from .text import _VALUE
 
 MAX_CHARS = 700

@@ -28,9 +28,9 @@ back), and only answers that passed the checks are cached, as that redacted
 JSON (under the run's first request),
 so a rebuild asks the model again for every run that fell back.
 
-``compile`` never raises for a model or network fault. ``openai`` is imported
-inside this module only, at the first request (a build answered from the cache
-never imports it).
+``compile`` never raises for a model or network fault. Requests, retries, the
+breaker and the response cache are the model gateway's (``wikitrace.llm``), which
+imports ``openai`` at the first request (a build answered from the cache never does).
 """
 
 from __future__ import annotations
@@ -42,15 +42,15 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus.manifest import content_hash
-from ..llm_config import LLMConfig
+from ..llm.config import LLMConfig
 from ..redact import default_redactor
 from ..runs.model import Run
 from ..templates import environment, render
 from .answer_check import BadAnswer, check_answer, norm
 from .answer_json import extract_json
 from .base import CompileStats
-from .cache import CachedAnswer, ResponseCache, cache_key
-from .llm_transport import AnswerTooLarge, ChatTransport, Failure, FormatRejected, one_line
+from ..llm.cache import CachedAnswer, ResponseCache, cache_key
+from ..llm.transport import AnswerTooLarge, ChatTransport, Failure, FormatRejected, one_line
 from .offline import compile_offline
 from .prompt_views import Prompt, build_prompt, clip, evidence_key
 from .schema import MAX_INSIGHTS, Compilation, json_schema

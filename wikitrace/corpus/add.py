@@ -63,6 +63,8 @@ class AddResult:
     skipped: list[str] = field(default_factory=list)  # records of RUN_FILE that could not be read
     forgotten: list[str] = field(default_factory=list)  # run ids `wikitrace forget` removed: not added back
     warnings: list[str] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)  # changed runs that kept their LLM pages (no answer)
+    waiting_reason: str | None = None
     runs: int = 0  # in the corpus afterwards
     insights: int = 0
     stats: dict = field(default_factory=dict)
@@ -87,9 +89,25 @@ class _EveryRun(Mapping):
 
 
 class _NothingReused:
-    """The Reuse of an add: every run handed to the compile loop is new."""
+    """The Reuse of an add: every run handed to the compile loop is new, or replaces a
+    run of the corpus; the pages of those the model wrote (``runs``, ``files``,
+    ``insights``, ``digests``, as Reuse holds them) stay when the model does not answer."""
 
     prompt_index_ok = False
+
+    def __init__(self, pub: Publisher | None = None, previous: dict | None = None, records: dict | None = None,
+                 replaced: set[str] = frozenset()):
+        self.runs, self.files, self.insights, self.digests = {}, {}, {}, {}
+        for r in (previous or {}).get("runs", []):
+            if r["run_id"] not in replaced or r.get("compiler") != "llm":
+                continue
+            files = pub.owned_under(f"raw/{r['step']}/") + [layout.compilation_doc(r["step"])] + \
+                [layout.insight_doc(i) for i in r.get("insights", [])]
+            if pub.verify_group(files):
+                self.runs[r["run_id"]], self.files[r["step"]] = r, files
+                self.insights.update((i["id"], i) for i in previous["insights"] if i["id"] in r.get("insights", []))
+                if (records or {}).get(r["run_id"]):
+                    self.digests[r["run_id"]] = records[r["run_id"]]
 
     def entry(self, run, digest):
         return None
@@ -106,12 +124,17 @@ def add_runs(opts: AddOptions) -> AddResult:
     if not (root / "corpus.json").is_file() or not (root / STATE / "runs.json").is_file():
         what = ("holds no corpus of agent runs (no corpus.json)" if not (root / "corpus.json").is_file() else
                 "was built by an earlier wikitrace (no .wikitrace/runs.json)")
-        raise Failed(f"{root}: {what}", f"build it first with `wikitrace compile INPUT --out {root}`, then add runs")
+        raise InputError(f"{root}: {what}", f"build it first with `wikitrace compile INPUT --out {root}`, then add runs")
+    from ..runs._common import not_a_file
+
+    why = not_a_file(opts.run_file)
+    if why:
+        raise InputError(why)
     if not opts.run_file.is_file():
         raise InputError("no such file" if not opts.run_file.exists() else "is a folder; add takes one run file",
                          "give the run file the agent left (a folder of runs: use wikitrace compile)",
                          where=opts.run_file)
-    from ..llm_config import LLMConfigError
+    from ..llm.config import LLMConfigError
     from ..runs.model import RunError
 
     try:
@@ -125,9 +148,12 @@ def add_runs(opts: AddOptions) -> AddResult:
 def _add_under_lock(opts: AddOptions, root: Path) -> AddResult:
     with BuildLock(root):
         journal = root / STATE / "runs.journal"
-        interrupted = journal.is_file() and journal.stat().st_size > 0  # claims of a build that did not finish
         pub = Publisher(root, "runs")
         try:
+            from .pending import recover
+
+            recover(pub)  # a command killed earlier is finished (or its unlisted pages removed) first
+            interrupted = journal.is_file() and journal.stat().st_size > 0
             return _add_locked(opts, pub, interrupted)
         finally:
             pub.close()
@@ -185,14 +211,14 @@ def _build_options(opts: AddOptions, settings: dict, root: Path):
         templates=templates, task_type=settings.get("task_type"), offline=opts.offline, model=opts.model,
         base_url=opts.base_url, concurrency=opts.concurrency, cache_dir=opts.cache_dir, max_tokens=opts.max_tokens,
         timeout=opts.timeout, quiet=opts.quiet, redact=settings.get("redact", True) is not False,
-        redact_patterns=tuple(settings.get("redact_patterns") or ()),
+        redact_patterns=tuple(settings.get("redact_patterns") or ()), command="add",
     )
 
 
 def _llm_config(opts: AddOptions, settings: dict):
     """The corpus's compiler by default: offline for an offline corpus (an API key in the
     environment does not change that), its model for an LLM corpus."""
-    from ..llm_config import resolve
+    from ..llm.config import resolve
 
     if opts.offline or (settings.get("compiler") != "llm" and not (opts.model or opts.base_url)):
         return None
@@ -262,7 +288,7 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     from ..corpus.manifest import IdAllocator, content_hash
     from ..corpus.tombstones import Tombstones
     from ..corpus.update import INDEXES, PROMPT_INDEX
-    from ..llm_report import describe
+    from ..llm_report import describe, waiting_for_model
     from ..runs.outcomes import parse_verdict
 
     root = pub.root
@@ -310,8 +336,10 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
         raise Failed(str(exc)) from None
     publish_indexes(writer, compiler, bopts, ids, report, key, prompt_index_ok, graves)
     result.skipped = list(report.errors)
+    result.waiting = list(writer.waiting_for_model)
+    result.waiting_reason = waiting_for_model(compiler, result.waiting)
     for entry in writer.runs:
-        if entry["run_id"] not in before:
+        if entry["run_id"] not in before and entry["run_id"] not in result.waiting:
             result.added.append({**{k: entry[k] for k in ("run_id", "step", "outcome", "insights", "compiler")},
                                  "replaced": entry["run_id"] in replaced})
     result.runs, result.insights = len(writer.runs), len(writer.insights)
@@ -325,7 +353,7 @@ def _carry_everything(pub: Publisher, ids, bopts, previous: dict, records: dict,
     page is read or checked)."""
     from ..build import _Writer
 
-    writer = _Writer(pub, ids, bopts, _NothingReused())
+    writer = _Writer(pub, ids, bopts, _NothingReused(pub, previous, records, replaced))
     ids.used_run_ids.update(ids.prev_runs)  # none of them leaves the corpus
     runs = [r for r in previous["runs"] if r["run_id"] not in replaced]
     gone = {r["step"] for r in previous["runs"] if r["run_id"] in replaced}
@@ -383,6 +411,7 @@ def result_dict(result: AddResult) -> dict:
     """The summary as data (``add --json``)."""
     return {"corpus": str(result.corpus), "added": result.added, "already_present": result.present,
             "forgotten": result.forgotten, "skipped": result.skipped, "warnings": result.warnings,
+            "waiting_for_model": result.waiting,
             "runs": result.runs, "insights": result.insights, "stats": result.stats, "compiler": result.compiler}
 
 
@@ -415,4 +444,8 @@ def run_add(opts: AddOptions, as_json: bool = False) -> int:
         print("\n".join(lines), file=sys.stderr)
     if as_json:
         print(json.dumps(result_dict(result), indent=2, ensure_ascii=False))
+    if result.waiting_reason:
+        from ..llm_report import WAITING_FIX
+
+        raise Failed(result.waiting_reason, WAITING_FIX, where=result.corpus)
     return 0

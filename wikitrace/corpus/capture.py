@@ -36,7 +36,7 @@ def create(opts):
     """Compile RUN_FILE into a new corpus at ``opts.corpus`` (the add that finds no corpus)."""
     from ..build import BuildError, BuildOptions, build
     from ..errors import Failed, InputError
-    from ..llm_config import LLMConfigError
+    from ..llm.config import LLMConfigError
     from ..runs.model import RunError
     from ..runs.outcomes import parse_verdict
     from .add import OUTCOME_HELP, AddResult, _EveryRun
@@ -81,6 +81,9 @@ def log_failure(corpus: Path | None, run_file: Path | None, message: str) -> Non
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         where = "" if run_file is None or message.startswith(str(run_file)) else f"{run_file}: "
         line = " ".join(f"{stamp} {where}{message}".split())
+        from ..redact import scrub
+
+        line = scrub(line)  # the file name or a quoted record may hold a key; the log stays in the corpus
         with open(log, "a", encoding="utf-8", errors="replace") as fh:
             fh.write(line + "\n")
     except OSError:

@@ -55,8 +55,9 @@ def check_corpus(root: Path) -> list[str]:
             return failures + [f"{root}: no corpus.json yet"]
         if (root / "dialogue").is_dir():  # dialogue memory only, no agent runs compiled yet
             from ..dialogue.check import check_dialogue
+            from ..dialogue.pending import describe as dialogue_pending
 
-            return check_dialogue(root)
+            return check_dialogue(root) + dialogue_pending(root)
         return [f"{root}: no corpus.json; is this a compiled corpus? (wikitrace compile ... --out {root})"]
     problems: list[str] = list(failures)
     try:
@@ -106,9 +107,11 @@ def check_corpus(root: Path) -> list[str]:
             problems.append("dialogue/: present but this wikitrace has no dialogue checker")
         else:
             problems.extend(check_dialogue(root))
-    if problems and any((root / ".wikitrace").glob("*.journal")):
-        problems.append(f"{root}: a build of this corpus was interrupted (or is running); "
-                        f"run the same wikitrace compile again to finish it")
+    from ..dialogue.pending import describe as dialogue_pending
+    from .pending import describe
+
+    problems.extend(describe(root))  # an update killed half-way, and which command finishes it
+    problems.extend(dialogue_pending(root))
     return problems
 
 

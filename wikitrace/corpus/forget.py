@@ -68,11 +68,11 @@ def forget(corpus: Path, idents: list[str], cache_dirs: list[Path] = ()) -> Forg
         raise _usage_error("no corpus.json here", "give the folder `wikitrace compile --out` wrote", root)
     with BuildLock(root):
         journal = root / STATE / "runs.journal"
-        if journal.is_file() and journal.stat().st_size:
-            raise PublishError(f"{root}: a build of this corpus was interrupted; run the same wikitrace compile "
-                               f"again to finish it, then forget")
         pub = Publisher(root, "runs")
         try:
+            from .pending import recover
+
+            recover(pub)  # a command killed earlier is finished (or its unlisted pages removed) first
             result = _forget_locked(pub, idents)
         finally:
             pub.close()
@@ -84,7 +84,7 @@ def forget(corpus: Path, idents: list[str], cache_dirs: list[Path] = ()) -> Forg
 
 
 def _purge_cache(result: ForgetResult, dirs: list[Path]) -> None:
-    from ..compilers.cache import purge_runs
+    from ..llm.cache import purge_runs
 
     tags = {r.content_hash for r in result.runs if r.content_hash}
     result.cache_dirs = [str(d) for d in dirs]
@@ -114,7 +114,7 @@ def drop_references(root: Path, result: ForgetResult) -> None:
 def _cache_dirs(pub: Publisher, extra) -> list[Path]:
     """Where answers about these runs may be: every cache a build of this corpus used,
     the default cache, and any the user names."""
-    from ..compilers.cache import default_dir
+    from ..llm.cache import default_dir
 
     seen = pub.manifest.data.get(CACHE_DIRS)
     found = [Path(d) for d in (seen if isinstance(seen, list) else []) if isinstance(d, str)]
@@ -203,15 +203,16 @@ def _publish(pub: Publisher, data: dict, runs: list[dict], insights: list[dict],
     """Indexes, prompt index, search files, corpus.json, then the removals and the manifest:
     the order of a build, so a reader never meets a link to a removed file."""
     from ..agent.index import prompt_index_bytes
-    from .search_files import update_search_files
+    from . import pending
     from .update import PROMPT_INDEX
 
     root = pub.root
     state = dict(pub.manifest.data)
     templates = state.get("templates")
     templates = Path(templates) if isinstance(templates, str) and Path(templates).is_dir() else None
-    mount = str(data.get("mount_path") or "/work/corpus")
     prompt_ok = pub.verify_group([PROMPT_INDEX])
+    mount = str(data.get("mount_path") or "/work/corpus")
+    # the insight pages the forgotten runs were sources of, gathered again (one source fewer)
     before = {i["id"]: i for i in data.get("insights") or [] if isinstance(i, dict)}
     counts_by_id, _problems = ledger.insight_counts(root)
     titles = {i["id"]: i["title"] for i in insights}
@@ -219,10 +220,6 @@ def _publish(pub: Publisher, data: dict, runs: list[dict], insights: list[dict],
         text = documents.render_insight(entry, mount, templates, counts_by_id.get(entry["id"], (0, 0)), titles)
         pub.write(layout.insight_doc(entry["id"]), text.encode("utf-8"))
     state["usage"] = usage_pages.shown_counts(counts_by_id, [i["id"] for i in insights])
-    for rel, text in documents.render_indexes(runs, insights, mount, templates,
-                                              (root / "dialogue" / "_index.md").is_file()).items():
-        pub.write(rel, text.encode("utf-8"))
-
     retired = data.get("retired") if isinstance(data.get("retired"), dict) else {}
     retired = {"steps": sorted(set(retired.get("steps", [])) | steps, key=layout.id_number),
                "insights": sorted(set(retired.get("insights", [])) | dropped_ins, key=layout.id_number)}
@@ -238,18 +235,19 @@ def _publish(pub: Publisher, data: dict, runs: list[dict], insights: list[dict],
     new["counts"] = counts
     new["build"] = _build_block(data.get("build"), run_ids)
     text, region = corpus_json.dumps(new)
-    pub.write(PROMPT_INDEX, prompt_index_bytes(
-        runs, insights, region, previous=root if prompt_ok else None,
-        unchanged={i["id"] for i in insights if before.get(i["id"]) == i}, unchanged_runs={r["step"] for r in runs}))
-    update_search_files(pub, root)  # only the shards that held a forgotten run's pages
-    pub.write("corpus.json", text.encode("utf-8"))
+    prompt = prompt_index_bytes(runs, insights, region, previous=root if prompt_ok else None,
+                                unchanged={i["id"] for i in insights if before.get(i["id"]) == i},
+                                unchanged_runs={r["step"] for r in runs})
 
     records = state.get("records") if isinstance(state.get("records"), dict) else {}
     state["records"] = {k: v for k, v in records.items() if k not in run_ids}
     ids = state.get("ids") if isinstance(state.get("ids"), dict) else {}
     state["ids"] = {"runs": [r for r in ids.get("runs") or [] if isinstance(r, dict) and r.get("step") not in steps],
                     "retired": retired}
-    pub.finish(state)
+    record = pending.Pending(command="forget", data=state, output={}, corpus_json=text,
+                             templates=str(templates) if templates else None)
+    pending.save(pub, record)  # the tombstones are saved: from here the next command can finish this one
+    pending.complete(pub, record, prompt)
 
 
 def _build_block(block, run_ids: set[str]) -> dict:

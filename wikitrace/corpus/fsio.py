@@ -60,6 +60,28 @@ def dump_frontmatter(fields: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def before_replace() -> None:
+    """Called before each file of the corpus or of its state is replaced or removed.
+
+    ``WIKITRACE_KILL_AT=N:COUNTER`` lets the tests SIGKILL a command (and the helper
+    processes of its session) at the Nth such point: every process of the command
+    appends one byte to the file COUNTER, so the count runs across them. Unset in use."""
+    spec = os.environ.get("WIKITRACE_KILL_AT")
+    if not spec:
+        return
+    at, _, counter = spec.partition(":")
+    fd = os.open(counter, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, b".")
+        reached = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if reached == int(at):
+        import signal
+
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
 def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
     """Write via a temp file in the same folder and rename, so readers never see half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,6 +91,7 @@ def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
             fh.write(text)
         if mode is not None:
             os.chmod(tmp, mode)
+        before_replace()
         os.replace(tmp, path)
     except BaseException:
         try:

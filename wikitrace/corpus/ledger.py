@@ -232,10 +232,21 @@ def write_lines(root: Path, lines: list[str]) -> None:
     from .fsio import DIR_MODE, write_atomic
 
     path = _safe(root)
-    if not path.parent.exists():
+    made = not path.parent.exists()
+    if made:
         path.parent.mkdir()
         os.chmod(path.parent, DIR_MODE)
-    write_atomic(path, "".join(lines), mode=0o444)
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):  # a write killed before its rename (we hold the lock)
+        stale.unlink(missing_ok=True)
+    try:
+        write_atomic(path, "".join(lines), mode=0o444)
+    except BaseException:
+        if made:  # a failed first write (a full disk) leaves no empty usage/ behind
+            try:
+                path.parent.rmdir()
+            except OSError:
+                pass
+        raise
 
 
 def raw_lines(root: Path) -> list[str]:

@@ -17,6 +17,7 @@ import time
 
 from ..runs.model import Run
 from . import layout
+from .fsio import before_replace
 
 
 def content_hash(run: Run) -> str:
@@ -205,6 +206,7 @@ class FileWriter:
     def _into_place(self, tmp: str, path: str, digest, st: os.stat_result) -> list:
         if self.pause:
             time.sleep(self.pause)
+        before_replace()
         os.rename(tmp, path)
         return [digest.hexdigest(), st.st_size, st.st_mtime_ns, st.st_ino]
 

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from . import layout
-from .fsio import DIR_MODE
+from .fsio import DIR_MODE, before_replace
 from .manifest import FileManifest, FileWriter, hash_file
 
 STATE = ".wikitrace"  # the build's own folder inside the corpus
@@ -347,6 +347,7 @@ class Publisher:
         for rel in gone:
             if self.writer.pause:
                 time.sleep(self.writer.pause)
+            before_replace()
             try:
                 os.unlink(self.root / rel)
             except FileNotFoundError:

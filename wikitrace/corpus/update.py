@@ -107,6 +107,10 @@ class RunWriter:
         # the model has answered once: if it never does, the build publishes nothing and
         # the pages it has now must not have been overwritten with offline ones.
         self._held: list[tuple] | None = None
+        # Runs whose content changed while the model did not answer for them: a page the
+        # model wrote is replaced only by a page the model wrote, so they keep their pages
+        # (and corpus.json entries) and the next build asks again. Run ids, in input order.
+        self.waiting_for_model: list[str] = []
 
     def hold_fallbacks_until_the_model_answers(self) -> None:
         self._held = []
@@ -163,6 +167,8 @@ class RunWriter:
             return
         if comp is REUSED:
             return self._carry_over(run, digest)
+        if comp.compiler == "offline-fallback" and self._model_page(run.run_id) is not None:
+            return self._keep_model_page(run)
         if self._held is not None:
             if comp.compiler != "llm" and run.run_id in self.ids.prev_runs:
                 self._held.append((run, digest, comp))
@@ -170,6 +176,25 @@ class RunWriter:
             if comp.compiler == "llm":
                 self.release()
         self._write(run, digest, comp)
+
+    def _model_page(self, run_id: str) -> dict | None:
+        """The published entry of a run whose intact pages the model wrote, or None."""
+        prev = getattr(self.reuse, "runs", {}).get(run_id)
+        return prev if prev is not None and prev["compiler"] == "llm" else None  # intact, same build key
+
+    def _keep_model_page(self, run: Run) -> None:
+        """Carry the run's published LLM pages over unchanged. Its record digest stays the
+        old one (or none), so the next build sees the changed content and asks the model."""
+        prev = self._model_page(run.run_id)
+        step = self.ids.step_for(run.run_id)
+        self.ids.keep_insights(prev["insights"])  # its insight pages are gathered again with the others
+        self.pub.keep(self.reuse.files[step])
+        self.carried_steps.add(step)
+        self.compilers[prev["compiler"]] += 1
+        if run.run_id in getattr(self.reuse, "digests", {}):
+            self.record_digests[run.run_id] = self.reuse.digests[run.run_id]
+        self.runs.append(prev)
+        self.waiting_for_model.append(run.run_id)
 
     def _write(self, run: Run, digest: str, comp) -> None:
         redact_compilation(comp, self.redactor)  # the model's answer, once more before any page

@@ -11,6 +11,7 @@ rendered by ``compile`` or updated by ``cite record``: a rebuild writes the same
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 MARK = "<!-- wikitrace:usage -->"
 _FM_KEYS = ("cited_episodes", "cited_succeeded")
@@ -54,14 +55,13 @@ def counts_on_page(page: str) -> tuple[int, int] | None:
     return int(found[0].group(1)), int(found[1].group(1))
 
 
-def refresh(pub, counts: dict[str, tuple[int, int]], shown: dict, insight_ids) -> tuple[list[str], list[str]]:
-    """Rewrite, through the publisher ``pub``, the pages of ``insight_ids`` whose counts
-    ``shown`` (id -> [n, m] as the pages have them; absent: 0, 0) differ from ``counts``.
-    Returns (pages rewritten, pages skipped because they are missing or edited: the
-    next ``compile`` repairs those)."""
+def recounted(pub, counts: dict[str, tuple[int, int]], shown: dict, insight_ids) -> tuple[dict[str, str], list[str]]:
+    """The pages of ``insight_ids`` whose counts ``shown`` (id -> [n, m] as the pages have
+    them; absent: 0, 0) differ from ``counts``, with the new counts (rel -> text), and the
+    pages skipped because they are missing or edited (the next ``compile`` repairs those)."""
     from . import layout
 
-    written, skipped = [], []
+    texts, skipped = {}, []
     for iid in insight_ids:
         want = tuple(counts.get(iid, (0, 0)))
         if tuple(shown.get(iid, (0, 0))) == want:
@@ -73,9 +73,8 @@ def refresh(pub, counts: dict[str, tuple[int, int]], shown: dict, insight_ids) -
         page = (pub.root / rel).read_text(encoding="utf-8")
         new = with_counts(page, *want)
         if new != page:
-            pub.write(rel, new.encode("utf-8"))
-            written.append(rel)
-    return written, skipped
+            texts[rel] = new
+    return texts, skipped
 
 
 def shown_counts(counts: dict[str, tuple[int, int]], insight_ids) -> dict[str, list[int]]:
@@ -120,31 +119,32 @@ def check_usage(root, data: dict, docs: dict[str, dict]) -> list[str]:
 def publish_counts(root: Path, counts: dict, insight_ids: list[str], notes: list[str]) -> list[str]:
     """Rewrite the insight pages whose counts changed (and the insight layer's search
     file), keeping every other file of the corpus as it is."""
+    from . import pending
     from .publish import Publisher
-    from .search_files import update_search_files
 
-    if any((root / ".wikitrace").glob("runs.journal")):
-        notes.append("a build of this corpus was interrupted; the insight pages get their counts when "
-                     "you run the same wikitrace compile again")
-        return []
     pub = Publisher(root, "runs")
     try:
+        done_before = pending.recover(pub)  # an update killed earlier is finished (or rolled back) first
+        if done_before:
+            notes.append(done_before)
         pub.keep(list(pub.manifest.files))
         shown = pub.manifest.data.get("usage") or {}
-        written, skipped = refresh(pub, counts, shown, insight_ids)
+        texts, skipped = recounted(pub, counts, shown, insight_ids)
         if skipped:
             notes.append(f"{len(skipped)} insight page(s) are not as the last build wrote them (missing, edited, "
                          f"or no build state in .wikitrace/): {', '.join(skipped[:3])}; run wikitrace compile to "
                          f"write them with their counts")
-        if written:  # only the shards holding a rewritten page are written again
-            update_search_files(pub, root)
         done = shown_counts(counts, insight_ids)
         for rel in skipped:  # still showing the old counts
             iid = rel.rsplit("/", 1)[1][:-3]
             done.pop(iid, None)
             if iid in shown:
                 done[iid] = list(shown[iid])
-        pub.finish({**pub.manifest.data, "usage": dict(sorted(done.items()))})
+        record = pending.Pending(command="cite record", data={**pub.manifest.data, "usage": dict(sorted(done.items()))},
+                                 output={}, pages=texts)
+        if texts:  # only the shards holding a rewritten page are written again
+            pending.save(pub, record)
+        pending.complete(pub, record)
     finally:
         pub.close()
-    return written
+    return sorted(texts)

@@ -25,6 +25,8 @@ def main(argv=None) -> int:
     q.add_argument("--model")
     q.add_argument("--base-url")
     args = ap.parse_args(argv)
+    if args.budget < 50:
+        raise SystemExit(f"query: --budget {args.budget}: too small — give at least 50 tokens")
     from .cli_support import query_command
 
     return query_command(args.corpus, args.sample, args.question, args.budget, args.as_json,

@@ -41,7 +41,12 @@ def _next_session(ids: list[str]) -> str:
 def read_session(path: Path, sample: str, next_id: str, id_offset: int) -> Dialogue:
     """The session in ``path`` as a one-session Dialogue (secrets redacted), parsed by the
     loader's own LoCoMo and JSONL readers."""
+    from ..runs._common import not_a_file
+
     path = Path(path)
+    why = not_a_file(path)
+    if why:
+        raise DialogueInputError(why)
     if not path.is_file():
         raise DialogueInputError(f"{path}: {'a folder, not a file' if path.is_dir() else 'no such file'}; "
                                  f"give one session file ({SHAPES})")
@@ -128,6 +133,28 @@ def _groups(mem: dict, ids: set) -> set:
     return {frozenset(g) for g in by.values()}
 
 
+def _finish_interrupted(root: Path, llm, embedder, templates) -> dict | None:
+    """Finish a dialogue build of this corpus that was killed (dialogue/pending.py): its
+    summary, with the samples it wrote, or None when there was none."""
+    from .build import DialogueOptions, compile_dialogues
+    from .pending import load
+
+    if load(root) is None:
+        return None
+    res = compile_dialogues(DialogueOptions(inputs=[], out=root, dialogues=[], templates=templates, llm=llm,
+                                            embedder=embedder, command="dialogue add"))
+    return {**res, "samples": [s["sample"] for s in res["samples"]]}
+
+
+def _is_last_session(base: Dialogue, new: Dialogue) -> bool:
+    """Whether ``new`` is the sample's last session, message for message: the session an
+    interrupted add was adding, finished just now."""
+    if not base.sessions or base.sessions[-1]["id"] != new.sessions[0]["id"]:
+        return False
+    last = base.messages[base.sessions[-1]["first"]:]
+    return [(m.id, m.speaker, m.text) for m in last] == [(m.id, m.speaker, m.text) for m in new.messages]
+
+
 def add_session(session: Path, corpus: Path, sample: str, llm=None, embedder=None, templates=None) -> dict:
     """Append one session; returns the compile summary plus what changed on disk."""
     from ..corpus.publish import corpus_root
@@ -135,15 +162,19 @@ def add_session(session: Path, corpus: Path, sample: str, llm=None, embedder=Non
     from .tombstones import Tombstones
 
     root = corpus_root(Path(corpus))
+    finished = _finish_interrupted(root, llm, embedder, templates)
     mem = read_memory(root, sample)
     base = dialogue_from_memory(mem)
     forgotten = Tombstones.load(root).sessions(sample)
     new = read_session(session, sample, _next_session([s["id"] for s in base.sessions] + list(forgotten)),
                        len(base.messages))
+    if finished and sample in finished["samples"] and _is_last_session(base, new):
+        return {**finished, "sample": sample, "session": new.sessions[0]["id"], "finished_before": True}
     check_new(base, new, forgotten, Path(session))
     before = owned_files(root)
     res = compile_dialogues(DialogueOptions(inputs=[], out=root, dialogues=[extend(base, new)], templates=templates,
-                                            llm=llm, embedder=embedder))
+                                            llm=llm, embedder=embedder, command="dialogue add"))
+    res["skipped"] = list(res.get("skipped") or []) + [f"{session}: {n} {what}" for what, n in sorted(new.notes.items())]
     after_mem = read_memory(root, sample)
     files = changes(before, owned_files(root), f"dialogue/{sample}/")
     earlier = {s["id"] for s in mem["snapshots"]}
@@ -182,8 +213,13 @@ def add_command(session: Path, corpus: Path, sample: str, templates, offline: bo
         raise InputError(str(exc)) from None
     except PublishError as exc:
         raise Failed(str(exc)) from None
-    f = res["files"]
     say = con.print
+    if res.get("finished_before"):
+        say(f"{res['finished']}: session {res['session']} of {sample} is in the memory now; nothing more to add")
+        if as_json:
+            print(json.dumps(res, indent=2, default=str))
+        return 0
+    f = res["files"]
     say(f"added session {res['session']} to {sample}: {res['messages_added']} messages, "
         f"{res['snapshots_added']} snapshots, {res['transitions_added']} trajectory transitions")
     say(f"  files under dialogue/{sample}/: {f['added']} added, {f['rewritten']} rewritten, {f['removed']} removed, "
@@ -200,6 +236,8 @@ def add_command(session: Path, corpus: Path, sample: str, templates, offline: bo
             f"{res['embedder']['after']} (set WIKITRACE_EMBEDDINGS_URL as for the compile)")
     if res.get("redactions"):
         say("  redacted: " + ", ".join(f"{n} {kind}" for kind, n in res["redactions"].items()))
+    for line in res.get("skipped") or []:
+        say(f"  skipped: {line}")
     if as_json:
         print(json.dumps(res, indent=2, default=str))
     return 0

@@ -38,6 +38,7 @@ class DialogueOptions:
     progress: object | None = None     # wraps the dialogue list to report progress (wikitrace.progress)
     dialogues: list | None = None      # already loaded (dialogue add/forget), instead of ``inputs``
     restore: bool = False              # compile forgotten samples/sessions again (drops their tombstones)
+    command: str = "dialogue compile"  # named by `wikitrace check` when this build is interrupted
 
 
 def anchor(mid: str) -> str:
@@ -54,6 +55,7 @@ def session_file(session: str) -> str:
 def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
     """The whole memory of one dialogue as plain JSON-able data. With an ``embedder`` (endpoint
     backend) the snapshot source text is embedded once (cached by content hash) and used for g_det."""
+    reasons_before = dict(llm.stats.get("fallback_reasons", {})) if llm else {}
     claim_fn = llm.claims_fn(d) if llm else None
     snaps, xstats = build_snapshots(d, claim_fn)
     matcher = llm.match_fn() if llm else None
@@ -148,8 +150,15 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         "pages": page_out,
         "stats": {"extraction": xstats, "trajectories": tstats, "wiki": pstats, "audit_orphans": orphans,
                   "extractor": llm.name if llm else "offline",
-                  "embedder": embedder.name if embedder is not None else HASHED},
+                  "embedder": embedder.name if embedder is not None else HASHED,
+                  **({"llm_fallbacks": _fallbacks_since(llm, reasons_before)} if llm else {})},
     }
+
+
+def _fallbacks_since(llm, before: dict[str, int]) -> dict[str, int]:
+    """Why this sample's model calls fell back (reason -> calls), from the model's running count."""
+    now = llm.stats.get("fallback_reasons", {})
+    return {reason: n - before.get(reason, 0) for reason, n in sorted(now.items()) if n > before.get(reason, 0)}
 
 
 # ---------------------------------------------------------------- rendering
@@ -346,6 +355,7 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
     if not dialogues and opts.dialogues is None:
         raise ValueError("no dialogue to compile")
     from ..corpus.publish import BuildLock, Publisher, check_target, corpus_root
+    from . import pending
     from .tombstones import Tombstones
 
     root = corpus_root(Path(opts.out))
@@ -361,6 +371,12 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
     with BuildLock(root):
         pub = Publisher(root, "dialogue")
         try:
+            unfinished = pending.load(root)  # a build killed earlier: its dialogues are compiled again too
+            if unfinished is not None:
+                mine = {d.sample_id for d in dialogues}
+                dialogues += [d for d in unfinished[1] if d.sample_id not in mine]
+                summary["finished"] = f"finished the interrupted `wikitrace {unfinished[0]}`"
+            pending.save(root, dialogues, opts.command)
             rebuilt = {d.sample_id for d in dialogues}
             # samples compiled earlier and not recompiled now stay as they are
             kept = sorted({rel.split("/")[1] for rel in pub.manifest.files if rel.count("/") >= 2} - rebuilt)
@@ -390,6 +406,7 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
             summary["removed"] = len(pub.finish())
             if opts.restore and forgotten:
                 graves.save()
+            pending.done(root)
             summary["repaired"] = list(pub.repaired)
         finally:
             pub.close()

@@ -13,6 +13,7 @@ import frontmatter
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 _ANCHOR = re.compile(r'<a id="([^"]+)"></a>')
 
+# source: wikitrace own page format (required frontmatter fields)
 REQUIRED = {
     "sources": ("type", "sample", "session", "message_ids"),
     "snapshots": ("type", "id", "sample", "trajectory", "session", "source_message_ids", "claims", "extractor"),
@@ -36,13 +37,22 @@ def _sample_problems(sdir: Path) -> list[str]:
     mem_path = sdir / "memory.json"
     if not mem_path.exists():
         return [f"{rel(sdir)}: memory.json missing"]
-    mem = json.loads(mem_path.read_text(encoding="utf-8"))
-    msg_ids = {m["id"] for m in mem["messages"]}
-    for s in mem["snapshots"]:
-        for c in s["claims"]:
-            bad = [i for i in c["source_message_ids"] if i not in msg_ids]
-            if bad or not c["source_message_ids"]:
-                problems.append(f"{rel(sdir)}/memory.json: claim {c['id']} cites unknown source ids {bad}")
+    rebuild = "compile the conversation again (wikitrace dialogue compile INPUT --out CORPUS)"
+    try:
+        mem = json.loads(mem_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        problems.append(f"{rel(sdir)}/memory.json: cannot be read ({exc.__class__.__name__}) — {rebuild}")
+    else:
+        try:
+            msg_ids = {m["id"] for m in mem["messages"]}
+            for s in mem["snapshots"]:
+                for c in s["claims"]:
+                    bad = [i for i in c["source_message_ids"] if i not in msg_ids]
+                    if bad or not c["source_message_ids"]:
+                        problems.append(f"{rel(sdir)}/memory.json: claim {c['id']} cites unknown source ids {bad}")
+        except (KeyError, TypeError, AttributeError) as exc:
+            problems.append(f"{rel(sdir)}/memory.json: not laid out as wikitrace writes it "
+                            f"({exc.__class__.__name__}: {exc}) — {rebuild}")
     if not (sdir / "index.json").exists():
         problems.append(f"{rel(sdir)}: index.json missing")
     for md in sorted(sdir.rglob("*.md")):

@@ -19,8 +19,9 @@ Environment:
 
 Vectors are cached by content hash (``sha256(model NUL text)``): the compiled sample keeps
 ``embeddings.json`` (model, dimension, keys) and ``embeddings.f32`` (little-endian float32 rows),
-and a rebuild reads them back, so unchanged text is never embedded twice. ``openai`` is
-imported lazily; this module imports neither ``openai`` nor ``numpy`` at import time.
+and a rebuild reads them back, so unchanged text is never embedded twice. Requests go through
+the model gateway (``wikitrace.llm``: its endpoint resolution, retries and breaker); this module
+imports neither ``openai`` nor ``numpy`` at import time.
 """
 
 from __future__ import annotations
@@ -28,65 +29,18 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import sys
 from array import array
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
-from urllib.parse import urlparse
 
-ENV_URL = "WIKITRACE_EMBEDDINGS_URL"
-ENV_MODEL = "WIKITRACE_EMBEDDINGS_MODEL"
-ENV_QUERY_MODEL = "WIKITRACE_EMBEDDINGS_QUERY_MODEL"
-ENV_KEY = "WIKITRACE_EMBEDDINGS_API_KEY"
-DEFAULT_MODEL = "e5-small-passage"
-PLACEHOLDER_KEY = "wikitrace-no-key"
+from ..llm.config import (ENV_EMBEDDINGS_URL, EmbeddingError,
+                          EmbeddingsConfig, query_model_for, resolve_embeddings)
+
 HASHED = "hashed-lexical"
 CACHE_JSON = "embeddings.json"
 CACHE_BIN = "embeddings.f32"
 BATCH = 32
-
-
-class EmbeddingError(RuntimeError):
-    pass
-
-
-@dataclass(frozen=True)
-class EmbeddingsConfig:
-    url: str
-    model: str
-    query_model: str
-    api_key: str = field(repr=False, default=PLACEHOLDER_KEY)
-
-    def describe(self) -> str:
-        return f"endpoint {self.model} (queries: {self.query_model}) at {self.url}"
-
-
-def _clean(v: str | None) -> str | None:
-    v = (v or "").strip()
-    return v or None
-
-
-def query_model_for(model: str) -> str:
-    return model.replace("passage", "query") if "passage" in model else model
-
-
-def resolve_embeddings(url: str | None = None, model: str | None = None, query_model: str | None = None,
-                       env: Mapping[str, str] | None = None) -> EmbeddingsConfig | None:
-    """The configured embedding endpoint, or ``None`` (hashed-lexical offline substitute)."""
-    env = os.environ if env is None else env
-    url = _clean(url) or _clean(env.get(ENV_URL))
-    if url is None or url.lower() in ("off", "none", "0", "false"):
-        return None
-    p = urlparse(url)
-    if p.scheme not in ("http", "https") or not p.netloc:
-        raise EmbeddingError(f"{ENV_URL} is {url!r}, which is not an http(s) URL "
-                             f"(e.g. http://127.0.0.1:8001/v1)")
-    model = _clean(model) or _clean(env.get(ENV_MODEL)) or DEFAULT_MODEL
-    qmodel = _clean(query_model) or _clean(env.get(ENV_QUERY_MODEL)) or query_model_for(model)
-    key = _clean(env.get(ENV_KEY)) or _clean(env.get("OPENAI_API_KEY")) or PLACEHOLDER_KEY
-    return EmbeddingsConfig(url=url.rstrip("/"), model=model, query_model=qmodel, api_key=key)
+ENV_URL = ENV_EMBEDDINGS_URL  # the name callers of this module know it by
 
 
 def text_key(model: str, text: str) -> str:
@@ -212,18 +166,15 @@ class EndpointEmbedder:
                 "url": self.config.url, "dim": self.cache.dim}
 
     def _request(self, model: str, texts: list[str]) -> list[list[float]]:
-        if self._client is None:
-            from openai import OpenAI          # lazy: only when an endpoint is configured
+        from ..llm.client import Client, ModelFault
 
-            self._client = OpenAI(api_key=self.config.api_key, base_url=self.config.url,
-                                  timeout=self.timeout, max_retries=2)
+        if self._client is None:
+            self._client = Client(self.config, timeout=self.timeout, embeddings=True)
         self.stats["requests"] += 1
         try:
-            resp = self._client.embeddings.create(model=model, input=texts, encoding_format="float")
-            data = sorted(resp.data, key=lambda d: d.index)
-            vecs = [list(d.embedding) for d in data]
-        except Exception as exc:           # network, HTTP status, malformed body
-            raise EmbeddingError(f"{self.config.url}: embeddings request failed: {type(exc).__name__}: {exc}") from exc
+            vecs = self._client.embed(texts, model=model)
+        except ModelFault as fault:        # network, HTTP status, malformed body, after the retries
+            raise EmbeddingError(f"{self.config.url}: embeddings request failed: {fault.reason}") from None
         if len(vecs) != len(texts) or any(not v for v in vecs):
             raise EmbeddingError(f"{self.config.url}: {len(vecs)} embeddings for {len(texts)} inputs")
         return [normalise(v) for v in vecs]

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from .lexicon import NOT_IN_WORDNET, generic_words, stage_of
 from .load import Dialogue, Message
 from .text import (STOPWORDS, alias_map, display_keywords, entities, entity_key, exact_terms, facets, parse_date, 
                    resolve_relative, tokens)
@@ -29,6 +30,7 @@ class Claim:
     snapshot: str = ""
     trajectory: str = ""
     subject: str = ""
+    speaker: str = ""                    # who said it (the subject's own words when they match)
     replaces: str | None = None          # claim id this one revises
     replaced_by: str | None = None
     duplicate_of: str | None = None      # an identical earlier claim in the same trajectory
@@ -74,10 +76,29 @@ def exchanges(d: Dialogue) -> list[list[Message]]:
 # ---------------------------------------------------------------- offline claim extraction
 
 _SENT = re.compile(r"[^.!?\[]+(?:[.!?]+|$)|\[shares a photo: [^\]]*\]")
-_HEDGE = re.compile(r"\b(maybe|might|perhaps|probably|not sure|i think|i guess|possibly|hopefully|"
-                    r"thinking about|considering|planning|plan to|want to|wanna|hope to|someday)\b", re.I)
-_GREETING = re.compile(r"^\s*(hey|hi|hello|thanks|thank you|wow|aw+|oh|congrat\w*|bye|good to see|"
-                       r"see you|take care|sounds|that's (great|awesome|cool|amazing)|glad)\b", re.I)
+# source: closed class - English epistemic adverbs and modal hedges
+_HEDGE = re.compile(r"\b(maybe|might|perhaps|probably|not sure|i think|i guess|possibly|hopefully|someday)\b", re.I)
+# source: closed class - English personal pronouns and determiners
+_PRONOUN_OPEN = frozenset("i my we our you your he she they his her their it its this that the a an".split())
+_OPENERS = generic_words() | NOT_IN_WORDNET
+
+
+def hedged(sentence: str) -> bool:
+    """A hedge, or an intention not yet carried out ("plan to", "hoping to", "thinking about";
+    intention verbs from WordNet, see lexicon.stage_of)."""
+    if _HEDGE.search(sentence):
+        return True
+    ws = re.findall(r"[a-z']+", sentence.lower())
+    return any(stage_of(w) == 0 and (w.endswith("ing") or (k + 1 < len(ws) and ws[k + 1] in ("to", "about", "of")))
+               for k, w in enumerate(ws))
+
+
+def greeting(sentence: str) -> bool:
+    """Opens with a word too common (or too informal for WordNet) to carry news: "Thanks", "Wow",
+    "Sounds", "Hey" - by the frequency list, not a typed list of greetings."""
+    m = re.match(r"\s*([A-Za-z']+)", sentence.replace("’", "'"))
+    w = m.group(1).lower() if m else ""
+    return bool(w) and w not in _PRONOUN_OPEN and (w in _OPENERS or w in STOPWORDS)
 
 
 _COUNT_IN = re.compile(r"\b\d+\s+[a-z]+", re.I)     # "2 cats": a count is content on its own
@@ -88,13 +109,14 @@ def _other(speaker: str, speakers: list[str]) -> str | None:
     return others[0] if len(others) == 1 else None
 
 
+# source: closed class - English first and second person pronouns
 _FIRST_SECOND = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|myself|you|your|you're|you've|yourself)\b", re.I)
 
 
 def _VOCATIVE(speakers: list[str]) -> re.Pattern:
     """A participant addressed by name ("Nice one, Gina!", "Hey Jon,"): not a fact about them."""
     names = "|".join(re.escape(n) for sp in speakers for n in dict.fromkeys([sp, sp.split()[0]]))
-    return re.compile(r"(?:^|[,;:])\s*(?:(?:hey|hi|hello|thanks|thank you|yeah|oh|wow)\s+)?(?:" + names
+    return re.compile(r"(?:^|[,;:])\s*(?:[A-Za-z']+\s+)?(?:" + names
                       + r")\s*(?=[,.!?;:]|$)", re.I)
 
 
@@ -130,7 +152,7 @@ def offline_claims(m: Message, speakers: list[str], anchor: date | None) -> list
             continue
         content = tokens(sent)
         if (len(content) < 2 and not (content and _COUNT_IN.search(sent))) or \
-                (_GREETING.match(sent) and len(content) < 4):
+                (greeting(sent) and len(content) < 4):
             continue
         text = resolve_person(sent, m.speaker, speakers)
         if not any(sp in _VOCATIVE(speakers).sub(" ", sent) for sp in speakers) and \
@@ -145,7 +167,7 @@ def offline_claims(m: Message, speakers: list[str], anchor: date | None) -> list
             text = f"{m.speaker} reports that {text}"
         for surface, resolved in resolve_relative(sent, anchor):
             text = text.rstrip(".!") + f" ({surface} = {resolved})."
-        status = "needs-confirmation" if _HEDGE.search(sent) else "active"
+        status = "needs-confirmation" if hedged(sent) else "active"
         out.append((text, status, sent))
     return out
 
@@ -255,11 +277,15 @@ def build_snapshots(d: Dialogue, llm_claims=None) -> tuple[list[Snapshot], dict]
         claims = []
         for c in kept:
             claim_no += 1
+            said_by = by_id[c["source_message_ids"][0]].speaker
             subj = next((s for s in d.speakers if c["text"].startswith(s)
                          and not c["text"].startswith(s + " reports that")), "")
+            if not subj and re.search(r"\b(I|I'm|I've|my)\b", c["supporting_quote"].replace("’", "'")):
+                subj = said_by            # "Big news: I quit ..." is the speaker's own news
             claims.append(Claim(id=f"claim-{claim_no:05d}", text=c["text"], status=c["status"],
                                 source_message_ids=c["source_message_ids"],
-                                supporting_quote=c["supporting_quote"], snapshot=sid, subject=subj))
+                                supporting_quote=c["supporting_quote"], snapshot=sid, subject=subj,
+                                speaker=said_by))
         stats["claims"] += len(claims)
         temporal = [{"surface": s, "resolved": r, "message": m.id}
                     for m in ex for s, r in resolve_relative(m.text, parse_date(m.date))]
@@ -273,6 +299,11 @@ def build_snapshots(d: Dialogue, llm_claims=None) -> tuple[list[Snapshot], dict]
             summary=_summary(ex, kept), context=ctx, keywords=display_keywords(text, limit=12), claims=claims,
             entities=ents, exact_terms=exact_terms(text, tuple(d.speakers)), facets=facets(text),
             temporal=temporal, extractor=extractor))
+    # learned from the conversation itself: a capitalised word its speakers also write in lower case
+    # ("Congrats", "Pride", "Woah") is an ordinary word at the start of a phrase, not a name
+    lower = {w for m in d.messages for w in re.findall(r"\b[a-z][a-z'’]+\b", m.text)}
+    for s in snaps:
+        s.entities = [e for e in s.entities if " " in e or e in d.speakers or e.lower() not in lower]
     aliases = alias_map([e for s in snaps for e in s.entities], d.speakers)
     if aliases:
         for s in snaps:

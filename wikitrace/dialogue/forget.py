@@ -69,7 +69,7 @@ def forget(corpus: Path, sample: str, session: str | None = None, llm=None, embe
     graves.save()                 # first: a build interrupted from here on still leaves it out
     res = compile_dialogues(DialogueOptions(inputs=[], out=root, dialogues=[] if session is None else [d],
                                             templates=templates, llm=llm if session else None,
-                                            embedder=embedder if session else None))
+                                            embedder=embedder if session else None, command="dialogue forget"))
     after = None if session is None else read_memory(root, sample)
     files = changes(before, owned_files(root), f"dialogue/{sample}/")
     return {**out, "already_forgotten": False, "memory_readable": mem is not None, "message_ids": ids,

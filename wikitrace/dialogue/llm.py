@@ -1,56 +1,61 @@
 """A small structured-call helper for the dialogue LLM paths (claims, trajectory match,
 claim transition, answer synthesis, retrieval reflection).
 
-``openai`` is imported lazily. Every call returns a validated dict or ``None``; on ``None``
-the caller uses its deterministic fallback and the reason is counted in ``stats``
-(which the build records). Offline is the default: ``from_options`` returns ``None`` when
-no model or endpoint is configured."""
+Requests go through the model gateway (``wikitrace.llm.client.Client``): every request
+carries ``max_tokens``, a reply past the answer cap is not read, faults are retried and a
+dead endpoint opens the breaker, and every answer is redacted on arrival, before a claim,
+a snapshot, a page, a later prompt or a printed answer can hold it. Every call returns a
+validated dict or ``None``; on ``None`` the caller uses its deterministic fallback, and the
+reason is counted in ``stats`` (which the build records). A programming error is not an
+LLM fault and is not caught. Offline is the default: ``from_options`` returns ``None``
+when no model or endpoint is configured."""
 
 from __future__ import annotations
 
-import json
-import re
-
 
 class StructuredLLM:
-    def __init__(self, config, templates=None, timeout: float = 60.0, max_retries: int = 2):
+    def __init__(self, config, templates=None, timeout: float | None = None, max_retries: int = 2):
         self.config = config
         self.templates = templates
         self.timeout = timeout
         self.max_retries = max_retries
         self.name = "llm"
-        self.stats = {"calls": 0, "failures": 0, "invalid": 0}
+        self.stats = {"calls": 0, "failures": 0, "invalid": 0}  # + "redacted", "fallback_reasons" once seen
         self._client = None
 
     # -------------------------------------------------------------- transport
-    def _chat(self, prompt: str) -> str:
-        if self._client is None:
-            from openai import OpenAI          # lazy: `wikitrace --help` never imports openai
+    def _answer(self, prompt: str):
+        from ..llm.client import Client
 
-            self._client = OpenAI(api_key=self.config.api_key, base_url=self.config.base_url, timeout=self.timeout,
-                                  max_retries=self.max_retries)
-        resp = self._client.chat.completions.create(
-            model=self.config.model, temperature=0,
-            messages=[{"role": "user", "content": prompt}],
-            response_format={"type": "json_object"})
-        return resp.choices[0].message.content or ""
+        if self._client is None:
+            self._client = Client(self.config, timeout=self.timeout, max_attempts=self.max_retries + 1)
+        return self._client.execute([{"role": "user", "content": prompt}], mode="json_object", temperature=0)
 
     def call(self, template: str, required: dict, **ctx) -> dict | None:
         """Render ``dialogue/prompts/<template>``, ask for JSON, check ``required`` keys and types."""
+        from ..llm.client import ModelFault
         from ..templates import render
 
         prompt = render(f"dialogue/prompts/{template}", self.templates, **ctx)
         self.stats["calls"] += 1
         try:
-            text = self._chat(prompt)
-        except Exception:                       # network, auth, server: fall back
+            got = self._answer(prompt)
+        except ModelFault as fault:             # network, auth, server, answer too large: fall back
             self.stats["failures"] += 1
+            self._fell_back(fault.reason)
             return None
-        data = parse_json(text)
+        if got.redacted:
+            self.stats["redacted"] = self.stats.get("redacted", 0) + sum(got.redacted.values())
+        data = got.data
         if data is None or any(not isinstance(data.get(k), t) for k, t in required.items()):
             self.stats["invalid"] += 1
+            self._fell_back("the answer is not the JSON object asked for")
             return None
         return data
+
+    def _fell_back(self, reason: str) -> None:
+        reasons = self.stats.setdefault("fallback_reasons", {})
+        reasons[reason] = reasons.get(reason, 0) + 1
 
     # -------------------------------------------------------------- compile-time hooks
     def claims_fn(self, dialogue):
@@ -101,27 +106,13 @@ def _strs(v) -> list[str]:
     return [str(x) for x in v if isinstance(x, (str, int, float))] if isinstance(v, list) else []
 
 
-def parse_json(text: str) -> dict | None:
-    text = text.strip()
-    m = re.search(r"\{.*\}", text, re.S)
-    if not m:
-        return None
-    try:
-        data = json.loads(m.group(0))
-    except json.JSONDecodeError:
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def from_options(model: str | None = None, base_url: str | None = None, offline: bool = False,
                  templates=None) -> StructuredLLM | None:
     """The configured LLM, or ``None`` (offline) when nothing is configured or ``offline`` is set."""
     if offline:
         return None
-    try:
-        from ..llm_config import resolve
-    except ImportError:                         # the shared config module is optional here
-        return None
+    from ..llm.config import resolve
+
     cfg = resolve(model, base_url)
     return StructuredLLM(cfg, templates) if cfg else None
 

@@ -41,6 +41,7 @@ class Dialogue:
     source_format: str = ""
     repaired: int = 0  # characters that could not be encoded, replaced with U+FFFD when read
     redactions: Counter = field(default_factory=Counter)  # secrets replaced, by kind
+    notes: Counter = field(default_factory=Counter)  # messages cut or skipped when read, by what was done
 
 
 class DialogueInputError(ValueError):
@@ -54,23 +55,49 @@ def _slug(s: str) -> str:
     return safe_name(re.sub(r"[^A-Za-z0-9._-]+", "-", str(s)).strip("-") or "sample")
 
 
-def _message_text(turn: dict) -> str:
-    text = str(turn.get("text") or turn.get("clean_text") or "").strip()
+# A message longer than this is cut (and the cut counted): conversation messages are
+# sentences, and every later step costs time with the length of the longest one.
+MAX_MESSAGE_CHARS = 64 * 1024
+
+
+def _message_text(turn: dict, where: str) -> str:
+    raw = turn.get("text", turn.get("clean_text"))
+    if raw is None and not turn.get("blip_caption"):
+        raise DialogueInputError(f"{where}: field 'text' is {'null' if 'text' in turn else 'missing'} — "
+                                 f"give the message's text (an empty string for a photo with a caption)")
+    if raw is not None and not isinstance(raw, str):
+        raise DialogueInputError(f"{where}: field 'text' must be a string, got {type(raw).__name__} — "
+                                 f"write the message as text")
+    text = (raw or "").strip()
     cap = turn.get("blip_caption")
     if cap:
-        text = (text + " " if text else "") + f"[shares a photo: {str(cap).strip()}]"
+        if not isinstance(cap, str):
+            raise DialogueInputError(f"{where}: field 'blip_caption' must be a string, got {type(cap).__name__}")
+        text = (text + " " if text else "") + f"[shares a photo: {cap.strip()}]"
     return text
 
 
+def _clipped(text: str, counts: Counter) -> str:
+    if len(text) <= MAX_MESSAGE_CHARS:
+        return text
+    counts[f"message(s) longer than {MAX_MESSAGE_CHARS} characters cut there"] += 1
+    return text[:MAX_MESSAGE_CHARS] + f" (wikitrace: cut {len(text) - MAX_MESSAGE_CHARS} characters)"
+
+
 def _date(value, where: str):
-    """``parse_date`` whose failure (``day is out of range for month``) names the file and field."""
+    """``parse_date`` whose failure (``day is out of range for month``, a text that holds no
+    date) names the file and field; no date at all is allowed."""
     if value is not None and not isinstance(value, str):
         raise DialogueInputError(f"{where}: expected a date text such as '1:56 pm on 8 May, 2023', "
                                  f"got {type(value).__name__}")
     try:
-        return parse_date(value)
+        parsed = parse_date(value)
     except (ValueError, OverflowError) as exc:
-        raise DialogueInputError(f"{where}: {value!r} is not a valid date ({exc}); fix the date") from None
+        raise DialogueInputError(f"{where}: {value!r} is not a valid date ({exc}) — fix the date") from None
+    if parsed is None and value and value.strip():
+        raise DialogueInputError(f"{where}: {value[:80]!r} holds no date wikitrace reads — write it like "
+                                 f"'1:56 pm on 8 May, 2023' or 2023-05-08, or leave the field out")
+    return parsed
 
 
 def _speaker(value, where: str) -> str | None:
@@ -83,8 +110,12 @@ def _speaker(value, where: str) -> str | None:
 
 def _from_locomo(conv: dict, sample_id: str, qa: list, source: str, fmt: str) -> Dialogue:
     speakers = [s for s in (_speaker(conv.get(k), f"{source}: field '{k}'") for k in ("speaker_a", "speaker_b")) if s]
-    nums = sorted(int(m.group(1)) for k in conv if (m := re.fullmatch(r"session_(\d+)", k))
-                  and isinstance(conv[k], list))
+    nums = sorted(int(m.group(1)) for k in conv if (m := re.fullmatch(r"session_(\d+)", k)))
+    for n in nums:
+        if not isinstance(conv[f"session_{n}"], list):
+            raise DialogueInputError(f"{source}: field 'session_{n}' is {type(conv[f'session_{n}']).__name__}, not a "
+                                     f"list of turns — give the session as a list of {{speaker, dia_id, text}}")
+    counts: Counter = Counter()
     messages: list[Message] = []
     sessions = []
     seen_ids: dict[str, str] = {}
@@ -102,11 +133,14 @@ def _from_locomo(conv: dict, sample_id: str, qa: list, source: str, fmt: str) ->
                 raise DialogueInputError(f"{where}: dia_id {mid!r} is used again (first at {seen_ids[mid]}); "
                                          f"message ids must be unique")
             seen_ids[mid] = f"session_{n}[{i}]"
-            _speaker(turn.get("speaker"), f"{where}: field 'speaker'")
-            text = _message_text(turn)
+            speaker = _speaker(turn.get("speaker"), f"{where}: field 'speaker'")
+            if speaker is None:
+                raise DialogueInputError(f"{where}: field 'speaker' is missing or empty — name who wrote the message")
+            text = _clipped(_message_text(turn, where), counts)
             if not text:
+                counts["empty messages skipped"] += 1
                 continue
-            messages.append(Message(id=mid, speaker=str(turn.get("speaker") or "unknown"), text=text,
+            messages.append(Message(id=mid, speaker=speaker, text=text,
                                     session=str(n), timestamp=ts, date=d.isoformat() if d else None,
                                     index=len(messages)))
         sessions.append({"id": str(n), "timestamp": ts, "date": d.isoformat() if d else None,
@@ -115,15 +149,22 @@ def _from_locomo(conv: dict, sample_id: str, qa: list, source: str, fmt: str) ->
         if m.speaker not in speakers:
             speakers.append(m.speaker)
     return Dialogue(sample_id=sample_id, speakers=speakers, messages=messages, sessions=sessions,
-                    qa=list(qa or []), source=source, source_format=fmt)
+                    qa=list(qa or []), source=source, source_format=fmt, notes=counts)
 
 
 def _read_text(path: Path) -> str:
     """The file's text: UTF-8, or UTF-16/32 with a byte-order mark; bytes that are not
     UTF-8 arrive as lone surrogates, which ``_repaired`` replaces and counts."""
-    from ..runs._common import as_utf8
+    from ..runs._common import MAX_INPUT_BYTES, as_utf8, not_a_file
 
+    why = not_a_file(path)
+    if why:
+        raise DialogueInputError(why)
     try:
+        size = path.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            raise DialogueInputError(f"{path}: {size} bytes is more than the {MAX_INPUT_BYTES} a dialogue file may "
+                                     f"have — split the conversation into several files")
         data = as_utf8(path.read_bytes())
     except OSError as exc:
         raise DialogueInputError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
@@ -147,16 +188,20 @@ def _from_jsonl(path: Path, default_session: str = "1", id_offset: int = 0) -> l
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, parse_constant=_no_constant)
         except json.JSONDecodeError as exc:
             raise DialogueInputError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
+        except _NotANumber as exc:
+            raise DialogueInputError(f"{path}:{lineno}: {exc} — write a number, or null") from None
         except RecursionError:
             raise DialogueInputError(f"{path}:{lineno}: JSON nested too deeply to read") from None
         if not isinstance(obj, dict) or "text" not in obj or "speaker" not in obj:
             raise DialogueInputError(f"{path}:{lineno}: a message needs 'speaker' and 'text'")
         obj, n = _repaired(obj)
-        _speaker(obj.get("speaker"), f"{path}:{lineno}: field 'speaker'")
+        if _speaker(obj.get("speaker"), f"{path}:{lineno}: field 'speaker'") is None:
+            raise DialogueInputError(f"{path}:{lineno}: field 'speaker' is empty — name who wrote the message")
         sample = str(obj.get("sample") or path.stem)
+        obj["_line"] = lineno
         by_sample.setdefault(sample, []).append(obj)
         repairs[sample] = repairs.get(sample, 0) + n
     out = []
@@ -164,13 +209,15 @@ def _from_jsonl(path: Path, default_session: str = "1", id_offset: int = 0) -> l
         messages: list[Message] = []
         sessions: dict[str, dict] = {}
         speakers: list[str] = []
+        counts: Counter = Counter()
         for i, r in enumerate(rows):
             sess = str(r.get("session") if r.get("session") is not None else default_session)
             ts = r.get("timestamp")
             d = _date(ts, f"{path}: sample {sample}, message {i + 1}: field 'timestamp'")
             mid = str(r.get("id") or f"M{id_offset + i + 1}")
-            text = _message_text(r)
+            text = _clipped(_message_text(r, f"{path}:{r.pop('_line')}"), counts)
             if not text:
+                counts["empty messages skipped"] += 1
                 continue
             if sess not in sessions:
                 sessions[sess] = {"id": sess, "timestamp": ts, "date": d.isoformat() if d else None,
@@ -186,16 +233,27 @@ def _from_jsonl(path: Path, default_session: str = "1", id_offset: int = 0) -> l
             raise DialogueInputError(f"{path}: duplicate message ids in sample {sample}")
         out.append(Dialogue(sample_id=_slug(sample), speakers=speakers, messages=messages,
                             sessions=list(sessions.values()), source=str(path), source_format="jsonl",
-                            repaired=repairs.get(sample, 0)))
+                            repaired=repairs.get(sample, 0), notes=counts))
     return out
+
+
+class _NotANumber(ValueError):
+    pass
+
+
+def _no_constant(name: str):
+    """NaN and Infinity are not JSON: a score or count written so is refused, not read."""
+    raise _NotANumber(f"{name} is not a JSON number")
 
 
 def read_json(path: Path):
     """The JSON value in ``path``; a file that is not JSON is one DialogueInputError naming it."""
     try:
-        return json.loads(_read_text(path))
+        return json.loads(_read_text(path), parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise DialogueInputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+    except _NotANumber as exc:
+        raise DialogueInputError(f"{path}: {exc} — write a number, or null") from None
     except (ValueError, RecursionError) as exc:
         raise DialogueInputError(f"{path}: not JSON the reader accepts ({exc.__class__.__name__})") from None
 
@@ -249,12 +307,14 @@ def load_inputs(paths, skipped: list[str] | None = None) -> list[Dialogue]:
         elif p.exists():
             files.append(p)
         else:
-            raise DialogueInputError(f"{p}: no such file or folder")
+            raise DialogueInputError(f"{p}: no such file or folder — check the path")
     out: list[Dialogue] = []
     seen: set[str] = set()
     for f in files:
         for d in load_file(f):
             _redact(d)
+            if skipped is not None:
+                skipped.extend(f"{d.source}: sample {d.sample_id}: {n} {what}" for what, n in sorted(d.notes.items()))
             if d.sample_id in seen:
                 raise DialogueInputError(f"{f}: sample {d.sample_id} given twice")
             seen.add(d.sample_id)
@@ -263,7 +323,7 @@ def load_inputs(paths, skipped: list[str] | None = None) -> list[Dialogue]:
 
 
 def _redact(d: Dialogue) -> None:
-    """Secrets in messages, questions, ids and the source name become typed placeholders
+    """Secrets in messages, questions, ids, dates and the source name become typed placeholders
     before anything is compiled, cached, sent to a model or written (as for agent runs)."""
     from ..redact import default_redactor
 
@@ -272,6 +332,11 @@ def _redact(d: Dialogue) -> None:
     for m in d.messages:
         m.text = r.text(m.text, counts)
         m.speaker = r.text(m.speaker, counts)
+        m.id = r.text(m.id, counts)
+        m.session = r.text(m.session, counts)
+        if m.timestamp is not None:
+            m.timestamp = r.text(m.timestamp, counts)
+    d.sessions = r.value(d.sessions, counts)
     d.sample_id = r.text(d.sample_id, counts)
     d.speakers = [r.text(s, counts) for s in d.speakers]
     d.source = r.text(d.source, counts)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .bm25 import BM25
 from .packet import message_text, pack_context
-from .text import (EMBED_DIM, FAMILIES, families_of, hashed_embedding, tokens,
+from .text import (EMBED_DIM, FAMILIES, STOPWORDS, families_of, hashed_embedding, tokens,
                    words)
 
 HASHED_NOTE = "hashed-lexical (offline substitute for a dense embedding)"
@@ -31,22 +31,31 @@ SNAPSHOT_BUDGET = 2 * K_TRAJ     # "2k" snapshots before neighbour / update-link
 # ("90 Delta_entity", "08 s_family"); read as hundredths so the rank score stays dominant.
 W_ENTITY, W_FACET, W_ITEM, W_TERM = 0.090, 0.065, 0.030, 0.012
 W_INVENTORY, W_COUNT, W_FAMILY = 0.018, 0.018, 0.075
-ROUTING = "soft"                 # "soft": routed pages are a third RRF ranking over all trajectories;
-                                 # "hard": only trajectories of routed pages (+ BM25 rescue) are candidates
+ROUTING = "off"                  # "off": pages are routed for the reader (diagnostics) but do not rank;
+                                 # "soft": routed pages are a third RRF ranking over all trajectories;
+                                 # "hard": only trajectories of routed pages (+ BM25 rescue) are candidates.
+                                 # Off by default: soft routing helped one dev conversation of three and
+                                 # cost the others (docs/dialogue.md, "Routing")
 DEFAULT_BUDGET = 2000            # whitespace tokens of source context
 INDEX_FORMAT = "wikitrace-dialogue-index/1"
 
 
 # ---------------------------------------------------------------- query shape
 
-_LIST = re.compile(r"\b(what (?:are|were)|which|what (?:kinds?|types?|sorts?) of|list|name (?:some|all)|"
-                   r"what (?:\w+ )?(?:activities|books|things|events|places|hobbies|items|instruments|pets|"
-                   r"ways|items|games|sports|countries|cities|names))\b", re.I)
-_PLURAL_OBJECT = re.compile(r"\bwhat\s+(\w+s)\b", re.I)
+# Question shapes from English grammar only (wh-determiners, quantity and comparison words), no
+# nouns: "what are", "which", "what kinds of", "list", or "what (adjective) <plural noun>".
+# source: closed class - English wh-determiners and list imperatives
+_LIST = re.compile(r"\b(what (?:are|were)|which|what (?:kinds?|types?|sorts?) of|list|name (?:some|all))\b", re.I)
+# source: closed class - English wh-determiners and pronouns
+_PLURAL_OBJECT = re.compile(r"\bwhat\s+(?:\w+\s+)?(\w+s)\b(?!\s+(?:it|he|she|they|that)\b)", re.I)
+# source: closed class - English quantity question words
 _COUNT = re.compile(r"\b(how many|how often|number of|how much|times|count)\b", re.I)
+# source: closed class - English comparison and conjunction words
 _COMPARE = re.compile(r"\b(both|in common|same|similar|differ\w*|compare\w*|more than|less than|"
                       r"either|together|share)\b", re.I)
+# source: closed class - English duration question words
 _DURATION = re.compile(r"\b(how long|since when|for how many (?:years|months|weeks|days))\b", re.I)
+# source: closed class - English time question words
 _TEMPORAL_Q = re.compile(r"\b(when|what (?:date|year|month|day|time))\b", re.I)
 
 
@@ -54,8 +63,10 @@ def query_shape(question: str, speakers: list[str], entity_names: list[str] = ()
     q = question
     named = [s for s in speakers if re.search(r"\b" + re.escape(s) + r"\b", q, re.I)]
     ents = [e for e in entity_names if re.search(r"\b" + re.escape(e).replace("\\-", "[ -]") + r"\b", q, re.I)]
+    plural = _PLURAL_OBJECT.search(q)
+    plural = bool(plural and plural.group(1).lower() not in STOPWORDS and not plural.group(1).endswith("ss"))
     shape = {
-        "list": bool(_LIST.search(q) or (_PLURAL_OBJECT.search(q) and not _COUNT.search(q))),
+        "list": bool(_LIST.search(q) or (plural and not _COUNT.search(q))),
         "count": bool(_COUNT.search(q)),
         "comparison": bool(_COMPARE.search(q)),
         "duration": bool(_DURATION.search(q)),
@@ -555,8 +566,9 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
 
     # 1. page routing -> candidate trajectories
     route, routed = None, []
-    if use_wiki:
-        page_ids = route_pages(li, q, t_pages)
+    mode = (routing or ROUTING) if use_wiki else "off"
+    page_ids = route_pages(li, q, t_pages) if use_wiki else []
+    if mode in ("soft", "hard"):
         # a trajectory linked from several routed pages, or from a higher one, ranks higher; within a
         # page, its own lexical match decides (page member lists are in id order, which means nothing)
         direct_sc = li.bm["trajectories"].scores(q.content)
@@ -565,13 +577,12 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
             for t in raw["pages"][p]["trajs"]:
                 votes[t] = votes.get(t, 0.0) + 1.0 / (RRF_K + r)
         routed = sorted(votes, key=lambda t: (-votes[t], -direct_sc.get(t, 0.0), t))
-        if (routing or ROUTING) == "soft":
+        if mode == "soft":
             cands = list(range(len(raw["trajectories"])))
             route = routed
         else:
             cands = routed
     else:
-        page_ids = []
         cands = list(range(len(raw["trajectories"])))
     # trajectories with direct lexical evidence stay reachable (raw rescue of A.6, without an LLM)
     direct = li.bm["trajectories"].ranked(q.content)[: 2 * k] if rescue else []
@@ -648,7 +659,7 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
             temporal.append({**a, "snapshot": snaps[s]["id"]})
     paths = raw["message_paths"]
     diagnostics = {
-        "embedder": q.embedder, "shape": q.shape, "candidate_trajectories": len(cands),
+        "embedder": q.embedder, "shape": q.shape, "routing": mode, "candidate_trajectories": len(cands),
         "routed_trajectories": len(routed), "total_trajectories": len(raw["trajectories"]),
         "selected_trajectories": [raw["trajectories"][t]["id"] for t in order[:k]],
         "pages": [{"slug": raw["pages"][p]["slug"], "title": raw["pages"][p]["title"], "type": raw["pages"][p]["type"]}

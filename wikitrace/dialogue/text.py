@@ -8,23 +8,13 @@ import math
 import re
 from datetime import date, datetime, timedelta
 
+from .lexicon import (FAMILIES as _LEX_FAMILIES, NAME_TOP, RESIDENCE_FORMS, TRAVEL_FORMS, function_words,
+                      generic_words)
+
 # ---------------------------------------------------------------- tokens
 
-STOPWORDS = frozenset("""
-a about above after again against all also am an and any are aren't as at be because been before being
-below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
-during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
-here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
-let's me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves out
-over own same shan't she she'd she'll she's should shouldn't so some such than that that's the their
-theirs them themselves then there there's these they they'd they'll they're they've this those through
-to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when when's
-where where's which while who who's whom why why's will with won't would wouldn't you you'd you'll
-you're you've your yours yourself yourselves just really so yeah yes oh wow hey hi hello thanks thank
-lot lots got get gets getting im ive id dont thats its great good awesome cool amazing glad sure
-totally definitely always much many one ones thing things something anything everything like love
-know think feel felt make made way well still even would could also been being us let going go went
-""".split())
+# Stop words from the English frequency list and WordNet (see lexicon.py for the sources).
+STOPWORDS = function_words()
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -144,15 +134,19 @@ def content_hash(text: str) -> str:
 
 # ---------------------------------------------------------------- entities and exact terms
 
+# source: closed class - name particles of English and European surnames
 _CAP = re.compile(r"\b([A-Z][a-zA-Z'’\-]+(?:\s+(?:of|the|and|de|la|van|von)?\s*[A-Z][a-zA-Z'’\-]+)*)")
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
+# source: closed class - English cardinal numerals and quantity words
 _NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve twenty thirty "
                  "hundred dozen couple few several").split()
 _COUNT = re.compile(r"\b(\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+(?:\s+[a-z]+)?)", re.I)
-MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-          "october", "november", "december"]
-WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+# English month and weekday names from the C library's C locale (Python never calls setlocale by
+# itself); 1 January 2001 was a Monday. (The calendar module gives the same but costs an import.)
+MONTHS = [date(2001, m, 1).strftime("%B").lower() for m in range(1, 13)]
+WEEKDAYS = [date(2001, 1, d).strftime("%A").lower() for d in range(1, 8)]
 COUNT_RE = _COUNT
+# source: closed class - English deictic and relative time expressions
 _TEMPORAL = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|last night|this morning|"
     r"(?:last|next|this|past)\s+(?:week|weekend|month|year|summer|winter|spring|fall|autumn|"
@@ -161,14 +155,14 @@ _TEMPORAL = re.compile(
     r"(?:in|since|on)\s+(?:" + "|".join(MONTHS) + r")(?:\s+\d{4})?|"
     r"(?:19|20)\d{2})\b", re.I)
 
-# Capitalised words that are not entities (sentence openers, interjections, pronouns).
-_NOT_ENTITY = frozenset("""I I'm I've I'd I'll Hey Hi Hello Wow Oh Yeah Yes No Thanks Thank That That's This It It's
-What What's When Where Who Why How Which And But So Well Also Sure Congrats Congratulations Awesome Great
-Good Nice Cool Totally Definitely Absolutely Haha Lol Ah Aw Aww Hmm Omg My Me You Your You're We We're Our
-They Their There There's Here Let's Just Really Sounds Glad Love Loved Anyway Sorry Ok Okay Not Do Did
-Have Has Had Is Are Was Were Be Can Could Would Should Will If As At In On Of For With To From The A An
-Monday Tuesday Wednesday Thursday Friday Saturday Sunday Mom Dad Same Both Maybe Take Keep Hope Hopefully
-Thats Gonna Yep Nope Mine Mom's Dad's Happy Best Hang Sounds Agreed Exactly True Right Definitely""".split())
+_GENERIC = generic_words(NAME_TOP)
+
+
+def not_entity_word(word: str) -> bool:
+    """A capitalised word that names nothing: a stop word (pronouns, contractions, fillers), a word
+    too common in English to be a name, or a weekday - by the frequency list, not by a typed list."""
+    w = word.replace("’", "'").lower()
+    return w in STOPWORDS or w in _GENERIC or w in WEEKDAYS or (w.endswith("'s") and w[:-2] in STOPWORDS)
 
 
 def entities(text: str, extra: tuple[str, ...] = ()) -> list[str]:
@@ -179,7 +173,11 @@ def entities(text: str, extra: tuple[str, ...] = ()) -> list[str]:
             found[name] = None
     for m in _CAP.finditer(text):
         span = m.group(1).strip("'’-")
-        parts = [p for p in span.split() if p not in _NOT_ENTITY]
+        parts = [p for p in span.split() if not not_entity_word(p)]
+        for k in range(1, len(parts)):          # "Bye Joanna", "Woah Joanna": an address, not a name
+            if " ".join(parts[k:]) in extra or parts[k] in extra:
+                parts = parts[k:]
+                break
         if not parts:
             continue
         span = " ".join(parts)
@@ -195,7 +193,8 @@ def entities(text: str, extra: tuple[str, ...] = ()) -> list[str]:
 
 
 def alias_map(names, speakers=()) -> dict[str, str]:
-    """Participants' short forms, by a general rule: a one-word name of at least three letters that
+    """Participants' short forms, by a general rule: a one-word name of at least two letters (two
+    only when it starts exactly one participant's name: "Jo" -> "Joanna") that
     starts exactly one longer known name, which resolves to a participant, is that participant's
     nickname ("Mel" -> "Melanie", "Caro" -> "Caroline"). A prefix of two participants' names stays
     as it is, and so do names that only extend a third party's name (two people may be "Ann" and
@@ -205,7 +204,7 @@ def alias_map(names, speakers=()) -> dict[str, str]:
     full = sorted({n for n in [*first, *bare] if n and " " not in n}, key=lambda n: (-len(n), n))
     out: dict[str, str] = {}
     for n in full:                      # longest first, so a mid-length alias is resolved already
-        if len(n) < 3 or n in first:
+        if len(n) < 2 or n in first or (len(n) == 2 and sum(f.startswith(n) for f in first) != 1):
             continue
         targets = {first.get(out.get(m, m), out.get(m, m)) for m in full if len(m) > len(n) and m.startswith(n)}
         targets &= set(speakers)          # a third party's longer name ("Mell", a typo) does not compete
@@ -237,54 +236,46 @@ def exact_terms(text: str, speakers: tuple[str, ...] = ()) -> list[str]:
 
 # ---------------------------------------------------------------- facets
 
-# Small general-English lexicon of relation/value families (A.2 facets; also the "item family" of
-# A.5): common category words only, none taken from any evaluation conversation.
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "activity": ("painting", "camping", "hiking", "running", "swimming", "yoga", "dance", "dancing",
-                 "surfing", "skiing", "cooking", "baking", "gardening", "fishing", "cycling", "biking",
-                 "climbing", "meditation", "workout", "gym", "volunteering", "class", "workshop", "hobby",
-                 "hobbies", "game", "games", "photography", "kayaking", "skating", "sport", "sports", "race",
-                 "marathon", "tournament", "tennis", "soccer", "football", "basketball", "chess", "knitting",
-                 "sewing", "crafts", "woodworking", "sailing", "golf", "boxing", "training"),
-    "book": ("book", "books", "novel", "novels", "read", "reading", "author", "library", "poem", "poetry",
-             "series", "story", "stories", "magazine"),
-    "instrument": ("violin", "guitar", "piano", "drums", "clarinet", "flute", "saxophone", "cello", "trumpet",
-                   "ukulele", "instrument", "instruments", "band", "concert", "music", "song", "songs", "album"),
-    "pet": ("dog", "dogs", "cat", "cats", "puppy", "kitten", "pet", "pets", "horse", "bird", "fish", "turtle",
-            "turtles", "snake", "hamster", "rabbit", "parrot"),
-    "family": ("kids", "kid", "son", "daughter", "children", "child", "husband", "wife", "mom", "mother",
-               "dad", "father", "brother", "sister", "family", "parents", "grandma", "grandmother",
-               "grandpa", "cousin", "baby", "partner", "boyfriend", "girlfriend", "married", "wedding"),
-    "career": ("job", "work", "career", "company", "business", "boss", "interview", "promotion", "office",
-               "startup", "store", "shop", "project", "client", "clients", "team", "hired", "fired",
-               "employee", "coworker", "colleague", "internship", "salary", "customers"),
-    "education": ("school", "college", "university", "degree", "course", "courses", "study", "studying",
-                  "research", "certification", "exam", "teacher", "student", "education", "graduate",
-                  "graduation", "classes", "lecture"),
-    "place": ("city", "country", "trip", "travel", "traveled", "beach", "mountain", "mountains", "park",
-              "lake", "museum", "moved", "visit", "visited", "vacation", "abroad", "hometown", "home",
-              "forest", "road", "festival", "island", "town"),
-    "art": ("art", "painting", "paintings", "drawing", "sculpture", "artwork", "canvas",
-            "craft", "exhibition", "gallery", "design", "sketch"),
-    "health": ("health", "doctor", "hospital", "sick", "injury", "injured", "therapy", "stress", "anxiety",
-               "mental", "accident", "surgery", "diet", "sleep", "illness", "medicine"),
-    "food": ("food", "recipe", "recipes", "cook", "cooked", "dinner", "lunch", "breakfast", "cake", "pie",
-             "cookies", "restaurant", "meal", "dish", "pizza", "coffee"),
-    "community": ("support", "group", "community", "activist", "activism", "charity", "mentor", "mentoring",
-                  "speech", "event", "events", "conference", "meeting", "rally", "fundraiser", "shelter",
-                  "volunteer", "church", "club", "neighborhood"),
-}
-_FAMILY_INDEX: dict[str, list[str]] = {}
+# Families of relation/value words (A.2 facets; also the "item family" of A.5): WordNet nouns under
+# a few root synsets, kept to common words by the frequency list (lexicon.py, lexicon.json).
+FAMILIES: dict[str, tuple[str, ...]] = _LEX_FAMILIES
+_FAMILY_BUCKETS: dict[str, list[tuple[str, str]]] = {}
 for _fam, _ws in FAMILIES.items():
     for _w in _ws:
-        _FAMILY_INDEX.setdefault(stem(_w), []).append(_fam)
+        _FAMILY_BUCKETS.setdefault(_w[:2], []).append((_w, _fam))
+_FAMILY_STEMS: dict[str, dict[str, list[str]]] = {}
 
+
+def families_of_stem(st: str) -> list[str]:
+    """Families whose words share this stem. A stem keeps its word's first two letters, so family
+    words are stemmed one two-letter bucket at a time, when first asked (a one-shot query stems
+    a few dozen words, not the whole lexicon)."""
+    key = st[:2]
+    table = _FAMILY_STEMS.get(key)
+    if table is None:
+        table = _FAMILY_STEMS[key] = {}
+        for w, fam in _FAMILY_BUCKETS.get(key, ()):
+            fams = table.setdefault(stem(w), [])
+            if fam not in fams:
+                fams.append(fam)
+    return table.get(st, [])
+
+def _alternation(forms) -> str:
+    return "|".join(sorted(forms, key=lambda f: (-len(f), f)))
+
+
+_HOME = _alternation(RESIDENCE_FORMS)
+_GO = _alternation(TRAVEL_FORMS - RESIDENCE_FORMS)
+# Where someone is from, lives and goes: verbs of residence and travel from WordNet (lexicon.json),
+# with the copula and prepositions of English grammar.
+# source: closed class - English copula and prepositions (verbs from lexicon.json, WordNet)
 _RELATION_PATTERNS = (
-    (re.compile(r"\b(?:moved|came|am|i'm|is|was)\s+from\s+([A-Z][a-zA-Z]+)"), "home_country"),
-    (re.compile(r"\b(?:live|lives|living|moved)\s+(?:in|to)\s+([A-Z][a-zA-Z]+)"), "home_location"),
-    (re.compile(r"\b(?:went|go|going|trip|traveled|travelled|visited|visit)\s+(?:to\s+)?(?:the\s+)?([A-Z][a-zA-Z]+)"), "activity_location"),
-    (re.compile(r"\bresearch(?:ing|ed)?\s+(?:on\s+|into\s+)?([a-z]+(?:\s+[a-z]+)?)", re.I), "research_topic"),
+    (re.compile(r"\b(?:" + _HOME + "|" + _GO + r"|am|i'm|is|was)\s+from\s+([A-Z][a-zA-Z]+)"), "home_country"),
+    (re.compile(r"\b(?:" + _HOME + r")\s+(?:in|to)\s+([A-Z][a-zA-Z]+)"), "home_location"),
+    (re.compile(r"\b(?:" + _GO + r")\s+(?:to\s+)?(?:the\s+)?([A-Z][a-zA-Z]+)"), "activity_location"),
 )
+# source: typed - the one verb "research" (what someone studies)
+_RESEARCH = (re.compile(r"\bresearch(?:ing|ed)?\s+(?:on\s+|into\s+)?([a-z]+(?:\s+[a-z]+)?)", re.I), "research_topic")
 
 
 def facets(text: str) -> list[str]:
@@ -292,10 +283,10 @@ def facets(text: str) -> list[str]:
     out: dict[str, None] = {}
     for w in words(text):
         st = stem(w)
-        for fam in _FAMILY_INDEX.get(st, ()):
+        for fam in families_of_stem(st):
             out[fam] = None
             out[f"{fam}={st}"] = None
-    for pat, tag in _RELATION_PATTERNS:
+    for pat, tag in (*_RELATION_PATTERNS, _RESEARCH):
         for m in pat.finditer(text):
             val = m.group(1).lower()
             if val not in STOPWORDS:
@@ -309,7 +300,7 @@ def facets(text: str) -> list[str]:
 def families_of(text: str) -> set[str]:
     fams = set()
     for w in words(text):
-        fams.update(_FAMILY_INDEX.get(stem(w), ()))
+        fams.update(families_of_stem(stem(w)))
     return fams
 
 
@@ -341,8 +332,10 @@ def fmt_date(d: date) -> str:
     return f"{d.day} {MONTHS[d.month - 1].capitalize()} {d.year}"
 
 
+# source: closed class - English cardinal numerals and vague quantities
 _NUM = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "a few": 3, "few": 3,
         "several": 3}
+# source: closed class - English deictic and relative time expressions
 _REL = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|last night|this morning|"
     r"(last|next|this|past)\s+(week|weekend|month|year|" + "|".join(WEEKDAYS) + r")|"

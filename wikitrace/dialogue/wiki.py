@@ -9,20 +9,15 @@ import re
 from dataclasses import dataclass, field
 
 from .embed import cos as sparse_cos
+from .lexicon import FAMILY_WORDS, generic_words, rank
 from .text import FAMILIES, IdfVectors, stem
 
-# General English words that name no topic: verbs of talk and feeling, modals, adverbs of degree,
-# frequency and time (a topic page titled "able", "ever" or "might" routes nowhere).
-GENERIC = frozenset("""say said tell told want need keep think thought day days time times first found start
-take took wait wish mean means real ya yeah bye thank thankful happy feel make sure see look looking come
-came give gave new old lot big little nice fun try tried help helps part sound sounds reports report
-able ever never might must shall may maybe often always sometimes usually soon already almost enough quite
-rather pretty though although however yet ago again around away back else every everyone anyone someone
-kind kinds sort lots whole next last recently lately later early today tomorrow yesterday week weeks month
-months year years gonna wanna gotta cause seem seems seemed guess hope hoped glad super especially truly
-totally absolutely probably actually literally finally certainly exactly simply mostly also right wow
-stuff anything nothing something everything way ways lot better best good great awesome amazing cool
-hard tough easy fine okay sure thing things photo photos shared share shares pic pics picture pictures""".split())
+# Words that name no topic: the words common enough in English that a page titled "able", "ever"
+# or "might" routes nowhere (frequency list, lexicon.py), and the words of the package's own claim
+# templates ("X shared a photo: ...", "X reports that ...", "X said: ...").
+# source: wikitrace's own claim templates (extract.offline_claims)
+_TEMPLATE_WORDS = frozenset("share shares shared photo photos report reports said".split())
+GENERIC = generic_words() | _TEMPLATE_WORDS
 TARGET_PAGE = 4
 MAX_PAGE = 6
 TOPIC_SUPPRESS = 0.50
@@ -206,7 +201,10 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
                 if k.isalpha() and len(k) > 3 and stem(k) not in generic:
                     inside[k] = inside.get(k, 0) + 1
         outside = {k for t in others for k in kw_of.get(t, ())}
-        ranked = sorted(inside, key=lambda k: (-(inside[k] - (0.5 if k in outside else 0)), k))
+        # ties (most words occur once) go to words that name a kind of thing (a family word: a pet,
+        # a sport, a place), then to the more common English word - not to the alphabet's first
+        ranked = sorted(inside, key=lambda k: (-(inside[k] - (0.5 if k in outside else 0)),
+                                               k not in FAMILY_WORDS, rank(k), k))
         return ranked[:2]
 
     def add(type_, title, ids, entities=(), facet=None, keywords=(), rescue=False):

@@ -42,6 +42,24 @@ class Carried:
     outcome: str  # "success" | "failure", as compiled before
 
 
+def not_a_file(path: Path) -> str | None:
+    """Why ``path`` cannot be read as an input file (a named pipe, a device, a socket), or
+    None. Checked before opening: reading a FIFO blocks until a writer comes and a device
+    such as /dev/zero never ends. A symlink is judged by what it points to."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # missing or unreadable: the open that follows says which
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    return f"{path}: is {kind}, not a file — save what it holds to a regular file and give that file"
+
+
 def record_digest(raw: bytes) -> str:
     import hashlib
 
@@ -51,10 +69,14 @@ def record_digest(raw: bytes) -> str:
 def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """(line number, raw line) of a JSONL file, streamed; split on b"\n" only
     (JSON allows U+2028 and friends raw inside strings)."""
+    why = not_a_file(path)
+    if why:
+        raise RunError(why)
     try:
         fh = path.open("rb")
     except OSError as exc:
-        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__}) — check the path and "
+                       f"that you may read it") from None
     with fh:
         if any(fh.read(4).startswith(bom) for bom, _ in _BOMS):
             fh.close()
@@ -108,13 +130,18 @@ def as_utf8(data: bytes) -> bytes:
 
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, UTF-8 (UTF-16/32 files are converted)."""
+    why = not_a_file(path)
+    if why:
+        raise RunError(why)
     try:
         size = path.stat().st_size
         if size > MAX_INPUT_BYTES:
-            raise RunError(f"{path}: {size} bytes is more than the {MAX_INPUT_BYTES} a single input file may have; split it")
+            raise RunError(f"{path}: {size} bytes is more than the {MAX_INPUT_BYTES} a single input file may have "
+                           f"— split it into several files")
         return as_utf8(path.read_bytes())
     except OSError as exc:
-        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__}) — check the path and "
+                       f"that you may read it") from None
 
 
 def read_text(path: Path) -> str:
@@ -134,11 +161,12 @@ def parse_json(text: str, where: str, single_line: bool = False) -> Any:
         if exc.pos >= len(text.rstrip()) - 1:
             hint = "; the line looks cut off" if single_line else "; the file looks truncated"
         at = where if single_line else f"{where}:{exc.lineno}"
-        raise RunError(f"{at}: not valid JSON ({exc.msg}, column {exc.colno}){hint}") from None
+        raise RunError(f"{at}: not valid JSON ({exc.msg}, column {exc.colno}){hint} — fix or remove that "
+                       f"{'line' if single_line else 'file'}") from None
     except RecursionError:
         raise RunError(f"{where}: JSON nested too deeply to read") from None
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
-        raise RunError(f"{where}: not valid JSON ({exc})") from None
+        raise RunError(f"{where}: not valid JSON ({exc}) — fix or remove it") from None
 
 
 def load_json(path: Path) -> Any:
@@ -187,10 +215,14 @@ class Sniff:
     complete: bool = False  # the head is the entire file
 
 
-_FIRST_LINE_LIMIT = 16 * 1024 * 1024
+# A first record is read whole for detection, however long (the file cap bounds it).
+_FIRST_LINE_LIMIT = MAX_INPUT_BYTES
 
 
 def sniff(path: Path) -> Sniff:
+    why = not_a_file(path)
+    if why:
+        raise RunError(why)
     try:
         with path.open("rb") as fh:
             raw = fh.read(SNIFF_BYTES + 1)
@@ -200,7 +232,8 @@ def sniff(path: Path) -> Sniff:
                 fh.seek(0)
                 line = fh.readline(_FIRST_LINE_LIMIT)
     except OSError as exc:
-        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+        raise RunError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__}) — check the path and "
+                       f"that you may read it") from None
     if any(raw.startswith(bom) for bom, _ in _BOMS):  # UTF-16/32: look at it as UTF-8
         raw = read_bytes(path)
         line = raw.split(b"\n", 1)[0]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,7 @@ from . import atif, claude_code, codex_cli, mini_swe_agent, native, openai_chat,
 from . import agents_sdk, inspect_ai, langfuse, openhands, otlp
 from . import outcomes as _outcomes
 from . import repair as _repair
-from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, sniff
+from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, not_a_file, sniff
 from .model import Run, RunError
 
 
@@ -153,7 +154,7 @@ def detect(path: Path) -> str:
     if native.is_run_folder(path):
         return "native"
     if path.is_dir():
-        raise RunError(f"{path}: a folder without run.json; pass the files in it")
+        raise RunError(f"{path}: a folder without run.json — pass the files in it")
     try:
         s = sniff(path)
     except NotText:
@@ -161,13 +162,13 @@ def detect(path: Path) -> str:
             return "inspect-ai"
         raise
     if not s.head.strip():
-        raise RunError(f"{path}: empty file")
+        raise RunError(f"{path}: empty file — give the file the run was saved to")
     for name, module in FORMATS.items():
         if module.looks_like(s):
             return name
     raise RunError(
         f"{path}: cannot tell the format; expected one of {', '.join(FORMATS)} "
-        f"(`wikitrace compile --help` lists them). Pass --from FORMAT."
+        f"(`wikitrace compile --help` lists them) — pass --from FORMAT"
     )
 
 
@@ -341,7 +342,11 @@ def _iter_runs(
     used: set[str] = set()
     for path, walked in _expand(paths, report):
         if not path.exists():
-            report.errors.append(_one_line(f"{path}: no such file or folder"))
+            report.errors.append(_one_line(f"{path}: no such file or folder — check the path"))
+            continue
+        why = not_a_file(path)
+        if why:
+            report.errors.append(_one_line(why))
             continue
         try:
             chosen = chosen_fmt or detect(path)
@@ -389,6 +394,12 @@ def _iter_runs(
                     report.errors.append(_one_line(message))
                     continue
                 _outcomes.apply(item, verdict)
+            score = item.outcome.score
+            if isinstance(score, float) and not math.isfinite(score):
+                report.errors.append(_one_line(
+                    f"{path}: run {item.run_id!r}: score {score} is not a finite number — give a score such as "
+                    f"0.0 or 1.0; skipped"))
+                continue
             repaired = _repair.run(item)
             if repaired:
                 item.source["repaired_chars"] = repaired

@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,11 +71,20 @@ def _number(value: Any) -> float | None:
 
 
 def parse_verdict(value: Any, where: str, score: Any = None) -> Verdict:
-    """One verdict from a word, a boolean, a score or an object with those."""
+    """One verdict from a word, a boolean, a score or an object with those; a score that is
+    not a finite number (NaN, Infinity) is refused, never read as a failure."""
+    verdict = _verdict(value, where, score)
+    if verdict.score is not None and not math.isfinite(verdict.score):
+        raise RunError(f"{where}: score {verdict.score} is not a finite number — give a score such as 0.0 or 1.0, "
+                       f"or success/failure")
+    return verdict
+
+
+def _verdict(value: Any, where: str, score: Any = None) -> Verdict:
     if isinstance(value, dict):
         inner = next((value[k] for k in _VERDICT_KEYS if k in value), None)
         inner_score = next((value[k] for k in _SCORE_KEYS if k in value), None)
-        return parse_verdict(inner, where, inner_score)
+        return _verdict(inner, where, inner_score)
     sc = None
     if score is not None and score != "":
         sc = _number(score)

@@ -12,7 +12,10 @@ Resolution, most specific first (as the ``llm`` tool does it):
             ``WIKITRACE_MAX_ANSWER_BYTES`` (a larger answer is a schema fault).
 
 ``resolve`` returns ``None`` when neither a key nor an endpoint is configured:
-the build then uses the offline compiler. The key is kept out of ``repr`` and
+the build then uses the offline compiler. ``resolve_embeddings`` does the same for
+the embeddings endpoint of dialogue memory, which has its own variables (a chat
+endpoint often serves no embeddings) but the same key rule: its own key, else
+``OPENAI_API_KEY``, else the placeholder. The key is kept out of ``repr`` and
 ``describe`` so it cannot end up in logs, corpus files or the response cache.
 
 This module does not import ``openai``.
@@ -34,6 +37,11 @@ ENV_MODEL = "WIKITRACE_MODEL"
 ENV_MAX_TOKENS = "WIKITRACE_MAX_TOKENS"
 ENV_TIMEOUT = "WIKITRACE_TIMEOUT"
 ENV_MAX_ANSWER_BYTES = "WIKITRACE_MAX_ANSWER_BYTES"
+ENV_EMBEDDINGS_URL = "WIKITRACE_EMBEDDINGS_URL"
+ENV_EMBEDDINGS_MODEL = "WIKITRACE_EMBEDDINGS_MODEL"
+ENV_EMBEDDINGS_QUERY_MODEL = "WIKITRACE_EMBEDDINGS_QUERY_MODEL"
+ENV_EMBEDDINGS_KEY = "WIKITRACE_EMBEDDINGS_API_KEY"
+DEFAULT_EMBEDDINGS_MODEL = "e5-small-passage"
 
 # A full answer (8 decisions, 3 lessons) takes about 1,000 tokens; the cap leaves
 # room for that and stops a model that repeats itself.
@@ -117,8 +125,7 @@ def resolve(model: str | None = None, base_url: str | None = None, *,
 
     url = url_arg or _clean(env.get(ENV_BASE_URL))
     url_from = "--base-url" if url_arg else ENV_BASE_URL
-    key = key_arg or _clean(env.get(ENV_KEY))
-    key_source = "argument" if key_arg else ENV_KEY
+    key, key_source = (key_arg, "argument") if key_arg else api_key_from(env, ENV_KEY)
 
     if url is not None:
         parsed = urlparse(url)
@@ -142,7 +149,7 @@ def resolve(model: str | None = None, base_url: str | None = None, *,
         host = (urlparse(url).hostname or "").lower()
         if host == "api.openai.com" or host.endswith(".openai.com"):
             raise LLMConfigError(f"{url_from} points at OpenAI ({url}) but no key is set: set {ENV_KEY}")
-        key, key_source = PLACEHOLDER_KEY, "placeholder"
+        key, key_source = api_key_or_placeholder(None, None)
 
     chosen_model = model_arg or _clean(env.get(ENV_MODEL)) or DEFAULT_MODEL
     return LLMConfig(
@@ -151,3 +158,61 @@ def resolve(model: str | None = None, base_url: str | None = None, *,
         timeout=float(_limit(timeout, env, ENV_TIMEOUT, "--timeout", DEFAULT_TIMEOUT, float)),
         max_answer_bytes=int(_limit(None, env, ENV_MAX_ANSWER_BYTES, None, DEFAULT_MAX_ANSWER_BYTES, int)),
     )
+
+
+def api_key_from(env: Mapping[str, str], *names: str) -> tuple[str | None, str | None]:
+    """The key in the first of ``names`` that is set, and that variable's name."""
+    for name in names:
+        key = _clean(env.get(name))
+        if key is not None:
+            return key, name
+    return None, None
+
+
+def api_key_or_placeholder(key: str | None, source: str | None) -> tuple[str, str]:
+    """A key to send: the one found, else the placeholder self-hosted servers accept."""
+    return (key, source or "argument") if key else (PLACEHOLDER_KEY, "placeholder")
+
+
+class EmbeddingError(RuntimeError):
+    """An embeddings endpoint that is misconfigured or did not give the vectors asked for."""
+
+
+@dataclass(frozen=True)
+class EmbeddingsConfig:
+    url: str
+    model: str
+    query_model: str
+    api_key: str = field(repr=False, default=PLACEHOLDER_KEY)
+
+    @property
+    def base_url(self) -> str:
+        return self.url
+
+    @property
+    def endpoint(self) -> str:
+        return self.url
+
+    def describe(self) -> str:
+        return f"endpoint {self.model} (queries: {self.query_model}) at {self.url}"
+
+
+def query_model_for(model: str) -> str:
+    return model.replace("passage", "query") if "passage" in model else model
+
+
+def resolve_embeddings(url: str | None = None, model: str | None = None, query_model: str | None = None,
+                       env: Mapping[str, str] | None = None) -> EmbeddingsConfig | None:
+    """The configured embedding endpoint, or ``None`` (hashed-lexical offline substitute)."""
+    env = os.environ if env is None else env
+    url = _clean(url) or _clean(env.get(ENV_EMBEDDINGS_URL))
+    if url is None or url.lower() in ("off", "none", "0", "false"):
+        return None
+    p = urlparse(url)
+    if p.scheme not in ("http", "https") or not p.netloc:
+        raise EmbeddingError(f"{ENV_EMBEDDINGS_URL} is {url!r}, which is not an http(s) URL "
+                             f"(e.g. http://127.0.0.1:8001/v1)")
+    model = _clean(model) or _clean(env.get(ENV_EMBEDDINGS_MODEL)) or DEFAULT_EMBEDDINGS_MODEL
+    qmodel = _clean(query_model) or _clean(env.get(ENV_EMBEDDINGS_QUERY_MODEL)) or query_model_for(model)
+    key, _ = api_key_or_placeholder(*api_key_from(env, ENV_EMBEDDINGS_KEY, ENV_KEY))
+    return EmbeddingsConfig(url=url.rstrip("/"), model=model, query_model=qmodel, api_key=key)

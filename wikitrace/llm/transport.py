@@ -1,5 +1,7 @@
-"""One chat request's transport details: HTTP errors, retry hints, replies read
-with a size cap, and the openai client's own fast paths.
+"""The gateway's asynchronous side, for the compile path (and the descent judge and the
+insight merge, through the compiler): HTTP errors, retry hints, replies read with a size
+cap, the circuit breaker, and the openai client's own fast paths. ``client.py`` is the
+synchronous side and shares the helpers here.
 
 ``openai`` is never imported at module level here either.
 """
@@ -60,6 +62,18 @@ def refused(exc: BaseException) -> bool:
     cause = exc.__cause__ or exc.__context__
     while cause is not None and seen < 10:
         if isinstance(cause, ConnectionError):
+            return True
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return False
+
+
+def waited_out(exc: BaseException) -> bool:
+    """A 'timeout' that waited the whole timeout for an answer (a socket read timed out),
+    not a connection the server dropped (which the client reports as a timeout too)."""
+    seen = 0
+    cause: BaseException | None = exc
+    while cause is not None and seen < 10:
+        if isinstance(cause, TimeoutError):
             return True
         cause, seen = cause.__cause__ or cause.__context__, seen + 1
     return False
@@ -201,6 +215,12 @@ class ChatTransport:
 
     ``proven`` turns true at the first 200; until then the compiler sends one
     request at a time (``loop_state().probe``), so such a fault costs one call.
+
+    The same rule judges an endpoint dead (a circuit breaker, open for the rest of
+    the build): a first request that times out (nothing has ever answered, and a
+    hang is not worth retrying), or a request that used all its attempts on
+    timeouts, refused connections or 5xx while no other request was answered.
+    A hanging endpoint then costs one timeout per build, not four per run.
     """
 
     def __init__(self, config: Any, stats: Any, *, concurrency: int, timeout: float, max_attempts: int,
@@ -217,6 +237,7 @@ class ChatTransport:
         self.max_answer_bytes = max_answer_bytes
         self.proven = False
         self.fatal: str | None = None
+        self.answered = 0  # requests answered so far (the breaker's evidence of life)
         self._rng = random.Random(seed)
         self._state: _LoopState | None = None
         self._stale_clients: list[Any] = []
@@ -257,6 +278,7 @@ class ChatTransport:
         openai = self._openai
         stats = self.stats
         what = "no attempt"
+        answered_before = self.answered
         for attempt in range(1, self.max_attempts + 1):
             if self.fatal:  # another run met a fault that will hit this one too
                 raise Failure(self.fatal, fatal=True)
@@ -283,9 +305,14 @@ class ChatTransport:
                     del content
             except AnswerTooLarge:
                 self.proven = True  # the endpoint answers; the size is the model's doing
+                self.answered += 1
                 raise
             except openai.APITimeoutError as exc:
                 what = "connection error" if refused(exc) else "timeout"
+                if what == "timeout" and not self.proven and waited_out(exc):
+                    self.fatal = (f"timeout after {self.timeout:g} s on the first request (nothing at "
+                                  f"{self.config.endpoint} has answered; the endpoint is judged dead for this build)")
+                    raise Failure(self.fatal, fatal=True) from None
             except openai.APIConnectionError:
                 what = "connection error"
             except openai.APIStatusError as exc:
@@ -307,6 +334,7 @@ class ChatTransport:
                 raise Failure(f"bad response: {one_line(str(exc))[:160]}") from None
             else:
                 self.proven = True
+                self.answered += 1
                 text, usage = completion_text(response)
                 stats.prompt_tokens += usage.get("prompt_tokens", 0)
                 stats.completion_tokens += usage.get("completion_tokens", 0)
@@ -319,6 +347,11 @@ class ChatTransport:
             # Nothing ever answered: every other run would wait out the same retries.
             self.fatal = f"connection error after {attempts} (is the server at {self.config.endpoint} running?)"
             raise Failure(self.fatal, fatal=True)
+        if self.answered == answered_before and not what.startswith("HTTP 4"):
+            # Nothing answered anyone while this request tried: every other run would wait the same.
+            self.fatal = (f"{what} after {attempts}, and no other request was answered meanwhile (the endpoint "
+                          f"{self.config.endpoint} is judged dead for this build)")
+            raise Failure(f"{what} after {attempts}", fatal=True)
         raise Failure(f"{what} after {attempts}")
 
     def delay(self, attempt: int, wait_hint: float | None) -> float:

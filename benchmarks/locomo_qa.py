@@ -1,0 +1,193 @@
+"""Answer-level scores on LoCoMo: a reader model answers each question from three contexts and
+is scored the way the field scores dialogue memories.
+
+Contexts, all rendered by the same packer (``wikitrace.dialogue.packet``) so a token is a token:
+(a) ``wikitrace``: the evidence packet of ``retrieve`` at ``--budget`` whitespace tokens;
+(b) ``bm25``: flat BM25 over messages, packed to the same budget;
+(c) ``full``: the whole conversation (no budget).
+
+Scores per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop): token F1 against the
+gold answer (LoCoMo style: lower case, punctuation and articles dropped, words stemmed; for
+multi-hop the gold is split at commas and each part takes its best-matching predicted part), and
+an LLM-judge score (a second call grades the answer against the gold one: 1 or 0). Tokens: the
+mean context size and the model tokens spent (prompt + completion, as the endpoint reports).
+A failed or malformed model reply is retried twice, then counted as an empty answer and reported
+in ``failures`` - the run never stops on it.
+
+    python benchmarks/locomo_qa.py --data ../shared/data/locomo-dev/conv-26.json \
+        --base-url http://127.0.0.1:8080/v1 --model M [--judge-model M2] [--budget 1000] [--limit 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import string
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from wikitrace.dialogue.bm25 import BM25  # noqa: E402
+from wikitrace.dialogue.build import compile_sample, render_sample  # noqa: E402
+from wikitrace.dialogue.load import load_inputs  # noqa: E402
+from wikitrace.dialogue.packet import count_tokens, pack_context  # noqa: E402
+from wikitrace.dialogue.retrieve import prepare_files, retrieve  # noqa: E402
+from wikitrace.dialogue.text import stem, tokens  # noqa: E402
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+METHODS = ("wikitrace", "bm25", "full")
+READER = ("You answer questions about a long conversation between two people, using only the "
+          "excerpts below (each line: [id] speaker: text, grouped under session dates).\n\n"
+          "{context}\n\nQuestion: {question}\n"
+          "Answer in as few words as possible (a name, a date, a short phrase or a short list). "
+          "If the excerpts do not say, answer \"unknown\". "
+          "Reply with JSON only: {{\"answer\": \"...\"}}")
+JUDGE = ("Grade an answer to a question about a conversation.\nQuestion: {question}\n"
+         "Gold answer: {gold}\nGiven answer: {answer}\n"
+         "The given answer is correct if it states the same fact as the gold answer (wording, "
+         "date format or extra detail do not matter; a vaguer or different fact is wrong). "
+         "Reply with JSON only: {{\"correct\": true}} or {{\"correct\": false}}")
+_ARTICLES = re.compile(r"\b(a|an|the|and)\b")      # closed class, as in LoCoMo's own normaliser
+
+
+def normalise(text: str) -> list[str]:
+    text = str(text).lower().replace(",", " ")
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    return [stem(w) for w in _ARTICLES.sub(" ", text).split()]
+
+
+def token_f1(pred: str, gold: str) -> float:
+    p, g = normalise(pred), normalise(gold)
+    common = sum(min(p.count(w), g.count(w)) for w in set(p) & set(g))
+    if not p or not g or not common:
+        return 0.0
+    prec, rec = common / len(p), common / len(g)
+    return 2 * prec * rec / (prec + rec)
+
+
+def locomo_f1(pred: str, gold: str, category: int) -> float:
+    """Multi-hop golds list several items: each gold part scores its best predicted part."""
+    if category == 1:
+        golds = [g for g in str(gold).split(",") if g.strip()]
+        preds = [p for p in str(pred).split(",") if p.strip()] or [""]
+        return sum(max(token_f1(p, g) for p in preds) for g in golds) / max(1, len(golds))
+    return token_f1(pred, gold)
+
+
+class Reader:
+    """OpenAI-compatible chat calls with JSON replies; faults are retried, then counted."""
+
+    def __init__(self, base_url: str, model: str, judge_model: str | None = None, timeout: float = 120.0):
+        from wikitrace.llm.client import Client
+        from wikitrace.llm.config import resolve
+
+        self.client = Client(resolve(model, base_url), timeout=timeout)
+        self.model, self.judge_model = model, judge_model or model
+        self.tokens = {"reader": 0, "judge": 0}
+        self.failures = {"reader": 0, "judge": 0}
+
+    def _ask(self, role: str, model: str, prompt: str, key: str):
+        from wikitrace.llm.client import ModelFault
+
+        for _ in range(3):  # the gateway retries transport faults; this retries answers without the key
+            try:
+                got = self.client.execute([{"role": "user", "content": prompt}], model=model, temperature=0)
+            except ModelFault:
+                break
+            self.tokens[role] += got.usage.get("prompt_tokens", 0) + got.usage.get("completion_tokens", 0)
+            if got.data is not None and key in got.data:
+                return got.data[key]
+        self.failures[role] += 1
+        return None
+
+    def answer(self, context: str, question: str) -> str:
+        got = self._ask("reader", self.model, READER.format(context=context, question=question), "answer")
+        return "" if got is None else str(got)
+
+    def judge(self, question: str, gold: str, answer: str) -> int:
+        if not answer.strip():
+            return 0
+        got = self._ask("judge", self.judge_model, JUDGE.format(question=question, gold=gold, answer=answer),
+                        "correct")
+        return 1 if got is True or str(got).lower() == "true" else 0
+
+
+def contexts(li, msgs: list, flat: BM25, question: str, budget: int) -> dict[str, str]:
+    pk = retrieve(li, question, budget=budget)
+    order = [i for i, _ in flat.ranked(tokens(question))]
+    return {"wikitrace": pk.context,
+            "bm25": pack_context(order, msgs, budget).text,
+            "full": pack_context(list(range(len(msgs))), msgs, 10 ** 9).text}
+
+
+def run(data: Path, reader: Reader, budget: int = 1000, limit: int | None = None,
+        methods=METHODS) -> dict:
+    scores: dict = {}
+    ctx_tokens: dict = {m: [] for m in methods}
+    spent: dict = {m: 0 for m in methods}
+    for d in load_inputs([data]):
+        li = prepare_files(render_sample(compile_sample(d)))
+        msgs = li.raw["messages"]
+        flat = BM25([tokens(f"{m[1]} {m[4]}") for m in msgs])
+        qas = [qa for qa in d.qa if qa.get("category") in CATEGORIES and "answer" in qa]
+        for qa in qas[:limit]:
+            cat, question, gold = qa["category"], str(qa["question"]), str(qa["answer"])
+            for name, ctx in contexts(li, msgs, flat, question, budget).items():
+                if name not in methods:
+                    continue
+                before = reader.tokens["reader"] + reader.tokens["judge"]
+                ans = reader.answer(ctx, question)
+                ok = reader.judge(question, gold, ans)
+                spent[name] += reader.tokens["reader"] + reader.tokens["judge"] - before
+                ctx_tokens[name].append(count_tokens(ctx))
+                scores.setdefault((name, cat), []).append((locomo_f1(ans, gold, cat), ok))
+    table = {}
+    for name in methods:
+        row = {}
+        allv = []
+        for c, cname in CATEGORIES.items():
+            v = scores.get((name, c), [])
+            allv += v
+            row[cname] = ({"f1": round(sum(f for f, _ in v) / len(v), 4), "judge": round(sum(j for _, j in v) / len(v), 4),
+                           "n": len(v)} if v else None)
+        row["overall"] = ({"f1": round(sum(f for f, _ in allv) / len(allv), 4),
+                           "judge": round(sum(j for _, j in allv) / len(allv), 4), "n": len(allv)} if allv else None)
+        row["context_tokens_mean"] = round(sum(ctx_tokens[name]) / len(ctx_tokens[name]), 1) if ctx_tokens[name] else 0
+        row["model_tokens"] = spent[name]
+        table[name] = row
+    return {"data": str(data), "budget": budget, "model": reader.model, "judge_model": reader.judge_model,
+            "methods": table, "failures": dict(reader.failures)}
+
+
+def print_table(res: dict) -> None:
+    print(f"reader {res['model']}, judge {res['judge_model']}, budget {res['budget']} (wikitrace, bm25); "
+          f"failures {res['failures']}")
+    cols = list(CATEGORIES.values()) + ["overall"]
+    print(f"{'method':<10}" + "".join(f"{c:>22}" for c in cols) + f"{'ctx tok':>9}{'model tok':>11}")
+    for name, row in res["methods"].items():
+        cells = "".join(f"{'-':>22}" if row[c] is None else
+                        f"{'F1 %.3f J %.3f n%d' % (row[c]['f1'], row[c]['judge'], row[c]['n']):>22}" for c in cols)
+        print(f"{name:<10}{cells}{row['context_tokens_mean']:>9}{row['model_tokens']:>11}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, required=True, help="LoCoMo file or folder")
+    ap.add_argument("--base-url", required=True, help="OpenAI-compatible /v1 endpoint")
+    ap.add_argument("--model", required=True, help="reader model")
+    ap.add_argument("--judge-model", help="grading model (default: the reader)")
+    ap.add_argument("--budget", type=int, default=1000)
+    ap.add_argument("--limit", type=int, help="questions per conversation")
+    ap.add_argument("--json", type=Path, help="write the results here")
+    args = ap.parse_args(argv)
+    res = run(args.data, Reader(args.base_url, args.model, args.judge_model), args.budget, args.limit)
+    print_table(res)
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,207 @@
+"""Finishing an interrupted update of agent runs from what the corpus holds.
+
+Every command that writes the runs of a corpus (compile, add, forget, cite record)
+ends the same way. Its pages go in first, each claimed in the journal before it is
+created; nothing published names them yet. Then it saves a commit record,
+``.wikitrace/runs.pending``: corpus.json as it is about to be, the manifest's data,
+the manifest entries of every page it wrote or kept, and the few small pages given
+whole (insight pages whose usage counts change). ``complete`` then writes those
+pages, the indexes and the prompt index (rendered from that corpus.json), the search
+files (from the pages on disk), corpus.json, removes what is no longer owned, saves
+the manifest and deletes the record.
+
+So a command killed at any point is finished by the next command of the corpus,
+whatever it is, with no input file: ``recover`` completes a saved record (the same
+``complete``), or, when the kill came before it, removes the pages the journal
+claimed (no index names them; the same command run again writes them anew).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+PENDING = "runs.pending"
+
+
+@dataclass
+class Pending:
+    command: str  # the command that saved it, for `wikitrace check`
+    data: dict  # the manifest's data once the update is done
+    output: dict  # rel -> manifest entry of every file written or kept before the record
+    pages: dict = field(default_factory=dict)  # rel -> text: small pages written by ``complete``
+    corpus_json: str | None = None  # corpus.json once done; None: the indexes do not change
+    templates: str | None = None  # the templates folder the indexes are rendered with
+
+
+def path(root: Path) -> Path:
+    from .publish import STATE
+
+    return Path(root) / STATE / PENDING
+
+
+def load(root: Path) -> Pending | None:
+    """The saved record, or None. A record that cannot be read is a build killed while
+    saving it (the rename never happened, so this cannot be) or a damaged state folder:
+    treated as no record, and the journal's claims are rolled back instead."""
+    try:
+        raw = json.loads(path(root).read_bytes())
+        return Pending(**raw)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def save(pub, pending: Pending) -> None:
+    """The commit point: from here on the update is finished by ``complete``."""
+    from .fsio import write_atomic
+
+    pending.output = dict(pub.output)
+    write_atomic(path(pub.root), json.dumps(asdict(pending), separators=(",", ":"), ensure_ascii=False) + "\n",
+                 mode=0o644)
+
+
+def complete(pub, pending: Pending, prompt_index: bytes | None = None) -> list[str]:
+    """Write what the record names, then finish the publisher (removals, manifest) and
+    drop the record. ``prompt_index``: its bytes, when the caller has them already.
+    Returns the removed paths."""
+    from .search_files import update_search_files
+
+    root = pub.root
+    for rel, entry in pending.output.items():
+        pub.output.setdefault(rel, entry)
+    for rel, text in sorted(pending.pages.items()):
+        pub.write(rel, text.encode("utf-8"))
+    text = pending.corpus_json
+    if text is not None:
+        from ..agent.index import prompt_index_bytes
+        from . import documents
+        from .corpus_json import dumps
+        from .update import PROMPT_INDEX
+
+        data = json.loads(text)
+        runs, insights = data["runs"], data["insights"]
+        templates = Path(pending.templates) if pending.templates and Path(pending.templates).is_dir() else None
+        mount = str(data.get("mount_path") or "/work/corpus")
+        dialogue = (root / "dialogue" / "_index.md").is_file()  # dialogue memory beside the runs: the root page links it
+        for rel, page in documents.render_indexes(runs, insights, mount, templates, dialogue).items():
+            pub.write(rel, page.encode("utf-8"))
+        if prompt_index is None:
+            prompt_index = prompt_index_bytes(runs, insights, dumps(data)[1])
+        pub.write(PROMPT_INDEX, prompt_index)
+    if pending.pages or text is not None:  # grep's shards: only those whose files changed are written
+        update_search_files(pub, root)
+    if text is not None:
+        from ..agent.index import note_pair
+
+        pub.write("corpus.json", text.encode("utf-8"))
+        note_pair(root)  # both in place: a prompt that finds them so need not hash corpus.json
+    removed = pub.finish(pending.data)
+    from .fsio import before_replace
+
+    before_replace()
+    try:
+        os.unlink(path(root))
+    except FileNotFoundError:
+        pass
+    return removed
+
+
+def recover(pub) -> str | None:
+    """Finish what an interrupted command left (the caller holds the lock and made
+    ``pub`` for kind ``runs``). Returns a line saying what was done, or None."""
+    pending = load(pub.root)
+    if pending is not None:
+        complete(pub, pending)
+        _fresh(pub)
+        return f"finished the interrupted `wikitrace {pending.command}` of this corpus"
+    claimed = _claimed_since_manifest(pub)
+    if claimed is None:
+        return None
+    pub.abandon(claimed)
+    for rel in claimed:
+        pub.manifest.files.pop(rel, None)
+    pub.claimed_dirs.clear()
+    os.ftruncate(pub._journal, 0)
+    return (f"removed {len(claimed)} file(s) of an interrupted update that nothing listed yet"
+            if claimed else None)
+
+
+def _fresh(pub) -> None:
+    """``pub`` as a new publisher would be after ``finish``: the manifest just saved, no output."""
+    from .manifest import FileManifest
+
+    pub.manifest = FileManifest.load(pub.manifest_path) or FileManifest()
+    pub.output = {}
+    pub.repaired = []  # shards the killed command left half-updated were rewritten: not damage
+    pub.claimed_dirs = set()
+    pub._journal = os.open(pub._journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+
+def _claimed_since_manifest(pub) -> list[str] | None:
+    """Paths (and folders) the journal claimed that the saved manifest does not hold:
+    the new files of an update killed before its commit record. None: no claims."""
+    from .manifest import FileManifest
+
+    claims = pub._read_journal()
+    if not claims:
+        return None
+    saved = FileManifest.load(pub.manifest_path)
+    known = saved.files if saved is not None else {}
+    return [rel for rel in dict.fromkeys(claims) if rel not in known]
+
+
+def _claims(root: Path) -> bool:
+    """Whether files claimed by an update that did not finish are on disk (a build that
+    failed cleanly removed its own: its journal alone is nothing to finish)."""
+    from .manifest import FileManifest
+    from .publish import STATE
+
+    try:
+        text = (Path(root) / STATE / "runs.journal").read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return False
+    claims = [rel for line in text.splitlines() for rel in line.split("\t") if rel and not rel.endswith("/")]
+    if not claims:
+        return False
+    saved = FileManifest.load(Path(root) / STATE / "runs.json")
+    known = saved.files if saved is not None else {}
+    return any(rel not in known and os.path.lexists(Path(root) / rel) for rel in claims)
+
+
+def running(root: Path) -> bool:
+    """Whether a wikitrace command holds the corpus's build lock right now."""
+    import fcntl
+
+    from .publish import STATE
+
+    try:
+        fh = open(Path(root) / STATE / "lock", "rb")
+    except OSError:
+        return False
+    with fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return False
+
+
+def describe(root: Path) -> list[str]:
+    """`wikitrace check`'s lines about an unfinished update (none when there is none)."""
+    root = Path(root)
+    pending = load(root)
+    if (pending is not None or _claims(root)) and running(root):
+        return [f"{root}: another wikitrace command is writing this corpus now; check again when it is done"]
+    if pending is not None:
+        return [f"{root}: `wikitrace {pending.command}` was interrupted after its pages were written; the next "
+                f"wikitrace compile, add, forget or cite record of this corpus finishes it first"]
+    if _claims(root):
+        return [f"{root}: an update of its runs was interrupted (or is running) before anything listed its new pages; "
+                f"run the same command again to finish it (any other wikitrace compile, add, forget or cite record "
+                f"removes those pages first)"]
+    return []
