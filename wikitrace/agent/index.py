@@ -53,12 +53,11 @@ from .lesson_key import lesson_groups
 from .corpusdata import InsightInfo, RunInfo, id_key, insight_from_entry, run_from_entry, task_kind
 from .similarity import STOPWORDS, _TOKEN, tokenize
 from ..corpus.corpus_json import corpus_region  # the one layout of corpus.json
+from .index_pair import INDEX_PATH, PAIR_PATH, CorpusFile, _stat_key, note_pair, noted_pair
 
-INDEX_PATH = "index/prompt.bin"
 FORMAT = "wikitrace-prompt-index/2"  # 2: the "lesson" section (same lesson, shown once)
 K1, B = 1.5, 0.75  # as similarity.BM25's defaults
 _RUNS_MARK = b'\n "runs": ['
-PAIR_PATH = ".wikitrace/prompt-pair.json"  # see note_pair
 _INSIGHT_TEMPLATE = "agent/_insight.md.j2"
 _LITTLE = sys.byteorder == "little"
 
@@ -545,11 +544,6 @@ class IndexTexts:
 _OPEN: dict[tuple, PromptIndex] = {}
 
 
-def _stat_key(path: Path) -> tuple:
-    st = path.stat()
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
-
-
 def index_status(root: str | Path) -> tuple[PromptIndex | None, str]:
     """(the index, "ok") or (None, why it cannot be used)."""
     root = Path(root)
@@ -586,48 +580,6 @@ def _map(path: Path):
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-def note_pair(root: str | Path) -> None:
-    """Called by a build once corpus.json and the prompt index made from it are both in
-    place: note the two files' stat keys, so a prompt that finds them unchanged need not
-    hash corpus.json. Best effort: without the note (or with a stale one) it hashes."""
-    pair = Path(root) / PAIR_PATH
-    tmp = pair.with_name(f".{pair.name}.{os.getpid()}")
-    try:
-        keys = {"index": list(_stat_key(Path(root) / INDEX_PATH)), "corpus": list(_stat_key(Path(root) / "corpus.json"))}
-        tmp.write_text(json.dumps(keys), encoding="utf-8")
-        os.replace(tmp, pair)
-    except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-
-
-def _noted_pair(root: Path, index_key: tuple, corpus_key: tuple) -> bool:
-    try:
-        noted = json.loads((root / PAIR_PATH).read_bytes())
-        return tuple(noted["index"]) == index_key and tuple(noted["corpus"]) == corpus_key
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-
-
-class _CorpusFile:
-    """The parts of corpus.json a prompt reads, read when asked (``pread`` on one open file)."""
-
-    def __init__(self, fh, size: int):
-        self._fh, self._size = fh, size
-
-    def __len__(self) -> int:
-        return self._size
-
-    def __getitem__(self, span: slice) -> bytes:
-        start, stop, _ = span.indices(self._size)
-        return os.pread(self._fh.fileno(), max(0, stop - start), start)
-
-    def find(self, sub: bytes, start: int, end: int) -> int:
-        return self[start:end].find(sub)
-
-
 def _open(root: Path, path: Path, cpath: Path) -> PromptIndex:
     buf = _map(path)
     index_key = tuple(_stat_key(path))
@@ -644,9 +596,9 @@ def _open(root: Path, path: Path, cpath: Path) -> PromptIndex:
     # (the index itself is only ever replaced whole, so mapping it is safe)
     fh = open(cpath, "rb")
     st = os.fstat(fh.fileno())
-    noted = hasattr(os, "pread") and _noted_pair(root, index_key, (st.st_ino, st.st_mtime_ns, st.st_size))
+    noted = hasattr(os, "pread") and noted_pair(root, index_key, (st.st_ino, st.st_mtime_ns, st.st_size))
     if noted:
-        corpus = _CorpusFile(fh, st.st_size)
+        corpus = CorpusFile(fh, st.st_size)
     else:
         with fh:
             corpus = fh.read()
@@ -675,5 +627,6 @@ def _checked(root: Path, header: dict, buf, data_start: int, corpus, noted: bool
     return PromptIndex(root, header, buf, data_start, corpus, start, head)
 
 
-__all__ = ["INDEX_PATH", "PromptIndex", "index_status", "note_pair", "open_index", "prompt_index_bytes",
+__all__ = ["INDEX_PATH", "PAIR_PATH", "PromptIndex", "index_status", "note_pair", "open_index",
+           "prompt_index_bytes",
            "write_prompt_index"]
