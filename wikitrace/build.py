@@ -461,8 +461,9 @@ def run_build(opts: BuildOptions, as_json: bool = False) -> int:
         console.print(line)
     try:
         with Progress(console, quiet=opts.quiet) as bar:
+            # --quiet shows no announcement: the input is then not read a first time to count it
             result = build(opts, lambda runs: bar.track(runs, found.runs, "compiling runs"),
-                           announce=console.print, batch_progress=bar)
+                           announce=None if opts.quiet else console.print, batch_progress=bar)
     except BuildInputError as exc:
         raise InputError(str(exc)) from None
     except (BuildError, PublishError) as exc:
