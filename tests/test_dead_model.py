@@ -18,7 +18,7 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from fake_openai import FakeResponse, error, reply, slow, valid_answer
+from fake_openai import FakeResponse, error, merge_reply, reply, slow, valid_answer
 from helpers import example_runs, write_jsonl
 
 CHANGED = "address-002"
@@ -32,6 +32,8 @@ def wikitrace(*args, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 def _good(body):
+    if merge_reply(body) is not None:  # an insight group's merged guideline
+        return merge_reply(body)
     system = body["messages"][0]["content"]
     return reply(valid_answer("failure" if "failure_causes" in system else "success", turns=[2]))
 
@@ -94,10 +96,10 @@ def test_a_changed_run_keeps_its_llm_page_while_the_model_is_dead(fault, llm_cor
     assert data["counts"]["by_compiler"] == {"llm": 6}
 
     fake_openai.respond_with(_good)  # the model is back: the run is asked again
-    calls = fake_openai.calls
+    calls = fake_openai.run_calls
     alive = wikitrace("compile", after, "--out", out, "--model", "test-model", "-q")
     assert alive.returncode == 0, alive.stderr
-    assert fake_openai.calls == calls + 1
+    assert fake_openai.run_calls == calls + 1  # the one changed run (and merges of the groups it is in)
     new_page, new_meta = _page(out, CHANGED)
     assert new_page != page and new_meta["compiler"] == "llm"
 
