@@ -487,4 +487,32 @@ def patterns_of(r: Reading) -> list[str]:
     proc = procedure_key(r)
     if proc:
         out.add(proc)
+    out.update(decisions_of(r))
     return sorted(out)
+
+
+def _fingerprint(value) -> str:
+    """A short digest of an argument value: trials of one task compare values through it, and
+    no value of the episode reaches the corpus."""
+    import json
+
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()[:8]
+
+
+def decisions_of(r: Reading) -> set[str]:
+    """What the run decided, for the comparison with other trials of the same task: every
+    tool it called that answered without an error (``did|<tool>``), and for each
+    state-changing call with named arguments, each argument key with a digest of its value
+    (``set|<tool>|<key>|<digest>``)."""
+    out: set[str] = set()
+    for c in r.calls:
+        if c.error:
+            continue
+        out.add(f"did|{verb(c)}")
+        args = c.turn.arguments
+        if c.writes and isinstance(args, dict) and not runs_a_command(c.turn) and not is_hand_off(c):
+            for key, value in args.items():
+                if "|" not in str(key):
+                    out.add(f"set|{c.name}|{key}|{_fingerprint(value)}")
+    return out

@@ -31,6 +31,7 @@ from . import layout
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
 INSTEAD_SHOWN = 10  # successful runs listed by name on a page (all are counted)
+SAME_TASK_SHOWN = 5  # differences from successful trials of the same task shown (and runs named per difference)
 # patterns that are trouble a run meets: for these a page lists what successful runs that met it did
 TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off"}
 
@@ -105,6 +106,69 @@ def _verdict(a: int, b: int, failed: int, succeeded: int) -> tuple[str, float | 
     return "none", float(f"{min(up, down):.2g}")
 
 
+def _decisions(entry: dict) -> tuple[set[str], dict[tuple[str, str], set[str]]]:
+    """A run entry's tools that answered (``did|``) and its state-changing arguments' value
+    digests by (tool, key) (``set|``), from its patterns (compilers/lessons.decisions_of)."""
+    did, values = set(), defaultdict(set)
+    for p in entry.get("patterns") or []:
+        if p.startswith("did|"):
+            did.add(p[4:])
+        elif p.startswith("set|"):
+            _, tool, key, digest = p.split("|", 3)
+            values[(tool, key)].add(digest)
+    return did, values
+
+
+def trial_differences(failed: dict, successes: list[dict]) -> list[str]:
+    """What the successful trials of the same task did that the failed one did not, each as a
+    phrase that follows "they": a tool every one of them called and the failed run never got
+    an answer from, a state-changing tool none of them called, an argument of a tool both
+    called that no successful trial set to the failed run's value, or set when it left it out."""
+    did_f, val_f = _decisions(failed)
+    read = [_decisions(s) for s in successes]
+    out = []
+    for tool in sorted(set.intersection(*(d for d, _ in read)) - did_f):
+        out.append(f"called {tool} without an error, which the failed run never did")
+    written_s = {t for _, v in read for t, _k in v}
+    for tool in sorted({t for t, _k in val_f} - written_s):
+        out.append(f"did not call {tool}, which the failed run did")
+    for tool, key in sorted({tk for _, v in read for tk in v} | set(val_f)):
+        if tool not in {t for t, _k in val_f} or tool not in written_s:
+            continue
+        theirs = set().union(*(v.get((tool, key), set()) for _, v in read))
+        mine = val_f.get((tool, key), set())
+        if mine and theirs and not mine & theirs:
+            out.append(f"gave {tool} another {key}")
+        elif theirs and not mine:
+            out.append(f"set {key} in {tool}, which the failed run left out")
+        elif mine and not theirs:
+            out.append(f"left {key} out of {tool}, which the failed run set")
+    return out
+
+
+def _same_task(members: list[tuple[dict, dict]], by_task: dict[tuple[str, str], list[dict]]) -> dict | None:
+    """For the failed sources of an insight that have a successful trial of the same task, the
+    decisions that differed, counted over those sources (each run counted once per phrase)."""
+    failed = [e for e, _l in members if e["outcome"] == "failure"]
+    found: dict[str, list[str]] = defaultdict(list)
+    compared = 0
+    for e in failed:
+        if e.get("task_id") is None:
+            continue
+        wins = [s for s in by_task.get((kind_of(e), str(e["task_id"])), []) if s["outcome"] == "success"]
+        if not wins:
+            continue
+        compared += 1
+        for phrase in dict.fromkeys(trial_differences(e, wins)):
+            found[phrase].append(e["step"])
+    if not compared:
+        return None
+    ranked = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    return {"failed": len(failed), "compared": compared,
+            "differences": [{"text": t, "runs": len(steps), "steps": steps[:SAME_TASK_SHOWN]}
+                            for t, steps in ranked[:SAME_TASK_SHOWN]]}
+
+
 def _pick_text(members: list[tuple[dict, dict]]) -> dict:
     """The lesson text the page shows: the commonest among the sources that got past it or
     succeeded with it (else among all), the earliest run on a tie."""
@@ -129,8 +193,11 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
     met_by: dict[tuple[str, str], list[dict]] = defaultdict(list)  # (kind, pattern) -> successful runs
     groups: dict[str, list[tuple[dict, dict]]] = {}
     ids: dict[str, str] = {}
+    by_task: dict[tuple[str, str], list[dict]] = defaultdict(list)  # (kind, task id) -> its trials
     for r in runs:
         kind = kind_of(r)
+        if r.get("task_id") is not None:
+            by_task[(kind, str(r["task_id"]))].append(r)
         totals[kind][r["outcome"]] += 1
         for p in r.get("patterns") or []:
             met[kind][p][r["outcome"]] += 1
@@ -169,6 +236,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             "compiler": first.get("compiler") or "offline",
             "source_step": first["step"], "source_outcome": first["outcome"],
             "counts": counts, "contrast": contrast, "sources": sources,
+            "same_task": _same_task(members, by_task),
         })
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):
@@ -219,3 +287,15 @@ def index_note(entry: dict) -> str:
                else "taken more often by failed runs",
                "success": "met more often by successful runs", "none": "did not decide the outcome"}
     return figures + (f"; {verdict[c['verdict']]}" if c["verdict"] in verdict else "")
+
+
+def same_task_advice(entry: dict) -> str:
+    """The decision the failed runs of this insight most often took otherwise than successful
+    trials of the same task, as an instruction with its count (empty when none was found)."""
+    st = entry.get("same_task") or {}
+    if not st.get("differences"):
+        return ""
+    top = st["differences"][0]
+    return (f"Where a failed run here has a successful trial of the same task, the successful trials most often "
+            f"{top['text']} ({top['runs']} of {st['compared']} compared): before ending, check that decision "
+            "against the request and the rules.")
