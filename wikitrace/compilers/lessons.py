@@ -30,7 +30,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .lesson_words import expected_answer, answer_seen_in, free_form, is_hand_off, is_verdict, join, sources, what_changed
-from .reading import Call, Reading, _occurs, command_of, runs_a_command
+from .reading import Call, Reading, _occurs, command_of, leaves, runs_a_command
 from .rules import rules_for
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, first_line, generic, signature
@@ -491,13 +491,21 @@ def patterns_of(r: Reading) -> list[str]:
     return sorted(out)
 
 
-def _fingerprint(value) -> str:
-    """A short digest of an argument value: trials of one task compare values through it, and
-    no value of the episode reaches the corpus."""
-    import json
+_LEAVES_KEPT = 16  # scalar digests kept per argument; a larger value is kept as one digest
 
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()[:8]
+
+def _fingerprint(value) -> str:
+    """Digests of the scalars an argument value holds, sorted and joined by dots: trials of one
+    task compare values through them (one value holding another's scalars, as a flight listed
+    with or without its airports, is the same choice), and no value of the episode reaches the
+    corpus. A value of many scalars is one digest marked ``*``."""
+    digest = lambda text: hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()[:6]  # noqa: E731
+    scalars = sorted({digest(str(v)) for _p, v in leaves(value) if v is not None and str(v).strip()})
+    if len(scalars) > _LEAVES_KEPT:
+        import json
+
+        return "*" + digest(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
+    return ".".join(scalars)
 
 
 def decisions_of(r: Reading) -> set[str]:

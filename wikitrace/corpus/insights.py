@@ -119,11 +119,18 @@ def _decisions(entry: dict) -> tuple[set[str], dict[tuple[str, str], set[str]]]:
     return did, values
 
 
+def _same_value(a: str, b: str) -> bool:
+    """Two value fingerprints name the same choice when one's scalars all occur in the other."""
+    x, y = set(a.split(".")), set(b.split("."))
+    return a == b or (not a.startswith("*") and not b.startswith("*") and (x <= y or y <= x))
+
+
 def trial_differences(failed: dict, successes: list[dict]) -> list[str]:
     """What the successful trials of the same task did that the failed one did not, each as a
     phrase that follows "they": a tool every one of them called and the failed run never got
     an answer from, a state-changing tool none of them called, an argument of a tool both
-    called that no successful trial set to the failed run's value, or set when it left it out."""
+    called whose value in the failed run matches no successful trial's (neither holds the
+    other's scalars), or one set on one side only."""
     did_f, val_f = _decisions(failed)
     read = [_decisions(s) for s in successes]
     out = []
@@ -137,8 +144,8 @@ def trial_differences(failed: dict, successes: list[dict]) -> list[str]:
             continue
         theirs = set().union(*(v.get((tool, key), set()) for _, v in read))
         mine = val_f.get((tool, key), set())
-        if mine and theirs and not mine & theirs:
-            out.append(f"gave {tool} another {key}")
+        if mine and theirs and not any(_same_value(a, b) for a in mine for b in theirs):
+            out.append(f"gave {tool} another value of {key}")
         elif theirs and not mine:
             out.append(f"set {key} in {tool}, which the failed run left out")
         elif mine and not theirs:
