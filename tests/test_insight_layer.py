@@ -180,3 +180,60 @@ def test_check_finds_an_insight_whose_counts_differ_from_its_sources(tmp_path):
     n = entry["counts"]["runs"]
     page.write_text(page.read_text().replace(f"\nruns: {n}\n", f"\nruns: {n + 1}\n"))
     assert any(f"differ from its {n} listed sources" in p for p in check_corpus(broken))
+
+
+AIRLINE_SYSTEM = ("You are an airline agent. Before taking any actions that update the booking database, you must "
+                  "list the action details and obtain explicit user confirmation (yes) to proceed.")
+
+
+def airline_trial(trial: int, success: bool, bags: int | None, full_flights: bool = False) -> dict:
+    """One trial of one airline task (several trials share the task id): look the reservation
+    up, then change its bags (``bags``), or end after the look-up (``bags`` None)."""
+    flight = {"flight_number": "HAT056", "date": "2024-05-25"}
+    if full_flights:  # the same flight, written with its airports: the same choice
+        flight = {"origin": "EWR", "destination": "IAH", **flight}
+    turns = [_msg("system", AIRLINE_SYSTEM),
+             _msg("user", "I am omar_rossi_1241 and I want three checked bags on reservation FQ8APE."),
+             _call("get_reservation_details", {"reservation_id": "FQ8APE"},
+                   '{"reservation_id": "FQ8APE", "flights": [{"flight_number": "HAT056", "date": "2024-05-25", '
+                   '"origin": "EWR", "destination": "IAH"}], "payment_history": [{"payment_id": "credit_card_4"}]}')]
+    if bags is not None:
+        turns += [_msg("assistant", f"I will set {bags} bags on FQ8APE, paid with credit_card_4. Shall I go ahead?"),
+                  _msg("user", "yes"),
+                  _call("update_reservation_baggages", {"reservation_id": "FQ8APE", "total_baggages": bags,
+                                                        "flights": [flight], "payment_id": "credit_card_4"},
+                        '{"reservation_id": "FQ8APE", "total_baggages": %d}' % bags)]
+    turns.append(_msg("assistant", "Done." if bags is not None else "Your reservation has one bag."))
+    record = _record(f"bags-trial-{trial}", "airline", "Add bags to reservation FQ8APE.", _turns(*turns), success)
+    record["task"]["id"] = "bags"
+    return record
+
+
+def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(tmp_path):
+    runs = [airline_trial(0, True, 3), airline_trial(1, True, 3, full_flights=True),
+            airline_trial(2, False, 2), airline_trial(3, False, None)]
+    out = compile_runs(tmp_path, runs)
+    data = corpus_json(out)
+    step = {r["run_id"]: r["step"] for r in data["runs"]}
+    found = {}
+    for entry in data["insights"]:
+        for d in (entry.get("same_task") or {}).get("differences", []):
+            found.setdefault(d["text"], set()).update(d["steps"])
+    # the failed trial that set 2 bags: its total_baggages matches neither success; the flight
+    # written with or without its airports and the same reservation id are the same choice
+    assert found.get("gave update_reservation_baggages another value of total_baggages") == {step["bags-trial-2"]}
+    assert not any("of flights" in t or "of reservation_id" in t or "of payment_id" in t for t in found)
+    # the trial that ended after the look-up: the change the successes made is named
+    assert found.get("called update_reservation_baggages without an error, which the failed run never did") \
+        == {step["bags-trial-3"]}
+    # the page says it, with the count of compared runs and the instruction under What to do
+    (entry,) = [e for e in data["insights"] if step["bags-trial-2"] in
+                [d for x in (e.get("same_task") or {}).get("differences", []) for d in x["steps"]]]
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    what_to_do = page.split("## What to do", 1)[1].split("## Evidence", 1)[0]
+    assert "the successful trials most often gave update_reservation_baggages another value of total_baggages" \
+        in what_to_do
+    assert f"- gave update_reservation_baggages another value of total_baggages: 1 run ([{step['bags-trial-2']}]" in page
+    # no argument value of the episode is written into corpus.json's patterns
+    assert not any("FQ8APE" in p or "credit_card_4" in p for r in data["runs"] for p in r["patterns"])
+    assert cli("check", out).returncode == 0
