@@ -508,15 +508,29 @@ def _fingerprint(value) -> str:
     return ".".join(scalars)
 
 
+_WORDS = re.compile(r"\w+")
+
+
 def decisions_of(r: Reading) -> set[str]:
     """What the run decided, for the comparison with other trials of the same task: every
-    tool it called that answered without an error (``did|<tool>``), and for each
+    tool it called that answered without an error (``did|<tool>``), where the words of each
+    free-text look-up came from (``query|<tool>|task``: all from the task text, ``shown``:
+    some from what earlier calls returned, ``own``: some from neither), and for each
     state-changing call with named arguments, each argument key with a digest of its value
     (``set|<tool>|<key>|<digest>``)."""
     out: set[str] = set()
+    task_words = set(_WORDS.findall((r.run.task.instruction or "").casefold()))
+    shown: set[str] = set()  # the words every earlier answer without an error showed
     for c in r.calls:
+        query = free_form(c) if not c.writes else None
+        if query is not None:
+            words = set(_WORDS.findall(str(c.turn.arguments).casefold()))
+            if words:
+                where = "task" if words <= task_words else "shown" if words <= shown | task_words else "own"
+                out.add(f"query|{c.name}|{where}")
         if c.error:
             continue
+        shown.update(_WORDS.findall((c.turn.result or "").casefold()))
         out.add(f"did|{verb(c)}")
         args = c.turn.arguments
         if c.writes and isinstance(args, dict) and not runs_a_command(c.turn) and not is_hand_off(c):

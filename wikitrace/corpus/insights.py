@@ -113,10 +113,17 @@ def _decisions(entry: dict) -> tuple[set[str], dict[tuple[str, str], set[str]]]:
     for p in entry.get("patterns") or []:
         if p.startswith("did|"):
             did.add(p[4:])
+        elif p.startswith("query|"):
+            did.add(p)
         elif p.startswith("set|"):
             _, tool, key, digest = p.split("|", 3)
             values[(tool, key)].add(digest)
     return did, values
+
+
+_QUERY_FROM = {"task": "whose words all came from the task text",
+               "shown": "whose words not in the task text all came from what an earlier call returned (following what a look-up showed)",
+               "own": "with words found neither in the task text nor in what earlier calls returned"}
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -135,7 +142,11 @@ def trial_differences(failed: dict, successes: list[dict]) -> list[str]:
     read = [_decisions(s) for s in successes]
     out = []
     for tool in sorted(set.intersection(*(d for d, _ in read)) - did_f):
-        out.append(f"called {tool} without an error, which the failed run never did")
+        if tool.startswith("query|"):
+            _, name, where = tool.split("|")
+            out.append(f"sent a {name} {_QUERY_FROM[where]}, which the failed run never did")
+        else:
+            out.append(f"called {tool} without an error, which the failed run never did")
     written_s = {t for _, v in read for t, _k in v}
     for tool in sorted({t for t, _k in val_f} - written_s):
         out.append(f"did not call {tool}, which the failed run did")
