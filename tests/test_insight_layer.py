@@ -237,3 +237,23 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
     # no argument value of the episode is written into corpus.json's patterns
     assert not any("FQ8APE" in p or "credit_card_4" in p for r in data["runs"] for p in r["patterns"])
     assert cli("check", out).returncode == 0
+
+
+def test_trial_differences_name_fewer_changes_and_where_the_queries_came_from():
+    from wikitrace.corpus.insights import trial_differences
+
+    def entry(*patterns):
+        return {"patterns": list(patterns)}
+
+    # two reservations to downgrade: the successes changed both, the failed run one
+    won = [entry("did|update_reservation_flights", "count|update_reservation_flights|2"),
+           entry("did|update_reservation_flights", "count|update_reservation_flights|2")]
+    lost = entry("did|update_reservation_flights", "count|update_reservation_flights|1")
+    assert trial_differences(lost, won) == [
+        "made 2 update_reservation_flights calls that went through, where the failed run made 1"]
+    assert trial_differences(won[0], won[1:]) == []  # the same decisions: nothing to name
+    # a QA task: every successful trial searched words a page had shown, the failed one only the question's
+    won = [entry("did|Search", "did|Finish", "query|Search|task", "query|Search|shown")] * 2
+    lost = entry("did|Search", "did|Finish", "query|Search|task")
+    (said,) = trial_differences(lost, won)
+    assert said.startswith("sent a Search whose words not in the task text all came from what an earlier call returned")

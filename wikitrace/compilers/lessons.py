@@ -517,10 +517,12 @@ def decisions_of(r: Reading) -> set[str]:
     free-text look-up came from (``query|<tool>|task``: all from the task text, ``shown``:
     some from what earlier calls returned, ``own``: some from neither), and for each
     state-changing call with named arguments, each argument key with a digest of its value
-    (``set|<tool>|<key>|<digest>``)."""
+    (``set|<tool>|<key>|<digest>``), and how many such calls of each tool went through
+    (``count|<tool>|<n>``)."""
     out: set[str] = set()
     task_words = set(_WORDS.findall((r.run.task.instruction or "").casefold()))
     shown: set[str] = set()  # the words every earlier answer without an error showed
+    changes: dict[str, int] = {}
     for c in r.calls:
         query = free_form(c) if not c.writes else None
         if query is not None:
@@ -534,7 +536,9 @@ def decisions_of(r: Reading) -> set[str]:
         out.add(f"did|{verb(c)}")
         args = c.turn.arguments
         if c.writes and isinstance(args, dict) and not runs_a_command(c.turn) and not is_hand_off(c):
+            changes[c.name] = changes.get(c.name, 0) + 1
             for key, value in args.items():
                 if "|" not in str(key):
                     out.add(f"set|{c.name}|{key}|{_fingerprint(value)}")
+    out.update(f"count|{tool}|{n}" for tool, n in changes.items())
     return out

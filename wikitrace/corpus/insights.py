@@ -106,6 +106,16 @@ def _verdict(a: int, b: int, failed: int, succeeded: int) -> tuple[str, float | 
     return "none", float(f"{min(up, down):.2g}")
 
 
+def _change_counts(entry: dict) -> dict[str, int]:
+    """How many state-changing calls of each tool went through in a run (``count|``)."""
+    out = {}
+    for p in entry.get("patterns") or []:
+        if p.startswith("count|"):
+            _, tool, n = p.rsplit("|", 2)
+            out[tool] = int(n)
+    return out
+
+
 def _decisions(entry: dict) -> tuple[set[str], dict[tuple[str, str], set[str]]]:
     """A run entry's tools that answered (``did|``) and its state-changing arguments' value
     digests by (tool, key) (``set|``), from its patterns (compilers/lessons.decisions_of)."""
@@ -148,6 +158,13 @@ def trial_differences(failed: dict, successes: list[dict]) -> list[str]:
         else:
             out.append(f"called {tool} without an error, which the failed run never did")
     written_s = {t for _, v in read for t, _k in v}
+    mine_n, theirs_n = _change_counts(failed), [_change_counts(s) for s in successes]
+    for tool in sorted(set(mine_n) & set.intersection(*(set(t) for t in theirs_n))):
+        low, high, m = min(t[tool] for t in theirs_n), max(t[tool] for t in theirs_n), mine_n[tool]
+        if m < low or m > high:
+            span = f"{low}" if low == high else f"{low} to {high}"
+            out.append(f"made {span} {tool} call{'s' if high != 1 else ''} that went through, where the failed run "
+                       f"made {m}")
     for tool in sorted({t for t, _k in val_f} - written_s):
         out.append(f"did not call {tool}, which the failed run did")
     for tool, key in sorted({tk for _, v in read for tk in v} | set(val_f)):
