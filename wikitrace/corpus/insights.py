@@ -142,31 +142,31 @@ def _same_value(a: str, b: str) -> bool:
     return a == b or (not a.startswith("*") and not b.startswith("*") and (x <= y or y <= x))
 
 
-def trial_differences(failed: dict, successes: list[dict]) -> list[str]:
+def trial_differences(failed: dict, successes: list[dict], them: str = "the failed run") -> list[str]:
     """What the successful trials of the same task did that the failed one did not, each as a
     phrase that follows "they": a tool every one of them called and the failed run never got
     an answer from, a state-changing tool none of them called, an argument of a tool both
     called whose value in the failed run matches no successful trial's (neither holds the
-    other's scalars), or one set on one side only."""
+    other's scalars), or one set on one side only. ``them``: how the phrases name the failed run."""
     did_f, val_f = _decisions(failed)
     read = [_decisions(s) for s in successes]
     out = []
     for tool in sorted(set.intersection(*(d for d, _ in read)) - did_f):
         if tool.startswith("query|"):
             _, name, where = tool.split("|")
-            out.append(f"sent a {name} {_QUERY_FROM[where]}, which the failed run never did")
+            out.append(f"sent a {name} {_QUERY_FROM[where]}, which {them} never did")
         else:
-            out.append(f"called {tool} without an error, which the failed run never did")
+            out.append(f"called {tool} without an error, which {them} never did")
     written_s = {t for _, v in read for t, _k in v}
     mine_n, theirs_n = _change_counts(failed), [_change_counts(s) for s in successes]
     for tool in sorted(set(mine_n) & set.intersection(*(set(t) for t in theirs_n))):
         low, high, m = min(t[tool] for t in theirs_n), max(t[tool] for t in theirs_n), mine_n[tool]
         if m < low or m > high:
             span = f"{low}" if low == high else f"{low} to {high}"
-            out.append(f"made {span} {tool} call{'s' if high != 1 else ''} that went through, where the failed run "
+            out.append(f"made {span} {tool} call{'s' if high != 1 else ''} that went through, where {them} "
                        f"made {m}")
     for tool in sorted({t for t, _k in val_f} - written_s):
-        out.append(f"did not call {tool}, which the failed run did")
+        out.append(f"did not call {tool}, which {them} did")
     for tool, key in sorted({tk for _, v in read for tk in v} | set(val_f)):
         if tool not in {t for t, _k in val_f} or tool not in written_s:
             continue
@@ -175,33 +175,44 @@ def trial_differences(failed: dict, successes: list[dict]) -> list[str]:
         if mine and theirs and not any(_same_value(a, b) for a in mine for b in theirs):
             out.append(f"gave {tool} another value of {key}")
         elif theirs and not mine:
-            out.append(f"set {key} in {tool}, which the failed run left out")
+            out.append(f"set {key} in {tool}, which {them} left out")
         elif mine and not theirs:
-            out.append(f"left {key} out of {tool}, which the failed run set")
+            out.append(f"left {key} out of {tool}, which {them} set")
     return out
 
 
 def _same_task(members: list[tuple[dict, dict]], by_task: dict[tuple[str, str], list[dict]]) -> dict | None:
-    """For the failed sources of an insight that have a successful trial of the same task, the
-    decisions that differed, counted over those sources (each run counted once per phrase)."""
-    failed = [e for e, _l in members if e["outcome"] == "failure"]
-    found: dict[str, list[str]] = defaultdict(list)
-    compared = 0
-    for e in failed:
-        if e.get("task_id") is None:
-            continue
-        wins = [s for s in by_task.get((kind_of(e), str(e["task_id"])), []) if s["outcome"] == "success"]
-        if not wins:
-            continue
-        compared += 1
-        for phrase in dict.fromkeys(trial_differences(e, wins)):
-            found[phrase].append(e["step"])
-    if not compared:
-        return None
-    ranked = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    return {"failed": len(failed), "compared": compared,
-            "differences": [{"text": t, "runs": len(steps), "steps": steps[:SAME_TASK_SHOWN]}
-                            for t, steps in ranked[:SAME_TASK_SHOWN]]}
+    """The insight's sources set against the other trials of their own task: each failed source
+    against the successful trials (what they did that it did not), or, when no failed source
+    has one to compare with, each successful source against the failed trials (what it did
+    that every one of them did not: what made it work). Phrases counted over the sources, each
+    run once per phrase."""
+    for side in ("failure", "success"):
+        mine = [e for e, _l in members if e["outcome"] == side]
+        found: dict[str, list[str]] = defaultdict(list)
+        compared = 0
+        for e in mine:
+            if e.get("task_id") is None:
+                continue
+            others = [s for s in by_task.get((kind_of(e), str(e["task_id"])), [])
+                      if s["outcome"] in ("success", "failure") and s["outcome"] != side]
+            if not others:
+                continue
+            compared += 1
+            if side == "failure":
+                phrases = trial_differences(e, others)
+            else:  # what this success did otherwise than every failed trial of its task
+                them = "each failed trial of its task"
+                each = [set(trial_differences(f, [e], them)) for f in others]
+                phrases = [p for p in trial_differences(others[0], [e], them) if all(p in x for x in each)]
+            for phrase in dict.fromkeys(phrases):
+                found[phrase].append(e["step"])
+        if compared and (found or side == "success"):
+            ranked = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+            return {"side": side, "members": len(mine), "compared": compared,
+                    "differences": [{"text": t, "runs": len(steps), "steps": steps[:SAME_TASK_SHOWN]}
+                                    for t, steps in ranked[:SAME_TASK_SHOWN]]}
+    return None
 
 
 def _pick_text(members: list[tuple[dict, dict]]) -> dict:
@@ -325,12 +336,15 @@ def index_note(entry: dict) -> str:
 
 
 def same_task_advice(entry: dict) -> str:
-    """The decision the failed runs of this insight most often took otherwise than successful
-    trials of the same task, as an instruction with its count (empty when none was found)."""
+    """The decision the insight's runs most often took otherwise than the other trials of their
+    task, as an instruction with its count (empty when none was found)."""
     st = entry.get("same_task") or {}
     if not st.get("differences"):
         return ""
     top = st["differences"][0]
+    if st.get("side") == "success":
+        return (f"What set these successful runs apart from the failed trials of the same task: most often they "
+                f"{top['text']} ({top['runs']} of {st['compared']} compared). Do the same.")
     return (f"Where a failed run here has a successful trial of the same task, the successful trials most often "
             f"{top['text']} ({top['runs']} of {st['compared']} compared): before ending, check that decision "
             "against the request and the rules.")
