@@ -166,7 +166,7 @@ def trial_differences(failed: dict, successes: list[dict], them: str = "the fail
             out.append(f"made {span} {tool} call{'s' if high != 1 else ''} that went through, where {them} "
                        f"made {m}")
     for tool in sorted({t for t, _k in val_f} - written_s):
-        out.append(f"did not call {tool}, which {them} did")
+        out.append(f"had no {tool} call go through, where {them} had one")
     for tool, key in sorted({tk for _, v in read for tk in v} | set(val_f)):
         if tool not in {t for t, _k in val_f} or tool not in written_s:
             continue
