@@ -232,7 +232,7 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     what_to_do = page.split("## What to do", 1)[1].split("## Evidence", 1)[0]
     assert "the successful trials most often gave update_reservation_baggages another value of total_baggages" \
-        in what_to_do
+        in what_to_do and "weigh that step before ending" in what_to_do
     assert f"- gave update_reservation_baggages another value of total_baggages: 1 run ([{step['bags-trial-2']}]" in page
     # no argument value of the episode is written into corpus.json's patterns
     assert not any("FQ8APE" in p or "credit_card_4" in p for r in data["runs"] for p in r["patterns"])

@@ -346,5 +346,4 @@ def same_task_advice(entry: dict) -> str:
         return (f"What set these successful runs apart from the failed trials of the same task: most often they "
                 f"{top['text']} ({top['runs']} of {st['compared']} compared). Do the same.")
     return (f"Where a failed run here has a successful trial of the same task, the successful trials most often "
-            f"{top['text']} ({top['runs']} of {st['compared']} compared): before ending, check that decision "
-            "against the request and the rules.")
+            f"{top['text']} ({top['runs']} of {st['compared']} compared): weigh that step before ending a run like these.")
