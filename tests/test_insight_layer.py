@@ -240,7 +240,7 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
 
 
 def test_trial_differences_name_fewer_changes_and_where_the_queries_came_from():
-    from wikitrace.corpus.insights import trial_differences
+    from wikitrace.corpus.trials import trial_differences
 
     def entry(*patterns):
         return {"patterns": list(patterns)}

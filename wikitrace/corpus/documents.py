@@ -123,7 +123,8 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
                    titles: dict[str, str] | None = None) -> str:
     """One insight page from its corpus.json entry (corpus/insights.py): the lesson, its
     evidence across runs and every source run."""
-    from .insights import contrast_sentence, same_task_advice
+    from .insights import contrast_sentence
+    from .trials import advice
 
     path = layout.insight_doc(entry["id"])
     kind = {"apps": list(entry["apps"])} if entry.get("apps") else {"task_type": entry.get("task_type") or "unspecified"}
@@ -154,7 +155,7 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
     sources = [{**s, "page": layout.compilation_doc(s["step"]), "raw": layout.raw_dir(s["step"])} for s in entry["sources"]]
     same_task = entry.get("same_task") or None
     if same_task:
-        same_task = {**same_task, "advice": same_task_advice(entry), "differences": [
+        same_task = {**same_task, "advice": advice(entry), "differences": [
             {**d, "pages": [(st, layout.compilation_doc(st)) for st in d["steps"]]} for d in same_task["differences"]]}
     return render(
         "insight.md.j2", templates, usage=usage_pages.usage_line(*usage),

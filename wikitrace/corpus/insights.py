@@ -28,10 +28,10 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
+from .trials import Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
 INSTEAD_SHOWN = 10  # successful runs listed by name on a page (all are counted)
-SAME_TASK_SHOWN = 5  # differences from successful trials of the same task shown (and runs named per difference)
 # patterns that are trouble a run meets: for these a page lists what successful runs that met it did
 TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off"}
 
@@ -106,115 +106,6 @@ def _verdict(a: int, b: int, failed: int, succeeded: int) -> tuple[str, float | 
     return "none", float(f"{min(up, down):.2g}")
 
 
-def _change_counts(entry: dict) -> dict[str, int]:
-    """How many state-changing calls of each tool went through in a run (``count|``)."""
-    out = {}
-    for p in entry.get("patterns") or []:
-        if p.startswith("count|"):
-            _, tool, n = p.rsplit("|", 2)
-            out[tool] = int(n)
-    return out
-
-
-def _decisions(entry: dict) -> tuple[set[str], dict[tuple[str, str], set[str]]]:
-    """A run entry's tools that answered (``did|``) and its state-changing arguments' value
-    digests by (tool, key) (``set|``), from its patterns (compilers/lessons.decisions_of)."""
-    did, values = set(), defaultdict(set)
-    for p in entry.get("patterns") or []:
-        if p.startswith("did|"):
-            did.add(p[4:])
-        elif p.startswith("query|"):
-            did.add(p)
-        elif p.startswith("set|"):
-            _, tool, key, digest = p.split("|", 3)
-            values[(tool, key)].add(digest)
-    return did, values
-
-
-_QUERY_FROM = {"task": "whose words all came from the task text",
-               "shown": "whose words not in the task text all came from what an earlier call returned (following what a look-up showed)",
-               "own": "with words found neither in the task text nor in what earlier calls returned"}
-
-
-def _same_value(a: str, b: str) -> bool:
-    """Two value fingerprints name the same choice when one's scalars all occur in the other."""
-    x, y = set(a.split(".")), set(b.split("."))
-    return a == b or (not a.startswith("*") and not b.startswith("*") and (x <= y or y <= x))
-
-
-def trial_differences(failed: dict, successes: list[dict], them: str = "the failed run") -> list[str]:
-    """What the successful trials of the same task did that the failed one did not, each as a
-    phrase that follows "they": a tool every one of them called and the failed run never got
-    an answer from, a state-changing tool none of them called, an argument of a tool both
-    called whose value in the failed run matches no successful trial's (neither holds the
-    other's scalars), or one set on one side only. ``them``: how the phrases name the failed run."""
-    did_f, val_f = _decisions(failed)
-    read = [_decisions(s) for s in successes]
-    out = []
-    for tool in sorted(set.intersection(*(d for d, _ in read)) - did_f):
-        if tool.startswith("query|"):
-            _, name, where = tool.split("|")
-            out.append(f"sent a {name} {_QUERY_FROM[where]}, which {them} never did")
-        else:
-            out.append(f"called {tool} without an error, which {them} never did")
-    written_s = {t for _, v in read for t, _k in v}
-    mine_n, theirs_n = _change_counts(failed), [_change_counts(s) for s in successes]
-    for tool in sorted(set(mine_n) & set.intersection(*(set(t) for t in theirs_n))):
-        low, high, m = min(t[tool] for t in theirs_n), max(t[tool] for t in theirs_n), mine_n[tool]
-        if m < low or m > high:
-            span = f"{low}" if low == high else f"{low} to {high}"
-            out.append(f"made {span} {tool} call{'s' if high != 1 else ''} that went through, where {them} "
-                       f"made {m}")
-    for tool in sorted({t for t, _k in val_f} - written_s):
-        out.append(f"had no {tool} call go through, where {them} had one")
-    for tool, key in sorted({tk for _, v in read for tk in v} | set(val_f)):
-        if tool not in {t for t, _k in val_f} or tool not in written_s:
-            continue
-        theirs = set().union(*(v.get((tool, key), set()) for _, v in read))
-        mine = val_f.get((tool, key), set())
-        if mine and theirs and not any(_same_value(a, b) for a in mine for b in theirs):
-            out.append(f"gave {tool} another value of {key}")
-        elif theirs and not mine:
-            out.append(f"set {key} in {tool}, which {them} left out")
-        elif mine and not theirs:
-            out.append(f"left {key} out of {tool}, which {them} set")
-    return out
-
-
-def _same_task(members: list[tuple[dict, dict]], by_task: dict[tuple[str, str], list[dict]]) -> dict | None:
-    """The insight's sources set against the other trials of their own task: each failed source
-    against the successful trials (what they did that it did not), or, when no failed source
-    has one to compare with, each successful source against the failed trials (what it did
-    that every one of them did not: what made it work). Phrases counted over the sources, each
-    run once per phrase."""
-    for side in ("failure", "success"):
-        mine = [e for e, _l in members if e["outcome"] == side]
-        found: dict[str, list[str]] = defaultdict(list)
-        compared = 0
-        for e in mine:
-            if e.get("task_id") is None:
-                continue
-            others = [s for s in by_task.get((kind_of(e), str(e["task_id"])), [])
-                      if s["outcome"] in ("success", "failure") and s["outcome"] != side]
-            if not others:
-                continue
-            compared += 1
-            if side == "failure":
-                phrases = trial_differences(e, others)
-            else:  # what this success did otherwise than every failed trial of its task
-                them = "each failed trial of its task"
-                each = [set(trial_differences(f, [e], them)) for f in others]
-                phrases = [p for p in trial_differences(others[0], [e], them) if all(p in x for x in each)]
-            for phrase in dict.fromkeys(phrases):
-                found[phrase].append(e["step"])
-        if compared and (found or side == "success"):
-            ranked = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-            return {"side": side, "members": len(mine), "compared": compared,
-                    "differences": [{"text": t, "runs": len(steps), "steps": steps[:SAME_TASK_SHOWN]}
-                                    for t, steps in ranked[:SAME_TASK_SHOWN]]}
-    return None
-
-
 def _pick_text(members: list[tuple[dict, dict]]) -> dict:
     """The lesson text the page shows: the commonest among the sources that got past it or
     succeeded with it (else among all), the earliest run on a tie."""
@@ -239,11 +130,9 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
     met_by: dict[tuple[str, str], list[dict]] = defaultdict(list)  # (kind, pattern) -> successful runs
     groups: dict[str, list[tuple[dict, dict]]] = {}
     ids: dict[str, str] = {}
-    by_task: dict[tuple[str, str], list[dict]] = defaultdict(list)  # (kind, task id) -> its trials
+    trials = Trials(runs, lambda r: None if r.get("task_id") is None else (kind_of(r), str(r["task_id"])))
     for r in runs:
         kind = kind_of(r)
-        if r.get("task_id") is not None:
-            by_task[(kind, str(r["task_id"]))].append(r)
         totals[kind][r["outcome"]] += 1
         for p in r.get("patterns") or []:
             met[kind][p][r["outcome"]] += 1
@@ -282,7 +171,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             "compiler": first.get("compiler") or "offline",
             "source_step": first["step"], "source_outcome": first["outcome"],
             "counts": counts, "contrast": contrast, "sources": sources,
-            "same_task": _same_task(members, by_task),
+            "same_task": trials.compare([e for e, _l in members]),
         })
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):
@@ -333,17 +222,3 @@ def index_note(entry: dict) -> str:
                else "taken more often by failed runs",
                "success": "met more often by successful runs", "none": "did not decide the outcome"}
     return figures + (f"; {verdict[c['verdict']]}" if c["verdict"] in verdict else "")
-
-
-def same_task_advice(entry: dict) -> str:
-    """The decision the insight's runs most often took otherwise than the other trials of their
-    task, as an instruction with its count (empty when none was found)."""
-    st = entry.get("same_task") or {}
-    if not st.get("differences"):
-        return ""
-    top = st["differences"][0]
-    if st.get("side") == "success":
-        return (f"What set these successful runs apart from the failed trials of the same task: most often they "
-                f"{top['text']} ({top['runs']} of {st['compared']} compared). Do the same.")
-    return (f"Where a failed run here has a successful trial of the same task, the successful trials most often "
-            f"{top['text']} ({top['runs']} of {st['compared']} compared): weigh that step before ending a run like these.")
