@@ -257,3 +257,8 @@ def test_trial_differences_name_fewer_changes_and_where_the_queries_came_from():
     lost = entry("did|Search", "did|Finish", "query|Search|task")
     (said,) = trial_differences(lost, won)
     assert said.startswith("sent a Search whose words not in the task text all came from what an earlier call returned")
+    # an answer is compared the same way: the successes answered in words a look-up had shown
+    won = [entry("did|Search", "did|Finish", "said|Finish|shown")] * 2
+    lost = entry("did|Search", "did|Finish", "said|Finish|own")
+    (said,) = trial_differences(lost, won)
+    assert said.startswith("gave a Finish answer whose words not in the task text all came from what an earlier call")

@@ -515,7 +515,8 @@ def decisions_of(r: Reading) -> set[str]:
     """What the run decided, for the comparison with other trials of the same task: every
     tool it called that answered without an error (``did|<tool>``), where the words of each
     free-text look-up came from (``query|<tool>|task``: all from the task text, ``shown``:
-    some from what earlier calls returned, ``own``: some from neither), and for each
+    some from what earlier calls returned, ``own``: some from neither; ``said|`` for a
+    free-text answer), and for each
     state-changing call with named arguments, each argument key with a digest of its value
     (``set|<tool>|<key>|<digest>``), and how many such calls of each tool went through
     (``count|<tool>|<n>``)."""
@@ -524,12 +525,12 @@ def decisions_of(r: Reading) -> set[str]:
     shown: set[str] = set()  # the words every earlier answer without an error showed
     changes: dict[str, int] = {}
     for c in r.calls:
-        query = free_form(c) if not c.writes else None
+        query = free_form(c)  # a free-text look-up or answer
         if query is not None:
             words = set(_WORDS.findall(str(c.turn.arguments).casefold()))
             if words:
                 where = "task" if words <= task_words else "shown" if words <= shown | task_words else "own"
-                out.add(f"query|{c.name}|{where}")
+                out.add(f"{'said' if c.writes else 'query'}|{c.name}|{where}")
         if c.error:
             continue
         shown.update(_WORDS.findall((c.turn.result or "").casefold()))

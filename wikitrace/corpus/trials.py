@@ -26,7 +26,7 @@ _QUERY_FROM = {"task": "whose words all came from the task text",
 class Decisions:
     """What one run decided, read from its patterns."""
 
-    did: set[str] = field(default_factory=set)  # tools that answered without an error; query|<tool>|<where>
+    did: set[str] = field(default_factory=set)  # tools that answered without an error; query|/said|<tool>|<where>
     values: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (tool, key) -> value digests
     counts: dict[str, int] = field(default_factory=dict)  # change tool -> calls that went through
 
@@ -40,7 +40,7 @@ def decisions(entry: dict) -> Decisions:
     for p in entry.get("patterns") or []:
         if p.startswith("did|"):
             d.did.add(p[4:])
-        elif p.startswith("query|"):
+        elif p.startswith(("query|", "said|")):
             d.did.add(p)
         elif p.startswith("set|"):
             _, tool, key, digest = p.split("|", 3)
@@ -89,9 +89,10 @@ def _any_same(mine: set[str], theirs: set[str]) -> bool:
 
 
 def _called(tool: str, them: str) -> str:
-    if tool.startswith("query|"):
-        _, name, where = tool.split("|")
-        return f"sent a {name} {_QUERY_FROM[where]}, which {them} never did"
+    if tool.startswith(("query|", "said|")):
+        kind, name, where = tool.split("|")
+        what = f"sent a {name}" if kind == "query" else f"gave a {name} answer"
+        return f"{what} {_QUERY_FROM[where]}, which {them} never did"
     return f"called {tool} without an error, which {them} never did"
 
 
