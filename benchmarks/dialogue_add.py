@@ -20,10 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from wikitrace.corpus.fsio import make_writable  # noqa: E402
+from wikitrace.fsio import make_writable  # noqa: E402
 from wikitrace.dialogue.add import add_session  # noqa: E402
 from wikitrace.dialogue.build import DialogueOptions, compile_dialogues  # noqa: E402
 from wikitrace.dialogue.load import load_inputs  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_record_flag, markdown_table, record  # noqa: E402
 
 
 def tree(root: Path) -> dict:
@@ -59,6 +62,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True, help="folder of flat LoCoMo conversations (conv-NN.json)")
     ap.add_argument("--json", type=Path, help="write the results here")
+    add_record_flag(ap, "dialogue.md")
     args = ap.parse_args()
     files = sorted(args.data.glob("*.json")) if args.data.is_dir() else [args.data]
     rows = []
@@ -71,6 +75,18 @@ def main() -> None:
         print(json.dumps(rows[-1]))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    if args.record:
+        def files(r):
+            f = r["files"]
+            return " / ".join(str(f.get(k, 0)) for k in ("added", "rewritten", "removed", "unchanged"))
+
+        record("dialogue.md", "benchmarks/dialogue_add.py", markdown_table(
+            ["conversation (session added)", "files added / rewritten / removed / unchanged",
+             "earlier snapshot files rewritten", "earlier trajectories regrouped", "add / whole compile", "identical"],
+            [[f"{r['sample']} ({r['session']}: {r['messages_added']} messages, {r['snapshots_added']} snapshots)",
+              files(r), f"{r['earlier_snapshot_files_rewritten']} of {r['earlier_snapshots']}",
+              r["earlier_trajectories_regrouped"], f"{r['add_s']:.2f} s / {r['whole_compile_s']:.2f} s",
+              "yes" if r["identical_to_whole_compile"] else "NO"] for r in rows]))
 
 
 if __name__ == "__main__":

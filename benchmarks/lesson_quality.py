@@ -22,7 +22,9 @@ Runs are split into two halves by sorted task id (even / odd positions), each ha
 gathered on its own, so a rule tuned on one half can be read on the other.
 
     python benchmarks/lesson_quality.py --data ../shared/data/runs-dev/tau-bench-airline \\
-        ../shared/data/runs-dev/reflexion-hotpotqa
+        ../shared/data/runs-dev/reflexion-hotpotqa [--record]
+
+``--record`` writes the table into docs/insights.md.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ import re
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_record_flag, record  # noqa: E402
 
 from wikitrace.compilers.grounding import turn_text
 from wikitrace.compilers.offline import compile_offline
@@ -187,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", nargs="+", required=True, type=Path, help="files or folders of runs")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
+    add_record_flag(ap, "insights.md")
     args = ap.parse_args(argv)
     rows = [row for path in args.data for row in measure(path)]
     if args.json:
@@ -194,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                           for r in rows], indent=1))
     else:
         print(table(rows))
+    if args.record:
+        record("insights.md", "benchmarks/lesson_quality.py", table(rows))
     return 0
 
 

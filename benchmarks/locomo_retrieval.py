@@ -16,13 +16,16 @@ context; the run asserts that no context exceeds its budget. Retrieval sees the 
 only; gold evidence and answers are used for scoring alone.
 
     python benchmarks/locomo_retrieval.py --data ../shared/data/locomo-dev [--json OUT]
-        [--embeddings-url http://127.0.0.1:8001/v1 [--embed-cache DIR]] [--no-wiki] [--folds]
+        [--embeddings-url http://127.0.0.1:8001/v1 [--embed-cache DIR]] [--no-wiki] [--folds] [--record]
 
 With ``--embeddings-url`` (or ``WIKITRACE_EMBEDDINGS_URL``) the dense scores come from that
 ``/v1/embeddings`` endpoint; ``--embed-cache`` keeps the vectors between runs (content-hash keyed).
 ``--no-wiki`` adds the routing ablations (``hier`` ships with routing off): ``hier-softroute`` (routed
 pages are a third ranking) and ``hier-hardroute`` (only trajectories of the routed pages, plus the
 BM25 rescue, are candidates).
+
+``--record`` writes the table into docs/dialogue.md: pooled (no ``--sample``), per conversation at
+1,000 tokens (``--sample``), or per held-out fold (``--folds``), each into its own region.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from wikitrace.dialogue.bm25 import BM25  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_record_flag, markdown_table, record  # noqa: E402
 from wikitrace.dialogue.embed import CACHE_BIN, endpoint_embedder  # noqa: E402
 from wikitrace.dialogue.build import compile_sample, render_sample  # noqa: E402
 from wikitrace.dialogue.load import load_inputs  # noqa: E402
@@ -270,6 +275,7 @@ def main(argv=None) -> int:
     ap.add_argument("--folds", action="store_true",
                     help="tune on all but one conversation, measure on the held-out one, rotate (offline)")
     ap.add_argument("--sample", action="append", help="only this conversation (repeatable); one table each")
+    add_record_flag(ap, "dialogue.md")
     args = ap.parse_args(argv)
     if args.sample and not args.folds:
         res = {s: run(args.data, args.embeddings_url, args.embed_cache, args.no_wiki, only=[s]) for s in args.sample}
@@ -287,7 +293,44 @@ def main(argv=None) -> int:
         print_table(res)
     if args.json:
         args.json.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    if args.record:
+        record_tables(args, res)
     return 0
+
+
+COLUMNS = ["cat1", "cat2", "cat3", "cat4", "overall"]
+COLUMN_NAMES = [*CAT_NAMES.values(), "overall"]
+SHOWN = {"hier": "hier (shipped)", "hier-softroute": "hier-softroute", "bm25-msg": "bm25-msg",
+         "bm25-session": "bm25-session"}
+
+
+def _cells(row: dict) -> list[str]:
+    return [f"{row[c]:.3f}" if row[c] is not None else "-" for c in COLUMNS]
+
+
+def record_tables(args, res: dict) -> None:
+    """The table of this way of running, in docs/dialogue.md's region for it."""
+    dense = " with endpoint embeddings" if args.embeddings_url else ""
+    if args.folds:
+        rows = []
+        for f in res["folds"]:
+            r = f["result"]
+            for i, b in enumerate(r["budgets"]):
+                flat = r["methods"]["bm25-msg"][str(b)]
+                rows.append([f"{f['held_out']} ({f['setting']})" if i == 0 else "", b,
+                             *_cells(r["methods"]["hier"][str(b)]), f"{flat['overall']:.3f} ({flat['cat1']:.3f})"])
+        record("dialogue.md", f"benchmarks/locomo_retrieval.py --folds{dense}", markdown_table(
+            ["held-out fold (setting chosen)", "budget", *COLUMN_NAMES, "flat BM25 overall (multi-hop)"], rows))
+    elif args.sample:
+        rows = [[sample, SHOWN.get(name, name), *_cells(r["methods"][name][str(TUNE_BUDGET)])]
+                for sample, r in res.items() for name in r["methods"]]
+        record("dialogue.md", f"benchmarks/locomo_retrieval.py --sample{dense}", markdown_table(
+            ["conversation", "method", *COLUMN_NAMES], rows))
+    else:
+        rows = [[b, SHOWN.get(name, name), *_cells(res["methods"][name][str(b)])]
+                for b in res["budgets"] for name in res["methods"]]
+        record("dialogue.md", f"benchmarks/locomo_retrieval.py{dense}", markdown_table(
+            ["budget", "method", *COLUMN_NAMES], rows))
 
 
 if __name__ == "__main__":

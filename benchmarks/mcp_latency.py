@@ -1,6 +1,6 @@
 """Tool-call latency of a running ``wikitrace mcp`` server on a 10,000-run corpus (target: p50 <= 50 ms).
 
-Usage:  python benchmarks/mcp_latency.py [--runs 10000] [--calls 40] [--out DIR] [--keep]
+Usage:  python benchmarks/mcp_latency.py [--runs 10000] [--calls 40] [--out DIR] [--keep] [--record]
 
 Agents call the memory tools on every step, so what counts is the round trip of one
 ``tools/call`` through a server that is already up: the SDK's stdio client talks to
@@ -9,12 +9,13 @@ The corpus is synthetic (raw runs and compilations as in tool_startup.py, corpus
 insights and prompt index as in prompt_build.py, from the tau-bench instructions when
 /work/shared/data is present). Each tool is called --calls times with varied arguments
 after one untimed warm-up call; p50, p90 and the ratio of p50 to the target are printed.
-Asserts nothing.
+Asserts nothing. ``--record`` writes the table into docs/mcp.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import statistics
@@ -26,6 +27,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
+
+from record import add_record_flag, markdown_table, record  # noqa: E402
 
 TARGET_MS = 50.0
 
@@ -102,6 +105,7 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=40)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--keep", action="store_true")
+    add_record_flag(ap, "mcp.md")
     args = ap.parse_args()
     root = args.out or Path(tempfile.mkdtemp(prefix="wikitrace-mcp-bench-")) / "corpus"
     try:
@@ -111,11 +115,20 @@ def main() -> None:
             print(f"synthetic corpus: {args.runs} runs in {root} ({time.perf_counter() - t0:.1f} s)")
         rows = anyio.run(measure, root, args.runs, args.calls)
         print(f"{'tool':<14} {'calls':>5} {'p50 ms':>8} {'p90 ms':>8} {'p50/target':>10}")
+        table = []
         for name, times in rows:
             times.sort()
             p50 = statistics.median(times)
             p90 = times[min(len(times) - 1, int(len(times) * 0.9))]
             print(f"{name:<14} {len(times):>5} {p50:>8.1f} {p90:>8.1f} {p50 / TARGET_MS:>10.2f}")
+            table.append([f"`{name}`", len(times), f"{p50:.1f}", f"{p90:.1f}", f"{p50 / TARGET_MS:.2f}"])
+        if args.record:
+            load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+            record("mcp.md", "benchmarks/mcp_latency.py",
+                   f"Round trip of one call through a running `wikitrace mcp` (stdio) on a synthetic corpus of "
+                   f"{args.runs:,} runs; `search` scans a whole layer as the shell `grep` does (search-c: "
+                   f"compilation/, search: raw/); target p50 <= {TARGET_MS:.0f} ms; load average {load} at the "
+                   f"end:\n\n" + markdown_table(["tool", "calls", "p50 ms", "p90 ms", "p50 / target"], table))
         print(f"target: p50 <= {TARGET_MS:.0f} ms per tool call (search scans a whole layer, as the shell grep does; search-c: compilation/, search: raw/)")
     finally:
         if not args.keep and args.out is None:

@@ -1,6 +1,6 @@
 """Time prompt building on a 10,000-run synthetic corpus (target: <= 300 ms per prompt).
 
-Usage:  python benchmarks/prompt_build.py [--runs 10000] [--repeat 7] [--out DIR] [--keep] [--no-fallback]
+Usage:  python benchmarks/prompt_build.py [--runs 10000] [--repeat 7] [--out DIR] [--keep] [--no-fallback] [--record]
 
 The corpus (corpus.json written as wikitrace.build writes it, one file per insight, and
 the prompt index written by ``write_prompt_index`` as build() does) is synthesised from
@@ -34,6 +34,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_record_flag, markdown_table, record  # noqa: E402
 
 TARGET_MS = 300.0
 
@@ -106,8 +109,10 @@ def synthesise(root: Path, n_runs: int) -> tuple[int, str, dict]:
             f"source_step: {ins['source_step']}\nsource_outcome: {ins['source_outcome']}\ncompiler: offline\n---\n"
             f"# {ins['title']}\n\n## Insight\n{ins['guideline']}\n\n## Applicability\n{ins['applicability']}\n\n"
             f"## Source episode\n{ins['source_step']} ({ins['source_outcome']})\n")
-    # exactly as wikitrace.build._corpus_json writes it (the prompt index's stamp depends on it)
-    (root / "corpus.json").write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    # laid out as the build lays it out: the prompt index hashes the runs/insights region as written
+    from wikitrace.corpus.corpus_json import dumps
+
+    (root / "corpus.json").write_text(dumps(data)[0], encoding="utf-8")
     return len(insights), source, data
 
 
@@ -160,6 +165,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--no-fallback", action="store_true", help="skip the slow cold runs without the index")
+    add_record_flag(ap, "agent-side.md")
     args = ap.parse_args()
     root = args.out or Path(tempfile.mkdtemp(prefix="wikitrace-bench-"))
     t0 = time.perf_counter()
@@ -194,6 +200,7 @@ def main() -> None:
     print(f"{'case':30} {'cold CLI best':>13} {'median':>7} {'x target':>8} {'cpu':>7} {'no typer':>9} {'cpu':>7} "
           f"{'warm index':>10} {'warm loaded':>11} {'cold, no index':>14}")
     loaded = load_corpus(root)
+    rows = []
     for label, variant, budget in cases:
         argv = ["prompt", "--corpus", str(root), "--task", tasks[0], "--variant", variant]
         if budget is not None:
@@ -219,12 +226,23 @@ def main() -> None:
         print(f"{label:30} {_ms(cold['best']):>13} {_ms(cold['median']):>7} "
               f"{cold['median'] * 1000 / TARGET_MS:7.2f}x {_ms(cold['cpu']):>7} {_ms(fast['median']):>9} "
               f"{_ms(fast['cpu']):>7} {_ms(warm['index']):>10} {_ms(warm['loaded']):>11} {fallback:>14}")
+        rows.append([label, f"{cold['best'] * 1000:.0f} / {_ms(cold['median'])} "
+                            f"({cold['median'] * 1000 / TARGET_MS:.2f}x)", _ms(cold["cpu"]), _ms(fast["median"]),
+                     _ms(warm["index"]), _ms(warm["loaded"]), fallback])
     p = build_prompt(root, tasks[0])
     q = build_prompt(root, tasks[0], budget=8000)
     print(f"full prompt: {len(p.insight_ids)} insights, ~{p.tokens} tokens; --budget 8000: "
           f"{len(q.insight_ids)} insights, ~{q.tokens} tokens")
     print("'no typer' = median of the same call through cli_glue.prompt_main (argparse) in a fresh process; "
           "the difference is typer's start-up and option parsing")
+    if args.record:
+        load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+        record("agent-side.md", "benchmarks/prompt_build.py",
+               f"{args.runs:,} synthetic runs, {n_ins:,} insights; the full prompt inlines {len(p.insight_ids):,} "
+               f"(~{p.tokens:,} tokens), `--budget 8000` {len(q.insight_ids)}; cold = a fresh process, best / "
+               f"median of {args.repeat} wall times and median CPU; load average {load} at the end:\n\n"
+               + markdown_table(["case", "cold CLI best / median (x target)", "CPU", "cold, `prompt_main` (no typer)",
+                                 "warm, index", "warm, loaded corpus.json", "cold CLI, no index"], rows))
     corpusdata._CACHE.clear()
     if not args.keep and not args.out:
         shutil.rmtree(root)

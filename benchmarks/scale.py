@@ -259,8 +259,15 @@ def record(lines: list[str], header: str) -> None:
     """Append this run's table under a dated heading (the file keeps every release's figures)."""
     if not RECORD.exists():
         RECORD.write_text("# Performance\n\nFigures appended by `python benchmarks/scale.py --record`, newest last.\n")
+    from record import current_commit  # the stamp every measured region in docs/ carries
+
+    try:
+        commit = current_commit()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "0000000"  # not a git checkout: the header line names what is known
+    stamp = f"<!-- measured by benchmarks/scale.py: commit {commit}, date {time.strftime('%Y-%m-%d', time.gmtime())} -->"
     with RECORD.open("a", encoding="utf-8") as fh:
-        fh.write("\n" + header + "\n\n" + "\n".join(lines) + "\n")
+        fh.write("\n" + header + "\n\n" + stamp + "\n" + "\n".join(lines) + "\n<!-- end -->\n")
 
 
 def main() -> None:

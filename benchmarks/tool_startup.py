@@ -17,7 +17,9 @@ which byte-compiles the shared modules, as an agent sees them) and "source only"
 (the files alone with PYTHONDONTWRITEBYTECODE=1, i.e. a read-only folder whose
 modules Python must compile on every call).
 
-    python benchmarks/tool_startup.py [--runs 10000] [--repeat 15] [--python PATH]
+    python benchmarks/tool_startup.py [--runs 10000] [--repeat 15] [--python PATH] [--record]
+
+``--record`` writes the table into docs/tools.md (either mode, each into its own region).
 
 ``--update-runs N`` measures instead what keeping the search files costs a build:
 ``wikitrace compile --offline`` of N synthetic runs (benchmarks/synth.py, from the
@@ -38,6 +40,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_record_flag, markdown_table, record  # noqa: E402
 
 TOOLS = Path(__file__).resolve().parent.parent / "tools"
 TOOL_NAMES = ("actions", "turn", "grep")
@@ -130,9 +135,14 @@ def main() -> None:
                         help="the tools to copy and time (default: the repo's tools/)")
     parser.add_argument("--update-runs", type=int, default=0,
                         help="time a build of N runs and one added run instead (see above)")
+    add_record_flag(parser, "tools.md")
     args = parser.parse_args()
     if args.update_runs:
-        measure_update(args.update_runs)
+        rows = measure_update(args.update_runs)
+        if args.record:
+            record("tools.md", "benchmarks/tool_startup.py --update-runs",
+                   markdown_table([f"{args.update_runs:,} runs, offline", "whole build", "writing `index/grep/`",
+                                   "`index/grep/` on disk"], rows))
         return
 
     with tempfile.TemporaryDirectory(prefix="wikitrace-bench-") as tmp:
@@ -185,13 +195,21 @@ def main() -> None:
         print(f"{'command':<36} {'best ms':>8} {'x pass':>7}  {'exit':>4}  target")
         timings = best_times([(cmd, case_env) for _, cmd, case_env, _ in cases], args.repeat)
         baseline = timings[0][0]
+        rows = []
         for (label, _, _, targeted), (seconds, code) in zip(cases, timings):
             ratio = seconds / baseline
             target = f"<= {targeted}" if isinstance(targeted, str) else ("<= 1.5x" if targeted else "")
             print(f"{label:<36} {seconds * 1000:>8.1f} {ratio:>6.2f}x  {code:>4}  {target}")
+            rows.append([f"`{label}`", f"{seconds * 1000:.0f}", f"{ratio:.2f}", code, target])
+    if args.record:
+        load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+        record("tools.md", "benchmarks/tool_startup.py",
+               f"{args.runs:,} runs of {args.turns} turns, no ripgrep, best wall time of {args.repeat}; "
+               f"load average {load} at the end:\n\n"
+               + markdown_table(["command", "best ms", "x `python -c pass`", "exit", "target"], rows))
 
 
-def measure_update(runs: int) -> None:
+def measure_update(runs: int) -> list[list[str]]:
     """A build of ``runs`` runs, then one more run in place: wall time and search-file time."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import wikitrace
@@ -211,6 +229,7 @@ def measure_update(runs: int) -> None:
                     spent.append(time.perf_counter() - started)
             setattr(search_files, name, timed)
             break
+    rows = []
     with tempfile.TemporaryDirectory(prefix="wikitrace-bench-") as tmp:
         out = Path(tmp) / "corpus"
         print(f"wikitrace from {Path(wikitrace.__file__).parent}; {runs} runs, then 1 more, offline")
@@ -223,6 +242,8 @@ def measure_update(runs: int) -> None:
             size = sum(p.stat().st_size for p in (out / "index/grep").rglob("*") if p.is_file())
             print(f"{label:<28} {total:7.2f} s   index/grep/ written in {sum(spent):6.3f} s"
                   f"   ({size / 1e6:.1f} MB on disk)")
+            rows.append([label, f"{total:.2f} s", f"{sum(spent):.2f} s", f"{size / 1e6:.1f} MB"])
+    return rows
 
 
 def _with_search_files(corpus: Path, dest: Path) -> None:

@@ -1,13 +1,13 @@
 """What the usage ledger costs: ``wikitrace prompt`` with a ledger of N episodes against
 the same prompt with none, and one ``wikitrace cite record`` on top of N episodes.
 
-Usage:  python benchmarks/usage_ledger.py [--episodes 10000] [--repeat 5] [--corpus DIR]
+Usage:  python benchmarks/usage_ledger.py [--episodes 10000] [--repeat 5] [--corpus DIR] [--record]
 
 Without --corpus the bundled examples are compiled (offline) into a temp folder; with it,
 a copy of that compiled corpus is used (its insights are the ones cited). The synthetic
 ledger cites 1-3 random insights per episode, two thirds of them successful. Cold CLI wall
 times (best and median of --repeat, one untimed warm-up) and their ratios are printed;
-nothing is asserted.
+nothing is asserted. ``--record`` writes the table into docs/agent-side.md.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 WIKITRACE = str(Path(sys.executable).parent / "wikitrace")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record import add_record_flag, markdown_table, record  # noqa: E402
 
 
 def _time(args: list[str], repeat: int) -> tuple[float, float]:
@@ -57,7 +60,9 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--corpus", type=Path)
+    add_record_flag(ap, "agent-side.md")
     args = ap.parse_args()
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "corpus"
         if args.corpus:
@@ -77,6 +82,8 @@ def main() -> None:
             best1, med1 = _time(call + [str(with_ledger)], args.repeat)
             print(f"{label}: no ledger {best0 * 1000:.0f}/{med0 * 1000:.0f} ms, with ledger "
                   f"{best1 * 1000:.0f}/{med1 * 1000:.0f} ms (best/median), ratio {med1 / med0:.2f}")
+            rows.append([f"`{label}`", f"{best0 * 1000:.0f} / {med0 * 1000:.0f} ms",
+                         f"{best1 * 1000:.0f} / {med1 * 1000:.0f} ms", f"{med1 / med0:.2f}"])
         answer = Path(tmp) / "answer.txt"
         ins = json.loads((base / "corpus.json").read_text())["insights"][0]["id"]
         answer.write_text(json.dumps({"I": [ins]}))
@@ -88,6 +95,17 @@ def main() -> None:
             times.append(time.perf_counter() - t)
         print(f"cite record on {args.episodes} episodes: best {min(times) * 1000:.0f} ms, "
               f"median {statistics.median(times) * 1000:.0f} ms")
+        rows.append(["`cite record` (one episode more)", "-",
+                     f"{min(times) * 1000:.0f} / {statistics.median(times) * 1000:.0f} ms", "-"])
+    if args.record:
+        import os
+
+        load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+        record("agent-side.md", "benchmarks/usage_ledger.py",
+               f"A ledger of {args.episodes:,} episodes ({size / 1e6:.1f} MB) on "
+               f"{'the example corpus' if not args.corpus else 'a copy of ' + args.corpus.name}; cold CLI wall "
+               f"time, best / median of {args.repeat}; load average {load} at the end:\n\n"
+               + markdown_table(["call", "no ledger", "with the ledger", "ratio of medians"], rows))
 
 
 if __name__ == "__main__":

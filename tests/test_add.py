@@ -19,7 +19,7 @@ import pytest
 
 from fake_openai import merge_reply, reply, valid_answer
 from helpers import EXAMPLES, REPO, example_runs, tree_bytes, write_jsonl
-from wikitrace.corpus.check import check_corpus
+from wikitrace.check import check_corpus
 
 SESSION = REPO / "tests" / "fixtures" / "hooks" / "claude-session.jsonl"
 SESSION_ID = "7d3e9a51-2c4b-4f0e-8a61-5b9c0e2f4d17"

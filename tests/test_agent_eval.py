@@ -10,7 +10,8 @@ import pytest
 
 pytest.importorskip("numpy")
 
-from wikitrace.agent.evaluate import AVERAGE, EvalError, evaluate, parse_trials, read_rows, write_csv  # noqa: E402
+from wikitrace.agent.eval_report import write_csv  # noqa: E402
+from wikitrace.agent.evaluate import AVERAGE, EvalError, evaluate, parse_trials, read_rows  # noqa: E402
 
 # suite -> task -> method -> successes per trial
 TABLE = {

@@ -329,3 +329,45 @@ def test_cli_import_path_is_light(synth_dir):
             "'wikitrace.agent.evaluate') if m in sys.modules); print(rc, bad, file=sys.stderr)")
     r = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True)
     assert r.stderr.strip().splitlines()[-1] == "0 []"
+
+
+# --- a build's note of the pair spares the hash, never a stale answer --------------------------
+
+def test_noted_pair_skips_the_hash_and_reads_the_same(tmp_path, monkeypatch):
+    data = synth(60, seed=5)
+    root = write(tmp_path / "c", data)
+    (root / ".wikitrace").mkdir()
+    idxmod.note_pair(root)
+    assert (root / idxmod.PAIR_PATH).is_file()
+    hashed = []
+    real_sha = idxmod.hashlib.sha256
+    monkeypatch.setattr(idxmod.hashlib, "sha256", lambda *a: hashed.append(len(a[0]) if a else 0) or real_sha(*a))
+    idx, why = index_status(root)
+    assert why == "ok" and idx.header["source"]["bytes"] not in hashed  # corpus.json's runs and insights: not hashed
+    task = "refund the order"
+    same(build_prompt(root, task), build_prompt(corpus_from_dict(data), task))
+
+
+def test_edit_after_the_note_is_still_caught(tmp_path):
+    data = synth(30, seed=6)
+    root = write(tmp_path / "c", data)
+    (root / ".wikitrace").mkdir()
+    idxmod.note_pair(root)
+    path = root / "corpus.json"
+    before = path.stat()
+    text = corpus_json_text(data)
+    old = data["runs"][3]["instruction"]
+    assert old
+    # the same length, written in place (same inode), at a later time
+    path.write_text(text.replace(json.dumps(old, ensure_ascii=False), json.dumps(old[::-1], ensure_ascii=False), 1),
+                    encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    idx, why = index_status(root)
+    assert idx is None and why.startswith("stale")
+    # a note that names other files is ignored the same way
+    idxmod.note_pair(root)
+    index = root / INDEX_PATH
+    before = index.stat()
+    write_prompt_index(root, data["runs"], data["insights"])  # a new index file: the note is out of date
+    os.utime(index, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    assert index_status(root)[1].startswith("stale")

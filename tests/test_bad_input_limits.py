@@ -126,7 +126,7 @@ def test_a_huge_dialogue_message_is_cut_and_the_cut_is_listed(tmp_path):
 
 @pytest.mark.parametrize("content", ['{"messages": [', "[]", '{"messages": 5}', '{"messages": [{"id": 1}]}', "null"])
 def test_check_reports_a_corrupt_dialogue_memory_instead_of_crashing(tmp_path, content):
-    from wikitrace.corpus.fsio import make_writable
+    from wikitrace.fsio import make_writable
 
     src = tmp_path / "conv-1.json"
     src.write_text(json.dumps(LOCOMO))
@@ -140,7 +140,7 @@ def test_check_reports_a_corrupt_dialogue_memory_instead_of_crashing(tmp_path, c
 
 
 def test_cite_record_on_a_full_disk_leaves_no_empty_usage_folder(tmp_path, monkeypatch):
-    from wikitrace.corpus import fsio
+    from wikitrace import fsio
 
     write_jsonl(tmp_path / "runs.jsonl", example_runs()[:2])
     assert run_cli("compile", str(tmp_path / "runs.jsonl"), "-o", str(tmp_path / "c"), "--offline", "-q")[0] == 0

@@ -9,7 +9,7 @@ import pytest
 
 from wikitrace.build import BuildError, BuildOptions, build
 from wikitrace.runs.model import RunError
-from wikitrace.corpus.check import check_corpus
+from wikitrace.check import check_corpus
 from wikitrace.corpus.publish import BuildLock, PublishError
 
 from helpers import (EXAMPLES, example_runs, make_writable_copy, tree_bytes, without_build_stamp,

@@ -20,7 +20,7 @@ import frontmatter
 from fake_openai import merge_reply, reply, slow, valid_answer
 from helpers import EXAMPLES, tree_bytes, without_build_stamp
 from wikitrace.build import BuildOptions, build
-from wikitrace.corpus.check import check_corpus
+from wikitrace.check import check_corpus
 
 
 def _answer_for(body):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers import REPO, write_jsonl
-from wikitrace.corpus.check import check_corpus
+from wikitrace.check import check_corpus
 
 CAPTURE = REPO / "tests" / "fixtures" / "capture"
 CLAUDE = CAPTURE / "claude-code-current.jsonl"

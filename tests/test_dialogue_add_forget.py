@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from wikitrace.corpus.fsio import make_writable
+from wikitrace.fsio import make_writable
 from wikitrace.dialogue.check import check_dialogue
 from wikitrace.dialogue.embed import text_key
 

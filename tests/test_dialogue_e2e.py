@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from wikitrace.cli import app
-from wikitrace.corpus.fsio import make_writable
+from wikitrace.fsio import make_writable
 from wikitrace.dialogue.build import DialogueOptions, compile_dialogues
 from wikitrace.dialogue.check import check_dialogue
 from wikitrace.dialogue.query import run_query

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from wikitrace.corpus.fsio import make_writable
+from wikitrace.fsio import make_writable
 from wikitrace.dialogue.build import DialogueOptions, compile_dialogues
 from wikitrace.dialogue.check import check_dialogue
 from wikitrace.dialogue.cli_support import compile_command

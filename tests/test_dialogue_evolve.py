@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from wikitrace.corpus.fsio import make_writable
+from wikitrace.fsio import make_writable
 from wikitrace.dialogue.build import DialogueOptions, compile_dialogues
 from wikitrace.dialogue.extract import Claim, Snapshot
 from wikitrace.dialogue.query import run_query

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fake_openai import error, reply, slow
 
-from wikitrace.corpus.fsio import make_writable
+from wikitrace.fsio import make_writable
 from wikitrace.dialogue.build import DialogueOptions, compile_dialogues, compile_sample
 from wikitrace.dialogue.check import check_dialogue
 from wikitrace.dialogue.llm import StructuredLLM, answer, from_options

@@ -256,7 +256,7 @@ def test_the_root_page_links_dialogue_memory_and_each_run_page_has_a_name_of_its
     names = [frontmatter.load(p).metadata["aliases"] for p in sorted(corpus.glob("raw/step-*/*.md"))]
     flat = [a for n in names for a in n]
     assert len(flat) == len(set(flat)) == 2 * len(example_runs())  # metadata.md and turns.md of every run
-    from wikitrace.corpus.check import check_corpus
+    from wikitrace.check import check_corpus
 
     assert check_corpus(corpus) == []
 

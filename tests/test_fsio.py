@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import examples
-from wikitrace.corpus.fsio import dump_frontmatter
+from wikitrace.fsio import dump_frontmatter
 
 scalars = st.one_of(st.text(max_size=80), st.integers(), st.booleans(),
                     st.floats(allow_nan=False, allow_infinity=False))

@@ -170,7 +170,7 @@ def test_rebuilds_are_byte_identical_and_compile_equals_compile_then_add(tmp_pat
 def test_check_finds_an_insight_whose_counts_differ_from_its_sources(tmp_path):
     from helpers import make_writable_copy
 
-    from wikitrace.corpus.check import check_corpus
+    from wikitrace.check import check_corpus
 
     out = compile_runs(tmp_path, [swe_run(k, success=k % 2 == 0) for k in range(4)])
     assert check_corpus(out) == []

@@ -14,9 +14,9 @@ from test_insight_layer import swe_run
 
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.insight_merge import NOT_MERGED_YET, check_guideline
-from wikitrace.corpus.add import AddOptions, add_runs
-from wikitrace.corpus.check import check_corpus
-from wikitrace.corpus.forget import forget
+from wikitrace.add import AddOptions, add_runs
+from wikitrace.check import check_corpus
+from wikitrace.forget import forget
 
 
 def responder(guideline="When the build tool is missing, check the environment first and fix the code by reading it."):

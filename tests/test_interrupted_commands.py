@@ -3,7 +3,7 @@ finished by running it again: the corpus converges to the bytes of a run never k
 
 The kill is exact, not timed: WIKITRACE_KILL_AT=N:COUNTER makes the command (with the
 helper processes of its session) SIGKILL itself just before its Nth file replacement
-or removal (corpus/fsio.py ``before_replace``). A counting run (N = 0 never fires)
+or removal (fsio.py ``before_replace``). A counting run (N = 0 never fires)
 tells how many replacement points a command has. The default run kills each command
 at its first, a middle and its last point; the ``slow`` variant kills it at every one.
 """
@@ -21,7 +21,7 @@ import pytest
 
 from helpers import EXAMPLES, REPO, example_runs, tree_bytes, write_jsonl
 
-from wikitrace.corpus.check import check_corpus
+from wikitrace.check import check_corpus
 
 LOCOMO = REPO / "tests" / "fixtures" / "dialogue" / "locomo-mini.json"
 

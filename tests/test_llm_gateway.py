@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fake_openai import error, reply
 
-from wikitrace.corpus.fsio import make_writable
+from wikitrace.fsio import make_writable
 from wikitrace.dialogue.build import DialogueOptions, compile_dialogues
 from wikitrace.dialogue.llm import StructuredLLM
 from wikitrace.llm.client import Client, ModelFault

@@ -145,7 +145,7 @@ EXAMPLES = int(os.environ.get("WIKITRACE_LEAK_EXAMPLES", "1"))
 @given(seed=st.integers(0, 2**32 - 1))
 def test_no_planted_secret_leaves_through_any_path(fake_batch, tmp_path_factory, monkeypatch, seed):
     from wikitrace.compilers import batch as batch_module
-    from wikitrace.corpus.fsio import make_writable
+    from wikitrace.fsio import make_writable
     from wikitrace.corpus_access import CorpusAccess
 
     rng = random.Random(seed)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from wikitrace.build import BuildOptions, build
-from wikitrace.corpus.check import check_corpus
+from wikitrace.check import check_corpus
 from wikitrace.corpus.publish import BuildLock, PublishError
 
 from helpers import EXAMPLES, example_runs, tree_bytes, write_jsonl

@@ -6,8 +6,8 @@ __version__ = "0.1.0"
 def add_run(path, corpus, outcome=None, **options):
     """Append one finished run (any input format) to a compiled corpus: ``wikitrace add``
     for a harness. ``outcome``: "success", "failure" or a score, when the run's format
-    carries no verdict. Returns a ``wikitrace.corpus.add.AddResult``; raises a
+    carries no verdict. Returns a ``wikitrace.add.AddResult``; raises a
     ``wikitrace.errors.WikitraceError`` saying what to fix when it cannot add."""
-    from .corpus.add import add_run as _add_run  # imported here: `import wikitrace` stays instant
+    from .add import add_run as _add_run  # imported here: `import wikitrace` stays instant
 
     return _add_run(path, corpus, outcome, **options)

@@ -29,7 +29,8 @@ from . import __version__, llm_report
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler, compile_offline
 from .corpus import layout, pages
-from .corpus.manifest import IdAllocator, content_hash
+from .corpus.manifest import IdAllocator
+from .runs.model import content_hash
 from .corpus.update import REUSED, Reuse as _Reuse, RunWriter as _Writer
 from .corpus.publish import STATE, BuildLock, PublishError, Publisher, check_target, corpus_root, read_corpus_json
 from .corpus.tombstones import Tombstones, forget_state
@@ -292,9 +293,10 @@ def build(opts: BuildOptions, progress=None, announce=None, batch_progress=None)
     with BuildLock(root):
         pub = Publisher(root, "runs")
         try:
+            from .agent.index import prompt_index_bytes
             from .corpus.pending import recover
 
-            recover(pub)  # a command killed earlier is finished (or its unlisted pages removed) first
+            recover(pub, prompt_index_bytes)  # a command killed earlier is finished (or its unlisted pages removed) first
             return _build_locked(opts, pub, progress, announce, batch_progress)
         finally:
             pub.close()
@@ -459,8 +461,9 @@ def run_build(opts: BuildOptions, as_json: bool = False) -> int:
         console.print(line)
     try:
         with Progress(console, quiet=opts.quiet) as bar:
+            # --quiet shows no announcement: the input is then not read a first time to count it
             result = build(opts, lambda runs: bar.track(runs, found.runs, "compiling runs"),
-                           announce=console.print, batch_progress=bar)
+                           announce=None if opts.quiet else console.print, batch_progress=bar)
     except BuildInputError as exc:
         raise InputError(str(exc)) from None
     except (BuildError, PublishError) as exc:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from typer.core import TyperGroup
 
 from . import __version__
+from .cli_usage import Commands
 
 CORPUS_ENV = "WIKITRACE_CORPUS"
 FORMATS = ("native, atif, swe-agent, mini-swe-agent, claude-code, codex-cli, otlp (OpenTelemetry / OpenInference), "
@@ -34,21 +34,6 @@ ENVIRONMENT = (
 _SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 
-class _Commands(TyperGroup):
-    """Reports a WikitraceError (or an OSError naming a file) as the one error line and
-    exits with its code, wherever the command is invoked from (main(), a test runner)."""
-
-    def invoke(self, ctx):
-        from .errors import WikitraceError, report
-
-        try:
-            return super().invoke(ctx)
-        except BrokenPipeError:
-            raise
-        except (WikitraceError, OSError) as exc:
-            raise typer.Exit(report(exc)) from None
-
-
 def _typer(help: str, **kw) -> typer.Typer:
     # rich_markup_mode=None: plain help text (flags shown as flags, "[plot]" printed as written).
     return typer.Typer(no_args_is_help=True, rich_markup_mode=None, context_settings=_SETTINGS,
@@ -56,7 +41,7 @@ def _typer(help: str, **kw) -> typer.Typer:
 
 
 app = _typer("Compile agent runs and dialogues into evidence-linked, read-only memory.", epilog=ENVIRONMENT,
-             cls=_Commands)
+             cls=Commands)
 tools_app = _typer("The small agent-facing commands (actions, turn, grep).")
 cite_app = _typer("The post-episode citation prompt, its parser, and the usage ledger (cite record).")
 dialogue_app = _typer("Dialogue memory (TrajWiki): compile conversations, add a session, forget.", epilog=ENVIRONMENT)
@@ -150,13 +135,14 @@ def add(
 ) -> None:
     """Append one finished run to a compiled corpus, updating its indexes and corpus.json in place."""
     from .cli_checks import existing_folder
-    from .corpus.add import AddOptions, run_add, transcript_from_hook
+    from .add import AddOptions, run_add
+    from .capture import transcript_from_hook
     from .errors import UsageError
 
     if claude_code_hook == (run_file is not None):
         raise UsageError("give RUN_FILE or --claude-code-hook (exactly one)", where="RUN_FILE")
     if claude_code_hook:
-        from .corpus.capture import log_failure
+        from .capture import log_failure
         from .errors import WikitraceError
 
         try:
@@ -178,7 +164,7 @@ def forget(
     as_json: bool = typer.Option(False, "--json", help="Print what was removed as one JSON object on stdout."),
 ) -> None:
     """Remove runs for good: their pages, insights, index lines and cached LLM answers; later builds skip them."""
-    from .corpus.forget import forget_command
+    from .forget import forget_command
 
     raise typer.Exit(forget_command(_need_corpus(corpus), run_ids, cache_dir, as_json))
 
@@ -190,7 +176,7 @@ def check(
     as_json: bool = typer.Option(False, "--json", help='Print {"corpus", "ok", "problems"} as JSON.'),
 ) -> None:
     """Verify links, source links, turn refs, frontmatter and indexes; exit 1 on any problem."""
-    from .corpus.check import check_corpus, print_report
+    from .check import check_corpus, print_report
 
     corpus = _need_corpus(corpus, "DIR")
     problems = check_corpus(corpus)
@@ -329,7 +315,7 @@ def eval_(
 
         raise typer.Exit(by_label_command(results, labels, method, control, success_threshold, as_json, plot_out,
                                           reference))
-    from .agent.evaluate import eval_command
+    from .agent.eval_report import eval_command
     from .cli_checks import writable_file
 
     raise typer.Exit(eval_command(results, writable_file(csv_out, "--csv"), writable_file(plot_out, "--plot"),
@@ -432,26 +418,13 @@ def _completion_for(argv: list[str]) -> int | None:
     return 0
 
 
-def _dispatch() -> int | None:
+def run_typer() -> int | None:
+    """Every command through typer (after the entry point's fast path declined)."""
     import sys
 
-    argv = sys.argv[1:]
-    shown = _completion_for(argv)
+    shown = _completion_for(sys.argv[1:])
     if shown is not None:
         return shown
-    # `prompt` runs once per agent task: parse it without typer (whose option
-    # handling imports pydantic) when the arguments are plain.
-    if argv[:1] == ["prompt"]:
-        from .agent.cli_glue import prompt_main
-
-        rc = prompt_main(argv[1:])
-        if rc is not None:
-            return rc
-    # `query` likewise runs once per question.
-    if len(argv) > 1 and argv[0] == "query" and not {"--help", "-h"} & set(argv):
-        from .dialogue.__main__ import main as dialogue_main
-
-        return dialogue_main(argv)
     return app()
 
 
@@ -469,9 +442,11 @@ def mcp_(
 
 
 def main() -> None:
+    """``python -m wikitrace.cli``: every command through typer (the ``wikitrace``
+    executable, entry.py, tries the fast paths of prompt and query first)."""
     from .errors import run
 
-    run(_dispatch)
+    run(run_typer)
 
 
 if __name__ == "__main__":

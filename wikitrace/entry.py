@@ -12,21 +12,26 @@ from __future__ import annotations
 import sys
 
 
-def _dispatch() -> int | None:
-    argv = sys.argv[1:]
+def fast_path(argv: list[str]) -> int | None:
+    """``prompt`` and ``query`` run by their argparse parsers; None: typer's turn."""
     if argv[:1] == ["prompt"]:
         from .agent.cli_glue import prompt_main
 
-        rc = prompt_main(argv[1:])
-        if rc is not None:
-            return rc
-    elif len(argv) > 1 and argv[0] == "query" and not {"--help", "-h"} & set(argv):
-        from .dialogue.__main__ import main as dialogue_main
+        return prompt_main(argv[1:])
+    if argv[:1] == ["query"]:
+        from .dialogue.cli_support import query_main
 
-        return dialogue_main(argv)
-    from .cli import _dispatch as dispatch
+        return query_main(argv[1:])
+    return None
 
-    return dispatch()
+
+def _dispatch() -> int | None:
+    rc = fast_path(sys.argv[1:])
+    if rc is not None:
+        return rc
+    from .cli import run_typer
+
+    return run_typer()
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..corpus import ledger, usage_pages
+from ..corpus import ledger, recount
 
 LOCK_WAIT = 60.0  # seconds to wait for a build (or another record) holding the corpus
 
@@ -63,6 +63,7 @@ def record_episode(corpus: Path, answer: str, run_id: str, outcome: str, *, meth
     from ..runs.model import RunError
     from ..runs.outcomes import parse_verdict
     from .cite import CitationError, Citation, check_citation, parse_citation
+    from .index import prompt_index_bytes
 
     root = corpus_root(corpus)
     try:
@@ -111,8 +112,8 @@ def record_episode(corpus: Path, answer: str, run_id: str, outcome: str, *, meth
             ledger.append(root, ep)
             episodes[key] = ep
         counts = ledger.tally(episodes.values())
-        pages = usage_pages.publish_counts(root, counts, [i["id"] for i in data.get("insights", []) if isinstance(i, dict)],
-                              notes)
+        pages = recount.publish_counts(root, counts, [i["id"] for i in data.get("insights", []) if isinstance(i, dict)],
+                                              notes, prompt_index_bytes)
     except ledger.LedgerError as exc:
         raise Failed(str(exc)) from None
     finally:

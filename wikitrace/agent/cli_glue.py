@@ -12,7 +12,7 @@ def prompt_command(corpus: Path, task: str | None, task_file: Path | None, varia
                    templates: Path | None, embedding_model: str | None, base_url: str | None, as_json: bool,
                    prefer_helpful: bool = False) -> int:
     # No rich here: it would cost more to import than the whole indexed prompt build.
-    # Errors are raised (errors.WikitraceError) and printed by cli.main.
+    # Errors are raised (errors.WikitraceError) and printed as one line by errors.run.
     from ..errors import InputError, UsageError
     from .prompt import build_prompt
     from .similarity import make_backend
@@ -47,27 +47,21 @@ def prompt_command(corpus: Path, task: str | None, task_file: Path | None, varia
 
 
 def prompt_parser():
-    """``wikitrace prompt``'s options as an argparse parser (the same names, defaults and
-    limits as the typer command in cli.py; tests/test_agent_index.py checks they agree)."""
-    import argparse
+    """``wikitrace prompt``'s options as an argparse parser: the same names, defaults and
+    limits as the typer command in cli.py (tests/test_cli_usage.py checks they agree)."""
     import os
 
+    from ..fast_args import AtLeast, FastParser
     from .prompt import DEFAULT_BUDGET
 
-    def non_negative(text: str) -> int:
-        value = int(text)
-        if value < 0:
-            raise argparse.ArgumentTypeError(f"{value} is not >= 0")
-        return value
-
-    ap = argparse.ArgumentParser(prog="wikitrace prompt", add_help=False, allow_abbrev=False)
+    ap = FastParser("wikitrace prompt")
     ap.add_argument("--corpus", "-c", type=Path, default=os.environ.get("WIKITRACE_CORPUS") or None)
     ap.add_argument("--task")
     ap.add_argument("--task-file", type=Path)
     ap.add_argument("--variant", default="wikitrace")
-    ap.add_argument("--budget", type=non_negative, default=DEFAULT_BUDGET)
+    ap.add_argument("--budget", type=AtLeast(0), default=DEFAULT_BUDGET)
     ap.add_argument("--task-type")
-    ap.add_argument("--similar", type=non_negative, default=3)
+    ap.add_argument("--similar", type=AtLeast(0), default=3)
     ap.add_argument("--mount-path")
     ap.add_argument("--tools-path", default="/work/tools")
     ap.add_argument("--templates", type=Path)
@@ -81,23 +75,16 @@ def prompt_parser():
 def prompt_main(argv: list[str]) -> int | None:
     """Run ``wikitrace prompt ARGV`` without the CLI framework, or return None when ARGV
     asks for help or does not parse (the caller then hands it to typer, which prints the
-    usual help or usage error).
+    help or the one usage line).
 
     Starting typer costs about as much as the whole indexed prompt build (it imports
-    pydantic to coerce the options), so cli.main() may call this first for ``prompt``.
+    pydantic to coerce the options), so the entry point calls this first for ``prompt``.
     """
-    if any(a in ("--help", "-h") for a in argv):
-        return None
-    import contextlib
-    import io
+    from ..fast_args import parse_or_none
 
-    with contextlib.redirect_stderr(io.StringIO()):
-        try:
-            ns = prompt_parser().parse_args(argv)
-        except SystemExit:
-            return None
-    if ns.corpus is None:
-        return None  # typer's command says what is missing
+    ns = parse_or_none(prompt_parser(), argv)
+    if ns is None or ns.corpus is None:
+        return None  # typer's command says what is wrong or missing
     return prompt_command(ns.corpus, ns.task, ns.task_file, ns.variant, ns.budget, ns.task_type, ns.similar,
                           ns.mount_path, ns.tools_path, ns.templates, ns.embedding_model, ns.base_url, ns.as_json,
                           ns.prefer_helpful)

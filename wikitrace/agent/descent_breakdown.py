@@ -139,7 +139,9 @@ def plot_breakdown(data: dict, out: str | Path) -> Path:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:  # pragma: no cover - depends on the install
-        raise SystemExit("the plot needs matplotlib: pip install matplotlib (the plot extra)") from None
+        from ..errors import UsageError
+
+        raise UsageError("the plot needs matplotlib", "pip install matplotlib (the plot extra)", where="--plot") from None
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     for ax, axis in zip(axes, AXES):
         rows = [r for r in data["rows"] if r["axis"] == axis and r["code"] in AXES[axis]]
@@ -163,26 +165,25 @@ def plot_breakdown(data: dict, out: str | Path) -> Path:
 
 def by_label_command(results: Path, labels_path: Path, method: str, control: str, success_threshold: float,
                      as_json: bool, plot_out: Path | None, reference: str = "no-memory") -> int:
-    import sys
+    from .evaluate import method_key
 
+    raw_rows = read_rows(results)
     try:
-        raw_rows = read_rows(results)
         trials = parse_trials(raw_rows, success_threshold)
-        from .evaluate import method_key
-
-        run_column = {str(r["run"]): (str(r["suite"]), str(r["task_id"]), str(r["trial"]))
-                      for r in raw_rows if r.get("run") and method_key(str(r.get("method"))) == method_key(method)}
+    except EvalError as exc:  # "row N: ...": of the results table
+        raise EvalError(exc.what, exc.fix, where=results) from None
+    run_column = {str(r["run"]): (str(r["suite"]), str(r["task_id"]), str(r["trial"]))
+                  for r in raw_rows if r.get("run") and method_key(str(r.get("method"))) == method_key(method)}
+    wrote = "give the file `wikitrace descents --judge --json` wrote"
+    try:
         labels = json.loads(Path(labels_path).read_text(encoding="utf-8"))
-        if not isinstance(labels, dict) or "runs" not in labels:
-            raise EvalError(f"{labels_path}: not the output of `wikitrace descents --judge --json`")
-        data = breakdown(trials, labels, method, control, run_column, reference)
     except json.JSONDecodeError as exc:
-        sys.stderr.write(f"wikitrace: error: eval: {labels_path}:{exc.lineno}: not valid JSON ({exc.msg}) — "
-                         "give the file `wikitrace descents --judge --json` wrote\n")
-        return 2
-    except (EvalError, ValueError, OSError) as exc:
-        sys.stderr.write(f"wikitrace: error: eval: {exc}\n")
-        return 2
+        raise EvalError(f"not valid JSON ({exc.msg})", wrote, where=labels_path, line=exc.lineno) from None
+    except UnicodeDecodeError:
+        raise EvalError("not UTF-8 text", wrote, where=labels_path) from None
+    if not isinstance(labels, dict) or "runs" not in labels:
+        raise EvalError("not the output of `wikitrace descents --judge --json`", wrote, where=labels_path)
+    data = breakdown(trials, labels, method, control, run_column, reference)
     if as_json:
         print(json.dumps(data, indent=2))
     else:

@@ -27,6 +27,12 @@ ensure_ascii=False, indent=1)``, as ``wikitrace.build`` writes it). The reader m
 an unknown index format, and the index is ignored: the prompt is built from
 ``corpus.json`` as before. The pre-rendered insight texts are also stamped with the hash
 of the insight template, and used only while the template in effect is that same file.
+
+The hash is skipped when the build that wrote both files noted them as a pair
+(``note_pair``: ``.wikitrace/prompt-pair.json`` holds the inode, modification time and
+size of each, the test the manifest trusts for every page): a prompt that finds both
+files exactly so reads only the parts of ``corpus.json`` it needs. Any other state of
+either file (``wikitrace forget``, a hand edit, a copy) falls back to the hash.
 """
 
 from __future__ import annotations
@@ -47,8 +53,8 @@ from .lesson_key import lesson_groups
 from .corpusdata import InsightInfo, RunInfo, id_key, insight_from_entry, run_from_entry, task_kind
 from .similarity import STOPWORDS, _TOKEN, tokenize
 from ..corpus.corpus_json import corpus_region  # the one layout of corpus.json
+from .index_pair import INDEX_PATH, PAIR_PATH, CorpusFile, _stat_key, note_pair, noted_pair
 
-INDEX_PATH = "index/prompt.bin"
 FORMAT = "wikitrace-prompt-index/2"  # 2: the "lesson" section (same lesson, shown once)
 K1, B = 1.5, 0.75  # as similarity.BM25's defaults
 _RUNS_MARK = b'\n "runs": ['
@@ -192,7 +198,7 @@ def _renders(ins_infos: list[InsightInfo], previous: Path | None,
 
 def _render_pool(insights: Sequence[InsightInfo], show_source: bool) -> list[str]:
     from ..templates import environment
-    from .prompt import render_insights
+    from .insight_text import render_insights
 
     return render_insights(environment(None), insights, show_source)
 
@@ -508,7 +514,7 @@ class IndexTexts:
 
     def _render(self, js: list[int]) -> list[str]:
         from ..templates import environment
-        from .prompt import render_insights
+        from .insight_text import render_insights
 
         env = environment(str(self.templates) if self.templates else None)
         return render_insights(env, [self.idx.insight(j) for j in js], self.show_source)
@@ -536,11 +542,6 @@ class IndexTexts:
 
 
 _OPEN: dict[tuple, PromptIndex] = {}
-
-
-def _stat_key(path: Path) -> tuple:
-    st = path.stat()
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def index_status(root: str | Path) -> tuple[PromptIndex | None, str]:
@@ -581,6 +582,7 @@ def _map(path: Path):
 
 def _open(root: Path, path: Path, cpath: Path) -> PromptIndex:
     buf = _map(path)
+    index_key = tuple(_stat_key(path))
     nl = buf.find(b"\n", 0, 1 << 20)
     if nl < 0:
         raise IndexUnusable("no header line")
@@ -592,7 +594,22 @@ def _open(root: Path, path: Path, cpath: Path) -> PromptIndex:
     data_start = nl + 1 + (-(nl + 1) % 8)
     # corpus.json is read, not mapped: someone may rewrite it in place while we hold it
     # (the index itself is only ever replaced whole, so mapping it is safe)
-    corpus = cpath.read_bytes()
+    fh = open(cpath, "rb")
+    st = os.fstat(fh.fileno())
+    noted = hasattr(os, "pread") and noted_pair(root, index_key, (st.st_ino, st.st_mtime_ns, st.st_size))
+    if noted:
+        corpus = CorpusFile(fh, st.st_size)
+    else:
+        with fh:
+            corpus = fh.read()
+    try:
+        return _checked(root, header, buf, data_start, corpus, noted)
+    except BaseException:
+        fh.close()
+        raise
+
+
+def _checked(root: Path, header: dict, buf, data_start: int, corpus, noted: bool) -> PromptIndex:
     mark = corpus.find(_RUNS_MARK, 0, 1 << 20)
     if mark < 0:
         raise IndexUnusable("corpus.json is not laid out as wikitrace.build writes it")
@@ -600,7 +617,7 @@ def _open(root: Path, path: Path, cpath: Path) -> PromptIndex:
     size, digest = header["source"]["bytes"], header["source"]["sha256"]
     if start + size > len(corpus) or corpus[start + size:start + size + 1] not in (b",", b"\n"):
         raise IndexUnusable("stale: corpus.json's runs/insights differ from the indexed ones")
-    if hashlib.sha256(memoryview(corpus)[start:start + size]).hexdigest() != digest:
+    if not noted and hashlib.sha256(memoryview(corpus)[start:start + size]).hexdigest() != digest:
         raise IndexUnusable("stale: corpus.json's runs/insights differ from the indexed ones")
     head_text = bytes(corpus[:mark]).rstrip().rstrip(b",") + b"}"
     try:
@@ -610,4 +627,6 @@ def _open(root: Path, path: Path, cpath: Path) -> PromptIndex:
     return PromptIndex(root, header, buf, data_start, corpus, start, head)
 
 
-__all__ = ["INDEX_PATH", "PromptIndex", "index_status", "open_index", "prompt_index_bytes", "write_prompt_index"]
+__all__ = ["INDEX_PATH", "PAIR_PATH", "PromptIndex", "index_status", "note_pair", "open_index",
+           "prompt_index_bytes",
+           "write_prompt_index"]

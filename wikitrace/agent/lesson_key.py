@@ -50,7 +50,7 @@ class LessonTexts:
         if j in self.usage:
             if j not in self.counted:
                 from ..templates import environment
-                from .prompt import render_insights
+                from .insight_text import render_insights
 
                 env = environment(str(self.templates) if self.templates else None)
                 self.counted[j] = render_insights(env, [self.info(j)], self.show_source,
@@ -61,7 +61,7 @@ class LessonTexts:
             return self.t.get(j)
         if j not in self.grouped:  # one group at a time: a budgeted prompt shows only a few
             from ..templates import environment
-            from .prompt import render_insights
+            from .insight_text import render_insights
 
             env = environment(str(self.templates) if self.templates else None)
             self.grouped[j] = render_insights(env, [self.info(j)], self.show_source,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any, Callable, Iterator
 
 from ..runs.model import Run
@@ -169,6 +170,7 @@ def _core(token: str) -> str:
     return token.lstrip("#$").rstrip(".-/:").lower()
 
 
+@lru_cache(maxsize=1 << 16)  # the lessons' words recur from run to run: each token is judged once
 def _is_value(core: str) -> bool:
     """A token that names one thing of one episode: an id, an amount, a date."""
     digits = sum(c.isdigit() for c in core)

@@ -249,7 +249,7 @@ def _now() -> str:
 def write_state(path: str | os.PathLike[str], batch_ids: list[str], *, model: str, endpoint: str,
                 created_at: str | None = None, requests: int | None = None) -> None:
     """Record the batches of a build, atomically, so a restart can resume them."""
-    from ..corpus.fsio import write_atomic
+    from ..fsio import write_atomic
 
     state = {"format": STATE_FORMAT, "batch_ids": list(batch_ids), "created_at": created_at or _now(),
              "model": model, "endpoint": endpoint}

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..corpus.manifest import content_hash
+from ..runs.model import content_hash
 from ..llm.config import LLMConfig
 from ..redact import default_redactor
 from ..runs.model import Run
@@ -77,6 +77,13 @@ class _LazyMessages(dict):
     def __missing__(self, mode: str) -> list[dict[str, str]]:
         self[mode] = messages = self.compiler.messages(self.prompt, mode)
         return messages
+
+    def key(self, mode: str) -> str:
+        """The cache key of this mode's messages, hashed once (looked up, then stored under)."""
+        keys = self.__dict__.setdefault("keys", {})
+        if mode not in keys:
+            keys[mode] = self.compiler._key(self[mode], mode)
+        return keys[mode]
 
 
 @dataclass
@@ -293,7 +300,7 @@ class LLMCompiler:
             for m in modes:
                 if m != self.response_mode and not self.cache.holds_mode(m):
                     continue
-                key = self._key(by_mode[m], m)
+                key = by_mode.key(m) if isinstance(by_mode, _LazyMessages) else self._key(by_mode[m], m)
                 hit = self.cache.get(key)
                 if hit is not None:
                     self._stats.cache_hits += 1
@@ -330,7 +337,8 @@ class LLMCompiler:
             except AnswerTooLarge as big:
                 text, usage, too_large = None, {}, big
             self._degrade_to(mode)  # it worked here after a more structured mode did not
-            return _FirstAnswer(text, usage, mode, messages, self._key(messages, mode), cached=False,
+            key = by_mode.key(mode) if isinstance(by_mode, _LazyMessages) else self._key(messages, mode)
+            return _FirstAnswer(text, usage, mode, messages, key, cached=False,
                                 too_large=too_large)
         raise Failure(last.reason if last else "no response mode left")
 

@@ -242,8 +242,15 @@ def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
         yield path, value
 
 
+_INDEX_AT_END = re.compile(r"\[\d+\]$")
+_PATH_STEP = re.compile(r"[.\[]")
+
+
+# The same argument paths, values and field names recur on every call of a run (and on every
+# run of a benchmark): these pure helpers are memoised rather than recomputed per check.
+@lru_cache(maxsize=4096)
 def _last_key(path: str) -> str:
-    return re.split(r"[.\[]", re.sub(r"\[\d+\]$", "", path))[-1] if path else ""
+    return _PATH_STEP.split(_INDEX_AT_END.sub("", path))[-1] if path else ""
 
 
 def _as_text(value: Any) -> str:
@@ -259,7 +266,12 @@ def _occurs(value: str, low: str) -> bool:
     needle = value.lower()
     if needle not in low:  # the cheap test first: most values are absent from most turns
         return False
-    return re.search(r"(?<![\w.])" + re.escape(needle) + r"(?![\w])", low) is not None
+    return _whole_word(needle).search(low) is not None
+
+
+@lru_cache(maxsize=4096)
+def _whole_word(needle: str) -> re.Pattern:
+    return re.compile(r"(?<![\w.])" + re.escape(needle) + r"(?![\w])")
 
 
 _NUMBER_WORDS = {"0": "no|none|zero", "1": "one|a|an|single", "2": "two|both|pair", "3": "three", "4": "four", "5": "five"}
@@ -271,15 +283,24 @@ FREE_FORM = "argument"  # the path of a call's only argument when it is a plain 
 def _told_number(value: str, key: str, text: str) -> bool:
     """A short number counts as told only near a word that starts like one of its key's words
     (``nonfree_baggages: 1`` is told by "1 checked bag", not by any "1" in the text)."""
+    patterns = _number_patterns(value, key)
+    if patterns is None:
+        return False
+    low = text.lower()
+    return any(p.search(low) is not None for p in patterns)
+
+
+@lru_cache(maxsize=4096)
+def _number_patterns(value: str, key: str) -> tuple[re.Pattern, re.Pattern] | None:
+    """The number near one of its key's words, after it or before it; None: the key has no word."""
     stems = [w[:3] for w in re.split(r"[^a-z]", key.lower()) if len(w) >= 3]
     if not stems:
-        return False
+        return None
     number = re.escape(value) + (f"|{_NUMBER_WORDS[value]}" if value in _NUMBER_WORDS else "")
     stem = "|".join(map(re.escape, stems))
     after = rf"(?<![\w.])(?:{number})(?![\w])(?:\W+\w+){{0,6}}?\W+(?:{stem})"
     before = rf"\b(?:{stem})\w*(?:\W+\w+){{0,6}}?\W+\$?(?:{number})(?![\w])"
-    low = text.lower()
-    return re.search(after, low) is not None or re.search(before, low) is not None
+    return re.compile(after), re.compile(before)
 
 
 def _seen(value, key: str, turn: Turn, low: str, names: frozenset[str] = frozenset()) -> bool:

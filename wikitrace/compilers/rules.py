@@ -21,6 +21,11 @@ _CONFIRM_WORDS = re.compile(r"\bconfirm", re.I)
 _NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
             "nine": 9, "ten": 10}
 _LINK = r"(?!(?:per|for|in|on|each|and|or|of|to|with|at|by|from)\b)"
+_BLOCKS = re.compile(r"\n\s*\n|\n\s*[-*]\s+|\n#+\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+_WORD = re.compile(r"[a-z]{3,}")
+_DIGIT = re.compile(r"\d")
+_VALUE_SPLIT = re.compile(r"[\s_-]+")
 _AT_MOST = re.compile(r"\b(?:at most|no more than|up to)\s+(\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
                       rf"\s+({_LINK}[a-z]+(?:\s{_LINK}[a-z]+){{0,2}})", re.I)
 
@@ -28,14 +33,17 @@ _AT_MOST = re.compile(r"\b(?:at most|no more than|up to)\s+(\d+|one|two|three|fo
 def sentences(text: str) -> list[str]:
     """The system prompt cut into sentences and list items, whitespace folded."""
     out = []
-    for block in re.split(r"\n\s*\n|\n\s*[-*]\s+|\n#+\s*", text or ""):
-        for s in re.split(r"(?<=[.!?])\s+(?=[A-Z(])", block):
+    for block in _BLOCKS.split(text or ""):
+        for s in _SENTENCE_END.split(block):
             s = " ".join(s.split()).lstrip("-* ").strip()
             if len(s) > 12:
                 out.append(s)
     return out
 
 
+# A run's rules are read against the same few thousand words again and again (the system
+# prompt's sentences, tool names, argument values): both are pure, so each word is stemmed once.
+@lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
     w = word.lower()
     if w.endswith("es") and not w.endswith(("ses", "xes", "zes", "ches", "shes")):
@@ -48,8 +56,10 @@ def _stem(word: str) -> str:
     return w
 
 
-def _words(text: str) -> set[str]:
-    return {_stem(w) for w in re.findall(r"[a-z]{3,}", text.lower())}
+@lru_cache(maxsize=1 << 14)
+def _words(text: str) -> frozenset[str]:
+    """The stemmed words of ``text`` (frozen: the result is shared between callers)."""
+    return frozenset(_stem(w) for w in _WORD.findall(text.lower()))
 
 
 @dataclass(frozen=True)
@@ -70,7 +80,7 @@ def _rules(reading: Reading) -> tuple[_Rule, ...]:
 
 @lru_cache(maxsize=16)  # runs of one benchmark share a system prompt; a few prompts are kept, not all
 def _rules_of(text: str) -> tuple[_Rule, ...]:
-    return tuple(_Rule(s, frozenset(_words(s)), tuple(_AT_MOST.finditer(s)), bool(_CONFIRM_WORDS.search(s)))
+    return tuple(_Rule(s, _words(s), tuple(_AT_MOST.finditer(s)), bool(_CONFIRM_WORDS.search(s)))
                  for s in sentences(text) if RULE.search(s))
 
 
@@ -96,7 +106,7 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
     flat = [(p, _as_text(v)) for p, v in leaves(call.turn.arguments if isinstance(call.turn.arguments, (dict, list)) else {})]
     values = set()  # words of the values (not the keys: a key names a field, not what was done)
     for p, v in flat:
-        if not re.search(r"\d", v) and len(v.split()) <= 3:  # ids, amounts and prose say nothing about a rule
+        if not _DIGIT.search(v) and len(v.split()) <= 3:  # ids, amounts and prose say nothing about a rule
             values |= _words(v.replace("_", " "))
     stemmed: list[str] = []  # each value's words stemmed, made at the first limit that needs them
     hits: list[RuleHit] = []
@@ -111,7 +121,7 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
             phrase = " ".join(_stem(w) for w in m.group(2).lower().split()).rstrip("s")
             thing = head if heads.count(head) == 1 else phrase
             if not stemmed:
-                stemmed = [" ".join(_stem(w) for w in re.split(r"[\s_-]+", v.lower())) for _, v in flat]
+                stemmed = [" ".join(_stem(w) for w in _VALUE_SPLIT.split(v.lower())) for _, v in flat]
             count = sum(1 for v in stemmed if thing in v)
             if count > limit:
                 broken = f"the arguments hold {count} {m.group(2)} values; the rule allows {limit}"

@@ -16,7 +16,7 @@ from ..compilers.schema import Compilation
 from ..runs.model import Run
 from ..templates import render
 from . import layout, usage_pages
-from .fsio import dump_frontmatter
+from ..fsio import dump_frontmatter
 
 
 @dataclass

@@ -143,13 +143,14 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             iid = listed[k] if k < len(listed) else ids.setdefault(group_key(r, lesson["key"]),
                                                                      layout.insight_id(len(ids)))
             groups.setdefault(iid, []).append((r, lesson))
-    titles = {iid: _pick_text(m)["title"] for iid, m in groups.items()}
+    picked = {iid: _pick_text(m) for iid, m in groups.items()}
+    titles = {iid: text["title"] for iid, text in picked.items()}
     out = []
     for iid in sorted(groups, key=layout.id_number):
         members = groups[iid]
         first, lesson = members[0]
         kind = kind_of(first)
-        text = _pick_text(members)
+        text = picked[iid]
         sources = [{"step": e["step"], "outcome": e["outcome"], "detail": l.get("detail") or ""} for e, l in members]
         counts = {"runs": len(sources), "success": sum(s["outcome"] == "success" for s in sources),
                   "failure": sum(s["outcome"] == "failure" for s in sources)}
@@ -161,7 +162,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             a, b = seen["failure"], seen["success"]
             verdict, p = _verdict(a, b, failed, succeeded)
             instead = [{"step": s["step"], "insights": [i for i in s.get("insights") or [] if i != iid]}
-                       for s in met_by.get((kind, pattern), [])][:INSTEAD_SHOWN] \
+                       for s in met_by.get((kind, pattern), [])[:INSTEAD_SHOWN]] \
                 if verdict in ("none", "success") and pattern.split("|", 1)[0] in TROUBLE else []
             contrast = {"pattern": pattern, "failed_met": a, "failed": failed, "success_met": b,
                         "success": succeeded, "verdict": verdict, "p": p, "instead": instead}

@@ -229,7 +229,7 @@ def insight_counts(root: Path) -> tuple[dict[str, tuple[int, int]], list[str]]:
 
 def write_lines(root: Path, lines: list[str]) -> None:
     """Replace the ledger with ``lines`` at once (temp file + rename, 0444)."""
-    from .fsio import DIR_MODE, write_atomic
+    from ..fsio import DIR_MODE, write_atomic
 
     path = _safe(root)
     made = not path.parent.exists()

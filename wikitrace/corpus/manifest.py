@@ -15,17 +15,8 @@ import os
 import stat
 import time
 
-from ..runs.model import Run
 from . import layout
-from .fsio import before_replace
-
-
-def content_hash(run: Run) -> str:
-    """The loader's fingerprint of the run (task, turns, outcome), computed once per run."""
-    from ..runs.load import fingerprint
-
-    digest = run.source.get("fingerprint") or fingerprint(run)
-    return "sha256:" + digest
+from ..fsio import before_replace
 
 
 class IdAllocator:
@@ -138,7 +129,7 @@ class FileManifest:
         return cls(files, raw.get("data") if isinstance(raw.get("data"), dict) else {})
 
     def save(self, path) -> None:
-        from .fsio import write_atomic
+        from ..fsio import write_atomic
 
         write_atomic(path, json.dumps({"format": _FORMAT, "data": self.data, "files": self.files},
                                       separators=(",", ":")) + "\n", mode=0o644)

@@ -22,8 +22,10 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 PENDING = "runs.pending"
+IndexBuilder = Callable[[list, list, Any], bytes]  # (runs, insights, corpus.json region) -> prompt index bytes
 
 
 @dataclass
@@ -57,17 +59,19 @@ def load(root: Path) -> Pending | None:
 
 def save(pub, pending: Pending) -> None:
     """The commit point: from here on the update is finished by ``complete``."""
-    from .fsio import write_atomic
+    from ..fsio import write_atomic
 
     pending.output = dict(pub.output)
     write_atomic(path(pub.root), json.dumps(asdict(pending), separators=(",", ":"), ensure_ascii=False) + "\n",
                  mode=0o644)
 
 
-def complete(pub, pending: Pending, prompt_index: bytes | None = None) -> list[str]:
+def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder) -> list[str]:
     """Write what the record names, then finish the publisher (removals, manifest) and
-    drop the record. ``prompt_index``: its bytes, when the caller has them already.
-    Returns the removed paths."""
+    drop the record. ``prompt_index``: the bytes of the prompt index when the caller has
+    them already, else the function that makes them from corpus.json's runs, insights
+    and byte region (``agent.index.prompt_index_bytes``: the agent layer owns that
+    format, so the caller hands it down). Returns the removed paths."""
     from .search_files import update_search_files
 
     root = pub.root
@@ -77,7 +81,6 @@ def complete(pub, pending: Pending, prompt_index: bytes | None = None) -> list[s
         pub.write(rel, text.encode("utf-8"))
     text = pending.corpus_json
     if text is not None:
-        from ..agent.index import prompt_index_bytes
         from . import documents
         from .corpus_json import dumps
         from .update import PROMPT_INDEX
@@ -89,15 +92,18 @@ def complete(pub, pending: Pending, prompt_index: bytes | None = None) -> list[s
         dialogue = (root / "dialogue" / "_index.md").is_file()  # dialogue memory beside the runs: the root page links it
         for rel, page in documents.render_indexes(runs, insights, mount, templates, dialogue).items():
             pub.write(rel, page.encode("utf-8"))
-        if prompt_index is None:
-            prompt_index = prompt_index_bytes(runs, insights, dumps(data)[1])
+        if callable(prompt_index):
+            prompt_index = prompt_index(runs, insights, dumps(data)[1])
         pub.write(PROMPT_INDEX, prompt_index)
     if pending.pages or text is not None:  # grep's shards: only those whose files changed are written
         update_search_files(pub, root)
     if text is not None:
+        from ..agent.index import note_pair
+
         pub.write("corpus.json", text.encode("utf-8"))
+        note_pair(root)  # both in place: a prompt that finds them so need not hash corpus.json
     removed = pub.finish(pending.data)
-    from .fsio import before_replace
+    from ..fsio import before_replace
 
     before_replace()
     try:
@@ -107,12 +113,13 @@ def complete(pub, pending: Pending, prompt_index: bytes | None = None) -> list[s
     return removed
 
 
-def recover(pub) -> str | None:
+def recover(pub, prompt_index: IndexBuilder) -> str | None:
     """Finish what an interrupted command left (the caller holds the lock and made
-    ``pub`` for kind ``runs``). Returns a line saying what was done, or None."""
+    ``pub`` for kind ``runs``; ``prompt_index`` makes the prompt index, as for
+    ``complete``). Returns a line saying what was done, or None."""
     pending = load(pub.root)
     if pending is not None:
-        complete(pub, pending)
+        complete(pub, pending, prompt_index)
         _fresh(pub)
         return f"finished the interrupted `wikitrace {pending.command}` of this corpus"
     claimed = _claimed_since_manifest(pub)

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from . import layout
-from .fsio import DIR_MODE, before_replace
+from ..fsio import DIR_MODE, before_replace
 from .manifest import FileManifest, FileWriter, hash_file
 
 STATE = ".wikitrace"  # the build's own folder inside the corpus

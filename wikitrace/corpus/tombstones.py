@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .manifest import content_hash
+from ..runs.model import content_hash
 from .publish import STATE, PublishError
 
 FILE = "forgotten.json"
@@ -76,7 +76,7 @@ class Tombstones:
                     self._by_hash[stone.content_hash] = stone
 
     def save(self) -> None:
-        from .fsio import write_atomic
+        from ..fsio import write_atomic
 
         runs = [asdict(t) for t in sorted(self.stones, key=lambda t: (t.run_id, t.step))]
         write_atomic(self.path, json.dumps({"format": FORMAT, "runs": runs}, indent=1, ensure_ascii=False) + "\n",

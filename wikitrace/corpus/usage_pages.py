@@ -11,7 +11,6 @@ rendered by ``compile`` or updated by ``cite record``: a rebuild writes the same
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 MARK = "<!-- wikitrace:usage -->"
 _FM_KEYS = ("cited_episodes", "cited_succeeded")
@@ -114,37 +113,3 @@ def check_usage(root, data: dict, docs: dict[str, dict]) -> list[str]:
             problems.append(f"{rel}: shows cited_episodes {have[0]}, cited_succeeded {have[1]} but "
                             f"{ledger.LEDGER} gives {want[0]}, {want[1]}; run wikitrace compile to update the page")
     return problems
-
-
-def publish_counts(root: Path, counts: dict, insight_ids: list[str], notes: list[str]) -> list[str]:
-    """Rewrite the insight pages whose counts changed (and the insight layer's search
-    file), keeping every other file of the corpus as it is."""
-    from . import pending
-    from .publish import Publisher
-
-    pub = Publisher(root, "runs")
-    try:
-        done_before = pending.recover(pub)  # an update killed earlier is finished (or rolled back) first
-        if done_before:
-            notes.append(done_before)
-        pub.keep(list(pub.manifest.files))
-        shown = pub.manifest.data.get("usage") or {}
-        texts, skipped = recounted(pub, counts, shown, insight_ids)
-        if skipped:
-            notes.append(f"{len(skipped)} insight page(s) are not as the last build wrote them (missing, edited, "
-                         f"or no build state in .wikitrace/): {', '.join(skipped[:3])}; run wikitrace compile to "
-                         f"write them with their counts")
-        done = shown_counts(counts, insight_ids)
-        for rel in skipped:  # still showing the old counts
-            iid = rel.rsplit("/", 1)[1][:-3]
-            done.pop(iid, None)
-            if iid in shown:
-                done[iid] = list(shown[iid])
-        record = pending.Pending(command="cite record", data={**pub.manifest.data, "usage": dict(sorted(done.items()))},
-                                 output={}, pages=texts)
-        if texts:  # only the shards holding a rewritten page are written again
-            pending.save(pub, record)
-        pending.complete(pub, record)
-    finally:
-        pub.close()
-    return sorted(texts)

@@ -209,7 +209,7 @@ def add_command(session: Path, corpus: Path, sample: str, templates, offline: bo
     try:
         res = add_session(session, corpus, sample, llm=llm, embedder=endpoint_embedder(None, offline=offline),
                           templates=templates)
-    except (DialogueInputError, ValueError, FileNotFoundError, EmbeddingError) as exc:
+    except (FileNotFoundError, EmbeddingError) as exc:  # the dialogue's own errors are InputErrors already
         raise InputError(str(exc)) from None
     except PublishError as exc:
         raise Failed(str(exc)) from None

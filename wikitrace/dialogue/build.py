@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__ as WIKITRACE_VERSION
-from ..corpus.fsio import dump_frontmatter
+from ..errors import InputError, UsageError
+from ..fsio import dump_frontmatter
 from ..templates import render
 from . import FORMAT
 from .extract import build_snapshots
@@ -351,9 +352,10 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
         dialogues = [d for d in dialogues if d.sample_id in wanted]
         missing = wanted - {d.sample_id for d in dialogues}
         if missing:
-            raise ValueError(f"sample(s) not found in the inputs: {', '.join(sorted(missing))}")
+            raise UsageError(f"sample(s) not found in the inputs: {', '.join(sorted(missing))}",
+                             "give the ids of samples the inputs hold", where="--sample")
     if not dialogues and opts.dialogues is None:
-        raise ValueError("no dialogue to compile")
+        raise InputError("no dialogue to compile", "give LoCoMo JSON or JSONL files of messages")
     from ..corpus.publish import BuildLock, Publisher, check_target, corpus_root
     from . import pending
     from .tombstones import Tombstones

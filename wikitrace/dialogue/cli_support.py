@@ -16,7 +16,6 @@ def compile_command(inputs, out: Path, samples, templates, offline: bool, model,
     from .build import DialogueOptions, compile_dialogues
     from .embed import EmbeddingError, endpoint_embedder
     from .llm import from_options
-    from .load import DialogueInputError
     from ..corpus.publish import PublishError
 
     con = make_console(quiet=quiet)
@@ -27,7 +26,7 @@ def compile_command(inputs, out: Path, samples, templates, offline: bool, model,
             res = compile_dialogues(DialogueOptions(
                 inputs=list(inputs), out=out, samples=list(samples), templates=templates, llm=llm, embedder=embedder,
                 progress=lambda ds: bar.track(ds, len(ds), "compiling dialogues"), restore=restore))
-    except (DialogueInputError, ValueError, FileNotFoundError, EmbeddingError) as exc:
+    except (FileNotFoundError, EmbeddingError) as exc:  # the dialogue's own errors are InputErrors already
         raise InputError(str(exc)) from None
     except PublishError as exc:
         raise Failed(str(exc)) from None
@@ -70,7 +69,7 @@ def compile_command(inputs, out: Path, samples, templates, offline: bool, model,
 
 def query_command(corpus: Path, sample, question: str, budget: int, as_json: bool, offline: bool,
                   model, base_url) -> int:
-    from .query import QueryError, run_query
+    from .query import run_query
 
     llm = None
     if not offline:
@@ -79,10 +78,37 @@ def query_command(corpus: Path, sample, question: str, budget: int, as_json: boo
         llm = from_options(model, base_url, offline=offline)
     if not offline and llm is None:
         print("note: no LLM configured; returning evidence only", file=sys.stderr)
-    try:
-        print(run_query(corpus, sample, question, budget=budget, as_json=as_json, llm=llm))
-    except QueryError as exc:
-        from ..errors import InputError
-
-        raise InputError(str(exc)) from None
+    print(run_query(corpus, sample, question, budget=budget, as_json=as_json, llm=llm))
     return 0
+
+
+def query_parser():
+    """``wikitrace query``'s options as an argparse parser: the same names, defaults and
+    limits as the typer command in cli.py (tests/test_cli_usage.py checks they agree)."""
+    import os
+
+    from ..fast_args import AtLeast, FastParser
+
+    ap = FastParser("wikitrace query")
+    ap.add_argument("question")
+    ap.add_argument("--corpus", "-c", type=Path, default=os.environ.get("WIKITRACE_CORPUS") or None)
+    ap.add_argument("--sample", "-s")
+    ap.add_argument("--budget", type=AtLeast(50), default=2000)
+    ap.add_argument("--json", action="store_true", dest="as_json")
+    ap.add_argument("--offline", action="store_true", dest="offline", default=True)
+    ap.add_argument("--llm", action="store_false", dest="offline")
+    ap.add_argument("--model")
+    ap.add_argument("--base-url")
+    return ap
+
+
+def query_main(argv: list[str]) -> int | None:
+    """Run ``wikitrace query ARGV`` with argparse only (no typer, no rich, no jinja2 for
+    ``--json``), or return None when typer should take ARGV: help, a usage error, no
+    corpus. A one-shot query then spends its time retrieving rather than importing."""
+    from ..fast_args import parse_or_none
+
+    ns = parse_or_none(query_parser(), argv)
+    if ns is None or ns.corpus is None:
+        return None
+    return query_command(ns.corpus, ns.sample, ns.question, ns.budget, ns.as_json, ns.offline, ns.model, ns.base_url)

@@ -95,7 +95,7 @@ def forget_command(corpus: Path, sample: str, session: str | None, templates, of
     try:
         res = forget(corpus, sample, session, llm=llm,
                      embedder=endpoint_embedder(None, offline=offline) if session else None, templates=templates)
-    except (ValueError, FileNotFoundError, EmbeddingError) as exc:
+    except (FileNotFoundError, EmbeddingError) as exc:  # the dialogue's own errors are InputErrors already
         raise InputError(str(exc)) from None
     except PublishError as exc:
         raise Failed(str(exc)) from None

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import InputError
 from .text import parse_date
 
 
@@ -44,8 +45,8 @@ class Dialogue:
     notes: Counter = field(default_factory=Counter)  # messages cut or skipped when read, by what was done
 
 
-class DialogueInputError(ValueError):
-    pass
+class DialogueInputError(InputError):
+    """A dialogue input the loader cannot read; the message names the file and the fix."""
 
 
 def _slug(s: str) -> str:

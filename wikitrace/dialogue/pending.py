@@ -26,7 +26,7 @@ def path(root: Path) -> Path:
 
 
 def save(root: Path, dialogues: list[Dialogue], command: str) -> None:
-    from ..corpus.fsio import write_atomic
+    from ..fsio import write_atomic
 
     record = {"command": command, "dialogues": [
         {**asdict(d), "redactions": _pairs(d.redactions), "notes": _pairs(d.notes)} for d in dialogues]}
@@ -58,7 +58,7 @@ def load(root: Path) -> tuple[str, list[Dialogue]] | None:
 
 
 def done(root: Path) -> None:
-    from ..corpus.fsio import before_replace
+    from ..fsio import before_replace
 
     before_replace()
     try:

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..errors import InputError
 from .packet import count_tokens
 from .retrieve import DEFAULT_BUDGET, HASHED_NOTE, load_index, retrieve
 
 
-class QueryError(ValueError):
-    pass
+class QueryError(InputError):
+    """A question the compiled memory cannot answer as asked (no such sample, budget too small)."""
 
 
 def sample_dir(corpus: Path, sample: str | None) -> Path:

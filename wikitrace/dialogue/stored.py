@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..errors import InputError
 from .load import Dialogue, Message
 
 
-class StoredError(ValueError):
-    pass
+class StoredError(InputError):
+    """A compiled sample that is missing or unreadable; the message says how to get it back."""
 
 
 def samples(root: Path) -> list[str]:

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import InputError
 from .load import Dialogue, Message
 
 FILE = "dialogue-forgotten.json"
@@ -67,13 +68,13 @@ class Tombstones:
         except FileNotFoundError:
             return cls(path)
         except (OSError, ValueError) as exc:
-            raise ValueError(f"{path}: unreadable ({exc.__class__.__name__}); it lists forgotten dialogue memory - "
+            raise InputError(f"{path}: unreadable ({exc.__class__.__name__}); it lists forgotten dialogue memory - "
                              f"restore it from a backup, or delete it to forget nothing") from None
         samples = data.get("samples") if isinstance(data, dict) else None
         if not isinstance(samples, dict) or not all(
                 isinstance(e, dict) and isinstance(e.get("whole") or {}, dict) and isinstance(e.get("sessions") or {}, dict)
                 for e in samples.values()):
-            raise ValueError(f"{path}: not the shape wikitrace writes (a 'samples' object of "
+            raise InputError(f"{path}: not the shape wikitrace writes (a 'samples' object of "
                              f"{{whole, sessions}} entries); restore it from a backup, or delete it to forget nothing")
         return cls(path, samples)
 

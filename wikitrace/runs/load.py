@@ -22,8 +22,6 @@ build; ``LoadReport`` collects them as one line each (``file:line: reason``).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -36,7 +34,7 @@ from . import agents_sdk, inspect_ai, langfuse, openhands, otlp
 from . import outcomes as _outcomes
 from . import repair as _repair
 from ._common import Carried, DuplicateRun, NotText, Sniff, clip_turns, not_a_file, sniff
-from .model import Run, RunError
+from .model import Run, RunError, fingerprint
 
 
 @dataclass
@@ -265,19 +263,6 @@ def _read(path: Path, fmt: str, known: dict | None = None) -> Iterator[Run | Run
 def _one_line(message: str, limit: int = 1000) -> str:
     line = " ".join(message.splitlines())
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def fingerprint(run: Run) -> str:
-    """Content hash of a run (task, turns, outcome), ignoring where it was read from."""
-    h = hashlib.sha256()
-    t = run.task
-    head = [t.id, t.instruction, t.task_type, t.apps, t.initial_observation, t.metadata,
-            run.outcome.__dict__ if run.outcome is not None else None]
-    h.update(json.dumps(head, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
-    for turn in run.turns:
-        h.update(json.dumps(turn.to_record(), sort_keys=True, ensure_ascii=False, default=str)
-                 .encode("utf-8", "surrogatepass"))
-    return h.hexdigest()
 
 
 def iter_runs(paths: list[Path], fmt: str | None = None, report: LoadReport | None = None, *,

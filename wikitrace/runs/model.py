@@ -8,6 +8,8 @@ numbered from 0, of type ``message``, ``function_call``, ``episode_over`` or
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,3 +124,22 @@ class Run:
 def count_steps(turns: list[Turn]) -> int:
     """A step is one environment call, as in the paper's 'steps: 20 act calls'."""
     return sum(1 for t in turns if t.is_action)
+
+
+def fingerprint(run: Run) -> str:
+    """Content hash of a run (task, turns, outcome), ignoring where it was read from."""
+    h = hashlib.sha256()
+    t = run.task
+    head = [t.id, t.instruction, t.task_type, t.apps, t.initial_observation, t.metadata,
+            run.outcome.__dict__ if run.outcome is not None else None]
+    h.update(json.dumps(head, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
+    for turn in run.turns:
+        h.update(json.dumps(turn.to_record(), sort_keys=True, ensure_ascii=False, default=str)
+                 .encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def content_hash(run: Run) -> str:
+    """The run's fingerprint as the corpus and the response cache tag it, computed once
+    per run (the loader stores it in ``run.source``)."""
+    return "sha256:" + (run.source.get("fingerprint") or fingerprint(run))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import frontmatter
 
-from . import layout
+from .corpus import layout
 
 # Only what the templates wrote counts: run and model text is backslash-escaped when it
 # is rendered (templates.md_text), so an escaped bracket or backtick is quoted text.
@@ -54,8 +54,8 @@ def check_corpus(root: Path) -> list[str]:
         if failures:
             return failures + [f"{root}: no corpus.json yet"]
         if (root / "dialogue").is_dir():  # dialogue memory only, no agent runs compiled yet
-            from ..dialogue.check import check_dialogue
-            from ..dialogue.pending import describe as dialogue_pending
+            from .dialogue.check import check_dialogue
+            from .dialogue.pending import describe as dialogue_pending
 
             return check_dialogue(root) + dialogue_pending(root)
         return [f"{root}: no corpus.json; is this a compiled corpus? (wikitrace compile ... --out {root})"]
@@ -96,19 +96,19 @@ def check_corpus(root: Path) -> list[str]:
     _check_turn_refs(root, docs, problems)
     _check_indexes(root, docs, problems)
     _check_manifest(root, data, docs, problems)
-    from .usage_pages import check_usage
+    from .corpus.usage_pages import check_usage
 
     problems.extend(check_usage(root, data, docs))
     _check_forgotten(root, data, problems)
     if (root / "dialogue").is_dir():
         try:
-            from ..dialogue.check import check_dialogue
+            from .dialogue.check import check_dialogue
         except ImportError:
             problems.append("dialogue/: present but this wikitrace has no dialogue checker")
         else:
             problems.extend(check_dialogue(root))
-    from ..dialogue.pending import describe as dialogue_pending
-    from .pending import describe
+    from .dialogue.pending import describe as dialogue_pending
+    from .corpus.pending import describe
 
     problems.extend(describe(root))  # an update killed half-way, and which command finishes it
     problems.extend(dialogue_pending(root))
@@ -235,8 +235,8 @@ def _check_manifest(root: Path, data: dict, docs: dict[str, dict], problems: lis
 
 def _check_forgotten(root: Path, data: dict, problems: list[str]) -> None:
     """A run `wikitrace forget` removed must not be listed still (a forget interrupted)."""
-    from .publish import PublishError
-    from .tombstones import Tombstones
+    from .corpus.publish import PublishError
+    from .corpus.tombstones import Tombstones
 
     try:
         stones = Tombstones.load(root)

@@ -23,17 +23,16 @@ whose input changed. Several runs in one file are all added, in file order.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from .. import __version__
-from ..errors import Failed, InputError
-from ..runs._common import Carried
-from ..runs.model import Run
-from . import layout
-from .publish import STATE, BuildLock, PublishError, Publisher, corpus_root, read_corpus_json
+from . import __version__
+from .errors import Failed, InputError
+from .runs._common import Carried
+from .runs.model import Run
+from .corpus import layout
+from .corpus.publish import STATE, BuildLock, PublishError, Publisher, corpus_root, read_corpus_json
 
 OUTCOME_HELP = "success|failure|SCORE"
 
@@ -69,7 +68,7 @@ class AddResult:
     insights: int = 0
     stats: dict = field(default_factory=dict)
     compiler: dict = field(default_factory=dict)
-    created: bool = False  # the folder held no corpus: this add compiled a new one (capture.create)
+    created: bool = False  # the folder held no corpus: this add compiled a new one (_create_corpus)
 
 
 class _EveryRun(Mapping):
@@ -120,12 +119,12 @@ def add_runs(opts: AddOptions) -> AddResult:
 
     root = corpus_root(opts.corpus)
     if capture.is_fresh(root) and opts.run_file.is_file():  # a hook's first session: the corpus starts here
-        return capture.create(opts)
+        return _create_corpus(opts)
     if not (root / "corpus.json").is_file() or not (root / STATE / "runs.json").is_file():
         what = ("holds no corpus of agent runs (no corpus.json)" if not (root / "corpus.json").is_file() else
                 "was built by an earlier wikitrace (no .wikitrace/runs.json)")
         raise InputError(f"{root}: {what}", f"build it first with `wikitrace compile INPUT --out {root}`, then add runs")
-    from ..runs._common import not_a_file
+    from .runs._common import not_a_file
 
     why = not_a_file(opts.run_file)
     if why:
@@ -134,8 +133,8 @@ def add_runs(opts: AddOptions) -> AddResult:
         raise InputError("no such file" if not opts.run_file.exists() else "is a folder; add takes one run file",
                          "give the run file the agent left (a folder of runs: use wikitrace compile)",
                          where=opts.run_file)
-    from ..llm.config import LLMConfigError
-    from ..runs.model import RunError
+    from .llm.config import LLMConfigError
+    from .runs.model import RunError
 
     try:
         return _add_under_lock(opts, root)
@@ -145,14 +144,48 @@ def add_runs(opts: AddOptions) -> AddResult:
         raise InputError(str(exc)) from None
 
 
+def _create_corpus(opts: AddOptions) -> AddResult:
+    """Compile RUN_FILE into a new corpus at ``opts.corpus``: the add of a hook's first session,
+    which finds no corpus there yet (``capture.is_fresh``)."""
+    from .build import BuildError, BuildOptions, build
+    from .llm.config import LLMConfigError
+    from .runs.model import RunError
+    from .runs.outcomes import parse_verdict
+
+    try:
+        verdict = parse_verdict(opts.outcome, "--outcome") if opts.outcome is not None else None
+    except (LLMConfigError, RunError) as exc:
+        raise InputError(str(exc)) from None
+    bopts = BuildOptions(inputs=[opts.run_file], out=opts.corpus, fmt=opts.fmt, templates=opts.templates,
+                         offline=opts.offline, model=opts.model, base_url=opts.base_url, cache_dir=opts.cache_dir,
+                         max_tokens=opts.max_tokens, timeout=opts.timeout, quiet=True, strict=True,
+                         outcomes=_EveryRun(verdict) if verdict is not None else None)
+    try:
+        built = build(bopts)
+    except BuildError as exc:
+        raise Failed(str(exc)) from None
+    except (LLMConfigError, RunError) as exc:
+        if verdict is None and "no outcome for run" in str(exc):  # strict: the run has no verdict of its own
+            raise InputError("the run carries no verdict of its own", f"pass --outcome {OUTCOME_HELP}; no corpus "
+                             f"was created", where=opts.run_file) from None
+        raise InputError(str(exc)) from None
+    data = read_corpus_json(built.out)
+    result = AddResult(corpus=built.out, skipped=list(built.skipped), runs=built.runs, insights=built.insights,
+                       stats=built.stats, compiler=built.compiler, created=True)
+    result.added = [{**{k: r[k] for k in ("run_id", "step", "outcome", "insights", "compiler")}, "replaced": False}
+                    for r in data["runs"]]
+    return result
+
+
 def _add_under_lock(opts: AddOptions, root: Path) -> AddResult:
     with BuildLock(root):
         journal = root / STATE / "runs.journal"
         pub = Publisher(root, "runs")
         try:
-            from .pending import recover
+            from .agent.index import prompt_index_bytes
+            from .corpus.pending import recover
 
-            recover(pub)  # a command killed earlier is finished (or its unlisted pages removed) first
+            recover(pub, prompt_index_bytes)  # a command killed earlier is finished (or its unlisted pages removed) first
             interrupted = journal.is_file() and journal.stat().st_size > 0
             return _add_locked(opts, pub, interrupted)
         finally:
@@ -177,7 +210,7 @@ def _published(pub: Publisher, interrupted: bool) -> dict:
         previous = read_corpus_json(root)
     except PublishError as exc:
         raise Failed(str(exc)) from None
-    from ..build import _usable_manifest
+    from .build import _usable_manifest
 
     try:
         previous = _usable_manifest(previous, root)
@@ -200,7 +233,7 @@ def _settings(pub: Publisher, previous: dict) -> dict:
 
 
 def _build_options(opts: AddOptions, settings: dict, root: Path):
-    from ..build import BuildOptions
+    from .build import BuildOptions
 
     templates = opts.templates or (Path(settings["templates"]) if settings.get("templates") else None)
     if templates is not None and not templates.is_dir():
@@ -218,7 +251,7 @@ def _build_options(opts: AddOptions, settings: dict, root: Path):
 def _llm_config(opts: AddOptions, settings: dict):
     """The corpus's compiler by default: offline for an offline corpus (an API key in the
     environment does not change that), its model for an LLM corpus."""
-    from ..llm.config import resolve
+    from .llm.config import resolve
 
     if opts.offline or (settings.get("compiler") != "llm" and not (opts.model or opts.base_url)):
         return None
@@ -255,8 +288,8 @@ def _same_settings_or_fail(key: str, pub: Publisher, previous: dict, settings: d
 def _read(opts: AddOptions, bopts, verdict, records: dict, prev_runs: dict):
     """The runs of RUN_FILE (records the corpus compiled from the same bytes come back as
     ``Carried``, unparsed) and the loader's report."""
-    from ..build import _apply_defaults
-    from ..runs.load import LoadReport, iter_runs
+    from .build import _apply_defaults
+    from .runs.load import LoadReport, iter_runs
 
     report = LoadReport()
     known = {d: Carried(d, run_id, prev_runs[run_id]["outcome"]) for run_id, d in records.items()
@@ -284,12 +317,13 @@ def _read(opts: AddOptions, bopts, verdict, records: dict, prev_runs: dict):
 
 
 def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResult:
-    from ..build import BuildError, build_key, make_compiler, publish_indexes, write_runs
-    from ..corpus.manifest import IdAllocator, content_hash
-    from ..corpus.tombstones import Tombstones
-    from ..corpus.update import INDEXES, PROMPT_INDEX
-    from ..llm_report import describe, waiting_for_model
-    from ..runs.outcomes import parse_verdict
+    from .build import BuildError, build_key, make_compiler, publish_indexes, write_runs
+    from .corpus.manifest import IdAllocator
+    from .runs.model import content_hash
+    from .corpus.tombstones import Tombstones
+    from .corpus.update import INDEXES, PROMPT_INDEX
+    from .llm_report import describe, waiting_for_model
+    from .runs.outcomes import parse_verdict
 
     root = pub.root
     previous = _published(pub, interrupted)
@@ -351,7 +385,7 @@ def _carry_everything(pub: Publisher, ids, bopts, previous: dict, records: dict,
     """A RunWriter already holding every run of the corpus but the ``replaced`` ones, as
     compile's carry-over leaves it, from corpus.json's entries and the manifest alone (no
     page is read or checked)."""
-    from ..build import _Writer
+    from .build import _Writer
 
     writer = _Writer(pub, ids, bopts, _NothingReused(pub, previous, records, replaced))
     ids.used_run_ids.update(ids.prev_runs)  # none of them leaves the corpus
@@ -380,33 +414,6 @@ def add_run(path, corpus, outcome=None, **options) -> AddResult:
                                outcome=None if outcome is None else str(outcome), **options))
 
 
-def transcript_from_hook(fd: int = 0, wait: float = 10.0) -> Path:
-    """The session file a Claude Code hook names: its JSON payload on stdin carries
-    ``transcript_path`` (with ``session_id``, ``cwd``, ``hook_event_name``). Read until the
-    object is complete, not until EOF: a hook's stdin is not always closed."""
-    import select
-    import time
-
-    where = "--claude-code-hook"
-    data, deadline = b"", time.monotonic() + wait
-    while True:
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-        chunk = os.read(fd, 1 << 16) if ready else b""
-        data += chunk
-        try:
-            payload = json.loads(data.decode("utf-8"))
-            break
-        except ValueError:
-            if not chunk:
-                raise InputError("stdin holds no hook payload (a JSON object with transcript_path)",
-                                 "run this from a Claude Code hook, or give RUN_FILE instead", where=where) from None
-    path = payload.get("transcript_path") if isinstance(payload, dict) else None
-    if not isinstance(path, str) or not path:
-        raise InputError("the hook payload has no transcript_path",
-                         "use it in a hook that carries one (SessionEnd, Stop), or give RUN_FILE", where=where)
-    return Path(os.path.expanduser(path))
-
-
 def result_dict(result: AddResult) -> dict:
     """The summary as data (``add --json``)."""
     return {"corpus": str(result.corpus), "added": result.added, "already_present": result.present,
@@ -419,7 +426,7 @@ def run_add(opts: AddOptions, as_json: bool = False) -> int:
     """CLI wrapper: a line per run on stderr (and ``--json`` on stdout)."""
     import sys
 
-    from ..errors import WikitraceError
+    from .errors import WikitraceError
     from .capture import log_failure
 
     try:
@@ -445,7 +452,7 @@ def run_add(opts: AddOptions, as_json: bool = False) -> int:
     if as_json:
         print(json.dumps(result_dict(result), indent=2, ensure_ascii=False))
     if result.waiting_reason:
-        from ..llm_report import WAITING_FIX
+        from .llm_report import WAITING_FIX
 
         raise Failed(result.waiting_reason, WAITING_FIX, where=result.corpus)
     return 0

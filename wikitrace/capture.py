@@ -1,21 +1,27 @@
 """Capture at the end of a session: what a hook's ``wikitrace add`` needs beyond add itself.
 
-A hook runs unattended, so two things matter more than for an add typed by hand:
+A hook runs unattended, so three things matter more than for an add typed by hand:
 
-- the first session a hook sees may arrive before any corpus exists: an add to a folder
-  that does not exist yet (or holds only wikitrace's own state folder) compiles the run
-  into a new corpus there, with ``compile``'s defaults;
+- the run file arrives as a JSON payload on stdin (``transcript_from_hook``);
+- the first session a hook sees may arrive before any corpus exists: ``is_fresh`` tells
+  add that the folder does not exist yet (or holds only wikitrace's own state folder),
+  and add then compiles the run into a new corpus there, with ``compile``'s defaults;
 - a failure must be seen by someone: every failed add leaves one line (time, run file,
   the error line) in ``.wikitrace/add-failures.log`` of the corpus folder, which
   ``wikitrace check`` reports until the file is deleted.
+
+Nothing here imports add: add and the check read these helpers.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from pathlib import Path
 
-from .publish import STATE
+from .corpus.publish import STATE
+from .errors import InputError
 
 FAILURE_LOG = f"{STATE}/add-failures.log"
 
@@ -32,40 +38,30 @@ def is_fresh(root: Path) -> bool:
     return all(child.name == STATE for child in root.iterdir())
 
 
-def create(opts):
-    """Compile RUN_FILE into a new corpus at ``opts.corpus`` (the add that finds no corpus)."""
-    from ..build import BuildError, BuildOptions, build
-    from ..errors import Failed, InputError
-    from ..llm.config import LLMConfigError
-    from ..runs.model import RunError
-    from ..runs.outcomes import parse_verdict
-    from .add import OUTCOME_HELP, AddResult, _EveryRun
+def transcript_from_hook(fd: int = 0, wait: float = 10.0) -> Path:
+    """The session file a Claude Code hook names: its JSON payload on stdin carries
+    ``transcript_path`` (with ``session_id``, ``cwd``, ``hook_event_name``). Read until the
+    object is complete, not until EOF: a hook's stdin is not always closed."""
+    import select
 
-    try:
-        verdict = parse_verdict(opts.outcome, "--outcome") if opts.outcome is not None else None
-    except (LLMConfigError, RunError) as exc:
-        raise InputError(str(exc)) from None
-    bopts = BuildOptions(inputs=[opts.run_file], out=opts.corpus, fmt=opts.fmt, templates=opts.templates,
-                         offline=opts.offline, model=opts.model, base_url=opts.base_url, cache_dir=opts.cache_dir,
-                         max_tokens=opts.max_tokens, timeout=opts.timeout, quiet=True, strict=True,
-                         outcomes=_EveryRun(verdict) if verdict is not None else None)
-    try:
-        built = build(bopts)
-    except BuildError as exc:
-        raise Failed(str(exc)) from None
-    except (LLMConfigError, RunError) as exc:
-        if verdict is None and "no outcome for run" in str(exc):  # strict: the run has no verdict of its own
-            raise InputError("the run carries no verdict of its own", f"pass --outcome {OUTCOME_HELP}; no corpus "
-                             f"was created", where=opts.run_file) from None
-        raise InputError(str(exc)) from None
-    from .publish import read_corpus_json
-
-    data = read_corpus_json(built.out)
-    result = AddResult(corpus=built.out, skipped=list(built.skipped), runs=built.runs, insights=built.insights,
-                       stats=built.stats, compiler=built.compiler, created=True)
-    result.added = [{**{k: r[k] for k in ("run_id", "step", "outcome", "insights", "compiler")}, "replaced": False}
-                    for r in data["runs"]]
-    return result
+    where = "--claude-code-hook"
+    data, deadline = b"", time.monotonic() + wait
+    while True:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(fd, 1 << 16) if ready else b""
+        data += chunk
+        try:
+            payload = json.loads(data.decode("utf-8"))
+            break
+        except ValueError:
+            if not chunk:
+                raise InputError("stdin holds no hook payload (a JSON object with transcript_path)",
+                                 "run this from a Claude Code hook, or give RUN_FILE instead", where=where) from None
+    path = payload.get("transcript_path") if isinstance(payload, dict) else None
+    if not isinstance(path, str) or not path:
+        raise InputError("the hook payload has no transcript_path",
+                         "use it in a hook that carries one (SessionEnd, Stop), or give RUN_FILE", where=where)
+    return Path(os.path.expanduser(path))
 
 
 def log_failure(corpus: Path | None, run_file: Path | None, message: str) -> None:
@@ -81,7 +77,7 @@ def log_failure(corpus: Path | None, run_file: Path | None, message: str) -> Non
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         where = "" if run_file is None or message.startswith(str(run_file)) else f"{run_file}: "
         line = " ".join(f"{stamp} {where}{message}".split())
-        from ..redact import scrub
+        from .redact import scrub
 
         line = scrub(line)  # the file name or a quoted record may hold a key; the log stays in the corpus
         with open(log, "a", encoding="utf-8", errors="replace") as fh:

@@ -22,11 +22,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..compilers.insight_merge import carry_over
-from . import corpus_json, documents, layout, ledger, usage_pages
-from .insights import gather
-from .publish import STATE, BuildLock, PublishError, Publisher, corpus_root, read_corpus_json
-from .tombstones import CACHE_DIRS, Tombstone, Tombstones
+from .compilers.insight_merge import carry_over
+from .corpus import corpus_json, documents, layout, ledger, usage_pages
+from .corpus.insights import gather
+from .corpus.publish import STATE, BuildLock, PublishError, Publisher, corpus_root, read_corpus_json
+from .corpus.tombstones import CACHE_DIRS, Tombstone, Tombstones
 
 
 @dataclass
@@ -56,7 +56,7 @@ class ForgetResult:
 
 
 def _usage_error(what: str, fix: str, where: object):
-    from ..errors import UsageError
+    from .errors import UsageError
 
     return UsageError(what, fix, where=where)
 
@@ -71,9 +71,10 @@ def forget(corpus: Path, idents: list[str], cache_dirs: list[Path] = ()) -> Forg
         journal = root / STATE / "runs.journal"
         pub = Publisher(root, "runs")
         try:
-            from .pending import recover
+            from .agent.index import prompt_index_bytes
+            from .corpus.pending import recover
 
-            recover(pub)  # a command killed earlier is finished (or its unlisted pages removed) first
+            recover(pub, prompt_index_bytes)  # a command killed earlier is finished (or its unlisted pages removed) first
             result = _forget_locked(pub, idents)
         finally:
             pub.close()
@@ -85,7 +86,7 @@ def forget(corpus: Path, idents: list[str], cache_dirs: list[Path] = ()) -> Forg
 
 
 def _purge_cache(result: ForgetResult, dirs: list[Path]) -> None:
-    from ..llm.cache import purge_runs
+    from .llm.cache import purge_runs
 
     tags = {r.content_hash for r in result.runs if r.content_hash}
     result.cache_dirs = [str(d) for d in dirs]
@@ -100,8 +101,9 @@ def drop_references(root: Path, result: ForgetResult) -> None:
     episodes) drop the forgotten run and insight ids; nothing else names them now.
     Episodes recorded for a forgotten run go whole, so the counts of the insights they
     also cited drop too, and those pages are rewritten at once."""
-    from . import ledger, usage_pages
-    from .publish import read_corpus_json
+    from .agent.index import prompt_index_bytes
+    from .corpus import ledger, recount
+    from .corpus.publish import read_corpus_json
 
     ids = {r.step for r in result.runs} | {i for r in result.runs for i in r.insights}
     if not ledger.drop_ids(root, ids, runs={r.run_id for r in result.runs}):
@@ -109,13 +111,13 @@ def drop_references(root: Path, result: ForgetResult) -> None:
     counts, _problems = ledger.insight_counts(root)
     data = read_corpus_json(root) or {}
     insight_ids = [i["id"] for i in data.get("insights", []) if isinstance(i, dict) and "id" in i]
-    usage_pages.publish_counts(root, counts, insight_ids, [])
+    recount.publish_counts(root, counts, insight_ids, [], prompt_index_bytes)
 
 
 def _cache_dirs(pub: Publisher, extra) -> list[Path]:
     """Where answers about these runs may be: every cache a build of this corpus used,
     the default cache, and any the user names."""
-    from ..llm.cache import default_dir
+    from .llm.cache import default_dir
 
     seen = pub.manifest.data.get(CACHE_DIRS)
     found = [Path(d) for d in (seen if isinstance(seen, list) else []) if isinstance(d, str)]
@@ -204,9 +206,9 @@ def _publish(pub: Publisher, data: dict, runs: list[dict], insights: list[dict],
              dropped_ins: set[str], run_ids: set[str]) -> None:
     """Indexes, prompt index, search files, corpus.json, then the removals and the manifest:
     the order of a build, so a reader never meets a link to a removed file."""
-    from ..agent.index import prompt_index_bytes
-    from . import pending
-    from .update import PROMPT_INDEX
+    from .agent.index import prompt_index_bytes
+    from .corpus import pending
+    from .corpus.update import PROMPT_INDEX
 
     root = pub.root
     state = dict(pub.manifest.data)
@@ -269,8 +271,8 @@ def _build_block(block, run_ids: set[str]) -> dict:
 
 def forget_command(corpus: Path, idents: list[str], cache_dir: Path | None, as_json: bool) -> int:
     """CLI body: forget, then list what went (stderr), or the same as JSON (stdout)."""
-    from ..errors import Failed
-    from ..progress import console as make_console, plural
+    from .errors import Failed
+    from .progress import console as make_console, plural
 
     try:
         result = forget(corpus, idents, [cache_dir] if cache_dir else [])
