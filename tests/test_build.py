@@ -81,11 +81,13 @@ WORD_LISTS = {f"{shard}.words" for shard in _SHARDS}
 
 def contrast_only(before: dict, after: dict, changed: set) -> set:
     """The insight pages among ``changed``: each must differ only in its contrast (one more run
-    in the task type's totals) unless the new run is among its sources."""
+    in the task type's totals, or one more trial of a source's task to compare with, and the
+    advice drawn from that comparison) unless the new run is among its sources."""
     import re
 
     def strip(page: bytes) -> str:
         text = re.sub(r"^verdict: .*$", "", page.decode(), flags=re.M)
+        text = re.sub(r"\n\n(?:Where a failed run here|What set these successful runs)[^\n]*", "", text)
         return re.sub(r"## Evidence\n.*?(?=\n## Sources)", "", text, flags=re.S)
 
     pages = {k for k in changed if k.startswith("insight/insight-")}

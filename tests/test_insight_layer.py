@@ -180,3 +180,143 @@ def test_check_finds_an_insight_whose_counts_differ_from_its_sources(tmp_path):
     n = entry["counts"]["runs"]
     page.write_text(page.read_text().replace(f"\nruns: {n}\n", f"\nruns: {n + 1}\n"))
     assert any(f"differ from its {n} listed sources" in p for p in check_corpus(broken))
+
+
+AIRLINE_SYSTEM = ("You are an airline agent. Before taking any actions that update the booking database, you must "
+                  "list the action details and obtain explicit user confirmation (yes) to proceed.")
+
+
+def airline_trial(trial: int, success: bool, bags: int | None, full_flights: bool = False) -> dict:
+    """One trial of one airline task (several trials share the task id): look the reservation
+    up, then change its bags (``bags``), or end after the look-up (``bags`` None)."""
+    flight = {"flight_number": "HAT056", "date": "2024-05-25"}
+    if full_flights:  # the same flight, written with its airports: the same choice
+        flight = {"origin": "EWR", "destination": "IAH", **flight}
+    turns = [_msg("system", AIRLINE_SYSTEM),
+             _msg("user", "I am omar_rossi_1241 and I want three checked bags on reservation FQ8APE."),
+             _call("get_reservation_details", {"reservation_id": "FQ8APE"},
+                   '{"reservation_id": "FQ8APE", "flights": [{"flight_number": "HAT056", "date": "2024-05-25", '
+                   '"origin": "EWR", "destination": "IAH"}], "payment_history": [{"payment_id": "credit_card_4"}]}')]
+    if bags is not None:
+        turns += [_msg("assistant", f"I will set {bags} bags on FQ8APE, paid with credit_card_4. Shall I go ahead?"),
+                  _msg("user", "yes"),
+                  _call("update_reservation_baggages", {"reservation_id": "FQ8APE", "total_baggages": bags,
+                                                        "flights": [flight], "payment_id": "credit_card_4"},
+                        '{"reservation_id": "FQ8APE", "total_baggages": %d}' % bags)]
+    turns.append(_msg("assistant", "Done." if bags is not None else "Your reservation has one bag."))
+    record = _record(f"bags-trial-{trial}", "airline", "Add bags to reservation FQ8APE.", _turns(*turns), success)
+    record["task"]["id"] = "bags"
+    return record
+
+
+def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(tmp_path):
+    runs = [airline_trial(0, True, 3), airline_trial(1, True, 3, full_flights=True),
+            airline_trial(2, False, 2), airline_trial(3, False, None)]
+    out = compile_runs(tmp_path, runs)
+    data = corpus_json(out)
+    step = {r["run_id"]: r["step"] for r in data["runs"]}
+    found = {}
+    for entry in data["insights"]:
+        for d in (entry.get("same_task") or {}).get("differences", []):
+            found.setdefault(d["text"], set()).update(d["steps"])
+    # the failed trial that set 2 bags: its total_baggages matches neither success; the flight
+    # written with or without its airports and the same reservation id are the same choice
+    assert found.get("gave update_reservation_baggages another value of total_baggages") == {step["bags-trial-2"]}
+    assert not any("of flights" in t or "of reservation_id" in t or "of payment_id" in t for t in found)
+    # the trial that ended after the look-up: the change the successes made is named
+    assert found.get("called update_reservation_baggages without an error, which the failed run never did") \
+        == {step["bags-trial-3"]}
+    # the page says it, with the count of compared runs and the instruction under What to do
+    (entry,) = [e for e in data["insights"] if step["bags-trial-2"] in
+                [d for x in (e.get("same_task") or {}).get("differences", []) for d in x["steps"]]]
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    what_to_do = page.split("## What to do", 1)[1].split("## Evidence", 1)[0]
+    assert "the successful trials most often gave update_reservation_baggages another value of total_baggages" \
+        in what_to_do and "weigh that step before ending" in what_to_do
+    assert f"- gave update_reservation_baggages another value of total_baggages: 1 run ([{step['bags-trial-2']}]" in page
+    # no argument value of the episode is written into corpus.json's patterns
+    assert not any("FQ8APE" in p or "credit_card_4" in p for r in data["runs"] for p in r["patterns"])
+    assert cli("check", out).returncode == 0
+
+
+def test_trial_differences_name_fewer_changes_and_where_the_queries_came_from():
+    from wikitrace.corpus.trials import trial_differences
+
+    def entry(*patterns):
+        return {"patterns": list(patterns)}
+
+    # two reservations to downgrade: the successes changed both, the failed run one
+    won = [entry("did|update_reservation_flights", "count|update_reservation_flights|2"),
+           entry("did|update_reservation_flights", "count|update_reservation_flights|2")]
+    lost = entry("did|update_reservation_flights", "count|update_reservation_flights|1")
+    assert trial_differences(lost, won) == [
+        "made 2 update_reservation_flights calls that went through, where the failed run made 1"]
+    assert trial_differences(won[0], won[1:]) == []  # the same decisions: nothing to name
+    # a QA task: every successful trial searched words a page had shown, the failed one only the question's
+    won = [entry("did|Search", "did|Finish", "query|Search|task", "query|Search|shown")] * 2
+    lost = entry("did|Search", "did|Finish", "query|Search|task")
+    (said,) = trial_differences(lost, won)
+    assert said.startswith("sent a Search whose words not in the task text all came from what an earlier call returned")
+    # an answer is compared the same way: the successes answered in words a look-up had shown
+    won = [entry("did|Search", "did|Finish", "said|Finish|shown")] * 2
+    lost = entry("did|Search", "did|Finish", "said|Finish|own")
+    (said,) = trial_differences(lost, won)
+    assert said.startswith("gave a Finish answer whose words not in the task text all came from what an earlier call")
+
+
+def test_every_same_task_sentence_is_true_of_the_trials_it_names(tmp_path):
+    """Trials of four tasks with seeded random decisions (look up or not, change the bags zero to
+    two times, with one of two counts and one of two payments, outcomes at random): every
+    phrase an insight page states about a source is checked against the records themselves."""
+    import random
+
+    rng = random.Random(7)
+    runs, calls_of = [], {}
+    for task in range(4):
+        for trial in range(4):
+            turns = [_msg("system", AIRLINE_SYSTEM), _msg("user", f"Add bags to reservation R{task}.")]
+            made = []
+            if rng.random() < 0.7:
+                made.append(("get_reservation_details", {"reservation_id": f"R{task}"}))
+            for _ in range(rng.choice([0, 1, 1, 2])):
+                made.append(("update_reservation_baggages", {
+                    "reservation_id": f"R{task}", "total_baggages": rng.choice([2, 3]),
+                    "payment_id": rng.choice(["credit_card_4", "gift_card_1"])}))
+            for name, args in made:
+                turns.append(_call(name, args, '{"reservation_id": "R%d", "ok": true}' % task))
+            turns.append(_msg("assistant", "Done."))
+            record = _record(f"t{task}-trial-{trial}", "airline", f"Add bags to R{task}.", _turns(*turns),
+                             rng.random() < 0.5)
+            record["task"]["id"] = f"t{task}"
+            runs.append(record)
+            calls_of[record["run_id"]] = made
+    data = corpus_json(compile_runs(tmp_path, runs))
+    by_step = {r["step"]: r for r in data["runs"]}
+    checked = 0
+    for entry in data["insights"]:
+        st = entry.get("same_task") or {}
+        for d in st.get("differences", []):
+            for step in d["steps"]:
+                r = by_step[step]
+                others = [o for o in data["runs"] if o["task_id"] == r["task_id"] and o["outcome"] != r["outcome"]]
+                fails, wins = ([r], others) if st["side"] == "failure" else (others, [r])
+                made = lambda e: calls_of[e["run_id"]]  # noqa: E731
+                tools = lambda e: {n for n, _a in made(e)}  # noqa: E731
+                count = lambda e, t: sum(n == t for n, _a in made(e))  # noqa: E731
+                values = lambda e, t, k: {a[k] for n, a in made(e) if n == t}  # noqa: E731
+                text = d["text"]
+                if m := re.match(r"called (\S+) without an error", text):
+                    assert all(m[1] in tools(w) for w in wins) and not any(m[1] in tools(f) for f in fails), text
+                elif m := re.match(r"had no (\S+) call go through", text):
+                    assert all(m[1] in tools(f) for f in fails) and not any(m[1] in tools(w) for w in wins), text
+                elif m := re.match(r"made (\d+)(?: to (\d+))? (\S+) calls? that went through, where .* made (\d+)", text):
+                    lo, hi = int(m[1]), int(m[2] or m[1])
+                    assert all(lo <= count(w, m[3]) <= hi for w in wins), text
+                    assert all(count(f, m[3]) == int(m[4]) for f in fails) and not lo <= int(m[4]) <= hi, text
+                elif m := re.match(r"gave (\S+) another value of (\S+)", text):
+                    assert all(values(f, m[1], m[2]) for f in fails), text
+                    assert not any(values(f, m[1], m[2]) & values(w, m[1], m[2]) for f in fails for w in wins), text
+                else:
+                    raise AssertionError(f"a comparison phrase this test does not know: {text!r}")
+                checked += 1
+    assert checked >= 5  # the seeded trials do differ: the check ran on real claims

@@ -30,7 +30,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .lesson_words import expected_answer, answer_seen_in, free_form, is_hand_off, is_verdict, join, sources, what_changed
-from .reading import Call, Reading, _occurs, command_of, runs_a_command
+from .reading import Call, Reading, _occurs, command_of, leaves, runs_a_command
 from .rules import rules_for
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, first_line, generic, signature
@@ -487,4 +487,59 @@ def patterns_of(r: Reading) -> list[str]:
     proc = procedure_key(r)
     if proc:
         out.add(proc)
+    out.update(decisions_of(r))
     return sorted(out)
+
+
+_LEAVES_KEPT = 16  # scalar digests kept per argument; a larger value is kept as one digest
+
+
+def _fingerprint(value) -> str:
+    """Digests of the scalars an argument value holds, sorted and joined by dots: trials of one
+    task compare values through them (one value holding another's scalars, as a flight listed
+    with or without its airports, is the same choice), and no value of the episode reaches the
+    corpus. A value of many scalars is one digest marked ``*``."""
+    digest = lambda text: hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()[:6]  # noqa: E731
+    scalars = sorted({digest(str(v)) for _p, v in leaves(value) if v is not None and str(v).strip()})
+    if len(scalars) > _LEAVES_KEPT:
+        import json
+
+        return "*" + digest(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
+    return ".".join(scalars)
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def decisions_of(r: Reading) -> set[str]:
+    """What the run decided, for the comparison with other trials of the same task: every
+    tool it called that answered without an error (``did|<tool>``), where the words of each
+    free-text look-up came from (``query|<tool>|task``: all from the task text, ``shown``:
+    some from what earlier calls returned, ``own``: some from neither; ``said|`` for a
+    free-text answer), and for each
+    state-changing call with named arguments, each argument key with a digest of its value
+    (``set|<tool>|<key>|<digest>``), and how many such calls of each tool went through
+    (``count|<tool>|<n>``)."""
+    out: set[str] = set()
+    task_words = set(_WORDS.findall((r.run.task.instruction or "").casefold()))
+    shown: set[str] = set()  # the words every earlier answer without an error showed
+    changes: dict[str, int] = {}
+    for c in r.calls:
+        query = free_form(c)  # a free-text look-up or answer
+        if query is not None:
+            words = set(_WORDS.findall(str(c.turn.arguments).casefold()))
+            if words:
+                where = "task" if words <= task_words else "shown" if words <= shown | task_words else "own"
+                out.add(f"{'said' if c.writes else 'query'}|{c.name}|{where}")
+        if c.error:
+            continue
+        shown.update(_WORDS.findall((c.turn.result or "").casefold()))
+        out.add(f"did|{verb(c)}")
+        args = c.turn.arguments
+        if c.writes and isinstance(args, dict) and not runs_a_command(c.turn) and not is_hand_off(c):
+            changes[c.name] = changes.get(c.name, 0) + 1
+            for key, value in args.items():
+                if "|" not in str(key):
+                    out.add(f"set|{c.name}|{key}|{_fingerprint(value)}")
+    out.update(f"count|{tool}|{n}" for tool, n in changes.items())
+    return out

@@ -124,6 +124,7 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
     """One insight page from its corpus.json entry (corpus/insights.py): the lesson, its
     evidence across runs and every source run."""
     from .insights import contrast_sentence
+    from .trials import advice
 
     path = layout.insight_doc(entry["id"])
     kind = {"apps": list(entry["apps"])} if entry.get("apps") else {"task_type": entry.get("task_type") or "unspecified"}
@@ -152,10 +153,14 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
                 "insights": [(x, layout.insight_doc(x), (titles or {}).get(x, x)) for x in i["insights"]]}
                for i in (entry.get("contrast") or {}).get("instead", [])]
     sources = [{**s, "page": layout.compilation_doc(s["step"]), "raw": layout.raw_dir(s["step"])} for s in entry["sources"]]
+    same_task = entry.get("same_task") or None
+    if same_task:
+        same_task = {**same_task, "advice": advice(entry), "differences": [
+            {**d, "pages": [(st, layout.compilation_doc(st)) for st in d["steps"]]} for d in same_task["differences"]]}
     return render(
         "insight.md.j2", templates, usage=usage_pages.usage_line(*usage),
         frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry),
-        instead=instead, sources=sources, link=link,
+        instead=instead, sources=sources, link=link, same_task=same_task,
         # the first source's pages, under the names a template written for one-run insights uses
         step=entry["source_step"], outcome=entry["source_outcome"], compilation=layout.compilation_doc(entry["source_step"]),
         raw=layout.raw_dir(entry["source_step"]), raw_page=layout.raw_metadata(entry["source_step"]),

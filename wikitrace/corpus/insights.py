@@ -28,6 +28,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
+from .trials import Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
 INSTEAD_SHOWN = 10  # successful runs listed by name on a page (all are counted)
@@ -129,6 +130,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
     met_by: dict[tuple[str, str], list[dict]] = defaultdict(list)  # (kind, pattern) -> successful runs
     groups: dict[str, list[tuple[dict, dict]]] = {}
     ids: dict[str, str] = {}
+    trials = Trials(runs, lambda r: None if r.get("task_id") is None else (kind_of(r), str(r["task_id"])))
     for r in runs:
         kind = kind_of(r)
         totals[kind][r["outcome"]] += 1
@@ -170,6 +172,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             "compiler": first.get("compiler") or "offline",
             "source_step": first["step"], "source_outcome": first["outcome"],
             "counts": counts, "contrast": contrast, "sources": sources,
+            "same_task": trials.compare([e for e, _l in members]),
         })
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):

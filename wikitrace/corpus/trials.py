@@ -1,0 +1,224 @@
+"""Trials of one task set against each other: what the successful trials did that a failed one did not.
+
+Benchmarks run each task several times (tau-bench's trials, Reflexion's retries), and
+when the outcomes are mixed, the decision that differed is the lesson a reader can act
+on. Each run records what it decided (compilers/lessons.decisions_of: the tools that
+answered, where a free-text look-up's words came from, each state-changing argument as
+digests of its scalars, how many changes of each tool went through). Here the runs of
+one task and outcome are summarised once, and each insight source is compared with the
+summary of the other outcome, so the work stays linear in the runs.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+SHOWN = 5  # differences shown on a page (and runs named per difference)
+
+_QUERY_FROM = {"task": "whose words all came from the task text",
+               "shown": "whose words not in the task text all came from what an earlier call returned "
+                        "(following what a look-up showed)",
+               "own": "with words found neither in the task text nor in what earlier calls returned"}
+
+
+@dataclass
+class Decisions:
+    """What one run decided, read from its patterns."""
+
+    did: set[str] = field(default_factory=set)  # tools that answered without an error; query|/said|<tool>|<where>
+    values: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (tool, key) -> value digests
+    counts: dict[str, int] = field(default_factory=dict)  # change tool -> calls that went through
+
+    @property
+    def written(self) -> set[str]:
+        return {t for t, _k in self.values}
+
+
+def decisions(entry: dict) -> Decisions:
+    d = Decisions()
+    for p in entry.get("patterns") or []:
+        if p.startswith("did|"):
+            d.did.add(p[4:])
+        elif p.startswith(("query|", "said|")):
+            d.did.add(p)
+        elif p.startswith("set|"):
+            _, tool, key, digest = p.split("|", 3)
+            d.values.setdefault((tool, key), set()).add(digest)
+        elif p.startswith("count|"):
+            _, tool, n = p.rsplit("|", 2)
+            d.counts[tool] = int(n)
+    return d
+
+
+@dataclass
+class Summary:
+    """The trials of one task with one outcome, summarised once: what all of them did, what
+    any of them did, and the range of their change counts."""
+
+    did_all: set[str]
+    did_any: set[str]
+    written_all: set[str]
+    written_any: set[str]
+    values_any: dict[tuple[str, str], set[str]]  # union of the digests by (tool, key)
+    keys_all: set[tuple[str, str]]  # (tool, key) every trial set
+    counts: dict[str, tuple[int, int]]  # tool every trial changed with -> (fewest, most) calls
+
+
+def summarise(runs: list[Decisions]) -> Summary:
+    values: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in runs:
+        for tk, digests in r.values.items():
+            values[tk] |= digests
+    counted = set.intersection(*(set(r.counts) for r in runs))
+    return Summary(
+        did_all=set.intersection(*(r.did for r in runs)), did_any=set().union(*(r.did for r in runs)),
+        written_all=set.intersection(*(r.written for r in runs)), written_any=set().union(*(r.written for r in runs)),
+        values_any=dict(values), keys_all=set.intersection(*(set(r.values) for r in runs)),
+        counts={t: (min(r.counts[t] for r in runs), max(r.counts[t] for r in runs)) for t in counted})
+
+
+def _same_value(a: str, b: str) -> bool:
+    """Two value fingerprints name the same choice when one's scalars all occur in the other."""
+    x, y = set(a.split(".")), set(b.split("."))
+    return a == b or (not a.startswith("*") and not b.startswith("*") and (x <= y or y <= x))
+
+
+def _any_same(mine: set[str], theirs: set[str]) -> bool:
+    return any(_same_value(a, b) for a in mine for b in theirs)
+
+
+def _called(tool: str, them: str) -> str:
+    if tool.startswith(("query|", "said|")):
+        kind, name, where = tool.split("|")
+        what = f"sent a {name}" if kind == "query" else f"gave a {name} answer"
+        return f"{what} {_QUERY_FROM[where]}, which {them} never did"
+    return f"called {tool} without an error, which {them} never did"
+
+
+def _counted(tool: str, low: int, high: int, them: str, m: int) -> str:
+    span = f"{low}" if low == high else f"{low} to {high}"
+    return f"made {span} {tool} call{'s' if high != 1 else ''} that went through, where {them} made {m}"
+
+
+def failed_against(failed: Decisions, wins: Summary, them: str = "the failed run") -> list[str]:
+    """What the successful trials did that the failed one did not, each a phrase that follows
+    "they": a tool every one of them called and the failed run never got an answer from, a
+    change count outside theirs, a change tool none of them got through, an argument of a
+    tool both changed with whose value matches none of theirs (neither holds the other's
+    scalars), or one set on one side only."""
+    out = [_called(t, them) for t in sorted(wins.did_all - failed.did)]
+    for tool in sorted(set(failed.counts) & set(wins.counts)):
+        (low, high), m = wins.counts[tool], failed.counts[tool]
+        if m < low or m > high:
+            out.append(_counted(tool, low, high, them, m))
+    out += [f"had no {t} call go through, where {them} had one" for t in sorted(failed.written - wins.written_any)]
+    both = failed.written & wins.written_any
+    for tool, key in sorted(set(wins.values_any) | set(failed.values)):
+        if tool not in both:
+            continue
+        theirs, mine = wins.values_any.get((tool, key), set()), failed.values.get((tool, key), set())
+        if mine and theirs and not _any_same(mine, theirs):
+            out.append(f"gave {tool} another value of {key}")
+        elif theirs and not mine:
+            out.append(f"set {key} in {tool}, which {them} left out")
+        elif mine and not theirs:
+            out.append(f"left {key} out of {tool}, which {them} set")
+    return out
+
+
+def success_against(won: Decisions, fails: Summary) -> list[str]:
+    """What a successful trial did that every failed trial of its task did not, in the same
+    phrases (a count only when every failed trial made the same number)."""
+    them = "each failed trial of its task"
+    out = [_called(t, them) for t in sorted(won.did - fails.did_any)]
+    for tool in sorted(set(won.counts) & set(fails.counts)):
+        (low, high), m = fails.counts[tool], won.counts[tool]
+        if low == high and m != low:
+            out.append(_counted(tool, m, m, them, low))
+    out += [f"had no {t} call go through, where {them} had one" for t in sorted(fails.written_all - won.written)]
+    both = won.written & fails.written_all
+    for tool, key in sorted(set(won.values) | set(fails.values_any)):
+        if tool not in both:
+            continue
+        mine, theirs = won.values.get((tool, key), set()), fails.values_any.get((tool, key), set())
+        if mine and (tool, key) in fails.keys_all and not _any_same(mine, theirs):
+            out.append(f"gave {tool} another value of {key}")
+        elif mine and not theirs:
+            out.append(f"set {key} in {tool}, which {them} left out")
+        elif not mine and (tool, key) in fails.keys_all:
+            out.append(f"left {key} out of {tool}, which {them} set")
+    return out
+
+
+def trial_differences(failed: dict, successes: list[dict]) -> list[str]:
+    """``failed_against`` from run entries (the successes summarised here)."""
+    return failed_against(decisions(failed), summarise([decisions(s) for s in successes]))
+
+
+class Trials:
+    """Every run entry grouped by task (``group``: the key naming a run's task, None when it has
+    none), each task's outcomes summarised on first use."""
+
+    def __init__(self, runs: list[dict], group):
+        self.group = group
+        self.by_task: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+        for r in runs:
+            key = group(r)
+            if key is not None:
+                self.by_task[key][r["outcome"]].append(r)
+        self.summaries: dict[tuple, Summary] = {}
+        self.read: dict[str, Decisions] = {}
+
+    def _decisions(self, entry: dict) -> Decisions:
+        if entry["step"] not in self.read:
+            self.read[entry["step"]] = decisions(entry)
+        return self.read[entry["step"]]
+
+    def _summary(self, task, outcome: str) -> Summary | None:
+        runs = self.by_task.get(task, {}).get(outcome)
+        if not runs:
+            return None
+        if (task, outcome) not in self.summaries:
+            self.summaries[(task, outcome)] = summarise([self._decisions(r) for r in runs])
+        return self.summaries[(task, outcome)]
+
+    def compare(self, members: list[dict]) -> dict | None:
+        """An insight's sources set against the other trials of their own task: each failed source
+        against the successful trials, or, when no failed source has one, each successful source
+        against the failed trials (what made it work). Phrases counted over the sources."""
+        for side, other in (("failure", "success"), ("success", "failure")):
+            mine = [e for e in members if e["outcome"] == side]
+            found: dict[str, list[str]] = defaultdict(list)
+            compared = 0
+            for e in mine:
+                task = self.group(e)
+                summary = self._summary(task, other) if task is not None else None
+                if summary is None:
+                    continue
+                compared += 1
+                phrases = (failed_against(self._decisions(e), summary) if side == "failure"
+                           else success_against(self._decisions(e), summary))
+                for phrase in dict.fromkeys(phrases):
+                    found[phrase].append(e["step"])
+            if compared and (found or side == "success"):
+                ranked = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+                return {"side": side, "members": len(mine), "compared": compared,
+                        "differences": [{"text": t, "runs": len(steps), "steps": steps[:SHOWN]}
+                                        for t, steps in ranked[:SHOWN]]}
+        return None
+
+
+def advice(entry: dict) -> str:
+    """The decision the insight's runs most often took otherwise than the other trials of their
+    task, as an instruction with its count (empty when none was found)."""
+    st = entry.get("same_task") or {}
+    if not st.get("differences"):
+        return ""
+    top = st["differences"][0]
+    if st.get("side") == "success":
+        return (f"What set these successful runs apart from the failed trials of the same task: most often they "
+                f"{top['text']} ({top['runs']} of {st['compared']} compared). Do the same.")
+    return (f"Where a failed run here has a successful trial of the same task, the successful trials most often "
+            f"{top['text']} ({top['runs']} of {st['compared']} compared): weigh that step before ending a run "
+            "like these.")
