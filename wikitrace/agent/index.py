@@ -53,7 +53,7 @@ from .lesson_key import lesson_groups
 from .corpusdata import InsightInfo, RunInfo, id_key, insight_from_entry, run_from_entry, task_kind
 from .similarity import STOPWORDS, _TOKEN, tokenize
 from ..corpus.corpus_json import corpus_region  # the one layout of corpus.json
-from .index_pair import INDEX_PATH, PAIR_PATH, CorpusFile, _stat_key, note_pair, noted_pair
+from ..corpus.index_pair import INDEX_PATH, PAIR_PATH, CorpusFile, _stat_key, note_pair, noted_pair
 
 FORMAT = "wikitrace-prompt-index/2"  # 2: the "lesson" section (same lesson, shown once)
 K1, B = 1.5, 0.75  # as similarity.BM25's defaults

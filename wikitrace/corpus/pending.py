@@ -98,7 +98,7 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder) -> list[
     if pending.pages or text is not None:  # grep's shards: only those whose files changed are written
         update_search_files(pub, root)
     if text is not None:
-        from ..agent.index import note_pair
+        from .index_pair import note_pair
 
         pub.write("corpus.json", text.encode("utf-8"))
         note_pair(root)  # both in place: a prompt that finds them so need not hash corpus.json
