@@ -105,16 +105,9 @@ def read(path: Path) -> Iterator[Run | RunError]:
         key = group if isinstance(group, str) and group.strip() else tid
         if tid not in groups.setdefault(key, []):
             groups[key].append(tid)
-    for key, tids in groups.items():
-        try:
-            run = _to_run(path, key, [traces[t] for t in tids if t in traces],
-                          [s for s in spans if s["trace_id"] in tids], tids)
-        except RunError as exc:
-            yield exc
-            continue
-        if masked:
-            run.source["credentials_masked_in_file"] = masked
-        yield run
+    yield from sp.each_run(((lambda key=key, tids=tids: _to_run(
+        path, key, [traces[t] for t in tids if t in traces], [s for s in spans if s["trace_id"] in tids], tids))
+        for key, tids in groups.items()), masked)
 
 
 def _step(span: dict) -> Step | None:

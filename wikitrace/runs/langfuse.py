@@ -93,15 +93,9 @@ def read(path: Path) -> Iterator[Run | RunError]:
     if not groups:
         yield RunError(f"{path}: no Langfuse traces; nothing to import")
         return
-    for key, traces in groups.items():
-        try:
-            run = _to_run(path, key, sorted(traces, key=lambda t: (sp.seconds(t.get("timestamp")), t["id"])))
-        except RunError as exc:
-            yield exc
-            continue
-        if masked:
-            run.source["credentials_masked_in_file"] = masked
-        yield run
+    yield from sp.each_run(((lambda key=key, traces=traces: _to_run(
+        path, key, sorted(traces, key=lambda t: (sp.seconds(t.get("timestamp")), t["id"]))))
+        for key, traces in groups.items()), masked)
 
 
 def _step(obs: dict) -> Step | None:

@@ -162,15 +162,8 @@ def read(path: Path) -> Iterator[Run | RunError]:
     if not spans:
         yield RunError(f"{path}: no spans in the OTLP document; nothing to import")
         return
-    for key, group in _group(list(spans.values())).items():
-        try:
-            run = _to_run(path, key, group)
-        except RunError as exc:
-            yield exc
-            continue
-        if masked:
-            run.source["credentials_masked_in_file"] = masked
-        yield run
+    yield from sp.each_run(((lambda key=key, group=group: _to_run(path, key, group))
+                            for key, group in _group(list(spans.values())).items()), masked)
 
 
 def _to_run(path: Path, key: str, group: list[Span]) -> Run:

@@ -38,7 +38,7 @@ from typing import Any
 from . import errors
 from ._common import parse_arguments, text_of, unanswered
 from .harness import step_turn
-from .model import Turn
+from .model import Run, RunError, Turn
 
 
 @dataclass
@@ -353,3 +353,17 @@ def verdict_of(scores: list[tuple]) -> tuple[tuple[bool, float | None] | None, s
         shown = ", ".join(f"{name}: {'success' if v[0] else 'failure'}" for name, v in verdicts[:4])
         return None, f"its scores disagree ({shown})"
     return verdicts[0][1], None
+
+
+def each_run(builders, masked: int):
+    """Each group's run, or the RunError that says why it could not be built (the file's other
+    runs go on); every run notes how many credential values the file had masked."""
+    for build in builders:
+        try:
+            run: Run = build()
+        except RunError as exc:
+            yield exc
+            continue
+        if masked:
+            run.source["credentials_masked_in_file"] = masked
+        yield run
