@@ -1,7 +1,7 @@
 """A loopback OpenAI-compatible server for benchmarks: fixed latency, counted calls.
 
 It answers ``/v1/chat/completions`` with a valid compilation for whatever run
-the request is about, after ``latency`` seconds, and counts every call. Runs in
+the request is about (or a merged guideline for an insight group's merge), after ``latency`` seconds, and counts every call. Runs in
 its own process (``python benchmarks/fake_llm_server.py PORT LATENCY``) so the
 server's work does not share the build's interpreter lock.
 """
@@ -25,9 +25,10 @@ ANSWER = {
 }
 
 
-def _reply(key: str) -> bytes:
-    answer = dict(ANSWER, **{key: [{"decision": "Looked the record up first.", "support": "It returned the fields.",
-                                    "turns": [0]}]})
+def _reply(key: str | None) -> bytes:
+    answer = (dict(ANSWER, **{key: [{"decision": "Looked the record up first.", "support": "It returned the fields.",
+                                     "turns": [0]}]}) if key else
+              {"guideline": "When the lesson applies, look the record up first and act on what it returns."})
     return json.dumps({
         "id": "chatcmpl-bench", "object": "chat.completion", "created": 0, "model": "bench",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": json.dumps(answer)},
@@ -38,12 +39,16 @@ def _reply(key: str) -> bytes:
 
 # Made once: the server shares the build's two cores, so it must cost next to nothing
 # per call. The request is not parsed; its schema name says which answer fits.
-_REPLIES = {b"trajectory_compilation_failure": _reply("failure_causes"), None: _reply("key_decisions")}
+# An insight group's merge (compilers/insight_merge.py) gets a valid merged guideline, so a
+# rebuild answers it from the cache as it would with a real model.
+_MERGE = b"into one guideline for an agent"
+_REPLIES = {b"trajectory_compilation_failure": _reply("failure_causes"), None: _reply("key_decisions"),
+            _MERGE: _reply(None)}
 
 
 def _body(request_body: bytes) -> bytes:
     failure = b"trajectory_compilation_failure" in request_body or b'"failure_causes"' in request_body
-    reply = _REPLIES[b"trajectory_compilation_failure" if failure else None]
+    reply = _REPLIES[_MERGE if _MERGE in request_body else b"trajectory_compilation_failure" if failure else None]
     # Prompt tokens estimated as bytes / 4, as the README's cost table does.
     return reply.replace(b"1234567890", str(len(request_body) // 4).encode(), 1)
 
