@@ -321,15 +321,24 @@ def _seen(value, key: str, turn: Turn, low: str, names: frozenset[str] = frozens
     return _occurs(text, low) or ("_" in text and any(_occurs(text.replace("_", sep), low) for sep in " -"))
 
 
+_NOT_JSON = object()
+
+
+@lru_cache(maxsize=512)
+def _parsed(text: str):
+    """An observation's JSON, parsed once for every check that reads it (or _NOT_JSON)."""
+    if not text.lstrip().startswith(("{", "[")):
+        return _NOT_JSON
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return _NOT_JSON
+
+
 @lru_cache(maxsize=512)
 def _json_field_list(text: str) -> tuple[tuple[str, Any], ...]:
-    if not text.lstrip().startswith(("{", "[")):
-        return ()
-    try:
-        data = json.loads(text)
-    except (ValueError, TypeError):
-        return ()
-    return tuple((_last_key(path), v) for path, v in leaves(data))
+    data = _parsed(text)
+    return () if data is _NOT_JSON else tuple((_last_key(path), v) for path, v in leaves(data))
 
 
 @lru_cache(maxsize=512)
@@ -337,11 +346,8 @@ def _records(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     """For each object of a JSON observation that has names of its own (string fields): the
     numbers anywhere inside it (nested objects without names of their own, such as a price
     table, belong to it) and its own names, lower case."""
-    if not text.lstrip().startswith(("{", "[")):
-        return ()
-    try:
-        data = json.loads(text)
-    except (ValueError, TypeError):
+    data = _parsed(text)
+    if data is _NOT_JSON:
         return ()
     out: list[tuple[frozenset[str], frozenset[str]]] = []
 

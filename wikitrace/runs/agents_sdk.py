@@ -37,7 +37,7 @@ from . import spans as sp
 from ._common import Sniff
 from .harness import end_turn
 from .model import Run, RunError, Task
-from .trace_files import documents, mask_credentials
+from .trace_files import documents, first_record, mask_credentials
 from .spans import Step
 
 
@@ -46,11 +46,7 @@ def _is_item(obj: Any) -> bool:
 
 
 def looks_like(s: Sniff) -> bool:
-    obj = s.whole if s.whole is not None else s.first
-    if isinstance(obj, dict) and isinstance(obj.get("data"), list) and obj["data"]:
-        obj = obj["data"][0]
-    if isinstance(obj, list) and obj:
-        obj = obj[0]
+    obj = first_record(s.whole, s.first)
     if _is_item(obj):
         return True
     return bool(re.search(r'"object"\s*:\s*"trace(?:\.span)?"', s.head[:4096])

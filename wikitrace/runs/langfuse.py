@@ -41,7 +41,7 @@ from ._common import Sniff
 from .harness import end_turn
 from .model import Outcome, Run, RunError, Task, count_steps
 from .otlp_spans import HARNESS_NAME
-from .trace_files import documents, mask_credentials
+from .trace_files import documents, first_record, mask_credentials
 from .spans import Step
 
 def _is_trace(obj: Any) -> bool:
@@ -50,11 +50,7 @@ def _is_trace(obj: Any) -> bool:
 
 
 def looks_like(s: Sniff) -> bool:
-    obj = s.whole if s.whole is not None else s.first
-    if isinstance(obj, dict) and isinstance(obj.get("data"), list) and obj["data"]:
-        obj = obj["data"][0]
-    if isinstance(obj, list) and obj:
-        obj = obj[0]
+    obj = first_record(s.whole, s.first)
     if _is_trace(obj):
         return True
     return bool(re.search(r'"observations"\s*:\s*\[', s.head) and re.search(r'"traceId"\s*:', s.head)

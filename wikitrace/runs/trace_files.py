@@ -84,3 +84,14 @@ def mask_credentials(value: Any) -> int:
         elif isinstance(node, list):
             stack.extend(node)
     return masked
+
+
+def first_record(whole, first):
+    """The first record of an export as the sniffer saw it: a whole document, a ``{"data": [...]}``
+    page, a JSON array, or the first JSONL line."""
+    obj = whole if whole is not None else first
+    if isinstance(obj, dict) and isinstance(obj.get("data"), list) and obj["data"]:
+        obj = obj["data"][0]
+    if isinstance(obj, list) and obj:
+        obj = obj[0]
+    return obj
