@@ -21,6 +21,10 @@ K_TRAJ = 15
 # ("90 Delta_entity", "08 s_family"); read as hundredths so the rank score stays dominant.
 W_ENTITY, W_FACET, W_ITEM, W_TERM = 0.090, 0.065, 0.030, 0.012
 W_INVENTORY, W_COUNT, W_FAMILY = 0.018, 0.018, 0.075
+# Routing as expansion: a page is followed when it holds two of the top ROUTE_HITS direct hits, and
+# what it lifts never passes the first ROUTE_KEEP of them.
+ROUTE_HITS = 10
+ROUTE_KEEP = 3
 
 
 def rrf(*rankings: list, k: int = RRF_K) -> dict:
@@ -84,10 +88,8 @@ def route_pages(li: LoadedIndex, q: Query, t_pages: int = T_PAGES) -> list[int]:
     return _rank(fused)[:t_pages]
 
 
-def score_trajectories(li: LoadedIndex, q: Query, cands: list[int],
-                       route: list[int] | None = None) -> tuple[list[int], dict]:
-    """Dense and sparse trajectory ranks fused by RRF; ``route`` (trajectories in routed-page
-    order) is a third ranking when the wiki is used softly."""
+def score_trajectories(li: LoadedIndex, q: Query, cands: list[int]) -> tuple[list[int], dict]:
+    """Dense and sparse trajectory ranks fused by RRF."""
     trajs = li.raw["trajectories"]
     sp = _norm(li.bm["trajectories"].scores(q.content))
     content = set(q.content)
@@ -106,7 +108,7 @@ def score_trajectories(li: LoadedIndex, q: Query, cands: list[int],
                     + 0.10 * b_ef + 0.08 * s_fam + 0.10 * s_event - 0.04 * p_fam)
         sparse[i] = sp.get(i, 0.0) + 0.60 * s_fam * sp.get(i, 0.0) + 0.75 * s_event - 0.25 * p_fam
         detail[i] = (dense[i], sparse[i], s_event)
-    fused = rrf(_rank(dense), _rank(sparse), *([route] if route else []))
+    fused = rrf(_rank(dense), _rank(sparse))
     return _rank(fused), fused
 
 
@@ -160,3 +162,35 @@ def coverage_select(li: LoadedIndex, q: Query, ranked: list[int], fused: dict, k
         rest.remove(best)
         absorb(best)
     return chosen + [i for i in ranked if i not in chosen]
+
+
+def hit_pages(li: LoadedIndex, ranked: list[int], n: int = ROUTE_HITS) -> list[int]:
+    """Pages (not the index) holding at least two of the top ``n`` direct hits, best first: the sum
+    of their hits' reciprocal ranks. Evidence that the page groups what the question is about, which
+    a page's own text (an average of its trajectories) does not give."""
+    at = {t: r for r, t in enumerate(ranked[:n], 1)}
+    held = {}
+    for i, p in enumerate(li.raw["pages"]):
+        if p["type"] == "index":
+            continue
+        hits = [1.0 / (RRF_K + at[t]) for t in p["trajs"] if t in at]
+        if len(hits) >= 2:
+            held[i] = sum(hits)
+    return _rank(held)
+
+
+def expand_by_page(li: LoadedIndex, ranked: list[int], fused: dict) -> tuple[list[int], dict, int | None]:
+    """The page that holds the most direct hits lifts all its trajectories by one first-place RRF
+    vote, so its members the direct scores missed join the ranking near their siblings; the first
+    ``ROUTE_KEEP`` direct hits keep their places, so routing adds to the hits and never displaces
+    the best of them. No page holds two hits: the ranking is returned unchanged (page None)."""
+    pages = hit_pages(li, ranked)
+    if not pages:
+        return ranked, fused, None
+    lift = 1.0 / (RRF_K + 1)
+    out = dict(fused)
+    for t in li.raw["pages"][pages[0]]["trajs"]:
+        out[t] = out.get(t, 0.0) + lift
+    keep = ranked[:ROUTE_KEEP]
+    kept = set(keep)
+    return keep + [t for t in _rank(out) if t not in kept], out, pages[0]

@@ -18,16 +18,14 @@ from .bm25 import BM25
 from .index import VECTOR_FILE, VectorStore
 from .packet import message_text, pack_context
 from .ranking import (HASHED_NOTE, K_TRAJ, RRF_K, T_PAGES, Query, _norm, _rank, coverage_select,
-                      route_pages, score_trajectories)
+                      expand_by_page, route_pages, score_trajectories)
 from .ranking import rrf  # noqa: F401  (part of this module's interface)
 from .text import STOPWORDS, families_of, hashed_embedding, tokens, words
 
 SNAPSHOT_BUDGET = 2 * K_TRAJ     # "2k" snapshots before neighbour / update-linked expansion
-ROUTING = "off"                  # "off": pages are routed for the reader (diagnostics) but do not rank;
-                                 # "soft": routed pages are a third RRF ranking over all trajectories;
-                                 # "hard": only trajectories of routed pages (+ BM25 rescue) are candidates.
-                                 # Off by default: soft routing helped one dev conversation of three and
-                                 # cost the others (docs/dialogue.md, "Routing")
+ROUTING_MODES = ("off", "expand", "hard")
+ROUTING = "off"                  # off by default: no way of letting pages rank trajectories raised recall on
+                                 # held-out dev conversations (docs/dialogue.md, "Routing")
 DEFAULT_BUDGET = 2000            # whitespace tokens of source context
 
 # ---------------------------------------------------------------- query shape
@@ -248,11 +246,15 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
     snaps = raw["snapshots"]
     msgs = raw["messages"]
 
-    # 1. page routing -> candidate trajectories
-    route, routed = None, []
+    # 1. page routing. "expand": the page holding several direct hits lifts its other trajectories
+    # (after ranking, below); "hard": the paper's candidate universe, only the routed pages'
+    # trajectories; "off": pages are routed for the reader (diagnostics) only
+    routed = []
     mode = (routing or ROUTING) if use_wiki else "off"
+    if mode not in ROUTING_MODES:
+        raise ValueError(f"routing must be one of {', '.join(ROUTING_MODES)}, not {mode!r}")
     page_ids = route_pages(li, q, t_pages) if use_wiki else []
-    if mode in ("soft", "hard"):
+    if mode == "hard":
         # a trajectory linked from several routed pages, or from a higher one, ranks higher; within a
         # page, its own lexical match decides (page member lists are in id order, which means nothing)
         direct_sc = li.bm["trajectories"].scores(q.content)
@@ -260,12 +262,7 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
         for r, p in enumerate(page_ids, 1):
             for t in raw["pages"][p]["trajs"]:
                 votes[t] = votes.get(t, 0.0) + 1.0 / (RRF_K + r)
-        routed = sorted(votes, key=lambda t: (-votes[t], -direct_sc.get(t, 0.0), t))
-        if mode == "soft":
-            cands = list(range(len(raw["trajectories"])))
-            route = routed
-        else:
-            cands = routed
+        cands = routed = sorted(votes, key=lambda t: (-votes[t], -direct_sc.get(t, 0.0), t))
     else:
         cands = list(range(len(raw["trajectories"])))
     # trajectories with direct lexical evidence stay reachable (raw rescue of A.6, without an LLM)
@@ -273,7 +270,11 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
     cands = sorted(set(cands) | {i for i, _ in direct})
 
     # 2. trajectory ranking and selection
-    ranked, fused = score_trajectories(li, q, cands, route)
+    ranked, fused = score_trajectories(li, q, cands)
+    via = None
+    if mode == "expand":
+        ranked, fused, via = expand_by_page(li, ranked, fused)
+        routed = raw["pages"][via]["trajs"] if via is not None else []
     order = coverage_select(li, q, ranked, fused, k) if q.shape["coverage"] else ranked
     traj_rank = {t: r for r, t in enumerate(order)}
 
@@ -345,6 +346,7 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
     diagnostics = {
         "embedder": q.embedder, "shape": q.shape, "routing": mode, "candidate_trajectories": len(cands),
         "routed_trajectories": len(routed), "total_trajectories": len(raw["trajectories"]),
+        "expanded_from": raw["pages"][via]["slug"] if via is not None else None,
         "selected_trajectories": [raw["trajectories"][t]["id"] for t in order[:k]],
         "pages": [{"slug": raw["pages"][p]["slug"], "title": raw["pages"][p]["title"], "type": raw["pages"][p]["type"]}
                   for p in page_ids],
