@@ -252,7 +252,7 @@ GRID: dict[str, dict] = {
     "continuity 0.35 (default)": {},
     "continuity 0.30": {"trajectories.DELTA_CLAIM": 0.30},
     "continuity 0.25": {"trajectories.DELTA_CLAIM": 0.25},
-    "routing expand": {"retrieve.ROUTING": "expand"},      # routing on only if held-out folds choose it
+    "routing expand": {"retrieve.ROUTING": "expand"},      # shipped on only if it gains on held-out folds
 }
 TUNE_BUDGET = 1000
 
