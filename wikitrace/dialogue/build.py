@@ -22,7 +22,7 @@ from . import FORMAT
 from .extract import build_snapshots
 from .load import Dialogue, load_inputs
 from .embed import CACHE_BIN, CACHE_JSON, HASHED, centred
-from .retrieve import VECTOR_FILE, build_index, snapshot_text
+from .index import VECTOR_FILE, build_index, snapshot_text
 from .text import COUNT_RE, IdfVectors, display_keywords, entity_key, families_of
 from .trajectories import build_trajectories, feature_text
 from .wiki import SECTIONS, TrajInfo, audit, plan_pages
