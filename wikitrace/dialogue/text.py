@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import date, datetime, timedelta
+from functools import cache
 
 try:  # the type hashlib.blake2b is; hashlib itself also loads OpenSSL (~2 ms a query) for nothing here
     from _blake2 import blake2b
@@ -176,14 +177,17 @@ _TEMPORAL = _Lazy(
     r"(?:in|since|on)\s+(?:" + "|".join(MONTHS) + r")(?:\s+\d{4})?|"
     r"(?:19|20)\d{2})\b", re.I)
 
-_GENERIC = generic_words(NAME_TOP)
+@cache
+def _generic() -> frozenset:
+    """Words too common to be a name (built on first use: retrieval never asks)."""
+    return generic_words(NAME_TOP)
 
 
 def not_entity_word(word: str) -> bool:
     """A capitalised word that names nothing: a stop word (pronouns, contractions, fillers), a word
     too common in English to be a name, or a weekday - by the frequency list, not by a typed list."""
     w = word.replace("’", "'").lower()
-    return w in STOPWORDS or w in _GENERIC or w in WEEKDAYS or (w.endswith("'s") and w[:-2] in STOPWORDS)
+    return w in STOPWORDS or w in _generic() or w in WEEKDAYS or (w.endswith("'s") and w[:-2] in STOPWORDS)
 
 
 def entities(text: str, extra: tuple[str, ...] = ()) -> list[str]:
