@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date, datetime, timedelta
+import time
 from functools import cache
 
 try:  # the type hashlib.blake2b is; hashlib itself also loads OpenSSL (~2 ms a query) for nothing here
@@ -164,9 +164,10 @@ _NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve
                  "hundred dozen couple few several").split()
 _COUNT = _Lazy(r"\b(\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+(?:\s+[a-z]+)?)", re.I)
 # English month and weekday names from the C library's C locale (Python never calls setlocale by
-# itself); 1 January 2001 was a Monday. (The calendar module gives the same but costs an import.)
-MONTHS = [date(2001, m, 1).strftime("%B").lower() for m in range(1, 13)]
-WEEKDAYS = [date(2001, 1, d).strftime("%A").lower() for d in range(1, 8)]
+# itself); 1 January 2001 was a Monday. (time.strftime, not datetime: a query needs no dates, and
+# the calendar module gives the same but costs an import too.)
+MONTHS = [time.strftime("%B", (2001, m, 1, 0, 0, 0, 0, 1, 0)).lower() for m in range(1, 13)]
+WEEKDAYS = [time.strftime("%A", (2001, 1, d, 0, 0, 0, d - 1, d, 0)).lower() for d in range(1, 8)]
 COUNT_RE = _COUNT
 # source: closed class - English deictic and relative time expressions
 _TEMPORAL = _Lazy(
@@ -337,6 +338,8 @@ _DATE_RE_US = _Lazy(r"([A-Za-z]+)\s+(\d{1,2}),?\s+(\d{4})")
 
 def parse_date(value: str | None) -> date | None:
     """'1:56 pm on 8 May, 2023', '8 May 2023', 'May 8, 2023', or ISO 8601."""
+    from datetime import date, datetime
+
     if not value:
         return None
     s = str(value).strip()
@@ -370,6 +373,8 @@ _REL = _Lazy(
 def resolve_relative(text: str, anchor: date | None) -> list[tuple[str, str]]:
     """Relative temporal expressions in ``text`` resolved against the session date.
     Returns ``[(surface, resolved)]``; nothing when there is no anchor date."""
+    from datetime import timedelta
+
     if anchor is None:
         return []
     out: list[tuple[str, str]] = []
