@@ -4,10 +4,9 @@ and a sparse score fused by reciprocal rank, and the coverage-aware greedy selec
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from .text import FAMILIES
 
+TYPE_CHECKING = False  # not typing's: a question must not import typing (CLI start-up)
 if TYPE_CHECKING:
     from .index import VectorStore
     from .retrieve import LoadedIndex
