@@ -96,52 +96,29 @@ def _called(tool: str, them: str) -> str:
     return f"called {tool} without an error, which {them} never did"
 
 
-def _counted(tool: str, low: int, high: int, them: str, m: int) -> str:
-    span = f"{low}" if low == high else f"{low} to {high}"
-    return f"made {span} {tool} call{'s' if high != 1 else ''} that went through, where {them} made {m}"
+def _span(low: int, high: int) -> str:
+    return f"{low}" if low == high else f"{low} to {high}"
 
 
-def failed_against(failed: Decisions, wins: Summary, them: str = "the failed run") -> list[str]:
-    """What the successful trials did that the failed one did not, each a phrase that follows
-    "they": a tool every one of them called and the failed run never got an answer from, a
-    change count outside theirs, a change tool none of them got through, an argument of a
-    tool both changed with whose value matches none of theirs (neither holds the other's
-    scalars), or one set on one side only."""
-    out = [_called(t, them) for t in sorted(wins.did_all - failed.did)]
-    for tool in sorted(set(failed.counts) & set(wins.counts)):
-        (low, high), m = wins.counts[tool], failed.counts[tool]
-        if m < low or m > high:
-            out.append(_counted(tool, low, high, them, m))
-    out += [f"had no {t} call go through, where {them} had one" for t in sorted(failed.written - wins.written_any)]
-    both = failed.written & wins.written_any
-    for tool, key in sorted(set(wins.values_any) | set(failed.values)):
+def differences(wins: Summary, fails: Summary, them: str) -> list[str]:
+    """What the successful side did that the failed side did not, each a phrase that follows
+    "they": a tool every successful run called and no failed run got an answer from, change
+    counts whose ranges do not overlap, a change tool no successful run got through and every
+    failed one did, and for a tool both changed with, an argument whose values match none of
+    the other side's (neither holds the other's scalars) or one set on one side only. Either
+    side may be one run (a summary of one) or several."""
+    out = [_called(t, them) for t in sorted(wins.did_all - fails.did_any)]
+    for tool in sorted(set(wins.counts) & set(fails.counts)):
+        (low, high), (flow, fhigh) = wins.counts[tool], fails.counts[tool]
+        if high < flow or low > fhigh:
+            out.append(f"made {_span(low, high)} {tool} call{'s' if high != 1 else ''} that went through, "
+                       f"where {them} made {_span(flow, fhigh)}")
+    out += [f"had no {t} call go through, where {them} had one" for t in sorted(fails.written_all - wins.written_any)]
+    both = wins.written_any & fails.written_all
+    for tool, key in sorted(set(wins.values_any) | set(fails.values_any)):
         if tool not in both:
             continue
-        theirs, mine = wins.values_any.get((tool, key), set()), failed.values.get((tool, key), set())
-        if mine and theirs and not _any_same(mine, theirs):
-            out.append(f"gave {tool} another value of {key}")
-        elif theirs and not mine:
-            out.append(f"set {key} in {tool}, which {them} left out")
-        elif mine and not theirs:
-            out.append(f"left {key} out of {tool}, which {them} set")
-    return out
-
-
-def success_against(won: Decisions, fails: Summary) -> list[str]:
-    """What a successful trial did that every failed trial of its task did not, in the same
-    phrases (a count only when every failed trial made the same number)."""
-    them = "each failed trial of its task"
-    out = [_called(t, them) for t in sorted(won.did - fails.did_any)]
-    for tool in sorted(set(won.counts) & set(fails.counts)):
-        (low, high), m = fails.counts[tool], won.counts[tool]
-        if low == high and m != low:
-            out.append(_counted(tool, m, m, them, low))
-    out += [f"had no {t} call go through, where {them} had one" for t in sorted(fails.written_all - won.written)]
-    both = won.written & fails.written_all
-    for tool, key in sorted(set(won.values) | set(fails.values_any)):
-        if tool not in both:
-            continue
-        mine, theirs = won.values.get((tool, key), set()), fails.values_any.get((tool, key), set())
+        mine, theirs = wins.values_any.get((tool, key), set()), fails.values_any.get((tool, key), set())
         if mine and (tool, key) in fails.keys_all and not _any_same(mine, theirs):
             out.append(f"gave {tool} another value of {key}")
         elif mine and not theirs:
@@ -149,6 +126,16 @@ def success_against(won: Decisions, fails: Summary) -> list[str]:
         elif not mine and (tool, key) in fails.keys_all:
             out.append(f"left {key} out of {tool}, which {them} set")
     return out
+
+
+def failed_against(failed: Decisions, wins: Summary, them: str = "the failed run") -> list[str]:
+    """What the successful trials did that one failed run did not."""
+    return differences(wins, summarise([failed]), them)
+
+
+def success_against(won: Decisions, fails: Summary) -> list[str]:
+    """What one successful trial did that every failed trial of its task did not."""
+    return differences(summarise([won]), fails, "each failed trial of its task")
 
 
 def trial_differences(failed: dict, successes: list[dict]) -> list[str]:
