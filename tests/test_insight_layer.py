@@ -211,7 +211,7 @@ def airline_trial(trial: int, success: bool, bags: int | None, full_flights: boo
 
 def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(tmp_path):
     runs = [airline_trial(0, True, 3), airline_trial(1, True, 3, full_flights=True),
-            airline_trial(2, False, 2), airline_trial(3, False, None)]
+            airline_trial(2, False, 2), airline_trial(3, False, None), airline_trial(4, False, 5)]
     out = compile_runs(tmp_path, runs)
     data = corpus_json(out)
     step = {r["run_id"]: r["step"] for r in data["runs"]}
@@ -221,7 +221,8 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
             found.setdefault(d["text"], set()).update(d["steps"])
     # the failed trial that set 2 bags: its total_baggages matches neither success; the flight
     # written with or without its airports and the same reservation id are the same choice
-    assert found.get("gave update_reservation_baggages another value of total_baggages") == {step["bags-trial-2"]}
+    assert found.get("gave update_reservation_baggages another value of total_baggages") == {
+        step["bags-trial-2"], step["bags-trial-4"]}
     assert not any("of flights" in t or "of reservation_id" in t or "of payment_id" in t for t in found)
     # the trial that ended after the look-up: the change the successes made is named
     assert found.get("called update_reservation_baggages without an error, which the failed run never did") \
@@ -231,12 +232,27 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
                 [d for x in (e.get("same_task") or {}).get("differences", []) for d in x["steps"]]]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     what_to_do = page.split("## What to do", 1)[1].split("## Evidence", 1)[0]
-    assert "the successful trials most often gave update_reservation_baggages another value of total_baggages" \
-        in what_to_do and "weigh that step before ending" in what_to_do
-    assert f"- gave update_reservation_baggages another value of total_baggages: 1 run ([{step['bags-trial-2']}]" in page
+    assert "for most of them (2 of 2 compared) the successful trials gave update_reservation_baggages another " \
+        "value of total_baggages" in what_to_do and "weigh that step before ending" in what_to_do
+    assert (f"- gave update_reservation_baggages another value of total_baggages: 2 runs ([{step['bags-trial-2']}]"
+            in page)
     # no argument value of the episode is written into corpus.json's patterns
     assert not any("FQ8APE" in p or "credit_card_4" in p for r in data["runs"] for p in r["patterns"])
     assert cli("check", out).returncode == 0
+
+
+def test_a_difference_one_run_shows_is_listed_but_not_advised():
+    from wikitrace.corpus.trials import advice
+
+    def entry(side, runs, compared):
+        return {"same_task": {"side": side, "members": compared, "compared": compared, "differences": [
+            {"text": "gave book_reservation another value of flights", "runs": runs, "steps": ["step-0001"]}]}}
+
+    assert advice(entry("success", 1, 1)) == "" and advice(entry("failure", 1, 1)) == ""
+    assert advice(entry("failure", 2, 5)) == ""  # two of five: not what most compared runs show
+    assert "(3 of 5 compared)" in advice(entry("failure", 3, 5))
+    assert "most of them gave book_reservation another value of flights (2 of 3 compared)" in advice(
+        entry("success", 2, 3))
 
 
 def test_trial_differences_name_fewer_changes_and_where_the_queries_came_from():
@@ -320,3 +336,74 @@ def test_every_same_task_sentence_is_true_of_the_trials_it_names(tmp_path):
                     raise AssertionError(f"a comparison phrase this test does not know: {text!r}")
                 checked += 1
     assert checked >= 5  # the seeded trials do differ: the check ran on real claims
+
+
+def flight_change(k: int, searched: bool, success: bool) -> dict:
+    """A tau-bench-style flight change: the reservation looked up, the new flight either found
+    with search_direct_flight or taken from the user's words, confirmed, and changed."""
+    from test_offline_content import AIRLINE_SYSTEM
+
+    rid, flight = f"RS{k:04d}", {"flight_number": f"HAT{100 + k}", "date": "2024-05-21"}
+    turns = [_msg("system", AIRLINE_SYSTEM),
+             _msg("user", f"Move reservation {rid} to flight HAT{100 + k} on 2024-05-21, in economy."),
+             _call("get_reservation_details", {"reservation_id": rid},
+                   json.dumps({"reservation_id": rid, "cabin": "economy", "payment_history": [
+                       {"payment_id": "credit_card_7", "amount": 120}]}), is_error=False)]
+    if searched:
+        turns.append(_call("search_direct_flight", {"origin": "EWR", "destination": "LAX", "date": "2024-05-21"},
+                           json.dumps([dict(flight, price=140)]), is_error=False))
+    turns += [_msg("assistant", f"I will move {rid} to HAT{100 + k} on 2024-05-21, paid with credit_card_7. Go ahead?"),
+              _msg("user", "yes"),
+              _call("update_reservation_flights", {"reservation_id": rid, "cabin": "economy", "flights": [flight],
+                                                   "payment_id": "credit_card_7"},
+                    json.dumps({"reservation_id": rid, "flights": [flight]}), is_error=False),
+              {"type": "episode_over"}]
+    return _record(f"change-{k}", "airline", f"Move reservation {rid} to HAT{100 + k}.", _turns(*turns), success)
+
+
+def test_a_look_up_successful_runs_made_before_the_change_is_what_the_page_says_to_do(tmp_path):
+    runs = [flight_change(k, searched=k < 6, success=k < 6) for k in range(12)]
+    out = compile_runs(tmp_path, runs)
+    data = corpus_json(out)
+    entry = insight_with(data, "went-through|update_reservation_flights")
+    assert entry["counts"] == {"runs": 6, "success": 0, "failure": 6}
+    assert entry["title"] == "Call search_direct_flight before update_reservation_flights"
+    assert entry["guideline"].startswith("Before update_reservation_flights, call search_direct_flight and take")
+    # the counts the page gives are the runs' own: every change went through; the searches were the successes'
+    before = [r for r in data["runs"] if "before|update_reservation_flights|search_direct_flight" in r["patterns"]]
+    assert sorted(r["outcome"] for r in before) == ["success"] * 6
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    assert ("- Of the runs whose update_reservation_flights call went through, those that had called "
+            "search_direct_flight before it: 0 of 6 failed, 6 of 6 successful; successful runs did this more often."
+            in page)
+    # a look-up every run made separates nothing and is not listed
+    assert "get_reservation_details before it" not in page
+    assert cli("check", out).returncode == 0
+
+
+def test_a_look_up_made_by_as_many_failed_as_successful_runs_is_not_advised(tmp_path):
+    runs = [flight_change(k, searched=k % 2 == 0, success=k < 6) for k in range(12)]
+    data = corpus_json(compile_runs(tmp_path, runs))
+    entry = insight_with(data, "went-through|update_reservation_flights")
+    assert entry["title"] == "Before update_reservation_flights, match each argument to the request"
+    assert entry["separating"] == []
+
+
+def test_a_query_choice_that_separates_outcomes_is_shown_on_the_pages_about_that_tool(tmp_path):
+    from test_lesson_specifics import _qa
+
+    runs = []
+    for k in range(8):  # successes search the name the first page showed; failures make up their own words
+        follow = k < 4
+        second = f"Ashby Vale {k}" if follow else f"famous river town number {k}"
+        runs.append(_qa(f"Ashby Vale {k}" if follow else "unknown", f"Ashby Vale {k}",
+                        [(f"Kestrel Days {k}", f"Kestrel Days {k} is held in Ashby Vale {k}."),
+                         (second, f"Ashby Vale {k} is a town." if follow else "Could not find that page, please try again.")],
+                        f"Where is Kestrel Days {k} held?", success=follow, run_id=f"qa-{k}"))
+    data = corpus_json(compile_runs(tmp_path, runs))
+    shown = {c["text"] for e in data["insights"] for c in e.get("separating") or []}
+    assert ("Of the runs that sent a Search query, those that sent one with words found neither in the task text "
+            "nor in any earlier answer: 4 of 4 failed, 0 of 4 successful; failed runs did this more often.") in shown
+    for r in data["runs"]:
+        own = "query|Search|own" in r["patterns"]
+        assert own == (r["outcome"] == "failure")

@@ -212,3 +212,49 @@ def test_several_calls_written_into_one_argument_teach_one_call_per_query():
     plain = _qa("Leeds", "Harrogate", [("Kestrel Days", "Could not find that page, please try again.")],
                 "Where is Kestrel Days held?")
     assert all("per query" not in i.guideline for i in _insights(plain))
+
+
+def _payment_retry(run_id: str, amounts: list[int], success: bool) -> dict:
+    """tau-bench's book_reservation refusing split payments that miss the price, then a retry."""
+    user = "mia_li_3668"
+    base = {"user_id": user, "origin": "JFK", "destination": "SEA", "flight_type": "one_way", "cabin": "economy",
+            "flights": [{"flight_number": "HAT136", "date": "2024-05-20"}],
+            "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
+            "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no"}
+    first = dict(base, payment_methods=[{"payment_id": "certificate_7504069", "amount": 250},
+                                        {"payment_id": "credit_card_4421486", "amount": 5}])
+    again = dict(base, payment_methods=[{"payment_id": "certificate_7504069", "amount": amounts[0]},
+                                        {"payment_id": "credit_card_4421486", "amount": amounts[1]}])
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", f"Book HAT136 on May 20 for me, {user}; certificate first, the rest on my card."),
+        _call("get_user_details", {"user_id": user}, json.dumps({"user_id": user, "payment_methods": {
+            "certificate_7504069": {"amount": 250}, "credit_card_4421486": {"brand": "visa"}}}), is_error=False),
+        _msg("assistant", "I will book HAT136 paying 250 by certificate and the rest by card. Shall I?"),
+        _msg("user", "yes"),
+        _call("book_reservation", first, "Error: payment amount does not add up, total price is 305, but paid 255",
+              is_error=True),
+        _call("book_reservation", again, json.dumps({"reservation_id": "ZFA04Y"}), is_error=False),
+        {"type": "episode_over"})
+    return _record(run_id, "airline", "Book HAT136 on May 20.", turns, success)
+
+
+def test_a_retry_whose_amounts_add_up_to_the_figure_the_error_names_is_taught_as_such():
+    (err,) = [i for i in _insights(_payment_retry("pay-1", [250, 55], True)) if i.key.startswith("error|")]
+    assert err.key == "error|book_reservation|Error: payment amount does not add up, total price is …, but paid …"
+    assert "with the amounts in payment_methods adding up to the figure the error names" in err.guideline
+    # amounts that still miss the total are no such fix: the advice stays with what changed
+    (miss,) = [i for i in _insights(_payment_retry("pay-2", [250, 45], True)) if i.key.startswith("error|")]
+    assert "adding up" not in miss.guideline and "payment_methods changed" in miss.guideline
+
+
+def test_a_hand_off_lesson_quotes_the_system_prompts_rule_on_hand_offs_and_no_other():
+    from test_offline_content import hand_off_failure
+
+    (hand,) = [i for i in _insights(hand_off_failure()) if i.key.startswith("hand-off|")]
+    assert ("The system prompt's rule on it: \"You should transfer the user to a human agent if and only if the "
+            "request cannot be handled within the scope of your actions.\"") in hand.guideline
+    record = hand_off_failure()
+    record["turns"][0]["content"] = "# Airline Agent Policy\n\n- Be brief.\n"
+    (plain,) = [i for i in _insights(record) if i.key.startswith("hand-off|")]
+    assert "system prompt" not in plain.guideline

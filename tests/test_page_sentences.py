@@ -91,6 +91,39 @@ class Check:
         return any(t.type == "message" and t.role == "user" and self.first_agent is not None and t.turn > self.first_agent
                    and t.extra.get("written_by") != "harness" for t in self.run.turns)
 
+    def provenance(self, n: int, listed: str) -> None:
+        """``key from tool's answer (turn 3), the user (turn 1); other from no earlier turn``:
+        each key an argument of the call, each named turn before it, of the kind named, and
+        holding one of the argument's values."""
+        call = self.call(n)
+        for part in listed.rstrip(".").split("; "):
+            if re.fullmatch(r"and \d+ more arguments", part):
+                continue
+            m = re.fullmatch(r"`([^`]+)` from (.+)", part)
+            assert m, part
+            value = call.arguments[m.group(1)]
+            values = [_flat(str(v)).lower() for v in _scalars(value)]
+            for where in re.split(r", | and ", m.group(2)):
+                if where == "no earlier turn":
+                    continue
+                w = re.fullmatch(r"(?:(\S+)'s answer|the user|the earlier (\S+) call) \(turn (\d+)\)", where)
+                assert w, where
+                k = int(w.group(3))
+                t = self.by_n[k]
+                assert k < n
+                if w.group(1):
+                    assert t.type == "function_call" and t.name == w.group(1) and not t.is_error
+                    shown = t.result or ""
+                elif w.group(2):
+                    assert t.type == "function_call" and t.name == w.group(2)
+                    shown = json.dumps(t.arguments, ensure_ascii=False) if not isinstance(t.arguments, str) else t.arguments
+                else:
+                    assert t.type == "message" and t.role == "user"
+                    shown = t.content or ""
+                flat = _flat(shown).lower()
+                assert any(v and (v in flat or v.replace("_", " ") in flat.replace("-", " ")) for v in values), \
+                    (m.group(1), where)
+
     def holds(self, n: int, text: str) -> bool:
         return _flat(text) in _flat(_text(self.by_n[n]))
 
@@ -104,6 +137,17 @@ class Check:
                 assert m.group(2) in _text(t), (m.group(2), k)
             if m.group(3):
                 assert any(m.group(3) in _text(self.by_n[k]) for k in ns), m.group(3)
+
+
+def _scalars(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _scalars(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _scalars(v)
+    elif value is not None:
+        yield value
 
 
 def _decision(c: Check, text: str, success: bool) -> None:
@@ -201,6 +245,8 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
         assert c.call(turns[-1]).is_error
     elif text.startswith("The environment accepted it") or text.startswith("The call went through"):
         assert c.went_through(turns[-1])
+        if " Its argument values were shown before it by: " in text:
+            c.provenance(turns[-1], text.split(" Its argument values were shown before it by: ", 1)[1])
     elif text.startswith("Nothing in the arguments or the answer changed and "):
         errs = sum(1 for n in turns if c.call(n).is_error)
         if "each of them was answered with an error" in text:

@@ -30,7 +30,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .lesson_words import expected_answer, answer_seen_in, free_form, is_hand_off, is_verdict, join, sources, what_changed
-from .reading import Call, Reading, _occurs, command_of, leaves, runs_a_command
+from .reading import Call, Reading, _occurs, command_of, leaves, runs_a_command, user_replies
 from .rules import rules_for
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, first_line, generic, signature
@@ -112,8 +112,11 @@ def error_lesson(r: Reading, err: Call) -> CandidateInsight:
         listed = (err.turn.result or "").lower()
         if isinstance(x, dict) and isinstance(y, dict):
             changed = [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)]
-            taken = [k for k in changed if str(y.get(k, "")) and str(y.get(k)).lower() in listed]
-            advice = (f"call {err.name} again with {join(taken)} taken from what the error lists" if taken else
+            taken = [k for k in changed if _named_by(listed, x.get(k), y.get(k))]
+            summed = [k for k in changed if _sums_to_named(listed, y.get(k))]
+            advice = (f"call {err.name} again with the amounts in {join(summed)} adding up to the figure the error "
+                      "names" if summed else
+                      f"call {err.name} again with {join(taken)} taken from what the error lists" if taken else
                       f"call {err.name} again with {join(changed)} changed" if changed else
                       f"do what the message asks first, then send the same {err.name} call again")
         elif isinstance(y, str) and y != x:
@@ -143,13 +146,40 @@ def error_lesson(r: Reading, err: Call) -> CandidateInsight:
                    f"In {_kind(r)}, whenever {v} answers with this error.", f"turn {err.n}: {detail}", worked)
 
 
+def _named_by(listed: str, before, after) -> bool:
+    """Whether the value a retry sent holds something the error's text named that the failed
+    call did not send: the whole value, or one of its scalars (an amount, an id in a list)."""
+    if after is None or not str(after):
+        return False
+    if not isinstance(after, (dict, list)):
+        return str(after).lower() in listed
+    old = {str(v).lower() for _p, v in leaves(before)}
+    new = {str(v).lower() for _p, v in leaves(after)} - old
+    return any(len(v) > 1 and re.search(rf"(?<![\w.]){re.escape(v)}(?![\w])", listed) for v in new)
+
+
+def _sums_to_named(listed: str, value) -> bool:
+    """Whether a list or mapping of two or more numbers adds up to a number the error's text
+    names (a total the parts must match)."""
+    if not isinstance(value, (dict, list)):
+        return False
+    numbers = [v for _p, v in leaves(value) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(numbers) < 2:
+        return False
+    total = round(sum(numbers), 2)
+    named = {float(m) for m in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])", listed)}
+    return total in named
+
+
 def hand_off_lesson(r: Reading, w: Call, success: bool) -> CandidateInsight:
+    rule = _rule_naming(r, w.name)
+    said = f" The system prompt's rule on it: \"{clip_words(rule, 300)}\"" if rule else ""
     if success:
         guide = (f"Hand the request off with {w.name} when none of the other tools can do what it asks, "
-                 "and say why in the hand-off.")
+                 f"and say why in the hand-off.{said}")
     else:
         guide = (f"Before handing off with {w.name}, check whether the other tools can do what the request asks; "
-                 "hand off only when they cannot or a rule requires it.")
+                 f"hand off only when they cannot or a rule requires it.{said}")
     return _lesson(f"hand-off|{w.name}", f"When to hand off with {w.name}", guide,
                    f"In {_kind(r)}, when a hand-off with {w.name} is considered.", f"turn {w.n}: handed off", success)
 
@@ -382,11 +412,13 @@ def _unseen_lesson(r: Reading, w: Call) -> CandidateInsight | None:
 def _went_through(r: Reading, w: Call) -> CandidateInsight:
     v = verb(w)
     rule = _rule_naming(r, w.name)
-    return _lesson(f"went-through|{v}", f"Check the request again before {v}",
-                   f"Before {v}, check that the call does what the request asks"
-                   + (f" and what the system prompt says of it: \"{clip_words(rule, 300)}\"" if rule else
-                      " and what the system prompt's rules allow")
-                   + "; that the call goes through does not show it was the change the task needed.",
+    said = "a look-up's answer or the user's own words" if user_replies(r.run) else "a look-up's answer or the task text"
+    return _lesson(f"went-through|{v}", f"Before {v}, match each argument to the request",
+                   f"Before {v}, take each argument from {said} and check it "
+                   "against the part of the request it serves"
+                   + (f" and against the system prompt's rule on it: \"{clip_words(rule, 300)}\"" if rule else
+                      " and against the system prompt's rules")
+                   + f"; {v} going through does not show it was the change the task needed.",
                    f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through", False)
 
 
@@ -488,7 +520,23 @@ def patterns_of(r: Reading) -> list[str]:
     if proc:
         out.add(proc)
     out.update(decisions_of(r))
+    out.update(looked_before(r))
     return sorted(out)
+
+
+def looked_before(r: Reading) -> set[str]:
+    """``before|<change tool>|<look-up>``: each look-up tool that answered without an error
+    before the first call of a change tool that went through (hand-offs, free-text answers and
+    shell commands aside), so the pages can say which look-ups successful runs made first."""
+    out: set[str] = set()
+    done: set[str] = set()
+    for w in r.calls:
+        if (not w.writes or w.error or w.name in done or is_hand_off(w) or free_form(w) is not None
+                or runs_a_command(w.turn)):
+            continue
+        done.add(w.name)
+        out.update(f"before|{w.name}|{verb(c)}" for c in r.calls if c.n < w.n and not c.writes and not c.error)
+    return out
 
 
 _LEAVES_KEPT = 16  # scalar digests kept per argument; a larger value is kept as one digest

@@ -28,7 +28,7 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
-from .lesson_words import answer_seen_in, expected_answer, free_form
+from .lesson_words import answer_seen_in, expected_answer, free_form, join
 from .lessons import lessons_for, patterns_of, rules_once
 from .reading import Call, Reading, check_arguments, command_of, full_arguments, harness_reason, read_run, runs_a_command
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
@@ -276,6 +276,30 @@ def _check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
     return notes, flagged
 
 
+def _provenance(r: Reading, c: Call) -> str:
+    """Where the values of each top-level argument of a change were last shown before it, by
+    tool and turn: what a reader checks first when a change went through and the run failed."""
+    by_turn = {x.n: x.name for x in r.calls}
+    places: dict[str, list[str]] = {}
+    for a in check_arguments(r, c.turn):
+        if a.seen_at is None:
+            where = "no earlier turn"
+        elif a.seen_in == "observation":
+            where = f"{by_turn.get(a.seen_at, 'a call')}'s answer (turn {a.seen_at})"
+        elif a.seen_in == "user message":
+            where = f"the user (turn {a.seen_at})"
+        else:
+            where = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})"
+        found = places.setdefault(a.path.split(".")[0].split("[")[0], [])
+        if where not in found:
+            found.append(where)
+    if not places:
+        return ""
+    parts = [f"`{k}` from {join(v, 3)}" for k, v in places.items()]
+    return " Its argument values were shown before it by: " + "; ".join(parts[:6]) + (
+        f"; and {len(parts) - 6} more arguments" if len(parts) > 6 else "") + "."
+
+
 def _answer(c: Call) -> str:
     return " ".join((c.turn.result or "").split())
 
@@ -344,8 +368,7 @@ def _failure_items(r: Reading) -> list[Item]:
             + (", after the user agreed." if c.confirmed else "."),
             support=_wrong_answer(r, c) or (
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
-                "what the task asked for"
-                + (" (see the checks below)." if flagged else ". This is a suspect, not a proven cause.")),
+                "what the task asked for" + (" (see the checks below)." if flagged else "." + _provenance(r, c))),
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
     if not writes and not any(c.error for c in calls):
         last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)

@@ -134,7 +134,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
     for r in runs:
         kind = kind_of(r)
         totals[kind][r["outcome"]] += 1
-        for p in r.get("patterns") or []:
+        for p in [*(r.get("patterns") or []), *sorted(faced(r.get("patterns") or []))]:
             met[kind][p][r["outcome"]] += 1
             if r["outcome"] == "success":
                 met_by[(kind, p)].append(r)
@@ -144,6 +144,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
                                                                      layout.insight_id(len(ids)))
             groups.setdefault(iid, []).append((r, lesson))
     picked = {iid: _pick_text(m) for iid, m in groups.items()}
+    splits = {kind: separating(kind_met) for kind, kind_met in met.items()}
     titles = {iid: text["title"] for iid, text in picked.items()}
     out = []
     for iid in sorted(groups, key=layout.id_number):
@@ -173,7 +174,10 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             "source_step": first["step"], "source_outcome": first["outcome"],
             "counts": counts, "contrast": contrast, "sources": sources,
             "same_task": trials.compare([e for e, _l in members]),
+            "separating": relevant(lesson["key"], splits.get(kind, [])),
         })
+    for entry in out:
+        retitle(entry)
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
@@ -223,3 +227,98 @@ def index_note(entry: dict) -> str:
                else "taken more often by failed runs",
                "success": "met more often by successful runs", "none": "did not decide the outcome"}
     return figures + (f"; {verdict[c['verdict']]}" if c["verdict"] in verdict else "")
+
+
+# --- choices that separate successful from failed runs ----------------------------------------
+#
+# A run records what it chose (corpus/trials.py reads the same patterns): the look-ups it made
+# before its first change with a tool (``before|<change>|<look-up>``), where the words of a
+# free-text query or answer came from (``query|`` / ``said|<tool>|task|shown|own``). Each choice
+# is contrasted only among the runs that could have made it (the runs whose change with that
+# tool went through; the runs that sent such a query or answer), with the same one-sided
+# Fisher test as the lessons, so a page says "successful runs did this first" only when the
+# counts show it, and a page changes only when a run that faced the same choice is added.
+
+_WHERE = {"task": "whose words all came from the task text",
+          "shown": "using words an earlier answer showed (following what a look-up returned)",
+          "own": "with words found neither in the task text nor in any earlier answer"}
+
+
+def _population(pattern: str) -> str | None:
+    fields = pattern.split("|")
+    if len(fields) != 3 or fields[2] == "*":
+        return None
+    kind, tool = fields[:2]
+    if kind == "before":
+        return f"went-through|{tool}"
+    if kind in ("query", "said") and fields[2] in _WHERE:
+        return f"{kind}|{tool}|*"  # every run that sent such a query or answer (see faced())
+    return None
+
+
+def faced(patterns: list[str]) -> set[str]:
+    """The choices a run faced, counted once each: ``query|<tool>|*`` for a run that sent any
+    free-text query with that tool (``said|`` likewise)."""
+    return {p.rsplit("|", 1)[0] + "|*" for p in patterns if p.startswith(("query|", "said|"))}
+
+
+def separating(kind_met: dict[str, Counter]) -> list[dict]:
+    """The choices of one task type whose contrast names a side, best p first."""
+    out = []
+    for pattern, seen in kind_met.items():
+        base = _population(pattern)
+        if base is None:
+            continue
+        outcome_runs = kind_met.get(base, Counter())
+        failed, succeeded = outcome_runs["failure"], outcome_runs["success"]
+        verdict, p = _verdict(seen["failure"], seen["success"], failed, succeeded)
+        if verdict in ("failure", "success"):
+            out.append({"pattern": pattern, "side": verdict, "p": p, "failed_met": seen["failure"],
+                        "failed": failed, "success_met": seen["success"], "success": succeeded})
+    return sorted(out, key=lambda c: (c["p"], c["pattern"]))
+
+
+def relevant(key: str, splits: list[dict], shown: int = 4) -> list[dict]:
+    """The separating choices about the tool an insight is about: the look-ups before its change
+    tool, the queries and answers sent with it; an insight about no tool (a loop, an idle run)
+    gets the query choices of every tool."""
+    fields = key.split("|")
+    tool = fields[1].split(" ")[0].split(":")[0] if len(fields) > 1 and fields[0] in (
+        "error", "went-through", "procedure", "answer", "hand-off") else None
+    out = []
+    for c in splits:
+        kind, about = c["pattern"].split("|")[:2]
+        if tool is not None and about == tool or tool is None and fields[0] in ("loop", "idle") and kind == "query":
+            out.append({**c, "text": choice_sentence(c)})
+    return out[:shown]
+
+
+def choice_sentence(c: dict) -> str:
+    kind, tool, what = c["pattern"].split("|", 2)
+    if kind == "before":
+        among, did = f"Of the runs whose {tool} call went through", f"had called {what} before it"
+    else:
+        among = f"Of the runs that {'sent a ' + tool + ' query' if kind == 'query' else 'gave a ' + tool + ' answer'}"
+        did = f"sent one {_WHERE[what]}" if kind == "query" else f"gave one {_WHERE[what]}"
+    side = "successful" if c["side"] == "success" else "failed"
+    return (f"{among}, those that {did}: {c['failed_met']} of {c['failed']} failed, {c['success_met']} of "
+            f"{c['success']} successful; {side} runs did this more often.")
+
+
+def retitle(entry: dict) -> None:
+    """A change that went through in a failed run says what to do first when successful runs
+    made a look-up before that change more often than failed ones."""
+    fields = entry["key"].split("|")
+    if fields[0] != "went-through":
+        return
+    tool = fields[1].split(" ")[0]
+    first = [c["pattern"].split("|", 2)[2] for c in entry.get("separating") or []
+             if c["pattern"].startswith(f"before|{tool}|") and c["side"] == "success"]
+    if first:
+        from ..compilers.lesson_words import join
+
+        entry["title"] = f"Call {join(first, 3)} before {tool}"
+        entry["guideline"] = (f"Before {tool}, call {join(first, 3)} and take the call's arguments from their "
+                              f"answers: among runs whose {tool} call went through, successful runs had made "
+                              f"{'that look-up' if len(first) == 1 else 'those look-ups'} first more often. "
+                              + entry["guideline"])

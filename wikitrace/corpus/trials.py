@@ -198,14 +198,17 @@ class Trials:
 
 def advice(entry: dict) -> str:
     """The decision the insight's runs most often took otherwise than the other trials of their
-    task, as an instruction with its count (empty when none was found)."""
+    task, as an instruction with its count, when it holds for at least two runs and for most
+    of those compared (empty otherwise: one run's difference is shown in the list, not advised)."""
     st = entry.get("same_task") or {}
     if not st.get("differences"):
         return ""
     top = st["differences"][0]
+    if top["runs"] < 2 or 2 * top["runs"] <= st["compared"]:
+        return ""
     if st.get("side") == "success":
-        return (f"What set these successful runs apart from the failed trials of the same task: most often they "
-                f"{top['text']} ({top['runs']} of {st['compared']} compared). Do the same.")
-    return (f"Where a failed run here has a successful trial of the same task, the successful trials most often "
-            f"{top['text']} ({top['runs']} of {st['compared']} compared): weigh that step before ending a run "
+        return (f"What set these successful runs apart from the failed trials of the same task: most of them "
+                f"{top['text']} ({top['runs']} of {st['compared']} compared).")
+    return (f"Where a failed run here has a successful trial of the same task, for most of them ({top['runs']} of "
+            f"{st['compared']} compared) the successful trials {top['text']}: weigh that step before ending a run "
             "like these.")
