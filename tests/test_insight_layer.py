@@ -81,10 +81,10 @@ def test_an_error_every_run_met_is_one_environment_lesson_not_a_cause(tmp_path):
     # the task type's totals and the p-value change with every run: the index holds them, not the page
     assert "8 failed and 4 successful runs." in (out / "insight" / "_index.md").read_text()
     assert "8 of 8" not in page and "p = " not in page
-    # what the successful runs did instead: each of them linked, with the lesson it teaches
+    # what the successful runs did instead: the lesson they teach, with each of them linked once
     successes = [r["step"] for r in data["runs"] if r["outcome"] == "success"]
-    for step in successes:
-        assert f"- [{step}](../compilation/{step}.md): [Settle with submit" in page
+    (line,) = [x for x in page.splitlines() if x.startswith("- [Settle with submit")]
+    assert line.endswith(f": 4 runs ({', '.join(f'[{s}](../compilation/{s}.md)' for s in successes)})"), line
     # one page for the missing program, however many runs met it
     assert sum(i["key"].startswith("error|bash mvn|") for i in data["insights"]) == 1
 
@@ -272,12 +272,12 @@ def test_trial_differences_name_fewer_changes_and_where_the_queries_came_from():
     won = [entry("did|Search", "did|Finish", "query|Search|task", "query|Search|shown")] * 2
     lost = entry("did|Search", "did|Finish", "query|Search|task")
     (said,) = trial_differences(lost, won)
-    assert said.startswith("sent a Search whose words not in the task text all came from what an earlier call returned")
+    assert said.startswith("sent a Search whose words beyond the task text all came from earlier answers")
     # an answer is compared the same way: the successes answered in words a look-up had shown
     won = [entry("did|Search", "did|Finish", "said|Finish|shown")] * 2
     lost = entry("did|Search", "did|Finish", "said|Finish|own")
     (said,) = trial_differences(lost, won)
-    assert said.startswith("gave a Finish answer whose words not in the task text all came from what an earlier call")
+    assert said.startswith("gave a Finish answer whose words beyond the task text all came from earlier answers")
 
 
 def test_every_same_task_sentence_is_true_of_the_trials_it_names(tmp_path):
@@ -402,8 +402,43 @@ def test_a_query_choice_that_separates_outcomes_is_shown_on_the_pages_about_that
                         f"Where is Kestrel Days {k} held?", success=follow, run_id=f"qa-{k}"))
     data = corpus_json(compile_runs(tmp_path, runs))
     shown = {c["text"] for e in data["insights"] for c in e.get("separating") or []}
-    assert ("Of the runs that sent a Search query, those that sent one with words found neither in the task text "
-            "nor in any earlier answer: 4 of 4 failed, 0 of 4 successful; failed runs did this more often.") in shown
+    assert ("Of the runs that sent a Search query, those that sent one with words that neither the task text "
+            "nor any earlier answer held: 4 of 4 failed, 0 of 4 successful; failed runs did this more often.") in shown
     for r in data["runs"]:
         own = "query|Search|own" in r["patterns"]
         assert own == (r["outcome"] == "failure")
+
+
+def look_up_only(k: int, success: bool, cancels: bool = False) -> dict:
+    """An airline question answered from get_reservation_details, or (``cancels``) a cancellation."""
+    from test_offline_content import AIRLINE_SYSTEM
+
+    rid = f"QZ{k:04d}"
+    turns = [_msg("system", AIRLINE_SYSTEM), _msg("user", f"Is reservation {rid} insured? If not, cancel it."),
+             _call("get_reservation_details", {"reservation_id": rid},
+                   json.dumps({"reservation_id": rid, "insurance": "yes"}), is_error=False)]
+    if cancels:
+        turns += [_msg("assistant", f"I will cancel {rid}. Shall I?"), _msg("user", "yes"),
+                  _call("cancel_reservation", {"reservation_id": rid}, json.dumps({"reservation_id": rid,
+                                                                                   "status": "cancelled"}),
+                        is_error=False)]
+    turns += [_msg("assistant", f"{rid} is insured, so nothing needs to change."), {"type": "episode_over"}]
+    return _record(f"ask-{k}", "airline", f"Ask whether {rid} is insured.", _turns(*turns), success)
+
+
+def test_ending_with_look_ups_is_not_called_a_mistake_where_successful_runs_end_so_more_often(tmp_path):
+    runs = ([look_up_only(k, True) for k in range(6)] + [look_up_only(k, False) for k in range(6, 8)]
+            + [look_up_only(k, False, cancels=True) for k in range(8, 12)])
+    out = compile_runs(tmp_path, runs)
+    data = corpus_json(out)
+    idle = insight_with(data, "idle|lookups")
+    assert idle["contrast"]["verdict"] == "success"
+    assert (idle["contrast"]["failed_met"], idle["contrast"]["success_met"]) == (2, 6)
+    assert idle["title"] == "End after look-ups only when the request needs no change or allows none"
+    assert "do not end with look-ups only" not in idle["guideline"]
+    # the successful runs that ended the same way are listed once per lesson they teach, with their count
+    page = (out / "insight" / f"{idle['id']}.md").read_text()
+    answered = insight_with(data, "answer-from")
+    assert f"- [{answered['title']}](" in page and ": 6 runs ([step-" in page
+    # the success lesson itself is not told what successful runs did instead of it
+    assert "What successful runs that met it did" not in (out / "insight" / f"{answered['id']}.md").read_text()

@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
-from .trials import Trials
+from .trials import WORDS_FROM, Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
 INSTEAD_SHOWN = 10  # successful runs listed by name on a page (all are counted)
@@ -164,7 +164,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             verdict, p = _verdict(a, b, failed, succeeded)
             instead = [{"step": s["step"], "insights": [i for i in s.get("insights") or [] if i != iid]}
                        for s in met_by.get((kind, pattern), [])[:INSTEAD_SHOWN]] \
-                if verdict in ("none", "success") and pattern.split("|", 1)[0] in TROUBLE else []
+                if verdict in ("none", "success") and pattern.split("|", 1)[0] in TROUBLE and pattern == lesson["key"] \
+                else []
             contrast = {"pattern": pattern, "failed_met": a, "failed": failed, "success_met": b,
                         "success": succeeded, "verdict": verdict, "p": p, "instead": instead}
         out.append({
@@ -178,6 +179,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         })
     for entry in out:
         retitle(entry)
+        temper(entry)
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
@@ -239,9 +241,7 @@ def index_note(entry: dict) -> str:
 # Fisher test as the lessons, so a page says "successful runs did this first" only when the
 # counts show it, and a page changes only when a run that faced the same choice is added.
 
-_WHERE = {"task": "whose words all came from the task text",
-          "shown": "using words an earlier answer showed (following what a look-up returned)",
-          "own": "with words found neither in the task text nor in any earlier answer"}
+_WHERE = WORDS_FROM  # the same phrases as the trial comparison
 
 
 def _population(pattern: str) -> str | None:
@@ -322,3 +322,16 @@ def retitle(entry: dict) -> None:
                               f"answers: among runs whose {tool} call went through, successful runs had made "
                               f"{'that look-up' if len(first) == 1 else 'those look-ups'} first more often. "
                               + entry["guideline"])
+
+
+def temper(entry: dict) -> None:
+    """A failed run's "do not end with look-ups only" is wrong advice where successful runs of
+    the task type ended that way more often (a question answered, a change the rules rule out):
+    the page then says when ending so is right instead."""
+    c = entry.get("contrast") or {}
+    if entry["key"] == "idle|lookups" and c.get("verdict") == "success":
+        entry["title"] = "End after look-ups only when the request needs no change or allows none"
+        entry["guideline"] = ("Ending after look-ups, with no change made, is how successful runs of this task type "
+                              "ended more often than failed ones: end so only once the look-ups show the request "
+                              "needs no change (a question) or allows none (a rule rules it out), and say which; "
+                              "when it asks for a change the rules allow, make it.")

@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 
 SHOWN = 5  # differences shown on a page (and runs named per difference)
 
-_QUERY_FROM = {"task": "whose words all came from the task text",
-               "shown": "whose words not in the task text all came from what an earlier call returned "
-                        "(following what a look-up showed)",
-               "own": "with words found neither in the task text nor in what earlier calls returned"}
+WORDS_FROM = {"task": "whose words all came from the task text",
+               "shown": "whose words beyond the task text all came from earlier answers (following a look-up)",
+               "own": "with words that neither the task text nor any earlier answer held"}
 
 
 @dataclass
@@ -92,7 +91,7 @@ def _called(tool: str, them: str) -> str:
     if tool.startswith(("query|", "said|")):
         kind, name, where = tool.split("|")
         what = f"sent a {name}" if kind == "query" else f"gave a {name} answer"
-        return f"{what} {_QUERY_FROM[where]}, which {them} never did"
+        return f"{what} {WORDS_FROM[where]}, which {them} never did"
     return f"called {tool} without an error, which {them} never did"
 
 
