@@ -385,7 +385,7 @@ def test_a_look_up_made_by_as_many_failed_as_successful_runs_is_not_advised(tmp_
     runs = [flight_change(k, searched=k % 2 == 0, success=k < 6) for k in range(12)]
     data = corpus_json(compile_runs(tmp_path, runs))
     entry = insight_with(data, "went-through|update_reservation_flights")
-    assert entry["title"] == "Before update_reservation_flights, match each argument to the request"
+    assert entry["title"] == "Before update_reservation_flights, check the request and the rules on it"
     assert entry["separating"] == []
 
 
@@ -442,3 +442,26 @@ def test_ending_with_look_ups_is_not_called_a_mistake_where_successful_runs_end_
     assert f"- [{answered['title']}](" in page and ": 6 runs ([step-" in page
     # the success lesson itself is not told what successful runs did instead of it
     assert "What successful runs that met it did" not in (out / "insight" / f"{answered['id']}.md").read_text()
+
+
+def test_a_change_the_successful_trials_of_the_same_task_never_made_is_taught_as_a_rule_check(tmp_path):
+    runs = []
+    for task in range(3):  # per task: two trials that answer without cancelling succeed, two that cancel fail
+        for k, (success, cancels) in enumerate([(True, False), (True, False), (False, True), (False, True)]):
+            record = look_up_only(10 * task + k, success, cancels=cancels)
+            record["task"]["id"] = f"insured-{task}"
+            runs.append(record)
+    out = compile_runs(tmp_path, runs)
+    data = corpus_json(out)
+    entry = insight_with(data, "went-through|cancel_reservation")
+    assert entry["counts"] == {"runs": 6, "success": 0, "failure": 6}
+    assert entry["title"] == "Check that the rules allow cancel_reservation at all before making it"
+    assert entry["guideline"].startswith("For most failed runs here whose task also has a successful trial (6 of 6), "
+                                         "the successful trials made no cancel_reservation change at all")
+    # each failed source has successful trials of its own task, none of which cancelled
+    st = entry["same_task"]
+    assert st["compared"] == 6 and st["differences"][0]["runs"] == 6
+    for r in data["runs"]:
+        assert ("went-through|cancel_reservation" in r["patterns"]) == (r["outcome"] == "failure")
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    assert "weigh that step" not in page  # said once, in the guideline

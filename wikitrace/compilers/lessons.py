@@ -410,14 +410,21 @@ def _unseen_lesson(r: Reading, w: Call) -> CandidateInsight | None:
 
 
 def _went_through(r: Reading, w: Call) -> CandidateInsight:
+    """A change that went through in a failed run: the lesson is the check before such a change,
+    with the system prompt's rules on it quoted (those that name the action and one of its
+    values, or else the rule that names the tool), since a call that goes through can still
+    be the change the rules or the request did not allow."""
+    from .rules import _CONFIRM_WORDS
+
     v = verb(w)
-    rule = _rule_naming(r, w.name)
+    rules = list(dict.fromkeys(h.sentence for h in rules_once(r, w) if not _CONFIRM_WORDS.search(h.sentence)))[:2]
+    rules = rules or [x for x in [_rule_naming(r, w.name)] if x]
     said = "a look-up's answer or the user's own words" if user_replies(r.run) else "a look-up's answer or the task text"
-    return _lesson(f"went-through|{v}", f"Before {v}, match each argument to the request",
-                   f"Before {v}, take each argument from {said} and check it "
-                   "against the part of the request it serves"
-                   + (f" and against the system prompt's rule on it: \"{clip_words(rule, 300)}\"" if rule else
-                      " and against the system prompt's rules")
+    quoted = "; ".join(f"\"{clip_words(x, 200)}\"" for x in rules)
+    return _lesson(f"went-through|{v}", f"Before {v}, check the request and the rules on it",
+                   f"Before {v}, take each argument from {said} and check it against the part of the request it "
+                   "serves" + (f" and against what the system prompt's rules say of such a call: {quoted}" if rules
+                               else " and against the system prompt's rules")
                    + f"; {v} going through does not show it was the change the task needed.",
                    f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through", False)
 

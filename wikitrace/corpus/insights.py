@@ -314,6 +314,17 @@ def retitle(entry: dict) -> None:
     tool = fields[1].split(" ")[0]
     first = [c["pattern"].split("|", 2)[2] for c in entry.get("separating") or []
              if c["pattern"].startswith(f"before|{tool}|") and c["side"] == "success"]
+    st = entry.get("same_task") or {}
+    top = (st.get("differences") or [None])[0]
+    if (st.get("side") == "failure" and top and top["text"].startswith(f"had no {tool} call go through")
+            and top["runs"] >= 2 and 2 * top["runs"] > st["compared"]):
+        entry["title"] = f"Check that the rules allow {tool} at all before making it"
+        st["advised"] = True  # said here: the page does not repeat it as advice
+        entry["guideline"] = (f"For most failed runs here whose task also has a successful trial ({top['runs']} of "
+                              f"{st['compared']}), the successful trials made no {tool} change at all: before "
+                              f"{tool}, check the system prompt's conditions for it, and when they are not met, "
+                              "say so instead of making the change. " + entry["guideline"])
+        return
     if first:
         from ..compilers.lesson_words import join
 

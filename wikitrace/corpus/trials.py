@@ -200,7 +200,7 @@ def advice(entry: dict) -> str:
     task, as an instruction with its count, when it holds for at least two runs and for most
     of those compared (empty otherwise: one run's difference is shown in the list, not advised)."""
     st = entry.get("same_task") or {}
-    if not st.get("differences"):
+    if not st.get("differences") or st.get("advised"):
         return ""
     top = st["differences"][0]
     if top["runs"] < 2 or 2 * top["runs"] <= st["compared"]:
