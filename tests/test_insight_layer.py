@@ -465,3 +465,48 @@ def test_a_change_the_successful_trials_of_the_same_task_never_made_is_taught_as
         assert ("went-through|cancel_reservation" in r["patterns"]) == (r["outcome"] == "failure")
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     assert "weigh that step" not in page  # said once, in the guideline
+
+
+def test_retrying_with_a_name_the_error_suggested_is_shown_where_it_separates_outcomes(tmp_path):
+    from test_lesson_specifics import _qa
+
+    runs = []
+    for k in range(10):
+        listed = k < 5  # successes retry with a title the error suggested; failures rephrase on their own
+        retry = f"Ashby Vale {k} (town)" if listed else f"Ashby town {k} river"
+        runs.append(_qa(f"Ashby Vale {k}" if listed else "unknown", f"Ashby Vale {k}", [
+            (f"Ashby {k}", f"Could not find [Ashby {k}]. Similar: ['Ashby Vale {k} (town)', 'Ashby Hall {k}']."),
+            (retry, f"Ashby Vale {k} is a town where Kestrel Days {k} is held." if listed
+             else "Could not find that page, please try again.")],
+            f"Where is Kestrel Days {k} held?", success=listed, run_id=f"retry-{k}"))
+    out = compile_runs(tmp_path, runs)
+    data = corpus_json(out)
+    for r in data["runs"]:
+        assert ("retry|Search|listed" in r["patterns"]) == (r["outcome"] == "success")
+        assert ("retry|Search|other" in r["patterns"]) == (r["outcome"] == "failure")
+    entry = insight_with(data, "error|Search|Could not find …. Similar")
+    texts = [c["text"] for c in entry["separating"]]
+    assert ("Of the runs that called Search again after it answered with an error, those that retried with a value "
+            "the error's text named: 0 of 5 failed, 5 of 5 successful; successful runs did this more often.") in texts
+    assert "call Search again with one of the names the error lists" in entry["guideline"]
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    assert texts[0] in page.replace("\\'", "'")
+
+
+def test_a_retry_is_read_as_unchanged_named_by_the_error_or_other():
+    from test_offline_content import _run
+
+    from wikitrace.compilers.lessons import retries_of
+    from wikitrace.compilers.reading import read_run
+
+    def run(second):
+        turns = _turns(_msg("user", "Refund order #W12."),
+                       _call("refund", {"order_id": "#W12", "payment_id": "card_1"},
+                             "Error: payment method card_1 not found; the order was paid with gift_card_77",
+                             is_error=True),
+                       _call("refund", second, "ok", is_error=False), {"type": "episode_over"})
+        return read_run(_run(_record("r", "retail", "Refund order #W12.", turns, True)))
+
+    assert retries_of(run({"order_id": "#W12", "payment_id": "gift_card_77"})) == {"retry|refund|listed"}
+    assert retries_of(run({"order_id": "#W12", "payment_id": "card_2"})) == {"retry|refund|other"}
+    assert retries_of(run({"order_id": "#W12", "payment_id": "card_1"})) == {"retry|refund|same"}

@@ -51,7 +51,8 @@ def test_a_wrong_answer_says_whether_the_look_ups_held_the_expected_answer():
                   "In which town is the Kestrel Film Days festival held?")
     assert [i.key for i in _insights(held)] == ["answer|Finish|misread"]
     assert [i.key for i in _insights(missing)] == ["answer|Finish|not-found"]
-    assert "was in what the look-ups returned" in _insights(held)[0].guideline
+    assert "When a page looked up already holds the answer" in _insights(held)[0].guideline
+    assert _insights(missing)[0].title == "Answer with Finish only once a looked-up page holds the answer"
 
 
 def test_an_error_lesson_is_keyed_by_tool_and_masked_shape_and_prefers_what_got_past_it():

@@ -368,18 +368,27 @@ def _why_wrong(r: Reading, w: Call) -> str:
     return "misread" if answer_seen_in(r, gold, w) is not None else "not-found"
 
 
+# why a final answer was judged wrong -> (title, what to do), each naming the answering tool {t}
 _WHY = {
-    "verdict": "before {t}, check each part of the claim against what the look-ups returned: one unsupported part "
-               "changes the verdict",
-    "option": "when the request names the options, look each one up and compare them on exactly what it asks "
-              "before {t}",
-    "partial": "answer with {t} in the full form the observations give (the whole name or phrase), not a part of it",
-    "extra": "answer with {t} giving just what the request asks, without the words around it",
-    "misread": "the answer was in what the look-ups returned: before {t}, read the observations for exactly what "
-               "the request asks, not for a related fact",
-    "not-found": "the answer was in none of the pages looked up: before {t}, look up each entity the request names "
-                 "and the one that links them, and search again with other words when a page does not hold it",
-    "unsettled": "before {t}, look up every part of the request and answer from what the look-ups returned",
+    "verdict": ("Check every part of a claim before a {t} verdict",
+                "Before a {t} verdict, check each part of the claim against what the look-ups returned: one "
+                "unsupported part changes the verdict"),
+    "option": ("Compare the named options on what is asked before {t}",
+               "When the request names the options, look each one up and compare them on exactly what it asks "
+               "before {t}"),
+    "partial": ("Give {t} the full name or phrase, not a part of it",
+                "Answer with {t} in the full form the observations give (the whole name or phrase), not a part of it"),
+    "extra": ("Give {t} just what is asked",
+              "Answer with {t} giving just what the request asks, without the words around it"),
+    "misread": ("Read the looked-up page for exactly what is asked before {t}",
+                "When a page looked up already holds the answer, read it for exactly what the request asks, not a "
+                "related fact, before {t}: the runs taught by this had the answer in front of them"),
+    "not-found": ("Answer with {t} only once a looked-up page holds the answer",
+                  "While no page looked up holds the answer, keep looking instead of answering with {t}: look up "
+                  "each entity the request names and the one that links them, and search again with other words "
+                  "when a page does not hold it"),
+    "unsettled": ("Look up every part of the request before {t}",
+                  "Before {t}, look up every part of the request and answer from what the look-ups returned"),
 }
 
 
@@ -387,8 +396,8 @@ def _answer_lesson(r: Reading, w: Call) -> CandidateInsight:
     why = _why_wrong(r, w)
     gold = expected_answer(r)
     detail = f"turn {w.n}: answered {w.name}[{free_form(w)}]" + (f", expected \"{clip(generic(gold), 40)}\"" if gold else "")
-    return _lesson(f"answer|{w.name}|{why}", f"{w.name} judged wrong: {why.replace('-', ' ')}",
-                   _WHY[why].format(t=w.name)[0].upper() + _WHY[why].format(t=w.name)[1:] + ".",
+    title, guide = (x.format(t=w.name) for x in _WHY[why])
+    return _lesson(f"answer|{w.name}|{why}", title, guide + ".",
                    f"In {_kind(r)} that end with {w.name}.", detail, False)
 
 
@@ -528,7 +537,32 @@ def patterns_of(r: Reading) -> list[str]:
         out.add(proc)
     out.update(decisions_of(r))
     out.update(looked_before(r))
+    out.update(retries_of(r))
     return sorted(out)
+
+
+def retries_of(r: Reading) -> set[str]:
+    """``retry|<tool>|same|listed|other``: how each call that followed an error of its own tool
+    differed from the failed one: sent unchanged, with a value the error's text named (a
+    suggested name, a listed id), or with other values."""
+    out: set[str] = set()
+    for k, c in enumerate(r.calls):
+        if not c.error or runs_a_command(c.turn):
+            continue
+        nxt = next((x for x in r.calls[k + 1:] if x.name == c.name), None)
+        if nxt is None:
+            continue
+        listed = (c.turn.result or "").lower()
+        x, y = c.turn.arguments, nxt.turn.arguments
+        if signature(nxt.turn) == signature(c.turn):
+            how = "same"
+        elif isinstance(x, dict) and isinstance(y, dict):
+            how = "listed" if any(_named_by(listed, x.get(key), y.get(key)) for key in y if x.get(key) != y.get(key)) \
+                else "other"
+        else:
+            how = "listed" if _named_by(listed, x, y) else "other"
+        out.add(f"retry|{c.name}|{how}")
+    return out
 
 
 def looked_before(r: Reading) -> set[str]:

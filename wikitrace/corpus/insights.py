@@ -242,6 +242,8 @@ def index_note(entry: dict) -> str:
 # counts show it, and a page changes only when a run that faced the same choice is added.
 
 _WHERE = WORDS_FROM  # the same phrases as the trial comparison
+_RETRIED = {"same": "with the same arguments", "listed": "with a value the error's text named",
+            "other": "with other values, none of them named by the error"}
 
 
 def _population(pattern: str) -> str | None:
@@ -251,7 +253,7 @@ def _population(pattern: str) -> str | None:
     kind, tool = fields[:2]
     if kind == "before":
         return f"went-through|{tool}"
-    if kind in ("query", "said") and fields[2] in _WHERE:
+    if kind in ("query", "said") and fields[2] in _WHERE or kind == "retry" and fields[2] in _RETRIED:
         return f"{kind}|{tool}|*"  # every run that sent such a query or answer (see faced())
     return None
 
@@ -259,7 +261,7 @@ def _population(pattern: str) -> str | None:
 def faced(patterns: list[str]) -> set[str]:
     """The choices a run faced, counted once each: ``query|<tool>|*`` for a run that sent any
     free-text query with that tool (``said|`` likewise)."""
-    return {p.rsplit("|", 1)[0] + "|*" for p in patterns if p.startswith(("query|", "said|"))}
+    return {p.rsplit("|", 1)[0] + "|*" for p in patterns if p.startswith(("query|", "said|", "retry|"))}
 
 
 def separating(kind_met: dict[str, Counter]) -> list[dict]:
@@ -297,6 +299,8 @@ def choice_sentence(c: dict) -> str:
     kind, tool, what = c["pattern"].split("|", 2)
     if kind == "before":
         among, did = f"Of the runs whose {tool} call went through", f"had called {what} before it"
+    elif kind == "retry":
+        among, did = f"Of the runs that called {tool} again after it answered with an error", f"retried {_RETRIED[what]}"
     else:
         among = f"Of the runs that {'sent a ' + tool + ' query' if kind == 'query' else 'gave a ' + tool + ' answer'}"
         did = f"sent one {_WHERE[what]}" if kind == "query" else f"gave one {_WHERE[what]}"
