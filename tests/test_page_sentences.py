@@ -274,6 +274,36 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
 
 
 def _note(c: Check, text: str, n: int) -> None:
+    m = re.fullmatch(r"The error listed (\d+) names \((.+)\); (?:the (\S+) call at turn (\d+) sent one of them "
+                     r"\('(.+)'\)|no later (\S+) call sent one of them)\.", text)
+    if m:  # the names an error offered, and whether a later call of its tool sent one
+        err = c.call(n)  # the error itself, or on a success page the call that got past it
+        if not err.is_error:
+            err = [t for t in c.calls if t.turn < n and t.is_error and t.name == err.name][-1]
+            n = err.turn
+        assert err.is_error and len(re.findall(r"'[^']*'|\"[^\"]*\"", err.result or "")) >= int(m.group(1)) >= 2
+        for name in re.findall(r"'([^']*)'", m.group(2)):
+            assert name in (err.result or ""), name
+        fold = lambda x: " ".join(str(x).split()).casefold()  # noqa: E731
+        later = [t for t in c.calls if t.turn > n and t.name == err.name and isinstance(t.arguments, str)]
+        if m.group(4):
+            k = int(m.group(4))
+            assert c.call(k) in later and fold(c.call(k).arguments) == fold(m.group(5)) and m.group(5) in err.result
+            assert not any(t.turn < k and fold(t.arguments) in fold(err.result) for t in later if
+                           f"'{t.arguments.strip()}'" in (err.result or ""))
+        else:
+            assert not any(f"'{fold(t.arguments)}'" in fold(err.result) for t in later)
+        return
+    m = re.fullmatch(r"Its words beyond the task text all appear in what (\S+) returned at turn (\d+): it followed a "
+                     r"name an earlier answer showed\.", text)
+    if m:
+        k = int(m.group(2))
+        src, call = c.call(k), c.call(n)
+        assert src.name == m.group(1) and k < n and not src.is_error
+        task = set(re.findall(r"\w+", (c.run.task.instruction or "").casefold()))
+        new = set(re.findall(r"\w+", str(call.arguments).casefold())) - task
+        assert new and new <= set(re.findall(r"\w+", (src.result or "").casefold()))
+        return
     if "no user message agreeing to it came right before the call" in text:
         assert c.has_interlocutor(), "a confirmation breach in a log where nobody answers the agent"
         assert not c.user_agreed_before(n)
@@ -366,3 +396,42 @@ def test_the_page_shows_the_score_the_log_gave(tmp_path):
     outcomes = sorted(re.search(r"^- Outcome: .*$", t, re.M).group(0) for t in pages.values())
     assert any(", score 0.5 " in line for line in outcomes), outcomes
     assert all(", score " in line for line in outcomes)  # every WebShop episode has its score
+
+
+def test_a_search_that_took_a_listed_name_or_followed_a_page_says_so_truly():
+    """ReAct-shaped runs: a Search error offering similar titles, then a Search of one of them
+    (success) or of other words (failure); a second Search whose words came from the first page."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_lesson_specifics import _qa
+    from test_offline_content import _run
+
+    took = _run(_qa("Ashby Vale", "Ashby Vale", [
+        ("Kestrel Days fest", "Could not find [Kestrel Days fest]. Similar: ['Kestrel Days', 'Kestrel (bird)']."),
+        ("Kestrel Days", "Kestrel Days is a festival held each May in Ashby Vale, a market town."),
+        ("Ashby Vale", "Ashby Vale is a market town in the north.")],
+        "Where is the Kestrel Days festival held?", success=True, run_id="took"))
+    missed = _run(_qa("unknown", "Ashby Vale", [
+        ("Kestrel Days fest", "Could not find [Kestrel Days fest]. Similar: ['Kestrel Days', 'Kestrel (bird)']."),
+        ("Kestrel festival town", "Could not find that page, please try again.")],
+        "Where is the Kestrel Days festival held?", success=False, run_id="missed"))
+    notes = {}
+    for run in (took, missed):
+        c = Check(run)
+        for e in compile_offline(run).evidence:
+            for note in e.notes:
+                _note(c, note, e.turns[-1])
+                notes.setdefault(run.run_id, []).append(note)
+    assert "no later Search call sent one of them." in " ".join(notes["missed"])
+    assert ("Its words beyond the task text all appear in what Search returned at turn 2: it followed a name an "
+            "earlier answer showed.") in notes["took"]
+    # the success page's recovery says the retry took a listed name
+    took.outcome = Outcome(success=True, steps=count_steps(took.turns))
+    c = Check(took)
+    told = [n for e in compile_offline(took).evidence for n in e.notes if n.startswith("The error listed")]
+    assert told == ["The error listed 2 names ('Kestrel Days', 'Kestrel (bird)'); the Search call at turn 2 sent one "
+                    "of them ('Kestrel Days')."]
+    for e in compile_offline(took).evidence:
+        for note in e.notes:
+            _note(c, note, e.turns[-1])

@@ -20,6 +20,7 @@ Lessons (lessons.py) name the run's own tools, argument keys, errors and rules.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -208,7 +209,8 @@ def _success_items(r: Reading) -> list[Item]:
             + (f" with {', '.join(changed)} changed." if changed else " with the same arguments."),
             support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
                     f"the second returned: {clip(fix.turn.result, 100)}",
-            turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=_call_line(fix)), "recovery", fix))
+            turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=_call_line(fix),
+            notes=_listed_note(calls, err)), "recovery", fix))
     writes = [c for c in calls if c.writes and not c.error]
     last_write = writes[-1] if writes else None
     seen: set[str] = set()
@@ -246,7 +248,7 @@ def _success_items(r: Reading) -> list[Item]:
             + (f"; a later call took {', '.join(keys[:4])} from what it returned." if keys
                else " before any change." if first_change is not None and c.n < first_change else "."),
             support=f"It returned: {clip(c.turn.result)}" if c.turn.result else "It returned nothing.",
-            turns=[c.n], quote=quote_of(c.turn.result)), "lookup", c))
+            turns=[c.n], quote=quote_of(c.turn.result), notes=_followed_note(r, c)), "lookup", c))
     return items
 
 
@@ -300,6 +302,52 @@ def _provenance(r: Reading, c: Call) -> str:
         f"; and {len(parts) - 6} more arguments" if len(parts) > 6 else "") + "."
 
 
+_LISTED = re.compile(r"\[\s*((?:'[^']*'|\"[^\"]*\")(?:\s*,\s*(?:'[^']*'|\"[^\"]*\"))+)\s*\]")
+
+
+def listed_names(text: str) -> list[str]:
+    """The quoted names of a bracketed list of two or more that an error's text offers (a search
+    tool's "Similar: ['A', 'B']")."""
+    m = _LISTED.search(text or "")
+    return [x[1:-1] for x in re.findall(r"'[^']*'|\"[^\"]*\"", m.group(1))] if m else []
+
+
+def _listed_note(calls: list[Call], err: Call) -> list[str]:
+    """Whether a later call of the same tool sent one of the names the error listed: the
+    retry the error itself offered, taken or not."""
+    names = listed_names(err.turn.result or "")
+    if not names:
+        return []
+    folded = {" ".join(n.split()).casefold(): n for n in names}
+    used = next(((x, folded[" ".join(str(x.turn.arguments).split()).casefold()]) for x in calls
+                 if x.n > err.n and x.name == err.name and isinstance(x.turn.arguments, str)
+                 and " ".join(x.turn.arguments.split()).casefold() in folded), None)
+    shown = ", ".join(f"'{n}'" for n in names[:4]) + (", …" if len(names) > 4 else "")
+    head = f"The error listed {len(names)} names ({shown}); "
+    return [head + (f"the {err.name} call at turn {used[0].n} sent one of them ('{used[1]}')." if used
+                    else f"no later {err.name} call sent one of them.")]
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _followed_note(r: Reading, c: Call) -> list[str]:
+    """For a free-text look-up whose words beyond the task text all appear in one earlier answer:
+    that answer's turn (the run followed what a look-up showed: a name on the page it read)."""
+    if free_form(c) is None:
+        return []
+    task = set(_WORD.findall((r.run.task.instruction or "").casefold()))
+    new = set(_WORD.findall(str(c.turn.arguments).casefold())) - task
+    if not new:
+        return []
+    source = next((x for x in reversed(r.calls) if x.n < c.n and not x.error and x.turn.result
+                   and new <= set(_WORD.findall(x.turn.result.casefold()))), None)
+    if source is None:
+        return []
+    return [f"Its words beyond the task text all appear in what {source.name} returned at turn {source.n}: "
+            "it followed a name an earlier answer showed."]
+
+
 def _answer(c: Call) -> str:
     return " ".join((c.turn.result or "").split())
 
@@ -333,7 +381,7 @@ def _failure_items(r: Reading) -> list[Item]:
             + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,
             support=f"The environment answered with an error: {clip(c.turn.result)}",
             turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
-            call=_call_line(c) if c.writes else None), "error", c))
+            call=_call_line(c) if c.writes else None, notes=_listed_note(calls, c)), "error", c))
     # a loop: the same call answered the same way, three times or more (the same command in
     # another folder, or answered differently, is no repetition)
     repeats = Counter((signature(c.turn), _answer(c)) for c in calls)

@@ -31,7 +31,7 @@ from . import layout
 from .trials import WORDS_FROM, Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
-INSTEAD_SHOWN = 10  # successful runs listed by name on a page (all are counted)
+INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
 # patterns that are trouble a run meets: for these a page lists what successful runs that met it did
 TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off"}
 
@@ -162,12 +162,16 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             seen = met[kind].get(pattern, Counter())
             a, b = seen["failure"], seen["success"]
             verdict, p = _verdict(a, b, failed, succeeded)
-            instead = [{"step": s["step"], "insights": [i for i in s.get("insights") or [] if i != iid]}
-                       for s in met_by.get((kind, pattern), [])[:INSTEAD_SHOWN]] \
-                if verdict in ("none", "success") and pattern.split("|", 1)[0] in TROUBLE and pattern == lesson["key"] \
-                else []
+            instead, per_lesson = [], Counter()
+            if verdict in ("none", "success") and pattern.split("|", 1)[0] in TROUBLE and pattern == lesson["key"]:
+                for s in met_by.get((kind, pattern), []):  # every one counted, up to INSTEAD_SHOWN named per lesson
+                    theirs = [i for i in s.get("insights") or [] if i != iid]
+                    per_lesson[",".join(theirs)] += 1
+                    if per_lesson[",".join(theirs)] <= INSTEAD_SHOWN:
+                        instead.append({"step": s["step"], "insights": theirs})
             contrast = {"pattern": pattern, "failed_met": a, "failed": failed, "success_met": b,
-                        "success": succeeded, "verdict": verdict, "p": p, "instead": instead}
+                        "success": succeeded, "verdict": verdict, "p": p, "instead": instead,
+                        "instead_counts": dict(sorted(per_lesson.items()))}
         out.append({
             "id": iid, "key": lesson["key"], **text,
             "task_type": first.get("task_type") if not first.get("apps") else None, "apps": first.get("apps") or None,
