@@ -259,3 +259,17 @@ def test_a_hand_off_lesson_quotes_the_system_prompts_rule_on_hand_offs_and_no_ot
     record["turns"][0]["content"] = "# Airline Agent Policy\n\n- Be brief.\n"
     (plain,) = [i for i in _insights(record) if i.key.startswith("hand-off|")]
     assert "system prompt" not in plain.guideline
+
+
+def test_a_success_that_searched_a_name_a_page_showed_teaches_that_step():
+    question = "Where is the Kestrel Days festival held?"
+    hop = _qa("Ashby Vale", "Ashby Vale", [("Kestrel Days", "Kestrel Days is held in Ashby Vale each May."),
+                                           ("Ashby Vale", "Ashby Vale is a market town.")], question, success=True)
+    direct = _qa("Ashby Vale", "Ashby Vale", [("Kestrel Days festival", "Kestrel Days is held in Ashby Vale.")],
+                 question, success=True)
+    (a,), (b,) = _insights(hop), _insights(direct)
+    assert a.key == "procedure|Finish:looked-up+followed" and b.key == "procedure|Finish:looked-up"
+    assert a.title == ("Settle with Finish, after searching a name an earlier answer showed and giving a value a "
+                       "look-up returned")
+    assert "searching next for a name an earlier answer showed" in a.guideline
+    assert "searching next" not in b.guideline

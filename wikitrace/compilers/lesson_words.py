@@ -113,4 +113,18 @@ def answer_seen_in(r: Reading, gold: str, before: Call | None = None) -> Call | 
                  and _occurs(gold, c.turn.result.lower())), None)
 
 
+_WORD = re.compile(r"\w+")
+
+
+def followed(r: Reading, c: Call) -> Call | None:
+    """For a free-text look-up whose words beyond the task text all appear in one earlier answer,
+    the latest such answer's call (the run searched a name a page had shown); else None."""
+    if free_form(c) is None:
+        return None
+    task = set(_WORD.findall((r.run.task.instruction or "").casefold()))
+    new = set(_WORD.findall(str(c.turn.arguments).casefold())) - task
+    if not new:
+        return None
+    return next((x for x in reversed(r.calls) if x.n < c.n and not x.error and x.turn.result
+                 and new <= set(_WORD.findall(x.turn.result.casefold()))), None)
 

@@ -29,7 +29,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from .lesson_words import expected_answer, answer_seen_in, free_form, is_hand_off, is_verdict, join, sources, what_changed
+from .lesson_words import expected_answer, answer_seen_in, followed, free_form, is_hand_off, is_verdict, join, sources, what_changed
 from .reading import Call, Reading, _occurs, command_of, leaves, runs_a_command, user_replies
 from .rules import rules_for
 from .schema import MAX_INSIGHTS, CandidateInsight
@@ -209,9 +209,15 @@ def _packed_calls(c: Call) -> int:
     return len(joins) + 1 if joins else 0
 
 
+def _followed_any(r: Reading, final: Call) -> bool:
+    """Whether a look-up before the final answer searched a name an earlier answer had shown."""
+    return any(followed(r, c) is not None for c in r.calls if c.n < final.n and not c.writes)
+
+
 def procedure_key(r: Reading) -> str | None:
     """What the run did to settle its task, as a key: the last state-changing call that
-    went through, the other kinds of change, and the look-ups before it."""
+    went through, for a free-text answer where its value came from, and whether a look-up
+    before it followed a name an earlier answer showed."""
     writes = [c for c in r.calls if c.writes and not c.error]
     if not writes:
         return None
@@ -221,6 +227,8 @@ def procedure_key(r: Reading) -> str | None:
     if answer is not None:
         tools = sources(r, final)[0]
         where = "label" if is_verdict(r, answer) else "looked-up" if tools else "own"
+        if _followed_any(r, final):
+            where += "+followed"
     return f"procedure|{verb(final)}{':' + where if where else ''}"
 
 
@@ -233,7 +241,8 @@ def procedure_lesson(r: Reading) -> CandidateInsight:
     answer = free_form(final)
     steps = []
     if looks:
-        steps.append(f"look with {join(sorted(looks), 3)}")
+        steps.append(f"look with {join(sorted(looks), 3)}" + (", searching next for a name an earlier answer showed"
+                                                               if answer is not None and _followed_any(r, final) else ""))
     if answer is not None:
         tools = sources(r, final)[0]
         steps.append(f"end with {final.name} giving " + ("the verdict the look-ups support" if is_verdict(r, answer) else
@@ -251,6 +260,8 @@ def procedure_lesson(r: Reading) -> CandidateInsight:
     if answer is not None:
         how = (", giving the verdict" if is_verdict(r, answer) else ", giving a value a look-up returned"
                if sources(r, final)[0] else ", giving an answer no look-up held word for word")
+    if answer is not None and _followed_any(r, final):
+        how = ", after searching a name an earlier answer showed" + how.replace(", giving", " and giving", 1)
     return _lesson(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
                    "To settle the task: " + ", then ".join(steps) + ".",
                    f"In {_kind(r)} that end with {v}.", detail, True)

@@ -29,7 +29,7 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
-from .lesson_words import answer_seen_in, expected_answer, free_form, join
+from .lesson_words import answer_seen_in, expected_answer, followed, free_form, join
 from .lessons import lessons_for, patterns_of, rules_once
 from .reading import Call, Reading, check_arguments, command_of, full_arguments, harness_reason, read_run, runs_a_command
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
@@ -328,20 +328,10 @@ def _listed_note(calls: list[Call], err: Call) -> list[str]:
                     else f"no later {err.name} call sent one of them.")]
 
 
-_WORD = re.compile(r"\w+")
-
-
 def _followed_note(r: Reading, c: Call) -> list[str]:
     """For a free-text look-up whose words beyond the task text all appear in one earlier answer:
     that answer's turn (the run followed what a look-up showed: a name on the page it read)."""
-    if free_form(c) is None:
-        return []
-    task = set(_WORD.findall((r.run.task.instruction or "").casefold()))
-    new = set(_WORD.findall(str(c.turn.arguments).casefold())) - task
-    if not new:
-        return []
-    source = next((x for x in reversed(r.calls) if x.n < c.n and not x.error and x.turn.result
-                   and new <= set(_WORD.findall(x.turn.result.casefold()))), None)
+    source = followed(r, c)
     if source is None:
         return []
     return [f"Its words beyond the task text all appear in what {source.name} returned at turn {source.n}: "
