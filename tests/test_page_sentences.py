@@ -99,10 +99,12 @@ class Check:
         for part in listed.rstrip(".").split("; "):
             if re.fullmatch(r"and \d+ more arguments", part):
                 continue
+            part = re.sub(r" and \d+ more$", "", part)  # the places past the third are counted, not named
             m = re.fullmatch(r"`([^`]+)` from (.+)", part)
             assert m, part
             value = call.arguments[m.group(1)]
             values = [_flat(str(v)).lower() for v in _scalars(value)]
+            values += [_NUMBER_WORDS[v] for v in _scalars(value) if isinstance(v, int) and v in _NUMBER_WORDS]
             for where in re.split(r", | and ", m.group(2)):
                 if where == "no earlier turn":
                     continue
@@ -112,7 +114,7 @@ class Check:
                 t = self.by_n[k]
                 assert k < n
                 if w.group(1):
-                    assert t.type == "function_call" and t.name == w.group(1) and not t.is_error
+                    assert t.type == "function_call" and t.name == w.group(1)  # an error's text shows values too
                     shown = t.result or ""
                 elif w.group(2):
                     assert t.type == "function_call" and t.name == w.group(2)
@@ -137,6 +139,9 @@ class Check:
                 assert m.group(2) in _text(t), (m.group(2), k)
             if m.group(3):
                 assert any(m.group(3) in _text(self.by_n[k]) for k in ns), m.group(3)
+
+
+_NUMBER_WORDS = dict(enumerate("zero one two three four five six seven eight nine ten eleven twelve".split()))
 
 
 def _scalars(value):
@@ -277,13 +282,17 @@ def _note(c: Check, text: str, n: int) -> None:
     m = re.fullmatch(r"The error listed (\d+) names \((.+)\); (?:the (\S+) call at turn (\d+) sent one of them "
                      r"\('(.+)'\)|no later (\S+) call sent one of them)\.", text)
     if m:  # the names an error offered, and whether a later call of its tool sent one
-        err = c.call(n)  # the error itself, or on a success page the call that got past it
-        if not err.is_error:
-            err = [t for t in c.calls if t.turn < n and t.is_error and t.name == err.name][-1]
+        err = c.call(n)  # the error itself, or on a success page the call that got past it: then the
+        if not err.is_error:  # earlier error of its tool that lists the names shown
+            shown = re.findall(r"'(.*?)'(?:, |$)", m.group(2))
+            err = next(t for t in reversed(c.calls) if t.turn < n and t.is_error and t.name == err.name
+                       and all(x in (t.result or "") for x in shown))
             n = err.turn
-        assert err.is_error and len(re.findall(r"'[^']*'|\"[^\"]*\"", err.result or "")) >= int(m.group(1)) >= 2
-        for name in re.findall(r"'([^']*)'", m.group(2)):
-            assert name in (err.result or ""), name
+        shown = re.findall(r"'(.*?)'(?:, |$)", m.group(2))
+        assert err.is_error and int(m.group(1)) >= max(2, len(shown)) and (m.group(2).endswith("…") or
+                                                                            int(m.group(1)) == len(shown))
+        for name in shown:
+            assert f"'{name}'" in (err.result or "") or f'"{name}"' in (err.result or ""), name
         fold = lambda x: " ".join(str(x).split()).casefold()  # noqa: E731
         later = [t for t in c.calls if t.turn > n and t.name == err.name and isinstance(t.arguments, str)]
         if m.group(4):
@@ -292,7 +301,8 @@ def _note(c: Check, text: str, n: int) -> None:
             assert not any(t.turn < k and fold(t.arguments) in fold(err.result) for t in later if
                            f"'{t.arguments.strip()}'" in (err.result or ""))
         else:
-            assert not any(f"'{fold(t.arguments)}'" in fold(err.result) for t in later)
+            assert not any(f"'{fold(t.arguments)}'" in fold(err.result) or f'"{fold(t.arguments)}"' in fold(err.result)
+                           for t in later)
         return
     m = re.fullmatch(r"Its words beyond the task text all appear in what (\S+) returned at turn (\d+): it followed a "
                      r"name an earlier answer showed\.", text)
