@@ -273,3 +273,16 @@ def test_a_success_that_searched_a_name_a_page_showed_teaches_that_step():
                        "look-up returned")
     assert "searching next for a name an earlier answer showed" in a.guideline
     assert "searching next" not in b.guideline
+
+
+def test_a_loop_names_its_tool_and_a_run_the_harness_stopped_is_told_to_answer_sooner():
+    question = "Where is the Kestrel Days festival held?"
+    turns = [_msg("user", question)] + [_call("Search", "Kestrel festival", "The kestrel is a small bird of prey.")
+                                        for _ in range(3)] + [{"type": "episode_over"}]
+    record = _record("halted-1", "hotpotqa", question, _turns(*turns), False, ended_by="harness: step limit")
+    keys = {i.key: i for i in _insights(record)}
+    assert "loop|Search" in keys and keys["loop|Search"].title == "Do not send the same Search call again after the same answer"
+    idle = keys["idle|lookups"]
+    assert idle.title == "Answer or act before the harness stops the run" and "stopped by the harness" in idle.detail
+    ended = _record("quiet-1", "hotpotqa", question, _turns(*turns), False, ended_by="agent")
+    assert next(i for i in _insights(ended) if i.key == "idle|lookups").title == "Act on what the look-ups found"

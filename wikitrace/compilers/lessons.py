@@ -30,7 +30,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .lesson_words import expected_answer, answer_seen_in, followed, free_form, is_hand_off, is_verdict, join, sources, what_changed
-from .reading import Call, Reading, _occurs, command_of, leaves, runs_a_command, user_replies
+from .reading import Call, Reading, _occurs, command_of, harness_reason, leaves, runs_a_command, user_replies
 from .rules import rules_for
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, first_line, generic, signature
@@ -451,9 +451,10 @@ def _went_through(r: Reading, w: Call) -> CandidateInsight:
 
 def _loop_lesson(r: Reading, c: Call, n: int) -> CandidateInsight:
     v = verb(c)
-    return _lesson("loop", "Do not repeat a call that keeps getting the same answer",
-                   "When a call gets the same answer to the same arguments twice, change the arguments or the approach "
-                   "instead of sending it again.", f"In {_kind(r)}, whenever a call is about to be repeated.",
+    return _lesson(f"loop|{v}", f"Do not send the same {v} call again after the same answer",
+                   f"When {v} gives the same answer to the same arguments twice, change the arguments (another "
+                   "query, a name or value an earlier answer showed) or the approach instead of sending it again.",
+                   f"In {_kind(r)}, whenever a {v} call is about to be repeated.",
                    f"turn {c.n}: the same {v} call {n} times with the same answer", False)
 
 
@@ -462,12 +463,19 @@ def _idle_lesson(r: Reading) -> CandidateInsight:
         return _lesson("idle|none", "Check with the environment before answering",
                        "Before answering, check the facts the request depends on with the tools.",
                        f"In {_kind(r)} whose answer depends on the environment.", "answered without a tool call", False)
+    looked = f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''} " \
+             f"({join(list(dict.fromkeys(verb(c) for c in r.calls)), 3)}), nothing settled"
+    if harness_reason(r):  # stopped by the harness (a step limit) while still looking
+        return _lesson("idle|lookups", "Answer or act before the harness stops the run",
+                       "Stop looking once the look-ups hold what the request asks, and answer or make the change "
+                       "then: the runs taught by this were stopped by the harness while still looking. When the "
+                       "look-ups keep missing, change the query instead of sending more of the same kind.",
+                       f"In {_kind(r)} that a harness stops after a number of steps.",
+                       f"{looked}; stopped by the harness", False)
     return _lesson("idle|lookups", "Act on what the look-ups found",
                    "Once the look-ups have given the facts, make the change or give the answer the request asks for, "
                    "or say why it cannot be done; do not end with look-ups only.",
-                   f"In {_kind(r)} that ask for a change or an answer.",
-                   f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''} "
-                   f"({join(list(dict.fromkeys(verb(c) for c in r.calls)), 3)}), nothing settled", False)
+                   f"In {_kind(r)} that ask for a change or an answer.", looked, False)
 
 
 def repeats(r: Reading) -> list[tuple[Call, int]]:
@@ -528,7 +536,7 @@ def patterns_of(r: Reading) -> list[str]:
         if c.error:
             out.add(f"error|{verb(c)}|{shape(c)}")
     for c, _n in repeats(r):
-        out.add("loop")
+        out.add(f"loop|{verb(c)}")
     writes = [c for c in r.calls if c.writes and not c.error]
     for w in writes:
         out.add(f"went-through|{verb(w)}")

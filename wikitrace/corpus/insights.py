@@ -290,7 +290,7 @@ def relevant(key: str, splits: list[dict], shown: int = 4) -> list[dict]:
     gets the query choices of every tool."""
     fields = key.split("|")
     tool = fields[1].split(" ")[0].split(":")[0] if len(fields) > 1 and fields[0] in (
-        "error", "went-through", "procedure", "answer", "hand-off") else None
+        "error", "went-through", "procedure", "answer", "hand-off", "loop") else None
     out = []
     for c in splits:
         kind, about = c["pattern"].split("|")[:2]
