@@ -496,7 +496,7 @@ def test_retrying_with_a_name_the_error_suggested_is_shown_where_it_separates_ou
 def test_a_retry_is_read_as_unchanged_named_by_the_error_or_other():
     from test_offline_content import _run
 
-    from wikitrace.compilers.lessons import retries_of
+    from wikitrace.compilers.run_patterns import retries_of
     from wikitrace.compilers.reading import read_run
 
     def run(second):

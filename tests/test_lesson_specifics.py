@@ -154,7 +154,7 @@ def test_an_upper_case_name_is_an_answer_not_a_verdict():
 
 
 def test_a_rule_lesson_is_titled_by_the_whole_rule_without_its_asides():
-    from wikitrace.compilers.lessons import clip_words, rule_title
+    from wikitrace.compilers.insight_words import clip_words, rule_title
 
     rule = ("Before taking any actions that update the booking database (booking, modifying flights, editing "
             "baggage), you must list the action details and obtain explicit user confirmation (yes) to proceed.")

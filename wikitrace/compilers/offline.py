@@ -15,7 +15,7 @@ order, and the page says how many calls it left out:
   past; identical calls repeated; a run that never acted. An ending by the
   harness is stated as such, never as a cause.
 
-Lessons (lessons.py) name the run's own tools, argument keys, errors and rules.
+Insights (run_insights.py) name the run's own tools, argument keys, errors and rules.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
-from .lesson_words import answer_seen_in, expected_answer, followed, free_form, join
-from .lessons import lessons_for, patterns_of, rules_once
+from .insight_words import answer_seen_in, expected_answer, followed, free_form, join
+from .run_insights import insights_for, rules_once
+from .run_patterns import patterns_of
 from .reading import Call, Reading, check_arguments, command_of, full_arguments, harness_reason, read_run, runs_a_command
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
 from .text import clip, quote_of, short_task, signature
@@ -86,7 +87,7 @@ def compile_offline(run: Run) -> Compilation:
         description=description,
         outcome=run.outcome.label,
         evidence=[i.evidence for i in chosen],
-        insights=lessons_for(reading, chosen)[:MAX_INSIGHTS],
+        insights=insights_for(reading, chosen)[:MAX_INSIGHTS],
         compiler="offline",
         left_out=sum(1 for c in calls if c.n not in cited),
         patterns=patterns_of(reading),

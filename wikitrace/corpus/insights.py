@@ -1,7 +1,7 @@
 """The insight layer: one page per distinct lesson of a task type, gathered across runs.
 
 Each compiled run records in its corpus.json entry the lessons it teaches (at most
-three, each under a structural key: compilers/lessons.py) and every pattern it met.
+three, each under a structural key: compilers/run_insights.py) and every pattern it met.
 After all runs are compiled, ``gather`` groups the lessons by insight id (one id per
 task type and key, handed out by the IdAllocator in input order) and writes, per
 insight: the lesson's text, every run that taught it (outcome, what it showed, a
@@ -334,7 +334,7 @@ def retitle(entry: dict) -> None:
                               "say so instead of making the change. " + entry["guideline"])
         return
     if first:
-        from ..compilers.lesson_words import join
+        from ..compilers.insight_words import join
 
         entry["title"] = f"Call {join(first, 3)} before {tool}"
         entry["guideline"] = (f"Before {tool}, call {join(first, 3)} and take the call's arguments from their "

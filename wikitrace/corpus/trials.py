@@ -2,7 +2,7 @@
 
 Benchmarks run each task several times (tau-bench's trials, Reflexion's retries), and
 when the outcomes are mixed, the decision that differed is the lesson a reader can act
-on. Each run records what it decided (compilers/lessons.decisions_of: the tools that
+on. Each run records what it decided (compilers/run_patterns.decisions_of: the tools that
 answered, where a free-text look-up's words came from, each state-changing argument as
 digests of its scalars, how many changes of each tool went through). Here the runs of
 one task and outcome are summarised once, and each insight source is compared with the

@@ -1,4 +1,4 @@
-"""What the lessons read from a run: where each argument of a call came from, how a
+"""What the insights read from a run: where each argument of a call came from, how a
 later call differed from a failed one, a final free-form answer and the answer the task
 expected (when the log records one). Values of one episode are masked (text.generic);
 double quotes inside a quote become single ones.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .reading import Call, Reading, _occurs, check_arguments, is_command_line
+from .reading import Call, Reading, _occurs, check_arguments, command_of, is_command_line, leaves
 from .text import clip, generic
 
 # A call that hands the conversation to a person: its failure is about *whether* to hand
@@ -128,3 +128,112 @@ def followed(r: Reading, c: Call) -> Call | None:
     return next((x for x in reversed(r.calls) if x.n < c.n and not x.error and x.turn.result
                  and new <= set(_WORD.findall(x.turn.result.casefold()))), None)
 
+
+def named_by(listed: str, before, after) -> bool:
+    """Whether the value a retry sent holds something the error's text named that the failed
+    call did not send: the whole value, or one of its scalars (an amount, an id in a list)."""
+    if after is None or not str(after):
+        return False
+    if not isinstance(after, (dict, list)):
+        return str(after).lower() in listed
+    old = {str(v).lower() for _p, v in leaves(before)}
+    new = {str(v).lower() for _p, v in leaves(after)} - old
+    return any(len(v) > 1 and re.search(rf"(?<![\w.]){re.escape(v)}(?![\w])", listed) for v in new)
+
+
+def sums_to_named(listed: str, value) -> bool:
+    """Whether a list or mapping of two or more numbers adds up to a number the error's text
+    names (a total the parts must match)."""
+    if not isinstance(value, (dict, list)):
+        return False
+    numbers = [v for _p, v in leaves(value) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(numbers) < 2:
+        return False
+    total = round(sum(numbers), 2)
+    named = {float(m) for m in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])", listed)}
+    return total in named
+
+
+
+def edited_files(r: Reading, calls: list[Call]) -> str:
+    """The files the run's changes touched (paths as they appear in the commands)."""
+    paths: list[str] = []
+    for c in calls:
+        args = c.turn.arguments
+        text = args.get("path") or args.get("file_path") or command_of(c.turn) if isinstance(args, dict) else command_of(c.turn)
+        for p in re.findall(r"[\w.~-]*/[\w./-]+\.\w+|\b[\w-]+\.(?:py|java|js|ts|go|rs|c|cc|cpp|h|rb|kt|scala|md|json|yaml|yml|xml|toml|cfg|txt)\b",
+                            str(text or "")):
+            paths.append(p)
+    return join(list(dict.fromkeys(paths)), 3) if paths else ""
+
+
+def packed_calls(c: Call) -> int:
+    """How many calls of its own tool a plain-string argument holds, written as the text-action
+    form does (``Name[...]``): ``A], Search[B`` sent as one Search is two."""
+    args = c.turn.arguments
+    if not isinstance(args, str) or not c.name:
+        return 0
+    joins = re.findall(rf"[\])]\s*[,;]?\s*(?:and\s+|then\s+)?{re.escape(c.name)}\s*[\[(]", args)
+    return len(joins) + 1 if joins else 0
+
+
+
+def clip_words(text: str, limit: int) -> str:
+    """``text`` whitespace-folded, cut at a word boundary when longer than ``limit``: a quote
+    never ends inside a word."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0].rstrip(",;:(")
+    return cut + " …"
+
+
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+
+
+def rule_title(sentence: str, longest: int = 120) -> str:
+    """The rule without its asides in parentheses (lists of examples), cut at a word when still
+    long: a title says what the rule asks, not a quote cut mid-list."""
+    return clip_words(_ASIDE.sub("", sentence).rstrip(" ."), longest)
+
+
+
+def why_wrong(r: Reading, w: Call) -> str:
+    gold = expected_answer(r)
+    if not gold:
+        return "unsettled"
+    if is_verdict(r, gold):
+        return "verdict"
+    if _occurs(gold, (r.run.task.instruction or "").lower()):
+        return "option"
+    said = set(re.findall(r"\w+", str(w.turn.arguments).casefold()))
+    wanted = set(re.findall(r"\w+", gold.casefold()))
+    if said and wanted and said != wanted and said < wanted:
+        return "partial"
+    if said and wanted and said != wanted and wanted < said:
+        return "extra"
+    return "misread" if answer_seen_in(r, gold, w) is not None else "not-found"
+
+
+# why a final answer was judged wrong -> (title, what to do), each naming the answering tool {t}
+WHY_WRONG = {
+    "verdict": ("Check every part of a claim before a {t} verdict",
+                "Before a {t} verdict, check each part of the claim against what the look-ups returned: one "
+                "unsupported part changes the verdict"),
+    "option": ("Compare the named options on what is asked before {t}",
+               "When the request names the options, look each one up and compare them on exactly what it asks "
+               "before {t}"),
+    "partial": ("Give {t} the full name or phrase, not a part of it",
+                "Answer with {t} in the full form the observations give (the whole name or phrase), not a part of it"),
+    "extra": ("Give {t} just what is asked",
+              "Answer with {t} giving just what the request asks, without the words around it"),
+    "misread": ("Read the looked-up page for exactly what is asked before {t}",
+                "When a page looked up already holds the answer, read it for exactly what the request asks, not a "
+                "related fact, before {t}: the runs taught by this had the answer in front of them"),
+    "not-found": ("Answer with {t} only once a looked-up page holds the answer",
+                  "While no page looked up holds the answer, keep looking instead of answering with {t}: look up "
+                  "each entity the request names and the one that links them, and search again with other words "
+                  "when a page does not hold it"),
+    "unsettled": ("Look up every part of the request before {t}",
+                  "Before {t}, look up every part of the request and answer from what the look-ups returned"),
+}
