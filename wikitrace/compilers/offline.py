@@ -20,7 +20,6 @@ Insights (run_insights.py) name the run's own tools, argument keys, errors and r
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -29,8 +28,8 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
-from .insight_words import answer_seen_in, expected_answer, followed, free_form, join
-from .run_insights import insights_for, rules_once
+from .page_notes import check_notes, followed_note, listed_note, provenance, wrong_answer
+from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .reading import Call, Reading, check_arguments, command_of, full_arguments, harness_reason, read_run, runs_a_command
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
@@ -211,7 +210,7 @@ def _success_items(r: Reading) -> list[Item]:
             support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
                     f"the second returned: {clip(fix.turn.result, 100)}",
             turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=_call_line(fix),
-            notes=_listed_note(calls, err)), "recovery", fix))
+            notes=listed_note(calls, err)), "recovery", fix))
     writes = [c for c in calls if c.writes and not c.error]
     last_write = writes[-1] if writes else None
     seen: set[str] = set()
@@ -249,104 +248,12 @@ def _success_items(r: Reading) -> list[Item]:
             + (f"; a later call took {', '.join(keys[:4])} from what it returned." if keys
                else " before any change." if first_change is not None and c.n < first_change else "."),
             support=f"It returned: {clip(c.turn.result)}" if c.turn.result else "It returned nothing.",
-            turns=[c.n], quote=quote_of(c.turn.result), notes=_followed_note(r, c)), "lookup", c))
+            turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c)), "lookup", c))
     return items
-
-
-def _check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
-    """Notes on a state-changing call: arguments no earlier turn showed, and rules it meets.
-    Returns the notes and whether any of them is a checked discrepancy."""
-    notes, flagged = [], False
-    checks = check_arguments(r, c.turn)
-    for a in checks:
-        if a.seen_at is not None:
-            continue
-        flagged = True
-        if a.other_at is not None:
-            notes.append(f"`{a.path}` is {_val(a.value)}, but the observation at turn {a.other_at} "
-                         f"gave that field as {' or '.join(_val(v) for v in a.other[:3])}"
-                         f"{f' (and {len(a.other) - 3} more)' if len(a.other) > 3 else ''}.")
-        else:
-            notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
-    if checks and not flagged:
-        notes.append("Every argument value appears in an earlier observation, user message or call.")
-    for hit in rules_once(r, c):
-        if hit.broken:
-            flagged = True
-            notes.append(f"The system prompt (turn {hit.turn}) says: \"{hit.sentence}\" — here {hit.broken}.")
-        else:
-            notes.append(f"A rule of the system prompt (turn {hit.turn}) on this action: \"{hit.sentence}\"")
-    return notes, flagged
-
-
-def _provenance(r: Reading, c: Call) -> str:
-    """Where the values of each top-level argument of a change were last shown before it, by
-    tool and turn: what a reader checks first when a change went through and the run failed."""
-    by_turn = {x.n: x.name for x in r.calls}
-    places: dict[str, list[str]] = {}
-    for a in check_arguments(r, c.turn):
-        if a.seen_at is None:
-            where = "no earlier turn"
-        elif a.seen_in == "observation":
-            where = f"{by_turn.get(a.seen_at, 'a call')}'s answer (turn {a.seen_at})"
-        elif a.seen_in == "user message":
-            where = f"the user (turn {a.seen_at})"
-        else:
-            where = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})"
-        found = places.setdefault(a.path.split(".")[0].split("[")[0], [])
-        if where not in found:
-            found.append(where)
-    if not places:
-        return ""
-    parts = [f"`{k}` from {join(v, 3)}" for k, v in places.items()]
-    return " Its argument values were shown before it by: " + "; ".join(parts[:6]) + (
-        f"; and {len(parts) - 6} more arguments" if len(parts) > 6 else "") + "."
-
-
-_LISTED = re.compile(r"\[\s*((?:'[^']*'|\"[^\"]*\")(?:\s*,\s*(?:'[^']*'|\"[^\"]*\"))+)\s*\]")
-
-
-def listed_names(text: str) -> list[str]:
-    """The quoted names of a bracketed list of two or more that an error's text offers (a search
-    tool's "Similar: ['A', 'B']")."""
-    m = _LISTED.search(text or "")
-    return [x[1:-1] for x in re.findall(r"'[^']*'|\"[^\"]*\"", m.group(1))] if m else []
-
-
-def _listed_note(calls: list[Call], err: Call) -> list[str]:
-    """Whether a later call of the same tool sent one of the names the error listed: the
-    retry the error itself offered, taken or not."""
-    names = listed_names(err.turn.result or "")
-    if not names:
-        return []
-    folded = {" ".join(n.split()).casefold(): n for n in names}
-    used = next(((x, folded[" ".join(str(x.turn.arguments).split()).casefold()]) for x in calls
-                 if x.n > err.n and x.name == err.name and isinstance(x.turn.arguments, str)
-                 and " ".join(x.turn.arguments.split()).casefold() in folded), None)
-    shown = ", ".join(f"'{n}'" for n in names[:4]) + (", …" if len(names) > 4 else "")
-    head = f"The error listed {len(names)} names ({shown}); "
-    return [head + (f"the {err.name} call at turn {used[0].n} sent one of them ('{used[1]}')." if used
-                    else f"no later {err.name} call sent one of them.")]
-
-
-def _followed_note(r: Reading, c: Call) -> list[str]:
-    """For a free-text look-up whose words beyond the task text all appear in one earlier answer:
-    that answer's turn (the run followed what a look-up showed: a name on the page it read)."""
-    source = followed(r, c)
-    if source is None:
-        return []
-    return [f"Its words beyond the task text all appear in what {source.name} returned at turn {source.n}: "
-            "it followed a name an earlier answer showed."]
 
 
 def _answer(c: Call) -> str:
     return " ".join((c.turn.result or "").split())
-
-
-def _val(v) -> str:
-    import json
-
-    return json.dumps(v, ensure_ascii=False)
 
 
 def _failure_items(r: Reading) -> list[Item]:
@@ -372,7 +279,7 @@ def _failure_items(r: Reading) -> list[Item]:
             + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,
             support=f"The environment answered with an error: {clip(c.turn.result)}",
             turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
-            call=_call_line(c) if c.writes else None, notes=_listed_note(calls, c)), "error", c))
+            call=_call_line(c) if c.writes else None, notes=listed_note(calls, c)), "error", c))
     # a loop: the same call answered the same way, three times or more (the same command in
     # another folder, or answered differently, is no repetition)
     repeats = Counter((signature(c.turn), _answer(c)) for c in calls)
@@ -398,16 +305,16 @@ def _failure_items(r: Reading) -> list[Item]:
             call=_call_line(same[0]) if same[0].writes else None), "loop", same[-1]))
     writes = [c for c in calls if c.writes and not c.error]
     for c in writes:
-        notes, flagged = _check_notes(r, c)
+        notes, flagged = check_notes(r, c)
         last = c is writes[-1]
         edit = edit_of(c.turn)
         rank = (90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
         items.append(Item(rank, Evidence(
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "")
             + (", after the user agreed." if c.confirmed else "."),
-            support=_wrong_answer(r, c) or (
+            support=wrong_answer(r, c) or (
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
-                "what the task asked for" + (" (see the checks below)." if flagged else "." + _provenance(r, c))),
+                "what the task asked for" + (" (see the checks below)." if flagged else "." + provenance(r, c))),
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
     if not writes and not any(c.error for c in calls):
         last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
@@ -419,17 +326,3 @@ def _failure_items(r: Reading) -> list[Item]:
             support = "The run was judged a failure without a single environment call."
         items.append(Item(40, Evidence(decision=decision, support=support, turns=[last.turn] if last else []), "idle"))
     return items
-
-
-def _wrong_answer(r: Reading, c: Call) -> str | None:
-    """For a final answer (a free-form argument) of a failed run: that it was judged wrong, what
-    the task expected when the log records it, and whether a look-up had shown that; None for
-    a call that changes state, whose page keeps saying what the change may have missed."""
-    if free_form(c) is None:
-        return None
-    gold = expected_answer(r)
-    if gold is None:
-        return "This answer ended the run and was judged wrong."
-    seen = answer_seen_in(r, gold, c)
-    return (f"This answer ended the run and was judged wrong; the task expected \"{clip(gold, 80)}\", which "
-            + (f"the look-up at turn {seen.n} had returned." if seen is not None else "no look-up had returned."))
