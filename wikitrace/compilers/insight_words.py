@@ -126,7 +126,15 @@ def followed(r: Reading, c: Call) -> Call | None:
     if not new:
         return None
     return next((x for x in reversed(r.calls) if x.n < c.n and not x.error and x.turn.result
-                 and new <= set(_WORD.findall(x.turn.result.casefold()))), None)
+                 and new <= _answer_words(r, x)), None)
+
+
+def _answer_words(r: Reading, c: Call) -> set[str]:
+    """The words of a call's answer, read once per run (every later look-up asks)."""
+    key = f"answer-words:{c.n}"
+    if key not in r.memo:
+        r.memo[key] = set(_WORD.findall((c.turn.result or "").casefold()))
+    return r.memo[key]
 
 
 def named_by(listed: str, before, after) -> bool:
