@@ -1,0 +1,247 @@
+"""What the insights read from a run: where each argument of a call came from, how a
+later call differed from a failed one, a final free-form answer and the answer the task
+expected (when the log records one). Values of one episode are masked (text.generic);
+double quotes inside a quote become single ones.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .reading import Call, Reading, _occurs, check_arguments, command_of, is_command_line, leaves
+from .text import clip, generic
+
+# A call that hands the conversation to a person: its failure is about *whether* to hand
+# off, never about its arguments.
+_HAND_OFF = re.compile(r"transfer|hand_?off|escalat|human|operator", re.I)
+
+
+def is_hand_off(call: Call) -> bool:
+    return bool(_HAND_OFF.search(call.name))
+
+
+def top_key(path: str) -> str:
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
+
+
+def sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], list[str]]:
+    """Which earlier tool showed each top-level argument, which came from the user, and the
+    argument paths no earlier turn showed (a key with any such part is listed only there)."""
+    by_turn = {c.n: c.name for c in r.calls}
+    checks = check_arguments(r, call.turn)
+    unseen = list(dict.fromkeys(a.path for a in checks if a.seen_at is None))
+    doubtful = {top_key(p) for p in unseen}
+    from_tool: dict[str, list[str]] = {}
+    from_user: list[str] = []
+    placed: set[str] = set()  # a key whose parts came from several places is named with its first
+    for a in checks:
+        key = top_key(a.path)
+        if a.seen_at is None or key in doubtful or key in placed:
+            continue
+        placed.add(key)
+        if a.seen_in == "user message":
+            from_user.append(key)
+        elif a.seen_in == "earlier call":
+            from_tool.setdefault(f"the earlier {by_turn.get(a.seen_at, 'tool')} call", []).append(key)
+        else:
+            from_tool.setdefault(by_turn.get(a.seen_at, "a look-up"), []).append(key)
+    dedup = lambda xs: list(dict.fromkeys(xs))  # noqa: E731
+    return {t: dedup(k) for t, k in from_tool.items()}, dedup(from_user), unseen
+
+
+def join(items: list[str], limit: int = 4) -> str:
+    items = list(dict.fromkeys(items))
+    shown = items[:limit] + ([f"{len(items) - limit} more"] if len(items) > limit else [])
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+
+
+
+
+def free_form(w: Call) -> str | None:
+    """The call's only argument when it is a plain string (an answer, a query), values masked."""
+    args = w.turn.arguments
+    if not isinstance(args, str) or not args.strip() or is_command_line(w.turn):
+        return None
+    return clip(generic(args.strip()), 80).replace('"', "'")
+
+
+def what_changed(err: Call, fix: Call) -> str:
+    """How a later call that went through differed from a failed one, in a phrase:
+    "with reason changed", "with payment_id taken from what the error listed",
+    "as Search[Nick Park], a name the error listed"."""
+    x, y = err.turn.arguments, fix.turn.arguments
+    listed = (err.turn.result or "").lower()
+    if isinstance(x, dict) and isinstance(y, dict):
+        changed = [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)]
+        from_error = [k for k in changed if str(y.get(k, "")) and str(y.get(k)).lower() in listed]
+        if from_error:
+            return f"with {join(from_error)} taken from what the error listed"
+        return f"with {join(changed)} changed" if changed else "with the same arguments, later"
+    if isinstance(y, str) and y.strip() and y != x:
+        shown = f"{fix.name}[{clip(generic(y.strip()), 60)}]".replace('"', "'")
+        return f"as {shown}" + (", a name the error listed" if y.strip().lower() in listed else "")
+    return "with the same arguments, later"
+
+
+def expected_answer(r: Reading) -> str | None:
+    """The answer the task expected, when the log records it (a QA log's gold answer)."""
+    gold = (r.run.task.metadata or {}).get("gold_answer")
+    return gold.strip() if isinstance(gold, str) and gold.strip() else None
+
+
+def is_label(answer: str) -> bool:
+    """A verdict from a fixed set of labels (``SUPPORTS``, ``NOT ENOUGH INFO``): upper case, a few words."""
+    return bool(re.search(r"[A-Z]{2}", answer)) and answer == answer.upper() and len(answer.split()) <= 4
+
+
+def is_verdict(r: Reading, answer: str) -> bool:
+    """A label of the task's fixed set: shaped like one (``is_label``) and named by the run's
+    own instructions (system prompt or task text), so an upper-case name such as a call sign
+    (``KXII``) is an answer, not a verdict."""
+    if not is_label(answer):
+        return False
+    told = " ".join(t for t in ((r.system.content if r.system is not None else None) or "",
+                                r.run.task.instruction or "") if t)
+    return re.search(rf"(?<![\w]){re.escape(answer)}(?![\w])", told) is not None
+
+
+def answer_seen_in(r: Reading, gold: str, before: Call | None = None) -> Call | None:
+    """The first call (before ``before``, when given) whose observation holds the expected answer."""
+    return next((c for c in r.calls if (before is None or c.n < before.n) and not c.error and c.turn.result
+                 and _occurs(gold, c.turn.result.lower())), None)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def followed(r: Reading, c: Call) -> Call | None:
+    """For a free-text look-up whose words beyond the task text all appear in one earlier answer,
+    the latest such answer's call (the run searched a name a page had shown); else None."""
+    if free_form(c) is None:
+        return None
+    task = set(_WORD.findall((r.run.task.instruction or "").casefold()))
+    new = set(_WORD.findall(str(c.turn.arguments).casefold())) - task
+    if not new:
+        return None
+    return next((x for x in reversed(r.calls) if x.n < c.n and not x.error and x.turn.result
+                 and new <= _answer_words(r, x)), None)
+
+
+def _answer_words(r: Reading, c: Call) -> set[str]:
+    """The words of a call's answer, read once per run (every later look-up asks)."""
+    key = f"answer-words:{c.n}"
+    if key not in r.memo:
+        r.memo[key] = set(_WORD.findall((c.turn.result or "").casefold()))
+    return r.memo[key]
+
+
+def named_by(listed: str, before, after) -> bool:
+    """Whether the value a retry sent holds something the error's text named that the failed
+    call did not send: the whole value, or one of its scalars (an amount, an id in a list)."""
+    if after is None or not str(after):
+        return False
+    if not isinstance(after, (dict, list)):
+        return str(after).lower() in listed
+    old = {str(v).lower() for _p, v in leaves(before)}
+    new = {str(v).lower() for _p, v in leaves(after)} - old
+    return any(len(v) > 1 and re.search(rf"(?<![\w.]){re.escape(v)}(?![\w])", listed) for v in new)
+
+
+def sums_to_named(listed: str, value) -> bool:
+    """Whether a list or mapping of two or more numbers adds up to a number the error's text
+    names (a total the parts must match)."""
+    if not isinstance(value, (dict, list)):
+        return False
+    numbers = [v for _p, v in leaves(value) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(numbers) < 2:
+        return False
+    total = round(sum(numbers), 2)
+    named = {float(m) for m in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])", listed)}
+    return total in named
+
+
+
+def edited_files(r: Reading, calls: list[Call]) -> str:
+    """The files the run's changes touched (paths as they appear in the commands)."""
+    paths: list[str] = []
+    for c in calls:
+        args = c.turn.arguments
+        text = args.get("path") or args.get("file_path") or command_of(c.turn) if isinstance(args, dict) else command_of(c.turn)
+        for p in re.findall(r"[\w.~-]*/[\w./-]+\.\w+|\b[\w-]+\.(?:py|java|js|ts|go|rs|c|cc|cpp|h|rb|kt|scala|md|json|yaml|yml|xml|toml|cfg|txt)\b",
+                            str(text or "")):
+            paths.append(p)
+    return join(list(dict.fromkeys(paths)), 3) if paths else ""
+
+
+def packed_calls(c: Call) -> int:
+    """How many calls of its own tool a plain-string argument holds, written as the text-action
+    form does (``Name[...]``): ``A], Search[B`` sent as one Search is two."""
+    args = c.turn.arguments
+    if not isinstance(args, str) or not c.name:
+        return 0
+    joins = re.findall(rf"[\])]\s*[,;]?\s*(?:and\s+|then\s+)?{re.escape(c.name)}\s*[\[(]", args)
+    return len(joins) + 1 if joins else 0
+
+
+
+def clip_words(text: str, limit: int) -> str:
+    """``text`` whitespace-folded, cut at a word boundary when longer than ``limit``: a quote
+    never ends inside a word."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0].rstrip(",;:(")
+    return cut + " …"
+
+
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+
+
+def rule_title(sentence: str, longest: int = 120) -> str:
+    """The rule without its asides in parentheses (lists of examples), cut at a word when still
+    long: a title says what the rule asks, not a quote cut mid-list."""
+    return clip_words(_ASIDE.sub("", sentence).rstrip(" ."), longest)
+
+
+
+def why_wrong(r: Reading, w: Call) -> str:
+    gold = expected_answer(r)
+    if not gold:
+        return "unsettled"
+    if is_verdict(r, gold):
+        return "verdict"
+    if _occurs(gold, (r.run.task.instruction or "").lower()):
+        return "option"
+    said = set(re.findall(r"\w+", str(w.turn.arguments).casefold()))
+    wanted = set(re.findall(r"\w+", gold.casefold()))
+    if said and wanted and said != wanted and said < wanted:
+        return "partial"
+    if said and wanted and said != wanted and wanted < said:
+        return "extra"
+    return "misread" if answer_seen_in(r, gold, w) is not None else "not-found"
+
+
+# why a final answer was judged wrong -> (title, what to do), each naming the answering tool {t}
+WHY_WRONG = {
+    "verdict": ("Check every part of a claim before a {t} verdict",
+                "Before a {t} verdict, check each part of the claim against what the look-ups returned: one "
+                "unsupported part changes the verdict"),
+    "option": ("Compare the named options on what is asked before {t}",
+               "When the request names the options, look each one up and compare them on exactly what it asks "
+               "before {t}"),
+    "partial": ("Give {t} the full name or phrase, not a part of it",
+                "Answer with {t} in the full form the observations give (the whole name or phrase), not a part of it"),
+    "extra": ("Give {t} just what is asked",
+              "Answer with {t} giving just what the request asks, without the words around it"),
+    "misread": ("Read the looked-up page for exactly what is asked before {t}",
+                "When a page looked up already holds the answer, read it for exactly what the request asks, not a "
+                "related fact, before {t}: the runs taught by this had the answer in front of them"),
+    "not-found": ("Answer with {t} only once a looked-up page holds the answer",
+                  "While no page looked up holds the answer, keep looking instead of answering with {t}: look up "
+                  "each entity the request names and the one that links them, and search again with other words "
+                  "when a page does not hold it"),
+    "unsettled": ("Look up every part of the request before {t}",
+                  "Before {t}, look up every part of the request and answer from what the look-ups returned"),
+}
