@@ -208,7 +208,7 @@ class _CorpusTexts:
 
 
 class _IndexSource:
-    """build_prompt's view of a corpus through its prompt index (index.py)."""
+    """build_prompt's view of a corpus through its prompt index (index_reader.py)."""
 
     def __init__(self, idx):
         self.idx = idx
@@ -248,7 +248,7 @@ class _IndexSource:
 
 def _source(corpus, backend):
     if isinstance(corpus, (str, Path)) and (backend is None or isinstance(backend, BM25Backend)):
-        from .index import open_index
+        from .index_reader import open_index
 
         idx = open_index(corpus)
         if idx is not None:
