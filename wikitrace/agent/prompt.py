@@ -73,7 +73,7 @@ class PromptParts:
     notes: list[str] = field(default_factory=list)
     # the same lesson drawn from several runs is shown once: shown id -> the other ids it stands for
     same_lesson: dict[str, list[str]] = field(default_factory=dict)
-    # inlined lessons an episode in the usage ledger cited: shown id -> {"episodes", "succeeded"}
+    # inlined insights an episode in the usage ledger cited: shown id -> {"episodes", "succeeded"}
     usage: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -278,9 +278,10 @@ def build_prompt(
     through it; otherwise, or with a non-BM25 backend, corpus.json is loaded. Both give
     the same prompt.
 
-    Lessons that episodes in the corpus's usage ledger cited show their counts. With
-    ``prefer_helpful`` a budget keeps lessons cited mostly in failed episodes last
-    (``helped_first``); lessons never cited keep their place.
+    Insights that episodes in the corpus's usage ledger cited show their counts (an
+    insight shown for others that teach the same lesson counts theirs too). With
+    ``prefer_helpful`` a budget keeps insights cited mostly in failed episodes last
+    (``helped_first``); insights never cited keep their place.
     """
     if variant not in VARIANTS:
         raise _unknown_variant(variant)
@@ -409,8 +410,8 @@ def mostly_failed(counts: tuple[int, int]) -> bool:
 
 
 def helped_first(order, usage: dict[int, tuple[int, int]]):
-    """``order`` with the lessons cited mostly in failed episodes moved to the end (in
-    their order). Every other lesson, never-cited ones included, keeps its order and only
+    """``order`` with the insights cited mostly in failed episodes moved to the end (in
+    their order). Every other insight, never-cited ones included, keeps its order and only
     moves forward, so a budget that kept it without this still keeps it."""
     pushed = []
     for j in order:
