@@ -232,7 +232,8 @@ def test_odd_replies_are_sent_back_then_fall_back_with_the_reason(fake_openai, t
     assert all(g[a]["judge"] == "offline" for g in got for a in AXES)
     repairs = [b["messages"][-1]["content"] for b in fake_openai.bodies
                if "That label cannot be used" in b["messages"][-1]["content"]]
-    assert any("nested too deeply" in r for r in repairs) and any("digits" in r for r in repairs)
+    assert any("nested too deeply" in r for r in repairs)
+    assert any("msg must be the number of the message" in r for r in repairs)
     assert data["llm_stats"]["repairs"] == data["offline_labels"] == len(got) * len(AXES)
 
 

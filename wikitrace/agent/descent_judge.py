@@ -54,7 +54,7 @@ def check_answer(data: Any, axis: str, tr: Transcript, burst: int) -> tuple[Labe
         problems.append(f"code {data.get('code')!r} is not one of: {', '.join(AXES[axis])}")
     quote = data.get("quote") if isinstance(data.get("quote"), str) else ""
     msg = data.get("msg")
-    if isinstance(msg, str) and msg.strip().isdecimal():
+    if isinstance(msg, str) and msg.strip().isdecimal() and len(msg.strip()) <= 9:  # no message has more
         msg = int(msg)
     if not isinstance(msg, int) or isinstance(msg, bool):
         problems.append("msg must be the number of the message the quote comes from")
@@ -70,7 +70,7 @@ def check_answer(data: Any, axis: str, tr: Transcript, burst: int) -> tuple[Labe
 
 def parsed_label(text: str, axis: str, tr: Transcript, burst: int) -> tuple[Label | None, list[str]]:
     """``check_answer`` on a reply's JSON; a reply that holds none (or JSON nested too deep
-    to read, or a number too long to convert) is a problem to send back, like a wrong code."""
+    to read) is a problem to send back, like a wrong code."""
     try:
         return check_answer(extract_json(text), axis, tr, burst)
     except (ValueError, RecursionError) as exc:
@@ -140,7 +140,8 @@ class DescentJudge:
                 {"role": "user", "content": "2. The transcript, with the bursts marked:\n\n" + transcript}]
 
         async def one(b: Burst, axis: str, judge_of: str | None) -> Label:
-            # Templates are rendered outside the fallback: a broken override is the user's to fix.
+            # Only a model that gives no answer falls back; a template error (a broken override)
+            # or a bug is not the model's fault and is not hidden as one.
             axis_prompt = render(f"prompts/descent_{axis}.user.j2", self.templates, burst=b.number, judge_of=judge_of)
             messages = base + [{"role": "user", "content": axis_prompt}]
             try:
