@@ -362,7 +362,7 @@ def test_install_copies_runnable_tools(corpus, tmp_path):
     dest = tmp_path / "installed" / "tools"
     written = install(dest)
     names = {p.name for p in written}
-    assert {"actions", "turn", "grep", "_corpus.py", "_turns.py", "_grep.py"} <= names
+    assert {"actions", "turn", "grep", "_corpus.py", "_turns.py", "_search_files.py", "_grep.py"} <= names
     # the shared modules are byte-compiled so a read-only mount starts from bytecode
     assert any(p.suffix == ".pyc" and p.name.startswith("_corpus.") for p in written)
     for name in ("actions", "turn", "grep"):
@@ -396,7 +396,8 @@ def test_launcher_without_shared_module_says_so(corpus, tmp_path):
 
 
 @pytest.mark.parametrize("missing, broken, working", [("_turns.py", "actions", "grep"),
-                                                      ("_grep.py", "grep", "turn")])
+                                                      ("_grep.py", "grep", "turn"),
+                                                      ("_search_files.py", "grep", "actions")])
 def test_a_missing_tool_module_is_named_and_the_other_tools_still_run(corpus, tmp_path, missing, broken,
                                                                        working):
     partial = tmp_path / "partial"

@@ -1,6 +1,7 @@
 """Shared code for the agent-side tools ``actions``, ``turn`` and ``grep``: options,
 JSON, the corpus root, errors and output. Each tool's own code is in the module of
-its kind: ``_turns.py`` for ``actions`` and ``turn``, ``_grep.py`` for ``grep``.
+its kind: ``_turns.py`` for ``actions`` and ``turn``, ``_grep.py`` for ``grep`` (and
+``_search_files.py``, grep's reader of the compiled search files, when ``rg`` is absent).
 
 These commands run on every step of an agent that has a compiled corpus mounted
 read-only (layout: docs/corpus-layout.md), so they are built for start-up time:
@@ -37,6 +38,7 @@ import sys
 DEFAULT_CORPUS = "/work/corpus"
 LAYERS = ("raw", "compilation", "insight", "dialogue")
 NO_RG_ENV = "WIKITRACE_TOOLS_NO_RG"  # set to 1 to force grep's pure-Python scan
+TURNS_PAGE = "turns.md"  # raw/step-N/turns.md: the turn log rendered for editors; its hits are the log's
 
 USAGE = {
     "actions": (
@@ -247,6 +249,13 @@ def corpus_root(opts):
     return opts.get("--corpus") or os.environ.get("WIKITRACE_CORPUS") or DEFAULT_CORPUS
 
 
+def is_turns_page(rel):
+    """True for a run's turns.md (``raw/step-N/turns.md``): each of its lines repeats a line
+    of the run's turn log, so a search shows the log's hit (``step-N turn T``) only."""
+    parts = rel.replace(os.sep, "/").rsplit("/", 3)
+    return len(parts) >= 3 and parts[-1] == TURNS_PAGE and parts[-2].startswith("step-") and parts[-3] == "raw"
+
+
 def _no_corpus(root, what):
     return ToolError(
         f"no corpus at {root} ({what}); set WIKITRACE_CORPUS to the corpus root "
@@ -294,16 +303,20 @@ def emit(text):
 _COMMANDS = {"actions": ("_turns", "cmd_actions"), "turn": ("_turns", "cmd_turn"), "grep": ("_grep", "cmd_grep")}
 
 
+def tool_module(name):
+    """One of the tools' own modules, by name; a ToolError naming it when it is not beside the script."""
+    try:
+        return __import__(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+        raise ToolError(f"{name}.py is missing next to this script; reinstall with: "
+                        "wikitrace tools install DIR") from None
+
+
 def _command(tool):
     module_name, function = _COMMANDS[tool]
-    try:
-        module = __import__(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
-        raise ToolError(f"{module_name}.py is missing next to this script; reinstall with: "
-                        "wikitrace tools install DIR") from None
-    return getattr(module, function)
+    return getattr(tool_module(module_name), function)
 
 
 def main(tool, argv):

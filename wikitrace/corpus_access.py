@@ -52,12 +52,13 @@ _tool_modules: dict[str, ModuleType] = {}
 
 
 def _tool_module(name: str) -> ModuleType:
-    """``_corpus``, ``_turns`` or ``_grep`` from the bundled tools (they import ``_corpus`` by bare name)."""
+    """A module of the bundled tools (``_corpus``, ``_turns``, ``_search_files``, ``_grep``), all
+    loaded together: they import each other by bare name."""
     if name not in _tool_modules:
         from .templates import bundled_dir
 
         folder = bundled_dir("tools")
-        for mod in ("_corpus", "_turns", "_grep"):
+        for mod in ("_corpus", "_turns", "_search_files", "_grep"):
             if mod in _tool_modules:
                 continue
             existing = sys.modules.get(mod)
@@ -66,7 +67,7 @@ def _tool_module(name: str) -> ModuleType:
                 continue
             spec = importlib.util.spec_from_file_location(mod, folder / f"{mod}.py")
             module = importlib.util.module_from_spec(spec)
-            sys.modules[mod] = module  # _turns and _grep do `from _corpus import ...`
+            sys.modules[mod] = module  # e.g. _grep does `from _search_files import ...`
             spec.loader.exec_module(module)
             _tool_modules[mod] = module
     return _tool_modules[name]
