@@ -258,16 +258,25 @@ def compare(args, tmp: Path, env: dict, bare_env: dict, mid: str) -> None:
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)  # only this call's child ended since
                 cpu[(label, copy)].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
                 printed.setdefault((label, copy), (proc.returncode, out, err))
-    print(f"CPU ms per call, median of {args.repeat} (wall best ms); {args.against} vs {args.tools}; "
-          f"load average {os.getloadavg()[0]:.1f}")
+    heading = (f"{args.runs:,} runs of {args.turns} turns, no ripgrep; CPU ms per call, median of {args.repeat} "
+               f"interleaved rounds (wall best ms); load average {os.getloadavg()[0]:.1f}")
+    print(heading + f"; {args.against} vs {args.tools}")
     print(f"{'command':<44} {'against':>16} {'tools':>16} {'ratio':>6}  same output")
+    rows = []
     for label, _, _ in cases:
         medians = []
         for copy in copies:
             medians.append((statistics.median(cpu[(label, copy)]) * 1000, min(wall[(label, copy)]) * 1000))
         same = printed[(label, "against")] == printed[(label, "tools")]
+        ratio = medians[1][0] / medians[0][0]
         print(f"{label:<44} {medians[0][0]:>7.2f} ({medians[0][1]:>5.1f}) {medians[1][0]:>7.2f} ({medians[1][1]:>5.1f}) "
-              f"{medians[1][0] / medians[0][0]:>6.3f}  {same}")
+              f"{ratio:>6.3f}  {same}")
+        rows.append([f"`{label}`", f"{medians[0][0]:.2f} ({medians[0][1]:.1f})",
+                     f"{medians[1][0]:.2f} ({medians[1][1]:.1f})", f"{ratio:.3f}", "yes" if same else "NO"])
+    if args.record:
+        record("tools.md", "benchmarks/tool_startup.py --against",
+               heading + ":\n\n" + markdown_table(["command", "against: CPU (wall)", "tools: CPU (wall)",
+                                                     "ratio of CPU", "same output"], rows))
 
 
 def measure_update(runs: int) -> list[list[str]]:
