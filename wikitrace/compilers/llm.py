@@ -51,7 +51,7 @@ from .answer_json import extract_json
 from .base import CompileStats
 from ..llm.cache import CachedAnswer, ResponseCache, cache_key
 from ..llm.transport import AnswerTooLarge, ChatTransport, Failure, FormatRejected, one_line
-from .offline import compile_offline
+from .llm_offline import offline_compilation
 from .prompt_views import Prompt, build_prompt, clip, evidence_key
 from .schema import MAX_INSIGHTS, Compilation, json_schema
 
@@ -282,7 +282,7 @@ class LLMCompiler:
 
     def _fallback(self, run: Run, reason: str) -> Compilation:
         self._stats.count_fallback(one_line(reason))
-        comp = compile_offline(run)  # already grounded
+        comp = offline_compilation(run)  # already grounded
         comp.compiler = "offline-fallback"
         comp.fallback_reason = one_line(reason)
         return comp

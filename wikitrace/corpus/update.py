@@ -200,10 +200,10 @@ class RunWriter:
         redact_compilation(comp, self.redactor)  # the model's answer, once more before any page
         if any(i.key is None for i in comp.insights):
             # a model's lessons: the run is grouped under the offline lessons' keys (the same
-            # keys whichever compiler wrote the page)
-            from ..compilers.offline import compile_offline
+            # keys whichever compiler wrote the page), compiled beside the build when it could be
+            from ..compilers.llm_offline import offline_compilation
 
-            offline = compile_offline(run)
+            offline = offline_compilation(run)
             comp.insights, comp.patterns = offline.insights, offline.patterns
         step = self.ids.step_for(run.run_id)
         kind = {"task_type": run.task.task_type if not run.task.apps else None, "apps": run.task.apps or None}
