@@ -128,12 +128,14 @@ def _read_runs(opts: BuildOptions, report: LoadReport, known: dict | None = None
 def _reader(opts: BuildOptions, known: dict, count_first: bool, llm: bool = False):
     """A helper process reading the input on another core, for inputs large enough
     to pay for starting it (runs/read_helper.py); None: read in this process. On the
-    LLM path it also compiles each run offline (compilers/llm_offline.py)."""
+    LLM path it also compiles each run offline and renders its prompt (compilers/llm_offline.py)."""
     from .runs import read_helper
 
     if not read_helper.worth_a_helper(list(opts.inputs)):
         return None
-    helper = dict(module="wikitrace.compilers.llm_offline", each_args={"task_type": opts.task_type}) if llm else {}
+    templates = str(opts.templates) if opts.templates else None
+    helper = (dict(module="wikitrace.compilers.llm_offline", each_args={"task_type": opts.task_type,
+                                                                        "templates": templates}) if llm else {})
     try:
         return read_helper.RunReader(list(opts.inputs), opts.fmt, count_first, **helper, **_read_kwargs(opts, known))
     except OSError:  # cannot start a process here

@@ -51,8 +51,8 @@ from .answer_json import extract_json
 from .base import CompileStats
 from ..llm.cache import CachedAnswer, ResponseCache, cache_key
 from ..llm.transport import AnswerTooLarge, ChatTransport, Failure, FormatRejected, one_line
-from .llm_offline import offline_compilation
-from .prompt_views import Prompt, build_prompt, clip, evidence_key
+from .llm_offline import PROMPT_LIMITS, offline_compilation, prompt_for
+from .prompt_views import Prompt, clip, evidence_key
 from .schema import MAX_INSIGHTS, Compilation, json_schema
 
 __all__ = ["LLMCompiler", "RESPONSE_MODES", "PROMPT_TEMPLATES", "clip", "extract_json"]
@@ -131,9 +131,9 @@ class LLMCompiler:
         temperature: float | None = None,
         max_tokens: int | None = None,
         max_answer_bytes: int | None = None,
-        clip_limit: int = 2000,
-        trajectory_budget: int = 60_000,
-        solver_prompt_limit: int = 8_000,
+        clip_limit: int = PROMPT_LIMITS["clip_limit"],
+        trajectory_budget: int = PROMPT_LIMITS["trajectory_budget"],
+        solver_prompt_limit: int = PROMPT_LIMITS["solver_prompt_limit"],
     ) -> None:
         if response_mode is not None and response_mode not in RESPONSE_MODES:
             raise ValueError(f"response_mode must be one of {', '.join(RESPONSE_MODES)}, got {response_mode!r}")
@@ -201,8 +201,8 @@ class LLMCompiler:
 
     def prompt(self, run: Run) -> Prompt:
         """Everything in the prompt that does not depend on the response mode."""
-        return build_prompt(run, self.templates, clip_limit=self.clip_limit,
-                            trajectory_budget=self.trajectory_budget, solver_prompt_limit=self.solver_prompt_limit)
+        return prompt_for(run, self.templates, clip_limit=self.clip_limit,
+                          trajectory_budget=self.trajectory_budget, solver_prompt_limit=self.solver_prompt_limit)
 
     def render_messages(self, run: Run, mode: str | None = None) -> list[dict[str, str]]:
         """The chat messages this compiler would send for ``run`` (for dry runs and debugging)."""
