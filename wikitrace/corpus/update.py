@@ -230,6 +230,10 @@ class RunWriter:
         """An insight id the corpus has no page for yet gets one from this run alone, before
         the run's pages that link it are written: a reader never meets a missing page. The
         page gathered from every run replaces it at the end (``publish_insights``)."""
+        listed = entry.get("insights") or []
+        if len(entry.get("lessons") or []) <= len(listed) and all(
+                layout.insight_doc(i) in self._checked for i in listed):
+            return  # every insight it links was seen already (most runs): nothing to gather
         for ins in insight_layer.gather([entry]):
             rel = layout.insight_doc(ins["id"])
             if rel in self._checked:
