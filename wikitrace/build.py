@@ -341,14 +341,15 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     reader = _reader(opts, reuse.known, count_first, llm=config is not None)
     try:
         compiler = make_compiler(opts, config)
+        if reader is not None and compiler.name == "llm" and (count_first or compiler.asks_at_once()):
+            # import the client while this process waits for the counts or the first runs
+            from .llm.client import import_sdk_in_background
+
+            import_sdk_in_background()
         if count_first:
             # Before paying for calls, show the labels: an inverted outcome shows here.
             # Records compiled before are counted from the manifest, not re-read.
             if reader is not None:
-                if compiler.name == "llm":  # import the client while this process waits
-                    from .llm.client import import_sdk_in_background
-
-                    import_sdk_in_background()
                 counts = reader.counts()
             else:
                 from .runs.load import count_outcomes

@@ -189,6 +189,11 @@ class LLMCompiler:
                 raise
             return self._fallback(run, f"unexpected {type(exc).__name__}: {one_line(str(exc))}")
 
+    def asks_at_once(self) -> bool:
+        """True when the first run's answer cannot come from the cache (none, not read, or
+        holding no answer in this mode): the build may import the client ahead of it."""
+        return self.cache is None or not self.read_cache or not self.cache.holds_mode(self.response_mode)
+
     async def aclose(self) -> None:
         """Close the HTTP client (optional; the build may call it at the end)."""
         await self.transport.aclose()
