@@ -39,9 +39,10 @@ class DirectPost:
             module = next((m for m in (getattr(base, "httpx2", None), getattr(base, "httpx", None))
                            if m is not None and isinstance(http, m.AsyncClient)), None)
             make_error = getattr(client, "_make_status_error_from_response", None)
-            if module is None or make_error is None or any(getattr(client, name, None) is not None
-                                                           for name in ("workload_identity", "_provider_runtime")):
-                return None
+            if module is None or make_error is None or any(
+                    getattr(client, name, None) is not None
+                    for name in ("workload_identity", "_provider_runtime", "_api_key_provider", "custom_auth")):
+                return None  # credentials worked out or signed per request: the client's own path
             auth = dict(client.auth_headers)
             omit = tuple(t for t in (getattr(openai, "Omit", None), getattr(base, "Omit", None)) if isinstance(t, type))
             headers = {k: v for k, v in {**client.default_headers, **auth}.items() if not (omit and isinstance(v, omit))}
