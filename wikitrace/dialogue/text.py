@@ -8,6 +8,10 @@ import re
 import time
 from functools import cache
 
+TYPE_CHECKING = False  # not typing's: a query imports neither typing nor datetime
+if TYPE_CHECKING:
+    from datetime import date
+
 try:  # the type hashlib.blake2b is; hashlib itself also loads OpenSSL (~2 ms a query) for nothing here
     from _blake2 import blake2b
 except ImportError:  # an interpreter built without it
