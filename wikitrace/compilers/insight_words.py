@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import re
 
-from .reading import Call, Reading, _occurs, check_arguments, command_of, is_command_line, leaves
+from dataclasses import dataclass
+
+from .reading import (Call, Reading, _as_text, _json_fields, _occurs, check_arguments, command_of, is_command_line,
+                      leaves, t_is_user)
 from .text import clip, generic
 
 # A call that hands the conversation to a person: its failure is about *whether* to hand
@@ -245,3 +248,61 @@ WHY_WRONG = {
     "unsettled": ("Look up every part of the request before {t}",
                   "Before {t}, look up every part of the request and answer from what the look-ups returned"),
 }
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+
+
+def _spoken_forms(text: str) -> list[str]:
+    """The value as a user may have written it, lower case: itself, and for an ISO date its
+    month-name and slashed forms ("may 25", "25 may", "5/25")."""
+    forms = [text.lower()]
+    m = re.fullmatch(r"\d{4}-(\d{2})-(\d{2})", text)
+    if m and 1 <= int(m.group(1)) <= 12:
+        month, day = _MONTHS[int(m.group(1)) - 1], int(m.group(2))
+        forms += [f"{month} {day}", f"{day} {month}", f"{int(m.group(1))}/{day}", f"{m.group(1)}/{m.group(2)}"]
+    return forms
+
+
+@dataclass
+class Pick:
+    """An argument value a change took among several one earlier answer gave the same field."""
+
+    path: str  # the argument's path in the call
+    value: str
+    source: Call  # the answer that listed it
+    field: str  # the answer's field that held it
+    values: list[str]  # every value the answer gave that field, this one included
+
+
+def picked(r: Reading, c: Call) -> list[Pick]:
+    """The argument values of a change the agent picked among several that one earlier answer
+    gave the same field, sending none of the others (a field whose other values the call sent
+    too is a set it kept), when no user message before the call holds the value in any form a
+    user writes it. The log proves only that the agent chose it among others unasked."""
+    key = f"picked:{c.n}"
+    if key in r.memo:
+        return r.memo[key]
+    out: list[Pick] = []
+    said = [r.lower(t) for t in r.facts if t.turn < c.n and t_is_user(t)]
+    answers = [t for t in r.facts if t.turn < c.n and t.type == "function_call"]
+    sent = {_as_text(v) for _p, v in leaves(c.turn.arguments)}
+    by_turn = {x.n: x for x in r.calls}
+    for a in check_arguments(r, c.turn):
+        text = _as_text(a.value)
+        if a.seen_at is None or len(text) < 3 or any(f in u for f in _spoken_forms(text) for u in said):
+            continue
+        for t in reversed(answers):
+            fields = _json_fields(t.result or "")
+            keys = sorted({k for k, v in fields if _as_text(v) == text})
+            for k in keys:
+                values = list(dict.fromkeys(_as_text(v) for f, v in fields if f == k and v not in (None, "")))
+                if len(values) >= 2 and not sent & (set(values) - {text}) and t.turn in by_turn:
+                    out.append(Pick(a.path, text, by_turn[t.turn], k, values))
+                    break
+            else:
+                continue
+            break
+    r.memo[key] = out
+    return out

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import re
 
-from .insight_words import answer_seen_in, expected_answer, followed, free_form, join
-from .reading import Call, Reading, _as_text, _json_fields, check_arguments, leaves, t_is_user
+from .insight_words import answer_seen_in, expected_answer, followed, free_form, join, picked
+from .reading import Call, Reading, check_arguments
 from .run_insights import rules_once
 from .text import clip
 
@@ -120,49 +120,15 @@ def wrong_answer(r: Reading, c: Call) -> str | None:
             + (f"the look-up at turn {seen.n} had returned." if seen is not None else "no look-up had returned."))
 
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-
-
-def _spoken_forms(text: str) -> list[str]:
-    """The value as a user may have written it, lower case: itself, and for an ISO date its
-    month-name and slashed forms ("may 25", "25 may", "5/25")."""
-    forms = [text.lower()]
-    m = re.fullmatch(r"\d{4}-(\d{2})-(\d{2})", text)
-    if m and 1 <= int(m.group(1)) <= 12:
-        month, day = _MONTHS[int(m.group(1)) - 1], int(m.group(2))
-        forms += [f"{month} {day}", f"{day} {month}", f"{int(m.group(1))}/{day}", f"{m.group(1)}/{m.group(2)}"]
-    return forms
-
-
 def choice_notes(r: Reading, c: Call) -> list[str]:
-    """For a change that went through in a failed run: each argument value the agent picked from
-    several that one earlier answer gave the same field (sending none of the others), when no
-    user message before the call holds it. The log proves only that the agent chose it among others unasked, which is where
-    a reader looks first for the wrong value."""
-    out: list[str] = []
-    said = [r.lower(t) for t in r.facts if t.turn < c.n and t_is_user(t)]
-    answers = [t for t in r.facts if t.turn < c.n and t.type == "function_call"]
-    sent = {_as_text(v) for _p, v in leaves(c.turn.arguments)}
-    for a in check_arguments(r, c.turn):
-        text = _as_text(a.value)
-        if a.seen_at is None or len(text) < 3 or any(f in u for f in _spoken_forms(text) for u in said):
-            continue
-        for t in reversed(answers):
-            fields = _json_fields(t.result or "")
-            keys = sorted({k for k, v in fields if _as_text(v) == text})
-            values = {k: list(dict.fromkeys(_as_text(v) for f, v in fields if f == k and v not in (None, "")))
-                      for k in keys}
-            # a field whose other values the call sent too is a set the call kept, not a choice
-            many = [k for k in keys if len(values[k]) >= 2 and not sent & (set(values[k]) - {text})]
-            if many:
-                k = many[0]
-                others = [v for v in values[k] if v != text]
-                shown = ", ".join(_val(v) for v in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
-                out.append(f"`{a.path}` is {_val(text)}, one of {len(values[k])} values {t.name}'s answer (turn {t.turn}) "
-                           f"gave for `{k}` (the others: {shown}); no user message before the call holds it, so the "
-                           "agent chose it.")
-                break
-        if len(out) == 3:
-            break
+    """For a change that went through in a failed run: each argument value the agent picked
+    unasked among several one earlier answer listed (insight_words.picked), with the others it
+    passed over: where a reader looks first for the wrong value."""
+    out = []
+    for p in picked(r, c)[:3]:
+        others = [v for v in p.values if v != p.value]
+        shown = ", ".join(_val(v) for v in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        out.append(f"`{p.path}` is {_val(p.value)}, one of {len(p.values)} values {p.source.name}'s answer (turn "
+                   f"{p.source.n}) gave for `{p.field}` (the others: {shown}); no user message before the call "
+                   "holds it, so the agent chose it.")
     return out
