@@ -235,6 +235,39 @@ def index_note(entry: dict) -> str:
     return figures + (f"; {verdict[c['verdict']]}" if c["verdict"] in verdict else "")
 
 
+GENERIC = ("loop", "unseen")  # patterns a run teaches as a lesson only when it teaches nothing more specific
+
+
+def unpaged(runs: Iterable[dict], insights: list[dict]) -> dict[str, list[str]]:
+    """The generic patterns (a repeated call, a value from nowhere) that runs met but no insight
+    page of their task type is about, counted for the insight index: the fact is kept, with the
+    same contrast as a page's, without a page of boilerplate advice."""
+    totals: dict[str, Counter] = defaultdict(Counter)
+    met: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    for r in runs:
+        kind = kind_of(r)
+        totals[kind][r["outcome"]] += 1
+        for p in r.get("patterns") or []:
+            if p.split("|", 1)[0] in GENERIC:
+                met[kind][p][r["outcome"]] += 1
+    paged = {(kind_of(i), i["key"]) for i in insights}
+    out: dict[str, list[str]] = {}
+    for kind in sorted(met):
+        failed, succeeded = totals[kind]["failure"], totals[kind]["success"]
+        for pattern in sorted(met[kind]):
+            if (kind, pattern) in paged:
+                continue
+            seen = met[kind][pattern]
+            fields = pattern.split("|")
+            what = f"Runs {MET[fields[0]]}" + (f" ({fields[1]})" if len(fields) > 1 else "")
+            note = index_note({"contrast": {"pattern": pattern, "failed_met": seen["failure"], "failed": failed,
+                                            "success_met": seen["success"], "success": succeeded,
+                                            **dict(zip(("verdict", "p"),
+                                                       _verdict(seen["failure"], seen["success"], failed, succeeded)))}})
+            out.setdefault(kind, []).append(f"{what}: {note}")
+    return out
+
+
 # --- choices that separate successful from failed runs ----------------------------------------
 #
 # A run records what it chose (corpus/trials.py reads the same patterns): the look-ups it made
