@@ -321,11 +321,13 @@ def _note(c: Check, text: str, n: int) -> None:
         call, src = c.call(n), c.call(k)
         assert c.run.outcome.label == "failure" and c.went_through(n) and not is_read_only(call)
         assert src.name == m.group(4) and k < n and not src.is_error
-        listed = list(dict.fromkeys(str(v) if not isinstance(v, float) else f"{v:g}" for key, v in
-                                    _keyed(json.loads(src.result)) if key == field and v not in (None, "")))
-        assert value in listed and len(listed) == int(m.group(3)), (value, listed)
         others = json.loads("[" + re.sub(r" and \d+ more$", "", m.group(7)) + "]")
-        assert set(others) <= set(listed) - {value}
+        by_depth: dict[int, list[str]] = {}  # the field's values at each depth: the items of one listing
+        for key, depth, v in _keyed(json.loads(src.result)):
+            if key == field and v not in (None, ""):
+                by_depth.setdefault(depth, []).append(str(v) if not isinstance(v, float) else f"{v:g}")
+        assert any(value in listed and len(set(listed)) == int(m.group(3)) and set(others) <= set(listed) - {value}
+                   for listed in by_depth.values()), (value, by_depth)
         assert not any(value.lower() in (t.content or "").lower() for t in c.run.turns
                        if t.turn < n and t.type == "message" and t.role == "user")
         return
@@ -340,17 +342,17 @@ def _note(c: Check, text: str, n: int) -> None:
         assert not any(t.type == "message" and t.role == "user" and yes < t.turn < n for t in c.run.turns)
 
 
-def _keyed(node, key: str = ""):
-    """(the key a scalar sits under, the scalar) for every scalar of parsed JSON; a list's items
-    sit under the list's key."""
+def _keyed(node, key: str = "", depth: int = 0):
+    """(the key a scalar sits under, its depth, the scalar) for every scalar of parsed JSON; a
+    list's items sit under the list's key, one level deeper."""
     if isinstance(node, dict):
         for k, v in node.items():
-            yield from _keyed(v, k)
+            yield from _keyed(v, k, depth + 1)
     elif isinstance(node, list):
         for v in node:
-            yield from _keyed(v, key)
+            yield from _keyed(v, key, depth + 1)
     else:
-        yield key, node
+        yield key, depth, node
 
 
 def _description(c: Check, text: str) -> None:

@@ -10,8 +10,8 @@ import re
 
 from dataclasses import dataclass
 
-from .reading import (Call, Reading, _as_text, _json_fields, _occurs, check_arguments, command_of, is_command_line,
-                      leaves, t_is_user)
+from .reading import (_NOT_JSON, Call, Reading, _as_text, _last_key, _occurs, _parsed, check_arguments, command_of,
+                      is_command_line, leaves, t_is_user)
 from .text import clip, generic
 
 # A call that hands the conversation to a person: its failure is about *whether* to hand
@@ -276,6 +276,16 @@ class Pick:
     values: list[str]  # every value the answer gave that field, this one included
 
 
+def _fields_at_depth(text: str) -> list[tuple[str, int, object]]:
+    """(field, nesting depth, scalar) for every scalar of a JSON answer: values of one field at
+    one depth are the items of one listing (a reservation's own origin is not one of its
+    flights' origins)."""
+    data = _parsed(text)
+    if data is _NOT_JSON:
+        return []
+    return [(_last_key(path), path.count(".") + path.count("["), v) for path, v in leaves(data)]
+
+
 def picked(r: Reading, c: Call) -> list[Pick]:
     """The argument values of a change the agent picked among several that one earlier answer
     gave the same field, sending none of the others (a field whose other values the call sent
@@ -294,10 +304,12 @@ def picked(r: Reading, c: Call) -> list[Pick]:
         if a.seen_at is None or len(text) < 3 or any(f in u for f in _spoken_forms(text) for u in said):
             continue
         for t in reversed(answers):
-            fields = _json_fields(t.result or "")
-            keys = sorted({k for k, v in fields if _as_text(v) == text})
-            for k in keys:
-                values = list(dict.fromkeys(_as_text(v) for f, v in fields if f == k and v not in (None, "")))
+            fields = r.memo.get(f"fields:{t.turn}")
+            if fields is None:
+                fields = r.memo[f"fields:{t.turn}"] = _fields_at_depth(t.result or "")
+            places = sorted({(k, d) for k, d, v in fields if _as_text(v) == text})
+            for k, d in places:
+                values = list(dict.fromkeys(_as_text(v) for f, e, v in fields if (f, e) == (k, d) and v not in (None, "")))
                 if len(values) >= 2 and not sent & (set(values) - {text}) and t.turn in by_turn:
                     out.append(Pick(a.path, text, by_turn[t.turn], k, values))
                     break
