@@ -93,3 +93,31 @@ def test_the_note_passes_the_page_sentence_check():
             _note(Check(run), note, e.turns[-1])
             checked += "agent chose it" in note
     assert checked == 1
+
+
+def test_a_value_in_a_record_the_user_named_is_no_choice():
+    saved = json.dumps({"user_id": "noor_haddad_4471", "saved_passengers": [
+        {"first_name": "Ivan", "last_name": "Smith", "dob": "1986-03-14"},
+        {"first_name": "Lena", "last_name": "Okafor", "dob": "1988-10-12"}]})
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "Book the same trip for my friend Ivan Smith, his birthday is in my profile."),
+        _call("get_user_details", {"user_id": "noor_haddad_4471"}, saved),
+        _msg("user", "yes"),
+        _call("book_reservation", {"user_id": "noor_haddad_4471", "passengers": [
+            {"first_name": "Ivan", "last_name": "Smith", "dob": "1986-03-14"}]},
+              json.dumps({"reservation_id": "ZZ12AB", "status": "booked"})))
+    assert _notes(_record("book-1", "airline", "Book for Ivan Smith.", turns, False)) == []
+
+
+def test_a_value_an_answer_also_states_alone_is_no_choice_from_that_answer():
+    details = json.dumps({"reservation_id": "G72NSF", "origin": "DTW", "destination": "SEA",
+                          "flights": [{"origin": "DTW", "destination": "PHX"}, {"origin": "PHX", "destination": "SEA"}]})
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "Book the same trip as reservation G72NSF."),
+        _call("get_reservation_details", {"reservation_id": "G72NSF"}, details),
+        _msg("user", "yes"),
+        _call("book_reservation", {"origin": "DTW", "destination": "SEA"},
+              json.dumps({"reservation_id": "ZZ12AB", "status": "booked"})))
+    assert _notes(_record("book-2", "airline", "Copy a trip.", turns, False)) == []

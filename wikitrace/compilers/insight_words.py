@@ -276,21 +276,25 @@ class Pick:
     values: list[str]  # every value the answer gave that field, this one included
 
 
-def _fields_at_depth(text: str) -> list[tuple[str, int, object]]:
-    """(field, nesting depth, scalar) for every scalar of a JSON answer: values of one field at
-    one depth are the items of one listing (a reservation's own origin is not one of its
-    flights' origins)."""
+def _fields_at_depth(text: str) -> list[tuple[str, int, object, str]]:
+    """(field, nesting depth, scalar, the path of the record holding it) for every scalar of a
+    JSON answer: values of one field at one depth are the items of one listing (a reservation's
+    own origin is not one of its flights' origins)."""
     data = _parsed(text)
     if data is _NOT_JSON:
         return []
-    return [(_last_key(path), path.count(".") + path.count("["), v) for path, v in leaves(data)]
+    return [(_last_key(path), path.count(".") + path.count("["), v, re.sub(r"(?:\.[^.\[]*|\[\d+\])$", "", path))
+            for path, v in leaves(data)]
 
 
 def picked(r: Reading, c: Call) -> list[Pick]:
     """The argument values of a change the agent picked among several that one earlier answer
     gave the same field, sending none of the others (a field whose other values the call sent
     too is a set it kept), when no user message before the call holds the value in any form a
-    user writes it. The log proves only that the agent chose it among others unasked."""
+    user writes it, nor another name of the record it sits in (a saved passenger the user named,
+    a card by its brand). An answer that also states the value as a field's only value (a
+    reservation's own origin beside its flights' origins) is no listing of it. The log proves
+    only that the agent chose it among others unasked."""
     key = f"picked:{c.n}"
     if key in r.memo:
         return r.memo[key]
@@ -299,22 +303,32 @@ def picked(r: Reading, c: Call) -> list[Pick]:
     answers = [t for t in r.facts if t.turn < c.n and t.type == "function_call"]
     sent = {_as_text(v) for _p, v in leaves(c.turn.arguments)}
     by_turn = {x.n: x for x in r.calls}
+    told = lambda v: any(f in u for f in _spoken_forms(v) for u in said)  # noqa: E731
     for a in check_arguments(r, c.turn):
         text = _as_text(a.value)
-        if a.seen_at is None or len(text) < 3 or any(f in u for f in _spoken_forms(text) for u in said):
+        if a.seen_at is None or len(text) < 3 or told(text):
             continue
         for t in reversed(answers):
             fields = r.memo.get(f"fields:{t.turn}")
             if fields is None:
                 fields = r.memo[f"fields:{t.turn}"] = _fields_at_depth(t.result or "")
-            places = sorted({(k, d) for k, d, v in fields if _as_text(v) == text})
-            for k, d in places:
-                values = list(dict.fromkeys(_as_text(v) for f, e, v in fields if (f, e) == (k, d) and v not in (None, "")))
-                if len(values) >= 2 and not sent & (set(values) - {text}) and t.turn in by_turn:
-                    out.append(Pick(a.path, text, by_turn[t.turn], k, values))
-                    break
-            else:
+            holding = [(k, d, home) for k, d, v, home in fields if _as_text(v) == text]
+            if not holding:
                 continue
+            listings = {(k, d): list(dict.fromkeys(_as_text(v) for f, e, v, _h in fields
+                                                   if (f, e) == (k, d) and v not in (None, "")))
+                        for k, d, _h in holding}
+            homes = {h for _k, _d, h in holding}
+            named = any(isinstance(v, str) and len(v) >= 3 and _as_text(v) != text and told(v)
+                        for _k, _d, v, h in fields if h in homes)
+            if named:
+                break  # the user named the record it sits in
+            if any(len(v) < 2 for v in listings.values()):
+                continue  # this answer states it as a field's only value: an earlier listing may hold the choice
+            choice = next(((k, d) for (k, d), values in sorted(listings.items())
+                           if not sent & (set(values) - {text})), None)
+            if choice is not None and t.turn in by_turn:
+                out.append(Pick(a.path, text, by_turn[t.turn], choice[0], listings[choice]))
             break
     r.memo[key] = out
     return out
