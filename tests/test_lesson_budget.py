@@ -73,3 +73,27 @@ def test_a_failed_change_that_went_through_names_what_it_took_unasked():
         in lesson.detail
     (named,) = _insights(_cancel("please cancel RB41XK"))
     assert "took" not in named.detail
+
+
+def _cancels(tmp_path, says: list[str]) -> str:
+    from test_choice_notes import _cancel
+
+    runs = []
+    for k, said in enumerate(says):
+        record = _cancel(said)
+        record["run_id"] = record["task"]["id"] = f"cancel-{k}"
+        runs.append(record)
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "runs.jsonl", runs)], out=out, offline=True, quiet=True))
+    return "\n".join(p.read_text() for p in (out / "insight").glob("insight-*.md"))
+
+
+def test_most_sources_taking_a_value_unasked_says_ask_first_with_the_count(tmp_path):
+    pages = _cancels(tmp_path, ["the one to denver", "whichever goes to denver", "please cancel RB41XK"])
+    assert ("When an answer lists several values for reservation_id and the user has named none, ask which one "
+            "before cancel_reservation: most runs here took such a value unasked (reservation_id: 2 of 3).") in pages
+
+
+def test_one_source_taking_a_value_unasked_is_no_advice(tmp_path):
+    pages = _cancels(tmp_path, ["the one to denver", "please cancel RB41XK", "cancel RB41XK now"])
+    assert "Before cancel_reservation" in pages and "ask which one" not in pages

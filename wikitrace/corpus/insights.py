@@ -184,6 +184,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
     for entry in out:
         retitle(entry)
         temper(entry)
+        ask_first(entry, groups[entry["id"]])
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
@@ -374,6 +375,27 @@ def retitle(entry: dict) -> None:
                               f"answers: among runs whose {tool} call went through, successful runs had made "
                               f"{'that look-up' if len(first) == 1 else 'those look-ups'} first more often. "
                               + entry["guideline"])
+
+
+def ask_first(entry: dict, members: list[tuple[dict, dict]]) -> None:
+    """A change that went through in failed runs: when most of its sources (two at least) took
+    the same argument's value unasked among several an answer listed, the page says to ask which
+    one first and counts them. A fact of the page's own sources, not a contrast: it names no cause."""
+    fields = entry["key"].split("|")
+    if fields[0] != "went-through":
+        return
+    tool = fields[1].split(" ")[0]
+    took = Counter(p.split("|", 2)[2] for e, _l in members for p in set(e.get("patterns") or [])
+                   if p.startswith(f"picked|{tool}|"))
+    runs = len(members)
+    common = sorted((k for k, n in took.items() if n >= 2 and 2 * n > runs), key=lambda k: (-took[k], k))
+    if not common:
+        return
+    from ..compilers.insight_words import join
+
+    counted = "; ".join(f"{k}: {took[k]} of {runs}" for k in common[:3])
+    entry["guideline"] += (f" When an answer lists several values for {join(common, 3)} and the user has named none, "
+                           f"ask which one before {tool}: most runs here took such a value unasked ({counted}).")
 
 
 def temper(entry: dict) -> None:
