@@ -308,7 +308,10 @@ def picked(r: Reading, c: Call) -> list[Pick]:
         text = _as_text(a.value)
         if a.seen_at is None or len(text) < 3 or told(text):
             continue
+        low = text.lower()
         for t in reversed(answers):
+            if low not in r.lower(t):
+                continue  # cheap: an answer whose text lacks the value holds no listing of it
             fields = r.memo.get(f"fields:{t.turn}")
             if fields is None:
                 fields = r.memo[f"fields:{t.turn}"] = _fields_at_depth(t.result or "")
