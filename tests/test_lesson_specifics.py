@@ -136,10 +136,10 @@ def test_a_price_listed_beside_the_booked_flight_is_a_value_the_run_was_shown():
     assert amount_check(_booking(187, {"economy": 187, "business": 540})).seen_at == 2
     # another flight's price is not this booking's: still unseen
     assert amount_check(_booking(301, {"economy": 187, "business": 540})).seen_at is None
-    # a number no record of the call's flight holds stays unseen, and the lesson says so
+    # a number no record of the call's flight holds stays unseen, and the lesson on the change says so
     lessons = _insights(_booking(250, {"economy": 187, "business": 540}))
-    unseen = [i for i in lessons if i.key == "unseen"]
-    assert unseen and "payment_methods set to values no look-up or user message before it held" in unseen[0].detail
+    checked = [i for i in lessons if i.key == "went-through|book_reservation"]
+    assert checked and "set payment_methods to values no look-up or user message before it held" in checked[0].detail
 
 
 def test_an_upper_case_name_is_an_answer_not_a_verdict():

@@ -314,6 +314,23 @@ def _note(c: Check, text: str, n: int) -> None:
         new = set(re.findall(r"\w+", str(call.arguments).casefold())) - task
         assert new and new <= set(re.findall(r"\w+", (src.result or "").casefold()))
         return
+    m = re.fullmatch(r"`(.+?)` is (\".*?\"), one of (\d+) values (\S+)'s answer \(turn (\d+)\) gave for `(.+?)` "
+                     r"\(the others: (.+)\); no user message before the call holds it, so the agent chose it\.", text)
+    if m:  # a value picked among those one earlier answer listed for a field, that no user message held
+        value, k, field = json.loads(m.group(2)), int(m.group(5)), m.group(6)
+        call, src = c.call(n), c.call(k)
+        assert c.run.outcome.label == "failure" and c.went_through(n) and not is_read_only(call)
+        assert src.name == m.group(4) and k < n and not src.is_error
+        others = json.loads("[" + re.sub(r" and \d+ more$", "", m.group(7)) + "]")
+        by_depth: dict[int, list[str]] = {}  # the field's values at each depth: the items of one listing
+        for key, depth, v in _keyed(json.loads(src.result)):
+            if key == field and v not in (None, ""):
+                by_depth.setdefault(depth, []).append(str(v) if not isinstance(v, float) else f"{v:g}")
+        assert any(value in listed and len(set(listed)) == int(m.group(3)) and set(others) <= set(listed) - {value}
+                   for listed in by_depth.values()), (value, by_depth)
+        assert not any(value.lower() in (t.content or "").lower() for t in c.run.turns
+                       if t.turn < n and t.type == "message" and t.role == "user")
+        return
     if "no user message agreeing to it came right before the call" in text:
         assert c.has_interlocutor(), "a confirmation breach in a log where nobody answers the agent"
         assert not c.user_agreed_before(n)
@@ -323,6 +340,19 @@ def _note(c: Check, text: str, n: int) -> None:
         assert c.user_agreed_before(yes + 1) and c.by_n[yes].role == "user"
         assert yes < change < n and c.went_through(change) and not is_read_only(c.call(change))
         assert not any(t.type == "message" and t.role == "user" and yes < t.turn < n for t in c.run.turns)
+
+
+def _keyed(node, key: str = "", depth: int = 0):
+    """(the key a scalar sits under, its depth, the scalar) for every scalar of parsed JSON; a
+    list's items sit under the list's key, one level deeper."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _keyed(v, k, depth + 1)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _keyed(v, key, depth + 1)
+    else:
+        yield key, depth, node
 
 
 def _description(c: Check, text: str) -> None:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import re
 
-from .reading import Call, Reading, _occurs, check_arguments, command_of, is_command_line, leaves
+from dataclasses import dataclass
+
+from .reading import (_NOT_JSON, Call, Reading, _as_text, _last_key, _occurs, _parsed, check_arguments, command_of,
+                      is_command_line, leaves, t_is_user)
 from .text import clip, generic
 
 # A call that hands the conversation to a person: its failure is about *whether* to hand
@@ -245,3 +248,90 @@ WHY_WRONG = {
     "unsettled": ("Look up every part of the request before {t}",
                   "Before {t}, look up every part of the request and answer from what the look-ups returned"),
 }
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+
+
+def _spoken_forms(text: str) -> list[str]:
+    """The value as a user may have written it, lower case: itself, and for an ISO date its
+    month-name and slashed forms ("may 25", "25 may", "5/25")."""
+    forms = [text.lower()]
+    m = re.fullmatch(r"\d{4}-(\d{2})-(\d{2})", text)
+    if m and 1 <= int(m.group(1)) <= 12:
+        month, day = _MONTHS[int(m.group(1)) - 1], int(m.group(2))
+        forms += [f"{month} {day}", f"{day} {month}", f"{int(m.group(1))}/{day}", f"{m.group(1)}/{m.group(2)}"]
+    return forms
+
+
+@dataclass
+class Pick:
+    """An argument value a change took among several one earlier answer gave the same field."""
+
+    path: str  # the argument's path in the call
+    value: str
+    source: Call  # the answer that listed it
+    field: str  # the answer's field that held it
+    values: list[str]  # every value the answer gave that field, this one included
+
+
+def _fields_at_depth(text: str) -> list[tuple[str, int, object, str]]:
+    """(field, nesting depth, scalar, the path of the record holding it) for every scalar of a
+    JSON answer: values of one field at one depth are the items of one listing (a reservation's
+    own origin is not one of its flights' origins)."""
+    data = _parsed(text)
+    if data is _NOT_JSON:
+        return []
+    return [(_last_key(path), path.count(".") + path.count("["), v, re.sub(r"(?:\.[^.\[]*|\[\d+\])$", "", path))
+            for path, v in leaves(data)]
+
+
+def picked(r: Reading, c: Call) -> list[Pick]:
+    """The argument values of a change the agent picked among several that one earlier answer
+    gave the same field, sending none of the others (a field whose other values the call sent
+    too is a set it kept), when no user message before the call holds the value in any form a
+    user writes it, nor another name of the record it sits in (a saved passenger the user named,
+    a card by its brand). An answer that also states the value as a field's only value (a
+    reservation's own origin beside its flights' origins) is no listing of it. The log proves
+    only that the agent chose it among others unasked."""
+    key = f"picked:{c.n}"
+    if key in r.memo:
+        return r.memo[key]
+    out: list[Pick] = []
+    said = [r.lower(t) for t in r.facts if t.turn < c.n and t_is_user(t)]
+    answers = [t for t in r.facts if t.turn < c.n and t.type == "function_call"]
+    sent = {_as_text(v) for _p, v in leaves(c.turn.arguments)}
+    by_turn = {x.n: x for x in r.calls}
+    told = lambda v: any(f in u for f in _spoken_forms(v) for u in said)  # noqa: E731
+    for a in check_arguments(r, c.turn):
+        text = _as_text(a.value)
+        if a.seen_at is None or len(text) < 3 or told(text):
+            continue
+        low = text.lower()
+        for t in reversed(answers):
+            if low not in r.lower(t):
+                continue  # cheap: an answer whose text lacks the value holds no listing of it
+            fields = r.memo.get(f"fields:{t.turn}")
+            if fields is None:
+                fields = r.memo[f"fields:{t.turn}"] = _fields_at_depth(t.result or "")
+            holding = [(k, d, home) for k, d, v, home in fields if _as_text(v) == text]
+            if not holding:
+                continue
+            listings = {(k, d): list(dict.fromkeys(_as_text(v) for f, e, v, _h in fields
+                                                   if (f, e) == (k, d) and v not in (None, "")))
+                        for k, d, _h in holding}
+            homes = {h for _k, _d, h in holding}
+            named = any(isinstance(v, str) and len(v) >= 3 and _as_text(v) != text and told(v)
+                        for _k, _d, v, h in fields if h in homes)
+            if named:
+                break  # the user named the record it sits in
+            if any(len(v) < 2 for v in listings.values()):
+                continue  # this answer states it as a field's only value: an earlier listing may hold the choice
+            choice = next(((k, d) for (k, d), values in sorted(listings.items())
+                           if not sent & (set(values) - {text})), None)
+            if choice is not None and t.turn in by_turn:
+                out.append(Pick(a.path, text, by_turn[t.turn], choice[0], listings[choice]))
+            break
+    r.memo[key] = out
+    return out

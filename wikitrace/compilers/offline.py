@@ -28,7 +28,8 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
-from .page_notes import check_notes, followed_note, listed_note, provenance, wrong_answer
+from .insight_words import free_form
+from .page_notes import check_notes, choice_notes, followed_note, listed_note, provenance, wrong_answer
 from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .reading import Call, Reading, check_arguments, command_of, full_arguments, harness_reason, read_run, runs_a_command
@@ -306,6 +307,8 @@ def _failure_items(r: Reading) -> list[Item]:
     writes = [c for c in calls if c.writes and not c.error]
     for c in writes:
         notes, flagged = check_notes(r, c)
+        if free_form(c) is None:
+            notes = notes + choice_notes(r, c)
         last = c is writes[-1]
         edit = edit_of(c.turn)
         rank = (90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000

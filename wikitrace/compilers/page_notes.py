@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from .insight_words import answer_seen_in, expected_answer, followed, free_form, join
+from .insight_words import answer_seen_in, expected_answer, followed, free_form, join, picked
 from .reading import Call, Reading, check_arguments
 from .run_insights import rules_once
 from .text import clip
@@ -118,3 +118,17 @@ def wrong_answer(r: Reading, c: Call) -> str | None:
     seen = answer_seen_in(r, gold, c)
     return (f"This answer ended the run and was judged wrong; the task expected \"{clip(gold, 80)}\", which "
             + (f"the look-up at turn {seen.n} had returned." if seen is not None else "no look-up had returned."))
+
+
+def choice_notes(r: Reading, c: Call) -> list[str]:
+    """For a change that went through in a failed run: each argument value the agent picked
+    unasked among several one earlier answer listed (insight_words.picked), with the others it
+    passed over: where a reader looks first for the wrong value."""
+    out = []
+    for p in picked(r, c)[:3]:
+        others = [v for v in p.values if v != p.value]
+        shown = ", ".join(_val(v) for v in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        out.append(f"`{p.path}` is {_val(p.value)}, one of {len(p.values)} values {p.source.name}'s answer (turn "
+                   f"{p.source.n}) gave for `{p.field}` (the others: {shown}); no user message before the call "
+                   "holds it, so the agent chose it.")
+    return out

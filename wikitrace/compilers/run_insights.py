@@ -28,8 +28,8 @@ import re
 from typing import TYPE_CHECKING
 
 from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, is_hand_off,
-                            is_verdict, join, named_by, packed_calls, rule_title, sources, sums_to_named, what_changed,
-                            why_wrong)
+                            is_verdict, join, named_by, packed_calls, picked, rule_title, sources, sums_to_named, top_key,
+                            what_changed, why_wrong)
 from .reading import Call, Reading, command_of, harness_reason, runs_a_command, user_replies
 from .rules import rules_for
 from .schema import MAX_INSIGHTS, CandidateInsight
@@ -337,9 +337,19 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     return _insight(f"went-through|{v}", f"Before {v}, check the request and the rules on it",
                    f"Before {v}, take each argument from {said} and check it against the part of the request it "
                    "serves" + (f" and against what the system prompt's rules say of such a call: {quoted}" if rules
-                               else " and against the system prompt's rules")
+                               else " and against the system prompt's rules" if r.system is not None else "")
                    + f"; {v} going through does not show it was the change the task needed.",
-                   f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through", False)
+                   f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w), False)
+
+
+def _unchecked(r: Reading, w: Call) -> str:
+    """What the run's own log shows was not checked before a change: argument values taken
+    unasked among several one answer listed, and values no earlier turn held."""
+    chosen = list(dict.fromkeys(top_key(p.path) for p in picked(r, w)))
+    unseen = sorted({top_key(p) for p in sources(r, w)[2]})
+    return ((f"; took {join(chosen, 3)} among several values an earlier answer listed, no user message naming "
+             f"{'it' if len(chosen) == 1 else 'them'}" if chosen else "")
+            + (f"; set {join(unseen, 3)} to values no look-up or user message before it held" if unseen else ""))
 
 
 def _loop_insight(r: Reading, c: Call, n: int) -> CandidateInsight:
@@ -390,10 +400,13 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         if free_form(i.call) is not None:
             out.append(_answer_insight(r, i.call))
             break
-        insight = unseen_insight(r, i.call)
-        if insight:
-            out.append(insight)
+        broken = [h for h in rules_once(r, i.call) if h.broken]
+        if broken:
+            out.append(_rule_insight(r, broken[0].sentence, f"turn {i.call.n}: called {i.call.name} while "
+                                     f"{broken[0].broken}", False))
             break
+    if writes and not out:  # the change went through and no rule it broke explains it: the check before it
+        out.append(_went_through_insight(r, writes[-1]))
     errors = [i for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)]
     told: set[str] = set()
     for i in sorted(errors, key=lambda i: -i.rank):  # the errors it never got past first, one per tool
@@ -401,13 +414,11 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
             told.add(verb(i.call))
             out.append(error_insight(r, i.call))
     loops = repeats(r)
-    if loops:
+    if loops and not out:  # a generic lesson: it takes a place only when nothing more specific does
         c, n = max(loops, key=lambda x: (x[1], -x[0].n))
         out.append(_loop_insight(r, c, n))
     if not writes and not errors:
         out.append(_idle_insight(r))
-    if not out and writes:
-        out.append(_went_through_insight(r, writes[-1]))
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .insight_words import free_form, is_hand_off, named_by
+from .insight_words import free_form, is_hand_off, named_by, picked, top_key
 from .reading import Reading, leaves, runs_a_command
 from .run_insights import confirmation, procedure_key, repeats, shape, unseen_insight, verb
 from .text import signature
@@ -35,6 +35,8 @@ def patterns_of(r: Reading) -> list[str]:
             insight = unseen_insight(r, w)
             if insight is not None:
                 out.add(insight.key)
+            # an argument value the agent took among several an answer listed, the user naming none
+            out.update(f"picked|{w.name}|{top_key(p.path)}" for p in picked(r, w) if "|" not in p.path)
         insight = confirmation(r, w)
         if insight is not None:
             out.add(insight.key + "|kept")

@@ -28,6 +28,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
+from .rewrites import ask_first, retitle, temper
 from .trials import WORDS_FROM, Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
@@ -184,6 +185,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
     for entry in out:
         retitle(entry)
         temper(entry)
+        ask_first(entry, groups[entry["id"]])
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
@@ -233,6 +235,39 @@ def index_note(entry: dict) -> str:
                else "taken more often by failed runs",
                "success": "met more often by successful runs", "none": "did not decide the outcome"}
     return figures + (f"; {verdict[c['verdict']]}" if c["verdict"] in verdict else "")
+
+
+GENERIC = ("loop", "unseen")  # patterns a run teaches as a lesson only when it teaches nothing more specific
+
+
+def unpaged(runs: Iterable[dict], insights: list[dict]) -> dict[str, list[str]]:
+    """The generic patterns (a repeated call, a value from nowhere) that runs met but no insight
+    page of their task type is about, counted for the insight index: the fact is kept, with the
+    same contrast as a page's, without a page of boilerplate advice."""
+    totals: dict[str, Counter] = defaultdict(Counter)
+    met: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    for r in runs:
+        kind = kind_of(r)
+        totals[kind][r["outcome"]] += 1
+        for p in r.get("patterns") or []:
+            if p.split("|", 1)[0] in GENERIC:
+                met[kind][p][r["outcome"]] += 1
+    paged = {(kind_of(i), i["key"]) for i in insights}
+    out: dict[str, list[str]] = {}
+    for kind in sorted(met):
+        failed, succeeded = totals[kind]["failure"], totals[kind]["success"]
+        for pattern in sorted(met[kind]):
+            if (kind, pattern) in paged:
+                continue
+            seen = met[kind][pattern]
+            fields = pattern.split("|")
+            what = f"Runs {MET[fields[0]]}" + (f" ({fields[1]})" if len(fields) > 1 else "")
+            note = index_note({"contrast": {"pattern": pattern, "failed_met": seen["failure"], "failed": failed,
+                                            "success_met": seen["success"], "success": succeeded,
+                                            **dict(zip(("verdict", "p"),
+                                                       _verdict(seen["failure"], seen["success"], failed, succeeded)))}})
+            out.setdefault(kind, []).append(f"{what}: {note}")
+    return out
 
 
 # --- choices that separate successful from failed runs ----------------------------------------
@@ -311,46 +346,3 @@ def choice_sentence(c: dict) -> str:
     side = "successful" if c["side"] == "success" else "failed"
     return (f"{among}, those that {did}: {c['failed_met']} of {c['failed']} failed, {c['success_met']} of "
             f"{c['success']} successful; {side} runs did this more often.")
-
-
-def retitle(entry: dict) -> None:
-    """A change that went through in a failed run says what to do first when successful runs
-    made a look-up before that change more often than failed ones."""
-    fields = entry["key"].split("|")
-    if fields[0] != "went-through":
-        return
-    tool = fields[1].split(" ")[0]
-    first = [c["pattern"].split("|", 2)[2] for c in entry.get("separating") or []
-             if c["pattern"].startswith(f"before|{tool}|") and c["side"] == "success"]
-    st = entry.get("same_task") or {}
-    top = (st.get("differences") or [None])[0]
-    if (st.get("side") == "failure" and top and top["text"].startswith(f"had no {tool} call go through")
-            and top["runs"] >= 2 and 2 * top["runs"] > st["compared"]):
-        entry["title"] = f"Check that the rules allow {tool} at all before making it"
-        st["advised"] = True  # said here: the page does not repeat it as advice
-        entry["guideline"] = (f"For most failed runs here whose task also has a successful trial ({top['runs']} of "
-                              f"{st['compared']}), the successful trials made no {tool} change at all: before "
-                              f"{tool}, check the system prompt's conditions for it, and when they are not met, "
-                              "say so instead of making the change. " + entry["guideline"])
-        return
-    if first:
-        from ..compilers.insight_words import join
-
-        entry["title"] = f"Call {join(first, 3)} before {tool}"
-        entry["guideline"] = (f"Before {tool}, call {join(first, 3)} and take the call's arguments from their "
-                              f"answers: among runs whose {tool} call went through, successful runs had made "
-                              f"{'that look-up' if len(first) == 1 else 'those look-ups'} first more often. "
-                              + entry["guideline"])
-
-
-def temper(entry: dict) -> None:
-    """A failed run's "do not end with look-ups only" is wrong advice where successful runs of
-    the task type ended that way more often (a question answered, a change the rules rule out):
-    the page then says when ending so is right instead."""
-    c = entry.get("contrast") or {}
-    if entry["key"] == "idle|lookups" and c.get("verdict") == "success":
-        entry["title"] = "End after look-ups only when the request needs no change or allows none"
-        entry["guideline"] = ("Ending after look-ups, with no change made, is how successful runs of this task type "
-                              "ended more often than failed ones: end so only once the look-ups show the request "
-                              "needs no change (a question) or allows none (a rule rules it out), and say which; "
-                              "when it asks for a change the rules allow, make it.")
