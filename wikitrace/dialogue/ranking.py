@@ -194,3 +194,30 @@ def expand_by_page(li: LoadedIndex, ranked: list[int], fused: dict) -> tuple[lis
     keep = ranked[:ROUTE_KEEP]
     kept = set(keep)
     return keep + [t for t in _rank(out) if t not in kept], out, pages[0]
+
+
+def entity_pages(li: LoadedIndex, q: Query) -> list[int]:
+    """Entity pages of the people and things the question names (its speakers, its known entity
+    names): cheap at query time, no ranking needed."""
+    named = q.ent_keys | q.speaker_keys
+    return [i for i, p in enumerate(li.raw["pages"])
+            if p["type"] == "entity" and set(p["ents"]) & named]
+
+
+def expand_by_entity(li: LoadedIndex, q: Query, ranked: list[int], fused: dict) -> tuple[list[int], dict, list[int]]:
+    """The trajectories about what the question names (on its entity pages) are lifted by one
+    first-place RRF vote, so a fact said about the named person outranks the same words said about
+    someone else; the first ``ROUTE_KEEP`` direct hits keep their places. A question naming no
+    entity, or naming every participant, leaves the ranking unchanged."""
+    pages = entity_pages(li, q)
+    about = {t for i in pages for t in li.raw["pages"][i]["trajs"]}
+    if not about or len(about) == len(ranked):
+        return ranked, fused, []
+    lift = 1.0 / (RRF_K + 1)
+    out = dict(fused)
+    for t in about:
+        if t in out:
+            out[t] += lift
+    keep = ranked[:ROUTE_KEEP]
+    kept = set(keep)
+    return keep + [t for t in _rank(out) if t not in kept], out, pages

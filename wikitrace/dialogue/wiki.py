@@ -36,7 +36,8 @@ class TrajInfo:
     exact_terms: list[str]
     counts: list[str]
     emb: dict
-    owners: list[str] = field(default_factory=list)   # the participant whose pages hold it
+    owners: list[str] = field(default_factory=list)   # the participants its claims are about
+    about: list[str] = field(default_factory=list)    # other entities its claims are about
 
 
 @dataclass
@@ -105,11 +106,12 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
     stats = {"seeds": {"entity": 0, "inventory": 0, "topic": 0}, "facet_splits": 0, "shards": 0,
              "suppressed_topics": 0, "rescue_pages": 0}
 
-    # --- entity seeds: specific entities shared by >= 2 trajectories, and participants split by facet
+    # --- entity seeds: specific entities named in or spoken about by >= 2 trajectories, and
+    # participants split by facet
     ent_members: dict[str, list[str]] = {}
     ent_name: dict[str, str] = {}
     for t in infos:
-        for e in t.entities:
+        for e in dict.fromkeys([*t.about, *t.entities]):
             key = slugify(e)
             ent_members.setdefault(key, []).append(t.id)
             ent_name.setdefault(key, e)
@@ -118,8 +120,8 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
         ids = sorted(set(ent_members[key]))
         if len(ids) >= 2:
             entity_seeds.append((ent_name[key], ent_name[key], None, ids))
-    # a participant's pages hold the trajectories owned by that participant (most of their claims are
-    # about them), so a thread about one person is never filed under the other
+    # a participant's pages hold every trajectory with a claim about that participant, whoever said
+    # it, so a person's facts sit together and a thread about one person is not filed under the other
     owned: dict[str, list[TrajInfo]] = {}
     for t in infos:
         for who in t.owners or t.participants[:1]:
