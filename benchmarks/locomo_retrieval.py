@@ -220,7 +220,7 @@ def routing_diagnosis(li, qa: list[dict], budget: int = 1000, top_pages: int = 1
         ranked, _ = score_trajectories(li, q, list(range(len(raw["trajectories"]))))
         rank = {t: r for r, t in enumerate(ranked)}
         routed_pages = set(route_pages(li, q, top_pages))
-        hit = hit_pages(li, ranked)[:1]
+        hit = hit_pages(li, ranked, named=q.ent_keys | q.speaker_keys)[:1]
         for g in gold:
             if msgs[g][0] in got_off or msgs[g][5] is None:
                 continue

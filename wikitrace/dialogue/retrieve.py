@@ -273,7 +273,7 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
     ranked, fused = score_trajectories(li, q, cands)
     via = None
     if mode == "expand":
-        ranked, fused, via = expand_by_page(li, ranked, fused)
+        ranked, fused, via = expand_by_page(li, ranked, fused, named=q.ent_keys | q.speaker_keys)
         routed = raw["pages"][via]["trajs"] if via is not None else []
     elif mode == "entity":
         ranked, fused, named_pages = expand_by_entity(li, q, ranked, fused)
