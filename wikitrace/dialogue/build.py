@@ -93,6 +93,10 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         kws = display_keywords(" ".join(c.text for c in T.claims) or ss[0].summary, limit=24)
         names = {w.lower() for p in d.speakers for w in p.split()} | {a.lower() for a in xstats.get("aliases", {})}
         kws = [k for k in kws if k not in names | {"said", "reports"}]
+        # what the thread is about in the speakers' own words: a shared photo's caption describes a
+        # picture, so it names no thread
+        spoken = " ".join(c.text for c in T.claims if not c.supporting_quote.startswith("[shares a photo:"))
+        thread = [k for k in display_keywords(spoken, limit=24) if k not in names | {"said", "reports"}]
         head = ", ".join(kws[:4]) or "small talk"
         title = f"{' & '.join(participants)}: {head}"
         dates = [s.date for s in ss if s.date]
@@ -112,7 +116,8 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
                               keywords=sorted(set(kws)),
                               exact_terms=terms, counts=counts, emb=T.emb_sum,
                               owners=sorted(e for e in about_of if e in d.speakers),
-                              about=sorted(e for e in about_of if e not in d.speakers)))
+                              about=sorted(e for e in about_of if e not in d.speakers),
+                              thread_words=thread))
     pages, pstats = plan_pages(infos)
     orphans = audit(pages, [t.id for t in trajs])
 

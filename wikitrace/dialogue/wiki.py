@@ -38,6 +38,7 @@ class TrajInfo:
     emb: dict
     owners: list[str] = field(default_factory=list)   # the participants its claims are about
     about: list[str] = field(default_factory=list)    # other entities its claims are about
+    thread_words: list[str] | None = None              # words that may title it (not photo captions)
 
 
 @dataclass
@@ -193,6 +194,7 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
     used_slugs = {"index"}
 
     kw_of = {t.id: t.keywords for t in infos}
+    title_kw_of = {t.id: t.keywords if t.thread_words is None else t.thread_words for t in infos}
     generic = {stem(g) for g in GENERIC}
 
     used_labels: set[str] = set()
@@ -203,12 +205,12 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
         named = set(re.findall(r"[a-z]+", title.lower()))      # the seed's own name says nothing new
         inside: dict[str, int] = {}
         for t in part:
-            for k in kw_of.get(t, ()):
+            for k in title_kw_of.get(t, ()):
                 if k.isalpha() and len(k) > 3 and stem(k) not in generic and k not in named:
                     inside[k] = inside.get(k, 0) + 1
         outside: dict[str, int] = {}
         for t in others:
-            for k in set(kw_of.get(t, ())):
+            for k in set(title_kw_of.get(t, ())):
                 outside[k] = outside.get(k, 0) + 1
         # ties (most words occur once) go to words that name a kind of thing (a family word: a pet,
         # a sport, a place), then to the more common English word - not to the alphabet's first
