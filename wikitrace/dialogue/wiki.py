@@ -193,7 +193,6 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
     pages: list[Page] = [Page(slug="index", type="index", title="Index", trajectories=sorted(all_ids))]
     used_slugs = {"index"}
 
-    kw_of = {t.id: t.keywords for t in infos}
     title_kw_of = {t.id: t.keywords if t.thread_words is None else t.thread_words for t in infos}
     generic = {stem(g) for g in GENERIC}
 
