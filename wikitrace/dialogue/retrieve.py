@@ -23,6 +23,7 @@ from .ranking import rrf  # noqa: F401  (part of this module's interface)
 from .text import STOPWORDS, families_of, hashed_embedding, tokens, words
 
 SNAPSHOT_BUDGET = 2 * K_TRAJ     # "2k" snapshots before neighbour / update-linked expansion
+# source: wikitrace's own routing settings
 ROUTING_MODES = ("off", "expand", "entity", "hard")
 ROUTING = "off"                  # off by default: no way of letting pages rank trajectories raised recall on
                                  # held-out dev conversations (docs/dialogue.md, "Routing")
