@@ -46,6 +46,14 @@ def test_a_report_about_a_third_person_lands_on_that_persons_page():
     assert "Hanna" in about[_trajectory_of(mem, "leather shop from Krakow")]
 
 
+def test_a_nickname_in_address_is_not_what_a_report_is_about():
+    mem = _memory()
+    t = _trajectory_of(mem, "second shop in Sopot")
+    assert t in _pages_of(mem, "Hanna")
+    about = {t["id"]: t["about"] for t in mem["trajectories"]}
+    assert "Hanna" in about[t]
+
+
 def test_a_nickname_used_in_address_is_its_person_not_an_entity():
     mem = _memory()
     assert mem["stats"]["extraction"]["aliases"].get("Pri") == "Priya"

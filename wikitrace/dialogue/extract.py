@@ -322,7 +322,7 @@ def about(c: Claim, speakers: list[str], known: set[str], aliases: dict[str, str
     "Wow" is never what a claim is about."""
     if c.subject:
         return c.subject
-    body = _VOCATIVE(speakers).sub(" ", c.text)
+    body = _VOCATIVE([*speakers, *aliases]).sub(" ", c.text)      # "Guess what, Pri, ..." names no topic
     for sp in speakers:
         if body.startswith(sp + " reports that "):
             body = body[len(sp) + len(" reports that "):]
