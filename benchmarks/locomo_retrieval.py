@@ -21,7 +21,9 @@ only; gold evidence and answers are used for scoring alone.
 With ``--embeddings-url`` (or ``WIKITRACE_EMBEDDINGS_URL``) the dense scores come from that
 ``/v1/embeddings`` endpoint; ``--embed-cache`` keeps the vectors between runs (content-hash keyed).
 ``--no-wiki`` adds the routing ablations (``hier`` ships with routing off): ``hier-route`` (the page
-holding several direct hits lifts its other trajectories, ``routing="expand"``) and ``hier-hardroute``
+holding several direct hits lifts its other trajectories, ``routing="expand"``), ``hier-entity``
+(the entity pages of whom/what the question names lift their trajectories, ``routing="entity"``)
+and ``hier-hardroute``
 (only trajectories of the routed pages, plus the BM25 rescue, are candidates), and prints, per
 conversation, why routing can or cannot help: where the gold evidence of multi-hop questions lies
 in trajectories and pages, where the evidence missed without routing ranks, and how many packets
@@ -66,7 +68,7 @@ def fill(order: list[int], msgs: list[list], budget: int) -> set[int]:
 def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None = None,
         no_wiki: bool = False, only: list[str] | None = None) -> dict:
     dialogues = [d for d in load_inputs([data]) if only is None or d.sample_id in only]
-    methods = METHODS + (("hier-route", "hier-hardroute") if no_wiki else ())
+    methods = METHODS + (("hier-route", "hier-entity", "hier-hardroute") if no_wiki else ())
     scores: dict[str, dict] = {m: {} for m in methods}
     emb = endpoint_embedder(embeddings_url)
     stats_pages, stats_traj, single, shape, diagnoses = [], [], [], [], []
@@ -123,6 +125,9 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
                         embedder_used = pk.diagnostics["embedder"]
                     elif name == "hier-hardroute":
                         pk = retrieve(li, question, budget=b, routing="hard")
+                        got = {pos[i] for i in pk.refs()}
+                    elif name == "hier-entity":
+                        pk = retrieve(li, question, budget=b, routing="entity")
                         got = {pos[i] for i in pk.refs()}
                     elif name == "hier-route":
                         pk = retrieve(li, question, budget=b, routing="expand")
@@ -215,7 +220,7 @@ def routing_diagnosis(li, qa: list[dict], budget: int = 1000, top_pages: int = 1
         ranked, _ = score_trajectories(li, q, list(range(len(raw["trajectories"]))))
         rank = {t: r for r, t in enumerate(ranked)}
         routed_pages = set(route_pages(li, q, top_pages))
-        hit = hit_pages(li, ranked)[:1]
+        hit = hit_pages(li, ranked, named=q.ent_keys | q.speaker_keys)[:1]
         for g in gold:
             if msgs[g][0] in got_off or msgs[g][5] is None:
                 continue
@@ -253,6 +258,7 @@ GRID: dict[str, dict] = {
     "continuity 0.30": {"trajectories.DELTA_CLAIM": 0.30},
     "continuity 0.25": {"trajectories.DELTA_CLAIM": 0.25},
     "routing expand": {"retrieve.ROUTING": "expand"},      # shipped on only if it gains on held-out folds
+    "routing entity": {"retrieve.ROUTING": "entity"},
 }
 TUNE_BUDGET = 1000
 

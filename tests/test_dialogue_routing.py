@@ -80,14 +80,16 @@ def _samples(built: Path) -> list[str]:
     return sorted(p.name for p in (built / "dialogue").iterdir() if (p / "index.json").exists())
 
 
+@pytest.mark.parametrize("mode", ["expand", "entity"])
 @pytest.mark.parametrize("budget", [60, 120, 400])
-def test_routed_packet_keeps_the_top_direct_hit_and_the_budget(built, budget):
+def test_routed_packet_keeps_the_top_direct_hit_and_the_budget(built, budget, mode):
     for sample in _samples(built):
         li = load_index(built / "dialogue" / sample / "index.json")
         questions = QUESTIONS.get(sample) or [m[4] for m in li.raw["messages"][::5]]
         for q in questions:
             off = retrieve(li, q, budget=budget, routing="off")
-            routed = retrieve(li, q, budget=budget, routing="expand")
+            routed = retrieve(li, q, budget=budget, routing=mode)
+            assert routed.diagnostics["routing"] == mode
             assert routed.context_tokens <= budget
             top = off.diagnostics["sources"][0]["id"]
             assert top in routed.refs(), (sample, q, budget)

@@ -163,10 +163,12 @@ def coverage_select(li: LoadedIndex, q: Query, ranked: list[int], fused: dict, k
     return chosen + [i for i in ranked if i not in chosen]
 
 
-def hit_pages(li: LoadedIndex, ranked: list[int], n: int = ROUTE_HITS) -> list[int]:
-    """Pages (not the index) holding at least two of the top ``n`` direct hits, best first: the sum
-    of their hits' reciprocal ranks. Evidence that the page groups what the question is about, which
-    a page's own text (an average of its trajectories) does not give."""
+def hit_pages(li: LoadedIndex, ranked: list[int], n: int = ROUTE_HITS, named: set[str] = frozenset()) -> list[int]:
+    """Pages (not the index) holding at least two of the top ``n`` direct hits, best first: pages
+    of an entity the question names (``named``: entity keys) before others, then the sum of their
+    hits' reciprocal ranks. Evidence that the page groups what the question is about, which a
+    page's own text (an average of its trajectories) does not give; a trajectory sits on the page
+    of everyone it is about, so the question's own names break ties between them."""
     at = {t: r for r, t in enumerate(ranked[:n], 1)}
     held = {}
     for i, p in enumerate(li.raw["pages"]):
@@ -174,16 +176,17 @@ def hit_pages(li: LoadedIndex, ranked: list[int], n: int = ROUTE_HITS) -> list[i
             continue
         hits = [1.0 / (RRF_K + at[t]) for t in p["trajs"] if t in at]
         if len(hits) >= 2:
-            held[i] = sum(hits)
+            held[i] = sum(hits) + (1.0 if named & set(p.get("ents", ())) else 0.0)
     return _rank(held)
 
 
-def expand_by_page(li: LoadedIndex, ranked: list[int], fused: dict) -> tuple[list[int], dict, int | None]:
+def expand_by_page(li: LoadedIndex, ranked: list[int], fused: dict,
+                   named: set[str] = frozenset()) -> tuple[list[int], dict, int | None]:
     """The page that holds the most direct hits lifts all its trajectories by one first-place RRF
     vote, so its members the direct scores missed join the ranking near their siblings; the first
     ``ROUTE_KEEP`` direct hits keep their places, so routing adds to the hits and never displaces
     the best of them. No page holds two hits: the ranking is returned unchanged (page None)."""
-    pages = hit_pages(li, ranked)
+    pages = hit_pages(li, ranked, named=named)
     if not pages:
         return ranked, fused, None
     lift = 1.0 / (RRF_K + 1)
@@ -193,3 +196,30 @@ def expand_by_page(li: LoadedIndex, ranked: list[int], fused: dict) -> tuple[lis
     keep = ranked[:ROUTE_KEEP]
     kept = set(keep)
     return keep + [t for t in _rank(out) if t not in kept], out, pages[0]
+
+
+def entity_pages(li: LoadedIndex, q: Query) -> list[int]:
+    """Entity pages of the people and things the question names (its speakers, its known entity
+    names): cheap at query time, no ranking needed."""
+    named = q.ent_keys | q.speaker_keys
+    return [i for i, p in enumerate(li.raw["pages"])
+            if p["type"] == "entity" and set(p["ents"]) & named]
+
+
+def expand_by_entity(li: LoadedIndex, q: Query, ranked: list[int], fused: dict) -> tuple[list[int], dict, list[int]]:
+    """The trajectories about what the question names (on its entity pages) are lifted by one
+    first-place RRF vote, so a fact said about the named person outranks the same words said about
+    someone else; the first ``ROUTE_KEEP`` direct hits keep their places. A question naming no
+    entity, or naming every participant, leaves the ranking unchanged."""
+    pages = entity_pages(li, q)
+    about = {t for i in pages for t in li.raw["pages"][i]["trajs"]}
+    if not about or len(about) == len(ranked):
+        return ranked, fused, []
+    lift = 1.0 / (RRF_K + 1)
+    out = dict(fused)
+    for t in about:
+        if t in out:
+            out[t] += lift
+    keep = ranked[:ROUTE_KEEP]
+    kept = set(keep)
+    return keep + [t for t in _rank(out) if t not in kept], out, pages

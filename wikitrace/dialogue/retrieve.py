@@ -18,12 +18,13 @@ from .bm25 import BM25
 from .index import VECTOR_FILE, VectorStore
 from .packet import message_text, pack_context
 from .ranking import (HASHED_NOTE, K_TRAJ, RRF_K, T_PAGES, Query, _norm, _rank, coverage_select,
-                      expand_by_page, route_pages, score_trajectories)
+                      expand_by_entity, expand_by_page, route_pages, score_trajectories)
 from .ranking import rrf  # noqa: F401  (part of this module's interface)
 from .text import STOPWORDS, families_of, hashed_embedding, tokens, words
 
 SNAPSHOT_BUDGET = 2 * K_TRAJ     # "2k" snapshots before neighbour / update-linked expansion
-ROUTING_MODES = ("off", "expand", "hard")
+# source: wikitrace's own routing settings
+ROUTING_MODES = ("off", "expand", "entity", "hard")
 ROUTING = "off"                  # off by default: no way of letting pages rank trajectories raised recall on
                                  # held-out dev conversations (docs/dialogue.md, "Routing")
 DEFAULT_BUDGET = 2000            # whitespace tokens of source context
@@ -273,8 +274,12 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
     ranked, fused = score_trajectories(li, q, cands)
     via = None
     if mode == "expand":
-        ranked, fused, via = expand_by_page(li, ranked, fused)
+        ranked, fused, via = expand_by_page(li, ranked, fused, named=q.ent_keys | q.speaker_keys)
         routed = raw["pages"][via]["trajs"] if via is not None else []
+    elif mode == "entity":
+        ranked, fused, named_pages = expand_by_entity(li, q, ranked, fused)
+        routed = sorted({t for p in named_pages for t in raw["pages"][p]["trajs"]})
+        via = named_pages[0] if named_pages else None
     order = coverage_select(li, q, ranked, fused, k) if q.shape["coverage"] else ranked
     traj_rank = {t: r for r, t in enumerate(order)}
 
