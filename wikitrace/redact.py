@@ -162,6 +162,9 @@ def _literal_patterns(literals) -> list[str]:
                   for end, ts in sorted(ends.items())]
 
 
+_MEMO_CHARS, _MEMO_ENTRIES = 2048, 4096  # strings remembered redacted: at most ~8M characters
+
+
 class Redactor:
     """Compiled redaction rules: the built-in shapes plus user patterns."""
 
@@ -199,6 +202,9 @@ class Redactor:
             [t for t in run_plain if len(t) < 8 or t[-1] in _ENDS])) + tuple(
             p for r in self._rules if not r.decoded for p in r.probes)
         self._custom = False
+        # strings found to hold no secret: the same lesson wording and tool output recur
+        # across runs, and under fixed rules the answer for a string never changes
+        self._done: dict[str, tuple[str, tuple]] = {}
         for pat in patterns:
             try:
                 rx = pat if isinstance(pat, re.Pattern) else re.compile(pat)
@@ -217,9 +223,16 @@ class Redactor:
         one is its other half."""
         counts = counts if counts is not None else Counter()
         if len(text) >= 8:
-            text = self._as_written(text, counts)
-            if ("\\" in text or "%" in text or "&" in text) and _ESCAPED.search(text):
-                text = self._decoded(text, counts)
+            done = self._done.get(text)
+            if done is None:
+                done = self._redacted(text)
+                if not done[1] and len(text) <= _MEMO_CHARS:  # a tag depends on the key: never kept
+                    if len(self._done) >= _MEMO_ENTRIES:
+                        self._done.clear()
+                    self._done[text] = done
+            text = done[0]
+            for kind, n in done[1]:
+                counts[kind] += n
         if carry is None:
             return text
         if carry[0]:
@@ -229,6 +242,14 @@ class Redactor:
             m = rules.ENDS_IN_KEY.search(text)
             carry[0] = m.group("kind") if m and m.group("kind") in rules.SPLITTABLE else None
         return text
+
+    def _redacted(self, text: str) -> tuple[str, tuple]:
+        """``text`` with its secrets replaced, and what was found in order of first finding."""
+        found: Counter = Counter()
+        text = self._as_written(text, found)
+        if ("\\" in text or "%" in text or "&" in text) and _ESCAPED.search(text):
+            text = self._decoded(text, found)
+        return text, tuple(found.items())
 
     def _rules_for(self, text: str):
         """The rules whose trigger ``text`` holds (all user patterns)."""

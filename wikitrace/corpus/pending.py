@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
 
@@ -62,8 +62,9 @@ def save(pub, pending: Pending) -> None:
     from ..fsio import write_atomic
 
     pending.output = dict(pub.output)
-    write_atomic(path(pub.root), json.dumps(asdict(pending), separators=(",", ":"), ensure_ascii=False) + "\n",
-                 mode=0o644)
+    # its fields as they are: ``asdict`` would deep-copy every manifest entry first
+    record = {f.name: getattr(pending, f.name) for f in fields(pending)}
+    write_atomic(path(pub.root), json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n", mode=0o644)
 
 
 def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder) -> list[str]:
