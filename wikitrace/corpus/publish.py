@@ -179,7 +179,12 @@ class Publisher:
         if self.tmp.exists():  # temps of a build that was killed: never renamed into place
             for name in os.listdir(self.tmp):
                 if name.startswith(f"{kind}-"):
-                    os.unlink(self.tmp / name)
+                    if name.endswith(".d"):  # a run's folder being made whole (manifest.put_folder)
+                        import shutil
+
+                        shutil.rmtree(self.tmp / name, ignore_errors=True)
+                    else:
+                        os.unlink(self.tmp / name)
         self.tmp.mkdir(exist_ok=True)
         self.manifest = FileManifest.load(self.manifest_path)
         if self.manifest is None:
