@@ -163,6 +163,7 @@ def _literal_patterns(literals) -> list[str]:
 
 
 _MEMO_CHARS, _MEMO_ENTRIES = 2048, 4096  # strings remembered redacted: at most ~8M characters
+_CLEAN_MIN_CHARS, _CLEAN_MAX_CHARS = 512, 1 << 24  # run strings remembered clean: long ones, 16M characters in all
 
 
 class Redactor:
@@ -205,6 +206,8 @@ class Redactor:
         # strings found to hold no secret: the same lesson wording and tool output recur
         # across runs, and under fixed rules the answer for a string never changes
         self._done: dict[str, tuple[str, tuple]] = {}
+        self._clean: set[str] = set()  # long strings of earlier runs that hold no trigger
+        self._clean_chars = 0
         for pat in patterns:
             try:
                 rx = pat if isinstance(pat, re.Pattern) else re.compile(pat)
@@ -361,19 +364,23 @@ class Redactor:
         return root[0]
 
     def _may_hold_secret(self, run: Run) -> bool:
-        """One pass over the whole run's text: most runs hold no trigger at all.
+        """One pass over the run's text: most runs hold no trigger at all.
 
-        Walking every string of a run (and of its original record) costs far more
-        than serialising it once and testing the trigger substrings, so the walk
-        only happens when a trigger is present. User patterns have no triggers.
+        Walking every string of a run through ``text`` costs far more than testing the
+        trigger substrings on all of them at once, so the walk only happens when a trigger
+        is present. Each distinct string is tested once: the kept original repeats the
+        turns' text, and long strings found clean before (a benchmark's system prompt, in
+        every run) are not tested again. ``text`` judges each string alone, so nothing is
+        lost by testing them apart. User patterns have no triggers.
         """
         if self._custom:
             return True
         import json
 
-        blob = json.dumps([run.run_id, run.task.__dict__, [t.__dict__ for t in run.turns],
-                           run.outcome.__dict__ if run.outcome is not None else None,
-                           run.source], ensure_ascii=False, default=str)
+        fresh, others = self._untested_strings(
+            [run.run_id, run.task.__dict__, [t.__dict__ for t in run.turns],
+             run.outcome.__dict__ if run.outcome is not None else None, run.source])
+        blob = json.dumps([fresh, others], ensure_ascii=False, default=str)
         if self._holds_trigger(blob):
             return True
         # A secret written only with escapes (``\\u0067hp_``, ``postgres:\\/\\/``, ``&#115;k-``)
@@ -382,8 +389,46 @@ class Redactor:
         if ("\\\\" in blob or ("%" in blob and rules.PERCENT.search(blob))
                 or ("&" in blob and rules.ENTITY.search(blob))):
             view = View(blob)
-            return view.changed and self._holds_trigger(view.text)
+            if view.changed and self._holds_trigger(view.text):
+                return True
+        self._note_clean(fresh)
         return False
+
+    def _untested_strings(self, value: Any) -> tuple[list[str], list[Any]]:
+        """The distinct strings inside ``value`` (keys too) not known clean, and its other
+        scalars (serialised as they are, as the whole run was before)."""
+        seen: dict[str, None] = {}
+        others: list[Any] = []
+        clean = self._clean
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                if item not in clean:
+                    seen[item] = None
+            elif isinstance(item, dict):
+                for k, v in item.items():
+                    stack.append(v)
+                    if isinstance(k, str):
+                        if k not in clean:
+                            seen[k] = None
+                    else:
+                        others.append(k)
+            elif isinstance(item, (list, tuple)):
+                stack.extend(item)
+            else:
+                others.append(item)
+        return list(seen), others
+
+    def _note_clean(self, strings: list[str]) -> None:
+        """Remember the long strings of a run found clean (bounded by their total length)."""
+        for text in strings:
+            if len(text) >= _CLEAN_MIN_CHARS:
+                if self._clean_chars + len(text) > _CLEAN_MAX_CHARS:
+                    self._clean.clear()
+                    self._clean_chars = 0
+                self._clean.add(text)
+                self._clean_chars += len(text)
 
     def _holds_trigger(self, blob: str) -> bool:
         # Substring tests and literal-led regexes: each a fast scan, unlike one alternation of all.
