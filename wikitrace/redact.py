@@ -395,27 +395,30 @@ class Redactor:
         return False
 
     def _untested_strings(self, value: Any) -> tuple[list[str], list[Any]]:
-        """The distinct strings inside ``value`` (keys too) not known clean, and its other
-        scalars (serialised as they are, as the whole run was before)."""
+        """The distinct strings inside ``value`` (keys too) not known clean, and everything
+        else (serialised as it is, as the whole run was before: a subclass of str, dict or
+        list goes there whole, so its text is tested too)."""
         seen: dict[str, None] = {}
         others: list[Any] = []
         clean = self._clean
         stack = [value]
+        pop, push, extend = stack.pop, stack.append, stack.extend
         while stack:
-            item = stack.pop()
-            if isinstance(item, str):
+            item = pop()
+            kind = type(item)
+            if kind is str:
                 if item not in clean:
                     seen[item] = None
-            elif isinstance(item, dict):
+            elif kind is dict:
                 for k, v in item.items():
-                    stack.append(v)
-                    if isinstance(k, str):
+                    push(v)
+                    if type(k) is str:
                         if k not in clean:
                             seen[k] = None
                     else:
                         others.append(k)
-            elif isinstance(item, (list, tuple)):
-                stack.extend(item)
+            elif kind is list:
+                extend(item)
             else:
                 others.append(item)
         return list(seen), others
