@@ -256,7 +256,7 @@ class Publisher:
         if not new:
             return
         for rel in new:
-            if not rel.endswith("/") and os.path.lexists(self.root / rel):
+            if not rel.endswith("/") and os.path.lexists(f"{self._root}/{rel}"):  # a str: no Path per claim
                 raise PublishError(f"{self.root / rel}: exists but was not written by wikitrace; move it out of "
                                    f"the corpus folder and compile again")
         os.write(self._journal, ("\t".join(new) + "\n").encode("utf-8"))
