@@ -80,21 +80,77 @@ def plan(paths) -> dict[tuple[str, str], list[str]]:
     return shards
 
 
-def write_shard(put, root: Path, layer: str, key: str, rels: list[str]) -> None:
+class PageWords:
+    """The words of the pages one writer wrote, gathered per shard as the text goes by.
+
+    The process that renders a run's pages has their bytes in hand; splitting them into
+    words there spares the build's main process reading every page's words again at the
+    end. A shard's words are used only when the shard's files at the end include every
+    page noted here with the same bytes (``known_words``); otherwise its files are read."""
+
+    def __init__(self) -> None:
+        self.words: dict[tuple[str, str], set[bytes]] = {}
+        self.pages: dict[tuple[str, str], dict[str, str]] = {}  # shard -> rel -> sha256 of the bytes noted
+        self.spoiled: set[tuple[str, str]] = set()  # a page noted twice: its old words may linger
+
+    def note(self, rel: str, data: bytes, entry: list) -> None:
+        layer = rel.split("/", 1)[0]
+        if layer not in LAYERS or rel.rsplit("/", 1)[-1].startswith("original."):
+            return
+        shard = (layer, shard_key(rel))
+        pages = self.pages.setdefault(shard, {})
+        if rel in pages:
+            self.spoiled.add(shard)
+        pages[rel] = entry[0]
+        if b"\0" not in data:  # a file with a NUL is left out of the shard, words and all
+            self.words.setdefault(shard, set()).update(data.translate(_WORDS_ONLY).split())
+
+    def merge(self, other: "PageWords | None") -> None:
+        """Add another writer's notes (the pages written here before the helper took over)."""
+        if other is None:
+            return
+        self.spoiled |= other.spoiled
+        for shard, pages in other.pages.items():
+            mine = self.pages.setdefault(shard, {})
+            if mine.keys() & pages.keys():
+                self.spoiled.add(shard)
+            mine.update(pages)
+            self.words.setdefault(shard, set()).update(other.words.get(shard, ()))
+
+    def known_words(self, layer: str, key: str, rels: list[str], output: dict) -> tuple[set[bytes], set[str]]:
+        """The words already known for the shard ``rels`` make, and the files they cover
+        (empty when the notes cannot be trusted for it: the files are read instead)."""
+        shard = (layer, key)
+        pages = self.pages.get(shard)
+        if not pages or shard in self.spoiled or not pages.keys() <= set(rels):
+            return set(), set()
+        if any((output.get(rel) or [None])[0] != digest for rel, digest in pages.items()):
+            return set(), set()
+        return set(self.words.get(shard, ())), set(pages)
+
+
+def write_shard(put, root: Path, layer: str, key: str, rels: list[str],
+                words: set[bytes] | None = None, covered: set[str] | frozenset = frozenset()) -> None:
     """Write one shard's three files through ``put(rel, chunks)``, reading its files
-    one at a time (a shard's text is never held whole)."""
+    one at a time (a shard's text is never held whole). ``words``: the words of the
+    files in ``covered``, known already (those files are read, not split again)."""
     entries: list[str] = []
-    words: set[bytes] = set()
+    words = set() if words is None else words
     txt, map_, word_list = shard_files(layer, key)
-    put(txt, _shard_chunks(root, rels, entries, words))
+    missed: list[str] = []
+    put(txt, _shard_chunks(root, rels, entries, words, covered, missed))
+    if missed and covered:  # a page noted as written is gone or no longer text: its noted words may not be
+        return write_shard(put, root, layer, key, rels)
     put(map_, ["".join(entries).encode("utf-8")])
     words = sorted(word for word in words if len(word) >= 3)
     put(word_list, [b"\n" + b"\n".join(words) + b"\n" if words else b""])
 
 
-def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[bytes]):
-    """The files joined (each ending in a newline), noting each start in ``entries``
-    and each word in ``words``."""
+def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[bytes], covered=frozenset(),
+                  missed: list[str] | None = None):
+    """The files joined (each ending in a newline), noting each start in ``entries``,
+    each word in ``words`` (not again for the ``covered`` files) and each file left out
+    in ``missed``."""
     offset = 0
     top = str(root)
     for rel in rels:
@@ -103,14 +159,17 @@ def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[by
                 data = fh.read()
             data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
-            continue
+            data = b"\0"
         if b"\0" in data:
+            if missed is not None:
+                missed.append(rel)
             continue
         if data and not data.endswith(b"\n"):
             data += b"\n"
         entries.append(f"{offset}\t{rel}\n")
         offset += len(data)
-        words.update(data.translate(_WORDS_ONLY).split())
+        if rel not in covered:
+            words.update(data.translate(_WORDS_ONLY).split())
         yield data
     entries.append(f"{offset}\t\n")
 
@@ -127,6 +186,7 @@ def update_search_files(pub, root: Path, paths=None) -> list[str]:
     ``layer/key``: one per layer (and the layer's head) when one run was added.
     """
     paths = list(pub.output) if paths is None else list(paths)
+    noted: PageWords | None = getattr(pub, "page_words", None)  # the words the page writers saw, if any
     before = plan(pub.manifest.files)  # the files owned before this build, and those claimed since
     now = plan(paths)
     wanted = {rel for layer, key in now for rel in shard_files(layer, key)}
@@ -140,7 +200,8 @@ def update_search_files(pub, root: Path, paths=None) -> list[str]:
         if unchanged and all(pub.owns(rel) for rel in files) and pub.verify_group(files):
             pub.keep(files)
             continue
-        write_shard(pub.write_stream, root, layer, key, rels)
+        write_shard(pub.write_stream, root, layer, key, rels,
+                    *(noted.known_words(layer, key, rels, pub.output) if noted is not None else ()))
         written.append(f"{layer}/{key}")
     return written
 
