@@ -237,3 +237,39 @@ def test_a_noted_page_gone_from_disk_is_read_not_trusted(tmp_path):
                 {"raw/step-0001/metadata.md", "raw/step-0001/turns.md"})
     assert got["index/grep/raw/00.words"] == b"\nkept\nwords\n"
     assert got["index/grep/raw/00.map"] == b"0\traw/step-0001/metadata.md\n11\t\n"
+
+
+def _search_bytes(root):
+    return {k: v for k, v in tree_bytes(root).items() if k.startswith("index/grep/")}
+
+
+def _from_disk(root, tmp):
+    """The search files made from every page on disk, as a corpus assembled by hand gets them."""
+    copy = tmp / "from-disk"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(root, copy)
+    shutil.rmtree(copy / "index/grep")
+    write_search_files(copy)
+    return _search_bytes(copy)
+
+
+def test_add_and_forget_update_only_changed_shards_and_match_a_full_rebuild(tmp_path):
+    runs = _runs(151)
+    out = tmp_path / "corpus"
+    _compile([write_jsonl(tmp_path / "150.jsonl", runs[:150])], out)
+    one = write_jsonl(tmp_path / "one.jsonl", runs[150:])
+    # a search file edited by hand in a shard the add has no reason to touch: rebuilt, never trusted
+    words = out / "index/grep/raw/00.words"
+    words.chmod(0o644)
+    words.write_bytes(b"\nforged\n")
+    added = subprocess.run([WIKITRACE, "add", one, "--corpus", out], capture_output=True, text=True)
+    assert added.returncode == 0, added.stderr
+    assert _search_bytes(out) == _from_disk(out, tmp_path)
+    assert b"forged" not in words.read_bytes()
+    stamp = (out / "index/grep/compilation/00.txt").stat().st_ino
+    gone = subprocess.run([WIKITRACE, "forget", "step-0120", "--corpus", out], capture_output=True, text=True)
+    assert gone.returncode == 0, gone.stderr
+    assert _search_bytes(out) == _from_disk(out, tmp_path)
+    assert (out / "index/grep/compilation/00.txt").stat().st_ino == stamp  # shard 00 held no change
+    assert b"t00120x" not in (out / "index/grep/raw/01.words").read_bytes()
+    assert subprocess.run([WIKITRACE, "check", out], capture_output=True, text=True).returncode == 0

@@ -68,16 +68,49 @@ def plan(paths) -> dict[tuple[str, str], list[str]]:
     """(layer, shard) -> the layer files it joins, in walk order. A file placed out of
     order (not one a build writes: a stray note between pages) joins the shard before
     it, so reading the shards in order still reads the files in walk order."""
+    return _plan(paths)[0]
+
+
+def _plan(paths) -> tuple[dict[tuple[str, str], list[str]], bool]:
+    """``plan``, and whether every file is of a kind that joins its own key's shard in
+    any corpus (then the grouping of a file never depends on its neighbours)."""
     shards: dict[tuple[str, str], list[str]] = {}
     current: dict[str, str] = {}
+    regular = True
     for rel in _in_walk_order(paths):
         layer = rel.split("/", 1)[0]
         key = shard_key(rel)
+        if key == HEAD and not _in_order_wherever(rel):
+            regular = False
         if layer in current and _rank(key) < _rank(current[layer]):
             key = current[layer]
         current[layer] = key
         shards.setdefault((layer, key), []).append(rel)
-    return shards
+    return shards, regular
+
+
+def _in_order_wherever(rel: str) -> bool:
+    """Whether a file joins its own key's shard in any corpus: a run's file, or a layer's
+    ``_index.md`` (which walks first). Only another kind of file can be displaced."""
+    return shard_key(rel) != HEAD or rel.count("/") == 1 and rel.endswith("/_index.md")
+
+
+def _changed_shards(pub, paths: list[str], regular: bool) -> set[tuple[str, str]] | None:
+    """The shards whose list of files or whose files' bytes differ from the last build's,
+    found from the files that changed alone (no second walk of every file). None when a
+    file of another kind (a stray note, now or before) could make a file's shard depend on
+    its neighbours: the caller compares the two plans instead."""
+    if not regular:
+        return None
+    before, output = pub.manifest.files, pub.output
+    changed = [rel for rel in paths if not _same_bytes(before.get(rel), output.get(rel))]
+    present = set(paths)
+    removed = [rel for rel in before if rel not in present]
+    changed = [rel for rel in changed + removed if rel.split("/", 1)[0] in LAYERS
+               and not rel.rsplit("/", 1)[-1].startswith("original.")]
+    if not all(_in_order_wherever(rel) for rel in changed if rel not in present):
+        return None  # a removed file of another kind may have been displaced before
+    return {(rel.split("/", 1)[0], shard_key(rel)) for rel in changed}
 
 
 class PageWords:
@@ -187,16 +220,21 @@ def update_search_files(pub, root: Path, paths=None) -> list[str]:
     """
     paths = list(pub.output) if paths is None else list(paths)
     noted: PageWords | None = getattr(pub, "page_words", None)  # the words the page writers saw, if any
-    before = plan(pub.manifest.files)  # the files owned before this build, and those claimed since
-    now = plan(paths)
+    now, regular = _plan(paths)
+    changed = _changed_shards(pub, paths, regular)
+    # the files owned before this build, and those claimed since, when the changes alone cannot tell
+    before = plan(pub.manifest.files) if changed is None else None
     wanted = {rel for layer, key in now for rel in shard_files(layer, key)}
     for rel in [rel for rel in pub.output if rel.startswith(SEARCH_DIR + "/") and rel not in wanted]:
         del pub.output[rel]  # kept by a caller, but its files are gone (a forgotten run's text)
     written = []
     for (layer, key), rels in now.items():
         files = shard_files(layer, key)
-        unchanged = before.get((layer, key)) == rels and all(
-            _same_bytes(pub.manifest.files.get(rel), pub.output.get(rel)) for rel in rels)
+        if before is None:
+            unchanged = (layer, key) not in changed
+        else:
+            unchanged = before.get((layer, key)) == rels and all(
+                _same_bytes(pub.manifest.files.get(rel), pub.output.get(rel)) for rel in rels)
         if unchanged and all(pub.owns(rel) for rel in files) and pub.verify_group(files):
             pub.keep(files)
             continue
