@@ -262,10 +262,15 @@ def test_add_and_forget_update_only_changed_shards_and_match_a_full_rebuild(tmp_
     words = out / "index/grep/raw/00.words"
     words.chmod(0o644)
     words.write_bytes(b"\nforged\n")
+    # and one in the shard the new run joins (its text is carried over only when intact)
+    joined = out / "index/grep/compilation/01.map"
+    joined.chmod(0o644)
+    joined.write_bytes(joined.read_bytes().replace(b"step-0101", b"step-0199"))
     added = subprocess.run([WIKITRACE, "add", one, "--corpus", out], capture_output=True, text=True)
     assert added.returncode == 0, added.stderr
     assert _search_bytes(out) == _from_disk(out, tmp_path)
     assert b"forged" not in words.read_bytes()
+    assert b"step-0101" in joined.read_bytes()
     stamp = (out / "index/grep/compilation/00.txt").stat().st_ino
     gone = subprocess.run([WIKITRACE, "forget", "step-0120", "--corpus", out], capture_output=True, text=True)
     assert gone.returncode == 0, gone.stderr

@@ -180,11 +180,10 @@ def write_shard(put, root: Path, layer: str, key: str, rels: list[str],
 
 
 def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[bytes], covered=frozenset(),
-                  missed: list[str] | None = None):
+                  missed: list[str] | None = None, offset: int = 0):
     """The files joined (each ending in a newline), noting each start in ``entries``,
     each word in ``words`` (not again for the ``covered`` files) and each file left out
-    in ``missed``."""
-    offset = 0
+    in ``missed``. ``offset``: where the first file starts in the shard's text."""
     top = str(root)
     for rel in rels:
         try:
@@ -238,10 +237,53 @@ def update_search_files(pub, root: Path, paths=None) -> list[str]:
         if unchanged and all(pub.owns(rel) for rel in files) and pub.verify_group(files):
             pub.keep(files)
             continue
+        if before is None and _appended(pub, root, layer, key, rels):
+            written.append(f"{layer}/{key}")
+            continue
         write_shard(pub.write_stream, root, layer, key, rels,
                     *(noted.known_words(layer, key, rels, pub.output) if noted is not None else ()))
         written.append(f"{layer}/{key}")
     return written
+
+
+def _appended(pub, root: Path, layer: str, key: str, rels: list[str]) -> bool:
+    """Write the shard as the files it holds now followed by files added after them, when
+    that is the whole change (an added run is the last of its shard): its text, map and
+    words are carried over and only the new files are read. False (nothing written) when
+    the shard's own files are not exactly as the last build wrote them, or anything else
+    changed; the caller then joins the shard anew."""
+    files = shard_files(layer, key)
+    if not (all(pub.owns(rel) for rel in files) and pub.verify_group(files)):
+        return False
+    txt, map_, word_list = files
+    try:
+        with open(f"{root}/{map_}", "rb") as fh:
+            lines = fh.read().decode("utf-8").split("\n")
+        with open(f"{root}/{word_list}", "rb") as fh:
+            words = set(fh.read().split(b"\n"))
+    except (OSError, UnicodeDecodeError):
+        return False
+    if len(lines) < 3 or lines[-1] != "" or not lines[-2].endswith("\t"):
+        return False
+    kept = lines[:-2]
+    held = [line.split("\t", 1)[-1] for line in kept]
+    if len(rels) <= len(held) or rels[:len(held)] != held or not all(
+            _same_bytes(pub.manifest.files.get(rel), pub.output.get(rel)) for rel in held):
+        return False
+    words.discard(b"")
+    entries = ["".join(line + "\n" for line in kept)]
+
+    def chunks():
+        with open(f"{root}/{txt}", "rb") as fh:
+            while block := fh.read(1 << 20):
+                yield block
+        yield from _shard_chunks(root, rels[len(held):], entries, words, offset=int(lines[-2][:-1]))
+
+    pub.write_stream(txt, chunks())
+    pub.write(map_, "".join(entries).encode("utf-8"))
+    words = sorted(word for word in words if len(word) >= 3)
+    pub.write(word_list, b"\n" + b"\n".join(words) + b"\n" if words else b"")
+    return True
 
 
 def _same_bytes(before, now) -> bool:
