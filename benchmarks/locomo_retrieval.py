@@ -20,9 +20,14 @@ only; gold evidence and answers are used for scoring alone.
 
 With ``--embeddings-url`` (or ``WIKITRACE_EMBEDDINGS_URL``) the dense scores come from that
 ``/v1/embeddings`` endpoint; ``--embed-cache`` keeps the vectors between runs (content-hash keyed).
-``--no-wiki`` adds the routing ablations (``hier`` ships with routing off): ``hier-softroute`` (routed
-pages are a third ranking) and ``hier-hardroute`` (only trajectories of the routed pages, plus the
-BM25 rescue, are candidates).
+``--no-wiki`` adds the routing ablations (``hier`` ships with routing off): ``hier-route`` (the page
+holding several direct hits lifts its other trajectories, ``routing="expand"``), ``hier-entity``
+(the entity pages of whom/what the question names lift their trajectories, ``routing="entity"``)
+and ``hier-hardroute``
+(only trajectories of the routed pages, plus the BM25 rescue, are candidates), and prints, per
+conversation, why routing can or cannot help: where the gold evidence of multi-hop questions lies
+in trajectories and pages, where the evidence missed without routing ranks, and how many packets
+routing changes (``routing_diagnosis``).
 
 ``--record`` writes the table into docs/dialogue.md: pooled (no ``--sample``), per conversation at
 1,000 tokens (``--sample``), or per held-out fold (``--folds``), each into its own region.
@@ -63,10 +68,10 @@ def fill(order: list[int], msgs: list[list], budget: int) -> set[int]:
 def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None = None,
         no_wiki: bool = False, only: list[str] | None = None) -> dict:
     dialogues = [d for d in load_inputs([data]) if only is None or d.sample_id in only]
-    methods = METHODS + (("hier-softroute", "hier-hardroute") if no_wiki else ())
+    methods = METHODS + (("hier-route", "hier-entity", "hier-hardroute") if no_wiki else ())
     scores: dict[str, dict] = {m: {} for m in methods}
     emb = endpoint_embedder(embeddings_url)
-    stats_pages, stats_traj, single, shape = [], [], [], []
+    stats_pages, stats_traj, single, shape, diagnoses = [], [], [], [], []
     embedder_used = None
     counts = {c: 0 for c in CATEGORIES}
     timing = {"compile_s": 0.0, "hier_query_ms": []}
@@ -118,14 +123,17 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
                         timing["hier_query_ms"].append((time.perf_counter() - t1) * 1000)
                         got = {pos[i] for i in pk.refs()}
                         embedder_used = pk.diagnostics["embedder"]
-                        if b == BUDGETS[0]:
-                            routing.append((pk.diagnostics["routed_trajectories"], pk.diagnostics["total_trajectories"]))
                     elif name == "hier-hardroute":
                         pk = retrieve(li, question, budget=b, routing="hard")
                         got = {pos[i] for i in pk.refs()}
-                    elif name == "hier-softroute":
-                        pk = retrieve(li, question, budget=b, routing="soft")
+                    elif name == "hier-entity":
+                        pk = retrieve(li, question, budget=b, routing="entity")
                         got = {pos[i] for i in pk.refs()}
+                    elif name == "hier-route":
+                        pk = retrieve(li, question, budget=b, routing="expand")
+                        got = {pos[i] for i in pk.refs()}
+                        if b == BUDGETS[0]:
+                            routing.append((pk.diagnostics["routed_trajectories"], pk.diagnostics["total_trajectories"]))
                     else:
                         got = fill(orders[name], msgs, b)
                     if name.startswith("hier"):
@@ -135,11 +143,13 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
         if routing:
             shape[-1]["candidate_trajectories"] = shape[-1]["trajectories"]
             shape[-1]["routed_trajectories_mean"] = round(sum(r for r, _ in routing) / len(routing), 1)
+        if no_wiki:
+            diagnoses.append(routing_diagnosis(li, d.qa))
     result = {"data": str(data), "samples": [d.sample_id for d in dialogues],
               "dense_backend": embedder_used,
               "memory": {"pages": stats_pages, "trajectories": stats_traj,
                          "single_snapshot_share": [round(x, 3) for x in single]},
-              "shape": shape,
+              "shape": shape, "routing_diagnosis": diagnoses,
               "questions": {CAT_NAMES[c]: n for c, n in counts.items()}, "budgets": list(BUDGETS), "methods": {}}
     for name in methods:
         per = {}
@@ -157,6 +167,70 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
     result["timing"] = {"compile_s": round(timing["compile_s"], 2),
                         "hier_query_p50_ms": round(q[len(q) // 2], 2) if q else None}
     return result
+
+
+def routing_diagnosis(li, qa: list[dict], budget: int = 1000, top_pages: int = 15) -> dict:
+    """Why routing helps or not, per question, without touching retrieval: for multi-hop questions,
+    whether their gold messages share a trajectory or a wiki page (routing can only lift what a page
+    groups), and for each gold message missed at ``budget`` without routing, its trajectory's rank
+    and whether a text-routed page (top ``top_pages``) or the page of the direct hits holds it; for
+    all questions, how many packets routing (``expand``) changes and in which direction."""
+    from wikitrace.dialogue.ranking import hit_pages, route_pages, score_trajectories
+    from wikitrace.dialogue.retrieve import make_query
+
+    raw = li.raw
+    msgs, snaps, pages = raw["messages"], raw["snapshots"], raw["pages"]
+    pos = {m[0]: i for i, m in enumerate(msgs)}
+    on_pages: dict[int, set[int]] = {}
+    for i, p in enumerate(pages):
+        if p["type"] != "index":
+            for t in p["trajs"]:
+                on_pages.setdefault(t, set()).add(i)
+    out = {"multi_hop": 0, "multi_gold": 0, "gold_share_trajectory": 0, "gold_share_page": 0,
+           "missed_gold": 0, "missed_rank_top15": 0, "missed_rank_15_30": 0, "missed_rank_30_plus": 0,
+           "missed_on_routed_page": 0, "missed_on_hit_page": 0,
+           "questions": 0, "expand_fired": 0, "packets_changed": 0, "better": 0, "worse": 0}
+    for item in qa:
+        cat = item.get("category")
+        gold = [pos[e] for e in item.get("evidence", []) if e in pos]
+        if cat not in CATEGORIES or not gold:
+            continue
+        question = str(item["question"])
+        off = retrieve(li, question, budget=budget, routing="off")
+        routed = retrieve(li, question, budget=budget, routing="expand")
+        got_off, got_routed = set(off.refs()), set(routed.refs())
+        out["questions"] += 1
+        out["expand_fired"] += routed.diagnostics["expanded_from"] is not None
+        if got_off != got_routed:
+            out["packets_changed"] += 1
+            a = sum(msgs[g][0] in got_off for g in gold)
+            b = sum(msgs[g][0] in got_routed for g in gold)
+            out["better"] += b > a
+            out["worse"] += b < a
+        if cat != 1:
+            continue
+        out["multi_hop"] += 1
+        trajs = [snaps[msgs[g][5]]["traj"] for g in gold if msgs[g][5] is not None]
+        if len(gold) > 1:
+            out["multi_gold"] += 1
+            out["gold_share_trajectory"] += len(set(trajs)) < len(trajs)
+            out["gold_share_page"] += any(len([t for t in trajs if p in on_pages.get(t, ())]) > 1
+                                          for p in set().union(*(on_pages.get(t, set()) for t in trajs)))
+        q = make_query(li, question)
+        ranked, _ = score_trajectories(li, q, list(range(len(raw["trajectories"]))))
+        rank = {t: r for r, t in enumerate(ranked)}
+        routed_pages = set(route_pages(li, q, top_pages))
+        hit = hit_pages(li, ranked, named=q.ent_keys | q.speaker_keys)[:1]
+        for g in gold:
+            if msgs[g][0] in got_off or msgs[g][5] is None:
+                continue
+            t = snaps[msgs[g][5]]["traj"]
+            out["missed_gold"] += 1
+            r = rank.get(t, len(ranked))
+            out["missed_rank_top15" if r < 15 else "missed_rank_15_30" if r < 30 else "missed_rank_30_plus"] += 1
+            out["missed_on_routed_page"] += bool(on_pages.get(t, set()) & routed_pages)
+            out["missed_on_hit_page"] += bool(on_pages.get(t, set()) & set(hit))
+    return out
 
 
 def memory_shape(mem: dict) -> dict:
@@ -183,6 +257,8 @@ GRID: dict[str, dict] = {
     "continuity 0.35 (default)": {},
     "continuity 0.30": {"trajectories.DELTA_CLAIM": 0.30},
     "continuity 0.25": {"trajectories.DELTA_CLAIM": 0.25},
+    "routing expand": {"retrieve.ROUTING": "expand"},      # shipped on only if it gains on held-out folds
+    "routing entity": {"retrieve.ROUTING": "entity"},
 }
 TUNE_BUDGET = 1000
 
@@ -253,13 +329,15 @@ def print_table(res: dict) -> None:
             row = res["methods"][name][str(b)]
             print(f"{b:>6} {name:<13}" + "".join(f"{row[c]:>9.3f}" if row[c] is not None else f"{'-':>9}"
                                                   for c in cols))
-    if "hier-softroute" in res["methods"]:      # what the wiki's routing is worth (paper, 4.5)
+    for diag, sh in zip(res.get("routing_diagnosis", []), res.get("shape", [])):
+        print(f"routing diagnosis {sh['sample']}: {diag}")
+    if "hier-route" in res["methods"]:      # what the wiki's routing is worth (paper, 4.5)
         for sh in res.get("shape", []):
             if "routed_trajectories_mean" in sh:
-                print(f"routing {sh['sample']}: candidate trajectories {sh['candidate_trajectories']} without "
-                      f"routing -> {sh['routed_trajectories_mean']} on the routed pages (mean per question)")
+                print(f"routing {sh['sample']}: {sh['candidate_trajectories']} trajectories; the page of the "
+                      f"direct hits lifts {sh['routed_trajectories_mean']} (mean per question)")
         for b in res["budgets"]:
-            w, n = res["methods"]["hier-softroute"][str(b)], res["methods"]["hier"][str(b)]
+            w, n = res["methods"]["hier-route"][str(b)], res["methods"]["hier"][str(b)]
             print(f"routing at {b}: multi-hop {w['cat1']:.3f} with vs {n['cat1']:.3f} without; "
                   f"overall {w['overall']:.3f} vs {n['overall']:.3f}")
     print(f"timing: {res['timing']}")
@@ -300,7 +378,7 @@ def main(argv=None) -> int:
 
 COLUMNS = ["cat1", "cat2", "cat3", "cat4", "overall"]
 COLUMN_NAMES = [*CAT_NAMES.values(), "overall"]
-SHOWN = {"hier": "hier (shipped)", "hier-softroute": "hier-softroute", "bm25-msg": "bm25-msg",
+SHOWN = {"hier": "hier (shipped)", "hier-route": "hier-route", "bm25-msg": "bm25-msg",
          "bm25-session": "bm25-session"}
 
 

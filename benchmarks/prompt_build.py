@@ -155,7 +155,7 @@ def _ms(seconds: float) -> str:
 
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from wikitrace.agent import corpusdata, index
+    from wikitrace.agent import corpusdata, index, index_reader
     from wikitrace.agent.corpusdata import load_corpus
     from wikitrace.agent.prompt import build_prompt
 
@@ -177,7 +177,7 @@ def main() -> None:
     t_write = time.perf_counter() - t0
     idx_path = root / index.INDEX_PATH
     t0 = time.perf_counter()
-    idx, status = index.index_status(root)
+    idx, status = index_reader.index_status(root)
     t_open = time.perf_counter() - t0
     print(f"prompt index: {idx_path.stat().st_size / 1e6:.1f} MB written in {t_write:.1f} s "
           f"(at compile time); open + stamp check {t_open * 1000:.0f} ms; status {status}")

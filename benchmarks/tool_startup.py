@@ -18,6 +18,14 @@ which byte-compiles the shared modules, as an agent sees them) and "source only"
 modules Python must compile on every call).
 
     python benchmarks/tool_startup.py [--runs 10000] [--repeat 15] [--python PATH] [--record]
+    python benchmarks/tool_startup.py --against OLD_TOOLS_DIR [--runs 2000] [--repeat 40]
+
+``--against DIR`` compares two copies of the tools instead (DIR, e.g. a checkout's
+tools/ before a change, and ``--tools``): every command of both, interleaved round by
+round, with the CPU time each call used (user + system, from ``wait4``) beside its wall
+time. CPU time barely moves when other jobs load the machine, where wall time can
+double; so this is the measure for "did start-up get slower", and it checks that both
+copies print the same bytes.
 
 ``--record`` writes the table into docs/tools.md (either mode, each into its own region).
 
@@ -34,6 +42,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -133,6 +142,8 @@ def main() -> None:
                         help="interpreter to time (default: the one running this script)")
     parser.add_argument("--tools", type=Path, default=TOOLS,
                         help="the tools to copy and time (default: the repo's tools/)")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="another copy of the tools to compare with, call by call (see above)")
     parser.add_argument("--update-runs", type=int, default=0,
                         help="time a build of N runs and one added run instead (see above)")
     add_record_flag(parser, "tools.md")
@@ -165,6 +176,9 @@ def main() -> None:
 
         mid = f"step-{args.runs // 2:04d}"
         unknown = f"step-{args.runs + 50:04d}"
+        if args.against:
+            compare(args, Path(tmp), env, bare_env, mid)
+            return
 
         def tool(folder: Path, name: str, *rest: str) -> list[str]:
             return [args.python, str(folder / name), *rest]
@@ -207,6 +221,62 @@ def main() -> None:
                f"{args.runs:,} runs of {args.turns} turns, no ripgrep, best wall time of {args.repeat}; "
                f"load average {load} at the end:\n\n"
                + markdown_table(["command", "best ms", "x `python -c pass`", "exit", "target"], rows))
+
+
+def compare(args, tmp: Path, env: dict, bare_env: dict, mid: str) -> None:
+    """CPU and wall time of each call with the tools in ``args.against`` and in ``args.tools``."""
+    import statistics
+
+    copies = {}
+    for label, source in (("against", args.against), ("tools", args.tools)):
+        installed, bare = tmp / f"{label}-installed", tmp / f"{label}-bare"
+        _install(source, installed)
+        bare.mkdir()
+        for path in source.iterdir():
+            if path.is_file() and path.suffix != ".pyc":
+                shutil.copy2(path, bare / path.name)
+        copies[label] = (installed, bare)
+    calls = [("actions", [mid]), ("turn", [mid, "3", "5"]), ("grep", ["insurance upgrade", "--max", "50"]),
+             ("grep", ["R000042"])]
+    cases = [("python -c pass", lambda folder: [args.python, "-c", "pass"], False)]
+    for bare in (False, True):
+        for name, rest in calls:
+            label = ("source only: " if bare else "") + " ".join([name, *rest])
+            cases.append((label, lambda folder, name=name, rest=rest: [args.python, str(folder / name), *rest], bare))
+    cpu = {(label, c): [] for label, _, _ in cases for c in copies}
+    wall = {(label, c): [] for label, _, _ in cases for c in copies}
+    printed = {}
+    for _ in range(args.repeat):
+        for label, command, bare in cases:
+            for copy, (installed, bare_dir) in copies.items():
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                started = time.perf_counter()
+                proc = subprocess.Popen(command(bare_dir if bare else installed), env=bare_env if bare else env,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                out, err = proc.communicate()
+                wall[(label, copy)].append(time.perf_counter() - started)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)  # only this call's child ended since
+                cpu[(label, copy)].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+                printed.setdefault((label, copy), (proc.returncode, out, err))
+    heading = (f"{args.runs:,} runs of {args.turns} turns, no ripgrep; CPU ms per call, median of {args.repeat} "
+               f"interleaved rounds (wall best ms); load average {os.getloadavg()[0]:.1f}")
+    print(heading + f"; {args.against} vs {args.tools}")
+    print(f"{'command':<44} {'against':>16} {'tools':>16} {'ratio':>6}  same output")
+    rows = []
+    for label, _, _ in cases:
+        medians = []
+        for copy in copies:
+            medians.append((statistics.median(cpu[(label, copy)]) * 1000, min(wall[(label, copy)]) * 1000))
+        same = printed[(label, "against")] == printed[(label, "tools")]
+        ratio = medians[1][0] / medians[0][0]
+        print(f"{label:<44} {medians[0][0]:>7.2f} ({medians[0][1]:>5.1f}) {medians[1][0]:>7.2f} ({medians[1][1]:>5.1f}) "
+              f"{ratio:>6.3f}  {same}")
+        rows.append([f"`{label}`", f"{medians[0][0]:.2f} ({medians[0][1]:.1f})",
+                     f"{medians[1][0]:.2f} ({medians[1][1]:.1f})", f"{ratio:.3f}", "yes" if same else "NO"])
+    if args.record:
+        record("tools.md", "benchmarks/tool_startup.py --against",
+               heading + ":\n\n" + markdown_table(["command", "against: CPU (wall)", "tools: CPU (wall)",
+                                                     "ratio of CPU", "same output"], rows))
 
 
 def measure_update(runs: int) -> list[list[str]]:

@@ -166,7 +166,7 @@ def test_tau_bench_turn_log_and_cli(tau_runs, tmp_path):
     from typer.testing import CliRunner
 
     from wikitrace.cli import app
-    from wikitrace.runs.openai_chat import messages_to_turns
+    from wikitrace.runs.chat_messages import messages_to_turns
 
     rec = with_memory_reads(tau_runs[0], MEMORY_READS)
     turns = messages_to_turns(rec["traj"], "tau")

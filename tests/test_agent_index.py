@@ -16,8 +16,11 @@ from pathlib import Path
 import pytest
 
 from wikitrace.agent import index as idxmod
+from wikitrace.agent import index_reader
+from wikitrace.corpus import index_pair
 from wikitrace.agent.corpusdata import corpus_from_dict, load_corpus
-from wikitrace.agent.index import INDEX_PATH, corpus_region, index_status, write_prompt_index
+from wikitrace.agent.index import INDEX_PATH, corpus_region, write_prompt_index
+from wikitrace.agent.index_reader import index_status
 from wikitrace.agent.prompt import build_prompt, citation_prompt
 
 REPO = Path(__file__).resolve().parent.parent
@@ -103,7 +106,7 @@ def test_index_matches_fallback(synth_dir):
 
 def test_similar_runs_and_selected_insights_match(synth_dir):
     root, data = synth_dir
-    idx = idxmod.open_index(root)
+    idx = index_reader.open_index(root)
     loaded = corpus_from_dict(data)
     task = "cancel my reservation and refund the gift card"
     p_idx = build_prompt(root, task, budget=800, task_type="airline")
@@ -160,7 +163,7 @@ def test_template_override(tmp_path, synth_dir):
     unrelated.mkdir(parents=True)
     (unrelated / "memory_documents.md.j2").write_text(
         (REPO / "corpus_templates" / "agent" / "memory_documents.md.j2").read_text().replace("<memory_documents>", "<memory>"))
-    idx = idxmod.open_index(root)
+    idx = index_reader.open_index(root)
     assert idx.texts(True, other.parent).stored is False
     assert idx.texts(True, unrelated.parent).stored is True
     for tpl in (other.parent, unrelated.parent):
@@ -174,7 +177,7 @@ def test_both_variants_stored_when_no_single_cut(tmp_path, monkeypatch):
     data = synth(60, seed=9)
     monkeypatch.setattr(idxmod, "_split_plain", lambda w, p: None)
     root = write(tmp_path / "c", data)
-    assert "plain_text" in idxmod.open_index(root).header["sections"]
+    assert "plain_text" in index_reader.open_index(root).header["sections"]
     loaded = corpus_from_dict(data)
     for kw in ({"variant": "insights-only"}, {"variant": "insights-only", "budget": 500}, {"budget": 500}):
         same(build_prompt(root, "book a seat upgrade", **kw), build_prompt(loaded, "book a seat upgrade", **kw))
@@ -229,11 +232,11 @@ def test_index_of_another_corpus_or_layout_is_ignored(tmp_path):
 
 def test_scoring_or_format_change_invalidates(tmp_path, monkeypatch):
     root = write(tmp_path / "c", synth(20, seed=4))
-    monkeypatch.setattr(idxmod, "scoring_stamp", lambda: "something-else")
+    monkeypatch.setattr(index_reader, "scoring_stamp", lambda: "something-else")
     assert "tokenizer" in index_status(root)[1]
     monkeypatch.undo()
     raw = (root / INDEX_PATH).read_bytes()
-    (root / INDEX_PATH).write_bytes(raw.replace(idxmod.FORMAT.encode(), b"wikitrace-prompt-index/0", 1))
+    (root / INDEX_PATH).write_bytes(raw.replace(index_reader.FORMAT.encode(), b"wikitrace-prompt-index/0", 1))
     assert "format" in index_status(root)[1]
     (root / INDEX_PATH).write_bytes(b"garbage")
     idx, why = index_status(root)
@@ -279,7 +282,7 @@ def test_index_bytes_are_deterministic(tmp_path):
 def test_header_is_one_json_line(synth_dir):
     root, data = synth_dir
     head = json.loads((root / INDEX_PATH).read_bytes().split(b"\n", 1)[0])
-    assert head["format"] == idxmod.FORMAT
+    assert head["format"] == index_reader.FORMAT
     assert head["counts"] == {"runs": len(data["runs"]), "insights": len(data["insights"])}
     assert "built_at" not in json.dumps(head)
 
@@ -337,11 +340,11 @@ def test_noted_pair_skips_the_hash_and_reads_the_same(tmp_path, monkeypatch):
     data = synth(60, seed=5)
     root = write(tmp_path / "c", data)
     (root / ".wikitrace").mkdir()
-    idxmod.note_pair(root)
-    assert (root / idxmod.PAIR_PATH).is_file()
+    index_pair.note_pair(root)
+    assert (root / index_pair.PAIR_PATH).is_file()
     hashed = []
-    real_sha = idxmod.hashlib.sha256
-    monkeypatch.setattr(idxmod.hashlib, "sha256", lambda *a: hashed.append(len(a[0]) if a else 0) or real_sha(*a))
+    real_sha = index_reader.hashlib.sha256
+    monkeypatch.setattr(index_reader.hashlib, "sha256", lambda *a: hashed.append(len(a[0]) if a else 0) or real_sha(*a))
     idx, why = index_status(root)
     assert why == "ok" and idx.header["source"]["bytes"] not in hashed  # corpus.json's runs and insights: not hashed
     task = "refund the order"
@@ -352,7 +355,7 @@ def test_edit_after_the_note_is_still_caught(tmp_path):
     data = synth(30, seed=6)
     root = write(tmp_path / "c", data)
     (root / ".wikitrace").mkdir()
-    idxmod.note_pair(root)
+    index_pair.note_pair(root)
     path = root / "corpus.json"
     before = path.stat()
     text = corpus_json_text(data)
@@ -365,7 +368,7 @@ def test_edit_after_the_note_is_still_caught(tmp_path):
     idx, why = index_status(root)
     assert idx is None and why.startswith("stale")
     # a note that names other files is ignored the same way
-    idxmod.note_pair(root)
+    index_pair.note_pair(root)
     index = root / INDEX_PATH
     before = index.stat()
     write_prompt_index(root, data["runs"], data["insights"])  # a new index file: the note is out of date

@@ -520,7 +520,7 @@ def test_prompt_index_reuses_renders_of_carried_insights(tmp_path, monkeypatch):
     fewer = write_jsonl(tmp_path / "fewer.jsonl", runs[:2] + runs[3:])
     _build([fewer], out)
     _build([fewer], tmp_path / "fresh-fewer")
-    from wikitrace.agent.index import open_index  # ids differ (one retired step-0002): compare scores
+    from wikitrace.agent.index_reader import open_index  # ids differ (one retired step-0002): compare scores
 
     a, b = open_index(out), open_index(tmp_path / "fresh-fewer")
     task = "change the shipping address of an order"

@@ -18,7 +18,7 @@ from pathlib import Path
 import frontmatter
 
 from fake_openai import merge_reply, reply, slow, valid_answer
-from helpers import EXAMPLES, tree_bytes, without_build_stamp
+from helpers import EXAMPLES, example_runs, tree_bytes, without_build_stamp, write_jsonl
 from wikitrace.build import BuildOptions, build
 from wikitrace.check import check_corpus
 
@@ -201,3 +201,30 @@ def test_a_build_answered_from_the_cache_never_imports_openai(fake_openai, tmp_p
                          check=True).stdout.split()
     assert out == [str(calls), "0", "False"]
     assert fake_openai.calls == calls
+
+
+def test_the_reader_process_makes_the_same_prompts_and_lesson_keys_as_the_build(fake_openai, tmp_path, monkeypatch):
+    """On the LLM path the reader process also compiles each run offline (the keys of the
+    model's lessons, a fallback's page) and renders its prompt (compilers/llm_offline.py):
+    the corpus and the response cache must be what a build that reads in-process makes,
+    --task-type and a run that falls back included."""
+    def respond(body):
+        if any("Update Dev Anand" in m["content"] for m in body["messages"]):  # never a usable answer
+            return reply("{not json at all")
+        return _answer_for(body)
+
+    fake_openai.respond_with(respond)
+    runs = example_runs()
+    for run in runs[:2]:  # no task type of their own: --task-type gives theirs (lessons and prompts use it)
+        del run["task"]["task_type"]
+    src = write_jsonl(tmp_path / "runs.jsonl", runs)
+    built = {}
+    for where, threshold in (("beside", 0), ("here", 10**12)):
+        monkeypatch.setattr("wikitrace.runs.read_helper.WORTH_IT_BYTES", threshold)
+        built[where] = build(BuildOptions(inputs=[src], out=tmp_path / where, quiet=True, concurrency=3,
+                                          task_type="support desk", cache_dir=tmp_path / f"cache-{where}"))
+    assert without_build_stamp(tree_bytes(tmp_path / "beside")) == without_build_stamp(tree_bytes(tmp_path / "here"))
+    assert tree_bytes(tmp_path / "cache-beside") == tree_bytes(tmp_path / "cache-here")
+    assert built["beside"].by_compiler == built["here"].by_compiler == {"llm": 5, "offline-fallback": 1}
+    data = json.loads((tmp_path / "beside" / "corpus.json").read_text())
+    assert [r["task_type"] for r in data["runs"]][:2] == ["support desk", "support desk"]

@@ -202,7 +202,7 @@ def test_tools_install_skips_caches_and_never_overwrites_silently(tmp_path):
     assert first.returncode == 0
     assert not (dest / "__pycache__" / "nothing").exists()
     names = {p.name for p in dest.iterdir()}
-    assert names <= {"actions", "turn", "grep", "_corpus.py", "_grep.py", "__pycache__"}
+    assert names <= {"actions", "turn", "grep", "_corpus.py", "_turns.py", "_search_files.py", "_grep.py", "__pycache__"}
     assert cli("tools", "install", dest).returncode == 0  # the same files again: fine
     (dest / "grep").chmod(0o644)
     (dest / "grep").write_text("#!/bin/sh\necho my own grep\n")

@@ -215,6 +215,40 @@ def test_twice_invalid_falls_back_to_offline_with_the_reason(fake_openai, tmp_pa
     assert data["offline_labels"] == 6
 
 
+def test_odd_replies_are_sent_back_then_fall_back_with_the_reason(fake_openai, tmp_path):
+    # trigger: JSON nested past what the parser can read; target: a message number too long
+    # to convert; effect and every repair: no JSON at all
+    def odd(body):
+        axis, _, _ = _axis(body)
+        if "That label cannot be used" in body["messages"][-1]["content"] or axis == "effect":
+            return "no JSON at all"
+        if axis == "trigger":
+            return '{"code": ' + "[" * 200_000 + "]" * 200_000 + "}"
+        return {"code": "routine check", "quote": "x" * 20, "msg": "7" * 5000, "note": ""}
+
+    fake_openai.respond_with(odd)
+    _, data = run(make_judge(tmp_path, judges=1))
+    got = labels(data)
+    assert all(g[a]["judge"] == "offline" for g in got for a in AXES)
+    repairs = [b["messages"][-1]["content"] for b in fake_openai.bodies
+               if "That label cannot be used" in b["messages"][-1]["content"]]
+    assert any("nested too deeply" in r for r in repairs)
+    assert any("msg must be the number of the message" in r for r in repairs)
+    assert data["llm_stats"]["repairs"] == data["offline_labels"] == len(got) * len(AXES)
+
+
+def test_a_bug_in_the_judge_is_not_passed_off_as_a_model_fault(fake_openai, tmp_path, monkeypatch):
+    import wikitrace.agent.descent_judge as dj
+
+    def broken(*args):
+        raise TypeError("a bug in the checks")
+
+    monkeypatch.setattr(dj, "check_answer", broken)
+    fake_openai.respond_with(judge_answer())
+    with pytest.raises(TypeError, match="a bug in the checks"):
+        run(make_judge(tmp_path, judges=1))
+
+
 def test_an_endpoint_that_refuses_falls_back_without_crashing(fake_openai, tmp_path):
     fake_openai.respond_with(lambda body: error(401, "bad key"))
     _, data = run(make_judge(tmp_path, judges=3))

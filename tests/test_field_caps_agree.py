@@ -2,17 +2,23 @@
 each cut long fields; the page promises `turn … --full` shows the rest, so both must cut alike."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 from wikitrace.templates import cap_text
 
-TOOLS = Path(__file__).resolve().parent.parent / "tools" / "_corpus.py"
+TOOLS = Path(__file__).resolve().parent.parent / "tools"
 
 
 def _tool_module():
-    spec = importlib.util.spec_from_file_location("tool_corpus_for_test", TOOLS)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    """The tools' ``_turns`` module, as the ``turn`` tool loads it (``_corpus`` beside it by bare name)."""
+    sys.path.insert(0, str(TOOLS))
+    try:
+        spec = importlib.util.spec_from_file_location("tool_turns_for_test", TOOLS / "_turns.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(TOOLS))
     return mod
 
 

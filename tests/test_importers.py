@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from wikitrace.runs import _common, atif, claude_code, load, mini_swe_agent, react_text, swe_agent
+from wikitrace.runs import _common, atif, claude_code, codex_cli, load, mini_swe_agent, react_text, swe_agent
 from wikitrace.runs import outcomes as oc
 from wikitrace.runs.load import LoadReport, detect, iter_runs
 from wikitrace.runs.model import Run, RunError
 
 FIX = Path(__file__).parent / "fixtures" / "importers"
 CLAUDE = FIX / "claude_code" / "0b7c4f2e-5d1a-4c8e-9f3b-2a6d8e1c7f90.jsonl"
+ROLLOUT = FIX.parent / "capture" / "rollout-2026-11-30T10-04-09-0199a3f2-7c41-7e90-b2d8-5a1c6e3f9b04.jsonl"
 
 
 def _items(module, path):
@@ -207,6 +208,28 @@ def test_claude_code_bad_lines_are_reported_and_rest_read(tmp_path):
     runs, errors = _items(claude_code, bad)
     assert len(runs) == 1 and len(runs[0].actions) == 3
     assert [str(e).split(": ", 1)[0] for e in errors] == [f"{bad}:4", f"{bad}:6", f"{bad}:{len(lines) + 1}"]
+
+
+def test_codex_rollout_bad_lines_are_reported_and_rest_read(tmp_path):
+    lines = ROLLOUT.read_text().splitlines()
+    lines.insert(2, '{"timestamp": "T", "type": "response_item", "payload": {"type": "mess')  # cut-off line
+    lines.insert(4, '["a", "list", "not", "an", "object"]')
+    bad = tmp_path / ROLLOUT.name
+    bad.write_text("\n".join(lines) + "\n")
+    runs, errors = _items(codex_cli, bad)
+    assert len(runs) == 1 and [c.name for c in runs[0].actions] == ["shell", "apply_patch", "shell", "shell"]
+    assert [str(e).split(": ", 1)[0] for e in errors] == [f"{bad}:3", f"{bad}:5"]
+    assert "must be a JSON object" in str(errors[1])
+    # the run keeps every line that parsed, the list included, as the file had them
+    assert runs[0].source["original"][3] == ["a", "list", "not", "an", "object"]
+
+
+@pytest.mark.parametrize("module", [claude_code, codex_cli])
+def test_a_binary_session_file_is_one_error_and_no_run(tmp_path, module):
+    path = tmp_path / "rollout-0001.jsonl"
+    path.write_bytes(b"\x00\x01\x02 PK not a log")
+    runs, errors = _items(module, path)
+    assert runs == [] and len(errors) == 1 and "binary file" in str(errors[0])
 
 
 # -- ATIF ---------------------------------------------------------------------------------

@@ -411,3 +411,18 @@ def test_results_paired_by_id_are_the_ones_logged_for_that_id():
     runs, _ = _load(OTLP_JSONL, PHOENIX, LANGFUSE, outcomes=_table(OUTCOMES))
     paired = {c.extra["tool_call_id"]: c.result for r in runs for c in r.actions if c.extra.get("tool_call_id") in logged}
     assert len(logged) == 4 and paired == logged  # the failed calls log an exception instead of a result
+
+
+def test_agents_sdk_blank_trace_ids_are_skipped_with_a_reason(tmp_path):
+    """An exporter that writes "" for an id must not produce a run named "" (it would have no
+    folder of its own); the span is reported and the rest of the export still imports."""
+    data = json.loads(SDK.read_text(encoding="utf-8"))["data"]
+    data += [{"object": "trace", "id": " ", "workflow_name": "Blank"},
+             {"object": "trace.span", "id": "span_blank", "trace_id": "", "parent_id": None,
+              "started_at": "2026-02-03T15:00:00.000000+00:00", "ended_at": "2026-02-03T15:00:01.000000+00:00",
+              "span_data": {"type": "function", "name": "get_order", "input": "{}", "output": "ok"}, "error": None}]
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps({"data": data}), encoding="utf-8")
+    runs, errors = _read(agents_sdk, export)
+    assert all(rid.strip() for rid in runs) and "trace_6f1c2a9e0b8d4f3aa1c2d3e4f5a6b7c8" in runs
+    assert any("span_blank" in str(e) and "no trace_id" in str(e) for e in errors)

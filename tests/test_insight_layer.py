@@ -81,10 +81,10 @@ def test_an_error_every_run_met_is_one_environment_lesson_not_a_cause(tmp_path):
     # the task type's totals and the p-value change with every run: the index holds them, not the page
     assert "8 failed and 4 successful runs." in (out / "insight" / "_index.md").read_text()
     assert "8 of 8" not in page and "p = " not in page
-    # what the successful runs did instead: each of them linked, with the lesson it teaches
+    # what the successful runs did instead: the lesson they teach, with each of them linked once
     successes = [r["step"] for r in data["runs"] if r["outcome"] == "success"]
-    for step in successes:
-        assert f"- [{step}](../compilation/{step}.md): [Settle with submit" in page
+    (line,) = [x for x in page.splitlines() if x.startswith("- [Settle with submit")]
+    assert line.endswith(f": 4 runs ({', '.join(f'[{s}](../compilation/{s}.md)' for s in successes)})"), line
     # one page for the missing program, however many runs met it
     assert sum(i["key"].startswith("error|bash mvn|") for i in data["insights"]) == 1
 
@@ -211,7 +211,7 @@ def airline_trial(trial: int, success: bool, bags: int | None, full_flights: boo
 
 def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(tmp_path):
     runs = [airline_trial(0, True, 3), airline_trial(1, True, 3, full_flights=True),
-            airline_trial(2, False, 2), airline_trial(3, False, None)]
+            airline_trial(2, False, 2), airline_trial(3, False, None), airline_trial(4, False, 5)]
     out = compile_runs(tmp_path, runs)
     data = corpus_json(out)
     step = {r["run_id"]: r["step"] for r in data["runs"]}
@@ -221,7 +221,8 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
             found.setdefault(d["text"], set()).update(d["steps"])
     # the failed trial that set 2 bags: its total_baggages matches neither success; the flight
     # written with or without its airports and the same reservation id are the same choice
-    assert found.get("gave update_reservation_baggages another value of total_baggages") == {step["bags-trial-2"]}
+    assert found.get("gave update_reservation_baggages another value of total_baggages") == {
+        step["bags-trial-2"], step["bags-trial-4"]}
     assert not any("of flights" in t or "of reservation_id" in t or "of payment_id" in t for t in found)
     # the trial that ended after the look-up: the change the successes made is named
     assert found.get("called update_reservation_baggages without an error, which the failed run never did") \
@@ -231,12 +232,27 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
                 [d for x in (e.get("same_task") or {}).get("differences", []) for d in x["steps"]]]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     what_to_do = page.split("## What to do", 1)[1].split("## Evidence", 1)[0]
-    assert "the successful trials most often gave update_reservation_baggages another value of total_baggages" \
-        in what_to_do and "weigh that step before ending" in what_to_do
-    assert f"- gave update_reservation_baggages another value of total_baggages: 1 run ([{step['bags-trial-2']}]" in page
+    assert "for most of them (2 of 2 compared) the successful trials gave update_reservation_baggages another " \
+        "value of total_baggages" in what_to_do and "weigh that step before ending" in what_to_do
+    assert (f"- gave update_reservation_baggages another value of total_baggages: 2 runs ([{step['bags-trial-2']}]"
+            in page)
     # no argument value of the episode is written into corpus.json's patterns
     assert not any("FQ8APE" in p or "credit_card_4" in p for r in data["runs"] for p in r["patterns"])
     assert cli("check", out).returncode == 0
+
+
+def test_a_difference_one_run_shows_is_listed_but_not_advised():
+    from wikitrace.corpus.trials import advice
+
+    def entry(side, runs, compared):
+        return {"same_task": {"side": side, "members": compared, "compared": compared, "differences": [
+            {"text": "gave book_reservation another value of flights", "runs": runs, "steps": ["step-0001"]}]}}
+
+    assert advice(entry("success", 1, 1)) == "" and advice(entry("failure", 1, 1)) == ""
+    assert advice(entry("failure", 2, 5)) == ""  # two of five: not what most compared runs show
+    assert "(3 of 5 compared)" in advice(entry("failure", 3, 5))
+    assert "most of them gave book_reservation another value of flights (2 of 3 compared)" in advice(
+        entry("success", 2, 3))
 
 
 def test_trial_differences_name_fewer_changes_and_where_the_queries_came_from():
@@ -256,12 +272,12 @@ def test_trial_differences_name_fewer_changes_and_where_the_queries_came_from():
     won = [entry("did|Search", "did|Finish", "query|Search|task", "query|Search|shown")] * 2
     lost = entry("did|Search", "did|Finish", "query|Search|task")
     (said,) = trial_differences(lost, won)
-    assert said.startswith("sent a Search whose words not in the task text all came from what an earlier call returned")
+    assert said.startswith("sent a Search whose words beyond the task text all came from earlier answers")
     # an answer is compared the same way: the successes answered in words a look-up had shown
     won = [entry("did|Search", "did|Finish", "said|Finish|shown")] * 2
     lost = entry("did|Search", "did|Finish", "said|Finish|own")
     (said,) = trial_differences(lost, won)
-    assert said.startswith("gave a Finish answer whose words not in the task text all came from what an earlier call")
+    assert said.startswith("gave a Finish answer whose words beyond the task text all came from earlier answers")
 
 
 def test_every_same_task_sentence_is_true_of_the_trials_it_names(tmp_path):
@@ -320,3 +336,177 @@ def test_every_same_task_sentence_is_true_of_the_trials_it_names(tmp_path):
                     raise AssertionError(f"a comparison phrase this test does not know: {text!r}")
                 checked += 1
     assert checked >= 5  # the seeded trials do differ: the check ran on real claims
+
+
+def flight_change(k: int, searched: bool, success: bool) -> dict:
+    """A tau-bench-style flight change: the reservation looked up, the new flight either found
+    with search_direct_flight or taken from the user's words, confirmed, and changed."""
+    from test_offline_content import AIRLINE_SYSTEM
+
+    rid, flight = f"RS{k:04d}", {"flight_number": f"HAT{100 + k}", "date": "2024-05-21"}
+    turns = [_msg("system", AIRLINE_SYSTEM),
+             _msg("user", f"Move reservation {rid} to flight HAT{100 + k} on 2024-05-21, in economy."),
+             _call("get_reservation_details", {"reservation_id": rid},
+                   json.dumps({"reservation_id": rid, "cabin": "economy", "payment_history": [
+                       {"payment_id": "credit_card_7", "amount": 120}]}), is_error=False)]
+    if searched:
+        turns.append(_call("search_direct_flight", {"origin": "EWR", "destination": "LAX", "date": "2024-05-21"},
+                           json.dumps([dict(flight, price=140)]), is_error=False))
+    turns += [_msg("assistant", f"I will move {rid} to HAT{100 + k} on 2024-05-21, paid with credit_card_7. Go ahead?"),
+              _msg("user", "yes"),
+              _call("update_reservation_flights", {"reservation_id": rid, "cabin": "economy", "flights": [flight],
+                                                   "payment_id": "credit_card_7"},
+                    json.dumps({"reservation_id": rid, "flights": [flight]}), is_error=False),
+              {"type": "episode_over"}]
+    return _record(f"change-{k}", "airline", f"Move reservation {rid} to HAT{100 + k}.", _turns(*turns), success)
+
+
+def test_a_look_up_successful_runs_made_before_the_change_is_what_the_page_says_to_do(tmp_path):
+    runs = [flight_change(k, searched=k < 6, success=k < 6) for k in range(12)]
+    out = compile_runs(tmp_path, runs)
+    data = corpus_json(out)
+    entry = insight_with(data, "went-through|update_reservation_flights")
+    assert entry["counts"] == {"runs": 6, "success": 0, "failure": 6}
+    assert entry["title"] == "Call search_direct_flight before update_reservation_flights"
+    assert entry["guideline"].startswith("Before update_reservation_flights, call search_direct_flight and take")
+    # the counts the page gives are the runs' own: every change went through; the searches were the successes'
+    before = [r for r in data["runs"] if "before|update_reservation_flights|search_direct_flight" in r["patterns"]]
+    assert sorted(r["outcome"] for r in before) == ["success"] * 6
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    assert ("- Of the runs whose update_reservation_flights call went through, those that had called "
+            "search_direct_flight before it: 0 of 6 failed, 6 of 6 successful; successful runs did this more often."
+            in page)
+    # a look-up every run made separates nothing and is not listed
+    assert "get_reservation_details before it" not in page
+    assert cli("check", out).returncode == 0
+
+
+def test_a_look_up_made_by_as_many_failed_as_successful_runs_is_not_advised(tmp_path):
+    runs = [flight_change(k, searched=k % 2 == 0, success=k < 6) for k in range(12)]
+    data = corpus_json(compile_runs(tmp_path, runs))
+    entry = insight_with(data, "went-through|update_reservation_flights")
+    assert entry["title"] == "Before update_reservation_flights, check the request and the rules on it"
+    assert entry["separating"] == []
+
+
+def test_a_query_choice_that_separates_outcomes_is_shown_on_the_pages_about_that_tool(tmp_path):
+    from test_lesson_specifics import _qa
+
+    runs = []
+    for k in range(8):  # successes search the name the first page showed; failures make up their own words
+        follow = k < 4
+        second = f"Ashby Vale {k}" if follow else f"famous river town number {k}"
+        runs.append(_qa(f"Ashby Vale {k}" if follow else "unknown", f"Ashby Vale {k}",
+                        [(f"Kestrel Days {k}", f"Kestrel Days {k} is held in Ashby Vale {k}."),
+                         (second, f"Ashby Vale {k} is a town." if follow else "Could not find that page, please try again.")],
+                        f"Where is Kestrel Days {k} held?", success=follow, run_id=f"qa-{k}"))
+    data = corpus_json(compile_runs(tmp_path, runs))
+    shown = {c["text"] for e in data["insights"] for c in e.get("separating") or []}
+    assert ("Of the runs that sent a Search query, those that sent one with words that neither the task text "
+            "nor any earlier answer held: 4 of 4 failed, 0 of 4 successful; failed runs did this more often.") in shown
+    for r in data["runs"]:
+        own = "query|Search|own" in r["patterns"]
+        assert own == (r["outcome"] == "failure")
+
+
+def look_up_only(k: int, success: bool, cancels: bool = False) -> dict:
+    """An airline question answered from get_reservation_details, or (``cancels``) a cancellation."""
+    from test_offline_content import AIRLINE_SYSTEM
+
+    rid = f"QZ{k:04d}"
+    turns = [_msg("system", AIRLINE_SYSTEM), _msg("user", f"Is reservation {rid} insured? If not, cancel it."),
+             _call("get_reservation_details", {"reservation_id": rid},
+                   json.dumps({"reservation_id": rid, "insurance": "yes"}), is_error=False)]
+    if cancels:
+        turns += [_msg("assistant", f"I will cancel {rid}. Shall I?"), _msg("user", "yes"),
+                  _call("cancel_reservation", {"reservation_id": rid}, json.dumps({"reservation_id": rid,
+                                                                                   "status": "cancelled"}),
+                        is_error=False)]
+    turns += [_msg("assistant", f"{rid} is insured, so nothing needs to change."), {"type": "episode_over"}]
+    return _record(f"ask-{k}", "airline", f"Ask whether {rid} is insured.", _turns(*turns), success)
+
+
+def test_ending_with_look_ups_is_not_called_a_mistake_where_successful_runs_end_so_more_often(tmp_path):
+    runs = ([look_up_only(k, True) for k in range(6)] + [look_up_only(k, False) for k in range(6, 8)]
+            + [look_up_only(k, False, cancels=True) for k in range(8, 12)])
+    out = compile_runs(tmp_path, runs)
+    data = corpus_json(out)
+    idle = insight_with(data, "idle|lookups")
+    assert idle["contrast"]["verdict"] == "success"
+    assert (idle["contrast"]["failed_met"], idle["contrast"]["success_met"]) == (2, 6)
+    assert idle["title"] == "End after look-ups only when the request needs no change or allows none"
+    assert "do not end with look-ups only" not in idle["guideline"]
+    # the successful runs that ended the same way are listed once per lesson they teach, with their count
+    page = (out / "insight" / f"{idle['id']}.md").read_text()
+    answered = insight_with(data, "answer-from")
+    assert f"- [{answered['title']}](" in page and ": 6 runs ([step-" in page
+    # the success lesson itself is not told what successful runs did instead of it
+    assert "What successful runs that met it did" not in (out / "insight" / f"{answered['id']}.md").read_text()
+
+
+def test_a_change_the_successful_trials_of_the_same_task_never_made_is_taught_as_a_rule_check(tmp_path):
+    runs = []
+    for task in range(3):  # per task: two trials that answer without cancelling succeed, two that cancel fail
+        for k, (success, cancels) in enumerate([(True, False), (True, False), (False, True), (False, True)]):
+            record = look_up_only(10 * task + k, success, cancels=cancels)
+            record["task"]["id"] = f"insured-{task}"
+            runs.append(record)
+    out = compile_runs(tmp_path, runs)
+    data = corpus_json(out)
+    entry = insight_with(data, "went-through|cancel_reservation")
+    assert entry["counts"] == {"runs": 6, "success": 0, "failure": 6}
+    assert entry["title"] == "Check that the rules allow cancel_reservation at all before making it"
+    assert entry["guideline"].startswith("For most failed runs here whose task also has a successful trial (6 of 6), "
+                                         "the successful trials made no cancel_reservation change at all")
+    # each failed source has successful trials of its own task, none of which cancelled
+    st = entry["same_task"]
+    assert st["compared"] == 6 and st["differences"][0]["runs"] == 6
+    for r in data["runs"]:
+        assert ("went-through|cancel_reservation" in r["patterns"]) == (r["outcome"] == "failure")
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    assert "weigh that step" not in page  # said once, in the guideline
+
+
+def test_retrying_with_a_name_the_error_suggested_is_shown_where_it_separates_outcomes(tmp_path):
+    from test_lesson_specifics import _qa
+
+    runs = []
+    for k in range(10):
+        listed = k < 5  # successes retry with a title the error suggested; failures rephrase on their own
+        retry = f"Ashby Vale {k} (town)" if listed else f"Ashby town {k} river"
+        runs.append(_qa(f"Ashby Vale {k}" if listed else "unknown", f"Ashby Vale {k}", [
+            (f"Ashby {k}", f"Could not find [Ashby {k}]. Similar: ['Ashby Vale {k} (town)', 'Ashby Hall {k}']."),
+            (retry, f"Ashby Vale {k} is a town where Kestrel Days {k} is held." if listed
+             else "Could not find that page, please try again.")],
+            f"Where is Kestrel Days {k} held?", success=listed, run_id=f"retry-{k}"))
+    out = compile_runs(tmp_path, runs)
+    data = corpus_json(out)
+    for r in data["runs"]:
+        assert ("retry|Search|listed" in r["patterns"]) == (r["outcome"] == "success")
+        assert ("retry|Search|other" in r["patterns"]) == (r["outcome"] == "failure")
+    entry = insight_with(data, "error|Search|Could not find …. Similar")
+    texts = [c["text"] for c in entry["separating"]]
+    assert ("Of the runs that called Search again after it answered with an error, those that retried with a value "
+            "the error's text named: 0 of 5 failed, 5 of 5 successful; successful runs did this more often.") in texts
+    assert "call Search again with one of the names the error lists" in entry["guideline"]
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    assert texts[0] in page.replace("\\'", "'")
+
+
+def test_a_retry_is_read_as_unchanged_named_by_the_error_or_other():
+    from test_offline_content import _run
+
+    from wikitrace.compilers.run_patterns import retries_of
+    from wikitrace.compilers.reading import read_run
+
+    def run(second):
+        turns = _turns(_msg("user", "Refund order #W12."),
+                       _call("refund", {"order_id": "#W12", "payment_id": "card_1"},
+                             "Error: payment method card_1 not found; the order was paid with gift_card_77",
+                             is_error=True),
+                       _call("refund", second, "ok", is_error=False), {"type": "episode_over"})
+        return read_run(_run(_record("r", "retail", "Refund order #W12.", turns, True)))
+
+    assert retries_of(run({"order_id": "#W12", "payment_id": "gift_card_77"})) == {"retry|refund|listed"}
+    assert retries_of(run({"order_id": "#W12", "payment_id": "card_2"})) == {"retry|refund|other"}
+    assert retries_of(run({"order_id": "#W12", "payment_id": "card_1"})) == {"retry|refund|same"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import frontmatter
-from fake_openai import is_merge, reply, valid_answer
+from fake_openai import error, is_merge, reply, valid_answer
 from helpers import write_jsonl
 from test_insight_layer import swe_run
 
@@ -79,6 +79,24 @@ def test_a_bad_merge_answer_keeps_the_offline_wording_and_says_why(fake_openai, 
         assert page["guideline_by"] == "offline-fallback" and "copies values" in page["fallback_reason"]
         assert "/repo/src" not in page.content
     assert check_corpus(out) == []
+
+
+def test_a_merge_the_server_keeps_failing_falls_back_with_the_fault_named(fake_openai, tmp_path):
+    """A 5xx after the transport's retries, or a 400 refusing JSON mode, is a model fault: the
+    offline wording stays, the reason is on the page, the build goes on."""
+    faults = {"down": error(503, "overloaded"), "format": error(400, "response_format is not supported")}
+    for name, fault in faults.items():
+        fake_openai.respond_with(lambda body, fault=fault: fault if is_merge(body) else responder()(body))
+        out = tmp_path / name
+        build(BuildOptions(inputs=[write_jsonl(tmp_path / f"{name}.jsonl", [swe_run(k, success=k == 0) for k in range(3)])],
+                           out=out, quiet=True))
+        insights = json.loads((out / "corpus.json").read_text())["insights"]
+        assert insights
+        for entry in insights:
+            page = frontmatter.load(out / "insight" / f"{entry['id']}.md")
+            assert page["guideline_by"] == "offline-fallback"
+            assert ("HTTP 503" if name == "down" else "HTTP 400") in page["fallback_reason"]
+        assert check_corpus(out) == []
 
 
 def test_a_malformed_merge_answer_falls_back_and_is_asked_again_next_build(fake_openai, tmp_path):

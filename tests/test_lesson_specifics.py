@@ -51,7 +51,8 @@ def test_a_wrong_answer_says_whether_the_look_ups_held_the_expected_answer():
                   "In which town is the Kestrel Film Days festival held?")
     assert [i.key for i in _insights(held)] == ["answer|Finish|misread"]
     assert [i.key for i in _insights(missing)] == ["answer|Finish|not-found"]
-    assert "was in what the look-ups returned" in _insights(held)[0].guideline
+    assert "When a page looked up already holds the answer" in _insights(held)[0].guideline
+    assert _insights(missing)[0].title == "Answer with Finish only once a looked-up page holds the answer"
 
 
 def test_an_error_lesson_is_keyed_by_tool_and_masked_shape_and_prefers_what_got_past_it():
@@ -135,10 +136,10 @@ def test_a_price_listed_beside_the_booked_flight_is_a_value_the_run_was_shown():
     assert amount_check(_booking(187, {"economy": 187, "business": 540})).seen_at == 2
     # another flight's price is not this booking's: still unseen
     assert amount_check(_booking(301, {"economy": 187, "business": 540})).seen_at is None
-    # a number no record of the call's flight holds stays unseen, and the lesson says so
+    # a number no record of the call's flight holds stays unseen, and the lesson on the change says so
     lessons = _insights(_booking(250, {"economy": 187, "business": 540}))
-    unseen = [i for i in lessons if i.key == "unseen"]
-    assert unseen and "payment_methods set to values no look-up or user message before it held" in unseen[0].detail
+    checked = [i for i in lessons if i.key == "went-through|book_reservation"]
+    assert checked and "set payment_methods to values no look-up or user message before it held" in checked[0].detail
 
 
 def test_an_upper_case_name_is_an_answer_not_a_verdict():
@@ -153,7 +154,7 @@ def test_an_upper_case_name_is_an_answer_not_a_verdict():
 
 
 def test_a_rule_lesson_is_titled_by_the_whole_rule_without_its_asides():
-    from wikitrace.compilers.lessons import clip_words, rule_title
+    from wikitrace.compilers.insight_words import clip_words, rule_title
 
     rule = ("Before taking any actions that update the booking database (booking, modifying flights, editing "
             "baggage), you must list the action details and obtain explicit user confirmation (yes) to proceed.")
@@ -212,3 +213,76 @@ def test_several_calls_written_into_one_argument_teach_one_call_per_query():
     plain = _qa("Leeds", "Harrogate", [("Kestrel Days", "Could not find that page, please try again.")],
                 "Where is Kestrel Days held?")
     assert all("per query" not in i.guideline for i in _insights(plain))
+
+
+def _payment_retry(run_id: str, amounts: list[int], success: bool) -> dict:
+    """tau-bench's book_reservation refusing split payments that miss the price, then a retry."""
+    user = "mia_li_3668"
+    base = {"user_id": user, "origin": "JFK", "destination": "SEA", "flight_type": "one_way", "cabin": "economy",
+            "flights": [{"flight_number": "HAT136", "date": "2024-05-20"}],
+            "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
+            "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no"}
+    first = dict(base, payment_methods=[{"payment_id": "certificate_7504069", "amount": 250},
+                                        {"payment_id": "credit_card_4421486", "amount": 5}])
+    again = dict(base, payment_methods=[{"payment_id": "certificate_7504069", "amount": amounts[0]},
+                                        {"payment_id": "credit_card_4421486", "amount": amounts[1]}])
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", f"Book HAT136 on May 20 for me, {user}; certificate first, the rest on my card."),
+        _call("get_user_details", {"user_id": user}, json.dumps({"user_id": user, "payment_methods": {
+            "certificate_7504069": {"amount": 250}, "credit_card_4421486": {"brand": "visa"}}}), is_error=False),
+        _msg("assistant", "I will book HAT136 paying 250 by certificate and the rest by card. Shall I?"),
+        _msg("user", "yes"),
+        _call("book_reservation", first, "Error: payment amount does not add up, total price is 305, but paid 255",
+              is_error=True),
+        _call("book_reservation", again, json.dumps({"reservation_id": "ZFA04Y"}), is_error=False),
+        {"type": "episode_over"})
+    return _record(run_id, "airline", "Book HAT136 on May 20.", turns, success)
+
+
+def test_a_retry_whose_amounts_add_up_to_the_figure_the_error_names_is_taught_as_such():
+    (err,) = [i for i in _insights(_payment_retry("pay-1", [250, 55], True)) if i.key.startswith("error|")]
+    assert err.key == "error|book_reservation|Error: payment amount does not add up, total price is …, but paid …"
+    assert "with the amounts in payment_methods adding up to the figure the error names" in err.guideline
+    # amounts that still miss the total are no such fix: the advice stays with what changed
+    (miss,) = [i for i in _insights(_payment_retry("pay-2", [250, 45], True)) if i.key.startswith("error|")]
+    assert "adding up" not in miss.guideline and "payment_methods changed" in miss.guideline
+
+
+def test_a_hand_off_lesson_quotes_the_system_prompts_rule_on_hand_offs_and_no_other():
+    from test_offline_content import hand_off_failure
+
+    (hand,) = [i for i in _insights(hand_off_failure()) if i.key.startswith("hand-off|")]
+    assert ("The system prompt's rule on it: \"You should transfer the user to a human agent if and only if the "
+            "request cannot be handled within the scope of your actions.\"") in hand.guideline
+    record = hand_off_failure()
+    record["turns"][0]["content"] = "# Airline Agent Policy\n\n- Be brief.\n"
+    (plain,) = [i for i in _insights(record) if i.key.startswith("hand-off|")]
+    assert "system prompt" not in plain.guideline
+
+
+def test_a_success_that_searched_a_name_a_page_showed_teaches_that_step():
+    question = "Where is the Kestrel Days festival held?"
+    hop = _qa("Ashby Vale", "Ashby Vale", [("Kestrel Days", "Kestrel Days is held in Ashby Vale each May."),
+                                           ("Ashby Vale", "Ashby Vale is a market town.")], question, success=True)
+    direct = _qa("Ashby Vale", "Ashby Vale", [("Kestrel Days festival", "Kestrel Days is held in Ashby Vale.")],
+                 question, success=True)
+    (a,), (b,) = _insights(hop), _insights(direct)
+    assert a.key == "procedure|Finish:looked-up+followed" and b.key == "procedure|Finish:looked-up"
+    assert a.title == ("Settle with Finish, after searching a name an earlier answer showed and giving a value a "
+                       "look-up returned")
+    assert "searching next for a name an earlier answer showed" in a.guideline
+    assert "searching next" not in b.guideline
+
+
+def test_a_loop_names_its_tool_and_a_run_the_harness_stopped_is_told_to_answer_sooner():
+    question = "Where is the Kestrel Days festival held?"
+    turns = [_msg("user", question)] + [_call("Search", "Kestrel festival", "The kestrel is a small bird of prey.")
+                                        for _ in range(3)] + [{"type": "episode_over"}]
+    record = _record("halted-1", "hotpotqa", question, _turns(*turns), False, ended_by="harness: step limit")
+    keys = {i.key: i for i in _insights(record)}
+    assert "loop|Search" in keys and keys["loop|Search"].title == "Do not send the same Search call again after the same answer"
+    idle = keys["idle|lookups"]
+    assert idle.title == "Answer or act before the harness stops the run" and "stopped by the harness" in idle.detail
+    ended = _record("quiet-1", "hotpotqa", question, _turns(*turns), False, ended_by="agent")
+    assert next(i for i in _insights(ended) if i.key == "idle|lookups").title == "Act on what the look-ups found"

@@ -580,3 +580,40 @@ def test_fake_server_lists_models(fake_openai):
     with urllib.request.urlopen(fake_openai.base_url + "/models", timeout=5) as resp:
         assert json.load(resp)["data"][0]["id"] == fake_openai.model_id
     assert fake_openai.calls == 0
+
+
+def test_a_request_carries_what_the_client_itself_would_send(fake_openai, tmp_path, monkeypatch):
+    """The compile path sends each body through the client's HTTP client directly
+    (llm/direct_post.py): the endpoint must see the same path, key, organisation and
+    project headers and the same body bytes as from the client's own post."""
+    from wikitrace.llm import direct_post
+
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-test")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-test")
+    fake_openai.respond_with(lambda body: reply(valid_answer("success", [3])))
+    seen, posts = {}, []
+    real_post = direct_post.DirectPost.post
+
+    async def counted_post(self, body):
+        posts.append(body)
+        return await real_post(self, body)
+
+    monkeypatch.setattr(direct_post.DirectPost, "post", counted_post)
+    for label, make in (("direct", direct_post.DirectPost.make), ("client", lambda *a: None)):
+        monkeypatch.setattr(direct_post.DirectPost, "make", make)
+        fake_openai.reset()
+        fake_openai.respond_with(lambda body: reply(valid_answer("success", [3])))
+        comp = compile_one(make_compiler(tmp_path / label), make_run(True))
+        assert comp.compiler == "llm"
+        (request,) = fake_openai.chat_requests
+        seen[label] = request
+    assert len(posts) == 1  # the first request went the direct way, the second through the client
+    direct, client = seen["direct"], seen["client"]
+    assert direct["path"] == client["path"] and direct["path"].endswith("/chat/completions")
+    assert direct["body"] == client["body"]
+    kept = ("authorization", "openai-organization", "openai-project", "content-type", "accept", "user-agent",
+            "content-length")
+    assert {k: direct["headers"].get(k) for k in kept} == {k: client["headers"].get(k) for k in kept}
+    assert direct["headers"]["authorization"] == f"Bearer {API_KEY}"
+    assert direct["headers"]["openai-organization"] == "org-test"
+    assert direct["headers"]["openai-project"] == "proj-test"

@@ -91,6 +91,41 @@ class Check:
         return any(t.type == "message" and t.role == "user" and self.first_agent is not None and t.turn > self.first_agent
                    and t.extra.get("written_by") != "harness" for t in self.run.turns)
 
+    def provenance(self, n: int, listed: str) -> None:
+        """``key from tool's answer (turn 3), the user (turn 1); other from no earlier turn``:
+        each key an argument of the call, each named turn before it, of the kind named, and
+        holding one of the argument's values."""
+        call = self.call(n)
+        for part in listed.rstrip(".").split("; "):
+            if re.fullmatch(r"and \d+ more arguments", part):
+                continue
+            part = re.sub(r" and \d+ more$", "", part)  # the places past the third are counted, not named
+            m = re.fullmatch(r"`([^`]+)` from (.+)", part)
+            assert m, part
+            value = call.arguments[m.group(1)]
+            values = [_flat(str(v)).lower() for v in _scalars(value)]
+            values += [_NUMBER_WORDS[v] for v in _scalars(value) if isinstance(v, int) and v in _NUMBER_WORDS]
+            for where in re.split(r", | and ", m.group(2)):
+                if where == "no earlier turn":
+                    continue
+                w = re.fullmatch(r"(?:(\S+)'s answer|the user|the earlier (\S+) call) \(turn (\d+)\)", where)
+                assert w, where
+                k = int(w.group(3))
+                t = self.by_n[k]
+                assert k < n
+                if w.group(1):
+                    assert t.type == "function_call" and t.name == w.group(1)  # an error's text shows values too
+                    shown = t.result or ""
+                elif w.group(2):
+                    assert t.type == "function_call" and t.name == w.group(2)
+                    shown = json.dumps(t.arguments, ensure_ascii=False) if not isinstance(t.arguments, str) else t.arguments
+                else:
+                    assert t.type == "message" and t.role == "user"
+                    shown = t.content or ""
+                flat = _flat(shown).lower()
+                assert any(v and (v in flat or v.replace("_", " ") in flat.replace("-", " ")) for v in values), \
+                    (m.group(1), where)
+
     def holds(self, n: int, text: str) -> bool:
         return _flat(text) in _flat(_text(self.by_n[n]))
 
@@ -104,6 +139,20 @@ class Check:
                 assert m.group(2) in _text(t), (m.group(2), k)
             if m.group(3):
                 assert any(m.group(3) in _text(self.by_n[k]) for k in ns), m.group(3)
+
+
+_NUMBER_WORDS = dict(enumerate("zero one two three four five six seven eight nine ten eleven twelve".split()))
+
+
+def _scalars(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _scalars(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _scalars(v)
+    elif value is not None:
+        yield value
 
 
 def _decision(c: Check, text: str, success: bool) -> None:
@@ -201,6 +250,8 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
         assert c.call(turns[-1]).is_error
     elif text.startswith("The environment accepted it") or text.startswith("The call went through"):
         assert c.went_through(turns[-1])
+        if " Its argument values were shown before it by: " in text:
+            c.provenance(turns[-1], text.split(" Its argument values were shown before it by: ", 1)[1])
     elif text.startswith("Nothing in the arguments or the answer changed and "):
         errs = sum(1 for n in turns if c.call(n).is_error)
         if "each of them was answered with an error" in text:
@@ -228,6 +279,58 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
 
 
 def _note(c: Check, text: str, n: int) -> None:
+    m = re.fullmatch(r"The error listed (\d+) names \((.+)\); (?:the (\S+) call at turn (\d+) sent one of them "
+                     r"\('(.+)'\)|no later (\S+) call sent one of them)\.", text)
+    if m:  # the names an error offered, and whether a later call of its tool sent one
+        err = c.call(n)  # the error itself, or on a success page the call that got past it: then the
+        if not err.is_error:  # earlier error of its tool that lists the names shown
+            shown = re.findall(r"'(.*?)'(?:, |$)", m.group(2))
+            err = next(t for t in reversed(c.calls) if t.turn < n and t.is_error and t.name == err.name
+                       and all(x in (t.result or "") for x in shown))
+            n = err.turn
+        shown = re.findall(r"'(.*?)'(?:, |$)", m.group(2))
+        assert err.is_error and int(m.group(1)) >= max(2, len(shown)) and (m.group(2).endswith("…") or
+                                                                            int(m.group(1)) == len(shown))
+        for name in shown:
+            assert f"'{name}'" in (err.result or "") or f'"{name}"' in (err.result or ""), name
+        fold = lambda x: " ".join(str(x).split()).casefold()  # noqa: E731
+        later = [t for t in c.calls if t.turn > n and t.name == err.name and isinstance(t.arguments, str)]
+        if m.group(4):
+            k = int(m.group(4))
+            assert c.call(k) in later and fold(c.call(k).arguments) == fold(m.group(5)) and m.group(5) in err.result
+            assert not any(t.turn < k and fold(t.arguments) in fold(err.result) for t in later if
+                           f"'{t.arguments.strip()}'" in (err.result or ""))
+        else:
+            assert not any(f"'{fold(t.arguments)}'" in fold(err.result) or f'"{fold(t.arguments)}"' in fold(err.result)
+                           for t in later)
+        return
+    m = re.fullmatch(r"Its words beyond the task text all appear in what (\S+) returned at turn (\d+): it followed a "
+                     r"name an earlier answer showed\.", text)
+    if m:
+        k = int(m.group(2))
+        src, call = c.call(k), c.call(n)
+        assert src.name == m.group(1) and k < n and not src.is_error
+        task = set(re.findall(r"\w+", (c.run.task.instruction or "").casefold()))
+        new = set(re.findall(r"\w+", str(call.arguments).casefold())) - task
+        assert new and new <= set(re.findall(r"\w+", (src.result or "").casefold()))
+        return
+    m = re.fullmatch(r"`(.+?)` is (\".*?\"), one of (\d+) values (\S+)'s answer \(turn (\d+)\) gave for `(.+?)` "
+                     r"\(the others: (.+)\); no user message before the call holds it, so the agent chose it\.", text)
+    if m:  # a value picked among those one earlier answer listed for a field, that no user message held
+        value, k, field = json.loads(m.group(2)), int(m.group(5)), m.group(6)
+        call, src = c.call(n), c.call(k)
+        assert c.run.outcome.label == "failure" and c.went_through(n) and not is_read_only(call)
+        assert src.name == m.group(4) and k < n and not src.is_error
+        others = json.loads("[" + re.sub(r" and \d+ more$", "", m.group(7)) + "]")
+        by_depth: dict[int, list[str]] = {}  # the field's values at each depth: the items of one listing
+        for key, depth, v in _keyed(json.loads(src.result)):
+            if key == field and v not in (None, ""):
+                by_depth.setdefault(depth, []).append(str(v) if not isinstance(v, float) else f"{v:g}")
+        assert any(value in listed and len(set(listed)) == int(m.group(3)) and set(others) <= set(listed) - {value}
+                   for listed in by_depth.values()), (value, by_depth)
+        assert not any(value.lower() in (t.content or "").lower() for t in c.run.turns
+                       if t.turn < n and t.type == "message" and t.role == "user")
+        return
     if "no user message agreeing to it came right before the call" in text:
         assert c.has_interlocutor(), "a confirmation breach in a log where nobody answers the agent"
         assert not c.user_agreed_before(n)
@@ -237,6 +340,19 @@ def _note(c: Check, text: str, n: int) -> None:
         assert c.user_agreed_before(yes + 1) and c.by_n[yes].role == "user"
         assert yes < change < n and c.went_through(change) and not is_read_only(c.call(change))
         assert not any(t.type == "message" and t.role == "user" and yes < t.turn < n for t in c.run.turns)
+
+
+def _keyed(node, key: str = "", depth: int = 0):
+    """(the key a scalar sits under, its depth, the scalar) for every scalar of parsed JSON; a
+    list's items sit under the list's key, one level deeper."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _keyed(v, k, depth + 1)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _keyed(v, key, depth + 1)
+    else:
+        yield key, depth, node
 
 
 def _description(c: Check, text: str) -> None:
@@ -320,3 +436,42 @@ def test_the_page_shows_the_score_the_log_gave(tmp_path):
     outcomes = sorted(re.search(r"^- Outcome: .*$", t, re.M).group(0) for t in pages.values())
     assert any(", score 0.5 " in line for line in outcomes), outcomes
     assert all(", score " in line for line in outcomes)  # every WebShop episode has its score
+
+
+def test_a_search_that_took_a_listed_name_or_followed_a_page_says_so_truly():
+    """ReAct-shaped runs: a Search error offering similar titles, then a Search of one of them
+    (success) or of other words (failure); a second Search whose words came from the first page."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_lesson_specifics import _qa
+    from test_offline_content import _run
+
+    took = _run(_qa("Ashby Vale", "Ashby Vale", [
+        ("Kestrel Days fest", "Could not find [Kestrel Days fest]. Similar: ['Kestrel Days', 'Kestrel (bird)']."),
+        ("Kestrel Days", "Kestrel Days is a festival held each May in Ashby Vale, a market town."),
+        ("Ashby Vale", "Ashby Vale is a market town in the north.")],
+        "Where is the Kestrel Days festival held?", success=True, run_id="took"))
+    missed = _run(_qa("unknown", "Ashby Vale", [
+        ("Kestrel Days fest", "Could not find [Kestrel Days fest]. Similar: ['Kestrel Days', 'Kestrel (bird)']."),
+        ("Kestrel festival town", "Could not find that page, please try again.")],
+        "Where is the Kestrel Days festival held?", success=False, run_id="missed"))
+    notes = {}
+    for run in (took, missed):
+        c = Check(run)
+        for e in compile_offline(run).evidence:
+            for note in e.notes:
+                _note(c, note, e.turns[-1])
+                notes.setdefault(run.run_id, []).append(note)
+    assert "no later Search call sent one of them." in " ".join(notes["missed"])
+    assert ("Its words beyond the task text all appear in what Search returned at turn 2: it followed a name an "
+            "earlier answer showed.") in notes["took"]
+    # the success page's recovery says the retry took a listed name
+    took.outcome = Outcome(success=True, steps=count_steps(took.turns))
+    c = Check(took)
+    told = [n for e in compile_offline(took).evidence for n in e.notes if n.startswith("The error listed")]
+    assert told == ["The error listed 2 names ('Kestrel Days', 'Kestrel (bird)'); the Search call at turn 2 sent one "
+                    "of them ('Kestrel Days')."]
+    for e in compile_offline(took).evidence:
+        for note in e.notes:
+            _note(c, note, e.turns[-1])

@@ -14,7 +14,8 @@ sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "agent"))
 import agent_corpus  # noqa: E402
 
 from wikitrace.agent.corpusdata import corpus_from_dict  # noqa: E402
-from wikitrace.agent.index import index_status, write_prompt_index  # noqa: E402
+from wikitrace.agent.index import write_prompt_index  # noqa: E402
+from wikitrace.agent.index_reader import index_status  # noqa: E402
 from wikitrace.agent.prompt import build_prompt  # noqa: E402
 from wikitrace.corpus.corpus_json import dumps  # noqa: E402
 

@@ -362,7 +362,7 @@ def test_install_copies_runnable_tools(corpus, tmp_path):
     dest = tmp_path / "installed" / "tools"
     written = install(dest)
     names = {p.name for p in written}
-    assert {"actions", "turn", "grep", "_corpus.py", "_grep.py"} <= names
+    assert {"actions", "turn", "grep", "_corpus.py", "_turns.py", "_search_files.py", "_grep.py"} <= names
     # the shared modules are byte-compiled so a read-only mount starts from bytecode
     assert any(p.suffix == ".pyc" and p.name.startswith("_corpus.") for p in written)
     for name in ("actions", "turn", "grep"):
@@ -393,3 +393,20 @@ def test_launcher_without_shared_module_says_so(corpus, tmp_path):
     (lonely / "actions").write_bytes((TOOLS / "actions").read_bytes())
     err = assert_one_line_error(run("actions", "1", corpus=corpus, script_dir=lonely))
     assert "_corpus.py is missing" in err
+
+
+@pytest.mark.parametrize("missing, broken, working", [("_turns.py", "actions", "grep"),
+                                                      ("_grep.py", "grep", "turn"),
+                                                      ("_search_files.py", "grep", "actions")])
+def test_a_missing_tool_module_is_named_and_the_other_tools_still_run(corpus, tmp_path, missing, broken,
+                                                                       working):
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    for source in TOOLS.iterdir():
+        if source.is_file() and source.name != missing:
+            (partial / source.name).write_bytes(source.read_bytes())
+    args = {"actions": ["1"], "turn": ["1", "0"], "grep": ["departed"]}
+    err = assert_one_line_error(run(broken, *args[broken], corpus=corpus, script_dir=partial, env=NO_RG))
+    assert f"{missing} is missing" in err and "wikitrace tools install" in err
+    proc = run(working, *args[working], corpus=corpus, script_dir=partial, env=NO_RG)
+    assert proc.returncode == 0 and proc.stdout, proc.stderr

@@ -125,15 +125,19 @@ def _read_runs(opts: BuildOptions, report: LoadReport, known: dict | None = None
     return _apply_defaults(iter_runs(list(opts.inputs), opts.fmt, report, **_read_kwargs(opts, known)), opts)
 
 
-def _reader(opts: BuildOptions, known: dict, count_first: bool):
+def _reader(opts: BuildOptions, known: dict, count_first: bool, llm: bool = False):
     """A helper process reading the input on another core, for inputs large enough
-    to pay for starting it (runs/read_helper.py); None: read in this process."""
+    to pay for starting it (runs/read_helper.py); None: read in this process. On the
+    LLM path it also compiles each run offline and renders its prompt (compilers/llm_offline.py)."""
     from .runs import read_helper
 
     if not read_helper.worth_a_helper(list(opts.inputs)):
         return None
+    templates = str(opts.templates) if opts.templates else None
+    helper = (dict(module="wikitrace.compilers.llm_offline", each_args={"task_type": opts.task_type,
+                                                                        "templates": templates}) if llm else {})
     try:
-        return read_helper.RunReader(list(opts.inputs), opts.fmt, count_first, **_read_kwargs(opts, known))
+        return read_helper.RunReader(list(opts.inputs), opts.fmt, count_first, **helper, **_read_kwargs(opts, known))
     except OSError:  # cannot start a process here
         return None
 
@@ -334,17 +338,18 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     if (pub.manifest.data.get("settings") or {}).get("outcomes") != outcomes_digest(opts):
         reuse.known = {}  # another verdict table: records are parsed again (pages of unchanged runs are still kept)
     count_first = config is not None and announce is not None
-    reader = _reader(opts, reuse.known, count_first)
+    reader = _reader(opts, reuse.known, count_first, llm=config is not None)
     try:
         compiler = make_compiler(opts, config)
+        if reader is not None and compiler.name == "llm" and (count_first or compiler.asks_at_once()):
+            # import the client while this process waits for the counts or the first runs
+            from .llm.client import import_sdk_in_background
+
+            import_sdk_in_background()
         if count_first:
             # Before paying for calls, show the labels: an inverted outcome shows here.
             # Records compiled before are counted from the manifest, not re-read.
             if reader is not None:
-                if compiler.name == "llm":  # import the client while this process waits
-                    from .llm.client import import_sdk_in_background
-
-                    import_sdk_in_background()
                 counts = reader.counts()
             else:
                 from .runs.load import count_outcomes

@@ -216,7 +216,7 @@ def prompt(
     embedding_model: Optional[str] = typer.Option(None, "--embedding-model", help="Rank runs by embeddings from this model instead of BM25."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for --embedding-model."),
     as_json: bool = typer.Option(False, "--json", help="Print the prompt parts as JSON."),
-    prefer_helpful: bool = typer.Option(False, "--prefer-helpful", help="With --budget: keep lessons that the usage ledger shows cited mostly in failed episodes last (never-cited lessons keep their place)."),
+    prefer_helpful: bool = typer.Option(False, "--prefer-helpful", help="With --budget: keep insights that the usage ledger shows cited mostly in failed episodes last (never-cited insights keep their place)."),
 ) -> None:
     """Render the memory additions (system + task message + citation prompt) for one task."""
     from .agent.cli_glue import prompt_command

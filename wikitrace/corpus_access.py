@@ -52,12 +52,13 @@ _tool_modules: dict[str, ModuleType] = {}
 
 
 def _tool_module(name: str) -> ModuleType:
-    """``_corpus`` or ``_grep`` from the bundled tools (they import each other by bare name)."""
+    """A module of the bundled tools (``_corpus``, ``_turns``, ``_search_files``, ``_grep``), all
+    loaded together: they import each other by bare name."""
     if name not in _tool_modules:
         from .templates import bundled_dir
 
         folder = bundled_dir("tools")
-        for mod in ("_corpus", "_grep"):
+        for mod in ("_corpus", "_turns", "_search_files", "_grep"):
             if mod in _tool_modules:
                 continue
             existing = sys.modules.get(mod)
@@ -66,7 +67,7 @@ def _tool_module(name: str) -> ModuleType:
                 continue
             spec = importlib.util.spec_from_file_location(mod, folder / f"{mod}.py")
             module = importlib.util.module_from_spec(spec)
-            sys.modules[mod] = module  # _grep does `from _corpus import ...`
+            sys.modules[mod] = module  # e.g. _grep does `from _search_files import ...`
             spec.loader.exec_module(module)
             _tool_modules[mod] = module
     return _tool_modules[name]
@@ -75,8 +76,8 @@ def _tool_module(name: str) -> ModuleType:
 def _run_tool(tool: str, root: Path, opts: dict, positional: list[str]) -> tuple[int, str, str]:
     """Run one shell tool in-process: (exit code, stdout, stderr), as the shell would see them."""
     corpus = _tool_module("_corpus")
-    command = _tool_module("_grep").cmd_grep if tool == "grep" else {"actions": corpus.cmd_actions,
-                                                                      "turn": corpus.cmd_turn}[tool]
+    module_name, function = corpus._COMMANDS[tool]
+    command = getattr(_tool_module(module_name), function)
     out, err = io.StringIO(), io.StringIO()
     with _TOOLS_LOCK, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:

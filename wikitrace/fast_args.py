@@ -14,11 +14,20 @@ class _Refused(Exception):
     """argparse could not take the arguments: typer parses them instead."""
 
 
+class _Unprinted(argparse.HelpFormatter):
+    """argparse builds a help formatter for every option it adds; the default one asks the
+    terminal for its width, which imports shutil (and with it the compression modules), ~2 ms
+    of a one-shot query. A fast parser never prints help."""
+
+    def __init__(self, prog: str):
+        super().__init__(prog, width=80)
+
+
 class FastParser(argparse.ArgumentParser):
     """argparse that never prints or exits: a parse it cannot do raises ``_Refused``."""
 
     def __init__(self, prog: str):
-        super().__init__(prog=prog, add_help=False, allow_abbrev=False)
+        super().__init__(prog=prog, add_help=False, allow_abbrev=False, formatter_class=_Unprinted)
 
     def error(self, message):  # argparse's own: print usage, exit 2
         raise _Refused(message)

@@ -62,20 +62,19 @@ The same input and key always give the same output.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 import re
-import secrets as _secrets
 from collections import Counter
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
 
 from . import redact_rules as rules
 from .redact_decode import HINT as _ESCAPED, View, decode_whole, encoded_heads, encoded_pattern
 
+TYPE_CHECKING = False  # typing itself costs every command a few milliseconds at start-up
 if TYPE_CHECKING:
+    from typing import Any, Iterable
+
     from .runs.model import Run
 
 PLACEHOLDER = "[REDACTED:{}#{}]"
@@ -90,6 +89,9 @@ def _key_file() -> Path:
 @lru_cache(maxsize=4)
 def _hmac_key(explicit: str | None) -> bytes:
     """The key that makes tags unguessable (see the module docstring)."""
+    import hashlib
+    import secrets as _secrets
+
     if explicit:
         return hashlib.sha256(b"wikitrace-redact\0" + explicit.encode("utf-8", "surrogatepass")).digest()
     path = _key_file()
@@ -122,6 +124,9 @@ def _hmac_key(explicit: str | None) -> bytes:
 
 def tag(secret: str) -> str:
     """Four hex digits that stand for ``secret`` (same secret, same tag)."""
+    import hashlib
+    import hmac
+
     key = _hmac_key(os.environ.get(ENV_KEY) or None)
     mac = hmac.new(key, secret.encode("utf-8", "surrogatepass"), hashlib.sha256)
     return mac.hexdigest()[:TAG_HEX]
@@ -179,25 +184,15 @@ class Redactor:
             heads = encoded_heads(rules.ENCODED_HEADS)
             encoded_plain = tuple(h for h in heads if not rules.is_hex(h))
             encoded_lower = tuple(h for h in heads if rules.is_hex(h) and h.islower())
+        self._builtin = builtin
+        self._encoded_plain, self._encoded_lower = encoded_plain, encoded_lower
         plain_all = sorted({t for r in self._rules for t in r.plain})
         lower_all = tuple(sorted({t for r in self._rules for t in r.lower}))
         alts = (_literal_patterns(plain_all) + [p.pattern for r in self._rules for p in r.probes]
                 + ([f"(?i:{'|'.join(map(re.escape, lower_all))})"] if lower_all else []))
         # One scan of a string that tells whether any built-in rule could match at all.
         self._trigger = re.compile("|".join(alts)) if alts else None
-        # For a whole run: a trigger that contains another one (sk-ant- holds sk-) adds nothing.
-        every_plain = sorted(set(plain_all) | set(encoded_plain))
-        run_plain = [t for t in every_plain if not any(o != t and o in t for o in every_plain)]
-        run_lower = lower_all + encoded_lower + (rules.ENCODED_TRIGGERS if builtin else ())
-        self._run_lower = tuple(t for t in run_lower if len(t) >= 8)
-        self._run_lower_probes = tuple(re.compile(re.escape(t)) for t in run_lower if len(t) < 8)
-        # Each substring test is a scan of the whole run: a long literal is found fastest by
-        # ``in``, a short one by the regex engine (it skips to its first character), and the
-        # prefixes ending in ``_``/``-``/``.`` by one scan per end character.
-        self._run_plain = tuple(t for t in run_plain if len(t) >= 8 and t[-1] not in _ENDS)
-        self._run_probes = tuple(re.compile(p) for p in _literal_patterns(
-            [t for t in run_plain if len(t) < 8 or t[-1] in _ENDS])) + tuple(
-            p for r in self._rules if not r.decoded for p in r.probes)
+        self._plain_all, self._lower_all = plain_all, lower_all
         self._custom = False
         for pat in patterns:
             try:
@@ -364,13 +359,33 @@ class Redactor:
             return view.changed and self._holds_trigger(view.text)
         return False
 
+    @cached_property
+    def _run_triggers(self) -> tuple[tuple, tuple, tuple, tuple]:
+        """The tests ``_holds_trigger`` makes on a whole run (built when a run is first redacted:
+        a command that only prints never needs them)."""
+        # For a whole run: a trigger that contains another one (sk-ant- holds sk-) adds nothing.
+        every_plain = sorted(set(self._plain_all) | set(self._encoded_plain))
+        run_plain = [t for t in every_plain if not any(o != t and o in t for o in every_plain)]
+        run_lower = self._lower_all + self._encoded_lower + (rules.ENCODED_TRIGGERS if self._builtin else ())
+        # Each substring test is a scan of the whole run: a long literal is found fastest by
+        # ``in``, a short one by the regex engine (it skips to its first character), and the
+        # prefixes ending in ``_``/``-``/``.`` by one scan per end character.
+        plain = tuple(t for t in run_plain if len(t) >= 8 and t[-1] not in _ENDS)
+        probes = tuple(re.compile(p) for p in _literal_patterns(
+            [t for t in run_plain if len(t) < 8 or t[-1] in _ENDS])) + tuple(
+            p for r in self._rules if not r.decoded for p in r.probes)
+        lower = tuple(t for t in run_lower if len(t) >= 8)
+        lower_probes = tuple(re.compile(re.escape(t)) for t in run_lower if len(t) < 8)
+        return plain, probes, lower, lower_probes
+
     def _holds_trigger(self, blob: str) -> bool:
         # Substring tests and literal-led regexes: each a fast scan, unlike one alternation of all.
-        if any(t in blob for t in self._run_plain) or any(p.search(blob) for p in self._run_probes):
+        plain, probes, lower, lower_probes = self._run_triggers
+        if any(t in blob for t in plain) or any(p.search(blob) for p in probes):
             return True
-        if self._run_lower or self._run_lower_probes:
+        if lower or lower_probes:
             low = blob.lower()
-            return any(t in low for t in self._run_lower) or any(p.search(low) for p in self._run_lower_probes)
+            return any(t in low for t in lower) or any(p.search(low) for p in lower_probes)
         return False
 
     def run(self, run: Run) -> Counter:

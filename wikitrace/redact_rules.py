@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 # (type, pattern, triggers). A pattern may hold one group named ``secret``: only it is
 # replaced. A pattern is only run on strings containing one of its trigger substrings
@@ -98,12 +99,16 @@ def is_hex(text: str) -> bool:
 @dataclass(frozen=True)
 class Rule:
     kind: str
-    rx: re.Pattern
+    pattern: str | re.Pattern  # compiled on first use (``rx``): most strings trigger no rule at all
     secret: str | None  # the named group replaced alone, if any
     plain: tuple[str, ...] = ()  # trigger substrings
     lower: tuple[str, ...] = ()  # trigger substrings of the lower-cased text
     probes: tuple[re.Pattern, ...] = ()  # trigger regexes
     decoded: bool = False  # the match is base64/hex: replaced only if it decodes to a secret
+
+    @cached_property
+    def rx(self) -> re.Pattern:
+        return re.compile(self.pattern)
 
     @property
     def triggered(self) -> bool:
@@ -111,8 +116,9 @@ class Rule:
 
 
 def compiled(kind: str, pattern: str, triggers: tuple[str, ...], decoded: bool = False) -> Rule:
-    rx = re.compile(pattern)
-    return Rule(kind, rx, "secret" if "secret" in rx.groupindex else None,
+    """A built-in rule; its pattern is compiled when a string first holds one of its triggers
+    (a command that prints no secret pays for one scan, not for every shape's regex)."""
+    return Rule(kind, pattern, "secret" if "(?P<secret>" in pattern else None,
                  plain=tuple(t for t in triggers if t[0] not in "~/"),
                  lower=tuple(t[1:] for t in triggers if t.startswith("~")),
                  probes=tuple(re.compile(t[1:-1]) for t in triggers if t.startswith("/")), decoded=decoded)

@@ -2,9 +2,9 @@
 
 The tools are stdlib-only scripts that ship in the wheel (``tools/`` at the repo
 top). The three launchers import ``_corpus.py`` from their own folder, so the
-whole folder is copied, not single scripts. The shared module is then
+whole folder is copied, not single scripts. The modules (``_*.py``) are then
 byte-compiled in place: an agent's sandbox usually mounts the tools read-only,
-where Python could not cache the compiled module itself and would recompile it
+where Python could not cache the compiled modules itself and would recompile them
 on every call (the pyc is only used by the same Python version; any other
 version ignores it and still works).
 """

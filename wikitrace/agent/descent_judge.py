@@ -54,7 +54,7 @@ def check_answer(data: Any, axis: str, tr: Transcript, burst: int) -> tuple[Labe
         problems.append(f"code {data.get('code')!r} is not one of: {', '.join(AXES[axis])}")
     quote = data.get("quote") if isinstance(data.get("quote"), str) else ""
     msg = data.get("msg")
-    if isinstance(msg, str) and msg.strip().isdecimal():
+    if isinstance(msg, str) and msg.strip().isdecimal() and len(msg.strip()) <= 9:  # no message has more
         msg = int(msg)
     if not isinstance(msg, int) or isinstance(msg, bool):
         problems.append("msg must be the number of the message the quote comes from")
@@ -66,6 +66,15 @@ def check_answer(data: Any, axis: str, tr: Transcript, burst: int) -> tuple[Labe
         return None, problems
     note = data.get("note") if isinstance(data.get("note"), str) else ""
     return Label(code, quote.strip(), msg, note.strip(), judge="llm"), []
+
+
+def parsed_label(text: str, axis: str, tr: Transcript, burst: int) -> tuple[Label | None, list[str]]:
+    """``check_answer`` on a reply's JSON; a reply that holds none (or JSON nested too deep
+    to read) is a problem to send back, like a wrong code."""
+    try:
+        return check_answer(extract_json(text), axis, tr, burst)
+    except (ValueError, RecursionError) as exc:
+        return None, [str(exc) if isinstance(exc, ValueError) else "the answer's JSON is nested too deeply to read"]
 
 
 def _schema(axis: str) -> dict[str, Any]:
@@ -131,36 +140,25 @@ class DescentJudge:
                 {"role": "user", "content": "2. The transcript, with the bursts marked:\n\n" + transcript}]
 
         async def one(b: Burst, axis: str, judge_of: str | None) -> Label:
+            # Only a model that gives no answer falls back; a template error (a broken override)
+            # or a bug is not the model's fault and is not hidden as one.
             axis_prompt = render(f"prompts/descent_{axis}.user.j2", self.templates, burst=b.number, judge_of=judge_of)
             messages = base + [{"role": "user", "content": axis_prompt}]
             try:
                 text = await self.client.ask(messages, axis)
-                try:
-                    data = extract_json(text)
-                except ValueError as exc:
-                    data, problems = None, [str(exc)]
-                else:
-                    got, problems = check_answer(data, axis, tr, b.number)
-                    if got is not None:
-                        return got
-                self.client._stats.repairs += 1
-                repair = render("prompts/descent_repair.user.j2", self.templates, problems=problems,
-                                burst=b.number, codes=AXES[axis])
-                text2 = await self.client.ask(messages + [{"role": "assistant", "content": text},
-                                                          {"role": "user", "content": repair}], axis)
-                try:
-                    got, problems = check_answer(extract_json(text2), axis, tr, b.number)
-                except ValueError as exc:
-                    got, problems = None, [str(exc)]
+                got, problems = parsed_label(text, axis, tr, b.number)
+                if got is None:
+                    self.client._stats.repairs += 1
+                    repair = render("prompts/descent_repair.user.j2", self.templates, problems=problems,
+                                    burst=b.number, codes=AXES[axis])
+                    text = await self.client.ask(messages + [{"role": "assistant", "content": text},
+                                                             {"role": "user", "content": repair}], axis)
+                    got, problems = parsed_label(text, axis, tr, b.number)
                 if got is not None:
                     return got
                 reason = "answer failed the checks twice: " + problems[0]
-            except _Failure as exc:
+            except _Failure as exc:  # the model gave no answer: timeouts, refusals, 5xx after retries
                 reason = exc.reason
-            except (asyncio.CancelledError, KeyboardInterrupt):
-                raise
-            except Exception as exc:  # a bug or an odd reply must not sink the report
-                reason = f"unexpected {type(exc).__name__}: {exc}"
             self.client._stats.fallbacks += 1
             off = fallback[b.number][axis]
             return Label(off.code, off.quote, off.msg, off.note, judge="offline", reason=reason[:200])

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..runs.model import RunError, Turn
-from ..runs.openai_chat import messages_to_turns
+from ..runs.chat_messages import messages_to_turns
 from ..runs.turnlog import parse_turns
 
 DEFAULT_MOUNT = "/work/corpus"

@@ -1,7 +1,7 @@
 """One insight as the agent reads it: the text agent/_insight.md.j2 makes of it.
 
 The prompt, the prompt index and the lesson groups all show insights through this one
-rendering, so a lesson reads the same wherever it appears.
+rendering, so an insight reads the same wherever it appears.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def render_insights(env, items: list[InsightInfo], show_source: bool,
         return []
     ctx = [_insight_ctx(i, a, u) for i, a, u in zip(items, also or [()] * len(items), usage or [None] * len(items))]
     batch = getattr(env, "_wikitrace_insight_batch", None)
-    if batch is None:  # compiled once per environment: lessons with counts are rendered one at a time
+    if batch is None:  # compiled once per environment: insights with counts are rendered one at a time
         batch = env._wikitrace_insight_batch = env.from_string(_BATCH)
     text = batch.render(items=ctx, show_source=show_source)
     return [p.strip("\n") for p in text.split("\x00")[:-1]]

@@ -73,7 +73,7 @@ class PromptParts:
     notes: list[str] = field(default_factory=list)
     # the same lesson drawn from several runs is shown once: shown id -> the other ids it stands for
     same_lesson: dict[str, list[str]] = field(default_factory=dict)
-    # inlined lessons an episode in the usage ledger cited: shown id -> {"episodes", "succeeded"}
+    # inlined insights an episode in the usage ledger cited: shown id -> {"episodes", "succeeded"}
     usage: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -208,7 +208,7 @@ class _CorpusTexts:
 
 
 class _IndexSource:
-    """build_prompt's view of a corpus through its prompt index (index.py)."""
+    """build_prompt's view of a corpus through its prompt index (index_reader.py)."""
 
     def __init__(self, idx):
         self.idx = idx
@@ -248,7 +248,7 @@ class _IndexSource:
 
 def _source(corpus, backend):
     if isinstance(corpus, (str, Path)) and (backend is None or isinstance(backend, BM25Backend)):
-        from .index import open_index
+        from .index_reader import open_index
 
         idx = open_index(corpus)
         if idx is not None:
@@ -278,9 +278,10 @@ def build_prompt(
     through it; otherwise, or with a non-BM25 backend, corpus.json is loaded. Both give
     the same prompt.
 
-    Lessons that episodes in the corpus's usage ledger cited show their counts. With
-    ``prefer_helpful`` a budget keeps lessons cited mostly in failed episodes last
-    (``helped_first``); lessons never cited keep their place.
+    Insights that episodes in the corpus's usage ledger cited show their counts (an
+    insight shown for others that teach the same lesson counts theirs too). With
+    ``prefer_helpful`` a budget keeps insights cited mostly in failed episodes last
+    (``helped_first``); insights never cited keep their place.
     """
     if variant not in VARIANTS:
         raise _unknown_variant(variant)
@@ -296,11 +297,7 @@ def build_prompt(
 
     ranked = src.rank_runs(task, task_type=task_type, apps=apps, k=k, boost=boost)
     notes.extend(getattr(src, "notes", ()))  # e.g. an embeddings fallback
-    similar = []
-    for r, s in ranked:
-        titles = [(i, src.title(i)) for i in r.insights]
-        similar.append(SimilarRun(step=r.step, outcome=r.outcome, score=round(s, 6), instruction=r.instruction,
-                                  insights=[{"id": i, "title": t} for i, t in titles if t is not None]))
+    similar = [_similar_run(src, r, s) for r, s in ranked]
     kind = task_kind(task_type, apps) or (ranked[0][0].kind if ranked else None)
 
     system = render(f"agent/system_{variant.replace('-', '_')}.md.j2", templates, mount=mount, tools=tools,
@@ -318,38 +315,12 @@ def build_prompt(
     everything = [j for j in src.display() if reps[j] == j] if texts.members else src.display()
     kept = everything
     if budget is not None:
-        # the block is its frame plus each insight's text and a newline; when the pool's
-        # size is not known yet, walk the priority order instead of rendering everything
-        total = texts.total_chars()
-        fits = total is not None and math.ceil(
-            (len(system) + total + len(_memory_block([], left_out=0, **block_kw)) + len(similar_block))
-            / CHARS_PER_TOKEN) <= budget
-        if not fits:
+        def ranked_order() -> list[int]:
             order = unique(reps[j] for j in src.priority(task, similar, kind))
-            if prefer_helpful and usage:
-                order = helped_first(order, usage)
-            frame = _memory_block([], left_out=len(everything), **block_kw)
-            room = budget * CHARS_PER_TOKEN - len(system) - len(similar_block) - len(frame)
-            chosen: list[int] = []
-            for j in order:
-                cost = len(texts.get(j)) + 1
-                if cost > room:
-                    break
-                room -= cost
-                chosen.append(j)
-            if len(chosen) < len(everything):
-                while True:  # the estimate is per piece; confirm on the real render
-                    picked = set(chosen)
-                    block = _memory_block([texts.get(j) for j in everything if j in picked],
-                                          left_out=len(everything) - len(chosen), **block_kw)
-                    if not chosen or estimate_tokens(system + block + similar_block) <= budget:
-                        break
-                    chosen.pop()
-                picked = set(chosen)
-                kept = [j for j in everything if j in picked]
-                if estimate_tokens(system + block + similar_block) > budget:
-                    notes.append(f"budget {budget} is below the fixed text "
-                                 f"({estimate_tokens(system + block + similar_block)} tokens); no insight inlined")
+            return helped_first(order, usage) if prefer_helpful and usage else order
+
+        kept, note = _within_budget(budget, everything, ranked_order, texts, system + similar_block, block_kw)
+        notes.extend([note] if note else [])
     if kept is everything:
         texts.all()
 
@@ -368,6 +339,50 @@ def build_prompt(
         same_lesson=same_lesson,
         usage={ids[j]: {"episodes": usage[j][0], "succeeded": usage[j][1]} for j in kept if j in usage},
     )
+
+
+def _similar_run(src, run, score: float) -> SimilarRun:
+    titles = [(i, src.title(i)) for i in run.insights]
+    return SimilarRun(step=run.step, outcome=run.outcome, score=round(score, 6), instruction=run.instruction,
+                      insights=[{"id": i, "title": t} for i, t in titles if t is not None])
+
+
+def _within_budget(budget: int, everything: list[int], ranked_order, texts, fixed: str,
+                   block_kw: dict) -> tuple[list[int], str | None]:
+    """The insights (in display order) a prompt of ``budget`` tokens keeps beside the
+    ``fixed`` text (system prompt and similar runs), and a note when not even the frame fits.
+
+    ``everything`` itself when all fit. Otherwise insights are taken in ``ranked_order()``
+    until the next one does not fit; the estimate is per piece, so the real block is then
+    rendered and trimmed until it fits. When the pool's size is not known yet the priority
+    order is walked instead of rendering every insight.
+    """
+    total = texts.total_chars()
+    if total is not None and math.ceil(
+            (len(fixed) + total + len(_memory_block([], left_out=0, **block_kw))) / CHARS_PER_TOKEN) <= budget:
+        return everything, None
+    frame = _memory_block([], left_out=len(everything), **block_kw)
+    room = budget * CHARS_PER_TOKEN - len(fixed) - len(frame)
+    chosen: list[int] = []
+    for j in ranked_order():
+        cost = len(texts.get(j)) + 1
+        if cost > room:
+            break
+        room -= cost
+        chosen.append(j)
+    if len(chosen) >= len(everything):
+        return everything, None
+    while True:  # the estimate is per piece; confirm on the real render
+        picked = set(chosen)
+        block = _memory_block([texts.get(j) for j in everything if j in picked],
+                              left_out=len(everything) - len(chosen), **block_kw)
+        if not chosen or estimate_tokens(fixed + block) <= budget:
+            break
+        chosen.pop()
+    picked = set(chosen)
+    tokens = estimate_tokens(fixed + block)
+    note = f"budget {budget} is below the fixed text ({tokens} tokens); no insight inlined" if tokens > budget else None
+    return [j for j in everything if j in picked], note
 
 
 def _lesson_usage(corpus, insight_ids: list[str], reps: list[int]) -> dict[int, tuple[int, int]]:
@@ -395,8 +410,8 @@ def mostly_failed(counts: tuple[int, int]) -> bool:
 
 
 def helped_first(order, usage: dict[int, tuple[int, int]]):
-    """``order`` with the lessons cited mostly in failed episodes moved to the end (in
-    their order). Every other lesson, never-cited ones included, keeps its order and only
+    """``order`` with the insights cited mostly in failed episodes moved to the end (in
+    their order). Every other insight, never-cited ones included, keeps its order and only
     moves forward, so a budget that kept it without this still keeps it."""
     pushed = []
     for j in order:

@@ -26,6 +26,9 @@ The insight merges (one call per changed insight group, compilers/insight_merge.
 not in the batch: their prompts need every run compiled and gathered first, so the build
 sends them through the live path afterwards, as it does without ``--batch``.
 
+Planning and the entry points live here; talking to the API (``submit``, ``poll``, the
+state file) in ``batch_api``, storing what came back in ``batch_results``.
+
 ``prefill_cache`` runs them all, or resumes from a batch id or a state file so
 that a build interrupted while waiting never submits (and pays for) the same
 requests twice. It is synchronous: call it before the build's event loop.
@@ -37,35 +40,25 @@ which imports ``openai`` only when a client is made.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import shutil
-import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 from ..runs.model import Run
-from ..llm.cache import CachedAnswer
+from .batch_api import ENDPOINT, BatchError, make_client, poll, read_state, submit, write_state
+from .batch_results import BatchReport, FailedItem, download_into_cache
 
-ENDPOINT = "/v1/chat/completions"
-COMPLETION_WINDOW = "24h"
+__all__ = ["BatchError", "BatchFile", "BatchPlan", "BatchReport", "FailedItem", "download_into_cache",
+           "make_client", "plan_batch", "poll", "prefill_cache", "read_state", "resume", "submit", "write_state"]
+
 # OpenAI's limits per batch input file: 50,000 requests and 200 MB. The byte limit
 # is kept a little under 200 MiB so that either reading of "MB" is respected.
 MAX_REQUESTS_PER_FILE = 50_000
 MAX_BYTES_PER_FILE = 200_000_000
-TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
-STATE_FORMAT = "wikitrace-batch-state/1"
-# Consecutive failed status checks tolerated while polling before giving up
-# (the batches keep running; the state file lets a later run resume them).
-MAX_POLL_ERRORS = 10
-
-
-class BatchError(RuntimeError):
-    """The batch path cannot go on; the message says what to do."""
 
 
 @dataclass
@@ -103,40 +96,6 @@ class BatchPlan:
                     pass
 
 
-@dataclass
-class FailedItem:
-    custom_id: str  # the cache key of the request
-    reason: str
-    run_id: str | None = None  # known when the same process planned the batch
-
-
-@dataclass
-class BatchReport:
-    submitted: int = 0  # requests in the batches (after skipping cached ones)
-    succeeded: int = 0  # answers stored in the cache
-    failed: list[FailedItem] = field(default_factory=list)  # these runs go through the live path
-    skipped_cached: int = 0  # runs whose answer was already cached: not submitted
-    batch_ids: list[str] = field(default_factory=list)
-    statuses: dict[str, str] = field(default_factory=dict)  # batch id -> final status
-    rejected: dict[str, str] = field(default_factory=dict)  # batch id -> why the API failed it as a whole
-    resumed: bool = False
-    duplicates: int = 0
-    too_large: list[str] = field(default_factory=list)
-
-    def summary(self) -> str:
-        parts = [f"{self.succeeded} of {self.submitted} batch requests answered"]
-        if self.failed:
-            parts.append(f"{len(self.failed)} failed (compiled live)")
-        if self.skipped_cached:
-            parts.append(f"{self.skipped_cached} already cached")
-        if self.too_large:
-            parts.append(f"{len(self.too_large)} too large for a batch file (compiled live)")
-        odd = sorted({s for s in self.statuses.values() if s != "completed"})
-        if odd:
-            parts.append("batch status " + ", ".join(odd))
-        return "; ".join(parts)
-
-
 # --- planning -------------------------------------------------------------------------
 
 
@@ -147,12 +106,6 @@ def request_body(compiler: Any, messages: list[dict[str, str]], outcome: str, mo
 
 def _key(compiler: Any, messages: list[dict[str, str]], mode: str) -> str:
     return compiler.cache_key_for(messages, mode)
-
-
-def _mode_of(body: dict[str, Any]) -> str:
-    fmt = body.get("response_format")
-    kind = fmt.get("type") if isinstance(fmt, dict) else None
-    return kind if kind in ("json_schema", "json_object") else "text"
 
 
 def plan_batch(runs: Iterable[Run], compiler: Any, directory: str | os.PathLike[str] | None = None, *,
@@ -216,335 +169,6 @@ def plan_batch(runs: Iterable[Run], compiler: Any, directory: str | os.PathLike[
         if fh is not None:
             fh.close()
     return plan
-
-
-# --- the API --------------------------------------------------------------------------
-
-
-def make_client(compiler: Any, timeout: float = 600.0) -> Any:
-    """A synchronous client for the Batch API with the compiler's endpoint and key."""
-    from ..llm.client import batch_client
-
-    return batch_client(compiler.config, timeout)
-
-
-def _api_error(what: str, exc: Exception) -> BatchError:
-    status = getattr(exc, "status_code", None)
-    detail = " ".join(str(getattr(exc, "message", "") or exc).split())[:200]
-    hint = ""
-    if status in (404, 405, 501):
-        hint = " (this endpoint may not offer the Batch API; drop --batch to compile live)"
-    elif status in (401, 403):
-        hint = " (check OPENAI_API_KEY)"
-    elif status is None and type(exc).__name__ in ("APIConnectionError", "APITimeoutError"):
-        hint = (" (nothing answered at the endpoint: check OPENAI_BASE_URL; submitted batches keep running, "
-                "collect them later with --resume-batch)")
-    return BatchError(f"{what} failed: {f'HTTP {status}: ' if status else ''}{detail}{hint}")
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def write_state(path: str | os.PathLike[str], batch_ids: list[str], *, model: str, endpoint: str,
-                created_at: str | None = None, requests: int | None = None) -> None:
-    """Record the batches of a build, atomically, so a restart can resume them."""
-    from ..fsio import write_atomic
-
-    state = {"format": STATE_FORMAT, "batch_ids": list(batch_ids), "created_at": created_at or _now(),
-             "model": model, "endpoint": endpoint}
-    if requests is not None:
-        state["requests"] = requests
-    write_atomic(Path(path), json.dumps(state, indent=1) + "\n")
-
-
-def read_state(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The state written by ``write_state``, or ``None`` when absent or unreadable."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("batch_ids"), list) or not data["batch_ids"]:
-        return None
-    if not all(isinstance(i, str) and i for i in data["batch_ids"]):
-        return None
-    return data
-
-
-def submit(plan: BatchPlan, client: Any, *, state_path: str | os.PathLike[str] | None = None) -> list[str]:
-    """Upload each request file and create its batch. Returns the batch ids.
-
-    With ``state_path``, the ids are written there after each batch is created,
-    so even a crash between two batches loses none of them.
-    """
-    from ..llm.client import sdk_errors
-
-    sdk = sdk_errors()
-
-    ids: list[str] = []
-    created_at = _now()
-    total = len(plan.files)
-    for n, f in enumerate(plan.files, 1):
-        try:
-            with open(f.path, "rb") as fh:
-                uploaded = client.files.create(file=(f.path.name, fh, "application/jsonl"), purpose="batch")
-        except sdk.APIError as exc:
-            raise _api_error(f"uploading batch file {n} of {total}", exc) from None
-        try:
-            batch = client.batches.create(input_file_id=uploaded.id, endpoint=ENDPOINT,
-                                          completion_window=COMPLETION_WINDOW,
-                                          metadata={"source": "wikitrace", "part": f"{n}/{total}"})
-        except sdk.APIError as exc:
-            raise _api_error(f"creating batch {n} of {total}", exc) from None
-        ids.append(batch.id)
-        if state_path is not None:
-            write_state(state_path, ids, model=plan.model, endpoint=plan.endpoint, created_at=created_at,
-                        requests=sum(x.requests for x in plan.files[:n]))
-    return ids
-
-
-def _counts(batch: Any) -> tuple[int, int]:
-    rc = getattr(batch, "request_counts", None)
-    total = getattr(rc, "total", None) or 0
-    done = (getattr(rc, "completed", None) or 0) + (getattr(rc, "failed", None) or 0)
-    return done, total
-
-
-def poll(batch_ids: list[str], client: Any, progress: Any = None, interval: float = 30.0, *,
-         timeout: float | None = None, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
-    """Check the batches every ``interval`` seconds until each has a terminal status.
-
-    Returns ``{batch_id: batch}`` (the openai ``Batch`` objects). ``progress`` may
-    be a ``rich.progress.Progress`` (one bar per batch) or a callable called as
-    ``progress(batch_id, status, done, total)`` after each check. Transient
-    errors are retried; after ``MAX_POLL_ERRORS`` in a row, or past ``timeout``
-    seconds, ``BatchError`` is raised (the batches keep running: resume later).
-    """
-    from ..llm.client import sdk_errors
-
-    sdk = sdk_errors()
-
-    pending = list(dict.fromkeys(batch_ids))
-    final: dict[str, Any] = {}
-    bars: dict[str, Any] = {}
-    errors = 0
-    reached = False  # some status check has been answered
-    start = time.monotonic()
-    while True:
-        for bid in list(pending):
-            try:
-                batch = client.batches.retrieve(bid)
-            except sdk.NotFoundError as exc:
-                raise _api_error(f"looking up batch {bid}", exc) from None
-            except (sdk.APIConnectionError, sdk.APIStatusError) as exc:
-                errors += 1
-                unreachable = isinstance(exc, sdk.APIConnectionError) and not reached
-                if unreachable or errors >= MAX_POLL_ERRORS or (isinstance(exc, sdk.APIStatusError)
-                                                                 and exc.status_code in (401, 403)):
-                    # never reached at all: an endpoint that is down or mistyped, said now, not after minutes
-                    raise _api_error(f"checking batch {bid} ({errors} {'try' if errors == 1 else 'tries'})",
-                                     exc) from None
-                sys.stderr.write(f"wikitrace: checking batch {bid} failed ({type(exc).__name__}); trying again "
-                                 f"in {interval:.0f} s ({errors} of {MAX_POLL_ERRORS})\n")
-                continue
-            errors = 0
-            reached = True
-            status = str(batch.status)
-            done, total = _counts(batch)
-            _show(progress, bars, bid, status, done, total)
-            if status in TERMINAL:
-                final[bid] = batch
-                pending.remove(bid)
-        if not pending:
-            return {bid: final[bid] for bid in dict.fromkeys(batch_ids)}
-        if timeout is not None and time.monotonic() - start > timeout:
-            raise BatchError(f"batches still running after {timeout:.0f} s: {', '.join(pending)} "
-                             f"(resume later with --resume-batch)")
-        sleep(interval)
-
-
-def _show(progress: Any, bars: dict[str, Any], bid: str, status: str, done: int, total: int) -> None:
-    if progress is None:
-        return
-    if hasattr(progress, "add_task"):
-        label = f"batch {bid[-10:]} {status}"
-        if bid not in bars:
-            bars[bid] = progress.add_task(label, total=total or None)
-        progress.update(bars[bid], description=label, completed=done, total=total or None)
-    else:
-        progress(bid, status, done, total)
-
-
-# --- results into the cache -----------------------------------------------------------
-
-
-def _file_lines(client: Any, file_id: str) -> Iterator[bytes]:
-    """The lines of a stored file, streamed, split on ``\n`` only.
-
-    (Text line splitting would also cut at U+2028 or U+0085, which JSON allows raw
-    inside strings and which run logs do contain.)
-    """
-    with client.files.with_streaming_response.content(file_id) as response:
-        rest = b""
-        for chunk in response.iter_bytes():
-            rest += chunk
-            *lines, rest = rest.split(b"\n")
-            for line in lines:
-                if line.strip():
-                    yield line
-        if rest.strip():
-            yield rest
-
-
-def _error_text(body: Any) -> str:
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict):
-            return str(inner.get("message") or inner.get("code") or json.dumps(inner))
-        return str(inner)
-    return str(body or "")
-
-
-def _answer(body: Any) -> tuple[str, dict[str, int]] | str:
-    """``(text, usage)`` of a chat completion body, or why there is none."""
-    if not isinstance(body, dict):
-        return "the response has no body"
-    choices = body.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return "the response has no choices"
-    message = choices[0].get("message")
-    text = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(text, str) or not text.strip():
-        return f"empty answer (finish_reason {choices[0].get('finish_reason')})"
-    raw = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-    usage = {k: raw[k] for k in ("prompt_tokens", "completion_tokens")
-             if isinstance(raw.get(k), int) and not isinstance(raw.get(k), bool)}
-    return text, usage
-
-
-def _outcome(record: dict[str, Any]) -> tuple[str, tuple[str, dict[str, int]] | None, str | None]:
-    """``(custom_id, answer, reason)`` of one output or error file line."""
-    cid = str(record.get("custom_id") or "")
-    err = record.get("error")
-    response = record.get("response") if isinstance(record.get("response"), dict) else {}
-    status = response.get("status_code")
-    if err:
-        if isinstance(err, dict):
-            code, msg = err.get("code"), err.get("message")
-            return cid, None, " ".join(f"{code or 'error'}: {msg or ''}".split())[:300]
-        return cid, None, " ".join(str(err).split())[:300]
-    if status != 200:
-        return cid, None, " ".join(f"HTTP {status}: {_error_text(response.get('body'))}".split())[:300]
-    got = _answer(response.get("body"))
-    if isinstance(got, str):
-        return cid, None, got
-    return cid, got, None
-
-
-def _batch_problem(batch: Any) -> str:
-    status = str(getattr(batch, "status", "unknown"))
-    errs = getattr(getattr(batch, "errors", None), "data", None) or []
-    first = errs[0] if errs else None
-    detail = ""
-    if first is not None:
-        detail = f": {getattr(first, 'code', None) or 'error'}: {getattr(first, 'message', '') or ''}"
-    return " ".join(f"no result (batch {status}{detail})".split())[:300]
-
-
-def download_into_cache(batch_ids: list[str], compiler: Any, *, client: Any = None,
-                        batches: dict[str, Any] | None = None,
-                        inputs: dict[str, Path] | None = None) -> BatchReport:
-    """Store every successful answer of finished batches in ``compiler.cache``.
-
-    The input file of each batch (the local copy in ``inputs`` when given, else
-    the uploaded one) supplies the messages and mode of each request, so each
-    cache file is the same as the live path writes. Failed lines, lines in the
-    error file and requests with no result at all are listed with a reason.
-    Memory holds a custom_id -> offset index of one input file, not the answers.
-    """
-    from ..llm.client import sdk_errors
-
-    sdk = sdk_errors()
-
-    if getattr(compiler, "cache", None) is None:
-        raise BatchError("--batch needs the response cache; do not combine it with --no-cache")
-    client = client or make_client(compiler)
-    report = BatchReport(batch_ids=list(batch_ids))
-    for bid in dict.fromkeys(batch_ids):
-        try:
-            batch = (batches or {}).get(bid) or client.batches.retrieve(bid)
-        except sdk.APIError as exc:
-            raise _api_error(f"looking up batch {bid}", exc) from None
-        report.statuses[bid] = str(batch.status)
-        if str(batch.status) == "failed":
-            report.rejected[bid] = _batch_problem(batch).removeprefix("no result (").removesuffix(")")
-        if str(batch.status) not in TERMINAL:
-            raise BatchError(f"batch {bid} is still {batch.status}; wait for it (poll) before downloading")
-        with tempfile.TemporaryDirectory(prefix="wikitrace-batch-") as tmp:
-            local = (inputs or {}).get(bid)
-            if local is None or not Path(local).is_file():
-                local = Path(tmp) / "input.jsonl"
-                try:
-                    with open(local, "wb") as fh:
-                        for line in _file_lines(client, batch.input_file_id):
-                            fh.write(line.rstrip(b"\r\n") + b"\n")
-                except sdk.APIError as exc:
-                    raise _api_error(f"downloading the input of batch {bid}", exc) from None
-            _store_batch(batch, Path(local), client, compiler, report)
-    return report
-
-
-def _store_batch(batch: Any, local: Path, client: Any, compiler: Any, report: BatchReport) -> None:
-    from ..llm.client import sdk_errors
-
-    sdk = sdk_errors()
-
-    offsets: dict[str, int] = {}
-    with open(local, "rb") as fh:
-        pos = 0
-        for raw in fh:
-            if raw.strip():
-                try:
-                    cid = json.loads(raw).get("custom_id")
-                except (ValueError, AttributeError):
-                    cid = None
-                if isinstance(cid, str) and cid:
-                    offsets.setdefault(cid, pos)
-            pos += len(raw)
-    report.submitted += len(offsets)
-    seen: set[str] = set()
-    with open(local, "rb") as inp:
-        for file_id in (batch.output_file_id, batch.error_file_id):
-            if not file_id:
-                continue
-            try:
-                for raw in _file_lines(client, file_id):
-                    try:
-                        record = json.loads(raw)
-                    except ValueError:
-                        continue
-                    if not isinstance(record, dict):
-                        continue
-                    cid, answer, reason = _outcome(record)
-                    if cid not in offsets or cid in seen:
-                        continue
-                    seen.add(cid)
-                    if answer is None:
-                        report.failed.append(FailedItem(cid, reason or "failed"))
-                        continue
-                    inp.seek(offsets[cid])
-                    body = json.loads(inp.readline()).get("body") or {}
-                    text, usage = answer
-                    text = compiler.redacted(text)  # a key the model wrote back is never cached
-                    compiler.cache.put(cid, CachedAnswer(text, usage), model=str(body.get("model") or compiler.model),
-                                       mode=_mode_of(body), messages=body.get("messages") or [])
-                    report.succeeded += 1
-            except sdk.APIError as exc:
-                raise _api_error(f"downloading the results of batch {batch.id}", exc) from None
-    missing = [cid for cid in offsets if cid not in seen]
-    if missing:
-        reason = _batch_problem(batch)
-        report.failed.extend(FailedItem(cid, reason) for cid in missing)
 
 
 # --- entry points ---------------------------------------------------------------------

@@ -32,6 +32,7 @@ from typing import Any
 
 from .answer_check import _echo_problems
 from ..llm.cache import CachedAnswer
+from ..llm.transport import AnswerTooLarge, Failure, FormatRejected
 from .text import _VALUE
 
 MAX_CHARS = 700
@@ -105,8 +106,11 @@ async def _one(compiler, entry: dict, tags: list[str]) -> None:
             body["max_tokens"] = compiler.max_tokens
         try:
             text, usage = await compiler.transport.send(body, "json_object")
-        except Exception as exc:  # after the transport's own retries: keep the offline wording
-            _fallback(entry, f"{type(exc).__name__}: {exc}")
+        except Failure as exc:  # a transport fault after the transport's own retries
+            _fallback(entry, exc.reason)
+            return
+        except (FormatRejected, AnswerTooLarge) as exc:  # the server refused JSON mode, or an endless answer
+            _fallback(entry, str(exc))
             return
         text = compiler.redacted(text)
         guideline, problem = check_guideline(text, offline)

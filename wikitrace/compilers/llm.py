@@ -51,8 +51,8 @@ from .answer_json import extract_json
 from .base import CompileStats
 from ..llm.cache import CachedAnswer, ResponseCache, cache_key
 from ..llm.transport import AnswerTooLarge, ChatTransport, Failure, FormatRejected, one_line
-from .offline import compile_offline
-from .prompt_views import Prompt, build_prompt, clip, evidence_key
+from .llm_offline import PROMPT_LIMITS, offline_compilation, prompt_for
+from .prompt_views import Prompt, clip, evidence_key
 from .schema import MAX_INSIGHTS, Compilation, json_schema
 
 __all__ = ["LLMCompiler", "RESPONSE_MODES", "PROMPT_TEMPLATES", "clip", "extract_json"]
@@ -131,9 +131,9 @@ class LLMCompiler:
         temperature: float | None = None,
         max_tokens: int | None = None,
         max_answer_bytes: int | None = None,
-        clip_limit: int = 2000,
-        trajectory_budget: int = 60_000,
-        solver_prompt_limit: int = 8_000,
+        clip_limit: int = PROMPT_LIMITS["clip_limit"],
+        trajectory_budget: int = PROMPT_LIMITS["trajectory_budget"],
+        solver_prompt_limit: int = PROMPT_LIMITS["solver_prompt_limit"],
     ) -> None:
         if response_mode is not None and response_mode not in RESPONSE_MODES:
             raise ValueError(f"response_mode must be one of {', '.join(RESPONSE_MODES)}, got {response_mode!r}")
@@ -189,6 +189,11 @@ class LLMCompiler:
                 raise
             return self._fallback(run, f"unexpected {type(exc).__name__}: {one_line(str(exc))}")
 
+    def asks_at_once(self) -> bool:
+        """True when the first run's answer cannot come from the cache (none, not read, or
+        holding no answer in this mode): the build may import the client ahead of it."""
+        return self.cache is None or not self.read_cache or not self.cache.holds_mode(self.response_mode)
+
     async def aclose(self) -> None:
         """Close the HTTP client (optional; the build may call it at the end)."""
         await self.transport.aclose()
@@ -201,8 +206,8 @@ class LLMCompiler:
 
     def prompt(self, run: Run) -> Prompt:
         """Everything in the prompt that does not depend on the response mode."""
-        return build_prompt(run, self.templates, clip_limit=self.clip_limit,
-                            trajectory_budget=self.trajectory_budget, solver_prompt_limit=self.solver_prompt_limit)
+        return prompt_for(run, self.templates, clip_limit=self.clip_limit,
+                          trajectory_budget=self.trajectory_budget, solver_prompt_limit=self.solver_prompt_limit)
 
     def render_messages(self, run: Run, mode: str | None = None) -> list[dict[str, str]]:
         """The chat messages this compiler would send for ``run`` (for dry runs and debugging)."""
@@ -282,7 +287,7 @@ class LLMCompiler:
 
     def _fallback(self, run: Run, reason: str) -> Compilation:
         self._stats.count_fallback(one_line(reason))
-        comp = compile_offline(run)  # already grounded
+        comp = offline_compilation(run)  # already grounded
         comp.compiler = "offline-fallback"
         comp.fallback_reason = one_line(reason)
         return comp

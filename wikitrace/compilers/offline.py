@@ -15,7 +15,7 @@ order, and the page says how many calls it left out:
   past; identical calls repeated; a run that never acted. An ending by the
   harness is stated as such, never as a cause.
 
-Lessons (lessons.py) name the run's own tools, argument keys, errors and rules.
+Insights (run_insights.py) name the run's own tools, argument keys, errors and rules.
 """
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
-from .lesson_words import answer_seen_in, expected_answer, free_form
-from .lessons import lessons_for, patterns_of, rules_once
+from .insight_words import free_form
+from .page_notes import check_notes, choice_notes, followed_note, listed_note, provenance, wrong_answer
+from .run_insights import insights_for
+from .run_patterns import patterns_of
 from .reading import Call, Reading, check_arguments, command_of, full_arguments, harness_reason, read_run, runs_a_command
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
 from .text import clip, quote_of, short_task, signature
@@ -85,7 +87,7 @@ def compile_offline(run: Run) -> Compilation:
         description=description,
         outcome=run.outcome.label,
         evidence=[i.evidence for i in chosen],
-        insights=lessons_for(reading, chosen)[:MAX_INSIGHTS],
+        insights=insights_for(reading, chosen)[:MAX_INSIGHTS],
         compiler="offline",
         left_out=sum(1 for c in calls if c.n not in cited),
         patterns=patterns_of(reading),
@@ -208,7 +210,8 @@ def _success_items(r: Reading) -> list[Item]:
             + (f" with {', '.join(changed)} changed." if changed else " with the same arguments."),
             support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
                     f"the second returned: {clip(fix.turn.result, 100)}",
-            turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=_call_line(fix)), "recovery", fix))
+            turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=_call_line(fix),
+            notes=listed_note(calls, err)), "recovery", fix))
     writes = [c for c in calls if c.writes and not c.error]
     last_write = writes[-1] if writes else None
     seen: set[str] = set()
@@ -246,44 +249,12 @@ def _success_items(r: Reading) -> list[Item]:
             + (f"; a later call took {', '.join(keys[:4])} from what it returned." if keys
                else " before any change." if first_change is not None and c.n < first_change else "."),
             support=f"It returned: {clip(c.turn.result)}" if c.turn.result else "It returned nothing.",
-            turns=[c.n], quote=quote_of(c.turn.result)), "lookup", c))
+            turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c)), "lookup", c))
     return items
-
-
-def _check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
-    """Notes on a state-changing call: arguments no earlier turn showed, and rules it meets.
-    Returns the notes and whether any of them is a checked discrepancy."""
-    notes, flagged = [], False
-    checks = check_arguments(r, c.turn)
-    for a in checks:
-        if a.seen_at is not None:
-            continue
-        flagged = True
-        if a.other_at is not None:
-            notes.append(f"`{a.path}` is {_val(a.value)}, but the observation at turn {a.other_at} "
-                         f"gave that field as {' or '.join(_val(v) for v in a.other[:3])}"
-                         f"{f' (and {len(a.other) - 3} more)' if len(a.other) > 3 else ''}.")
-        else:
-            notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
-    if checks and not flagged:
-        notes.append("Every argument value appears in an earlier observation, user message or call.")
-    for hit in rules_once(r, c):
-        if hit.broken:
-            flagged = True
-            notes.append(f"The system prompt (turn {hit.turn}) says: \"{hit.sentence}\" — here {hit.broken}.")
-        else:
-            notes.append(f"A rule of the system prompt (turn {hit.turn}) on this action: \"{hit.sentence}\"")
-    return notes, flagged
 
 
 def _answer(c: Call) -> str:
     return " ".join((c.turn.result or "").split())
-
-
-def _val(v) -> str:
-    import json
-
-    return json.dumps(v, ensure_ascii=False)
 
 
 def _failure_items(r: Reading) -> list[Item]:
@@ -309,7 +280,7 @@ def _failure_items(r: Reading) -> list[Item]:
             + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,
             support=f"The environment answered with an error: {clip(c.turn.result)}",
             turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
-            call=_call_line(c) if c.writes else None), "error", c))
+            call=_call_line(c) if c.writes else None, notes=listed_note(calls, c)), "error", c))
     # a loop: the same call answered the same way, three times or more (the same command in
     # another folder, or answered differently, is no repetition)
     repeats = Counter((signature(c.turn), _answer(c)) for c in calls)
@@ -335,17 +306,18 @@ def _failure_items(r: Reading) -> list[Item]:
             call=_call_line(same[0]) if same[0].writes else None), "loop", same[-1]))
     writes = [c for c in calls if c.writes and not c.error]
     for c in writes:
-        notes, flagged = _check_notes(r, c)
+        notes, flagged = check_notes(r, c)
+        if free_form(c) is None:
+            notes = notes + choice_notes(r, c)
         last = c is writes[-1]
         edit = edit_of(c.turn)
         rank = (90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
         items.append(Item(rank, Evidence(
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "")
             + (", after the user agreed." if c.confirmed else "."),
-            support=_wrong_answer(r, c) or (
+            support=wrong_answer(r, c) or (
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
-                "what the task asked for"
-                + (" (see the checks below)." if flagged else ". This is a suspect, not a proven cause.")),
+                "what the task asked for" + (" (see the checks below)." if flagged else "." + provenance(r, c))),
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
     if not writes and not any(c.error for c in calls):
         last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
@@ -357,17 +329,3 @@ def _failure_items(r: Reading) -> list[Item]:
             support = "The run was judged a failure without a single environment call."
         items.append(Item(40, Evidence(decision=decision, support=support, turns=[last.turn] if last else []), "idle"))
     return items
-
-
-def _wrong_answer(r: Reading, c: Call) -> str | None:
-    """For a final answer (a free-form argument) of a failed run: that it was judged wrong, what
-    the task expected when the log records it, and whether a look-up had shown that; None for
-    a call that changes state, whose page keeps saying what the change may have missed."""
-    if free_form(c) is None:
-        return None
-    gold = expected_answer(r)
-    if gold is None:
-        return "This answer ended the run and was judged wrong."
-    seen = answer_seen_in(r, gold, c)
-    return (f"This answer ended the run and was judged wrong; the task expected \"{clip(gold, 80)}\", which "
-            + (f"the look-up at turn {seen.n} had returned." if seen is not None else "no look-up had returned."))

@@ -31,7 +31,7 @@ class CandidateInsight:
     title: str
     guideline: str
     applicability: str
-    # The lesson's structural key (compilers/lessons.py): runs with the same key of one task
+    # The lesson's structural key (compilers/run_insights.py): runs with the same key of one task
     # type share one insight page. None from a model's answer until it is grouped.
     key: str | None = None
     detail: str = ""  # what this run showed of it, beside the run on the insight page

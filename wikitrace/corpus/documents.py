@@ -177,7 +177,7 @@ def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates
     def group_of(i: dict) -> str:
         return ", ".join(i["apps"]) if i.get("apps") else (i.get("task_type") or "unspecified")
 
-    from .insights import index_note, kind_of
+    from .insights import index_note, kind_of, unpaged
 
     ordered = sorted(insights, key=lambda i: (group_of(i), layout.id_number(i["id"])))
     by_kind = Counter((kind_of(r), r["outcome"]) for r in runs)
@@ -195,6 +195,6 @@ def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates
         "compilation/_index.md": render("compilation_index.md.j2", templates, mount=mount.rstrip("/"), runs=runs,
                                         frontmatter=dump_frontmatter({"type": "index", "layer": "compilation", "count": len(runs)})),
         "insight/_index.md": render("insight_index.md.j2", templates, mount=mount.rstrip("/"), groups=groups,
-                                    totals=totals, notes=notes,
+                                    totals=totals, notes=notes, unpaged=unpaged(runs, insights),
                                     frontmatter=dump_frontmatter({"type": "index", "layer": "insight", "count": len(insights)})),
     }

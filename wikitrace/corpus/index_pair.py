@@ -4,7 +4,7 @@ A build writes ``index/prompt.bin`` from the same bytes it then writes to corpus
 both are in place it notes each file's inode, modification time and size (the test the
 manifest trusts for every page). A prompt that finds both files exactly so reads only the
 corpus.json entries it needs; any other state (a hand edit, ``forget`` before this note
-existed, a copy) falls back to hashing the indexed span, as agent/index.py describes.
+existed, a copy) falls back to hashing the indexed span, as agent/index_reader.py describes.
 """
 
 from __future__ import annotations

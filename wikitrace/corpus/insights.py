@@ -1,7 +1,7 @@
 """The insight layer: one page per distinct lesson of a task type, gathered across runs.
 
 Each compiled run records in its corpus.json entry the lessons it teaches (at most
-three, each under a structural key: compilers/lessons.py) and every pattern it met.
+three, each under a structural key: compilers/run_insights.py) and every pattern it met.
 After all runs are compiled, ``gather`` groups the lessons by insight id (one id per
 task type and key, handed out by the IdAllocator in input order) and writes, per
 insight: the lesson's text, every run that taught it (outcome, what it showed, a
@@ -28,10 +28,11 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
-from .trials import Trials
+from .rewrites import ask_first, retitle, temper
+from .trials import WORDS_FROM, Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
-INSTEAD_SHOWN = 10  # successful runs listed by name on a page (all are counted)
+INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
 # patterns that are trouble a run meets: for these a page lists what successful runs that met it did
 TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off"}
 
@@ -134,7 +135,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
     for r in runs:
         kind = kind_of(r)
         totals[kind][r["outcome"]] += 1
-        for p in r.get("patterns") or []:
+        for p in [*(r.get("patterns") or []), *sorted(faced(r.get("patterns") or []))]:
             met[kind][p][r["outcome"]] += 1
             if r["outcome"] == "success":
                 met_by[(kind, p)].append(r)
@@ -144,6 +145,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
                                                                      layout.insight_id(len(ids)))
             groups.setdefault(iid, []).append((r, lesson))
     picked = {iid: _pick_text(m) for iid, m in groups.items()}
+    splits = {kind: separating(kind_met) for kind, kind_met in met.items()}
     titles = {iid: text["title"] for iid, text in picked.items()}
     out = []
     for iid in sorted(groups, key=layout.id_number):
@@ -161,11 +163,16 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             seen = met[kind].get(pattern, Counter())
             a, b = seen["failure"], seen["success"]
             verdict, p = _verdict(a, b, failed, succeeded)
-            instead = [{"step": s["step"], "insights": [i for i in s.get("insights") or [] if i != iid]}
-                       for s in met_by.get((kind, pattern), [])[:INSTEAD_SHOWN]] \
-                if verdict in ("none", "success") and pattern.split("|", 1)[0] in TROUBLE else []
+            instead, per_lesson = [], Counter()
+            if verdict in ("none", "success") and pattern.split("|", 1)[0] in TROUBLE and pattern == lesson["key"]:
+                for s in met_by.get((kind, pattern), []):  # every one counted, up to INSTEAD_SHOWN named per lesson
+                    theirs = [i for i in s.get("insights") or [] if i != iid]
+                    per_lesson[",".join(theirs)] += 1
+                    if per_lesson[",".join(theirs)] <= INSTEAD_SHOWN:
+                        instead.append({"step": s["step"], "insights": theirs})
             contrast = {"pattern": pattern, "failed_met": a, "failed": failed, "success_met": b,
-                        "success": succeeded, "verdict": verdict, "p": p, "instead": instead}
+                        "success": succeeded, "verdict": verdict, "p": p, "instead": instead,
+                        "instead_counts": dict(sorted(per_lesson.items()))}
         out.append({
             "id": iid, "key": lesson["key"], **text,
             "task_type": first.get("task_type") if not first.get("apps") else None, "apps": first.get("apps") or None,
@@ -173,7 +180,12 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             "source_step": first["step"], "source_outcome": first["outcome"],
             "counts": counts, "contrast": contrast, "sources": sources,
             "same_task": trials.compare([e for e, _l in members]),
+            "separating": relevant(lesson["key"], splits.get(kind, [])),
         })
+    for entry in out:
+        retitle(entry)
+        temper(entry)
+        ask_first(entry, groups[entry["id"]])
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
@@ -223,3 +235,114 @@ def index_note(entry: dict) -> str:
                else "taken more often by failed runs",
                "success": "met more often by successful runs", "none": "did not decide the outcome"}
     return figures + (f"; {verdict[c['verdict']]}" if c["verdict"] in verdict else "")
+
+
+GENERIC = ("loop", "unseen")  # patterns a run teaches as a lesson only when it teaches nothing more specific
+
+
+def unpaged(runs: Iterable[dict], insights: list[dict]) -> dict[str, list[str]]:
+    """The generic patterns (a repeated call, a value from nowhere) that runs met but no insight
+    page of their task type is about, counted for the insight index: the fact is kept, with the
+    same contrast as a page's, without a page of boilerplate advice."""
+    totals: dict[str, Counter] = defaultdict(Counter)
+    met: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    for r in runs:
+        kind = kind_of(r)
+        totals[kind][r["outcome"]] += 1
+        for p in r.get("patterns") or []:
+            if p.split("|", 1)[0] in GENERIC:
+                met[kind][p][r["outcome"]] += 1
+    paged = {(kind_of(i), i["key"]) for i in insights}
+    out: dict[str, list[str]] = {}
+    for kind in sorted(met):
+        failed, succeeded = totals[kind]["failure"], totals[kind]["success"]
+        for pattern in sorted(met[kind]):
+            if (kind, pattern) in paged:
+                continue
+            seen = met[kind][pattern]
+            fields = pattern.split("|")
+            what = f"Runs {MET[fields[0]]}" + (f" ({fields[1]})" if len(fields) > 1 else "")
+            note = index_note({"contrast": {"pattern": pattern, "failed_met": seen["failure"], "failed": failed,
+                                            "success_met": seen["success"], "success": succeeded,
+                                            **dict(zip(("verdict", "p"),
+                                                       _verdict(seen["failure"], seen["success"], failed, succeeded)))}})
+            out.setdefault(kind, []).append(f"{what}: {note}")
+    return out
+
+
+# --- choices that separate successful from failed runs ----------------------------------------
+#
+# A run records what it chose (corpus/trials.py reads the same patterns): the look-ups it made
+# before its first change with a tool (``before|<change>|<look-up>``), where the words of a
+# free-text query or answer came from (``query|`` / ``said|<tool>|task|shown|own``). Each choice
+# is contrasted only among the runs that could have made it (the runs whose change with that
+# tool went through; the runs that sent such a query or answer), with the same one-sided
+# Fisher test as the lessons, so a page says "successful runs did this first" only when the
+# counts show it, and a page changes only when a run that faced the same choice is added.
+
+_WHERE = WORDS_FROM  # the same phrases as the trial comparison
+_RETRIED = {"same": "with the same arguments", "listed": "with a value the error's text named",
+            "other": "with other values, none of them named by the error"}
+
+
+def _population(pattern: str) -> str | None:
+    fields = pattern.split("|")
+    if len(fields) != 3 or fields[2] == "*":
+        return None
+    kind, tool = fields[:2]
+    if kind == "before":
+        return f"went-through|{tool}"
+    if kind in ("query", "said") and fields[2] in _WHERE or kind == "retry" and fields[2] in _RETRIED:
+        return f"{kind}|{tool}|*"  # every run that sent such a query or answer (see faced())
+    return None
+
+
+def faced(patterns: list[str]) -> set[str]:
+    """The choices a run faced, counted once each: ``query|<tool>|*`` for a run that sent any
+    free-text query with that tool (``said|`` likewise)."""
+    return {p.rsplit("|", 1)[0] + "|*" for p in patterns if p.startswith(("query|", "said|", "retry|"))}
+
+
+def separating(kind_met: dict[str, Counter]) -> list[dict]:
+    """The choices of one task type whose contrast names a side, best p first."""
+    out = []
+    for pattern, seen in kind_met.items():
+        base = _population(pattern)
+        if base is None:
+            continue
+        outcome_runs = kind_met.get(base, Counter())
+        failed, succeeded = outcome_runs["failure"], outcome_runs["success"]
+        verdict, p = _verdict(seen["failure"], seen["success"], failed, succeeded)
+        if verdict in ("failure", "success"):
+            out.append({"pattern": pattern, "side": verdict, "p": p, "failed_met": seen["failure"],
+                        "failed": failed, "success_met": seen["success"], "success": succeeded})
+    return sorted(out, key=lambda c: (c["p"], c["pattern"]))
+
+
+def relevant(key: str, splits: list[dict], shown: int = 4) -> list[dict]:
+    """The separating choices about the tool an insight is about: the look-ups before its change
+    tool, the queries and answers sent with it; an insight about no tool (a loop, an idle run)
+    gets the query choices of every tool."""
+    fields = key.split("|")
+    tool = fields[1].split(" ")[0].split(":")[0] if len(fields) > 1 and fields[0] in (
+        "error", "went-through", "procedure", "answer", "hand-off", "loop") else None
+    out = []
+    for c in splits:
+        kind, about = c["pattern"].split("|")[:2]
+        if tool is not None and about == tool or tool is None and fields[0] in ("loop", "idle") and kind == "query":
+            out.append({**c, "text": choice_sentence(c)})
+    return out[:shown]
+
+
+def choice_sentence(c: dict) -> str:
+    kind, tool, what = c["pattern"].split("|", 2)
+    if kind == "before":
+        among, did = f"Of the runs whose {tool} call went through", f"had called {what} before it"
+    elif kind == "retry":
+        among, did = f"Of the runs that called {tool} again after it answered with an error", f"retried {_RETRIED[what]}"
+    else:
+        among = f"Of the runs that {'sent a ' + tool + ' query' if kind == 'query' else 'gave a ' + tool + ' answer'}"
+        did = f"sent one {_WHERE[what]}" if kind == "query" else f"gave one {_WHERE[what]}"
+    side = "successful" if c["side"] == "success" else "failed"
+    return (f"{among}, those that {did}: {c['failed_met']} of {c['failed']} failed, {c['success_met']} of "
+            f"{c['success']} successful; {side} runs did this more often.")

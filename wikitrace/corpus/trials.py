@@ -2,7 +2,7 @@
 
 Benchmarks run each task several times (tau-bench's trials, Reflexion's retries), and
 when the outcomes are mixed, the decision that differed is the lesson a reader can act
-on. Each run records what it decided (compilers/lessons.decisions_of: the tools that
+on. Each run records what it decided (compilers/run_patterns.decisions_of: the tools that
 answered, where a free-text look-up's words came from, each state-changing argument as
 digests of its scalars, how many changes of each tool went through). Here the runs of
 one task and outcome are summarised once, and each insight source is compared with the
@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 
 SHOWN = 5  # differences shown on a page (and runs named per difference)
 
-_QUERY_FROM = {"task": "whose words all came from the task text",
-               "shown": "whose words not in the task text all came from what an earlier call returned "
-                        "(following what a look-up showed)",
-               "own": "with words found neither in the task text nor in what earlier calls returned"}
+WORDS_FROM = {"task": "whose words all came from the task text",
+               "shown": "whose words beyond the task text all came from earlier answers (following a look-up)",
+               "own": "with words that neither the task text nor any earlier answer held"}
 
 
 @dataclass
@@ -92,56 +91,33 @@ def _called(tool: str, them: str) -> str:
     if tool.startswith(("query|", "said|")):
         kind, name, where = tool.split("|")
         what = f"sent a {name}" if kind == "query" else f"gave a {name} answer"
-        return f"{what} {_QUERY_FROM[where]}, which {them} never did"
+        return f"{what} {WORDS_FROM[where]}, which {them} never did"
     return f"called {tool} without an error, which {them} never did"
 
 
-def _counted(tool: str, low: int, high: int, them: str, m: int) -> str:
-    span = f"{low}" if low == high else f"{low} to {high}"
-    return f"made {span} {tool} call{'s' if high != 1 else ''} that went through, where {them} made {m}"
+def _span(low: int, high: int) -> str:
+    return f"{low}" if low == high else f"{low} to {high}"
 
 
-def failed_against(failed: Decisions, wins: Summary, them: str = "the failed run") -> list[str]:
-    """What the successful trials did that the failed one did not, each a phrase that follows
-    "they": a tool every one of them called and the failed run never got an answer from, a
-    change count outside theirs, a change tool none of them got through, an argument of a
-    tool both changed with whose value matches none of theirs (neither holds the other's
-    scalars), or one set on one side only."""
-    out = [_called(t, them) for t in sorted(wins.did_all - failed.did)]
-    for tool in sorted(set(failed.counts) & set(wins.counts)):
-        (low, high), m = wins.counts[tool], failed.counts[tool]
-        if m < low or m > high:
-            out.append(_counted(tool, low, high, them, m))
-    out += [f"had no {t} call go through, where {them} had one" for t in sorted(failed.written - wins.written_any)]
-    both = failed.written & wins.written_any
-    for tool, key in sorted(set(wins.values_any) | set(failed.values)):
+def differences(wins: Summary, fails: Summary, them: str) -> list[str]:
+    """What the successful side did that the failed side did not, each a phrase that follows
+    "they": a tool every successful run called and no failed run got an answer from, change
+    counts whose ranges do not overlap, a change tool no successful run got through and every
+    failed one did, and for a tool both changed with, an argument whose values match none of
+    the other side's (neither holds the other's scalars) or one set on one side only. Either
+    side may be one run (a summary of one) or several."""
+    out = [_called(t, them) for t in sorted(wins.did_all - fails.did_any)]
+    for tool in sorted(set(wins.counts) & set(fails.counts)):
+        (low, high), (flow, fhigh) = wins.counts[tool], fails.counts[tool]
+        if high < flow or low > fhigh:
+            out.append(f"made {_span(low, high)} {tool} call{'s' if high != 1 else ''} that went through, "
+                       f"where {them} made {_span(flow, fhigh)}")
+    out += [f"had no {t} call go through, where {them} had one" for t in sorted(fails.written_all - wins.written_any)]
+    both = wins.written_any & fails.written_all
+    for tool, key in sorted(set(wins.values_any) | set(fails.values_any)):
         if tool not in both:
             continue
-        theirs, mine = wins.values_any.get((tool, key), set()), failed.values.get((tool, key), set())
-        if mine and theirs and not _any_same(mine, theirs):
-            out.append(f"gave {tool} another value of {key}")
-        elif theirs and not mine:
-            out.append(f"set {key} in {tool}, which {them} left out")
-        elif mine and not theirs:
-            out.append(f"left {key} out of {tool}, which {them} set")
-    return out
-
-
-def success_against(won: Decisions, fails: Summary) -> list[str]:
-    """What a successful trial did that every failed trial of its task did not, in the same
-    phrases (a count only when every failed trial made the same number)."""
-    them = "each failed trial of its task"
-    out = [_called(t, them) for t in sorted(won.did - fails.did_any)]
-    for tool in sorted(set(won.counts) & set(fails.counts)):
-        (low, high), m = fails.counts[tool], won.counts[tool]
-        if low == high and m != low:
-            out.append(_counted(tool, m, m, them, low))
-    out += [f"had no {t} call go through, where {them} had one" for t in sorted(fails.written_all - won.written)]
-    both = won.written & fails.written_all
-    for tool, key in sorted(set(won.values) | set(fails.values_any)):
-        if tool not in both:
-            continue
-        mine, theirs = won.values.get((tool, key), set()), fails.values_any.get((tool, key), set())
+        mine, theirs = wins.values_any.get((tool, key), set()), fails.values_any.get((tool, key), set())
         if mine and (tool, key) in fails.keys_all and not _any_same(mine, theirs):
             out.append(f"gave {tool} another value of {key}")
         elif mine and not theirs:
@@ -149,6 +125,16 @@ def success_against(won: Decisions, fails: Summary) -> list[str]:
         elif not mine and (tool, key) in fails.keys_all:
             out.append(f"left {key} out of {tool}, which {them} set")
     return out
+
+
+def failed_against(failed: Decisions, wins: Summary, them: str = "the failed run") -> list[str]:
+    """What the successful trials did that one failed run did not."""
+    return differences(wins, summarise([failed]), them)
+
+
+def success_against(won: Decisions, fails: Summary) -> list[str]:
+    """What one successful trial did that every failed trial of its task did not."""
+    return differences(summarise([won]), fails, "each failed trial of its task")
 
 
 def trial_differences(failed: dict, successes: list[dict]) -> list[str]:
@@ -211,14 +197,17 @@ class Trials:
 
 def advice(entry: dict) -> str:
     """The decision the insight's runs most often took otherwise than the other trials of their
-    task, as an instruction with its count (empty when none was found)."""
+    task, as an instruction with its count, when it holds for at least two runs and for most
+    of those compared (empty otherwise: one run's difference is shown in the list, not advised)."""
     st = entry.get("same_task") or {}
-    if not st.get("differences"):
+    if not st.get("differences") or st.get("advised"):
         return ""
     top = st["differences"][0]
+    if top["runs"] < 2 or 2 * top["runs"] <= st["compared"]:
+        return ""
     if st.get("side") == "success":
-        return (f"What set these successful runs apart from the failed trials of the same task: most often they "
-                f"{top['text']} ({top['runs']} of {st['compared']} compared). Do the same.")
-    return (f"Where a failed run here has a successful trial of the same task, the successful trials most often "
-            f"{top['text']} ({top['runs']} of {st['compared']} compared): weigh that step before ending a run "
+        return (f"What set these successful runs apart from the failed trials of the same task: most of them "
+                f"{top['text']} ({top['runs']} of {st['compared']} compared).")
+    return (f"Where a failed run here has a successful trial of the same task, for most of them ({top['runs']} of "
+            f"{st['compared']} compared) the successful trials {top['text']}: weigh that step before ending a run "
             "like these.")

@@ -200,10 +200,10 @@ class RunWriter:
         redact_compilation(comp, self.redactor)  # the model's answer, once more before any page
         if any(i.key is None for i in comp.insights):
             # a model's lessons: the run is grouped under the offline lessons' keys (the same
-            # keys whichever compiler wrote the page)
-            from ..compilers.offline import compile_offline
+            # keys whichever compiler wrote the page), compiled beside the build when it could be
+            from ..compilers.llm_offline import offline_compilation
 
-            offline = compile_offline(run)
+            offline = offline_compilation(run)
             comp.insights, comp.patterns = offline.insights, offline.patterns
         step = self.ids.step_for(run.run_id)
         kind = {"task_type": run.task.task_type if not run.task.apps else None, "apps": run.task.apps or None}
@@ -230,6 +230,10 @@ class RunWriter:
         """An insight id the corpus has no page for yet gets one from this run alone, before
         the run's pages that link it are written: a reader never meets a missing page. The
         page gathered from every run replaces it at the end (``publish_insights``)."""
+        listed = entry.get("insights") or []
+        if len(entry.get("lessons") or []) <= len(listed) and all(
+                layout.insight_doc(i) in self._checked for i in listed):
+            return  # every insight it links was seen already (most runs): nothing to gather
         for ins in insight_layer.gather([entry]):
             rel = layout.insight_doc(ins["id"])
             if rel in self._checked:

@@ -19,10 +19,10 @@ from ..errors import InputError, UsageError
 from ..fsio import dump_frontmatter
 from ..templates import render
 from . import FORMAT
-from .extract import build_snapshots
+from .extract import about, build_snapshots
 from .load import Dialogue, load_inputs
 from .embed import CACHE_BIN, CACHE_JSON, HASHED, centred
-from .retrieve import VECTOR_FILE, build_index, snapshot_text
+from .index import VECTOR_FILE, build_index, snapshot_text
 from .text import COUNT_RE, IdfVectors, display_keywords, entity_key, families_of
 from .trajectories import build_trajectories, feature_text
 from .wiki import SECTIONS, TrajInfo, audit, plan_pages
@@ -76,6 +76,8 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
     msg_snap = {mid: s.id for s in snaps for mid in s.message_ids}
 
     traj_out, infos = [], []
+    known = {e for s in snaps for e in s.entities}
+    aliases = xstats.get("aliases", {})
     for T in trajs:
         ss = [by_snap[x] for x in T.snapshots]
         text = " ".join(c.text for c in T.active_claims()) or " ".join(s.summary for s in ss)
@@ -91,15 +93,21 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         kws = display_keywords(" ".join(c.text for c in T.claims) or ss[0].summary, limit=24)
         names = {w.lower() for p in d.speakers for w in p.split()} | {a.lower() for a in xstats.get("aliases", {})}
         kws = [k for k in kws if k not in names | {"said", "reports"}]
+        # what the thread is about in the speakers' own words: a shared photo's caption describes a
+        # picture, so it names no thread
+        spoken = " ".join(c.text for c in T.claims if not c.supporting_quote.startswith("[shares a photo:"))
+        thread = [k for k in display_keywords(spoken, limit=24) if k not in names | {"said", "reports"}]
         head = ", ".join(kws[:4]) or "small talk"
         title = f"{' & '.join(participants)}: {head}"
         dates = [s.date for s in ss if s.date]
+        # whom the trajectory is about, whoever said it: its pages are those entities' pages
+        about_of = Counter(about(c, d.speakers, known, aliases) for c in T.claims if c.status != "deprecated")
         traj_out.append({
             "id": T.id, "title": title, "snapshots": list(T.snapshots),
             "claims": [c.id for c in T.claims], "ops": T.ops, "update_links": T.update_links,
             "entities": ents, "entity_keys": list(dict.fromkeys(entity_key(e) for e in ents)),
             "exact_terms": terms, "counts": counts, "families": fams, "participants": participants,
-            "keywords": kws, "date_first": dates[0] if dates else None, "date_last": dates[-1] if dates else None,
+            "keywords": kws, "about": sorted(about_of, key=lambda e: (-about_of[e], e)), "date_first": dates[0] if dates else None, "date_last": dates[-1] if dates else None,
             "status_counts": {st: sum(1 for c in T.claims if c.status == st)
                               for st in ("active", "deprecated", "contradictory", "needs-confirmation")},
         })
@@ -107,7 +115,9 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
                               families=[primary_fam[0][1]] if primary_fam else [],
                               keywords=sorted(set(kws)),
                               exact_terms=terms, counts=counts, emb=T.emb_sum,
-                              owners=[subj.most_common(1)[0][0]] if subj else []))
+                              owners=sorted(e for e in about_of if e in d.speakers),
+                              about=sorted(e for e in about_of if e not in d.speakers),
+                              thread_words=thread))
     pages, pstats = plan_pages(infos)
     orphans = audit(pages, [t.id for t in trajs])
 

@@ -111,4 +111,11 @@ def query_main(argv: list[str]) -> int | None:
     ns = parse_or_none(query_parser(), argv)
     if ns is None or ns.corpus is None:
         return None
-    return query_command(ns.corpus, ns.sample, ns.question, ns.budget, ns.as_json, ns.offline, ns.model, ns.base_url)
+    import gc
+
+    # A one-shot process: the collector would walk the ~100,000 objects of the loaded index
+    # several times while it loads, and once more at exit, and find no garbage cycle to free.
+    gc.disable()
+    rc = query_command(ns.corpus, ns.sample, ns.question, ns.budget, ns.as_json, ns.offline, ns.model, ns.base_url)
+    gc.freeze()
+    return rc

@@ -34,7 +34,7 @@ from array import array
 from pathlib import Path
 
 from ..llm.config import (ENV_EMBEDDINGS_URL, EmbeddingError,
-                          EmbeddingsConfig, query_model_for, resolve_embeddings)
+                          EmbeddingsConfig, resolve_embeddings)
 
 HASHED = "hashed-lexical"
 CACHE_JSON = "embeddings.json"

@@ -314,5 +314,29 @@ def build_snapshots(d: Dialogue, llm_claims=None) -> tuple[list[Snapshot], dict]
     return snaps, stats
 
 
+def about(c: Claim, speakers: list[str], known: set[str], aliases: dict[str, str]) -> str:
+    """Whom or what a claim is about: its subject when it is a participant's own news or a
+    participant addressed ("your gym" -> the other one), else the first name the claim's words
+    carry ("Mel reports that Max ..." -> Max), a nickname resolved to its person; a report that names
+    nothing is the reporter's. Names are the dialogue's cleaned entities, so an opener such as
+    "Wow" is never what a claim is about."""
+    if c.subject:
+        return c.subject
+    body = _VOCATIVE([*speakers, *aliases]).sub(" ", c.text)      # "Guess what, Pri, ..." names no topic
+    for sp in speakers:
+        if body.startswith(sp + " reports that "):
+            body = body[len(sp) + len(" reports that "):]
+            break
+    names = sorted({*speakers, *known, *aliases}, key=lambda n: (-len(n), n))
+    first = None
+    for n in names:              # the earliest name in the claim; at one place, the longest
+        m = re.search(r"(?<![\w'’])" + re.escape(n) + r"(?![\w])", body)
+        if m and (first is None or m.start() < first[0]):
+            first = (m.start(), n)
+    if first:
+        return aliases.get(first[1], first[1])
+    return c.speaker
+
+
 def entity_keys(names) -> list[str]:
     return list(dict.fromkeys(entity_key(n) for n in names if entity_key(n)))

@@ -8,6 +8,7 @@ conversation; ``tests/test_dialogue_lexicon.py`` rebuilds the file and compares.
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 
 _LEX = json.loads((Path(__file__).with_name("lexicon.json")).read_text(encoding="utf-8"))
@@ -22,20 +23,25 @@ NAME_TOP = 1500          # capitalised, one of these is an ordinary word ("Thank
 FAMILIES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _LEX["families"].items()}
 FAMILY_WORDS = frozenset(w for ws in FAMILIES.values() for w in ws)
 STAGE_VERBS: tuple[frozenset, ...] = tuple(frozenset(s) for s in _LEX["stages"])
-FREQUENT: tuple[str, ...] = tuple(_LEX["frequent"])
-_RANK = {w: i for i, w in enumerate(FREQUENT)}
+FREQUENT: tuple[str, ...] = tuple(_LEX["frequent"])   # each word once, most frequent first
 NOT_IN_WORDNET = frozenset(_LEX["not_in_wordnet"])
+
+
+@cache
+def _ranks() -> dict[str, int]:
+    """Built when a rank is first asked for (compiling pages does; answering a question does not)."""
+    return {w: i for i, w in enumerate(FREQUENT)}
 
 
 def rank(word: str) -> int:
     """Frequency rank of a lowercase word in English (0 = most frequent; len(FREQUENT) if rarer)."""
-    return _RANK.get(word, len(FREQUENT))
+    return _ranks().get(word, len(FREQUENT))
 
 
 def function_words() -> frozenset:
     """Stop words: the most frequent English words and frequent words that are no WordNet lemma
     (pronouns, contractions, fillers), less the words some family names."""
-    top = set(FREQUENT[:STOP_TOP]) | {w for w in NOT_IN_WORDNET if rank(w) < FUNCTION_TOP}
+    top = set(FREQUENT[:STOP_TOP]) | (NOT_IN_WORDNET & set(FREQUENT[:FUNCTION_TOP]))
     return frozenset(w for w in top if w not in FAMILY_WORDS and not w.isdecimal())
 
 

@@ -63,3 +63,31 @@ def pack_context(order: list[int], rows: list[list], budget: int, notes: dict[in
         lines.append(message_text(row, notes.get(mi, "")))
     text = "\n".join(lines)
     return Context(text=text, tokens=count_tokens(text), messages=chosen, picked=picked)
+
+
+ANSWER_LABEL = "Answer (model output, not part of the evidence): "
+
+
+def packet_markdown(question: str, embedder: str, context: str, answer: dict | None = None) -> str:
+    """The packet as ``wikitrace query`` prints it: the question, the model's answer (or that there
+    is none), the embedding backend, then the context. Written out here rather than in a template:
+    a one-shot query would otherwise spend more time importing jinja2 than retrieving. Every value
+    shows control characters as escapes, as the page templates do."""
+    from ..controls import visible
+
+    def oneline(value) -> str:
+        return visible(" ".join(str(value or "").split()))
+
+    if not answer:
+        said = "No LLM is configured: evidence only."
+    elif answer.get("can_answer"):
+        said = (ANSWER_LABEL + oneline(answer.get("final_answer"))
+                + f" (refs: {visible(', '.join(map(str, answer.get('supporting_source_refs') or [])))})")
+    else:
+        said = ANSWER_LABEL + "abstained: " + oneline(answer.get("abstain_reason"))
+    return f"# Evidence for: {oneline(question)}\n{said}\nEmbeddings: {visible(embedder)}.\n\n{visible(context)}\n"
+
+
+def header_tokens(question: str, embedder: str) -> int:
+    """Tokens the header of an evidence-only packet takes (paid out of the budget first)."""
+    return count_tokens(packet_markdown(question, embedder, ""))

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ..errors import InputError
-from .packet import count_tokens
+from .packet import header_tokens, packet_markdown
 from .retrieve import DEFAULT_BUDGET, HASHED_NOTE, load_index, retrieve
 
 
@@ -30,7 +30,7 @@ def sample_dir(corpus: Path, sample: str | None) -> Path:
 
 
 def run_query(corpus: Path, sample: str | None, question: str, budget: int = DEFAULT_BUDGET,
-              as_json: bool = False, llm=None, templates=None) -> str:
+              as_json: bool = False, llm=None) -> str:
     """The markdown packet (header included) and the JSON ``context`` both stay within ``budget``
     whitespace tokens; the JSON ``diagnostics`` are outside it and not meant for a model."""
     li = load_index(sample_dir(corpus, sample) / "index.json")
@@ -39,21 +39,15 @@ def run_query(corpus: Path, sample: str | None, question: str, budget: int = DEF
     if as_json:
         packet = retrieve(li, question, budget=budget)
     else:
-        from ..templates import render      # jinja2 only for markdown output (keeps --json start-up lean)
-
-        def header_tokens(embedder: str) -> int:
-            return count_tokens(render("dialogue/packet.md.j2", templates, question=question, mode=mode,
-                                       embedder=embedder, context="", answer=None))
-
         expected = HASHED_NOTE if li.raw.get("dense") is None else "endpoint"
-        reserve = header_tokens(expected)
+        reserve = header_tokens(question, expected)
         if budget <= reserve:
             raise QueryError(f"--budget {budget}: the packet header alone takes {reserve} tokens — "
                              f"give a larger budget")
         packet = retrieve(li, question, budget=budget - reserve)
-        if packet.context_tokens + header_tokens(packet.diagnostics["embedder"]) > budget:
+        if packet.context_tokens + header_tokens(question, packet.diagnostics["embedder"]) > budget:
             # the backend note came out longer (an endpoint fallback): pack again for it
-            reserve = header_tokens(packet.diagnostics["embedder"])
+            reserve = header_tokens(question, packet.diagnostics["embedder"])
             packet = retrieve(li, question, budget=max(0, budget - reserve))
         ctx_budget = budget - reserve
     packet.budget = budget
@@ -69,5 +63,4 @@ def run_query(corpus: Path, sample: str | None, question: str, budget: int = DEF
         data["mode"] = mode
         data["embedder"] = packet.diagnostics["embedder"]
         return json.dumps(data, ensure_ascii=False, indent=1)
-    return render("dialogue/packet.md.j2", templates, question=question, mode=mode, context=packet.context,
-                  embedder=packet.diagnostics["embedder"], answer=packet.answer)
+    return packet_markdown(question, packet.diagnostics["embedder"], packet.context, packet.answer)

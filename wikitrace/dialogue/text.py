@@ -3,10 +3,19 @@ facets and relative-date resolution. No randomness, no salted ``hash()``."""
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
-from datetime import date, datetime, timedelta
+import time
+from functools import cache
+
+TYPE_CHECKING = False  # not typing's: a query imports neither typing nor datetime
+if TYPE_CHECKING:
+    from datetime import date
+
+try:  # the type hashlib.blake2b is; hashlib itself also loads OpenSSL (~2 ms a query) for nothing here
+    from _blake2 import blake2b
+except ImportError:  # an interpreter built without it
+    from hashlib import blake2b
 
 from .lexicon import (FAMILIES as _LEX_FAMILIES, NAME_TOP, RESIDENCE_FORMS, TRAVEL_FORMS, function_words,
                       generic_words)
@@ -99,7 +108,7 @@ EMBED_DIM = 2048
 
 
 def _h(s: str) -> int:
-    return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "big")
+    return int.from_bytes(blake2b(s.encode("utf-8"), digest_size=8).digest(), "big")
 
 
 def hashed_embedding(text: str) -> dict[int, float]:
@@ -129,25 +138,43 @@ def sparse_cos(a: dict, b: dict) -> float:
 
 
 def content_hash(text: str) -> str:
+    import hashlib
+
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 # ---------------------------------------------------------------- entities and exact terms
 
+class _Lazy:
+    """A regex compiled when first used. Retrieval (one process per ``wikitrace query``) uses
+    none of the extraction patterns below; compiling them all was ~3 ms of its start-up."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self._args, self._rx = (pattern, flags), None
+
+    def __getattr__(self, name: str):
+        if self._rx is None:
+            self._rx = re.compile(*self._args)
+        return getattr(self._rx, name)
+
+
 # source: closed class - name particles of English and European surnames
-_CAP = re.compile(r"\b([A-Z][a-zA-Z'’\-]+(?:\s+(?:of|the|and|de|la|van|von)?\s*[A-Z][a-zA-Z'’\-]+)*)")
-_QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
+_CAP = _Lazy(r"\b([A-Z][a-zA-Z'’\-]+(?:\s+(?:of|the|and|de|la|van|von)?\s*[A-Z][a-zA-Z'’\-]+)*)")
+_QUOTED = _Lazy(r"[\"“]([^\"”]{2,80})[\"”]")
 # source: closed class - English cardinal numerals and quantity words
 _NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve twenty thirty "
                  "hundred dozen couple few several").split()
-_COUNT = re.compile(r"\b(\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+(?:\s+[a-z]+)?)", re.I)
+_COUNT = _Lazy(r"\b(\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+(?:\s+[a-z]+)?)", re.I)
 # English month and weekday names from the C library's C locale (Python never calls setlocale by
-# itself); 1 January 2001 was a Monday. (The calendar module gives the same but costs an import.)
-MONTHS = [date(2001, m, 1).strftime("%B").lower() for m in range(1, 13)]
-WEEKDAYS = [date(2001, 1, d).strftime("%A").lower() for d in range(1, 8)]
+# itself); 1 January 2001 was a Monday. (time.strftime, not datetime: a query needs no dates, and
+# the calendar module gives the same but costs an import too.)
+MONTHS = [time.strftime("%B", (2001, m, 1, 0, 0, 0, 0, 1, 0)).lower() for m in range(1, 13)]
+WEEKDAYS = [time.strftime("%A", (2001, 1, d, 0, 0, 0, d - 1, d, 0)).lower() for d in range(1, 8)]
 COUNT_RE = _COUNT
 # source: closed class - English deictic and relative time expressions
-_TEMPORAL = re.compile(
+_TEMPORAL = _Lazy(
     r"\b(yesterday|today|tonight|tomorrow|last night|this morning|"
     r"(?:last|next|this|past)\s+(?:week|weekend|month|year|summer|winter|spring|fall|autumn|"
     + "|".join(WEEKDAYS) + r")|"
@@ -155,14 +182,17 @@ _TEMPORAL = re.compile(
     r"(?:in|since|on)\s+(?:" + "|".join(MONTHS) + r")(?:\s+\d{4})?|"
     r"(?:19|20)\d{2})\b", re.I)
 
-_GENERIC = generic_words(NAME_TOP)
+@cache
+def _generic() -> frozenset:
+    """Words too common to be a name (built on first use: retrieval never asks)."""
+    return generic_words(NAME_TOP)
 
 
 def not_entity_word(word: str) -> bool:
     """A capitalised word that names nothing: a stop word (pronouns, contractions, fillers), a word
     too common in English to be a name, or a weekday - by the frequency list, not by a typed list."""
     w = word.replace("’", "'").lower()
-    return w in STOPWORDS or w in _GENERIC or w in WEEKDAYS or (w.endswith("'s") and w[:-2] in STOPWORDS)
+    return w in STOPWORDS or w in _generic() or w in WEEKDAYS or (w.endswith("'s") and w[:-2] in STOPWORDS)
 
 
 def entities(text: str, extra: tuple[str, ...] = ()) -> list[str]:
@@ -270,12 +300,12 @@ _GO = _alternation(TRAVEL_FORMS - RESIDENCE_FORMS)
 # with the copula and prepositions of English grammar.
 # source: closed class - English copula and prepositions (verbs from lexicon.json, WordNet)
 _RELATION_PATTERNS = (
-    (re.compile(r"\b(?:" + _HOME + "|" + _GO + r"|am|i'm|is|was)\s+from\s+([A-Z][a-zA-Z]+)"), "home_country"),
-    (re.compile(r"\b(?:" + _HOME + r")\s+(?:in|to)\s+([A-Z][a-zA-Z]+)"), "home_location"),
-    (re.compile(r"\b(?:" + _GO + r")\s+(?:to\s+)?(?:the\s+)?([A-Z][a-zA-Z]+)"), "activity_location"),
+    (_Lazy(r"\b(?:" + _HOME + "|" + _GO + r"|am|i'm|is|was)\s+from\s+([A-Z][a-zA-Z]+)"), "home_country"),
+    (_Lazy(r"\b(?:" + _HOME + r")\s+(?:in|to)\s+([A-Z][a-zA-Z]+)"), "home_location"),
+    (_Lazy(r"\b(?:" + _GO + r")\s+(?:to\s+)?(?:the\s+)?([A-Z][a-zA-Z]+)"), "activity_location"),
 )
 # source: typed - the one verb "research" (what someone studies)
-_RESEARCH = (re.compile(r"\bresearch(?:ing|ed)?\s+(?:on\s+|into\s+)?([a-z]+(?:\s+[a-z]+)?)", re.I), "research_topic")
+_RESEARCH = (_Lazy(r"\bresearch(?:ing|ed)?\s+(?:on\s+|into\s+)?([a-z]+(?:\s+[a-z]+)?)", re.I), "research_topic")
 
 
 def facets(text: str) -> list[str]:
@@ -306,12 +336,14 @@ def families_of(text: str) -> set[str]:
 
 # ---------------------------------------------------------------- dates
 
-_DATE_RE = re.compile(r"(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})")
-_DATE_RE_US = re.compile(r"([A-Za-z]+)\s+(\d{1,2}),?\s+(\d{4})")
+_DATE_RE = _Lazy(r"(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})")
+_DATE_RE_US = _Lazy(r"([A-Za-z]+)\s+(\d{1,2}),?\s+(\d{4})")
 
 
 def parse_date(value: str | None) -> date | None:
     """'1:56 pm on 8 May, 2023', '8 May 2023', 'May 8, 2023', or ISO 8601."""
+    from datetime import date, datetime
+
     if not value:
         return None
     s = str(value).strip()
@@ -336,7 +368,7 @@ def fmt_date(d: date) -> str:
 _NUM = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "a few": 3, "few": 3,
         "several": 3}
 # source: closed class - English deictic and relative time expressions
-_REL = re.compile(
+_REL = _Lazy(
     r"\b(yesterday|today|tonight|tomorrow|last night|this morning|"
     r"(last|next|this|past)\s+(week|weekend|month|year|" + "|".join(WEEKDAYS) + r")|"
     r"(a|one|two|three|four|five|six|a few|few|several|\d+)\s+(day|week|month|year)s?\s+ago)\b", re.I)
@@ -345,6 +377,8 @@ _REL = re.compile(
 def resolve_relative(text: str, anchor: date | None) -> list[tuple[str, str]]:
     """Relative temporal expressions in ``text`` resolved against the session date.
     Returns ``[(surface, resolved)]``; nothing when there is no anchor date."""
+    from datetime import timedelta
+
     if anchor is None:
         return []
     out: list[tuple[str, str]] = []

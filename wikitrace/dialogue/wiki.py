@@ -36,7 +36,9 @@ class TrajInfo:
     exact_terms: list[str]
     counts: list[str]
     emb: dict
-    owners: list[str] = field(default_factory=list)   # the participant whose pages hold it
+    owners: list[str] = field(default_factory=list)   # the participants its claims are about
+    about: list[str] = field(default_factory=list)    # other entities its claims are about
+    thread_words: list[str] | None = None              # words that may title it (not photo captions)
 
 
 @dataclass
@@ -105,11 +107,12 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
     stats = {"seeds": {"entity": 0, "inventory": 0, "topic": 0}, "facet_splits": 0, "shards": 0,
              "suppressed_topics": 0, "rescue_pages": 0}
 
-    # --- entity seeds: specific entities shared by >= 2 trajectories, and participants split by facet
+    # --- entity seeds: specific entities named in or spoken about by >= 2 trajectories, and
+    # participants split by facet
     ent_members: dict[str, list[str]] = {}
     ent_name: dict[str, str] = {}
     for t in infos:
-        for e in t.entities:
+        for e in dict.fromkeys([*t.about, *t.entities]):
             key = slugify(e)
             ent_members.setdefault(key, []).append(t.id)
             ent_name.setdefault(key, e)
@@ -118,8 +121,8 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
         ids = sorted(set(ent_members[key]))
         if len(ids) >= 2:
             entity_seeds.append((ent_name[key], ent_name[key], None, ids))
-    # a participant's pages hold the trajectories owned by that participant (most of their claims are
-    # about them), so a thread about one person is never filed under the other
+    # a participant's pages hold every trajectory with a claim about that participant, whoever said
+    # it, so a person's facts sit together and a thread about one person is not filed under the other
     owned: dict[str, list[TrajInfo]] = {}
     for t in infos:
         for who in t.owners or t.participants[:1]:
@@ -190,44 +193,57 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
     pages: list[Page] = [Page(slug="index", type="index", title="Index", trajectories=sorted(all_ids))]
     used_slugs = {"index"}
 
-    kw_of = {t.id: t.keywords for t in infos}
+    title_kw_of = {t.id: t.keywords if t.thread_words is None else t.thread_words for t in infos}
     generic = {stem(g) for g in GENERIC}
 
-    def shard_words(part, others) -> list[str]:
-        """Two content words naming a shard: frequent in it, rare in its sibling shards."""
+    used_labels: set[str] = set()
+
+    def shard_words(part, others, title: str = "") -> list[str]:
+        """Words naming a shard's thread, best first: frequent in it and absent from its sibling
+        shards (a word the siblings share names the seed, not this part of it)."""
+        named = set(re.findall(r"[a-z]+", title.lower()))      # the seed's own name says nothing new
         inside: dict[str, int] = {}
         for t in part:
-            for k in kw_of.get(t, ()):
-                if k.isalpha() and len(k) > 3 and stem(k) not in generic:
+            for k in title_kw_of.get(t, ()):
+                if k.isalpha() and len(k) > 3 and stem(k) not in generic and k not in named:
                     inside[k] = inside.get(k, 0) + 1
-        outside = {k for t in others for k in kw_of.get(t, ())}
+        outside: dict[str, int] = {}
+        for t in others:
+            for k in set(title_kw_of.get(t, ())):
+                outside[k] = outside.get(k, 0) + 1
         # ties (most words occur once) go to words that name a kind of thing (a family word: a pet,
         # a sport, a place), then to the more common English word - not to the alphabet's first
-        ranked = sorted(inside, key=lambda k: (-(inside[k] - (0.5 if k in outside else 0)),
-                                               k not in FAMILY_WORDS, rank(k), k))
-        return ranked[:2]
+        return sorted(inside, key=lambda k: (k in outside, -inside[k], outside.get(k, 0),
+                                             k not in FAMILY_WORDS, rank(k), k))
+
+    def shard_label(title: str, part, others) -> str | None:
+        """``title: word, word`` with the first pair of thread words no other page's title has."""
+        words_ = shard_words(part, others, title)
+        for i in range(0, max(1, len(words_) - 1)):
+            label = f"{title}: {', '.join(words_[i:i + 2])}" if words_ else None
+            if label is None or label not in used_labels:
+                return label
+        return None
 
     def add(type_, title, ids, entities=(), facet=None, keywords=(), rescue=False):
         parts = shard(ids, embs)
         if len(parts) > 1:
             stats["shards"] += len(parts)
         for i, part in enumerate(parts):
+            label, kws = title, list(keywords)      # each shard names its own thread
             if len(parts) > 1:
-                named = shard_words(part, [t for q in parts if q is not part for t in q])
-                if named:
-                    keywords = list(dict.fromkeys([*keywords, *named]))
-                    label = f"{title}: {', '.join(named)}"
-                else:
-                    label = f"{title} ({i + 1}/{len(parts)})"
-            else:
-                label = title
+                label = shard_label(title, part, [t for q in parts if q is not part for t in q]) or \
+                    f"{title} ({i + 1}/{len(parts)})"
+                if label.startswith(title + ": "):
+                    kws = list(dict.fromkeys([*kws, *label[len(title) + 2:].split(", ")]))
+            used_labels.add(label)
             base = slugify(f"{type_}-{title.split(': ', 1)[-1]}") + (f"-{i + 1}" if len(parts) > 1 else "")
             slug, j = base, 2
             while slug in used_slugs:
                 slug, j = f"{base}-{j}", j + 1
             used_slugs.add(slug)
             pages.append(Page(slug=slug, type=type_, title=label,
-                              trajectories=part, entities=list(entities), facet=facet, keywords=list(keywords),
+                              trajectories=part, entities=list(entities), facet=facet, keywords=kws,
                               rescue=rescue, shard=(i + 1) if len(parts) > 1 else None))
 
     for title, ent, facet, ids in entity_seeds:

@@ -200,9 +200,10 @@ def one_line(text: str) -> str:
 class _LoopState:
     """What must belong to one event loop: the HTTP client and the locks."""
 
-    def __init__(self, client: Any, concurrency: int):
+    def __init__(self, client: Any, concurrency: int, direct: Any = None):
         self.loop = asyncio.get_running_loop()
         self.client = client
+        self.direct = direct  # a DirectPost (llm/direct_post.py), or None: the client's own post
         self.slots = asyncio.Semaphore(concurrency)
         self.probe = asyncio.Lock()
 
@@ -252,15 +253,19 @@ class ChatTransport:
                 self._stale_clients.append(self._state.client)
             import openai  # on the first request, not before: a build answered from the cache never pays for it
 
+            from .direct_post import DirectPost
+
             self._openai = openai
+            http = aiohttp_client(openai)
             client = openai.AsyncOpenAI(
                 api_key=self.config.api_key,
                 base_url=self.config.base_url,
                 timeout=self.timeout,
                 max_retries=0,  # our own loop below decides what to retry
-                http_client=aiohttp_client(openai),
+                http_client=http,
             )
-            self._state = _LoopState(client, self.concurrency)
+            direct = DirectPost.make(openai, client, http, self.timeout) if http is not None else None
+            self._state = _LoopState(client, self.concurrency, direct)
         return self._state
 
     async def aclose(self) -> None:
@@ -285,13 +290,17 @@ class ChatTransport:
             wait_hint: float | None = None
             stats.calls += 1
             try:
-                raw_class = raw_response_class()
+                content = None
                 async with state.slots:
-                    # The client's generic post: the same request, retries off, but
-                    # without re-validating our own params or building pydantic models
-                    # of the reply, which cost more CPU than the rest of a run. Streamed,
-                    # so the body is read only up to the size cap.
-                    if raw_class is not None:
+                    # Streamed, so the body is read only up to the size cap. Through the
+                    # client's HTTP client with what the client would send (DirectPost),
+                    # else through its generic post: retries off, and without validating
+                    # our own params or building pydantic models of the reply, which cost
+                    # more CPU than the rest of a run.
+                    if state.direct is not None:
+                        raw = await state.direct.post(body)
+                        content = await read_capped(raw, self.max_answer_bytes)
+                    elif (raw_class := raw_response_class()) is not None:
                         raw = await state.client.post("/chat/completions", body=body, cast_to=raw_class, stream=True)
                         content = await read_capped(raw, self.max_answer_bytes)
                     else:  # a client whose HTTP layer we do not recognise: the typed way
@@ -300,7 +309,7 @@ class ChatTransport:
                 # reply is decoded and checked. Replies come back in waves; handling a
                 # whole wave first held every next request back by the wave's CPU time.
                 await asyncio.sleep(0)
-                if raw_class is not None:
+                if content is not None:
                     response = completion_json(content, raw)
                     del content
             except AnswerTooLarge:

@@ -194,6 +194,28 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
             yield lineno, exc
 
 
+def session_lines(path: Path, what: str, original: list[Any]) -> list[tuple[int, dict] | RunError]:
+    """The lines of a one-run-per-file JSONL log (a Claude Code transcript, a Codex rollout).
+
+    (line number, object) for each JSON object, in file order, and a ``RunError``
+    naming the line for one that is not JSON or not an object (``what`` names the
+    line kind in that message). Every line that parses is appended to ``original``,
+    shape errors included, because the run keeps the file as it was. A file that is
+    not text at all raises its ``RunError``: there is no line to report.
+    """
+    found: list[tuple[int, dict] | RunError] = []
+    for lineno, obj in iter_json_lines(path):
+        if isinstance(obj, RunError):
+            found.append(obj)
+            continue
+        original.append(obj)
+        if isinstance(obj, dict):
+            found.append((lineno, obj))
+        else:
+            found.append(RunError(f"{path}:{lineno}: a {what} line must be a JSON object"))
+    return found
+
+
 class DuplicateRun(RunError):
     """Not a problem: an importer met an exact copy of a run it already yielded.
 

@@ -74,6 +74,11 @@ def _text(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+def _named(value: Any) -> bool:
+    """A trace id a run can be named by: a blank one would make a run without an id."""
+    return isinstance(value, str) and bool(value.strip())
+
+
 def read(path: Path) -> Iterator[Run | RunError]:
     traces: dict[str, dict] = {}
     by_id: dict[str, dict] = {}  # a span exported twice counts once: its last copy
@@ -84,10 +89,10 @@ def read(path: Path) -> Iterator[Run | RunError]:
             continue
         _, obj = item
         masked += mask_credentials(obj)
-        if obj["object"] == "trace" and isinstance(obj.get("id"), str):
+        if obj["object"] == "trace" and _named(obj.get("id")):
             traces[obj["id"]] = obj
         elif obj["object"] == "trace.span":
-            if isinstance(obj.get("trace_id"), str):
+            if _named(obj.get("trace_id")):
                 by_id[obj["id"] if isinstance(obj.get("id"), str) else f"#{len(by_id)}"] = obj
             else:
                 yield RunError(f"{path}: span {obj.get('id')!r} has no trace_id; skipped")

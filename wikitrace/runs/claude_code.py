@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import errors
-from ._common import Sniff, iter_json_lines, text_of, unanswered
+from ._common import Sniff, session_lines, text_of, unanswered
 from .model import Run, RunError, Task, Turn
 
 _TYPES = {"user", "assistant"}
@@ -178,18 +178,15 @@ def read(path: Path) -> Iterator[Run | RunError]:
     sidechain = meta = 0
     session_ids: list[str] = []
     try:
-        lines = list(iter_json_lines(path))
+        lines = session_lines(path, "transcript", original)
     except RunError as exc:
         yield exc
         return
-    for lineno, obj in lines:
-        if isinstance(obj, RunError):
-            yield obj
+    for line in lines:
+        if isinstance(line, RunError):
+            yield line
             continue
-        original.append(obj)
-        if not isinstance(obj, dict):
-            yield RunError(f"{path}:{lineno}: a transcript line must be a JSON object")
-            continue
+        lineno, obj = line
         if not isinstance(obj.get("type"), str) or obj["type"] not in _TYPES:
             continue
         if obj.get("isSidechain") is True:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import errors
-from ._common import Sniff, iter_json_lines, parse_arguments, text_of, unanswered
+from ._common import Sniff, parse_arguments, session_lines, text_of, unanswered
 from .model import Run, RunError, Task, Turn
 
 _WRAPPED = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
@@ -155,18 +155,15 @@ def read(path: Path) -> Iterator[Run | RunError]:
     model = None
     context = 0
     try:
-        lines = list(iter_json_lines(path))
+        lines = session_lines(path, "rollout", original)
     except RunError as exc:  # binary, or not text at all
         yield exc
         return
-    for lineno, obj in lines:
-        if isinstance(obj, RunError):
-            yield obj
+    for line in lines:
+        if isinstance(line, RunError):
+            yield line
             continue
-        original.append(obj)
-        if not isinstance(obj, dict):
-            yield RunError(f"{path}:{lineno}: a rollout line must be a JSON object")
-            continue
+        lineno, obj = line
         kind, payload = _kind(obj), obj.get("payload")
         if kind in _WRAPPED:
             if not isinstance(payload, dict):

@@ -1,18 +1,16 @@
-"""OpenAI chat-message trajectories with an outcome label (tau-bench's historical runs).
+"""The ``openai-chat`` format: runs saved as an OpenAI chat transcript plus a verdict.
 
-Accepted shapes, as a JSON array or one object per line:
+One record per run, in a JSON array or one object per line. tau-bench's result
+files are the format's origin; the same record with plainer field names is the
+same thing, so both spellings are read here:
 
 - tau-bench: ``{"task_id", "trial", "reward", "info": {"task": {"instruction", ...}}, "traj": [messages]}``
 - generic:   ``{"run_id", "messages" | "traj": [messages], "success" | "reward", "task": {...}|"instruction"}``
 
-Mapping to turns: system/user messages and assistant replies without tool calls
-become ``message`` turns; each assistant tool call becomes a ``function_call``
-turn whose ``reasoning`` is the assistant text sent with it and whose
-``result`` is the ``tool`` message answering it. Results are paired by
-``tool_call_id``, oldest unanswered call first, because real logs reuse ids.
-``is_error`` follows ``errors.observation_is_error`` (tau-bench tools answer
-``Error: ...``). A reward counts as
-success only at full marks (>= 1.0); the score is kept either way.
+The transcript itself (a bare list of chat messages, which carries no verdict) is
+turned into turns by ``chat_messages``. A reward counts as success only at full
+marks (>= 1.0); the score is kept either way. How a run ended follows tau-bench's
+conventions (``###STOP###`` from the simulated user, its hand-over tool).
 """
 
 from __future__ import annotations
@@ -22,56 +20,12 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import errors, harness
-from ._common import SNIFF_BYTES, Carried, jsonl_records, parse_arguments, parse_json, read_text, text_of
+from . import harness
+from ._common import SNIFF_BYTES, Carried, jsonl_records, parse_json, read_text, text_of
+from .chat_messages import messages_to_turns
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
 _POLICY_HEADING = re.compile(r"^#\s*([A-Za-z][A-Za-z ]{0,40}?)\s+Agent Policy", re.M)
-
-
-def messages_to_turns(messages: list[Any], where: str) -> list[Turn]:
-    turns: list[Turn] = []
-    pending: dict[str, list[Turn]] = {}  # tool_call_id -> calls still waiting for a result
-    for i, msg in enumerate(messages):
-        if not isinstance(msg, dict):
-            raise RunError(f"{where}: message {i} is not an object")
-        role = msg.get("role")
-        content = text_of(msg.get("content"))
-        if role == "assistant" and msg.get("tool_calls"):
-            if not isinstance(msg["tool_calls"], list):
-                raise RunError(f"{where}: message {i}: 'tool_calls' must be a list")
-            reasoning = content or None
-            for call in msg["tool_calls"]:
-                call = call if isinstance(call, dict) else {}
-                fn = call.get("function") if isinstance(call.get("function"), dict) else {}
-                turn = Turn(
-                    turn=len(turns), type="function_call", role="assistant",
-                    name=str(fn.get("name") or "unknown"),
-                    arguments=parse_arguments(fn.get("arguments")),
-                    reasoning=reasoning,
-                )
-                reasoning = None  # the text goes with the first call only
-                turns.append(turn)
-                pending.setdefault(str(call.get("id")), []).append(turn)
-        elif role == "tool":
-            waiting = pending.get(str(msg.get("tool_call_id")))
-            if waiting:
-                call = waiting.pop(0)
-                call.result = content or ""
-                call.is_error = errors.observation_is_error(content or "")
-            else:  # a result nobody asked for: keep it, do not guess its call
-                turns.append(Turn(turn=len(turns), type="message", role="tool", content=content,
-                                  extra={"tool_call_id": msg.get("tool_call_id")}))
-        elif role in ("system", "user", "assistant", "developer"):
-            turns.append(Turn(turn=len(turns), type="message", role=role, content=content or ""))
-        else:
-            raise RunError(f"{where}: message {i} has role {role!r}; expected system, user, assistant or tool")
-    for waiting in pending.values():
-        for call in waiting:
-            call.result = call.result if call.result is not None else ""
-            call.is_error = True
-            call.extra["unanswered"] = True
-    return turns
 
 
 def _domain(messages: list[dict]) -> str | None:

@@ -8,6 +8,10 @@ pickled, in input order (unpickling costs a twentieth of reading). Its
 LoadReport is merged into the build's at the end; a strict-mode RunError is
 raised in the build as if it had been read there. It can also count the
 outcomes first, while the build is still importing the model client.
+
+A module of a higher layer may serve the same protocol with a step of its own for
+every run read (``serve(..., each=...)``, started as ``RunReader(..., module=...)``):
+the LLM path's reader also compiles each run offline there (compilers/llm_offline.py).
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 from .. import helper_process
+from ._common import Carried
 from .load import LoadReport, count_outcomes, iter_runs
 from .model import RunError
 
@@ -48,11 +53,12 @@ class RunReader:
     show them before any model call while it is still starting up itself.
     """
 
-    def __init__(self, paths: list[Path], fmt: str | None, count_first: bool = False, **kwargs):
-        self.proc = helper_process.start("wikitrace.runs.read_helper")
+    def __init__(self, paths: list[Path], fmt: str | None, count_first: bool = False, *,
+                 module: str = "wikitrace.runs.read_helper", each_args: dict | None = None, **kwargs):
+        self.proc = helper_process.start(module)
         self._done = False
         try:
-            helper_process.send(self.proc.stdin, (list(paths), fmt, count_first, kwargs))
+            helper_process.send(self.proc.stdin, (list(paths), fmt, count_first, kwargs, each_args or {}))
             self.proc.stdin.close()
         except OSError:
             self.stop()
@@ -96,8 +102,10 @@ class RunReader:
         return message
 
 
-def serve(inp: BinaryIO, out: BinaryIO) -> int:
-    paths, fmt, count_first, kwargs = helper_process.receive(inp)
+def serve(inp: BinaryIO, out: BinaryIO, each: Callable[..., Any] | None = None) -> int:
+    """Read as the build asked and send the runs back; ``each(run, **each_args)`` is called on
+    every run read (not on records carried over unparsed) before it is sent."""
+    paths, fmt, count_first, kwargs, each_args = helper_process.receive(inp)
     report = LoadReport()
     batch: list = []
     try:
@@ -106,6 +114,8 @@ def serve(inp: BinaryIO, out: BinaryIO) -> int:
                 counts, _ = count_outcomes(paths, fmt, **dict(kwargs, redact=False, strict=False))
                 helper_process.send(out, ("counts", counts))
             for item in iter_runs(paths, fmt, report, **kwargs):
+                if each is not None and not isinstance(item, Carried):
+                    each(item, **each_args)
                 batch.append(item)
                 if len(batch) >= BATCH:
                     helper_process.send(out, ("runs", batch))

@@ -1,26 +1,24 @@
-"""The lessons one run teaches, each under a structural key, and the patterns it met.
+"""The insights one run teaches (at most three), each under a structural key.
 
-A lesson is identified by what kind of thing it is about, never by how one run
+An insight is identified by what kind of thing it is about, never by how one run
 narrates it: ``error|<tool>|<error shape>`` (the tool, its command word, and the
 first failing line of the answer with ids, numbers, paths, quotes and bracketed
 names masked), ``procedure|<final call>[:<where its answer came from>]`` (what a run
 did to settle its task), ``unseen`` (a change made with values no earlier turn
 held), ``rule|<rule>`` (a rule of the system prompt, kept by a success or broken
-by a failure), ``hand-off|<tool>``, ``loop`` (the same call answered the same way
-three times), ``answer|<tool>|<why it was wrong>`` (a final answer
-judged wrong: a verdict, one of the named options, part of the answer, more
-than the answer, an answer the look-ups held, one they never showed),
-``went-through|<tool>`` (the last change went through and the run still failed),
-``idle|none`` / ``idle|lookups``, ``answer-from`` (a success that changed nothing),
-``direct`` (a success without a call).
+by a failure), ``hand-off|<tool>``, ``loop|<tool>`` (the same call answered the same
+way three times), ``answer|<tool>|<why it was wrong>`` (a final answer judged wrong:
+a verdict, one of the named options, part of the answer, more than the answer, an
+answer the look-ups held, one they never showed), ``went-through|<tool>`` (the last
+change went through and the run still failed), ``idle|none`` / ``idle|lookups``,
+``answer-from`` (a success that changed nothing), ``direct`` (a success without a call).
 
-Every text of a lesson (title, guideline, applicability) is written from the
-key's fields only, so two runs with the same key write the same lesson; what is
-particular to the run goes into ``detail``, shown beside the run on the insight
-page. The guideline says what to do; the counts and the contrast with successes
-are added across runs by corpus/insights.py, from the ``patterns`` every run
-records (the same keys, met whether or not the run's three-lesson budget kept
-them).
+Every text of an insight (title, guideline, applicability) is written from the key's
+fields only, so two runs with the same key write the same text; what is particular to
+the run goes into ``detail``, shown beside the run on the insight page. The guideline
+says what to do; the counts and the contrast with successes are added across runs by
+corpus/insights.py, from the patterns every run records (run_patterns.py: the same
+keys, met whether or not the run's three-insight budget kept them).
 """
 
 from __future__ import annotations
@@ -29,8 +27,10 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from .lesson_words import expected_answer, answer_seen_in, free_form, is_hand_off, is_verdict, join, sources, what_changed
-from .reading import Call, Reading, _occurs, command_of, leaves, runs_a_command
+from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, is_hand_off,
+                            is_verdict, join, named_by, packed_calls, picked, rule_title, sources, sums_to_named, top_key,
+                            what_changed, why_wrong)
+from .reading import Call, Reading, command_of, harness_reason, runs_a_command, user_replies
 from .rules import rules_for
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, first_line, generic, signature
@@ -64,7 +64,7 @@ def shape(c: Call) -> str:
 
 def rules_once(r: Reading, c: Call):
     """rules_for(r, c), computed once per call of the run (the lessons and the patterns both ask)."""
-    key = f"lessons.rules:{c.n}"
+    key = f"insights.rules:{c.n}"
     if key not in r.memo:
         r.memo[key] = rules_for(r, c)
     return r.memo[key]
@@ -85,15 +85,15 @@ def _kind(r: Reading) -> str:
     return f"{kind} tasks" if kind else "tasks of this kind"
 
 
-def _lesson(key: str, title: str, guideline: str, applicability: str, detail: str, worked: bool) -> CandidateInsight:
+def _insight(key: str, title: str, guideline: str, applicability: str, detail: str, worked: bool) -> CandidateInsight:
     return CandidateInsight(title=title, guideline=guideline, applicability=applicability, key=key,
                             detail=detail.replace("\n", " "), worked=worked)
 
 
-# --- lessons shared by both outcomes ---------------------------------------------------------
+# --- insights shared by both outcomes ---------------------------------------------------------
 
 
-def error_lesson(r: Reading, err: Call) -> CandidateInsight:
+def error_insight(r: Reading, err: Call) -> CandidateInsight:
     v, said = verb(err), shape(err)
     later = [c for c in r.calls if c.n > err.n]
     passed = next((c for c in later if c.name == err.name and not c.error), None)
@@ -112,8 +112,11 @@ def error_lesson(r: Reading, err: Call) -> CandidateInsight:
         listed = (err.turn.result or "").lower()
         if isinstance(x, dict) and isinstance(y, dict):
             changed = [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)]
-            taken = [k for k in changed if str(y.get(k, "")) and str(y.get(k)).lower() in listed]
-            advice = (f"call {err.name} again with {join(taken)} taken from what the error lists" if taken else
+            taken = [k for k in changed if named_by(listed, x.get(k), y.get(k))]
+            summed = [k for k in changed if sums_to_named(listed, y.get(k))]
+            advice = (f"call {err.name} again with the amounts in {join(summed)} adding up to the figure the error "
+                      "names" if summed else
+                      f"call {err.name} again with {join(taken)} taken from what the error lists" if taken else
                       f"call {err.name} again with {join(changed)} changed" if changed else
                       f"do what the message asks first, then send the same {err.name} call again")
         elif isinstance(y, str) and y != x:
@@ -133,55 +136,41 @@ def error_lesson(r: Reading, err: Call) -> CandidateInsight:
         detail = "tried other arguments, never got past it" if any(c.name == err.name for c in later) \
             else "did not call it again"
         worked = False
-    packed = _packed_calls(err)
+    packed = packed_calls(err)
     if packed > 1:  # several calls written into one argument: the fix is the call's form, not its words
         advice = (f"send one {err.name} call per query; this answer came to an argument that held {err.name} "
                   "calls written one after another")
         detail = f"its argument held {packed} {err.name} calls; " + detail
-    return _lesson(f"error|{v}|{said}", f"{v} answers \"{clip(said, 60)}\"",
+    return _insight(f"error|{v}|{said}", f"{v} answers \"{clip(said, 60)}\"",
                    f"When {v} answers \"{said}\", {advice}.",
                    f"In {_kind(r)}, whenever {v} answers with this error.", f"turn {err.n}: {detail}", worked)
 
 
-def hand_off_lesson(r: Reading, w: Call, success: bool) -> CandidateInsight:
+def hand_off_insight(r: Reading, w: Call, success: bool) -> CandidateInsight:
+    rule = rule_naming(r, w.name)
+    said = f" The system prompt's rule on it: \"{clip_words(rule, 300)}\"" if rule else ""
     if success:
         guide = (f"Hand the request off with {w.name} when none of the other tools can do what it asks, "
-                 "and say why in the hand-off.")
+                 f"and say why in the hand-off.{said}")
     else:
         guide = (f"Before handing off with {w.name}, check whether the other tools can do what the request asks; "
-                 "hand off only when they cannot or a rule requires it.")
-    return _lesson(f"hand-off|{w.name}", f"When to hand off with {w.name}", guide,
+                 f"hand off only when they cannot or a rule requires it.{said}")
+    return _insight(f"hand-off|{w.name}", f"When to hand off with {w.name}", guide,
                    f"In {_kind(r)}, when a hand-off with {w.name} is considered.", f"turn {w.n}: handed off", success)
 
 
 # --- success ---------------------------------------------------------------------------------
 
 
-def _edited(r: Reading, calls: list[Call]) -> str:
-    """The files the run's changes touched (paths as they appear in the commands)."""
-    paths: list[str] = []
-    for c in calls:
-        args = c.turn.arguments
-        text = args.get("path") or args.get("file_path") or command_of(c.turn) if isinstance(args, dict) else command_of(c.turn)
-        for p in re.findall(r"[\w.~-]*/[\w./-]+\.\w+|\b[\w-]+\.(?:py|java|js|ts|go|rs|c|cc|cpp|h|rb|kt|scala|md|json|yaml|yml|xml|toml|cfg|txt)\b",
-                            str(text or "")):
-            paths.append(p)
-    return join(list(dict.fromkeys(paths)), 3) if paths else ""
-
-
-def _packed_calls(c: Call) -> int:
-    """How many calls of its own tool a plain-string argument holds, written as the text-action
-    form does (``Name[...]``): ``A], Search[B`` sent as one Search is two."""
-    args = c.turn.arguments
-    if not isinstance(args, str) or not c.name:
-        return 0
-    joins = re.findall(rf"[\])]\s*[,;]?\s*(?:and\s+|then\s+)?{re.escape(c.name)}\s*[\[(]", args)
-    return len(joins) + 1 if joins else 0
+def _followed_any(r: Reading, final: Call) -> bool:
+    """Whether a look-up before the final answer searched a name an earlier answer had shown."""
+    return any(followed(r, c) is not None for c in r.calls if c.n < final.n and not c.writes)
 
 
 def procedure_key(r: Reading) -> str | None:
     """What the run did to settle its task, as a key: the last state-changing call that
-    went through, the other kinds of change, and the look-ups before it."""
+    went through, for a free-text answer where its value came from, and whether a look-up
+    before it followed a name an earlier answer showed."""
     writes = [c for c in r.calls if c.writes and not c.error]
     if not writes:
         return None
@@ -191,10 +180,12 @@ def procedure_key(r: Reading) -> str | None:
     if answer is not None:
         tools = sources(r, final)[0]
         where = "label" if is_verdict(r, answer) else "looked-up" if tools else "own"
+        if _followed_any(r, final):
+            where += "+followed"
     return f"procedure|{verb(final)}{':' + where if where else ''}"
 
 
-def procedure_lesson(r: Reading) -> CandidateInsight:
+def procedure_insight(r: Reading) -> CandidateInsight:
     writes = [c for c in r.calls if c.writes and not c.error]
     final = writes[-1]
     v = verb(final)
@@ -203,7 +194,8 @@ def procedure_lesson(r: Reading) -> CandidateInsight:
     answer = free_form(final)
     steps = []
     if looks:
-        steps.append(f"look with {join(sorted(looks), 3)}")
+        steps.append(f"look with {join(sorted(looks), 3)}" + (", searching next for a name an earlier answer showed"
+                                                               if answer is not None and _followed_any(r, final) else ""))
     if answer is not None:
         tools = sources(r, final)[0]
         steps.append(f"end with {final.name} giving " + ("the verdict the look-ups support" if is_verdict(r, answer) else
@@ -215,18 +207,20 @@ def procedure_lesson(r: Reading) -> CandidateInsight:
         tools, user, _ = sources(r, final)
         took = "; ".join(f"{join(sorted(k), 3)} from {t}" for t, k in sorted(tools.items()) if not t.startswith("the earlier"))
         steps.append(f"call {v}" + (f", taking {took}" if took else "") + (" and the user's own values" if user else ""))
-    edited = _edited(r, writes)
+    edited = edited_files(r, writes)
     detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "")
     how = ""
     if answer is not None:
         how = (", giving the verdict" if is_verdict(r, answer) else ", giving a value a look-up returned"
                if sources(r, final)[0] else ", giving an answer no look-up held word for word")
-    return _lesson(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
+    if answer is not None and _followed_any(r, final):
+        how = ", after searching a name an earlier answer showed" + how.replace(", giving", " and giving", 1)
+    return _insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
                    "To settle the task: " + ", then ".join(steps) + ".",
                    f"In {_kind(r)} that end with {v}.", detail, True)
 
 
-def _rule_lesson(r: Reading, sentence: str, detail: str, kept: bool) -> CandidateInsight:
+def _rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> CandidateInsight:
     """One lesson per rule of the system prompt, whichever call met it: kept by a run that
     succeeded, broken by one that failed (the contrast says which goes with the outcome)."""
     from .rules import _CONFIRM_WORDS
@@ -237,30 +231,11 @@ def _rule_lesson(r: Reading, sentence: str, detail: str, kept: bool) -> Candidat
         guide = f"Before each call this rule covers, do what it asks{asks}: \"{rule}\""
     else:
         guide = f"Check each state-changing call against this rule of the system prompt before making it: \"{rule}\""
-    return _lesson(f"rule|{_short_hash(sentence)}", f"Keep the rule: {rule_title(sentence)}", guide,
+    return _insight(f"rule|{_short_hash(sentence)}", f"Keep the rule: {rule_title(sentence)}", guide,
                    f"In {_kind(r)}, before any call the rule names.", detail, kept)
 
 
-def clip_words(text: str, limit: int) -> str:
-    """``text`` whitespace-folded, cut at a word boundary when longer than ``limit``: a quote
-    never ends inside a word."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat[:limit].rsplit(" ", 1)[0].rstrip(",;:(")
-    return cut + " …"
-
-
-_ASIDE = re.compile(r"\s*\([^()]*\)")
-
-
-def rule_title(sentence: str, longest: int = 120) -> str:
-    """The rule without its asides in parentheses (lists of examples), cut at a word when still
-    long: a title says what the rule asks, not a quote cut mid-list."""
-    return clip_words(_ASIDE.sub("", sentence).rstrip(" ."), longest)
-
-
-def _rule_naming(r: Reading, name: str) -> str:
+def rule_naming(r: Reading, name: str) -> str:
     """The system prompt's sentence that names most words of the tool (the first on a tie)."""
     from .rules import RULE, _words, sentences
 
@@ -277,29 +252,29 @@ def _rule_naming(r: Reading, name: str) -> str:
     return best if score >= min(2, len(words)) else ""
 
 
-def _confirmation(r: Reading, w: Call) -> CandidateInsight | None:
+def confirmation(r: Reading, w: Call) -> CandidateInsight | None:
     hits = [h for h in rules_once(r, w) if re.search(r"confirm", h.sentence, re.I)]
     if not hits or not w.confirmed:
         return None
-    return _rule_lesson(r, hits[0].sentence, f"turn {w.n}: confirmed {w.name} with the user first", True)
+    return _rule_insight(r, hits[0].sentence, f"turn {w.n}: confirmed {w.name} with the user first", True)
 
 
 def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     if not r.calls:
-        return [_lesson("direct", "Answer directly when nothing needs checking",
+        return [_insight("direct", "Answer directly when nothing needs checking",
                         "When the request needs nothing from the environment, answer it directly.",
                         f"In {_kind(r)} that ask nothing of the tools.", "answered without a tool call", True)]
     out: list[CandidateInsight] = []
     writes = [c for c in r.calls if c.writes and not c.error]
     if writes and is_hand_off(writes[-1]):
-        out.append(hand_off_lesson(r, writes[-1], True))
+        out.append(hand_off_insight(r, writes[-1], True))
     elif writes:
-        out.append(procedure_lesson(r))
+        out.append(procedure_insight(r))
     else:
         # a success whose every call failed still names the tools it used
         looks = sorted(_lookups(r, None) or dict.fromkeys(verb(c) for c in r.calls))[:3]
         # a success that changed nothing: a question, or a change the rules ruled out (both end here)
-        out.append(_lesson("answer-from", f"Answer from {join(looks, 2)} when nothing should change",
+        out.append(_insight("answer-from", f"Answer from {join(looks, 2)} when nothing should change",
                            f"When the look-ups show the request needs no change (a question) or allows none (a change "
                            f"the rules rule out), answer from what {join(looks, 3)} returned, say why when it is a "
                            "refusal, and change nothing.", f"In {_kind(r)} that are settled without a change.",
@@ -308,12 +283,12 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         if i.kind == "recovery" and i.call is not None:
             err = next((c for c in reversed(r.calls) if c.n < i.call.n and c.error and c.name == i.call.name), None)
             if err is not None:
-                out.append(error_lesson(r, err))
+                out.append(error_insight(r, err))
                 break
     for w in reversed(writes):
-        lesson = _confirmation(r, w)
-        if lesson:
-            out.append(lesson)
+        insight = confirmation(r, w)
+        if insight:
+            out.append(insight)
             break
     return out
 
@@ -321,57 +296,25 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
 # --- failure ---------------------------------------------------------------------------------
 
 
-def _why_wrong(r: Reading, w: Call) -> str:
-    gold = expected_answer(r)
-    if not gold:
-        return "unsettled"
-    if is_verdict(r, gold):
-        return "verdict"
-    if _occurs(gold, (r.run.task.instruction or "").lower()):
-        return "option"
-    said = set(re.findall(r"\w+", str(w.turn.arguments).casefold()))
-    wanted = set(re.findall(r"\w+", gold.casefold()))
-    if said and wanted and said != wanted and said < wanted:
-        return "partial"
-    if said and wanted and said != wanted and wanted < said:
-        return "extra"
-    return "misread" if answer_seen_in(r, gold, w) is not None else "not-found"
-
-
-_WHY = {
-    "verdict": "before {t}, check each part of the claim against what the look-ups returned: one unsupported part "
-               "changes the verdict",
-    "option": "when the request names the options, look each one up and compare them on exactly what it asks "
-              "before {t}",
-    "partial": "answer with {t} in the full form the observations give (the whole name or phrase), not a part of it",
-    "extra": "answer with {t} giving just what the request asks, without the words around it",
-    "misread": "the answer was in what the look-ups returned: before {t}, read the observations for exactly what "
-               "the request asks, not for a related fact",
-    "not-found": "the answer was in none of the pages looked up: before {t}, look up each entity the request names "
-                 "and the one that links them, and search again with other words when a page does not hold it",
-    "unsettled": "before {t}, look up every part of the request and answer from what the look-ups returned",
-}
-
-
-def _answer_lesson(r: Reading, w: Call) -> CandidateInsight:
-    why = _why_wrong(r, w)
+def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
+    why = why_wrong(r, w)
     gold = expected_answer(r)
     detail = f"turn {w.n}: answered {w.name}[{free_form(w)}]" + (f", expected \"{clip(generic(gold), 40)}\"" if gold else "")
-    return _lesson(f"answer|{w.name}|{why}", f"{w.name} judged wrong: {why.replace('-', ' ')}",
-                   _WHY[why].format(t=w.name)[0].upper() + _WHY[why].format(t=w.name)[1:] + ".",
+    title, guide = (x.format(t=w.name) for x in WHY_WRONG[why])
+    return _insight(f"answer|{w.name}|{why}", title, guide + ".",
                    f"In {_kind(r)} that end with {w.name}.", detail, False)
 
 
-def _unseen_lesson(r: Reading, w: Call) -> CandidateInsight | None:
+def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
     broken = [h for h in rules_once(r, w) if h.broken]
     if broken:
         h = broken[0]
-        return _rule_lesson(r, h.sentence, f"turn {w.n}: called {w.name} while {h.broken}", False)
+        return _rule_insight(r, h.sentence, f"turn {w.n}: called {w.name} while {h.broken}", False)
     _, _, unseen = sources(r, w)
     if not unseen:
         return None
     keys = sorted({re.split(r"[.\[]", p, maxsplit=1)[0] for p in unseen})
-    return _lesson("unseen", "Take argument values from look-ups and the user's words",
+    return _insight("unseen", "Take argument values from look-ups and the user's words",
                    "Before a call that changes state, take each argument value from a look-up or from the user's own "
                    "words, or work it out from them (a total from the listed prices); a value that none of them holds "
                    "or yields is a guess: ask or look it up first.", f"In {_kind(r)}, before any state-changing call.",
@@ -379,36 +322,63 @@ def _unseen_lesson(r: Reading, w: Call) -> CandidateInsight | None:
                    False)
 
 
-def _went_through(r: Reading, w: Call) -> CandidateInsight:
+def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
+    """A change that went through in a failed run: the lesson is the check before such a change,
+    with the system prompt's rules on it quoted (those that name the action and one of its
+    values, or else the rule that names the tool), since a call that goes through can still
+    be the change the rules or the request did not allow."""
+    from .rules import _CONFIRM_WORDS
+
     v = verb(w)
-    rule = _rule_naming(r, w.name)
-    return _lesson(f"went-through|{v}", f"Check the request again before {v}",
-                   f"Before {v}, check that the call does what the request asks"
-                   + (f" and what the system prompt says of it: \"{clip_words(rule, 300)}\"" if rule else
-                      " and what the system prompt's rules allow")
-                   + "; that the call goes through does not show it was the change the task needed.",
-                   f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through", False)
+    rules = list(dict.fromkeys(h.sentence for h in rules_once(r, w) if not _CONFIRM_WORDS.search(h.sentence)))[:2]
+    rules = rules or [x for x in [rule_naming(r, w.name)] if x]
+    said = "a look-up's answer or the user's own words" if user_replies(r.run) else "a look-up's answer or the task text"
+    quoted = "; ".join(f"\"{clip_words(x, 200)}\"" for x in rules)
+    return _insight(f"went-through|{v}", f"Before {v}, check the request and the rules on it",
+                   f"Before {v}, take each argument from {said} and check it against the part of the request it "
+                   "serves" + (f" and against what the system prompt's rules say of such a call: {quoted}" if rules
+                               else " and against the system prompt's rules" if r.system is not None else "")
+                   + f"; {v} going through does not show it was the change the task needed.",
+                   f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w), False)
 
 
-def _loop_lesson(r: Reading, c: Call, n: int) -> CandidateInsight:
+def _unchecked(r: Reading, w: Call) -> str:
+    """What the run's own log shows was not checked before a change: argument values taken
+    unasked among several one answer listed, and values no earlier turn held."""
+    chosen = list(dict.fromkeys(top_key(p.path) for p in picked(r, w)))
+    unseen = sorted({top_key(p) for p in sources(r, w)[2]})
+    return ((f"; took {join(chosen, 3)} among several values an earlier answer listed, no user message naming "
+             f"{'it' if len(chosen) == 1 else 'them'}" if chosen else "")
+            + (f"; set {join(unseen, 3)} to values no look-up or user message before it held" if unseen else ""))
+
+
+def _loop_insight(r: Reading, c: Call, n: int) -> CandidateInsight:
     v = verb(c)
-    return _lesson("loop", "Do not repeat a call that keeps getting the same answer",
-                   "When a call gets the same answer to the same arguments twice, change the arguments or the approach "
-                   "instead of sending it again.", f"In {_kind(r)}, whenever a call is about to be repeated.",
+    return _insight(f"loop|{v}", f"Do not send the same {v} call again after the same answer",
+                   f"When {v} gives the same answer to the same arguments twice, change the arguments (another "
+                   "query, a name or value an earlier answer showed) or the approach instead of sending it again.",
+                   f"In {_kind(r)}, whenever a {v} call is about to be repeated.",
                    f"turn {c.n}: the same {v} call {n} times with the same answer", False)
 
 
-def _idle_lesson(r: Reading) -> CandidateInsight:
+def _idle_insight(r: Reading) -> CandidateInsight:
     if not r.calls:
-        return _lesson("idle|none", "Check with the environment before answering",
+        return _insight("idle|none", "Check with the environment before answering",
                        "Before answering, check the facts the request depends on with the tools.",
                        f"In {_kind(r)} whose answer depends on the environment.", "answered without a tool call", False)
-    return _lesson("idle|lookups", "Act on what the look-ups found",
+    looked = f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''} " \
+             f"({join(list(dict.fromkeys(verb(c) for c in r.calls)), 3)}), nothing settled"
+    if harness_reason(r):  # stopped by the harness (a step limit) while still looking
+        return _insight("idle|lookups", "Answer or act before the harness stops the run",
+                       "Stop looking once the look-ups hold what the request asks, and answer or make the change "
+                       "then: the runs taught by this were stopped by the harness while still looking. When the "
+                       "look-ups keep missing, change the query instead of sending more of the same kind.",
+                       f"In {_kind(r)} that a harness stops after a number of steps.",
+                       f"{looked}; stopped by the harness", False)
+    return _insight("idle|lookups", "Act on what the look-ups found",
                    "Once the look-ups have given the facts, make the change or give the answer the request asks for, "
                    "or say why it cannot be done; do not end with look-ups only.",
-                   f"In {_kind(r)} that ask for a change or an answer.",
-                   f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''} "
-                   f"({join(list(dict.fromkeys(verb(c) for c in r.calls)), 3)}), nothing settled", False)
+                   f"In {_kind(r)} that ask for a change or an answer.", looked, False)
 
 
 def repeats(r: Reading) -> list[tuple[Call, int]]:
@@ -425,121 +395,38 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     ranked = sorted((i for i in chosen if i.kind == "write" and i.call is not None), key=lambda i: -i.rank)
     for i in ranked:
         if is_hand_off(i.call):
-            out.append(hand_off_lesson(r, i.call, False))
+            out.append(hand_off_insight(r, i.call, False))
             break
         if free_form(i.call) is not None:
-            out.append(_answer_lesson(r, i.call))
+            out.append(_answer_insight(r, i.call))
             break
-        lesson = _unseen_lesson(r, i.call)
-        if lesson:
-            out.append(lesson)
+        broken = [h for h in rules_once(r, i.call) if h.broken]
+        if broken:
+            out.append(_rule_insight(r, broken[0].sentence, f"turn {i.call.n}: called {i.call.name} while "
+                                     f"{broken[0].broken}", False))
             break
+    if writes and not out:  # the change went through and no rule it broke explains it: the check before it
+        out.append(_went_through_insight(r, writes[-1]))
     errors = [i for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)]
     told: set[str] = set()
     for i in sorted(errors, key=lambda i: -i.rank):  # the errors it never got past first, one per tool
         if verb(i.call) not in told and len(told) < 2:
             told.add(verb(i.call))
-            out.append(error_lesson(r, i.call))
+            out.append(error_insight(r, i.call))
     loops = repeats(r)
-    if loops:
+    if loops and not out:  # a generic lesson: it takes a place only when nothing more specific does
         c, n = max(loops, key=lambda x: (x[1], -x[0].n))
-        out.append(_loop_lesson(r, c, n))
+        out.append(_loop_insight(r, c, n))
     if not writes and not errors:
-        out.append(_idle_lesson(r))
-    if not out and writes:
-        out.append(_went_through(r, writes[-1]))
+        out.append(_idle_insight(r))
     return out
 
 
-def lessons_for(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
+def insights_for(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     out = _success(r, chosen) if r.run.outcome.success else _failure(r, chosen)
     seen, unique = set(), []
-    for lesson in out:
-        if lesson.key not in seen:
-            seen.add(lesson.key)
-            unique.append(lesson)
+    for insight in out:
+        if insight.key not in seen:
+            seen.add(insight.key)
+            unique.append(insight)
     return unique[:MAX_INSIGHTS]
-
-
-def patterns_of(r: Reading) -> list[str]:
-    """Every pattern the run met, whatever its outcome: the keys the contrast with other runs
-    of the same task type counts (corpus/insights.py)."""
-    out: set[str] = set()
-    for c in r.calls:
-        if c.error:
-            out.add(f"error|{verb(c)}|{shape(c)}")
-    for c, _n in repeats(r):
-        out.add("loop")
-    writes = [c for c in r.calls if c.writes and not c.error]
-    for w in writes:
-        out.add(f"went-through|{verb(w)}")
-        if is_hand_off(w):
-            out.add(f"hand-off|{w.name}")
-        elif free_form(w) is None and not runs_a_command(w.turn):
-            lesson = _unseen_lesson(r, w)
-            if lesson is not None:
-                out.add(lesson.key)
-        lesson = _confirmation(r, w)
-        if lesson is not None:
-            out.add(lesson.key + "|kept")
-    if not writes:
-        out.add("idle|none" if not r.calls else "idle|lookups")
-    proc = procedure_key(r)
-    if proc:
-        out.add(proc)
-    out.update(decisions_of(r))
-    return sorted(out)
-
-
-_LEAVES_KEPT = 16  # scalar digests kept per argument; a larger value is kept as one digest
-
-
-def _fingerprint(value) -> str:
-    """Digests of the scalars an argument value holds, sorted and joined by dots: trials of one
-    task compare values through them (one value holding another's scalars, as a flight listed
-    with or without its airports, is the same choice), and no value of the episode reaches the
-    corpus. A value of many scalars is one digest marked ``*``."""
-    digest = lambda text: hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()[:6]  # noqa: E731
-    scalars = sorted({digest(str(v)) for _p, v in leaves(value) if v is not None and str(v).strip()})
-    if len(scalars) > _LEAVES_KEPT:
-        import json
-
-        return "*" + digest(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
-    return ".".join(scalars)
-
-
-_WORDS = re.compile(r"\w+")
-
-
-def decisions_of(r: Reading) -> set[str]:
-    """What the run decided, for the comparison with other trials of the same task: every
-    tool it called that answered without an error (``did|<tool>``), where the words of each
-    free-text look-up came from (``query|<tool>|task``: all from the task text, ``shown``:
-    some from what earlier calls returned, ``own``: some from neither; ``said|`` for a
-    free-text answer), and for each
-    state-changing call with named arguments, each argument key with a digest of its value
-    (``set|<tool>|<key>|<digest>``), and how many such calls of each tool went through
-    (``count|<tool>|<n>``)."""
-    out: set[str] = set()
-    task_words = set(_WORDS.findall((r.run.task.instruction or "").casefold()))
-    shown: set[str] = set()  # the words every earlier answer without an error showed
-    changes: dict[str, int] = {}
-    for c in r.calls:
-        query = free_form(c)  # a free-text look-up or answer
-        if query is not None:
-            words = set(_WORDS.findall(str(c.turn.arguments).casefold()))
-            if words:
-                where = "task" if words <= task_words else "shown" if words <= shown | task_words else "own"
-                out.add(f"{'said' if c.writes else 'query'}|{c.name}|{where}")
-        if c.error:
-            continue
-        shown.update(_WORDS.findall((c.turn.result or "").casefold()))
-        out.add(f"did|{verb(c)}")
-        args = c.turn.arguments
-        if c.writes and isinstance(args, dict) and not runs_a_command(c.turn) and not is_hand_off(c):
-            changes[c.name] = changes.get(c.name, 0) + 1
-            for key, value in args.items():
-                if "|" not in str(key):
-                    out.add(f"set|{c.name}|{key}|{_fingerprint(value)}")
-    out.update(f"count|{tool}|{n}" for tool, n in changes.items())
-    return out

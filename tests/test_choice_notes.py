@@ -1,0 +1,123 @@
+"""A failed run whose change went through: the compilation page names each argument value the
+agent picked among several that one earlier answer listed for the same field, when no user
+message before the change holds it (in any form a user writes it) — and only then."""
+
+from __future__ import annotations
+
+import json
+
+from test_offline_content import AIRLINE_SYSTEM, _call, _msg, _record, _run, _turns
+
+from wikitrace.compilers.offline import compile_offline
+
+USER = {"user_id": "noor_haddad_4471", "name": {"first_name": "Noor", "last_name": "Haddad"},
+        "payment_methods": {"credit_card_5520193": {"source": "credit_card", "brand": "visa", "last_four": "8812",
+                                                    "id": "credit_card_5520193"},
+                            "gift_card_7301146": {"source": "gift_card", "amount": 62, "id": "gift_card_7301146"}},
+        "reservations": ["Q7LMZ2", "RB41XK", "T0PWE9"]}
+
+
+def _cancel(user_says: str, cancelled: str = "RB41XK", success: bool = False) -> dict:
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "hi, i need to cancel one of my trips. user id noor_haddad_4471"),
+        _call("get_user_details", {"user_id": "noor_haddad_4471"}, json.dumps(USER)),
+        _msg("assistant", "Which reservation would you like to cancel?"),
+        _msg("user", user_says),
+        _msg("assistant", f"I will cancel {cancelled}. Shall I proceed?"),
+        _msg("user", "yes"),
+        _call("cancel_reservation", {"reservation_id": cancelled},
+              json.dumps({"reservation_id": cancelled, "status": "cancelled"})),
+        _msg("assistant", "Done."))
+    return _record("cancel-1", "airline", "Cancel the trip to Denver.", turns, success)
+
+
+def _notes(record: dict) -> list[str]:
+    comp = compile_offline(_run(record))
+    return [n for e in comp.evidence for n in e.notes if "agent chose it" in n]
+
+
+def test_a_value_picked_among_listed_ones_unasked_is_named_with_the_others():
+    (note,) = _notes(_cancel("the one to denver, not sure of the code"))
+    assert note.startswith('`reservation_id` is "RB41XK", one of 3 values get_user_details\'s answer (turn 2) '
+                           'gave for `reservations`')
+    assert '"Q7LMZ2", "T0PWE9"' in note
+
+
+def test_a_value_the_user_named_is_no_choice():
+    assert _notes(_cancel("please cancel RB41XK")) == []
+
+
+def test_a_success_page_says_nothing_of_choices():
+    assert _notes(_cancel("the one to denver", success=True)) == []
+
+
+def test_a_date_the_user_wrote_in_words_is_no_choice():
+    listing = json.dumps([{"flight_number": "HAT310", "date": "2024-05-24"},
+                          {"flight_number": "HAT310", "date": "2024-05-25"}])
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "I want the HAT310 flight on May 25 instead."),
+        _call("get_reservation_details", {"reservation_id": "RB41XK"}, listing),
+        _msg("user", "yes"),
+        _call("update_reservation_flights", {"reservation_id": "RB41XK", "cabin": "economy",
+                                             "flights": [{"flight_number": "HAT310", "date": "2024-05-25"}]},
+              json.dumps({"reservation_id": "RB41XK", "status": "updated"})))
+    notes = _notes(_record("move-1", "airline", "Move the flight to May 25.", turns, False))
+    assert not any("2024-05-25" in n for n in notes)
+
+
+def test_a_call_that_sends_every_listed_value_keeps_a_set_and_chose_nothing():
+    listing = json.dumps({"reservation_id": "RB41XK", "flights": [{"flight_number": "HAT028"},
+                                                                 {"flight_number": "HAT277"}]})
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "Upgrade reservation RB41XK to business please."),
+        _call("get_reservation_details", {"reservation_id": "RB41XK"}, listing),
+        _msg("user", "yes"),
+        _call("update_reservation_flights", {"reservation_id": "RB41XK", "cabin": "business",
+                                             "flights": [{"flight_number": "HAT028"}, {"flight_number": "HAT277"}]},
+              json.dumps({"reservation_id": "RB41XK", "status": "updated"})))
+    assert _notes(_record("up-1", "airline", "Upgrade to business.", turns, False)) == []
+
+
+def test_the_note_passes_the_page_sentence_check():
+    from test_page_sentences import Check, _note
+
+    record = _cancel("the one to denver, not sure of the code")
+    run = _run(record)
+    comp = compile_offline(run)
+    checked = 0
+    for e in comp.evidence:
+        for note in e.notes:
+            _note(Check(run), note, e.turns[-1])
+            checked += "agent chose it" in note
+    assert checked == 1
+
+
+def test_a_value_in_a_record_the_user_named_is_no_choice():
+    saved = json.dumps({"user_id": "noor_haddad_4471", "saved_passengers": [
+        {"first_name": "Ivan", "last_name": "Smith", "dob": "1986-03-14"},
+        {"first_name": "Lena", "last_name": "Okafor", "dob": "1988-10-12"}]})
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "Book the same trip for my friend Ivan Smith, his birthday is in my profile."),
+        _call("get_user_details", {"user_id": "noor_haddad_4471"}, saved),
+        _msg("user", "yes"),
+        _call("book_reservation", {"user_id": "noor_haddad_4471", "passengers": [
+            {"first_name": "Ivan", "last_name": "Smith", "dob": "1986-03-14"}]},
+              json.dumps({"reservation_id": "ZZ12AB", "status": "booked"})))
+    assert _notes(_record("book-1", "airline", "Book for Ivan Smith.", turns, False)) == []
+
+
+def test_a_value_an_answer_also_states_alone_is_no_choice_from_that_answer():
+    details = json.dumps({"reservation_id": "G72NSF", "origin": "DTW", "destination": "SEA",
+                          "flights": [{"origin": "DTW", "destination": "PHX"}, {"origin": "PHX", "destination": "SEA"}]})
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "Book the same trip as reservation G72NSF."),
+        _call("get_reservation_details", {"reservation_id": "G72NSF"}, details),
+        _msg("user", "yes"),
+        _call("book_reservation", {"origin": "DTW", "destination": "SEA"},
+              json.dumps({"reservation_id": "ZZ12AB", "status": "booked"})))
+    assert _notes(_record("book-2", "airline", "Copy a trip.", turns, False)) == []

@@ -1,0 +1,337 @@
+"""What the insights read from a run: where each argument of a call came from, how a
+later call differed from a failed one, a final free-form answer and the answer the task
+expected (when the log records one). Values of one episode are masked (text.generic);
+double quotes inside a quote become single ones.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dataclasses import dataclass
+
+from .reading import (_NOT_JSON, Call, Reading, _as_text, _last_key, _occurs, _parsed, check_arguments, command_of,
+                      is_command_line, leaves, t_is_user)
+from .text import clip, generic
+
+# A call that hands the conversation to a person: its failure is about *whether* to hand
+# off, never about its arguments.
+_HAND_OFF = re.compile(r"transfer|hand_?off|escalat|human|operator", re.I)
+
+
+def is_hand_off(call: Call) -> bool:
+    return bool(_HAND_OFF.search(call.name))
+
+
+def top_key(path: str) -> str:
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
+
+
+def sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], list[str]]:
+    """Which earlier tool showed each top-level argument, which came from the user, and the
+    argument paths no earlier turn showed (a key with any such part is listed only there)."""
+    by_turn = {c.n: c.name for c in r.calls}
+    checks = check_arguments(r, call.turn)
+    unseen = list(dict.fromkeys(a.path for a in checks if a.seen_at is None))
+    doubtful = {top_key(p) for p in unseen}
+    from_tool: dict[str, list[str]] = {}
+    from_user: list[str] = []
+    placed: set[str] = set()  # a key whose parts came from several places is named with its first
+    for a in checks:
+        key = top_key(a.path)
+        if a.seen_at is None or key in doubtful or key in placed:
+            continue
+        placed.add(key)
+        if a.seen_in == "user message":
+            from_user.append(key)
+        elif a.seen_in == "earlier call":
+            from_tool.setdefault(f"the earlier {by_turn.get(a.seen_at, 'tool')} call", []).append(key)
+        else:
+            from_tool.setdefault(by_turn.get(a.seen_at, "a look-up"), []).append(key)
+    dedup = lambda xs: list(dict.fromkeys(xs))  # noqa: E731
+    return {t: dedup(k) for t, k in from_tool.items()}, dedup(from_user), unseen
+
+
+def join(items: list[str], limit: int = 4) -> str:
+    items = list(dict.fromkeys(items))
+    shown = items[:limit] + ([f"{len(items) - limit} more"] if len(items) > limit else [])
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+
+
+
+
+def free_form(w: Call) -> str | None:
+    """The call's only argument when it is a plain string (an answer, a query), values masked."""
+    args = w.turn.arguments
+    if not isinstance(args, str) or not args.strip() or is_command_line(w.turn):
+        return None
+    return clip(generic(args.strip()), 80).replace('"', "'")
+
+
+def what_changed(err: Call, fix: Call) -> str:
+    """How a later call that went through differed from a failed one, in a phrase:
+    "with reason changed", "with payment_id taken from what the error listed",
+    "as Search[Nick Park], a name the error listed"."""
+    x, y = err.turn.arguments, fix.turn.arguments
+    listed = (err.turn.result or "").lower()
+    if isinstance(x, dict) and isinstance(y, dict):
+        changed = [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)]
+        from_error = [k for k in changed if str(y.get(k, "")) and str(y.get(k)).lower() in listed]
+        if from_error:
+            return f"with {join(from_error)} taken from what the error listed"
+        return f"with {join(changed)} changed" if changed else "with the same arguments, later"
+    if isinstance(y, str) and y.strip() and y != x:
+        shown = f"{fix.name}[{clip(generic(y.strip()), 60)}]".replace('"', "'")
+        return f"as {shown}" + (", a name the error listed" if y.strip().lower() in listed else "")
+    return "with the same arguments, later"
+
+
+def expected_answer(r: Reading) -> str | None:
+    """The answer the task expected, when the log records it (a QA log's gold answer)."""
+    gold = (r.run.task.metadata or {}).get("gold_answer")
+    return gold.strip() if isinstance(gold, str) and gold.strip() else None
+
+
+def is_label(answer: str) -> bool:
+    """A verdict from a fixed set of labels (``SUPPORTS``, ``NOT ENOUGH INFO``): upper case, a few words."""
+    return bool(re.search(r"[A-Z]{2}", answer)) and answer == answer.upper() and len(answer.split()) <= 4
+
+
+def is_verdict(r: Reading, answer: str) -> bool:
+    """A label of the task's fixed set: shaped like one (``is_label``) and named by the run's
+    own instructions (system prompt or task text), so an upper-case name such as a call sign
+    (``KXII``) is an answer, not a verdict."""
+    if not is_label(answer):
+        return False
+    told = " ".join(t for t in ((r.system.content if r.system is not None else None) or "",
+                                r.run.task.instruction or "") if t)
+    return re.search(rf"(?<![\w]){re.escape(answer)}(?![\w])", told) is not None
+
+
+def answer_seen_in(r: Reading, gold: str, before: Call | None = None) -> Call | None:
+    """The first call (before ``before``, when given) whose observation holds the expected answer."""
+    return next((c for c in r.calls if (before is None or c.n < before.n) and not c.error and c.turn.result
+                 and _occurs(gold, c.turn.result.lower())), None)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def followed(r: Reading, c: Call) -> Call | None:
+    """For a free-text look-up whose words beyond the task text all appear in one earlier answer,
+    the latest such answer's call (the run searched a name a page had shown); else None."""
+    if free_form(c) is None:
+        return None
+    task = set(_WORD.findall((r.run.task.instruction or "").casefold()))
+    new = set(_WORD.findall(str(c.turn.arguments).casefold())) - task
+    if not new:
+        return None
+    return next((x for x in reversed(r.calls) if x.n < c.n and not x.error and x.turn.result
+                 and new <= _answer_words(r, x)), None)
+
+
+def _answer_words(r: Reading, c: Call) -> set[str]:
+    """The words of a call's answer, read once per run (every later look-up asks)."""
+    key = f"answer-words:{c.n}"
+    if key not in r.memo:
+        r.memo[key] = set(_WORD.findall((c.turn.result or "").casefold()))
+    return r.memo[key]
+
+
+def named_by(listed: str, before, after) -> bool:
+    """Whether the value a retry sent holds something the error's text named that the failed
+    call did not send: the whole value, or one of its scalars (an amount, an id in a list)."""
+    if after is None or not str(after):
+        return False
+    if not isinstance(after, (dict, list)):
+        return str(after).lower() in listed
+    old = {str(v).lower() for _p, v in leaves(before)}
+    new = {str(v).lower() for _p, v in leaves(after)} - old
+    return any(len(v) > 1 and re.search(rf"(?<![\w.]){re.escape(v)}(?![\w])", listed) for v in new)
+
+
+def sums_to_named(listed: str, value) -> bool:
+    """Whether a list or mapping of two or more numbers adds up to a number the error's text
+    names (a total the parts must match)."""
+    if not isinstance(value, (dict, list)):
+        return False
+    numbers = [v for _p, v in leaves(value) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(numbers) < 2:
+        return False
+    total = round(sum(numbers), 2)
+    named = {float(m) for m in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])", listed)}
+    return total in named
+
+
+
+def edited_files(r: Reading, calls: list[Call]) -> str:
+    """The files the run's changes touched (paths as they appear in the commands)."""
+    paths: list[str] = []
+    for c in calls:
+        args = c.turn.arguments
+        text = args.get("path") or args.get("file_path") or command_of(c.turn) if isinstance(args, dict) else command_of(c.turn)
+        for p in re.findall(r"[\w.~-]*/[\w./-]+\.\w+|\b[\w-]+\.(?:py|java|js|ts|go|rs|c|cc|cpp|h|rb|kt|scala|md|json|yaml|yml|xml|toml|cfg|txt)\b",
+                            str(text or "")):
+            paths.append(p)
+    return join(list(dict.fromkeys(paths)), 3) if paths else ""
+
+
+def packed_calls(c: Call) -> int:
+    """How many calls of its own tool a plain-string argument holds, written as the text-action
+    form does (``Name[...]``): ``A], Search[B`` sent as one Search is two."""
+    args = c.turn.arguments
+    if not isinstance(args, str) or not c.name:
+        return 0
+    joins = re.findall(rf"[\])]\s*[,;]?\s*(?:and\s+|then\s+)?{re.escape(c.name)}\s*[\[(]", args)
+    return len(joins) + 1 if joins else 0
+
+
+
+def clip_words(text: str, limit: int) -> str:
+    """``text`` whitespace-folded, cut at a word boundary when longer than ``limit``: a quote
+    never ends inside a word."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0].rstrip(",;:(")
+    return cut + " …"
+
+
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+
+
+def rule_title(sentence: str, longest: int = 120) -> str:
+    """The rule without its asides in parentheses (lists of examples), cut at a word when still
+    long: a title says what the rule asks, not a quote cut mid-list."""
+    return clip_words(_ASIDE.sub("", sentence).rstrip(" ."), longest)
+
+
+
+def why_wrong(r: Reading, w: Call) -> str:
+    gold = expected_answer(r)
+    if not gold:
+        return "unsettled"
+    if is_verdict(r, gold):
+        return "verdict"
+    if _occurs(gold, (r.run.task.instruction or "").lower()):
+        return "option"
+    said = set(re.findall(r"\w+", str(w.turn.arguments).casefold()))
+    wanted = set(re.findall(r"\w+", gold.casefold()))
+    if said and wanted and said != wanted and said < wanted:
+        return "partial"
+    if said and wanted and said != wanted and wanted < said:
+        return "extra"
+    return "misread" if answer_seen_in(r, gold, w) is not None else "not-found"
+
+
+# why a final answer was judged wrong -> (title, what to do), each naming the answering tool {t}
+WHY_WRONG = {
+    "verdict": ("Check every part of a claim before a {t} verdict",
+                "Before a {t} verdict, check each part of the claim against what the look-ups returned: one "
+                "unsupported part changes the verdict"),
+    "option": ("Compare the named options on what is asked before {t}",
+               "When the request names the options, look each one up and compare them on exactly what it asks "
+               "before {t}"),
+    "partial": ("Give {t} the full name or phrase, not a part of it",
+                "Answer with {t} in the full form the observations give (the whole name or phrase), not a part of it"),
+    "extra": ("Give {t} just what is asked",
+              "Answer with {t} giving just what the request asks, without the words around it"),
+    "misread": ("Read the looked-up page for exactly what is asked before {t}",
+                "When a page looked up already holds the answer, read it for exactly what the request asks, not a "
+                "related fact, before {t}: the runs taught by this had the answer in front of them"),
+    "not-found": ("Answer with {t} only once a looked-up page holds the answer",
+                  "While no page looked up holds the answer, keep looking instead of answering with {t}: look up "
+                  "each entity the request names and the one that links them, and search again with other words "
+                  "when a page does not hold it"),
+    "unsettled": ("Look up every part of the request before {t}",
+                  "Before {t}, look up every part of the request and answer from what the look-ups returned"),
+}
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+
+
+def _spoken_forms(text: str) -> list[str]:
+    """The value as a user may have written it, lower case: itself, and for an ISO date its
+    month-name and slashed forms ("may 25", "25 may", "5/25")."""
+    forms = [text.lower()]
+    m = re.fullmatch(r"\d{4}-(\d{2})-(\d{2})", text)
+    if m and 1 <= int(m.group(1)) <= 12:
+        month, day = _MONTHS[int(m.group(1)) - 1], int(m.group(2))
+        forms += [f"{month} {day}", f"{day} {month}", f"{int(m.group(1))}/{day}", f"{m.group(1)}/{m.group(2)}"]
+    return forms
+
+
+@dataclass
+class Pick:
+    """An argument value a change took among several one earlier answer gave the same field."""
+
+    path: str  # the argument's path in the call
+    value: str
+    source: Call  # the answer that listed it
+    field: str  # the answer's field that held it
+    values: list[str]  # every value the answer gave that field, this one included
+
+
+def _fields_at_depth(text: str) -> list[tuple[str, int, object, str]]:
+    """(field, nesting depth, scalar, the path of the record holding it) for every scalar of a
+    JSON answer: values of one field at one depth are the items of one listing (a reservation's
+    own origin is not one of its flights' origins)."""
+    data = _parsed(text)
+    if data is _NOT_JSON:
+        return []
+    return [(_last_key(path), path.count(".") + path.count("["), v, re.sub(r"(?:\.[^.\[]*|\[\d+\])$", "", path))
+            for path, v in leaves(data)]
+
+
+def picked(r: Reading, c: Call) -> list[Pick]:
+    """The argument values of a change the agent picked among several that one earlier answer
+    gave the same field, sending none of the others (a field whose other values the call sent
+    too is a set it kept), when no user message before the call holds the value in any form a
+    user writes it, nor another name of the record it sits in (a saved passenger the user named,
+    a card by its brand). An answer that also states the value as a field's only value (a
+    reservation's own origin beside its flights' origins) is no listing of it. The log proves
+    only that the agent chose it among others unasked."""
+    key = f"picked:{c.n}"
+    if key in r.memo:
+        return r.memo[key]
+    out: list[Pick] = []
+    said = [r.lower(t) for t in r.facts if t.turn < c.n and t_is_user(t)]
+    answers = [t for t in r.facts if t.turn < c.n and t.type == "function_call"]
+    sent = {_as_text(v) for _p, v in leaves(c.turn.arguments)}
+    by_turn = {x.n: x for x in r.calls}
+    told = lambda v: any(f in u for f in _spoken_forms(v) for u in said)  # noqa: E731
+    for a in check_arguments(r, c.turn):
+        text = _as_text(a.value)
+        if a.seen_at is None or len(text) < 3 or told(text):
+            continue
+        low = text.lower()
+        for t in reversed(answers):
+            if low not in r.lower(t):
+                continue  # cheap: an answer whose text lacks the value holds no listing of it
+            fields = r.memo.get(f"fields:{t.turn}")
+            if fields is None:
+                fields = r.memo[f"fields:{t.turn}"] = _fields_at_depth(t.result or "")
+            holding = [(k, d, home) for k, d, v, home in fields if _as_text(v) == text]
+            if not holding:
+                continue
+            listings = {(k, d): list(dict.fromkeys(_as_text(v) for f, e, v, _h in fields
+                                                   if (f, e) == (k, d) and v not in (None, "")))
+                        for k, d, _h in holding}
+            homes = {h for _k, _d, h in holding}
+            named = any(isinstance(v, str) and len(v) >= 3 and _as_text(v) != text and told(v)
+                        for _k, _d, v, h in fields if h in homes)
+            if named:
+                break  # the user named the record it sits in
+            if any(len(v) < 2 for v in listings.values()):
+                continue  # this answer states it as a field's only value: an earlier listing may hold the choice
+            choice = next(((k, d) for (k, d), values in sorted(listings.items())
+                           if not sent & (set(values) - {text})), None)
+            if choice is not None and t.turn in by_turn:
+                out.append(Pick(a.path, text, by_turn[t.turn], choice[0], listings[choice]))
+            break
+    r.memo[key] = out
+    return out

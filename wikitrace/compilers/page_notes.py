@@ -1,0 +1,134 @@
+"""What a compilation page says under a decision, beyond the decision itself: the checks of a
+change's arguments and the system prompt's rules on it, where each argument value was shown
+before a change that went through, whether a retry took a name an error offered, a look-up
+that followed a name an earlier answer showed, and for a final answer judged wrong what
+the task expected. Each sentence has its check in tests/test_page_sentences.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .insight_words import answer_seen_in, expected_answer, followed, free_form, join, picked
+from .reading import Call, Reading, check_arguments
+from .run_insights import rules_once
+from .text import clip
+
+
+def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
+    """Notes on a state-changing call: arguments no earlier turn showed, and rules it meets.
+    Returns the notes and whether any of them is a checked discrepancy."""
+    notes, flagged = [], False
+    checks = check_arguments(r, c.turn)
+    for a in checks:
+        if a.seen_at is not None:
+            continue
+        flagged = True
+        if a.other_at is not None:
+            notes.append(f"`{a.path}` is {_val(a.value)}, but the observation at turn {a.other_at} "
+                         f"gave that field as {' or '.join(_val(v) for v in a.other[:3])}"
+                         f"{f' (and {len(a.other) - 3} more)' if len(a.other) > 3 else ''}.")
+        else:
+            notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
+    if checks and not flagged:
+        notes.append("Every argument value appears in an earlier observation, user message or call.")
+    for hit in rules_once(r, c):
+        if hit.broken:
+            flagged = True
+            notes.append(f"The system prompt (turn {hit.turn}) says: \"{hit.sentence}\" — here {hit.broken}.")
+        else:
+            notes.append(f"A rule of the system prompt (turn {hit.turn}) on this action: \"{hit.sentence}\"")
+    return notes, flagged
+
+
+def provenance(r: Reading, c: Call) -> str:
+    """Where the values of each top-level argument of a change were last shown before it, by
+    tool and turn: what a reader checks first when a change went through and the run failed."""
+    by_turn = {x.n: x.name for x in r.calls}
+    places: dict[str, list[str]] = {}
+    for a in check_arguments(r, c.turn):
+        if a.seen_at is None:
+            where = "no earlier turn"
+        elif a.seen_in == "observation":
+            where = f"{by_turn.get(a.seen_at, 'a call')}'s answer (turn {a.seen_at})"
+        elif a.seen_in == "user message":
+            where = f"the user (turn {a.seen_at})"
+        else:
+            where = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})"
+        found = places.setdefault(a.path.split(".")[0].split("[")[0], [])
+        if where not in found:
+            found.append(where)
+    if not places:
+        return ""
+    parts = [f"`{k}` from {join(v, 3)}" for k, v in places.items()]
+    return " Its argument values were shown before it by: " + "; ".join(parts[:6]) + (
+        f"; and {len(parts) - 6} more arguments" if len(parts) > 6 else "") + "."
+
+
+_LISTED = re.compile(r"\[\s*((?:'[^']*'|\"[^\"]*\")(?:\s*,\s*(?:'[^']*'|\"[^\"]*\"))+)\s*\]")
+
+
+def listed_names(text: str) -> list[str]:
+    """The quoted names of a bracketed list of two or more that an error's text offers (a search
+    tool's "Similar: ['A', 'B']")."""
+    m = _LISTED.search(text or "")
+    return [x[1:-1] for x in re.findall(r"'[^']*'|\"[^\"]*\"", m.group(1))] if m else []
+
+
+def listed_note(calls: list[Call], err: Call) -> list[str]:
+    """Whether a later call of the same tool sent one of the names the error listed: the
+    retry the error itself offered, taken or not."""
+    names = listed_names(err.turn.result or "")
+    if not names:
+        return []
+    folded = {" ".join(n.split()).casefold(): n for n in names}
+    used = next(((x, folded[" ".join(str(x.turn.arguments).split()).casefold()]) for x in calls
+                 if x.n > err.n and x.name == err.name and isinstance(x.turn.arguments, str)
+                 and " ".join(x.turn.arguments.split()).casefold() in folded), None)
+    shown = ", ".join(f"'{n}'" for n in names[:4]) + (", …" if len(names) > 4 else "")
+    head = f"The error listed {len(names)} names ({shown}); "
+    return [head + (f"the {err.name} call at turn {used[0].n} sent one of them ('{used[1]}')." if used
+                    else f"no later {err.name} call sent one of them.")]
+
+
+def followed_note(r: Reading, c: Call) -> list[str]:
+    """For a free-text look-up whose words beyond the task text all appear in one earlier answer:
+    that answer's turn (the run followed what a look-up showed: a name on the page it read)."""
+    source = followed(r, c)
+    if source is None:
+        return []
+    return [f"Its words beyond the task text all appear in what {source.name} returned at turn {source.n}: "
+            "it followed a name an earlier answer showed."]
+
+
+def _val(v) -> str:
+    return json.dumps(v, ensure_ascii=False)
+
+
+def wrong_answer(r: Reading, c: Call) -> str | None:
+    """For a final answer (a free-form argument) of a failed run: that it was judged wrong, what
+    the task expected when the log records it, and whether a look-up had shown that; None for
+    a call that changes state, whose page keeps saying what the change may have missed."""
+    if free_form(c) is None:
+        return None
+    gold = expected_answer(r)
+    if gold is None:
+        return "This answer ended the run and was judged wrong."
+    seen = answer_seen_in(r, gold, c)
+    return (f"This answer ended the run and was judged wrong; the task expected \"{clip(gold, 80)}\", which "
+            + (f"the look-up at turn {seen.n} had returned." if seen is not None else "no look-up had returned."))
+
+
+def choice_notes(r: Reading, c: Call) -> list[str]:
+    """For a change that went through in a failed run: each argument value the agent picked
+    unasked among several one earlier answer listed (insight_words.picked), with the others it
+    passed over: where a reader looks first for the wrong value."""
+    out = []
+    for p in picked(r, c)[:3]:
+        others = [v for v in p.values if v != p.value]
+        shown = ", ".join(_val(v) for v in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        out.append(f"`{p.path}` is {_val(p.value)}, one of {len(p.values)} values {p.source.name}'s answer (turn "
+                   f"{p.source.n}) gave for `{p.field}` (the others: {shown}); no user message before the call "
+                   "holds it, so the agent chose it.")
+    return out

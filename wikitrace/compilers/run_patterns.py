@@ -1,0 +1,144 @@
+"""The patterns one run met, whatever its outcome: the keys corpus/insights.py counts across
+the runs of a task type (errors, repeats, changes, procedure, rules) and the choices it made
+(the tools that answered, where a free-text query's words came from, the look-ups before a
+change, how a call after an error differed, each change's arguments as digests), which the
+insight pages contrast between successful and failed runs and corpus/trials.py compares
+between trials of one task.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from .insight_words import free_form, is_hand_off, named_by, picked, top_key
+from .reading import Reading, leaves, runs_a_command
+from .run_insights import confirmation, procedure_key, repeats, shape, unseen_insight, verb
+from .text import signature
+
+
+def patterns_of(r: Reading) -> list[str]:
+    """Every pattern the run met, whatever its outcome: the keys the contrast with other runs
+    of the same task type counts (corpus/insights.py)."""
+    out: set[str] = set()
+    for c in r.calls:
+        if c.error:
+            out.add(f"error|{verb(c)}|{shape(c)}")
+    for c, _n in repeats(r):
+        out.add(f"loop|{verb(c)}")
+    writes = [c for c in r.calls if c.writes and not c.error]
+    for w in writes:
+        out.add(f"went-through|{verb(w)}")
+        if is_hand_off(w):
+            out.add(f"hand-off|{w.name}")
+        elif free_form(w) is None and not runs_a_command(w.turn):
+            insight = unseen_insight(r, w)
+            if insight is not None:
+                out.add(insight.key)
+            # an argument value the agent took among several an answer listed, the user naming none
+            out.update(f"picked|{w.name}|{top_key(p.path)}" for p in picked(r, w) if "|" not in p.path)
+        insight = confirmation(r, w)
+        if insight is not None:
+            out.add(insight.key + "|kept")
+    if not writes:
+        out.add("idle|none" if not r.calls else "idle|lookups")
+    proc = procedure_key(r)
+    if proc:
+        out.add(proc)
+    out.update(decisions_of(r))
+    out.update(looked_before(r))
+    out.update(retries_of(r))
+    return sorted(out)
+
+
+def retries_of(r: Reading) -> set[str]:
+    """``retry|<tool>|same|listed|other``: how each call that followed an error of its own tool
+    differed from the failed one: sent unchanged, with a value the error's text named (a
+    suggested name, a listed id), or with other values."""
+    out: set[str] = set()
+    for k, c in enumerate(r.calls):
+        if not c.error or runs_a_command(c.turn):
+            continue
+        nxt = next((x for x in r.calls[k + 1:] if x.name == c.name), None)
+        if nxt is None:
+            continue
+        listed = (c.turn.result or "").lower()
+        x, y = c.turn.arguments, nxt.turn.arguments
+        if signature(nxt.turn) == signature(c.turn):
+            how = "same"
+        elif isinstance(x, dict) and isinstance(y, dict):
+            how = "listed" if any(named_by(listed, x.get(key), y.get(key)) for key in y if x.get(key) != y.get(key)) \
+                else "other"
+        else:
+            how = "listed" if named_by(listed, x, y) else "other"
+        out.add(f"retry|{c.name}|{how}")
+    return out
+
+
+def looked_before(r: Reading) -> set[str]:
+    """``before|<change tool>|<look-up>``: each look-up tool that answered without an error
+    before the first call of a change tool that went through (hand-offs, free-text answers and
+    shell commands aside), so the pages can say which look-ups successful runs made first."""
+    out: set[str] = set()
+    done: set[str] = set()
+    for w in r.calls:
+        if (not w.writes or w.error or w.name in done or is_hand_off(w) or free_form(w) is not None
+                or runs_a_command(w.turn)):
+            continue
+        done.add(w.name)
+        out.update(f"before|{w.name}|{verb(c)}" for c in r.calls if c.n < w.n and not c.writes and not c.error)
+    return out
+
+
+_LEAVES_KEPT = 16  # scalar digests kept per argument; a larger value is kept as one digest
+
+
+def _fingerprint(value) -> str:
+    """Digests of the scalars an argument value holds, sorted and joined by dots: trials of one
+    task compare values through them (one value holding another's scalars, as a flight listed
+    with or without its airports, is the same choice), and no value of the episode reaches the
+    corpus. A value of many scalars is one digest marked ``*``."""
+    digest = lambda text: hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()[:6]  # noqa: E731
+    scalars = sorted({digest(str(v)) for _p, v in leaves(value) if v is not None and str(v).strip()})
+    if len(scalars) > _LEAVES_KEPT:
+        import json
+
+        return "*" + digest(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
+    return ".".join(scalars)
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def decisions_of(r: Reading) -> set[str]:
+    """What the run decided, for the comparison with other trials of the same task: every
+    tool it called that answered without an error (``did|<tool>``), where the words of each
+    free-text look-up came from (``query|<tool>|task``: all from the task text, ``shown``:
+    some from what earlier calls returned, ``own``: some from neither; ``said|`` for a
+    free-text answer), and for each
+    state-changing call with named arguments, each argument key with a digest of its value
+    (``set|<tool>|<key>|<digest>``), and how many such calls of each tool went through
+    (``count|<tool>|<n>``)."""
+    out: set[str] = set()
+    task_words = set(_WORDS.findall((r.run.task.instruction or "").casefold()))
+    shown: set[str] = set()  # the words every earlier answer without an error showed
+    changes: dict[str, int] = {}
+    for c in r.calls:
+        query = free_form(c)  # a free-text look-up or answer
+        if query is not None:
+            words = set(_WORDS.findall(str(c.turn.arguments).casefold()))
+            if words:
+                where = "task" if words <= task_words else "shown" if words <= shown | task_words else "own"
+                out.add(f"{'said' if c.writes else 'query'}|{c.name}|{where}")
+        if c.error:
+            continue
+        shown.update(_WORDS.findall((c.turn.result or "").casefold()))
+        out.add(f"did|{verb(c)}")
+        args = c.turn.arguments
+        if c.writes and isinstance(args, dict) and not runs_a_command(c.turn) and not is_hand_off(c):
+            changes[c.name] = changes.get(c.name, 0) + 1
+            for key, value in args.items():
+                if "|" not in str(key):
+                    out.add(f"set|{c.name}|{key}|{_fingerprint(value)}")
+    out.update(f"count|{tool}|{n}" for tool, n in changes.items())
+    return out

@@ -1,0 +1,73 @@
+"""The rewrites of an insight's title and guideline that follow from counts, never from
+words: the check before a change that went through in failed runs (a look-up successful runs
+made first, the rules when their trials made no such change, asking which value when most
+sources took one unasked), and when ending after look-ups is right.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+
+def retitle(entry: dict) -> None:
+    """A change that went through in a failed run says what to do first when successful runs
+    made a look-up before that change more often than failed ones."""
+    fields = entry["key"].split("|")
+    if fields[0] != "went-through":
+        return
+    tool = fields[1].split(" ")[0]
+    first = [c["pattern"].split("|", 2)[2] for c in entry.get("separating") or []
+             if c["pattern"].startswith(f"before|{tool}|") and c["side"] == "success"]
+    st = entry.get("same_task") or {}
+    top = (st.get("differences") or [None])[0]
+    if (st.get("side") == "failure" and top and top["text"].startswith(f"had no {tool} call go through")
+            and top["runs"] >= 2 and 2 * top["runs"] > st["compared"]):
+        entry["title"] = f"Check that the rules allow {tool} at all before making it"
+        st["advised"] = True  # said here: the page does not repeat it as advice
+        entry["guideline"] = (f"For most failed runs here whose task also has a successful trial ({top['runs']} of "
+                              f"{st['compared']}), the successful trials made no {tool} change at all: before "
+                              f"{tool}, check the system prompt's conditions for it, and when they are not met, "
+                              "say so instead of making the change. " + entry["guideline"])
+        return
+    if first:
+        from ..compilers.insight_words import join
+
+        entry["title"] = f"Call {join(first, 3)} before {tool}"
+        entry["guideline"] = (f"Before {tool}, call {join(first, 3)} and take the call's arguments from their "
+                              f"answers: among runs whose {tool} call went through, successful runs had made "
+                              f"{'that look-up' if len(first) == 1 else 'those look-ups'} first more often. "
+                              + entry["guideline"])
+
+
+def ask_first(entry: dict, members: list[tuple[dict, dict]]) -> None:
+    """A change that went through in failed runs: when most of its sources (two at least) took
+    the same argument's value unasked among several an answer listed, the page says to ask which
+    one first and counts them. A fact of the page's own sources, not a contrast: it names no cause."""
+    fields = entry["key"].split("|")
+    if fields[0] != "went-through":
+        return
+    tool = fields[1].split(" ")[0]
+    took = Counter(p.split("|", 2)[2] for e, _l in members for p in set(e.get("patterns") or [])
+                   if p.startswith(f"picked|{tool}|"))
+    runs = len(members)
+    common = sorted((k for k, n in took.items() if n >= 2 and 2 * n > runs), key=lambda k: (-took[k], k))
+    if not common:
+        return
+    from ..compilers.insight_words import join
+
+    counted = "; ".join(f"{k}: {took[k]} of {runs}" for k in common[:3])
+    entry["guideline"] += (f" When an answer lists several values for {join(common, 3)} and the user has named none, "
+                           f"ask which one before {tool}: most runs here took such a value unasked ({counted}).")
+
+
+def temper(entry: dict) -> None:
+    """A failed run's "do not end with look-ups only" is wrong advice where successful runs of
+    the task type ended that way more often (a question answered, a change the rules rule out):
+    the page then says when ending so is right instead."""
+    c = entry.get("contrast") or {}
+    if entry["key"] == "idle|lookups" and c.get("verdict") == "success":
+        entry["title"] = "End after look-ups only when the request needs no change or allows none"
+        entry["guideline"] = ("Ending after look-ups, with no change made, is how successful runs of this task type "
+                              "ended more often than failed ones: end so only once the look-ups show the request "
+                              "needs no change (a question) or allows none (a rule rules it out), and say which; "
+                              "when it asks for a change the rules allow, make it.")
