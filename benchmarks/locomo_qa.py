@@ -9,7 +9,9 @@ Contexts, all rendered by the same packer (``wikitrace.dialogue.packet``) so a t
 Scores per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop): token F1 against the
 gold answer (LoCoMo style: lower case, punctuation and articles dropped, words stemmed; for
 multi-hop the gold is split at commas and each part takes its best-matching predicted part), and
-an LLM-judge score (a second call grades the answer against the gold one: 1 or 0). Tokens: the
+an LLM-judge score (a second call grades the answer against the gold one: 1 or 0), with a control:
+the judge also grades, for each question, the next question's gold answer, and the share of those
+it accepts says whether its scores mean anything. Tokens: the
 mean context size and the model tokens spent (prompt + completion, as the endpoint reports).
 Both ask for plain text (one line, or one word for the judge): a small local model breaks JSON far
 more often than a one-line answer. A model fault (after the gateway's retries) or an empty or
@@ -143,6 +145,7 @@ def run(data: Path, reader: Reader, budget: int = 1000, limit: int | None = None
     scores: dict = {}
     ctx_tokens: dict = {m: [] for m in methods}
     spent: dict = {m: 0 for m in methods}
+    control: list[int] = []
     for d in load_inputs([data]):
         li = prepare_files(render_sample(compile_sample(d)))
         msgs = li.raw["messages"]
@@ -166,6 +169,11 @@ def run(data: Path, reader: Reader, budget: int = 1000, limit: int | None = None
                 scores.setdefault((name, cat), []).append((locomo_f1(ans, gold, cat), ok))
                 if progress:
                     progress(f"{name} grade {i}/{len(qas)}")
+        # The judge's control: each gold answer given to the next question, which is wrong unless two
+        # questions share a gold. A judge that accepts these cannot tell right from wrong.
+        for qa, other in zip(qas, qas[1:] + qas[:1]):
+            if normalise(other["answer"]) != normalise(qa["answer"]):
+                control.append(reader.judge(str(qa["question"]), str(qa["answer"]), str(other["answer"])))
     table = {}
     for name in methods:
         row = {}
@@ -181,12 +189,16 @@ def run(data: Path, reader: Reader, budget: int = 1000, limit: int | None = None
         row["model_tokens"] = spent[name]
         table[name] = row
     return {"data": str(data), "budget": budget, "model": reader.model, "judge_model": reader.judge_model,
-            "methods": table, "failures": dict(reader.failures), "fault_reasons": dict(sorted(reader.reasons.items()))}
+            "methods": table, "failures": dict(reader.failures),
+            "judge_control": {"wrong_answers": len(control), "accepted": sum(control)}, "fault_reasons": dict(sorted(reader.reasons.items()))}
 
 
 def print_table(res: dict) -> None:
     print(f"reader {res['model']}, judge {res['judge_model']}, budget {res['budget']} (wikitrace, bm25); "
           f"failures {res['failures']}")
+    ctl = res["judge_control"]
+    print(f"judge control: accepted {ctl['accepted']} of {ctl['wrong_answers']} answers known to be wrong"
+          " (another question's gold answer)")
     for reason, n in res.get("fault_reasons", {}).items():
         print(f"  {n} x {reason}")
     cols = list(CATEGORIES.values()) + ["overall"]
@@ -205,9 +217,13 @@ def main(argv=None) -> int:
     ap.add_argument("--judge-model", help="grading model (default: the reader)")
     ap.add_argument("--budget", type=int, default=1000)
     ap.add_argument("--limit", type=int, help="questions per conversation")
+    ap.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, of {', '.join(METHODS)}")
     ap.add_argument("--json", type=Path, help="write the results here")
     args = ap.parse_args(argv)
-    res = run(args.data, Reader(args.base_url, args.model, args.judge_model), args.budget, args.limit,
+    methods = tuple(m for m in args.methods.split(",") if m)
+    if not methods or set(methods) - set(METHODS):
+        ap.error(f"--methods: choose from {', '.join(METHODS)}")
+    res = run(args.data, Reader(args.base_url, args.model, args.judge_model), args.budget, args.limit, methods,
               progress=lambda line: print(f"\r{line:<60}", end="", file=sys.stderr, flush=True))
     print(file=sys.stderr)
     print_table(res)

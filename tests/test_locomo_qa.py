@@ -63,7 +63,16 @@ def test_every_answer_of_a_method_comes_before_its_grades(fake_openai):
     qa.run(MINI, qa.Reader(fake_openai.base_url, "m"), budget=200, methods=("full", "wikitrace"))
     kinds = ["grade" if _prompt(json.loads(r["body"]) if isinstance(r["body"], str) else r["body"])
              .startswith("Grade") else "answer" for r in fake_openai.requests]
-    assert kinds == ["answer", "answer", "grade", "grade"] * 2
+    assert kinds == ["answer", "answer", "grade", "grade"] * 2 + ["grade", "grade"]  # then the judge's control
+
+
+def test_a_judge_that_accepts_anything_shows_in_its_control(fake_openai):
+    fake_openai.respond_with(_scripted)
+    fair = qa.run(MINI, qa.Reader(fake_openai.base_url, "m"), budget=200, methods=("wikitrace",))
+    assert fair["judge_control"] == {"wrong_answers": 2, "accepted": 0}
+    fake_openai.respond_with(lambda body: reply("CORRECT" if _prompt(body).startswith("Grade") else "two"))
+    lax = qa.run(MINI, qa.Reader(fake_openai.base_url, "m"), budget=200, methods=("wikitrace",))
+    assert lax["judge_control"] == {"wrong_answers": 2, "accepted": 2}
 
 
 def test_answer_lines_are_cleaned_and_cut():
