@@ -8,7 +8,8 @@ from wikitrace.dialogue.bm25 import BM25
 from wikitrace.dialogue.extract import Claim, Snapshot, validate_claims
 from wikitrace.dialogue.load import Message, load_file
 from wikitrace.dialogue.retrieve import query_shape, rrf
-from wikitrace.dialogue.text import hashed_embedding, resolve_relative, stem
+from wikitrace.dialogue.dates import resolve_relative
+from wikitrace.dialogue.text import hashed_embedding, stem
 from wikitrace.dialogue.trajectories import (DELTA, Trajectory, apply_claims, build_trajectories, g_det,
                                              prefilter, snapshot_features)
 from wikitrace.dialogue.wiki import MAX_PAGE, TrajInfo, audit, plan_pages, shard

@@ -270,3 +270,24 @@ def test_a_run_whose_only_secret_is_escaped_is_still_searched():
                   turns=[Turn(turn=0, type="message", role="user", content=f"cfg {written_key} end")])
         assert sum(redact_run(run).values()) == 1, written_key
         assert "[REDACTED:" in run.turns[0].content
+
+
+def test_runs_sharing_a_long_clean_text_are_each_still_searched():
+    """One redactor reads a whole input: the long system prompt every run repeats is tested
+    once, but a secret beside it, inside a copy of it, or only in the kept record is found."""
+    r = Redactor()
+    prompt = "# Shop Agent Policy\n" + "Help the customer politely and check the order first. " * 40
+
+    def run(prompt_text: str, reply: str, original: dict) -> Run:
+        return Run(run_id="r", task=Task(id="t", instruction="go"), outcome=Outcome(True, 1),
+                   turns=[Turn(turn=0, type="message", role="system", content=prompt_text),
+                          Turn(turn=1, type="message", role="assistant", content=reply)],
+                   source={"format": "x", "original": original})
+
+    assert r.run(run(prompt, "done", {"traj": [prompt, "done"]})) == {}
+    beside = run(prompt, f"use {GITHUB}", {"traj": [prompt, f"use {GITHUB}"]})
+    assert r.run(beside) == {"github-token": 2} and GITHUB not in beside.turns[1].content
+    inside = run(prompt + GITHUB, "done", {"traj": [prompt + GITHUB, "done"]})
+    assert r.run(inside) == {"github-token": 2} and GITHUB not in inside.turns[0].content
+    only_kept = run(prompt, "done", {"traj": [prompt, "done"], "env": {"token": OPENAI}})
+    assert r.run(only_kept) == {"openai-key": 1} and OPENAI not in json.dumps(only_kept.source)

@@ -11,7 +11,8 @@ indexes and corpus.json, which are written after the run pages
 Large builds spread over three processes (see README, Scale): a reader
 (runs/read_helper.py) parses and redacts the input, this process renders
 prompts and talks to the model, a page writer (corpus/pages.py) renders and
-writes the pages. The bytes written are the same either way.
+writes the pages. The bytes written are the same either way. What the command
+shows at the terminal (progress, the closing summary) is ``build_cli``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from .corpus.tombstones import Tombstones, forget_state
 from .runs._common import Carried
 from .redact import redactor_for
 from .runs.load import LoadReport, iter_runs
-from .runs.model import Run, RunError
+from .runs.model import Run
 
 
 @dataclass
@@ -450,91 +451,3 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
               **forget_state(pub, compiler, opts.templates)})
     pending.save(pub, record)  # every page is in place: from here the next command can finish this one
     return pending.complete(pub, record, prompt)
-
-
-def run_build(opts: BuildOptions, as_json: bool = False) -> int:
-    """CLI wrapper: what will be read, progress, closing summary (all on stderr), exit code.
-    With ``as_json`` the summary is also one JSON object on stdout."""
-    from .errors import Failed, InputError
-    from .input_survey import survey
-    from .llm.config import LLMConfigError
-    from .progress import Progress, console as make_console
-
-    console = make_console(quiet=opts.quiet)
-    found = survey(list(opts.inputs), opts.fmt)
-    for line in found.lines():
-        console.print(line)
-    try:
-        with Progress(console, quiet=opts.quiet) as bar:
-            # --quiet shows no announcement: the input is then not read a first time to count it
-            result = build(opts, lambda runs: bar.track(runs, found.runs, "compiling runs"),
-                           announce=None if opts.quiet else console.print, batch_progress=bar)
-    except BuildInputError as exc:
-        raise InputError(str(exc)) from None
-    except (BuildError, PublishError) as exc:
-        raise Failed(str(exc)) from None
-    except (LLMConfigError, RunError) as exc:
-        raise InputError(str(exc)) from None
-    _summary(console, result, opts)
-    if as_json:
-        print(json.dumps(result_dict(result), indent=2, ensure_ascii=False))
-    if result.waiting:
-        raise Failed(result.waiting, llm_report.WAITING_FIX, where=result.out)
-    return 0
-
-
-def result_dict(result: BuildResult) -> dict:
-    """The closing summary as data (``compile --json``)."""
-    report = result.report
-    return {
-        "out": str(result.out), "runs": result.runs, "success": result.success, "failure": result.failure,
-        "insights": result.insights, "stats": result.stats, "detected_formats": result.detected,
-        "skipped": result.skipped, "warnings": list(report.warnings) if report else [],
-        "ignored_files": list(report.ignored) if report else [], "retired_runs": result.dropped_runs,
-        "compiler": result.compiler, "by_compiler": result.by_compiler, "forgotten": result.forgotten,
-    }
-
-
-def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
-    from rich.table import Table
-    from rich.text import Text  # plain text: fallback reasons quote what a model wrote
-
-    table = Table(title=f"corpus published at {result.out}", show_header=False)
-    table.add_row("compiler", Text(llm_report.compiler_line(result.compiler, result.by_compiler)))
-    table.add_row("runs", f"{result.runs} ({result.success} success, {result.failure} failure)")
-    if result.report is not None:
-        table.add_row("input", result.report.summary())
-    table.add_row("insights", str(result.insights))
-    s = result.stats
-    table.add_row("LLM calls", f"{s.get('calls', 0)} sent, {s.get('cache_hits', 0)} from cache, "
-                               f"{s.get('retries', 0)} retries, {s.get('repairs', 0)} repairs")
-    table.add_row("fallbacks", Text(llm_report.fallback_line(s)))
-    dropped = llm_report.dropped_line(s)
-    if dropped:
-        table.add_row("checks", dropped)
-    table.add_row("tokens", f"{s.get('prompt_tokens', 0)} prompt, {s.get('completion_tokens', 0)} completion")
-    table.add_row("skipped", str(len(result.skipped)))
-    console.print(table)
-    for line in result.skipped[:20]:
-        console.print(f"  skipped: {line}", markup=False, highlight=False, soft_wrap=True)
-    if len(result.skipped) > 20:
-        console.print(f"  … and {len(result.skipped) - 20} more (all listed in corpus.json under build.skipped)")
-    if result.batch is not None:
-        console.print(result.batch.summary(), markup=False, soft_wrap=True)
-        for item in result.batch.failed[:20]:
-            console.print(f"  batch item failed: {item.run_id or item.custom_id}: {item.reason}", markup=False, soft_wrap=True)
-    if result.repaired:
-        console.print(f"repaired {len(result.repaired)} file(s) found missing or edited since the last build "
-                      f"(rewritten as built): {', '.join(result.repaired[:5])}{' …' if len(result.repaired) > 5 else ''}",
-                      markup=False, highlight=False, soft_wrap=True)
-    for line in (result.report.warnings if result.report else [])[:10]:
-        console.print(f"  warning: {line}", markup=False, highlight=False, soft_wrap=True)
-    if result.forgotten:
-        from .progress import plural
-
-        console.print(f"{plural(len(result.forgotten), 'run')} skipped: forgotten; pass --restore to compile them again "
-                      f"({', '.join(result.forgotten[:5])}{' …' if len(result.forgotten) > 5 else ''})",
-                      markup=False, highlight=False, soft_wrap=True)
-    if result.dropped_runs:
-        console.print(f"{len(result.dropped_runs)} run(s) of the previous corpus are not in this input; "
-                      f"their ids are retired: {', '.join(result.dropped_runs[:5])}{' …' if len(result.dropped_runs) > 5 else ''}")

@@ -102,7 +102,8 @@ def compile(
     as_json: bool = typer.Option(False, "--json", help="Print the build summary as one JSON object on stdout."),
 ) -> None:
     """Compile runs into raw/ compilation/ insight/ layers with indexes and corpus.json."""
-    from .build import BuildOptions, run_build
+    from .build import BuildOptions
+    from .build_cli import run_build
     from .cli_checks import existing_folder, flag_values, valid_patterns
 
     flag_values(inputs)

@@ -167,6 +167,10 @@ def _literal_patterns(literals) -> list[str]:
                   for end, ts in sorted(ends.items())]
 
 
+_MEMO_CHARS, _MEMO_ENTRIES = 2048, 4096  # strings remembered redacted: at most ~8M characters
+_CLEAN_MIN_CHARS, _CLEAN_MAX_CHARS = 512, 1 << 24  # run strings remembered clean: long ones, 16M characters in all
+
+
 class Redactor:
     """Compiled redaction rules: the built-in shapes plus user patterns."""
 
@@ -194,6 +198,11 @@ class Redactor:
         self._trigger = re.compile("|".join(alts)) if alts else None
         self._plain_all, self._lower_all = plain_all, lower_all
         self._custom = False
+        # strings found to hold no secret: the same lesson wording and tool output recur
+        # across runs, and under fixed rules the answer for a string never changes
+        self._done: dict[str, tuple[str, tuple]] = {}
+        self._clean: set[str] = set()  # long strings of earlier runs that hold no trigger
+        self._clean_chars = 0
         for pat in patterns:
             try:
                 rx = pat if isinstance(pat, re.Pattern) else re.compile(pat)
@@ -212,9 +221,16 @@ class Redactor:
         one is its other half."""
         counts = counts if counts is not None else Counter()
         if len(text) >= 8:
-            text = self._as_written(text, counts)
-            if ("\\" in text or "%" in text or "&" in text) and _ESCAPED.search(text):
-                text = self._decoded(text, counts)
+            done = self._done.get(text)
+            if done is None:
+                done = self._redacted(text)
+                if not done[1] and len(text) <= _MEMO_CHARS:  # a tag depends on the key: never kept
+                    if len(self._done) >= _MEMO_ENTRIES:
+                        self._done.clear()
+                    self._done[text] = done
+            text = done[0]
+            for kind, n in done[1]:
+                counts[kind] += n
         if carry is None:
             return text
         if carry[0]:
@@ -224,6 +240,14 @@ class Redactor:
             m = rules.ENDS_IN_KEY.search(text)
             carry[0] = m.group("kind") if m and m.group("kind") in rules.SPLITTABLE else None
         return text
+
+    def _redacted(self, text: str) -> tuple[str, tuple]:
+        """``text`` with its secrets replaced, and what was found in order of first finding."""
+        found: Counter = Counter()
+        text = self._as_written(text, found)
+        if ("\\" in text or "%" in text or "&" in text) and _ESCAPED.search(text):
+            text = self._decoded(text, found)
+        return text, tuple(found.items())
 
     def _rules_for(self, text: str):
         """The rules whose trigger ``text`` holds (all user patterns)."""
@@ -335,19 +359,23 @@ class Redactor:
         return root[0]
 
     def _may_hold_secret(self, run: Run) -> bool:
-        """One pass over the whole run's text: most runs hold no trigger at all.
+        """One pass over the run's text: most runs hold no trigger at all.
 
-        Walking every string of a run (and of its original record) costs far more
-        than serialising it once and testing the trigger substrings, so the walk
-        only happens when a trigger is present. User patterns have no triggers.
+        Walking every string of a run through ``text`` costs far more than testing the
+        trigger substrings on all of them at once, so the walk only happens when a trigger
+        is present. Each distinct string is tested once: the kept original repeats the
+        turns' text, and long strings found clean before (a benchmark's system prompt, in
+        every run) are not tested again. ``text`` judges each string alone, so nothing is
+        lost by testing them apart. User patterns have no triggers.
         """
         if self._custom:
             return True
         import json
 
-        blob = json.dumps([run.run_id, run.task.__dict__, [t.__dict__ for t in run.turns],
-                           run.outcome.__dict__ if run.outcome is not None else None,
-                           run.source], ensure_ascii=False, default=str)
+        fresh, others = self._untested_strings(
+            [run.run_id, run.task.__dict__, [t.__dict__ for t in run.turns],
+             run.outcome.__dict__ if run.outcome is not None else None, run.source])
+        blob = json.dumps([fresh, others], ensure_ascii=False, default=str)
         if self._holds_trigger(blob):
             return True
         # A secret written only with escapes (``\\u0067hp_``, ``postgres:\\/\\/``, ``&#115;k-``)
@@ -356,7 +384,9 @@ class Redactor:
         if ("\\\\" in blob or ("%" in blob and rules.PERCENT.search(blob))
                 or ("&" in blob and rules.ENTITY.search(blob))):
             view = View(blob)
-            return view.changed and self._holds_trigger(view.text)
+            if view.changed and self._holds_trigger(view.text):
+                return True
+        self._note_clean(fresh)
         return False
 
     @cached_property
@@ -377,6 +407,45 @@ class Redactor:
         lower = tuple(t for t in run_lower if len(t) >= 8)
         lower_probes = tuple(re.compile(re.escape(t)) for t in run_lower if len(t) < 8)
         return plain, probes, lower, lower_probes
+
+    def _untested_strings(self, value: Any) -> tuple[list[str], list[Any]]:
+        """The distinct strings inside ``value`` (keys too) not known clean, and everything
+        else (serialised as it is, as the whole run was before: a subclass of str, dict or
+        list goes there whole, so its text is tested too)."""
+        seen: dict[str, None] = {}
+        others: list[Any] = []
+        clean = self._clean
+        stack = [value]
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        while stack:
+            item = pop()
+            kind = type(item)
+            if kind is str:
+                if item not in clean:
+                    seen[item] = None
+            elif kind is dict:
+                for k, v in item.items():
+                    push(v)
+                    if type(k) is str:
+                        if k not in clean:
+                            seen[k] = None
+                    else:
+                        others.append(k)
+            elif kind is list:
+                extend(item)
+            else:
+                others.append(item)
+        return list(seen), others
+
+    def _note_clean(self, strings: list[str]) -> None:
+        """Remember the long strings of a run found clean (bounded by their total length)."""
+        for text in strings:
+            if len(text) >= _CLEAN_MIN_CHARS:
+                if self._clean_chars + len(text) > _CLEAN_MAX_CHARS:
+                    self._clean.clear()
+                    self._clean_chars = 0
+                self._clean.add(text)
+                self._clean_chars += len(text)
 
     def _holds_trigger(self, blob: str) -> bool:
         # Substring tests and literal-led regexes: each a fast scan, unlike one alternation of all.

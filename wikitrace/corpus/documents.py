@@ -62,31 +62,18 @@ def render_raw_metadata(run: Run, step: str, insights: list[InsightRef], mount: 
     )
 
 
-def _turn_fields(turn, step: str) -> list[tuple[str, str]]:
-    import json
-
-    from ..templates import cap_text
-
-    fields = []
-    for label, value in (("reasoning", turn.reasoning), ("content", turn.content), ("arguments", turn.arguments),
-                         ("observation", turn.result)):
-        if value is None or value == "":
-            continue
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
-        fields.append((label, cap_text(text, step, turn.turn)))
-    return fields
-
-
 def render_raw_turns(run: Run, step: str, mount: str, templates: Path | None) -> str:
     """A readable view of the turn log (editors do not open .jsonl), one heading per turn."""
+    from . import turns_page
+
+    if not turns_page.overridden(templates):
+        return turns_page.render(run, step, mount)  # the bundled template's bytes, without the engine
     path = layout.raw_turns(step)
-    fm = {"type": "raw-turns", "step_id": step, "run_id": run.run_id, "turns": len(run.turns),
-          "aliases": [f"{step} turns"]}  # a vault's title for one of many turns.md
     turns = [{"turn": t.turn, "type": t.type, "role": t.role, "name": t.name, "is_error": t.is_error,
-              "fields": _turn_fields(t, step)} for t in run.turns]
+              "fields": turns_page.turn_fields(t, step)} for t in run.turns]
     return render(
-        "raw_turns.md.j2", templates,
-        frontmatter=dump_frontmatter(fm), step=step, run_id=run.run_id, task=run.task, turns=turns,
+        turns_page.TEMPLATE, templates,
+        frontmatter=turns_page.frontmatter(run, step), step=step, run_id=run.run_id, task=run.task, turns=turns,
         link=layout.Linker(path, mount), log=layout.raw_log(step), metadata=layout.raw_metadata(step),
     )
 

@@ -216,6 +216,48 @@ class FileWriter:
             return [digest.hexdigest(), old.st_size, old.st_mtime_ns, old.st_ino]
         return self._into_place(tmp, path, digest, st)
 
+    def put_folder(self, rel_dir: str, files: list[tuple[str, bytes]]) -> dict[str, list] | None:
+        """A folder that does not exist yet, made whole: its files are written into a folder
+        under the temp folder, which is then renamed into place, so a reader sees all of them
+        or none, at the cost of one rename instead of one per file. Returns each file's
+        manifest entry, or None (nothing written) when the folder exists already or cannot
+        be put in place this way; the caller then writes the files one by one."""
+        path = f"{self.root}/{rel_dir}"
+        if os.path.lexists(path):
+            return None
+        self._parent(rel_dir)  # its parent (``_parent`` makes the folders above a file's name)
+        self._n += 1
+        stage = f"{self.tmp}/{self.prefix}{self._n}.d"
+        os.mkdir(stage)
+        try:
+            os.chmod(stage, 0o755)
+            entries = {}
+            for rel, data in files:
+                digest = hashlib.sha256(data)
+                fd = os.open(f"{stage}/{rel.rpartition('/')[2]}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    os.fchmod(fd, 0o444)
+                    st = os.fstat(fd)
+                finally:
+                    os.close(fd)
+                entries[rel] = [digest.hexdigest(), st.st_size, st.st_mtime_ns, st.st_ino]
+            if self.pause:
+                time.sleep(self.pause)
+            before_replace()
+            os.rename(stage, path)  # refused when something took the name meanwhile
+        except OSError:
+            import shutil
+
+            shutil.rmtree(stage, ignore_errors=True)
+            if os.path.isdir(path) and not os.path.islink(path):
+                self._dirs.add(rel_dir)
+            return None
+        self._dirs.add(rel_dir)
+        return entries
+
     def put(self, rel: str, data: bytes) -> list:
         self._parent(rel)
         path = f"{self.root}/{rel}"

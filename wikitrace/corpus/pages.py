@@ -10,8 +10,10 @@ builds never start it: they write here, through the same ``PageSink`` code.
 
 What crosses the pipe is a list of ``("run", run, comp, step, refs)``
 operations, pickled in batches; the build has already claimed each run's paths
-(corpus/publish.py). Files are written in place by temp file + rename, a run's
-log first and its metadata page last. Runs whose pages are unchanged are never
+(corpus/publish.py). A new run's raw folder is made whole under the temp folder and
+renamed into place, then its compilation page; the pages of a run already in the
+corpus are replaced one by one (temp file + rename), its log first and its metadata
+page last. Runs whose pages are unchanged are never
 sent: their files stay as they are. At the end the helper answers with the
 manifest entry of every file it wrote, or the first failure.
 """
@@ -92,8 +94,16 @@ class PageSink:
             raise _failed(op[3], exc) from exc
 
     def run(self, run, comp, step: str, refs: list) -> None:
-        for rel, text in run_pages(run, comp, step, refs, self.mount, self.templates):
-            self.written[rel] = self.writer.put(rel, text.encode("utf-8"))
+        written = run_pages(run, comp, step, refs, self.mount, self.templates)
+        folder = layout.raw_dir(step)
+        # a new run's raw folder appears whole (one rename, not one per file); its compilation
+        # page follows. A folder there already is updated file by file (unchanged files stay).
+        staged = self.writer.put_folder(folder.rstrip("/"), [(rel, text.encode("utf-8")) for rel, text in written
+                                                             if rel.startswith(folder)]) or {}
+        self.written.update(staged)
+        for rel, text in written:
+            if rel not in staged:
+                self.written[rel] = self.writer.put(rel, text.encode("utf-8"))
 
     def close(self) -> dict[str, list]:
         """The manifest entries of every file written."""

@@ -25,6 +25,7 @@ import errno
 import fcntl
 import json
 import os
+import shutil
 import stat
 import time
 from pathlib import Path
@@ -141,8 +142,6 @@ class BuildLock:
 def _remove_if_only_state(root: Path) -> None:
     """A first build that failed: take back the folder it created, if nothing else is in it
     (a pending --batch state, for one, is kept: the next build collects it)."""
-    import shutil
-
     state = root / STATE
     try:
         names = os.listdir(root)
@@ -178,8 +177,9 @@ class Publisher:
         self.tmp = self.state / "tmp"
         if self.tmp.exists():  # temps of a build that was killed: never renamed into place
             for name in os.listdir(self.tmp):
-                if name.startswith(f"{kind}-"):
-                    os.unlink(self.tmp / name)
+                if name.startswith(f"{kind}-"):  # "….d": a run's folder being made whole (FileWriter.put_folder)
+                    remove = shutil.rmtree if name.endswith(".d") else os.unlink
+                    remove(self.tmp / name)
         self.tmp.mkdir(exist_ok=True)
         self.manifest = FileManifest.load(self.manifest_path)
         if self.manifest is None:
@@ -251,7 +251,7 @@ class Publisher:
         if not new:
             return
         for rel in new:
-            if not rel.endswith("/") and os.path.lexists(self.root / rel):
+            if not rel.endswith("/") and os.path.lexists(f"{self._root}/{rel}"):  # a str: no Path per claim
                 raise PublishError(f"{self.root / rel}: exists but was not written by wikitrace; move it out of "
                                    f"the corpus folder and compile again")
         os.write(self._journal, ("\t".join(new) + "\n").encode("utf-8"))

@@ -96,9 +96,11 @@ def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[by
     """The files joined (each ending in a newline), noting each start in ``entries``
     and each word in ``words``."""
     offset = 0
+    top = str(root)
     for rel in rels:
         try:
-            data = (root / rel).read_bytes()
+            with open(f"{top}/{rel}", "rb") as fh:
+                data = fh.read()
             data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue

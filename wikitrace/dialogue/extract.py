@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from .dates import parse_date, resolve_relative
 from .lexicon import NOT_IN_WORDNET, generic_words, stage_of
 from .load import Dialogue, Message
-from .text import (STOPWORDS, alias_map, display_keywords, entities, entity_key, exact_terms, facets, parse_date, 
-                   resolve_relative, tokens)
+from .text import STOPWORDS, alias_map, display_keywords, entities, entity_key, exact_terms, facets, tokens
 
 STATUSES = ("active", "deprecated", "contradictory", "needs-confirmation")
 EXCHANGE_SIZE = 2          # messages per exchange (a turn and its reply)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
-from .text import parse_date
+from .dates import parse_date
 
 
 @dataclass

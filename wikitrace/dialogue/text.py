@@ -8,10 +8,6 @@ import re
 import time
 from functools import cache
 
-TYPE_CHECKING = False  # not typing's: a query imports neither typing nor datetime
-if TYPE_CHECKING:
-    from datetime import date
-
 try:  # the type hashlib.blake2b is; hashlib itself also loads OpenSSL (~2 ms a query) for nothing here
     from _blake2 import blake2b
 except ImportError:  # an interpreter built without it
@@ -145,7 +141,7 @@ def content_hash(text: str) -> str:
 
 # ---------------------------------------------------------------- entities and exact terms
 
-class _Lazy:
+class LazyRegex:
     """A regex compiled when first used. Retrieval (one process per ``wikitrace query``) uses
     none of the extraction patterns below; compiling them all was ~3 ms of its start-up."""
 
@@ -161,12 +157,12 @@ class _Lazy:
 
 
 # source: closed class - name particles of English and European surnames
-_CAP = _Lazy(r"\b([A-Z][a-zA-Z'’\-]+(?:\s+(?:of|the|and|de|la|van|von)?\s*[A-Z][a-zA-Z'’\-]+)*)")
-_QUOTED = _Lazy(r"[\"“]([^\"”]{2,80})[\"”]")
+_CAP = LazyRegex(r"\b([A-Z][a-zA-Z'’\-]+(?:\s+(?:of|the|and|de|la|van|von)?\s*[A-Z][a-zA-Z'’\-]+)*)")
+_QUOTED = LazyRegex(r"[\"“]([^\"”]{2,80})[\"”]")
 # source: closed class - English cardinal numerals and quantity words
 _NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve twenty thirty "
                  "hundred dozen couple few several").split()
-_COUNT = _Lazy(r"\b(\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+(?:\s+[a-z]+)?)", re.I)
+_COUNT = LazyRegex(r"\b(\d+(?:[.,]\d+)?|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+(?:\s+[a-z]+)?)", re.I)
 # English month and weekday names from the C library's C locale (Python never calls setlocale by
 # itself); 1 January 2001 was a Monday. (time.strftime, not datetime: a query needs no dates, and
 # the calendar module gives the same but costs an import too.)
@@ -174,7 +170,7 @@ MONTHS = [time.strftime("%B", (2001, m, 1, 0, 0, 0, 0, 1, 0)).lower() for m in r
 WEEKDAYS = [time.strftime("%A", (2001, 1, d, 0, 0, 0, d - 1, d, 0)).lower() for d in range(1, 8)]
 COUNT_RE = _COUNT
 # source: closed class - English deictic and relative time expressions
-_TEMPORAL = _Lazy(
+_TEMPORAL = LazyRegex(
     r"\b(yesterday|today|tonight|tomorrow|last night|this morning|"
     r"(?:last|next|this|past)\s+(?:week|weekend|month|year|summer|winter|spring|fall|autumn|"
     + "|".join(WEEKDAYS) + r")|"
@@ -300,12 +296,12 @@ _GO = _alternation(TRAVEL_FORMS - RESIDENCE_FORMS)
 # with the copula and prepositions of English grammar.
 # source: closed class - English copula and prepositions (verbs from lexicon.json, WordNet)
 _RELATION_PATTERNS = (
-    (_Lazy(r"\b(?:" + _HOME + "|" + _GO + r"|am|i'm|is|was)\s+from\s+([A-Z][a-zA-Z]+)"), "home_country"),
-    (_Lazy(r"\b(?:" + _HOME + r")\s+(?:in|to)\s+([A-Z][a-zA-Z]+)"), "home_location"),
-    (_Lazy(r"\b(?:" + _GO + r")\s+(?:to\s+)?(?:the\s+)?([A-Z][a-zA-Z]+)"), "activity_location"),
+    (LazyRegex(r"\b(?:" + _HOME + "|" + _GO + r"|am|i'm|is|was)\s+from\s+([A-Z][a-zA-Z]+)"), "home_country"),
+    (LazyRegex(r"\b(?:" + _HOME + r")\s+(?:in|to)\s+([A-Z][a-zA-Z]+)"), "home_location"),
+    (LazyRegex(r"\b(?:" + _GO + r")\s+(?:to\s+)?(?:the\s+)?([A-Z][a-zA-Z]+)"), "activity_location"),
 )
 # source: typed - the one verb "research" (what someone studies)
-_RESEARCH = (_Lazy(r"\bresearch(?:ing|ed)?\s+(?:on\s+|into\s+)?([a-z]+(?:\s+[a-z]+)?)", re.I), "research_topic")
+_RESEARCH = (LazyRegex(r"\bresearch(?:ing|ed)?\s+(?:on\s+|into\s+)?([a-z]+(?:\s+[a-z]+)?)", re.I), "research_topic")
 
 
 def facets(text: str) -> list[str]:
@@ -332,111 +328,6 @@ def families_of(text: str) -> set[str]:
     for w in words(text):
         fams.update(families_of_stem(stem(w)))
     return fams
-
-
-# ---------------------------------------------------------------- dates
-
-_DATE_RE = _Lazy(r"(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})")
-_DATE_RE_US = _Lazy(r"([A-Za-z]+)\s+(\d{1,2}),?\s+(\d{4})")
-
-
-def parse_date(value: str | None) -> date | None:
-    """'1:56 pm on 8 May, 2023', '8 May 2023', 'May 8, 2023', or ISO 8601."""
-    from datetime import date, datetime
-
-    if not value:
-        return None
-    s = str(value).strip()
-    try:
-        return datetime.fromisoformat(s.replace("Z", "+00:00")).date()
-    except ValueError:
-        pass
-    m = _DATE_RE.search(s)
-    if m and m.group(2).lower() in MONTHS:
-        return date(int(m.group(3)), MONTHS.index(m.group(2).lower()) + 1, int(m.group(1)))
-    m = _DATE_RE_US.search(s)
-    if m and m.group(1).lower() in MONTHS:
-        return date(int(m.group(3)), MONTHS.index(m.group(1).lower()) + 1, int(m.group(2)))
-    return None
-
-
-def fmt_date(d: date) -> str:
-    return f"{d.day} {MONTHS[d.month - 1].capitalize()} {d.year}"
-
-
-# source: closed class - English cardinal numerals and vague quantities
-_NUM = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "a few": 3, "few": 3,
-        "several": 3}
-# source: closed class - English deictic and relative time expressions
-_REL = _Lazy(
-    r"\b(yesterday|today|tonight|tomorrow|last night|this morning|"
-    r"(last|next|this|past)\s+(week|weekend|month|year|" + "|".join(WEEKDAYS) + r")|"
-    r"(a|one|two|three|four|five|six|a few|few|several|\d+)\s+(day|week|month|year)s?\s+ago)\b", re.I)
-
-
-def resolve_relative(text: str, anchor: date | None) -> list[tuple[str, str]]:
-    """Relative temporal expressions in ``text`` resolved against the session date.
-    Returns ``[(surface, resolved)]``; nothing when there is no anchor date."""
-    from datetime import timedelta
-
-    if anchor is None:
-        return []
-    out: list[tuple[str, str]] = []
-    for m in _REL.finditer(text):
-        surface = m.group(0)
-        low = surface.lower()
-        res: str | None = None
-        if low in ("today", "tonight", "this morning"):
-            res = fmt_date(anchor)
-        elif low in ("yesterday", "last night"):
-            res = fmt_date(anchor - timedelta(days=1))
-        elif low == "tomorrow":
-            res = fmt_date(anchor + timedelta(days=1))
-        elif m.group(2):
-            which, unit = m.group(2).lower(), m.group(3).lower()
-            if unit in WEEKDAYS:
-                wd = WEEKDAYS.index(unit)
-                if which in ("last", "past"):
-                    delta = (anchor.weekday() - wd) % 7 or 7
-                    res = fmt_date(anchor - timedelta(days=delta))
-                elif which == "next":
-                    delta = (wd - anchor.weekday()) % 7 or 7
-                    res = fmt_date(anchor + timedelta(days=delta))
-                else:
-                    delta = (wd - anchor.weekday()) % 7
-                    res = fmt_date(anchor + timedelta(days=delta))
-            elif unit in ("week", "weekend"):
-                if which in ("last", "past"):
-                    res = f"the {unit} before {fmt_date(anchor)}"
-                elif which == "next":
-                    res = f"the {unit} after {fmt_date(anchor)}"
-                else:
-                    res = f"the {unit} of {fmt_date(anchor)}"
-            elif unit == "month":
-                y, mo = anchor.year, anchor.month + (-1 if which in ("last", "past") else 1 if which == "next" else 0)
-                if mo == 0:
-                    y, mo = y - 1, 12
-                elif mo == 13:
-                    y, mo = y + 1, 1
-                res = f"{MONTHS[mo - 1].capitalize()} {y}"
-            elif unit == "year":
-                res = str(anchor.year + (-1 if which in ("last", "past") else 1 if which == "next" else 0))
-        elif m.group(4):
-            n_raw = m.group(4).lower()
-            n = int(n_raw) if n_raw.isdecimal() else _NUM.get(n_raw, 1)
-            unit = m.group(5).lower()
-            if unit == "day":
-                res = fmt_date(anchor - timedelta(days=n))
-            elif unit == "week":
-                res = f"the week of {fmt_date(anchor - timedelta(days=7 * n))}"
-            elif unit == "month":
-                total = anchor.year * 12 + anchor.month - 1 - n
-                res = f"{MONTHS[total % 12].capitalize()} {total // 12}"
-            elif unit == "year":
-                res = str(anchor.year - n)
-        if res:
-            out.append((surface, res))
-    return out
 
 
 # ---------------------------------------------------------------- dialogue-weighted lexical vectors

@@ -126,16 +126,20 @@ def count_steps(turns: list[Turn]) -> int:
     return sum(1 for t in turns if t.is_action)
 
 
+# json.dumps with these options, made once: dumps builds a new encoder on every call
+_FINGERPRINT_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+
+
 def fingerprint(run: Run) -> str:
     """Content hash of a run (task, turns, outcome), ignoring where it was read from."""
     h = hashlib.sha256()
     t = run.task
     head = [t.id, t.instruction, t.task_type, t.apps, t.initial_observation, t.metadata,
             run.outcome.__dict__ if run.outcome is not None else None]
-    h.update(json.dumps(head, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
+    encode = _FINGERPRINT_JSON.encode
+    h.update(encode(head).encode("utf-8", "surrogatepass"))
     for turn in run.turns:
-        h.update(json.dumps(turn.to_record(), sort_keys=True, ensure_ascii=False, default=str)
-                 .encode("utf-8", "surrogatepass"))
+        h.update(encode(turn.to_record()).encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 

@@ -13,10 +13,13 @@ from typing import Iterable
 from .model import RunError, Turn
 
 
+# json.dumps with these options, made once: dumps builds a new encoder on every call
+_LOG_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def dumps_turns(turns: Iterable[Turn]) -> str:
-    return "".join(
-        json.dumps(t.to_record(), ensure_ascii=False, separators=(",", ":")) + "\n" for t in turns
-    )
+    encode = _LOG_JSON.encode
+    return "".join([encode(t.to_record()) + "\n" for t in turns])
 
 
 def parse_turns(text: str, where: str) -> list[Turn]:
