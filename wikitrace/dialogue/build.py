@@ -49,74 +49,85 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
     snaps, xstats = build_snapshots(d, claim_fn)
     matcher = llm.match_fn() if llm else None
     judge = llm.judge_fn() if llm else None
-    vectors = None
-    if embedder is not None:
-        by_id = {m.id: m for m in d.messages}
-        texts = [snapshot_text([(by_id[i].speaker, by_id[i].text) for i in s.message_ids], s.temporal)
-                 for s in snaps]
-        vectors = dict(zip([s.id for s in snaps], centred(embedder.embed_passages(texts))))
+    vectors = _snapshot_vectors(d, snaps, embedder) if embedder is not None else None
     # continuity, on every path; weighed by the dialogue so far, so an added session is appended
     lexical = IdfVectors([feature_text(s, d.speakers) for s in snaps], stages=[s.session for s in snaps])
     trajs, tstats = build_trajectories(snaps, d.speakers, matcher=matcher, judge=judge, vectors=vectors,
                                        lexical=lexical)
     by_snap = {s.id: s for s in snaps}
-    msg_path = {m.id: f"sources/{session_file(m.session)}.md#{anchor(m.id)}" for m in d.messages}
-    msg_snap = {mid: s.id for s in snaps for mid in s.message_ids}
-
-    traj_out, infos = [], []
     known = {e for s in snaps for e in s.entities}
     aliases = xstats.get("aliases", {})
+    traj_out, infos = [], []
     for T in trajs:
-        ss = [by_snap[x] for x in T.snapshots]
-        text = " ".join(c.text for c in T.active_claims()) or " ".join(s.summary for s in ss)
-        ents = list(dict.fromkeys(e for s in ss for e in s.entities if e not in d.speakers))
-        terms = list(dict.fromkeys(x for s in ss for x in s.exact_terms))
-        counts = [x for x in terms if COUNT_RE.fullmatch(x)]
-        fams = sorted({f for s in ss for f in s.facets if "=" not in f and f != "event_type"} & set(families_of(text) | {f for s in ss for f in s.facets}))
-        subj = Counter(c.subject for c in T.claims if c.subject)
-        participants = sorted(subj) or sorted(ss[0].speakers)
-        fam_count = Counter(f for s in ss for f in s.facets if "=" in f)
-        primary_fam = sorted(((n, f.split("=")[0]) for f, n in fam_count.items()
-                              if f.split("=")[0] in fams), key=lambda x: (-x[0], x[1]))
-        kws = display_keywords(" ".join(c.text for c in T.claims) or ss[0].summary, limit=24)
-        names = {w.lower() for p in d.speakers for w in p.split()} | {a.lower() for a in xstats.get("aliases", {})}
-        kws = [k for k in kws if k not in names | {"said", "reports"}]
-        # what the thread is about in the speakers' own words: a shared photo's caption describes a
-        # picture, so it names no thread
-        spoken = " ".join(c.text for c in T.claims if not c.supporting_quote.startswith("[shares a photo:"))
-        thread = [k for k in display_keywords(spoken, limit=24) if k not in names | {"said", "reports"}]
-        head = ", ".join(kws[:4]) or "small talk"
-        title = f"{' & '.join(participants)}: {head}"
-        dates = [s.date for s in ss if s.date]
-        # whom the trajectory is about, whoever said it: its pages are those entities' pages
-        about_of = Counter(about(c, d.speakers, known, aliases) for c in T.claims if c.status != "deprecated")
-        traj_out.append({
-            "id": T.id, "title": title, "snapshots": list(T.snapshots),
-            "claims": [c.id for c in T.claims], "ops": T.ops, "update_links": T.update_links,
-            "entities": ents, "entity_keys": list(dict.fromkeys(entity_key(e) for e in ents)),
-            "exact_terms": terms, "counts": counts, "families": fams, "participants": participants,
-            "keywords": kws, "about": sorted(about_of, key=lambda e: (-about_of[e], e)), "date_first": dates[0] if dates else None, "date_last": dates[-1] if dates else None,
-            "status_counts": {st: sum(1 for c in T.claims if c.status == st)
-                              for st in ("active", "deprecated", "contradictory", "needs-confirmation")},
-        })
-        infos.append(TrajInfo(id=T.id, entities=ents, participants=participants,
-                              families=[primary_fam[0][1]] if primary_fam else [],
-                              keywords=sorted(set(kws)),
-                              exact_terms=terms, counts=counts, emb=T.emb_sum,
-                              owners=sorted(e for e in about_of if e in d.speakers),
-                              about=sorted(e for e in about_of if e not in d.speakers),
-                              thread_words=thread))
+        record, info = _trajectory_record(d, T, [by_snap[x] for x in T.snapshots], known, aliases)
+        traj_out.append(record)
+        infos.append(info)
     pages, pstats = plan_pages(infos)
     orphans = audit(pages, [t.id for t in trajs])
+    page_out = _page_records(pages, traj_out)
+    stats = {"extraction": xstats, "trajectories": tstats, "wiki": pstats, "audit_orphans": orphans,
+             "extractor": llm.name if llm else "offline",
+             "embedder": embedder.name if embedder is not None else HASHED,
+             **({"llm_fallbacks": _fallbacks_since(llm, reasons_before)} if llm else {})}
+    return _memory_data(d, snaps, traj_out, page_out, stats)
 
-    def claim_dict(c):
-        return {"id": c.id, "text": c.text, "status": c.status, "source_message_ids": c.source_message_ids,
-                "supporting_quote": c.supporting_quote, "snapshot": c.snapshot, "trajectory": c.trajectory,
-                "subject": c.subject, "replaces": c.replaces, "replaced_by": c.replaced_by,
-                "duplicate_of": c.duplicate_of}
 
+def _snapshot_vectors(d: Dialogue, snaps, embedder) -> dict:
+    """Endpoint vectors of each snapshot's source text (centred), which trajectory matching uses
+    in place of the lexical ones."""
+    by_id = {m.id: m for m in d.messages}
+    texts = [snapshot_text([(by_id[i].speaker, by_id[i].text) for i in s.message_ids], s.temporal)
+             for s in snaps]
+    return dict(zip([s.id for s in snaps], centred(embedder.embed_passages(texts))))
+
+
+def _trajectory_record(d: Dialogue, T, ss: list, known: set, aliases: dict) -> tuple[dict, TrajInfo]:
+    """A trajectory as stored (title, entities, exact terms, families, keywords, whom it is about,
+    dates, claim statuses) and what page planning needs of it."""
+    text = " ".join(c.text for c in T.active_claims()) or " ".join(s.summary for s in ss)
+    ents = list(dict.fromkeys(e for s in ss for e in s.entities if e not in d.speakers))
+    terms = list(dict.fromkeys(x for s in ss for x in s.exact_terms))
+    counts = [x for x in terms if COUNT_RE.fullmatch(x)]
+    fams = sorted({f for s in ss for f in s.facets if "=" not in f and f != "event_type"} & set(families_of(text) | {f for s in ss for f in s.facets}))
+    subj = Counter(c.subject for c in T.claims if c.subject)
+    participants = sorted(subj) or sorted(ss[0].speakers)
+    fam_count = Counter(f for s in ss for f in s.facets if "=" in f)
+    primary_fam = sorted(((n, f.split("=")[0]) for f, n in fam_count.items()
+                          if f.split("=")[0] in fams), key=lambda x: (-x[0], x[1]))
+    kws = display_keywords(" ".join(c.text for c in T.claims) or ss[0].summary, limit=24)
+    names = {w.lower() for p in d.speakers for w in p.split()} | {a.lower() for a in aliases}
+    kws = [k for k in kws if k not in names | {"said", "reports"}]
+    # what the thread is about in the speakers' own words: a shared photo's caption describes a
+    # picture, so it names no thread
+    spoken = " ".join(c.text for c in T.claims if not c.supporting_quote.startswith("[shares a photo:"))
+    thread = [k for k in display_keywords(spoken, limit=24) if k not in names | {"said", "reports"}]
+    head = ", ".join(kws[:4]) or "small talk"
+    title = f"{' & '.join(participants)}: {head}"
+    dates = [s.date for s in ss if s.date]
+    # whom the trajectory is about, whoever said it: its pages are those entities' pages
+    about_of = Counter(about(c, d.speakers, known, aliases) for c in T.claims if c.status != "deprecated")
+    record = {
+        "id": T.id, "title": title, "snapshots": list(T.snapshots),
+        "claims": [c.id for c in T.claims], "ops": T.ops, "update_links": T.update_links,
+        "entities": ents, "entity_keys": list(dict.fromkeys(entity_key(e) for e in ents)),
+        "exact_terms": terms, "counts": counts, "families": fams, "participants": participants,
+        "keywords": kws, "about": sorted(about_of, key=lambda e: (-about_of[e], e)), "date_first": dates[0] if dates else None, "date_last": dates[-1] if dates else None,
+        "status_counts": {st: sum(1 for c in T.claims if c.status == st)
+                          for st in ("active", "deprecated", "contradictory", "needs-confirmation")},
+    }
+    info = TrajInfo(id=T.id, entities=ents, participants=participants,
+                    families=[primary_fam[0][1]] if primary_fam else [],
+                    keywords=sorted(set(kws)),
+                    exact_terms=terms, counts=counts, emb=T.emb_sum,
+                    owners=sorted(e for e in about_of if e in d.speakers),
+                    about=sorted(e for e in about_of if e not in d.speakers),
+                    thread_words=thread)
+    return record, info
+
+
+def _page_records(pages, traj_out: list[dict]) -> list[dict]:
+    """The planned pages as stored; each trajectory record gains the slugs of the pages that link it."""
     page_out = []
-    traj_titles = {t["id"]: t["title"] for t in traj_out}
     for p in pages:
         page_out.append({"slug": p.slug, "type": p.type, "title": p.title, "trajectories": p.trajectories,
                          "entities": p.entities, "entity_keys": [entity_key(e) for e in p.entities],
@@ -128,8 +139,20 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
             pages_of.setdefault(t, []).append(p["slug"])
     for t in traj_out:
         t["pages"] = pages_of.get(t["id"], [])
-    del traj_titles
+    return page_out
 
+
+def _claim_dict(c) -> dict:
+    return {"id": c.id, "text": c.text, "status": c.status, "source_message_ids": c.source_message_ids,
+            "supporting_quote": c.supporting_quote, "snapshot": c.snapshot, "trajectory": c.trajectory,
+            "subject": c.subject, "replaces": c.replaces, "replaced_by": c.replaced_by,
+            "duplicate_of": c.duplicate_of}
+
+
+def _memory_data(d: Dialogue, snaps, traj_out: list[dict], page_out: list[dict], stats: dict) -> dict:
+    """The memory.json of a sample: sessions, messages (with their snapshot and source page),
+    snapshots with their claims, trajectories, pages and the build's statistics."""
+    msg_snap = {mid: s.id for s in snaps for mid in s.message_ids}
     return {
         "format": FORMAT,
         "sample": d.sample_id,
@@ -138,19 +161,16 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         "sessions": [{**s, "path": f"sources/{session_file(s['id'])}.md"} for s in d.sessions],
         "messages": [{"id": m.id, "speaker": m.speaker, "text": m.text, "session": m.session,
                       "timestamp": m.timestamp, "date": m.date, "snapshot": msg_snap.get(m.id),
-                      "path": msg_path[m.id]} for m in d.messages],
+                      "path": f"sources/{session_file(m.session)}.md#{anchor(m.id)}"} for m in d.messages],
         "snapshots": [{"id": s.id, "session": s.session, "date": s.date, "timestamp": s.timestamp,
                        "message_ids": s.message_ids, "speakers": s.speakers, "summary": s.summary,
                        "context": s.context, "keywords": s.keywords, "entities": s.entities,
                        "exact_terms": s.exact_terms, "facets": s.facets, "temporal": s.temporal,
                        "trajectory": s.trajectory, "match": s.match, "extractor": s.extractor,
-                       "claims": [claim_dict(c) for c in s.claims]} for s in snaps],
+                       "claims": [_claim_dict(c) for c in s.claims]} for s in snaps],
         "trajectories": traj_out,
         "pages": page_out,
-        "stats": {"extraction": xstats, "trajectories": tstats, "wiki": pstats, "audit_orphans": orphans,
-                  "extractor": llm.name if llm else "offline",
-                  "embedder": embedder.name if embedder is not None else HASHED,
-                  **({"llm_fallbacks": _fallbacks_since(llm, reasons_before)} if llm else {})},
+        "stats": stats,
     }
 
 
