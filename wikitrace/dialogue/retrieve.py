@@ -91,7 +91,7 @@ def load_index(path: Path) -> LoadedIndex:
 
 
 def prepare_files(files: dict) -> LoadedIndex:
-    """A loaded index straight from ``build.render_sample`` output (benchmarks, tests)."""
+    """A loaded index straight from ``render.render_sample`` output (benchmarks, tests)."""
     return prepare(json.loads(files["index.json"]), vector_bytes=files[VECTOR_FILE],
                    dense_bytes=files.get("embeddings.f32"))
 
