@@ -169,11 +169,20 @@ def _source_lines(sources: list[dict], link: layout.Linker) -> str:
     """The bundled template's list of sources, one line a run, without the engine: a large
     group's page is mostly this list, and the engine's pass per value made re-rendering it
     the bulk of adding a run (tests/test_insight_page.py holds it to the template's bytes)."""
+    base = link.abs("")  # the mount path and a slash: every path here is relative to the corpus
+    to_folder: dict[str, str] = {}  # a folder -> the link to it from this page
+
+    def rel(target: str) -> str:
+        folder, _, name = target.rpartition("/")
+        if folder not in to_folder:
+            to_folder[folder] = link.rel(folder + "/")
+        return to_folder[folder] + name
+
     lines = []
     for s in sources:
         page, raw = layout.compilation_doc(s["step"]), layout.raw_dir(s["step"])
         detail = s.get("detail")
-        lines.append(f"- [{s['step']}]({link.rel(page)}) ({s['outcome']}; `{link.abs(page)}`, raw `{link.abs(raw)}`)"
+        lines.append(f"- [{s['step']}]({rel(page)}) ({s['outcome']}; `{base}{page}`, raw `{base}{raw}`)"
                      + (f": {md_text(detail)}" if detail else "") + "\n")
     return visible("".join(lines))  # what the engine's finalize does to each printed value
 
