@@ -247,16 +247,49 @@ class RunWriter:
                 self.new_paths.append(rel)
             self.pub.write(rel, documents.render_insight(ins, self.opts.mount_path, self.opts.templates).encode("utf-8"))
 
+    def _unchanged_kinds(self, asks_model: bool) -> set[str]:
+        """Task types whose insight entries are the published ones: no run of the type was
+        added, compiled again or dropped. A task type's pages depend only on its own runs
+        (its totals, the patterns they met, the trials of its tasks), so adding a run
+        gathers only its own type again. Empty when that cannot be shown: no published
+        entries to carry, a lesson without its id, a published entry missing, or a
+        guideline the model has not written yet (it is asked again)."""
+        if not self.prev_insights or not self.carried_steps:
+            return set()
+        changed = {insight_layer.kind_of(r) for r in self.runs if r["step"] not in self.carried_steps}
+        changed |= {insight_layer.kind_of(r) for r in self.ids.prev_runs.values() if r["step"] not in self.carried_steps}
+        kept = set()
+        for r in self.runs:
+            if len(r.get("insights") or []) < len(r.get("lessons") or []):
+                return set()  # ids handed out in order of first appearance: gathered whole
+            kind = insight_layer.kind_of(r)
+            if kind in changed:
+                continue
+            for i in r["insights"]:
+                entry = self.prev_insights.get(i)
+                if entry is None or (asks_model and entry.get("guideline_by") != "llm"):
+                    changed.add(kind)
+                    break
+            else:
+                kept.add(kind)
+        return kept - changed
+
     def publish_insights(self, compiler=None) -> None:
         """Gather the insight layer from every run's entry and write its pages (those whose
         bytes are unchanged are left alone); insights no run links any more are not written,
         so the publisher removes their pages. With a model, each insight's guideline is the
         model's merge of its sources (compilers/insight_merge.py)."""
-        self.insights = insight_layer.gather(self.runs)
-        if compiler is not None and compiler.name == "llm" and self.insights:
+        asks_model = compiler is not None and compiler.name == "llm"
+        kept = self._unchanged_kinds(asks_model)
+        changed = [r for r in self.runs if insight_layer.kind_of(r) not in kept]
+        gathered = insight_layer.gather(changed)
+        if asks_model and gathered:
             from ..compilers.insight_merge import merge_guidelines
 
-            merge_guidelines(compiler, self.insights, self.runs)
+            merge_guidelines(compiler, gathered, self.runs)
+        self.insights = sorted(gathered + [self.prev_insights[i] for i in sorted(
+            {i for r in self.runs if insight_layer.kind_of(r) in kept for i in r["insights"]})],
+            key=lambda i: layout.id_number(i["id"]))
         titles = {i["id"]: i["title"] for i in self.insights}
         mount, templates = self.opts.mount_path, self.opts.templates
         shown_before = self.pub.manifest.data.get("usage")  # the ledger's counts the pages on disk show
