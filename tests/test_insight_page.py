@@ -15,7 +15,7 @@ from helpers import example_runs, make_writable_copy, write_jsonl
 
 from wikitrace.add import add_run
 from wikitrace.build import BuildOptions, build
-from wikitrace.corpus import documents, layout
+from wikitrace.corpus import documents, insights, layout
 from wikitrace.templates import bundled_dir
 
 
@@ -80,7 +80,14 @@ def test_add_renders_only_the_insight_pages_it_changes(tmp_path, monkeypatch):
     real = documents.render_insight
     monkeypatch.setattr(documents, "render_insight", lambda entry, *a, **kw: rendered.append(entry["id"]) or
                         real(entry, *a, **kw))
+    gathered_kinds = set()
+    real_gather = insights.gather
+    monkeypatch.setattr(insights, "gather", lambda runs, *a: gathered_kinds.update(map(insights.kind_of, runs)) or
+                        real_gather(runs, *a))
     added = add_run(b, corpus, offline=True).added
+    # the examples hold three task types; only the added run's is gathered again
+    assert gathered_kinds == {"account"}
+    assert len({insights.kind_of(i) for i in before_entries.values()}) == 3
     assert added and added[0]["insights"]
     after = {p.name: p.read_bytes() for p in (corpus / "insight").glob("insight-*.md")}
     changed = {name for name in after if before_bytes.get(name) != after[name]}
