@@ -104,3 +104,22 @@ def test_add_renders_only_the_insight_pages_it_changes(tmp_path, monkeypatch):
     for name in after:
         assert after[name] == (together / "insight" / name).read_bytes(), name
     assert (corpus / "insight" / "_index.md").read_bytes() == (together / "insight" / "_index.md").read_bytes()
+
+
+def test_an_insight_the_model_has_not_merged_yet_is_asked_again_by_add_whatever_its_task_type(fake_openai, tmp_path):
+    from fake_openai import is_merge, reply
+    from test_add import _answer_for
+
+    runs = example_runs()
+    a = write_jsonl(tmp_path / "A.jsonl", runs[:-1])
+    b = write_jsonl(tmp_path / "B.jsonl", runs[-1:])
+    corpus = tmp_path / "corpus"
+    fake_openai.respond_with(lambda body: reply("{\"guideline\": \"When") if is_merge(body) else _answer_for(body))
+    build(BuildOptions(inputs=[a], out=corpus, quiet=True))
+    before = json.loads((corpus / "corpus.json").read_text())["insights"]
+    assert before and all(i["guideline_by"] == "offline-fallback" for i in before)
+    fake_openai.respond_with(_answer_for)
+    add_run(b, corpus)
+    after = json.loads((corpus / "corpus.json").read_text())["insights"]
+    assert {insights.kind_of(i) for i in after} == {"refund", "inventory", "account"}
+    assert all(i["guideline_by"] == "llm" for i in after), "a fallback of another task type was not asked again"
