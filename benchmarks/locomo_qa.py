@@ -9,10 +9,15 @@ Contexts, all rendered by the same packer (``wikitrace.dialogue.packet``) so a t
 Scores per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop): token F1 against the
 gold answer (LoCoMo style: lower case, punctuation and articles dropped, words stemmed; for
 multi-hop the gold is split at commas and each part takes its best-matching predicted part), and
-an LLM-judge score (a second call grades the answer against the gold one: 1 or 0). Tokens: the
+an LLM-judge score (a second call grades the answer against the gold one: 1 or 0), with a control:
+the judge also grades, for each question, the next question's gold answer, and the share of those
+it accepts says whether its scores mean anything. Tokens: the
 mean context size and the model tokens spent (prompt + completion, as the endpoint reports).
-A failed or malformed model reply is retried twice, then counted as an empty answer and reported
-in ``failures`` - the run never stops on it.
+Both ask for plain text (one line, or one word for the judge): a small local model breaks JSON far
+more often than a one-line answer. A model fault (after the gateway's retries) or an empty or
+unreadable reply counts as an empty answer in ``failures``, with the faults' reasons - the run
+never stops on it. All answers of a method come before any grade, so a server that keeps the last
+prompt's prefix (llama.cpp) reads the whole conversation once for all questions.
 
     python benchmarks/locomo_qa.py --data ../shared/data/locomo-dev/conv-26.json \
         --base-url http://127.0.0.1:8080/v1 --model M [--judge-model M2] [--budget 1000] [--limit 50]
@@ -41,14 +46,16 @@ METHODS = ("wikitrace", "bm25", "full")
 READER = ("You answer questions about a long conversation between two people, using only the "
           "excerpts below (each line: [id] speaker: text, grouped under session dates).\n\n"
           "{context}\n\nQuestion: {question}\n"
-          "Answer in as few words as possible (a name, a date, a short phrase or a short list). "
-          "If the excerpts do not say, answer \"unknown\". "
-          "Reply with JSON only: {{\"answer\": \"...\"}}")
+          "Answer in as few words as possible (a name, a date, a short phrase or a short list), "
+          "on one line, with nothing else. If the excerpts do not say, answer: unknown")
 JUDGE = ("Grade an answer to a question about a conversation.\nQuestion: {question}\n"
          "Gold answer: {gold}\nGiven answer: {answer}\n"
          "The given answer is correct if it states the same fact as the gold answer (wording, "
          "date format or extra detail do not matter; a vaguer or different fact is wrong). "
-         "Reply with JSON only: {{\"correct\": true}} or {{\"correct\": false}}")
+         "Reply with one word: CORRECT or WRONG.")
+_VERDICT = re.compile(r"\b(correct|wrong|incorrect|true|false)\b", re.I)
+_LEAD_IN = re.compile(r"^\s*(?:final\s+)?answer\s*[:\-]\s*", re.I)
+ANSWER_WORDS = 40  # a reader that rambles is cut here: LoCoMo answers are short
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")      # closed class, as in LoCoMo's own normaliser
 
 
@@ -77,9 +84,10 @@ def locomo_f1(pred: str, gold: str, category: int) -> float:
 
 
 class Reader:
-    """OpenAI-compatible chat calls with JSON replies; faults are retried, then counted."""
+    """OpenAI-compatible chat calls in plain text (small local models break JSON more often than
+    they break a one-line answer); faults are retried by the gateway, then counted per kind."""
 
-    def __init__(self, base_url: str, model: str, judge_model: str | None = None, timeout: float = 120.0):
+    def __init__(self, base_url: str, model: str, judge_model: str | None = None, timeout: float = 300.0):
         from wikitrace.llm.client import Client
         from wikitrace.llm.config import resolve
 
@@ -87,31 +95,39 @@ class Reader:
         self.model, self.judge_model = model, judge_model or model
         self.tokens = {"reader": 0, "judge": 0}
         self.failures = {"reader": 0, "judge": 0}
+        self.reasons: dict[str, int] = {}
 
-    def _ask(self, role: str, model: str, prompt: str, key: str):
+    def _ask(self, role: str, model: str, prompt: str) -> str | None:
         from wikitrace.llm.client import ModelFault
 
-        for _ in range(3):  # the gateway retries transport faults; this retries answers without the key
-            try:
-                got = self.client.execute([{"role": "user", "content": prompt}], model=model, temperature=0)
-            except ModelFault:
-                break
-            self.tokens[role] += got.usage.get("prompt_tokens", 0) + got.usage.get("completion_tokens", 0)
-            if got.data is not None and key in got.data:
-                return got.data[key]
-        self.failures[role] += 1
-        return None
+        try:
+            got = self.client.execute([{"role": "user", "content": prompt}], mode="text", model=model,
+                                      temperature=0)
+        except ModelFault as fault:
+            self.failures[role] += 1
+            reason = f"{role}: {fault.reason[:80]}"
+            self.reasons[reason] = self.reasons.get(reason, 0) + 1
+            return None
+        self.tokens[role] += got.usage.get("prompt_tokens", 0) + got.usage.get("completion_tokens", 0)
+        return got.text
 
     def answer(self, context: str, question: str) -> str:
-        got = self._ask("reader", self.model, READER.format(context=context, question=question), "answer")
-        return "" if got is None else str(got)
+        """The first non-empty line, without an "Answer:" lead-in or quotes; empty is a failure."""
+        text = self._ask("reader", self.model, READER.format(context=context, question=question))
+        line = next((ln for ln in (text or "").splitlines() if ln.strip()), "")
+        line = _LEAD_IN.sub("", line).strip().strip('"\'`*').strip()
+        if text is not None and not line:
+            self.failures["reader"] += 1
+        return " ".join(line.split()[:ANSWER_WORDS])
 
     def judge(self, question: str, gold: str, answer: str) -> int:
         if not answer.strip():
             return 0
-        got = self._ask("judge", self.judge_model, JUDGE.format(question=question, gold=gold, answer=answer),
-                        "correct")
-        return 1 if got is True or str(got).lower() == "true" else 0
+        text = self._ask("judge", self.judge_model, JUDGE.format(question=question, gold=gold, answer=answer))
+        verdict = _VERDICT.search(text or "")
+        if text is not None and verdict is None:
+            self.failures["judge"] += 1
+        return 1 if verdict and verdict.group(1).lower() in ("correct", "true") else 0
 
 
 def contexts(li, msgs: list, flat: BM25, question: str, budget: int) -> dict[str, str]:
@@ -123,26 +139,41 @@ def contexts(li, msgs: list, flat: BM25, question: str, budget: int) -> dict[str
 
 
 def run(data: Path, reader: Reader, budget: int = 1000, limit: int | None = None,
-        methods=METHODS) -> dict:
+        methods=METHODS, progress=None) -> dict:
+    """Every answer of a method first, then every grade: a server that keeps the last prompt's
+    prefix (llama.cpp) then reads the whole conversation once for all its questions."""
     scores: dict = {}
     ctx_tokens: dict = {m: [] for m in methods}
     spent: dict = {m: 0 for m in methods}
+    control: list[int] = []
     for d in load_inputs([data]):
         li = prepare_files(render_sample(compile_sample(d)))
         msgs = li.raw["messages"]
         flat = BM25([tokens(f"{m[1]} {m[4]}") for m in msgs])
-        qas = [qa for qa in d.qa if qa.get("category") in CATEGORIES and "answer" in qa]
-        for qa in qas[:limit]:
-            cat, question, gold = qa["category"], str(qa["question"]), str(qa["answer"])
-            for name, ctx in contexts(li, msgs, flat, question, budget).items():
-                if name not in methods:
-                    continue
-                before = reader.tokens["reader"] + reader.tokens["judge"]
-                ans = reader.answer(ctx, question)
-                ok = reader.judge(question, gold, ans)
-                spent[name] += reader.tokens["reader"] + reader.tokens["judge"] - before
-                ctx_tokens[name].append(count_tokens(ctx))
+        qas = [qa for qa in d.qa if qa.get("category") in CATEGORIES and "answer" in qa][:limit]
+        asked = [contexts(li, msgs, flat, str(qa["question"]), budget) for qa in qas]
+        for name in methods:
+            answers = []
+            for i, (qa, ctx) in enumerate(zip(qas, asked), 1):
+                before = reader.tokens["reader"]
+                answers.append(reader.answer(ctx[name], str(qa["question"])))
+                spent[name] += reader.tokens["reader"] - before
+                ctx_tokens[name].append(count_tokens(ctx[name]))
+                if progress:
+                    progress(f"{d.sample_id} {name} answer {i}/{len(qas)}")
+            for i, (qa, ans) in enumerate(zip(qas, answers), 1):
+                cat, gold = qa["category"], str(qa["answer"])
+                before = reader.tokens["judge"]
+                ok = reader.judge(str(qa["question"]), gold, ans)
+                spent[name] += reader.tokens["judge"] - before
                 scores.setdefault((name, cat), []).append((locomo_f1(ans, gold, cat), ok))
+                if progress:
+                    progress(f"{name} grade {i}/{len(qas)}")
+        # The judge's control: each gold answer given to the next question, which is wrong unless two
+        # questions share a gold. A judge that accepts these cannot tell right from wrong.
+        for qa, other in zip(qas, qas[1:] + qas[:1]):
+            if normalise(other["answer"]) != normalise(qa["answer"]):
+                control.append(reader.judge(str(qa["question"]), str(qa["answer"]), str(other["answer"])))
     table = {}
     for name in methods:
         row = {}
@@ -158,12 +189,18 @@ def run(data: Path, reader: Reader, budget: int = 1000, limit: int | None = None
         row["model_tokens"] = spent[name]
         table[name] = row
     return {"data": str(data), "budget": budget, "model": reader.model, "judge_model": reader.judge_model,
-            "methods": table, "failures": dict(reader.failures)}
+            "methods": table, "failures": dict(reader.failures),
+            "judge_control": {"wrong_answers": len(control), "accepted": sum(control)}, "fault_reasons": dict(sorted(reader.reasons.items()))}
 
 
 def print_table(res: dict) -> None:
     print(f"reader {res['model']}, judge {res['judge_model']}, budget {res['budget']} (wikitrace, bm25); "
           f"failures {res['failures']}")
+    ctl = res["judge_control"]
+    print(f"judge control: accepted {ctl['accepted']} of {ctl['wrong_answers']} answers known to be wrong"
+          " (another question's gold answer)")
+    for reason, n in res.get("fault_reasons", {}).items():
+        print(f"  {n} x {reason}")
     cols = list(CATEGORIES.values()) + ["overall"]
     print(f"{'method':<10}" + "".join(f"{c:>22}" for c in cols) + f"{'ctx tok':>9}{'model tok':>11}")
     for name, row in res["methods"].items():
@@ -180,9 +217,15 @@ def main(argv=None) -> int:
     ap.add_argument("--judge-model", help="grading model (default: the reader)")
     ap.add_argument("--budget", type=int, default=1000)
     ap.add_argument("--limit", type=int, help="questions per conversation")
+    ap.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated, of {', '.join(METHODS)}")
     ap.add_argument("--json", type=Path, help="write the results here")
     args = ap.parse_args(argv)
-    res = run(args.data, Reader(args.base_url, args.model, args.judge_model), args.budget, args.limit)
+    methods = tuple(m for m in args.methods.split(",") if m)
+    if not methods or set(methods) - set(METHODS):
+        ap.error(f"--methods: choose from {', '.join(METHODS)}")
+    res = run(args.data, Reader(args.base_url, args.model, args.judge_model), args.budget, args.limit, methods,
+              progress=lambda line: print(f"\r{line:<60}", end="", file=sys.stderr, flush=True))
+    print(file=sys.stderr)
     print_table(res)
     if args.json:
         args.json.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")

@@ -104,9 +104,9 @@ def llama_cpp_json_schema_rejection() -> FakeResponse:
 
 def is_merge(body: dict[str, Any]) -> bool:
     """Whether ``body`` asks to merge an insight's lessons (compilers/insight_merge.py)."""
-    from wikitrace.compilers.insight_merge import INSTRUCTIONS
+    from wikitrace.compilers.insight_merge import instructions
 
-    return bool(body.get("messages")) and body["messages"][0].get("content") == INSTRUCTIONS
+    return bool(body.get("messages")) and body["messages"][0].get("content") == instructions()
 
 
 def merge_reply(body: dict[str, Any]) -> "FakeResponse | None":

@@ -43,11 +43,11 @@ REGISTRY = {
     ('dates.py', '_NUM'): ('closed class - English cardinal numerals and vague quantities', '5aafe8636eae'),
     ('dates.py', '_REL'): ('closed class - English deictic and relative time expressions', '5f9021a88a71'),
     ('trajectories.py', 'TEMPORAL_ONLY'): ('closed class - English deictic and relative time expressions', '6e6b2ca53878'),
-    ('trajectories.py', '_NEGATION'): ('closed class - English negation and aspect particles', 'cc860ea7db27'),
-    ('trajectories.py', '_COUNT_PAIR'): ('closed class - English cardinal numerals', 'f1280e005f60'),
-    ('trajectories.py', '_NUMBER'): ('closed class - English cardinal numerals', 'b289a857b017'),
-    ('trajectories.py', 'TEMPORAL_WORDS'): ('closed class - English time nouns, deictic time words and weekdays', 'aa0de8dc505a'),
-    ('trajectories.py', '_FUTURE'): ('closed class - English future and intention auxiliaries (a plan not yet carried out)', '459296215918'),
+    ('claim_lifecycle.py', '_NEGATION'): ('closed class - English negation and aspect particles', 'cc860ea7db27'),
+    ('claim_lifecycle.py', '_COUNT_PAIR'): ('closed class - English cardinal numerals', 'f1280e005f60'),
+    ('claim_lifecycle.py', '_NUMBER'): ('closed class - English cardinal numerals', 'b289a857b017'),
+    ('claim_lifecycle.py', 'TEMPORAL_WORDS'): ('closed class - English time nouns, deictic time words and weekdays', 'aa0de8dc505a'),
+    ('claim_lifecycle.py', '_FUTURE'): ('closed class - English future and intention auxiliaries (a plan not yet carried out)', '459296215918'),
     ('wiki.py', '_TEMPLATE_WORDS'): ("wikitrace's own claim templates (extract.offline_claims)", 'ed1196212d5b'),
 }
 LEXICON_SHA = "924ed3a6747b"

@@ -136,3 +136,19 @@ def test_the_check_of_a_merged_guideline():
     assert "narrates" in check_guideline('{"guideline": "This run failed at turn 4."}', offline)[1]
     assert "copies values" in check_guideline('{"guideline": "Use order 4417 first."}', offline)[1]
     assert "at most" in check_guideline(json.dumps({"guideline": "x " * 400}), offline)[1]
+
+
+def test_a_user_template_folder_rewrites_the_merge_prompt(fake_openai, tmp_path):
+    """The merge prompt is a template like every other: a user folder that overrides it changes
+    what the model is asked, and the fake still sees the same system message it checks for."""
+    fake_openai.respond_with(responder())
+    mine = tmp_path / "templates" / "prompts"
+    mine.mkdir(parents=True)
+    (mine / "insight_merge.user.j2").write_text("Merge these for {{ task_type }}: {{ key }} ({{ counts.runs }} runs)\n")
+    runs = [swe_run(k, success=k % 3 == 0) for k in range(4)]
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", runs)], out=tmp_path / "corpus", quiet=True,
+                       templates=tmp_path / "templates"))
+    merges = [b for b in (json.loads(r["body"]) if isinstance(r["body"], str) else r["body"] for r in fake_openai.requests)
+              if is_merge(b)]
+    assert merges and all(b["messages"][1]["content"].startswith("Merge these for ") for b in merges)
+    assert all(b["messages"][1]["content"].endswith("runs)") for b in merges)  # the file's last newline is not sent

@@ -124,7 +124,8 @@ def _booking(amount: int, prices: dict) -> dict:
 
 
 def test_a_price_listed_beside_the_booked_flight_is_a_value_the_run_was_shown():
-    from wikitrace.compilers.reading import check_arguments, read_run
+    from wikitrace.compilers.arguments import check_arguments
+    from wikitrace.compilers.reading import read_run
 
     def amount_check(record):
         run = _run(record)
@@ -183,7 +184,8 @@ def test_changes_listed_in_the_proposal_the_user_agreed_to_are_all_agreed():
 
 
 def test_a_yes_or_no_the_user_gave_in_words_is_a_value_they_gave():
-    from wikitrace.compilers.reading import check_arguments, read_run
+    from wikitrace.compilers.arguments import check_arguments
+    from wikitrace.compilers.reading import read_run
 
     def insurance_seen(said):
         turns = _turns(_msg("system", AIRLINE_SYSTEM), _msg("user", said),

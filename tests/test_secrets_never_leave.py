@@ -282,7 +282,7 @@ def test_placeholder_keeps_kind_and_a_stable_keyed_tag(monkeypatch):
 
 
 def test_redaction_key_is_made_once_outside_the_corpus(monkeypatch, tmp_path):
-    from wikitrace import redact
+    from wikitrace import redact_tags as redact
 
     monkeypatch.delenv("WIKITRACE_REDACT_KEY")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))

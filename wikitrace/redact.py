@@ -32,17 +32,9 @@ other half.
 ``scrub`` is the one gate for everything else that leaves: ``errors.run`` routes
 stdout and stderr through it, and model answers and echoed ids pass it.
 
-Each match becomes ``[REDACTED:<type>#<tag>]``. The tag is four hex digits of an
-HMAC-SHA256 of the secret, so two mentions of one secret read as one, and
-different secrets differ, without the tag saying anything about the secret to
-whoever reads the corpus: the HMAC key is ``$WIKITRACE_REDACT_KEY`` if set, else
-a random key made once per user and kept outside every corpus
-(``$XDG_CONFIG_HOME/wikitrace/redact-key``, mode 0600). With a public key a
-short secret (a 4-digit PIN, a dictionary password) could be recovered by
-hashing every candidate; with a key the reader does not hold it cannot, and
-16 bits are too few to confirm a guess against a long list anyway. Teams that
-build one corpus on several machines set the same ``WIKITRACE_REDACT_KEY``
-everywhere so the tags (and the pages) stay byte-identical.
+Each match becomes ``[REDACTED:<type>#<tag>]``; the tag (``redact_tags``) stands for the
+secret without telling a reader anything about it. A whole run is first screened for any
+trigger at all (``redact_screen``); most runs hold none and are not walked.
 
 For the context-bound types (AWS secret, bearer, URL password) only the secret
 part is replaced, so the text still reads ``Authorization: Bearer
@@ -62,79 +54,19 @@ The same input and key always give the same output.
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
-from functools import cached_property, lru_cache
-from pathlib import Path
 
 from . import redact_rules as rules
 from .redact_decode import HINT as _ESCAPED, View, decode_whole, encoded_heads, encoded_pattern
+from .redact_screen import RunScreen, _literal_patterns
+from .redact_tags import placeholder
 
 TYPE_CHECKING = False  # typing itself costs every command a few milliseconds at start-up
 if TYPE_CHECKING:
     from typing import Any, Iterable
 
     from .runs.model import Run
-
-PLACEHOLDER = "[REDACTED:{}#{}]"
-ENV_KEY = "WIKITRACE_REDACT_KEY"
-TAG_HEX = 4
-
-def _key_file() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME", "").strip()
-    return (Path(base).expanduser() if base else Path.home() / ".config") / "wikitrace" / "redact-key"
-
-
-@lru_cache(maxsize=4)
-def _hmac_key(explicit: str | None) -> bytes:
-    """The key that makes tags unguessable (see the module docstring)."""
-    import hashlib
-    import secrets as _secrets
-
-    if explicit:
-        return hashlib.sha256(b"wikitrace-redact\0" + explicit.encode("utf-8", "surrogatepass")).digest()
-    path = _key_file()
-    try:
-        return bytes.fromhex(path.read_text(encoding="ascii").strip())
-    except (OSError, ValueError):
-        pass
-    tmp = path.with_name(f".redact-key.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="ascii") as f:
-            f.write(_secrets.token_hex(32) + "\n")
-        os.link(tmp, path)  # appears whole or not at all; fails if another process was first
-    except FileExistsError:
-        pass  # another process (the build's reader, say) made it first: use theirs
-    except OSError:
-        # Nowhere to keep a key: tags are stable within this process only, never guessable.
-        return _secrets.token_bytes(32)
-    finally:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-    try:
-        return bytes.fromhex(path.read_text(encoding="ascii").strip())
-    except (OSError, ValueError):
-        return _secrets.token_bytes(32)
-
-
-def tag(secret: str) -> str:
-    """Four hex digits that stand for ``secret`` (same secret, same tag)."""
-    import hashlib
-    import hmac
-
-    key = _hmac_key(os.environ.get(ENV_KEY) or None)
-    mac = hmac.new(key, secret.encode("utf-8", "surrogatepass"), hashlib.sha256)
-    return mac.hexdigest()[:TAG_HEX]
-
-
-def placeholder(kind: str, secret: str) -> str:
-    return PLACEHOLDER.format(kind, tag(secret))
-
 
 def _other_half(text: str, kind: str, counts: Counter) -> str:
     """``text`` with its start replaced when it reads as the rest of a key cut off at the end
@@ -149,26 +81,7 @@ def _other_half(text: str, kind: str, counts: Counter) -> str:
     return placeholder(kind, half) + text[m.end():]
 
 
-_ENDS = "_-."
-
-
-def _literal_patterns(literals) -> list[str]:
-    """Regexes that find ``literals``: those ending in ``_``, ``-`` or ``.`` grouped by that
-    character (the engine skips from one to the next and checks the prefixes behind it), the
-    others one each."""
-    ends: dict[str, list[str]] = {}
-    out = []
-    for t in literals:
-        if len(t) > 1 and t[-1] in _ENDS:
-            ends.setdefault(t[-1], []).append(t)
-        else:
-            out.append(re.escape(t))
-    return out + [re.escape(end) + "(?:" + "|".join(f"(?<={re.escape(t)})" for t in sorted(ts)) + ")"
-                  for end, ts in sorted(ends.items())]
-
-
 _MEMO_CHARS, _MEMO_ENTRIES = 2048, 4096  # strings remembered redacted: at most ~8M characters
-_CLEAN_MIN_CHARS, _CLEAN_MAX_CHARS = 512, 1 << 24  # run strings remembered clean: long ones, 16M characters in all
 
 
 class Redactor:
@@ -188,21 +101,17 @@ class Redactor:
             heads = encoded_heads(rules.ENCODED_HEADS)
             encoded_plain = tuple(h for h in heads if not rules.is_hex(h))
             encoded_lower = tuple(h for h in heads if rules.is_hex(h) and h.islower())
-        self._builtin = builtin
-        self._encoded_plain, self._encoded_lower = encoded_plain, encoded_lower
         plain_all = sorted({t for r in self._rules for t in r.plain})
         lower_all = tuple(sorted({t for r in self._rules for t in r.lower}))
         alts = (_literal_patterns(plain_all) + [p.pattern for r in self._rules for p in r.probes]
                 + ([f"(?i:{'|'.join(map(re.escape, lower_all))})"] if lower_all else []))
         # One scan of a string that tells whether any built-in rule could match at all.
         self._trigger = re.compile("|".join(alts)) if alts else None
-        self._plain_all, self._lower_all = plain_all, lower_all
-        self._custom = False
+        self._screen = RunScreen(self._rules, plain_all, lower_all, encoded_plain, encoded_lower, builtin)
+        self._custom = False  # user patterns have no triggers: every run is walked
         # strings found to hold no secret: the same lesson wording and tool output recur
         # across runs, and under fixed rules the answer for a string never changes
         self._done: dict[str, tuple[str, tuple]] = {}
-        self._clean: set[str] = set()  # long strings of earlier runs that hold no trigger
-        self._clean_chars = 0
         for pat in patterns:
             try:
                 rx = pat if isinstance(pat, re.Pattern) else re.compile(pat)
@@ -358,109 +267,10 @@ class Redactor:
                 parent[key] = item
         return root[0]
 
-    def _may_hold_secret(self, run: Run) -> bool:
-        """One pass over the run's text: most runs hold no trigger at all.
-
-        Walking every string of a run through ``text`` costs far more than testing the
-        trigger substrings on all of them at once, so the walk only happens when a trigger
-        is present. Each distinct string is tested once: the kept original repeats the
-        turns' text, and long strings found clean before (a benchmark's system prompt, in
-        every run) are not tested again. ``text`` judges each string alone, so nothing is
-        lost by testing them apart. User patterns have no triggers.
-        """
-        if self._custom:
-            return True
-        import json
-
-        fresh, others = self._untested_strings(
-            [run.run_id, run.task.__dict__, [t.__dict__ for t in run.turns],
-             run.outcome.__dict__ if run.outcome is not None else None, run.source])
-        blob = json.dumps([fresh, others], ensure_ascii=False, default=str)
-        if self._holds_trigger(blob):
-            return True
-        # A secret written only with escapes (``\\u0067hp_``, ``postgres:\\/\\/``, ``&#115;k-``)
-        # shows its trigger once decoded. In the blob an escape in the text carries a doubled
-        # backslash (JSON escaped its backslash); the blob's own ``\\n`` and ``\\"`` do not.
-        if ("\\\\" in blob or ("%" in blob and rules.PERCENT.search(blob))
-                or ("&" in blob and rules.ENTITY.search(blob))):
-            view = View(blob)
-            if view.changed and self._holds_trigger(view.text):
-                return True
-        self._note_clean(fresh)
-        return False
-
-    @cached_property
-    def _run_triggers(self) -> tuple[tuple, tuple, tuple, tuple]:
-        """The tests ``_holds_trigger`` makes on a whole run (built when a run is first redacted:
-        a command that only prints never needs them)."""
-        # For a whole run: a trigger that contains another one (sk-ant- holds sk-) adds nothing.
-        every_plain = sorted(set(self._plain_all) | set(self._encoded_plain))
-        run_plain = [t for t in every_plain if not any(o != t and o in t for o in every_plain)]
-        run_lower = self._lower_all + self._encoded_lower + (rules.ENCODED_TRIGGERS if self._builtin else ())
-        # Each substring test is a scan of the whole run: a long literal is found fastest by
-        # ``in``, a short one by the regex engine (it skips to its first character), and the
-        # prefixes ending in ``_``/``-``/``.`` by one scan per end character.
-        plain = tuple(t for t in run_plain if len(t) >= 8 and t[-1] not in _ENDS)
-        probes = tuple(re.compile(p) for p in _literal_patterns(
-            [t for t in run_plain if len(t) < 8 or t[-1] in _ENDS])) + tuple(
-            p for r in self._rules if not r.decoded for p in r.probes)
-        lower = tuple(t for t in run_lower if len(t) >= 8)
-        lower_probes = tuple(re.compile(re.escape(t)) for t in run_lower if len(t) < 8)
-        return plain, probes, lower, lower_probes
-
-    def _untested_strings(self, value: Any) -> tuple[list[str], list[Any]]:
-        """The distinct strings inside ``value`` (keys too) not known clean, and everything
-        else (serialised as it is, as the whole run was before: a subclass of str, dict or
-        list goes there whole, so its text is tested too)."""
-        seen: dict[str, None] = {}
-        others: list[Any] = []
-        clean = self._clean
-        stack = [value]
-        pop, push, extend = stack.pop, stack.append, stack.extend
-        while stack:
-            item = pop()
-            kind = type(item)
-            if kind is str:
-                if item not in clean:
-                    seen[item] = None
-            elif kind is dict:
-                for k, v in item.items():
-                    push(v)
-                    if type(k) is str:
-                        if k not in clean:
-                            seen[k] = None
-                    else:
-                        others.append(k)
-            elif kind is list:
-                extend(item)
-            else:
-                others.append(item)
-        return list(seen), others
-
-    def _note_clean(self, strings: list[str]) -> None:
-        """Remember the long strings of a run found clean (bounded by their total length)."""
-        for text in strings:
-            if len(text) >= _CLEAN_MIN_CHARS:
-                if self._clean_chars + len(text) > _CLEAN_MAX_CHARS:
-                    self._clean.clear()
-                    self._clean_chars = 0
-                self._clean.add(text)
-                self._clean_chars += len(text)
-
-    def _holds_trigger(self, blob: str) -> bool:
-        # Substring tests and literal-led regexes: each a fast scan, unlike one alternation of all.
-        plain, probes, lower, lower_probes = self._run_triggers
-        if any(t in blob for t in plain) or any(p.search(blob) for p in probes):
-            return True
-        if lower or lower_probes:
-            low = blob.lower()
-            return any(t in low for t in lower) or any(p.search(low) for p in lower_probes)
-        return False
-
     def run(self, run: Run) -> Counter:
         """Redact ``run`` in place; returns how many secrets of each type were replaced."""
         counts: Counter = Counter()
-        if not self._may_hold_secret(run):
+        if not (self._custom or self._screen.may_hold_secret(run)):
             return counts
         carry: list = [None]
         t = lambda v: self.text(v, counts, carry) if isinstance(v, str) else v  # noqa: E731

@@ -40,28 +40,26 @@ SHOWN_SOURCES = 12  # source notes in one prompt (the counts name them all)
 _TURN = re.compile(r"\bturns? \d+", re.I)
 _PATHISH = re.compile(r"(?:[\w.~-]*/)+[\w.-]+\.\w+")
 
-INSTRUCTIONS = (
-    "You turn lessons that several agent runs taught into one guideline for an agent about to start a new task "
-    "of the same kind. Answer with a JSON object {\"guideline\": \"...\"}: one to three sentences that say when "
-    "the lesson applies and what to do then. Use only what the lesson and the runs' notes show. Name tools, "
-    "commands and error messages as they are written; never name ids, numbers, people, file paths or a single "
-    "run, and do not tell what one run did."
-)
+SYSTEM, USER = "prompts/insight_merge.system.j2", "prompts/insight_merge.user.j2"
 
 
-def _messages(entry: dict) -> list[dict[str, str]]:
-    c = entry["counts"]
+def _messages(entry: dict, templates: str | None = None) -> list[dict[str, str]]:
+    """The merge request of one insight group (templates: a user folder that overrides them)."""
+    from ..templates import render
+
     notes = [f"- {s['outcome']}: {s['detail']}" for s in entry["sources"][:SHOWN_SOURCES] if s.get("detail")]
-    more = len(entry["sources"]) - SHOWN_SOURCES
-    user = "\n".join([
-        f"Task type: {', '.join(entry['apps']) if entry.get('apps') else entry.get('task_type') or 'unspecified'}",
-        f"Lesson key: {entry['key']}",
-        f"Lesson as written: {entry['guideline']}",
-        f"When it applies: {entry['applicability']}",
-        f"Runs that taught it: {c['runs']} ({c['success']} successful, {c['failure']} failed). What each showed:",
-        *notes, *([f"- and {more} more"] if more > 0 else []),
-    ])
-    return [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": user}]
+    task_type = ", ".join(entry["apps"]) if entry.get("apps") else entry.get("task_type") or "unspecified"
+    user = render(USER, templates, task_type=task_type, key=entry["key"], guideline=entry["guideline"],
+                  applicability=entry["applicability"], counts=entry["counts"], notes=notes,
+                  more=len(entry["sources"]) - SHOWN_SOURCES)
+    return [{"role": "system", "content": instructions(templates)}, {"role": "user", "content": user.removesuffix("\n")}]
+
+
+def instructions(templates: str | None = None) -> str:
+    """The merge's system message (how a fake endpoint tells a merge from a compilation)."""
+    from ..templates import render
+
+    return render(SYSTEM, templates).removesuffix("\n")
 
 
 def check_guideline(text: str, offline: str) -> tuple[str | None, str | None]:
@@ -76,7 +74,7 @@ def check_guideline(text: str, offline: str) -> tuple[str | None, str | None]:
     value = " ".join(value.split())
     if len(value) > MAX_CHARS:
         return None, f"the guideline is {len(value)} characters (at most {MAX_CHARS})"
-    if _echo_problems("$.guideline", value, INSTRUCTIONS):
+    if _echo_problems("$.guideline", value, instructions()):
         return None, "the guideline repeats the instructions"
     if _TURN.search(value) or re.search(r"\bthis run\b", value, re.I):
         return None, "the guideline narrates one run"
@@ -91,7 +89,7 @@ def check_guideline(text: str, offline: str) -> tuple[str | None, str | None]:
 
 async def _one(compiler, entry: dict, tags: list[str]) -> None:
     offline = entry["guideline"]
-    messages = _messages(entry)
+    messages = _messages(entry, getattr(compiler, "templates", None))
     key = compiler.cache_key_for(messages, "insight-merge")
     text = None
     if compiler.cache is not None and compiler.read_cache:

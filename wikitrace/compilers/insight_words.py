@@ -10,8 +10,8 @@ import re
 
 from dataclasses import dataclass
 
-from .reading import (_NOT_JSON, Call, Reading, _as_text, _last_key, _occurs, _parsed, check_arguments, command_of,
-                      is_command_line, leaves, t_is_user)
+from .arguments import _NOT_JSON, _as_text, _last_key, _parsed, check_arguments
+from .reading import Call, Reading, _occurs, command_of, is_command_line, leaves, t_is_user
 from .text import clip, generic
 
 # A call that hands the conversation to a person: its failure is about *whether* to hand

@@ -32,7 +32,8 @@ from .insight_words import free_form
 from .page_notes import check_notes, choice_notes, followed_note, listed_note, provenance, wrong_answer
 from .run_insights import insights_for
 from .run_patterns import patterns_of
-from .reading import Call, Reading, check_arguments, command_of, full_arguments, harness_reason, read_run, runs_a_command
+from .arguments import check_arguments
+from .reading import Call, Reading, command_of, full_arguments, harness_reason, read_run, runs_a_command
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
 from .text import clip, quote_of, short_task, signature
 

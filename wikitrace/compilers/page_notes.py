@@ -11,7 +11,8 @@ import json
 import re
 
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, join, picked
-from .reading import Call, Reading, check_arguments
+from .arguments import check_arguments
+from .reading import Call, Reading
 from .run_insights import rules_once
 from .text import clip
 

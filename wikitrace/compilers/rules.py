@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .reading import Call, Reading, _as_text, leaves
+from .arguments import _as_text
+from .reading import Call, Reading, leaves
 
 RULE = re.compile(r"\b(must|must not|should not|shouldn't|cannot|can't|can not|never|not allowed|"
                    r"only|at most|no more than|do not|don't|required|requires|need to|needs to)\b", re.I)

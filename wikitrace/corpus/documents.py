@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..compilers.schema import Compilation
 from ..runs.model import Run
-from ..templates import render
+from ..controls import visible
+from ..templates import md_text, render
 from . import layout, usage_pages
 from ..fsio import dump_frontmatter
 
@@ -139,19 +140,51 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
     instead = [{"step": i["step"], "page": layout.compilation_doc(i["step"]),
                 "insights": [(x, layout.insight_doc(x), (titles or {}).get(x, x)) for x in i["insights"]]}
                for i in (entry.get("contrast") or {}).get("instead", [])]
-    sources = [{**s, "page": layout.compilation_doc(s["step"]), "raw": layout.raw_dir(s["step"])} for s in entry["sources"]]
+    by_hand = templates is None or not (Path(templates) / INSIGHT_TEMPLATE).is_file()
+    sources = [] if by_hand else [{**s, "page": layout.compilation_doc(s["step"]), "raw": layout.raw_dir(s["step"])}
+                                  for s in entry["sources"]]
     same_task = entry.get("same_task") or None
     if same_task:
         same_task = {**same_task, "advice": advice(entry), "differences": [
             {**d, "pages": [(st, layout.compilation_doc(st)) for st in d["steps"]]} for d in same_task["differences"]]}
-    return render(
-        "insight.md.j2", templates, usage=usage_pages.usage_line(*usage),
+    text = render(
+        INSIGHT_TEMPLATE, templates, usage=usage_pages.usage_line(*usage),
         frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry),
         instead=instead, sources=sources, link=link, same_task=same_task,
         # the first source's pages, under the names a template written for one-run insights uses
         step=entry["source_step"], outcome=entry["source_outcome"], compilation=layout.compilation_doc(entry["source_step"]),
         raw=layout.raw_dir(entry["source_step"]), raw_page=layout.raw_metadata(entry["source_step"]),
     )
+    if not by_hand or not entry["sources"]:
+        return text
+    head, heading, tail = text.rpartition(_SOURCES_HEADING)
+    return head + heading + _source_lines(entry["sources"], link) + tail
+
+
+INSIGHT_TEMPLATE = "insight.md.j2"
+_SOURCES_HEADING = "\n## Sources\n"
+
+
+def _source_lines(sources: list[dict], link: layout.Linker) -> str:
+    """The bundled template's list of sources, one line a run, without the engine: a large
+    group's page is mostly this list, and the engine's pass per value made re-rendering it
+    the bulk of adding a run (tests/test_insight_page.py holds it to the template's bytes)."""
+    base = link.abs("")  # the mount path and a slash: every path here is relative to the corpus
+    to_folder: dict[str, str] = {}  # a folder -> the link to it from this page
+
+    def rel(target: str) -> str:
+        folder, _, name = target.rpartition("/")
+        if folder not in to_folder:
+            to_folder[folder] = link.rel(folder + "/")
+        return to_folder[folder] + name
+
+    lines = []
+    for s in sources:
+        page, raw = layout.compilation_doc(s["step"]), layout.raw_dir(s["step"])
+        detail = s.get("detail")
+        lines.append(f"- [{s['step']}]({rel(page)}) ({s['outcome']}; `{base}{page}`, raw `{base}{raw}`)"
+                     + (f": {md_text(detail)}" if detail else "") + "\n")
+    return visible("".join(lines))  # what the engine's finalize does to each printed value
 
 
 def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates: Path | None,

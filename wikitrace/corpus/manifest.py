@@ -19,6 +19,22 @@ from . import layout
 from ..fsio import before_replace
 
 
+def _write_sealed(path: str, flag: int, chunks, digest) -> os.stat_result:
+    """``chunks`` written to a new file, hashed into ``digest`` on the way, the file then made
+    read-only (0444, as every published page); returns its stat."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | flag, 0o600)
+    try:
+        for chunk in chunks:
+            digest.update(chunk)
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
+        os.fchmod(fd, 0o444)
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
 class IdAllocator:
     def __init__(self, previous: dict | None):
         previous = previous or {}
@@ -181,18 +197,7 @@ class FileWriter:
         """The bytes in a 0444 temp file beside the corpus (hashed into ``digest`` on the way)."""
         self._n += 1
         tmp = f"{self.tmp}/{self.prefix}{self._n}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            for chunk in chunks:
-                digest.update(chunk)
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(fd, view):]
-            os.fchmod(fd, 0o444)
-            st = os.fstat(fd)
-        finally:
-            os.close(fd)
-        return tmp, st
+        return tmp, _write_sealed(tmp, os.O_TRUNC, chunks, digest)
 
     def _into_place(self, tmp: str, path: str, digest, st: os.stat_result) -> list:
         if self.pause:
@@ -233,16 +238,8 @@ class FileWriter:
             os.chmod(stage, 0o755)
             entries = {}
             for rel, data in files:
-                digest = hashlib.sha256(data)
-                fd = os.open(f"{stage}/{rel.rpartition('/')[2]}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view):]
-                    os.fchmod(fd, 0o444)
-                    st = os.fstat(fd)
-                finally:
-                    os.close(fd)
+                digest = hashlib.sha256()
+                st = _write_sealed(f"{stage}/{rel.rpartition('/')[2]}", os.O_EXCL, (data,), digest)
                 entries[rel] = [digest.hexdigest(), st.st_size, st.st_mtime_ns, st.st_ino]
             if self.pause:
                 time.sleep(self.pause)

@@ -256,22 +256,89 @@ class RunWriter:
                 self.new_paths.append(rel)
             self.pub.write(rel, documents.render_insight(ins, self.opts.mount_path, self.opts.templates).encode("utf-8"))
 
+    def _unchanged_kinds(self, asks_model: bool) -> set[str]:
+        """Task types whose insight entries are the published ones: no run of the type was
+        added, compiled again or dropped. A task type's pages depend only on its own runs
+        (its totals, the patterns they met, the trials of its tasks), so adding a run
+        gathers only its own type again. Empty when that cannot be shown: no published
+        entries to carry, a lesson without its id, a published entry missing, or a
+        guideline the model has not written yet (it is asked again)."""
+        if not self.prev_insights or not self.carried_steps:
+            return set()
+        changed = {insight_layer.kind_of(r) for r in self.runs if r["step"] not in self.carried_steps}
+        changed |= {insight_layer.kind_of(r) for r in self.ids.prev_runs.values() if r["step"] not in self.carried_steps}
+        kept = set()
+        for r in self.runs:
+            if len(r.get("insights") or []) < len(r.get("lessons") or []):
+                return set()  # ids handed out in order of first appearance: gathered whole
+            kind = insight_layer.kind_of(r)
+            if kind in changed:
+                continue
+            for i in r["insights"]:
+                entry = self.prev_insights.get(i)
+                if entry is None or (asks_model and entry.get("guideline_by") != "llm"):
+                    changed.add(kind)
+                    break
+            else:
+                kept.add(kind)
+        return kept - changed
+
     def publish_insights(self, compiler=None) -> None:
         """Gather the insight layer from every run's entry and write its pages (those whose
         bytes are unchanged are left alone); insights no run links any more are not written,
         so the publisher removes their pages. With a model, each insight's guideline is the
         model's merge of its sources (compilers/insight_merge.py)."""
-        self.insights = insight_layer.gather(self.runs)
-        if compiler is not None and compiler.name == "llm" and self.insights:
+        asks_model = compiler is not None and compiler.name == "llm"
+        kept = self._unchanged_kinds(asks_model)
+        changed = [r for r in self.runs if insight_layer.kind_of(r) not in kept]
+        gathered = insight_layer.gather(changed)
+        if asks_model and gathered:
             from ..compilers.insight_merge import merge_guidelines
 
-            merge_guidelines(compiler, self.insights, self.runs)
+            merge_guidelines(compiler, gathered, self.runs)
+        self.insights = sorted(gathered + [self.prev_insights[i] for i in sorted(
+            {i for r in self.runs if insight_layer.kind_of(r) in kept for i in r["insights"]})],
+            key=lambda i: layout.id_number(i["id"]))
         titles = {i["id"]: i["title"] for i in self.insights}
         mount, templates = self.opts.mount_path, self.opts.templates
+        shown_before = self.pub.manifest.data.get("usage")  # the ledger's counts the pages on disk show
         for entry in self.insights:
             rel = layout.insight_doc(entry["id"])
+            usage = self.usage.get(entry["id"], (0, 0))
             if rel not in self._checked and self.pub.owns(rel):
-                self.pub.verify_group([rel])  # a page found missing or edited is reported as repaired
-            text = documents.render_insight(entry, mount, templates, self.usage.get(entry["id"], (0, 0)), titles)
+                # a page found missing or edited is reported as repaired (and written below)
+                if self.pub.verify_group([rel]) and _same_page(self.prev_insights, entry, usage, shown_before, titles):
+                    self.pub.keep([rel])  # what it shows did not change: not rendered again
+                    continue
+            text = documents.render_insight(entry, mount, templates, usage, titles)
             self.pub.write(rel, text.encode("utf-8"))
         self.carried_insights = {i["id"] for i in self.insights if self.prev_insights.get(i["id"]) == i}
+
+
+# contrast figures of the whole task type: they move with every run of it, but a page shows
+# only its own counts and verdict (insights.index_note puts these on the index)
+_INDEX_ONLY = ("failed", "success", "p")
+
+
+def _shown(entry: dict) -> dict:
+    contrast = entry.get("contrast")
+    if not contrast:
+        return entry
+    return {**entry, "contrast": {k: v for k, v in contrast.items() if k not in _INDEX_ONLY}}
+
+
+def _same_page(published: dict[str, dict], entry: dict, usage, shown_before, titles: dict[str, str]) -> bool:
+    """True when the published page of ``entry``'s insight is what ``entry`` renders to: the
+    same fields a page shows, the same usage counts (a corpus whose manifest kept no counts:
+    never, as its pages' counts are unknown) and the same titles of the insights it links.
+    The page is then left as it is, so adding a run renders only the pages it changes."""
+    before = published.get(entry["id"])
+    if before is None or not isinstance(shown_before, dict):
+        return False
+    if tuple(shown_before.get(entry["id"], (0, 0))) != tuple(usage):
+        return False
+    for item in (entry.get("contrast") or {}).get("instead", []):
+        for linked in item["insights"]:
+            if titles.get(linked) != (published.get(linked) or {}).get("title"):
+                return False
+    return _shown(before) == _shown(entry)

@@ -9,23 +9,20 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__ as WIKITRACE_VERSION
 from ..errors import InputError, UsageError
-from ..fsio import dump_frontmatter
-from ..templates import render
 from . import FORMAT
 from .extract import about, build_snapshots
 from .load import Dialogue, load_inputs
-from .embed import CACHE_BIN, CACHE_JSON, HASHED, centred
-from .index import VECTOR_FILE, build_index, snapshot_text
+from .embed import HASHED, centred
+from .index import snapshot_text
+from .render import anchor, render_sample, root_index, session_file
 from .text import COUNT_RE, IdfVectors, display_keywords, entity_key, families_of
 from .trajectories import build_trajectories, feature_text
-from .wiki import SECTIONS, TrajInfo, audit, plan_pages
+from .wiki import TrajInfo, audit, plan_pages
 
 
 @dataclass
@@ -42,15 +39,6 @@ class DialogueOptions:
     command: str = "dialogue compile"  # named by `wikitrace check` when this build is interrupted
 
 
-def anchor(mid: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", mid.lower()).strip("-")
-
-
-def session_file(session: str) -> str:
-    s = str(session)
-    return f"session-{int(s):02d}" if s.isdecimal() else "session-" + re.sub(r"[^a-z0-9]+", "-", s.lower())
-
-
 # ---------------------------------------------------------------- memory (pure data)
 
 def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
@@ -61,74 +49,85 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
     snaps, xstats = build_snapshots(d, claim_fn)
     matcher = llm.match_fn() if llm else None
     judge = llm.judge_fn() if llm else None
-    vectors = None
-    if embedder is not None:
-        by_id = {m.id: m for m in d.messages}
-        texts = [snapshot_text([(by_id[i].speaker, by_id[i].text) for i in s.message_ids], s.temporal)
-                 for s in snaps]
-        vectors = dict(zip([s.id for s in snaps], centred(embedder.embed_passages(texts))))
+    vectors = _snapshot_vectors(d, snaps, embedder) if embedder is not None else None
     # continuity, on every path; weighed by the dialogue so far, so an added session is appended
     lexical = IdfVectors([feature_text(s, d.speakers) for s in snaps], stages=[s.session for s in snaps])
     trajs, tstats = build_trajectories(snaps, d.speakers, matcher=matcher, judge=judge, vectors=vectors,
                                        lexical=lexical)
     by_snap = {s.id: s for s in snaps}
-    msg_path = {m.id: f"sources/{session_file(m.session)}.md#{anchor(m.id)}" for m in d.messages}
-    msg_snap = {mid: s.id for s in snaps for mid in s.message_ids}
-
-    traj_out, infos = [], []
     known = {e for s in snaps for e in s.entities}
     aliases = xstats.get("aliases", {})
+    traj_out, infos = [], []
     for T in trajs:
-        ss = [by_snap[x] for x in T.snapshots]
-        text = " ".join(c.text for c in T.active_claims()) or " ".join(s.summary for s in ss)
-        ents = list(dict.fromkeys(e for s in ss for e in s.entities if e not in d.speakers))
-        terms = list(dict.fromkeys(x for s in ss for x in s.exact_terms))
-        counts = [x for x in terms if COUNT_RE.fullmatch(x)]
-        fams = sorted({f for s in ss for f in s.facets if "=" not in f and f != "event_type"} & set(families_of(text) | {f for s in ss for f in s.facets}))
-        subj = Counter(c.subject for c in T.claims if c.subject)
-        participants = sorted(subj) or sorted(ss[0].speakers)
-        fam_count = Counter(f for s in ss for f in s.facets if "=" in f)
-        primary_fam = sorted(((n, f.split("=")[0]) for f, n in fam_count.items()
-                              if f.split("=")[0] in fams), key=lambda x: (-x[0], x[1]))
-        kws = display_keywords(" ".join(c.text for c in T.claims) or ss[0].summary, limit=24)
-        names = {w.lower() for p in d.speakers for w in p.split()} | {a.lower() for a in xstats.get("aliases", {})}
-        kws = [k for k in kws if k not in names | {"said", "reports"}]
-        # what the thread is about in the speakers' own words: a shared photo's caption describes a
-        # picture, so it names no thread
-        spoken = " ".join(c.text for c in T.claims if not c.supporting_quote.startswith("[shares a photo:"))
-        thread = [k for k in display_keywords(spoken, limit=24) if k not in names | {"said", "reports"}]
-        head = ", ".join(kws[:4]) or "small talk"
-        title = f"{' & '.join(participants)}: {head}"
-        dates = [s.date for s in ss if s.date]
-        # whom the trajectory is about, whoever said it: its pages are those entities' pages
-        about_of = Counter(about(c, d.speakers, known, aliases) for c in T.claims if c.status != "deprecated")
-        traj_out.append({
-            "id": T.id, "title": title, "snapshots": list(T.snapshots),
-            "claims": [c.id for c in T.claims], "ops": T.ops, "update_links": T.update_links,
-            "entities": ents, "entity_keys": list(dict.fromkeys(entity_key(e) for e in ents)),
-            "exact_terms": terms, "counts": counts, "families": fams, "participants": participants,
-            "keywords": kws, "about": sorted(about_of, key=lambda e: (-about_of[e], e)), "date_first": dates[0] if dates else None, "date_last": dates[-1] if dates else None,
-            "status_counts": {st: sum(1 for c in T.claims if c.status == st)
-                              for st in ("active", "deprecated", "contradictory", "needs-confirmation")},
-        })
-        infos.append(TrajInfo(id=T.id, entities=ents, participants=participants,
-                              families=[primary_fam[0][1]] if primary_fam else [],
-                              keywords=sorted(set(kws)),
-                              exact_terms=terms, counts=counts, emb=T.emb_sum,
-                              owners=sorted(e for e in about_of if e in d.speakers),
-                              about=sorted(e for e in about_of if e not in d.speakers),
-                              thread_words=thread))
+        record, info = _trajectory_record(d, T, [by_snap[x] for x in T.snapshots], known, aliases)
+        traj_out.append(record)
+        infos.append(info)
     pages, pstats = plan_pages(infos)
     orphans = audit(pages, [t.id for t in trajs])
+    page_out = _page_records(pages, traj_out)
+    stats = {"extraction": xstats, "trajectories": tstats, "wiki": pstats, "audit_orphans": orphans,
+             "extractor": llm.name if llm else "offline",
+             "embedder": embedder.name if embedder is not None else HASHED,
+             **({"llm_fallbacks": _fallbacks_since(llm, reasons_before)} if llm else {})}
+    return _memory_data(d, snaps, traj_out, page_out, stats)
 
-    def claim_dict(c):
-        return {"id": c.id, "text": c.text, "status": c.status, "source_message_ids": c.source_message_ids,
-                "supporting_quote": c.supporting_quote, "snapshot": c.snapshot, "trajectory": c.trajectory,
-                "subject": c.subject, "replaces": c.replaces, "replaced_by": c.replaced_by,
-                "duplicate_of": c.duplicate_of}
 
+def _snapshot_vectors(d: Dialogue, snaps, embedder) -> dict:
+    """Endpoint vectors of each snapshot's source text (centred), which trajectory matching uses
+    in place of the lexical ones."""
+    by_id = {m.id: m for m in d.messages}
+    texts = [snapshot_text([(by_id[i].speaker, by_id[i].text) for i in s.message_ids], s.temporal)
+             for s in snaps]
+    return dict(zip([s.id for s in snaps], centred(embedder.embed_passages(texts))))
+
+
+def _trajectory_record(d: Dialogue, T, ss: list, known: set, aliases: dict) -> tuple[dict, TrajInfo]:
+    """A trajectory as stored (title, entities, exact terms, families, keywords, whom it is about,
+    dates, claim statuses) and what page planning needs of it."""
+    text = " ".join(c.text for c in T.active_claims()) or " ".join(s.summary for s in ss)
+    ents = list(dict.fromkeys(e for s in ss for e in s.entities if e not in d.speakers))
+    terms = list(dict.fromkeys(x for s in ss for x in s.exact_terms))
+    counts = [x for x in terms if COUNT_RE.fullmatch(x)]
+    fams = sorted({f for s in ss for f in s.facets if "=" not in f and f != "event_type"} & set(families_of(text) | {f for s in ss for f in s.facets}))
+    subj = Counter(c.subject for c in T.claims if c.subject)
+    participants = sorted(subj) or sorted(ss[0].speakers)
+    fam_count = Counter(f for s in ss for f in s.facets if "=" in f)
+    primary_fam = sorted(((n, f.split("=")[0]) for f, n in fam_count.items()
+                          if f.split("=")[0] in fams), key=lambda x: (-x[0], x[1]))
+    kws = display_keywords(" ".join(c.text for c in T.claims) or ss[0].summary, limit=24)
+    names = {w.lower() for p in d.speakers for w in p.split()} | {a.lower() for a in aliases}
+    kws = [k for k in kws if k not in names | {"said", "reports"}]
+    # what the thread is about in the speakers' own words: a shared photo's caption describes a
+    # picture, so it names no thread
+    spoken = " ".join(c.text for c in T.claims if not c.supporting_quote.startswith("[shares a photo:"))
+    thread = [k for k in display_keywords(spoken, limit=24) if k not in names | {"said", "reports"}]
+    head = ", ".join(kws[:4]) or "small talk"
+    title = f"{' & '.join(participants)}: {head}"
+    dates = [s.date for s in ss if s.date]
+    # whom the trajectory is about, whoever said it: its pages are those entities' pages
+    about_of = Counter(about(c, d.speakers, known, aliases) for c in T.claims if c.status != "deprecated")
+    record = {
+        "id": T.id, "title": title, "snapshots": list(T.snapshots),
+        "claims": [c.id for c in T.claims], "ops": T.ops, "update_links": T.update_links,
+        "entities": ents, "entity_keys": list(dict.fromkeys(entity_key(e) for e in ents)),
+        "exact_terms": terms, "counts": counts, "families": fams, "participants": participants,
+        "keywords": kws, "about": sorted(about_of, key=lambda e: (-about_of[e], e)), "date_first": dates[0] if dates else None, "date_last": dates[-1] if dates else None,
+        "status_counts": {st: sum(1 for c in T.claims if c.status == st)
+                          for st in ("active", "deprecated", "contradictory", "needs-confirmation")},
+    }
+    info = TrajInfo(id=T.id, entities=ents, participants=participants,
+                    families=[primary_fam[0][1]] if primary_fam else [],
+                    keywords=sorted(set(kws)),
+                    exact_terms=terms, counts=counts, emb=T.emb_sum,
+                    owners=sorted(e for e in about_of if e in d.speakers),
+                    about=sorted(e for e in about_of if e not in d.speakers),
+                    thread_words=thread)
+    return record, info
+
+
+def _page_records(pages, traj_out: list[dict]) -> list[dict]:
+    """The planned pages as stored; each trajectory record gains the slugs of the pages that link it."""
     page_out = []
-    traj_titles = {t["id"]: t["title"] for t in traj_out}
     for p in pages:
         page_out.append({"slug": p.slug, "type": p.type, "title": p.title, "trajectories": p.trajectories,
                          "entities": p.entities, "entity_keys": [entity_key(e) for e in p.entities],
@@ -140,8 +139,20 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
             pages_of.setdefault(t, []).append(p["slug"])
     for t in traj_out:
         t["pages"] = pages_of.get(t["id"], [])
-    del traj_titles
+    return page_out
 
+
+def _claim_dict(c) -> dict:
+    return {"id": c.id, "text": c.text, "status": c.status, "source_message_ids": c.source_message_ids,
+            "supporting_quote": c.supporting_quote, "snapshot": c.snapshot, "trajectory": c.trajectory,
+            "subject": c.subject, "replaces": c.replaces, "replaced_by": c.replaced_by,
+            "duplicate_of": c.duplicate_of}
+
+
+def _memory_data(d: Dialogue, snaps, traj_out: list[dict], page_out: list[dict], stats: dict) -> dict:
+    """The memory.json of a sample: sessions, messages (with their snapshot and source page),
+    snapshots with their claims, trajectories, pages and the build's statistics."""
+    msg_snap = {mid: s.id for s in snaps for mid in s.message_ids}
     return {
         "format": FORMAT,
         "sample": d.sample_id,
@@ -150,19 +161,16 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         "sessions": [{**s, "path": f"sources/{session_file(s['id'])}.md"} for s in d.sessions],
         "messages": [{"id": m.id, "speaker": m.speaker, "text": m.text, "session": m.session,
                       "timestamp": m.timestamp, "date": m.date, "snapshot": msg_snap.get(m.id),
-                      "path": msg_path[m.id]} for m in d.messages],
+                      "path": f"sources/{session_file(m.session)}.md#{anchor(m.id)}"} for m in d.messages],
         "snapshots": [{"id": s.id, "session": s.session, "date": s.date, "timestamp": s.timestamp,
                        "message_ids": s.message_ids, "speakers": s.speakers, "summary": s.summary,
                        "context": s.context, "keywords": s.keywords, "entities": s.entities,
                        "exact_terms": s.exact_terms, "facets": s.facets, "temporal": s.temporal,
                        "trajectory": s.trajectory, "match": s.match, "extractor": s.extractor,
-                       "claims": [claim_dict(c) for c in s.claims]} for s in snaps],
+                       "claims": [_claim_dict(c) for c in s.claims]} for s in snaps],
         "trajectories": traj_out,
         "pages": page_out,
-        "stats": {"extraction": xstats, "trajectories": tstats, "wiki": pstats, "audit_orphans": orphans,
-                  "extractor": llm.name if llm else "offline",
-                  "embedder": embedder.name if embedder is not None else HASHED,
-                  **({"llm_fallbacks": _fallbacks_since(llm, reasons_before)} if llm else {})},
+        "stats": stats,
     }
 
 
@@ -170,144 +178,6 @@ def _fallbacks_since(llm, before: dict[str, int]) -> dict[str, int]:
     """Why this sample's model calls fell back (reason -> calls), from the model's running count."""
     now = llm.stats.get("fallback_reasons", {})
     return {reason: n - before.get(reason, 0) for reason, n in sorted(now.items()) if n > before.get(reason, 0)}
-
-
-# ---------------------------------------------------------------- rendering
-
-def _fm(d: dict) -> str:
-    return dump_frontmatter(d)
-
-
-def render_sample(mem: dict, templates=None, embedder=None) -> dict[str, str | bytes]:
-    """Relative path -> file text (bytes for ``embeddings.f32``) for one sample."""
-    files: dict[str, str | bytes] = {}
-    msgs = {m["id"]: m for m in mem["messages"]}
-    claims = {c["id"]: c for s in mem["snapshots"] for c in s["claims"]}
-    snaps = {s["id"]: s for s in mem["snapshots"]}
-    trajs = {t["id"]: t for t in mem["trajectories"]}
-    sample = mem["sample"]
-
-    def refs(ids):
-        return [{"id": i, "path": msgs[i]["path"]} for i in ids]
-
-    def with_refs(c):
-        return {**c, "refs": refs(c["source_message_ids"])}
-
-    # sources
-    for sess in mem["sessions"]:
-        ms = [dict(m, anchor=anchor(m["id"])) for m in mem["messages"] if m["session"] == sess["id"]]
-        fm = {"type": "source-session", "sample": sample, "session": sess["id"], "timestamp": sess.get("timestamp"),
-              "date": sess.get("date"), "message_ids": [m["id"] for m in ms]}
-        files[sess["path"]] = render("dialogue/source_session.md.j2", templates, frontmatter=_fm(fm),
-                                     sample=sample, session=sess, messages=ms)
-    # snapshots
-    for s in mem["snapshots"]:
-        fm = {"type": "snapshot", "id": s["id"], "sample": sample, "trajectory": s["trajectory"],
-              "session": s["session"], "date": s.get("date"), "timestamp": s.get("timestamp"),
-              "source_message_ids": s["message_ids"], "speakers": s["speakers"], "keywords": s["keywords"],
-              "claims": [c["id"] for c in s["claims"]], "extractor": s["extractor"],
-              "trajectory_match": s["match"]}
-        files[f"snapshots/{s['id']}.md"] = render(
-            "dialogue/snapshot.md.j2", templates, frontmatter=_fm(fm), s=s,
-            claims=[with_refs(c) for c in s["claims"]],
-            sources=[{"id": i, "path": msgs[i]["path"], "speaker": msgs[i]["speaker"], "text": msgs[i]["text"]}
-                     for i in s["message_ids"]])
-    # trajectories
-    for t in mem["trajectories"]:
-        cl = [claims[c] for c in t["claims"]]
-        active = [with_refs(c) for c in cl if c["status"] == "active"][:12]
-        uncertain = [with_refs(c) for c in cl if c["status"] != "active"]
-        temporal = [a for sid in t["snapshots"] for a in snaps[sid]["temporal"]]
-        fm = {"type": "trajectory", "id": t["id"], "sample": sample, "title": t["title"],
-              "snapshots": t["snapshots"], "claims": t["claims"], "status_counts": t["status_counts"],
-              "entities": t["entities"], "families": t["families"], "participants": t["participants"],
-              "date_first": t["date_first"], "date_last": t["date_last"], "pages": t["pages"]}
-        files[f"trajectories/{t['id']}.md"] = render(
-            "dialogue/trajectory.md.j2", templates, frontmatter=_fm(fm), t=t, active=active,
-            uncertain=uncertain, temporal=temporal, revisions=[o for o in t["ops"] if o["op"] != "ADD"],
-            snapshots=[snaps[x] for x in t["snapshots"]])
-    # wiki pages (deterministic compiler)
-    for p in mem["pages"]:
-        linked = [trajs[x] for x in p["trajectories"]]
-        cl = [claims[c] for t in linked for c in t["claims"]]
-        if p["type"] == "entity":          # an entity's page states that entity's facts only
-            ent = p["entities"][0]
-            cl = [c for c in cl if c["subject"] == ent or re.search(r"\b" + re.escape(ent) + r"\b", c["text"])
-                  and not (c["subject"] and c["subject"] != ent and ent in mem["speakers"])]
-        facts = [with_refs(c) for c in cl if c["status"] == "active"]
-        facts.sort(key=lambda c: (-len([x for x in snaps[c["snapshot"]]["exact_terms"] if x in c["text"]]), c["id"]))
-        facts = sorted(facts[:10], key=lambda c: c["id"])
-        items, seen = [], set()
-        for t in linked:
-            for sid in t["snapshots"]:
-                s = snaps[sid]
-                for x in s["exact_terms"]:
-                    if x.lower() in seen:
-                        continue
-                    src = [m for m in s["message_ids"] if x.lower() in msgs[m]["text"].lower()]
-                    if src:
-                        seen.add(x.lower())
-                        items.append({"term": x, "refs": refs(src)})
-        dates = sorted(x for t in linked for x in (t["date_first"], t["date_last"]) if x)
-        span = f" between {dates[0]} and {dates[-1]}" if dates else ""
-        what = {"index": "Directory of every trajectory in this dialogue",
-                "entity": f"Entity page for {', '.join(p['entities'])}" + (f", facet {p['facet']}" if p["facet"] else ""),
-                "inventory": f"Inventory of {p['facet']} items and counts",
-                "topic": "Rescue page for trajectories no other page covers" if p["rescue"]
-                else f"Topic page for '{', '.join(p['keywords'])}'"}[p["type"]]
-        overview = f"{what}: {len(linked)} linked trajectories{span}."
-        fm = {"type": "wiki-" + p["type"], "slug": p["slug"], "sample": sample, "title": p["title"],
-              "page_type": p["type"], "trajectories": p["trajectories"], "entities": p["entities"] or None,
-              "facet": p["facet"], "keywords": p["keywords"] or None, "rescue": p["rescue"] or None,
-              "sections": list(SECTIONS), "compiler": "offline"}
-        conflicts = [with_refs(c) for c in cl if c["status"] != "active"][:20]
-        files[p["path"]] = render("dialogue/wiki_page.md.j2", templates, frontmatter=_fm(fm), p=p,
-                                  overview=overview, facts=facts if p["type"] != "index" else facts[:0],
-                                  items=items[:25] if p["type"] != "index" else [],
-                                  trajectories=linked, conflicts=conflicts if p["type"] != "index" else [])
-    # folder indexes
-    def index(folder, title, intro, entries):
-        fm = {"type": "index", "sample": sample, "folder": folder, "entries": len(entries)}
-        files[f"{folder}/_index.md"] = render("dialogue/folder_index.md.j2", templates, frontmatter=_fm(fm),
-                                              title=title, intro=intro, entries=entries)
-
-    index("sources", f"{sample}: source sessions", "Verbatim dialogue sessions.",
-          [{"label": f"session {s['id']}", "href": s["path"].split("/", 1)[1],
-            "note": f"{s.get('timestamp') or ''} ({s['count']} messages)"} for s in mem["sessions"]])
-    index("snapshots", f"{sample}: snapshots", "Exchange-level episodic snapshots in dialogue order.",
-          [{"label": s["id"], "href": f"{s['id']}.md", "note": f"{s.get('date') or ''} {s['summary']}"}
-           for s in mem["snapshots"]])
-    index("trajectories", f"{sample}: trajectories", "Memory trajectories (append-only claim histories).",
-          [{"label": t["id"], "href": f"{t['id']}.md", "note": t["title"]} for t in mem["trajectories"]])
-    index("wiki", f"{sample}: Memory Wiki", "Wiki pages by type; each links its trajectories.",
-          [{"label": p["title"], "href": f"{p['slug']}.md", "note": f"({p['type']}, {len(p['trajectories'])} trajectories)"}
-           for p in mem["pages"]])
-    counts = {"messages": len(mem["messages"]), "sessions": len(mem["sessions"]), "snapshots": len(mem["snapshots"]),
-              "trajectories": len(mem["trajectories"]), "pages": len(mem["pages"]),
-              "claims": sum(len(s["claims"]) for s in mem["snapshots"])}
-    fm = {"type": "dialogue-sample", "sample": sample, "speakers": mem["speakers"], "counts": counts,
-          "extractor": mem["stats"]["extractor"], "embedder": mem["stats"].get("embedder", HASHED),
-          "format": FORMAT}
-    idx = build_index(mem, embedder=embedder)
-    if embedder is not None:
-        keys = idx["dense"].pop("keys")
-        files[CACHE_JSON], files[CACHE_BIN] = embedder.cache.dump(keys)
-        emb_note = f"{embedder.config.model} from {embedder.config.url} ({embedder.cache.dim} dims)"
-    else:
-        emb_note = "hashed-lexical (offline substitute for a dense embedding)"
-    files["_index.md"] = render("dialogue/sample_index.md.j2", templates, frontmatter=_fm(fm), sample=sample,
-                                speakers=mem["speakers"], counts=counts, extractor=mem["stats"]["extractor"],
-                                embedder=emb_note)
-    files["memory.json"] = json.dumps(mem, ensure_ascii=False, indent=1, sort_keys=False) + "\n"
-    files[VECTOR_FILE] = idx.pop("_vector_bytes")
-    files["index.json"] = json.dumps(idx, ensure_ascii=False, separators=(",", ":")) + "\n"
-    return files
-
-
-def _root_index(samples: list[dict], templates=None) -> str:
-    fm = {"type": "dialogue-index", "format": FORMAT, "wikitrace_version": WIKITRACE_VERSION,
-          "samples": [s["sample"] for s in samples]}
-    return render("dialogue/root_index.md.j2", templates, frontmatter=_fm(fm), samples=samples)
 
 
 # ---------------------------------------------------------------- publishing
@@ -414,7 +284,7 @@ def compile_dialogues(opts: DialogueOptions) -> dict:
                 mem = json.loads((root / "dialogue" / name / "memory.json").read_text(encoding="utf-8"))
                 listing.append({"sample": name, "speakers": mem["speakers"], "messages": len(mem["messages"]),
                                 "trajectories": len(mem["trajectories"]), "pages": len(mem["pages"])})
-            pub.write("dialogue/_index.md", _root_index(listing, opts.templates).encode("utf-8"))
+            pub.write("dialogue/_index.md", root_index(listing, opts.templates).encode("utf-8"))
             summary["removed"] = len(pub.finish())
             if opts.restore and forgotten:
                 graves.save()

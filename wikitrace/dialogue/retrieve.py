@@ -91,7 +91,7 @@ def load_index(path: Path) -> LoadedIndex:
 
 
 def prepare_files(files: dict) -> LoadedIndex:
-    """A loaded index straight from ``build.render_sample`` output (benchmarks, tests)."""
+    """A loaded index straight from ``render.render_sample`` output (benchmarks, tests)."""
     return prepare(json.loads(files["index.json"]), vector_bytes=files[VECTOR_FILE],
                    dense_bytes=files.get("embeddings.f32"))
 
@@ -242,19 +242,33 @@ def message_line(m: list) -> str:
 
 def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pages: int = T_PAGES,
              k: int = K_TRAJ, use_wiki: bool = True, rescue: bool = True, routing: str | None = None) -> Packet:
-    raw = li.raw
+    """Top-down retrieval: pages, trajectories, snapshots, then source messages packed into
+    ``budget`` tokens."""
     q = make_query(li, question)
-    snaps = raw["snapshots"]
-    msgs = raw["messages"]
-
-    # 1. page routing. "expand": the page holding several direct hits lifts its other trajectories
-    # (after ranking, below); "hard": the paper's candidate universe, only the routed pages'
-    # trajectories; "off": pages are routed for the reader (diagnostics) only
-    routed = []
     mode = (routing or ROUTING) if use_wiki else "off"
     if mode not in ROUTING_MODES:
         raise ValueError(f"routing must be one of {', '.join(ROUTING_MODES)}, not {mode!r}")
+    # "off": pages are routed for the reader (diagnostics) only; "expand" / "entity": a page lifts
+    # its trajectories after ranking; "hard": only the routed pages' trajectories are candidates
     page_ids = route_pages(li, q, t_pages) if use_wiki else []
+    cands, routed = _candidate_trajectories(li, q, mode, page_ids, k, rescue)
+    order, fused, routed, via = _order_trajectories(li, q, mode, cands, routed, k)
+    expanded, score = _rank_snapshots(li, q, order, k)
+    ctx = pack_context(_message_priority(li, q, expanded, score), li.raw["messages"], budget, li.notes)
+    diagnostics = {"embedder": q.embedder, "shape": q.shape, "routing": mode, "candidate_trajectories": len(cands),
+                   "routed_trajectories": len(routed), **_evidence(li, page_ids, order, fused, via, k, expanded, ctx)}
+    msgs = li.raw["messages"]
+    return Packet(question=question, budget=budget, context=ctx.text, context_tokens=ctx.tokens,
+                  ref_ids=[msgs[mi][0] for mi in ctx.messages], diagnostics=diagnostics)
+
+
+def _candidate_trajectories(li: LoadedIndex, q: Query, mode: str, page_ids: list, k: int,
+                            rescue: bool) -> tuple[list[int], list[int]]:
+    """The trajectories that may be ranked, and those the routed pages gave. Only "hard" routing
+    narrows the universe (to the routed pages' trajectories, the paper's candidate set); trajectories
+    with direct lexical evidence stay reachable either way (raw rescue of A.6, without an LLM)."""
+    raw = li.raw
+    routed = []
     if mode == "hard":
         # a trajectory linked from several routed pages, or from a higher one, ranks higher; within a
         # page, its own lexical match decides (page member lists are in id order, which means nothing)
@@ -266,11 +280,15 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
         cands = routed = sorted(votes, key=lambda t: (-votes[t], -direct_sc.get(t, 0.0), t))
     else:
         cands = list(range(len(raw["trajectories"])))
-    # trajectories with direct lexical evidence stay reachable (raw rescue of A.6, without an LLM)
     direct = li.bm["trajectories"].ranked(q.content)[: 2 * k] if rescue else []
-    cands = sorted(set(cands) | {i for i, _ in direct})
+    return sorted(set(cands) | {i for i, _ in direct}), routed
 
-    # 2. trajectory ranking and selection
+
+def _order_trajectories(li: LoadedIndex, q: Query, mode: str, cands: list[int], routed: list, k: int):
+    """Candidates ranked (dense and sparse, fused), lifted by a page under "expand" / "entity"
+    routing, then chosen for coverage when the question asks for a list or a count. Returns the
+    order, the fused scores, the routed trajectories and the page the expansion came through."""
+    raw = li.raw
     ranked, fused = score_trajectories(li, q, cands)
     via = None
     if mode == "expand":
@@ -281,9 +299,17 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
         routed = sorted({t for p in named_pages for t in raw["pages"][p]["trajs"]})
         via = named_pages[0] if named_pages else None
     order = coverage_select(li, q, ranked, fused, k) if q.shape["coverage"] else ranked
-    traj_rank = {t: r for r, t in enumerate(order)}
+    return order, fused, routed, via
 
-    # 3. snapshots: query-snapshot similarity (dense + sparse, fused), trajectory prior, neighbours
+
+def _rank_snapshots(li: LoadedIndex, q: Query, order: list[int], k: int) -> tuple[list[int], dict]:
+    """Snapshots of the ordered trajectories, best first: query similarity (sparse and dense) with a
+    prior from their trajectory's rank and a share of their best neighbour's score; each selected
+    trajectory's top snapshot leads, the first ``SNAPSHOT_BUDGET`` bring their dialogue neighbours
+    and update-linked snapshots. Returns that order and the scores (a neighbour may have none)."""
+    raw = li.raw
+    snaps = raw["snapshots"]
+    traj_rank = {t: r for r, t in enumerate(order)}
     cand_snaps = [s for t in order for s in raw["trajectories"][t]["snaps"]]
     s_sparse = _norm(li.bm["snapshots"].scores(q.content))
     s_dense = {s: q.dcos(li.vec, "snapshots", s) for s in cand_snaps}
@@ -297,7 +323,6 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
         p, n = snaps[s]["nbr"]
         nb = max(base.get(p, 0.0) if p is not None else 0.0, base.get(n, 0.0) if n is not None else 0.0)
         score[s] = v + 0.15 * nb
-    # top snapshot per selected trajectory first, then by score
     primary: list[int] = []
     for t in order[:k]:
         ss = raw["trajectories"][t]["snaps"]
@@ -307,7 +332,6 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
     primary_sorted = sorted(primary, key=lambda s: (-score.get(s, 0.0), s))
     snap_order = primary_sorted + rest
     selected = snap_order[:SNAPSHOT_BUDGET]
-    # neighbour and update-linked expansion of the selected snapshots
     expanded = list(selected)
     seen = set(expanded)
     for s in selected:
@@ -316,13 +340,18 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
                 seen.add(x)
                 expanded.append(x)
     expanded += [s for s in snap_order[SNAPSHOT_BUDGET:] if s not in seen]
+    return expanded, score
 
-    # 4. source messages, prioritised: message relevance within the snapshot ranking
+
+def _message_priority(li: LoadedIndex, q: Query, expanded: list[int], score: dict) -> list[int]:
+    """Source messages in the order the budget takes them: a message's own match and its
+    neighbours' and its snapshot's score, with a nudge for the one speaker the question names."""
+    snaps, msgs = li.raw["snapshots"], li.raw["messages"]
     m_sparse = _norm(li.bm["messages"].scores(q.content))
     snap_pos = {s: r for r, s in enumerate(expanded)}
     prio = []
     for s in expanded:
-        sp = score.get(s, base.get(s, 0.0))
+        sp = score.get(s, 0.0)
         for mi in snaps[s]["msgs"]:
             own = m_sparse.get(mi, 0.0)
             prev_own = m_sparse.get(mi - 1, 0.0) if mi > 0 else 0.0
@@ -330,9 +359,15 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
             spk = 0.1 if q.speaker_keys and len(q.speaker_keys) == 1 and msgs[mi][1].lower() in q.speaker_keys else 0.0
             prio.append((-(0.6 * own + 0.4 * sp + 0.2 * max(prev_own, nxt_own) + spk), snap_pos[s], mi))
     prio.sort()
-    ctx = pack_context([mi for _, _, mi in prio], msgs, budget, li.notes)
+    return [mi for _, _, mi in prio]
 
-    # 5. packet: the context, and diagnostics kept apart from it
+
+def _evidence(li: LoadedIndex, page_ids: list, order: list[int], fused: dict, via, k: int,
+              expanded: list[int], ctx) -> dict:
+    """The diagnostics naming what the packed context holds (pages, trajectories, snapshots,
+    sources, claims), kept apart from the context a model reads."""
+    raw = li.raw
+    snaps, msgs, paths = raw["snapshots"], raw["messages"], raw["message_paths"]
     chosen_set = set(ctx.messages)
     snaps_in = [s for s in expanded if any(m in chosen_set for m in snaps[s]["msgs"])]
     trajs_in = list(dict.fromkeys(snaps[s]["traj"] for s in snaps_in))
@@ -347,10 +382,8 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
                 claims.append({k: item[k] for k in ("id", "status", "snapshot")})
         for a in snaps[s]["temporal"]:
             temporal.append({**a, "snapshot": snaps[s]["id"]})
-    paths = raw["message_paths"]
-    diagnostics = {
-        "embedder": q.embedder, "shape": q.shape, "routing": mode, "candidate_trajectories": len(cands),
-        "routed_trajectories": len(routed), "total_trajectories": len(raw["trajectories"]),
+    return {
+        "total_trajectories": len(raw["trajectories"]),
         "expanded_from": raw["pages"][via]["slug"] if via is not None else None,
         "selected_trajectories": [raw["trajectories"][t]["id"] for t in order[:k]],
         "pages": [{"slug": raw["pages"][p]["slug"], "title": raw["pages"][p]["title"], "type": raw["pages"][p]["type"]}
@@ -362,5 +395,3 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
                     for mi in ctx.picked],            # most relevant first
         "claims": claims, "deprecated": deprecated, "temporal": temporal,
     }
-    return Packet(question=question, budget=budget, context=ctx.text, context_tokens=ctx.tokens,
-                  ref_ids=[msgs[mi][0] for mi in ctx.messages], diagnostics=diagnostics)

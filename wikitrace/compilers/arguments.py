@@ -1,0 +1,218 @@
+"""Where each value a call sent came from: the last earlier turn that showed it (a user message,
+an observation, an earlier call that went through), or, when none did, an observation that gave
+the same field other values. Looked up once per call and kept on the ``Reading``.
+
+Nothing here knows a benchmark: argument paths, field names and the run's own turns are the only
+vocabulary."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ..runs.model import Turn
+from .reading import _COMMAND_KEYS, Reading, _occurs, leaves, runs_a_command, t_is_user
+
+_INDEX_AT_END = re.compile(r"\[\d+\]$")
+_PATH_STEP = re.compile(r"[.\[]")
+
+
+# The same argument paths, values and field names recur on every call of a run (and on every
+# run of a benchmark): these pure helpers are memoised rather than recomputed per check.
+@lru_cache(maxsize=4096)
+def _last_key(path: str) -> str:
+    return _PATH_STEP.split(_INDEX_AT_END.sub("", path))[-1] if path else ""
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+_NUMBER_WORDS = {"0": "no|none|zero", "1": "one|a|an|single", "2": "two|both|pair", "3": "three", "4": "four", "5": "five"}
+
+
+FREE_FORM = "argument"  # the path of a call's only argument when it is a plain string
+
+
+def _told_number(value: str, key: str, text: str) -> bool:
+    """A short number counts as told only near a word that starts like one of its key's words
+    (``nonfree_baggages: 1`` is told by "1 checked bag", not by any "1" in the text)."""
+    patterns = _number_patterns(value, key)
+    if patterns is None:
+        return False
+    low = text.lower()
+    return any(p.search(low) is not None for p in patterns)
+
+
+@lru_cache(maxsize=4096)
+def _number_patterns(value: str, key: str) -> tuple[re.Pattern, re.Pattern] | None:
+    """The number near one of its key's words, after it or before it; None: the key has no word."""
+    stems = [w[:3] for w in re.split(r"[^a-z]", key.lower()) if len(w) >= 3]
+    if not stems:
+        return None
+    number = re.escape(value) + (f"|{_NUMBER_WORDS[value]}" if value in _NUMBER_WORDS else "")
+    stem = "|".join(map(re.escape, stems))
+    after = rf"(?<![\w.])(?:{number})(?![\w])(?:\W+\w+){{0,6}}?\W+(?:{stem})"
+    before = rf"\b(?:{stem})\w*(?:\W+\w+){{0,6}}?\W+\$?(?:{number})(?![\w])"
+    return re.compile(after), re.compile(before)
+
+
+def _seen(value, key: str, turn: Turn, low: str, names: frozenset[str] = frozenset()) -> bool:
+    """Did this observation or user message (``low``: its text in lower case) show the value?
+    A number counts when the observation gives it under the same field, or inside a record
+    that also names something the call names (``names``: its string values, lower case), as a
+    flight's price beside the flight number the call books."""
+    text = _as_text(value)
+    if key != FREE_FORM and (isinstance(value, (int, float)) or text.isdecimal()):
+        if turn.type == "function_call":
+            if (turn.result or "").strip() in (text, text + ".0"):
+                return True
+            if any(k == key and _as_text(v) == text for k, v in _json_fields(turn.result or "")):
+                return True
+            return bool(names) and any(text in numbers and names & named
+                                       for numbers, named in _records(turn.result or ""))
+        return _told_number(text, key, low)
+    return _occurs(text, low) or ("_" in text and any(_occurs(text.replace("_", sep), low) for sep in " -"))
+
+
+_NOT_JSON = object()
+
+
+@lru_cache(maxsize=512)
+def _parsed(text: str):
+    """An observation's JSON, parsed once for every check that reads it (or _NOT_JSON)."""
+    if not text.lstrip().startswith(("{", "[")):
+        return _NOT_JSON
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return _NOT_JSON
+
+
+@lru_cache(maxsize=512)
+def _json_field_list(text: str) -> tuple[tuple[str, Any], ...]:
+    data = _parsed(text)
+    return () if data is _NOT_JSON else tuple((_last_key(path), v) for path, v in leaves(data))
+
+
+@lru_cache(maxsize=512)
+def _records(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """For each object of a JSON observation that has names of its own (string fields): the
+    numbers anywhere inside it (nested objects without names of their own, such as a price
+    table, belong to it) and its own names, lower case."""
+    data = _parsed(text)
+    if data is _NOT_JSON:
+        return ()
+    out: list[tuple[frozenset[str], frozenset[str]]] = []
+
+    def numbers_in(node: Any) -> set[str]:
+        """The numbers of ``node`` and of its nested objects that have no names of their own."""
+        found: set[str] = set()
+        for v in (node.values() if isinstance(node, dict) else node):
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                found.add(_as_text(v))
+            elif isinstance(v, dict) and not any(isinstance(x, str) for x in v.values()):
+                found |= numbers_in(v)
+        return found
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            named = frozenset(v.lower() for v in node.values() if isinstance(v, str) and len(v) > 2)
+            if named:
+                out.append((frozenset(numbers_in(node)), named))
+            children = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            return
+        for child in children:
+            if isinstance(child, (dict, list)):
+                walk(child)
+
+    walk(data)
+    return tuple(out)
+
+
+def _json_fields(text: str) -> tuple[tuple[str, Any], ...]:
+    """(last key, scalar) for every scalar of a JSON observation; nothing for other text."""
+    return _json_field_list(text)
+
+
+@dataclass
+class ArgCheck:
+    """One argument of a call set against what the run had seen or been told before it."""
+
+    path: str
+    value: Any
+    seen_at: int | None  # a turn whose observation or user message holds the value
+    seen_in: str | None  # "observation" | "user message" | "earlier call" (its arguments)
+    other: list | None = None  # the values an earlier observation gave the same field, when the call's was never seen
+    other_at: int | None = None
+
+
+def check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
+    """For every scalar argument: the last earlier turn that showed the value, or, if none
+    did, an earlier observation that gave the same field another value (cached per call)."""
+    hit = reading.checks.get(call.turn)
+    if hit is None:
+        hit = reading.checks[call.turn] = _check_arguments(reading, call)
+    return hit
+
+
+_CODE = re.compile(r"[(){};=|&<>$`\[\]]")
+
+
+def _value_like(key: str, text: str) -> bool:
+    """A value the run could have looked up or been told (an id, a name, a date, a number),
+    not text the agent wrote itself: a command, code, an edit, a summary or a message."""
+    if key in _COMMAND_KEYS or "\n" in text or len(text.split()) > 8:
+        return False
+    return not (len(text.split()) > 2 and _CODE.search(text))
+
+
+def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
+    if runs_a_command(call):
+        return []
+    before = [t for t in reading.facts if t.turn < call.turn]
+    out = []
+    args = call.arguments if isinstance(call.arguments, (dict, list)) else {}
+    if isinstance(call.arguments, str) and call.arguments.strip():
+        args = {FREE_FORM: call.arguments.strip()}  # one free-form argument (an answer, a query)
+    names = frozenset(v.lower() for _p, v in leaves(args) if isinstance(v, str) and len(v) > 2)
+    for path, value in leaves(args):
+        if value is None or isinstance(value, bool) or not _value_like(_last_key(path), str(value)):
+            continue
+        text = _as_text(value)
+        maybe = text.lower() in _NUMBER_WORDS or reading.anywhere_before(text, call.turn) or \
+            ("_" in text and any(reading.anywhere_before(text.replace("_", sep), call.turn) for sep in " -"))
+        hit = next((t for t in reversed(before) if _seen(value, _last_key(path), t, reading.lower(t), names)), None) \
+            if maybe else None
+        if hit is None and text.lower() in ("yes", "no"):  # a yes/no the user gave in words about the field
+            topic = [w for w in re.split(r"[\W_]+", _last_key(path).lower()) if len(w) > 3]
+            hit = next((t for t in reversed(before) if t_is_user(t) and topic
+                        and all(_occurs(w, reading.lower(t)) for w in topic)), None)
+        check = ArgCheck(path, value, hit.turn if hit else None,
+                         None if hit is None else ("user message" if t_is_user(hit) else "observation"))
+        if hit is None:  # a value the run already used in a call that went through (a converted date, say)
+            key = _last_key(path)
+            used = next((c for c in reversed(reading.calls) if c.n < call.turn and not c.error
+                         and any(_last_key(p) == key and v == value for p, v in leaves(c.turn.arguments))), None)
+            if used is not None:
+                check.seen_at, check.seen_in = used.n, "earlier call"
+        if check.seen_at is None:
+            key = _last_key(path)
+            for t in reversed(before):
+                if t_is_user(t):
+                    continue
+                other = list(dict.fromkeys(v for k, v in _json_fields(t.result or "") if k == key
+                                           and v not in (None, "") and _as_text(v) != text))
+                if other:  # every value the observation gave that field, not one picked at random
+                    check.other, check.other_at = other, t.turn
+                    break
+        out.append(check)
+    return out

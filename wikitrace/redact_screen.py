@@ -1,0 +1,146 @@
+"""Whether a whole run may hold a secret at all, in one pass over its distinct strings: most runs
+hold none, and walking every string through the full rules costs far more than a few substring
+scans of all of them together. The screen remembers long strings found clean in earlier runs
+(a benchmark's system prompt is in every run), bounded by their total length."""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+
+from . import redact_rules as rules
+from .redact_decode import View
+
+TYPE_CHECKING = False  # typing itself costs every command a few milliseconds at start-up
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .runs.model import Run
+
+_ENDS = "_-."
+
+
+def _literal_patterns(literals) -> list[str]:
+    """Regexes that find ``literals``: those ending in ``_``, ``-`` or ``.`` grouped by that
+    character (the engine skips from one to the next and checks the prefixes behind it), the
+    others one each."""
+    ends: dict[str, list[str]] = {}
+    out = []
+    for t in literals:
+        if len(t) > 1 and t[-1] in _ENDS:
+            ends.setdefault(t[-1], []).append(t)
+        else:
+            out.append(re.escape(t))
+    return out + [re.escape(end) + "(?:" + "|".join(f"(?<={re.escape(t)})" for t in sorted(ts)) + ")"
+                  for end, ts in sorted(ends.items())]
+
+
+_CLEAN_MIN_CHARS, _CLEAN_MAX_CHARS = 512, 1 << 24  # run strings remembered clean: long ones, 16M characters in all
+
+
+class RunScreen:
+    """The trigger tests of a set of built-in rules, applied to a whole run."""
+
+    def __init__(self, rule_list: list, plain: list[str], lower: tuple[str, ...],
+                 enc_plain: tuple[str, ...], enc_lower: tuple[str, ...], builtin: bool):
+        self._rules, self._plain, self._lower = rule_list, plain, lower
+        self._enc_plain, self._enc_lower, self._builtin = enc_plain, enc_lower, builtin
+        self._clean: set[str] = set()  # long strings of earlier runs that hold no trigger
+        self._clean_chars = 0
+
+    def may_hold_secret(self, run: Run) -> bool:
+        """One pass over the run's text: most runs hold no trigger at all.
+
+        Walking every string of a run through ``text`` costs far more than testing the
+        trigger substrings on all of them at once, so the walk only happens when a trigger
+        is present. Each distinct string is tested once: the kept original repeats the
+        turns' text, and long strings found clean before (a benchmark's system prompt, in
+        every run) are not tested again. ``text`` judges each string alone, so nothing is
+        lost by testing them apart.
+        """
+        import json
+
+        fresh, others = self._untested_strings(
+            [run.run_id, run.task.__dict__, [t.__dict__ for t in run.turns],
+             run.outcome.__dict__ if run.outcome is not None else None, run.source])
+        blob = json.dumps([fresh, others], ensure_ascii=False, default=str)
+        if self._holds_trigger(blob):
+            return True
+        # A secret written only with escapes (``\\u0067hp_``, ``postgres:\\/\\/``, ``&#115;k-``)
+        # shows its trigger once decoded. In the blob an escape in the text carries a doubled
+        # backslash (JSON escaped its backslash); the blob's own ``\\n`` and ``\\"`` do not.
+        if ("\\\\" in blob or ("%" in blob and rules.PERCENT.search(blob))
+                or ("&" in blob and rules.ENTITY.search(blob))):
+            view = View(blob)
+            if view.changed and self._holds_trigger(view.text):
+                return True
+        self._note_clean(fresh)
+        return False
+
+    @cached_property
+    def _run_triggers(self) -> tuple[tuple, tuple, tuple, tuple]:
+        """The tests ``_holds_trigger`` makes on a whole run (built when a run is first redacted:
+        a command that only prints never needs them)."""
+        # For a whole run: a trigger that contains another one (sk-ant- holds sk-) adds nothing.
+        every_plain = sorted(set(self._plain) | set(self._enc_plain))
+        run_plain = [t for t in every_plain if not any(o != t and o in t for o in every_plain)]
+        run_lower = self._lower + self._enc_lower + (rules.ENCODED_TRIGGERS if self._builtin else ())
+        # Each substring test is a scan of the whole run: a long literal is found fastest by
+        # ``in``, a short one by the regex engine (it skips to its first character), and the
+        # prefixes ending in ``_``/``-``/``.`` by one scan per end character.
+        plain = tuple(t for t in run_plain if len(t) >= 8 and t[-1] not in _ENDS)
+        probes = tuple(re.compile(p) for p in _literal_patterns(
+            [t for t in run_plain if len(t) < 8 or t[-1] in _ENDS])) + tuple(
+            p for r in self._rules if not r.decoded for p in r.probes)
+        lower = tuple(t for t in run_lower if len(t) >= 8)
+        lower_probes = tuple(re.compile(re.escape(t)) for t in run_lower if len(t) < 8)
+        return plain, probes, lower, lower_probes
+
+    def _untested_strings(self, value: Any) -> tuple[list[str], list[Any]]:
+        """The distinct strings inside ``value`` (keys too) not known clean, and everything
+        else (serialised as it is, as the whole run was before: a subclass of str, dict or
+        list goes there whole, so its text is tested too)."""
+        seen: dict[str, None] = {}
+        others: list[Any] = []
+        clean = self._clean
+        stack = [value]
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        while stack:
+            item = pop()
+            kind = type(item)
+            if kind is str:
+                if item not in clean:
+                    seen[item] = None
+            elif kind is dict:
+                for k, v in item.items():
+                    push(v)
+                    if type(k) is str:
+                        if k not in clean:
+                            seen[k] = None
+                    else:
+                        others.append(k)
+            elif kind is list:
+                extend(item)
+            else:
+                others.append(item)
+        return list(seen), others
+
+    def _note_clean(self, strings: list[str]) -> None:
+        """Remember the long strings of a run found clean (bounded by their total length)."""
+        for text in strings:
+            if len(text) >= _CLEAN_MIN_CHARS:
+                if self._clean_chars + len(text) > _CLEAN_MAX_CHARS:
+                    self._clean.clear()
+                    self._clean_chars = 0
+                self._clean.add(text)
+                self._clean_chars += len(text)
+
+    def _holds_trigger(self, blob: str) -> bool:
+        # Substring tests and literal-led regexes: each a fast scan, unlike one alternation of all.
+        plain, probes, lower, lower_probes = self._run_triggers
+        if any(t in blob for t in plain) or any(p.search(blob) for p in probes):
+            return True
+        if lower or lower_probes:
+            low = blob.lower()
+            return any(t in low for t in lower) or any(p.search(low) for p in lower_probes)
+        return False
