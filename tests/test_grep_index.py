@@ -278,3 +278,22 @@ def test_add_and_forget_update_only_changed_shards_and_match_a_full_rebuild(tmp_
     assert (out / "index/grep/compilation/00.txt").stat().st_ino == stamp  # shard 00 held no change
     assert b"t00120x" not in (out / "index/grep/raw/01.words").read_bytes()
     assert subprocess.run([WIKITRACE, "check", out], capture_output=True, text=True).returncode == 0
+
+
+def test_noted_words_survive_packing_and_the_trip_to_the_build():
+    import pickle
+
+    from wikitrace.corpus.search_files import PageWords
+
+    noted = PageWords()
+    noted.note("raw/step-0001/turns.md", "naïve alpha_beta x1 42".encode(), ["h1"])
+    noted.note("raw/step-0101/turns.md", b"later shard", ["h2"])  # moving on packs shard 00
+    noted.note("raw/step-0002/turns.md", b"back again", ["h3"])  # and noting into it again opens it
+    sent = pickle.loads(pickle.dumps(noted.packed()))
+    output = {"raw/step-0001/turns.md": ["h1"], "raw/step-0002/turns.md": ["h3"], "raw/step-0101/turns.md": ["h2"]}
+    words, covered = sent.known_words("raw", "00", sorted(output)[:2], output)
+    assert words == {"naïve".encode(), b"alpha_beta", b"x1", b"42", b"back", b"again"}
+    assert covered == {"raw/step-0001/turns.md", "raw/step-0002/turns.md"}
+    words.add(b"added-by-the-caller")
+    assert b"added-by-the-caller" not in sent.known_words("raw", "00", sorted(output)[:2], output)[0]
+    assert sent.known_words("raw", "01", ["raw/step-0101/turns.md"], output)[0] == {b"later", b"shard"}

@@ -182,7 +182,7 @@ def serve(inp: BinaryIO, out: BinaryIO) -> int:
         for op in batch:
             if op[0] == "end":
                 helper_process.send(out, {"written": sink.close() if sink is not None else {}, "problem": problem,
-                                          "words": sink.page_words if sink is not None else None})
+                                          "words": sink.page_words.packed() if sink is not None else None})
                 return 0
             if problem is not None:
                 continue

@@ -119,24 +119,50 @@ class PageWords:
     The process that renders a run's pages has their bytes in hand; splitting them into
     words there spares the build's main process reading every page's words again at the
     end. A shard's words are used only when the shard's files at the end include every
-    page noted here with the same bytes (``known_words``); otherwise its files are read."""
+    page noted here with the same bytes (``known_words``); otherwise its files are read.
+    A shard the writer has moved on from is kept as one joined bytes string, not a set of
+    word objects (a tenth of the memory, and cheap to send back)."""
 
     def __init__(self) -> None:
-        self.words: dict[tuple[str, str], set[bytes]] = {}
+        self.words: dict[tuple[str, str], set[bytes] | bytes] = {}
         self.pages: dict[tuple[str, str], dict[str, str]] = {}  # shard -> rel -> sha256 of the bytes noted
         self.spoiled: set[tuple[str, str]] = set()  # a page noted twice: its old words may linger
+        self._current: dict[str, tuple[str, str]] = {}  # layer -> the shard noted last
+
+    def _open(self, shard: tuple[str, str]) -> set[bytes]:
+        words = self.words.get(shard)
+        if not isinstance(words, set):
+            words = set(words.split(b"\n")) if words else set()
+            words.discard(b"")
+            self.words[shard] = words
+        return words
+
+    def _pack(self, shard: tuple[str, str]) -> None:
+        words = self.words.get(shard)
+        if isinstance(words, set):
+            self.words[shard] = b"\n".join(words)  # words never hold a newline
+
+    def packed(self) -> "PageWords":
+        """Every shard's words as joined bytes (before sending them to the build)."""
+        for shard in list(self.words):
+            self._pack(shard)
+        return self
 
     def note(self, rel: str, data: bytes, entry: list) -> None:
         layer = rel.split("/", 1)[0]
         if layer not in LAYERS or rel.rsplit("/", 1)[-1].startswith("original."):
             return
         shard = (layer, shard_key(rel))
+        last = self._current.get(layer)
+        if last is not None and last != shard:
+            self._pack(last)
+        self._current[layer] = shard
         pages = self.pages.setdefault(shard, {})
         if rel in pages:
             self.spoiled.add(shard)
         pages[rel] = entry[0]
         if b"\0" not in data:  # a file with a NUL is left out of the shard, words and all
-            self.words.setdefault(shard, set()).update(data.translate(_WORDS_ONLY).split())
+            self._open(shard).update(data.translate(_WORDS_ONLY).split())
 
     def merge(self, other: "PageWords | None") -> None:
         """Add another writer's notes (the pages written here before the helper took over)."""
@@ -148,7 +174,9 @@ class PageWords:
             if mine.keys() & pages.keys():
                 self.spoiled.add(shard)
             mine.update(pages)
-            self.words.setdefault(shard, set()).update(other.words.get(shard, ()))
+            if shard in other.words:
+                self._open(shard).update(other._open(shard))
+                self._pack(shard)
 
     def known_words(self, layer: str, key: str, rels: list[str], output: dict) -> tuple[set[bytes], set[str]]:
         """The words already known for the shard ``rels`` make, and the files they cover
@@ -159,7 +187,9 @@ class PageWords:
             return set(), set()
         if any((output.get(rel) or [None])[0] != digest for rel, digest in pages.items()):
             return set(), set()
-        return set(self.words.get(shard, ())), set(pages)
+        words = set(self._open(shard))  # a copy: the caller adds the other files' words to it
+        self._pack(shard)
+        return words, set(pages)
 
 
 def write_shard(put, root: Path, layer: str, key: str, rels: list[str],
