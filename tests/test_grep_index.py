@@ -188,3 +188,112 @@ def test_forgetting_the_only_run_of_a_shard_removes_the_shard(tmp_path):
     assert not [p for p in (out / "index/grep").rglob("*.*") if b"T00100X" in p.read_bytes().upper()]
     assert (out / "index/grep/raw/00.txt").is_file()
     assert subprocess.run([WIKITRACE, "check", out], capture_output=True, text=True).returncode == 0
+
+
+def test_words_split_by_the_page_writers_give_the_files_read_back_from_disk(tmp_path):
+    """A build takes its pages' words from the processes that rendered them (the first
+    runs here, the rest in the helper); the result is what reading every page gives."""
+    built, copy = tmp_path / "built", tmp_path / "copy"
+    _compile([write_jsonl(tmp_path / "runs.jsonl", _runs(140))], built)
+    shutil.copytree(built, copy)
+    shutil.rmtree(copy / "index/grep")
+    write_search_files(copy)  # every shard from the pages on disk
+    ours = {k: v for k, v in tree_bytes(built).items() if k.startswith("index/grep/")}
+    assert len(ours) > 9 and ours == {k: v for k, v in tree_bytes(copy).items() if k.startswith("index/grep/")}
+    assert b"\nt00139x\n" in ours["index/grep/raw/01.words"]
+
+
+def test_noted_words_are_used_only_for_the_bytes_they_were_split_from():
+    from wikitrace.corpus.search_files import PageWords
+
+    noted = PageWords()
+    noted.note("raw/step-0001/turns.md", b"alpha beta", ["h1"])
+    noted.note("compilation/step-0001.md", b"gamma", ["h2"])
+    rels = ["raw/step-0001/metadata.md", "raw/step-0001/turns.md"]
+    words, covered = noted.known_words("raw", "00", rels, {"raw/step-0001/turns.md": ["h1", 10]})
+    assert words == {b"alpha", b"beta"} and covered == {"raw/step-0001/turns.md"}
+    # the file was written again since (other bytes): its words are read from disk
+    assert noted.known_words("raw", "00", rels, {"raw/step-0001/turns.md": ["h9", 10]}) == (set(), set())
+    # the page is no longer one of the shard's files
+    assert noted.known_words("raw", "00", rels[:1], {"raw/step-0001/turns.md": ["h1", 10]}) == (set(), set())
+    # noted twice (old words may linger in the set): never trusted
+    other = PageWords()
+    other.note("raw/step-0001/turns.md", b"delta", ["h1"])
+    noted.merge(other)
+    assert noted.known_words("raw", "00", rels, {"raw/step-0001/turns.md": ["h1", 10]}) == (set(), set())
+    assert noted.known_words("compilation", "00", ["compilation/step-0001.md"],
+                             {"compilation/step-0001.md": ["h2", 5]})[0] == {b"gamma"}
+
+
+def test_a_noted_page_gone_from_disk_is_read_not_trusted(tmp_path):
+    from wikitrace.corpus.search_files import write_shard
+
+    (tmp_path / "raw/step-0001").mkdir(parents=True)
+    (tmp_path / "raw/step-0001/metadata.md").write_bytes(b"kept words\n")
+    got = {}
+    words = {b"vanished", b"kept", b"words"}  # as noted when both pages were written
+    write_shard(lambda rel, chunks: got.__setitem__(rel, b"".join(chunks)), tmp_path, "raw", "00",
+                ["raw/step-0001/metadata.md", "raw/step-0001/turns.md"], words,
+                {"raw/step-0001/metadata.md", "raw/step-0001/turns.md"})
+    assert got["index/grep/raw/00.words"] == b"\nkept\nwords\n"
+    assert got["index/grep/raw/00.map"] == b"0\traw/step-0001/metadata.md\n11\t\n"
+
+
+def _search_bytes(root):
+    return {k: v for k, v in tree_bytes(root).items() if k.startswith("index/grep/")}
+
+
+def _from_disk(root, tmp):
+    """The search files made from every page on disk, as a corpus assembled by hand gets them."""
+    copy = tmp / "from-disk"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(root, copy)
+    shutil.rmtree(copy / "index/grep")
+    write_search_files(copy)
+    return _search_bytes(copy)
+
+
+def test_add_and_forget_update_only_changed_shards_and_match_a_full_rebuild(tmp_path):
+    runs = _runs(151)
+    out = tmp_path / "corpus"
+    _compile([write_jsonl(tmp_path / "150.jsonl", runs[:150])], out)
+    one = write_jsonl(tmp_path / "one.jsonl", runs[150:])
+    # a search file edited by hand in a shard the add has no reason to touch: rebuilt, never trusted
+    words = out / "index/grep/raw/00.words"
+    words.chmod(0o644)
+    words.write_bytes(b"\nforged\n")
+    # and one in the shard the new run joins (its text is carried over only when intact)
+    joined = out / "index/grep/compilation/01.map"
+    joined.chmod(0o644)
+    joined.write_bytes(joined.read_bytes().replace(b"step-0101", b"step-0199"))
+    added = subprocess.run([WIKITRACE, "add", one, "--corpus", out], capture_output=True, text=True)
+    assert added.returncode == 0, added.stderr
+    assert _search_bytes(out) == _from_disk(out, tmp_path)
+    assert b"forged" not in words.read_bytes()
+    assert b"step-0101" in joined.read_bytes()
+    stamp = (out / "index/grep/compilation/00.txt").stat().st_ino
+    gone = subprocess.run([WIKITRACE, "forget", "step-0120", "--corpus", out], capture_output=True, text=True)
+    assert gone.returncode == 0, gone.stderr
+    assert _search_bytes(out) == _from_disk(out, tmp_path)
+    assert (out / "index/grep/compilation/00.txt").stat().st_ino == stamp  # shard 00 held no change
+    assert b"t00120x" not in (out / "index/grep/raw/01.words").read_bytes()
+    assert subprocess.run([WIKITRACE, "check", out], capture_output=True, text=True).returncode == 0
+
+
+def test_noted_words_survive_packing_and_the_trip_to_the_build():
+    import pickle
+
+    from wikitrace.corpus.search_files import PageWords
+
+    noted = PageWords()
+    noted.note("raw/step-0001/turns.md", "naïve alpha_beta x1 42".encode(), ["h1"])
+    noted.note("raw/step-0101/turns.md", b"later shard", ["h2"])  # moving on packs shard 00
+    noted.note("raw/step-0002/turns.md", b"back again", ["h3"])  # and noting into it again opens it
+    sent = pickle.loads(pickle.dumps(noted.packed()))
+    output = {"raw/step-0001/turns.md": ["h1"], "raw/step-0002/turns.md": ["h3"], "raw/step-0101/turns.md": ["h2"]}
+    words, covered = sent.known_words("raw", "00", sorted(output)[:2], output)
+    assert words == {"naïve".encode(), b"alpha_beta", b"x1", b"42", b"back", b"again"}
+    assert covered == {"raw/step-0001/turns.md", "raw/step-0002/turns.md"}
+    words.add(b"added-by-the-caller")
+    assert b"added-by-the-caller" not in sent.known_words("raw", "00", sorted(output)[:2], output)[0]
+    assert sent.known_words("raw", "01", ["raw/step-0101/turns.md"], output)[0] == {b"later", b"shard"}

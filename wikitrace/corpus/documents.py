@@ -206,14 +206,16 @@ def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates
     totals = {g: {o: by_kind[(g, o)] for o in ("failure", "success")} for g, _items in groups}
     notes = {i["id"]: index_note(i) for i in insights}
     root_counts = {**counts, "runs": len(runs), "insights": len(insights)}
+    from .run_indexes import render_run_indexes
+
+    run_pages = render_run_indexes(runs, counts, mount.rstrip("/"), templates, {
+        f"{layer}/_index.md": dump_frontmatter({"type": "index", "layer": layer, "count": len(runs)})
+        for layer in ("raw", "compilation")})
     return {
         layout.ROOT_INDEX: render("root_index.md.j2", templates, mount=mount.rstrip("/"), counts=root_counts,
                                   dialogue=dialogue,
                                   frontmatter=dump_frontmatter({"type": "index", "layer": "root", "count": len(runs)})),
-        "raw/_index.md": render("raw_index.md.j2", templates, mount=mount.rstrip("/"), runs=runs, counts=counts,
-                                frontmatter=dump_frontmatter({"type": "index", "layer": "raw", "count": len(runs)})),
-        "compilation/_index.md": render("compilation_index.md.j2", templates, mount=mount.rstrip("/"), runs=runs,
-                                        frontmatter=dump_frontmatter({"type": "index", "layer": "compilation", "count": len(runs)})),
+        **run_pages,
         "insight/_index.md": render("insight_index.md.j2", templates, mount=mount.rstrip("/"), groups=groups,
                                     totals=totals, notes=notes, unpaged=unpaged(runs, insights),
                                     frontmatter=dump_frontmatter({"type": "index", "layer": "insight", "count": len(insights)})),

@@ -27,6 +27,7 @@ from typing import Any, BinaryIO
 
 from . import documents, layout
 from .manifest import FileWriter
+from .search_files import PageWords
 from .. import helper_process
 from ..controls import json_visible, visible
 from ..runs.turnlog import dumps_turns
@@ -83,6 +84,7 @@ class PageSink:
         self.writer = FileWriter(root, tmp, "runs")
         self.mount, self.templates = mount, Path(templates) if templates else None
         self.written: dict[str, list] = {}  # path -> manifest entry
+        self.page_words = PageWords()  # the pages' words for grep's search files, split here
 
     def apply(self, op: tuple) -> None:
         """Raises PageWriteError naming the run's step and what went wrong."""
@@ -98,12 +100,14 @@ class PageSink:
         folder = layout.raw_dir(step)
         # a new run's raw folder appears whole (one rename, not one per file); its compilation
         # page follows. A folder there already is updated file by file (unchanged files stay).
-        staged = self.writer.put_folder(folder.rstrip("/"), [(rel, text.encode("utf-8")) for rel, text in written
+        encoded = [(rel, text.encode("utf-8")) for rel, text in written]
+        staged = self.writer.put_folder(folder.rstrip("/"), [(rel, data) for rel, data in encoded
                                                              if rel.startswith(folder)]) or {}
         self.written.update(staged)
-        for rel, text in written:
+        for rel, data in encoded:
             if rel not in staged:
-                self.written[rel] = self.writer.put(rel, text.encode("utf-8"))
+                self.written[rel] = self.writer.put(rel, data)
+            self.page_words.note(rel, data, self.written[rel])
 
     def close(self) -> dict[str, list]:
         """The manifest entries of every file written."""
@@ -121,6 +125,7 @@ class HelperSink:
         self.proc = helper_process.start("wikitrace.corpus.pages")
         self._batch: list[tuple] = [("open", root, tmp, mount, templates)]
         self._flush()
+        self.page_words: PageWords | None = None  # the helper's, once it has answered
 
     def apply(self, op: tuple) -> None:
         self._batch.append(op)
@@ -143,7 +148,7 @@ class HelperSink:
             self.proc.stdin.close()
         except OSError:
             pass
-        written, problem = self._outcome()
+        written, problem, self.page_words = self._outcome()
         if problem:
             raise PageWriteError(problem)
         return written
@@ -152,15 +157,15 @@ class HelperSink:
         """Stop without waiting (the build failed)."""
         helper_process.stop(self.proc)
 
-    def _outcome(self) -> tuple[dict, str | None]:
+    def _outcome(self) -> tuple[dict, str | None, PageWords | None]:
         try:
             answer = helper_process.receive(self.proc.stdout)
         except Exception:  # a torn frame from a process that died writing it
             answer = helper_process.EOF
         code = self.proc.wait()
         if isinstance(answer, dict) and code == 0:
-            return answer["written"], answer["problem"]
-        return {}, f"the page writer process exited with status {code}"
+            return answer["written"], answer["problem"], answer.get("words")
+        return {}, f"the page writer process exited with status {code}", None
 
 
 def serve(inp: BinaryIO, out: BinaryIO) -> int:
@@ -176,7 +181,8 @@ def serve(inp: BinaryIO, out: BinaryIO) -> int:
             return 1  # the build went away without closing: nothing to report to
         for op in batch:
             if op[0] == "end":
-                helper_process.send(out, {"written": sink.close() if sink is not None else {}, "problem": problem})
+                helper_process.send(out, {"written": sink.close() if sink is not None else {}, "problem": problem,
+                                          "words": sink.page_words.packed() if sink is not None else None})
                 return 0
             if problem is not None:
                 continue

@@ -68,34 +68,152 @@ def plan(paths) -> dict[tuple[str, str], list[str]]:
     """(layer, shard) -> the layer files it joins, in walk order. A file placed out of
     order (not one a build writes: a stray note between pages) joins the shard before
     it, so reading the shards in order still reads the files in walk order."""
+    return _plan(paths)[0]
+
+
+def _plan(paths) -> tuple[dict[tuple[str, str], list[str]], bool]:
+    """``plan``, and whether every file is of a kind that joins its own key's shard in
+    any corpus (then the grouping of a file never depends on its neighbours)."""
     shards: dict[tuple[str, str], list[str]] = {}
     current: dict[str, str] = {}
+    regular = True
     for rel in _in_walk_order(paths):
         layer = rel.split("/", 1)[0]
         key = shard_key(rel)
+        if key == HEAD and not _in_order_wherever(rel):
+            regular = False
         if layer in current and _rank(key) < _rank(current[layer]):
             key = current[layer]
         current[layer] = key
         shards.setdefault((layer, key), []).append(rel)
-    return shards
+    return shards, regular
 
 
-def write_shard(put, root: Path, layer: str, key: str, rels: list[str]) -> None:
+def _in_order_wherever(rel: str) -> bool:
+    """Whether a file joins its own key's shard in any corpus: a run's file, or a layer's
+    ``_index.md`` (which walks first). Only another kind of file can be displaced."""
+    return shard_key(rel) != HEAD or rel.count("/") == 1 and rel.endswith("/_index.md")
+
+
+def _changed_shards(pub, paths: list[str], regular: bool) -> set[tuple[str, str]] | None:
+    """The shards whose list of files or whose files' bytes differ from the last build's,
+    found from the files that changed alone (no second walk of every file). None when a
+    file of another kind (a stray note, now or before) could make a file's shard depend on
+    its neighbours: the caller compares the two plans instead."""
+    if not regular:
+        return None
+    before, output = pub.manifest.files, pub.output
+    changed = [rel for rel in paths if not _same_bytes(before.get(rel), output.get(rel))]
+    present = set(paths)
+    removed = [rel for rel in before if rel not in present]
+    changed = [rel for rel in changed + removed if rel.split("/", 1)[0] in LAYERS
+               and not rel.rsplit("/", 1)[-1].startswith("original.")]
+    if not all(_in_order_wherever(rel) for rel in changed if rel not in present):
+        return None  # a removed file of another kind may have been displaced before
+    return {(rel.split("/", 1)[0], shard_key(rel)) for rel in changed}
+
+
+class PageWords:
+    """The words of the pages one writer wrote, gathered per shard as the text goes by.
+
+    The process that renders a run's pages has their bytes in hand; splitting them into
+    words there spares the build's main process reading every page's words again at the
+    end. A shard's words are used only when the shard's files at the end include every
+    page noted here with the same bytes (``known_words``); otherwise its files are read.
+    A shard the writer has moved on from is kept as one joined bytes string, not a set of
+    word objects (a tenth of the memory, and cheap to send back)."""
+
+    def __init__(self) -> None:
+        self.words: dict[tuple[str, str], set[bytes] | bytes] = {}
+        self.pages: dict[tuple[str, str], dict[str, str]] = {}  # shard -> rel -> sha256 of the bytes noted
+        self.spoiled: set[tuple[str, str]] = set()  # a page noted twice: its old words may linger
+        self._current: dict[str, tuple[str, str]] = {}  # layer -> the shard noted last
+
+    def _open(self, shard: tuple[str, str]) -> set[bytes]:
+        words = self.words.get(shard)
+        if not isinstance(words, set):
+            words = set(words.split(b"\n")) if words else set()
+            words.discard(b"")
+            self.words[shard] = words
+        return words
+
+    def _pack(self, shard: tuple[str, str]) -> None:
+        words = self.words.get(shard)
+        if isinstance(words, set):
+            self.words[shard] = b"\n".join(words)  # words never hold a newline
+
+    def packed(self) -> "PageWords":
+        """Every shard's words as joined bytes (before sending them to the build)."""
+        for shard in list(self.words):
+            self._pack(shard)
+        return self
+
+    def note(self, rel: str, data: bytes, entry: list) -> None:
+        layer = rel.split("/", 1)[0]
+        if layer not in LAYERS or rel.rsplit("/", 1)[-1].startswith("original."):
+            return
+        shard = (layer, shard_key(rel))
+        last = self._current.get(layer)
+        if last is not None and last != shard:
+            self._pack(last)
+        self._current[layer] = shard
+        pages = self.pages.setdefault(shard, {})
+        if rel in pages:
+            self.spoiled.add(shard)
+        pages[rel] = entry[0]
+        if b"\0" not in data:  # a file with a NUL is left out of the shard, words and all
+            self._open(shard).update(data.translate(_WORDS_ONLY).split())
+
+    def merge(self, other: "PageWords | None") -> None:
+        """Add another writer's notes (the pages written here before the helper took over)."""
+        if other is None:
+            return
+        self.spoiled |= other.spoiled
+        for shard, pages in other.pages.items():
+            mine = self.pages.setdefault(shard, {})
+            if mine.keys() & pages.keys():
+                self.spoiled.add(shard)
+            mine.update(pages)
+            if shard in other.words:
+                self._open(shard).update(other._open(shard))
+                self._pack(shard)
+
+    def known_words(self, layer: str, key: str, rels: list[str], output: dict) -> tuple[set[bytes], set[str]]:
+        """The words already known for the shard ``rels`` make, and the files they cover
+        (empty when the notes cannot be trusted for it: the files are read instead)."""
+        shard = (layer, key)
+        pages = self.pages.get(shard)
+        if not pages or shard in self.spoiled or not pages.keys() <= set(rels):
+            return set(), set()
+        if any((output.get(rel) or [None])[0] != digest for rel, digest in pages.items()):
+            return set(), set()
+        words = set(self._open(shard))  # a copy: the caller adds the other files' words to it
+        self._pack(shard)
+        return words, set(pages)
+
+
+def write_shard(put, root: Path, layer: str, key: str, rels: list[str],
+                words: set[bytes] | None = None, covered: set[str] | frozenset = frozenset()) -> None:
     """Write one shard's three files through ``put(rel, chunks)``, reading its files
-    one at a time (a shard's text is never held whole)."""
+    one at a time (a shard's text is never held whole). ``words``: the words of the
+    files in ``covered``, known already (those files are read, not split again)."""
     entries: list[str] = []
-    words: set[bytes] = set()
+    words = set() if words is None else words
     txt, map_, word_list = shard_files(layer, key)
-    put(txt, _shard_chunks(root, rels, entries, words))
+    missed: list[str] = []
+    put(txt, _shard_chunks(root, rels, entries, words, covered, missed))
+    if missed and covered:  # a page noted as written is gone or no longer text: its noted words may not be
+        return write_shard(put, root, layer, key, rels)
     put(map_, ["".join(entries).encode("utf-8")])
     words = sorted(word for word in words if len(word) >= 3)
     put(word_list, [b"\n" + b"\n".join(words) + b"\n" if words else b""])
 
 
-def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[bytes]):
-    """The files joined (each ending in a newline), noting each start in ``entries``
-    and each word in ``words``."""
-    offset = 0
+def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[bytes], covered=frozenset(),
+                  missed: list[str] | None = None, offset: int = 0):
+    """The files joined (each ending in a newline), noting each start in ``entries``,
+    each word in ``words`` (not again for the ``covered`` files) and each file left out
+    in ``missed``. ``offset``: where the first file starts in the shard's text."""
     top = str(root)
     for rel in rels:
         try:
@@ -103,14 +221,17 @@ def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[by
                 data = fh.read()
             data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
-            continue
+            data = b"\0"
         if b"\0" in data:
+            if missed is not None:
+                missed.append(rel)
             continue
         if data and not data.endswith(b"\n"):
             data += b"\n"
         entries.append(f"{offset}\t{rel}\n")
         offset += len(data)
-        words.update(data.translate(_WORDS_ONLY).split())
+        if rel not in covered:
+            words.update(data.translate(_WORDS_ONLY).split())
         yield data
     entries.append(f"{offset}\t\n")
 
@@ -127,22 +248,72 @@ def update_search_files(pub, root: Path, paths=None) -> list[str]:
     ``layer/key``: one per layer (and the layer's head) when one run was added.
     """
     paths = list(pub.output) if paths is None else list(paths)
-    before = plan(pub.manifest.files)  # the files owned before this build, and those claimed since
-    now = plan(paths)
+    noted: PageWords | None = getattr(pub, "page_words", None)  # the words the page writers saw, if any
+    now, regular = _plan(paths)
+    changed = _changed_shards(pub, paths, regular)
+    # the files owned before this build, and those claimed since, when the changes alone cannot tell
+    before = plan(pub.manifest.files) if changed is None else None
     wanted = {rel for layer, key in now for rel in shard_files(layer, key)}
     for rel in [rel for rel in pub.output if rel.startswith(SEARCH_DIR + "/") and rel not in wanted]:
         del pub.output[rel]  # kept by a caller, but its files are gone (a forgotten run's text)
     written = []
     for (layer, key), rels in now.items():
         files = shard_files(layer, key)
-        unchanged = before.get((layer, key)) == rels and all(
-            _same_bytes(pub.manifest.files.get(rel), pub.output.get(rel)) for rel in rels)
+        if before is None:
+            unchanged = (layer, key) not in changed
+        else:
+            unchanged = before.get((layer, key)) == rels and all(
+                _same_bytes(pub.manifest.files.get(rel), pub.output.get(rel)) for rel in rels)
         if unchanged and all(pub.owns(rel) for rel in files) and pub.verify_group(files):
             pub.keep(files)
             continue
-        write_shard(pub.write_stream, root, layer, key, rels)
+        if before is None and _appended(pub, root, layer, key, rels):
+            written.append(f"{layer}/{key}")
+            continue
+        write_shard(pub.write_stream, root, layer, key, rels,
+                    *(noted.known_words(layer, key, rels, pub.output) if noted is not None else ()))
         written.append(f"{layer}/{key}")
     return written
+
+
+def _appended(pub, root: Path, layer: str, key: str, rels: list[str]) -> bool:
+    """Write the shard as the files it holds now followed by files added after them, when
+    that is the whole change (an added run is the last of its shard): its text, map and
+    words are carried over and only the new files are read. False (nothing written) when
+    the shard's own files are not exactly as the last build wrote them, or anything else
+    changed; the caller then joins the shard anew."""
+    files = shard_files(layer, key)
+    if not (all(pub.owns(rel) for rel in files) and pub.verify_group(files)):
+        return False
+    txt, map_, word_list = files
+    try:
+        with open(f"{root}/{map_}", "rb") as fh:
+            lines = fh.read().decode("utf-8").split("\n")
+        with open(f"{root}/{word_list}", "rb") as fh:
+            words = set(fh.read().split(b"\n"))
+    except (OSError, UnicodeDecodeError):
+        return False
+    if len(lines) < 3 or lines[-1] != "" or not lines[-2].endswith("\t"):
+        return False
+    kept = lines[:-2]
+    held = [line.split("\t", 1)[-1] for line in kept]
+    if len(rels) <= len(held) or rels[:len(held)] != held or not all(
+            _same_bytes(pub.manifest.files.get(rel), pub.output.get(rel)) for rel in held):
+        return False
+    words.discard(b"")
+    entries = ["".join(line + "\n" for line in kept)]
+
+    def chunks():
+        with open(f"{root}/{txt}", "rb") as fh:
+            while block := fh.read(1 << 20):
+                yield block
+        yield from _shard_chunks(root, rels[len(held):], entries, words, offset=int(lines[-2][:-1]))
+
+    pub.write_stream(txt, chunks())
+    pub.write(map_, "".join(entries).encode("utf-8"))
+    words = sorted(word for word in words if len(word) >= 3)
+    pub.write(word_list, b"\n" + b"\n".join(words) + b"\n" if words else b"")
+    return True
 
 
 def _same_bytes(before, now) -> bool:

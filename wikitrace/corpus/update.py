@@ -138,14 +138,23 @@ class RunWriter:
             except OSError:  # cannot start a process here: keep writing in this one
                 pass
             else:
-                self.pub.record(self._sink.close())
+                self._record(self._sink)
                 self._sink = helper
         self._sink.apply(op)
+
+    def _record(self, sink) -> None:
+        """A page writer's files into the publisher, and their words for grep's search files."""
+        self.pub.record(sink.close())
+        if sink.page_words is not None:
+            if getattr(self.pub, "page_words", None) is None:
+                self.pub.page_words = sink.page_words
+            else:
+                self.pub.page_words.merge(sink.page_words)
 
     def close(self, ok: bool = True) -> None:
         """Wait until every page is written (raises PageWriteError), or stop at once."""
         if ok:
-            self.pub.record(self._sink.close())
+            self._record(self._sink)
         elif isinstance(self._sink, pages.HelperSink):
             self._sink.kill()
 
