@@ -144,7 +144,7 @@ def test_a_user_template_folder_rewrites_the_merge_prompt(fake_openai, tmp_path)
     fake_openai.respond_with(responder())
     mine = tmp_path / "templates" / "prompts"
     mine.mkdir(parents=True)
-    (mine / "insight_merge.user.j2").write_text("Merge these for {{ task_type }}: {{ key }} ({{ counts.runs }} runs)\n")
+    (mine / "insight_merge.user.j2").write_text("Merge these for {{ task_type }}: {{ key }} ({{ notes|length }} runs)\n")
     runs = [swe_run(k, success=k % 3 == 0) for k in range(4)]
     build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", runs)], out=tmp_path / "corpus", quiet=True,
                        templates=tmp_path / "templates"))
@@ -152,3 +152,27 @@ def test_a_user_template_folder_rewrites_the_merge_prompt(fake_openai, tmp_path)
               if is_merge(b)]
     assert merges and all(b["messages"][1]["content"].startswith("Merge these for ") for b in merges)
     assert all(b["messages"][1]["content"].endswith("runs)") for b in merges)  # the file's last newline is not sent
+
+
+def test_a_group_past_its_shown_sources_gains_a_run_without_a_new_merge(fake_openai, tmp_path):
+    """The merge prompt shows a group's first sources and no counts: once a group shows all it
+    may, a further source changes its page's counts but asks the model nothing."""
+    from wikitrace.compilers.insight_merge import SHOWN_SOURCES
+
+    fake_openai.respond_with(responder())
+    runs = [swe_run(k, success=False) for k in range(SHOWN_SOURCES + 1)]
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", runs)], out=out, quiet=True))
+    before = json.loads((out / "corpus.json").read_text())
+    big = [e for e in before["insights"] if len(e["sources"]) > SHOWN_SOURCES]
+    assert big  # the missing build tool: every run met it
+    merges = fake_openai.merge_calls
+    add_runs(AddOptions(run_file=write_jsonl(tmp_path / "b.jsonl", [swe_run(90, success=False)]), corpus=out, quiet=True))
+    after = {e["id"]: e for e in json.loads((out / "corpus.json").read_text())["insights"]}
+    new_run = json.loads((out / "corpus.json").read_text())["runs"][-1]
+    grown = [e["id"] for e in big if e["id"] in new_run["insights"]]
+    assert grown and all(after[i]["counts"]["runs"] == len(after[i]["sources"]) for i in grown)
+    small = [i for i in new_run["insights"] if i not in grown]
+    assert fake_openai.merge_calls - merges == len(small)
+    for i in grown:
+        assert after[i]["guideline_by"] == "llm"  # the merged text still stands, from the cache

@@ -2,10 +2,11 @@
 
 The lessons are grouped exactly as offline (the same keys, corpus/insights.py); then each
 insight's group goes to the model once: its key, the offline wording, when it applies, and
-what each source run showed of it. The prompt holds nothing else (no totals of the task
-type), so adding a run asks again only for the insights it is a source of; every other
-prompt is the same and its answer comes from the response cache (llm/cache.py),
-tagged with the source runs' content hashes so ``forget`` can delete it.
+what its first ``SHOWN_SOURCES`` source runs (in step order) showed of it. The prompt holds
+nothing else (no counts, no totals of the task type): adding a run asks again only for the
+insights it is one of the first sources of; every other prompt is the same and its answer
+comes from the response cache (llm/cache.py), tagged with the source runs' content hashes so
+``forget`` can delete it. The page itself shows the counts.
 
 The answer is a JSON object ``{"guideline": "..."}``, checked before it is trusted: a
 non-empty string of at most ``MAX_CHARS`` characters, no echo of the instructions, no turn
@@ -36,7 +37,7 @@ from ..llm.transport import AnswerTooLarge, Failure, FormatRejected
 from .text import _VALUE
 
 MAX_CHARS = 700
-SHOWN_SOURCES = 12  # source notes in one prompt (the counts name them all)
+SHOWN_SOURCES = 12  # source notes in one prompt: the first ones, so a later source changes nothing
 _TURN = re.compile(r"\bturns? \d+", re.I)
 _PATHISH = re.compile(r"(?:[\w.~-]*/)+[\w.-]+\.\w+")
 
@@ -50,7 +51,7 @@ def _messages(entry: dict, templates: str | None = None) -> list[dict[str, str]]
     notes = [f"- {s['outcome']}: {s['detail']}" for s in entry["sources"][:SHOWN_SOURCES] if s.get("detail")]
     task_type = ", ".join(entry["apps"]) if entry.get("apps") else entry.get("task_type") or "unspecified"
     user = render(USER, templates, task_type=task_type, key=entry["key"], guideline=entry["guideline"],
-                  applicability=entry["applicability"], counts=entry["counts"], notes=notes,
+                  applicability=entry["applicability"], notes=notes,
                   more=len(entry["sources"]) - SHOWN_SOURCES)
     return [{"role": "system", "content": instructions(templates)}, {"role": "user", "content": user.removesuffix("\n")}]
 
