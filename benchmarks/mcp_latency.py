@@ -15,7 +15,6 @@ Asserts nothing. ``--record`` writes the table into docs/mcp.md.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import statistics
@@ -28,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from record import add_record_flag, markdown_table, record  # noqa: E402
+from record import add_record_flag, load_average, markdown_table, record  # noqa: E402
 
 TARGET_MS = 50.0
 
@@ -123,7 +122,7 @@ def main() -> None:
             print(f"{name:<14} {len(times):>5} {p50:>8.1f} {p90:>8.1f} {p50 / TARGET_MS:>10.2f}")
             table.append([f"`{name}`", len(times), f"{p50:.1f}", f"{p90:.1f}", f"{p50 / TARGET_MS:.2f}"])
         if args.record:
-            load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+            load = load_average()
             record("mcp.md", "benchmarks/mcp_latency.py",
                    f"Round trip of one call through a running `wikitrace mcp` (stdio) on a synthetic corpus of "
                    f"{args.runs:,} runs; `search` scans a whole layer as the shell `grep` does (search-c: "

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import add_record_flag, markdown_table, record  # noqa: E402
+from record import add_record_flag, load_average, markdown_table, record  # noqa: E402
 
 TARGET_MS = 300.0
 
@@ -236,7 +236,7 @@ def main() -> None:
     print("'no typer' = median of the same call through cli_glue.prompt_main (argparse) in a fresh process; "
           "the difference is typer's start-up and option parsing")
     if args.record:
-        load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+        load = load_average()
         record("agent-side.md", "benchmarks/prompt_build.py",
                f"{args.runs:,} synthetic runs, {n_ins:,} insights; the full prompt inlines {len(p.insight_ids):,} "
                f"(~{p.tokens:,} tokens), `--budget 8000` {len(q.insight_ids)}; cold = a fresh process, best / "

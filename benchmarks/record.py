@@ -17,6 +17,7 @@ figure table in docs/ sits in such a region.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import time
@@ -68,6 +69,14 @@ def record(doc: str, by: str, body: str) -> Path:
                     encoding="utf-8")
     print(f"recorded in {page.relative_to(REPO)} ({by})")
     return page
+
+
+def load_average() -> str:
+    """The machine's 1/5/15-minute load, printed beside every figure (the machine is shared)."""
+    try:
+        return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 def markdown_table(header: list[str], rows: list[list[object]]) -> str:

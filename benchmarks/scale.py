@@ -39,6 +39,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from record import load_average  # noqa: E402
 from synth import TAU, write_corpus_input  # noqa: E402
 
 RECORD = HERE.parent / "docs" / "performance.md"
@@ -235,13 +236,6 @@ def table(rows: list[Row]) -> list[str]:
     lines = ["| what | measured | target | met |", "| --- | --- | --- | --- |"]
     lines += [f"| {r.what} | {r.measured} | {r.target} | {r.verdict} |" for r in rows]
     return lines
-
-
-def load_average() -> str:
-    try:
-        return " / ".join(f"{x:.1f}" for x in os.getloadavg())
-    except OSError:
-        return "unknown"
 
 
 def commit() -> str:

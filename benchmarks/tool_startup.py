@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import add_record_flag, markdown_table, record  # noqa: E402
+from record import add_record_flag, load_average, markdown_table, record  # noqa: E402
 
 TOOLS = Path(__file__).resolve().parent.parent / "tools"
 TOOL_NAMES = ("actions", "turn", "grep")
@@ -216,7 +216,7 @@ def main() -> None:
             print(f"{label:<36} {seconds * 1000:>8.1f} {ratio:>6.2f}x  {code:>4}  {target}")
             rows.append([f"`{label}`", f"{seconds * 1000:.0f}", f"{ratio:.2f}", code, target])
     if args.record:
-        load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+        load = load_average()
         record("tools.md", "benchmarks/tool_startup.py",
                f"{args.runs:,} runs of {args.turns} turns, no ripgrep, best wall time of {args.repeat}; "
                f"load average {load} at the end:\n\n"

@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 WIKITRACE = str(Path(sys.executable).parent / "wikitrace")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record import add_record_flag, markdown_table, record  # noqa: E402
+from record import add_record_flag, load_average, markdown_table, record  # noqa: E402
 
 
 def _time(args: list[str], repeat: int) -> tuple[float, float]:
@@ -98,9 +98,7 @@ def main() -> None:
         rows.append(["`cite record` (one episode more)", "-",
                      f"{min(times) * 1000:.0f} / {statistics.median(times) * 1000:.0f} ms", "-"])
     if args.record:
-        import os
-
-        load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+        load = load_average()
         record("agent-side.md", "benchmarks/usage_ledger.py",
                f"A ledger of {args.episodes:,} episodes ({size / 1e6:.1f} MB) on "
                f"{'the example corpus' if not args.corpus else 'a copy of ' + args.corpus.name}; cold CLI wall "
