@@ -65,3 +65,9 @@ def test_packer_skips_a_line_that_would_overflow_and_pays_session_headers():
     # D1:1 (10 tokens + 4 header) cannot fit; D1:2 (3 + 4) fits; D2:1 (4 + 4) no longer does
     assert ctx.messages == [1] and ctx.tokens <= 9
     assert ctx.text == "Session 1 (1 May 2023):\n[D1:2] B: short"
+
+
+def test_a_folder_without_a_compiled_sample_says_what_to_run(tmp_path):
+    """An empty or mistyped --corpus is told to compile first, not to pick a sample that is not there."""
+    with pytest.raises(QueryError, match=r"no compiled dialogue sample here \(run `wikitrace dialogue compile`"):
+        run_query(tmp_path / "nowhere", None, "What pets does she have?")

@@ -20,8 +20,11 @@ def sample_dir(corpus: Path, sample: str | None) -> Path:
     base = root / "dialogue" if (root / "dialogue").is_dir() else root
     if sample is None:
         found = sorted(p.name for p in base.iterdir() if (p / "index.json").exists()) if base.is_dir() else []
-        if len(found) != 1:
-            raise QueryError(f"{base}: name a sample with --sample (found: {', '.join(found) or 'none'})")
+        if not found:
+            raise QueryError(f"{base}: no compiled dialogue sample here (run `wikitrace dialogue compile`, "
+                             "or point --corpus at its output)")
+        if len(found) > 1:
+            raise QueryError(f"{base}: name a sample with --sample (found: {', '.join(found)})")
         sample = found[0]
     path = base / sample
     if not (path / "index.json").exists():
