@@ -104,9 +104,43 @@ def _memory_block(texts: list[str], *, show_source, left_out, mount, tools, temp
 
 
 def priority_order(corpus: CorpusData, task: str, similar: list[SimilarRun], kind: str | None) -> list[InsightInfo]:
-    """Which insights to keep first when the budget cannot hold them all: the similar
-    runs' insights (in similarity order), then the task kind's, then the rest; within a
-    group by BM25 of the task against the insight text, then by id."""
+    """Which insights to keep first when the budget cannot hold them all: those the runs
+    most like the task taught (relevance.py), then ``tier_order``."""
+    from .relevance import relevance_order
+    from .similarity import _run_index
+
+    taught, n_sources, sides, task_of = _taught(corpus)
+    rest = tier_order(corpus, task, similar, kind)
+    order = relevance_order(_run_index(corpus).scores(task), task_of, taught.__getitem__, n_sources, sides, rest)
+    return [corpus.insights[j] for j in order]
+
+
+def _taught(corpus: CorpusData) -> tuple[list[list[int]], list[int], list[int], list[int]]:
+    """Per run (step order) the insight positions it taught; per insight its source count and
+    side; per run its task's first trial."""
+    hit = corpus.cache.get("taught")
+    if hit is None:
+        from .relevance import side_of, source_steps, trial_groups
+
+        at = {r.step: k for k, r in enumerate(corpus.runs)}
+        taught: list[list[int]] = [[] for _ in corpus.runs]
+        n_sources, sides = [], []
+        for j, ins in enumerate(corpus.insights):
+            sources = source_steps(ins)
+            for step in dict.fromkeys(st for st, _ in sources):
+                if step in at:
+                    taught[at[step]].append(j)
+            n_sources.append(len(sources))
+            sides.append(side_of([o for _, o in sources]))
+        task_of = trial_groups([r.instruction or r.title for r in corpus.runs])
+        hit = corpus.cache["taught"] = (taught, n_sources, sides, task_of)
+    return hit
+
+
+def tier_order(corpus: CorpusData, task: str, similar: list[SimilarRun], kind: str | None) -> list[int]:
+    """The fallback order (insight positions): the similar runs' insights (in similarity
+    order), then the task kind's, then the rest; within a group by BM25 of the task
+    against the insight text, then by id."""
     import numpy as np
 
     from .similarity import _kinds, insight_score_array
@@ -129,8 +163,7 @@ def priority_order(corpus: CorpusData, task: str, similar: list[SimilarRun], kin
     score = insight_score_array(corpus, task).copy()
     score[tier == 0] = 0.0
     # corpus.insights is in id order, so the position breaks the last ties by id
-    order = np.lexsort((np.arange(n), -score, pos, tier))
-    return [corpus.insights[j] for j in order]
+    return np.lexsort((np.arange(n), -score, pos, tier)).tolist()
 
 
 class _CorpusSource:

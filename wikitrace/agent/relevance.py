@@ -1,0 +1,108 @@
+"""Which insights a new task needs first: the lessons taught by the past runs most like it.
+
+A task text says what the user wants, not which call will settle it: "change my flight"
+shares more words with a booking lesson than with the one about changing flights. The
+runs whose task texts read most like the new one, and what those runs taught, say which
+calls the task will need. So an insight is scored by the runs that taught it:
+
+* the ``NEIGHBOURS`` past tasks most like the new one (BM25 of the task against run
+  instructions, as for the similar-runs block; ties by step) each vote ``score / best
+  score`` for every insight their runs taught (every run on the insight's source list,
+  not only its three links). Trials of one task (runs with the same instruction) share
+  one vote, so five trials of the nearest task do not crowd out the next four tasks;
+* a vote weighs ``ln(1 + runs / sources)``: a lesson taught by a few runs is about their
+  kind of task, one taught by every other run (a hand-off, a rule quoted everywhere) says
+  little about this one;
+* the best lesson of the side the first one is not on (taught mostly by successful runs,
+  or mostly by failed ones) moves up to second place, so even a small budget shows what
+  worked beside what failed;
+* insights no neighbour taught follow in the order given (prompt.priority_order's tiers).
+
+Everything here is plain Python on lists: the prompt index stores the per-run taught
+lists, the source counts and the sides (agent/index.py), so a cold prompt imports nothing more.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Callable, Iterable, Iterator, Sequence
+
+NEIGHBOURS = 10
+FAILURE, SUCCESS, MIXED = 0, 1, 2
+
+
+def side_of(outcomes: Sequence[str]) -> int:
+    """SUCCESS or FAILURE when most of an insight's source runs had that outcome, else MIXED."""
+    wins = sum(o == "success" for o in outcomes)
+    losses = sum(o == "failure" for o in outcomes)
+    return SUCCESS if wins > losses else FAILURE if losses > wins else MIXED
+
+
+def trial_groups(instructions: Sequence[str]) -> list[int]:
+    """Per run, the position of the first run with the same instruction (its task's first trial)."""
+    first: dict[str, int] = {}
+    return [first.setdefault(text, k) for k, text in enumerate(instructions)]
+
+
+def source_steps(ins) -> list[tuple[str, str]]:
+    """(step, outcome) of every run that taught an insight (its first source when the entry lists none)."""
+    if ins.sources:
+        return list(ins.sources)
+    return [(ins.source_step, ins.source_outcome or "")] if ins.source_step else []
+
+
+def relevance_order(run_scores: Sequence[float], task_of: Sequence[int], taught: Callable[[int], Sequence[int]],
+                    n_sources: Sequence[int], sides: Sequence[int], rest: Iterable[int]) -> Iterator[int]:
+    """Insight positions, most needed first (see the module text), lazily.
+
+    ``run_scores``: BM25 of the task per run; ``task_of``: per run, the first run with the
+    same instruction (``trial_groups``); ``taught(r)``: the insights run ``r`` taught;
+    ``n_sources`` and ``sides``: per insight; ``rest``: every insight position in the order
+    to fall back on (each is yielded once in all)."""
+    n_runs = len(run_scores)
+    best = max(run_scores, default=0.0)
+    score: dict[int, float] = {}
+    if best > 0:
+        trials: dict[int, list[int]] = {}  # the runs of each task (same instruction), by its first run
+        for r in range(n_runs):
+            if run_scores[r] > 0:
+                trials.setdefault(task_of[r], []).append(r)
+        near = heapq.nsmallest(NEIGHBOURS, trials, key=lambda t: (-run_scores[t], t))
+        for t in near:
+            weight = run_scores[t] / best / len(trials[t])  # a task's trials share one vote
+            for r in trials[t]:
+                for j in taught(r):
+                    score[j] = score.get(j, 0.0) + weight * math.log(1.0 + n_runs / max(n_sources[j], 1))
+    ranked = sorted(score, key=lambda j: (-score[j], j))
+    yielded: set[int] = set()
+
+    def walk() -> Iterator[int]:
+        for j in ranked:
+            yielded.add(j)
+            yield j
+        for j in rest:
+            if j not in yielded:
+                yielded.add(j)
+                yield j
+
+    order = walk()
+    first = next(order, None)
+    if first is None:
+        return
+    yield first
+    wanted = {SUCCESS: FAILURE, FAILURE: SUCCESS}.get(sides[first])
+    if wanted is None:  # a mixed lesson first: the other sides come as they rank
+        yield from order
+        return
+    held: list[int] = []
+    for j in order:  # the best of the other side next; the ones it passed keep their order
+        if sides[j] == wanted:
+            yield j
+            break
+        held.append(j)
+    yield from held
+    yield from order
+
+
+__all__ = ["FAILURE", "MIXED", "NEIGHBOURS", "SUCCESS", "relevance_order", "side_of", "source_steps", "trial_groups"]
