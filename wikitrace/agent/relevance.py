@@ -10,9 +10,9 @@ calls the task will need. So an insight is scored by the runs that taught it:
   score`` for every insight their runs taught (every run on the insight's source list,
   not only its three links). Trials of one task (runs with the same instruction) share
   one vote, so five trials of the nearest task do not crowd out the next four tasks;
-* a vote weighs ``ln(1 + runs / sources)``: a lesson taught by a few runs is about their
-  kind of task, one taught by every other run (a hand-off, a rule quoted everywhere) says
-  little about this one;
+* a vote weighs ``ln(runs / sources)``: a lesson taught by a few runs is about their kind
+  of task; one taught by most runs (a hand-off, a rule quoted everywhere) says little about
+  this one, and one every run taught says nothing (it keeps its place in the fallback order);
 * the best lesson of the side the first one is not on (taught mostly by successful runs,
   or mostly by failed ones) moves up to second place, so even a small budget shows what
   worked beside what failed;
@@ -28,7 +28,7 @@ import heapq
 import math
 from typing import Callable, Iterable, Iterator, Sequence
 
-NEIGHBOURS = 10
+NEIGHBOURS = 5
 FAILURE, SUCCESS, MIXED = 0, 1, 2
 
 
@@ -73,8 +73,8 @@ def relevance_order(run_scores: Sequence[float], task_of: Sequence[int], taught:
             weight = run_scores[t] / best / len(trials[t])  # a task's trials share one vote
             for r in trials[t]:
                 for j in taught(r):
-                    score[j] = score.get(j, 0.0) + weight * math.log(1.0 + n_runs / max(n_sources[j], 1))
-    ranked = sorted(score, key=lambda j: (-score[j], j))
+                    score[j] = score.get(j, 0.0) + weight * math.log(n_runs / min(max(n_sources[j], 1), n_runs))
+    ranked = sorted((j for j in score if score[j] > 0), key=lambda j: (-score[j], j))
     yielded: set[int] = set()
 
     def walk() -> Iterator[int]:
