@@ -95,7 +95,7 @@ def airline_corpus() -> dict:
                          "source_step": sources[0][0], "source_outcome": sources[0][1],
                          "counts": {"runs": len(sources), "success": wins, "failure": len(sources) - wins},
                          "sources": [{"step": s, "outcome": o, "detail": "turn 9"} for s, o in sources]})
-        for s, _ in sources[:3]:
+        for s, _ in sources:  # each run links the (at most three) lessons it taught
             runs[int(s.split("-")[1])]["insights"].append(iid)
     return {"format": "wikitrace-corpus/1", "wikitrace_version": "0.1.0", "mount_path": "/work/corpus",
             "compiler": {"name": "offline", "model": None}, "counts": {"runs": len(runs), "insights": len(insights)},
