@@ -18,6 +18,8 @@ inlines are scored against what that run then actually did, which the ranking ne
 - **success lesson / both**: prompts showing at least one insight taught mostly by
   successful runs (of those whose corpus has one), and showing both such a lesson and
   one taught mostly by failed runs (of those whose corpus has both);
+- **top-3 call match / taught**: the same two shares over the first three insights of the
+  budget's ranking (``prompt.priority_order``), which a tighter budget would keep;
 - **near-dup**: shown insights whose guideline (ids, numbers, paths, code masked) shares
   word 3-shingles at Jaccard >= 0.7 with an insight shown before it in the same prompt.
 
@@ -42,7 +44,8 @@ from lesson_quality import NEAR, masked, shingles  # noqa: E402
 from record import add_record_flag, markdown_table, record  # noqa: E402
 
 import wikitrace.build as build_mod  # noqa: E402
-from wikitrace.agent.prompt import DEFAULT_BUDGET, build_prompt  # noqa: E402
+from wikitrace.agent.corpusdata import load_corpus  # noqa: E402
+from wikitrace.agent.prompt import DEFAULT_BUDGET, build_prompt, priority_order  # noqa: E402
 from wikitrace.build import BuildOptions, build  # noqa: E402
 from wikitrace.compilers.reading import is_harness_turn, is_read_only  # noqa: E402
 from wikitrace.runs.load import LoadReport, iter_runs  # noqa: E402
@@ -65,6 +68,9 @@ class Row:
     with_both_pool: int = 0
     with_both: int = 0
     near_dups: int = 0
+    top: int = 0
+    top_call: int = 0
+    top_taught: int = 0
     examples: list = field(default_factory=list)
 
     def cells(self) -> list[str]:
@@ -73,11 +79,13 @@ class Row:
         return [self.input, self.held_out, str(self.prompts), f"{self.shown / max(self.prompts, 1):.1f}",
                 share(self.call_match, self.shown), share(self.generic, self.shown), share(self.taught, self.shown),
                 share(self.runs_hit, self.changing_runs), share(self.with_success, self.with_success_pool),
-                share(self.with_both, self.with_both_pool), share(self.near_dups, self.shown)]
+                share(self.with_both, self.with_both_pool), share(self.near_dups, self.shown),
+                share(self.top_call, self.top), share(self.top_taught, self.top)]
 
 
+TOP = 3  # the head of the ranking scored on its own
 HEAD = ["input", "held out", "prompts", "shown/prompt", "call match", "generic", "taught", "runs hit",
-        "success lesson", "both", "near-dup"]
+        "success lesson", "both", "near-dup", "top-3 call match", "top-3 taught"]
 
 
 def changing_calls(run: Run) -> set[str]:
@@ -155,6 +163,11 @@ def measure(path: Path, budget: int, show: int) -> list[Row]:
                     if any(sh | k and len(sh & k) / len(sh | k) >= NEAR for k in kept):
                         row.near_dups += 1
                     kept.append(sh)
+                ranked = priority_order(load_corpus(corpus), run.task.instruction, parts.similar_runs, None)
+                for ins in ranked[:TOP]:
+                    row.top += 1
+                    row.top_call += bool(_named(entries[ins.id], changing_tools) & did)
+                    row.top_taught += entries[ins.id].get("key") in taught_keys.get(run.run_id, ())
                 if did:
                     row.changing_runs += 1
                     row.runs_hit += hit
@@ -166,8 +179,8 @@ def measure(path: Path, budget: int, show: int) -> list[Row]:
                     row.with_both_pool += 1
                     row.with_both += {"success", "failure"} <= shown_sides
                 if len(row.examples) < show and did:
-                    row.examples.append((run.task.instruction, sorted(did),
-                                         [f"{i['title']} [{_side(i)}]" for i in shown]))
+                    row.examples.append((run.task.instruction, sorted(did), len(shown),
+                                         [f"{i.title} [{_side(entries[i.id])}]" for i in ranked[:6]]))
             rows.append(row)
     return rows
 
@@ -191,8 +204,9 @@ def main() -> None:
     print(f"budget {args.budget}")
     print(table)
     for r in rows:
-        for task, did, titles in r.examples:
-            print(f"\n[{r.input}, held out {r.held_out}] task: {task[:200]}\n  state-changing calls: {', '.join(did)}")
+        for task, did, n_shown, titles in r.examples:
+            print(f"\n[{r.input}, held out {r.held_out}] task: {task[:200]}\n  state-changing calls: {', '.join(did)}"
+                  f"\n  {n_shown} shown; the first six of the ranking:")
             for t in titles:
                 print(f"  - {t}")
     if args.record:

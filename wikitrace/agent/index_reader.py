@@ -202,7 +202,12 @@ class PromptIndex:
         return self._cached(f"bm25:{prefix}", lambda: _Postings(self, prefix, n))
 
     def run_scores(self, task: str) -> list[float]:
-        return self._index("r_").scores(task)
+        """BM25 of the task per run; the last task's are kept (similar runs and the budget's
+        ranking both need them)."""
+        last = self.cache.get("run-scores")
+        if last is None or last[0] != task:
+            last = self.cache["run-scores"] = (task, self._index("r_").scores(task))
+        return last[1]
 
     def insight_scores(self, task: str) -> list[float]:
         return self._index("i_").scores(task)

@@ -52,6 +52,22 @@ def source_steps(ins) -> list[tuple[str, str]]:
     return [(ins.source_step, ins.source_outcome or "")] if ins.source_step else []
 
 
+def _nearest_tasks(run_scores: Sequence[float], task_of: Sequence[int]) -> list[int]:
+    """The first runs of the ``NEIGHBOURS`` best-scoring tasks (score > 0), best first, ties
+    by step. Trials of a task score alike, so a few times NEIGHBOURS top runs usually hold
+    them; the whole list is sorted only when they do not."""
+    n_runs = len(run_scores)
+    by_score = run_scores.__getitem__
+    top = heapq.nlargest(min(n_runs, 8 * NEIGHBOURS), range(n_runs), key=by_score)  # stable: ties by step
+    for attempt in (top, None):
+        if attempt is None:
+            attempt = sorted(range(n_runs), key=by_score, reverse=True)
+        near = list(dict.fromkeys(task_of[r] for r in attempt if run_scores[r] > 0))[:NEIGHBOURS]
+        if len(near) == NEIGHBOURS or len(attempt) == n_runs or run_scores[attempt[-1]] <= 0:
+            return near
+    return near
+
+
 def relevance_order(run_scores: Sequence[float], task_of: Sequence[int], taught: Callable[[int], Sequence[int]],
                     n_sources: Sequence[int], sides: Sequence[int], rest: Iterable[int]) -> Iterator[int]:
     """Insight positions, most needed first (see the module text), lazily.
@@ -64,11 +80,11 @@ def relevance_order(run_scores: Sequence[float], task_of: Sequence[int], taught:
     best = max(run_scores, default=0.0)
     score: dict[int, float] = {}
     if best > 0:
-        trials: dict[int, list[int]] = {}  # the runs of each task (same instruction), by its first run
+        near = _nearest_tasks(run_scores, task_of)
+        trials: dict[int, list[int]] = {t: [] for t in near}  # each task's runs (same instruction)
         for r in range(n_runs):
-            if run_scores[r] > 0:
-                trials.setdefault(task_of[r], []).append(r)
-        near = heapq.nsmallest(NEIGHBOURS, trials, key=lambda t: (-run_scores[t], t))
+            if task_of[r] in trials:
+                trials[task_of[r]].append(r)
         for t in near:
             weight = run_scores[t] / best / len(trials[t])  # a task's trials share one vote
             for r in trials[t]:
