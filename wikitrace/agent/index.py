@@ -148,27 +148,15 @@ def _render_pool(insights: Sequence[InsightInfo], show_source: bool) -> list[str
 
 
 def _taught_sections(run_infos: list, ins_infos: list[InsightInfo]) -> list[tuple[str, str, Any]]:
-    """What relevance.py ranks by: per run the insights it taught (start offsets and
-    positions), per insight its number of source runs and its side (success or failure),
-    per run its task's first trial."""
-    from .relevance import side_of, source_steps, trial_groups
+    """What the budget's ranking reads (relevance.taught_tables), as flat sections."""
+    from .relevance import taught_tables
 
-    at = {r.step: k for k, r in enumerate(run_infos)}
-    taught: list[list[int]] = [[] for _ in run_infos]
-    n_sources, sides = [], []
-    for j, ins in enumerate(ins_infos):
-        sources = source_steps(ins)
-        for step in dict.fromkeys(st for st, _ in sources):
-            if step in at:
-                taught[at[step]].append(j)
-        n_sources.append(len(sources))
-        sides.append(side_of([o for _, o in sources]))
+    taught, n_sources, sides, task_of = taught_tables(run_infos, ins_infos)
     starts = [0]
     for row in taught:
         starts.append(starts[-1] + len(row))
     return [("taught_starts", "I", starts), ("taught", "I", [j for row in taught for j in row]),
-            ("ins_nsrc", "I", n_sources), ("ins_side", "I", sides),
-            ("run_task", "I", trial_groups([r.instruction or r.title for r in run_infos]))]
+            ("ins_nsrc", "I", n_sources), ("ins_side", "I", sides), ("run_task", "I", task_of)]
 
 
 def write_prompt_index(root: Path, runs: list[dict], insights: list[dict], **kw) -> list[str]:

@@ -29,6 +29,7 @@ from ..templates import render
 from .corpusdata import CorpusData, InsightInfo, as_corpus, id_key, task_kind
 from .insight_text import InsightTexts
 from .lesson_key import LessonTexts, lesson_groups, unique
+from .relevance import priority_order, tier_order  # noqa: F401  (the corpus.json path of the ranking)
 from .similarity import BM25Backend, ScoreBackend, rank_runs
 
 VARIANTS = ("wikitrace", "insights-only")
@@ -101,69 +102,6 @@ def _display(corpus: CorpusData) -> list[InsightInfo]:
 def _memory_block(texts: list[str], *, show_source, left_out, mount, tools, templates) -> str:
     return render("agent/memory_documents.md.j2", templates, insights=texts,
                   show_source=show_source, left_out=left_out, mount=mount, tools=tools)
-
-
-def priority_order(corpus: CorpusData, task: str, similar: list[SimilarRun], kind: str | None) -> list[InsightInfo]:
-    """Which insights to keep first when the budget cannot hold them all: those the runs
-    most like the task taught (relevance.py), then ``tier_order``."""
-    from .relevance import relevance_order
-    from .similarity import _run_index
-
-    taught, n_sources, sides, task_of = _taught(corpus)
-    rest = tier_order(corpus, task, similar, kind)
-    order = relevance_order(_run_index(corpus).scores(task), task_of, taught.__getitem__, n_sources, sides, rest)
-    return [corpus.insights[j] for j in order]
-
-
-def _taught(corpus: CorpusData) -> tuple[list[list[int]], list[int], list[int], list[int]]:
-    """Per run (step order) the insight positions it taught; per insight its source count and
-    side; per run its task's first trial."""
-    hit = corpus.cache.get("taught")
-    if hit is None:
-        from .relevance import side_of, source_steps, trial_groups
-
-        at = {r.step: k for k, r in enumerate(corpus.runs)}
-        taught: list[list[int]] = [[] for _ in corpus.runs]
-        n_sources, sides = [], []
-        for j, ins in enumerate(corpus.insights):
-            sources = source_steps(ins)
-            for step in dict.fromkeys(st for st, _ in sources):
-                if step in at:
-                    taught[at[step]].append(j)
-            n_sources.append(len(sources))
-            sides.append(side_of([o for _, o in sources]))
-        task_of = trial_groups([r.instruction or r.title for r in corpus.runs])
-        hit = corpus.cache["taught"] = (taught, n_sources, sides, task_of)
-    return hit
-
-
-def tier_order(corpus: CorpusData, task: str, similar: list[SimilarRun], kind: str | None) -> list[int]:
-    """The fallback order (insight positions): the similar runs' insights (in similarity
-    order), then the task kind's, then the rest; within a group by BM25 of the task
-    against the insight text, then by id."""
-    import numpy as np
-
-    from .similarity import _kinds, insight_score_array
-
-    n = len(corpus.insights)
-    if not n:
-        return []
-    tier = np.where(_kinds(corpus, "insights") == kind, 1, 2) if kind else np.full(n, 2)
-    pos = np.zeros(n, dtype=np.int64)
-    index = corpus.cache.get("insight-index")
-    if index is None:
-        index = corpus.cache["insight-index"] = {ins.id: j for j, ins in enumerate(corpus.insights)}
-    seen = 0
-    for run in similar:
-        for item in run.insights:
-            j = index.get(item["id"])
-            if j is not None and tier[j] != 0:
-                tier[j], pos[j] = 0, seen
-                seen += 1
-    score = insight_score_array(corpus, task).copy()
-    score[tier == 0] = 0.0
-    # corpus.insights is in id order, so the position breaks the last ties by id
-    return np.lexsort((np.arange(n), -score, pos, tier)).tolist()
 
 
 class _CorpusSource:

@@ -18,15 +18,19 @@ calls the task will need. So an insight is scored by the runs that taught it:
   worked beside what failed;
 * insights no neighbour taught follow in the order given (prompt.priority_order's tiers).
 
-Everything here is plain Python on lists: the prompt index stores the per-run taught
-lists, the source counts and the sides (agent/index.py), so a cold prompt imports nothing more.
+``relevance_order`` is plain Python on lists: the prompt index stores what it reads
+(``taught_tables``, written by agent/index.py), so a cold prompt imports nothing more.
+``priority_order`` and ``tier_order`` are the same ranking on a loaded corpus.json.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+
+if TYPE_CHECKING:
+    from .corpusdata import CorpusData
 
 NEIGHBOURS = 5
 FAILURE, SUCCESS, MIXED = 0, 1, 2
@@ -121,4 +125,71 @@ def relevance_order(run_scores: Sequence[float], task_of: Sequence[int], taught:
     yield from order
 
 
-__all__ = ["FAILURE", "MIXED", "NEIGHBOURS", "SUCCESS", "relevance_order", "side_of", "source_steps", "trial_groups"]
+# --- the ranking on a loaded corpus.json (the prompt index has its own: index_reader.py) ---
+
+def priority_order(corpus: CorpusData, task: str, similar, kind: str | None) -> list:
+    """Which insights to keep first when the budget cannot hold them all: those the runs
+    most like the task taught (``relevance_order``), then ``tier_order``."""
+    from .similarity import _run_index
+
+    taught, n_sources, sides, task_of = _taught(corpus)
+    rest = tier_order(corpus, task, similar, kind)
+    order = relevance_order(_run_index(corpus).scores(task), task_of, taught.__getitem__, n_sources, sides, rest)
+    return [corpus.insights[j] for j in order]
+
+
+def _taught(corpus: CorpusData) -> tuple[list[list[int]], list[int], list[int], list[int]]:
+    hit = corpus.cache.get("taught")
+    if hit is None:
+        hit = corpus.cache["taught"] = taught_tables(corpus.runs, corpus.insights)
+    return hit
+
+
+def taught_tables(runs, insights) -> tuple[list[list[int]], list[int], list[int], list[int]]:
+    """What the ranking reads, from runs and insights in id order: per run the insight
+    positions it taught; per insight its source count and side; per run its task's first
+    trial. The prompt index stores exactly these (index.py)."""
+    at = {r.step: k for k, r in enumerate(runs)}
+    taught: list[list[int]] = [[] for _ in runs]
+    n_sources, sides = [], []
+    for j, ins in enumerate(insights):
+        sources = source_steps(ins)
+        for step in dict.fromkeys(st for st, _ in sources):
+            if step in at:
+                taught[at[step]].append(j)
+        n_sources.append(len(sources))
+        sides.append(side_of([o for _, o in sources]))
+    return taught, n_sources, sides, trial_groups([r.instruction or r.title for r in runs])
+
+
+def tier_order(corpus: CorpusData, task: str, similar, kind: str | None) -> list[int]:
+    """The fallback order (insight positions): the similar runs' insights (in similarity
+    order), then the task kind's, then the rest; within a group by BM25 of the task
+    against the insight text, then by id."""
+    import numpy as np
+
+    from .similarity import _kinds, insight_score_array
+
+    n = len(corpus.insights)
+    if not n:
+        return []
+    tier = np.where(_kinds(corpus, "insights") == kind, 1, 2) if kind else np.full(n, 2)
+    pos = np.zeros(n, dtype=np.int64)
+    index = corpus.cache.get("insight-index")
+    if index is None:
+        index = corpus.cache["insight-index"] = {ins.id: j for j, ins in enumerate(corpus.insights)}
+    seen = 0
+    for run in similar:
+        for item in run.insights:
+            j = index.get(item["id"])
+            if j is not None and tier[j] != 0:
+                tier[j], pos[j] = 0, seen
+                seen += 1
+    score = insight_score_array(corpus, task).copy()
+    score[tier == 0] = 0.0
+    # corpus.insights is in id order, so the position breaks the last ties by id
+    return np.lexsort((np.arange(n), -score, pos, tier)).tolist()
+
+
+__all__ = ["FAILURE", "MIXED", "NEIGHBOURS", "SUCCESS", "priority_order", "relevance_order", "side_of", "source_steps",
+           "taught_tables", "tier_order", "trial_groups"]
