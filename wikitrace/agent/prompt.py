@@ -11,9 +11,10 @@ citation prompt that asks for insight ids only.
 
 With ``budget`` (tokens, estimated as ``ceil(characters / 4)`` over everything added:
 system addition + memory block + similar-runs block, not the task text) only the most
-relevant insights are inlined: first those drawn from the similar runs, then those of
-the task's type, then the rest, each group by BM25 of the task against the insight
-text, then by id. The kept set is the longest prefix of that order that fits; it is
+relevant insights are inlined, in relevance.py's order: first the lessons the past tasks
+most like this one taught (specific ones before those most runs taught, with a success
+lesson moved up beside the first failure one, or the reverse), then those drawn from the
+similar runs, those of the task's type and the rest. The kept set is the longest prefix of that order that fits; it is
 shown in the usual order, and the agent is told how many were left out and how to
 search for them.
 """
