@@ -184,10 +184,8 @@ def test_budget_keeps_most_relevant_prefix_and_fits(corpus_dir):
     assert full.left_out == 0
     data = load_corpus(corpus_dir)
     order = [i.id for i in priority_order(data, TASK, full.similar_runs, "pick_and_place")]
-    # similar runs' insights first (in similarity order), then same type, then the rest
-    first_similar = full.similar_runs[0]
-    assert order[: len(first_similar.insights)] == [i["id"] for i in first_similar.insights]
-    assert order.index("insight-0002") < order.index("insight-0006")
+    # every insight once (which comes first: tests/test_prompt_relevance.py)
+    assert sorted(order) == sorted(i.id for i in data.insights)
     previous: set[str] = set()
     for budget in range(600, full.tokens + 200, 50):
         p = build_prompt(corpus_dir, TASK, budget=budget, task_type="pick_and_place")

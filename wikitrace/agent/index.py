@@ -8,6 +8,9 @@ prompt reads only the parts it touches (``index_reader.open_index``):
 * BM25 postings of the run instructions and of the insight texts (sorted vocabulary,
   term start offsets, document numbers, term frequencies, document lengths), so a
   query is a handful of posting-list walks in plain Python (no numpy import);
+* per run the insights it taught and its task's first trial, per insight its source
+  count and side, which
+  the budget's ranking reads (relevance.py);
 * each insight rendered by the bundled ``agent/_insight.md.j2`` (with its ``Source:``
   line; the Insights Only text is the same bytes with one cut out), the display
   order, the task kinds, the insight ids and, per insight, the first insight that
@@ -144,6 +147,18 @@ def _render_pool(insights: Sequence[InsightInfo], show_source: bool) -> list[str
     return render_insights(environment(None), insights, show_source)
 
 
+def _taught_sections(run_infos: list, ins_infos: list[InsightInfo]) -> list[tuple[str, str, Any]]:
+    """What the budget's ranking reads (relevance.taught_tables), as flat sections."""
+    from .relevance import taught_tables
+
+    taught, n_sources, sides, task_of = taught_tables(run_infos, ins_infos)
+    starts = [0]
+    for row in taught:
+        starts.append(starts[-1] + len(row))
+    return [("taught_starts", "I", starts), ("taught", "I", [j for row in taught for j in row]),
+            ("ins_nsrc", "I", n_sources), ("ins_side", "I", sides), ("run_task", "I", task_of)]
+
+
 def write_prompt_index(root: Path, runs: list[dict], insights: list[dict], **kw) -> list[str]:
     """Write ``index/prompt.bin`` into ``root`` (see ``prompt_index_bytes``). Returns the relative paths written."""
     path = Path(root) / INDEX_PATH
@@ -201,6 +216,7 @@ def prompt_index_bytes(runs: list[dict], insights: list[dict],
         ("display", "I", sorted(range(len(ins_infos)), key=lambda j: (ins_infos[j].kind, id_key(ins_infos[j].id)))),
         ("text", "s", bytes(blob)), ("text_off", "I", text_off),
         ("lesson", "I", lesson_groups(ins_infos)),
+        *_taught_sections(run_infos, ins_infos),
     ]
     if cuts:
         sections.append(("cut", "I", cuts))

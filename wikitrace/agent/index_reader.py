@@ -41,7 +41,7 @@ from .corpusdata import InsightInfo, RunInfo, insight_from_entry, run_from_entry
 from .similarity import STOPWORDS, _TOKEN, tokenize
 from ..corpus.index_pair import INDEX_PATH, CorpusFile, _stat_key, noted_pair
 
-FORMAT = "wikitrace-prompt-index/2"  # 2: the "lesson" section (same lesson, shown once)
+FORMAT = "wikitrace-prompt-index/3"  # 2: the "lesson" section (same lesson, shown once); 3: what runs taught
 K1, B = 1.5, 0.75  # as similarity.BM25's defaults
 _RUNS_MARK = b'\n "runs": ['
 _INSIGHT_TEMPLATE = "agent/_insight.md.j2"
@@ -202,7 +202,12 @@ class PromptIndex:
         return self._cached(f"bm25:{prefix}", lambda: _Postings(self, prefix, n))
 
     def run_scores(self, task: str) -> list[float]:
-        return self._index("r_").scores(task)
+        """BM25 of the task per run; the last task's are kept (similar runs and the budget's
+        ranking both need them)."""
+        last = self.cache.get("run-scores")
+        if last is None or last[0] != task:
+            last = self.cache["run-scores"] = (task, self._index("r_").scores(task))
+        return last[1]
 
     def insight_scores(self, task: str) -> list[float]:
         return self._index("i_").scores(task)
@@ -226,8 +231,17 @@ class PromptIndex:
         return [(self.run(i), scores[i]) for i in best if scores[i] > 0]
 
     def priority(self, task: str, similar_ids: Iterable[str], kind: str | None) -> Iterator[int]:
-        """Insight positions in prompt.priority_order's order, produced lazily: the
-        similar runs' insights, then the kind's, then the rest, each by BM25 then id."""
+        """Insight positions in prompt.priority_order's order, produced lazily: those the
+        runs most like the task taught (relevance.py), then ``tiers``."""
+        from .relevance import relevance_order
+
+        starts, taught = self._ints("taught_starts"), self._ints("taught")
+        return relevance_order(self.run_scores(task), self._ints("run_task"), lambda r: taught[starts[r]:starts[r + 1]],
+                               self._ints("ins_nsrc"), self._ints("ins_side"), self.tiers(task, similar_ids, kind))
+
+    def tiers(self, task: str, similar_ids: Iterable[str], kind: str | None) -> Iterator[int]:
+        """prompt.tier_order, lazily: the similar runs' insights, then the kind's, then
+        the rest, each by BM25 then id."""
         import heapq
 
         pos = self.insight_pos

@@ -11,9 +11,10 @@ citation prompt that asks for insight ids only.
 
 With ``budget`` (tokens, estimated as ``ceil(characters / 4)`` over everything added:
 system addition + memory block + similar-runs block, not the task text) only the most
-relevant insights are inlined: first those drawn from the similar runs, then those of
-the task's type, then the rest, each group by BM25 of the task against the insight
-text, then by id. The kept set is the longest prefix of that order that fits; it is
+relevant insights are inlined, in relevance.py's order: first the lessons the past tasks
+most like this one taught (specific ones before those most runs taught, with a success
+lesson moved up beside the first failure one, or the reverse), then those drawn from the
+similar runs, those of the task's type and the rest. The kept set is the longest prefix of that order that fits; it is
 shown in the usual order, and the agent is told how many were left out and how to
 search for them.
 """
@@ -29,6 +30,7 @@ from ..templates import render
 from .corpusdata import CorpusData, InsightInfo, as_corpus, id_key, task_kind
 from .insight_text import InsightTexts
 from .lesson_key import LessonTexts, lesson_groups, unique
+from .relevance import priority_order, tier_order  # noqa: F401  (the corpus.json path of the ranking)
 from .similarity import BM25Backend, ScoreBackend, rank_runs
 
 VARIANTS = ("wikitrace", "insights-only")
@@ -101,36 +103,6 @@ def _display(corpus: CorpusData) -> list[InsightInfo]:
 def _memory_block(texts: list[str], *, show_source, left_out, mount, tools, templates) -> str:
     return render("agent/memory_documents.md.j2", templates, insights=texts,
                   show_source=show_source, left_out=left_out, mount=mount, tools=tools)
-
-
-def priority_order(corpus: CorpusData, task: str, similar: list[SimilarRun], kind: str | None) -> list[InsightInfo]:
-    """Which insights to keep first when the budget cannot hold them all: the similar
-    runs' insights (in similarity order), then the task kind's, then the rest; within a
-    group by BM25 of the task against the insight text, then by id."""
-    import numpy as np
-
-    from .similarity import _kinds, insight_score_array
-
-    n = len(corpus.insights)
-    if not n:
-        return []
-    tier = np.where(_kinds(corpus, "insights") == kind, 1, 2) if kind else np.full(n, 2)
-    pos = np.zeros(n, dtype=np.int64)
-    index = corpus.cache.get("insight-index")
-    if index is None:
-        index = corpus.cache["insight-index"] = {ins.id: j for j, ins in enumerate(corpus.insights)}
-    seen = 0
-    for run in similar:
-        for item in run.insights:
-            j = index.get(item["id"])
-            if j is not None and tier[j] != 0:
-                tier[j], pos[j] = 0, seen
-                seen += 1
-    score = insight_score_array(corpus, task).copy()
-    score[tier == 0] = 0.0
-    # corpus.insights is in id order, so the position breaks the last ties by id
-    order = np.lexsort((np.arange(n), -score, pos, tier))
-    return [corpus.insights[j] for j in order]
 
 
 class _CorpusSource:
