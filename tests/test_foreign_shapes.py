@@ -1,0 +1,72 @@
+"""Shapes met in public agent logs this repository does not hold (SWE-agent on Java
+repositories, the ReAct notebooks' printouts, Claude Code sessions), written here in
+their real shapes with our own content: each one once read or worded wrongly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wikitrace.compilers.insight_words import edited_files
+from wikitrace.compilers.reading import read_run
+from wikitrace.runs import load
+from wikitrace.runs.model import Outcome, Run, Task, Turn
+
+FIX = Path(__file__).parent / "fixtures" / "importers"
+
+
+def _only_run(path: Path, fmt: str | None = None) -> Run:
+    runs = [r for r in load._read(path, fmt or load.detect(path)) if isinstance(r, Run)]
+    assert len(runs) == 1
+    return runs[0]
+
+
+def _writes(run: Run):
+    r = read_run(run)
+    return r, [c for c in r.calls if c.writes and not c.error]
+
+
+def test_changed_files_are_what_the_edits_changed_not_what_a_test_command_ran():
+    run = _only_run(FIX / "claude_code_fix" / "7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14.jsonl")
+    r, writes = _writes(run)
+    changed = edited_files(r, writes)
+    assert "ledger/invoice.py" in changed
+    assert "test_invoice.py" not in changed  # pytest ran it; nothing edited it
+
+
+def test_changed_files_of_a_swe_agent_edit_are_the_open_file_not_a_url_in_its_text():
+    """SWE-agent's ``edit N:M`` names no file: the editor's echo does. The text it wrote
+    (a pom.xml with its namespace URL) holds no file it changed."""
+    pom = "edit 1:1\n<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n  <modelVersion>4.0.0</modelVersion>\n</project>\nend_of_edit"
+    turns = [Turn(turn=0, type="message", role="user", content="Fix the build of the widget module."),
+             Turn(turn=1, type="function_call", role="assistant", name="create", arguments="create pom.xml",
+                  result="[File: /acme__widgets/pom.xml (1 lines total)]\n1:", is_error=False),
+             Turn(turn=2, type="function_call", role="assistant", name="edit", arguments=pom,
+                  result="[File: /acme__widgets/pom.xml (3 lines total)]\n1:<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n"
+                         "File updated. Please review the changes and make sure they are correct.", is_error=False),
+             Turn(turn=3, type="function_call", role="assistant", name="submit", arguments="submit",
+                  result="diff --git a/pom.xml b/pom.xml\nnew file mode 100644\n", is_error=False),
+             Turn(turn=4, type="episode_over")]
+    run = Run(run_id="acme__widgets-7", task=Task(id="acme__widgets-7", instruction="Fix the build.", task_type="swe-bench"),
+              turns=turns, outcome=Outcome(success=True, steps=3))
+    r, writes = _writes(run)
+    assert edited_files(r, writes) == "/acme__widgets/pom.xml"
+
+
+def test_a_claude_code_session_opening_with_a_mode_line_is_detected_and_read():
+    """Current Claude Code transcripts open with ``{"type": "mode", ..}`` and carry
+    file-history snapshots between turns: neither is a turn, and neither hides the format."""
+    path = FIX / "claude_code_mode" / "c41e7a10-2b9d-4f6e-9a83-5d0c1e2f3a4b.jsonl"
+    assert load.detect(path) == "claude-code"
+    run = _only_run(path)
+    assert run.task.instruction.startswith("the test for parse_amount fails")
+    assert [c.name for c in run.actions] == ["Bash", "Read", "Edit", "Bash"]
+    assert [c.is_error for c in run.actions] == [True, False, False, False]
+
+
+def test_a_file_of_only_unknown_typed_lines_is_not_claimed_as_claude_code(tmp_path):
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"type": "mode", "mode": "normal", "sessionId": "s1"}\n'
+                    '{"type": "heartbeat", "sessionId": "s1"}\n')
+    from wikitrace.runs import claude_code
+    from wikitrace.runs._common import sniff
+    assert not claude_code.looks_like(sniff(path))
