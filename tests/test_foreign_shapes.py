@@ -70,3 +70,18 @@ def test_a_file_of_only_unknown_typed_lines_is_not_claimed_as_claude_code(tmp_pa
     from wikitrace.runs import claude_code
     from wikitrace.runs._common import sniff
     assert not claude_code.looks_like(sniff(path))
+
+
+def test_swe_agent_java_run_sees_a_refused_search_and_a_sed_error_but_not_an_empty_find():
+    """SWE-agent 0.x on a Java repository (the old template: a demonstration marked
+    ``is_demo`` before the issue): a search_dir that refused to list ("Please narrow your
+    search"), a sed whose expression did not parse and a missing build tool are errors; a
+    find_file that found nothing is an answer."""
+    from wikitrace.runs import swe_agent
+    run = _only_run(FIX / "swe_agent_java" / "acme__ledger-12.traj", "swe-agent")
+    assert run.task.instruction.startswith("Money.parseAmount(\"12\") throws")  # not the demonstration's issue
+    flags = {t.arguments.split()[0] + ("" if t.arguments.split()[0] != "search_dir" else " " + t.arguments.split()[1]): t.is_error
+             for t in run.actions}
+    assert flags == {'search_dir "Money"': True, 'search_dir "parseAmount"': False, "open": False, "sed": True,
+                     "edit": False, "mvn": True, "find_file": False, "submit": False}
+    assert swe_agent.instance_id(FIX / "swe_agent_java" / "acme__ledger-12.traj") == "acme__ledger-12"
