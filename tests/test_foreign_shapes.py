@@ -85,3 +85,12 @@ def test_swe_agent_java_run_sees_a_refused_search_and_a_sed_error_but_not_an_emp
     assert flags == {'search_dir "Money"': True, 'search_dir "parseAmount"': False, "open": False, "sed": True,
                      "edit": False, "mvn": True, "find_file": False, "submit": False}
     assert swe_agent.instance_id(FIX / "swe_agent_java" / "acme__ledger-12.traj") == "acme__ledger-12"
+
+
+def test_a_notebook_printout_of_many_episodes_is_not_counted_as_one_run():
+    """The progress bar's total: a ReAct notebook printout holds many episodes (the bar read
+    "compiling runs: 7/1 (700%)"), so its count is unknown until it is read."""
+    from wikitrace.input_survey import survey
+    found = survey([FIX / "react_notebook" / "fever_printout.txt"])
+    assert found.formats and set(found.formats.values()) == {"react-notebook"}
+    assert found.runs is None
