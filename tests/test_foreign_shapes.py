@@ -94,3 +94,17 @@ def test_a_notebook_printout_of_many_episodes_is_not_counted_as_one_run():
     found = survey([FIX / "react_notebook" / "fever_printout.txt"])
     assert found.formats and set(found.formats.values()) == {"react-notebook"}
     assert found.runs is None
+
+
+def test_a_run_the_step_limit_ended_teaches_no_lesson_about_its_answer(tmp_path):
+    """WebShop episode 2 of the fixture ran out of steps while browsing: its last click opened
+    a page and ended nothing, so no insight source may say it "answered" with it."""
+    import json
+    from wikitrace.build import BuildOptions, build
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[FIX / "react_notebook" / "webshop_printout.txt"], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    limited = {r["step"] for r in data["runs"] if r["run_id"] == "webshop_printout-2"}
+    assert limited
+    details = [s["detail"] for i in data["insights"] for s in i["sources"] if s["step"] in limited]
+    assert details and not any("answered" in d for d in details), details

@@ -397,8 +397,8 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         if is_hand_off(i.call):
             out.append(hand_off_insight(r, i.call, False))
             break
-        if free_form(i.call) is not None:
-            out.append(_answer_insight(r, i.call))
+        if free_form(i.call) is not None and i.call is writes[-1] and harness_reason(r) is None:
+            out.append(_answer_insight(r, i.call))  # only the call that ended the run is its answer
             break
         broken = [h for h in rules_once(r, i.call) if h.broken]
         if broken:
