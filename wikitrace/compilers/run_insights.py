@@ -93,6 +93,9 @@ def _insight(key: str, title: str, guideline: str, applicability: str, detail: s
 # --- insights shared by both outcomes ---------------------------------------------------------
 
 
+_MISSING_PROGRAM = re.compile(r"command not found|^(?:[\w./-]+: )?(?:line \d+: |\d+: )?[^\s:]+: not found\s*$", re.M)
+
+
 def error_insight(r: Reading, err: Call) -> CandidateInsight:
     v, said = verb(err), shape(err)
     later = [c for c in r.calls if c.n > err.n]
@@ -101,8 +104,11 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
     if runs_a_command(err.turn):
         # a command's later success says little about this error: the advice is the message's own,
         # and what the successful runs that met it did is listed on the page
-        advice = ("fix what the message names (install or locate the missing program, correct the command) or "
-                  "reach the same end another way")
+        # a program the shell could not find is installed or located; any other message (a failing
+        # test, a rejected edit, a compiler error) is fixed where it points, then the command run again
+        missing = _MISSING_PROGRAM.search(err.turn.result or "")
+        advice = ("install or locate the missing program, or reach the same end another way" if missing else
+                  "fix what the message names, then send the command again, or reach the same end another way")
         detail = (f"a later {err.name} call went through at turn {passed.n}" if passed is not None else
                   "never got past it") + (f"; the same command was sent {len(same)} more time{'s' if len(same) != 1 else ''}"
                                           if same else "")
