@@ -120,3 +120,15 @@ def test_a_failing_test_command_is_not_advised_to_install_a_program():
     lessons = [i for i in compile_offline(run).insights if i.key.startswith("error|")]
     assert lessons and all("install" not in i.guideline for i in lessons)
     assert "then send the command again" in lessons[0].guideline
+
+
+def test_a_call_without_arguments_is_not_told_to_check_its_arguments():
+    """SWE-agent's ``submit`` takes no argument: the lesson of a failed run that submitted is
+    about the changes before it, not about 'each argument'."""
+    from wikitrace.compilers.offline import compile_offline
+    run = _only_run(FIX / "swe_agent_java" / "acme__ledger-12.traj", "swe-agent")
+    run.outcome = Outcome(success=False, steps=8)
+    lessons = [i for i in compile_offline(run).insights if i.key == "went-through|submit"]
+    assert lessons, [i.key for i in compile_offline(run).insights]
+    assert "argument" not in lessons[0].guideline
+    assert lessons[0].guideline.startswith("Before submit, check that the changes made before it do what the request asks")

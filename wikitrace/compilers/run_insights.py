@@ -340,9 +340,12 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     rules = rules or [x for x in [rule_naming(r, w.name)] if x]
     said = "a look-up's answer or the user's own words" if user_replies(r.run) else "a look-up's answer or the task text"
     quoted = "; ".join(f"\"{clip_words(x, 200)}\"" for x in rules)
+    args = w.turn.arguments
+    bare = not args or (isinstance(args, str) and args.strip() == (w.name or "").strip())  # SWE-agent's ``submit``
+    check = ("check that the changes made before it do what the request asks" if bare else
+             f"take each argument from {said} and check it against the part of the request it serves")
     return _insight(f"went-through|{v}", f"Before {v}, check the request and the rules on it",
-                   f"Before {v}, take each argument from {said} and check it against the part of the request it "
-                   "serves" + (f" and against what the system prompt's rules say of such a call: {quoted}" if rules
+                   f"Before {v}, {check}" + (f" and against what the system prompt's rules say of such a call: {quoted}" if rules
                                else " and against the system prompt's rules" if r.system is not None else "")
                    + f"; {v} going through does not show it was the change the task needed.",
                    f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w), False)
