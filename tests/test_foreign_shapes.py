@@ -132,3 +132,19 @@ def test_a_call_without_arguments_is_not_told_to_check_its_arguments():
     assert lessons, [i.key for i in compile_offline(run).insights]
     assert "argument" not in lessons[0].guideline
     assert lessons[0].guideline.startswith("Before submit, check that the changes made before it do what the request asks")
+
+
+def test_a_refused_click_followed_by_another_target_is_not_got_past(tmp_path):
+    """WebShop episode 1 of the fixture: click[30 liters] is refused (no such option), then
+    click[Buy Now] goes through. The option was never chosen: no source may say the run got
+    past the refusal."""
+    import json
+    from wikitrace.build import BuildOptions, build
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[FIX / "react_notebook" / "webshop_printout.txt"], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    step = next(r["step"] for r in data["runs"] if r["run_id"] == "webshop_printout-1")
+    details = [s["detail"] for i in data["insights"] if i["key"].startswith("error|click")
+               for s in i["sources"] if s["step"] == step]
+    assert details and not any("got past" in d for d in details), details
+    assert any("with another target" in d for d in details)

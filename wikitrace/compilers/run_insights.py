@@ -96,6 +96,15 @@ def _insight(key: str, title: str, guideline: str, applicability: str, detail: s
 _MISSING_PROGRAM = re.compile(r"command not found|^(?:[\w./-]+: )?(?:line \d+: |\d+: )?[^\s:]+: not found\s*$", re.M)
 
 
+def _other_target(x, y, listed: str) -> bool:
+    """Whether a plain-string retry aims elsewhere: no name the error listed, and no word in
+    common with the refused value (``click[blue]`` then ``click[Buy Now]``)."""
+    if not (isinstance(x, str) and isinstance(y, str)) or y.strip().lower() in listed:
+        return False
+    words = lambda v: set(re.findall(r"[a-z0-9]{2,}", v.lower()))  # noqa: E731
+    return not (words(x) & words(y))
+
+
 def error_insight(r: Reading, err: Call) -> CandidateInsight:
     v, said = verb(err), shape(err)
     later = [c for c in r.calls if c.n > err.n]
@@ -132,6 +141,12 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
             advice = f"do what the message asks first, then send the same {err.name} call again"
         detail = f"got past it at turn {passed.n} ({what_changed(err, passed)})"
         worked = True
+        if _other_target(x, y, listed):
+            # click[blue] refused, then click[Buy Now]: the later call went through, but the refused
+            # one was never sent right, so the run did not get past it
+            advice = f"call {err.name} again only with a value the latest answer shows, word for word"
+            detail = f"a later {err.name} call went through at turn {passed.n}, with another target ({what_changed(err, passed)})"
+            worked = False
     elif same:
         advice = f"do not send the same {err.name} call again: change what the message points at first"
         detail = f"sent the same call {len(same)} more time{'s' if len(same) != 1 else ''}, never got past it"
