@@ -43,6 +43,9 @@ TOOLS = Path(__file__).parent / "fixtures" / "importers" / "swe_agent_tools"
     "sh: 1: Syntax error: \"(\" unexpected",
     "zsh: command not found: javac",
     "python: can't open file '/r/reproduce.py': [Errno 2] No such file or directory",
+    "More than 156 files matched for \"JsonFactory\" in /fasterxml__jackson-core. Please narrow your search.",
+    "More than 40 lines matched for \"value\" in /r/src/Writer.java. Please narrow your search.",
+    "sed: -e expression #1, char 42: unterminated `s' command",
     # failing test summaries
     "....F\n=================================== FAILURES ===================================\n___ test_x ___",
     "F..\n1 failed, 2 passed in 0.05s",

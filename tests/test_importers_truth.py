@@ -270,7 +270,11 @@ def test_webshop_printout_scores_resets_and_thoughts():
     assert towel.actions[1].reasoning.startswith("B0TOWEL001 is grey cotton")
     assert by_id["webshop_printout-1"].actions[2].is_error is True  # Invalid action!
     assert by_id["webshop_printout-2"].outcome.ended_by.startswith("harness: step limit reached")
-    assert by_id["webshop_printout-3"].outcome.ended_by == "agent"  # bought, scored 0
+    bottle = by_id["webshop_printout-3"]
+    assert bottle.outcome.ended_by == "agent"  # bought, scored 0
+    # a thought the model's token limit cut before its "]" is still a thought, not a call named "think[For"
+    assert [c.name for c in bottle.actions] == ["search", "click", "click"]
+    assert bottle.actions[-1].reasoning.startswith("For a stainless steel water bottle of 1 liter")
     for run in runs:
         _check_contract(run)
 

@@ -76,7 +76,7 @@ def test_an_error_every_run_met_is_one_environment_lesson_not_a_cause(tmp_path):
     assert c["verdict"] == "none"  # met by every run: it separates nothing
     page = (out / "insight" / f"{jdk['id']}.md").read_text()
     assert "Runs of this task type that met this error: 8 failed, 4 successful." in page
-    assert "It does not separate failed from successful runs, so it did not decide the outcome" in page
+    assert "do not show that it separates failed from successful runs, so it is not named a cause" in page
     assert "likely cause" not in page
     # the task type's totals and the p-value change with every run: the index holds them, not the page
     assert "8 failed and 4 successful runs." in (out / "insight" / "_index.md").read_text()

@@ -102,7 +102,8 @@ class Check:
             part = re.sub(r" and \d+ more$", "", part)  # the places past the third are counted, not named
             m = re.fullmatch(r"`([^`]+)` from (.+)", part)
             assert m, part
-            value = call.arguments[m.group(1)]
+            # a call whose only argument is a plain string (click[grey]) names it `argument`
+            value = call.arguments if isinstance(call.arguments, str) and m.group(1) == "argument" else call.arguments[m.group(1)]
             values = [_flat(str(v)).lower() for v in _scalars(value)]
             values += [_NUMBER_WORDS[v] for v in _scalars(value) if isinstance(v, int) and v in _NUMBER_WORDS]
             for where in re.split(r", | and ", m.group(2)):
@@ -266,6 +267,8 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
     elif text.startswith("This answer ended the run and was judged wrong"):
         answer = c.call(turns[-1])
         assert c.went_through(turns[-1]) and isinstance(answer.arguments, str) and c.run.outcome.label == "failure"
+        # it ended the run: the last change, and the agent (not the harness) stopped there
+        assert c.changes()[-1] is answer and not (c.run.outcome.ended_by or "").startswith("harness"), text
         m = re.search(r'the task expected "(.+)", which (?:the look-up at turn (\d+)|no look-up) had returned\.$', text)
         if m and not m.group(1).endswith("…"):
             gold = re.compile(r"(?<![\w.])" + re.escape(_flat(m.group(1)).lower()) + r"(?!\w)")

@@ -17,7 +17,7 @@ from pathlib import Path
 _PARSE_ARRAY_LIMIT = 64 << 20  # a JSON array bigger than this is not parsed twice just to count it
 _MANY_RUN_FORMATS = ("native", "openai-chat")
 # Files holding an unknown number of runs until read (a log of many episodes, traces, samples).
-_UNCOUNTED_FORMATS = ("react-text", "otlp", "langfuse", "agents-sdk", "inspect-ai", "openhands")
+_UNCOUNTED_FORMATS = ("react-text", "react-notebook", "otlp", "langfuse", "agents-sdk", "inspect-ai", "openhands")
 
 
 @dataclass

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 
 from .arguments import _NOT_JSON, _as_text, _last_key, _parsed, check_arguments
-from .reading import Call, Reading, _occurs, command_of, is_command_line, leaves, t_is_user
+from .changes import edit_of
+from .reading import Call, Reading, _occurs, is_command_line, leaves, t_is_user
 from .text import clip, generic
 
 # A call that hands the conversation to a person: its failure is about *whether* to hand
@@ -167,14 +168,10 @@ def sums_to_named(listed: str, value) -> bool:
 
 
 def edited_files(r: Reading, calls: list[Call]) -> str:
-    """The files the run's changes touched (paths as they appear in the commands)."""
-    paths: list[str] = []
-    for c in calls:
-        args = c.turn.arguments
-        text = args.get("path") or args.get("file_path") or command_of(c.turn) if isinstance(args, dict) else command_of(c.turn)
-        for p in re.findall(r"[\w.~-]*/[\w./-]+\.\w+|\b[\w-]+\.(?:py|java|js|ts|go|rs|c|cc|cpp|h|rb|kt|scala|md|json|yaml|yml|xml|toml|cfg|txt)\b",
-                            str(text or "")):
-            paths.append(p)
+    """The files the run's changes touched, as the edit or its echo names them (``changes.edit_of``):
+    not every path-like word of a command, which would name the test file a ``pytest`` call only
+    ran, or a URL inside the text an edit wrote."""
+    paths = [e.file for c in calls if (e := edit_of(c.turn)) is not None]
     return join(list(dict.fromkeys(paths)), 3) if paths else ""
 
 

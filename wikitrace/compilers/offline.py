@@ -306,6 +306,9 @@ def _failure_items(r: Reading) -> list[Item]:
             turns=[c.n for c in shown], quote=quote_of(same[-1].turn.result),
             call=_call_line(same[0]) if same[0].writes else None), "loop", same[-1]))
     writes = [c for c in calls if c.writes and not c.error]
+    # only the last change, and only when the agent (not the harness) ended the run, is the
+    # answer that ended it: a WebShop click on a product before the purchase ended nothing
+    answered = writes[-1] if writes and harness_reason(r) is None else None
     for c in writes:
         notes, flagged = check_notes(r, c)
         if free_form(c) is None:
@@ -316,7 +319,7 @@ def _failure_items(r: Reading) -> list[Item]:
         items.append(Item(rank, Evidence(
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "")
             + (", after the user agreed." if c.confirmed else "."),
-            support=wrong_answer(r, c) or (
+            support=(wrong_answer(r, c) if c is answered else None) or (
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
                 "what the task asked for" + (" (see the checks below)." if flagged else "." + provenance(r, c))),
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))

@@ -93,6 +93,18 @@ def _insight(key: str, title: str, guideline: str, applicability: str, detail: s
 # --- insights shared by both outcomes ---------------------------------------------------------
 
 
+_MISSING_PROGRAM = re.compile(r"command not found|^(?:[\w./-]+: )?(?:line \d+: |\d+: )?[^\s:]+: not found\s*$", re.M)
+
+
+def _other_target(x, y, listed: str) -> bool:
+    """Whether a plain-string retry aims elsewhere: no name the error listed, and no word in
+    common with the refused value (``click[blue]`` then ``click[Buy Now]``)."""
+    if not (isinstance(x, str) and isinstance(y, str)) or y.strip().lower() in listed:
+        return False
+    words = lambda v: set(re.findall(r"[a-z0-9]{2,}", v.lower()))  # noqa: E731
+    return not (words(x) & words(y))
+
+
 def error_insight(r: Reading, err: Call) -> CandidateInsight:
     v, said = verb(err), shape(err)
     later = [c for c in r.calls if c.n > err.n]
@@ -101,8 +113,11 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
     if runs_a_command(err.turn):
         # a command's later success says little about this error: the advice is the message's own,
         # and what the successful runs that met it did is listed on the page
-        advice = ("fix what the message names (install or locate the missing program, correct the command) or "
-                  "reach the same end another way")
+        # a program the shell could not find is installed or located; any other message (a failing
+        # test, a rejected edit, a compiler error) is fixed where it points, then the command run again
+        missing = _MISSING_PROGRAM.search(err.turn.result or "")
+        advice = ("install or locate the missing program, or reach the same end another way" if missing else
+                  "fix what the message names, then send the command again, or reach the same end another way")
         detail = (f"a later {err.name} call went through at turn {passed.n}" if passed is not None else
                   "never got past it") + (f"; the same command was sent {len(same)} more time{'s' if len(same) != 1 else ''}"
                                           if same else "")
@@ -126,6 +141,12 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
             advice = f"do what the message asks first, then send the same {err.name} call again"
         detail = f"got past it at turn {passed.n} ({what_changed(err, passed)})"
         worked = True
+        if _other_target(x, y, listed):
+            # click[blue] refused, then click[Buy Now]: the later call went through, but the refused
+            # one was never sent right, so the run did not get past it
+            advice = f"call {err.name} again only with a value the latest answer shows, word for word"
+            detail = f"a later {err.name} call went through at turn {passed.n}, with another target ({what_changed(err, passed)})"
+            worked = False
     elif same:
         advice = f"do not send the same {err.name} call again: change what the message points at first"
         detail = f"sent the same call {len(same)} more time{'s' if len(same) != 1 else ''}, never got past it"
@@ -334,9 +355,12 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     rules = rules or [x for x in [rule_naming(r, w.name)] if x]
     said = "a look-up's answer or the user's own words" if user_replies(r.run) else "a look-up's answer or the task text"
     quoted = "; ".join(f"\"{clip_words(x, 200)}\"" for x in rules)
+    args = w.turn.arguments
+    bare = not args or (isinstance(args, str) and args.strip() == (w.name or "").strip())  # SWE-agent's ``submit``
+    check = ("check that the changes made before it do what the request asks" if bare else
+             f"take each argument from {said} and check it against the part of the request it serves")
     return _insight(f"went-through|{v}", f"Before {v}, check the request and the rules on it",
-                   f"Before {v}, take each argument from {said} and check it against the part of the request it "
-                   "serves" + (f" and against what the system prompt's rules say of such a call: {quoted}" if rules
+                   f"Before {v}, {check}" + (f" and against what the system prompt's rules say of such a call: {quoted}" if rules
                                else " and against the system prompt's rules" if r.system is not None else "")
                    + f"; {v} going through does not show it was the change the task needed.",
                    f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w), False)
@@ -397,8 +421,8 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         if is_hand_off(i.call):
             out.append(hand_off_insight(r, i.call, False))
             break
-        if free_form(i.call) is not None:
-            out.append(_answer_insight(r, i.call))
+        if free_form(i.call) is not None and i.call is writes[-1] and harness_reason(r) is None:
+            out.append(_answer_insight(r, i.call))  # only the call that ended the run is its answer
             break
         broken = [h for h in rules_once(r, i.call) if h.broken]
         if broken:

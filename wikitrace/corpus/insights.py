@@ -16,7 +16,7 @@ when a one-sided Fisher exact test on that 2x2 table gives p < 0.05 for "met mor
 often in failed runs" (and "met more often by successful runs" for the other tail). Fisher's test is
 exact at any sample size, so three runs never make a cause; no threshold is fitted
 to any data set. Otherwise the page says the pattern was also met in b of S
-successful runs and did not decide the outcome, and links the successful runs that
+successful runs and that the runs so far do not show it separating the outcomes, and links the successful runs that
 met it with the lessons they teach (what they did instead). Lessons drawn from how
 a failed run ended (a wrong final answer) have no pattern to contrast and say so.
 """
@@ -218,8 +218,10 @@ def contrast_sentence(entry: dict) -> str:
     if v == "success":
         return met + ("Runs that met it succeeded more often than the runs that did not"
                       + (", so it is not a cause of failure." if side in TROUBLE else "."))
-    return met + ("It does not separate failed from successful runs, so it did not decide the outcome"
-                  + (" (successful runs met it too)." if c["success_met"] and side in TROUBLE else "."))
+    # not significant: either both outcomes met it alike, or too few runs to tell ("1 failed,
+    # 0 successful" is no proof that it separates them, nor that it does not)
+    return met + ("The runs so far do not show that it separates failed from successful runs, so it is not "
+                  "named a cause" + (" (successful runs met it too)." if c["success_met"] and side in TROUBLE else "."))
 
 
 def index_note(entry: dict) -> str:
@@ -233,7 +235,7 @@ def index_note(entry: dict) -> str:
         figures += f"; one-sided Fisher p = {c['p']:.2g}"
     verdict = {"failure": "a likely cause of failure" if c["pattern"].split("|", 1)[0] in TROUBLE
                else "taken more often by failed runs",
-               "success": "met more often by successful runs", "none": "did not decide the outcome"}
+               "success": "met more often by successful runs", "none": "not shown to separate the outcomes"}
     return figures + (f"; {verdict[c['verdict']]}" if c["verdict"] in verdict else "")
 
 

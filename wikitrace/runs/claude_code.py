@@ -55,15 +55,21 @@ def _is_entry(obj: Any) -> bool:
             and any(key in obj for key in _MARKERS))
 
 
-def _verdict(line: str) -> bool | None:
+_UNKNOWN = "unknown"  # a line naming a session, of a type this list does not know
+
+
+def _verdict(line: str) -> bool | str | None:
     """True: a user/assistant transcript line; False: a line Claude Code never writes;
-    None: a bookkeeping line (summary, file-history-snapshot, system...) that says nothing yet."""
+    None: a bookkeeping line (summary, file-history-snapshot, system...) that says nothing yet;
+    ``_UNKNOWN``: a typed line naming its session, of a type newer than this list
+    (``{"type": "mode", "sessionId": ..}`` opens current transcripts): passed over, and not
+    counted as bookkeeping, so only a real transcript line can make the file Claude Code's."""
     try:
         obj = json.loads(line)
     except (ValueError, RecursionError):
         return False
     if not _is_entry(obj):
-        return False
+        return _UNKNOWN if isinstance(obj, dict) and isinstance(obj.get("type"), str) and "sessionId" in obj else False
     if obj["type"] in _TYPES and isinstance(obj.get("message"), dict):
         return True
     return None
@@ -82,6 +88,8 @@ def looks_like(s: Sniff) -> bool:
     for line in lines:
         if line.strip():
             verdict = _verdict(line)
+            if verdict is _UNKNOWN:
+                continue
             if verdict is not None:
                 return verdict
             seen += 1
@@ -94,6 +102,8 @@ def looks_like(s: Sniff) -> bool:
                     break
                 if raw.strip():
                     verdict = _verdict(raw.decode("utf-8", errors="replace"))
+                    if verdict is _UNKNOWN:
+                        continue
                     if verdict is not None:
                         return verdict
                     seen += 1

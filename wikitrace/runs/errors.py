@@ -82,6 +82,11 @@ _COLUMN0_SHAPES = [
     r"No (?:replacement|change|edit)s? (?:was|were) (?:performed|made|applied)\b",
     r"(?:Unrecognized|Unknown|Unsupported) (?:command|option|argument|parameter|subcommand)s?\b",
     r"(?:Parameter|Argument|Option) [^\n]{1,80}? is required\b",
+    # a search the tool would not list: SWE-agent's search_dir / search_file "More than 156 files
+    # matched for "X" in /r. Please narrow your search."
+    r"More than \d+ (?:files|lines|matches|results) matched\b[^\n]{0,300}?\bPlease narrow\b",
+    # sed rejecting its script: "sed: -e expression #1, char 42: unterminated `s' command"
+    r"sed: -e expression #\d+, char \d+: ",
     r"Invalid (?:[`'\"]?[\w-]+[`'\"]? ){0,3}?(?:parameter|argument|option|value|path|range|request|syntax)\b",
 ]
 _COLUMN0 = re.compile(r"^(?:" + "|".join(_COLUMN0_SHAPES) + ")", re.M)

@@ -1,0 +1,150 @@
+"""Shapes met in public agent logs this repository does not hold (SWE-agent on Java
+repositories, the ReAct notebooks' printouts, Claude Code sessions), written here in
+their real shapes with our own content: each one once read or worded wrongly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wikitrace.compilers.insight_words import edited_files
+from wikitrace.compilers.reading import read_run
+from wikitrace.runs import load
+from wikitrace.runs.model import Outcome, Run, Task, Turn
+
+FIX = Path(__file__).parent / "fixtures" / "importers"
+
+
+def _only_run(path: Path, fmt: str | None = None) -> Run:
+    runs = [r for r in load._read(path, fmt or load.detect(path)) if isinstance(r, Run)]
+    assert len(runs) == 1
+    return runs[0]
+
+
+def _writes(run: Run):
+    r = read_run(run)
+    return r, [c for c in r.calls if c.writes and not c.error]
+
+
+def test_changed_files_are_what_the_edits_changed_not_what_a_test_command_ran():
+    run = _only_run(FIX / "claude_code_fix" / "7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14.jsonl")
+    r, writes = _writes(run)
+    changed = edited_files(r, writes)
+    assert "ledger/invoice.py" in changed
+    assert "test_invoice.py" not in changed  # pytest ran it; nothing edited it
+
+
+def test_changed_files_of_a_swe_agent_edit_are_the_open_file_not_a_url_in_its_text():
+    """SWE-agent's ``edit N:M`` names no file: the editor's echo does. The text it wrote
+    (a pom.xml with its namespace URL) holds no file it changed."""
+    pom = "edit 1:1\n<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n  <modelVersion>4.0.0</modelVersion>\n</project>\nend_of_edit"
+    turns = [Turn(turn=0, type="message", role="user", content="Fix the build of the widget module."),
+             Turn(turn=1, type="function_call", role="assistant", name="create", arguments="create pom.xml",
+                  result="[File: /acme__widgets/pom.xml (1 lines total)]\n1:", is_error=False),
+             Turn(turn=2, type="function_call", role="assistant", name="edit", arguments=pom,
+                  result="[File: /acme__widgets/pom.xml (3 lines total)]\n1:<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n"
+                         "File updated. Please review the changes and make sure they are correct.", is_error=False),
+             Turn(turn=3, type="function_call", role="assistant", name="submit", arguments="submit",
+                  result="diff --git a/pom.xml b/pom.xml\nnew file mode 100644\n", is_error=False),
+             Turn(turn=4, type="episode_over")]
+    run = Run(run_id="acme__widgets-7", task=Task(id="acme__widgets-7", instruction="Fix the build.", task_type="swe-bench"),
+              turns=turns, outcome=Outcome(success=True, steps=3))
+    r, writes = _writes(run)
+    assert edited_files(r, writes) == "/acme__widgets/pom.xml"
+
+
+def test_a_claude_code_session_opening_with_a_mode_line_is_detected_and_read():
+    """Current Claude Code transcripts open with ``{"type": "mode", ..}`` and carry
+    file-history snapshots between turns: neither is a turn, and neither hides the format."""
+    path = FIX / "claude_code_mode" / "c41e7a10-2b9d-4f6e-9a83-5d0c1e2f3a4b.jsonl"
+    assert load.detect(path) == "claude-code"
+    run = _only_run(path)
+    assert run.task.instruction.startswith("the test for parse_amount fails")
+    assert [c.name for c in run.actions] == ["Bash", "Read", "Edit", "Bash"]
+    assert [c.is_error for c in run.actions] == [True, False, False, False]
+
+
+def test_a_file_of_only_unknown_typed_lines_is_not_claimed_as_claude_code(tmp_path):
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"type": "mode", "mode": "normal", "sessionId": "s1"}\n'
+                    '{"type": "heartbeat", "sessionId": "s1"}\n')
+    from wikitrace.runs import claude_code
+    from wikitrace.runs._common import sniff
+    assert not claude_code.looks_like(sniff(path))
+
+
+def test_swe_agent_java_run_sees_a_refused_search_and_a_sed_error_but_not_an_empty_find():
+    """SWE-agent 0.x on a Java repository (the old template: a demonstration marked
+    ``is_demo`` before the issue): a search_dir that refused to list ("Please narrow your
+    search"), a sed whose expression did not parse and a missing build tool are errors; a
+    find_file that found nothing is an answer."""
+    from wikitrace.runs import swe_agent
+    run = _only_run(FIX / "swe_agent_java" / "acme__ledger-12.traj", "swe-agent")
+    assert run.task.instruction.startswith("Money.parseAmount(\"12\") throws")  # not the demonstration's issue
+    flags = {t.arguments.split()[0] + ("" if t.arguments.split()[0] != "search_dir" else " " + t.arguments.split()[1]): t.is_error
+             for t in run.actions}
+    assert flags == {'search_dir "Money"': True, 'search_dir "parseAmount"': False, "open": False, "sed": True,
+                     "edit": False, "mvn": True, "find_file": False, "submit": False}
+    assert swe_agent.instance_id(FIX / "swe_agent_java" / "acme__ledger-12.traj") == "acme__ledger-12"
+
+
+def test_a_notebook_printout_of_many_episodes_is_not_counted_as_one_run():
+    """The progress bar's total: a ReAct notebook printout holds many episodes (the bar read
+    "compiling runs: 7/1 (700%)"), so its count is unknown until it is read."""
+    from wikitrace.input_survey import survey
+    found = survey([FIX / "react_notebook" / "fever_printout.txt"])
+    assert found.formats and set(found.formats.values()) == {"react-notebook"}
+    assert found.runs is None
+
+
+def test_a_run_the_step_limit_ended_teaches_no_lesson_about_its_answer(tmp_path):
+    """WebShop episode 2 of the fixture ran out of steps while browsing: its last click opened
+    a page and ended nothing, so no insight source may say it "answered" with it."""
+    import json
+    from wikitrace.build import BuildOptions, build
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[FIX / "react_notebook" / "webshop_printout.txt"], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    limited = {r["step"] for r in data["runs"] if r["run_id"] == "webshop_printout-2"}
+    assert limited
+    details = [s["detail"] for i in data["insights"] for s in i["sources"] if s["step"] in limited]
+    assert details and not any("answered" in d for d in details), details
+
+
+def test_a_failing_test_command_is_not_advised_to_install_a_program():
+    """A Claude Code session whose pytest run failed, then passed after an Edit: the lesson
+    about the failing run says to fix what the message names and run it again; installing
+    a program is advice for a shell that could not find one."""
+    from wikitrace.compilers.offline import compile_offline
+    run = _only_run(FIX / "claude_code_mode" / "c41e7a10-2b9d-4f6e-9a83-5d0c1e2f3a4b.jsonl")
+    run.outcome = Outcome(success=True, steps=4)
+    lessons = [i for i in compile_offline(run).insights if i.key.startswith("error|")]
+    assert lessons and all("install" not in i.guideline for i in lessons)
+    assert "then send the command again" in lessons[0].guideline
+
+
+def test_a_call_without_arguments_is_not_told_to_check_its_arguments():
+    """SWE-agent's ``submit`` takes no argument: the lesson of a failed run that submitted is
+    about the changes before it, not about 'each argument'."""
+    from wikitrace.compilers.offline import compile_offline
+    run = _only_run(FIX / "swe_agent_java" / "acme__ledger-12.traj", "swe-agent")
+    run.outcome = Outcome(success=False, steps=8)
+    lessons = [i for i in compile_offline(run).insights if i.key == "went-through|submit"]
+    assert lessons, [i.key for i in compile_offline(run).insights]
+    assert "argument" not in lessons[0].guideline
+    assert lessons[0].guideline.startswith("Before submit, check that the changes made before it do what the request asks")
+
+
+def test_a_refused_click_followed_by_another_target_is_not_got_past(tmp_path):
+    """WebShop episode 1 of the fixture: click[30 liters] is refused (no such option), then
+    click[Buy Now] goes through. The option was never chosen: no source may say the run got
+    past the refusal."""
+    import json
+    from wikitrace.build import BuildOptions, build
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[FIX / "react_notebook" / "webshop_printout.txt"], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    step = next(r["step"] for r in data["runs"] if r["run_id"] == "webshop_printout-1")
+    details = [s["detail"] for i in data["insights"] if i["key"].startswith("error|click")
+               for s in i["sources"] if s["step"] == step]
+    assert details and not any("got past" in d for d in details), details
+    assert any("with another target" in d for d in details)
