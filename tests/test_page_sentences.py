@@ -235,9 +235,11 @@ def _decision(c: Check, text: str, success: bool) -> None:
                 and " ".join((t.result or "").split()) == " ".join((first.result or "").split())]
         assert len(same) == int(m.group(2)) >= 3 and set(ns) <= {t.turn for t in same}
         return
-    m = re.fullmatch(r"Made (\d+) look-up calls? and no call that changes state\.", text)
+    m = re.fullmatch(r"Made (\d+) look-up calls? \((.+)\) and no call that changes state\.", text)
     if m:
         assert len(c.calls) == int(m.group(1)) and all(is_read_only(t) for t in c.calls)
+        named = re.split(r", | and ", re.sub(r" and \d+ more$", "", m.group(2)))
+        assert set(named) <= {t.name for t in c.calls}, text  # the tools it looked with, by name
         return
     if text in ("Ended the run without calling any tool.", "Answered without calling any tool."):
         assert not c.calls
@@ -272,7 +274,15 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             shown = [t.turn for t in c.calls if t.turn < answer.turn and not t.is_error
                      and gold.search(_flat(t.result or "").lower())]  # what the look-ups returned, not what they asked
             assert shown[:1] == ([int(m.group(2))] if m.group(2) else []), text
-    elif text.startswith("It returned") or text.startswith("The run was judged a "):
+    elif text.startswith("The run was judged a "):
+        m = re.search(r" The agent's last message \(turn (\d+)\) is quoted below\.$", text)
+        if m:  # the last thing the agent said, and nothing after it but the user's or the harness's turns
+            said = int(m.group(1))
+            assert turns == [said] and any(t.turn == said and t.type == "message" and t.role == "assistant"
+                                           for t in c.run.turns)
+            assert not any(t.type == "message" and t.role == "assistant" and (t.content or "").strip()
+                           and t.turn > said and not is_harness_turn(t) for t in c.run.turns)
+    elif text.startswith("It returned"):
         pass
     else:
         raise AssertionError(f"a support line no template knows: {text!r}")

@@ -32,13 +32,13 @@ def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
                          f"{f' (and {len(a.other) - 3} more)' if len(a.other) > 3 else ''}.")
         else:
             notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
-    if checks and not flagged:
-        notes.append("Every argument value appears in an earlier observation, user message or call.")
+    from .rules import _CONFIRM_WORDS
+
     for hit in rules_once(r, c):
         if hit.broken:
             flagged = True
             notes.append(f"The system prompt (turn {hit.turn}) says: \"{hit.sentence}\" — here {hit.broken}.")
-        else:
+        elif not _CONFIRM_WORDS.search(hit.sentence):  # a confirmation rule kept: the decision says the user agreed
             notes.append(f"A rule of the system prompt (turn {hit.turn}) on this action: \"{hit.sentence}\"")
     return notes, flagged
 

@@ -206,7 +206,9 @@ def procedure_insight(r: Reading) -> CandidateInsight:
             steps.append(f"make the change with {join(sorted(others), 3)}")
         tools, user, _ = sources(r, final)
         took = "; ".join(f"{join(sorted(k), 3)} from {t}" for t, k in sorted(tools.items()) if not t.startswith("the earlier"))
-        steps.append(f"call {v}" + (f", taking {took}" if took else "") + (" and the user's own values" if user else ""))
+        mine = f"{join(sorted(user), 3)} from the user's words" if user else ""
+        took = "; ".join(x for x in (took, mine) if x)
+        steps.append(f"call {v}" + (f", taking {took}" if took else ""))
     edited = edited_files(r, writes)
     detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "")
     how = ""
@@ -332,13 +334,12 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     v = verb(w)
     rules = list(dict.fromkeys(h.sentence for h in rules_once(r, w) if not _CONFIRM_WORDS.search(h.sentence)))[:2]
     rules = rules or [x for x in [rule_naming(r, w.name)] if x]
-    said = "a look-up's answer or the user's own words" if user_replies(r.run) else "a look-up's answer or the task text"
     quoted = "; ".join(f"\"{clip_words(x, 200)}\"" for x in rules)
+    end = "" if quoted.endswith(('."', '…"')) else "."
     return _insight(f"went-through|{v}", f"Before {v}, check the request and the rules on it",
-                   f"Before {v}, take each argument from {said} and check it against the part of the request it "
-                   "serves" + (f" and against what the system prompt's rules say of such a call: {quoted}" if rules
-                               else " and against the system prompt's rules" if r.system is not None else "")
-                   + f"; {v} going through does not show it was the change the task needed.",
+                   (f"Before {v}, hold the call against what the system prompt's rules say of it: {quoted}{end} " if rules
+                    else "") + "The call going through does not make it the change the task asked for: check each "
+                   "argument against the part of the request it serves first.",
                    f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w), False)
 
 

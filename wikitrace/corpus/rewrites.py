@@ -50,7 +50,9 @@ def ask_first(entry: dict, members: list[tuple[dict, dict]]) -> None:
     took = Counter(p.split("|", 2)[2] for e, _l in members for p in set(e.get("patterns") or [])
                    if p.startswith(f"picked|{tool}|"))
     runs = len(members)
-    common = sorted((k for k, n in took.items() if n >= 2 and 2 * n > runs), key=lambda k: (-took[k], k))
+    contrasted = {c["pattern"] for c in entry.get("separating") or [] if c["side"] == "failure"}  # take_from says it
+    common = sorted((k for k, n in took.items() if n >= 2 and 2 * n > runs and f"from|{tool}|{k}:picked" not in contrasted),
+                    key=lambda k: (-took[k], k))
     if not common:
         return
     from ..compilers.insight_words import join
@@ -71,3 +73,31 @@ def temper(entry: dict) -> None:
                               "ended more often than failed ones: end so only once the look-ups show the request "
                               "needs no change (a question) or allows none (a rule rules it out), and say which; "
                               "when it asks for a change the rules allow, make it.")
+
+
+def take_from(entry: dict) -> None:
+    """A change's page leads with where its arguments' values should come from, when the counts
+    of the task type show it (a ``from|<tool>|<argument>:<place>`` choice the Fisher test names):
+    successful runs took the value from the user's reply, the task or an answer more often, or
+    failed runs took it unasked from a listing or from no earlier turn more often."""
+    from .insights import FROM_WORDS
+
+    fields = entry["key"].split("|")
+    if fields[0] not in ("went-through", "procedure") or len(fields) < 2:
+        return
+    tool = fields[1].split(" ")[0].split(":")[0]
+    said = []
+    for c in entry.get("separating") or []:
+        kind, about, what = c["pattern"].split("|", 2)
+        if kind != "from" or about != tool:
+            continue
+        arg, _, where = what.rpartition(":")
+        counts = (f"among runs whose {tool} call went through, {c['success_met']} of {c['success']} successful and "
+                  f"{c['failed_met']} of {c['failed']} failed runs took it so")
+        if c["side"] == "success" and where in ("reply", "task", "shown"):
+            ask = " (ask for it when the user has not said it)" if where == "reply" else ""
+            said.append(f"Take `{arg}` of {tool} {FROM_WORDS[where]}{ask}: {counts}.")
+        elif c["side"] == "failure" and where in ("picked", "none"):
+            said.append(f"Do not set `{arg}` of {tool} {FROM_WORDS[where]}; ask or look it up first: {counts}.")
+    if said:
+        entry["guideline"] = " ".join(said[:2]) + " " + entry["guideline"]

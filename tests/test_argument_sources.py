@@ -1,0 +1,93 @@
+"""Where a change's argument values came from (the user's reply, the task, an answer, a value
+picked unasked among several listed, nowhere): recorded per run, contrasted between the
+successful and failed runs of a task type, and said on the page only when the counts separate
+them. An idle failure page quotes the agent's last message."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from test_choice_notes import _cancel
+from test_insight_layer import compile_runs, corpus_json
+from test_offline_content import AIRLINE_SYSTEM, _call, _msg, _record, _run, _turns
+from test_page_sentences import RUNS
+
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.compilers.reading import user_replies
+from wikitrace.runs.model import Outcome
+
+
+def _patterns(record: dict) -> set[str]:
+    return set(compile_offline(_run(record)).patterns)
+
+
+def test_a_value_the_user_said_in_reply_and_one_picked_unasked_are_told_apart():
+    assert "from|cancel_reservation|reservation_id:reply" in _patterns(_cancel("please cancel RB41XK"))
+    picked = _patterns(_cancel("the one to denver, not sure of the code"))
+    assert "from|cancel_reservation|reservation_id:picked" in picked
+    assert not any(p.startswith("from|cancel_reservation|reservation_id:reply") for p in picked)
+
+
+def _trials(told_wins: bool, runs: int = 6) -> list[dict]:
+    out = []
+    for k in range(runs):
+        for success in (True, False):
+            says = "please cancel RB41XK" if (success and told_wins) or not told_wins else "the one to denver"
+            record = _cancel(says, success=success)
+            record["run_id"] = f"cancel-{k}-{'ok' if success else 'ko'}"
+            record["task"]["id"] = f"task-{k}-{success}"  # no two trials of one task: only the type's contrast
+            out.append(record)
+    return out
+
+
+def test_a_source_that_separates_outcomes_leads_the_change_page(tmp_path):
+    data = corpus_json(compile_runs(tmp_path, _trials(told_wins=True)))
+    (page,) = [i for i in data["insights"] if i["key"] == "went-through|cancel_reservation"]
+    assert page["guideline"].startswith((
+        "Take `reservation_id` of cancel_reservation from what the user said in reply (ask for it when the user has "
+        "not said it): among runs whose cancel_reservation call went through, 6 of 6 successful and 0 of 6 failed "
+        "runs took it so.", "Do not set `reservation_id` of cancel_reservation unasked among several values one "
+        "answer listed; ask or look it up first: among runs whose cancel_reservation call went through, 0 of 6 "
+        "successful and 6 of 6 failed runs took it so."))
+    assert "6 of 6 successful and 0 of 6 failed" in page["guideline"]
+    shown = {c["pattern"] for c in page["separating"]}
+    assert "from|cancel_reservation|reservation_id:reply" in shown
+    # the failed runs' picks are counted the other way round, and the page names at most two such sentences
+    assert page["guideline"].count("`reservation_id`") <= 2
+
+
+def test_the_same_source_on_both_sides_is_not_advised(tmp_path):
+    data = corpus_json(compile_runs(tmp_path, _trials(told_wins=False)))
+    for page in data["insights"]:
+        assert "Take `" not in page["guideline"] and "Do not set `" not in page["guideline"]
+        assert not any(c["pattern"].startswith("from|") for c in page.get("separating") or [])
+
+
+def test_no_run_without_a_user_reply_is_said_to_take_a_value_from_one():
+    """Every importer's fixtures (coding agents' logs among them, where the task statement is a
+    user message in form): a value is "from the user's reply" only where a person answered."""
+    checked = 0
+    for run in RUNS:
+        run = copy.deepcopy(run)
+        run.outcome = run.outcome or Outcome(success=False, steps=len(run.turns))
+        patterns = compile_offline(run).patterns
+        if not user_replies(run):
+            assert not [p for p in patterns if p.startswith("from|") and p.endswith(":reply")], run.run_id
+        checked += any(p.startswith("from|") for p in patterns)
+    assert checked >= 1  # some fixture has a change with named arguments
+
+
+def test_an_idle_failure_page_names_its_look_ups_and_quotes_the_last_message():
+    refusal = "I'm sorry, basic economy flights cannot be modified, so I cannot move this trip."
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "move my flight in reservation Q7LMZ2 to friday"),
+        _call("get_reservation_details", {"reservation_id": "Q7LMZ2"}, json.dumps({"cabin": "basic_economy"})),
+        _msg("assistant", refusal),
+        _msg("user", "fine. ###STOP###"))
+    comp = compile_offline(_run(_record("idle-1", "airline", "Move the flight.", turns, False)))
+    (idle,) = [e for e in comp.evidence if "no call that changes state" in e.decision]
+    assert idle.decision == "Made 1 look-up call (get_reservation_details) and no call that changes state."
+    assert idle.support.endswith("The agent's last message (turn 3) is quoted below.")
+    assert idle.quote == refusal and idle.turns == [3]
