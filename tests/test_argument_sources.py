@@ -91,3 +91,16 @@ def test_an_idle_failure_page_names_its_look_ups_and_quotes_the_last_message():
     assert idle.decision == "Made 1 look-up call (get_reservation_details) and no call that changes state."
     assert idle.support.endswith("The agent's last message (turn 3) is quoted below.")
     assert idle.quote == refusal and idle.turns == [3]
+
+
+def test_a_wrong_answer_page_quotes_where_the_expected_answer_was_read_past():
+    """A failed QA run whose look-up had returned the expected answer: the page quotes the words
+    around it from that answer (the sentence check over every fixture proves the quote exact)."""
+    notes = []
+    for run in RUNS:
+        if run.source.get("format") != "react-text" or not (run.task.metadata or {}).get("gold_answer"):
+            continue
+        run = copy.deepcopy(run)
+        run.outcome = Outcome(success=False, steps=len(run.turns))
+        notes += [n for e in compile_offline(run).evidence for n in e.notes if " had returned it in: " in n]
+    assert notes and all(n.startswith("Search at turn ") for n in notes)

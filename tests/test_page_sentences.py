@@ -289,6 +289,13 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
 
 
 def _note(c: Check, text: str, n: int) -> None:
+    m = re.fullmatch(r'(\S+) at turn (\d+) had returned it in: "…?(.+?)…?"', text)
+    if m:  # the words around the expected answer, quoted exactly from that look-up's answer
+        seen = c.call(int(m.group(2)))
+        assert seen.name == m.group(1) and int(m.group(2)) < n and not seen.is_error
+        assert m.group(3) in " ".join((seen.result or "").split()), text  # exact, case kept
+        assert c.run.outcome.label == "failure"
+        return
     m = re.fullmatch(r"The error listed (\d+) names \((.+)\); (?:the (\S+) call at turn (\d+) sent one of them "
                      r"\('(.+)'\)|no later (\S+) call sent one of them)\.", text)
     if m:  # the names an error offered, and whether a later call of its tool sent one

@@ -29,7 +29,7 @@ from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
 from .insight_words import free_form, join
-from .page_notes import check_notes, choice_notes, followed_note, listed_note, provenance, wrong_answer
+from .page_notes import answer_context, check_notes, choice_notes, followed_note, listed_note, provenance, wrong_answer
 from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .arguments import check_arguments
@@ -310,6 +310,8 @@ def _failure_items(r: Reading) -> list[Item]:
         notes, flagged = check_notes(r, c)
         if free_form(c) is None:
             notes = notes + choice_notes(r, c)
+        else:
+            notes = notes + answer_context(r, c)
         last = c is writes[-1]
         edit = edit_of(c.turn)
         rank = (90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000

@@ -133,3 +133,28 @@ def choice_notes(r: Reading, c: Call) -> list[str]:
                    f"{p.source.n}) gave for `{p.field}` (the others: {shown}); no user message before the call "
                    "holds it, so the agent chose it.")
     return out
+
+
+def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
+    """For a final answer judged wrong whose expected answer a look-up had returned: the words
+    around it in that look-up's answer, quoted exactly, so the reader sees what the agent read
+    past (the year beside a range, the full name beside a short one)."""
+    if free_form(c) is None or r.run.outcome is None or r.run.outcome.success:
+        return []
+    gold = expected_answer(r)
+    seen = answer_seen_in(r, gold, c) if gold else None
+    if seen is None:
+        return []
+    flat = " ".join((seen.turn.result or "").split())
+    at = flat.lower().find(" ".join(gold.split()).lower())
+    if at < 0:
+        return []
+    start, end = max(0, at - width), min(len(flat), at + len(gold) + width)
+    if start > 0 and " " in flat[start:at]:
+        start = flat.index(" ", start) + 1
+    if end < len(flat) and " " in flat[at + len(gold):end]:
+        end = flat.rindex(" ", at + len(gold), end)
+    window = flat[start:end]
+    if "\"" in window:
+        return []  # a quote inside would not read back exactly
+    return [f"{seen.name} at turn {seen.n} had returned it in: \"{'…' if start else ''}{window}{'…' if end < len(flat) else ''}\""]

@@ -182,11 +182,12 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             "same_task": trials.compare([e for e, _l in members]),
             "separating": relevant(lesson["key"], splits.get(kind, [])),
         })
+    kind_of_entry = {iid: kind_of(groups[iid][0][0]) for iid in groups}
     for entry in out:
         retitle(entry)
         temper(entry)
         ask_first(entry, groups[entry["id"]])
-        take_from(entry)
+        take_from(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]

@@ -75,7 +75,7 @@ def temper(entry: dict) -> None:
                               "when it asks for a change the rules allow, make it.")
 
 
-def take_from(entry: dict) -> None:
+def take_from(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict | None = None) -> None:
     """A change's page leads with where its arguments' values should come from, when the counts
     of the task type show it (a ``from|<tool>|<argument>:<place>`` choice the Fisher test names):
     successful runs took the value from the user's reply, the task or an answer more often, or
@@ -101,3 +101,17 @@ def take_from(entry: dict) -> None:
             said.append(f"Do not set `{arg}` of {tool} {FROM_WORDS[where]}; ask or look it up first: {counts}.")
     if said:
         entry["guideline"] = " ".join(said[:2]) + " " + entry["guideline"]
+    elif fields[0] == "went-through" and kind_met is not None:
+        # no contrast: when most of the page's own runs (two at least) took an argument unasked or from
+        # nowhere, say how often the successful runs of the same change did too
+        took = Counter(p.split("|", 2)[2] for e, _l in members for p in set(e.get("patterns") or [])
+                       if p.startswith(f"from|{tool}|") and p.endswith((":picked", ":none")))
+        runs = len(members)
+        wins = kind_met.get(f"went-through|{tool}", Counter())["success"]
+        for what in sorted((k for k, n in took.items() if n >= 2 and 2 * n > runs), key=lambda k: (-took[k], k))[:2]:
+            arg, _, where = what.rpartition(":")
+            also = kind_met.get(f"from|{tool}|{what}", Counter())["success"]
+            if wins:
+                entry["guideline"] += (f" `{arg}` came {FROM_WORDS[where]} in {took[what]} of {runs} runs here, and in "
+                                       f"{also} of {wins} successful runs whose {tool} call went through"
+                                       + (": that alone did not decide the outcome." if also else "."))
