@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
-from .rewrites import ask_first, retitle, take_from, temper
+from .rewrites import advise_choices, ask_first, retitle, take_from, temper
 from .trials import WORDS_FROM, Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
@@ -188,6 +188,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         temper(entry)
         ask_first(entry, groups[entry["id"]])
         take_from(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
+        advise_choices(entry)
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]

@@ -100,7 +100,7 @@ def take_from(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict
         elif c["side"] == "failure" and where in ("picked", "none"):
             said.append(f"Do not set `{arg}` of {tool} {FROM_WORDS[where]}; ask or look it up first: {counts}.")
     if said:
-        entry["guideline"] = " ".join(said[:2]) + " " + entry["guideline"]
+        entry["guideline"] = said[0] + " " + entry["guideline"]
     elif fields[0] == "went-through" and kind_met is not None:
         # no contrast: when most of the page's own runs (two at least) took an argument unasked or from
         # nowhere, say how often the successful runs of the same change did too
@@ -115,3 +115,36 @@ def take_from(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict
                 entry["guideline"] += (f" `{arg}` came {FROM_WORDS[where]} in {took[what]} of {runs} runs here, and in "
                                        f"{also} of {wins} successful runs whose {tool} call went through"
                                        + (": that alone did not decide the outcome." if also else "."))
+
+
+_ADVICE = {  # (choice kind, where/how, side that did it more often) -> what to do, for the tool
+    ("query", "own", "failure"): "Build each {t} query from names the task or an earlier answer gives, not from words "
+                                 "of your own",
+    ("query", "task", "success"): "Send {t} queries in the task's own words (the names it gives)",
+    ("query", "shown", "success"): "Send {t} next for a name an earlier answer showed",
+    ("said", "own", "failure"): "Give the {t} answer in words the task or a look-up gave, not words of your own",
+    ("said", "shown", "success"): "Give the {t} answer in the words a look-up returned",
+    ("retry", "listed", "success"): "After an error of {t}, call it again with a value the error's text names",
+    ("retry", "same", "failure"): "After an error of {t}, do not send the same call again",
+}
+
+
+def advise_choices(entry: dict) -> None:
+    """A page whose separating choices include how a free-text query or answer was worded, or how
+    a call after an error differed, leads with that as an instruction, counts attached (the best
+    p only: the same contrast leads several pages of a task type, and each page's own lesson must
+    stay the larger part of it): the contrast the page shows anyway, said as what to do."""
+    from .insights import _RETRIED, _WHERE
+
+    said = []
+    for c in entry.get("separating") or []:
+        kind, tool, how = c["pattern"].split("|", 2)
+        advice = _ADVICE.get((kind, how, c["side"]))
+        if advice is None:
+            continue
+        did = (f"sent a {tool} query {_WHERE[how]}" if kind == "query" else f"gave a {tool} answer {_WHERE[how]}"
+               if kind == "said" else f"retried {tool} {_RETRIED[how]}")
+        said.append(f"{advice.format(t=tool)}: {c['failed_met']} of {c['failed']} failed and {c['success_met']} of "
+                    f"{c['success']} successful runs {did}.")
+    if said:
+        entry["guideline"] = said[0] + " " + entry["guideline"]
