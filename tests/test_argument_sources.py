@@ -77,19 +77,23 @@ def test_no_run_without_a_user_reply_is_said_to_take_a_value_from_one():
     assert checked >= 1  # some fixture has a change with named arguments
 
 
-def test_an_idle_failure_page_names_its_look_ups_and_quotes_the_last_message():
+def test_an_idle_failure_page_names_its_look_ups_and_quotes_what_the_agent_reported():
     refusal = "I'm sorry, basic economy flights cannot be modified, so I cannot move this trip."
     turns = _turns(
         _msg("system", AIRLINE_SYSTEM),
         _msg("user", "move my flight in reservation Q7LMZ2 to friday"),
         _call("get_reservation_details", {"reservation_id": "Q7LMZ2"}, json.dumps({"cabin": "basic_economy"})),
         _msg("assistant", refusal),
-        _msg("user", "fine. ###STOP###"))
+        _msg("user", "ok thanks"),
+        _msg("assistant", "You're welcome."),
+        _msg("user", "###STOP###"))
     comp = compile_offline(_run(_record("idle-1", "airline", "Move the flight.", turns, False)))
     (idle,) = [e for e in comp.evidence if "no call that changes state" in e.decision]
     assert idle.decision == "Made 1 look-up call (get_reservation_details) and no call that changes state."
-    assert idle.support.endswith("The agent's last message (turn 3) is quoted below.")
-    assert idle.quote == refusal and idle.turns == [3]
+    assert idle.support.endswith("What the agent wrote after its last call (turn 3) is quoted below.")
+    assert idle.quote == refusal and idle.turns == [3]  # the report, not the goodbye after it
+    (lesson,) = [i for i in comp.insights if i.key == "idle|lookups"]
+    assert lesson.detail.endswith(f'; it told the user (turn 3): "{refusal}"')
 
 
 def test_a_wrong_answer_page_quotes_where_the_expected_answer_was_read_past():

@@ -275,13 +275,15 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
                      and gold.search(_flat(t.result or "").lower())]  # what the look-ups returned, not what they asked
             assert shown[:1] == ([int(m.group(2))] if m.group(2) else []), text
     elif text.startswith("The run was judged a "):
-        m = re.search(r" The agent's last message \(turn (\d+)\) is quoted below\.$", text)
-        if m:  # the last thing the agent said, and nothing after it but the user's or the harness's turns
+        m = re.search(r" What the agent wrote after its last call \(turn (\d+)\) is quoted below\.$", text)
+        if m:  # the agent's first message after its last call (its last message when it called nothing)
             said = int(m.group(1))
             assert turns == [said] and any(t.turn == said and t.type == "message" and t.role == "assistant"
                                            for t in c.run.turns)
-            assert not any(t.type == "message" and t.role == "assistant" and (t.content or "").strip()
-                           and t.turn > said and not is_harness_turn(t) for t in c.run.turns)
+            last_call = max((t.turn for t in c.calls), default=None)
+            between = [t for t in c.run.turns if t.type == "message" and t.role == "assistant" and not is_harness_turn(t)
+                       and (t.content or "").strip() and (last_call is None or t.turn > last_call)]
+            assert between and (between[0] if last_call is not None else between[-1]).turn == said, text
     elif text.startswith("It returned"):
         pass
     else:

@@ -28,7 +28,7 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
-from .insight_words import free_form, join
+from .insight_words import free_form, join, report_message
 from .page_notes import answer_context, check_notes, choice_notes, followed_note, listed_note, provenance, wrong_answer
 from .run_insights import insights_for
 from .run_patterns import patterns_of
@@ -324,8 +324,7 @@ def _failure_items(r: Reading) -> list[Item]:
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
     if not writes and not any(c.error for c in calls):
         last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
-        said = next((t for t in reversed(r.run.turns) if t not in r.harness and t.type == "message"
-                     and t.role == "assistant" and quote_of(t.content)), None)
+        said = report_message(r)
         if calls:
             decision = (f"Made {len(calls)} look-up call{'s' if len(calls) != 1 else ''} "
                         f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) and no call that changes state.")
@@ -334,7 +333,7 @@ def _failure_items(r: Reading) -> list[Item]:
             decision = "Ended the run without calling any tool."
             support = "The run was judged a failure without a single environment call."
         if said is not None:  # what the agent last told the user: where it left the request
-            support += f" The agent's last message (turn {said.turn}) is quoted below."
+            support += f" What the agent wrote after its last call (turn {said.turn}) is quoted below."
             last = said
         items.append(Item(40, Evidence(decision=decision, support=support, turns=[last.turn] if last else [],
                                        quote=quote_of(said.content, 240) if said is not None else None), "idle"))

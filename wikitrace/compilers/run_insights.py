@@ -27,7 +27,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, is_hand_off,
+from .insight_words import (WHY_WRONG, clip_words, last_said, edited_files, expected_answer, followed, free_form, is_hand_off,
                             is_verdict, join, named_by, packed_calls, picked, rule_title, sources, sums_to_named, top_key,
                             what_changed, why_wrong)
 from .reading import Call, Reading, command_of, harness_reason, runs_a_command, user_replies
@@ -280,7 +280,8 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
                            f"When the look-ups show the request needs no change (a question) or allows none (a change "
                            f"the rules rule out), answer from what {join(looks, 3)} returned, say why when it is a "
                            "refusal, and change nothing.", f"In {_kind(r)} that are settled without a change.",
-                           f"answered after {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}", True))
+                           f"answered after {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}"
+                           + last_said(r), True))
     for i in chosen:  # the first error the run got past
         if i.kind == "recovery" and i.call is not None:
             err = next((c for c in reversed(r.calls) if c.n < i.call.n and c.error and c.name == i.call.name), None)
@@ -379,7 +380,7 @@ def _idle_insight(r: Reading) -> CandidateInsight:
     return _insight("idle|lookups", "Act on what the look-ups found",
                    "Once the look-ups have given the facts, make the change or give the answer the request asks for, "
                    "or say why it cannot be done; do not end with look-ups only.",
-                   f"In {_kind(r)} that ask for a change or an answer.", looked, False)
+                   f"In {_kind(r)} that ask for a change or an answer.", looked + last_said(r), False)
 
 
 def repeats(r: Reading) -> list[tuple[Call, int]]:
