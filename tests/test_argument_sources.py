@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import json
 
-from test_choice_notes import _cancel
+from test_choice_notes import USER, _cancel
 from test_insight_layer import compile_runs, corpus_json
 from test_offline_content import AIRLINE_SYSTEM, _call, _msg, _record, _run, _turns
 from test_page_sentences import RUNS
@@ -134,3 +134,57 @@ def test_a_query_wording_that_separates_outcomes_leads_the_page_as_an_instructio
     mixed = [_qa_entry(k, k % 2 == 0, own_words=k % 4 < 2) for k in range(16)]  # as often on both sides
     (page,) = gather(mixed)
     assert page["guideline"].startswith("When Search answers")
+
+
+def test_a_change_the_successful_trials_did_not_make_names_what_they_did_instead(tmp_path):
+    """Tasks whose failed trial cancelled and whose successful trial refused: the page says to check
+    the rules first and quotes what the successful trials told the user instead."""
+    refusal = "Basic economy trips cannot be cancelled without travel insurance, so I cannot cancel this one."
+    runs = []
+    for task in range(3):
+        failed = _cancel("please cancel RB41XK")
+        failed["run_id"], failed["task"]["id"] = f"t{task}-ko", f"t{task}"
+        turns = _turns(
+            _msg("system", AIRLINE_SYSTEM),
+            _msg("user", "hi, i need to cancel RB41XK. user id noor_haddad_4471"),
+            _call("get_user_details", {"user_id": "noor_haddad_4471"}, json.dumps(USER)),
+            _msg("assistant", refusal),
+            _msg("user", "ok, thanks"),
+            _msg("assistant", "You're welcome."))
+        won = _record(f"t{task}-ok", "airline", "Cancel the trip to Denver.", turns, True)
+        won["task"]["id"] = f"t{task}"
+        runs += [failed, won]
+    data = corpus_json(compile_runs(tmp_path, runs))
+    (page,) = [i for i in data["insights"] if i["key"] == "went-through|cancel_reservation"]
+    assert page["title"] == "Check that the rules allow cancel_reservation at all before making it"
+    steps = {r["run_id"]: r["step"] for r in data["runs"]}
+    assert page["guideline"].endswith(  # two shown, in the failed runs' order
+        f" What those successful trials did instead: {steps['t0-ok']} told the user \"{refusal}\"; "
+        f"{steps['t1-ok']} told the user \"{refusal}\"."), page["guideline"]
+
+
+def test_ending_after_look_ups_names_what_the_successful_runs_that_ended_so_told_the_user():
+    from wikitrace.corpus.insights import gather
+
+    def entry(k: int, success: bool) -> dict:
+        said = f"Your fare class allows {k} free bags, so nothing needs to change."
+        lesson = ({"key": "answer-from", "title": "Answer from get_reservation_details when nothing should change",
+                   "guideline": "When the look-ups show the request needs no change, answer from them.",
+                   "applicability": "In airline tasks settled without a change.",
+                   "detail": f"answered after 1 look-up call; it told the user (turn 5): \"{said}\"", "worked": True}
+                  if success else
+                  {"key": "idle|lookups", "title": "Act on what the look-ups found",
+                   "guideline": "Once the look-ups have given the facts, make the change.",
+                   "applicability": "In airline tasks that ask for a change or an answer.",
+                   "detail": "1 look-up call (get_reservation_details), nothing settled", "worked": False})
+        return {"step": f"step-{k:04d}", "outcome": "success" if success else "failure", "task_type": "airline",
+                "task_id": f"t{k}", "patterns": ["did|get_reservation_details", "idle|lookups"], "lessons": [lesson]}
+
+    runs = [entry(k, k >= 2) for k in range(10)] + [
+        {"step": f"step-{k:04d}", "outcome": "failure", "task_type": "airline", "task_id": f"t{k}",
+         "patterns": ["went-through|book_reservation"], "lessons": []} for k in range(10, 18)]
+    (idle,) = [p for p in gather(runs) if p["key"] == "idle|lookups"]
+    assert idle["title"] == "End after look-ups only when the request needs no change or allows none"
+    assert idle["guideline"].endswith(
+        ' Successful runs that ended so: step-0002 told the user "Your fare class allows 2 free bags, so nothing '
+        'needs to change."; step-0003 told the user "Your fare class allows 3 free bags, so nothing needs to change.".')

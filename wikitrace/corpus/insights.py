@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
-from .rewrites import advise_choices, ask_first, retitle, take_from, temper
+from .rewrites import advise_choices, ask_first, retitle, take_from, temper, told_instead
 from .trials import WORDS_FROM, Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
@@ -183,9 +183,16 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             "separating": relevant(lesson["key"], splits.get(kind, [])),
         })
     kind_of_entry = {iid: kind_of(groups[iid][0][0]) for iid in groups}
+    by_step = {r["step"]: r for r in runs}
     for entry in out:
-        retitle(entry)
-        temper(entry)
+        retitle(entry, groups[entry["id"]], trials)
+        st = entry.get("same_task") or {}
+        top = (st.get("differences") or [{}])[0].get("text", "")
+        if st.get("side") == "failure" and not st.get("advised") and top.startswith("had no "):
+            said = told_instead(groups[entry["id"]], trials, top.split(" ")[2])
+            if said:
+                st["instead"] = said  # what the successful trials did instead, said with the advice
+        temper(entry, by_step)
         ask_first(entry, groups[entry["id"]])
         take_from(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
         advise_choices(entry)
@@ -339,7 +346,7 @@ def relevant(key: str, splits: list[dict], shown: int = 4) -> list[dict]:
 
 FROM_WORDS = {"reply": "from what the user said in reply", "task": "from the task statement alone",
               "picked": "unasked among several values one answer listed", "shown": "from an earlier answer",
-              "none": "from no earlier turn"}  # where a change's argument came from (run_patterns.argument_sources)
+              "none": "from no earlier answer, user message or call"}  # where a change's argument came from (run_patterns.argument_sources)
 
 
 def choice_sentence(c: dict) -> str:

@@ -6,10 +6,46 @@ sources took one unasked), and when ending after look-ups is right.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 
-def retitle(entry: dict) -> None:
+def _first_detail(run: dict | None, kind: str) -> str:
+    """The detail of the lesson a run teaches first, when it is of ``kind``; else ""."""
+    lessons = (run or {}).get("lessons") or []
+    return (lessons[0].get("detail") or "") if lessons and lessons[0]["key"].split("|")[0] == kind else ""
+
+
+def told_instead(members: list[tuple[dict, dict]], trials, tool: str, shown: int = 2) -> list[str]:
+    """What the successful trials of the failed members' tasks that made no ``tool`` change did
+    instead, read from the lesson each teaches first: what it told the user when it changed
+    nothing (the answer-from detail quotes it), the hand-off or the other change it ended with;
+    at most ``shown``, in the members' order."""
+    out: list[str] = []
+    for e, _l in members:
+        if e["outcome"] != "failure":
+            continue
+        task = trials.group(e)
+        for w in (trials.by_task.get(task, {}).get("success", []) if task is not None else []):
+            if f"went-through|{tool}" in (w.get("patterns") or []):
+                continue
+            for lesson in (w.get("lessons") or [])[:1]:  # the lesson a success teaches first: how it ended
+                detail, kind, other = lesson.get("detail") or "", *(lesson["key"].split("|") + [""])[:2]
+                turn = re.match(r"turn (\d+):", detail)
+                if kind == "answer-from" and "; it told the user (turn " in detail:
+                    said = f"{w['step']} told the user {detail.split('; it told the user (turn ', 1)[1].split('): ', 1)[1]}"
+                elif kind in ("hand-off", "procedure") and turn and other.split(" ")[0] != tool:
+                    said = f"{w['step']} {'handed off with' if kind == 'hand-off' else 'ended with'} {other} (turn {turn[1]})"
+                else:
+                    continue
+                if said not in out:
+                    out.append(said)
+            if len(out) >= shown:
+                return out
+    return out
+
+
+def retitle(entry: dict, members: list[tuple[dict, dict]] = (), trials=None) -> None:
     """A change that went through in a failed run says what to do first when successful runs
     made a look-up before that change more often than failed ones."""
     fields = entry["key"].split("|")
@@ -28,6 +64,9 @@ def retitle(entry: dict) -> None:
                               f"{st['compared']}), the successful trials made no {tool} change at all: before "
                               f"{tool}, check the system prompt's conditions for it, and when they are not met, "
                               "say so instead of making the change. " + entry["guideline"])
+        said = told_instead(members, trials, tool) if trials is not None else []
+        if said:
+            entry["guideline"] += " What those successful trials did instead: " + "; ".join(said) + "."
         return
     if first:
         from ..compilers.insight_words import join
@@ -62,7 +101,7 @@ def ask_first(entry: dict, members: list[tuple[dict, dict]]) -> None:
                            f"ask which one before {tool}: most runs here took such a value unasked ({counted}).")
 
 
-def temper(entry: dict) -> None:
+def temper(entry: dict, by_step: dict[str, dict] | None = None) -> None:
     """A failed run's "do not end with look-ups only" is wrong advice where successful runs of
     the task type ended that way more often (a question answered, a change the rules rule out):
     the page then says when ending so is right instead."""
@@ -73,6 +112,11 @@ def temper(entry: dict) -> None:
                               "ended more often than failed ones: end so only once the look-ups show the request "
                               "needs no change (a question) or allows none (a rule rules it out), and say which; "
                               "when it asks for a change the rules allow, make it.")
+        told = [f"{x['step']} told the user {d.split('; it told the user (turn ', 1)[1].split('): ', 1)[1]}"
+                for x in c.get("instead") or [] for d in [_first_detail((by_step or {}).get(x["step"]), "answer-from")]
+                if "; it told the user (turn " in d][:2]
+        if told:
+            entry["guideline"] += " Successful runs that ended so: " + "; ".join(told) + "."
 
 
 def take_from(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict | None = None) -> None:

@@ -222,6 +222,7 @@ def advice(entry: dict) -> str:
     if st.get("side") == "success":
         return (f"What set these successful runs apart from the failed trials of the same task: most of them "
                 f"{top['text']} ({top['runs']} of {st['compared']} compared).")
+    instead = f" What they did instead: {'; '.join(st['instead'])}." if st.get("instead") else ""
     return (f"Where a failed run here has a successful trial of the same task, for most of them ({top['runs']} of "
             f"{st['compared']} compared) the successful trials {top['text']}: weigh that step before ending a run "
-            "like these.")
+            "like these." + instead)
