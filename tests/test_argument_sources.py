@@ -46,10 +46,10 @@ def test_a_source_that_separates_outcomes_leads_the_change_page(tmp_path):
     (page,) = [i for i in data["insights"] if i["key"] == "went-through|cancel_reservation"]
     assert page["guideline"].startswith((
         "Take `reservation_id` of cancel_reservation from what the user said in reply (ask for it when the user has "
-        "not said it): among runs whose cancel_reservation call went through, 6 of 6 successful and 0 of 6 failed "
-        "runs took it so.", "Do not set `reservation_id` of cancel_reservation unasked among several values one "
-        "answer listed; ask or look it up first: among runs whose cancel_reservation call went through, 0 of 6 "
-        "successful and 6 of 6 failed runs took it so."))
+        "not said it): among runs whose cancel_reservation call went through, successful ones did so more often",
+        "Do not set `reservation_id` of cancel_reservation unasked among several values one answer listed; ask or "
+        "look it up first: among runs whose cancel_reservation call went through, failed ones did so more often"))
+    assert "(counts under Evidence)." in page["guideline"]
     shown = {c["pattern"] for c in page["separating"]}
     assert {"from|cancel_reservation|reservation_id:reply", "from|cancel_reservation|reservation_id:picked"} <= shown
     # both sides of one argument separate: the page says it once, and no ask-which sentence repeats it
@@ -128,9 +128,11 @@ def test_a_query_wording_that_separates_outcomes_leads_the_page_as_an_instructio
     runs = [_qa_entry(k, k % 2 == 0, own_words=k % 2 == 1) for k in range(16)]  # failures all wrote their own words
     (page,) = gather(runs)
     assert page["guideline"].startswith(
-        "Build each Search query from names the task or an earlier answer gives, not from words of your own: 8 of 8 "
-        "failed and 0 of 8 successful runs sent a Search query with words that neither the task text nor any "
-        "earlier answer held. When Search answers")
+        "Build each Search query from names the task or an earlier answer gives, not from words of your own: failed "
+        "runs of this task type sent a Search query with words that neither the task text nor any earlier answer "
+        "held more often (counts under Evidence). When Search answers")
+    assert any(c["pattern"] == "query|Search|own" and (c["failed_met"], c["success_met"]) == (8, 0)
+               for c in page["separating"])  # the counts, under Evidence
     mixed = [_qa_entry(k, k % 2 == 0, own_words=k % 4 < 2) for k in range(16)]  # as often on both sides
     (page,) = gather(mixed)
     assert page["guideline"].startswith("When Search answers")
@@ -188,3 +190,21 @@ def test_ending_after_look_ups_names_what_the_successful_runs_that_ended_so_told
     assert idle["guideline"].endswith(
         ' Successful runs that ended so: step-0002 told the user "Your fare class allows 2 free bags, so nothing '
         'needs to change."; step-0003 told the user "Your fare class allows 3 free bags, so nothing needs to change.".')
+
+
+def test_a_qa_success_names_the_look_ups_it_made_beside_its_procedure():
+    """What a successful QA run searched for, in its own words and order, is the detail beside it on
+    its procedure insight: the query shapes that found the answer."""
+    details = []
+    for run in RUNS:
+        if run.source.get("format") != "react-text":
+            continue
+        run = copy.deepcopy(run)
+        run.outcome = Outcome(success=True, steps=len(run.turns))
+        for lesson in compile_offline(run).insights:
+            if lesson.key.startswith("procedure|Finish"):
+                details.append(lesson.detail)
+                queries = [f"{t.name}[{t.arguments}]" for t in run.turns if t.type == "function_call"
+                           and t.name != "Finish" and isinstance(t.arguments, str) and len(t.arguments) <= 40]
+                assert all(q in lesson.detail for q in queries[:4]), lesson.detail
+    assert details and all("; looked up " in d for d in details)

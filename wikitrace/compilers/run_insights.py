@@ -27,10 +27,10 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from .insight_words import (WHY_WRONG, clip_words, last_said, edited_files, expected_answer, followed, free_form, is_hand_off,
-                            is_verdict, join, named_by, packed_calls, picked, rule_title, sources, sums_to_named, top_key,
-                            what_changed, why_wrong)
-from .reading import Call, Reading, command_of, harness_reason, runs_a_command, user_replies
+from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, is_hand_off,
+                            is_verdict, join, last_said, named_by, packed_calls, picked, rule_title, sources,
+                            sums_to_named, top_key, what_changed, why_wrong)
+from .reading import Call, Reading, command_of, harness_reason, runs_a_command
 from .rules import rules_for
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, first_line, generic, signature
@@ -206,11 +206,12 @@ def procedure_insight(r: Reading) -> CandidateInsight:
             steps.append(f"make the change with {join(sorted(others), 3)}")
         tools, user, _ = sources(r, final)
         took = "; ".join(f"{join(sorted(k), 3)} from {t}" for t, k in sorted(tools.items()) if not t.startswith("the earlier"))
-        mine = f"{join(sorted(user), 3)} from the user's words" if user else ""
-        took = "; ".join(x for x in (took, mine) if x)
+        took = "; ".join(x for x in (took, f"{join(sorted(user), 3)} from the user's words" if user else "") if x)
         steps.append(f"call {v}" + (f", taking {took}" if took else ""))
     edited = edited_files(r, writes)
-    detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "")
+    asked = [f"{c.name}[{clip(free_form(c), 40)}]" for c in r.calls if not c.writes and free_form(c) is not None]
+    detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "") + (  # what the look-ups asked, in order
+        f"; looked up {join(asked, 4)}" if answer is not None and asked else "")
     how = ""
     if answer is not None:
         how = (", giving the verdict" if is_verdict(r, answer) else ", giving a value a look-up returned"
@@ -280,8 +281,7 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
                            f"When the look-ups show the request needs no change (a question) or allows none (a change "
                            f"the rules rule out), answer from what {join(looks, 3)} returned, say why when it is a "
                            "refusal, and change nothing.", f"In {_kind(r)} that are settled without a change.",
-                           f"answered after {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}"
-                           + last_said(r), True))
+                           f"answered after {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}{last_said(r)}", True))
     for i in chosen:  # the first error the run got past
         if i.kind == "recovery" and i.call is not None:
             err = next((c for c in reversed(r.calls) if c.n < i.call.n and c.error and c.name == i.call.name), None)

@@ -54,9 +54,6 @@ def patterns_of(r: Reading) -> list[str]:
     return sorted(out)
 
 
-ARG_SOURCES = ("reply", "task", "picked", "shown", "again", "none")  # see argument_sources
-
-
 def argument_sources(r: Reading, w) -> list[tuple[str, str]]:
     """Where each top-level argument of a change came from, once per (argument, place):
     ``reply`` a user message answering the agent holds it (as a user writes it), ``task`` only

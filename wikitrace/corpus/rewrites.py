@@ -131,34 +131,31 @@ def take_from(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict
         return
     tool = fields[1].split(" ")[0].split(":")[0]
     said = []
-    for c in entry.get("separating") or []:
+    for c in entry.get("separating") or []:  # the counts stand under Evidence: this text moves only with the verdict
         kind, about, what = c["pattern"].split("|", 2)
         if kind != "from" or about != tool:
             continue
         arg, _, where = what.rpartition(":")
-        counts = (f"among runs whose {tool} call went through, {c['success_met']} of {c['success']} successful and "
-                  f"{c['failed_met']} of {c['failed']} failed runs took it so")
         if c["side"] == "success" and where in ("reply", "task", "shown"):
             ask = " (ask for it when the user has not said it)" if where == "reply" else ""
-            said.append(f"Take `{arg}` of {tool} {FROM_WORDS[where]}{ask}: {counts}.")
+            said.append(f"Take `{arg}` of {tool} {FROM_WORDS[where]}{ask}: among runs whose {tool} call went "
+                        "through, successful ones did so more often (counts under Evidence).")
         elif c["side"] == "failure" and where in ("picked", "none"):
-            said.append(f"Do not set `{arg}` of {tool} {FROM_WORDS[where]}; ask or look it up first: {counts}.")
+            said.append(f"Do not set `{arg}` of {tool} {FROM_WORDS[where]}; ask or look it up first: among runs "
+                        f"whose {tool} call went through, failed ones did so more often (counts under Evidence).")
     if said:
         entry["guideline"] = said[0] + " " + entry["guideline"]
     elif fields[0] == "went-through" and kind_met is not None:
         # no contrast: when most of the page's own runs (two at least) took an argument unasked or from
-        # nowhere, say how often the successful runs of the same change did too
+        # nowhere, say whether successful runs of the same change did so too (a fact that flips rarely)
         took = Counter(p.split("|", 2)[2] for e, _l in members for p in set(e.get("patterns") or [])
                        if p.startswith(f"from|{tool}|") and p.endswith((":picked", ":none")))
         runs = len(members)
-        wins = kind_met.get(f"went-through|{tool}", Counter())["success"]
         for what in sorted((k for k, n in took.items() if n >= 2 and 2 * n > runs), key=lambda k: (-took[k], k))[:2]:
             arg, _, where = what.rpartition(":")
-            also = kind_met.get(f"from|{tool}|{what}", Counter())["success"]
-            if wins:
-                entry["guideline"] += (f" `{arg}` came {FROM_WORDS[where]} in {took[what]} of {runs} runs here, and in "
-                                       f"{also} of {wins} successful runs whose {tool} call went through"
-                                       + (": that alone did not decide the outcome." if also else "."))
+            if kind_met.get(f"from|{tool}|{what}", Counter())["success"]:
+                entry["guideline"] += (f" `{arg}` came {FROM_WORDS[where]} in {took[what]} of {runs} runs here, and so "
+                                       f"it did in successful runs of {tool}: that alone did not decide the outcome.")
 
 
 _ADVICE = {  # (choice kind, where/how, side that did it more often) -> what to do, for the tool
@@ -175,7 +172,7 @@ _ADVICE = {  # (choice kind, where/how, side that did it more often) -> what to 
 
 def advise_choices(entry: dict) -> None:
     """A page whose separating choices include how a free-text query or answer was worded, or how
-    a call after an error differed, leads with that as an instruction, counts attached (the best
+    a call after an error differed, leads with that as an instruction (the best
     p only: the same contrast leads several pages of a task type, and each page's own lesson must
     stay the larger part of it): the contrast the page shows anyway, said as what to do."""
     from .insights import _RETRIED, _WHERE
@@ -188,7 +185,7 @@ def advise_choices(entry: dict) -> None:
             continue
         did = (f"sent a {tool} query {_WHERE[how]}" if kind == "query" else f"gave a {tool} answer {_WHERE[how]}"
                if kind == "said" else f"retried {tool} {_RETRIED[how]}")
-        said.append(f"{advice.format(t=tool)}: {c['failed_met']} of {c['failed']} failed and {c['success_met']} of "
-                    f"{c['success']} successful runs {did}.")
+        side = "successful" if c["side"] == "success" else "failed"  # counts under Evidence: moves with the verdict
+        said.append(f"{advice.format(t=tool)}: {side} runs of this task type {did} more often (counts under Evidence).")
     if said:
         entry["guideline"] = said[0] + " " + entry["guideline"]
