@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 from test_choice_notes import USER, _cancel
 from test_insight_layer import compile_runs, corpus_json
@@ -208,3 +209,14 @@ def test_a_qa_success_names_the_look_ups_it_made_beside_its_procedure():
                            and t.name != "Finish" and isinstance(t.arguments, str) and len(t.arguments) <= 40]
                 assert all(q in lesson.detail for q in queries[:4]), lesson.detail
     assert details and all("; looked up " in d for d in details)
+
+
+def test_a_failed_qa_page_lists_what_its_look_ups_asked_when_none_returned_the_answer():
+    asked = []
+    for run in RUNS:
+        if run.source.get("format") not in ("react-text", "react-notebook"):
+            continue
+        run = copy.deepcopy(run)
+        run.outcome = Outcome(success=False, steps=len(run.turns))
+        asked += [n for e in compile_offline(run).evidence for n in e.notes if n.startswith("Its look-ups before it asked: ")]
+    assert asked and all(re.match(r"Its look-ups before it asked: \w+\[", n) for n in asked)

@@ -235,7 +235,8 @@ def _decision(c: Check, text: str, success: bool) -> None:
                 and " ".join((t.result or "").split()) == " ".join((first.result or "").split())]
         assert len(same) == int(m.group(2)) >= 3 and set(ns) <= {t.turn for t in same}
         return
-    m = re.fullmatch(r"Made (\d+) look-up calls? \((.+)\) and no call that changes state\.", text)
+    m = re.fullmatch(r"(?:Made|Answered after) (\d+) look-up calls? \((.+)\) (?:and no call that changes state|"
+                     r"without a change)\.", text)
     if m:
         assert len(c.calls) == int(m.group(1)) and all(is_read_only(t) for t in c.calls)
         named = re.split(r", | and ", re.sub(r" and \d+ more$", "", m.group(2)))
@@ -291,6 +292,12 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
 
 
 def _note(c: Check, text: str, n: int) -> None:
+    m = re.fullmatch(r"Its look-ups before it asked: (.+)\.", text)
+    if m:  # each a free-text look-up sent before the decision's turn, in its words (clipped with …)
+        for name, arg in re.findall(r"(\w+)\[(.*?)\](?:, | and |$)", re.sub(r" and \d+ more$", "", m.group(1))):
+            assert any(t.name == name and t.turn <= n and isinstance(t.arguments, str)
+                       and " ".join(t.arguments.split()).startswith(arg.rstrip("…")) for t in c.calls), (name, arg)
+        return
     m = re.fullmatch(r'(\S+) at turn (\d+) had returned it in: "…?(.+?)…?"', text)
     if m:  # the words around the expected answer, quoted exactly from that look-up's answer
         seen = c.call(int(m.group(2)))

@@ -144,7 +144,7 @@ def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
     gold = expected_answer(r)
     seen = answer_seen_in(r, gold, c) if gold else None
     if seen is None:
-        return []
+        return asked_note(r, c.n)
     flat = " ".join((seen.turn.result or "").split())
     at = flat.lower().find(" ".join(gold.split()).lower())
     if at < 0:
@@ -158,3 +158,13 @@ def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
     if "\"" in window:
         return []  # a quote inside would not read back exactly
     return [f"{seen.name} at turn {seen.n} had returned it in: \"{'…' if start else ''}{window}{'…' if end < len(flat) else ''}\""]
+
+
+def asked_note(r: Reading, before: int) -> list[str]:
+    """The free-text look-ups a run sent before turn ``before``, in its own words and order (first
+    time each): the query shapes a reader compares with those that found an answer."""
+    asked = list(dict.fromkeys(f"{c.name}[{clip(' '.join(c.turn.arguments.split()), 60)}]" for c in r.calls
+                               if c.n < before and not c.writes and free_form(c) is not None))
+    if not asked:
+        return []
+    return [f"Its look-ups before it asked: {join(asked, 6)}."]
