@@ -332,6 +332,15 @@ def test_every_same_task_sentence_is_true_of_the_trials_it_names(tmp_path):
                 elif m := re.match(r"gave (\S+) another value of (\S+)", text):
                     assert all(values(f, m[1], m[2]) for f in fails), text
                     assert not any(values(f, m[1], m[2]) & values(w, m[1], m[2]) for f in fails for w in wins), text
+                elif m := re.match(r"took `(\S+)` of (\S+) from the task statement alone", text):
+                    task_text = lambda e: next(o for o in runs if o["run_id"] == e["run_id"])["task"]["instruction"]  # noqa: E731
+                    assert all(str(v) in task_text(w) for w in wins for v in values(w, m[2], m[1])), text
+                    assert not any(str(v) in task_text(f) for f in fails for v in values(f, m[2], m[1])), text
+                elif m := re.match(r"took `(\S+)` of (\S+) from an earlier answer", text):
+                    shown = lambda e: " ".join(str(a) for _n, a in made(e)) and "".join(  # noqa: E731
+                        '{"reservation_id": "R%s", "ok": true}' % e["task_id"][1:] for _ in made(e))
+                    assert all(str(v) in shown(w) for w in wins for v in values(w, m[2], m[1])), text
+                    assert not any(str(v) in shown(f) for f in fails for v in values(f, m[2], m[1])), text
                 else:
                     raise AssertionError(f"a comparison phrase this test does not know: {text!r}")
                 checked += 1

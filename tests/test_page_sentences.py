@@ -236,9 +236,12 @@ def _decision(c: Check, text: str, success: bool) -> None:
                 and " ".join((t.result or "").split()) == " ".join((first.result or "").split())]
         assert len(same) == int(m.group(2)) >= 3 and set(ns) <= {t.turn for t in same}
         return
-    m = re.fullmatch(r"Made (\d+) look-up calls? and no call that changes state\.", text)
+    m = re.fullmatch(r"(?:Made|Answered after) (\d+) look-up calls? \((.+)\) (?:and no call that changes state|"
+                     r"without a change)\.", text)
     if m:
         assert len(c.calls) == int(m.group(1)) and all(is_read_only(t) for t in c.calls)
+        named = re.split(r", | and ", re.sub(r" and \d+ more$", "", m.group(2)))
+        assert set(named) <= {t.name for t in c.calls}, text  # the tools it looked with, by name
         return
     if text in ("Ended the run without calling any tool.", "Answered without calling any tool."):
         assert not c.calls
@@ -275,13 +278,36 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             shown = [t.turn for t in c.calls if t.turn < answer.turn and not t.is_error
                      and gold.search(_flat(t.result or "").lower())]  # what the look-ups returned, not what they asked
             assert shown[:1] == ([int(m.group(2))] if m.group(2) else []), text
-    elif text.startswith("It returned") or text.startswith("The run was judged a "):
+    elif text.startswith("The run was judged a "):
+        m = re.search(r" What the agent wrote after its last call \(turn (\d+)\) is quoted below\.$", text)
+        if m:  # the agent's first message after its last call (its last message when it called nothing)
+            said = int(m.group(1))
+            assert turns == [said] and any(t.turn == said and t.type == "message" and t.role == "assistant"
+                                           for t in c.run.turns)
+            last_call = max((t.turn for t in c.calls), default=None)
+            between = [t for t in c.run.turns if t.type == "message" and t.role == "assistant" and not is_harness_turn(t)
+                       and (t.content or "").strip() and (last_call is None or t.turn > last_call)]
+            assert between and (between[0] if last_call is not None else between[-1]).turn == said, text
+    elif text.startswith("It returned"):
         pass
     else:
         raise AssertionError(f"a support line no template knows: {text!r}")
 
 
 def _note(c: Check, text: str, n: int) -> None:
+    m = re.fullmatch(r"Its look-ups before it asked: (.+)\.", text)
+    if m:  # each a free-text look-up sent before the decision's turn, in its words (clipped with …)
+        for name, arg in re.findall(r"(\w+)\[(.*?)\](?:, | and |$)", re.sub(r" and \d+ more$", "", m.group(1))):
+            assert any(t.name == name and t.turn <= n and isinstance(t.arguments, str)
+                       and " ".join(t.arguments.split()).startswith(arg.rstrip("…")) for t in c.calls), (name, arg)
+        return
+    m = re.fullmatch(r'(\S+) at turn (\d+) had returned it in: "…?(.+?)…?"', text)
+    if m:  # the words around the expected answer, quoted exactly from that look-up's answer
+        seen = c.call(int(m.group(2)))
+        assert seen.name == m.group(1) and int(m.group(2)) < n and not seen.is_error
+        assert m.group(3) in " ".join((seen.result or "").split()), text  # exact, case kept
+        assert c.run.outcome.label == "failure"
+        return
     m = re.fullmatch(r"The error listed (\d+) names \((.+)\); (?:the (\S+) call at turn (\d+) sent one of them "
                      r"\('(.+)'\)|no later (\S+) call sent one of them)\.", text)
     if m:  # the names an error offered, and whether a later call of its tool sent one

@@ -332,3 +332,19 @@ def picked(r: Reading, c: Call) -> list[Pick]:
             break
     r.memo[key] = out
     return out
+
+
+def report_message(r: Reading):
+    """The agent's message that reported what its look-ups found: the first it wrote after its
+    last call (later ones answer thanks and goodbyes), or its last message when it called nothing."""
+    texts = [t for t in r.run.turns if t not in r.harness and t.type == "message" and t.role == "assistant"
+             and isinstance(t.content, str) and t.content.strip()]
+    after = r.calls[-1].n if r.calls else None
+    return next((t for t in texts if t.turn > after), None) if after is not None else (texts[-1] if texts else None)
+
+
+def last_said(r: Reading, limit: int = 100) -> str:
+    """``; it told the user (turn N): "…"``: the agent's report after its last call, clipped, when a
+    person answered it in this log (a run that changed nothing is read by how it ended)."""
+    said = report_message(r) if r.has_interlocutor else None
+    return "" if said is None else f"; it told the user (turn {said.turn}): \"{clip(' '.join(said.content.split()), limit)}\""

@@ -28,8 +28,8 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
-from .insight_words import free_form
-from .page_notes import check_notes, choice_notes, followed_note, listed_note, provenance, wrong_answer
+from .insight_words import free_form, join, report_message
+from .page_notes import answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance, wrong_answer
 from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .arguments import check_arguments
@@ -251,6 +251,13 @@ def _success_items(r: Reading) -> list[Item]:
                else " before any change." if first_change is not None and c.n < first_change else "."),
             support=f"It returned: {clip(c.turn.result)}" if c.turn.result else "It returned nothing.",
             turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c)), "lookup", c))
+    said = report_message(r) if not any(c.writes for c in calls) else None  # look-ups only, none a failed change
+    if said is not None:  # settled without a change: what it told the user is the answer a reader needs
+        items.append(Item(90, Evidence(
+            decision=f"Answered after {len(calls)} look-up call{'s' if len(calls) != 1 else ''} "
+                     f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) without a change.",
+            support=f"The run was judged a success. What the agent wrote after its last call (turn {said.turn}) "
+                    "is quoted below.", turns=[said.turn], quote=quote_of(said.content, 240)), "idle"))
     return items
 
 
@@ -313,6 +320,8 @@ def _failure_items(r: Reading) -> list[Item]:
         notes, flagged = check_notes(r, c)
         if free_form(c) is None:
             notes = notes + choice_notes(r, c)
+        else:
+            notes = notes + answer_context(r, c)
         last = c is writes[-1]
         edit = edit_of(c.turn)
         rank = (90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
@@ -325,11 +334,18 @@ def _failure_items(r: Reading) -> list[Item]:
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
     if not writes and not any(c.error for c in calls):
         last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
+        said = report_message(r)
         if calls:
-            decision = f"Made {len(calls)} look-up call{'s' if len(calls) != 1 else ''} and no call that changes state."
+            decision = (f"Made {len(calls)} look-up call{'s' if len(calls) != 1 else ''} "
+                        f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) and no call that changes state.")
             support = "The run was judged a failure without any state-changing call."
         else:
             decision = "Ended the run without calling any tool."
             support = "The run was judged a failure without a single environment call."
-        items.append(Item(40, Evidence(decision=decision, support=support, turns=[last.turn] if last else []), "idle"))
+        if said is not None:  # what the agent last told the user: where it left the request
+            support += f" What the agent wrote after its last call (turn {said.turn}) is quoted below."
+            last = said
+        items.append(Item(40, Evidence(decision=decision, support=support, turns=[last.turn] if last else [],
+                                       quote=quote_of(said.content, 240) if said is not None else None,
+                                       notes=asked_note(r, calls[-1].n + 1) if calls else []), "idle"))
     return items

@@ -32,13 +32,13 @@ def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
                          f"{f' (and {len(a.other) - 3} more)' if len(a.other) > 3 else ''}.")
         else:
             notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
-    if checks and not flagged:
-        notes.append("Every argument value appears in an earlier observation, user message or call.")
+    from .rules import _CONFIRM_WORDS
+
     for hit in rules_once(r, c):
         if hit.broken:
             flagged = True
             notes.append(f"The system prompt (turn {hit.turn}) says: \"{hit.sentence}\" — here {hit.broken}.")
-        else:
+        elif not _CONFIRM_WORDS.search(hit.sentence):  # a confirmation rule kept: the decision says the user agreed
             notes.append(f"A rule of the system prompt (turn {hit.turn}) on this action: \"{hit.sentence}\"")
     return notes, flagged
 
@@ -133,3 +133,38 @@ def choice_notes(r: Reading, c: Call) -> list[str]:
                    f"{p.source.n}) gave for `{p.field}` (the others: {shown}); no user message before the call "
                    "holds it, so the agent chose it.")
     return out
+
+
+def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
+    """For a final answer judged wrong whose expected answer a look-up had returned: the words
+    around it in that look-up's answer, quoted exactly, so the reader sees what the agent read
+    past (the year beside a range, the full name beside a short one)."""
+    if free_form(c) is None or r.run.outcome is None or r.run.outcome.success:
+        return []
+    gold = expected_answer(r)
+    seen = answer_seen_in(r, gold, c) if gold else None
+    if seen is None:
+        return asked_note(r, c.n)
+    flat = " ".join((seen.turn.result or "").split())
+    at = flat.lower().find(" ".join(gold.split()).lower())
+    if at < 0:
+        return []
+    start, end = max(0, at - width), min(len(flat), at + len(gold) + width)
+    if start > 0 and " " in flat[start:at]:
+        start = flat.index(" ", start) + 1
+    if end < len(flat) and " " in flat[at + len(gold):end]:
+        end = flat.rindex(" ", at + len(gold), end)
+    window = flat[start:end]
+    if "\"" in window:
+        return []  # a quote inside would not read back exactly
+    return [f"{seen.name} at turn {seen.n} had returned it in: \"{'…' if start else ''}{window}{'…' if end < len(flat) else ''}\""]
+
+
+def asked_note(r: Reading, before: int) -> list[str]:
+    """The free-text look-ups a run sent before turn ``before``, in its own words and order (first
+    time each): the query shapes a reader compares with those that found an answer."""
+    asked = list(dict.fromkeys(f"{c.name}[{clip(' '.join(c.turn.arguments.split()), 60)}]" for c in r.calls
+                               if c.n < before and not c.writes and free_form(c) is not None))
+    if not asked:
+        return []
+    return [f"Its look-ups before it asked: {join(asked, 6)}."]

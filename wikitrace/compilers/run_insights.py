@@ -28,9 +28,9 @@ import re
 from typing import TYPE_CHECKING
 
 from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, is_hand_off,
-                            is_verdict, join, named_by, packed_calls, picked, rule_title, sources, sums_to_named, top_key,
-                            what_changed, why_wrong)
-from .reading import Call, Reading, command_of, harness_reason, runs_a_command, user_replies
+                            is_verdict, join, last_said, named_by, packed_calls, picked, rule_title, sources,
+                            sums_to_named, top_key, what_changed, why_wrong)
+from .reading import Call, Reading, command_of, harness_reason, runs_a_command
 from .rules import rules_for
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, first_line, generic, signature
@@ -227,9 +227,12 @@ def procedure_insight(r: Reading) -> CandidateInsight:
             steps.append(f"make the change with {join(sorted(others), 3)}")
         tools, user, _ = sources(r, final)
         took = "; ".join(f"{join(sorted(k), 3)} from {t}" for t, k in sorted(tools.items()) if not t.startswith("the earlier"))
-        steps.append(f"call {v}" + (f", taking {took}" if took else "") + (" and the user's own values" if user else ""))
+        took = "; ".join(x for x in (took, f"{join(sorted(user), 3)} from the user's words" if user else "") if x)
+        steps.append(f"call {v}" + (f", taking {took}" if took else ""))
     edited = edited_files(r, writes)
-    detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "")
+    asked = [f"{c.name}[{clip(free_form(c), 40)}]" for c in r.calls if not c.writes and free_form(c) is not None]
+    detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "") + (  # what the look-ups asked, in order
+        f"; looked up {join(asked, 4)}" if answer is not None and asked else "")
     how = ""
     if answer is not None:
         how = (", giving the verdict" if is_verdict(r, answer) else ", giving a value a look-up returned"
@@ -299,7 +302,7 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
                            f"When the look-ups show the request needs no change (a question) or allows none (a change "
                            f"the rules rule out), answer from what {join(looks, 3)} returned, say why when it is a "
                            "refusal, and change nothing.", f"In {_kind(r)} that are settled without a change.",
-                           f"answered after {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}", True))
+                           f"answered after {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}{last_said(r)}", True))
     for i in chosen:  # the first error the run got past
         if i.kind == "recovery" and i.call is not None:
             err = next((c for c in reversed(r.calls) if c.n < i.call.n and c.error and c.name == i.call.name), None)
@@ -353,16 +356,18 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     v = verb(w)
     rules = list(dict.fromkeys(h.sentence for h in rules_once(r, w) if not _CONFIRM_WORDS.search(h.sentence)))[:2]
     rules = rules or [x for x in [rule_naming(r, w.name)] if x]
-    said = "a look-up's answer or the user's own words" if user_replies(r.run) else "a look-up's answer or the task text"
     quoted = "; ".join(f"\"{clip_words(x, 200)}\"" for x in rules)
+    end = "" if quoted.endswith(('."', '…"')) else "."
     args = w.turn.arguments
-    bare = not args or (isinstance(args, str) and args.strip() == (w.name or "").strip())  # SWE-agent's ``submit``
-    check = ("check that the changes made before it do what the request asks" if bare else
-             f"take each argument from {said} and check it against the part of the request it serves")
-    return _insight(f"went-through|{v}", f"Before {v}, check the request and the rules on it",
-                   f"Before {v}, {check}" + (f" and against what the system prompt's rules say of such a call: {quoted}" if rules
-                               else " and against the system prompt's rules" if r.system is not None else "")
-                   + f"; {v} going through does not show it was the change the task needed.",
+    if not args or (isinstance(args, str) and args.strip() == (w.name or "").strip()):  # SWE-agent's ``submit``
+        text = (f"Before {v}, check that the changes made before it do what the request asks: the call going "
+                "through does not make them the change the task asked for."
+                + (f" Hold it against what the system prompt's rules say of it: {quoted}{end}" if rules else ""))
+    else:
+        text = ((f"Before {v}, hold the call against what the system prompt's rules say of it: {quoted}{end} " if rules
+                 else "") + "The call going through does not make it the change the task asked for: check each "
+                "argument against the part of the request it serves first.")
+    return _insight(f"went-through|{v}", f"Before {v}, check the request and the rules on it", text,
                    f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w), False)
 
 
@@ -402,7 +407,7 @@ def _idle_insight(r: Reading) -> CandidateInsight:
     return _insight("idle|lookups", "Act on what the look-ups found",
                    "Once the look-ups have given the facts, make the change or give the answer the request asks for, "
                    "or say why it cannot be done; do not end with look-ups only.",
-                   f"In {_kind(r)} that ask for a change or an answer.", looked, False)
+                   f"In {_kind(r)} that ask for a change or an answer.", looked + last_said(r), False)
 
 
 def repeats(r: Reading) -> list[tuple[Call, int]]:

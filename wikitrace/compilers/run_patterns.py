@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .insight_words import free_form, is_hand_off, named_by, picked, top_key
+from .arguments import _as_text, check_arguments
+from .insight_words import _spoken_forms, free_form, is_hand_off, named_by, picked, top_key
+from .reading import t_is_user
 from .reading import Reading, leaves, runs_a_command
 from .run_insights import confirmation, procedure_key, repeats, shape, unseen_insight, verb
 from .text import signature
@@ -37,6 +39,7 @@ def patterns_of(r: Reading) -> list[str]:
                 out.add(insight.key)
             # an argument value the agent took among several an answer listed, the user naming none
             out.update(f"picked|{w.name}|{top_key(p.path)}" for p in picked(r, w) if "|" not in p.path)
+            out.update(f"from|{w.name}|{key}:{where}" for key, where in argument_sources(r, w) if "|" not in key)
         insight = confirmation(r, w)
         if insight is not None:
             out.add(insight.key + "|kept")
@@ -49,6 +52,31 @@ def patterns_of(r: Reading) -> list[str]:
     out.update(looked_before(r))
     out.update(retries_of(r))
     return sorted(out)
+
+
+def argument_sources(r: Reading, w) -> list[tuple[str, str]]:
+    """Where each top-level argument of a change came from, once per (argument, place):
+    ``reply`` a user message answering the agent holds it (as a user writes it), ``task`` only
+    the task statement does, ``picked`` the agent took it unasked among several values one
+    answer listed, ``shown`` another earlier answer held it, ``again`` only the run's own earlier
+    call sent it, ``none`` no earlier turn did. The pages contrast these between successful and failed runs of the same change."""
+    chosen = {(top_key(p.path), p.value) for p in picked(r, w)}
+    said = [(t.turn in r.replies, r.lower(t)) for t in r.facts if t.turn < w.n and t_is_user(t)]
+    out: dict[tuple[str, str], None] = {}
+    for a in check_arguments(r, w.turn):
+        key, text = top_key(a.path), _as_text(a.value)
+        forms = _spoken_forms(text) if len(text) >= 2 else []
+        told = [reply for reply, low in said if any(f in low for f in forms)]
+        if told:
+            where = "reply" if any(told) else "task"
+        elif a.seen_in == "user message":
+            where = "reply" if a.seen_at in r.replies else "task"
+        elif a.seen_in == "observation":
+            where = "picked" if (key, text) in chosen else "shown"
+        else:  # sent before by the run's own earlier call, or shown by no earlier turn
+            where = "again" if a.seen_in == "earlier call" else "none"
+        out[(key, where)] = None
+    return list(out)
 
 
 def retries_of(r: Reading) -> set[str]:

@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
-from .rewrites import ask_first, retitle, temper
+from .rewrites import advise_choices, ask_first, retitle, take_from, temper, told_instead
 from .trials import WORDS_FROM, Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
@@ -182,10 +182,20 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             "same_task": trials.compare([e for e, _l in members]),
             "separating": relevant(lesson["key"], splits.get(kind, [])),
         })
+    kind_of_entry = {iid: kind_of(groups[iid][0][0]) for iid in groups}
+    by_step = {r["step"]: r for r in runs}
     for entry in out:
-        retitle(entry)
-        temper(entry)
+        retitle(entry, groups[entry["id"]], trials)
+        st = entry.get("same_task") or {}
+        top = (st.get("differences") or [{}])[0].get("text", "")
+        if st.get("side") == "failure" and not st.get("advised") and top.startswith("had no "):
+            said = told_instead(groups[entry["id"]], trials, top.split(" ")[2])
+            if said:
+                st["instead"] = said  # what the successful trials did instead, said with the advice
+        temper(entry, by_step)
         ask_first(entry, groups[entry["id"]])
+        take_from(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
+        advise_choices(entry)
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
@@ -292,7 +302,7 @@ def _population(pattern: str) -> str | None:
     if len(fields) != 3 or fields[2] == "*":
         return None
     kind, tool = fields[:2]
-    if kind == "before":
+    if kind == "before" or kind == "from" and fields[2].rpartition(":")[2] in FROM_WORDS:
         return f"went-through|{tool}"
     if kind in ("query", "said") and fields[2] in _WHERE or kind == "retry" and fields[2] in _RETRIED:
         return f"{kind}|{tool}|*"  # every run that sent such a query or answer (see faced())
@@ -336,9 +346,17 @@ def relevant(key: str, splits: list[dict], shown: int = 4) -> list[dict]:
     return out[:shown]
 
 
+FROM_WORDS = {"reply": "from what the user said in reply", "task": "from the task statement alone",
+              "picked": "unasked among several values one answer listed", "shown": "from an earlier answer",
+              "none": "from no earlier answer, user message or call"}  # where a change's argument came from (run_patterns.argument_sources)
+
+
 def choice_sentence(c: dict) -> str:
     kind, tool, what = c["pattern"].split("|", 2)
-    if kind == "before":
+    if kind == "from":
+        arg, _, where = what.rpartition(":")
+        among, did = f"Of the runs whose {tool} call went through", f"took `{arg}` {FROM_WORDS[where]}"
+    elif kind == "before":
         among, did = f"Of the runs whose {tool} call went through", f"had called {what} before it"
     elif kind == "retry":
         among, did = f"Of the runs that called {tool} again after it answered with an error", f"retried {_RETRIED[what]}"

@@ -6,10 +6,46 @@ sources took one unasked), and when ending after look-ups is right.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 
-def retitle(entry: dict) -> None:
+def _first_detail(run: dict | None, kind: str) -> str:
+    """The detail of the lesson a run teaches first, when it is of ``kind``; else ""."""
+    lessons = (run or {}).get("lessons") or []
+    return (lessons[0].get("detail") or "") if lessons and lessons[0]["key"].split("|")[0] == kind else ""
+
+
+def told_instead(members: list[tuple[dict, dict]], trials, tool: str, shown: int = 2) -> list[str]:
+    """What the successful trials of the failed members' tasks that made no ``tool`` change did
+    instead, read from the lesson each teaches first: what it told the user when it changed
+    nothing (the answer-from detail quotes it), the hand-off or the other change it ended with;
+    at most ``shown``, in the members' order."""
+    out: list[str] = []
+    for e, _l in members:
+        if e["outcome"] != "failure":
+            continue
+        task = trials.group(e)
+        for w in (trials.by_task.get(task, {}).get("success", []) if task is not None else []):
+            if f"went-through|{tool}" in (w.get("patterns") or []):
+                continue
+            for lesson in (w.get("lessons") or [])[:1]:  # the lesson a success teaches first: how it ended
+                detail, kind, other = lesson.get("detail") or "", *(lesson["key"].split("|") + [""])[:2]
+                turn = re.match(r"turn (\d+):", detail)
+                if kind == "answer-from" and "; it told the user (turn " in detail:
+                    said = f"{w['step']} told the user {detail.split('; it told the user (turn ', 1)[1].split('): ', 1)[1]}"
+                elif kind in ("hand-off", "procedure") and turn and other.split(" ")[0] != tool:
+                    said = f"{w['step']} {'handed off with' if kind == 'hand-off' else 'ended with'} {other} (turn {turn[1]})"
+                else:
+                    continue
+                if said not in out:
+                    out.append(said)
+            if len(out) >= shown:
+                return out
+    return out
+
+
+def retitle(entry: dict, members: list[tuple[dict, dict]] = (), trials=None) -> None:
     """A change that went through in a failed run says what to do first when successful runs
     made a look-up before that change more often than failed ones."""
     fields = entry["key"].split("|")
@@ -28,6 +64,9 @@ def retitle(entry: dict) -> None:
                               f"{st['compared']}), the successful trials made no {tool} change at all: before "
                               f"{tool}, check the system prompt's conditions for it, and when they are not met, "
                               "say so instead of making the change. " + entry["guideline"])
+        said = told_instead(members, trials, tool) if trials is not None else []
+        if said:
+            entry["guideline"] += " What those successful trials did instead: " + "; ".join(said) + "."
         return
     if first:
         from ..compilers.insight_words import join
@@ -50,7 +89,9 @@ def ask_first(entry: dict, members: list[tuple[dict, dict]]) -> None:
     took = Counter(p.split("|", 2)[2] for e, _l in members for p in set(e.get("patterns") or [])
                    if p.startswith(f"picked|{tool}|"))
     runs = len(members)
-    common = sorted((k for k, n in took.items() if n >= 2 and 2 * n > runs), key=lambda k: (-took[k], k))
+    contrasted = {c["pattern"] for c in entry.get("separating") or [] if c["side"] == "failure"}  # take_from says it
+    common = sorted((k for k, n in took.items() if n >= 2 and 2 * n > runs and f"from|{tool}|{k}:picked" not in contrasted),
+                    key=lambda k: (-took[k], k))
     if not common:
         return
     from ..compilers.insight_words import join
@@ -60,7 +101,7 @@ def ask_first(entry: dict, members: list[tuple[dict, dict]]) -> None:
                            f"ask which one before {tool}: most runs here took such a value unasked ({counted}).")
 
 
-def temper(entry: dict) -> None:
+def temper(entry: dict, by_step: dict[str, dict] | None = None) -> None:
     """A failed run's "do not end with look-ups only" is wrong advice where successful runs of
     the task type ended that way more often (a question answered, a change the rules rule out):
     the page then says when ending so is right instead."""
@@ -71,3 +112,80 @@ def temper(entry: dict) -> None:
                               "ended more often than failed ones: end so only once the look-ups show the request "
                               "needs no change (a question) or allows none (a rule rules it out), and say which; "
                               "when it asks for a change the rules allow, make it.")
+        told = [f"{x['step']} told the user {d.split('; it told the user (turn ', 1)[1].split('): ', 1)[1]}"
+                for x in c.get("instead") or [] for d in [_first_detail((by_step or {}).get(x["step"]), "answer-from")]
+                if "; it told the user (turn " in d][:2]
+        if told:
+            entry["guideline"] += " Successful runs that ended so: " + "; ".join(told) + "."
+
+
+def take_from(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict | None = None) -> None:
+    """A change's page leads with where its arguments' values should come from, when the counts
+    of the task type show it (a ``from|<tool>|<argument>:<place>`` choice the Fisher test names):
+    successful runs took the value from the user's reply, the task or an answer more often, or
+    failed runs took it unasked from a listing or from no earlier turn more often."""
+    from .insights import FROM_WORDS
+
+    fields = entry["key"].split("|")
+    if fields[0] not in ("went-through", "procedure") or len(fields) < 2:
+        return
+    tool = fields[1].split(" ")[0].split(":")[0]
+    said = []
+    for c in entry.get("separating") or []:  # the counts stand under Evidence: this text moves only with the verdict
+        kind, about, what = c["pattern"].split("|", 2)
+        if kind != "from" or about != tool:
+            continue
+        arg, _, where = what.rpartition(":")
+        if c["side"] == "success" and where in ("reply", "task", "shown"):
+            ask = " (ask for it when the user has not said it)" if where == "reply" else ""
+            said.append(f"Take `{arg}` of {tool} {FROM_WORDS[where]}{ask}: among runs whose {tool} call went "
+                        "through, successful ones did so more often (counts under Evidence).")
+        elif c["side"] == "failure" and where in ("picked", "none"):
+            said.append(f"Do not set `{arg}` of {tool} {FROM_WORDS[where]}; ask or look it up first: among runs "
+                        f"whose {tool} call went through, failed ones did so more often (counts under Evidence).")
+    if said:
+        entry["guideline"] = said[0] + " " + entry["guideline"]
+    elif fields[0] == "went-through" and kind_met is not None:
+        # no contrast: when most of the page's own runs (two at least) took an argument unasked or from
+        # nowhere, say whether successful runs of the same change did so too (a fact that flips rarely)
+        took = Counter(p.split("|", 2)[2] for e, _l in members for p in set(e.get("patterns") or [])
+                       if p.startswith(f"from|{tool}|") and p.endswith((":picked", ":none")))
+        runs = len(members)
+        for what in sorted((k for k, n in took.items() if n >= 2 and 2 * n > runs), key=lambda k: (-took[k], k))[:2]:
+            arg, _, where = what.rpartition(":")
+            if kind_met.get(f"from|{tool}|{what}", Counter())["success"]:
+                entry["guideline"] += (f" `{arg}` came {FROM_WORDS[where]} in {took[what]} of {runs} runs here, and so "
+                                       f"it did in successful runs of {tool}: that alone did not decide the outcome.")
+
+
+_ADVICE = {  # (choice kind, where/how, side that did it more often) -> what to do, for the tool
+    ("query", "own", "failure"): "Build each {t} query from names the task or an earlier answer gives, not from words "
+                                 "of your own",
+    ("query", "task", "success"): "Send {t} queries in the task's own words (the names it gives)",
+    ("query", "shown", "success"): "Send {t} next for a name an earlier answer showed",
+    ("said", "own", "failure"): "Give the {t} answer in words the task or a look-up gave, not words of your own",
+    ("said", "shown", "success"): "Give the {t} answer in the words a look-up returned",
+    ("retry", "listed", "success"): "After an error of {t}, call it again with a value the error's text names",
+    ("retry", "same", "failure"): "After an error of {t}, do not send the same call again",
+}
+
+
+def advise_choices(entry: dict) -> None:
+    """A page whose separating choices include how a free-text query or answer was worded, or how
+    a call after an error differed, leads with that as an instruction (the best
+    p only: the same contrast leads several pages of a task type, and each page's own lesson must
+    stay the larger part of it): the contrast the page shows anyway, said as what to do."""
+    from .insights import _RETRIED, _WHERE
+
+    said = []
+    for c in entry.get("separating") or []:
+        kind, tool, how = c["pattern"].split("|", 2)
+        advice = _ADVICE.get((kind, how, c["side"]))
+        if advice is None:
+            continue
+        did = (f"sent a {tool} query {_WHERE[how]}" if kind == "query" else f"gave a {tool} answer {_WHERE[how]}"
+               if kind == "said" else f"retried {tool} {_RETRIED[how]}")
+        side = "successful" if c["side"] == "success" else "failed"  # counts under Evidence: moves with the verdict
+        said.append(f"{advice.format(t=tool)}: {side} runs of this task type {did} more often (counts under Evidence).")
+    if said:
+        entry["guideline"] = said[0] + " " + entry["guideline"]

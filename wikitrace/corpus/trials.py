@@ -28,6 +28,7 @@ class Decisions:
     did: set[str] = field(default_factory=set)  # tools that answered without an error; query|/said|<tool>|<where>
     values: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # (tool, key) -> value digests
     counts: dict[str, int] = field(default_factory=dict)  # change tool -> calls that went through
+    sources: set[tuple[str, str, str]] = field(default_factory=set)  # (tool, key, where its value came from)
 
     @property
     def written(self) -> set[str]:
@@ -44,6 +45,10 @@ def decisions(entry: dict) -> Decisions:
         elif p.startswith("set|"):
             _, tool, key, digest = p.split("|", 3)
             d.values.setdefault((tool, key), set()).add(digest)
+        elif p.startswith("from|"):
+            _, tool, rest = p.split("|", 2)
+            key, _, where = rest.rpartition(":")
+            d.sources.add((tool, key, where))
         elif p.startswith("count|"):
             _, tool, n = p.rsplit("|", 2)
             d.counts[tool] = int(n)
@@ -62,6 +67,8 @@ class Summary:
     values_any: dict[tuple[str, str], set[str]]  # union of the digests by (tool, key)
     keys_all: set[tuple[str, str]]  # (tool, key) every trial set
     counts: dict[str, tuple[int, int]]  # tool every trial changed with -> (fewest, most) calls
+    sources_all: set[tuple[str, str, str]]  # (tool, key, where) every trial showed
+    sources_any: set[tuple[str, str, str]]
 
 
 def summarise(runs: list[Decisions]) -> Summary:
@@ -74,7 +81,8 @@ def summarise(runs: list[Decisions]) -> Summary:
         did_all=set.intersection(*(r.did for r in runs)), did_any=set().union(*(r.did for r in runs)),
         written_all=set.intersection(*(r.written for r in runs)), written_any=set().union(*(r.written for r in runs)),
         values_any=dict(values), keys_all=set.intersection(*(set(r.values) for r in runs)),
-        counts={t: (min(r.counts[t] for r in runs), max(r.counts[t] for r in runs)) for t in counted})
+        counts={t: (min(r.counts[t] for r in runs), max(r.counts[t] for r in runs)) for t in counted},
+        sources_all=set.intersection(*(r.sources for r in runs)), sources_any=set().union(*(r.sources for r in runs)))
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -124,6 +132,12 @@ def differences(wins: Summary, fails: Summary, them: str) -> list[str]:
             out.append(f"set {key} in {tool}, which {them} left out")
         elif not mine and (tool, key) in fails.keys_all:
             out.append(f"left {key} out of {tool}, which {them} set")
+    from .insights import FROM_WORDS
+
+    # where a value came from, when every successful trial took it so and the other side never did
+    out += [f"took `{key}` of {tool} {FROM_WORDS.get(where, where)}, which {them} never did"
+            for tool, key, where in sorted(wins.sources_all - fails.sources_any)
+            if tool in both and where in ("reply", "task", "shown")]
     return out
 
 
@@ -208,6 +222,7 @@ def advice(entry: dict) -> str:
     if st.get("side") == "success":
         return (f"What set these successful runs apart from the failed trials of the same task: most of them "
                 f"{top['text']} ({top['runs']} of {st['compared']} compared).")
+    instead = f" What they did instead: {'; '.join(st['instead'])}." if st.get("instead") else ""
     return (f"Where a failed run here has a successful trial of the same task, for most of them ({top['runs']} of "
             f"{st['compared']} compared) the successful trials {top['text']}: weigh that step before ending a run "
-            "like these.")
+            "like these." + instead)

@@ -1,0 +1,222 @@
+"""Where a change's argument values came from (the user's reply, the task, an answer, a value
+picked unasked among several listed, nowhere): recorded per run, contrasted between the
+successful and failed runs of a task type, and said on the page only when the counts separate
+them. An idle failure page quotes the agent's last message."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+
+from test_choice_notes import USER, _cancel
+from test_insight_layer import compile_runs, corpus_json
+from test_offline_content import AIRLINE_SYSTEM, _call, _msg, _record, _run, _turns
+from test_page_sentences import RUNS
+
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.compilers.reading import user_replies
+from wikitrace.runs.model import Outcome
+
+
+def _patterns(record: dict) -> set[str]:
+    return set(compile_offline(_run(record)).patterns)
+
+
+def test_a_value_the_user_said_in_reply_and_one_picked_unasked_are_told_apart():
+    assert "from|cancel_reservation|reservation_id:reply" in _patterns(_cancel("please cancel RB41XK"))
+    picked = _patterns(_cancel("the one to denver, not sure of the code"))
+    assert "from|cancel_reservation|reservation_id:picked" in picked
+    assert not any(p.startswith("from|cancel_reservation|reservation_id:reply") for p in picked)
+
+
+def _trials(told_wins: bool, runs: int = 6) -> list[dict]:
+    out = []
+    for k in range(runs):
+        for success in (True, False):
+            says = "please cancel RB41XK" if (success and told_wins) or not told_wins else "the one to denver"
+            record = _cancel(says, success=success)
+            record["run_id"] = f"cancel-{k}-{'ok' if success else 'ko'}"
+            record["task"]["id"] = f"task-{k}-{success}"  # no two trials of one task: only the type's contrast
+            out.append(record)
+    return out
+
+
+def test_a_source_that_separates_outcomes_leads_the_change_page(tmp_path):
+    data = corpus_json(compile_runs(tmp_path, _trials(told_wins=True)))
+    (page,) = [i for i in data["insights"] if i["key"] == "went-through|cancel_reservation"]
+    assert page["guideline"].startswith((
+        "Take `reservation_id` of cancel_reservation from what the user said in reply (ask for it when the user has "
+        "not said it): among runs whose cancel_reservation call went through, successful ones did so more often",
+        "Do not set `reservation_id` of cancel_reservation unasked among several values one answer listed; ask or "
+        "look it up first: among runs whose cancel_reservation call went through, failed ones did so more often"))
+    assert "(counts under Evidence)." in page["guideline"]
+    shown = {c["pattern"] for c in page["separating"]}
+    assert {"from|cancel_reservation|reservation_id:reply", "from|cancel_reservation|reservation_id:picked"} <= shown
+    # both sides of one argument separate: the page says it once, and no ask-which sentence repeats it
+    assert page["guideline"].count("`reservation_id`") == 1 and "ask which one" not in page["guideline"]
+
+
+def test_the_same_source_on_both_sides_is_not_advised(tmp_path):
+    data = corpus_json(compile_runs(tmp_path, _trials(told_wins=False)))
+    for page in data["insights"]:
+        assert "Take `" not in page["guideline"] and "Do not set `" not in page["guideline"]
+        assert not any(c["pattern"].startswith("from|") for c in page.get("separating") or [])
+
+
+def test_no_run_without_a_user_reply_is_said_to_take_a_value_from_one():
+    """Every importer's fixtures (coding agents' logs among them, where the task statement is a
+    user message in form): a value is "from the user's reply" only where a person answered."""
+    checked = 0
+    for run in RUNS:
+        run = copy.deepcopy(run)
+        run.outcome = run.outcome or Outcome(success=False, steps=len(run.turns))
+        patterns = compile_offline(run).patterns
+        if not user_replies(run):
+            assert not [p for p in patterns if p.startswith("from|") and p.endswith(":reply")], run.run_id
+        checked += any(p.startswith("from|") for p in patterns)
+    assert checked >= 1  # some fixture has a change with named arguments
+
+
+def test_an_idle_failure_page_names_its_look_ups_and_quotes_what_the_agent_reported():
+    refusal = "I'm sorry, basic economy flights cannot be modified, so I cannot move this trip."
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "move my flight in reservation Q7LMZ2 to friday"),
+        _call("get_reservation_details", {"reservation_id": "Q7LMZ2"}, json.dumps({"cabin": "basic_economy"})),
+        _msg("assistant", refusal),
+        _msg("user", "ok thanks"),
+        _msg("assistant", "You're welcome."),
+        _msg("user", "###STOP###"))
+    comp = compile_offline(_run(_record("idle-1", "airline", "Move the flight.", turns, False)))
+    (idle,) = [e for e in comp.evidence if "no call that changes state" in e.decision]
+    assert idle.decision == "Made 1 look-up call (get_reservation_details) and no call that changes state."
+    assert idle.support.endswith("What the agent wrote after its last call (turn 3) is quoted below.")
+    assert idle.quote == refusal and idle.turns == [3]  # the report, not the goodbye after it
+    (lesson,) = [i for i in comp.insights if i.key == "idle|lookups"]
+    assert lesson.detail.endswith(f'; it told the user (turn 3): "{refusal}"')
+
+
+def test_a_wrong_answer_page_quotes_where_the_expected_answer_was_read_past():
+    """A failed QA run whose look-up had returned the expected answer: the page quotes the words
+    around it from that answer (the sentence check over every fixture proves the quote exact)."""
+    notes = []
+    for run in RUNS:
+        if run.source.get("format") != "react-text" or not (run.task.metadata or {}).get("gold_answer"):
+            continue
+        run = copy.deepcopy(run)
+        run.outcome = Outcome(success=False, steps=len(run.turns))
+        notes += [n for e in compile_offline(run).evidence for n in e.notes if " had returned it in: " in n]
+    assert notes and all(n.startswith("Search at turn ") for n in notes)
+
+
+def _qa_entry(k: int, success: bool, own_words: bool) -> dict:
+    """A QA run's corpus.json entry as the offline compiler writes it: a Search error it got past
+    or not, and where its queries' words came from."""
+    patterns = ["did|Search", "error|Search|Could not find …. Similar: …", "query|Search|task",
+                "retry|Search|listed"] + (["query|Search|own"] if own_words else [])
+    lesson = {"key": "error|Search|Could not find …. Similar: …", "title": "Search answers \"Could not find\"",
+              "guideline": "When Search answers \"Could not find …. Similar: …\", call Search again with one of the "
+                           "names the error lists.", "applicability": "In QA tasks that call Search.",
+              "detail": f"turn 1: run {k}", "worked": success}
+    return {"step": f"step-{k:04d}", "outcome": "success" if success else "failure", "task_type": "qa",
+            "task_id": f"q{k}", "patterns": patterns, "lessons": [lesson]}
+
+
+def test_a_query_wording_that_separates_outcomes_leads_the_page_as_an_instruction():
+    from wikitrace.corpus.insights import gather
+
+    runs = [_qa_entry(k, k % 2 == 0, own_words=k % 2 == 1) for k in range(16)]  # failures all wrote their own words
+    (page,) = gather(runs)
+    assert page["guideline"].startswith(
+        "Build each Search query from names the task or an earlier answer gives, not from words of your own: failed "
+        "runs of this task type sent a Search query with words that neither the task text nor any earlier answer "
+        "held more often (counts under Evidence). When Search answers")
+    assert any(c["pattern"] == "query|Search|own" and (c["failed_met"], c["success_met"]) == (8, 0)
+               for c in page["separating"])  # the counts, under Evidence
+    mixed = [_qa_entry(k, k % 2 == 0, own_words=k % 4 < 2) for k in range(16)]  # as often on both sides
+    (page,) = gather(mixed)
+    assert page["guideline"].startswith("When Search answers")
+
+
+def test_a_change_the_successful_trials_did_not_make_names_what_they_did_instead(tmp_path):
+    """Tasks whose failed trial cancelled and whose successful trial refused: the page says to check
+    the rules first and quotes what the successful trials told the user instead."""
+    refusal = "Basic economy trips cannot be cancelled without travel insurance, so I cannot cancel this one."
+    runs = []
+    for task in range(3):
+        failed = _cancel("please cancel RB41XK")
+        failed["run_id"], failed["task"]["id"] = f"t{task}-ko", f"t{task}"
+        turns = _turns(
+            _msg("system", AIRLINE_SYSTEM),
+            _msg("user", "hi, i need to cancel RB41XK. user id noor_haddad_4471"),
+            _call("get_user_details", {"user_id": "noor_haddad_4471"}, json.dumps(USER)),
+            _msg("assistant", refusal),
+            _msg("user", "ok, thanks"),
+            _msg("assistant", "You're welcome."))
+        won = _record(f"t{task}-ok", "airline", "Cancel the trip to Denver.", turns, True)
+        won["task"]["id"] = f"t{task}"
+        runs += [failed, won]
+    data = corpus_json(compile_runs(tmp_path, runs))
+    (page,) = [i for i in data["insights"] if i["key"] == "went-through|cancel_reservation"]
+    assert page["title"] == "Check that the rules allow cancel_reservation at all before making it"
+    steps = {r["run_id"]: r["step"] for r in data["runs"]}
+    assert page["guideline"].endswith(  # two shown, in the failed runs' order
+        f" What those successful trials did instead: {steps['t0-ok']} told the user \"{refusal}\"; "
+        f"{steps['t1-ok']} told the user \"{refusal}\"."), page["guideline"]
+
+
+def test_ending_after_look_ups_names_what_the_successful_runs_that_ended_so_told_the_user():
+    from wikitrace.corpus.insights import gather
+
+    def entry(k: int, success: bool) -> dict:
+        said = f"Your fare class allows {k} free bags, so nothing needs to change."
+        lesson = ({"key": "answer-from", "title": "Answer from get_reservation_details when nothing should change",
+                   "guideline": "When the look-ups show the request needs no change, answer from them.",
+                   "applicability": "In airline tasks settled without a change.",
+                   "detail": f"answered after 1 look-up call; it told the user (turn 5): \"{said}\"", "worked": True}
+                  if success else
+                  {"key": "idle|lookups", "title": "Act on what the look-ups found",
+                   "guideline": "Once the look-ups have given the facts, make the change.",
+                   "applicability": "In airline tasks that ask for a change or an answer.",
+                   "detail": "1 look-up call (get_reservation_details), nothing settled", "worked": False})
+        return {"step": f"step-{k:04d}", "outcome": "success" if success else "failure", "task_type": "airline",
+                "task_id": f"t{k}", "patterns": ["did|get_reservation_details", "idle|lookups"], "lessons": [lesson]}
+
+    runs = [entry(k, k >= 2) for k in range(10)] + [
+        {"step": f"step-{k:04d}", "outcome": "failure", "task_type": "airline", "task_id": f"t{k}",
+         "patterns": ["went-through|book_reservation"], "lessons": []} for k in range(10, 18)]
+    (idle,) = [p for p in gather(runs) if p["key"] == "idle|lookups"]
+    assert idle["title"] == "End after look-ups only when the request needs no change or allows none"
+    assert idle["guideline"].endswith(
+        ' Successful runs that ended so: step-0002 told the user "Your fare class allows 2 free bags, so nothing '
+        'needs to change."; step-0003 told the user "Your fare class allows 3 free bags, so nothing needs to change.".')
+
+
+def test_a_qa_success_names_the_look_ups_it_made_beside_its_procedure():
+    """What a successful QA run searched for, in its own words and order, is the detail beside it on
+    its procedure insight: the query shapes that found the answer."""
+    details = []
+    for run in RUNS:
+        if run.source.get("format") != "react-text":
+            continue
+        run = copy.deepcopy(run)
+        run.outcome = Outcome(success=True, steps=len(run.turns))
+        for lesson in compile_offline(run).insights:
+            if lesson.key.startswith("procedure|Finish"):
+                details.append(lesson.detail)
+                queries = [f"{t.name}[{t.arguments}]" for t in run.turns if t.type == "function_call"
+                           and t.name != "Finish" and isinstance(t.arguments, str) and len(t.arguments) <= 40]
+                assert all(q in lesson.detail for q in queries[:4]), lesson.detail
+    assert details and all("; looked up " in d for d in details)
+
+
+def test_a_failed_qa_page_lists_what_its_look_ups_asked_when_none_returned_the_answer():
+    asked = []
+    for run in RUNS:
+        if run.source.get("format") not in ("react-text", "react-notebook"):
+            continue
+        run = copy.deepcopy(run)
+        run.outcome = Outcome(success=False, steps=len(run.turns))
+        asked += [n for e in compile_offline(run).evidence for n in e.notes if n.startswith("Its look-ups before it asked: ")]
+    assert asked and all(re.match(r"Its look-ups before it asked: \w+\[", n) for n in asked)
