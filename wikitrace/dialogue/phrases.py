@@ -32,7 +32,9 @@ _CLOSED = frozenset(
     "myself yourself himself herself itself ourselves themselves not no just also too very really "
     "one two three four five six seven eight nine ten first last next".split())
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+|[^\sA-Za-z\d]")
+# source: LoCoMo's photo caption format as the claim templates keep it (extract.offline_claims)
 _PHOTO = re.compile(r"^[^:]{0,60}\bshared a photo:\s*", re.I)
+# source: LoCoMo's photo caption format as the claim templates keep it (extract.offline_claims)
 _CAPTION_LEAD = re.compile(r"^[^:]{0,60}\bshared a photo:\s*(?:an?\s+photo(?:graph|graphy)?\s+of\s+)?", re.I)
 MAX_WORDS = 3                   # "online clothing store": longer runs are clauses, not names
 
@@ -94,8 +96,9 @@ def noun_phrases(text: str, names: frozenset[str] = frozenset(),
     i = 0
     while i < len(toks):
         low = toks[i].lower()
-        opens = low in _DETERMINERS or (low.endswith("'s") and i > 0 and low[:-2] in names) or \
-            (low.endswith("'s") and toks[i][:1].isupper())
+        owner = low[:-2] if low.endswith("'s") else ""
+        opens = low in _DETERMINERS or owner in names or \
+            (owner and toks[i][:1].isupper() and owner not in _CLOSED and owner not in _TOO_COMMON)
         if not opens:
             i += 1
             continue
@@ -107,7 +110,10 @@ def noun_phrases(text: str, names: frozenset[str] = frozenset(),
             if not w[:1].isalpha() or lw in _CLOSED or lw in _DETERMINERS or lw.endswith("'s") or \
                     "'" in lw or lw in names or (lw.endswith("ed") and len(lw) > 4 and lw not in _FAMILY_OF):
                 break           # ... or a participle: "a cat named Bailey" is about a cat
-            if run and (lw in verbs or lw in _FUNCTION or (lw.endswith("ly") and lw not in _FAMILY_OF)):
+            if run and lw in _FUNCTION and lw not in verbs:
+                run = []        # "hard work": its head is too common a word to name a thing
+                break
+            if run and (lw in verbs or (lw.endswith("ly") and lw not in _FAMILY_OF)):
                 break
             run.append(w)
             j += 1

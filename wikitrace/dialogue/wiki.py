@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .embed import cos as sparse_cos
@@ -166,10 +167,11 @@ def _inventory_seeds(infos: list[TrajInfo]) -> list[tuple[str, str, list[str]]]:
         listy = len(t.exact_terms) >= 2 or t.counts
         if not listy or not t.has_claims:
             continue
-        spoken = [x for texts in t.facts.values() for x in texts if not is_caption(x)]
-        for fam in sorted({ph.family for x in spoken for ph in noun_phrases(x) if ph.family}):
-            if fam in FAMILIES:
-                inv.setdefault(fam, []).append(t.id)
+        spoken = [x for x in dict.fromkeys(x for texts in t.facts.values() for x in texts) if not is_caption(x)]
+        kinds = Counter(ph.family for x in spoken for ph in noun_phrases(x) if ph.family in FAMILIES)
+        if kinds:       # the kind of thing most of its claims are about
+            fam = sorted(kinds, key=lambda f: (-kinds[f], f))[0]
+            inv.setdefault(fam, []).append(t.id)
     return [(fam, fam, sorted(set(ids))) for fam, ids in sorted(inv.items()) if len(set(ids)) >= 2]
 
 
