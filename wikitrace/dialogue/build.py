@@ -64,7 +64,7 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         traj_out.append(record)
         infos.append(info)
     pages, pstats = plan_pages(infos)
-    orphans = audit(pages, [t.id for t in trajs])
+    orphans = audit(pages, [t.id for t in trajs if t.claims])     # small talk is on the index only
     page_out = _page_records(pages, traj_out)
     stats = {"extraction": xstats, "trajectories": tstats, "wiki": pstats, "audit_orphans": orphans,
              "extractor": llm.name if llm else "offline",

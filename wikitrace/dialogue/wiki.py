@@ -289,12 +289,30 @@ class _PageWriter:
             for h in {ph.head for ph in self.phrases(t, focus, family)}:
                 outside[h] = outside.get(h, 0) + 1
         heads = sorted(inside, key=lambda h: (-len(inside[h]), outside.get(h, 0), not kind[h], h))
-        return [sorted(spelled[h], key=lambda x: (-spelled[h][x], len(x), x))[0] for h in heads]
+        return [(h, sorted(spelled[h], key=lambda x: (-spelled[h][x], len(x), x))[0]) for h in heads]
+
+    def merge_same_topic(self, parts: list[list[str]], focus, family) -> list[list[str]]:
+        """Shards of one seed whose claims are most about the same thing become one page while it
+        stays within ``MAX_PAGE`` (two small "Ines: rescue dog" pages are one page; so do shards
+        whose claims name no thing at all)."""
+        merged: list[list[str]] = []
+        top: list[str | None] = []
+        for part in parts:
+            named = self.shard_phrases(part, [], focus, family)
+            head = named[0][0] if named else None
+            k = next((i for i, h in enumerate(top) if h == head
+                      and len(merged[i]) + len(part) <= MAX_PAGE), None)
+            if k is None:
+                merged.append(list(part))
+                top.append(head)
+            else:
+                merged[k] = sorted(merged[k] + part)
+        return sorted(merged, key=lambda c: c[0])
 
     def shard_label(self, title: str, part, others, focus=None, family=None) -> str | None:
         """``title: phrase`` with the first phrase no other page's title has; two phrases when no
         phrase is shared by two of the shard's trajectories (the page then holds two threads)."""
-        names = self.shard_phrases(part, others, focus, family)
+        names = [text for _, text in self.shard_phrases(part, others, focus, family)]
         counts = {}
         for t in part:
             for ph in {p.head for p in self.phrases(t, focus, family)}:
@@ -303,12 +321,16 @@ class _PageWriter:
         singles = [f"{title}: {ph}" + (f", {names[i + 1]}" if alone and i + 1 < len(names) else "")
                    for i, ph in enumerate(names)]
         pairs = [f"{title}: {a}, {b}" for i, a in enumerate(names[:4]) for b in names[i + 1:5]]
+        if not names:
+            singles = [f"{title}: other threads"]       # claims about no nameable thing
         return next((label for label in [*singles, *pairs] if label not in self.used_labels), None)
 
     def add(self, type_, title, ids, entities=(), facet=None, keywords=(), rescue=False, focus=None,
             family=None):
         """One page per shard of ``ids``, each with a unique slug and title."""
         parts = shard(ids, self.vectors(ids, focus, family))
+        if len(parts) > 1:
+            parts = self.merge_same_topic(parts, focus, family)
         if len(parts) > 1:
             self.stats["shards"] += len(parts)
         for i, part in enumerate(parts):
