@@ -231,6 +231,7 @@ class _PageWriter:
         self.word_vec = {t.id: idf(" ".join(t.keywords)) for t in infos}
         self.names = frozenset(w.lower() for t in infos for e in (*t.facts, *t.participants, *t.entities)
                                for w in re.findall(r"[A-Za-z]+", e))
+        self.generic = {stem(g) for g in GENERIC}
         self.verbs = verbs_of((x for t in infos for xs in t.facts.values() for x in xs), self.names)
         self.stats = stats
         self.pages: list[Page] = [Page(slug="index", type="index", title="Index",
@@ -242,6 +243,10 @@ class _PageWriter:
         """Noun phrases of the claims a page would state about ``focus`` (all claims without one),
         spoken claims first: a shared photo's caption counts only when nothing else was said."""
         t = self.by_id[tid]
+        if not t.facts:         # a caller that knows no claims: the trajectory's own words stand in
+            words = t.keywords if t.thread_words is None else t.thread_words
+            return [Phrase(k, stem(k), None) for k in words
+                    if k.isalpha() and len(k) > 3 and stem(k) not in self.generic]
         texts = t.facts.get(focus, []) if focus else [x for xs in t.facts.values() for x in xs]
         spoken = [x for x in dict.fromkeys(texts) if not is_caption(x)]
         out = [ph for x in (spoken or list(dict.fromkeys(texts))) for ph in noun_phrases(x, self.names, self.verbs)]
