@@ -1,6 +1,10 @@
 """Wiki pages split and titled by what the claims about their entity are about (noun phrases),
 never by rare message words; small-talk threads make no page of their own."""
 
+from pathlib import Path
+
+from wikitrace.dialogue.build import compile_sample
+from wikitrace.dialogue.load import load_inputs
 from wikitrace.dialogue.phrases import noun_phrases, verbs_of
 from wikitrace.dialogue.wiki import TrajInfo, audit, plan_pages
 
@@ -63,3 +67,26 @@ def test_plan_is_deterministic():
     a, _ = plan_pages(_dialogue())
     b, _ = plan_pages(list(reversed(_dialogue())))
     assert [(p.slug, p.title, p.trajectories) for p in a] == [(p.slug, p.title, p.trajectories) for p in b]
+
+
+FIXTURE = Path(__file__).parent / "fixtures" / "dialogue" / "two-threads.jsonl"
+
+
+def test_compiled_pages_follow_what_the_claims_are_about():
+    """Ines talks about a rescue dog and a pottery class on alternate days, with small talk around
+    them: her pages are one per thing, titled by it, and the small talk makes no page."""
+    mem = compile_sample(load_inputs([FIXTURE])[0])
+    claims = {c["id"]: c for s in mem["snapshots"] for c in s["claims"]}
+    text = {t["id"]: " ".join(claims[c]["text"] for c in t["claims"]) for t in mem["trajectories"]}
+    dog = {t for t, x in text.items() if "dog" in x and "pottery" not in x}
+    clay = {t for t, x in text.items() if "pottery" in x and "dog" not in x}
+    small_talk = {t["id"] for t in mem["trajectories"] if not t["claims"]}
+    assert len(dog) >= 4 and len(clay) >= 4 and small_talk
+    ines = {p["title"]: set(p["trajectories"]) for p in mem["pages"] if p["entities"] == ["Ines"]}
+    assert dog <= ines["Ines: rescue dog"] and clay <= ines["Ines: pottery class"]
+    for p in mem["pages"][1:]:
+        assert not set(p["trajectories"]) & small_talk, p["title"]
+        if p["type"] == "entity" and p["shard"]:    # a shard's title phrases are in its own claims
+            said = " ".join(text[t] for t in p["trajectories"]).lower()
+            assert all(ph in said for ph in p["title"].split(": ", 1)[1].lower().split(", ")), p["title"]
+    assert mem["stats"]["audit_orphans"] == []

@@ -44,6 +44,7 @@ class Phrase:
     text: str                   # as the claim spells it (lowercase unless a capitalised word)
     head: str                   # stem of its last word: what groups "dogs" with "dog"
     family: str | None          # the WordNet kind of thing its head is (pet, food, place ...)
+    words: tuple[str, ...] = ()  # stems of all its words ("rescue dog slept" still says "dog")
 
 
 def _family_of() -> dict[str, str]:
@@ -118,12 +119,13 @@ def noun_phrases(text: str, names: frozenset[str] = frozenset(),
             run.append(w)
             j += 1
         i = j if run else i + 1
-        if len(run) == 1 and low in ("this", "that") and run[0].endswith("s") and not run[0].endswith("ss"):
-            run = []            # "that gives": a singular demonstrative before a verb, not a noun
+        if run and low in ("this", "that") and run[0].endswith("s") and not run[0].endswith("ss"):
+            run = []            # "that sounds lovely": a singular demonstrative before a verb
         if run and not _names_a_thing(run[-1].lower(), names):
             run = []            # "a great time", "that gives": no head, no phrase
         if run:
             words = run             # as spelled: "LGBTQ conference", "The Lean Startup"
             head = run[-1].lower()
-            out.append(Phrase(" ".join(words), stem(head), _FAMILY_OF.get(head)))
+            out.append(Phrase(" ".join(words), stem(head), _FAMILY_OF.get(head),
+                              tuple(stem(w.lower()) for w in run)))
     return out
