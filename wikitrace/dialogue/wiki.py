@@ -260,8 +260,9 @@ class _PageWriter:
         for t in ids:
             f: dict[str, float] = {}
             for ph in self.phrases(t, focus, family):
-                for w in ph.words[:-1]:          # a modifier is half a head: "rescue dog slept"
-                    f.setdefault("h:" + w, 0.5)
+                if ph.family is None:            # a head of no known kind may be a verb the
+                    for w in ph.words[:-1]:      # phrase ran into: "rescue dog slept" says "dog"
+                        f.setdefault("h:" + w, 0.5)
                 f["h:" + ph.head] = 1.0
                 if ph.family:
                     f["f:" + ph.family] = 0.5
