@@ -44,7 +44,6 @@ class Phrase:
     text: str                   # as the claim spells it (lowercase unless a capitalised word)
     head: str                   # stem of its last word: what groups "dogs" with "dog"
     family: str | None          # the WordNet kind of thing its head is (pet, food, place ...)
-    words: tuple[str, ...] = ()  # stems of all its words ("rescue dog slept" still says "dog")
 
 
 def _family_of() -> dict[str, str]:
@@ -126,6 +125,5 @@ def noun_phrases(text: str, names: frozenset[str] = frozenset(),
         if run:
             words = run             # as spelled: "LGBTQ conference", "The Lean Startup"
             head = run[-1].lower()
-            out.append(Phrase(" ".join(words), stem(head), _FAMILY_OF.get(head),
-                              tuple(stem(w.lower()) for w in run)))
+            out.append(Phrase(" ".join(words), stem(head), _FAMILY_OF.get(head)))
     return out

@@ -253,16 +253,12 @@ class _PageWriter:
         return [ph for ph in out if family is None or ph.family == family] or out
 
     def vectors(self, ids, focus, family) -> dict[str, dict]:
-        """Per trajectory: its phrase heads (weight 1, rarer across the seed weighs more; the other
-        words of a phrase 0.5), the kinds of thing they are (0.5: a dog and a cat are both pets) and
-        its own keywords (0.3)."""
+        """Per trajectory: its phrase heads (weight 1, rarer across the seed weighs more), the kinds
+        of thing they are (0.5: a dog and a cat are both pets) and its own keywords (0.3)."""
         feats = {}
         for t in ids:
             f: dict[str, float] = {}
             for ph in self.phrases(t, focus, family):
-                if ph.family is None:            # a head of no known kind may be a verb the
-                    for w in ph.words[:-1]:      # phrase ran into: "rescue dog slept" says "dog"
-                        f.setdefault("h:" + w, 0.5)
                 f["h:" + ph.head] = 1.0
                 if ph.family:
                     f["f:" + ph.family] = 0.5
