@@ -48,6 +48,10 @@ REGISTRY = {
     ('claim_lifecycle.py', '_NUMBER'): ('closed class - English cardinal numerals', 'b289a857b017'),
     ('claim_lifecycle.py', 'TEMPORAL_WORDS'): ('closed class - English time nouns, deictic time words and weekdays', 'aa0de8dc505a'),
     ('claim_lifecycle.py', '_FUTURE'): ('closed class - English future and intention auxiliaries (a plan not yet carried out)', '459296215918'),
+    ('phrases.py', '_DETERMINERS'): ('closed class - English articles, demonstratives, possessive determiners and quantifiers', 'febd2ac5cfea'),
+    ('phrases.py', '_SUBJECTS'): ('closed class - English subject pronouns', '00053267fa5d'),
+    ('phrases.py', '_CLOSED'): ('closed class - English prepositions, conjunctions, auxiliaries, pronouns and numerals', '08d52f22f698'),
+    ('phrases.py', '_CAPTION_LEAD'): ("LoCoMo's photo caption format as the claim templates keep it (extract.offline_claims)", '0be41905f48f'),
     ('wiki.py', '_TEMPLATE_WORDS'): ("wikitrace's own claim templates (extract.offline_claims)", 'ed1196212d5b'),
 }
 LEXICON_SHA = "924ed3a6747b"

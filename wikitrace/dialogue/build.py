@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +64,7 @@ def compile_sample(d: Dialogue, llm=None, embedder=None) -> dict:
         traj_out.append(record)
         infos.append(info)
     pages, pstats = plan_pages(infos)
-    orphans = audit(pages, [t.id for t in trajs])
+    orphans = audit(pages, [t.id for t in trajs if t.claims])     # small talk is on the index only
     page_out = _page_records(pages, traj_out)
     stats = {"extraction": xstats, "trajectories": tstats, "wiki": pstats, "audit_orphans": orphans,
              "extractor": llm.name if llm else "offline",
@@ -106,6 +107,7 @@ def _trajectory_record(d: Dialogue, T, ss: list, known: set, aliases: dict) -> t
     dates = [s.date for s in ss if s.date]
     # whom the trajectory is about, whoever said it: its pages are those entities' pages
     about_of = Counter(about(c, d.speakers, known, aliases) for c in T.claims if c.status != "deprecated")
+    facts = _facts_by_entity(T.claims, d.speakers, known, aliases)
     record = {
         "id": T.id, "title": title, "snapshots": list(T.snapshots),
         "claims": [c.id for c in T.claims], "ops": T.ops, "update_links": T.update_links,
@@ -121,8 +123,27 @@ def _trajectory_record(d: Dialogue, T, ss: list, known: set, aliases: dict) -> t
                     exact_terms=terms, counts=counts, emb=T.emb_sum,
                     owners=sorted(e for e in about_of if e in d.speakers),
                     about=sorted(e for e in about_of if e not in d.speakers),
-                    thread_words=thread)
+                    thread_words=thread, facts=facts, has_claims=bool(T.claims))
     return record, info
+
+
+def _facts_by_entity(claims, speakers: list[str], known: set, aliases: dict) -> dict[str, list[str]]:
+    """Entity -> the texts of the (not deprecated) claims a page of that entity states: those about
+    it, and those naming it, except that a participant's page leaves out what the other one did."""
+    names = sorted({*speakers, *known, *aliases}, key=lambda n: (-len(n), n))
+    pattern = [(n, re.compile(r"(?<![\w'’])" + re.escape(n) + r"(?![\w])")) for n in names]
+    out: dict[str, list[str]] = {}
+    for c in claims:
+        if c.status == "deprecated":
+            continue
+        ents = [about(c, speakers, known, aliases)]
+        for n, rx in pattern:
+            e = aliases.get(n, n)
+            if rx.search(c.text) and not (e in speakers and c.subject and c.subject != e):
+                ents.append(e)
+        for e in dict.fromkeys(ents):
+            out.setdefault(e, []).append(c.text)
+    return out
 
 
 def _page_records(pages, traj_out: list[dict]) -> list[dict]:

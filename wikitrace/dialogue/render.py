@@ -155,7 +155,11 @@ def _wiki_page(m: _Memory, p: dict, templates) -> str:
     linked = [m.trajs[x] for x in p["trajectories"]]
     cl = _page_claims(m, p, linked)
     facts = [m.with_refs(c) for c in cl if c["status"] == "active"]
-    facts.sort(key=lambda c: (-len([x for x in m.snaps[c["snapshot"]]["exact_terms"] if x in c["text"]]), c["id"]))
+    # the ten facts shown: first those naming what the title names (a "John: trip" page shows its
+    # trips), then those with the most exact terms; listed in order
+    named = [k.lower() for k in p["keywords"] if p["type"] != "topic" or p["shard"]]
+    facts.sort(key=lambda c: (not any(k in c["text"].lower() for k in named),
+                              -len([x for x in m.snaps[c["snapshot"]]["exact_terms"] if x in c["text"]]), c["id"]))
     facts = sorted(facts[:10], key=lambda c: c["id"])
     items = _page_items(m, linked)
     fm = {"type": "wiki-" + p["type"], "slug": p["slug"], "sample": m.sample, "title": p["title"],

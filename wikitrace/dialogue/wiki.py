@@ -1,15 +1,18 @@
 """Memory Wiki planning (TrajWiki A.4), deterministic: page seeds (index, entity, topic,
-inventory), entity-facet splits, medium-granularity shards (target 4, max 6), topic
-suppression at 80 % coverage, and a coverage audit adding rescue pages."""
+inventory), medium-granularity shards (target 4, max 6) grouped and titled by the noun phrases
+of the claims about the page's entity, topic suppression, and a coverage audit adding rescue
+pages. A thread with no claim (small talk) is on the index only."""
 
 from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .embed import cos as sparse_cos
-from .lexicon import FAMILY_WORDS, generic_words, rank
+from .lexicon import generic_words
+from .phrases import Phrase, is_caption, noun_phrases, verbs_of
 from .text import FAMILIES, IdfVectors, stem
 
 # Words that name no topic: the words common enough in English that a page titled "able", "ever"
@@ -39,6 +42,8 @@ class TrajInfo:
     owners: list[str] = field(default_factory=list)   # the participants its claims are about
     about: list[str] = field(default_factory=list)    # other entities its claims are about
     thread_words: list[str] | None = None              # words that may title it (not photo captions)
+    facts: dict[str, list[str]] = field(default_factory=dict)   # entity -> texts of its claims here
+    has_claims: bool = True                            # False: small talk only, on the index alone
 
 
 @dataclass
@@ -111,12 +116,12 @@ def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[
 
     planner = _PageWriter(infos, stats)
     for title, ent, facet, ids in entity_seeds:
-        planner.add("entity", title, ids, entities=[ent], facet=facet)
+        planner.add("entity", title, ids, entities=[ent], facet=facet, focus=ent)
     for title, fam, ids in inventory_seeds:
-        planner.add("inventory", f"Inventory: {fam}", ids, facet=fam)
+        planner.add("inventory", f"Inventory: {fam}", ids, facet=fam, family=fam)
     for k, ids in kept_topics:
         planner.add("topic", f"Topic: {k}", ids, keywords=[k])
-    orphans = _rescue_orphans(planner, all_ids)
+    orphans = _rescue_orphans(planner, [t.id for t in infos if t.has_claims])
     stats["pages"] = len(planner.pages)
     stats["orphans_rescued"] = len(orphans)
     return planner.pages, stats
@@ -143,45 +148,30 @@ def _named_entity_seeds(infos: list[TrajInfo]) -> list[tuple[str, str, str | Non
 def _participant_seeds(infos: list[TrajInfo], broad_threshold: int,
                        stats: dict) -> list[tuple[str, str, str | None, list[str]]]:
     """Seeds for each participant: every trajectory with a claim about that person, whoever said it,
-    so a person's facts sit together; a participant with more than ``broad_threshold`` trajectories
-    is split into one page per main facet (facets held by a single trajectory stay together)."""
-    owned: dict[str, list[TrajInfo]] = {}
+    so a person's facts sit together (a large seed is split later by what those claims are about)."""
+    owned: dict[str, list[str]] = {}
     for t in infos:
-        for who in t.owners or t.participants[:1]:
-            owned.setdefault(who, []).append(t)
-    seeds = []
-    for p in sorted(owned):
-        members = owned[p]
-        if len(members) <= broad_threshold:
-            seeds.append((p, p, None, sorted(t.id for t in members)))
+        if not t.has_claims:
             continue
-        by_facet: dict[str, list[str]] = {}
-        for t in members:
-            by_facet.setdefault(t.families[0] if t.families else "", []).append(t.id)
-        rest: list[str] = []
-        for fam in sorted(by_facet):
-            ids = sorted(by_facet[fam])
-            if fam and len(ids) >= 2:
-                stats["facet_splits"] += 1
-                seeds.append((f"{p} - {fam}", p, fam, ids))
-            else:
-                rest += ids
-        if rest:
-            seeds.append((p, p, None, sorted(rest)))
-    return seeds
+        for who in t.owners or t.participants[:1]:
+            owned.setdefault(who, []).append(t.id)
+    return [(p, p, None, sorted(owned[p])) for p in sorted(owned)]
 
 
 def _inventory_seeds(infos: list[TrajInfo]) -> list[tuple[str, str, list[str]]]:
     """Seeds for item families that list-like trajectories (several exact terms, or counts) share:
-    "what books / pets / ..." questions are answered from one page."""
+    "what books / pets / ..." questions are answered from one page. A trajectory joins a family's
+    page when one of its spoken claims is about a thing of that family (a photo's content is not)."""
     inv: dict[str, list[str]] = {}
     for t in infos:
         listy = len(t.exact_terms) >= 2 or t.counts
-        if not listy:
+        if not listy or not t.has_claims:
             continue
-        for fam in t.families:
-            if fam in FAMILIES:
-                inv.setdefault(fam, []).append(t.id)
+        spoken = [x for x in dict.fromkeys(x for texts in t.facts.values() for x in texts) if not is_caption(x)]
+        kinds = Counter(ph.family for x in spoken for ph in noun_phrases(x) if ph.family in FAMILIES)
+        if kinds:       # the kind of thing most of its claims are about
+            fam = sorted(kinds, key=lambda f: (-kinds[f], f))[0]
+            inv.setdefault(fam, []).append(t.id)
     return [(fam, fam, sorted(set(ids))) for fam, ids in sorted(inv.items()) if len(set(ids)) >= 2]
 
 
@@ -229,61 +219,130 @@ def _rescue_orphans(planner: "_PageWriter", all_ids: list[str]) -> list[str]:
 
 
 class _PageWriter:
-    """Turns seeds into pages, index first: shards a large seed, titles each shard by its own thread
-    and keeps slugs and titles unique across the plan (so it holds what every page so far used)."""
+    """Turns seeds into pages, index first: shards a large seed by what its trajectories' claims about
+    the seed's entity are about (their noun phrases), titles each shard by the phrase most of its
+    trajectories share, and keeps slugs and titles unique across the plan."""
 
     def __init__(self, infos: list[TrajInfo], stats: dict):
-        # shards group trajectories by their own words, weighted by how rare a word is in this
-        # dialogue; a trajectory with no keyword falls back to its lexical vector (a dense endpoint
-        # vector is another space, so it shares nothing with the others here: cosine 0)
+        self.by_id = {t.id: t for t in infos}
+        # a trajectory's own words, weighted by rarity in this dialogue: a weak tie-breaker between
+        # trajectories whose claims share no noun phrase
         idf = IdfVectors([" ".join(t.keywords) for t in infos])
-        self.embs = {t.id: idf(" ".join(t.keywords)) or (t.emb if isinstance(t.emb, dict) else {})
-                     for t in infos}
+        self.word_vec = {t.id: idf(" ".join(t.keywords)) for t in infos}
+        self.names = frozenset(w.lower() for t in infos for e in (*t.facts, *t.participants, *t.entities)
+                               for w in re.findall(r"[A-Za-z]+", e))
+        self.generic = {stem(g) for g in GENERIC}
+        self.verbs = verbs_of((x for t in infos for xs in t.facts.values() for x in xs), self.names)
         self.stats = stats
         self.pages: list[Page] = [Page(slug="index", type="index", title="Index",
                                        trajectories=sorted(t.id for t in infos))]
         self.used_slugs = {"index"}
         self.used_labels: set[str] = set()
-        self.title_kw_of = {t.id: t.keywords if t.thread_words is None else t.thread_words for t in infos}
-        self.generic = {stem(g) for g in GENERIC}
 
-    def shard_words(self, part, others, title: str = "") -> list[str]:
-        """Words naming a shard's thread, best first: frequent in it and absent from its sibling
-        shards (a word the siblings share names the seed, not this part of it)."""
-        named = set(re.findall(r"[a-z]+", title.lower()))      # the seed's own name says nothing new
-        inside: dict[str, int] = {}
+    def phrases(self, tid: str, focus: str | None, family: str | None = None) -> list[Phrase]:
+        """Noun phrases of the claims a page would state about ``focus`` (all claims without one),
+        spoken claims first: a shared photo's caption counts only when nothing else was said."""
+        t = self.by_id[tid]
+        if not t.facts:         # a caller that knows no claims: the trajectory's own words stand in
+            words = t.keywords if t.thread_words is None else t.thread_words
+            return [Phrase(k, stem(k), None) for k in words
+                    if k.isalpha() and len(k) > 3 and stem(k) not in self.generic]
+        texts = t.facts.get(focus, []) if focus else [x for xs in t.facts.values() for x in xs]
+        spoken = [x for x in dict.fromkeys(texts) if not is_caption(x)]
+        out = [ph for x in (spoken or list(dict.fromkeys(texts))) for ph in noun_phrases(x, self.names, self.verbs)]
+        return [ph for ph in out if family is None or ph.family == family] or out
+
+    def vectors(self, ids, focus, family) -> dict[str, dict]:
+        """Per trajectory: its phrase heads (weight 1, rarer across the seed weighs more), the kinds
+        of thing they are (0.5: a dog and a cat are both pets) and its own keywords (0.3)."""
+        feats = {}
+        for t in ids:
+            f: dict[str, float] = {}
+            for ph in self.phrases(t, focus, family):
+                f["h:" + ph.head] = 1.0
+                if ph.family:
+                    f["f:" + ph.family] = 0.5
+            feats[t] = f
+        df: dict[str, int] = {}
+        for f in feats.values():
+            for k in f:
+                df[k] = df.get(k, 0) + 1
+        n = len(ids)
+        out = {}
+        for t, f in feats.items():
+            v = {k: w * math.log(1 + n / df[k]) for k, w in f.items()}
+            for k, w in self.word_vec.get(t, {}).items():
+                v["w:" + k] = 0.3 * w
+            out[t] = v
+        return out
+
+    def shard_phrases(self, part, others, focus, family) -> list[str]:
+        """Noun phrases naming a shard, best first: the head most of its trajectories share, then one
+        its sibling shards lack, then a kind of thing (pet, food ...) over a word of no known kind;
+        each head shown in the spelling the shard's claims use most."""
+        inside: dict[str, set] = {}
+        spelled: dict[str, dict[str, int]] = {}
+        kind: dict[str, bool] = {}
         for t in part:
-            for k in self.title_kw_of.get(t, ()):
-                if k.isalpha() and len(k) > 3 and stem(k) not in self.generic and k not in named:
-                    inside[k] = inside.get(k, 0) + 1
+            for ph in self.phrases(t, focus, family):
+                inside.setdefault(ph.head, set()).add(t)
+                spelled.setdefault(ph.head, {})
+                spelled[ph.head][ph.text] = spelled[ph.head].get(ph.text, 0) + 1
+                kind[ph.head] = kind.get(ph.head, False) or ph.family is not None
         outside: dict[str, int] = {}
         for t in others:
-            for k in set(self.title_kw_of.get(t, ())):
-                outside[k] = outside.get(k, 0) + 1
-        # ties (most words occur once) go to words that name a kind of thing (a family word: a pet,
-        # a sport, a place), then to the more common English word - not to the alphabet's first
-        return sorted(inside, key=lambda k: (k in outside, -inside[k], outside.get(k, 0),
-                                             k not in FAMILY_WORDS, rank(k), k))
+            for h in {ph.head for ph in self.phrases(t, focus, family)}:
+                outside[h] = outside.get(h, 0) + 1
+        heads = sorted(inside, key=lambda h: (-len(inside[h]), outside.get(h, 0), not kind[h], h))
+        return [(h, sorted(spelled[h], key=lambda x: (-spelled[h][x], len(x), x))[0]) for h in heads]
 
-    def shard_label(self, title: str, part, others) -> str | None:
-        """``title: word, word`` with the first pair of thread words no other page's title has."""
-        words_ = self.shard_words(part, others, title)
-        for i in range(0, max(1, len(words_) - 1)):
-            label = f"{title}: {', '.join(words_[i:i + 2])}" if words_ else None
-            if label is None or label not in self.used_labels:
-                return label
-        return None
+    def merge_same_topic(self, parts: list[list[str]], focus, family) -> list[list[str]]:
+        """Shards of one seed whose claims are most about the same thing become one page while it
+        stays within ``MAX_PAGE`` (two small "Ines: rescue dog" pages are one page; so do shards
+        whose claims name no thing at all)."""
+        merged: list[list[str]] = []
+        top: list[str | None] = []
+        for part in parts:
+            named = self.shard_phrases(part, [], focus, family)
+            head = named[0][0] if named else None
+            k = next((i for i, h in enumerate(top) if h == head
+                      and len(merged[i]) + len(part) <= MAX_PAGE), None)
+            if k is None:
+                merged.append(list(part))
+                top.append(head)
+            else:
+                merged[k] = sorted(merged[k] + part)
+        return sorted(merged, key=lambda c: c[0])
 
-    def add(self, type_, title, ids, entities=(), facet=None, keywords=(), rescue=False):
+    def shard_label(self, title: str, part, others, focus=None, family=None) -> str | None:
+        """``title: phrase`` with the first phrase no other page's title has; two phrases when no
+        phrase is shared by two of the shard's trajectories (the page then holds two threads)."""
+        names = [text for _, text in self.shard_phrases(part, others, focus, family)]
+        counts = {}
+        for t in part:
+            for ph in {p.head for p in self.phrases(t, focus, family)}:
+                counts[ph] = counts.get(ph, 0) + 1
+        alone = len(part) > 1 and max(counts.values(), default=0) < 2
+        singles = [f"{title}: {ph}" + (f", {names[i + 1]}" if alone and i + 1 < len(names) else "")
+                   for i, ph in enumerate(names)]
+        pairs = [f"{title}: {a}, {b}" for i, a in enumerate(names[:4]) for b in names[i + 1:5]]
+        if not names:
+            singles = [f"{title}: other threads"]       # claims about no nameable thing
+        return next((label for label in [*singles, *pairs] if label not in self.used_labels), None)
+
+    def add(self, type_, title, ids, entities=(), facet=None, keywords=(), rescue=False, focus=None,
+            family=None):
         """One page per shard of ``ids``, each with a unique slug and title."""
-        parts = shard(ids, self.embs)
+        parts = shard(ids, self.vectors(ids, focus, family))
+        if len(parts) > 1:
+            parts = self.merge_same_topic(parts, focus, family)
         if len(parts) > 1:
             self.stats["shards"] += len(parts)
         for i, part in enumerate(parts):
             label, kws = title, list(keywords)      # each shard names its own thread
             if len(parts) > 1:
-                label = self.shard_label(title, part, [t for q in parts if q is not part for t in q]) or \
-                    f"{title} ({i + 1}/{len(parts)})"
+                label = self.shard_label(title, part, [t for q in parts if q is not part for t in q],
+                                         focus, family) or f"{title} ({i + 1}/{len(parts)})"
                 if label.startswith(title + ": "):
                     kws = list(dict.fromkeys([*kws, *label[len(title) + 2:].split(", ")]))
             self.used_labels.add(label)
