@@ -1,5 +1,7 @@
-"""Wiki routing as expansion: the page that holds several of a question's direct hits lifts its
-other trajectories, and never pushes the best direct hits out of the packet."""
+"""Routing. Through the wiki, as expansion: the page that holds several of a question's direct hits
+lifts its other trajectories, and never pushes the best direct hits out of the packet. To the
+participant a question names (shipped): after the first direct hits, their own messages take the
+budget first."""
 
 import json
 from pathlib import Path
