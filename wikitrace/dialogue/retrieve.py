@@ -25,9 +25,7 @@ from .text import STOPWORDS, families_of, hashed_embedding, tokens, words
 SNAPSHOT_BUDGET = 2 * K_TRAJ     # "2k" snapshots before neighbour / update-linked expansion
 # source: wikitrace's own routing settings
 ROUTING_MODES = ("off", "speaker", "expand", "entity", "hard")
-ROUTING = "speaker"              # the named participant's messages fill the budget first: the one routing that
-                                 # raised recall on held-out dev conversations; no way of letting wiki pages rank
-                                 # trajectories did (docs/dialogue.md, "Routing")
+ROUTING = "speaker"              # the one routing that raised held-out recall (docs/dialogue.md, "Routing")
 DEFAULT_BUDGET = 2000            # whitespace tokens of source context
 
 # ---------------------------------------------------------------- query shape
@@ -249,9 +247,8 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
     mode = (routing or ROUTING) if use_wiki else "off"
     if mode not in ROUTING_MODES:
         raise ValueError(f"routing must be one of {', '.join(ROUTING_MODES)}, not {mode!r}")
-    # "off": pages are routed for the reader (diagnostics) only; "speaker": as "off", then the budget
-    # goes first to the participant the question names; "expand" / "entity": a page lifts its
-    # trajectories after ranking; "hard": only the routed pages' trajectories are candidates
+    # "off": pages routed for the reader only; "speaker": then the named participant's messages first;
+    # "expand" / "entity": a page lifts its trajectories; "hard": only routed pages' trajectories
     page_ids = route_pages(li, q, t_pages) if use_wiki else []
     cands, routed = _candidate_trajectories(li, q, mode, page_ids, k, rescue)
     order, fused, routed, via = _order_trajectories(li, q, mode, cands, routed, k)
