@@ -20,7 +20,8 @@ only; gold evidence and answers are used for scoring alone.
 
 With ``--embeddings-url`` (or ``WIKITRACE_EMBEDDINGS_URL``) the dense scores come from that
 ``/v1/embeddings`` endpoint; ``--embed-cache`` keeps the vectors between runs (content-hash keyed).
-``--no-wiki`` adds the routing ablations (``hier`` ships with routing off): ``hier-route`` (the page
+``--no-wiki`` adds the routing ablations (``hier`` ships with routing to the participant a question
+names, ``routing="speaker"``): ``hier-off`` (no routing), ``hier-route`` (the page
 holding several direct hits lifts its other trajectories, ``routing="expand"``), ``hier-entity``
 (the entity pages of whom/what the question names lift their trajectories, ``routing="entity"``)
 and ``hier-hardroute``
@@ -68,7 +69,7 @@ def fill(order: list[int], msgs: list[list], budget: int) -> set[int]:
 def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None = None,
         no_wiki: bool = False, only: list[str] | None = None) -> dict:
     dialogues = [d for d in load_inputs([data]) if only is None or d.sample_id in only]
-    methods = METHODS + (("hier-route", "hier-entity", "hier-hardroute") if no_wiki else ())
+    methods = METHODS + (("hier-off", "hier-route", "hier-entity", "hier-hardroute") if no_wiki else ())
     scores: dict[str, dict] = {m: {} for m in methods}
     emb = endpoint_embedder(embeddings_url)
     stats_pages, stats_traj, single, shape, diagnoses = [], [], [], [], []
@@ -123,6 +124,9 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
                         timing["hier_query_ms"].append((time.perf_counter() - t1) * 1000)
                         got = {pos[i] for i in pk.refs()}
                         embedder_used = pk.diagnostics["embedder"]
+                    elif name == "hier-off":
+                        pk = retrieve(li, question, budget=b, routing="off")
+                        got = {pos[i] for i in pk.refs()}
                     elif name == "hier-hardroute":
                         pk = retrieve(li, question, budget=b, routing="hard")
                         got = {pos[i] for i in pk.refs()}
@@ -257,6 +261,9 @@ GRID: dict[str, dict] = {
     "continuity 0.35 (default)": {},
     "continuity 0.30": {"trajectories.DELTA_CLAIM": 0.30},
     "continuity 0.25": {"trajectories.DELTA_CLAIM": 0.25},
+    "routing off": {"retrieve.ROUTING": "off"},
+    "speaker keep 3": {"ranking.SPEAKER_KEEP": 3},
+    "speaker keep 10": {"ranking.SPEAKER_KEEP": 10},
     "routing expand": {"retrieve.ROUTING": "expand"},      # shipped on only if it gains on held-out folds
     "routing entity": {"retrieve.ROUTING": "entity"},
 }
@@ -331,6 +338,11 @@ def print_table(res: dict) -> None:
                                                   for c in cols))
     for diag, sh in zip(res.get("routing_diagnosis", []), res.get("shape", [])):
         print(f"routing diagnosis {sh['sample']}: {diag}")
+    if "hier-off" in res["methods"]:        # what routing to the named participant is worth
+        for b in res["budgets"]:
+            w, n = res["methods"]["hier"][str(b)], res["methods"]["hier-off"][str(b)]
+            print(f"speaker routing at {b}: multi-hop {w['cat1']:.3f} with vs {n['cat1']:.3f} without; "
+                  f"overall {w['overall']:.3f} vs {n['overall']:.3f}")
     if "hier-route" in res["methods"]:      # what the wiki's routing is worth (paper, 4.5)
         for sh in res.get("shape", []):
             if "routed_trajectories_mean" in sh:
@@ -378,7 +390,7 @@ def main(argv=None) -> int:
 
 COLUMNS = ["cat1", "cat2", "cat3", "cat4", "overall"]
 COLUMN_NAMES = [*CAT_NAMES.values(), "overall"]
-SHOWN = {"hier": "hier (shipped)", "hier-route": "hier-route", "bm25-msg": "bm25-msg",
+SHOWN = {"hier": "hier (shipped)", "hier-off": "hier-off (no routing)", "hier-route": "hier-route", "bm25-msg": "bm25-msg",
          "bm25-session": "bm25-session"}
 
 

@@ -24,7 +24,7 @@ WORD = re.compile(r"^[A-Za-z][A-Za-z' ]*$")
 
 # (module, name) -> (source named in the comment, sha256 of the sorted distinct words, first 12)
 REGISTRY = {
-    ('retrieve.py', 'ROUTING_MODES'): ("wikitrace's own routing settings", 'f7b486f2f7bf'),
+    ('retrieve.py', 'ROUTING_MODES'): ("wikitrace's own routing settings", '23ae1ad60cbf'),
     ('check.py', 'REQUIRED'): ('wikitrace own page format (required frontmatter fields)', 'ebb7150f311a'),
     ('extract.py', '_HEDGE'): ('closed class - English epistemic adverbs and modal hedges', 'fcca8bbfaf34'),
     ('extract.py', '_PRONOUN_OPEN'): ('closed class - English personal pronouns and determiners', '99ea6813426a'),

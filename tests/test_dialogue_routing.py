@@ -1,5 +1,7 @@
-"""Wiki routing as expansion: the page that holds several of a question's direct hits lifts its
-other trajectories, and never pushes the best direct hits out of the packet."""
+"""Routing. Through the wiki, as expansion: the page that holds several of a question's direct hits
+lifts its other trajectories, and never pushes the best direct hits out of the packet. To the
+participant a question names (shipped): after the first direct hits, their own messages take the
+budget first."""
 
 import json
 from pathlib import Path
@@ -104,12 +106,88 @@ def test_unknown_routing_mode_is_refused(built):
 
 def test_json_packet_names_the_page_routing_followed(built, monkeypatch):
     question = "What pets does Ana have?"
-    off = json.loads(run_query(built, "tiny", question, budget=400, as_json=True))["diagnostics"]
-    assert off["routing"] == "off" and off["expanded_from"] is None
-    assert off["pages"]                                     # pages are still listed for the reader
+    shipped = json.loads(run_query(built, "tiny", question, budget=400, as_json=True))["diagnostics"]
+    assert shipped["routing"] == "speaker" and shipped["expanded_from"] is None
+    assert shipped["routed_to"] == "Ana"                    # the participant the question names
+    assert shipped["pages"]                                 # pages are still listed for the reader
     monkeypatch.setattr("wikitrace.dialogue.retrieve.ROUTING", "expand")
     diag = json.loads(run_query(built, "tiny", question, budget=400, as_json=True))["diagnostics"]
     # both of Ana's threads (the puppy, the cats) are hits, and her page holds them
     assert diag["routing"] == "expand"
     assert diag["expanded_from"] == "entity-ana"
     assert diag["routed_trajectories"] == 2
+
+
+# ---------------------------------------------------------------- routing to the participant asked about
+
+ASKED = FIXTURES / "asked-about.json"
+
+
+@pytest.fixture(scope="module")
+def asked():
+    from wikitrace.dialogue.build import compile_sample, render_sample
+    from wikitrace.dialogue.load import load_inputs
+    from wikitrace.dialogue.retrieve import prepare_files
+
+    return prepare_files(render_sample(compile_sample(load_inputs([ASKED])[0])))
+
+
+def _sources(packet) -> list[str]:
+    return [s["id"] for s in packet.diagnostics["sources"]]       # in the order the budget took them
+
+
+def _said_by(li, ids: list[str]) -> list[str]:
+    speaker = {m[0]: m[1] for m in li.raw["messages"]}
+    return [speaker[i] for i in ids]
+
+
+def test_speaker_routing_is_the_shipped_default():
+    from wikitrace.dialogue import retrieve as retrieve_mod
+
+    assert retrieve_mod.ROUTING == "speaker"
+
+
+def test_named_participant_fills_the_budget_after_the_first_direct_hits(asked, monkeypatch):
+    # Dev's cheering repeats the question's words ("passionate", "causes"); Noor's own news does not
+    monkeypatch.setattr("wikitrace.dialogue.ranking.SPEAKER_KEEP", 1)
+    question = "What causes is Noor passionate about?"
+    gold = {"D1:1", "D2:2", "D3:1", "D3:3"}
+    off = retrieve(asked, question, budget=100, routing="off")
+    routed = retrieve(asked, question, budget=100, routing="speaker")
+    assert routed.diagnostics["routed_to"] == "Noor" and off.diagnostics["routed_to"] is None
+    assert routed.context_tokens <= 100
+    assert _sources(routed)[:1] == _sources(off)[:1]                    # the best direct hit stays first
+    after_head = _said_by(asked, _sources(routed)[1:])
+    assert "Noor" in after_head
+    assert "Noor" not in after_head[after_head.index("Dev"):] if "Dev" in after_head else True
+    assert len(gold & set(routed.refs())) > len(gold & set(off.refs()))
+
+
+def test_speaker_routing_keeps_the_first_messages_as_ranked(asked):
+    # at the shipped keep the first six messages are the ranking's, whoever said them
+    question = "What causes is Noor passionate about?"
+    off = retrieve(asked, question, budget=60, routing="off")
+    routed = retrieve(asked, question, budget=60, routing="speaker")
+    assert _sources(routed) == _sources(off)
+
+
+@pytest.mark.parametrize("question", ["What causes are Noor and Dev passionate about?", "Which causes are in the news?"])
+def test_question_naming_both_or_neither_participant_is_not_routed(asked, monkeypatch, question):
+    monkeypatch.setattr("wikitrace.dialogue.ranking.SPEAKER_KEEP", 0)
+    off = retrieve(asked, question, budget=100, routing="off")
+    routed = retrieve(asked, question, budget=100, routing="speaker")
+    assert routed.diagnostics["routed_to"] is None
+    assert _sources(routed) == _sources(off)
+
+
+def test_speaker_first_orders_without_dropping(asked):
+    from wikitrace.dialogue.ranking import speaker_first
+    from wikitrace.dialogue.retrieve import make_query
+
+    order = list(range(len(asked.raw["messages"])))[::-1]
+    q = make_query(asked, "Where does Noor spend Saturdays?")
+    new, who = speaker_first(asked, q, order, keep=2)
+    assert who == "Noor"
+    assert sorted(new) == sorted(order) and new[:2] == order[:2]
+    rest = _said_by(asked, [asked.raw["messages"][mi][0] for mi in new[2:]])
+    assert rest == sorted(rest, key=lambda s: s != "Noor")             # Noor's first, then Dev's

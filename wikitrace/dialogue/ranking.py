@@ -24,6 +24,10 @@ W_INVENTORY, W_COUNT, W_FAMILY = 0.018, 0.018, 0.075
 # what it lifts never passes the first ROUTE_KEEP of them.
 ROUTE_HITS = 10
 ROUTE_KEEP = 3
+# Routing to whom the question asks about: the first SPEAKER_KEEP messages of the packet stay as
+# ranked, then the one participant the question names speaks first (chosen leave-one-out from
+# 0/3/6/10/15 on the dev conversations; docs/dialogue.md, "Routing to the participant asked about").
+SPEAKER_KEEP = 6
 
 
 def rrf(*rankings: list, k: int = RRF_K) -> dict:
@@ -223,3 +227,29 @@ def expand_by_entity(li: LoadedIndex, q: Query, ranked: list[int], fused: dict) 
     keep = ranked[:ROUTE_KEEP]
     kept = set(keep)
     return keep + [t for t in _rank(out) if t not in kept], out, pages
+
+
+def asked_about(li: LoadedIndex, q: Query) -> str | None:
+    """The one participant a question names ("What does Melanie do to destress?"), or None when it
+    names none or several (then both people's words may answer it)."""
+    if len(q.speaker_keys) != 1:
+        return None
+    return next((s for s in li.raw["speakers"] if s.lower() in q.speaker_keys), None)
+
+
+def speaker_first(li: LoadedIndex, q: Query, order: list[int], keep: int | None = None) -> tuple[list[int], str | None]:
+    """Message priority routed to the participant the question asks about: after the first ``keep``
+    messages (the question's best direct matches, whoever said them), that participant's own
+    messages come before the other's, each side in its ranked order. In a two-person dialogue a
+    fact about someone is nearly always said by them ("I signed up for a pottery class"), and the
+    question's words match the other's replies about it ("so passionate!") as well, which then
+    crowd the budget. Unchanged when the question names no participant or several."""
+    who = asked_about(li, q)
+    if who is None:
+        return order, None
+    msgs = li.raw["messages"]
+    keep = SPEAKER_KEEP if keep is None else keep
+    head, rest = order[:keep], order[keep:]
+    own = [mi for mi in rest if msgs[mi][1] == who]
+    other = [mi for mi in rest if msgs[mi][1] != who]
+    return head + own + other, who

@@ -18,15 +18,14 @@ from .bm25 import BM25
 from .index import VECTOR_FILE, VectorStore
 from .packet import message_text, pack_context
 from .ranking import (HASHED_NOTE, K_TRAJ, RRF_K, T_PAGES, Query, _norm, _rank, coverage_select,
-                      expand_by_entity, expand_by_page, route_pages, score_trajectories)
+                      expand_by_entity, expand_by_page, route_pages, score_trajectories, speaker_first)
 from .ranking import rrf  # noqa: F401  (part of this module's interface)
 from .text import STOPWORDS, families_of, hashed_embedding, tokens, words
 
 SNAPSHOT_BUDGET = 2 * K_TRAJ     # "2k" snapshots before neighbour / update-linked expansion
 # source: wikitrace's own routing settings
-ROUTING_MODES = ("off", "expand", "entity", "hard")
-ROUTING = "off"                  # off by default: no way of letting pages rank trajectories raised recall on
-                                 # held-out dev conversations (docs/dialogue.md, "Routing")
+ROUTING_MODES = ("off", "speaker", "expand", "entity", "hard")
+ROUTING = "speaker"              # the one routing that raised held-out recall (docs/dialogue.md, "Routing")
 DEFAULT_BUDGET = 2000            # whitespace tokens of source context
 
 # ---------------------------------------------------------------- query shape
@@ -248,14 +247,18 @@ def retrieve(li: LoadedIndex, question: str, budget: int = DEFAULT_BUDGET, t_pag
     mode = (routing or ROUTING) if use_wiki else "off"
     if mode not in ROUTING_MODES:
         raise ValueError(f"routing must be one of {', '.join(ROUTING_MODES)}, not {mode!r}")
-    # "off": pages are routed for the reader (diagnostics) only; "expand" / "entity": a page lifts
-    # its trajectories after ranking; "hard": only the routed pages' trajectories are candidates
+    # "off": pages routed for the reader only; "speaker": then the named participant's messages first;
+    # "expand" / "entity": a page lifts its trajectories; "hard": only routed pages' trajectories
     page_ids = route_pages(li, q, t_pages) if use_wiki else []
     cands, routed = _candidate_trajectories(li, q, mode, page_ids, k, rescue)
     order, fused, routed, via = _order_trajectories(li, q, mode, cands, routed, k)
     expanded, score = _rank_snapshots(li, q, order, k)
-    ctx = pack_context(_message_priority(li, q, expanded, score), li.raw["messages"], budget, li.notes)
-    diagnostics = {"embedder": q.embedder, "shape": q.shape, "routing": mode, "candidate_trajectories": len(cands),
+    priority, routed_to = _message_priority(li, q, expanded, score), None
+    if mode == "speaker":
+        priority, routed_to = speaker_first(li, q, priority)
+    ctx = pack_context(priority, li.raw["messages"], budget, li.notes)
+    diagnostics = {"embedder": q.embedder, "shape": q.shape, "routing": mode, "routed_to": routed_to,
+                   "candidate_trajectories": len(cands),
                    "routed_trajectories": len(routed), **_evidence(li, page_ids, order, fused, via, k, expanded, ctx)}
     msgs = li.raw["messages"]
     return Packet(question=question, budget=budget, context=ctx.text, context_tokens=ctx.tokens,
