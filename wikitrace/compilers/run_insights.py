@@ -27,8 +27,8 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, is_hand_off,
-                            is_verdict, join, named_by, packed_calls, picked, rule_title, sources, sums_to_named, top_key,
+from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, gives_answer,
+                            is_hand_off, is_verdict, join, named_by, packed_calls, picked, rule_title, sources, sums_to_named, top_key,
                             what_changed, why_wrong)
 from .reading import Call, Reading, command_of, harness_reason, runs_a_command, user_replies
 from .rules import rules_for
@@ -201,9 +201,21 @@ def procedure_key(r: Reading) -> str | None:
     if answer is not None:
         tools = sources(r, final)[0]
         where = "label" if is_verdict(r, answer) else "looked-up" if tools else "own"
+        if where != "label" and not gives_answer(r, final):
+            where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
         if _followed_any(r, final):
             where += "+followed"
     return f"procedure|{verb(final)}{':' + where if where else ''}"
+
+
+# how a run's last free-text call settled it, by procedure_key's source -> (title phrase, step)
+_ENDING = {
+    "label": ("giving the verdict", "giving the verdict the look-ups support"),
+    "looked-up": ("giving a value a look-up returned", "giving the value a look-up returned, in the words it used"),
+    "own": ("giving an answer no look-up held word for word", "giving an answer worked out from what the look-ups returned"),
+    "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),
+    "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
+}
 
 
 def procedure_insight(r: Reading) -> CandidateInsight:
@@ -217,11 +229,9 @@ def procedure_insight(r: Reading) -> CandidateInsight:
     if looks:
         steps.append(f"look with {join(sorted(looks), 3)}" + (", searching next for a name an earlier answer showed"
                                                                if answer is not None and _followed_any(r, final) else ""))
+    where = (procedure_key(r) or "").partition(":")[2].split("+")[0]
     if answer is not None:
-        tools = sources(r, final)[0]
-        steps.append(f"end with {final.name} giving " + ("the verdict the look-ups support" if is_verdict(r, answer) else
-                                                       "the value a look-up returned, in the words it used" if tools
-                                                       else "an answer worked out from what the look-ups returned"))
+        steps.append(f"end with {final.name} " + _ENDING[where][1])
     else:
         if others:
             steps.append(f"make the change with {join(sorted(others), 3)}")
@@ -232,10 +242,9 @@ def procedure_insight(r: Reading) -> CandidateInsight:
     detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "")
     how = ""
     if answer is not None:
-        how = (", giving the verdict" if is_verdict(r, answer) else ", giving a value a look-up returned"
-               if sources(r, final)[0] else ", giving an answer no look-up held word for word")
+        how = ", " + _ENDING[where][0]
     if answer is not None and _followed_any(r, final):
-        how = ", after searching a name an earlier answer showed" + how.replace(", giving", " and giving", 1)
+        how = ", after searching a name an earlier answer showed" + re.sub(r"^, (giving|sending)", r" and \1", how)
     return _insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
                    "To settle the task: " + ", then ".join(steps) + ".",
                    f"In {_kind(r)} that end with {v}.", detail, True)

@@ -1,0 +1,51 @@
+"""Sentences the offline compiler writes about logs of task types it was not tuned on (the
+ReAct notebooks' FEVER and WebShop printouts, SWE-agent on Java, a pytest session): each
+must be true of the log's own structure, or worded so that it is true of every format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from wikitrace.build import BuildOptions, build
+
+FIX = Path(__file__).parent / "fixtures" / "importers"
+
+
+def _corpus(tmp_path: Path, *inputs: Path, outcomes: Path | None = None) -> tuple[Path, dict]:
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=list(inputs), out=out, offline=True, quiet=True, outcomes=outcomes))
+    return out, json.loads((out / "corpus.json").read_text())
+
+
+def _page(out: Path, data: dict, run_id: str) -> str:
+    step = next(r["step"] for r in data["runs"] if r["run_id"] == run_id)
+    return (out / "compilation" / f"{step}.md").read_text()
+
+
+def test_a_verdict_from_the_tasks_label_set_is_not_an_unsupported_value(tmp_path):
+    """FEVER episode 2417 answered Finish[SUPPORTS] where NOT ENOUGH INFO was expected. Both are
+    labels the task answers with: no look-up returns a verdict, so the page may not say that no
+    observation held it, and the lesson is about checking the claim, not finding a page."""
+    out, data = _corpus(tmp_path, FIX / "react_notebook" / "fever_printout.txt")
+    page = _page(out, data, "fever_printout-2417")
+    assert "the task expected the verdict \"NOT ENOUGH INFO\"" in page
+    assert "no look-up had returned" not in page
+    assert "no earlier observation, user message or call holds this value" not in page
+    keys = {i["key"] for i in data["insights"]}
+    assert "answer|Finish|verdict" in keys
+    assert not any(k.startswith("answer|Finish|not-found") for k in keys), keys
+
+
+def test_a_click_that_ends_a_shopping_run_is_not_worded_as_an_answer(tmp_path):
+    """WebShop runs end with click[Buy Now], which the log records as no answer: their lessons
+    may not speak of answering from look-ups or of giving a looked-up value, while a QA run's
+    Finish[..], which the log records as the run's answer, still is one."""
+    _out, shop = _corpus(tmp_path / "shop", FIX / "react_notebook" / "webshop_printout.txt")
+    words = [f"{i['title']} {i['guideline']}" for i in shop["insights"]]
+    assert any(i["key"].startswith("procedure|click") for i in shop["insights"])
+    for phrase in ("answer from what the look-ups returned", "a value a look-up returned", "giving an answer"):
+        assert not any(phrase in w for w in words), (phrase, words)
+    _out, qa = _corpus(tmp_path / "qa", FIX / "react_notebook" / "hotpotqa_printout.txt")
+    procedures = [i for i in qa["insights"] if i["key"].startswith("procedure|Finish")]
+    assert procedures and all(":shown" not in i["key"] and ":unshown" not in i["key"] for i in procedures)
