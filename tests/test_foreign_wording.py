@@ -49,3 +49,49 @@ def test_a_click_that_ends_a_shopping_run_is_not_worded_as_an_answer(tmp_path):
     _out, qa = _corpus(tmp_path / "qa", FIX / "react_notebook" / "hotpotqa_printout.txt")
     procedures = [i for i in qa["insights"] if i["key"].startswith("procedure|Finish")]
     assert procedures and all(":shown" not in i["key"] and ":unshown" not in i["key"] for i in procedures)
+
+
+_PYTEST_FAILING = """============================= test session starts ==============================
+platform linux -- Python 3.12.3, pytest-8.2.0, pluggy-1.5.0
+rootdir: /home/dev/shelf
+collected 3 items
+
+tests/test_shelf.py .F.                                                  [100%]
+
+=================================== FAILURES ===================================
+______________________________ test_shelf_capacity ______________________________
+
+    def test_shelf_capacity():
+        shelf = Shelf(slots=4)
+>       assert shelf.free() == 4
+E       AssertionError: assert 3 == 4
+
+tests/test_shelf.py:14: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_shelf.py::test_shelf_capacity - AssertionError: assert 3 == 4
+========================= 1 failed, 2 passed in 0.06s ==========================
+"""
+
+
+def test_a_failing_pytest_run_is_named_by_its_failed_test_not_its_banner():
+    """pytest opens its report with a '=== FAILURES ===' banner; the line that says what failed
+    is the 'FAILED <file>::<test>' one below it, and the error lesson is named by that."""
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.runs.model import Outcome, Run, Task, Turn
+    bash = lambda n, cmd, out, err: Turn(turn=n, type="function_call", role="assistant", name="Bash",  # noqa: E731
+                                         arguments={"command": cmd, "description": "Run the shelf tests"},
+                                         result=out, is_error=err)
+    turns = [Turn(turn=0, type="message", role="user", content="The shelf reports one slot too few; fix it."),
+             bash(1, "python -m pytest tests/test_shelf.py", _PYTEST_FAILING, True),
+             Turn(turn=2, type="function_call", role="assistant", name="Edit",
+                  arguments={"file_path": "/home/dev/shelf/shelf.py", "old_string": "self.slots - 1",
+                             "new_string": "self.slots"},
+                  result="The file /home/dev/shelf/shelf.py has been updated.", is_error=False),
+             bash(3, "python -m pytest tests/test_shelf.py", "...                                  [100%]\n3 passed in 0.04s", False),
+             Turn(turn=4, type="episode_over")]
+    run = Run(run_id="shelf-1", task=Task(id="shelf-1", instruction="Fix the shelf's free-slot count.",
+                                          task_type="claude-code"), turns=turns, outcome=Outcome(success=True, steps=3))
+    lessons = [i for i in compile_offline(run).insights if i.key.startswith("error|")]
+    assert lessons, [i.key for i in compile_offline(run).insights]
+    assert "FAILED" in lessons[0].title and "::test_shelf_capacity" in lessons[0].title, lessons[0].title
+    assert "=====" not in lessons[0].title and "=====" not in lessons[0].guideline
