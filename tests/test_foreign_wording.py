@@ -95,3 +95,37 @@ def test_a_failing_pytest_run_is_named_by_its_failed_test_not_its_banner():
     assert lessons, [i.key for i in compile_offline(run).insights]
     assert "FAILED" in lessons[0].title and "::test_shelf_capacity" in lessons[0].title, lessons[0].title
     assert "=====" not in lessons[0].title and "=====" not in lessons[0].guideline
+
+
+def test_programs_the_shell_could_not_find_are_one_environment_lesson_across_runs(tmp_path):
+    """Two runs of one task type in an image without a JDK: the failed one met 'javac: command
+    not found', the successful one 'mvn: command not found'. That is one fact of the
+    environment, so one lesson with both runs, each naming its program, and a contrast that
+    counts both outcomes, not a 'javac' lesson met by 1 failed and 0 successful runs."""
+    from helpers import write_jsonl
+    from test_offline_content import _call, _msg, _record, _turns
+    issue = "Ledger.total() double-counts refunds."
+    failed = _turns(_msg("user", issue),
+                    _call("bash", {"command": "javac -d out src/Ledger.java"}, "/bin/bash: line 88: javac: command not found"),
+                    _call("bash", {"command": "cat src/Ledger.java"}, "class Ledger { long total() { return a + r + r; } }"),
+                    _call("submit", {}, "Submitted."), {"type": "episode_over"})
+    passed = _turns(_msg("user", issue),
+                    _call("bash", {"command": "mvn -q test"}, "/bin/bash: line 41: mvn: command not found"),
+                    _call("str_replace_editor", {"command": "str_replace", "path": "src/Ledger.java",
+                                                 "old_str": "a + r + r", "new_str": "a + r"},
+                          "The file src/Ledger.java has been edited."),
+                    _call("submit", {}, "Submitted."), {"type": "episode_over"})
+    runs = [_record("ledger-1", "java-bugfix", issue, failed, False), _record("ledger-2", "java-bugfix", issue, passed, True)]
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "runs.jsonl", runs)], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    missing = [i for i in data["insights"] if i["key"] == "error|missing-program"]
+    assert len(missing) == 1 and not any("javac" in i["key"] or "mvn" in i["key"] for i in data["insights"])
+    (entry,) = missing
+    assert entry["counts"] == {"runs": 2, "success": 1, "failure": 1}
+    c = entry["contrast"]
+    assert (c["failed_met"], c["success_met"]) == (1, 1) and c["verdict"] != "failure"
+    details = sorted(s["detail"] for s in entry["sources"])
+    assert any("javac not found" in d for d in details) and any("mvn not found" in d for d in details), details
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    assert "What successful runs that met it did" in page

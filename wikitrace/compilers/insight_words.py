@@ -72,12 +72,15 @@ def free_form(w: Call) -> str | None:
 
 
 def gives_answer(r: Reading, c: Call) -> bool:
-    """Whether the call's argument is the run's answer: the log records an answer turn after it
-    holding that text (a QA harness's ``Finish[..]``). A click on a button, a move or a command
-    ends a run without one, and is never worded as an answer."""
+    """Whether the run's last free-text call is its answer: the task records the answer it
+    expected, or the log records an answer turn after the call holding that text (a QA
+    harness's ``Finish[..]``). A click on a button, a move or a command ends a run with
+    neither, and is never worded as an answer."""
     text = str(c.turn.arguments or "").strip()
-    return bool(text) and any(t.type == "answer" and t.turn > c.n and (t.content or "").strip() == text
-                              for t in r.run.turns)
+    if not text:
+        return False
+    return expected_answer(r) is not None or any(t.type == "answer" and t.turn > c.n and (t.content or "").strip() == text
+                                                 for t in r.run.turns)
 
 
 def what_changed(err: Call, fix: Call) -> str:

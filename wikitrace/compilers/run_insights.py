@@ -96,6 +96,26 @@ def _insight(key: str, title: str, guideline: str, applicability: str, detail: s
 _MISSING_PROGRAM = re.compile(r"command not found|^(?:[\w./-]+: )?(?:line \d+: |\d+: )?[^\s:]+: not found\s*$", re.M)
 
 
+_NOT_FOUND_NAME = re.compile(r"([^\s:]+): (?:command )?not found\s*$", re.M)
+
+MISSING_PROGRAM_KEY = "error|missing-program"
+
+
+def missing_programs(c: Call) -> list[str]:
+    """The programs a command's shell answered it could not find (``javac: command not found``,
+    ``sh: 1: mvn: not found``), in order; empty for any other answer."""
+    if not runs_a_command(c.turn) or not _MISSING_PROGRAM.search(c.turn.result or ""):
+        return []
+    return list(dict.fromkeys(_NOT_FOUND_NAME.findall(c.turn.result or ""))) or [verb(c)]
+
+
+def error_key(c: Call) -> str:
+    """The pattern an error is counted as across the runs of a task type: a program the shell
+    could not find is one fact of the environment whichever program it was (javac in one run,
+    mvn in another), so it is one key; any other error is keyed by its tool and its message."""
+    return MISSING_PROGRAM_KEY if missing_programs(c) else f"error|{verb(c)}|{shape(c)}"
+
+
 def _other_target(x, y, listed: str) -> bool:
     """Whether a plain-string retry aims elsewhere: no name the error listed, and no word in
     common with the refused value (``click[blue]`` then ``click[Buy Now]``)."""
@@ -122,6 +142,19 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
                   "never got past it") + (f"; the same command was sent {len(same)} more time{'s' if len(same) != 1 else ''}"
                                           if same else "")
         worked = passed is not None
+        programs = missing_programs(err)
+        if programs:  # one lesson per task type, whichever program was missing (error_key)
+            heads = lambda c: {ln.split()[0] for ln in (command_of(c.turn) or "").splitlines() if ln.split()}  # noqa: E731
+            ran_again = [c for c in later if set(programs) & heads(c)]
+            return _insight(MISSING_PROGRAM_KEY, "When the shell cannot find a program, install it or work without it",
+                           "When a command answers that a program is not found (\"command not found\"), do not send "
+                           "commands that need it again: install or locate it where the task allows, or reach the "
+                           "same end another way (read the code, check the change by other means).",
+                           f"In {_kind(r)}, whenever the shell cannot find a program.",
+                           f"turn {err.n}: {join(programs, 4)} not found by the shell; "
+                           + (f"ran {'it' if len(programs) == 1 else 'them'} again {len(ran_again)} "
+                              f"time{'s' if len(ran_again) != 1 else ''}" if ran_again else f"did not run {'it' if len(programs) == 1 else 'them'} again"),
+                           False)
     elif passed is not None:
         x, y = err.turn.arguments, passed.turn.arguments
         listed = (err.turn.result or "").lower()
@@ -320,6 +353,9 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         if insight:
             out.append(insight)
             break
+    missing = next((c for c in r.calls if c.error and missing_programs(c)), None)
+    if missing is not None:  # the environment fact the failed runs met too: its page counts both
+        out.append(error_insight(r, missing))
     return out
 
 
