@@ -129,3 +129,18 @@ def test_programs_the_shell_could_not_find_are_one_environment_lesson_across_run
     assert any("javac not found" in d for d in details) and any("mvn not found" in d for d in details), details
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     assert "What successful runs that met it did" in page
+
+
+def test_an_action_refused_for_the_blank_lines_before_it_is_shown_as_sent(tmp_path):
+    """FEVER episode 808: the model wrote 'Action 3:' and the Finish[..] two lines further down;
+    the harness refused it as an invalid action. The call reads as Finish, but the page shows
+    the text as sent, and the lesson is about its form, not about its label."""
+    out, data = _corpus(tmp_path, FIX / "react_notebook" / "fever_printout.txt")
+    page = _page(out, data, "fever_printout-808")
+    assert 'sent as: "\\n\\nFinish[NOT ENOUGH INFO]"' in page
+    step = next(r["step"] for r in data["runs"] if r["run_id"] == "fever_printout-808")
+    (lesson,) = [i for i in data["insights"] if i["key"].startswith("error|Finish|")
+                 and any(s["step"] == step for s in i["sources"])]
+    assert "nothing before its name" in lesson["guideline"]
+    # a call sent as its name opens carries no such note
+    assert "sent as:" not in _page(out, data, "fever_printout-2417")

@@ -190,6 +190,9 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
         detail = "tried other arguments, never got past it" if any(c.name == err.name for c in later) \
             else "did not call it again"
         worked = False
+    if isinstance(err.turn.extra.get("sent"), str):  # written after blank lines: the form was refused
+        advice = f"send the {err.name} call with nothing before its name; it was sent after blank lines"
+        detail = "sent after blank lines; " + detail
     packed = packed_calls(err)
     if packed > 1:  # several calls written into one argument: the fix is the call's form, not its words
         advice = (f"send one {err.name} call per query; this answer came to an argument that held {err.name} "

@@ -21,7 +21,10 @@ labels the notebook's prompt lists (which the printout leaves out); the importer
 that set as ``task.metadata["answer_labels"]`` so a verdict is not read as a value some
 look-up should have returned. Harness steps are not calls: WebShop's
 ``reset`` is the task message; an episode the loop stopped (out of steps, no
-finishing action) ends with a harness ``episode_over`` turn. ``think`` actions
+finishing action) ends with a harness ``episode_over`` turn. An action the
+model wrote after blank lines (``Action 3:`` then ``Finish[..]`` two lines down) is read as
+its call, and the text as sent is kept as ``extra["sent"]``: the harness refused it for
+those blank lines, so the pages show it. ``think`` actions
 (WebShop ``think[..]``, ALFWorld ``think: ..``) are the agent's reasoning, kept as
 the next call's ``reasoning``. Run ids come from the log: ``<file stem>-<question
 idx>`` (FEVER, HotpotQA) or ``<file stem>-<episode number>`` (WebShop, ALFWorld),
@@ -154,6 +157,9 @@ def _webthink(lines: list[str], path: Path, stem: str) -> Iterator[Run | RunErro
                 pending, last = text, None
             elif st["kind"] == "Action":
                 last = _call(text, st["k"])
+                sent = "\n".join(st["lines"]).rstrip()
+                if sent != sent.lstrip():  # sent after blank lines: the harness reads no action name there
+                    last.extra["sent"] = sent
                 last.reasoning, pending = pending, None
                 turns.append(last)
             elif st["kind"] == "Observation":
