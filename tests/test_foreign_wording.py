@@ -144,3 +144,11 @@ def test_an_action_refused_for_the_blank_lines_before_it_is_shown_as_sent(tmp_pa
     assert "nothing before its name" in lesson["guideline"]
     # a call sent as its name opens carries no such note
     assert "sent as:" not in _page(out, data, "fever_printout-2417")
+
+
+def test_a_log_without_a_system_prompt_gets_no_title_about_its_rules(tmp_path):
+    """A WebShop printout has no system prompt, so no rules: a lesson on its closing click may
+    not tell a reader to check 'the rules on it'."""
+    _out, shop = _corpus(tmp_path, FIX / "react_notebook" / "webshop_printout.txt")
+    went = [i for i in shop["insights"] if i["key"].startswith("went-through|")]
+    assert went and not any("rules" in i["title"] or "rules" in i["guideline"] for i in went), went

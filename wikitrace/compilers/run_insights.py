@@ -407,7 +407,8 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     bare = not args or (isinstance(args, str) and args.strip() == (w.name or "").strip())  # SWE-agent's ``submit``
     check = ("check that the changes made before it do what the request asks" if bare else
              f"take each argument from {said} and check it against the part of the request it serves")
-    return _insight(f"went-through|{v}", f"Before {v}, check the request and the rules on it",
+    ruled = bool(rules) or r.system is not None  # no "rules" in the title of a log that has none
+    return _insight(f"went-through|{v}", f"Before {v}, check the request" + (" and the rules on it" if ruled else ""),
                    f"Before {v}, {check}" + (f" and against what the system prompt's rules say of such a call: {quoted}" if rules
                                else " and against the system prompt's rules" if r.system is not None else "")
                    + f"; {v} going through does not show it was the change the task needed.",
