@@ -152,3 +152,12 @@ def test_a_log_without_a_system_prompt_gets_no_title_about_its_rules(tmp_path):
     _out, shop = _corpus(tmp_path, FIX / "react_notebook" / "webshop_printout.txt")
     went = [i for i in shop["insights"] if i["key"].startswith("went-through|")]
     assert went and not any("rules" in i["title"] or "rules" in i["guideline"] for i in went), went
+
+
+def test_a_purchase_that_ended_a_failed_run_is_not_called_a_wrong_answer(tmp_path):
+    """A WebShop run ends with click[Buy Now] and a partial score: the page says the call ended a
+    run judged a failure, with its score, not that 'this answer' was judged wrong."""
+    out, data = _corpus(tmp_path, FIX / "react_notebook" / "webshop_printout.txt")
+    pages = [_page(out, data, r["run_id"]) for r in data["runs"] if r["outcome"] == "failure"]
+    closing = [p for p in pages if "This call ended the run, and the run was judged a failure (score " in p]
+    assert closing and not any("This answer ended the run" in p for p in pages)

@@ -275,6 +275,17 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             shown = [t.turn for t in c.calls if t.turn < answer.turn and not t.is_error
                      and gold.search(_flat(t.result or "").lower())]  # what the look-ups returned, not what they asked
             assert shown[:1] == ([int(m.group(2))] if m.group(2) else []), text
+    elif text.startswith("This call ended the run, and the run was judged a failure"):
+        call = c.call(turns[-1])
+        assert c.went_through(turns[-1]) and c.run.outcome.label == "failure"
+        assert c.changes()[-1] is call and not (c.run.outcome.ended_by or "").startswith("harness"), text
+        # no answer was given: the log records no answer turn with the call's text
+        assert not any(t.type == "answer" and (t.content or "").strip() == str(call.arguments).strip()
+                       for t in c.run.turns), text
+        m = re.search(r"\(score ([\d.e-]+)\)\.$", text)
+        assert (m is None) == (c.run.outcome.score is None), text
+        if m:
+            assert abs(float(m.group(1)) - c.run.outcome.score) < 1e-5, text
     elif text.startswith("It returned") or text.startswith("The run was judged a "):
         pass
     else:

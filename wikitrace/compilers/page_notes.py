@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from .insight_words import answer_seen_in, expected_answer, followed, free_form, is_verdict, join, picked
+from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join, picked
 from .arguments import check_arguments
 from .reading import Call, Reading
 from .run_insights import rules_once
@@ -114,6 +114,10 @@ def wrong_answer(r: Reading, c: Call) -> str | None:
     verdict the task expected (``is_verdict``) is named as one: no look-up was to return it."""
     if free_form(c) is None:
         return None
+    if not gives_answer(r, c):  # a click or a move that ended the run: no answer was given
+        score = r.run.outcome.score
+        return "This call ended the run, and the run was judged a failure" + (
+            f" (score {score:g})." if isinstance(score, (int, float)) else ".")
     gold = expected_answer(r)
     if gold is None:
         return "This answer ended the run and was judged wrong."
