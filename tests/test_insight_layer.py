@@ -70,7 +70,7 @@ def test_an_error_every_run_met_is_one_environment_lesson_not_a_cause(tmp_path):
     runs = [swe_run(k, success=k % 3 == 0) for k in range(12)]  # 4 successful, 8 failed, all without a JDK
     out = compile_runs(tmp_path, runs)
     data = corpus_json(out)
-    jdk = insight_with(data, "error|bash mvn|")
+    jdk = insight_with(data, "error|missing-program")
     c = jdk["contrast"]
     assert (c["failed_met"], c["failed"], c["success_met"], c["success"]) == (8, 8, 4, 4)
     assert c["verdict"] == "none"  # met by every run: it separates nothing
@@ -86,7 +86,7 @@ def test_an_error_every_run_met_is_one_environment_lesson_not_a_cause(tmp_path):
     (line,) = [x for x in page.splitlines() if x.startswith("- [Settle with submit")]
     assert line.endswith(f": 4 runs ({', '.join(f'[{s}](../compilation/{s}.md)' for s in successes)})"), line
     # one page for the missing program, however many runs met it
-    assert sum(i["key"].startswith("error|bash mvn|") for i in data["insights"]) == 1
+    assert sum(i["key"] == "error|missing-program" for i in data["insights"]) == 1
 
 
 def test_an_error_only_failed_runs_met_is_named_with_its_counts(tmp_path):
@@ -120,7 +120,7 @@ def test_add_of_a_repeating_run_changes_only_that_insight_and_forget_undoes_it(t
     out = compile_runs(tmp_path, runs)
     before = tree_bytes(out)
     data = corpus_json(out)
-    jdk = insight_with(data, "error|bash mvn|")
+    jdk = insight_with(data, "error|missing-program")
     repeat = write_jsonl(tmp_path / "repeat.jsonl", [swe_run(50, success=False)])
     cli("add", repeat, "--corpus", out)
     after = tree_bytes(out)
@@ -136,7 +136,7 @@ def test_add_of_a_repeating_run_changes_only_that_insight_and_forget_undoes_it(t
         f"insight/{i['id']}.md" for i in data["insights"]}
     page_before, page_after = (t[f"insight/{jdk['id']}.md"].decode() for t in (before, after))
     assert new_step not in page_before and f"- [{new_step}](../compilation/{new_step}.md) (failure;" in page_after
-    counts = insight_with(now, "error|bash mvn|")["counts"]
+    counts = insight_with(now, "error|missing-program")["counts"]
     assert counts == {"runs": jdk["counts"]["runs"] + 1, "success": jdk["counts"]["success"],
                       "failure": jdk["counts"]["failure"] + 1}
     # every other insight page is byte-identical: the totals that moved live on the index
@@ -175,7 +175,7 @@ def test_check_finds_an_insight_whose_counts_differ_from_its_sources(tmp_path):
     out = compile_runs(tmp_path, [swe_run(k, success=k % 2 == 0) for k in range(4)])
     assert check_corpus(out) == []
     broken = make_writable_copy(out, tmp_path / "broken")
-    entry = insight_with(corpus_json(out), "error|bash mvn|")
+    entry = insight_with(corpus_json(out), "error|missing-program")
     page = broken / "insight" / f"{entry['id']}.md"
     n = entry["counts"]["runs"]
     page.write_text(page.read_text().replace(f"\nruns: {n}\n", f"\nruns: {n + 1}\n"))

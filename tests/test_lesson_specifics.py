@@ -51,8 +51,8 @@ def test_a_wrong_answer_says_whether_the_look_ups_held_the_expected_answer():
                   "In which town is the Kestrel Film Days festival held?")
     assert [i.key for i in _insights(held)] == ["answer|Finish|misread"]
     assert [i.key for i in _insights(missing)] == ["answer|Finish|not-found"]
-    assert "When a page looked up already holds the answer" in _insights(held)[0].guideline
-    assert _insights(missing)[0].title == "Answer with Finish only once a looked-up page holds the answer"
+    assert "When a look-up has already returned the answer" in _insights(held)[0].guideline
+    assert _insights(missing)[0].title == "Answer with Finish only once a look-up has returned the answer"
 
 
 def test_an_error_lesson_is_keyed_by_tool_and_masked_shape_and_prefers_what_got_past_it():
@@ -77,8 +77,8 @@ def test_a_command_error_names_the_command_and_the_missing_program():
                    _call("bash", {"command": "cd /repo && mvn -q test"}, "/bin/sh: 1: mvn: not found"),
                    {"type": "episode_over"})
     (lesson,) = [i for i in _insights(_record("j-1", "java", "Fix the parser.", turns, False)) if i.key.startswith("error|")]
-    assert lesson.key.startswith("error|bash mvn|") and "mvn: not found" in lesson.key
-    assert "install or locate the missing program" in lesson.guideline
+    assert lesson.key == "error|missing-program" and lesson.detail.startswith("turn 1: mvn not found by the shell")
+    assert "install or locate it" in lesson.guideline
     assert "this run" not in lesson.guideline
 
 

@@ -288,6 +288,17 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             between = [t for t in c.run.turns if t.type == "message" and t.role == "assistant" and not is_harness_turn(t)
                        and (t.content or "").strip() and (last_call is None or t.turn > last_call)]
             assert between and (between[0] if last_call is not None else between[-1]).turn == said, text
+    elif text.startswith("This call ended the run, and the run was judged a failure"):
+        call = c.call(turns[-1])
+        assert c.went_through(turns[-1]) and c.run.outcome.label == "failure"
+        assert c.changes()[-1] is call and not (c.run.outcome.ended_by or "").startswith("harness"), text
+        # no answer was given: the log records no answer turn with the call's text
+        assert not any(t.type == "answer" and (t.content or "").strip() == str(call.arguments).strip()
+                       for t in c.run.turns), text
+        m = re.search(r"\(score ([\d.e-]+)\)\.$", text)
+        assert (m is None) == (c.run.outcome.score is None), text
+        if m:
+            assert abs(float(m.group(1)) - c.run.outcome.score) < 1e-5, text
     elif text.startswith("It returned"):
         pass
     else:

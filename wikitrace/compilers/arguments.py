@@ -164,6 +164,28 @@ def check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
     return hit
 
 
+def is_label(answer: str) -> bool:
+    """A verdict from a fixed set of labels (``SUPPORTS``, ``NOT ENOUGH INFO``): upper case, a few words."""
+    return bool(re.search(r"[A-Z]{2}", answer)) and answer == answer.upper() and len(answer.split()) <= 4
+
+
+def is_verdict(r: Reading, answer: str) -> bool:
+    """A label of the task's closed set of answers: shaped like one (``is_label``) and named by
+    the run's own instructions (system prompt or task text) or by the answer set its importer
+    recorded (``task.metadata["answer_labels"]``, for a log that prints no instructions), so an
+    upper-case name such as a call sign (``KXII``) is an answer, not a verdict. A verdict is
+    chosen, not looked up: no observation is expected to hold it."""
+    answer = answer.strip()
+    if not is_label(answer):
+        return False
+    labels = (r.run.task.metadata or {}).get("answer_labels")
+    if isinstance(labels, list) and answer in {str(x).strip() for x in labels}:
+        return True
+    told = " ".join(t for t in ((r.system.content if r.system is not None else None) or "",
+                                r.run.task.instruction or "") if t)
+    return re.search(rf"(?<![\w]){re.escape(answer)}(?![\w])", told) is not None
+
+
 _CODE = re.compile(r"[(){};=|&<>$`\[\]]")
 
 
@@ -182,6 +204,8 @@ def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
     out = []
     args = call.arguments if isinstance(call.arguments, (dict, list)) else {}
     if isinstance(call.arguments, str) and call.arguments.strip():
+        if is_verdict(reading, call.arguments):
+            return []  # a label of the task's answer set is chosen, not a value some turn showed
         args = {FREE_FORM: call.arguments.strip()}  # one free-form argument (an answer, a query)
     names = frozenset(v.lower() for _p, v in leaves(args) if isinstance(v, str) and len(v) > 2)
     for path, value in leaves(args):

@@ -10,7 +10,7 @@ import re
 
 from dataclasses import dataclass
 
-from .arguments import _NOT_JSON, _as_text, _last_key, _parsed, check_arguments
+from .arguments import _NOT_JSON, _as_text, _last_key, _parsed, check_arguments, is_label, is_verdict  # noqa: F401
 from .changes import edit_of
 from .reading import Call, Reading, _occurs, is_command_line, leaves, t_is_user
 from .text import clip, generic
@@ -71,6 +71,18 @@ def free_form(w: Call) -> str | None:
     return clip(generic(args.strip()), 80).replace('"', "'")
 
 
+def gives_answer(r: Reading, c: Call) -> bool:
+    """Whether the run's last free-text call is its answer: the task records the answer it
+    expected, or the log records an answer turn after the call holding that text (a QA
+    harness's ``Finish[..]``). A click on a button, a move or a command ends a run with
+    neither, and is never worded as an answer."""
+    text = str(c.turn.arguments or "").strip()
+    if not text:
+        return False
+    return expected_answer(r) is not None or any(t.type == "answer" and t.turn > c.n and (t.content or "").strip() == text
+                                                 for t in r.run.turns)
+
+
 def what_changed(err: Call, fix: Call) -> str:
     """How a later call that went through differed from a failed one, in a phrase:
     "with reason changed", "with payment_id taken from what the error listed",
@@ -93,22 +105,6 @@ def expected_answer(r: Reading) -> str | None:
     """The answer the task expected, when the log records it (a QA log's gold answer)."""
     gold = (r.run.task.metadata or {}).get("gold_answer")
     return gold.strip() if isinstance(gold, str) and gold.strip() else None
-
-
-def is_label(answer: str) -> bool:
-    """A verdict from a fixed set of labels (``SUPPORTS``, ``NOT ENOUGH INFO``): upper case, a few words."""
-    return bool(re.search(r"[A-Z]{2}", answer)) and answer == answer.upper() and len(answer.split()) <= 4
-
-
-def is_verdict(r: Reading, answer: str) -> bool:
-    """A label of the task's fixed set: shaped like one (``is_label``) and named by the run's
-    own instructions (system prompt or task text), so an upper-case name such as a call sign
-    (``KXII``) is an answer, not a verdict."""
-    if not is_label(answer):
-        return False
-    told = " ".join(t for t in ((r.system.content if r.system is not None else None) or "",
-                                r.run.task.instruction or "") if t)
-    return re.search(rf"(?<![\w]){re.escape(answer)}(?![\w])", told) is not None
 
 
 def answer_seen_in(r: Reading, gold: str, before: Call | None = None) -> Call | None:
@@ -235,15 +231,15 @@ WHY_WRONG = {
                 "Answer with {t} in the full form the observations give (the whole name or phrase), not a part of it"),
     "extra": ("Give {t} just what is asked",
               "Answer with {t} giving just what the request asks, without the words around it"),
-    "misread": ("Read the looked-up page for exactly what is asked before {t}",
-                "When a page looked up already holds the answer, read it for exactly what the request asks, not a "
+    "misread": ("Read what the look-ups returned for exactly what is asked before {t}",
+                "When a look-up has already returned the answer, read it for exactly what the request asks, not a "
                 "related fact, before {t}: the runs taught by this had the answer in front of them"),
-    "not-found": ("Answer with {t} only once a looked-up page holds the answer",
-                  "While no page looked up holds the answer, keep looking instead of answering with {t}: look up "
-                  "each entity the request names and the one that links them, and search again with other words "
-                  "when a page does not hold it"),
-    "unsettled": ("Look up every part of the request before {t}",
-                  "Before {t}, look up every part of the request and answer from what the look-ups returned"),
+    "not-found": ("Answer with {t} only once a look-up has returned the answer",
+                  "While no look-up has returned the answer, keep looking instead of answering with {t}: look up "
+                  "each name the request gives, and search again with other words when an answer does not hold it"),
+    "unsettled": ("Check every part of the request before the {t} that ends the run",
+                  "Before the {t} that ends the run, check each part of the request against what the look-ups "
+                  "returned, and look further for any part they do not show yet"),
 }
 
 

@@ -20,6 +20,8 @@ Insights (run_insights.py) name the run's own tools, argument keys, errors and r
 
 from __future__ import annotations
 
+import json
+
 from collections import Counter
 from dataclasses import dataclass
 
@@ -121,7 +123,10 @@ def _choose(items: list[Item]) -> list[Item]:
 
 
 def _call_line(call: Call) -> str:
-    return f"{call.name}({full_arguments(call.turn)})"
+    """The call, and when the log kept the text as sent (an action after blank lines) that text
+    quoted too: what a harness refused may be its form, not its arguments."""
+    sent = call.turn.extra.get("sent")
+    return f"{call.name}({full_arguments(call.turn)})" + (f"\nsent as: {json.dumps(sent)}" if isinstance(sent, str) else "")
 
 
 def _short_call(call: Call, limit: int = 100) -> str:

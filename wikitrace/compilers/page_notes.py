@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from .insight_words import answer_seen_in, expected_answer, followed, free_form, join, picked
+from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join, picked
 from .arguments import check_arguments
 from .reading import Call, Reading
 from .run_insights import rules_once
@@ -110,12 +110,19 @@ def _val(v) -> str:
 def wrong_answer(r: Reading, c: Call) -> str | None:
     """For a final answer (a free-form argument) of a failed run: that it was judged wrong, what
     the task expected when the log records it, and whether a look-up had shown that; None for
-    a call that changes state, whose page keeps saying what the change may have missed."""
+    a call that changes state, whose page keeps saying what the change may have missed. A
+    verdict the task expected (``is_verdict``) is named as one: no look-up was to return it."""
     if free_form(c) is None:
         return None
+    if not gives_answer(r, c):  # a click or a move that ended the run: no answer was given
+        score = r.run.outcome.score
+        return "This call ended the run, and the run was judged a failure" + (
+            f" (score {score:g})." if isinstance(score, (int, float)) else ".")
     gold = expected_answer(r)
     if gold is None:
         return "This answer ended the run and was judged wrong."
+    if is_verdict(r, gold):  # a label of the task's answer set: no look-up returns one
+        return f"This answer ended the run and was judged wrong; the task expected the verdict \"{clip(gold, 80)}\"."
     seen = answer_seen_in(r, gold, c)
     return (f"This answer ended the run and was judged wrong; the task expected \"{clip(gold, 80)}\", which "
             + (f"the look-up at turn {seen.n} had returned." if seen is not None else "no look-up had returned."))

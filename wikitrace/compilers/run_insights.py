@@ -27,8 +27,8 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, is_hand_off,
-                            is_verdict, join, last_said, named_by, packed_calls, picked, rule_title, sources,
+from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, gives_answer,
+                            is_hand_off, is_verdict, join, last_said, named_by, packed_calls, picked, rule_title, sources,
                             sums_to_named, top_key, what_changed, why_wrong)
 from .reading import Call, Reading, command_of, harness_reason, runs_a_command
 from .rules import rules_for
@@ -96,6 +96,26 @@ def _insight(key: str, title: str, guideline: str, applicability: str, detail: s
 _MISSING_PROGRAM = re.compile(r"command not found|^(?:[\w./-]+: )?(?:line \d+: |\d+: )?[^\s:]+: not found\s*$", re.M)
 
 
+_NOT_FOUND_NAME = re.compile(r"([^\s:]+): (?:command )?not found\s*$", re.M)
+
+MISSING_PROGRAM_KEY = "error|missing-program"
+
+
+def missing_programs(c: Call) -> list[str]:
+    """The programs a command's shell answered it could not find (``javac: command not found``,
+    ``sh: 1: mvn: not found``), in order; empty for any other answer."""
+    if not runs_a_command(c.turn) or not _MISSING_PROGRAM.search(c.turn.result or ""):
+        return []
+    return list(dict.fromkeys(_NOT_FOUND_NAME.findall(c.turn.result or ""))) or [verb(c)]
+
+
+def error_key(c: Call) -> str:
+    """The pattern an error is counted as across the runs of a task type: a program the shell
+    could not find is one fact of the environment whichever program it was (javac in one run,
+    mvn in another), so it is one key; any other error is keyed by its tool and its message."""
+    return MISSING_PROGRAM_KEY if missing_programs(c) else f"error|{verb(c)}|{shape(c)}"
+
+
 def _other_target(x, y, listed: str) -> bool:
     """Whether a plain-string retry aims elsewhere: no name the error listed, and no word in
     common with the refused value (``click[blue]`` then ``click[Buy Now]``)."""
@@ -122,6 +142,19 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
                   "never got past it") + (f"; the same command was sent {len(same)} more time{'s' if len(same) != 1 else ''}"
                                           if same else "")
         worked = passed is not None
+        programs = missing_programs(err)
+        if programs:  # one lesson per task type, whichever program was missing (error_key)
+            heads = lambda c: {ln.split()[0] for ln in (command_of(c.turn) or "").splitlines() if ln.split()}  # noqa: E731
+            ran_again = [c for c in later if set(programs) & heads(c)]
+            return _insight(MISSING_PROGRAM_KEY, "When the shell cannot find a program, install it or work without it",
+                           "When a command answers that a program is not found (\"command not found\"), do not send "
+                           "commands that need it again: install or locate it where the task allows, or reach the "
+                           "same end another way (read the code, check the change by other means).",
+                           f"In {_kind(r)}, whenever the shell cannot find a program.",
+                           f"turn {err.n}: {join(programs, 4)} not found by the shell; "
+                           + (f"ran {'it' if len(programs) == 1 else 'them'} again {len(ran_again)} "
+                              f"time{'s' if len(ran_again) != 1 else ''}" if ran_again else f"did not run {'it' if len(programs) == 1 else 'them'} again"),
+                           False)
     elif passed is not None:
         x, y = err.turn.arguments, passed.turn.arguments
         listed = (err.turn.result or "").lower()
@@ -157,6 +190,9 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
         detail = "tried other arguments, never got past it" if any(c.name == err.name for c in later) \
             else "did not call it again"
         worked = False
+    if isinstance(err.turn.extra.get("sent"), str):  # written after blank lines: the form was refused
+        advice = f"send the {err.name} call with nothing before its name; it was sent after blank lines"
+        detail = "sent after blank lines; " + detail
     packed = packed_calls(err)
     if packed > 1:  # several calls written into one argument: the fix is the call's form, not its words
         advice = (f"send one {err.name} call per query; this answer came to an argument that held {err.name} "
@@ -201,9 +237,21 @@ def procedure_key(r: Reading) -> str | None:
     if answer is not None:
         tools = sources(r, final)[0]
         where = "label" if is_verdict(r, answer) else "looked-up" if tools else "own"
+        if where != "label" and not gives_answer(r, final):
+            where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
         if _followed_any(r, final):
             where += "+followed"
     return f"procedure|{verb(final)}{':' + where if where else ''}"
+
+
+# how a run's last free-text call settled it, by procedure_key's source -> (title phrase, step)
+_ENDING = {
+    "label": ("giving the verdict", "giving the verdict the look-ups support"),
+    "looked-up": ("giving a value a look-up returned", "giving the value a look-up returned, in the words it used"),
+    "own": ("giving an answer no look-up held word for word", "giving an answer worked out from what the look-ups returned"),
+    "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),
+    "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
+}
 
 
 def procedure_insight(r: Reading) -> CandidateInsight:
@@ -217,11 +265,9 @@ def procedure_insight(r: Reading) -> CandidateInsight:
     if looks:
         steps.append(f"look with {join(sorted(looks), 3)}" + (", searching next for a name an earlier answer showed"
                                                                if answer is not None and _followed_any(r, final) else ""))
+    where = (procedure_key(r) or "").partition(":")[2].split("+")[0]
     if answer is not None:
-        tools = sources(r, final)[0]
-        steps.append(f"end with {final.name} giving " + ("the verdict the look-ups support" if is_verdict(r, answer) else
-                                                       "the value a look-up returned, in the words it used" if tools
-                                                       else "an answer worked out from what the look-ups returned"))
+        steps.append(f"end with {final.name} " + _ENDING[where][1])
     else:
         if others:
             steps.append(f"make the change with {join(sorted(others), 3)}")
@@ -235,10 +281,9 @@ def procedure_insight(r: Reading) -> CandidateInsight:
         f"; looked up {join(asked, 4)}" if answer is not None and asked else "")
     how = ""
     if answer is not None:
-        how = (", giving the verdict" if is_verdict(r, answer) else ", giving a value a look-up returned"
-               if sources(r, final)[0] else ", giving an answer no look-up held word for word")
+        how = ", " + _ENDING[where][0]
     if answer is not None and _followed_any(r, final):
-        how = ", after searching a name an earlier answer showed" + how.replace(", giving", " and giving", 1)
+        how = ", after searching a name an earlier answer showed" + re.sub(r"^, (giving|sending)", r" and \1", how)
     return _insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
                    "To settle the task: " + ", then ".join(steps) + ".",
                    f"In {_kind(r)} that end with {v}.", detail, True)
@@ -314,6 +359,9 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         if insight:
             out.append(insight)
             break
+    missing = next((c for c in r.calls if c.error and missing_programs(c)), None)
+    if missing is not None:  # the environment fact the failed runs met too: its page counts both
+        out.append(error_insight(r, missing))
     return out
 
 
@@ -367,7 +415,8 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
         text = ((f"Before {v}, hold the call against what the system prompt's rules say of it: {quoted}{end} " if rules
                  else "") + "The call going through does not make it the change the task asked for: check each "
                 "argument against the part of the request it serves first.")
-    return _insight(f"went-through|{v}", f"Before {v}, check the request and the rules on it", text,
+    ruled = bool(rules) or r.system is not None  # no "rules" in the title of a log that has none
+    return _insight(f"went-through|{v}", f"Before {v}, check the request" + (" and the rules on it" if ruled else ""), text,
                    f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w), False)
 
 

@@ -15,7 +15,7 @@ from .arguments import _as_text, check_arguments
 from .insight_words import _spoken_forms, free_form, is_hand_off, named_by, picked, top_key
 from .reading import t_is_user
 from .reading import Reading, leaves, runs_a_command
-from .run_insights import confirmation, procedure_key, repeats, shape, unseen_insight, verb
+from .run_insights import confirmation, error_key, procedure_key, repeats, unseen_insight, verb
 from .text import signature
 
 
@@ -25,7 +25,7 @@ def patterns_of(r: Reading) -> list[str]:
     out: set[str] = set()
     for c in r.calls:
         if c.error:
-            out.add(f"error|{verb(c)}|{shape(c)}")
+            out.add(error_key(c))
     for c, _n in repeats(r):
         out.add(f"loop|{verb(c)}")
     writes = [c for c in r.calls if c.writes and not c.error]

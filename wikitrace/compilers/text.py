@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from ..runs.errors import failure_line
 from ..runs.model import Turn
 
 # Tokens that hold only in one episode: anything with a digit (ids, amounts, dates) and numbers.
@@ -50,8 +51,10 @@ _FAILURE_WORD = re.compile(r"error|fail|exception|not found|denied|invalid|canno
 
 
 def first_line(text: str | None, limit: int = 90) -> str:
-    """What an observation *says*, values masked: its first line that names a failure, else its
-    first non-empty line (a build log opens with [INFO] lines before its [ERROR] one)."""
+    """What an observation *says*, values masked: the first line shaped as a failure (a test
+    runner's ``FAILED tests/x.py::test_y`` before its ``=== FAILURES ===`` banner), else its
+    first line that names a failure, else its first non-empty line (a build log opens with
+    [INFO] lines before its [ERROR] one)."""
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
-    line = next((x for x in lines if _FAILURE_WORD.search(x)), lines[0] if lines else "")
+    line = failure_line(text) or next((x for x in lines if _FAILURE_WORD.search(x)), lines[0] if lines else "")
     return clip(generic(line), limit).replace('"', "'")  # shown in double quotes itself

@@ -98,6 +98,20 @@ _WHOLE = re.compile(r"^\s*(?:error|failed|failure)\b", re.I)
 _USAGE_ONLY = re.compile(r"\A\s*usage: [^\n]*(?:\n[^\n]*){0,2}\Z", re.I)
 
 
+def failure_line(text: Any) -> str | None:
+    """The first line that by itself shows the failure (a shape above), stripped; a banner
+    line (``=== FAILURES ===``) only when no other line does: pytest's ``FAILED tests/x.py::
+    test_y`` or ``1 failed, 2 passed`` says more than the heading above them."""
+    if not isinstance(text, str):
+        return None
+    hits = [line.strip() for line in text.splitlines() if _LINE.match(line) or _COLUMN0.match(line)]
+    return next((h for h in hits if not _BANNER.match(h)), hits[0] if hits else None)
+
+
+# a heading ruled off with one repeated character: "=== FAILURES ===", "____ test_x ____"
+_BANNER = re.compile(r"^([=_*#~-])\1{2,}.*\1{3}$")
+
+
 def observation_is_error(text: Any) -> bool:
     """True when the observation shows the call failed (see the module docstring)."""
     if not isinstance(text, str) or not text.strip():

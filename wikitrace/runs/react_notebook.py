@@ -16,9 +16,15 @@ verdict. Three shapes (see docs/input-formats.md):
 
 Scoring lines never reach a turn: the reward observation, the info dict (with the
 gold answer) and the score lines become the outcome (``score``, ``success`` at
-full marks) and ``task.metadata``. Harness steps are not calls: WebShop's
+full marks) and ``task.metadata``. A FEVER episode's answer comes from the closed set of
+labels the notebook's prompt lists (which the printout leaves out); the importer records
+that set as ``task.metadata["answer_labels"]`` so a verdict is not read as a value some
+look-up should have returned. Harness steps are not calls: WebShop's
 ``reset`` is the task message; an episode the loop stopped (out of steps, no
-finishing action) ends with a harness ``episode_over`` turn. ``think`` actions
+finishing action) ends with a harness ``episode_over`` turn. An action the
+model wrote after blank lines (``Action 3:`` then ``Finish[..]`` two lines down) is read as
+its call, and the text as sent is kept as ``extra["sent"]``: the harness refused it for
+those blank lines, so the pages show it. ``think`` actions
 (WebShop ``think[..]``, ALFWorld ``think: ..``) are the agent's reasoning, kept as
 the next call's ``reasoning``. Run ids come from the log: ``<file stem>-<question
 idx>`` (FEVER, HotpotQA) or ``<file stem>-<episode number>`` (WebShop, ALFWorld),
@@ -39,6 +45,7 @@ from .model import Outcome, Run, RunError, Task, Turn, count_steps
 _CALL = re.compile(r"^\s*([A-Za-z_][\w ]*?)\s*\[(.*)\]\s*$", re.S)
 
 # FEVER / HotpotQA
+FEVER_LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")  # the verdicts FEVER's claims are graded on
 _WT_START = re.compile(r"^(\d+) (Claim|Question): ?(.*)$")
 _WT_STEP = re.compile(r"^(Thought|Action|Observation) (\d+):[ \t]?(.*)$")
 _WT_INFO = re.compile(r"^\{'steps': .*\}\s*$")
@@ -150,6 +157,9 @@ def _webthink(lines: list[str], path: Path, stem: str) -> Iterator[Run | RunErro
                 pending, last = text, None
             elif st["kind"] == "Action":
                 last = _call(text, st["k"])
+                sent = "\n".join(st["lines"]).rstrip()
+                if sent != sent.lstrip():  # sent after blank lines: the harness reads no action name there
+                    last.extra["sent"] = sent
                 last.reasoning, pending = pending, None
                 turns.append(last)
             elif st["kind"] == "Observation":
@@ -182,6 +192,8 @@ def _webthink(lines: list[str], path: Path, stem: str) -> Iterator[Run | RunErro
         _renumber(turns)
         harness.end_turn(turns, ended)
         meta: dict[str, Any] = {"question_idx": int(idx)}
+        if kind == "Claim":
+            meta["answer_labels"] = list(FEVER_LABELS)
         for key in ("gt_answer", "answer", "em", "f1"):
             if key in info:
                 meta["gold_answer" if key == "gt_answer" else key] = info[key]
