@@ -254,11 +254,14 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
            "november", "december")
 
 
+_ISO_DATE = re.compile(r"\d{4}-(\d{2})-(\d{2})")
+
+
 def _spoken_forms(text: str) -> list[str]:
     """The value as a user may have written it, lower case: itself, and for an ISO date its
     month-name and slashed forms ("may 25", "25 may", "5/25")."""
     forms = [text.lower()]
-    m = re.fullmatch(r"\d{4}-(\d{2})-(\d{2})", text)
+    m = _ISO_DATE.fullmatch(text)
     if m and 1 <= int(m.group(1)) <= 12:
         month, day = _MONTHS[int(m.group(1)) - 1], int(m.group(2))
         forms += [f"{month} {day}", f"{day} {month}", f"{int(m.group(1))}/{day}", f"{m.group(1)}/{m.group(2)}"]
@@ -283,8 +286,11 @@ def _fields_at_depth(text: str) -> list[tuple[str, int, object, str]]:
     data = _parsed(text)
     if data is _NOT_JSON:
         return []
-    return [(_last_key(path), path.count(".") + path.count("["), v, re.sub(r"(?:\.[^.\[]*|\[\d+\])$", "", path))
+    return [(_last_key(path), path.count(".") + path.count("["), v, _LAST_STEP.sub("", path))
             for path, v in leaves(data)]
+
+
+_LAST_STEP = re.compile(r"(?:\.[^.\[]*|\[\d+\])$")
 
 
 def picked(r: Reading, c: Call) -> list[Pick]:

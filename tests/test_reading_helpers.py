@@ -1,0 +1,77 @@
+"""The offline compiler's small readers give the answers their plain definitions give.
+
+``_occurs`` tests a value as a whole word by hand before it pays to compile a regex, and
+``leaves`` walks nested JSON into a list: every lesson that quotes a value or follows an
+argument rests on them, so both are held to the definitions they replaced.
+"""
+
+import re
+
+from helpers import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wikitrace.compilers.reading import _head_word, _occurs, leaves
+
+
+def _occurs_by_regex(value: str, low: str) -> bool:
+    if not value:
+        return True
+    return re.search(r"(?<![\w.])" + re.escape(value.lower()) + r"(?![\w])", low) is not None
+
+
+# letters, digits and the characters the word test turns on, a few non-ASCII ones included
+_CHARS = st.sampled_from(list("ab1_. -/:é٣ßİx"))
+
+
+@settings(max_examples=examples(2000, everyday=300), deadline=None)
+@given(value=st.text(_CHARS, max_size=3), text=st.text(_CHARS, max_size=40))
+def test_occurs_is_the_whole_word_regex(value, text):
+    low = text.lower()
+    assert _occurs(value, low) == _occurs_by_regex(value, low)
+
+
+def test_occurs_past_many_places_inside_words():
+    """A value met inside other words more often than the places tested by hand is still found
+    (or not) as the regex finds it."""
+    low = "xa1 " * 20 + "a1."
+    assert _occurs("a1", low) and _occurs_by_regex("a1", low)
+    assert not _occurs("a1", "xa1 " * 20 + ".a1")
+    assert _occurs("hat123", "booked hat123, then hat1234")
+    assert not _occurs("hat12", "hat123 and xhat12 and hat12_b and res.hat12")
+
+
+def _leaves_by_generators(value, path=""):
+    if isinstance(value, dict):
+        for k in value:
+            yield from _leaves_by_generators(value[k], f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _leaves_by_generators(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+                     max_leaves=20)
+
+
+@settings(max_examples=examples(500, everyday=100), deadline=None)
+@given(value=_JSON)
+def test_leaves_match_the_recursive_definition(value):
+    assert leaves(value) == list(_leaves_by_generators(value))
+    assert leaves(value, "args") == list(_leaves_by_generators(value, "args"))
+
+
+def test_leaves_of_a_booking():
+    args = {"user_id": "mia_1", "passengers": [{"first_name": "Mia", "dob": None}], "flights": [], "n": {1: 2}}
+    assert leaves(args) == [("user_id", "mia_1"), ("passengers[0].first_name", "Mia"), ("passengers[0].dob", None),
+                            ("n.1", 2)]
+
+
+def test_head_word():
+    assert _head_word("  Get_User") == "get"
+    assert _head_word("searchFlights") == "searchflights"
+    assert _head_word("ls -la /tmp") == "ls"
+    assert _head_word("") == "" and _head_word("1abc") == ""
