@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .arguments import _NOT_JSON, _as_text, _last_key, _parsed, check_arguments
 from .reading import Call, Reading, _occurs, command_of, is_command_line, leaves, t_is_user
@@ -293,6 +294,33 @@ def _fields_at_depth(text: str) -> list[tuple[str, int, object, str]]:
 _LAST_STEP = re.compile(r"(?:\.[^.\[]*|\[\d+\])$")
 
 
+@dataclass
+class _FieldsIndex:
+    """``_fields_at_depth`` of one answer, looked up by value instead of scanned per value."""
+
+    holding: dict[str, list[tuple[str, int, str]]]  # a scalar's text -> (field, depth, record path) of each place
+    listings: dict[tuple[str, int], list[str]]  # (field, depth) -> its distinct non-empty values, in order
+    names: dict[str, list[str]]  # record path -> its string scalars of 3 characters or more
+
+
+@lru_cache(maxsize=64)
+def _fields_index(text: str) -> _FieldsIndex:
+    """Built once per answer text: a run's changes ask about the same few answers."""
+    index = _FieldsIndex({}, {}, {})
+    listings: dict[tuple[str, int], dict[str, None]] = {}
+    for k, d, v, home in _fields_at_depth(text):
+        shown = _as_text(v)
+        index.holding.setdefault(shown, []).append((k, d, home))
+        listing = listings.setdefault((k, d), {})
+        if v not in (None, ""):
+            listing[shown] = None
+        names = index.names.setdefault(home, [])
+        if isinstance(v, str) and len(v) >= 3:
+            names.append(v)
+    index.listings = {key: list(values) for key, values in listings.items()}
+    return index
+
+
 def picked(r: Reading, c: Call) -> list[Pick]:
     """The argument values of a change the agent picked among several that one earlier answer
     gave the same field, sending none of the others (a field whose other values the call sent
@@ -318,18 +346,13 @@ def picked(r: Reading, c: Call) -> list[Pick]:
         for t in reversed(answers):
             if low not in r.lower(t):
                 continue  # cheap: an answer whose text lacks the value holds no listing of it
-            fields = r.memo.get(f"fields:{t.turn}")
-            if fields is None:
-                fields = r.memo[f"fields:{t.turn}"] = _fields_at_depth(t.result or "")
-            holding = [(k, d, home) for k, d, v, home in fields if _as_text(v) == text]
+            fields = _fields_index(t.result or "")
+            holding = fields.holding.get(text)
             if not holding:
                 continue
-            listings = {(k, d): list(dict.fromkeys(_as_text(v) for f, e, v, _h in fields
-                                                   if (f, e) == (k, d) and v not in (None, "")))
-                        for k, d, _h in holding}
+            listings = {(k, d): fields.listings[(k, d)] for k, d, _h in holding}
             homes = {h for _k, _d, h in holding}
-            named = any(isinstance(v, str) and len(v) >= 3 and _as_text(v) != text and told(v)
-                        for _k, _d, v, h in fields if h in homes)
+            named = any(v != text and told(v) for h in homes for v in fields.names[h])
             if named:
                 break  # the user named the record it sits in
             if any(len(v) < 2 for v in listings.values()):
@@ -337,7 +360,7 @@ def picked(r: Reading, c: Call) -> list[Pick]:
             choice = next(((k, d) for (k, d), values in sorted(listings.items())
                            if not sent & (set(values) - {text})), None)
             if choice is not None and t.turn in by_turn:
-                out.append(Pick(a.path, text, by_turn[t.turn], choice[0], listings[choice]))
+                out.append(Pick(a.path, text, by_turn[t.turn], choice[0], list(listings[choice])))
             break
     r.memo[key] = out
     return out

@@ -303,8 +303,11 @@ def _whole_word(needle: str) -> re.Pattern:
 def runs_a_command(call: Turn) -> bool:
     """A shell or editor call: its arguments are a program the agent wrote, not looked-up values."""
     args = call.arguments
-    if isinstance(args, dict):
-        return any(isinstance(args.get(k), str) for k in _COMMAND_KEYS)
+    if isinstance(args, dict):  # a loop, not any(): asked of every call many times per run
+        for key in _COMMAND_KEYS:
+            if isinstance(args.get(key), str):
+                return True
+        return False
     return isinstance(args, str) and is_command_line(call)
 
 
