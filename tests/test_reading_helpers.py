@@ -75,3 +75,54 @@ def test_head_word():
     assert _head_word("searchFlights") == "searchflights"
     assert _head_word("ls -la /tmp") == "ls"
     assert _head_word("") == "" and _head_word("1abc") == ""
+
+
+# keys as JSON answers have them, and the ones that make path strings ambiguous
+_KEYS = st.sampled_from(["origin", "flight_number", "a", "x1", "", "a.b", "c[0]", "d]", "[", "é"])
+_ANSWER = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["JFK", "", "HAT001"]),
+                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
+                       max_leaves=25)
+
+
+@settings(max_examples=examples(1500, everyday=200), deadline=None)
+@given(data=_ANSWER)
+def test_fields_in_one_walk_are_those_of_the_path_strings(data):
+    """The one-walk reading of an answer's fields gives the tuples the path strings define
+    (or declines, for keys the path strings cannot tell apart)."""
+    import json
+
+    from wikitrace.compilers.insight_words import _fields_at_depth
+    from wikitrace.compilers.json_fields import fields_at_depth
+
+    text = json.dumps(data)
+    if not text.startswith(("{", "[")):
+        return
+    walked = fields_at_depth(json.loads(text))
+    if walked is None:
+        assert any(k == "" or any(c in k for c in ".[]") for k in _keys(data))
+    else:
+        assert walked == _fields_at_depth(text)
+
+
+def _keys(value):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _keys(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _keys(v)
+
+
+def test_fields_of_a_reservation_listing():
+    from wikitrace.compilers.json_fields import fields_at_depth
+
+    answer = {"reservation_id": "R1", "origin": "JFK",
+              "flights": [{"origin": "JFK", "flight_number": "HAT001"}, {"origin": "LAX", "flight_number": "HAT002"}],
+              "tags": [["x"]]}
+    assert fields_at_depth(answer) == [
+        ("reservation_id", 0, "R1", "reservation_id"), ("origin", 0, "JFK", "origin"),
+        ("origin", 2, "JFK", "flights[0]"), ("flight_number", 2, "HAT001", "flights[0]"),
+        ("origin", 2, "LAX", "flights[1]"), ("flight_number", 2, "HAT002", "flights[1]"),
+        ("0]", 2, "x", "tags[0]")]
+    assert fields_at_depth({"a.b": 1}) is None and fields_at_depth(3) == [("", 0, 3, "")]

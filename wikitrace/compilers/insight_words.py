@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .arguments import _NOT_JSON, _as_text, _last_key, _parsed, check_arguments
+from .json_fields import fields_at_depth
 from .reading import Call, Reading, _occurs, command_of, is_command_line, leaves, t_is_user
 from .text import clip, generic
 
@@ -308,7 +309,9 @@ def _fields_index(text: str) -> _FieldsIndex:
     """Built once per answer text: a run's changes ask about the same few answers."""
     index = _FieldsIndex({}, {}, {})
     listings: dict[tuple[str, int], dict[str, None]] = {}
-    for k, d, v, home in _fields_at_depth(text):
+    data = _parsed(text)
+    places = [] if data is _NOT_JSON else fields_at_depth(data)  # the same tuples, in one walk
+    for k, d, v, home in _fields_at_depth(text) if places is None else places:
         shown = _as_text(v)
         index.holding.setdefault(shown, []).append((k, d, home))
         listing = listings.setdefault((k, d), {})
