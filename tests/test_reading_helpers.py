@@ -126,3 +126,28 @@ def test_fields_of_a_reservation_listing():
         ("origin", 2, "LAX", "flights[1]"), ("flight_number", 2, "HAT002", "flights[1]"),
         ("0]", 2, "x", "tags[0]")]
     assert fields_at_depth({"a.b": 1}) is None and fields_at_depth(3) == [("", 0, 3, "")]
+
+
+@settings(max_examples=examples(800, everyday=150), deadline=None)
+@given(data=_ANSWER)
+def test_answer_index_is_the_scan_it_replaced(data):
+    """What picked() looks up per value (the places holding it, each place's listing, the
+    names of the records holding it) is what scanning every field for it gave."""
+    import json
+
+    from wikitrace.compilers.arguments import _as_text
+    from wikitrace.compilers.insight_words import _fields_at_depth, _fields_index
+
+    text = json.dumps(data)
+    fields = _fields_at_depth(text)
+    index = _fields_index(text)
+    for value in {_as_text(v) for _k, _d, v, _h in fields} | {"absent"}:
+        holding = [(k, d, home) for k, d, v, home in fields if _as_text(v) == value]
+        assert index.holding.get(value, []) == holding
+        listings = {(k, d): list(dict.fromkeys(_as_text(v) for f, e, v, _h in fields
+                                               if (f, e) == (k, d) and v not in (None, "")))
+                    for k, d, _h in holding}
+        assert {key: index.listings[key] for key in listings} == listings
+        homes = {h for _k, _d, h in holding}
+        scanned = sorted(v for _k, _d, v, h in fields if h in homes and isinstance(v, str) and len(v) >= 3)
+        assert sorted(v for h in homes for v in index.names[h]) == scanned
