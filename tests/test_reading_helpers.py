@@ -151,3 +151,36 @@ def test_answer_index_is_the_scan_it_replaced(data):
         homes = {h for _k, _d, h in holding}
         scanned = sorted(v for _k, _d, v, h in fields if h in homes and isinstance(v, str) and len(v) >= 3)
         assert sorted(v for h in homes for v in index.names[h]) == scanned
+
+
+def test_where_a_free_text_query_took_its_words():
+    """A query's words come from the task, from an earlier answer that went through (an
+    answer with an error shows nothing), or from neither; an answer counts only for the
+    queries after it."""
+    from wikitrace.compilers.reading import read_run
+    from wikitrace.compilers.run_patterns import decisions_of
+    from wikitrace.runs.model import Outcome, Run, Task, Turn
+
+    def call(n, args, result, error=False):
+        return Turn(turn=n, type="function_call", role="assistant", name="Search", arguments=args, result=result,
+                    is_error=error)
+
+    turns = [Turn(turn=0, type="message", role="user", content="Who directed Wallace?"),
+             call(1, "Wallace", "Wallace is a film by Nick Park."),
+             call(2, "Nick Park", "Nick Park is an animator. Error: Gromit page missing", error=True),
+             call(3, "Gromit", "Gromit is a dog."),
+             call(4, "Nick Park studio", "Aardman."),
+             call(5, "Wallace Gromit", "A duo.")]
+    run = Run(run_id="r", task=Task(id="t", instruction="Who directed Wallace?"), turns=turns,
+              outcome=Outcome(success=True, steps=5))
+    found = {k for k in decisions_of(read_run(run)) if k.startswith("query|")}
+    # 1: task words; 2: shown by 1; 3: only the failed answer 2 named Gromit; 4: "studio" nowhere; 5: shown by 3
+    assert found == {"query|Search|task", "query|Search|shown", "query|Search|own"}
+    per_call = []
+    for k in range(1, 6):
+        part = Run(run_id="r", task=run.task, turns=turns[:k + 1], outcome=Outcome(success=True, steps=k))
+        before = {x for x in decisions_of(read_run(part)) if x.startswith("query|")}
+        per_call.append(before)
+    assert per_call[0] == {"query|Search|task"}
+    assert per_call[1] == {"query|Search|task", "query|Search|shown"}
+    assert per_call[2] == per_call[3] == {"query|Search|task", "query|Search|shown", "query|Search|own"}
