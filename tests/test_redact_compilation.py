@@ -1,8 +1,6 @@
-"""A compilation's text is redacted before its pages are written, whether or not the screen that
-spares most compilations the rules' scan of each string lets it through.
-
-The screen tests all of a compilation's strings at once for any rule's trigger; a secret in
-any field, written plainly, with escapes or base64-encoded, must still be replaced."""
+"""A compilation's text is redacted before its pages are written: a secret in any field,
+written plainly, with escapes or base64-encoded, is replaced, and a clean compilation comes
+back unchanged."""
 
 import base64
 from collections import Counter

@@ -339,11 +339,6 @@ def redact_compilation(comp: Any, redactor: Redactor | None, counts: Counter | N
     (an answer cached before redaction covered answers, a fallback reason quoting a reply)."""
     if redactor is None:
         return comp
-    texts = [comp.title, comp.description, comp.fallback_reason]
-    texts += [s for e in comp.evidence for s in (e.decision, e.support, e.quote)]
-    texts += [s for i in comp.insights for s in (i.title, i.guideline, i.applicability)]
-    if not redactor._custom and not redactor._screen.strings_may_hold_secret([s for s in texts if isinstance(s, str)]):
-        return comp  # no string holds a trigger of any rule: the pass below would change nothing
     t = lambda s: redactor.text(s, counts) if isinstance(s, str) else s  # noqa: E731
     comp.title, comp.description, comp.fallback_reason = t(comp.title), t(comp.description), t(comp.fallback_reason)
     for e in comp.evidence:

@@ -58,25 +58,11 @@ class RunScreen:
         every run) are not tested again. ``text`` judges each string alone, so nothing is
         lost by testing them apart.
         """
+        import json
+
         fresh, others = self._untested_strings(
             [run.run_id, run.task.__dict__, [t.__dict__ for t in run.turns],
              run.outcome.__dict__ if run.outcome is not None else None, run.source])
-        if self._blob_may_hold(fresh, others):
-            return True
-        self._note_clean(fresh)
-        return False
-
-    def strings_may_hold_secret(self, strings: list[str]) -> bool:
-        """The same screen for a few strings (a compilation's text, built from a redacted run):
-        one scan of them together instead of the rules' scan of each. Always True when a rule
-        has no trigger, which only a string-by-string pass can apply."""
-        if not all(rule.triggered for rule in self._rules):
-            return True
-        return self._blob_may_hold(strings, [])
-
-    def _blob_may_hold(self, fresh: list[str], others: list) -> bool:
-        import json
-
         blob = json.dumps([fresh, others], ensure_ascii=False, default=str)
         if self._holds_trigger(blob):
             return True
@@ -88,6 +74,7 @@ class RunScreen:
             view = View(blob)
             if view.changed and self._holds_trigger(view.text):
                 return True
+        self._note_clean(fresh)
         return False
 
     @cached_property
