@@ -25,3 +25,14 @@ def test_frontmatter_round_trips(fields):
 def test_keys_keep_their_order_and_none_is_left_out():
     text = dump_frontmatter({"type": "insight", "id": "insight-0001", "model": None, "title": "yes"})
     assert text.splitlines() == ["type: insight", "id: insight-0001", 'title: "yes"']
+
+
+def test_floats_are_spelled_as_pyyaml_spells_them_every_time():
+    """Float spellings are remembered per value: 0.0 then -0.0, or a value asked twice, must
+    still read back as the very float, spelled as PyYAML spells it."""
+    values = [0.0, -0.0, 0.0, 1.0, 0.5, 1e-7, 1e21, 0.1 + 0.2, float("inf"), -float("inf"), 1e-7]
+    text = dump_frontmatter({"scores": values})
+    assert text == "scores:\n" + "".join(f"- {yaml.safe_dump(v).splitlines()[0]}\n" for v in values)
+    back = yaml.safe_load(text)["scores"]
+    assert back == values and [str(v) for v in back] == [str(v) for v in values]  # -0.0 stays -0.0
+    assert dump_frontmatter({"score": float("nan")}) == "score: .nan\n"

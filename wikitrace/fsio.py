@@ -6,6 +6,7 @@ import json
 import os
 import re
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +29,20 @@ def _scalar(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):  # YAML 1.1 wants a dot in exponent floats: let PyYAML spell it
-        return yaml.safe_dump(value).split("\n", 1)[0]
+        return _float_scalar(float.__repr__(value))
     text = str(value)
     if _PLAIN.fullmatch(text) and text.lower() not in _RESERVED and not text.endswith((" ", ":")) \
             and ": " not in text and " #" not in text:
         return text
     return _NON_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+
+
+@lru_cache(maxsize=1024)
+def _float_scalar(spelled: str) -> str:
+    """PyYAML's spelling of a float, asked once per value (a run's score is one of a few): the
+    emitter costs more than the rest of a page's frontmatter. Keyed by ``repr``, which tells
+    -0.0 from 0.0 and gives back the very float."""
+    return yaml.safe_dump(float(spelled)).split("\n", 1)[0]
 
 
 def dump_frontmatter(fields: dict[str, Any]) -> str:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .arguments import _NOT_JSON, _as_text, _last_key, _parsed, check_arguments, is_label, is_verdict  # noqa: F401
 from .changes import edit_of
+from .json_fields import fields_at_depth
 from .reading import Call, Reading, _occurs, is_command_line, leaves, t_is_user
 from .text import clip, generic
 
@@ -247,11 +249,14 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
            "november", "december")
 
 
+_ISO_DATE = re.compile(r"\d{4}-(\d{2})-(\d{2})")
+
+
 def _spoken_forms(text: str) -> list[str]:
     """The value as a user may have written it, lower case: itself, and for an ISO date its
     month-name and slashed forms ("may 25", "25 may", "5/25")."""
     forms = [text.lower()]
-    m = re.fullmatch(r"\d{4}-(\d{2})-(\d{2})", text)
+    m = _ISO_DATE.fullmatch(text)
     if m and 1 <= int(m.group(1)) <= 12:
         month, day = _MONTHS[int(m.group(1)) - 1], int(m.group(2))
         forms += [f"{month} {day}", f"{day} {month}", f"{int(m.group(1))}/{day}", f"{m.group(1)}/{m.group(2)}"]
@@ -276,8 +281,40 @@ def _fields_at_depth(text: str) -> list[tuple[str, int, object, str]]:
     data = _parsed(text)
     if data is _NOT_JSON:
         return []
-    return [(_last_key(path), path.count(".") + path.count("["), v, re.sub(r"(?:\.[^.\[]*|\[\d+\])$", "", path))
+    return [(_last_key(path), path.count(".") + path.count("["), v, _LAST_STEP.sub("", path))
             for path, v in leaves(data)]
+
+
+_LAST_STEP = re.compile(r"(?:\.[^.\[]*|\[\d+\])$")
+
+
+@dataclass
+class _FieldsIndex:
+    """``_fields_at_depth`` of one answer, looked up by value instead of scanned per value."""
+
+    holding: dict[str, list[tuple[str, int, str]]]  # a scalar's text -> (field, depth, record path) of each place
+    listings: dict[tuple[str, int], list[str]]  # (field, depth) -> its distinct non-empty values, in order
+    names: dict[str, list[str]]  # record path -> its string scalars of 3 characters or more
+
+
+@lru_cache(maxsize=64)
+def _fields_index(text: str) -> _FieldsIndex:
+    """Built once per answer text: a run's changes ask about the same few answers."""
+    index = _FieldsIndex({}, {}, {})
+    listings: dict[tuple[str, int], dict[str, None]] = {}
+    data = _parsed(text)
+    places = [] if data is _NOT_JSON else fields_at_depth(data)  # the same tuples, in one walk
+    for k, d, v, home in _fields_at_depth(text) if places is None else places:
+        shown = _as_text(v)
+        index.holding.setdefault(shown, []).append((k, d, home))
+        listing = listings.setdefault((k, d), {})
+        if v not in (None, ""):
+            listing[shown] = None
+        names = index.names.setdefault(home, [])
+        if isinstance(v, str) and len(v) >= 3:
+            names.append(v)
+    index.listings = {key: list(values) for key, values in listings.items()}
+    return index
 
 
 def picked(r: Reading, c: Call) -> list[Pick]:
@@ -305,18 +342,13 @@ def picked(r: Reading, c: Call) -> list[Pick]:
         for t in reversed(answers):
             if low not in r.lower(t):
                 continue  # cheap: an answer whose text lacks the value holds no listing of it
-            fields = r.memo.get(f"fields:{t.turn}")
-            if fields is None:
-                fields = r.memo[f"fields:{t.turn}"] = _fields_at_depth(t.result or "")
-            holding = [(k, d, home) for k, d, v, home in fields if _as_text(v) == text]
+            fields = _fields_index(t.result or "")
+            holding = fields.holding.get(text)
             if not holding:
                 continue
-            listings = {(k, d): list(dict.fromkeys(_as_text(v) for f, e, v, _h in fields
-                                                   if (f, e) == (k, d) and v not in (None, "")))
-                        for k, d, _h in holding}
+            listings = {(k, d): fields.listings[(k, d)] for k, d, _h in holding}
             homes = {h for _k, _d, h in holding}
-            named = any(isinstance(v, str) and len(v) >= 3 and _as_text(v) != text and told(v)
-                        for _k, _d, v, h in fields if h in homes)
+            named = any(v != text and told(v) for h in homes for v in fields.names[h])
             if named:
                 break  # the user named the record it sits in
             if any(len(v) < 2 for v in listings.values()):
@@ -324,7 +356,7 @@ def picked(r: Reading, c: Call) -> list[Pick]:
             choice = next(((k, d) for (k, d), values in sorted(listings.items())
                            if not sent & (set(values) - {text})), None)
             if choice is not None and t.turn in by_turn:
-                out.append(Pick(a.path, text, by_turn[t.turn], choice[0], listings[choice]))
+                out.append(Pick(a.path, text, by_turn[t.turn], choice[0], list(listings[choice])))
             break
     r.memo[key] = out
     return out

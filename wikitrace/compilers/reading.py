@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..runs.model import Run, Turn
 
@@ -60,8 +60,13 @@ def looks_like_error(turn: Turn) -> bool:
     return bool(_ERROR_OPENING.match(turn.result or ""))
 
 
+_LEADING_LETTERS = re.compile(r"[a-z]*")
+
+
+@lru_cache(maxsize=4096)
 def _head_word(text: str) -> str:
-    return (re.split(r"[^a-z]", text.lower().lstrip()) or [""])[0]
+    """The leading a-z letters of a tool name or command, lower case (asked many times per call)."""
+    return _LEADING_LETTERS.match(text.lower().lstrip()).group()
 
 
 def command_of(turn: Turn) -> str | None:
@@ -233,26 +238,61 @@ def full_arguments(turn: Turn) -> str:
     return json.dumps(args, ensure_ascii=False, sort_keys=True)
 
 
-def leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    """(path, scalar) for every scalar inside nested arguments: ``passengers[0].first_name``."""
+def leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
+    """(path, scalar) for every scalar inside nested arguments: ``passengers[0].first_name``.
+
+    A list filled by one recursion over the containers: nested generators handed every
+    scalar up through each level, and large JSON observations are walked this way."""
+    out: list[tuple[str, Any]] = []
+    _add_leaves(value, path, out)
+    return out
+
+
+def _add_leaves(value: Any, path: str, out: list) -> None:
     if isinstance(value, dict):
-        for k in value:
-            yield from leaves(value[k], f"{path}.{k}" if path else str(k))
+        for k, v in value.items():
+            here = f"{path}.{k}" if path else str(k)
+            if isinstance(v, (dict, list)):
+                _add_leaves(v, here, out)
+            else:
+                out.append((here, v))
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from leaves(v, f"{path}[{i}]")
+            if isinstance(v, (dict, list)):
+                _add_leaves(v, f"{path}[{i}]", out)
+            else:
+                out.append((f"{path}[{i}]", v))
     else:
-        yield path, value
+        out.append((path, value))
+
+
+_FIND_TRIES = 8  # places a needle is tested at by hand before its regex is worth compiling
 
 
 def _occurs(value: str, low: str) -> bool:
-    """``value`` as a whole word of ``low`` (a text already in lower case)."""
+    """``value`` as a whole word of ``low`` (a text already in lower case).
+
+    The places the needle occurs are tested by hand (no letter, digit, ``_`` or ``.``
+    just before; no letter, digit or ``_`` just after): most values are run-specific (an
+    id, a name), so compiling a regex for each cost more than the few places it occurs.
+    A needle found more often than that is left to its compiled regex."""
     if not value:
         return True
     needle = value.lower()
-    if needle not in low:  # the cheap test first: most values are absent from most turns
+    at = low.find(needle)
+    if at == -1:  # the cheap test first: most values are absent from most turns
         return False
-    return _whole_word(needle).search(low) is not None
+    size, end_of_text = len(needle), len(low)
+    for _ in range(_FIND_TRIES):
+        before = low[at - 1] if at else ""
+        if not before or (before != "." and before != "_" and not before.isalnum()):
+            end = at + size
+            if end == end_of_text or (low[end] != "_" and not low[end].isalnum()):
+                return True
+        at = low.find(needle, at + 1)
+        if at == -1:
+            return False
+    return _whole_word(needle).search(low, at) is not None
 
 
 @lru_cache(maxsize=4096)
@@ -263,8 +303,11 @@ def _whole_word(needle: str) -> re.Pattern:
 def runs_a_command(call: Turn) -> bool:
     """A shell or editor call: its arguments are a program the agent wrote, not looked-up values."""
     args = call.arguments
-    if isinstance(args, dict):
-        return any(isinstance(args.get(k), str) for k in _COMMAND_KEYS)
+    if isinstance(args, dict):  # a loop, not any(): asked of every call many times per run
+        for key in _COMMAND_KEYS:
+            if isinstance(args.get(key), str):
+                return True
+        return False
     return isinstance(args, str) and is_command_line(call)
 
 

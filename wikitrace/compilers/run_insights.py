@@ -306,18 +306,16 @@ def _rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> Candida
 
 def rule_naming(r: Reading, name: str) -> str:
     """The system prompt's sentence that names most words of the tool (the first on a tie)."""
-    from .rules import RULE, _words, sentences
+    from .rules import _rules_of, _words
 
     words = _words(name.replace("_", " "))
     if r.system is None or not words:
         return ""
     best, score = "", 0
-    for s in sentences(r.system.content or ""):
-        if not RULE.search(s):
-            continue
-        shared = len(words & _words(s))
+    for rule in _rules_of(r.system.content or ""):  # the prompt's rule sentences, cut and stemmed once
+        shared = len(words & rule.words)
         if shared > score:
-            best, score = s, shared
+            best, score = rule.sentence, shared
     return best if score >= min(2, len(words)) else ""
 
 

@@ -150,17 +150,24 @@ def decisions_of(r: Reading) -> set[str]:
     out: set[str] = set()
     task_words = set(_WORDS.findall((r.run.task.instruction or "").casefold()))
     shown: set[str] = set()  # the words every earlier answer without an error showed
+    unread: list[str] = []  # earlier answers not split into words yet: only a query beyond the task needs them
     changes: dict[str, int] = {}
     for c in r.calls:
         query = free_form(c)  # a free-text look-up or answer
         if query is not None:
             words = set(_WORDS.findall(str(c.turn.arguments).casefold()))
             if words:
-                where = "task" if words <= task_words else "shown" if words <= shown | task_words else "own"
+                if words <= task_words:
+                    where = "task"
+                else:
+                    for answer in unread:
+                        shown.update(_WORDS.findall(answer.casefold()))
+                    unread.clear()
+                    where = "shown" if words <= shown | task_words else "own"
                 out.add(f"{'said' if c.writes else 'query'}|{c.name}|{where}")
         if c.error:
             continue
-        shown.update(_WORDS.findall((c.turn.result or "").casefold()))
+        unread.append(c.turn.result or "")
         out.add(f"did|{verb(c)}")
         args = c.turn.arguments
         if c.writes and isinstance(args, dict) and not runs_a_command(c.turn) and not is_hand_off(c):

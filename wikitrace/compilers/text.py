@@ -31,12 +31,18 @@ def quote_of(text: str | None, limit: int = 120) -> str | None:
 def generic(text: str) -> str:
     """Values that hold only in one episode (ids, numbers) become ``…``."""
     out = _VALUE.sub("…", text)
-    out = re.sub(r"…(?:[\s,;/-]*…)+", "…", out)
+    out = _MASKS.sub("…", out)
     return " ".join(out.split())
 
 
+_MASKS = re.compile(r"…(?:[\s,;/-]*…)+")  # masked values in a row become one
+# what json.dumps(sort_keys=True, default=str) builds on each call, made once: a run asks for
+# the signature of each of its calls many times
+_SIGNATURE_JSON = json.JSONEncoder(sort_keys=True, default=str)
+
+
 def signature(turn: Turn) -> str:
-    return f"{turn.name}({json.dumps(turn.arguments, sort_keys=True, default=str)})"
+    return f"{turn.name}({_SIGNATURE_JSON.encode(turn.arguments)})"
 
 
 def short_task(instruction: str, limit: int = 90) -> str:

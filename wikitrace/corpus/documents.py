@@ -52,9 +52,13 @@ def render_raw_metadata(run: Run, step: str, insights: list[InsightRef], mount: 
         # Obsidian and other vaults title a note by its file name: every run's page is metadata.md
         "aliases": [f"{step} metadata"],
     }
+    from . import plain_pages
+
+    if not plain_pages.overridden(templates, plain_pages.METADATA_TEMPLATE):  # the bundled page, without the engine
+        return plain_pages.metadata(dump_frontmatter(fm), run, step, insights, layout.Linker(path, mount))
     numbers = [t.turn for t in run.turns] or [0]
     return render(
-        "raw_metadata.md.j2", templates,
+        plain_pages.METADATA_TEMPLATE, templates,
         frontmatter=dump_frontmatter(fm), task=run.task, outcome=run.outcome, step=step,
         link=layout.Linker(path, mount), log=layout.raw_log(step),
         compilation=layout.compilation_doc(step), insights=insights, run_id=run.run_id,
@@ -99,8 +103,13 @@ def render_compilation(run: Run, comp: Compilation, step: str, insights: list[In
         "insights": [i.id for i in insights],
         "raw": layout.raw_dir(step),
     }
+    from . import plain_pages
+
+    if not plain_pages.overridden(templates, plain_pages.COMPILATION_TEMPLATE):  # the bundled page, without the engine
+        return plain_pages.compilation(dump_frontmatter(fm), comp, run.task, run.outcome, step, insights,
+                                       layout.Linker(path, mount))
     return render(
-        "compilation.md.j2", templates,
+        plain_pages.COMPILATION_TEMPLATE, templates,
         frontmatter=dump_frontmatter(fm), comp=comp, task=run.task, outcome=run.outcome, step=step,
         insights=insights, link=layout.Linker(path, mount), log=layout.raw_log(step), raw=layout.raw_dir(step),
         raw_page=layout.raw_metadata(step), turns_page=layout.raw_turns(step),

@@ -103,7 +103,6 @@ def shard(ids: list[str], embs: dict[str, dict], target: int = TARGET_PAGE, maxi
 
 def plan_pages(infos: list[TrajInfo], broad_threshold: int = MAX_PAGE) -> tuple[list[Page], dict]:
     """Deterministic page plan. Returns pages (index first) and planning statistics."""
-    all_ids = [t.id for t in infos]
     stats = {"seeds": {"entity": 0, "inventory": 0, "topic": 0}, "facet_splits": 0, "shards": 0,
              "suppressed_topics": 0, "rescue_pages": 0}
     entity_seeds = _named_entity_seeds(infos) + _participant_seeds(infos, broad_threshold, stats)
