@@ -113,6 +113,8 @@ def make_compiler(opts: BuildOptions, config=None) -> Compiler:
     compiler = LLMCompiler(config, cache_dir=opts.cache_dir, read_cache=opts.read_cache, templates=opts.templates,
                            concurrency=opts.concurrency)
     compiler.redactor = redactor_for(opts.redact, opts.redact_patterns)  # the answers, with the user's patterns too
+    if compiler.cache is not None:
+        compiler.cache.write_behind()  # the event loop never waits on the disk; ``aclose`` waits for it
     return compiler
 
 
