@@ -254,7 +254,8 @@ class ChatTransport:
             import threading
 
             self._ready = []
-            self._maker = threading.Thread(target=self._make_ahead, name="wikitrace-openai-client", daemon=True)
+            # not a daemon: a command that ends meanwhile waits for the import rather than cut it short
+            self._maker = threading.Thread(target=self._make_ahead, name="wikitrace-openai-client")
             self._maker.start()
 
     def _make_ahead(self) -> None:
