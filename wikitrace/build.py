@@ -28,11 +28,11 @@ from typing import Iterable, Iterator
 
 from . import __version__, llm_report
 from .compilers.base import Compiler
-from .compilers.offline import OfflineCompiler, compile_offline
+from .compilers.offline import OfflineCompiler
+from .compile_loop import compile_in_order
 from .corpus import layout, pages
 from .corpus.manifest import IdAllocator
-from .runs.model import content_hash
-from .corpus.update import REUSED, Reuse as _Reuse, RunWriter as _Writer
+from .corpus.update import Reuse as _Reuse, RunWriter as _Writer
 from .corpus.publish import STATE, BuildLock, PublishError, Publisher, check_target, corpus_root, read_corpus_json
 from .corpus.tombstones import Tombstones, forget_state
 from .runs._common import Carried
@@ -113,6 +113,8 @@ def make_compiler(opts: BuildOptions, config=None) -> Compiler:
     compiler = LLMCompiler(config, cache_dir=opts.cache_dir, read_cache=opts.read_cache, templates=opts.templates,
                            concurrency=opts.concurrency)
     compiler.redactor = redactor_for(opts.redact, opts.redact_patterns)  # the answers, with the user's patterns too
+    if compiler.cache is not None:
+        compiler.cache.write_behind()  # the event loop never waits on the disk; ``aclose`` waits for it
     return compiler
 
 
@@ -197,46 +199,6 @@ def build_key(compiler_name: str, model: str | None, opts: BuildOptions) -> str:
             if path.is_file():
                 h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return "sha256:" + h.hexdigest()
-
-
-async def _compile_in_order(runs: Iterable[Run], compiler: Compiler, concurrency: int, on_done, errors: list[str],
-                            reuse: _Reuse):
-    """Compile with bounded concurrency; hand results to ``on_done`` in input order."""
-    sem = asyncio.Semaphore(concurrency)
-
-    async def one(run: Run, digest: str):
-        if reuse.entry(run, digest) is not None:
-            return REUSED
-        async with sem:
-            try:
-                return await compiler.compile(run)
-            except Exception as exc:  # a compiler bug must not sink the build
-                if compiler.name == "offline":
-                    errors.append(f"run {run.run_id!r}: offline compiler failed ({type(exc).__name__}: {exc}); skipped")
-                    return None
-                comp = compile_offline(run)
-                comp.compiler = "offline-fallback"
-                comp.fallback_reason = f"internal error: {type(exc).__name__}: {exc}"
-                compiler.stats().count_fallback(comp.fallback_reason)  # counted with the LLM's own fallbacks
-                return comp
-
-    window: collections.deque = collections.deque()
-    try:
-        for run in runs:
-            digest = None if isinstance(run, Carried) else content_hash(run)
-            window.append((run, digest, asyncio.ensure_future(one(run, digest))))
-            while len(window) > concurrency * 4:
-                r, d, task = window.popleft()
-                on_done(r, d, await task)
-        while window:
-            r, d, task = window.popleft()
-            on_done(r, d, await task)
-    finally:  # also when interrupted: an open HTTP session would be reported at exit
-        for _, _, task in window:
-            task.cancel()
-        close = getattr(compiler, "aclose", None)
-        if close is not None:
-            await close()
 
 
 def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: IdAllocator, report: LoadReport,
@@ -342,11 +304,9 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     reader = _reader(opts, reuse.known, count_first, llm=config is not None)
     try:
         compiler = make_compiler(opts, config)
-        if reader is not None and compiler.name == "llm" and (count_first or compiler.asks_at_once()):
-            # import the client while this process waits for the counts or the first runs
-            from .llm.client import import_sdk_in_background
-
-            import_sdk_in_background()
+        if compiler.name == "llm" and (count_first or compiler.asks_at_once()):
+            # make the model client while the first runs are read (and counted)
+            compiler.transport.prepare()
         if count_first:
             # Before paying for calls, show the labels: an inverted outcome shows here.
             # Records compiled before are counted from the manifest, not re-read.
@@ -402,7 +362,7 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
         if compiler.name == "llm":
             writer.hold_fallbacks_until_the_model_answers()
         try:
-            asyncio.run(_compile_in_order(runs, compiler, opts.concurrency, writer, errors, reuse))
+            asyncio.run(compile_in_order(runs, compiler, opts.concurrency, writer, errors, reuse))
             unanswered = llm_report.nothing_answered(compiler, writer.counts())
             if unanswered:
                 raise BuildError(unanswered)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import pickle
+import queue
 import struct
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -56,6 +58,42 @@ def send(stream: BinaryIO, obj: Any) -> None:
     stream.write(_FRAME.pack(len(data)))
     stream.write(data)
     stream.flush()
+
+
+class Sender:
+    """Frames to a helper written on a thread. A frame of pages is far larger than a pipe
+    holds, so writing it blocked the build until the helper had read it, and with it every
+    model request and reply in flight. Up to ``depth`` frames wait here instead; a failed
+    write is raised by the next ``send`` or by ``close``."""
+
+    def __init__(self, stream: BinaryIO, depth: int = 8):
+        self.stream = stream
+        self.error: BaseException | None = None
+        self._frames: queue.Queue = queue.Queue(depth)
+        self._thread = threading.Thread(target=self._write, name="wikitrace-helper-pipe", daemon=True)
+        self._thread.start()
+
+    def send(self, obj: Any) -> None:
+        if self.error is not None:
+            raise self.error
+        self._frames.put(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def close(self) -> None:
+        """Wait until every frame is written; raise what a write met."""
+        self._frames.put(None)
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+
+    def _write(self) -> None:
+        while (data := self._frames.get()) is not None:
+            if self.error is None:  # after a failure the frames are dropped, so ``send`` never blocks
+                try:
+                    self.stream.write(_FRAME.pack(len(data)))
+                    self.stream.write(data)
+                    self.stream.flush()
+                except (OSError, ValueError) as exc:
+                    self.error = exc
 
 
 def receive(stream: BinaryIO) -> Any:

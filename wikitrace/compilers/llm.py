@@ -195,8 +195,11 @@ class LLMCompiler:
         return self.cache is None or not self.read_cache or not self.cache.holds_mode(self.response_mode)
 
     async def aclose(self) -> None:
-        """Close the HTTP client (optional; the build may call it at the end)."""
+        """Close the HTTP client and wait for the answers still being cached (optional; the
+        build calls it at the end)."""
         await self.transport.aclose()
+        if self.cache is not None:
+            self.cache.flush()
 
     @property
     def max_answer_bytes(self) -> int:

@@ -123,6 +123,7 @@ class HelperSink:
 
     def __init__(self, root: str, tmp: str, mount: str, templates: str | None):
         self.proc = helper_process.start("wikitrace.corpus.pages")
+        self._sender = helper_process.Sender(self.proc.stdin)
         self._batch: list[tuple] = [("open", root, tmp, mount, templates)]
         self._flush()
         self.page_words: PageWords | None = None  # the helper's, once it has answered
@@ -135,7 +136,7 @@ class HelperSink:
     def _flush(self) -> None:
         batch, self._batch = self._batch, []
         try:
-            helper_process.send(self.proc.stdin, batch)
+            self._sender.send(batch)
         except (BrokenPipeError, OSError, ValueError):
             raise PageWriteError(self._outcome()[1] or "the page writer process stopped unexpectedly") from None
 
@@ -144,6 +145,10 @@ class HelperSink:
         written, or raise what failed."""
         self._batch.append(("end",))
         self._flush()
+        try:
+            self._sender.close()
+        except (OSError, ValueError):
+            pass  # the helper stopped: its exit status says what happened
         try:
             self.proc.stdin.close()
         except OSError:

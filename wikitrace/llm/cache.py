@@ -3,8 +3,8 @@
 One JSON file per request, named by a sha256 over the model name, the full
 rendered messages and the response mode, sharded by the key's first two hex
 digits: ``<dir>/ab/abcdef....json``. Each file is written atomically (temp file
-in the same folder, then ``os.replace``) the moment its call returns, so a
-build killed half-way keeps every answer it already paid for.
+in the same folder, then ``os.replace``) as soon as its call returns, so a
+build killed half-way keeps the answers it already paid for.
 
 Only answers that passed the compiler's checks are stored by a live build
 (an answer that needed a repair is stored as its repaired form, under the run's
@@ -17,6 +17,10 @@ so ``wikitrace forget`` can find and delete every answer that quotes a forgotten
 run (``purge_runs``). It never holds the prompt, the API key or any HTTP header. A file that cannot be read or parsed is treated as absent and is
 overwritten by the next answer for that key.
 
+A build writes behind (``write_behind``): the files are made on a thread, in the order
+they were asked for, so its event loop never waits on the disk; an answer not yet on
+disk is read from memory, and ``flush`` (the compiler's ``aclose``) waits for them all.
+
 ``<dir>/modes/<mode>`` marks each response mode the cache holds answers in, so a
 build looks up the less structured modes only where answers in them exist.
 """
@@ -26,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,13 +73,31 @@ class ResponseCache:
         self._folders: set[Path] = set()  # shard folders known to exist
         self._modes: set[str] | None = None  # response modes with cached answers, read once
         self._marked: set[str] = set()  # modes this process has marked
+        self._writer: Any = None  # the one-thread executor of a cache that writes behind
+        self._unwritten: dict[str, bytes] = {}  # key -> the file's bytes, until the writer has made it
+        self._lock = threading.Lock()
+
+    def write_behind(self) -> None:
+        """Make the files on a thread from now on (a build's event loop must not wait on the disk)."""
+        if self._writer is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            # one worker: the files are made in order; its pending work is finished at exit
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wikitrace-cache")
+
+    def flush(self) -> None:
+        """Wait until every answer put so far is on disk (or failed to be written)."""
+        if self._writer is not None:
+            self._writer.submit(lambda: None).result()
 
     def path(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> CachedAnswer | None:
         try:
-            data = json.loads(self.path(key).read_text(encoding="utf-8"))
+            unwritten = self._unwritten.get(key)
+            data = json.loads(unwritten.decode("utf-8") if unwritten is not None
+                              else self.path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None  # absent or corrupt: ask the model again
         if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("text"), str):
@@ -89,6 +112,14 @@ class ResponseCache:
 
     def discard(self, key: str) -> None:
         """Forget an answer that turned out unusable, so no build replays it."""
+        if self._writer is not None:
+            with self._lock:
+                self._unwritten.pop(key, None)
+            self._writer.submit(self._unlink, key)
+        else:
+            self._unlink(key)
+
+    def _unlink(self, key: str) -> None:
         try:
             self.path(key).unlink()
         except OSError:
@@ -110,6 +141,19 @@ class ResponseCache:
         }
         if answer.runs:
             record["runs"] = sorted(set(answer.runs))
+        data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        try:
+            self._mark(mode)
+        except OSError:
+            return
+        if self._writer is None:
+            self._write(key, data)
+            return
+        with self._lock:
+            self._unwritten[key] = data
+        self._writer.submit(self._write, key, data)
+
+    def _write(self, key: str, data: bytes) -> None:
         target = self.path(key)
         folder = target.parent
         tmp = folder / f".{key[:16]}.{os.getpid()}.tmp"  # one writer per process and key at a time
@@ -117,16 +161,19 @@ class ResponseCache:
             if folder not in self._folders:
                 folder.mkdir(parents=True, exist_ok=True)
                 self._folders.add(folder)
-            self._mark(mode)
             # Rename makes the entry appear whole or not at all, which is what a killed
             # build needs; no fsync: after a power loss an entry may be asked for again.
-            tmp.write_bytes((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+            tmp.write_bytes(data)
             os.replace(tmp, target)
         except OSError:
             try:
                 tmp.unlink()
             except OSError:
                 pass
+        finally:
+            with self._lock:
+                if self._unwritten.get(key) is data:
+                    del self._unwritten[key]
 
     # Which response modes the cache holds answers for: a build need not render and
     # hash its prompts for a mode no answer was ever cached in. A mark is a file

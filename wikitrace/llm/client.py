@@ -264,15 +264,6 @@ class Client:
         return base * (0.5 + 0.5 * self._rng.random())
 
 
-def import_sdk_in_background() -> None:
-    """Start importing ``openai`` on a thread, so a build that counts its inputs first
-    does not wait for the import at its first request."""
-    import importlib
-    import threading
-
-    threading.Thread(target=importlib.import_module, args=("openai",), name="wikitrace-import-openai").start()
-
-
 class _FormatRefused(Exception):
     """The server refused the response format (the next, plainer mode is tried)."""
 

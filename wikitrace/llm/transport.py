@@ -243,6 +243,44 @@ class ChatTransport:
         self._state: _LoopState | None = None
         self._stale_clients: list[Any] = []
         self._openai: Any = None  # the module, once the first request imports it
+        self._maker: Any = None  # the thread making the client ahead of the first request (prepare)
+        self._ready: list | None = None  # what it made
+
+    def prepare(self) -> None:
+        """Start making the HTTP client on a thread: importing ``openai``, its TLS context and
+        the platform headers it sends take a second or more of start-up, which then overlaps
+        the reading of the first runs. The first event loop that asks takes it."""
+        if self._ready is None and self._state is None:
+            import threading
+
+            self._ready = []
+            # not a daemon: a command that ends meanwhile waits for the import rather than cut it short
+            self._maker = threading.Thread(target=self._make_ahead, name="wikitrace-openai-client")
+            self._maker.start()
+
+    def _make_ahead(self) -> None:
+        try:
+            self._ready.append(self._client_parts())
+        except Exception:  # made again at the first request, where what fails is reported as usual
+            pass
+
+    def _client_parts(self) -> tuple:
+        """(openai, client, direct): an ``AsyncOpenAI`` for this endpoint and its direct post.
+        Nothing here is tied to an event loop (the HTTP session is opened at the first request)."""
+        import openai  # on the first request, not before: a build answered from the cache never pays for it
+
+        from .direct_post import DirectPost
+
+        http = aiohttp_client(openai)
+        client = openai.AsyncOpenAI(
+            api_key=self.config.api_key,
+            base_url=self.config.base_url,
+            timeout=self.timeout,
+            max_retries=0,  # our own loop below decides what to retry
+            http_client=http,
+        )
+        direct = DirectPost.make(openai, client, http, self.timeout) if http is not None else None
+        return openai, client, direct
 
     def loop_state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
@@ -251,20 +289,11 @@ class ChatTransport:
                 # A client tied to a finished loop cannot be closed from this one, and
                 # letting it be collected would try exactly that; keep it until exit.
                 self._stale_clients.append(self._state.client)
-            import openai  # on the first request, not before: a build answered from the cache never pays for it
-
-            from .direct_post import DirectPost
-
-            self._openai = openai
-            http = aiohttp_client(openai)
-            client = openai.AsyncOpenAI(
-                api_key=self.config.api_key,
-                base_url=self.config.base_url,
-                timeout=self.timeout,
-                max_retries=0,  # our own loop below decides what to retry
-                http_client=http,
-            )
-            direct = DirectPost.make(openai, client, http, self.timeout) if http is not None else None
+            parts = None
+            if self._maker is not None:  # made ahead on a thread (it failed if it left nothing)
+                self._maker.join()
+                parts, self._maker = (self._ready or [None])[0], None
+            self._openai, client, direct = parts or self._client_parts()
             self._state = _LoopState(client, self.concurrency, direct)
         return self._state
 

@@ -108,6 +108,7 @@ def serve(inp: BinaryIO, out: BinaryIO, each: Callable[..., Any] | None = None) 
     paths, fmt, count_first, kwargs, each_args = helper_process.receive(inp)
     report = LoadReport()
     batch: list = []
+    size = 1  # the first runs go alone, so the build can start on them; then BATCH a frame
     try:
         try:
             if count_first:
@@ -117,9 +118,9 @@ def serve(inp: BinaryIO, out: BinaryIO, each: Callable[..., Any] | None = None) 
                 if each is not None and not isinstance(item, Carried):
                     each(item, **each_args)
                 batch.append(item)
-                if len(batch) >= BATCH:
+                if len(batch) >= size:
                     helper_process.send(out, ("runs", batch))
-                    batch = []
+                    batch, size = [], min(BATCH, size * 2)
             if batch:
                 helper_process.send(out, ("runs", batch))
             helper_process.send(out, ("done", report))
