@@ -29,7 +29,7 @@ from typing import Iterable
 
 from . import layout
 from .rewrites import advise_choices, ask_first, retitle, take_from, temper, told_instead
-from .trials import WORDS_FROM, Trials
+from .trials import FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM, Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
@@ -293,8 +293,6 @@ def unpaged(runs: Iterable[dict], insights: list[dict]) -> dict[str, list[str]]:
 # counts show it, and a page changes only when a run that faced the same choice is added.
 
 _WHERE = WORDS_FROM  # the same phrases as the trial comparison
-_RETRIED = {"same": "with the same arguments", "listed": "with a value the error's text named",
-            "other": "with other values, none of them named by the error"}
 
 
 def _population(pattern: str) -> str | None:
@@ -345,10 +343,6 @@ def relevant(key: str, splits: list[dict], shown: int = 4) -> list[dict]:
             out.append({**c, "text": choice_sentence(c)})
     return out[:shown]
 
-
-FROM_WORDS = {"reply": "from what the user said in reply", "task": "from the task statement alone",
-              "picked": "unasked among several values one answer listed", "shown": "from an earlier answer",
-              "none": "from no earlier answer, user message or call"}  # where a change's argument came from (run_patterns.argument_sources)
 
 
 def choice_sentence(c: dict) -> str:

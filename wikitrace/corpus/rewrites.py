@@ -124,7 +124,7 @@ def take_from(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict
     of the task type show it (a ``from|<tool>|<argument>:<place>`` choice the Fisher test names):
     successful runs took the value from the user's reply, the task or an answer more often, or
     failed runs took it unasked from a listing or from no earlier turn more often."""
-    from .insights import FROM_WORDS
+    from .trials import FROM_WORDS
 
     fields = entry["key"].split("|")
     if fields[0] not in ("went-through", "procedure") or len(fields) < 2:
@@ -175,7 +175,7 @@ def advise_choices(entry: dict) -> None:
     a call after an error differed, leads with that as an instruction (the best
     p only: the same contrast leads several pages of a task type, and each page's own lesson must
     stay the larger part of it): the contrast the page shows anyway, said as what to do."""
-    from .insights import _RETRIED, _WHERE
+    from .trials import RETRIED as _RETRIED, WORDS_FROM as _WHERE
 
     said = []
     for c in entry.get("separating") or []:

@@ -20,6 +20,12 @@ WORDS_FROM = {"task": "whose words all came from the task text",
                "shown": "whose words beyond the task text all came from earlier answers (following a look-up)",
                "own": "with words that neither the task text nor any earlier answer held"}
 
+FROM_WORDS = {"reply": "from what the user said in reply", "task": "from the task statement alone",
+              "picked": "unasked among several values one answer listed", "shown": "from an earlier answer",
+              "none": "from no earlier answer, user message or call"}  # where a change's argument came from (run_patterns.argument_sources)
+RETRIED = {"same": "with the same arguments", "listed": "with a value the error's text named",
+           "other": "with other values, none of them named by the error"}  # how a retry after an error differed
+
 
 @dataclass
 class Decisions:
@@ -132,7 +138,6 @@ def differences(wins: Summary, fails: Summary, them: str) -> list[str]:
             out.append(f"set {key} in {tool}, which {them} left out")
         elif not mine and (tool, key) in fails.keys_all:
             out.append(f"left {key} out of {tool}, which {them} set")
-    from .insights import FROM_WORDS
 
     # where a value came from, when every successful trial took it so and the other side never did
     out += [f"took `{key}` of {tool} {FROM_WORDS.get(where, where)}, which {them} never did"
