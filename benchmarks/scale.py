@@ -105,7 +105,8 @@ class Bench:
         self.settle()
         env = dict(os.environ, **env_extra)
         start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "wikitrace.cli", *args, "--quiet"], env=env,
+        # As the `wikitrace` executable runs it (entry.py: the fast paths, then typer)
+        proc = subprocess.Popen([sys.executable, "-m", "wikitrace.entry", *args, "--quiet"], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start

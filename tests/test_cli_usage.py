@@ -150,6 +150,10 @@ def test_python_m_dialogue_query_says_the_same_line(tmp_path):
 # --- the fast parsers agree with the typer commands -------------------------------------
 
 def _fast_parser(name):
+    if name == "add":
+        from wikitrace.add_cli import add_parser
+
+        return add_parser()
     if name == "prompt":
         from wikitrace.agent.cli_glue import prompt_parser
 
@@ -159,7 +163,7 @@ def _fast_parser(name):
     return query_parser()
 
 
-@pytest.mark.parametrize("name", ["prompt", "query"])
+@pytest.mark.parametrize("name", ["prompt", "query", "add"])
 def test_fast_parser_has_the_typer_options_defaults_and_limits(name, monkeypatch):
     from wikitrace.fast_args import AtLeast
 
@@ -180,8 +184,8 @@ def test_fast_parser_has_the_typer_options_defaults_and_limits(name, monkeypatch
             assert all(a.nargs == 0 for a in actions), param.name
             continue
         typ = actions[0].type
-        if param.min is not None or kind is int:
-            assert isinstance(typ, AtLeast) and typ.minimum == param.min, param.name
+        if param.min is not None or kind in (int, float):
+            assert isinstance(typ, AtLeast) and typ.minimum == param.min and typ.kind is kind, param.name
         elif kind is Path:
             assert typ is Path, param.name
         else:
@@ -194,11 +198,15 @@ def test_fast_parser_has_the_typer_options_defaults_and_limits(name, monkeypatch
     ("query", ["q", "--budget", "49"]), ("query", ["q", "--budget", "x"]), ("query", ["q", "-h"]),
     ("query", ["q", "--bud", "60"]), ("query", []), ("prompt", ["--budget", "-1"]), ("prompt", ["--help"]),
     ("prompt", ["--similar", "1.5"]), ("prompt", ["--no-such-option"]),
+    ("add", ["run.jsonl", "--timeout", "0"]), ("add", ["run.jsonl", "--max-tokens", "0"]), ("add", ["--help"]),
+    ("add", ["run.jsonl", "--timeout", "soon"]), ("add", ["run.jsonl", "--no-such-option"]),
+    ("add", ["run.jsonl", "other.jsonl"]),
 ])
 def test_fast_path_gives_way_to_typer_on_anything_it_cannot_take(name, argv, tmp_path):
     """Declining (None) is how a fast path reports a usage error: typer then says the line."""
+    from wikitrace.add_cli import add_main
     from wikitrace.agent.cli_glue import prompt_main
     from wikitrace.dialogue.cli_support import query_main
 
-    main = prompt_main if name == "prompt" else query_main
+    main = {"prompt": prompt_main, "query": query_main, "add": add_main}[name]
     assert main(["--corpus", str(tmp_path), *argv]) is None

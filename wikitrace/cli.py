@@ -135,26 +135,10 @@ def add(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object on stdout."),
 ) -> None:
     """Append one finished run to a compiled corpus, updating its indexes and corpus.json in place."""
-    from .cli_checks import existing_folder
-    from .add import AddOptions, run_add
-    from .capture import transcript_from_hook
-    from .errors import UsageError
+    from .add_cli import add_command  # the entry point's fast path ends there too
 
-    if claude_code_hook == (run_file is not None):
-        raise UsageError("give RUN_FILE or --claude-code-hook (exactly one)", where="RUN_FILE")
-    if claude_code_hook:
-        from .capture import log_failure
-        from .errors import WikitraceError
-
-        try:
-            run_file = transcript_from_hook()
-        except WikitraceError as exc:
-            log_failure(corpus, None, exc.message())
-            raise
-    opts = AddOptions(run_file=run_file, corpus=_need_corpus(corpus), outcome=outcome, fmt=fmt, offline=offline,
-                      model=model, base_url=base_url, templates=existing_folder(templates, "--templates"),
-                      max_tokens=max_tokens, timeout=timeout, quiet=quiet)
-    raise typer.Exit(run_add(opts, as_json=as_json))
+    raise typer.Exit(add_command(run_file, corpus, claude_code_hook, outcome, fmt, offline, model, base_url, templates,
+                                 max_tokens, timeout, quiet, as_json))
 
 
 @app.command()

@@ -1,10 +1,10 @@
 """The ``wikitrace`` executable.
 
-``prompt`` runs once per agent task and ``query`` once per question, so both start
-without the CLI framework: importing typer (and the option handling behind it) costs
-about as much as the whole indexed prompt build. Anything their plain parsers do not
-take (help, a usage error) and every other command goes to ``wikitrace.cli``,
-imported only then.
+``prompt`` runs once per agent task, ``query`` once per question and ``add`` once per
+finished run, so they start without the CLI framework: importing typer (and the
+option handling behind it) costs about as much as the whole indexed prompt build.
+Anything their plain parsers do not take (help, a usage error) and every other
+command goes to ``wikitrace.cli``, imported only then.
 """
 
 from __future__ import annotations
@@ -13,11 +13,15 @@ import sys
 
 
 def fast_path(argv: list[str]) -> int | None:
-    """``prompt`` and ``query`` run by their argparse parsers; None: typer's turn."""
+    """``prompt``, ``query`` and ``add`` run by their argparse parsers; None: typer's turn."""
     if argv[:1] == ["prompt"]:
         from .agent.cli_glue import prompt_main
 
         return prompt_main(argv[1:])
+    if argv[:1] == ["add"]:
+        from .add_cli import add_main
+
+        return add_main(argv[1:])
     if argv[:1] == ["query"]:
         from .dialogue.cli_support import query_main
 

@@ -1,4 +1,4 @@
-"""argparse for the fast paths of ``prompt`` and ``query``: stdlib only, silent.
+"""argparse for the fast paths of ``prompt``, ``query`` and ``add``: stdlib only, silent.
 
 A fast parser never prints a usage text nor exits: anything it cannot take (help, a
 typo, a value below its limit) makes ``parse_or_none`` return None, and the entry point
@@ -37,14 +37,14 @@ class FastParser(argparse.ArgumentParser):
 
 
 class AtLeast:
-    """An argparse type: an integer not below ``minimum`` (typer's ``min=``)."""
+    """An argparse type: a number of ``kind`` not below ``minimum`` (typer's ``min=``)."""
 
-    def __init__(self, minimum: int):
-        self.minimum = minimum
-        self.__name__ = f"int >= {minimum}"
+    def __init__(self, minimum: int | float, kind: type = int):
+        self.minimum, self.kind = minimum, kind
+        self.__name__ = f"{kind.__name__} >= {minimum}"
 
-    def __call__(self, text: str) -> int:
-        value = int(text)
+    def __call__(self, text: str) -> int | float:
+        value = self.kind(text)
         if value < self.minimum:
             raise ValueError(f"{value} < {self.minimum}")
         return value
