@@ -519,3 +519,26 @@ def test_a_retry_is_read_as_unchanged_named_by_the_error_or_other():
     assert retries_of(run({"order_id": "#W12", "payment_id": "gift_card_77"})) == {"retry|refund|listed"}
     assert retries_of(run({"order_id": "#W12", "payment_id": "card_2"})) == {"retry|refund|other"}
     assert retries_of(run({"order_id": "#W12", "payment_id": "card_1"})) == {"retry|refund|same"}
+
+
+def test_fisher_tails_are_the_exact_hypergeometric_tails():
+    """The contrast's p-values: each tail correctly rounded from the exact fraction (a sum
+    of float terms once rounded 0.975 up to 0.98 on the page)."""
+    from fractions import Fraction
+    from math import comb
+
+    from wikitrace.corpus.insights import fisher_tails
+
+    for failed, succeeded in [(2, 14), (3, 13), (7, 5), (1, 1), (40, 3), (120, 90)]:
+        for a in range(failed + 1):
+            for b in range(0, succeeded + 1, max(1, succeeded // 7)):
+                if a + b == 0:
+                    continue
+                met = a + b
+                weight = {x: Fraction(comb(failed, x) * comb(succeeded, met - x), comb(failed + succeeded, met))
+                          for x in range(max(0, met - succeeded), min(met, failed) + 1)}
+                upper = sum(w for x, w in weight.items() if x >= a)
+                lower = sum(w for x, w in weight.items() if x <= a)
+                assert fisher_tails(a, b, failed, succeeded) == (float(min(1, upper)), float(min(1, lower)))
+    _, down = fisher_tails(1, 2, 2, 14)
+    assert f"{down:.2g}" == "0.97"  # 39/40 exactly, below the half-way point as a float

@@ -81,17 +81,22 @@ def run_entry_fields(comp) -> dict:
 
 def fisher_tails(a: int, b: int, failed: int, succeeded: int) -> tuple[float, float]:
     """One-sided p-values of the 2x2 table (met: a failed, b successful; not met: the rest):
-    P(at least a of the met runs failed) and P(at most a), under the hypergeometric law."""
+    P(at least a of the met runs failed) and P(at most a), under the hypergeometric law.
+
+    Exact: the tables' weights comb(failed, x) * comb(succeeded, met - x) are integers,
+    stepped from one x to the next by a multiplication and an exact division, and each
+    tail is one correctly rounded division by their total, comb(n, met). (A binomial
+    computed afresh for every x cost seconds per task type of 10,000 runs.)"""
     n, met = failed + succeeded, a + b
     total = math.comb(n, met)
-    lo, hi = max(0, met - succeeded), min(met, failed)
-
-    def p(x: int) -> float:
-        return math.comb(failed, x) * math.comb(succeeded, met - x) / total
-
-    upper = sum(p(x) for x in range(a, hi + 1))
-    lower = sum(p(x) for x in range(lo, a + 1))
-    return min(1.0, upper), min(1.0, lower)
+    lo = max(0, met - succeeded)
+    f, s = math.comb(failed, lo), math.comb(succeeded, met - lo)
+    below = 0  # the weights of x < a
+    for x in range(lo, a):
+        below += f * s
+        f, s = f * (failed - x) // (x + 1), s * (met - x) // (succeeded - met + x + 1)
+    at = f * s  # the weight of x = a
+    return min(1.0, (total - below) / total), min(1.0, (below + at) / total)
 
 
 def _verdict(a: int, b: int, failed: int, succeeded: int) -> tuple[str, float | None]:
