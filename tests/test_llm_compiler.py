@@ -618,33 +618,3 @@ def test_a_request_carries_what_the_client_itself_would_send(fake_openai, tmp_pa
     assert direct["headers"]["openai-organization"] == "org-test"
     assert direct["headers"]["openai-project"] == "proj-test"
 
-
-def test_one_request_is_answered_without_importing_the_openai_client(fake_openai, tmp_path):
-    """`wikitrace add` of one run asks the model once: that request goes out without the
-    client (whose import costs more than the rest of the add), with the same body, and a
-    second request is sent through the client."""
-    fake_openai.respond_with(lambda body: reply(valid_answer("success", [3])))
-    script = f"""
-import asyncio, sys
-sys.path.insert(0, {str(Path(__file__).parent)!r})
-from test_llm_compiler import make_compiler, make_run
-from pathlib import Path
-compiler = make_compiler(Path({str(tmp_path)!r}))
-async def go(n):
-    try:
-        return [await compiler.compile(make_run(True, run_id=f"run-{{n}}-{{k}}", observation=f"pending {{n}} {{k}}"))
-                for k in range(n)]
-    finally:
-        await compiler.aclose()
-first = asyncio.run(go(1))
-print(first[0].compiler, "openai" in sys.modules)
-second = asyncio.run(go(2))
-print([c.compiler for c in second], "openai" in sys.modules)
-"""
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["llm False", "['llm', 'llm'] True"]
-    bodies = [r["body"] for r in fake_openai.chat_requests]
-    assert len(bodies) == 3 and bodies[0]["model"] == bodies[2]["model"] == "test-model"
-    assert bodies[0].keys() == bodies[2].keys()
-    assert fake_openai.chat_requests[0]["headers"]["authorization"] == f"Bearer {API_KEY}"
