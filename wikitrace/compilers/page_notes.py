@@ -13,7 +13,7 @@ import re
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join, picked
 from .arguments import check_arguments
 from .reading import Call, Reading
-from .run_insights import rules_once
+from .insight_parts import rules_once
 from .text import clip
 
 

@@ -23,184 +23,21 @@ keys, met whether or not the run's three-insight budget kept them).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import TYPE_CHECKING
 
+from .error_insights import error_insight, missing_programs
 from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, gives_answer,
-                            is_hand_off, is_verdict, join, last_said, named_by, packed_calls, picked, rule_title, sources,
-                            sums_to_named, top_key, what_changed, why_wrong)
-from .reading import Call, Reading, command_of, harness_reason, runs_a_command
-from .rules import rules_for
+                            is_hand_off, is_verdict, join, last_said, picked, rule_title, sources, top_key, why_wrong)
+from .insight_parts import kind_of_tasks, lookups_before, make_insight, rules_once, short_hash, verb
+from .reading import Call, Reading, harness_reason
 from .schema import MAX_INSIGHTS, CandidateInsight
-from .text import clip, first_line, generic, signature
+from .text import clip, generic, signature
 
 if TYPE_CHECKING:
     from .offline import Item
 
-_QUOTED = re.compile(r"\"[^\"]*(?:\"|$)|'[^']*(?:'|$)|`[^`]*(?:`|$)|\[[^\]]*(?:\]|$)|\([^)]*(?:\)|$)|\{[^}]*(?:\}|$)")
-_PATH = re.compile(r"(?:[\w.~-]*/)+[\w.-]*|\b[\w-]+\.[A-Za-z]{1,5}\b")
-_WORD = re.compile(r"[A-Za-z][\w.+-]{0,29}")
-
-
-def verb(c: Call) -> str:
-    """The tool, and for a shell or editor call the command word it ran: ``bash mvn``."""
-    if not runs_a_command(c.turn):
-        return c.name
-    command = re.sub(r"^\s*cd\s+\S+\s*(?:&&|;)\s*", "", command_of(c.turn) or "")
-    m = _WORD.match(command.strip())
-    head = m.group(0) if m else ""
-    return c.name if not head or head.lower() == c.name.lower() else f"{c.name} {head}"
-
-
-def shape(c: Call) -> str:
-    """What an error answer says with everything particular to the episode masked."""
-    line = first_line(c.turn.result, 200)
-    line = _QUOTED.sub("…", line)
-    line = _PATH.sub("…", line)
-    line = re.sub(r"…(?:[\s,;:/.-]*…)+", "…", generic(line))
-    return clip(line, 80).replace('"', "'")
-
-
-def rules_once(r: Reading, c: Call):
-    """rules_for(r, c), computed once per call of the run (the lessons and the patterns both ask)."""
-    key = f"insights.rules:{c.n}"
-    if key not in r.memo:
-        r.memo[key] = rules_for(r, c)
-    return r.memo[key]
-
-
-def _short_hash(text: str) -> str:
-    return hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()[:10]
-
-
-def _lookups(r: Reading, before: Call | None) -> list[str]:
-    return list(dict.fromkeys(verb(c) for c in r.calls
-                              if not c.writes and not c.error and (before is None or c.n < before.n)))
-
-
-def _kind(r: Reading) -> str:
-    t = r.run.task
-    kind = t.task_type or (", ".join(t.apps) if t.apps else "")
-    return f"{kind} tasks" if kind else "tasks of this kind"
-
-
-def _insight(key: str, title: str, guideline: str, applicability: str, detail: str, worked: bool) -> CandidateInsight:
-    return CandidateInsight(title=title, guideline=guideline, applicability=applicability, key=key,
-                            detail=detail.replace("\n", " "), worked=worked)
-
-
 # --- insights shared by both outcomes ---------------------------------------------------------
-
-
-_MISSING_PROGRAM = re.compile(r"command not found|^(?:[\w./-]+: )?(?:line \d+: |\d+: )?[^\s:]+: not found\s*$", re.M)
-
-
-_NOT_FOUND_NAME = re.compile(r"([^\s:]+): (?:command )?not found\s*$", re.M)
-
-MISSING_PROGRAM_KEY = "error|missing-program"
-
-
-def missing_programs(c: Call) -> list[str]:
-    """The programs a command's shell answered it could not find (``javac: command not found``,
-    ``sh: 1: mvn: not found``), in order; empty for any other answer."""
-    if not runs_a_command(c.turn) or not _MISSING_PROGRAM.search(c.turn.result or ""):
-        return []
-    return list(dict.fromkeys(_NOT_FOUND_NAME.findall(c.turn.result or ""))) or [verb(c)]
-
-
-def error_key(c: Call) -> str:
-    """The pattern an error is counted as across the runs of a task type: a program the shell
-    could not find is one fact of the environment whichever program it was (javac in one run,
-    mvn in another), so it is one key; any other error is keyed by its tool and its message."""
-    return MISSING_PROGRAM_KEY if missing_programs(c) else f"error|{verb(c)}|{shape(c)}"
-
-
-def _other_target(x, y, listed: str) -> bool:
-    """Whether a plain-string retry aims elsewhere: no name the error listed, and no word in
-    common with the refused value (``click[blue]`` then ``click[Buy Now]``)."""
-    if not (isinstance(x, str) and isinstance(y, str)) or y.strip().lower() in listed:
-        return False
-    words = lambda v: set(re.findall(r"[a-z0-9]{2,}", v.lower()))  # noqa: E731
-    return not (words(x) & words(y))
-
-
-def error_insight(r: Reading, err: Call) -> CandidateInsight:
-    v, said = verb(err), shape(err)
-    later = [c for c in r.calls if c.n > err.n]
-    passed = next((c for c in later if c.name == err.name and not c.error), None)
-    same = [c for c in later if signature(c.turn) == signature(err.turn)]
-    if runs_a_command(err.turn):
-        # a command's later success says little about this error: the advice is the message's own,
-        # and what the successful runs that met it did is listed on the page
-        # a program the shell could not find is installed or located; any other message (a failing
-        # test, a rejected edit, a compiler error) is fixed where it points, then the command run again
-        missing = _MISSING_PROGRAM.search(err.turn.result or "")
-        advice = ("install or locate the missing program, or reach the same end another way" if missing else
-                  "fix what the message names, then send the command again, or reach the same end another way")
-        detail = (f"a later {err.name} call went through at turn {passed.n}" if passed is not None else
-                  "never got past it") + (f"; the same command was sent {len(same)} more time{'s' if len(same) != 1 else ''}"
-                                          if same else "")
-        worked = passed is not None
-        programs = missing_programs(err)
-        if programs:  # one lesson per task type, whichever program was missing (error_key)
-            heads = lambda c: {ln.split()[0] for ln in (command_of(c.turn) or "").splitlines() if ln.split()}  # noqa: E731
-            ran_again = [c for c in later if set(programs) & heads(c)]
-            return _insight(MISSING_PROGRAM_KEY, "When the shell cannot find a program, install it or work without it",
-                           "When a command answers that a program is not found (\"command not found\"), do not send "
-                           "commands that need it again: install or locate it where the task allows, or reach the "
-                           "same end another way (read the code, check the change by other means).",
-                           f"In {_kind(r)}, whenever the shell cannot find a program.",
-                           f"turn {err.n}: {join(programs, 4)} not found by the shell; "
-                           + (f"ran {'it' if len(programs) == 1 else 'them'} again {len(ran_again)} "
-                              f"time{'s' if len(ran_again) != 1 else ''}" if ran_again else f"did not run {'it' if len(programs) == 1 else 'them'} again"),
-                           False)
-    elif passed is not None:
-        x, y = err.turn.arguments, passed.turn.arguments
-        listed = (err.turn.result or "").lower()
-        if isinstance(x, dict) and isinstance(y, dict):
-            changed = [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)]
-            taken = [k for k in changed if named_by(listed, x.get(k), y.get(k))]
-            summed = [k for k in changed if sums_to_named(listed, y.get(k))]
-            advice = (f"call {err.name} again with the amounts in {join(summed)} adding up to the figure the error "
-                      "names" if summed else
-                      f"call {err.name} again with {join(taken)} taken from what the error lists" if taken else
-                      f"call {err.name} again with {join(changed)} changed" if changed else
-                      f"do what the message asks first, then send the same {err.name} call again")
-        elif isinstance(y, str) and y != x:
-            advice = (f"call {err.name} again with one of the names the error lists" if y.strip().lower() in listed
-                      else f"call {err.name} again with other words")
-        else:
-            advice = f"do what the message asks first, then send the same {err.name} call again"
-        detail = f"got past it at turn {passed.n} ({what_changed(err, passed)})"
-        worked = True
-        if _other_target(x, y, listed):
-            # click[blue] refused, then click[Buy Now]: the later call went through, but the refused
-            # one was never sent right, so the run did not get past it
-            advice = f"call {err.name} again only with a value the latest answer shows, word for word"
-            detail = f"a later {err.name} call went through at turn {passed.n}, with another target ({what_changed(err, passed)})"
-            worked = False
-    elif same:
-        advice = f"do not send the same {err.name} call again: change what the message points at first"
-        detail = f"sent the same call {len(same)} more time{'s' if len(same) != 1 else ''}, never got past it"
-        worked = False
-    else:
-        advice = (f"fix the value the message names (look it up, or ask for it) before calling {err.name} again, "
-                  "or reach the same end another way")
-        detail = "tried other arguments, never got past it" if any(c.name == err.name for c in later) \
-            else "did not call it again"
-        worked = False
-    if isinstance(err.turn.extra.get("sent"), str):  # written after blank lines: the form was refused
-        advice = f"send the {err.name} call with nothing before its name; it was sent after blank lines"
-        detail = "sent after blank lines; " + detail
-    packed = packed_calls(err)
-    if packed > 1:  # several calls written into one argument: the fix is the call's form, not its words
-        advice = (f"send one {err.name} call per query; this answer came to an argument that held {err.name} "
-                  "calls written one after another")
-        detail = f"its argument held {packed} {err.name} calls; " + detail
-    return _insight(f"error|{v}|{said}", f"{v} answers \"{clip(said, 60)}\"",
-                   f"When {v} answers \"{said}\", {advice}.",
-                   f"In {_kind(r)}, whenever {v} answers with this error.", f"turn {err.n}: {detail}", worked)
 
 
 def hand_off_insight(r: Reading, w: Call, success: bool) -> CandidateInsight:
@@ -212,8 +49,8 @@ def hand_off_insight(r: Reading, w: Call, success: bool) -> CandidateInsight:
     else:
         guide = (f"Before handing off with {w.name}, check whether the other tools can do what the request asks; "
                  f"hand off only when they cannot or a rule requires it.{said}")
-    return _insight(f"hand-off|{w.name}", f"When to hand off with {w.name}", guide,
-                   f"In {_kind(r)}, when a hand-off with {w.name} is considered.", f"turn {w.n}: handed off", success)
+    return make_insight(f"hand-off|{w.name}", f"When to hand off with {w.name}", guide,
+                   f"In {kind_of_tasks(r)}, when a hand-off with {w.name} is considered.", f"turn {w.n}: handed off", success)
 
 
 # --- success ---------------------------------------------------------------------------------
@@ -258,7 +95,7 @@ def procedure_insight(r: Reading) -> CandidateInsight:
     writes = [c for c in r.calls if c.writes and not c.error]
     final = writes[-1]
     v = verb(final)
-    looks = _lookups(r, final)
+    looks = lookups_before(r, final)
     others = list(dict.fromkeys(verb(c) for c in writes[:-1] if verb(c) != v))
     answer = free_form(final)
     steps = []
@@ -284,9 +121,9 @@ def procedure_insight(r: Reading) -> CandidateInsight:
         how = ", " + _ENDING[where][0]
     if answer is not None and _followed_any(r, final):
         how = ", after searching a name an earlier answer showed" + re.sub(r"^, (giving|sending)", r" and \1", how)
-    return _insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
+    return make_insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
                    "To settle the task: " + ", then ".join(steps) + ".",
-                   f"In {_kind(r)} that end with {v}.", detail, True)
+                   f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
 
 
 def _rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> CandidateInsight:
@@ -300,8 +137,8 @@ def _rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> Candida
         guide = f"Before each call this rule covers, do what it asks{asks}: \"{rule}\""
     else:
         guide = f"Check each state-changing call against this rule of the system prompt before making it: \"{rule}\""
-    return _insight(f"rule|{_short_hash(sentence)}", f"Keep the rule: {rule_title(sentence)}", guide,
-                   f"In {_kind(r)}, before any call the rule names.", detail, kept)
+    return make_insight(f"rule|{short_hash(sentence)}", f"Keep the rule: {rule_title(sentence)}", guide,
+                   f"In {kind_of_tasks(r)}, before any call the rule names.", detail, kept)
 
 
 def rule_naming(r: Reading, name: str) -> str:
@@ -328,9 +165,9 @@ def confirmation(r: Reading, w: Call) -> CandidateInsight | None:
 
 def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     if not r.calls:
-        return [_insight("direct", "Answer directly when nothing needs checking",
+        return [make_insight("direct", "Answer directly when nothing needs checking",
                         "When the request needs nothing from the environment, answer it directly.",
-                        f"In {_kind(r)} that ask nothing of the tools.", "answered without a tool call", True)]
+                        f"In {kind_of_tasks(r)} that ask nothing of the tools.", "answered without a tool call", True)]
     out: list[CandidateInsight] = []
     writes = [c for c in r.calls if c.writes and not c.error]
     if writes and is_hand_off(writes[-1]):
@@ -339,12 +176,12 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         out.append(procedure_insight(r))
     else:
         # a success whose every call failed still names the tools it used
-        looks = sorted(_lookups(r, None) or dict.fromkeys(verb(c) for c in r.calls))[:3]
+        looks = sorted(lookups_before(r, None) or dict.fromkeys(verb(c) for c in r.calls))[:3]
         # a success that changed nothing: a question, or a change the rules ruled out (both end here)
-        out.append(_insight("answer-from", f"Answer from {join(looks, 2)} when nothing should change",
+        out.append(make_insight("answer-from", f"Answer from {join(looks, 2)} when nothing should change",
                            f"When the look-ups show the request needs no change (a question) or allows none (a change "
                            f"the rules rule out), answer from what {join(looks, 3)} returned, say why when it is a "
-                           "refusal, and change nothing.", f"In {_kind(r)} that are settled without a change.",
+                           "refusal, and change nothing.", f"In {kind_of_tasks(r)} that are settled without a change.",
                            f"answered after {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}{last_said(r)}", True))
     for i in chosen:  # the first error the run got past
         if i.kind == "recovery" and i.call is not None:
@@ -371,8 +208,8 @@ def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
     gold = expected_answer(r)
     detail = f"turn {w.n}: answered {w.name}[{free_form(w)}]" + (f", expected \"{clip(generic(gold), 40)}\"" if gold else "")
     title, guide = (x.format(t=w.name) for x in WHY_WRONG[why])
-    return _insight(f"answer|{w.name}|{why}", title, guide + ".",
-                   f"In {_kind(r)} that end with {w.name}.", detail, False)
+    return make_insight(f"answer|{w.name}|{why}", title, guide + ".",
+                   f"In {kind_of_tasks(r)} that end with {w.name}.", detail, False)
 
 
 def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
@@ -384,10 +221,10 @@ def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
     if not unseen:
         return None
     keys = sorted({re.split(r"[.\[]", p, maxsplit=1)[0] for p in unseen})
-    return _insight("unseen", "Take argument values from look-ups and the user's words",
+    return make_insight("unseen", "Take argument values from look-ups and the user's words",
                    "Before a call that changes state, take each argument value from a look-up or from the user's own "
                    "words, or work it out from them (a total from the listed prices); a value that none of them holds "
-                   "or yields is a guess: ask or look it up first.", f"In {_kind(r)}, before any state-changing call.",
+                   "or yields is a guess: ask or look it up first.", f"In {kind_of_tasks(r)}, before any state-changing call.",
                    f"turn {w.n}: {w.name} with {join(keys, 3)} set to values no look-up or user message before it held",
                    False)
 
@@ -414,8 +251,8 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
                  else "") + "The call going through does not make it the change the task asked for: check each "
                 "argument against the part of the request it serves first.")
     ruled = bool(rules) or r.system is not None  # no "rules" in the title of a log that has none
-    return _insight(f"went-through|{v}", f"Before {v}, check the request" + (" and the rules on it" if ruled else ""), text,
-                   f"In {_kind(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w), False)
+    return make_insight(f"went-through|{v}", f"Before {v}, check the request" + (" and the rules on it" if ruled else ""), text,
+                   f"In {kind_of_tasks(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w), False)
 
 
 def _unchecked(r: Reading, w: Call) -> str:
@@ -430,31 +267,31 @@ def _unchecked(r: Reading, w: Call) -> str:
 
 def _loop_insight(r: Reading, c: Call, n: int) -> CandidateInsight:
     v = verb(c)
-    return _insight(f"loop|{v}", f"Do not send the same {v} call again after the same answer",
+    return make_insight(f"loop|{v}", f"Do not send the same {v} call again after the same answer",
                    f"When {v} gives the same answer to the same arguments twice, change the arguments (another "
                    "query, a name or value an earlier answer showed) or the approach instead of sending it again.",
-                   f"In {_kind(r)}, whenever a {v} call is about to be repeated.",
+                   f"In {kind_of_tasks(r)}, whenever a {v} call is about to be repeated.",
                    f"turn {c.n}: the same {v} call {n} times with the same answer", False)
 
 
 def _idle_insight(r: Reading) -> CandidateInsight:
     if not r.calls:
-        return _insight("idle|none", "Check with the environment before answering",
+        return make_insight("idle|none", "Check with the environment before answering",
                        "Before answering, check the facts the request depends on with the tools.",
-                       f"In {_kind(r)} whose answer depends on the environment.", "answered without a tool call", False)
+                       f"In {kind_of_tasks(r)} whose answer depends on the environment.", "answered without a tool call", False)
     looked = f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''} " \
              f"({join(list(dict.fromkeys(verb(c) for c in r.calls)), 3)}), nothing settled"
     if harness_reason(r):  # stopped by the harness (a step limit) while still looking
-        return _insight("idle|lookups", "Answer or act before the harness stops the run",
+        return make_insight("idle|lookups", "Answer or act before the harness stops the run",
                        "Stop looking once the look-ups hold what the request asks, and answer or make the change "
                        "then: the runs taught by this were stopped by the harness while still looking. When the "
                        "look-ups keep missing, change the query instead of sending more of the same kind.",
-                       f"In {_kind(r)} that a harness stops after a number of steps.",
+                       f"In {kind_of_tasks(r)} that a harness stops after a number of steps.",
                        f"{looked}; stopped by the harness", False)
-    return _insight("idle|lookups", "Act on what the look-ups found",
+    return make_insight("idle|lookups", "Act on what the look-ups found",
                    "Once the look-ups have given the facts, make the change or give the answer the request asks for, "
                    "or say why it cannot be done; do not end with look-ups only.",
-                   f"In {_kind(r)} that ask for a change or an answer.", looked + last_said(r), False)
+                   f"In {kind_of_tasks(r)} that ask for a change or an answer.", looked + last_said(r), False)
 
 
 def repeats(r: Reading) -> list[tuple[Call, int]]:

@@ -12,10 +12,12 @@ import hashlib
 import re
 
 from .arguments import _as_text, check_arguments
+from .error_insights import error_key
+from .insight_parts import verb
 from .insight_words import _spoken_forms, free_form, is_hand_off, named_by, picked, top_key
 from .reading import t_is_user
 from .reading import Reading, leaves, runs_a_command
-from .run_insights import confirmation, error_key, procedure_key, repeats, unseen_insight, verb
+from .run_insights import confirmation, procedure_key, repeats, unseen_insight
 from .text import signature
 
 

@@ -1,0 +1,122 @@
+"""The insight of a call answered with an error, keyed by the tool, its command word and the
+error's masked first failing line; a program the shell could not find is one lesson per task
+type, whichever program it was (``error|missing-program``)."""
+
+from __future__ import annotations
+
+import re
+
+from .insight_parts import kind_of_tasks, make_insight, shape, verb
+from .insight_words import join, named_by, packed_calls, sums_to_named, what_changed
+from .reading import Call, Reading, command_of, runs_a_command
+from .schema import CandidateInsight
+from .text import clip, signature
+
+_MISSING_PROGRAM = re.compile(r"command not found|^(?:[\w./-]+: )?(?:line \d+: |\d+: )?[^\s:]+: not found\s*$", re.M)
+
+
+_NOT_FOUND_NAME = re.compile(r"([^\s:]+): (?:command )?not found\s*$", re.M)
+
+MISSING_PROGRAM_KEY = "error|missing-program"
+
+
+def missing_programs(c: Call) -> list[str]:
+    """The programs a command's shell answered it could not find (``javac: command not found``,
+    ``sh: 1: mvn: not found``), in order; empty for any other answer."""
+    if not runs_a_command(c.turn) or not _MISSING_PROGRAM.search(c.turn.result or ""):
+        return []
+    return list(dict.fromkeys(_NOT_FOUND_NAME.findall(c.turn.result or ""))) or [verb(c)]
+
+
+def error_key(c: Call) -> str:
+    """The pattern an error is counted as across the runs of a task type: a program the shell
+    could not find is one fact of the environment whichever program it was (javac in one run,
+    mvn in another), so it is one key; any other error is keyed by its tool and its message."""
+    return MISSING_PROGRAM_KEY if missing_programs(c) else f"error|{verb(c)}|{shape(c)}"
+
+
+def _other_target(x, y, listed: str) -> bool:
+    """Whether a plain-string retry aims elsewhere: no name the error listed, and no word in
+    common with the refused value (``click[blue]`` then ``click[Buy Now]``)."""
+    if not (isinstance(x, str) and isinstance(y, str)) or y.strip().lower() in listed:
+        return False
+    words = lambda v: set(re.findall(r"[a-z0-9]{2,}", v.lower()))  # noqa: E731
+    return not (words(x) & words(y))
+
+
+def error_insight(r: Reading, err: Call) -> CandidateInsight:
+    v, said = verb(err), shape(err)
+    later = [c for c in r.calls if c.n > err.n]
+    passed = next((c for c in later if c.name == err.name and not c.error), None)
+    same = [c for c in later if signature(c.turn) == signature(err.turn)]
+    if runs_a_command(err.turn):
+        # a command's later success says little about this error: the advice is the message's own,
+        # and what the successful runs that met it did is listed on the page
+        # a program the shell could not find is installed or located; any other message (a failing
+        # test, a rejected edit, a compiler error) is fixed where it points, then the command run again
+        missing = _MISSING_PROGRAM.search(err.turn.result or "")
+        advice = ("install or locate the missing program, or reach the same end another way" if missing else
+                  "fix what the message names, then send the command again, or reach the same end another way")
+        detail = (f"a later {err.name} call went through at turn {passed.n}" if passed is not None else
+                  "never got past it") + (f"; the same command was sent {len(same)} more time{'s' if len(same) != 1 else ''}"
+                                          if same else "")
+        worked = passed is not None
+        programs = missing_programs(err)
+        if programs:  # one lesson per task type, whichever program was missing (error_key)
+            heads = lambda c: {ln.split()[0] for ln in (command_of(c.turn) or "").splitlines() if ln.split()}  # noqa: E731
+            ran_again = [c for c in later if set(programs) & heads(c)]
+            return make_insight(MISSING_PROGRAM_KEY, "When the shell cannot find a program, install it or work without it",
+                           "When a command answers that a program is not found (\"command not found\"), do not send "
+                           "commands that need it again: install or locate it where the task allows, or reach the "
+                           "same end another way (read the code, check the change by other means).",
+                           f"In {kind_of_tasks(r)}, whenever the shell cannot find a program.",
+                           f"turn {err.n}: {join(programs, 4)} not found by the shell; "
+                           + (f"ran {'it' if len(programs) == 1 else 'them'} again {len(ran_again)} "
+                              f"time{'s' if len(ran_again) != 1 else ''}" if ran_again else f"did not run {'it' if len(programs) == 1 else 'them'} again"),
+                           False)
+    elif passed is not None:
+        x, y = err.turn.arguments, passed.turn.arguments
+        listed = (err.turn.result or "").lower()
+        if isinstance(x, dict) and isinstance(y, dict):
+            changed = [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)]
+            taken = [k for k in changed if named_by(listed, x.get(k), y.get(k))]
+            summed = [k for k in changed if sums_to_named(listed, y.get(k))]
+            advice = (f"call {err.name} again with the amounts in {join(summed)} adding up to the figure the error "
+                      "names" if summed else
+                      f"call {err.name} again with {join(taken)} taken from what the error lists" if taken else
+                      f"call {err.name} again with {join(changed)} changed" if changed else
+                      f"do what the message asks first, then send the same {err.name} call again")
+        elif isinstance(y, str) and y != x:
+            advice = (f"call {err.name} again with one of the names the error lists" if y.strip().lower() in listed
+                      else f"call {err.name} again with other words")
+        else:
+            advice = f"do what the message asks first, then send the same {err.name} call again"
+        detail = f"got past it at turn {passed.n} ({what_changed(err, passed)})"
+        worked = True
+        if _other_target(x, y, listed):
+            # click[blue] refused, then click[Buy Now]: the later call went through, but the refused
+            # one was never sent right, so the run did not get past it
+            advice = f"call {err.name} again only with a value the latest answer shows, word for word"
+            detail = f"a later {err.name} call went through at turn {passed.n}, with another target ({what_changed(err, passed)})"
+            worked = False
+    elif same:
+        advice = f"do not send the same {err.name} call again: change what the message points at first"
+        detail = f"sent the same call {len(same)} more time{'s' if len(same) != 1 else ''}, never got past it"
+        worked = False
+    else:
+        advice = (f"fix the value the message names (look it up, or ask for it) before calling {err.name} again, "
+                  "or reach the same end another way")
+        detail = "tried other arguments, never got past it" if any(c.name == err.name for c in later) \
+            else "did not call it again"
+        worked = False
+    if isinstance(err.turn.extra.get("sent"), str):  # written after blank lines: the form was refused
+        advice = f"send the {err.name} call with nothing before its name; it was sent after blank lines"
+        detail = "sent after blank lines; " + detail
+    packed = packed_calls(err)
+    if packed > 1:  # several calls written into one argument: the fix is the call's form, not its words
+        advice = (f"send one {err.name} call per query; this answer came to an argument that held {err.name} "
+                  "calls written one after another")
+        detail = f"its argument held {packed} {err.name} calls; " + detail
+    return make_insight(f"error|{v}|{said}", f"{v} answers \"{clip(said, 60)}\"",
+                   f"When {v} answers \"{said}\", {advice}.",
+                   f"In {kind_of_tasks(r)}, whenever {v} answers with this error.", f"turn {err.n}: {detail}", worked)
