@@ -240,7 +240,7 @@ class PromptIndex:
                                self._ints("ins_nsrc"), self._ints("ins_side"), self.tiers(task, similar_ids, kind))
 
     def tiers(self, task: str, similar_ids: Iterable[str], kind: str | None) -> Iterator[int]:
-        """prompt.tier_order, lazily: the similar runs' insights, then the kind's, then
+        """relevance.tier_order, lazily: the similar runs' insights, then the kind's, then
         the rest, each by BM25 then id."""
         import heapq
 

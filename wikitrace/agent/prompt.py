@@ -30,7 +30,7 @@ from ..templates import render
 from .corpusdata import CorpusData, InsightInfo, as_corpus, id_key, task_kind
 from .insight_text import InsightTexts
 from .lesson_key import LessonTexts, lesson_groups, unique
-from .relevance import priority_order, tier_order  # noqa: F401  (the corpus.json path of the ranking)
+from .relevance import priority_order
 from .similarity import BM25Backend, ScoreBackend, rank_runs
 
 VARIANTS = ("wikitrace", "insights-only")
