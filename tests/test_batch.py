@@ -11,6 +11,7 @@ import copy
 import itertools
 import json
 import re
+import time
 
 import pytest
 from rich.progress import Progress
@@ -148,6 +149,25 @@ def test_resume_with_only_the_batch_id_submits_nothing(fake_batch, tmp_path):
 
     _, data = _build(tmp_path)
     assert fake_batch.run_calls == 0 and data["build"]["stats"]["cache_hits"] == 6
+
+
+def test_answers_are_on_disk_when_the_prefill_returns(fake_batch, tmp_path, monkeypatch):
+    # The cache writes behind; a build in another process must find every answer at once.
+    from wikitrace.llm.cache import ResponseCache
+
+    write = ResponseCache._write
+
+    def slow_write(self, key, data):
+        time.sleep(0.05)
+        write(self, key, data)
+
+    monkeypatch.setattr(ResponseCache, "_write", slow_write)
+    compiler = _compiler(tmp_path)
+    report = B.prefill_cache(_runs(), compiler, tmp_path / "state.json", poll_interval=FAST)
+    assert report.succeeded == 6
+    plan = B.plan_batch(_runs(), _compiler(tmp_path), tmp_path / "again")  # a fresh cache reads the disk
+    plan.cleanup()
+    assert plan.skipped_cached == 6
 
 
 def test_an_interrupted_wait_resumes_from_the_state_file(fake_batch, tmp_path):

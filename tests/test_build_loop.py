@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 
 import pytest
 
@@ -95,3 +96,23 @@ def test_an_answer_discarded_behind_is_gone_from_memory_and_disk(tmp_path):
     assert cache.get(key) is None
     cache.flush()
     assert not cache.path(key).exists() and cache.get(key) is None
+
+
+def test_an_answer_discarded_is_gone_before_the_writer_removes_its_file(tmp_path, monkeypatch):
+    # The file is on disk and the writer has not got to the removal yet: readers must not see it.
+    cache = ResponseCache(tmp_path)
+    cache.write_behind()
+    key = "ce" + "2" * 62
+    cache.put(key, _answer(), model="m", mode="json_schema", messages=[])
+    cache.flush()
+    assert cache.path(key).exists()
+    release = threading.Event()
+    unlink = cache._unlink
+    monkeypatch.setattr(cache, "_unlink", lambda k: (release.wait(5), unlink(k)))
+    cache.discard(key)
+    assert cache.get(key) is None and cache.path(key).exists()
+    release.set()
+    cache.flush()
+    assert not cache.path(key).exists() and cache.get(key) is None
+    cache.put(key, _answer('{"y": 2}'), model="m", mode="json_schema", messages=[])
+    assert cache.get(key).text == '{"y": 2}'

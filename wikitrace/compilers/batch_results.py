@@ -169,6 +169,7 @@ def download_into_cache(batch_ids: list[str], compiler: Any, *, client: Any = No
                 except sdk.APIError as exc:
                     raise _api_error(f"downloading the input of batch {bid}", exc) from None
             _store_batch(batch, Path(local), client, compiler, report)
+    compiler.cache.flush()  # on disk before anyone is told they are cached (a build may read them in another process)
     return report
 
 

@@ -74,7 +74,8 @@ class ResponseCache:
         self._modes: set[str] | None = None  # response modes with cached answers, read once
         self._marked: set[str] = set()  # modes this process has marked
         self._writer: Any = None  # the one-thread executor of a cache that writes behind
-        self._unwritten: dict[str, bytes] = {}  # key -> the file's bytes, until the writer has made it
+        # key -> the file's bytes until the writer has made it, or None until it has removed it
+        self._unwritten: dict[str, bytes | None] = {}
         self._lock = threading.Lock()
 
     def write_behind(self) -> None:
@@ -95,8 +96,10 @@ class ResponseCache:
 
     def get(self, key: str) -> CachedAnswer | None:
         try:
-            unwritten = self._unwritten.get(key)
-            data = json.loads(unwritten.decode("utf-8") if unwritten is not None
+            unwritten = self._unwritten.get(key, b"")
+            if unwritten is None:
+                return None  # discarded; the writer has not removed the file yet
+            data = json.loads(unwritten.decode("utf-8") if unwritten
                               else self.path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None  # absent or corrupt: ask the model again
@@ -114,7 +117,7 @@ class ResponseCache:
         """Forget an answer that turned out unusable, so no build replays it."""
         if self._writer is not None:
             with self._lock:
-                self._unwritten.pop(key, None)
+                self._unwritten[key] = None  # gone for readers now, whatever the writer has made so far
             self._writer.submit(self._unlink, key)
         else:
             self._unlink(key)
@@ -124,6 +127,10 @@ class ResponseCache:
             self.path(key).unlink()
         except OSError:
             pass
+        finally:
+            with self._lock:
+                if key in self._unwritten and self._unwritten[key] is None:
+                    del self._unwritten[key]
 
     def put(self, key: str, answer: CachedAnswer, *, model: str, mode: str,
             messages: list[dict[str, Any]]) -> None:
