@@ -257,10 +257,16 @@ def test_a_forget_killed_mid_update_is_finished_by_the_next_compile(tmp_path):
     env["WIKITRACE_PUBLISH_PAUSE"] = "0.4"
     proc = subprocess.Popen([WIKITRACE, "forget", "locker-913", "-c", str(out)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(2.5)  # inside the index writes: 12 files at 0.4 s each, then the removals
+    # Kill as soon as the first page has changed (files change 0.4 s apart from then on), however
+    # long the start-up takes on a loaded machine; the tombstone must already be there.
+    deadline = time.monotonic() + 120
+    while tree_bytes(out) == published and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    tombstone_first = (out / ".wikitrace" / "forgotten.json").is_file()
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert (out / ".wikitrace" / "forgotten.json").is_file(), "the tombstone is written before anything else"
+    assert proc.returncode == -signal.SIGKILL, "forget ended before the kill"
+    assert tombstone_first, "the tombstone is written before anything else"
     interrupted = tree_bytes(out)
     assert interrupted != final, "the kill should land mid-update"
     for rel, blob in interrupted.items():  # every file is the old bytes or the new ones, never half
