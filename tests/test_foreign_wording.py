@@ -141,7 +141,7 @@ def test_an_action_refused_for_the_blank_lines_before_it_is_shown_as_sent(tmp_pa
     step = next(r["step"] for r in data["runs"] if r["run_id"] == "fever_printout-808")
     (lesson,) = [i for i in data["insights"] if i["key"].startswith("error|Finish|")
                  and any(s["step"] == step for s in i["sources"])]
-    assert "nothing before its name" in lesson["guideline"]
+    assert "no blank line before its name" in lesson["guideline"]
     # a call sent as its name opens carries no such note
     assert "sent as:" not in _page(out, data, "fever_printout-2417")
 

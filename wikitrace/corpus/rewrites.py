@@ -167,6 +167,9 @@ _ADVICE = {  # (choice kind, where/how, side that did it more often) -> what to 
     ("said", "shown", "success"): "Give the {t} answer in the words a look-up returned",
     ("retry", "listed", "success"): "After an error of {t}, call it again with a value the error's text names",
     ("retry", "same", "failure"): "After an error of {t}, do not send the same call again",
+    ("edited", "task", "success"): "Change the files the task text names",
+    ("edited", "shown", "success"): "Change the file an earlier search or trace named, not one found by guessing",
+    ("edited", "new", "failure"): "Find the file to change in the task text or an earlier answer before changing it",
 }
 
 
@@ -175,7 +178,7 @@ def advise_choices(entry: dict) -> None:
     a call after an error differed, leads with that as an instruction (the best
     p only: the same contrast leads several pages of a task type, and each page's own lesson must
     stay the larger part of it): the contrast the page shows anyway, said as what to do."""
-    from .trials import RETRIED as _RETRIED, WORDS_FROM as _WHERE
+    from .trials import EDITED, RETRIED as _RETRIED, WORDS_FROM as _WHERE
 
     said = []
     for c in entry.get("separating") or []:
@@ -184,8 +187,93 @@ def advise_choices(entry: dict) -> None:
         if advice is None:
             continue
         did = (f"sent a {tool} query {_WHERE[how]}" if kind == "query" else f"gave a {tool} answer {_WHERE[how]}"
-               if kind == "said" else f"retried {tool} {_RETRIED[how]}")
+               if kind == "said" else f"{EDITED[how]} with {tool}" if kind == "edited" else f"retried {tool} {_RETRIED[how]}")
         side = "successful" if c["side"] == "success" else "failed"  # counts under Evidence: moves with the verdict
         said.append(f"{advice.format(t=tool)}: {side} runs of this task type {did} more often (counts under Evidence).")
     if said:
         entry["guideline"] = said[0] + " " + entry["guideline"]
+
+
+def _place_words(place: str) -> str:
+    """``took|`` place -> how a sentence says it (run_patterns: reply, task, none, answer:<tool>, call:<tool>)."""
+    kind, _, tool = place.partition(":")
+    if kind == "answer":
+        return f"from {tool}'s answer"
+    if kind == "call":
+        return f"as the earlier {tool} call sent it"
+    return {"reply": "from what the user said in reply", "task": "from the task statement",
+            "none": "worked out by the agent (no earlier turn held it)"}[kind]
+
+
+def checklist(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict | None = None) -> None:
+    """A change that went through in failed runs, whose page would only say "check each argument":
+    where the successful runs of the same change took each argument, when most of them (two at
+    least) took it from one place (``took|<tool>|<argument>|<place>`` patterns), and how many of
+    the page's own runs took it from elsewhere. No task-wide count is written (a page changes only
+    with its own sources); the majority flips rarely."""
+    from ..compilers.run_insights import CHECK_EACH
+
+    fields = entry["key"].split("|")
+    if fields[0] != "went-through" or not kind_met:
+        return
+    tool = fields[1]
+    wins = kind_met.get(f"went-through|{tool}", Counter())["success"]
+    if wins < 2:
+        return
+    if CHECK_EACH not in entry["guideline"]:
+        _edit_checklist(entry, members, kind_met, tool, wins)
+        return
+    places: dict[str, Counter] = {}
+    for pattern, seen in kind_met.items():
+        if pattern.startswith(f"took|{tool}|") and seen["success"]:
+            _k, _t, arg, place = pattern.split("|", 3)
+            places.setdefault(arg, Counter())[place] = seen["success"]
+    said = []
+    for arg in sorted(places):
+        place, n = min(places[arg].items(), key=lambda kv: (-kv[1], kv[0]))
+        if 2 * n <= wins or f"`{arg}`" in entry["guideline"]:  # no majority, or the page already says it
+            continue
+        setting = [e for e, _l in members if any(p.startswith(f"took|{tool}|{arg}|") for p in e.get("patterns") or [])]
+        other = sum(f"took|{tool}|{arg}|{place}" not in (e.get("patterns") or []) for e in setting)
+        said.append(f"`{arg}` {_place_words(place)}"
+                    + (f" ({other} of the {len(setting)} runs here that set it did not)" if other else ""))
+    if said:
+        entry["guideline"] = entry["guideline"].replace(
+            CHECK_EACH, f"take each argument where most successful runs of {tool} took it: " + "; ".join(said))
+
+
+def name_missing(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
+    """The environment lesson of programs the shell could not find names them, as its runs met them
+    (``missing|<program>`` patterns): the fact an agent checks first on a new task of the kind."""
+    from ..compilers.error_insights import MISSING_PROGRAM_KEY
+
+    if entry["key"] != MISSING_PROGRAM_KEY:
+        return
+    programs = sorted({p.split("|", 1)[1] for e, _l in members for p in e.get("patterns") or [] if p.startswith("missing|")})
+    if programs:
+        from ..compilers.insight_words import join
+
+        entry["guideline"] = entry["guideline"].replace(
+            '("command not found")', f'("command not found"; in these runs: {join(programs, 6)})', 1)
+
+
+def _edit_checklist(entry: dict, members, kind_met: dict, tool: str, wins: int) -> None:
+    """A call with no arguments that settles a coding run (SWE-agent's ``submit``): where most
+    successful runs that ended with it found the file they changed (their procedure key,
+    ``procedure|<tool>:file-<place>``), and how many of the page's own runs changed no such file."""
+    from .trials import EDITED
+
+    places = Counter()
+    for pattern, seen in kind_met.items():
+        if pattern.startswith(f"procedure|{tool}:file-") and seen["success"]:
+            places[pattern.split(":file-", 1)[1].split("+")[0]] += seen["success"]
+    if not places:
+        return
+    place, n = min(places.items(), key=lambda kv: (-kv[1], kv[0]))
+    if 2 * n <= wins or place == "new":
+        return
+    other = sum(not any(p.startswith("edited|") and p.endswith(f"|{place}") for p in e.get("patterns") or [])
+                for e, _l in members)
+    entry["guideline"] += (f" Most successful runs that ended with {tool} {EDITED[place]} before it"
+                           + (f"; {other} of the {len(members)} runs here did not." if other else
+                              "; so did the runs here: where they changed the code is not what set them apart."))
