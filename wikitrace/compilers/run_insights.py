@@ -223,7 +223,8 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     if not r.calls:
         return [make_insight("direct", "Answer directly when nothing needs checking",
                         "When the request needs nothing from the environment, answer it directly.",
-                        f"In {kind_of_tasks(r)} that ask nothing of the tools.", "answered without a tool call", True)]
+                        f"In {kind_of_tasks(r)} that ask nothing of the tools.",
+                        "answered without a tool call" + last_said(r), True)]
     out: list[CandidateInsight] = []
     writes = [c for c in r.calls if c.writes and not c.error]
     if writes and is_hand_off(writes[-1]):

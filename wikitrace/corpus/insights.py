@@ -28,7 +28,8 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
-from .rewrites import advise_choices, ask_first, checklist, name_missing, retitle, take_from, temper, told_instead
+from .rewrites import (advise_choices, ask_first, checklist, name_missing, retitle, take_from, temper, told_instead,
+                       untested_fix)
 from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM, Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
@@ -202,6 +203,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         take_from(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
         checklist(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
         name_missing(entry, groups[entry["id"]])
+        untested_fix(entry, groups[entry["id"]])
         advise_choices(entry)
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):

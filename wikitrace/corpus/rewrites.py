@@ -277,3 +277,31 @@ def _edit_checklist(entry: dict, members, kind_met: dict, tool: str, wins: int) 
     entry["guideline"] += (f" Most successful runs that ended with {tool} {EDITED[place]} before it"
                            + (f"; {other} of the {len(members)} runs here did not." if other else
                               "; so did the runs here: where they changed the code is not what set them apart."))
+
+
+# how error_insights words a retry that got past an error, in a source's detail
+_GOT_PAST = re.compile(r"^turn \d+: got past it at turn \d+ \((?:with (.+?) (?:changed|taken from what the error listed)"
+                       r"|with the amounts in .+|as .+)\)$")
+
+
+def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
+    """An error lesson whose advice is how its runs got past the error, when every one of those runs
+    still failed: a retry that went through is no fix the outcomes back (a cabin changed to get past
+    a payment error gets past it and fails the task). The page then says to fix what the message
+    names, and lists the retries with how many runs made each."""
+    if not entry["key"].startswith("error|") or entry["counts"]["success"] or not members:
+        return
+    changed = Counter()
+    for _e, lesson in members:
+        m = _GOT_PAST.match(lesson.get("detail") or "")
+        if m is not None and m.group(1):  # named arguments changed (a free-text retry is judged by its own rule)
+            changed[m.group(1)] += 1
+    if not changed or " again with " not in entry["guideline"]:
+        return
+    head = entry["guideline"].split(", call ", 1)[0]
+    tool = entry["key"].split("|")[1].split(" ")[0]
+    ways = "; ".join(f"{what} changed ({n} run{'s' if n != 1 else ''})" for what, n in
+                     sorted(changed.items(), key=lambda kv: (-kv[1], kv[0])))
+    entry["guideline"] = (f"{head}, look up what the message names before calling {tool} again, rather than changing "
+                          f"other values of the call until it goes through: the runs here got past it with {ways}, "
+                          "and all of them failed.")

@@ -1,0 +1,156 @@
+"""The sentences a lesson writes about how a coding run settled its task (where it found the file
+it changed, the edit, the test it saw pass) and the page rewrites built across runs (where the
+successful runs of a change took each argument, the programs the shell could not find, retries
+that got past an error in runs that all failed): each is checked against the turns it speaks of,
+on every importer's fixtures, as a success and as a failure."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from helpers import write_jsonl
+from test_offline_content import _call, _msg, _record, _turns
+from test_page_sentences import RUNS
+
+from wikitrace.build import BuildOptions, build
+from wikitrace.compilers.changes import edit_of, what_ran
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.compilers.reading import runs_a_command
+from wikitrace.runs.model import Outcome, count_steps
+
+
+def _named(text: str, path: str) -> bool:
+    """The file's base name, or its stem of four letters or more, as a whole word of ``text``."""
+    base = path.rstrip("/").rsplit("/", 1)[-1]
+    stem = base.rsplit(".", 1)[0]
+    words = [base] + ([stem] if stem != base and len(stem) >= 4 else [])
+    return any(re.search(rf"(?<![\w.]){re.escape(w)}(?!\w)", text, re.I) for w in words)
+
+
+def _check_procedure(run, guideline: str, detail: str) -> None:
+    calls = [t for t in run.turns if t.type == "function_call"]
+    edits = [(t, e) for t in calls if not t.is_error and (e := edit_of(t)) is not None]
+    task = run.task.instruction or ""
+    if "find the file the task text names" in guideline:
+        assert any(_named(task, e.file) for _t, e in edits), guideline
+    if "find the file to change in what an earlier call returned" in guideline:
+        assert any(_named(x.result or "", e.file) for t, e in edits for x in calls if x.turn < t.turn), guideline
+    m = re.search(r"change (?:it|the code) with (.+?)(?:, then|\.$)", guideline)
+    if m:  # every tool named made an edit
+        named = re.split(r", | and ", m.group(1))
+        assert named and all(any((t.name or "") == n.split(" ")[0] for t, _e in edits) for n in named), guideline
+    m = re.search(r"run the (\S+) command that failed before the change again and see it pass", guideline)
+    if m:
+        last = edits[-1][0].turn
+        assert any(t.is_error and what_ran(t) == m.group(1) and runs_a_command(t) for t in calls if t.turn < last)
+        assert any(not t.is_error and what_ran(t) == m.group(1) and runs_a_command(t) for t in calls if t.turn > last)
+    # the detail: each changed file, where it was found
+    for part in re.findall(r"(\S+?)(?: \(in (\w+)\))?, (a file the task names|found in (\S+)'s answer \(turn (\d+)\))",
+                           detail):
+        path, _fn, how, tool, turn = part
+        assert any(e.file == path for _t, e in edits), (path, detail)
+        if how == "a file the task names":
+            assert _named(task, path), (path, task)
+        else:
+            (shown,) = [t for t in calls if t.turn == int(turn)]
+            assert shown.name == tool and _named(shown.result or "", path), (detail, shown)
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")
+@pytest.mark.parametrize("success", [True, False], ids=["as-success", "as-failure"])
+def test_every_coding_lesson_sentence_is_true_of_its_run(run, success):
+    score = run.outcome.score if run.outcome else None
+    run.outcome = Outcome(success=success, steps=count_steps(run.turns), score=score,
+                          ended_by=run.outcome.ended_by if run.outcome else run.source.get("ended_by"))
+    comp = compile_offline(run)
+    for lesson in comp.insights:
+        assert "this run" not in lesson.guideline.lower(), lesson.guideline
+        if lesson.key.startswith("procedure|") or lesson.key.startswith("went-through|"):
+            _check_procedure(run, lesson.guideline, lesson.detail)
+
+
+def test_the_fixtures_hold_a_coding_success_of_each_kind():
+    """The check above reads something: the fixtures hold coding runs whose lesson finds the file
+    in the task text, in an earlier answer, and a failing test seen passing after the edit."""
+    said = set()
+    for run in RUNS:
+        run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+        said |= {lesson.key.split(":", 1)[1] for lesson in compile_offline(run).insights
+                 if lesson.key.startswith("procedure|") and ":file-" in lesson.key}
+    assert {"file-task", "file-shown"} <= {k.split("+")[0] for k in said}, said
+    assert any(k.endswith("+tested") for k in said), said
+
+
+# --- the rewrites across runs -----------------------------------------------------------------
+
+SYSTEM = "You are an airline agent. Cancel a reservation only when the user gives its id and a reason."
+
+
+def _cancel(k: int, success: bool, id_from_user: bool) -> dict:
+    """A cancellation: the user names the reservation (or only the agent's look-up lists it, and the
+    agent takes one unasked), then cancel_reservation goes through."""
+    listing = json.dumps({"user_id": f"mia_{k}", "reservations": [f"R{k}A1", f"R{k}B2", f"R{k}C3"]})
+    said = f"Please cancel reservation R{k}B2, my plans changed." if id_from_user else "Please cancel my trip."
+    turns = [_msg("system", SYSTEM), _msg("user", f"I am mia_{k}."),
+             _call("get_user_details", {"user_id": f"mia_{k}"}, listing),
+             _msg("assistant", "Which reservation?"), _msg("user", said),
+             _call("cancel_reservation", {"reservation_id": f"R{k}B2"}, '{"status": "cancelled"}'),
+             {"type": "episode_over"}]
+    return _record(f"c-{k:02d}", "airline", "Cancel a reservation.", _turns(*turns), success)
+
+
+def test_a_change_page_says_where_most_successful_runs_took_each_argument(tmp_path):
+    # the source separates nothing (2 of 3 successful, 2 of 4 failed took it from the reply), so no
+    # contrast leads the page; most successful runs took it from the reply all the same
+    runs = ([_cancel(0, True, True), _cancel(1, True, True), _cancel(2, True, False)]
+            + [_cancel(3, False, True), _cancel(4, False, True), _cancel(5, False, False), _cancel(6, False, False)])
+    out = tmp_path / "c"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "c.jsonl", runs)], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    (entry,) = [i for i in data["insights"] if i["key"] == "went-through|cancel_reservation"]
+    assert "check each argument against the part of the request" not in entry["guideline"]
+    m = re.search(r"take each argument where most successful runs of cancel_reservation took it: (.+?)\.(?: |$)",
+                  entry["guideline"])
+    assert m, entry["guideline"]
+    item = m.group(1)
+    assert item.startswith("`reservation_id` from what the user said in reply"), item
+    # the count is of the page's own runs: those that took it from elsewhere (picked from the listing)
+    by_step = {r["step"]: r for r in data["runs"]}
+    members = [by_step[s["step"]] for s in entry["sources"]]
+    other = sum("took|cancel_reservation|reservation_id|reply" not in r["patterns"] for r in members)
+    assert f"({other} of the {len(members)} runs here that set it did not)" in item, item
+    assert (other, len(members)) == (2, 4)
+
+
+def test_a_retry_that_got_past_an_error_only_in_failed_runs_is_not_taught_as_the_fix(tmp_path):
+    def run(k: int) -> dict:
+        turns = [_msg("system", SYSTEM), _msg("user", "Move me to business class on R1."),
+                 _call("update_reservation_flights", {"reservation_id": "R1", "cabin": "business", "payment_id": "gift_1"},
+                       "Error: gift card balance is not enough", is_error=True),
+                 _call("update_reservation_flights", {"reservation_id": "R1", "cabin": "economy", "payment_id": "gift_1"},
+                       '{"status": "updated"}'),
+                 {"type": "episode_over"}]
+        return _record(f"u-{k}", "airline", "Upgrade R1.", _turns(*turns), False)
+
+    out = tmp_path / "u"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "u.jsonl", [run(k) for k in range(3)])], out=out, offline=True,
+                       quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    (entry,) = [i for i in data["insights"] if i["key"].startswith("error|update_reservation_flights|")]
+    assert entry["counts"] == {"runs": 3, "success": 0, "failure": 3}
+    assert "again with cabin changed" not in entry["guideline"]
+    assert "the runs here got past it with cabin changed (3 runs), and all of them failed." in entry["guideline"]
+
+
+def test_the_missing_program_lesson_names_the_programs_its_runs_met(tmp_path):
+    from test_insight_layer import swe_run
+
+    runs = [swe_run(k, success=k % 2 == 0) for k in range(4)]
+    out = tmp_path / "m"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "m.jsonl", runs)], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    (entry,) = [i for i in data["insights"] if i["key"] == "error|missing-program"]
+    assert '("command not found"; in these runs: mvn)' in entry["guideline"]
