@@ -154,3 +154,81 @@ def test_the_missing_program_lesson_names_the_programs_its_runs_met(tmp_path):
     data = json.loads((out / "corpus.json").read_text())
     (entry,) = [i for i in data["insights"] if i["key"] == "error|missing-program"]
     assert '("command not found"; in these runs: mvn)' in entry["guideline"]
+
+
+IMPORTERS = Path(__file__).parent / "fixtures" / "importers"
+FOLDERS = sorted(p for p in IMPORTERS.iterdir() if p.is_dir())
+
+
+def _habit_counts(entry: dict, members: list[dict]) -> None:
+    """``build every T query from words ..., as k of the n runs here that sent one did`` and
+    ``after a T error, call it again with a name the error lists, as k of the n runs here that
+    retried did``: recounted from the page's own runs, all of them successful."""
+    text = entry["guideline"]
+    for tool, k, n in re.findall(r"uild every (\S+) query from words the task or an earlier answer gives, as (\d+) of "
+                                 r"the (\d+) runs here that sent one did", text):
+        assert entry["counts"]["failure"] == 0
+        asked = [r for r in members if any(p.startswith(f"query|{tool}|") for p in r["patterns"])]
+        assert int(n) == len(asked) and int(k) == sum(f"query|{tool}|own" not in r["patterns"] for r in asked), text
+        assert 2 * int(k) > int(n)
+    for tool, k, n in re.findall(r"fter a (\S+) error, call it again with a name the error lists, as (\d+) of the (\d+) "
+                                 r"runs here that retried did", text):
+        retried = [r for r in members if any(p.startswith(f"retry|{tool}|") for p in r["patterns"])]
+        assert int(n) == len(retried) and int(k) == sum(f"retry|{tool}|listed" in r["patterns"] for r in retried)
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
+def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
+    outcomes = next((p for p in folder.iterdir() if p.stem == "outcomes"), None)
+    if outcomes is None and (folder / "results.json").exists() is False:  # a log with no verdict: alternate them
+        names = {p.name for p in folder.rglob("*")}
+        keys = [k for r in RUNS if r.source.get("file") in names for k in (r.source.get("outcome_keys") or [r.run_id])]
+        outcomes = tmp_path / "outcomes.json"
+        outcomes.write_text(json.dumps({k: "success" if i % 2 else "failure" for i, k in enumerate(keys)}))
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[folder], out=out, offline=True, quiet=True, outcomes=outcomes))
+    data = json.loads((out / "corpus.json").read_text())
+    by_step = {r["step"]: r for r in data["runs"]}
+    for entry in data["insights"]:
+        members = [by_step[s["step"]] for s in entry["sources"]]
+        _habit_counts(entry, members)
+        m = re.search(r"in these runs: ([^)]+)\)", entry["guideline"])
+        if m:  # each program named was met by one of the page's runs
+            for program in re.split(r", | and ", m.group(1)):
+                assert any(f"missing|{program}" in r["patterns"] for r in members), (program, entry["guideline"])
+        m = re.search(r"the runs here got past it with (.+), and all of them failed\.", entry["guideline"])
+        if m:
+            assert entry["counts"]["success"] == 0
+            for what, k in re.findall(r"(.+?) changed \((\d+) runs?\)(?:; |$)", m.group(1)):
+                assert sum(re.search(rf"got past it at turn \d+ \(with {re.escape(what)} (changed|taken from)",
+                                     s["detail"]) is not None for s in entry["sources"]) == int(k), entry["guideline"]
+        for arg, place, other, n in re.findall(r"`(\w+)` (from what the user said in reply|from the task statement|"
+                                               r"from \S+ answer|as the earlier \S+ call sent it|worked out by the agent "
+                                               r"\(no earlier turn held it\))(?: \((\d+) of the (\d+) runs here that set "
+                                               r"it did not\))?", entry["guideline"].split("took it: ", 1)[-1]
+                                               if "took it: " in entry["guideline"] else ""):
+            tool = entry["key"].split("|")[1]
+            setting = [r for r in members if any(p.startswith(f"took|{tool}|{arg}|") for p in r["patterns"])]
+            if other:
+                assert int(n) == len(setting), entry["guideline"]
+
+
+def test_a_success_procedure_says_how_most_of_its_runs_worded_their_queries(tmp_path):
+    """Three QA successes search the names their question gives, one searches a word of its own
+    first: the page says to build queries from the task's or an answer's words, 3 of 4."""
+    from test_lesson_specifics import _qa
+
+    def run(k: int, own: bool) -> dict:
+        looks = ([("famous bands", "Could not find famous bands.")] if own else []) + [
+            (f"Band{k}", f"Band{k} is a rock band formed in 199{k} in Leeds.")]
+        return _qa(f"199{k}", f"199{k}", looks, f"When was Band{k} formed?", success=True, run_id=f"q-{k}")
+
+    out = tmp_path / "q"
+    runs = [run(0, False), run(1, False), run(2, True), run(3, False)]
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "q.jsonl", runs)], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    (entry,) = [i for i in data["insights"] if i["key"].startswith("procedure|Finish")]
+    assert entry["guideline"].endswith(" Build every Search query from words the task or an earlier answer gives, as "
+                                       "3 of the 4 runs here that sent one did."), entry["guideline"]
+    by_step = {r["step"]: r for r in data["runs"]}
+    _habit_counts(entry, [by_step[s["step"]] for s in entry["sources"]])
