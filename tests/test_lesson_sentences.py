@@ -203,7 +203,7 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
                 assert sum(re.search(rf"got past it at turn \d+ \(with {re.escape(what)} (changed|taken from)",
                                      s["detail"]) is not None for s in entry["sources"]) == int(k), entry["guideline"]
         for arg, place, other, n in re.findall(r"`(\w+)` (from what the user said in reply|from the task statement|"
-                                               r"from \S+ answer|as the earlier \S+ call sent it|worked out by the agent "
+                                               r"from what \S+ returned|as the earlier \S+ call sent it|worked out by the agent "
                                                r"\(no earlier turn held it\))(?: \((\d+) of the (\d+) runs here that set "
                                                r"it did not\))?", entry["guideline"].split("took it: ", 1)[-1]
                                                if "took it: " in entry["guideline"] else ""):

@@ -41,11 +41,15 @@ def patterns_of(r: Reading) -> list[str]:
                 out.add(insight.key)
             # an argument value the agent took among several an answer listed, the user naming none
             out.update(f"picked|{w.name}|{top_key(p.path)}" for p in picked(r, w) if "|" not in p.path)
+            places: dict[str, set[str]] = {}
             for key, where, tool in argument_sources(r, w):
                 if "|" not in key:
                     out.add(f"from|{w.name}|{key}:{where}")
-                    place = where if where in ("reply", "task", "none") else f"{'call' if where == 'again' else 'answer'}:{tool}"
-                    out.add(f"took|{w.name}|{key}|{place}")  # the checklist of a change's page (rewrites.checklist)
+                    places.setdefault(key, set()).add(
+                        where if where in ("reply", "task", "none") else f"{'call' if where == 'again' else 'answer'}:{tool}")
+            # the checklist of a change's page (rewrites.checklist): one place per argument, or "mixed" when
+            # its values came from several (a flight list of kept and new segments)
+            out.update(f"took|{w.name}|{key}|{next(iter(p)) if len(p) == 1 else 'mixed'}" for key, p in places.items())
         insight = confirmation(r, w)
         if insight is not None:
             out.add(insight.key + "|kept")

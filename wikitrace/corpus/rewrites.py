@@ -198,7 +198,7 @@ def _place_words(place: str) -> str:
     """``took|`` place -> how a sentence says it (run_patterns: reply, task, none, answer:<tool>, call:<tool>)."""
     kind, _, tool = place.partition(":")
     if kind == "answer":
-        return f"from {tool}'s answer"
+        return f"from what {tool} returned"
     if kind == "call":
         return f"as the earlier {tool} call sent it"
     return {"reply": "from what the user said in reply", "task": "from the task statement",
@@ -231,7 +231,7 @@ def checklist(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict
     said = []
     for arg in sorted(places):
         place, n = min(places[arg].items(), key=lambda kv: (-kv[1], kv[0]))
-        if 2 * n <= wins or f"`{arg}`" in entry["guideline"]:  # no majority, or the page already says it
+        if 2 * n <= wins or place == "mixed" or f"`{arg}`" in entry["guideline"]:  # no single place, or said already
             continue
         setting = [e for e, _l in members if any(p.startswith(f"took|{tool}|{arg}|") for p in e.get("patterns") or [])]
         other = sum(f"took|{tool}|{arg}|{place}" not in (e.get("patterns") or []) for e in setting)
