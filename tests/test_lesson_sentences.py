@@ -192,6 +192,18 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
     for entry in data["insights"]:
         members = [by_step[s["step"]] for s in entry["sources"]]
         _habit_counts(entry, members)
+        m = re.search(r" The runs here gave (.+)\.$", entry["guideline"])
+        if m:  # each wrong verdict with the one expected, counted over the page's sources
+            for given, wanted, n in re.findall(r"(.+?) where (.+?) was expected \((\d+)\)(?:; |$)", m.group(1)):
+                assert sum(f'[{given}], expected "{wanted}"' in s["detail"] for s in entry["sources"]) == int(n)
+        for s in entry["sources"]:
+            score = re.search(r"; score ([\d.]+)$", s["detail"])
+            if score:  # the score the log gave the run (its raw metadata page says it)
+                meta = (out / "raw" / s["step"] / "metadata.md").read_text()
+                logged = re.search(r"^score: ([\d.]+)$", meta, re.M)
+                assert logged and float(score.group(1)) == pytest.approx(float(logged.group(1)), abs=1e-6), s
+            if re.match(r"turn \d+: ended with ", s["detail"]):  # no answer turn holds what the call sent
+                assert entry["key"].startswith("answer|") and "answered" not in s["detail"]
         m = re.search(r"in these runs: ([^)]+)\)", entry["guideline"])
         if m:  # each program named was met by one of the page's runs
             for program in re.split(r", | and ", m.group(1)):

@@ -263,7 +263,10 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
 def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
     why = why_wrong(r, w)
     gold = expected_answer(r)
-    detail = f"turn {w.n}: answered {w.name}[{free_form(w)}]" + (f", expected \"{clip(generic(gold), 40)}\"" if gold else "")
+    score = r.run.outcome.score
+    detail = (f"turn {w.n}: {'answered' if gives_answer(r, w) else 'ended with'} {w.name}[{free_form(w)}]"
+              + (f", expected \"{clip(generic(gold), 40)}\"" if gold else "")
+              + (f"; score {score:g}" if isinstance(score, (int, float)) and not isinstance(score, bool) else ""))
     title, guide = (x.format(t=w.name) for x in WHY_WRONG[why])
     return make_insight(f"answer|{w.name}|{why}", title, guide + ".",
                    f"In {kind_of_tasks(r)} that end with {w.name}.", detail, False)

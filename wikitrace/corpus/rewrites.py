@@ -328,3 +328,19 @@ def habits(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
                         f"{len(retried)} runs here that retried did")
     if said:
         entry["guideline"] += " " + "; ".join(said)[0].upper() + "; ".join(said)[1:] + "."
+
+
+_VERDICT = re.compile(r"^turn \d+: answered \S+?\[(.+)\], expected \"(.+)\"")  # _answer_insight's detail
+
+
+def verdict_mix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
+    """A wrong-verdict lesson says which verdict its runs gave in place of which, counted: the
+    direction an agent of the task type errs in is what it checks first."""
+    if not entry["key"].startswith("answer|") or not entry["key"].endswith("|verdict"):
+        return
+    mix = Counter(m.groups() for _e, l in members if (m := _VERDICT.match(l.get("detail") or "")))
+    if not mix:
+        return
+    said = "; ".join(f"{given} where {wanted} was expected ({n})"
+                     for (given, wanted), n in sorted(mix.items(), key=lambda kv: (-kv[1], kv[0])))
+    entry["guideline"] += f" The runs here gave {said}."
