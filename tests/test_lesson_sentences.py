@@ -244,3 +244,24 @@ def test_a_success_procedure_says_how_most_of_its_runs_worded_their_queries(tmp_
                                        "3 of the 4 runs here that sent one did."), entry["guideline"]
     by_step = {r["step"]: r for r in data["runs"]}
     _habit_counts(entry, [by_step[s["step"]] for s in entry["sources"]])
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")
+def test_a_run_the_harness_stopped_while_browsing_is_taught_so_and_no_other_is(run):
+    """'stopped by the harness' is said of a failed run only when its log shows the harness ended
+    it and no call that went through was an answer (free text an answer turn holds) or a change
+    with named arguments."""
+    from wikitrace.compilers.reading import harness_reason, read_run
+
+    run.outcome = Outcome(success=False, steps=count_steps(run.turns), score=run.outcome.score if run.outcome else None,
+                          ended_by=run.outcome.ended_by if run.outcome else run.source.get("ended_by"))
+    lessons = [i for i in compile_offline(run).insights if i.key == "stopped"]
+    if not lessons:
+        return
+    r = read_run(run)
+    assert harness_reason(r) is not None
+    answers = {(t.content or "").strip() for t in run.turns if t.type == "answer"}
+    for c in r.calls:
+        if c.writes and not c.error:
+            assert isinstance(c.turn.arguments, str) and c.turn.arguments.strip() not in answers, c.turn
+    assert "stopped by the harness: " in lessons[0].detail

@@ -359,6 +359,23 @@ def _idle_insight(r: Reading) -> CandidateInsight:
                    f"In {kind_of_tasks(r)} that ask for a change or an answer.", looked + last_said(r), False)
 
 
+def stopped_browsing(r: Reading, writes: list[Call]) -> bool:
+    """The harness ended the run while every call that went through was free text that settles
+    nothing (a click, a move: no answer turn holds it): the run never took its last step."""
+    return harness_reason(r) is not None and all(free_form(w) is not None and not gives_answer(r, w) for w in writes)
+
+
+def _stopped_insight(r: Reading, last: Call) -> CandidateInsight:
+    tools = join(list(dict.fromkeys(verb(c) for c in r.calls)), 3)
+    return make_insight("stopped", "Take the step that settles the task before the harness stops the run",
+                        "Take the step that settles the task before the harness's step limit ends the run: once what "
+                        "the calls have shown fits what the request asks, act on it instead of looking further; when "
+                        "it keeps missing, change the query instead of sending more of the same kind.",
+                        f"In {kind_of_tasks(r)} that a harness stops after a number of steps.",
+                        f"{len(r.calls)} calls ({tools}), the last {last.name}[{free_form(last)}] at turn {last.n}; "
+                        f"stopped by the harness: {clip(harness_reason(r) or '', 80)}", False)
+
+
 def repeats(r: Reading) -> list[tuple[Call, int]]:
     """Calls sent three times or more with the same arguments and the same answer."""
     groups: dict[tuple[str, str], list[Call]] = {}
@@ -383,7 +400,9 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
             out.append(_rule_insight(r, broken[0].sentence, f"turn {i.call.n}: called {i.call.name} while "
                                      f"{broken[0].broken}", False))
             break
-    if writes and not out:  # the change went through and no rule it broke explains it: the check before it
+    if writes and not out and stopped_browsing(r, writes):
+        out.append(_stopped_insight(r, writes[-1]))
+    elif writes and not out:  # the change went through and no rule it broke explains it: the check before it
         out.append(_went_through_insight(r, writes[-1]))
     errors = [i for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)]
     told: set[str] = set()

@@ -17,7 +17,7 @@ from .insight_parts import edit_place, edits_of, verb
 from .insight_words import _spoken_forms, free_form, is_hand_off, named_by, picked, top_key
 from .reading import t_is_user
 from .reading import Reading, leaves, runs_a_command
-from .run_insights import confirmation, procedure_key, repeats, unseen_insight
+from .run_insights import stopped_browsing, confirmation, procedure_key, repeats, unseen_insight
 from .text import signature
 
 
@@ -59,6 +59,8 @@ def patterns_of(r: Reading) -> list[str]:
         out.update(f"missing|{p}" for p in (missing_programs(c) if c.error else []))
     if not writes:
         out.add("idle|none" if not r.calls else "idle|lookups")
+    elif stopped_browsing(r, writes):
+        out.add("stopped")
     proc = procedure_key(r)
     if proc:
         out.add(proc)

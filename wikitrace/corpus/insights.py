@@ -35,7 +35,7 @@ from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM, Trials
 ALPHA = 0.05  # the conventional significance level of the one-sided test
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
 # patterns that are trouble a run meets: for these a page lists what successful runs that met it did
-TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off"}
+TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off", "stopped"}
 
 
 # what meeting a lesson's pattern means, by the pattern's kind (a sentence counts those runs)
@@ -46,6 +46,7 @@ MET = {
     "hand-off": "that handed off with this tool", "procedure": "that ended with this call",
     "idle|lookups": "that ended after look-ups only, changing nothing",
     "idle|none": "that answered without a tool call",
+    "stopped": "that the harness stopped before any call settled the task",
 }
 
 
@@ -350,7 +351,7 @@ def relevant(key: str, splits: list[dict], shown: int = 4) -> list[dict]:
     out = []
     for c in splits:
         kind, about = c["pattern"].split("|")[:2]
-        if (tool is not None and about == tool or tool is None and fields[0] in ("loop", "idle") and kind == "query"
+        if (tool is not None and about == tool or tool is None and fields[0] in ("loop", "idle", "stopped") and kind == "query"
                 or kind == "edited" and fields[0] in ("went-through", "procedure")):  # where the changed file was found
             out.append({**c, "text": choice_sentence(c)})
     return out[:shown]
