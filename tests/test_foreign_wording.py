@@ -150,8 +150,9 @@ def test_a_log_without_a_system_prompt_gets_no_title_about_its_rules(tmp_path):
     """A WebShop printout has no system prompt, so no rules: a lesson on its closing click may
     not tell a reader to check 'the rules on it'."""
     _out, shop = _corpus(tmp_path, FIX / "react_notebook" / "webshop_printout.txt")
-    went = [i for i in shop["insights"] if i["key"].startswith("went-through|")]
-    assert went and not any("rules" in i["title"] or "rules" in i["guideline"] for i in went), went
+    # (its run the harness stopped while clicking through pages teaches acting before the step limit)
+    went = [i for i in shop["insights"] if i["key"].startswith(("went-through|", "stopped"))]
+    assert went and not any("rules" in i["title"] or "rules" in i["guideline"] for i in shop["insights"]), went
 
 
 def test_a_purchase_that_ended_a_failed_run_is_not_called_a_wrong_answer(tmp_path):
