@@ -142,7 +142,7 @@ def test_a_retry_that_got_past_an_error_only_in_failed_runs_is_not_taught_as_the
     (entry,) = [i for i in data["insights"] if i["key"].startswith("error|update_reservation_flights|")]
     assert entry["counts"] == {"runs": 3, "success": 0, "failure": 3}
     assert "again with cabin changed" not in entry["guideline"]
-    assert "the runs here got past it with cabin changed (3 runs), and all of them failed." in entry["guideline"]
+    assert "runs here got past it with cabin changed (3 runs), and all of them failed." in entry["guideline"]
 
 
 def test_the_missing_program_lesson_names_the_programs_its_runs_met(tmp_path):
@@ -161,18 +161,18 @@ FOLDERS = sorted(p for p in IMPORTERS.iterdir() if p.is_dir())
 
 
 def _habit_counts(entry: dict, members: list[dict]) -> None:
-    """``build every T query from words ..., as k of the n runs here that sent one did`` and
-    ``after a T error, call it again with a name the error lists, as k of the n runs here that
+    """``build every T query from words ... (k of the n runs here that sent one did)`` and
+    ``retry a T error with a name it lists (k of the n runs here that
     retried did``: recounted from the page's own runs, all of them successful."""
     text = entry["guideline"]
-    for tool, k, n in re.findall(r"uild every (\S+) query from words the task or an earlier answer gives, as (\d+) of "
-                                 r"the (\d+) runs here that sent one did", text):
+    for tool, k, n in re.findall(r"uild every (\S+) query from words the task or an earlier answer gives \((\d+) of "
+                                 r"the (\d+) runs here that sent one did\)", text):
         assert entry["counts"]["failure"] == 0
         asked = [r for r in members if any(p.startswith(f"query|{tool}|") for p in r["patterns"])]
         assert int(n) == len(asked) and int(k) == sum(f"query|{tool}|own" not in r["patterns"] for r in asked), text
         assert 2 * int(k) > int(n)
-    for tool, k, n in re.findall(r"fter a (\S+) error, call it again with a name the error lists, as (\d+) of the (\d+) "
-                                 r"runs here that retried did", text):
+    for tool, k, n in re.findall(r"etry a (\S+) error with a name it lists \((\d+) of the (\d+) runs here that "
+                                 r"retried did\)", text):
         retried = [r for r in members if any(p.startswith(f"retry|{tool}|") for p in r["patterns"])]
         assert int(n) == len(retried) and int(k) == sum(f"retry|{tool}|listed" in r["patterns"] for r in retried)
 
@@ -208,7 +208,7 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
         if m:  # each program named was met by one of the page's runs
             for program in re.split(r", | and ", m.group(1)):
                 assert any(f"missing|{program}" in r["patterns"] for r in members), (program, entry["guideline"])
-        m = re.search(r"the runs here got past it with (.+), and all of them failed\.", entry["guideline"])
+        m = re.search(r"runs here got past it with (.+), and all of them failed\.", entry["guideline"])
         if m:
             assert entry["counts"]["success"] == 0
             for what, k in re.findall(r"(.+?) changed \((\d+) runs?\)(?:; |$)", m.group(1)):
@@ -240,8 +240,8 @@ def test_a_success_procedure_says_how_most_of_its_runs_worded_their_queries(tmp_
     build(BuildOptions(inputs=[write_jsonl(tmp_path / "q.jsonl", runs)], out=out, offline=True, quiet=True))
     data = json.loads((out / "corpus.json").read_text())
     (entry,) = [i for i in data["insights"] if i["key"].startswith("procedure|Finish")]
-    assert entry["guideline"].endswith(" Build every Search query from words the task or an earlier answer gives, as "
-                                       "3 of the 4 runs here that sent one did."), entry["guideline"]
+    assert entry["guideline"].endswith(" Build every Search query from words the task or an earlier answer gives (3 of "
+                                       "the 4 runs here that sent one did)."), entry["guideline"]
     by_step = {r["step"]: r for r in data["runs"]}
     _habit_counts(entry, [by_step[s["step"]] for s in entry["sources"]])
 

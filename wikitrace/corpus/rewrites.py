@@ -302,14 +302,13 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     tool = entry["key"].split("|")[1].split(" ")[0]
     ways = "; ".join(f"{what} changed ({n} run{'s' if n != 1 else ''})" for what, n in
                      sorted(changed.items(), key=lambda kv: (-kv[1], kv[0])))
-    entry["guideline"] = (f"{head}, look up what the message names before calling {tool} again, rather than changing "
-                          f"other values of the call until it goes through: the runs here got past it with {ways}, "
-                          "and all of them failed.")
+    entry["guideline"] = (f"{head}, look up what it names before calling {tool} again, not other values changed "
+                          f"until it goes through: runs here got past it with {ways}, and all of them failed.")
 
 
 def habits(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     """A way to settle the task that successful runs took: how most of them (two at least) worded
-    their free-text queries and retried after an error, from the ``query|`` and ``retry|`` patterns
+    their free-text queries with a tool most of them queried, and retried after an error, from the ``query|`` and ``retry|`` patterns
     of the page's own runs, as what to do with the count behind it."""
     if not entry["key"].startswith("procedure|") or entry["counts"]["failure"] or len(members) < 2:
         return
@@ -318,14 +317,14 @@ def habits(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     for tool in sorted({p.split("|")[1] for ps in seen for p in ps if p.startswith("query|")}):
         asked = [ps for ps in seen if any(p.startswith(f"query|{tool}|") for p in ps)]
         own = sum(f"query|{tool}|own" in ps for ps in asked)
-        if len(asked) >= 2 and 2 * (len(asked) - own) > len(asked):
-            said.append(f"build every {tool} query from words the task or an earlier answer gives, as {len(asked) - own} "
-                        f"of the {len(asked)} runs here that sent one did")
-        retried = [ps for ps in seen if any(p.startswith(f"retry|{tool}|") for p in ps)]
+        if 2 * len(asked) > len(seen) and 2 * (len(asked) - own) > len(asked):  # a tool most runs here queried
+            said.append(f"build every {tool} query from words the task or an earlier answer gives ({len(asked) - own} "
+                        f"of the {len(asked)} runs here that sent one did)")
+        retried = [ps for ps in seen if any(p.startswith(f"retry|{tool}|") for p in ps)]  # the error's own choice
         listed = sum(f"retry|{tool}|listed" in ps for ps in retried)
         if len(retried) >= 2 and 2 * listed > len(retried):
-            said.append(f"after a {tool} error, call it again with a name the error lists, as {listed} of the "
-                        f"{len(retried)} runs here that retried did")
+            said.append(f"retry a {tool} error with a name it lists ({listed} of the {len(retried)} runs here that "
+                        "retried did)")
     if said:
         entry["guideline"] += " " + "; ".join(said)[0].upper() + "; ".join(said)[1:] + "."
 
