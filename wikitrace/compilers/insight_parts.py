@@ -86,7 +86,14 @@ def edit_place(r: Reading, c: Call, path: str) -> tuple[str, Call | None]:
     name or its stem as a whole word), ``shown`` an earlier call's answer named it while that
     call's own arguments did not (a search's listing, a failing test's trace, error or not: the place was
     found, not typed), ``new`` neither (a file the agent made or named itself). With the call
-    whose answer showed it first."""
+    whose answer showed it first (worked out once per edit: the patterns and the lessons both ask)."""
+    key = f"insights.edit-place:{c.n}:{path}"
+    if key not in r.memo:
+        r.memo[key] = _edit_place(r, c, path)
+    return r.memo[key]
+
+
+def _edit_place(r: Reading, c: Call, path: str) -> tuple[str, Call | None]:
     names = _names_of_file(path)
     task = (r.run.task.instruction or "").lower()
     if any(_occurs(n, task) for n in names):
@@ -96,7 +103,7 @@ def edit_place(r: Reading, c: Call, path: str) -> tuple[str, Call | None]:
             break
         said = (command_of(x.turn) or str(x.turn.arguments or "")).lower()  # a command, not its description
         if x.turn.result and not any(_occurs(n, said) for n in names) \
-                and any(_occurs(n, x.turn.result.lower()) for n in names):
+                and any(_occurs(n, r.lower(x.turn)) for n in names):  # r.lower: each answer lowered once per run
             return "shown", x
     return "new", None
 

@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING
 from .error_insights import error_insight, missing_programs
 from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, gives_answer,
                             is_hand_off, is_verdict, join, last_said, picked, rule_title, sources, top_key, why_wrong)
-from .changes import edit_of, what_ran
-from .insight_parts import (PLACE_RANK, edit_place, edits_of, kind_of_tasks, lookups_before, main_edit, make_insight, rules_once,
-                            short_hash, tested_after, verb)
-from .reading import Call, Reading, harness_reason, runs_a_command
+from .changes import edit_of
+from .coding_insights import coding_procedure, edit_detail, last_edit
+from .insight_parts import (kind_of_tasks, lookups_before, main_edit, make_insight, rules_once, short_hash, tested_after,
+                            verb)
+from .reading import Call, Reading, harness_reason
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, generic, signature
 
@@ -81,35 +82,9 @@ def procedure_key(r: Reading) -> str | None:
         if _followed_any(r, final):
             where += "+followed"
     elif main_edit(r) is not None:  # a coding run: where it found the file it changed, and a test it saw pass
-        edit, _e, place, _shown = main_edit(r)
-        where = f"file-{place}" + ("+tested" if tested_after(r, _last_edit(r)) else "")
+        _c, _e, place, _shown = main_edit(r)
+        where = f"file-{place}" + ("+tested" if tested_after(r, last_edit(r)) else "")
     return f"procedure|{verb(final)}{':' + where if where else ''}"
-
-
-def _last_edit(r: Reading) -> Call:
-    return edits_of(r)[-1][0]
-
-
-# how a coding run found the file it changed (insight_parts.edit_place) -> (title phrase, step)
-_LOCATED = {
-    "task": ("Change the file the task names", "find the file the task text names"),
-    "shown": ("Find the file to change in an earlier answer", "find the file to change in what an earlier call "
-              "returned (a listing or a trace that names it)"),
-    "new": ("", ""),
-}
-
-
-def _edit_detail(r: Reading) -> str:
-    """``a.py (in f), a file the task names and b.py, found in find_file's answer (turn 2)``."""
-    files: dict[str, tuple[int, str, str]] = {}  # file -> (place rank, function, how it was found)
-    for c, e in edits_of(r):
-        place, shown = edit_place(r, c, e.file)
-        said = (", a file the task names" if place == "task" else
-                f", found in {shown.name}'s answer (turn {shown.n})" if shown is not None else "")
-        rank, function, how = files.get(e.file, (PLACE_RANK.index(place), "", said))
-        files[e.file] = (rank, function or e.function or "", how)
-    ordered = sorted(files.items(), key=lambda kv: kv[1][0])  # stable: first edited first within a place
-    return join([f + (f" (in {fn})" if fn else "") + how for f, (_r, fn, how) in ordered], 3)
 
 
 # how a run's last free-text call settled it, by procedure_key's source -> (title phrase, step)
@@ -143,12 +118,12 @@ def procedure_insight(r: Reading) -> CandidateInsight:
         took = "; ".join(f"{join(sorted(k), 3)} from {t}" for t, k in sorted(tools.items()) if not t.startswith("the earlier"))
         took = "; ".join(x for x in (took, f"{join(sorted(user), 3)} from the user's words" if user else "") if x)
         steps.append(f"call {v}" + (f", taking {took}" if took else ""))
-    edited = _edit_detail(r) if answer is None and main_edit(r) is not None else edited_files(r, writes)
+    edited = edit_detail(r) if answer is None and main_edit(r) is not None else edited_files(r, writes)
     asked = [f"{c.name}[{clip(free_form(c), 40)}]" for c in r.calls if not c.writes and free_form(c) is not None]
     detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "") + (  # what the look-ups asked, in order
         f"; looked up {join(asked, 4)}" if answer is not None and asked else "")
     if answer is None and main_edit(r) is not None:
-        return _coding_procedure(r, final, looks, detail)
+        return coding_procedure(r, final, looks, detail, procedure_key(r) or "")
     how = ""
     if answer is not None:
         how = ", " + _ENDING[where][0]
@@ -157,29 +132,6 @@ def procedure_insight(r: Reading) -> CandidateInsight:
     return make_insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
                    "To settle the task: " + ", then ".join(steps) + ".",
                    f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
-
-
-def _coding_procedure(r: Reading, final: Call, looks: list[str], detail: str) -> CandidateInsight:
-    """A success that changed files: where it found the file it changed, the edit, the test it saw
-    pass after the edit (a command that had failed before it), and the call it ended with."""
-    v = verb(final)
-    _c, _e, place, shown = main_edit(r)
-    title, locate = _LOCATED[place]
-    looks = [x for x in looks if shown is None or x != verb(shown)]  # the call that found the file is the step before
-    editors = list(dict.fromkeys(verb(c) for c, _e in edits_of(r)))
-    tested = tested_after(r, _last_edit(r))
-    steps = [x for x in (locate, f"look {'at it ' if locate else ''}with {join(sorted(looks), 3)}" if looks else "") if x]
-    steps.append(f"change {'it' if locate else 'the code'} with {join(editors, 3)}")
-    ends_with_test = runs_a_command(final.turn) and what_ran(final.turn) == tested
-    if tested:
-        steps.append(f"run the {tested} command that failed before the change again and see it pass")
-    if not ends_with_test:
-        steps.append(f"call {v}")
-    head = title or f"Settle with {v}" + (f" after {join(sorted(looks), 2)}" if looks else "")
-    if title:
-        head += f", then {v}" if not ends_with_test else f", then see the failing {tested} command pass"
-    return make_insight(procedure_key(r) or "", head, "To settle the task: " + ", then ".join(steps) + ".",
-                        f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
 
 
 def _rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> CandidateInsight:
@@ -317,7 +269,7 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     ruled = bool(rules) or r.system is not None  # no "rules" in the title of a log that has none
     return make_insight(f"went-through|{v}", f"Before {v}, check the request" + (" and the rules on it" if ruled else ""), text,
                    f"In {kind_of_tasks(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w)
-                   + (f"; changed {_edit_detail(r)}" if main_edit(r) is not None and edit_of(w.turn) is None else ""), False)
+                   + (f"; changed {edit_detail(r)}" if main_edit(r) is not None and edit_of(w.turn) is None else ""), False)
 
 
 def _unchecked(r: Reading, w: Call) -> str:
