@@ -302,8 +302,8 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     tool = entry["key"].split("|")[1].split(" ")[0]
     ways = "; ".join(f"{what} changed ({n} run{'s' if n != 1 else ''})" for what, n in
                      sorted(changed.items(), key=lambda kv: (-kv[1], kv[0])))
-    entry["guideline"] = (f"{head}, look up what it names before calling {tool} again, not other values changed "
-                          f"until it goes through: runs here got past it with {ways}, and all of them failed.")
+    entry["guideline"] = (f"{head}, look up what it names before calling {tool} again instead of changing other "
+                          f"values until it goes through: runs here got past it with {ways}, and all of them failed.")
 
 
 def habits(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
