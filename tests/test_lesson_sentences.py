@@ -59,6 +59,34 @@ def _check_procedure(run, guideline: str, detail: str) -> None:
             assert shown.name == tool and _named(shown.result or "", path), (detail, shown)
 
 
+def _check_asked(run, detail: str) -> None:
+    from wikitrace.compilers.reading import read_run
+
+    m = re.match(r"asked the user (\d+) times?, no tool call", detail)
+    assert m and not any(t.type == "function_call" for t in run.turns), detail
+    r = read_run(run)
+    by_turn = {t.turn: t for t in run.turns}
+    asked = [t for t in run.turns if t.type == "message" and t.role == "assistant" and "?" in (t.content or "")
+             and (nxt := by_turn.get(t.turn + 1)) is not None and nxt.role == "user" and t.turn + 1 in r.replies]
+    assert int(m.group(1)) == len(asked) > 0, detail
+
+
+def test_a_success_that_asked_and_changed_nothing_says_so_and_a_log_without_a_person_does_not():
+    from test_offline_content import _run
+
+    asked = _record("a-1", "airline", "Cancel my trip.", _turns(
+        _msg("system", SYSTEM), _msg("user", "Cancel my trip please."),
+        _msg("assistant", "Could you give me the reservation id?"), _msg("user", "I do not have it with me."),
+        _msg("assistant", "I need the reservation id to cancel; write again when you have it."),
+        {"type": "episode_over"}), True)
+    (lesson,) = compile_offline(_run(asked)).insights
+    assert lesson.key == "direct|asked" and lesson.detail.startswith("asked the user 1 time, no tool call")
+    _check_asked(_run(asked), lesson.detail)
+    alone = _record("a-2", "qa", "What is 2 + 2?", _turns(_msg("user", "What is 2 + 2?"), _msg("assistant", "4?"),
+                                                         {"type": "episode_over"}), True)
+    assert [i.key for i in compile_offline(_run(alone)).insights] == ["direct"]
+
+
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")
 @pytest.mark.parametrize("success", [True, False], ids=["as-success", "as-failure"])
 def test_every_coding_lesson_sentence_is_true_of_its_run(run, success):
@@ -70,6 +98,8 @@ def test_every_coding_lesson_sentence_is_true_of_its_run(run, success):
         assert "this run" not in lesson.guideline.lower(), lesson.guideline
         if lesson.key.startswith("procedure|") or lesson.key.startswith("went-through|"):
             _check_procedure(run, lesson.guideline, lesson.detail)
+        if lesson.key == "direct|asked":  # a question of the agent's that a person's reply came right after
+            _check_asked(run, lesson.detail)
 
 
 def test_the_fixtures_hold_a_coding_success_of_each_kind():

@@ -171,7 +171,24 @@ def confirmation(r: Reading, w: Call) -> CandidateInsight | None:
     return _rule_insight(r, hits[0].sentence, f"turn {w.n}: confirmed {w.name} with the user first", True)
 
 
+def _asked_the_user(r: Reading) -> int:
+    """The agent's messages holding a question that a person's reply came right after (0 in a log
+    without a person in it)."""
+    if not r.has_interlocutor:
+        return 0
+    said = [t for t in r.run.turns if t.type == "message" and t.role == "assistant" and t not in r.harness
+            and isinstance(t.content, str) and "?" in t.content]
+    return sum(t.turn + 1 in r.replies for t in said)
+
+
 def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
+    if not r.calls and _asked_the_user(r):  # a person answered its questions, and it changed nothing
+        return [make_insight("direct|asked", "Ask for what the request needs, and change nothing without it",
+                             "When a request needs details the user has not given, ask for them, and make no change "
+                             "until the user gives them; when they cannot, say what is still needed and end without "
+                             "a change.", f"In {kind_of_tasks(r)} where the user has not given what the request needs.",
+                             f"asked the user {_asked_the_user(r)} time{'s' if _asked_the_user(r) != 1 else ''}, no "
+                             "tool call" + last_said(r), True)]
     if not r.calls:
         return [make_insight("direct", "Answer directly when nothing needs checking",
                         "When the request needs nothing from the environment, answer it directly.",
