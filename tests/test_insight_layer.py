@@ -115,7 +115,7 @@ def test_thirty_runs_with_one_lesson_give_one_insight_with_thirty_sources(tmp_pa
     assert entry["guideline"] == ("To settle the task: find the file to change in what an earlier call returned (a "
                                   "listing or a trace that names it), then change it with str_replace_editor "
                                   "str_replace, then call submit.")
-    assert "changed src/main/java/Module7/P.java, found in bash's answer (turn 2)" in page
+    assert "changed src/main/java/Module7/P.java, found in grep's answer (turn 2)" in page
     assert cli("check", out).returncode == 0
 
 

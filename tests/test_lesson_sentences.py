@@ -56,7 +56,7 @@ def _check_procedure(run, guideline: str, detail: str) -> None:
             assert _named(task, path), (path, task)
         else:
             (shown,) = [t for t in calls if t.turn == int(turn)]
-            assert shown.name == tool and _named(shown.result or "", path), (detail, shown)
+            assert what_ran(shown) == tool and _named(shown.result or "", path), (detail, shown)
 
 
 def _check_asked(run, detail: str) -> None:

@@ -5,7 +5,7 @@ functions, as a source line beside the run."""
 
 from __future__ import annotations
 
-from .changes import what_ran
+from .changes import edit_of, what_ran
 from .insight_parts import PLACE_RANK, edit_place, edits_of, kind_of_tasks, main_edit, make_insight, tested_after, verb
 from .insight_words import join
 from .reading import Call, Reading, runs_a_command
@@ -31,7 +31,7 @@ def edit_detail(r: Reading) -> str:
     for c, e in edits_of(r):
         place, shown = edit_place(r, c, e.file)
         said = (", a file the task names" if place == "task" else
-                f", found in {shown.name}'s answer (turn {shown.n})" if shown is not None else "")
+                f", found in {what_ran(shown.turn)}'s answer (turn {shown.n})" if shown is not None else "")
         rank, function, how = files.get(e.file, (PLACE_RANK.index(place), "", said))
         files[e.file] = (rank, function or e.function or "", how)
     ordered = sorted(files.items(), key=lambda kv: kv[1][0])  # stable: first edited first within a place
@@ -50,12 +50,15 @@ def coding_procedure(r: Reading, final: Call, looks: list[str], detail: str, key
     steps = [x for x in (locate, f"look {'at it ' if locate else ''}with {join(sorted(looks), 3)}" if looks else "") if x]
     steps.append(f"change {'it' if locate else 'the code'} with {join(editors, 3)}")
     ends_with_test = runs_a_command(final.turn) and what_ran(final.turn) == tested
+    ends_with_edit = edit_of(final.turn) is not None  # no submit step: the last edit settled it
     if tested:
         steps.append(f"run the {tested} command that failed before the change again and see it pass")
-    if not ends_with_test:
+    if not (ends_with_test or ends_with_edit):
         steps.append(f"call {v}")
     head = title or f"Settle with {v}" + (f" after {join(sorted(looks), 2)}" if looks else "")
-    if title:
-        head += f", then {v}" if not ends_with_test else f", then see the failing {tested} command pass"
+    if title and ends_with_test:
+        head += f", then see the failing {tested} command pass"
+    elif title and not ends_with_edit:
+        head += f", then {v}"
     return make_insight(key, head, "To settle the task: " + ", then ".join(steps) + ".",
                         f"In {kind_of_tasks(r)} that end with {v}.", detail, True)

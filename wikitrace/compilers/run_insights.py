@@ -276,7 +276,12 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     quoted = "; ".join(f"\"{clip_words(x, 200)}\"" for x in rules)
     end = "" if quoted.endswith(('."', '…"')) else "."
     args = w.turn.arguments
-    if not args or (isinstance(args, str) and args.strip() == (w.name or "").strip()):  # SWE-agent's ``submit``
+    edit = edit_of(w.turn)
+    if edit is not None:  # a file edit: the check is the file and what the change does there, not "arguments"
+        text = (f"Before {v}, check that the file it changes is the one the task is about (named by the task text, "
+                "or found by a search or a failing test's trace) and read the changed lines back: the edit going "
+                "through does not make it the change the task asked for.")
+    elif not args or (isinstance(args, str) and args.strip() == (w.name or "").strip()):  # SWE-agent's ``submit``
         text = (f"Before {v}, check that the changes made before it do what the request asks: the call going "
                 "through does not make them the change the task asked for."
                 + (f" Hold it against what the system prompt's rules say of it: {quoted}{end}" if rules else ""))
@@ -286,7 +291,7 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     ruled = bool(rules) or r.system is not None  # no "rules" in the title of a log that has none
     return make_insight(f"went-through|{v}", f"Before {v}, check the request" + (" and the rules on it" if ruled else ""), text,
                    f"In {kind_of_tasks(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w)
-                   + (f"; changed {edit_detail(r)}" if main_edit(r) is not None and edit_of(w.turn) is None else ""), False)
+                   + (f"; changed {edit_detail(r)}" if main_edit(r) is not None else ""), False)
 
 
 def _unchecked(r: Reading, w: Call) -> str:
