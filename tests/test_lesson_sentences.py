@@ -226,6 +226,11 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
         if m:  # each wrong verdict with the one expected, counted over the page's sources
             for given, wanted, n in re.findall(r"(.+?) where (.+?) was expected \((\d+)\)(?:; |$)", m.group(1)):
                 assert sum(f'[{given}], expected "{wanted}"' in s["detail"] for s in entry["sources"]) == int(n)
+        m = re.search(r" (\d+) of the (\d+) scored runs here ended with a score above (\S+): ", entry["guideline"])
+        if m:  # recounted from the scores beside the failed sources
+            scored = [float(x.group(1)) for s in entry["sources"] if s["outcome"] == "failure"
+                      and (x := re.search(r"; score ([\d.]+)$", s["detail"]))]
+            assert int(m.group(2)) == len(scored) and int(m.group(1)) == sum(x > float(m.group(3)) for x in scored)
         for s in entry["sources"]:
             score = re.search(r"; score ([\d.]+)$", s["detail"])
             if score:  # the score the log gave the run (its raw metadata page says it)

@@ -28,8 +28,8 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
-from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, retitle, take_from, temper,
-                       told_instead, untested_fix, verdict_mix)
+from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle, take_from,
+                       temper, told_instead, untested_fix, verdict_mix)
 from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM, Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
@@ -207,6 +207,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         untested_fix(entry, groups[entry["id"]])
         habits(entry, groups[entry["id"]])
         verdict_mix(entry, groups[entry["id"]])
+        partial_scores(entry, groups[entry["id"]])
         advise_choices(entry)
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):

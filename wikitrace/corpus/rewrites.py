@@ -343,3 +343,23 @@ def verdict_mix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     said = "; ".join(f"{given} where {wanted} was expected ({n})"
                      for (given, wanted), n in sorted(mix.items(), key=lambda kv: (-kv[1], kv[0])))
     entry["guideline"] += f" The runs here gave {said}."
+
+
+_SCORE = re.compile(r"; score (-?[\d.]+(?:e-?\d+)?)$")  # _answer_insight's detail, when the log scored the run
+
+
+def partial_scores(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
+    """A wrong-ending lesson whose failed runs the log scored: how many ended above the lowest
+    score (part of what the task scores was met), so a reader checks the remaining parts instead
+    of starting over."""
+    if not entry["key"].startswith("answer|"):
+        return
+    scores = [float(m.group(1)) for e, l in members if e["outcome"] == "failure"
+              and (m := _SCORE.search(l.get("detail") or ""))]
+    if len(scores) < 2:
+        return
+    low = min(0.0, min(scores))
+    above = sum(x > low for x in scores)
+    if above:
+        entry["guideline"] += (f" {above} of the {len(scores)} scored runs here ended with a score above {low:g}: what "
+                               "they chose met part of what the task scores, so check the parts it did not.")
