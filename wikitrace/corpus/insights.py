@@ -28,8 +28,8 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
-from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle, take_from,
-                       temper, told_instead, untested_fix, verdict_mix)
+from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
+                       success_index, take_from, temper, told_instead, untested_fix, verdict_mix)
 from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM, Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
@@ -191,6 +191,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         })
     kind_of_entry = {iid: kind_of(groups[iid][0][0]) for iid in groups}
     by_step = {r["step"]: r for r in runs}
+    indexes: dict[str, dict] = {}  # task type -> rewrites.success_index, made on first use
     for entry in out:
         retitle(entry, groups[entry["id"]], trials)
         st = entry.get("same_task") or {}
@@ -202,7 +203,10 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         temper(entry, by_step)
         ask_first(entry, groups[entry["id"]])
         take_from(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
-        checklist(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
+        kind = kind_of_entry[entry["id"]]
+        if entry["key"].startswith("went-through|") and kind not in indexes:
+            indexes[kind] = success_index(met.get(kind) or {})
+        checklist(entry, groups[entry["id"]], met.get(kind), indexes.get(kind))
         name_missing(entry, groups[entry["id"]])
         untested_fix(entry, groups[entry["id"]])
         habits(entry, groups[entry["id"]])

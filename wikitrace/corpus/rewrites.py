@@ -205,7 +205,19 @@ def _place_words(place: str) -> str:
             "none": "worked out by the agent (no earlier turn held it)"}[kind]
 
 
-def checklist(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict | None = None) -> None:
+def success_index(kind_met: dict) -> dict[str, list[tuple[str, int]]]:
+    """The ``took|`` and coding ``procedure|`` patterns successful runs of a task type met, by
+    ``took|<tool>`` / ``procedure|<tool>``: read once per task type, not once per page."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for pattern, seen in kind_met.items():
+        if seen["success"] and (pattern.startswith("took|") or pattern.startswith("procedure|") and ":file-" in pattern):
+            head = "|".join(pattern.split("|", 2)[:2]).split(":", 1)[0]
+            out.setdefault(head, []).append((pattern, seen["success"]))
+    return out
+
+
+def checklist(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict | None = None,
+              index: dict[str, list[tuple[str, int]]] | None = None) -> None:
     """A change that went through in failed runs, whose page would only say "check each argument":
     where the successful runs of the same change took each argument, when most of them (two at
     least) took it from one place (``took|<tool>|<argument>|<place>`` patterns), and how many of
@@ -220,14 +232,14 @@ def checklist(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict
     wins = kind_met.get(f"went-through|{tool}", Counter())["success"]
     if wins < 2:
         return
+    index = success_index(kind_met) if index is None else index
     if CHECK_EACH not in entry["guideline"]:
-        _edit_checklist(entry, members, kind_met, tool, wins)
+        _edit_checklist(entry, members, index.get(f"procedure|{tool}", []), tool, wins)
         return
     places: dict[str, Counter] = {}
-    for pattern, seen in kind_met.items():
-        if pattern.startswith(f"took|{tool}|") and seen["success"]:
-            _k, _t, arg, place = pattern.split("|", 3)
-            places.setdefault(arg, Counter())[place] = seen["success"]
+    for pattern, n in index.get(f"took|{tool}", []):
+        _k, _t, arg, place = pattern.split("|", 3)
+        places.setdefault(arg, Counter())[place] = n
     said = []
     for arg in sorted(places):
         place, n = min(places[arg].items(), key=lambda kv: (-kv[1], kv[0]))
@@ -257,16 +269,16 @@ def name_missing(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
             '("command not found")', f'("command not found"; in these runs: {join(programs, 6)})', 1)
 
 
-def _edit_checklist(entry: dict, members, kind_met: dict, tool: str, wins: int) -> None:
+def _edit_checklist(entry: dict, members, ended: list[tuple[str, int]], tool: str, wins: int) -> None:
     """A call with no arguments that settles a coding run (SWE-agent's ``submit``): where most
     successful runs that ended with it found the file they changed (their procedure key,
     ``procedure|<tool>:file-<place>``), and how many of the page's own runs changed no such file."""
     from .trials import EDITED
 
     places = Counter()
-    for pattern, seen in kind_met.items():
-        if pattern.startswith(f"procedure|{tool}:file-") and seen["success"]:
-            places[pattern.split(":file-", 1)[1].split("+")[0]] += seen["success"]
+    for pattern, n in ended:  # procedure|<tool>:file-<place>[+tested], successful runs only
+        if pattern.startswith(f"procedure|{tool}:file-"):
+            places[pattern.split(":file-", 1)[1].split("+")[0]] += n
     if not places:
         return
     place, n = min(places.items(), key=lambda kv: (-kv[1], kv[0]))
