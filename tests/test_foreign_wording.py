@@ -141,7 +141,7 @@ def test_an_action_refused_for_the_blank_lines_before_it_is_shown_as_sent(tmp_pa
     step = next(r["step"] for r in data["runs"] if r["run_id"] == "fever_printout-808")
     (lesson,) = [i for i in data["insights"] if i["key"].startswith("error|Finish|")
                  and any(s["step"] == step for s in i["sources"])]
-    assert "nothing before its name" in lesson["guideline"]
+    assert "no blank line before its name" in lesson["guideline"]
     # a call sent as its name opens carries no such note
     assert "sent as:" not in _page(out, data, "fever_printout-2417")
 
@@ -150,8 +150,9 @@ def test_a_log_without_a_system_prompt_gets_no_title_about_its_rules(tmp_path):
     """A WebShop printout has no system prompt, so no rules: a lesson on its closing click may
     not tell a reader to check 'the rules on it'."""
     _out, shop = _corpus(tmp_path, FIX / "react_notebook" / "webshop_printout.txt")
-    went = [i for i in shop["insights"] if i["key"].startswith("went-through|")]
-    assert went and not any("rules" in i["title"] or "rules" in i["guideline"] for i in went), went
+    # (its run the harness stopped while clicking through pages teaches acting before the step limit)
+    went = [i for i in shop["insights"] if i["key"].startswith(("went-through|", "stopped"))]
+    assert went and not any("rules" in i["title"] or "rules" in i["guideline"] for i in shop["insights"]), went
 
 
 def test_a_purchase_that_ended_a_failed_run_is_not_called_a_wrong_answer(tmp_path):

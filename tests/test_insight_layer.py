@@ -83,7 +83,8 @@ def test_an_error_every_run_met_is_one_environment_lesson_not_a_cause(tmp_path):
     assert "8 of 8" not in page and "p = " not in page
     # what the successful runs did instead: the lesson they teach, with each of them linked once
     successes = [r["step"] for r in data["runs"] if r["outcome"] == "success"]
-    (line,) = [x for x in page.splitlines() if x.startswith("- [Settle with submit")]
+    # (they found the file to change in grep's listing, and their lesson says so)
+    (line,) = [x for x in page.splitlines() if x.startswith("- [Find the file to change in an earlier answer, then submit")]
     assert line.endswith(f": 4 runs ({', '.join(f'[{s}](../compilation/{s}.md)' for s in successes)})"), line
     # one page for the missing program, however many runs met it
     assert sum(i["key"] == "error|missing-program" for i in data["insights"]) == 1
@@ -103,15 +104,18 @@ def test_thirty_runs_with_one_lesson_give_one_insight_with_thirty_sources(tmp_pa
     out = compile_runs(tmp_path, runs)
     data = corpus_json(out)
     (entry,) = data["insights"]
-    assert entry["key"] == "procedure|submit" and entry["counts"] == {"runs": 30, "success": 30, "failure": 0}
+    assert entry["key"] == "procedure|submit:file-shown" and entry["counts"] == {"runs": 30, "success": 30, "failure": 0}
     assert [s["step"] for s in entry["sources"]] == [r["step"] for r in data["runs"]]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     assert "Seen in 30 runs: 30 successful, 0 failed." in page
     assert len(re.findall(r"^- \[step-\d+\]\(\.\./compilation/step-\d+\.md\) \(success;", page, re.M)) == 30
     assert all(r["insights"] == [entry["id"]] for r in data["runs"])
-    # the lesson says what worked, the file each run changed beside it
-    assert "make the change with str_replace_editor str_replace, then call submit" in entry["guideline"]
-    assert "changed src/main/java/Module7/P.java" in page
+    # the lesson says what worked: the file to change found in grep's listing (the issue names no file),
+    # the edit, the submit; the file each run changed, and where it was found, beside it
+    assert entry["guideline"] == ("To settle the task: find the file to change in what an earlier call returned (a "
+                                  "listing or a trace that names it), then change it with str_replace_editor "
+                                  "str_replace, then call submit.")
+    assert "changed src/main/java/Module7/P.java, found in grep's answer (turn 2)" in page
     assert cli("check", out).returncode == 0
 
 

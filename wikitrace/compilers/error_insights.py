@@ -110,12 +110,12 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
             else "did not call it again"
         worked = False
     if isinstance(err.turn.extra.get("sent"), str):  # written after blank lines: the form was refused
-        advice = f"send the {err.name} call with nothing before its name; it was sent after blank lines"
+        advice = f"write the {err.name} call on the action line itself, with no blank line before its name"
         detail = "sent after blank lines; " + detail
     packed = packed_calls(err)
     if packed > 1:  # several calls written into one argument: the fix is the call's form, not its words
-        advice = (f"send one {err.name} call per query; this answer came to an argument that held {err.name} "
-                  "calls written one after another")
+        advice = (f"send one {err.name} call per query, never several {err.name}[...] calls written into one "
+                  "argument")
         detail = f"its argument held {packed} {err.name} calls; " + detail
     return make_insight(f"error|{v}|{said}", f"{v} answers \"{clip(said, 60)}\"",
                    f"When {v} answers \"{said}\", {advice}.",

@@ -7,7 +7,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .reading import Call, Reading, command_of, runs_a_command
+from .changes import Edit, edit_of, what_ran
+from .reading import Call, Reading, _occurs, command_of, runs_a_command
 from .rules import rules_for
 from .schema import CandidateInsight
 from .text import clip, first_line, generic
@@ -62,3 +63,68 @@ def kind_of_tasks(r: Reading) -> str:
 def make_insight(key: str, title: str, guideline: str, applicability: str, detail: str, worked: bool) -> CandidateInsight:
     return CandidateInsight(title=title, guideline=guideline, applicability=applicability, key=key,
                             detail=detail.replace("\n", " "), worked=worked)
+
+
+def edits_of(r: Reading) -> list[tuple[Call, Edit]]:
+    """The run's calls that changed a file it names (``changes.edit_of``), with the edit, in order."""
+    key = "insights.edits"
+    if key not in r.memo:
+        r.memo[key] = [(c, e) for c in r.calls if not c.error and (e := edit_of(c.turn)) is not None]
+    return r.memo[key]
+
+
+def _names_of_file(path: str) -> list[str]:
+    """How a text may name a file: its base name, and its stem when that is a word of four letters
+    or more (``JsonWriter`` for ``JsonWriter.java``, the class an issue names)."""
+    base = path.rstrip("/").rsplit("/", 1)[-1]
+    stem = base.rsplit(".", 1)[0]
+    return [base.lower()] + ([stem.lower()] if stem != base and len(stem) >= 4 and re.fullmatch(r"\w+", stem) else [])
+
+
+def edit_place(r: Reading, c: Call, path: str) -> tuple[str, Call | None]:
+    """Where the run found the file an edit changed: ``task`` the task text names it (its base
+    name or its stem as a whole word), ``shown`` an earlier call's answer named it while that
+    call's own arguments did not (a search's listing, a failing test's trace, error or not: the place was
+    found, not typed), ``new`` neither (a file the agent made or named itself). With the call
+    whose answer showed it first (worked out once per edit: the patterns and the lessons both ask)."""
+    key = f"insights.edit-place:{c.n}:{path}"
+    if key not in r.memo:
+        r.memo[key] = _edit_place(r, c, path)
+    return r.memo[key]
+
+
+def _edit_place(r: Reading, c: Call, path: str) -> tuple[str, Call | None]:
+    names = _names_of_file(path)
+    task = (r.run.task.instruction or "").lower()
+    if any(_occurs(n, task) for n in names):
+        return "task", None
+    for x in r.calls:
+        if x.n >= c.n:
+            break
+        said = (command_of(x.turn) or str(x.turn.arguments or "")).lower()  # a command, not its description
+        if x.turn.result and not any(_occurs(n, said) for n in names) \
+                and any(_occurs(n, r.lower(x.turn)) for n in names):  # r.lower: each answer lowered once per run
+            return "shown", x
+    return "new", None
+
+
+def tested_after(r: Reading, last_edit: Call) -> str | None:
+    """The program a command ran after the run's last edit without an error, having answered with
+    an error before it (a failing test run, then the edit, then the same test passing)."""
+    failed = {what_ran(c.turn) for c in r.calls if c.n < last_edit.n and c.error and runs_a_command(c.turn)}
+    return next((what_ran(c.turn) for c in r.calls if c.n > last_edit.n and not c.error and runs_a_command(c.turn)
+                 and what_ran(c.turn) in failed), None)
+
+
+PLACE_RANK = ("task", "shown", "new")  # the place that says most about how the run found what to change
+
+
+def main_edit(r: Reading) -> tuple[Call, Edit, str, Call | None] | None:
+    """The run's edit that says most about how it found what to change: of a file the task names
+    first, else of one an earlier answer showed, else the first; with its place and the call that
+    showed the file."""
+    key = "insights.main-edit"
+    if key not in r.memo:
+        placed = [(c, e, *edit_place(r, c, e.file)) for c, e in edits_of(r)]
+        r.memo[key] = min(placed, key=lambda x: (PLACE_RANK.index(x[2]), x[0].n)) if placed else None
+    return r.memo[key]

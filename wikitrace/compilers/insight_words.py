@@ -234,8 +234,9 @@ WHY_WRONG = {
     "extra": ("Give {t} just what is asked",
               "Answer with {t} giving just what the request asks, without the words around it"),
     "misread": ("Read what the look-ups returned for exactly what is asked before {t}",
-                "When a look-up has already returned the answer, read it for exactly what the request asks, not a "
-                "related fact, before {t}: the runs taught by this had the answer in front of them"),
+                "When a look-up has already returned the answer, read it for exactly what the request asks (the "
+                "fact asked for, not a related one next to it), and give it with {t} in the words that look-up used "
+                "for it (its own term, singular or plural as written), not a paraphrase"),
     "not-found": ("Answer with {t} only once a look-up has returned the answer",
                   "While no look-up has returned the answer, keep looking instead of answering with {t}: look up "
                   "each name the request gives, and search again with other words when an answer does not hold it"),

@@ -29,7 +29,10 @@ from typing import TYPE_CHECKING
 from .error_insights import error_insight, missing_programs
 from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, gives_answer,
                             is_hand_off, is_verdict, join, last_said, picked, rule_title, sources, top_key, why_wrong)
-from .insight_parts import kind_of_tasks, lookups_before, make_insight, rules_once, short_hash, verb
+from .changes import edit_of
+from .coding_insights import coding_procedure, edit_detail, last_edit
+from .insight_parts import (kind_of_tasks, lookups_before, main_edit, make_insight, rules_once, short_hash, tested_after,
+                            verb)
 from .reading import Call, Reading, harness_reason
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, generic, signature
@@ -78,6 +81,9 @@ def procedure_key(r: Reading) -> str | None:
             where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
         if _followed_any(r, final):
             where += "+followed"
+    elif main_edit(r) is not None:  # a coding run: where it found the file it changed, and a test it saw pass
+        _c, _e, place, _shown = main_edit(r)
+        where = f"file-{place}" + ("+tested" if tested_after(r, last_edit(r)) else "")
     return f"procedure|{verb(final)}{':' + where if where else ''}"
 
 
@@ -112,10 +118,12 @@ def procedure_insight(r: Reading) -> CandidateInsight:
         took = "; ".join(f"{join(sorted(k), 3)} from {t}" for t, k in sorted(tools.items()) if not t.startswith("the earlier"))
         took = "; ".join(x for x in (took, f"{join(sorted(user), 3)} from the user's words" if user else "") if x)
         steps.append(f"call {v}" + (f", taking {took}" if took else ""))
-    edited = edited_files(r, writes)
+    edited = edit_detail(r) if answer is None and main_edit(r) is not None else edited_files(r, writes)
     asked = [f"{c.name}[{clip(free_form(c), 40)}]" for c in r.calls if not c.writes and free_form(c) is not None]
     detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "") + (  # what the look-ups asked, in order
         f"; looked up {join(asked, 4)}" if answer is not None and asked else "")
+    if answer is None and main_edit(r) is not None:
+        return coding_procedure(r, final, looks, detail, procedure_key(r) or "")
     how = ""
     if answer is not None:
         how = ", " + _ENDING[where][0]
@@ -163,11 +171,29 @@ def confirmation(r: Reading, w: Call) -> CandidateInsight | None:
     return _rule_insight(r, hits[0].sentence, f"turn {w.n}: confirmed {w.name} with the user first", True)
 
 
+def _asked_the_user(r: Reading) -> int:
+    """The agent's messages holding a question that a person's reply came right after (0 in a log
+    without a person in it)."""
+    if not r.has_interlocutor:
+        return 0
+    said = [t for t in r.run.turns if t.type == "message" and t.role == "assistant" and t not in r.harness
+            and isinstance(t.content, str) and "?" in t.content]
+    return sum(t.turn + 1 in r.replies for t in said)
+
+
 def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
+    if not r.calls and _asked_the_user(r):  # a person answered its questions, and it changed nothing
+        return [make_insight("direct|asked", "Ask for what the request needs, and change nothing without it",
+                             "When a request needs details the user has not given, ask for them, and make no change "
+                             "until the user gives them; when they cannot, say what is still needed and end without "
+                             "a change.", f"In {kind_of_tasks(r)} where the user has not given what the request needs.",
+                             f"asked the user {_asked_the_user(r)} time{'s' if _asked_the_user(r) != 1 else ''}, no "
+                             "tool call" + last_said(r), True)]
     if not r.calls:
         return [make_insight("direct", "Answer directly when nothing needs checking",
                         "When the request needs nothing from the environment, answer it directly.",
-                        f"In {kind_of_tasks(r)} that ask nothing of the tools.", "answered without a tool call", True)]
+                        f"In {kind_of_tasks(r)} that ask nothing of the tools.",
+                        "answered without a tool call" + last_said(r), True)]
     out: list[CandidateInsight] = []
     writes = [c for c in r.calls if c.writes and not c.error]
     if writes and is_hand_off(writes[-1]):
@@ -206,7 +232,10 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
 def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
     why = why_wrong(r, w)
     gold = expected_answer(r)
-    detail = f"turn {w.n}: answered {w.name}[{free_form(w)}]" + (f", expected \"{clip(generic(gold), 40)}\"" if gold else "")
+    score = r.run.outcome.score
+    detail = (f"turn {w.n}: {'answered' if gives_answer(r, w) else 'ended with'} {w.name}[{free_form(w)}]"
+              + (f", expected \"{clip(generic(gold), 40)}\"" if gold else "")
+              + (f"; score {score:g}" if isinstance(score, (int, float)) and not isinstance(score, bool) else ""))
     title, guide = (x.format(t=w.name) for x in WHY_WRONG[why])
     return make_insight(f"answer|{w.name}|{why}", title, guide + ".",
                    f"In {kind_of_tasks(r)} that end with {w.name}.", detail, False)
@@ -229,6 +258,11 @@ def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
                    False)
 
 
+# the went-through lesson's last step, which the page replaces by where successful runs took each
+# argument when the task type shows it (corpus/rewrites.checklist)
+CHECK_EACH = "check each argument against the part of the request it serves first"
+
+
 def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     """A change that went through in a failed run: the lesson is the check before such a change,
     with the system prompt's rules on it quoted (those that name the action and one of its
@@ -242,17 +276,22 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     quoted = "; ".join(f"\"{clip_words(x, 200)}\"" for x in rules)
     end = "" if quoted.endswith(('."', '…"')) else "."
     args = w.turn.arguments
-    if not args or (isinstance(args, str) and args.strip() == (w.name or "").strip()):  # SWE-agent's ``submit``
+    edit = edit_of(w.turn)
+    if edit is not None:  # a file edit: the check is the file and what the change does there, not "arguments"
+        text = (f"Before {v}, check that the file it changes is the one the task is about (named by the task text, "
+                "or found by a search or a failing test's trace) and read the changed lines back: the edit going "
+                "through does not make it the change the task asked for.")
+    elif not args or (isinstance(args, str) and args.strip() == (w.name or "").strip()):  # SWE-agent's ``submit``
         text = (f"Before {v}, check that the changes made before it do what the request asks: the call going "
                 "through does not make them the change the task asked for."
                 + (f" Hold it against what the system prompt's rules say of it: {quoted}{end}" if rules else ""))
     else:
         text = ((f"Before {v}, hold the call against what the system prompt's rules say of it: {quoted}{end} " if rules
-                 else "") + "The call going through does not make it the change the task asked for: check each "
-                "argument against the part of the request it serves first.")
+                 else "") + "The call going through does not make it the change the task asked for: " + CHECK_EACH + ".")
     ruled = bool(rules) or r.system is not None  # no "rules" in the title of a log that has none
     return make_insight(f"went-through|{v}", f"Before {v}, check the request" + (" and the rules on it" if ruled else ""), text,
-                   f"In {kind_of_tasks(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w), False)
+                   f"In {kind_of_tasks(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w)
+                   + (f"; changed {edit_detail(r)}" if main_edit(r) is not None else ""), False)
 
 
 def _unchecked(r: Reading, w: Call) -> str:
@@ -284,14 +323,31 @@ def _idle_insight(r: Reading) -> CandidateInsight:
     if harness_reason(r):  # stopped by the harness (a step limit) while still looking
         return make_insight("idle|lookups", "Answer or act before the harness stops the run",
                        "Stop looking once the look-ups hold what the request asks, and answer or make the change "
-                       "then: the runs taught by this were stopped by the harness while still looking. When the "
-                       "look-ups keep missing, change the query instead of sending more of the same kind.",
+                       "then, before the harness's step limit ends the run; when the look-ups keep missing, change "
+                       "the query instead of sending more of the same kind.",
                        f"In {kind_of_tasks(r)} that a harness stops after a number of steps.",
                        f"{looked}; stopped by the harness", False)
     return make_insight("idle|lookups", "Act on what the look-ups found",
                    "Once the look-ups have given the facts, make the change or give the answer the request asks for, "
                    "or say why it cannot be done; do not end with look-ups only.",
                    f"In {kind_of_tasks(r)} that ask for a change or an answer.", looked + last_said(r), False)
+
+
+def stopped_browsing(r: Reading, writes: list[Call]) -> bool:
+    """The harness ended the run while every call that went through was free text that settles
+    nothing (a click, a move: no answer turn holds it): the run never took its last step."""
+    return harness_reason(r) is not None and all(free_form(w) is not None and not gives_answer(r, w) for w in writes)
+
+
+def _stopped_insight(r: Reading, last: Call) -> CandidateInsight:
+    tools = join(list(dict.fromkeys(verb(c) for c in r.calls)), 3)
+    return make_insight("stopped", "Take the step that settles the task before the harness stops the run",
+                        "Take the step that settles the task before the harness's step limit ends the run: once what "
+                        "the calls have shown fits what the request asks, act on it instead of looking further; when "
+                        "it keeps missing, change the query instead of sending more of the same kind.",
+                        f"In {kind_of_tasks(r)} that a harness stops after a number of steps.",
+                        f"{len(r.calls)} calls ({tools}), the last {last.name}[{free_form(last)}] at turn {last.n}; "
+                        f"stopped by the harness: {clip(harness_reason(r) or '', 80)}", False)
 
 
 def repeats(r: Reading) -> list[tuple[Call, int]]:
@@ -318,7 +374,9 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
             out.append(_rule_insight(r, broken[0].sentence, f"turn {i.call.n}: called {i.call.name} while "
                                      f"{broken[0].broken}", False))
             break
-    if writes and not out:  # the change went through and no rule it broke explains it: the check before it
+    if writes and not out and stopped_browsing(r, writes):
+        out.append(_stopped_insight(r, writes[-1]))
+    elif writes and not out:  # the change went through and no rule it broke explains it: the check before it
         out.append(_went_through_insight(r, writes[-1]))
     errors = [i for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)]
     told: set[str] = set()

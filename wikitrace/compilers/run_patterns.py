@@ -12,12 +12,12 @@ import hashlib
 import re
 
 from .arguments import _as_text, check_arguments
-from .error_insights import error_key
-from .insight_parts import verb
+from .error_insights import error_key, missing_programs
+from .insight_parts import edit_place, edits_of, verb
 from .insight_words import _spoken_forms, free_form, is_hand_off, named_by, picked, top_key
 from .reading import t_is_user
 from .reading import Reading, leaves, runs_a_command
-from .run_insights import confirmation, procedure_key, repeats, unseen_insight
+from .run_insights import stopped_browsing, confirmation, procedure_key, repeats, unseen_insight
 from .text import signature
 
 
@@ -41,12 +41,26 @@ def patterns_of(r: Reading) -> list[str]:
                 out.add(insight.key)
             # an argument value the agent took among several an answer listed, the user naming none
             out.update(f"picked|{w.name}|{top_key(p.path)}" for p in picked(r, w) if "|" not in p.path)
-            out.update(f"from|{w.name}|{key}:{where}" for key, where in argument_sources(r, w) if "|" not in key)
+            places: dict[str, set[str]] = {}
+            for key, where, tool in argument_sources(r, w):
+                if "|" not in key:
+                    out.add(f"from|{w.name}|{key}:{where}")
+                    places.setdefault(key, set()).add(
+                        where if where in ("reply", "task", "none") else f"{'call' if where == 'again' else 'answer'}:{tool}")
+            # the checklist of a change's page (rewrites.checklist): one place per argument, or "mixed" when
+            # its values came from several (a flight list of kept and new segments)
+            out.update(f"took|{w.name}|{key}|{next(iter(p)) if len(p) == 1 else 'mixed'}" for key, p in places.items())
         insight = confirmation(r, w)
         if insight is not None:
             out.add(insight.key + "|kept")
+    for c, e in edits_of(r):  # where a coding run found each file it changed (contrasted like a source)
+        out.add(f"edited|{verb(c)}|{edit_place(r, c, e.file)[0]}")
+    for c in r.calls:
+        out.update(f"missing|{p}" for p in (missing_programs(c) if c.error else []))
     if not writes:
         out.add("idle|none" if not r.calls else "idle|lookups")
+    elif stopped_browsing(r, writes):
+        out.add("stopped")
     proc = procedure_key(r)
     if proc:
         out.add(proc)
@@ -56,15 +70,17 @@ def patterns_of(r: Reading) -> list[str]:
     return sorted(out)
 
 
-def argument_sources(r: Reading, w) -> list[tuple[str, str]]:
-    """Where each top-level argument of a change came from, once per (argument, place):
+def argument_sources(r: Reading, w) -> list[tuple[str, str, str]]:
+    """Where each top-level argument of a change came from, once per (argument, place), with
+    the tool whose answer (or earlier call) held it (empty for the user's words and for none):
     ``reply`` a user message answering the agent holds it (as a user writes it), ``task`` only
     the task statement does, ``picked`` the agent took it unasked among several values one
     answer listed, ``shown`` another earlier answer held it, ``again`` only the run's own earlier
     call sent it, ``none`` no earlier turn did. The pages contrast these between successful and failed runs of the same change."""
     chosen = {(top_key(p.path), p.value) for p in picked(r, w)}
     said = [(t.turn in r.replies, r.lower(t)) for t in r.facts if t.turn < w.n and t_is_user(t)]
-    out: dict[tuple[str, str], None] = {}
+    by_turn = {c.n: c.name for c in r.calls}
+    out: dict[tuple[str, str, str], None] = {}
     for a in check_arguments(r, w.turn):
         key, text = top_key(a.path), _as_text(a.value)
         forms = _spoken_forms(text) if len(text) >= 2 else []
@@ -77,7 +93,8 @@ def argument_sources(r: Reading, w) -> list[tuple[str, str]]:
             where = "picked" if (key, text) in chosen else "shown"
         else:  # sent before by the run's own earlier call, or shown by no earlier turn
             where = "again" if a.seen_in == "earlier call" else "none"
-        out[(key, where)] = None
+        tool = by_turn.get(a.seen_at, "") if where in ("picked", "shown", "again") else ""
+        out[(key, where, tool)] = None
     return list(out)
 
 

@@ -28,13 +28,14 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
-from .rewrites import advise_choices, ask_first, retitle, take_from, temper, told_instead
-from .trials import FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM, Trials
+from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
+                       success_index, take_from, temper, told_instead, untested_fix, verdict_mix)
+from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM, Trials
 
 ALPHA = 0.05  # the conventional significance level of the one-sided test
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
 # patterns that are trouble a run meets: for these a page lists what successful runs that met it did
-TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off"}
+TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off", "stopped"}
 
 
 # what meeting a lesson's pattern means, by the pattern's kind (a sentence counts those runs)
@@ -45,6 +46,7 @@ MET = {
     "hand-off": "that handed off with this tool", "procedure": "that ended with this call",
     "idle|lookups": "that ended after look-ups only, changing nothing",
     "idle|none": "that answered without a tool call",
+    "stopped": "that the harness stopped before any call settled the task",
 }
 
 
@@ -189,6 +191,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         })
     kind_of_entry = {iid: kind_of(groups[iid][0][0]) for iid in groups}
     by_step = {r["step"]: r for r in runs}
+    indexes: dict[str, dict] = {}  # task type -> rewrites.success_index, made on first use
     for entry in out:
         retitle(entry, groups[entry["id"]], trials)
         st = entry.get("same_task") or {}
@@ -200,6 +203,15 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         temper(entry, by_step)
         ask_first(entry, groups[entry["id"]])
         take_from(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
+        kind = kind_of_entry[entry["id"]]
+        if entry["key"].startswith("went-through|") and kind not in indexes:
+            indexes[kind] = success_index(met.get(kind) or {})
+        checklist(entry, groups[entry["id"]], met.get(kind), indexes.get(kind))
+        name_missing(entry, groups[entry["id"]])
+        untested_fix(entry, groups[entry["id"]])
+        habits(entry, groups[entry["id"]])
+        verdict_mix(entry, groups[entry["id"]])
+        partial_scores(entry, groups[entry["id"]])
         advise_choices(entry)
     for entry in out:  # the lessons the successful runs that met it teach, by title
         for item in (entry["contrast"] or {}).get("instead", []):
@@ -305,7 +317,7 @@ def _population(pattern: str) -> str | None:
     if len(fields) != 3 or fields[2] == "*":
         return None
     kind, tool = fields[:2]
-    if kind == "before" or kind == "from" and fields[2].rpartition(":")[2] in FROM_WORDS:
+    if kind == "before" or kind == "from" and fields[2].rpartition(":")[2] in FROM_WORDS or kind == "edited" and fields[2] in EDITED:
         return f"went-through|{tool}"
     if kind in ("query", "said") and fields[2] in _WHERE or kind == "retry" and fields[2] in _RETRIED:
         return f"{kind}|{tool}|*"  # every run that sent such a query or answer (see faced())
@@ -344,7 +356,8 @@ def relevant(key: str, splits: list[dict], shown: int = 4) -> list[dict]:
     out = []
     for c in splits:
         kind, about = c["pattern"].split("|")[:2]
-        if tool is not None and about == tool or tool is None and fields[0] in ("loop", "idle") and kind == "query":
+        if (tool is not None and about == tool or tool is None and fields[0] in ("loop", "idle", "stopped") and kind == "query"
+                or kind == "edited" and fields[0] in ("went-through", "procedure")):  # where the changed file was found
             out.append({**c, "text": choice_sentence(c)})
     return out[:shown]
 
@@ -355,6 +368,8 @@ def choice_sentence(c: dict) -> str:
     if kind == "from":
         arg, _, where = what.rpartition(":")
         among, did = f"Of the runs whose {tool} call went through", f"took `{arg}` {FROM_WORDS[where]}"
+    elif kind == "edited":
+        among, did = f"Of the runs whose {tool} call went through", EDITED[what]
     elif kind == "before":
         among, did = f"Of the runs whose {tool} call went through", f"had called {what} before it"
     elif kind == "retry":

@@ -167,6 +167,9 @@ _ADVICE = {  # (choice kind, where/how, side that did it more often) -> what to 
     ("said", "shown", "success"): "Give the {t} answer in the words a look-up returned",
     ("retry", "listed", "success"): "After an error of {t}, call it again with a value the error's text names",
     ("retry", "same", "failure"): "After an error of {t}, do not send the same call again",
+    ("edited", "task", "success"): "Change the files the task text names",
+    ("edited", "shown", "success"): "Change the file an earlier search or trace named, not one found by guessing",
+    ("edited", "new", "failure"): "Find the file to change in the task text or an earlier answer before changing it",
 }
 
 
@@ -175,7 +178,7 @@ def advise_choices(entry: dict) -> None:
     a call after an error differed, leads with that as an instruction (the best
     p only: the same contrast leads several pages of a task type, and each page's own lesson must
     stay the larger part of it): the contrast the page shows anyway, said as what to do."""
-    from .trials import RETRIED as _RETRIED, WORDS_FROM as _WHERE
+    from .trials import EDITED, RETRIED as _RETRIED, WORDS_FROM as _WHERE
 
     said = []
     for c in entry.get("separating") or []:
@@ -184,8 +187,191 @@ def advise_choices(entry: dict) -> None:
         if advice is None:
             continue
         did = (f"sent a {tool} query {_WHERE[how]}" if kind == "query" else f"gave a {tool} answer {_WHERE[how]}"
-               if kind == "said" else f"retried {tool} {_RETRIED[how]}")
+               if kind == "said" else f"{EDITED[how]} with {tool}" if kind == "edited" else f"retried {tool} {_RETRIED[how]}")
         side = "successful" if c["side"] == "success" else "failed"  # counts under Evidence: moves with the verdict
         said.append(f"{advice.format(t=tool)}: {side} runs of this task type {did} more often (counts under Evidence).")
     if said:
         entry["guideline"] = said[0] + " " + entry["guideline"]
+
+
+def _place_words(place: str) -> str:
+    """``took|`` place -> how a sentence says it (run_patterns: reply, task, none, answer:<tool>, call:<tool>)."""
+    kind, _, tool = place.partition(":")
+    if kind == "answer":
+        return f"from what {tool} returned"
+    if kind == "call":
+        return f"as the earlier {tool} call sent it"
+    return {"reply": "from what the user said in reply", "task": "from the task statement",
+            "none": "worked out by the agent (no earlier turn held it)"}[kind]
+
+
+def success_index(kind_met: dict) -> dict[str, list[tuple[str, int]]]:
+    """The ``took|`` and coding ``procedure|`` patterns successful runs of a task type met, by
+    ``took|<tool>`` / ``procedure|<tool>``: read once per task type, not once per page."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for pattern, seen in kind_met.items():
+        if seen["success"] and (pattern.startswith("took|") or pattern.startswith("procedure|") and ":file-" in pattern):
+            head = "|".join(pattern.split("|", 2)[:2]).split(":", 1)[0]
+            out.setdefault(head, []).append((pattern, seen["success"]))
+    return out
+
+
+def checklist(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict | None = None,
+              index: dict[str, list[tuple[str, int]]] | None = None) -> None:
+    """A change that went through in failed runs, whose page would only say "check each argument":
+    where the successful runs of the same change took each argument, when most of them (two at
+    least) took it from one place (``took|<tool>|<argument>|<place>`` patterns), and how many of
+    the page's own runs took it from elsewhere. No task-wide count is written (a page changes only
+    with its own sources); the majority flips rarely."""
+    from ..compilers.run_insights import CHECK_EACH
+
+    fields = entry["key"].split("|")
+    if fields[0] != "went-through" or not kind_met:
+        return
+    tool = fields[1]
+    wins = kind_met.get(f"went-through|{tool}", Counter())["success"]
+    if wins < 2:
+        return
+    index = success_index(kind_met) if index is None else index
+    if CHECK_EACH not in entry["guideline"]:
+        _edit_checklist(entry, members, index.get(f"procedure|{tool}", []), tool, wins)
+        return
+    places: dict[str, Counter] = {}
+    for pattern, n in index.get(f"took|{tool}", []):
+        _k, _t, arg, place = pattern.split("|", 3)
+        places.setdefault(arg, Counter())[place] = n
+    said = []
+    for arg in sorted(places):
+        place, n = min(places[arg].items(), key=lambda kv: (-kv[1], kv[0]))
+        if 2 * n <= wins or place == "mixed" or f"`{arg}`" in entry["guideline"]:  # no single place, or said already
+            continue
+        setting = [e for e, _l in members if any(p.startswith(f"took|{tool}|{arg}|") for p in e.get("patterns") or [])]
+        other = sum(f"took|{tool}|{arg}|{place}" not in (e.get("patterns") or []) for e in setting)
+        said.append(f"`{arg}` {_place_words(place)}"
+                    + (f" ({other} of the {len(setting)} runs here that set it did not)" if other else ""))
+    if said:
+        entry["guideline"] = entry["guideline"].replace(
+            CHECK_EACH, f"take each argument where most successful runs of {tool} took it: " + "; ".join(said))
+
+
+def name_missing(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
+    """The environment lesson of programs the shell could not find names them, as its runs met them
+    (``missing|<program>`` patterns): the fact an agent checks first on a new task of the kind."""
+    from ..compilers.error_insights import MISSING_PROGRAM_KEY
+
+    if entry["key"] != MISSING_PROGRAM_KEY:
+        return
+    programs = sorted({p.split("|", 1)[1] for e, _l in members for p in e.get("patterns") or [] if p.startswith("missing|")})
+    if programs:
+        from ..compilers.insight_words import join
+
+        entry["guideline"] = entry["guideline"].replace(
+            '("command not found")', f'("command not found"; in these runs: {join(programs, 6)})', 1)
+
+
+def _edit_checklist(entry: dict, members, ended: list[tuple[str, int]], tool: str, wins: int) -> None:
+    """A call with no arguments that settles a coding run (SWE-agent's ``submit``): where most
+    successful runs that ended with it found the file they changed (their procedure key,
+    ``procedure|<tool>:file-<place>``), and how many of the page's own runs changed no such file."""
+    from .trials import EDITED
+
+    places = Counter()
+    for pattern, n in ended:  # procedure|<tool>:file-<place>[+tested], successful runs only
+        if pattern.startswith(f"procedure|{tool}:file-"):
+            places[pattern.split(":file-", 1)[1].split("+")[0]] += n
+    if not places:
+        return
+    place, n = min(places.items(), key=lambda kv: (-kv[1], kv[0]))
+    if 2 * n <= wins or place == "new":
+        return
+    other = sum(not any(p.startswith("edited|") and p.endswith(f"|{place}") for p in e.get("patterns") or [])
+                for e, _l in members)
+    entry["guideline"] += (f" Most successful runs that ended with {tool} {EDITED[place]} before it"
+                           + (f"; {other} of the {len(members)} runs here did not." if other else
+                              "; so did the runs here: where they changed the code is not what set them apart."))
+
+
+# how error_insights words a retry that got past an error, in a source's detail
+_GOT_PAST = re.compile(r"^turn \d+: got past it at turn \d+ \((?:with (.+?) (?:changed|taken from what the error listed)"
+                       r"|with the amounts in .+|as .+)\)$")
+
+
+def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
+    """An error lesson whose advice is how its runs got past the error, when every one of those runs
+    still failed: a retry that went through is no fix the outcomes back (a cabin changed to get past
+    a payment error gets past it and fails the task). The page then says to fix what the message
+    names, and lists the retries with how many runs made each."""
+    if not entry["key"].startswith("error|") or entry["counts"]["success"] or not members:
+        return
+    changed = Counter()
+    for _e, lesson in members:
+        m = _GOT_PAST.match(lesson.get("detail") or "")
+        if m is not None and m.group(1):  # named arguments changed (a free-text retry is judged by its own rule)
+            changed[m.group(1)] += 1
+    if not changed or " again with " not in entry["guideline"]:
+        return
+    head = entry["guideline"].split(", call ", 1)[0]
+    tool = entry["key"].split("|")[1].split(" ")[0]
+    ways = "; ".join(f"{what} changed ({n} run{'s' if n != 1 else ''})" for what, n in
+                     sorted(changed.items(), key=lambda kv: (-kv[1], kv[0])))
+    entry["guideline"] = (f"{head}, look up what it names before calling {tool} again instead of changing other "
+                          f"values until it goes through: runs here got past it with {ways}, and all of them failed.")
+
+
+def habits(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
+    """A way to settle the task that successful runs took: how most of them (two at least) worded
+    their free-text queries with a tool most of them queried, and retried after an error, from the ``query|`` and ``retry|`` patterns
+    of the page's own runs, as what to do with the count behind it."""
+    if not entry["key"].startswith("procedure|") or entry["counts"]["failure"] or len(members) < 2:
+        return
+    seen = [set(e.get("patterns") or []) for e, _l in members]
+    said = []
+    for tool in sorted({p.split("|")[1] for ps in seen for p in ps if p.startswith("query|")}):
+        asked = [ps for ps in seen if any(p.startswith(f"query|{tool}|") for p in ps)]
+        own = sum(f"query|{tool}|own" in ps for ps in asked)
+        if 2 * len(asked) > len(seen) and 2 * (len(asked) - own) > len(asked):  # a tool most runs here queried
+            said.append(f"build every {tool} query from words the task or an earlier answer gives ({len(asked) - own} "
+                        f"of the {len(asked)} runs here that sent one did)")
+        retried = [ps for ps in seen if any(p.startswith(f"retry|{tool}|") for p in ps)]  # the error's own choice
+        listed = sum(f"retry|{tool}|listed" in ps for ps in retried)
+        if len(retried) >= 2 and 2 * listed > len(retried):
+            said.append(f"retry a {tool} error with a name it lists ({listed} of the {len(retried)} runs here that "
+                        "retried did)")
+    if said:
+        entry["guideline"] += " " + "; ".join(said)[0].upper() + "; ".join(said)[1:] + "."
+
+
+_VERDICT = re.compile(r"^turn \d+: answered \S+?\[(.+)\], expected \"(.+)\"")  # _answer_insight's detail
+
+
+def verdict_mix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
+    """A wrong-verdict lesson says which verdict its runs gave in place of which, counted: the
+    direction an agent of the task type errs in is what it checks first."""
+    if not entry["key"].startswith("answer|") or not entry["key"].endswith("|verdict"):
+        return
+    mix = Counter(m.groups() for _e, l in members if (m := _VERDICT.match(l.get("detail") or "")))
+    if not mix:
+        return
+    said = "; ".join(f"{given} where {wanted} was expected ({n})"
+                     for (given, wanted), n in sorted(mix.items(), key=lambda kv: (-kv[1], kv[0])))
+    entry["guideline"] += f" The runs here gave {said}."
+
+
+_SCORE = re.compile(r"; score (-?[\d.]+(?:e-?\d+)?)$")  # _answer_insight's detail, when the log scored the run
+
+
+def partial_scores(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
+    """A wrong-ending lesson whose failed runs the log scored: how many ended above the lowest
+    score (part of what the task scores was met), so a reader checks the remaining parts instead
+    of starting over."""
+    if not entry["key"].startswith("answer|"):
+        return
+    scores = [float(m.group(1)) for e, l in members if e["outcome"] == "failure"
+              and (m := _SCORE.search(l.get("detail") or ""))]
+    if len(scores) < 2:
+        return
+    low = min(0.0, min(scores))
+    above = sum(x > low for x in scores)
+    if above:
+        entry["guideline"] += (f" {above} of the {len(scores)} scored runs here ended with a score above {low:g}: what "
+                               "they chose met part of what the task scores, so check the parts it did not.")

@@ -23,6 +23,8 @@ WORDS_FROM = {"task": "whose words all came from the task text",
 FROM_WORDS = {"reply": "from what the user said in reply", "task": "from the task statement alone",
               "picked": "unasked among several values one answer listed", "shown": "from an earlier answer",
               "none": "from no earlier answer, user message or call"}  # where a change's argument came from (run_patterns.argument_sources)
+EDITED = {"task": "changed a file the task text names", "shown": "changed a file an earlier call's answer named",
+          "new": "changed a file neither the task text nor an earlier answer named"}  # run_patterns: edited|<tool>|<place>
 RETRIED = {"same": "with the same arguments", "listed": "with a value the error's text named",
            "other": "with other values, none of them named by the error"}  # how a retry after an error differed
 

@@ -1,0 +1,302 @@
+"""The sentences a lesson writes about how a coding run settled its task (where it found the file
+it changed, the edit, the test it saw pass) and the page rewrites built across runs (where the
+successful runs of a change took each argument, the programs the shell could not find, retries
+that got past an error in runs that all failed): each is checked against the turns it speaks of,
+on every importer's fixtures, as a success and as a failure."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from helpers import write_jsonl
+from test_offline_content import _call, _msg, _record, _turns
+from test_page_sentences import RUNS
+
+from wikitrace.build import BuildOptions, build
+from wikitrace.compilers.changes import edit_of, what_ran
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.compilers.reading import runs_a_command
+from wikitrace.runs.model import Outcome, count_steps
+
+
+def _named(text: str, path: str) -> bool:
+    """The file's base name, or its stem of four letters or more, as a whole word of ``text``."""
+    base = path.rstrip("/").rsplit("/", 1)[-1]
+    stem = base.rsplit(".", 1)[0]
+    words = [base] + ([stem] if stem != base and len(stem) >= 4 else [])
+    return any(re.search(rf"(?<![\w.]){re.escape(w)}(?!\w)", text, re.I) for w in words)
+
+
+def _check_procedure(run, guideline: str, detail: str) -> None:
+    calls = [t for t in run.turns if t.type == "function_call"]
+    edits = [(t, e) for t in calls if not t.is_error and (e := edit_of(t)) is not None]
+    task = run.task.instruction or ""
+    if "find the file the task text names" in guideline:
+        assert any(_named(task, e.file) for _t, e in edits), guideline
+    if "find the file to change in what an earlier call returned" in guideline:
+        assert any(_named(x.result or "", e.file) for t, e in edits for x in calls if x.turn < t.turn), guideline
+    m = re.search(r"change (?:it|the code) with (.+?)(?:, then|\.$)", guideline)
+    if m:  # every tool named made an edit
+        named = re.split(r", | and ", m.group(1))
+        assert named and all(any((t.name or "") == n.split(" ")[0] for t, _e in edits) for n in named), guideline
+    m = re.search(r"run the (\S+) command that failed before the change again and see it pass", guideline)
+    if m:
+        last = edits[-1][0].turn
+        assert any(t.is_error and what_ran(t) == m.group(1) and runs_a_command(t) for t in calls if t.turn < last)
+        assert any(not t.is_error and what_ran(t) == m.group(1) and runs_a_command(t) for t in calls if t.turn > last)
+    # the detail: each changed file, where it was found
+    for part in re.findall(r"(\S+?)(?: \(in (\w+)\))?, (a file the task names|found in (\S+)'s answer \(turn (\d+)\))",
+                           detail):
+        path, _fn, how, tool, turn = part
+        assert any(e.file == path for _t, e in edits), (path, detail)
+        if how == "a file the task names":
+            assert _named(task, path), (path, task)
+        else:
+            (shown,) = [t for t in calls if t.turn == int(turn)]
+            assert what_ran(shown) == tool and _named(shown.result or "", path), (detail, shown)
+
+
+def _check_asked(run, detail: str) -> None:
+    from wikitrace.compilers.reading import read_run
+
+    m = re.match(r"asked the user (\d+) times?, no tool call", detail)
+    assert m and not any(t.type == "function_call" for t in run.turns), detail
+    r = read_run(run)
+    by_turn = {t.turn: t for t in run.turns}
+    asked = [t for t in run.turns if t.type == "message" and t.role == "assistant" and "?" in (t.content or "")
+             and (nxt := by_turn.get(t.turn + 1)) is not None and nxt.role == "user" and t.turn + 1 in r.replies]
+    assert int(m.group(1)) == len(asked) > 0, detail
+
+
+def test_a_success_that_asked_and_changed_nothing_says_so_and_a_log_without_a_person_does_not():
+    from test_offline_content import _run
+
+    asked = _record("a-1", "airline", "Cancel my trip.", _turns(
+        _msg("system", SYSTEM), _msg("user", "Cancel my trip please."),
+        _msg("assistant", "Could you give me the reservation id?"), _msg("user", "I do not have it with me."),
+        _msg("assistant", "I need the reservation id to cancel; write again when you have it."),
+        {"type": "episode_over"}), True)
+    (lesson,) = compile_offline(_run(asked)).insights
+    assert lesson.key == "direct|asked" and lesson.detail.startswith("asked the user 1 time, no tool call")
+    _check_asked(_run(asked), lesson.detail)
+    alone = _record("a-2", "qa", "What is 2 + 2?", _turns(_msg("user", "What is 2 + 2?"), _msg("assistant", "4?"),
+                                                         {"type": "episode_over"}), True)
+    assert [i.key for i in compile_offline(_run(alone)).insights] == ["direct"]
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")
+@pytest.mark.parametrize("success", [True, False], ids=["as-success", "as-failure"])
+def test_every_coding_lesson_sentence_is_true_of_its_run(run, success):
+    score = run.outcome.score if run.outcome else None
+    run.outcome = Outcome(success=success, steps=count_steps(run.turns), score=score,
+                          ended_by=run.outcome.ended_by if run.outcome else run.source.get("ended_by"))
+    comp = compile_offline(run)
+    for lesson in comp.insights:
+        assert "this run" not in lesson.guideline.lower(), lesson.guideline
+        if lesson.key.startswith("procedure|") or lesson.key.startswith("went-through|"):
+            _check_procedure(run, lesson.guideline, lesson.detail)
+        if lesson.key == "direct|asked":  # a question of the agent's that a person's reply came right after
+            _check_asked(run, lesson.detail)
+
+
+def test_the_fixtures_hold_a_coding_success_of_each_kind():
+    """The check above reads something: the fixtures hold coding runs whose lesson finds the file
+    in the task text, in an earlier answer, and a failing test seen passing after the edit."""
+    said = set()
+    for run in RUNS:
+        run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+        said |= {lesson.key.split(":", 1)[1] for lesson in compile_offline(run).insights
+                 if lesson.key.startswith("procedure|") and ":file-" in lesson.key}
+    assert {"file-task", "file-shown"} <= {k.split("+")[0] for k in said}, said
+    assert any(k.endswith("+tested") for k in said), said
+
+
+# --- the rewrites across runs -----------------------------------------------------------------
+
+SYSTEM = "You are an airline agent. Cancel a reservation only when the user gives its id and a reason."
+
+
+def _cancel(k: int, success: bool, id_from_user: bool) -> dict:
+    """A cancellation: the user names the reservation (or only the agent's look-up lists it, and the
+    agent takes one unasked), then cancel_reservation goes through."""
+    listing = json.dumps({"user_id": f"mia_{k}", "reservations": [f"R{k}A1", f"R{k}B2", f"R{k}C3"]})
+    said = f"Please cancel reservation R{k}B2, my plans changed." if id_from_user else "Please cancel my trip."
+    turns = [_msg("system", SYSTEM), _msg("user", f"I am mia_{k}."),
+             _call("get_user_details", {"user_id": f"mia_{k}"}, listing),
+             _msg("assistant", "Which reservation?"), _msg("user", said),
+             _call("cancel_reservation", {"reservation_id": f"R{k}B2"}, '{"status": "cancelled"}'),
+             {"type": "episode_over"}]
+    return _record(f"c-{k:02d}", "airline", "Cancel a reservation.", _turns(*turns), success)
+
+
+def test_a_change_page_says_where_most_successful_runs_took_each_argument(tmp_path):
+    # the source separates nothing (2 of 3 successful, 2 of 4 failed took it from the reply), so no
+    # contrast leads the page; most successful runs took it from the reply all the same
+    runs = ([_cancel(0, True, True), _cancel(1, True, True), _cancel(2, True, False)]
+            + [_cancel(3, False, True), _cancel(4, False, True), _cancel(5, False, False), _cancel(6, False, False)])
+    out = tmp_path / "c"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "c.jsonl", runs)], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    (entry,) = [i for i in data["insights"] if i["key"] == "went-through|cancel_reservation"]
+    assert "check each argument against the part of the request" not in entry["guideline"]
+    m = re.search(r"take each argument where most successful runs of cancel_reservation took it: (.+?)\.(?: |$)",
+                  entry["guideline"])
+    assert m, entry["guideline"]
+    item = m.group(1)
+    assert item.startswith("`reservation_id` from what the user said in reply"), item
+    # the count is of the page's own runs: those that took it from elsewhere (picked from the listing)
+    by_step = {r["step"]: r for r in data["runs"]}
+    members = [by_step[s["step"]] for s in entry["sources"]]
+    other = sum("took|cancel_reservation|reservation_id|reply" not in r["patterns"] for r in members)
+    assert f"({other} of the {len(members)} runs here that set it did not)" in item, item
+    assert (other, len(members)) == (2, 4)
+
+
+def test_a_retry_that_got_past_an_error_only_in_failed_runs_is_not_taught_as_the_fix(tmp_path):
+    def run(k: int) -> dict:
+        turns = [_msg("system", SYSTEM), _msg("user", "Move me to business class on R1."),
+                 _call("update_reservation_flights", {"reservation_id": "R1", "cabin": "business", "payment_id": "gift_1"},
+                       "Error: gift card balance is not enough", is_error=True),
+                 _call("update_reservation_flights", {"reservation_id": "R1", "cabin": "economy", "payment_id": "gift_1"},
+                       '{"status": "updated"}'),
+                 {"type": "episode_over"}]
+        return _record(f"u-{k}", "airline", "Upgrade R1.", _turns(*turns), False)
+
+    out = tmp_path / "u"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "u.jsonl", [run(k) for k in range(3)])], out=out, offline=True,
+                       quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    (entry,) = [i for i in data["insights"] if i["key"].startswith("error|update_reservation_flights|")]
+    assert entry["counts"] == {"runs": 3, "success": 0, "failure": 3}
+    assert "again with cabin changed" not in entry["guideline"]
+    assert "runs here got past it with cabin changed (3 runs), and all of them failed." in entry["guideline"]
+
+
+def test_the_missing_program_lesson_names_the_programs_its_runs_met(tmp_path):
+    from test_insight_layer import swe_run
+
+    runs = [swe_run(k, success=k % 2 == 0) for k in range(4)]
+    out = tmp_path / "m"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "m.jsonl", runs)], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    (entry,) = [i for i in data["insights"] if i["key"] == "error|missing-program"]
+    assert '("command not found"; in these runs: mvn)' in entry["guideline"]
+
+
+IMPORTERS = Path(__file__).parent / "fixtures" / "importers"
+FOLDERS = sorted(p for p in IMPORTERS.iterdir() if p.is_dir())
+
+
+def _habit_counts(entry: dict, members: list[dict]) -> None:
+    """``build every T query from words ... (k of the n runs here that sent one did)`` and
+    ``retry a T error with a name it lists (k of the n runs here that
+    retried did``: recounted from the page's own runs, all of them successful."""
+    text = entry["guideline"]
+    for tool, k, n in re.findall(r"uild every (\S+) query from words the task or an earlier answer gives \((\d+) of "
+                                 r"the (\d+) runs here that sent one did\)", text):
+        assert entry["counts"]["failure"] == 0
+        asked = [r for r in members if any(p.startswith(f"query|{tool}|") for p in r["patterns"])]
+        assert int(n) == len(asked) and int(k) == sum(f"query|{tool}|own" not in r["patterns"] for r in asked), text
+        assert 2 * int(k) > int(n)
+    for tool, k, n in re.findall(r"etry a (\S+) error with a name it lists \((\d+) of the (\d+) runs here that "
+                                 r"retried did\)", text):
+        retried = [r for r in members if any(p.startswith(f"retry|{tool}|") for p in r["patterns"])]
+        assert int(n) == len(retried) and int(k) == sum(f"retry|{tool}|listed" in r["patterns"] for r in retried)
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
+def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
+    outcomes = next((p for p in folder.iterdir() if p.stem == "outcomes"), None)
+    if outcomes is None and (folder / "results.json").exists() is False:  # a log with no verdict: alternate them
+        names = {p.name for p in folder.rglob("*")}
+        keys = [k for r in RUNS if r.source.get("file") in names for k in (r.source.get("outcome_keys") or [r.run_id])]
+        outcomes = tmp_path / "outcomes.json"
+        outcomes.write_text(json.dumps({k: "success" if i % 2 else "failure" for i, k in enumerate(keys)}))
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[folder], out=out, offline=True, quiet=True, outcomes=outcomes))
+    data = json.loads((out / "corpus.json").read_text())
+    by_step = {r["step"]: r for r in data["runs"]}
+    for entry in data["insights"]:
+        members = [by_step[s["step"]] for s in entry["sources"]]
+        _habit_counts(entry, members)
+        m = re.search(r" The runs here gave (.+)\.$", entry["guideline"])
+        if m:  # each wrong verdict with the one expected, counted over the page's sources
+            for given, wanted, n in re.findall(r"(.+?) where (.+?) was expected \((\d+)\)(?:; |$)", m.group(1)):
+                assert sum(f'[{given}], expected "{wanted}"' in s["detail"] for s in entry["sources"]) == int(n)
+        m = re.search(r" (\d+) of the (\d+) scored runs here ended with a score above (\S+): ", entry["guideline"])
+        if m:  # recounted from the scores beside the failed sources
+            scored = [float(x.group(1)) for s in entry["sources"] if s["outcome"] == "failure"
+                      and (x := re.search(r"; score ([\d.]+)$", s["detail"]))]
+            assert int(m.group(2)) == len(scored) and int(m.group(1)) == sum(x > float(m.group(3)) for x in scored)
+        for s in entry["sources"]:
+            score = re.search(r"; score ([\d.]+)$", s["detail"])
+            if score:  # the score the log gave the run (its raw metadata page says it)
+                meta = (out / "raw" / s["step"] / "metadata.md").read_text()
+                logged = re.search(r"^score: ([\d.]+)$", meta, re.M)
+                assert logged and float(score.group(1)) == pytest.approx(float(logged.group(1)), abs=1e-6), s
+            if re.match(r"turn \d+: ended with ", s["detail"]):  # no answer turn holds what the call sent
+                assert entry["key"].startswith("answer|") and "answered" not in s["detail"]
+        m = re.search(r"in these runs: ([^)]+)\)", entry["guideline"])
+        if m:  # each program named was met by one of the page's runs
+            for program in re.split(r", | and ", m.group(1)):
+                assert any(f"missing|{program}" in r["patterns"] for r in members), (program, entry["guideline"])
+        m = re.search(r"runs here got past it with (.+), and all of them failed\.", entry["guideline"])
+        if m:
+            assert entry["counts"]["success"] == 0
+            for what, k in re.findall(r"(.+?) changed \((\d+) runs?\)(?:; |$)", m.group(1)):
+                assert sum(re.search(rf"got past it at turn \d+ \(with {re.escape(what)} (changed|taken from)",
+                                     s["detail"]) is not None for s in entry["sources"]) == int(k), entry["guideline"]
+        for arg, place, other, n in re.findall(r"`(\w+)` (from what the user said in reply|from the task statement|"
+                                               r"from what \S+ returned|as the earlier \S+ call sent it|worked out by the agent "
+                                               r"\(no earlier turn held it\))(?: \((\d+) of the (\d+) runs here that set "
+                                               r"it did not\))?", entry["guideline"].split("took it: ", 1)[-1]
+                                               if "took it: " in entry["guideline"] else ""):
+            tool = entry["key"].split("|")[1]
+            setting = [r for r in members if any(p.startswith(f"took|{tool}|{arg}|") for p in r["patterns"])]
+            if other:
+                assert int(n) == len(setting), entry["guideline"]
+
+
+def test_a_success_procedure_says_how_most_of_its_runs_worded_their_queries(tmp_path):
+    """Three QA successes search the names their question gives, one searches a word of its own
+    first: the page says to build queries from the task's or an answer's words, 3 of 4."""
+    from test_lesson_specifics import _qa
+
+    def run(k: int, own: bool) -> dict:
+        looks = ([("famous bands", "Could not find famous bands.")] if own else []) + [
+            (f"Band{k}", f"Band{k} is a rock band formed in 199{k} in Leeds.")]
+        return _qa(f"199{k}", f"199{k}", looks, f"When was Band{k} formed?", success=True, run_id=f"q-{k}")
+
+    out = tmp_path / "q"
+    runs = [run(0, False), run(1, False), run(2, True), run(3, False)]
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "q.jsonl", runs)], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    (entry,) = [i for i in data["insights"] if i["key"].startswith("procedure|Finish")]
+    assert entry["guideline"].endswith(" Build every Search query from words the task or an earlier answer gives (3 of "
+                                       "the 4 runs here that sent one did)."), entry["guideline"]
+    by_step = {r["step"]: r for r in data["runs"]}
+    _habit_counts(entry, [by_step[s["step"]] for s in entry["sources"]])
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")
+def test_a_run_the_harness_stopped_while_browsing_is_taught_so_and_no_other_is(run):
+    """'stopped by the harness' is said of a failed run only when its log shows the harness ended
+    it and no call that went through was an answer (free text an answer turn holds) or a change
+    with named arguments."""
+    from wikitrace.compilers.reading import harness_reason, read_run
+
+    run.outcome = Outcome(success=False, steps=count_steps(run.turns), score=run.outcome.score if run.outcome else None,
+                          ended_by=run.outcome.ended_by if run.outcome else run.source.get("ended_by"))
+    lessons = [i for i in compile_offline(run).insights if i.key == "stopped"]
+    if not lessons:
+        return
+    r = read_run(run)
+    assert harness_reason(r) is not None
+    answers = {(t.content or "").strip() for t in run.turns if t.type == "answer"}
+    for c in r.calls:
+        if c.writes and not c.error:
+            assert isinstance(c.turn.arguments, str) and c.turn.arguments.strip() not in answers, c.turn
+    assert "stopped by the harness: " in lessons[0].detail

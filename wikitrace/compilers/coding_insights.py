@@ -1,0 +1,64 @@
+"""The lesson of a successful coding run (one that changed files): where it found the file it
+changed (the task text, an earlier call's answer), the edit, the test it saw pass after it (a
+command that had failed before), and the call it ended with; and the changed files with their
+functions, as a source line beside the run."""
+
+from __future__ import annotations
+
+from .changes import edit_of, what_ran
+from .insight_parts import PLACE_RANK, edit_place, edits_of, kind_of_tasks, main_edit, make_insight, tested_after, verb
+from .insight_words import join
+from .reading import Call, Reading, runs_a_command
+from .schema import CandidateInsight
+
+
+def last_edit(r: Reading) -> Call:
+    return edits_of(r)[-1][0]
+
+
+# how a coding run found the file it changed (insight_parts.edit_place) -> (title phrase, step)
+_LOCATED = {
+    "task": ("Change the file the task names", "find the file the task text names"),
+    "shown": ("Find the file to change in an earlier answer", "find the file to change in what an earlier call "
+              "returned (a listing or a trace that names it)"),
+    "new": ("", ""),
+}
+
+
+def edit_detail(r: Reading) -> str:
+    """``a.py (in f), a file the task names and b.py, found in find_file's answer (turn 2)``."""
+    files: dict[str, tuple[int, str, str]] = {}  # file -> (place rank, function, how it was found)
+    for c, e in edits_of(r):
+        place, shown = edit_place(r, c, e.file)
+        said = (", a file the task names" if place == "task" else
+                f", found in {what_ran(shown.turn)}'s answer (turn {shown.n})" if shown is not None else "")
+        rank, function, how = files.get(e.file, (PLACE_RANK.index(place), "", said))
+        files[e.file] = (rank, function or e.function or "", how)
+    ordered = sorted(files.items(), key=lambda kv: kv[1][0])  # stable: first edited first within a place
+    return join([f + (f" (in {fn})" if fn else "") + how for f, (_r, fn, how) in ordered], 3)
+
+
+def coding_procedure(r: Reading, final: Call, looks: list[str], detail: str, key: str) -> CandidateInsight:
+    """A success that changed files: where it found the file it changed, the edit, the test it saw
+    pass after the edit (a command that had failed before it), and the call it ended with."""
+    v = verb(final)
+    _c, _e, place, shown = main_edit(r)
+    title, locate = _LOCATED[place]
+    looks = [x for x in looks if shown is None or x != verb(shown)]  # the call that found the file is the step before
+    editors = list(dict.fromkeys(verb(c) for c, _e in edits_of(r)))
+    tested = tested_after(r, last_edit(r))
+    steps = [x for x in (locate, f"look {'at it ' if locate else ''}with {join(sorted(looks), 3)}" if looks else "") if x]
+    steps.append(f"change {'it' if locate else 'the code'} with {join(editors, 3)}")
+    ends_with_test = runs_a_command(final.turn) and what_ran(final.turn) == tested
+    ends_with_edit = edit_of(final.turn) is not None  # no submit step: the last edit settled it
+    if tested:
+        steps.append(f"run the {tested} command that failed before the change again and see it pass")
+    if not (ends_with_test or ends_with_edit):
+        steps.append(f"call {v}")
+    head = title or f"Settle with {v}" + (f" after {join(sorted(looks), 2)}" if looks else "")
+    if title and ends_with_test:
+        head += f", then see the failing {tested} command pass"
+    elif title and not ends_with_edit:
+        head += f", then {v}"
+    return make_insight(key, head, "To settle the task: " + ", then ".join(steps) + ".",
+                        f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
