@@ -130,6 +130,16 @@ class Check:
     def holds(self, n: int, text: str) -> bool:
         return _flat(text) in _flat(_text(self.by_n[n]))
 
+    def diff(self, n: int, listed: str) -> None:
+        """```a` (new file) and `b```: each file a git diff header of the call's answer names, in
+        order; "(new file)" only where that file's header says so."""
+        result = self.call(n).result or ""
+        for path, new in re.findall(r"`([^`]+)`( \(new file\))?", listed):
+            head = re.search(r"^diff --git a/\S+ b/" + re.escape(path) + r"[ \t]*$", result, re.M)
+            assert head, path
+            header = result[head.end():].split("\ndiff --git ", 1)[0].split("\n@@", 1)[0]
+            assert bool(re.search(r"^new file mode", header, re.M)) == bool(new), path
+
     def edits(self, phrase: str, start: int, end: int | None) -> None:
         """``Edit changed `f` (in `g`) at turns 6 and 8; ...`` between two turns."""
         for m in re.finditer(r"(\w+) changed `([^`]+)`(?: \(in `(\w+)`\))? at turns? ([\d, and]+)", phrase):
@@ -180,8 +190,8 @@ def _decision(c: Check, text: str, success: bool) -> None:
         else:
             assert c.call(err).arguments != c.call(fix).arguments
         return
-    m = re.fullmatch(r"Called (\S+) at turn (\d+)(, changing `([^`]+)`(?: \(in `(\w+)`\))?)?(, after the user agreed)?"
-                     r"(; the run's last state-changing call\.|\.)", text)
+    m = re.fullmatch(r"Called (\S+) at turn (\d+)(, changing `([^`]+)`(?: \(in `(\w+)`\))?)?(, which answered with a "
+                     r"diff of (.+?))?(, after the user agreed)?(; the run's last state-changing call\.|\.)", text)
     if m:
         n = int(m.group(2))
         assert c.call(n).name == m.group(1) and c.went_through(n)
@@ -189,10 +199,21 @@ def _decision(c: Check, text: str, success: bool) -> None:
             assert m.group(4) in _text(c.call(n))
         if m.group(5):
             assert m.group(5) in _text(c.call(n))
-        if m.group(6):
+        if m.group(7):
+            c.diff(n, m.group(7))
+        if m.group(8):
             assert c.user_agreed_before(n), f"no reply of a user agreed before turn {n}"
-        if m.group(7).startswith(";"):
+        if m.group(9).startswith(";"):
             assert not any(t.turn > n for t in c.changes())
+        return
+    m = re.fullmatch(r"Called (\S+) at turn (\d+), which returned nothing; (?:the next change was (\S+) at turn (\d+)|"
+                     r"no change came after it)\.", text)
+    if m:  # a call that sent text and got nothing back; the change after it, or none
+        n = int(m.group(2))
+        call = c.call(n)
+        assert call.name == m.group(1) and c.went_through(n) and is_read_only(call) and not (call.result or "").strip()
+        later = [t for t in c.changes() if t.turn > n]
+        assert (later[0].turn, later[0].name) == (int(m.group(4)), m.group(3)) if m.group(3) else not later
         return
     m = re.fullmatch(r"Looked up with (.+) at turn (\d+)(; a later call took (.+) from what it returned\.| before any "
                      r"change\.|\.)", text)
@@ -228,13 +249,16 @@ def _decision(c: Check, text: str, success: bool) -> None:
             if m.group(8):
                 c.edits(m.group(8), n, k)
         return
-    m = re.fullmatch(r"Repeated the same call (.+) (\d+) times \(turns ([\d, …]+)\)\.", text)
+    m = re.fullmatch(r"Repeated the same call (.+) (\d+) times \(turns ([\d, …]+)\)(?:; (no later (\S+) call went "
+                     r"through|a later (\S+) call went through at turn (\d+)(?:, after (.+))?))?\.", text)
     if m:
         ns = [int(x) for x in re.findall(r"\d+", m.group(3))]
         first = c.call(ns[0])
         same = [t for t in c.calls if t.name == first.name and t.arguments == first.arguments
                 and " ".join((t.result or "").split()) == " ".join((first.result or "").split())]
         assert len(same) == int(m.group(2)) >= 3 and set(ns) <= {t.turn for t in same}
+        if m.group(4):  # the error it repeated, told as the error cause tells it
+            _decision(c, f"Called {first.name} at turn {first.turn}; {m.group(4)}.", success)
         return
     m = re.fullmatch(r"(?:Made|Answered after) (\d+) look-up calls? \((.+)\) (?:and no call that changes state|"
                      r"without a change)\.", text)
@@ -252,6 +276,13 @@ def _decision(c: Check, text: str, success: bool) -> None:
 def _support(c: Check, text: str, turns: list[int]) -> None:
     if text.startswith("The environment answered with an error"):
         assert c.call(turns[-1]).is_error
+    elif text.startswith("The shell could not find "):  # a missing program, named as the shell named it
+        call = c.call(turns[-1])
+        assert call.is_error
+        for program in re.findall(r"`([^`]+)`", text.split(":", 1)[0]):
+            assert re.search(re.escape(program) + r": (?:command )?not found", call.result or ""), program
+        if text.endswith("so the run's changes are ranked above it."):
+            assert c.changes(), "ranked below changes the run did not make"
     elif text.startswith("The environment accepted it") or text.startswith("The call went through"):
         assert c.went_through(turns[-1])
         if " Its argument values were shown before it by: " in text:
