@@ -331,11 +331,12 @@ def _failure_items(r: Reading) -> list[Item]:
                   else ", ".join(str(c.n) for c in same))
         # what became of the error it repeated: "no later Finish call went through"
         after = afters[first_error.call.n] if first_error else "."
-        items.append(Item(max(60, first_error.rank if first_error else 0), Evidence(
+        items.append(Item(first_error.rank if first_error else 60, Evidence(
             decision=f"Repeated the same call {_short_call(same[0], 60)} {n} times (turns {listed}){after}",
             support=f"Nothing in the arguments or the answer changed and {how}; each returned: {clip(same[-1].turn.result, 100)}",
             turns=[c.n for c in shown], quote=quote_of(same[-1].turn.result),
-            call=_call_line(same[0]) if same[0].writes else None), "loop", same[-1]))
+            call=_call_line(same[0]) if same[0].writes else None),
+            *(("error", same[0]) if first_error else ("loop", same[-1]))))  # the lesson stays the error's
     writes = [c for c in calls if c.writes and not c.error]
     # only the last change, and only when the agent (not the harness) ended the run, is the
     # answer that ended it: a WebShop click on a product before the purchase ended nothing
@@ -356,7 +357,7 @@ def _failure_items(r: Reading) -> list[Item]:
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
                 "what the task asked for" + (" (see the checks below)." if flagged else "." + provenance(r, c))),
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
-    items += _silent(r, 48)
+    items += _silent(r, 25)  # context, shown when slots are left: never in place of a cause
     if not writes and not any(c.error for c in calls):
         last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
         said = report_message(r)
