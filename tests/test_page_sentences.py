@@ -179,9 +179,17 @@ def _decision(c: Check, text: str, success: bool) -> None:
         if m.group(6):
             assert c.holds(fix, m.group(6).rstrip("…")) and not re.search(r"\b[1-9]\d* failed", c.call(fix).result or "")
         return
-    m = re.fullmatch(r"After (\S+) failed at turn (\d+), called it again at turn (\d+) with (.+)\.", text)
+    m = re.fullmatch(r"After (\S+) failed at turn (\d+), called it again at turn (\d+) with (.+?)"
+                     r"(?:; a later call took (.+) from what it returned)?\.", text)
     if m:
         err, fix = int(m.group(2)), int(m.group(3))
+        if m.group(5):  # each key sent by a later call, a plain-string one held by the retry's answer
+            later = [t for t in c.calls if t.turn > fix]
+            for key in m.group(5).split(", "):
+                if key == "argument":
+                    assert any(isinstance(t.arguments, str) and c.holds(fix, t.arguments.strip()) for t in later)
+                else:
+                    assert any(isinstance(t.arguments, dict) and key in t.arguments for t in later), key
         assert c.call(err).is_error and c.went_through(fix) and err < fix
         assert c.call(err).name == c.call(fix).name == m.group(1)
         assert what_ran(c.call(err)) == what_ran(c.call(fix))
@@ -332,6 +340,9 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             assert abs(float(m.group(1)) - c.run.outcome.score) < 1e-5, text
     elif text.startswith("It returned"):
         pass
+    elif text == "Its text, quoted below, is all the call holds: what the agent wrote there before going on.":
+        call = c.call(turns[-1])  # a call that sent text and got nothing back
+        assert not call.is_error and not (call.result or "").strip() and call.arguments
     else:
         raise AssertionError(f"a support line no template knows: {text!r}")
 
@@ -546,3 +557,96 @@ def test_a_search_that_took_a_listed_name_or_followed_a_page_says_so_truly():
     for e in compile_offline(took).evidence:
         for note in e.notes:
             _note(c, note, e.turns[-1])
+
+
+def _native(run_id: str, turns: list[dict], success: bool) -> Run:
+    from wikitrace.runs.native import run_from_dict
+
+    return run_from_dict({"run_id": run_id, "task": {"id": run_id, "instruction": turns[1]["content"], "task_type": "t"},
+                          "outcome": {"success": success, "ended_by": "agent"},
+                          "turns": [dict(t, turn=i) for i, t in enumerate(turns)]}, "test.jsonl:1")
+
+
+def _call(name, arguments, result, is_error=None) -> dict:
+    return {"type": "function_call", "role": "assistant", "name": name, "arguments": arguments, "result": result,
+            **({"is_error": is_error} if is_error is not None else {})}
+
+
+def _say(role, content) -> dict:
+    return {"type": "message", "role": role, "content": content}
+
+
+def _checked(run: Run) -> list:
+    """The run's page items, each sentence held to its template's check."""
+    comp = compile_offline(run)
+    c = Check(run)
+    for e in comp.evidence:
+        _decision(c, e.decision, run.outcome.success)
+        _support(c, e.support, e.turns)
+        for note in e.notes:
+            _note(c, note, e.turns[-1])
+    return comp.evidence
+
+
+_NOTE = ("Booking QX7 is basic economy without insurance and older than a day, so it cannot be cancelled; "
+         "booking RM2 is business class and can be.")
+
+
+def test_a_call_that_answered_nothing_is_quoted_before_the_change():
+    """A think tool answers nothing: its text is the agent's reasoning, shown with the change it came
+    before, and never called a look-up."""
+    turns = [_say("system", "You are a travel agent. Business bookings can always be cancelled."),
+             _say("user", "Please cancel my bookings QX7 and RM2."),
+             _call("get_booking", {"booking_id": "QX7"}, '{"booking_id": "QX7", "cabin": "basic_economy"}'),
+             _call("get_booking", {"booking_id": "RM2"}, '{"booking_id": "RM2", "cabin": "business"}'),
+             _call("think", {"thought": _NOTE}, ""),
+             _say("assistant", "I can cancel RM2 only. Shall I go ahead?"),
+             _say("user", "yes, go ahead"),
+             _call("cancel_booking", {"booking_id": "RM2"}, '{"booking_id": "RM2", "status": "cancelled"}')]
+    for success in (True, False):
+        items = _checked(_native("think-1", turns, success))
+        note = next(e for e in items if e.turns == [4])
+        assert note.decision == "Called think at turn 4, which returned nothing; the next change was cancel_booking at turn 7."
+        assert note.quote and note.quote.startswith("Booking QX7 is basic economy")
+        assert not any(e.decision.startswith("Looked up with think") for e in items)
+    items = _checked(_native("think-2", turns[:5], True))  # nothing changed after it
+    assert any(e.decision == "Called think at turn 4, which returned nothing; no change came after it." for e in items)
+
+
+_PATCH = ("\ndiff --git a/Repro.java b/Repro.java\nnew file mode 100644\n--- /dev/null\n+++ b/Repro.java\n@@ -0,0 +1,3 @@\n"
+          "+class Repro {}\ndiff --git a/src/main/java/acme/Money.java b/src/main/java/acme/Money.java\n"
+          "--- a/src/main/java/acme/Money.java\n+++ b/src/main/java/acme/Money.java\n@@ -10,2 +10,2 @@\n"
+          "-    if (cents < 0) {\n+    if (cents <= 0) {\n")
+
+
+def test_a_failed_submit_names_its_diff_and_the_missing_program_comes_after_the_changes():
+    """A failure page leads with what the run handed in (the files of its diff, a scratch file marked
+    new), not with a compiler the machine lacks: runs that succeed meet that too."""
+    turns = [_say("system", "You fix issues in a Java repository. Call submit when done."),
+             _say("user", "Money.parse accepts zero cents as negative."),
+             _call("create", "create Repro.java", "[File: /acme/Repro.java (1 lines total)]\n1:"),
+             _call("javac", "javac Repro.java", "/bin/bash: line 88: javac: command not found"),
+             _call("edit", "edit 10:10\n    if (cents <= 0) {\nend_of_edit",
+                   "[File: /acme/src/main/java/acme/Money.java (40 lines total)]\n10:    if (cents <= 0) {\nFile updated."),
+             _call("submit", "submit", _PATCH)]
+    items = _checked(_native("acme__money-3", turns, False))
+    decisions = [e.decision for e in items]
+    assert decisions[0] == ("Called submit at turn 5, which answered with a diff of `Repro.java` (new file) and "
+                            "`src/main/java/acme/Money.java`.")
+    missing = next(i for i, e in enumerate(items) if e.turns[-1] == 3)
+    edit = next(i for i, e in enumerate(items) if e.turns == [4])
+    assert edit < missing
+    assert items[missing].support.startswith("The shell could not find `javac`: ")
+    assert items[missing].support.endswith("so the run's changes are ranked above it.")
+
+
+def test_a_repeated_error_is_told_once():
+    """The same call answered with the same error three times is one item that says the run never got
+    past it, not an error item and a repetition item about the same call."""
+    run = next(r for r in RUNS if r.run_id == "lumen__parser-7")
+    run.outcome = Outcome(success=False, steps=count_steps(run.turns))
+    items = _checked(run)
+    loop = next(e for e in items if e.decision.startswith("Repeated the same call mvn("))
+    assert loop.decision.endswith("; no later mvn call went through.")
+    first = loop.turns[0]
+    assert not any(e.turns[-1] == first for e in items if e is not loop)  # no item of its own (others may cite it)

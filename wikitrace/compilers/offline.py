@@ -195,6 +195,12 @@ def _success_items(r: Reading) -> list[Item]:
             support="The run was judged a success with no environment call.",
             turns=[last.turn] if last else [], quote=quote_of(last.content) if last else None), "idle")]
     items: list[Item] = []
+    writes = [c for c in calls if c.writes and not c.error]
+    supplied: dict[int, list[str]] = {}  # turn -> the argument keys a later change took from its answer
+    for w in writes:
+        for a in check_arguments(r, w.turn):
+            if a.seen_at is not None and a.seen_in == "observation":
+                supplied.setdefault(a.seen_at, []).append(a.path.split(".")[0].split("[")[0])
     recovered = _recoveries(calls)
     fixes = {fix.n for _, fix in recovered}  # one call, one item: a retry or an edit told in a recovery
     for err, fix in recovered:  # is not told again on its own
@@ -213,14 +219,15 @@ def _success_items(r: Reading) -> list[Item]:
                 turns=[err.n] + [c.n for c, _ in edits[:3]] + [fix.n], quote=quote_of(err.turn.result),
                 call=_call_line(edits[-1][0])), "recovery", fix))
             continue
+        took = list(dict.fromkeys(supplied.get(fix.n, [])))  # the retry's own look-up line is folded in here
         items.append(Item(80, Evidence(
             decision=f"After {err.name} failed at turn {err.n}, called it again at turn {fix.n}"
-            + (f" with {', '.join(changed)} changed." if changed else " with the same arguments."),
+            + (f" with {', '.join(changed)} changed" if changed else " with the same arguments")
+            + (f"; a later call took {', '.join(took[:4])} from what it returned." if took else "."),
             support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
                     f"the second returned: {clip(fix.turn.result, 100)}",
             turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=_call_line(fix),
             notes=listed_note(calls, err)), "recovery", fix))
-    writes = [c for c in calls if c.writes and not c.error]
     last_write = writes[-1] if writes else None
     seen: set[str] = set()
     for c in reversed(writes):  # the latest of identical state changes is the one that stood
@@ -238,11 +245,6 @@ def _success_items(r: Reading) -> list[Item]:
             else "The environment accepted it.",
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c)), "write", c))
     # look-ups: those whose observation supplied a value the state-changing calls used, then the first
-    supplied: dict[int, list[str]] = {}
-    for w in writes:
-        for a in check_arguments(r, w.turn):
-            if a.seen_at is not None and a.seen_in == "observation":
-                supplied.setdefault(a.seen_at, []).append(a.path.split(".")[0].split("[")[0])
     first = next((c for c in calls if not c.writes and not c.error), None)
     first_change = min((w.n for w in writes), default=None)
     told: set[str] = set()
