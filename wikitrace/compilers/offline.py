@@ -32,7 +32,8 @@ from .changes import Edit, edit_of, what_ran
 from .grounding import ground
 from .insight_words import free_form, join, report_message
 from .page_items import answered_nothing, diff_phrase, lacking_support, silent_items
-from .page_notes import answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance, wrong_answer
+from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
+                         record_rule_notes, wrong_answer)
 from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .arguments import check_arguments
@@ -346,7 +347,7 @@ def _failure_items(r: Reading) -> list[Item]:
     for c in writes:
         notes, flagged = check_notes(r, c)
         if free_form(c) is None:
-            notes = notes + choice_notes(r, c)
+            notes = notes + record_rule_notes(r, c) + choice_notes(r, c)
         else:
             notes = notes + answer_context(r, c)
         last = c is writes[-1]

@@ -175,3 +175,54 @@ def asked_note(r: Reading, before: int) -> list[str]:
     if not asked:
         return []
     return [f"Its look-ups before it asked: {join(asked, 6)}."]
+
+
+def _record_holding(node, key: str, value: str):
+    """The first JSON object (walked in order) that holds ``value`` under a field named like the
+    argument that sent it (``reservation_id``; ``id`` for ``payment_id``)."""
+    if isinstance(node, dict):
+        if any(isinstance(v, str) and v == value and (k == key or key.endswith("_" + k)) for k, v in node.items()):
+            return node
+        node = list(node.values())
+    if isinstance(node, list):
+        for v in node:
+            found = _record_holding(v, key, value)
+            if found is not None:
+                return found
+    return None
+
+
+def record_rule_notes(r: Reading, c: Call, limit: int = 2) -> list[str]:
+    """Rules of the system prompt on the record a change acted on: an id argument taken from a
+    look-up's answer points at a record there, and a rule naming the call's action and every word
+    of one of that record's plain values (a cabin class, a status) bears on the change though no
+    argument names it. Said as what the log shows, never as a breach."""
+    from .rules import _DIGIT, _rules, _words
+
+    if r.system is None or not c.writes:
+        return []
+    action = _words((c.name or "").replace("_", " ")) - {"the", "and"}
+    told = {h.sentence for h in rules_once(r, c)}
+    by_n = {x.n: x for x in r.calls}
+    notes: list[str] = []
+    for a in check_arguments(r, c.turn):
+        src = by_n.get(a.seen_at) if a.seen_in == "observation" else None
+        if src is None or not isinstance(a.value, str):
+            continue
+        key = re.sub(r"\[\d+\]", "", a.path).split(".")[-1]
+        try:
+            record = _record_holding(json.loads(src.turn.result or ""), key, a.value)
+        except ValueError:
+            continue
+        fields = [(k, v, _words(v.replace("_", " ")) - action) for k, v in (record or {}).items()
+                  if isinstance(v, str) and v.strip() and not _DIGIT.search(v) and len(v.split()) <= 3]
+        for rule in _rules(r):
+            if rule.sentence in told or not action & rule.words or len(notes) >= limit:
+                continue
+            named = next(((k, v) for k, v, words in fields if words and words <= rule.words), None)
+            if named is not None:
+                told.add(rule.sentence)
+                notes.append(f"The record `{a.path}` points at has `{named[0]}` {json.dumps(named[1])} ({src.name}'s "
+                             f"answer, turn {src.n}); a rule of the system prompt (turn {r.system.turn}) on this "
+                             f"action names it: \"{rule.sentence}\"")
+    return notes
