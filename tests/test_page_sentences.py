@@ -692,3 +692,9 @@ def test_a_rule_on_the_record_a_change_acted_on_is_noted():
     assert ('The record `booking_id` points at has `cabin` "basic_economy" (get_booking\'s answer, turn 2); a rule of '
             'the system prompt (turn 0) on this action names it: "Basic economy bookings cannot be cancelled."') in notes
     assert not any("Business bookings" in n for n in notes)  # the record's class is not business
+    # an economy booking, in a log that shows basic_economy as a class of its own: "Basic economy
+    # bookings" does not name it
+    turns[2] = _call("get_booking", {"booking_id": "QX7"},
+                     '{"booking_id": "QX7", "cabin": "economy", "other_classes": ["basic_economy", "business"]}')
+    notes = [n for e in _checked(_native("rule-2", turns, False)) for n in e.notes]
+    assert not any(n.startswith("The record `booking_id`") for n in notes), notes

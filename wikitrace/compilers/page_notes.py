@@ -192,6 +192,20 @@ def _record_holding(node, key: str, value: str):
     return None
 
 
+def _names(r: Reading, sentence: str, value: str) -> bool:
+    """Whether a sentence names a value as a term of its own: "economy" in "economy flights", not
+    in "basic economy flights" when the log shows ``basic_economy`` as a term of its own."""
+    seen = r.memo.get("notes.answers")
+    if seen is None:
+        seen = r.memo["notes.answers"] = " ".join((c.turn.result or "") for c in r.calls).lower()
+    phrase = " ".join(value.lower().replace("_", " ").split())
+    for m in re.finditer(r"(?:(\w+)\s+)?(?<!\w)" + re.escape(phrase) + r"(?!\w)", sentence.lower()):
+        before = m.group(1)
+        if not before or not any(f"{before}{sep}{phrase.replace(' ', sep)}" in seen for sep in ("_", " ", "-")):
+            return True
+    return False
+
+
 def record_rule_notes(r: Reading, c: Call, limit: int = 2) -> list[str]:
     """Rules of the system prompt on the record a change acted on: an id argument taken from a
     look-up's answer points at a record there, and a rule naming the call's action and every word
@@ -214,12 +228,13 @@ def record_rule_notes(r: Reading, c: Call, limit: int = 2) -> list[str]:
             record = _record_holding(json.loads(src.turn.result or ""), key, a.value)
         except ValueError:
             continue
-        fields = [(k, v, _words(v.replace("_", " ")) - action) for k, v in (record or {}).items()
-                  if isinstance(v, str) and v.strip() and not _DIGIT.search(v) and len(v.split()) <= 3]
+        fields = [(k, v) for k, v in (record or {}).items() if isinstance(v, str) and v.strip()
+                  and not _DIGIT.search(v) and len(v.split()) <= 3 and _words(v.replace("_", " ")) - action]
         for rule in _rules(r):
-            if rule.sentence in told or not action & rule.words or len(notes) >= limit:
+            # an "at most N" rule is counted against the arguments (rules_for): kept, it says nothing here
+            if rule.sentence in told or rule.limits or not action & rule.words or len(notes) >= limit:
                 continue
-            named = next(((k, v) for k, v, words in fields if words and words <= rule.words), None)
+            named = next(((k, v) for k, v in fields if _names(r, rule.sentence, v)), None)
             if named is not None:
                 told.add(rule.sentence)
                 notes.append(f"The record `{a.path}` points at has `{named[0]}` {json.dumps(named[1])} ({src.name}'s "
