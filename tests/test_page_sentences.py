@@ -361,6 +361,21 @@ def _note(c: Check, text: str, n: int) -> None:
         assert m.group(3) in " ".join((seen.result or "").split()), text  # exact, case kept
         assert c.run.outcome.label == "failure"
         return
+    m = re.fullmatch(r"(The error listed \d+ names \(.+\); )the (\S+) call at turn (\d+) sent one of them \('(.+)'\) "
+                     r"inside quote marks, as (.+), and (was answered with an error|went through)\.", text)
+    if m:  # a listed name sent wrapped in quote marks: the call's text is the name inside two marks
+        k = int(m.group(3))
+        x = c.call(k)
+        sent = x.arguments.strip()
+        assert x.name == m.group(2) and k > n and sent == m.group(5) and sent[0] in "\"'\u201c\u201d\u2018\u2019`"
+        assert " ".join(sent[1:-1].split()).casefold() == " ".join(m.group(4).split()).casefold()
+        assert x.is_error == (m.group(6) == "was answered with an error")
+        err = c.call(n) if c.call(n).is_error else None
+        if err is not None:
+            assert f"'{m.group(4)}'" in (err.result or "") or f'"{m.group(4)}"' in (err.result or "")
+            assert not any(t.turn > n and t.name == x.name and isinstance(t.arguments, str) and
+                           f"'{t.arguments.strip()}'" in (err.result or "") for t in c.calls)  # none sent it bare
+        return
     m = re.fullmatch(r"The error listed (\d+) names \((.+)\); (?:the (\S+) call at turn (\d+) sent one of them "
                      r"\('(.+)'\)|no later (\S+) call sent one of them)\.", text)
     if m:  # the names an error offered, and whether a later call of its tool sent one
@@ -698,3 +713,19 @@ def test_a_rule_on_the_record_a_change_acted_on_is_noted():
                      '{"booking_id": "QX7", "cabin": "economy", "other_classes": ["basic_economy", "business"]}')
     notes = [n for e in _checked(_native("rule-2", turns, False)) for n in e.notes]
     assert not any(n.startswith("The record `booking_id`") for n in notes), notes
+
+
+def test_a_listed_name_sent_inside_quote_marks_is_told_so():
+    """A search tool lists 'Speed of Sound (song)'; the agent sends "Speed of Sound (song)" with the
+    quote marks and is refused again: the page says the marks went with the name."""
+    turns = [_say("user", "What is on the cover of the album with the song Speed of Sound?"),
+             _call("Search", '"Speed of Sound"', "Could not find [\"Speed of Sound\"]. Similar: ['Speed of sound', "
+                   "'Speed of Sound (song)'].", True),
+             _call("Search", '"Speed of Sound (song)"', "Could not find [\"Speed of Sound (song)\"]. Similar: "
+                   "['Speed of Sound (song)', 'X&Y'].", True),
+             _call("Search", "X&Y", "X&Y is the third studio album by Coldplay.")]
+    turns.insert(0, _say("system", "Answer questions with Search and Finish."))
+    notes = [n for e in _checked(_native("quoted-1", turns, False)) for n in e.notes]
+    assert ("The error listed 2 names ('Speed of sound', 'Speed of Sound (song)'); the Search call at turn 3 sent one "
+            "of them ('Speed of Sound (song)') inside quote marks, as \"Speed of Sound (song)\", and was answered "
+            "with an error.") in notes, notes

@@ -77,18 +77,30 @@ def listed_names(text: str) -> list[str]:
     return [x[1:-1] for x in re.findall(r"'[^']*'|\"[^\"]*\"", m.group(1))] if m else []
 
 
+_QUOTE_MARKS = "\"'\u201c\u201d\u2018\u2019`"
+
+
 def listed_note(calls: list[Call], err: Call) -> list[str]:
     """Whether a later call of the same tool sent one of the names the error listed: the
-    retry the error itself offered, taken or not."""
+    retry the error itself offered, taken or not. A name sent inside quote marks is told as
+    such: the marks, not the name, are then what the tool was given."""
     names = listed_names(err.turn.result or "")
     if not names:
         return []
     folded = {" ".join(n.split()).casefold(): n for n in names}
-    used = next(((x, folded[" ".join(str(x.turn.arguments).split()).casefold()]) for x in calls
-                 if x.n > err.n and x.name == err.name and isinstance(x.turn.arguments, str)
-                 and " ".join(x.turn.arguments.split()).casefold() in folded), None)
+    fold = lambda text: " ".join(text.split()).casefold()  # noqa: E731
+    later = [x for x in calls if x.n > err.n and x.name == err.name and isinstance(x.turn.arguments, str)]
+    used = next(((x, folded[fold(x.turn.arguments)]) for x in later if fold(x.turn.arguments) in folded), None)
+    quoted = None if used else next(
+        ((x, folded[fold(x.turn.arguments.strip()[1:-1])]) for x in later
+         if len(x.turn.arguments.strip()) > 2 and x.turn.arguments.strip()[0] in _QUOTE_MARKS
+         and x.turn.arguments.strip()[-1] in _QUOTE_MARKS and fold(x.turn.arguments.strip()[1:-1]) in folded), None)
     shown = ", ".join(f"'{n}'" for n in names[:4]) + (", …" if len(names) > 4 else "")
     head = f"The error listed {len(names)} names ({shown}); "
+    if quoted:
+        x, name = quoted
+        return [head + f"the {err.name} call at turn {x.n} sent one of them ('{name}') inside quote marks, as "
+                f"{x.turn.arguments.strip()}, and " + ("was answered with an error." if x.error else "went through.")]
     return [head + (f"the {err.name} call at turn {used[0].n} sent one of them ('{used[1]}')." if used
                     else f"no later {err.name} call sent one of them.")]
 
