@@ -354,6 +354,17 @@ def _note(c: Check, text: str, n: int) -> None:
             assert any(t.name == name and t.turn <= n and isinstance(t.arguments, str)
                        and " ".join(t.arguments.split()).startswith(arg.rstrip("…")) for t in c.calls), (name, arg)
         return
+    m = re.fullmatch(r'The answer it gave, (".*?"), appears in what (\S+) returned at turn (\d+): "…?(.+?)…?"', text)
+    if m:  # a wrong final answer's text, quoted exactly from the latest look-up that showed it
+        given, k = json.loads(m.group(1)), int(m.group(3))
+        src, call = c.call(k), c.call(n)
+        assert c.run.outcome.label == "failure" and _flat(str(call.arguments)) == _flat(given)
+        assert src.name == m.group(2) and k < n and not src.is_error
+        flat = " ".join((src.result or "").split())
+        assert m.group(4) in flat and _flat(given) in _flat(m.group(4)), text
+        assert not any(k < t.turn < n and not t.is_error and is_read_only(t) and _flat(given) in _flat(t.result or "")
+                       for t in c.calls), "a later look-up showed it too"
+        return
     m = re.fullmatch(r'(\S+) at turn (\d+) had returned it in: "…?(.+?)…?"', text)
     if m:  # the words around the expected answer, quoted exactly from that look-up's answer
         seen = c.call(int(m.group(2)))
@@ -729,3 +740,17 @@ def test_a_listed_name_sent_inside_quote_marks_is_told_so():
     assert ("The error listed 2 names ('Speed of sound', 'Speed of Sound (song)'); the Search call at turn 3 sent one "
             "of them ('Speed of Sound (song)') inside quote marks, as \"Speed of Sound (song)\", and was answered "
             "with an error.") in notes, notes
+
+
+def test_a_wrong_answer_says_where_its_text_appeared():
+    """No look-up returned the expected answer; the answer given was a name the second page showed:
+    the page quotes where."""
+    turns = [_say("system", "Answer questions with Search and Finish."),
+             _say("user", "Who did the champion fight next, in Houston?"),
+             _call("Search", "Fight of the Century", "The Fight of the Century was a bout between Ali and Frazier."),
+             _call("Search", "Super Fight II", "Super Fight II was a rematch between Ali and Frazier in New York."),
+             _call("Finish", "Frazier", ""),
+             {"type": "answer", "role": "assistant", "content": "Frazier"}]
+    notes = [n for e in _checked(_native("answer-1", turns, False)) for n in e.notes]
+    assert ('The answer it gave, "Frazier", appears in what Search returned at turn 3: "Super Fight II was a rematch '
+            'between Ali and Frazier in New York."') in notes, notes

@@ -154,29 +154,43 @@ def choice_notes(r: Reading, c: Call) -> list[str]:
     return out
 
 
+def _window(text: str, needle: str, width: int) -> str | None:
+    """``needle`` in ``text`` (whitespace folded) with about ``width`` characters either side, cut
+    at word ends and marked with … where cut; None when absent or when a double quote inside
+    would not read back exactly."""
+    flat = " ".join((text or "").split())
+    at = flat.lower().find(" ".join(needle.split()).lower())
+    if at < 0:
+        return None
+    start, end = max(0, at - width), min(len(flat), at + len(needle) + width)
+    if start > 0 and " " in flat[start:at]:
+        start = flat.index(" ", start) + 1
+    if end < len(flat) and " " in flat[at + len(needle):end]:
+        end = flat.rindex(" ", at + len(needle), end)
+    window = flat[start:end]
+    return None if "\"" in window else f"{'…' if start else ''}{window}{'…' if end < len(flat) else ''}"
+
+
 def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
     """For a final answer judged wrong whose expected answer a look-up had returned: the words
     around it in that look-up's answer, quoted exactly, so the reader sees what the agent read
-    past (the year beside a range, the full name beside a short one)."""
+    past (the year beside a range, the full name beside a short one). When no look-up had
+    returned it: the look-ups it asked, and where the answer it gave was read, if anywhere."""
     if free_form(c) is None or r.run.outcome is None or r.run.outcome.success:
         return []
     gold = expected_answer(r)
     seen = answer_seen_in(r, gold, c) if gold else None
     if seen is None:
-        return asked_note(r, c.n)
-    flat = " ".join((seen.turn.result or "").split())
-    at = flat.lower().find(" ".join(gold.split()).lower())
-    if at < 0:
+        given = " ".join(str(c.turn.arguments).split())
+        source = next((x for x in reversed(r.calls) if x.n < c.n and not x.error and not x.writes
+                       and _window(x.turn.result, given, width)), None) if len(given) > 1 else None
+        return asked_note(r, c.n) + ([f"The answer it gave, {json.dumps(given)}, appears in what {source.name} "
+                                      f"returned at turn {source.n}: \"{_window(source.turn.result, given, width)}\""]
+                                     if source is not None else [])
+    window = _window(seen.turn.result, gold, width)
+    if window is None:
         return []
-    start, end = max(0, at - width), min(len(flat), at + len(gold) + width)
-    if start > 0 and " " in flat[start:at]:
-        start = flat.index(" ", start) + 1
-    if end < len(flat) and " " in flat[at + len(gold):end]:
-        end = flat.rindex(" ", at + len(gold), end)
-    window = flat[start:end]
-    if "\"" in window:
-        return []  # a quote inside would not read back exactly
-    return [f"{seen.name} at turn {seen.n} had returned it in: \"{'…' if start else ''}{window}{'…' if end < len(flat) else ''}\""]
+    return [f"{seen.name} at turn {seen.n} had returned it in: \"{window}\""]
 
 
 def asked_note(r: Reading, before: int) -> list[str]:
