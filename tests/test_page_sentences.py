@@ -359,6 +359,9 @@ def _note(c: Check, text: str, n: int) -> None:
         given, k = json.loads(m.group(1)), int(m.group(3))
         src, call = c.call(k), c.call(n)
         assert c.run.outcome.label == "failure" and _flat(str(call.arguments)) == _flat(given)
+        assert c.changes()[-1] is call  # the call that ended the run, and an answer the log records as one
+        assert any(t.type == "answer" and _flat(t.content or "") == _flat(given) for t in c.run.turns) or \
+            (c.run.task.metadata or {}).get("gold_answer")
         assert src.name == m.group(2) and k < n and not src.is_error
         flat = " ".join((src.result or "").split())
         assert m.group(4) in flat and _flat(given) in _flat(m.group(4)), text

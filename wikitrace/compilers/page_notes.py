@@ -178,12 +178,14 @@ def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
     returned it: the look-ups it asked, and where the answer it gave was read, if anywhere."""
     if free_form(c) is None or r.run.outcome is None or r.run.outcome.success:
         return []
+    if c is not next((x for x in reversed(r.calls) if x.writes and not x.error), None):
+        return []  # a click on the way (a product, an option) is no answer: the notes go with the last one
     gold = expected_answer(r)
     seen = answer_seen_in(r, gold, c) if gold else None
     if seen is None:
         given = " ".join(str(c.turn.arguments).split())
         source = next((x for x in reversed(r.calls) if x.n < c.n and not x.error and not x.writes
-                       and _window(x.turn.result, given, width)), None) if len(given) > 1 else None
+                       and _window(x.turn.result, given, width)), None) if gives_answer(r, c) and len(given) > 1 else None
         return asked_note(r, c.n) + ([f"The answer it gave, {json.dumps(given)}, appears in what {source.name} "
                                       f"returned at turn {source.n}: \"{_window(source.turn.result, given, width)}\""]
                                      if source is not None else [])
