@@ -457,6 +457,9 @@ def _note(c: Check, text: str, n: int) -> None:
         for word in re.findall(r"[a-z]+", value.lower()):  # every word of the value, as the rule words it
             assert word[:4] in m.group(7).lower(), word
         return
+    if text.startswith(("The calls the log records as expected", "The log records ")):
+        _expected_note(c, text, n)
+        return
     if "no user message agreeing to it came right before the call" in text:
         assert c.has_interlocutor(), "a confirmation breach in a log where nobody answers the agent"
         assert not c.user_agreed_before(n)
@@ -466,6 +469,47 @@ def _note(c: Check, text: str, n: int) -> None:
         assert c.user_agreed_before(yes + 1) and c.by_n[yes].role == "user"
         assert yes < change < n and c.went_through(change) and not is_read_only(c.call(change))
         assert not any(t.type == "message" and t.role == "user" and yes < t.turn < n for t in c.run.turns)
+
+
+def _expected_note(c: Check, text: str, n: int) -> None:
+    """The notes comparing a run's changes with the calls its log records as expected."""
+    expected = json.loads(c.run.task.metadata["expected_calls"])
+    changes = [e for e in expected if not is_read_only(Turn(0, "function_call", "assistant", name=e["name"],
+                                                            arguments=e["arguments"]))]
+    shown = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)  # noqa: E731
+    m = re.fullmatch(r"The calls the log records as expected for this task include no (\S+) call; (?:the expected "
+                     r"changes: (.+)\.|it expected look-ups only\.)", text)
+    if m:
+        assert c.call(n).name == m.group(1) and not any(e["name"] == m.group(1) for e in expected)
+        assert (m.group(2) is None) == (not changes)
+        if m.group(2):
+            assert set(re.findall(r"(\w+)\(", m.group(2))) <= {e["name"] for e in changes}
+        return
+    m = re.fullmatch(r"The log records this same (\S+) call among those the task expected\.", text)
+    if m:
+        call = c.call(n)
+        assert any(e["name"] == call.name == m.group(1) and e["arguments"] == call.arguments for e in changes)
+        return
+    m = re.fullmatch(r"The log records the (\S+) call the task expected with (.+?)(?: \(and (\d+) more arguments "
+                     r"differ\))?\.", text)
+    if m:
+        call = c.call(n)
+        assert call.name == m.group(1)
+        pairs = re.findall(r"`(\w+)` (.+?) where this call sent (.+?)(?:; |$)", m.group(2))
+        assert pairs
+        fits = lambda said, value: said.endswith("…") and value.startswith(said[:-1]) or said == value  # noqa: E731
+        assert any(all((fits(want, shown(e["arguments"][k])) if k in e["arguments"] else want == "absent")
+                       and (fits(sent, shown(call.arguments[k])) if k in call.arguments else sent == "none")
+                       and e["arguments"].get(k) != call.arguments.get(k) for k, want, sent in pairs)
+                   for e in changes if e["name"] == call.name)
+        return
+    m = re.fullmatch(r"The log records (\d+) expected changes? this run did not make \(no call of that tool went "
+                     r"through\): (.+?)(?: and \d+ more)?\.", text)
+    assert m, text
+    made = {t.name for t in c.changes()}
+    missed = [e for e in changes if e["name"] not in made]
+    assert int(m.group(1)) == len(missed) > 0
+    assert set(re.findall(r"(\w+)\(", m.group(2))) <= {e["name"] for e in missed}
 
 
 def _objects(node):
@@ -757,3 +801,53 @@ def test_a_wrong_answer_says_where_its_text_appeared():
     notes = [n for e in _checked(_native("answer-1", turns, False)) for n in e.notes]
     assert ('The answer it gave, "Frazier", appears in what Search returned at turn 3: "Super Fight II was a rematch '
             'between Ali and Frazier in New York."') in notes, notes
+
+
+def _tau(actions: list[dict], traj: list[dict], reward: float) -> Run:
+    from wikitrace.runs.openai_chat import record_to_run
+
+    return record_to_run({"task_id": 7, "trial": 0, "reward": reward, "traj": traj,
+                          "info": {"task": {"user_id": "ana_7", "instruction": "Cancel booking QX7.",
+                                            "actions": actions}}}, "tau.json:1")
+
+
+def _tool_call(i: int, name: str, args: dict) -> dict:
+    return {"role": "assistant", "content": None,
+            "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+
+
+def _tool_answer(i: int, name: str, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": f"c{i}", "name": name, "content": content}
+
+
+def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
+    """tau-bench records the calls a task counts as right: a cancel the task never expected, a
+    booking with another payment, and an expected change never made are each said, checked."""
+    traj = [{"role": "system", "content": "You are an airline agent. Basic economy bookings cannot be cancelled."},
+            {"role": "user", "content": "Hi, cancel booking QX7 please, and book me on HAT1."},
+            _tool_call(1, "get_booking", {"booking_id": "QX7"}),
+            _tool_answer(1, "get_booking", '{"booking_id": "QX7", "cabin": "basic_economy"}'),
+            {"role": "assistant", "content": "Cancel QX7 and book HAT1 paid by card_1. Go ahead?"},
+            {"role": "user", "content": "yes"},
+            _tool_call(2, "cancel_booking", {"booking_id": "QX7"}),
+            _tool_answer(2, "cancel_booking", '{"booking_id": "QX7", "status": "cancelled"}'),
+            _tool_call(3, "book_flight", {"flight": "HAT1", "payment_id": "card_1"}),
+            _tool_answer(3, "book_flight", '{"booking_id": "NEW1", "flight": "HAT1"}'),
+            {"role": "user", "content": "thanks ###STOP###"}]
+    actions = [{"name": "get_booking", "kwargs": {"booking_id": "QX7"}},
+               {"name": "book_flight", "kwargs": {"flight": "HAT1", "payment_id": "gift_2"}},
+               {"name": "send_voucher", "kwargs": {"user_id": "ana_7", "amount": 50}}]
+    run = _tau(actions, traj, 0.0)
+    assert json.loads(run.task.metadata["expected_calls"])[1] == {"name": "book_flight",
+                                                                   "arguments": {"flight": "HAT1", "payment_id": "gift_2"}}
+    notes = [n for e in _checked(run) for n in e.notes]
+    assert ("The calls the log records as expected for this task include no cancel_booking call; the expected changes: "
+            'book_flight(flight="HAT1", payment_id="gift_2") and send_voucher(amount=50, user_id="ana_7").') in notes
+    assert ('The log records the book_flight call the task expected with `payment_id` "gift_2" where this call sent '
+            '"card_1".') in notes
+    assert ("The log records 1 expected change this run did not make (no call of that tool went through): "
+            'send_voucher(amount=50, user_id="ana_7").') in notes
+    # a log that records no expected calls gets none of these notes
+    plain = _tau([], traj, 0.0)
+    assert "expected_calls" not in plain.task.metadata
+    assert not any("expected" in n for e in _checked(plain) for n in e.notes)

@@ -31,6 +31,7 @@ from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
 from .insight_words import free_form, join, report_message
+from .expected_calls import change_notes, missed_notes
 from .page_items import answered_nothing, diff_phrase, lacking_support, silent_items
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
                          record_rule_notes, wrong_answer)
@@ -346,6 +347,9 @@ def _failure_items(r: Reading) -> list[Item]:
     answered = writes[-1] if writes and harness_reason(r) is None else None
     for c in writes:
         notes, flagged = check_notes(r, c)
+        notes = change_notes(r, c) + notes
+        if c is writes[-1]:
+            notes += missed_notes(r)
         if free_form(c) is None:
             notes = notes + record_rule_notes(r, c) + choice_notes(r, c)
         else:
@@ -376,5 +380,6 @@ def _failure_items(r: Reading) -> list[Item]:
             last = said
         items.append(Item(40, Evidence(decision=decision, support=support, turns=[last.turn] if last else [],
                                        quote=quote_of(said.content, 240) if said is not None else None,
-                                       notes=asked_note(r, calls[-1].n + 1) if calls else []), "idle"))
+                                       notes=(asked_note(r, calls[-1].n + 1) if calls else []) + missed_notes(r)),
+                          "idle"))
     return items
