@@ -163,12 +163,18 @@ def _window(text: str, needle: str, width: int) -> str | None:
     if at < 0:
         return None
     start, end = max(0, at - width), min(len(flat), at + len(needle) + width)
-    if start > 0 and " " in flat[start:at]:
+    # a double quote would not read back inside the page's own quotes: the window stops short of it
+    start = max(start, flat.rfind("\"", start, at) + 1)
+    cut = flat.find("\"", at + len(needle), end)
+    end = end if cut < 0 else cut
+    if "\"" in flat[at:at + len(needle)]:
+        return None
+    if start > 0 and " " in flat[start:at] and flat[start - 1] != "\"":
         start = flat.index(" ", start) + 1
-    if end < len(flat) and " " in flat[at + len(needle):end]:
+    if end < len(flat) and " " in flat[at + len(needle):end] and flat[end] != "\"":
         end = flat.rindex(" ", at + len(needle), end)
-    window = flat[start:end]
-    return None if "\"" in window else f"{'…' if start else ''}{window}{'…' if end < len(flat) else ''}"
+    window = flat[start:end].strip()
+    return f"{'…' if start else ''}{window}{'…' if end < len(flat) else ''}"
 
 
 def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
