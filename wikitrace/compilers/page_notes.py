@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join, picked
 from .arguments import check_arguments
@@ -226,15 +227,23 @@ def _record_holding(node, key: str, value: str):
     return None
 
 
+@lru_cache(maxsize=1024)
+def _lower(sentence: str) -> str:
+    return sentence.lower()  # a run's few dozen rule sentences, asked for every field of every record
+
+
 def _names(r: Reading, sentence: str, value: str) -> bool:
     """Whether a sentence names a value as a term of its own: "economy" in "economy flights", not
     in "basic economy flights" when the log shows ``basic_economy`` as a term of its own."""
-    seen = r.memo.get("notes.answers")
-    if seen is None:
-        seen = r.memo["notes.answers"] = " ".join((c.turn.result or "") for c in r.calls).lower()
     phrase = " ".join(value.lower().replace("_", " ").split())
-    for m in re.finditer(r"(?:(\w+)\s+)?(?<!\w)" + re.escape(phrase) + r"(?!\w)", sentence.lower()):
+    low = _lower(sentence)
+    if phrase not in low:  # most pairs: no regex needed
+        return False
+    for m in re.finditer(r"(?:(\w+)\s+)?(?<!\w)" + re.escape(phrase) + r"(?!\w)", low):
         before = m.group(1)
+        seen = r.memo.get("notes.answers")
+        if seen is None and before:
+            seen = r.memo["notes.answers"] = " ".join((c.turn.result or "") for c in r.calls).lower()
         if not before or not any(f"{before}{sep}{phrase.replace(' ', sep)}" in seen for sep in ("_", " ", "-")):
             return True
     return False
@@ -250,23 +259,33 @@ def record_rule_notes(r: Reading, c: Call, limit: int = 2) -> list[str]:
     if r.system is None or not c.writes:
         return []
     action = _words((c.name or "").replace("_", " ")) - {"the", "and"}
+    # an "at most N" rule is counted against the arguments (rules_for): kept, it says nothing here
+    rules = [rule for rule in _rules(r) if not rule.limits and action & rule.words]
+    pointers = [a for a in check_arguments(r, c.turn) if a.seen_in == "observation" and isinstance(a.value, str)]
+    if not rules or not pointers:
+        return []
     told = {h.sentence for h in rules_once(r, c)}
     by_n = {x.n: x for x in r.calls}
     notes: list[str] = []
-    for a in check_arguments(r, c.turn):
-        src = by_n.get(a.seen_at) if a.seen_in == "observation" else None
-        if src is None or not isinstance(a.value, str):
+    for a in pointers:
+        src = by_n.get(a.seen_at)
+        if src is None:
             continue
         key = re.sub(r"\[\d+\]", "", a.path).split(".")[-1]
-        try:
-            record = _record_holding(json.loads(src.turn.result or ""), key, a.value)
-        except ValueError:
-            continue
+        parsed = r.memo.get(f"notes.json:{src.n}", ...)
+        if parsed is ...:  # each answer parsed once per run, however many arguments point into it
+            try:
+                parsed = json.loads(src.turn.result or "")
+            except ValueError:
+                parsed = None
+            r.memo[f"notes.json:{src.n}"] = parsed
+        record = _record_holding(parsed, key, a.value)
         fields = [(k, v) for k, v in (record or {}).items() if isinstance(v, str) and v.strip()
                   and not _DIGIT.search(v) and len(v.split()) <= 3 and _words(v.replace("_", " ")) - action]
-        for rule in _rules(r):
-            # an "at most N" rule is counted against the arguments (rules_for): kept, it says nothing here
-            if rule.sentence in told or rule.limits or not action & rule.words or len(notes) >= limit:
+        if not fields:
+            continue
+        for rule in rules:
+            if rule.sentence in told or len(notes) >= limit:
                 continue
             named = next(((k, v) for k, v in fields if _names(r, rule.sentence, v)), None)
             if named is not None:
