@@ -135,7 +135,7 @@ class Check:
         order; "(new file)" only where that file's header says so."""
         result = self.call(n).result or ""
         for path, new in re.findall(r"`([^`]+)`( \(new file\))?", listed):
-            head = re.search(r"^diff --git a/\S+ b/" + re.escape(path) + r"[ \t]*$", result, re.M)
+            head = re.search(r"^diff --git a/(?:\S+ b/" + re.escape(path) + r"|" + re.escape(path) + r")[ \t]*$", result, re.M)
             assert head, path
             header = result[head.end():].split("\ndiff --git ", 1)[0].split("\n@@", 1)[0]
             assert bool(re.search(r"^new file mode", header, re.M)) == bool(new), path
