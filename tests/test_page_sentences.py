@@ -214,8 +214,8 @@ def _decision(c: Check, text: str, success: bool) -> None:
         if m.group(9).startswith(";"):
             assert not any(t.turn > n for t in c.changes())
         return
-    m = re.fullmatch(r"Called (\S+) at turn (\d+), which returned nothing; (?:the next change was (\S+) at turn (\d+)|"
-                     r"no change came after it)\.", text)
+    m = re.fullmatch(r"Called (\S+) at turn (\d+), which returned nothing; (?:the next change that went through was "
+                     r"(\S+) at turn (\d+)|no change went through after it)\.", text)
     if m:  # a call that sent text and got nothing back; the change after it, or none
         n = int(m.group(2))
         call = c.call(n)
@@ -503,11 +503,15 @@ def _expected_note(c: Check, text: str, n: int) -> None:
                        and e["arguments"].get(k) != call.arguments.get(k) for k, want, sent in pairs)
                    for e in changes if e["name"] == call.name)
         return
-    m = re.fullmatch(r"The log records (\d+) expected changes? this run did not make \(no call of that tool went "
-                     r"through\): (.+?)(?: and \d+ more)?\.", text)
+    m = re.fullmatch(r"The log records (\d+) expected changes? this run did not make: (.+?)(?: and \d+ more)?\.", text)
     assert m, text
-    made = {t.name for t in c.changes()}
-    missed = [e for e in changes if e["name"] not in made]
+    made = [t for t in c.changes()]
+    missed = []  # per tool expected more often than changed: the expected calls no change sent alike
+    for name in {e["name"] for e in changes}:
+        wanted = [e for e in changes if e["name"] == name]
+        sent = [t.arguments for t in made if t.name == name]
+        if len(wanted) > len(sent):
+            missed += [e for e in wanted if e["arguments"] not in sent]
     assert int(m.group(1)) == len(missed) > 0
     assert set(re.findall(r"(\w+)\(", m.group(2))) <= {e["name"] for e in missed}
 
@@ -704,11 +708,13 @@ def test_a_call_that_answered_nothing_is_quoted_before_the_change():
     for success in (True, False):
         items = _checked(_native("think-1", turns, success))
         note = next(e for e in items if e.turns == [4])
-        assert note.decision == "Called think at turn 4, which returned nothing; the next change was cancel_booking at turn 7."
+        assert note.decision == ("Called think at turn 4, which returned nothing; the next change that went through was "
+                                 "cancel_booking at turn 7.")
         assert note.quote and note.quote.startswith("Booking QX7 is basic economy")
         assert not any(e.decision.startswith("Looked up with think") for e in items)
     items = _checked(_native("think-2", turns[:5], True))  # nothing changed after it
-    assert any(e.decision == "Called think at turn 4, which returned nothing; no change came after it." for e in items)
+    assert any(e.decision == "Called think at turn 4, which returned nothing; no change went through after it."
+               for e in items)
 
 
 _PATCH = ("\ndiff --git a/Repro.java b/Repro.java\nnew file mode 100644\n--- /dev/null\n+++ b/Repro.java\n@@ -0,0 +1,3 @@\n"
@@ -845,8 +851,15 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
             'book_flight(flight="HAT1", payment_id="gift_2") and send_voucher(amount=50, user_id="ana_7").') in notes
     assert ('The log records the book_flight call the task expected with `payment_id` "gift_2" where this call sent '
             '"card_1".') in notes
-    assert ("The log records 1 expected change this run did not make (no call of that tool went through): "
-            'send_voucher(amount=50, user_id="ana_7").') in notes
+    assert 'The log records 1 expected change this run did not make: send_voucher(amount=50, user_id="ana_7").' in notes
+    # two bookings expected, one made as expected: the other is the change it did not make
+    twice = _tau([{"name": "book_flight", "kwargs": {"flight": "HAT1", "payment_id": "card_1"}},
+                  {"name": "book_flight", "kwargs": {"flight": "HAT2", "payment_id": "card_1"}},
+                  {"name": "cancel_booking", "kwargs": {"booking_id": "QX7"}}], traj, 0.0)
+    notes = [n for e in _checked(twice) for n in e.notes]
+    assert 'The log records 1 expected change this run did not make: book_flight(flight="HAT2", payment_id="card_1").' \
+        in notes, notes
+    assert "The log records this same book_flight call among those the task expected." in notes
     # a log that records no expected calls gets none of these notes
     plain = _tau([], traj, 0.0)
     assert "expected_calls" not in plain.task.metadata

@@ -72,13 +72,21 @@ def change_notes(r: Reading, c: Call) -> list[str]:
 
 
 def missed_notes(r: Reading) -> list[str]:
-    """The expected changes of tools this run never got a change through with."""
+    """The expected changes the run did not make: for a tool the log expects more changes of than
+    went through, each expected one that no change of the run sent with the same arguments."""
     expected = expected_changes(r)
     if not expected:
         return []
-    made = {c.name for c in r.calls if c.writes and not c.error}
-    missed = [e for e in expected if e["name"] not in made]
+    made: dict[str, list] = {}
+    for c in r.calls:
+        if c.writes and not c.error:
+            made.setdefault(c.name, []).append(c.turn.arguments)
+    missed = []
+    for name in dict.fromkeys(e["name"] for e in expected):
+        wanted = [e for e in expected if e["name"] == name]
+        if len(wanted) > len(made.get(name, [])):
+            missed += [e for e in wanted if e["arguments"] not in made.get(name, [])]
     if not missed:
         return []
-    return [f"The log records {len(missed)} expected change{'s' if len(missed) != 1 else ''} this run did not make "
-            f"(no call of that tool went through): {join([_call(e) for e in missed], SHOWN)}."]
+    return [f"The log records {len(missed)} expected change{'s' if len(missed) != 1 else ''} this run did not make: "
+            f"{join([_call(e) for e in missed], SHOWN)}."]

@@ -66,7 +66,8 @@ def silent_items(r: Reading) -> list[tuple[Call, str, str, str]]:
             continue
         nxt = next((w for w in r.calls if w.n > c.n and w.writes and not w.error), None)
         out.append((c, f"Called {c.name} at turn {c.n}, which returned nothing"
-                    + (f"; the next change was {nxt.name} at turn {nxt.n}." if nxt else "; no change came after it."),
+                    + (f"; the next change that went through was {nxt.name} at turn {nxt.n}." if nxt
+                       else "; no change went through after it."),
                     "Its text, quoted below, is all the call holds: what the agent wrote there before going on.",
                     quote_of(_text_sent(c), 240)))
     return out
