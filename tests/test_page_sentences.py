@@ -477,13 +477,11 @@ def _expected_note(c: Check, text: str, n: int) -> None:
     changes = [e for e in expected if not is_read_only(Turn(0, "function_call", "assistant", name=e["name"],
                                                             arguments=e["arguments"]))]
     shown = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)  # noqa: E731
-    m = re.fullmatch(r"The calls the log records as expected for this task include no (\S+) call; (?:the expected "
-                     r"changes: (.+)\.|it expected look-ups only\.)", text)
+    m = re.fullmatch(r"The calls the log records as expected for this task include no (\S+) call(; it expected "
+                     r"look-ups only)?\.", text)
     if m:
         assert c.call(n).name == m.group(1) and not any(e["name"] == m.group(1) for e in expected)
-        assert (m.group(2) is None) == (not changes)
-        if m.group(2):
-            assert set(re.findall(r"(\w+)\(", m.group(2))) <= {e["name"] for e in changes}
+        assert bool(m.group(2)) == (not changes)
         return
     m = re.fullmatch(r"The log records this same (\S+) call among those the task expected\.", text)
     if m:
@@ -712,6 +710,10 @@ def test_a_call_that_answered_nothing_is_quoted_before_the_change():
                                  "cancel_booking at turn 7.")
         assert note.quote and note.quote.startswith("Booking QX7 is basic economy")
         assert not any(e.decision.startswith("Looked up with think") for e in items)
+    # two notes before one change: the later one is what the agent acted on, the earlier is not shown
+    twice = turns[:4] + [_call("think", {"thought": "First look at QX7."}, "")] + turns[4:]
+    items = _checked(_native("think-3", twice, True))
+    assert [e.turns for e in items if "returned nothing" in e.decision] == [[5]]
     items = _checked(_native("think-2", turns[:5], True))  # nothing changed after it
     assert any(e.decision == "Called think at turn 4, which returned nothing; no change went through after it."
                for e in items)
@@ -847,8 +849,7 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
     assert json.loads(run.task.metadata["expected_calls"])[1] == {"name": "book_flight",
                                                                    "arguments": {"flight": "HAT1", "payment_id": "gift_2"}}
     notes = [n for e in _checked(run) for n in e.notes]
-    assert ("The calls the log records as expected for this task include no cancel_booking call; the expected changes: "
-            'book_flight(flight="HAT1", payment_id="gift_2") and send_voucher(amount=50, user_id="ana_7").') in notes
+    assert "The calls the log records as expected for this task include no cancel_booking call." in notes
     assert ('The log records the book_flight call the task expected with `payment_id` "gift_2" where this call sent '
             '"card_1".') in notes
     assert 'The log records 1 expected change this run did not make: send_voucher(amount=50, user_id="ana_7").' in notes

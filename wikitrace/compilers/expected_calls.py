@@ -58,8 +58,7 @@ def change_notes(r: Reading, c: Call) -> list[str]:
     same = [e for e in expected if e["name"] == c.name]
     if not same:
         return [f"The calls the log records as expected for this task include no {c.name} call"
-                + (f"; the expected changes: {join([_call(e) for e in expected], SHOWN)}." if expected
-                   else "; it expected look-ups only.")]
+                + ("." if expected else "; it expected look-ups only.")]  # the changes it missed are a note of their own
     best = min(same, key=lambda e: len(_differing(e["arguments"], c.turn.arguments)))
     keys = _differing(best["arguments"], c.turn.arguments)
     if not keys:

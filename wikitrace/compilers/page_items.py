@@ -58,13 +58,15 @@ def answered_nothing(c: Call) -> bool:
 
 
 def silent_items(r: Reading) -> list[tuple[Call, str, str, str]]:
-    """(call, decision, support, quote) for each call that answered nothing, quoting what it sent
-    and naming the change that came next, if any: what the agent wrote itself before acting."""
-    out = []
-    for c in r.calls:
-        if not answered_nothing(c):
-            continue
+    """(call, decision, support, quote) for the last call that answered nothing before each change
+    (and before the end), quoting what it sent and naming that change: what the agent wrote itself
+    before acting."""
+    out, silent = [], [c for c in r.calls if answered_nothing(c)]
+    for i, c in enumerate(silent):
         nxt = next((w for w in r.calls if w.n > c.n and w.writes and not w.error), None)
+        later = silent[i + 1] if i + 1 < len(silent) else None
+        if later is not None and (nxt is None or later.n < nxt.n):
+            continue  # of the notes before one change (or the end), the last one is what the agent acted on
         out.append((c, f"Called {c.name} at turn {c.n}, which returned nothing"
                     + (f"; the next change that went through was {nxt.name} at turn {nxt.n}." if nxt
                        else "; no change went through after it."),
