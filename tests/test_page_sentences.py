@@ -358,7 +358,7 @@ def _note(c: Check, text: str, n: int) -> None:
     if m:  # a wrong final answer's text, quoted exactly from the latest look-up that showed it
         given, k = json.loads(m.group(1)), int(m.group(3))
         src, call = c.call(k), c.call(n)
-        assert c.run.outcome.label == "failure" and _flat(str(call.arguments)) == _flat(given)
+        assert _flat(str(call.arguments)) == _flat(given)
         assert c.changes()[-1] is call  # the call that ended the run, and an answer the log records as one
         assert any(t.type == "answer" and _flat(t.content or "") == _flat(given) for t in c.run.turns) or \
             (c.run.task.metadata or {}).get("gold_answer")

@@ -34,7 +34,7 @@ from .insight_words import free_form, join, report_message
 from .expected_calls import change_notes, missed_notes
 from .page_items import answered_nothing, diff_phrase, lacking_support, silent_items
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
-                         record_rule_notes, wrong_answer)
+                         given_answer_note, record_rule_notes, wrong_answer)
 from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .arguments import check_arguments
@@ -239,7 +239,7 @@ def _success_items(r: Reading) -> list[Item]:
         seen.add(key)
         final = c is last_write
         edit = edit_of(c.turn)
-        items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(
+        items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(notes=given_answer_note(r, c) if final else [],
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + (", after the user agreed" if c.confirmed else "")
             + ("; the run's last state-changing call." if final else "."),

@@ -190,16 +190,25 @@ def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
     gold = expected_answer(r)
     seen = answer_seen_in(r, gold, c) if gold else None
     if seen is None:
-        given = " ".join(str(c.turn.arguments).split())
-        source = next((x for x in reversed(r.calls) if x.n < c.n and not x.error and not x.writes
-                       and _window(x.turn.result, given, width)), None) if gives_answer(r, c) and len(given) > 1 else None
-        return asked_note(r, c.n) + ([f"The answer it gave, {json.dumps(given)}, appears in what {source.name} "
-                                      f"returned at turn {source.n}: \"{_window(source.turn.result, given, width)}\""]
-                                     if source is not None else [])
+        return asked_note(r, c.n) + given_answer_note(r, c, width)
     window = _window(seen.turn.result, gold, width)
     if window is None:
         return []
     return [f"{seen.name} at turn {seen.n} had returned it in: \"{window}\""]
+
+
+def given_answer_note(r: Reading, c: Call, width: int = 90) -> list[str]:
+    """Where the text of the answer that ended the run appeared last before it, quoted exactly:
+    on a success the look-up that held it, on a failure the page the agent took a wrong one from."""
+    given = " ".join(str(c.turn.arguments).split())
+    if len(given) < 2 or not gives_answer(r, c) or c is not next((x for x in reversed(r.calls) if x.writes and not x.error), None):
+        return []
+    source = next((x for x in reversed(r.calls) if x.n < c.n and not x.error and not x.writes
+                   and _window(x.turn.result, given, width)), None)
+    if source is None:
+        return []
+    return [f"The answer it gave, {json.dumps(given)}, appears in what {source.name} returned at turn {source.n}: "
+            f"\"{_window(source.turn.result, given, width)}\""]
 
 
 def asked_note(r: Reading, before: int) -> list[str]:
