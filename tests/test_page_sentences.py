@@ -365,6 +365,8 @@ def _note(c: Check, text: str, n: int) -> None:
         assert src.name == m.group(2) and k < n and not src.is_error
         flat = " ".join((src.result or "").split())
         assert m.group(4) in flat and _flat(given) in _flat(m.group(4)), text
+        assert re.search(r"(?<!\w)" + re.escape(_flat(given)) + r"(?!\w)", _flat(m.group(4))), "not as whole words"
+        assert len(given.split()) > 1 or any(ch.isdigit() or ch.isupper() for ch in given)
         assert not any(k < t.turn < n and not t.is_error and is_read_only(t) and _flat(given) in _flat(t.result or "")
                        for t in c.calls), "a later look-up showed it too"
         return

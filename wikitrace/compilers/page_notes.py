@@ -160,7 +160,9 @@ def _window(text: str, needle: str, width: int) -> str | None:
     at word ends and marked with … where cut; None when absent or when a double quote inside
     would not read back exactly."""
     flat = " ".join((text or "").split())
-    at = flat.lower().find(" ".join(needle.split()).lower())
+    needle = " ".join(needle.split())
+    whole = re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", flat, re.I)  # as words first, as text else
+    at = whole.start() if whole else flat.lower().find(needle.lower())
     if at < 0:
         return None
     start, end = max(0, at - width), min(len(flat), at + len(needle) + width)
@@ -201,9 +203,15 @@ def given_answer_note(r: Reading, c: Call, width: int = 90) -> list[str]:
     """Where the text of the answer that ended the run appeared last before it, quoted exactly:
     on a success the look-up that held it, on a failure the page the agent took a wrong one from."""
     given = " ".join(str(c.turn.arguments).split())
-    if len(given) < 2 or not gives_answer(r, c) or c is not next((x for x in reversed(r.calls) if x.writes and not x.error), None):
+    # one lower-case word ("no", "cricket") occurs in most pages by chance: only a name, a number or
+    # a phrase is said to have been read somewhere
+    if len(given.split()) < 2 and not any(ch.isdigit() or ch.isupper() for ch in given):
         return []
+    if not gives_answer(r, c) or c is not next((x for x in reversed(r.calls) if x.writes and not x.error), None):
+        return []
+    words = re.compile(r"(?<!\w)" + re.escape(given.lower()) + r"(?!\w)")
     source = next((x for x in reversed(r.calls) if x.n < c.n and not x.error and not x.writes
+                   and words.search(" ".join((x.turn.result or "").split()).lower())
                    and _window(x.turn.result, given, width)), None)
     if source is None:
         return []
