@@ -354,6 +354,17 @@ def _note(c: Check, text: str, n: int) -> None:
             assert any(t.name == name and t.turn <= n and isinstance(t.arguments, str)
                        and " ".join(t.arguments.split()).startswith(arg.rstrip("…")) for t in c.calls), (name, arg)
         return
+    m = re.fullmatch(r'The answer it gave, (".*?"), appears in the user message at turn (\d+), not in any look-up: '
+                     r'"…?(.+?)…?"', text)
+    if m:  # a final answer no look-up showed, quoted from the last user message before it that did
+        given, k = json.loads(m.group(1)), int(m.group(2))
+        said, call = c.by_n[k], c.call(n)
+        assert said.type == "message" and said.role == "user" and k < n and c.changes()[-1] is call
+        assert _flat(str(call.arguments)) == _flat(given) and m.group(3) in " ".join((said.content or "").split())
+        pattern = re.compile(r"(?<!\w)" + re.escape(_flat(given)) + r"(?!\w)")
+        assert pattern.search(_flat(m.group(3))) and not any(
+            t.turn < n and not t.is_error and is_read_only(t) and pattern.search(_flat(t.result or "")) for t in c.calls)
+        return
     m = re.fullmatch(r'The answer it gave, (".*?"), appears in what (\S+) returned at turn (\d+): "…?(.+?)…?"', text)
     if m:  # a wrong final answer's text, quoted exactly from the latest look-up that showed it
         given, k = json.loads(m.group(1)), int(m.group(3))
@@ -867,3 +878,18 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
     plain = _tau([], traj, 0.0)
     assert "expected_calls" not in plain.task.metadata
     assert not any("expected" in n for e in _checked(plain) for n in e.notes)
+
+
+def test_an_answer_taken_from_the_task_text_is_said_so():
+    """A retry whose task text carries notes on the earlier, wrong attempt gives the same answer
+    again, and no look-up shows it: the page quotes where it stood."""
+    turns = [_say("user", "Which building faces the palace? Notes on your last attempt: I assumed it was Clarence "
+                          "House without searching for it."),
+             _call("Search", "St James's Palace", "St James's Palace is a royal palace in London."),
+             _call("Finish", "Clarence House", ""),
+             {"type": "answer", "role": "assistant", "content": "Clarence House"}]
+    turns.insert(0, _say("system", "Answer questions with Search and Finish."))
+    notes = [n for e in _checked(_native("retry-1", turns, False)) for n in e.notes]
+    assert ('The answer it gave, "Clarence House", appears in the user message at turn 1, not in any look-up: "Which '
+            'building faces the palace? Notes on your last attempt: I assumed it was Clarence House without searching '
+            'for it."') in notes, notes

@@ -213,10 +213,17 @@ def given_answer_note(r: Reading, c: Call, width: int = 90) -> list[str]:
     source = next((x for x in reversed(r.calls) if x.n < c.n and not x.error and not x.writes
                    and words.search(" ".join((x.turn.result or "").split()).lower())
                    and _window(x.turn.result, given, width)), None)
-    if source is None:
+    if source is not None:
+        return [f"The answer it gave, {json.dumps(given)}, appears in what {source.name} returned at turn {source.n}: "
+                f"\"{_window(source.turn.result, given, width)}\""]
+    # no look-up showed it: the task text may (a retry's notes on an earlier, wrong attempt)
+    said = next((t for t in reversed(r.run.turns) if t.turn < c.n and t.type == "message" and t.role == "user"
+                 and words.search(" ".join((t.content or "").split()).lower()) and _window(t.content, given, width)),
+                None)
+    if said is None:
         return []
-    return [f"The answer it gave, {json.dumps(given)}, appears in what {source.name} returned at turn {source.n}: "
-            f"\"{_window(source.turn.result, given, width)}\""]
+    return [f"The answer it gave, {json.dumps(given)}, appears in the user message at turn {said.turn}, not in any "
+            f"look-up: \"{_window(said.content, given, width)}\""]
 
 
 def asked_note(r: Reading, before: int) -> list[str]:
