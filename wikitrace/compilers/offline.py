@@ -12,8 +12,13 @@ order, and the page says how many calls it left out:
   state-changing calls shown in full, their arguments checked against what the
   run had seen or been told before them and against the rules of its own system
   prompt (a call where either check fails comes first); errors the run never got
-  past; identical calls repeated; a run that never acted. An ending by the
-  harness is stated as such, never as a cause.
+  past (a program the machine lacks after the run's own changes: runs that
+  succeed meet it too); identical calls repeated; a run that never acted. An
+  ending by the harness is stated as such, never as a cause.
+
+One call is told once: a retry or an edit inside a fail-edit-pass item, or an
+error inside its repetition, gets no item of its own. A call that answered
+nothing (a think tool) is quoted as what the agent wrote before its next change.
 
 Insights (run_insights.py) name the run's own tools, argument keys, errors and rules.
 """

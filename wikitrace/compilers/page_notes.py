@@ -1,8 +1,9 @@
 """What a compilation page says under a decision, beyond the decision itself: the checks of a
 change's arguments and the system prompt's rules on it, where each argument value was shown
 before a change that went through, whether a retry took a name an error offered, a look-up
-that followed a name an earlier answer showed, and for a final answer judged wrong what
-the task expected. Each sentence has its check in tests/test_page_sentences.py.
+that followed a name an earlier answer showed, for a final answer judged wrong what
+the task expected, where the text of the answer given appeared, and a rule on the record an
+id argument points at. Each sentence has its check in tests/test_page_sentences.py.
 """
 
 from __future__ import annotations
