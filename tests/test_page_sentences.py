@@ -130,6 +130,16 @@ class Check:
     def holds(self, n: int, text: str) -> bool:
         return _flat(text) in _flat(_text(self.by_n[n]))
 
+    def diff(self, n: int, listed: str) -> None:
+        """```a` (new file) and `b```: each file a git diff header of the call's answer names, in
+        order; "(new file)" only where that file's header says so."""
+        result = self.call(n).result or ""
+        for path, new in re.findall(r"`([^`]+)`( \(new file\))?", listed):
+            head = re.search(r"^diff --git a/(?:\S+ b/" + re.escape(path) + r"|" + re.escape(path) + r")[ \t]*$", result, re.M)
+            assert head, path
+            header = result[head.end():].split("\ndiff --git ", 1)[0].split("\n@@", 1)[0]
+            assert bool(re.search(r"^new file mode", header, re.M)) == bool(new), path
+
     def edits(self, phrase: str, start: int, end: int | None) -> None:
         """``Edit changed `f` (in `g`) at turns 6 and 8; ...`` between two turns."""
         for m in re.finditer(r"(\w+) changed `([^`]+)`(?: \(in `(\w+)`\))? at turns? ([\d, and]+)", phrase):
@@ -169,9 +179,17 @@ def _decision(c: Check, text: str, success: bool) -> None:
         if m.group(6):
             assert c.holds(fix, m.group(6).rstrip("…")) and not re.search(r"\b[1-9]\d* failed", c.call(fix).result or "")
         return
-    m = re.fullmatch(r"After (\S+) failed at turn (\d+), called it again at turn (\d+) with (.+)\.", text)
+    m = re.fullmatch(r"After (\S+) failed at turn (\d+), called it again at turn (\d+) with (.+?)"
+                     r"(?:; a later call took (.+) from what it returned)?\.", text)
     if m:
         err, fix = int(m.group(2)), int(m.group(3))
+        if m.group(5):  # each key sent by a later call, a plain-string one held by the retry's answer
+            later = [t for t in c.calls if t.turn > fix]
+            for key in m.group(5).split(", "):
+                if key == "argument":
+                    assert any(isinstance(t.arguments, str) and c.holds(fix, t.arguments.strip()) for t in later)
+                else:
+                    assert any(isinstance(t.arguments, dict) and key in t.arguments for t in later), key
         assert c.call(err).is_error and c.went_through(fix) and err < fix
         assert c.call(err).name == c.call(fix).name == m.group(1)
         assert what_ran(c.call(err)) == what_ran(c.call(fix))
@@ -180,8 +198,8 @@ def _decision(c: Check, text: str, success: bool) -> None:
         else:
             assert c.call(err).arguments != c.call(fix).arguments
         return
-    m = re.fullmatch(r"Called (\S+) at turn (\d+)(, changing `([^`]+)`(?: \(in `(\w+)`\))?)?(, after the user agreed)?"
-                     r"(; the run's last state-changing call\.|\.)", text)
+    m = re.fullmatch(r"Called (\S+) at turn (\d+)(, changing `([^`]+)`(?: \(in `(\w+)`\))?)?(, which answered with a "
+                     r"diff of (.+?))?(, after the user agreed)?(; the run's last state-changing call\.|\.)", text)
     if m:
         n = int(m.group(2))
         assert c.call(n).name == m.group(1) and c.went_through(n)
@@ -189,10 +207,21 @@ def _decision(c: Check, text: str, success: bool) -> None:
             assert m.group(4) in _text(c.call(n))
         if m.group(5):
             assert m.group(5) in _text(c.call(n))
-        if m.group(6):
+        if m.group(7):
+            c.diff(n, m.group(7))
+        if m.group(8):
             assert c.user_agreed_before(n), f"no reply of a user agreed before turn {n}"
-        if m.group(7).startswith(";"):
+        if m.group(9).startswith(";"):
             assert not any(t.turn > n for t in c.changes())
+        return
+    m = re.fullmatch(r"Called (\S+) at turn (\d+), which returned nothing; (?:the next change that went through was "
+                     r"(\S+) at turn (\d+)|no change went through after it)\.", text)
+    if m:  # a call that sent text and got nothing back; the change after it, or none
+        n = int(m.group(2))
+        call = c.call(n)
+        assert call.name == m.group(1) and c.went_through(n) and is_read_only(call) and not (call.result or "").strip()
+        later = [t for t in c.changes() if t.turn > n]
+        assert (later[0].turn, later[0].name) == (int(m.group(4)), m.group(3)) if m.group(3) else not later
         return
     m = re.fullmatch(r"Looked up with (.+) at turn (\d+)(; a later call took (.+) from what it returned\.| before any "
                      r"change\.|\.)", text)
@@ -228,13 +257,16 @@ def _decision(c: Check, text: str, success: bool) -> None:
             if m.group(8):
                 c.edits(m.group(8), n, k)
         return
-    m = re.fullmatch(r"Repeated the same call (.+) (\d+) times \(turns ([\d, …]+)\)\.", text)
+    m = re.fullmatch(r"Repeated the same call (.+) (\d+) times \(turns ([\d, …]+)\)(?:; (no later (\S+) call went "
+                     r"through|a later (\S+) call went through at turn (\d+)(?:, after (.+))?))?\.", text)
     if m:
         ns = [int(x) for x in re.findall(r"\d+", m.group(3))]
         first = c.call(ns[0])
         same = [t for t in c.calls if t.name == first.name and t.arguments == first.arguments
                 and " ".join((t.result or "").split()) == " ".join((first.result or "").split())]
         assert len(same) == int(m.group(2)) >= 3 and set(ns) <= {t.turn for t in same}
+        if m.group(4):  # the error it repeated, told as the error cause tells it
+            _decision(c, f"Called {first.name} at turn {first.turn}; {m.group(4)}.", success)
         return
     m = re.fullmatch(r"(?:Made|Answered after) (\d+) look-up calls? \((.+)\) (?:and no call that changes state|"
                      r"without a change)\.", text)
@@ -252,6 +284,13 @@ def _decision(c: Check, text: str, success: bool) -> None:
 def _support(c: Check, text: str, turns: list[int]) -> None:
     if text.startswith("The environment answered with an error"):
         assert c.call(turns[-1]).is_error
+    elif text.startswith("The shell could not find "):  # a missing program, named as the shell named it
+        call = c.call(turns[-1])
+        assert call.is_error
+        for program in re.findall(r"`([^`]+)`", text.split(":", 1)[0]):
+            assert re.search(re.escape(program) + r": (?:command )?not found", call.result or ""), program
+        if text.endswith("so the run's changes are ranked above it."):
+            assert c.changes(), "ranked below changes the run did not make"
     elif text.startswith("The environment accepted it") or text.startswith("The call went through"):
         assert c.went_through(turns[-1])
         if " Its argument values were shown before it by: " in text:
@@ -301,6 +340,9 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             assert abs(float(m.group(1)) - c.run.outcome.score) < 1e-5, text
     elif text.startswith("It returned"):
         pass
+    elif text == "Its text, quoted below, is all the call holds: what the agent wrote there before going on.":
+        call = c.call(turns[-1])  # a call that sent text and got nothing back
+        assert not call.is_error and not (call.result or "").strip() and call.arguments
     else:
         raise AssertionError(f"a support line no template knows: {text!r}")
 
@@ -312,12 +354,54 @@ def _note(c: Check, text: str, n: int) -> None:
             assert any(t.name == name and t.turn <= n and isinstance(t.arguments, str)
                        and " ".join(t.arguments.split()).startswith(arg.rstrip("…")) for t in c.calls), (name, arg)
         return
+    m = re.fullmatch(r'The answer it gave, (".*?"), appears in the user message at turn (\d+), not in any look-up: '
+                     r'"…?(.+?)…?"', text)
+    if m:  # a final answer no look-up showed, quoted from the last user message before it that did
+        given, k = json.loads(m.group(1)), int(m.group(2))
+        said, call = c.by_n[k], c.call(n)
+        assert said.type == "message" and said.role == "user" and k < n and c.changes()[-1] is call
+        assert _flat(str(call.arguments)) == _flat(given) and m.group(3) in " ".join((said.content or "").split())
+        pattern = re.compile(r"(?<!\w)" + re.escape(_flat(given)) + r"(?!\w)")
+        assert pattern.search(_flat(m.group(3))) and not any(
+            t.turn < n and not t.is_error and is_read_only(t) and pattern.search(_flat(t.result or "")) for t in c.calls)
+        return
+    m = re.fullmatch(r'The answer it gave, (".*?"), appears in what (\S+) returned at turn (\d+): "…?(.+?)…?"', text)
+    if m:  # a wrong final answer's text, quoted exactly from the latest look-up that showed it
+        given, k = json.loads(m.group(1)), int(m.group(3))
+        src, call = c.call(k), c.call(n)
+        assert _flat(str(call.arguments)) == _flat(given)
+        assert c.changes()[-1] is call  # the call that ended the run, and an answer the log records as one
+        assert any(t.type == "answer" and _flat(t.content or "") == _flat(given) for t in c.run.turns) or \
+            (c.run.task.metadata or {}).get("gold_answer")
+        assert src.name == m.group(2) and k < n and not src.is_error
+        flat = " ".join((src.result or "").split())
+        assert m.group(4) in flat and _flat(given) in _flat(m.group(4)), text
+        assert re.search(r"(?<!\w)" + re.escape(_flat(given)) + r"(?!\w)", _flat(m.group(4))), "not as whole words"
+        assert len(given.split()) > 1 or any(ch.isdigit() or ch.isupper() for ch in given)
+        assert not any(k < t.turn < n and not t.is_error and is_read_only(t) and _flat(given) in _flat(t.result or "")
+                       for t in c.calls), "a later look-up showed it too"
+        return
     m = re.fullmatch(r'(\S+) at turn (\d+) had returned it in: "…?(.+?)…?"', text)
     if m:  # the words around the expected answer, quoted exactly from that look-up's answer
         seen = c.call(int(m.group(2)))
         assert seen.name == m.group(1) and int(m.group(2)) < n and not seen.is_error
         assert m.group(3) in " ".join((seen.result or "").split()), text  # exact, case kept
         assert c.run.outcome.label == "failure"
+        return
+    m = re.fullmatch(r"(The error listed \d+ names \(.+\); )the (\S+) call at turn (\d+) sent one of them \('(.+)'\) "
+                     r"inside quote marks, as (.+), and (was answered with an error|went through)\.", text)
+    if m:  # a listed name sent wrapped in quote marks: the call's text is the name inside two marks
+        k = int(m.group(3))
+        x = c.call(k)
+        sent = x.arguments.strip()
+        assert x.name == m.group(2) and k > n and sent == m.group(5) and sent[0] in "\"'\u201c\u201d\u2018\u2019`"
+        assert " ".join(sent[1:-1].split()).casefold() == " ".join(m.group(4).split()).casefold()
+        assert x.is_error == (m.group(6) == "was answered with an error")
+        err = c.call(n) if c.call(n).is_error else None
+        if err is not None:
+            assert f"'{m.group(4)}'" in (err.result or "") or f'"{m.group(4)}"' in (err.result or "")
+            assert not any(t.turn > n and t.name == x.name and isinstance(t.arguments, str) and
+                           f"'{t.arguments.strip()}'" in (err.result or "") for t in c.calls)  # none sent it bare
         return
     m = re.fullmatch(r"The error listed (\d+) names \((.+)\); (?:the (\S+) call at turn (\d+) sent one of them "
                      r"\('(.+)'\)|no later (\S+) call sent one of them)\.", text)
@@ -371,6 +455,24 @@ def _note(c: Check, text: str, n: int) -> None:
         assert not any(value.lower() in (t.content or "").lower() for t in c.run.turns
                        if t.turn < n and t.type == "message" and t.role == "user")
         return
+    m = re.fullmatch(r'The record `(.+?)` points at has `(.+?)` (".*?") \((\S+)\'s answer, turn (\d+)\); a rule of the '
+                     r'system prompt \(turn (\d+)\) on this action names it: "(.+)"', text)
+    if m:  # a rule naming a plain value of the record an id argument of the change points at
+        path, field, value, k = m.group(1), m.group(2), json.loads(m.group(3)), int(m.group(5))
+        call, src, system = c.call(n), c.call(int(m.group(5))), c.by_n[int(m.group(6))]
+        sent = call.arguments
+        for part in re.findall(r"\w+|\[\d+\]", path):
+            sent = sent[int(part[1:-1])] if part.startswith("[") else sent[part]
+        assert src.name == m.group(4) and k < n and not src.is_error and isinstance(sent, str)
+        records = [d for d in _objects(json.loads(src.result)) if d.get(field) == value and sent in d.values()]
+        assert records, (field, value, sent)
+        assert system.role == "system" and _flat(m.group(7)) in _flat(system.content or "")
+        for word in re.findall(r"[a-z]+", value.lower()):  # every word of the value, as the rule words it
+            assert word[:4] in m.group(7).lower(), word
+        return
+    if text.startswith(("The calls the log records as expected", "The log records ")):
+        _expected_note(c, text, n)
+        return
     if "no user message agreeing to it came right before the call" in text:
         assert c.has_interlocutor(), "a confirmation breach in a log where nobody answers the agent"
         assert not c.user_agreed_before(n)
@@ -380,6 +482,59 @@ def _note(c: Check, text: str, n: int) -> None:
         assert c.user_agreed_before(yes + 1) and c.by_n[yes].role == "user"
         assert yes < change < n and c.went_through(change) and not is_read_only(c.call(change))
         assert not any(t.type == "message" and t.role == "user" and yes < t.turn < n for t in c.run.turns)
+
+
+def _expected_note(c: Check, text: str, n: int) -> None:
+    """The notes comparing a run's changes with the calls its log records as expected."""
+    expected = json.loads(c.run.task.metadata["expected_calls"])
+    changes = [e for e in expected if not is_read_only(Turn(0, "function_call", "assistant", name=e["name"],
+                                                            arguments=e["arguments"]))]
+    shown = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)  # noqa: E731
+    m = re.fullmatch(r"The calls the log records as expected for this task include no (\S+) call(; it expected "
+                     r"look-ups only)?\.", text)
+    if m:
+        assert c.call(n).name == m.group(1) and not any(e["name"] == m.group(1) for e in expected)
+        assert bool(m.group(2)) == (not changes)
+        return
+    m = re.fullmatch(r"The log records this same (\S+) call among those the task expected\.", text)
+    if m:
+        call = c.call(n)
+        assert any(e["name"] == call.name == m.group(1) and e["arguments"] == call.arguments for e in changes)
+        return
+    m = re.fullmatch(r"The log records the (\S+) call the task expected with (.+?)(?: \(and (\d+) more arguments "
+                     r"differ\))?\.", text)
+    if m:
+        call = c.call(n)
+        assert call.name == m.group(1)
+        pairs = re.findall(r"`(\w+)` (.+?) where this call sent (.+?)(?:; |$)", m.group(2))
+        assert pairs
+        fits = lambda said, value: said.endswith("…") and value.startswith(said[:-1]) or said == value  # noqa: E731
+        assert any(all((fits(want, shown(e["arguments"][k])) if k in e["arguments"] else want == "absent")
+                       and (fits(sent, shown(call.arguments[k])) if k in call.arguments else sent == "none")
+                       and e["arguments"].get(k) != call.arguments.get(k) for k, want, sent in pairs)
+                   for e in changes if e["name"] == call.name)
+        return
+    m = re.fullmatch(r"The log records (\d+) expected changes? this run did not make: (.+?)(?: and \d+ more)?\.", text)
+    assert m, text
+    made = [t for t in c.changes()]
+    missed = []  # per tool expected more often than changed: the expected calls no change sent alike
+    for name in {e["name"] for e in changes}:
+        wanted = [e for e in changes if e["name"] == name]
+        sent = [t.arguments for t in made if t.name == name]
+        if len(wanted) > len(sent):
+            missed += [e for e in wanted if e["arguments"] not in sent]
+    assert int(m.group(1)) == len(missed) > 0
+    assert set(re.findall(r"(\w+)\(", m.group(2))) <= {e["name"] for e in missed}
+
+
+def _objects(node):
+    """Every JSON object in parsed JSON, outermost first."""
+    if isinstance(node, dict):
+        yield node
+        node = list(node.values())
+    if isinstance(node, list):
+        for v in node:
+            yield from _objects(v)
 
 
 def _keyed(node, key: str = "", depth: int = 0):
@@ -515,3 +670,226 @@ def test_a_search_that_took_a_listed_name_or_followed_a_page_says_so_truly():
     for e in compile_offline(took).evidence:
         for note in e.notes:
             _note(c, note, e.turns[-1])
+
+
+def _native(run_id: str, turns: list[dict], success: bool) -> Run:
+    from wikitrace.runs.native import run_from_dict
+
+    return run_from_dict({"run_id": run_id, "task": {"id": run_id, "instruction": turns[1]["content"], "task_type": "t"},
+                          "outcome": {"success": success, "ended_by": "agent"},
+                          "turns": [dict(t, turn=i) for i, t in enumerate(turns)]}, "test.jsonl:1")
+
+
+def _call(name, arguments, result, is_error=None) -> dict:
+    return {"type": "function_call", "role": "assistant", "name": name, "arguments": arguments, "result": result,
+            **({"is_error": is_error} if is_error is not None else {})}
+
+
+def _say(role, content) -> dict:
+    return {"type": "message", "role": role, "content": content}
+
+
+def _checked(run: Run) -> list:
+    """The run's page items, each sentence held to its template's check."""
+    comp = compile_offline(run)
+    c = Check(run)
+    for e in comp.evidence:
+        _decision(c, e.decision, run.outcome.success)
+        _support(c, e.support, e.turns)
+        for note in e.notes:
+            _note(c, note, e.turns[-1])
+    return comp.evidence
+
+
+_NOTE = ("Booking QX7 is basic economy without insurance and older than a day, so it cannot be cancelled; "
+         "booking RM2 is business class and can be.")
+
+
+def test_a_call_that_answered_nothing_is_quoted_before_the_change():
+    """A think tool answers nothing: its text is the agent's reasoning, shown with the change it came
+    before, and never called a look-up."""
+    turns = [_say("system", "You are a travel agent. Business bookings can always be cancelled."),
+             _say("user", "Please cancel my bookings QX7 and RM2."),
+             _call("get_booking", {"booking_id": "QX7"}, '{"booking_id": "QX7", "cabin": "basic_economy"}'),
+             _call("get_booking", {"booking_id": "RM2"}, '{"booking_id": "RM2", "cabin": "business"}'),
+             _call("think", {"thought": _NOTE}, ""),
+             _say("assistant", "I can cancel RM2 only. Shall I go ahead?"),
+             _say("user", "yes, go ahead"),
+             _call("cancel_booking", {"booking_id": "RM2"}, '{"booking_id": "RM2", "status": "cancelled"}')]
+    for success in (True, False):
+        items = _checked(_native("think-1", turns, success))
+        note = next(e for e in items if e.turns == [4])
+        assert note.decision == ("Called think at turn 4, which returned nothing; the next change that went through was "
+                                 "cancel_booking at turn 7.")
+        assert note.quote and note.quote.startswith("Booking QX7 is basic economy")
+        assert not any(e.decision.startswith("Looked up with think") for e in items)
+    # two notes before one change: the later one is what the agent acted on, the earlier is not shown
+    twice = turns[:4] + [_call("think", {"thought": "First look at QX7."}, "")] + turns[4:]
+    items = _checked(_native("think-3", twice, True))
+    assert [e.turns for e in items if "returned nothing" in e.decision] == [[5]]
+    items = _checked(_native("think-2", turns[:5], True))  # nothing changed after it
+    assert any(e.decision == "Called think at turn 4, which returned nothing; no change went through after it."
+               for e in items)
+
+
+_PATCH = ("\ndiff --git a/Repro.java b/Repro.java\nnew file mode 100644\n--- /dev/null\n+++ b/Repro.java\n@@ -0,0 +1,3 @@\n"
+          "+class Repro {}\ndiff --git a/src/main/java/acme/Money.java b/src/main/java/acme/Money.java\n"
+          "--- a/src/main/java/acme/Money.java\n+++ b/src/main/java/acme/Money.java\n@@ -10,2 +10,2 @@\n"
+          "-    if (cents < 0) {\n+    if (cents <= 0) {\n")
+
+
+def test_a_failed_submit_names_its_diff_and_the_missing_program_comes_after_the_changes():
+    """A failure page leads with what the run handed in (the files of its diff, a scratch file marked
+    new), not with a compiler the machine lacks: runs that succeed meet that too."""
+    turns = [_say("system", "You fix issues in a Java repository. Call submit when done."),
+             _say("user", "Money.parse accepts zero cents as negative."),
+             _call("create", "create Repro.java", "[File: /acme/Repro.java (1 lines total)]\n1:"),
+             _call("javac", "javac Repro.java", "/bin/bash: line 88: javac: command not found"),
+             _call("edit", "edit 10:10\n    if (cents <= 0) {\nend_of_edit",
+                   "[File: /acme/src/main/java/acme/Money.java (40 lines total)]\n10:    if (cents <= 0) {\nFile updated."),
+             _call("submit", "submit", _PATCH)]
+    items = _checked(_native("acme__money-3", turns, False))
+    decisions = [e.decision for e in items]
+    assert decisions[0] == ("Called submit at turn 5, which answered with a diff of `Repro.java` (new file) and "
+                            "`src/main/java/acme/Money.java`.")
+    missing = next(i for i, e in enumerate(items) if e.turns[-1] == 3)
+    edit = next(i for i, e in enumerate(items) if e.turns == [4])
+    assert edit < missing
+    assert items[missing].support.startswith("The shell could not find `javac`: ")
+    assert items[missing].support.endswith("so the run's changes are ranked above it.")
+
+
+def test_a_repeated_error_is_told_once():
+    """The same call answered with the same error three times is one item that says the run never got
+    past it, not an error item and a repetition item about the same call."""
+    run = next(r for r in RUNS if r.run_id == "lumen__parser-7")
+    run.outcome = Outcome(success=False, steps=count_steps(run.turns))
+    items = _checked(run)
+    loop = next(e for e in items if e.decision.startswith("Repeated the same call mvn("))
+    assert loop.decision.endswith("; no later mvn call went through.")
+    first = loop.turns[0]
+    assert not any(e.turns[-1] == first for e in items if e is not loop)  # no item of its own (others may cite it)
+
+
+def test_a_rule_on_the_record_a_change_acted_on_is_noted():
+    """cancel_booking sends only an id; the booking it points at (shown by get_booking) is basic
+    economy, and the system prompt's rule on cancelling names that class: the failure page says so."""
+    turns = [_say("system", "You are a travel agent. Basic economy bookings cannot be cancelled. Business bookings "
+                            "can always be cancelled."),
+             _say("user", "Please cancel my booking QX7."),
+             _call("get_booking", {"booking_id": "QX7"}, '{"booking_id": "QX7", "cabin": "basic_economy", "paid": 120}'),
+             _say("assistant", "Booking QX7 will be cancelled. Shall I go ahead?"),
+             _say("user", "yes"),
+             _call("cancel_booking", {"booking_id": "QX7"}, '{"booking_id": "QX7", "status": "cancelled"}')]
+    items = _checked(_native("rule-1", turns, False))
+    notes = [n for e in items for n in e.notes]
+    assert ('The record `booking_id` points at has `cabin` "basic_economy" (get_booking\'s answer, turn 2); a rule of '
+            'the system prompt (turn 0) on this action names it: "Basic economy bookings cannot be cancelled."') in notes
+    assert not any("Business bookings" in n for n in notes)  # the record's class is not business
+    # an economy booking, in a log that shows basic_economy as a class of its own: "Basic economy
+    # bookings" does not name it
+    turns[2] = _call("get_booking", {"booking_id": "QX7"},
+                     '{"booking_id": "QX7", "cabin": "economy", "other_classes": ["basic_economy", "business"]}')
+    notes = [n for e in _checked(_native("rule-2", turns, False)) for n in e.notes]
+    assert not any(n.startswith("The record `booking_id`") for n in notes), notes
+
+
+def test_a_listed_name_sent_inside_quote_marks_is_told_so():
+    """A search tool lists 'Speed of Sound (song)'; the agent sends "Speed of Sound (song)" with the
+    quote marks and is refused again: the page says the marks went with the name."""
+    turns = [_say("user", "What is on the cover of the album with the song Speed of Sound?"),
+             _call("Search", '"Speed of Sound"', "Could not find [\"Speed of Sound\"]. Similar: ['Speed of sound', "
+                   "'Speed of Sound (song)'].", True),
+             _call("Search", '"Speed of Sound (song)"', "Could not find [\"Speed of Sound (song)\"]. Similar: "
+                   "['Speed of Sound (song)', 'X&Y'].", True),
+             _call("Search", "X&Y", "X&Y is the third studio album by Coldplay.")]
+    turns.insert(0, _say("system", "Answer questions with Search and Finish."))
+    notes = [n for e in _checked(_native("quoted-1", turns, False)) for n in e.notes]
+    assert ("The error listed 2 names ('Speed of sound', 'Speed of Sound (song)'); the Search call at turn 3 sent one "
+            "of them ('Speed of Sound (song)') inside quote marks, as \"Speed of Sound (song)\", and was answered "
+            "with an error.") in notes, notes
+
+
+def test_a_wrong_answer_says_where_its_text_appeared():
+    """No look-up returned the expected answer; the answer given was a name the second page showed:
+    the page quotes where."""
+    turns = [_say("system", "Answer questions with Search and Finish."),
+             _say("user", "Who did the champion fight next, in Houston?"),
+             _call("Search", "Fight of the Century", "The Fight of the Century was a bout between Ali and Frazier."),
+             _call("Search", "Super Fight II", "Super Fight II was a rematch between Ali and Frazier in New York."),
+             _call("Finish", "Frazier", ""),
+             {"type": "answer", "role": "assistant", "content": "Frazier"}]
+    notes = [n for e in _checked(_native("answer-1", turns, False)) for n in e.notes]
+    assert ('The answer it gave, "Frazier", appears in what Search returned at turn 3: "Super Fight II was a rematch '
+            'between Ali and Frazier in New York."') in notes, notes
+
+
+def _tau(actions: list[dict], traj: list[dict], reward: float) -> Run:
+    from wikitrace.runs.openai_chat import record_to_run
+
+    return record_to_run({"task_id": 7, "trial": 0, "reward": reward, "traj": traj,
+                          "info": {"task": {"user_id": "ana_7", "instruction": "Cancel booking QX7.",
+                                            "actions": actions}}}, "tau.json:1")
+
+
+def _tool_call(i: int, name: str, args: dict) -> dict:
+    return {"role": "assistant", "content": None,
+            "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+
+
+def _tool_answer(i: int, name: str, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": f"c{i}", "name": name, "content": content}
+
+
+def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
+    """tau-bench records the calls a task counts as right: a cancel the task never expected, a
+    booking with another payment, and an expected change never made are each said, checked."""
+    traj = [{"role": "system", "content": "You are an airline agent. Basic economy bookings cannot be cancelled."},
+            {"role": "user", "content": "Hi, cancel booking QX7 please, and book me on HAT1."},
+            _tool_call(1, "get_booking", {"booking_id": "QX7"}),
+            _tool_answer(1, "get_booking", '{"booking_id": "QX7", "cabin": "basic_economy"}'),
+            {"role": "assistant", "content": "Cancel QX7 and book HAT1 paid by card_1. Go ahead?"},
+            {"role": "user", "content": "yes"},
+            _tool_call(2, "cancel_booking", {"booking_id": "QX7"}),
+            _tool_answer(2, "cancel_booking", '{"booking_id": "QX7", "status": "cancelled"}'),
+            _tool_call(3, "book_flight", {"flight": "HAT1", "payment_id": "card_1"}),
+            _tool_answer(3, "book_flight", '{"booking_id": "NEW1", "flight": "HAT1"}'),
+            {"role": "user", "content": "thanks ###STOP###"}]
+    actions = [{"name": "get_booking", "kwargs": {"booking_id": "QX7"}},
+               {"name": "book_flight", "kwargs": {"flight": "HAT1", "payment_id": "gift_2"}},
+               {"name": "send_voucher", "kwargs": {"user_id": "ana_7", "amount": 50}}]
+    run = _tau(actions, traj, 0.0)
+    assert json.loads(run.task.metadata["expected_calls"])[1] == {"name": "book_flight",
+                                                                   "arguments": {"flight": "HAT1", "payment_id": "gift_2"}}
+    notes = [n for e in _checked(run) for n in e.notes]
+    assert "The calls the log records as expected for this task include no cancel_booking call." in notes
+    assert ('The log records the book_flight call the task expected with `payment_id` "gift_2" where this call sent '
+            '"card_1".') in notes
+    assert 'The log records 1 expected change this run did not make: send_voucher(amount=50, user_id="ana_7").' in notes
+    # two bookings expected, one made as expected: the other is the change it did not make
+    twice = _tau([{"name": "book_flight", "kwargs": {"flight": "HAT1", "payment_id": "card_1"}},
+                  {"name": "book_flight", "kwargs": {"flight": "HAT2", "payment_id": "card_1"}},
+                  {"name": "cancel_booking", "kwargs": {"booking_id": "QX7"}}], traj, 0.0)
+    notes = [n for e in _checked(twice) for n in e.notes]
+    assert 'The log records 1 expected change this run did not make: book_flight(flight="HAT2", payment_id="card_1").' \
+        in notes, notes
+    assert "The log records this same book_flight call among those the task expected." in notes
+    # a log that records no expected calls gets none of these notes
+    plain = _tau([], traj, 0.0)
+    assert "expected_calls" not in plain.task.metadata
+    assert not any("expected" in n for e in _checked(plain) for n in e.notes)
+
+
+def test_an_answer_taken_from_the_task_text_is_said_so():
+    """A retry whose task text carries notes on the earlier, wrong attempt gives the same answer
+    again, and no look-up shows it: the page quotes where it stood."""
+    turns = [_say("user", "Which building faces the palace? Notes on your last attempt: I assumed it was Clarence "
+                          "House without searching for it."),
+             _call("Search", "St James's Palace", "St James's Palace is a royal palace in London."),
+             _call("Finish", "Clarence House", ""),
+             {"type": "answer", "role": "assistant", "content": "Clarence House"}]
+    turns.insert(0, _say("system", "Answer questions with Search and Finish."))
+    notes = [n for e in _checked(_native("retry-1", turns, False)) for n in e.notes]
+    assert ('The answer it gave, "Clarence House", appears in the user message at turn 1, not in any look-up: "Which '
+            'building faces the palace? Notes on your last attempt: I assumed it was Clarence House without searching '
+            'for it."') in notes, notes

@@ -39,6 +39,21 @@ _DECLARATION = re.compile(
 _NEW_TEXT_FLAG = re.compile(r"--(?:new_str|file_text|new_string)\s+(['\"])(.*?)\1(?=\s|$)", re.S)
 
 
+_DIFF_HEAD = re.compile(r"^diff --git a/(\S+)(?: b/(\S+))?[ \t]*$", re.M)  # a cut log may keep only the a/ side
+
+
+def diff_files(text: str | None) -> list[tuple[str, bool]]:
+    """The files a git diff in a call's answer changes (a submit answers with the patch), each
+    with whether the diff creates it; empty when the answer holds no diff."""
+    heads = list(_DIFF_HEAD.finditer(text or ""))
+    out = []
+    for i, m in enumerate(heads):
+        block = text[m.end(): heads[i + 1].start() if i + 1 < len(heads) else len(text)]
+        header = block.split("\n@@", 1)[0]  # the lines before the first hunk
+        out.append((m.group(2) or m.group(1), bool(re.search(r"^new file mode", header, re.M))))
+    return out
+
+
 def _name_of(line: str) -> str | None:
     m = _DECLARATION.search(line)
     return next((g for g in m.groups() if g), None) if m else None

@@ -12,8 +12,13 @@ order, and the page says how many calls it left out:
   state-changing calls shown in full, their arguments checked against what the
   run had seen or been told before them and against the rules of its own system
   prompt (a call where either check fails comes first); errors the run never got
-  past; identical calls repeated; a run that never acted. An ending by the
-  harness is stated as such, never as a cause.
+  past (a program the machine lacks after the run's own changes: runs that
+  succeed meet it too); identical calls repeated; a run that never acted. An
+  ending by the harness is stated as such, never as a cause.
+
+One call is told once: a retry or an edit inside a fail-edit-pass item, or an
+error inside its repetition, gets no item of its own. A call that answered
+nothing (a think tool) is quoted as what the agent wrote before its next change.
 
 Insights (run_insights.py) name the run's own tools, argument keys, errors and rules.
 """
@@ -31,7 +36,10 @@ from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
 from .insight_words import free_form, join, report_message
-from .page_notes import answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance, wrong_answer
+from .expected_calls import change_notes, missed_notes
+from .page_items import answered_nothing, diff_phrase, lacking_support, silent_items
+from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
+                         given_answer_note, record_rule_notes, wrong_answer)
 from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .arguments import check_arguments
@@ -194,11 +202,18 @@ def _success_items(r: Reading) -> list[Item]:
             support="The run was judged a success with no environment call.",
             turns=[last.turn] if last else [], quote=quote_of(last.content) if last else None), "idle")]
     items: list[Item] = []
+    writes = [c for c in calls if c.writes and not c.error]
+    supplied: dict[int, list[str]] = {}  # turn -> the argument keys a later change took from its answer
+    for w in writes:
+        for a in check_arguments(r, w.turn):
+            if a.seen_at is not None and a.seen_in == "observation":
+                supplied.setdefault(a.seen_at, []).append(a.path.split(".")[0].split("[")[0])
     recovered = _recoveries(calls)
-    fixes = {fix.n for _, fix in recovered}
-    for err, fix in recovered:
+    fixes = {fix.n for _, fix in recovered}  # one call, one item: a retry or an edit told in a recovery
+    for err, fix in recovered:  # is not told again on its own
         changed = _changed_keys(err, fix)
         edits = _edits_between(calls, err.n, fix.n)
+        fixes.update(c.n for c, _ in edits[:3] if not c.confirmed)  # an agreed edit keeps its own line
         passed = tests_passed(fix.turn.result)
         if edits:  # fail, edit, pass: what was changed and that the same check then went through
             again = _same_again(err, fix)
@@ -211,14 +226,15 @@ def _success_items(r: Reading) -> list[Item]:
                 turns=[err.n] + [c.n for c, _ in edits[:3]] + [fix.n], quote=quote_of(err.turn.result),
                 call=_call_line(edits[-1][0])), "recovery", fix))
             continue
+        took = list(dict.fromkeys(supplied.get(fix.n, [])))  # the retry's own look-up line is folded in here
         items.append(Item(80, Evidence(
             decision=f"After {err.name} failed at turn {err.n}, called it again at turn {fix.n}"
-            + (f" with {', '.join(changed)} changed." if changed else " with the same arguments."),
+            + (f" with {', '.join(changed)} changed" if changed else " with the same arguments")
+            + (f"; a later call took {', '.join(took[:4])} from what it returned." if took else "."),
             support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
                     f"the second returned: {clip(fix.turn.result, 100)}",
             turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=_call_line(fix),
             notes=listed_note(calls, err)), "recovery", fix))
-    writes = [c for c in calls if c.writes and not c.error]
     last_write = writes[-1] if writes else None
     seen: set[str] = set()
     for c in reversed(writes):  # the latest of identical state changes is the one that stood
@@ -228,25 +244,21 @@ def _success_items(r: Reading) -> list[Item]:
         seen.add(key)
         final = c is last_write
         edit = edit_of(c.turn)
-        items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(
-            decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "")
+        items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(notes=given_answer_note(r, c) if final else [],
+            decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + (", after the user agreed" if c.confirmed else "")
             + ("; the run's last state-changing call." if final else "."),
             support=f"The environment accepted it: {clip(c.turn.result)}" if c.turn.result
             else "The environment accepted it.",
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c)), "write", c))
     # look-ups: those whose observation supplied a value the state-changing calls used, then the first
-    supplied: dict[int, list[str]] = {}
-    for w in writes:
-        for a in check_arguments(r, w.turn):
-            if a.seen_at is not None and a.seen_in == "observation":
-                supplied.setdefault(a.seen_at, []).append(a.path.split(".")[0].split("[")[0])
     first = next((c for c in calls if not c.writes and not c.error), None)
     first_change = min((w.n for w in writes), default=None)
     told: set[str] = set()
     for c in calls:
         # with no state change at all, the look-ups are what the answer rests on: each distinct one counts
-        if c.writes or c.error or (c.n not in supplied and c is not first and (writes or signature(c.turn) in told)):
+        if c.writes or c.error or c.n in fixes or answered_nothing(c) or (
+                c.n not in supplied and c is not first and (writes or signature(c.turn) in told)):
             continue
         told.add(signature(c.turn))
         keys = list(dict.fromkeys(supplied.get(c.n, [])))
@@ -256,6 +268,7 @@ def _success_items(r: Reading) -> list[Item]:
                else " before any change." if first_change is not None and c.n < first_change else "."),
             support=f"It returned: {clip(c.turn.result)}" if c.turn.result else "It returned nothing.",
             turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c)), "lookup", c))
+    items += _silent(r, 58)
     said = report_message(r) if not any(c.writes for c in calls) else None  # look-ups only, none a failed change
     if said is not None:  # settled without a change: what it told the user is the answer a reader needs
         items.append(Item(90, Evidence(
@@ -264,6 +277,12 @@ def _success_items(r: Reading) -> list[Item]:
             support=f"The run was judged a success. What the agent wrote after its last call (turn {said.turn}) "
                     "is quoted below.", turns=[said.turn], quote=quote_of(said.content, 240)), "idle"))
     return items
+
+
+def _silent(r: Reading, rank: float) -> list[Item]:
+    """Calls that sent text and answered nothing (a think tool), with the text they hold."""
+    return [Item(rank + c.n / 10_000, Evidence(decision=decision, support=support, turns=[c.n], quote=quote),
+                 "note", c) for c, decision, support, quote in silent_items(r)]
 
 
 def _answer(c: Call) -> str:
@@ -275,6 +294,8 @@ def _failure_items(r: Reading) -> list[Item]:
     items: list[Item] = []
     told: set[str] = set()
     ran = {c.n: what_ran(c.turn) for c in calls}
+    changed = any(c.writes and not c.error for c in calls)
+    afters: dict[int, str] = {}  # what became of each error: "; no later javac call went through."
     for c in calls:
         if not c.error or signature(c.turn) in told:
             continue
@@ -288,10 +309,12 @@ def _failure_items(r: Reading) -> list[Item]:
         else:
             after = (f"; a later {ran[c.n]} call went through at turn {past.n}"
                      + (f", after {_edits_phrase(edits)}." if edits else "."))
-        items.append(Item(30 if past else 80 + c.n / 10_000, Evidence(
+        afters[c.n] = after
+        lacking = lacking_support(c, changed)  # a missing program: below the run's own changes
+        items.append(Item(30 if past else 45 + c.n / 10_000 if lacking and changed else 80 + c.n / 10_000, Evidence(
             decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {_short_call(c)} at turn {c.n}")
             + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,
-            support=f"The environment answered with an error: {clip(c.turn.result)}",
+            support=lacking or f"The environment answered with an error: {clip(c.turn.result)}",
             turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
             call=_call_line(c) if c.writes else None, notes=listed_note(calls, c)), "error", c))
     # a loop: the same call answered the same way, three times or more (the same command in
@@ -309,34 +332,44 @@ def _failure_items(r: Reading) -> list[Item]:
         else:
             how = "none of them was answered with an error"
         shown = same if n <= 6 else same[:5] + [same[-1]]  # the last one is quoted, so it is cited
-        items.append(Item(60, Evidence(
-            decision=f"Repeated the same call {_short_call(same[0], 60)} {n} times "
-                     f"(turns {', '.join(str(c.n) for c in same[:5])}{', …, ' if n > 6 else ', '}{same[-1].n})."
-                     if n > 5 else f"Repeated the same call {_short_call(same[0], 60)} {n} times "
-                     f"(turns {', '.join(str(c.n) for c in same)}).",
+        # one call, one item: the error first met at this call is told by the repetition
+        first_error = next((i for i in items if i.kind == "error" and i.call is same[0]), None)
+        if first_error is not None:
+            items.remove(first_error)
+        listed = (", ".join(str(c.n) for c in same[:5]) + ", …, " + str(same[-1].n) if n > 6
+                  else ", ".join(str(c.n) for c in same))
+        # what became of the error it repeated: "no later Finish call went through"
+        after = afters[first_error.call.n] if first_error else "."
+        items.append(Item(first_error.rank if first_error else 60, Evidence(
+            decision=f"Repeated the same call {_short_call(same[0], 60)} {n} times (turns {listed}){after}",
             support=f"Nothing in the arguments or the answer changed and {how}; each returned: {clip(same[-1].turn.result, 100)}",
             turns=[c.n for c in shown], quote=quote_of(same[-1].turn.result),
-            call=_call_line(same[0]) if same[0].writes else None), "loop", same[-1]))
+            call=_call_line(same[0]) if same[0].writes else None),
+            *(("error", same[0]) if first_error else ("loop", same[-1]))))  # the lesson stays the error's
     writes = [c for c in calls if c.writes and not c.error]
     # only the last change, and only when the agent (not the harness) ended the run, is the
     # answer that ended it: a WebShop click on a product before the purchase ended nothing
     answered = writes[-1] if writes and harness_reason(r) is None else None
     for c in writes:
         notes, flagged = check_notes(r, c)
+        notes = change_notes(r, c) + notes
+        if c is writes[-1]:
+            notes += missed_notes(r)
         if free_form(c) is None:
-            notes = notes + choice_notes(r, c)
+            notes = notes + record_rule_notes(r, c) + choice_notes(r, c)
         else:
             notes = notes + answer_context(r, c)
         last = c is writes[-1]
         edit = edit_of(c.turn)
         rank = (90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
         items.append(Item(rank, Evidence(
-            decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "")
+            decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + (", after the user agreed." if c.confirmed else "."),
             support=(wrong_answer(r, c) if c is answered else None) or (
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
                 "what the task asked for" + (" (see the checks below)." if flagged else "." + provenance(r, c))),
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
+    items += _silent(r, 25)  # context, shown when slots are left: never in place of a cause
     if not writes and not any(c.error for c in calls):
         last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
         said = report_message(r)
@@ -352,5 +385,6 @@ def _failure_items(r: Reading) -> list[Item]:
             last = said
         items.append(Item(40, Evidence(decision=decision, support=support, turns=[last.turn] if last else [],
                                        quote=quote_of(said.content, 240) if said is not None else None,
-                                       notes=asked_note(r, calls[-1].n + 1) if calls else []), "idle"))
+                                       notes=(asked_note(r, calls[-1].n + 1) if calls else []) + missed_notes(r)),
+                          "idle"))
     return items

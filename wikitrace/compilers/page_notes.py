@@ -1,14 +1,16 @@
 """What a compilation page says under a decision, beyond the decision itself: the checks of a
 change's arguments and the system prompt's rules on it, where each argument value was shown
 before a change that went through, whether a retry took a name an error offered, a look-up
-that followed a name an earlier answer showed, and for a final answer judged wrong what
-the task expected. Each sentence has its check in tests/test_page_sentences.py.
+that followed a name an earlier answer showed, for a final answer judged wrong what
+the task expected, where the text of the answer given appeared, and a rule on the record an
+id argument points at. Each sentence has its check in tests/test_page_sentences.py.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join, picked
 from .arguments import check_arguments
@@ -77,18 +79,30 @@ def listed_names(text: str) -> list[str]:
     return [x[1:-1] for x in re.findall(r"'[^']*'|\"[^\"]*\"", m.group(1))] if m else []
 
 
+_QUOTE_MARKS = "\"'\u201c\u201d\u2018\u2019`"
+
+
 def listed_note(calls: list[Call], err: Call) -> list[str]:
     """Whether a later call of the same tool sent one of the names the error listed: the
-    retry the error itself offered, taken or not."""
+    retry the error itself offered, taken or not. A name sent inside quote marks is told as
+    such: the marks, not the name, are then what the tool was given."""
     names = listed_names(err.turn.result or "")
     if not names:
         return []
     folded = {" ".join(n.split()).casefold(): n for n in names}
-    used = next(((x, folded[" ".join(str(x.turn.arguments).split()).casefold()]) for x in calls
-                 if x.n > err.n and x.name == err.name and isinstance(x.turn.arguments, str)
-                 and " ".join(x.turn.arguments.split()).casefold() in folded), None)
+    fold = lambda text: " ".join(text.split()).casefold()  # noqa: E731
+    later = [x for x in calls if x.n > err.n and x.name == err.name and isinstance(x.turn.arguments, str)]
+    used = next(((x, folded[fold(x.turn.arguments)]) for x in later if fold(x.turn.arguments) in folded), None)
+    quoted = None if used else next(
+        ((x, folded[fold(x.turn.arguments.strip()[1:-1])]) for x in later
+         if len(x.turn.arguments.strip()) > 2 and x.turn.arguments.strip()[0] in _QUOTE_MARKS
+         and x.turn.arguments.strip()[-1] in _QUOTE_MARKS and fold(x.turn.arguments.strip()[1:-1]) in folded), None)
     shown = ", ".join(f"'{n}'" for n in names[:4]) + (", …" if len(names) > 4 else "")
     head = f"The error listed {len(names)} names ({shown}); "
+    if quoted:
+        x, name = quoted
+        return [head + f"the {err.name} call at turn {x.n} sent one of them ('{name}') inside quote marks, as "
+                f"{x.turn.arguments.strip()}, and " + ("was answered with an error." if x.error else "went through.")]
     return [head + (f"the {err.name} call at turn {used[0].n} sent one of them ('{used[1]}')." if used
                     else f"no later {err.name} call sent one of them.")]
 
@@ -142,29 +156,75 @@ def choice_notes(r: Reading, c: Call) -> list[str]:
     return out
 
 
+def _window(text: str, needle: str, width: int) -> str | None:
+    """``needle`` in ``text`` (whitespace folded) with about ``width`` characters either side, cut
+    at word ends and marked with … where cut; None when absent or when a double quote inside
+    would not read back exactly."""
+    flat = " ".join((text or "").split())
+    needle = " ".join(needle.split())
+    whole = re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", flat, re.I)  # as words first, as text else
+    at = whole.start() if whole else flat.lower().find(needle.lower())
+    if at < 0:
+        return None
+    start, end = max(0, at - width), min(len(flat), at + len(needle) + width)
+    # a double quote would not read back inside the page's own quotes: the window stops short of it
+    start = max(start, flat.rfind("\"", start, at) + 1)
+    cut = flat.find("\"", at + len(needle), end)
+    end = end if cut < 0 else cut
+    if "\"" in flat[at:at + len(needle)]:
+        return None
+    if start > 0 and " " in flat[start:at] and flat[start - 1] != "\"":
+        start = flat.index(" ", start) + 1
+    if end < len(flat) and " " in flat[at + len(needle):end] and flat[end] != "\"":
+        end = flat.rindex(" ", at + len(needle), end)
+    window = flat[start:end].strip()
+    return f"{'…' if start else ''}{window}{'…' if end < len(flat) else ''}"
+
+
 def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
     """For a final answer judged wrong whose expected answer a look-up had returned: the words
     around it in that look-up's answer, quoted exactly, so the reader sees what the agent read
-    past (the year beside a range, the full name beside a short one)."""
+    past (the year beside a range, the full name beside a short one). When no look-up had
+    returned it: the look-ups it asked, and where the answer it gave was read, if anywhere."""
     if free_form(c) is None or r.run.outcome is None or r.run.outcome.success:
         return []
+    if c is not next((x for x in reversed(r.calls) if x.writes and not x.error), None):
+        return []  # a click on the way (a product, an option) is no answer: the notes go with the last one
     gold = expected_answer(r)
     seen = answer_seen_in(r, gold, c) if gold else None
     if seen is None:
-        return asked_note(r, c.n)
-    flat = " ".join((seen.turn.result or "").split())
-    at = flat.lower().find(" ".join(gold.split()).lower())
-    if at < 0:
+        return asked_note(r, c.n) + given_answer_note(r, c, width)
+    window = _window(seen.turn.result, gold, width)
+    if window is None:
         return []
-    start, end = max(0, at - width), min(len(flat), at + len(gold) + width)
-    if start > 0 and " " in flat[start:at]:
-        start = flat.index(" ", start) + 1
-    if end < len(flat) and " " in flat[at + len(gold):end]:
-        end = flat.rindex(" ", at + len(gold), end)
-    window = flat[start:end]
-    if "\"" in window:
-        return []  # a quote inside would not read back exactly
-    return [f"{seen.name} at turn {seen.n} had returned it in: \"{'…' if start else ''}{window}{'…' if end < len(flat) else ''}\""]
+    return [f"{seen.name} at turn {seen.n} had returned it in: \"{window}\""]
+
+
+def given_answer_note(r: Reading, c: Call, width: int = 90) -> list[str]:
+    """Where the text of the answer that ended the run appeared last before it, quoted exactly:
+    on a success the look-up that held it, on a failure the page the agent took a wrong one from."""
+    given = " ".join(str(c.turn.arguments).split())
+    # one lower-case word ("no", "cricket") occurs in most pages by chance: only a name, a number or
+    # a phrase is said to have been read somewhere
+    if len(given.split()) < 2 and not any(ch.isdigit() or ch.isupper() for ch in given):
+        return []
+    if not gives_answer(r, c) or c is not next((x for x in reversed(r.calls) if x.writes and not x.error), None):
+        return []
+    words = re.compile(r"(?<!\w)" + re.escape(given.lower()) + r"(?!\w)")
+    source = next((x for x in reversed(r.calls) if x.n < c.n and not x.error and not x.writes
+                   and words.search(" ".join((x.turn.result or "").split()).lower())
+                   and _window(x.turn.result, given, width)), None)
+    if source is not None:
+        return [f"The answer it gave, {json.dumps(given)}, appears in what {source.name} returned at turn {source.n}: "
+                f"\"{_window(source.turn.result, given, width)}\""]
+    # no look-up showed it: the task text may (a retry's notes on an earlier, wrong attempt)
+    said = next((t for t in reversed(r.run.turns) if t.turn < c.n and t.type == "message" and t.role == "user"
+                 and words.search(" ".join((t.content or "").split()).lower()) and _window(t.content, given, width)),
+                None)
+    if said is None:
+        return []
+    return [f"The answer it gave, {json.dumps(given)}, appears in the user message at turn {said.turn}, not in any "
+            f"look-up: \"{_window(said.content, given, width)}\""]
 
 
 def asked_note(r: Reading, before: int) -> list[str]:
@@ -175,3 +235,87 @@ def asked_note(r: Reading, before: int) -> list[str]:
     if not asked:
         return []
     return [f"Its look-ups before it asked: {join(asked, 6)}."]
+
+
+def _record_holding(node, key: str, value: str):
+    """The first JSON object (walked in order) that holds ``value`` under a field named like the
+    argument that sent it (``reservation_id``; ``id`` for ``payment_id``)."""
+    if isinstance(node, dict):
+        if any(isinstance(v, str) and v == value and (k == key or key.endswith("_" + k)) for k, v in node.items()):
+            return node
+        node = list(node.values())
+    if isinstance(node, list):
+        for v in node:
+            found = _record_holding(v, key, value)
+            if found is not None:
+                return found
+    return None
+
+
+@lru_cache(maxsize=1024)
+def _lower(sentence: str) -> str:
+    return sentence.lower()  # a run's few dozen rule sentences, asked for every field of every record
+
+
+def _names(r: Reading, sentence: str, value: str) -> bool:
+    """Whether a sentence names a value as a term of its own: "economy" in "economy flights", not
+    in "basic economy flights" when the log shows ``basic_economy`` as a term of its own."""
+    phrase = " ".join(value.lower().replace("_", " ").split())
+    low = _lower(sentence)
+    if phrase not in low:  # most pairs: no regex needed
+        return False
+    for m in re.finditer(r"(?:(\w+)\s+)?(?<!\w)" + re.escape(phrase) + r"(?!\w)", low):
+        before = m.group(1)
+        seen = r.memo.get("notes.answers")
+        if seen is None and before:
+            seen = r.memo["notes.answers"] = " ".join((c.turn.result or "") for c in r.calls).lower()
+        if not before or not any(f"{before}{sep}{phrase.replace(' ', sep)}" in seen for sep in ("_", " ", "-")):
+            return True
+    return False
+
+
+def record_rule_notes(r: Reading, c: Call, limit: int = 2) -> list[str]:
+    """Rules of the system prompt on the record a change acted on: an id argument taken from a
+    look-up's answer points at a record there, and a rule naming the call's action and every word
+    of one of that record's plain values (a cabin class, a status) bears on the change though no
+    argument names it. Said as what the log shows, never as a breach."""
+    from .rules import _DIGIT, _rules, _words
+
+    if r.system is None or not c.writes:
+        return []
+    action = _words((c.name or "").replace("_", " ")) - {"the", "and"}
+    # an "at most N" rule is counted against the arguments (rules_for): kept, it says nothing here
+    rules = [rule for rule in _rules(r) if not rule.limits and action & rule.words]
+    pointers = [a for a in check_arguments(r, c.turn) if a.seen_in == "observation" and isinstance(a.value, str)]
+    if not rules or not pointers:
+        return []
+    told = {h.sentence for h in rules_once(r, c)}
+    by_n = {x.n: x for x in r.calls}
+    notes: list[str] = []
+    for a in pointers:
+        src = by_n.get(a.seen_at)
+        if src is None:
+            continue
+        key = re.sub(r"\[\d+\]", "", a.path).split(".")[-1]
+        parsed = r.memo.get(f"notes.json:{src.n}", ...)
+        if parsed is ...:  # each answer parsed once per run, however many arguments point into it
+            try:
+                parsed = json.loads(src.turn.result or "")
+            except ValueError:
+                parsed = None
+            r.memo[f"notes.json:{src.n}"] = parsed
+        record = _record_holding(parsed, key, a.value)
+        fields = [(k, v) for k, v in (record or {}).items() if isinstance(v, str) and v.strip()
+                  and not _DIGIT.search(v) and len(v.split()) <= 3 and _words(v.replace("_", " ")) - action]
+        if not fields:
+            continue
+        for rule in rules:
+            if rule.sentence in told or len(notes) >= limit:
+                continue
+            named = next(((k, v) for k, v in fields if _names(r, rule.sentence, v)), None)
+            if named is not None:
+                told.add(rule.sentence)
+                notes.append(f"The record `{a.path}` points at has `{named[0]}` {json.dumps(named[1])} ({src.name}'s "
+                             f"answer, turn {src.n}); a rule of the system prompt (turn {r.system.turn}) on this "
+                             f"action names it: \"{rule.sentence}\"")
+    return notes

@@ -56,7 +56,8 @@ def compilation(frontmatter: str, comp, task, outcome, step: str, insights, link
                    "Check them against the raw turns.\n")
         if comp.compiler != "llm":
             out.append("> They are ranked: first a call whose arguments or rules do not check out, then errors "
-                       "that no later call of the same program got past, then the other calls.\n")
+                       "that no later call of the same program got past (a program the machine lacks comes after the run's "
+                       "own changes), then the other calls.\n")
     out += ["\n## Task\n- Task id: ", _md(task.id), "\n", _kind_line(task, "Task"),
             "- Instruction: ", _md(_oneline(task.instruction)), "\n",
             "- Outcome: ", _shown(comp.outcome), " after ", _shown(outcome.steps), " tool call",

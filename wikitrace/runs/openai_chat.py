@@ -15,6 +15,7 @@ conventions (``###STOP###`` from the simulated user, its hand-over tool).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -61,6 +62,16 @@ def _ending(turns: list[Turn], messages: list) -> str | None:
     return f"harness: step limit reached (cut off after {steps} agent steps, with no stop from the user or agent)"
 
 
+def _expected_calls(actions: Any) -> str | None:
+    """tau-bench's ``info.task.actions`` (the calls the task counts as right) as JSON text
+    ``[{"name": .., "arguments": {..}}]``, or None when absent or not of that shape."""
+    if not isinstance(actions, list) or not actions:
+        return None
+    calls = [{"name": a["name"], "arguments": a.get("kwargs") or {}} for a in actions
+             if isinstance(a, dict) and isinstance(a.get("name"), str) and isinstance(a.get("kwargs", {}), dict)]
+    return json.dumps(calls, ensure_ascii=False, sort_keys=True) if len(calls) == len(actions) else None
+
+
 def record_to_run(rec: Any, where: str) -> Run:
     if not isinstance(rec, dict):
         raise RunError(f"{where}: a run must be a JSON object")
@@ -100,6 +111,9 @@ def record_to_run(rec: Any, where: str) -> Run:
     trial = rec.get("trial")
     run_id = rec.get("run_id") or (f"task-{task_id}-trial-{trial}" if trial is not None else f"task-{task_id}")
     meta = {k: info_task[k] for k in ("user_id",) if k in info_task}
+    expected = _expected_calls(info_task.get("actions"))
+    if expected:  # the calls the benchmark counts as the right ones: the pages compare the run's with them
+        meta["expected_calls"] = expected
     if trial is not None:
         meta["trial"] = trial
     ended_by = _ending(turns, messages)

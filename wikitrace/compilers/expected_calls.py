@@ -1,0 +1,91 @@
+"""What a failure page says when the log records the calls its task expected (tau-bench keeps
+them as ``info.task.actions``; the importer puts them in ``task.metadata["expected_calls"]``):
+an expected change made with other values, a change none of the expected calls is, an expected
+change never made. Only the log's own record is compared; nothing is guessed, and a log
+without that record gets none of these notes.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..runs.model import Turn
+from .insight_words import join
+from .reading import Call, Reading, is_read_only
+from .text import clip
+
+SHOWN = 3  # differing arguments or missing calls named per note
+
+
+def expected_changes(r: Reading) -> list[dict] | None:
+    """The state-changing calls the log records as expected (``[]``: look-ups only), or None
+    when it records none."""
+    key = "expected.changes"
+    if key not in r.memo:
+        raw = (r.run.task.metadata or {}).get("expected_calls")
+        try:
+            calls = json.loads(raw) if isinstance(raw, str) else None
+        except ValueError:
+            calls = None
+        if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str)
+                                                  and isinstance(c.get("arguments"), dict) for c in calls):
+            calls = None
+        r.memo[key] = None if calls is None else [
+            c for c in calls if not is_read_only(Turn(0, "function_call", "assistant", name=c["name"],
+                                                      arguments=c["arguments"]))]
+    return r.memo[key]
+
+
+def _value(v) -> str:
+    return clip(json.dumps(v, ensure_ascii=False, sort_keys=True), 60)
+
+
+def _call(c: dict) -> str:
+    args = ", ".join(f"{k}={_value(v)}" for k, v in sorted(c["arguments"].items()))
+    return f"{c['name']}({clip(args, 120)})"
+
+
+def _differing(expected: dict, sent) -> list[str]:
+    sent = sent if isinstance(sent, dict) else {}
+    return [k for k in sorted(set(expected) | set(sent)) if expected.get(k) != sent.get(k)]
+
+
+def change_notes(r: Reading, c: Call) -> list[str]:
+    """Notes on a change that went through, against the expected changes of the same tool."""
+    expected = expected_changes(r)
+    if expected is None:
+        return []
+    same = [e for e in expected if e["name"] == c.name]
+    if not same:
+        return [f"The calls the log records as expected for this task include no {c.name} call"
+                + ("." if expected else "; it expected look-ups only.")]  # the changes it missed are a note of their own
+    best = min(same, key=lambda e: len(_differing(e["arguments"], c.turn.arguments)))
+    keys = _differing(best["arguments"], c.turn.arguments)
+    if not keys:
+        return [f"The log records this same {c.name} call among those the task expected."]
+    sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    parts = [f"`{k}` " + (_value(best["arguments"][k]) if k in best["arguments"] else "absent")
+             + " where this call sent " + (_value(sent[k]) if k in sent else "none") for k in keys[:SHOWN]]
+    return [f"The log records the {c.name} call the task expected with " + "; ".join(parts)
+            + (f" (and {len(keys) - SHOWN} more arguments differ)." if len(keys) > SHOWN else ".")]
+
+
+def missed_notes(r: Reading) -> list[str]:
+    """The expected changes the run did not make: for a tool the log expects more changes of than
+    went through, each expected one that no change of the run sent with the same arguments."""
+    expected = expected_changes(r)
+    if not expected:
+        return []
+    made: dict[str, list] = {}
+    for c in r.calls:
+        if c.writes and not c.error:
+            made.setdefault(c.name, []).append(c.turn.arguments)
+    missed = []
+    for name in dict.fromkeys(e["name"] for e in expected):
+        wanted = [e for e in expected if e["name"] == name]
+        if len(wanted) > len(made.get(name, [])):
+            missed += [e for e in wanted if e["arguments"] not in made.get(name, [])]
+    if not missed:
+        return []
+    return [f"The log records {len(missed)} expected change{'s' if len(missed) != 1 else ''} this run did not make: "
+            f"{join([_call(e) for e in missed], SHOWN)}."]

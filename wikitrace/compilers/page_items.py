@@ -1,0 +1,75 @@
+"""Page items the offline compiler adds beside the calls it ranks (offline.py): what a call's
+diff answer changed, a program the environment lacks, and the text of a call that answered
+nothing (a note the agent wrote to itself reads as its reasoning before the next change).
+
+Each phrase states what the log shows, so it holds whatever the format: a diff's file
+headers, the shell's "not found" line, an empty answer to a call that sent text.
+"""
+
+from __future__ import annotations
+
+from .changes import diff_files
+from .error_insights import missing_programs
+from .insight_words import join
+from .reading import Call, Reading, runs_a_command
+from .text import clip, quote_of
+
+DIFF_FILES_SHOWN = 4
+
+
+def diff_phrase(c: Call) -> str:
+    """``, which answered with a diff of `a.py` (new file) and `b.py``` when the call's answer is a
+    git diff (a submit), else empty: the files are what the run handed in."""
+    files = diff_files(c.turn.result)
+    if not files:
+        return ""
+    named = [f"`{path}`" + (" (new file)" if new else "") for path, new in files]
+    return ", which answered with a diff of " + join(named, DIFF_FILES_SHOWN)
+
+
+def lacking_support(c: Call, changes_above: bool) -> str | None:
+    """The support of an error saying the shell has no such program, or None for any other error.
+    A missing program is a fact of the machine the run ran on (runs that succeeded may meet it
+    too), so a failure page ranks the run's own changes above it and says so."""
+    programs = missing_programs(c)
+    if not programs:
+        return None
+    return (f"The shell could not find {join([f'`{p}`' for p in programs])}: {clip(c.turn.result)}"
+            + (" A program the environment lacks says where the run ran, not what it changed, so the run's "
+               "changes are ranked above it." if changes_above else ""))
+
+
+def _text_sent(c: Call) -> str | None:
+    """The one piece of text a call sent: its plain-string argument, or the only string value of
+    its arguments; None for a command line or a call with several values."""
+    if runs_a_command(c.turn):
+        return None
+    args = c.turn.arguments
+    if isinstance(args, dict) and len(args) == 1:
+        args = next(iter(args.values()))
+    if not isinstance(args, str) or not args.strip():
+        return None
+    return args
+
+
+def answered_nothing(c: Call) -> bool:
+    """A call that sent text and got nothing back (a ``think`` tool): its text is all it holds."""
+    return not c.error and not c.writes and not (c.turn.result or "").strip() and _text_sent(c) is not None
+
+
+def silent_items(r: Reading) -> list[tuple[Call, str, str, str]]:
+    """(call, decision, support, quote) for the last call that answered nothing before each change
+    (and before the end), quoting what it sent and naming that change: what the agent wrote itself
+    before acting."""
+    out, silent = [], [c for c in r.calls if answered_nothing(c)]
+    for i, c in enumerate(silent):
+        nxt = next((w for w in r.calls if w.n > c.n and w.writes and not w.error), None)
+        later = silent[i + 1] if i + 1 < len(silent) else None
+        if later is not None and (nxt is None or later.n < nxt.n):
+            continue  # of the notes before one change (or the end), the last one is what the agent acted on
+        out.append((c, f"Called {c.name} at turn {c.n}, which returned nothing"
+                    + (f"; the next change that went through was {nxt.name} at turn {nxt.n}." if nxt
+                       else "; no change went through after it."),
+                    "Its text, quoted below, is all the call holds: what the agent wrote there before going on.",
+                    quote_of(_text_sent(c), 240)))
+    return out
