@@ -96,3 +96,16 @@ time.sleep(60)
     else:
         os.kill(helper, signal.SIGKILL)
         pytest.fail("the page writer outlived the build that started it")
+
+
+def test_a_helper_started_from_a_folder_holding_another_wikitrace_runs_this_one(tmp_path, monkeypatch):
+    # A user (or a second checkout) may run the build from a folder that has its own wikitrace/.
+    from wikitrace import helper_process
+
+    shadow = tmp_path / "wikitrace"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("raise SystemExit('the shadow package was imported')\n")
+    monkeypatch.chdir(tmp_path)
+    proc = helper_process.start("wikitrace.helper_process")  # imports the package, then ends
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0

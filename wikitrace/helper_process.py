@@ -33,8 +33,10 @@ def child_env() -> dict[str, str]:
 
 
 def start(module: str) -> subprocess.Popen:
-    """``python -m module`` with this same wikitrace importable; stderr is shared."""
-    return subprocess.Popen([sys.executable, "-m", module], env={**child_env(), "WIKITRACE_HELPER_PARENT": str(os.getpid())},
+    """``python -m module`` with this same wikitrace importable; stderr is shared. ``-P``: the
+    current folder does not go first on the path, where another checkout (or any folder named
+    wikitrace) would otherwise shadow the package the build runs."""
+    return subprocess.Popen([sys.executable, "-P", "-m", module], env={**child_env(), "WIKITRACE_HELPER_PARENT": str(os.getpid())},
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
 
