@@ -344,7 +344,8 @@ def run_folds(data: Path, no_wiki: bool = False, embeddings_url: str | None = No
 
         best = max(grid, key=lambda name: (train_score(name), -list(grid).index(name)))
         folds.append({"held_out": held, "tuned_on": train, "setting": best,
-                      "train_overall": round(train_score(best), 4), "result": per[best][held]})
+                      "train_overall": round(train_score(best), 4), "result": per[best][held],
+                      "train_scores": {name: round(train_score(name), 4) for name in grid}})
     return {"data": str(data), "grid": grid, "tune_budget": TUNE_BUDGET, "folds": folds}
 
 
@@ -424,7 +425,7 @@ def main(argv=None) -> int:
         res = run_folds(args.data, args.no_wiki, args.embeddings_url, args.embed_cache)
         for f in res["folds"]:
             print(f"== held out {f['held_out']} (setting '{f['setting']}' chosen on {', '.join(f['tuned_on'])}: "
-                  f"overall {f['train_overall']:.3f} at {res['tune_budget']})")
+                  f"overall {f['train_overall']:.3f} at {res['tune_budget']}; every setting: {f['train_scores']})")
             print_table(f["result"])
         for m, per in pool_folds(res).items():
             for b, row in per.items():
@@ -473,6 +474,12 @@ def record_tables(args, res: dict) -> None:
                 for sample, r in res.items() for name in r["methods"]]
         record("dialogue.md", f"benchmarks/locomo_retrieval.py --sample{dense}", markdown_table(
             ["conversation", "method", *COLUMN_NAMES], rows))
+        shown = ("hier", "hier-off", "bm25-msg")      # with and without routing, flat BM25 beside
+        rows = [[sample if i == j == 0 else "", b if j == 0 else "", SHOWN.get(m, m), *_cells(r["methods"][m][str(b)])]
+                for sample, r in res.items() for i, b in enumerate(BUDGETS[:3])
+                for j, m in enumerate(x for x in shown if x in r["methods"])]
+        record("dialogue.md", f"benchmarks/locomo_retrieval.py --sample budgets{dense}", markdown_table(
+            ["conversation", "budget", "method", *COLUMN_NAMES], rows))
     else:
         rows = [[b, SHOWN.get(name, name), *_cells(res["methods"][name][str(b)])]
                 for b in res["budgets"] for name in res["methods"]]
