@@ -66,10 +66,26 @@ def fill(order: list[int], msgs: list[list], budget: int) -> set[int]:
     return set(ctx.messages)
 
 
+ABLATIONS = ("hier-off", "hier-route", "hier-entity", "hier-hardroute")
+# Compiled samples by (sample, the compile-time settings GRID may change): a routing setting of the
+# fold grid reuses the memory its continuity setting built instead of compiling it again.
+_COMPILED: dict[tuple, tuple] = {}
+
+
+def _compile_key(sample: str) -> tuple:
+    import importlib
+
+    knobs = sorted({k for o in GRID.values() for k in o if not k.startswith(("retrieve.", "ranking."))})
+    return (sample, *(getattr(importlib.import_module(f"wikitrace.dialogue.{k.rsplit('.', 1)[0]}"),
+                              k.rsplit(".", 1)[1]) for k in knobs))
+
+
 def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None = None,
-        no_wiki: bool = False, only: list[str] | None = None) -> dict:
+        no_wiki: bool = False, only: list[str] | None = None, ablations: tuple = ()) -> dict:
+    """Recall of every method on the conversations of ``data`` (``only``: these samples).
+    ``no_wiki`` adds every routing ablation and the routing diagnosis; ``ablations`` names some."""
     dialogues = [d for d in load_inputs([data]) if only is None or d.sample_id in only]
-    methods = METHODS + (("hier-off", "hier-route", "hier-entity", "hier-hardroute") if no_wiki else ())
+    methods = METHODS + (ABLATIONS if no_wiki else tuple(a for a in ABLATIONS if a in ablations))
     scores: dict[str, dict] = {m: {} for m in methods}
     emb = endpoint_embedder(embeddings_url)
     stats_pages, stats_traj, single, shape, diagnoses = [], [], [], [], []
@@ -81,8 +97,14 @@ def run(data: Path, embeddings_url: str | None = None, embed_cache: Path | None 
         cache_dir = embed_cache / d.sample_id if (emb is not None and embed_cache) else None
         if cache_dir is not None:
             emb.cache.load(cache_dir)
-        mem = compile_sample(d, embedder=emb)
-        files = render_sample(mem, embedder=emb)
+        key = _compile_key(d.sample_id) if emb is None else None
+        if key in _COMPILED:
+            mem, files = _COMPILED[key]
+        else:
+            mem = compile_sample(d, embedder=emb)
+            files = render_sample(mem, embedder=emb)
+            if key is not None:
+                _COMPILED[key] = (mem, files)
         if cache_dir is not None:
             cache_dir.mkdir(parents=True, exist_ok=True)
             for name in ("embeddings.json", CACHE_BIN):
@@ -262,6 +284,8 @@ GRID: dict[str, dict] = {
     "continuity 0.30": {"trajectories.DELTA_CLAIM": 0.30},
     "continuity 0.25": {"trajectories.DELTA_CLAIM": 0.25},
     "routing off": {"retrieve.ROUTING": "off"},
+    "kinds off": {"retrieve.W_KIND": 0.0},
+    "kinds 0.3": {"retrieve.W_KIND": 0.3},
     "speaker keep 3": {"ranking.SPEAKER_KEEP": 3},
     "speaker keep 10": {"ranking.SPEAKER_KEEP": 10},
     "routing expand": {"retrieve.ROUTING": "expand"},      # shipped on only if it gains on held-out folds
@@ -306,7 +330,8 @@ def run_folds(data: Path, no_wiki: bool = False, embeddings_url: str | None = No
     for name, overrides in grid.items():
         saved = _apply(overrides)
         try:
-            per[name] = {s: run(data, embeddings_url, embed_cache, no_wiki=no_wiki, only=[s]) for s in samples}
+            per[name] = {s: run(data, embeddings_url, embed_cache, no_wiki=no_wiki, only=[s],
+                                ablations=("hier-off",)) for s in samples}
         finally:
             _apply(saved)
     folds = []
@@ -319,8 +344,32 @@ def run_folds(data: Path, no_wiki: bool = False, embeddings_url: str | None = No
 
         best = max(grid, key=lambda name: (train_score(name), -list(grid).index(name)))
         folds.append({"held_out": held, "tuned_on": train, "setting": best,
-                      "train_overall": round(train_score(best), 4), "result": per[best][held]})
+                      "train_overall": round(train_score(best), 4), "result": per[best][held],
+                      "train_scores": {name: round(train_score(name), 4) for name in grid}})
     return {"data": str(data), "grid": grid, "tune_budget": TUNE_BUDGET, "folds": folds}
+
+
+def pool_folds(res: dict) -> dict:
+    """The held-out results of every fold pooled, each category weighted by its questions:
+    method -> budget -> column, for hier, hier-off and flat BM25 (what the folds have in common)."""
+    folds = [f["result"] for f in res["folds"]]
+    out: dict[str, dict] = {}
+    for m in ("hier", "hier-off", "bm25-msg"):
+        if not all(m in r["methods"] for r in folds):
+            continue
+        out[m] = {}
+        for b in BUDGETS:
+            row, total, n_all = {}, 0.0, 0
+            for c in CATEGORIES:
+                pairs = [(r["methods"][m][str(b)][f"cat{c}"], r["questions"][CAT_NAMES[c]]) for r in folds]
+                pairs = [(v, n) for v, n in pairs if v is not None and n]
+                n = sum(k for _, k in pairs)
+                row[f"cat{c}"] = round(sum(v * k for v, k in pairs) / n, 4) if n else None
+                total += sum(v * k for v, k in pairs)
+                n_all += n
+            row["overall"] = round(total / n_all, 4) if n_all else None
+            out[m][str(b)] = row
+    return out
 
 
 def print_table(res: dict) -> None:
@@ -376,8 +425,12 @@ def main(argv=None) -> int:
         res = run_folds(args.data, args.no_wiki, args.embeddings_url, args.embed_cache)
         for f in res["folds"]:
             print(f"== held out {f['held_out']} (setting '{f['setting']}' chosen on {', '.join(f['tuned_on'])}: "
-                  f"overall {f['train_overall']:.3f} at {res['tune_budget']})")
+                  f"overall {f['train_overall']:.3f} at {res['tune_budget']}; every setting: {f['train_scores']})")
             print_table(f["result"])
+        for m, per in pool_folds(res).items():
+            for b, row in per.items():
+                print(f"pooled held-out {b:>5} {m:<9}" + "".join(f"{row[c]:>9.3f}" if row[c] is not None else f"{'-':>9}"
+                                                                 for c in COLUMNS))
     else:
         res = run(args.data, args.embeddings_url, args.embed_cache, args.no_wiki)
         print_table(res)
@@ -405,17 +458,28 @@ def record_tables(args, res: dict) -> None:
         rows = []
         for f in res["folds"]:
             r = f["result"]
+            shown = [m for m in ("hier", "hier-off", "bm25-msg") if m in r["methods"]]
             for i, b in enumerate(r["budgets"]):
-                flat = r["methods"]["bm25-msg"][str(b)]
-                rows.append([f"{f['held_out']} ({f['setting']})" if i == 0 else "", b,
-                             *_cells(r["methods"]["hier"][str(b)]), f"{flat['overall']:.3f} ({flat['cat1']:.3f})"])
+                for j, m in enumerate(shown):
+                    rows.append([f"{f['held_out']} ({f['setting']})" if i == j == 0 else "",
+                                 b if j == 0 else "", SHOWN.get(m, m), *_cells(r["methods"][m][str(b)])])
         record("dialogue.md", f"benchmarks/locomo_retrieval.py --folds{dense}", markdown_table(
-            ["held-out fold (setting chosen)", "budget", *COLUMN_NAMES, "flat BM25 overall (multi-hop)"], rows))
+            ["held-out fold (setting chosen)", "budget", "method", *COLUMN_NAMES], rows))
+        pooled = pool_folds(res)
+        record("dialogue.md", f"benchmarks/locomo_retrieval.py --folds pooled{dense}", markdown_table(
+            ["budget", "method", *COLUMN_NAMES],
+            [[b, SHOWN.get(m, m), *_cells(pooled[m][str(b)])] for b in BUDGETS for m in pooled]))
     elif args.sample:
         rows = [[sample, SHOWN.get(name, name), *_cells(r["methods"][name][str(TUNE_BUDGET)])]
                 for sample, r in res.items() for name in r["methods"]]
         record("dialogue.md", f"benchmarks/locomo_retrieval.py --sample{dense}", markdown_table(
             ["conversation", "method", *COLUMN_NAMES], rows))
+        shown = ("hier", "hier-off", "bm25-msg")      # with and without routing, flat BM25 beside
+        rows = [[sample if i == j == 0 else "", b if j == 0 else "", SHOWN.get(m, m), *_cells(r["methods"][m][str(b)])]
+                for sample, r in res.items() for i, b in enumerate(BUDGETS[:3])
+                for j, m in enumerate(x for x in shown if x in r["methods"])]
+        record("dialogue.md", f"benchmarks/locomo_retrieval.py --sample budgets{dense}", markdown_table(
+            ["conversation", "budget", "method", *COLUMN_NAMES], rows))
     else:
         rows = [[b, SHOWN.get(name, name), *_cells(res["methods"][name][str(b)])]
                 for b in res["budgets"] for name in res["methods"]]

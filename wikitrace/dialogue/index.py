@@ -9,6 +9,7 @@ from array import array
 from bisect import bisect_left
 
 from .bm25 import BM25
+from .kinds import kinds_of
 from .text import EMBED_DIM, hashed_embedding, tokens
 
 INDEX_FORMAT = "wikitrace-dialogue-index/1"
@@ -117,6 +118,8 @@ def build_index(mem: dict, embedder=None) -> dict:
         "pages": [page_text(p) for p in pages],
     }
     bm = {k: BM25([tokens(x) for x in v]).to_json() for k, v in levels.items()}
+    # the kinds of thing each message's nouns name ("Rome" -> city), for questions asking by kind
+    bm["kinds"] = BM25([kinds_of(m["text"]) for m in msgs]).to_json()
     vec_meta, vec_bytes = pack_vectors({k: [hashed_embedding(x) for x in levels[k]] for k in VECTOR_LEVELS})
 
     # neighbours in dialogue order (same session) and update links
