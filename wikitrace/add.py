@@ -386,12 +386,15 @@ def _carry_everything(pub: Publisher, ids, bopts, previous: dict, records: dict,
     compile's carry-over leaves it, from corpus.json's entries and the manifest alone (no
     page is read or checked)."""
     from .build import _Writer
+    from .corpus.corpus_json import published_lines
 
     writer = _Writer(pub, ids, bopts, _NothingReused(pub, previous, records, replaced))
     ids.used_run_ids.update(ids.prev_runs)  # none of them leaves the corpus
     runs = [r for r in previous["runs"] if r["run_id"] not in replaced]
     gone = {r["step"] for r in previous["runs"] if r["run_id"] in replaced}
     writer.runs.extend(runs)
+    # corpus.json (verified above) is rewritten with these entries unchanged: their lines are reused
+    writer.published_lines = published_lines((pub.root / "corpus.json").read_bytes(), previous["runs"])
     for r in runs:
         ids.keep_insights(r.get("insights") or [])
     writer.prev_insights = {i["id"]: i for i in previous["insights"]}  # the insight pages are gathered again

@@ -392,7 +392,8 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     usage = writer.refresh_usage()
     writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
     writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
-    text, region = corpus_json.dumps(_corpus_json(writer, compiler, opts, ids, report, key))
+    data = _corpus_json(writer, compiler, opts, ids, report, key)
+    text, region = corpus_json.dumps(data, writer.published_lines)
     # `prompt` need not re-index per call; renders of insights carried over are reused
     carried = writer.carried_steps and prompt_index_ok
     prompt = prompt_index_bytes(writer.runs, writer.insights, region, previous=root if carried else None,
@@ -410,4 +411,4 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
               "usage": usage,
               **forget_state(pub, compiler, opts.templates)})
     pending.save(pub, record)  # every page is in place: from here the next command can finish this one
-    return pending.complete(pub, record, prompt)
+    return pending.complete(pub, record, prompt, data)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-
-import jinja2
+from typing import TYPE_CHECKING
 
 from .controls import visible
+
+if TYPE_CHECKING:
+    import jinja2
 
 _HERE = Path(__file__).resolve().parent
 
@@ -92,8 +94,16 @@ def _visible(value):
     return value
 
 
+# The options below decide the compiled code; the bytecode cache keys its entries by them.
+_SETTINGS = "StrictUndefined keep_trailing_newline trim_blocks lstrip_blocks no-autoescape finalize=_visible"
+
+
 @lru_cache(maxsize=8)
-def environment(override: str | None = None) -> jinja2.Environment:
+def environment(override: str | None = None) -> "jinja2.Environment":
+    import jinja2  # here, not above: the pages written in plain Python need only the filters
+
+    from .template_cache import bytecode_cache
+
     dirs = ([override] if override else []) + [str(bundled_dir("corpus_templates"))]
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(dirs),
@@ -103,6 +113,7 @@ def environment(override: str | None = None) -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
         auto_reload=False,  # templates do not change during a build: no stat per render
+        bytecode_cache=bytecode_cache(_SETTINGS),  # compiled once per user, not once per process
     )
     env.filters["oneline"] = _oneline
     env.filters["md"] = md_text

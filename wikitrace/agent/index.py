@@ -141,10 +141,9 @@ def _renders(ins_infos: list[InsightInfo], previous: Path | None,
 
 
 def _render_pool(insights: Sequence[InsightInfo], show_source: bool) -> list[str]:
-    from ..templates import environment
     from .insight_text import render_insights
 
-    return render_insights(environment(None), insights, show_source)
+    return render_insights(None, insights, show_source)
 
 
 def _taught_sections(run_infos: list, ins_infos: list[InsightInfo]) -> list[tuple[str, str, Any]]:

@@ -300,11 +300,9 @@ class IndexTexts:
         return str(bytes(self._blob[a:a + c0]) + bytes(self._blob[a + c1:z]), "utf-8")
 
     def _render(self, js: list[int]) -> list[str]:
-        from ..templates import environment
         from .insight_text import render_insights
 
-        env = environment(str(self.templates) if self.templates else None)
-        return render_insights(env, [self.idx.insight(j) for j in js], self.show_source)
+        return render_insights(self.templates or None, [self.idx.insight(j) for j in js], self.show_source)
 
     def get(self, j: int) -> str:
         hit = self.texts.get(j)

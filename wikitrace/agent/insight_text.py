@@ -26,15 +26,23 @@ _BATCH = ('{% from "agent/_insight.md.j2" import insight %}'
           '{% for i in items %}{{ insight(i, show_source) }}\x00{% endfor %}')
 
 
-def render_insights(env, items: list[InsightInfo], show_source: bool,
+def render_insights(templates: str | Path | None, items: list[InsightInfo], show_source: bool,
                     also: list[list[InsightInfo]] | None = None,
                     usage: list[tuple[int, int] | None] | None = None) -> list[str]:
-    """Each insight through agent/_insight.md.j2's macro, in one template pass; ``also``:
+    """Each insight through agent/_insight.md.j2's macro (in plain Python when no
+    ``templates`` folder overrides it: plain_prompt.py), in one template pass; ``also``:
     per item, the other insights that teach the same lesson (shown as its sources);
     ``usage``: per item, (episodes citing the lesson, of which succeeded) or None."""
     if not items:
         return []
     ctx = [_insight_ctx(i, a, u) for i, a, u in zip(items, also or [()] * len(items), usage or [None] * len(items))]
+    if templates is None:
+        from .plain_prompt import insight
+
+        return [insight(c, show_source) for c in ctx]
+    from ..templates import environment
+
+    env = environment(str(templates))
     batch = getattr(env, "_wikitrace_insight_batch", None)
     if batch is None:  # compiled once per environment: insights with counts are rendered one at a time
         batch = env._wikitrace_insight_batch = env.from_string(_BATCH)
@@ -55,12 +63,10 @@ class InsightTexts:
         key = f"insight-text:{show_source}:{templates}"
         self.texts: dict[str, str] = corpus.cache.setdefault(key, {})
         self.complete_key = key + ":complete"
-        from ..templates import environment
-
-        self.env = environment(str(templates) if templates else None)
+        self.templates = templates or None
 
     def _render(self, items: list[InsightInfo]) -> list[str]:
-        return render_insights(self.env, items, self.show_source)
+        return render_insights(self.templates, items, self.show_source)
 
     def get(self, ins: InsightInfo) -> str:
         hit = self.texts.get(ins.id)

@@ -49,22 +49,18 @@ class LessonTexts:
     def get(self, j: int) -> str:
         if j in self.usage:
             if j not in self.counted:
-                from ..templates import environment
                 from .insight_text import render_insights
 
-                env = environment(str(self.templates) if self.templates else None)
-                self.counted[j] = render_insights(env, [self.info(j)], self.show_source,
+                self.counted[j] = render_insights(self.templates or None, [self.info(j)], self.show_source,
                                                   [[self.info(k) for k in self.members.get(j, ())]],
                                                   [self.usage[j]])[0]
             return self.counted[j]
         if j not in self.members:
             return self.t.get(j)
         if j not in self.grouped:  # one group at a time: a budgeted prompt shows only a few
-            from ..templates import environment
             from .insight_text import render_insights
 
-            env = environment(str(self.templates) if self.templates else None)
-            self.grouped[j] = render_insights(env, [self.info(j)], self.show_source,
+            self.grouped[j] = render_insights(self.templates or None, [self.info(j)], self.show_source,
                                               [[self.info(k) for k in self.members[j]]])[0]
         return self.grouped[j]
 

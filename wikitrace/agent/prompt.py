@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..templates import render
+from .plain_prompt import render
 from .corpusdata import CorpusData, InsightInfo, as_corpus, id_key, task_kind
 from .insight_text import InsightTexts
 from .lesson_key import LessonTexts, lesson_groups, unique

@@ -9,7 +9,7 @@ written here to tell whether it is stale.
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..controls import json_visible
 
@@ -20,9 +20,16 @@ def _dump_entry(entry: dict) -> str:
     return json_visible(json.dumps(entry, ensure_ascii=False))
 
 
-def corpus_region(runs: Sequence[dict], insights: Sequence[dict]) -> tuple[bytes, list[int], list[int]]:
+# id(entry) -> (the entry, its line as corpus.json holds it): see published_lines
+Lines = Mapping[int, tuple[dict, bytes]]
+
+
+def corpus_region(runs: Sequence[dict], insights: Sequence[dict],
+                  known: Lines | None = None) -> tuple[bytes, list[int], list[int]]:
     """The bytes of ``"runs": [...],\\n "insights": [...]`` as build writes them into
-    corpus.json (from the space before ``"runs"``), and each entry's (start, end) offsets."""
+    corpus.json (from the space before ``"runs"``), and each entry's (start, end) offsets.
+    ``known``: the lines of entries read from the published corpus.json, reused as they are."""
+    known = known or {}
     out = bytearray()
     spans: dict[str, list[int]] = {"runs": [], "insights": []}
     for key, entries in (("runs", runs), ("insights", insights)):
@@ -35,19 +42,20 @@ def corpus_region(runs: Sequence[dict], insights: Sequence[dict]) -> tuple[bytes
         for k, entry in enumerate(entries):
             out += b"\n  " if k == 0 else b",\n  "
             start = len(out)
-            out += _dump_entry(entry).encode("utf-8")
+            line = known.get(id(entry))
+            out += line[1] if line is not None and line[0] is entry else _dump_entry(entry).encode("utf-8")
             spans[key] += (start, len(out))
         out += b"\n ]"
     return bytes(out), spans["runs"], spans["insights"]
 
 
-def dumps(data: dict[str, Any]) -> tuple[str, tuple[bytes, list[int], list[int]]]:
+def dumps(data: dict[str, Any], known: Lines | None = None) -> tuple[str, tuple[bytes, list[int], list[int]]]:
     """corpus.json text for ``data`` (keys in order; ``runs`` then ``insights`` adjacent),
     and the region tuple ``corpus_region`` made for it."""
     keys = list(data)
     at = keys.index("runs")
     assert keys[at + 1] == "insights", "runs and insights must be adjacent"
-    region = corpus_region(data["runs"], data["insights"])
+    region = corpus_region(data["runs"], data["insights"], known)
 
     def block(names: list[str]) -> str:
         return ",\n".join(f" {json.dumps(k)}: " + json_visible(json.dumps(data[k], ensure_ascii=False, indent=1))
@@ -55,3 +63,26 @@ def dumps(data: dict[str, Any]) -> tuple[str, tuple[bytes, list[int], list[int]]
 
     parts = [block(keys[:at]), region[0].decode("utf-8"), block(keys[at + 2:])]
     return "{\n" + ",\n".join(p for p in parts if p) + "\n}\n", region
+
+
+def published_lines(text: bytes, runs: Sequence[dict]) -> dict[int, tuple[dict, bytes]]:
+    """The line of each run entry in ``text`` (a corpus.json this module wrote, whose parsed
+    ``runs`` are ``runs``), keyed for ``corpus_region``: an entry read from a file writes
+    back to the same bytes, so a command that carries thousands of runs over (``wikitrace
+    add``) need not encode them again. Empty when the lines do not pair up with the runs
+    (a file laid out otherwise: every entry is then encoded)."""
+    opening = b'\n "runs": [\n'
+    start = text.find(opening)
+    end = text.find(b'\n ],\n "insights": ', start)
+    if start < 0 or end < 0 or not runs:
+        return {}
+    lines = text[start + len(opening):end].split(b",\n")
+    if len(lines) != len(runs):
+        return {}
+    out = {}
+    for entry, line in zip(runs, lines):
+        step = entry.get("step")
+        if not (isinstance(step, str) and line.startswith(b'  {"step": "%s",' % step.encode())):
+            return {}
+        out[id(entry)] = (entry, line[2:])
+    return out

@@ -68,12 +68,14 @@ def save(pub, pending: Pending) -> None:
                  mode=0o644)
 
 
-def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder) -> list[str]:
+def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: dict | None = None) -> list[str]:
     """Write what the record names, then finish the publisher (removals, manifest) and
     drop the record. ``prompt_index``: the bytes of the prompt index when the caller has
     them already, else the function that makes them from corpus.json's runs, insights
     and byte region (``agent.index.prompt_index_bytes``: the agent layer owns that
-    format, so the caller hands it down). Returns the removed paths."""
+    format, so the caller hands it down). ``data``: the corpus.json the caller dumped
+    into the record, as the dict it dumped (spares parsing megabytes again); None: read
+    from the record. Returns the removed paths."""
     from .search_files import update_search_files
 
     root = pub.root
@@ -87,7 +89,7 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder) -> list[
         from .corpus_json import dumps
         from .update import PROMPT_INDEX
 
-        data = json.loads(text)
+        data = json.loads(text) if data is None else data
         runs, insights = data["runs"], data["insights"]
         templates = Path(pending.templates) if pending.templates and Path(pending.templates).is_dir() else None
         mount = str(data.get("mount_path") or "/work/corpus")

@@ -94,6 +94,7 @@ class RunWriter:
         self.carried_insights: set[str] = set()  # insight ids whose entries are the published ones
         self.prev_insights: dict[str, dict] = dict(getattr(reuse, "insights", {}))  # id -> the entry corpus.json holds now
         self.carried_steps: set[str] = set()  # steps of runs carried over unchanged
+        self.published_lines: dict = {}  # the carried entries' lines in corpus.json (corpus_json.published_lines)
         # insight id -> (episodes citing it, of which succeeded), from the usage ledger: every
         # insight page written here shows them (corpus/usage_pages.py)
         self.usage, self.usage_problems = insight_counts(pub.root)

@@ -1,0 +1,47 @@
+"""An add rewrites corpus.json with the carried run entries' published lines reused: the
+file must be byte for byte what encoding every entry again writes."""
+
+import json
+
+from wikitrace.corpus.corpus_json import dumps, published_lines
+
+AWKWARD = ["plain", "quote \" and \\ backslash", "new\nline\ttab", "\x1b[31m bell\x07", "rtl \u202e and \u200b",
+           "é ü 中文 🙂", "", "\\u202e typed"]
+
+
+def _corpus(n: int) -> dict:
+    runs = [{"step": f"step-{k:04d}", "run_id": f"r{k}", "instruction": AWKWARD[k % len(AWKWARD)],
+             "score": [0.1, -0.0, 1e-07, 3.0, 12345678901234567890][k % 5], "lessons": [{"key": "a|b", "n": None}],
+             "apps": None if k % 2 else ["x", AWKWARD[(k + 3) % len(AWKWARD)]]} for k in range(n)]
+    return {"format": "wikitrace-corpus/1", "counts": {"runs": n}, "runs": runs,
+            "insights": [{"id": "insight-0000", "title": AWKWARD[3]}], "build": {"built_at": "x"}}
+
+
+def test_entries_read_back_write_the_same_bytes_with_their_lines_reused():
+    text = dumps(_corpus(40))[0].encode("utf-8")
+    loaded = json.loads(text)
+    lines = published_lines(text, loaded["runs"])
+    assert len(lines) == 40
+    loaded["runs"].append({"step": "step-0040", "run_id": "new", "instruction": AWKWARD[4]})  # as add appends one
+    again, region = dumps(loaded, lines)
+    assert again == dumps(loaded)[0]
+    assert dumps(loaded, lines)[1] == dumps(loaded)[1]  # the prompt index's spans too
+
+
+def test_a_changed_entry_is_encoded_again():
+    text = dumps(_corpus(5))[0].encode("utf-8")
+    loaded = json.loads(text)
+    lines = published_lines(text, loaded["runs"])
+    replaced = dict(loaded["runs"][2], instruction="changed")  # a new dict: its old line is not its own
+    loaded["runs"][2] = replaced
+    assert '"instruction": "changed"' in dumps(loaded, lines)[0]
+    assert dumps(loaded, lines)[0] == dumps(loaded)[0]
+
+
+def test_lines_that_do_not_pair_up_with_the_runs_are_not_used():
+    text = dumps(_corpus(6))[0].encode("utf-8")
+    loaded = json.loads(text)
+    assert published_lines(text, loaded["runs"][:5]) == {}  # one run more in the file
+    assert published_lines(text, list(reversed(loaded["runs"]))) == {}  # another order
+    assert published_lines(json.dumps(loaded, indent=2).encode(), loaded["runs"]) == {}  # laid out otherwise
+    assert published_lines(text, []) == {}
