@@ -358,15 +358,21 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
                errors: list[str], reuse: _Reuse) -> None:
     """Compile ``runs`` and hand their pages to ``writer`` (``wikitrace add`` writes the same
     way). On any failure the pages of runs no index names yet are removed again."""
+    async def finish() -> None:
+        unanswered = llm_report.nothing_answered(compiler, writer.counts())
+        if unanswered:
+            raise BuildError(unanswered)
+        writer.release()
+        if compiler.name == "llm":
+            # every run has its entry: the insight merges go out now, while the page writer
+            # still writes the last runs' pages (``writer.close`` waits for it below)
+            await writer.merge_insights(compiler)
+
     try:
         if compiler.name == "llm":
             writer.hold_fallbacks_until_the_model_answers()
         try:
-            asyncio.run(compile_in_order(runs, compiler, opts.concurrency, writer, errors, reuse))
-            unanswered = llm_report.nothing_answered(compiler, writer.counts())
-            if unanswered:
-                raise BuildError(unanswered)
-            writer.release()
+            asyncio.run(compile_in_order(runs, compiler, opts.concurrency, writer, errors, reuse, then=finish))
         except BaseException:
             writer.close(ok=False)
             raise

@@ -111,6 +111,7 @@ class RunWriter:
         # model wrote is replaced only by a page the model wrote, so they keep their pages
         # (and corpus.json entries) and the next build asks again. Run ids, in input order.
         self.waiting_for_model: list[str] = []
+        self._gathered: tuple[set[str], list[dict]] | None = None  # by merge_insights, for publish_insights
 
     def hold_fallbacks_until_the_model_answers(self) -> None:
         self._held = []
@@ -283,19 +284,36 @@ class RunWriter:
                 kept.add(kind)
         return kept - changed
 
-    def publish_insights(self, compiler=None) -> None:
-        """Gather the insight layer from every run's entry and write its pages (those whose
-        bytes are unchanged are left alone); insights no run links any more are not written,
-        so the publisher removes their pages. With a model, each insight's guideline is the
-        model's merge of its sources (compilers/insight_merge.py)."""
-        asks_model = compiler is not None and compiler.name == "llm"
+    def _gather_insights(self, asks_model: bool) -> tuple[set[str], list[dict]]:
         kept = self._unchanged_kinds(asks_model)
         changed = [r for r in self.runs if insight_layer.kind_of(r) not in kept]
-        gathered = insight_layer.gather(changed)
-        if asks_model and gathered:
-            from ..compilers.insight_merge import merge_guidelines
+        return kept, insight_layer.gather(changed)
 
-            merge_guidelines(compiler, gathered, self.runs)
+    async def merge_insights(self, compiler) -> None:
+        """Gather the insight layer now that every run has its entry, and have the model merge
+        each insight's guideline on the running loop: the calls go out while the page writer
+        is still catching up, and on the HTTP client the runs were compiled with.
+        ``publish_insights`` then writes what was gathered here."""
+        from ..compilers.insight_merge import merge_all
+
+        self._gathered = self._gather_insights(asks_model=True)
+        if self._gathered[1]:
+            await merge_all(compiler, self._gathered[1], self.runs)
+
+    def publish_insights(self, compiler=None) -> None:
+        """Gather the insight layer from every run's entry (unless ``merge_insights`` did) and
+        write its pages (those whose bytes are unchanged are left alone); insights no run links
+        any more are not written, so the publisher removes their pages. With a model, each
+        insight's guideline is the model's merge of its sources (compilers/insight_merge.py)."""
+        asks_model = compiler is not None and compiler.name == "llm"
+        if self._gathered is not None:
+            (kept, gathered), self._gathered = self._gathered, None
+        else:
+            kept, gathered = self._gather_insights(asks_model)
+            if asks_model and gathered:
+                from ..compilers.insight_merge import merge_guidelines
+
+                merge_guidelines(compiler, gathered, self.runs)
         self.insights = sorted(gathered + [self.prev_insights[i] for i in sorted(
             {i for r in self.runs if insight_layer.kind_of(r) in kept for i in r["insights"]})],
             key=lambda i: layout.id_number(i["id"]))
