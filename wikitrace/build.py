@@ -302,7 +302,11 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         reuse.known = {}  # another verdict table: records are parsed again (pages of unchanged runs are still kept)
     count_first = config is not None and announce is not None
     reader = _reader(opts, reuse.known, count_first, llm=config is not None)
+    writer = None
     try:
+        # A large input into a corpus holding no run yet: every run is written, so the page
+        # writer process starts now, beside the reader, rather than after the first runs.
+        writer = _Writer(pub, ids, opts, reuse, page_helper=reader is not None and not ids.prev_runs)
         compiler = make_compiler(opts, config)
         if compiler.name == "llm" and (count_first or compiler.asks_at_once()):
             # make the model client while the first runs are read (and counted)
@@ -324,8 +328,9 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     except BaseException:
         if reader is not None:
             reader.stop()
+        if writer is not None:
+            writer.close(ok=False)
         raise
-    writer = _Writer(pub, ids, opts, reuse)
     report.warnings.extend(writer.usage_problems)  # lines of usage/ledger.jsonl left out of the counts
     runs = (_apply_defaults(reader.runs(report), opts) if reader is not None
             else _read_runs(opts, report, reuse.known))

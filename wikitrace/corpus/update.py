@@ -79,12 +79,15 @@ class RunWriter:
     The first ``HELPER_AFTER`` runs are written in this process; a build with
     more moves the rendering and writing to a helper process (corpus/pages.py),
     which runs on another core while this one reads runs and calls the model.
+    With ``page_helper`` (a large input, every run of it to be written) the helper is
+    started at once: its start-up overlaps the build's own, and this process renders
+    no page of the first runs.
     Every run's paths are claimed (corpus/publish.py) before they are handed on.
     """
 
     HELPER_AFTER = 32
 
-    def __init__(self, pub: Publisher, ids: IdAllocator, opts, reuse: Reuse):
+    def __init__(self, pub: Publisher, ids: IdAllocator, opts, reuse: Reuse, page_helper: bool = False):
         self.pub, self.ids, self.opts, self.reuse = pub, ids, opts, reuse
         self.redactor = redactor_for(opts.redact, opts.redact_patterns)
         self.runs: list[dict] = []
@@ -99,7 +102,12 @@ class RunWriter:
         self.usage, self.usage_problems = insight_counts(pub.root)
         self.new_paths: list[str] = []  # files of runs no index names yet (removed if the build fails)
         self._sink_args = (str(pub.root), str(pub.tmp), opts.mount_path, str(opts.templates) if opts.templates else None)
-        self._sink = pages.PageSink(*self._sink_args)
+        self._sink: pages.PageSink | pages.HelperSink = pages.PageSink(*self._sink_args)
+        if page_helper:
+            try:
+                self._sink = pages.HelperSink(*self._sink_args)
+            except OSError:  # cannot start a process here: write in this one
+                pass
         self._handed = 0
         self._provisional: set[str] = set()  # insight pages written ahead of the gathered ones
         self._checked: set[str] = set()  # insight pages already verified or written ahead
