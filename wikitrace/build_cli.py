@@ -81,7 +81,11 @@ def compile_command(inputs: list[Path], out: Path, fmt: str | None, mount_path: 
         redact=not no_redact, redact_patterns=valid_patterns(redact_pattern), batch=batch, resume_batch=resume_batch,
         quiet=quiet, read_cache=not no_cache, max_tokens=max_tokens, timeout=timeout, restore=restore,
     )
-    return run_build(opts, as_json=as_json)
+    code = run_build(opts, as_json=as_json)
+    from .errors import skip_teardown
+
+    skip_teardown()  # every page, index and answer is on disk and closed
+    return code
 
 
 def run_build(opts: BuildOptions, as_json: bool = False) -> int:
