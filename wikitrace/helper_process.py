@@ -53,6 +53,21 @@ def die_with_parent() -> None:
         os._exit(1)
 
 
+def exit_now(code: int) -> None:
+    """End a helper that has answered: its exit handlers run and its streams are flushed, but
+    the interpreter's teardown (collecting everything it made) is skipped, since the build
+    waits for this process to end."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def send(stream: BinaryIO, obj: Any) -> None:
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_FRAME.pack(len(data)))

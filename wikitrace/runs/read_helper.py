@@ -145,4 +145,4 @@ if __name__ == "__main__":
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle; it stops this one
-    sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer))
+    helper_process.exit_now(serve(sys.stdin.buffer, sys.stdout.buffer))
