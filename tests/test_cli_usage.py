@@ -150,6 +150,10 @@ def test_python_m_dialogue_query_says_the_same_line(tmp_path):
 # --- the fast parsers agree with the typer commands -------------------------------------
 
 def _fast_parser(name):
+    if name == "compile":
+        from wikitrace.build_cli import compile_parser
+
+        return compile_parser()
     if name == "add":
         from wikitrace.add_cli import add_parser
 
@@ -163,7 +167,7 @@ def _fast_parser(name):
     return query_parser()
 
 
-@pytest.mark.parametrize("name", ["prompt", "query", "add"])
+@pytest.mark.parametrize("name", ["prompt", "query", "add", "compile"])
 def test_fast_parser_has_the_typer_options_defaults_and_limits(name, monkeypatch):
     from wikitrace.fast_args import AtLeast
 
@@ -180,6 +184,12 @@ def test_fast_parser_has_the_typer_options_defaults_and_limits(name, monkeypatch
         default = "/somewhere/corpus" if param.envvar == "WIKITRACE_CORPUS" else param.default  # typed when parsed
         assert actions[0].default == default, param.name
         kind = annotation(command, param)
+        if kind is list:  # repeatable: every value kept, of the element's type
+            import argparse
+
+            assert (actions[0].nargs == "+" if param.param_type_name == "argument"
+                    else isinstance(actions[0], argparse._AppendAction)), param.name
+            kind = typing.get_args(typing.get_type_hints(command.callback)[param.name])[0]
         if kind is bool:
             assert all(a.nargs == 0 for a in actions), param.name
             continue
@@ -210,3 +220,35 @@ def test_fast_path_gives_way_to_typer_on_anything_it_cannot_take(name, argv, tmp
 
     main = {"prompt": prompt_main, "query": query_main, "add": add_main}[name]
     assert main(["--corpus", str(tmp_path), *argv]) is None
+
+
+@pytest.mark.parametrize("argv", [
+    ["runs.jsonl"], ["runs.jsonl", "--out", "c", "--concurrency", "0"], ["runs.jsonl", "-o", "c", "--timeout", "0"],
+    ["runs.jsonl", "-o", "c", "--max-tokens", "many"], ["runs.jsonl", "-o", "c", "--help"], ["-o", "c"],
+    ["runs.jsonl", "-o", "c", "--no-such-option"], ["a.jsonl", "-o", "c", "b.jsonl"],
+])
+def test_compile_fast_path_gives_way_to_typer_on_anything_it_cannot_take(argv):
+    from wikitrace.build_cli import compile_main
+
+    assert compile_main(argv) is None
+
+
+def test_compile_fast_path_builds_what_typer_builds(tmp_path, monkeypatch):
+    """The same command line gives the build the same options by either parser."""
+    from typer.testing import CliRunner
+
+    from wikitrace import build_cli, entry
+
+    seen = []
+    monkeypatch.setattr(build_cli, "run_build", lambda opts, as_json=False: seen.append((opts, as_json)) or 0)
+    (tmp_path / "tpl").mkdir()
+    argv = ["compile", "a.jsonl", "b", "--out", str(tmp_path / "c"), "--from", "native", "--templates",
+            str(tmp_path / "tpl"), "--task-type", "retail", "--model", "m", "--base-url", "http://h/v1",
+            "--concurrency", "32", "--cache-dir", "cache", "--no-cache", "--max-tokens", "99", "--timeout", "2.5",
+            "--outcomes", "o.csv", "--strict", "--no-redact", "--redact-pattern", "k[0-9]+", "--redact-pattern", "x",
+            "--restore", "-q", "--json", "--mount-path", "/m"]
+    for args in (argv, ["compile", "a.jsonl", "-o", str(tmp_path / "c")]):
+        assert entry.fast_path(args) == 0
+        CliRunner().invoke(app, args, catch_exceptions=False)
+        assert len(seen) == 2 and seen[0] == seen[1]
+        seen.clear()

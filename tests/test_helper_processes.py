@@ -109,3 +109,86 @@ def test_a_helper_started_from_a_folder_holding_another_wikitrace_runs_this_one(
     proc = helper_process.start("wikitrace.helper_process")  # imports the package, then ends
     proc.stdin.close()
     assert proc.wait(timeout=60) == 0
+
+
+class _HeldPipe:
+    """A pipe nobody reads yet: every write waits until ``release`` (then keeps the bytes)."""
+
+    def __init__(self):
+        import io
+        import threading
+
+        self.released = threading.Event()
+        self.buffer = io.BytesIO()
+
+    def write(self, data):
+        assert self.released.wait(timeout=30), "the reader was never released"
+        return self.buffer.write(data)
+
+    def flush(self):
+        pass
+
+
+def test_the_reader_goes_on_reading_while_the_build_takes_nothing(monkeypatch):
+    """Forced order: no frame can be written until every run has been read, so the reader
+    must read ahead of the pipe; what arrives afterwards is every run, in input order."""
+    import io
+    import threading
+
+    from wikitrace import helper_process
+    from wikitrace.runs import read_helper
+    from wikitrace.runs.load import iter_runs
+
+    expected = [r.run_id for r in iter_runs([EXAMPLES], None, LoadReport())]
+    request = io.BytesIO()
+    helper_process.send(request, ([EXAMPLES], None, False, {}, {}))
+    request.seek(0)
+    out, seen, all_read = _HeldPipe(), [], threading.Event()
+
+    def each(run):
+        seen.append(run.run_id)
+        if len(seen) == len(expected):
+            all_read.set()
+
+    server = threading.Thread(target=read_helper.serve, args=(request, out, each), daemon=True)
+    server.start()
+    assert all_read.wait(timeout=30), f"the reader stopped at {len(seen)} of {len(expected)} runs"
+    out.released.set()
+    server.join(timeout=30)
+    out.buffer.seek(0)
+    got = []
+    while (frame := helper_process.receive(out.buffer)) is not helper_process.EOF:
+        kind, payload = frame
+        if kind == "runs":
+            got += [r.run_id for r in payload]
+    assert kind == "done" and got == expected
+
+
+def test_a_sender_keeps_frames_within_its_byte_budget():
+    """Frames wait for the writer once the budget is used up; one frame always goes."""
+    import threading
+
+    from wikitrace import helper_process
+
+    out = _HeldPipe()
+    sender = helper_process.Sender(out, budget=10_000)
+    sent = []
+
+    def send_all():
+        for i in range(5):
+            sender.send(b"x" * 6000)
+            sent.append(i)
+
+    thread = threading.Thread(target=send_all, daemon=True)
+    thread.start()
+    thread.join(timeout=1)
+    assert thread.is_alive() and len(sent) < 5  # held back: the pipe takes nothing yet
+    out.released.set()
+    thread.join(timeout=30)
+    sender.close()
+    assert sent == list(range(5))
+    out.buffer.seek(0)
+    frames = []
+    while (frame := helper_process.receive(out.buffer)) is not helper_process.EOF:
+        frames.append(frame)
+    assert frames == [b"x" * 6000] * 5

@@ -71,4 +71,8 @@ def add_command(run_file: Path | None, corpus: Path | None, claude_code_hook: bo
     opts = AddOptions(run_file=run_file, corpus=corpus, outcome=outcome, fmt=fmt, offline=offline, model=model,
                       base_url=base_url, templates=existing_folder(templates, "--templates"),
                       max_tokens=max_tokens, timeout=timeout, quiet=quiet)
-    return run_add(opts, as_json=as_json)
+    code = run_add(opts, as_json=as_json)
+    from .errors import skip_teardown
+
+    skip_teardown()  # the run's pages, the indexes and the answers are on disk and closed
+    return code

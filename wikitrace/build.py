@@ -20,8 +20,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import datetime as _dt
-import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -29,6 +27,7 @@ from typing import Iterable, Iterator
 from . import __version__, llm_report
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler
+from .build_key import build_key, build_settings, outcomes_digest
 from .compile_loop import compile_in_order
 from .corpus import layout, pages
 from .corpus.manifest import IdAllocator
@@ -171,36 +170,6 @@ def _apply_defaults(runs: Iterable[Run | Carried], opts: BuildOptions) -> Iterat
         yield run
 
 
-def build_settings(compiler_name: str, model: str | None, opts: BuildOptions) -> dict:
-    """The options that decide the bytes of every run's pages, kept in the manifest so
-    ``wikitrace add`` compiles one more run exactly as this build compiled the others.
-    ``outcomes`` (the digest of the --outcomes file) is not one of them: a verdict is part
-    of each run's content; it is kept only to tell when records may skip parsing."""
-    return {"compiler": compiler_name, "model": model, "mount_path": opts.mount_path, "redact": opts.redact,
-            "redact_patterns": list(opts.redact_patterns), "task_type": opts.task_type,
-            "outcomes": outcomes_digest(opts),
-            "templates": str(Path(opts.templates).resolve()) if opts.templates else None}
-
-
-def outcomes_digest(opts: BuildOptions) -> str | None:
-    outcomes = opts.outcomes if isinstance(opts.outcomes, (str, Path)) and Path(opts.outcomes).is_file() else None
-    return hashlib.sha256(Path(outcomes).read_bytes()).hexdigest() if outcomes else None
-
-
-def build_key(compiler_name: str, model: str | None, opts: BuildOptions) -> str:
-    """What, besides a run's own content (its verdict included), decides the bytes of its pages."""
-    from .templates import bundled_dir
-
-    h = hashlib.sha256()
-    h.update(json.dumps([__version__, compiler_name, model, opts.mount_path, opts.redact,
-                         list(opts.redact_patterns), opts.task_type]).encode())
-    for folder in filter(None, [bundled_dir("corpus_templates"), opts.templates]):
-        for path in sorted(Path(folder).rglob("*")):
-            if path.is_file():
-                h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return "sha256:" + h.hexdigest()
-
-
 def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: IdAllocator, report: LoadReport,
                  key: str) -> dict:
     runs, insights = writer.runs, writer.insights
@@ -302,7 +271,11 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         reuse.known = {}  # another verdict table: records are parsed again (pages of unchanged runs are still kept)
     count_first = config is not None and announce is not None
     reader = _reader(opts, reuse.known, count_first, llm=config is not None)
+    writer = None
     try:
+        # A large input into a corpus holding no run yet: every run is written, so the page
+        # writer process starts now, beside the reader, rather than after the first runs.
+        writer = _Writer(pub, ids, opts, reuse, page_helper=reader is not None and not ids.prev_runs)
         compiler = make_compiler(opts, config)
         if compiler.name == "llm" and (count_first or compiler.asks_at_once()):
             # make the model client while the first runs are read (and counted)
@@ -324,8 +297,9 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     except BaseException:
         if reader is not None:
             reader.stop()
+        if writer is not None:
+            writer.close(ok=False)
         raise
-    writer = _Writer(pub, ids, opts, reuse)
     report.warnings.extend(writer.usage_problems)  # lines of usage/ledger.jsonl left out of the counts
     runs = (_apply_defaults(reader.runs(report), opts) if reader is not None
             else _read_runs(opts, report, reuse.known))
@@ -358,15 +332,21 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
                errors: list[str], reuse: _Reuse) -> None:
     """Compile ``runs`` and hand their pages to ``writer`` (``wikitrace add`` writes the same
     way). On any failure the pages of runs no index names yet are removed again."""
+    async def finish() -> None:
+        unanswered = llm_report.nothing_answered(compiler, writer.counts())
+        if unanswered:
+            raise BuildError(unanswered)
+        writer.release()
+        if compiler.name == "llm":
+            # every run has its entry: the insight merges go out now, while the page writer
+            # still writes the last runs' pages (``writer.close`` waits for it below)
+            await writer.merge_insights(compiler)
+
     try:
         if compiler.name == "llm":
             writer.hold_fallbacks_until_the_model_answers()
         try:
-            asyncio.run(compile_in_order(runs, compiler, opts.concurrency, writer, errors, reuse))
-            unanswered = llm_report.nothing_answered(compiler, writer.counts())
-            if unanswered:
-                raise BuildError(unanswered)
-            writer.release()
+            asyncio.run(compile_in_order(runs, compiler, opts.concurrency, writer, errors, reuse, then=finish))
         except BaseException:
             writer.close(ok=False)
             raise

@@ -1,15 +1,91 @@
 """``wikitrace compile`` as a command: what will be read, progress, the closing summary
 (all on stderr, or one JSON object on stdout), and the exit code. The build itself is
-``wikitrace.build``; this is only what a person at the terminal sees of it."""
+``wikitrace.build``; this is only what a person at the terminal sees of it.
+
+Its options are parsed with argparse first (``compile_main``, the entry point's fast
+path): importing typer and coercing the options through it costs a tenth of a second of
+CPU before the build can start its helpers and its model client. Help, a typo or a value
+out of range go to typer's command in cli.py, which says the one usage line; both end in
+``compile_command``."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from . import llm_report
 from .build import BuildError, BuildInputError, BuildOptions, BuildResult, build
 from .corpus.publish import PublishError
 from .runs.model import RunError
+
+
+def compile_parser():
+    """``wikitrace compile``'s options as an argparse parser: the same names, defaults and
+    limits as the typer command in cli.py (tests/test_cli_usage.py checks they agree)."""
+    from .fast_args import AtLeast, FastParser
+
+    ap = FastParser("wikitrace compile")
+    ap.add_argument("inputs", type=Path, nargs="+")
+    ap.add_argument("--out", "-o", type=Path, required=True)
+    ap.add_argument("--from", dest="fmt")
+    ap.add_argument("--mount-path", default="/work/corpus")
+    ap.add_argument("--templates", type=Path)
+    ap.add_argument("--task-type")
+    ap.add_argument("--offline", action="store_true")
+    ap.add_argument("--model")
+    ap.add_argument("--base-url")
+    ap.add_argument("--concurrency", type=AtLeast(1), default=8)
+    ap.add_argument("--cache-dir", type=Path)
+    ap.add_argument("--no-cache", action="store_true")
+    ap.add_argument("--max-tokens", type=AtLeast(1))
+    ap.add_argument("--timeout", type=AtLeast(0.001, float))
+    ap.add_argument("--outcomes", type=Path)
+    ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--no-redact", action="store_true")
+    ap.add_argument("--redact-pattern", action="append", default=[])
+    ap.add_argument("--batch", action="store_true")
+    ap.add_argument("--resume-batch")
+    ap.add_argument("--restore", action="store_true")
+    ap.add_argument("--quiet", "-q", action="store_true")
+    ap.add_argument("--json", dest="as_json", action="store_true")
+    return ap
+
+
+def compile_main(argv: list[str]) -> int | None:
+    """Run ``wikitrace compile ARGV`` without typer, or None when ARGV asks for help or does
+    not parse (typer then prints the help or the one usage line)."""
+    import os
+
+    from .fast_args import parse_or_none
+
+    if os.environ.get("_WIKITRACE_COMPLETE"):
+        return None  # a shell asking for completions: typer's to answer
+    ns = parse_or_none(compile_parser(), argv)
+    if ns is None:
+        return None
+    return compile_command(**vars(ns))
+
+
+def compile_command(inputs: list[Path], out: Path, fmt: str | None, mount_path: str, templates: Path | None,
+                    task_type: str | None, offline: bool, model: str | None, base_url: str | None, concurrency: int,
+                    cache_dir: Path | None, no_cache: bool, max_tokens: int | None, timeout: float | None,
+                    outcomes: Path | None, strict: bool, no_redact: bool, redact_pattern: list[str], batch: bool,
+                    resume_batch: str | None, restore: bool, quiet: bool, as_json: bool) -> int:
+    from .cli_checks import existing_folder, flag_values, valid_patterns
+
+    flag_values(inputs)
+    opts = BuildOptions(
+        inputs=inputs, out=out, fmt=fmt, mount_path=mount_path, templates=existing_folder(templates, "--templates"),
+        task_type=task_type, offline=offline, model=model, base_url=base_url,
+        concurrency=concurrency, cache_dir=cache_dir, outcomes=outcomes, strict=strict,
+        redact=not no_redact, redact_patterns=valid_patterns(redact_pattern), batch=batch, resume_batch=resume_batch,
+        quiet=quiet, read_cache=not no_cache, max_tokens=max_tokens, timeout=timeout, restore=restore,
+    )
+    code = run_build(opts, as_json=as_json)
+    from .errors import skip_teardown
+
+    skip_teardown()  # every page, index and answer is on disk and closed
+    return code
 
 
 def run_build(opts: BuildOptions, as_json: bool = False) -> int:

@@ -102,20 +102,11 @@ def compile(
     as_json: bool = typer.Option(False, "--json", help="Print the build summary as one JSON object on stdout."),
 ) -> None:
     """Compile runs into raw/ compilation/ insight/ layers with indexes and corpus.json."""
-    from .build import BuildOptions
-    from .build_cli import run_build
-    from .cli_checks import existing_folder, flag_values, valid_patterns
+    from .build_cli import compile_command  # the entry point's fast path ends there too
 
-    flag_values(inputs)
-
-    opts = BuildOptions(
-        inputs=inputs, out=out, fmt=fmt, mount_path=mount_path, templates=existing_folder(templates, "--templates"),
-        task_type=task_type, offline=offline, model=model, base_url=base_url,
-        concurrency=concurrency, cache_dir=cache_dir, outcomes=outcomes, strict=strict,
-        redact=not no_redact, redact_patterns=valid_patterns(redact_pattern), batch=batch, resume_batch=resume_batch,
-        quiet=quiet, read_cache=not no_cache, max_tokens=max_tokens, timeout=timeout, restore=restore,
-    )
-    raise typer.Exit(run_build(opts, as_json=as_json))
+    raise typer.Exit(compile_command(
+        inputs, out, fmt, mount_path, templates, task_type, offline, model, base_url, concurrency, cache_dir, no_cache,
+        max_tokens, timeout, outcomes, strict, no_redact, redact_pattern, batch, resume_batch, restore, quiet, as_json))
 
 
 @app.command()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import threading
-from typing import Any, Iterable
+from typing import Any, Awaitable, Callable, Iterable
 
 from .compilers.base import Compiler
 from .compilers.offline import compile_offline
@@ -76,8 +76,9 @@ class RunFeed:
 
 
 async def compile_in_order(runs: Iterable[Run | Carried], compiler: Compiler, concurrency: int, on_done,
-                           errors: list[str], reuse: Reuse) -> None:
-    """Compile with bounded concurrency; hand results to ``on_done`` in input order."""
+                           errors: list[str], reuse: Reuse, then: Callable[[], Awaitable[None]] | None = None) -> None:
+    """Compile with bounded concurrency; hand results to ``on_done`` in input order; then
+    await ``then()`` (on this loop, before the compiler's client is closed)."""
     sem = asyncio.Semaphore(concurrency)
 
     async def one(run: Run, digest: str):
@@ -110,6 +111,8 @@ async def compile_in_order(runs: Iterable[Run | Carried], compiler: Compiler, co
         while window:
             r, d, task = window.popleft()
             on_done(r, d, await task)
+        if then is not None:
+            await then()
     finally:  # also when interrupted: an open HTTP session would be reported at exit
         feed.close()
         for _, _, task in window:

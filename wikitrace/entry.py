@@ -3,6 +3,7 @@
 ``prompt`` runs once per agent task, ``query`` once per question and ``add`` once per
 finished run, so they start without the CLI framework: importing typer (and the
 option handling behind it) costs about as much as the whole indexed prompt build.
+``compile`` too: that cost comes before its helpers and model client can start.
 Anything their plain parsers do not take (help, a usage error) and every other
 command goes to ``wikitrace.cli``, imported only then.
 """
@@ -13,7 +14,7 @@ import sys
 
 
 def fast_path(argv: list[str]) -> int | None:
-    """``prompt``, ``query`` and ``add`` run by their argparse parsers; None: typer's turn."""
+    """``prompt``, ``query``, ``add`` and ``compile`` run by their argparse parsers; None: typer's turn."""
     if argv[:1] == ["prompt"]:
         from .agent.cli_glue import prompt_main
 
@@ -22,6 +23,10 @@ def fast_path(argv: list[str]) -> int | None:
         from .add_cli import add_main
 
         return add_main(argv[1:])
+    if argv[:1] == ["compile"]:
+        from .build_cli import compile_main
+
+        return compile_main(argv[1:])
     if argv[:1] == ["query"]:
         from .dialogue.cli_support import query_main
 

@@ -8,9 +8,9 @@ from elsewhere.
 
 from __future__ import annotations
 
+import collections
 import os
 import pickle
-import queue
 import struct
 import subprocess
 import sys
@@ -55,6 +55,21 @@ def die_with_parent() -> None:
         os._exit(1)
 
 
+def exit_now(code: int) -> None:
+    """End a helper that has answered: its exit handlers run and its streams are flushed, but
+    the interpreter's teardown (collecting everything it made) is skipped, since the build
+    waits for this process to end."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def send(stream: BinaryIO, obj: Any) -> None:
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_FRAME.pack(len(data)))
@@ -63,32 +78,59 @@ def send(stream: BinaryIO, obj: Any) -> None:
 
 
 class Sender:
-    """Frames to a helper written on a thread. A frame of pages is far larger than a pipe
-    holds, so writing it blocked the build until the helper had read it, and with it every
-    model request and reply in flight. Up to ``depth`` frames wait here instead; a failed
-    write is raised by the next ``send`` or by ``close``."""
+    """Frames written on a thread. A frame of pages is far larger than a pipe holds, so
+    writing it blocked the build until the helper had read it, and with it every model
+    request and reply in flight. Up to ``depth`` frames wait here instead (or, with
+    ``budget``, as many as fit in that many bytes: the reader process reads ahead while the
+    build is still starting, however large its runs); a failed write is raised by the next
+    ``send`` or by ``close``."""
 
-    def __init__(self, stream: BinaryIO, depth: int = 8):
+    def __init__(self, stream: BinaryIO, depth: int = 8, budget: int | None = None):
         self.stream = stream
         self.error: BaseException | None = None
-        self._frames: queue.Queue = queue.Queue(depth)
+        self._frames: collections.deque = collections.deque()
+        self._queued = 0  # bytes in ``_frames``
+        self._depth, self._budget = depth, budget
+        self._changed = threading.Condition()
         self._thread = threading.Thread(target=self._write, name="wikitrace-helper-pipe", daemon=True)
         self._thread.start()
 
     def send(self, obj: Any) -> None:
         if self.error is not None:
             raise self.error
-        self._frames.put(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+        self._put(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
 
     def close(self) -> None:
         """Wait until every frame is written; raise what a write met."""
-        self._frames.put(None)
+        self._put(None)
         self._thread.join()
         if self.error is not None:
             raise self.error
 
+    def _full(self) -> bool:
+        if not self._frames:
+            return False  # one frame always goes, however large
+        return self._queued >= self._budget if self._budget is not None else len(self._frames) >= self._depth
+
+    def _put(self, data: bytes | None) -> None:
+        with self._changed:
+            while self._full():
+                self._changed.wait()
+            self._frames.append(data)
+            self._queued += len(data or b"")
+            self._changed.notify_all()
+
+    def _take(self) -> bytes | None:
+        with self._changed:
+            while not self._frames:
+                self._changed.wait()
+            data = self._frames.popleft()
+            self._queued -= len(data or b"")
+            self._changed.notify_all()
+            return data
+
     def _write(self) -> None:
-        while (data := self._frames.get()) is not None:
+        while (data := self._take()) is not None:
             if self.error is None:  # after a failure the frames are dropped, so ``send`` never blocks
                 try:
                     self.stream.write(_FRAME.pack(len(data)))

@@ -128,18 +128,24 @@ def _fallback(entry: dict, reason: str) -> None:
     entry["guideline_by"], entry["fallback_reason"] = "offline-fallback", reason[:300]
 
 
-async def _all(compiler, insights: list[dict], tags: dict[str, str]) -> None:
+async def merge_all(compiler, insights: list[dict], runs: list[dict]) -> None:
+    """Give every insight the model's merged guideline (or record the fallback), in place, on
+    the running loop: a build merges on the loop (and HTTP client) its runs were compiled on."""
+    tags = {r["step"]: r["content_hash"] for r in runs if r.get("content_hash")}
+    await asyncio.gather(*(_one(compiler, e, [tags[s["step"]] for s in e["sources"] if s["step"] in tags])
+                           for e in insights))
+
+
+async def _all(compiler, insights: list[dict], runs: list[dict]) -> None:
     try:
-        await asyncio.gather(*(_one(compiler, e, [tags[s["step"]] for s in e["sources"] if s["step"] in tags])
-                               for e in insights))
+        await merge_all(compiler, insights, runs)
     finally:
         await compiler.aclose()
 
 
 def merge_guidelines(compiler, insights: list[dict], runs: list[dict]) -> None:
-    """Give every insight the model's merged guideline (or record the fallback), in place."""
-    tags = {r["step"]: r["content_hash"] for r in runs if r.get("content_hash")}
-    asyncio.run(_all(compiler, insights, tags))
+    """``merge_all`` on a loop of its own (the client is closed after it)."""
+    asyncio.run(_all(compiler, insights, runs))
 
 
 MERGED_FIELDS = ("guideline", "guideline_by", "fallback_reason")

@@ -196,10 +196,10 @@ class LLMCompiler:
 
     async def aclose(self) -> None:
         """Close the HTTP client and wait for the answers still being cached (optional; the
-        build calls it at the end)."""
+        build calls it at the end). The cache writes any later answer at once."""
         await self.transport.aclose()
         if self.cache is not None:
-            self.cache.flush()
+            self.cache.close()
 
     @property
     def max_answer_bytes(self) -> int:

@@ -56,7 +56,8 @@ def offline_compilation(run: Run) -> Compilation:
 if __name__ == "__main__":
     import signal
 
+    from ..helper_process import exit_now
     from ..runs.read_helper import serve
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle; it stops this one
-    sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer, each=precompile))
+    exit_now(serve(sys.stdin.buffer, sys.stdout.buffer, each=precompile))

@@ -207,4 +207,4 @@ if __name__ == "__main__":
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle; it stops this one
     helper_process.die_with_parent()
-    sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer))
+    helper_process.exit_now(serve(sys.stdin.buffer, sys.stdout.buffer))

@@ -79,12 +79,15 @@ class RunWriter:
     The first ``HELPER_AFTER`` runs are written in this process; a build with
     more moves the rendering and writing to a helper process (corpus/pages.py),
     which runs on another core while this one reads runs and calls the model.
+    With ``page_helper`` (a large input, every run of it to be written) the helper is
+    started at once: its start-up overlaps the build's own, and this process renders
+    no page of the first runs.
     Every run's paths are claimed (corpus/publish.py) before they are handed on.
     """
 
     HELPER_AFTER = 32
 
-    def __init__(self, pub: Publisher, ids: IdAllocator, opts, reuse: Reuse):
+    def __init__(self, pub: Publisher, ids: IdAllocator, opts, reuse: Reuse, page_helper: bool = False):
         self.pub, self.ids, self.opts, self.reuse = pub, ids, opts, reuse
         self.redactor = redactor_for(opts.redact, opts.redact_patterns)
         self.runs: list[dict] = []
@@ -100,7 +103,12 @@ class RunWriter:
         self.usage, self.usage_problems = insight_counts(pub.root)
         self.new_paths: list[str] = []  # files of runs no index names yet (removed if the build fails)
         self._sink_args = (str(pub.root), str(pub.tmp), opts.mount_path, str(opts.templates) if opts.templates else None)
-        self._sink = pages.PageSink(*self._sink_args)
+        self._sink: pages.PageSink | pages.HelperSink = pages.PageSink(*self._sink_args)
+        if page_helper:
+            try:
+                self._sink = pages.HelperSink(*self._sink_args)
+            except OSError:  # cannot start a process here: write in this one
+                pass
         self._handed = 0
         self._provisional: set[str] = set()  # insight pages written ahead of the gathered ones
         self._checked: set[str] = set()  # insight pages already verified or written ahead
@@ -112,6 +120,7 @@ class RunWriter:
         # model wrote is replaced only by a page the model wrote, so they keep their pages
         # (and corpus.json entries) and the next build asks again. Run ids, in input order.
         self.waiting_for_model: list[str] = []
+        self._gathered: tuple[set[str], list[dict]] | None = None  # by merge_insights, for publish_insights
 
     def hold_fallbacks_until_the_model_answers(self) -> None:
         self._held = []
@@ -284,19 +293,36 @@ class RunWriter:
                 kept.add(kind)
         return kept - changed
 
-    def publish_insights(self, compiler=None) -> None:
-        """Gather the insight layer from every run's entry and write its pages (those whose
-        bytes are unchanged are left alone); insights no run links any more are not written,
-        so the publisher removes their pages. With a model, each insight's guideline is the
-        model's merge of its sources (compilers/insight_merge.py)."""
-        asks_model = compiler is not None and compiler.name == "llm"
+    def _gather_insights(self, asks_model: bool) -> tuple[set[str], list[dict]]:
         kept = self._unchanged_kinds(asks_model)
         changed = [r for r in self.runs if insight_layer.kind_of(r) not in kept]
-        gathered = insight_layer.gather(changed)
-        if asks_model and gathered:
-            from ..compilers.insight_merge import merge_guidelines
+        return kept, insight_layer.gather(changed)
 
-            merge_guidelines(compiler, gathered, self.runs)
+    async def merge_insights(self, compiler) -> None:
+        """Gather the insight layer now that every run has its entry, and have the model merge
+        each insight's guideline on the running loop: the calls go out while the page writer
+        is still catching up, and on the HTTP client the runs were compiled with.
+        ``publish_insights`` then writes what was gathered here."""
+        from ..compilers.insight_merge import merge_all
+
+        self._gathered = self._gather_insights(asks_model=True)
+        if self._gathered[1]:
+            await merge_all(compiler, self._gathered[1], self.runs)
+
+    def publish_insights(self, compiler=None) -> None:
+        """Gather the insight layer from every run's entry (unless ``merge_insights`` did) and
+        write its pages (those whose bytes are unchanged are left alone); insights no run links
+        any more are not written, so the publisher removes their pages. With a model, each
+        insight's guideline is the model's merge of its sources (compilers/insight_merge.py)."""
+        asks_model = compiler is not None and compiler.name == "llm"
+        if self._gathered is not None:
+            (kept, gathered), self._gathered = self._gathered, None
+        else:
+            kept, gathered = self._gather_insights(asks_model)
+            if asks_model and gathered:
+                from ..compilers.insight_merge import merge_guidelines
+
+                merge_guidelines(compiler, gathered, self.runs)
         self.insights = sorted(gathered + [self.prev_insights[i] for i in sorted(
             {i for r in self.runs if insight_layer.kind_of(r) in kept for i in r["insights"]})],
             key=lambda i: layout.id_number(i["id"]))

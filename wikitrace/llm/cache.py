@@ -91,6 +91,12 @@ class ResponseCache:
         if self._writer is not None:
             self._writer.submit(lambda: None).result()
 
+    def close(self) -> None:
+        """Wait for the writer and stop its thread; answers put later are written at once."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.shutdown(wait=True)
+
     def path(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key}.json"
 

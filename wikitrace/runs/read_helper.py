@@ -27,6 +27,10 @@ from .load import LoadReport, count_outcomes, iter_runs
 from .model import RunError
 
 BATCH = 16  # runs per frame
+# Frames read ahead of the build and not yet taken: the build takes runs only as it compiles
+# them, and while it starts (the model client's import alone is most of a second) this
+# process would otherwise stop after the few frames a pipe holds.
+READ_AHEAD_BYTES = 32 * 1024 * 1024
 WORTH_IT_BYTES = 4 * 1024 * 1024  # smaller inputs are read before a process would have started
 
 
@@ -109,29 +113,31 @@ def serve(inp: BinaryIO, out: BinaryIO, each: Callable[..., Any] | None = None) 
     report = LoadReport()
     batch: list = []
     size = 1  # the first runs go alone, so the build can start on them; then BATCH a frame
+    sender = helper_process.Sender(out, budget=READ_AHEAD_BYTES)
     try:
         try:
             if count_first:
                 counts, _ = count_outcomes(paths, fmt, **dict(kwargs, redact=False, strict=False))
-                helper_process.send(out, ("counts", counts))
+                sender.send(("counts", counts))
             for item in iter_runs(paths, fmt, report, **kwargs):
                 if each is not None and not isinstance(item, Carried):
                     each(item, **each_args)
                 batch.append(item)
                 if len(batch) >= size:
-                    helper_process.send(out, ("runs", batch))
+                    sender.send(("runs", batch))
                     batch, size = [], min(BATCH, size * 2)
             if batch:
-                helper_process.send(out, ("runs", batch))
-            helper_process.send(out, ("done", report))
+                sender.send(("runs", batch))
+            sender.send(("done", report))
         except RunError as exc:
             if batch:
-                helper_process.send(out, ("runs", batch))
-            helper_process.send(out, ("error", (str(exc), report)))
+                sender.send(("runs", batch))
+            sender.send(("error", (str(exc), report)))
         except Exception as exc:  # reported to the build as a failed read
-            helper_process.send(out, ("crash", f"{type(exc).__name__}: {exc}"))
-    except BrokenPipeError:
-        return 1  # the build stopped reading
+            sender.send(("crash", f"{type(exc).__name__}: {exc}"))
+        sender.close()
+    except (BrokenPipeError, ValueError):
+        return 1  # the build stopped reading (a failed write is raised by the next send or close)
     return 0
 
 
@@ -139,4 +145,4 @@ if __name__ == "__main__":
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle; it stops this one
-    sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer))
+    helper_process.exit_now(serve(sys.stdin.buffer, sys.stdout.buffer))
