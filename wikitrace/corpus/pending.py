@@ -69,11 +69,17 @@ def save(pub, pending: Pending) -> None:
     write_atomic(path(pub.root), _record_chunks(vars(pending)), mode=0o644)
 
 
+_SLICE = 1 << 20  # characters of a field written at a time
+
+
 def _record_chunks(fields: dict):
     """``json.dumps(fields, separators=(",", ":"), ensure_ascii=False) + "\\n"``, a field at a time."""
     for k, (name, value) in enumerate(fields.items()):
         yield ("{" if k == 0 else ",") + json.dumps(name) + ":"
-        yield json.dumps(value, separators=(",", ":"), ensure_ascii=False)  # alone: never copied into a larger string
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        # in slices, so the file's encoder never holds a UTF-8 copy of the whole text
+        for at in range(0, len(text), _SLICE):
+            yield text[at:at + _SLICE]
     yield "}\n" if fields else "{}\n"
 
 
