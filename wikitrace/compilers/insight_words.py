@@ -352,7 +352,14 @@ def picked(r: Reading, c: Call) -> list[Pick]:
     answers = [t for t in r.facts if t.turn < c.n and t.type == "function_call"]
     sent = {_as_text(v) for _p, v in leaves(c.turn.arguments)}
     by_turn = {x.n: x for x in r.calls}
-    told = lambda v: any(f in u for f in _spoken_forms(v) for u in said)  # noqa: E731
+    heard: dict[str, bool] = {}  # a record's names are asked about once per value, not once per argument
+
+    def told(v: str) -> bool:
+        hit = heard.get(v)
+        if hit is None:
+            hit = heard[v] = any(f in u for f in _spoken_forms(v) for u in said)
+        return hit
+
     for a in check_arguments(r, c.turn):
         text = _as_text(a.value)
         if a.seen_at is None or len(text) < 3 or told(text):
