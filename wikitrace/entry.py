@@ -38,18 +38,9 @@ def _dispatch() -> int | None:
     return run_typer()
 
 
-def collect_less() -> None:
-    """Look for reference cycles ten times less often than Python's default. A build makes
-    and drops millions of small acyclic objects (turns, page lines, JSON values); each pass
-    over the young ones finds almost nothing, and together they cost a build about 4% of its
-    CPU. Called by the command and by the build's helper processes, never on import."""
-    import gc
-
-    gc.set_threshold(7000, 10, 10)
-
-
 def main() -> None:
     from .errors import run
+    from .gc_policy import collect_less
 
     collect_less()
     run(_dispatch)
