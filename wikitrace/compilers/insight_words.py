@@ -300,14 +300,8 @@ class _FieldsIndex:
         self.holding: dict[str, list[tuple[str, int, str]]] = {}  # a scalar's text -> (field, depth, record path) of each place
         self._listings: dict[tuple[str, int], list[str]] = {}
         self._names: dict[str, list[str]] = {}
-        holding = self.holding
         for k, d, v, home in places:
-            shown = v if type(v) is str else _as_text(v)
-            spot = holding.get(shown)
-            if spot is None:
-                holding[shown] = [(k, d, home)]
-            else:
-                spot.append((k, d, home))
+            self.holding.setdefault(v if type(v) is str else _as_text(v), []).append((k, d, home))
 
     def listing(self, field: str, depth: int) -> list[str]:
         """The distinct non-empty values of ``field`` at ``depth``, in order."""
