@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # helpers every layer may use: files, errors, redaction, templates, progress lines
     ("base", ["wikitrace.fsio", "wikitrace.errors", "wikitrace.redact", "wikitrace.redact_rules",
               "wikitrace.redact_decode", "wikitrace.redact_screen", "wikitrace.redact_tags", "wikitrace.safe_names", "wikitrace.progress", "wikitrace.controls",
-              "wikitrace.templates", "wikitrace.template_cache", "wikitrace.helper_process"]),
+              "wikitrace.templates", "wikitrace.template_cache", "wikitrace.helper_process", "wikitrace.gc_policy"]),
     # reading agent runs in their many formats into one model
     ("runs", ["wikitrace.runs", "wikitrace.input_survey"]),
     # talking to a model: endpoint, key, limits, what a wait or fallback means
@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("agent", ["wikitrace.agent"]),
     ("dialogue", ["wikitrace.dialogue"]),
     # the commands that change or read a whole corpus, beside each other
-    ("commands", ["wikitrace.build", "wikitrace.compile_loop", "wikitrace.add", "wikitrace.forget", "wikitrace.capture",
+    ("commands", ["wikitrace.build", "wikitrace.build_key", "wikitrace.compile_loop", "wikitrace.add", "wikitrace.forget", "wikitrace.capture",
                   "wikitrace.check", "wikitrace.corpus_access"]),
     # what a person or a program calls: the CLI, its fast parsers, the MCP server, the API facade
     ("interfaces", ["wikitrace", "wikitrace.cli", "wikitrace.cli_checks", "wikitrace.cli_usage",

@@ -147,10 +147,10 @@ def test_answer_index_is_the_scan_it_replaced(data):
         listings = {(k, d): list(dict.fromkeys(_as_text(v) for f, e, v, _h in fields
                                                if (f, e) == (k, d) and v not in (None, "")))
                     for k, d, _h in holding}
-        assert {key: index.listings[key] for key in listings} == listings
+        assert {key: index.listing(*key) for key in listings} == listings
         homes = {h for _k, _d, h in holding}
         scanned = sorted(v for _k, _d, v, h in fields if h in homes and isinstance(v, str) and len(v) >= 3)
-        assert sorted(v for h in homes for v in index.names[h]) == scanned
+        assert sorted(v for h in homes for v in index.names(h)) == scanned
 
 
 def test_where_a_free_text_query_took_its_words():

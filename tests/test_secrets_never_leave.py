@@ -309,3 +309,19 @@ def test_tool_and_page_control_sets_agree():
     assert _corpus.HIDDEN_RANGES == controls.RANGES
     sample = "".join(chr(c) for c in range(0x0, 0x3000)) + "\U000e0041\U0001F600"
     assert _corpus.visible(sample) == controls.visible(sample)
+
+
+def test_every_hidden_character_is_escaped_even_in_a_one_line_value():
+    """A printable one-line value is passed as it is without a scan; that is only right
+    while every character of the hidden set is one ``str.isprintable`` refuses."""
+    from wikitrace import controls
+
+    for first, last in controls.RANGES:
+        for cp in range(first, last + 1):
+            if chr(cp) in "\t\n":
+                continue
+            value = f"id-{chr(cp)}-x"
+            assert not value.isprintable(), hex(cp)
+            assert chr(cp) not in controls.visible(value), hex(cp)
+            assert chr(cp) not in controls.json_visible(json.dumps(value, ensure_ascii=False)), hex(cp)
+    assert controls.visible("café — naïve") == "café — naïve"

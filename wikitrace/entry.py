@@ -45,7 +45,9 @@ def _dispatch() -> int | None:
 
 def main() -> None:
     from .errors import run
+    from .gc_policy import collect_less
 
+    collect_less()
     run(_dispatch)
 
 

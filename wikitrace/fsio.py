@@ -91,13 +91,17 @@ def before_replace() -> None:
         os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
-def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
-    """Write via a temp file in the same folder and rename, so readers never see half a file."""
+def write_atomic(path: Path, text, mode: int | None = None) -> None:
+    """Write via a temp file in the same folder and rename, so readers never see half a file.
+    ``text``: a str, or an iterable of str pieces written one after another."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+            if isinstance(text, str):
+                fh.write(text)
+            else:
+                fh.writelines(text)
         if mode is not None:
             os.chmod(tmp, mode)
         before_replace()

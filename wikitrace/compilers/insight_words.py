@@ -289,33 +289,46 @@ def _fields_at_depth(text: str) -> list[tuple[str, int, object, str]]:
 _LAST_STEP = re.compile(r"(?:\.[^.\[]*|\[\d+\])$")
 
 
-@dataclass
 class _FieldsIndex:
-    """``_fields_at_depth`` of one answer, looked up by value instead of scanned per value."""
+    """``_fields_at_depth`` of one answer, looked up by value instead of scanned per value.
 
-    holding: dict[str, list[tuple[str, int, str]]]  # a scalar's text -> (field, depth, record path) of each place
-    listings: dict[tuple[str, int], list[str]]  # (field, depth) -> its distinct non-empty values, in order
-    names: dict[str, list[str]]  # record path -> its string scalars of 3 characters or more
+    Only the places holding each value are indexed up front; a field's listing and a
+    record's names are gathered when first asked for: a change asks about one or two
+    values of an answer that may hold hundreds (a flight search)."""
+
+    def __init__(self, places: list[tuple[str, int, object, str]]):
+        self.places = places
+        self.holding: dict[str, list[tuple[str, int, str]]] = {}  # a scalar's text -> (field, depth, record path) of each place
+        self._listings: dict[tuple[str, int], list[str]] = {}
+        self._names: dict[str, list[str]] = {}
+        for k, d, v, home in places:
+            self.holding.setdefault(v if type(v) is str else _as_text(v), []).append((k, d, home))
+
+    def listing(self, field: str, depth: int) -> list[str]:
+        """The distinct non-empty values of ``field`` at ``depth``, in order."""
+        key = (field, depth)
+        found = self._listings.get(key)
+        if found is None:
+            found = self._listings[key] = list(dict.fromkeys(
+                v if type(v) is str else _as_text(v) for k, d, v, _h in self.places
+                if k == field and d == depth and v not in (None, "")))
+        return found
+
+    def names(self, home: str) -> list[str]:
+        """The string scalars of 3 characters or more of the record at ``home``."""
+        found = self._names.get(home)
+        if found is None:
+            found = self._names[home] = [v for _k, _d, v, h in self.places
+                                         if h == home and isinstance(v, str) and len(v) >= 3]
+        return found
 
 
 @lru_cache(maxsize=64)
 def _fields_index(text: str) -> _FieldsIndex:
     """Built once per answer text: a run's changes ask about the same few answers."""
-    index = _FieldsIndex({}, {}, {})
-    listings: dict[tuple[str, int], dict[str, None]] = {}
     data = _parsed(text)
     places = [] if data is _NOT_JSON else fields_at_depth(data)  # the same tuples, in one walk
-    for k, d, v, home in _fields_at_depth(text) if places is None else places:
-        shown = _as_text(v)
-        index.holding.setdefault(shown, []).append((k, d, home))
-        listing = listings.setdefault((k, d), {})
-        if v not in (None, ""):
-            listing[shown] = None
-        names = index.names.setdefault(home, [])
-        if isinstance(v, str) and len(v) >= 3:
-            names.append(v)
-    index.listings = {key: list(values) for key, values in listings.items()}
-    return index
+    return _FieldsIndex(_fields_at_depth(text) if places is None else places)
 
 
 def picked(r: Reading, c: Call) -> list[Pick]:
@@ -334,7 +347,14 @@ def picked(r: Reading, c: Call) -> list[Pick]:
     answers = [t for t in r.facts if t.turn < c.n and t.type == "function_call"]
     sent = {_as_text(v) for _p, v in leaves(c.turn.arguments)}
     by_turn = {x.n: x for x in r.calls}
-    told = lambda v: any(f in u for f in _spoken_forms(v) for u in said)  # noqa: E731
+    heard: dict[str, bool] = {}  # a record's names are asked about once per value, not once per argument
+
+    def told(v: str) -> bool:
+        hit = heard.get(v)
+        if hit is None:
+            hit = heard[v] = any(f in u for f in _spoken_forms(v) for u in said)
+        return hit
+
     for a in check_arguments(r, c.turn):
         text = _as_text(a.value)
         if a.seen_at is None or len(text) < 3 or told(text):
@@ -347,9 +367,9 @@ def picked(r: Reading, c: Call) -> list[Pick]:
             holding = fields.holding.get(text)
             if not holding:
                 continue
-            listings = {(k, d): fields.listings[(k, d)] for k, d, _h in holding}
+            listings = {(k, d): fields.listing(k, d) for k, d, _h in holding}
             homes = {h for _k, _d, h in holding}
-            named = any(v != text and told(v) for h in homes for v in fields.names[h])
+            named = any(v != text and told(v) for h in homes for v in fields.names(h))
             if named:
                 break  # the user named the record it sits in
             if any(len(v) < 2 for v in listings.values()):

@@ -72,6 +72,20 @@ class _Rule:
     words: frozenset[str]
     limits: tuple[re.Match, ...]
     confirm: bool
+    caps: tuple[tuple[int, str, str], ...] = ()  # per limit: (N, the stemmed thing to count, the thing as written)
+
+
+def _caps(limits: tuple[re.Match, ...]) -> tuple[tuple[int, str, str], ...]:
+    """What each "at most N thing" limit counts, worked out once per prompt, not per call."""
+    heads = [_stem(m.group(2).split()[-1]).rstrip("s") for m in limits]
+    out = []
+    for m, head in zip(limits, heads):
+        limit = int(m.group(1)) if m.group(1).isdecimal() else _NUMBERS[m.group(1).lower()]
+        # the last word names the thing unless another limit here shares it ("credit card",
+        # "gift card"): then the whole phrase must occur in the value
+        phrase = " ".join(_stem(w) for w in m.group(2).lower().split()).rstrip("s")
+        out.append((limit, head if heads.count(head) == 1 else phrase, m.group(2)))
+    return tuple(out)
 
 
 def _rules(reading: Reading) -> tuple[_Rule, ...]:
@@ -81,8 +95,12 @@ def _rules(reading: Reading) -> tuple[_Rule, ...]:
 
 @lru_cache(maxsize=16)  # runs of one benchmark share a system prompt; a few prompts are kept, not all
 def _rules_of(text: str) -> tuple[_Rule, ...]:
-    return tuple(_Rule(s, _words(s), tuple(_AT_MOST.finditer(s)), bool(_CONFIRM_WORDS.search(s)))
-                 for s in sentences(text) if RULE.search(s))
+    rules = []
+    for s in sentences(text):
+        if RULE.search(s):
+            limits = tuple(_AT_MOST.finditer(s))
+            rules.append(_Rule(s, _words(s), limits, bool(_CONFIRM_WORDS.search(s)), _caps(limits)))
+    return tuple(rules)
 
 
 @dataclass
@@ -112,20 +130,16 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
     stemmed: list[str] = []  # each value's words stemmed, made at the first limit that needs them
     hits: list[RuleHit] = []
     for rule in _rules(reading):
-        s, words, limits = rule.sentence, rule.words, rule.limits
+        s, words = rule.sentence, rule.words
+        if not rule.caps and not action & words:
+            continue  # nothing to count, and it names no word of the action: it cannot bear on the call
         broken = None
-        heads = [_stem(m.group(2).split()[-1]).rstrip("s") for m in limits]
-        for m, head in zip(limits, heads):
-            limit = int(m.group(1)) if m.group(1).isdecimal() else _NUMBERS[m.group(1).lower()]
-            # the last word names the thing unless another limit here shares it ("credit card",
-            # "gift card"): then the whole phrase must occur in the value
-            phrase = " ".join(_stem(w) for w in m.group(2).lower().split()).rstrip("s")
-            thing = head if heads.count(head) == 1 else phrase
+        for limit, thing, written in rule.caps:
             if not stemmed:
                 stemmed = [" ".join(_stem(w) for w in _VALUE_SPLIT.split(v.lower())) for _, v in flat]
             count = sum(1 for v in stemmed if thing in v)
             if count > limit:
-                broken = f"the arguments hold {count} {m.group(2)} values; the rule allows {limit}"
+                broken = f"the arguments hold {count} {written} values; the rule allows {limit}"
         order = 0 if broken else 1
         # a missing agreement is a breach only where a person answers the agent in this log
         if broken is None and rule.confirm and reading.has_interlocutor and not call.confirmed and action & words:

@@ -62,7 +62,15 @@ def dumps(data: dict[str, Any], known: Lines | None = None) -> tuple[str, tuple[
                           .replace("\n", "\n ") for k in names)
 
     parts = [block(keys[:at]), region[0].decode("utf-8"), block(keys[at + 2:])]
-    return "{\n" + ",\n".join(p for p in parts if p) + "\n}\n", region
+    # joined in one step: adding the pieces up copied the whole text once per step
+    pieces = ["{\n"]
+    for part in (p for p in parts if p):
+        pieces += [part, ",\n"]
+    if len(pieces) > 1:
+        pieces[-1] = "\n}\n"
+    else:
+        pieces.append("\n}\n")
+    return "".join(pieces), region
 
 
 def published_lines(text: bytes, runs: Sequence[dict]) -> dict[int, tuple[dict, bytes]]:

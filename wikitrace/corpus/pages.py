@@ -178,6 +178,9 @@ def serve(inp: BinaryIO, out: BinaryIO) -> int:
 
     After a failure it keeps reading (and ignoring) so the build never blocks on
     a full pipe, and says what failed when the build closes it."""
+    from ..gc_policy import collect_less
+
+    collect_less()
     sink: Any = None
     problem: str | None = None
     while True:

@@ -219,7 +219,8 @@ def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[by
         try:
             with open(f"{top}/{rel}", "rb") as fh:
                 data = fh.read()
-            data.decode("utf-8")
+            if not data.isascii():  # ASCII is UTF-8: only other bytes need the (copying) check
+                data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             data = b"\0"
         if b"\0" in data:

@@ -109,6 +109,9 @@ class RunReader:
 def serve(inp: BinaryIO, out: BinaryIO, each: Callable[..., Any] | None = None) -> int:
     """Read as the build asked and send the runs back; ``each(run, **each_args)`` is called on
     every run read (not on records carried over unparsed) before it is sent."""
+    from ..gc_policy import collect_less
+
+    collect_less()
     paths, fmt, count_first, kwargs, each_args = helper_process.receive(inp)
     report = LoadReport()
     batch: list = []
