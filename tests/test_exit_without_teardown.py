@@ -28,7 +28,7 @@ def test_output_exit_handlers_and_code_are_kept(tmp_path):
             sys.stdout.write("all of the summary")  # no newline: still buffered at the end
             errors.skip_teardown()
             return 3
-        errors.run(command)
+        errors.run(command, process_ends_here=True)
     """, tmp_path)
     assert done.returncode == 3
     assert done.stdout == "all of the summaryhandler ran\n"
@@ -43,7 +43,7 @@ def test_a_thread_still_working_is_waited_for(tmp_path):
             threading.Thread(target=late).start()
             errors.skip_teardown()
             return 0
-        errors.run(command)
+        errors.run(command, process_ends_here=True)
     """, tmp_path)
     assert done.returncode == 0 and "handler ran" in done.stdout
     assert (tmp_path / "late.txt").read_text() == "written"
@@ -55,6 +55,37 @@ def test_a_command_that_did_not_say_so_exits_as_usual(tmp_path):
             def __del__(self):
                 print("collected at teardown", flush=True)
         keep = Noisy()
-        errors.run(lambda: 5)
+        errors.run(lambda: 5, process_ends_here=True)
     """, tmp_path)
     assert done.returncode == 5 and "collected at teardown" in done.stdout
+
+
+def test_a_command_run_inside_a_callers_process_hands_it_back(tmp_path):
+    # Tests and notebooks run commands in their own process: it must go on afterwards.
+    done = _run("""
+        def command():
+            errors.skip_teardown()
+            return 0
+        try:
+            errors.run(command)
+        except SystemExit as exc:
+            print("caller goes on after exit", exc.code)
+    """, tmp_path)
+    assert done.returncode == 0 and "caller goes on after exit 0" in done.stdout
+
+
+def test_an_in_process_compile_returns_to_the_caller(tmp_path):
+    # tests/helpers.run_cli's way of running a command: the caller must get its SystemExit back.
+    runs = ROOT / "examples" / "runs.jsonl"
+    done = _run(f"""
+        from unittest import mock
+        from wikitrace import cli
+        with mock.patch.object(sys, "argv", ["wikitrace", "compile", {str(runs)!r}, "--out", "corpus", "-q",
+                                             "--offline"]):
+            try:
+                cli.main()
+            except SystemExit as exc:
+                print("compile returned", exc.code)
+    """, tmp_path)
+    assert "compile returned 0" in done.stdout, done.stderr
+    assert (tmp_path / "corpus" / "corpus.json").is_file()

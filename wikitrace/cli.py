@@ -417,13 +417,13 @@ def mcp_(
     raise typer.Exit(mcp_command(_need_corpus(corpus), http))
 
 
-def main() -> None:
+def main(process_ends_here: bool = False) -> None:
     """``python -m wikitrace.cli``: every command through typer (the ``wikitrace``
     executable, entry.py, tries the fast paths of prompt and query first)."""
     from .errors import run
 
-    run(run_typer)
+    run(run_typer, process_ends_here=process_ends_here)
 
 
 if __name__ == "__main__":
-    main()
+    main(process_ends_here=True)

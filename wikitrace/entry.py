@@ -48,7 +48,7 @@ def main() -> None:
     from .gc_policy import collect_less
 
     collect_less()
-    run(_dispatch)
+    run(_dispatch, process_ends_here=True)
 
 
 if __name__ == "__main__":

@@ -170,9 +170,11 @@ def skip_teardown() -> None:
     _teardown_needed = False
 
 
-def run(entry) -> None:
+def run(entry, *, process_ends_here: bool = False) -> None:
     """Call ``entry()`` (which returns an exit code or raises SystemExit) under the one
-    error path, then exit with the right code."""
+    error path, then exit with the right code. ``process_ends_here``: said only by the
+    executable's own entry points; a caller that runs a command inside its own process (a
+    test, a notebook) gets SystemExit and its process is never ended from under it."""
     import os
 
     global _teardown_needed
@@ -205,7 +207,7 @@ def run(entry) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
-    if not _teardown_needed and (code is None or isinstance(code, int)):
+    if process_ends_here and not _teardown_needed and (code is None or isinstance(code, int)):
         _exit_without_teardown(code or 0)
     raise SystemExit(code)
 
