@@ -26,6 +26,7 @@ fixture is registered in ``conftest.py``; tests import only the helpers::
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -102,11 +103,19 @@ def llama_cpp_json_schema_rejection() -> FakeResponse:
     }})
 
 
-def is_merge(body: dict[str, Any]) -> bool:
-    """Whether ``body`` asks to merge an insight's lessons (compilers/insight_merge.py)."""
+@functools.cache
+def merge_instructions() -> str:
+    """The system message of every merge request, made once per process. FakeOpenAI makes it
+    before it answers anything: made inside a request's handler, its first import of the
+    compilers took seconds on a loaded machine, past a test's short client timeout."""
     from wikitrace.compilers.insight_merge import instructions
 
-    return bool(body.get("messages")) and body["messages"][0].get("content") == instructions()
+    return instructions()
+
+
+def is_merge(body: dict[str, Any]) -> bool:
+    """Whether ``body`` asks to merge an insight's lessons (compilers/insight_merge.py)."""
+    return bool(body.get("messages")) and body["messages"][0].get("content") == merge_instructions()
 
 
 def merge_reply(body: dict[str, Any]) -> "FakeResponse | None":
@@ -142,6 +151,7 @@ def valid_answer(outcome: str = "success", turns: list[int] | None = None, *,
 
 class FakeOpenAI:
     def __init__(self) -> None:
+        merge_instructions()  # the responders' one slow step, taken before any request waits on it
         self.requests: list[dict[str, Any]] = []
         self._queue: deque[Any] = deque()
         self._responder: Callable[[dict[str, Any]], Any] | None = None
