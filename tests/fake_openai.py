@@ -26,7 +26,9 @@ fixture is registered in ``conftest.py``; tests import only the helpers::
 
 from __future__ import annotations
 
+import functools
 import json
+import select
 import threading
 import time
 from collections import deque
@@ -102,11 +104,19 @@ def llama_cpp_json_schema_rejection() -> FakeResponse:
     }})
 
 
-def is_merge(body: dict[str, Any]) -> bool:
-    """Whether ``body`` asks to merge an insight's lessons (compilers/insight_merge.py)."""
+@functools.cache
+def merge_instructions() -> str:
+    """The system message of every merge request, made once per process. FakeOpenAI makes it
+    before it answers anything: made inside a request's handler, its first import of the
+    compilers took seconds on a loaded machine, past a test's short client timeout."""
     from wikitrace.compilers.insight_merge import instructions
 
-    return bool(body.get("messages")) and body["messages"][0].get("content") == instructions()
+    return instructions()
+
+
+def is_merge(body: dict[str, Any]) -> bool:
+    """Whether ``body`` asks to merge an insight's lessons (compilers/insight_merge.py)."""
+    return bool(body.get("messages")) and body["messages"][0].get("content") == merge_instructions()
 
 
 def merge_reply(body: dict[str, Any]) -> "FakeResponse | None":
@@ -142,10 +152,12 @@ def valid_answer(outcome: str = "success", turns: list[int] | None = None, *,
 
 class FakeOpenAI:
     def __init__(self) -> None:
+        merge_instructions()  # the responders' one slow step, taken before any request waits on it
         self.requests: list[dict[str, Any]] = []
         self._queue: deque[Any] = deque()
         self._responder: Callable[[dict[str, Any]], Any] | None = None
         self._lock = threading.Lock()
+        self._unread: set = set()  # open connections whose next request (if any) is not recorded yet
         self.model_id = "fake-model"
         fake = self
 
@@ -177,6 +189,13 @@ class FakeOpenAI:
                 self._send(fake._next(body))
 
             def _send(self, resp: FakeResponse) -> None:
+                try:
+                    self._answer(resp)
+                finally:
+                    with fake._lock:  # answered: another request may come on this connection
+                        fake._unread.add(self.connection)
+
+            def _answer(self, resp: FakeResponse) -> None:
                 if resp.delay:
                     time.sleep(resp.delay)
                 if resp.drop:
@@ -201,7 +220,19 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout) before we answered
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def get_request(self):
+                with fake._lock:  # accepted and marked in one step, so ``settle`` never misses it
+                    conn, addr = super().get_request()
+                    fake._unread.add(conn)
+                return conn, addr
+
+            def shutdown_request(self, request):
+                super().shutdown_request(request)
+                with fake._lock:
+                    fake._unread.discard(request)
+
+        self._server = Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
@@ -255,6 +286,21 @@ class FakeOpenAI:
         """Chat calls about one run (its compilation, a repair): every call but the merges."""
         return self.calls - self.merge_calls
 
+    def settle(self, timeout: float = 120.0) -> "FakeOpenAI":
+        """Wait until every request sent so far is recorded. For after the client has gone (a
+        process that ended, killed or timed out): a request it sent may still sit unread in a
+        socket when ``calls`` is read. Every connection must be closed or mid-answer."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                incoming = select.select([self._server.socket], [], [], 0)[0]  # not accepted yet
+                if not self._unread and not incoming:
+                    return self
+            if time.monotonic() > deadline:
+                raise AssertionError("fake_openai: a client still holds a connection open; settle() "
+                                     "is for after it has gone")
+            time.sleep(0.005)
+
     def response_modes(self) -> list[str]:
         """``response_format.type`` of each chat request, ``"text"`` when none was sent."""
         return [((b or {}).get("response_format") or {}).get("type", "text") for b in self.bodies]
@@ -263,6 +309,7 @@ class FakeOpenAI:
 
     def _record(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
         with self._lock:
+            self._unread.discard(handler.connection)
             self.requests.append({
                 "method": handler.command,
                 "path": handler.path,

@@ -200,7 +200,13 @@ def test_ctrl_c_exits_130(tmp_path):
     big.write_text("".join(json.dumps({**run, "run_id": f"r{i}"}) + "\n" for i in range(3000)))
     proc = subprocess.Popen([WIKITRACE, "compile", big, "--out", tmp_path / "c", "-q"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)
+    # Ctrl-C once the build holds the corpus lock: a fixed sleep could land in the
+    # interpreter's own start-up on a loaded machine, before any wikitrace code runs.
+    lock = tmp_path / "c" / ".wikitrace" / "lock"
+    deadline = time.monotonic() + 120
+    while not (lock.is_file() and lock.read_text().startswith("pid")) and proc.poll() is None \
+            and time.monotonic() < deadline:
+        time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     if proc.returncode == 0:

@@ -87,7 +87,7 @@ def test_a_changed_run_keeps_its_llm_page_while_the_model_is_dead(fault, llm_cor
 
     dead = wikitrace("compile", after, "--out", out, "--model", "test-model", env=env)
     assert dead.returncode == 1, dead.stderr
-    assert fake_openai.calls == requests
+    assert fake_openai.settle().calls == requests  # settle: a request that timed out may still be unread
     assert "wait for the model" in dead.stderr and CHANGED in dead.stderr.split("wait for the model")[1]
     assert _page(out, CHANGED)[0] == page, "the page the model wrote was replaced"
     data = json.loads((out / "corpus.json").read_text())
@@ -134,7 +134,7 @@ def test_a_hanging_endpoint_costs_one_timeout_per_build(fake_openai, tmp_path):
     done = wikitrace("compile", write_jsonl(tmp_path / "runs.jsonl", runs), "--out", tmp_path / "c",
                      "--model", "test-model", "--timeout", "0.5", "--concurrency", "8")
     assert done.returncode == 1 and "nothing was published" in done.stderr, done.stderr
-    assert fake_openai.calls == 1, f"{fake_openai.calls} requests for {len(runs)} runs: the first timeout should end it"
+    assert fake_openai.settle().calls == 1, f"{fake_openai.calls} requests for {len(runs)} runs: the first timeout should end it"
     assert "judged dead" in done.stderr
 
 
@@ -152,6 +152,6 @@ def test_an_endpoint_that_stops_answering_mid_build_is_given_up_after_one_reques
     done = wikitrace("compile", write_jsonl(tmp_path / "runs.jsonl", runs), "--out", tmp_path / "c",
                      "--model", "test-model", "--timeout", "0.5", "--concurrency", "1")
     assert done.returncode == 0, done.stderr  # new runs: one llm page, the others offline-fallback pages
-    assert fake_openai.calls == 1 + 4, "one answered request, then one run's 4 attempts; the other runs wait for none"
+    assert fake_openai.settle().calls == 1 + 4, "one answered request, then one run's 4 attempts; the other runs wait for none"
     by_compiler = json.loads((tmp_path / "c" / "corpus.json").read_text())["counts"]["by_compiler"]
     assert by_compiler == {"llm": 1, "offline-fallback": len(runs) - 1}

@@ -241,7 +241,6 @@ def test_forget_never_touches_files_the_build_did_not_write(tmp_path):
 
 def test_a_forget_killed_mid_update_is_finished_by_the_next_compile(tmp_path):
     import signal
-    import time
 
     from helpers import tree_bytes
 
@@ -253,20 +252,20 @@ def test_a_forget_killed_mid_update_is_finished_by_the_next_compile(tmp_path):
     ok(cli("forget", "locker-913", "-c", clean))
     final = tree_bytes(clean)
 
+    # The kill is exact, not timed (a fixed sleep raced the command's start-up on a loaded
+    # machine): count the forget's file replacements on a copy, then kill it half-way through.
+    counter = tmp_path / "replacements"
+    counted = tmp_path / "counted"
+    shutil.copytree(out, counted)
+    ok(cli("forget", "locker-913", "-c", counted, env={"WIKITRACE_KILL_AT": f"0:{counter}"}))  # 0 never fires
+    points = counter.stat().st_size
+    counter.unlink()
     env = {k: v for k, v in os.environ.items() if k != "WIKITRACE_CORPUS"}
-    env["WIKITRACE_PUBLISH_PAUSE"] = "0.4"
-    proc = subprocess.Popen([WIKITRACE, "forget", "locker-913", "-c", str(out)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    # Kill as soon as the first page has changed (files change 0.4 s apart from then on), however
-    # long the start-up takes on a loaded machine; the tombstone must already be there.
-    deadline = time.monotonic() + 120
-    while tree_bytes(out) == published and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    tombstone_first = (out / ".wikitrace" / "forgotten.json").is_file()
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL, "forget ended before the kill"
-    assert tombstone_first, "the tombstone is written before anything else"
+    env["WIKITRACE_KILL_AT"] = f"{points // 2}:{counter}"
+    proc = subprocess.run([WIKITRACE, "forget", "locker-913", "-c", str(out)], env=env, capture_output=True,
+                          timeout=300, start_new_session=True)  # the kill takes the command's own session only
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert (out / ".wikitrace" / "forgotten.json").is_file(), "the tombstone is written before anything else"
     interrupted = tree_bytes(out)
     assert interrupted != final, "the kill should land mid-update"
     for rel, blob in interrupted.items():  # every file is the old bytes or the new ones, never half

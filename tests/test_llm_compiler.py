@@ -262,7 +262,7 @@ def test_timeout_falls_back_with_reason(fake_openai, tmp_path):
     comp = compile_one(compiler, make_run(False))
     assert comp.compiler == "offline-fallback"
     assert comp.fallback_reason == "timeout after 2 attempts"
-    assert compiler.stats().retries == 1 and fake_openai.calls == 3
+    assert compiler.stats().retries == 1 and fake_openai.settle().calls == 3
 
 
 def test_a_first_request_that_times_out_is_not_retried_and_opens_the_breaker(fake_openai, tmp_path):
@@ -272,7 +272,7 @@ def test_a_first_request_that_times_out_is_not_retried_and_opens_the_breaker(fak
     assert first.compiler == "offline-fallback" and first.fallback_reason.startswith("timeout after 0.2 s")
     second = compile_one(compiler, make_run(True))
     assert second.compiler == "offline-fallback" and "judged dead" in second.fallback_reason
-    assert fake_openai.calls == 1 and compiler.stats().retries == 0
+    assert fake_openai.settle().calls == 1 and compiler.stats().retries == 0
 
 
 def test_dropped_connection_is_retried(fake_openai, tmp_path):
@@ -580,6 +580,39 @@ def test_fake_server_lists_models(fake_openai):
     with urllib.request.urlopen(fake_openai.base_url + "/models", timeout=5) as resp:
         assert json.load(resp)["data"][0]["id"] == fake_openai.model_id
     assert fake_openai.calls == 0
+
+
+def test_settle_waits_for_a_request_the_fake_has_not_read_yet(fake_openai):
+    # A client that sent a request and died: the fake must not be read before it has the request.
+    import socket
+    import threading
+
+    fake_openai.respond_with(lambda body: reply("{}"))
+    body = b'{"model": "m", "messages": []}'
+    head = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: fake\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+    host, port = fake_openai._server.server_address[:2]
+    client = socket.create_connection((host, port))
+    client.sendall(head + body[:5])  # the fake is now reading a request it cannot record yet
+    rest = threading.Event()
+
+    def finish():
+        rest.wait()
+        client.sendall(body[5:])
+        client.close()
+
+    sender = threading.Thread(target=finish)
+    sender.start()
+    try:
+        waiter = threading.Thread(target=fake_openai.settle)
+        waiter.start()
+        waiter.join(0.3)
+        assert waiter.is_alive() and fake_openai.calls == 0, "settle returned before the request was in"
+    finally:
+        rest.set()
+        sender.join()
+    waiter.join(60)
+    assert not waiter.is_alive() and fake_openai.calls == 1
 
 
 def test_a_request_carries_what_the_client_itself_would_send(fake_openai, tmp_path, monkeypatch):

@@ -199,7 +199,9 @@ def test_streamable_http_on_loopback(corpus):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=dict(os.environ, PYTHONPATH=str(REPO)))
     try:
-        deadline = time.monotonic() + 30
+        # the server's start-up imports the MCP SDK and its web stack: on a loaded machine that is
+        # slow, so wait while it is alive (it ends at once on a bind error) rather than 30 s
+        deadline = time.monotonic() + 300
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.5).close()

@@ -78,9 +78,14 @@ def before_replace() -> None:
     spec = os.environ.get("WIKITRACE_KILL_AT")
     if not spec:
         return
+    import fcntl
+
     at, _, counter = spec.partition(":")
     fd = os.open(counter, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
+        # in turn: without the lock two processes could both read the size after both wrote,
+        # and the point between them would never fire
+        fcntl.flock(fd, fcntl.LOCK_EX)
         os.write(fd, b".")
         reached = os.fstat(fd).st_size
     finally:
