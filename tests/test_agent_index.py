@@ -374,3 +374,22 @@ def test_edit_after_the_note_is_still_caught(tmp_path):
     write_prompt_index(root, data["runs"], data["insights"])  # a new index file: the note is out of date
     os.utime(index, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
     assert index_status(root)[1].startswith("stale")
+
+
+def test_a_corpus_json_replaced_at_the_same_size_and_time_is_read_again(tmp_path):
+    # A publish renames a new file into place; same size and the same clock tick must not
+    # serve the old corpus from memory.
+    root = tmp_path / "c"
+    root.mkdir()
+    first = {"format": "x", "runs": [], "insights": [], "mark": "AAAA"}
+    path = root / "corpus.json"
+    path.write_text(json.dumps(first))
+    st = path.stat()
+    before = load_corpus(root)
+    fresh = root / "corpus.json.new"
+    fresh.write_text(json.dumps({**first, "mark": "BBBB"}))
+    os.utime(fresh, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(fresh, path)
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+    after = load_corpus(root)
+    assert after is not before

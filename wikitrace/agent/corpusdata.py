@@ -154,7 +154,7 @@ def corpus_from_dict(data: dict[str, Any], root: Path | None = None) -> CorpusDa
     )
 
 
-_CACHE: dict[tuple[str, int, int], CorpusData] = {}
+_CACHE: dict[tuple[str, int, int, int], CorpusData] = {}
 
 
 def load_corpus(root: str | Path) -> CorpusData:
@@ -165,7 +165,7 @@ def load_corpus(root: str | Path) -> CorpusData:
         st = path.stat()
     except FileNotFoundError:
         raise CorpusError(f"{root}: no corpus.json here; give the folder `wikitrace compile --out` wrote") from None
-    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    key = (str(path.resolve()), st.st_ino, st.st_mtime_ns, st.st_size)  # a rename gives a new inode
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
