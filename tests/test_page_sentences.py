@@ -732,6 +732,23 @@ def test_a_call_that_answered_nothing_is_quoted_before_the_change():
                for e in items)
 
 
+def test_a_note_with_line_breaks_and_quote_marks_is_quoted_as_sent():
+    """Real think notes are lists over several lines, with quote marks: the page quotes them, and
+    the quote is held to the turn as the agent sent it (not to its JSON-escaped form)."""
+    note = ('Bookings of the user:\n1. QX7: basic economy, "no insurance", booked 2024-05-01\n'
+            '2. RM2: business\n\nSo only RM2 can be cancelled.')
+    turns = [_say("system", "You are a travel agent. Business bookings can always be cancelled."),
+             _say("user", "Please cancel my bookings QX7 and RM2."),
+             _call("get_booking", {"booking_id": "RM2"}, '{"booking_id": "RM2", "cabin": "business"}'),
+             _call("think", {"thought": note}, ""),
+             _call("cancel_booking", {"booking_id": "RM2"}, '{"booking_id": "RM2", "status": "cancelled"}')]
+    for success in (True, False):
+        comp = compile_offline(_native("think-lines", turns, success))
+        item = next(e for e in comp.evidence if e.turns == [3])
+        assert item.quote and item.quote.startswith("Bookings of the user:") and '"no insurance"' in item.quote
+        assert comp.dropped_quotes == 0
+
+
 _PATCH = ("\ndiff --git a/Repro.java b/Repro.java\nnew file mode 100644\n--- /dev/null\n+++ b/Repro.java\n@@ -0,0 +1,3 @@\n"
           "+class Repro {}\ndiff --git a/src/main/java/acme/Money.java b/src/main/java/acme/Money.java\n"
           "--- a/src/main/java/acme/Money.java\n+++ b/src/main/java/acme/Money.java\n@@ -10,2 +10,2 @@\n"

@@ -20,7 +20,19 @@ def turn_text(turn: Turn) -> str:
     if turn.arguments is not None:
         args = turn.arguments
         parts.append(args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, sort_keys=True))
+        if not isinstance(args, str):  # a value as sent, not JSON-escaped: a quote of a note with line breaks
+            parts.extend(_strings(args))
     return "\n".join(p for p in parts if p)
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def _norm(text: str) -> str:
