@@ -215,12 +215,19 @@ def run(entry, *, process_ends_here: bool = False) -> None:
 def _exit_without_teardown(code: int) -> None:
     """Exit handlers, then the end of the process; only when no thread is left that the
     interpreter would wait for (else the usual exit does that)."""
-    import atexit
-    import os
     import threading
 
     if any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         return
+    exit_now(code)
+
+
+def exit_now(code: int) -> None:
+    """End this process now: exit handlers run and the streams are flushed, but the
+    interpreter's teardown (collecting everything the process made) is skipped."""
+    import atexit
+    import os
+
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:

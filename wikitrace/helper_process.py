@@ -56,18 +56,11 @@ def die_with_parent() -> None:
 
 
 def exit_now(code: int) -> None:
-    """End a helper that has answered: its exit handlers run and its streams are flushed, but
-    the interpreter's teardown (collecting everything it made) is skipped, since the build
-    waits for this process to end."""
-    import atexit
+    """End a helper that has answered without the interpreter's teardown: the build waits
+    for this process to end (errors.exit_now)."""
+    from .errors import exit_now as end
 
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
+    end(code)
 
 
 def send(stream: BinaryIO, obj: Any) -> None:
