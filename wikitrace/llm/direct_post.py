@@ -7,9 +7,6 @@ headers that is about two thirds of a request's CPU in the build's main process
 (measured: docs/performance.md). ``DirectPost`` asks the client once for what it
 would send (its base URL, default headers, the key's ``Authorization``) and then
 sends each body with the HTTP client the transport gave it, as bytes encoded once.
-Even the HTTP client's ``build_request`` parses the URL and merges its own headers again
-for every call; what it makes is the same each time but for the body, so it is made once
-(``_Template``) and each request is made from that and the body.
 
 The errors come out as the client's own: a timeout as ``APITimeoutError``, a failed
 connection as ``APIConnectionError``, a 4xx/5xx as the ``APIStatusError`` subclass the
@@ -32,7 +29,6 @@ class DirectPost:
         self.openai, self.http, self.module = openai, http, module
         self.url, self.headers, self.timeout = url, headers, timeout
         self.make_error, self.timeouts, self.failures = make_error, timeouts, failures
-        self._template: _Template | None = None
 
     @classmethod
     def make(cls, openai: Any, client: Any, http: Any, timeout: float) -> "DirectPost | None":
@@ -66,7 +62,8 @@ class DirectPost:
         """Send ``body``; the streamed response of a 2xx (the caller reads and closes it)."""
         # Encoded as the client encodes a body (compact, UTF-8), so a server sees the same bytes.
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        request = self.request(content)
+        request = self.http.build_request("POST", self.url, headers=self.headers, content=content,
+                                          timeout=self.timeout)
         try:
             response = await self.http.send(request, stream=True)
         except self.timeouts as err:
@@ -84,35 +81,3 @@ class DirectPost:
                 await response.aclose()
             raise self.make_error(response) from None
         return response
-
-    def request(self, content: bytes) -> Any:
-        """The HTTP client's request for this body: what ``build_request`` would make."""
-        if self.http.cookies or self.http.params:  # the server set a cookie: merged per request as the client does
-            return self.http.build_request("POST", self.url, headers=self.headers, content=content,
-                                           timeout=self.timeout)
-        if self._template is None:
-            self._template = _Template.of(self)
-        return self._template.make(self.module.Request, content)
-
-
-class _Template:
-    """What ``build_request`` makes of this endpoint's URL, headers and timeout, made once.
-
-    The headers a body decides (``Host`` and ``Content-Length``, which the request puts
-    first) are left out here; the request adds them for each body, in the same order."""
-
-    _PER_BODY = ("host", "content-length")
-
-    def __init__(self, url: Any, headers: Any, extensions: dict):
-        self.url, self.headers, self.extensions = url, headers, extensions  # the request copies headers and extensions
-
-    @classmethod
-    def of(cls, post: DirectPost) -> "_Template":
-        built = post.http.build_request("POST", post.url, headers=post.headers, content=b"", timeout=post.timeout)
-        for name in cls._PER_BODY:
-            if name in built.headers:
-                del built.headers[name]
-        return cls(built.url, built.headers, built.extensions)
-
-    def make(self, request_class: Any, content: bytes) -> Any:
-        return request_class("POST", self.url, headers=self.headers, content=content, extensions=self.extensions)
