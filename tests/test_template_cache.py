@@ -72,3 +72,21 @@ def test_a_cache_folder_that_cannot_be_created_changes_nothing(monkeypatch, tmp_
         assert templates.render("agent/cite_wikitrace.md.j2", example_step="s", example_insight="i").startswith("This")
     finally:
         templates.environment.cache_clear()
+
+
+def test_no_home_folder_to_be_found_changes_nothing(monkeypatch):
+    # A bare sandbox: no HOME, a user id with no passwd entry (pathlib raises RuntimeError/KeyError).
+    from pathlib import Path
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert bytecode_cache("settings") is None
+    templates.environment.cache_clear()
+    try:
+        assert templates.render("agent/cite_wikitrace.md.j2", example_step="s", example_insight="i").startswith("This")
+    finally:
+        templates.environment.cache_clear()

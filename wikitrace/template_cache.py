@@ -44,7 +44,10 @@ def bytecode_cache(settings: str):
     when no safe folder is available (templates are then compiled in each process)."""
     if not hasattr(os, "getuid"):
         return None
-    folder = cache_dir()
+    try:
+        folder = cache_dir()
+    except (RuntimeError, KeyError):  # no home folder to be found (a bare sandbox): compile as before
+        return None
     if not _private_folder(folder):
         return None
     import jinja2
