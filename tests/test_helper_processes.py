@@ -192,3 +192,18 @@ def test_a_sender_keeps_frames_within_its_byte_budget():
     while (frame := helper_process.receive(out.buffer)) is not helper_process.EOF:
         frames.append(frame)
     assert frames == [b"x" * 6000] * 5
+
+
+@pytest.mark.parametrize("module", ["wikitrace.runs.read_helper", "wikitrace.compilers.llm_offline",
+                                    "wikitrace.corpus.pages"])
+def test_a_helper_whose_build_went_away_before_asking_ends_quietly(module):
+    # Ctrl-C can stop the build between starting a helper and sending it its first frame;
+    # the helper's stderr is the user's terminal, so it must end without a word.
+    import subprocess
+    import sys
+
+    from wikitrace import helper_process
+
+    done = subprocess.run([sys.executable, "-P", "-m", module], stdin=subprocess.DEVNULL, capture_output=True,
+                          env=helper_process.child_env(), timeout=120)
+    assert done.returncode == 1 and done.stderr == b""

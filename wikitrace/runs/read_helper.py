@@ -112,7 +112,10 @@ def serve(inp: BinaryIO, out: BinaryIO, each: Callable[..., Any] | None = None) 
     from ..gc_policy import collect_less
 
     collect_less()
-    paths, fmt, count_first, kwargs, each_args = helper_process.receive(inp)
+    request = helper_process.receive(inp)
+    if request is helper_process.EOF:
+        return 1  # the build went away (Ctrl-C, a failure) before saying what to read
+    paths, fmt, count_first, kwargs, each_args = request
     report = LoadReport()
     batch: list = []
     size = 1  # the first runs go alone, so the build can start on them; then BATCH a frame
