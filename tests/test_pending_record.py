@@ -21,6 +21,48 @@ def test_a_record_larger_than_its_write_slices_reads_back_exactly(tmp_path, monk
     back = pending.load(tmp_path)
     assert back == pending.Pending(command="compile", data=record.data, output=pub.output, pages=record.pages,
                                    corpus_json=corpus, templates=None)
-    # the file is the record as one JSON object, as it always was
-    raw = pending.path(tmp_path).read_text(encoding="utf-8")
-    assert raw == json.dumps(vars(back), separators=(",", ":"), ensure_ascii=False) + "\n"
+    # the record is one JSON object; corpus.json's text is beside it, as bytes, not escaped into it
+    raw = json.loads(pending.path(tmp_path).read_text(encoding="utf-8"))
+    assert raw["corpus_json"] is None and raw["corpus_json_size"] == len(corpus.encode())
+    assert pending.corpus_path(tmp_path).read_bytes() == corpus.encode()
+    assert raw == {**vars(back), "corpus_json": None, "corpus_json_size": len(corpus.encode())}
+
+
+def _saved(tmp_path):
+    from wikitrace.corpus import pending
+
+    corpus = '{\n "runs": [\n  {"step": "step-0000", "title": "é"}\n ]\n}\n'
+    record = pending.Pending(command="add", data={}, output={}, corpus_json=corpus)
+    pending.save(SimpleNamespace(root=tmp_path, output={}), record)
+    return pending, corpus
+
+
+def test_a_record_of_an_earlier_version_with_corpus_json_inline_still_reads(tmp_path):
+    from wikitrace.corpus import pending
+
+    (tmp_path / ".wikitrace").mkdir()
+    old = {"command": "add", "data": {}, "output": {}, "pages": {}, "corpus_json": "{}\n", "templates": None}
+    pending.path(tmp_path).write_text(json.dumps(old))
+    assert pending.load(tmp_path).corpus_json == "{}\n"
+
+
+def test_a_record_whose_corpus_text_is_gone_or_cut_is_not_served(tmp_path):
+    pending, corpus = _saved(tmp_path)
+    side = pending.corpus_path(tmp_path)
+    side.write_bytes(corpus.encode()[:-3])  # cut short: not the text the record was saved with
+    assert pending.load(tmp_path) is None
+    side.unlink()
+    assert pending.load(tmp_path) is None
+
+
+def test_completing_a_record_removes_its_corpus_text_and_a_text_without_record_is_dropped(tmp_path):
+    from wikitrace.corpus.publish import Publisher
+
+    pending, corpus = _saved(tmp_path)
+    pending.path(tmp_path).unlink()  # killed after the text was written, before the record
+    pub = Publisher(tmp_path, "runs")
+    try:
+        assert pending.recover(pub, lambda *a: b"") is None
+    finally:
+        pub.close()
+    assert not pending.corpus_path(tmp_path).exists()

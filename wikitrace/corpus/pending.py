@@ -5,7 +5,9 @@ ends the same way. Its pages go in first, each claimed in the journal before it 
 created; nothing published names them yet. Then it saves a commit record,
 ``.wikitrace/runs.pending``: corpus.json as it is about to be, the manifest's data,
 the manifest entries of every page it wrote or kept, and the few small pages given
-whole (insight pages whose usage counts change). ``complete`` then writes those
+whole (insight pages whose usage counts change). corpus.json's text goes beside the
+record, as it will be published (``runs.pending-corpus.json``, written before the record):
+escaping megabytes of JSON into a JSON string cost more than the rest of an add. ``complete`` then writes those
 pages, the indexes and the prompt index (rendered from that corpus.json), the search
 files (from the pages on disk), corpus.json, removes what is no longer owned, saves
 the manifest and deletes the record.
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 PENDING = "runs.pending"
+PENDING_CORPUS = "runs.pending-corpus.json"  # corpus.json's text of the saved record, as it will be published
 IndexBuilder = Callable[[list, list, Any], bytes]  # (runs, insights, corpus.json region) -> prompt index bytes
 
 
@@ -36,6 +39,9 @@ class Pending:
     pages: dict = field(default_factory=dict)  # rel -> text: small pages written by ``complete``
     corpus_json: str | None = None  # corpus.json once done; None: the indexes do not change
     templates: str | None = None  # the templates folder the indexes are rendered with
+    # on disk only: the bytes of corpus_json, saved in PENDING_CORPUS (None: given inline, as
+    # records of earlier versions hold it)
+    corpus_json_size: int | None = None
 
 
 def path(root: Path) -> Path:
@@ -44,13 +50,27 @@ def path(root: Path) -> Path:
     return Path(root) / STATE / PENDING
 
 
+def corpus_path(root: Path) -> Path:
+    from .publish import STATE
+
+    return Path(root) / STATE / PENDING_CORPUS
+
+
 def load(root: Path) -> Pending | None:
     """The saved record, or None. A record that cannot be read is a build killed while
     saving it (the rename never happened, so this cannot be) or a damaged state folder:
-    treated as no record, and the journal's claims are rolled back instead."""
+    treated as no record, and the journal's claims are rolled back instead. So is a record
+    whose corpus.json text is not beside it with the size it gives (it is written first,
+    and removed only after the record)."""
     try:
         raw = json.loads(path(root).read_bytes())
-        return Pending(**raw)
+        record = Pending(**raw)
+        if record.corpus_json is None and record.corpus_json_size is not None:
+            data = corpus_path(root).read_bytes()
+            if len(data) != record.corpus_json_size:
+                return None
+            record.corpus_json, record.corpus_json_size = data.decode("utf-8"), None
+        return record
     except FileNotFoundError:
         return None
     except (OSError, ValueError, TypeError):
@@ -62,11 +82,38 @@ def save(pub, pending: Pending) -> None:
     from ..fsio import write_atomic
 
     pending.output = dict(pub.output)
-    # The fields as they are: asdict would deep-copy every run's ids and every file's
-    # manifest entry first, a cost that grows with the corpus (a third of an add). Written
-    # field by field (the same bytes): the record holds corpus.json's whole text, and one
-    # string of everything plus its copies was the peak of a large build's memory.
-    write_atomic(path(pub.root), _record_chunks(vars(pending)), mode=0o644)
+    fields = dict(vars(pending))  # the fields as they are: asdict would deep-copy every entry
+    if pending.corpus_json is not None:
+        # corpus.json's text first, as bytes beside the record (not escaped into it); the
+        # record, renamed into place after it, is what makes the update complete-able
+        encoded = pending.corpus_json.encode("utf-8")
+        _write_bytes(corpus_path(pub.root), encoded)
+        fields["corpus_json"], fields["corpus_json_size"] = None, len(encoded)
+        del encoded
+    # Written field by field (the same bytes as one dump), so no string of everything is held.
+    write_atomic(path(pub.root), _record_chunks(fields), mode=0o644)
+
+
+def _write_bytes(target: Path, data: bytes) -> None:
+    """``data`` into ``target`` through a temp file and a rename (never half a file)."""
+    import tempfile
+
+    from ..fsio import before_replace
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)
+        before_replace()
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 _SLICE = 1 << 20  # characters of a field written at a time
@@ -125,11 +172,17 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
     from ..fsio import before_replace
 
     before_replace()
-    try:
-        os.unlink(path(root))
-    except FileNotFoundError:
-        pass
+    _drop(root)
     return removed
+
+
+def _drop(root: Path) -> None:
+    """The record, then its corpus.json text (a record never outlives its text)."""
+    for done in (path(root), corpus_path(root)):
+        try:
+            os.unlink(done)
+        except FileNotFoundError:
+            pass
 
 
 def recover(pub, prompt_index: IndexBuilder) -> str | None:
@@ -141,6 +194,8 @@ def recover(pub, prompt_index: IndexBuilder) -> str | None:
         complete(pub, pending, prompt_index)
         _fresh(pub)
         return f"finished the interrupted `wikitrace {pending.command}` of this corpus"
+    if corpus_path(pub.root).exists():  # saved by a command killed before its record, or unreadable
+        _drop(pub.root)
     claimed = _claimed_since_manifest(pub)
     if claimed is None:
         return None

@@ -44,7 +44,16 @@ _WORDS_ONLY = bytes(c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c 
 def shard_key(rel: str) -> str:
     """The shard a layer file belongs to: ``head``, or the first two digits of its run's id."""
     parts = rel.split("/", 2)
-    found = _RUN_ID.fullmatch(parts[1]) if len(parts) > 1 else None
+    if len(parts) < 2:
+        return HEAD
+    name = parts[1]
+    # the ids a build writes, without the regex (called for every file of the corpus)
+    digits = name[5:] if name.startswith("step-") else name[8:] if name.startswith("insight-") else None
+    if digits is not None:
+        digits = digits.removesuffix(".md")
+        if digits.isascii() and digits.isdigit():
+            return digits[:2] if len(digits) >= 4 else HEAD
+    found = _RUN_ID.fullmatch(name)  # anything else (other digits, other names) as the pattern says
     return found.group(1) if found else HEAD
 
 
@@ -95,7 +104,23 @@ def _in_order_wherever(rel: str) -> bool:
     return shard_key(rel) != HEAD or rel.count("/") == 1 and rel.endswith("/_index.md")
 
 
-def _changed_shards(pub, paths: list[str], regular: bool) -> set[tuple[str, str]] | None:
+def _keys(paths) -> tuple[dict[str, tuple[str, str]], bool]:
+    """Each layer file grep searches (no ``original.*``) -> its own (layer, shard), and whether
+    every one is of a kind that joins that shard in any corpus (``_plan``'s second answer)."""
+    keys, regular = {}, True
+    for rel in paths:
+        layer, _, rest = rel.partition("/")
+        if layer not in LAYERS or rest.rpartition("/")[2].startswith("original."):
+            continue
+        key = shard_key(rel)
+        if key == HEAD and not (rest == "_index.md"):
+            regular = False
+        keys[rel] = (layer, key)
+    return keys, regular
+
+
+def _changed_shards(pub, paths: list[str], regular: bool,
+                    keys: dict[str, tuple[str, str]]) -> set[tuple[str, str]] | None:
     """The shards whose list of files or whose files' bytes differ from the last build's,
     found from the files that changed alone (no second walk of every file). None when a
     file of another kind (a stray note, now or before) could make a file's shard depend on
@@ -103,14 +128,13 @@ def _changed_shards(pub, paths: list[str], regular: bool) -> set[tuple[str, str]
     if not regular:
         return None
     before, output = pub.manifest.files, pub.output
-    changed = [rel for rel in paths if not _same_bytes(before.get(rel), output.get(rel))]
+    changed = [rel for rel in keys if not _same_bytes(before.get(rel), output.get(rel))]
     present = set(paths)
-    removed = [rel for rel in before if rel not in present]
-    changed = [rel for rel in changed + removed if rel.split("/", 1)[0] in LAYERS
+    removed = [rel for rel in before if rel not in present and rel.split("/", 1)[0] in LAYERS
                and not rel.rsplit("/", 1)[-1].startswith("original.")]
-    if not all(_in_order_wherever(rel) for rel in changed if rel not in present):
+    if not all(_in_order_wherever(rel) for rel in removed):
         return None  # a removed file of another kind may have been displaced before
-    return {(rel.split("/", 1)[0], shard_key(rel)) for rel in changed}
+    return {keys[rel] for rel in changed} | {(rel.split("/", 1)[0], shard_key(rel)) for rel in removed}
 
 
 class PageWords:
@@ -250,10 +274,17 @@ def update_search_files(pub, root: Path, paths=None) -> list[str]:
     """
     paths = list(pub.output) if paths is None else list(paths)
     noted: PageWords | None = getattr(pub, "page_words", None)  # the words the page writers saw, if any
-    now, regular = _plan(paths)
-    changed = _changed_shards(pub, paths, regular)
-    # the files owned before this build, and those claimed since, when the changes alone cannot tell
-    before = plan(pub.manifest.files) if changed is None else None
+    keys, regular = _keys(paths)
+    changed = _changed_shards(pub, paths, regular, keys)
+    if changed is None:
+        now = _plan(paths)[0]
+        # the files owned before this build, and those claimed since, when the changes alone cannot tell
+        before = plan(pub.manifest.files)
+    else:  # every file joins its own key's shard: only the changed shards' files need ordering
+        now = {shard: [] for shard in sorted(set(keys.values()), key=lambda s: (s[0], _rank(s[1])))}
+        for rel in _in_walk_order([rel for rel, shard in keys.items() if shard in changed]):
+            now[keys[rel]].append(rel)
+        before = None
     wanted = {rel for layer, key in now for rel in shard_files(layer, key)}
     for rel in [rel for rel in pub.output if rel.startswith(SEARCH_DIR + "/") and rel not in wanted]:
         del pub.output[rel]  # kept by a caller, but its files are gone (a forgotten run's text)
