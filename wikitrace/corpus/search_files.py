@@ -299,6 +299,8 @@ def update_search_files(pub, root: Path, paths=None) -> list[str]:
         if unchanged and all(pub.owns(rel) for rel in files) and pub.verify_group(files):
             pub.keep(files)
             continue
+        if before is None and not rels and (layer, key) not in changed:  # its own files damaged: joined anew
+            rels = _in_walk_order([rel for rel, shard in keys.items() if shard == (layer, key)])
         if before is None and _appended(pub, root, layer, key, rels):
             written.append(f"{layer}/{key}")
             continue
