@@ -54,11 +54,11 @@ def _body(request_body: bytes) -> bytes:
 
 
 async def serve(port: int, latency: float) -> None:
-    calls = inflight = max_inflight = 0
+    calls = merges = inflight = max_inflight = 0
     first = last = 0.0
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal calls, inflight, max_inflight, first, last
+        nonlocal calls, merges, inflight, max_inflight, first, last
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -68,6 +68,7 @@ async def serve(port: int, latency: float) -> None:
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
                 if path.endswith("/chat/completions"):
                     calls += 1
+                    merges += _MERGE in body  # an insight group's merge, not a run's compilation
                     first = first or time.monotonic()
                     inflight += 1
                     max_inflight = max(max_inflight, inflight)
@@ -77,7 +78,7 @@ async def serve(port: int, latency: float) -> None:
                     last = time.monotonic()
                     payload, status = _body(body), "200 OK"
                 elif path.endswith("/calls"):
-                    payload, status = json.dumps({"calls": calls, "max_inflight": max_inflight,
+                    payload, status = json.dumps({"calls": calls, "merges": merges, "max_inflight": max_inflight,
                                           "busy_seconds": last - first}).encode(), "200 OK"
                 else:
                     payload, status = b'{"data": []}', "200 OK"
