@@ -126,12 +126,13 @@ def _pick_text(members: list[tuple[dict, dict]]) -> dict:
     return {"title": best[0], "guideline": best[1], "applicability": best[2]}
 
 
-def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
+def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> list[dict]:
     """Every insight's corpus.json entry, from the run entries alone, ordered by id.
 
     Run entries name their insight ids (parallel to ``lessons``); entries without ids (a
     benchmark's) get ids in order of first appearance. ``previous``: unused keys kept for
-    the callers that pass the old entries."""
+    the callers that pass the old entries. ``memo``: a same_task_memo.SameTaskMemo, whose
+    trial comparisons from an earlier gather are reused where they read the same runs."""
     runs = sorted(runs, key=lambda r: layout.id_number(r["step"]))
     totals: dict[str, Counter] = defaultdict(Counter)  # kind -> outcome -> runs
     met: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))  # kind -> pattern -> outcome
@@ -210,7 +211,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             "compiler": first.get("compiler") or "offline",
             "source_step": first["step"], "source_outcome": first["outcome"],
             "counts": counts, "contrast": contrast, "sources": sources,
-            "same_task": trials.compare([e for e, _l in members]),
+            "same_task": (memo.compare if memo is not None else lambda t, m: t.compare(m))(
+                trials, [e for e, _l in members]),
             "separating": relevant(lesson["key"], splits.get(kind, [])),
         })
     kind_of_entry = {iid: kind_of(groups[iid][0][0]) for iid in groups}

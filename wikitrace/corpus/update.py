@@ -294,9 +294,17 @@ class RunWriter:
         return kept - changed
 
     def _gather_insights(self, asks_model: bool) -> tuple[set[str], list[dict]]:
+        from . import same_task_memo
+
         kept = self._unchanged_kinds(asks_model)
         changed = [r for r in self.runs if insight_layer.kind_of(r) not in kept]
-        return kept, insight_layer.gather(changed)
+        if not changed:
+            return kept, []
+        memo = same_task_memo.load(self.pub.root)  # the last gather's trial comparisons, by what they read
+        gathered = insight_layer.gather(changed, memo=memo)
+        kinds = {insight_layer.kind_of(r) for r in self.runs}
+        same_task_memo.save(self.pub.root, memo, kinds, kinds - kept)
+        return kept, gathered
 
     async def merge_insights(self, compiler) -> None:
         """Gather the insight layer now that every run has its entry, and have the model merge

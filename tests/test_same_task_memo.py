@@ -1,0 +1,93 @@
+"""Trial comparisons kept between commands (corpus/same_task_memo.py): an `add` reuses the
+comparisons of insight groups whose runs did not change, and must never show one made from
+runs that have since changed, gone or come."""
+
+import copy
+import json
+
+from wikitrace.corpus import same_task_memo
+from wikitrace.corpus.insights import gather
+from wikitrace.corpus.same_task_memo import SameTaskMemo
+
+
+def _run(n: int, task: str, outcome: str, cabin: str, looked: bool) -> dict:
+    """A run entry as corpus.json holds it: a booking that went through, with or without the
+    look-up first; successful trials take the cabin from the user's reply."""
+    patterns = ["went-through|book_reservation", f"set|book_reservation|cabin|{cabin}", "count|book_reservation|1"]
+    if looked:
+        patterns.insert(0, "did|get_user_details")
+    if outcome == "success":
+        patterns.append("from|book_reservation|cabin:reply")
+    return {"step": f"step-{n:04d}", "run_id": f"run-{n}", "task_id": task, "task_type": "airline", "apps": None,
+            "outcome": outcome, "steps": 9, "instruction": f"Book flight {task}", "title": "Booked",
+            "compiler": "offline", "content_hash": f"sha256:{n:064x}", "insights": ["insight-0000"],
+            "redactions": None, "patterns": patterns,
+            "lessons": [{"key": "went-through|book_reservation", "title": "Check the booking before sending it",
+                         "guideline": "Check each argument of book_reservation.", "applicability": "Bookings.",
+                         "detail": f"run {n} booked", "worked": outcome == "success"}]}
+
+
+def _corpus() -> list[dict]:
+    runs = []
+    for n in range(12):
+        task = str(n % 3)
+        ok = n % 2 == 0
+        runs.append(_run(n, task, "success" if ok else "failure", "economy" if ok else "business", looked=ok))
+    return runs
+
+
+def _memo_of(runs) -> dict:
+    memo = SameTaskMemo()
+    gather(copy.deepcopy(runs), memo=memo)
+    return json.loads(json.dumps(memo.used))  # as the next command reads it back
+
+
+def _same_task(runs, memo=None):
+    return [e["same_task"] for e in gather(copy.deepcopy(runs), memo=memo)]
+
+
+def test_the_comparisons_are_reused_when_their_runs_are_unchanged():
+    runs = _corpus()
+    fresh = _same_task(runs)
+    assert fresh[0] and fresh[0]["differences"], "the fixture must give a comparison to keep"
+    memo = SameTaskMemo(_memo_of(runs))
+    assert _same_task(runs, memo) == fresh
+    assert memo.used == memo.known  # every result came from the memo
+
+
+def test_a_run_edited_forgotten_or_added_is_never_served_from_the_memo():
+    runs = _corpus()
+    kept = _memo_of(runs)
+    edited = copy.deepcopy(runs)
+    edited[1]["patterns"] = ["went-through|book_reservation", "did|get_user_details",
+                             "set|book_reservation|cabin|economy", "count|book_reservation|1"]  # now as the winners
+    forgotten = [r for r in runs if r["step"] not in ("step-0004", "step-0010")]  # task 1's successful trials
+    added = runs + [_run(12, "0", "failure", "first", looked=False)]
+    for changed in (edited, forgotten, added):
+        fresh = _same_task(changed)
+        assert fresh != _same_task(runs), "the change must change the comparison, or the test proves nothing"
+        assert _same_task(changed, SameTaskMemo(copy.deepcopy(kept))) == fresh
+
+
+def test_a_memo_of_other_code_or_damaged_is_not_read_and_a_saved_one_reads_back(tmp_path):
+    (tmp_path / ".wikitrace").mkdir()
+    runs = _corpus()
+    memo = SameTaskMemo()
+    gather(copy.deepcopy(runs), memo=memo)
+    same_task_memo.save(tmp_path, memo, {"airline"}, {"airline"})
+    assert same_task_memo.load(tmp_path).known == memo.used
+    path = tmp_path / ".wikitrace" / same_task_memo.FILE
+    raw = json.loads(path.read_text())
+    path.write_text(json.dumps({**raw, "code": "0" * 64}))  # made by another version of the comparing code
+    assert same_task_memo.load(tmp_path).known == {}
+    path.write_text('{"format": "wikitrace-same-task/1", "code": ')  # cut short
+    assert same_task_memo.load(tmp_path).known == {}
+
+
+def test_a_task_type_not_gathered_keeps_its_results_and_a_gone_one_drops_them(tmp_path):
+    (tmp_path / ".wikitrace").mkdir()
+    memo = SameTaskMemo({"retail": {"a" * 64: "null"}, "gone": {"b" * 64: "null"}})
+    gather(copy.deepcopy(_corpus()), memo=memo)
+    same_task_memo.save(tmp_path, memo, {"airline", "retail"}, {"airline"})
+    back = same_task_memo.load(tmp_path).known
+    assert set(back) == {"airline", "retail"} and back["retail"] == {"a" * 64: "null"}

@@ -1,0 +1,113 @@
+"""Trial comparisons of insight groups kept between commands of one corpus.
+
+Comparing an insight's sources with the other trials of their tasks (``Trials.compare``)
+reads the patterns of every run of those tasks: on a task type of 10,000 runs it is most
+of gathering the insight layer again, which every ``add`` does for the added run's type.
+Most groups' comparisons do not change when one run is added (only groups that gain it,
+or whose sources share its task). So each result is kept under a digest of everything it
+reads: each source's step, outcome, task and patterns, every run of those tasks (step,
+outcome, patterns), and the comparing code itself. A result is reused only when that
+digest is the same, so nothing stale can be served, whatever happened between commands
+(a run forgotten, compiled again, a corpus.json rewritten, another wikitrace).
+
+Kept in ``.wikitrace/same-task.json``, outside the corpus's published files: a missing,
+unreadable or foreign file only means every comparison is made again. Each save keeps
+the results the last gather used for each task type it gathered (a type not gathered
+keeps its results), so the file does not grow with a corpus's history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from . import trials as trials_module
+
+FILE = "same-task.json"
+_FORMAT = "wikitrace-same-task/1"
+_code: str | None = None
+
+
+def _code_digest() -> str:
+    """The comparing code's own digest: a result made by other code is never reused."""
+    global _code
+    if _code is None:
+        _code = hashlib.sha256(Path(trials_module.__file__).read_bytes()).hexdigest()
+    return _code
+
+
+class SameTaskMemo:
+    """``Trials.compare`` with results from an earlier gather reused by digest."""
+
+    def __init__(self, known: dict[str, dict[str, str]] | None = None):
+        self.known = known or {}  # task type -> digest -> the result as JSON text
+        self.used: dict[str, dict[str, str]] = {}  # the same, of this gather: for the next command
+        self._patterns: dict[int, bytes] = {}  # id(run entry) -> digest of its patterns
+        self._tasks: dict[tuple, bytes] = {}  # task -> digest of its runs
+
+    def _of_patterns(self, entry: dict) -> bytes:
+        found = self._patterns.get(id(entry))
+        if found is None:  # repr: unambiguous for a list of strings, and escapes what UTF-8 cannot hold
+            found = self._patterns[id(entry)] = hashlib.sha256(repr(entry.get("patterns") or []).encode()).digest()
+        return found
+
+    def _of_task(self, trials, task: tuple) -> bytes:
+        found = self._tasks.get(task)
+        if found is None:
+            h = hashlib.sha256()
+            for outcome, runs in sorted(trials.by_task.get(task, {}).items()):
+                for r in runs:
+                    h.update(repr((outcome, r["step"])).encode() + self._of_patterns(r))
+            found = self._tasks[task] = h.digest()
+        return found
+
+    def digest(self, trials, members: list[dict]) -> str:
+        """Everything ``trials.compare(members)`` reads, as one digest."""
+        h = hashlib.sha256(_code_digest().encode())
+        tasks: dict = {}
+        for e in members:
+            task = trials.group(e)
+            h.update(repr((e["step"], e["outcome"], task)).encode() + self._of_patterns(e))
+            if task is not None:
+                tasks.setdefault(task, None)
+        for task in tasks:
+            h.update(repr(task).encode() + self._of_task(trials, task))
+        return h.hexdigest()
+
+    def compare(self, trials, members: list[dict]) -> dict | None:
+        from .insights import kind_of
+
+        kind = kind_of(members[0]) if members else ""
+        key = self.digest(trials, members)
+        text = self.known.get(kind, {}).get(key)
+        if text is None:
+            text = json.dumps(trials.compare(members))
+        self.used.setdefault(kind, {})[key] = text
+        return json.loads(text)  # a fresh object each time: the rewrites edit it in place
+
+
+def load(root: Path) -> SameTaskMemo:
+    try:
+        raw = json.loads((Path(root) / ".wikitrace" / FILE).read_bytes())
+    except (OSError, ValueError):
+        return SameTaskMemo()
+    if not isinstance(raw, dict) or raw.get("format") != _FORMAT or raw.get("code") != _code_digest():
+        return SameTaskMemo()
+    entries = raw.get("entries")
+    if not isinstance(entries, dict):
+        return SameTaskMemo()
+    return SameTaskMemo({kind: {k: v for k, v in results.items() if isinstance(k, str) and isinstance(v, str)}
+                         for kind, results in entries.items() if isinstance(results, dict)})
+
+
+def save(root: Path, memo: SameTaskMemo, kinds: set[str], gathered: set[str]) -> None:
+    """Keep, for each task type in ``kinds`` (the corpus's), the results of this gather when
+    it gathered the type (``gathered``), else those it had (written whole, renamed into place)."""
+    from ..fsio import write_atomic
+
+    entries = {kind: dict(sorted((memo.used if kind in gathered else memo.known).get(kind, {}).items()))
+               for kind in sorted(kinds)}
+    write_atomic(Path(root) / ".wikitrace" / FILE, json.dumps(
+        {"format": _FORMAT, "code": _code_digest(), "entries": {k: v for k, v in entries.items() if v}}) + "\n",
+        mode=0o644)
