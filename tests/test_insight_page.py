@@ -82,8 +82,8 @@ def test_add_renders_only_the_insight_pages_it_changes(tmp_path, monkeypatch):
                         real(entry, *a, **kw))
     gathered_kinds = set()
     real_gather = insights.gather
-    monkeypatch.setattr(insights, "gather", lambda runs, *a: gathered_kinds.update(map(insights.kind_of, runs)) or
-                        real_gather(runs, *a))
+    monkeypatch.setattr(insights, "gather", lambda runs, *a, **kw: gathered_kinds.update(map(insights.kind_of, runs))
+                        or real_gather(runs, *a, **kw))
     added = add_run(b, corpus, offline=True).added
     # the examples hold three task types; only the added run's is gathered again
     assert gathered_kinds == {"account"}
