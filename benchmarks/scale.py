@@ -17,7 +17,7 @@ nothing. Ratios measured in one run are what to compare: absolute times follow t
 load of the machine, which the table states.
 
     python benchmarks/scale.py --quick          # about 2 minutes: 2,000 runs, large = 2,000
-    python benchmarks/scale.py                  # the targets' sizes: 2,000 / 1,600 / 10,000 runs
+    python benchmarks/scale.py                  # the targets' sizes: 2,000 / 2,000 / 10,000 runs
     python benchmarks/scale.py --quick --record # also append the table to docs/performance.md
 """
 
@@ -328,13 +328,13 @@ def main() -> None:
                     help="about 2 minutes: 600 runs at 200 ms and a large corpus of 2,000 runs")
     ap.add_argument("--overhead", type=int, default=2000, help="runs for the offline and 0 ms figures")
     ap.add_argument("--concurrency-runs", type=int, default=None,
-                    help="runs at 200 ms (default 1,600 = 10 s of ideal flow; 600 with --quick)")
+                    help="runs at 200 ms (default 2,000, the size the targets name = 12.5 s of ideal flow; 600 with --quick)")
     ap.add_argument("--large", type=int, default=None, help="runs of the large build (default 10,000; 2,000 with --quick)")
     ap.add_argument("--record", action="store_true", help=f"append the table to {RECORD.relative_to(HERE.parent)}")
     ap.add_argument("--work", type=Path, default=None,
                     help="scratch folder (default: a fresh folder under benchmarks/_work, removed after)")
     args = ap.parse_args()
-    args.concurrency_runs = args.concurrency_runs or (600 if args.quick else 1600)
+    args.concurrency_runs = args.concurrency_runs or (600 if args.quick else 2000)
     args.large = args.large or (2000 if args.quick else 10000)
     if not TAU.exists():
         print(f"note: {TAU} absent, runs are synthesised from a small generated run", file=sys.stderr)
