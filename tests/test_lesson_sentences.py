@@ -59,6 +59,41 @@ def _check_procedure(run, guideline: str, detail: str) -> None:
             assert what_ran(shown) == tool and _named(shown.result or "", path), (detail, shown)
 
 
+def _check_after_error(run, detail: str) -> None:
+    """What an error lesson says the run did after the error: the files it changed (by base name,
+    with the function), the tools and turns of those edits, the same command passing or not, the
+    call it ended with; each checked against the turns."""
+    calls = {t.turn: t for t in run.turns if t.type == "function_call"}
+    err = calls[int(re.match(r"turn (\d+): ", detail).group(1))]
+    m = re.search(r"; then changed (.+?) with (.+?) at turns? (\d+)(?:-(\d+))?(?:;|$)", detail)
+    if m:
+        first, last = int(m.group(3)), int(m.group(4) or m.group(3))
+        edits = [(t, e) for n, t in calls.items() if err.turn < n and first <= n <= last and not t.is_error
+                 and (e := edit_of(t)) is not None]
+        assert {edits[0][0].turn, edits[-1][0].turn} == {first, last}, detail
+        for name in re.findall(r"(?:^|, | and )([\w.-]+)(?: \(in \w+\))?", m.group(1)):
+            assert any(e.file.rstrip("/").rsplit("/", 1)[-1] == name for _t, e in edits), (name, detail)
+        for fn in re.findall(r"\(in (\w+)\)", m.group(1)):
+            assert any(e.function == fn for _t, e in edits), (fn, detail)
+    m = re.search(r"; the same (\S+) command passed at turn (\d+)(?: \((.+)\))?$", detail)
+    if m:
+        passed = calls[int(m.group(2))]
+        assert not passed.is_error and runs_a_command(passed) and what_ran(passed) == m.group(1) == what_ran(err)
+        assert not m.group(3) or m.group(3).rstrip("…") in " ".join((passed.result or "").split())
+    m = re.search(r"; no later (\S+) command passed \((\d+) more runs?\)$", detail)
+    if m:
+        again = [t for n, t in calls.items() if n > err.turn and runs_a_command(t) and what_ran(t) == m.group(1)]
+        assert len(again) == int(m.group(2)) and all(t.is_error for t in again), detail
+    if detail.endswith(" was not run again"):
+        assert not any(n > err.turn and runs_a_command(t) and what_ran(t) == what_ran(err) for n, t in calls.items())
+    if "; changed no file after it" in detail:
+        assert not any(n > err.turn and not t.is_error and edit_of(t) is not None for n, t in calls.items()), detail
+    m = re.search(r"; ended with (\S+)(?: \S+)? at turn (\d+)$", detail)
+    if m:
+        last = calls[int(m.group(2))]
+        assert last.name == m.group(1) and not last.is_error, detail
+
+
 def _check_asked(run, detail: str) -> None:
     from wikitrace.compilers.reading import read_run
 
@@ -100,6 +135,22 @@ def test_every_coding_lesson_sentence_is_true_of_its_run(run, success):
             _check_procedure(run, lesson.guideline, lesson.detail)
         if lesson.key == "direct|asked":  # a question of the agent's that a person's reply came right after
             _check_asked(run, lesson.detail)
+        if lesson.key.endswith("|failing tests") or lesson.key == "error|missing-program":
+            _check_after_error(run, lesson.detail)
+        if lesson.key.endswith("|failing tests"):
+            assert re.match(r"turn \d+: (\S+) reported failing tests", lesson.detail), lesson.detail
+
+
+def test_the_fixtures_hold_failing_tests_and_missing_programs_with_what_came_after():
+    """The check above reads something: a failing test then an edit then the same command passing,
+    and a program the shell could not find followed by edits."""
+    details = []
+    for run in RUNS:
+        run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+        details += [lesson.detail for lesson in compile_offline(run).insights
+                    if lesson.key.endswith("|failing tests") or lesson.key == "error|missing-program"]
+    assert any("; then changed " in d and "command passed at turn" in d for d in details), details
+    assert any("not found by the shell" in d and "; then changed " in d for d in details), details
 
 
 def test_the_fixtures_hold_a_coding_success_of_each_kind():
