@@ -478,6 +478,11 @@ def _note(c: Check, text: str, n: int) -> None:
 
         check_option_note(c.run, c.call(n), text)
         return
+    if text.startswith("The reasoning given with it"):
+        from test_verdict_evidence import check_verdict
+
+        check_verdict(c.run, text, n)
+        return
     if "no user message agreeing to it came right before the call" in text:
         assert c.has_interlocutor(), "a confirmation breach in a log where nobody answers the agent"
         assert not c.user_agreed_before(n)
