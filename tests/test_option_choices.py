@@ -177,6 +177,24 @@ def test_a_choice_without_the_tasks_words_is_the_lesson_of_its_failed_run(tmp_pa
     assert notes == ["It chose set of 2 among 3 size options listed at turn 2; it holds no word of the task that sets "
                      "an option apart, while set of 4 holds the task's word 4."]
     check_option_note(run, next(t for t in run.turns if t.turn == 4), notes[0])
+    refused = next(i for i in comp.insights if i.key.startswith("error|click"))
+    assert refused.detail.endswith("; the page at turn 2 listed options holding its words: matte black"), refused.detail
+    _check_holding(run, refused.detail)
+
+
+def _check_holding(run, detail: str) -> None:
+    """``turn 3: ...; the page at turn 2 listed options holding its words: a and b``: the refused
+    call's every word is in each option named, which the latest page before it listed."""
+    m = re.search(r"^turn (\d+): .*; the page at turn (\d+) listed options holding its words: (.+)$", detail)
+    if not m:
+        return
+    calls = {t.turn: t for t in run.turns if t.type == "function_call"}
+    err, page = calls[int(m.group(1))], calls[int(m.group(2))]
+    assert err.is_error and page.turn < err.turn and _groups(page.result)
+    assert not any(page.turn < k < err.turn and _groups(t.result) for k, t in calls.items())
+    listed = [o for opts in _groups(page.result).values() for o in opts]
+    for option in re.split(r", | and ", m.group(3)):
+        assert option in listed and _words(err.arguments) <= _words(option), option
 
 
 def test_a_success_that_chose_the_options_the_task_names_teaches_the_same_lesson(tmp_path):
@@ -212,6 +230,7 @@ def test_option_lessons_are_true_on_every_fixture_or_absent(run, success):
     listed = any(_groups(t.result) for t in run.turns if t.type == "function_call")
     task = run.task.instruction or ""
     for lesson in compile_offline(run).insights:
+        _check_holding(run, lesson.detail)
         if not lesson.key.startswith("option|"):
             continue
         assert listed, lesson

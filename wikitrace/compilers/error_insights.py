@@ -13,6 +13,7 @@ from ..runs.errors import tests_passed
 from .changes import what_ran
 from .insight_parts import edits_of, kind_of_tasks, make_insight, shape, verb
 from .insight_words import join, named_by, packed_calls, sums_to_named, what_changed
+from .option_choices import holding_words
 from .reading import Call, Reading, command_of, runs_a_command
 from .schema import CandidateInsight
 from .text import clip, signature
@@ -173,7 +174,8 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
             # click[blue] refused, then click[Buy Now]: the later call went through, but the refused
             # one was never sent right, so the run did not get past it
             advice = f"call {err.name} again only with a value the latest answer shows, word for word"
-            detail = f"a later {err.name} call went through at turn {passed.n}, with another target ({what_changed(err, passed)})"
+            detail = (f"a later {err.name} call went through at turn {passed.n}, with another target "
+                      f"({what_changed(err, passed)})" + holding_words(r, err))
             worked = False
     elif same:
         advice = f"do not send the same {err.name} call again: change what the message points at first"

@@ -178,6 +178,20 @@ def _lesson(r: Reading, tool: str, detail: str, worked: bool) -> CandidateInsigh
                         f"In {kind_of_tasks(r)} whose pages list options to choose.", detail, worked)
 
 
+def holding_words(r: Reading, c: Call) -> str:
+    """For a refused plain-text call: ``; the page at turn 2 listed options holding its words: dark
+    blue and sky blue`` (every word it sent, in the options of the latest page before it that lists
+    any); "" when none holds them all or no page lists options."""
+    sent = _words(c.turn.arguments) if isinstance(c.turn.arguments, str) else set()
+    page = next(((p, gs) for p, gs in reversed(_pages(r)) if p.n < c.n), None)
+    if not sent or page is None:
+        return ""
+    holding = [o for g in page[1] for o in g.options if sent <= _words(o)]
+    if not holding:
+        return ""
+    return f"; the page at turn {page[0].n} listed options holding its words: {join([clip(o, 40) for o in holding], 3)}"
+
+
 def option_note(r: Reading, c: Call) -> list[str]:
     """Beside a call that chose a listed option: how many the page listed and which the task names."""
     ch = next((x for x in choices(r) if x.call is c), None)
