@@ -167,3 +167,25 @@ def test_verdict_lessons_and_notes_are_true_on_every_fixture_or_absent(run, succ
         for note in e.notes:
             if note.startswith("The reasoning given with it"):
                 check_verdict(run, note, e.turns[-1])
+
+
+def test_an_acronym_the_question_names_is_an_answer_not_a_verdict():
+    """A question about an upper-case name, answered with it: no answer set is recorded and no
+    system prompt names one, so no verdict lesson; the same answer with the labels stated is one."""
+    from test_offline_content import _call, _msg, _record, _run, _turns
+
+    def record(system: str | None) -> dict:
+        turns = ([_msg("system", system)] if system else []) + [
+            _msg("user", "Which agency did ORBEX merge into in 1999?"),
+            _call("Search", "ORBEX", "ORBEX was a satellite operator that merged into a larger agency in 1999.",
+                  reasoning="I should search ORBEX."),
+            _call("Finish", "ORBEX", "", reasoning='It says "merged into a larger agency", so I answer ORBEX.'),
+            {"type": "answer", "role": "assistant", "content": "ORBEX"}, {"type": "episode_over"}]
+        return _record("q-1", "qa", "Which agency did ORBEX merge into in 1999?", _turns(*turns), False)
+
+    keys = [i.key for i in compile_offline(_run(record(None))).insights]
+    assert not any(k.startswith("verdict|") for k in keys), keys
+    labelled = compile_offline(_run(record("Answer with one of ORBEX, NONE.")))
+    (lesson,) = [i for i in labelled.insights if i.key == "verdict|Finish"]
+    assert lesson.detail == ('turn 3: gave ORBEX; its reasoning quoted "merged into a larger agency" from '
+                             "Search[ORBEX]'s answer (turn 2)")

@@ -23,13 +23,25 @@ def _fold(text: str) -> str:
     return " ".join((text or "").split()).casefold()
 
 
+def _closed_set(r: Reading, answer: str) -> bool:
+    """A label of an answer set the log states apart from the question: recorded by the importer
+    (``answer_labels``) or named by the system prompt. A question's own upper-case name (an
+    acronym the task asks about) is an answer, not a verdict."""
+    labels = (r.run.task.metadata or {}).get("answer_labels")
+    if isinstance(labels, list):
+        return answer in {str(x).strip() for x in labels}
+    told = (r.system.content if r.system is not None else None) or ""
+    return re.search(rf"(?<![\w]){re.escape(answer)}(?![\w])", told) is not None
+
+
 def verdict_call(r: Reading) -> Call | None:
     """The run's last call that went through, when it gave a verdict of the task's answer set."""
     writes = [c for c in r.calls if c.writes and not c.error]
     last = writes[-1] if writes else None
-    if last is None or free_form(last) is None or not is_verdict(r, str(last.turn.arguments)):
+    if last is None or free_form(last) is None:
         return None
-    return last
+    answer = str(last.turn.arguments).strip()
+    return last if is_verdict(r, answer) and _closed_set(r, answer) else None
 
 
 def quoted_sources(r: Reading, c: Call) -> list[tuple[str, Call]]:
