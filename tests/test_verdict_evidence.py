@@ -106,6 +106,10 @@ def check_verdict(run, text: str, turn: int | None = None) -> None:
         turn, text = int(m.group(1)), m.group(3)
         assert " ".join(calls[turn].arguments.split()).startswith(m.group(2).rstrip("…"))
     verdict = calls[turn]
+    said = re.match("The reasoning given with it: \u201c(.+?)\u201d; ", text)
+    if said:  # a page note: the reasoning as the log records it (clipped), then what it quoted
+        assert " ".join((verdict.reasoning or "").split()).startswith(said.group(1).rstrip("\u2026"))
+        text = text[said.end():]
     assert not verdict.is_error and verdict is [t for t in calls.values() if not t.is_error][-1]
     reasoning = verdict.reasoning or ""
     quoted = re.findall(r"quoted \"(.+?)\" from (\w+)\[.*?\]'s answer \(turn (\d+)\)", text) + \
@@ -139,7 +143,8 @@ def test_each_verdict_says_what_its_reasoning_quoted_and_from_where(tmp_path):
     for k, lesson in lessons.items():
         check_verdict(runs[k], lesson.detail)
     notes = [n for e in compile_offline(runs["101"]).evidence for n in e.notes if n.startswith("The reasoning given")]
-    assert notes == ["The reasoning given with it quotes \"in Shropshire, England\", which Search returned at turn 1."]
+    assert notes == ["The reasoning given with it: \u201cThe observation says it is \"in Shropshire, England\", so it is not "
+                     "in Wales.\u201d; it quotes \"in Shropshire, England\", which Search returned at turn 1."]
 
 
 def test_the_verdict_lesson_counts_the_quoting_runs_by_outcome(tmp_path):
@@ -166,6 +171,7 @@ def test_verdict_lessons_and_notes_are_true_on_every_fixture_or_absent(run, succ
     for e in comp.evidence:
         for note in e.notes:
             if note.startswith("The reasoning given with it"):
+                assert note.startswith("The reasoning given with it: \u201c"), note
                 check_verdict(run, note, e.turns[-1])
 
 

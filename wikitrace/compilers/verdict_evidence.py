@@ -108,12 +108,14 @@ def verdict_insight(r: Reading) -> CandidateInsight | None:
 
 
 def verdict_note(r: Reading, c: Call) -> list[str]:
-    """Beside the verdict on the page: the look-up whose answer holds the words its reasoning
-    quoted, or that it quoted none."""
-    if c is not verdict_call(r) or not (c.turn.reasoning or "").strip():
+    """Beside the verdict on the page: the reasoning the log records with it, and the look-up whose
+    answer holds the words it quoted, or that it quoted none and what the look-ups returned."""
+    reasoning = " ".join((c.turn.reasoning or "").split())
+    if c is not verdict_call(r) or not reasoning or "\u201d" in reasoning:
         return []
+    head = f"The reasoning given with it: \u201c{clip(reasoning, 240)}\u201d; "
     quoted = quoted_sources(r, c)
     if not quoted:
-        return [f"The reasoning given with it quotes no words of a look-up's answer; before it: {_lookups(r, c)}."]
-    return [f"The reasoning given with it quotes \"{clip(p, 80)}\", which {x.name} returned at turn {x.n}."
-            for p, x in quoted[:2]]
+        return [head + f"it quotes no words of a look-up's answer; before it: {_lookups(r, c)}."]
+    return [head + "; ".join(f"it quotes \"{clip(p, 80)}\", which {x.name} returned at turn {x.n}"
+                             for p, x in quoted[:2]) + "."]
