@@ -59,6 +59,25 @@ def _check_procedure(run, guideline: str, detail: str) -> None:
             assert what_ran(shown) == tool and _named(shown.result or "", path), (detail, shown)
 
 
+def _check_points(run, detail: str) -> None:
+    """``; the task's trace names line N of F, which the edit at turn T changed`` / ``; the task
+    names FN, the function the edit at turn T changed``, against the task text and the edit."""
+    task = run.task.instruction or ""
+    m = re.search(r"; the task's trace names line (\d+) of (\S+), which the edit at turn (\d+) changed$", detail)
+    if m:
+        line, base, turn = int(m.group(1)), m.group(2), int(m.group(3))
+        (t,) = [x for x in run.turns if x.turn == turn and x.type == "function_call"]
+        e = edit_of(t)
+        lo, hi = map(int, re.match(r"\s*edit\s+(\d+):(\d+)", t.arguments if isinstance(t.arguments, str)
+                                   else t.arguments.get("command", "")).groups())
+        assert e.file.endswith("/" + base) and lo <= line <= hi and not t.is_error
+        assert re.search(rf"(?<![\w.]){re.escape(base)}(?::|\", line ){line}(?!\d)", task), (base, line)
+    m = re.search(r"; the task names (\w+), the function the edit at turn (\d+) changed$", detail)
+    if m:
+        (t,) = [x for x in run.turns if x.turn == int(m.group(2)) and x.type == "function_call"]
+        assert edit_of(t).function == m.group(1) and re.search(rf"(?<!\w){m.group(1)}(?!\w)", task)
+
+
 def _check_after_error(run, detail: str) -> None:
     """What an error lesson says the run did after the error: the files it changed (by base name,
     with the function), the tools and turns of those edits, the same command passing or not, the
@@ -133,6 +152,7 @@ def test_every_coding_lesson_sentence_is_true_of_its_run(run, success):
         assert "this run" not in lesson.guideline.lower(), lesson.guideline
         if lesson.key.startswith("procedure|") or lesson.key.startswith("went-through|"):
             _check_procedure(run, lesson.guideline, lesson.detail)
+            _check_points(run, lesson.detail)
         if lesson.key == "direct|asked":  # a question of the agent's that a person's reply came right after
             _check_asked(run, lesson.detail)
         if lesson.key.endswith("|failing tests") or lesson.key == "error|missing-program":
@@ -163,6 +183,9 @@ def test_the_fixtures_hold_a_coding_success_of_each_kind():
                  if lesson.key.startswith("procedure|") and ":file-" in lesson.key}
     assert {"file-task", "file-shown"} <= {k.split("+")[0] for k in said}, said
     assert any(k.endswith("+tested") for k in said), said
+    points = [lesson.detail for run in RUNS for lesson in compile_offline(run).insights
+              if lesson.key.startswith("procedure|") and "; the task " in lesson.detail]
+    assert points, "no fixture's task names the function or the trace line its edit changed"
 
 
 # --- the rewrites across runs -----------------------------------------------------------------
@@ -351,3 +374,30 @@ def test_a_run_the_harness_stopped_while_browsing_is_taught_so_and_no_other_is(r
         if c.writes and not c.error:
             assert isinstance(c.turn.arguments, str) and c.turn.arguments.strip() not in answers, c.turn
     assert "stopped by the harness: " in lessons[0].detail
+
+
+def test_a_success_whose_edit_changed_the_line_the_tasks_trace_names_says_so():
+    """An issue with a stack trace naming Cart.java:42, an edit of lines 40 to 44 of that file, a
+    submit: the procedure's source says the trace's line is the one the edit changed; an edit of
+    other lines says nothing of the trace."""
+    from test_offline_content import _run
+
+    def record(start: int, end: int) -> dict:
+        task = ("Cart.total() throws NullPointerException for an empty cart. Stack trace: "
+                "java.lang.NullPointerException at acme.shop.Cart.total(Cart.java:42)")
+        listing = "[File: /acme__shop/src/main/java/acme/shop/Cart.java (80 lines total)]\n(40 more lines above)\n41:x"
+        turns = [_msg("user", task),
+                 _call("open", "open src/main/java/acme/shop/Cart.java 42", listing),
+                 _call("edit", f"edit {start}:{end}\n        if (items == null) return 0;\nend_of_edit",
+                       listing + "\nFile updated. Please review the changes."),
+                 _call("submit", "submit", "diff --git a/src/main/java/acme/shop/Cart.java b/src/main/java/acme/shop/Cart.java"),
+                 {"type": "episode_over"}]
+        return _record("cart-1", "swe-bench", task, _turns(*turns), True)
+
+    run = _run(record(40, 44))
+    (lesson,) = [i for i in compile_offline(run).insights if i.key.startswith("procedure|")]
+    assert lesson.detail.endswith("; the task's trace names line 42 of Cart.java, which the edit at turn 2 changed"), \
+        lesson.detail
+    _check_points(run, lesson.detail)
+    (other,) = [i for i in compile_offline(_run(record(60, 61))).insights if i.key.startswith("procedure|")]
+    assert "trace names line" not in other.detail
