@@ -122,8 +122,9 @@ def test_a_failing_test_command_is_not_advised_to_install_a_program():
     assert lessons and all("install" not in i.guideline for i in lessons)
     assert lessons[0].key == "error|Bash python|failing tests"
     assert "change that code, then run the same Bash python command again" in lessons[0].guideline
-    assert lessons[0].detail == ("turn 1: python reported failing tests; then changed money.py (in parse_amount) with "
-                                 "Edit at turn 3; the same python command passed at turn 4 (2 passed in 0.02s)")
+    assert lessons[0].detail.startswith("turn 1: python reported failing tests (FAILED ")
+    assert lessons[0].detail.endswith("; then changed money.py (in parse_amount) with Edit at turn 3; the same python "
+                                      "command passed at turn 4 (2 passed in 0.02s)")
 
 
 def test_a_call_without_arguments_is_not_told_to_check_its_arguments():

@@ -158,7 +158,12 @@ def test_every_coding_lesson_sentence_is_true_of_its_run(run, success):
         if lesson.key.endswith("|failing tests") or lesson.key == "error|missing-program":
             _check_after_error(run, lesson.detail)
         if lesson.key.endswith("|failing tests"):
-            assert re.match(r"turn \d+: (\S+) reported failing tests", lesson.detail), lesson.detail
+            m = re.match(r"turn (\d+): (\S+) reported failing tests(?: \((.+?)\))?(?:; then changed|; changed no file)",
+                         lesson.detail)
+            assert m, lesson.detail
+            (err,) = [t for t in run.turns if t.turn == int(m.group(1)) and t.type == "function_call"]
+            assert err.is_error and what_ran(err) == m.group(2)
+            assert not m.group(3) or m.group(3).rstrip("…") in err.result, m.group(3)
 
 
 def test_the_fixtures_hold_failing_tests_and_missing_programs_with_what_came_after():

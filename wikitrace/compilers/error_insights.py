@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..runs.errors import tests_passed
+from ..runs.errors import failure_line, tests_passed
 from .changes import what_ran
 from .insight_parts import edits_of, kind_of_tasks, make_insight, shape, verb
 from .insight_words import join, named_by, packed_calls, sums_to_named, what_changed
@@ -100,7 +100,9 @@ def failing_tests_insight(r: Reading, err: Call) -> CandidateInsight:
         after = f"; no later {ran} command passed ({len(again)} more run{'s' if len(again) != 1 else ''})"
     else:
         after = f"; {ran} was not run again"
-    detail = f"turn {err.n}: {ran} reported failing tests" + (changed or "; changed no file after it") + after
+    said = failure_line(err.turn.result)  # the line naming what failed (pytest's FAILED x::t), not its banner
+    detail = (f"turn {err.n}: {ran} reported failing tests" + (f" ({clip(said, 100)})" if said else "")
+              + (changed or "; changed no file after it") + after)
     return make_insight(f"error|{v}|failing tests", f"When {v} reports failing tests, fix the code they point to and rerun them",
                         f"When {v} reports failing tests, read the first failure's message and the trace under it to "
                         f"find the file and function it points to, change that code, then run the same {v} command "
