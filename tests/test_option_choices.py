@@ -121,7 +121,7 @@ def _runs(tmp_path):
 
 
 def _words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+(?:[.#/-][a-z0-9]+)*", text.lower()))
+    return set(re.findall(r"[a-z0-9]+(?:[.#-][a-z0-9]+)*", text.lower()))
 
 
 def _groups(result: str) -> dict[str, list[str]]:
@@ -161,6 +161,39 @@ def check_option_note(run, call, text: str) -> None:
         assert not ((_words(chosen) - common) & _words(task)), (chosen, task)
     else:
         assert tail == "none of them holds a word of the task that the others lack", tail
+
+
+def check_item_note(run, call, text: str) -> None:
+    """``It opened item K of the N that T listed at turn M: “title” at $P; the title holds the
+    task's words a and b.``: the id sent is the K-th of N listed, with that title and price."""
+    m = re.fullmatch("It opened item (\\d+) of the (\\d+) that (\\S+) listed at turn (\\d+): \u201c(.+?)\u201d"
+                     "(?: at (\\$[\\d.,]+(?: to \\$[\\d.,]+)?))?; the title holds (?:the task's words? (.+)|none of the "
+                     "task's words)\\.", text)
+    assert m, text
+    k, n, tool, at = int(m.group(1)), int(m.group(2)), m.group(3), int(m.group(4))
+    (page,) = [t for t in run.turns if t.turn == at and t.type == "function_call"]
+    assert page.name == tool and at < call.turn and not page.is_error and not call.is_error
+    lines = [x.strip() for x in (page.result or "").splitlines()]
+    ids = [i for i, x in enumerate(lines) if re.fullmatch(r"\[[A-Za-z0-9]{6,20}\]", x) and i + 1 < len(lines)]
+    assert len(ids) == n and lines[ids[k - 1]] == f"[{call.arguments.strip()}]"
+    title = lines[ids[k - 1] + 1]
+    assert " ".join(title.split()).startswith(m.group(5).rstrip("\u2026"))
+    if m.group(6):
+        assert lines[ids[k - 1] + 2] == m.group(6)
+    for word in re.split(r", | and ", m.group(7) or ""):
+        if word:
+            assert word in _words(title) and word in _words(run.task.instruction or ""), word
+    assert not any(at < t.turn < call.turn and t.type == "function_call" and not t.is_error
+                   and len(re.findall(r"^\s*\[[A-Za-z0-9]{6,20}\]\s*$", t.result or "", re.M)) >= 2 for t in run.turns)
+
+
+def test_an_opened_item_is_told_with_its_place_title_price_and_the_tasks_words(tmp_path):
+    _path, runs = _runs(tmp_path)
+    run = runs["0"]
+    notes = [n for e in compile_offline(run).evidence for n in e.notes if n.startswith("It opened item")]
+    assert notes == ["It opened item 1 of the 2 that search listed at turn 1: \u201cDrum Lamp Shade, Natural Linen, "
+                     "Fits Table Lamps\u201d at $24.00; the title holds the task's words lamp, shade and linen."]
+    check_item_note(run, next(t for t in run.turns if t.turn == 2), notes[0])
 
 
 def test_a_choice_without_the_tasks_words_is_the_lesson_of_its_failed_run(tmp_path):

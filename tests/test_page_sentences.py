@@ -473,6 +473,11 @@ def _note(c: Check, text: str, n: int) -> None:
     if text.startswith(("The calls the log records as expected", "The log records ")):
         _expected_note(c, text, n)
         return
+    if text.startswith("It opened item "):
+        from test_option_choices import check_item_note
+
+        check_item_note(c.run, c.call(n), text)
+        return
     if text.startswith("It chose "):
         from test_option_choices import check_option_note
 

@@ -23,7 +23,7 @@ from .text import clip
 
 # "color [black][natural black #1b][wine red]": a label, then bracketed values back to back
 _GROUP = re.compile(r"^[ \t]*([A-Za-z][\w &/-]{0,30}?)[ \t]*((?:\[[^\[\]\n]{1,80}\]){2,})[ \t]*$", re.M)
-_WORD = re.compile(r"[a-z0-9]+(?:[.#/-][a-z0-9]+)*")
+_WORD = re.compile(r"[a-z0-9]+(?:[.#-][a-z0-9]+)*")
 _LINKING = frozenset(("and", "the", "for", "with", "from", "of", "to", "in", "or", "a", "an"))
 
 
@@ -190,6 +190,36 @@ def holding_words(r: Reading, c: Call) -> str:
     if not holding:
         return ""
     return f"; the page at turn {page[0].n} listed options holding its words: {join([clip(o, 40) for o in holding], 3)}"
+
+
+# a result list: an id alone in brackets on its line, the item's title on the next, maybe its price
+_ITEM = re.compile(r"^[ \t]*\[([A-Za-z0-9]{6,20})\][ \t]*\n[ \t]*([^\n\[]\S[^\n]*?)[ \t]*(?:\n[ \t]*(\$[\d.,]+(?: to \$[\d.,]+)?)[ \t]*)?$",
+                   re.M)
+
+
+def item_note(r: Reading, c: Call) -> list[str]:
+    """Beside a call that opened an item a result list showed (an id alone in brackets, its title
+    on the next line): its place in the list, its title and price as listed, and the task's words
+    the title holds."""
+    sent = c.turn.arguments.strip() if isinstance(c.turn.arguments, str) else ""
+    if c.error or not sent:
+        return []
+    for x in reversed(r.calls):
+        if x.n >= c.n or x.error:
+            continue
+        items = _ITEM.findall(x.turn.result or "")
+        if len(items) < 2:
+            continue
+        at = next((k for k, item in enumerate(items) if item[0] == sent), None)
+        if at is None:
+            return []
+        _id, title, price = items[at]
+        shared = [w for w in dict.fromkeys(_WORD.findall(title.lower())) if w in _words(title) & _words(r.run.task.instruction or "")]
+        held = (f"the title holds the task's word{'s' if len(shared) > 1 else ''} {join(shared, 6)}" if shared
+                else "the title holds none of the task's words")
+        return [f"It opened item {at + 1} of the {len(items)} that {x.name} listed at turn {x.n}: "
+                f"\u201c{clip(' '.join(title.split()), 120)}\u201d" + (f" at {price}" if price else "") + f"; {held}."]
+    return []
 
 
 def option_note(r: Reading, c: Call) -> list[str]:
