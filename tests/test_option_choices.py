@@ -205,7 +205,7 @@ def test_a_choice_without_the_tasks_words_is_the_lesson_of_its_failed_run(tmp_pa
     assert not lesson.worked
     assert lesson.detail == ("turn 4: chose set of 2 among 3 size options, while set of 4 holds the task's word 4; "
                              "turn 2 listed 3 color options and no later call chose one, while matte black holds the "
-                             "task's words matte and black")
+                             "task's words matte and black; score 0.5")
     notes = [n for e in comp.evidence for n in e.notes if n.startswith("It chose ")]
     assert notes == ["It chose set of 2 among 3 size options listed at turn 2; it holds no word of the task that sets "
                      "an option apart, while set of 4 holds the task's word 4."]
@@ -237,7 +237,7 @@ def test_a_success_that_chose_the_options_the_task_names_teaches_the_same_lesson
     lesson = next(i for i in compile_offline(run).insights if i.key == "option|click")
     assert lesson.worked and lesson.detail == (
         "turn 3: chose 12 inch among 3 size options, holding the task's word 12; "
-        "turn 4: chose ivory among 3 color options, holding the task's word ivory")
+        "turn 4: chose ivory among 3 color options, holding the task's word ivory; score 1")
 
 
 def test_the_option_lesson_counts_both_runs_and_contrasts_them(tmp_path):
@@ -267,7 +267,7 @@ def test_option_lessons_are_true_on_every_fixture_or_absent(run, success):
         if not lesson.key.startswith("option|"):
             continue
         assert listed, lesson
-        for part in lesson.detail.split("; turn "):
+        for part in re.sub(r"; score [\d.]+$", "", lesson.detail).split("; turn "):
             m = re.match(r"(?:turn )?(\d+): chose (.+?) among (\d+) (.+?) options, holding the task's words? (.+)$", part)
             if m:
                 assert success and lesson.worked

@@ -171,6 +171,9 @@ def option_insight(r: Reading, success: bool) -> CandidateInsight | None:
 
 
 def _lesson(r: Reading, tool: str, detail: str, worked: bool) -> CandidateInsight:
+    score = r.run.outcome.score if r.run.outcome is not None else None
+    if isinstance(score, (int, float)) and not isinstance(score, bool):  # what the choices came to
+        detail += f"; score {score:g}"
     return make_insight(f"option|{tool}", f"Choose every option the task names before the last {tool}",
                         f"When a page lists options for a choice (a size, a colour, a count), choose with {tool} the "
                         "option whose words the task uses, for every choice whose options the task names, before the "
