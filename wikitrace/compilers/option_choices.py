@@ -200,29 +200,35 @@ _ITEM = re.compile(r"^[ \t]*\[([A-Za-z0-9]{6,20})\][ \t]*\n[ \t]*([^\n\[]\S[^\n]
                    re.M)
 
 
+def _item_lists(r: Reading) -> list[tuple[Call, list[tuple[str, str, str]]]]:
+    """The calls whose answer lists two items or more (id, title, price), read once per run."""
+    key = "options.items"
+    if key not in r.memo:
+        r.memo[key] = [(x, items) for x in r.calls if not x.error and "[" in (x.turn.result or "")
+                       and len(items := _ITEM.findall(x.turn.result or "")) >= 2]
+    return r.memo[key]
+
+
 def item_note(r: Reading, c: Call) -> list[str]:
-    """Beside a call that opened an item a result list showed (an id alone in brackets, its title
-    on the next line): its place in the list, its title and price as listed, and the task's words
-    the title holds."""
+    """Beside a call that opened an item the latest result list before it showed (an id alone in
+    brackets, its title on the next line): its place in the list, its title and price as listed,
+    and the task's words the title holds."""
     sent = c.turn.arguments.strip() if isinstance(c.turn.arguments, str) else ""
-    if c.error or not sent:
+    listed = next(((x, items) for x, items in reversed(_item_lists(r)) if x.n < c.n), None) if sent and not c.error \
+        else None
+    if listed is None:
         return []
-    for x in reversed(r.calls):
-        if x.n >= c.n or x.error:
-            continue
-        items = _ITEM.findall(x.turn.result or "")
-        if len(items) < 2:
-            continue
-        at = next((k for k, item in enumerate(items) if item[0] == sent), None)
-        if at is None:
-            return []
-        _id, title, price = items[at]
-        shared = [w for w in dict.fromkeys(_WORD.findall(title.lower())) if w in _words(title) & _words(r.run.task.instruction or "")]
-        held = (f"the title holds the task's word{'s' if len(shared) > 1 else ''} {join(shared, 6)}" if shared
-                else "the title holds none of the task's words")
-        return [f"It opened item {at + 1} of the {len(items)} that {x.name} listed at turn {x.n}: "
-                f"\u201c{clip(' '.join(title.split()), 120)}\u201d" + (f" at {price}" if price else "") + f"; {held}."]
-    return []
+    x, items = listed
+    at = next((k for k, item in enumerate(items) if item[0] == sent), None)
+    if at is None:
+        return []
+    _id, title, price = items[at]
+    task = _words(r.run.task.instruction or "")
+    shared = [w for w in dict.fromkeys(_WORD.findall(title.lower())) if w in _words(title) & task]
+    held = (f"the title holds the task's word{'s' if len(shared) > 1 else ''} {join(shared, 6)}" if shared
+            else "the title holds none of the task's words")
+    return [f"It opened item {at + 1} of the {len(items)} that {x.name} listed at turn {x.n}: "
+            f"\u201c{clip(' '.join(title.split()), 120)}\u201d" + (f" at {price}" if price else "") + f"; {held}."]
 
 
 def option_note(r: Reading, c: Call) -> list[str]:
