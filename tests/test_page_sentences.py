@@ -473,6 +473,21 @@ def _note(c: Check, text: str, n: int) -> None:
     if text.startswith(("The calls the log records as expected", "The log records ")):
         _expected_note(c, text, n)
         return
+    if text.startswith("It opened item "):
+        from test_option_choices import check_item_note
+
+        check_item_note(c.run, c.call(n), text)
+        return
+    if text.startswith("It chose "):
+        from test_option_choices import check_option_note
+
+        check_option_note(c.run, c.call(n), text)
+        return
+    if text.startswith("The reasoning given with it"):
+        from test_verdict_evidence import check_verdict
+
+        check_verdict(c.run, text, n)
+        return
     if "no user message agreeing to it came right before the call" in text:
         assert c.has_interlocutor(), "a confirmation breach in a log where nobody answers the agent"
         assert not c.user_agreed_before(n)

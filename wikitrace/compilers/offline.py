@@ -37,6 +37,8 @@ from .changes import Edit, edit_of, what_ran
 from .grounding import ground
 from .insight_words import free_form, join, report_message
 from .expected_calls import change_notes, missed_notes
+from .option_choices import item_note, option_note
+from .verdict_evidence import verdict_note
 from .page_items import answered_nothing, diff_phrase, lacking_support, silent_items
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
                          given_answer_note, record_rule_notes, wrong_answer)
@@ -244,7 +246,8 @@ def _success_items(r: Reading) -> list[Item]:
         seen.add(key)
         final = c is last_write
         edit = edit_of(c.turn)
-        items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(notes=given_answer_note(r, c) if final else [],
+        items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(
+            notes=(given_answer_note(r, c) if final else []) + item_note(r, c) + option_note(r, c) + verdict_note(r, c),
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + (", after the user agreed" if c.confirmed else "")
             + ("; the run's last state-changing call." if final else "."),
@@ -358,7 +361,7 @@ def _failure_items(r: Reading) -> list[Item]:
         if free_form(c) is None:
             notes = notes + record_rule_notes(r, c) + choice_notes(r, c)
         else:
-            notes = notes + answer_context(r, c)
+            notes = notes + answer_context(r, c) + item_note(r, c) + option_note(r, c) + verdict_note(r, c)
         last = c is writes[-1]
         edit = edit_of(c.turn)
         rank = (90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000

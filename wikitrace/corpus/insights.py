@@ -35,7 +35,7 @@ from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM, Trials
 ALPHA = 0.05  # the conventional significance level of the one-sided test
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
 # patterns that are trouble a run meets: for these a page lists what successful runs that met it did
-TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off", "stopped"}
+TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off", "stopped", "option"}
 
 
 # what meeting a lesson's pattern means, by the pattern's kind (a sentence counts those runs)
@@ -47,6 +47,8 @@ MET = {
     "idle|lookups": "that ended after look-ups only, changing nothing",
     "idle|none": "that answered without a tool call",
     "stopped": "that the harness stopped before any call settled the task",
+    "verdict": "whose verdict's reasoning quoted words a look-up returned",
+    "option": "that chose a listed option without the task's words while another held them, or none of such a choice's options",
 }
 
 
