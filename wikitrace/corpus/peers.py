@@ -39,13 +39,13 @@ def failed_peers(entry: dict, failed_runs: list[dict], taught: dict[str, list[tu
 def check_first(entry: dict, titles: dict[str, str]) -> None:
     """The procedure's guideline gains what to check before following it, from the commonest
     lesson of the failed runs that ended the same way (two of them at least); each listed
-    lesson keeps the title of its page."""
+    lesson keeps the title of its page. The counts stand under Evidence, as the other
+    contrasts' do, so a run added elsewhere in the task type rewrites no advice's figures."""
     c = entry.get("contrast") or {}
     listed = c.get("failed_ended") or []
     for item in listed:
         item["title"] = titles.get(item["insight"], item["insight"])
     if not listed or listed[0]["runs"] < 2:
         return
-    top, failed = listed[0], c["failed_met"]
-    entry["guideline"] += (f" Failed runs ended this way too ({failed}): check first what {top['runs']} of them missed, "
-                           f"\"{top['title']}\".")
+    entry["guideline"] += (" Failed runs ended this way too; the lesson they teach most often is the check to make "
+                           f"first: \"{listed[0]['title']}\" (counts under Evidence).")
