@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+from helpers import SHARED_DATA
 from test_insight_layer import airline_trial, cli, compile_runs, corpus_json, insight_with
 
 
@@ -37,6 +39,9 @@ def test_a_procedure_that_failed_runs_also_took_says_what_they_missed_with_count
     # the failure page links back what the successful runs that made the same change did
     back = _page(out, went).split("What successful runs that met it did, by the lessons they teach:\n", 1)[1]
     assert back.startswith(f"- [{procedure['title']}]({procedure['id']}.md)") and "): 2 runs (" in back.split("\n")[0]
+    # and its guideline says how they ended, the counts left to Evidence
+    assert went["guideline"].endswith(f" Successful runs met it too, and most of them teach \"{procedure['title']}\" "
+                                      "(counts under Evidence).")
     assert cli("check", out).returncode == 0
 
 
@@ -59,9 +64,10 @@ def test_a_procedure_no_failed_run_took_gains_nothing(tmp_path):
     assert "What the failed runs that ended this way teach" not in _page(out, procedure)
 
 
-def check_first_counts(entry: dict, by_step: dict[str, dict], insights: dict[str, dict]) -> None:
+def peer_counts(entry: dict, by_step: dict[str, dict], insights: dict[str, dict]) -> None:
     """The check-first sentence and the list under it, recounted from the run entries: each listed
-    lesson is taught by exactly that many failed runs that met the procedure's own pattern."""
+    lesson is taught by exactly that many failed runs that met the procedure's own pattern; and
+    the lesson named as what successful runs that met a trouble page's pattern mostly teach."""
     listed = (entry.get("contrast") or {}).get("failed_ended") or []
     ended = [r for r in by_step.values() if r["outcome"] == "failure" and entry["key"] in r["patterns"]
              and (r.get("task_type") or "unspecified") == (entry.get("task_type") or "unspecified")]
@@ -70,11 +76,19 @@ def check_first_counts(entry: dict, by_step: dict[str, dict], insights: dict[str
         assert item["runs"] == len(teaching) and set(item["steps"]) <= {r["step"] for r in teaching}
         assert item["title"] == insights[item["insight"]]["title"]
     assert len(ended) == (entry.get("contrast") or {}).get("failed_met", 0) or not listed
-    m = re.search(r" Failed runs ended this way too; .*?: \"(.+)\" \(counts under Evidence\)\.$", entry["guideline"])
+    m = re.search(r" Failed runs ended this way too; .*?: \"(.+?)\" \(counts under Evidence\)\.", entry["guideline"])
     if m:
         assert m.group(1) == listed[0]["title"] and listed[0]["runs"] >= 2
     else:
         assert not listed or listed[0]["runs"] < 2
+    m = re.search(r" Successful runs met it too, and most of them teach \"(.+?)\" \(counts under Evidence\)\.",
+                  entry["guideline"])
+    if m:  # recounted: the successful runs of the task type that met the page's pattern, and those teaching it
+        met = [r for r in by_step.values() if r["outcome"] == "success" and entry["key"] in r["patterns"]
+               and (r.get("task_type") or "unspecified") == (entry.get("task_type") or "unspecified")]
+        (named,) = [i for i in insights.values() if i["title"] == m.group(1)]
+        teaching = [r for r in met if named["id"] in (r.get("insights") or [])]
+        assert entry["counts"]["failure"] and len(teaching) >= 2 and 2 * len(teaching) > len(met), entry["guideline"]
 
 
 def test_every_trial_difference_is_advised_as_an_instruction():
@@ -97,3 +111,22 @@ def test_every_trial_difference_is_advised_as_an_instruction():
         named = re.findall(r"\b(get_user_details|Search|Finish|book|refund|cabin|bags|insurance)\b", text)
         assert all(n in do for n in named), (text, do)
     assert instruction("did something no phrase shape covers") == ""
+
+
+DEV = [SHARED_DATA / "runs-dev" / "tau-bench-airline", SHARED_DATA / "runs-dev" / "reflexion-hotpotqa"]
+
+
+@pytest.mark.parametrize("folder", DEV, ids=lambda p: p.name)
+def test_the_peer_sentences_recount_on_real_runs(tmp_path, folder):
+    if not folder.exists():
+        pytest.skip(f"real runs not present in {folder}")
+    from wikitrace.build import BuildOptions, build
+
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[folder], out=out, offline=True, quiet=True))
+    data = corpus_json(out)
+    by_step = {r["step"]: r for r in data["runs"]}
+    insights = {i["id"]: i for i in data["insights"]}
+    for entry in data["insights"]:
+        peer_counts(entry, by_step, insights)
+    assert any("Failed runs ended this way too; " in i["guideline"] for i in data["insights"])

@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
-from .peers import check_first, failed_peers
+from .peers import check_first, failed_peers, success_did
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
                        success_index, take_from, temper, told_instead, untested_fix, verdict_mix)
 from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM, Trials
@@ -220,8 +220,10 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         advise_choices(entry)
         failed_peers(entry, ended_by.get((kind, entry["key"]), []), taught)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
+    keys = {entry["id"]: entry["key"] for entry in out}
     for entry in out:  # the lessons the successful runs that met it teach, by title
         check_first(entry, titles)
+        success_did(entry, titles, keys)
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
     return out

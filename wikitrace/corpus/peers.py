@@ -49,3 +49,30 @@ def check_first(entry: dict, titles: dict[str, str]) -> None:
         return
     entry["guideline"] += (" Failed runs ended this way too; the lesson they teach most often is the check to make "
                            f"first: \"{listed[0]['title']}\" (counts under Evidence).")
+
+
+# lessons that say how a successful run ended (settled with a call, answered without a change,
+# asked, handed off): what the successful runs that met a trouble did instead of failing
+ENDINGS = ("procedure", "answer-from", "direct", "hand-off")
+
+
+def success_did(entry: dict, titles: dict[str, str], keys: dict[str, str]) -> None:
+    """A trouble page of failed runs (an error, a change that went through, an answer without a
+    call...) that successful runs met too: the guideline names how most of those successful runs
+    ended, by the lesson they teach, when two of them at least and most of them teach it (the runs
+    and counts are listed under Evidence, so the advice changes only with its lesson)."""
+    c = entry.get("contrast") or {}
+    met = c.get("success_met") or 0
+    if not entry["counts"]["failure"]:
+        return
+    per: Counter = Counter()
+    for group, n in (c.get("instead_counts") or {}).items():
+        for iid in filter(None, group.split(",")):
+            if keys.get(iid, "").split("|", 1)[0] in ENDINGS:
+                per[iid] += n
+    if not per:
+        return
+    iid = min(per, key=lambda i: (-per[i], i))
+    if per[iid] < 2 or 2 * per[iid] <= met:
+        return
+    entry["guideline"] += f" Successful runs met it too, and most of them teach \"{titles[iid]}\" (counts under Evidence)."
