@@ -238,7 +238,7 @@ def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
               + (f"; score {score:g}" if isinstance(score, (int, float)) and not isinstance(score, bool) else ""))
     title, guide = (x.format(t=w.name) for x in WHY_WRONG[why])
     return make_insight(f"answer|{w.name}|{why}", title, guide + ".",
-                   f"In {kind_of_tasks(r)} that end with {w.name}.", detail, False)
+                   f"In {kind_of_tasks(r)}, before the {w.name} call that ends the run.", detail, False)
 
 
 def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
