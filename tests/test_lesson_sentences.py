@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import write_jsonl
 from test_offline_content import _call, _msg, _record, _turns
+from test_lesson_peers import peer_counts
 from test_page_sentences import RUNS
 
 from wikitrace.build import BuildOptions, build
@@ -298,9 +299,11 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
     build(BuildOptions(inputs=[folder], out=out, offline=True, quiet=True, outcomes=outcomes))
     data = json.loads((out / "corpus.json").read_text())
     by_step = {r["step"]: r for r in data["runs"]}
+    insights = {i["id"]: i for i in data["insights"]}
     for entry in data["insights"]:
         members = [by_step[s["step"]] for s in entry["sources"]]
         _habit_counts(entry, members)
+        peer_counts(entry, by_step, insights)
         m = re.search(r" The runs here gave (.+)\.$", entry["guideline"])
         if m:  # each wrong verdict with the one expected, counted over the page's sources
             for given, wanted, n in re.findall(r"(.+?) where (.+?) was expected \((\d+)\)(?:; |$)", m.group(1)):

@@ -243,7 +243,7 @@ def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
               + (f"; score {score:g}" if isinstance(score, (int, float)) and not isinstance(score, bool) else ""))
     title, guide = (x.format(t=w.name) for x in WHY_WRONG[why])
     return make_insight(f"answer|{w.name}|{why}", title, guide + ".",
-                   f"In {kind_of_tasks(r)} that end with {w.name}.", detail, False)
+                   f"In {kind_of_tasks(r)}, before the {w.name} call that ends the run.", detail, False)
 
 
 def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
@@ -295,7 +295,7 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
                  else "") + "The call going through does not make it the change the task asked for: " + CHECK_EACH + ".")
     ruled = bool(rules) or r.system is not None  # no "rules" in the title of a log that has none
     return make_insight(f"went-through|{v}", f"Before {v}, check the request" + (" and the rules on it" if ruled else ""), text,
-                   f"In {kind_of_tasks(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w)
+                   f"In {kind_of_tasks(r)}, before calling {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w)
                    + (f"; changed {edit_detail(r)}" if main_edit(r) is not None else ""), False)
 
 
