@@ -338,6 +338,17 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
         assert (m is None) == (c.run.outcome.score is None), text
         if m:
             assert abs(float(m.group(1)) - c.run.outcome.score) < 1e-5, text
+    elif text.startswith("It returned the record a later call took "):
+        m = re.fullmatch(r"It returned the record a later call took `(\w+)` (\".*?\") from: (\{.*)", text)
+        assert m, text
+        value, shown, call = json.loads(m.group(2)), m.group(3), c.call(turns[-1])
+        records = [json.dumps(o, ensure_ascii=False) for o in _objects(json.loads(call.result))]
+        assert any(r == shown or shown.endswith("…") and r.startswith(shown[:-1]) for r in records), shown
+        held = [o for o in _objects(json.loads(call.result)) if json.dumps(o, ensure_ascii=False).startswith(
+            shown.rstrip("…")) and any(v == value and (k == m.group(1) or m.group(1).endswith("_" + k))
+                                       for k, v in o.items())]
+        assert held, text
+        assert any(value in list(_scalars(t.arguments)) for t in c.changes() if t.turn > turns[-1]), text
     elif text.startswith("It returned"):
         pass
     elif text == "Its text, quoted below, is all the call holds: what the agent wrote there before going on.":
@@ -469,6 +480,44 @@ def _note(c: Check, text: str, n: int) -> None:
         assert system.role == "system" and _flat(m.group(7)) in _flat(system.content or "")
         for word in re.findall(r"[a-z]+", value.lower()):  # every word of the value, as the rule words it
             assert word[:4] in m.group(7).lower(), word
+        return
+    m = re.fullmatch(r'(?:The agent wrote with this call \(turn (\d+)\)|The agent\'s last message before it \(turn '
+                     r'(\d+)\)): "(.+?)(…?)"', text)
+    if m:  # the agent's own words before a change: the call's reasoning, or its last message since its previous call
+        quoted = m.group(3)
+        if m.group(1):
+            k = int(m.group(1))
+            assert k == n and (c.by_n[k].reasoning or "").strip()
+            said = " ".join(c.by_n[k].reasoning.split())
+        else:
+            k = int(m.group(2))
+            t = c.by_n[k]
+            assert t.type == "message" and t.role == "assistant" and k < n and not (c.by_n[n].reasoning or "").strip()
+            assert not any(k < x.turn < n for x in c.calls) and not any(
+                k < x.turn < n and x.type == "message" and x.role == "assistant" and (x.content or "").strip()
+                for x in c.run.turns), "not the last message before the call"
+            said = " ".join((t.content or "").split())
+        assert said.startswith(quoted) and (said == quoted) != bool(m.group(4)), text
+        return
+    m = re.fullmatch(r"The expected `(\w+)` (\".*?\") (?:appears in no observation or user message before this call|"
+                     r"was shown before this call by (.+))\.", text)
+    if m:  # where the expected value of an argument stood before the change, or that it stood nowhere
+        value = json.loads(m.group(2))
+        expected = json.loads(c.run.task.metadata["expected_calls"])
+        call = c.call(n)
+        assert any(e["name"] == call.name and e["arguments"].get(m.group(1)) == value != call.arguments.get(m.group(1))
+                   for e in expected)
+        word = re.compile(r"(?<![\w.])" + re.escape(value.lower()) + r"(?!\w)")
+        held = [t.turn for t in c.run.turns if t.turn < n and not is_harness_turn(t) and (
+            (t.type == "function_call" and word.search((t.result or "").lower()))
+            or (t.type == "message" and t.role == "user" and word.search((t.content or "").lower())))]
+        if not m.group(3):
+            assert not held, held
+        else:
+            named = [int(x) for x in re.findall(r"\(turn (\d+)\)", m.group(3))]
+            assert named and named == held[:len(named)], (named, held)
+            for where, k in re.findall(r"(\S+)'s answer \(turn (\d+)\)", m.group(3)):
+                assert c.call(int(k)).name == where
         return
     if text.startswith(("The calls the log records as expected", "The log records ")):
         _expected_note(c, text, n)
@@ -890,7 +939,20 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
     notes = [n for e in _checked(twice) for n in e.notes]
     assert 'The log records 1 expected change this run did not make: book_flight(flight="HAT2", payment_id="card_1").' \
         in notes, notes
+    # a change made as expected is said so in its support, not as a note, and ranked below the causes
+    # (the last one keeps its place: it carries the changes the run did not make)
+    items = _checked(twice)
+    same = next(e for e in items if e.support.startswith("The call went through, and the log records this same call"))
+    assert Check(twice).call(same.turns[-1]).name == "cancel_booking" and items.index(same) > 0
+    assert not any("this same" in n for n in same.notes)
     assert "The log records this same book_flight call among those the task expected." in notes
+    # the expected payment: the run never saw it; with it shown by a look-up, the page names that turn
+    assert 'The expected `payment_id` "gift_2" appears in no observation or user message before this call.' \
+        in [n for e in _checked(run) for n in e.notes]
+    shown = _tau(actions, traj[:3] + [_tool_answer(1, "get_booking", '{"booking_id": "QX7", "cabin": "basic_economy", '
+                                                   '"payment_history": [{"payment_id": "gift_2"}]}')] + traj[4:], 0.0)
+    assert 'The expected `payment_id` "gift_2" was shown before this call by get_booking\'s answer (turn 2).' \
+        in [n for e in _checked(shown) for n in e.notes]
     # a log that records no expected calls gets none of these notes
     plain = _tau([], traj, 0.0)
     assert "expected_calls" not in plain.task.metadata
@@ -910,3 +972,55 @@ def test_an_answer_taken_from_the_task_text_is_said_so():
     assert ('The answer it gave, "Clarence House", appears in the user message at turn 1, not in any look-up: "Which '
             'building faces the palace? Notes on your last attempt: I assumed it was Clarence House without searching '
             'for it."') in notes, notes
+
+
+def test_a_change_carries_what_the_agent_wrote_before_it():
+    """The why of a change in the agent's own words: its last message since its previous call (the
+    plan the user agreed to), or the reasoning the call itself carries (a ReAct thought)."""
+    turns = [_say("system", "You are a travel agent. Business bookings can always be cancelled."),
+             _say("user", "Please cancel my booking RM2."),
+             _call("get_booking", {"booking_id": "RM2"}, '{"booking_id": "RM2", "cabin": "business"}'),
+             _say("assistant", "RM2 is business class, which can always be cancelled. Shall I go ahead?"),
+             _say("user", "yes, go ahead"),
+             _call("cancel_booking", {"booking_id": "RM2"}, '{"booking_id": "RM2", "status": "cancelled"}')]
+    for success in (True, False):
+        notes = [n for e in _checked(_native("why-1", turns, success)) for n in e.notes]
+        assert ('The agent\'s last message before it (turn 3): "RM2 is business class, which can always be cancelled. '
+                'Shall I go ahead?"') in notes, notes
+    # a look-up right before the change: the message came before that look-up, so it is not this call's
+    later = turns[:5] + [_call("get_booking", {"booking_id": "RM2"}, '{"booking_id": "RM2"}')] + turns[5:]
+    assert not any(n.startswith("The agent's last message") for e in _checked(_native("why-2", later, True))
+                   for n in e.notes)
+
+
+def test_a_qa_answer_shows_every_look_up_it_rests_on_and_the_thought_behind_it():
+    """A verdict ("no") takes no value from any page, yet the page that decided it is the second
+    search: with no change but the answer, each distinct look-up is shown, and the Finish's own
+    thought says what the agent concluded from them."""
+    think = "Mira Holt is a Danish painter. So they are not both Swedish."
+    turns = [_say("user", "Are Ola Berg and Mira Holt both Swedish?"),
+             _call("Search", "Ola Berg", "Ola Berg is a Swedish composer born in Lund."),
+             _call("Search", "Mira Holt", "Mira Holt (born 1970) is a Danish painter."),
+             dict(_call("Finish", "no", ""), reasoning=think),
+             {"type": "answer", "role": "assistant", "content": "no"}]
+    turns.insert(0, _say("system", "Answer questions with Search and Finish."))
+    items = _checked(_native("verdict-1", turns, True))
+    assert [e.turns for e in items] == [[2], [3], [4]]
+    assert f'The agent wrote with this call (turn 4): "{think}"' in items[-1].notes
+
+
+def test_a_look_up_shows_the_record_a_later_change_took_its_value_from():
+    """A long JSON answer starts with fields nobody used: the support shows the record the change's
+    value came from (the payment the booking used), as JSON."""
+    profile = json.dumps({"name": "Ana", "address": {"city": "Lund"}, "payment_methods": {
+        "card_9": {"source": "credit_card", "last_four": "7334", "id": "card_9"},
+        "gift_2": {"source": "gift_card", "amount": 40, "id": "gift_2"}}})
+    turns = [_say("system", "You are a travel agent."),
+             _say("user", "Book HAT1 for me (user ana_7), paid with my card ending in 7334."),
+             _call("get_user", {"user_id": "ana_7"}, profile),
+             _say("user", "yes"),
+             _call("book_flight", {"flight": "HAT1", "payment_id": "card_9"}, '{"booking_id": "NEW1"}')]
+    items = _checked(_native("record-1", turns, True))
+    look = next(e for e in items if e.turns == [2])
+    assert look.support == ('It returned the record a later call took `payment_id` "card_9" from: {"source": '
+                            '"credit_card", "last_four": "7334", "id": "card_9"}')

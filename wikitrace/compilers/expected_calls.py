@@ -11,7 +11,7 @@ import json
 
 from ..runs.model import Turn
 from .insight_words import join
-from .reading import Call, Reading, is_read_only
+from .reading import Call, Reading, _occurs, is_read_only
 from .text import clip
 
 SHOWN = 3  # differing arguments or missing calls named per note
@@ -50,6 +50,12 @@ def _differing(expected: dict, sent) -> list[str]:
     return [k for k in sorted(set(expected) | set(sent)) if expected.get(k) != sent.get(k)]
 
 
+def made_as_expected(r: Reading, c: Call) -> bool:
+    """Whether the log records this very change (same tool, same arguments) among the expected ones:
+    a change the task asked for, so not where a failed run went wrong."""
+    return any(e["name"] == c.name and e["arguments"] == c.turn.arguments for e in expected_changes(r) or [])
+
+
 def change_notes(r: Reading, c: Call) -> list[str]:
     """Notes on a change that went through, against the expected changes of the same tool."""
     expected = expected_changes(r)
@@ -67,7 +73,27 @@ def change_notes(r: Reading, c: Call) -> list[str]:
     parts = [f"`{k}` " + (_value(best["arguments"][k]) if k in best["arguments"] else "absent")
              + " where this call sent " + (_value(sent[k]) if k in sent else "none") for k in keys[:SHOWN]]
     return [f"The log records the {c.name} call the task expected with " + "; ".join(parts)
-            + (f" (and {len(keys) - SHOWN} more arguments differ)." if len(keys) > SHOWN else ".")]
+            + (f" (and {len(keys) - SHOWN} more arguments differ)." if len(keys) > SHOWN else ".")] + [
+        _seen_note(r, c, k, best["arguments"][k]) for k in keys[:SHOWN]
+        if isinstance(best["arguments"].get(k), str) and best["arguments"][k].strip()]
+
+
+def _seen_note(r: Reading, c: Call, key: str, value: str) -> str:
+    """Where the expected value of an argument was shown before the call, or that it was not: the
+    run had the value in hand and sent another, or it never looked the value up."""
+    places: list[str] = []
+    if r.anywhere_before(value, c.n):
+        needle = value.lower()
+        for f in r.facts:
+            if f.turn >= c.n:
+                break
+            if _occurs(needle, r.lower(f)):
+                places.append(f"{f.name}'s answer (turn {f.turn})" if f.type == "function_call"
+                              else f"a user message (turn {f.turn})")
+    head = f"The expected `{key}` {_value(value)}"
+    if not places:
+        return head + " appears in no observation or user message before this call."
+    return head + " was shown before this call by " + join(places, SHOWN) + "."
 
 
 def missed_notes(r: Reading) -> list[str]:

@@ -35,11 +35,11 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
-from .insight_words import free_form, join, report_message
-from .expected_calls import change_notes, missed_notes
+from .insight_words import free_form, gives_answer, join, report_message
+from .expected_calls import change_notes, made_as_expected, missed_notes
 from .page_items import answered_nothing, diff_phrase, lacking_support, silent_items
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
-                         given_answer_note, record_rule_notes, wrong_answer)
+                         given_answer_note, reason_note, record_rule_notes, used_record, wrong_answer)
 from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .arguments import check_arguments
@@ -204,10 +204,12 @@ def _success_items(r: Reading) -> list[Item]:
     items: list[Item] = []
     writes = [c for c in calls if c.writes and not c.error]
     supplied: dict[int, list[str]] = {}  # turn -> the argument keys a later change took from its answer
+    taken: dict[int, list[tuple[str, object]]] = {}  # turn -> (argument path, value) a later change took
     for w in writes:
         for a in check_arguments(r, w.turn):
             if a.seen_at is not None and a.seen_in == "observation":
                 supplied.setdefault(a.seen_at, []).append(a.path.split(".")[0].split("[")[0])
+                taken.setdefault(a.seen_at, []).append((a.path, a.value))
     recovered = _recoveries(calls)
     fixes = {fix.n for _, fix in recovered}  # one call, one item: a retry or an edit told in a recovery
     for err, fix in recovered:  # is not told again on its own
@@ -244,7 +246,8 @@ def _success_items(r: Reading) -> list[Item]:
         seen.add(key)
         final = c is last_write
         edit = edit_of(c.turn)
-        items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(notes=given_answer_note(r, c) if final else [],
+        notes = reason_note(r, c) + (given_answer_note(r, c) if final else [])
+        items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(notes=notes,
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + (", after the user agreed" if c.confirmed else "")
             + ("; the run's last state-changing call." if final else "."),
@@ -255,10 +258,12 @@ def _success_items(r: Reading) -> list[Item]:
     first = next((c for c in calls if not c.writes and not c.error), None)
     first_change = min((w.n for w in writes), default=None)
     told: set[str] = set()
+    # with no state change at all, or none but the answer that ended the run (a QA log's Finish), the
+    # look-ups are what the answer rests on: each distinct one counts
+    acted = writes if not (len(writes) == 1 and gives_answer(r, writes[0])) else []
     for c in calls:
-        # with no state change at all, the look-ups are what the answer rests on: each distinct one counts
         if c.writes or c.error or c.n in fixes or answered_nothing(c) or (
-                c.n not in supplied and c is not first and (writes or signature(c.turn) in told)):
+                c.n not in supplied and c is not first and (acted or signature(c.turn) in told)):
             continue
         told.add(signature(c.turn))
         keys = list(dict.fromkeys(supplied.get(c.n, [])))
@@ -266,7 +271,8 @@ def _success_items(r: Reading) -> list[Item]:
             decision=f"Looked up with {_short_call(c)} at turn {c.n}"
             + (f"; a later call took {', '.join(keys[:4])} from what it returned." if keys
                else " before any change." if first_change is not None and c.n < first_change else "."),
-            support=f"It returned: {clip(c.turn.result)}" if c.turn.result else "It returned nothing.",
+            support=(keys and used_record(r, c, taken[c.n])) or (
+                f"It returned: {clip(c.turn.result)}" if c.turn.result else "It returned nothing."),
             turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c)), "lookup", c))
     items += _silent(r, 58)
     said = report_message(r) if not any(c.writes for c in calls) else None  # look-ups only, none a failed change
@@ -352,20 +358,25 @@ def _failure_items(r: Reading) -> list[Item]:
     answered = writes[-1] if writes and harness_reason(r) is None else None
     for c in writes:
         notes, flagged = check_notes(r, c)
-        notes = change_notes(r, c) + notes
-        if c is writes[-1]:
-            notes += missed_notes(r)
+        notes = change_notes(r, c) + reason_note(r, c) + notes
+        missed = missed_notes(r) if c is writes[-1] else []
+        notes += missed
         if free_form(c) is None:
             notes = notes + record_rule_notes(r, c) + choice_notes(r, c)
         else:
             notes = notes + answer_context(r, c)
         last = c is writes[-1]
         edit = edit_of(c.turn)
-        rank = (90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
+        # the task asked for this very change: context, ranked below the causes (unless it carries the changes missed)
+        expected = made_as_expected(r, c) and not missed
+        if expected:
+            notes = [n for n in notes if not n.startswith("The log records this same ")]
+        rank = (20 if expected else 90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
         items.append(Item(rank, Evidence(
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + (", after the user agreed." if c.confirmed else "."),
             support=(wrong_answer(r, c) if c is answered else None) or (
+                "The call went through, and the log records this same call among those the task expected." if expected else
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
                 "what the task asked for" + (" (see the checks below)." if flagged else "." + provenance(r, c))),
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
