@@ -166,6 +166,18 @@ def _scalars(value):
         yield value
 
 
+def _fields(call: Turn, text: str) -> None:
+    """``an object; its plain top-level fields: {...}``: each field shown is a plain field at the top of
+    the call's JSON answer, with its value; "its" fields are all of them, "the first of" a prefix."""
+    m = re.search(r": an object; (its|the first of its) plain top-level fields: (\{.*\})$", text)
+    if not m:
+        return
+    answer, shown = json.loads(call.result), json.loads(m.group(2))
+    plain = [k for k, v in answer.items() if not isinstance(v, (dict, list))]
+    assert list(shown) == plain[:len(shown)] and all(answer[k] == v for k, v in shown.items()), text
+    assert (len(shown) == len(plain)) == (m.group(1) == "its"), text
+
+
 def _decision(c: Check, text: str, success: bool) -> None:
     m = re.fullmatch(r"After (.+) failed at turn (\d+), (.+); (the same command|the same call|.+) then went through at "
                      r"turn (\d+)(?: and its tests passed \((.+)\))?\.", text)
@@ -293,6 +305,7 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             assert c.changes(), "ranked below changes the run did not make"
     elif text.startswith("The environment accepted it") or text.startswith("The call went through"):
         assert c.went_through(turns[-1])
+        _fields(c.call(turns[-1]), text)
         if " Its argument values were shown before it by: " in text:
             c.provenance(turns[-1], text.split(" Its argument values were shown before it by: ", 1)[1])
     elif text.startswith("Nothing in the arguments or the answer changed and "):
@@ -350,7 +363,7 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
         assert held, text
         assert any(value in list(_scalars(t.arguments)) for t in c.changes() if t.turn > turns[-1]), text
     elif text.startswith("It returned"):
-        pass
+        _fields(c.call(turns[-1]), text)
     elif text == "Its text, quoted below, is all the call holds: what the agent wrote there before going on.":
         call = c.call(turns[-1])  # a call that sent text and got nothing back
         assert not call.is_error and not (call.result or "").strip() and call.arguments
@@ -1024,3 +1037,10 @@ def test_a_look_up_shows_the_record_a_later_change_took_its_value_from():
     look = next(e for e in items if e.turns == [2])
     assert look.support == ('It returned the record a later call took `payment_id` "card_9" from: {"source": '
                             '"credit_card", "last_four": "7334", "id": "card_9"}')
+    # a JSON object answer is shown by its plain top-level fields: nested lists and objects left out
+    assert items[-1].support == 'The environment accepted it: an object; its plain top-level fields: {"booking_id": "NEW1"}'
+    wide = [*turns[:2], _call("get_user", {"user_id": "ana_7"}, json.dumps(
+        {"name": "Ana", "bookings": [{"id": f"B{i}", "flights": ["HAT1"] * 9} for i in range(9)], "tier": "gold"})),
+        *turns[2:]]
+    first = next(e for e in _checked(_native("record-2", wide, True)) if e.turns == [2])
+    assert first.support == 'It returned: an object; its plain top-level fields: {"name": "Ana", "tier": "gold"}'

@@ -37,7 +37,7 @@ from .changes import Edit, edit_of, what_ran
 from .grounding import ground
 from .insight_words import free_form, gives_answer, join, report_message
 from .expected_calls import change_notes, made_as_expected, missed_notes
-from .page_items import answered_nothing, diff_phrase, lacking_support, silent_items
+from .page_items import answered_nothing, diff_phrase, lacking_support, shown_answer, silent_items
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
                          given_answer_note, reason_note, record_rule_notes, used_record, wrong_answer)
 from .run_insights import insights_for
@@ -251,7 +251,7 @@ def _success_items(r: Reading) -> list[Item]:
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + (", after the user agreed" if c.confirmed else "")
             + ("; the run's last state-changing call." if final else "."),
-            support=f"The environment accepted it: {clip(c.turn.result)}" if c.turn.result
+            support=f"The environment accepted it: {shown_answer(c.turn.result)}" if c.turn.result
             else "The environment accepted it.",
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c)), "write", c))
     # look-ups: those whose observation supplied a value the state-changing calls used, then the first
@@ -272,7 +272,7 @@ def _success_items(r: Reading) -> list[Item]:
             + (f"; a later call took {', '.join(keys[:4])} from what it returned." if keys
                else " before any change." if first_change is not None and c.n < first_change else "."),
             support=(keys and used_record(r, c, taken[c.n])) or (
-                f"It returned: {clip(c.turn.result)}" if c.turn.result else "It returned nothing."),
+                f"It returned: {shown_answer(c.turn.result)}" if c.turn.result else "It returned nothing."),
             turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c)), "lookup", c))
     items += _silent(r, 58)
     said = report_message(r) if not any(c.writes for c in calls) else None  # look-ups only, none a failed change

@@ -8,6 +8,8 @@ headers, the shell's "not found" line, an empty answer to a call that sent text.
 
 from __future__ import annotations
 
+import json
+
 from .changes import diff_files
 from .error_insights import missing_programs
 from .insight_words import join
@@ -73,3 +75,27 @@ def silent_items(r: Reading) -> list[tuple[Call, str, str, str]]:
                     "Its text, quoted below, is all the call holds: what the agent wrote there before going on.",
                     quote_of(_text_sent(c), 240)))
     return out
+
+
+FIELDS_WIDTH = 320
+
+
+def shown_answer(result: str | None) -> str:
+    """What a call returned, in a phrase: for a JSON object its plain top-level fields (the cabin,
+    the status, the insurance a rule hinges on sit after long nested lists, past any clipped
+    head), else the clipped text."""
+    try:
+        parsed = json.loads(result or "")
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        plain = {k: v for k, v in parsed.items() if isinstance(v, (str, int, float, bool)) or v is None}
+        kept: dict = {}
+        for k, v in plain.items():
+            if len(json.dumps({**kept, k: v}, ensure_ascii=False)) > FIELDS_WIDTH:
+                break
+            kept[k] = v
+        if kept:
+            which = "its plain top-level fields" if len(kept) == len(plain) else "the first of its plain top-level fields"
+            return f"an object; {which}: {json.dumps(kept, ensure_ascii=False)}"
+    return clip(result)
