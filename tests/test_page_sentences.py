@@ -127,6 +127,9 @@ class Check:
                 assert any(v and (v in flat or v.replace("_", " ") in flat.replace("-", " ")) for v in values), \
                     (m.group(1), where)
 
+    def stopped_by_harness(self) -> bool:
+        return (self.run.outcome.ended_by or "").startswith("harness") or any(is_harness_turn(t) for t in self.run.turns)
+
     def holds(self, n: int, text: str) -> bool:
         return _flat(text) in _flat(_text(self.by_n[n]))
 
@@ -287,6 +290,10 @@ def _decision(c: Check, text: str, success: bool) -> None:
         named = re.split(r", | and ", re.sub(r" and \d+ more$", "", m.group(2)))
         assert set(named) <= {t.name for t in c.calls}, text  # the tools it looked with, by name
         return
+    m = re.fullmatch(r"The harness ended the run after (\d+) calls?, before any answer or other change went through\.", text)
+    if m:  # a run stopped by its harness with nothing changed: no answer, no booking went through
+        assert len(c.calls) == int(m.group(1)) and not c.changes() and c.stopped_by_harness()
+        return
     if text in ("Ended the run without calling any tool.", "Answered without calling any tool."):
         assert not c.calls
         return
@@ -351,6 +358,10 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
         assert (m is None) == (c.run.outcome.score is None), text
         if m:
             assert abs(float(m.group(1)) - c.run.outcome.score) < 1e-5, text
+    elif text.startswith("The harness stopped the run: "):
+        assert c.stopped_by_harness() and not c.changes()
+        found = [t for t in c.calls if not t.is_error and is_read_only(t) and (t.result or "").strip()]
+        assert bool(found) == text.endswith("is listed below."), text
     elif text.startswith("It returned the record a later call took "):
         m = re.fullmatch(r"It returned the record a later call took `(\w+)` (\".*?\") from: (\{.*)", text)
         assert m, text
@@ -404,6 +415,13 @@ def _note(c: Check, text: str, n: int) -> None:
         assert len(given.split()) > 1 or any(ch.isdigit() or ch.isupper() for ch in given)
         assert not any(k < t.turn < n and not t.is_error and is_read_only(t) and _flat(given) in _flat(t.result or "")
                        for t in c.calls), "a later look-up showed it too"
+        return
+    m = re.fullmatch(r'(.+) at turn (\d+) returned: "(.+)"', text)
+    if m:  # what a look-up that went through returned, from its start (a run the harness stopped)
+        seen = c.call(int(m.group(2)))
+        assert not seen.is_error and is_read_only(seen) and int(m.group(2)) <= n and not c.changes()
+        assert seen.name in m.group(1) or m.group(1).strip("`").rstrip("…") in _text(seen), m.group(1)
+        assert " ".join((seen.result or "").split()).startswith(m.group(3)), text
         return
     m = re.fullmatch(r'(\S+) at turn (\d+) had returned it in: "…?(.+?)…?"', text)
     if m:  # the words around the expected answer, quoted exactly from that look-up's answer
@@ -1044,3 +1062,29 @@ def test_a_look_up_shows_the_record_a_later_change_took_its_value_from():
         *turns[2:]]
     first = next(e for e in _checked(_native("record-2", wide, True)) if e.turns == [2])
     assert first.support == 'It returned: an object; its plain top-level fields: {"name": "Ana", "tier": "gold"}'
+
+
+def test_a_run_the_harness_stopped_before_an_answer_says_what_it_had_found():
+    """Stopped at the step limit with no answer: the page opens with that ending and what the
+    look-ups that went through had returned, so a reader sees the run held both towns and spent
+    its last steps on searches that failed."""
+    from wikitrace.runs.native import run_from_dict
+
+    turns = [_say("user", "Which chain is based further north, Kiln Pizza or Harbor Subs?"),
+             _call("Search", "Kiln Pizza", "Kiln Pizza is a restaurant chain based in Tulsa, Oklahoma."),
+             _call("Search", "Harbor Subs", "Harbor Subs is a sandwich chain based in Portland, Maine."),
+             dict(_call("Search", "Tulsa latitude", "Could not find [Tulsa latitude]. Similar: ['Tulsa', 'Latitude'].",
+                        is_error=True), reasoning="I need the latitude of Tulsa."),
+             dict(_call("Search", "Tulsa coordinates", "Could not find [Tulsa coordinates]. Similar: ['Tulsa'].",
+                        is_error=True), reasoning="I need the coordinates of Tulsa instead."),
+             {"type": "episode_over", "role": "harness", "content": "halted at the step limit"}]
+    run = run_from_dict({"run_id": "halt-1", "task": {"id": "halt-1", "instruction": turns[0]["content"]},
+                         "outcome": {"success": False, "ended_by": "harness: halted at the step limit"},
+                         "turns": [dict(t, turn=i) for i, t in enumerate(turns)]}, "test.jsonl:1")
+    first = _checked(run)[0]
+    assert first.decision == "The harness ended the run after 4 calls, before any answer or other change went through."
+    assert first.turns == [1, 2, 4]
+    assert first.notes == ['Search(Kiln Pizza) at turn 1 returned: "Kiln Pizza is a restaurant chain based in Tulsa, '
+                           'Oklahoma."', 'Search(Harbor Subs) at turn 2 returned: "Harbor Subs is a sandwich chain based '
+                           'in Portland, Maine."',
+                           'The agent wrote with this call (turn 4): "I need the coordinates of Tulsa instead."']

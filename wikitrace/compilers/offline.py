@@ -381,6 +381,7 @@ def _failure_items(r: Reading) -> list[Item]:
                 "what the task asked for" + (" (see the checks below)." if flagged else "." + provenance(r, c))),
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
     items += _silent(r, 25)  # context, shown when slots are left: never in place of a cause
+    items += _halted(r, writes)
     if not writes and not any(c.error for c in calls):
         last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
         said = report_message(r)
@@ -399,3 +400,26 @@ def _failure_items(r: Reading) -> list[Item]:
                                        notes=(asked_note(r, calls[-1].n + 1) if calls else []) + missed_notes(r)),
                           "idle"))
     return items
+
+
+FOUND_SHOWN = 4
+
+
+def _halted(r: Reading, writes: list[Call]) -> list[Item]:
+    """A run the harness ended before any change (an answer, a booking) went through: the ending
+    first, with what the look-ups that went through had returned by then, so a reader sees whether
+    the run already held what it needed and what it was doing when stopped."""
+    reason = harness_reason(r)
+    if reason is None or writes or not r.calls:
+        return []
+    found = [c for c in r.calls if not c.error and not c.writes and (c.turn.result or "").strip()]
+    found = list({signature(c.turn): c for c in reversed(found)}.values())[::-1][:FOUND_SHOWN]  # each once, first seen
+    last = r.calls[-1]
+    notes = [f"{_label(c, 60)} at turn {c.n} returned: \"{quote_of(c.turn.result, 160)}\"" for c in found]
+    return [Item(85, Evidence(
+        decision=f"The harness ended the run after {len(r.calls)} call{'s' if len(r.calls) != 1 else ''}, "
+                 "before any answer or other change went through.",
+        support=f"The harness stopped the run: {reason}. "
+                + ("What the look-ups that went through returned, each from its start, is listed below."
+                   if found else "No look-up had gone through."),
+        turns=[c.n for c in found if c is not last] + [last.n], notes=notes + reason_note(r, last)), "idle")]
