@@ -1081,7 +1081,7 @@ def test_a_run_the_harness_stopped_before_an_answer_says_what_it_had_found():
     run = run_from_dict({"run_id": "halt-1", "task": {"id": "halt-1", "instruction": turns[0]["content"]},
                          "outcome": {"success": False, "ended_by": "harness: halted at the step limit"},
                          "turns": [dict(t, turn=i) for i, t in enumerate(turns)]}, "test.jsonl:1")
-    first = _checked(run)[0]
+    first = next(e for e in _checked(run) if e.decision.startswith("The harness"))
     assert first.decision == "The harness ended the run after 4 calls, before any answer or other change went through."
     assert first.turns == [1, 2, 4]
     assert first.notes == ['Search(Kiln Pizza) at turn 1 returned: "Kiln Pizza is a restaurant chain based in Tulsa, '

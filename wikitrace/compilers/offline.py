@@ -406,8 +406,8 @@ FOUND_SHOWN = 4
 
 
 def _halted(r: Reading, writes: list[Call]) -> list[Item]:
-    """A run the harness ended before any change (an answer, a booking) went through: the ending
-    first, with what the look-ups that went through had returned by then, so a reader sees whether
+    """A run the harness ended before any change (an answer, a booking) went through: the ending,
+    with what the look-ups that went through had returned by then, so a reader sees whether
     the run already held what it needed and what it was doing when stopped."""
     reason = harness_reason(r)
     if reason is None or writes or not r.calls:
@@ -415,8 +415,8 @@ def _halted(r: Reading, writes: list[Call]) -> list[Item]:
     found = [c for c in r.calls if not c.error and not c.writes and (c.turn.result or "").strip()]
     found = list({signature(c.turn): c for c in reversed(found)}.values())[::-1][:FOUND_SHOWN]  # each once, first seen
     last = r.calls[-1]
-    notes = [f"{_label(c, 60)} at turn {c.n} returned: \"{quote_of(c.turn.result, 160)}\"" for c in found]
-    return [Item(85, Evidence(
+    notes = [f"{_label(c, 60)} at turn {c.n} returned: \"{quote_of(c.turn.result, 240)}\"" for c in found]
+    return [Item(79, Evidence(  # below the errors no later call got past: those may be why nothing went through
         decision=f"The harness ended the run after {len(r.calls)} call{'s' if len(r.calls) != 1 else ''}, "
                  "before any answer or other change went through.",
         support=f"The harness stopped the run: {reason}. "
