@@ -256,6 +256,10 @@ def _success_items(r: Reading) -> list[Item]:
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c)), "write", c))
     # look-ups: those whose observation supplied a value the state-changing calls used, then the first
     first = next((c for c in calls if not c.writes and not c.error), None)
+    # and the last one before the change that settled the run: what it acted on when no argument shows it
+    # (a hand-off after reading the booking it could not change)
+    latest = next((c for c in reversed(calls) if last_write is not None and c.n < last_write.n and not c.writes
+                   and not c.error and not answered_nothing(c)), None)
     first_change = min((w.n for w in writes), default=None)
     told: set[str] = set()
     # with no state change at all, or none but the answer that ended the run (a QA log's Finish), the
@@ -263,7 +267,7 @@ def _success_items(r: Reading) -> list[Item]:
     acted = writes if not (len(writes) == 1 and gives_answer(r, writes[0])) else []
     for c in calls:
         if c.writes or c.error or c.n in fixes or answered_nothing(c) or (
-                c.n not in supplied and c is not first and (acted or signature(c.turn) in told)):
+                c.n not in supplied and c is not first and c is not latest and (acted or signature(c.turn) in told)):
             continue
         told.add(signature(c.turn))
         keys = list(dict.fromkeys(supplied.get(c.n, [])))
