@@ -1088,3 +1088,19 @@ def test_a_run_the_harness_stopped_before_an_answer_says_what_it_had_found():
                            'Oklahoma."', 'Search(Harbor Subs) at turn 2 returned: "Harbor Subs is a sandwich chain based '
                            'in Portland, Maine."',
                            'The agent wrote with this call (turn 4): "I need the coordinates of Tulsa instead."']
+
+
+def test_a_hand_off_shows_the_look_up_it_followed():
+    """A transfer takes no value from the booking it read, yet that booking is why the agent
+    handed off: the last look-up before the change that settled the run is on the page."""
+    turns = [_say("system", "You are a travel agent. Basic economy bookings cannot be changed."),
+             _say("user", "I am ana_7; change booking QX7 to a nonstop flight."),
+             _call("get_user", {"user_id": "ana_7"}, '{"name": "Ana", "bookings": ["QX7", "RM2"]}'),
+             _call("get_booking", {"booking_id": "QX7"}, '{"booking_id": "QX7", "cabin": "basic_economy"}'),
+             _say("assistant", "QX7 is basic economy and cannot be changed. Shall I transfer you to an agent?"),
+             _say("user", "yes please"),
+             _call("transfer_to_agent", {"summary": "Wants to change a basic economy booking."}, "Transfer successful")]
+    items = _checked(_native("handoff-1", turns, True))
+    assert [e.turns for e in items] == [[2], [3], [6]]
+    assert items[1].support == ('It returned: an object; its plain top-level fields: {"booking_id": "QX7", "cabin": '
+                                '"basic_economy"}')
