@@ -530,13 +530,13 @@ def _note(c: Check, text: str, n: int) -> None:
             said = " ".join((t.content or "").split())
         assert said.startswith(quoted) and (said == quoted) != bool(m.group(4)), text
         return
-    m = re.fullmatch(r"The expected `(\w+)` (\".*?\") (?:appears in no observation or user message before this call|"
+    m = re.fullmatch(r"The expected `([\w.\[\]]+)` (\".*?\") (?:appears in no observation or user message before this call|"
                      r"was shown before this call by (.+))\.", text)
     if m:  # where the expected value of an argument stood before the change, or that it stood nowhere
         value = json.loads(m.group(2))
         expected = json.loads(c.run.task.metadata["expected_calls"])
         call = c.call(n)
-        assert any(e["name"] == call.name and e["arguments"].get(m.group(1)) == value != call.arguments.get(m.group(1))
+        assert any(e["name"] == call.name and _at(e["arguments"], m.group(1)) == value != _at(call.arguments, m.group(1))
                    for e in expected)
         word = re.compile(r"(?<![\w.])" + re.escape(value.lower()) + r"(?!\w)")
         held = [t.turn for t in c.run.turns if t.turn < n and not is_harness_turn(t) and (
@@ -586,12 +586,13 @@ def _expected_note(c: Check, text: str, n: int) -> None:
     if m:
         call = c.call(n)
         assert call.name == m.group(1)
-        pairs = re.findall(r"`(\w+)` (.+?) where this call sent (.+?)(?:; |$)", m.group(2))
+        pairs = re.findall(r"`([\w.\[\]]+)` (.+?) where this call sent (.+?)(?:; |$)", m.group(2))
         assert pairs
         fits = lambda said, value: said.endswith("…") and value.startswith(said[:-1]) or said == value  # noqa: E731
-        assert any(all((fits(want, shown(e["arguments"][k])) if k in e["arguments"] else want == "absent")
-                       and (fits(sent, shown(call.arguments[k])) if k in call.arguments else sent == "none")
-                       and e["arguments"].get(k) != call.arguments.get(k) for k, want, sent in pairs)
+        absent, at = _ABSENT, _at
+        assert any(all((fits(want, shown(at(e["arguments"], k))) if at(e["arguments"], k) is not absent else want == "absent")
+                       and (fits(sent, shown(at(call.arguments, k))) if at(call.arguments, k) is not absent else sent == "none")
+                       and at(e["arguments"], k) != at(call.arguments, k) for k, want, sent in pairs)
                    for e in changes if e["name"] == call.name)
         return
     m = re.fullmatch(r"The log records (\d+) expected changes? this run did not make: (.+?)(?: and \d+ more)?\.", text)
@@ -605,6 +606,19 @@ def _expected_note(c: Check, text: str, n: int) -> None:
             missed += [e for e in wanted if e["arguments"] not in sent]
     assert int(m.group(1)) == len(missed) > 0
     assert set(re.findall(r"(\w+)\(", m.group(2))) <= {e["name"] for e in missed}
+
+
+_ABSENT = object()
+
+
+def _at(args, path: str):
+    """The value at an argument path (``flights[1].flight_number``), or _ABSENT."""
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        if part.startswith("["):
+            args = args[int(part[1:-1])] if isinstance(args, list) and int(part[1:-1]) < len(args) else _ABSENT
+        else:
+            args = args.get(part, _ABSENT) if isinstance(args, dict) else _ABSENT
+    return args
 
 
 def _objects(node):
@@ -1104,3 +1118,23 @@ def test_a_hand_off_shows_the_look_up_it_followed():
     assert [e.turns for e in items] == [[2], [3], [6]]
     assert items[1].support == ('It returned: an object; its plain top-level fields: {"booking_id": "QX7", "cabin": '
                                 '"basic_economy"}')
+
+
+def test_an_expected_call_differing_inside_a_list_names_the_item_that_differs():
+    """Two flights, the second one other than expected: the note names that flight, not two lists
+    clipped to the same first flight, and where the expected one had been shown."""
+    search = json.dumps([{"flight_number": "HAT2", "price": 90}, {"flight_number": "HAT3", "price": 70}])
+    traj = [{"role": "system", "content": "You are an airline agent."},
+            {"role": "user", "content": "Book HAT1 and then the cheapest flight after it."},
+            _tool_call(1, "search_flights", {"after": "HAT1"}),
+            _tool_answer(1, "search_flights", search),
+            {"role": "user", "content": "yes"},
+            _tool_call(2, "book_flight", {"flights": [{"flight_number": "HAT1"}, {"flight_number": "HAT2"}]}),
+            _tool_answer(2, "book_flight", '{"booking_id": "NEW1"}')]
+    run = _tau([{"name": "book_flight", "kwargs": {"flights": [{"flight_number": "HAT1"}, {"flight_number": "HAT3"}]}}],
+               traj, 0.0)
+    notes = [n for e in _checked(run) for n in e.notes]
+    assert ('The log records the book_flight call the task expected with `flights[1].flight_number` "HAT3" where this '
+            'call sent "HAT2".') in notes, notes
+    assert ('The expected `flights[1].flight_number` "HAT3" was shown before this call by search_flights\'s answer '
+            '(turn 2).') in notes, notes

@@ -45,9 +45,19 @@ def _call(c: dict) -> str:
     return f"{c['name']}({clip(args, 120)})"
 
 
-def _differing(expected: dict, sent) -> list[str]:
-    sent = sent if isinstance(sent, dict) else {}
-    return [k for k in sorted(set(expected) | set(sent)) if expected.get(k) != sent.get(k)]
+_ABSENT = object()
+
+
+def _differing(expected, sent, path: str = "") -> list[tuple[str, object, object]]:
+    """(argument path, expected value, value sent) for each place the two differ, ``_ABSENT`` where
+    one has none: objects compared key by key and lists of one length item by item, so a reader
+    sees the one flight or payment that differs, not two lists clipped to the same start."""
+    if isinstance(expected, dict) and isinstance(sent, dict):
+        return [d for k in sorted(set(expected) | set(sent), key=str)
+                for d in _differing(expected.get(k, _ABSENT), sent.get(k, _ABSENT), f"{path}.{k}" if path else str(k))]
+    if isinstance(expected, list) and isinstance(sent, list) and len(expected) == len(sent) and path:
+        return [d for i, (x, y) in enumerate(zip(expected, sent)) for d in _differing(x, y, f"{path}[{i}]")]
+    return [] if expected == sent else [(path or "argument", expected, sent)]
 
 
 def made_as_expected(r: Reading, c: Call) -> bool:
@@ -65,17 +75,16 @@ def change_notes(r: Reading, c: Call) -> list[str]:
     if not same:
         return [f"The calls the log records as expected for this task include no {c.name} call"
                 + ("." if expected else "; it expected look-ups only.")]  # the changes it missed are a note of their own
-    best = min(same, key=lambda e: len(_differing(e["arguments"], c.turn.arguments)))
-    keys = _differing(best["arguments"], c.turn.arguments)
-    if not keys:
-        return [f"The log records this same {c.name} call among those the task expected."]
     sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
-    parts = [f"`{k}` " + (_value(best["arguments"][k]) if k in best["arguments"] else "absent")
-             + " where this call sent " + (_value(sent[k]) if k in sent else "none") for k in keys[:SHOWN]]
+    best = min(same, key=lambda e: len(_differing(e["arguments"], sent)))
+    diffs = _differing(best["arguments"], sent)
+    if not diffs:
+        return [f"The log records this same {c.name} call among those the task expected."]
+    parts = [f"`{k}` " + (_value(want) if want is not _ABSENT else "absent")
+             + " where this call sent " + (_value(got) if got is not _ABSENT else "none") for k, want, got in diffs[:SHOWN]]
     return [f"The log records the {c.name} call the task expected with " + "; ".join(parts)
-            + (f" (and {len(keys) - SHOWN} more arguments differ)." if len(keys) > SHOWN else ".")] + [
-        _seen_note(r, c, k, best["arguments"][k]) for k in keys[:SHOWN]
-        if isinstance(best["arguments"].get(k), str) and best["arguments"][k].strip()]
+            + (f" (and {len(diffs) - SHOWN} more arguments differ)." if len(diffs) > SHOWN else ".")] + [
+        _seen_note(r, c, k, want) for k, want, _got in diffs[:SHOWN] if isinstance(want, str) and want.strip()]
 
 
 def _seen_note(r: Reading, c: Call, key: str, value: str) -> str:
