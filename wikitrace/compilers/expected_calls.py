@@ -30,10 +30,17 @@ def expected_changes(r: Reading) -> list[dict] | None:
         if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str)
                                                   and isinstance(c.get("arguments"), dict) for c in calls):
             calls = None
+        r.memo["expected.all"] = calls
         r.memo[key] = None if calls is None else [
             c for c in calls if not is_read_only(Turn(0, "function_call", "assistant", name=c["name"],
                                                       arguments=c["arguments"]))]
     return r.memo[key]
+
+
+def expected_lookups(r: Reading) -> list[dict]:
+    """The look-ups the log records as expected (empty when it records none)."""
+    changes = expected_changes(r)
+    return [c for c in r.memo.get("expected.all") or [] if c not in (changes or [])]
 
 
 def _value(v) -> str:
@@ -108,9 +115,7 @@ def _seen_note(r: Reading, c: Call, key: str, value: str) -> str:
 def missed_notes(r: Reading) -> list[str]:
     """The expected changes the run did not make: for a tool the log expects more changes of than
     went through, each expected one that no change of the run sent with the same arguments."""
-    expected = expected_changes(r)
-    if not expected:
-        return []
+    expected = expected_changes(r) or []
     made: dict[str, list] = {}
     for c in r.calls:
         if c.writes and not c.error:
@@ -120,7 +125,13 @@ def missed_notes(r: Reading) -> list[str]:
         wanted = [e for e in expected if e["name"] == name]
         if len(wanted) > len(made.get(name, [])):
             missed += [e for e in wanted if e["arguments"] not in made.get(name, [])]
-    if not missed:
-        return []
-    return [f"The log records {len(missed)} expected change{'s' if len(missed) != 1 else ''} this run did not make: "
-            f"{join([_call(e) for e in missed], SHOWN)}."]
+    notes = [f"The log records {len(missed)} expected change{'s' if len(missed) != 1 else ''} this run did not make: "
+             f"{join([_call(e) for e in missed], SHOWN)}."] if missed else []
+    # a look-up the task expected and the run never made: the fact it answered or acted without
+    # (a membership it took from the user's word, a record it never opened)
+    asked = [(c.name, c.turn.arguments) for c in r.calls if not c.error]
+    unread = [e for e in expected_lookups(r) if (e["name"], e["arguments"]) not in asked]
+    if unread:
+        notes.append(f"The log records {len(unread)} expected look-up{'s' if len(unread) != 1 else ''} this run did "
+                     f"not make: {join([_call(e) for e in unread], SHOWN)}.")
+    return notes
