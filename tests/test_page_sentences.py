@@ -419,7 +419,7 @@ def _note(c: Check, text: str, n: int) -> None:
     m = re.fullmatch(r'(.+) at turn (\d+) returned: "(.+)"', text)
     if m:  # what a look-up that went through returned, from its start (a run the harness stopped)
         seen = c.call(int(m.group(2)))
-        assert not seen.is_error and is_read_only(seen) and int(m.group(2)) <= n and not c.changes()
+        assert not seen.is_error and is_read_only(seen) and int(m.group(2)) <= n
         assert seen.name in m.group(1) or m.group(1).strip("`").rstrip("…") in _text(seen), m.group(1)
         assert " ".join((seen.result or "").split()).startswith(m.group(3)), text
         return
@@ -1151,3 +1151,25 @@ def test_an_expected_call_differing_inside_a_list_names_the_item_that_differs():
             'call sent "HAT2".') in notes, notes
     assert ('The expected `flights[1].flight_number` "HAT3" was shown before this call by search_flights\'s answer '
             '(turn 2).') in notes, notes
+
+
+def test_a_wrong_answer_no_page_held_shows_what_the_pages_said():
+    """No look-up returned the expected answer: the page shows what the last look-ups did return,
+    so a reader sees the fact the agent read past (the head office in another state)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_lesson_specifics import _qa
+    from test_offline_content import _run
+
+    run = _run(_qa("yes", "no", [("Brightline Power", "Brightline Power is a utility based in Raleigh, North Carolina."),
+                                 ("Harbor Funds", "Harbor Funds is an asset manager based in Salem, Massachusetts.")],
+                   "Are Brightline Power and Harbor Funds both based in Massachusetts?", run_id="both-1"))
+    notes = [n for e in _checked(run) for n in e.notes]
+    assert 'Search(Brightline Power) at turn 1 returned: "Brightline Power is a utility based in Raleigh, North ' \
+           'Carolina."' in notes, notes
+    # with the expected answer on a page, the words around it are shown instead
+    seen = _run(_qa("Salem", "Salem, Massachusetts", [("Harbor Funds", "Harbor Funds is an asset manager based in "
+                                                                       "Salem, Massachusetts.")],
+                    "Where is Harbor Funds based?", run_id="seen-1"))
+    assert not any(" returned: " in n for e in _checked(seen) for n in e.notes)

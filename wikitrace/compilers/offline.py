@@ -35,7 +35,7 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
-from .insight_words import free_form, gives_answer, join, report_message
+from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
 from .expected_calls import change_notes, made_as_expected, missed_notes
 from .page_items import answered_nothing, diff_phrase, lacking_support, shown_answer, silent_items
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
@@ -369,6 +369,10 @@ def _failure_items(r: Reading) -> list[Item]:
             notes = notes + record_rule_notes(r, c) + choice_notes(r, c)
         else:
             notes = notes + answer_context(r, c)
+            gold = expected_answer(r)
+            if c is answered and gives_answer(r, c) and not (gold and answer_seen_in(r, gold, c)):
+                # what it read, where no page held the expected answer: the last pages before the answer
+                notes += _found(r, _looked_up(r, c.n)[-FOUND_NEAR_ANSWER:])
         last = c is writes[-1]
         edit = edit_of(c.turn)
         # the task asked for this very change: context, ranked below the causes (unless it carries the changes missed)
@@ -407,6 +411,20 @@ def _failure_items(r: Reading) -> list[Item]:
 
 
 FOUND_SHOWN = 4
+FOUND_NEAR_ANSWER = 3
+
+
+def _looked_up(r: Reading, before: int) -> list[Call]:
+    """The look-ups before a turn that went through and returned something, each distinct call once
+    (its first time), in order."""
+    found = [c for c in r.calls if c.n < before and not c.error and not c.writes and (c.turn.result or "").strip()]
+    return list({signature(c.turn): c for c in reversed(found)}.values())[::-1]
+
+
+def _found(r: Reading, calls: list[Call]) -> list[str]:
+    """What look-ups returned, each from its start: the pages an answer rests on, or the facts a
+    stopped run already held."""
+    return [f"{_label(c, 60)} at turn {c.n} returned: \"{quote_of(c.turn.result, 240)}\"" for c in calls]
 
 
 def _halted(r: Reading, writes: list[Call]) -> list[Item]:
@@ -416,10 +434,9 @@ def _halted(r: Reading, writes: list[Call]) -> list[Item]:
     reason = harness_reason(r)
     if reason is None or writes or not r.calls:
         return []
-    found = [c for c in r.calls if not c.error and not c.writes and (c.turn.result or "").strip()]
-    found = list({signature(c.turn): c for c in reversed(found)}.values())[::-1][:FOUND_SHOWN]  # each once, first seen
     last = r.calls[-1]
-    notes = [f"{_label(c, 60)} at turn {c.n} returned: \"{quote_of(c.turn.result, 240)}\"" for c in found]
+    found = _looked_up(r, last.n + 1)[:FOUND_SHOWN]  # the first pages: what it had learnt before it got stuck
+    notes = _found(r, found)
     return [Item(79, Evidence(  # below the errors no later call got past: those may be why nothing went through
         decision=f"The harness ended the run after {len(r.calls)} call{'s' if len(r.calls) != 1 else ''}, "
                  "before any answer or other change went through.",
