@@ -7,14 +7,19 @@ order, and the page says how many calls it left out:
 - success: the last state-changing call (what settled the outcome), the other
   state-changing calls that went through, every call that got past an error
   (a recovery), the look-ups whose observations supplied an argument of those
-  calls, and the first look-up;
+  calls, the first look-up and the last one before the settling change (every
+  distinct look-up when the only change is the answer);
 - failure, ranked so that the first cause is the turn the log most points at:
   state-changing calls shown in full, their arguments checked against what the
   run had seen or been told before them and against the rules of its own system
   prompt (a call where either check fails comes first); errors the run never got
   past (a program the machine lacks after the run's own changes: runs that
-  succeed meet it too); identical calls repeated; a run that never acted. An
-  ending by the harness is stated as such, never as a cause.
+  succeed meet it too); identical calls repeated; a run that never acted; a run
+  the harness stopped before any change, with what its look-ups had returned. An
+  ending by the harness is stated as such, never as the run's own error.
+
+Each change carries what the agent wrote before it (its reasoning, or its last
+message since its previous call): the why of the call, in the agent's own words.
 
 One call is told once: a retry or an edit inside a fail-edit-pass item, or an
 error inside its repetition, gets no item of its own. A call that answered
@@ -37,13 +42,14 @@ from .changes import Edit, edit_of, what_ran
 from .grounding import ground
 from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
 from .expected_calls import change_notes, made_as_expected, missed_notes
-from .page_items import answered_nothing, diff_phrase, lacking_support, shown_answer, silent_items
+from .page_items import (FOUND_NEAR_ANSWER, answered_nothing, diff_phrase, found_notes, halted_evidence, label,
+                         lacking_support, looked_up, short_call, shown_answer, silent_items)
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
                          given_answer_note, reason_note, record_rule_notes, used_record, wrong_answer)
 from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .arguments import check_arguments
-from .reading import Call, Reading, command_of, full_arguments, harness_reason, read_run, runs_a_command
+from .reading import Call, Reading, command_of, full_arguments, harness_reason, read_run
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
 from .text import clip, quote_of, short_task, signature
 
@@ -137,18 +143,6 @@ def _call_line(call: Call) -> str:
     return f"{call.name}({full_arguments(call.turn)})" + (f"\nsent as: {json.dumps(sent)}" if isinstance(sent, str) else "")
 
 
-def _short_call(call: Call, limit: int = 100) -> str:
-    return f"{call.name}({clip(full_arguments(call.turn), limit)})"
-
-
-def _label(call: Call, limit: int = 100) -> str:
-    """A call as a reader knows it: a shell command as itself, any other call with its arguments."""
-    command = command_of(call.turn)
-    if command is not None and runs_a_command(call.turn):
-        return f"`{clip(command, limit)}`"
-    return _short_call(call, limit)
-
-
 def _recoveries(calls: list[Call]) -> list[tuple[Call, Call]]:
     """(error, the first later call of the same program that went through): a shell call is
     matched by the program it ran, any other call by its tool."""
@@ -183,7 +177,7 @@ def _same_again(err: Call, fix: Call) -> str:
     before, after = command_of(err.turn), command_of(fix.turn)
     if before is not None and before == after:
         return "the same command"
-    return "the same call" if not _changed_keys(err, fix) else _label(fix, 80)
+    return "the same call" if not _changed_keys(err, fix) else label(fix, 80)
 
 
 def _changed_keys(a: Call, b: Call) -> list[str]:
@@ -220,7 +214,7 @@ def _success_items(r: Reading) -> list[Item]:
         if edits:  # fail, edit, pass: what was changed and that the same check then went through
             again = _same_again(err, fix)
             items.append(Item(80, Evidence(
-                decision=f"After {_label(err, 80)} failed at turn {err.n}, {_edits_phrase(edits)}; "
+                decision=f"After {label(err, 80)} failed at turn {err.n}, {_edits_phrase(edits)}; "
                          f"{again} then went through at turn {fix.n}"
                          + (f" and its tests passed ({clip(passed, 80)})." if passed else "."),
                 support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
@@ -272,7 +266,7 @@ def _success_items(r: Reading) -> list[Item]:
         told.add(signature(c.turn))
         keys = list(dict.fromkeys(supplied.get(c.n, [])))
         items.append(Item(55 if keys else 50 - c.n / 10_000, Evidence(
-            decision=f"Looked up with {_short_call(c)} at turn {c.n}"
+            decision=f"Looked up with {short_call(c)} at turn {c.n}"
             + (f"; a later call took {', '.join(keys[:4])} from what it returned." if keys
                else " before any change." if first_change is not None and c.n < first_change else "."),
             support=(keys and used_record(r, c, taken[c.n])) or (
@@ -322,7 +316,7 @@ def _failure_items(r: Reading) -> list[Item]:
         afters[c.n] = after
         lacking = lacking_support(c, changed)  # a missing program: below the run's own changes
         items.append(Item(30 if past else 45 + c.n / 10_000 if lacking and changed else 80 + c.n / 10_000, Evidence(
-            decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {_short_call(c)} at turn {c.n}")
+            decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {short_call(c)} at turn {c.n}")
             + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,
             support=lacking or f"The environment answered with an error: {clip(c.turn.result)}",
             turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
@@ -351,7 +345,7 @@ def _failure_items(r: Reading) -> list[Item]:
         # what became of the error it repeated: "no later Finish call went through"
         after = afters[first_error.call.n] if first_error else "."
         items.append(Item(first_error.rank if first_error else 60, Evidence(
-            decision=f"Repeated the same call {_short_call(same[0], 60)} {n} times (turns {listed}){after}",
+            decision=f"Repeated the same call {short_call(same[0], 60)} {n} times (turns {listed}){after}",
             support=f"Nothing in the arguments or the answer changed and {how}; each returned: {clip(same[-1].turn.result, 100)}",
             turns=[c.n for c in shown], quote=quote_of(same[-1].turn.result),
             call=_call_line(same[0]) if same[0].writes else None),
@@ -372,7 +366,7 @@ def _failure_items(r: Reading) -> list[Item]:
             gold = expected_answer(r)
             if c is answered and gives_answer(r, c) and not (gold and answer_seen_in(r, gold, c)):
                 # what it read, where no page held the expected answer: the last pages before the answer
-                notes += _found(r, _looked_up(r, c.n)[-FOUND_NEAR_ANSWER:])
+                notes += found_notes(looked_up(r, c.n)[-FOUND_NEAR_ANSWER:])
         last = c is writes[-1]
         edit = edit_of(c.turn)
         # the task asked for this very change: context, ranked below the causes (unless it carries the changes missed)
@@ -389,7 +383,9 @@ def _failure_items(r: Reading) -> list[Item]:
                 "what the task asked for" + (" (see the checks below)." if flagged else "." + provenance(r, c))),
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
     items += _silent(r, 25)  # context, shown when slots are left: never in place of a cause
-    items += _halted(r, writes)
+    ended = halted_evidence(r, writes)
+    if ended is not None:  # below the errors no later call got past: those may be why nothing went through
+        items.append(Item(79, ended, "idle"))
     if not writes and not any(c.error for c in calls):
         last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
         said = report_message(r)
@@ -409,38 +405,3 @@ def _failure_items(r: Reading) -> list[Item]:
                           "idle"))
     return items
 
-
-FOUND_SHOWN = 4
-FOUND_NEAR_ANSWER = 3
-
-
-def _looked_up(r: Reading, before: int) -> list[Call]:
-    """The look-ups before a turn that went through and returned something, each distinct call once
-    (its first time), in order."""
-    found = [c for c in r.calls if c.n < before and not c.error and not c.writes and (c.turn.result or "").strip()]
-    return list({signature(c.turn): c for c in reversed(found)}.values())[::-1]
-
-
-def _found(r: Reading, calls: list[Call]) -> list[str]:
-    """What look-ups returned, each from its start: the pages an answer rests on, or the facts a
-    stopped run already held."""
-    return [f"{_label(c, 60)} at turn {c.n} returned: \"{quote_of(c.turn.result, 240)}\"" for c in calls]
-
-
-def _halted(r: Reading, writes: list[Call]) -> list[Item]:
-    """A run the harness ended before any change (an answer, a booking) went through: the ending,
-    with what the look-ups that went through had returned by then, so a reader sees whether
-    the run already held what it needed and what it was doing when stopped."""
-    reason = harness_reason(r)
-    if reason is None or writes or not r.calls:
-        return []
-    last = r.calls[-1]
-    found = _looked_up(r, last.n + 1)[:FOUND_SHOWN]  # the first pages: what it had learnt before it got stuck
-    notes = _found(r, found)
-    return [Item(79, Evidence(  # below the errors no later call got past: those may be why nothing went through
-        decision=f"The harness ended the run after {len(r.calls)} call{'s' if len(r.calls) != 1 else ''}, "
-                 "before any answer or other change went through.",
-        support=f"The harness stopped the run: {reason}. "
-                + ("What the look-ups that went through returned, each from its start, is listed below."
-                   if found else "No look-up had gone through."),
-        turns=[c.n for c in found if c is not last] + [last.n], notes=notes + reason_note(r, last)), "idle")]
