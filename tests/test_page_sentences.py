@@ -1173,3 +1173,18 @@ def test_a_wrong_answer_no_page_held_shows_what_the_pages_said():
                                                                        "Salem, Massachusetts.")],
                     "Where is Harbor Funds based?", run_id="seen-1"))
     assert not any(" returned: " in n for e in _checked(seen) for n in e.notes)
+
+
+def test_a_change_that_never_went_through_is_compared_with_the_expected_one():
+    """The booking failed and was never made: the page still says how it differed from the one the
+    log expected (the payment), on the error the run never got past."""
+    traj = [{"role": "system", "content": "You are an airline agent."},
+            {"role": "user", "content": "Book HAT1 for me, paid with gift_2."},
+            _tool_call(1, "book_flight", {"flight": "HAT1", "payment_id": "card_1"}),
+            _tool_answer(1, "book_flight", "Error: payment amount does not add up"),
+            {"role": "user", "content": "thanks ###STOP###"}]
+    run = _tau([{"name": "book_flight", "kwargs": {"flight": "HAT1", "payment_id": "gift_2"}}], traj, 0.0)
+    error = next(e for e in _checked(run) if e.support.startswith("The environment answered with an error"))
+    assert ('The log records the book_flight call the task expected with `payment_id` "gift_2" where this call sent '
+            '"card_1".') in error.notes
+    assert 'The expected `payment_id` "gift_2" was shown before this call by a user message (turn 1).' in error.notes

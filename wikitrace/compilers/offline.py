@@ -320,7 +320,9 @@ def _failure_items(r: Reading) -> list[Item]:
             + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,
             support=lacking or f"The environment answered with an error: {clip(c.turn.result)}",
             turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
-            call=_call_line(c) if c.writes else None, notes=listed_note(calls, c)), "error", c))
+            call=_call_line(c) if c.writes else None,
+            # a change that never went through: how it differs from the one the log expected
+            notes=listed_note(calls, c) + (change_notes(r, c) if c.writes and past is None else [])), "error", c))
     # a loop: the same call answered the same way, three times or more (the same command in
     # another folder, or answered differently, is no repetition)
     repeats = Counter((signature(c.turn), _answer(c)) for c in calls)
@@ -348,7 +350,9 @@ def _failure_items(r: Reading) -> list[Item]:
             decision=f"Repeated the same call {short_call(same[0], 60)} {n} times (turns {listed}){after}",
             support=f"Nothing in the arguments or the answer changed and {how}; each returned: {clip(same[-1].turn.result, 100)}",
             turns=[c.n for c in shown], quote=quote_of(same[-1].turn.result),
-            call=_call_line(same[0]) if same[0].writes else None),
+            call=_call_line(same[0]) if same[0].writes else None,
+            notes=change_notes(r, same[0]) if same[0].writes and not any(
+                x.n > same[0].n and not x.error and ran[x.n] == ran[same[0].n] for x in calls) else []),
             *(("error", same[0]) if first_error else ("loop", same[-1]))))  # the lesson stays the error's
     writes = [c for c in calls if c.writes and not c.error]
     # only the last change, and only when the agent (not the harness) ended the run, is the
