@@ -57,13 +57,14 @@ _ABSENT = object()
 
 def _differing(expected, sent, path: str = "") -> list[tuple[str, object, object]]:
     """(argument path, expected value, value sent) for each place the two differ, ``_ABSENT`` where
-    one has none: objects compared key by key and lists of one length item by item, so a reader
+    one has none: objects compared key by key and lists item by item, so a reader
     sees the one flight or payment that differs, not two lists clipped to the same start."""
     if isinstance(expected, dict) and isinstance(sent, dict):
         return [d for k in sorted(set(expected) | set(sent), key=str)
                 for d in _differing(expected.get(k, _ABSENT), sent.get(k, _ABSENT), f"{path}.{k}" if path else str(k))]
-    if isinstance(expected, list) and isinstance(sent, list) and len(expected) == len(sent) and path:
-        return [d for i, (x, y) in enumerate(zip(expected, sent)) for d in _differing(x, y, f"{path}[{i}]")]
+    if isinstance(expected, list) and isinstance(sent, list) and path:
+        return [d for i in range(max(len(expected), len(sent))) for d in _differing(
+            expected[i] if i < len(expected) else _ABSENT, sent[i] if i < len(sent) else _ABSENT, f"{path}[{i}]")]
     return [] if expected == sent else [(path or "argument", expected, sent)]
 
 
