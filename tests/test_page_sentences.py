@@ -1115,6 +1115,12 @@ def test_a_run_the_harness_stopped_before_an_answer_says_what_it_had_found():
                            'Oklahoma."', 'Search(Harbor Subs) at turn 2 returned: "Harbor Subs is a sandwich chain based '
                            'in Portland, Maine."',
                            'The agent wrote with this call (turn 4): "I need the coordinates of Tulsa instead."']
+    # look-ups only, no error: the ending is told once, not again as a run that never acted
+    calm = run_from_dict({"run_id": "halt-2", "task": {"id": "halt-2", "instruction": turns[0]["content"]},
+                          "outcome": {"success": False, "ended_by": "harness: halted at the step limit"},
+                          "turns": [dict(t, turn=i) for i, t in enumerate(turns[:3] + turns[-1:])]}, "test.jsonl:1")
+    assert [e.decision for e in _checked(calm)] == [
+        "The harness ended the run after 2 calls, before any answer or other change went through."]
 
 
 def test_a_hand_off_shows_the_look_up_it_followed():

@@ -389,8 +389,9 @@ def _failure_items(r: Reading) -> list[Item]:
     items += _silent(r, 25)  # context, shown when slots are left: never in place of a cause
     ended = halted_evidence(r, writes)
     if ended is not None:  # below the errors no later call got past: those may be why nothing went through
+        ended.notes += missed_notes(r)  # it also tells a run of look-ups only: no second item for that
         items.append(Item(79, ended, "idle"))
-    if not writes and not any(c.error for c in calls):
+    elif not writes and not any(c.error for c in calls):
         last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
         said = report_message(r)
         if calls:
