@@ -312,6 +312,10 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             assert c.changes(), "ranked below changes the run did not make"
     elif text.startswith("The environment accepted it") or text.startswith("The call went through"):
         assert c.went_through(turns[-1])
+        if text.startswith("The call went through, but it is not the call the log records as expected"):
+            call = c.call(turns[-1])  # the log expects this tool, never with these arguments
+            same = [e for e in json.loads(c.run.task.metadata["expected_calls"]) if e["name"] == call.name]
+            assert same and all(e["arguments"] != call.arguments for e in same), text
         _fields(c.call(turns[-1]), text)
         if " Its argument values were shown before it by: " in text:
             c.provenance(turns[-1], text.split(" Its argument values were shown before it by: ", 1)[1])
@@ -985,6 +989,9 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
     assert ('The log records the book_flight call the task expected with `payment_id` "gift_2" where this call sent '
             '"card_1".') in notes
     assert 'The log records 1 expected change this run did not make: send_voucher(amount=50, user_id="ana_7").' in notes
+    booking = next(e for e in _checked(run) if e.decision.startswith("Called book_flight"))
+    assert booking.support.startswith("The call went through, but it is not the call the log records as expected")
+    assert booking.notes[0].startswith("The log records the book_flight call the task expected with")
     # the look-up the task expected was made; one it expected and the run never made is named
     assert not any("expected look-up" in n for n in notes)
     unread = _tau(actions + [{"name": "get_user", "kwargs": {"user_id": "ana_7"}}], traj, 0.0)

@@ -74,6 +74,13 @@ def made_as_expected(r: Reading, c: Call) -> bool:
     return any(e["name"] == c.name and e["arguments"] == c.turn.arguments for e in expected_changes(r) or [])
 
 
+def differs_from_expected(r: Reading, c: Call) -> bool:
+    """Whether the log expects a call of this tool and none with these arguments: the change the
+    task asked for was made another way (its first note, change_notes, says how)."""
+    same = [e for e in expected_changes(r) or [] if e["name"] == c.name]
+    return bool(same) and not any(e["arguments"] == c.turn.arguments for e in same)
+
+
 def change_notes(r: Reading, c: Call) -> list[str]:
     """Notes on a change that went through, against the expected changes of the same tool."""
     expected = expected_changes(r)

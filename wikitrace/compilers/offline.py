@@ -41,7 +41,7 @@ from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
 from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
-from .expected_calls import change_notes, made_as_expected, missed_notes
+from .expected_calls import change_notes, differs_from_expected, made_as_expected, missed_notes
 from .page_items import (FOUND_NEAR_ANSWER, answered_nothing, diff_phrase, found_notes, halted_evidence, label,
                          lacking_support, looked_up, short_call, shown_answer, silent_items)
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
@@ -383,6 +383,8 @@ def _failure_items(r: Reading) -> list[Item]:
             + (", after the user agreed." if c.confirmed else "."),
             support=(wrong_answer(r, c) if c is answered else None) or (
                 "The call went through, and the log records this same call among those the task expected." if expected else
+                "The call went through, but it is not the call the log records as expected for this task: the first "
+                "note below says where they differ." + provenance(r, c) if differs_from_expected(r, c) else
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
                 "what the task asked for" + (" (see the checks below)." if flagged else "." + provenance(r, c))),
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
