@@ -18,7 +18,7 @@ nothing. Ratios measured in one run are what to compare: absolute times follow t
 load of the machine, which the table states.
 
     python benchmarks/scale.py --quick          # about 2 minutes: 2,000 runs, large = 2,000
-    python benchmarks/scale.py                  # the targets' sizes: 2,000 / 1,600 / 10,000 runs
+    python benchmarks/scale.py                  # the targets' sizes: 2,000 / 2,000 / 10,000 runs
     python benchmarks/scale.py --quick --record # also append the table to docs/performance.md
 """
 
@@ -33,6 +33,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -89,6 +90,59 @@ class Row:
         return "" if self.met is None else ("yes" if self.met else "NO")
 
 
+class TreeMemory:
+    """Peak of the summed resident memory of a process and all its descendants, sampled.
+
+    ``ru_maxrss`` from ``wait4`` is the largest single process, not the build: the main
+    process, the run reader and the page writer are separate interpreters, and the
+    machine has to hold them at once. Shared library pages are counted once per process,
+    so the figure errs high."""
+
+    PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+    def __init__(self, root: int, every: float = 0.05):
+        self.root, self.every, self.peak_kb = root, every, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _tree(self) -> list[int]:
+        children: dict[int, list[int]] = {}
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+        tree, todo = [], [self.root]
+        while todo:
+            pid = todo.pop()
+            tree.append(pid)
+            todo.extend(children.get(pid, ()))
+        return tree
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.every):
+            total = 0
+            for pid in self._tree():
+                try:
+                    with open(f"/proc/{pid}/statm", "rb") as fh:
+                        total += int(fh.read().split()[1]) * self.PAGE_KB
+                except (OSError, IndexError, ValueError):
+                    pass
+            self.peak_kb = max(self.peak_kb, total)
+
+    def stop(self) -> int:
+        """Stop sampling; the peak in MB."""
+        self._stop.set()
+        self._thread.join()
+        return self.peak_kb // 1024
+
+
 class Bench:
     def __init__(self, settle_seconds: float):
         self.settle_seconds = settle_seconds
@@ -100,7 +154,8 @@ class Bench:
         time.sleep(self.settle_seconds)
 
     def cli(self, args: list[str], env_extra: dict) -> tuple[float, int]:
-        """Run a `wikitrace` command in a child; return (seconds, peak RSS in MB). Exits on failure.
+        """Run a `wikitrace` command in a child; return (seconds, peak memory in MB of the command
+        and its helper processes together, see TreeMemory). Exits on failure.
         Its CPU time (helper processes included) is kept in ``self.cpu``: on a shared machine
         runs per CPU-second moves less with the load than runs per second."""
         self.settle()
@@ -109,14 +164,16 @@ class Bench:
         # As the `wikitrace` executable runs it (entry.py: the fast paths, then typer)
         proc = subprocess.Popen([sys.executable, "-m", "wikitrace.entry", *args, "--quiet"], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        memory = TreeMemory(proc.pid)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
+        peak_mb = max(memory.stop(), usage.ru_maxrss // 1024)
         code = os.waitstatus_to_exitcode(status)
         self.cpu = usage.ru_utime + usage.ru_stime
         if code != 0:
             sys.stderr.write(proc.stderr.read().decode()[-2000:])
             raise SystemExit(f"scale.py: `wikitrace {' '.join(args)}` exited with {code}")
-        return elapsed, usage.ru_maxrss // 1024
+        return elapsed, peak_mb
 
     def compile(self, inputs: Path, out: Path, env_extra: dict, *extra: str) -> tuple[float, int]:
         return self.cli(["compile", str(inputs), "--out", str(out), *extra], env_extra)
@@ -192,7 +249,7 @@ def measure(args, work: Path) -> list[Row]:
         rows.append(Row(f"LLM build of {large:,} runs at 0 ms", f"{secs_full:.1f} s"
                         + ("" if large == 10000 else f" (= {per_10k:.0f} s per 10,000)"),
                         "<= 35 s for 10,000", per_10k <= 35))
-        rows.append(Row("  its peak memory", f"{rss} MB", "<= 500 MB (10,000 runs)", rss <= 500))
+        rows.append(Row("  its peak memory, all its processes", f"{rss} MB", "<= 500 MB (10,000 runs)", rss <= 500))
         before = server.calls()
         secs_cache, _ = bench.compile(big, work / "c-large-2", env, "--concurrency", "32")
         rows.append(Row("  rebuild from cache (new folder)", f"{secs_cache:.1f} s, {server.calls() - before} LLM calls"))
@@ -281,13 +338,13 @@ def main() -> None:
                     help="about 2 minutes: 600 runs at 200 ms and a large corpus of 2,000 runs")
     ap.add_argument("--overhead", type=int, default=2000, help="runs for the offline and 0 ms figures")
     ap.add_argument("--concurrency-runs", type=int, default=None,
-                    help="runs at 200 ms (default 1,600 = 10 s of ideal flow; 600 with --quick)")
+                    help="runs at 200 ms (default 2,000, the size the targets name = 12.5 s of ideal flow; 600 with --quick)")
     ap.add_argument("--large", type=int, default=None, help="runs of the large build (default 10,000; 2,000 with --quick)")
     ap.add_argument("--record", action="store_true", help=f"append the table to {RECORD.relative_to(HERE.parent)}")
     ap.add_argument("--work", type=Path, default=None,
                     help="scratch folder (default: a fresh folder under benchmarks/_work, removed after)")
     args = ap.parse_args()
-    args.concurrency_runs = args.concurrency_runs or (600 if args.quick else 1600)
+    args.concurrency_runs = args.concurrency_runs or (600 if args.quick else 2000)
     args.large = args.large or (2000 if args.quick else 10000)
     if not TAU.exists():
         print(f"note: {TAU} absent, runs are synthesised from a small generated run", file=sys.stderr)
