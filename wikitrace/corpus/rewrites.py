@@ -241,12 +241,17 @@ def checklist(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict
         _k, _t, arg, place = pattern.split("|", 3)
         places.setdefault(arg, Counter())[place] = n
     said = []
+    took = None  # per source: the arguments of the tool it took from somewhere, and its patterns (read once)
     for arg in sorted(places):
         place, n = min(places[arg].items(), key=lambda kv: (-kv[1], kv[0]))
         if 2 * n <= wins or place == "mixed" or f"`{arg}`" in entry["guideline"]:  # no single place, or said already
             continue
-        setting = [e for e, _l in members if any(p.startswith(f"took|{tool}|{arg}|") for p in e.get("patterns") or [])]
-        other = sum(f"took|{tool}|{arg}|{place}" not in (e.get("patterns") or []) for e in setting)
+        if took is None:
+            prefix = f"took|{tool}|"
+            took = [({p[len(prefix):].split("|", 1)[0] for p in pats if p.startswith(prefix) and "|" in p[len(prefix):]},
+                     pats) for pats in ((e.get("patterns") or []) for e, _l in members)]
+        setting = [pats for args, pats in took if arg in args]  # the sources that set it (an argument holds no "|")
+        other = sum(f"took|{tool}|{arg}|{place}" not in pats for pats in setting)
         said.append(f"`{arg}` {_place_words(place)}"
                     + (f" ({other} of the {len(setting)} runs here that set it did not)" if other else ""))
     if said:
