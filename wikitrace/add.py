@@ -404,8 +404,9 @@ def _carry_everything(pub: Publisher, ids, bopts, previous: dict, records: dict,
     # The pages of replaced runs are written again (or removed by finish when no longer
     # produced); files another build left half-claimed (entry None) are removed too.
     dropped = {layout.compilation_doc(s) for s in gone}
+    gone_raw = {f"raw/{s}" for s in gone}  # the replaced runs' raw folders (none when only new runs come)
     pub.keep([rel for rel, entry in pub.manifest.files.items() if entry is not None and rel not in dropped
-              and not rel.startswith("insight/") and rel.split("/", 2)[:2] not in (["raw", s] for s in gone)])
+              and not rel.startswith("insight/") and not (gone_raw and "/".join(rel.split("/", 2)[:2]) in gone_raw)])
     return writer
 
 

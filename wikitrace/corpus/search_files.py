@@ -108,14 +108,18 @@ def _keys(paths) -> tuple[dict[str, tuple[str, str]], bool]:
     """Each layer file grep searches (no ``original.*``) -> its own (layer, shard), and whether
     every one is of a kind that joins that shard in any corpus (``_plan``'s second answer)."""
     keys, regular = {}, True
+    shards: dict[tuple[str, str], tuple[str, str]] = {}  # (layer, a run's folder or page) -> its shard
     for rel in paths:
         layer, _, rest = rel.partition("/")
         if layer not in LAYERS or rest.rpartition("/")[2].startswith("original."):
             continue
-        key = shard_key(rel)
-        if key == HEAD and not (rest == "_index.md"):
+        top = rest.partition("/")[0]
+        shard = shards.get((layer, top))  # a run's files share their first part: its key is worked out once
+        if shard is None:
+            shard = shards[(layer, top)] = (layer, shard_key(rel))
+        if shard[1] == HEAD and not (rest == "_index.md"):
             regular = False
-        keys[rel] = (layer, key)
+        keys[rel] = shard
     return keys, regular
 
 
