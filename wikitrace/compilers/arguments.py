@@ -143,6 +143,59 @@ def _json_fields(text: str) -> tuple[tuple[str, Any], ...]:
     return _json_field_list(text)
 
 
+def _same_field(text: str, path: str, args: list, names: frozenset[str]) -> list:
+    """The values a JSON observation gives the field an argument sets, on the same thing: at the
+    argument's own path (list positions aside), or as a field of the one object there named by
+    something the call sent (the flight it books, the certificate it pays with, by its id or by
+    the key it is filed under). A field of the same name elsewhere (a payment's ``amount`` in a
+    reservation's history, for a certificate's ``amount``) is another thing's."""
+    own, objects, count = _shapes(text)
+    key = _last_key(path)
+    values = list(own.get(_INDEX.sub("[]", path), ()))
+    named = [(fields, {v.lower() for v in ids if count[v] == 1}) for fields, ids in objects if key in fields]
+    # the names beside the argument in its own object (the certificate id beside an amount) come
+    # first; only when none names an object here does any name the call sent
+    parent = path[:len(path) - len(key)].rstrip(".")
+    near = {str(v).lower() for p, v in args if isinstance(v, str) and p[:len(p) - len(_last_key(p))].rstrip(".") == parent}
+    for pick in (near, names):
+        found = [fields[key] for fields, ids in named if ids & pick]
+        if found:
+            return values + found
+    return values
+
+
+_INDEX = re.compile(r"\[\d+\]")
+
+
+@lru_cache(maxsize=256)
+def _shapes(text: str) -> tuple[dict, list, dict]:
+    """A JSON observation's scalars by path (list positions aside); each object's own scalar
+    fields with the strings that name it (its string fields, the key it is filed under); and
+    how many objects each such string names."""
+    data = _parsed(text)
+    own: dict[str, list] = {}
+    objects: list[tuple[dict, set]] = []
+    count: dict[str, int] = {}
+    if data is _NOT_JSON:
+        return own, objects, count
+    for p, v in leaves(data):
+        own.setdefault(_INDEX.sub("[]", p), []).append(v)
+    stack = [(data, None)]
+    while stack:
+        node, filed_under = stack.pop()
+        if isinstance(node, dict):
+            fields = {k: v for k, v in node.items() if not isinstance(v, (dict, list))}
+            ids = {v for v in fields.values() if isinstance(v, str)} | ({filed_under} if filed_under else set())
+            objects.append((fields, ids))
+            for v in ids:
+                count[v] = count.get(v, 0) + 1
+            children = [(v, k) for k, v in node.items() if isinstance(v, (dict, list))]
+        else:
+            children = [(v, None) for v in node if isinstance(v, (dict, list))]
+        stack.extend(reversed(children))
+    return own, objects, count
+
+
 @dataclass
 class ArgCheck:
     """One argument of a call set against what the run had seen or been told before it."""
@@ -222,8 +275,9 @@ def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
         if is_verdict(reading, call.arguments):
             return []  # a label of the task's answer set is chosen, not a value some turn showed
         args = {FREE_FORM: call.arguments.strip()}  # one free-form argument (an answer, a query)
-    names = frozenset(v.lower() for _p, v in leaves(args) if isinstance(v, str) and len(v) > 2)
-    for path, value in leaves(args):
+    arg_leaves = leaves(args)
+    names = frozenset(v.lower() for _p, v in arg_leaves if isinstance(v, str) and len(v) > 2)
+    for path, value in arg_leaves:
         if value is None or isinstance(value, bool) or not _value_like(_last_key(path), str(value)):
             continue
         text = _as_text(value)
@@ -245,10 +299,10 @@ def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
         if check.seen_at is None:
             key = _last_key(path)
             for t in reversed(before):
-                if t_is_user(t):
+                if t_is_user(t) or not any(k == key for k, _v in _json_fields(t.result or "")):
                     continue
-                other = list(dict.fromkeys(v for k, v in _json_fields(t.result or "") if k == key
-                                           and v not in (None, "") and _as_text(v) != text))
+                other = list(dict.fromkeys(v for v in _same_field(t.result or "", path, arg_leaves, names)
+                                           if v not in (None, "") and _as_text(v) != text))
                 if other:  # every value the observation gave that field, not one picked at random
                     check.other, check.other_at = other, t.turn
                     break

@@ -1,0 +1,58 @@
+"""A page states a mismatch, a record's field or a rule only about the thing it concerns: a field
+of the same name on another record (a payment in a reservation's history, the reservation that
+holds a user id) is not the argument's field or the record an id points at."""
+
+from __future__ import annotations
+
+import json
+
+from test_page_sentences import _call, _checked, _native, _say
+
+POLICY = ("# Airline Agent Policy\n\nThe current time is 2024-05-15 15:00:00 EST.\n\n"
+          "- Before taking any actions that update the booking database (booking, modifying flights, editing "
+          "baggage, upgrading cabin class, or updating passenger information), you must list the action details "
+          "and obtain explicit user confirmation (yes) to proceed.\n\n"
+          "## Cancel flight\n\n- The agent must first obtain the user id, the reservation id, and the reason for "
+          "cancellation (change of plan, airline cancelled flight, or other reasons)\n\n"
+          "- All reservations can be cancelled within 24 hours of booking, or if the airline cancelled the flight. "
+          "Otherwise, basic economy or economy flights can be cancelled only if travel insurance is bought and the "
+          "condition is met, and business flights can always be cancelled.\n\n"
+          "## Compensation\n\n- If the user is silver/gold member or has travel insurance or flies business, and "
+          "complains about cancelled flights in a reservation, the agent can offer a certificate as a gesture "
+          "after confirming the facts, with the amount being $100 times the number of passengers.\n")
+
+RESERVATION = {"reservation_id": "WUNA5K", "user_id": "sophia_silva_7557", "origin": "ORD", "destination": "PHL",
+               "flight_type": "round_trip", "cabin": "economy",
+               "flights": [{"origin": "ORD", "destination": "PHL", "flight_number": "HAT271", "date": "2024-05-10",
+                            "price": 160}],
+               "passengers": [{"first_name": "Sophia", "last_name": "Silva", "dob": "1957-10-05"}],
+               "payment_history": [{"payment_id": "gift_card_6173779", "amount": 260}],
+               "created_at": "2024-05-08T19:01:02", "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no"}
+
+
+def _notes(turns, success=False) -> list[str]:
+    return [n for e in _checked(_native("same-thing", turns, success)) for n in e.notes]
+
+
+def test_a_certificate_amount_is_not_checked_against_a_payment_in_a_reservations_history():
+    turns = [_say("system", POLICY),
+             _say("user", "I'm a gold member, user id sophia_silva_7557; my flight earlier this month was cancelled."),
+             _call("get_reservation_details", {"reservation_id": "WUNA5K"}, json.dumps(RESERVATION)),
+             _say("assistant", "I can offer a $100 certificate. Shall I send it?"),
+             _say("user", "yes"),
+             _call("send_certificate", {"user_id": "sophia_silva_7557", "amount": 100},
+                   "Certificate certificate_3221322 added to user sophia_silva_7557 with amount 100.")]
+    notes = _notes(turns)
+    assert not any("gave that field as" in n for n in notes), notes
+    # the certificate's own record, found by the id the call sent, is the same thing: its amount is checked
+    wallet = {"name": {"first_name": "Sophia"}, "payment_methods": {
+        "certificate_1": {"source": "certificate", "amount": 150, "id": "certificate_1"},
+        "certificate_2": {"source": "certificate", "amount": 40, "id": "certificate_2"}}}
+    turns = [_say("system", POLICY), _say("user", "Book the flight, user id sophia_silva_7557, with my certificate."),
+             _call("get_user_details", {"user_id": "sophia_silva_7557"}, json.dumps(wallet)),
+             _say("assistant", "I will book it paying 305 with certificate_1. Confirm?"), _say("user", "yes"),
+             _call("book_reservation", {"user_id": "sophia_silva_7557", "payment_methods": [
+                 {"payment_id": "certificate_1", "amount": 305}]}, json.dumps({"reservation_id": "HATHAT"}))]
+    notes = _notes(turns)
+    assert "`payment_methods[0].amount` is 305, but the observation at turn 2 gave that field as 150." in notes
+
