@@ -56,3 +56,22 @@ def test_a_certificate_amount_is_not_checked_against_a_payment_in_a_reservations
     notes = _notes(turns)
     assert "`payment_methods[0].amount` is 305, but the observation at turn 2 gave that field as 150." in notes
 
+
+def test_a_record_that_refers_to_a_user_is_not_the_user_record():
+    """A cancelled reservation holds the user's id: its status is not the status of the record the
+    next booking's ``user_id`` points at. The reservation looked up by its own id is that record."""
+    cancelled = dict(RESERVATION, status="cancelled")
+    turns = [_say("system", POLICY),
+             _say("user", "Cancel WUNA5K, user id sophia_silva_7557, change of plan; then book me ORD to PHL."),
+             _call("get_reservation_details", {"reservation_id": "WUNA5K"}, json.dumps(RESERVATION)),
+             _say("assistant", "Cancelling WUNA5K, economy, no insurance. Confirm?"), _say("user", "yes"),
+             _call("cancel_reservation", {"reservation_id": "WUNA5K"}, json.dumps(cancelled)),
+             _say("assistant", "Booking ORD to PHL for sophia_silva_7557. Confirm?"), _say("user", "yes"),
+             _call("book_reservation", {"user_id": "sophia_silva_7557", "origin": "ORD", "destination": "PHL"},
+                   json.dumps(dict(RESERVATION, reservation_id="HATHAT")))]
+    notes = _notes(turns)
+    assert not any("`user_id` points at" in n for n in notes), notes
+    assert ('The record `reservation_id` points at has `cabin` "economy" (get_reservation_details\'s answer, turn 2); '
+            'a rule of the system prompt (turn 0) on this action names it: "Otherwise, basic economy or economy '
+            'flights can be cancelled only if travel insurance is bought and the condition is met, and business '
+            'flights can always be cancelled."') in notes, notes
