@@ -75,3 +75,19 @@ def test_a_record_that_refers_to_a_user_is_not_the_user_record():
             'a rule of the system prompt (turn 0) on this action names it: "Otherwise, basic economy or economy '
             'flights can be cancelled only if travel insurance is bought and the condition is met, and business '
             'flights can always be cancelled."') in notes, notes
+
+
+def test_a_rule_is_quoted_for_a_call_only_when_it_names_that_calls_action():
+    """The cancellation rule names economy flights, as a flight change's arguments do: it is a rule
+    on cancelling, not on changing flights. The same rule is quoted for a cancellation."""
+    turns = [_say("system", POLICY),
+             _say("user", "Move my reservation WUNA5K to HAT045 on 2024-05-20, economy, same payment."),
+             _call("get_reservation_details", {"reservation_id": "WUNA5K"}, json.dumps(RESERVATION)),
+             _say("assistant", "I will change WUNA5K to HAT045 on 2024-05-20 in economy. Confirm?"), _say("user", "yes"),
+             _call("update_reservation_flights", {"reservation_id": "WUNA5K", "cabin": "economy", "flights": [
+                 {"flight_number": "HAT045", "date": "2024-05-20"}], "payment_id": "gift_card_6173779"},
+                   json.dumps(dict(RESERVATION, flights=[{"flight_number": "HAT045", "date": "2024-05-20"}])))]
+    notes = _notes(turns)
+    assert not any("can be cancelled" in n for n in notes), notes
+    turns[5] = _call("cancel_reservation", {"reservation_id": "WUNA5K"}, json.dumps(dict(RESERVATION, status="cancelled")))
+    assert any("economy flights can be cancelled only if travel insurance" in n for n in _notes(turns))

@@ -281,13 +281,14 @@ def record_rule_notes(r: Reading, c: Call, limit: int = 2) -> list[str]:
     look-up's answer points at a record there, and a rule naming the call's action and every word
     of one of that record's plain values (a cabin class, a status) bears on the change though no
     argument names it. Said as what the log shows, never as a breach."""
-    from .rules import _DIGIT, _rules, _words
+    from .rules import _DIGIT, _rules, _words, action_verb
 
     if r.system is None or not c.writes:
         return []
     action = _words((c.name or "").replace("_", " ")) - {"the", "and"}
     # an "at most N" rule is counted against the arguments (rules_for): kept, it says nothing here
-    rules = [rule for rule in _rules(r) if not rule.limits and action & rule.words]
+    verb = action_verb(c.name or "")
+    rules = [rule for rule in _rules(r) if not rule.limits and verb & rule.words]
     pointers = [a for a in check_arguments(r, c.turn) if a.seen_in == "observation" and isinstance(a.value, str)]
     if not rules or not pointers:
         return []
