@@ -91,3 +91,30 @@ def test_a_rule_is_quoted_for_a_call_only_when_it_names_that_calls_action():
     assert not any("can be cancelled" in n for n in notes), notes
     turns[5] = _call("cancel_reservation", {"reservation_id": "WUNA5K"}, json.dumps(dict(RESERVATION, status="cancelled")))
     assert any("economy flights can be cancelled only if travel insurance" in n for n in _notes(turns))
+
+
+def _two_changes(listing: str) -> list[dict]:
+    booked = dict(RESERVATION, reservation_id="YAX4DR", user_id="chen_lee_6825")
+    return [_say("system", POLICY),
+            _say("user", "Upgrade Noah to business on YAX4DR and add 2 checked bags, card on file."),
+            _call("get_reservation_details", {"reservation_id": "YAX4DR"}, json.dumps(booked)),
+            _say("assistant", listing),
+            _say("user", "Yes, everything looks correct. Please go ahead with the update."),
+            _call("update_reservation_flights", {"reservation_id": "YAX4DR", "cabin": "business", "flights": [
+                {"flight_number": "HAT235", "date": "2024-05-18"}], "payment_id": "credit_card_4938634"},
+                  json.dumps(dict(booked, cabin="business"))),
+            _call("update_reservation_baggages", {"reservation_id": "YAX4DR", "total_baggages": 2,
+                                                  "nonfree_baggages": 0, "payment_id": "credit_card_4938634"},
+                  json.dumps(dict(booked, cabin="business", total_baggages=2)))]
+
+
+def test_one_yes_to_a_listing_of_several_changes_confirms_each_change_it_describes():
+    listing = ("To proceed, here are the details of the changes:\n\n1. **Upgrade Cabin Class:**\n   - New Cabin: "
+               "Business\n   - Additional Cost: $600\n\n2. **Add Checked Bags:**\n   - Total Checked Bags: 2\n"
+               "   - Non-Free Checked Bags: 0\n\n3. **Payment Method:** Credit Card on File\n\n"
+               "Please confirm if everything looks correct.")
+    notes = _notes(_two_changes(listing))
+    assert not any("came before another change" in n for n in notes), notes
+    # a listing that described only the cabin change: the bags were never put to the user
+    notes = _notes(_two_changes("I will upgrade YAX4DR to business for $600. Please confirm."))
+    assert any("the user's agreement (turn 4) came before another change (turn 5)" in n for n in notes), notes
