@@ -55,6 +55,15 @@ def test_a_certificate_amount_is_not_checked_against_a_payment_in_a_reservations
                  {"payment_id": "certificate_1", "amount": 305}]}, json.dumps({"reservation_id": "HATHAT"}))]
     notes = _notes(turns)
     assert "`payment_methods[0].amount` is 305, but the observation at turn 2 gave that field as 150." in notes
+    # a second passenger's dob is not the first's; a new booking's flight_type is not an old reservation's
+    turns = [_say("system", POLICY), _say("user", "Book ORD to PHL one way for me and Kevin Smith (2001-04-12)."),
+             _call("get_reservation_details", {"reservation_id": "WUNA5K"}, json.dumps(RESERVATION)),
+             _say("assistant", "Booking ORD-PHL one way for Sophia Silva and Kevin Smith. Confirm?"), _say("user", "yes"),
+             _call("book_reservation", {"user_id": "sophia_silva_7557", "flight_type": "one_way", "passengers": [
+                 {"first_name": "Sophia", "last_name": "Silva", "dob": "1957-10-05"},
+                 {"first_name": "Kevin", "last_name": "Smith", "dob": "2001-04-13"}]}, json.dumps({"reservation_id": "HATHAT"}))]
+    notes = _notes(turns)
+    assert not any("gave that field as" in n for n in notes), notes
 
 
 def test_a_record_that_refers_to_a_user_is_not_the_user_record():

@@ -108,16 +108,20 @@ def _json_fields(text: str) -> tuple[tuple[str, Any], ...]:
     return _json_field_list(text)
 
 
-def _same_field(text: str, path: str, args: list, names: frozenset[str]) -> list:
-    """The values a JSON observation gives the field an argument sets, on the same thing: at the
-    argument's own path (list positions aside), or as a field of the one object there named by
-    something the call sent (the flight it books, the certificate it pays with, by its id or by
-    the key it is filed under). A field of the same name elsewhere (a payment's ``amount`` in a
-    reservation's history, for a certificate's ``amount``) is another thing's."""
-    own, objects, count = _shapes(text)
+def _same_field(t: Turn, path: str, args: list, names: frozenset[str]) -> list:
+    """The values an observation gives the field an argument sets, on the same thing: a field of
+    the one object there that is the own record of a name the call sent (the certificate it
+    pays with, the reservation it changes). An object is a name's own record when it holds it
+    as ``id``, is filed under it, or is the whole answer of a call that was sent that name
+    under the same field (the look-up of that record). A field of the same name elsewhere (a
+    payment's ``amount`` in a reservation's history; the dob of another passenger; the
+    ``flight_type`` of a reservation that merely holds the user's id) is another thing's."""
+    objects, count = _shapes(t.result or "")
     key = _last_key(path)
-    values = list(own.get(_INDEX.sub("[]", path), ()))
-    named = [(fields, {v.lower() for v in ids if count[v] == 1}) for fields, ids in objects if key in fields]
+    top = objects[0][0] if objects and objects[0][2] else {}
+    looked_up = {str(v).lower() for p, v in leaves(t.arguments) if isinstance(v, str) and top.get(_last_key(p)) == v}
+    named = [(fields, {v.lower() for v in ids if count[v] == 1} | (looked_up if is_top else set()))
+             for fields, ids, is_top in objects if key in fields]
     # the names beside the argument in its own object (the certificate id beside an amount) come
     # first; only when none names an object here does any name the call sent
     parent = path[:len(path) - len(key)].rstrip(".")
@@ -125,40 +129,34 @@ def _same_field(text: str, path: str, args: list, names: frozenset[str]) -> list
     for pick in (near, names):
         found = [fields[key] for fields, ids in named if ids & pick]
         if found:
-            return values + found
-    return values
-
-
-_INDEX = re.compile(r"\[\d+\]")
+            return found
+    return []
 
 
 @lru_cache(maxsize=256)
-def _shapes(text: str) -> tuple[dict, list, dict]:
-    """A JSON observation's scalars by path (list positions aside); each object's own scalar
-    fields with the strings that name it (its string fields, the key it is filed under); and
-    how many objects each such string names."""
+def _shapes(text: str) -> tuple[list, dict]:
+    """A JSON observation's objects, in order: each one's own scalar fields, the names that are
+    its own (its ``id``, the key it is filed under) and whether it is the whole answer; and how
+    many objects each such name names."""
     data = _parsed(text)
-    own: dict[str, list] = {}
-    objects: list[tuple[dict, set]] = []
+    objects: list[tuple[dict, set, bool]] = []
     count: dict[str, int] = {}
     if data is _NOT_JSON:
-        return own, objects, count
-    for p, v in leaves(data):
-        own.setdefault(_INDEX.sub("[]", p), []).append(v)
+        return objects, count
     stack = [(data, None)]
     while stack:
         node, filed_under = stack.pop()
         if isinstance(node, dict):
             fields = {k: v for k, v in node.items() if not isinstance(v, (dict, list))}
-            ids = {v for v in fields.values() if isinstance(v, str)} | ({filed_under} if filed_under else set())
-            objects.append((fields, ids))
+            ids = {v for v in (fields.get("id"), filed_under) if isinstance(v, str)}
+            objects.append((fields, ids, node is data))
             for v in ids:
                 count[v] = count.get(v, 0) + 1
             children = [(v, k) for k, v in node.items() if isinstance(v, (dict, list))]
         else:
             children = [(v, None) for v in node if isinstance(v, (dict, list))]
         stack.extend(reversed(children))
-    return own, objects, count
+    return objects, count
 
 
 @dataclass
@@ -266,7 +264,7 @@ def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
             for t in reversed(before):
                 if t_is_user(t) or not any(k == key for k, _v in _json_fields(t.result or "")):
                     continue
-                other = list(dict.fromkeys(v for v in _same_field(t.result or "", path, arg_leaves, names)
+                other = list(dict.fromkeys(v for v in _same_field(t, path, arg_leaves, names)
                                            if v not in (None, "") and _as_text(v) != text))
                 if other:  # every value the observation gave that field, not one picked at random
                     check.other, check.other_at = other, t.turn
