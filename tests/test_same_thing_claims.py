@@ -127,3 +127,15 @@ def test_one_yes_to_a_listing_of_several_changes_confirms_each_change_it_describ
     # a listing that described only the cabin change: the bags were never put to the user
     notes = _notes(_two_changes("I will upgrade YAX4DR to business for $600. Please confirm."))
     assert any("the user's agreement (turn 4) came before another change (turn 5)" in n for n in notes), notes
+    # agreeing, then agreeing again to a follow-up question, keeps the listing agreed to
+    turns = _two_changes(listing)
+    turns[4:5] = [_say("user", "I'd like to proceed with these changes. Could the bag fee be waived?"),
+                  _say("assistant", "Fees are not waived, but I can go ahead. Shall I proceed with this approach?"),
+                  _say("user", "Yes, please go ahead with that approach.")]
+    notes = _notes(turns)
+    assert not any("came before another change" in n for n in notes), notes
+    # a new request between the listing and the yes: what was listed before it is no longer what was agreed
+    turns[4:7] = [_say("user", "Actually, what is my membership level?"), _say("assistant", "You are gold. Proceed?"),
+                  _say("user", "Yes.")]
+    notes = _notes(turns)
+    assert any("came before another change" in n for n in notes), notes

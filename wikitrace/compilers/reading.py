@@ -210,8 +210,14 @@ def read_run(run: Run) -> Reading:
             proposal += "\n" + t.content.lower()  # every message since the user last spoke
         elif t.type == "message" and t.role == "user":
             agreed = t.turn in replies and bool(_AFFIRM.search(t.content or ""))
+            # agreeing again (to a follow-up question) keeps what was agreed before; a message
+            # that does not agree is a new request, and what was put to the user before it lapses
+            if agreed:
+                proposed = (proposed if agreed_at is not None else "") + proposal
+            else:
+                proposed, done = "", set()
             agreed_at = t.turn if agreed else None
-            proposed, done, proposal = (proposal if agreed else ""), set(), ""
+            proposal = ""
     first = run.turns[0] if run.turns else None
     system = first if first is not None and first.type == "message" and first.role in ("system", "developer") else None
     facts = [t for t in run.turns if (t.type == "function_call" and t.result and not is_harness_turn(t))
