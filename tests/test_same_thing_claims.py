@@ -139,3 +139,22 @@ def test_one_yes_to_a_listing_of_several_changes_confirms_each_change_it_describ
                   _say("user", "Yes.")]
     notes = _notes(turns)
     assert any("came before another change" in n for n in notes), notes
+
+
+def test_a_search_for_a_name_an_error_listed_counts_as_taken_from_an_earlier_answer():
+    """"Words that neither the task text nor any earlier answer held": an error's "Similar: [...]"
+    is an answer the run read, so a query built from a name it listed is not the run's own words."""
+    from wikitrace.compilers.reading import read_run
+    from wikitrace.compilers.run_patterns import decisions_of
+
+    turns = [_say("system", "Solve a question answering task with interleaving Thought, Action, Observation steps."),
+             _say("user", "Question: Which airport serves the city where the Keeneland race course is?"),
+             _call("Search", "Keeneland race course", "Could not find [Keeneland race course]. Similar: "
+                   "['Keeneland', 'Keeneland Association', 'Blue Grass Airport'].", is_error=True),
+             _call("Search", "Blue Grass Airport", "Blue Grass Airport is a public airport in Lexington, Kentucky."),
+             _call("Finish", "Blue Grass Airport", "Answer is CORRECT")]
+    patterns = decisions_of(read_run(_native("listed-name", turns, True)))
+    assert "query|Search|shown" in patterns and "query|Search|own" not in patterns, patterns
+    # a query with a word no answer and not the task held is still the run's own
+    turns[3] = _call("Search", "Lexington horse airport", "Blue Grass Airport is a public airport in Lexington.")
+    assert "query|Search|own" in decisions_of(read_run(_native("own-words", turns, True)))
