@@ -158,3 +158,27 @@ def test_a_search_for_a_name_an_error_listed_counts_as_taken_from_an_earlier_ans
     # a query with a word no answer and not the task held is still the run's own
     turns[3] = _call("Search", "Lexington horse airport", "Blue Grass Airport is a public airport in Lexington.")
     assert "query|Search|own" in decisions_of(read_run(_native("own-words", turns, True)))
+
+
+def test_a_wrong_answer_and_the_expected_one_are_shown_whole_when_short():
+    """"answered Finish[1982-1988], expected "1988"": masking the numbers hid the whole lesson."""
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.runs.native import run_from_dict
+
+    turns = [_say("system", "Solve a question answering task with interleaving Thought, Action, Observation steps."),
+             _say("user", "Question: In which year did the magazine Antic stop being published?"),
+             _call("Search", "Antic (magazine)", "Antic was an American computer magazine published from 1982 to 1990."),
+             _call("Finish", "1982-1990", "Answer is INCORRECT")]
+    record = {"run_id": "qa-1", "task": {"id": "qa-1", "instruction": turns[1]["content"], "task_type": "hotpotqa",
+                                        "metadata": {"gold_answer": "1990"}},
+              "outcome": {"success": False, "ended_by": "agent"}, "turns": [dict(t, turn=i) for i, t in enumerate(turns)]}
+    details = [i.detail for i in compile_offline(run_from_dict(record, "test.jsonl:1")).insights]
+    assert 'turn 3: answered Finish[1982-1990], expected "1990"' in details, details
+    # a long answer is cut, but around where it departs from what was expected
+    record["task"]["metadata"]["gold_answer"] = "69th Cannes Film Festival"
+    turns[3] = _call("Finish", "the Cannes Film Festival held in the French Riviera town in May of the year in which "
+                     "the film premiered to a long standing ovation", "Answer is INCORRECT")
+    record["turns"] = [dict(t, turn=i) for i, t in enumerate(turns)]
+    (detail,) = [i.detail for i in compile_offline(run_from_dict(record, "test.jsonl:1")).insights
+                 if "answered Finish" in i.detail]
+    assert detail.endswith(', expected "69th Cannes Film Festival"') and "[the Cannes Film Festival held" in detail

@@ -35,7 +35,7 @@ from .insight_parts import (kind_of_tasks, lookups_before, main_edit, make_insig
                             verb)
 from .reading import Call, Reading, harness_reason
 from .schema import MAX_INSIGHTS, CandidateInsight
-from .text import clip, generic, signature
+from .text import clip, shown_beside, signature
 
 if TYPE_CHECKING:
     from .offline import Item
@@ -233,8 +233,9 @@ def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
     why = why_wrong(r, w)
     gold = expected_answer(r)
     score = r.run.outcome.score
-    detail = (f"turn {w.n}: {'answered' if gives_answer(r, w) else 'ended with'} {w.name}[{free_form(w)}]"
-              + (f", expected \"{clip(generic(gold), 40)}\"" if gold else "")
+    given = str(w.turn.arguments)  # both shown whole when short: the difference is the lesson
+    detail = (f"turn {w.n}: {'answered' if gives_answer(r, w) else 'ended with'} {w.name}"
+              f"[{shown_beside(given, gold or '')}]" + (f", expected \"{shown_beside(gold, given)}\"" if gold else "")
               + (f"; score {score:g}" if isinstance(score, (int, float)) and not isinstance(score, bool) else ""))
     title, guide = (x.format(t=w.name) for x in WHY_WRONG[why])
     return make_insight(f"answer|{w.name}|{why}", title, guide + ".",
