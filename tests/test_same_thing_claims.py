@@ -182,3 +182,36 @@ def test_a_wrong_answer_and_the_expected_one_are_shown_whole_when_short():
     (detail,) = [i.detail for i in compile_offline(run_from_dict(record, "test.jsonl:1")).insights
                  if "answered Finish" in i.detail]
     assert detail.endswith(', expected "69th Cannes Film Festival"') and "[the Cannes Film Festival held" in detail
+
+
+def _qa(run_id: str, calls: list[dict], success: bool, ended_by: str = "agent"):
+    from wikitrace.runs.native import run_from_dict
+
+    turns = [_say("system", "Solve a question answering task with interleaving Thought, Action, Observation steps."),
+             _say("user", "Question: Which city is the Keeneland race course in?"), *calls]
+    return run_from_dict({"run_id": run_id, "task": {"id": run_id, "instruction": turns[1]["content"],
+                                                     "task_type": "hotpotqa", "metadata": {"gold_answer": "Lexington"}},
+                          "outcome": {"success": success, "ended_by": ended_by},
+                          "turns": [dict(t, turn=i) for i, t in enumerate(turns)]}, "test.jsonl:1")
+
+
+def test_a_qa_run_is_never_told_in_words_for_changes():
+    """A QA run's Finish[...] is its answer, not a change: no "state-changing call", no "before any
+    change", no "make the change" on its pages or lessons."""
+    from wikitrace.compilers.offline import compile_offline
+
+    ok = _qa("qa-ok", [_call("Search", "Keeneland", "Keeneland is a race course in Lexington, Kentucky."),
+                       _call("Finish", "Lexington", "Answer is CORRECT")], True)
+    stuck = _qa("qa-stuck", [_call("Search", "Keeneland", "Keeneland is a race course and sales company."),
+                             _call("Lookup", "city", "(Result 1 / 1) It hosts the Blue Grass Stakes.")],
+                False, "harness: step limit")
+    for run in (ok, stuck):
+        comp = compile_offline(run)
+        text = " ".join([e.decision + " " + (e.support or "") + " " + " ".join(e.notes) for e in comp.evidence]
+                        + [i.guideline + " " + i.applicability + " " + i.detail for i in comp.insights])
+        for words in ("state-changing", "before any change", "make the change", "changes state"):
+            assert words not in text, (run.run_id, words, text)
+    assert any(i.key == "idle|lookups" and "give the answer then" in i.guideline for i in compile_offline(stuck).insights)
+    assert any(e.support == "The run was judged a failure without giving an answer." for e in compile_offline(stuck).evidence)
+    final = next(e for e in compile_offline(ok).evidence if e.decision.startswith("Called Finish"))
+    assert final.decision == "Called Finish at turn 3; the answer that ended the run."

@@ -35,7 +35,7 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
-from .insight_words import free_form, join, report_message
+from .insight_words import expected_answer, free_form, gives_answer, join, report_message
 from .expected_calls import change_notes, missed_notes
 from .page_items import answered_nothing, diff_phrase, lacking_support, silent_items
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
@@ -236,6 +236,8 @@ def _success_items(r: Reading) -> list[Item]:
             turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=_call_line(fix),
             notes=listed_note(calls, err)), "recovery", fix))
     last_write = writes[-1] if writes else None
+    # a free-text answer (a QA run's Finish[...]) ends the run but changes nothing: never worded as a change
+    answers = {c.n for c in writes if free_form(c) is not None and gives_answer(r, c)}
     seen: set[str] = set()
     for c in reversed(writes):  # the latest of identical state changes is the one that stood
         key = signature(c.turn)
@@ -247,13 +249,14 @@ def _success_items(r: Reading) -> list[Item]:
         items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(notes=given_answer_note(r, c) if final else [],
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + (", after the user agreed" if c.confirmed else "")
-            + ("; the run's last state-changing call." if final else "."),
+            + (("; the answer that ended the run." if c.n in answers else "; the run's last state-changing call.")
+               if final else "."),
             support=f"The environment accepted it: {clip(c.turn.result)}" if c.turn.result
             else "The environment accepted it.",
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c)), "write", c))
     # look-ups: those whose observation supplied a value the state-changing calls used, then the first
     first = next((c for c in calls if not c.writes and not c.error), None)
-    first_change = min((w.n for w in writes), default=None)
+    first_change = min((w.n for w in writes if w.n not in answers), default=None)
     told: set[str] = set()
     for c in calls:
         # with no state change at all, the look-ups are what the answer rests on: each distinct one counts
@@ -375,8 +378,10 @@ def _failure_items(r: Reading) -> list[Item]:
         said = report_message(r)
         if calls:
             decision = (f"Made {len(calls)} look-up call{'s' if len(calls) != 1 else ''} "
-                        f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) and no call that changes state.")
-            support = "The run was judged a failure without any state-changing call."
+                        f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) and "
+                        + ("gave no answer." if expected_answer(r) is not None else "no call that changes state."))
+            support = ("The run was judged a failure without giving an answer." if expected_answer(r) is not None
+                       else "The run was judged a failure without any state-changing call.")
         else:
             decision = "Ended the run without calling any tool."
             support = "The run was judged a failure without a single environment call."
