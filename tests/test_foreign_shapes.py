@@ -112,14 +112,19 @@ def test_a_run_the_step_limit_ended_teaches_no_lesson_about_its_answer(tmp_path)
 
 def test_a_failing_test_command_is_not_advised_to_install_a_program():
     """A Claude Code session whose pytest run failed, then passed after an Edit: the lesson
-    about the failing run says to fix what the message names and run it again; installing
-    a program is advice for a shell that could not find one."""
+    about the failing run says to change the code the failure points to and run the same command
+    again, and beside the run what it changed and that the command then passed; installing a
+    program is advice for a shell that could not find one."""
     from wikitrace.compilers.offline import compile_offline
     run = _only_run(FIX / "claude_code_mode" / "c41e7a10-2b9d-4f6e-9a83-5d0c1e2f3a4b.jsonl")
     run.outcome = Outcome(success=True, steps=4)
     lessons = [i for i in compile_offline(run).insights if i.key.startswith("error|")]
     assert lessons and all("install" not in i.guideline for i in lessons)
-    assert "then send the command again" in lessons[0].guideline
+    assert lessons[0].key == "error|Bash python|failing tests"
+    assert "change that code, then run the same Bash python command again" in lessons[0].guideline
+    assert lessons[0].detail.startswith("turn 1: python reported failing tests (FAILED ")
+    assert lessons[0].detail.endswith("; then changed money.py (in parse_amount) with Edit at turn 3; the same python "
+                                      "command passed at turn 4 (2 passed in 0.02s)")
 
 
 def test_a_call_without_arguments_is_not_told_to_check_its_arguments():

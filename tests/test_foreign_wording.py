@@ -75,7 +75,8 @@ FAILED tests/test_shelf.py::test_shelf_capacity - AssertionError: assert 3 == 4
 
 def test_a_failing_pytest_run_is_named_by_its_failed_test_not_its_banner():
     """pytest opens its report with a '=== FAILURES ===' banner; the line that says what failed
-    is the 'FAILED <file>::<test>' one below it, and the error lesson is named by that."""
+    is the 'FAILED <file>::<test>' one below it: the failing-tests lesson (one per program) names
+    it beside the run, and no text of the lesson holds the banner."""
     from wikitrace.compilers.offline import compile_offline
     from wikitrace.runs.model import Outcome, Run, Task, Turn
     bash = lambda n, cmd, out, err: Turn(turn=n, type="function_call", role="assistant", name="Bash",  # noqa: E731
@@ -93,8 +94,10 @@ def test_a_failing_pytest_run_is_named_by_its_failed_test_not_its_banner():
                                           task_type="claude-code"), turns=turns, outcome=Outcome(success=True, steps=3))
     lessons = [i for i in compile_offline(run).insights if i.key.startswith("error|")]
     assert lessons, [i.key for i in compile_offline(run).insights]
-    assert "FAILED" in lessons[0].title and "::test_shelf_capacity" in lessons[0].title, lessons[0].title
-    assert "=====" not in lessons[0].title and "=====" not in lessons[0].guideline
+    assert lessons[0].key == "error|Bash python|failing tests"
+    assert lessons[0].detail.startswith("turn 1: python reported failing tests (FAILED tests/test_shelf.py::"
+                                        "test_shelf_capacity - AssertionError: assert 3 == 4)"), lessons[0].detail
+    assert "=====" not in lessons[0].title + lessons[0].guideline + lessons[0].detail
 
 
 def test_programs_the_shell_could_not_find_are_one_environment_lesson_across_runs(tmp_path):

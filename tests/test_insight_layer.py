@@ -237,10 +237,12 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     what_to_do = page.split("## What to do", 1)[1].split("## Evidence", 1)[0]
     assert "for most of them (2 of 2 compared) the successful trials gave update_reservation_baggages another " \
-        "value of total_baggages" in what_to_do and "weigh that step before ending" in what_to_do
-    # the links are the failed runs the difference is said of, and the line says so
-    assert (f"- gave update_reservation_baggages another value of total_baggages: 2 failed runs here "
-            f"([{step['bags-trial-2']}]" in page)
+        "value of total_baggages" in what_to_do
+    assert ("\n\nIn a run like these, check the value of total_baggages for update_reservation_baggages "
+            "against the request: where a failed run") in what_to_do
+    assert (f"- gave update_reservation_baggages another value of total_baggages: for 2 failed runs here "
+            f"([{step['bags-trial-2']}]"
+            in page)
     # no argument value of the episode is written into corpus.json's patterns
     assert not any("FQ8APE" in p or "credit_card_4" in p for r in data["runs"] for p in r["patterns"])
     assert cli("check", out).returncode == 0

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import write_jsonl
 from test_offline_content import _call, _msg, _record, _turns
+from test_lesson_peers import peer_counts
 from test_page_sentences import RUNS
 
 from wikitrace.build import BuildOptions, build
@@ -59,6 +60,60 @@ def _check_procedure(run, guideline: str, detail: str) -> None:
             assert what_ran(shown) == tool and _named(shown.result or "", path), (detail, shown)
 
 
+def _check_points(run, detail: str) -> None:
+    """``; the task's trace names line N of F, which the edit at turn T changed`` / ``; the task
+    names FN, the function the edit at turn T changed``, against the task text and the edit."""
+    task = run.task.instruction or ""
+    m = re.search(r"; the task's trace names line (\d+) of (\S+), which the edit at turn (\d+) changed$", detail)
+    if m:
+        line, base, turn = int(m.group(1)), m.group(2), int(m.group(3))
+        (t,) = [x for x in run.turns if x.turn == turn and x.type == "function_call"]
+        e = edit_of(t)
+        lo, hi = map(int, re.match(r"\s*edit\s+(\d+):(\d+)", t.arguments if isinstance(t.arguments, str)
+                                   else t.arguments.get("command", "")).groups())
+        assert e.file.endswith("/" + base) and lo <= line <= hi and not t.is_error
+        assert re.search(rf"(?<![\w.]){re.escape(base)}(?::|\", line ){line}(?!\d)", task), (base, line)
+    m = re.search(r"; the task names (\w+), the function the edit at turn (\d+) changed$", detail)
+    if m:
+        (t,) = [x for x in run.turns if x.turn == int(m.group(2)) and x.type == "function_call"]
+        assert edit_of(t).function == m.group(1) and re.search(rf"(?<!\w){m.group(1)}(?!\w)", task)
+
+
+def _check_after_error(run, detail: str) -> None:
+    """What an error lesson says the run did after the error: the files it changed (by base name,
+    with the function), the tools and turns of those edits, the same command passing or not, the
+    call it ended with; each checked against the turns."""
+    calls = {t.turn: t for t in run.turns if t.type == "function_call"}
+    err = calls[int(re.match(r"turn (\d+): ", detail).group(1))]
+    m = re.search(r"; then changed (.+?) with (.+?) at turns? (\d+)(?:-(\d+))?(?:;|$)", detail)
+    if m:
+        first, last = int(m.group(3)), int(m.group(4) or m.group(3))
+        edits = [(t, e) for n, t in calls.items() if err.turn < n and first <= n <= last and not t.is_error
+                 and (e := edit_of(t)) is not None]
+        assert {edits[0][0].turn, edits[-1][0].turn} == {first, last}, detail
+        for name in re.findall(r"(?:^|, | and )([\w.-]+)(?: \(in \w+\))?", m.group(1)):
+            assert any(e.file.rstrip("/").rsplit("/", 1)[-1] == name for _t, e in edits), (name, detail)
+        for fn in re.findall(r"\(in (\w+)\)", m.group(1)):
+            assert any(e.function == fn for _t, e in edits), (fn, detail)
+    m = re.search(r"; the same (\S+) command passed at turn (\d+)(?: \((.+)\))?$", detail)
+    if m:
+        passed = calls[int(m.group(2))]
+        assert not passed.is_error and runs_a_command(passed) and what_ran(passed) == m.group(1) == what_ran(err)
+        assert not m.group(3) or m.group(3).rstrip("…") in " ".join((passed.result or "").split())
+    m = re.search(r"; no later (\S+) command passed \((\d+) more runs?\)$", detail)
+    if m:
+        again = [t for n, t in calls.items() if n > err.turn and runs_a_command(t) and what_ran(t) == m.group(1)]
+        assert len(again) == int(m.group(2)) and all(t.is_error for t in again), detail
+    if detail.endswith(" was not run again"):
+        assert not any(n > err.turn and runs_a_command(t) and what_ran(t) == what_ran(err) for n, t in calls.items())
+    if "; changed no file after it" in detail:
+        assert not any(n > err.turn and not t.is_error and edit_of(t) is not None for n, t in calls.items()), detail
+    m = re.search(r"; ended with (\S+)(?: \S+)? at turn (\d+)$", detail)
+    if m:
+        last = calls[int(m.group(2))]
+        assert last.name == m.group(1) and not last.is_error, detail
+
+
 def _check_asked(run, detail: str) -> None:
     from wikitrace.compilers.reading import read_run
 
@@ -98,8 +153,30 @@ def test_every_coding_lesson_sentence_is_true_of_its_run(run, success):
         assert "this run" not in lesson.guideline.lower(), lesson.guideline
         if lesson.key.startswith("procedure|") or lesson.key.startswith("went-through|"):
             _check_procedure(run, lesson.guideline, lesson.detail)
+            _check_points(run, lesson.detail)
         if lesson.key == "direct|asked":  # a question of the agent's that a person's reply came right after
             _check_asked(run, lesson.detail)
+        if lesson.key.endswith("|failing tests") or lesson.key == "error|missing-program":
+            _check_after_error(run, lesson.detail)
+        if lesson.key.endswith("|failing tests"):
+            m = re.match(r"turn (\d+): (\S+) reported failing tests(?: \((.+?)\))?(?:; then changed|; changed no file)",
+                         lesson.detail)
+            assert m, lesson.detail
+            (err,) = [t for t in run.turns if t.turn == int(m.group(1)) and t.type == "function_call"]
+            assert err.is_error and what_ran(err) == m.group(2)
+            assert not m.group(3) or m.group(3).rstrip("…") in err.result, m.group(3)
+
+
+def test_the_fixtures_hold_failing_tests_and_missing_programs_with_what_came_after():
+    """The check above reads something: a failing test then an edit then the same command passing,
+    and a program the shell could not find followed by edits."""
+    details = []
+    for run in RUNS:
+        run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+        details += [lesson.detail for lesson in compile_offline(run).insights
+                    if lesson.key.endswith("|failing tests") or lesson.key == "error|missing-program"]
+    assert any("; then changed " in d and "command passed at turn" in d for d in details), details
+    assert any("not found by the shell" in d and "; then changed " in d for d in details), details
 
 
 def test_the_fixtures_hold_a_coding_success_of_each_kind():
@@ -112,6 +189,9 @@ def test_the_fixtures_hold_a_coding_success_of_each_kind():
                  if lesson.key.startswith("procedure|") and ":file-" in lesson.key}
     assert {"file-task", "file-shown"} <= {k.split("+")[0] for k in said}, said
     assert any(k.endswith("+tested") for k in said), said
+    points = [lesson.detail for run in RUNS for lesson in compile_offline(run).insights
+              if lesson.key.startswith("procedure|") and "; the task " in lesson.detail]
+    assert points, "no fixture's task names the function or the trace line its edit changed"
 
 
 # --- the rewrites across runs -----------------------------------------------------------------
@@ -219,9 +299,11 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
     build(BuildOptions(inputs=[folder], out=out, offline=True, quiet=True, outcomes=outcomes))
     data = json.loads((out / "corpus.json").read_text())
     by_step = {r["step"]: r for r in data["runs"]}
+    insights = {i["id"]: i for i in data["insights"]}
     for entry in data["insights"]:
         members = [by_step[s["step"]] for s in entry["sources"]]
         _habit_counts(entry, members)
+        peer_counts(entry, by_step, insights)
         m = re.search(r" The runs here gave (.+)\.$", entry["guideline"])
         if m:  # each wrong verdict with the one expected, counted over the page's sources
             for given, wanted, n in re.findall(r"(.+?) where (.+?) was expected \((\d+)\)(?:; |$)", m.group(1)):
@@ -300,3 +382,30 @@ def test_a_run_the_harness_stopped_while_browsing_is_taught_so_and_no_other_is(r
         if c.writes and not c.error:
             assert isinstance(c.turn.arguments, str) and c.turn.arguments.strip() not in answers, c.turn
     assert "stopped by the harness: " in lessons[0].detail
+
+
+def test_a_success_whose_edit_changed_the_line_the_tasks_trace_names_says_so():
+    """An issue with a stack trace naming Cart.java:42, an edit of lines 40 to 44 of that file, a
+    submit: the procedure's source says the trace's line is the one the edit changed; an edit of
+    other lines says nothing of the trace."""
+    from test_offline_content import _run
+
+    def record(start: int, end: int) -> dict:
+        task = ("Cart.total() throws NullPointerException for an empty cart. Stack trace: "
+                "java.lang.NullPointerException at acme.shop.Cart.total(Cart.java:42)")
+        listing = "[File: /acme__shop/src/main/java/acme/shop/Cart.java (80 lines total)]\n(40 more lines above)\n41:x"
+        turns = [_msg("user", task),
+                 _call("open", "open src/main/java/acme/shop/Cart.java 42", listing),
+                 _call("edit", f"edit {start}:{end}\n        if (items == null) return 0;\nend_of_edit",
+                       listing + "\nFile updated. Please review the changes."),
+                 _call("submit", "submit", "diff --git a/src/main/java/acme/shop/Cart.java b/src/main/java/acme/shop/Cart.java"),
+                 {"type": "episode_over"}]
+        return _record("cart-1", "swe-bench", task, _turns(*turns), True)
+
+    run = _run(record(40, 44))
+    (lesson,) = [i for i in compile_offline(run).insights if i.key.startswith("procedure|")]
+    assert lesson.detail.endswith("; the task's trace names line 42 of Cart.java, which the edit at turn 2 changed"), \
+        lesson.detail
+    _check_points(run, lesson.detail)
+    (other,) = [i for i in compile_offline(_run(record(60, 61))).insights if i.key.startswith("procedure|")]
+    assert "trace names line" not in other.detail

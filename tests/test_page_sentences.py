@@ -127,6 +127,9 @@ class Check:
                 assert any(v and (v in flat or v.replace("_", " ") in flat.replace("-", " ")) for v in values), \
                     (m.group(1), where)
 
+    def stopped_by_harness(self) -> bool:
+        return (self.run.outcome.ended_by or "").startswith("harness") or any(is_harness_turn(t) for t in self.run.turns)
+
     def holds(self, n: int, text: str) -> bool:
         return _flat(text) in _flat(_text(self.by_n[n]))
 
@@ -164,6 +167,18 @@ def _scalars(value):
             yield from _scalars(v)
     elif value is not None:
         yield value
+
+
+def _fields(call: Turn, text: str) -> None:
+    """``an object; its plain top-level fields: {...}``: each field shown is a plain field at the top of
+    the call's JSON answer, with its value; "its" fields are all of them, "the first of" a prefix."""
+    m = re.search(r": an object; (its|the first of its) plain top-level fields: (\{.*\})$", text)
+    if not m:
+        return
+    answer, shown = json.loads(call.result), json.loads(m.group(2))
+    plain = [k for k, v in answer.items() if not isinstance(v, (dict, list))]
+    assert list(shown) == plain[:len(shown)] and all(answer[k] == v for k, v in shown.items()), text
+    assert (len(shown) == len(plain)) == (m.group(1) == "its"), text
 
 
 def _decision(c: Check, text: str, success: bool) -> None:
@@ -282,6 +297,10 @@ def _decision(c: Check, text: str, success: bool) -> None:
         named = re.split(r", | and ", re.sub(r" and \d+ more$", "", m.group(2)))
         assert set(named) <= {t.name for t in c.calls}, text  # the tools it looked with, by name
         return
+    m = re.fullmatch(r"The harness ended the run after (\d+) calls?, before any answer or other change went through\.", text)
+    if m:  # a run stopped by its harness with nothing changed: no answer, no booking went through
+        assert len(c.calls) == int(m.group(1)) and not c.changes() and c.stopped_by_harness()
+        return
     if text in ("Ended the run without calling any tool.", "Answered without calling any tool."):
         assert not c.calls
         return
@@ -300,6 +319,11 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             assert c.changes(), "ranked below changes the run did not make"
     elif text.startswith("The environment accepted it") or text.startswith("The call went through"):
         assert c.went_through(turns[-1])
+        if text.startswith("The call went through, but it is not the call the log records as expected"):
+            call = c.call(turns[-1])  # the log expects this tool, never with these arguments
+            same = [e for e in json.loads(c.run.task.metadata["expected_calls"]) if e["name"] == call.name]
+            assert same and all(e["arguments"] != call.arguments for e in same), text
+        _fields(c.call(turns[-1]), text)
         if " Its argument values were shown before it by: " in text:
             c.provenance(turns[-1], text.split(" Its argument values were shown before it by: ", 1)[1])
     elif text.startswith("Nothing in the arguments or the answer changed and "):
@@ -345,8 +369,23 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
         assert (m is None) == (c.run.outcome.score is None), text
         if m:
             assert abs(float(m.group(1)) - c.run.outcome.score) < 1e-5, text
+    elif text.startswith("The harness stopped the run: "):
+        assert c.stopped_by_harness() and not c.changes()
+        found = [t for t in c.calls if not t.is_error and is_read_only(t) and (t.result or "").strip()]
+        assert bool(found) == text.endswith("is listed below."), text
+    elif text.startswith("It returned the record a later call took "):
+        m = re.fullmatch(r"It returned the record a later call took `(\w+)` (\".*?\") from: (\{.*)", text)
+        assert m, text
+        value, shown, call = json.loads(m.group(2)), m.group(3), c.call(turns[-1])
+        records = [json.dumps(o, ensure_ascii=False) for o in _objects(json.loads(call.result))]
+        assert any(r == shown or shown.endswith("…") and r.startswith(shown[:-1]) for r in records), shown
+        held = [o for o in _objects(json.loads(call.result)) if json.dumps(o, ensure_ascii=False).startswith(
+            shown.rstrip("…")) and any(v == value and (k == m.group(1) or m.group(1).endswith("_" + k))
+                                       for k, v in o.items())]
+        assert held, text
+        assert any(value in list(_scalars(t.arguments)) for t in c.changes() if t.turn > turns[-1]), text
     elif text.startswith("It returned"):
-        pass
+        _fields(c.call(turns[-1]), text)
     elif text == "Its text, quoted below, is all the call holds: what the agent wrote there before going on.":
         call = c.call(turns[-1])  # a call that sent text and got nothing back
         assert not call.is_error and not (call.result or "").strip() and call.arguments
@@ -387,6 +426,13 @@ def _note(c: Check, text: str, n: int) -> None:
         assert len(given.split()) > 1 or any(ch.isdigit() or ch.isupper() for ch in given)
         assert not any(k < t.turn < n and not t.is_error and is_read_only(t) and _flat(given) in _flat(t.result or "")
                        for t in c.calls), "a later look-up showed it too"
+        return
+    m = re.fullmatch(r'(.+) at turn (\d+) returned: "(.+)"', text)
+    if m:  # what a look-up that went through returned, from its start (a run the harness stopped)
+        seen = c.call(int(m.group(2)))
+        assert not seen.is_error and is_read_only(seen) and int(m.group(2)) <= n
+        assert seen.name in m.group(1) or m.group(1).strip("`").rstrip("…") in _text(seen), m.group(1)
+        assert " ".join((seen.result or "").split()).startswith(m.group(3)), text
         return
     m = re.fullmatch(r'(\S+) at turn (\d+) had returned it in: "…?(.+?)…?"', text)
     if m:  # the words around the expected answer, quoted exactly from that look-up's answer
@@ -477,8 +523,61 @@ def _note(c: Check, text: str, n: int) -> None:
         for word in re.findall(r"[a-z]+", value.lower()):  # every word of the value, as the rule words it
             assert word[:4] in m.group(7).lower(), word
         return
+    m = re.fullmatch(r'(?:The agent wrote with this call \(turn (\d+)\)|The agent\'s last message before it \(turn '
+                     r'(\d+)\)): "(.+?)(…?)"', text)
+    if m:  # the agent's own words before a change: the call's reasoning, or its last message since its previous call
+        quoted = m.group(3)
+        if m.group(1):
+            k = int(m.group(1))
+            assert k == n and (c.by_n[k].reasoning or "").strip()
+            said = " ".join(c.by_n[k].reasoning.split())
+        else:
+            k = int(m.group(2))
+            t = c.by_n[k]
+            assert t.type == "message" and t.role == "assistant" and k < n and not (c.by_n[n].reasoning or "").strip()
+            assert not any(k < x.turn < n for x in c.calls) and not any(
+                k < x.turn < n and x.type == "message" and x.role == "assistant" and (x.content or "").strip()
+                for x in c.run.turns), "not the last message before the call"
+            said = " ".join((t.content or "").split())
+        assert said.startswith(quoted) and (said == quoted) != bool(m.group(4)), text
+        return
+    m = re.fullmatch(r"The expected `([\w.\[\]]+)` (\".*?\") (?:appears in no observation or user message before this call|"
+                     r"was shown before this call by (.+))\.", text)
+    if m:  # where the expected value of an argument stood before the change, or that it stood nowhere
+        value = json.loads(m.group(2))
+        expected = json.loads(c.run.task.metadata["expected_calls"])
+        call = c.call(n)
+        assert any(e["name"] == call.name and _at(e["arguments"], m.group(1)) == value != _at(call.arguments, m.group(1))
+                   for e in expected)
+        word = re.compile(r"(?<![\w.])" + re.escape(value.lower()) + r"(?!\w)")
+        held = [t.turn for t in c.run.turns if t.turn < n and not is_harness_turn(t) and (
+            (t.type == "function_call" and word.search((t.result or "").lower()))
+            or (t.type == "message" and t.role == "user" and word.search((t.content or "").lower())))]
+        if not m.group(3):
+            assert not held, held
+        else:
+            named = [int(x) for x in re.findall(r"\(turn (\d+)\)", m.group(3))]
+            assert named and named == held[:len(named)], (named, held)
+            for where, k in re.findall(r"(\S+)'s answer \(turn (\d+)\)", m.group(3)):
+                assert c.call(int(k)).name == where
+        return
     if text.startswith(("The calls the log records as expected", "The log records ")):
         _expected_note(c, text, n)
+        return
+    if text.startswith("It opened item "):
+        from test_option_choices import check_item_note
+
+        check_item_note(c.run, c.call(n), text)
+        return
+    if text.startswith("It chose "):
+        from test_option_choices import check_option_note
+
+        check_option_note(c.run, c.call(n), text)
+        return
+    if text.startswith("The reasoning given with it"):
+        from test_verdict_evidence import check_verdict
+
+        check_verdict(c.run, text, n)
         return
     if "no user message agreeing to it came right before the call" in text:
         assert c.has_interlocutor(), "a confirmation breach in a log where nobody answers the agent"
@@ -513,13 +612,22 @@ def _expected_note(c: Check, text: str, n: int) -> None:
     if m:
         call = c.call(n)
         assert call.name == m.group(1)
-        pairs = re.findall(r"`(\w+)` (.+?) where this call sent (.+?)(?:; |$)", m.group(2))
+        pairs = re.findall(r"`([\w.\[\]]+)` (.+?) where this call sent (.+?)(?:; |$)", m.group(2))
         assert pairs
         fits = lambda said, value: said.endswith("…") and value.startswith(said[:-1]) or said == value  # noqa: E731
-        assert any(all((fits(want, shown(e["arguments"][k])) if k in e["arguments"] else want == "absent")
-                       and (fits(sent, shown(call.arguments[k])) if k in call.arguments else sent == "none")
-                       and e["arguments"].get(k) != call.arguments.get(k) for k, want, sent in pairs)
+        absent, at = _ABSENT, _at
+        assert any(all((fits(want, shown(at(e["arguments"], k))) if at(e["arguments"], k) is not absent else want == "absent")
+                       and (fits(sent, shown(at(call.arguments, k))) if at(call.arguments, k) is not absent else sent == "none")
+                       and at(e["arguments"], k) != at(call.arguments, k) for k, want, sent in pairs)
                    for e in changes if e["name"] == call.name)
+        return
+    m = re.fullmatch(r"The log records (\d+) expected look-ups? this run did not make: (.+?)(?: and \d+ more)?\.", text)
+    if m:  # expected look-ups no call of the run made with the same arguments (one that went through)
+        lookups = [e for e in expected if e not in changes]
+        unread = [e for e in lookups if not any(t.name == e["name"] and t.arguments == e["arguments"] and not t.is_error
+                                                for t in c.calls)]
+        assert int(m.group(1)) == len(unread) > 0
+        assert set(re.findall(r"(\w+)\(", m.group(2))) <= {e["name"] for e in unread}
         return
     m = re.fullmatch(r"The log records (\d+) expected changes? this run did not make: (.+?)(?: and \d+ more)?\.", text)
     assert m, text
@@ -532,6 +640,19 @@ def _expected_note(c: Check, text: str, n: int) -> None:
             missed += [e for e in wanted if e["arguments"] not in sent]
     assert int(m.group(1)) == len(missed) > 0
     assert set(re.findall(r"(\w+)\(", m.group(2))) <= {e["name"] for e in missed}
+
+
+_ABSENT = object()
+
+
+def _at(args, path: str):
+    """The value at an argument path (``flights[1].flight_number``), or _ABSENT."""
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        if part.startswith("["):
+            args = args[int(part[1:-1])] if isinstance(args, list) and int(part[1:-1]) < len(args) else _ABSENT
+        else:
+            args = args.get(part, _ABSENT) if isinstance(args, dict) else _ABSENT
+    return args
 
 
 def _objects(node):
@@ -890,6 +1011,14 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
     assert ('The log records the book_flight call the task expected with `payment_id` "gift_2" where this call sent '
             '"card_1".') in notes
     assert 'The log records 1 expected change this run did not make: send_voucher(amount=50, user_id="ana_7").' in notes
+    booking = next(e for e in _checked(run) if e.decision.startswith("Called book_flight"))
+    assert booking.support.startswith("The call went through, but it is not the call the log records as expected")
+    assert booking.notes[0].startswith("The log records the book_flight call the task expected with")
+    # the look-up the task expected was made; one it expected and the run never made is named
+    assert not any("expected look-up" in n for n in notes)
+    unread = _tau(actions + [{"name": "get_user", "kwargs": {"user_id": "ana_7"}}], traj, 0.0)
+    assert 'The log records 1 expected look-up this run did not make: get_user(user_id="ana_7").' in [
+        n for e in _checked(unread) for n in e.notes]
     # two bookings expected, one made as expected: the other is the change it did not make
     twice = _tau([{"name": "book_flight", "kwargs": {"flight": "HAT1", "payment_id": "card_1"}},
                   {"name": "book_flight", "kwargs": {"flight": "HAT2", "payment_id": "card_1"}},
@@ -897,7 +1026,20 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
     notes = [n for e in _checked(twice) for n in e.notes]
     assert 'The log records 1 expected change this run did not make: book_flight(flight="HAT2", payment_id="card_1").' \
         in notes, notes
+    # a change made as expected is said so in its support, not as a note, and ranked below the causes
+    # (the last one keeps its place: it carries the changes the run did not make)
+    items = _checked(twice)
+    same = next(e for e in items if e.support.startswith("The call went through, and the log records this same call"))
+    assert Check(twice).call(same.turns[-1]).name == "cancel_booking" and items.index(same) > 0
+    assert not any("this same" in n for n in same.notes)
     assert "The log records this same book_flight call among those the task expected." in notes
+    # the expected payment: the run never saw it; with it shown by a look-up, the page names that turn
+    assert 'The expected `payment_id` "gift_2" appears in no observation or user message before this call.' \
+        in [n for e in _checked(run) for n in e.notes]
+    shown = _tau(actions, traj[:3] + [_tool_answer(1, "get_booking", '{"booking_id": "QX7", "cabin": "basic_economy", '
+                                                   '"payment_history": [{"payment_id": "gift_2"}]}')] + traj[4:], 0.0)
+    assert 'The expected `payment_id` "gift_2" was shown before this call by get_booking\'s answer (turn 2).' \
+        in [n for e in _checked(shown) for n in e.notes]
     # a log that records no expected calls gets none of these notes
     plain = _tau([], traj, 0.0)
     assert "expected_calls" not in plain.task.metadata
@@ -917,3 +1059,167 @@ def test_an_answer_taken_from_the_task_text_is_said_so():
     assert ('The answer it gave, "Clarence House", appears in the user message at turn 1, not in any look-up: "Which '
             'building faces the palace? Notes on your last attempt: I assumed it was Clarence House without searching '
             'for it."') in notes, notes
+
+
+def test_a_change_carries_what_the_agent_wrote_before_it():
+    """The why of a change in the agent's own words: its last message since its previous call (the
+    plan the user agreed to), or the reasoning the call itself carries (a ReAct thought)."""
+    turns = [_say("system", "You are a travel agent. Business bookings can always be cancelled."),
+             _say("user", "Please cancel my booking RM2."),
+             _call("get_booking", {"booking_id": "RM2"}, '{"booking_id": "RM2", "cabin": "business"}'),
+             _say("assistant", "RM2 is business class, which can always be cancelled. Shall I go ahead?"),
+             _say("user", "yes, go ahead"),
+             _call("cancel_booking", {"booking_id": "RM2"}, '{"booking_id": "RM2", "status": "cancelled"}')]
+    for success in (True, False):
+        notes = [n for e in _checked(_native("why-1", turns, success)) for n in e.notes]
+        assert ('The agent\'s last message before it (turn 3): "RM2 is business class, which can always be cancelled. '
+                'Shall I go ahead?"') in notes, notes
+    # a look-up right before the change: the message came before that look-up, so it is not this call's
+    later = turns[:5] + [_call("get_booking", {"booking_id": "RM2"}, '{"booking_id": "RM2"}')] + turns[5:]
+    assert not any(n.startswith("The agent's last message") for e in _checked(_native("why-2", later, True))
+                   for n in e.notes)
+
+
+def test_a_qa_answer_shows_every_look_up_it_rests_on_and_the_thought_behind_it():
+    """A verdict ("no") takes no value from any page, yet the page that decided it is the second
+    search: with no change but the answer, each distinct look-up is shown, and the Finish's own
+    thought says what the agent concluded from them."""
+    think = "Mira Holt is a Danish painter. So they are not both Swedish."
+    turns = [_say("user", "Are Ola Berg and Mira Holt both Swedish?"),
+             _call("Search", "Ola Berg", "Ola Berg is a Swedish composer born in Lund."),
+             _call("Search", "Mira Holt", "Mira Holt (born 1970) is a Danish painter."),
+             dict(_call("Finish", "no", ""), reasoning=think),
+             {"type": "answer", "role": "assistant", "content": "no"}]
+    turns.insert(0, _say("system", "Answer questions with Search and Finish."))
+    items = _checked(_native("verdict-1", turns, True))
+    assert [e.turns for e in items] == [[2], [3], [4]]
+    assert f'The agent wrote with this call (turn 4): "{think}"' in items[-1].notes
+
+
+def test_a_look_up_shows_the_record_a_later_change_took_its_value_from():
+    """A long JSON answer starts with fields nobody used: the support shows the record the change's
+    value came from (the payment the booking used), as JSON."""
+    profile = json.dumps({"name": "Ana", "address": {"city": "Lund"}, "payment_methods": {
+        "card_9": {"source": "credit_card", "last_four": "7334", "id": "card_9"},
+        "gift_2": {"source": "gift_card", "amount": 40, "id": "gift_2"}}})
+    turns = [_say("system", "You are a travel agent."),
+             _say("user", "Book HAT1 for me (user ana_7), paid with my card ending in 7334."),
+             _call("get_user", {"user_id": "ana_7"}, profile),
+             _say("user", "yes"),
+             _call("book_flight", {"flight": "HAT1", "payment_id": "card_9"}, '{"booking_id": "NEW1"}')]
+    items = _checked(_native("record-1", turns, True))
+    look = next(e for e in items if e.turns == [2])
+    assert look.support == ('It returned the record a later call took `payment_id` "card_9" from: {"source": '
+                            '"credit_card", "last_four": "7334", "id": "card_9"}')
+    # a JSON object answer is shown by its plain top-level fields: nested lists and objects left out
+    assert items[-1].support == 'The environment accepted it: an object; its plain top-level fields: {"booking_id": "NEW1"}'
+    wide = [*turns[:2], _call("get_user", {"user_id": "ana_7"}, json.dumps(
+        {"name": "Ana", "bookings": [{"id": f"B{i}", "flights": ["HAT1"] * 9} for i in range(9)], "tier": "gold"})),
+        *turns[2:]]
+    first = next(e for e in _checked(_native("record-2", wide, True)) if e.turns == [2])
+    assert first.support == 'It returned: an object; its plain top-level fields: {"name": "Ana", "tier": "gold"}'
+
+
+def test_a_run_the_harness_stopped_before_an_answer_says_what_it_had_found():
+    """Stopped at the step limit with no answer: the page opens with that ending and what the
+    look-ups that went through had returned, so a reader sees the run held both towns and spent
+    its last steps on searches that failed."""
+    from wikitrace.runs.native import run_from_dict
+
+    turns = [_say("user", "Which chain is based further north, Kiln Pizza or Harbor Subs?"),
+             _call("Search", "Kiln Pizza", "Kiln Pizza is a restaurant chain based in Tulsa, Oklahoma."),
+             _call("Search", "Harbor Subs", "Harbor Subs is a sandwich chain based in Portland, Maine."),
+             dict(_call("Search", "Tulsa latitude", "Could not find [Tulsa latitude]. Similar: ['Tulsa', 'Latitude'].",
+                        is_error=True), reasoning="I need the latitude of Tulsa."),
+             dict(_call("Search", "Tulsa coordinates", "Could not find [Tulsa coordinates]. Similar: ['Tulsa'].",
+                        is_error=True), reasoning="I need the coordinates of Tulsa instead."),
+             {"type": "episode_over", "role": "harness", "content": "halted at the step limit"}]
+    run = run_from_dict({"run_id": "halt-1", "task": {"id": "halt-1", "instruction": turns[0]["content"]},
+                         "outcome": {"success": False, "ended_by": "harness: halted at the step limit"},
+                         "turns": [dict(t, turn=i) for i, t in enumerate(turns)]}, "test.jsonl:1")
+    first = next(e for e in _checked(run) if e.decision.startswith("The harness"))
+    assert first.decision == "The harness ended the run after 4 calls, before any answer or other change went through."
+    assert first.turns == [1, 2, 4]
+    assert first.notes == ['Search(Kiln Pizza) at turn 1 returned: "Kiln Pizza is a restaurant chain based in Tulsa, '
+                           'Oklahoma."', 'Search(Harbor Subs) at turn 2 returned: "Harbor Subs is a sandwich chain based '
+                           'in Portland, Maine."',
+                           'The agent wrote with this call (turn 4): "I need the coordinates of Tulsa instead."']
+    # look-ups only, no error: the ending is told once, not again as a run that never acted
+    calm = run_from_dict({"run_id": "halt-2", "task": {"id": "halt-2", "instruction": turns[0]["content"]},
+                          "outcome": {"success": False, "ended_by": "harness: halted at the step limit"},
+                          "turns": [dict(t, turn=i) for i, t in enumerate(turns[:3] + turns[-1:])]}, "test.jsonl:1")
+    assert [e.decision for e in _checked(calm)] == [
+        "The harness ended the run after 2 calls, before any answer or other change went through."]
+
+
+def test_a_hand_off_shows_the_look_up_it_followed():
+    """A transfer takes no value from the booking it read, yet that booking is why the agent
+    handed off: the last look-up before the change that settled the run is on the page."""
+    turns = [_say("system", "You are a travel agent. Basic economy bookings cannot be changed."),
+             _say("user", "I am ana_7; change booking QX7 to a nonstop flight."),
+             _call("get_user", {"user_id": "ana_7"}, '{"name": "Ana", "bookings": ["QX7", "RM2"]}'),
+             _call("get_booking", {"booking_id": "QX7"}, '{"booking_id": "QX7", "cabin": "basic_economy"}'),
+             _say("assistant", "QX7 is basic economy and cannot be changed. Shall I transfer you to an agent?"),
+             _say("user", "yes please"),
+             _call("transfer_to_agent", {"summary": "Wants to change a basic economy booking."}, "Transfer successful")]
+    items = _checked(_native("handoff-1", turns, True))
+    assert [e.turns for e in items] == [[2], [3], [6]]
+    assert items[1].support == ('It returned: an object; its plain top-level fields: {"booking_id": "QX7", "cabin": '
+                                '"basic_economy"}')
+
+
+def test_an_expected_call_differing_inside_a_list_names_the_item_that_differs():
+    """Two flights, the second one other than expected: the note names that flight, not two lists
+    clipped to the same first flight, and where the expected one had been shown."""
+    search = json.dumps([{"flight_number": "HAT2", "price": 90}, {"flight_number": "HAT3", "price": 70}])
+    traj = [{"role": "system", "content": "You are an airline agent."},
+            {"role": "user", "content": "Book HAT1 and then the cheapest flight after it."},
+            _tool_call(1, "search_flights", {"after": "HAT1"}),
+            _tool_answer(1, "search_flights", search),
+            {"role": "user", "content": "yes"},
+            _tool_call(2, "book_flight", {"flights": [{"flight_number": "HAT1"}, {"flight_number": "HAT2"}]}),
+            _tool_answer(2, "book_flight", '{"booking_id": "NEW1"}')]
+    run = _tau([{"name": "book_flight", "kwargs": {"flights": [{"flight_number": "HAT1"}, {"flight_number": "HAT3"}]}}],
+               traj, 0.0)
+    notes = [n for e in _checked(run) for n in e.notes]
+    assert ('The log records the book_flight call the task expected with `flights[1].flight_number` "HAT3" where this '
+            'call sent "HAT2".') in notes, notes
+    assert ('The expected `flights[1].flight_number` "HAT3" was shown before this call by search_flights\'s answer '
+            '(turn 2).') in notes, notes
+
+
+def test_a_wrong_answer_no_page_held_shows_what_the_pages_said():
+    """No look-up returned the expected answer: the page shows what the last look-ups did return,
+    so a reader sees the fact the agent read past (the head office in another state)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_lesson_specifics import _qa
+    from test_offline_content import _run
+
+    run = _run(_qa("yes", "no", [("Brightline Power", "Brightline Power is a utility based in Raleigh, North Carolina."),
+                                 ("Harbor Funds", "Harbor Funds is an asset manager based in Salem, Massachusetts.")],
+                   "Are Brightline Power and Harbor Funds both based in Massachusetts?", run_id="both-1"))
+    notes = [n for e in _checked(run) for n in e.notes]
+    assert 'Search(Brightline Power) at turn 1 returned: "Brightline Power is a utility based in Raleigh, North ' \
+           'Carolina."' in notes, notes
+    # with the expected answer on a page, the words around it are shown instead
+    seen = _run(_qa("Salem", "Salem, Massachusetts", [("Harbor Funds", "Harbor Funds is an asset manager based in "
+                                                                       "Salem, Massachusetts.")],
+                    "Where is Harbor Funds based?", run_id="seen-1"))
+    assert not any(" returned: " in n for e in _checked(seen) for n in e.notes)
+
+
+def test_a_change_that_never_went_through_is_compared_with_the_expected_one():
+    """The booking failed and was never made: the page still says how it differed from the one the
+    log expected (the payment), on the error the run never got past."""
+    traj = [{"role": "system", "content": "You are an airline agent."},
+            {"role": "user", "content": "Book HAT1 for me, paid with gift_2."},
+            _tool_call(1, "book_flight", {"flight": "HAT1", "payment_id": "card_1"}),
+            _tool_answer(1, "book_flight", "Error: payment amount does not add up"),
+            {"role": "user", "content": "thanks ###STOP###"}]
+    run = _tau([{"name": "book_flight", "kwargs": {"flight": "HAT1", "payment_id": "gift_2"}}], traj, 0.0)
+    error = next(e for e in _checked(run) if e.support.startswith("The environment answered with an error"))
+    assert ('The log records the book_flight call the task expected with `payment_id` "gift_2" where this call sent '
+            '"card_1".') in error.notes
+    assert 'The expected `payment_id` "gift_2" was shown before this call by a user message (turn 1).' in error.notes

@@ -205,13 +205,14 @@ def test_a_qa_run_is_never_told_in_words_for_changes():
     stuck = _qa("qa-stuck", [_call("Search", "Keeneland", "Keeneland is a race course and sales company."),
                              _call("Lookup", "city", "(Result 1 / 1) It hosts the Blue Grass Stakes.")],
                 False, "harness: step limit")
-    for run in (ok, stuck):
+    idle = _qa("qa-idle", [_call("Search", "Keeneland", "Keeneland is a race course and sales company.")], False)
+    for run in (ok, stuck, idle):
         comp = compile_offline(run)
         text = " ".join([e.decision + " " + (e.support or "") + " " + " ".join(e.notes) for e in comp.evidence]
                         + [i.guideline + " " + i.applicability + " " + i.detail for i in comp.insights])
         for words in ("state-changing", "before any change", "make the change", "changes state"):
             assert words not in text, (run.run_id, words, text)
     assert any(i.key == "idle|lookups" and "give the answer then" in i.guideline for i in compile_offline(stuck).insights)
-    assert any(e.support == "The run was judged a failure without giving an answer." for e in compile_offline(stuck).evidence)
+    assert any(e.support == "The run was judged a failure without giving an answer." for e in compile_offline(idle).evidence)
     final = next(e for e in compile_offline(ok).evidence if e.decision.startswith("Called Finish"))
     assert final.decision == "Called Finish at turn 3; the answer that ended the run."

@@ -5,10 +5,12 @@ functions, as a source line beside the run."""
 
 from __future__ import annotations
 
+import re
+
 from .changes import edit_of, what_ran
 from .insight_parts import PLACE_RANK, edit_place, edits_of, kind_of_tasks, main_edit, make_insight, tested_after, verb
 from .insight_words import join
-from .reading import Call, Reading, runs_a_command
+from .reading import Call, Reading, command_of, runs_a_command
 from .schema import CandidateInsight
 
 
@@ -18,7 +20,8 @@ def last_edit(r: Reading) -> Call:
 
 # how a coding run found the file it changed (insight_parts.edit_place) -> (title phrase, step)
 _LOCATED = {
-    "task": ("Change the file the task names", "find the file the task text names"),
+    "task": ("Change the file the task names", "find the file the task text names (and in it the function, or the "
+             "line of a trace, the task names when it names one)"),
     "shown": ("Find the file to change in an earlier answer", "find the file to change in what an earlier call "
               "returned (a listing or a trace that names it)"),
     "new": ("", ""),
@@ -36,6 +39,28 @@ def edit_detail(r: Reading) -> str:
         files[e.file] = (rank, function or e.function or "", how)
     ordered = sorted(files.items(), key=lambda kv: kv[1][0])  # stable: first edited first within a place
     return join([f + (f" (in {fn})" if fn else "") + how for f, (_r, fn, how) in ordered], 3)
+
+
+# SWE-agent's edit command: "edit 571:571" replaces lines 571 to 571 of the open file
+_EDIT_RANGE = re.compile(r"^\s*edit\s+(\d+):(\d+)\b")
+
+
+def task_points(r: Reading) -> str:
+    """``; the task's trace names line 571 of A.java, which the edit at turn 3 changed`` or ``; the
+    task names findNamespace, the function the edit at turn 3 changed``: what the task text says of
+    the place a successful edit changed, beyond the file (the first edit that shows it)."""
+    task = r.run.task.instruction or ""
+    for c, e in edits_of(r):
+        base = e.file.rstrip("/").rsplit("/", 1)[-1]
+        m = _EDIT_RANGE.match(command_of(c.turn) or (c.turn.arguments if isinstance(c.turn.arguments, str) else ""))
+        if m:
+            lo, hi = int(m.group(1)), int(m.group(2))
+            for n in re.findall(rf"(?<![\w.]){re.escape(base)}(?::|\", line )(\d+)", task):
+                if lo <= int(n) <= hi:
+                    return f"; the task's trace names line {n} of {base}, which the edit at turn {c.n} changed"
+        if e.function and re.search(rf"(?<!\w){re.escape(e.function)}(?!\w)", task):
+            return f"; the task names {e.function}, the function the edit at turn {c.n} changed"
+    return ""
 
 
 def coding_procedure(r: Reading, final: Call, looks: list[str], detail: str, key: str) -> CandidateInsight:
@@ -61,4 +86,4 @@ def coding_procedure(r: Reading, final: Call, looks: list[str], detail: str, key
     elif title and not ends_with_edit:
         head += f", then {v}"
     return make_insight(key, head, "To settle the task: " + ", then ".join(steps) + ".",
-                        f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
+                        f"In {kind_of_tasks(r)} that end with {v}.", detail + task_points(r), True)

@@ -1,13 +1,19 @@
 """The insight of a call answered with an error, keyed by the tool, its command word and the
 error's masked first failing line; a program the shell could not find is one lesson per task
-type, whichever program it was (``error|missing-program``)."""
+type, whichever program it was (``error|missing-program``), and a test command that reported
+failing tests is one lesson per program, whichever test failed (``error|<tool>|failing tests``).
+The detail beside each run says what it did after the error: the files it changed, and whether
+the same command then passed, so the page of a lesson shows what its successful runs did."""
 
 from __future__ import annotations
 
 import re
 
-from .insight_parts import kind_of_tasks, make_insight, shape, verb
+from ..runs.errors import failure_line, tests_passed
+from .changes import what_ran
+from .insight_parts import edits_of, kind_of_tasks, make_insight, shape, verb
 from .insight_words import join, named_by, packed_calls, sums_to_named, what_changed
+from .option_choices import holding_words
 from .reading import Call, Reading, command_of, runs_a_command
 from .schema import CandidateInsight
 from .text import clip, signature
@@ -19,6 +25,13 @@ _NOT_FOUND_NAME = re.compile(r"([^\s:]+): (?:command )?not found\s*$", re.M)
 
 MISSING_PROGRAM_KEY = "error|missing-program"
 
+# a test runner's summary of failing tests: pytest's "=== FAILURES ===", "FAILED tests/x.py::t" and
+# "1 failed, 2 passed in 0.1s", unittest's "FAIL: test_x", JUnit's "Tests run: 3, Failures: 1", go's
+# "--- FAIL: TestX", cargo's "test result: FAILED", jest's "Tests: 1 failed", mocha's "2 failing"
+_TESTS_FAILED = re.compile(r"^=+ (?:FAILURES|ERRORS) =+\s*$|^FAILED \S|^FAIL: \S|^--- FAIL: |^test result: FAILED"
+                           r"|^(?:\[\w+\] )?Tests run: \d+, Failures: (?:[1-9]|\d+, Errors: [1-9])"
+                           r"|(?:^|[\s,=:])[1-9]\d* (?:failed|failing)(?=[ \t]*(?:$|[,;(=]|in \d))", re.M)
+
 
 def missing_programs(c: Call) -> list[str]:
     """The programs a command's shell answered it could not find (``javac: command not found``,
@@ -28,11 +41,74 @@ def missing_programs(c: Call) -> list[str]:
     return list(dict.fromkeys(_NOT_FOUND_NAME.findall(c.turn.result or ""))) or [verb(c)]
 
 
+def tests_failed(c: Call) -> bool:
+    """Whether a command's answer is a test runner's report of failing tests."""
+    return runs_a_command(c.turn) and bool(_TESTS_FAILED.search(c.turn.result or ""))
+
+
 def error_key(c: Call) -> str:
     """The pattern an error is counted as across the runs of a task type: a program the shell
     could not find is one fact of the environment whichever program it was (javac in one run,
-    mvn in another), so it is one key; any other error is keyed by its tool and its message."""
-    return MISSING_PROGRAM_KEY if missing_programs(c) else f"error|{verb(c)}|{shape(c)}"
+    mvn in another), so it is one key; so are failing tests of one program, whichever test
+    failed; any other error is keyed by its tool and its message."""
+    if missing_programs(c):
+        return MISSING_PROGRAM_KEY
+    return f"error|{verb(c)}|failing tests" if tests_failed(c) else f"error|{verb(c)}|{shape(c)}"
+
+
+def _base(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def changed_after(r: Reading, err: Call, until: int | None = None) -> str:
+    """``; then changed a.py (in f) with Edit at turn 3``: the files the run changed after an error
+    (before turn ``until`` when given), with the function when the log shows it; "" when none."""
+    edits = [(c, e) for c, e in edits_of(r) if c.n > err.n and (until is None or c.n < until)]
+    if not edits:
+        return ""
+    files: dict[str, str] = {}
+    for _c, e in edits:
+        files[_base(e.file)] = files.get(_base(e.file)) or e.function or ""
+    named = join([f + (f" (in {fn})" if fn else "") for f, fn in files.items()], 3)
+    tools = join(list(dict.fromkeys(verb(c) for c, _e in edits)), 2)
+    turns = sorted({c.n for c, _e in edits})
+    at = f"turn {turns[0]}" if len(turns) == 1 else f"turns {turns[0]}-{turns[-1]}"
+    return f"; then changed {named} with {tools} at {at}"
+
+
+def _ending(r: Reading, err: Call) -> str:
+    """``; ended with submit at turn 8``: the run's last state-changing call that went through
+    after the error, when it is no file edit (a submit, an answer)."""
+    writes = [c for c in r.calls if c.writes and not c.error and c.n > err.n]
+    last = writes[-1] if writes else None
+    if last is None or any(c is last for c, _e in edits_of(r)):
+        return ""
+    return f"; ended with {verb(last)} at turn {last.n}"
+
+
+def failing_tests_insight(r: Reading, err: Call) -> CandidateInsight:
+    """A test command that reported failing tests: the lesson is the fix-and-rerun loop, and the
+    detail says what the run did next (the files it changed, whether the same command passed)."""
+    v, ran = verb(err), what_ran(err.turn)
+    again = [c for c in r.calls if c.n > err.n and runs_a_command(c.turn) and what_ran(c.turn) == ran]
+    passed = next((c for c in again if not c.error), None)
+    changed = changed_after(r, err, passed.n if passed is not None else None)
+    if passed is not None:
+        summary = tests_passed(passed.turn.result)
+        after = f"; the same {ran} command passed at turn {passed.n}" + (f" ({clip(summary, 60)})" if summary else "")
+    elif again:
+        after = f"; no later {ran} command passed ({len(again)} more run{'s' if len(again) != 1 else ''})"
+    else:
+        after = f"; {ran} was not run again"
+    said = failure_line(err.turn.result)  # the line naming what failed (pytest's FAILED x::t), not its banner
+    detail = (f"turn {err.n}: {ran} reported failing tests" + (f" ({clip(said, 100)})" if said else "")
+              + (changed or "; changed no file after it") + after)
+    return make_insight(f"error|{v}|failing tests", f"When {v} reports failing tests, fix the code they point to and rerun them",
+                        f"When {v} reports failing tests, read the first failure's message and the trace under it to "
+                        f"find the file and function it points to, change that code, then run the same {v} command "
+                        "again, and settle the task only once it passes.",
+                        f"In {kind_of_tasks(r)}, whenever {v} reports failing tests.", detail,
+                        passed is not None and bool(changed))
 
 
 def _other_target(x, y, listed: str) -> bool:
@@ -49,6 +125,8 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
     later = [c for c in r.calls if c.n > err.n]
     passed = next((c for c in later if c.name == err.name and not c.error), None)
     same = [c for c in later if signature(c.turn) == signature(err.turn)]
+    if tests_failed(err) and not missing_programs(err):
+        return failing_tests_insight(r, err)
     if runs_a_command(err.turn):
         # a command's later success says little about this error: the advice is the message's own,
         # and what the successful runs that met it did is listed on the page
@@ -72,7 +150,8 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
                            f"In {kind_of_tasks(r)}, whenever the shell cannot find a program.",
                            f"turn {err.n}: {join(programs, 4)} not found by the shell; "
                            + (f"ran {'it' if len(programs) == 1 else 'them'} again {len(ran_again)} "
-                              f"time{'s' if len(ran_again) != 1 else ''}" if ran_again else f"did not run {'it' if len(programs) == 1 else 'them'} again"),
+                              f"time{'s' if len(ran_again) != 1 else ''}" if ran_again else f"did not run {'it' if len(programs) == 1 else 'them'} again")
+                           + changed_after(r, err) + _ending(r, err),
                            False)
     elif passed is not None:
         x, y = err.turn.arguments, passed.turn.arguments
@@ -97,7 +176,8 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
             # click[blue] refused, then click[Buy Now]: the later call went through, but the refused
             # one was never sent right, so the run did not get past it
             advice = f"call {err.name} again only with a value the latest answer shows, word for word"
-            detail = f"a later {err.name} call went through at turn {passed.n}, with another target ({what_changed(err, passed)})"
+            detail = (f"a later {err.name} call went through at turn {passed.n}, with another target "
+                      f"({what_changed(err, passed)})" + holding_words(r, err))
             worked = False
     elif same:
         advice = f"do not send the same {err.name} call again: change what the message points at first"

@@ -11,7 +11,7 @@ import json
 
 from ..runs.model import Turn
 from .insight_words import join
-from .reading import Call, Reading, is_read_only
+from .reading import Call, Reading, _occurs, is_read_only
 from .text import clip
 
 SHOWN = 3  # differing arguments or missing calls named per note
@@ -30,10 +30,17 @@ def expected_changes(r: Reading) -> list[dict] | None:
         if not isinstance(calls, list) or not all(isinstance(c, dict) and isinstance(c.get("name"), str)
                                                   and isinstance(c.get("arguments"), dict) for c in calls):
             calls = None
+        r.memo["expected.all"] = calls
         r.memo[key] = None if calls is None else [
             c for c in calls if not is_read_only(Turn(0, "function_call", "assistant", name=c["name"],
                                                       arguments=c["arguments"]))]
     return r.memo[key]
+
+
+def expected_lookups(r: Reading) -> list[dict]:
+    """The look-ups the log records as expected (empty when it records none)."""
+    changes = expected_changes(r)
+    return [c for c in r.memo.get("expected.all") or [] if c not in (changes or [])]
 
 
 def _value(v) -> str:
@@ -45,9 +52,33 @@ def _call(c: dict) -> str:
     return f"{c['name']}({clip(args, 120)})"
 
 
-def _differing(expected: dict, sent) -> list[str]:
-    sent = sent if isinstance(sent, dict) else {}
-    return [k for k in sorted(set(expected) | set(sent)) if expected.get(k) != sent.get(k)]
+_ABSENT = object()
+
+
+def _differing(expected, sent, path: str = "") -> list[tuple[str, object, object]]:
+    """(argument path, expected value, value sent) for each place the two differ, ``_ABSENT`` where
+    one has none: objects compared key by key and lists item by item, so a reader
+    sees the one flight or payment that differs, not two lists clipped to the same start."""
+    if isinstance(expected, dict) and isinstance(sent, dict):
+        return [d for k in sorted(set(expected) | set(sent), key=str)
+                for d in _differing(expected.get(k, _ABSENT), sent.get(k, _ABSENT), f"{path}.{k}" if path else str(k))]
+    if isinstance(expected, list) and isinstance(sent, list) and path:
+        return [d for i in range(max(len(expected), len(sent))) for d in _differing(
+            expected[i] if i < len(expected) else _ABSENT, sent[i] if i < len(sent) else _ABSENT, f"{path}[{i}]")]
+    return [] if expected == sent else [(path or "argument", expected, sent)]
+
+
+def made_as_expected(r: Reading, c: Call) -> bool:
+    """Whether the log records this very change (same tool, same arguments) among the expected ones:
+    a change the task asked for, so not where a failed run went wrong."""
+    return any(e["name"] == c.name and e["arguments"] == c.turn.arguments for e in expected_changes(r) or [])
+
+
+def differs_from_expected(r: Reading, c: Call) -> bool:
+    """Whether the log expects a call of this tool and none with these arguments: the change the
+    task asked for was made another way (its first note, change_notes, says how)."""
+    same = [e for e in expected_changes(r) or [] if e["name"] == c.name]
+    return bool(same) and not any(e["arguments"] == c.turn.arguments for e in same)
 
 
 def change_notes(r: Reading, c: Call) -> list[str]:
@@ -59,23 +90,40 @@ def change_notes(r: Reading, c: Call) -> list[str]:
     if not same:
         return [f"The calls the log records as expected for this task include no {c.name} call"
                 + ("." if expected else "; it expected look-ups only.")]  # the changes it missed are a note of their own
-    best = min(same, key=lambda e: len(_differing(e["arguments"], c.turn.arguments)))
-    keys = _differing(best["arguments"], c.turn.arguments)
-    if not keys:
-        return [f"The log records this same {c.name} call among those the task expected."]
     sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
-    parts = [f"`{k}` " + (_value(best["arguments"][k]) if k in best["arguments"] else "absent")
-             + " where this call sent " + (_value(sent[k]) if k in sent else "none") for k in keys[:SHOWN]]
+    best = min(same, key=lambda e: len(_differing(e["arguments"], sent)))
+    diffs = _differing(best["arguments"], sent)
+    if not diffs:
+        return [f"The log records this same {c.name} call among those the task expected."]
+    parts = [f"`{k}` " + (_value(want) if want is not _ABSENT else "absent")
+             + " where this call sent " + (_value(got) if got is not _ABSENT else "none") for k, want, got in diffs[:SHOWN]]
     return [f"The log records the {c.name} call the task expected with " + "; ".join(parts)
-            + (f" (and {len(keys) - SHOWN} more arguments differ)." if len(keys) > SHOWN else ".")]
+            + (f" (and {len(diffs) - SHOWN} more arguments differ)." if len(diffs) > SHOWN else ".")] + [
+        _seen_note(r, c, k, want) for k, want, _got in diffs[:SHOWN] if isinstance(want, str) and want.strip()]
+
+
+def _seen_note(r: Reading, c: Call, key: str, value: str) -> str:
+    """Where the expected value of an argument was shown before the call, or that it was not: the
+    run had the value in hand and sent another, or it never looked the value up."""
+    places: list[str] = []
+    if r.anywhere_before(value, c.n):
+        needle = value.lower()
+        for f in r.facts:
+            if f.turn >= c.n:
+                break
+            if _occurs(needle, r.lower(f)):
+                places.append(f"{f.name}'s answer (turn {f.turn})" if f.type == "function_call"
+                              else f"a user message (turn {f.turn})")
+    head = f"The expected `{key}` {_value(value)}"
+    if not places:
+        return head + " appears in no observation or user message before this call."
+    return head + " was shown before this call by " + join(places, SHOWN) + "."
 
 
 def missed_notes(r: Reading) -> list[str]:
     """The expected changes the run did not make: for a tool the log expects more changes of than
     went through, each expected one that no change of the run sent with the same arguments."""
-    expected = expected_changes(r)
-    if not expected:
-        return []
+    expected = expected_changes(r) or []
     made: dict[str, list] = {}
     for c in r.calls:
         if c.writes and not c.error:
@@ -85,7 +133,13 @@ def missed_notes(r: Reading) -> list[str]:
         wanted = [e for e in expected if e["name"] == name]
         if len(wanted) > len(made.get(name, [])):
             missed += [e for e in wanted if e["arguments"] not in made.get(name, [])]
-    if not missed:
-        return []
-    return [f"The log records {len(missed)} expected change{'s' if len(missed) != 1 else ''} this run did not make: "
-            f"{join([_call(e) for e in missed], SHOWN)}."]
+    notes = [f"The log records {len(missed)} expected change{'s' if len(missed) != 1 else ''} this run did not make: "
+             f"{join([_call(e) for e in missed], SHOWN)}."] if missed else []
+    # a look-up the task expected and the run never made: the fact it answered or acted without
+    # (a membership it took from the user's word, a record it never opened)
+    asked = [(c.name, c.turn.arguments) for c in r.calls if not c.error]
+    unread = [e for e in expected_lookups(r) if (e["name"], e["arguments"]) not in asked]
+    if unread:
+        notes.append(f"The log records {len(unread)} expected look-up{'s' if len(unread) != 1 else ''} this run did "
+                     f"not make: {join([_call(e) for e in unread], SHOWN)}.")
+    return notes

@@ -7,14 +7,19 @@ order, and the page says how many calls it left out:
 - success: the last state-changing call (what settled the outcome), the other
   state-changing calls that went through, every call that got past an error
   (a recovery), the look-ups whose observations supplied an argument of those
-  calls, and the first look-up;
+  calls, the first look-up and the last one before the settling change (every
+  distinct look-up when the only change is the answer);
 - failure, ranked so that the first cause is the turn the log most points at:
   state-changing calls shown in full, their arguments checked against what the
   run had seen or been told before them and against the rules of its own system
   prompt (a call where either check fails comes first); errors the run never got
   past (a program the machine lacks after the run's own changes: runs that
-  succeed meet it too); identical calls repeated; a run that never acted. An
-  ending by the harness is stated as such, never as a cause.
+  succeed meet it too); identical calls repeated; a run that never acted; a run
+  the harness stopped before any change, with what its look-ups had returned. An
+  ending by the harness is stated as such, never as the run's own error.
+
+Each change carries what the agent wrote before it (its reasoning, or its last
+message since its previous call): the why of the call, in the agent's own words.
 
 One call is told once: a retry or an edit inside a fail-edit-pass item, or an
 error inside its repetition, gets no item of its own. A call that answered
@@ -35,15 +40,18 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
-from .insight_words import expected_answer, free_form, gives_answer, join, report_message
-from .expected_calls import change_notes, missed_notes
-from .page_items import answered_nothing, diff_phrase, lacking_support, silent_items
+from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
+from .expected_calls import change_notes, differs_from_expected, made_as_expected, missed_notes
+from .option_choices import item_note, option_note
+from .verdict_evidence import verdict_note
+from .page_items import (FOUND_NEAR_ANSWER, answered_nothing, diff_phrase, found_notes, halted_evidence, label,
+                         lacking_support, looked_up, short_call, shown_answer, silent_items)
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
-                         given_answer_note, record_rule_notes, wrong_answer)
+                         given_answer_note, reason_note, record_rule_notes, used_record, wrong_answer)
 from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .arguments import check_arguments
-from .reading import Call, Reading, command_of, full_arguments, harness_reason, read_run, runs_a_command
+from .reading import Call, Reading, command_of, full_arguments, harness_reason, read_run
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
 from .text import clip, quote_of, short_task, signature
 
@@ -137,18 +145,6 @@ def _call_line(call: Call) -> str:
     return f"{call.name}({full_arguments(call.turn)})" + (f"\nsent as: {json.dumps(sent)}" if isinstance(sent, str) else "")
 
 
-def _short_call(call: Call, limit: int = 100) -> str:
-    return f"{call.name}({clip(full_arguments(call.turn), limit)})"
-
-
-def _label(call: Call, limit: int = 100) -> str:
-    """A call as a reader knows it: a shell command as itself, any other call with its arguments."""
-    command = command_of(call.turn)
-    if command is not None and runs_a_command(call.turn):
-        return f"`{clip(command, limit)}`"
-    return _short_call(call, limit)
-
-
 def _recoveries(calls: list[Call]) -> list[tuple[Call, Call]]:
     """(error, the first later call of the same program that went through): a shell call is
     matched by the program it ran, any other call by its tool."""
@@ -183,7 +179,7 @@ def _same_again(err: Call, fix: Call) -> str:
     before, after = command_of(err.turn), command_of(fix.turn)
     if before is not None and before == after:
         return "the same command"
-    return "the same call" if not _changed_keys(err, fix) else _label(fix, 80)
+    return "the same call" if not _changed_keys(err, fix) else label(fix, 80)
 
 
 def _changed_keys(a: Call, b: Call) -> list[str]:
@@ -204,10 +200,12 @@ def _success_items(r: Reading) -> list[Item]:
     items: list[Item] = []
     writes = [c for c in calls if c.writes and not c.error]
     supplied: dict[int, list[str]] = {}  # turn -> the argument keys a later change took from its answer
+    taken: dict[int, list[tuple[str, object]]] = {}  # turn -> (argument path, value) a later change took
     for w in writes:
         for a in check_arguments(r, w.turn):
             if a.seen_at is not None and a.seen_in == "observation":
                 supplied.setdefault(a.seen_at, []).append(a.path.split(".")[0].split("[")[0])
+                taken.setdefault(a.seen_at, []).append((a.path, a.value))
     recovered = _recoveries(calls)
     fixes = {fix.n for _, fix in recovered}  # one call, one item: a retry or an edit told in a recovery
     for err, fix in recovered:  # is not told again on its own
@@ -218,7 +216,7 @@ def _success_items(r: Reading) -> list[Item]:
         if edits:  # fail, edit, pass: what was changed and that the same check then went through
             again = _same_again(err, fix)
             items.append(Item(80, Evidence(
-                decision=f"After {_label(err, 80)} failed at turn {err.n}, {_edits_phrase(edits)}; "
+                decision=f"After {label(err, 80)} failed at turn {err.n}, {_edits_phrase(edits)}; "
                          f"{again} then went through at turn {fix.n}"
                          + (f" and its tests passed ({clip(passed, 80)})." if passed else "."),
                 support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
@@ -246,30 +244,39 @@ def _success_items(r: Reading) -> list[Item]:
         seen.add(key)
         final = c is last_write
         edit = edit_of(c.turn)
-        items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(notes=given_answer_note(r, c) if final else [],
+        notes = reason_note(r, c) + (given_answer_note(r, c) if final else []) + item_note(r, c) + option_note(r, c) \
+            + verdict_note(r, c)
+        items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(notes=notes,
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + (", after the user agreed" if c.confirmed else "")
             + (("; the answer that ended the run." if c.n in answers else "; the run's last state-changing call.")
                if final else "."),
-            support=f"The environment accepted it: {clip(c.turn.result)}" if c.turn.result
+            support=f"The environment accepted it: {shown_answer(c.turn.result)}" if c.turn.result
             else "The environment accepted it.",
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c)), "write", c))
     # look-ups: those whose observation supplied a value the state-changing calls used, then the first
     first = next((c for c in calls if not c.writes and not c.error), None)
+    # and the last one before the change that settled the run: what it acted on when no argument shows it
+    # (a hand-off after reading the booking it could not change)
+    latest = next((c for c in reversed(calls) if last_write is not None and c.n < last_write.n and not c.writes
+                   and not c.error and not answered_nothing(c)), None)
     first_change = min((w.n for w in writes if w.n not in answers), default=None)
     told: set[str] = set()
+    # with no state change at all, or none but the answer that ended the run (a QA log's Finish), the
+    # look-ups are what the answer rests on: each distinct one counts
+    acted = writes if not (len(writes) == 1 and gives_answer(r, writes[0])) else []
     for c in calls:
-        # with no state change at all, the look-ups are what the answer rests on: each distinct one counts
         if c.writes or c.error or c.n in fixes or answered_nothing(c) or (
-                c.n not in supplied and c is not first and (writes or signature(c.turn) in told)):
+                c.n not in supplied and c is not first and c is not latest and (acted or signature(c.turn) in told)):
             continue
         told.add(signature(c.turn))
         keys = list(dict.fromkeys(supplied.get(c.n, [])))
         items.append(Item(55 if keys else 50 - c.n / 10_000, Evidence(
-            decision=f"Looked up with {_short_call(c)} at turn {c.n}"
+            decision=f"Looked up with {short_call(c)} at turn {c.n}"
             + (f"; a later call took {', '.join(keys[:4])} from what it returned." if keys
                else " before any change." if first_change is not None and c.n < first_change else "."),
-            support=f"It returned: {clip(c.turn.result)}" if c.turn.result else "It returned nothing.",
+            support=(keys and used_record(r, c, taken[c.n])) or (
+                f"It returned: {shown_answer(c.turn.result)}" if c.turn.result else "It returned nothing."),
             turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c)), "lookup", c))
     items += _silent(r, 58)
     said = report_message(r) if not any(c.writes for c in calls) else None  # look-ups only, none a failed change
@@ -315,11 +322,13 @@ def _failure_items(r: Reading) -> list[Item]:
         afters[c.n] = after
         lacking = lacking_support(c, changed)  # a missing program: below the run's own changes
         items.append(Item(30 if past else 45 + c.n / 10_000 if lacking and changed else 80 + c.n / 10_000, Evidence(
-            decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {_short_call(c)} at turn {c.n}")
+            decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {short_call(c)} at turn {c.n}")
             + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,
             support=lacking or f"The environment answered with an error: {clip(c.turn.result)}",
             turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
-            call=_call_line(c) if c.writes else None, notes=listed_note(calls, c)), "error", c))
+            call=_call_line(c) if c.writes else None,
+            # a change that never went through: how it differs from the one the log expected
+            notes=listed_note(calls, c) + (change_notes(r, c) if c.writes and past is None else [])), "error", c))
     # a loop: the same call answered the same way, three times or more (the same command in
     # another folder, or answered differently, is no repetition)
     repeats = Counter((signature(c.turn), _answer(c)) for c in calls)
@@ -344,10 +353,12 @@ def _failure_items(r: Reading) -> list[Item]:
         # what became of the error it repeated: "no later Finish call went through"
         after = afters[first_error.call.n] if first_error else "."
         items.append(Item(first_error.rank if first_error else 60, Evidence(
-            decision=f"Repeated the same call {_short_call(same[0], 60)} {n} times (turns {listed}){after}",
+            decision=f"Repeated the same call {short_call(same[0], 60)} {n} times (turns {listed}){after}",
             support=f"Nothing in the arguments or the answer changed and {how}; each returned: {clip(same[-1].turn.result, 100)}",
             turns=[c.n for c in shown], quote=quote_of(same[-1].turn.result),
-            call=_call_line(same[0]) if same[0].writes else None),
+            call=_call_line(same[0]) if same[0].writes else None,
+            notes=change_notes(r, same[0]) if same[0].writes and not any(
+                x.n > same[0].n and not x.error and ran[x.n] == ran[same[0].n] for x in calls) else []),
             *(("error", same[0]) if first_error else ("loop", same[-1]))))  # the lesson stays the error's
     writes = [c for c in calls if c.writes and not c.error]
     # only the last change, and only when the agent (not the harness) ended the run, is the
@@ -355,25 +366,40 @@ def _failure_items(r: Reading) -> list[Item]:
     answered = writes[-1] if writes and harness_reason(r) is None else None
     for c in writes:
         notes, flagged = check_notes(r, c)
-        notes = change_notes(r, c) + notes
-        if c is writes[-1]:
-            notes += missed_notes(r)
+        notes = change_notes(r, c) + reason_note(r, c) + notes
+        missed = missed_notes(r) if c is writes[-1] else []
+        notes += missed
         if free_form(c) is None:
             notes = notes + record_rule_notes(r, c) + choice_notes(r, c)
         else:
-            notes = notes + answer_context(r, c)
+            notes = notes + answer_context(r, c) + item_note(r, c) + option_note(r, c) + verdict_note(r, c)
+            gold = expected_answer(r)
+            if c is answered and gives_answer(r, c) and not (gold and answer_seen_in(r, gold, c)):
+                # what it read, where no page held the expected answer: the last pages before the answer
+                notes += found_notes(looked_up(r, c.n)[-FOUND_NEAR_ANSWER:])
         last = c is writes[-1]
         edit = edit_of(c.turn)
-        rank = (90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
+        # the task asked for this very change: context, ranked below the causes (unless it carries the changes missed)
+        expected = made_as_expected(r, c) and not missed
+        if expected:
+            notes = [n for n in notes if not n.startswith("The log records this same ")]
+        rank = (20 if expected else 90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
         items.append(Item(rank, Evidence(
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + (", after the user agreed." if c.confirmed else "."),
             support=(wrong_answer(r, c) if c is answered else None) or (
+                "The call went through, and the log records this same call among those the task expected." if expected else
+                "The call went through, but it is not the call the log records as expected for this task: the first "
+                "note below says where they differ." + provenance(r, c) if differs_from_expected(r, c) else
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
                 "what the task asked for" + (" (see the checks below)." if flagged else "." + provenance(r, c))),
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
     items += _silent(r, 25)  # context, shown when slots are left: never in place of a cause
-    if not writes and not any(c.error for c in calls):
+    ended = halted_evidence(r, writes)
+    if ended is not None:  # below the errors no later call got past: those may be why nothing went through
+        ended.notes += missed_notes(r)  # it also tells a run of look-ups only: no second item for that
+        items.append(Item(79, ended, "idle"))
+    elif not writes and not any(c.error for c in calls):
         last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
         said = report_message(r)
         if calls:
@@ -393,3 +419,4 @@ def _failure_items(r: Reading) -> list[Item]:
                                        notes=(asked_note(r, calls[-1].n + 1) if calls else []) + missed_notes(r)),
                           "idle"))
     return items
+

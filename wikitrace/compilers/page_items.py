@@ -8,11 +8,15 @@ headers, the shell's "not found" line, an empty answer to a call that sent text.
 
 from __future__ import annotations
 
+import json
+
 from .changes import diff_files
 from .error_insights import missing_programs
 from .insight_words import join
-from .reading import Call, Reading, runs_a_command
-from .text import clip, quote_of
+from .page_notes import reason_note
+from .reading import Call, Reading, command_of, full_arguments, harness_reason, runs_a_command
+from .schema import Evidence
+from .text import clip, quote_of, signature
 
 DIFF_FILES_SHOWN = 4
 
@@ -73,3 +77,75 @@ def silent_items(r: Reading) -> list[tuple[Call, str, str, str]]:
                     "Its text, quoted below, is all the call holds: what the agent wrote there before going on.",
                     quote_of(_text_sent(c), 240)))
     return out
+
+
+FIELDS_WIDTH = 320
+
+
+def shown_answer(result: str | None) -> str:
+    """What a call returned, in a phrase: for a JSON object its plain top-level fields (the cabin,
+    the status, the insurance a rule hinges on sit after long nested lists, past any clipped
+    head), else the clipped text."""
+    try:
+        parsed = json.loads(result or "")
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        plain = {k: v for k, v in parsed.items() if isinstance(v, (str, int, float, bool)) or v is None}
+        kept: dict = {}
+        for k, v in plain.items():
+            if len(json.dumps({**kept, k: v}, ensure_ascii=False)) > FIELDS_WIDTH:
+                break
+            kept[k] = v
+        if kept:
+            which = "its plain top-level fields" if len(kept) == len(plain) else "the first of its plain top-level fields"
+            return f"an object; {which}: {json.dumps(kept, ensure_ascii=False)}"
+    return clip(result)
+
+
+def short_call(call: Call, limit: int = 100) -> str:
+    return f"{call.name}({clip(full_arguments(call.turn), limit)})"
+
+
+def label(call: Call, limit: int = 100) -> str:
+    """A call as a reader knows it: a shell command as itself, any other call with its arguments."""
+    command = command_of(call.turn)
+    if command is not None and runs_a_command(call.turn):
+        return f"`{clip(command, limit)}`"
+    return short_call(call, limit)
+
+
+FOUND_SHOWN = 4
+FOUND_NEAR_ANSWER = 3
+
+
+def looked_up(r: Reading, before: int) -> list[Call]:
+    """The look-ups before a turn that went through and returned something, each distinct call once
+    (its first time), in order."""
+    found = [c for c in r.calls if c.n < before and not c.error and not c.writes and (c.turn.result or "").strip()]
+    return list({signature(c.turn): c for c in reversed(found)}.values())[::-1]
+
+
+def found_notes(calls: list[Call]) -> list[str]:
+    """What look-ups returned, each from its start: the pages an answer rests on, or the facts a
+    stopped run already held."""
+    return [f"{label(c, 60)} at turn {c.n} returned: \"{quote_of(c.turn.result, 240)}\"" for c in calls]
+
+
+def halted_evidence(r: Reading, writes: list[Call]) -> Evidence | None:
+    """A run the harness ended before any change (an answer, a booking) went through: the ending,
+    with what the look-ups that went through had returned by then, so a reader sees whether
+    the run already held what it needed and what it was doing when stopped."""
+    reason = harness_reason(r)
+    if reason is None or writes or not r.calls:
+        return None
+    last = r.calls[-1]
+    found = looked_up(r, last.n + 1)[:FOUND_SHOWN]  # the first pages: what it had learnt before it got stuck
+    notes = found_notes(found)
+    return Evidence(
+        decision=f"The harness ended the run after {len(r.calls)} call{'s' if len(r.calls) != 1 else ''}, "
+                 "before any answer or other change went through.",
+        support=f"The harness stopped the run: {reason}. "
+                + ("What the look-ups that went through returned, each from its start, is listed below."
+                   if found else "No look-up had gone through."),
+        turns=[c.n for c in found if c is not last] + [last.n], notes=notes + reason_note(r, last))

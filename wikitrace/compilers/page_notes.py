@@ -323,3 +323,66 @@ def record_rule_notes(r: Reading, c: Call, limit: int = 2) -> list[str]:
                              f"answer, turn {src.n}); a rule of the system prompt (turn {r.system.turn}) on this "
                              f"action names it: \"{rule.sentence}\"")
     return notes
+
+
+REASON_WIDTH = 300
+
+
+def _head(text: str, width: int) -> str:
+    """The whitespace-folded start of ``text``, cut at a word end and marked with … when cut."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    cut = flat[:width]
+    return (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip() + "…"
+
+
+def reason_note(r: Reading, c: Call, width: int = REASON_WIDTH) -> list[str]:
+    """What the agent wrote about a change before making it, quoted from the start: the call's own
+    reasoning when the log keeps one, else its last message since its previous call (the plan it
+    put to the user, the rule it cited). It is the why of the call in the agent's own words, and
+    what a reader compares with the observation the call rests on."""
+    if (c.turn.reasoning or "").strip():
+        return [f"The agent wrote with this call (turn {c.n}): \"{_head(c.turn.reasoning, width)}\""]
+    previous = max((x.n for x in r.calls if x.n < c.n), default=-1)
+    harness = {t.turn for t in r.harness}
+    said = next((t for t in reversed(r.run.turns) if previous < t.turn < c.n and t.type == "message"
+                 and t.role == "assistant" and (t.content or "").strip() and t.turn not in harness), None)
+    if said is None:
+        return []
+    return [f"The agent's last message before it (turn {said.turn}): \"{_head(said.content, width)}\""]
+
+
+RECORD_WIDTH = 240
+
+
+def _parsed(r: Reading, c: Call):
+    """A call's answer parsed as JSON, once per run (None when it is no JSON)."""
+    parsed = r.memo.get(f"notes.json:{c.n}", ...)
+    if parsed is ...:
+        try:
+            parsed = json.loads(c.turn.result or "")
+        except ValueError:
+            parsed = None
+        r.memo[f"notes.json:{c.n}"] = parsed
+    return parsed
+
+
+def used_record(r: Reading, c: Call, taken: list[tuple[str, object]]) -> str | None:
+    """For a look-up whose JSON answer supplied values a later change sent, the support naming the
+    record one of them came from, shown as JSON: the part of a long answer that mattered, where
+    its first characters rarely do. None for an answer that is no JSON or holds no such record."""
+    parsed = _parsed(r, c)
+    if parsed is None:
+        return None
+    for path, value in taken:
+        if not isinstance(value, str) or not value.strip():
+            continue
+        key = re.sub(r"\[\d+\]", "", path).split(".")[-1]
+        record = _record_holding(parsed, key, value)
+        if record is not None and record is not parsed:
+            shown = json.dumps(record, ensure_ascii=False)
+            if len(shown) > RECORD_WIDTH:
+                shown = shown[: RECORD_WIDTH - 1].rstrip() + "…"
+            return f"It returned the record a later call took `{key}` {_val(value)} from: {shown}"
+    return None

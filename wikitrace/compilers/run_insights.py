@@ -27,6 +27,8 @@ import re
 from typing import TYPE_CHECKING
 
 from .error_insights import error_insight, missing_programs
+from .option_choices import option_insight
+from .verdict_evidence import verdict_insight
 from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, gives_answer,
                             is_hand_off, is_verdict, join, last_said, picked, rule_title, sources, top_key, why_wrong)
 from .changes import edit_of
@@ -209,6 +211,9 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
                            f"the rules rule out), answer from what {join(looks, 3)} returned, say why when it is a "
                            "refusal, and change nothing.", f"In {kind_of_tasks(r)} that are settled without a change.",
                            f"answered after {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}{last_said(r)}", True))
+    option = option_insight(r, True) or verdict_insight(r)  # the options it chose; the words a verdict quoted
+    if option is not None and writes:
+        out.append(option)
     for i in chosen:  # the first error the run got past
         if i.kind == "recovery" and i.call is not None:
             err = next((c for c in reversed(r.calls) if c.n < i.call.n and c.error and c.name == i.call.name), None)
@@ -239,7 +244,7 @@ def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
               + (f"; score {score:g}" if isinstance(score, (int, float)) and not isinstance(score, bool) else ""))
     title, guide = (x.format(t=w.name) for x in WHY_WRONG[why])
     return make_insight(f"answer|{w.name}|{why}", title, guide + ".",
-                   f"In {kind_of_tasks(r)} that end with {w.name}.", detail, False)
+                   f"In {kind_of_tasks(r)}, before the {w.name} call that ends the run.", detail, False)
 
 
 def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
@@ -291,7 +296,7 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
                  else "") + "The call going through does not make it the change the task asked for: " + CHECK_EACH + ".")
     ruled = bool(rules) or r.system is not None  # no "rules" in the title of a log that has none
     return make_insight(f"went-through|{v}", f"Before {v}, check the request" + (" and the rules on it" if ruled else ""), text,
-                   f"In {kind_of_tasks(r)} that end with {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w)
+                   f"In {kind_of_tasks(r)}, before calling {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w)
                    + (f"; changed {edit_detail(r)}" if main_edit(r) is not None else ""), False)
 
 
@@ -379,6 +384,10 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
             out.append(_rule_insight(r, broken[0].sentence, f"turn {i.call.n}: called {i.call.name} while "
                                      f"{broken[0].broken}", False))
             break
+    # a listed option the task names, not chosen; what a verdict's reasoning quoted: before the errors
+    option = option_insight(r, False) or verdict_insight(r)
+    if option is not None:
+        out.append(option)
     if writes and not out and stopped_browsing(r, writes):
         out.append(_stopped_insight(r, writes[-1]))
     elif writes and not out:  # the change went through and no rule it broke explains it: the check before it

@@ -14,6 +14,8 @@ import re
 from .arguments import _as_text, check_arguments
 from .error_insights import error_key, missing_programs
 from .insight_parts import edit_place, edits_of, verb
+from .option_choices import option_pattern
+from .verdict_evidence import verdict_pattern
 from .insight_words import _spoken_forms, free_form, is_hand_off, named_by, picked, top_key
 from .reading import t_is_user
 from .reading import Reading, leaves, runs_a_command
@@ -64,6 +66,7 @@ def patterns_of(r: Reading) -> list[str]:
     proc = procedure_key(r)
     if proc:
         out.add(proc)
+    out.update(x for x in (option_pattern(r), verdict_pattern(r)) if x)
     out.update(decisions_of(r))
     out.update(looked_before(r))
     out.update(retries_of(r))

@@ -149,6 +149,9 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
     instead = [{"step": i["step"], "page": layout.compilation_doc(i["step"]),
                 "insights": [(x, layout.insight_doc(x), (titles or {}).get(x, x)) for x in i["insights"]]}
                for i in (entry.get("contrast") or {}).get("instead", [])]
+    failed_ended = [{**i, "page": layout.insight_doc(i["insight"]),
+                     "pages": [(st, layout.compilation_doc(st)) for st in i["steps"]]}
+                    for i in (entry.get("contrast") or {}).get("failed_ended", [])]
     by_hand = templates is None or not (Path(templates) / INSIGHT_TEMPLATE).is_file()
     sources = [] if by_hand else [{**s, "page": layout.compilation_doc(s["step"]), "raw": layout.raw_dir(s["step"])}
                                   for s in entry["sources"]]
@@ -159,7 +162,7 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
     text = render(
         INSIGHT_TEMPLATE, templates, usage=usage_pages.usage_line(*usage),
         frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry),
-        instead=instead, sources=sources, link=link, same_task=same_task,
+        instead=instead, failed_ended=failed_ended, sources=sources, link=link, same_task=same_task,
         # the first source's pages, under the names a template written for one-run insights uses
         step=entry["source_step"], outcome=entry["source_outcome"], compilation=layout.compilation_doc(entry["source_step"]),
         raw=layout.raw_dir(entry["source_step"]), raw_page=layout.raw_metadata(entry["source_step"]),

@@ -28,6 +28,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
+from .peers import check_first, failed_peers, success_did
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
                        success_index, take_from, temper, told_instead, untested_fix, verdict_mix)
 from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM, Trials
@@ -35,7 +36,7 @@ from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM, Trials
 ALPHA = 0.05  # the conventional significance level of the one-sided test
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
 # patterns that are trouble a run meets: for these a page lists what successful runs that met it did
-TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off", "stopped"}
+TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off", "stopped", "option"}
 
 
 # what meeting a lesson's pattern means, by the pattern's kind (a sentence counts those runs)
@@ -47,6 +48,8 @@ MET = {
     "idle|lookups": "that ended after look-ups only",
     "idle|none": "that answered without a tool call",
     "stopped": "that the harness stopped before any call settled the task",
+    "verdict": "whose verdict's reasoning quoted words a look-up returned",
+    "option": "that chose a listed option without the task's words while another held them, or none of such a choice's options",
 }
 
 
@@ -136,6 +139,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
     totals: dict[str, Counter] = defaultdict(Counter)  # kind -> outcome -> runs
     met: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))  # kind -> pattern -> outcome
     met_by: dict[tuple[str, str], list[dict]] = defaultdict(list)  # (kind, pattern) -> successful runs
+    ended_by: dict[tuple[str, str], list[dict]] = defaultdict(list)  # (kind, procedure pattern) -> failed runs
+    taught: dict[str, list[tuple[str, str]]] = {}  # run step -> (insight id, lesson key) it teaches
     groups: dict[str, list[tuple[dict, dict]]] = {}
     ids: dict[str, str] = {}
     trials = Trials(runs, lambda r: None if r.get("task_id") is None else (kind_of(r), str(r["task_id"])))
@@ -146,14 +151,16 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             met[kind][p][r["outcome"]] += 1
             if r["outcome"] == "success":
                 met_by[(kind, p)].append(r)
+            elif p.startswith("procedure|"):
+                ended_by[(kind, p)].append(r)
         listed = r.get("insights") or []
         for k, lesson in enumerate(r.get("lessons") or []):
             iid = listed[k] if k < len(listed) else ids.setdefault(group_key(r, lesson["key"]),
                                                                      layout.insight_id(len(ids)))
             groups.setdefault(iid, []).append((r, lesson))
+            taught.setdefault(r["step"], []).append((iid, lesson["key"]))
     picked = {iid: _pick_text(m) for iid, m in groups.items()}
     splits = {kind: separating(kind_met) for kind, kind_met in met.items()}
-    titles = {iid: text["title"] for iid, text in picked.items()}
     out = []
     for iid in sorted(groups, key=layout.id_number):
         members = groups[iid]
@@ -171,7 +178,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             a, b = seen["failure"], seen["success"]
             verdict, p = _verdict(a, b, failed, succeeded)
             instead, per_lesson = [], Counter()
-            if verdict in ("none", "success") and pattern.split("|", 1)[0] in TROUBLE and pattern == lesson["key"]:
+            if pattern.split("|", 1)[0] in TROUBLE and pattern == lesson["key"]:
                 for s in met_by.get((kind, pattern), []):  # every one counted, up to INSTEAD_SHOWN named per lesson
                     theirs = [i for i in s.get("insights") or [] if i != iid]
                     per_lesson[",".join(theirs)] += 1
@@ -213,7 +220,12 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         verdict_mix(entry, groups[entry["id"]])
         partial_scores(entry, groups[entry["id"]])
         advise_choices(entry)
+        failed_peers(entry, ended_by.get((kind, entry["key"]), []), taught)
+    titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
+    keys = {entry["id"]: entry["key"] for entry in out}
     for entry in out:  # the lessons the successful runs that met it teach, by title
+        check_first(entry, titles)
+        success_did(entry, titles, keys)
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
     return out

@@ -11,6 +11,7 @@ summary of the other outcome, so the work stays linear in the runs.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -216,6 +217,34 @@ class Trials:
         return None
 
 
+# what the other side did, as an instruction: each phrase ``differences`` writes, by its shape
+_DO = [
+    (r"called (\S+) without an error, which .+ never did", r"call \1 and get its answer"),
+    (r"sent a (\S+) whose words beyond the task text all came from earlier answers \(following a look-up\), which .+",
+     r"build the \1 query from a name an earlier answer showed"),
+    (r"sent a (\S+) whose words all came from the task text, which .+", r"build the \1 query from the task's own words"),
+    (r"sent a (\S+) with words that neither .+", r"word the \1 query in words of your own"),
+    (r"gave a (\S+) answer whose words beyond the task text all came from earlier answers \(following a look-up\), which .+",
+     r"give the \1 answer in words an earlier answer showed"),
+    (r"gave a (\S+) answer whose words all came from the task text, which .+", r"give the \1 answer in the task's own words"),
+    (r"gave a (\S+) answer with words that neither .+", r"work the \1 answer out from what the look-ups returned"),
+    (r"made (.+) (\S+) calls? that went through, where .+", r"make \1 \2 call(s) that go through"),
+    (r"had no (\S+) call go through, where .+", r"make sure the request calls for a change with \1 at all"),
+    (r"gave (\S+) another value of (\S+)", r"check the value of \2 for \1 against the request"),
+    (r"set (\S+) in (\S+), which .+", r"set \1 in \2"),
+    (r"left (\S+) out of (\S+), which .+", r"leave \1 out of \2"),
+    (r"took `(\S+)` of (\S+) (.+), which .+", r"take `\1` of \2 \3"),
+]
+
+
+def instruction(text: str) -> str:
+    """A difference the trials showed, said as what to do ("" for a shape not listed)."""
+    for shape, do in _DO:
+        if re.fullmatch(shape, text):
+            return re.sub(shape, do, text)
+    return ""
+
+
 def advice(entry: dict) -> str:
     """The decision the insight's runs most often took otherwise than the other trials of their
     task, as an instruction with its count, when it holds for at least two runs and for most
@@ -226,10 +255,12 @@ def advice(entry: dict) -> str:
     top = st["differences"][0]
     if top["runs"] < 2 or 2 * top["runs"] <= st["compared"]:
         return ""
+    do = instruction(top["text"])
     if st.get("side") == "success":
-        return (f"What set these successful runs apart from the failed trials of the same task: most of them "
-                f"{top['text']} ({top['runs']} of {st['compared']} compared).")
+        return ((f"In a run like these, {do}: w" if do else "W") + "hat set these successful runs apart from the failed "
+                f"trials of the same task: most of them {top['text']} ({top['runs']} of {st['compared']} compared).")
     instead = f" What they did instead: {'; '.join(st['instead'])}." if st.get("instead") else ""
-    return (f"Where a failed run here has a successful trial of the same task, for most of them ({top['runs']} of "
-            f"{st['compared']} compared) the successful trials {top['text']}: weigh that step before ending a run "
-            "like these." + instead)
+    return ((f"In a run like these, {do}: where" if do else "Where")
+            + f" a failed run here has a successful trial of the same task, for most of them ({top['runs']} of "
+            f"{st['compared']} compared) the successful trials {top['text']}"
+            + ("." if do else ": weigh that step before ending a run like these.") + instead)

@@ -1,0 +1,197 @@
+"""What a verdict rested on: the lesson of a run that ended with a label of its task's answer set
+says which look-up's answer holds the words its reasoning quoted (or that it quoted none, and
+what each look-up returned), the page says the same beside the verdict, and the pattern counts
+the quoting runs by outcome. The printout is in the shape of the ReAct paper's FEVER logs (the
+question index before the claim, numbered thoughts and actions, the episode's result dict and
+the running-average line), with claims of our own."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from test_page_sentences import RUNS
+
+from wikitrace.build import BuildOptions, build
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.runs.load import iter_runs
+from wikitrace.runs.model import Outcome, Run, count_steps
+
+CLAIMS = """101 Claim: The Orrin Canal is in Wales.
+Thought 1: I should search the Orrin Canal and see where it is.
+Action 1: Search[Orrin Canal]
+Observation 1: The Orrin Canal is a disused waterway in Shropshire, England, opened in 1796 to carry limestone.
+
+Thought 2: The observation says it is "in Shropshire, England", so it is not in Wales.
+Action 2: Finish[REFUTES]
+Observation 2: Episode finished, reward = 1
+
+
+{'steps': 2, 'answer': 'REFUTES', 'gt_answer': 'REFUTES', 'question_idx': 101, 'em': 1, 'reward': 1, 'f1': 1} 
+
+1 1 1.0 3.1
+-----------
+
+202 Claim: Mira Talbot wrote only plays.
+Thought 1: I should search Mira Talbot.
+Action 1: Search[Mira Talbot]
+Observation 1: Mira Talbot (born 1961) is a Canadian playwright and novelist.
+
+Thought 2: Talbot is known for plays, so the claim is supported.
+Action 2: Finish[SUPPORTS]
+Observation 2: Episode finished, reward = 0
+
+
+{'steps': 2, 'answer': 'SUPPORTS', 'gt_answer': 'REFUTES', 'question_idx': 202, 'em': 0, 'reward': 0, 'f1': 0} 
+
+1 2 0.5 3.4
+-----------
+
+303 Claim: Harbin Lighthouse is made of wood.
+Thought 1: I should search Harbin Lighthouse.
+Action 1: Search[Harbin Lighthouse]
+Observation 1: Could not find [Harbin Lighthouse]. Similar: ['Harbin', 'Harbin Airport'].
+Thought 2: I should look up the word wood.
+Action 2: Lookup[wood]
+Observation 2: No more results.
+
+Thought 3: Nothing was found about "made of wood", so there is not enough information.
+Action 3: Finish[NOT ENOUGH INFO]
+Observation 3: Episode finished, reward = 1
+
+
+{'steps': 3, 'answer': 'NOT ENOUGH INFO', 'gt_answer': 'NOT ENOUGH INFO', 'question_idx': 303, 'em': 1, 'reward': 1, 'f1': 1} 
+
+2 3 0.6666666666666666 3.2
+-----------
+"""
+
+
+def _runs(tmp_path):
+    path = tmp_path / "claims_printout.txt"
+    path.write_text(CLAIMS)
+    return path, {r.run_id.rsplit("-", 1)[1]: r for r in iter_runs([path]) if isinstance(r, Run)}
+
+
+def _fold(text: str) -> str:
+    return " ".join((text or "").split()).casefold()
+
+
+def _lookups_true(calls: dict, before: int, text: str) -> None:
+    """``Search[X] returned 12 words (turn 1) and Lookup[y] returned "No more results." (turn 2)``."""
+    looks = re.findall(r"(\w+)\[(.*?)\] (answered with an error|returned nothing|returned \"(.*?)\"|returned (\d+) words) "
+                       r"\(turn (\d+)\)", text)
+    assert looks, text
+    for name, arg, how, short, words, turn in looks:
+        t = calls[int(turn)]
+        assert t.name == name and int(turn) < before and " ".join(t.arguments.split()).startswith(arg.rstrip("…"))
+        flat = " ".join((t.result or "").split())
+        if how == "answered with an error":
+            assert t.is_error
+        elif how == "returned nothing":
+            assert not t.is_error and not flat
+        elif words:
+            assert not t.is_error and len(flat.split()) == int(words)
+        else:
+            assert not t.is_error and flat == short
+
+
+def check_verdict(run, text: str, turn: int | None = None) -> None:
+    """A verdict lesson's detail (``turn N: gave X; ...``) or page note, against the turns."""
+    calls = {t.turn: t for t in run.turns if t.type == "function_call"}
+    if turn is None:
+        m = re.match(r"turn (\d+): gave (.+?); (.+)$", text)
+        assert m, text
+        turn, text = int(m.group(1)), m.group(3)
+        assert " ".join(calls[turn].arguments.split()).startswith(m.group(2).rstrip("…"))
+    verdict = calls[turn]
+    said = re.match("The reasoning given with it: \u201c(.+?)\u201d; ", text)
+    if said:  # a page note: the reasoning as the log records it (clipped), then what it quoted
+        assert " ".join((verdict.reasoning or "").split()).startswith(said.group(1).rstrip("\u2026"))
+        text = text[said.end():]
+    assert not verdict.is_error and verdict is [t for t in calls.values() if not t.is_error][-1]
+    reasoning = verdict.reasoning or ""
+    quoted = re.findall(r"quoted \"(.+?)\" from (\w+)\[.*?\]'s answer \(turn (\d+)\)", text) + \
+        [(p, n, k) for p, n, k in re.findall(r"quotes \"(.+?)\", which (\w+) returned at turn (\d+)", text)]
+    for phrase, name, k in quoted:
+        src = calls[int(k)]
+        assert src.name == name and int(k) < turn and not src.is_error
+        assert f'"{phrase.rstrip("…")}' in reasoning or phrase.endswith("…")
+        assert _fold(phrase.rstrip("…")) in _fold(src.result)
+    if "quoted no words" in text or "quotes no words" in text:
+        assert not quoted
+        for m in re.finditer("\"([^\"\n]{3,200})\"", reasoning):
+            assert not any(k < turn and not t.is_error and _fold(m.group(1)) in _fold(t.result) for k, t in calls.items())
+        _lookups_true(calls, turn, text)
+    else:
+        assert quoted, text
+
+
+def test_each_verdict_says_what_its_reasoning_quoted_and_from_where(tmp_path):
+    _path, runs = _runs(tmp_path)
+    lessons = {k: next(i for i in compile_offline(r).insights if i.key == "verdict|Finish") for k, r in runs.items()}
+    assert lessons["101"].detail == ("turn 2: gave REFUTES; its reasoning quoted \"in Shropshire, England\" from "
+                                     "Search[Orrin Canal]'s answer (turn 1)")
+    assert lessons["101"].worked and not lessons["202"].worked
+    assert lessons["202"].detail == ("turn 2: gave SUPPORTS; its reasoning quoted no words of a look-up's answer; "
+                                     "Search[Mira Talbot] returned 10 words (turn 1)")
+    # the quoted words are in no answer ("made of wood" is the claim's): not said to be quoted from one
+    assert lessons["303"].detail == ("turn 3: gave NOT ENOUGH INFO; its reasoning quoted no words of a look-up's "
+                                     "answer; Search[Harbin Lighthouse] answered with an error (turn 1) and "
+                                     "Lookup[wood] returned \"No more results.\" (turn 2)")
+    for k, lesson in lessons.items():
+        check_verdict(runs[k], lesson.detail)
+    notes = [n for e in compile_offline(runs["101"]).evidence for n in e.notes if n.startswith("The reasoning given")]
+    assert notes == ["The reasoning given with it: \u201cThe observation says it is \"in Shropshire, England\", so it is not "
+                     "in Wales.\u201d; it quotes \"in Shropshire, England\", which Search returned at turn 1."]
+
+
+def test_the_verdict_lesson_counts_the_quoting_runs_by_outcome(tmp_path):
+    path, _runs_by_id = _runs(tmp_path)
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[path], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    (entry,) = [i for i in data["insights"] if i["key"] == "verdict|Finish"]
+    assert (entry["counts"]["success"], entry["counts"]["failure"]) == (2, 1) and len(entry["sources"]) == 3
+    assert (entry["contrast"]["failed_met"], entry["contrast"]["success_met"]) == (0, 1)
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    assert "whose verdict's reasoning quoted words a look-up returned: 0 failed, 1 successful" in page
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")
+@pytest.mark.parametrize("success", [True, False], ids=["as-success", "as-failure"])
+def test_verdict_lessons_and_notes_are_true_on_every_fixture_or_absent(run, success):
+    run.outcome = Outcome(success=success, steps=count_steps(run.turns), score=run.outcome.score if run.outcome else None)
+    comp = compile_offline(run)
+    for lesson in comp.insights:
+        if lesson.key.startswith("verdict|"):
+            assert lesson.worked == success
+            check_verdict(run, lesson.detail)
+    for e in comp.evidence:
+        for note in e.notes:
+            if note.startswith("The reasoning given with it"):
+                assert note.startswith("The reasoning given with it: \u201c"), note
+                check_verdict(run, note, e.turns[-1])
+
+
+def test_an_acronym_the_question_names_is_an_answer_not_a_verdict():
+    """A question about an upper-case name, answered with it: no answer set is recorded and no
+    system prompt names one, so no verdict lesson; the same answer with the labels stated is one."""
+    from test_offline_content import _call, _msg, _record, _run, _turns
+
+    def record(system: str | None) -> dict:
+        turns = ([_msg("system", system)] if system else []) + [
+            _msg("user", "Which agency did ORBEX merge into in 1999?"),
+            _call("Search", "ORBEX", "ORBEX was a satellite operator that merged into a larger agency in 1999.",
+                  reasoning="I should search ORBEX."),
+            _call("Finish", "ORBEX", "", reasoning='It says "merged into a larger agency", so I answer ORBEX.'),
+            {"type": "answer", "role": "assistant", "content": "ORBEX"}, {"type": "episode_over"}]
+        return _record("q-1", "qa", "Which agency did ORBEX merge into in 1999?", _turns(*turns), False)
+
+    keys = [i.key for i in compile_offline(_run(record(None))).insights]
+    assert not any(k.startswith("verdict|") for k in keys), keys
+    labelled = compile_offline(_run(record("Answer with one of ORBEX, NONE.")))
+    (lesson,) = [i for i in labelled.insights if i.key == "verdict|Finish"]
+    assert lesson.detail == ('turn 3: gave ORBEX; its reasoning quoted "merged into a larger agency" from '
+                             "Search[ORBEX]'s answer (turn 2)")
