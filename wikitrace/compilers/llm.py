@@ -50,6 +50,7 @@ from .answer_check import BadAnswer, check_answer
 from .answer_json import extract_json
 from .base import CompileStats
 from ..llm.cache import CachedAnswer, ResponseCache, cache_key
+from ..llm.message_json import with_json
 from ..llm.transport import AnswerTooLarge, ChatTransport, Failure, FormatRejected, one_line
 from .llm_offline import PROMPT_LIMITS, offline_compilation, prompt_for
 from .llm_system import SystemMessages
@@ -218,8 +219,9 @@ class LLMCompiler:
         return self.messages(self.prompt(run), mode or self.response_mode)
 
     def messages(self, prompt: Prompt, mode: str) -> list[dict[str, str]]:
-        return [{"role": "system", "content": self.systems.system(prompt, mode)},
-                {"role": "user", "content": prompt.user}]
+        system, system_json = self.systems.system_and_json(prompt, mode)
+        return with_json([{"role": "system", "content": system}, {"role": "user", "content": prompt.user}],
+                         [system_json, prompt.user_json])
 
     # --- one run ----------------------------------------------------------------------
 

@@ -57,6 +57,7 @@ class Prompt:
 
     system_ctx: dict[str, Any]
     user: str
+    user_json: str | None = None  # ``user`` as a JSON string, when made beside the build
 
 
 def evidence_key(outcome: str) -> str:

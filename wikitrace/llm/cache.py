@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import message_json
+
 FORMAT = "wikitrace-llm-cache/1"
 ENV_CACHE_DIR = "WIKITRACE_CACHE_DIR"
 
@@ -56,7 +58,7 @@ def cache_key(model: str, messages: list[dict[str, Any]], mode: str,
     material: dict[str, Any] = {"model": model, "messages": messages, "mode": mode}
     if options:
         material["options"] = {k: v for k, v in sorted(options.items()) if v is not None}
-    blob = json.dumps(material, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    blob = message_json.dumps(material, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
