@@ -214,7 +214,8 @@ def _decision(c: Check, text: str, success: bool) -> None:
             assert c.call(err).arguments != c.call(fix).arguments
         return
     m = re.fullmatch(r"Called (\S+) at turn (\d+)(, changing `([^`]+)`(?: \(in `(\w+)`\))?)?(, which answered with a "
-                     r"diff of (.+?))?(, after the user agreed)?(; the run's last state-changing call\.|\.)", text)
+                     r"diff of (.+?))?(, after the user agreed)?(; the run's last state-changing call\.|"
+                     r"; the answer that ended the run\.|\.)", text)
     if m:
         n = int(m.group(2))
         assert c.call(n).name == m.group(1) and c.went_through(n)
@@ -228,6 +229,10 @@ def _decision(c: Check, text: str, success: bool) -> None:
             assert c.user_agreed_before(n), f"no reply of a user agreed before turn {n}"
         if m.group(9).startswith(";"):
             assert not any(t.turn > n for t in c.changes())
+        if m.group(9) == "; the answer that ended the run.":  # a free-text answer the log records as one
+            text_sent = c.call(n).arguments
+            assert isinstance(text_sent, str) and ((c.run.task.metadata or {}).get("gold_answer") or any(
+                t.type == "answer" and (t.content or "").strip() == text_sent.strip() for t in c.run.turns))
         return
     m = re.fullmatch(r"Called (\S+) at turn (\d+), which returned nothing; (?:the next change that went through was "
                      r"(\S+) at turn (\d+)|no change went through after it)\.", text)
@@ -284,8 +289,10 @@ def _decision(c: Check, text: str, success: bool) -> None:
             _decision(c, f"Called {first.name} at turn {first.turn}; {m.group(4)}.", success)
         return
     m = re.fullmatch(r"(?:Made|Answered after) (\d+) look-up calls? \((.+)\) (?:and no call that changes state|"
-                     r"without a change)\.", text)
+                     r"without a change|(and gave no answer))\.", text)
     if m:
+        if m.group(3):  # a task that expects an answer, and no call gave one
+            assert (c.run.task.metadata or {}).get("gold_answer") and not any(t.type == "answer" for t in c.run.turns)
         assert len(c.calls) == int(m.group(1)) and all(is_read_only(t) for t in c.calls)
         named = re.split(r", | and ", re.sub(r" and \d+ more$", "", m.group(2)))
         assert set(named) <= {t.name for t in c.calls}, text  # the tools it looked with, by name

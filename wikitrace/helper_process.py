@@ -22,6 +22,27 @@ _FRAME = struct.Struct("<Q")  # length prefix of one pickled frame
 EOF = object()  # what ``receive`` returns when the other end closed without a whole frame
 
 
+class Pickled:
+    """An object pickled once, passed on as its bytes: a run the reader process pickled
+    reaches the page writer without the build pickling it a second time."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    def __reduce__(self):
+        return (Pickled, (self.data,))
+
+    def load(self) -> Any:
+        return pickle.loads(self.data)
+
+
+# Where a run received from the reader keeps its Pickled form (not a field: never hashed,
+# compared or written). Only a run the build does not change is passed on this way.
+PICKLED_ATTR = "_wikitrace_pickled"
+
+
 def child_env() -> dict[str, str]:
     """This environment, with this same wikitrace first on the import path."""
     import wikitrace

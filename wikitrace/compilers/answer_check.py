@@ -128,7 +128,8 @@ def _field_problems(comp: Compilation, instructions: str) -> list[str]:
 def _echo_problems(where: str, text: str, instructions: str) -> list[str]:
     if not re.search(r"[^\W\d_]", text):
         return [f"{where} has no words in it ({text!r})"]
-    if instructions and len(norm(text)) >= _ECHO_MIN and norm(text) in instructions:
+    normed = norm(text) if instructions else ""
+    if len(normed) >= _ECHO_MIN and normed in instructions:
         return [f"{where} copies the example text {text!r} from the answer format; write what this run shows instead"]
     return []
 
@@ -154,7 +155,8 @@ def _lesson_problems(comp: Compilation, run: Run, instructions: str) -> dict[int
                 problems.append(f"{where} names {turn.group(0)!r} of this run; a lesson must hold for other runs")
             # Only value-like tokens can be episode values: most lessons have none, and
             # then the episode need not be scanned at all.
-            candidates = {core for core in map(_core, _TOKEN.findall(text)) if _is_value(core)}
+            candidates = set(map(_value_core, _TOKEN.findall(text)))
+            candidates.discard(None)
             if candidates and values is None:
                 values = episode_values(run)
             specific = sorted(candidates & values) if candidates else []
@@ -171,6 +173,13 @@ def _core(token: str) -> str:
 
 
 @lru_cache(maxsize=1 << 16)  # the lessons' words recur from run to run: each token is judged once
+def _value_core(token: str) -> str | None:
+    """The token's core when it is a value (``_is_value``), else None."""
+    core = _core(token)
+    return core if _is_value(core) else None
+
+
+@lru_cache(maxsize=1 << 16)
 def _is_value(core: str) -> bool:
     """A token that names one thing of one episode: an id, an amount, a date."""
     digits = sum(c.isdigit() for c in core)

@@ -15,16 +15,7 @@ from typing import Any
 
 from ..runs.model import Turn
 from .reading import _COMMAND_KEYS, Reading, _occurs, leaves, runs_a_command, t_is_user
-
-_INDEX_AT_END = re.compile(r"\[\d+\]$")
-_PATH_STEP = re.compile(r"[.\[]")
-
-
-# The same argument paths, values and field names recur on every call of a run (and on every
-# run of a benchmark): these pure helpers are memoised rather than recomputed per check.
-@lru_cache(maxsize=4096)
-def _last_key(path: str) -> str:
-    return _PATH_STEP.split(_INDEX_AT_END.sub("", path))[-1] if path else ""
+from .told_numbers import _NUMBER_WORDS, _last_key, _told_number
 
 
 def _as_text(value: Any) -> str:
@@ -33,33 +24,7 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-_NUMBER_WORDS = {"0": "no|none|zero", "1": "one|a|an|single", "2": "two|both|pair", "3": "three", "4": "four", "5": "five"}
-
-
 FREE_FORM = "argument"  # the path of a call's only argument when it is a plain string
-
-
-def _told_number(value: str, key: str, text: str) -> bool:
-    """A short number counts as told only near a word that starts like one of its key's words
-    (``nonfree_baggages: 1`` is told by "1 checked bag", not by any "1" in the text)."""
-    patterns = _number_patterns(value, key)
-    if patterns is None:
-        return False
-    low = text.lower()
-    return any(p.search(low) is not None for p in patterns)
-
-
-@lru_cache(maxsize=4096)
-def _number_patterns(value: str, key: str) -> tuple[re.Pattern, re.Pattern] | None:
-    """The number near one of its key's words, after it or before it; None: the key has no word."""
-    stems = [w[:3] for w in re.split(r"[^a-z]", key.lower()) if len(w) >= 3]
-    if not stems:
-        return None
-    number = re.escape(value) + (f"|{_NUMBER_WORDS[value]}" if value in _NUMBER_WORDS else "")
-    stem = "|".join(map(re.escape, stems))
-    after = rf"(?<![\w.])(?:{number})(?![\w])(?:\W+\w+){{0,6}}?\W+(?:{stem})"
-    before = rf"\b(?:{stem})\w*(?:\W+\w+){{0,6}}?\W+\$?(?:{number})(?![\w])"
-    return re.compile(after), re.compile(before)
 
 
 def _seen(value, key: str, turn: Turn, low: str, names: frozenset[str] = frozenset()) -> bool:
@@ -143,6 +108,57 @@ def _json_fields(text: str) -> tuple[tuple[str, Any], ...]:
     return _json_field_list(text)
 
 
+def _same_field(t: Turn, path: str, args: list, names: frozenset[str]) -> list:
+    """The values an observation gives the field an argument sets, on the same thing: a field of
+    the one object there that is the own record of a name the call sent (the certificate it
+    pays with, the reservation it changes). An object is a name's own record when it holds it
+    as ``id``, is filed under it, or is the whole answer of a call that was sent that name
+    under the same field (the look-up of that record). A field of the same name elsewhere (a
+    payment's ``amount`` in a reservation's history; the dob of another passenger; the
+    ``flight_type`` of a reservation that merely holds the user's id) is another thing's."""
+    objects, count = _shapes(t.result or "")
+    key = _last_key(path)
+    top = objects[0][0] if objects and objects[0][2] else {}
+    looked_up = {str(v).lower() for p, v in leaves(t.arguments) if isinstance(v, str) and top.get(_last_key(p)) == v}
+    named = [(fields, {v.lower() for v in ids if count[v] == 1} | (looked_up if is_top else set()))
+             for fields, ids, is_top in objects if key in fields]
+    # the names beside the argument in its own object (the certificate id beside an amount) come
+    # first; only when none names an object here does any name the call sent
+    parent = path[:len(path) - len(key)].rstrip(".")
+    near = {str(v).lower() for p, v in args if isinstance(v, str) and p[:len(p) - len(_last_key(p))].rstrip(".") == parent}
+    for pick in (near, names):
+        found = [fields[key] for fields, ids in named if ids & pick]
+        if found:
+            return found
+    return []
+
+
+@lru_cache(maxsize=256)
+def _shapes(text: str) -> tuple[list, dict]:
+    """A JSON observation's objects, in order: each one's own scalar fields, the names that are
+    its own (its ``id``, the key it is filed under) and whether it is the whole answer; and how
+    many objects each such name names."""
+    data = _parsed(text)
+    objects: list[tuple[dict, set, bool]] = []
+    count: dict[str, int] = {}
+    if data is _NOT_JSON:
+        return objects, count
+    stack = [(data, None)]
+    while stack:
+        node, filed_under = stack.pop()
+        if isinstance(node, dict):
+            fields = {k: v for k, v in node.items() if not isinstance(v, (dict, list))}
+            ids = {v for v in (fields.get("id"), filed_under) if isinstance(v, str)}
+            objects.append((fields, ids, node is data))
+            for v in ids:
+                count[v] = count.get(v, 0) + 1
+            children = [(v, k) for k, v in node.items() if isinstance(v, (dict, list))]
+        else:
+            children = [(v, None) for v in node if isinstance(v, (dict, list))]
+        stack.extend(reversed(children))
+    return objects, count
+
+
 @dataclass
 class ArgCheck:
     """One argument of a call set against what the run had seen or been told before it."""
@@ -222,8 +238,9 @@ def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
         if is_verdict(reading, call.arguments):
             return []  # a label of the task's answer set is chosen, not a value some turn showed
         args = {FREE_FORM: call.arguments.strip()}  # one free-form argument (an answer, a query)
-    names = frozenset(v.lower() for _p, v in leaves(args) if isinstance(v, str) and len(v) > 2)
-    for path, value in leaves(args):
+    arg_leaves = leaves(args)
+    names = frozenset(v.lower() for _p, v in arg_leaves if isinstance(v, str) and len(v) > 2)
+    for path, value in arg_leaves:
         if value is None or isinstance(value, bool) or not _value_like(_last_key(path), str(value)):
             continue
         text = _as_text(value)
@@ -245,10 +262,10 @@ def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
         if check.seen_at is None:
             key = _last_key(path)
             for t in reversed(before):
-                if t_is_user(t):
+                if t_is_user(t) or not any(k == key for k, _v in _json_fields(t.result or "")):
                     continue
-                other = list(dict.fromkeys(v for k, v in _json_fields(t.result or "") if k == key
-                                           and v not in (None, "") and _as_text(v) != text))
+                other = list(dict.fromkeys(v for v in _same_field(t, path, arg_leaves, names)
+                                           if v not in (None, "") and _as_text(v) != text))
                 if other:  # every value the observation gave that field, not one picked at random
                     check.other, check.other_at = other, t.turn
                     break

@@ -46,12 +46,14 @@ from ..llm.config import LLMConfig
 from ..redact import default_redactor
 from ..runs.model import Run
 from ..templates import environment, render
-from .answer_check import BadAnswer, check_answer, norm
+from .answer_check import BadAnswer, check_answer
 from .answer_json import extract_json
 from .base import CompileStats
 from ..llm.cache import CachedAnswer, ResponseCache, cache_key
+from ..llm.message_json import with_json
 from ..llm.transport import AnswerTooLarge, ChatTransport, Failure, FormatRejected, one_line
 from .llm_offline import PROMPT_LIMITS, offline_compilation, prompt_for
+from .llm_system import SystemMessages
 from .prompt_views import Prompt, clip, evidence_key
 from .schema import MAX_INSIGHTS, Compilation, json_schema
 
@@ -160,7 +162,7 @@ class LLMCompiler:
         # Capability flag: the most structured response mode the server accepts.
         self.response_mode = response_mode or RESPONSE_MODES[0]
         self._mode_settled = response_mode is not None
-        self._instructions_memo: dict[tuple, str] = {}
+        self.systems = SystemMessages(self.templates)
 
         # Fail now, not once per run, if a user template is missing or broken.
         env = environment(self.templates)
@@ -217,9 +219,9 @@ class LLMCompiler:
         return self.messages(self.prompt(run), mode or self.response_mode)
 
     def messages(self, prompt: Prompt, mode: str) -> list[dict[str, str]]:
-        name = f"prompts/compile_{prompt.system_ctx['outcome']}.system.j2"
-        system = render(name, self.templates, mode=mode, **prompt.system_ctx)
-        return [{"role": "system", "content": system}, {"role": "user", "content": prompt.user}]
+        system, system_json = self.systems.system_and_json(prompt, mode)
+        return with_json([{"role": "system", "content": system}, {"role": "user", "content": prompt.user}],
+                         [system_json, prompt.user_json])
 
     # --- one run ----------------------------------------------------------------------
 
@@ -227,7 +229,7 @@ class LLMCompiler:
         outcome = run.outcome.label
         prompt = self.prompt(run)
         first = await self._complete(prompt, outcome)
-        instructions = self._instructions(prompt, first.mode)
+        instructions = self.systems.instructions(prompt, first.mode)
         text, usage = first.text, first.usage
         try:
             if first.too_large is not None:
@@ -278,15 +280,6 @@ class LLMCompiler:
         except BadAnswer as bad2:
             raise Failure(bad2.reason) from None
         return comp, text, _add_usage(first.usage, usage)
-
-    def _instructions(self, prompt: Prompt, mode: str) -> str:
-        """The compiler's own instructions (without the agent's), to spot answers that echo them."""
-        name = f"prompts/compile_{prompt.system_ctx['outcome']}.system.j2"
-        ctx = dict(prompt.system_ctx, solver_prompt=None)
-        memo_key = (name, mode, repr(sorted(ctx.items())))
-        if memo_key not in self._instructions_memo:  # the same few variants recur on every run of a build
-            self._instructions_memo[memo_key] = norm(render(name, self.templates, mode=mode, **ctx))
-        return self._instructions_memo[memo_key]
 
     def _fallback(self, run: Run, reason: str) -> Compilation:
         self._stats.count_fallback(one_line(reason))

@@ -13,6 +13,7 @@ picks them up (``offline_compilation``, ``prompt_for``).
 from __future__ import annotations
 
 import sys
+from json.encoder import encode_basestring
 
 from ..runs.model import Run
 from .schema import Compilation
@@ -34,7 +35,9 @@ def precompile(run: Run, task_type: str | None = None, templates: str | None = N
         run.task.task_type = task_type
     run.__dict__[_KEY] = compile_offline(run)
     settings = (templates, tuple(sorted(PROMPT_LIMITS.items())))
-    run.__dict__[_PROMPT] = (settings, build_prompt(run, templates, **PROMPT_LIMITS))
+    prompt = build_prompt(run, templates, **PROMPT_LIMITS)
+    prompt.user_json = encode_basestring(prompt.user)  # the request and its cache key splice it in
+    run.__dict__[_PROMPT] = (settings, prompt)
 
 
 def prompt_for(run: Run, templates: str | None, **limits: int) -> Prompt:

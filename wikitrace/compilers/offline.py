@@ -234,6 +234,8 @@ def _success_items(r: Reading) -> list[Item]:
             turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=_call_line(fix),
             notes=listed_note(calls, err)), "recovery", fix))
     last_write = writes[-1] if writes else None
+    # a free-text answer (a QA run's Finish[...]) ends the run but changes nothing: never worded as a change
+    answers = {c.n for c in writes if free_form(c) is not None and gives_answer(r, c)}
     seen: set[str] = set()
     for c in reversed(writes):  # the latest of identical state changes is the one that stood
         key = signature(c.turn)
@@ -247,7 +249,8 @@ def _success_items(r: Reading) -> list[Item]:
         items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(notes=notes,
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + (", after the user agreed" if c.confirmed else "")
-            + ("; the run's last state-changing call." if final else "."),
+            + (("; the answer that ended the run." if c.n in answers else "; the run's last state-changing call.")
+               if final else "."),
             support=f"The environment accepted it: {shown_answer(c.turn.result)}" if c.turn.result
             else "The environment accepted it.",
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c)), "write", c))
@@ -257,7 +260,7 @@ def _success_items(r: Reading) -> list[Item]:
     # (a hand-off after reading the booking it could not change)
     latest = next((c for c in reversed(calls) if last_write is not None and c.n < last_write.n and not c.writes
                    and not c.error and not answered_nothing(c)), None)
-    first_change = min((w.n for w in writes), default=None)
+    first_change = min((w.n for w in writes if w.n not in answers), default=None)
     told: set[str] = set()
     # with no state change at all, or none but the answer that ended the run (a QA log's Finish), the
     # look-ups are what the answer rests on: each distinct one counts
@@ -401,8 +404,10 @@ def _failure_items(r: Reading) -> list[Item]:
         said = report_message(r)
         if calls:
             decision = (f"Made {len(calls)} look-up call{'s' if len(calls) != 1 else ''} "
-                        f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) and no call that changes state.")
-            support = "The run was judged a failure without any state-changing call."
+                        f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) and "
+                        + ("gave no answer." if expected_answer(r) is not None else "no call that changes state."))
+            support = ("The run was judged a failure without giving an answer." if expected_answer(r) is not None
+                       else "The run was judged a failure without any state-changing call.")
         else:
             decision = "Ended the run without calling any tool."
             support = "The run was judged a failure without a single environment call."

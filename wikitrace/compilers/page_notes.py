@@ -13,8 +13,8 @@ import re
 from functools import lru_cache
 
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join, picked
-from .arguments import check_arguments
-from .reading import Call, Reading
+from .arguments import _last_key, check_arguments
+from .reading import Call, Reading, leaves
 from .insight_parts import rules_once
 from .text import clip
 
@@ -237,11 +237,13 @@ def asked_note(r: Reading, before: int) -> list[str]:
     return [f"Its look-ups before it asked: {join(asked, 6)}."]
 
 
-def _record_holding(node, key: str, value: str):
-    """The first JSON object (walked in order) that holds ``value`` under a field named like the
-    argument that sent it (``reservation_id``; ``id`` for ``payment_id``)."""
+def _record_holding(node, key: str, value: str, looked_up: bool = False):
+    """The first JSON object (walked in order) whose own id is ``value``: it holds it as ``id``,
+    or it is the whole answer of a call that was sent it under the argument's name (the look-up
+    of that record). An object that merely holds it under the argument's name (a reservation's
+    ``user_id``) is another record that refers to it: its fields are not the one pointed at."""
     if isinstance(node, dict):
-        if any(isinstance(v, str) and v == value and (k == key or key.endswith("_" + k)) for k, v in node.items()):
+        if looked_up and node.get(key) == value or node.get("id") == value and key.endswith("id"):
             return node
         node = list(node.values())
     if isinstance(node, list):
@@ -279,13 +281,14 @@ def record_rule_notes(r: Reading, c: Call, limit: int = 2) -> list[str]:
     look-up's answer points at a record there, and a rule naming the call's action and every word
     of one of that record's plain values (a cabin class, a status) bears on the change though no
     argument names it. Said as what the log shows, never as a breach."""
-    from .rules import _DIGIT, _rules, _words
+    from .rules import _DIGIT, _rules, _words, action_verb
 
     if r.system is None or not c.writes:
         return []
     action = _words((c.name or "").replace("_", " ")) - {"the", "and"}
     # an "at most N" rule is counted against the arguments (rules_for): kept, it says nothing here
-    rules = [rule for rule in _rules(r) if not rule.limits and action & rule.words]
+    verb = action_verb(c.name or "")
+    rules = [rule for rule in _rules(r) if not rule.limits and verb & rule.words]
     pointers = [a for a in check_arguments(r, c.turn) if a.seen_in == "observation" and isinstance(a.value, str)]
     if not rules or not pointers:
         return []
@@ -304,7 +307,8 @@ def record_rule_notes(r: Reading, c: Call, limit: int = 2) -> list[str]:
             except ValueError:
                 parsed = None
             r.memo[f"notes.json:{src.n}"] = parsed
-        record = _record_holding(parsed, key, a.value)
+        sent = any(_last_key(p) == key and v == a.value for p, v in leaves(src.turn.arguments))
+        record = _record_holding(parsed, key, a.value, sent)
         fields = [(k, v) for k, v in (record or {}).items() if isinstance(v, str) and v.strip()
                   and not _DIGIT.search(v) and len(v.split()) <= 3 and _words(v.replace("_", " ")) - action]
         if not fields:

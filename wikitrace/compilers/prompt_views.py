@@ -8,6 +8,7 @@ from typing import Any
 
 from ..runs.model import Run, Turn
 from ..templates import render
+from . import user_prompt
 from .schema import MAX_INSIGHTS
 
 def clip(text: str, limit: int) -> str:
@@ -56,6 +57,7 @@ class Prompt:
 
     system_ctx: dict[str, Any]
     user: str
+    user_json: str | None = None  # ``user`` as a JSON string, when made beside the build
 
 
 def evidence_key(outcome: str) -> str:
@@ -122,8 +124,10 @@ def build_prompt(run: Run, templates: str | None, *, clip_limit: int, trajectory
         "initial_observation": clip(task.initial_observation.strip(), limit * 2)
         if task.initial_observation else None,
     }
-    user = render("prompts/compile.user.j2", templates, task=task_view, turns=rendered,
-                  clip_limit=limit if clipped else None, outcome=run.outcome, ended_by=ended_by(run))
+    values = dict(task=task_view, turns=rendered, clip_limit=limit if clipped else None, outcome=run.outcome,
+                  ended_by=ended_by(run))
+    user = (render(user_prompt.TEMPLATE, templates, **values) if user_prompt.overridden(templates)
+            else user_prompt.render(**values))
     system_ctx = {
         "task_kind": task_kind(run),
         "solver_prompt": solver_prompt,

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..runs.model import Run, Turn
+from .told_numbers import _last_key, _told_number
 
 if TYPE_CHECKING:
     from .arguments import ArgCheck
@@ -190,20 +191,33 @@ def read_run(run: Run) -> Reading:
             harness.append(t)
         elif t.type == "function_call":
             writes = not is_read_only(t)
-            own = {str(v).lower() for _p, v in leaves(t.arguments) if isinstance(v, str) and len(v) > 3} - done
-            listed = bool(writes and not agreed and agreed_at is not None and proposed and own
-                          and any(_occurs(v, proposed) for v in own))
+            listed = False
+            if writes and not agreed and agreed_at is not None and proposed:
+                # the messages the user agreed to described this change: one of its own values
+                # (not one an earlier change since then also sent), a number beside its field's word
+                values = [(p, v) for p, v in leaves(t.arguments) if not isinstance(v, bool)]
+                own = {str(v).lower() for _p, v in values if isinstance(v, str) and len(v) > 3} - done
+                listed = any(_occurs(v, proposed) for v in own) or any(
+                    _told_number(str(v), _last_key(p), proposed) for p, v in values
+                    if isinstance(v, int) and f"{_last_key(p)}={v}" not in done)
             call = Call(t, looks_like_error(t), writes, agreed or listed, agreed_at)
             calls.append(call)
             if call.writes and not call.error:
                 agreed = False
-                done |= {str(v).lower() for _p, v in leaves(t.arguments) if isinstance(v, str)}
+                done |= {str(v).lower() if isinstance(v, str) else f"{_last_key(p)}={v}"
+                         for p, v in leaves(t.arguments)}
         elif t.type == "message" and t.role == "assistant" and t.content:
-            proposal = t.content.lower()
+            proposal += "\n" + t.content.lower()  # every message since the user last spoke
         elif t.type == "message" and t.role == "user":
             agreed = t.turn in replies and bool(_AFFIRM.search(t.content or ""))
+            # agreeing again (to a follow-up question) keeps what was agreed before; a message
+            # that does not agree is a new request, and what was put to the user before it lapses
+            if agreed:
+                proposed = (proposed if agreed_at is not None else "") + proposal
+            else:
+                proposed, done = "", set()
             agreed_at = t.turn if agreed else None
-            proposed, done = (proposal if agreed else ""), set()
+            proposal = ""
     first = run.turns[0] if run.turns else None
     system = first if first is not None and first.type == "message" and first.role in ("system", "developer") else None
     facts = [t for t in run.turns if (t.type == "function_call" and t.result and not is_harness_turn(t))

@@ -1,8 +1,8 @@
 """The rules a run's own system prompt states, and which of them a state-changing call meets.
 
 The system prompt is cut into sentences; a sentence with a rule word (must, cannot,
-only, at most, ...) bears on a call when it names the call's action (a word of the
-tool name) and one of its argument values. Two breaches are checked, not guessed:
+only, at most, ...) bears on a call when it names the call's action (the verb the
+tool name starts with) and one of its argument values. Two breaches are checked, not guessed:
 an "at most N thing" limit exceeded in the arguments, and a confirmation rule with
 no user agreement right before the call.
 """
@@ -103,6 +103,15 @@ def _rules_of(text: str) -> tuple[_Rule, ...]:
     return tuple(rules)
 
 
+@lru_cache(maxsize=1024)
+def action_verb(tool: str) -> frozenset[str]:
+    """The action a tool's name says it does, stemmed: its first word (``cancel`` of
+    ``cancel_reservation``, ``update`` of ``updateBooking``). A rule bears on a call only when it
+    names this, not when it merely shares a noun (a cancellation rule names flights too)."""
+    first = next((w for w in re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", tool or "") if len(w) >= 3), "")
+    return _words(first)
+
+
 @dataclass
 class RuleHit:
     sentence: str
@@ -117,11 +126,12 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
     Two checks are made, not guessed: an "at most N thing" rule whose thing appears more
     than N times in the arguments, and a confirmation rule for a call that no user
     agreement preceded, in a log where a person answers the agent. Other rule sentences
-    are returned when they name both the call's action (a word of the tool name) and one
-    of its argument values, and a confirmation rule that names the action."""
+    are returned when they name both the call's action (the verb its tool name starts with) and
+    one of its argument values, and a confirmation rule that names the action."""
     if reading.system is None or not call.writes:
         return []
     action = _words((call.name or "").replace("_", " ")) - {"the", "and"}
+    verb = action_verb(call.name or "")
     flat = [(p, _as_text(v)) for p, v in leaves(call.turn.arguments if isinstance(call.turn.arguments, (dict, list)) else {})]
     values = set()  # words of the values (not the keys: a key names a field, not what was done)
     for p, v in flat:
@@ -131,7 +141,7 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
     hits: list[RuleHit] = []
     for rule in _rules(reading):
         s, words = rule.sentence, rule.words
-        if not rule.caps and not action & words:
+        if not rule.caps and not verb & words:
             continue  # nothing to count, and it names no word of the action: it cannot bear on the call
         broken = None
         for limit, thing, written in rule.caps:
@@ -142,14 +152,14 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
                 broken = f"the arguments hold {count} {written} values; the rule allows {limit}"
         order = 0 if broken else 1
         # a missing agreement is a breach only where a person answers the agent in this log
-        if broken is None and rule.confirm and reading.has_interlocutor and not call.confirmed and action & words:
+        if broken is None and rule.confirm and reading.has_interlocutor and not call.confirmed and verb & words:
             between = next((c.n for c in reading.calls if call.agreed_at is not None and call.agreed_at < c.n < call.n
                             and c.writes and not c.error), None)
             broken = (f"the user's agreement (turn {call.agreed_at}) came before another change (turn {between}), "
                       "not right before this call" if between is not None
                       else "no user message agreeing to it came right before the call")
-        confirm_rule = rule.confirm and bool(action & words)  # kept or broken, it bears on the call
-        if broken or confirm_rule or (action & words and values & words - action):
+        confirm_rule = rule.confirm and bool(verb & words)  # kept or broken, it bears on the call
+        if broken or confirm_rule or (verb & words and values & words - action):
             hits.append(RuleHit(s, reading.system.turn, broken, order if broken else 2))
     hits.sort(key=lambda h: h.order)  # counted breaches, then a missing confirmation, then rules named
     return hits[:3]

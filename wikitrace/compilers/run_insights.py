@@ -37,7 +37,7 @@ from .insight_parts import (kind_of_tasks, lookups_before, main_edit, make_insig
                             verb)
 from .reading import Call, Reading, harness_reason
 from .schema import MAX_INSIGHTS, CandidateInsight
-from .text import clip, generic, signature
+from .text import clip, shown_beside, signature
 
 if TYPE_CHECKING:
     from .offline import Item
@@ -238,8 +238,9 @@ def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
     why = why_wrong(r, w)
     gold = expected_answer(r)
     score = r.run.outcome.score
-    detail = (f"turn {w.n}: {'answered' if gives_answer(r, w) else 'ended with'} {w.name}[{free_form(w)}]"
-              + (f", expected \"{clip(generic(gold), 40)}\"" if gold else "")
+    given = str(w.turn.arguments)  # both shown whole when short: the difference is the lesson
+    detail = (f"turn {w.n}: {'answered' if gives_answer(r, w) else 'ended with'} {w.name}"
+              f"[{shown_beside(given, gold or '')}]" + (f", expected \"{shown_beside(gold, given)}\"" if gold else "")
               + (f"; score {score:g}" if isinstance(score, (int, float)) and not isinstance(score, bool) else ""))
     title, guide = (x.format(t=w.name) for x in WHY_WRONG[why])
     return make_insight(f"answer|{w.name}|{why}", title, guide + ".",
@@ -325,17 +326,21 @@ def _idle_insight(r: Reading) -> CandidateInsight:
                        f"In {kind_of_tasks(r)} whose answer depends on the environment.", "answered without a tool call", False)
     looked = f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''} " \
              f"({join(list(dict.fromkeys(verb(c) for c in r.calls)), 3)}), nothing settled"
+    act = "give the answer" if expected_answer(r) is not None else "answer or make the change"  # a QA task changes nothing
     if harness_reason(r):  # stopped by the harness (a step limit) while still looking
         return make_insight("idle|lookups", "Answer or act before the harness stops the run",
-                       "Stop looking once the look-ups hold what the request asks, and answer or make the change "
+                       f"Stop looking once the look-ups hold what the request asks, and {act} "
                        "then, before the harness's step limit ends the run; when the look-ups keep missing, change "
                        "the query instead of sending more of the same kind.",
                        f"In {kind_of_tasks(r)} that a harness stops after a number of steps.",
                        f"{looked}; stopped by the harness", False)
     return make_insight("idle|lookups", "Act on what the look-ups found",
-                   "Once the look-ups have given the facts, make the change or give the answer the request asks for, "
-                   "or say why it cannot be done; do not end with look-ups only.",
-                   f"In {kind_of_tasks(r)} that ask for a change or an answer.", looked + last_said(r), False)
+                   ("Once the look-ups have given the facts, give the answer the question asks for; do not end with "
+                    "look-ups only." if expected_answer(r) is not None else
+                    "Once the look-ups have given the facts, make the change or give the answer the request asks for, "
+                    "or say why it cannot be done; do not end with look-ups only."),
+                   f"In {kind_of_tasks(r)} that ask for " + ("an answer." if expected_answer(r) is not None
+                                                              else "a change or an answer."), looked + last_said(r), False)
 
 
 def stopped_browsing(r: Reading, writes: list[Call]) -> bool:

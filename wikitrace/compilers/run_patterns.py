@@ -171,7 +171,7 @@ def decisions_of(r: Reading) -> set[str]:
     (``count|<tool>|<n>``)."""
     out: set[str] = set()
     task_words = set(_WORDS.findall((r.run.task.instruction or "").casefold()))
-    shown: set[str] = set()  # the words every earlier answer without an error showed
+    shown: set[str] = set()  # the words every earlier answer showed, errors' lists of names included
     unread: list[str] = []  # earlier answers not split into words yet: only a query beyond the task needs them
     changes: dict[str, int] = {}
     for c in r.calls:
@@ -187,9 +187,9 @@ def decisions_of(r: Reading) -> set[str]:
                     unread.clear()
                     where = "shown" if words <= shown | task_words else "own"
                 out.add(f"{'said' if c.writes else 'query'}|{c.name}|{where}")
+        unread.append(c.turn.result or "")  # an error's answer is an answer too: it may list names
         if c.error:
             continue
-        unread.append(c.turn.result or "")
         out.add(f"did|{verb(c)}")
         args = c.turn.arguments
         if c.writes and isinstance(args, dict) and not runs_a_command(c.turn) and not is_hand_off(c):

@@ -17,6 +17,23 @@ def clip(text: str | None, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+def shown_beside(text: str, other: str, limit: int = 80) -> str:
+    """A value set beside another (an answer beside the one expected), whole when short: the
+    lesson is often in a year or an ordinal ("69th") that masking or clipping would hide. A
+    long one is cut to a window that starts just before its first word the other lacks."""
+    words = " ".join((text or "").split()).replace('"', "'").split()
+    if len(" ".join(words)) <= limit:
+        return " ".join(words)
+    lacks = {w.casefold() for w in (other or "").split()}
+    start = max(0, next((k for k, w in enumerate(words) if w.casefold() not in lacks), 0) - 3)
+    kept: list[str] = []
+    for w in words[start:]:
+        if kept and len(" ".join(kept + [w])) > limit:
+            break
+        kept.append(w)
+    return ("…" if start else "") + " ".join(kept) + ("…" if start + len(kept) < len(words) else "")
+
+
 def quote_of(text: str | None, limit: int = 120) -> str | None:
     """An exact, whitespace-folded prefix of an observation, short enough to read."""
     flat = " ".join((text or "").split())

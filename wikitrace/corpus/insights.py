@@ -45,7 +45,7 @@ MET = {
     "unseen": "that made a change with values no look-up or user message held",
     "rule": "that broke this rule", "went-through": "whose change with this tool went through",
     "hand-off": "that handed off with this tool", "procedure": "that ended with this call",
-    "idle|lookups": "that ended after look-ups only, changing nothing",
+    "idle|lookups": "that ended after look-ups only",
     "idle|none": "that answered without a tool call",
     "stopped": "that the harness stopped before any call settled the task",
     "verdict": "whose verdict's reasoning quoted words a look-up returned",

@@ -91,6 +91,8 @@ class PageSink:
         if op[0] != "run":
             raise PageWriteError(f"unknown page operation {op[0]!r}")
         try:
+            if isinstance(op[1], helper_process.Pickled):
+                op = (op[0], op[1].load(), *op[2:])
             self.run(*op[1:])
         except Exception as exc:
             raise _failed(op[3], exc) from exc
@@ -129,6 +131,10 @@ class HelperSink:
         self.page_words: PageWords | None = None  # the helper's, once it has answered
 
     def apply(self, op: tuple) -> None:
+        attrs = getattr(op[1], "__dict__", None) if op[0] == "run" else None
+        pickled = attrs.pop(helper_process.PICKLED_ATTR, None) if attrs else None
+        if pickled is not None:  # the run as the reader pickled it: not pickled again here
+            op = (op[0], pickled, *op[2:])
         self._batch.append(op)
         if len(self._batch) >= BATCH:
             self._flush()

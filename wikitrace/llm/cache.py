@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import message_json
+
 FORMAT = "wikitrace-llm-cache/1"
 ENV_CACHE_DIR = "WIKITRACE_CACHE_DIR"
 
@@ -56,7 +58,7 @@ def cache_key(model: str, messages: list[dict[str, Any]], mode: str,
     material: dict[str, Any] = {"model": model, "messages": messages, "mode": mode}
     if options:
         material["options"] = {k: v for k, v in sorted(options.items()) if v is not None}
-    blob = json.dumps(material, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    blob = message_json.dumps(material, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -70,7 +72,7 @@ class CachedAnswer:
 class ResponseCache:
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.dir = Path(directory).expanduser() if directory else default_dir()
-        self._folders: set[Path] = set()  # shard folders known to exist
+        self._folders: set[str] = set()  # shard folders known to exist
         self._modes: set[str] | None = None  # response modes with cached answers, read once
         self._marked: set[str] = set()  # modes this process has marked
         self._writer: Any = None  # the one-thread executor of a cache that writes behind
@@ -98,15 +100,22 @@ class ResponseCache:
             writer.shutdown(wait=True)
 
     def path(self, key: str) -> Path:
-        return self.dir / key[:2] / f"{key}.json"
+        return Path(self._file(key))
+
+    def _file(self, key: str) -> str:
+        """The entry's path as a string: a build reads and writes one per run, and the
+        ``Path`` objects cost more than the calls (the writer thread shares the build's lock)."""
+        return f"{self.dir}{os.sep}{key[:2]}{os.sep}{key}.json"  # a Path keeps its text once made
 
     def get(self, key: str) -> CachedAnswer | None:
         try:
             unwritten = self._unwritten.get(key, b"")
             if unwritten is None:
                 return None  # discarded; the writer has not removed the file yet
-            data = json.loads(unwritten.decode("utf-8") if unwritten
-                              else self.path(key).read_text(encoding="utf-8"))
+            if not unwritten:
+                with open(self._file(key), encoding="utf-8") as fh:
+                    unwritten = fh.read()
+            data = json.loads(unwritten)
         except (OSError, ValueError):
             return None  # absent or corrupt: ask the model again
         if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("text"), str):
@@ -167,20 +176,20 @@ class ResponseCache:
         self._writer.submit(self._write, key, data)
 
     def _write(self, key: str, data: bytes) -> None:
-        target = self.path(key)
-        folder = target.parent
-        tmp = folder / f".{key[:16]}.{os.getpid()}.tmp"  # one writer per process and key at a time
+        folder = f"{self.dir}{os.sep}{key[:2]}"
+        tmp = f"{folder}{os.sep}.{key[:16]}.{os.getpid()}.tmp"  # one writer per process and key at a time
         try:
             if folder not in self._folders:
-                folder.mkdir(parents=True, exist_ok=True)
+                os.makedirs(folder, exist_ok=True)
                 self._folders.add(folder)
             # Rename makes the entry appear whole or not at all, which is what a killed
             # build needs; no fsync: after a power loss an entry may be asked for again.
-            tmp.write_bytes(data)
-            os.replace(tmp, target)
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, self._file(key))
         except OSError:
             try:
-                tmp.unlink()
+                os.unlink(tmp)
             except OSError:
                 pass
         finally:

@@ -18,9 +18,10 @@ SDK whose pieces are not found), ``make`` returns None and the client's ``post``
 
 from __future__ import annotations
 
-import json
 import ssl
 from typing import Any
+
+from . import message_json
 
 
 class DirectPost:
@@ -61,7 +62,7 @@ class DirectPost:
     async def post(self, body: dict[str, Any]) -> Any:
         """Send ``body``; the streamed response of a 2xx (the caller reads and closes it)."""
         # Encoded as the client encodes a body (compact, UTF-8), so a server sees the same bytes.
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        content = message_json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
         request = self.http.build_request("POST", self.url, headers=self.headers, content=content,
                                           timeout=self.timeout)
         try:

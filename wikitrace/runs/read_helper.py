@@ -16,6 +16,7 @@ the LLM path's reader also compiles each run offline there (compilers/llm_offlin
 
 from __future__ import annotations
 
+import pickle
 import sys
 from collections import Counter
 from pathlib import Path
@@ -79,7 +80,8 @@ class RunReader:
             while True:
                 kind, payload = self._receive()
                 if kind == "runs":
-                    yield from payload
+                    for item in payload:
+                        yield item.open() if isinstance(item, _Shipped) else item
                 elif kind == "done":
                     report.merge(payload)
                     self._done = True
@@ -106,6 +108,33 @@ class RunReader:
         return message
 
 
+class _Shipped:
+    """A run read and prepared (``each``) here, pickled on its own and sent with what ``each``
+    kept beside it (its ``_wikitrace_*`` attributes). The build unpickles it as before and
+    keeps the bytes: on the LLM path the build changes nothing of a run the reader
+    prepared (the build's defaults were applied here first), so the page writer is
+    handed these bytes instead of a run pickled once more in the build's main process,
+    the process every model request waits on."""
+
+    __slots__ = ("pickled", "kept")
+
+    def __init__(self, pickled: helper_process.Pickled, kept: dict):
+        self.pickled, self.kept = pickled, kept
+
+    @classmethod
+    def of(cls, run) -> "_Shipped":
+        kept = {k: v for k, v in run.__dict__.items() if k.startswith("_wikitrace_")}
+        for k in kept:
+            del run.__dict__[k]
+        return cls(helper_process.Pickled(pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL)), kept)
+
+    def open(self):
+        run = self.pickled.load()
+        run.__dict__.update(self.kept)
+        run.__dict__[helper_process.PICKLED_ATTR] = self.pickled
+        return run
+
+
 def serve(inp: BinaryIO, out: BinaryIO, each: Callable[..., Any] | None = None) -> int:
     """Read as the build asked and send the runs back; ``each(run, **each_args)`` is called on
     every run read (not on records carried over unparsed) before it is sent."""
@@ -128,6 +157,7 @@ def serve(inp: BinaryIO, out: BinaryIO, each: Callable[..., Any] | None = None) 
             for item in iter_runs(paths, fmt, report, **kwargs):
                 if each is not None and not isinstance(item, Carried):
                     each(item, **each_args)
+                    item = _Shipped.of(item)
                 batch.append(item)
                 if len(batch) >= size:
                     sender.send(("runs", batch))
