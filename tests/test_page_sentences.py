@@ -297,9 +297,12 @@ def _decision(c: Check, text: str, success: bool) -> None:
         named = re.split(r", | and ", re.sub(r" and \d+ more$", "", m.group(2)))
         assert set(named) <= {t.name for t in c.calls}, text  # the tools it looked with, by name
         return
-    m = re.fullmatch(r"The harness ended the run after (\d+) calls?, before any answer or other change went through\.", text)
+    m = re.fullmatch(r"The harness ended the run after (\d+) calls?, before (any answer was given|any state-changing "
+                     r"call went through)\.", text)
     if m:  # a run stopped by its harness with nothing changed: no answer, no booking went through
         assert len(c.calls) == int(m.group(1)) and not c.changes() and c.stopped_by_harness()
+        # answer words only where the task records an answer to give
+        assert (m.group(2) == "any answer was given") == bool((c.run.task.metadata or {}).get("gold_answer")), text
         return
     if text in ("Ended the run without calling any tool.", "Answered without calling any tool."):
         assert not c.calls
@@ -348,6 +351,16 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             shown = [t.turn for t in c.calls if t.turn < answer.turn and not t.is_error
                      and gold.search(_flat(t.result or "").lower())]  # what the look-ups returned, not what they asked
             assert shown[:1] == ([int(m.group(2))] if m.group(2) else []), text
+    elif text.startswith("The run was judged a success with no environment call"):
+        assert not c.calls and c.run.outcome.label == "success"
+        if ": what the agent told the user rests on " in text:
+            assert c.has_interlocutor(), "a user named in a log where nobody answers the agent"
+        m = re.search(r" Its last message \(turn (\d+)\) is quoted below\.$", text)
+        said = [t.turn for t in c.run.turns if t.type == "message" and t.role == "assistant" and not is_harness_turn(t)
+                and (t.content or "").strip()]
+        assert (m is None) == (not turns), text
+        if m:  # the last of the agent's messages
+            assert turns == [int(m.group(1))] and said[-1] == int(m.group(1)), text
     elif text.startswith("The run was judged a "):
         m = re.search(r" What the agent wrote after its last call \(turn (\d+)\) is quoted below\.$", text)
         if m:  # the agent's first message after its last call (its last message when it called nothing)
@@ -578,6 +591,26 @@ def _note(c: Check, text: str, n: int) -> None:
         from test_verdict_evidence import check_verdict
 
         check_verdict(c.run, text, n)
+        return
+    m = re.fullmatch(r"`(.+?)` is (\".*?\") in this answer, and the agent's own words name it: (.+)", text)
+    if m:  # a field of the look-up's JSON answer, and the agent's later sentences that hold its value as words
+        key, value = m.group(1), json.loads(m.group(2))
+        assert value in [v for k, _, v in _keyed(json.loads(c.call(n).result)) if k == key], text
+        words = " ".join(value.replace("_", " ").split()).lower()
+        quoted = re.findall(r'turn (\d+): "(.+?)"(?=; turn \d+: "|$)', m.group(3))
+        assert quoted, text
+        for k, sentence in quoted:
+            said = c.by_n[int(k)]
+            assert int(k) > n and said.role == "assistant" and not is_harness_turn(said), text
+            assert _flat(sentence.rstrip("…")) in _flat(_text(said) + "\n" + (said.reasoning or "")), sentence
+            assert re.search(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words.split())) + r"(?![\w-])",
+                             sentence.lower()), (value, sentence)
+        return
+    m = re.fullmatch(r'The agent wrote at turn (\d+): "(.+)"', text)
+    if m:  # one of the agent's own messages, quoted from its start
+        said = c.by_n[int(m.group(1))]
+        assert said.type == "message" and said.role == "assistant" and not is_harness_turn(said), text
+        assert _flat(said.content or "").startswith(_flat(m.group(2).rstrip("…"))), text
         return
     if "no user message agreeing to it came right before the call" in text:
         assert c.has_interlocutor(), "a confirmation breach in a log where nobody answers the agent"
@@ -1134,11 +1167,12 @@ def test_a_run_the_harness_stopped_before_an_answer_says_what_it_had_found():
              dict(_call("Search", "Tulsa coordinates", "Could not find [Tulsa coordinates]. Similar: ['Tulsa'].",
                         is_error=True), reasoning="I need the coordinates of Tulsa instead."),
              {"type": "episode_over", "role": "harness", "content": "halted at the step limit"}]
-    run = run_from_dict({"run_id": "halt-1", "task": {"id": "halt-1", "instruction": turns[0]["content"]},
+    run = run_from_dict({"run_id": "halt-1", "task": {"id": "halt-1", "instruction": turns[0]["content"],
+                                                       "metadata": {"gold_answer": "Harbor Subs"}},
                          "outcome": {"success": False, "ended_by": "harness: halted at the step limit"},
                          "turns": [dict(t, turn=i) for i, t in enumerate(turns)]}, "test.jsonl:1")
     first = next(e for e in _checked(run) if e.decision.startswith("The harness"))
-    assert first.decision == "The harness ended the run after 4 calls, before any answer or other change went through."
+    assert first.decision == "The harness ended the run after 4 calls, before any answer was given."
     assert first.turns == [1, 2, 4]
     assert first.notes == ['Search(Kiln Pizza) at turn 1 returned: "Kiln Pizza is a restaurant chain based in Tulsa, '
                            'Oklahoma."', 'Search(Harbor Subs) at turn 2 returned: "Harbor Subs is a sandwich chain based '
@@ -1148,8 +1182,9 @@ def test_a_run_the_harness_stopped_before_an_answer_says_what_it_had_found():
     calm = run_from_dict({"run_id": "halt-2", "task": {"id": "halt-2", "instruction": turns[0]["content"]},
                           "outcome": {"success": False, "ended_by": "harness: halted at the step limit"},
                           "turns": [dict(t, turn=i) for i, t in enumerate(turns[:3] + turns[-1:])]}, "test.jsonl:1")
+    # a task that records no answer to give: worded as a change, never as a missing answer
     assert [e.decision for e in _checked(calm)] == [
-        "The harness ended the run after 2 calls, before any answer or other change went through."]
+        "The harness ended the run after 2 calls, before any state-changing call went through."]
 
 
 def test_a_hand_off_shows_the_look_up_it_followed():
@@ -1166,6 +1201,42 @@ def test_a_hand_off_shows_the_look_up_it_followed():
     assert [e.turns for e in items] == [[2], [3], [6]]
     assert items[1].support == ('It returned: an object; its plain top-level fields: {"booking_id": "QX7", "cabin": '
                                 '"basic_economy"}')
+    # the field the agent's own words turned on, with those words: the first and the last that name it
+    assert items[1].notes == ['`cabin` is "basic_economy" in this answer, and the agent\'s own words name it: turn 4: '
+                              '"QX7 is basic economy and cannot be changed."; turn 6: "Wants to change a basic economy '
+                              'booking."']
+    assert items[0].notes == []  # "Ana" is a name the agent never wrote; ids and lists are no plain terms
+
+
+def test_a_one_word_field_counts_only_beside_its_field_name():
+    """"no" occurs in most sentences: an insurance of "no" is named only where the sentence also
+    says insurance, and a status the agent never wrote is not named at all."""
+    turns = [_say("system", "You are a travel agent."),
+             _say("user", "I am ana_7; cancel booking QX7."),
+             _call("get_booking", {"booking_id": "QX7"},
+                   '{"booking_id": "QX7", "insurance": "no", "status": "confirmed", "cabin": "economy"}'),
+             _say("assistant", "No, I cannot cancel it: the booking has no travel insurance."),
+             _say("user", "ok, no problem")]
+    items = _checked(_native("one-word-1", turns, True))
+    look = next(e for e in items if e.turns == [2])
+    assert look.notes == ['`insurance` is "no" in this answer, and the agent\'s own words name it: turn 3: "No, I cannot '
+                          'cancel it: the booking has no travel insurance."']
+
+
+def test_a_success_without_a_call_shows_what_the_agent_said():
+    """With no call, the agent's messages are the whole answer: what it asked for and declined."""
+    turns = [_say("system", "You are a travel agent."),
+             _say("user", "Cancel my flight and refund me, please."),
+             _say("assistant", "I need your booking id before I can cancel anything."),
+             _say("user", "I do not have it."),
+             _say("assistant", "Then I cannot cancel it now; come back with the booking id."),
+             _say("user", "Fine, thanks."),
+             _say("assistant", "You're welcome!")]
+    item, = _checked(_native("no-call-1", turns, True))
+    assert item.support == ("The run was judged a success with no environment call: what the agent told the user rests on "
+                            "the user's messages and its system prompt alone. Its last message (turn 6) is quoted below.")
+    assert item.notes == ['The agent wrote at turn 2: "I need your booking id before I can cancel anything."',
+                          'The agent wrote at turn 4: "Then I cannot cancel it now; come back with the booking id."']
 
 
 def test_an_expected_call_differing_inside_a_list_names_the_item_that_differs():

@@ -48,6 +48,7 @@ from .page_items import (FOUND_NEAR_ANSWER, answered_nothing, diff_phrase, found
                          lacking_support, looked_up, short_call, shown_answer, silent_items)
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
                          given_answer_note, reason_note, record_rule_notes, used_record, wrong_answer)
+from .record_words import messages_notes, named_field_notes
 from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .arguments import check_arguments
@@ -195,8 +196,12 @@ def _success_items(r: Reading) -> list[Item]:
         last = next((t for t in reversed(r.run.turns) if t.type == "message" and t.role == "assistant"), None)
         return [Item(100, Evidence(
             decision="Answered without calling any tool.",
-            support="The run was judged a success with no environment call.",
-            turns=[last.turn] if last else [], quote=quote_of(last.content) if last else None), "idle")]
+            support="The run was judged a success with no environment call" + (
+                ": what the agent told the user rests on the user's messages and its system prompt alone."
+                if r.has_interlocutor else ".") + (
+                        f" Its last message (turn {last.turn}) is quoted below." if last else ""),
+            turns=[last.turn] if last else [], quote=quote_of(last.content) if last else None,
+            notes=messages_notes(r, -1, last.turn if last else None)), "idle")]
     items: list[Item] = []
     writes = [c for c in calls if c.writes and not c.error]
     supplied: dict[int, list[str]] = {}  # turn -> the argument keys a later change took from its answer
@@ -277,7 +282,8 @@ def _success_items(r: Reading) -> list[Item]:
                else " before any change." if first_change is not None and c.n < first_change else "."),
             support=(keys and used_record(r, c, taken[c.n])) or (
                 f"It returned: {shown_answer(c.turn.result)}" if c.turn.result else "It returned nothing."),
-            turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c)), "lookup", c))
+            turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c) + named_field_notes(r, c)),
+            "lookup", c))
     items += _silent(r, 58)
     said = report_message(r) if not any(c.writes for c in calls) else None  # look-ups only, none a failed change
     if said is not None:  # settled without a change: what it told the user is the answer a reader needs
@@ -285,7 +291,8 @@ def _success_items(r: Reading) -> list[Item]:
             decision=f"Answered after {len(calls)} look-up call{'s' if len(calls) != 1 else ''} "
                      f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) without a change.",
             support=f"The run was judged a success. What the agent wrote after its last call (turn {said.turn}) "
-                    "is quoted below.", turns=[said.turn], quote=quote_of(said.content, 240)), "idle"))
+                    "is quoted below.", turns=[said.turn], quote=quote_of(said.content, 240),
+            notes=messages_notes(r, said.turn, None)), "idle"))
     return items
 
 
