@@ -6,7 +6,8 @@ which field that was: a field counts when a later sentence of the agent (a messa
 reasoning of a call, a free-text argument such as a hand-off summary) holds its value as
 words of its own. A value of one word counts only beside a word of its field's name ("no"
 with "insurance"), since one short word occurs in most sentences by chance. Values with a
-digit (ids, dates, prices) are left out: they say which record, not what it is.
+digit (ids, dates, prices), a field named as an id, and a value the user had already said before
+the look-up are left out: they say which record, not what the look-up brought.
 """
 
 from __future__ import annotations
@@ -77,6 +78,9 @@ def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, st
     said = agent_words(r, c.n)
     if not said:
         return []
+    # what the user had already said is no news the look-up brought (the booking code, the towns)
+    told = " ".join((t.content or "") for t in r.run.turns if t.turn < c.n and t.type == "message"
+                    and t.role == "user").lower()
     out, seen = [], set()
     for path, value in leaves(parsed):
         if not isinstance(value, str) or (value.lower() in seen):
@@ -86,6 +90,8 @@ def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, st
             continue
         pattern, single = found[0], found[1] == 1
         key = re.sub(r"\[\d+\]", "", str(path)).split(".")[-1]
+        if _key_words(key)[-1:] in (("id",), ("ids",)) or key.lower().endswith("id") or pattern.search(told):
+            continue  # an id says which record, not what it holds
         hits = [(n, s) for n, s in said if pattern.search(s.lower())
                 and (not single or any(re.search(r"(?<!\w)" + re.escape(w), s.lower()) for w in _key_words(key)))]
         if not hits:
