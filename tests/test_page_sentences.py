@@ -288,6 +288,16 @@ def _decision(c: Check, text: str, success: bool) -> None:
         if m.group(4):  # the error it repeated, told as the error cause tells it
             _decision(c, f"Called {first.name} at turn {first.turn}; {m.group(4)}.", success)
         return
+    m = re.fullmatch(r"Called (\S+) (\d+) times with different arguments \(turns ([\d, ]+) and (\d+)\), and each was "
+                     r"answered with the same error; no later (\S+) call went through\.", text)
+    if m:  # one error of one tool, met with several arguments and never got past: told once
+        ns = [int(x) for x in m.group(3).split(", ")] + [int(m.group(4))]
+        same = [c.call(k) for k in ns]
+        assert len(ns) == int(m.group(2)) and all(t.name == m.group(1) and t.is_error for t in same), text
+        assert len({" ".join((t.result or "").split()) for t in same}) == 1, text
+        assert len({json.dumps(t.arguments, sort_keys=True) for t in same}) == len(ns), text
+        assert not any(t.turn > ns[0] and not t.is_error and what_ran(t) == what_ran(same[0]) for t in c.calls), text
+        return
     m = re.fullmatch(r"(?:Made|Answered after) (\d+) look-up calls? \((.+)\) (?:and no call that changes state|"
                      r"without a change|(and gave no answer))\.", text)
     if m:
@@ -605,6 +615,14 @@ def _note(c: Check, text: str, n: int) -> None:
             assert _flat(sentence.rstrip("…")) in _flat(_text(said) + "\n" + (said.reasoning or "")), sentence
             assert re.search(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words.split())) + r"(?![\w-])",
                              sentence.lower()), (value, sentence)
+        return
+    m = re.fullmatch(r"Each of these arguments holds `(.+)` itself: several calls were written into one\.", text)
+    if m:  # the tool's own call form inside each argument of the errors told together
+        name = re.match(r"\w+", m.group(1)).group(0)
+        last = c.call(n)
+        same = [t for t in c.calls if t.is_error and t.name == name == last.name
+                and " ".join((t.result or "").split()) == " ".join((last.result or "").split())]
+        assert len(same) >= 2 and all(m.group(1) in str(t.arguments) for t in same), text
         return
     m = re.fullmatch(r'The agent wrote at turn (\d+): "(.+)"', text)
     if m:  # one of the agent's own messages, quoted from its start
@@ -1221,6 +1239,23 @@ def test_a_one_word_field_counts_only_beside_its_field_name():
     look = next(e for e in items if e.turns == [2])
     assert look.notes == ['`insurance` is "no" in this answer, and the agent\'s own words name it: turn 3: "No, I cannot '
                           'cancel it: the booking has no travel insurance."']
+
+
+def test_one_error_met_with_several_arguments_is_one_cause():
+    """Searches that each packed several Search[...] into one action and got the same error are one
+    defect: one cause with all their turns, naming the call form inside each argument."""
+    turns = [_say("system", "Answer with Search[...] and Finish[...]."),
+             _say("user", "Which museum in Amsterdam showed Ann Vos?"),
+             _call("Search", "Ann Vos", "Ann Vos (born 1970) is a Dutch designer."),
+             *[_call("Search", f"Stedelijk{' Museum' * k}], Search[Rijksmuseum{' Amsterdam' * k}",
+                     "Could not find that page, please try again.", is_error=True) for k in range(3)]]
+    items = _checked(_native("packed-1", turns, False))
+    one = [e for e in items if e.decision.startswith("Called Search 3 times")]
+    assert len(one) == 1 and one[0].turns == [3, 4, 5], [e.decision for e in items]
+    assert one[0].decision == ("Called Search 3 times with different arguments (turns 3, 4 and 5), and each was "
+                               "answered with the same error; no later Search call went through.")
+    assert one[0].notes == ["Each of these arguments holds `Search[` itself: several calls were written into one."]
+    assert not any(e.decision.startswith("Called Search(") for e in items)
 
 
 def test_a_success_without_a_call_shows_what_the_agent_said():

@@ -306,6 +306,37 @@ def _answer(c: Call) -> str:
     return " ".join((c.turn.result or "").split())
 
 
+def _same_error_once(items: list[Item], afters: dict[int, str]) -> list[Item]:
+    """Errors no later call got past, of one tool answered with one error text but sent with
+    different arguments, told as one cause with all their turns: five copies of one defect read
+    as five causes. When every argument holds the tool's own call form (``Search[``), the page
+    says so: several calls were written as one."""
+    groups: dict[tuple[str, str], list[Item]] = {}
+    for i in items:
+        if i.kind == "error" and i.call is not None and len(i.evidence.turns) <= 2 \
+                and afters.get(i.call.n, "").startswith("; no later"):
+            groups.setdefault((i.call.name, _answer(i.call)), []).append(i)
+    for (name, _), group in groups.items():
+        if len(group) < 2:
+            continue
+        group.sort(key=lambda i: i.call.n)
+        ns = [i.call.n for i in group]
+        shown = ns if len(ns) <= 6 else ns[:5] + [ns[-1]]
+        listed = ", ".join(map(str, ns[:-1])) + f" and {ns[-1]}"
+        packed = next((f"{name}{mark}" for mark in "[(" if all(
+            isinstance(i.call.turn.arguments, str) and f"{name}{mark}" in i.call.turn.arguments for i in group)), None)
+        last = group[-1].call
+        merged = Item(max(i.rank for i in group), Evidence(
+            decision=f"Called {name} {len(ns)} times with different arguments (turns {listed}), and each was "
+                     f"answered with the same error{afters[last.n]}",
+            support=f"The environment answered with an error each time: {clip(last.turn.result)}",
+            turns=shown, quote=quote_of(last.turn.result),
+            notes=[f"Each of these arguments holds `{packed}` itself: several calls were written into one."]
+            if packed else []), "error", last)
+        items = [i for i in items if i not in group] + [merged]
+    return items
+
+
 def _failure_items(r: Reading) -> list[Item]:
     calls = r.calls
     items: list[Item] = []
@@ -367,6 +398,7 @@ def _failure_items(r: Reading) -> list[Item]:
             notes=change_notes(r, same[0]) if same[0].writes and not any(
                 x.n > same[0].n and not x.error and ran[x.n] == ran[same[0].n] for x in calls) else []),
             *(("error", same[0]) if first_error else ("loop", same[-1]))))  # the lesson stays the error's
+    items = _same_error_once(items, afters)
     writes = [c for c in calls if c.writes and not c.error]
     # only the last change, and only when the agent (not the harness) ended the run, is the
     # answer that ended it: a WebShop click on a product before the purchase ended nothing
