@@ -1258,6 +1258,20 @@ def test_one_error_met_with_several_arguments_is_one_cause():
     assert not any(e.decision.startswith("Called Search(") for e in items)
 
 
+def test_a_look_up_error_the_next_search_got_past_is_no_cause():
+    """A search error fixed by the next search is how the run found the page, not why its answer
+    was wrong: the failure page names the answer, not the error."""
+    turns = [_say("system", "Answer with Search[...] and Finish[...]."),
+             _say("user", "Which festival screened Wolf Lake in 2016?"),
+             _call("Search", "Wolf Lake", "Could not find [Wolf Lake]. Similar: ['Wolf Lake (film)', 'Lake Wolf'].",
+                   is_error=True),
+             _call("Search", "Wolf Lake (film)", "Wolf Lake is a 2016 film screened at the 69th Cannes Film Festival."),
+             _call("Finish", "Venice Film Festival", "Episode finished, reward = 0")]
+    comp = compile_offline(_native("got-past-1", turns, False))
+    assert [e.turns for e in comp.evidence] == [[4]]
+    assert comp.left_out == 2  # the error and the search that got past it: counted, not hidden
+
+
 def test_a_success_without_a_call_shows_what_the_agent_said():
     """With no call, the agent's messages are the whole answer: what it asked for and declined."""
     turns = [_say("system", "You are a travel agent."),

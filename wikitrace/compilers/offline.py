@@ -80,6 +80,7 @@ class Item:
     evidence: Evidence
     kind: str  # "write" | "recovery" | "lookup" | "error" | "loop" | "idle"
     call: Call | None = None
+    got_past: bool = False  # a failed look-up that a later call of the same tool got past
 
 
 def compile_offline(run: Run) -> Compilation:
@@ -88,7 +89,10 @@ def compile_offline(run: Run) -> Compilation:
     chosen = _choose(items)
     if run.outcome.success:  # decisions read as the run's procedure; causes stay ranked, likeliest first
         chosen.sort(key=lambda i: min(i.evidence.turns or [0]))
-    cited = {n for i in chosen for n in i.evidence.turns}
+    # a look-up error the run got past is how it found its way, not why it failed: the insights still
+    # read it, the page leaves it out when it has a cause to show
+    shown = [i for i in chosen if not i.got_past] or chosen
+    cited = {n for i in shown for n in i.evidence.turns}
     calls = reading.calls
     errors = sum(1 for c in calls if c.error)
     tools = list(dict.fromkeys(c.name for c in calls))
@@ -106,7 +110,7 @@ def compile_offline(run: Run) -> Compilation:
         title=f"[{run.outcome.label}] {short_task(run.task.instruction)}",
         description=description,
         outcome=run.outcome.label,
-        evidence=[i.evidence for i in chosen],
+        evidence=[i.evidence for i in shown],
         insights=insights_for(reading, chosen)[:MAX_INSIGHTS],
         compiler="offline",
         left_out=sum(1 for c in calls if c.n not in cited),
@@ -366,7 +370,8 @@ def _failure_items(r: Reading) -> list[Item]:
             turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
             call=_call_line(c) if c.writes else None,
             # a change that never went through: how it differs from the one the log expected
-            notes=listed_note(calls, c) + (change_notes(r, c) if c.writes and past is None else [])), "error", c))
+            notes=listed_note(calls, c) + (change_notes(r, c) if c.writes and past is None else [])), "error", c,
+            got_past=past is not None and not c.writes))
     # a loop: the same call answered the same way, three times or more (the same command in
     # another folder, or answered differently, is no repetition)
     repeats = Counter((signature(c.turn), _answer(c)) for c in calls)
