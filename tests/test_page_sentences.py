@@ -612,6 +612,8 @@ def _note(c: Check, text: str, n: int) -> None:
         for k, sentence in quoted:
             said = c.by_n[int(k)]
             assert int(k) > n and said.role == "assistant" and not is_harness_turn(said), text
+            # what it did with what it read: no question, nothing past the next change that went through
+            assert not sentence.endswith("?") and not any(n < t.turn < int(k) for t in c.changes()), text
             assert _flat(sentence.rstrip("…")) in _flat(_text(said) + "\n" + (said.reasoning or "")), sentence
             assert re.search(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words.split())) + r"(?![\w-])",
                              sentence.lower()), (value, sentence)
@@ -1091,6 +1093,15 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
                                                    '"payment_history": [{"payment_id": "gift_2"}]}')] + traj[4:], 0.0)
     assert 'The expected `payment_id` "gift_2" was shown before this call by get_booking\'s answer (turn 2).' \
         in [n for e in _checked(shown) for n in e.notes]
+    # the last change made as expected, with only a look-up the run skipped: still ranked below the
+    # change the task never asked for, and the skipped look-up still named on it
+    skipped = _tau([{"name": "get_user", "kwargs": {"user_id": "ana_7"}},
+                    {"name": "book_flight", "kwargs": {"flight": "HAT1", "payment_id": "card_1"}}], traj, 0.0)
+    items = _checked(skipped)
+    assert Check(skipped).call(items[0].turns[-1]).name == "cancel_booking", [e.decision for e in items]
+    last = next(e for e in items if e.decision.startswith("Called book_flight"))
+    assert last.support.startswith("The call went through, and the log records this same call")
+    assert 'The log records 1 expected look-up this run did not make: get_user(user_id="ana_7").' in last.notes
     # a log that records no expected calls gets none of these notes
     plain = _tau([], traj, 0.0)
     assert "expected_calls" not in plain.task.metadata

@@ -423,8 +423,10 @@ def _failure_items(r: Reading) -> list[Item]:
                 notes += found_notes(looked_up(r, c.n)[-FOUND_NEAR_ANSWER:])
         last = c is writes[-1]
         edit = edit_of(c.turn)
-        # the task asked for this very change: context, ranked below the causes (unless it carries the changes missed)
-        expected = made_as_expected(r, c) and not missed
+        # the task asked for this very change: context, ranked below the causes (unless it carries the changes
+        # missed; a look-up it skipped is no reason to rank a change made as expected first)
+        expected = made_as_expected(r, c) and not any(n.startswith("The log records ") and " expected change" in n
+                                                       for n in missed)
         if expected:
             notes = [n for n in notes if not n.startswith("The log records this same ")]
         rank = (20 if expected else 90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000

@@ -46,16 +46,19 @@ def sentences(text: str) -> tuple[str, ...]:
 
 
 def agent_words(r: Reading, after: int) -> list[tuple[int, str]]:
-    """(turn, sentence) of what the agent wrote after a turn: its messages, its reasoning and the
-    free-text values of its calls' arguments, in order."""
+    """(turn, sentence) of what the agent wrote after a turn, up to and with the next change that
+    went through (what it did with what it had read): its messages, its reasoning and the
+    free-text values of its calls' arguments, in order. A question is left out: a value named
+    among options it asks about is not one it acted on."""
     harness = {t.turn for t in r.harness}
+    until = next((x.n for x in r.calls if x.n > after and x.writes and not x.error), None)
     out = []
     for t in r.run.turns:
-        if t.turn <= after or t.turn in harness or t.role != "assistant":
+        if t.turn <= after or t.turn in harness or t.role != "assistant" or (until is not None and t.turn > until):
             continue
         texts = [t.content] if t.type == "message" else [t.reasoning] + [
             v for _, v in leaves(t.arguments) if isinstance(v, str) and len(v.split()) > 3]
-        out += [(t.turn, s) for text in texts if text for s in sentences(text)]
+        out += [(t.turn, s) for text in texts if text for s in sentences(text) if not s.endswith("?")]
     return out
 
 
