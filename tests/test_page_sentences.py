@@ -617,6 +617,9 @@ def _note(c: Check, text: str, n: int) -> None:
             assert _flat(sentence.rstrip("…")) in _flat(_text(said) + "\n" + (said.reasoning or "")), sentence
             assert re.search(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words.split())) + r"(?![\w-])",
                              sentence.lower()), (value, sentence)
+            if len(words.split()) == 1:  # one word: beside a word of the field's name (its first five letters)
+                assert any(re.search(r"(?<!\w)" + re.escape(w[:5]), sentence.lower())
+                           for w in re.split(r"[_\W]+", key.lower()) if len(w) > 2), (key, sentence)
         return
     m = re.fullmatch(r"Each of these arguments holds `(.+)` itself: several calls were written into one\.", text)
     if m:  # the tool's own call form inside each argument of the errors told together

@@ -4,8 +4,9 @@ A page that shows a long record clipped after its first fields hides the one fie
 turned on (a booking's cabin, its insurance). What the agent wrote after reading it says
 which field that was: a field counts when a later sentence of the agent (a message, the
 reasoning of a call, a free-text argument such as a hand-off summary) holds its value as
-words of its own. A value of one word counts only beside a word of its field's name ("no"
-with "insurance"), since one short word occurs in most sentences by chance. Values with a
+words of its own. A value of one word counts only beside a word of its field's name, or one
+sharing its first five letters ("no" with "insurance", "gold" with "member" for ``membership``),
+since one short word occurs in most sentences by chance. Values with a
 digit (ids, dates, prices), a field named as an id, and a value the user had already said before
 the look-up are left out: they say which record, not what the look-up brought.
 """
@@ -96,7 +97,7 @@ def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, st
         if _key_words(key)[-1:] in (("id",), ("ids",)) or key.lower().endswith("id") or pattern.search(told):
             continue  # an id says which record, not what it holds
         hits = [(n, s) for n, s in said if pattern.search(s.lower())
-                and (not single or any(re.search(r"(?<!\w)" + re.escape(w), s.lower()) for w in _key_words(key)))]
+                and (not single or any(re.search(r"(?<!\w)" + re.escape(w[:5]), s.lower()) for w in _key_words(key)))]
         if not hits:
             continue
         seen.add(value.lower())
