@@ -289,12 +289,19 @@ def _decision(c: Check, text: str, success: bool) -> None:
             _decision(c, f"Called {first.name} at turn {first.turn}; {m.group(4)}.", success)
         return
     m = re.fullmatch(r"Called (\S+) (\d+) times with different arguments \(turns ([\d, ]+) and (\d+)\), and each was "
-                     r"answered with the same error; no later (\S+) call went through\.", text)
+                     r"answered with (the same error|an error that reads (\".*\") around what it sent); no later (\S+) "
+                     r"call went through\.", text)
     if m:  # one error of one tool, met with several arguments and never got past: told once
         ns = [int(x) for x in m.group(3).split(", ")] + [int(m.group(4))]
         same = [c.call(k) for k in ns]
         assert len(ns) == int(m.group(2)) and all(t.name == m.group(1) and t.is_error for t in same), text
-        assert len({" ".join((t.result or "").split()) for t in same}) == 1, text
+        if m.group(6) is None:
+            assert len({" ".join((t.result or "").split()) for t in same}) == 1, text
+        else:  # each answer's first sentence, with what that call sent put as …
+            form = json.loads(m.group(6)).rstrip("…")
+            for t in same:
+                first = re.split(r"(?<=[.!?])\s", " ".join((t.result or "").split()), maxsplit=1)[0]
+                assert first.replace(" ".join(str(t.arguments).split()), "…").startswith(form), (first, form)
         assert len({json.dumps(t.arguments, sort_keys=True) for t in same}) == len(ns), text
         assert not any(t.turn > ns[0] and not t.is_error and what_ran(t) == what_ran(same[0]) for t in c.calls), text
         return
@@ -628,6 +635,12 @@ def _note(c: Check, text: str, n: int) -> None:
         same = [t for t in c.calls if t.is_error and t.name == name == last.name
                 and " ".join((t.result or "").split()) == " ".join((last.result or "").split())]
         assert len(same) >= 2 and all(m.group(1) in str(t.arguments) for t in same), text
+        return
+    m = re.fullmatch(r"Each of these arguments was sent inside quote marks, as (.+)\.", text)
+    if m:  # the errors told together: each sent a text wrapped in quote marks, the last one as shown
+        last = c.call(n)
+        assert isinstance(last.arguments, str) and " ".join(last.arguments.split()) == m.group(1), text
+        assert last.arguments.strip()[0] in "\"'\u201c\u201d\u2018\u2019`" and last.is_error, text
         return
     m = re.fullmatch(r'The agent wrote at turn (\d+): "(.+)"', text)
     if m:  # one of the agent's own messages, quoted from its start
@@ -1284,6 +1297,23 @@ def test_a_look_up_error_the_next_search_got_past_is_no_cause():
     comp = compile_offline(_native("got-past-1", turns, False))
     assert [e.turns for e in comp.evidence] == [[4]]
     assert comp.left_out == 2  # the error and the search that got past it: counted, not hidden
+
+
+def test_errors_that_differ_only_by_what_was_sent_are_one_cause():
+    """Each search sent a name inside quote marks and got 'Could not find ["<name>"]' with its own
+    list: one defect, told once, with the error's shape and the quote marks named."""
+    turns = [_say("system", "Answer with Search[...] and Finish[...]."),
+             _say("user", "Which comedy did Nick Park make with zoo animals?"),
+             _call("Search", '"Wallace and Gromit"', 'Could not find ["Wallace and Gromit"]. Similar: '
+                   "['Wallace and Gromit', 'A Close Shave'].", is_error=True),
+             _call("Search", '"Nick Park"', "Could not find [\"Nick Park\"]. Similar: ['Nick Park', 'Chicken Run'].",
+                   is_error=True)]
+    items = _checked(_native("quoted-1", turns, False))
+    one = next(e for e in items if e.decision.startswith("Called Search 2 times"))
+    assert one.decision == ('Called Search 2 times with different arguments (turns 2 and 3), and each was answered with '
+                            'an error that reads "Could not find […]." around what it sent; no later Search call went '
+                            'through.')
+    assert one.notes == ['Each of these arguments was sent inside quote marks, as "Nick Park".']
 
 
 def test_a_success_without_a_call_shows_what_the_agent_said():
