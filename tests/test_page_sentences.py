@@ -430,6 +430,17 @@ def _note(c: Check, text: str, n: int) -> None:
             assert any(t.name == name and t.turn <= n and isinstance(t.arguments, str)
                        and " ".join(t.arguments.split()).startswith(arg.rstrip("…")) for t in c.calls), (name, arg)
         return
+    m = re.fullmatch(r'The answer it gave, (".*?"), appears in no look-up that went through, only in the error (\S+) '
+                     r'returned at turn (\d+): "…?(.+?)…?"', text)
+    if m:  # a final answer read off an error's text (a list of near names), never from a page
+        given, k = json.loads(m.group(1)), int(m.group(3))
+        err, call = c.call(k), c.call(n)
+        assert err.is_error and is_read_only(err) and err.name == m.group(2) and k < n and c.changes()[-1] is call
+        assert _flat(str(call.arguments)) == _flat(given) and m.group(4) in " ".join((err.result or "").split())
+        pattern = re.compile(r"(?<!\w)" + re.escape(_flat(given)) + r"(?!\w)")
+        assert pattern.search(_flat(m.group(4))) and not any(
+            t.turn < n and not t.is_error and is_read_only(t) and pattern.search(_flat(t.result or "")) for t in c.calls)
+        return
     m = re.fullmatch(r'The answer it gave, (".*?"), appears in the user message at turn (\d+), not in any look-up: '
                      r'"…?(.+?)…?"', text)
     if m:  # a final answer no look-up showed, quoted from the last user message before it that did
@@ -1314,6 +1325,21 @@ def test_errors_that_differ_only_by_what_was_sent_are_one_cause():
                             'an error that reads "Could not find […]." around what it sent; no later Search call went '
                             'through.')
     assert one.notes == ['Each of these arguments was sent inside quote marks, as "Nick Park".']
+
+
+def test_an_answer_read_off_an_error_list_is_said_so():
+    """The name it answered came from an error's list of near names, a page it never opened."""
+    turns = [_say("system", "Answer with Search[...] and Finish[...]."),
+             _say("user", "Which club signee was a rookie contender for the Wolves?"),
+             _call("Search", "Wolves", "Could not find [Wolves]. Similar: ['Minnesota Wolves', 'Ann Edwards (basketball)'].",
+                   is_error=True),
+             _call("Search", "Minnesota Wolves", "The Minnesota Wolves are a basketball team based in Minneapolis."),
+             _call("Finish", "Ann Edwards", ""),
+             {"type": "answer", "role": "assistant", "content": "Ann Edwards"}]
+    notes = [n for e in _checked(_native("offered-1", turns, False)) for n in e.notes]
+    assert ('The answer it gave, "Ann Edwards", appears in no look-up that went through, only in the error Search '
+            'returned at turn 2: "Could not find [Wolves]. Similar: [\'Minnesota Wolves\', \'Ann Edwards (basketball)\']."'
+            ) in notes, notes
 
 
 def test_a_success_without_a_call_shows_what_the_agent_said():
