@@ -31,10 +31,8 @@ Insights (run_insights.py) name the run's own tools, argument keys, errors and r
 from __future__ import annotations
 
 import json
-import re
 
 from collections import Counter
-from dataclasses import dataclass
 
 from ..runs.errors import tests_passed
 from ..runs.model import Run
@@ -49,6 +47,7 @@ from .page_items import (FOUND_NEAR_ANSWER, answered_nothing, diff_phrase, found
                          lacking_support, looked_up, short_call, shown_answer, silent_items)
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
                          given_answer_note, reason_note, record_rule_notes, used_record, wrong_answer)
+from .page_causes import Item, answer_text as _answer, same_error_once
 from .record_words import messages_notes, named_field_notes
 from .run_insights import insights_for
 from .run_patterns import patterns_of
@@ -71,17 +70,6 @@ class OfflineCompiler:
     async def compile(self, run: Run) -> Compilation:
         self._stats.runs += 1
         return compile_offline(run)
-
-
-@dataclass
-class Item:
-    """A candidate decision or cause: the higher ``rank``, the more it says about the outcome."""
-
-    rank: float
-    evidence: Evidence
-    kind: str  # "write" | "recovery" | "lookup" | "error" | "loop" | "idle"
-    call: Call | None = None
-    got_past: bool = False  # a failed look-up that a later call of the same tool got past
 
 
 def compile_offline(run: Run) -> Compilation:
@@ -307,60 +295,6 @@ def _silent(r: Reading, rank: float) -> list[Item]:
                  "note", c) for c, decision, support, quote in silent_items(r)]
 
 
-def _answer(c: Call) -> str:
-    return " ".join((c.turn.result or "").split())
-
-
-def _error_form(c: Call) -> str:
-    """An error's first sentence with the text the call sent put as …: ``Could not find […].`` for
-    every name a search tool could not find, so errors that differ only by what was sent match."""
-    answer = _answer(c)
-    first = re.split(r"(?<=[.!?])\s", answer, maxsplit=1)[0]
-    sent = " ".join(c.turn.arguments.split()) if isinstance(c.turn.arguments, str) else ""
-    return first.replace(sent, "…") if sent.strip() else first
-
-
-def _same_error_once(items: list[Item], afters: dict[int, str]) -> list[Item]:
-    """Errors no later call got past, of one tool answered with one error (the same text, or the
-    same first sentence around what each sent) but sent with different arguments, told as one
-    cause with all their turns: five copies of one defect read as five causes. A shape every
-    argument shares is said: the tool's own call form inside it (``Search[``: several calls
-    written as one), or quote marks around it."""
-    groups: dict[tuple[str, str], list[Item]] = {}
-    for i in items:
-        if i.kind == "error" and i.call is not None and len(i.evidence.turns) <= 2 \
-                and afters.get(i.call.n, "").startswith("; no later"):
-            groups.setdefault((i.call.name, _error_form(i.call)), []).append(i)
-    for (name, form), group in groups.items():
-        if len(group) < 2:
-            continue
-        group.sort(key=lambda i: i.call.n)
-        ns = [i.call.n for i in group]
-        shown = ns if len(ns) <= 6 else ns[:5] + [ns[-1]]
-        listed = ", ".join(map(str, ns[:-1])) + f" and {ns[-1]}"
-        sent = [i.call.turn.arguments for i in group]
-        texts = all(isinstance(a, str) and a.strip() for a in sent)
-        packed = next((f"{name}{mark}" for mark in "[(" if texts and all(f"{name}{mark}" in a for a in sent)), None)
-        quoted = texts and all(a.strip()[0] in _QUOTES and a.strip()[-1] in _QUOTES and len(a.strip()) > 2
-                               for a in sent)
-        last = group[-1].call
-        same = len({_answer(i.call) for i in group}) == 1
-        notes = [f"Each of these arguments holds `{packed}` itself: several calls were written into one."] if packed \
-            else [f"Each of these arguments was sent inside quote marks, as {' '.join(sent[-1].split())}."] if quoted else []
-        merged = Item(max(i.rank for i in group), Evidence(
-            decision=f"Called {name} {len(ns)} times with different arguments (turns {listed}), and each was "
-                     + ("answered with the same error" if same else
-                        f"answered with an error that reads {json.dumps(clip(form, 120), ensure_ascii=False)} "
-                        "around what it sent") + afters[last.n],
-            support=f"The environment answered with an error each time: {clip(last.turn.result)}",
-            turns=shown, quote=quote_of(last.turn.result), notes=notes), "error", last)
-        items = [i for i in items if i not in group] + [merged]
-    return items
-
-
-_QUOTES = "\"'\u201c\u201d\u2018\u2019`"
-
-
 def _failure_items(r: Reading) -> list[Item]:
     calls = r.calls
     items: list[Item] = []
@@ -423,7 +357,7 @@ def _failure_items(r: Reading) -> list[Item]:
             notes=change_notes(r, same[0]) if same[0].writes and not any(
                 x.n > same[0].n and not x.error and ran[x.n] == ran[same[0].n] for x in calls) else []),
             *(("error", same[0]) if first_error else ("loop", same[-1]))))  # the lesson stays the error's
-    items = _same_error_once(items, afters)
+    items = same_error_once(items, afters)
     writes = [c for c in calls if c.writes and not c.error]
     # only the last change, and only when the agent (not the harness) ended the run, is the
     # answer that ended it: a WebShop click on a product before the purchase ended nothing
