@@ -647,6 +647,15 @@ def _note(c: Check, text: str, n: int) -> None:
                 and " ".join((t.result or "").split()) == " ".join((last.result or "").split())]
         assert len(same) >= 2 and all(m.group(1) in str(t.arguments) for t in same), text
         return
+    m = re.fullmatch(r"The call that failed sent its text inside quote marks, as (.+); the one that went through "
+                     r"sent none\.", text)
+    if m:  # a retry that went through, and the failed call before it: quote marks around its text, none in the retry
+        fix = c.call(n)
+        err = next(t for t in reversed(c.calls) if t.turn < n and t.is_error and t.name == fix.name
+                   and isinstance(t.arguments, str) and " ".join(t.arguments.split()) == m.group(1))
+        assert err.arguments.strip()[0] in "\"'\u201c\u201d\u2018\u2019`" and not fix.is_error, text
+        assert not any(q in fix.arguments for q in "\"'\u201c\u201d\u2018\u2019`"), text
+        return
     m = re.fullmatch(r"Each of these arguments was sent inside quote marks, as (.+)\.", text)
     if m:  # the errors told together: each sent a text wrapped in quote marks, the last one as shown
         last = c.call(n)
@@ -1340,6 +1349,20 @@ def test_an_answer_read_off_an_error_list_is_said_so():
     assert ('The answer it gave, "Ann Edwards", appears in no look-up that went through, only in the error Search '
             'returned at turn 2: "Could not find [Wolves]. Similar: [\'Minnesota Wolves\', \'Ann Edwards (basketball)\']."'
             ) in notes, notes
+
+
+def test_a_retry_without_the_quote_marks_says_so():
+    """The search that failed sent its name inside quote marks; the one that went through did not."""
+    turns = [_say("system", "Answer with Search[...] and Finish[...]."),
+             _say("user", "Which comedy did Nick Park make with zoo animals?"),
+             _call("Search", '"Wallace and Gromit"', 'Could not find ["Wallace and Gromit"]. Similar: '
+                   "['Wallace and Gromit', 'Nick Park'].", is_error=True),
+             _call("Search", "Nick Park", "Nick Park is a British animator who created Creature Comforts."),
+             _call("Finish", "Creature Comforts", ""),
+             {"type": "answer", "role": "assistant", "content": "Creature Comforts"}]
+    retry = next(e for e in _checked(_native("quote-retry-1", turns, True)) if e.decision.startswith("After Search"))
+    assert retry.notes[-1] == ('The call that failed sent its text inside quote marks, as "Wallace and Gromit"; the one '
+                               'that went through sent none.')
 
 
 def test_a_success_without_a_call_shows_what_the_agent_said():

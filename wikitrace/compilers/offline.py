@@ -47,7 +47,7 @@ from .page_items import (FOUND_NEAR_ANSWER, answered_nothing, diff_phrase, found
                          lacking_support, looked_up, short_call, shown_answer, silent_items)
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
                          given_answer_note, reason_note, record_rule_notes, used_record, wrong_answer)
-from .page_causes import Item, answer_text as _answer, same_error_once
+from .page_causes import Item, answer_text as _answer, quote_marks_note, same_error_once
 from .record_words import messages_notes, named_field_notes
 from .run_insights import insights_for
 from .run_patterns import patterns_of
@@ -230,7 +230,7 @@ def _success_items(r: Reading) -> list[Item]:
             support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
                     f"the second returned: {clip(fix.turn.result, 100)}",
             turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=_call_line(fix),
-            notes=listed_note(calls, err)), "recovery", fix))
+            notes=listed_note(calls, err) + quote_marks_note(err, fix)), "recovery", fix))
     last_write = writes[-1] if writes else None
     # a free-text answer (a QA run's Finish[...]) ends the run but changes nothing: never worded as a change
     answers = {c.n for c in writes if free_form(c) is not None and gives_answer(r, c)}

@@ -75,3 +75,19 @@ def same_error_once(items: list[Item], afters: dict[int, str]) -> list[Item]:
 
 
 _QUOTES = "\"'\u201c\u201d\u2018\u2019`"
+
+
+
+def _in_quote_marks(text) -> bool:
+    return isinstance(text, str) and len(text.strip()) > 2 and text.strip()[0] in _QUOTES and text.strip()[-1] in _QUOTES
+
+
+def quote_marks_note(err: Call, fix: Call) -> list[str]:
+    """For a text call that failed and a retry that went through: the failed one sent its text
+    inside quote marks and the retry did not (the marks, not the words, may be what the tool
+    could not find)."""
+    if not _in_quote_marks(err.turn.arguments) or not isinstance(fix.turn.arguments, str) \
+            or _in_quote_marks(fix.turn.arguments) or any(q in fix.turn.arguments for q in _QUOTES):
+        return []
+    return [f"The call that failed sent its text inside quote marks, as {' '.join(err.turn.arguments.split())}; "
+            "the one that went through sent none."]
