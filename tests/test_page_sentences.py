@@ -288,6 +288,23 @@ def _decision(c: Check, text: str, success: bool) -> None:
         if m.group(4):  # the error it repeated, told as the error cause tells it
             _decision(c, f"Called {first.name} at turn {first.turn}; {m.group(4)}.", success)
         return
+    m = re.fullmatch(r"Called (\S+) (\d+) times with different arguments \(turns ([\d, ]+) and (\d+)\), and each was "
+                     r"answered with (the same error|an error that reads (\".*\") around what it sent); no later (\S+) "
+                     r"call went through\.", text)
+    if m:  # one error of one tool, met with several arguments and never got past: told once
+        ns = [int(x) for x in m.group(3).split(", ")] + [int(m.group(4))]
+        same = [c.call(k) for k in ns]
+        assert len(ns) == int(m.group(2)) and all(t.name == m.group(1) and t.is_error for t in same), text
+        if m.group(6) is None:
+            assert len({" ".join((t.result or "").split()) for t in same}) == 1, text
+        else:  # each answer's first sentence, with what that call sent put as …
+            form = json.loads(m.group(6)).rstrip("…")
+            for t in same:
+                first = re.split(r"(?<=[.!?])\s", " ".join((t.result or "").split()), maxsplit=1)[0]
+                assert first.replace(" ".join(str(t.arguments).split()), "…").startswith(form), (first, form)
+        assert len({json.dumps(t.arguments, sort_keys=True) for t in same}) == len(ns), text
+        assert not any(t.turn > ns[0] and not t.is_error and what_ran(t) == what_ran(same[0]) for t in c.calls), text
+        return
     m = re.fullmatch(r"(?:Made|Answered after) (\d+) look-up calls? \((.+)\) (?:and no call that changes state|"
                      r"without a change|(and gave no answer))\.", text)
     if m:
@@ -297,9 +314,12 @@ def _decision(c: Check, text: str, success: bool) -> None:
         named = re.split(r", | and ", re.sub(r" and \d+ more$", "", m.group(2)))
         assert set(named) <= {t.name for t in c.calls}, text  # the tools it looked with, by name
         return
-    m = re.fullmatch(r"The harness ended the run after (\d+) calls?, before any answer or other change went through\.", text)
+    m = re.fullmatch(r"The harness ended the run after (\d+) calls?, before (any answer was given|any state-changing "
+                     r"call went through)\.", text)
     if m:  # a run stopped by its harness with nothing changed: no answer, no booking went through
         assert len(c.calls) == int(m.group(1)) and not c.changes() and c.stopped_by_harness()
+        # answer words only where the task records an answer to give
+        assert (m.group(2) == "any answer was given") == bool((c.run.task.metadata or {}).get("gold_answer")), text
         return
     if text in ("Ended the run without calling any tool.", "Answered without calling any tool."):
         assert not c.calls
@@ -348,6 +368,16 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             shown = [t.turn for t in c.calls if t.turn < answer.turn and not t.is_error
                      and gold.search(_flat(t.result or "").lower())]  # what the look-ups returned, not what they asked
             assert shown[:1] == ([int(m.group(2))] if m.group(2) else []), text
+    elif text.startswith("The run was judged a success with no environment call"):
+        assert not c.calls and c.run.outcome.label == "success"
+        if ": what the agent told the user rests on " in text:
+            assert c.has_interlocutor(), "a user named in a log where nobody answers the agent"
+        m = re.search(r" Its last message \(turn (\d+)\) is quoted below\.$", text)
+        said = [t.turn for t in c.run.turns if t.type == "message" and t.role == "assistant" and not is_harness_turn(t)
+                and (t.content or "").strip()]
+        assert (m is None) == (not turns), text
+        if m:  # the last of the agent's messages
+            assert turns == [int(m.group(1))] and said[-1] == int(m.group(1)), text
     elif text.startswith("The run was judged a "):
         m = re.search(r" What the agent wrote after its last call \(turn (\d+)\) is quoted below\.$", text)
         if m:  # the agent's first message after its last call (its last message when it called nothing)
@@ -399,6 +429,17 @@ def _note(c: Check, text: str, n: int) -> None:
         for name, arg in re.findall(r"(\w+)\[(.*?)\](?:, | and |$)", re.sub(r" and \d+ more$", "", m.group(1))):
             assert any(t.name == name and t.turn <= n and isinstance(t.arguments, str)
                        and " ".join(t.arguments.split()).startswith(arg.rstrip("…")) for t in c.calls), (name, arg)
+        return
+    m = re.fullmatch(r'The answer it gave, (".*?"), appears in no look-up that went through, only in the error (\S+) '
+                     r'returned at turn (\d+): "…?(.+?)…?"', text)
+    if m:  # a final answer read off an error's text (a list of near names), never from a page
+        given, k = json.loads(m.group(1)), int(m.group(3))
+        err, call = c.call(k), c.call(n)
+        assert err.is_error and is_read_only(err) and err.name == m.group(2) and k < n and c.changes()[-1] is call
+        assert _flat(str(call.arguments)) == _flat(given) and m.group(4) in " ".join((err.result or "").split())
+        pattern = re.compile(r"(?<!\w)" + re.escape(_flat(given)) + r"(?!\w)")
+        assert pattern.search(_flat(m.group(4))) and not any(
+            t.turn < n and not t.is_error and is_read_only(t) and pattern.search(_flat(t.result or "")) for t in c.calls)
         return
     m = re.fullmatch(r'The answer it gave, (".*?"), appears in the user message at turn (\d+), not in any look-up: '
                      r'"…?(.+?)…?"', text)
@@ -578,6 +619,54 @@ def _note(c: Check, text: str, n: int) -> None:
         from test_verdict_evidence import check_verdict
 
         check_verdict(c.run, text, n)
+        return
+    m = re.fullmatch(r"`(.+?)` is (\".*?\") in this answer, and the agent's own words name it: (.+)", text)
+    if m:  # a field of the look-up's JSON answer, and the agent's later sentences that hold its value as words
+        key, value = m.group(1), json.loads(m.group(2))
+        assert value in [v for k, _, v in _keyed(json.loads(c.call(n).result)) if k == key], text
+        words = " ".join(value.replace("_", " ").split()).lower()
+        quoted = re.findall(r'turn (\d+): "(.+?)"(?=; turn \d+: "|$)', m.group(3))
+        assert quoted, text
+        for k, sentence in quoted:
+            said = c.by_n[int(k)]
+            assert int(k) > n and said.role == "assistant" and not is_harness_turn(said), text
+            # what it did with what it read: no question, nothing past the next change that went through
+            assert not sentence.endswith("?") and not any(n < t.turn < int(k) for t in c.changes()), text
+            assert _flat(sentence.rstrip("…")) in _flat(_text(said) + "\n" + (said.reasoning or "")), sentence
+            assert re.search(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words.split())) + r"(?![\w-])",
+                             sentence.lower()), (value, sentence)
+            if len(words.split()) == 1:  # one word: beside a word of the field's name (its first five letters)
+                assert any(re.search(r"(?<!\w)" + re.escape(w[:5]), sentence.lower())
+                           for w in re.split(r"[_\W]+", key.lower()) if len(w) > 2), (key, sentence)
+        return
+    m = re.fullmatch(r"Each of these arguments holds `(.+)` itself: several calls were written into one\.", text)
+    if m:  # the tool's own call form inside each argument of the errors told together
+        name = re.match(r"\w+", m.group(1)).group(0)
+        last = c.call(n)
+        same = [t for t in c.calls if t.is_error and t.name == name == last.name
+                and " ".join((t.result or "").split()) == " ".join((last.result or "").split())]
+        assert len(same) >= 2 and all(m.group(1) in str(t.arguments) for t in same), text
+        return
+    m = re.fullmatch(r"The call that failed sent its text inside quote marks, as (.+); the one that went through "
+                     r"sent none\.", text)
+    if m:  # a retry that went through, and the failed call before it: quote marks around its text, none in the retry
+        fix = c.call(n)
+        err = next(t for t in reversed(c.calls) if t.turn < n and t.is_error and t.name == fix.name
+                   and isinstance(t.arguments, str) and " ".join(t.arguments.split()) == m.group(1))
+        assert err.arguments.strip()[0] in "\"'\u201c\u201d\u2018\u2019`" and not fix.is_error, text
+        assert not any(q in fix.arguments for q in "\"'\u201c\u201d\u2018\u2019`"), text
+        return
+    m = re.fullmatch(r"Each of these arguments was sent inside quote marks, as (.+)\.", text)
+    if m:  # the errors told together: each sent a text wrapped in quote marks, the last one as shown
+        last = c.call(n)
+        assert isinstance(last.arguments, str) and " ".join(last.arguments.split()) == m.group(1), text
+        assert last.arguments.strip()[0] in "\"'\u201c\u201d\u2018\u2019`" and last.is_error, text
+        return
+    m = re.fullmatch(r'The agent wrote at turn (\d+): "(.+)"', text)
+    if m:  # one of the agent's own messages, quoted from its start
+        said = c.by_n[int(m.group(1))]
+        assert said.type == "message" and said.role == "assistant" and not is_harness_turn(said), text
+        assert _flat(said.content or "").startswith(_flat(m.group(2).rstrip("…"))), text
         return
     if "no user message agreeing to it came right before the call" in text:
         assert c.has_interlocutor(), "a confirmation breach in a log where nobody answers the agent"
@@ -1040,6 +1129,15 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
                                                    '"payment_history": [{"payment_id": "gift_2"}]}')] + traj[4:], 0.0)
     assert 'The expected `payment_id` "gift_2" was shown before this call by get_booking\'s answer (turn 2).' \
         in [n for e in _checked(shown) for n in e.notes]
+    # the last change made as expected, with only a look-up the run skipped: still ranked below the
+    # change the task never asked for, and the skipped look-up still named on it
+    skipped = _tau([{"name": "get_user", "kwargs": {"user_id": "ana_7"}},
+                    {"name": "book_flight", "kwargs": {"flight": "HAT1", "payment_id": "card_1"}}], traj, 0.0)
+    items = _checked(skipped)
+    assert Check(skipped).call(items[0].turns[-1]).name == "cancel_booking", [e.decision for e in items]
+    last = next(e for e in items if e.decision.startswith("Called book_flight"))
+    assert last.support.startswith("The call went through, and the log records this same call")
+    assert 'The log records 1 expected look-up this run did not make: get_user(user_id="ana_7").' in last.notes
     # a log that records no expected calls gets none of these notes
     plain = _tau([], traj, 0.0)
     assert "expected_calls" not in plain.task.metadata
@@ -1134,11 +1232,12 @@ def test_a_run_the_harness_stopped_before_an_answer_says_what_it_had_found():
              dict(_call("Search", "Tulsa coordinates", "Could not find [Tulsa coordinates]. Similar: ['Tulsa'].",
                         is_error=True), reasoning="I need the coordinates of Tulsa instead."),
              {"type": "episode_over", "role": "harness", "content": "halted at the step limit"}]
-    run = run_from_dict({"run_id": "halt-1", "task": {"id": "halt-1", "instruction": turns[0]["content"]},
+    run = run_from_dict({"run_id": "halt-1", "task": {"id": "halt-1", "instruction": turns[0]["content"],
+                                                       "metadata": {"gold_answer": "Harbor Subs"}},
                          "outcome": {"success": False, "ended_by": "harness: halted at the step limit"},
                          "turns": [dict(t, turn=i) for i, t in enumerate(turns)]}, "test.jsonl:1")
     first = next(e for e in _checked(run) if e.decision.startswith("The harness"))
-    assert first.decision == "The harness ended the run after 4 calls, before any answer or other change went through."
+    assert first.decision == "The harness ended the run after 4 calls, before any answer was given."
     assert first.turns == [1, 2, 4]
     assert first.notes == ['Search(Kiln Pizza) at turn 1 returned: "Kiln Pizza is a restaurant chain based in Tulsa, '
                            'Oklahoma."', 'Search(Harbor Subs) at turn 2 returned: "Harbor Subs is a sandwich chain based '
@@ -1148,8 +1247,9 @@ def test_a_run_the_harness_stopped_before_an_answer_says_what_it_had_found():
     calm = run_from_dict({"run_id": "halt-2", "task": {"id": "halt-2", "instruction": turns[0]["content"]},
                           "outcome": {"success": False, "ended_by": "harness: halted at the step limit"},
                           "turns": [dict(t, turn=i) for i, t in enumerate(turns[:3] + turns[-1:])]}, "test.jsonl:1")
+    # a task that records no answer to give: worded as a change, never as a missing answer
     assert [e.decision for e in _checked(calm)] == [
-        "The harness ended the run after 2 calls, before any answer or other change went through."]
+        "The harness ended the run after 2 calls, before any state-changing call went through."]
 
 
 def test_a_hand_off_shows_the_look_up_it_followed():
@@ -1166,6 +1266,119 @@ def test_a_hand_off_shows_the_look_up_it_followed():
     assert [e.turns for e in items] == [[2], [3], [6]]
     assert items[1].support == ('It returned: an object; its plain top-level fields: {"booking_id": "QX7", "cabin": '
                                 '"basic_economy"}')
+    # the field the agent's own words turned on, with those words: the first and the last that name it
+    assert items[1].notes == ['`cabin` is "basic_economy" in this answer, and the agent\'s own words name it: turn 4: '
+                              '"QX7 is basic economy and cannot be changed."; turn 6: "Wants to change a basic economy '
+                              'booking."']
+    assert items[0].notes == []  # "Ana" is a name the agent never wrote; ids and lists are no plain terms
+
+
+def test_a_one_word_field_counts_only_beside_its_field_name():
+    """"no" occurs in most sentences: an insurance of "no" is named only where the sentence also
+    says insurance, and a status the agent never wrote is not named at all."""
+    turns = [_say("system", "You are a travel agent."),
+             _say("user", "I am ana_7; cancel booking QX7."),
+             _call("get_booking", {"booking_id": "QX7"},
+                   '{"booking_id": "QX7", "insurance": "no", "status": "confirmed", "cabin": "economy"}'),
+             _say("assistant", "No, I cannot cancel it: the booking has no travel insurance."),
+             _say("user", "ok, no problem")]
+    items = _checked(_native("one-word-1", turns, True))
+    look = next(e for e in items if e.turns == [2])
+    assert look.notes == ['`insurance` is "no" in this answer, and the agent\'s own words name it: turn 3: "No, I cannot '
+                          'cancel it: the booking has no travel insurance."']
+
+
+def test_one_error_met_with_several_arguments_is_one_cause():
+    """Searches that each packed several Search[...] into one action and got the same error are one
+    defect: one cause with all their turns, naming the call form inside each argument."""
+    turns = [_say("system", "Answer with Search[...] and Finish[...]."),
+             _say("user", "Which museum in Amsterdam showed Ann Vos?"),
+             _call("Search", "Ann Vos", "Ann Vos (born 1970) is a Dutch designer."),
+             *[_call("Search", f"Stedelijk{' Museum' * k}], Search[Rijksmuseum{' Amsterdam' * k}",
+                     "Could not find that page, please try again.", is_error=True) for k in range(3)]]
+    items = _checked(_native("packed-1", turns, False))
+    one = [e for e in items if e.decision.startswith("Called Search 3 times")]
+    assert len(one) == 1 and one[0].turns == [3, 4, 5], [e.decision for e in items]
+    assert one[0].decision == ("Called Search 3 times with different arguments (turns 3, 4 and 5), and each was "
+                               "answered with the same error; no later Search call went through.")
+    assert one[0].notes == ["Each of these arguments holds `Search[` itself: several calls were written into one."]
+    assert not any(e.decision.startswith("Called Search(") for e in items)
+
+
+def test_a_look_up_error_the_next_search_got_past_is_no_cause():
+    """A search error fixed by the next search is how the run found the page, not why its answer
+    was wrong: the failure page names the answer, not the error."""
+    turns = [_say("system", "Answer with Search[...] and Finish[...]."),
+             _say("user", "Which festival screened Wolf Lake in 2016?"),
+             _call("Search", "Wolf Lake", "Could not find [Wolf Lake]. Similar: ['Wolf Lake (film)', 'Lake Wolf'].",
+                   is_error=True),
+             _call("Search", "Wolf Lake (film)", "Wolf Lake is a 2016 film screened at the 69th Cannes Film Festival."),
+             _call("Finish", "Venice Film Festival", "Episode finished, reward = 0")]
+    comp = compile_offline(_native("got-past-1", turns, False))
+    assert [e.turns for e in comp.evidence] == [[4]]
+    assert comp.left_out == 2  # the error and the search that got past it: counted, not hidden
+
+
+def test_errors_that_differ_only_by_what_was_sent_are_one_cause():
+    """Each search sent a name inside quote marks and got 'Could not find ["<name>"]' with its own
+    list: one defect, told once, with the error's shape and the quote marks named."""
+    turns = [_say("system", "Answer with Search[...] and Finish[...]."),
+             _say("user", "Which comedy did Nick Park make with zoo animals?"),
+             _call("Search", '"Wallace and Gromit"', 'Could not find ["Wallace and Gromit"]. Similar: '
+                   "['Wallace and Gromit', 'A Close Shave'].", is_error=True),
+             _call("Search", '"Nick Park"', "Could not find [\"Nick Park\"]. Similar: ['Nick Park', 'Chicken Run'].",
+                   is_error=True)]
+    items = _checked(_native("quoted-1", turns, False))
+    one = next(e for e in items if e.decision.startswith("Called Search 2 times"))
+    assert one.decision == ('Called Search 2 times with different arguments (turns 2 and 3), and each was answered with '
+                            'an error that reads "Could not find […]." around what it sent; no later Search call went '
+                            'through.')
+    assert one.notes == ['Each of these arguments was sent inside quote marks, as "Nick Park".']
+
+
+def test_an_answer_read_off_an_error_list_is_said_so():
+    """The name it answered came from an error's list of near names, a page it never opened."""
+    turns = [_say("system", "Answer with Search[...] and Finish[...]."),
+             _say("user", "Which club signee was a rookie contender for the Wolves?"),
+             _call("Search", "Wolves", "Could not find [Wolves]. Similar: ['Minnesota Wolves', 'Ann Edwards (basketball)'].",
+                   is_error=True),
+             _call("Search", "Minnesota Wolves", "The Minnesota Wolves are a basketball team based in Minneapolis."),
+             _call("Finish", "Ann Edwards", ""),
+             {"type": "answer", "role": "assistant", "content": "Ann Edwards"}]
+    notes = [n for e in _checked(_native("offered-1", turns, False)) for n in e.notes]
+    assert ('The answer it gave, "Ann Edwards", appears in no look-up that went through, only in the error Search '
+            'returned at turn 2: "Could not find [Wolves]. Similar: [\'Minnesota Wolves\', \'Ann Edwards (basketball)\']."'
+            ) in notes, notes
+
+
+def test_a_retry_without_the_quote_marks_says_so():
+    """The search that failed sent its name inside quote marks; the one that went through did not."""
+    turns = [_say("system", "Answer with Search[...] and Finish[...]."),
+             _say("user", "Which comedy did Nick Park make with zoo animals?"),
+             _call("Search", '"Wallace and Gromit"', 'Could not find ["Wallace and Gromit"]. Similar: '
+                   "['Wallace and Gromit', 'Nick Park'].", is_error=True),
+             _call("Search", "Nick Park", "Nick Park is a British animator who created Creature Comforts."),
+             _call("Finish", "Creature Comforts", ""),
+             {"type": "answer", "role": "assistant", "content": "Creature Comforts"}]
+    retry = next(e for e in _checked(_native("quote-retry-1", turns, True)) if e.decision.startswith("After Search"))
+    assert retry.notes[-1] == ('The call that failed sent its text inside quote marks, as "Wallace and Gromit"; the one '
+                               'that went through sent none.')
+
+
+def test_a_success_without_a_call_shows_what_the_agent_said():
+    """With no call, the agent's messages are the whole answer: what it asked for and declined."""
+    turns = [_say("system", "You are a travel agent."),
+             _say("user", "Cancel my flight and refund me, please."),
+             _say("assistant", "I need your booking id before I can cancel anything."),
+             _say("user", "I do not have it."),
+             _say("assistant", "Then I cannot cancel it now; come back with the booking id."),
+             _say("user", "Fine, thanks."),
+             _say("assistant", "You're welcome!")]
+    item, = _checked(_native("no-call-1", turns, True))
+    assert item.support == ("The run was judged a success with no environment call: what the agent told the user rests on "
+                            "the user's messages and its system prompt alone. Its last message (turn 6) is quoted below.")
+    assert item.notes == ['The agent wrote at turn 2: "I need your booking id before I can cancel anything."',
+                          'The agent wrote at turn 4: "Then I cannot cancel it now; come back with the booking id."']
 
 
 def test_an_expected_call_differing_inside_a_list_names_the_item_that_differs():

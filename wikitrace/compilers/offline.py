@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 
 from collections import Counter
-from dataclasses import dataclass
 
 from ..runs.errors import tests_passed
 from ..runs.model import Run
@@ -48,6 +47,8 @@ from .page_items import (FOUND_NEAR_ANSWER, answered_nothing, diff_phrase, found
                          lacking_support, looked_up, short_call, shown_answer, silent_items)
 from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
                          given_answer_note, reason_note, record_rule_notes, used_record, wrong_answer)
+from .page_causes import Item, answer_text as _answer, quote_marks_note, same_error_once
+from .record_words import messages_notes, named_field_notes
 from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .arguments import check_arguments
@@ -71,23 +72,16 @@ class OfflineCompiler:
         return compile_offline(run)
 
 
-@dataclass
-class Item:
-    """A candidate decision or cause: the higher ``rank``, the more it says about the outcome."""
-
-    rank: float
-    evidence: Evidence
-    kind: str  # "write" | "recovery" | "lookup" | "error" | "loop" | "idle"
-    call: Call | None = None
-
-
 def compile_offline(run: Run) -> Compilation:
     reading = read_run(run)
     items = _success_items(reading) if run.outcome.success else _failure_items(reading)
     chosen = _choose(items)
     if run.outcome.success:  # decisions read as the run's procedure; causes stay ranked, likeliest first
         chosen.sort(key=lambda i: min(i.evidence.turns or [0]))
-    cited = {n for i in chosen for n in i.evidence.turns}
+    # a look-up error the run got past is how it found its way, not why it failed: the insights still
+    # read it, the page leaves it out when it has a cause to show
+    shown = [i for i in chosen if not i.got_past] or chosen
+    cited = {n for i in shown for n in i.evidence.turns}
     calls = reading.calls
     errors = sum(1 for c in calls if c.error)
     tools = list(dict.fromkeys(c.name for c in calls))
@@ -105,7 +99,7 @@ def compile_offline(run: Run) -> Compilation:
         title=f"[{run.outcome.label}] {short_task(run.task.instruction)}",
         description=description,
         outcome=run.outcome.label,
-        evidence=[i.evidence for i in chosen],
+        evidence=[i.evidence for i in shown],
         insights=insights_for(reading, chosen)[:MAX_INSIGHTS],
         compiler="offline",
         left_out=sum(1 for c in calls if c.n not in cited),
@@ -195,8 +189,12 @@ def _success_items(r: Reading) -> list[Item]:
         last = next((t for t in reversed(r.run.turns) if t.type == "message" and t.role == "assistant"), None)
         return [Item(100, Evidence(
             decision="Answered without calling any tool.",
-            support="The run was judged a success with no environment call.",
-            turns=[last.turn] if last else [], quote=quote_of(last.content) if last else None), "idle")]
+            support="The run was judged a success with no environment call" + (
+                ": what the agent told the user rests on the user's messages and its system prompt alone."
+                if r.has_interlocutor else ".") + (
+                        f" Its last message (turn {last.turn}) is quoted below." if last else ""),
+            turns=[last.turn] if last else [], quote=quote_of(last.content) if last else None,
+            notes=messages_notes(r, -1, last.turn if last else None)), "idle")]
     items: list[Item] = []
     writes = [c for c in calls if c.writes and not c.error]
     supplied: dict[int, list[str]] = {}  # turn -> the argument keys a later change took from its answer
@@ -232,7 +230,7 @@ def _success_items(r: Reading) -> list[Item]:
             support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
                     f"the second returned: {clip(fix.turn.result, 100)}",
             turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=_call_line(fix),
-            notes=listed_note(calls, err)), "recovery", fix))
+            notes=listed_note(calls, err) + quote_marks_note(err, fix)), "recovery", fix))
     last_write = writes[-1] if writes else None
     # a free-text answer (a QA run's Finish[...]) ends the run but changes nothing: never worded as a change
     answers = {c.n for c in writes if free_form(c) is not None and gives_answer(r, c)}
@@ -277,7 +275,8 @@ def _success_items(r: Reading) -> list[Item]:
                else " before any change." if first_change is not None and c.n < first_change else "."),
             support=(keys and used_record(r, c, taken[c.n])) or (
                 f"It returned: {shown_answer(c.turn.result)}" if c.turn.result else "It returned nothing."),
-            turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c)), "lookup", c))
+            turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c) + named_field_notes(r, c)),
+            "lookup", c))
     items += _silent(r, 58)
     said = report_message(r) if not any(c.writes for c in calls) else None  # look-ups only, none a failed change
     if said is not None:  # settled without a change: what it told the user is the answer a reader needs
@@ -285,7 +284,8 @@ def _success_items(r: Reading) -> list[Item]:
             decision=f"Answered after {len(calls)} look-up call{'s' if len(calls) != 1 else ''} "
                      f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) without a change.",
             support=f"The run was judged a success. What the agent wrote after its last call (turn {said.turn}) "
-                    "is quoted below.", turns=[said.turn], quote=quote_of(said.content, 240)), "idle"))
+                    "is quoted below.", turns=[said.turn], quote=quote_of(said.content, 240),
+            notes=messages_notes(r, said.turn, None)), "idle"))
     return items
 
 
@@ -293,10 +293,6 @@ def _silent(r: Reading, rank: float) -> list[Item]:
     """Calls that sent text and answered nothing (a think tool), with the text they hold."""
     return [Item(rank + c.n / 10_000, Evidence(decision=decision, support=support, turns=[c.n], quote=quote),
                  "note", c) for c, decision, support, quote in silent_items(r)]
-
-
-def _answer(c: Call) -> str:
-    return " ".join((c.turn.result or "").split())
 
 
 def _failure_items(r: Reading) -> list[Item]:
@@ -328,7 +324,8 @@ def _failure_items(r: Reading) -> list[Item]:
             turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
             call=_call_line(c) if c.writes else None,
             # a change that never went through: how it differs from the one the log expected
-            notes=listed_note(calls, c) + (change_notes(r, c) if c.writes and past is None else [])), "error", c))
+            notes=listed_note(calls, c) + (change_notes(r, c) if c.writes and past is None else [])), "error", c,
+            got_past=past is not None and not c.writes))
     # a loop: the same call answered the same way, three times or more (the same command in
     # another folder, or answered differently, is no repetition)
     repeats = Counter((signature(c.turn), _answer(c)) for c in calls)
@@ -360,6 +357,7 @@ def _failure_items(r: Reading) -> list[Item]:
             notes=change_notes(r, same[0]) if same[0].writes and not any(
                 x.n > same[0].n and not x.error and ran[x.n] == ran[same[0].n] for x in calls) else []),
             *(("error", same[0]) if first_error else ("loop", same[-1]))))  # the lesson stays the error's
+    items = same_error_once(items, afters)
     writes = [c for c in calls if c.writes and not c.error]
     # only the last change, and only when the agent (not the harness) ended the run, is the
     # answer that ended it: a WebShop click on a product before the purchase ended nothing
@@ -379,8 +377,10 @@ def _failure_items(r: Reading) -> list[Item]:
                 notes += found_notes(looked_up(r, c.n)[-FOUND_NEAR_ANSWER:])
         last = c is writes[-1]
         edit = edit_of(c.turn)
-        # the task asked for this very change: context, ranked below the causes (unless it carries the changes missed)
-        expected = made_as_expected(r, c) and not missed
+        # the task asked for this very change: context, ranked below the causes (unless it carries the changes
+        # missed; a look-up it skipped is no reason to rank a change made as expected first)
+        expected = made_as_expected(r, c) and not any(n.startswith("The log records ") and " expected change" in n
+                                                       for n in missed)
         if expected:
             notes = [n for n in notes if not n.startswith("The log records this same ")]
         rank = (20 if expected else 90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000

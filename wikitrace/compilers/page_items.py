@@ -12,7 +12,7 @@ import json
 
 from .changes import diff_files
 from .error_insights import missing_programs
-from .insight_words import join
+from .insight_words import expected_answer, join
 from .page_notes import reason_note
 from .reading import Call, Reading, command_of, full_arguments, harness_reason, runs_a_command
 from .schema import Evidence
@@ -144,7 +144,8 @@ def halted_evidence(r: Reading, writes: list[Call]) -> Evidence | None:
     notes = found_notes(found)
     return Evidence(
         decision=f"The harness ended the run after {len(r.calls)} call{'s' if len(r.calls) != 1 else ''}, "
-                 "before any answer or other change went through.",
+                 + ("before any answer was given." if expected_answer(r) is not None
+                    else "before any state-changing call went through."),
         support=f"The harness stopped the run: {reason}. "
                 + ("What the look-ups that went through returned, each from its start, is listed below."
                    if found else "No look-up had gone through."),

@@ -217,6 +217,14 @@ def given_answer_note(r: Reading, c: Call, width: int = 90) -> list[str]:
     if source is not None:
         return [f"The answer it gave, {json.dumps(given)}, appears in what {source.name} returned at turn {source.n}: "
                 f"\"{_window(source.turn.result, given, width)}\""]
+    # no look-up that went through showed it: an error's list of near names may have (a name taken
+    # from a "Similar: [...]" list, never opened)
+    offered = next((x for x in reversed(r.calls) if x.n < c.n and x.error and not x.writes
+                    and words.search(" ".join((x.turn.result or "").split()).lower())
+                    and _window(x.turn.result, given, width)), None)
+    if offered is not None:
+        return [f"The answer it gave, {json.dumps(given)}, appears in no look-up that went through, only in the error "
+                f"{offered.name} returned at turn {offered.n}: \"{_window(offered.turn.result, given, width)}\""]
     # no look-up showed it: the task text may (a retry's notes on an earlier, wrong attempt)
     said = next((t for t in reversed(r.run.turns) if t.turn < c.n and t.type == "message" and t.role == "user"
                  and words.search(" ".join((t.content or "").split()).lower()) and _window(t.content, given, width)),

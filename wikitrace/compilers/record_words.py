@@ -1,0 +1,128 @@
+"""The fields of a look-up's JSON answer that the agent's own later words name.
+
+A page that shows a long record clipped after its first fields hides the one field the run
+turned on (a booking's cabin, its insurance). What the agent wrote after reading it says
+which field that was: a field counts when a later sentence of the agent (a message, the
+reasoning of a call, a free-text argument such as a hand-off summary) holds its value as
+words of its own. A value of one word counts only beside a word of its field's name, or one
+sharing its first five letters ("no" with "insurance", "gold" with "member" for ``membership``),
+since one short word occurs in most sentences by chance. Values with a
+digit (ids, dates, prices), a field named as an id, and a value the user had already said before
+the look-up are left out: they say which record, not what the look-up brought.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+
+from .reading import Call, Reading, leaves
+
+FIELDS_SHOWN = 3
+SENTENCE_WIDTH = 200
+
+
+@lru_cache(maxsize=4096)
+def _phrase(value: str) -> tuple[re.Pattern, int] | None:
+    """The value as words (``basic_economy`` as "basic economy") and how many, or None for a value
+    that is no plain term: a digit, no letter, or more than four words."""
+    words = re.sub(r"[_\s]+", " ", value).strip().lower().split()
+    if not words or len(words) > 4 or any(re.search(r"\d", w) for w in words) \
+            or not any(re.search(r"[^\W\d_]", w) for w in words):
+        return None
+    return re.compile(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words)) + r"(?![\w-])"), len(words)
+
+
+@lru_cache(maxsize=4096)
+def _key_words(key: str) -> tuple[str, ...]:
+    return tuple(w for w in re.split(r"[_\W]+", key.lower()) if len(w) > 2)
+
+
+@lru_cache(maxsize=4096)
+def sentences(text: str) -> tuple[str, ...]:
+    """A text's sentences and lines, whitespace folded: the unit a quote is cut to."""
+    parts = re.split(r"(?<=[.!?])\s+|\n+", text or "")
+    return tuple(s for s in (" ".join(p.split()) for p in parts) if s)
+
+
+def agent_words(r: Reading, after: int) -> list[tuple[int, str]]:
+    """(turn, sentence) of what the agent wrote after a turn, up to and with the next change that
+    went through (what it did with what it had read): its messages, its reasoning and the
+    free-text values of its calls' arguments, in order. A question is left out: a value named
+    among options it asks about is not one it acted on."""
+    harness = {t.turn for t in r.harness}
+    until = next((x.n for x in r.calls if x.n > after and x.writes and not x.error), None)
+    out = []
+    for t in r.run.turns:
+        if t.turn <= after or t.turn in harness or t.role != "assistant" or (until is not None and t.turn > until):
+            continue
+        texts = [t.content] if t.type == "message" else [t.reasoning] + [
+            v for _, v in leaves(t.arguments) if isinstance(v, str) and len(v.split()) > 3]
+        out += [(t.turn, s) for text in texts if text for s in sentences(text) if not s.endswith("?")]
+    return out
+
+
+def _clip(sentence: str, width: int = SENTENCE_WIDTH) -> str:
+    if len(sentence) <= width:
+        return sentence
+    cut = sentence[:width]
+    return (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip() + "…"
+
+
+def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, str]]]]:
+    """(field, value, [(turn, sentence)]) for each plain field of the call's JSON answer that a
+    later sentence of the agent names: its first sentence and, from another turn, its last."""
+    try:
+        parsed = json.loads(c.turn.result or "")
+    except ValueError:
+        return []
+    if not isinstance(parsed, (dict, list)):
+        return []
+    said = agent_words(r, c.n)
+    if not said:
+        return []
+    # what the user had already said is no news the look-up brought (the booking code, the towns)
+    told = " ".join((t.content or "") for t in r.run.turns if t.turn < c.n and t.type == "message"
+                    and t.role == "user").lower()
+    out, seen = [], set()
+    for path, value in leaves(parsed):
+        if not isinstance(value, str) or (value.lower() in seen):
+            continue
+        found = _phrase(value)
+        if found is None:
+            continue
+        pattern, single = found[0], found[1] == 1
+        key = re.sub(r"\[\d+\]", "", str(path)).split(".")[-1]
+        if _key_words(key)[-1:] in (("id",), ("ids",)) or key.lower().endswith("id") or pattern.search(told):
+            continue  # an id says which record, not what it holds
+        hits = [(n, s) for n, s in said if pattern.search(s.lower())
+                and (not single or any(re.search(r"(?<!\w)" + re.escape(w[:5]), s.lower()) for w in _key_words(key)))]
+        if not hits:
+            continue
+        seen.add(value.lower())
+        quoted = [hits[0]] + ([hits[-1]] if hits[-1][0] != hits[0][0] else [])
+        out.append((key, value, [(n, _clip(s)) for n, s in quoted]))
+        if len(out) >= FIELDS_SHOWN:
+            break
+    return out
+
+
+def named_field_notes(r: Reading, c: Call) -> list[str]:
+    """One note per field of the answer the agent's later words name, quoting those words."""
+    return [f"`{key}` is {json.dumps(value, ensure_ascii=False)} in this answer, and the agent's own words name it: "
+            + "; ".join(f"turn {n}: \"{s}\"" for n, s in quoted) for key, value, quoted in named_fields(r, c)]
+
+
+MESSAGES_SHOWN = 3
+MESSAGE_WIDTH = 240
+
+
+def messages_notes(r: Reading, after: int, skip: int | None) -> list[str]:
+    """The agent's messages after a turn (but the one a page already quotes), each from its start:
+    in a run that changed nothing, what it asked for, explained or declined is the whole answer."""
+    harness = {t.turn for t in r.harness}
+    said = [t for t in r.run.turns if t.turn > after and t.turn != skip and t.turn not in harness
+            and t.type == "message" and t.role == "assistant" and (t.content or "").strip()]
+    return [f"The agent wrote at turn {t.turn}: \"{_clip(' '.join(t.content.split()), MESSAGE_WIDTH)}\""
+            for t in said[:MESSAGES_SHOWN]]
