@@ -68,9 +68,34 @@ def patterns_of(r: Reading) -> list[str]:
         out.add(proc)
     out.update(x for x in (option_pattern(r), verdict_pattern(r)) if x)
     out.update(decisions_of(r))
+    out.update(f"asks|{w}" for w in opening_words(r))
     out.update(looked_before(r))
     out.update(retries_of(r))
     return sorted(out)
+
+
+_OPENING_CHARS = 2000  # an opening past this (a long issue text) is read from its head
+_OPENING_WORDS = 80  # distinct words kept per run: the pattern list stays small
+
+
+def opening_words(r: Reading) -> list[str]:
+    """The distinct words (letters only, three or more, lower case) of the first message the
+    agent is given (the user's request, the question, the task statement) that the task's
+    statement holds too when the log records one: what an agent starting a new task knows
+    first, and what every trial of the task is asked (a later trial's notes on the ones before
+    it, a Reflexion reflection, are no part of it). The insight layer says in these words when
+    a lesson applies (corpus/applies.py) instead of by how its runs ended."""
+    first = next((t for t in r.run.turns if t_is_user(t) and isinstance(t.content, str) and t.content.strip()
+                  and t.extra.get("written_by") != "harness"), None)
+    if first is None:
+        return []
+    words = _letter_words(first.content[:_OPENING_CHARS])
+    stated = set(_letter_words(r.run.task.instruction or ""))
+    return [w for w in words if not stated or w in stated][:_OPENING_WORDS]
+
+
+def _letter_words(text: str) -> list[str]:
+    return list(dict.fromkeys(w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3 and w.isalpha()))
 
 
 def argument_sources(r: Reading, w) -> list[tuple[str, str, str]]:

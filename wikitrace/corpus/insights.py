@@ -28,6 +28,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
+from .applies import Openings, applies_when, task_of
 from .peers import check_first, failed_peers, success_did
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
                        success_index, take_from, temper, told_instead, untested_fix, verdict_mix)
@@ -160,6 +161,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             groups.setdefault(iid, []).append((r, lesson))
             taught.setdefault(r["step"], []).append((iid, lesson["key"]))
     picked = {iid: _pick_text(m) for iid, m in groups.items()}
+    openings = Openings(runs, kind_of)
     splits = {kind: separating(kind_met) for kind, kind_met in met.items()}
     out = []
     for iid in sorted(groups, key=layout.id_number):
@@ -169,7 +171,10 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         text = picked[iid]
         sources = [{"step": e["step"], "outcome": e["outcome"], "detail": l.get("detail") or ""} for e, l in members]
         counts = {"runs": len(sources), "success": sum(s["outcome"] == "success" for s in sources),
-                  "failure": sum(s["outcome"] == "failure" for s in sources)}
+                  "failure": sum(s["outcome"] == "failure" for s in sources),
+                  "tasks": len({task_of(e) for e, _l in members})}  # trials of one task are one task
+        text["applicability"] = applies_when(lesson["key"], text["applicability"], kind,
+                                             openings.cues(kind, [e for e, _l in members], lesson["key"]))
         pattern = contrast_pattern(lesson["key"])
         contrast = None
         if pattern is not None:

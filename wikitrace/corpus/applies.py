@@ -1,0 +1,114 @@
+"""When a lesson applies, in what an agent knows at the start of a new task.
+
+"Tasks that end with update_reservation_baggages" names a lesson by how its runs ended,
+which no agent knows when a task begins. What it does know is the first message it is
+given (the user's request, the question, the task statement) and the tools it has. Each
+run records that message's words (``asks|<word>`` patterns,
+compilers/run_patterns.opening_words). A lesson about a tool has a cue when the first
+messages of most of its tasks name the tool's action: a word of the tool's name, or a
+longer form of it ("cancel" of cancel_reservation in "cancellation"), that the tasks of
+its type without the lesson use less often, by the same one-sided Fisher exact test as
+the contrasts, counted over distinct tasks (trials of one task are one task), Bonferroni-
+corrected for the words of the tool's name. No word list and no threshold fitted to a data
+set: a lesson of one task, or whose tasks' requests do not name its tool, gets no cue and
+says when it applies from its own key (the error met, the call about to be made).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+
+ALPHA = 0.05
+# lessons named by how their runs ended: their old applicability is replaced, never kept
+ENDING = ("procedure", "answer-from")
+# lesson kinds whose key's second field is the tool they are about
+TOOL_KEYS = ("error", "went-through", "hand-off", "loop", "procedure", "answer")
+
+
+def task_of(entry: dict) -> str:
+    """The task a run is a trial of: its task id, else its instruction, else the run itself."""
+    if entry.get("task_id") is not None:
+        return f"id:{entry['task_id']}"
+    return f"text:{entry.get('instruction')}" if entry.get("instruction") else f"run:{entry['step']}"
+
+
+def name_words(tool: str) -> list[str]:
+    """The words of a tool's name, lower case, three letters or more: cancel_reservation ->
+    cancel, reservation; getUserDetails -> get, user, details."""
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", tool)
+    return list(dict.fromkeys(w for w in re.split(r"[^a-z]+", spaced.lower()) if len(w) >= 3))
+
+
+def same_word(a: str, b: str) -> bool:
+    """One word is the other or a longer form of it (flight, flights; cancel, cancellation),
+    the shorter one four letters at least."""
+    short, long_ = sorted((a, b), key=len)
+    return long_.startswith(short) and (len(short) >= 4 or short == long_)
+
+
+def key_tool(key: str) -> str | None:
+    fields = key.split("|")
+    if fields[0] not in TOOL_KEYS or len(fields) < 2:
+        return None
+    return fields[1].split(":", 1)[0].split(" ", 1)[0] or None
+
+
+class Openings:
+    """The opening words of every task of each task type."""
+
+    def __init__(self, runs: list[dict], kind_of):
+        self.tasks: dict[str, dict[str, set[str]]] = defaultdict(dict)
+        for r in runs:
+            words = {p[5:] for p in r.get("patterns") or [] if p.startswith("asks|")}
+            self.tasks[kind_of(r)].setdefault(task_of(r), set()).update(words)  # every trial's wording
+
+    def cues(self, kind: str, members: list[dict], key: str) -> tuple[list[str], int, int]:
+        """(the cue word, tasks whose first message holds it, tasks of the lesson); no word when
+        the lesson has no tool, one task only, or its tasks' requests do not name the tool."""
+        from .insights import fisher_tails
+
+        tasks = sorted({task_of(e) for e in members})
+        everyone = self.tasks.get(kind, {})
+        n, t = len(everyone), len(tasks)
+        tool = key_tool(key)
+        if tool is None or t < 2 or n <= t:
+            return [], 0, t
+        candidates = name_words(tool)
+        best = None
+        for w in candidates:
+            holds = {task for task, words in everyone.items() if any(same_word(w, x) for x in words)}
+            a = sum(task in holds for task in tasks)
+            if a < 2 or 2 * a <= t:
+                continue
+            up, _down = fisher_tails(a, len(holds) - a, t, n - t)
+            if up * len(candidates) < ALPHA and (best is None or (up, -a) < best[:2]):
+                best = (up, -a, w)
+        return ([best[2]], -best[1], t) if best else ([], 0, t)
+
+
+def label_of(kind: str) -> str:
+    return "tasks of this kind" if kind in ("", "unspecified") else f"{kind} tasks"
+
+
+def applies_when(key: str, applicability: str, kind: str, cues: tuple[list[str], int, int]) -> str:
+    """The page's "When it applies": what the lesson's own key says an agent meets (an error, a
+    call it is about to make), with the cue words of its tasks' first messages; a lesson named
+    by how its runs ended says it in those words alone, or by the call it is about to make."""
+    label = label_of(kind)
+    head = f"In {label}"
+    rest = applicability[len(head):] if applicability.startswith(head) else ""
+    words, holding, tasks = cues
+    cue = (f'whose first message says "{words[0]}" or a longer form of it ({holding} of the {tasks} tasks this '
+           "lesson comes from)") if words else ""
+    kind_of_key = key.split("|", 1)[0]
+    if kind_of_key in ENDING:
+        if cue:
+            return f"{head} {cue}, before the call that settles the task."
+        if kind_of_key == "answer-from":
+            return f"{head}, once the look-ups show the request needs no change or allows none."
+        tool = key.split("|", 1)[1].split(":", 1)[0] if "|" in key else "the last call"
+        return f"{head}, before the {tool} call that settles the task."
+    if not cue or not rest.startswith(", "):
+        return applicability
+    return f"{head} {cue}{rest}"
