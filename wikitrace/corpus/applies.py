@@ -17,7 +17,7 @@ says when it applies from its own key (the error met, the call about to be made)
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 
 ALPHA = 0.05
 # lessons named by how their runs ended: their old applicability is replaced, never kept
@@ -57,7 +57,8 @@ def key_tool(key: str) -> str | None:
 class Openings:
     """The opening words of every task of each task type."""
 
-    def __init__(self, runs: list[dict], kind_of):
+    def __init__(self, runs: list[dict], kind_of, fisher_tails):
+        self.fisher_tails = fisher_tails  # insights.fisher_tails, passed in: that module imports this one
         self.tasks: dict[str, dict[str, set[str]]] = defaultdict(dict)
         for r in runs:
             words = {p[5:] for p in r.get("patterns") or [] if p.startswith("asks|")}
@@ -66,8 +67,6 @@ class Openings:
     def cues(self, kind: str, members: list[dict], key: str) -> tuple[list[str], int, int]:
         """(the cue word, tasks whose first message holds it, tasks of the lesson); no word when
         the lesson has no tool, one task only, or its tasks' requests do not name the tool."""
-        from .insights import fisher_tails
-
         tasks = sorted({task_of(e) for e in members})
         everyone = self.tasks.get(kind, {})
         n, t = len(everyone), len(tasks)
@@ -81,7 +80,7 @@ class Openings:
             a = sum(task in holds for task in tasks)
             if a < 2 or 2 * a <= t:
                 continue
-            up, _down = fisher_tails(a, len(holds) - a, t, n - t)
+            up, _down = self.fisher_tails(a, len(holds) - a, t, n - t)
             if up * len(candidates) < ALPHA and (best is None or (up, -a) < best[:2]):
                 best = (up, -a, w)
         return ([best[2]], -best[1], t) if best else ([], 0, t)

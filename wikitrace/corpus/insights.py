@@ -161,7 +161,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             groups.setdefault(iid, []).append((r, lesson))
             taught.setdefault(r["step"], []).append((iid, lesson["key"]))
     picked = {iid: _pick_text(m) for iid, m in groups.items()}
-    openings = Openings(runs, kind_of)
+    openings = Openings(runs, kind_of, fisher_tails)
     splits = {kind: separating(kind_met) for kind, kind_met in met.items()}
     out = []
     for iid in sorted(groups, key=layout.id_number):
@@ -171,8 +171,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         text = picked[iid]
         sources = [{"step": e["step"], "outcome": e["outcome"], "detail": l.get("detail") or ""} for e, l in members]
         counts = {"runs": len(sources), "success": sum(s["outcome"] == "success" for s in sources),
-                  "failure": sum(s["outcome"] == "failure" for s in sources),
-                  "tasks": len({task_of(e) for e, _l in members})}  # trials of one task are one task
+                  "failure": sum(s["outcome"] == "failure" for s in sources)}
         text["applicability"] = applies_when(lesson["key"], text["applicability"], kind,
                                              openings.cues(kind, [e for e, _l in members], lesson["key"]))
         pattern = contrast_pattern(lesson["key"])
@@ -198,6 +197,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             "compiler": first.get("compiler") or "offline",
             "source_step": first["step"], "source_outcome": first["outcome"],
             "counts": counts, "contrast": contrast, "sources": sources,
+            "tasks": len({task_of(e) for e, _l in members}),  # trials of one task are one task
             "same_task": trials.compare([e for e, _l in members]),
             "separating": relevant(lesson["key"], splits.get(kind, [])),
         })
