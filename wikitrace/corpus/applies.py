@@ -5,12 +5,11 @@ which no agent knows when a task begins. What it does know is the first message 
 given (the user's request, the question, the task statement) and the tools it has. Each
 run records that message's words (``asks|<word>`` patterns,
 compilers/run_patterns.opening_words). A lesson about a tool has a cue when the first
-messages of most of its tasks name the tool's action: a word of the tool's name, or a
-longer form of it ("cancel" of cancel_reservation in "cancellation"), that the tasks of
-its type without the lesson use less often, by the same one-sided Fisher exact test as
-the contrasts, counted over distinct tasks (trials of one task are one task), Bonferroni-
-corrected for the words of the tool's name. No word list and no threshold fitted to a data
-set: a lesson of one task, or whose tasks' requests do not name its tool, gets no cue and
+messages of most of its tasks name the tool's action: the first word of the tool's name,
+or a longer form of it ("cancel" of cancel_reservation in "cancellation"), that the tasks
+of its type without the lesson use less often, by the same one-sided Fisher exact test as
+the contrasts, counted over distinct tasks (trials of one task are one task). No word list
+and no threshold fitted to a data set: a lesson of one task, or whose tasks' requests do not name its tool, gets no cue and
 says when it applies from its own key (the error met, the call about to be made).
 """
 
@@ -33,11 +32,12 @@ def task_of(entry: dict) -> str:
     return f"text:{entry.get('instruction')}" if entry.get("instruction") else f"run:{entry['step']}"
 
 
-def name_words(tool: str) -> list[str]:
-    """The words of a tool's name, lower case, three letters or more: cancel_reservation ->
-    cancel, reservation; getUserDetails -> get, user, details."""
+def action_word(tool: str) -> str:
+    """The word of a tool's name that says what it does, its first (tools are named verb first:
+    cancel_reservation, bookFlight, Search), lower case; "" for a name of no such word."""
     spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", tool)
-    return list(dict.fromkeys(w for w in re.split(r"[^a-z]+", spaced.lower()) if len(w) >= 3))
+    words = [w for w in re.split(r"[^a-z]+", spaced.lower()) if w]
+    return words[0] if words and len(words[0]) >= 3 else ""
 
 
 def same_word(a: str, b: str) -> bool:
@@ -73,17 +73,13 @@ class Openings:
         tool = key_tool(key)
         if tool is None or t < 2 or n <= t:
             return [], 0, t
-        candidates = name_words(tool)
-        best = None
-        for w in candidates:
-            holds = {task for task, words in everyone.items() if any(same_word(w, x) for x in words)}
-            a = sum(task in holds for task in tasks)
-            if a < 2 or 2 * a <= t:
-                continue
-            up, _down = self.fisher_tails(a, len(holds) - a, t, n - t)
-            if up * len(candidates) < ALPHA and (best is None or (up, -a) < best[:2]):
-                best = (up, -a, w)
-        return ([best[2]], -best[1], t) if best else ([], 0, t)
+        w = action_word(tool)
+        holds = {task for task, words in everyone.items() if w and any(same_word(w, x) for x in words)}
+        a = sum(task in holds for task in tasks)
+        if a < 2 or 2 * a <= t:
+            return [], 0, t
+        up, _down = self.fisher_tails(a, len(holds) - a, t, n - t)
+        return ([w], a, t) if up < ALPHA else ([], 0, t)
 
 
 def label_of(kind: str) -> str:

@@ -172,8 +172,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         sources = [{"step": e["step"], "outcome": e["outcome"], "detail": l.get("detail") or ""} for e, l in members]
         counts = {"runs": len(sources), "success": sum(s["outcome"] == "success" for s in sources),
                   "failure": sum(s["outcome"] == "failure" for s in sources)}
-        text["applicability"] = applies_when(lesson["key"], text["applicability"], kind,
-                                             openings.cues(kind, [e for e, _l in members], lesson["key"]))
+        cue = openings.cues(kind, [e for e, _l in members], lesson["key"])
+        text["applicability"] = applies_when(lesson["key"], text["applicability"], kind, cue)
         pattern = contrast_pattern(lesson["key"])
         contrast = None
         if pattern is not None:
@@ -198,6 +198,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             "source_step": first["step"], "source_outcome": first["outcome"],
             "counts": counts, "contrast": contrast, "sources": sources,
             "tasks": len({task_of(e) for e, _l in members}),  # trials of one task are one task
+            **({"cue": cue[0][0]} if cue[0] else {}),  # the word its tasks' first messages said (applies.py)
             "same_task": trials.compare([e for e, _l in members]),
             "separating": relevant(lesson["key"], splits.get(kind, [])),
         })
