@@ -10,7 +10,7 @@ from test_insight_layer import AIRLINE_SYSTEM, compile_runs, corpus_json
 from test_offline_content import _call, _msg, _record, _turns
 
 from wikitrace.corpus.applies import Openings, applies_when, same_word
-from wikitrace.corpus.insights import fisher_tails, kind_of
+from wikitrace.corpus.insights import kind_of
 
 CANCEL_OPENINGS = ["Hi! I need to cancel my reservation {code}, my plans changed.",
                    "Hello, could you help me with a cancellation? It is reservation {code}."]
@@ -57,6 +57,9 @@ def test_a_lesson_on_the_action_its_requests_name_says_so_and_counts_its_tasks(t
                                        "(4 of the 4 tasks this lesson comes from), before calling cancel_reservation.")
     page = (out / "insight" / f"{cancel['id']}.md").read_text()
     assert "Seen in 8 runs of 4 tasks: 0 successful, 8 failed." in page
+    # the contrast's counts of runs say how many distinct tasks they are
+    assert ("Runs of this task type whose change with this tool went through: 8 failed, 0 successful "
+            "(runs of 4 and 0 distinct tasks).") in page
     assert "8 runs of 4 tasks: 0 successful, 8 failed" in (out / "insight" / "_index.md").read_text()
 
 
@@ -92,7 +95,7 @@ def test_few_tasks_or_a_word_every_task_says_give_no_cue():
 
     # every task says "cancel": it tells these tasks from no other
     runs = [run(k, k, ["cancel", "reservation"]) for k in range(10)]
-    openings = Openings(runs, kind_of, fisher_tails)
+    openings = Openings(runs, kind_of)
     assert openings.cues("airline", runs[:5], "went-through|cancel_reservation") == ([], 0, 5)
     # one task: no cue, however its message reads
     assert openings.cues("airline", runs[:1], "went-through|cancel_reservation")[0] == []

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-ALPHA = 0.05
+from .fisher import ALPHA, fisher_tails
+
 # lessons named by how their runs ended: their old applicability is replaced, never kept
 ENDING = ("procedure", "answer-from")
 # lesson kinds whose key's second field is the tool they are about
@@ -57,8 +58,7 @@ def key_tool(key: str) -> str | None:
 class Openings:
     """The opening words of every task of each task type."""
 
-    def __init__(self, runs: list[dict], kind_of, fisher_tails):
-        self.fisher_tails = fisher_tails  # insights.fisher_tails, passed in: that module imports this one
+    def __init__(self, runs: list[dict], kind_of):
         self.tasks: dict[str, dict[str, set[str]]] = defaultdict(dict)
         for r in runs:
             words = {p[5:] for p in r.get("patterns") or [] if p.startswith("asks|")}
@@ -78,7 +78,7 @@ class Openings:
         a = sum(task in holds for task in tasks)
         if a < 2 or 2 * a <= t:
             return [], 0, t
-        up, _down = self.fisher_tails(a, len(holds) - a, t, n - t)
+        up, _down = fisher_tails(a, len(holds) - a, t, n - t)
         return ([w], a, t) if up < ALPHA else ([], 0, t)
 
 
@@ -107,3 +107,15 @@ def applies_when(key: str, applicability: str, kind: str, cues: tuple[list[str],
     if not cue or not rest.startswith(", "):
         return applicability
     return f"{head} {cue}{rest}"
+
+
+def tasks_meeting(runs: list[dict], kind_of, wanted: set[tuple[str, str | None]]) -> dict[tuple[str, str], dict[str, set]]:
+    """(task type, pattern) -> outcome -> the distinct tasks whose runs met it, for the contrast
+    patterns of the lessons only (trials of one task count once)."""
+    out: dict[tuple[str, str], dict[str, set]] = {}
+    for r in runs:
+        kind = kind_of(r)
+        for p in r.get("patterns") or []:
+            if (kind, p) in wanted:
+                out.setdefault((kind, p), {}).setdefault(r["outcome"], set()).add(task_of(r))
+    return out
