@@ -86,7 +86,7 @@ def insight_cues(insights) -> list[str]:
 def applies_to(task: str, cues: Sequence[str]) -> list[int]:
     """The insight positions whose cue word the task's words hold, as it is or in a longer form
     ("cancel" in "cancellation")."""
-    from ..corpus.applies import same_word
+    from ..compilers.cue_words import same_word
 
     said = set(re.findall(r"[a-z]+", task.lower()))
     named = {w for w in dict.fromkeys(cues) if w and any(same_word(w, x) for x in said)}

@@ -81,7 +81,8 @@ _OPENING_WORDS = 80  # distinct words kept per run: the pattern list stays small
 def opening_words(r: Reading) -> list[str]:
     """The distinct words (letters only, three or more, lower case) of the first message the
     agent is given (the user's request, the question, the task statement) that the task's
-    statement holds too when the log records one: what an agent starting a new task knows
+    statement holds too, as they are or in another form of one (cancel, cancelled), when the
+    log records one: what an agent starting a new task knows
     first, and what every trial of the task is asked (a later trial's notes on the ones before
     it, a Reflexion reflection, are no part of it). The insight layer says in these words when
     a lesson applies (corpus/applies.py) instead of by how its runs ended."""
@@ -91,7 +92,13 @@ def opening_words(r: Reading) -> list[str]:
         return []
     words = _letter_words(first.content[:_OPENING_CHARS])
     stated = set(_letter_words(r.run.task.instruction or ""))
-    return [w for w in words if not stated or w in stated][:_OPENING_WORDS]
+    if not stated:
+        return words[:_OPENING_WORDS]
+    # cue_words.same_word against every stated word, through sets: w is a stated word, a stated
+    # word begins with w, or w begins with one (four letters at least)
+    starts = {x[:k] for x in stated for k in range(4, len(x) + 1)}
+    return [w for w in words if w in stated or w in starts
+            or any(w[:k] in stated for k in range(4, len(w)))][:_OPENING_WORDS]
 
 
 def _letter_words(text: str) -> list[str]:

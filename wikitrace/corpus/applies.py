@@ -15,9 +15,9 @@ says when it applies from its own key (the error met, the call about to be made)
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
+from ..compilers.cue_words import action_word, same_word
 from .fisher import ALPHA, fisher_tails
 
 # lessons named by how their runs ended: their old applicability is replaced, never kept
@@ -31,21 +31,6 @@ def task_of(entry: dict) -> str:
     if entry.get("task_id") is not None:
         return f"id:{entry['task_id']}"
     return f"text:{entry.get('instruction')}" if entry.get("instruction") else f"run:{entry['step']}"
-
-
-def action_word(tool: str) -> str:
-    """The word of a tool's name that says what it does, its first (tools are named verb first:
-    cancel_reservation, bookFlight, Search), lower case; "" for a name of no such word."""
-    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", tool)
-    words = [w for w in re.split(r"[^a-z]+", spaced.lower()) if w]
-    return words[0] if words and len(words[0]) >= 3 else ""
-
-
-def same_word(a: str, b: str) -> bool:
-    """One word is the other or a longer form of it (flight, flights; cancel, cancellation),
-    the shorter one four letters at least."""
-    short, long_ = sorted((a, b), key=len)
-    return long_.startswith(short) and (len(short) >= 4 or short == long_)
 
 
 def key_tool(key: str) -> str | None:
