@@ -20,7 +20,7 @@ BAGS_OPENINGS = ["Hi, I would like three checked bags on my reservation {code}."
 
 def trial(task: int, n: int, cancel: bool, success: bool) -> dict:
     code = f"R{task:02d}X{n}"
-    opening = (CANCEL_OPENINGS if cancel else BAGS_OPENINGS)[n % 2].format(code=code)
+    opening = (CANCEL_OPENINGS if cancel else BAGS_OPENINGS)[(task + n) % 2].format(code=code)
     found = '{"reservation_id": "%s", "cabin": "economy", "insurance": "no"}' % code
     turns = [_msg("system", AIRLINE_SYSTEM), _msg("user", opening),
              _call("get_reservation_details", {"reservation_id": code}, found),
@@ -66,9 +66,13 @@ def test_a_lesson_on_the_action_its_requests_name_says_so_and_counts_its_tasks(t
 def test_a_lesson_named_by_how_its_runs_ended_applies_before_the_call_not_at_the_end(tmp_path):
     _out, data = corpus(tmp_path)
     (bags,) = [i for i in data["insights"] if i["key"].startswith("procedure|update_reservation_baggages")]
-    # "update" is the tool's action word; the bag requests never say it, so no cue is claimed
+    # "update" is the tool's action word; the bag requests never say it, so no cue is claimed, and
+    # the first messages of its first two tasks (their first trials) are quoted, values masked
     assert "cue" not in bags and bags["tasks"] == 6
-    assert bags["applicability"] == "In airline tasks, before the update_reservation_baggages call that settles the task."
+    assert bags["applicability"] == (
+        "In airline tasks, before the update_reservation_baggages call that settles the task. The first messages of "
+        'tasks it comes from said: "Hi, I would like three checked bags on my reservation …."; "Hello! Please add '
+        'bags to reservation …." (2 of its 6 tasks).')
     assert not any("that end with" in i["applicability"] for i in data["insights"])
 
 

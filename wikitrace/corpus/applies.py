@@ -40,14 +40,26 @@ def key_tool(key: str) -> str | None:
     return fields[1].split(":", 1)[0].split(" ", 1)[0] or None
 
 
+EXAMPLES = 2  # requests quoted per lesson without a cue
+
+
 class Openings:
     """The opening words of every task of each task type."""
 
     def __init__(self, runs: list[dict], kind_of):
         self.tasks: dict[str, dict[str, set[str]]] = defaultdict(dict)
+        self.requests: dict[str, str] = {}
         for r in runs:
             words = {p[5:] for p in r.get("patterns") or [] if p.startswith("asks|")}
             self.tasks[kind_of(r)].setdefault(task_of(r), set()).update(words)  # every trial's wording
+            said = next((p[8:] for p in r.get("patterns") or [] if p.startswith("opening|")), "")
+            if said:
+                self.requests.setdefault(task_of(r), said)  # the task's first trial's, in step order
+
+    def examples(self, members: list[dict]) -> list[str]:
+        """The first messages of the lesson's first tasks (in step order), one per task, each text once."""
+        tasks = list(dict.fromkeys(task_of(e) for e in members))
+        return list(dict.fromkeys(self.requests[t] for t in tasks if t in self.requests))[:EXAMPLES]
 
     def cues(self, kind: str, members: list[dict], key: str) -> tuple[list[str], int, int]:
         """(the cue word, tasks whose first message holds it, tasks of the lesson); no word when
@@ -71,10 +83,23 @@ def label_of(kind: str) -> str:
     return "tasks of this kind" if kind in ("", "unspecified") else f"{kind} tasks"
 
 
-def applies_when(key: str, applicability: str, kind: str, cues: tuple[list[str], int, int]) -> str:
+def applies_when(key: str, applicability: str, kind: str, cues: tuple[list[str], int, int],
+                 examples: list[str] = ()) -> str:
     """The page's "When it applies": what the lesson's own key says an agent meets (an error, a
-    call it is about to make), with the cue words of its tasks' first messages; a lesson named
-    by how its runs ended says it in those words alone, or by the call it is about to make."""
+    call it is about to make), with the cue word of its tasks' first messages; a lesson named
+    by how its runs ended says it in that word alone, or by the call it is about to make. With
+    no cue, the first messages of the lesson's first tasks (``examples``) are quoted after it,
+    so a reader sees what kind of request the lesson comes from."""
+    text = _applies(key, applicability, kind, cues)
+    if cues[0] or not examples:
+        return text
+    said = "; ".join(f'"{x}"' for x in examples)
+    many, whose = len(examples) > 1, "the task" if cues[2] <= 1 else "tasks" if len(examples) > 1 else "a task"
+    return (f"{text} The first message{'s' if many else ''} of {whose} it comes from said: {said}"
+            f"{'' if cues[2] <= len(examples) else f' ({len(examples)} of its {cues[2]} tasks)'}.")
+
+
+def _applies(key: str, applicability: str, kind: str, cues: tuple[list[str], int, int]) -> str:
     label = label_of(kind)
     head = f"In {label}"
     rest = applicability[len(head):] if applicability.startswith(head) else ""

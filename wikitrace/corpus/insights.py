@@ -141,7 +141,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
         counts = {"runs": len(sources), "success": sum(s["outcome"] == "success" for s in sources),
                   "failure": sum(s["outcome"] == "failure" for s in sources)}
         cue = openings.cues(kind, [e for e, _l in members], lesson["key"])
-        text["applicability"] = applies_when(lesson["key"], text["applicability"], kind, cue)
+        text["applicability"] = applies_when(lesson["key"], text["applicability"], kind, cue,
+                                             openings.examples([e for e, _l in members]))
         pattern = contrast_pattern(lesson["key"])
         contrast = None
         if pattern is not None:
