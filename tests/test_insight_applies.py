@@ -53,10 +53,13 @@ def test_a_lesson_on_the_action_its_requests_name_says_so_and_counts_its_tasks(t
     out, data = corpus(tmp_path)
     (cancel,) = [i for i in data["insights"] if i["key"] == "went-through|cancel_reservation"]
     assert cancel["cue"] == "cancel" and cancel["tasks"] == 4 and cancel["counts"]["runs"] == 8
-    assert cancel["applicability"] == ('In airline tasks whose first message says "cancel" or a longer form of it '
-                                       "(4 of the 4 tasks this lesson comes from), before calling cancel_reservation.")
+    assert cancel["applicability"] == ('In airline tasks whose first message says "cancel" or a longer form of it, '
+                                       "before calling cancel_reservation.")
     page = (out / "insight" / f"{cancel['id']}.md").read_text()
     assert "Seen in 8 runs of 4 tasks: 0 successful, 8 failed." in page
+    # the cue's counts stand under Evidence ("cancellation" is a longer form of "cancel")
+    assert ('The first messages of 4 of its 4 tasks say "cancel" or a longer form of it; 0 of the type\'s other 6 '
+            "tasks do.") in page
     # the contrast's counts of runs say how many distinct tasks they are
     assert ("Runs of this task type whose change with this tool went through: 8 failed, 0 successful "
             "(runs of 4 and 0 distinct tasks).") in page
@@ -71,8 +74,8 @@ def test_a_lesson_named_by_how_its_runs_ended_applies_before_the_call_not_at_the
     assert "cue" not in bags and bags["tasks"] == 6
     assert bags["applicability"] == (
         "In airline tasks, before the update_reservation_baggages call that settles the task. The first messages of "
-        'tasks it comes from said: "Hi, I would like three checked bags on my reservation …."; "Hello! Please add '
-        'bags to reservation …." (2 of its 6 tasks).')
+        'two of its tasks said: "Hi, I would like three checked bags on my reservation …."; "Hello! Please add '
+        'bags to reservation ….".')
     assert not any("that end with" in i["applicability"] for i in data["insights"])
 
 
@@ -100,11 +103,11 @@ def test_few_tasks_or_a_word_every_task_says_give_no_cue():
     # every task says "cancel": it tells these tasks from no other
     runs = [run(k, k, ["cancel", "reservation"]) for k in range(10)]
     openings = Openings(runs, kind_of)
-    assert openings.cues("airline", runs[:5], "went-through|cancel_reservation") == ([], 0, 5)
+    assert openings.cues("airline", runs[:5], "went-through|cancel_reservation") == ([], 0, 5, 0, 5)
     # one task: no cue, however its message reads
     assert openings.cues("airline", runs[:1], "went-through|cancel_reservation")[0] == []
     # a rule's lesson has no tool, so no action word
     assert openings.cues("airline", runs[:5], "rule|31f656c6a2")[0] == []
     assert applies_when("rule|31f656c6a2", "In airline tasks, before any call the rule names.", "airline",
-                        ([], 0, 5)) == "In airline tasks, before any call the rule names."
+                        ([], 0, 5, 0, 5)) == "In airline tasks, before any call the rule names."
     assert same_word("cancel", "cancellation") and not same_word("bag", "baggages") and not same_word("can", "cancel")

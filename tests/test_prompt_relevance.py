@@ -69,8 +69,8 @@ def _lessons(template: str, outcome: str) -> list[tuple[str, str, str, str]]:
     else:
         out.append(("went-through|cancel_reservation", "Check that the rules allow cancel_reservation",
                     "Cancel only within 24 hours of booking or with insurance.",
-                    'In airline tasks whose first message says "cancel" or a longer form of it (2 of the 2 tasks '
-                    "this lesson comes from), before calling cancel_reservation."))
+                    'In airline tasks whose first message says "cancel" or a longer form of it, before calling '
+                    "cancel_reservation."))
     return out
 
 

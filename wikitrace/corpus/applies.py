@@ -54,58 +54,63 @@ class Openings:
             self.tasks[kind_of(r)].setdefault(task_of(r), set()).update(words)  # every trial's wording
             said = next((p[8:] for p in r.get("patterns") or [] if p.startswith("opening|")), "")
             if said:
-                self.requests.setdefault(task_of(r), said)  # the task's first trial's, in step order
+                self.requests[r["step"]] = said
 
     def examples(self, members: list[dict]) -> list[str]:
-        """The first messages of the lesson's first tasks (in step order), one per task, each text once."""
-        tasks = list(dict.fromkeys(task_of(e) for e in members))
-        return list(dict.fromkeys(self.requests[t] for t in tasks if t in self.requests))[:EXAMPLES]
+        """The first messages of the lesson's own runs, the first run of each of its tasks in step order
+        (a trial's user may word the request otherwise than another's), each text once."""
+        first: dict[str, str] = {}
+        for e in members:  # in step order, as gather groups them
+            first.setdefault(task_of(e), e["step"])
+        return list(dict.fromkeys(self.requests[st] for st in first.values() if st in self.requests))[:EXAMPLES]
 
-    def cues(self, kind: str, members: list[dict], key: str) -> tuple[list[str], int, int]:
-        """(the cue word, tasks whose first message holds it, tasks of the lesson); no word when
-        the lesson has no tool, one task only, or its tasks' requests do not name the tool."""
+    def cues(self, kind: str, members: list[dict], key: str) -> tuple[list[str], int, int, int, int]:
+        """(the cue word, tasks of the lesson whose first message holds it, tasks of the lesson, the
+        type's other tasks whose first message holds it, the type's other tasks); no word when the
+        lesson has no tool, one task only, or its tasks' requests do not name the tool."""
         tasks = sorted({task_of(e) for e in members})
         everyone = self.tasks.get(kind, {})
         n, t = len(everyone), len(tasks)
         tool = key_tool(key)
         if tool is None or t < 2 or n <= t:
-            return [], 0, t
+            return [], 0, t, 0, n - t
         w = action_word(tool)
         holds = {task for task, words in everyone.items() if w and any(same_word(w, x) for x in words)}
         a = sum(task in holds for task in tasks)
         if a < 2 or 2 * a <= t:
-            return [], 0, t
+            return [], 0, t, 0, n - t
         up, _down = fisher_tails(a, len(holds) - a, t, n - t)
-        return ([w], a, t) if up < ALPHA else ([], 0, t)
+        return ([w], a, t, len(holds) - a, n - t) if up < ALPHA else ([], 0, t, 0, n - t)
 
 
 def label_of(kind: str) -> str:
     return "tasks of this kind" if kind in ("", "unspecified") else f"{kind} tasks"
 
 
-def applies_when(key: str, applicability: str, kind: str, cues: tuple[list[str], int, int],
-                 examples: list[str] = ()) -> str:
+def applies_when(key: str, applicability: str, kind: str, cues: tuple, examples: list[str] = ()) -> str:
     """The page's "When it applies": what the lesson's own key says an agent meets (an error, a
     call it is about to make), with the cue word of its tasks' first messages; a lesson named
     by how its runs ended says it in that word alone, or by the call it is about to make. With
     no cue, the first messages of the lesson's first tasks (``examples``) are quoted after it,
-    so a reader sees what kind of request the lesson comes from."""
+    so a reader sees what kind of request the lesson comes from. No count is written here (they
+    stand under Evidence): the LLM path's merge prompt holds this text, and a run added to the
+    lesson must not change it."""
     text = _applies(key, applicability, kind, cues)
     if cues[0] or not examples:
         return text
     said = "; ".join(f'"{x}"' for x in examples)
-    many, whose = len(examples) > 1, "the task" if cues[2] <= 1 else "tasks" if len(examples) > 1 else "a task"
-    return (f"{text} The first message{'s' if many else ''} of {whose} it comes from said: {said}"
-            f"{'' if cues[2] <= len(examples) else f' ({len(examples)} of its {cues[2]} tasks)'}.")
+    whose = ("The first message of its task" if cues[2] <= 1 else "The first messages of its tasks"
+             if cues[2] == len(examples) else "The first messages of two of its tasks" if len(examples) == 2
+             else "The first message of one of its tasks")
+    return f"{text} {whose} said: {said}."
 
 
-def _applies(key: str, applicability: str, kind: str, cues: tuple[list[str], int, int]) -> str:
+def _applies(key: str, applicability: str, kind: str, cues: tuple) -> str:
     label = label_of(kind)
     head = f"In {label}"
     rest = applicability[len(head):] if applicability.startswith(head) else ""
-    words, holding, tasks = cues
-    cue = (f'whose first message says "{words[0]}" or a longer form of it ({holding} of the {tasks} tasks this '
-           "lesson comes from)") if words else ""
+    words = cues[0]
+    cue = f'whose first message says "{words[0]}" or a longer form of it' if words else ""
     kind_of_key = key.split("|", 1)[0]
     if kind_of_key in ENDING:
         if cue:

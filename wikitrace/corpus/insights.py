@@ -170,7 +170,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None) -> list[dict]:
             "source_step": first["step"], "source_outcome": first["outcome"],
             "counts": counts, "contrast": contrast, "sources": sources,
             "tasks": len({task_of(e) for e, _l in members}),  # trials of one task are one task
-            **({"cue": cue[0][0]} if cue[0] else {}),  # the word its tasks' first messages said (applies.py)
+            **({"cue": cue[0][0], "cue_tasks": {"with": cue[1], "tasks": cue[2], "others_with": cue[3],
+                                               "others": cue[4]}} if cue[0] else {}),  # applies.py
             "same_task": trials.compare([e for e, _l in members]),
             "separating": relevant(lesson["key"], splits.get(kind, [])),
         })
