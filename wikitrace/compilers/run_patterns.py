@@ -102,7 +102,7 @@ def opening_request(r: Reading) -> str:
     statement = " ".join((r.run.task.instruction or "").split())[:40]
     at = text.find(statement) if statement else -1
     text = text[at:] if at > 0 else text
-    asked = text.find("? ")
+    asked = text.find("?")  # a question's mark, whatever follows it (Reflexion writes its notes right after)
     if 0 < asked < _REQUEST_CHARS:
         text = text[:asked + 1]
     return clip(generic(text), _REQUEST_CHARS).replace("|", "/")  # ids and numbers masked, as in every pattern
