@@ -252,7 +252,9 @@ def test_a_retry_that_got_past_an_error_only_in_failed_runs_is_not_taught_as_the
     (entry,) = [i for i in data["insights"] if i["key"].startswith("error|update_reservation_flights|")]
     assert entry["counts"] == {"runs": 3, "success": 0, "failure": 3}
     assert "again with cabin changed" not in entry["guideline"]
-    assert "runs here got past it with cabin changed (3 runs), and all of them failed." in entry["guideline"]
+    assert "the 3 runs here that got past it all failed (cabin changed: 3 runs)." in entry["guideline"]
+    # the message names no value the call sent: the advice does not claim one
+    assert "look up what the message names before calling update_reservation_flights again" in entry["guideline"]
 
 
 def test_the_missing_program_lesson_names_the_programs_its_runs_met(tmp_path):
@@ -325,12 +327,19 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
         if m:  # each program named was met by one of the page's runs
             for program in re.split(r", | and ", m.group(1)):
                 assert any(f"missing|{program}" in r["patterns"] for r in members), (program, entry["guideline"])
-        m = re.search(r"runs here got past it with (.+), and all of them failed\.", entry["guideline"])
-        if m:
+        m = re.search(r"the \d+ runs here that got past it all failed \((.+)\)\.", entry["guideline"])
+        one = re.search(r"the one run here that got past it \((.+) changed\) still failed\.", entry["guideline"])
+        if m or one:
             assert entry["counts"]["success"] == 0
-            for what, k in re.findall(r"(.+?) changed \((\d+) runs?\)(?:; |$)", m.group(1)):
+            ways = re.findall(r"(.+?) changed: (\d+) runs?(?:; |$)", m.group(1)) if m else [(one.group(1), "1")]
+            for what, k in ways:
                 assert sum(re.search(rf"got past it at turn \d+ \(with {re.escape(what)} (changed|taken from)",
                                      s["detail"]) is not None for s in entry["sources"]) == int(k), entry["guideline"]
+        m = re.search(r"the message names the (.+?) value it refused(?: \(in (\d+) of the (\d+) runs here\))?:",
+                      entry["guideline"])
+        if m:  # the runs' own details say their error named that argument's value
+            named = sum(s["detail"].endswith(f"; the message named the {m.group(1)} value sent") for s in entry["sources"])
+            assert named == int(m.group(2) or 1) and len(entry["sources"]) == int(m.group(3) or 1), entry["guideline"]
         for arg, place, other, n in re.findall(r"`(\w+)` (from what the user said in reply|from the task statement|"
                                                r"from what \S+ returned|as the earlier \S+ call sent it|worked out by the agent "
                                                r"\(no earlier turn held it\))(?: \((\d+) of the (\d+) runs here that set "

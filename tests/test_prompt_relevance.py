@@ -68,7 +68,9 @@ def _lessons(template: str, outcome: str) -> list[tuple[str, str, str, str]]:
                     "In airline tasks that change a reservation's flights."))
     else:
         out.append(("went-through|cancel_reservation", "Check that the rules allow cancel_reservation",
-                    "Cancel only within 24 hours of booking or with insurance.", "In airline cancellations."))
+                    "Cancel only within 24 hours of booking or with insurance.",
+                    'In airline tasks whose first message says "cancel" or a longer form of it, before calling '
+                    "cancel_reservation."))
     return out
 
 
@@ -92,6 +94,7 @@ def airline_corpus() -> dict:
         wins = sum(o == "success" for _, o in sources)
         insights.append({"id": iid, "key": key, "title": title, "guideline": guideline,
                          "applicability": applicability, "task_type": "airline", "apps": None, "compiler": "offline",
+                         **({"cue": "cancel"} if "cancel" in applicability else {}),  # as corpus/applies.py writes
                          "source_step": sources[0][0], "source_outcome": sources[0][1],
                          "counts": {"runs": len(sources), "success": wins, "failure": len(sources) - wins},
                          "sources": [{"step": s, "outcome": o, "detail": "turn 9"} for s, o in sources]})
@@ -168,3 +171,31 @@ def test_index_and_corpus_json_rank_alike(tmp_path):
         for budget in (None, 300, 900):
             a, b = build_prompt(with_index, task, budget=budget), build_prompt(without, task, budget=budget)
             assert a.insight_ids == b.insight_ids and a.left_out_ids == b.left_out_ids
+
+
+# a user's first message, as an agent receives it: it says the cancellation lesson's cue and shares
+# the cities, the day and "flight" with a flight-change task of the corpus, which BM25 ranks nearest
+CANCEL_REQUEST = "Hi! I need to cancel my flight from Newark to Phoenix on May 21."
+
+
+def test_a_request_saying_a_lessons_cue_gets_that_lesson_first(corpus):
+    data = load_corpus(corpus)
+    full = build_prompt(corpus, CANCEL_REQUEST)
+    assert full.similar_runs[0].instruction.startswith("You are ivan_rossi_8555")  # the nearest task is a change
+    order = [i.title for i in priority_order(data, CANCEL_REQUEST, full.similar_runs, None)]
+    assert "cancel_reservation" in order[0], order
+    for budget in range(full.tokens, 0, -20):
+        p = build_prompt(corpus, CANCEL_REQUEST, budget=budget)
+        if len(p.insight_ids) == 1:
+            break
+    assert _titles(corpus, p.insight_ids) == ["Check that the rules allow cancel_reservation"]
+
+
+def test_a_request_saying_no_cue_keeps_the_nearest_tasks_order(corpus):
+    # "move me to a later departure" holds no insight's cue: the flight-change runs nearest to it
+    # still decide, as before
+    task = "You are noah_silva_4410. Reservation XJ3L2C, Newark to Phoenix on May 21: move me to a later departure."
+    data = load_corpus(corpus)
+    full = build_prompt(corpus, task)
+    order = [i.title for i in priority_order(data, task, full.similar_runs, None)]
+    assert "update_reservation_flights" in order[0], order

@@ -69,6 +69,7 @@ class InsightInfo:
     applicability: str
     sources: list[tuple[str, str]] = field(default_factory=list)  # (step, outcome) of every run that taught it
     evidence: str = ""  # its counts and the contrast with successes, as the insight page says them
+    cue: str = ""  # the word of its tool's action its tasks' first messages said (corpus/applies.py)
 
     @property
     def kind(self) -> str:
@@ -126,7 +127,7 @@ def insight_from_entry(i: dict[str, Any]) -> InsightInfo:
         apps=_str_list(i.get("apps")), source_step=i.get("source_step"), source_outcome=i.get("source_outcome"),
         guideline=str(i.get("guideline") or ""), applicability=str(i.get("applicability") or ""),
         sources=[(str(s.get("step")), str(s.get("outcome"))) for s in i.get("sources") or [] if isinstance(s, dict)],
-        evidence=_evidence(i),
+        evidence=_evidence(i), cue=str(i.get("cue") or ""),
     )
 
 

@@ -148,14 +148,15 @@ def _render_pool(insights: Sequence[InsightInfo], show_source: bool) -> list[str
 
 def _taught_sections(run_infos: list, ins_infos: list[InsightInfo]) -> list[tuple[str, str, Any]]:
     """What the budget's ranking reads (relevance.taught_tables), as flat sections."""
-    from .relevance import taught_tables
+    from .relevance import insight_cues, taught_tables
 
     taught, n_sources, sides, task_of = taught_tables(run_infos, ins_infos)
     starts = [0]
     for row in taught:
         starts.append(starts[-1] + len(row))
     return [("taught_starts", "I", starts), ("taught", "I", [j for row in taught for j in row]),
-            ("ins_nsrc", "I", n_sources), ("ins_side", "I", sides), ("run_task", "I", task_of)]
+            ("ins_nsrc", "I", n_sources), ("ins_side", "I", sides), ("run_task", "I", task_of),
+            ("ins_cues", "s", "\n".join(insight_cues(ins_infos)))]
 
 
 def write_prompt_index(root: Path, runs: list[dict], insights: list[dict], **kw) -> list[str]:

@@ -41,7 +41,8 @@ from .corpusdata import InsightInfo, RunInfo, insight_from_entry, run_from_entry
 from .similarity import STOPWORDS, _TOKEN, tokenize
 from ..corpus.index_pair import INDEX_PATH, CorpusFile, _stat_key, noted_pair
 
-FORMAT = "wikitrace-prompt-index/3"  # 2: the "lesson" section (same lesson, shown once); 3: what runs taught
+FORMAT = "wikitrace-prompt-index/4"  # 2: the "lesson" section (same lesson, shown once); 3: what runs taught;
+# 4: each insight's cue word (relevance.applies_to)
 K1, B = 1.5, 0.75  # as similarity.BM25's defaults
 _RUNS_MARK = b'\n "runs": ['
 _INSIGHT_TEMPLATE = "agent/_insight.md.j2"
@@ -233,11 +234,13 @@ class PromptIndex:
     def priority(self, task: str, similar_ids: Iterable[str], kind: str | None) -> Iterator[int]:
         """Insight positions in prompt.priority_order's order, produced lazily: those the
         runs most like the task taught (relevance.py), then ``tiers``."""
-        from .relevance import relevance_order
+        from .relevance import applies_to, relevance_order
 
         starts, taught = self._ints("taught_starts"), self._ints("taught")
+        cues = self._cached("cues", lambda: self._text("ins_cues").split("\n") if self.n_insights else [])
         return relevance_order(self.run_scores(task), self._ints("run_task"), lambda r: taught[starts[r]:starts[r + 1]],
-                               self._ints("ins_nsrc"), self._ints("ins_side"), self.tiers(task, similar_ids, kind))
+                               self._ints("ins_nsrc"), self._ints("ins_side"), self.tiers(task, similar_ids, kind),
+                               applies_to(task, cues))
 
     def tiers(self, task: str, similar_ids: Iterable[str], kind: str | None) -> Iterator[int]:
         """relevance.tier_order, lazily: the similar runs' insights, then the kind's, then

@@ -16,7 +16,12 @@ calls the task will need. So an insight is scored by the runs that taught it:
 * the best lesson of the side the first one is not on (taught mostly by successful runs,
   or mostly by failed ones) moves up to second place, so even a small budget shows what
   worked beside what failed;
-* insights no neighbour taught follow in the order given (prompt.priority_order's tiers).
+* insights no neighbour taught follow in the order given (prompt.priority_order's tiers);
+* before all of these, the insights whose cue the task's words hold (``applies_to``): the
+  word of its tool's action that the first messages of its tasks said more often than the
+  other tasks of the type (corpus/applies.py: "cancel" for a lesson on cancel_reservation),
+  in the order above. The insight's page says when it applies in that word, and the corpus
+  showed that requests saying it led to the lesson, whatever the nearest past tasks taught.
 
 ``relevance_order`` is plain Python on lists: the prompt index stores what it reads
 (``taught_tables``, written by agent/index.py), so a cold prompt imports nothing more.
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 if TYPE_CHECKING:
@@ -72,14 +78,31 @@ def _nearest_tasks(run_scores: Sequence[float], task_of: Sequence[int]) -> list[
     return near
 
 
+def insight_cues(insights) -> list[str]:
+    """Per insight, its cue word ("" for none)."""
+    return [ins.cue for ins in insights]
+
+
+def applies_to(task: str, cues: Sequence[str]) -> list[int]:
+    """The insight positions whose cue word the task's words hold, as it is or in a longer form
+    ("cancel" in "cancellation")."""
+    from ..compilers.cue_words import same_word
+
+    said = set(re.findall(r"[a-z]+", task.lower()))
+    named = {w for w in dict.fromkeys(cues) if w and any(same_word(w, x) for x in said)}
+    return [j for j, w in enumerate(cues) if w in named]
+
+
 def relevance_order(run_scores: Sequence[float], task_of: Sequence[int], taught: Callable[[int], Sequence[int]],
-                    n_sources: Sequence[int], sides: Sequence[int], rest: Iterable[int]) -> Iterator[int]:
+                    n_sources: Sequence[int], sides: Sequence[int], rest: Iterable[int],
+                    first: Sequence[int] = ()) -> Iterator[int]:
     """Insight positions, most needed first (see the module text), lazily.
 
     ``run_scores``: BM25 of the task per run; ``task_of``: per run, the first run with the
     same instruction (``trial_groups``); ``taught(r)``: the insights run ``r`` taught;
     ``n_sources`` and ``sides``: per insight; ``rest``: every insight position in the order
-    to fall back on (each is yielded once in all)."""
+    to fall back on (each is yielded once in all); ``first``: the insights whose cue the task
+    holds (``applies_to``), which lead in that same order."""
     n_runs = len(run_scores)
     best = max(run_scores, default=0.0)
     score: dict[int, float] = {}
@@ -95,6 +118,9 @@ def relevance_order(run_scores: Sequence[float], task_of: Sequence[int], taught:
                 for j in taught(r):
                     score[j] = score.get(j, 0.0) + weight * math.log(n_runs / min(max(n_sources[j], 1), n_runs))
     ranked = sorted((j for j in score if score[j] > 0), key=lambda j: (-score[j], j))
+    if first:  # the lessons whose cue the task says lead, by the same votes
+        lead = set(first)
+        ranked = sorted(lead, key=lambda j: (-score.get(j, 0.0), j)) + [j for j in ranked if j not in lead]
     yielded: set[int] = set()
 
     def walk() -> Iterator[int]:
@@ -134,7 +160,11 @@ def priority_order(corpus: CorpusData, task: str, similar, kind: str | None) -> 
 
     taught, n_sources, sides, task_of = _taught(corpus)
     rest = tier_order(corpus, task, similar, kind)
-    order = relevance_order(_run_index(corpus).scores(task), task_of, taught.__getitem__, n_sources, sides, rest)
+    cues = corpus.cache.get("insight-cues")
+    if cues is None:
+        cues = corpus.cache["insight-cues"] = insight_cues(corpus.insights)
+    order = relevance_order(_run_index(corpus).scores(task), task_of, taught.__getitem__, n_sources, sides, rest,
+                            applies_to(task, cues))
     return [corpus.insights[j] for j in order]
 
 
@@ -191,5 +221,5 @@ def tier_order(corpus: CorpusData, task: str, similar, kind: str | None) -> list
     return np.lexsort((np.arange(n), -score, pos, tier)).tolist()
 
 
-__all__ = ["FAILURE", "MIXED", "NEIGHBOURS", "SUCCESS", "priority_order", "relevance_order", "side_of", "source_steps",
+__all__ = ["FAILURE", "MIXED", "NEIGHBOURS", "SUCCESS", "applies_to", "insight_cues", "priority_order", "relevance_order", "side_of", "source_steps",
            "taught_tables", "tier_order", "trial_groups"]

@@ -14,7 +14,7 @@ from .changes import what_ran
 from .insight_parts import edits_of, kind_of_tasks, make_insight, shape, verb
 from .insight_words import join, named_by, packed_calls, sums_to_named, what_changed
 from .option_choices import holding_words
-from .reading import Call, Reading, command_of, runs_a_command
+from .reading import Call, Reading, _occurs, command_of, leaves, runs_a_command
 from .schema import CandidateInsight
 from .text import clip, signature
 
@@ -120,6 +120,17 @@ def _other_target(x, y, listed: str) -> bool:
     return not (words(x) & words(y))
 
 
+def named_arguments(err: Call) -> list[str]:
+    """The arguments of a refused call whose value (one of its scalars, three characters or more)
+    the error's text names: ``flights`` for "not enough seats on flight HAT123" when flights held
+    HAT123. What the message says is wrong, in the call's own terms."""
+    args, text = err.turn.arguments, (err.turn.result or "").lower()
+    if not isinstance(args, dict) or not text:
+        return []
+    return [k for k, v in args.items()
+            if any(len(str(x)) >= 3 and _occurs(str(x).lower(), text) for _p, x in leaves(v) if x is not None)]
+
+
 def error_insight(r: Reading, err: Call) -> CandidateInsight:
     v, said = verb(err), shape(err)
     later = [c for c in r.calls if c.n > err.n]
@@ -197,6 +208,9 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
         advice = (f"send one {err.name} call per query, never several {err.name}[...] calls written into one "
                   "argument")
         detail = f"its argument held {packed} {err.name} calls; " + detail
+    named = named_arguments(err)
+    if named:  # what the message itself says was wrong: the value it names
+        detail += f"; the message named the {join(named)} value{'s' if len(named) != 1 else ''} sent"
     return make_insight(f"error|{v}|{said}", f"{v} answers \"{clip(said, 60)}\"",
                    f"When {v} answers \"{said}\", {advice}.",
                    f"In {kind_of_tasks(r)}, whenever {v} answers with this error.", f"turn {err.n}: {detail}", worked)

@@ -20,7 +20,7 @@ from .insight_words import _spoken_forms, free_form, is_hand_off, named_by, pick
 from .reading import t_is_user
 from .reading import Reading, leaves, runs_a_command
 from .run_insights import stopped_browsing, confirmation, procedure_key, repeats, unseen_insight
-from .text import signature
+from .text import clip, generic, signature
 
 
 def patterns_of(r: Reading) -> list[str]:
@@ -68,9 +68,70 @@ def patterns_of(r: Reading) -> list[str]:
         out.add(proc)
     out.update(x for x in (option_pattern(r), verdict_pattern(r)) if x)
     out.update(decisions_of(r))
+    out.update(f"asks|{w}" for w in opening_words(r))
+    request = opening_request(r)
+    if request:
+        out.add(f"opening|{request}")
     out.update(looked_before(r))
     out.update(retries_of(r))
     return sorted(out)
+
+
+_OPENING_CHARS = 2000  # an opening past this (a long issue text) is read from its head
+_OPENING_WORDS = 80  # distinct words kept per run: the pattern list stays small
+
+
+_REQUEST_CHARS = 120  # the request quoted on a page, clipped
+
+
+def _opening(r: Reading):
+    return next((t for t in r.run.turns if t_is_user(t) and isinstance(t.content, str) and t.content.strip()
+                 and t.extra.get("written_by") != "harness"), None)
+
+
+def opening_request(r: Reading) -> str:
+    """The head of the first message the agent is given, clipped, as a page quotes it to show what
+    kind of request a lesson comes from; from where the task statement starts in it when it
+    does (an issue text after an instruction template), and only its first line or sentence
+    that holds a question mark (a question followed by other notes); ids, numbers and other
+    values of the episode masked (text.generic), as every pattern is."""
+    first = _opening(r)
+    if first is None:
+        return ""
+    text = " ".join(first.content.split())
+    statement = " ".join((r.run.task.instruction or "").split())[:40]
+    at = text.find(statement) if statement else -1
+    text = text[at:] if at > 0 else text
+    asked = text.find("?")  # a question's mark, whatever follows it (Reflexion writes its notes right after)
+    if 0 < asked < _REQUEST_CHARS:
+        text = text[:asked + 1]
+    return clip(generic(text), _REQUEST_CHARS).replace("|", "/")  # ids and numbers masked, as in every pattern
+
+
+def opening_words(r: Reading) -> list[str]:
+    """The distinct words (letters only, three or more, lower case) of the first message the
+    agent is given (the user's request, the question, the task statement) that the task's
+    statement holds too, as they are or in another form of one (cancel, cancelled), when the
+    log records one: what an agent starting a new task knows
+    first, and what every trial of the task is asked (a later trial's notes on the ones before
+    it, a Reflexion reflection, are no part of it). The insight layer says in these words when
+    a lesson applies (corpus/applies.py) instead of by how its runs ended."""
+    first = _opening(r)
+    if first is None:
+        return []
+    words = _letter_words(first.content[:_OPENING_CHARS])
+    stated = set(_letter_words(r.run.task.instruction or ""))
+    if not stated:
+        return words[:_OPENING_WORDS]
+    # cue_words.same_word against every stated word, through sets: w is a stated word, a stated
+    # word begins with w, or w begins with one (four letters at least)
+    starts = {x[:k] for x in stated for k in range(4, len(x) + 1)}
+    return [w for w in words if w in stated or w in starts
+            or any(w[:k] in stated for k in range(4, len(w)))][:_OPENING_WORDS]
+
+
+def _letter_words(text: str) -> list[str]:
+    return list(dict.fromkeys(w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3 and w.isalpha()))
 
 
 def argument_sources(r: Reading, w) -> list[tuple[str, str, str]]:

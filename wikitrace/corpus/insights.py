@@ -23,17 +23,18 @@ a failed run ended (a wrong final answer) have no pattern to contrast and say so
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
+from .applies import Openings, applies_when, task_of, tasks_meeting
+from .choices import faced, relevant, separating
+from .fisher import fisher_tails, verdict as _verdict
 from .peers import check_first, failed_peers, success_did
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
                        success_index, take_from, temper, told_instead, untested_fix, verdict_mix)
-from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM, Trials
+from .trials import Trials
 
-ALPHA = 0.05  # the conventional significance level of the one-sided test
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
 # patterns that are trouble a run meets: for these a page lists what successful runs that met it did
 TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off", "stopped", "option"}
@@ -82,39 +83,6 @@ def run_entry_fields(comp) -> dict:
                      "detail": i.detail, "worked": i.worked} for i in comp.insights],
         "patterns": list(comp.patterns),
     }
-
-
-def fisher_tails(a: int, b: int, failed: int, succeeded: int) -> tuple[float, float]:
-    """One-sided p-values of the 2x2 table (met: a failed, b successful; not met: the rest):
-    P(at least a of the met runs failed) and P(at most a), under the hypergeometric law.
-
-    Exact: the tables' weights comb(failed, x) * comb(succeeded, met - x) are integers,
-    stepped from one x to the next by a multiplication and an exact division, and each
-    tail is one correctly rounded division by their total, comb(n, met). (A binomial
-    computed afresh for every x cost seconds per task type of 10,000 runs.)"""
-    n, met = failed + succeeded, a + b
-    total = math.comb(n, met)
-    lo = max(0, met - succeeded)
-    f, s = math.comb(failed, lo), math.comb(succeeded, met - lo)
-    below = 0  # the weights of x < a
-    for x in range(lo, a):
-        below += f * s
-        f, s = f * (failed - x) // (x + 1), s * (met - x) // (succeeded - met + x + 1)
-    at = f * s  # the weight of x = a
-    return min(1.0, (total - below) / total), min(1.0, (below + at) / total)
-
-
-def _verdict(a: int, b: int, failed: int, succeeded: int) -> tuple[str, float | None]:
-    if not succeeded:
-        return "no-success", None
-    if not failed:
-        return "no-failure", None
-    up, down = fisher_tails(a, b, failed, succeeded)
-    if up < ALPHA:
-        return "failure", float(f"{up:.2g}")
-    if down < ALPHA:
-        return "success", float(f"{down:.2g}")
-    return "none", float(f"{min(up, down):.2g}")
 
 
 def _pick_text(members: list[tuple[dict, dict]]) -> dict:
@@ -186,6 +154,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
                         if p in want:
                             by[(kind, p)].append(r)
     picked = {iid: _pick_text(m) for iid, m in groups.items()}
+    openings = Openings(runs, kind_of)
+    met_tasks = tasks_meeting(runs, kind_of, {(kind_of(m[0][0]), contrast_pattern(m[0][1]["key"])) for m in groups.values()})
     splits = {kind: separating(kind_met) for kind, kind_met in met.items()}
     out = []
     for iid in sorted(groups, key=layout.id_number):
@@ -196,6 +166,9 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         sources = [{"step": e["step"], "outcome": e["outcome"], "detail": l.get("detail") or ""} for e, l in members]
         counts = {"runs": len(sources), "success": sum(s["outcome"] == "success" for s in sources),
                   "failure": sum(s["outcome"] == "failure" for s in sources)}
+        cue = openings.cues(kind, [e for e, _l in members], lesson["key"])
+        text["applicability"] = applies_when(lesson["key"], text["applicability"], kind, cue,
+                                             openings.examples([e for e, _l in members]))
         pattern = contrast_pattern(lesson["key"])
         contrast = None
         if pattern is not None:
@@ -213,12 +186,18 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
             contrast = {"pattern": pattern, "failed_met": a, "failed": failed, "success_met": b,
                         "success": succeeded, "verdict": verdict, "p": p, "instead": instead,
                         "instead_counts": dict(sorted(per_lesson.items()))}
+            tasks = met_tasks.get((kind, pattern), {})
+            if len(tasks.get("failure", ())) != a or len(tasks.get("success", ())) != b:  # trials of one task
+                contrast["tasks_met"] = {o: len(tasks.get(o, ())) for o in ("failure", "success")}
         out.append({
             "id": iid, "key": lesson["key"], **text,
             "task_type": first.get("task_type") if not first.get("apps") else None, "apps": first.get("apps") or None,
             "compiler": first.get("compiler") or "offline",
             "source_step": first["step"], "source_outcome": first["outcome"],
             "counts": counts, "contrast": contrast, "sources": sources,
+            "tasks": len({task_of(e) for e, _l in members}),  # trials of one task are one task
+            **({"cue": cue[0][0], "cue_tasks": {"with": cue[1], "tasks": cue[2], "others_with": cue[3],
+                                               "others": cue[4]}} if cue[0] else {}),  # applies.py
             "same_task": (memo.compare if memo is not None else lambda t, m: t.compare(m))(
                 trials, [e for e, _l in members]),
             "separating": relevant(lesson["key"], splits.get(kind, [])),
@@ -268,8 +247,10 @@ def contrast_sentence(entry: dict) -> str:
         return ("Drawn from how failed runs ended; there is no pattern a successful run could meet, so it is "
                 "not contrasted with successes.")
     side = c["pattern"].split("|", 1)[0]
+    tasks = c.get("tasks_met")
     met = (f"Runs of this task type {MET.get(c['pattern'], MET.get(side, 'that met it'))}: "
-           f"{c['failed_met']} failed, {c['success_met']} successful. ")
+           f"{c['failed_met']} failed, {c['success_met']} successful"
+           + (f" (runs of {tasks['failure']} and {tasks['success']} distinct tasks)" if tasks else "") + ". ")
     v = c["verdict"]
     if v == "no-success":
         return met + "With no successful run of this task type to compare with, it is not named a cause."
@@ -338,84 +319,5 @@ def unpaged(runs: Iterable[dict], insights: list[dict]) -> dict[str, list[str]]:
     return out
 
 
-# --- choices that separate successful from failed runs ----------------------------------------
-#
-# A run records what it chose (corpus/trials.py reads the same patterns): the look-ups it made
-# before its first change with a tool (``before|<change>|<look-up>``), where the words of a
-# free-text query or answer came from (``query|`` / ``said|<tool>|task|shown|own``). Each choice
-# is contrasted only among the runs that could have made it (the runs whose change with that
-# tool went through; the runs that sent such a query or answer), with the same one-sided
-# Fisher test as the lessons, so a page says "successful runs did this first" only when the
-# counts show it, and a page changes only when a run that faced the same choice is added.
-
-_WHERE = WORDS_FROM  # the same phrases as the trial comparison
-
-
-def _population(pattern: str) -> str | None:
-    fields = pattern.split("|")
-    if len(fields) != 3 or fields[2] == "*":
-        return None
-    kind, tool = fields[:2]
-    if kind == "before" or kind == "from" and fields[2].rpartition(":")[2] in FROM_WORDS or kind == "edited" and fields[2] in EDITED:
-        return f"went-through|{tool}"
-    if kind in ("query", "said") and fields[2] in _WHERE or kind == "retry" and fields[2] in _RETRIED:
-        return f"{kind}|{tool}|*"  # every run that sent such a query or answer (see faced())
-    return None
-
-
-def faced(patterns: list[str]) -> set[str]:
-    """The choices a run faced, counted once each: ``query|<tool>|*`` for a run that sent any
-    free-text query with that tool (``said|`` likewise)."""
-    return {p.rsplit("|", 1)[0] + "|*" for p in patterns if p.startswith(("query|", "said|", "retry|"))}
-
-
-def separating(kind_met: dict[str, Counter]) -> list[dict]:
-    """The choices of one task type whose contrast names a side, best p first."""
-    out = []
-    for pattern, seen in kind_met.items():
-        base = _population(pattern)
-        if base is None:
-            continue
-        outcome_runs = kind_met.get(base, Counter())
-        failed, succeeded = outcome_runs["failure"], outcome_runs["success"]
-        verdict, p = _verdict(seen["failure"], seen["success"], failed, succeeded)
-        if verdict in ("failure", "success"):
-            out.append({"pattern": pattern, "side": verdict, "p": p, "failed_met": seen["failure"],
-                        "failed": failed, "success_met": seen["success"], "success": succeeded})
-    return sorted(out, key=lambda c: (c["p"], c["pattern"]))
-
-
-def relevant(key: str, splits: list[dict], shown: int = 4) -> list[dict]:
-    """The separating choices about the tool an insight is about: the look-ups before its change
-    tool, the queries and answers sent with it; an insight about no tool (a loop, an idle run)
-    gets the query choices of every tool."""
-    fields = key.split("|")
-    tool = fields[1].split(" ")[0].split(":")[0] if len(fields) > 1 and fields[0] in (
-        "error", "went-through", "procedure", "answer", "hand-off", "loop") else None
-    out = []
-    for c in splits:
-        kind, about = c["pattern"].split("|")[:2]
-        if (tool is not None and about == tool or tool is None and fields[0] in ("loop", "idle", "stopped") and kind == "query"
-                or kind == "edited" and fields[0] in ("went-through", "procedure")):  # where the changed file was found
-            out.append({**c, "text": choice_sentence(c)})
-    return out[:shown]
-
-
-
-def choice_sentence(c: dict) -> str:
-    kind, tool, what = c["pattern"].split("|", 2)
-    if kind == "from":
-        arg, _, where = what.rpartition(":")
-        among, did = f"Of the runs whose {tool} call went through", f"took `{arg}` {FROM_WORDS[where]}"
-    elif kind == "edited":
-        among, did = f"Of the runs whose {tool} call went through", EDITED[what]
-    elif kind == "before":
-        among, did = f"Of the runs whose {tool} call went through", f"had called {what} before it"
-    elif kind == "retry":
-        among, did = f"Of the runs that called {tool} again after it answered with an error", f"retried {_RETRIED[what]}"
-    else:
-        among = f"Of the runs that {'sent a ' + tool + ' query' if kind == 'query' else 'gave a ' + tool + ' answer'}"
-        did = f"sent one {_WHERE[what]}" if kind == "query" else f"gave one {_WHERE[what]}"
-    side = "successful" if c["side"] == "success" else "failed"
-    return (f"{among}, those that {did}: {c['failed_met']} of {c['failed']} failed, {c['success_met']} of "
-            f"{c['success']} successful; {side} runs did this more often.")
+__all__ = ["MET", "TROUBLE", "contrast_pattern", "contrast_sentence", "fisher_tails", "gather", "group_key", "index_note",
+           "kind_of", "run_entry_fields", "unpaged"]

@@ -298,29 +298,43 @@ def _edit_checklist(entry: dict, members, ended: list[tuple[str, int]], tool: st
 
 # how error_insights words a retry that got past an error, in a source's detail
 _GOT_PAST = re.compile(r"^turn \d+: got past it at turn \d+ \((?:with (.+?) (?:changed|taken from what the error listed)"
-                       r"|with the amounts in .+|as .+)\)$")
+                       r"|with the amounts in .+|as .+)\)(?:; the message named the (.+?) values? sent)?$")
+_NAMED = re.compile(r"; the message named the (.+?) values? sent$")
 
 
 def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     """An error lesson whose advice is how its runs got past the error, when every one of those runs
     still failed: a retry that went through is no fix the outcomes back (a cabin changed to get past
-    a payment error gets past it and fails the task). The page then says to fix what the message
-    names, and lists the retries with how many runs made each."""
+    a payment error gets past it and fails the task). The page then says to replace the value the
+    message names (the argument whose value its text holds, when the runs' details say which), and
+    lists the retries with how many runs made each."""
     if not entry["key"].startswith("error|") or entry["counts"]["success"] or not members:
         return
-    changed = Counter()
+    changed, named = Counter(), Counter()
     for _e, lesson in members:
         m = _GOT_PAST.match(lesson.get("detail") or "")
         if m is not None and m.group(1):  # named arguments changed (a free-text retry is judged by its own rule)
             changed[m.group(1)] += 1
+        n = _NAMED.search(lesson.get("detail") or "")
+        if n is not None:
+            named[n.group(1)] += 1
     if not changed or " again with " not in entry["guideline"]:
         return
     head = entry["guideline"].split(", call ", 1)[0]
     tool = entry["key"].split("|")[1].split(" ")[0]
-    ways = "; ".join(f"{what} changed ({n} run{'s' if n != 1 else ''})" for what, n in
+    ways = "; ".join(f"{what} changed: {n} run{'s' if n != 1 else ''}" for what, n in
                      sorted(changed.items(), key=lambda kv: (-kv[1], kv[0])))
-    entry["guideline"] = (f"{head}, look up what it names before calling {tool} again instead of changing other "
-                          f"values until it goes through: runs here got past it with {ways}, and all of them failed.")
+    runs = sum(changed.values())
+    what = min(named, key=lambda k: (-named[k], k)) if named else ""
+    seen = f" (in {named[what]} of the {len(members)} runs here)" if what and len(members) > 1 else ""
+    said = (f"the message names the {what} value it refused{seen}: replace that value with one a look-up shows can "
+            f"work, or tell the user it cannot be done, before calling {tool} again" if what else
+            f"look up what the message names before calling {tool} again, or tell the user it cannot be done")
+    if runs == 1:
+        ways = next(iter(changed)) + " changed"
+    entry["guideline"] = (f"{head}, {said}. Getting the call through is not enough: "
+                          + (f"the one run here that got past it ({ways}) still failed." if runs == 1 else
+                             f"the {runs} runs here that got past it all failed ({ways})."))
 
 
 def habits(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:

@@ -1,0 +1,136 @@
+"""When a lesson applies, in what an agent knows at the start of a new task.
+
+"Tasks that end with update_reservation_baggages" names a lesson by how its runs ended,
+which no agent knows when a task begins. What it does know is the first message it is
+given (the user's request, the question, the task statement) and the tools it has. Each
+run records that message's words (``asks|<word>`` patterns,
+compilers/run_patterns.opening_words). A lesson about a tool has a cue when the first
+messages of most of its tasks name the tool's action: the first word of the tool's name,
+or a longer form of it ("cancel" of cancel_reservation in "cancellation"), that the tasks
+of its type without the lesson use less often, by the same one-sided Fisher exact test as
+the contrasts, counted over distinct tasks (trials of one task are one task). No word list
+and no threshold fitted to a data set: a lesson of one task, or whose tasks' requests do not name its tool, gets no cue and
+says when it applies from its own key (the error met, the call about to be made).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..compilers.cue_words import action_word, same_word
+from .fisher import ALPHA, fisher_tails
+
+# lessons named by how their runs ended: their old applicability is replaced, never kept
+ENDING = ("procedure", "answer-from")
+# lesson kinds whose key's second field is the tool they are about
+TOOL_KEYS = ("error", "went-through", "hand-off", "loop", "procedure", "answer")
+
+
+def task_of(entry: dict) -> str:
+    """The task a run is a trial of: its task id, else its instruction, else the run itself."""
+    if entry.get("task_id") is not None:
+        return f"id:{entry['task_id']}"
+    return f"text:{entry.get('instruction')}" if entry.get("instruction") else f"run:{entry['step']}"
+
+
+def key_tool(key: str) -> str | None:
+    fields = key.split("|")
+    if fields[0] not in TOOL_KEYS or len(fields) < 2:
+        return None
+    return fields[1].split(":", 1)[0].split(" ", 1)[0] or None
+
+
+EXAMPLES = 2  # requests quoted per lesson without a cue
+
+
+class Openings:
+    """The opening words of every task of each task type."""
+
+    def __init__(self, runs: list[dict], kind_of):
+        self.tasks: dict[str, dict[str, set[str]]] = defaultdict(dict)
+        self.requests: dict[str, str] = {}
+        for r in runs:
+            words = {p[5:] for p in r.get("patterns") or [] if p.startswith("asks|")}
+            self.tasks[kind_of(r)].setdefault(task_of(r), set()).update(words)  # every trial's wording
+            said = next((p[8:] for p in r.get("patterns") or [] if p.startswith("opening|")), "")
+            if said:
+                self.requests[r["step"]] = said
+
+    def examples(self, members: list[dict]) -> list[str]:
+        """The first messages of the lesson's own runs, the first run of each of its tasks in step order
+        (a trial's user may word the request otherwise than another's), each text once."""
+        first: dict[str, str] = {}
+        for e in members:  # in step order, as gather groups them
+            first.setdefault(task_of(e), e["step"])
+        return list(dict.fromkeys(self.requests[st] for st in first.values() if st in self.requests))[:EXAMPLES]
+
+    def cues(self, kind: str, members: list[dict], key: str) -> tuple[list[str], int, int, int, int]:
+        """(the cue word, tasks of the lesson whose first message holds it, tasks of the lesson, the
+        type's other tasks whose first message holds it, the type's other tasks); no word when the
+        lesson has no tool, one task only, or its tasks' requests do not name the tool."""
+        tasks = sorted({task_of(e) for e in members})
+        everyone = self.tasks.get(kind, {})
+        n, t = len(everyone), len(tasks)
+        tool = key_tool(key)
+        if tool is None or t < 2 or n <= t:
+            return [], 0, t, 0, n - t
+        w = action_word(tool)
+        holds = {task for task, words in everyone.items() if w and any(same_word(w, x) for x in words)}
+        a = sum(task in holds for task in tasks)
+        if a < 2 or 2 * a <= t:
+            return [], 0, t, 0, n - t
+        up, _down = fisher_tails(a, len(holds) - a, t, n - t)
+        return ([w], a, t, len(holds) - a, n - t) if up < ALPHA else ([], 0, t, 0, n - t)
+
+
+def label_of(kind: str) -> str:
+    return "tasks of this kind" if kind in ("", "unspecified") else f"{kind} tasks"
+
+
+def applies_when(key: str, applicability: str, kind: str, cues: tuple, examples: list[str] = ()) -> str:
+    """The page's "When it applies": what the lesson's own key says an agent meets (an error, a
+    call it is about to make), with the cue word of its tasks' first messages; a lesson named
+    by how its runs ended says it in that word alone, or by the call it is about to make. With
+    no cue, the first messages of the lesson's first tasks (``examples``) are quoted after it,
+    so a reader sees what kind of request the lesson comes from. No count is written here (they
+    stand under Evidence): the LLM path's merge prompt holds this text, and a run added to the
+    lesson must not change it."""
+    text = _applies(key, applicability, kind, cues)
+    if cues[0] or not examples:
+        return text
+    said = "; ".join(f'"{x}"' for x in examples)
+    whose = ("The first message of its task" if cues[2] <= 1 else "The first messages of its tasks"
+             if cues[2] == len(examples) else "The first messages of two of its tasks" if len(examples) == 2
+             else "The first message of one of its tasks")
+    return f"{text} {whose} said: {said}."
+
+
+def _applies(key: str, applicability: str, kind: str, cues: tuple) -> str:
+    label = label_of(kind)
+    head = f"In {label}"
+    rest = applicability[len(head):] if applicability.startswith(head) else ""
+    words = cues[0]
+    cue = f'whose first message says "{words[0]}" or a longer form of it' if words else ""
+    kind_of_key = key.split("|", 1)[0]
+    if kind_of_key in ENDING:
+        if cue:
+            return f"{head} {cue}, before the call that settles the task."
+        if kind_of_key == "answer-from":
+            return f"{head}, once the look-ups show the request needs no change or allows none."
+        tool = key.split("|", 1)[1].split(":", 1)[0] if "|" in key else "the last call"
+        return f"{head}, before the {tool} call that settles the task."
+    if not cue or not rest.startswith(", "):
+        return applicability
+    return f"{head} {cue}{rest}"
+
+
+def tasks_meeting(runs: list[dict], kind_of, wanted: set[tuple[str, str | None]]) -> dict[tuple[str, str], dict[str, set]]:
+    """(task type, pattern) -> outcome -> the distinct tasks whose runs met it, for the contrast
+    patterns of the lessons only (trials of one task count once)."""
+    out: dict[tuple[str, str], dict[str, set]] = {}
+    for r in runs:
+        kind = kind_of(r)
+        for p in r.get("patterns") or []:
+            if (kind, p) in wanted:
+                out.setdefault((kind, p), {}).setdefault(r["outcome"], set()).add(task_of(r))
+    return out

@@ -1,0 +1,88 @@
+"""Choices that separate successful from failed runs of a task type, for the insight pages."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .fisher import verdict as _verdict
+from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM
+
+# A run records what it chose (corpus/trials.py reads the same patterns): the look-ups it made
+# before its first change with a tool (``before|<change>|<look-up>``), where the words of a
+# free-text query or answer came from (``query|`` / ``said|<tool>|task|shown|own``). Each choice
+# is contrasted only among the runs that could have made it (the runs whose change with that
+# tool went through; the runs that sent such a query or answer), with the same one-sided
+# Fisher test as the lessons, so a page says "successful runs did this first" only when the
+# counts show it, and a page changes only when a run that faced the same choice is added.
+
+_WHERE = WORDS_FROM  # the same phrases as the trial comparison
+
+
+def _population(pattern: str) -> str | None:
+    fields = pattern.split("|")
+    if len(fields) != 3 or fields[2] == "*":
+        return None
+    kind, tool = fields[:2]
+    if kind == "before" or kind == "from" and fields[2].rpartition(":")[2] in FROM_WORDS or kind == "edited" and fields[2] in EDITED:
+        return f"went-through|{tool}"
+    if kind in ("query", "said") and fields[2] in _WHERE or kind == "retry" and fields[2] in _RETRIED:
+        return f"{kind}|{tool}|*"  # every run that sent such a query or answer (see faced())
+    return None
+
+
+def faced(patterns: list[str]) -> set[str]:
+    """The choices a run faced, counted once each: ``query|<tool>|*`` for a run that sent any
+    free-text query with that tool (``said|`` likewise)."""
+    return {p.rsplit("|", 1)[0] + "|*" for p in patterns if p.startswith(("query|", "said|", "retry|"))}
+
+
+def separating(kind_met: dict[str, Counter]) -> list[dict]:
+    """The choices of one task type whose contrast names a side, best p first."""
+    out = []
+    for pattern, seen in kind_met.items():
+        base = _population(pattern)
+        if base is None:
+            continue
+        outcome_runs = kind_met.get(base, Counter())
+        failed, succeeded = outcome_runs["failure"], outcome_runs["success"]
+        verdict, p = _verdict(seen["failure"], seen["success"], failed, succeeded)
+        if verdict in ("failure", "success"):
+            out.append({"pattern": pattern, "side": verdict, "p": p, "failed_met": seen["failure"],
+                        "failed": failed, "success_met": seen["success"], "success": succeeded})
+    return sorted(out, key=lambda c: (c["p"], c["pattern"]))
+
+
+def relevant(key: str, splits: list[dict], shown: int = 4) -> list[dict]:
+    """The separating choices about the tool an insight is about: the look-ups before its change
+    tool, the queries and answers sent with it; an insight about no tool (a loop, an idle run)
+    gets the query choices of every tool."""
+    fields = key.split("|")
+    tool = fields[1].split(" ")[0].split(":")[0] if len(fields) > 1 and fields[0] in (
+        "error", "went-through", "procedure", "answer", "hand-off", "loop") else None
+    out = []
+    for c in splits:
+        kind, about = c["pattern"].split("|")[:2]
+        if (tool is not None and about == tool or tool is None and fields[0] in ("loop", "idle", "stopped") and kind == "query"
+                or kind == "edited" and fields[0] in ("went-through", "procedure")):  # where the changed file was found
+            out.append({**c, "text": choice_sentence(c)})
+    return out[:shown]
+
+
+
+def choice_sentence(c: dict) -> str:
+    kind, tool, what = c["pattern"].split("|", 2)
+    if kind == "from":
+        arg, _, where = what.rpartition(":")
+        among, did = f"Of the runs whose {tool} call went through", f"took `{arg}` {FROM_WORDS[where]}"
+    elif kind == "edited":
+        among, did = f"Of the runs whose {tool} call went through", EDITED[what]
+    elif kind == "before":
+        among, did = f"Of the runs whose {tool} call went through", f"had called {what} before it"
+    elif kind == "retry":
+        among, did = f"Of the runs that called {tool} again after it answered with an error", f"retried {_RETRIED[what]}"
+    else:
+        among = f"Of the runs that {'sent a ' + tool + ' query' if kind == 'query' else 'gave a ' + tool + ' answer'}"
+        did = f"sent one {_WHERE[what]}" if kind == "query" else f"gave one {_WHERE[what]}"
+    side = "successful" if c["side"] == "success" else "failed"
+    return (f"{among}, those that {did}: {c['failed_met']} of {c['failed']} failed, {c['success_met']} of "
+            f"{c['success']} successful; {side} runs did this more often.")
