@@ -26,7 +26,7 @@ from wikitrace.llm.config import (DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_TOKENS, 
                                   resolve)
 from wikitrace.runs.model import Turn
 
-BROKEN_RUN = "Update Dev Anand"  # a phrase only the example run address-002 contains
+BROKEN_RUN = "Update Dev Anand"  # a phrase only the example run address-002 contains (a merge prompt may quote its request too)
 
 
 def _outcome_of(body):
