@@ -86,8 +86,8 @@ class Check:
         if not users or self.first_agent is None:
             return False
         last = users[-1]
-        opening = re.split(r"(?<=[.!?])\s|\n", (last.content or "").strip())[0]
-        return last.turn > self.first_agent and bool(_AGREE.search(opening) or _LOOKS_FINE.search(opening))
+        said = last.content or ""
+        return last.turn > self.first_agent and bool(_AGREE.search(said) or _LOOKS_FINE.search(said))
 
     def has_interlocutor(self) -> bool:
         return any(t.type == "message" and t.role == "user" and self.first_agent is not None and t.turn > self.first_agent

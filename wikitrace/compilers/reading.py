@@ -189,7 +189,9 @@ def read_run(run: Run) -> Reading:
                         consent.breach() if writes else None)
             calls.append(call)
             if call.writes and not call.error:
-                consent.changed = True
+                consent.changed()
+        elif t.type == "message" and t.role == "assistant":
+            consent.told(t.content or "")
         elif t.type == "message" and t.role == "user" and t.extra.get("written_by") != "harness":
             consent.heard(t, t.turn in replies)
     first = run.turns[0] if run.turns else None
