@@ -251,7 +251,8 @@ def test_failure_page_quotes_the_rules_the_call_breaks_with_their_turn():
             'at most one credit card, and at most three gift cards." — here the arguments hold 2 travel certificate values; '
             'the rule allows 1.') in notes
     # the user's last words before the booking were not a yes
-    assert "obtain explicit user confirmation (yes) to proceed.\" — here no user message agreeing" in notes
+    assert "obtain explicit user confirmation (yes) to proceed.\" — here the user's last message before the call (turn 4) did " \
+           "not agree to a change" in notes
     assert item.turns == [5]
     assert comp.evidence[0] is item  # causes are ranked: the call whose checks fail comes first
 

@@ -26,6 +26,7 @@ from wikitrace.runs.model import Outcome, Run, RunError, Turn, count_steps
 ROOT = Path(__file__).parent.parent
 IMPORTERS = ROOT / "tests" / "fixtures" / "importers"
 EXAMPLES = ROOT / "examples"
+_LOOKS_FINE = re.compile(r"\b(looks|sounds|is|all) (good|fine|great|right|correct|perfect)\b|\bokay\b|\bok\b", re.I)
 _AGREE = re.compile(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|please do)\b|(?<!make )(?<!be )\bsure\b", re.I)
 
 
@@ -85,7 +86,8 @@ class Check:
         if not users or self.first_agent is None:
             return False
         last = users[-1]
-        return last.turn > self.first_agent and bool(_AGREE.search(last.content or ""))
+        said = last.content or ""
+        return last.turn > self.first_agent and bool(_AGREE.search(said) or _LOOKS_FINE.search(said))
 
     def has_interlocutor(self) -> bool:
         return any(t.type == "message" and t.role == "user" and self.first_agent is not None and t.turn > self.first_agent
@@ -668,15 +670,27 @@ def _note(c: Check, text: str, n: int) -> None:
         assert said.type == "message" and said.role == "assistant" and not is_harness_turn(said), text
         assert _flat(said.content or "").startswith(_flat(m.group(2).rstrip("…"))), text
         return
-    if "no user message agreeing to it came right before the call" in text:
+    users = [t for t in c.run.turns if t.turn < n and t.type == "message" and t.role == "user"]
+    if "no user message came before the call" in text:
+        assert c.has_interlocutor() and not users, text
+    m = re.search(r"the user's last message before the call \(turn (\d+)\) (did not agree to a change|said no or "
+                  r"wait, not yes)", text)
+    if m:  # the user's last word before the change agreed to nothing, or held the agent back
         assert c.has_interlocutor(), "a confirmation breach in a log where nobody answers the agent"
-        assert not c.user_agreed_before(n)
-    m = re.search(r"the user's agreement \(turn (\d+)\) came before another change \(turn (\d+)\)", text)
-    if m:
-        yes, change = int(m.group(1)), int(m.group(2))
-        assert c.user_agreed_before(yes + 1) and c.by_n[yes].role == "user"
-        assert yes < change < n and c.went_through(change) and not is_read_only(c.call(change))
-        assert not any(t.type == "message" and t.role == "user" and yes < t.turn < n for t in c.run.turns)
+        said = c.by_n[int(m.group(1))]
+        assert users and users[-1] is said, text
+        if m.group(2).startswith("did not"):
+            assert not _AGREE.search(said.content or ""), text
+        else:
+            assert re.match(r"\W*(no|nope|not|wait|hold on|hang on|stop|don'?t|do not|never mind)\b", said.content, re.I)
+    m = re.search(r"the user agreed at turn (\d+), then asked for something else at turn (\d+), and did not agree "
+                  r"again before the call", text)
+    if m:  # an agreed change was made, then a new request, then this change with no yes to it
+        yes, asked = int(m.group(1)), int(m.group(2))
+        assert c.user_agreed_before(yes + 1) and c.by_n[yes].role == "user", text
+        assert users and users[-1].turn == asked and not _AGREE.search(users[-1].content or ""), text
+        assert any(yes < t.turn < asked and t.type == "function_call" and c.went_through(t.turn)
+                   and not is_read_only(t) for t in c.calls), text
 
 
 def _expected_note(c: Check, text: str, n: int) -> None:

@@ -117,28 +117,32 @@ def _two_changes(listing: str) -> list[dict]:
                   json.dumps(dict(booked, cabin="business", total_baggages=2)))]
 
 
-def test_one_yes_to_a_listing_of_several_changes_confirms_each_change_it_describes():
+def test_one_yes_to_a_listing_of_several_changes_confirms_every_change_made_before_the_next_message():
     listing = ("To proceed, here are the details of the changes:\n\n1. **Upgrade Cabin Class:**\n   - New Cabin: "
                "Business\n   - Additional Cost: $600\n\n2. **Add Checked Bags:**\n   - Total Checked Bags: 2\n"
                "   - Non-Free Checked Bags: 0\n\n3. **Payment Method:** Credit Card on File\n\n"
                "Please confirm if everything looks correct.")
+    breach = "obtain explicit user confirmation (yes) to proceed.\" — here"
     notes = _notes(_two_changes(listing))
-    assert not any("came before another change" in n for n in notes), notes
-    # a listing that described only the cabin change: the bags were never put to the user
+    assert not any(breach in n for n in notes), notes
+    # a listing that named the cabin change only: the yes still covers the calls made before the user speaks again
     notes = _notes(_two_changes("I will upgrade YAX4DR to business for $600. Please confirm."))
-    assert any("the user's agreement (turn 4) came before another change (turn 5)" in n for n in notes), notes
-    # agreeing, then agreeing again to a follow-up question, keeps the listing agreed to
+    assert not any(breach in n for n in notes), notes
+    # agreeing, then agreeing again to a follow-up question
     turns = _two_changes(listing)
     turns[4:5] = [_say("user", "I'd like to proceed with these changes. Could the bag fee be waived?"),
                   _say("assistant", "Fees are not waived, but I can go ahead. Shall I proceed with this approach?"),
                   _say("user", "Yes, please go ahead with that approach.")]
     notes = _notes(turns)
-    assert not any("came before another change" in n for n in notes), notes
-    # a new request between the listing and the yes: what was listed before it is no longer what was agreed
+    assert not any(breach in n for n in notes), notes
+    # a question between the listing and the yes: the agent asked again, and the last answer agreed
     turns[4:7] = [_say("user", "Actually, what is my membership level?"), _say("assistant", "You are gold. Proceed?"),
                   _say("user", "Yes.")]
+    assert not any(breach in n for n in _notes(turns))
+    # the question left unanswered by a yes: both changes went ahead after a message that agreed to nothing
+    turns[5:7] = [_say("assistant", "You are gold.")]
     notes = _notes(turns)
-    assert any("came before another change" in n for n in notes), notes
+    assert sum("(turn 4) did not agree to a change" in n for n in notes) == 2, notes
 
 
 def test_a_search_for_a_name_an_error_listed_counts_as_taken_from_an_earlier_answer():

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..runs.model import Run, Turn
-from .told_numbers import _last_key, _told_number
+from .consent import Consent, Unagreed
 
 if TYPE_CHECKING:
     from .arguments import ArgCheck
@@ -33,8 +33,6 @@ _SHELL_TOOLS = frozenset(("bash", "shell", "sh", "run", "execute", "exec", "term
                           "cd"))  # SWE-agent names a call by its first word: ``cd /r && pytest``
 _MOVES = frozenset(("cd", "pushd", "popd"))  # a shell moving between folders changes nothing
 _COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
-_AFFIRM = re.compile(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|(?<!make )(?<!be )(?<!not )sure|please do)\b",
-                     re.I)
 # A conservative reading of an observation that has no error flag of its own:
 # only an opening that announces a failure, never a word in the middle of output.
 _ERROR_OPENING = re.compile(
@@ -120,8 +118,9 @@ class Call:
     turn: Turn
     error: bool
     writes: bool  # changes state (or the outcome), as far as the name and command tell
-    confirmed: bool  # a user message agreeing came just before it
-    agreed_at: int | None = None  # the user's last reply before it, when that reply agreed (maybe to an earlier change)
+    confirmed: bool  # the user's last message before it agreed (one yes covers every call up to the next message)
+    agreed_at: int | None = None  # that agreeing message's turn
+    unagreed: Unagreed | None = None  # set only when it plainly went ahead without agreement (None in doubt)
 
     @property
     def name(self) -> str:
@@ -180,44 +179,21 @@ class Reading:
 def read_run(run: Run) -> Reading:
     calls, harness = [], []
     replies = user_replies(run)
-    # a call is confirmed when the user's last reply before it agreed to something and no
-    # other change went through in between (look-ups and failed calls do not count), or when
-    # the proposal the user agreed to named this change's own values (several changes listed
-    # and agreed at once); a user message that is no reply agrees to nothing
-    agreed, agreed_at, proposal, proposed = False, None, "", ""
-    done: set[str] = set()  # values of the changes made since the agreement
+    consent = Consent()
     for t in run.turns:
         if is_harness_turn(t):
             harness.append(t)
         elif t.type == "function_call":
             writes = not is_read_only(t)
-            listed = False
-            if writes and not agreed and agreed_at is not None and proposed:
-                # the messages the user agreed to described this change: one of its own values
-                # (not one an earlier change since then also sent), a number beside its field's word
-                values = [(p, v) for p, v in leaves(t.arguments) if not isinstance(v, bool)]
-                own = {str(v).lower() for _p, v in values if isinstance(v, str) and len(v) > 3} - done
-                listed = any(_occurs(v, proposed) for v in own) or any(
-                    _told_number(str(v), _last_key(p), proposed) for p, v in values
-                    if isinstance(v, int) and f"{_last_key(p)}={v}" not in done)
-            call = Call(t, looks_like_error(t), writes, agreed or listed, agreed_at)
+            call = Call(t, looks_like_error(t), writes, consent.agreed_at is not None, consent.agreed_at,
+                        consent.breach() if writes else None)
             calls.append(call)
             if call.writes and not call.error:
-                agreed = False
-                done |= {str(v).lower() if isinstance(v, str) else f"{_last_key(p)}={v}"
-                         for p, v in leaves(t.arguments)}
-        elif t.type == "message" and t.role == "assistant" and t.content:
-            proposal += "\n" + t.content.lower()  # every message since the user last spoke
-        elif t.type == "message" and t.role == "user":
-            agreed = t.turn in replies and bool(_AFFIRM.search(t.content or ""))
-            # agreeing again (to a follow-up question) keeps what was agreed before; a message
-            # that does not agree is a new request, and what was put to the user before it lapses
-            if agreed:
-                proposed = (proposed if agreed_at is not None else "") + proposal
-            else:
-                proposed, done = "", set()
-            agreed_at = t.turn if agreed else None
-            proposal = ""
+                consent.changed()
+        elif t.type == "message" and t.role == "assistant":
+            consent.told(t.content or "")
+        elif t.type == "message" and t.role == "user" and t.extra.get("written_by") != "harness":
+            consent.heard(t, t.turn in replies)
     first = run.turns[0] if run.turns else None
     system = first if first is not None and first.type == "message" and first.role in ("system", "developer") else None
     facts = [t for t in run.turns if (t.type == "function_call" and t.result and not is_harness_turn(t))

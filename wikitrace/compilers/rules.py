@@ -151,13 +151,10 @@ def rules_for(reading: Reading, call: Call) -> list[RuleHit]:
             if count > limit:
                 broken = f"the arguments hold {count} {written} values; the rule allows {limit}"
         order = 0 if broken else 1
-        # a missing agreement is a breach only where a person answers the agent in this log
-        if broken is None and rule.confirm and reading.has_interlocutor and not call.confirmed and verb & words:
-            between = next((c.n for c in reading.calls if call.agreed_at is not None and call.agreed_at < c.n < call.n
-                            and c.writes and not c.error), None)
-            broken = (f"the user's agreement (turn {call.agreed_at}) came before another change (turn {between}), "
-                      "not right before this call" if between is not None
-                      else "no user message agreeing to it came right before the call")
+        # a missing agreement is a breach only where a person answers the agent in this log, and only
+        # where the log plainly shows it (consent.py): in doubt the call is neither confirmed nor a breach
+        if broken is None and rule.confirm and reading.has_interlocutor and call.unagreed and verb & words:
+            broken = call.unagreed.sentence()
         confirm_rule = rule.confirm and bool(verb & words)  # kept or broken, it bears on the call
         if broken or confirm_rule or (verb & words and values & words - action):
             hits.append(RuleHit(s, reading.system.turn, broken, order if broken else 2))

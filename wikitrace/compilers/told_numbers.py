@@ -1,6 +1,6 @@
 """A number the user or the agent wrote in words counts as stating an argument's value only near
 a word of that argument's field: "1 checked bag" tells ``nonfree_baggages: 1``, a stray "1" does
-not. Shared by the argument checks and by the reading of what a user agreed to."""
+not. Used by the argument checks."""
 
 from __future__ import annotations
 
