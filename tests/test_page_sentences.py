@@ -107,7 +107,8 @@ class Check:
             values = [_flat(str(v)).lower() for v in _scalars(value)]
             values += [_NUMBER_WORDS[v] for v in _scalars(value) if isinstance(v, int) and v in _NUMBER_WORDS]
             for where in re.split(r", | and ", m.group(2)):
-                if where == "no earlier turn":
+                if where == "no earlier turn":  # in no form in any earlier turn, and no default
+                    assert any(v not in (0, "", False) and not _held_anywhere(self, v, n) for v in _scalars(value)), m.group(1)
                     continue
                 w = re.fullmatch(r"(?:(\S+)'s answer|the user|the earlier (\S+) call) \(turn (\d+)\)", where)
                 assert w, where
@@ -423,7 +424,34 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
         raise AssertionError(f"a support line no template knows: {text!r}")
 
 
+def _held_anywhere(c: Check, value, n: int) -> bool:
+    """Whether any turn before ``n`` holds ``value`` as written, as a number however formatted
+    (``$1,000.00``), or as a date in a spelling of its own (``April 12, 2001``, ``12 April``)."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    forms = {_flat(text), _flat(text.replace("_", " "))}
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+        forms = {f"{float(text):g}"}
+    elif re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        import datetime as dt
+        day = dt.date.fromisoformat(text)
+        for month in (day.strftime("%B"), day.strftime("%b")):
+            forms |= {f"{month} {day.day}".lower(), f"{day.day} {month}".lower(), f"{day.day}th of {month}".lower()}
+    for t in c.run.turns:
+        if t.turn >= n:
+            break
+        body = _flat(_text(t) + "\n" + (t.reasoning or ""))
+        numbers = {f"{float(x):g}" for x in re.findall(r"\d+(?:\.\d+)?", body.replace(",", ""))}
+        if any(f in numbers or f in body for f in forms):
+            return True
+    return False
+
+
 def _note(c: Check, text: str, n: int) -> None:
+    m = re.fullmatch(r"`(.+?)` is (.+): no earlier observation, user message or call holds this value\.", text)
+    if m:  # a value no earlier turn holds in any form, and no default a call sends unasked
+        value = json.loads(m.group(2))
+        assert value not in (0, "", None, False) and not _held_anywhere(c, value, n), text
+        return
     m = re.fullmatch(r"Its look-ups before it asked: (.+)\.", text)
     if m:  # each a free-text look-up sent before the decision's turn, in its words (clipped with …)
         for name, arg in re.findall(r"(\w+)\[(.*?)\](?:, | and |$)", re.sub(r" and \d+ more$", "", m.group(1))):

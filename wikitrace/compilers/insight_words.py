@@ -35,8 +35,8 @@ def sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], li
     argument paths no earlier turn showed (a key with any such part is listed only there)."""
     by_turn = {c.n: c.name for c in r.calls}
     checks = check_arguments(r, call.turn)
-    unseen = list(dict.fromkeys(a.path for a in checks if a.seen_at is None))
-    doubtful = {top_key(p) for p in unseen}
+    unseen = list(dict.fromkeys(a.path for a in checks if a.unsourced))
+    doubtful = {top_key(a.path) for a in checks if a.seen_at is None}  # unsourced, or held where no source is told
     from_tool: dict[str, list[str]] = {}
     from_user: list[str] = []
     placed: set[str] = set()  # a key whose parts came from several places is named with its first

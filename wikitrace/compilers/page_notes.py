@@ -25,8 +25,8 @@ def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
     notes, flagged = [], False
     checks = check_arguments(r, c.turn)
     for a in checks:
-        if a.seen_at is not None:
-            continue
+        if a.seen_at is not None or a.other_at is None and not a.unsourced:
+            continue  # a value some turn holds in another rendering, or a default: nothing to say
         flagged = True
         if a.other_at is not None:
             notes.append(f"`{a.path}` is {_val(a.value)}, but the observation at turn {a.other_at} "
@@ -51,6 +51,8 @@ def provenance(r: Reading, c: Call) -> str:
     by_turn = {x.n: x.name for x in r.calls}
     places: dict[str, list[str]] = {}
     for a in check_arguments(r, c.turn):
+        if a.seen_at is None and not a.unsourced:
+            continue  # held by some turn in another rendering, or a default: no source to name
         if a.seen_at is None:
             where = "no earlier turn"
         elif a.seen_in == "observation":
