@@ -560,22 +560,33 @@ def _note(c: Check, text: str, n: int) -> None:
         new = set(re.findall(r"\w+", str(call.arguments).casefold())) - task
         assert new and new <= set(re.findall(r"\w+", (src.result or "").casefold()))
         return
-    m = re.fullmatch(r"`(.+?)` is (\".*?\"), one of (\d+) values (\S+)'s answer \(turn (\d+)\) gave for `(.+?)` "
-                     r"\(the others: (.+)\); no user message before the call holds it, so the agent chose it\.", text)
-    if m:  # a value picked among those one earlier answer listed for a field, that no user message held
-        value, k, field = json.loads(m.group(2)), int(m.group(5)), m.group(6)
-        call, src = c.call(n), c.call(k)
+    m = re.fullmatch(r"The agent chose (this value|these values) unasked among several an earlier answer listed; no "
+                     r"user message before the call holds (it|them): (.+)\.", text)
+    if m:  # once per call: each value picked among those one earlier answer listed for a field, that no user message held
+        parts = list(re.finditer(r"`(.+?)` (\".*?\") \((\S+)'s answer at turn (\d+) gave (\d+) values for `(.+?)`; "
+                                 r"the others: (.+?)\)(?:; |$)", m.group(3)))
+        assert parts and "".join(p.group(0) for p in parts) == m.group(3), text
+        assert (len(parts) == 1) == (m.group(1) == "this value") == (m.group(2) == "it")
+        call = c.call(n)
         assert c.run.outcome.label == "failure" and c.went_through(n) and not is_read_only(call)
-        assert src.name == m.group(4) and k < n and not src.is_error
-        others = json.loads("[" + re.sub(r" and \d+ more$", "", m.group(7)) + "]")
-        by_depth: dict[int, list[str]] = {}  # the field's values at each depth: the items of one listing
-        for key, depth, v in _keyed(json.loads(src.result)):
-            if key == field and v not in (None, ""):
-                by_depth.setdefault(depth, []).append(str(v) if not isinstance(v, float) else f"{v:g}")
-        assert any(value in listed and len(set(listed)) == int(m.group(3)) and set(others) <= set(listed) - {value}
-                   for listed in by_depth.values()), (value, by_depth)
-        assert not any(value.lower() in (t.content or "").lower() for t in c.run.turns
-                       if t.turn < n and t.type == "message" and t.role == "user")
+        mine = {a: v for a, v in call.arguments.items() if isinstance(v, str) and (a == "id" or a.endswith("_id"))}
+        for p in parts:
+            value, k, field = json.loads(p.group(2)), int(p.group(4)), p.group(6)
+            src = c.call(k)
+            assert src.name == p.group(3) and k < n and not src.is_error
+            # the answer is about the record the call refers to: it names none of the call's ids otherwise
+            answer = json.loads(src.result)
+            theirs = {**(answer if isinstance(answer, dict) else {}), **(src.arguments or {})}
+            assert all(theirs.get(a, v) == v for a, v in mine.items()), (p.group(1), k)
+            others = json.loads("[" + re.sub(r" and \d+ more$", "", p.group(7)) + "]")
+            by_depth: dict[int, list[str]] = {}  # the field's values at each depth: the items of one listing
+            for key, depth, v in _keyed(answer):
+                if key == field and v not in (None, ""):
+                    by_depth.setdefault(depth, []).append(str(v) if not isinstance(v, float) else f"{v:g}")
+            assert any(value in listed and len(set(listed)) == int(p.group(5)) and set(others) <= set(listed) - {value}
+                       for listed in by_depth.values()), (value, by_depth)
+            assert not any(value.lower() in (t.content or "").lower() for t in c.run.turns
+                           if t.turn < n and t.type == "message" and t.role == "user")
         return
     m = re.fullmatch(r'The record `(.+?)` points at has `(.+?)` (".*?") \((\S+)\'s answer, turn (\d+)\); a rule of the '
                      r'system prompt \(turn (\d+)\) on this action names it: "(.+)"', text)

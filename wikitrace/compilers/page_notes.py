@@ -145,17 +145,20 @@ def wrong_answer(r: Reading, c: Call) -> str | None:
 
 
 def choice_notes(r: Reading, c: Call) -> list[str]:
-    """For a change that went through in a failed run: each argument value the agent picked
-    unasked among several one earlier answer listed (insight_words.picked), with the others it
-    passed over: where a reader looks first for the wrong value."""
-    out = []
+    """For a change that went through in a failed run: the argument values the agent picked
+    unasked among several one earlier answer listed (insight_words.picked), each with the others
+    it passed over, said once for the call: where a reader looks first for the wrong value."""
+    parts = []
     for p in picked(r, c)[:3]:
         others = [v for v in p.values if v != p.value]
         shown = ", ".join(_val(v) for v in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
-        out.append(f"`{p.path}` is {_val(p.value)}, one of {len(p.values)} values {p.source.name}'s answer (turn "
-                   f"{p.source.n}) gave for `{p.field}` (the others: {shown}); no user message before the call "
-                   "holds it, so the agent chose it.")
-    return out
+        parts.append(f"`{p.path}` {_val(p.value)} ({p.source.name}'s answer at turn {p.source.n} gave "
+                     f"{len(p.values)} values for `{p.field}`; the others: {shown})")
+    if not parts:
+        return []
+    one = len(parts) == 1
+    return [f"The agent chose {'this value' if one else 'these values'} unasked among several an earlier answer "
+            f"listed; no user message before the call holds {'it' if one else 'them'}: " + "; ".join(parts) + "."]
 
 
 def _window(text: str, needle: str, width: int) -> str | None:
