@@ -102,5 +102,6 @@ def test_renderings_are_derived_from_the_value():
     assert all(day.search(t) for t in ("on May 3rd", "3 may 2024", "2024/5/3", "05/03/2024", "May 3, 2024"))
     assert not any(day.search(t) for t in ("May 30", "13 May", "2024-05-31"))
     assert rendering_pattern("basic_economy").search("Basic Economy fares")
-    assert rendering_pattern("Viking").search("the culture of the vikings") and not rendering_pattern("HAT27").search("HAT271")
+    assert rendering_pattern("Viking").search("the culture of the vikings") and rendering_pattern("India").search("Indian")
+    assert not rendering_pattern("HAT27").search("HAT271") and not rendering_pattern("Li").search("a list of limits")
     assert is_default(0) and is_default("") and is_default(False) and is_default("0.0") and not is_default(5)

@@ -2,8 +2,8 @@
 that says no earlier turn held an argument's value. A number is also found as ``100.0``,
 ``$100``, ``1,000`` or inside a JSON number; an ISO date also in its spelled forms (``April 12,
 2001``, ``12 April 2001``, ``04/12/2001``, ``May 25`` without the year); any text whatever its
-case or its ``_`` written as a space or a hyphen, and a word also where it goes on in letters
-(a plural, an adjective). Every turn counts: observations and errors,
+case or its ``_`` written as a space or a hyphen, and a word also as its plural, possessive or
+adjective. Every turn counts: observations and errors,
 user, system and agent messages, the arguments of earlier calls.
 
 The renderings are derived from the value itself (the standard library spells the months), so
@@ -99,9 +99,9 @@ def rendering_pattern(text: str) -> re.Pattern:
     folded = " ".join(stripped.lower().split())
     spellings = {folded} | ({folded.replace("_", sep) for sep in " -"} if "_" in folded else set())
     words = "|".join(r"\s+".join(map(re.escape, s.split(" "))) for s in sorted(spellings))
-    # a word may go on in letters (``Vikings`` holds ``Viking``, ``Indian`` holds ``India``): in doubt, it
-    # was shown; an id that goes on in digits (``HAT2710``) is another id
-    end = r"(?![\d_])" if folded[-1:].isalpha() else r"(?!\w)" if re.search(r"\w$", folded) else ""
+    # a word also in its English plural, possessive or adjective (``Vikings`` holds ``Viking``,
+    # ``Indian`` holds ``India``): in doubt, it was shown; ``list`` does not hold ``Li``
+    end = (r"(?:s|es|'s|n|an)?(?!\w)" if folded[-1:].isalpha() else r"(?!\w)" if re.search(r"\w$", folded) else "")
     alternatives.append((r"(?<!\w)" if re.match(r"\w", folded) else "") + f"(?:{words})" + end)
     return re.compile("|".join(alternatives), re.I)
 
