@@ -569,14 +569,15 @@ def _note(c: Check, text: str, n: int) -> None:
         assert (len(parts) == 1) == (m.group(1) == "this value") == (m.group(2) == "it")
         call = c.call(n)
         assert c.run.outcome.label == "failure" and c.went_through(n) and not is_read_only(call)
-        mine = {a: v for a, v in call.arguments.items() if isinstance(v, str) and (a == "id" or a.endswith("_id"))}
+        sent = call.arguments if isinstance(call.arguments, dict) else {}
+        mine = {a: v for a, v in sent.items() if isinstance(v, str) and (a == "id" or a.endswith("_id"))}
         for p in parts:
             value, k, field = json.loads(p.group(2)), int(p.group(4)), p.group(6)
             src = c.call(k)
             assert src.name == p.group(3) and k < n and not src.is_error
             # the answer is about the record the call refers to: it names none of the call's ids otherwise
             answer = json.loads(src.result)
-            theirs = {**(answer if isinstance(answer, dict) else {}), **(src.arguments or {})}
+            theirs = {**(answer if isinstance(answer, dict) else {}), **(src.arguments if isinstance(src.arguments, dict) else {})}
             assert all(theirs.get(a, v) == v for a, v in mine.items()), (p.group(1), k)
             others = json.loads("[" + re.sub(r" and \d+ more$", "", p.group(7)) + "]")
             by_depth: dict[int, list[str]] = {}  # the field's values at each depth: the items of one listing
