@@ -34,13 +34,14 @@ def _cancel(user_says: str, cancelled: str = "RB41XK", success: bool = False) ->
 
 def _notes(record: dict) -> list[str]:
     comp = compile_offline(_run(record))
-    return [n for e in comp.evidence for n in e.notes if "agent chose it" in n]
+    return [n for e in comp.evidence for n in e.notes if "agent chose" in n]
 
 
 def test_a_value_picked_among_listed_ones_unasked_is_named_with_the_others():
     (note,) = _notes(_cancel("the one to denver, not sure of the code"))
-    assert note.startswith('`reservation_id` is "RB41XK", one of 3 values get_user_details\'s answer (turn 2) '
-                           'gave for `reservations`')
+    assert note == ('The agent chose this value unasked among several an earlier answer listed; no user message '
+                    'before the call holds it: `reservation_id` "RB41XK" (get_user_details\'s answer at turn 2 gave 3 '
+                    'values for `reservations`; the others: "Q7LMZ2", "T0PWE9").')
     assert '"Q7LMZ2", "T0PWE9"' in note
 
 
@@ -91,7 +92,7 @@ def test_the_note_passes_the_page_sentence_check():
     for e in comp.evidence:
         for note in e.notes:
             _note(Check(run), note, e.turns[-1])
-            checked += "agent chose it" in note
+            checked += "agent chose" in note
     assert checked == 1
 
 
@@ -121,3 +122,46 @@ def test_a_value_an_answer_also_states_alone_is_no_choice_from_that_answer():
         _call("book_reservation", {"origin": "DTW", "destination": "SEA"},
               json.dumps({"reservation_id": "ZZ12AB", "status": "booked"})))
     assert _notes(_record("book-2", "airline", "Copy a trip.", turns, False)) == []
+
+
+def _reservation(rid: str, flights: list[tuple[str, str]]) -> str:
+    return json.dumps({"reservation_id": rid, "user_id": "noor_haddad_4471", "origin": "EWR", "destination": "ORD",
+                       "flight_type": "one_way", "cabin": "economy",
+                       "flights": [{"origin": "EWR", "destination": "ORD", "flight_number": f, "date": d, "price": 120}
+                                   for f, d in flights],
+                       "passengers": [{"first_name": "Noor", "last_name": "Haddad", "dob": "1979-02-11"}],
+                       "payment_history": [{"payment_id": "gift_card_8190333", "amount": 240}]})
+
+
+def test_a_value_is_never_put_down_to_another_records_look_up():
+    """The agent read its own reservation, then another one that lists the date it sent among
+    others: the note may not say the other reservation's answer offered it."""
+    user = {"user_id": "noor_haddad_4471", "reservations": ["FQ8APE", "QKRY03"],
+            "payment_methods": {"gift_card_8190333": {"source": "gift_card", "id": "gift_card_8190333"},
+                                "credit_card_7407366": {"source": "credit_card", "id": "credit_card_7407366"}}}
+    flights = [{"flight_number": "HAT150", "date": "2024-05-25"}, {"flight_number": "HAT203", "date": "2024-05-25"}]
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "I'm noor_haddad_4471. I want to change the passengers on FQ8APE and move it to the flights"
+                     " HAT150 and HAT203."),
+        _call("get_user_details", {"user_id": "noor_haddad_4471"}, json.dumps(user)),
+        _call("get_reservation_details", {"reservation_id": "FQ8APE"},
+              _reservation("FQ8APE", [("HAT150", "2024-05-25"), ("HAT203", "2024-05-25")])),
+        _call("get_reservation_details", {"reservation_id": "QKRY03"},
+              _reservation("QKRY03", [("HAT300", "2024-05-24"), ("HAT301", "2024-05-25")])),
+        _msg("assistant", "I will update FQ8APE with flights HAT150 and HAT203. Shall I proceed?"),
+        _msg("user", "yes"),
+        _call("update_reservation_flights", {"reservation_id": "FQ8APE", "cabin": "economy", "flights": flights,
+                                             "payment_id": "credit_card_7407366"},
+              _reservation("FQ8APE", [("HAT150", "2024-05-25"), ("HAT203", "2024-05-25")])))
+    record = _record("move-2", "airline", "Change passengers on FQ8APE.", turns, False)
+    notes = _notes(record)
+    assert not any("turn 4" in n for n in notes), notes  # QKRY03's answer is about another reservation
+    # said once for the call, with the value that was a choice (a card among the two the profile lists)
+    assert len(notes) == 1 and '`payment_id` "credit_card_7407366" (get_user_details\'s answer at turn 2' in notes[0]
+    from test_page_sentences import Check, _note
+
+    run = _run(record)
+    for e in compile_offline(run).evidence:
+        for note in e.notes:
+            _note(Check(run), note, e.turns[-1])

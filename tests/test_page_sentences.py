@@ -109,7 +109,8 @@ class Check:
             values = [_flat(str(v)).lower() for v in _scalars(value)]
             values += [_NUMBER_WORDS[v] for v in _scalars(value) if isinstance(v, int) and v in _NUMBER_WORDS]
             for where in re.split(r", | and ", m.group(2)):
-                if where == "no earlier turn":
+                if where == "no earlier turn":  # in no form in any earlier turn, and no default
+                    assert any(v not in (0, "", False) and not _held_anywhere(self, v, n) for v in _scalars(value)), m.group(1)
                     continue
                 w = re.fullmatch(r"(?:(\S+)'s answer|the user|the earlier (\S+) call) \(turn (\d+)\)", where)
                 assert w, where
@@ -425,7 +426,34 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
         raise AssertionError(f"a support line no template knows: {text!r}")
 
 
+def _held_anywhere(c: Check, value, n: int) -> bool:
+    """Whether any turn before ``n`` holds ``value`` as written, as a number however formatted
+    (``$1,000.00``), or as a date in a spelling of its own (``April 12, 2001``, ``12 April``)."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    forms = {_flat(text), _flat(text.replace("_", " "))}
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+        forms = {f"{float(text):g}"}
+    elif re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        import datetime as dt
+        day = dt.date.fromisoformat(text)
+        for month in (day.strftime("%B"), day.strftime("%b")):
+            forms |= {f"{month} {day.day}".lower(), f"{day.day} {month}".lower(), f"{day.day}th of {month}".lower()}
+    for t in c.run.turns:
+        if t.turn >= n:
+            break
+        body = _flat(_text(t) + "\n" + (t.reasoning or ""))
+        numbers = {f"{float(x):g}" for x in re.findall(r"\d+(?:\.\d+)?", body.replace(",", ""))}
+        if any(f in numbers or f in body for f in forms):
+            return True
+    return False
+
+
 def _note(c: Check, text: str, n: int) -> None:
+    m = re.fullmatch(r"`(.+?)` is (.+): no earlier observation, user message or call holds this value\.", text)
+    if m:  # a value no earlier turn holds in any form, and no default a call sends unasked
+        value = json.loads(m.group(2))
+        assert value not in (0, "", None, False) and not _held_anywhere(c, value, n), text
+        return
     m = re.fullmatch(r"Its look-ups before it asked: (.+)\.", text)
     if m:  # each a free-text look-up sent before the decision's turn, in its words (clipped with …)
         for name, arg in re.findall(r"(\w+)\[(.*?)\](?:, | and |$)", re.sub(r" and \d+ more$", "", m.group(1))):
@@ -534,22 +562,34 @@ def _note(c: Check, text: str, n: int) -> None:
         new = set(re.findall(r"\w+", str(call.arguments).casefold())) - task
         assert new and new <= set(re.findall(r"\w+", (src.result or "").casefold()))
         return
-    m = re.fullmatch(r"`(.+?)` is (\".*?\"), one of (\d+) values (\S+)'s answer \(turn (\d+)\) gave for `(.+?)` "
-                     r"\(the others: (.+)\); no user message before the call holds it, so the agent chose it\.", text)
-    if m:  # a value picked among those one earlier answer listed for a field, that no user message held
-        value, k, field = json.loads(m.group(2)), int(m.group(5)), m.group(6)
-        call, src = c.call(n), c.call(k)
+    m = re.fullmatch(r"The agent chose (this value|these values) unasked among several an earlier answer listed; no "
+                     r"user message before the call holds (it|them): (.+)\.", text)
+    if m:  # once per call: each value picked among those one earlier answer listed for a field, that no user message held
+        parts = list(re.finditer(r"`(.+?)` (\".*?\") \((\S+)'s answer at turn (\d+) gave (\d+) values for `(.+?)`; "
+                                 r"the others: (.+?)\)(?:; |$)", m.group(3)))
+        assert parts and "".join(p.group(0) for p in parts) == m.group(3), text
+        assert (len(parts) == 1) == (m.group(1) == "this value") == (m.group(2) == "it")
+        call = c.call(n)
         assert c.run.outcome.label == "failure" and c.went_through(n) and not is_read_only(call)
-        assert src.name == m.group(4) and k < n and not src.is_error
-        others = json.loads("[" + re.sub(r" and \d+ more$", "", m.group(7)) + "]")
-        by_depth: dict[int, list[str]] = {}  # the field's values at each depth: the items of one listing
-        for key, depth, v in _keyed(json.loads(src.result)):
-            if key == field and v not in (None, ""):
-                by_depth.setdefault(depth, []).append(str(v) if not isinstance(v, float) else f"{v:g}")
-        assert any(value in listed and len(set(listed)) == int(m.group(3)) and set(others) <= set(listed) - {value}
-                   for listed in by_depth.values()), (value, by_depth)
-        assert not any(value.lower() in (t.content or "").lower() for t in c.run.turns
-                       if t.turn < n and t.type == "message" and t.role == "user")
+        sent = call.arguments if isinstance(call.arguments, dict) else {}
+        mine = {a: v for a, v in sent.items() if isinstance(v, str) and (a == "id" or a.endswith("_id"))}
+        for p in parts:
+            value, k, field = json.loads(p.group(2)), int(p.group(4)), p.group(6)
+            src = c.call(k)
+            assert src.name == p.group(3) and k < n and not src.is_error
+            # the answer is about the record the call refers to: it names none of the call's ids otherwise
+            answer = json.loads(src.result)
+            theirs = {**(answer if isinstance(answer, dict) else {}), **(src.arguments if isinstance(src.arguments, dict) else {})}
+            assert all(theirs.get(a, v) == v for a, v in mine.items()), (p.group(1), k)
+            others = json.loads("[" + re.sub(r" and \d+ more$", "", p.group(7)) + "]")
+            by_depth: dict[int, list[str]] = {}  # the field's values at each depth: the items of one listing
+            for key, depth, v in _keyed(answer):
+                if key == field and v not in (None, ""):
+                    by_depth.setdefault(depth, []).append(str(v) if not isinstance(v, float) else f"{v:g}")
+            assert any(value in listed and len(set(listed)) == int(p.group(5)) and set(others) <= set(listed) - {value}
+                       for listed in by_depth.values()), (value, by_depth)
+            assert not any(value.lower() in (t.content or "").lower() for t in c.run.turns
+                           if t.turn < n and t.type == "message" and t.role == "user")
         return
     m = re.fullmatch(r'The record `(.+?)` points at has `(.+?)` (".*?") \((\S+)\'s answer, turn (\d+)\); a rule of the '
                      r'system prompt \(turn (\d+)\) on this action names it: "(.+)"', text)

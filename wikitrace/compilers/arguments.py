@@ -15,6 +15,7 @@ from typing import Any
 
 from ..runs.model import Turn
 from .reading import _COMMAND_KEYS, Reading, _occurs, leaves, runs_a_command, t_is_user
+from .renderings import held_before, is_default
 from .told_numbers import _NUMBER_WORDS, _last_key, _told_number
 
 
@@ -169,6 +170,13 @@ class ArgCheck:
     seen_in: str | None  # "observation" | "user message" | "earlier call" (its arguments)
     other: list | None = None  # the values an earlier observation gave the same field, when the call's was never seen
     other_at: int | None = None
+    held_at: int | None = None  # unseen: an earlier turn whose text holds the value in some rendering
+
+    @property
+    def unsourced(self) -> bool:
+        """No earlier turn holds the value in any rendering and it is no default (0, "", false):
+        the only case in which a page may say no earlier turn held it."""
+        return self.seen_at is None and self.held_at is None and not is_default(self.value)
 
 
 def check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
@@ -259,6 +267,8 @@ def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
                          and any(_last_key(p) == key and v == value for p, v in leaves(c.turn.arguments))), None)
             if used is not None:
                 check.seen_at, check.seen_in = used.n, "earlier call"
+        if check.seen_at is None and not is_default(value):
+            check.held_at = held_before(reading, value, call.turn)
         if check.seen_at is None:
             key = _last_key(path)
             for t in reversed(before):

@@ -35,8 +35,8 @@ def sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], li
     argument paths no earlier turn showed (a key with any such part is listed only there)."""
     by_turn = {c.n: c.name for c in r.calls}
     checks = check_arguments(r, call.turn)
-    unseen = list(dict.fromkeys(a.path for a in checks if a.seen_at is None))
-    doubtful = {top_key(p) for p in unseen}
+    unseen = list(dict.fromkeys(a.path for a in checks if a.unsourced))
+    doubtful = {top_key(a.path) for a in checks if a.seen_at is None}  # unsourced, or held where no source is told
     from_tool: dict[str, list[str]] = {}
     from_user: list[str] = []
     placed: set[str] = set()  # a key whose parts came from several places is named with its first
@@ -331,6 +331,26 @@ def _fields_index(text: str) -> _FieldsIndex:
     return _FieldsIndex(_fields_at_depth(text) if places is None else places)
 
 
+def _ids(node) -> dict[str, str]:
+    """The ids an object names at its top level: its plain text fields whose key names an id
+    (``id``, ``reservation_id``)."""
+    if not isinstance(node, dict):
+        return {}
+    return {k: v for k, v in node.items() if isinstance(v, str) and (k.lower() in ("id", "_id") or k.lower().endswith("_id") or k.endswith("Id"))}
+
+
+def _other_record(mine: dict[str, str], look_up) -> bool:
+    """Whether a look-up was about another record than the change: it was sent, or its answer
+    holds at its top level, an id the change sends under the same key with another value."""
+    if not mine:
+        return False
+    theirs = _ids(look_up.arguments)
+    answer = _parsed(look_up.result or "")
+    if isinstance(answer, dict):
+        theirs = {**_ids(answer), **theirs}
+    return any(k in theirs and theirs[k] != v for k, v in mine.items())
+
+
 def picked(r: Reading, c: Call) -> list[Pick]:
     """The argument values of a change the agent picked among several that one earlier answer
     gave the same field, sending none of the others (a field whose other values the call sent
@@ -348,6 +368,7 @@ def picked(r: Reading, c: Call) -> list[Pick]:
     sent = {_as_text(v) for _p, v in leaves(c.turn.arguments)}
     by_turn = {x.n: x for x in r.calls}
     heard: dict[str, bool] = {}  # a record's names are asked about once per value, not once per argument
+    mine = _ids(c.turn.arguments)
 
     def told(v: str) -> bool:
         hit = heard.get(v)
@@ -363,6 +384,8 @@ def picked(r: Reading, c: Call) -> list[Pick]:
         for t in reversed(answers):
             if low not in r.lower(t):
                 continue  # cheap: an answer whose text lacks the value holds no listing of it
+            if _other_record(mine, t):
+                continue  # another reservation's look-up: its values are not the ones this call refers to
             fields = _fields_index(t.result or "")
             holding = fields.holding.get(text)
             if not holding:

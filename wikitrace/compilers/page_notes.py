@@ -25,8 +25,8 @@ def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
     notes, flagged = [], False
     checks = check_arguments(r, c.turn)
     for a in checks:
-        if a.seen_at is not None:
-            continue
+        if a.seen_at is not None or a.other_at is None and not a.unsourced:
+            continue  # a value some turn holds in another rendering, or a default: nothing to say
         flagged = True
         if a.other_at is not None:
             notes.append(f"`{a.path}` is {_val(a.value)}, but the observation at turn {a.other_at} "
@@ -51,6 +51,8 @@ def provenance(r: Reading, c: Call) -> str:
     by_turn = {x.n: x.name for x in r.calls}
     places: dict[str, list[str]] = {}
     for a in check_arguments(r, c.turn):
+        if a.seen_at is None and not a.unsourced:
+            continue  # held by some turn in another rendering, or a default: no source to name
         if a.seen_at is None:
             where = "no earlier turn"
         elif a.seen_in == "observation":
@@ -143,17 +145,20 @@ def wrong_answer(r: Reading, c: Call) -> str | None:
 
 
 def choice_notes(r: Reading, c: Call) -> list[str]:
-    """For a change that went through in a failed run: each argument value the agent picked
-    unasked among several one earlier answer listed (insight_words.picked), with the others it
-    passed over: where a reader looks first for the wrong value."""
-    out = []
+    """For a change that went through in a failed run: the argument values the agent picked
+    unasked among several one earlier answer listed (insight_words.picked), each with the others
+    it passed over, said once for the call: where a reader looks first for the wrong value."""
+    parts = []
     for p in picked(r, c)[:3]:
         others = [v for v in p.values if v != p.value]
         shown = ", ".join(_val(v) for v in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
-        out.append(f"`{p.path}` is {_val(p.value)}, one of {len(p.values)} values {p.source.name}'s answer (turn "
-                   f"{p.source.n}) gave for `{p.field}` (the others: {shown}); no user message before the call "
-                   "holds it, so the agent chose it.")
-    return out
+        parts.append(f"`{p.path}` {_val(p.value)} ({p.source.name}'s answer at turn {p.source.n} gave "
+                     f"{len(p.values)} values for `{p.field}`; the others: {shown})")
+    if not parts:
+        return []
+    one = len(parts) == 1
+    return [f"The agent chose {'this value' if one else 'these values'} unasked among several an earlier answer "
+            f"listed; no user message before the call holds {'it' if one else 'them'}: " + "; ".join(parts) + "."]
 
 
 def _window(text: str, needle: str, width: int) -> str | None:

@@ -155,8 +155,12 @@ def argument_sources(r: Reading, w) -> list[tuple[str, str, str]]:
             where = "reply" if a.seen_at in r.replies else "task"
         elif a.seen_in == "observation":
             where = "picked" if (key, text) in chosen else "shown"
-        else:  # sent before by the run's own earlier call, or shown by no earlier turn
-            where = "again" if a.seen_in == "earlier call" else "none"
+        elif a.seen_in == "earlier call":  # sent before by the run's own earlier call
+            where = "again"
+        elif a.unsourced:  # shown by no earlier turn in any rendering
+            where = "none"
+        else:  # held by a turn in another rendering, or a default: no place to tell
+            continue
         tool = by_turn.get(a.seen_at, "") if where in ("picked", "shown", "again") else ""
         out[(key, where, tool)] = None
     return list(out)

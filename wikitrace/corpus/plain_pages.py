@@ -95,13 +95,16 @@ def compilation(frontmatter: str, comp, task, outcome, step: str, insights, link
                 " of this run, ranked below those shown; `actions ", step_v, "` lists every call and `turn ",
                 step_v, " N` shows one.\n"]
     out.append("\n## Insights from this run\n")
-    _insight_lines(out, insights, link, "- [{id}]({rel}): {title} (`{abs}`)\n")
+    _insight_lines(out, insights, link, "- [{id}]({rel}) (`{abs}`); this run's lesson: \"{title}\"\n")
     out += ["\n## Source\n- Raw trajectory: [", step_v, "](", _shown(link.rel(layout.raw_metadata(step))), ") (`",
             _shown(link.abs(layout.raw_dir(step))), "`)\n"]
     return "".join(out)
 
 
 def _insight_lines(out: list[str], insights, link: layout.Linker, shape: str) -> None:
+    """Each insight linked by its id, with the run's own lesson said to be the run's: the insight
+    page's title is merged over all its runs and may change when runs are added, and a page of
+    this run is rewritten only with this run."""
     for ins in insights:
         out.append(shape.format(id=_shown(ins.id), rel=_shown(link.rel(ins.path)), title=_md(ins.title),
                                 abs=_shown(link.abs(ins.path))))
@@ -128,7 +131,7 @@ def metadata(frontmatter: str, run, step: str, insights, link: layout.Linker) ->
             _shown(len(run.turns)), " turns numbered ", _shown(numbers[0]), "–", _shown(numbers[-1]),
             "; the log as JSON lines: `", _shown(link.abs(layout.raw_log(step))), "`\n- Compilation: [", _shown(step),
             "](", _shown(link.rel(compilation_doc)), ") (`", _shown(link.abs(compilation_doc)), "`)\n"]
-    _insight_lines(out, insights, link, "- Insight: [{id}]({rel}) {title} (`{abs}`)\n")
+    _insight_lines(out, insights, link, "- Insight: [{id}]({rel}) (`{abs}`); this run's lesson: \"{title}\"\n")
     return "".join(out)
 
 
