@@ -24,14 +24,21 @@ SENTENCE_WIDTH = 200
 
 
 @lru_cache(maxsize=4096)
-def _phrase(value: str) -> tuple[re.Pattern, int] | None:
-    """The value as words (``basic_economy`` as "basic economy") and how many, or None for a value
-    that is no plain term: a digit, no letter, or more than four words."""
+def _phrase(value: str) -> tuple[re.Pattern, int, str] | None:
+    """The value as words (``basic_economy`` as "basic economy"), how many, and its first word (a
+    sentence without it as text cannot hold the phrase), or None for a value that is no plain
+    term: a digit, no letter, or more than four words."""
     words = re.sub(r"[_\s]+", " ", value).strip().lower().split()
     if not words or len(words) > 4 or any(re.search(r"\d", w) for w in words) \
             or not any(re.search(r"[^\W\d_]", w) for w in words):
         return None
-    return re.compile(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words)) + r"(?![\w-])"), len(words)
+    return re.compile(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words)) + r"(?![\w-])"), len(words), words[0]
+
+
+@lru_cache(maxsize=4096)
+def _starting(prefix: str) -> re.Pattern:
+    """A word starting with ``prefix``: compiled once per field-name prefix, not per sentence."""
+    return re.compile(r"(?<!\w)" + re.escape(prefix))
 
 
 @lru_cache(maxsize=4096)
@@ -85,19 +92,23 @@ def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, st
     # what the user had already said is no news the look-up brought (the booking code, the towns)
     told = " ".join((t.content or "") for t in r.run.turns if t.turn < c.n and t.type == "message"
                     and t.role == "user").lower()
+    # each sentence lowered once per call, and all of them as one text: a value whose first word
+    # is nowhere in it is named by none (most of a record's values)
+    said_low = [(n, s, s.lower()) for n, s in said]
+    all_said = "\n".join(low for _n, _s, low in said_low)
     out, seen = [], set()
     for path, value in leaves(parsed):
         if not isinstance(value, str) or (value.lower() in seen):
             continue
         found = _phrase(value)
-        if found is None:
+        if found is None or found[2] not in all_said:
             continue
         pattern, single = found[0], found[1] == 1
         key = re.sub(r"\[\d+\]", "", str(path)).split(".")[-1]
         if _key_words(key)[-1:] in (("id",), ("ids",)) or key.lower().endswith("id") or pattern.search(told):
             continue  # an id says which record, not what it holds
-        hits = [(n, s) for n, s in said if pattern.search(s.lower())
-                and (not single or any(re.search(r"(?<!\w)" + re.escape(w[:5]), s.lower()) for w in _key_words(key)))]
+        hits = [(n, s) for n, s, low in said_low if pattern.search(low)
+                and (not single or any(_starting(w[:5]).search(low) for w in _key_words(key)))]
         if not hits:
             continue
         seen.add(value.lower())
