@@ -24,15 +24,21 @@ SENTENCE_WIDTH = 200
 
 
 @lru_cache(maxsize=4096)
-def _phrase(value: str) -> tuple[re.Pattern, int, str] | None:
-    """The value as words (``basic_economy`` as "basic economy"), how many, and its first word (a
-    sentence without it as text cannot hold the phrase), or None for a value that is no plain
-    term: a digit, no letter, or more than four words."""
+def _phrase_words(value: str) -> tuple[str, ...] | None:
+    """The value as words (``basic_economy`` as "basic economy"), or None for a value that is no
+    plain term: a digit, no letter, or more than four words."""
     words = re.sub(r"[_\s]+", " ", value).strip().lower().split()
     if not words or len(words) > 4 or any(re.search(r"\d", w) for w in words) \
             or not any(re.search(r"[^\W\d_]", w) for w in words):
         return None
-    return re.compile(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words)) + r"(?![\w-])"), len(words), words[0]
+    return tuple(words)
+
+
+@lru_cache(maxsize=4096)
+def _phrase(words: tuple[str, ...]) -> re.Pattern:
+    """The words as a phrase of their own, any run of spaces, _ or - between them: compiled only
+    for a value whose first word the agent wrote somewhere (most values are in no sentence)."""
+    return re.compile(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words)) + r"(?![\w-])")
 
 
 @lru_cache(maxsize=4096)
@@ -100,14 +106,14 @@ def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, st
     for path, value in leaves(parsed):
         if not isinstance(value, str) or (value.lower() in seen):
             continue
-        found = _phrase(value)
-        if found is None or found[2] not in all_said:
+        words = _phrase_words(value)
+        if words is None or words[0] not in all_said:
             continue
-        pattern, single = found[0], found[1] == 1
+        first, pattern, single = words[0], _phrase(words), len(words) == 1
         key = re.sub(r"\[\d+\]", "", str(path)).split(".")[-1]
         if _key_words(key)[-1:] in (("id",), ("ids",)) or key.lower().endswith("id") or pattern.search(told):
             continue  # an id says which record, not what it holds
-        hits = [(n, s) for n, s, low in said_low if pattern.search(low)
+        hits = [(n, s) for n, s, low in said_low if first in low and pattern.search(low)
                 and (not single or any(_starting(w[:5]).search(low) for w in _key_words(key)))]
         if not hits:
             continue

@@ -140,7 +140,11 @@ def _shared_words(opening: str, instruction: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=2048)
 def _letter_words(text: str) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3 and w.isalpha()))
+    """The distinct runs of three or more letters a-z standing alone (no digit beside them), lower case."""
+    return tuple(dict.fromkeys(_LETTER_WORD.findall(text.lower())))
+
+
+_LETTER_WORD = re.compile(r"(?<![a-z0-9])[a-z]{3,}(?![a-z0-9])")
 
 
 def argument_sources(r: Reading, w) -> list[tuple[str, str, str]]:
