@@ -64,16 +64,25 @@ def agent_words(r: Reading, after: int) -> list[tuple[int, str]]:
     went through (what it did with what it had read): its messages, its reasoning and the
     free-text values of its calls' arguments, in order. A question is left out: a value named
     among options it asks about is not one it acted on."""
-    harness = {t.turn for t in r.harness}
     until = next((x.n for x in r.calls if x.n > after and x.writes and not x.error), None)
-    out = []
+    return [(n, s) for n, said in _agent_sentences(r) if n > after and (until is None or n <= until) for s in said]
+
+
+def _agent_sentences(r: Reading) -> list[tuple[int, list[str]]]:
+    """(turn, its sentences but questions) of each assistant turn of the run not the harness's,
+    in log order: worked out once per run, asked for after every look-up."""
+    found = r.memo.get("record_words.said")
+    if found is not None:
+        return found
+    harness = {t.turn for t in r.harness}
+    found = r.memo["record_words.said"] = []
     for t in r.run.turns:
-        if t.turn <= after or t.turn in harness or t.role != "assistant" or (until is not None and t.turn > until):
+        if t.turn in harness or t.role != "assistant":
             continue
         texts = [t.content] if t.type == "message" else [t.reasoning] + [
             v for _, v in leaves(t.arguments) if isinstance(v, str) and len(v.split()) > 3]
-        out += [(t.turn, s) for text in texts if text for s in sentences(text) if not s.endswith("?")]
-    return out
+        found.append((t.turn, [s for text in texts if text for s in sentences(text) if not s.endswith("?")]))
+    return found
 
 
 def _clip(sentence: str, width: int = SENTENCE_WIDTH) -> str:
