@@ -93,8 +93,10 @@ def shown_answer(result: str | None) -> str:
     if isinstance(parsed, dict):
         plain = {k: v for k, v in parsed.items() if isinstance(v, (str, int, float, bool)) or v is None}
         kept: dict = {}
+        width = 2  # of json.dumps(kept): the braces, each field as "key": value, ", " between fields
         for k, v in plain.items():
-            if len(json.dumps({**kept, k: v}, ensure_ascii=False)) > FIELDS_WIDTH:
+            width += len(json.dumps({k: v}, ensure_ascii=False)) - 2 + (2 if kept else 0)
+            if width > FIELDS_WIDTH:
                 break
             kept[k] = v
         if kept:

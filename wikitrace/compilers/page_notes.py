@@ -255,16 +255,38 @@ def _record_holding(node, key: str, value: str, looked_up: bool = False):
     or it is the whole answer of a call that was sent it under the argument's name (the look-up
     of that record). An object that merely holds it under the argument's name (a reservation's
     ``user_id``) is another record that refers to it: its fields are not the one pointed at."""
-    if isinstance(node, dict):
-        if looked_up and node.get(key) == value or node.get("id") == value and key.endswith("id"):
-            return node
-        node = list(node.values())
-    if isinstance(node, list):
-        for v in node:
-            found = _record_holding(v, key, value)
-            if found is not None:
-                return found
-    return None
+    if looked_up and isinstance(node, dict) and node.get(key) == value:
+        return node
+    if not key.endswith("id"):  # below the whole answer only an ``id`` can match, and only for such a key
+        return None
+    return _by_id(node).get(value)
+
+
+_ID_INDEXES: dict[int, tuple[object, dict]] = {}  # id(answer) -> (the answer, kept alive; its index)
+
+
+def _by_id(answer) -> dict:
+    """Each string ``id`` of a parsed answer -> the first object (walked in order, the answer
+    itself first) holding it: one walk per answer, where every argument pointing into it walked
+    it again. The few latest answers are kept (a run's notes ask about the same ones)."""
+    hit = _ID_INDEXES.get(id(answer))
+    if hit is not None and hit[0] is answer:
+        return hit[1]
+    index: dict = {}
+    stack = [answer]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            own = node.get("id")
+            if isinstance(own, str):
+                index.setdefault(own, node)
+            node = list(node.values())
+        if isinstance(node, list):
+            stack.extend(reversed(node))
+    if len(_ID_INDEXES) >= 64:
+        _ID_INDEXES.clear()
+    _ID_INDEXES[id(answer)] = (answer, index)
+    return index
 
 
 @lru_cache(maxsize=1024)

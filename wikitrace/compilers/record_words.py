@@ -24,14 +24,27 @@ SENTENCE_WIDTH = 200
 
 
 @lru_cache(maxsize=4096)
-def _phrase(value: str) -> tuple[re.Pattern, int] | None:
-    """The value as words (``basic_economy`` as "basic economy") and how many, or None for a value
-    that is no plain term: a digit, no letter, or more than four words."""
+def _phrase_words(value: str) -> tuple[str, ...] | None:
+    """The value as words (``basic_economy`` as "basic economy"), or None for a value that is no
+    plain term: a digit, no letter, or more than four words."""
     words = re.sub(r"[_\s]+", " ", value).strip().lower().split()
     if not words or len(words) > 4 or any(re.search(r"\d", w) for w in words) \
             or not any(re.search(r"[^\W\d_]", w) for w in words):
         return None
-    return re.compile(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words)) + r"(?![\w-])"), len(words)
+    return tuple(words)
+
+
+@lru_cache(maxsize=4096)
+def _phrase(words: tuple[str, ...]) -> re.Pattern:
+    """The words as a phrase of their own, any run of spaces, _ or - between them: compiled only
+    for a value whose first word the agent wrote somewhere (most values are in no sentence)."""
+    return re.compile(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words)) + r"(?![\w-])")
+
+
+@lru_cache(maxsize=4096)
+def _starting(prefix: str) -> re.Pattern:
+    """A word starting with ``prefix``: compiled once per field-name prefix, not per sentence."""
+    return re.compile(r"(?<!\w)" + re.escape(prefix))
 
 
 @lru_cache(maxsize=4096)
@@ -51,16 +64,25 @@ def agent_words(r: Reading, after: int) -> list[tuple[int, str]]:
     went through (what it did with what it had read): its messages, its reasoning and the
     free-text values of its calls' arguments, in order. A question is left out: a value named
     among options it asks about is not one it acted on."""
-    harness = {t.turn for t in r.harness}
     until = next((x.n for x in r.calls if x.n > after and x.writes and not x.error), None)
-    out = []
+    return [(n, s) for n, said in _agent_sentences(r) if n > after and (until is None or n <= until) for s in said]
+
+
+def _agent_sentences(r: Reading) -> list[tuple[int, list[str]]]:
+    """(turn, its sentences but questions) of each assistant turn of the run not the harness's,
+    in log order: worked out once per run, asked for after every look-up."""
+    found = r.memo.get("record_words.said")
+    if found is not None:
+        return found
+    harness = {t.turn for t in r.harness}
+    found = r.memo["record_words.said"] = []
     for t in r.run.turns:
-        if t.turn <= after or t.turn in harness or t.role != "assistant" or (until is not None and t.turn > until):
+        if t.turn in harness or t.role != "assistant":
             continue
         texts = [t.content] if t.type == "message" else [t.reasoning] + [
             v for _, v in leaves(t.arguments) if isinstance(v, str) and len(v.split()) > 3]
-        out += [(t.turn, s) for text in texts if text for s in sentences(text) if not s.endswith("?")]
-    return out
+        found.append((t.turn, [s for text in texts if text for s in sentences(text) if not s.endswith("?")]))
+    return found
 
 
 def _clip(sentence: str, width: int = SENTENCE_WIDTH) -> str:
@@ -85,19 +107,23 @@ def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, st
     # what the user had already said is no news the look-up brought (the booking code, the towns)
     told = " ".join((t.content or "") for t in r.run.turns if t.turn < c.n and t.type == "message"
                     and t.role == "user").lower()
+    # each sentence lowered once per call, and all of them as one text: a value whose first word
+    # is nowhere in it is named by none (most of a record's values)
+    said_low = [(n, s, s.lower()) for n, s in said]
+    all_said = "\n".join(low for _n, _s, low in said_low)
     out, seen = [], set()
     for path, value in leaves(parsed):
         if not isinstance(value, str) or (value.lower() in seen):
             continue
-        found = _phrase(value)
-        if found is None:
+        words = _phrase_words(value)
+        if words is None or words[0] not in all_said:
             continue
-        pattern, single = found[0], found[1] == 1
+        first, pattern, single = words[0], _phrase(words), len(words) == 1
         key = re.sub(r"\[\d+\]", "", str(path)).split(".")[-1]
         if _key_words(key)[-1:] in (("id",), ("ids",)) or key.lower().endswith("id") or pattern.search(told):
             continue  # an id says which record, not what it holds
-        hits = [(n, s) for n, s in said if pattern.search(s.lower())
-                and (not single or any(re.search(r"(?<!\w)" + re.escape(w[:5]), s.lower()) for w in _key_words(key)))]
+        hits = [(n, s) for n, s, low in said_low if first in low and pattern.search(low)
+                and (not single or any(_starting(w[:5]).search(low) for w in _key_words(key)))]
         if not hits:
             continue
         seen.add(value.lower())

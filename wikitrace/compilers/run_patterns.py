@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 from .arguments import _as_text, check_arguments
 from .error_insights import error_key, missing_programs
@@ -119,19 +120,31 @@ def opening_words(r: Reading) -> list[str]:
     first = _opening(r)
     if first is None:
         return []
-    words = _letter_words(first.content[:_OPENING_CHARS])
-    stated = set(_letter_words(r.run.task.instruction or ""))
+    return list(_shared_words(first.content[:_OPENING_CHARS], r.run.task.instruction or ""))
+
+
+@lru_cache(maxsize=2048)
+def _shared_words(opening: str, instruction: str) -> tuple[str, ...]:
+    """opening_words of one (first message, task statement) pair: the trials of a task share both,
+    and the statement's stems are worked out once."""
+    words = _letter_words(opening)
+    stated = set(_letter_words(instruction))
     if not stated:
         return words[:_OPENING_WORDS]
     # cue_words.same_word against every stated word, through sets: w is a stated word, a stated
     # word begins with w, or w begins with one (four letters at least)
     starts = {x[:k] for x in stated for k in range(4, len(x) + 1)}
-    return [w for w in words if w in stated or w in starts
-            or any(w[:k] in stated for k in range(4, len(w)))][:_OPENING_WORDS]
+    return tuple(w for w in words if w in stated or w in starts
+                 or any(w[:k] in stated for k in range(4, len(w))))[:_OPENING_WORDS]
 
 
-def _letter_words(text: str) -> list[str]:
-    return list(dict.fromkeys(w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 3 and w.isalpha()))
+@lru_cache(maxsize=2048)
+def _letter_words(text: str) -> tuple[str, ...]:
+    """The distinct runs of three or more letters a-z standing alone (no digit beside them), lower case."""
+    return tuple(dict.fromkeys(_LETTER_WORD.findall(text.lower())))
+
+
+_LETTER_WORD = re.compile(r"(?<![a-z0-9])[a-z]{3,}(?![a-z0-9])")
 
 
 def argument_sources(r: Reading, w) -> list[tuple[str, str, str]]:

@@ -55,6 +55,7 @@ class Openings:
             said = next((p[8:] for p in r.get("patterns") or [] if p.startswith("opening|")), "")
             if said:
                 self.requests[r["step"]] = said
+        self._holding: dict[tuple[str, str], set[str]] = {}  # (type, action word) -> its tasks naming it
 
     def examples(self, members: list[dict]) -> list[str]:
         """The first messages of the lesson's own runs, the first run of each of its tasks in step order
@@ -75,7 +76,10 @@ class Openings:
         if tool is None or t < 2 or n <= t:
             return [], 0, t, 0, n - t
         w = action_word(tool)
-        holds = {task for task, words in everyone.items() if w and any(same_word(w, x) for x in words)}
+        holds = self._holding.get((kind, w))
+        if holds is None:  # the lessons about one tool share its word: the type's tasks are scanned once per word
+            holds = self._holding[kind, w] = {task for task, words in everyone.items()
+                                              if w and any(same_word(w, x) for x in words)}
         a = sum(task in holds for task in tasks)
         if a < 2 or 2 * a <= t:
             return [], 0, t, 0, n - t

@@ -1,0 +1,80 @@
+"""What a page says about a look-up's JSON answer, through the work kept once per run or per
+answer: the fields the agent's later words name (record_words), the record an id points at
+(page_notes._record_holding), and the plain fields shown within their width (page_items)."""
+
+from __future__ import annotations
+
+import json
+
+from test_offline_content import _call, _msg, _record, _turns
+
+from wikitrace.compilers.page_items import FIELDS_WIDTH, shown_answer
+from wikitrace.compilers.page_notes import _record_holding
+from wikitrace.compilers.reading import read_run
+from wikitrace.compilers.record_words import named_fields
+from wikitrace.runs.native import run_from_dict
+
+FIRST = json.dumps({"reservation_id": "ZQ81KD", "cabin": "basic_economy", "insurance": "no",
+                    "status": "active", "origin": "JFK", "membership": "gold"})
+SECOND = json.dumps({"reservation_id": "PL20XA", "cabin": "business", "insurance": "yes", "status": "active"})
+
+
+def _reading():
+    turns = _turns(
+        _msg("system", "You are an airline agent. Cancel only bookings made in the last 24 hours."),
+        _msg("user", "Hi, I want to cancel ZQ81KD and check PL20XA. My membership is gold."),
+        _call("get_reservation_details", {"reservation_id": "ZQ81KD"}, FIRST),
+        _msg("assistant", "ZQ81KD is booked in basic economy and has no insurance. Do you want to go on?"),
+        _msg("user", "Yes, and look at the other one."),
+        _call("get_reservation_details", {"reservation_id": "PL20XA"}, SECOND),
+        _msg("assistant", "PL20XA is in the business cabin, unlike the basic economy one. Insurance: yes, so it can go."),
+        _call("cancel_reservation", {"reservation_id": "PL20XA"}, '{"status": "cancelled"}'),
+    )
+    return read_run(run_from_dict(_record("t-1", "airline", "Cancel a booking.", turns, True), "t.jsonl:1"))
+
+
+def test_fields_the_agents_later_words_name_each_look_up_its_own():
+    r = _reading()
+    first, second = (c for c in r.calls if c.name == "get_reservation_details")
+    named = {key: (value, [n for n, _s in quoted]) for key, value, quoted in named_fields(r, first)}
+    # cabin as words, a one-word value beside its field's name; the first sentence quoted and,
+    # from another turn, the last; a value the user said before (gold), an id, and a value the
+    # agent never wrote are left out
+    assert named == {"cabin": ("basic_economy", [3, 6]), "insurance": ("no", [3])}
+    # the second look-up quotes only what came after it, though the run's sentences are split
+    # once; "yes" is what the user had said before it
+    named = {key: (value, [n for n, _s in quoted]) for key, value, quoted in named_fields(r, second)}
+    assert named == {"cabin": ("business", [6])}
+    assert named_fields(r, first)[0][0] == "cabin"  # asked again: the same answer
+
+
+def test_the_record_an_id_points_at_is_the_first_in_order():
+    answer = {"user_id": "U1", "reservations": [{"id": "R1", "cabin": "economy", "legs": [{"id": "R1", "n": 2}]},
+                                                  {"id": "R2", "cabin": "business"}],
+              "other": {"id": "R1", "cabin": "first"}}
+    assert _record_holding(answer, "reservation_id", "R1")["cabin"] == "economy"  # an object before its parts
+    assert _record_holding(answer, "reservation_id", "R2")["cabin"] == "business"
+    assert _record_holding(answer, "reservation_id", "R9") is None
+    # an object that merely refers to the value under the argument's name is no record of it...
+    assert _record_holding(answer, "user_id", "U1") is None
+    # ...unless it is the whole answer of a call that was sent that value (the look-up of it)
+    assert _record_holding(answer, "user_id", "U1", looked_up=True) is answer
+    # a key not named as an id matches only the whole answer it was looked up with
+    assert _record_holding(answer, "cabin", "R1") is None
+    # another answer with the same shape is looked at on its own
+    again = {"reservations": [{"id": "R1", "cabin": "basic_economy"}]}
+    assert _record_holding(again, "reservation_id", "R1")["cabin"] == "basic_economy"
+    assert _record_holding([answer, again], "reservation_id", "R1")["cabin"] == "economy"
+
+
+def test_plain_fields_shown_up_to_their_width():
+    fields = {f"field_{k}": "v" * 40 for k in range(12)}
+    text = shown_answer(json.dumps({"nested": [1, 2], **fields}))
+    shown = json.loads(text.split(": ", 1)[1])
+    assert text.startswith("an object; the first of its plain top-level fields: ")
+    assert list(shown) == list(fields)[:len(shown)]
+    assert len(json.dumps(shown, ensure_ascii=False)) <= FIELDS_WIDTH
+    one_more = dict(shown, **{f"field_{len(shown)}": fields[f"field_{len(shown)}"]})
+    assert len(json.dumps(one_more, ensure_ascii=False)) > FIELDS_WIDTH
+    few = {"cabin": "économie", "bags": 2, "insured": False, "note": None}
+    assert shown_answer(json.dumps(few)) == f"an object; its plain top-level fields: {json.dumps(few, ensure_ascii=False)}"
