@@ -220,3 +220,34 @@ def test_a_qa_run_is_never_told_in_words_for_changes():
     assert any(e.support == "The run was judged a failure without giving an answer." for e in compile_offline(idle).evidence)
     final = next(e for e in compile_offline(ok).evidence if e.decision.startswith("Called Finish"))
     assert final.decision == "Called Finish at turn 3; the answer that ended the run."
+
+
+def test_a_value_two_records_share_is_credited_to_the_record_that_showed_the_rest():
+    """A date the changed flights share with another reservation looked up later is no sign the
+    agent took the flights from that other reservation: the page names the reservation whose
+    answer showed every value of the argument, and only it."""
+    from wikitrace.compilers.page_notes import provenance
+    from wikitrace.compilers.reading import read_run
+
+    own = dict(RESERVATION, reservation_id="FQ8APE", flights=[
+        {"origin": "EWR", "destination": "ORD", "flight_number": "HAT056", "date": "2024-05-25", "price": 120},
+        {"origin": "EWR", "destination": "ORD", "flight_number": "HAT138", "date": "2024-05-25", "price": 95}])
+    other = dict(RESERVATION, reservation_id="QKRY03", flights=[
+        {"origin": "JFK", "destination": "SEA", "flight_number": "HAT214", "date": "2024-05-25", "price": 300}])
+    flights = [{"flight_number": "HAT056", "date": "2024-05-25"}, {"flight_number": "HAT138", "date": "2024-05-25"}]
+    turns = [_say("system", POLICY), _say("user", "Move my Newark to Chicago trip to economy, user sophia_silva_7557."),
+             _call("get_reservation_details", {"reservation_id": "FQ8APE"}, json.dumps(own)),
+             _call("get_reservation_details", {"reservation_id": "QKRY03"}, json.dumps(other)),
+             _say("assistant", "FQ8APE: HAT056 and HAT138 on May 25, to economy. Shall I proceed?"),
+             _say("user", "Yes, go ahead."),
+             _call("update_reservation_flights", {"reservation_id": "FQ8APE", "cabin": "economy", "flights": flights},
+                   json.dumps(dict(own, cabin="economy")))]
+    r = read_run(_native("shared-date", turns, False))
+    change = next(c for c in r.calls if c.name == "update_reservation_flights")
+    said = provenance(r, change).split("`flights` from ")[1]
+    assert said.startswith("get_reservation_details's answer (turn 2)") and "(turn 3)" not in said, said
+    # a value only the second record showed still names it beside the first
+    flights[1]["flight_number"] = "HAT214"
+    r = read_run(_native("shared-date", turns, False))
+    said = provenance(r, next(c for c in r.calls if c.name == "update_reservation_flights")).split("`flights` from ")[1]
+    assert said.startswith("get_reservation_details's answer (turn 2) and get_reservation_details's answer (turn 3)"), said

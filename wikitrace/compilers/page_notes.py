@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join, picked
-from .arguments import _last_key, check_arguments
+from .arguments import _last_key, _seen, check_arguments
 from .reading import Call, Reading, leaves
 from .insight_parts import rules_once
 from .text import clip
@@ -49,7 +49,8 @@ def provenance(r: Reading, c: Call) -> str:
     """Where the values of each top-level argument of a change were last shown before it, by
     tool and turn: what a reader checks first when a change went through and the run failed."""
     by_turn = {x.n: x.name for x in r.calls}
-    places: dict[str, list[str]] = {}
+    shown: dict[str, dict[str, list]] = {}  # argument -> place -> its values shown there
+    turn_of: dict[str, int | None] = {}
     for a in check_arguments(r, c.turn):
         if a.seen_at is None and not a.unsourced:
             continue  # held by some turn in another rendering, or a default: no source to name
@@ -61,14 +62,35 @@ def provenance(r: Reading, c: Call) -> str:
             where = f"the user (turn {a.seen_at})"
         else:
             where = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})"
-        found = places.setdefault(a.path.split(".")[0].split("[")[0], [])
-        if where not in found:
-            found.append(where)
+        shown.setdefault(a.path.split(".")[0].split("[")[0], {}).setdefault(where, []).append(a)
+        turn_of[where] = a.seen_at if a.seen_in in ("observation", "user message") else None
+    places = {k: _fewest_places(r, by_place, turn_of) for k, by_place in shown.items()}
     if not places:
         return ""
     parts = [f"`{k}` from {join(v, 3)}" for k, v in places.items()]
     return " Its argument values were shown before it by: " + "; ".join(parts[:6]) + (
         f"; and {len(parts) - 6} more arguments" if len(parts) > 6 else "") + "."
+
+
+def _fewest_places(r: Reading, by_place: dict[str, list], turn_of: dict[str, int | None]) -> list[str]:
+    """The places to name for one argument's values. Each value is credited to the last turn that
+    showed it, so a value two records share (a date) can name a turn about another record. Places
+    are weighed by how many of the argument's values each shows; one is left out when the places
+    kept before it show its values too. The rest keep their order."""
+    facts = {f.turn: f for f in r.facts}
+    values = [a for credited in by_place.values() for a in credited]
+
+    def shows(where: str, a) -> bool:
+        f = facts.get(turn_of.get(where))
+        return f is not None and _seen(a.value, _last_key(a.path), f, r.lower(f))
+
+    weight = {w: max(len(by_place[w]), sum(shows(w, a) for a in values)) for w in by_place}
+    kept: list[str] = []
+    for where in sorted(by_place, key=lambda w: -weight[w]):  # stable: ties keep their order
+        if kept and all(any(shows(k, a) for k in kept) for a in by_place[where]):
+            continue
+        kept.append(where)
+    return [w for w in by_place if w in kept]
 
 
 _LISTED = re.compile(r"\[\s*((?:'[^']*'|\"[^\"]*\")(?:\s*,\s*(?:'[^']*'|\"[^\"]*\"))+)\s*\]")
