@@ -87,33 +87,11 @@ def save(pub, pending: Pending) -> None:
         # corpus.json's text first, as bytes beside the record (not escaped into it); the
         # record, renamed into place after it, is what makes the update complete-able
         encoded = pending.corpus_json.encode("utf-8")
-        _write_bytes(corpus_path(pub.root), encoded)
+        write_atomic(corpus_path(pub.root), encoded, mode=0o644)
         fields["corpus_json"], fields["corpus_json_size"] = None, len(encoded)
         del encoded
     # Written field by field (the same bytes as one dump), so no string of everything is held.
     write_atomic(path(pub.root), _record_chunks(fields), mode=0o644)
-
-
-def _write_bytes(target: Path, data: bytes) -> None:
-    """``data`` into ``target`` through a temp file and a rename (never half a file)."""
-    import tempfile
-
-    from ..fsio import before_replace
-
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        before_replace()
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 _SLICE = 1 << 20  # characters of a field written at a time
