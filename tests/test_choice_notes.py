@@ -130,35 +130,35 @@ def _reservation(rid: str, flights: list[tuple[str, str]]) -> str:
                        "flights": [{"origin": "EWR", "destination": "ORD", "flight_number": f, "date": d, "price": 120}
                                    for f, d in flights],
                        "passengers": [{"first_name": "Noor", "last_name": "Haddad", "dob": "1979-02-11"}],
-                       "payment_history": [{"payment_id": "gift_card_8190333", "amount": 240}]})
+                       "payment_history": [{"payment_id": "gift_card_3318604", "amount": 240}]})
 
 
 def test_a_value_is_never_put_down_to_another_records_look_up():
     """The agent read its own reservation, then another one that lists the date it sent among
     others: the note may not say the other reservation's answer offered it."""
-    user = {"user_id": "noor_haddad_4471", "reservations": ["FQ8APE", "QKRY03"],
-            "payment_methods": {"gift_card_8190333": {"source": "gift_card", "id": "gift_card_8190333"},
-                                "credit_card_7407366": {"source": "credit_card", "id": "credit_card_7407366"}}}
+    user = {"user_id": "noor_haddad_4471", "reservations": ["TR2WKM", "BD9XEN"],
+            "payment_methods": {"gift_card_3318604": {"source": "gift_card", "id": "gift_card_3318604"},
+                                "credit_card_8830162": {"source": "credit_card", "id": "credit_card_8830162"}}}
     flights = [{"flight_number": "HAT150", "date": "2024-05-25"}, {"flight_number": "HAT203", "date": "2024-05-25"}]
     turns = _turns(
         _msg("system", AIRLINE_SYSTEM),
-        _msg("user", "I'm noor_haddad_4471. I want to change the passengers on FQ8APE and move it to the flights"
+        _msg("user", "I'm noor_haddad_4471. I want to change the passengers on TR2WKM and move it to the flights"
                      " HAT150 and HAT203."),
         _call("get_user_details", {"user_id": "noor_haddad_4471"}, json.dumps(user)),
-        _call("get_reservation_details", {"reservation_id": "FQ8APE"},
-              _reservation("FQ8APE", [("HAT150", "2024-05-25"), ("HAT203", "2024-05-25")])),
-        _call("get_reservation_details", {"reservation_id": "QKRY03"},
-              _reservation("QKRY03", [("HAT300", "2024-05-24"), ("HAT301", "2024-05-25")])),
-        _msg("assistant", "I will update FQ8APE with flights HAT150 and HAT203. Shall I proceed?"),
+        _call("get_reservation_details", {"reservation_id": "TR2WKM"},
+              _reservation("TR2WKM", [("HAT150", "2024-05-25"), ("HAT203", "2024-05-25")])),
+        _call("get_reservation_details", {"reservation_id": "BD9XEN"},
+              _reservation("BD9XEN", [("HAT300", "2024-05-24"), ("HAT301", "2024-05-25")])),
+        _msg("assistant", "I will update TR2WKM with flights HAT150 and HAT203. Shall I proceed?"),
         _msg("user", "yes"),
-        _call("update_reservation_flights", {"reservation_id": "FQ8APE", "cabin": "economy", "flights": flights,
-                                             "payment_id": "credit_card_7407366"},
-              _reservation("FQ8APE", [("HAT150", "2024-05-25"), ("HAT203", "2024-05-25")])))
-    record = _record("move-2", "airline", "Change passengers on FQ8APE.", turns, False)
+        _call("update_reservation_flights", {"reservation_id": "TR2WKM", "cabin": "economy", "flights": flights,
+                                             "payment_id": "credit_card_8830162"},
+              _reservation("TR2WKM", [("HAT150", "2024-05-25"), ("HAT203", "2024-05-25")])))
+    record = _record("move-2", "airline", "Change passengers on TR2WKM.", turns, False)
     notes = _notes(record)
-    assert not any("turn 4" in n for n in notes), notes  # QKRY03's answer is about another reservation
+    assert not any("turn 4" in n for n in notes), notes  # BD9XEN's answer is about another reservation
     # said once for the call, with the value that was a choice (a card among the two the profile lists)
-    assert len(notes) == 1 and '`payment_id` "credit_card_7407366" (get_user_details\'s answer at turn 2' in notes[0]
+    assert len(notes) == 1 and '`payment_id` "credit_card_8830162" (get_user_details\'s answer at turn 2' in notes[0]
     from test_page_sentences import Check, _note
 
     run = _run(record)

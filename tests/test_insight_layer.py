@@ -197,18 +197,18 @@ def airline_trial(trial: int, success: bool, bags: int | None, full_flights: boo
     if full_flights:  # the same flight, written with its airports: the same choice
         flight = {"origin": "EWR", "destination": "IAH", **flight}
     turns = [_msg("system", AIRLINE_SYSTEM),
-             _msg("user", "I am omar_rossi_1241 and I want three checked bags on reservation FQ8APE."),
-             _call("get_reservation_details", {"reservation_id": "FQ8APE"},
-                   '{"reservation_id": "FQ8APE", "flights": [{"flight_number": "HAT056", "date": "2024-05-25", '
+             _msg("user", "I am omar_rossi_1241 and I want three checked bags on reservation TR2WKM."),
+             _call("get_reservation_details", {"reservation_id": "TR2WKM"},
+                   '{"reservation_id": "TR2WKM", "flights": [{"flight_number": "HAT056", "date": "2024-05-25", '
                    '"origin": "EWR", "destination": "IAH"}], "payment_history": [{"payment_id": "credit_card_4"}]}')]
     if bags is not None:
-        turns += [_msg("assistant", f"I will set {bags} bags on FQ8APE, paid with credit_card_4. Shall I go ahead?"),
+        turns += [_msg("assistant", f"I will set {bags} bags on TR2WKM, paid with credit_card_4. Shall I go ahead?"),
                   _msg("user", "yes"),
-                  _call("update_reservation_baggages", {"reservation_id": "FQ8APE", "total_baggages": bags,
+                  _call("update_reservation_baggages", {"reservation_id": "TR2WKM", "total_baggages": bags,
                                                         "flights": [flight], "payment_id": "credit_card_4"},
-                        '{"reservation_id": "FQ8APE", "total_baggages": %d}' % bags)]
+                        '{"reservation_id": "TR2WKM", "total_baggages": %d}' % bags)]
     turns.append(_msg("assistant", "Done." if bags is not None else "Your reservation has one bag."))
-    record = _record(f"bags-trial-{trial}", "airline", "Add bags to reservation FQ8APE.", _turns(*turns), success)
+    record = _record(f"bags-trial-{trial}", "airline", "Add bags to reservation TR2WKM.", _turns(*turns), success)
     record["task"]["id"] = "bags"
     return record
 
@@ -244,7 +244,7 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
             f"([{step['bags-trial-2']}]"
             in page)
     # no argument value of the episode is written into corpus.json's patterns
-    assert not any("FQ8APE" in p or "credit_card_4" in p for r in data["runs"] for p in r["patterns"])
+    assert not any("TR2WKM" in p or "credit_card_4" in p for r in data["runs"] for p in r["patterns"])
     assert cli("check", out).returncode == 0
 
 

@@ -1083,18 +1083,18 @@ def test_a_rule_on_the_record_a_change_acted_on_is_noted():
 
 
 def test_a_listed_name_sent_inside_quote_marks_is_told_so():
-    """A search tool lists 'Speed of Sound (song)'; the agent sends "Speed of Sound (song)" with the
+    """A search tool lists 'Lantern Tide (song)'; the agent sends "Lantern Tide (song)" with the
     quote marks and is refused again: the page says the marks went with the name."""
-    turns = [_say("user", "What is on the cover of the album with the song Speed of Sound?"),
-             _call("Search", '"Speed of Sound"', "Could not find [\"Speed of Sound\"]. Similar: ['Speed of sound', "
-                   "'Speed of Sound (song)'].", True),
-             _call("Search", '"Speed of Sound (song)"', "Could not find [\"Speed of Sound (song)\"]. Similar: "
-                   "['Speed of Sound (song)', 'X&Y'].", True),
-             _call("Search", "X&Y", "X&Y is the third studio album by Coldplay.")]
+    turns = [_say("user", "Which painter made the cover of the record that has the song Lantern Tide?"),
+             _call("Search", '"Lantern Tide"', "Could not find [\"Lantern Tide\"]. Similar: ['Lantern tide', "
+                   "'Lantern Tide (song)'].", True),
+             _call("Search", '"Lantern Tide (song)"', "Could not find [\"Lantern Tide (song)\"]. Similar: "
+                   "['Lantern Tide (song)', 'Harbour Lights'].", True),
+             _call("Search", "Harbour Lights", "Harbour Lights is the second album by the Marrow Sisters.")]
     turns.insert(0, _say("system", "Answer questions with Search and Finish."))
     notes = [n for e in _checked(_native("quoted-1", turns, False)) for n in e.notes]
-    assert ("The error listed 2 names ('Speed of sound', 'Speed of Sound (song)'); the Search call at turn 3 sent one "
-            "of them ('Speed of Sound (song)') inside quote marks, as \"Speed of Sound (song)\", and was answered "
+    assert ("The error listed 2 names ('Lantern tide', 'Lantern Tide (song)'); the Search call at turn 3 sent one "
+            "of them ('Lantern Tide (song)') inside quote marks, as \"Lantern Tide (song)\", and was answered "
             "with an error.") in notes, notes
 
 
@@ -1102,14 +1102,14 @@ def test_a_wrong_answer_says_where_its_text_appeared():
     """No look-up returned the expected answer; the answer given was a name the second page showed:
     the page quotes where."""
     turns = [_say("system", "Answer questions with Search and Finish."),
-             _say("user", "Who did the champion fight next, in Houston?"),
-             _call("Search", "Fight of the Century", "The Fight of the Century was a bout between Ali and Frazier."),
-             _call("Search", "Super Fight II", "Super Fight II was a rematch between Ali and Frazier in New York."),
-             _call("Finish", "Frazier", ""),
-             {"type": "answer", "role": "assistant", "content": "Frazier"}]
+             _say("user", "Who did the champion fight next, in Calder?"),
+             _call("Search", "Bout of the Decade", "The Bout of the Decade was a bout between Okafor and Brandt."),
+             _call("Search", "Harbour Bout II", "Harbour Bout II was a rematch between Okafor and Brandt in Port Ellery."),
+             _call("Finish", "Brandt", ""),
+             {"type": "answer", "role": "assistant", "content": "Brandt"}]
     notes = [n for e in _checked(_native("answer-1", turns, False)) for n in e.notes]
-    assert ('The answer it gave, "Frazier", appears in what Search returned at turn 3: "Super Fight II was a rematch '
-            'between Ali and Frazier in New York."') in notes, notes
+    assert ('The answer it gave, "Brandt", appears in what Search returned at turn 3: "Harbour Bout II was a rematch '
+            'between Okafor and Brandt in Port Ellery."') in notes, notes
 
 
 def _tau(actions: list[dict], traj: list[dict], reward: float) -> Run:
@@ -1201,16 +1201,16 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
 def test_an_answer_taken_from_the_task_text_is_said_so():
     """A retry whose task text carries notes on the earlier, wrong attempt gives the same answer
     again, and no look-up shows it: the page quotes where it stood."""
-    turns = [_say("user", "Which building faces the palace? Notes on your last attempt: I assumed it was Clarence "
-                          "House without searching for it."),
-             _call("Search", "St James's Palace", "St James's Palace is a royal palace in London."),
-             _call("Finish", "Clarence House", ""),
-             {"type": "answer", "role": "assistant", "content": "Clarence House"}]
+    turns = [_say("user", "Which hall stands across the square from the old mint? Notes on your last attempt: I "
+                          "assumed it was Weaver Hall without searching for it."),
+             _call("Search", "Old Mint of Corrisford", "The Old Mint of Corrisford is a stone building on the market square."),
+             _call("Finish", "Weaver Hall", ""),
+             {"type": "answer", "role": "assistant", "content": "Weaver Hall"}]
     turns.insert(0, _say("system", "Answer questions with Search and Finish."))
     notes = [n for e in _checked(_native("retry-1", turns, False)) for n in e.notes]
-    assert ('The answer it gave, "Clarence House", appears in the user message at turn 1, not in any look-up: "Which '
-            'building faces the palace? Notes on your last attempt: I assumed it was Clarence House without searching '
-            'for it."') in notes, notes
+    assert ('The answer it gave, "Weaver Hall", appears in the user message at turn 1, not in any look-up: "…stands '
+            'across the square from the old mint? Notes on your last attempt: I assumed it was Weaver Hall without '
+            'searching for it."') in notes, notes
 
 
 def test_a_change_carries_what_the_agent_wrote_before_it():
@@ -1346,9 +1346,9 @@ def test_one_error_met_with_several_arguments_is_one_cause():
     """Searches that each packed several Search[...] into one action and got the same error are one
     defect: one cause with all their turns, naming the call form inside each argument."""
     turns = [_say("system", "Answer with Search[...] and Finish[...]."),
-             _say("user", "Which museum in Amsterdam showed Ann Vos?"),
-             _call("Search", "Ann Vos", "Ann Vos (born 1970) is a Dutch designer."),
-             *[_call("Search", f"Stedelijk{' Museum' * k}], Search[Rijksmuseum{' Amsterdam' * k}",
+             _say("user", "Which museum in Rotterwyk showed Iris Maal?"),
+             _call("Search", "Iris Maal", "Iris Maal (born 1970) is a textile designer."),
+             *[_call("Search", f"Verlaan Gallery{' Hall' * k}], Search[Ostmark Museum{' Rotterwyk' * k}",
                      "Could not find that page, please try again.", is_error=True) for k in range(3)]]
     items = _checked(_native("packed-1", turns, False))
     one = [e for e in items if e.decision.startswith("Called Search 3 times")]
@@ -1363,10 +1363,10 @@ def test_a_look_up_error_the_next_search_got_past_is_no_cause():
     """A search error fixed by the next search is how the run found the page, not why its answer
     was wrong: the failure page names the answer, not the error."""
     turns = [_say("system", "Answer with Search[...] and Finish[...]."),
-             _say("user", "Which festival screened Wolf Lake in 2016?"),
-             _call("Search", "Wolf Lake", "Could not find [Wolf Lake]. Similar: ['Wolf Lake (film)', 'Lake Wolf'].",
+             _say("user", "Which festival screened Marsh Bell in 2016?"),
+             _call("Search", "Marsh Bell", "Could not find [Marsh Bell]. Similar: ['Marsh Bell (film)', 'Bell Marsh'].",
                    is_error=True),
-             _call("Search", "Wolf Lake (film)", "Wolf Lake is a 2016 film screened at the 69th Cannes Film Festival."),
+             _call("Search", "Marsh Bell (film)", "Marsh Bell is a 2016 film screened at the 12th Oresund Film Festival."),
              _call("Finish", "Venice Film Festival", "Episode finished, reward = 0")]
     comp = compile_offline(_native("got-past-1", turns, False))
     assert [e.turns for e in comp.evidence] == [[4]]
@@ -1377,45 +1377,45 @@ def test_errors_that_differ_only_by_what_was_sent_are_one_cause():
     """Each search sent a name inside quote marks and got 'Could not find ["<name>"]' with its own
     list: one defect, told once, with the error's shape and the quote marks named."""
     turns = [_say("system", "Answer with Search[...] and Finish[...]."),
-             _say("user", "Which comedy did Nick Park make with zoo animals?"),
-             _call("Search", '"Wallace and Gromit"', 'Could not find ["Wallace and Gromit"]. Similar: '
-                   "['Wallace and Gromit', 'A Close Shave'].", is_error=True),
-             _call("Search", '"Nick Park"', "Could not find [\"Nick Park\"]. Similar: ['Nick Park', 'Chicken Run'].",
+             _say("user", "Which comedy did Odile Marsh make with zoo animals?"),
+             _call("Search", '"Tin and Tally"', 'Could not find ["Tin and Tally"]. Similar: '
+                   "['Tin and Tally', 'A Near Miss'].", is_error=True),
+             _call("Search", '"Odile Marsh"', "Could not find [\"Odile Marsh\"]. Similar: ['Odile Marsh', 'Hen Dash'].",
                    is_error=True)]
     items = _checked(_native("quoted-1", turns, False))
     one = next(e for e in items if e.decision.startswith("Called Search 2 times"))
     assert one.decision == ('Called Search 2 times with different arguments (turns 2 and 3), and each was answered with '
                             'an error that reads "Could not find […]." around what it sent; no later Search call went '
                             'through.')
-    assert one.notes == ['Each of these arguments was sent inside quote marks, as "Nick Park".']
+    assert one.notes == ['Each of these arguments was sent inside quote marks, as "Odile Marsh".']
 
 
 def test_an_answer_read_off_an_error_list_is_said_so():
     """The name it answered came from an error's list of near names, a page it never opened."""
     turns = [_say("system", "Answer with Search[...] and Finish[...]."),
-             _say("user", "Which club signee was a rookie contender for the Wolves?"),
-             _call("Search", "Wolves", "Could not find [Wolves]. Similar: ['Minnesota Wolves', 'Ann Edwards (basketball)'].",
+             _say("user", "Which club signee was a rookie contender for the Herons?"),
+             _call("Search", "Herons", "Could not find [Herons]. Similar: ['Dunmore Herons', 'Ada Kettering (basketball)'].",
                    is_error=True),
-             _call("Search", "Minnesota Wolves", "The Minnesota Wolves are a basketball team based in Minneapolis."),
-             _call("Finish", "Ann Edwards", ""),
-             {"type": "answer", "role": "assistant", "content": "Ann Edwards"}]
+             _call("Search", "Dunmore Herons", "The Dunmore Herons are a basketball team based in Dunmore."),
+             _call("Finish", "Ada Kettering", ""),
+             {"type": "answer", "role": "assistant", "content": "Ada Kettering"}]
     notes = [n for e in _checked(_native("offered-1", turns, False)) for n in e.notes]
-    assert ('The answer it gave, "Ann Edwards", appears in no look-up that went through, only in the error Search '
-            'returned at turn 2: "Could not find [Wolves]. Similar: [\'Minnesota Wolves\', \'Ann Edwards (basketball)\']."'
+    assert ('The answer it gave, "Ada Kettering", appears in no look-up that went through, only in the error Search '
+            'returned at turn 2: "Could not find [Herons]. Similar: [\'Dunmore Herons\', \'Ada Kettering (basketball)\']."'
             ) in notes, notes
 
 
 def test_a_retry_without_the_quote_marks_says_so():
     """The search that failed sent its name inside quote marks; the one that went through did not."""
     turns = [_say("system", "Answer with Search[...] and Finish[...]."),
-             _say("user", "Which comedy did Nick Park make with zoo animals?"),
-             _call("Search", '"Wallace and Gromit"', 'Could not find ["Wallace and Gromit"]. Similar: '
-                   "['Wallace and Gromit', 'Nick Park'].", is_error=True),
-             _call("Search", "Nick Park", "Nick Park is a British animator who created Creature Comforts."),
-             _call("Finish", "Creature Comforts", ""),
-             {"type": "answer", "role": "assistant", "content": "Creature Comforts"}]
+             _say("user", "Which comedy did Odile Marsh make with zoo animals?"),
+             _call("Search", '"Tin and Tally"', 'Could not find ["Tin and Tally"]. Similar: '
+                   "['Tin and Tally', 'Odile Marsh'].", is_error=True),
+             _call("Search", "Odile Marsh", "Odile Marsh is a British animator who created Paper Zoo."),
+             _call("Finish", "Paper Zoo", ""),
+             {"type": "answer", "role": "assistant", "content": "Paper Zoo"}]
     retry = next(e for e in _checked(_native("quote-retry-1", turns, True)) if e.decision.startswith("After Search"))
-    assert retry.notes[-1] == ('The call that failed sent its text inside quote marks, as "Wallace and Gromit"; the one '
+    assert retry.notes[-1] == ('The call that failed sent its text inside quote marks, as "Tin and Tally"; the one '
                                'that went through sent none.')
 
 

@@ -19,13 +19,13 @@ def _notes(record: dict) -> str:
     return "\n".join(n for e in comp.evidence for n in e.notes) + "\n" + "\n".join(e.support for e in comp.evidence)
 
 
-def _reservation(rid: str, price: int, dob: str = "1957-10-05") -> str:
+def _reservation(rid: str, price: int, dob: str = "1961-03-17") -> str:
     return json.dumps({"reservation_id": rid, "user_id": "ana_perez_1180", "origin": "ORD", "destination": "PHL",
                        "flight_type": "one_way", "cabin": "economy",
                        "flights": [{"origin": "ORD", "destination": "PHL", "flight_number": "HAT271",
                                     "date": "2024-05-10", "price": price}],
                        "passengers": [{"first_name": "Ana", "last_name": "Perez", "dob": dob}],
-                       "payment_history": [{"payment_id": "gift_card_5094406", "amount": price + 60}],
+                       "payment_history": [{"payment_id": "gift_card_6627091", "amount": price + 60}],
                        "created_at": "2024-05-08T19:01:02", "total_baggages": 1, "nonfree_baggages": 0,
                        "insurance": "no"})
 
@@ -35,12 +35,12 @@ def _certificate_run() -> dict:
         _msg("system", AIRLINE_SYSTEM),
         _msg("user", "Hi, I'm ana_perez_1180. My flight was cancelled and I missed a meeting, I want compensation."),
         _call("get_user_details", {"user_id": "ana_perez_1180"},
-              json.dumps({"user_id": "ana_perez_1180", "membership": "gold", "reservations": ["WUNA5K"]})),
-        _call("get_reservation_details", {"reservation_id": "WUNA5K"}, _reservation("WUNA5K", 100)),
+              json.dumps({"user_id": "ana_perez_1180", "membership": "gold", "reservations": ["ZP4LQ8"]})),
+        _call("get_reservation_details", {"reservation_id": "ZP4LQ8"}, _reservation("ZP4LQ8", 100)),
         _msg("assistant", "I can offer a certificate as a gesture. Shall I go ahead?"),
         _msg("user", "yes please"),
         _call("send_certificate", {"user_id": "ana_perez_1180", "amount": 100},
-              "Certificate certificate_3221322 added to user ana_perez_1180 with amount 100."),
+              "Certificate certificate_5078114 added to user ana_perez_1180 with amount 100."),
         {"type": "episode_over"})
     return _record("cert", "airline", "compensation", turns, False)
 
@@ -59,19 +59,19 @@ def test_a_number_nowhere_before_is_still_told():
 def _booking_run(said: str, pay: int) -> dict:
     booking = {"user_id": "ana_perez_1180", "origin": "ORD", "destination": "PHL", "flight_type": "one_way",
                "cabin": "economy", "flights": [{"flight_number": "HAT271", "date": "2024-05-26"}],
-               "passengers": [{"first_name": "Ana", "last_name": "Perez", "dob": "1957-10-05"},
+               "passengers": [{"first_name": "Ana", "last_name": "Perez", "dob": "1961-03-17"},
                               {"first_name": "Kevin", "last_name": "Smith", "dob": "2001-04-12"}],
-               "payment_methods": [{"payment_id": "gift_card_5094406", "amount": pay}],
+               "payment_methods": [{"payment_id": "gift_card_6627091", "amount": pay}],
                "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no"}
     # the first try left Kevin out: only the user's words can have shown his date of birth
     first = dict(booking, passengers=booking["passengers"][:1],
-                 payment_methods=[{"payment_id": "gift_card_5094406", "amount": 300}])
+                 payment_methods=[{"payment_id": "gift_card_6627091", "amount": 300}])
     turns = _turns(
         _msg("system", AIRLINE_SYSTEM),
         _msg("user", f"Book ORD to PHL on May 26 for me and my friend Kevin Smith, {said}. Use my gift card."),
         _call("get_user_details", {"user_id": "ana_perez_1180"},
-              json.dumps({"user_id": "ana_perez_1180", "dob": "1957-10-05",
-                          "payment_methods": {"gift_card_5094406": {"source": "gift_card", "amount": 900}}})),
+              json.dumps({"user_id": "ana_perez_1180", "dob": "1961-03-17",
+                          "payment_methods": {"gift_card_6627091": {"source": "gift_card", "amount": 900}}})),
         _call("book_reservation", first, "Error: payment amount does not add up, total price is 305, but paid 300.",
               is_error=True),
         _msg("assistant", "Booking again with the right total."),
