@@ -70,12 +70,11 @@ def answer_kind(text: str) -> str:
     if opening:
         end = _SENTENCE_END.search(text, opening.end())
         rest = text[opening.end():end.end() if end else len(text)]  # the rest of the agreeing sentence
-    if _INSTEAD.search(text):
-        pass
-    elif _ONLY_OKAY.match(first) or (opening and not _HOLDS_BACK.search(rest)):
-        return AGREES
-    elif not opening and _GO_AHEAD.search(text) and not _HOLDS_BACK.search(text):
-        return AGREES  # "Change of plan. Please go ahead with the cancellation."
+    if not _INSTEAD.search(text):  # a counter-proposal anywhere is never plain agreement
+        if _ONLY_OKAY.match(first) or (opening and not _HOLDS_BACK.search(rest)):
+            return AGREES
+        if not opening and _GO_AHEAD.search(text) and not _HOLDS_BACK.search(text):
+            return AGREES  # "Change of plan. Please go ahead with the cancellation."
     return UNSURE if _AFFIRM_ANYWHERE.search(text) else ASKS
 
 

@@ -356,14 +356,8 @@ def record_rule_notes(r: Reading, c: Call, limit: int = 2) -> list[str]:
         src = by_n.get(a.seen_at)
         if src is None:
             continue
-        key = re.sub(r"\[\d+\]", "", a.path).split(".")[-1]
-        parsed = r.memo.get(f"notes.json:{src.n}", ...)
-        if parsed is ...:  # each answer parsed once per run, however many arguments point into it
-            try:
-                parsed = json.loads(src.turn.result or "")
-            except ValueError:
-                parsed = None
-            r.memo[f"notes.json:{src.n}"] = parsed
+        key = _last_key(a.path)
+        parsed = _parsed(r, src)  # each answer parsed once per run, however many arguments point into it
         sent = any(_last_key(p) == key and v == a.value for p, v in leaves(src.turn.arguments))
         record = _record_holding(parsed, key, a.value, sent)
         fields = [(k, v) for k, v in (record or {}).items() if isinstance(v, str) and v.strip()
@@ -435,7 +429,7 @@ def used_record(r: Reading, c: Call, taken: list[tuple[str, object]]) -> str | N
     for path, value in taken:
         if not isinstance(value, str) or not value.strip():
             continue
-        key = re.sub(r"\[\d+\]", "", path).split(".")[-1]
+        key = _last_key(path)
         record = _record_holding(parsed, key, value)
         if record is not None and record is not parsed:
             shown = json.dumps(record, ensure_ascii=False)

@@ -18,6 +18,7 @@ import re
 from functools import lru_cache
 
 from .reading import Call, Reading, leaves
+from .told_numbers import _last_key
 
 FIELDS_SHOWN = 3
 SENTENCE_WIDTH = 200
@@ -119,7 +120,7 @@ def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, st
         if words is None or words[0] not in all_said:
             continue
         first, pattern, single = words[0], _phrase(words), len(words) == 1
-        key = re.sub(r"\[\d+\]", "", str(path)).split(".")[-1]
+        key = _last_key(str(path))
         if _key_words(key)[-1:] in (("id",), ("ids",)) or key.lower().endswith("id") or pattern.search(told):
             continue  # an id says which record, not what it holds
         hits = [(n, s) for n, s, low in said_low if first in low and pattern.search(low)

@@ -3,8 +3,9 @@
 The system prompt is cut into sentences; a sentence with a rule word (must, cannot,
 only, at most, ...) bears on a call when it names the call's action (the verb the
 tool name starts with) and one of its argument values. Two breaches are checked, not guessed:
-an "at most N thing" limit exceeded in the arguments, and a confirmation rule with
-no user agreement right before the call.
+an "at most N thing" limit exceeded in the arguments, and a confirmation rule the log plainly
+shows broken (compilers/consent.py: the user's last message before the call agreed to nothing,
+held the agent back, or asked for something new after an agreed change).
 """
 
 from __future__ import annotations
