@@ -91,3 +91,15 @@ def test_a_task_type_not_gathered_keeps_its_results_and_a_gone_one_drops_them(tm
     same_task_memo.save(tmp_path, memo, {"airline", "retail"}, {"airline"})
     back = same_task_memo.load(tmp_path).known
     assert set(back) == {"airline", "retail"} and back["retail"] == {"a" * 64: "null"}
+
+
+def test_a_damaged_entry_is_made_again_and_a_memo_that_cannot_be_written_costs_only_speed(tmp_path):
+    runs = _corpus()
+    fresh = _same_task(runs)
+    broken = {kind: {key: text[:-3] for key, text in results.items()} for kind, results in _memo_of(runs).items()}
+    assert _same_task(runs, SameTaskMemo(broken)) == fresh  # each cut entry compared again, not a traceback
+    memo = SameTaskMemo()
+    gather(copy.deepcopy(runs), memo=memo)
+    (tmp_path / ".wikitrace").write_text("a file where the folder should be")
+    same_task_memo.save(tmp_path, memo, {"airline"}, {"airline"})  # no error: the next command compares again
+    assert same_task_memo.load(tmp_path).known == {}

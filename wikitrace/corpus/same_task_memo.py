@@ -81,10 +81,16 @@ class SameTaskMemo:
         kind = kind_of(members[0]) if members else ""
         key = self.digest(trials, members)
         text = self.known.get(kind, {}).get(key)
+        try:
+            result = json.loads(text) if text is not None else None  # a fresh object: the rewrites edit it in place
+        except ValueError:  # a damaged entry is only a comparison to make again
+            text = None
         if text is None:
-            text = json.dumps(trials.compare(members))
+            result = trials.compare(members)
+            text = json.dumps(result)
+            result = json.loads(text)  # the same shape a kept result has (tuples as lists)
         self.used.setdefault(kind, {})[key] = text
-        return json.loads(text)  # a fresh object each time: the rewrites edit it in place
+        return result
 
 
 def load(root: Path) -> SameTaskMemo:
@@ -108,6 +114,9 @@ def save(root: Path, memo: SameTaskMemo, kinds: set[str], gathered: set[str]) ->
 
     entries = {kind: dict(sorted((memo.used if kind in gathered else memo.known).get(kind, {}).items()))
                for kind in sorted(kinds)}
-    write_atomic(Path(root) / ".wikitrace" / FILE, json.dumps(
-        {"format": _FORMAT, "code": _code_digest(), "entries": {k: v for k, v in entries.items() if v}}) + "\n",
-        mode=0o644)
+    try:
+        write_atomic(Path(root) / ".wikitrace" / FILE, json.dumps(
+            {"format": _FORMAT, "code": _code_digest(), "entries": {k: v for k, v in entries.items() if v}}) + "\n",
+            mode=0o644)
+    except OSError:
+        pass  # only a speed-up for the next command: without it every comparison is made again
