@@ -96,11 +96,12 @@ class TreeMemory:
     ``ru_maxrss`` from ``wait4`` is the largest single process, not the build: the main
     process, the run reader and the page writer are separate interpreters, and the
     machine has to hold them at once. Shared library pages are counted once per process,
-    so the figure errs high."""
+    so the figure errs high. Each sample reads every process's stat file, so it is taken four
+    times a second, not more: the sampler must not cost the build it measures."""
 
     PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 
-    def __init__(self, root: int, every: float = 0.05):
+    def __init__(self, root: int, every: float = 0.25):
         self.root, self.every, self.peak_kb = root, every, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)

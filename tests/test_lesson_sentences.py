@@ -393,6 +393,19 @@ def test_a_run_the_harness_stopped_while_browsing_is_taught_so_and_no_other_is(r
     assert "stopped by the harness: " in lessons[0].detail
 
 
+def test_the_fixtures_hold_a_run_taught_it_was_stopped_by_the_harness():
+    """The check above reads something: at least one importer fixture, read as failed, is taught it."""
+    import dataclasses
+
+    def stopped(run) -> bool:
+        failed = dataclasses.replace(run, outcome=Outcome(
+            success=False, steps=count_steps(run.turns), score=run.outcome.score if run.outcome else None,
+            ended_by=run.outcome.ended_by if run.outcome else run.source.get("ended_by")))
+        return any(i.key == "stopped" for i in compile_offline(failed).insights)
+
+    assert any(stopped(run) for run in RUNS)
+
+
 def test_a_success_whose_edit_changed_the_line_the_tasks_trace_names_says_so():
     """An issue with a stack trace naming Cart.java:42, an edit of lines 40 to 44 of that file, a
     submit: the procedure's source says the trace's line is the one the edit changed; an edit of

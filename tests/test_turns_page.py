@@ -88,7 +88,9 @@ def test_bundled_example_runs_same_bytes(engine_dir):
 def test_tau_bench_runs_same_bytes(engine_dir):
     if not TAU_BENCH.exists():
         pytest.skip(f"tau-bench runs not present at {TAU_BENCH} (set WIKITRACE_DATA to the shared data folder)")
-    for run in _runs(TAU_BENCH)[:60]:
+    runs = _runs(TAU_BENCH)[:60]
+    assert runs, f"no run could be read from {TAU_BENCH}"
+    for run in runs:
         fast, engine = _both(run, engine_dir)
         assert fast == engine, run.run_id
 
