@@ -79,9 +79,16 @@ _CODE = re.compile(r"`[^`]*`")
 _PATH = re.compile(r"(?:[\w.~-]*/)+[\w.-]+|\b[\w-]+\.(?:[a-z]{1,5})\b")
 
 
+# A pointer to another insight's page (corpus/peers.py: the lesson the failed runs that ended the
+# same way teach, or the one most successful runs that met it teach) quotes that page's title:
+# another lesson's words, not this one's, so the distinct counts leave it out.
+_POINTER = re.compile(r' [^."]*"[^"]*" \(counts under Evidence\)\.')
+
+
 def masked(text: str) -> str:
-    """A lesson as the distinct counts see it: quoted code, paths, ids and numbers masked."""
-    out = _CODE.sub("Q", text)
+    """A lesson as the distinct counts see it: pointers to other insights left out, quoted code,
+    paths, ids and numbers masked."""
+    out = _CODE.sub("Q", _POINTER.sub("", text))
     out = _PATH.sub("P", out)
     return " ".join(generic(out).lower().split())
 

@@ -43,6 +43,13 @@ def test_the_lesson_is_measured_without_task_text_and_with_values_masked():
     assert lesson_quality.near_distinct([lesson_quality.masked(t) for t in same]) == 1
     other = "When get_order answers \"Error: the store is closed\", wait and call it again later."
     assert lesson_quality.near_distinct([lesson_quality.masked(t) for t in same + [other]]) == 2
+    # a pointer to another insight quotes that page's title: not this lesson's words
+    base = "Before cancel_order, look up the order."
+    assert lesson_quality.masked(base + " Failed runs ended this way too; the lesson they teach most often is the "
+                                 "check to make first: \"Ask before refunding\" (counts under Evidence).") == \
+        lesson_quality.masked(base)
+    own = base + " Successful runs of this task type did so more often (counts under Evidence)."
+    assert lesson_quality.masked(own) != lesson_quality.masked(base)  # this lesson's own advice stays
 
 
 def test_a_leak_a_bad_quote_and_a_wrong_count_are_counted(tmp_path, monkeypatch):
