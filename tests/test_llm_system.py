@@ -24,12 +24,12 @@ def test_each_variant_gets_its_own_message():
     for _ in range(2):  # the second pass is answered from what the first rendered
         for prompt in variants:
             for mode in ("json_schema", "text"):
-                assert systems.system(prompt, mode) == _rendered(prompt, mode)
-    assert len({systems.system(p, "json_schema") for p in variants}) == len(variants)
+                assert systems.system_and_json(prompt, mode)[0] == _rendered(prompt, mode)
+    assert len({systems.system_and_json(p, "json_schema")[0] for p in variants}) == len(variants)
 
 
 def test_more_variants_than_kept_are_still_right():
     systems = SystemMessages(None)
     for i in range(150):
         prompt = _prompt(f"instructions number {i}")
-        assert systems.system(prompt, "json_schema") == _rendered(prompt, "json_schema")
+        assert systems.system_and_json(prompt, "json_schema")[0] == _rendered(prompt, "json_schema")

@@ -24,32 +24,32 @@ class SystemMessages:
         self._rendered: dict[tuple, tuple[str, str]] = {}
         self._instructions: dict[tuple, str] = {}
 
-    def system(self, prompt: Prompt, mode: str) -> str:
-        """The system message of ``prompt`` in ``mode``."""
-        return self.system_and_json(prompt, mode)[0]
+    @staticmethod
+    def _variant(prompt: Prompt, mode: str, **ctx) -> tuple[str, tuple, dict]:
+        """The template, the variant's key and its context (prompt_views.build_prompt makes
+        every value a str, an int or None, so the key hashes)."""
+        ctx = {**prompt.system_ctx, **ctx}
+        name = f"prompts/compile_{ctx['outcome']}.system.j2"
+        return name, (name, mode, tuple(sorted(ctx.items()))), ctx
 
-    def system_and_json(self, prompt: Prompt, mode: str) -> tuple[str, str | None]:
-        """The system message and its JSON string (None: not kept, encoded where needed)."""
-        name = f"prompts/compile_{prompt.system_ctx['outcome']}.system.j2"
-        try:
-            key = (name, mode, tuple(sorted(prompt.system_ctx.items())))
-            hash(key)
-        except TypeError:  # a value that cannot key a dict: rendered every time
-            return render(name, self.templates, mode=mode, **prompt.system_ctx), None
+    def system_and_json(self, prompt: Prompt, mode: str) -> tuple[str, str]:
+        """The system message of ``prompt`` in ``mode`` and its JSON string."""
+        name, key, ctx = self._variant(prompt, mode)
         made = self._rendered.get(key)
         if made is None:
             if len(self._rendered) >= _KEPT:
                 self._rendered.clear()
-            text = render(name, self.templates, mode=mode, **prompt.system_ctx)
+            text = render(name, self.templates, mode=mode, **ctx)
             made = self._rendered[key] = (text, encode_basestring(text))
         return made
 
     def instructions(self, prompt: Prompt, mode: str) -> str:
         """The compiler's own instructions (without the agent's), normalised, to spot answers
         that echo them."""
-        name = f"prompts/compile_{prompt.system_ctx['outcome']}.system.j2"
-        ctx = dict(prompt.system_ctx, solver_prompt=None)
-        key = (name, mode, repr(sorted(ctx.items())))
-        if key not in self._instructions:  # the same few variants recur on every run of a build
-            self._instructions[key] = norm(render(name, self.templates, mode=mode, **ctx))
-        return self._instructions[key]
+        name, key, ctx = self._variant(prompt, mode, solver_prompt=None)
+        made = self._instructions.get(key)
+        if made is None:  # the same few variants recur on every run of a build
+            if len(self._instructions) >= _KEPT:
+                self._instructions.clear()
+            made = self._instructions[key] = norm(render(name, self.templates, mode=mode, **ctx))
+        return made
