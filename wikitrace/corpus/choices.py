@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .applies import key_tool
 from .fisher import verdict as _verdict
 from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM
 
@@ -57,8 +58,7 @@ def relevant(key: str, splits: list[dict], shown: int = 4) -> list[dict]:
     tool, the queries and answers sent with it; an insight about no tool (a loop, an idle run)
     gets the query choices of every tool."""
     fields = key.split("|")
-    tool = fields[1].split(" ")[0].split(":")[0] if len(fields) > 1 and fields[0] in (
-        "error", "went-through", "procedure", "answer", "hand-off", "loop") else None
+    tool = key_tool(key)
     out = []
     for c in splits:
         kind, about = c["pattern"].split("|")[:2]
