@@ -16,7 +16,7 @@ from .insight_words import answer_seen_in, expected_answer, followed, free_form,
 from .arguments import _last_key, _seen, check_arguments
 from .reading import Call, Reading, leaves
 from .insight_parts import rules_once
-from .text import clip
+from .text import clip, clip_words
 
 
 def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
@@ -379,29 +379,20 @@ def record_rule_notes(r: Reading, c: Call, limit: int = 2) -> list[str]:
 REASON_WIDTH = 300
 
 
-def _head(text: str, width: int) -> str:
-    """The whitespace-folded start of ``text``, cut at a word end and marked with … when cut."""
-    flat = " ".join(text.split())
-    if len(flat) <= width:
-        return flat
-    cut = flat[:width]
-    return (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip() + "…"
-
-
 def reason_note(r: Reading, c: Call, width: int = REASON_WIDTH) -> list[str]:
     """What the agent wrote about a change before making it, quoted from the start: the call's own
     reasoning when the log keeps one, else its last message since its previous call (the plan it
     put to the user, the rule it cited). It is the why of the call in the agent's own words, and
     what a reader compares with the observation the call rests on."""
     if (c.turn.reasoning or "").strip():
-        return [f"The agent wrote with this call (turn {c.n}): \"{_head(c.turn.reasoning, width)}\""]
+        return [f"The agent wrote with this call (turn {c.n}): \"{clip_words(c.turn.reasoning, width)}\""]
     previous = max((x.n for x in r.calls if x.n < c.n), default=-1)
     harness = {t.turn for t in r.harness}
     said = next((t for t in reversed(r.run.turns) if previous < t.turn < c.n and t.type == "message"
                  and t.role == "assistant" and (t.content or "").strip() and t.turn not in harness), None)
     if said is None:
         return []
-    return [f"The agent's last message before it (turn {said.turn}): \"{_head(said.content, width)}\""]
+    return [f"The agent's last message before it (turn {said.turn}): \"{clip_words(said.content, width)}\""]
 
 
 RECORD_WIDTH = 240

@@ -18,6 +18,7 @@ import re
 from functools import lru_cache
 
 from .reading import Call, Reading, leaves
+from .text import clip_words
 from .told_numbers import _last_key
 
 FIELDS_SHOWN = 3
@@ -86,13 +87,6 @@ def _agent_sentences(r: Reading) -> list[tuple[int, list[str]]]:
     return found
 
 
-def _clip(sentence: str, width: int = SENTENCE_WIDTH) -> str:
-    if len(sentence) <= width:
-        return sentence
-    cut = sentence[:width]
-    return (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip() + "…"
-
-
 def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, str]]]]:
     """(field, value, [(turn, sentence)]) for each plain field of the call's JSON answer that a
     later sentence of the agent names: its first sentence and, from another turn, its last."""
@@ -129,7 +123,7 @@ def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, st
             continue
         seen.add(value.lower())
         quoted = [hits[0]] + ([hits[-1]] if hits[-1][0] != hits[0][0] else [])
-        out.append((key, value, [(n, _clip(s)) for n, s in quoted]))
+        out.append((key, value, [(n, clip_words(s, SENTENCE_WIDTH)) for n, s in quoted]))
         if len(out) >= FIELDS_SHOWN:
             break
     return out
@@ -151,5 +145,5 @@ def messages_notes(r: Reading, after: int, skip: int | None) -> list[str]:
     harness = {t.turn for t in r.harness}
     said = [t for t in r.run.turns if t.turn > after and t.turn != skip and t.turn not in harness
             and t.type == "message" and t.role == "assistant" and (t.content or "").strip()]
-    return [f"The agent wrote at turn {t.turn}: \"{_clip(' '.join(t.content.split()), MESSAGE_WIDTH)}\""
+    return [f"The agent wrote at turn {t.turn}: \"{clip_words(t.content, MESSAGE_WIDTH)}\""
             for t in said[:MESSAGES_SHOWN]]

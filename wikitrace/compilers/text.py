@@ -17,6 +17,15 @@ def clip(text: str | None, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+def clip_words(text: str, width: int) -> str:
+    """The whitespace-folded start of ``text``, cut at a word end and marked with … when cut."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    cut = flat[:width]
+    return (cut[: cut.rfind(" ")] if " " in cut else cut).rstrip() + "…"
+
+
 def shown_beside(text: str, other: str, limit: int = 80) -> str:
     """A value set beside another (an answer beside the one expected), whole when short: the
     lesson is often in a year or an ordinal ("69th") that masking or clipping would hide. A
