@@ -15,34 +15,18 @@ import re
 from pathlib import Path
 
 import pytest
+from fixture_runs import IMPORTERS, RUNS, relabeled
 
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.changes import what_ran
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.compilers.reading import is_harness_turn, is_read_only, read_run
-from wikitrace.runs import load
-from wikitrace.runs.model import Outcome, Run, RunError, Turn, count_steps
+from wikitrace.runs.model import Outcome, Run, Turn, count_steps
 
-ROOT = Path(__file__).parent.parent
-IMPORTERS = ROOT / "tests" / "fixtures" / "importers"
-EXAMPLES = ROOT / "examples"
 _LOOKS_FINE = re.compile(r"\b(looks|sounds|is|all) (good|fine|great|right|correct|perfect)\b|\bokay\b|\bok\b", re.I)
 _AGREE = re.compile(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|please do)\b|(?<!make )(?<!be )\bsure\b", re.I)
 
 
-def _runs() -> list[Run]:
-    report = load.LoadReport()
-    out = []
-    for path, _ in load._expand([IMPORTERS, EXAMPLES], report):
-        try:
-            fmt = load.detect(path)
-        except RunError:
-            continue  # outcome tables and other companions
-        out += [r for r in load._read(path, fmt) if isinstance(r, Run)]
-    return out
-
-
-RUNS = _runs()
 
 
 def test_every_format_is_here():
@@ -833,9 +817,7 @@ def _description(c: Check, text: str) -> None:
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")
 @pytest.mark.parametrize("success", [True, False], ids=["as-success", "as-failure"])
 def test_every_sentence_is_true_of_its_run(run, success):
-    score = run.outcome.score if run.outcome else None
-    run.outcome = Outcome(success=success, steps=count_steps(run.turns), score=score,
-                          ended_by=run.outcome.ended_by if run.outcome else run.source.get("ended_by"))
+    run = relabeled(run, success)
     comp = compile_offline(run)
     c = Check(run)
     _description(c, comp.description)
@@ -852,7 +834,7 @@ def test_swe_agent_instruction_is_no_user_agreement():
     runs = [r for r in RUNS if r.source.get("format") in ("swe-agent", "mini-swe-agent")]
     assert runs
     for run in runs:
-        run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+        run = relabeled(run, True)
         comp = compile_offline(run)
         assert not any("user agreed" in e.decision for e in comp.evidence)
         assert not read_run(run).has_interlocutor  # the template and the harness's reminders are nobody's reply
@@ -862,8 +844,7 @@ def test_swe_agent_instruction_is_no_user_agreement():
 
 def test_a_user_reply_is_an_agreement():
     """The Claude Code session's "yes, go ahead" answers the agent's question: the Edit after it was agreed to."""
-    run = next(r for r in RUNS if r.run_id == "7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14")
-    run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+    run = relabeled("7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14", True)
     decisions = [e.decision for e in compile_offline(run).evidence]
     assert "Called Edit at turn 6, changing `/home/dev/ledger/ledger/invoice.py` (in `total`), after the user agreed." \
         in decisions
@@ -872,8 +853,7 @@ def test_a_user_reply_is_an_agreement():
 def test_fail_edit_pass_says_what_changed_and_that_the_tests_passed():
     for run_id, edited, function in [("7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14", "/home/dev/ledger/ledger/invoice.py", "total"),
                                      ("lumen__cli-3", "/lumen__cli/lumen/cli.py", "parse_args")]:
-        run = next(r for r in RUNS if r.run_id == run_id)
-        run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+        run = relabeled(run_id, True)
         comp = compile_offline(run)
         item = next(e for e in comp.evidence if "then went through" in e.decision)
         assert f"changed `{edited}` (in `{function}`)" in item.decision
@@ -883,8 +863,7 @@ def test_fail_edit_pass_says_what_changed_and_that_the_tests_passed():
 
 def test_a_failure_page_keeps_the_only_source_edit():
     """Ten errors of look-ups and a loop compete for eight slots; the one edit and the submit stay."""
-    run = next(r for r in RUNS if r.run_id == "lumen__parser-7")
-    run.outcome = Outcome(success=False, steps=count_steps(run.turns))
+    run = relabeled("lumen__parser-7", False)
     comp = compile_offline(run)
     edit = next(t.turn for t in run.actions if t.name == "edit")
     submit = next(t.turn for t in run.actions if t.name == "submit")
@@ -1050,8 +1029,7 @@ def test_a_failed_submit_names_its_diff_and_the_missing_program_comes_after_the_
 def test_a_repeated_error_is_told_once():
     """The same call answered with the same error three times is one item that says the run never got
     past it, not an error item and a repetition item about the same call."""
-    run = next(r for r in RUNS if r.run_id == "lumen__parser-7")
-    run.outcome = Outcome(success=False, steps=count_steps(run.turns))
+    run = relabeled("lumen__parser-7", False)
     items = _checked(run)
     loop = next(e for e in items if e.decision.startswith("Repeated the same call mvn("))
     assert loop.decision.endswith("; no later mvn call went through.")
