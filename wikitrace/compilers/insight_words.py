@@ -16,6 +16,7 @@ from .changes import edit_of
 from .json_fields import fields_at_depth
 from .reading import Call, Reading, _occurs, is_command_line, leaves, t_is_user
 from .text import clip, generic
+from .user_picks import singled_out
 
 # A call that hands the conversation to a person: its failure is about *whether* to hand
 # off, never about its arguments.
@@ -357,8 +358,10 @@ def picked(r: Reading, c: Call) -> list[Pick]:
     too is a set it kept), when no user message before the call holds the value in any form a
     user writes it, nor another name of the record it sits in (a saved passenger the user named,
     a card by its brand). An answer that also states the value as a field's only value (a
-    reservation's own origin beside its flights' origins) is no listing of it. The log proves
-    only that the agent chose it among others unasked."""
+    reservation's own origin beside its flights' origins) is no listing of it, and a value whose
+    record the user's words single out among the listed ones' (``user_picks.singled_out``) is the
+    user's pick. The listing named is the first that showed the value, where the agent could
+    have learned it. The log proves only that the agent chose it among others unasked."""
     key = f"picked:{c.n}"
     if key in r.memo:
         return r.memo[key]
@@ -381,7 +384,7 @@ def picked(r: Reading, c: Call) -> list[Pick]:
         if a.seen_at is None or len(text) < 3 or told(text):
             continue
         low = text.lower()
-        for t in reversed(answers):
+        for t in answers:
             if low not in r.lower(t):
                 continue  # cheap: an answer whose text lacks the value holds no listing of it
             if _other_record(mine, t):
@@ -399,7 +402,7 @@ def picked(r: Reading, c: Call) -> list[Pick]:
                 continue  # this answer states it as a field's only value: an earlier listing may hold the choice
             choice = next(((k, d) for (k, d), values in sorted(listings.items())
                            if not sent & (set(values) - {text})), None)
-            if choice is not None and t.turn in by_turn:
+            if choice is not None and t.turn in by_turn and not singled_out(r, c.n, text, listings[choice]):
                 out.append(Pick(a.path, text, by_turn[t.turn], choice[0], list(listings[choice])))
             break
     r.memo[key] = out
