@@ -598,12 +598,12 @@ def _note(c: Check, text: str, n: int) -> None:
             assert not any(value.lower() in (t.content or "").lower() for t in c.run.turns
                            if t.turn < n and t.type == "message" and t.role == "user")
         return
-    m = re.fullmatch(r"`(.+?)` is (.+): no earlier turn holds it word for word, but (\d+) of its (\d+) main words are "
-                     r"in (?:the user message|what (\S+) returned) at turn (\d+)\.", text)
+    m = re.fullmatch(r"`(.+?)` is (.+), close to (?:the user message|what (\S+) returned) at turn (\d+) \((\d+) of its "
+                     r"(\d+) main words\)\.", text)
     if m:  # a free-text value no turn holds whole, most of whose longer words one earlier turn holds
-        value, k, total, src = json.loads(m.group(2)), int(m.group(3)), int(m.group(4)), c.by_n[int(m.group(6))]
+        value, k, total, src = json.loads(m.group(2)), int(m.group(5)), int(m.group(6)), c.by_n[int(m.group(4))]
         assert src.turn < n and 2 * k > total >= 2 and not _held_anywhere(c, value, n), text
-        assert (src.name == m.group(5)) if m.group(5) else (src.type == "message" and src.role == "user")
+        assert (src.name == m.group(3)) if m.group(3) else (src.type == "message" and src.role == "user")
         words = set(re.findall(r"[^\W_]+", (src.result or src.content or "").lower().replace("\u2019", "'")))
         mains = {w for w in re.findall(r"[^\W_]+", value.lower()) if len(w) >= 4 or any(ch.isdigit() for ch in w)}
         forms = lambda w: {w, w + "s", w + "es", w[:-1] if w.endswith("s") else w, w[:-2] if w.endswith("es") else w}  # noqa: E731

@@ -384,6 +384,7 @@ def picked(r: Reading, c: Call) -> list[Pick]:
         if a.seen_at is None or len(text) < 3 or told(text):
             continue
         low = text.lower()
+        key, number = _last_key(a.path), isinstance(a.value, (int, float)) or text.replace(".", "", 1).isdigit()
         for t in answers:
             if low not in r.lower(t):
                 continue  # cheap: an answer whose text lacks the value holds no listing of it
@@ -391,6 +392,8 @@ def picked(r: Reading, c: Call) -> list[Pick]:
                 continue  # another reservation's look-up: its values are not the ones this call refers to
             fields = _fields_index(t.result or "")
             holding = fields.holding.get(text)
+            if holding and number:  # a number means what its field says: a price is no balance
+                holding = [h for h in holding if h[0] == key]
             if not holding:
                 continue
             listings = {(k, d): fields.listing(k, d) for k, d, _h in holding}

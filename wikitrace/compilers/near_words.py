@@ -11,6 +11,7 @@ from ..runs.model import Turn
 from .reading import Reading, t_is_user
 
 _TOKEN = re.compile(r"[^\W_]+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _stem(word: str) -> str:
@@ -31,8 +32,8 @@ def main_words(text: str) -> list[str]:
 
 def near_words(r: Reading, value, before: int) -> tuple[Turn, int, int] | None:
     """For a text value of two main words or more: the earliest turn before ``before`` (a user
-    message or an answer) that holds more than half of them and the most of any, with that count
-    and the value's count; None when no turn comes so close."""
+    message or an answer) one sentence of which holds more than half of them, and the most of any,
+    with that count and the value's count; None when no turn comes so close."""
     if not isinstance(value, str):
         return None
     wanted = main_words(value)
@@ -42,8 +43,12 @@ def near_words(r: Reading, value, before: int) -> tuple[Turn, int, int] | None:
     for t in r.facts:
         if t.turn >= before:
             break
-        have = {_stem(w) for w in _TOKEN.findall(r.lower(t).replace("\u2019", "'"))}
-        shared = sum(1 for w in wanted if w in have)
+        low = r.lower(t).replace("\u2019", "'")
+        if not any(w in low for w in wanted):
+            continue
+        # within one sentence: a long prompt holds most words somewhere, scattered
+        shared = max((sum(1 for w in wanted if w in {_stem(x) for x in _TOKEN.findall(sentence)})
+                      for sentence in _SENTENCE.split(low)), default=0)
         if 2 * shared > len(wanted) and (best is None or shared > best[1]):
             best = (t, shared, len(wanted))
     return best

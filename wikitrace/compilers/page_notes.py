@@ -37,8 +37,7 @@ def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
             close = near_words(r, a.value, c.n)
             if close is not None:  # the agent's own rewording of what a turn said: no discrepancy to flag
                 t, k, n = close
-                notes.append(f"`{a.path}` is {_val(a.value)}: no earlier turn holds it word for word, but {k} of its "
-                             f"{n} main words are in {_place_words(t)}.")
+                notes.append(f"`{a.path}` is {_val(a.value)}, close to {_place_words(t)} ({k} of its {n} main words).")
                 continue
             notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
     from .rules import _CONFIRM_WORDS

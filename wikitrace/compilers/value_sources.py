@@ -4,9 +4,9 @@ or, where the log records none of this tool, a value the agent picked among seve
 listed that the user's words did not pick. A value no earlier turn held is told by the call's
 checks (``page_notes.check_notes``), never here too.
 
-A value is credited to the first turn that showed it where the agent could have learned it: a
-user message or a look-up about the record the change acts on (a look-up of another record
-counts only when nothing else showed the value). A text value that look-ups of several records
+A value is credited to the first turn that showed it where the agent could have learned it: the
+user's first message that wrote it, else the first answer about the record the change acts on
+that gave it as a value (a look-up of another record counts only when nothing else showed it). A text value that look-ups of several records
 showed (a cabin class, a date two trips share) and the user never wrote is credited to none.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from ..runs.model import Turn
-from .arguments import _as_text, _last_key, _seen, check_arguments
+from .arguments import _NOT_JSON, _as_text, _json_fields, _last_key, _parsed, _seen, check_arguments
 from .expected_calls import _ABSENT, _differing, expected_changes, made_as_expected
 from .insight_words import _ids, _other_record, free_form, join, picked, top_key
 from .reading import Call, Reading, leaves, t_is_user
@@ -25,14 +25,21 @@ def _first_place(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
     """The first earlier user message or answer that showed the value, preferring those not about
     another record than the change's; None for a text value several records showed and no user."""
     key = _last_key(a.path)
-    places = [t for t in r.facts if t.turn < c.n and _seen(a.value, key, t, r.lower(t), names)]
+    if isinstance(a.value, (int, float)) or _as_text(a.value).isdecimal():
+        names = frozenset()  # a number is credited only where its own field (or the user) gave it, not beside a name
+    text = _as_text(a.value).lower()
+    places = [t for t in r.facts if t.turn < c.n and _seen(a.value, key, t, r.lower(t), names) and (
+        t_is_user(t) or _parsed(t.result or "") is _NOT_JSON or any(  # in a JSON answer: as a value, not a key
+            _as_text(v).lower() == text for _k, v in _json_fields(t.result or "")))]
     if not places:
         return None
     users = [t for t in places if t_is_user(t)]
+    if users:  # what the user wrote is where a value the user asked for came from
+        return users[0]
     mine = _ids(c.turn.arguments)
     own = [t for t in places if t_is_user(t) or not _other_record(mine, t)]
     answers = {json.dumps(t.arguments, sort_keys=True, default=str) for t in places if not t_is_user(t)}
-    if not users and not key.lower().endswith("id") and isinstance(a.value, str) and len(answers) > 1:
+    if not key.lower().endswith("id") and isinstance(a.value, str) and len(answers) > 1:
         return None  # a value records share (a cabin, a date): no one of them is where it came from
     return (own or places)[0]
 
