@@ -3,7 +3,7 @@
 A value the agent sent is no choice of its own when the user singled out its record: wrote
 values only that record holds (its route, its date), or wrote names the agent then tied to the
 value in one message ("your trip from Lisbon to Oslo is X1Y2Z3") that no look-up could have
-told it. Values are matched in every rendering ``renderings.py`` knows, and a value two of the
+told it, in one sentence. Values are matched in every rendering ``renderings.py`` knows, and a value two of the
 records share picks neither, so "gift card" picks no one gift card among two.
 
 Nothing here knows a benchmark: the records are found by their own ids in the run's answers.
@@ -66,7 +66,7 @@ def _names_written(text: str) -> set[str]:
     out: set[str] = set()
     for sentence in _SENTENCE.split(text or ""):
         words = _WORD.findall(sentence)
-        out.update(w.lower() for w in words[1:] if len(w) >= 3 and w[0].isupper() and w[1:].islower())
+        out.update(w.lower() for w in words[1:] if len(w) >= 3 and w.isalpha() and w[0].isupper() and w[1:].islower())
     return out
 
 
@@ -74,8 +74,9 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
     """Whether the user's words before turn ``before`` pick ``chosen``'s record among the
     ``candidates``' records (``chosen`` among them). Either the user wrote more of the values only
     its record holds than of any other record's, or an agent message before the call named
-    ``chosen``, no other candidate, and a name the user wrote that no answer before it held
-    (the agent matched the user's description to the record, and said so)."""
+    ``chosen`` in one sentence with a name the user wrote that no answer before it held, and named
+    no other candidate beside that name (the agent matched the user's description to the record,
+    and said so)."""
     said = [t for t in r.facts if t.turn < before and t_is_user(t)]
     if not said:
         return False
@@ -98,8 +99,13 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
     for t in r.run.turns:
         if t.turn >= before or t.type != "message" or t.role != "assistant" or not isinstance(t.content, str):
             continue
-        low = t.content.lower()
-        if chosen.lower() in low and not any(o in low for o in others) and any(
-                re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", low) for n in names):
-            return True
+        if chosen.lower() not in t.content.lower():
+            continue
+        sentences = [s for s in _SENTENCE.split(t.content.lower()) if s.strip()]
+        named = lambda n, s: re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", s) is not None  # noqa: E731
+        for n in names:
+            # the name beside the value in one sentence, and never beside another candidate in the message
+            if any(chosen.lower() in s and named(n, s) and not any(o in s for o in others) for s in sentences) and \
+                    not any(named(n, s) and any(o in s for o in others) for s in sentences):
+                return True
     return False
