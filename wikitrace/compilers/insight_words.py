@@ -345,11 +345,16 @@ def _other_record(mine: dict[str, str], look_up) -> bool:
     holds at its top level, an id the change sends under the same key with another value."""
     if not mine:
         return False
-    theirs = _ids(look_up.arguments)
-    answer = _parsed(look_up.result or "")
-    if isinstance(answer, dict):
-        theirs = {**_ids(answer), **theirs}
+    theirs = _look_up_ids(look_up.result or "", tuple(sorted(_ids(look_up.arguments).items())))
     return any(k in theirs and theirs[k] != v for k, v in mine.items())
+
+
+@lru_cache(maxsize=512)
+def _look_up_ids(result: str, sent: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The ids a look-up is about: those its answer holds at its top level, and those it was sent
+    (once per answer: every change of a run asks about the same look-ups)."""
+    answer = _parsed(result)
+    return {**(_ids(answer) if isinstance(answer, dict) else {}), **dict(sent)}
 
 
 def picked(r: Reading, c: Call) -> list[Pick]:

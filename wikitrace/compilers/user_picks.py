@@ -12,48 +12,77 @@ Nothing here knows a benchmark: the records are found by their own ids in the ru
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .arguments import _NOT_JSON, _parsed
 from .reading import Reading, is_read_only, leaves, t_is_user
-from .renderings import rendering_pattern
+from .renderings import _ISO_DATE, rendering_pattern
 
 
-def _own_records(node, value: str) -> list:
-    """The objects of a parsed answer whose own id is ``value``: held as ``id`` or filed under it."""
-    found, stack = [], [node]
+@lru_cache(maxsize=256)
+def _records_by_id(text: str) -> dict[str, frozenset[str]]:
+    """For a JSON answer: each object's own id (held as ``id``, or the key it is filed under) ->
+    the text values inside that object (three characters or more, not bare numbers), lower case.
+    One walk per answer text, however many values ask about it."""
+    data = _parsed(text)
+    if data is _NOT_JSON:
+        return {}
+    out: dict[str, set[str]] = {}
+    stack: list[tuple[object, str | None]] = [(data, None)]
     while stack:
-        node = stack.pop()
+        node, filed_under = stack.pop()
         if isinstance(node, dict):
-            if node.get("id") == value:
-                found.append(node)
-            for k, v in node.items():
-                if k == value and isinstance(v, dict):
-                    found.append(v)
-                elif isinstance(v, (dict, list)):
-                    stack.append(v)
+            own = {v for v in (node.get("id"), filed_under) if isinstance(v, str)}
+            if own:
+                values = _text_values(node)
+                for v in own:
+                    out.setdefault(v, set()).update(values)
+            stack.extend((v, k) for k, v in node.items() if isinstance(v, (dict, list)))
         elif isinstance(node, list):
-            stack.extend(v for v in node if isinstance(v, (dict, list)))
-    return found
+            stack.extend((v, None) for v in node if isinstance(v, (dict, list)))
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=256)
+def _answer_values(text: str) -> frozenset[str]:
+    data = _parsed(text)
+    return frozenset() if data is _NOT_JSON else frozenset(_text_values(data))
+
+
+def _text_values(node) -> set[str]:
+    return {v.lower() for _p, v in leaves(node) if isinstance(v, str) and len(v) >= 3 and not v.strip().isdigit()}
 
 
 def record_values(r: Reading, value: str, before: int) -> set[str]:
     """The text values (three characters or more, not bare numbers) of the record ``value`` names,
     as the answers before turn ``before`` showed it: the whole answer of a look-up sent that value,
     or an object holding it as its own id. Lower case, the value itself left out."""
-    out: set[str] = set()
+    return _records_before(r, before).get(value, set()) - {value.lower()}
+
+
+def _records_before(r: Reading, before: int) -> dict[str, set[str]]:
+    """Every record the answers before turn ``before`` showed, by the value that names it: built in
+    one pass over the run's answers (once per turn asked), not once per value."""
+    key = f"user_picks.records:{before}"
+    index = r.memo.get(key)
+    if index is not None:
+        return index
+    index = {}
     for t in r.facts:
-        if t.turn >= before or t.type != "function_call":
+        if t.turn >= before:
+            break
+        if t.type != "function_call" or not (t.result or "").lstrip().startswith(("{", "[")):
             continue
-        data = _parsed(t.result or "")
-        if data is _NOT_JSON:
-            continue
-        # a look-up sent the value answers with its record; a change sent it answers with the record it changed
-        sent = is_read_only(t) and isinstance(t.arguments, (dict, list)) and any(v == value for _p, v in leaves(t.arguments))
-        for record in ([data] if sent else []) + _own_records(data, value):
-            out.update(v.lower() for _p, v in leaves(record)
-                       if isinstance(v, str) and len(v) >= 3 and not v.strip().isdigit())
-    out.discard(value.lower())
-    return out
+        for own, values in _records_by_id(t.result or "").items():
+            index.setdefault(own, set()).update(values)
+        # a look-up sent a value answers with its record; a change sent it answers with the record it changed
+        if is_read_only(t) and isinstance(t.arguments, (dict, list)):
+            whole = _answer_values(t.result or "")
+            for _p, v in leaves(t.arguments):
+                if isinstance(v, str):
+                    index.setdefault(v, set()).update(whole)
+    r.memo[key] = index
+    return index
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -70,6 +99,18 @@ def _names_written(text: str) -> set[str]:
     return out
 
 
+def _names_no_answer_held(r: Reading, before: int) -> set[str]:
+    """The names the user wrote before turn ``before`` that no answer before it held (once per turn)."""
+    key = f"user_picks.names:{before}"
+    found = r.memo.get(key)
+    if found is None:
+        said = [t for t in r.facts if t.turn < before and t_is_user(t)]
+        answers = " ".join(r.lower(t) for t in r.facts if t.turn < before and t.type == "function_call")
+        found = r.memo[key] = {n for t in said for n in _names_written(t.content or "") if n not in answers
+                               or not re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", answers)}
+    return found
+
+
 def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> bool:
     """Whether the user's words before turn ``before`` pick ``chosen``'s record among the
     ``candidates``' records (``chosen`` among them). Either the user wrote more of the values only
@@ -84,15 +125,24 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
     records = {v: record_values(r, v, before) for v in dict.fromkeys(candidates)}
     shared = {x for v, xs in records.items() for x in xs if any(x in ys for w, ys in records.items() if w != v)}
 
+    def written(x: str) -> bool:
+        # a value of letters only is written with its first word whatever its rendering: a substring
+        # test passes over most values before the pattern is built
+        date = _ISO_DATE.fullmatch(x)
+        if date:  # every spelling of a date writes its day in digits
+            if str(int(date.group(3))) not in user_text:
+                return False
+        elif x.replace("_", " ").split()[0] not in user_text.replace("_", " "):
+            return False
+        return rendering_pattern(x).search(user_text) is not None
+
     def score(v: str) -> int:
-        return sum(1 for x in records.get(v, ()) if x not in shared and rendering_pattern(x).search(user_text))
+        return sum(1 for x in records.get(v, ()) if x not in shared and written(x))
 
     mine = score(chosen)
     if mine and all(score(v) < mine for v in records if v != chosen):
         return True
-    answers = " ".join(r.lower(t) for t in r.facts if t.turn < before and t.type == "function_call")
-    names = {n for t in said for n in _names_written(t.content or "")
-             if not re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", answers)}
+    names = _names_no_answer_held(r, before)
     if not names:
         return False
     others = [v.lower() for v in records if v != chosen]
