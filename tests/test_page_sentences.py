@@ -569,7 +569,18 @@ def _note(c: Check, text: str, n: int) -> None:
         mine = {a: v for a, v in sent.items() if isinstance(v, str) and (a == "id" or a.endswith("_id"))}
         for part in re.split(r"; (?=`)", m.group(1)):
             p = re.fullmatch(r"`(.+?)` (\".*?\") is one of the (\d+) values (\S+)'s answer \(turn (\d+)\) gave `(.+?)`, "
-                             r"and the user's words did not single it out \(the others: (.+?)\)", part)
+                             r"and no user message names it or what only its record holds \(the others: (.+?)\)", part)
+            d = re.fullmatch(r"`(.+?)` (\".*?\") is the one of the (\d+) values (\S+)'s answer \(turn (\d+)\) gave `(.+?)` "
+                             r"whose record the user's words describe", part)
+            if d is not None:  # a listed value the user's words picked, which the expected call does not send
+                value, k = json.loads(d.group(2)), int(d.group(5))
+                assert c.call(k).name == d.group(4) and k < n and not c.call(k).is_error
+                listed = [str(v) for key, _depth, v in _keyed(json.loads(c.call(k).result)) if key == d.group(6)]
+                assert value in listed and len(set(listed)) >= int(d.group(3)), (value, listed)
+                assert any(t.type == "message" and t.role == "user" and t.turn < n for t in c.run.turns)
+                expected = [e for e in json.loads(c.run.task.metadata["expected_calls"]) if e["name"] == call.name]
+                assert all(e["arguments"] != call.arguments for e in expected), part
+                continue
             if p is None:
                 ref = re.fullmatch(r"(.+) as told for the call at turn (\d+)", part)
                 if ref is not None:  # the same values, sent by an earlier call of the page

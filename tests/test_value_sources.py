@@ -69,7 +69,7 @@ def test_words_two_of_the_records_share_single_out_none_of_them():
     # near miss: PDX is the origin of two trips, so the user's words leave the choice to the agent
     (note,) = _source_notes(_cancel("The one from PDX."))
     assert note.startswith(HEAD + '`reservation_id` "PL2K8C" is one of the 3 values get_user_details\'s answer (turn 2) '
-                           "gave `reservations`, and the user's words did not single it out"), note
+                           "gave `reservations`, and no user message names it or what only its record holds"), note
 
 
 def test_names_the_agent_tied_to_the_record_in_one_message_are_the_users_pick():
@@ -206,3 +206,12 @@ def test_words_scattered_over_sentences_are_not_close():
     # near miss: each word is on the page, but in different sentences
     (note,) = _answer_notes("drawing illustrators")
     assert note.endswith("no earlier observation, user message or call holds this value.")
+
+
+def test_a_described_record_the_expected_call_does_not_change_is_said_to_be_the_users_pick():
+    record = _cancel("The one from PDX to BOI on June 3rd.")
+    record["task"]["metadata"] = {"expected_calls": json.dumps([
+        {"name": "cancel_reservation", "arguments": {"reservation_id": "ZT9M3E"}}])}
+    (note,) = _source_notes(record)
+    assert note == (HEAD + '`reservation_id` "PL2K8C" is the one of the 3 values get_user_details\'s answer (turn 2) '
+                    "gave `reservations` whose record the user's words describe.")

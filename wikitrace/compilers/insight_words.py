@@ -371,6 +371,7 @@ def picked(r: Reading, c: Call) -> list[Pick]:
     if key in r.memo:
         return r.memo[key]
     out: list[Pick] = []
+    described: list[Pick] = []  # the same, where the user's words single out the value's record
     said = [r.lower(t) for t in r.facts if t.turn < c.n and t_is_user(t)]
     answers = [t for t in r.facts if t.turn < c.n and t.type == "function_call"]
     sent = {_as_text(v) for _p, v in leaves(c.turn.arguments)}
@@ -410,11 +411,19 @@ def picked(r: Reading, c: Call) -> list[Pick]:
                 continue  # this answer states it as a field's only value: an earlier listing may hold the choice
             choice = next(((k, d) for (k, d), values in sorted(listings.items())
                            if not sent & (set(values) - {text})), None)
-            if choice is not None and t.turn in by_turn and not singled_out(r, c.n, text, listings[choice]):
-                out.append(Pick(a.path, text, by_turn[t.turn], choice[0], list(listings[choice])))
+            if choice is not None and t.turn in by_turn:
+                pick = Pick(a.path, text, by_turn[t.turn], choice[0], list(listings[choice]))
+                (described if singled_out(r, c.n, text, listings[choice]) else out).append(pick)
             break
     r.memo[key] = out
+    r.memo[f"described:{c.n}"] = described
     return out
+
+
+def user_described(r: Reading, c: Call) -> list[Pick]:
+    """The values ``picked`` would name but for the user's words, which single out their records."""
+    picked(r, c)
+    return r.memo[f"described:{c.n}"]
 
 
 def report_message(r: Reading):

@@ -17,7 +17,7 @@ import json
 from ..runs.model import Turn
 from .arguments import _NOT_JSON, _as_text, _json_fields, _last_key, _parsed, _seen, check_arguments
 from .expected_calls import _ABSENT, _differing, expected_changes, made_as_expected
-from .insight_words import _ids, _other_record, free_form, join, picked, top_key
+from .insight_words import _ids, _other_record, free_form, join, picked, top_key, user_described
 from .reading import Call, Reading, leaves, t_is_user
 
 
@@ -121,6 +121,7 @@ def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
             continue
         values = {a.path: a.value for a in check_arguments(r, c.turn)}
         picks = {p.path: p for p in picked(r, c) if p.path in paths}
+        described = {p.path: p for p in user_described(r, c) if p.path in paths}
         fresh, refs = [], {}
         for path in paths:
             at = told.get((_last_key(path), _as_text(values[path])))
@@ -135,14 +136,18 @@ def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
                 others = [v for v in p.values if v != p.value]
                 shown = ", ".join(_val(v) for v in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
                 parts.append(f"`{path}` {_val(p.value)} is one of the {len(p.values)} values {p.source.name}'s answer "
-                             f"(turn {p.source.n}) gave `{p.field}`, and the user's words did not single it out "
-                             f"(the others: {shown})")
-        plain = {p for p in fresh if p not in picks}
+                             f"(turn {p.source.n}) gave `{p.field}`, and no user message names it or what only its "
+                             f"record holds (the others: {shown})")
+            elif path in described:  # a value that differs from the expected call, on the record the user described
+                p = described[path]
+                parts.append(f"`{path}` {_val(p.value)} is the one of the {len(p.values)} values {p.source.name}'s "
+                             f"answer (turn {p.source.n}) gave `{p.field}` whose record the user's words describe")
+        plain = {p for p in fresh if p not in picks and p not in described}
         said = provenance(r, c, plain) if plain else ""
         parts += [said] if said else []
         parts += [f"{join(list(dict.fromkeys(keys)), 3)} as told for the call at turn {at}" for at, keys in refs.items()]
         for path in fresh:  # only what this note said: a value credited nowhere is no reference later
-            if path in picks or f"`{top_key(path)}` from " in said:
+            if path in picks or path in described or f"`{top_key(path)}` from " in said:
                 told.setdefault((_last_key(path), _as_text(values[path])), c.n)
         if parts:
             out[c.n] = "Where its values came from: " + "; ".join(parts) + "."
