@@ -215,3 +215,10 @@ def test_a_described_record_the_expected_call_does_not_change_is_said_to_be_the_
     (note,) = _source_notes(record)
     assert note == (HEAD + '`reservation_id` "PL2K8C" is the one of the 3 values get_user_details\'s answer (turn 2) '
                     "gave `reservations` whose record the user's words describe.")
+
+
+def test_plural_endings_read_as_their_word():
+    from wikitrace.compilers.near_words import main_words
+
+    assert main_words("magazines, classes and boxes of songs") == ["magazine", "class", "box", "song"]
+    assert main_words("women's glass") == ["women", "glass"]

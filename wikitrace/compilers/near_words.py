@@ -17,9 +17,12 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 def _stem(word: str) -> str:
     """A word without an English plural or possessive ending, the way renderings.py reads a
     word's forms as one value."""
-    for end in ("'s", "es", "s"):
-        if word.endswith(end) and len(word) - len(end) >= 3:
-            return word[: -len(end)]
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 4 and word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        return word[:-2]  # classes, boxes, churches
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]  # magazines, songs; not class
     return word
 
 
