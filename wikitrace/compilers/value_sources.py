@@ -28,7 +28,10 @@ def _first_place(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
     if isinstance(a.value, (int, float)) or _as_text(a.value).isdecimal():
         names = frozenset()  # a number is credited only where its own field (or the user) gave it, not beside a name
     text = _as_text(a.value).lower()
-    places = [t for t in r.facts if t.turn < c.n and _seen(a.value, key, t, r.lower(t), names) and (
+    spellings = [text] + [text.replace("_", sep) for sep in " -" if "_" in text]
+    numeric = isinstance(a.value, (int, float)) or text.isdecimal()  # a user writes numbers in words too
+    places = [t for t in r.facts if t.turn < c.n and (numeric or any(x in r.lower(t) for x in spellings))
+              and _seen(a.value, key, t, r.lower(t), names) and (
         t_is_user(t) or _parsed(t.result or "") is _NOT_JSON or any(  # in a JSON answer: as a value, not a key
             _as_text(v).lower() == text for _k, v in _json_fields(t.result or "")))]
     if not places:
