@@ -570,14 +570,19 @@ def _note(c: Check, text: str, n: int) -> None:
         for part in re.split(r"; (?=`)", m.group(1)):
             p = re.fullmatch(r"`(.+?)` (\".*?\") is one of the (\d+) values (\S+)'s answer \(turn (\d+)\) gave `(.+?)`, "
                              r"and no user message names it or what only its record holds \(the others: (.+?)\)", part)
-            d = re.fullmatch(r"`(.+?)` (\".*?\") is the one of the (\d+) values (\S+)'s answer \(turn (\d+)\) gave `(.+?)` "
-                             r"whose record the user's words describe", part)
+            d = re.fullmatch(r"`(.+?)` (\".*?\") is one of the (\d+) values (\S+)'s answer \(turn (\d+)\) gave `(.+?)`, and "
+                             r"(?:the user wrote at turn (\d+) what only its record holds|the agent tied it at turn (\d+) "
+                             r"to names the user wrote)", part)
             if d is not None:  # a listed value the user's words picked, which the expected call does not send
                 value, k = json.loads(d.group(2)), int(d.group(5))
                 assert c.call(k).name == d.group(4) and k < n and not c.call(k).is_error
                 listed = [str(v) for key, _depth, v in _keyed(json.loads(c.call(k).result)) if key == d.group(6)]
                 assert value in listed and len(set(listed)) >= int(d.group(3)), (value, listed)
-                assert any(t.type == "message" and t.role == "user" and t.turn < n for t in c.run.turns)
+                if d.group(7):  # a user message, before the call
+                    assert c.by_n[int(d.group(7))].role == "user" and int(d.group(7)) < n, part
+                else:  # an agent message before the call that names the value
+                    said = c.by_n[int(d.group(8))]
+                    assert said.role == "assistant" and int(d.group(8)) < n and value in (said.content or ""), part
                 expected = [e for e in json.loads(c.run.task.metadata["expected_calls"]) if e["name"] == call.name]
                 assert all(e["arguments"] != call.arguments for e in expected), part
                 continue

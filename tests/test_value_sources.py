@@ -76,6 +76,11 @@ def test_names_the_agent_tied_to_the_record_in_one_message_are_the_users_pick():
     said = "The one from Portland to Boise."  # city names: no answer holds them, the agent matched them
     tied = "Your trip from Portland to Boise is PL2K8C. Shall I cancel it?"
     assert _source_notes(_cancel(said, tied)) == []
+    record = _cancel(said, tied)  # a change the expected call does not make cites the message that tied them
+    record["task"]["metadata"] = {"expected_calls": json.dumps([
+        {"name": "cancel_reservation", "arguments": {"reservation_id": "ZT9M3E"}}])}
+    assert _source_notes(record) == [HEAD + '`reservation_id` "PL2K8C" is one of the 3 values get_user_details\'s answer '
+                                     "(turn 2) gave `reservations`, and the agent tied it at turn 8 to names the user wrote."]
 
 
 def test_a_message_naming_two_of_the_records_ties_no_name_to_either():
@@ -213,8 +218,8 @@ def test_a_described_record_the_expected_call_does_not_change_is_said_to_be_the_
     record["task"]["metadata"] = {"expected_calls": json.dumps([
         {"name": "cancel_reservation", "arguments": {"reservation_id": "ZT9M3E"}}])}
     (note,) = _source_notes(record)
-    assert note == (HEAD + '`reservation_id` "PL2K8C" is the one of the 3 values get_user_details\'s answer (turn 2) '
-                    "gave `reservations` whose record the user's words describe.")
+    assert note == (HEAD + '`reservation_id` "PL2K8C" is one of the 3 values get_user_details\'s answer (turn 2) '
+                    "gave `reservations`, and the user wrote at turn 7 what only its record holds.")
 
 
 def test_plural_endings_read_as_their_word():

@@ -274,6 +274,7 @@ class Pick:
     source: Call  # the answer that listed it
     field: str  # the answer's field that held it
     values: list[str]  # every value the answer gave that field, this one included
+    described: str | None = None  # how the user's words single out its record, when they do
 
 
 def _fields_at_depth(text: str) -> list[tuple[str, int, object, str]]:
@@ -413,7 +414,8 @@ def picked(r: Reading, c: Call) -> list[Pick]:
                            if not sent & (set(values) - {text})), None)
             if choice is not None and t.turn in by_turn:
                 pick = Pick(a.path, text, by_turn[t.turn], choice[0], list(listings[choice]))
-                (described if singled_out(r, c.n, text, listings[choice]) else out).append(pick)
+                pick.described = singled_out(r, c.n, text, listings[choice])
+                (described if pick.described else out).append(pick)
             break
     r.memo[key] = out
     r.memo[f"described:{c.n}"] = described

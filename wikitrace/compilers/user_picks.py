@@ -111,16 +111,17 @@ def _names_no_answer_held(r: Reading, before: int) -> set[str]:
     return found
 
 
-def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> bool:
+def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> str | None:
     """Whether the user's words before turn ``before`` pick ``chosen``'s record among the
     ``candidates``' records (``chosen`` among them). Either the user wrote more of the values only
     its record holds than of any other record's, or an agent message before the call named
     ``chosen`` in one sentence with a name the user wrote that no answer before it held, and named
     no other candidate beside that name (the agent matched the user's description to the record,
-    and said so)."""
+    and said so). Returns how, with its turn, for the page to cite ("the user wrote at turn 3
+    what only its record holds"), or None."""
     said = [t for t in r.facts if t.turn < before and t_is_user(t)]
     if not said:
-        return False
+        return None
     user_text = "\n".join(r.lower(t) for t in said)
     records = {v: record_values(r, v, before) for v in dict.fromkeys(candidates)}
     shared = {x for v, xs in records.items() for x in xs if any(x in ys for w, ys in records.items() if w != v)}
@@ -141,10 +142,12 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
 
     mine = score(chosen)
     if mine and all(score(v) < mine for v in records if v != chosen):
-        return True
+        own = [x for x in records[chosen] if x not in shared and written(x)]
+        first = next(t for t in said if any(rendering_pattern(x).search(r.lower(t)) for x in own))
+        return f"the user wrote at turn {first.turn} what only its record holds"
     names = _names_no_answer_held(r, before)
     if not names:
-        return False
+        return None
     others = [v.lower() for v in records if v != chosen]
     for t in r.run.turns:
         if t.turn >= before or t.type != "message" or t.role != "assistant" or not isinstance(t.content, str):
@@ -157,5 +160,5 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
             # the name beside the value in one sentence, and never beside another candidate in the message
             if any(chosen.lower() in s and named(n, s) and not any(o in s for o in others) for s in sentences) and \
                     not any(named(n, s) and any(o in s for o in others) for s in sentences):
-                return True
-    return False
+                return f"the agent tied it at turn {t.turn} to names the user wrote"
+    return None

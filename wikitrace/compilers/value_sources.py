@@ -143,8 +143,8 @@ def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
                              f"record holds (the others: {shown})")
             elif path in described:  # a value that differs from the expected call, on the record the user described
                 p = described[path]
-                parts.append(f"`{path}` {_val(p.value)} is the one of the {len(p.values)} values {p.source.name}'s "
-                             f"answer (turn {p.source.n}) gave `{p.field}` whose record the user's words describe")
+                parts.append(f"`{path}` {_val(p.value)} is one of the {len(p.values)} values {p.source.name}'s "
+                             f"answer (turn {p.source.n}) gave `{p.field}`, and {p.described}")
         plain = {p for p in fresh if p not in picks and p not in described}
         said = provenance(r, c, plain) if plain else ""
         parts += [said] if said else []
