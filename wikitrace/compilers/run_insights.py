@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .answer_case import answer_case
 from .error_insights import error_insight, missing_programs
 from .option_choices import option_insight
 from .verdict_evidence import verdict_insight
@@ -131,9 +132,12 @@ def procedure_insight(r: Reading) -> CandidateInsight:
         how = ", " + _ENDING[where][0]
     if answer is not None and _followed_any(r, final):
         how = ", after searching a name an earlier answer showed" + re.sub(r"^, (giving|sending)", r" and \1", how)
-    return make_insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
-                   "To settle the task: " + ", then ".join(steps) + ".",
-                   f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
+    insight = make_insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
+                           "To settle the task: " + ", then ".join(steps) + ".",
+                           f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
+    if answer is not None and gives_answer(r, final):
+        insight.case = answer_case(r, final)
+    return insight
 
 
 def _rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> CandidateInsight:
@@ -243,8 +247,10 @@ def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
               f"[{shown_beside(given, gold or '')}]" + (f", expected \"{shown_beside(gold, given)}\"" if gold else "")
               + (f"; score {score:g}" if isinstance(score, (int, float)) and not isinstance(score, bool) else ""))
     title, guide = (x.format(t=w.name) for x in WHY_WRONG[why])
-    return make_insight(f"answer|{w.name}|{why}", title, guide + ".",
-                   f"In {kind_of_tasks(r)}, before the {w.name} call that ends the run.", detail, False)
+    insight = make_insight(f"answer|{w.name}|{why}", title, guide + ".",
+                           f"In {kind_of_tasks(r)}, before the {w.name} call that ends the run.", detail, False)
+    insight.case = answer_case(r, w)
+    return insight
 
 
 def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:

@@ -1,0 +1,119 @@
+"""One run's final answer as a case an insight page can show: what was answered, what the task
+expected when the log records it, and what the look-ups before the answer had shown.
+
+The record is kept beside the lesson about the answer (corpus.json), so the insight layer
+shows concrete pairs ("answered X, expected Y; turn 2's look-up held Y") and counts, across
+the runs of a lesson, how the answer differed from the expected one, without reading any
+run again. Every field is read from the log itself; nothing depends on one data set's words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .insight_words import answer_seen_in, expected_answer, followed, free_form
+from .reading import Call, Reading
+from .text import clip_words, signature
+
+_WORD = re.compile(r"\w+")
+# the separators that join items of a list written as text: a comma, a semicolon, "and", "&", "/"
+_ITEMS = re.compile(r"\s*(?:[,;&/]|\band\b)\s*", re.I)
+SHOWN = 110  # characters of an answer or of a look-up's text kept on a case
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
+
+
+def relation(given: str, expected: str) -> str:
+    """How the answer's words stand to the expected answer's: "more" (every expected word and
+    others), "less" (only some of the expected words, nothing else), "same" (the same words),
+    or "other"."""
+    said, wanted = set(words(given)), set(words(expected))
+    if not said or not wanted:
+        return "other"
+    if said == wanted:
+        return "same"
+    if wanted < said:
+        return "more"
+    if said < wanted:
+        return "less"
+    return "other"
+
+
+def shape(expected: str) -> str:
+    """What kind of value the expected answer is, read from the value alone: a yes or no, a
+    number (a year, a count, a date written with digits), a name (each word capitalised), or a
+    phrase."""
+    low = expected.strip().casefold()
+    if low in ("yes", "no"):
+        return "yes/no"
+    if re.search(r"\d", low) and len(words(low)) <= 3:
+        return "number"
+    ws = [w for w in re.findall(r"[^\W\d_][\w'’.-]*", expected) if len(w) > 1]
+    if ws and all(w[0].isupper() for w in ws):
+        return "name"
+    return "phrase"
+
+
+def items(text: str) -> int:
+    """How many list items the text holds, joined by commas, semicolons or "and"."""
+    return len([p for p in _ITEMS.split(text.strip()) if p.strip()])
+
+
+def window(text: str, needle: str, width: int = SHOWN) -> str:
+    """The look-up's words around the first place ``needle`` occurs (case folded), cut at word
+    ends: what the reader needs to see of a page that held the answer."""
+    flat = " ".join((text or "").split())
+    at = flat.casefold().find(needle.casefold())
+    if at < 0:
+        return clip_words(flat, width)
+    room = max(0, width - len(needle)) // 2
+    start, end = max(0, at - room), min(len(flat), at + len(needle) + room)
+    if start > 0:
+        space = flat.find(" ", start, at)
+        start = space + 1 if space >= 0 else start
+    if end < len(flat):
+        space = flat.rfind(" ", at + len(needle), end)
+        end = space if space >= 0 else end
+    return ("…" if start > 0 else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")
+
+
+def _where(c: Call) -> dict:
+    return {"turn": c.n, "call": f"{c.name}[{clip_words(str(c.turn.arguments or ''), 60)}]"}
+
+
+def answer_case(r: Reading, final: Call) -> dict:
+    """The case of a run's final free-text call: given and expected answer, how they differ,
+    the first look-up that held the expected answer or else the one that held the answer given,
+    or else the last look-up and the start of what it returned; the distinct look-ups sent and
+    answered before it, and whether one searched a name an earlier answer showed."""
+    given = " ".join(str(final.turn.arguments or "").split())
+    before = [c for c in r.calls if c.n < final.n and not c.writes]
+    case: dict = {"turn": final.n, "tool": final.name, "given": clip_words(given, SHOWN).replace('"', "'"),
+                  "lookups": len({signature(c.turn) for c in before}),
+                  "answered": len({signature(c.turn) for c in before if not c.error}),
+                  "followed": any(followed(r, c) is not None for c in before if free_form(c) is not None)}
+    gold = expected_answer(r)
+    if gold:
+        case["expected"] = clip_words(" ".join(gold.split()), SHOWN).replace('"', "'")
+        case["relation"] = relation(given, gold)
+        case["shape"] = shape(gold)
+        extra = set(words(given)) - set(words(gold))
+        if case["relation"] == "more":
+            case["extra_in_task"] = extra <= set(words(r.run.task.instruction or ""))
+            case["joined"] = items(given) > items(gold)
+        seen = answer_seen_in(r, gold, final)
+        if seen is not None:
+            case["seen"] = {**_where(seen), "text": window(seen.turn.result or "", gold).replace('"', "'")}
+    held = answer_seen_in(r, given, final) if given and given.casefold() != (gold or "").casefold() else None
+    if held is not None:
+        case["held"] = {**_where(held), "text": window(held.turn.result or "", given).replace('"', "'")}
+    answered = [c for c in before if not c.error and c.turn.result]
+    if "seen" not in case and "held" not in case and answered:
+        last = answered[-1]
+        case["last"] = {**_where(last), "text": clip_words(last.turn.result or "", SHOWN).replace('"', "'")}
+    score = r.run.outcome.score
+    if isinstance(score, (int, float)) and not isinstance(score, bool):
+        case["score"] = score
+    return case
