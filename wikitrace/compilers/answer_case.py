@@ -113,6 +113,10 @@ def answer_case(r: Reading, final: Call) -> dict:
     if "seen" not in case and "held" not in case and answered:
         last = answered[-1]
         case["last"] = {**_where(last), "text": clip_words(last.turn.result or "", SHOWN).replace('"', "'")}
+        # an answer no look-up held as written was worked out: from which look-ups, and the agent's words on it
+        case["asked"] = [_where(c)["call"] for c in dict((signature(c.turn), c) for c in answered).values()][:3]
+        if (final.turn.reasoning or "").strip():
+            case["thought"] = clip_words(final.turn.reasoning, SHOWN).replace('"', "'")
     score = r.run.outcome.score
     if isinstance(score, (int, float)) and not isinstance(score, bool):
         case["score"] = score

@@ -58,8 +58,10 @@ def case_text(case: dict, success: bool) -> str:
         source = seen or held
         if source:
             return f"{said}, as the look-up at turn {source['turn']} ({source['call']}) gave it: {_q(source['text'])}"
-        return (f"{said}, words no look-up held as written, worked out from {case['answered']} answered "
-                f"look-up{'s' if case['answered'] != 1 else ''}")
+        asked = case.get("asked") or []
+        return (f"{said}, which no look-up held as written: worked out from "
+                + (", ".join(asked) if asked else f"{case['answered']} answered look-ups")
+                + (f", the agent writing before it {_q(case['thought'])}" if case.get("thought") else ""))
     if seen:
         said += (f"; the look-up at turn {seen['turn']} ({seen['call']}) had already returned the expected words: "
                  f"{_q(seen['text'])}")
@@ -136,15 +138,19 @@ _SAID = {
 }
 
 
-def versus(members: list[tuple[dict, dict]], successes: list[dict]) -> list[str]:
+def versus(members: list[tuple[dict, dict]], successes: list[dict], form: bool = False) -> list[str]:
     """What the successful runs of the task type did before their answer, against this lesson's
-    failed runs, per measurable choice, with the one-sided Fisher test's verdict."""
+    failed runs, per measurable choice, with the one-sided Fisher test's verdict. ``form``: a lesson
+    about the answer's words against the expected ones (too long, too short), whose answers hold
+    look-up words by what they are: where the words came from is left out there."""
     failed = [c for e, l in members if e["outcome"] == "failure" and (c := case_of(l)) is not None]
     if not failed or not successes:
         return []
     at_least = max(1, round(median(c.get("answered", 0) for c in successes)))
     lines = []
     for name, text in _SAID.items():
+        if form and name == "sourced":
+            continue
         a = sum(_features(c, at_least)[name] for c in failed)
         b = sum(_features(c, at_least)[name] for c in successes)
         side, p = verdict(a, b, len(failed), len(successes))
@@ -192,7 +198,7 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
             entry["length_rule"] = length_rule(long_cases, short_cases)
             if other is not None:
                 entry["opposite"] = other["id"]
-        lines = versus(members, [c for _e, c in successes.get(kind, [])])
+        lines = versus(members, [c for _e, c in successes.get(kind, [])], fields[2] in (LONG, SHORT))
         if lines:
             entry["versus"] = lines
 
