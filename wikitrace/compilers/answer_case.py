@@ -106,7 +106,10 @@ def answer_case(r: Reading, final: Call) -> dict:
         seen = answer_seen_in(r, gold, final)
         if seen is not None:
             case["seen"] = {**_where(seen), "text": window(seen.turn.result or "", gold).replace('"', "'")}
-    held = answer_seen_in(r, given, final) if given and given.casefold() != (gold or "").casefold() else None
+    # one lower-case word ("no", a common noun) occurs in most pages by chance: only a name, a number or
+    # a phrase is said to have come from a look-up
+    named = len(given.split()) > 1 or any(ch.isdigit() or ch.isupper() for ch in given)
+    held = (answer_seen_in(r, given, final) if named and given.casefold() != (gold or "").casefold() else None)
     if held is not None:
         case["held"] = {**_where(held), "text": window(held.turn.result or "", given).replace('"', "'")}
     answered = [c for c in before if not c.error and c.turn.result]
@@ -121,3 +124,46 @@ def answer_case(r: Reading, final: Call) -> dict:
     if isinstance(score, (int, float)) and not isinstance(score, bool):
         case["score"] = score
     return case
+
+
+def _stem(word: str) -> str:
+    """A word without a plural or possessive ending, so "magazines" meets "magazine"."""
+    for end in ("'s", "’s", "s"):
+        if len(word) > len(end) + 2 and word.endswith(end) and not word.endswith("ss"):
+            return word[: -len(end)]
+    return word
+
+
+_TOKEN = re.compile(r"[\w'’]+")
+
+
+def near_words(r: Reading, c: Call, width: int = SHOWN) -> tuple[Call, str] | None:
+    """For a free-text value no earlier turn holds as written: the earlier answer holding most of
+    the value's words (the latest on a tie), when all but one of them, plurals and possessives
+    folded, stand within twice the value's length; quoted from the first to the last of them.
+    A value copied with a plural added, an "and" dropped or one word changed is then named as
+    close to what it copied; a value of fewer than four distinct words is never matched so loosely."""
+    wanted = {_stem(w) for w in _TOKEN.findall(str(c.turn.arguments or "").casefold())}
+    if len(wanted) < 4:
+        return None
+    span, need = 2 * len(wanted) + 2, len(wanted) - 1
+    found = None  # (words held, the call, its stretch): the answer holding most, the latest on a tie
+    for x in reversed(r.calls):
+        if x.n >= c.n or x.error or not x.turn.result:
+            continue
+        raw = list(_TOKEN.finditer(x.turn.result))
+        stems = [_stem(m.group().casefold()) for m in raw]
+        best = None  # (-words held, length, start, end): the stretch holding most of the words, then the shortest
+        for i, s in enumerate(stems):
+            if s not in wanted:
+                continue
+            got: set[str] = set()
+            for k in range(i, min(len(stems), i + span)):
+                if stems[k] in wanted and stems[k] not in got:
+                    got.add(stems[k])
+                    if len(got) >= need and (best is None or (-len(got), k - i) < best[:2]):
+                        best = (-len(got), k - i, i, k)
+        if best is not None and (found is None or -best[0] > found[0]):
+            text = x.turn.result[raw[best[2]].start():raw[best[3]].end()]
+            found = (-best[0], x, clip_words(text, width).replace('"', "'"))
+    return (found[1], found[2]) if found else None

@@ -12,6 +12,7 @@ import json
 import re
 from functools import lru_cache
 
+from .answer_case import near_words
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join, picked
 from .arguments import _last_key, _seen, check_arguments
 from .reading import Call, Reading, leaves
@@ -32,6 +33,9 @@ def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
             notes.append(f"`{a.path}` is {_val(a.value)}, but the observation at turn {a.other_at} "
                          f"gave that field as {' or '.join(_val(v) for v in a.other[:3])}"
                          f"{f' (and {len(a.other) - 3} more)' if len(a.other) > 3 else ''}.")
+        elif (near := near_words(r, c) if free_form(c) is not None else None) is not None:
+            notes.append(f"`{a.path}` is {_val(a.value)}: no earlier turn holds it as written, but it is close to "
+                         f"{near[0].name}'s answer at turn {near[0].n}: \"{near[1]}\".")
         else:
             notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
     from .rules import _CONFIRM_WORDS
