@@ -43,15 +43,15 @@ def relation(given: str, expected: str) -> str:
 
 def shape(expected: str) -> str:
     """What kind of value the expected answer is, read from the value alone: a yes or no, a
-    number (a year, a count, a date written with digits), a name (each word capitalised), or a
-    phrase."""
+    number (a year, a count, a date written with digits), a name (its first word and every word
+    longer than three letters capitalised: "Bank of the North"), or a phrase."""
     low = expected.strip().casefold()
     if low in ("yes", "no"):
         return "yes/no"
     if re.search(r"\d", low) and len(words(low)) <= 3:
         return "number"
-    ws = [w for w in re.findall(r"[^\W\d_][\w'’.-]*", expected) if len(w) > 1]
-    if ws and all(w[0].isupper() for w in ws):
+    ws = [w for w in re.findall(r"\S+", expected) if w[0].isalpha()]
+    if ws and ws[0][0].isupper() and all(w[0].isupper() for w in ws if len(w) > 3):
         return "name"
     return "phrase"
 
@@ -140,13 +140,15 @@ _TOKEN = re.compile(r"[\w'’]+")
 def near_words(r: Reading, c: Call, width: int = SHOWN) -> tuple[Call, str] | None:
     """For a free-text value no earlier turn holds as written: the earlier answer holding most of
     the value's words (the latest on a tie), when all but one of them, plurals and possessives
-    folded, stand within twice the value's length; quoted from the first to the last of them.
+    folded, stand within a stretch at most two words longer than the value; quoted from the first
+    to the last of them.
     A value copied with a plural added, an "and" dropped or one word changed is then named as
     close to what it copied; a value of fewer than four distinct words is never matched so loosely."""
-    wanted = {_stem(w) for w in _TOKEN.findall(str(c.turn.arguments or "").casefold())}
+    tokens = _TOKEN.findall(str(c.turn.arguments or "").casefold())
+    wanted = {_stem(w) for w in tokens}
     if len(wanted) < 4:
         return None
-    span, need = 2 * len(wanted) + 2, len(wanted) - 1
+    span, need = len(tokens) + 2, len(wanted) - 1
     found = None  # (words held, the call, its stretch): the answer holding most, the latest on a tie
     for x in reversed(r.calls):
         if x.n >= c.n or x.error or not x.turn.result:
