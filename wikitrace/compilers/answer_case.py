@@ -90,13 +90,13 @@ def answer_case(r: Reading, final: Call) -> dict:
     answered before it, and whether one searched a name an earlier answer showed."""
     given = " ".join(str(final.turn.arguments or "").split())
     before = [c for c in r.calls if c.n < final.n and not c.writes]
-    case: dict = {"turn": final.n, "tool": final.name, "given": clip_words(given, SHOWN).replace('"', "'"),
+    case: dict = {"turn": final.n, "tool": final.name, "given": clip_words(given, SHOWN),
                   "lookups": len({signature(c.turn) for c in before}),
                   "answered": len({signature(c.turn) for c in before if not c.error}),
                   "followed": any(followed(r, c) is not None for c in before if free_form(c) is not None)}
     gold = expected_answer(r)
     if gold:
-        case["expected"] = clip_words(" ".join(gold.split()), SHOWN).replace('"', "'")
+        case["expected"] = clip_words(" ".join(gold.split()), SHOWN)
         case["relation"] = relation(given, gold)
         case["shape"] = shape(gold)
         extra = set(words(given)) - set(words(gold))
@@ -105,21 +105,21 @@ def answer_case(r: Reading, final: Call) -> dict:
             case["joined"] = items(given) > items(gold)
         seen = answer_seen_in(r, gold, final)
         if seen is not None:
-            case["seen"] = {**_where(seen), "text": window(seen.turn.result or "", gold).replace('"', "'")}
+            case["seen"] = {**_where(seen), "text": window(seen.turn.result or "", gold)}
     # one lower-case word ("no", a common noun) occurs in most pages by chance: only a name, a number or
     # a phrase is said to have come from a look-up
     named = len(given.split()) > 1 or any(ch.isdigit() or ch.isupper() for ch in given)
     held = (answer_seen_in(r, given, final) if named and given.casefold() != (gold or "").casefold() else None)
     if held is not None:
-        case["held"] = {**_where(held), "text": window(held.turn.result or "", given).replace('"', "'")}
+        case["held"] = {**_where(held), "text": window(held.turn.result or "", given)}
     answered = [c for c in before if not c.error and c.turn.result]
     if "seen" not in case and "held" not in case and answered:
         last = answered[-1]
-        case["last"] = {**_where(last), "text": clip_words(last.turn.result or "", SHOWN).replace('"', "'")}
+        case["last"] = {**_where(last), "text": clip_words(last.turn.result or "", SHOWN)}
         # an answer no look-up held as written was worked out: from which look-ups, and the agent's words on it
         case["asked"] = [_where(c)["call"] for c in dict((signature(c.turn), c) for c in answered).values()][:3]
         if (final.turn.reasoning or "").strip():
-            case["thought"] = clip_words(final.turn.reasoning, SHOWN).replace('"', "'")
+            case["thought"] = clip_words(final.turn.reasoning, SHOWN)
     score = r.run.outcome.score
     if isinstance(score, (int, float)) and not isinstance(score, bool):
         case["score"] = score
@@ -167,5 +167,5 @@ def near_words(r: Reading, c: Call, width: int = SHOWN) -> tuple[Call, str] | No
                         best = (-len(got), k - i, i, k)
         if best is not None and (found is None or -best[0] > found[0]):
             text = x.turn.result[raw[best[2]].start():raw[best[3]].end()]
-            found = (-best[0], x, clip_words(text, width).replace('"', "'"))
+            found = (-best[0], x, clip_words(text, width))
     return (found[1], found[2]) if found else None
