@@ -230,3 +230,33 @@ def test_rebuilds_are_byte_identical(tmp_path):
     assert any(any(c) for c in cases)
     assert cases == [[l.get("case") for l in r["lessons"]]
                      for r in json.loads((second / "corpus.json").read_text())["runs"]]
+
+
+def _entry(k: int, success: bool, case: dict) -> dict:
+    key = "procedure|Finish:looked-up" if success else "answer|Finish|not-found"
+    return {"step": f"step-{k:04d}", "run_id": f"r{k}", "task_id": f"t{k}", "instruction": f"question {k}?",
+            "task_type": None, "apps": None, "outcome": "success" if success else "failure", "title": "",
+            "patterns": [], "lessons": [{"key": key, "title": key, "guideline": "Do the thing.", "applicability": "",
+                                         "detail": "", "worked": success, "case": {"tool": "Finish", "turn": 3,
+                                                                                   "given": "x", **case}}]}
+
+
+def test_only_a_choice_that_separates_becomes_advice():
+    from wikitrace.corpus.insights import gather
+
+    took = {"held": {"turn": 2, "call": "Search[y]", "text": "x"}, "answered": 2, "in_task": False}
+    guessed = {"answered": 2, "in_task": False}
+    runs = [_entry(k, True, took) for k in range(12)] + [_entry(12 + k, False, guessed) for k in range(12)]
+    (failed,) = [i for i in gather(runs) if i["key"] == "answer|Finish|not-found"]
+    assert failed["guideline"].endswith(" Successful runs of this task type did so more often than the failed runs "
+                                        "here: answer in the words a look-up returned, as written (counts under "
+                                        "Evidence).")
+    assert any(x.startswith("answered with words a look-up had returned as written: 0 of 12 failed runs here, 12 of 12 "
+                            "successful runs of this task type whose question did not name the expected answer; "
+                            "successful runs did this more often") for x in failed["versus"])
+    # the same runs with the choice spread alike over both outcomes: no advice, and "not shown" on the page
+    runs = [_entry(k, True, took if k % 2 else guessed) for k in range(12)] + \
+           [_entry(12 + k, False, took if k % 2 else guessed) for k in range(12)]
+    (failed,) = [i for i in gather(runs) if i["key"] == "answer|Finish|not-found"]
+    assert failed["guideline"] == "Do the thing."
+    assert all("not shown to separate them" in x for x in failed["versus"])

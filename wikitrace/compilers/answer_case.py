@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from .insight_words import answer_seen_in, expected_answer, followed, free_form
-from .reading import Call, Reading
+from .reading import Call, Reading, _occurs
 from .text import clip_words, signature
 
 _WORD = re.compile(r"\w+")
@@ -99,6 +99,7 @@ def answer_case(r: Reading, final: Call) -> dict:
         case["expected"] = clip_words(" ".join(gold.split()), SHOWN)
         case["relation"] = relation(given, gold)
         case["shape"] = shape(gold)
+        case["in_task"] = _occurs(gold, (r.run.task.instruction or "").lower())  # one of the options the task named
         extra = set(words(given)) - set(words(gold))
         if case["relation"] == "more":
             case["extra_in_task"] = extra <= set(words(r.run.task.instruction or ""))

@@ -131,6 +131,13 @@ def _features(case: dict, at_least: int) -> dict[str, bool]:
     }
 
 
+# what to do, for a choice the successful runs made more often (the counts stand under Evidence)
+_ADVICE = {
+    "followed": "search next for a name an earlier look-up's answer showed",
+    "many": "make more distinct look-ups before answering",
+    "sourced": "answer in the words a look-up returned, as written",
+}
+
 _SAID = {
     "followed": "searched a name an earlier look-up's answer had shown",
     "many": "made at least {k} distinct look-ups answered without an error (the successful runs' median)",
@@ -143,7 +150,17 @@ def versus(members: list[tuple[dict, dict]], successes: list[dict], form: bool =
     failed runs, per measurable choice, with the one-sided Fisher test's verdict. ``form``: a lesson
     about the answer's words against the expected ones (too long, too short), whose answers hold
     look-up words by what they are: where the words came from is left out there."""
+    return [line for _name, line, _side in compared(members, successes, form)]
+
+
+def compared(members: list[tuple[dict, dict]], successes: list[dict], form: bool = False) -> list[tuple[str, str, str]]:
+    """``versus`` as (choice, line, the test's verdict) triples."""
     failed = [c for e, l in members if e["outcome"] == "failure" and (c := case_of(l)) is not None]
+    named = {c.get("in_task") for c in failed}
+    among = "successful runs of this task type"
+    if len(named) == 1 and None not in named:  # like with like: a question naming its options, or one that does not
+        successes = [c for c in successes if c.get("in_task") in named]
+        among += " whose question " + ("named" if True in named else "did not name") + " the expected answer"
     if not failed or not successes:
         return []
     at_least = max(1, round(median(c.get("answered", 0) for c in successes)))
@@ -155,10 +172,10 @@ def versus(members: list[tuple[dict, dict]], successes: list[dict], form: bool =
         b = sum(_features(c, at_least)[name] for c in successes)
         side, p = verdict(a, b, len(failed), len(successes))
         told = {"success": "successful runs did this more often", "failure": "failed runs did this more often"}
-        lines.append(f"{text.format(k=at_least)}: {_of(a, len(failed))} failed runs here, {_of(b, len(successes))} "
-                     f"successful runs of this task type; "
-                     + (f"{told[side]} (one-sided Fisher p = {p:g})" if side in told else
-                        f"not shown to separate them (p = {p:g})" if p is not None else "not tested"))
+        lines.append((name, f"{text.format(k=at_least)}: {_of(a, len(failed))} failed runs here, "
+                            f"{_of(b, len(successes))} {among}; "
+                            + (f"{told[side]} (one-sided Fisher p = {p:g})" if side in told else
+                               f"not shown to separate them (p = {p:g})" if p is not None else "not tested"), side))
     return lines
 
 
@@ -198,9 +215,13 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
             entry["length_rule"] = length_rule(long_cases, short_cases)
             if other is not None:
                 entry["opposite"] = other["id"]
-        lines = versus(members, [c for _e, c in successes.get(kind, [])], fields[2] in (LONG, SHORT))
+        lines = compared(members, [c for _e, c in successes.get(kind, [])], fields[2] in (LONG, SHORT))
         if lines:
-            entry["versus"] = lines
+            entry["versus"] = [line for _n, line, _s in lines]
+        better = [_ADVICE[n] for n, _line, side in lines if side == "success"]
+        if better:  # the verdicts, not the counts, are in the guideline: it moves only when they do
+            entry["guideline"] += (" Successful runs of this task type did so more often than the failed runs here: "
+                                   + "; ".join(better) + " (counts under Evidence).")
 
 
 def markdown(entry: dict, link, titles: dict[str, str] | None, md) -> tuple[str, str]:
