@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from .insight_words import answer_seen_in, expected_answer, followed, free_form
+from .arguments import is_verdict
+from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer
 from .reading import Call, Reading, _occurs
 from .text import clip_words, signature
 
@@ -95,6 +96,11 @@ def answer_case(r: Reading, final: Call) -> dict:
                   "answered": len({signature(c.turn) for c in before if not c.error}),
                   "followed": any(followed(r, c) is not None for c in before if free_form(c) is not None)}
     gold = expected_answer(r)
+    # a label of the task's closed answer set (a verdict) is chosen, not read off a page; a click or a
+    # move ends a run without giving an answer: for neither is a look-up said to have held it
+    chosen = is_verdict(r, gold or given) or not gives_answer(r, final)
+    if chosen:
+        case["chosen"] = True
     if gold:
         case["expected"] = clip_words(" ".join(gold.split()), SHOWN)
         case["relation"] = relation(given, gold)
@@ -104,16 +110,19 @@ def answer_case(r: Reading, final: Call) -> dict:
         if case["relation"] == "more":
             case["extra_in_task"] = extra <= set(words(r.run.task.instruction or ""))
             case["joined"] = items(given) > items(gold)
-        seen = answer_seen_in(r, gold, final)
+        seen = None if chosen else answer_seen_in(r, gold, final)
         if seen is not None:
             case["seen"] = {**_where(seen), "text": window(seen.turn.result or "", gold)}
     # one lower-case word ("no", a common noun) occurs in most pages by chance: only a name, a number or
     # a phrase is said to have come from a look-up
     named = len(given.split()) > 1 or any(ch.isdigit() or ch.isupper() for ch in given)
-    held = (answer_seen_in(r, given, final) if named and given.casefold() != (gold or "").casefold() else None)
+    held = (answer_seen_in(r, given, final) if named and not chosen and given.casefold() != (gold or "").casefold()
+            else None)
     if held is not None:
         case["held"] = {**_where(held), "text": window(held.turn.result or "", given)}
-    answered = [c for c in before if not c.error and c.turn.result]
+    # what it had read: its look-ups; before a chosen label or a click, every earlier call that answered (an
+    # item's page is the answer to a click)
+    answered = [c for c in (r.calls if chosen else before) if c.n < final.n and not c.error and c.turn.result]
     if "seen" not in case and "held" not in case and answered:
         last = answered[-1]
         case["last"] = {**_where(last), "text": clip_words(last.turn.result or "", SHOWN)}

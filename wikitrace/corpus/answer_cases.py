@@ -50,10 +50,19 @@ def _q(text: str) -> str:
 
 def case_text(case: dict, success: bool) -> str:
     """One case in words: the answer, the expected one, and what the look-ups had shown."""
-    said = f"answered {case['tool']}[{case['given']}]"
+    said = f"{'ended with' if case.get('chosen') and 'expected' not in case else 'answered'} {case['tool']}[{case['given']}]"
     if "expected" in case and (not success or case.get("relation") != "same"):
         said += f", expected {_q(case['expected'])}"
     seen, held, last = case.get("seen"), case.get("held"), case.get("last")
+    if case.get("chosen"):  # a verdict or a click: what the run had read before it, and its words on it
+        asked = case.get("asked") or []
+        if asked:
+            said += "; its calls before it: " + ", ".join(asked)
+        if last:
+            said += f"; the last (turn {last['turn']}) returned {_q(last['text'])}"
+        if case.get("thought"):
+            said += f"; the agent wrote before it {_q(case['thought'])}"
+        return said + (f"; score {case['score']:g}" if "score" in case else "")
     if success:
         source = seen or held
         if source:
@@ -140,7 +149,7 @@ _ADVICE = {
 
 _SAID = {
     "followed": "searched a name an earlier look-up's answer had shown",
-    "many": "made at least {k} distinct look-ups answered without an error (the successful runs' median)",
+    "many": "made at least {k} distinct look-up{s} answered without an error (the successful runs' median)",
     "sourced": "answered with words a look-up had returned as written",
 }
 
@@ -172,7 +181,7 @@ def compared(members: list[tuple[dict, dict]], successes: list[dict], form: bool
         b = sum(_features(c, at_least)[name] for c in successes)
         side, p = verdict(a, b, len(failed), len(successes))
         told = {"success": "successful runs did this more often", "failure": "failed runs did this more often"}
-        lines.append((name, f"{text.format(k=at_least)}: {_of(a, len(failed))} failed runs here, "
+        lines.append((name, f"{text.format(k=at_least, s='s' if at_least != 1 else '')}: {_of(a, len(failed))} failed runs here, "
                             f"{_of(b, len(successes))} {among}; "
                             + (f"{told[side]} (one-sided Fisher p = {p:g})" if side in told else
                                f"not shown to separate them (p = {p:g})" if p is not None else "not tested"), side))
