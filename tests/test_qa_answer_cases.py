@@ -260,3 +260,18 @@ def test_only_a_choice_that_separates_becomes_advice():
     (failed,) = [i for i in gather(runs) if i["key"] == "answer|Finish|not-found"]
     assert failed["guideline"] == "Do the thing."
     assert all("not shown to separate them" in x for x in failed["versus"])
+
+
+def test_a_verdict_or_a_click_is_never_said_to_come_from_a_look_up(tmp_path):
+    """FEVER verdicts and WebShop purchases (the importer fixtures of those printouts): the case
+    shows the calls before the last one, what the last of them returned, and the score."""
+    fixtures = Path(__file__).parent / "fixtures" / "importers" / "react_notebook"
+    for name, ending in (("fever", "answered Finish["), ("webshop", "ended with click[Buy Now]")):
+        out = tmp_path / name
+        build(BuildOptions(inputs=[fixtures / f"{name}_printout.txt"], out=out, offline=True, quiet=True))
+        lines = [text for page in sorted((out / "insight").glob("insight-*.md")) if "## Cases" in page.read_text()
+                 for _step, text in _cases(page.read_text())]
+        assert lines
+        for text in map(_plain, lines):
+            assert text.startswith(ending) and "; its calls before it: " in text and re.search(r"; score [\d.]+$", text)
+            assert "had already returned the expected words" not in text and "came from the look-up" not in text
