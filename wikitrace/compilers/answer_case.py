@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from .arguments import is_verdict
-from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer
+from .insight_words import answer_seen_in, expected_answer, followed, gives_answer
 from .reading import Call, Reading, _occurs
 from .text import clip_words, signature
 
@@ -80,6 +80,15 @@ def window(text: str, needle: str, width: int = SHOWN) -> str:
     return ("…" if start > 0 else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")
 
 
+def followed_any(r: Reading, final: Call) -> bool:
+    """Whether a look-up before the final call searched a name an earlier answer had shown (asked
+    by the procedure's key and by the answer's case: worked out once per run)."""
+    key = f"followed-any:{final.n}"
+    if key not in r.memo:
+        r.memo[key] = any(followed(r, c) is not None for c in r.calls if c.n < final.n and not c.writes)
+    return r.memo[key]
+
+
 def _where(c: Call) -> dict:
     return {"turn": c.n, "call": f"{c.name}[{clip_words(str(c.turn.arguments or ''), 60)}]"}
 
@@ -94,7 +103,7 @@ def answer_case(r: Reading, final: Call) -> dict:
     case: dict = {"turn": final.n, "tool": final.name, "given": clip_words(given, SHOWN),
                   "lookups": len({signature(c.turn) for c in before}),
                   "answered": len({signature(c.turn) for c in before if not c.error}),
-                  "followed": any(followed(r, c) is not None for c in before if free_form(c) is not None)}
+                  "followed": followed_any(r, final)}
     gold = expected_answer(r)
     # a label of the task's closed answer set (a verdict) is chosen, not read off a page; a click or a
     # move ends a run without giving an answer: for neither is a look-up said to have held it

@@ -26,11 +26,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .answer_case import answer_case
+from .answer_case import answer_case, followed_any
 from .error_insights import error_insight, missing_programs
 from .option_choices import option_insight
 from .verdict_evidence import verdict_insight
-from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, gives_answer,
+from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, free_form, gives_answer,
                             is_hand_off, is_verdict, join, last_said, picked, rule_title, sources, top_key, why_wrong)
 from .changes import edit_of
 from .coding_insights import coding_procedure, edit_detail, last_edit
@@ -62,9 +62,7 @@ def hand_off_insight(r: Reading, w: Call, success: bool) -> CandidateInsight:
 # --- success ---------------------------------------------------------------------------------
 
 
-def _followed_any(r: Reading, final: Call) -> bool:
-    """Whether a look-up before the final answer searched a name an earlier answer had shown."""
-    return any(followed(r, c) is not None for c in r.calls if c.n < final.n and not c.writes)
+_followed_any = followed_any  # whether a look-up before the final answer searched a name an earlier answer showed
 
 
 def procedure_key(r: Reading) -> str | None:
