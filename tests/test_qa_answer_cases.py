@@ -274,4 +274,4 @@ def test_a_verdict_or_a_click_is_never_said_to_come_from_a_look_up(tmp_path):
         assert lines
         for text in map(_plain, lines):
             assert text.startswith(ending) and "; its calls before it: " in text and re.search(r"; score [\d.]+$", text)
-            assert "had already returned the expected words" not in text and "came from the look-up" not in text
+            assert "had already returned the expected words" not in text and "stand in the look-up" not in text

@@ -89,6 +89,13 @@ def followed_any(r: Reading, final: Call) -> bool:
     return r.memo[key]
 
 
+def _latest_holding(r: Reading, text: str, final: Call) -> Call | None:
+    """The latest call before ``final`` whose answer holds ``text`` as whole words."""
+    low = text.lower()
+    return next((c for c in reversed(r.calls) if c.n < final.n and not c.error and c.turn.result
+                 and _occurs(low, c.turn.result.lower())), None)
+
+
 def _where(c: Call) -> dict:
     return {"turn": c.n, "call": f"{c.name}[{clip_words(str(c.turn.arguments or ''), 60)}]"}
 
@@ -119,13 +126,16 @@ def answer_case(r: Reading, final: Call) -> dict:
         if case["relation"] == "more":
             case["extra_in_task"] = extra <= set(words(r.run.task.instruction or ""))
             case["joined"] = items(given) > items(gold)
-        seen = None if chosen else answer_seen_in(r, gold, final)
+        # a failure: the first look-up that had returned it (it was there to read); a success: the
+        # latest before the answer, where it was read (a year can stand on an earlier page by chance)
+        seen = None if chosen else (_latest_holding(r, gold, final) if r.run.outcome.success
+                                    else answer_seen_in(r, gold, final))
         if seen is not None:
             case["seen"] = {**_where(seen), "text": window(seen.turn.result or "", gold)}
     # one lower-case word ("no", a common noun) occurs in most pages by chance: only a name, a number or
     # a phrase is said to have come from a look-up
     named = len(given.split()) > 1 or any(ch.isdigit() or ch.isupper() for ch in given)
-    held = (answer_seen_in(r, given, final) if named and not chosen and given.casefold() != (gold or "").casefold()
+    held = (_latest_holding(r, given, final) if named and not chosen and given.casefold() != (gold or "").casefold()
             else None)
     if held is not None:
         case["held"] = {**_where(held), "text": window(held.turn.result or "", given)}

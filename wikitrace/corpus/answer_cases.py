@@ -66,7 +66,7 @@ def case_text(case: dict, success: bool) -> str:
     if success:
         source = seen or held
         if source:
-            return f"{said}, as the look-up at turn {source['turn']} ({source['call']}) gave it: {_q(source['text'])}"
+            return f"{said}, in the words of the look-up at turn {source['turn']} ({source['call']}): {_q(source['text'])}"
         asked = case.get("asked") or []
         return (f"{said}, which no look-up held as written: worked out from "
                 + (", ".join(asked) if asked else f"{case['answered']} answered look-ups")
@@ -77,7 +77,7 @@ def case_text(case: dict, success: bool) -> str:
     elif "expected" in case:
         said += "; no look-up before it returned the expected words"
     if held and not seen:
-        said += f"; the answer's words came from the look-up at turn {held['turn']} ({held['call']}): {_q(held['text'])}"
+        said += f"; the answer's words stand in the look-up at turn {held['turn']} ({held['call']}): {_q(held['text'])}"
     elif last:
         said += f"; the last look-up (turn {last['turn']}, {last['call']}) returned {_q(last['text'])}"
     if "score" in case and "expected" not in case:
