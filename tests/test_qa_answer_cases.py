@@ -275,3 +275,19 @@ def test_a_verdict_or_a_click_is_never_said_to_come_from_a_look_up(tmp_path):
         for text in map(_plain, lines):
             assert text.startswith(ending) and "; its calls before it: " in text and re.search(r"; score [\d.]+$", text)
             assert "had already returned the expected words" not in text and "stand in the look-up" not in text
+
+
+def test_a_one_word_lower_case_answer_is_never_said_to_stand_in_a_look_up(tmp_path):
+    """"no" is a word of most pages: a yes/no answer is worked out, not read off one."""
+    log = tmp_path / "react_yes_no.txt"
+    log.write_text(_trial(1, [_agent("Were both Arlo Penn and Tova Rusk born in Norland?",
+                                     [("Search Arlo Penn.", "Search[Arlo Penn]",
+                                       "Arlo Penn (born 1950 in Norland) is a sculptor. He has no children."),
+                                      ("Search Tova Rusk.", "Search[Tova Rusk]",
+                                       "Tova Rusk (born 1961 in Estmark) is a poet; no prize was given to her.")],
+                                     "no", "no", True)], []))
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[log], out=out, offline=True, quiet=True))
+    (case,) = [c for page in (out / "insight").glob("insight-*.md") if "## Cases" in page.read_text()
+               for c in _cases(page.read_text())]
+    assert _plain(case[1]).startswith("answered Finish[no], worked out from Search[Arlo Penn], Search[Tova Rusk]")

@@ -89,6 +89,12 @@ def followed_any(r: Reading, final: Call) -> bool:
     return r.memo[key]
 
 
+def _named(text: str) -> bool:
+    """A name, a number or a phrase: one lower-case word ("no", a common noun) occurs in most pages
+    by chance, so only these are said to stand in a look-up."""
+    return len(text.split()) > 1 or any(ch.isdigit() or ch.isupper() for ch in text)
+
+
 def _latest_holding(r: Reading, text: str, final: Call) -> Call | None:
     """The latest call before ``final`` whose answer holds ``text`` as whole words."""
     low = text.lower()
@@ -128,14 +134,15 @@ def answer_case(r: Reading, final: Call) -> dict:
             case["joined"] = items(given) > items(gold)
         # a failure: the first look-up that had returned it (it was there to read); a success: the
         # latest before the answer, where it was read (a year can stand on an earlier page by chance)
-        seen = None if chosen else (_latest_holding(r, gold, final) if r.run.outcome.success
-                                    else answer_seen_in(r, gold, final))
+        # "yes" or "no" stands on most pages by chance: worked out, never read off one
+        seen = None if chosen or case["shape"] == "yes/no" else (
+            _latest_holding(r, gold, final) if r.run.outcome.success else answer_seen_in(r, gold, final))
         if seen is not None:
             case["seen"] = {**_where(seen), "text": window(seen.turn.result or "", gold)}
-    # one lower-case word ("no", a common noun) occurs in most pages by chance: only a name, a number or
-    # a phrase is said to have come from a look-up
-    named = len(given.split()) > 1 or any(ch.isdigit() or ch.isupper() for ch in given)
-    held = (_latest_holding(r, given, final) if named and not chosen and given.casefold() != (gold or "").casefold()
+    # whether the pages were searched for the answer at all (a "no", a chosen label: never)
+    if not chosen and (gold and case["shape"] != "yes/no" or _named(given)):
+        case["looked"] = True
+    held = (_latest_holding(r, given, final) if _named(given) and not chosen and given.casefold() != (gold or "").casefold()
             else None)
     if held is not None:
         case["held"] = {**_where(held), "text": window(held.turn.result or "", given)}

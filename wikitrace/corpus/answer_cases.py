@@ -68,13 +68,13 @@ def case_text(case: dict, success: bool) -> str:
         if source:
             return f"{said}, in the words of the look-up at turn {source['turn']} ({source['call']}): {_q(source['text'])}"
         asked = case.get("asked") or []
-        return (f"{said}, which no look-up held as written: worked out from "
+        return (f"{said}, {'which no look-up held as written: ' if case.get('looked') else ''}worked out from "
                 + (", ".join(asked) if asked else f"{case['answered']} answered look-ups")
                 + (f", the agent writing before it {_q(case['thought'])}" if case.get("thought") else ""))
     if seen:
         said += (f"; the look-up at turn {seen['turn']} ({seen['call']}) had already returned the expected words: "
                  f"{_q(seen['text'])}")
-    elif "expected" in case:
+    elif "expected" in case and case.get("shape") != "yes/no":
         said += "; no look-up before it returned the expected words"
     if held and not seen:
         said += f"; the answer's words stand in the look-up at turn {held['turn']} ({held['call']}): {_q(held['text'])}"
