@@ -436,6 +436,19 @@ def _note(c: Check, text: str, n: int) -> None:
         value = json.loads(m.group(2))
         assert value not in (0, "", None, False) and not _held_anywhere(c, value, n), text
         return
+    m = re.fullmatch(r"`(.+?)` is (.+): no earlier turn holds it as written, but it is close to (\S+)'s answer at "
+                     r"turn (\d+): \"(.+)\"\.", text)
+    if m:  # a free-text value held nowhere as written, whose words but one stand together in an earlier answer
+        value, k = json.loads(m.group(2)), int(m.group(4))
+        src = c.call(k)
+        assert isinstance(value, str) and not _held_anywhere(c, value, n), text
+        assert src.name == m.group(3) and k < n and not src.is_error, text
+        assert m.group(5).rstrip("…") in " ".join((src.result or "").split()), text  # exact, case kept
+        stem = lambda w: w[:-2] if w.endswith(("'s", "’s")) else w[:-1] if w.endswith("s") and not w.endswith("ss") and len(w) > 3 else w  # noqa: E731
+        wanted = {stem(w) for w in re.findall(r"[\w'’]+", value.casefold())}
+        held = {stem(w) for w in re.findall(r"[\w'’]+", m.group(5).casefold())}
+        assert len(wanted) >= 4 and len(wanted & held) >= len(wanted) - 1, text
+        return
     m = re.fullmatch(r"Its look-ups before it asked: (.+)\.", text)
     if m:  # each a free-text look-up sent before the decision's turn, in its words (clipped with …)
         for name, arg in re.findall(r"(\w+)\[(.*?)\](?:, | and |$)", re.sub(r" and \d+ more$", "", m.group(1))):

@@ -345,4 +345,6 @@ def redact_compilation(comp: Any, redactor: Redactor | None, counts: Counter | N
         e.decision, e.support, e.quote = t(e.decision), t(e.support), t(e.quote)
     for i in comp.insights:
         i.title, i.guideline, i.applicability = t(i.title), t(i.guideline), t(i.applicability)
+        if getattr(i, "case", None):  # a final answer's case quotes the answer and the look-ups
+            i.case = {k: ({x: t(y) for x, y in v.items()} if isinstance(v, dict) else t(v)) for k, v in i.case.items()}
     return comp

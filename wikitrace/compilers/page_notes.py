@@ -12,6 +12,7 @@ import json
 import re
 from functools import lru_cache
 
+from .answer_case import near_words as near_answer
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join
 from .arguments import _last_key, check_arguments
 from .reading import Call, Reading, leaves
@@ -28,18 +29,25 @@ def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
     for a in checks:
         if a.seen_at is not None or a.other_at is None and not a.unsourced:
             continue  # a value some turn holds in another rendering, or a default: nothing to say
-        flagged = a.other_at is not None or near_words(r, a.value, c.n) is None or flagged
         if a.other_at is not None:
+            flagged = True
             notes.append(f"`{a.path}` is {_val(a.value)}, but the observation at turn {a.other_at} "
                          f"gave that field as {' or '.join(_val(v) for v in a.other[:3])}"
                          f"{f' (and {len(a.other) - 3} more)' if len(a.other) > 3 else ''}.")
+            continue
+        # the agent's own rewording of what a turn said is no discrepancy: an answer whose words stand
+        # together in a look-up is quoted beside it; a value most of whose words share one sentence of an
+        # earlier turn is told with the count
+        if free_form(c) is not None and (near := near_answer(r, c)) is not None:
+            notes.append(f"`{a.path}` is {_val(a.value)}: no earlier turn holds it as written, but it is close "
+                         f"to {near[0].name}'s answer at turn {near[0].n}: \"{near[1]}\".")
+        elif (close := near_words(r, a.value, c.n)) is not None:
+            t, k, n = close
+            notes.append(f"`{a.path}` is {_val(a.value)}, close to {_place_words(t)} ({k} of its {n} main words).")
         else:
-            close = near_words(r, a.value, c.n)
-            if close is not None:  # the agent's own rewording of what a turn said: no discrepancy to flag
-                t, k, n = close
-                notes.append(f"`{a.path}` is {_val(a.value)}, close to {_place_words(t)} ({k} of its {n} main words).")
-                continue
-            notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
+            flagged = True
+            notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds "
+                         f"this value.")
     from .rules import _CONFIRM_WORDS
 
     for hit in rules_once(r, c):

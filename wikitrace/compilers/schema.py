@@ -36,6 +36,7 @@ class CandidateInsight:
     key: str | None = None
     detail: str = ""  # what this run showed of it, beside the run on the insight page
     worked: bool = False  # the run got past it or succeeded with it: its wording is preferred
+    case: dict | None = None  # a final answer's case (answer_case.py), shown and counted on the insight page
 
 
 @dataclass

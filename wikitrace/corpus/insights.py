@@ -27,6 +27,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
+from .answer_cases import annotate as annotate_answers
 from .applies import Openings, applies_when, task_of, tasks_meeting
 from .choices import faced, relevant, separating
 from .fisher import fisher_tails, verdict as _verdict
@@ -80,7 +81,8 @@ def run_entry_fields(comp) -> dict:
     and the patterns it met."""
     return {
         "lessons": [{"key": i.key, "title": i.title, "guideline": i.guideline, "applicability": i.applicability,
-                     "detail": i.detail, "worked": i.worked} for i in comp.insights],
+                     "detail": i.detail, "worked": i.worked, **({"case": i.case} if i.case else {})}
+                    for i in comp.insights],
         "patterns": list(comp.patterns),
     }
 
@@ -227,6 +229,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         partial_scores(entry, groups[entry["id"]])
         advise_choices(entry)
         failed_peers(entry, ended_by.get((kind, entry["key"]), []), taught)
+    annotate_answers(out, groups, kind_of)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     keys = {entry["id"]: entry["key"] for entry in out}
     for entry in out:  # the lessons the successful runs that met it teach, by title
