@@ -1,0 +1,318 @@
+"""The "In short" of a compilation page: the one to three facts that most likely decided the
+run, said plainly with the turns that show them.
+
+Each fact comes from something the compiler establishes as data, never from its own
+sentences: a comparison in the agent's own words that arithmetic proves wrong
+(claim_checks.py), a money limit or a count the user gave that a number of the log
+contradicts, the answer against the one the task expected, an expected call against the
+call sent (item by item), an expected change never made, errors no later call got past, the
+harness's stop. Where none of these is established the page says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .changes import what_ran
+from .claim_checks import comparisons, money_limits, stated_count, wrong_phrase
+from .expected_calls import call_text, differences, expected_changes, made_as_expected, missed_changes, shown_value
+from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
+from .page_items import answered_nothing
+from .reading import Call, Reading, harness_reason, leaves
+from .schema import KeyFact
+from .text import clip
+
+MAX_FACTS = 3
+
+
+def in_short(r: Reading) -> list[KeyFact]:
+    """The facts, most telling first: a checked claim in the run's own words, then what the
+    log's own records establish for this outcome."""
+    facts = _wrong_comparisons(r)[:1] + _limit_facts(r)[:1] + _count_facts(r)[:1]
+    facts += _success_facts(r) if r.run.outcome.success else _failure_facts(r)
+    kept: list[KeyFact] = []
+    for f in facts:
+        if f.text not in (k.text for k in kept):
+            kept.append(f)
+    if kept:
+        return kept[:MAX_FACTS]
+    return [KeyFact("The log records nothing that settles this run on its own: no expected calls or answer to "
+                    "compare with, no error left standing, no stop by the harness. The items below are the "
+                    "compiler's ranking of what the run did, not an established cause."
+                    if not r.run.outcome.success else
+                    "The log records nothing that shows what decided this success: no expected calls or answer "
+                    "to compare with. The decisions below are what the run did, in order.")]
+
+
+# --- the agent's own words -----------------------------------------------------------------
+
+
+def _own_words(r: Reading) -> list[tuple[int, str]]:
+    """(turn, text) of what the agent wrote itself: its messages, the reasoning kept with a call,
+    and the text of a call that answered nothing (a think tool)."""
+    harness = {t.turn for t in r.harness}
+    silent = {c.n for c in r.calls if answered_nothing(c)}
+    out = []
+    for t in r.run.turns:
+        if t.turn in harness:
+            continue
+        if t.type == "message" and t.role == "assistant" and t.content:
+            out.append((t.turn, t.content))
+        elif t.type == "function_call":
+            if t.reasoning:
+                out.append((t.turn, t.reasoning))
+            if t.turn in silent:
+                out += [(t.turn, v) for _, v in leaves(t.arguments) if isinstance(v, str)]
+    return out
+
+
+def _wrong_comparisons(r: Reading) -> list[KeyFact]:
+    """Comparisons of two numbers the agent wrote that do not hold."""
+    out = []
+    for turn, text in _own_words(r):
+        for c in comparisons(text):
+            if not c.holds:
+                out.append(KeyFact(f"The agent's comparison at turn {turn} is wrong: {wrong_phrase(c)} "
+                                   f"(it wrote \"{clip(c.text, 100)}\").", [turn]))
+    return out
+
+
+# --- a limit or a count the user gave ----------------------------------------------------------
+
+
+_EXPRESSION = re.compile(r"[\d\s.+\-*/()]+")
+
+
+def _user_texts(r: Reading) -> list[tuple[int | None, str]]:
+    """(turn, text) of what the user said, with the task's instruction first (turn None) when a
+    person (a simulated user) answered the agent: that instruction is the user's own brief."""
+    out: list[tuple[int | None, str]] = [(None, r.run.task.instruction or "")] if r.has_interlocutor else []
+    return out + [(t.turn, t.content or "") for t in r.facts if t.type == "message"]
+
+
+def _amounts(r: Reading) -> list[tuple[Call, float, str]]:
+    """(call, amount, how) for what the run computed with a calculator (an arithmetic expression
+    answered with a number) and for what each change that went through paid in all (its
+    ``amount`` values)."""
+    out = []
+    for c in r.calls:
+        if c.error:
+            continue
+        if c.writes:
+            paid = [v for path, v in leaves(c.turn.arguments) if re.search(r"(?:^|[.\]_])amount$", path)
+                    and isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if paid:
+                out.append((c, float(sum(paid)), "paid"))
+            continue
+        sent = [v for _, v in leaves(c.turn.arguments) if isinstance(v, str)]
+        if len(sent) == 1 and _EXPRESSION.fullmatch(sent[0]) and re.search(r"\d\s*[-+*/]\s*\(?\d", sent[0]):
+            try:
+                out.append((c, float((c.turn.result or "").strip()), "computed"))
+            except ValueError:
+                continue
+    return out
+
+
+def _money(v: float) -> str:
+    return f"${v:,.2f}".replace(".00", "")
+
+
+def _limit_facts(r: Reading) -> list[KeyFact]:
+    """A money limit the user gave (one limit, stated once or again with the same value) and an
+    amount of the run above it."""
+    limits: dict[float, int | None] = {}
+    for turn, text in _user_texts(r):
+        for v in money_limits(text):
+            limits.setdefault(v, turn)
+    if len(limits) != 1:
+        return []
+    (limit, said), = limits.items()
+    where = f"the user gave at turn {said}" if said is not None else "the task's instruction gives the user"
+    for c, amount, how in _amounts(r):
+        if amount <= limit or (said is not None and c.n < said):
+            continue
+        later = next((w for w in r.calls if w.n > c.n and w.writes and not w.error), None)
+        if how == "paid":
+            return [KeyFact(f"{c.name} at turn {c.n} paid {_money(amount)} in all, above the {_money(limit)} limit "
+                            f"{where}.", [c.n] + ([said] if said is not None else []))]
+        after = (f"a change went through after it ({later.name} at turn {later.n})" if later
+                 else "no change went through after it")
+        return [KeyFact(f"The {c.name} call at turn {c.n} gave {_money(amount)[1:]}, above the {_money(limit)} limit "
+                        f"{where}; {after}.", [c.n] + ([said] if said is not None else []) + ([later.n] if later else []))]
+    return []
+
+
+def _lists(r: Reading, c: Call) -> dict[str, int]:
+    """Each list-valued field of a JSON answer (at any depth), by its key: its length, or -1
+    where records of the answer disagree."""
+    try:
+        parsed = json.loads(c.turn.result or "")
+    except ValueError:
+        return {}
+    out: dict[str, int] = {}
+    stack = [parsed]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if isinstance(v, list) and re.fullmatch(r"[a-z]{4,}s", k):
+                    out[k] = len(v) if out.get(k, len(v)) == len(v) else -1
+                stack.append(v)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return out
+
+
+def _count_facts(r: Reading) -> list[KeyFact]:
+    """A count the user gave for something the records already shown hold as a list ("there were
+    3" passengers) when every record shown before that message lists another number of them."""
+    if not r.has_interlocutor:
+        return []
+    seen: dict[str, tuple[int, Call]] = {}  # key -> (length, the last look-up that showed it); -1: records differ
+    calls = iter(c for c in r.calls if not c.error and not c.writes and (c.turn.result or "").lstrip()[:1] in "{[")
+    pending = next(calls, None)
+    for t in r.facts:
+        while pending is not None and pending.n < t.turn:
+            for k, n in _lists(r, pending).items():
+                seen[k] = (n if seen.get(k, (n,))[0] == n else -1, pending)
+            pending = next(calls, None)
+        if t.type != "message" or t.turn not in r.replies or not seen:
+            continue
+        for key, (length, source) in seen.items():
+            said = stated_count(t.content or "", key)
+            if said is None or length < 0 or said == length:
+                continue
+            return [KeyFact(f"The user put the number of {key} at {said} (turn {t.turn}); every record looked up "
+                            f"before that lists {length} (the last: {source.name} at turn {source.n}).",
+                            [t.turn, source.n])]
+    return []
+
+
+# --- what the log's own records establish --------------------------------------------------------
+
+
+def _answer(r: Reading) -> Call | None:
+    """The call that gave the run's answer (a QA log's Finish), when it gave one."""
+    writes = [c for c in r.calls if c.writes and not c.error and isinstance(c.turn.arguments, str)]
+    last = writes[-1] if writes else None
+    return last if last is not None and harness_reason(r) is None and gives_answer(r, last) else None
+
+
+def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
+    gold = expected_answer(r)
+    given = clip(" ".join(str(c.turn.arguments).split()), 100)
+    if gold is None:
+        return None
+    if right:
+        seen = answer_seen_in(r, gold, c)
+        return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged right"
+                       + (f"; the look-up at turn {seen.n} had returned \"{clip(gold, 80)}\"." if seen else "."),
+                       [c.n] + ([seen.n] if seen else []))
+    if is_verdict(r, gold):
+        return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "
+                       f"\"{clip(gold, 80)}\".", [c.n])
+    seen = answer_seen_in(r, gold, c)
+    return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected \"{clip(gold, 80)}\", "
+                   + (f"which the look-up at turn {seen.n} had returned." if seen else "which no look-up had returned."),
+                   [c.n] + ([seen.n] if seen else []))
+
+
+def _expected_facts(r: Reading) -> list[KeyFact]:
+    """Changes that differ from the expected call of their tool, item by item; changes the
+    task did not expect at all; expected changes never made."""
+    expected = expected_changes(r)
+    if expected is None:
+        return []
+    out = []
+    for c in (c for c in r.calls if c.writes and not c.error):
+        diffs = differences(r, c)
+        if diffs is None:
+            out.append(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
+                               + ("no change at all." if not expected else f"no {c.name} call."), [c.n]))
+        elif diffs:
+            parts = [f"`{k}` {shown_value(got)} where the task expected {shown_value(want)}" for k, want, got in diffs[:2]]
+            out.append(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
+                               + (f" (and {len(diffs) - 2} more differences)." if len(diffs) > 2 else "."), [c.n]))
+    missed = missed_changes(r)
+    if missed:
+        last = max((t.turn for t in r.run.turns if t.turn not in {h.turn for h in r.harness}
+                    and (t.type == "function_call" or t.role == "assistant")), default=None)
+        out.append(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}, and the run never made "
+                           + ("that change" if len(missed) == 1 else "those changes")
+                           + (f" (its last turn is {last})." if last is not None else "."), [last] if last is not None else []))
+    return out
+
+
+def _standing_errors(r: Reading) -> list[KeyFact]:
+    """Errors no later call of the same program or tool got past, one fact per tool, changes first."""
+    ran = {c.n: what_ran(c.turn) for c in r.calls}
+    standing: dict[str, list[Call]] = {}
+    for c in r.calls:
+        if c.error and not any(x.n > c.n and not x.error and ran[x.n] == ran[c.n] for x in r.calls):
+            standing.setdefault(ran[c.n], []).append(c)
+    out = []
+    for key, errs in sorted(standing.items(), key=lambda kv: (not kv[1][0].writes, kv[1][0].n)):
+        ns = [e.n for e in errs]
+        turns = f"turn {ns[0]}" if len(ns) == 1 else "turns " + join(list(map(str, ns)), 4)
+        out.append(KeyFact(f"{errs[0].name} failed at {turns} (\"{clip(' '.join((errs[-1].turn.result or '').split()), 90)}\"), "
+                           f"and no later {key} call went through.", ns[:3] + ([ns[-1]] if len(ns) > 3 else [])))
+    return out
+
+
+def _harness_fact(r: Reading) -> list[KeyFact]:
+    reason = harness_reason(r)
+    if reason is None:
+        return []
+    at = r.harness[-1].turn if r.harness else (r.calls[-1].n if r.calls else None)
+    text = f"The harness stopped the run ({clip(reason, 100)})"
+    gold = expected_answer(r)
+    if gold is not None and not is_verdict(r, gold) and not any(c.writes and not c.error for c in r.calls):
+        seen = answer_seen_in(r, gold)
+        text += (f" before any answer; the expected \"{clip(gold, 80)}\" had been returned by the look-up at turn "
+                 f"{seen.n}." if seen else f" before any answer; no look-up had returned the expected \"{clip(gold, 80)}\".")
+        return [KeyFact(text, ([at] if at is not None else []) + ([seen.n] if seen else []))]
+    return [KeyFact(text + ".", [at] if at is not None else [])]
+
+
+def _failure_facts(r: Reading) -> list[KeyFact]:
+    answer = _answer(r)
+    facts = [f for f in [_answer_fact(r, answer, False) if answer is not None else None] if f is not None]
+    facts += _expected_facts(r) + _standing_errors(r) + _harness_fact(r)
+    writes = [c for c in r.calls if c.writes and not c.error]
+    if not facts and expected_changes(r) is not None and writes and all(made_as_expected(r, c) for c in writes):
+        facts.append(KeyFact("Every change this run made is one the log records as expected, and none it expected is "
+                             "missing: the log does not show what else was judged.", [c.n for c in writes[:3]]))
+    return facts
+
+
+def _success_facts(r: Reading) -> list[KeyFact]:
+    answer = _answer(r)
+    if answer is not None:
+        fact = _answer_fact(r, answer, True)
+        return [fact] if fact is not None else []
+    writes = [c for c in r.calls if c.writes and not c.error]
+    expected = expected_changes(r)
+    facts: list[KeyFact] = []
+    if expected is not None:
+        made = [c for c in writes if made_as_expected(r, c)]
+        if expected and len(made) == len(writes) == len(expected):
+            facts.append(KeyFact(f"The run made the {'change' if len(made) == 1 else f'{len(made)} changes'} the task "
+                                 "expected, with the same arguments: "
+                                 + join([f"{c.name} at turn {c.n}" for c in made], 3) + ".", [c.n for c in made[:3]]))
+        elif not expected and not writes:
+            facts.append(KeyFact(f"The task expected no change, and the run made none: it answered after "
+                                 f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}.",
+                                 [r.calls[-1].n] if r.calls else []))
+        else:
+            facts += _expected_facts(r)
+    recovered = [(c, next(x for x in r.calls if x.n > c.n and not x.error and what_ran(x.turn) == what_ran(c.turn)))
+                 for c in r.calls if c.error and any(x.n > c.n and not x.error and what_ran(x.turn) == what_ran(c.turn)
+                                                     for x in r.calls)]
+    for err, fix in recovered[:1]:
+        facts.append(KeyFact(f"{err.name} failed at turn {err.n}; a later {what_ran(fix.turn)} call went through at "
+                             f"turn {fix.n}.", [err.n, fix.n]))
+    if not facts and writes:
+        last = writes[-1]
+        facts.append(KeyFact(f"The run's last state-changing call, {last.name} at turn {last.n}, went through.", [last.n]))
+    return facts
