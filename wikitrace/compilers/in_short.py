@@ -18,7 +18,7 @@ from .changes import what_ran
 from .claim_checks import comparisons, money_limits, stated_count, wrong_phrase
 from .expected_calls import call_text, differences, expected_changes, made_as_expected, missed_changes, shown_value
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
-from .page_items import answered_nothing
+from .page_items import answered_nothing, lacking_support
 from .reading import Call, Reading, harness_reason, leaves
 from .schema import KeyFact
 from .text import clip
@@ -244,20 +244,25 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
     return out
 
 
-def _standing_errors(r: Reading) -> list[KeyFact]:
-    """Errors no later call of the same program or tool got past, one fact per tool, changes first."""
+def _standing_errors(r: Reading) -> tuple[list[KeyFact], list[KeyFact]]:
+    """Errors no later call of the same program or tool got past, one fact per tool, changes
+    first: (the run's own errors, programs the machine lacks). A missing program says where
+    the run ran, and runs that succeed meet it too, so it comes after the harness's stop."""
     ran = {c.n: what_ran(c.turn) for c in r.calls}
+    last_ok = {ran[c.n]: c.n for c in r.calls if not c.error}
     standing: dict[str, list[Call]] = {}
     for c in r.calls:
-        if c.error and not any(x.n > c.n and not x.error and ran[x.n] == ran[c.n] for x in r.calls):
+        if c.error and c.n > last_ok.get(ran[c.n], -1):
             standing.setdefault(ran[c.n], []).append(c)
-    out = []
+    own: list[KeyFact] = []
+    lacking: list[KeyFact] = []
     for key, errs in sorted(standing.items(), key=lambda kv: (not kv[1][0].writes, kv[1][0].n)):
         ns = [e.n for e in errs]
         turns = f"turn {ns[0]}" if len(ns) == 1 else "turns " + join(list(map(str, ns)), 4)
-        out.append(KeyFact(f"{errs[0].name} failed at {turns} (\"{clip(' '.join((errs[-1].turn.result or '').split()), 90)}\"), "
-                           f"and no later {key} call went through.", ns[:3] + ([ns[-1]] if len(ns) > 3 else [])))
-    return out
+        fact = KeyFact(f"{errs[0].name} failed at {turns} (\"{clip(' '.join((errs[-1].turn.result or '').split()), 90)}\"), "
+                       f"and no later {key} call went through.", ns[:3] + ([ns[-1]] if len(ns) > 3 else []))
+        (lacking if lacking_support(errs[0], False) is not None else own).append(fact)
+    return own, lacking
 
 
 def _harness_fact(r: Reading) -> list[KeyFact]:
@@ -278,7 +283,8 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
 def _failure_facts(r: Reading) -> list[KeyFact]:
     answer = _answer(r)
     facts = [f for f in [_answer_fact(r, answer, False) if answer is not None else None] if f is not None]
-    facts += _expected_facts(r) + _standing_errors(r) + _harness_fact(r)
+    own, lacking = _standing_errors(r)
+    facts += _expected_facts(r) + own + _harness_fact(r) + lacking
     writes = [c for c in r.calls if c.writes and not c.error]
     if not facts and expected_changes(r) is not None and writes and all(made_as_expected(r, c) for c in writes):
         facts.append(KeyFact("Every change this run made is one the log records as expected, and none it expected is "
@@ -306,10 +312,10 @@ def _success_facts(r: Reading) -> list[KeyFact]:
                                  [r.calls[-1].n] if r.calls else []))
         else:
             facts += _expected_facts(r)
-    recovered = [(c, next(x for x in r.calls if x.n > c.n and not x.error and what_ran(x.turn) == what_ran(c.turn)))
-                 for c in r.calls if c.error and any(x.n > c.n and not x.error and what_ran(x.turn) == what_ran(c.turn)
-                                                     for x in r.calls)]
-    for err, fix in recovered[:1]:
+    err = next((c for c in r.calls if c.error), None)
+    fix = None if err is None else next((x for x in r.calls if x.n > err.n and not x.error
+                                         and what_ran(x.turn) == what_ran(err.turn)), None)
+    if fix is not None:  # the first error, and the call that got past it
         facts.append(KeyFact(f"{err.name} failed at turn {err.n}; a later {what_ran(fix.turn)} call went through at "
                              f"turn {fix.n}.", [err.n, fix.n]))
     if not facts and writes:
