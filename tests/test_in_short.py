@@ -155,6 +155,48 @@ def test_the_page_opens_with_the_facts_and_links_their_turns(tmp_path):
                         first), first
 
 
+SLIPS = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 2, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Through which strait does the Varn ferry run?
+Thought 1: Search the Varn ferry.
+Action 1: Search[Varn ferry]
+Observation 1: The Varn ferry runs through the Kessel Strait between Orlo and Tamm.
+Thought 2: So it runs through the Kessel Strait, between the two towns.
+Action 2: Finish[through the Kessel Strait, near Orlo]
+Observation 2: Answer is INCORRECT
+Correct answer: the Kessel Strait
+
+Question: Which club did the goalkeeper of the 1994 Marrow Cup final join next?
+Thought 1: I should search the final.
+Action 1: Search["1994 Marrow Cup final"]
+Observation 1: Could not find ["1994 Marrow Cup final"]. Similar: ['Marrow Cup', 'Ines Varga (goalkeeper)'].
+Thought 2: The goalkeeper must be Ines Varga.
+Action 2: Finish[Ines Varga]
+Observation 2: Answer is INCORRECT
+Correct answer: Orlo Athletic
+
+"""
+
+
+def test_a_wrong_answer_is_set_beside_the_expected_one_and_its_source(tmp_path):
+    path = tmp_path / "react_reflexion_2q.txt"
+    path.write_text(SLIPS, encoding="utf-8")
+    added, listed = sorted(_load(path), key=lambda r: "Varn" not in r.task.instruction)
+    [fact] = _facts(added)
+    assert fact.endswith('The answer holds the expected words and adds "through" before it and "near Orlo" after it.')
+    fact = _facts(listed)[0]
+    err = next(t.turn for t in listed.turns if t.type == "function_call" and "Similar" in (t.result or ""))
+    assert fact.endswith(f"The answer appears in no look-up that went through, only in the error Search returned at "
+                         f"turn {err}."), fact
+
+
 # --- tau-bench: a limit, a count, expected calls ------------------------------------------------------
 
 POLICY = ("# Airline Agent Policy\n\nThe current time is 2024-06-01 10:00:00 EST.\n\n- You should only make one "

@@ -19,7 +19,9 @@ from .claim_checks import comparisons, money_limits, stated_count, wrong_phrase
 from .expected_calls import call_text, differences, expected_changes, made_as_expected, missed_changes, shown_value
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import answered_nothing, lacking_support
+from .page_notes import answer_source
 from .reading import Call, Reading, harness_reason, leaves
+from .record_words import named_fields
 from .schema import KeyFact
 from .text import clip
 
@@ -213,9 +215,45 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "
                        f"\"{clip(gold, 80)}\".", [c.n])
     seen = answer_seen_in(r, gold, c)
-    return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected \"{clip(gold, 80)}\", "
-                   + (f"which the look-up at turn {seen.n} had returned." if seen else "which no look-up had returned."),
-                   [c.n] + ([seen.n] if seen else []))
+    text = (f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected \"{clip(gold, 80)}\", "
+            + (f"which the look-up at turn {seen.n} had returned." if seen else "which no look-up had returned."))
+    turns = [c.n] + ([seen.n] if seen else [])
+    told = _beside_expected(" ".join(str(c.turn.arguments).split()), gold)
+    if told is None:
+        found = answer_source(r, c)
+        if found is not None and found[0] == "error":
+            told = f"The answer appears in no look-up that went through, only in the error {found[1].name} returned at turn {found[1].n}."
+            turns.append(found[1].n)
+        elif found is not None and found[0] == "user":
+            told = f"The answer appears in no look-up, only in the user message at turn {found[1].turn}."
+            turns.append(found[1].turn)
+        elif found is not None and (seen is None or found[1].n != seen.n):
+            told = f"The answer appears in what {found[1].name} returned at turn {found[1].n}."
+            turns.append(found[1].n)
+    return KeyFact(text + (" " + told if told else ""), sorted(set(turns)))
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _beside_expected(given: str, gold: str) -> str | None:
+    """How an answer relates to the expected one when either holds the other word for word: the
+    words it added, or the words of the expected answer it left out."""
+    a, g = _fold(given), _fold(gold)
+    if a == g or not a or not g:
+        return None
+    if re.search(r"(?<!\w)" + re.escape(g) + r"(?!\w)", a):
+        i = a.index(g)
+        extra = [x.strip(" ,;") for x in (given[:i], given[i + len(g):])]
+        parts = [f"\"{clip(x, 60)}\" {where}" for x, where in zip(extra, ("before it", "after it")) if x]
+        return ("The answer holds the expected words and adds " + " and ".join(parts) + ".") if parts else None
+    if re.search(r"(?<!\w)" + re.escape(a) + r"(?!\w)", g):
+        i = g.index(a)
+        left = [x.strip(" ,;") for x in (gold[:i], gold[i + len(a):])]
+        parts = [f"\"{clip(x, 60)}\"" for x in left if x]
+        return ("The answer is only part of the expected one: it leaves out " + " and ".join(parts) + ".") if parts else None
+    return None
 
 
 def _expected_facts(r: Reading) -> list[KeyFact]:
@@ -232,8 +270,9 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
                                + ("no change at all." if not expected else f"no {c.name} call."), [c.n]))
         elif diffs:
             parts = [f"`{k}` {shown_value(got)} where the task expected {shown_value(want)}" for k, want, got in diffs[:2]]
+            more = len(diffs) - 2
             out.append(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
-                               + (f" (and {len(diffs) - 2} more differences)." if len(diffs) > 2 else "."), [c.n]))
+                               + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else "."), [c.n]))
     missed = missed_changes(r)
     if missed:
         last = max((t.turn for t in r.run.turns if t.turn not in {h.turn for h in r.harness}
@@ -258,7 +297,7 @@ def _standing_errors(r: Reading) -> tuple[list[KeyFact], list[KeyFact]]:
     lacking: list[KeyFact] = []
     for key, errs in sorted(standing.items(), key=lambda kv: (not kv[1][0].writes, kv[1][0].n)):
         ns = [e.n for e in errs]
-        turns = f"turn {ns[0]}" if len(ns) == 1 else "turns " + join(list(map(str, ns)), 4)
+        turns = f"turn {ns[0]}" if len(ns) == 1 else "turns " + join(list(map(str, ns)), 6)
         fact = KeyFact(f"{errs[0].name} failed at {turns} (\"{clip(' '.join((errs[-1].turn.result or '').split()), 90)}\"), "
                        f"and no later {key} call went through.", ns[:3] + ([ns[-1]] if len(ns) > 3 else []))
         (lacking if lacking_support(errs[0], False) is not None else own).append(fact)
@@ -292,6 +331,22 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     return facts
 
 
+def _acted_on(r: Reading, until: int | None) -> list[KeyFact]:
+    """The fields of the last look-up before the settling change (or the end) that the agent's
+    own later words name (record_words.py): what it acted on, said as the record's values."""
+    for c in reversed(r.calls):
+        if c.writes or c.error or (until is not None and c.n > until):
+            continue
+        fields = named_fields(r, c)
+        if fields:
+            values = [f"`{key}` {json.dumps(value, ensure_ascii=False)}" for key, value, _ in fields]
+            said = sorted({n for _, _, quoted in fields for n, _ in quoted})
+            return [KeyFact(f"The record {c.name} returned at turn {c.n} has {join(values, 3)}, and the agent's own "
+                            f"words after it (turn{'s' if len(said) > 1 else ''} {join(list(map(str, said)), 3)}) name "
+                            + ("it." if len(fields) == 1 else "them."), [c.n] + said[:2])]
+    return []
+
+
 def _success_facts(r: Reading) -> list[KeyFact]:
     answer = _answer(r)
     if answer is not None:
@@ -310,14 +365,24 @@ def _success_facts(r: Reading) -> list[KeyFact]:
             facts.append(KeyFact(f"The task expected no change, and the run made none: it answered after "
                                  f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}.",
                                  [r.calls[-1].n] if r.calls else []))
-        else:
-            facts += _expected_facts(r)
+        elif not expected:
+            facts.append(KeyFact("The task expected no change; the run's only state-changing "
+                                 + ("call was " if len(writes) == 1 else "calls were ")
+                                 + join([f"{c.name} at turn {c.n}" for c in writes], 3) + ".", [c.n for c in writes[:3]]))
+        else:  # the run succeeded all the same: where a change differs is said, not weighed
+            for c in writes:
+                diffs = differences(r, c)
+                if diffs:
+                    keys = list(dict.fromkeys(f"`{k.split('[')[0].split('.')[0]}`" for k, _, _ in diffs))
+                    facts.append(KeyFact(f"{c.name} at turn {c.n} went through; the expected {c.name} call differs "
+                                         f"from it in {join(keys, 3)}, and the run still succeeded.", [c.n]))
     err = next((c for c in r.calls if c.error), None)
     fix = None if err is None else next((x for x in r.calls if x.n > err.n and not x.error
                                          and what_ran(x.turn) == what_ran(err.turn)), None)
     if fix is not None:  # the first error, and the call that got past it
         facts.append(KeyFact(f"{err.name} failed at turn {err.n}; a later {what_ran(fix.turn)} call went through at "
                              f"turn {fix.n}.", [err.n, fix.n]))
+    facts += _acted_on(r, writes[-1].n if writes else None)
     if not facts and writes:
         last = writes[-1]
         facts.append(KeyFact(f"The run's last state-changing call, {last.name} at turn {last.n}, went through.", [last.n]))
