@@ -265,6 +265,20 @@ def test_a_computed_cost_above_the_users_limit_is_stated_with_both_numbers(tmp_p
                               f"{said}; no change went through after it.")
 
 
+def test_a_sum_above_the_limit_that_the_run_moved_past_is_left_unsaid(tmp_path):
+    change = {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "gift_card_7730215",
+              "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}]}
+    run = _tau(tmp_path, [
+        _user("I can pay up to $150 for the change."),
+        *_tool("calculate", {"expression": "(245 - 160) * 2 + 30"}, "200.0"),
+        _user("Too much. What about only my own seat?"),
+        *_tool("calculate", {"expression": "245 - 160"}, "85.0"),
+        _user("Yes, go ahead with that."),
+        *_tool("update_reservation_flights", change, dict(TRIP)),
+    ], reward=0.0)
+    assert not any("limit" in f for f in _facts(run))
+
+
 def test_a_limit_in_the_task_instruction_counts_and_a_payment_above_it_is_named(tmp_path):
     change = {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "gift_card_7730215",
               "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}],
@@ -308,7 +322,7 @@ def test_expected_calls_item_by_item_and_the_change_never_made(tmp_path):
     assert facts[0] == (f"update_reservation_flights at turn {changed} sent `payment_id` \"credit_card_6604418\" where "
                         "the task expected \"gift_card_7730215\".")
     assert facts[1].startswith("The task expected update_reservation_passengers(passengers=") \
-        and "and the run never made that change (its last turn is " in facts[1]
+        and "and the run never made that change (the agent's last turn was " in facts[1]
 
 
 def test_a_success_that_made_the_expected_change_says_so(tmp_path):

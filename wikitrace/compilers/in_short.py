@@ -131,17 +131,22 @@ def _limit_facts(r: Reading) -> list[KeyFact]:
         return []
     (limit, said), = limits.items()
     where = f"the user gave at turn {said}" if said is not None else "the task's instruction gives the user"
-    for c, amount, how in _amounts(r):
+    amounts = _amounts(r)
+    for i, (c, amount, how) in enumerate(amounts):
         if amount <= limit or (said is not None and c.n < said):
             continue
         later = next((w for w in r.calls if w.n > c.n and w.writes and not w.error), None)
+        if how == "computed" and any(x is not c and h == "computed" and x.n > c.n and (later is None or x.n < later.n)
+                                     for x, _, h in amounts[i + 1:]):
+            continue  # a later sum before the same change (or the end) is the one the run went on with
         if how == "paid":
+            agreed = f" (the user agreed at turn {c.agreed_at})" if c.confirmed and c.agreed_at is not None else ""
             return [KeyFact(f"{c.name} at turn {c.n} paid {_money(amount)} in all, above the {_money(limit)} limit "
-                            f"{where}.", [c.n] + ([said] if said is not None else []))]
-        after = (f"a change went through after it ({later.name} at turn {later.n})" if later
-                 else "no change went through after it")
+                            f"{where}{agreed}.", [c.n] + ([said] if said is not None else []))]
+        if later is not None:
+            continue  # what the change then paid is not in the log: the sum may be one the user turned down
         return [KeyFact(f"The {c.name} call at turn {c.n} gave {_money(amount)[1:]}, above the {_money(limit)} limit "
-                        f"{where}; {after}.", [c.n] + ([said] if said is not None else []) + ([later.n] if later else []))]
+                        f"{where}; no change went through after it.", [c.n] + ([said] if said is not None else []))]
     return []
 
 
@@ -274,12 +279,14 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
             out.append(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
                                + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else "."), [c.n]))
     missed = missed_changes(r)
-    if missed:
+    if missed:  # second: after the first change that went wrong, before the others
         last = max((t.turn for t in r.run.turns if t.turn not in {h.turn for h in r.harness}
                     and (t.type == "function_call" or t.role == "assistant")), default=None)
         out.append(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}, and the run never made "
                            + ("that change" if len(missed) == 1 else "those changes")
-                           + (f" (its last turn is {last})." if last is not None else "."), [last] if last is not None else []))
+                           + (f" (the agent's last turn was {last})." if last is not None else "."),
+                           [last] if last is not None else []))
+        out.insert(1, out.pop())
     return out
 
 
