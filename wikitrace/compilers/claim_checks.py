@@ -43,6 +43,12 @@ _PHRASE = re.compile(
     _LEFT + r"\)?,?(?:\s+[^()\d<>=\n.;:!?]{0,30}?)?\s+(?:is|was|are|were|'s|being|which is|which was)\s+(?:still\s+|also\s+|well\s+)?(?P<word>"
     + _WORD + r")\s+(?:[^\d\n.;:!?<>=]{0,40}?\(?(?:[a-z]{1,12}\.?\s)?)?" + _RIGHT, re.IGNORECASE)
 
+# a cheap first look: a comparison needs a digit and an operator or a comparative word
+_DIGIT = re.compile(r"\d")
+_REACH = 120
+_SYMBOL_CUE = re.compile(r"\d[^<>≤≥\n]{0,45}\s[<>≤≥]=?\s")
+_WORD_CUE = re.compile(r"\b(?:than|below|under|within|most|above|over|exceeds|least)\b", re.IGNORECASE)
+
 _FUNCTION_WORDS = {"is", "was", "are", "were", "be", "than", "and", "or", "the", "a", "an", "in", "on", "at", "of",
                    "to", "for", "which", "that", "so", "but", "it", "as", "by", "with", "from"}
 
@@ -106,26 +112,30 @@ _CHECK = {"<": lambda a, b: a < b, ">": lambda a, b: a > b, "<=": lambda a, b: a
 def comparisons(text: str) -> list[Comparison]:
     """Every comparison of two numbers of one kind the text writes, in order."""
     out: list[Comparison] = []
-    if not text or not any(ch.isdigit() for ch in text):
+    if not text or not _DIGIT.search(text):
         return out
     spans: list[tuple[int, int]] = []
-    for pattern in (_SYMBOL, _PHRASE):
-        for m in pattern.finditer(text):
-            if any(s < m.end() and m.start() < e for s, e in spans):
-                continue
-            relation = _relation_of(m, text)
-            left, right = _value(m.group("left")), _value(m.group("right"))
-            if relation is None or left is None or right is None or left[0] != right[0]:
-                continue
-            lw, rw = m.group("left").strip(), m.group("right").strip()
-            if left[0] == "number":  # a bare number's unit is the word after it: both the same, or neither
-                units = _unit_after(text, m.end("left")), _unit_after(text, m.end("right"))
-                if units[0] != units[1] or _is_year(lw) != _is_year(rw):
-                    continue  # "4 were more than 30 years", "in 2010 it was less than 300": not one quantity
-            spans.append((m.start(), m.end()))
-            dated = left[0] == "date" or (_is_year(lw) and _is_year(rw))
-            out.append(Comparison(lw, relation, rw, _CHECK[relation](left[1], right[1]),
-                                  " ".join(m.group(0).split()), dated))
+    # each pattern is tried only around its cue (an operator, a comparative word): a comparison
+    # reaches at most about a hundred characters either side of it, and most texts hold none
+    found = [m for pattern, cue in ((_SYMBOL, _SYMBOL_CUE), (_PHRASE, _WORD_CUE))
+             for at in cue.finditer(text)
+             for m in pattern.finditer(text, max(0, at.start() - _REACH), at.end() + _REACH)]
+    for m in sorted(found, key=lambda m: (m.start(), -m.end())):
+        if any(s < m.end() and m.start() < e for s, e in spans):
+            continue
+        relation = _relation_of(m, text)
+        left, right = _value(m.group("left")), _value(m.group("right"))
+        if relation is None or left is None or right is None or left[0] != right[0]:
+            continue
+        lw, rw = m.group("left").strip(), m.group("right").strip()
+        if left[0] == "number":  # a bare number's unit is the word after it: both the same, or neither
+            units = _unit_after(text, m.end("left")), _unit_after(text, m.end("right"))
+            if units[0] != units[1] or _is_year(lw) != _is_year(rw):
+                continue  # "4 were more than 30 years", "in 2010 it was less than 300": not one quantity
+        spans.append((m.start(), m.end()))
+        dated = left[0] == "date" or (_is_year(lw) and _is_year(rw))
+        out.append(Comparison(lw, relation, rw, _CHECK[relation](left[1], right[1]),
+                              " ".join(m.group(0).split()), dated))
     return out
 
 
@@ -149,7 +159,9 @@ _LIMIT = re.compile(
 def money_limits(text: str) -> list[float]:
     """The money limits a message states, in order (each written once)."""
     out: list[float] = []
-    for m in _LIMIT.finditer(text or ""):
+    if "$" not in (text or ""):
+        return out
+    for m in _LIMIT.finditer(text):
         value = float((m.group("a") or m.group("b")).replace(",", ""))
         if value not in out:
             out.append(value)
@@ -160,13 +172,16 @@ _COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, 
                 "ten": 10}
 
 
+_COUNT_CUE = re.compile(r"\bhow many\b|\bthere (?:are|were|is|was)\b", re.IGNORECASE)
+
+
 def stated_count(text: str, noun: str) -> int | None:
     """The count a message asserts for the things ``noun`` (a plural such as "passengers") names:
     "there were 3 passengers", or a message that asks "how many passengers" and holds exactly
     one small whole number (digits or a word from two to ten) and no other number (a date, a
     price or an id makes it unsure). "Book 3 passengers" asks for something new, not a count
     of what is there, and yields nothing."""
-    if not text or not noun:
+    if not text or not noun or not _COUNT_CUE.search(text):
         return None
     forms = rf"(?:{re.escape(noun)}|{re.escape(noun[:-1])})" if noun.endswith("s") else re.escape(noun)
     count = r"(\d{1,2}|" + "|".join(w for w in _COUNT_WORDS if w != "one") + ")"

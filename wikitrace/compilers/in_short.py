@@ -15,7 +15,7 @@ import json
 import re
 
 from .changes import what_ran
-from .claim_checks import comparisons, money_limits, stated_count, wrong_phrase
+from .claim_checks import _COUNT_CUE, comparisons, money_limits, stated_count, wrong_phrase
 from .expected_calls import call_text, differences, expected_changes, made_as_expected, missed_changes, shown_value
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import answered_nothing, lacking_support
@@ -174,8 +174,9 @@ def _lists(r: Reading, c: Call) -> dict[str, int]:
 def _count_facts(r: Reading) -> list[KeyFact]:
     """A count the user gave for something the records already shown hold as a list ("there were
     3" passengers) when every record shown before that message lists another number of them."""
-    if not r.has_interlocutor:
-        return []
+    if not r.has_interlocutor or not any(t.turn in r.replies and _COUNT_CUE.search(t.content or "")
+                                         for t in r.facts if t.type == "message"):
+        return []  # no message of the user asserts a count: no record need be read
     seen: dict[str, tuple[int, Call]] = {}  # key -> (length, the last look-up that showed it); -1: records differ
     calls = iter(c for c in r.calls if not c.error and not c.writes and (c.turn.result or "").lstrip()[:1] in "{[")
     pending = next(calls, None)
