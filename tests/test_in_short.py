@@ -347,13 +347,13 @@ def test_a_run_with_nothing_established_says_so_plainly(tmp_path):
 def _check(run: Run, text: str, turns: list[int]) -> None:
     by_n = {t.turn: t for t in run.turns}
     assert all(n in by_n for n in turns), (text, turns)
-    m = re.fullmatch(r"(\S+) failed at turns? ([\d, and]+?)(?: and \d+ more)? \(\"(.*)\"\), and no later (.+) call went "
-                     r"through\.", text)
+    m = re.fullmatch(r"(\S+) failed at turns? ([\d, and]+?)(?: and \d+ more)? \((?:the last: )?\"(.*)\"\), and no later "
+                     r"(.+) call went through\.", text)
     if m:
         ns = [int(x) for x in re.findall(r"\d+", m.group(2))]
         assert all(by_n[n].name == m.group(1) and by_n[n].type == "function_call" for n in ns), text
         return
-    m = re.fullmatch(r"The harness stopped the run \((.+)\)(?:\.| before any answer; .+)", text)
+    m = re.fullmatch(r"The harness stopped the run: (.+?)\.(?: No answer had been given.+)?", text)
     if m:
         assert run.outcome.ended_by and run.outcome.ended_by.startswith("harness") or any(
             t.extra.get("written_by") == "harness" or t.type == "harness" for t in run.turns), text

@@ -306,7 +306,9 @@ def _standing_errors(r: Reading) -> tuple[list[KeyFact], list[KeyFact]]:
     for key, errs in sorted(standing.items(), key=lambda kv: (not kv[1][0].writes, kv[1][0].n)):
         ns = [e.n for e in errs]
         turns = f"turn {ns[0]}" if len(ns) == 1 else "turns " + join(list(map(str, ns)), 6)
-        fact = KeyFact(f"{errs[0].name} failed at {turns} (\"{clip(' '.join((errs[-1].turn.result or '').split()), 90)}\"), "
+        same = len({" ".join((e.turn.result or "").split()) for e in errs}) == 1
+        fact = KeyFact(f"{errs[0].name} failed at {turns} ({'' if same else 'the last: '}"
+                       f"\"{clip(' '.join((errs[-1].turn.result or '').split()), 90)}\"), "
                        f"and no later {key} call went through.", ns[:3] + ([ns[-1]] if len(ns) > 3 else []))
         (lacking if lacking_support(errs[0], False) is not None else own).append(fact)
     return own, lacking
@@ -317,14 +319,15 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
     if reason is None:
         return []
     at = r.harness[-1].turn if r.harness else (r.calls[-1].n if r.calls else None)
-    text = f"The harness stopped the run ({clip(reason, 100)})"
+    text = f"The harness stopped the run: {clip(reason, 100).rstrip('.')}."
     gold = expected_answer(r)
     if gold is not None and not is_verdict(r, gold) and not any(c.writes and not c.error for c in r.calls):
         seen = answer_seen_in(r, gold)
-        text += (f" before any answer; the expected \"{clip(gold, 80)}\" had been returned by the look-up at turn "
-                 f"{seen.n}." if seen else f" before any answer; no look-up had returned the expected \"{clip(gold, 80)}\".")
+        text += (f" No answer had been given; the expected \"{clip(gold, 80)}\" had been returned by the look-up at "
+                 f"turn {seen.n}." if seen else f" No answer had been given, and no look-up had returned the expected "
+                 f"\"{clip(gold, 80)}\".")
         return [KeyFact(text, ([at] if at is not None else []) + ([seen.n] if seen else []))]
-    return [KeyFact(text + ".", [at] if at is not None else [])]
+    return [KeyFact(text, [at] if at is not None else [])]
 
 
 def _failure_facts(r: Reading) -> list[KeyFact]:
