@@ -197,6 +197,39 @@ def test_a_wrong_answer_is_set_beside_the_expected_one_and_its_source(tmp_path):
                          f"turn {err}."), fact
 
 
+HALTED = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 0, Halted: 1
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+------------- BEGIN HALTED AGENTS --------------
+
+Question: Which short film by the maker of Tin Owl won the 1991 Corran Prize?
+Thought 1: Search the maker.
+Action 1: Search["Tin Owl"]
+Observation 1: Could not find ["Tin Owl"]. Similar: ['Tin Owl (film)', 'Paper Heron', 'Mira Sand'].
+Thought 2: Look up the prize.
+Action 2: Lookup[Corran Prize]
+Observation 2: No Results
+Correct answer: Paper Heron
+
+"""
+
+
+def test_a_halted_run_names_the_error_that_offered_the_expected_answer(tmp_path):
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(HALTED, encoding="utf-8")
+    [run] = _load(path)
+    fact = next(f for f in _facts(run) if f.startswith("The harness stopped the run: "))
+    err = next(t.turn for t in run.turns if t.type == "function_call" and "Similar" in (t.result or ""))
+    assert fact.endswith(f'No answer had been given; the expected "Paper Heron" appeared in no look-up that went '
+                         f"through, only in the error Search answered at turn {err}."), fact
+
+
 # --- tau-bench: a limit, a count, expected calls ------------------------------------------------------
 
 POLICY = ("# Airline Agent Policy\n\nThe current time is 2024-06-01 10:00:00 EST.\n\n- You should only make one "

@@ -20,7 +20,7 @@ from .expected_calls import call_text, differences, expected_changes, made_as_ex
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import answered_nothing, lacking_support
 from .page_notes import answer_source
-from .reading import Call, Reading, harness_reason, leaves
+from .reading import Call, Reading, _occurs, harness_reason, leaves
 from .record_words import named_fields
 from .schema import KeyFact
 from .text import clip
@@ -36,7 +36,7 @@ def in_short(r: Reading) -> list[KeyFact]:
     kept: list[KeyFact] = []
     for f in facts:
         if f.text not in (k.text for k in kept):
-            kept.append(f)
+            kept.append(KeyFact(f.text, sorted(set(f.turns))))
     if kept:
         return kept[:MAX_FACTS]
     return [KeyFact("The log records nothing that settles this run on its own: no expected calls or answer to "
@@ -221,9 +221,12 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "
                        f"\"{clip(gold, 80)}\".", [c.n])
     seen = answer_seen_in(r, gold, c)
+    listed = None if seen else _error_holding(r, gold, c.n)
     text = (f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected \"{clip(gold, 80)}\", "
-            + (f"which the look-up at turn {seen.n} had returned." if seen else "which no look-up had returned."))
-    turns = [c.n] + ([seen.n] if seen else [])
+            + (f"which the look-up at turn {seen.n} had returned." if seen else
+               f"which no look-up that went through had returned, only the error {listed.name} answered at turn "
+               f"{listed.n}." if listed else "which no look-up had returned."))
+    turns = [c.n] + ([seen.n] if seen else []) + ([listed.n] if listed else [])
     told = _beside_expected(" ".join(str(c.turn.arguments).split()), gold)
     if told is None:
         found = answer_source(r, c)
@@ -237,6 +240,14 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
             told = f"The answer appears in what {found[1].name} returned at turn {found[1].n}."
             turns.append(found[1].n)
     return KeyFact(text + (" " + told if told else ""), sorted(set(turns)))
+
+
+def _error_holding(r: Reading, gold: str, before: int | None) -> Call | None:
+    """The first error (before a turn) whose text holds the expected answer: a list of near names
+    may offer it when no look-up that went through returned it."""
+    needle = gold.lower()
+    return next((c for c in r.calls if c.error and (before is None or c.n < before) and c.turn.result
+                 and _occurs(needle, c.turn.result.lower())), None)
 
 
 def _fold(text: str) -> str:
@@ -323,10 +334,13 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
     gold = expected_answer(r)
     if gold is not None and not is_verdict(r, gold) and not any(c.writes and not c.error for c in r.calls):
         seen = answer_seen_in(r, gold)
+        listed = None if seen else _error_holding(r, gold, None)
         text += (f" No answer had been given; the expected \"{clip(gold, 80)}\" had been returned by the look-up at "
-                 f"turn {seen.n}." if seen else f" No answer had been given, and no look-up had returned the expected "
-                 f"\"{clip(gold, 80)}\".")
-        return [KeyFact(text, ([at] if at is not None else []) + ([seen.n] if seen else []))]
+                 f"turn {seen.n}." if seen else
+                 f" No answer had been given; the expected \"{clip(gold, 80)}\" appeared in no look-up that went "
+                 f"through, only in the error {listed.name} answered at turn {listed.n}." if listed else
+                 f" No answer had been given, and no look-up had returned the expected \"{clip(gold, 80)}\".")
+        return [KeyFact(text, ([at] if at is not None else []) + [x.n for x in (seen, listed) if x is not None])]
     return [KeyFact(text, [at] if at is not None else [])]
 
 
