@@ -261,11 +261,11 @@ def _tool(name, arguments, answer):
              "content": answer if isinstance(answer, str) else json.dumps(answer)}]
 
 
-def _tau(tmp_path, messages, reward, actions=None, instruction="You are lena_vogt_3017. Move your flight."):
+def _tau(tmp_path, messages, reward, actions=None, instruction="You are lena_vogt_3017. Move your flight.", record=TRIP):
     traj = [{"role": "system", "content": POLICY}, _user("Hi, I need help with my Boston trip."),
             _agent("Of course. What is your user id and reservation id?"),
             _user("lena_vogt_3017, reservation Q4WZ8N."),
-            *_tool("get_reservation_details", {"reservation_id": "Q4WZ8N"}, TRIP),
+            *_tool("get_reservation_details", {"reservation_id": "Q4WZ8N"}, record),
             *messages, _user("Thanks. ###STOP###")]
     task = {"user_id": "lena_vogt_3017", "outputs": [], "instruction": instruction}  # actions: tau-bench's kwargs shape
     if actions is not None:
@@ -366,6 +366,21 @@ def test_a_success_that_made_the_expected_change_says_so(tmp_path):
                actions=[{"name": "update_reservation_flights", "kwargs": change}])
     assert _facts(run) == [f"The run made the change the task expected, with the same arguments: "
                            f"update_reservation_flights at turn {_call_turn(run, 'update_reservation_flights')}."]
+
+
+def test_a_success_names_the_record_fields_its_words_relied_on(tmp_path):
+    run = _tau(tmp_path, [
+        _agent("Your booking is in basic economy and has no travel insurance, so it cannot be changed."),
+        _user("Then please pass me to a person."),
+        *_tool("transfer_to_human_agents", {"summary": "User wants to change a booking."}, "Transfer successful"),
+    ], reward=1.0, actions=[{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}}],
+        record=dict(TRIP, cabin="basic_economy", insurance="no"))  # look-ups only: no change expected
+    looked, said = _call_turn(run, "get_reservation_details"), _turn_of(run, "cannot be changed")
+    assert _facts(run) == [
+        f"The task expected no change; the run's only state-changing call was transfer_to_human_agents at turn "
+        f"{_call_turn(run, 'transfer_to_human_agents')}.",
+        f"The record get_reservation_details returned at turn {looked} holds `cabin` \"basic_economy\" and "
+        f"`insurance` \"no\", and the agent's own words after it (turn {said}) name them."]
 
 
 def test_a_run_with_nothing_established_says_so_plainly(tmp_path):

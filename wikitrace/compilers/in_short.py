@@ -366,7 +366,7 @@ def _acted_on(r: Reading, until: int | None) -> list[KeyFact]:
         if fields:
             values = [f"`{key}` {json.dumps(value, ensure_ascii=False)}" for key, value, _ in fields]
             said = sorted({n for _, _, quoted in fields for n, _ in quoted})
-            return [KeyFact(f"The record {c.name} returned at turn {c.n} has {join(values, 3)}, and the agent's own "
+            return [KeyFact(f"The record {c.name} returned at turn {c.n} holds {join(values, 3)}, and the agent's own "
                             f"words after it (turn{'s' if len(said) > 1 else ''} {join(list(map(str, said)), 3)}) name "
                             + ("it." if len(fields) == 1 else "them."), [c.n] + said[:2])]
     return []
