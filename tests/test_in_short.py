@@ -230,6 +230,40 @@ def test_a_halted_run_names_the_error_that_offered_the_expected_answer(tmp_path)
                          f"through, only in the error Search answered at turn {err}."), fact
 
 
+RETRY = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 1, Incorrect: 0, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+Question: Which river runs past the town where Paper Heron was filmed?
+Thought 1: Search the film.
+Action 1: Search["Paper Heron"]
+Observation 1: Could not find ["Paper Heron"]. Similar: ['Paper Heron (film)', 'Tin Owl'].
+Thought 2: Search the film's page.
+Action 2: Search[Paper Heron (film)]
+Observation 2: Paper Heron is a 1991 short film shot in Orlo, a town on the river Vell.
+Thought 3: The river is the Vell.
+Action 3: Finish[Vell]
+Observation 3: Answer is CORRECT
+Correct answer: Vell
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+"""
+
+
+def test_a_success_says_how_it_got_past_its_first_error(tmp_path):
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(RETRY, encoding="utf-8")
+    [run] = _load(path)
+    err, fix = [t.turn for t in run.turns if t.type == "function_call" and t.name == "Search"]
+    assert _facts(run)[1] == (f'Search failed at turn {err}; a later Search call went through at turn {fix}, sending '
+                              '"Paper Heron (film)", a name the error had listed; the failed call had sent its text '
+                              "inside quote marks, this one none.")
+
+
 # --- tau-bench: a limit, a count, expected calls ------------------------------------------------------
 
 POLICY = ("# Airline Agent Policy\n\nThe current time is 2024-06-01 10:00:00 EST.\n\n- You should only make one "
@@ -416,7 +450,8 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         call = by_n[int(m.group(2))]
         assert call.name == m.group(1) and not call.is_error and run.outcome.success, text
         return
-    m = re.fullmatch(r"(\S+) failed at turn (\d+); a later (.+) call went through at turn (\d+)\.", text)
+    m = re.fullmatch(r"(\S+) failed at turn (\d+); a later (.+?) call went through at turn (\d+)(, sending .+)?(; the failed "
+                     r"call had sent its text inside quote marks, this one none)?\.", text)
     if m:
         assert by_n[int(m.group(2))].name == m.group(1) and int(m.group(4)) > int(m.group(2)), text
         return

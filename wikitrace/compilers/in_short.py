@@ -18,7 +18,8 @@ from .claim_facts import count_facts, limit_facts, wrong_comparisons
 from .expected_calls import call_text, differences, expected_changes, made_as_expected, missed_changes, shown_value
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import lacking_support
-from .page_notes import answer_source
+from .page_causes import _QUOTES, _in_quote_marks
+from .page_notes import answer_source, listed_names
 from .reading import Call, Reading, _occurs, harness_reason
 from .record_words import named_fields
 from .schema import KeyFact
@@ -221,11 +222,32 @@ def _acted_on(r: Reading, until: int | None) -> list[KeyFact]:
     return []
 
 
+def _got_past(r: Reading) -> list[KeyFact]:
+    """The run's first error and the later call of the same program that went through, with what
+    the log shows of how: it sent a name the error listed, or left out the quote marks the
+    failed call had put around its text."""
+    err = next((c for c in r.calls if c.error), None)
+    fix = None if err is None else next((x for x in r.calls if x.n > err.n and not x.error
+                                         and what_ran(x.turn) == what_ran(err.turn)), None)
+    if fix is None:
+        return []
+    how = ""
+    sent = fix.turn.arguments
+    if isinstance(sent, str):
+        listed = {" ".join(n.split()).casefold(): n for n in listed_names(err.turn.result or "")}
+        if " ".join(sent.split()).casefold() in listed:
+            how = f", sending \"{listed[' '.join(sent.split()).casefold()]}\", a name the error had listed"
+        if _in_quote_marks(err.turn.arguments) and not any(q in sent for q in _QUOTES):
+            how += "; the failed call had sent its text inside quote marks, this one none"
+    return [KeyFact(f"{err.name} failed at turn {err.n}; a later {what_ran(fix.turn)} call went through at turn {fix.n}"
+                    f"{how}.", [err.n, fix.n])]
+
+
 def _success_facts(r: Reading) -> list[KeyFact]:
     answer = _answer(r)
     if answer is not None:
         fact = _answer_fact(r, answer, True)
-        return [fact] if fact is not None else []
+        return ([fact] if fact is not None else []) + _got_past(r)
     writes = [c for c in r.calls if c.writes and not c.error]
     expected = expected_changes(r)
     facts: list[KeyFact] = []
@@ -250,12 +272,7 @@ def _success_facts(r: Reading) -> list[KeyFact]:
                     keys = list(dict.fromkeys(f"`{k.split('[')[0].split('.')[0]}`" for k, _, _ in diffs))
                     facts.append(KeyFact(f"{c.name} at turn {c.n} went through; the expected {c.name} call differs "
                                          f"from it in {join(keys, 3)}, and the run still succeeded.", [c.n]))
-    err = next((c for c in r.calls if c.error), None)
-    fix = None if err is None else next((x for x in r.calls if x.n > err.n and not x.error
-                                         and what_ran(x.turn) == what_ran(err.turn)), None)
-    if fix is not None:  # the first error, and the call that got past it
-        facts.append(KeyFact(f"{err.name} failed at turn {err.n}; a later {what_ran(fix.turn)} call went through at "
-                             f"turn {fix.n}.", [err.n, fix.n]))
+    facts += _got_past(r)
     facts += _acted_on(r, writes[-1].n if writes else None)
     if not facts and writes:
         last = writes[-1]
