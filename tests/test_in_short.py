@@ -11,13 +11,14 @@ import json
 import re
 
 import pytest
-from test_page_sentences import RUNS
+from test_page_sentences import RUNS, _flat, _text
 
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.claim_checks import comparisons, money_limits, stated_count, wrong_phrase
 from wikitrace.compilers.offline import compile_offline
+from wikitrace.compilers.reading import is_read_only
 from wikitrace.runs import load
-from wikitrace.runs.model import Run
+from wikitrace.runs.model import Run, Turn
 
 # --- the parser, on sentences of our own -------------------------------------------------------
 
@@ -270,7 +271,7 @@ POLICY = ("# Airline Agent Policy\n\nThe current time is 2024-06-01 10:00:00 EST
           "tool call at a time.\n")
 TRIP = {"reservation_id": "Q4WZ8N", "user_id": "lena_vogt_3017", "origin": "DEN", "destination": "BOS",
         "flight_type": "one_way", "cabin": "economy",
-        "flights": [{"origin": "DEN", "destination": "BOS", "flight_number": "HAT207", "date": "2024-06-09",
+        "flights": [{"origin": "DEN", "destination": "BOS", "flight_number": "HAT907", "date": "2024-06-09",
                      "price": 160}],
         "passengers": [{"first_name": "Lena", "last_name": "Vogt", "dob": "1988-03-04"},
                        {"first_name": "Ravi", "last_name": "Vogt", "dob": "1986-12-19"}],
@@ -368,7 +369,7 @@ def test_a_count_the_user_gives_against_the_record_shown_before(tmp_path):
         # a request for a new booking is no claim about the record: nothing is said of it
         _user("Then please book 4 passengers on a new trip."),
     ], reward=1.0)
-    said, looked = _turn_of(run, "there were 3"), _turn_of(run, "HAT207")
+    said, looked = _turn_of(run, "there were 3"), _turn_of(run, "HAT907")
     assert _facts(run)[0] == (f"The user put the number of passengers at 3 (turn {said}); every record looked up before "
                               f"that lists 2 (the last: get_reservation_details at turn {looked}).")
 
@@ -466,6 +467,72 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
     if m:  # a change that went through, beside the expected call of its tool
         call = by_n[int(m.group(2))]
         assert call.name == m.group(1) and not call.is_error and "expected_calls" in run.task.metadata, text
+        return
+    expected = json.loads(run.task.metadata.get("expected_calls") or "null")
+    changes = [e for e in expected or [] if not is_read_only(Turn(0, "function_call", "assistant", name=e["name"],
+                                                                      arguments=e["arguments"]))]
+    made = [t for t in run.turns if t.type == "function_call" and not t.is_error and not is_read_only(t)]
+    m = re.fullmatch(r"(\S+) at turn (\d+) went through, but the task expected (no change at all|no \S+ call)\.", text)
+    if m:
+        call = by_n[int(m.group(2))]
+        assert call.name == m.group(1) and not call.is_error and expected is not None, text
+        assert not changes if m.group(3) == "no change at all" else not any(e["name"] == call.name for e in changes)
+        return
+    m = re.fullmatch(r"(\S+) at turn (\d+) went through; the expected \S+ call differs from it in (.+), and the run still "
+                     r"succeeded\.", text)
+    if m:
+        call = by_n[int(m.group(2))]
+        keys = re.findall(r"`(\w+)`", m.group(3))
+        assert run.outcome.success and not call.is_error and keys, text
+        assert any(e["name"] == call.name and all(e["arguments"].get(k) != call.arguments.get(k) for k in keys)
+                   for e in changes), text
+        return
+    m = re.fullmatch(r"The task expected (.+), and the run never made (?:that change|those changes) \(the agent's last turn "
+                     r"was (\d+)\)\.", text)
+    if m:  # each expected change named is one no change of the run made with those arguments
+        named = [e for e in changes if f"{e['name']}(" in m.group(1)]
+        assert named and any(not any(t.name == e["name"] and t.arguments == e["arguments"] for t in made)
+                             for e in named), text
+        return
+    m = re.fullmatch(r"The run made the (?:change|\d+ changes) the task expected, with the same arguments: (.+)\.", text)
+    if m:
+        for name, n in re.findall(r"(\w+) at turn (\d+)", m.group(1)):
+            call = by_n[int(n)]
+            assert call.name == name and any(e["name"] == name and e["arguments"] == call.arguments for e in changes)
+        assert run.outcome.success, text
+        return
+    m = re.fullmatch(r"The task expected no change(?:, and the run made none: .+|; the run's only state-changing calls? "
+                     r"(?:was|were) (.+))\.", text)
+    if m:
+        assert expected is not None and not changes and run.outcome.success, text
+        assert len(re.findall(r" at turn (\d+)", m.group(1) or "")) == len(made), text
+        return
+    m = re.fullmatch(r"The record (\S+) returned at turn (\d+) holds (.+), and the agent's own words after it "
+                     r"\(turns? (.+)\) name (?:it|them)\.", text)
+    if m:  # each value is in the record, and the agent's later turns hold it as words
+        record = by_n[int(m.group(2))]
+        said = _flat(" ".join(_text(by_n[int(n)]) + " " + (by_n[int(n)].reasoning or "")
+                              for n in re.findall(r"\d+", m.group(4)))).replace("-", " ").replace("_", " ")
+        for key, value in re.findall(r"`(\w+)` (\"[^\"]*\")", m.group(3)):
+            assert record.name == m.group(1) and value in record.result, text
+            assert json.loads(value).replace("_", " ").lower() in said, (value, text)
+        return
+    m = re.fullmatch(r"(?:The (\S+) call at turn (\d+) gave ([\d,.]+)|(\S+) at turn (\d+) paid \$([\d,.]+) in all), above "
+                     r"the \$([\d,.]+) limit (?:the user gave at turn (\d+)|the task's instruction gives the user)(.*)\.", text)
+    if m:
+        n = int(m.group(2) or m.group(5))
+        amount, limit = (float(x.replace(",", "")) for x in (m.group(3) or m.group(6), m.group(7)))
+        assert amount > limit and f"{m.group(7)}" in (by_n[int(m.group(8))].content if m.group(8) else run.task.instruction)
+        if m.group(3):
+            assert float(by_n[n].result) == amount and not any(t.turn > n for t in made), text
+        return
+    m = re.fullmatch(r"The user put the number of (\w+) at (\d+) \(turn (\d+)\); every record looked up before that "
+                     r"lists (\d+) \(the last: (\S+) at turn (\d+)\)\.", text)
+    if m:
+        said, record = by_n[int(m.group(3))], by_n[int(m.group(6))]
+        assert said.role == "user" and stated_count(said.content, m.group(1)) == int(m.group(2)), text
+        assert record.turn < said.turn, text
+        assert len(json.loads(record.result)[m.group(1)]) == int(m.group(4)) != int(m.group(2)), text
         return
     assert text.startswith("The log records nothing that "), f"a fact with no check here: {text}"
 
