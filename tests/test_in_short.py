@@ -418,6 +418,14 @@ def test_a_success_names_the_record_fields_its_words_relied_on(tmp_path):
         f"`insurance` \"no\", and the agent's own words after it (turn {said}) name them."]
 
 
+def test_an_expected_look_up_never_made_is_named(tmp_path):
+    run = _tau(tmp_path, [_agent("Your flight is on 2024-06-09.")], reward=0.0,
+               actions=[{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}},
+                        {"name": "get_user_details", "kwargs": {"user_id": "lena_vogt_3017"}}])
+    assert _facts(run) == ['The task expected the look-up get_user_details(user_id="lena_vogt_3017"), and the run '
+                           "never made it."]
+
+
 def test_a_run_with_nothing_established_says_so_plainly(tmp_path):
     run = _tau(tmp_path, [_agent("Your flight is on 2024-06-09.")], reward=0.0)
     [fact] = _facts(run)
@@ -493,6 +501,16 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         named = [e for e in changes if f"{e['name']}(" in m.group(1)]
         assert named and any(not any(t.name == e["name"] and t.arguments == e["arguments"] for t in made)
                              for e in named), text
+        return
+    m = re.fullmatch(r"The task expected the look-ups? (.+), and the run never made (?:it|them)\.", text)
+    if m:  # each named look-up is one the task expected and no call of the run made with those arguments
+        lookups = [e for e in expected or [] if e not in changes and f"{e['name']}(" in m.group(1)]
+        assert lookups and not all(any(t.name == e["name"] and t.arguments == e["arguments"] and not t.is_error
+                                       for t in run.turns if t.type == "function_call") for e in lookups), text
+        return
+    m = re.fullmatch(r"The task expected (.+); the run never made (?:it|them) and succeeded all the same\.", text)
+    if m:
+        assert run.outcome.success and any(f"{e['name']}(" in m.group(1) for e in changes), text
         return
     m = re.fullmatch(r"The run made the (?:change|\d+ changes) the task expected, with the same arguments: (.+)\.", text)
     if m:

@@ -154,6 +154,12 @@ def call_text(c: dict) -> str:
     return _call(c)
 
 
+def missed_lookups(r: Reading) -> list[dict]:
+    """The look-ups the log records as expected that no call of the run made with those arguments."""
+    asked = [(c.name, c.turn.arguments) for c in r.calls if not c.error]
+    return [e for e in expected_lookups(r) if (e["name"], e["arguments"]) not in asked]
+
+
 def missed_notes(r: Reading) -> list[str]:
     """The expected changes the run did not make, and the expected look-ups it never made."""
     missed = missed_changes(r)
@@ -161,8 +167,7 @@ def missed_notes(r: Reading) -> list[str]:
              f"{join([_call(e) for e in missed], SHOWN)}."] if missed else []
     # a look-up the task expected and the run never made: the fact it answered or acted without
     # (a membership it took from the user's word, a record it never opened)
-    asked = [(c.name, c.turn.arguments) for c in r.calls if not c.error]
-    unread = [e for e in expected_lookups(r) if (e["name"], e["arguments"]) not in asked]
+    unread = missed_lookups(r)
     if unread:
         notes.append(f"The log records {len(unread)} expected look-up{'s' if len(unread) != 1 else ''} this run did "
                      f"not make: {join([_call(e) for e in unread], SHOWN)}.")

@@ -15,7 +15,8 @@ import re
 
 from .changes import what_ran
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
-from .expected_calls import call_text, differences, expected_changes, made_as_expected, missed_changes, shown_value
+from .expected_calls import (call_text, differences, expected_changes, made_as_expected, missed_changes,
+                             missed_lookups, shown_value)
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
@@ -152,6 +153,14 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
     return out
 
 
+def _unread_facts(r: Reading) -> list[KeyFact]:
+    """The look-ups the task expected and the run never made: a record it acted or answered without."""
+    unread = missed_lookups(r)
+    return [KeyFact(f"The task expected the look-up{'s' if len(unread) > 1 else ''} "
+                    f"{join([call_text(e) for e in unread], 2)}, and the run never made "
+                    + ("it." if len(unread) == 1 else "them."))] if unread else []
+
+
 def _standing_errors(r: Reading) -> tuple[list[KeyFact], list[KeyFact]]:
     """Errors no later call of the same program or tool got past, one fact per tool, changes
     first: (the run's own errors, programs the machine lacks). A missing program says where
@@ -198,7 +207,7 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     answer = _answer(r)
     facts = [f for f in [_answer_fact(r, answer, False) if answer is not None else None] if f is not None]
     own, lacking = _standing_errors(r)
-    facts += _expected_facts(r) + own + _harness_fact(r) + lacking
+    facts += _expected_facts(r) + own + _harness_fact(r) + lacking + _unread_facts(r)
     writes = [c for c in r.calls if c.writes and not c.error]
     if not facts and expected_changes(r) is not None and writes and all(made_as_expected(r, c) for c in writes):
         facts.append(KeyFact("Every change this run made is one the log records as expected, and none it expected is "
@@ -265,7 +274,11 @@ def _success_facts(r: Reading) -> list[KeyFact]:
             facts.append(KeyFact("The task expected no change; the run's only state-changing "
                                  + ("call was " if len(writes) == 1 else "calls were ")
                                  + join([f"{c.name} at turn {c.n}" for c in writes], 3) + ".", [c.n for c in writes[:3]]))
-        else:  # the run succeeded all the same: where a change differs is said, not weighed
+        else:  # the run succeeded all the same: where a change differs, or one is missing, is said, not weighed
+            missed = missed_changes(r)
+            if missed:
+                facts.append(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}; the run never made "
+                                     + ("it" if len(missed) == 1 else "them") + " and succeeded all the same.", []))
             for c in writes:
                 diffs = differences(r, c)
                 if diffs:
