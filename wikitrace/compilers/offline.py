@@ -39,6 +39,7 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
+from .in_short import in_short
 from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
 from .expected_calls import change_notes, differs_from_expected, made_as_expected, missed_notes
 from .option_choices import item_note, option_note
@@ -110,6 +111,7 @@ def compile_offline(run: Run) -> Compilation:
         compiler="offline",
         left_out=sum(1 for c in calls if c.n not in cited),
         patterns=patterns_of(reading),
+        in_short=in_short(reading),
     )
     return ground(comp, run)
 

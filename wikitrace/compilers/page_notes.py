@@ -179,36 +179,49 @@ def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
 def given_answer_note(r: Reading, c: Call, width: int = 90) -> list[str]:
     """Where the text of the answer that ended the run appeared last before it, quoted exactly:
     on a success the look-up that held it, on a failure the page the agent took a wrong one from."""
+    found = answer_source(r, c, width)
+    if found is None:
+        return []
+    kind, where, window = found
     given = " ".join(str(c.turn.arguments).split())
-    # one lower-case word ("no", "cricket") occurs in most pages by chance: only a name, a number or
-    # a phrase is said to have been read somewhere
+    if kind == "look-up":
+        return [f"The answer it gave, {json.dumps(given)}, appears in what {where.name} returned at turn {where.n}: "
+                f"\"{window}\""]
+    if kind == "error":
+        return [f"The answer it gave, {json.dumps(given)}, appears in no look-up that went through, only in the error "
+                f"{where.name} returned at turn {where.n}: \"{window}\""]
+    return [f"The answer it gave, {json.dumps(given)}, appears in the user message at turn {where.turn}, not in any "
+            f"look-up: \"{window}\""]
+
+
+def answer_source(r: Reading, c: Call, width: int = 90):
+    """Where the text of the run's answer appeared last before it: ("look-up", call, words around
+    it) for a look-up that went through, ("error", call, …) for an error's list of near names
+    only, ("user", turn, …) for the task text only; None when nowhere, or for an answer of one
+    lower-case word, which occurs in most pages by chance."""
+    given = " ".join(str(c.turn.arguments).split())
     if len(given.split()) < 2 and not any(ch.isdigit() or ch.isupper() for ch in given):
-        return []
+        return None
     if not gives_answer(r, c) or c is not next((x for x in reversed(r.calls) if x.writes and not x.error), None):
-        return []
+        return None
     words = re.compile(r"(?<!\w)" + re.escape(given.lower()) + r"(?!\w)")
     source = next((x for x in reversed(r.calls) if x.n < c.n and not x.error and not x.writes
                    and words.search(" ".join((x.turn.result or "").split()).lower())
                    and _window(x.turn.result, given, width)), None)
     if source is not None:
-        return [f"The answer it gave, {json.dumps(given)}, appears in what {source.name} returned at turn {source.n}: "
-                f"\"{_window(source.turn.result, given, width)}\""]
+        return "look-up", source, _window(source.turn.result, given, width)
     # no look-up that went through showed it: an error's list of near names may have (a name taken
     # from a "Similar: [...]" list, never opened)
     offered = next((x for x in reversed(r.calls) if x.n < c.n and x.error and not x.writes
                     and words.search(" ".join((x.turn.result or "").split()).lower())
                     and _window(x.turn.result, given, width)), None)
     if offered is not None:
-        return [f"The answer it gave, {json.dumps(given)}, appears in no look-up that went through, only in the error "
-                f"{offered.name} returned at turn {offered.n}: \"{_window(offered.turn.result, given, width)}\""]
+        return "error", offered, _window(offered.turn.result, given, width)
     # no look-up showed it: the task text may (a retry's notes on an earlier, wrong attempt)
     said = next((t for t in reversed(r.run.turns) if t.turn < c.n and t.type == "message" and t.role == "user"
                  and words.search(" ".join((t.content or "").split()).lower()) and _window(t.content, given, width)),
                 None)
-    if said is None:
-        return []
-    return [f"The answer it gave, {json.dumps(given)}, appears in the user message at turn {said.turn}, not in any "
-            f"look-up: \"{_window(said.content, given, width)}\""]
+    return None if said is None else ("user", said, _window(said.content, given, width))
 
 
 def asked_note(r: Reading, before: int) -> list[str]:
