@@ -41,7 +41,7 @@ from .changes import Edit, edit_of, what_ran
 from .grounding import ground
 from .in_short import in_short
 from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
-from .expected_calls import change_notes, differs_from_expected, made_as_expected, missed_notes
+from .expected_calls import change_notes, differs_from_expected, made_as_expected, missed_changes, missed_notes
 from .option_choices import item_note, option_note
 from .verdict_evidence import verdict_note
 from .value_sources import source_notes
@@ -333,7 +333,7 @@ def _failure_items(r: Reading) -> list[Item]:
             call=_call_line(c) if c.writes else None,
             # a change that never went through: how it differs from the one the log expected
             notes=listed_note(calls, c) + (change_notes(r, c) if c.writes and past is None else [])), "error", c,
-            got_past=past is not None and not c.writes))
+            got_past=past is not None and not c.writes, never_got_past=past is None))
     # a loop: the same call answered the same way, three times or more (the same command in
     # another folder, or answered differently, is no repetition)
     repeats = Counter((signature(c.turn), _answer(c)) for c in calls)
@@ -364,15 +364,20 @@ def _failure_items(r: Reading) -> list[Item]:
             call=_call_line(same[0]) if same[0].writes else None,
             notes=change_notes(r, same[0]) if same[0].writes and not any(
                 x.n > same[0].n and not x.error and ran[x.n] == ran[same[0].n] for x in calls) else []),
-            *(("error", same[0]) if first_error else ("loop", same[-1]))))  # the lesson stays the error's
+            *(("error", same[0]) if first_error else ("loop", same[-1])),  # the lesson stays the error's
+            never_got_past=first_error.never_got_past if first_error else False))
     items = same_error_once(items, afters)
     writes = [c for c in calls if c.writes and not c.error]
     # only the last change, and only when the agent (not the harness) ended the run, is the
     # answer that ended it: a WebShop click on a product before the purchase ended nothing
     answered = writes[-1] if writes and harness_reason(r) is None else None
     for c in writes:
+        # the task asked for this very change: context, ranked below the causes (unless it is the last
+        # change and the run left expected changes unmade; a look-up it skipped is no reason to rank a change
+        # made as expected first). Its "same call as expected" note is then left out: the support says so.
+        expected = made_as_expected(r, c) and not (c is writes[-1] and missed_changes(r))
         notes, flagged = check_notes(r, c)
-        notes = change_notes(r, c) + reason_note(r, c) + notes
+        notes = ([] if expected else change_notes(r, c)) + reason_note(r, c) + notes
         missed = missed_notes(r) if c is writes[-1] else []
         notes += missed
         if free_form(c) is None:
@@ -385,12 +390,6 @@ def _failure_items(r: Reading) -> list[Item]:
                 notes += found_notes(looked_up(r, c.n)[-FOUND_NEAR_ANSWER:])
         last = c is writes[-1]
         edit = edit_of(c.turn)
-        # the task asked for this very change: context, ranked below the causes (unless it carries the changes
-        # missed; a look-up it skipped is no reason to rank a change made as expected first)
-        expected = made_as_expected(r, c) and not any(n.startswith("The log records ") and " expected change" in n
-                                                       for n in missed)
-        if expected:
-            notes = [n for n in notes if not n.startswith("The log records this same ")]
         rank = (20 if expected else 90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
         items.append(Item(rank, Evidence(
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)

@@ -21,6 +21,7 @@ class Item:
     kind: str  # "write" | "recovery" | "lookup" | "error" | "loop" | "idle"
     call: Call | None = None
     got_past: bool = False  # a failed look-up that a later call of the same tool got past
+    never_got_past: bool = False  # an error no later call of the same program (or tool) got past
 
 
 def answer_text(c: Call) -> str:
@@ -44,8 +45,7 @@ def same_error_once(items: list[Item], afters: dict[int, str]) -> list[Item]:
     written as one), or quote marks around it."""
     groups: dict[tuple[str, str], list[Item]] = {}
     for i in items:
-        if i.kind == "error" and i.call is not None and len(i.evidence.turns) <= 2 \
-                and afters.get(i.call.n, "").startswith("; no later"):
+        if i.kind == "error" and i.call is not None and len(i.evidence.turns) <= 2 and i.never_got_past:
             groups.setdefault((i.call.name, _error_form(i.call)), []).append(i)
     for (name, form), group in groups.items():
         if len(group) < 2:
@@ -69,7 +69,7 @@ def same_error_once(items: list[Item], afters: dict[int, str]) -> list[Item]:
                         f"answered with an error that reads {json.dumps(clip(form, 120), ensure_ascii=False)} "
                         "around what it sent") + afters[last.n],
             support=f"The environment answered with an error each time: {clip(last.turn.result)}",
-            turns=shown, quote=quote_of(last.turn.result), notes=notes), "error", last)
+            turns=shown, quote=quote_of(last.turn.result), notes=notes), "error", last, never_got_past=True)
         items = [i for i in items if i not in group] + [merged]
     return items
 
