@@ -31,7 +31,17 @@ def top_key(path: str) -> str:
     return re.split(r"[.\[]", path, maxsplit=1)[0]
 
 
-def sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], list[str]]:
+@dataclass
+class ArgumentSources:
+    """Where the top-level arguments of a call came from, as the argument checks found it."""
+
+    tools: dict[str, list[str]]  # who showed each key: a look-up's tool, or "the earlier <tool> call"
+    earlier_calls: set[str]  # the labels of ``tools`` naming an earlier call's own arguments, not an answer
+    user: list[str]  # keys the user's words held
+    unseen: list[str]  # argument paths no earlier turn showed (a key with any such part is listed only here)
+
+
+def sources(r: Reading, call: Call) -> ArgumentSources:
     """Which earlier tool showed each top-level argument, which came from the user, and the
     argument paths no earlier turn showed (a key with any such part is listed only there)."""
     by_turn = {c.n: c.name for c in r.calls}
@@ -39,6 +49,7 @@ def sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], li
     unseen = list(dict.fromkeys(a.path for a in checks if a.unsourced))
     doubtful = {top_key(a.path) for a in checks if a.seen_at is None}  # unsourced, or held where no source is told
     from_tool: dict[str, list[str]] = {}
+    earlier: set[str] = set()
     from_user: list[str] = []
     placed: set[str] = set()  # a key whose parts came from several places is named with its first
     for a in checks:
@@ -49,11 +60,13 @@ def sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], li
         if a.seen_in == "user message":
             from_user.append(key)
         elif a.seen_in == "earlier call":
-            from_tool.setdefault(f"the earlier {by_turn.get(a.seen_at, 'tool')} call", []).append(key)
+            label = f"the earlier {by_turn.get(a.seen_at, 'tool')} call"
+            earlier.add(label)
+            from_tool.setdefault(label, []).append(key)
         else:
             from_tool.setdefault(by_turn.get(a.seen_at, "a look-up"), []).append(key)
     dedup = lambda xs: list(dict.fromkeys(xs))  # noqa: E731
-    return {t: dedup(k) for t, k in from_tool.items()}, dedup(from_user), unseen
+    return ArgumentSources({t: dedup(k) for t, k in from_tool.items()}, earlier, dedup(from_user), unseen)
 
 
 def join(items: list[str], limit: int = 4) -> str:

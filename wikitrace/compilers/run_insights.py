@@ -65,6 +65,17 @@ def hand_off_insight(r: Reading, w: Call, success: bool) -> CandidateInsight:
 _followed_any = followed_any  # whether a look-up before the final answer searched a name an earlier answer showed
 
 
+def _text_source(r: Reading, final: Call, answer: str) -> str:
+    """Where the text of a run's last free-text call came from (a key of ``_ENDING``): a verdict
+    label, a look-up's answer, or the run's own words; for text that is no answer (a click, a
+    move), whether a look-up's answer showed it."""
+    tools = sources(r, final).tools
+    where = "label" if is_verdict(r, answer) else "looked-up" if tools else "own"
+    if where != "label" and not gives_answer(r, final):
+        where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
+    return where
+
+
 def procedure_key(r: Reading) -> str | None:
     """What the run did to settle its task, as a key: the last state-changing call that
     went through, for a free-text answer where its value came from, and whether a look-up
@@ -76,10 +87,7 @@ def procedure_key(r: Reading) -> str | None:
     answer = free_form(final)
     where = ""
     if answer is not None:
-        tools = sources(r, final)[0]
-        where = "label" if is_verdict(r, answer) else "looked-up" if tools else "own"
-        if where != "label" and not gives_answer(r, final):
-            where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
+        where = _text_source(r, final, answer)
         if _followed_any(r, final):
             where += "+followed"
     elif main_edit(r) is not None:  # a coding run: where it found the file it changed, and a test it saw pass
@@ -109,14 +117,15 @@ def procedure_insight(r: Reading) -> CandidateInsight:
     if looks:
         steps.append(f"look with {join(sorted(looks), 3)}" + (", searching next for a name an earlier answer showed"
                                                                if answer is not None and _followed_any(r, final) else ""))
-    where = (procedure_key(r) or "").partition(":")[2].split("+")[0]
+    where = _text_source(r, final, answer) if answer is not None else ""
     if answer is not None:
         steps.append(f"end with {final.name} " + _ENDING[where][1])
     else:
         if others:
             steps.append(f"make the change with {join(sorted(others), 3)}")
-        tools, user, _ = sources(r, final)
-        took = "; ".join(f"{join(sorted(k), 3)} from {t}" for t, k in sorted(tools.items()) if not t.startswith("the earlier"))
+        src = sources(r, final)
+        tools, user = src.tools, src.user
+        took = "; ".join(f"{join(sorted(k), 3)} from {t}" for t, k in sorted(tools.items()) if t not in src.earlier_calls)
         took = "; ".join(x for x in (took, f"{join(sorted(user), 3)} from the user's words" if user else "") if x)
         steps.append(f"call {v}" + (f", taking {took}" if took else ""))
     edited = edit_detail(r) if answer is None and main_edit(r) is not None else edited_files(r, writes)
@@ -129,7 +138,7 @@ def procedure_insight(r: Reading) -> CandidateInsight:
     if answer is not None:
         how = ", " + _ENDING[where][0]
     if answer is not None and _followed_any(r, final):
-        how = ", after searching a name an earlier answer showed" + re.sub(r"^, (giving|sending)", r" and \1", how)
+        how = ", after searching a name an earlier answer showed and " + _ENDING[where][0]
     insight = make_insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
                            "To settle the task: " + ", then ".join(steps) + ".",
                            f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
@@ -256,7 +265,7 @@ def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
     if broken:
         h = broken[0]
         return _rule_insight(r, h.sentence, f"turn {w.n}: called {w.name} while {h.broken}", False)
-    _, _, unseen = sources(r, w)
+    unseen = sources(r, w).unseen
     if not unseen:
         return None
     keys = sorted({re.split(r"[.\[]", p, maxsplit=1)[0] for p in unseen})
@@ -308,7 +317,7 @@ def _unchecked(r: Reading, w: Call) -> str:
     """What the run's own log shows was not checked before a change: argument values taken
     unasked among several one answer listed, and values no earlier turn held."""
     chosen = list(dict.fromkeys(top_key(p.path) for p in picked(r, w)))
-    unseen = sorted({top_key(p) for p in sources(r, w)[2]})
+    unseen = sorted({top_key(p) for p in sources(r, w).unseen})
     return ((f"; took {join(chosen, 3)} among several values an earlier answer listed, no user message naming "
              f"{'it' if len(chosen) == 1 else 'them'}" if chosen else "")
             + (f"; set {join(unseen, 3)} to values no look-up or user message before it held" if unseen else ""))
