@@ -51,11 +51,11 @@ def _place(r: Reading, t: Turn) -> str:
     return f"the user (turn {t.turn})" if t_is_user(t) else f"{t.name}'s answer (turn {t.turn})"
 
 
-def provenance(r: Reading, c: Call, paths: set[str] | None = None) -> str:
-    """``key from place`` for each top-level argument of the change (only those holding one of
-    ``paths``, when given), joined with "; ": each value credited to its first place
-    (``_first_place``), and a place left out when the places showing more of the argument's
-    values show its values too."""
+def credited(r: Reading, c: Call, paths: set[str] | None = None) -> dict[str, list[str]]:
+    """The places named for each top-level argument of the change (only those holding one of
+    ``paths``, when given): each value credited to its first place (``_first_place``), and a
+    place left out when the places showing more of the argument's values show its values too.
+    A key absent here was credited nowhere."""
     by_turn = {x.n: x.name for x in r.calls}
     checks = [a for a in check_arguments(r, c.turn) if paths is None or a.path in paths]
     names = frozenset(v.lower() for _p, v in leaves(c.turn.arguments) if isinstance(v, str) and len(v) > 2)
@@ -73,7 +73,16 @@ def provenance(r: Reading, c: Call, paths: set[str] | None = None) -> str:
             where = _place(r, fact)
         shown.setdefault(top_key(a.path), {}).setdefault(where, []).append(a)
         turn_of[where] = fact
-    return "; ".join(f"`{k}` from {join(_fewest_places(r, by_place, turn_of), 3)}" for k, by_place in shown.items())
+    return {k: _fewest_places(r, by_place, turn_of) for k, by_place in shown.items()}
+
+
+def provenance(r: Reading, c: Call, paths: set[str] | None = None) -> str:
+    """``key from place`` for each top-level argument ``credited`` names places for, joined with "; "."""
+    return _worded(credited(r, c, paths))
+
+
+def _worded(credit: dict[str, list[str]]) -> str:
+    return "; ".join(f"`{k}` from {join(places, 3)}" for k, places in credit.items())
 
 
 def _fewest_places(r: Reading, by_place: dict[str, list], turn_of: dict[str, Turn | None]) -> list[str]:
@@ -146,11 +155,12 @@ def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
                 parts.append(f"`{path}` {_val(p.value)} is one of the {len(p.values)} values {p.source.name}'s "
                              f"answer (turn {p.source.n}) gave `{p.field}`, and {p.described}")
         plain = {p for p in fresh if p not in picks and p not in described}
-        said = provenance(r, c, plain) if plain else ""
+        credit = credited(r, c, plain) if plain else {}
+        said = _worded(credit)
         parts += [said] if said else []
         parts += [f"{join(list(dict.fromkeys(keys)), 3)} as told for the call at turn {at}" for at, keys in refs.items()]
         for path in fresh:  # only what this note said: a value credited nowhere is no reference later
-            if path in picks or path in described or f"`{top_key(path)}` from " in said:
+            if path in picks or path in described or top_key(path) in credit:
                 told.setdefault((_last_key(path), _as_text(values[path])), c.n)
         if parts:
             out[c.n] = "Where its values came from: " + "; ".join(parts) + "."
