@@ -31,7 +31,8 @@ from .error_insights import error_insight, missing_programs
 from .option_choices import option_insight
 from .verdict_evidence import verdict_insight
 from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, free_form, gives_answer,
-                            is_hand_off, is_verdict, join, last_said, picked, rule_title, sources, top_key, why_wrong)
+                            is_hand_off, is_verdict, join, last_said, rule_title, sources, top_key, why_wrong)
+from .picked_values import picked
 from .changes import edit_of
 from .coding_insights import coding_procedure, edit_detail, last_edit
 from .insight_parts import (kind_of_tasks, lookups_before, main_edit, make_insight, rules_once, short_hash, tested_after,

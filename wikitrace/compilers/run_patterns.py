@@ -17,7 +17,8 @@ from .error_insights import error_key, missing_programs
 from .insight_parts import edit_place, edits_of, verb
 from .option_choices import option_pattern
 from .verdict_evidence import verdict_pattern
-from .insight_words import _spoken_forms, free_form, is_hand_off, named_by, picked, top_key
+from .insight_words import free_form, is_hand_off, named_by, top_key
+from .picked_values import _spoken_forms, picked
 from .reading import t_is_user
 from .reading import Reading, leaves, runs_a_command
 from .run_insights import stopped_browsing, confirmation, procedure_key, repeats, unseen_insight

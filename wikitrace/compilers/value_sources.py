@@ -17,7 +17,8 @@ import json
 from ..runs.model import Turn
 from .arguments import _NOT_JSON, _as_text, _json_fields, _last_key, _parsed, _seen, check_arguments
 from .expected_calls import _ABSENT, _differing, expected_changes, made_as_expected
-from .insight_words import _ids, _other_record, free_form, join, picked, top_key, user_described
+from .insight_words import free_form, join, top_key
+from .picked_values import _ids, _other_record, picked, user_described
 from .reading import Call, Reading, leaves, t_is_user
 
 
