@@ -42,7 +42,7 @@ from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, shown_beside, signature
 
 if TYPE_CHECKING:
-    from .offline import Item
+    from .page_causes import Item
 
 # --- insights shared by both outcomes ---------------------------------------------------------
 
