@@ -21,7 +21,8 @@ from .insight_words import free_form, is_hand_off, named_by, top_key
 from .picked_values import _spoken_forms, picked
 from .reading import t_is_user
 from .reading import Reading, leaves, runs_a_command
-from .run_insights import stopped_browsing, confirmation, procedure_key, repeats, unseen_insight
+from .procedure_lessons import procedure_key
+from .run_insights import stopped_browsing, confirmation, repeats, unseen_insight
 from .text import clip, generic, signature
 
 
