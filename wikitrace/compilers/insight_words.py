@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .arguments import check_arguments, is_verdict
 from .changes import edit_of
 from .reading import Call, Reading, _occurs, is_command_line, leaves
-from .text import clip, generic
+from .text import clip, folded_words, generic
 
 # A call that hands the conversation to a person: its failure is about *whether* to hand
 # off, never about its arguments.
@@ -126,16 +126,13 @@ def answer_seen_in(r: Reading, gold: str, before: Call | None = None) -> Call | 
                  and _occurs(gold, c.turn.result.lower())), None)
 
 
-_WORD = re.compile(r"\w+")
-
-
 def followed(r: Reading, c: Call) -> Call | None:
     """For a free-text look-up whose words beyond the task text all appear in one earlier answer,
     the latest such answer's call (the run searched a name a page had shown); else None."""
     if free_form(c) is None:
         return None
-    task = set(_WORD.findall((r.run.task.instruction or "").casefold()))
-    new = set(_WORD.findall(str(c.turn.arguments).casefold())) - task
+    task = set(folded_words(r.run.task.instruction or ""))
+    new = set(folded_words(str(c.turn.arguments))) - task
     if not new:
         return None
     return next((x for x in reversed(r.calls) if x.n < c.n and not x.error and x.turn.result
@@ -146,7 +143,7 @@ def _answer_words(r: Reading, c: Call) -> set[str]:
     """The words of a call's answer, read once per run (every later look-up asks)."""
     key = f"answer-words:{c.n}"
     if key not in r.memo:
-        r.memo[key] = set(_WORD.findall((c.turn.result or "").casefold()))
+        r.memo[key] = set(folded_words(c.turn.result or ""))
     return r.memo[key]
 
 
@@ -223,8 +220,8 @@ def why_wrong(r: Reading, w: Call) -> str:
         return "verdict"
     if _occurs(gold, (r.run.task.instruction or "").lower()):
         return "option"
-    said = set(re.findall(r"\w+", str(w.turn.arguments).casefold()))
-    wanted = set(re.findall(r"\w+", gold.casefold()))
+    said = set(folded_words(str(w.turn.arguments)))
+    wanted = set(folded_words(gold))
     if said and wanted and said != wanted and said < wanted:
         return "partial"
     if said and wanted and said != wanted and wanted < said:
