@@ -138,7 +138,10 @@ def time_claims(text: str) -> list[TimeClaim]:
 
 
 def claim_holds(claim: TimeClaim, made: Span, now: Span) -> bool | None:
-    """True or False when every moment the two spans allow agrees; None when they differ."""
+    """True or False when every moment the two spans allow agrees; None when they differ, and
+    None for a record made after the stated now (the log contradicts itself there)."""
+    if made.start > now.start:
+        return None
     if claim.kind == "day":
         days = {d - timedelta(days=claim.days_back) for d in now.days}
         answers = {d in days for d in made.days}
