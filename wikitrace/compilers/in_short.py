@@ -42,12 +42,18 @@ def in_short(r: Reading) -> list[KeyFact]:
             kept.append(KeyFact(f.text, sorted(set(f.turns))))
     if kept:
         return kept[:MAX_FACTS]
-    return [KeyFact("The log records nothing that settles this run on its own: no expected calls or answer to "
-                    "compare with, no error left standing, no stop by the harness. The items below are the "
-                    "compiler's ranking of what the run did, not an established cause."
-                    if not r.run.outcome.success else
-                    "The log records nothing that shows what decided this success: no expected calls or answer "
-                    "to compare with. The decisions below are what the run did, in order.")]
+    return [KeyFact(NOTHING_SETTLED[r.run.outcome.success])]
+
+
+# What an offline page says when no fact is established. It speaks of the offline compiler's
+# items, so a model's page leaves it out.
+NOTHING_SETTLED = {
+    False: "The log records nothing that settles this run on its own: no expected calls or answer to compare with, "
+           "no error left standing, no stop by the harness. The items below are the compiler's ranking of what the "
+           "run did, not an established cause.",
+    True: "The log records nothing that shows what decided this success: no expected calls or answer to compare "
+          "with. The decisions below are what the run did, in order.",
+}
 
 
 # --- what the log's own records establish --------------------------------------------------------
