@@ -14,7 +14,7 @@ from test_in_short import POLICY, TRIP, _agent, _tool, _user
 from wikitrace.build import BuildOptions, build
 
 CLAIM = "Since your reservation was made within the last 24 hours, it can be cancelled for a full refund."
-FACT = "that the record get_reservation_details returned at turn 4 was made within the last 24 hours"
+FACT = "of the record get_reservation_details returned at turn 4, that it was made within the last 24 hours"
 LABEL = "Facts the compiler checked against the turn log, not the model's words."
 
 

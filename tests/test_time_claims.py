@@ -20,6 +20,9 @@ from wikitrace.compilers.time_claims import claim_holds, parse_stamp, stated_now
     ("The ticket was purchased less than 3 days ago.", "within", timedelta(days=3), None, False),
     ("The reservation wasn't created within the last 48 hours.", "within", timedelta(hours=48), None, True),
     ("Booking K2RM7T was made today.", "day", None, 0, False),
+    ("As a gold member, and since the cancellation is within 24 hours of booking, you get a refund.", "within",
+     timedelta(hours=24), None, False),
+    ("We are not within the first 2 days after purchase.", "within", timedelta(days=2), None, True),
     ("It was reserved yesterday, according to the record.", "day", None, 1, False),
 ])
 def test_a_claim_of_when_something_was_made_is_read(text, kind, limit, days_back, negated):
@@ -34,6 +37,7 @@ def test_a_claim_of_when_something_was_made_is_read(text, kind, limit, days_back
     "Was it booked within the last 24 hours?",  # a question
     "I will book it today for you.",  # a plan, no record's age
     "Refunds are possible within 24 hours of booking.",  # a window, said of nothing
+    "Economy tickets can be cancelled within 24 hours of booking.",  # a rule
     "Your flight departs in the next 24 hours.",  # the future
 ])
 def test_near_misses_are_not_claims(text):
@@ -65,8 +69,8 @@ def test_a_false_claim_about_the_looked_up_record_is_stated(tmp_path):
                           {"role": "user", "content": "Yes please."}], reward=0.0)
     said, looked = _turn_of(run, "within the last 24 hours"), _turn_of(run, "2024-05-20T08:11:02")
     assert _facts(run)[0] == (
-        f"The agent said at turn {said} that the record get_reservation_details returned at turn {looked} was made "
-        "within the last 24 hours (\"Since your reservation was made within the last 24 hours, it can be cancelled "
+        f"The agent said at turn {said}, of the record get_reservation_details returned at turn {looked}, that it was "
+        "made within the last 24 hours (\"Since your reservation was made within the last 24 hours, it can be cancelled "
         "for a full refund.\"); its `created_at` 2024-05-20T08:11:02 is 12 days before the current time the system "
         "prompt gives, 2024-06-01 10:00:00.")
 
@@ -100,7 +104,7 @@ def test_a_claim_about_another_record_is_checked_against_that_one(tmp_path):
     # and a false claim naming Q4WZ8N is set against Q4WZ8N's own look-up
     run = _tau(tmp_path, [*lookups, _agent("Reservation Q4WZ8N was booked within the last 24 hours.")], reward=0.0)
     first = _turn_of(run, "2024-05-20T08:11:02")
-    assert f"the record get_reservation_details returned at turn {first} was booked" in _facts(run)[0]
+    assert f"of the record get_reservation_details returned at turn {first}, that it was booked" in _facts(run)[0]
     # a sentence naming both records, or one never looked up: nothing to check it against
     for said in ("Reservations Q4WZ8N and M3TR8D were booked within the last 24 hours.",
                  "Reservation ZZ9QK4 was booked within the last 24 hours."):

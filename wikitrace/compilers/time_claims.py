@@ -80,7 +80,11 @@ _CLAIM = re.compile(
     r"|(?P<less>(?:less than|under|fewer than) " + _N.replace("?P<n>", "?P<n2>").replace("?P<unit>", "?P<unit2>")
     + r" ago)"
     r"|(?P<more>(?:more than|over) " + _N.replace("?P<n>", "?P<n3>").replace("?P<unit>", "?P<unit3>") + r" ago)"
-    r"|(?P<today>today)|(?P<yesterday>yesterday))\b",
+    r"|(?P<today>today)|(?P<yesterday>yesterday))\b"
+    # "the cancellation is within 24 hours of booking": now, set against when it was made
+    r"|\b(?P<be2>is|are|was|were)(?P<neg2>\s+not|n't)?\s+(?:still\s+)?(?P<of>within (?:the (?:first )?)?"
+    + _N.replace("?P<n>", "?P<n4>").replace("?P<unit>", "?P<unit4>")
+    + r" (?:of|after|from) (?:the )?(?:booking|purchase|creation|reservation|order|being (?:booked|made|placed)))\b",
     re.IGNORECASE)
 # a rule or a supposition, not a claim about this record
 _HEDGE = re.compile(r"\b(?:if|unless|whether|provided|as long as|only when|in case|assuming)\b", re.IGNORECASE)
@@ -97,7 +101,7 @@ class TimeClaim:
     limit: timedelta | None
     days_back: int | None
     negated: bool
-    said: str  # what it says of the record: "made within the last 24 hours"
+    said: str  # what it says of the record: "was made within the last 24 hours", "now is within 1 day of booking"
     sentence: str
 
 
@@ -123,13 +127,15 @@ def time_claims(text: str) -> list[TimeClaim]:
         head = sentence[:m.start()]
         if _HEDGE.search(head) or _GENERAL.search(head) or _in_quotes(sentence, m.start()):
             continue
-        negated = m.group("neg") is not None
-        said = ("not " if negated else "") + " ".join(sentence[m.start("verb"):m.end()].split())
+        negated = (m.group("neg") or m.group("neg2")) is not None
+        said = ("was " if m.group("verb") else "is ") + ("not " if negated else "") \
+            + " ".join(sentence[m.start("verb" if m.group("verb") else "of"):m.end()].split())
         if m.group("today") or m.group("yesterday"):
             claim = TimeClaim("day", None, 0 if m.group("today") else 1, negated, said, sentence)
         else:
             n, unit, kind = next((m.group(a), m.group(b), k) for a, b, k in
-                                 (("n", "unit", "within"), ("n2", "unit2", "within"), ("n3", "unit3", "more"))
+                                 (("n", "unit", "within"), ("n2", "unit2", "within"), ("n3", "unit3", "more"),
+                                  ("n4", "unit4", "within"))
                                  if m.group(a))
             count = int(n) if n.isdigit() else _WORD_NUMBER[n.lower()]
             claim = TimeClaim(kind, count * _UNIT[unit.lower()], None, negated, said, sentence)
@@ -256,7 +262,7 @@ def time_facts(r: Reading) -> list[KeyFact]:
                 continue
             c = record.call
             out.append(KeyFact(
-                f"The agent said at turn {turn} that the record {c.name} returned at turn {c.n} was {claim.said} "
+                f"The agent said at turn {turn}, of the record {c.name} returned at turn {c.n}, that it {claim.said} "
                 f"(\"{clip(claim.sentence, 120)}\"); its `{record.key}` {record.made.text} is "
                 f"{_what_is_true(claim, record.made, now)} the current time {where} gives, {now.text}.",
                 [c.n, turn]))
