@@ -23,6 +23,7 @@ from wikitrace.compilers.time_claims import claim_holds, parse_stamp, stated_now
     ("As a gold member, and since the cancellation is within 24 hours of booking, you get a refund.", "within",
      timedelta(hours=24), None, False),
     ("We are not within the first 2 days after purchase.", "within", timedelta(days=2), None, True),
+    ("It was bought on June 2, and it\u2019s within 48 hours of purchase.", "within", timedelta(hours=48), None, False),
     ("It was reserved yesterday, according to the record.", "day", None, 1, False),
 ])
 def test_a_claim_of_when_something_was_made_is_read(text, kind, limit, days_back, negated):

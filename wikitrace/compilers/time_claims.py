@@ -82,7 +82,7 @@ _CLAIM = re.compile(
     r"|(?P<more>(?:more than|over) " + _N.replace("?P<n>", "?P<n3>").replace("?P<unit>", "?P<unit3>") + r" ago)"
     r"|(?P<today>today)|(?P<yesterday>yesterday))\b"
     # "the cancellation is within 24 hours of booking": now, set against when it was made
-    r"|\b(?P<be2>is|are|was|were)(?P<neg2>\s+not|n't)?\s+(?:still\s+)?(?P<of>within (?:the (?:first )?)?"
+    r"|(?:\b(?P<be2>is|are|was|were)|(?<=\w)['\u2019]s)(?P<neg2>\s+not|n't)?\s+(?:still\s+)?(?P<of>within (?:the (?:first )?)?"
     + _N.replace("?P<n>", "?P<n4>").replace("?P<unit>", "?P<unit4>")
     + r" (?:of|after|from) (?:the )?(?:booking|purchase|creation|reservation|order|being (?:booked|made|placed)))\b",
     re.IGNORECASE)
