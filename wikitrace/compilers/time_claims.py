@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from .claim_facts import _own_words
 from .reading import Call, Reading, leaves
 from .schema import KeyFact
 from .text import clip
@@ -116,7 +117,9 @@ def _in_quotes(sentence: str, at: int) -> bool:
 
 def time_claims(text: str) -> list[TimeClaim]:
     """The assertive claims about when something was made that the text holds, one sentence each."""
-    out = []
+    out: list[TimeClaim] = []
+    if not text or _CLAIM.search(text) is None:
+        return out  # most texts hold none: no need to split them
     for sentence in _sentences(text):
         if sentence.endswith("?"):
             continue
@@ -242,8 +245,6 @@ def _what_is_true(claim: TimeClaim, made: Span, now: Span) -> str:
 def time_facts(r: Reading) -> list[KeyFact]:
     """Claims of the agent about when a record it looked up was made that the record's own
     creation time and the log's stated now prove wrong."""
-    from .claim_facts import _own_words  # the agent's own words, as the other claim checks read them
-
     texts = ([("the system prompt", r.system.content or "")] if r.system is not None else [])
     texts.append(("the task's instruction", r.run.task.instruction or ""))
     told = stated_now(texts)
