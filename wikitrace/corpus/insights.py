@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Iterable
 
-from . import layout
+from . import conditions, layout
 from .applies import Openings, applies_when, task_of, tasks_meeting
 from .choices import faced, relevant, separating
 from .fisher import fisher_tails, verdict as _verdict
@@ -205,8 +205,14 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
     kind_of_entry = {iid: kind_of(groups[iid][0][0]) for iid in groups}
     by_step = {r["step"]: r for r in runs}
     indexes: dict[str, dict] = {}  # task type -> rewrites.success_index, made on first use
+    learned: dict[str, dict] = {}  # task type -> change tool -> conditions.learn, made on first use
     for entry in out:
         retitle(entry, groups[entry["id"]], trials)
+        kind = kind_of_entry[entry["id"]]
+        if entry["key"].startswith(("went-through|", "procedure|")):
+            if kind not in learned:
+                learned[kind] = conditions.learn([r for r in runs if kind_of(r) == kind])
+            conditions.state(entry, learned[kind])
         st = entry.get("same_task") or {}
         top = (st.get("differences") or [{}])[0].get("text", "")
         if st.get("side") == "failure" and not st.get("advised") and top.startswith("had no "):

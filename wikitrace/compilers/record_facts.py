@@ -1,0 +1,131 @@
+"""The records a run looked at and acted on, as patterns: what corpus/conditions.py compares
+between the runs that made a state-changing call and those that withheld it.
+
+A change such as a cancellation is right or wrong because of the record it acts on (its
+class, its insurance, when it was made), not because of its own arguments. Each run therefore
+keeps, for every record it looked up by id and every record a change's id argument pointed at,
+the record's plain top-level fields (``rec|<id digest>|<field>|<value>``), and for every change
+that went through, the record it acted on (``acted|<tool>|<key>|<id digest>``). The id itself
+is kept only as a digest; trials of one task look up the same ids, so a run that looked at a
+record and changed nothing can be set against a trial that changed it.
+
+A field holding a date is also given as whole days before the time the system prompt states as
+the current one, when it states one: a rule of the form "within a day of booking" is a fact
+about that difference, not about the date.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from .insight_words import free_form, is_hand_off
+from .page_notes import _parsed, _record_holding
+from .reading import Reading, runs_a_command
+from .rules import _DIGIT
+from .run_patterns import _fingerprint
+
+DAYS = " (days before now)"  # the suffix of a derived field: the date's whole days before the stated now
+_WORDS_KEPT = 3  # a string of more words is prose (a name, an address), not a value a rule names
+_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2})?))?")
+# the words that mark a system prompt's sentence as stating the present moment
+_PRESENT = re.compile(r"\b(?:current|now|today)\b", re.I)
+
+
+def _when(text: str) -> datetime | None:
+    m = _DATE.search(text)
+    if m is None:
+        return None
+    try:
+        return datetime.fromisoformat(m.group(1) + (" " + m.group(2) if m.group(2) else ""))
+    except ValueError:
+        return None
+
+
+def stated_now(r: Reading) -> datetime | None:
+    """The current time the system prompt states ("The current time is 2031-02-03 10:00"), if any:
+    a sentence holding a date and a word naming the present."""
+    text = (r.system.content or "") if r.system is not None else ""
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
+        if _PRESENT.search(sentence):
+            when = _when(sentence)
+            if when is not None:
+                return when
+    return None
+
+
+def _plain(value) -> str | None:
+    """A top-level scalar a rule can name: a word or two, a flag, a small count; ids and prose left out."""
+    if isinstance(value, bool) or value is None:
+        return None if value is None else str(value).lower()
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        v = value.strip()
+        if v and not _DIGIT.search(v) and len(v.split()) <= _WORDS_KEPT and "|" not in v:
+            return v
+    return None
+
+
+def _fields(record: dict, now: datetime | None) -> list[tuple[str, str]]:
+    out = []
+    for k, v in record.items():
+        if "|" in str(k) or str(k).endswith("id"):  # the record's own id and its pointers to others
+            continue
+        plain = _plain(v)
+        if plain is not None:
+            out.append((str(k), plain))
+        elif now is not None and isinstance(v, str):
+            when = _when(v)
+            if when is not None and len(v) <= 40:
+                out.append((f"{k}{DAYS}", str((now - when).days)))
+    return out
+
+
+def _id_args(args) -> list[tuple[str, str]]:
+    """The top-level arguments naming a record: a string under a key ending in ``id``."""
+    if not isinstance(args, dict):
+        return []
+    return [(str(k), v) for k, v in args.items() if str(k).endswith("id") and isinstance(v, str) and v.strip()]
+
+
+def _record(parsed, key: str, value: str, sent: bool):
+    """The record ``value`` names in an answer: the whole answer of a look-up sent it (unless that
+    answer holds another value under the same key), else what page_notes._record_holding finds."""
+    if sent and isinstance(parsed, dict) and parsed.get(key, value) == value:
+        return parsed
+    return _record_holding(parsed, key, value, sent)
+
+
+def record_patterns(r: Reading) -> set[str]:
+    """``rec|`` patterns for every record looked up by an id (the whole answer of a look-up sent
+    it) or pointed at by a change's id argument in an earlier answer, and ``acted|`` for each
+    change that went through with such an argument."""
+    out: set[str] = set()
+    now = stated_now(r)
+    looked: list = []  # the look-ups answered so far, latest last
+    changed: set[str] = set()  # ids a change acted on: a later look-up shows the record after it
+    for c in r.calls:
+        if c.error or free_form(c) is not None or runs_a_command(c.turn) or is_hand_off(c):
+            continue
+        if not c.writes:
+            parsed = _parsed(r, c)
+            if isinstance(parsed, (dict, list)):
+                looked.append((c, parsed))
+                for key, value in _id_args(c.turn.arguments):
+                    d = _fingerprint(value)
+                    if d not in changed and _record(parsed, key, value, True) is parsed:
+                        out.update(f"rec|{d}|{k}|{v}" for k, v in _fields(parsed, now))
+            continue
+        for key, value in _id_args(c.turn.arguments):
+            for src, parsed in reversed(looked):
+                sent = any(k == key and v == value for k, v in _id_args(src.turn.arguments))
+                record = _record(parsed, key, value, sent)
+                if isinstance(record, dict):
+                    d = _fingerprint(value)
+                    out.add(f"acted|{c.name}|{key}|{d}")
+                    if d not in changed:
+                        out.update(f"rec|{d}|{k}|{v}" for k, v in _fields(record, now))
+                    changed.add(d)
+                    break
+    return out

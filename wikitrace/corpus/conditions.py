@@ -1,0 +1,240 @@
+"""When successful runs made a state-changing call and when they withheld it, learned from the
+records they acted on.
+
+A cancellation, a flight change or a refund is right for one reservation and wrong for another,
+and what decides it is a field of the record (its class, its insurance, how long ago it was
+made), which the run looked up before deciding. Each run keeps the plain fields of the records
+it looked up or acted on (compilers/record_facts.py). For a change tool T, a task "considered" T
+on a record when some trial of the task made T on it; each trial of that task that looked the
+record up then either made T on it or withheld it. Counted over distinct (task, record) cases,
+trials of one task being one case:
+
+- *made*: a successful trial made T on the record;
+- *withheld*: a successful trial looked it up and made no T on it;
+- *made against a success*: a failed trial made T where a successful trial withheld it.
+
+A field value separates when it is more common on one side than the other by the one-sided
+Fisher exact test (corpus/fisher.py, p < ALPHA) and its side spans two tasks at least (one task
+cannot teach a condition). The lowest p wins; ties go to the field name. Nothing is fitted: no
+field, value or cut-off is named here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+import dataclasses
+from dataclasses import dataclass
+
+from ..compilers.record_facts import DAYS
+from . import layout
+from .applies import task_of
+from .fisher import ALPHA, fisher_tails
+
+MIN_TASKS = 2  # distinct tasks the separating side must span
+SHOWN = 3  # failed runs named per lesson
+
+
+@dataclass
+class Condition:
+    """What the records one change tool's argument points at show about making or withholding it."""
+
+    tool: str
+    key: str  # the argument naming the record
+    made: int  # distinct (task, record) cases a successful trial made the change on
+    withheld: int  # ... a successful trial looked up and did not make it on
+    against: int  # withheld cases a failed trial made it on anyway
+    against_runs: int  # those failed runs
+    against_steps: list[str] = dataclasses.field(default_factory=list)  # the first of them, named on the page
+    tasks: int = 0  # distinct tasks behind the made and withheld cases
+    field: str | None = None  # the field value most unequal between the sides (shown or not)
+    value: str | None = None
+    side: str | None = None  # "withheld" (the value marks the records it was not made on) or "made"
+    made_with: int = 0  # made cases holding the value
+    made_shown: int = 0  # made cases whose record has the field at all
+    withheld_with: int = 0  # withheld cases holding the value
+    withheld_shown: int = 0
+    against_with: int = 0  # made-against cases holding the value
+    p: float | None = None
+    separates: bool = False  # p < ALPHA and the value's side spans MIN_TASKS tasks
+
+
+def _cases(runs: list[dict]):
+    """(tool, side) -> {(task, record digest): that record's fields}, and the failed runs behind
+    each made-against case."""
+    acted: dict[str, dict[str, set[str]]] = {}  # step -> tool -> record digests changed
+    recs: dict[str, dict[str, dict[str, str]]] = {}  # step -> digest -> field -> value
+    made_on: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # task -> tool -> digests
+    for r in runs:
+        a: dict[str, set[str]] = {}
+        rec: dict[str, dict[str, str]] = {}
+        for p in r.get("patterns") or ():
+            if p.startswith("acted|"):
+                _, tool, key, d = p.split("|", 3)
+                a.setdefault(f"{tool}|{key}", set()).add(d)
+            elif p.startswith("rec|"):
+                _, d, name, value = p.split("|", 3)
+                rec.setdefault(d, {}).setdefault(name, value)
+        if a or rec:
+            acted[r["step"]], recs[r["step"]] = a, rec
+        for tool, ds in a.items():
+            made_on[task_of(r)][tool].update(ds)
+    sides: dict[tuple[str, str], dict[tuple[str, str], dict[str, str]]] = defaultdict(dict)
+    failed_made: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)  # tool -> case -> failed steps
+    failed_runs: dict[tuple[str, tuple[str, str]], set[str]] = defaultdict(set)
+    for r in runs:
+        step, task = r["step"], task_of(r)
+        rec = recs.get(step)
+        if rec is None:
+            continue
+        for tool, ds in made_on.get(task, {}).items():
+            for d in ds:
+                if d not in rec:
+                    continue
+                made = d in acted[step].get(tool, ())
+                case = (task, d)
+                if r["outcome"] == "success":
+                    sides[(tool, "made" if made else "withheld")].setdefault(case, rec[d])
+                elif made:
+                    failed_made[tool].add(case)
+                    failed_runs[(tool, case)].add(step)
+    return sides, failed_made, failed_runs
+
+
+def learn(runs: list[dict]) -> dict[str, list[Condition]]:
+    """Change tool -> what the records of each of its id arguments show, for the runs of one task type."""
+    sides, failed_made, failed_runs = _cases(runs)
+    out: dict[str, list[Condition]] = defaultdict(list)
+    for pair in sorted({t for t, _s in sides} | set(failed_made)):
+        tool, key = pair.split("|", 1)
+        made, withheld = sides.get((pair, "made"), {}), sides.get((pair, "withheld"), {})
+        against = {c: withheld[c] for c in sorted(failed_made.get(pair, ())) if c in withheld}
+        steps = sorted(set().union(*(failed_runs[(pair, c)] for c in against)) if against else set(),
+                       key=layout.id_number)
+        cond = Condition(tool, key, len(made), len(withheld), len(against), len(steps), steps[:SHOWN],
+                         len({t for t, _d in [*made, *withheld]}))
+        out[tool].append(cond)
+        if made and withheld:
+            _best_field(cond, made, withheld, against)
+    return dict(out)
+
+
+def _best_field(cond: Condition, made: dict, withheld: dict, against: dict) -> None:
+    """The field value whose share differs most between made and withheld records (lowest p), and
+    whether it separates them."""
+    best = None
+    for f, v in sorted({(f, v) for recs in (made, withheld) for fields in recs.values() for f, v in fields.items()}):
+        w_cases = [c for c, fields in withheld.items() if fields.get(f) == v]
+        m_cases = [c for c, fields in made.items() if fields.get(f) == v]
+        # only the cases whose record has the field count: a record without it says nothing of it
+        w_n = sum(f in fields for fields in withheld.values())
+        m_n = sum(f in fields for fields in made.values())
+        if not w_n or not m_n:
+            continue
+        up, down = fisher_tails(len(w_cases), len(m_cases), w_n, m_n)
+        for p, side, cases in ((up, "withheld", w_cases), (down, "made", m_cases)):
+            spans = len({t for t, _d in cases}) >= MIN_TASKS
+            shown = p < ALPHA and spans
+            # a derived day count is a label only where it separates; as a near miss it reads as noise
+            if not spans or (not shown and f.endswith(DAYS)):
+                continue
+            rank = (not shown, p, f, v)
+            if best is None or rank < best[0]:
+                best = (rank, side, len(m_cases), m_n, len(w_cases), w_n)
+    if best is None:
+        return
+    (unshown, p, f, v), side, cond.made_with, cond.made_shown, cond.withheld_with, cond.withheld_shown = best
+    cond.field, cond.value, cond.side, cond.p, cond.separates = f, v, side, float(f"{p:.2g}"), not unshown
+    cond.against_with = sum(fields.get(f) == v for fields in against.values())
+
+
+def chosen(conds: list[Condition]) -> Condition | None:
+    """The argument whose records say most about the tool: one that separates, else the one with
+    the most cases on both sides, else the one with the most cases."""
+    if not conds:
+        return None
+    return min(conds, key=lambda c: (not c.separates, not (c.made and c.withheld), -(c.made + c.withheld), c.key))
+
+
+def _nearly_all(k: int, n: int) -> bool:
+    """Every case of a side, or every case but one of several: what a reader can take as the rule."""
+    return n >= MIN_TASKS and k >= n - 1
+
+
+def hint(c: Condition) -> bool:
+    """The page names the field: it separates, or it holds for (nearly) every case of its side."""
+    if c.field is None:
+        return False
+    k, n = (c.withheld_with, c.withheld_shown) if c.side == "withheld" else (c.made_with, c.made_shown)
+    return c.separates or _nearly_all(k, n)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def sentence(c: Condition) -> str:
+    """What the records show about making ``c.tool``, with the counts; "not shown" where they do not."""
+    t, rec = c.tool, f"the record `{c.key}` points at"
+    if not c.made and not c.withheld:
+        return (f"When to make {t} is not shown: no successful trial of these tasks made it, or looked up "
+                f"{rec} and did not make it.")
+    if not c.withheld or not c.made:
+        done = (f"made it on {_plural(c.made, 'record')} they had looked up" if c.made
+                else f"looked up {_plural(c.withheld, 'record')} and made it on none")
+        return (f"When to make {t} is not shown: successful runs of these tasks {done}, so nothing sets the "
+                "records it was made on apart from the others.")
+    f, v = f"`{c.field}`", f"\"{c.value}\""
+    both = (f"successful runs made {t} on {_plural(c.made, 'record')} and looked up {_plural(c.withheld, 'other')} "
+            f"without making it ({_plural(c.tasks, 'task')})")
+    if not hint(c):
+        return (f"Which field of {rec} decides {t} is not shown: {both}, and no field value holds for (nearly) "
+                "all of one side.")
+    held = f"in {c.withheld_with} of the {c.withheld_shown} they did not make it on"
+    made = f"in {c.made_with} of the {c.made_shown} they made it on"
+    if c.side == "withheld":
+        found = f"{f} was {v} {held} and {made}"
+        act = f"where it has {f} {v}, do not make {t}, as they did not, unless a rule gives the request a reason"
+    else:
+        found = f"{f} was {v} {made} and {held}"
+        act = f"make {t} where it has {f} {v}; elsewhere only where a rule gives the request a reason"
+    test = f"one-sided Fisher p = {c.p:.2g}"
+    said = (f"Successful runs decided {t} on {rec}: {both}; {found} ({test}). Before {t}, look the record up "
+            f"and check {f}: {act}." if c.separates else
+            f"Before {t}, look the record up and check {f}: {both}; {found}. That it decides is not shown "
+            f"({test}).")
+    if c.against:
+        said += (f" Failed runs made {t} on {_plural(c.against, 'record')} that a successful trial of the same "
+                 f"task did not make it on ({_plural(c.against_runs, 'run')}: {', '.join(c.against_steps)}; "
+                 f"{c.against_with} of those records had {f} {v}).")
+    return said
+
+
+# the went-through lesson's quote of the system prompt's rules on the call (compilers/run_insights):
+# a restatement the agent already reads in its own prompt, replaced by what the records show
+_RESTATED = "hold the call against what the system prompt's rules say of it: "
+_AFTER = "The call going through does not make it"
+
+
+def state(entry: dict, by_tool: dict[str, list[Condition]]) -> None:
+    """A change's lessons say what the records show about making it: the lesson of failed runs
+    whose change went through leads with it in place of the rule it quoted; a successful recipe
+    says what its look-ups were checked for, where a field is named."""
+    kind, _, rest = entry["key"].partition("|")
+    tool = rest.split("|", 1)[0]
+    c = chosen(by_tool.get(tool, []))
+    if kind not in ("went-through", "procedure") or c is None:
+        return
+    said = sentence(c)
+    entry["conditions"] = dataclasses.asdict(c)
+    g = entry["guideline"]
+    if kind == "went-through":
+        head = f"Before {tool}, {_RESTATED}"
+        at = g.find(head)
+        end = g.find(_AFTER, at) if at != -1 else -1
+        if at != -1 and end != -1:
+            g = g[:at] + g[end:]
+        entry["guideline"] = said + " " + g.lstrip()
+        if hint(c):
+            entry["title"] = f"Before {tool}, check the {c.field} of the record it acts on"
+    elif hint(c):
+        entry["guideline"] = g + " " + said
