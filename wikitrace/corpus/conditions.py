@@ -15,7 +15,8 @@ trials of one task being one case:
 
 A field value separates when it is more common on one side than the other by the one-sided
 Fisher exact test (corpus/fisher.py, p < ALPHA) and its side spans two tasks at least (one task
-cannot teach a condition). The lowest p wins; ties go to the field name. Nothing is fitted: no
+cannot teach a condition). The lowest p wins; on a tie, a value marking the withheld side (what
+failed runs ignored), then the field name. Nothing is fitted: no
 field, value or cut-off is named here.
 """
 
@@ -137,12 +138,12 @@ def _best_field(cond: Condition, made: dict, withheld: dict, against: dict) -> N
             # a derived day count is a label only where it separates; as a near miss it reads as noise
             if not spans or (not shown and f.endswith(DAYS)):
                 continue
-            rank = (not shown, p, f, v)
+            rank = (not shown, p, side != "withheld", f, v)  # on a tie, the value that marks where not to make it
             if best is None or rank < best[0]:
                 best = (rank, side, len(m_cases), m_n, len(w_cases), w_n)
     if best is None:
         return
-    (unshown, p, f, v), side, cond.made_with, cond.made_shown, cond.withheld_with, cond.withheld_shown = best
+    (unshown, p, _, f, v), side, cond.made_with, cond.made_shown, cond.withheld_with, cond.withheld_shown = best
     cond.field, cond.value, cond.side, cond.p, cond.separates = f, v, side, float(f"{p:.2g}"), not unshown
     cond.against_with = sum(fields.get(f) == v for fields in against.values())
 
@@ -233,8 +234,11 @@ def state(entry: dict, by_tool: dict[str, list[Condition]]) -> None:
         end = g.find(_AFTER, at) if at != -1 else -1
         if at != -1 and end != -1:
             g = g[:at] + g[end:]
-        entry["guideline"] = said + " " + g.lstrip()
-        if hint(c):
+        g = g.strip()
+        if hint(c):  # the field leads; otherwise the advice there stays first and "not shown" follows it
+            entry["guideline"] = f"{said} {g}".strip()
             entry["title"] = f"Before {tool}, check the {c.field} of the record it acts on"
+        else:
+            entry["guideline"] = f"{g} {said}".strip()
     elif hint(c):
         entry["guideline"] = g + " " + said
