@@ -138,7 +138,7 @@ def test_a_field_spread_alike_over_both_sides_is_not_claimed(tmp_path):
     g = _lesson(data, "went-through|void_booking")["guideline"]
     assert ("Which field of the record `booking_id` points at decides void_booking is not shown: successful runs "
             "made void_booking on 6 records and looked up 6 others without making it (12 tasks), and no field value "
-            "holds for (nearly) all of one side.") in g
+            "holds for all of one side.") in g
     assert "`fare`" not in g and "`seat`" not in g and "Fisher" not in g
     assert _lesson(data, "went-through|void_booking")["title"] != "Before void_booking, check the fare of the record it acts on"
 

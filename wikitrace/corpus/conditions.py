@@ -156,17 +156,17 @@ def chosen(conds: list[Condition]) -> Condition | None:
     return min(conds, key=lambda c: (not c.separates, not (c.made and c.withheld), -(c.made + c.withheld), c.key))
 
 
-def _nearly_all(k: int, n: int) -> bool:
-    """Every case of a side, or every case but one of several: what a reader can take as the rule."""
-    return n >= MIN_TASKS and k >= n - 1
+def _every(c: Condition) -> bool:
+    """The value held for every case of its side (MIN_TASKS at least): what successful runs met
+    each time, worth naming with its counts even where the test does not show it decides."""
+    here, there = ((c.withheld_with, c.withheld_shown), (c.made_with, c.made_shown))[:: 1 if c.side == "withheld" else -1]
+    # a value every record of both sides holds (a status all share) tells nothing apart
+    return c.field is not None and here[1] >= MIN_TASKS and here[0] == here[1] and there[0] < there[1]
 
 
 def hint(c: Condition) -> bool:
-    """The page names the field: it separates, or it holds for (nearly) every case of its side."""
-    if c.field is None:
-        return False
-    k, n = (c.withheld_with, c.withheld_shown) if c.side == "withheld" else (c.made_with, c.made_shown)
-    return c.separates or _nearly_all(k, n)
+    """The page names the field as the check to make: it separates the sides."""
+    return c.separates
 
 
 def _plural(n: int, word: str) -> str:
@@ -187,26 +187,26 @@ def sentence(c: Condition) -> str:
     f, v = f"`{c.field}`", f"\"{c.value}\""
     both = (f"successful runs made {t} on {_plural(c.made, 'record')} and looked up {_plural(c.withheld, 'other')} "
             f"without making it ({_plural(c.tasks, 'task')})")
-    if not hint(c):
-        return (f"Which field of {rec} decides {t} is not shown: {both}, and no field value holds for (nearly) "
-                "all of one side.")
     held = f"in {c.withheld_with} of the {c.withheld_shown} they did not make it on"
     made = f"in {c.made_with} of the {c.made_shown} they made it on"
-    if c.side == "withheld":
-        found = f"{f} was {v} {held} and {made}"
-        act = f"where it has {f} {v}, do not make {t}, as they did not, unless a rule gives the request a reason"
+    found = f"{f} was {v} {held} and {made}" if c.side == "withheld" else f"{f} was {v} {made} and {held}"
+    test = f"one-sided Fisher p = {c.p:.2g}" if c.p is not None else ""
+    named = c.separates or _every(c)
+    if c.separates:
+        act = (f"where it has {f} {v}, do not make {t}, as they did not, unless a rule gives the request a reason"
+               if c.side == "withheld" else
+               f"make {t} where it has {f} {v}; elsewhere only where a rule gives the request a reason")
+        said = (f"Successful runs decided {t} on {rec}: {both}; {found} ({test}). Before {t}, look the record up "
+                f"and check {f}: {act}.")
+    elif named:
+        said = f"Which field of {rec} decides {t} is not shown ({test}): {both}; {found}."
     else:
-        found = f"{f} was {v} {made} and {held}"
-        act = f"make {t} where it has {f} {v}; elsewhere only where a rule gives the request a reason"
-    test = f"one-sided Fisher p = {c.p:.2g}"
-    said = (f"Successful runs decided {t} on {rec}: {both}; {found} ({test}). Before {t}, look the record up "
-            f"and check {f}: {act}." if c.separates else
-            f"Before {t}, look the record up and check {f}: {both}; {found}. That it decides is not shown "
-            f"({test}).")
+        said = (f"Which field of {rec} decides {t} is not shown: {both}, and no field value holds for all of "
+                "one side.")
     if c.against:
         said += (f" Failed runs made {t} on {_plural(c.against, 'record')} that a successful trial of the same "
-                 f"task did not make it on ({_plural(c.against_runs, 'run')}: {', '.join(c.against_steps)}; "
-                 f"{c.against_with} of those records had {f} {v}).")
+                 f"task did not make it on ({_plural(c.against_runs, 'run')}: {', '.join(c.against_steps)}"
+                 + (f"; {c.against_with} of those records had {f} {v})." if named else ")."))
     return said
 
 

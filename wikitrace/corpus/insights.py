@@ -208,11 +208,6 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
     learned: dict[str, dict] = {}  # task type -> change tool -> conditions.learn, made on first use
     for entry in out:
         retitle(entry, groups[entry["id"]], trials)
-        kind = kind_of_entry[entry["id"]]
-        if entry["key"].startswith(("went-through|", "procedure|")):
-            if kind not in learned:
-                learned[kind] = conditions.learn([r for r in runs if kind_of(r) == kind])
-            conditions.state(entry, learned[kind])
         st = entry.get("same_task") or {}
         top = (st.get("differences") or [{}])[0].get("text", "")
         if st.get("side") == "failure" and not st.get("advised") and top.startswith("had no "):
@@ -233,6 +228,10 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         partial_scores(entry, groups[entry["id"]])
         advise_choices(entry)
         failed_peers(entry, ended_by.get((kind, entry["key"]), []), taught)
+        if entry["key"].startswith(("went-through|", "procedure|")):  # after the rewrites that read the guideline
+            if kind not in learned:
+                learned[kind] = conditions.learn([r for r in runs if kind_of(r) == kind])
+            conditions.state(entry, learned[kind])
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     keys = {entry["id"]: entry["key"] for entry in out}
     for entry in out:  # the lessons the successful runs that met it teach, by title
