@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from functools import lru_cache
 
-from .insight_words import free_form, is_hand_off
-from .page_notes import _parsed, _record_holding
+from .insight_words import is_hand_off
+from .arguments import _NOT_JSON, _parsed
+from .page_notes import _record_holding
 from .reading import Reading, runs_a_command
 from .rules import _DIGIT
 from .run_patterns import _fingerprint
@@ -45,7 +47,12 @@ def _when(text: str) -> datetime | None:
 def stated_now(r: Reading) -> datetime | None:
     """The current time the system prompt states ("The current time is 2031-02-03 10:00"), if any:
     a sentence holding a date and a word naming the present."""
-    text = (r.system.content or "") if r.system is not None else ""
+    return _now_in((r.system.content or "") if r.system is not None else "")
+
+
+@lru_cache(maxsize=64)
+def _now_in(text: str) -> datetime | None:
+    """Once per distinct system prompt: the runs of a benchmark share one."""
     for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
         if _PRESENT.search(sentence):
             when = _when(sentence)
@@ -75,7 +82,7 @@ def _fields(record: dict, now: datetime | None) -> list[tuple[str, str]]:
         plain = _plain(v)
         if plain is not None:
             out.append((str(k), plain))
-        elif now is not None and isinstance(v, str):
+        elif now is not None and isinstance(v, str) and v[:4].isdigit():  # an ISO date opens with its year
             when = _when(v)
             if when is not None and len(v) <= 40:
                 out.append((f"{k}{DAYS}", str((now - when).days)))
@@ -106,21 +113,25 @@ def record_patterns(r: Reading) -> set[str]:
     looked: list = []  # the look-ups answered so far, latest last
     changed: set[str] = set()  # ids a change acted on: a later look-up shows the record after it
     for c in r.calls:
-        if c.error or free_form(c) is not None or runs_a_command(c.turn) or is_hand_off(c):
+        if c.error:
             continue
+        ids = _id_args(c.turn.arguments)
         if not c.writes:
-            parsed = _parsed(r, c)
-            if isinstance(parsed, (dict, list)):
-                looked.append((c, parsed))
-                for key, value in _id_args(c.turn.arguments):
+            parsed = _parsed(c.turn.result or "")  # parsed once for the argument checks too
+            if parsed is not _NOT_JSON and isinstance(parsed, (dict, list)):
+                looked.append((c, parsed, set(ids)))
+                for key, value in ids:
                     d = _fingerprint(value)
                     if d not in changed and _record(parsed, key, value, True) is parsed:
                         out.update(f"rec|{d}|{k}|{v}" for k, v in _fields(parsed, now))
             continue
-        for key, value in _id_args(c.turn.arguments):
-            for src, parsed in reversed(looked):
-                sent = any(k == key and v == value for k, v in _id_args(src.turn.arguments))
-                record = _record(parsed, key, value, sent)
+        if not ids or is_hand_off(c) or runs_a_command(c.turn):  # a change naming no record
+            continue
+        for key, value in ids:
+            # the look-ups sent this id first (their whole answer is the record), then the latest others
+            order = sorted(reversed(looked), key=lambda x: (key, value) not in x[2])
+            for src, parsed, sent_ids in order:
+                record = _record(parsed, key, value, (key, value) in sent_ids)
                 if isinstance(record, dict):
                     d = _fingerprint(value)
                     out.add(f"acted|{c.name}|{key}|{d}")
