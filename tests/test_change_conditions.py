@@ -114,7 +114,7 @@ def test_a_separating_field_becomes_the_lesson_with_its_counts(tmp_path):
     assert failed["title"] == "Before void_booking, check the fare of the record it acts on"
     assert failed["guideline"].startswith(
         "Successful runs decided void_booking on the record `booking_id` points at: successful runs made "
-        "void_booking on 6 records and looked up 6 others without making it (12 tasks); `fare` was \"saver\" in 6 "
+        "void_booking on 6 records and looked up 6 records without making it (12 tasks); `fare` was \"saver\" in 6 "
         "of the 6 they did not make it on and in 0 of the 6 they made it on (one-sided Fisher p = 0.0011).")
     assert "Failed runs made void_booking on 6 records that a successful trial of the same task did not make it " \
            "on (6 runs: " in failed["guideline"]
@@ -137,8 +137,8 @@ def test_a_field_spread_alike_over_both_sides_is_not_claimed(tmp_path):
     assert (c.made, c.withheld) == (6, 6) and not c.separates
     g = _lesson(data, "went-through|void_booking")["guideline"]
     assert ("Which field of the record `booking_id` points at decides void_booking is not shown: successful runs "
-            "made void_booking on 6 records and looked up 6 others without making it (12 tasks), and no field value "
-            "holds for all of one side.") in g
+            "made void_booking on 6 records and looked up 6 records without making it (12 tasks), and no field value "
+            "is shown to separate them.") in g
     assert "`fare`" not in g and "`seat`" not in g and "Fisher" not in g
     assert _lesson(data, "went-through|void_booking")["title"] != "Before void_booking, check the fare of the record it acts on"
 
@@ -153,3 +153,24 @@ def test_a_set_of_failures_only_says_not_shown(tmp_path):
     assert g.endswith("When to make void_booking is not shown: no successful trial of these tasks made it, or "
                       "looked up the record `booking_id` points at and did not make it.")
     assert "`fare`" not in g
+
+
+def test_adding_a_trial_that_tips_the_condition_leaves_what_compiling_all_writes(tmp_path):
+    """The learned condition is read from every run of the type at each gather: an added run
+    that changes its counts rewrites those lessons exactly as compiling everything would, and
+    the lessons keep their ids."""
+    from test_add import ok, same_corpus
+
+    records = _separating_set()
+    head, tail = tmp_path / "head.json", tmp_path / "tail.json"
+    head.write_text(json.dumps(records[:-2]))
+    tail.write_text(json.dumps(records[-2:]))
+    ok("compile", str(head), "--out", str(tmp_path / "added"), "--offline", "-q")
+    before = {i["key"]: i["id"] for i in json.loads((tmp_path / "added" / "corpus.json").read_text())["insights"]}
+    ok("add", str(tail), "--corpus", str(tmp_path / "added"))
+    ok("compile", str(head), str(tail), "--out", str(tmp_path / "together"), "--offline", "-q")
+    same_corpus(tmp_path / "added", tmp_path / "together")
+    after = json.loads((tmp_path / "added" / "corpus.json").read_text())["insights"]
+    assert all(before[i["key"]] == i["id"] for i in after if i["key"] in before)
+    g = _lesson({"insights": after}, "went-through|void_booking")["guideline"]
+    assert "looked up 6 records without making it (12 tasks)" in g  # the added task's record counted

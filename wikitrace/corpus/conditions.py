@@ -185,7 +185,7 @@ def sentence(c: Condition) -> str:
         return (f"When to make {t} is not shown: successful runs of these tasks {done}, so nothing sets the "
                 "records it was made on apart from the others.")
     f, v = f"`{c.field}`", f"\"{c.value}\""
-    both = (f"successful runs made {t} on {_plural(c.made, 'record')} and looked up {_plural(c.withheld, 'other')} "
+    both = (f"successful runs made {t} on {_plural(c.made, 'record')} and looked up {_plural(c.withheld, 'record')} "
             f"without making it ({_plural(c.tasks, 'task')})")
     held = f"in {c.withheld_with} of the {c.withheld_shown} they did not make it on"
     made = f"in {c.made_with} of the {c.made_shown} they made it on"
@@ -201,8 +201,7 @@ def sentence(c: Condition) -> str:
     elif named:
         said = f"Which field of {rec} decides {t} is not shown ({test}): {both}; {found}."
     else:
-        said = (f"Which field of {rec} decides {t} is not shown: {both}, and no field value holds for all of "
-                "one side.")
+        said = f"Which field of {rec} decides {t} is not shown: {both}, and no field value is shown to separate them."
     if c.against:
         said += (f" Failed runs made {t} on {_plural(c.against, 'record')} that a successful trial of the same "
                  f"task did not make it on ({_plural(c.against_runs, 'run')}: {', '.join(c.against_steps)}"
