@@ -225,7 +225,6 @@ def state(entry: dict, by_tool: dict[str, list[Condition]]) -> None:
     if kind not in ("went-through", "procedure") or c is None:
         return
     said = sentence(c)
-    entry["conditions"] = dataclasses.asdict(c)
     g = entry["guideline"]
     if kind == "went-through":
         head = f"Before {tool}, {_RESTATED}"
