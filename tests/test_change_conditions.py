@@ -95,9 +95,9 @@ def test_a_run_keeps_the_fields_of_the_record_it_looked_up_and_the_record_its_ch
     assert len(acted) == 1 and acted[0].startswith("acted|void_booking|booking_id|")
     digest = acted[0].rsplit("|", 1)[1]
     fields = {p.split("|", 3)[2]: p.split("|", 3)[3] for p in patterns if p.startswith(f"rec|{digest}|")}
-    # plain fields kept; ids, nested lists and prose left out; the date as whole days before the stated now
+    # plain fields kept; ids, nested lists and prose left out; the date against the stated now
     assert fields == {"route": "ISLAND_LOOP", "fare": "saver", "seat": "aisle", "status": "active",
-                      "created_at (days before now)": "6"}  # 2031-02-26 08:30 to 03-04 10:00
+                      "created_at (against now)": "earlier"}  # 2031-02-26 08:30, six days before
     assert "FB004Q" not in json.dumps(sorted(patterns))  # the id itself is kept only as a digest
 
 
@@ -113,15 +113,20 @@ def test_a_separating_field_becomes_the_lesson_with_its_counts(tmp_path):
     failed = _lesson(data, "went-through|void_booking")
     assert failed["title"] == "Before void_booking, check the fare of the record it acts on"
     assert failed["guideline"].startswith(
-        "Successful runs decided void_booking on the record `booking_id` points at: successful runs made "
+        "Before void_booking, look up the record `booking_id` points at and check `fare`: successful runs made "
         "void_booking on 6 records and looked up 6 records without making it (12 tasks); `fare` was \"saver\" in 6 "
-        "of the 6 they did not make it on and in 0 of the 6 they made it on (one-sided Fisher p = 0.0011).")
+        "of the 6 they did not make it on and in 0 of the 6 they made it on (one-sided Fisher p = 0.0011). Where it "
+        "has `fare` \"saver\", make void_booking only where a rule gives the request a reason: successful runs did "
+        "not make it on 6 of the 6 such records.")
     assert "Failed runs made void_booking on 6 records that a successful trial of the same task did not make it " \
            "on (6 runs: " in failed["guideline"]
     assert "seat" not in failed["guideline"]  # the field that does not separate is not claimed
     assert "rules say of it" not in failed["guideline"]  # the quoted rule is gone
     recipe = _lesson(data, "procedure|void_booking")
-    assert "check `fare`" in recipe["guideline"] and "(one-sided Fisher p = 0.0011)" in recipe["guideline"]
+    assert (
+        "Check `fare` in the record `booking_id` points at before void_booking (one-sided Fisher p = 0.0011, 12 "
+        "tasks). Where it has `fare` \"saver\", make void_booking only where a rule gives the request a reason: "
+        "successful runs did not make it on 6 of the 6 such records.") in recipe["guideline"]
 
 
 def test_a_field_spread_alike_over_both_sides_is_not_claimed(tmp_path):

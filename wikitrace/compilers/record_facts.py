@@ -5,13 +5,14 @@ A change such as a cancellation is right or wrong because of the record it acts 
 class, its insurance, when it was made), not because of its own arguments. Each run therefore
 keeps, for every record it looked up by id and every record a change's id argument pointed at,
 the record's plain top-level fields (``rec|<id digest>|<field>|<value>``), and for every change
-that went through, the record it acted on (``acted|<tool>|<key>|<id digest>``). The id itself
+that went through, the record it acted on (``acted|<tool>|<key>|<id digest>``), and the looked-up
+records whose id the user's own messages gave (``named|<key>|<id digest>``). The id itself
 is kept only as a digest; trials of one task look up the same ids, so a run that looked at a
 record and changed nothing can be set against a trial that changed it.
 
-A field holding a date is also given as whole days before the time the system prompt states as
-the current one, when it states one: a rule of the form "within a day of booking" is a fact
-about that difference, not about the date.
+A field holding a date is also given against the time the system prompt states as the current
+one, when it states one (within a day before it, earlier, later): a rule of the form "within a
+day of booking" is a fact about that difference, not about the date.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .reading import Reading, runs_a_command
 from .rules import _DIGIT
 from .run_patterns import _fingerprint
 
-DAYS = " (days before now)"  # the suffix of a derived field: the date's whole days before the stated now
+DAYS = " (against now)"  # the suffix of a derived field: where the date falls against the stated now
 _WORDS_KEPT = 3  # a string of more words is prose (a name, an address), not a value a rule names
 _DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2})?))?")
 # the words that mark a system prompt's sentence as stating the present moment
@@ -74,6 +75,15 @@ def _plain(value) -> str | None:
     return None
 
 
+def _against(now: datetime, when: datetime) -> str:
+    """A date against the stated now, in the one unit a rule of time names without a number: the
+    day. "within a day before now", "earlier", or "later"; never a count, which would be a
+    label of one record rather than a condition."""
+    if when > now:
+        return "later"
+    return "within a day before" if (now - when).days == 0 else "earlier"
+
+
 def _fields(record: dict, now: datetime | None) -> list[tuple[str, str]]:
     out = []
     for k, v in record.items():
@@ -85,7 +95,7 @@ def _fields(record: dict, now: datetime | None) -> list[tuple[str, str]]:
         elif now is not None and isinstance(v, str) and v[:4].isdigit():  # an ISO date opens with its year
             when = _when(v)
             if when is not None and len(v) <= 40:
-                out.append((f"{k}{DAYS}", str((now - when).days)))
+                out.append((f"{k}{DAYS}", _against(now, when)))
     return out
 
 
@@ -112,6 +122,7 @@ def record_patterns(r: Reading) -> set[str]:
     now = stated_now(r)
     looked: list = []  # the look-ups answered so far, latest last
     changed: set[str] = set()  # ids a change acted on: a later look-up shows the record after it
+    said = [r.lower(f) for f in r.facts if f.type == "message"]  # the user's messages, lower case
     for c in r.calls:
         if c.error:
             continue
@@ -124,6 +135,8 @@ def record_patterns(r: Reading) -> set[str]:
                     d = _fingerprint(value)
                     if d not in changed and _record(parsed, key, value, True) is parsed:
                         out.update(f"rec|{d}|{k}|{v}" for k, v in _fields(parsed, now))
+                        if any(value.lower() in text for text in said):
+                            out.add(f"named|{key}|{d}")  # a record the user's own words named
             continue
         if not ids or is_hand_off(c) or runs_a_command(c.turn):  # a change naming no record
             continue

@@ -26,7 +26,7 @@ from collections import defaultdict
 import dataclasses
 from dataclasses import dataclass
 
-from ..compilers.record_facts import DAYS
+from ..compilers.cue_words import action_word, same_word
 from . import layout
 from .applies import task_of
 from .fisher import ALPHA, fisher_tails
@@ -60,14 +60,23 @@ class Condition:
 
 
 def _cases(runs: list[dict]):
-    """(tool, side) -> {(task, record digest): that record's fields}, and the failed runs behind
-    each made-against case."""
-    acted: dict[str, dict[str, set[str]]] = {}  # step -> tool -> record digests changed
+    """(tool|key, side) -> {(task, record digest): that record's fields}, the failed made-against
+    cases by tool, and the failed runs behind each.
+
+    A task considered a change on a record when one of its trials made it there, or when its
+    first message names the change's action (the cue word of corpus/applies.py) and the user's
+    own words gave the record's id: a successful trial that looked such a record up and did not
+    make the change withheld it."""
+    acted: dict[str, dict[str, set[str]]] = {}  # step -> tool|key -> record digests changed
     recs: dict[str, dict[str, dict[str, str]]] = {}  # step -> digest -> field -> value
-    made_on: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # task -> tool -> digests
+    named: dict[str, dict[str, set[str]]] = {}  # step -> key -> digests the user's words gave
+    made_on: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # task -> tool|key -> digests
+    words: dict[str, set[str]] = defaultdict(set)  # task -> its first messages' words, every trial's
     for r in runs:
         a: dict[str, set[str]] = {}
         rec: dict[str, dict[str, str]] = {}
+        said: dict[str, set[str]] = {}
+        task = task_of(r)
         for p in r.get("patterns") or ():
             if p.startswith("acted|"):
                 _, tool, key, d = p.split("|", 3)
@@ -75,29 +84,41 @@ def _cases(runs: list[dict]):
             elif p.startswith("rec|"):
                 _, d, name, value = p.split("|", 3)
                 rec.setdefault(d, {}).setdefault(name, value)
+            elif p.startswith("named|"):
+                _, key, d = p.split("|", 2)
+                said.setdefault(key, set()).add(d)
+            elif p.startswith("asks|"):
+                words[task].add(p[5:])
         if a or rec:
-            acted[r["step"]], recs[r["step"]] = a, rec
-        for tool, ds in a.items():
-            made_on[task_of(r)][tool].update(ds)
+            acted[r["step"]], recs[r["step"]], named[r["step"]] = a, rec, said
+        for pair, ds in a.items():
+            made_on[task][pair].update(ds)
+    pairs = sorted({pair for by_pair in made_on.values() for pair in by_pair})
+    asked = {pair: {t for t, ws in words.items()
+                    if (w := action_word(pair.split("|", 1)[0])) and any(same_word(w, x) for x in ws)}
+             for pair in pairs}
     sides: dict[tuple[str, str], dict[tuple[str, str], dict[str, str]]] = defaultdict(dict)
-    failed_made: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)  # tool -> case -> failed steps
+    failed_made: dict[str, set[tuple[str, str]]] = defaultdict(set)
     failed_runs: dict[tuple[str, tuple[str, str]], set[str]] = defaultdict(set)
     for r in runs:
         step, task = r["step"], task_of(r)
         rec = recs.get(step)
         if rec is None:
             continue
-        for tool, ds in made_on.get(task, {}).items():
-            for d in ds:
+        for pair in pairs:
+            considered = made_on.get(task, {}).get(pair, set())
+            if task in asked[pair]:
+                considered = considered | named[step].get(pair.split("|", 1)[1], set())
+            for d in sorted(considered):
                 if d not in rec:
                     continue
-                made = d in acted[step].get(tool, ())
+                made = d in acted[step].get(pair, ())
                 case = (task, d)
                 if r["outcome"] == "success":
-                    sides[(tool, "made" if made else "withheld")].setdefault(case, rec[d])
+                    sides[(pair, "made" if made else "withheld")].setdefault(case, rec[d])
                 elif made:
-                    failed_made[tool].add(case)
-                    failed_runs[(tool, case)].add(step)
+                    failed_made[pair].add(case)
+                    failed_runs[(pair, case)].add(step)
     return sides, failed_made, failed_runs
 
 
@@ -135,8 +156,7 @@ def _best_field(cond: Condition, made: dict, withheld: dict, against: dict) -> N
         for p, side, cases in ((up, "withheld", w_cases), (down, "made", m_cases)):
             spans = len({t for t, _d in cases}) >= MIN_TASKS
             shown = p < ALPHA and spans
-            # a derived day count is a label only where it separates; as a near miss it reads as noise
-            if not spans or (not shown and f.endswith(DAYS)):
+            if not spans:
                 continue
             rank = (not shown, p, side != "withheld", f, v)  # on a tie, the value that marks where not to make it
             if best is None or rank < best[0]:
@@ -173,6 +193,17 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def advice(c: Condition) -> str:
+    """What to do with a separating value, with the share of the records holding it on each side."""
+    f, v, t = f"`{c.field}`", f"\"{c.value}\"", c.tool
+    held = c.withheld_with + c.made_with
+    if c.side == "withheld":
+        return (f"Where it has {f} {v}, make {t} only where a rule gives the request a reason: successful runs "
+                f"did not make it on {c.withheld_with} of the {held} such records.")
+    return (f"Where it has {f} {v}, successful runs made {t} on {c.made_with} of the {held} such records; "
+            "elsewhere make it only where a rule gives the request a reason.")
+
+
 def sentence(c: Condition) -> str:
     """What the records show about making ``c.tool``, with the counts; "not shown" where they do not."""
     t, rec = c.tool, f"the record `{c.key}` points at"
@@ -193,11 +224,7 @@ def sentence(c: Condition) -> str:
     test = f"one-sided Fisher p = {c.p:.2g}" if c.p is not None else ""
     named = c.separates or _every(c)
     if c.separates:
-        act = (f"where it has {f} {v}, do not make {t}, as they did not, unless a rule gives the request a reason"
-               if c.side == "withheld" else
-               f"make {t} where it has {f} {v}; elsewhere only where a rule gives the request a reason")
-        said = (f"Successful runs decided {t} on {rec}: {both}; {found} ({test}). Before {t}, look the record up "
-                f"and check {f}: {act}.")
+        said = f"Before {t}, look up {rec} and check {f}: {both}; {found} ({test}). {advice(c)}"
     elif named:
         said = f"Which field of {rec} decides {t} is not shown ({test}): {both}; {found}."
     else:
@@ -238,5 +265,6 @@ def state(entry: dict, by_tool: dict[str, list[Condition]]) -> None:
             entry["title"] = f"Before {tool}, check the {c.field} of the record it acts on"
         else:
             entry["guideline"] = f"{g} {said}".strip()
-    elif hint(c):
-        entry["guideline"] = g + " " + said
+    elif hint(c):  # the recipe: what its look-ups were checked for
+        entry["guideline"] = (f"{g} Check `{c.field}` in the record `{c.key}` points at before {tool} "
+                              f"(one-sided Fisher p = {c.p:.2g}, {_plural(c.tasks, 'task')}). {advice(c)}")
