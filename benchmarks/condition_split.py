@@ -4,11 +4,12 @@ learned from?
 Each input is compiled offline as `wikitrace compile` does, its runs' entries read back from
 corpus.json, and split into two halves by sorted task id (even / odd positions, as
 lesson_quality.py splits). Per half and per change tool, the conditions are learned on that half
-alone; each field value the page would name (one that separates, or holds for nearly all of its
-side) is then counted on the other half: the same value's share among that half's made and
+alone; each field value the page names as the check (one that separates) is then counted on the
+other half: the same value's share among that half's made and
 withheld records, and the one-sided Fisher p in the same direction. "holds" means the other half
 has both sides and the value still marks the same side at p < ALPHA; "same side, not shown"
 means it leans the same way without reaching it; "no cases" means the other half has too few.
+A value the whole set names is counted on each half alone the same way.
 Figures at the shipped defaults; nothing is tuned here.
 
     python benchmarks/condition_split.py --data ../shared/data/runs-dev/tau-bench-airline
@@ -68,6 +69,8 @@ def report(data: Path) -> None:
                 if name != "all" and hint(c):
                     other = halves["B" if name == "A" else "A"]
                     line += f"; on the other half: {_check(c, other)}"
+                elif name == "all" and hint(c):
+                    line += "".join(f"; on half {h} alone: {_check(c, runs_h)}" for h, runs_h in halves.items())
                 print(line)
 
 

@@ -179,3 +179,34 @@ def test_adding_a_trial_that_tips_the_condition_leaves_what_compiling_all_writes
     assert all(before[i["key"]] == i["id"] for i in after if i["key"] in before)
     g = _lesson({"insights": after}, "went-through|void_booking")["guideline"]
     assert "looked up 6 records without making it (12 tasks)" in g  # the added task's record counted
+
+
+def _seat_record(task: int) -> dict:
+    """A task of the same shop that asks for no voiding: a seat move on a booking."""
+    booking = _booking(task, "flex", "window", age_days=4)
+    bid = booking["booking_id"]
+    traj = [{"role": "system", "content": POLICY},
+            {"role": "user", "content": f"Hi, could you move me to an aisle seat on {bid}?"},
+            *_tool("get_booking", {"booking_id": bid}, booking),
+            *_tool("move_seat", {"booking_id": bid, "seat": "aisle"}, dict(booking, seat="aisle")),
+            {"role": "user", "content": "Great, thanks. ###STOP###"}]
+    return {"task_id": task, "reward": 1.0, "trial": 0, "traj": traj,
+            "info": {"task": {"user_id": booking["holder_id"], "actions": [], "outputs": [],
+                              "instruction": f"You are {booking['holder_id']}; move to an aisle seat on {bid}."},
+                     "source": "user", "reward_info": {"reward": 1.0, "actions": []}}}
+
+
+def test_a_record_the_user_asked_to_change_counts_as_withheld_though_no_trial_changed_it(tmp_path):
+    """Tasks whose users asked to void a booking they named, where every trial looked it up and
+    left it (none voided it): the first messages say the change's cue word, so those bookings
+    are records the successful runs withheld the change on."""
+    records = [_record(task, 0, _booking(task, "flex", "aisle", 3), void=True, success=True) for task in range(6)]
+    records += [_record(task, trial, _booking(task, "saver", "aisle", 3), void=False, success=True)
+                for task in range(6, 10) for trial in range(2)]
+    records += [_seat_record(task) for task in range(10, 16)]
+    records.append(_record(6, 2, _booking(6, "saver", "aisle", 3), void=True, success=False))
+    data = _compile(tmp_path, records)
+    (c,) = learn(data["runs"])["void_booking"]
+    assert (c.made, c.withheld, c.against, c.against_runs) == (6, 4, 1, 1)
+    assert (c.field, c.value, c.side, c.separates, c.p) == ("fare", "saver", "withheld", True, 0.0048)
+    assert "(one-sided Fisher p = 0.0048)" in _lesson(data, "went-through|void_booking")["guideline"]

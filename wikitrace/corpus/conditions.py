@@ -26,9 +26,9 @@ from collections import defaultdict
 import dataclasses
 from dataclasses import dataclass
 
-from ..compilers.cue_words import action_word, same_word
+from ..compilers.cue_words import same_word
 from . import layout
-from .applies import task_of
+from .applies import Openings, task_of
 from .fisher import ALPHA, fisher_tails
 
 MIN_TASKS = 2  # distinct tasks the separating side must span
@@ -64,8 +64,9 @@ def _cases(runs: list[dict]):
     cases by tool, and the failed runs behind each.
 
     A task considered a change on a record when one of its trials made it there, or when its
-    first message names the change's action (the cue word of corpus/applies.py) and the user's
-    own words gave the record's id: a successful trial that looked such a record up and did not
+    first message says the change's cue word (corpus/applies.py: the tool's action word, said by
+    the tasks the change was made in more often than by the others, by the same Fisher test) and
+    the user's own words gave the record's id: a successful trial that looked such a record up and did not
     make the change withheld it."""
     acted: dict[str, dict[str, set[str]]] = {}  # step -> tool|key -> record digests changed
     recs: dict[str, dict[str, dict[str, str]]] = {}  # step -> digest -> field -> value
@@ -94,9 +95,12 @@ def _cases(runs: list[dict]):
         for pair, ds in a.items():
             made_on[task][pair].update(ds)
     pairs = sorted({pair for by_pair in made_on.values() for pair in by_pair})
-    asked = {pair: {t for t, ws in words.items()
-                    if (w := action_word(pair.split("|", 1)[0])) and any(same_word(w, x) for x in ws)}
-             for pair in pairs}
+    openings = Openings(runs, lambda _r: "")
+    asked: dict[str, set[str]] = {}
+    for pair in pairs:  # the cue word of the tasks the change was made in, by applies.Openings.cues' own test
+        members = [r for r in runs if pair in made_on.get(task_of(r), {})]
+        cue = openings.cues("", members, f"went-through|{pair.split('|', 1)[0]}")[0]
+        asked[pair] = {t for t, ws in words.items() if cue and any(same_word(cue[0], x) for x in ws)}
     sides: dict[tuple[str, str], dict[tuple[str, str], dict[str, str]]] = defaultdict(dict)
     failed_made: dict[str, set[tuple[str, str]]] = defaultdict(set)
     failed_runs: dict[tuple[str, tuple[str, str]], set[str]] = defaultdict(set)
