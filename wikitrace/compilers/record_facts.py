@@ -4,7 +4,8 @@ between the runs that made a state-changing call and those that withheld it.
 A change such as a cancellation is right or wrong because of the record it acts on (its
 class, its insurance, when it was made), not because of its own arguments. Each run therefore
 keeps, for every record it looked up by id and every record a change's id argument pointed at,
-the record's plain top-level fields (``rec|<id digest>|<field>|<value>``), and for every change
+the record's plain top-level fields as one pattern (``rec|<id digest>|<JSON list of [field, value]>``:
+one string per record keeps the corpus's pattern counts small), and for every change
 that went through, the record it acted on (``acted|<tool>|<key>|<id digest>``), and the looked-up
 records whose id the user's own messages gave (``named|<key>|<id digest>``). The id itself
 is kept only as a digest; trials of one task look up the same ids, so a run that looked at a
@@ -17,6 +18,7 @@ day of booking" is a fact about that difference, not about the date.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from functools import lru_cache
@@ -99,6 +101,10 @@ def _fields(record: dict, now: datetime | None) -> list[tuple[str, str]]:
     return out
 
 
+def _rec(d: str, record: dict, now: datetime | None) -> str:
+    return f"rec|{d}|{json.dumps(sorted(_fields(record, now)), ensure_ascii=False)}"
+
+
 def _id_args(args) -> list[tuple[str, str]]:
     """The top-level arguments naming a record: a string under a key ending in ``id``."""
     if not isinstance(args, dict):
@@ -134,7 +140,7 @@ def record_patterns(r: Reading) -> set[str]:
                 for key, value in ids:
                     d = _fingerprint(value)
                     if d not in changed and _record(parsed, key, value, True) is parsed:
-                        out.update(f"rec|{d}|{k}|{v}" for k, v in _fields(parsed, now))
+                        out.add(_rec(d, parsed, now))
                         if any(value.lower() in text for text in said):
                             out.add(f"named|{key}|{d}")  # a record the user's own words named
             continue
@@ -149,7 +155,7 @@ def record_patterns(r: Reading) -> set[str]:
                     d = _fingerprint(value)
                     out.add(f"acted|{c.name}|{key}|{d}")
                     if d not in changed:
-                        out.update(f"rec|{d}|{k}|{v}" for k, v in _fields(record, now))
+                        out.add(_rec(d, record, now))
                     changed.add(d)
                     break
     return out

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 import dataclasses
+import json
 from dataclasses import dataclass
 
 from ..compilers.cue_words import same_word
@@ -83,8 +84,10 @@ def _cases(runs: list[dict]):
                 _, tool, key, d = p.split("|", 3)
                 a.setdefault(f"{tool}|{key}", set()).add(d)
             elif p.startswith("rec|"):
-                _, d, name, value = p.split("|", 3)
-                rec.setdefault(d, {}).setdefault(name, value)
+                _, d, fields = p.split("|", 2)
+                mine = rec.setdefault(d, {})
+                for name, value in json.loads(fields):
+                    mine.setdefault(name, value)
             elif p.startswith("named|"):
                 _, key, d = p.split("|", 2)
                 said.setdefault(key, set()).add(d)
