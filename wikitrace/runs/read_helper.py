@@ -26,6 +26,7 @@ from .. import helper_process
 from ._common import Carried
 from .load import LoadReport, count_outcomes, iter_runs
 from .model import RunError
+from .original import seal_original
 
 BATCH = 16  # runs per frame
 # Frames read ahead of the build and not yet taken: the build takes runs only as it compiles
@@ -155,9 +156,12 @@ def serve(inp: BinaryIO, out: BinaryIO, each: Callable[..., Any] | None = None) 
                 counts, _ = count_outcomes(paths, fmt, **dict(kwargs, redact=False, strict=False))
                 sender.send(("counts", counts))
             for item in iter_runs(paths, fmt, report, **kwargs):
-                if each is not None and not isinstance(item, Carried):
-                    each(item, **each_args)
-                    item = _Shipped.of(item)
+                if not isinstance(item, Carried):
+                    if each is not None:
+                        each(item, **each_args)
+                    seal_original(item)  # unpickled only by the page writer
+                    if each is not None:
+                        item = _Shipped.of(item)
                 batch.append(item)
                 if len(batch) >= size:
                     sender.send(("runs", batch))
