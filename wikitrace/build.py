@@ -337,10 +337,13 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
         if unanswered:
             raise BuildError(unanswered)
         writer.release()
+        # every run has its entry: the insights are gathered (and with a model, the merges go
+        # out) now, while the page writer still writes the last runs' pages (``writer.close``
+        # waits for it below)
         if compiler.name == "llm":
-            # every run has its entry: the insight merges go out now, while the page writer
-            # still writes the last runs' pages (``writer.close`` waits for it below)
             await writer.merge_insights(compiler)
+        else:
+            writer.gather_insights()
 
     try:
         if compiler.name == "llm":
