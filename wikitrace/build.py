@@ -391,4 +391,15 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
               "usage": usage,
               **forget_state(pub, compiler, opts.templates)})
     pending.save(pub, record)  # every page is in place: from here the next command can finish this one
-    return pending.complete(pub, record, prompt, data)
+    return pending.complete(pub, record, prompt, data, kept_runs=_kept_runs(writer, ids, opts))
+
+
+def _kept_runs(writer: _Writer, ids: IdAllocator, opts: BuildOptions) -> int:
+    """How many of the first runs (in id order) are every run the corpus held, carried over
+    unchanged by an add: the run indexes keep their published rows. 0 for anything else."""
+    kept = len(ids.prev_runs)
+    if opts.command != "add" or not kept or len(writer.carried_steps) != kept or len(writer.runs) < kept:
+        return 0
+    if any(r["step"] not in writer.carried_steps for r in writer.runs[:kept]):
+        return 0
+    return kept

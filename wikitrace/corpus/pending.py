@@ -108,14 +108,36 @@ def _record_chunks(fields: dict):
     yield "}\n" if fields else "{}\n"
 
 
-def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: dict | None = None) -> list[str]:
+def _published_run_indexes(pub) -> dict[str, str]:
+    """raw/_index.md and compilation/_index.md as the corpus holds them, each only when its
+    bytes are the ones the manifest notes (a page edited by hand is written anew)."""
+    import hashlib
+
+    pages = {}
+    for rel in ("raw/_index.md", "compilation/_index.md"):
+        entry = pub.manifest.files.get(rel)
+        if entry is None or pub.verify(rel) != "ok":
+            continue
+        try:
+            data = (pub.root / rel).read_bytes()
+        except OSError:
+            continue
+        if hashlib.sha256(data).hexdigest() == entry[0]:
+            pages[rel] = data.decode("utf-8", errors="replace")
+    return pages
+
+
+def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: dict | None = None,
+             kept_runs: int = 0) -> list[str]:
     """Write what the record names, then finish the publisher (removals, manifest) and
     drop the record. ``prompt_index``: the bytes of the prompt index when the caller has
     them already, else the function that makes them from corpus.json's runs, insights
     and byte region (``agent.index.prompt_index_bytes``: the agent layer owns that
     format, so the caller hands it down). ``data``: the corpus.json the caller dumped
     into the record, as the dict it dumped (spares parsing megabytes again); None: read
-    from the record. Returns the removed paths."""
+    from the record. ``kept_runs``: the first runs of ``data`` are the published corpus's,
+    all of them, with their entries unchanged (an add of new runs): the run indexes' rows
+    of those are taken from the published pages. Returns the removed paths."""
     from .search_files import update_search_files
 
     root = pub.root
@@ -134,7 +156,9 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
         templates = Path(pending.templates) if pending.templates and Path(pending.templates).is_dir() else None
         mount = str(data.get("mount_path") or "/work/corpus")
         dialogue = (root / "dialogue" / "_index.md").is_file()  # dialogue memory beside the runs: the root page links it
-        for rel, page in documents.render_indexes(runs, insights, mount, templates, dialogue).items():
+        published = _published_run_indexes(pub) if kept_runs else None
+        for rel, page in documents.render_indexes(runs, insights, mount, templates, dialogue, published,
+                                                  kept_runs).items():
             pub.write(rel, page.encode("utf-8"))
         if callable(prompt_index):
             prompt_index = prompt_index(runs, insights, dumps(data)[1])
