@@ -373,7 +373,7 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
     writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
     data = _corpus_json(writer, compiler, opts, ids, report, key)
-    text, region = corpus_json.dumps(data, writer.published_lines)
+    text, region = corpus_json.dump_bytes(data, writer.published_lines)
     # `prompt` need not re-index per call; renders of insights carried over are reused
     carried = writer.carried_steps and prompt_index_ok
     prompt = prompt_index_bytes(writer.runs, writer.insights, region, previous=root if carried else None,

@@ -37,7 +37,7 @@ class Pending:
     data: dict  # the manifest's data once the update is done
     output: dict  # rel -> manifest entry of every file written or kept before the record
     pages: dict = field(default_factory=dict)  # rel -> text: small pages written by ``complete``
-    corpus_json: str | None = None  # corpus.json once done; None: the indexes do not change
+    corpus_json: str | bytes | None = None  # corpus.json once done; None: the indexes do not change
     templates: str | None = None  # the templates folder the indexes are rendered with
     # on disk only: the bytes of corpus_json, saved in PENDING_CORPUS (None: given inline, as
     # records of earlier versions hold it)
@@ -86,7 +86,8 @@ def save(pub, pending: Pending) -> None:
     if pending.corpus_json is not None:
         # corpus.json's text first, as bytes beside the record (not escaped into it); the
         # record, renamed into place after it, is what makes the update complete-able
-        encoded = pending.corpus_json.encode("utf-8")
+        text = pending.corpus_json
+        encoded = text if isinstance(text, bytes) else text.encode("utf-8")
         write_atomic(corpus_path(pub.root), encoded, mode=0o644)
         fields["corpus_json"], fields["corpus_json_size"] = None, len(encoded)
         del encoded
@@ -148,7 +149,7 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
     text = pending.corpus_json
     if text is not None:
         from . import documents
-        from .corpus_json import dumps
+        from .corpus_json import dump_bytes
         from .update import PROMPT_INDEX
 
         data = json.loads(text) if data is None else data
@@ -161,14 +162,14 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
                                                   kept_runs).items():
             pub.write(rel, page.encode("utf-8"))
         if callable(prompt_index):
-            prompt_index = prompt_index(runs, insights, dumps(data)[1])
+            prompt_index = prompt_index(runs, insights, dump_bytes(data)[1])
         pub.write(PROMPT_INDEX, prompt_index)
     if pending.pages or text is not None:  # grep's shards: only those whose files changed are written
         update_search_files(pub, root)
     if text is not None:
         from .index_pair import note_pair
 
-        pub.write("corpus.json", text.encode("utf-8"))
+        pub.write("corpus.json", text if isinstance(text, bytes) else text.encode("utf-8"))
         note_pair(root)  # both in place: a prompt that finds them so need not hash corpus.json
     removed = pub.finish(pending.data)
     from ..fsio import before_replace
