@@ -25,9 +25,10 @@ def paused():
 
     ``add`` reads corpus.json and the manifest (millions of objects, none of them in
     a cycle) and then makes a few more; the collections walk them again and again,
-    about a tenth of an add's CPU on 10,000 runs. The collector is set back
-    as it was afterwards (a library caller keeps its own setting), and the next collection
-    finds the few cycles made meanwhile."""
+    about a tenth of an add's CPU on 10,000 runs. The collector is set back as it was
+    afterwards (a library caller keeps its own setting), and the next collection finds
+    the cycles made meanwhile (a few per run added: an add of thousands of runs holds
+    them until it ends)."""
     import gc
 
     was = gc.isenabled()
