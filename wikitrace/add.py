@@ -162,7 +162,6 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     from .runs.outcomes import parse_verdict
 
     root = pub.root
-    import_client_ahead(opts, pub)
     previous = published_corpus(pub, interrupted)
     settings = compiled_settings(pub, previous)
     bopts = build_options(opts, settings, root)
@@ -195,6 +194,8 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     result.runs, result.insights = len(previous["runs"]), len(previous["insights"])
     if not todo:
         return result
+    if config is not None:  # the corpus's model: imported while the corpus's runs are carried over
+        import_client_ahead()
 
     compiler = make_compiler(bopts, config)
     writer = carry_everything(pub, ids, bopts, previous, records, replaced)

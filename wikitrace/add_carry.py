@@ -211,17 +211,17 @@ def carry_everything(pub: Publisher, ids, bopts, previous: dict, records: dict, 
     return writer
 
 
-def import_client_ahead(opts, pub: Publisher) -> None:
-    """Start importing ``openai`` on a thread when the corpus's model will likely be asked
-    (an LLM corpus, and the add is not ``--offline``): its half second of imports then
-    overlaps the add's reading of corpus.json and the manifest (disk reads and hashing let
-    it run) instead of following them. A new run is rarely in the response cache, so the
-    import is almost never wasted; when it is, it costs CPU but no waiting."""
+def import_client_ahead() -> None:
+    """Start importing ``openai`` on a thread once the add knows it has a run to compile and
+    the corpus's model to ask it (an LLM corpus, and not ``--offline``): the half
+    second of imports then runs beside carrying the corpus over and compiling the run (what
+    of it lets go of the interpreter lock: reading and hashing files) instead of after them,
+    at the first request. A new run is rarely in the response cache, so the import is
+    almost never wasted; when it is, it costs CPU but no waiting."""
     import sys
     import threading
 
-    kept = pub.manifest.data.get("settings") or {}
-    if opts.offline or "openai" in sys.modules or (kept.get("compiler") != "llm" and not (opts.model or opts.base_url)):
+    if "openai" in sys.modules:
         return
 
     def load() -> None:
