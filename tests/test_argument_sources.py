@@ -5,18 +5,16 @@ them. An idle failure page quotes the agent's last message."""
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 
 from test_choice_notes import USER, _cancel
 from test_insight_layer import compile_runs, corpus_json
 from test_offline_content import AIRLINE_SYSTEM, _call, _msg, _record, _run, _turns
-from test_page_sentences import RUNS
+from fixture_runs import RUNS, relabeled
 
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.compilers.reading import user_replies
-from wikitrace.runs.model import Outcome
 
 
 def _patterns(record: dict) -> set[str]:
@@ -69,8 +67,7 @@ def test_no_run_without_a_user_reply_is_said_to_take_a_value_from_one():
     user message in form): a value is "from the user's reply" only where a person answered."""
     checked = 0
     for run in RUNS:
-        run = copy.deepcopy(run)
-        run.outcome = run.outcome or Outcome(success=False, steps=len(run.turns))
+        run = run if run.outcome else relabeled(run, False)
         patterns = compile_offline(run).patterns
         if not user_replies(run):
             assert not [p for p in patterns if p.startswith("from|") and p.endswith(":reply")], run.run_id
@@ -104,8 +101,7 @@ def test_a_wrong_answer_page_quotes_where_the_expected_answer_was_read_past():
     for run in RUNS:
         if run.source.get("format") != "react-text" or not (run.task.metadata or {}).get("gold_answer"):
             continue
-        run = copy.deepcopy(run)
-        run.outcome = Outcome(success=False, steps=len(run.turns))
+        run = relabeled(run, False)
         notes += [n for e in compile_offline(run).evidence for n in e.notes if " had returned it in: " in n]
     assert notes and all(n.startswith("Search at turn ") for n in notes)
 
@@ -200,8 +196,7 @@ def test_a_qa_success_names_the_look_ups_it_made_beside_its_procedure():
     for run in RUNS:
         if run.source.get("format") != "react-text":
             continue
-        run = copy.deepcopy(run)
-        run.outcome = Outcome(success=True, steps=len(run.turns))
+        run = relabeled(run, True)
         for lesson in compile_offline(run).insights:
             if lesson.key.startswith("procedure|Finish"):
                 details.append(lesson.detail)
@@ -216,7 +211,6 @@ def test_a_failed_qa_page_lists_what_its_look_ups_asked_when_none_returned_the_a
     for run in RUNS:
         if run.source.get("format") not in ("react-text", "react-notebook"):
             continue
-        run = copy.deepcopy(run)
-        run.outcome = Outcome(success=False, steps=len(run.turns))
+        run = relabeled(run, False)
         asked += [n for e in compile_offline(run).evidence for n in e.notes if n.startswith("Its look-ups before it asked: ")]
     assert asked and all(re.match(r"Its look-ups before it asked: \w+\[", n) for n in asked)

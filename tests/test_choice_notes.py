@@ -1,6 +1,7 @@
 """A failed run whose change went through: the compilation page names each argument value the
 agent picked among several that one earlier answer listed for the same field, when no user
-message before the change holds it (in any form a user writes it) — and only then."""
+message before the change holds it (in any form a user writes it) nor singles out its record —
+and only then."""
 
 from __future__ import annotations
 
@@ -34,14 +35,15 @@ def _cancel(user_says: str, cancelled: str = "RB41XK", success: bool = False) ->
 
 def _notes(record: dict) -> list[str]:
     comp = compile_offline(_run(record))
-    return [n for e in comp.evidence for n in e.notes if "agent chose" in n]
+    return [n for e in comp.evidence for n in e.notes if n.startswith("Where its values came from: ")]
 
 
 def test_a_value_picked_among_listed_ones_unasked_is_named_with_the_others():
     (note,) = _notes(_cancel("the one to denver, not sure of the code"))
-    assert note == ('The agent chose this value unasked among several an earlier answer listed; no user message '
-                    'before the call holds it: `reservation_id` "RB41XK" (get_user_details\'s answer at turn 2 gave 3 '
-                    'values for `reservations`; the others: "Q7LMZ2", "T0PWE9").')
+    assert note == ('Where its values came from: `reservation_id` "RB41XK" is one of the 3 values get_user_details\'s '
+                    'answer (turn 2) gave `reservations`, and no user message names it or what only its record holds (the '
+                    'others: '
+                    '"Q7LMZ2", "T0PWE9").')
     assert '"Q7LMZ2", "T0PWE9"' in note
 
 
@@ -92,7 +94,7 @@ def test_the_note_passes_the_page_sentence_check():
     for e in comp.evidence:
         for note in e.notes:
             _note(Check(run), note, e.turns[-1])
-            checked += "agent chose" in note
+            checked += note.startswith("Where its values came from: ")
     assert checked == 1
 
 
@@ -158,7 +160,7 @@ def test_a_value_is_never_put_down_to_another_records_look_up():
     notes = _notes(record)
     assert not any("turn 4" in n for n in notes), notes  # BD9XEN's answer is about another reservation
     # said once for the call, with the value that was a choice (a card among the two the profile lists)
-    assert len(notes) == 1 and '`payment_id` "credit_card_8830162" (get_user_details\'s answer at turn 2' in notes[0]
+    assert len(notes) == 1 and '`payment_id` "credit_card_8830162" is one of the 2 values get_user_details\'s answer (turn 2)' in notes[0]
     from test_page_sentences import Check, _note
 
     run = _run(record)

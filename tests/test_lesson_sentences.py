@@ -14,13 +14,12 @@ import pytest
 from helpers import write_jsonl
 from test_offline_content import _call, _msg, _record, _turns
 from test_lesson_peers import peer_counts
-from test_page_sentences import RUNS
+from fixture_runs import RUNS, relabeled
 
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.changes import edit_of, what_ran
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.compilers.reading import runs_a_command
-from wikitrace.runs.model import Outcome, count_steps
 
 
 def _named(text: str, path: str) -> bool:
@@ -145,9 +144,7 @@ def test_a_success_that_asked_and_changed_nothing_says_so_and_a_log_without_a_pe
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")
 @pytest.mark.parametrize("success", [True, False], ids=["as-success", "as-failure"])
 def test_every_coding_lesson_sentence_is_true_of_its_run(run, success):
-    score = run.outcome.score if run.outcome else None
-    run.outcome = Outcome(success=success, steps=count_steps(run.turns), score=score,
-                          ended_by=run.outcome.ended_by if run.outcome else run.source.get("ended_by"))
+    run = relabeled(run, success)
     comp = compile_offline(run)
     for lesson in comp.insights:
         assert "this run" not in lesson.guideline.lower(), lesson.guideline
@@ -172,7 +169,7 @@ def test_the_fixtures_hold_failing_tests_and_missing_programs_with_what_came_aft
     and a program the shell could not find followed by edits."""
     details = []
     for run in RUNS:
-        run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+        run = relabeled(run, True)
         details += [lesson.detail for lesson in compile_offline(run).insights
                     if lesson.key.endswith("|failing tests") or lesson.key == "error|missing-program"]
     assert any("; then changed " in d and "command passed at turn" in d for d in details), details
@@ -182,15 +179,12 @@ def test_the_fixtures_hold_failing_tests_and_missing_programs_with_what_came_aft
 def test_the_fixtures_hold_a_coding_success_of_each_kind():
     """The check above reads something: the fixtures hold coding runs whose lesson finds the file
     in the task text, in an earlier answer, and a failing test seen passing after the edit."""
-    said = set()
-    for run in RUNS:
-        run.outcome = Outcome(success=True, steps=count_steps(run.turns))
-        said |= {lesson.key.split(":", 1)[1] for lesson in compile_offline(run).insights
-                 if lesson.key.startswith("procedure|") and ":file-" in lesson.key}
+    lessons = [lesson for run in RUNS for lesson in compile_offline(relabeled(run, True)).insights
+               if lesson.key.startswith("procedure|")]
+    said = {lesson.key.split(":", 1)[1] for lesson in lessons if ":file-" in lesson.key}
     assert {"file-task", "file-shown"} <= {k.split("+")[0] for k in said}, said
     assert any(k.endswith("+tested") for k in said), said
-    points = [lesson.detail for run in RUNS for lesson in compile_offline(run).insights
-              if lesson.key.startswith("procedure|") and "; the task " in lesson.detail]
+    points = [lesson.detail for lesson in lessons if "; the task " in lesson.detail]
     assert points, "no fixture's task names the function or the trace line its edit changed"
 
 
@@ -379,8 +373,7 @@ def test_a_run_the_harness_stopped_while_browsing_is_taught_so_and_no_other_is(r
     with named arguments."""
     from wikitrace.compilers.reading import harness_reason, read_run
 
-    run.outcome = Outcome(success=False, steps=count_steps(run.turns), score=run.outcome.score if run.outcome else None,
-                          ended_by=run.outcome.ended_by if run.outcome else run.source.get("ended_by"))
+    run = relabeled(run, False)
     lessons = [i for i in compile_offline(run).insights if i.key == "stopped"]
     if not lessons:
         return
@@ -395,13 +388,8 @@ def test_a_run_the_harness_stopped_while_browsing_is_taught_so_and_no_other_is(r
 
 def test_the_fixtures_hold_a_run_taught_it_was_stopped_by_the_harness():
     """The check above reads something: at least one importer fixture, read as failed, is taught it."""
-    import dataclasses
-
     def stopped(run) -> bool:
-        failed = dataclasses.replace(run, outcome=Outcome(
-            success=False, steps=count_steps(run.turns), score=run.outcome.score if run.outcome else None,
-            ended_by=run.outcome.ended_by if run.outcome else run.source.get("ended_by")))
-        return any(i.key == "stopped" for i in compile_offline(failed).insights)
+        return any(i.key == "stopped" for i in compile_offline(relabeled(run, False)).insights)
 
     assert any(stopped(run) for run in RUNS)
 

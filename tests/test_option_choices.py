@@ -11,12 +11,12 @@ import json
 import re
 
 import pytest
-from test_page_sentences import RUNS
+from fixture_runs import RUNS, relabeled
 
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.runs.load import iter_runs
-from wikitrace.runs.model import Outcome, Run, count_steps
+from wikitrace.runs.model import Run
 
 SHOP = """-----------------
 0
@@ -259,7 +259,7 @@ def test_the_option_lesson_counts_both_runs_and_contrasts_them(tmp_path):
 def test_option_lessons_are_true_on_every_fixture_or_absent(run, success):
     """Every option lesson's detail, on every importer fixture: each choice sent an option a page
     listed, with the task's words it holds; absent where no answer lists options."""
-    run.outcome = Outcome(success=success, steps=count_steps(run.turns), score=run.outcome.score if run.outcome else None)
+    run = relabeled(run, success)
     listed = any(_groups(t.result) for t in run.turns if t.type == "function_call")
     task = run.task.instruction or ""
     for lesson in compile_offline(run).insights:

@@ -15,34 +15,18 @@ import re
 from pathlib import Path
 
 import pytest
+from fixture_runs import IMPORTERS, RUNS, relabeled
 
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.changes import what_ran
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.compilers.reading import is_harness_turn, is_read_only, read_run
-from wikitrace.runs import load
-from wikitrace.runs.model import Outcome, Run, RunError, Turn, count_steps
+from wikitrace.runs.model import Outcome, Run, Turn, count_steps
 
-ROOT = Path(__file__).parent.parent
-IMPORTERS = ROOT / "tests" / "fixtures" / "importers"
-EXAMPLES = ROOT / "examples"
 _LOOKS_FINE = re.compile(r"\b(looks|sounds|is|all) (good|fine|great|right|correct|perfect)\b|\bokay\b|\bok\b", re.I)
 _AGREE = re.compile(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|please do)\b|(?<!make )(?<!be )\bsure\b", re.I)
 
 
-def _runs() -> list[Run]:
-    report = load.LoadReport()
-    out = []
-    for path, _ in load._expand([IMPORTERS, EXAMPLES], report):
-        try:
-            fmt = load.detect(path)
-        except RunError:
-            continue  # outcome tables and other companions
-        out += [r for r in load._read(path, fmt) if isinstance(r, Run)]
-    return out
-
-
-RUNS = _runs()
 
 
 def test_every_format_is_here():
@@ -347,8 +331,6 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             same = [e for e in json.loads(c.run.task.metadata["expected_calls"]) if e["name"] == call.name]
             assert same and all(e["arguments"] != call.arguments for e in same), text
         _fields(c.call(turns[-1]), text)
-        if " Its argument values were shown before it by: " in text:
-            c.provenance(turns[-1], text.split(" Its argument values were shown before it by: ", 1)[1])
     elif text.startswith("Nothing in the arguments or the answer changed and "):
         errs = sum(1 for n in turns if c.call(n).is_error)
         if "each of them was answered with an error" in text:
@@ -453,6 +435,19 @@ def _note(c: Check, text: str, n: int) -> None:
     if m:  # a value no earlier turn holds in any form, and no default a call sends unasked
         value = json.loads(m.group(2))
         assert value not in (0, "", None, False) and not _held_anywhere(c, value, n), text
+        return
+    m = re.fullmatch(r"`(.+?)` is (.+): no earlier turn holds it as written, but it is close to (\S+)'s answer at "
+                     r"turn (\d+): \"(.+)\"\.", text)
+    if m:  # a free-text value held nowhere as written, whose words but one stand together in an earlier answer
+        value, k = json.loads(m.group(2)), int(m.group(4))
+        src = c.call(k)
+        assert isinstance(value, str) and not _held_anywhere(c, value, n), text
+        assert src.name == m.group(3) and k < n and not src.is_error, text
+        assert m.group(5).rstrip("…") in " ".join((src.result or "").split()), text  # exact, case kept
+        stem = lambda w: w[:-2] if w.endswith(("'s", "’s")) else w[:-1] if w.endswith("s") and not w.endswith("ss") and len(w) > 3 else w  # noqa: E731
+        wanted = {stem(w) for w in re.findall(r"[\w'’]+", value.casefold())}
+        held = {stem(w) for w in re.findall(r"[\w'’]+", m.group(5).casefold())}
+        assert len(wanted) >= 4 and len(wanted & held) >= len(wanted) - 1, text
         return
     m = re.fullmatch(r"Its look-ups before it asked: (.+)\.", text)
     if m:  # each a free-text look-up sent before the decision's turn, in its words (clipped with …)
@@ -562,21 +557,46 @@ def _note(c: Check, text: str, n: int) -> None:
         new = set(re.findall(r"\w+", str(call.arguments).casefold())) - task
         assert new and new <= set(re.findall(r"\w+", (src.result or "").casefold()))
         return
-    m = re.fullmatch(r"The agent chose (this value|these values) unasked among several an earlier answer listed; no "
-                     r"user message before the call holds (it|them): (.+)\.", text)
-    if m:  # once per call: each value picked among those one earlier answer listed for a field, that no user message held
-        parts = list(re.finditer(r"`(.+?)` (\".*?\") \((\S+)'s answer at turn (\d+) gave (\d+) values for `(.+?)`; "
-                                 r"the others: (.+?)\)(?:; |$)", m.group(3)))
-        assert parts and "".join(p.group(0) for p in parts) == m.group(3), text
-        assert (len(parts) == 1) == (m.group(1) == "this value") == (m.group(2) == "it")
+    m = re.fullmatch(r"Where its values came from: (.+)\.", text)
+    if m:  # once per value on a page: a value picked among those one earlier answer listed for a field that no
+        # user message held, the places that showed an argument's values, or the earlier call whose note told them
         call = c.call(n)
         assert c.run.outcome.label == "failure" and c.went_through(n) and not is_read_only(call)
         sent = call.arguments if isinstance(call.arguments, dict) else {}
         mine = {a: v for a, v in sent.items() if isinstance(v, str) and (a == "id" or a.endswith("_id"))}
-        for p in parts:
-            value, k, field = json.loads(p.group(2)), int(p.group(4)), p.group(6)
+        for part in re.split(r"; (?=`)", m.group(1)):
+            p = re.fullmatch(r"`(.+?)` (\".*?\") is one of the (\d+) values (\S+)'s answer \(turn (\d+)\) gave `(.+?)`, "
+                             r"and no user message names it or what only its record holds \(the others: (.+?)\)", part)
+            d = re.fullmatch(r"`(.+?)` (\".*?\") is one of the (\d+) values (\S+)'s answer \(turn (\d+)\) gave `(.+?)`, and "
+                             r"(?:the user wrote at turn (\d+) what only its record holds|the agent tied it at turn (\d+) "
+                             r"to names the user wrote)", part)
+            if d is not None:  # a listed value the user's words picked, which the expected call does not send
+                value, k = json.loads(d.group(2)), int(d.group(5))
+                assert c.call(k).name == d.group(4) and k < n and not c.call(k).is_error
+                listed = [str(v) for key, _depth, v in _keyed(json.loads(c.call(k).result)) if key == d.group(6)]
+                assert value in listed and len(set(listed)) >= int(d.group(3)), (value, listed)
+                if d.group(7):  # a user message, before the call
+                    assert c.by_n[int(d.group(7))].role == "user" and int(d.group(7)) < n, part
+                else:  # an agent message before the call that names the value
+                    said = c.by_n[int(d.group(8))]
+                    assert said.role == "assistant" and int(d.group(8)) < n and value in (said.content or ""), part
+                expected = [e for e in json.loads(c.run.task.metadata["expected_calls"]) if e["name"] == call.name]
+                assert all(e["arguments"] != call.arguments for e in expected), part
+                continue
+            if p is None:
+                ref = re.fullmatch(r"(.+) as told for the call at turn (\d+)", part)
+                if ref is not None:  # the same values, sent by an earlier call of the page
+                    other = c.call(int(ref.group(2)))
+                    assert not is_read_only(other) and other.turn != n, part
+                    for key in re.findall(r"`([^`]+)`", ref.group(1)):
+                        assert key in sent and any(set(map(str, _scalars(sent[key]))) & set(map(str, _scalars(v)))
+                                                   for v in (other.arguments or {}).values()), (key, part)
+                    continue
+                c.provenance(n, part)
+                continue
+            value, k, field = json.loads(p.group(2)), int(p.group(5)), p.group(6)
             src = c.call(k)
-            assert src.name == p.group(3) and k < n and not src.is_error
+            assert src.name == p.group(4) and k < n and not src.is_error
             # the answer is about the record the call refers to: it names none of the call's ids otherwise
             answer = json.loads(src.result)
             theirs = {**(answer if isinstance(answer, dict) else {}), **(src.arguments if isinstance(src.arguments, dict) else {})}
@@ -586,10 +606,21 @@ def _note(c: Check, text: str, n: int) -> None:
             for key, depth, v in _keyed(answer):
                 if key == field and v not in (None, ""):
                     by_depth.setdefault(depth, []).append(str(v) if not isinstance(v, float) else f"{v:g}")
-            assert any(value in listed and len(set(listed)) == int(p.group(5)) and set(others) <= set(listed) - {value}
+            assert any(value in listed and len(set(listed)) == int(p.group(3)) and set(others) <= set(listed) - {value}
                        for listed in by_depth.values()), (value, by_depth)
             assert not any(value.lower() in (t.content or "").lower() for t in c.run.turns
                            if t.turn < n and t.type == "message" and t.role == "user")
+        return
+    m = re.fullmatch(r"`(.+?)` is (.+), close to (?:the user message|what (\S+) returned) at turn (\d+) \((\d+) of its "
+                     r"(\d+) main words\)\.", text)
+    if m:  # a free-text value no turn holds whole, most of whose longer words one earlier turn holds
+        value, k, total, src = json.loads(m.group(2)), int(m.group(5)), int(m.group(6)), c.by_n[int(m.group(4))]
+        assert src.turn < n and 2 * k > total >= 2 and not _held_anywhere(c, value, n), text
+        assert (src.name == m.group(3)) if m.group(3) else (src.type == "message" and src.role == "user")
+        words = set(re.findall(r"[^\W_]+", (src.result or src.content or "").lower().replace("\u2019", "'")))
+        mains = {w for w in re.findall(r"[^\W_]+", value.lower()) if len(w) >= 4 or any(ch.isdigit() for ch in w)}
+        forms = lambda w: {w, w + "s", w + "es", w[:-1] if w.endswith("s") else w, w[:-2] if w.endswith("es") else w}  # noqa: E731
+        assert total <= len(mains) and sum(1 for w in mains if forms(w) & words) >= k, (mains, words)
         return
     m = re.fullmatch(r'The record `(.+?)` points at has `(.+?)` (".*?") \((\S+)\'s answer, turn (\d+)\); a rule of the '
                      r'system prompt \(turn (\d+)\) on this action names it: "(.+)"', text)
@@ -833,9 +864,7 @@ def _description(c: Check, text: str) -> None:
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")
 @pytest.mark.parametrize("success", [True, False], ids=["as-success", "as-failure"])
 def test_every_sentence_is_true_of_its_run(run, success):
-    score = run.outcome.score if run.outcome else None
-    run.outcome = Outcome(success=success, steps=count_steps(run.turns), score=score,
-                          ended_by=run.outcome.ended_by if run.outcome else run.source.get("ended_by"))
+    run = relabeled(run, success)
     comp = compile_offline(run)
     c = Check(run)
     _description(c, comp.description)
@@ -852,7 +881,7 @@ def test_swe_agent_instruction_is_no_user_agreement():
     runs = [r for r in RUNS if r.source.get("format") in ("swe-agent", "mini-swe-agent")]
     assert runs
     for run in runs:
-        run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+        run = relabeled(run, True)
         comp = compile_offline(run)
         assert not any("user agreed" in e.decision for e in comp.evidence)
         assert not read_run(run).has_interlocutor  # the template and the harness's reminders are nobody's reply
@@ -862,8 +891,7 @@ def test_swe_agent_instruction_is_no_user_agreement():
 
 def test_a_user_reply_is_an_agreement():
     """The Claude Code session's "yes, go ahead" answers the agent's question: the Edit after it was agreed to."""
-    run = next(r for r in RUNS if r.run_id == "7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14")
-    run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+    run = relabeled("7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14", True)
     decisions = [e.decision for e in compile_offline(run).evidence]
     assert "Called Edit at turn 6, changing `/home/dev/ledger/ledger/invoice.py` (in `total`), after the user agreed." \
         in decisions
@@ -872,8 +900,7 @@ def test_a_user_reply_is_an_agreement():
 def test_fail_edit_pass_says_what_changed_and_that_the_tests_passed():
     for run_id, edited, function in [("7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14", "/home/dev/ledger/ledger/invoice.py", "total"),
                                      ("lumen__cli-3", "/lumen__cli/lumen/cli.py", "parse_args")]:
-        run = next(r for r in RUNS if r.run_id == run_id)
-        run.outcome = Outcome(success=True, steps=count_steps(run.turns))
+        run = relabeled(run_id, True)
         comp = compile_offline(run)
         item = next(e for e in comp.evidence if "then went through" in e.decision)
         assert f"changed `{edited}` (in `{function}`)" in item.decision
@@ -883,8 +910,7 @@ def test_fail_edit_pass_says_what_changed_and_that_the_tests_passed():
 
 def test_a_failure_page_keeps_the_only_source_edit():
     """Ten errors of look-ups and a loop compete for eight slots; the one edit and the submit stay."""
-    run = next(r for r in RUNS if r.run_id == "lumen__parser-7")
-    run.outcome = Outcome(success=False, steps=count_steps(run.turns))
+    run = relabeled("lumen__parser-7", False)
     comp = compile_offline(run)
     edit = next(t.turn for t in run.actions if t.name == "edit")
     submit = next(t.turn for t in run.actions if t.name == "submit")
@@ -1050,8 +1076,7 @@ def test_a_failed_submit_names_its_diff_and_the_missing_program_comes_after_the_
 def test_a_repeated_error_is_told_once():
     """The same call answered with the same error three times is one item that says the run never got
     past it, not an error item and a repetition item about the same call."""
-    run = next(r for r in RUNS if r.run_id == "lumen__parser-7")
-    run.outcome = Outcome(success=False, steps=count_steps(run.turns))
+    run = relabeled("lumen__parser-7", False)
     items = _checked(run)
     loop = next(e for e in items if e.decision.startswith("Repeated the same call mvn("))
     assert loop.decision.endswith("; no later mvn call went through.")

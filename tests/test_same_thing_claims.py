@@ -226,7 +226,7 @@ def test_a_value_two_records_share_is_credited_to_the_record_that_showed_the_res
     """A date the changed flights share with another reservation looked up later is no sign the
     agent took the flights from that other reservation: the page names the reservation whose
     answer showed every value of the argument, and only it."""
-    from wikitrace.compilers.page_notes import provenance
+    from wikitrace.compilers.value_sources import provenance
     from wikitrace.compilers.reading import read_run
 
     own = dict(RESERVATION, reservation_id="TR2WKM", flights=[

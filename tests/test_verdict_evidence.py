@@ -11,12 +11,12 @@ import json
 import re
 
 import pytest
-from test_page_sentences import RUNS
+from fixture_runs import RUNS, relabeled
 
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.runs.load import iter_runs
-from wikitrace.runs.model import Outcome, Run, count_steps
+from wikitrace.runs.model import Run
 
 CLAIMS = """101 Claim: The Orrin Canal is in Wales.
 Thought 1: I should search the Orrin Canal and see where it is.
@@ -162,7 +162,7 @@ def test_the_verdict_lesson_counts_the_quoting_runs_by_outcome(tmp_path):
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")
 @pytest.mark.parametrize("success", [True, False], ids=["as-success", "as-failure"])
 def test_verdict_lessons_and_notes_are_true_on_every_fixture_or_absent(run, success):
-    run.outcome = Outcome(success=success, steps=count_steps(run.turns), score=run.outcome.score if run.outcome else None)
+    run = relabeled(run, success)
     comp = compile_offline(run)
     for lesson in comp.insights:
         if lesson.key.startswith("verdict|"):

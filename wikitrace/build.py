@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from . import __version__, llm_report
+from . import __version__, helper_process, llm_report
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler
 from .build_key import build_key, build_settings, outcomes_digest
@@ -167,6 +167,7 @@ def _apply_defaults(runs: Iterable[Run | Carried], opts: BuildOptions) -> Iterat
             continue
         if opts.task_type and not run.task.task_type and not run.task.apps:
             run.task.task_type = opts.task_type
+            run.__dict__.pop(helper_process.PICKLED_ATTR, None)  # the reader's bytes no longer match it
         yield run
 
 
@@ -337,10 +338,13 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
         if unanswered:
             raise BuildError(unanswered)
         writer.release()
+        # every run has its entry: the insights are gathered (and with a model, the merges go
+        # out) now, while the page writer still writes the last runs' pages (``writer.close``
+        # waits for it below)
         if compiler.name == "llm":
-            # every run has its entry: the insight merges go out now, while the page writer
-            # still writes the last runs' pages (``writer.close`` waits for it below)
             await writer.merge_insights(compiler)
+        else:
+            writer.gather_insights()
 
     try:
         if compiler.name == "llm":

@@ -81,18 +81,31 @@ def differs_from_expected(r: Reading, c: Call) -> bool:
     return bool(same) and not any(e["arguments"] == c.turn.arguments for e in same)
 
 
+def differences(r: Reading, c: Call) -> list[tuple[str, object, object]] | None:
+    """(argument path, expected value, value sent) between a change and the expected call of its
+    tool it is closest to; ``_ABSENT`` stands for a value one side lacks. None when the log
+    records no expected call of this tool (or none at all); empty when it records this very call."""
+    same = [e for e in expected_changes(r) or [] if e["name"] == c.name]
+    if not same:
+        return None
+    sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    return min((_differing(e["arguments"], sent) for e in same), key=len)
+
+
+def shown_value(v) -> str:
+    """An expected or sent value as a page prints it ("absent" for none)."""
+    return "none" if v is _ABSENT else _value(v)
+
+
 def change_notes(r: Reading, c: Call) -> list[str]:
     """Notes on a change that went through, against the expected changes of the same tool."""
     expected = expected_changes(r)
     if expected is None:
         return []
-    same = [e for e in expected if e["name"] == c.name]
-    if not same:
+    diffs = differences(r, c)
+    if diffs is None:
         return [f"The calls the log records as expected for this task include no {c.name} call"
                 + ("." if expected else "; it expected look-ups only.")]  # the changes it missed are a note of their own
-    sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
-    best = min(same, key=lambda e: len(_differing(e["arguments"], sent)))
-    diffs = _differing(best["arguments"], sent)
     if not diffs:
         return [f"The log records this same {c.name} call among those the task expected."]
     parts = [f"`{k}` " + (_value(want) if want is not _ABSENT else "absent")
@@ -120,7 +133,7 @@ def _seen_note(r: Reading, c: Call, key: str, value: str) -> str:
     return head + " was shown before this call by " + join(places, SHOWN) + "."
 
 
-def missed_notes(r: Reading) -> list[str]:
+def missed_changes(r: Reading) -> list[dict]:
     """The expected changes the run did not make: for a tool the log expects more changes of than
     went through, each expected one that no change of the run sent with the same arguments."""
     expected = expected_changes(r) or []
@@ -133,12 +146,28 @@ def missed_notes(r: Reading) -> list[str]:
         wanted = [e for e in expected if e["name"] == name]
         if len(wanted) > len(made.get(name, [])):
             missed += [e for e in wanted if e["arguments"] not in made.get(name, [])]
+    return missed
+
+
+def call_text(c: dict) -> str:
+    """An expected call as a page prints it: its tool and sorted arguments, clipped."""
+    return _call(c)
+
+
+def missed_lookups(r: Reading) -> list[dict]:
+    """The look-ups the log records as expected that no call of the run made with those arguments."""
+    asked = [(c.name, c.turn.arguments) for c in r.calls if not c.error]
+    return [e for e in expected_lookups(r) if (e["name"], e["arguments"]) not in asked]
+
+
+def missed_notes(r: Reading) -> list[str]:
+    """The expected changes the run did not make, and the expected look-ups it never made."""
+    missed = missed_changes(r)
     notes = [f"The log records {len(missed)} expected change{'s' if len(missed) != 1 else ''} this run did not make: "
              f"{join([_call(e) for e in missed], SHOWN)}."] if missed else []
     # a look-up the task expected and the run never made: the fact it answered or acted without
     # (a membership it took from the user's word, a record it never opened)
-    asked = [(c.name, c.turn.arguments) for c in r.calls if not c.error]
-    unread = [e for e in expected_lookups(r) if (e["name"], e["arguments"]) not in asked]
+    unread = missed_lookups(r)
     if unread:
         notes.append(f"The log records {len(unread)} expected look-up{'s' if len(unread) != 1 else ''} this run did "
                      f"not make: {join([_call(e) for e in unread], SHOWN)}.")

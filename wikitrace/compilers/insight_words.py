@@ -16,6 +16,7 @@ from .changes import edit_of
 from .json_fields import fields_at_depth
 from .reading import Call, Reading, _occurs, is_command_line, leaves, t_is_user
 from .text import clip, generic
+from .user_picks import singled_out
 
 # A call that hands the conversation to a person: its failure is about *whether* to hand
 # off, never about its arguments.
@@ -273,6 +274,7 @@ class Pick:
     source: Call  # the answer that listed it
     field: str  # the answer's field that held it
     values: list[str]  # every value the answer gave that field, this one included
+    described: str | None = None  # how the user's words single out its record, when they do
 
 
 def _fields_at_depth(text: str) -> list[tuple[str, int, object, str]]:
@@ -344,11 +346,16 @@ def _other_record(mine: dict[str, str], look_up) -> bool:
     holds at its top level, an id the change sends under the same key with another value."""
     if not mine:
         return False
-    theirs = _ids(look_up.arguments)
-    answer = _parsed(look_up.result or "")
-    if isinstance(answer, dict):
-        theirs = {**_ids(answer), **theirs}
+    theirs = _look_up_ids(look_up.result or "", tuple(sorted(_ids(look_up.arguments).items())))
     return any(k in theirs and theirs[k] != v for k, v in mine.items())
+
+
+@lru_cache(maxsize=512)
+def _look_up_ids(result: str, sent: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The ids a look-up is about: those its answer holds at its top level, and those it was sent
+    (once per answer: every change of a run asks about the same look-ups)."""
+    answer = _parsed(result)
+    return {**(_ids(answer) if isinstance(answer, dict) else {}), **dict(sent)}
 
 
 def picked(r: Reading, c: Call) -> list[Pick]:
@@ -357,12 +364,15 @@ def picked(r: Reading, c: Call) -> list[Pick]:
     too is a set it kept), when no user message before the call holds the value in any form a
     user writes it, nor another name of the record it sits in (a saved passenger the user named,
     a card by its brand). An answer that also states the value as a field's only value (a
-    reservation's own origin beside its flights' origins) is no listing of it. The log proves
-    only that the agent chose it among others unasked."""
+    reservation's own origin beside its flights' origins) is no listing of it, and a value whose
+    record the user's words single out among the listed ones' (``user_picks.singled_out``) is the
+    user's pick. The listing named is the first that showed the value, where the agent could
+    have learned it. The log proves only that the agent chose it among others unasked."""
     key = f"picked:{c.n}"
     if key in r.memo:
         return r.memo[key]
     out: list[Pick] = []
+    described: list[Pick] = []  # the same, where the user's words single out the value's record
     said = [r.lower(t) for t in r.facts if t.turn < c.n and t_is_user(t)]
     answers = [t for t in r.facts if t.turn < c.n and t.type == "function_call"]
     sent = {_as_text(v) for _p, v in leaves(c.turn.arguments)}
@@ -381,13 +391,16 @@ def picked(r: Reading, c: Call) -> list[Pick]:
         if a.seen_at is None or len(text) < 3 or told(text):
             continue
         low = text.lower()
-        for t in reversed(answers):
+        key, number = _last_key(a.path), isinstance(a.value, (int, float)) or text.replace(".", "", 1).isdigit()
+        for t in answers:
             if low not in r.lower(t):
                 continue  # cheap: an answer whose text lacks the value holds no listing of it
             if _other_record(mine, t):
                 continue  # another reservation's look-up: its values are not the ones this call refers to
             fields = _fields_index(t.result or "")
             holding = fields.holding.get(text)
+            if holding and number:  # a number means what its field says: a price is no balance
+                holding = [h for h in holding if h[0] == key]
             if not holding:
                 continue
             listings = {(k, d): fields.listing(k, d) for k, d, _h in holding}
@@ -400,10 +413,19 @@ def picked(r: Reading, c: Call) -> list[Pick]:
             choice = next(((k, d) for (k, d), values in sorted(listings.items())
                            if not sent & (set(values) - {text})), None)
             if choice is not None and t.turn in by_turn:
-                out.append(Pick(a.path, text, by_turn[t.turn], choice[0], list(listings[choice])))
+                pick = Pick(a.path, text, by_turn[t.turn], choice[0], list(listings[choice]))
+                pick.described = singled_out(r, c.n, text, listings[choice])
+                (described if pick.described else out).append(pick)
             break
     r.memo[key] = out
+    r.memo[f"described:{c.n}"] = described
     return out
+
+
+def user_described(r: Reading, c: Call) -> list[Pick]:
+    """The values ``picked`` would name but for the user's words, which single out their records."""
+    picked(r, c)
+    return r.memo[f"described:{c.n}"]
 
 
 def report_message(r: Reading):

@@ -39,13 +39,15 @@ from ..runs.model import Run
 from .base import CompileStats
 from .changes import Edit, edit_of, what_ran
 from .grounding import ground
+from .in_short import in_short
 from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
 from .expected_calls import change_notes, differs_from_expected, made_as_expected, missed_notes
 from .option_choices import item_note, option_note
 from .verdict_evidence import verdict_note
+from .value_sources import source_notes
 from .page_items import (FOUND_NEAR_ANSWER, answered_nothing, diff_phrase, found_notes, halted_evidence, label,
                          lacking_support, looked_up, short_call, shown_answer, silent_items)
-from .page_notes import (answer_context, asked_note, check_notes, choice_notes, followed_note, listed_note, provenance,
+from .page_notes import (answer_context, asked_note, check_notes, followed_note, listed_note,
                          given_answer_note, reason_note, record_rule_notes, used_record, wrong_answer)
 from .page_causes import Item, answer_text as _answer, quote_marks_note, same_error_once
 from .record_words import messages_notes, named_field_notes
@@ -81,6 +83,11 @@ def compile_offline(run: Run) -> Compilation:
     # a look-up error the run got past is how it found its way, not why it failed: the insights still
     # read it, the page leaves it out when it has a cause to show
     shown = [i for i in chosen if not i.got_past] or chosen
+    if not run.outcome.success:  # where the values worth checking came from: once a page, at their first call shown
+        told = source_notes(reading, [i.call for i in shown if i.kind == "write" and i.call is not None])
+        for i in shown:
+            if i.kind == "write" and i.call is not None and i.call.n in told:
+                i.evidence.notes.append(told[i.call.n])
     cited = {n for i in shown for n in i.evidence.turns}
     calls = reading.calls
     errors = sum(1 for c in calls if c.error)
@@ -104,6 +111,7 @@ def compile_offline(run: Run) -> Compilation:
         compiler="offline",
         left_out=sum(1 for c in calls if c.n not in cited),
         patterns=patterns_of(reading),
+        in_short=in_short(reading),
     )
     return ground(comp, run)
 
@@ -368,7 +376,7 @@ def _failure_items(r: Reading) -> list[Item]:
         missed = missed_notes(r) if c is writes[-1] else []
         notes += missed
         if free_form(c) is None:
-            notes = notes + record_rule_notes(r, c) + choice_notes(r, c)
+            notes = notes + record_rule_notes(r, c)
         else:
             notes = notes + answer_context(r, c) + item_note(r, c) + option_note(r, c) + verdict_note(r, c)
             gold = expected_answer(r)
@@ -390,9 +398,9 @@ def _failure_items(r: Reading) -> list[Item]:
             support=(wrong_answer(r, c) if c is answered else None) or (
                 "The call went through, and the log records this same call among those the task expected." if expected else
                 "The call went through, but it is not the call the log records as expected for this task: the first "
-                "note below says where they differ." + provenance(r, c) if differs_from_expected(r, c) else
+                "note below says where they differ." if differs_from_expected(r, c) else
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
-                "what the task asked for" + (" (see the checks below)." if flagged else "." + provenance(r, c))),
+                "what the task asked for" + (" (see the checks below)." if flagged else ".")),
             turns=[c.n], quote=quote_of(c.turn.result), call=_call_line(c), notes=notes), "write", c))
     items += _silent(r, 25)  # context, shown when slots are left: never in place of a cause
     ended = halted_evidence(r, writes)

@@ -12,10 +12,12 @@ import json
 import re
 from functools import lru_cache
 
-from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join, picked
-from .arguments import _last_key, _seen, check_arguments
+from .answer_case import near_words as near_answer
+from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join
+from .arguments import _last_key, check_arguments
 from .reading import Call, Reading, leaves
 from .insight_parts import rules_once
+from .near_words import near_words, place_words as _place_words
 from .text import clip, clip_words
 
 
@@ -27,13 +29,25 @@ def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
     for a in checks:
         if a.seen_at is not None or a.other_at is None and not a.unsourced:
             continue  # a value some turn holds in another rendering, or a default: nothing to say
-        flagged = True
         if a.other_at is not None:
+            flagged = True
             notes.append(f"`{a.path}` is {_val(a.value)}, but the observation at turn {a.other_at} "
                          f"gave that field as {' or '.join(_val(v) for v in a.other[:3])}"
                          f"{f' (and {len(a.other) - 3} more)' if len(a.other) > 3 else ''}.")
+            continue
+        # the agent's own rewording of what a turn said is no discrepancy: an answer whose words stand
+        # together in a look-up is quoted beside it; a value most of whose words share one sentence of an
+        # earlier turn is told with the count
+        if free_form(c) is not None and (near := near_answer(r, c)) is not None:
+            notes.append(f"`{a.path}` is {_val(a.value)}: no earlier turn holds it as written, but it is close "
+                         f"to {near[0].name}'s answer at turn {near[0].n}: \"{near[1]}\".")
+        elif (close := near_words(r, a.value, c.n)) is not None:
+            t, k, n = close
+            notes.append(f"`{a.path}` is {_val(a.value)}, close to {_place_words(t)} ({k} of its {n} main words).")
         else:
-            notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds this value.")
+            flagged = True
+            notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds "
+                         f"this value.")
     from .rules import _CONFIRM_WORDS
 
     for hit in rules_once(r, c):
@@ -43,54 +57,6 @@ def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
         elif not _CONFIRM_WORDS.search(hit.sentence):  # a confirmation rule kept: the decision says the user agreed
             notes.append(f"A rule of the system prompt (turn {hit.turn}) on this action: \"{hit.sentence}\"")
     return notes, flagged
-
-
-def provenance(r: Reading, c: Call) -> str:
-    """Where the values of each top-level argument of a change were last shown before it, by
-    tool and turn: what a reader checks first when a change went through and the run failed."""
-    by_turn = {x.n: x.name for x in r.calls}
-    shown: dict[str, dict[str, list]] = {}  # argument -> place -> its values shown there
-    turn_of: dict[str, int | None] = {}
-    for a in check_arguments(r, c.turn):
-        if a.seen_at is None and not a.unsourced:
-            continue  # held by some turn in another rendering, or a default: no source to name
-        if a.seen_at is None:
-            where = "no earlier turn"
-        elif a.seen_in == "observation":
-            where = f"{by_turn.get(a.seen_at, 'a call')}'s answer (turn {a.seen_at})"
-        elif a.seen_in == "user message":
-            where = f"the user (turn {a.seen_at})"
-        else:
-            where = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})"
-        shown.setdefault(a.path.split(".")[0].split("[")[0], {}).setdefault(where, []).append(a)
-        turn_of[where] = a.seen_at if a.seen_in in ("observation", "user message") else None
-    places = {k: _fewest_places(r, by_place, turn_of) for k, by_place in shown.items()}
-    if not places:
-        return ""
-    parts = [f"`{k}` from {join(v, 3)}" for k, v in places.items()]
-    return " Its argument values were shown before it by: " + "; ".join(parts[:6]) + (
-        f"; and {len(parts) - 6} more arguments" if len(parts) > 6 else "") + "."
-
-
-def _fewest_places(r: Reading, by_place: dict[str, list], turn_of: dict[str, int | None]) -> list[str]:
-    """The places to name for one argument's values. Each value is credited to the last turn that
-    showed it, so a value two records share (a date) can name a turn about another record. Places
-    are weighed by how many of the argument's values each shows; one is left out when the places
-    kept before it show its values too. The rest keep their order."""
-    facts = {f.turn: f for f in r.facts}
-    values = [a for credited in by_place.values() for a in credited]
-
-    def shows(where: str, a) -> bool:
-        f = facts.get(turn_of.get(where))
-        return f is not None and _seen(a.value, _last_key(a.path), f, r.lower(f))
-
-    weight = {w: max(len(by_place[w]), sum(shows(w, a) for a in values)) for w in by_place}
-    kept: list[str] = []
-    for where in sorted(by_place, key=lambda w: -weight[w]):  # stable: ties keep their order
-        if kept and all(any(shows(k, a) for k in kept) for a in by_place[where]):
-            continue
-        kept.append(where)
-    return [w for w in by_place if w in kept]
 
 
 _LISTED = re.compile(r"\[\s*((?:'[^']*'|\"[^\"]*\")(?:\s*,\s*(?:'[^']*'|\"[^\"]*\"))+)\s*\]")
@@ -166,23 +132,6 @@ def wrong_answer(r: Reading, c: Call) -> str | None:
             + (f"the look-up at turn {seen.n} had returned." if seen is not None else "no look-up had returned."))
 
 
-def choice_notes(r: Reading, c: Call) -> list[str]:
-    """For a change that went through in a failed run: the argument values the agent picked
-    unasked among several one earlier answer listed (insight_words.picked), each with the others
-    it passed over, said once for the call: where a reader looks first for the wrong value."""
-    parts = []
-    for p in picked(r, c)[:3]:
-        others = [v for v in p.values if v != p.value]
-        shown = ", ".join(_val(v) for v in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
-        parts.append(f"`{p.path}` {_val(p.value)} ({p.source.name}'s answer at turn {p.source.n} gave "
-                     f"{len(p.values)} values for `{p.field}`; the others: {shown})")
-    if not parts:
-        return []
-    one = len(parts) == 1
-    return [f"The agent chose {'this value' if one else 'these values'} unasked among several an earlier answer "
-            f"listed; no user message before the call holds {'it' if one else 'them'}: " + "; ".join(parts) + "."]
-
-
 def _window(text: str, needle: str, width: int) -> str | None:
     """``needle`` in ``text`` (whitespace folded) with about ``width`` characters either side, cut
     at word ends and marked with … where cut; None when absent or when a double quote inside
@@ -230,36 +179,49 @@ def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
 def given_answer_note(r: Reading, c: Call, width: int = 90) -> list[str]:
     """Where the text of the answer that ended the run appeared last before it, quoted exactly:
     on a success the look-up that held it, on a failure the page the agent took a wrong one from."""
+    found = answer_source(r, c, width)
+    if found is None:
+        return []
+    kind, where, window = found
     given = " ".join(str(c.turn.arguments).split())
-    # one lower-case word ("no", "cricket") occurs in most pages by chance: only a name, a number or
-    # a phrase is said to have been read somewhere
+    if kind == "look-up":
+        return [f"The answer it gave, {json.dumps(given)}, appears in what {where.name} returned at turn {where.n}: "
+                f"\"{window}\""]
+    if kind == "error":
+        return [f"The answer it gave, {json.dumps(given)}, appears in no look-up that went through, only in the error "
+                f"{where.name} returned at turn {where.n}: \"{window}\""]
+    return [f"The answer it gave, {json.dumps(given)}, appears in the user message at turn {where.turn}, not in any "
+            f"look-up: \"{window}\""]
+
+
+def answer_source(r: Reading, c: Call, width: int = 90):
+    """Where the text of the run's answer appeared last before it: ("look-up", call, words around
+    it) for a look-up that went through, ("error", call, …) for an error's list of near names
+    only, ("user", turn, …) for the task text only; None when nowhere, or for an answer of one
+    lower-case word, which occurs in most pages by chance."""
+    given = " ".join(str(c.turn.arguments).split())
     if len(given.split()) < 2 and not any(ch.isdigit() or ch.isupper() for ch in given):
-        return []
+        return None
     if not gives_answer(r, c) or c is not next((x for x in reversed(r.calls) if x.writes and not x.error), None):
-        return []
+        return None
     words = re.compile(r"(?<!\w)" + re.escape(given.lower()) + r"(?!\w)")
     source = next((x for x in reversed(r.calls) if x.n < c.n and not x.error and not x.writes
                    and words.search(" ".join((x.turn.result or "").split()).lower())
                    and _window(x.turn.result, given, width)), None)
     if source is not None:
-        return [f"The answer it gave, {json.dumps(given)}, appears in what {source.name} returned at turn {source.n}: "
-                f"\"{_window(source.turn.result, given, width)}\""]
+        return "look-up", source, _window(source.turn.result, given, width)
     # no look-up that went through showed it: an error's list of near names may have (a name taken
     # from a "Similar: [...]" list, never opened)
     offered = next((x for x in reversed(r.calls) if x.n < c.n and x.error and not x.writes
                     and words.search(" ".join((x.turn.result or "").split()).lower())
                     and _window(x.turn.result, given, width)), None)
     if offered is not None:
-        return [f"The answer it gave, {json.dumps(given)}, appears in no look-up that went through, only in the error "
-                f"{offered.name} returned at turn {offered.n}: \"{_window(offered.turn.result, given, width)}\""]
+        return "error", offered, _window(offered.turn.result, given, width)
     # no look-up showed it: the task text may (a retry's notes on an earlier, wrong attempt)
     said = next((t for t in reversed(r.run.turns) if t.turn < c.n and t.type == "message" and t.role == "user"
                  and words.search(" ".join((t.content or "").split()).lower()) and _window(t.content, given, width)),
                 None)
-    if said is None:
-        return []
-    return [f"The answer it gave, {json.dumps(given)}, appears in the user message at turn {said.turn}, not in any "
-            f"look-up: \"{_window(said.content, given, width)}\""]
+    return None if said is None else ("user", said, _window(said.content, given, width))
 
 
 def asked_note(r: Reading, before: int) -> list[str]:

@@ -89,7 +89,15 @@ def _agent_sentences(r: Reading) -> list[tuple[int, list[str]]]:
 
 def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, str]]]]:
     """(field, value, [(turn, sentence)]) for each plain field of the call's JSON answer that a
-    later sentence of the agent names: its first sentence and, from another turn, its last."""
+    later sentence of the agent names: its first sentence and, from another turn, its last.
+    Worked out once per call: the page's look-up notes and its "In short" both ask."""
+    key = f"record_words.named:{c.n}"
+    if key not in r.memo:
+        r.memo[key] = _named_fields(r, c)
+    return r.memo[key]
+
+
+def _named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, str]]]]:
     try:
         parsed = json.loads(c.turn.result or "")
     except ValueError:

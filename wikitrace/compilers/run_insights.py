@@ -26,10 +26,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .answer_case import answer_case, followed_any
 from .error_insights import error_insight, missing_programs
 from .option_choices import option_insight
 from .verdict_evidence import verdict_insight
-from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, followed, free_form, gives_answer,
+from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, free_form, gives_answer,
                             is_hand_off, is_verdict, join, last_said, picked, rule_title, sources, top_key, why_wrong)
 from .changes import edit_of
 from .coding_insights import coding_procedure, edit_detail, last_edit
@@ -61,9 +62,7 @@ def hand_off_insight(r: Reading, w: Call, success: bool) -> CandidateInsight:
 # --- success ---------------------------------------------------------------------------------
 
 
-def _followed_any(r: Reading, final: Call) -> bool:
-    """Whether a look-up before the final answer searched a name an earlier answer had shown."""
-    return any(followed(r, c) is not None for c in r.calls if c.n < final.n and not c.writes)
+_followed_any = followed_any  # whether a look-up before the final answer searched a name an earlier answer showed
 
 
 def procedure_key(r: Reading) -> str | None:
@@ -131,9 +130,12 @@ def procedure_insight(r: Reading) -> CandidateInsight:
         how = ", " + _ENDING[where][0]
     if answer is not None and _followed_any(r, final):
         how = ", after searching a name an earlier answer showed" + re.sub(r"^, (giving|sending)", r" and \1", how)
-    return make_insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
-                   "To settle the task: " + ", then ".join(steps) + ".",
-                   f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
+    insight = make_insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
+                           "To settle the task: " + ", then ".join(steps) + ".",
+                           f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
+    if answer is not None and gives_answer(r, final):
+        insight.case = answer_case(r, final)
+    return insight
 
 
 def _rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> CandidateInsight:
@@ -243,8 +245,10 @@ def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
               f"[{shown_beside(given, gold or '')}]" + (f", expected \"{shown_beside(gold, given)}\"" if gold else "")
               + (f"; score {score:g}" if isinstance(score, (int, float)) and not isinstance(score, bool) else ""))
     title, guide = (x.format(t=w.name) for x in WHY_WRONG[why])
-    return make_insight(f"answer|{w.name}|{why}", title, guide + ".",
-                   f"In {kind_of_tasks(r)}, before the {w.name} call that ends the run.", detail, False)
+    insight = make_insight(f"answer|{w.name}|{why}", title, guide + ".",
+                           f"In {kind_of_tasks(r)}, before the {w.name} call that ends the run.", detail, False)
+    insight.case = answer_case(r, w)
+    return insight
 
 
 def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:

@@ -69,6 +69,9 @@ def patterns_of(r: Reading) -> list[str]:
         out.add(proc)
     out.update(x for x in (option_pattern(r), verdict_pattern(r)) if x)
     out.update(decisions_of(r))
+    from .record_facts import record_patterns  # it reads _fingerprint from this module
+
+    out.update(record_patterns(r))
     out.update(f"asks|{w}" for w in opening_words(r))
     request = opening_request(r)
     if request:

@@ -27,6 +27,14 @@ class Evidence:
 
 
 @dataclass
+class KeyFact:
+    """One fact that most likely decided the run, said plainly, with the turns that show it."""
+
+    text: str
+    turns: list[int] = field(default_factory=list)
+
+
+@dataclass
 class CandidateInsight:
     title: str
     guideline: str
@@ -36,6 +44,7 @@ class CandidateInsight:
     key: str | None = None
     detail: str = ""  # what this run showed of it, beside the run on the insight page
     worked: bool = False  # the run got past it or succeeded with it: its wording is preferred
+    case: dict | None = None  # a final answer's case (answer_case.py), shown and counted on the insight page
 
 
 @dataclass
@@ -55,6 +64,7 @@ class Compilation:
     usage: dict[str, int] = field(default_factory=dict)
     left_out: int = 0  # agent calls the evidence list does not cite (the page says how to see them)
     patterns: list[str] = field(default_factory=list)  # what the run met, for the contrast across runs
+    in_short: list[KeyFact] = field(default_factory=list)  # the page's "In short" (offline: compilers/in_short.py)
 
     @property
     def evidence_heading(self) -> str:

@@ -159,8 +159,12 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
     if same_task:
         same_task = {**same_task, "advice": advice(entry), "differences": [
             {**d, "pages": [(st, layout.compilation_doc(st)) for st in d["steps"]]} for d in same_task["differences"]]}
+    from .answer_cases import markdown as answer_markdown
+
+    answer_cases, answer_versus = answer_markdown(entry, link, titles, md_text)
     text = render(
-        INSIGHT_TEMPLATE, templates, usage=usage_pages.usage_line(*usage),
+        INSIGHT_TEMPLATE, templates, usage=usage_pages.usage_line(*usage), answer_cases=answer_cases,
+        answer_versus=answer_versus,
         frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry),
         instead=instead, failed_ended=failed_ended, sources=sources, link=link, same_task=same_task,
         # the first source's pages, under the names a template written for one-run insights uses

@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Iterable
 
-from . import layout
+from . import conditions, layout
+from .answer_cases import annotate as annotate_answers
 from .applies import Openings, applies_when, task_of, tasks_meeting
 from .choices import faced, relevant, separating
 from .fisher import fisher_tails, verdict as _verdict
@@ -80,7 +81,8 @@ def run_entry_fields(comp) -> dict:
     and the patterns it met."""
     return {
         "lessons": [{"key": i.key, "title": i.title, "guideline": i.guideline, "applicability": i.applicability,
-                     "detail": i.detail, "worked": i.worked} for i in comp.insights],
+                     "detail": i.detail, "worked": i.worked, **({"case": i.case} if i.case else {})}
+                    for i in comp.insights],
         "patterns": list(comp.patterns),
     }
 
@@ -205,6 +207,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
     kind_of_entry = {iid: kind_of(groups[iid][0][0]) for iid in groups}
     by_step = {r["step"]: r for r in runs}
     indexes: dict[str, dict] = {}  # task type -> rewrites.success_index, made on first use
+    learned: dict[str, dict] = {}  # task type -> change tool -> conditions.learn, made on first use
     for entry in out:
         retitle(entry, groups[entry["id"]], trials)
         st = entry.get("same_task") or {}
@@ -227,6 +230,11 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         partial_scores(entry, groups[entry["id"]])
         advise_choices(entry)
         failed_peers(entry, ended_by.get((kind, entry["key"]), []), taught)
+        if entry["key"].startswith(("went-through|", "procedure|")):  # after the rewrites that read the guideline
+            if kind not in learned:
+                learned[kind] = conditions.learn([r for r in runs if kind_of(r) == kind])
+            conditions.state(entry, learned[kind])
+    annotate_answers(out, groups, kind_of)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     keys = {entry["id"]: entry["key"] for entry in out}
     for entry in out:  # the lessons the successful runs that met it teach, by title

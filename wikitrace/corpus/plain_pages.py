@@ -58,6 +58,19 @@ def compilation(frontmatter: str, comp, task, outcome, step: str, insights, link
             out.append("> They are ranked: first a call whose arguments or rules do not check out, then errors "
                        "that no later call of the same program got past (a program the machine lacks comes after the run's "
                        "own changes), then the other calls.\n")
+    step_v = _shown(step)
+    turns_link = None
+    if comp.in_short:
+        turns_link = _shown(link.rel(layout.raw_turns(step)))
+        out.append("\n## In short\n")
+        if comp.compiler == "llm":
+            out.append("> Facts the compiler checked against the turn log, not the model's words.\n\n")
+        for fact in comp.in_short:
+            out += ["- ", _md(fact.text)]
+            if fact.turns:
+                out += [" (turn", "s" if len(fact.turns) > 1 else "", " ",
+                        ", ".join(f"[{_shown(n)}]({turns_link}#turn-{_shown(n)})" for n in fact.turns), ")"]
+            out.append("\n")
     out += ["\n## Task\n- Task id: ", _md(task.id), "\n", _kind_line(task, "Task"),
             "- Instruction: ", _md(_oneline(task.instruction)), "\n",
             "- Outcome: ", _shown(comp.outcome), " after ", _shown(outcome.steps), " tool call",
@@ -68,8 +81,6 @@ def compilation(frontmatter: str, comp, task, outcome, step: str, insights, link
         out += [" (ended by ", _md(outcome.ended_by), ")"]
     out += ["\n- Summary: ", _md(comp.description), "\n\n## ", _shown(comp.evidence_heading), "\n"]
     kind = "Decision" if comp.outcome == "success" else "Cause"
-    turns_link = None
-    step_v = _shown(step)
     for index, item in enumerate(comp.evidence, 1):
         out += ["\n### ", kind, " ", str(index), "\n**Decision**: ", _md(item.decision), "\n"]
         if item.call:

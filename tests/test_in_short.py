@@ -1,0 +1,566 @@
+"""The "In short" at the top of a compilation page: the facts that most likely decided the run,
+said plainly (not left inside a quote), each checked here against the log it came from.
+
+Fixtures are in the shapes of today's formats, content our own: a Reflexion HotpotQA printout
+(question, numbered thoughts and actions, "Correct answer:") and tau-bench's result file (the
+chat as OpenAI messages with ``tool_calls``, the task's expected ``actions``)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from test_page_sentences import RUNS, _flat, _text
+
+from wikitrace.build import BuildOptions, build
+from wikitrace.compilers.claim_checks import comparisons, money_limits, stated_count, wrong_phrase
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.compilers.reading import is_read_only
+from wikitrace.runs import load
+from wikitrace.runs.model import Run, Turn
+
+# --- the parser, on sentences of our own -------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, left, relation, right, holds, instead", [
+    ("1979 (Ada Lind) < 1961 (Bo Hale), so Ada Lind was born first.", "1979", "<", "1961", False,
+     "1979 is later than 1961"),
+    ("Ada Lind (1979) < Bo Hale (1961), so Ada is older.", "1979", "<", "1961", False, "1979 is later than 1961"),
+    ("Ada Lind (born 1979) is older than Bo Hale (born 1961).", "1979", "<", "1961", False, "1979 is later than 1961"),
+    ("The museum opened in 1990, which is earlier than 1985.", "1990", "<", "1985", False, "1990 is later than 1985"),
+    ("The fare difference of $412 is within your $250 budget.", "$412", "<=", "$250", False, "$412 is more than $250"),
+    ("The new total, $1,002, is more than $957.", "$1,002", ">", "$957", True, "$1,002 is more than $957"),
+    ("2024-06-02 > 2024-06-09, so the second flight leaves first.", "2024-06-02", ">", "2024-06-09", False,
+     "2024-06-02 is earlier than 2024-06-09"),
+    ("She is 41, which is older than 57.", "41", ">", "57", False, "41 is less than 57"),
+    ("1961 (Bo Hale) < 1979 (Ada Lind), so Bo Hale was born first.", "1961", "<", "1979", True,
+     "1961 is earlier than 1979"),
+])
+def test_a_written_comparison_is_read_and_checked(text, left, relation, right, holds, instead):
+    [c] = comparisons(text)
+    assert (c.left, c.relation, c.right, c.holds) == (left, relation, right, holds)
+    assert wrong_phrase(c) == instead
+
+
+@pytest.mark.parametrize("text", [
+    "if x < 5 then retry",  # a name, not a number, on one side
+    "Step 3 -> Step 2",  # an arrow
+    "The flight leaves at 10:00 < 12:00",  # clock times are not read
+    "3 bags is more than 2 passengers",  # two quantities
+    "Of the 12 members, 4 were more than 30 years old",  # a count against an age
+    "In 2010, the city was less than 300 km away",  # a year against a distance
+    "Reservation K7PQ2M < 5",  # an id
+    "It cost $30, which is more than 20 passengers",  # money against a count
+    "The Rhine is longer than the Elbe.",  # no numbers at all
+    "Tomas is older than Mira (born 1968).",  # one number only
+])
+def test_near_misses_are_left_unread(text):
+    assert comparisons(text) == []
+
+
+def test_money_limits_are_read_from_the_users_words():
+    assert money_limits("My budget is $200, so please keep it under that.") == [200.0]
+    assert money_limits("I can pay up to $1,500 for this.") == [1500.0]
+    assert money_limits("$300 at most, please.") == [300.0]
+    assert money_limits("The insurance is $30 per passenger.") == []  # a price, not a limit
+    assert money_limits("I paid $412 for it last week.") == []
+
+
+def test_counts_are_read_only_when_the_message_asserts_one():
+    asked = "How many passengers were on that booking? I think there were 4."
+    assert stated_count(asked, "passengers") == 4
+    assert stated_count("There were two passengers on it.", "passengers") == 2
+    assert stated_count("Please book 3 passengers on the 2024-06-02 flight.", "passengers") is None  # a request
+    assert stated_count("How many passengers? It was on June 17.", "passengers") is None  # a date, not the count
+    assert stated_count("How many flights are there? 2 or 3?", "flights") is None  # unsure
+    assert stated_count(asked, "flights") is None  # another noun
+
+
+# --- QA: a wrong comparison in the agent's reasoning ------------------------------------------------
+
+REFLEXION = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 1, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+Question: Which sculptor was born first, Ada Lind or Bo Hale?
+Thought 1: I need the birth years of both.
+Action 1: Search[Ada Lind]
+Observation 1: Ada Lind (born 1979) is a Swedish sculptor working in bronze.
+Thought 2: Now Bo Hale.
+Action 2: Search[Bo Hale]
+Observation 2: Bo Hale (born 1961) is a Welsh sculptor and printmaker.
+Thought 3: 1961 (Bo Hale) < 1979 (Ada Lind), so Bo Hale was born first.
+Action 3: Finish[Bo Hale]
+Observation 3: Answer is CORRECT
+Correct answer: Bo Hale
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Which painter was born first, Cora Mint or Dev Oakes?
+Thought 1: I need the birth years of both.
+Action 1: Search[Cora Mint]
+Observation 1: Cora Mint (born 1983) is a Scottish painter of seascapes.
+Thought 2: Now Dev Oakes.
+Action 2: Search[Dev Oakes]
+Observation 2: Dev Oakes (born 1958) is an English painter.
+Thought 3: 1983 (Cora Mint) < 1958 (Dev Oakes), so Cora Mint was born first.
+Action 3: Finish[Cora Mint]
+Observation 3: Answer is INCORRECT
+Correct answer: Dev Oakes
+
+"""
+
+
+def _load(path) -> list[Run]:
+    return [r for r in load._read(path, load.detect(path)) if isinstance(r, Run)]
+
+
+def _facts(run: Run) -> list[str]:
+    return [f.text for f in compile_offline(run).in_short]
+
+
+def test_a_wrong_comparison_in_the_reasoning_is_said_to_be_wrong(tmp_path):
+    path = tmp_path / "react_reflexion_2q.txt"
+    path.write_text(REFLEXION, encoding="utf-8")
+    right, wrong = sorted(_load(path), key=lambda r: not r.outcome.success)
+    facts = _facts(wrong)
+    turn = next(t.turn for t in wrong.turns if "1983 (Cora Mint) < 1958" in (t.reasoning or t.content or ""))
+    assert facts[0] == (f"The agent's comparison at turn {turn} is wrong: 1983 is later than 1958 "
+                        "(it wrote \"1983 (Cora Mint) < 1958\").")
+    assert any(f.startswith('The answer "Cora Mint"') and 'the task expected "Dev Oakes", which the look-up at turn'
+               in f for f in facts), facts
+    # the successful run's comparison holds: nothing is said about it; its answer and its source are
+    facts = _facts(right)
+    assert not any("comparison" in f for f in facts)
+    assert re.fullmatch(r'The answer "Bo Hale" \(turn \d+\) was judged right; the look-up at turn \d+ had returned '
+                        r'"Bo Hale"\.', facts[0]), facts
+
+
+def test_the_page_opens_with_the_facts_and_links_their_turns(tmp_path):
+    path = tmp_path / "runs" / "react_reflexion_2q.txt"
+    path.parent.mkdir()
+    path.write_text(REFLEXION, encoding="utf-8")
+    out = tmp_path / "wiki"
+    build(BuildOptions(inputs=[path.parent], out=out, offline=True, quiet=True))
+    pages = {p.name: p.read_text() for p in (out / "compilation").glob("step-*.md")}
+    wrong = next(text for text in pages.values() if "Cora Mint" in text)
+    head, _, rest = wrong.partition("## In short\n")
+    assert "## Task" in rest and "## Task" not in head  # at the top, before the task
+    first = rest.splitlines()[0]
+    assert re.fullmatch(r"- The agent's comparison at turn (\d+) is wrong: 1983 is later than 1958 \(it wrote "
+                        r"\"1983 \(Cora Mint\) \\< 1958\"\)\. \(turn \[\1\]\(\.\./raw/step-\d+/turns\.md#turn-\1\)\)",
+                        first), first
+
+
+SLIPS = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 2, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Through which strait does the Varn ferry run?
+Thought 1: Search the Varn ferry.
+Action 1: Search[Varn ferry]
+Observation 1: The Varn ferry runs through the Kessel Strait between Orlo and Tamm.
+Thought 2: So it runs through the Kessel Strait, between the two towns.
+Action 2: Finish[through the Kessel Strait, near Orlo]
+Observation 2: Answer is INCORRECT
+Correct answer: the Kessel Strait
+
+Question: Which club did the goalkeeper of the 1994 Marrow Cup final join next?
+Thought 1: I should search the final.
+Action 1: Search["1994 Marrow Cup final"]
+Observation 1: Could not find ["1994 Marrow Cup final"]. Similar: ['Marrow Cup', 'Ines Varga (goalkeeper)'].
+Thought 2: The goalkeeper must be Ines Varga.
+Action 2: Finish[Ines Varga]
+Observation 2: Answer is INCORRECT
+Correct answer: Orlo Athletic
+
+"""
+
+
+def test_a_wrong_answer_is_set_beside_the_expected_one_and_its_source(tmp_path):
+    path = tmp_path / "react_reflexion_2q.txt"
+    path.write_text(SLIPS, encoding="utf-8")
+    added, listed = sorted(_load(path), key=lambda r: "Varn" not in r.task.instruction)
+    [fact] = _facts(added)
+    assert fact.endswith('The answer holds the expected words and adds "through" before it and "near Orlo" after it.')
+    fact = _facts(listed)[0]
+    err = next(t.turn for t in listed.turns if t.type == "function_call" and "Similar" in (t.result or ""))
+    assert fact.endswith(f"The answer appears in no look-up that went through, only in the error Search returned at "
+                         f"turn {err}."), fact
+
+
+HALTED = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 0, Halted: 1
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+------------- BEGIN HALTED AGENTS --------------
+
+Question: Which short film by the maker of Tin Owl won the 1991 Corran Prize?
+Thought 1: Search the maker.
+Action 1: Search["Tin Owl"]
+Observation 1: Could not find ["Tin Owl"]. Similar: ['Tin Owl (film)', 'Paper Heron', 'Mira Sand'].
+Thought 2: Look up the prize.
+Action 2: Lookup[Corran Prize]
+Observation 2: No Results
+Correct answer: Paper Heron
+
+"""
+
+
+def test_a_halted_run_names_the_error_that_offered_the_expected_answer(tmp_path):
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(HALTED, encoding="utf-8")
+    [run] = _load(path)
+    fact = next(f for f in _facts(run) if f.startswith("The harness stopped the run: "))
+    err = next(t.turn for t in run.turns if t.type == "function_call" and "Similar" in (t.result or ""))
+    assert fact.endswith(f'No answer had been given; the expected "Paper Heron" appeared in no look-up that went '
+                         f"through, only in the error Search answered at turn {err}."), fact
+
+
+RETRY = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 1, Incorrect: 0, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+Question: Which river runs past the town where Paper Heron was filmed?
+Thought 1: Search the film.
+Action 1: Search["Paper Heron"]
+Observation 1: Could not find ["Paper Heron"]. Similar: ['Paper Heron (film)', 'Tin Owl'].
+Thought 2: Search the film's page.
+Action 2: Search[Paper Heron (film)]
+Observation 2: Paper Heron is a 1991 short film shot in Orlo, a town on the river Vell.
+Thought 3: The river is the Vell.
+Action 3: Finish[Vell]
+Observation 3: Answer is CORRECT
+Correct answer: Vell
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+"""
+
+
+def test_a_success_says_how_it_got_past_its_first_error(tmp_path):
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(RETRY, encoding="utf-8")
+    [run] = _load(path)
+    err, fix = [t.turn for t in run.turns if t.type == "function_call" and t.name == "Search"]
+    assert _facts(run)[1] == (f'Search failed at turn {err}; a later Search call went through at turn {fix}, sending '
+                              '"Paper Heron (film)", a name the error had listed; the failed call had sent its text '
+                              "inside quote marks, this one none.")
+
+
+# --- tau-bench: a limit, a count, expected calls ------------------------------------------------------
+
+POLICY = ("# Airline Agent Policy\n\nThe current time is 2024-06-01 10:00:00 EST.\n\n- You should only make one "
+          "tool call at a time.\n")
+TRIP = {"reservation_id": "Q4WZ8N", "user_id": "lena_vogt_3017", "origin": "DEN", "destination": "BOS",
+        "flight_type": "one_way", "cabin": "economy",
+        "flights": [{"origin": "DEN", "destination": "BOS", "flight_number": "HAT907", "date": "2024-06-09",
+                     "price": 160}],
+        "passengers": [{"first_name": "Lena", "last_name": "Vogt", "dob": "1988-03-04"},
+                       {"first_name": "Ravi", "last_name": "Vogt", "dob": "1986-12-19"}],
+        "payment_history": [{"payment_id": "gift_card_7730215", "amount": 320}],
+        "created_at": "2024-05-20T08:11:02", "total_baggages": 0, "nonfree_baggages": 0, "insurance": "yes"}
+_ids = iter(range(1000))
+
+
+def _user(text):
+    return {"role": "user", "content": text}
+
+
+def _agent(text):
+    return {"content": text, "role": "assistant"}
+
+
+def _tool(name, arguments, answer):
+    call_id = f"call_{next(_ids):04d}Vd"
+    return [{"content": None, "role": "assistant", "tool_calls": [
+                {"function": {"arguments": json.dumps(arguments), "name": name}, "id": call_id, "type": "function"}]},
+            {"role": "tool", "tool_call_id": call_id, "name": name,
+             "content": answer if isinstance(answer, str) else json.dumps(answer)}]
+
+
+def _tau(tmp_path, messages, reward, actions=None, instruction="You are lena_vogt_3017. Move your flight.", record=TRIP):
+    traj = [{"role": "system", "content": POLICY}, _user("Hi, I need help with my Boston trip."),
+            _agent("Of course. What is your user id and reservation id?"),
+            _user("lena_vogt_3017, reservation Q4WZ8N."),
+            *_tool("get_reservation_details", {"reservation_id": "Q4WZ8N"}, record),
+            *messages, _user("Thanks. ###STOP###")]
+    task = {"user_id": "lena_vogt_3017", "outputs": [], "instruction": instruction}  # actions: tau-bench's kwargs shape
+    if actions is not None:
+        task["actions"] = actions
+    record = {"task_id": 12, "reward": reward, "trial": 0, "traj": traj,
+              "info": {"task": task, "source": "user", "reward_info": {"reward": reward, "info": {}, "actions": []}}}
+    path = tmp_path / "airline-results.json"
+    path.write_text(json.dumps([record]), encoding="utf-8")
+    [run] = _load(path)
+    return run
+
+
+def _call_turn(run: Run, name: str) -> int:
+    return next(t.turn for t in run.turns if t.type == "function_call" and t.name == name)
+
+
+def _turn_of(run: Run, needle: str) -> int:
+    return next(t.turn for t in run.turns if needle in json.dumps([t.content, t.arguments, t.result]))
+
+
+def test_a_computed_cost_above_the_users_limit_is_stated_with_both_numbers(tmp_path):
+    run = _tau(tmp_path, [
+        _user("I'd like the 2024-06-10 flight instead. I can pay up to $150 for the change."),
+        *_tool("calculate", {"expression": "(245 - 160) * 2 + 30"}, "200.0"),
+        _agent("The change would cost $200 in all. Shall I go ahead?"),
+        _user("That's more than I can pay, so no, leave it as it is."),
+    ], reward=1.0)
+    calc, said = _turn_of(run, "245 - 160"), _turn_of(run, "up to $150")
+    assert _facts(run)[0] == (f"The calculate call at turn {calc} gave 200, above the $150 limit the user gave at turn "
+                              f"{said}; no change went through after it.")
+
+
+def test_a_sum_above_the_limit_that_the_run_moved_past_is_left_unsaid(tmp_path):
+    change = {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "gift_card_7730215",
+              "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}]}
+    run = _tau(tmp_path, [
+        _user("I can pay up to $150 for the change."),
+        *_tool("calculate", {"expression": "(245 - 160) * 2 + 30"}, "200.0"),
+        _user("Too much. What about only my own seat?"),
+        *_tool("calculate", {"expression": "245 - 160"}, "85.0"),
+        _user("Yes, go ahead with that."),
+        *_tool("update_reservation_flights", change, dict(TRIP)),
+    ], reward=0.0)
+    assert not any("limit" in f for f in _facts(run))
+
+
+def test_a_limit_in_the_task_instruction_counts_and_a_payment_above_it_is_named(tmp_path):
+    change = {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "gift_card_7730215",
+              "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}],
+              "payment_methods": [{"payment_id": "gift_card_7730215", "amount": 140},
+                                  {"payment_id": "credit_card_6604418", "amount": 95}]}
+    run = _tau(tmp_path, [_user("Please move it to the 2024-06-10 flight, HAT311."), _agent("Done shortly."),
+                          *_tool("book_reservation", change, "ok")], reward=0.0,
+               instruction="You are lena_vogt_3017. Your budget is $200 for any change; refuse anything above it.")
+    facts = _facts(run)
+    booked = _turn_of(run, "credit_card_6604418")
+    assert facts[0] == (f"book_reservation at turn {booked} paid $235 in all, above the $200 limit the task's "
+                        "instruction gives the user.")
+
+
+def test_a_count_the_user_gives_against_the_record_shown_before(tmp_path):
+    run = _tau(tmp_path, [
+        _agent("I see the reservation Q4WZ8N to Boston."),
+        _user("How many passengers are on it? I believe there were 3."),
+        _agent("The reservation lists 2 passengers."),
+        # a request for a new booking is no claim about the record: nothing is said of it
+        _user("Then please book 4 passengers on a new trip."),
+    ], reward=1.0)
+    said, looked = _turn_of(run, "there were 3"), _turn_of(run, "HAT907")
+    assert _facts(run)[0] == (f"The user put the number of passengers at 3 (turn {said}); every record looked up before "
+                              f"that lists 2 (the last: get_reservation_details at turn {looked}).")
+
+
+def test_expected_calls_item_by_item_and_the_change_never_made(tmp_path):
+    expected = [{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}},
+                {"name": "update_reservation_flights", "kwargs": {
+                    "reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "gift_card_7730215",
+                    "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}]}},
+                {"name": "update_reservation_passengers", "kwargs": {
+                    "reservation_id": "Q4WZ8N", "passengers": [{"first_name": "Lena", "last_name": "Vogt",
+                                                                "dob": "1988-03-04"}]}}]
+    sent = dict(expected[1]["kwargs"], payment_id="credit_card_6604418")
+    run = _tau(tmp_path, [_user("Move me to HAT311 on 2024-06-10 and pay with my gift card, and drop Ravi."),
+                          *_tool("update_reservation_flights", sent, dict(TRIP))], reward=0.0, actions=expected)
+    facts = _facts(run)
+    changed = _turn_of(run, "credit_card_6604418")
+    assert facts[0] == (f"update_reservation_flights at turn {changed} sent `payment_id` \"credit_card_6604418\" where "
+                        "the task expected \"gift_card_7730215\".")
+    assert facts[1].startswith("The task expected update_reservation_passengers(passengers=") \
+        and "and the run never made that change (the agent's last turn was " in facts[1]
+
+
+def test_a_success_that_made_the_expected_change_says_so(tmp_path):
+    change = {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "gift_card_7730215",
+              "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}]}
+    run = _tau(tmp_path, [_user("Move me to HAT311 on 2024-06-10, gift card please."),
+                          *_tool("update_reservation_flights", change, dict(TRIP))], reward=1.0,
+               actions=[{"name": "update_reservation_flights", "kwargs": change}])
+    assert _facts(run) == [f"The run made the change the task expected, with the same arguments: "
+                           f"update_reservation_flights at turn {_call_turn(run, 'update_reservation_flights')}."]
+
+
+def test_a_success_names_the_record_fields_its_words_relied_on(tmp_path):
+    run = _tau(tmp_path, [
+        _agent("Your booking is in basic economy and has no travel insurance, so it cannot be changed."),
+        _user("Then please pass me to a person."),
+        *_tool("transfer_to_human_agents", {"summary": "User wants to change a booking."}, "Transfer successful"),
+    ], reward=1.0, actions=[{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}}],
+        record=dict(TRIP, cabin="basic_economy", insurance="no"))  # look-ups only: no change expected
+    looked, said = _call_turn(run, "get_reservation_details"), _turn_of(run, "cannot be changed")
+    assert _facts(run) == [
+        f"The task expected no change; the run's only state-changing call was transfer_to_human_agents at turn "
+        f"{_call_turn(run, 'transfer_to_human_agents')}.",
+        f"The record get_reservation_details returned at turn {looked} holds `cabin` \"basic_economy\" and "
+        f"`insurance` \"no\", and the agent's own words after it (turn {said}) name them."]
+
+
+def test_an_expected_look_up_never_made_is_named(tmp_path):
+    run = _tau(tmp_path, [_agent("Your flight is on 2024-06-09.")], reward=0.0,
+               actions=[{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}},
+                        {"name": "get_user_details", "kwargs": {"user_id": "lena_vogt_3017"}}])
+    assert _facts(run) == ['The task expected the look-up get_user_details(user_id="lena_vogt_3017"), and the run '
+                           "never made it."]
+
+
+def test_a_run_with_nothing_established_says_so_plainly(tmp_path):
+    run = _tau(tmp_path, [_agent("Your flight is on 2024-06-09.")], reward=0.0)
+    [fact] = _facts(run)
+    assert fact.startswith("The log records nothing that settles this run on its own")
+
+
+# --- every fixture of every importer: each fact checked against its log --------------------------------
+
+
+def _check(run: Run, text: str, turns: list[int]) -> None:
+    by_n = {t.turn: t for t in run.turns}
+    assert all(n in by_n for n in turns), (text, turns)
+    m = re.fullmatch(r"(\S+) failed at turns? ([\d, and]+?)(?: and \d+ more)? \((?:the last: )?\"(.*)\"\), and no later "
+                     r"(.+) call went through\.", text)
+    if m:
+        ns = [int(x) for x in re.findall(r"\d+", m.group(2))]
+        assert all(by_n[n].name == m.group(1) and by_n[n].type == "function_call" for n in ns), text
+        return
+    m = re.fullmatch(r"The harness stopped the run: (.+?)\.(?: No answer had been given.+)?", text)
+    if m:
+        assert run.outcome.ended_by and run.outcome.ended_by.startswith("harness") or any(
+            t.extra.get("written_by") == "harness" or t.type == "harness" for t in run.turns), text
+        return
+    m = re.fullmatch(r'The answer "(.+)" \(turn (\d+)\) was judged (right|wrong)(.*)', text)
+    if m:
+        assert (m.group(3) == "right") == run.outcome.success, text
+        assert " ".join(str(by_n[int(m.group(2))].arguments).split()).startswith(m.group(1).rstrip("…")), text
+        return
+    m = re.fullmatch(r"The run's last state-changing call, (\S+) at turn (\d+), went through\.", text)
+    if m:
+        call = by_n[int(m.group(2))]
+        assert call.name == m.group(1) and not call.is_error and run.outcome.success, text
+        return
+    m = re.fullmatch(r"(\S+) failed at turn (\d+); a later (.+?) call went through at turn (\d+)(, sending .+)?(; the failed "
+                     r"call had sent its text inside quote marks, this one none)?\.", text)
+    if m:
+        assert by_n[int(m.group(2))].name == m.group(1) and int(m.group(4)) > int(m.group(2)), text
+        return
+    m = re.fullmatch(r"The agent's comparison at turn (\d+) is wrong: (.+) \(it wrote \"(.+)\"\)\.", text)
+    if m:  # the words are the agent's own, and arithmetic refutes them
+        said = by_n[int(m.group(1))]
+        assert said.role == "assistant" and m.group(3) in " ".join(filter(None, [said.content, said.reasoning,
+                                                                                  json.dumps(said.arguments)])), text
+        assert [wrong_phrase(c) for c in comparisons(m.group(3)) if not c.holds] == [m.group(2)], text
+        return
+    m = re.fullmatch(r"(\S+) at turn (\d+) sent (.+?)(?: \(and \d+ more differences\))?\.", text)
+    if m:  # a change that went through, beside the expected call of its tool
+        call = by_n[int(m.group(2))]
+        assert call.name == m.group(1) and not call.is_error and "expected_calls" in run.task.metadata, text
+        return
+    expected = json.loads(run.task.metadata.get("expected_calls") or "null")
+    changes = [e for e in expected or [] if not is_read_only(Turn(0, "function_call", "assistant", name=e["name"],
+                                                                      arguments=e["arguments"]))]
+    made = [t for t in run.turns if t.type == "function_call" and not t.is_error and not is_read_only(t)]
+    m = re.fullmatch(r"(\S+) at turn (\d+) went through, but the task expected (no change at all|no \S+ call)\.", text)
+    if m:
+        call = by_n[int(m.group(2))]
+        assert call.name == m.group(1) and not call.is_error and expected is not None, text
+        assert not changes if m.group(3) == "no change at all" else not any(e["name"] == call.name for e in changes)
+        return
+    m = re.fullmatch(r"(\S+) at turn (\d+) went through; the expected \S+ call differs from it in (.+), and the run still "
+                     r"succeeded\.", text)
+    if m:
+        call = by_n[int(m.group(2))]
+        keys = re.findall(r"`(\w+)`", m.group(3))
+        assert run.outcome.success and not call.is_error and keys, text
+        assert any(e["name"] == call.name and all(e["arguments"].get(k) != call.arguments.get(k) for k in keys)
+                   for e in changes), text
+        return
+    m = re.fullmatch(r"The task expected (.+), and the run never made (?:that change|those changes) \(the agent's last turn "
+                     r"was (\d+)\)\.", text)
+    if m:  # each expected change named is one no change of the run made with those arguments
+        named = [e for e in changes if f"{e['name']}(" in m.group(1)]
+        assert named and any(not any(t.name == e["name"] and t.arguments == e["arguments"] for t in made)
+                             for e in named), text
+        return
+    m = re.fullmatch(r"The task expected the look-ups? (.+), and the run never made (?:it|them)\.", text)
+    if m:  # each named look-up is one the task expected and no call of the run made with those arguments
+        lookups = [e for e in expected or [] if e not in changes and f"{e['name']}(" in m.group(1)]
+        assert lookups and not all(any(t.name == e["name"] and t.arguments == e["arguments"] and not t.is_error
+                                       for t in run.turns if t.type == "function_call") for e in lookups), text
+        return
+    m = re.fullmatch(r"The task expected (.+); the run never made (?:it|them) and succeeded all the same\.", text)
+    if m:
+        assert run.outcome.success and any(f"{e['name']}(" in m.group(1) for e in changes), text
+        return
+    m = re.fullmatch(r"The run made the (?:change|\d+ changes) the task expected, with the same arguments: (.+)\.", text)
+    if m:
+        for name, n in re.findall(r"(\w+) at turn (\d+)", m.group(1)):
+            call = by_n[int(n)]
+            assert call.name == name and any(e["name"] == name and e["arguments"] == call.arguments for e in changes)
+        assert run.outcome.success, text
+        return
+    m = re.fullmatch(r"The task expected no change(?:, and the run made none: .+|; the run's only state-changing calls? "
+                     r"(?:was|were) (.+))\.", text)
+    if m:
+        assert expected is not None and not changes and run.outcome.success, text
+        assert len(re.findall(r" at turn (\d+)", m.group(1) or "")) == len(made), text
+        return
+    m = re.fullmatch(r"The record (\S+) returned at turn (\d+) holds (.+), and the agent's own words after it "
+                     r"\(turns? (.+)\) name (?:it|them)\.", text)
+    if m:  # each value is in the record, and the agent's later turns hold it as words
+        record = by_n[int(m.group(2))]
+        said = _flat(" ".join(_text(by_n[int(n)]) + " " + (by_n[int(n)].reasoning or "")
+                              for n in re.findall(r"\d+", m.group(4)))).replace("-", " ").replace("_", " ")
+        for key, value in re.findall(r"`(\w+)` (\"[^\"]*\")", m.group(3)):
+            assert record.name == m.group(1) and value in record.result, text
+            assert json.loads(value).replace("_", " ").lower() in said, (value, text)
+        return
+    m = re.fullmatch(r"(?:The (\S+) call at turn (\d+) gave ([\d,.]+)|(\S+) at turn (\d+) paid \$([\d,.]+) in all), above "
+                     r"the \$([\d,.]+) limit (?:the user gave at turn (\d+)|the task's instruction gives the user)(.*)\.", text)
+    if m:
+        n = int(m.group(2) or m.group(5))
+        amount, limit = (float(x.replace(",", "")) for x in (m.group(3) or m.group(6), m.group(7)))
+        assert amount > limit and f"{m.group(7)}" in (by_n[int(m.group(8))].content if m.group(8) else run.task.instruction)
+        if m.group(3):
+            assert float(by_n[n].result) == amount and not any(t.turn > n for t in made), text
+        return
+    m = re.fullmatch(r"The user put the number of (\w+) at (\d+) \(turn (\d+)\); every record looked up before that "
+                     r"lists (\d+) \(the last: (\S+) at turn (\d+)\)\.", text)
+    if m:
+        said, record = by_n[int(m.group(3))], by_n[int(m.group(6))]
+        assert said.role == "user" and stated_count(said.content, m.group(1)) == int(m.group(2)), text
+        assert record.turn < said.turn, text
+        assert len(json.loads(record.result)[m.group(1)]) == int(m.group(4)) != int(m.group(2)), text
+        return
+    assert text.startswith("The log records nothing that "), f"a fact with no check here: {text}"
+
+
+def test_every_fact_on_every_importer_fixture_holds():
+    seen, compiled = 0, [r for r in RUNS if r.outcome is not None]  # a run with no verdict is not compiled
+    for run in compiled:
+        comp = compile_offline(run)
+        assert 1 <= len(comp.in_short) <= 3, run.run_id
+        for fact in comp.in_short:
+            _check(run, fact.text, fact.turns)
+            seen += 1
+    assert seen >= len(compiled) >= 25

@@ -1,0 +1,165 @@
+"""Claims a run's own words make that the log can check: a comparison of two numbers the agent
+wrote (checked by arithmetic), a money limit the user gave and a sum of the run above it, a count
+the user gave for what a record already shown lists. Parsing is claim_checks.py's; here each is
+set against the run. Only what the log settles is said; anything unsure yields nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .claim_checks import _COUNT_CUE, comparisons, money_limits, stated_count, wrong_phrase
+from .page_items import answered_nothing
+from .reading import Call, Reading, leaves
+from .schema import KeyFact
+from .text import clip
+
+# --- the agent's own words -----------------------------------------------------------------
+
+
+def _own_words(r: Reading) -> list[tuple[int, str]]:
+    """(turn, text) of what the agent wrote itself: its messages, the reasoning kept with a call,
+    and the text of a call that answered nothing (a think tool)."""
+    harness = {t.turn for t in r.harness}
+    silent = {c.n for c in r.calls if answered_nothing(c)}
+    out = []
+    for t in r.run.turns:
+        if t.turn in harness:
+            continue
+        if t.type == "message" and t.role == "assistant" and t.content:
+            out.append((t.turn, t.content))
+        elif t.type == "function_call":
+            if t.reasoning:
+                out.append((t.turn, t.reasoning))
+            if t.turn in silent:
+                out += [(t.turn, v) for _, v in leaves(t.arguments) if isinstance(v, str)]
+    return out
+
+
+def wrong_comparisons(r: Reading) -> list[KeyFact]:
+    """Comparisons of two numbers the agent wrote that do not hold."""
+    out = []
+    for turn, text in _own_words(r):
+        for c in comparisons(text):
+            if not c.holds:
+                out.append(KeyFact(f"The agent's comparison at turn {turn} is wrong: {wrong_phrase(c)} "
+                                   f"(it wrote \"{clip(c.text, 100)}\").", [turn]))
+    return out
+
+
+# --- a limit or a count the user gave ----------------------------------------------------------
+
+
+_EXPRESSION = re.compile(r"[\d\s.+\-*/()]+")
+
+
+def _user_texts(r: Reading) -> list[tuple[int | None, str]]:
+    """(turn, text) of what the user said, with the task's instruction first (turn None) when a
+    person (a simulated user) answered the agent: that instruction is the user's own brief."""
+    out: list[tuple[int | None, str]] = [(None, r.run.task.instruction or "")] if r.has_interlocutor else []
+    return out + [(t.turn, t.content or "") for t in r.facts if t.type == "message"]
+
+
+def _amounts(r: Reading) -> list[tuple[Call, float, str]]:
+    """(call, amount, how) for what the run computed with a calculator (an arithmetic expression
+    answered with a number) and for what each change that went through paid in all (its
+    ``amount`` values)."""
+    out = []
+    for c in r.calls:
+        if c.error:
+            continue
+        if c.writes:
+            paid = [v for path, v in leaves(c.turn.arguments) if re.search(r"(?:^|[.\]_])amount$", path)
+                    and isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if paid:
+                out.append((c, float(sum(paid)), "paid"))
+            continue
+        sent = [v for _, v in leaves(c.turn.arguments) if isinstance(v, str)]
+        if len(sent) == 1 and _EXPRESSION.fullmatch(sent[0]) and re.search(r"\d\s*[-+*/]\s*\(?\d", sent[0]):
+            try:
+                out.append((c, float((c.turn.result or "").strip()), "computed"))
+            except ValueError:
+                continue
+    return out
+
+
+def _money(v: float) -> str:
+    return f"${v:,.2f}".replace(".00", "")
+
+
+def limit_facts(r: Reading) -> list[KeyFact]:
+    """A money limit the user gave (one limit, stated once or again with the same value) and an
+    amount of the run above it."""
+    limits: dict[float, int | None] = {}
+    for turn, text in _user_texts(r):
+        for v in money_limits(text):
+            limits.setdefault(v, turn)
+    if len(limits) != 1:
+        return []
+    (limit, said), = limits.items()
+    where = f"the user gave at turn {said}" if said is not None else "the task's instruction gives the user"
+    amounts = _amounts(r)
+    for i, (c, amount, how) in enumerate(amounts):
+        if amount <= limit or (said is not None and c.n < said):
+            continue
+        later = next((w for w in r.calls if w.n > c.n and w.writes and not w.error), None)
+        if how == "computed" and any(x is not c and h == "computed" and x.n > c.n and (later is None or x.n < later.n)
+                                     for x, _, h in amounts[i + 1:]):
+            continue  # a later sum before the same change (or the end) is the one the run went on with
+        if how == "paid":
+            agreed = f" (the user agreed at turn {c.agreed_at})" if c.confirmed and c.agreed_at is not None else ""
+            return [KeyFact(f"{c.name} at turn {c.n} paid {_money(amount)} in all, above the {_money(limit)} limit "
+                            f"{where}{agreed}.", [c.n] + ([said] if said is not None else []))]
+        if later is not None:
+            continue  # what the change then paid is not in the log: the sum may be one the user turned down
+        return [KeyFact(f"The {c.name} call at turn {c.n} gave {_money(amount)[1:]}, above the {_money(limit)} limit "
+                        f"{where}; no change went through after it.", [c.n] + ([said] if said is not None else []))]
+    return []
+
+
+def _lists(r: Reading, c: Call) -> dict[str, int]:
+    """Each list-valued field of a JSON answer (at any depth), by its key: its length, or -1
+    where records of the answer disagree."""
+    try:
+        parsed = json.loads(c.turn.result or "")
+    except ValueError:
+        return {}
+    out: dict[str, int] = {}
+    stack = [parsed]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if isinstance(v, list) and re.fullmatch(r"[a-z]{4,}s", k):
+                    out[k] = len(v) if out.get(k, len(v)) == len(v) else -1
+                stack.append(v)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return out
+
+
+def count_facts(r: Reading) -> list[KeyFact]:
+    """A count the user gave for something the records already shown hold as a list ("there were
+    3" passengers) when every record shown before that message lists another number of them."""
+    if not r.has_interlocutor or not any(t.turn in r.replies and _COUNT_CUE.search(t.content or "")
+                                         for t in r.facts if t.type == "message"):
+        return []  # no message of the user asserts a count: no record need be read
+    seen: dict[str, tuple[int, Call]] = {}  # key -> (length, the last look-up that showed it); -1: records differ
+    calls = iter(c for c in r.calls if not c.error and not c.writes and (c.turn.result or "").lstrip()[:1] in "{[")
+    pending = next(calls, None)
+    for t in r.facts:
+        while pending is not None and pending.n < t.turn:
+            for k, n in _lists(r, pending).items():
+                seen[k] = (n if seen.get(k, (n,))[0] == n else -1, pending)
+            pending = next(calls, None)
+        if t.type != "message" or t.turn not in r.replies or not seen:
+            continue
+        for key, (length, source) in seen.items():
+            said = stated_count(t.content or "", key)
+            if said is None or length < 0 or said == length:
+                continue
+            return [KeyFact(f"The user put the number of {key} at {said} (turn {t.turn}); every record looked up "
+                            f"before that lists {length} (the last: {source.name} at turn {source.n}).",
+                            [t.turn, source.n])]
+    return []

@@ -1,0 +1,301 @@
+"""The "In short" of a compilation page: the one to three facts that most likely decided the
+run, said plainly with the turns that show them.
+
+Each fact comes from something the compiler establishes as data, never from its own
+sentences: a comparison in the agent's own words that arithmetic proves wrong, a claim of when
+a record was made that its own date and the log's stated now disprove (time_claims.py), a money
+limit or a count the user gave that a number of the log contradicts (claim_facts.py), the answer against the one the task expected, an expected call against the
+call sent (item by item), an expected change never made, errors no later call got past, the
+harness's stop. Where none of these is established the page says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .changes import what_ran
+from .claim_facts import count_facts, limit_facts, wrong_comparisons
+from .expected_calls import (call_text, differences, expected_changes, made_as_expected, missed_changes,
+                             missed_lookups, shown_value)
+from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
+from .page_items import lacking_support
+from .page_causes import _QUOTES, _in_quote_marks
+from .page_notes import answer_source, listed_names
+from .reading import Call, Reading, _occurs, harness_reason
+from .record_words import named_fields
+from .schema import KeyFact
+from .text import clip
+from .time_claims import time_facts
+
+MAX_FACTS = 3
+
+
+def in_short(r: Reading) -> list[KeyFact]:
+    """The facts, most telling first: a checked claim in the run's own words, then what the
+    log's own records establish for this outcome."""
+    facts = wrong_comparisons(r)[:1] + time_facts(r)[:1] + limit_facts(r)[:1] + count_facts(r)[:1]
+    facts += _success_facts(r) if r.run.outcome.success else _failure_facts(r)
+    kept: list[KeyFact] = []
+    for f in facts:
+        if f.text not in (k.text for k in kept):
+            kept.append(KeyFact(f.text, sorted(set(f.turns))))
+    if kept:
+        return kept[:MAX_FACTS]
+    return [KeyFact(NOTHING_SETTLED[r.run.outcome.success])]
+
+
+# What an offline page says when no fact is established. It speaks of the offline compiler's
+# items, so a model's page leaves it out.
+NOTHING_SETTLED = {
+    False: "The log records nothing that settles this run on its own: no expected calls or answer to compare with, "
+           "no error left standing, no stop by the harness. The items below are the compiler's ranking of what the "
+           "run did, not an established cause.",
+    True: "The log records nothing that shows what decided this success: no expected calls or answer to compare "
+          "with. The decisions below are what the run did, in order.",
+}
+
+
+# --- what the log's own records establish --------------------------------------------------------
+
+
+def _answer(r: Reading) -> Call | None:
+    """The call that gave the run's answer (a QA log's Finish), when it gave one."""
+    writes = [c for c in r.calls if c.writes and not c.error and isinstance(c.turn.arguments, str)]
+    last = writes[-1] if writes else None
+    return last if last is not None and harness_reason(r) is None and gives_answer(r, last) else None
+
+
+def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
+    gold = expected_answer(r)
+    given = clip(" ".join(str(c.turn.arguments).split()), 100)
+    if gold is None:
+        return None
+    if right:
+        seen = answer_seen_in(r, gold, c)
+        return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged right"
+                       + (f"; the look-up at turn {seen.n} had returned \"{clip(gold, 80)}\"." if seen else "."),
+                       [c.n] + ([seen.n] if seen else []))
+    if is_verdict(r, gold):
+        return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "
+                       f"\"{clip(gold, 80)}\".", [c.n])
+    seen = answer_seen_in(r, gold, c)
+    listed = None if seen else _error_holding(r, gold, c.n)
+    text = (f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected \"{clip(gold, 80)}\", "
+            + (f"which the look-up at turn {seen.n} had returned." if seen else
+               f"which no look-up that went through had returned, only the error {listed.name} answered at turn "
+               f"{listed.n}." if listed else "which no look-up had returned."))
+    turns = [c.n] + ([seen.n] if seen else []) + ([listed.n] if listed else [])
+    told = _beside_expected(" ".join(str(c.turn.arguments).split()), gold)
+    if told is None:
+        found = answer_source(r, c)
+        if found is not None and found[0] == "error":
+            told = f"The answer appears in no look-up that went through, only in the error {found[1].name} returned at turn {found[1].n}."
+            turns.append(found[1].n)
+        elif found is not None and found[0] == "user":
+            told = f"The answer appears in no look-up, only in the user message at turn {found[1].turn}."
+            turns.append(found[1].turn)
+        elif found is not None and (seen is None or found[1].n != seen.n):
+            told = f"The answer appears in what {found[1].name} returned at turn {found[1].n}."
+            turns.append(found[1].n)
+    return KeyFact(text + (" " + told if told else ""), sorted(set(turns)))
+
+
+def _error_holding(r: Reading, gold: str, before: int | None) -> Call | None:
+    """The first error (before a turn) whose text holds the expected answer: a list of near names
+    may offer it when no look-up that went through returned it."""
+    needle = gold.lower()
+    return next((c for c in r.calls if c.error and (before is None or c.n < before) and c.turn.result
+                 and _occurs(needle, c.turn.result.lower())), None)
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _beside_expected(given: str, gold: str) -> str | None:
+    """How an answer relates to the expected one when either holds the other word for word: the
+    words it added, or the words of the expected answer it left out."""
+    a, g = _fold(given), _fold(gold)
+    if a == g or not a or not g:
+        return None
+    if re.search(r"(?<!\w)" + re.escape(g) + r"(?!\w)", a):
+        i = a.index(g)
+        extra = [x.strip(" ,;") for x in (given[:i], given[i + len(g):])]
+        parts = [f"\"{clip(x, 60)}\" {where}" for x, where in zip(extra, ("before it", "after it")) if x]
+        return ("The answer holds the expected words and adds " + " and ".join(parts) + ".") if parts else None
+    if re.search(r"(?<!\w)" + re.escape(a) + r"(?!\w)", g):
+        i = g.index(a)
+        left = [x.strip(" ,;") for x in (gold[:i], gold[i + len(a):])]
+        parts = [f"\"{clip(x, 60)}\"" for x in left if x]
+        return ("The answer is only part of the expected one: it leaves out " + " and ".join(parts) + ".") if parts else None
+    return None
+
+
+def _expected_facts(r: Reading) -> list[KeyFact]:
+    """Changes that differ from the expected call of their tool, item by item; changes the
+    task did not expect at all; expected changes never made."""
+    expected = expected_changes(r)
+    if expected is None:
+        return []
+    out = []
+    for c in (c for c in r.calls if c.writes and not c.error):
+        diffs = differences(r, c)
+        if diffs is None:
+            out.append(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
+                               + ("no change at all." if not expected else f"no {c.name} call."), [c.n]))
+        elif diffs:
+            parts = [f"`{k}` {shown_value(got)} where the task expected {shown_value(want)}" for k, want, got in diffs[:2]]
+            more = len(diffs) - 2
+            out.append(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
+                               + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else "."), [c.n]))
+    missed = missed_changes(r)
+    if missed:  # second: after the first change that went wrong, before the others
+        last = max((t.turn for t in r.run.turns if t.turn not in {h.turn for h in r.harness}
+                    and (t.type == "function_call" or t.role == "assistant")), default=None)
+        out.append(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}, and the run never made "
+                           + ("that change" if len(missed) == 1 else "those changes")
+                           + (f" (the agent's last turn was {last})." if last is not None else "."),
+                           [last] if last is not None else []))
+        out.insert(1, out.pop())
+    return out
+
+
+def _unread_facts(r: Reading) -> list[KeyFact]:
+    """The look-ups the task expected and the run never made: a record it acted or answered without."""
+    unread = missed_lookups(r)
+    return [KeyFact(f"The task expected the look-up{'s' if len(unread) > 1 else ''} "
+                    f"{join([call_text(e) for e in unread], 2)}, and the run never made "
+                    + ("it." if len(unread) == 1 else "them."))] if unread else []
+
+
+def _standing_errors(r: Reading) -> tuple[list[KeyFact], list[KeyFact]]:
+    """Errors no later call of the same program or tool got past, one fact per tool, changes
+    first: (the run's own errors, programs the machine lacks). A missing program says where
+    the run ran, and runs that succeed meet it too, so it comes after the harness's stop."""
+    ran = {c.n: what_ran(c.turn) for c in r.calls}
+    last_ok = {ran[c.n]: c.n for c in r.calls if not c.error}
+    standing: dict[str, list[Call]] = {}
+    for c in r.calls:
+        if c.error and c.n > last_ok.get(ran[c.n], -1):
+            standing.setdefault(ran[c.n], []).append(c)
+    own: list[KeyFact] = []
+    lacking: list[KeyFact] = []
+    for key, errs in sorted(standing.items(), key=lambda kv: (not kv[1][0].writes, kv[1][0].n)):
+        ns = [e.n for e in errs]
+        turns = f"turn {ns[0]}" if len(ns) == 1 else "turns " + join(list(map(str, ns)), 6)
+        same = len({" ".join((e.turn.result or "").split()) for e in errs}) == 1
+        fact = KeyFact(f"{errs[0].name} failed at {turns} ({'' if same else 'the last: '}"
+                       f"\"{clip(' '.join((errs[-1].turn.result or '').split()), 90)}\"), "
+                       f"and no later {key} call went through.", ns[:3] + ([ns[-1]] if len(ns) > 3 else []))
+        (lacking if lacking_support(errs[0], False) is not None else own).append(fact)
+    return own, lacking
+
+
+def _harness_fact(r: Reading) -> list[KeyFact]:
+    reason = harness_reason(r)
+    if reason is None:
+        return []
+    at = r.harness[-1].turn if r.harness else (r.calls[-1].n if r.calls else None)
+    text = f"The harness stopped the run: {clip(reason, 100).rstrip('.')}."
+    gold = expected_answer(r)
+    if gold is not None and not is_verdict(r, gold) and not any(c.writes and not c.error for c in r.calls):
+        seen = answer_seen_in(r, gold)
+        listed = None if seen else _error_holding(r, gold, None)
+        text += (f" No answer had been given; the expected \"{clip(gold, 80)}\" had been returned by the look-up at "
+                 f"turn {seen.n}." if seen else
+                 f" No answer had been given; the expected \"{clip(gold, 80)}\" appeared in no look-up that went "
+                 f"through, only in the error {listed.name} answered at turn {listed.n}." if listed else
+                 f" No answer had been given, and no look-up had returned the expected \"{clip(gold, 80)}\".")
+        return [KeyFact(text, ([at] if at is not None else []) + [x.n for x in (seen, listed) if x is not None])]
+    return [KeyFact(text, [at] if at is not None else [])]
+
+
+def _failure_facts(r: Reading) -> list[KeyFact]:
+    answer = _answer(r)
+    facts = [f for f in [_answer_fact(r, answer, False) if answer is not None else None] if f is not None]
+    own, lacking = _standing_errors(r)
+    facts += _expected_facts(r) + own + _harness_fact(r) + lacking + _unread_facts(r)
+    writes = [c for c in r.calls if c.writes and not c.error]
+    if not facts and expected_changes(r) is not None and writes and all(made_as_expected(r, c) for c in writes):
+        facts.append(KeyFact("Every change this run made is one the log records as expected, and none it expected is "
+                             "missing: the log does not show what else was judged.", [c.n for c in writes[:3]]))
+    return facts
+
+
+def _acted_on(r: Reading, until: int | None) -> list[KeyFact]:
+    """The fields of the last look-up before the settling change (or the end) that the agent's
+    own later words name (record_words.py): what it acted on, said as the record's values."""
+    for c in reversed(r.calls):
+        if c.writes or c.error or (until is not None and c.n > until):
+            continue
+        fields = named_fields(r, c)
+        if fields:
+            values = [f"`{key}` {json.dumps(value, ensure_ascii=False)}" for key, value, _ in fields]
+            said = sorted({n for _, _, quoted in fields for n, _ in quoted})
+            return [KeyFact(f"The record {c.name} returned at turn {c.n} holds {join(values, 3)}, and the agent's own "
+                            f"words after it (turn{'s' if len(said) > 1 else ''} {join(list(map(str, said)), 3)}) name "
+                            + ("it." if len(fields) == 1 else "them."), [c.n] + said[:2])]
+    return []
+
+
+def _got_past(r: Reading) -> list[KeyFact]:
+    """The run's first error and the later call of the same program that went through, with what
+    the log shows of how: it sent a name the error listed, or left out the quote marks the
+    failed call had put around its text."""
+    err = next((c for c in r.calls if c.error), None)
+    fix = None if err is None else next((x for x in r.calls if x.n > err.n and not x.error
+                                         and what_ran(x.turn) == what_ran(err.turn)), None)
+    if fix is None:
+        return []
+    how = ""
+    sent = fix.turn.arguments
+    if isinstance(sent, str):
+        listed = {" ".join(n.split()).casefold(): n for n in listed_names(err.turn.result or "")}
+        if " ".join(sent.split()).casefold() in listed:
+            how = f", sending \"{listed[' '.join(sent.split()).casefold()]}\", a name the error had listed"
+        if _in_quote_marks(err.turn.arguments) and not any(q in sent for q in _QUOTES):
+            how += "; the failed call had sent its text inside quote marks, this one none"
+    return [KeyFact(f"{err.name} failed at turn {err.n}; a later {what_ran(fix.turn)} call went through at turn {fix.n}"
+                    f"{how}.", [err.n, fix.n])]
+
+
+def _success_facts(r: Reading) -> list[KeyFact]:
+    answer = _answer(r)
+    if answer is not None:
+        fact = _answer_fact(r, answer, True)
+        return ([fact] if fact is not None else []) + _got_past(r)
+    writes = [c for c in r.calls if c.writes and not c.error]
+    expected = expected_changes(r)
+    facts: list[KeyFact] = []
+    if expected is not None:
+        made = [c for c in writes if made_as_expected(r, c)]
+        if expected and len(made) == len(writes) == len(expected):
+            facts.append(KeyFact(f"The run made the {'change' if len(made) == 1 else f'{len(made)} changes'} the task "
+                                 "expected, with the same arguments: "
+                                 + join([f"{c.name} at turn {c.n}" for c in made], 3) + ".", [c.n for c in made[:3]]))
+        elif not expected and not writes:
+            facts.append(KeyFact(f"The task expected no change, and the run made none: it answered after "
+                                 f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}.",
+                                 [r.calls[-1].n] if r.calls else []))
+        elif not expected:
+            facts.append(KeyFact("The task expected no change; the run's only state-changing "
+                                 + ("call was " if len(writes) == 1 else "calls were ")
+                                 + join([f"{c.name} at turn {c.n}" for c in writes], 3) + ".", [c.n for c in writes[:3]]))
+        else:  # the run succeeded all the same: where a change differs, or one is missing, is said, not weighed
+            missed = missed_changes(r)
+            if missed:
+                facts.append(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}; the run never made "
+                                     + ("it" if len(missed) == 1 else "them") + " and succeeded all the same.", []))
+            for c in writes:
+                diffs = differences(r, c)
+                if diffs:
+                    keys = list(dict.fromkeys(f"`{k.split('[')[0].split('.')[0]}`" for k, _, _ in diffs))
+                    facts.append(KeyFact(f"{c.name} at turn {c.n} went through; the expected {c.name} call differs "
+                                         f"from it in {join(keys, 3)}, and the run still succeeded.", [c.n]))
+    facts += _got_past(r)
+    facts += _acted_on(r, writes[-1].n if writes else None)
+    if not facts and writes:
+        last = writes[-1]
+        facts.append(KeyFact(f"The run's last state-changing call, {last.name} at turn {last.n}, went through.", [last.n]))
+    return facts

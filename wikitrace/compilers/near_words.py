@@ -1,0 +1,62 @@
+"""Whether a free-text value no earlier turn holds word for word is close to what one turn said:
+most of its main words (four characters or more, or with a digit) occur there, a plural or
+possessive read as its word. An answer copied from a page with a word added or dropped is the
+agent's rewording of that page, not a value from nowhere."""
+
+from __future__ import annotations
+
+import re
+
+from ..runs.model import Turn
+from .reading import Reading, t_is_user
+
+_TOKEN = re.compile(r"[^\W_]+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _stem(word: str) -> str:
+    """A word without an English plural or possessive ending, the way renderings.py reads a
+    word's forms as one value."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 4 and word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        return word[:-2]  # classes, boxes, churches
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]  # magazines, songs; not class
+    return word
+
+
+def main_words(text: str) -> list[str]:
+    """The distinct main words of a text, stemmed, in order: four characters or more, or with a digit."""
+    low = text.lower().replace("\u2019", "'")
+    words = [_stem(w) for w in re.findall(r"[^\W_]+(?:'s)?", low) if len(w) >= 4 or any(ch.isdigit() for ch in w)]
+    return list(dict.fromkeys(words))
+
+
+def near_words(r: Reading, value, before: int) -> tuple[Turn, int, int] | None:
+    """For a text value of two main words or more: the earliest turn before ``before`` (a user
+    message or an answer) one sentence of which holds more than half of them, and the most of any,
+    with that count and the value's count; None when no turn comes so close."""
+    if not isinstance(value, str):
+        return None
+    wanted = main_words(value)
+    if len(wanted) < 2:
+        return None
+    best: tuple[Turn, int, int] | None = None
+    for t in r.facts:
+        if t.turn >= before:
+            break
+        low = r.lower(t).replace("\u2019", "'")
+        if not any(w in low for w in wanted):
+            continue
+        # within one sentence: a long prompt holds most words somewhere, scattered
+        shared = max((sum(1 for w in wanted if w in {_stem(x) for x in _TOKEN.findall(sentence)})
+                      for sentence in _SENTENCE.split(low)), default=0)
+        if 2 * shared > len(wanted) and (best is None or shared > best[1]):
+            best = (t, shared, len(wanted))
+    return best
+
+
+def place_words(t: Turn) -> str:
+    """Where the close words were: a user message or what a call returned, with its turn."""
+    return f"the user message at turn {t.turn}" if t_is_user(t) else f"what {t.name} returned at turn {t.turn}"

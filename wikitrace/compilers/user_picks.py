@@ -1,0 +1,164 @@
+"""Whether the user's words picked one record among several a change could have meant.
+
+A value the agent sent is no choice of its own when the user singled out its record: wrote
+values only that record holds (its route, its date), or wrote names the agent then tied to the
+value in one message ("your trip from Lisbon to Oslo is X1Y2Z3") that no look-up could have
+told it, in one sentence. Values are matched in every rendering ``renderings.py`` knows, and a value two of the
+records share picks neither, so "gift card" picks no one gift card among two.
+
+Nothing here knows a benchmark: the records are found by their own ids in the run's answers.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from .arguments import _NOT_JSON, _parsed
+from .reading import Reading, is_read_only, leaves, t_is_user
+from .renderings import _ISO_DATE, rendering_pattern
+
+
+@lru_cache(maxsize=256)
+def _records_by_id(text: str) -> dict[str, frozenset[str]]:
+    """For a JSON answer: each object's own id (held as ``id``, or the key it is filed under) ->
+    the text values inside that object (three characters or more, not bare numbers), lower case.
+    One walk per answer text, however many values ask about it."""
+    data = _parsed(text)
+    if data is _NOT_JSON:
+        return {}
+    out: dict[str, set[str]] = {}
+    stack: list[tuple[object, str | None]] = [(data, None)]
+    while stack:
+        node, filed_under = stack.pop()
+        if isinstance(node, dict):
+            own = {v for v in (node.get("id"), filed_under) if isinstance(v, str)}
+            if own:
+                values = _text_values(node)
+                for v in own:
+                    out.setdefault(v, set()).update(values)
+            stack.extend((v, k) for k, v in node.items() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((v, None) for v in node if isinstance(v, (dict, list)))
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=256)
+def _answer_values(text: str) -> frozenset[str]:
+    data = _parsed(text)
+    return frozenset() if data is _NOT_JSON else frozenset(_text_values(data))
+
+
+def _text_values(node) -> set[str]:
+    return {v.lower() for _p, v in leaves(node) if isinstance(v, str) and len(v) >= 3 and not v.strip().isdigit()}
+
+
+def record_values(r: Reading, value: str, before: int) -> set[str]:
+    """The text values (three characters or more, not bare numbers) of the record ``value`` names,
+    as the answers before turn ``before`` showed it: the whole answer of a look-up sent that value,
+    or an object holding it as its own id. Lower case, the value itself left out."""
+    return _records_before(r, before).get(value, set()) - {value.lower()}
+
+
+def _records_before(r: Reading, before: int) -> dict[str, set[str]]:
+    """Every record the answers before turn ``before`` showed, by the value that names it: built in
+    one pass over the run's answers (once per turn asked), not once per value."""
+    key = f"user_picks.records:{before}"
+    index = r.memo.get(key)
+    if index is not None:
+        return index
+    index = {}
+    for t in r.facts:
+        if t.turn >= before:
+            break
+        if t.type != "function_call" or not (t.result or "").lstrip().startswith(("{", "[")):
+            continue
+        for own, values in _records_by_id(t.result or "").items():
+            index.setdefault(own, set()).update(values)
+        # a look-up sent a value answers with its record; a change sent it answers with the record it changed
+        if is_read_only(t) and isinstance(t.arguments, (dict, list)):
+            whole = _answer_values(t.result or "")
+            for _p, v in leaves(t.arguments):
+                if isinstance(v, str):
+                    index.setdefault(v, set()).update(whole)
+    r.memo[key] = index
+    return index
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_WORD = re.compile(r"[A-Za-z][\w'-]*")
+
+
+def _names_written(text: str) -> set[str]:
+    """Capitalised words the user wrote inside a sentence (not its first word, not "I"): the names
+    of places, people and things, lower case."""
+    out: set[str] = set()
+    for sentence in _SENTENCE.split(text or ""):
+        words = _WORD.findall(sentence)
+        out.update(w.lower() for w in words[1:] if len(w) >= 3 and w.isalpha() and w[0].isupper() and w[1:].islower())
+    return out
+
+
+def _names_no_answer_held(r: Reading, before: int) -> set[str]:
+    """The names the user wrote before turn ``before`` that no answer before it held (once per turn)."""
+    key = f"user_picks.names:{before}"
+    found = r.memo.get(key)
+    if found is None:
+        said = [t for t in r.facts if t.turn < before and t_is_user(t)]
+        answers = " ".join(r.lower(t) for t in r.facts if t.turn < before and t.type == "function_call")
+        found = r.memo[key] = {n for t in said for n in _names_written(t.content or "") if n not in answers
+                               or not re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", answers)}
+    return found
+
+
+def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> str | None:
+    """Whether the user's words before turn ``before`` pick ``chosen``'s record among the
+    ``candidates``' records (``chosen`` among them). Either the user wrote more of the values only
+    its record holds than of any other record's, or an agent message before the call named
+    ``chosen`` in one sentence with a name the user wrote that no answer before it held, and named
+    no other candidate beside that name (the agent matched the user's description to the record,
+    and said so). Returns how, with its turn, for the page to cite ("the user wrote at turn 3
+    what only its record holds"), or None."""
+    said = [t for t in r.facts if t.turn < before and t_is_user(t)]
+    if not said:
+        return None
+    user_text = "\n".join(r.lower(t) for t in said)
+    records = {v: record_values(r, v, before) for v in dict.fromkeys(candidates)}
+    shared = {x for v, xs in records.items() for x in xs if any(x in ys for w, ys in records.items() if w != v)}
+
+    def written(x: str) -> bool:
+        # a value of letters only is written with its first word whatever its rendering: a substring
+        # test passes over most values before the pattern is built
+        date = _ISO_DATE.fullmatch(x)
+        if date:  # every spelling of a date writes its day in digits
+            if str(int(date.group(3))) not in user_text:
+                return False
+        elif x.replace("_", " ").split()[0] not in user_text.replace("_", " "):
+            return False
+        return rendering_pattern(x).search(user_text) is not None
+
+    def score(v: str) -> int:
+        return sum(1 for x in records.get(v, ()) if x not in shared and written(x))
+
+    mine = score(chosen)
+    if mine and all(score(v) < mine for v in records if v != chosen):
+        own = [x for x in records[chosen] if x not in shared and written(x)]
+        first = next(t for t in said if any(rendering_pattern(x).search(r.lower(t)) for x in own))
+        return f"the user wrote at turn {first.turn} what only its record holds"
+    names = _names_no_answer_held(r, before)
+    if not names:
+        return None
+    others = [v.lower() for v in records if v != chosen]
+    for t in r.run.turns:
+        if t.turn >= before or t.type != "message" or t.role != "assistant" or not isinstance(t.content, str):
+            continue
+        if chosen.lower() not in t.content.lower():
+            continue
+        sentences = [s for s in _SENTENCE.split(t.content.lower()) if s.strip()]
+        named = lambda n, s: re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", s) is not None  # noqa: E731
+        for n in names:
+            # the name beside the value in one sentence, and never beside another candidate in the message
+            if any(chosen.lower() in s and named(n, s) and not any(o in s for o in others) for s in sentences) and \
+                    not any(named(n, s) and any(o in s for o in others) for s in sentences):
+                return f"the agent tied it at turn {t.turn} to names the user wrote"
+    return None

@@ -1,0 +1,157 @@
+"""Where the argument values of a failed run's changes came from, said once per page and only
+for the values a reader checks: a value that differs from the call the log records as expected,
+or, where the log records none of this tool, a value the agent picked among several an answer
+listed that the user's words did not pick. A value no earlier turn held is told by the call's
+checks (``page_notes.check_notes``), never here too.
+
+A value is credited to the first turn that showed it where the agent could have learned it: the
+user's first message that wrote it, else the first answer about the record the change acts on
+that gave it as a value (a look-up of another record counts only when nothing else showed it). A text value that look-ups of several records
+showed (a cabin class, a date two trips share) and the user never wrote is credited to none.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..runs.model import Turn
+from .arguments import _NOT_JSON, _as_text, _json_fields, _last_key, _parsed, _seen, check_arguments
+from .expected_calls import _ABSENT, _differing, expected_changes, made_as_expected
+from .insight_words import _ids, _other_record, free_form, join, picked, top_key, user_described
+from .reading import Call, Reading, leaves, t_is_user
+
+
+def _first_place(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
+    """The first earlier user message or answer that showed the value, preferring those not about
+    another record than the change's; None for a text value several records showed and no user."""
+    key = _last_key(a.path)
+    if isinstance(a.value, (int, float)) or _as_text(a.value).isdecimal():
+        names = frozenset()  # a number is credited only where its own field (or the user) gave it, not beside a name
+    text = _as_text(a.value).lower()
+    spellings = [text] + [text.replace("_", sep) for sep in " -" if "_" in text]
+    numeric = isinstance(a.value, (int, float)) or text.isdecimal()  # a user writes numbers in words too
+    places = [t for t in r.facts if t.turn < c.n and (numeric or any(x in r.lower(t) for x in spellings))
+              and _seen(a.value, key, t, r.lower(t), names) and (
+        t_is_user(t) or _parsed(t.result or "") is _NOT_JSON or any(  # in a JSON answer: as a value, not a key
+            _as_text(v).lower() == text for _k, v in _json_fields(t.result or "")))]
+    if not places:
+        return None
+    users = [t for t in places if t_is_user(t)]
+    if users:  # what the user wrote is where a value the user asked for came from
+        return users[0]
+    mine = _ids(c.turn.arguments)
+    own = [t for t in places if t_is_user(t) or not _other_record(mine, t)]
+    answers = {json.dumps(t.arguments, sort_keys=True, default=str) for t in places if not t_is_user(t)}
+    if not key.lower().endswith("id") and isinstance(a.value, str) and len(answers) > 1:
+        return None  # a value records share (a cabin, a date): no one of them is where it came from
+    return (own or places)[0]
+
+
+def _place(r: Reading, t: Turn) -> str:
+    return f"the user (turn {t.turn})" if t_is_user(t) else f"{t.name}'s answer (turn {t.turn})"
+
+
+def provenance(r: Reading, c: Call, paths: set[str] | None = None) -> str:
+    """``key from place`` for each top-level argument of the change (only those holding one of
+    ``paths``, when given), joined with "; ": each value credited to its first place
+    (``_first_place``), and a place left out when the places showing more of the argument's
+    values show its values too."""
+    by_turn = {x.n: x.name for x in r.calls}
+    checks = [a for a in check_arguments(r, c.turn) if paths is None or a.path in paths]
+    names = frozenset(v.lower() for _p, v in leaves(c.turn.arguments) if isinstance(v, str) and len(v) > 2)
+    shown: dict[str, dict[str, list]] = {}
+    turn_of: dict[str, Turn | None] = {}
+    for a in checks:
+        if a.seen_at is None:
+            continue  # held nowhere, or only in another rendering: the call's checks tell it
+        if a.seen_in == "earlier call":
+            where, fact = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})", None
+        else:
+            fact = _first_place(r, c, a, names)
+            if fact is None:
+                continue
+            where = _place(r, fact)
+        shown.setdefault(top_key(a.path), {}).setdefault(where, []).append(a)
+        turn_of[where] = fact
+    return "; ".join(f"`{k}` from {join(_fewest_places(r, by_place, turn_of), 3)}" for k, by_place in shown.items())
+
+
+def _fewest_places(r: Reading, by_place: dict[str, list], turn_of: dict[str, Turn | None]) -> list[str]:
+    """The places to name for one argument's values, weighed by how many of its values each shows;
+    one is left out when the places kept before it show its values too. The rest keep their order."""
+    values = [a for credited in by_place.values() for a in credited]
+
+    def shows(where: str, a) -> bool:
+        f = turn_of.get(where)
+        return f is not None and _seen(a.value, _last_key(a.path), f, r.lower(f))
+
+    weight = {w: max(len(by_place[w]), sum(shows(w, a) for a in values)) for w in by_place}
+    kept: list[str] = []
+    for where in sorted(by_place, key=lambda w: -weight[w]):  # stable: ties keep their order
+        if kept and all(any(shows(k, a) for k in kept) for a in by_place[where]):
+            continue
+        kept.append(where)
+    return [w for w in by_place if w in kept]
+
+
+def _worth_telling(r: Reading, c: Call) -> list[str]:
+    """The argument paths of a change whose source a reader checks: those that differ from the
+    expected call of this tool, or, where the log records none, the values picked unasked."""
+    if free_form(c) is not None or made_as_expected(r, c):
+        return []
+    sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    same = [e for e in expected_changes(r) or [] if e["name"] == c.name]
+    if not same:
+        return [p.path for p in picked(r, c)]
+    best = min(same, key=lambda e: len(_differing(e["arguments"], sent)))
+    differ = [path for path, _want, got in _differing(best["arguments"], sent) if got is not _ABSENT]
+    return [a.path for a in check_arguments(r, c.turn)
+            if any(a.path == d or a.path.startswith((d + ".", d + "[")) for d in differ)]
+
+
+def _val(v) -> str:
+    return json.dumps(v, ensure_ascii=False)
+
+
+def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
+    """One note per change of a failed run's page (by turn): where the values worth checking came
+    from, each value described at its first call on the page and referred to after."""
+    told: dict[tuple[str, str], int] = {}  # (argument key, value) -> the call on the page that told it
+    out: dict[int, str] = {}
+    for c in calls_in_page_order:
+        paths = _worth_telling(r, c)
+        if not paths:
+            continue
+        values = {a.path: a.value for a in check_arguments(r, c.turn)}
+        picks = {p.path: p for p in picked(r, c) if p.path in paths}
+        described = {p.path: p for p in user_described(r, c) if p.path in paths}
+        fresh, refs = [], {}
+        for path in paths:
+            at = told.get((_last_key(path), _as_text(values[path])))
+            if at is not None and at != c.n:
+                refs.setdefault(at, []).append(f"`{top_key(path)}`")
+            else:
+                fresh.append(path)
+        parts = []
+        for path in fresh:
+            if path in picks:
+                p = picks[path]
+                others = [v for v in p.values if v != p.value]
+                shown = ", ".join(_val(v) for v in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+                parts.append(f"`{path}` {_val(p.value)} is one of the {len(p.values)} values {p.source.name}'s answer "
+                             f"(turn {p.source.n}) gave `{p.field}`, and no user message names it or what only its "
+                             f"record holds (the others: {shown})")
+            elif path in described:  # a value that differs from the expected call, on the record the user described
+                p = described[path]
+                parts.append(f"`{path}` {_val(p.value)} is one of the {len(p.values)} values {p.source.name}'s "
+                             f"answer (turn {p.source.n}) gave `{p.field}`, and {p.described}")
+        plain = {p for p in fresh if p not in picks and p not in described}
+        said = provenance(r, c, plain) if plain else ""
+        parts += [said] if said else []
+        parts += [f"{join(list(dict.fromkeys(keys)), 3)} as told for the call at turn {at}" for at, keys in refs.items()]
+        for path in fresh:  # only what this note said: a value credited nowhere is no reference later
+            if path in picks or path in described or f"`{top_key(path)}` from " in said:
+                told.setdefault((_last_key(path), _as_text(values[path])), c.n)
+        if parts:
+            out[c.n] = "Where its values came from: " + "; ".join(parts) + "."
+    return out

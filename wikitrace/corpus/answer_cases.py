@@ -1,0 +1,254 @@
+"""What an insight page about final answers shows beyond its advice, read from the answer cases
+runs record (compilers/answer_case.py):
+
+- a few concrete cases, one per task, in step order: "answered X, expected Y", and what the
+  look-ups before the answer had shown (the place that held the expected words, the answer's
+  own source, or the last look-up's text);
+- for the two lessons that pull opposite ways (an answer with words beyond the expected one,
+  an answer holding only part of it), one count of both, how the long answers went long and
+  whether a look-up held the short answers' whole form, with a link from each page to the other;
+- for a lesson drawn from wrong answers, what the successful runs of the task type did before
+  their answer, compared with this lesson's runs by the one-sided Fisher test, and said to
+  separate them only when the test does.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from statistics import median
+
+from .applies import task_of
+from .fisher import verdict
+
+SHOWN = 3  # cases on a page, each from another task
+LONG, SHORT = "extra", "partial"  # the answer lessons' keys (compilers/insight_words.why_wrong) that pull apart
+SHAPES = (("number", "a number or year"), ("yes/no", "a yes or no"), ("name", "a name"), ("phrase", "a phrase"))
+
+
+def case_of(lesson: dict) -> dict | None:
+    case = lesson.get("case")
+    return case if isinstance(case, dict) and case.get("given") is not None else None
+
+
+def pick(members: list[tuple[dict, dict]], shown: int = SHOWN) -> list[tuple[dict, dict]]:
+    """Up to ``shown`` (run, case) pairs, the first run of each task in step order: three trials of
+    one question would show one mistake three times. Cases that record the expected answer first."""
+    firsts, tasks = [], set()
+    for e, lesson in members:
+        case = case_of(lesson)
+        if case is None or task_of(e) in tasks:
+            continue
+        tasks.add(task_of(e))
+        firsts.append((e, case))
+    firsts.sort(key=lambda ec: "expected" not in ec[1])  # stable: step order within each half
+    return firsts[:shown]
+
+
+def _q(text: str) -> str:
+    return f"\"{text}\""
+
+
+def case_text(case: dict, success: bool) -> str:
+    """One case in words: the answer, the expected one, and what the look-ups had shown."""
+    said = f"{'ended with' if case.get('chosen') and 'expected' not in case else 'answered'} {case['tool']}[{case['given']}]"
+    if "expected" in case and (not success or case.get("relation") != "same"):
+        said += f", expected {_q(case['expected'])}"
+    seen, held, last = case.get("seen"), case.get("held"), case.get("last")
+    if case.get("chosen"):  # a verdict or a click: what the run had read before it, and its words on it
+        asked = case.get("asked") or []
+        if asked:
+            said += "; its calls before it: " + ", ".join(asked)
+        if last:
+            said += f"; the last (turn {last['turn']}) returned {_q(last['text'])}"
+        if case.get("thought"):
+            said += f"; the agent wrote before it {_q(case['thought'])}"
+        return said + (f"; score {case['score']:g}" if "score" in case else "")
+    if success:
+        source = seen or held
+        if source:
+            return f"{said}, in the words of the look-up at turn {source['turn']} ({source['call']}): {_q(source['text'])}"
+        asked = case.get("asked") or []
+        return (f"{said}, {'which no look-up held as written: ' if case.get('looked') else ''}worked out from "
+                + (", ".join(asked) if asked else f"{case['answered']} answered look-ups")
+                + (f", the agent writing before it {_q(case['thought'])}" if case.get("thought") else ""))
+    if seen:
+        said += (f"; the look-up at turn {seen['turn']} ({seen['call']}) had already returned the expected words: "
+                 f"{_q(seen['text'])}")
+    elif "expected" in case and case.get("shape") != "yes/no":
+        said += "; no look-up before it returned the expected words"
+    if held and not seen:
+        said += f"; the answer's words stand in the look-up at turn {held['turn']} ({held['call']}): {_q(held['text'])}"
+    elif last:
+        said += f"; the last look-up (turn {last['turn']}, {last['call']}) returned {_q(last['text'])}"
+    if "score" in case and "expected" not in case:
+        said += f"; score {case['score']:g}"
+    return said
+
+
+def _of(n: int, total: int) -> str:
+    return f"{n} of {total}"
+
+
+def _tasks(pairs: list[tuple[dict, dict]]) -> int:
+    return len({task_of(e) for e, _c in pairs})
+
+
+def length_rule(long_cases: list[tuple[dict, dict]], short_cases: list[tuple[dict, dict]]) -> list[str]:
+    """The counts that tell a too-long answer from a too-short one, over both lessons' runs, and
+    the rule they give; each sentence says only what its counts show."""
+    a, b = len(long_cases), len(short_cases)
+    if not a + b:
+        return []
+    out = [f"Of the {a + b} runs whose answer differed from the expected one only by words added or left out "
+           f"(runs of {_tasks(long_cases + short_cases)} tasks), {a} (of {_tasks(long_cases)} tasks) answered with "
+           f"every expected word plus others, and {b} (of {_tasks(short_cases)} tasks) with only part of the "
+           "expected words."]
+    asked_again = sum(bool(c.get("extra_in_task")) for _e, c in long_cases)
+    joined = sum(bool(c.get("joined")) for _e, c in long_cases)
+    whole = sum("seen" in c for _e, c in short_cases)
+    if a:
+        out.append(f"Too long: in {_of(joined, a)} the answer joined more items (with a comma, \"and\" or the like) "
+                   f"than the expected one held; in {_of(asked_again, a)} every added word was already in the question.")
+    if b:
+        out.append(f"Too short: in {_of(whole, b)} a look-up before the answer had returned the whole expected form; "
+                   f"in the other {b - whole} no look-up before the answer had returned it as written.")
+    by_shape = []
+    for shape, words in SHAPES:
+        la = sum(c.get("shape") == shape for _e, c in long_cases)
+        sb = sum(c.get("shape") == shape for _e, c in short_cases)
+        if la or sb:
+            by_shape.append(f"{words}: {la} too long, {sb} too short")
+    if by_shape:
+        out.append("By what the expected answer was: " + "; ".join(by_shape) + ".")
+    rule = []
+    if joined:
+        rule.append("give one item when the question asks for one, not a list joined with a comma or \"and\"")
+    if asked_again:
+        rule.append("leave out the words the question already states")
+    if whole:
+        rule.append("but copy the thing asked for whole, in the form the look-up wrote it, not the first words of it")
+    if rule:
+        out.append("So: " + "; ".join(rule) + ".")
+    return out
+
+
+def _features(case: dict, at_least: int) -> dict[str, bool]:
+    return {
+        "followed": bool(case.get("followed")),
+        "many": case.get("answered", 0) >= at_least,
+        "sourced": "held" in case or ("seen" in case and case.get("relation") == "same"),
+    }
+
+
+# what to do, for a choice the successful runs made more often (the counts stand under Evidence)
+_ADVICE = {
+    "followed": "search next for a name an earlier look-up's answer showed",
+    "many": "make more distinct look-ups before answering",
+    "sourced": "answer in the words a look-up returned, as written",
+}
+
+_SAID = {
+    "followed": "searched a name an earlier look-up's answer had shown",
+    "many": "made at least {k} distinct look-up{s} answered without an error (the successful runs' median)",
+    "sourced": "answered with words a look-up had returned as written",
+}
+
+
+def versus(members: list[tuple[dict, dict]], successes: list[dict], form: bool = False) -> list[str]:
+    """What the successful runs of the task type did before their answer, against this lesson's
+    failed runs, per measurable choice, with the one-sided Fisher test's verdict. ``form``: a lesson
+    about the answer's words against the expected ones (too long, too short), whose answers hold
+    look-up words by what they are: where the words came from is left out there."""
+    return [line for _name, line, _side in compared(members, successes, form)]
+
+
+def compared(members: list[tuple[dict, dict]], successes: list[dict], form: bool = False) -> list[tuple[str, str, str]]:
+    """``versus`` as (choice, line, the test's verdict) triples."""
+    failed = [c for e, l in members if e["outcome"] == "failure" and (c := case_of(l)) is not None]
+    named = {c.get("in_task") for c in failed}
+    among = "successful runs of this task type"
+    if len(named) == 1 and None not in named:  # like with like: a question naming its options, or one that does not
+        successes = [c for c in successes if c.get("in_task") in named]
+        among += " whose question " + ("named" if True in named else "did not name") + " the expected answer"
+    if not failed or not successes:
+        return []
+    at_least = max(1, round(median(c.get("answered", 0) for c in successes)))
+    lines = []
+    for name, text in _SAID.items():
+        if form and name == "sourced":
+            continue
+        a = sum(_features(c, at_least)[name] for c in failed)
+        b = sum(_features(c, at_least)[name] for c in successes)
+        side, p = verdict(a, b, len(failed), len(successes))
+        told = {"success": "successful runs did this more often", "failure": "failed runs did this more often"}
+        lines.append((name, f"{text.format(k=at_least, s='s' if at_least != 1 else '')}: {_of(a, len(failed))} failed runs here, "
+                            f"{_of(b, len(successes))} {among}; "
+                            + (f"{told[side]} (one-sided Fisher p = {p:g})" if side in told else
+                               f"not shown to separate them (p = {p:g})" if p is not None else "not tested"), side))
+    return lines
+
+
+def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_of) -> None:
+    """Adds ``cases``, ``length_rule`` (with ``opposite``) and ``versus`` to the entries whose runs
+    recorded answer cases; other entries are left as they were."""
+    successes: dict[str, list[dict]] = defaultdict(list)  # task type -> successful runs' cases
+    by_key: dict[tuple[str, str], dict] = {}
+    seen_runs: set[str] = set()
+    for entry in out:
+        members = groups[entry["id"]]
+        kind = kind_of(members[0][0])
+        by_key[(kind, entry["key"])] = entry
+        for e, lesson in members:
+            case = case_of(lesson)
+            if case is not None and e["outcome"] == "success" and e["step"] not in seen_runs:
+                seen_runs.add(e["step"])
+                successes[kind].append((e, case))
+    for kind in successes:
+        successes[kind].sort(key=lambda ec: ec[0]["step"])
+    for entry in out:
+        members = groups[entry["id"]]
+        chosen = pick(members)
+        if not chosen:
+            continue
+        entry["cases"] = [{"step": e["step"], "text": case_text(c, e["outcome"] == "success")} for e, c in chosen]
+        fields = entry["key"].split("|")
+        if fields[0] != "answer" or len(fields) < 3:
+            continue
+        kind = kind_of(members[0][0])
+        if fields[2] in (LONG, SHORT):
+            other_key = "|".join([*fields[:2], SHORT if fields[2] == LONG else LONG])
+            other = by_key.get((kind, other_key))
+            mine = [(e, c) for e, l in members if (c := case_of(l)) is not None]
+            theirs = [(e, c) for e, l in (groups[other["id"]] if other else []) if (c := case_of(l)) is not None]
+            long_cases, short_cases = (mine, theirs) if fields[2] == LONG else (theirs, mine)
+            entry["length_rule"] = length_rule(long_cases, short_cases)
+            if other is not None:
+                entry["opposite"] = other["id"]
+        lines = compared(members, [c for _e, c in successes.get(kind, [])], fields[2] in (LONG, SHORT))
+        if lines:
+            entry["versus"] = [line for _n, line, _s in lines]
+        better = [_ADVICE[n] for n, _line, side in lines if side == "success"]
+        if better:  # the verdicts, not the counts, are in the guideline: it moves only when they do
+            entry["guideline"] += (" Successful runs of this task type did so more often than the failed runs here: "
+                                   + "; ".join(better) + " (counts under Evidence).")
+
+
+def markdown(entry: dict, link, titles: dict[str, str] | None, md) -> tuple[str, str]:
+    """The page's Cases section body and its Evidence lines, as markdown: run text escaped by
+    ``md``, the links written here (``link`` a layout.Linker)."""
+    from . import layout
+
+    cases = [f"- [{c['step']}]({link.rel(layout.compilation_doc(c['step']))}): {md(c['text'])}"
+             for c in entry.get("cases") or []]
+    rule = entry.get("length_rule") or []
+    if rule:
+        cases += ["", md(" ".join(rule))]
+    if entry.get("opposite"):
+        other = entry["opposite"]
+        title = md((titles or {}).get(other, other))
+        cases += ["", f"The opposite slip has its own page: [{title}]({link.rel(layout.insight_doc(other))}); "
+                      "the counts above cover both."]
+    lines = entry.get("versus") or []
+    versus = ("What the successful runs of this task type did before their answer, against the failed runs here:\n"
+              + "\n".join(f"- {md(x)}" for x in lines)) if lines else ""
+    return "\n".join(cases), versus
