@@ -29,7 +29,7 @@ from .page_notes import _record_holding
 from .reading import Reading, runs_a_command
 from .rules import _DIGIT
 from . import time_claims
-from .run_patterns import _fingerprint
+from .value_digest import fingerprint as _fingerprint
 
 DAYS = " (against now)"  # the suffix of a derived field: where the date falls against the stated now
 _WORDS_KEPT = 3  # a string of more words is prose (a name, an address), not a value a rule names

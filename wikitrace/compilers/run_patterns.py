@@ -8,7 +8,6 @@ between trials of one task.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from functools import lru_cache
 
@@ -20,10 +19,11 @@ from .verdict_evidence import verdict_pattern
 from .insight_words import free_form, is_hand_off, named_by, top_key
 from .picked_values import _spoken_forms, picked
 from .reading import t_is_user
-from .reading import Reading, leaves, runs_a_command
+from .reading import Reading, runs_a_command
 from .procedure_lessons import procedure_key
 from .run_insights import stopped_browsing, confirmation, repeats, unseen_insight
 from .text import clip, folded_words, generic, signature
+from .value_digest import fingerprint as _fingerprint
 
 
 def patterns_of(r: Reading) -> list[str]:
@@ -71,7 +71,7 @@ def patterns_of(r: Reading) -> list[str]:
         out.add(proc)
     out.update(x for x in (option_pattern(r), verdict_pattern(r)) if x)
     out.update(decisions_of(r))
-    from .record_facts import record_patterns  # it reads _fingerprint from this module
+    from .record_facts import record_patterns
 
     out.update(record_patterns(r))
     out.update(f"asks|{w}" for w in opening_words(r))
@@ -223,21 +223,6 @@ def looked_before(r: Reading) -> set[str]:
     return out
 
 
-_LEAVES_KEPT = 16  # scalar digests kept per argument; a larger value is kept as one digest
-
-
-def _fingerprint(value) -> str:
-    """Digests of the scalars an argument value holds, sorted and joined by dots: trials of one
-    task compare values through them (one value holding another's scalars, as a flight listed
-    with or without its airports, is the same choice), and no value of the episode reaches the
-    corpus. A value of many scalars is one digest marked ``*``."""
-    digest = lambda text: hashlib.sha256(" ".join(text.split()).casefold().encode()).hexdigest()[:6]  # noqa: E731
-    scalars = sorted({digest(str(v)) for _p, v in leaves(value) if v is not None and str(v).strip()})
-    if len(scalars) > _LEAVES_KEPT:
-        import json
-
-        return "*" + digest(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str))
-    return ".".join(scalars)
 
 
 def decisions_of(r: Reading) -> set[str]:
