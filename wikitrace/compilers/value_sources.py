@@ -13,12 +13,14 @@ showed (a cabin class, a date two trips share) and the user never wrote is credi
 from __future__ import annotations
 
 import json
+import re
 
 from ..runs.model import Turn
 from .arguments import _NOT_JSON, _as_text, _json_fields, _last_key, _parsed, _seen, check_arguments
 from .expected_calls import _ABSENT, _differing, expected_changes, made_as_expected
 from .insight_words import _ids, _other_record, free_form, join, picked, top_key, user_described
 from .reading import Call, Reading, leaves, t_is_user
+from .renderings import held_before
 
 
 def _first_place(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
@@ -34,6 +36,11 @@ def _first_place(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
               and _seen(a.value, key, t, r.lower(t), names) and (
         t_is_user(t) or _parsed(t.result or "") is _NOT_JSON or any(  # in a JSON answer: as a value, not a key
             _as_text(v).lower() == text for _k, v in _json_fields(t.result or "")))]
+    sent = _first_sent(r, c, a)
+    if sent is not None and places:  # an answer after the agent first sent it may echo the agent: no source
+        places = [t for t in places if t_is_user(t) or t.turn < sent.turn]
+        if not places and (not isinstance(a.value, str) or text.isdecimal() or held_before(r, a.value, sent.turn) is None):
+            return sent  # the agent's own: no turn before its first sending held a text value in any form
     if not places:
         return None
     users = [t for t in places if t_is_user(t)]
@@ -47,11 +54,26 @@ def _first_place(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
     return (own or places)[0]
 
 
-def _place(r: Reading, t: Turn) -> str:
+def _first_sent(r: Reading, c: Call, a) -> Turn | None:
+    """The first call before ``c`` (through or not) that sent the value under the same key: an
+    answer at or after it may only repeat what the agent chose, so it is no source of the value."""
+    key, text = _last_key(a.path), _as_text(a.value).lower()
+    return next((x.turn for x in r.calls if x.n < c.n and any(
+        _last_key(p) == key and _as_text(v).lower() == text for p, v in leaves(x.turn.arguments))), None)
+
+
+def _place(r: Reading, t: Turn, first_sent: bool = False) -> str:
+    if first_sent:  # the agent's own choice: no user message or answer before it showed the value
+        return f"the agent's own {t.name} call (turn {t.turn}) before any user message or answer gave it"
     return f"the user (turn {t.turn})" if t_is_user(t) else f"{t.name}'s answer (turn {t.turn})"
 
 
 def provenance(r: Reading, c: Call, paths: set[str] | None = None) -> str:
+    """``key from place`` for each top-level argument of the change (see ``_credits``)."""
+    return _credits(r, c, paths)[0]
+
+
+def _credits(r: Reading, c: Call, paths: set[str] | None = None) -> tuple[str, dict[str, int]]:
     """``key from place`` for each top-level argument of the change (only those holding one of
     ``paths``, when given), joined with "; ": each value credited to its first place
     (``_first_place``), and a place left out when the places showing more of the argument's
@@ -61,19 +83,26 @@ def provenance(r: Reading, c: Call, paths: set[str] | None = None) -> str:
     names = frozenset(v.lower() for _p, v in leaves(c.turn.arguments) if isinstance(v, str) and len(v) > 2)
     shown: dict[str, dict[str, list]] = {}
     turn_of: dict[str, Turn | None] = {}
+    at: dict[str, int] = {}  # the turn each place names
     for a in checks:
         if a.seen_at is None:
             continue  # held nowhere, or only in another rendering: the call's checks tell it
         if a.seen_in == "earlier call":
             where, fact = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})", None
+            at[where] = a.seen_at
         else:
             fact = _first_place(r, c, a, names)
             if fact is None:
                 continue
-            where = _place(r, fact)
+            own = fact is _first_sent(r, c, a)
+            where = _place(r, fact, own)
+            at[where] = fact.turn
+            fact = None if own else fact
         shown.setdefault(top_key(a.path), {}).setdefault(where, []).append(a)
         turn_of[where] = fact
-    return "; ".join(f"`{k}` from {join(_fewest_places(r, by_place, turn_of), 3)}" for k, by_place in shown.items())
+    kept = {k: _fewest_places(r, by_place, turn_of) for k, by_place in shown.items()}
+    said = "; ".join(f"`{k}` from {join(places, 3)}" for k, places in kept.items())
+    return said, {k: max(at[w] for w in places) for k, places in kept.items()}
 
 
 def _fewest_places(r: Reading, by_place: dict[str, list], turn_of: dict[str, Turn | None]) -> list[str]:
@@ -116,7 +145,8 @@ def _val(v) -> str:
 def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
     """One note per change of a failed run's page (by turn): where the values worth checking came
     from, each value described at its first call on the page and referred to after."""
-    told: dict[tuple[str, str], int] = {}  # (argument key, value) -> the call on the page that told it
+    # (argument key, value) -> the call on the page that told it and the latest turn its words name
+    told: dict[tuple[str, str], tuple[int, int]] = {}
     out: dict[int, str] = {}
     for c in calls_in_page_order:
         paths = _worth_telling(r, c)
@@ -127,8 +157,8 @@ def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
         described = {p.path: p for p in user_described(r, c) if p.path in paths}
         fresh, refs = [], {}
         for path in paths:
-            at = told.get((_last_key(path), _as_text(values[path])))
-            if at is not None and at != c.n:
+            at, latest = told.get((_last_key(path), _as_text(values[path])), (None, None))
+            if at is not None and at != c.n and latest < c.n:  # a later call's note may name turns after this one
                 refs.setdefault(at, []).append(f"`{top_key(path)}`")
             else:
                 fresh.append(path)
@@ -146,12 +176,18 @@ def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
                 parts.append(f"`{path}` {_val(p.value)} is one of the {len(p.values)} values {p.source.name}'s "
                              f"answer (turn {p.source.n}) gave `{p.field}`, and {p.described}")
         plain = {p for p in fresh if p not in picks and p not in described}
-        said = provenance(r, c, plain) if plain else ""
+        said, latest = _credits(r, c, plain) if plain else ("", {})
         parts += [said] if said else []
         parts += [f"{join(list(dict.fromkeys(keys)), 3)} as told for the call at turn {at}" for at, keys in refs.items()]
         for path in fresh:  # only what this note said: a value credited nowhere is no reference later
-            if path in picks or path in described or f"`{top_key(path)}` from " in said:
-                told.setdefault((_last_key(path), _as_text(values[path])), c.n)
+            p = picks.get(path) or described.get(path)
+            if p is not None:
+                named = max([p.source.n] + [int(n) for n in re.findall(r"at turn (\d+)", p.described or "")])
+            elif top_key(path) in latest:
+                named = latest[top_key(path)]
+            else:
+                continue
+            told.setdefault((_last_key(path), _as_text(values[path])), (c.n, named))
         if parts:
             out[c.n] = "Where its values came from: " + "; ".join(parts) + "."
     return out
