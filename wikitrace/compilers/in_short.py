@@ -21,6 +21,7 @@ from .expected_calls import (call_text, differences, expected_changes, made_as_e
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
+from .near_words import near_look_up, near_phrase
 from .page_notes import answer_source, listed_names
 from .reading import Call, Reading, _occurs, harness_reason
 from .record_words import named_fields
@@ -74,11 +75,12 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
                        f"\"{clip(gold, 80)}\".", [c.n])
     seen = answer_seen_in(r, gold, c)
     listed = None if seen else listed_in_errors(r, gold, c.n)
+    near = None if seen or listed else near_look_up(r, gold, c.n)
     text = (f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected \"{clip(gold, 80)}\", "
             + (f"which the look-up at turn {seen.n} had returned." if seen else
                f"which no look-up that went through had returned, only {listed.where('answered')}." if listed else
-               "which no look-up had returned."))
-    turns = [c.n] + ([seen.n] if seen else []) + (listed.turns if listed else [])
+               f"which no look-up had returned as written{near_phrase(near)}." if near else "which no look-up had returned."))
+    turns = [c.n] + ([seen.n] if seen else []) + (listed.turns if listed else []) + ([near[0].n] if near else [])
     told = _beside_expected(" ".join(str(c.turn.arguments).split()), gold)
     if told is None:
         found = answer_source(r, c)
@@ -189,12 +191,16 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
     if gold is not None and not is_verdict(r, gold) and not any(c.writes and not c.error for c in r.calls):
         seen = answer_seen_in(r, gold)
         listed = None if seen else listed_in_errors(r, gold, None)
+        near = None if seen or listed else near_look_up(r, gold, None)
         text += (f" No answer had been given; the expected \"{clip(gold, 80)}\" had been returned by the look-up at "
                  f"turn {seen.n}." if seen else
                  f" No answer had been given; the expected \"{clip(gold, 80)}\" appeared in no look-up that went "
                  f"through, only in {listed.where('answered')}." if listed else
+                 f" No answer had been given, and no look-up had returned the expected \"{clip(gold, 80)}\" as written"
+                 f"{near_phrase(near)}." if near else
                  f" No answer had been given, and no look-up had returned the expected \"{clip(gold, 80)}\".")
-        return [KeyFact(text, ([at] if at is not None else []) + ([seen.n] if seen else listed.turns if listed else []))]
+        return [KeyFact(text, ([at] if at is not None else []) + (
+            [seen.n] if seen else listed.turns if listed else [near[0].n] if near else []))]
     return [KeyFact(text, [at] if at is not None else [])]
 
 
