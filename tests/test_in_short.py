@@ -252,6 +252,9 @@ Observation 2: Could not find ["Paper Heron"]. Similar: ['Paper Heron', 'Paper H
 Thought 3: Try the prize.
 Action 3: Search["Corran Prize"]
 Observation 3: Could not find ["Corran Prize"]. Similar: ['Corran Prize winners', 'Paper Heron', 'Corran'].
+Thought 4: Both together.
+Action 4: Search["Corran Prize Paper Heron"]
+Observation 4: Could not find ["Corran Prize Paper Heron"]. Similar: ['Corran Prize winners', 'Corran'].
 Correct answer: Paper Heron
 
 """
@@ -262,7 +265,8 @@ def test_an_expected_answer_several_errors_listed_names_each_and_the_search_for_
     path.write_text(HALTED_AGAIN, encoding="utf-8")
     [run] = _load(path)
     fact = next(f for f in compile_offline(run).in_short if f.text.startswith("The harness stopped the run: "))
-    errs = [t.turn for t in run.turns if t.type == "function_call" and "Paper Heron" in (t.result or "")]
+    # the last error holds the name only where it repeats the query: it listed nothing of it
+    errs = [t.turn for t in run.turns if t.type == "function_call" and "'Paper Heron'" in (t.result or "")]
     searched = next(t.turn for t in run.turns if t.type == "function_call" and "Paper Heron" in str(t.arguments))
     assert len(errs) == 3 and searched == errs[1]
     # every error that listed it, not only the first, and the search the agent made for it
@@ -673,14 +677,15 @@ def _held_in_another_form(run: Run, text: str) -> None:
 
 def _only_in_errors(run: Run, name: str, clause: str, before: int | None) -> None:
     """``the errors Search answered at turns 4, 5 and 6; the agent sent it to Search at turn 5``:
-    the turns named are every error before ``before`` whose text holds the name, and the call
+    the turns named are every error before ``before`` whose text holds the name (beyond the words
+    it repeats from its own call), and the call
     named after them sent the name itself."""
     m = re.fullmatch(r"the errors? (.+?) (?:answered|returned) at turns? ([\d, and]+?)(?: and \d+ more)?"
                      r"(?:; the agent sent it to (\S+) at turn (\d+)(, which failed too)?)?", clause)
     assert m, clause
     word = re.compile(r"(?<![\w.])" + re.escape(name.lower()) + r"(?!\w)")
     holding = [t.turn for t in run.turns if t.type == "function_call" and t.is_error and (before is None or t.turn < before)
-               and word.search((t.result or "").lower())]
+               and word.search((t.result or "").lower().replace(" ".join(str(t.arguments).split()).lower() or "\0", " "))]
     named = [int(x) for x in re.findall(r"\d+", m.group(2))]
     assert named == holding[:len(named)] and (len(named) == len(holding) or " more" in clause), (clause, holding)
     if m.group(3):

@@ -37,12 +37,21 @@ class ErrorListing:
         return said
 
 
+def _beyond_echo(c: Call) -> str:
+    """An error's text (lower case) without the words it repeats from its own call ("Could not
+    find [X]"): only a name it offered beyond those counts as listed."""
+    text = c.turn.result.lower()
+    sent = " ".join(str(c.turn.arguments).split()).lower()
+    return text.replace(sent, " ") if sent else text
+
+
 def listed_in_errors(r: Reading, name: str, before: int | None) -> ErrorListing | None:
-    """Every error before ``before`` (any turn, when None) whose text holds ``name``, and the
-    first later call (before ``before``) whose arguments hold it; None when no error holds it."""
+    """Every error before ``before`` (any turn, when None) whose text holds ``name`` beyond what
+    its call sent, and the first later call (before ``before``) whose arguments hold it; None
+    when no error holds it."""
     needle = name.lower()
     errors = [c for c in r.calls if c.error and (before is None or c.n < before) and c.turn.result
-              and _occurs(needle, c.turn.result.lower())]
+              and _occurs(needle, _beyond_echo(c))]
     if not errors:
         return None
     tried = next((c for c in r.calls if errors[0].n < c.n and (before is None or c.n < before)
