@@ -99,7 +99,7 @@ def test_a_name_an_answer_holds_is_no_tie():
     assert '"PL2K8C" is one of the 3 values' in note
 
 
-def _two_changes(second_payment: str) -> dict:
+def _two_changes(second_payment: str, second_yes: str = "yes") -> dict:
     """A failed run with two changes of one reservation, each paid with a card the agent picked
     among the profile's two without the user naming either."""
     trip = TRIPS[1]
@@ -115,7 +115,7 @@ def _two_changes(second_payment: str) -> dict:
                                              "payment_id": "gift_card_5093318"},
               json.dumps(dict(trip, cabin="business"))),
         _msg("assistant", "Now two bags on PL2K8C. Shall I proceed?"),
-        _msg("user", "yes"),
+        _msg("user", second_yes),
         _call("update_reservation_baggages", {"reservation_id": "PL2K8C", "total_baggages": 2,
                                               "nonfree_baggages": 0, "payment_id": second_payment},
               json.dumps(dict(trip, cabin="business", total_baggages=2))),
@@ -320,3 +320,18 @@ def test_a_note_naming_a_turn_after_the_call_is_not_referred_to_from_it():
     notes = _notes_in_order(_rebooked(user_says_bags=False, later=True), [13, 7])
     assert "`nonfree_baggages` from the user (turn 9)" in notes[13], notes
     assert "as told for the call at turn 13" not in notes[7] and "nonfree_baggages" not in notes[7], notes
+
+
+def test_a_note_saying_no_user_named_a_value_is_not_referred_to_after_the_user_named_it():
+    # both changes pay with the gift card the agent picked; before the second, the user names it,
+    # so "no user message names it" no longer holds there and the second call says where it came from
+    record = _two_changes("gift_card_5093318", "yes, and use gift_card_5093318 for the bags too")
+    other = {"payment_id": "credit_card_4410927"}
+    record["task"]["metadata"] = {"expected_calls": json.dumps([
+        {"name": "update_reservation_flights", "arguments": {"reservation_id": "PL2K8C", "cabin": "business",
+         "flights": [{"flight_number": "HATK8C", "date": "2024-06-03"}], **other}},
+        {"name": "update_reservation_baggages", "arguments": {"reservation_id": "PL2K8C", "total_baggages": 2,
+         "nonfree_baggages": 0, **other}}])}
+    notes = _notes_in_order(record, [6, 9])
+    assert '"gift_card_5093318" is one of the 2 values' in notes[6], notes
+    assert "as told for the call at turn 6" not in notes[9] and "`payment_id` from the user (turn 8)" in notes[9], notes

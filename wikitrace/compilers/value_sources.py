@@ -145,8 +145,9 @@ def _val(v) -> str:
 def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
     """One note per change of a failed run's page (by turn): where the values worth checking came
     from, each value described at its first call on the page and referred to after."""
-    # (argument key, value) -> the call on the page that told it and the latest turn its words name
-    told: dict[tuple[str, str], tuple[int, int]] = {}
+    # (argument key, value) -> the call on the page that told it, the latest turn its words name, and how
+    # it was told ("pick", "described" or "place"): a reference stands for those words, so they must hold here too
+    told: dict[tuple[str, str], tuple[int, int, str]] = {}
     out: dict[int, str] = {}
     for c in calls_in_page_order:
         paths = _worth_telling(r, c)
@@ -157,8 +158,11 @@ def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
         described = {p.path: p for p in user_described(r, c) if p.path in paths}
         fresh, refs = [], {}
         for path in paths:
-            at, latest = told.get((_last_key(path), _as_text(values[path])), (None, None))
-            if at is not None and at != c.n and latest < c.n:  # a later call's note may name turns after this one
+            at, latest, kind = told.get((_last_key(path), _as_text(values[path])), (None, None, None))
+            here = "pick" if path in picks else "described" if path in described else "place"
+            # a later call's note may name turns after this one, and a user message between two calls may
+            # name a value an earlier note said no user message named
+            if at is not None and at != c.n and latest < c.n and kind == here:
                 refs.setdefault(at, []).append(f"`{top_key(path)}`")
             else:
                 fresh.append(path)
@@ -187,7 +191,8 @@ def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
                 named = latest[top_key(path)]
             else:
                 continue
-            told.setdefault((_last_key(path), _as_text(values[path])), (c.n, named))
+            kind = "pick" if path in picks else "described" if path in described else "place"
+            told.setdefault((_last_key(path), _as_text(values[path])), (c.n, named, kind))
         if parts:
             out[c.n] = "Where its values came from: " + "; ".join(parts) + "."
     return out
