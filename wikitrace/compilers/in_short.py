@@ -23,7 +23,7 @@ from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
 from .near_words import near_look_up, near_phrase
 from .page_notes import answer_source, listed_names
-from .reading import Call, Reading, _occurs, harness_reason
+from .reading import Call, Reading, harness_reason
 from .record_words import named_fields
 from .schema import KeyFact
 from .text import clip
