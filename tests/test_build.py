@@ -527,3 +527,24 @@ def test_prompt_index_reuses_renders_of_carried_insights(tmp_path, monkeypatch):
     a, b = open_index(out), open_index(tmp_path / "fresh-fewer")
     task = "change the shipping address of an order"
     assert a.run_scores(task) == b.run_scores(task) and a.insight_scores(task) == b.insight_scores(task)
+
+
+def test_a_task_type_given_to_a_build_read_beside_reaches_the_pages(tmp_path, read_beside, monkeypatch):
+    """The page writer is handed the run as the reader pickled it, unless the build changed
+    it: ``--task-type`` fills in a run's missing type after reading, and the pages show it
+    as a build read in one process does."""
+    from wikitrace.build import _Writer
+
+    runs = _many_runs(_Writer.HELPER_AFTER + 4)
+    for run in runs:
+        run["task"].pop("task_type", None)
+        run["task"].pop("apps", None)
+    src = write_jsonl(tmp_path / "untyped.jsonl", runs)
+    _build([src], tmp_path / "beside", task_type="helpdesk")
+    monkeypatch.setattr("wikitrace.runs.read_helper.WORTH_IT_BYTES", 10**12)
+    monkeypatch.setattr(_Writer, "HELPER_AFTER", 10**9)
+    _build([src], tmp_path / "here", task_type="helpdesk")
+    beside = without_build_stamp(tree_bytes(tmp_path / "beside"))
+    assert beside == without_build_stamp(tree_bytes(tmp_path / "here"))
+    last = sorted((tmp_path / "beside" / "raw").glob("step-*/metadata.md"))[-1].read_text()
+    assert "helpdesk" in last

@@ -233,3 +233,33 @@ def test_the_reader_process_makes_the_same_prompts_and_lesson_keys_as_the_build(
     assert built["beside"].by_compiler == built["here"].by_compiler == {"llm": 5, "offline-fallback": 1}
     data = json.loads((tmp_path / "beside" / "corpus.json").read_text())
     assert [r["task_type"] for r in data["runs"]][:2] == ["support desk", "support desk"]
+
+
+def test_requests_in_flight_never_pass_concurrency(fake_openai, tmp_path):
+    """`--concurrency N` is the most requests the endpoint sees at once, however many runs
+    the build has ready (it prepares more than N, so the next leaves as soon as one is answered)."""
+    import threading
+
+    lock, state = threading.Lock(), {"now": 0, "most": 0}
+
+    def respond(body):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        time.sleep(0.15)  # long enough for every waiting request to be sent meanwhile
+        with lock:
+            state["now"] -= 1
+        return _answer_for(body)
+
+    fake_openai.respond_with(respond)
+    runs = []
+    for copy in range(3):
+        for run in example_runs():
+            run["run_id"] = f"{run['run_id']}-{copy}"
+            run["task"]["instruction"] += f" (copy {copy})"
+            runs.append(run)
+    src = write_jsonl(tmp_path / "runs.jsonl", runs)
+    result = build(BuildOptions(inputs=[src], out=tmp_path / "corpus", quiet=True, concurrency=3,
+                                cache_dir=tmp_path / "cache"))
+    assert result.by_compiler == {"llm": 18}
+    assert state["most"] == 3  # reached, never passed

@@ -3,7 +3,7 @@ file must be byte for byte what encoding every entry again writes."""
 
 import json
 
-from wikitrace.corpus.corpus_json import dumps, published_lines
+from wikitrace.corpus.corpus_json import dump_bytes, dumps, published_lines
 
 AWKWARD = ["plain", "quote \" and \\ backslash", "new\nline\ttab", "\x1b[31m bell\x07", "rtl \u202e and \u200b",
            "é ü 中文 🙂", "", "\\u202e typed"]
@@ -45,3 +45,16 @@ def test_lines_that_do_not_pair_up_with_the_runs_are_not_used():
     assert published_lines(text, list(reversed(loaded["runs"]))) == {}  # another order
     assert published_lines(json.dumps(loaded, indent=2).encode(), loaded["runs"]) == {}  # laid out otherwise
     assert published_lines(text, []) == {}
+
+
+def test_the_bytes_written_are_the_text_encoded():
+    """The build writes corpus.json from ``dump_bytes`` (never decoded in between); ``dumps``'
+    text, which other callers write, must be the same file."""
+    data = _corpus(12)
+    raw, region = dump_bytes(data)
+    text, same_region = dumps(data)
+    assert raw == text.encode("utf-8") and region == same_region
+    assert json.loads(raw) == data
+    loaded = json.loads(raw)
+    lines = published_lines(raw, loaded["runs"])
+    assert lines and dump_bytes(loaded, lines)[0] == raw

@@ -1,5 +1,7 @@
 """The build's helper processes (run reader, page writer) failing: a clear error, never a hang."""
 
+from pathlib import Path
+
 import pytest
 
 from wikitrace.corpus.pages import HelperSink, PageWriteError
@@ -8,6 +10,8 @@ from wikitrace.runs.model import RunError
 from wikitrace.runs.read_helper import RunReader
 
 from helpers import EXAMPLES
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "importers"
 
 
 def test_a_page_writer_that_dies_is_a_page_write_error(tmp_path):
@@ -49,6 +53,31 @@ def test_a_run_reader_gives_the_same_runs_and_report_as_reading_here():
     assert beside_report.summary() == here_report.summary()
     assert counts == here_report.outcomes
 
+
+
+@pytest.mark.parametrize("source, suffix", [
+    (FIXTURES / "atif", "json"),
+    (FIXTURES / "claude_code_fix", "jsonl"),
+    (FIXTURES / "react" / "hotpotqa_small.txt", "txt"),
+])
+def test_the_kept_original_crosses_as_bytes_and_is_written_as_read_here(source, suffix):
+    """The build's main process is handed each run's original record still pickled; the page
+    writer makes the same original page from it as from the record read in one process."""
+    from wikitrace.corpus.pages import _original, run_paths
+    from wikitrace.helper_process import PickledOriginal
+    from wikitrace.runs.load import iter_runs
+
+    outcomes = source / "outcomes.json" if (source / "outcomes.json").exists() else None
+    here = list(iter_runs([source], None, LoadReport(), outcomes=outcomes))
+    beside = list(RunReader([source], None, outcomes=outcomes).runs(LoadReport()))
+    assert here and [r.run_id for r in beside] == [r.run_id for r in here]
+    for mine, theirs in zip(here, beside):
+        assert isinstance(theirs.source["original"], PickledOriginal)
+        assert theirs.source["original"].suffix == suffix
+        assert run_paths(theirs, "step-0001", []) == run_paths(mine, "step-0001", [])
+        assert _original(theirs, "step-0001") == _original(mine, "step-0001")
+        assert {k: v for k, v in theirs.source.items() if k != "original"} == \
+            {k: v for k, v in mine.source.items() if k != "original"}
 
 def test_the_page_writer_dies_with_a_build_killed_by_sigkill(tmp_path):
     """An orphan writer would go on writing into a corpus the next build is updating."""

@@ -91,7 +91,7 @@ def test_fields_in_one_walk_are_those_of_the_path_strings(data):
     (or declines, for keys the path strings cannot tell apart)."""
     import json
 
-    from wikitrace.compilers.insight_words import _fields_at_depth
+    from wikitrace.compilers.picked_values import _fields_at_depth
     from wikitrace.compilers.json_fields import fields_at_depth
 
     text = json.dumps(data)
@@ -136,7 +136,7 @@ def test_answer_index_is_the_scan_it_replaced(data):
     import json
 
     from wikitrace.compilers.arguments import _as_text
-    from wikitrace.compilers.insight_words import _fields_at_depth, _fields_index
+    from wikitrace.compilers.picked_values import _fields_at_depth, _fields_index
 
     text = json.dumps(data)
     fields = _fields_at_depth(text)

@@ -74,3 +74,38 @@ def test_tau_bench_instructions_same_bytes(engine_dir):
     texts = [r["info"]["task"]["instruction"] for r in json.loads(TAU_BENCH.read_text())]
     fast, engine = _both(_entries(texts), engine_dir)
     assert fast == engine
+
+
+FM = {"raw/_index.md": "type: index\ncount: 1\n", "compilation/_index.md": "type: index\nlayer: compilation\n"}
+
+
+def test_rows_of_kept_runs_come_from_the_published_pages():
+    """An add keeps the published rows of the runs it carries: the pages are the bytes a
+    whole render gives, and a row that could not have come from the engine shows it reused."""
+    runs = _entries(AWKWARD)
+    kept = len(runs) - 2
+    counts = {"success": 1, "failure": 2}
+    before = run_indexes.render_run_indexes(runs[:kept], {"success": 0, "failure": 0}, "/c", None, FM)
+    spliced = run_indexes.render_run_indexes(runs, counts, "/c", None, FM, before, kept)
+    assert spliced == run_indexes.render_run_indexes(runs, counts, "/c", None, FM)
+    # the rows are taken as published, not written again
+    marked = {rel: page.replace("| failure | 3 |", "| failure | 3 (as published) |")
+              for rel, page in before.items()}
+    reused = run_indexes.render_run_indexes(runs, counts, "/c", None, FM, marked, kept)
+    assert "3 (as published)" in reused["raw/_index.md"]
+
+
+@pytest.mark.parametrize("damage", ["a row lost", "a row more", "another first run", "no final newline"])
+def test_published_pages_of_other_runs_are_not_reused(damage):
+    """A published page whose rows are not exactly the kept runs' is rendered again whole."""
+    runs = _entries(AWKWARD)
+    kept = len(runs) - 2
+    counts = {"success": 1, "failure": 2}
+    before = run_indexes.render_run_indexes(runs[:kept], counts, "/c", None, FM)
+    page = before["raw/_index.md"]
+    page = {"a row lost": page[:page.rstrip("\n").rfind("\n") + 1],
+            "a row more": page + "| [step-0099](step-0099/metadata.md) | extra | success | 1 |\n",
+            "another first run": page.replace("[step-0000](step-0000/", "[step-9999](step-9999/"),
+            "no final newline": page.rstrip("\n")}[damage]
+    got = run_indexes.render_run_indexes(runs, counts, "/c", None, FM, {"raw/_index.md": page}, kept)
+    assert got == run_indexes.render_run_indexes(runs, counts, "/c", None, FM)

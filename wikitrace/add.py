@@ -25,16 +25,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping
 
-from . import __version__
+from .add_carry import (OUTCOME_HELP, EveryRun, NothingReused, build_options, carry_everything, compiled_settings,
+                        import_client_ahead, llm_config, published_corpus, read_run_file, same_settings_or_fail)
 from .errors import Failed, InputError
 from .runs._common import Carried
 from .runs.model import Run
-from .corpus import layout
 from .corpus.publish import STATE, BuildLock, PublishError, Publisher, corpus_root, read_corpus_json
-
-OUTCOME_HELP = "success|failure|SCORE"
 
 
 @dataclass
@@ -69,47 +66,6 @@ class AddResult:
     stats: dict = field(default_factory=dict)
     compiler: dict = field(default_factory=dict)
     created: bool = False  # the folder held no corpus: this add compiled a new one (_create_corpus)
-
-
-class _EveryRun(Mapping):
-    """An outcomes table giving one verdict to every run of the file (``--outcome``)."""
-
-    def __init__(self, verdict):
-        self.verdict = verdict
-
-    def __getitem__(self, key):
-        return self.verdict
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(())  # names no run, so none is reported as unmatched
-
-    def __len__(self) -> int:
-        return 1
-
-
-class _NothingReused:
-    """The Reuse of an add: every run handed to the compile loop is new, or replaces a
-    run of the corpus; the pages of those the model wrote (``runs``, ``files``,
-    ``insights``, ``digests``, as Reuse holds them) stay when the model does not answer."""
-
-    prompt_index_ok = False
-
-    def __init__(self, pub: Publisher | None = None, previous: dict | None = None, records: dict | None = None,
-                 replaced: set[str] = frozenset()):
-        self.runs, self.files, self.insights, self.digests = {}, {}, {}, {}
-        for r in (previous or {}).get("runs", []):
-            if r["run_id"] not in replaced or r.get("compiler") != "llm":
-                continue
-            files = pub.owned_under(f"raw/{r['step']}/") + [layout.compilation_doc(r["step"])] + \
-                [layout.insight_doc(i) for i in r.get("insights", [])]
-            if pub.verify_group(files):
-                self.runs[r["run_id"]], self.files[r["step"]] = r, files
-                self.insights.update((i["id"], i) for i in previous["insights"] if i["id"] in r.get("insights", []))
-                if (records or {}).get(r["run_id"]):
-                    self.digests[r["run_id"]] = records[r["run_id"]]
-
-    def entry(self, run, digest):
-        return None
 
 
 def add_runs(opts: AddOptions) -> AddResult:
@@ -159,7 +115,7 @@ def _create_corpus(opts: AddOptions) -> AddResult:
     bopts = BuildOptions(inputs=[opts.run_file], out=opts.corpus, fmt=opts.fmt, templates=opts.templates,
                          offline=opts.offline, model=opts.model, base_url=opts.base_url, cache_dir=opts.cache_dir,
                          max_tokens=opts.max_tokens, timeout=opts.timeout, quiet=True, strict=True,
-                         outcomes=_EveryRun(verdict) if verdict is not None else None)
+                         outcomes=EveryRun(verdict) if verdict is not None else None)
     try:
         built = build(bopts)
     except BuildError as exc:
@@ -178,7 +134,9 @@ def _create_corpus(opts: AddOptions) -> AddResult:
 
 
 def _add_under_lock(opts: AddOptions, root: Path) -> AddResult:
-    with BuildLock(root):
+    from .gc_policy import paused
+
+    with BuildLock(root), paused():
         journal = root / STATE / "runs.journal"
         pub = Publisher(root, "runs")
         try:
@@ -194,128 +152,6 @@ def _add_under_lock(opts: AddOptions, root: Path) -> AddResult:
                 journal.unlink()
 
 
-def _published(pub: Publisher, interrupted: bool) -> dict:
-    """corpus.json as the last build wrote it, or an error saying how to repair it."""
-    root = pub.root
-    fix = f"rebuild it with `wikitrace compile INPUT... --out {root}` (the corpus's inputs), then add"
-    if interrupted:  # a build was killed: what it left must be only files no index names yet
-        known = [rel for rel, entry in pub.manifest.files.items() if entry is not None]
-        if not pub.verify_group(known):
-            raise Failed(f"{root}: its last build was interrupted and changed published files "
-                         f"({', '.join(pub.repaired[:3])})", fix)
-        pub.repaired.clear()
-    if pub.verify("corpus.json") != "ok":
-        raise Failed(f"{root / 'corpus.json'}: differs from what the last build wrote", fix)
-    try:
-        previous = read_corpus_json(root)
-    except PublishError as exc:
-        raise Failed(str(exc)) from None
-    from .build import _usable_manifest
-
-    try:
-        previous = _usable_manifest(previous, root)
-    except PublishError as exc:
-        raise Failed(str(exc)) from None
-    if previous.get("build_key") != pub.manifest.data.get("build_key"):
-        raise Failed(f"{root / 'corpus.json'}: its build key is not the manifest's", fix)
-    return previous
-
-
-def _settings(pub: Publisher, previous: dict) -> dict:
-    """The options the corpus was compiled with. A corpus from before they were kept: the
-    defaults, which the build key then proves or disproves."""
-    kept = pub.manifest.data.get("settings")
-    if isinstance(kept, dict):
-        return kept
-    compiler = previous.get("compiler") or {}
-    return {"compiler": compiler.get("name"), "model": compiler.get("model"), "mount_path": previous.get("mount_path"),
-            "redact": True, "redact_patterns": [], "task_type": None, "outcomes": None, "templates": None}
-
-
-def _build_options(opts: AddOptions, settings: dict, root: Path):
-    from .build import BuildOptions
-
-    templates = opts.templates or (Path(settings["templates"]) if settings.get("templates") else None)
-    if templates is not None and not templates.is_dir():
-        raise InputError(f"the corpus was compiled with --templates {templates}, which is gone",
-                         "pass --templates DIR with the same templates", where="--templates")
-    return BuildOptions(
-        inputs=[opts.run_file], out=root, fmt=opts.fmt, mount_path=settings.get("mount_path") or "/work/corpus",
-        templates=templates, task_type=settings.get("task_type"), offline=opts.offline, model=opts.model,
-        base_url=opts.base_url, concurrency=opts.concurrency, cache_dir=opts.cache_dir, max_tokens=opts.max_tokens,
-        timeout=opts.timeout, quiet=opts.quiet, redact=settings.get("redact", True) is not False,
-        redact_patterns=tuple(settings.get("redact_patterns") or ()), command="add",
-    )
-
-
-def _llm_config(opts: AddOptions, settings: dict):
-    """The corpus's compiler by default: offline for an offline corpus (an API key in the
-    environment does not change that), its model for an LLM corpus."""
-    from .llm.config import resolve
-
-    if opts.offline or (settings.get("compiler") != "llm" and not (opts.model or opts.base_url)):
-        return None
-    endpoint = resolve(None, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
-    if endpoint is None:
-        raise InputError(f"the corpus was compiled by the LLM {settings.get('model')!r} and no endpoint is configured",
-                         "set OPENAI_BASE_URL (or pass --base-url) and OPENAI_API_KEY as for that build",
-                         where="--base-url")
-    model = opts.model or (settings.get("model") if settings.get("compiler") == "llm" else None)
-    return resolve(model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
-
-
-def _same_settings_or_fail(key: str, pub: Publisher, previous: dict, settings: dict, compiler_name: str,
-                           model: str | None) -> None:
-    if key == pub.manifest.data.get("build_key"):
-        return
-    root = pub.root
-    fix = (f"add with the corpus's own settings, or rebuild everything with `wikitrace compile INPUT... --out "
-           f"{root}` under the new ones")
-
-    def who(name, mdl):
-        return f"the LLM {mdl!r}" if name == "llm" else "the offline compiler"
-
-    if (settings.get("compiler"), settings.get("model")) != (compiler_name, model):
-        raise Failed(f"{root}: was compiled by {who(settings.get('compiler'), settings.get('model'))}; this add would "
-                     f"use {who(compiler_name, model)}", "pass --model/--base-url (or --offline) to match, or " + fix)
-    if previous.get("wikitrace_version") != __version__:
-        raise Failed(f"{root}: was compiled by wikitrace {previous.get('wikitrace_version')}, this is {__version__}",
-                     f"rebuild it once with `wikitrace compile INPUT... --out {root}`, then add")
-    raise Failed(f"{root}: was compiled with other options than this add would use (templates, --task-type, "
-                 f"--redact-pattern or --no-redact)", fix)
-
-
-def _read(opts: AddOptions, bopts, verdict, records: dict, prev_runs: dict):
-    """The runs of RUN_FILE (records the corpus compiled from the same bytes come back as
-    ``Carried``, unparsed) and the loader's report."""
-    from .build import _apply_defaults
-    from .runs.load import LoadReport, iter_runs
-
-    report = LoadReport()
-    known = {d: Carried(d, run_id, prev_runs[run_id]["outcome"]) for run_id, d in records.items()
-             if run_id in prev_runs and prev_runs[run_id]["compiler"] != "offline-fallback"}  # fallbacks: asked again
-    items = list(_apply_defaults(iter_runs(
-        [opts.run_file], bopts.fmt, report, outcomes=_EveryRun(verdict) if verdict else None, redact=bopts.redact,
-        redact_patterns=bopts.redact_patterns, known=known), bopts))
-    if report.missing_outcome:
-        fmt = next(iter(report.detected.values()), "this format")
-        raise InputError(f"{report.missing_outcome} run(s) carry no verdict of their own ({fmt})",
-                         f"pass --outcome {OUTCOME_HELP}; nothing was added", where=opts.run_file)
-    if verdict is not None:
-        for item in items:
-            label = item.outcome if isinstance(item, Carried) else item.outcome.label
-            if (label == "success") != verdict.success:
-                raise InputError(f"run {item.run_id!r} says {label} itself, --outcome says "
-                                 f"{'success' if verdict.success else 'failure'}",
-                                 "drop --outcome to keep the run's own verdict; nothing was added",
-                                 where=opts.run_file)
-    if not items:
-        first = report.errors[0] if report.errors else "no run found"
-        raise InputError(f"no run could be read ({first})", "fix the file or force its format with --from",
-                         where=opts.run_file)
-    return items, report
-
-
 def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResult:
     from .build import BuildError, build_key, make_compiler, publish_indexes, write_runs
     from .corpus.manifest import IdAllocator
@@ -326,19 +162,19 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     from .runs.outcomes import parse_verdict
 
     root = pub.root
-    previous = _published(pub, interrupted)
-    settings = _settings(pub, previous)
-    bopts = _build_options(opts, settings, root)
+    previous = published_corpus(pub, interrupted)
+    settings = compiled_settings(pub, previous)
+    bopts = build_options(opts, settings, root)
     verdict = parse_verdict(opts.outcome, "--outcome") if opts.outcome is not None else None
-    config = _llm_config(opts, settings)
+    config = llm_config(opts, settings)
     bopts.offline = config is None  # the corpus decides: a key in the environment does not make it an LLM corpus
     name, model = ("llm", config.model) if config else ("offline", None)
     key = build_key(name, model, bopts)
-    _same_settings_or_fail(key, pub, previous, settings, name, model)
+    same_settings_or_fail(key, pub, previous, settings, name, model)
 
     ids = IdAllocator(previous)
     records = pub.manifest.data.get("records") or {}
-    items, report = _read(opts, bopts, verdict, records, ids.prev_runs)
+    items, report = read_run_file(opts, bopts, verdict, records, ids.prev_runs)
     graves = Tombstones.load(root)  # runs `wikitrace forget` removed are not added back
     items = list(graves.skip(items))
     result = AddResult(corpus=root, skipped=list(report.errors), warnings=list(report.warnings),
@@ -358,14 +194,16 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     result.runs, result.insights = len(previous["runs"]), len(previous["insights"])
     if not todo:
         return result
+    if config is not None:  # the corpus's model: imported while the corpus's runs are carried over
+        import_client_ahead()
 
     compiler = make_compiler(bopts, config)
-    writer = _carry_everything(pub, ids, bopts, previous, records, replaced)
+    writer = carry_everything(pub, ids, bopts, previous, records, replaced)
     pub.verify_group(list(INDEXES))  # rewritten below; damage is reported, as compile does
     prompt_index_ok = pub.verify_group([PROMPT_INDEX])
     before = {r["run_id"] for r in writer.runs}
     try:
-        write_runs(writer, todo, compiler, bopts, report.errors, _NothingReused())
+        write_runs(writer, todo, compiler, bopts, report.errors, NothingReused())
     except BuildError as exc:
         raise Failed(str(exc)) from None
     publish_indexes(writer, compiler, bopts, ids, report, key, prompt_index_ok, graves)
@@ -379,35 +217,6 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     result.runs, result.insights = len(writer.runs), len(writer.insights)
     result.stats, result.compiler = compiler.stats().as_dict(), describe(compiler)
     return result
-
-
-def _carry_everything(pub: Publisher, ids, bopts, previous: dict, records: dict, replaced: set[str]):
-    """A RunWriter already holding every run of the corpus but the ``replaced`` ones, as
-    compile's carry-over leaves it, from corpus.json's entries and the manifest alone (no
-    page is read or checked)."""
-    from .build import _Writer
-    from .corpus.corpus_json import published_lines
-
-    writer = _Writer(pub, ids, bopts, _NothingReused(pub, previous, records, replaced))
-    ids.used_run_ids.update(ids.prev_runs)  # none of them leaves the corpus
-    runs = [r for r in previous["runs"] if r["run_id"] not in replaced]
-    gone = {r["step"] for r in previous["runs"] if r["run_id"] in replaced}
-    writer.runs.extend(runs)
-    # corpus.json (verified above) is rewritten with these entries unchanged: their lines are reused
-    writer.published_lines = published_lines((pub.root / "corpus.json").read_bytes(), previous["runs"])
-    for r in runs:
-        ids.keep_insights(r.get("insights") or [])
-    writer.prev_insights = {i["id"]: i for i in previous["insights"]}  # the insight pages are gathered again
-    writer.carried_steps.update(r["step"] for r in runs)
-    writer.compilers.update(r["compiler"] for r in runs)
-    writer.record_digests.update((k, v) for k, v in records.items() if k in ids.prev_runs and k not in replaced)
-    # The pages of replaced runs are written again (or removed by finish when no longer
-    # produced); files another build left half-claimed (entry None) are removed too.
-    dropped = {layout.compilation_doc(s) for s in gone}
-    gone_raw = {f"raw/{s}" for s in gone}  # the replaced runs' raw folders (none when only new runs come)
-    pub.keep([rel for rel, entry in pub.manifest.files.items() if entry is not None and rel not in dropped
-              and not rel.startswith("insight/") and not (gone_raw and "/".join(rel.split("/", 2)[:2]) in gone_raw)])
-    return writer
 
 
 def add_run(path, corpus, outcome=None, **options) -> AddResult:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from . import __version__, llm_report
+from . import __version__, helper_process, llm_report
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler
 from .build_key import build_key, build_settings, outcomes_digest
@@ -167,6 +167,7 @@ def _apply_defaults(runs: Iterable[Run | Carried], opts: BuildOptions) -> Iterat
             continue
         if opts.task_type and not run.task.task_type and not run.task.apps:
             run.task.task_type = opts.task_type
+            run.__dict__.pop(helper_process.PICKLED_ATTR, None)  # the reader's bytes no longer match it
         yield run
 
 
@@ -337,10 +338,13 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
         if unanswered:
             raise BuildError(unanswered)
         writer.release()
+        # every run has its entry: the insights are gathered (and with a model, the merges go
+        # out) now, while the page writer still writes the last runs' pages (``writer.close``
+        # waits for it below)
         if compiler.name == "llm":
-            # every run has its entry: the insight merges go out now, while the page writer
-            # still writes the last runs' pages (``writer.close`` waits for it below)
             await writer.merge_insights(compiler)
+        else:
+            writer.gather_insights()
 
     try:
         if compiler.name == "llm":
@@ -373,7 +377,7 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
     writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
     data = _corpus_json(writer, compiler, opts, ids, report, key)
-    text, region = corpus_json.dumps(data, writer.published_lines)
+    text, region = corpus_json.dump_bytes(data, writer.published_lines)
     # `prompt` need not re-index per call; renders of insights carried over are reused
     carried = writer.carried_steps and prompt_index_ok
     prompt = prompt_index_bytes(writer.runs, writer.insights, region, previous=root if carried else None,
@@ -391,4 +395,15 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
               "usage": usage,
               **forget_state(pub, compiler, opts.templates)})
     pending.save(pub, record)  # every page is in place: from here the next command can finish this one
-    return pending.complete(pub, record, prompt, data)
+    return pending.complete(pub, record, prompt, data, kept_runs=_kept_runs(writer, ids, opts))
+
+
+def _kept_runs(writer: _Writer, ids: IdAllocator, opts: BuildOptions) -> int:
+    """How many of the first runs (in id order) are every run the corpus held, carried over
+    unchanged by an add: the run indexes keep their published rows. 0 for anything else."""
+    kept = len(ids.prev_runs)
+    if opts.command != "add" or not kept or len(writer.carried_steps) != kept or len(writer.runs) < kept:
+        return 0
+    if any(r["step"] not in writer.carried_steps for r in writer.runs[:kept]):
+        return 0
+    return kept

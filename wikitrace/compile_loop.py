@@ -79,7 +79,11 @@ async def compile_in_order(runs: Iterable[Run | Carried], compiler: Compiler, co
                            errors: list[str], reuse: Reuse, then: Callable[[], Awaitable[None]] | None = None) -> None:
     """Compile with bounded concurrency; hand results to ``on_done`` in input order; then
     await ``then()`` (on this loop, before the compiler's client is closed)."""
-    sem = asyncio.Semaphore(concurrency)
+    # Twice as many compiles as requests: a model compiler holds its requests in flight
+    # to ``concurrency`` itself (llm/transport.py), and the second half waits for a slot
+    # with its request made, so a request leaves as soon as a reply is read rather than
+    # after that reply's checks. Replies of a wave no longer hold the next wave back.
+    sem = asyncio.Semaphore(concurrency * 2)
 
     async def one(run: Run, digest: str):
         if reuse.entry(run, digest) is not None:

@@ -38,6 +38,22 @@ class Pickled:
         return pickle.loads(self.data)
 
 
+class PickledOriginal(Pickled):
+    """A run's kept original record (``run.source["original"]``), pickled in the reader
+    process and unpickled only where its page is written. Nothing in the build's main
+    process reads the record, and it is a tree of small objects as large as the run's
+    turns: unpickling it there cost more than the rest of the run. ``suffix`` names the
+    page it makes (``txt``, ``jsonl`` or ``json``: corpus/pages.py)."""
+
+    __slots__ = ("suffix",)
+
+    def __init__(self, data: bytes, suffix: str):
+        self.data, self.suffix = data, suffix
+
+    def __reduce__(self):
+        return (PickledOriginal, (self.data, self.suffix))
+
+
 # Where a run received from the reader keeps its Pickled form (not a field: never hashed,
 # compared or written). Only a run the build does not change is passed on this way.
 PICKLED_ATTR = "_wikitrace_pickled"

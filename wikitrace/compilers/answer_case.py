@@ -14,23 +14,18 @@ import re
 from .arguments import is_verdict
 from .insight_words import answer_seen_in, expected_answer, followed, gives_answer
 from .reading import Call, Reading, _occurs
-from .text import clip_words, signature
+from .text import clip_words, folded_words, signature
 
-_WORD = re.compile(r"\w+")
 # the separators that join items of a list written as text: a comma, a semicolon, "and", "&", "/"
 _ITEMS = re.compile(r"\s*(?:[,;&/]|\band\b)\s*", re.I)
 SHOWN = 110  # characters of an answer or of a look-up's text kept on a case
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
 
 
 def relation(given: str, expected: str) -> str:
     """How the answer's words stand to the expected answer's: "more" (every expected word and
     others), "less" (only some of the expected words, nothing else), "same" (the same words),
     or "other"."""
-    said, wanted = set(words(given)), set(words(expected))
+    said, wanted = set(folded_words(given)), set(folded_words(expected))
     if not said or not wanted:
         return "other"
     if said == wanted:
@@ -49,7 +44,7 @@ def shape(expected: str) -> str:
     low = expected.strip().casefold()
     if low in ("yes", "no"):
         return "yes/no"
-    if re.search(r"\d", low) and len(words(low)) <= 3:
+    if re.search(r"\d", low) and len(folded_words(low)) <= 3:
         return "number"
     ws = [w for w in re.findall(r"\S+", expected) if w[0].isalpha()]
     if ws and ws[0][0].isupper() and all(w[0].isupper() for w in ws if len(w) > 3):
@@ -128,9 +123,9 @@ def answer_case(r: Reading, final: Call) -> dict:
         case["relation"] = relation(given, gold)
         case["shape"] = shape(gold)
         case["in_task"] = _occurs(gold, (r.run.task.instruction or "").lower())  # one of the options the task named
-        extra = set(words(given)) - set(words(gold))
+        extra = set(folded_words(given)) - set(folded_words(gold))
         if case["relation"] == "more":
-            case["extra_in_task"] = extra <= set(words(r.run.task.instruction or ""))
+            case["extra_in_task"] = extra <= set(folded_words(r.run.task.instruction or ""))
             case["joined"] = items(given) > items(gold)
         # a failure: the first look-up that had returned it (it was there to read); a success: the
         # latest before the answer, where it was read (a year can stand on an earlier page by chance)

@@ -2,7 +2,8 @@
 run, said plainly with the turns that show them.
 
 Each fact comes from something the compiler establishes as data, never from its own
-sentences: a comparison in the agent's own words that arithmetic proves wrong, a money
+sentences: a comparison in the agent's own words that arithmetic proves wrong, a claim of when
+a record was made that its own date and the log's stated now disprove (time_claims.py), a money
 limit or a count the user gave that a number of the log contradicts (claim_facts.py), the answer against the one the task expected, an expected call against the
 call sent (item by item), an expected change never made, errors no later call got past, the
 harness's stop. Where none of these is established the page says so instead of guessing.
@@ -27,6 +28,7 @@ from .reading import Call, Reading, harness_reason
 from .record_words import named_fields
 from .schema import KeyFact
 from .text import clip
+from .time_claims import time_facts
 
 MAX_FACTS = 3
 
@@ -34,7 +36,7 @@ MAX_FACTS = 3
 def in_short(r: Reading) -> list[KeyFact]:
     """The facts, most telling first: a checked claim in the run's own words, then what the
     log's own records establish for this outcome."""
-    facts = wrong_comparisons(r)[:1] + limit_facts(r)[:1] + count_facts(r)[:1]
+    facts = wrong_comparisons(r)[:1] + time_facts(r)[:1] + limit_facts(r)[:1] + count_facts(r)[:1]
     facts += _success_facts(r) if r.run.outcome.success else _failure_facts(r)
     kept: list[KeyFact] = []
     for f in facts:
@@ -42,12 +44,18 @@ def in_short(r: Reading) -> list[KeyFact]:
             kept.append(KeyFact(f.text, sorted(set(f.turns))))
     if kept:
         return kept[:MAX_FACTS]
-    return [KeyFact("The log records nothing that settles this run on its own: no expected calls or answer to "
-                    "compare with, no error left standing, no stop by the harness. The items below are the "
-                    "compiler's ranking of what the run did, not an established cause."
-                    if not r.run.outcome.success else
-                    "The log records nothing that shows what decided this success: no expected calls or answer "
-                    "to compare with. The decisions below are what the run did, in order.")]
+    return [KeyFact(NOTHING_SETTLED[r.run.outcome.success])]
+
+
+# What an offline page says when no fact is established. It speaks of the offline compiler's
+# items, so a model's page leaves it out.
+NOTHING_SETTLED = {
+    False: "The log records nothing that settles this run on its own: no expected calls or answer to compare with, "
+           "no error left standing, no stop by the harness. The items below are the compiler's ranking of what the "
+           "run did, not an established cause.",
+    True: "The log records nothing that shows what decided this success: no expected calls or answer to compare "
+          "with. The decisions below are what the run did, in order.",
+}
 
 
 # --- what the log's own records establish --------------------------------------------------------

@@ -9,14 +9,11 @@ from __future__ import annotations
 import re
 
 from dataclasses import dataclass
-from functools import lru_cache
 
-from .arguments import _NOT_JSON, _as_text, _last_key, _parsed, check_arguments, is_label, is_verdict  # noqa: F401
+from .arguments import check_arguments, is_verdict
 from .changes import edit_of
-from .json_fields import fields_at_depth
-from .reading import Call, Reading, _occurs, is_command_line, leaves, t_is_user
-from .text import clip, generic
-from .user_picks import singled_out
+from .reading import Call, Reading, _occurs, is_command_line, leaves
+from .text import clip, folded_words, generic
 
 # A call that hands the conversation to a person: its failure is about *whether* to hand
 # off, never about its arguments.
@@ -31,7 +28,17 @@ def top_key(path: str) -> str:
     return re.split(r"[.\[]", path, maxsplit=1)[0]
 
 
-def sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], list[str]]:
+@dataclass
+class ArgumentSources:
+    """Where the top-level arguments of a call came from, as the argument checks found it."""
+
+    tools: dict[str, list[str]]  # who showed each key: a look-up's tool, or "the earlier <tool> call"
+    earlier_calls: set[str]  # the labels of ``tools`` naming an earlier call's own arguments, not an answer
+    user: list[str]  # keys the user's words held
+    unseen: list[str]  # argument paths no earlier turn showed (a key with any such part is listed only here)
+
+
+def sources(r: Reading, call: Call) -> ArgumentSources:
     """Which earlier tool showed each top-level argument, which came from the user, and the
     argument paths no earlier turn showed (a key with any such part is listed only there)."""
     by_turn = {c.n: c.name for c in r.calls}
@@ -39,6 +46,7 @@ def sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], li
     unseen = list(dict.fromkeys(a.path for a in checks if a.unsourced))
     doubtful = {top_key(a.path) for a in checks if a.seen_at is None}  # unsourced, or held where no source is told
     from_tool: dict[str, list[str]] = {}
+    earlier: set[str] = set()
     from_user: list[str] = []
     placed: set[str] = set()  # a key whose parts came from several places is named with its first
     for a in checks:
@@ -49,11 +57,13 @@ def sources(r: Reading, call: Call) -> tuple[dict[str, list[str]], list[str], li
         if a.seen_in == "user message":
             from_user.append(key)
         elif a.seen_in == "earlier call":
-            from_tool.setdefault(f"the earlier {by_turn.get(a.seen_at, 'tool')} call", []).append(key)
+            label = f"the earlier {by_turn.get(a.seen_at, 'tool')} call"
+            earlier.add(label)
+            from_tool.setdefault(label, []).append(key)
         else:
             from_tool.setdefault(by_turn.get(a.seen_at, "a look-up"), []).append(key)
     dedup = lambda xs: list(dict.fromkeys(xs))  # noqa: E731
-    return {t: dedup(k) for t, k in from_tool.items()}, dedup(from_user), unseen
+    return ArgumentSources({t: dedup(k) for t, k in from_tool.items()}, earlier, dedup(from_user), unseen)
 
 
 def join(items: list[str], limit: int = 4) -> str:
@@ -116,16 +126,13 @@ def answer_seen_in(r: Reading, gold: str, before: Call | None = None) -> Call | 
                  and _occurs(gold, c.turn.result.lower())), None)
 
 
-_WORD = re.compile(r"\w+")
-
-
 def followed(r: Reading, c: Call) -> Call | None:
     """For a free-text look-up whose words beyond the task text all appear in one earlier answer,
     the latest such answer's call (the run searched a name a page had shown); else None."""
     if free_form(c) is None:
         return None
-    task = set(_WORD.findall((r.run.task.instruction or "").casefold()))
-    new = set(_WORD.findall(str(c.turn.arguments).casefold())) - task
+    task = set(folded_words(r.run.task.instruction or ""))
+    new = set(folded_words(str(c.turn.arguments))) - task
     if not new:
         return None
     return next((x for x in reversed(r.calls) if x.n < c.n and not x.error and x.turn.result
@@ -136,7 +143,7 @@ def _answer_words(r: Reading, c: Call) -> set[str]:
     """The words of a call's answer, read once per run (every later look-up asks)."""
     key = f"answer-words:{c.n}"
     if key not in r.memo:
-        r.memo[key] = set(_WORD.findall((c.turn.result or "").casefold()))
+        r.memo[key] = set(folded_words(c.turn.result or ""))
     return r.memo[key]
 
 
@@ -213,8 +220,8 @@ def why_wrong(r: Reading, w: Call) -> str:
         return "verdict"
     if _occurs(gold, (r.run.task.instruction or "").lower()):
         return "option"
-    said = set(re.findall(r"\w+", str(w.turn.arguments).casefold()))
-    wanted = set(re.findall(r"\w+", gold.casefold()))
+    said = set(folded_words(str(w.turn.arguments)))
+    wanted = set(folded_words(gold))
     if said and wanted and said != wanted and said < wanted:
         return "partial"
     if said and wanted and said != wanted and wanted < said:
@@ -245,187 +252,6 @@ WHY_WRONG = {
                   "Before the {t} that ends the run, check each part of the request against what the look-ups "
                   "returned, and look further for any part they do not show yet"),
 }
-
-
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-
-
-_ISO_DATE = re.compile(r"\d{4}-(\d{2})-(\d{2})")
-
-
-def _spoken_forms(text: str) -> list[str]:
-    """The value as a user may have written it, lower case: itself, and for an ISO date its
-    month-name and slashed forms ("may 25", "25 may", "5/25")."""
-    forms = [text.lower()]
-    m = _ISO_DATE.fullmatch(text)
-    if m and 1 <= int(m.group(1)) <= 12:
-        month, day = _MONTHS[int(m.group(1)) - 1], int(m.group(2))
-        forms += [f"{month} {day}", f"{day} {month}", f"{int(m.group(1))}/{day}", f"{m.group(1)}/{m.group(2)}"]
-    return forms
-
-
-@dataclass
-class Pick:
-    """An argument value a change took among several one earlier answer gave the same field."""
-
-    path: str  # the argument's path in the call
-    value: str
-    source: Call  # the answer that listed it
-    field: str  # the answer's field that held it
-    values: list[str]  # every value the answer gave that field, this one included
-    described: str | None = None  # how the user's words single out its record, when they do
-
-
-def _fields_at_depth(text: str) -> list[tuple[str, int, object, str]]:
-    """(field, nesting depth, scalar, the path of the record holding it) for every scalar of a
-    JSON answer: values of one field at one depth are the items of one listing (a reservation's
-    own origin is not one of its flights' origins)."""
-    data = _parsed(text)
-    if data is _NOT_JSON:
-        return []
-    return [(_last_key(path), path.count(".") + path.count("["), v, _LAST_STEP.sub("", path))
-            for path, v in leaves(data)]
-
-
-_LAST_STEP = re.compile(r"(?:\.[^.\[]*|\[\d+\])$")
-
-
-class _FieldsIndex:
-    """``_fields_at_depth`` of one answer, looked up by value instead of scanned per value.
-
-    Only the places holding each value are indexed up front; a field's listing and a
-    record's names are gathered when first asked for: a change asks about one or two
-    values of an answer that may hold hundreds (a flight search)."""
-
-    def __init__(self, places: list[tuple[str, int, object, str]]):
-        self.places = places
-        self.holding: dict[str, list[tuple[str, int, str]]] = {}  # a scalar's text -> (field, depth, record path) of each place
-        self._listings: dict[tuple[str, int], list[str]] = {}
-        self._names: dict[str, list[str]] = {}
-        for k, d, v, home in places:
-            self.holding.setdefault(v if type(v) is str else _as_text(v), []).append((k, d, home))
-
-    def listing(self, field: str, depth: int) -> list[str]:
-        """The distinct non-empty values of ``field`` at ``depth``, in order."""
-        key = (field, depth)
-        found = self._listings.get(key)
-        if found is None:
-            found = self._listings[key] = list(dict.fromkeys(
-                v if type(v) is str else _as_text(v) for k, d, v, _h in self.places
-                if k == field and d == depth and v not in (None, "")))
-        return found
-
-    def names(self, home: str) -> list[str]:
-        """The string scalars of 3 characters or more of the record at ``home``."""
-        found = self._names.get(home)
-        if found is None:
-            found = self._names[home] = [v for _k, _d, v, h in self.places
-                                         if h == home and isinstance(v, str) and len(v) >= 3]
-        return found
-
-
-@lru_cache(maxsize=64)
-def _fields_index(text: str) -> _FieldsIndex:
-    """Built once per answer text: a run's changes ask about the same few answers."""
-    data = _parsed(text)
-    places = [] if data is _NOT_JSON else fields_at_depth(data)  # the same tuples, in one walk
-    return _FieldsIndex(_fields_at_depth(text) if places is None else places)
-
-
-def _ids(node) -> dict[str, str]:
-    """The ids an object names at its top level: its plain text fields whose key names an id
-    (``id``, ``reservation_id``)."""
-    if not isinstance(node, dict):
-        return {}
-    return {k: v for k, v in node.items() if isinstance(v, str) and (k.lower() in ("id", "_id") or k.lower().endswith("_id") or k.endswith("Id"))}
-
-
-def _other_record(mine: dict[str, str], look_up) -> bool:
-    """Whether a look-up was about another record than the change: it was sent, or its answer
-    holds at its top level, an id the change sends under the same key with another value."""
-    if not mine:
-        return False
-    theirs = _look_up_ids(look_up.result or "", tuple(sorted(_ids(look_up.arguments).items())))
-    return any(k in theirs and theirs[k] != v for k, v in mine.items())
-
-
-@lru_cache(maxsize=512)
-def _look_up_ids(result: str, sent: tuple[tuple[str, str], ...]) -> dict[str, str]:
-    """The ids a look-up is about: those its answer holds at its top level, and those it was sent
-    (once per answer: every change of a run asks about the same look-ups)."""
-    answer = _parsed(result)
-    return {**(_ids(answer) if isinstance(answer, dict) else {}), **dict(sent)}
-
-
-def picked(r: Reading, c: Call) -> list[Pick]:
-    """The argument values of a change the agent picked among several that one earlier answer
-    gave the same field, sending none of the others (a field whose other values the call sent
-    too is a set it kept), when no user message before the call holds the value in any form a
-    user writes it, nor another name of the record it sits in (a saved passenger the user named,
-    a card by its brand). An answer that also states the value as a field's only value (a
-    reservation's own origin beside its flights' origins) is no listing of it, and a value whose
-    record the user's words single out among the listed ones' (``user_picks.singled_out``) is the
-    user's pick. The listing named is the first that showed the value, where the agent could
-    have learned it. The log proves only that the agent chose it among others unasked."""
-    key = f"picked:{c.n}"
-    if key in r.memo:
-        return r.memo[key]
-    out: list[Pick] = []
-    described: list[Pick] = []  # the same, where the user's words single out the value's record
-    said = [r.lower(t) for t in r.facts if t.turn < c.n and t_is_user(t)]
-    answers = [t for t in r.facts if t.turn < c.n and t.type == "function_call"]
-    sent = {_as_text(v) for _p, v in leaves(c.turn.arguments)}
-    by_turn = {x.n: x for x in r.calls}
-    heard: dict[str, bool] = {}  # a record's names are asked about once per value, not once per argument
-    mine = _ids(c.turn.arguments)
-
-    def told(v: str) -> bool:
-        hit = heard.get(v)
-        if hit is None:
-            hit = heard[v] = any(f in u for f in _spoken_forms(v) for u in said)
-        return hit
-
-    for a in check_arguments(r, c.turn):
-        text = _as_text(a.value)
-        if a.seen_at is None or len(text) < 3 or told(text):
-            continue
-        low = text.lower()
-        key, number = _last_key(a.path), isinstance(a.value, (int, float)) or text.replace(".", "", 1).isdigit()
-        for t in answers:
-            if low not in r.lower(t):
-                continue  # cheap: an answer whose text lacks the value holds no listing of it
-            if _other_record(mine, t):
-                continue  # another reservation's look-up: its values are not the ones this call refers to
-            fields = _fields_index(t.result or "")
-            holding = fields.holding.get(text)
-            if holding and number:  # a number means what its field says: a price is no balance
-                holding = [h for h in holding if h[0] == key]
-            if not holding:
-                continue
-            listings = {(k, d): fields.listing(k, d) for k, d, _h in holding}
-            homes = {h for _k, _d, h in holding}
-            named = any(v != text and told(v) for h in homes for v in fields.names(h))
-            if named:
-                break  # the user named the record it sits in
-            if any(len(v) < 2 for v in listings.values()):
-                continue  # this answer states it as a field's only value: an earlier listing may hold the choice
-            choice = next(((k, d) for (k, d), values in sorted(listings.items())
-                           if not sent & (set(values) - {text})), None)
-            if choice is not None and t.turn in by_turn:
-                pick = Pick(a.path, text, by_turn[t.turn], choice[0], list(listings[choice]))
-                pick.described = singled_out(r, c.n, text, listings[choice])
-                (described if pick.described else out).append(pick)
-            break
-    r.memo[key] = out
-    r.memo[f"described:{c.n}"] = described
-    return out
-
-
-def user_described(r: Reading, c: Call) -> list[Pick]:
-    """The values ``picked`` would name but for the user's words, which single out their records."""
-    picked(r, c)
-    return r.memo[f"described:{c.n}"]
 
 
 def report_message(r: Reading):

@@ -1,7 +1,7 @@
 """Every scalar of a parsed JSON answer with its field, nesting depth and holding record, in
 one walk.
 
-``insight_words._fields_at_depth`` defines these from the path strings ``leaves`` builds
+``picked_values._fields_at_depth`` defines these from the path strings ``leaves`` builds
 (``reservations[0].origin``): the field is the path's last name, the depth its count of
 steps, the record the path without its last step. Parsing a path string per scalar was
 most of the time spent on a large answer (a flight search); this walk carries the three

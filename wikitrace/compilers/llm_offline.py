@@ -16,7 +16,8 @@ import sys
 from json.encoder import encode_basestring
 
 from ..runs.model import Run
-from .schema import Compilation
+from .schema import Compilation, KeyFact
+from .in_short import NOTHING_SETTLED
 from .offline import compile_offline
 from .prompt_views import Prompt, build_prompt
 
@@ -54,6 +55,16 @@ def offline_compilation(run: Run) -> Compilation:
     used once), or made now."""
     made = run.__dict__.pop(_KEY, None)
     return made if made is not None else compile_offline(run)
+
+
+def offline_facts(run: Run) -> list[KeyFact]:
+    """The "In short" facts of the run's offline compilation, for a model's page: checked
+    against the log, so they hold whatever the model wrote. The compilation stays kept with
+    the run for its other uses in the build (the lessons' keys, a fallback's page)."""
+    made = run.__dict__.get(_KEY)
+    if made is None:
+        made = run.__dict__[_KEY] = compile_offline(run)
+    return [f for f in made.in_short if f.text not in NOTHING_SETTLED.values()]
 
 
 if __name__ == "__main__":

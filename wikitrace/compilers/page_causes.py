@@ -1,5 +1,7 @@
-"""The items a compilation page ranks (offline.py), and one cause made of errors that are copies of
-one defect: the same tool answered with one error around whatever each call sent."""
+"""The items a compilation page ranks (offline.py, failure_items.py), the phrases both outcomes'
+items share (a call in full, the edits between two turns, a call that answered nothing), and one
+cause made of errors that are copies of one defect: the same tool answered with one error around
+whatever each call sent."""
 
 from __future__ import annotations
 
@@ -7,7 +9,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from .reading import Call
+from .changes import Edit, edit_of
+from .page_items import silent_items
+from .reading import Call, Reading, full_arguments
 from .schema import Evidence
 from .text import clip, quote_of
 
@@ -21,6 +25,7 @@ class Item:
     kind: str  # "write" | "recovery" | "lookup" | "error" | "loop" | "idle"
     call: Call | None = None
     got_past: bool = False  # a failed look-up that a later call of the same tool got past
+    never_got_past: bool = False  # an error no later call of the same program (or tool) got past
 
 
 def answer_text(c: Call) -> str:
@@ -44,8 +49,7 @@ def same_error_once(items: list[Item], afters: dict[int, str]) -> list[Item]:
     written as one), or quote marks around it."""
     groups: dict[tuple[str, str], list[Item]] = {}
     for i in items:
-        if i.kind == "error" and i.call is not None and len(i.evidence.turns) <= 2 \
-                and afters.get(i.call.n, "").startswith("; no later"):
+        if i.kind == "error" and i.call is not None and len(i.evidence.turns) <= 2 and i.never_got_past:
             groups.setdefault((i.call.name, _error_form(i.call)), []).append(i)
     for (name, form), group in groups.items():
         if len(group) < 2:
@@ -69,7 +73,7 @@ def same_error_once(items: list[Item], afters: dict[int, str]) -> list[Item]:
                         f"answered with an error that reads {json.dumps(clip(form, 120), ensure_ascii=False)} "
                         "around what it sent") + afters[last.n],
             support=f"The environment answered with an error each time: {clip(last.turn.result)}",
-            turns=shown, quote=quote_of(last.turn.result), notes=notes), "error", last)
+            turns=shown, quote=quote_of(last.turn.result), notes=notes), "error", last, never_got_past=True)
         items = [i for i in items if i not in group] + [merged]
     return items
 
@@ -91,3 +95,32 @@ def quote_marks_note(err: Call, fix: Call) -> list[str]:
         return []
     return [f"The call that failed sent its text inside quote marks, as {' '.join(err.turn.arguments.split())}; "
             "the one that went through sent none."]
+
+
+def call_line(call: Call) -> str:
+    """The call, and when the log kept the text as sent (an action after blank lines) that text
+    quoted too: what a harness refused may be its form, not its arguments."""
+    sent = call.turn.extra.get("sent")
+    return f"{call.name}({full_arguments(call.turn)})" + (f"\nsent as: {json.dumps(sent)}" if isinstance(sent, str) else "")
+
+
+def edits_between(calls: list[Call], start: int, end: int) -> list[tuple[Call, Edit]]:
+    """The file edits that went through between two turns."""
+    return [(c, e) for c in calls if start < c.n < end and c.writes and not c.error and (e := edit_of(c.turn))]
+
+
+def edits_phrase(edits: list[tuple[Call, Edit]]) -> str:
+    """``Edit changed `a.py` (in `total`) at turns 6 and 8``: edits of one place told once."""
+    places: dict[tuple[str, str], list[int]] = {}
+    for c, e in edits:
+        places.setdefault((c.name, e.phrase()), []).append(c.n)
+    parts = [f"{name} changed {where} at turn{'s' if len(ns) > 1 else ''} "
+             + (", ".join(map(str, ns[:-1])) + f" and {ns[-1]}" if len(ns) > 1 else str(ns[0]))
+             for (name, where), ns in list(places.items())[:3]]
+    return "; ".join(parts) + (f" (and {len(places) - 3} more places)" if len(places) > 3 else "")
+
+
+def silent(r: Reading, rank: float) -> list[Item]:
+    """Calls that sent text and answered nothing (a think tool), with the text they hold."""
+    return [Item(rank + c.n / 10_000, Evidence(decision=decision, support=support, turns=[c.n], quote=quote),
+                 "note", c) for c, decision, support, quote in silent_items(r)]

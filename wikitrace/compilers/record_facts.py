@@ -28,13 +28,12 @@ from .arguments import _NOT_JSON, _parsed
 from .page_notes import _record_holding
 from .reading import Reading, runs_a_command
 from .rules import _DIGIT
+from . import time_claims
 from .run_patterns import _fingerprint
 
 DAYS = " (against now)"  # the suffix of a derived field: where the date falls against the stated now
 _WORDS_KEPT = 3  # a string of more words is prose (a name, an address), not a value a rule names
 _DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2})?))?")
-# the words that mark a system prompt's sentence as stating the present moment
-_PRESENT = re.compile(r"\b(?:current|now|today)\b", re.I)
 
 
 def _when(text: str) -> datetime | None:
@@ -48,20 +47,16 @@ def _when(text: str) -> datetime | None:
 
 
 def stated_now(r: Reading) -> datetime | None:
-    """The current time the system prompt states ("The current time is 2031-02-03 10:00"), if any:
-    a sentence holding a date and a word naming the present."""
+    """The current time the system prompt states ("The current time is 2031-02-03 10:00"), if it
+    states one (read as the time claims read it: compilers/time_claims.py)."""
     return _now_in((r.system.content or "") if r.system is not None else "")
 
 
 @lru_cache(maxsize=64)
 def _now_in(text: str) -> datetime | None:
     """Once per distinct system prompt: the runs of a benchmark share one."""
-    for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
-        if _PRESENT.search(sentence):
-            when = _when(sentence)
-            if when is not None:
-                return when
-    return None
+    told = time_claims.stated_now([("system prompt", text)])
+    return told[0].start if told is not None else None
 
 
 def _plain(value) -> str | None:

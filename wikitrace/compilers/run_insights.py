@@ -26,22 +26,23 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .answer_case import answer_case, followed_any
+from .answer_case import answer_case
 from .error_insights import error_insight, missing_programs
 from .option_choices import option_insight
 from .verdict_evidence import verdict_insight
-from .insight_words import (WHY_WRONG, clip_words, edited_files, expected_answer, free_form, gives_answer,
-                            is_hand_off, is_verdict, join, last_said, picked, rule_title, sources, top_key, why_wrong)
+from .insight_words import (WHY_WRONG, clip_words, expected_answer, free_form, gives_answer, is_hand_off, join,
+                            last_said, rule_title, sources, top_key, why_wrong)
+from .picked_values import picked
 from .changes import edit_of
-from .coding_insights import coding_procedure, edit_detail, last_edit
-from .insight_parts import (kind_of_tasks, lookups_before, main_edit, make_insight, rules_once, short_hash, tested_after,
-                            verb)
+from .coding_insights import edit_detail
+from .procedure_lessons import procedure_insight
+from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, rules_once, short_hash, verb
 from .reading import Call, Reading, harness_reason
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, shown_beside, signature
 
 if TYPE_CHECKING:
-    from .offline import Item
+    from .page_causes import Item
 
 # --- insights shared by both outcomes ---------------------------------------------------------
 
@@ -60,82 +61,6 @@ def hand_off_insight(r: Reading, w: Call, success: bool) -> CandidateInsight:
 
 
 # --- success ---------------------------------------------------------------------------------
-
-
-_followed_any = followed_any  # whether a look-up before the final answer searched a name an earlier answer showed
-
-
-def procedure_key(r: Reading) -> str | None:
-    """What the run did to settle its task, as a key: the last state-changing call that
-    went through, for a free-text answer where its value came from, and whether a look-up
-    before it followed a name an earlier answer showed."""
-    writes = [c for c in r.calls if c.writes and not c.error]
-    if not writes:
-        return None
-    final = writes[-1]
-    answer = free_form(final)
-    where = ""
-    if answer is not None:
-        tools = sources(r, final)[0]
-        where = "label" if is_verdict(r, answer) else "looked-up" if tools else "own"
-        if where != "label" and not gives_answer(r, final):
-            where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
-        if _followed_any(r, final):
-            where += "+followed"
-    elif main_edit(r) is not None:  # a coding run: where it found the file it changed, and a test it saw pass
-        _c, _e, place, _shown = main_edit(r)
-        where = f"file-{place}" + ("+tested" if tested_after(r, last_edit(r)) else "")
-    return f"procedure|{verb(final)}{':' + where if where else ''}"
-
-
-# how a run's last free-text call settled it, by procedure_key's source -> (title phrase, step)
-_ENDING = {
-    "label": ("giving the verdict", "giving the verdict the look-ups support"),
-    "looked-up": ("giving a value a look-up returned", "giving the value a look-up returned, in the words it used"),
-    "own": ("giving an answer no look-up held word for word", "giving an answer worked out from what the look-ups returned"),
-    "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),
-    "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
-}
-
-
-def procedure_insight(r: Reading) -> CandidateInsight:
-    writes = [c for c in r.calls if c.writes and not c.error]
-    final = writes[-1]
-    v = verb(final)
-    looks = lookups_before(r, final)
-    others = list(dict.fromkeys(verb(c) for c in writes[:-1] if verb(c) != v))
-    answer = free_form(final)
-    steps = []
-    if looks:
-        steps.append(f"look with {join(sorted(looks), 3)}" + (", searching next for a name an earlier answer showed"
-                                                               if answer is not None and _followed_any(r, final) else ""))
-    where = (procedure_key(r) or "").partition(":")[2].split("+")[0]
-    if answer is not None:
-        steps.append(f"end with {final.name} " + _ENDING[where][1])
-    else:
-        if others:
-            steps.append(f"make the change with {join(sorted(others), 3)}")
-        tools, user, _ = sources(r, final)
-        took = "; ".join(f"{join(sorted(k), 3)} from {t}" for t, k in sorted(tools.items()) if not t.startswith("the earlier"))
-        took = "; ".join(x for x in (took, f"{join(sorted(user), 3)} from the user's words" if user else "") if x)
-        steps.append(f"call {v}" + (f", taking {took}" if took else ""))
-    edited = edit_detail(r) if answer is None and main_edit(r) is not None else edited_files(r, writes)
-    asked = [f"{c.name}[{clip(free_form(c), 40)}]" for c in r.calls if not c.writes and free_form(c) is not None]
-    detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "") + (  # what the look-ups asked, in order
-        f"; looked up {join(asked, 4)}" if answer is not None and asked else "")
-    if answer is None and main_edit(r) is not None:
-        return coding_procedure(r, final, looks, detail, procedure_key(r) or "")
-    how = ""
-    if answer is not None:
-        how = ", " + _ENDING[where][0]
-    if answer is not None and _followed_any(r, final):
-        how = ", after searching a name an earlier answer showed" + re.sub(r"^, (giving|sending)", r" and \1", how)
-    insight = make_insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
-                           "To settle the task: " + ", then ".join(steps) + ".",
-                           f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
-    if answer is not None and gives_answer(r, final):
-        insight.case = answer_case(r, final)
-    return insight
 
 
 def _rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> CandidateInsight:
@@ -256,7 +181,7 @@ def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
     if broken:
         h = broken[0]
         return _rule_insight(r, h.sentence, f"turn {w.n}: called {w.name} while {h.broken}", False)
-    _, _, unseen = sources(r, w)
+    unseen = sources(r, w).unseen
     if not unseen:
         return None
     keys = sorted({re.split(r"[.\[]", p, maxsplit=1)[0] for p in unseen})
@@ -308,7 +233,7 @@ def _unchecked(r: Reading, w: Call) -> str:
     """What the run's own log shows was not checked before a change: argument values taken
     unasked among several one answer listed, and values no earlier turn held."""
     chosen = list(dict.fromkeys(top_key(p.path) for p in picked(r, w)))
-    unseen = sorted({top_key(p) for p in sources(r, w)[2]})
+    unseen = sorted({top_key(p) for p in sources(r, w).unseen})
     return ((f"; took {join(chosen, 3)} among several values an earlier answer listed, no user message naming "
              f"{'it' if len(chosen) == 1 else 'them'}" if chosen else "")
             + (f"; set {join(unseen, 3)} to values no look-up or user message before it held" if unseen else ""))

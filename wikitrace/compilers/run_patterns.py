@@ -17,11 +17,13 @@ from .error_insights import error_key, missing_programs
 from .insight_parts import edit_place, edits_of, verb
 from .option_choices import option_pattern
 from .verdict_evidence import verdict_pattern
-from .insight_words import _spoken_forms, free_form, is_hand_off, named_by, picked, top_key
+from .insight_words import free_form, is_hand_off, named_by, top_key
+from .picked_values import _spoken_forms, picked
 from .reading import t_is_user
 from .reading import Reading, leaves, runs_a_command
-from .run_insights import stopped_browsing, confirmation, procedure_key, repeats, unseen_insight
-from .text import clip, generic, signature
+from .procedure_lessons import procedure_key
+from .run_insights import stopped_browsing, confirmation, repeats, unseen_insight
+from .text import clip, folded_words, generic, signature
 
 
 def patterns_of(r: Reading) -> list[str]:
@@ -238,9 +240,6 @@ def _fingerprint(value) -> str:
     return ".".join(scalars)
 
 
-_WORDS = re.compile(r"\w+")
-
-
 def decisions_of(r: Reading) -> set[str]:
     """What the run decided, for the comparison with other trials of the same task: every
     tool it called that answered without an error (``did|<tool>``), where the words of each
@@ -251,20 +250,20 @@ def decisions_of(r: Reading) -> set[str]:
     (``set|<tool>|<key>|<digest>``), and how many such calls of each tool went through
     (``count|<tool>|<n>``)."""
     out: set[str] = set()
-    task_words = set(_WORDS.findall((r.run.task.instruction or "").casefold()))
+    task_words = set(folded_words(r.run.task.instruction or ""))
     shown: set[str] = set()  # the words every earlier answer showed, errors' lists of names included
     unread: list[str] = []  # earlier answers not split into words yet: only a query beyond the task needs them
     changes: dict[str, int] = {}
     for c in r.calls:
         query = free_form(c)  # a free-text look-up or answer
         if query is not None:
-            words = set(_WORDS.findall(str(c.turn.arguments).casefold()))
+            words = set(folded_words(str(c.turn.arguments)))
             if words:
                 if words <= task_words:
                     where = "task"
                 else:
                     for answer in unread:
-                        shown.update(_WORDS.findall(answer.casefold()))
+                        shown.update(folded_words(answer))
                     unread.clear()
                     where = "shown" if words <= shown | task_words else "own"
                 out.add(f"{'said' if c.writes else 'query'}|{c.name}|{where}")

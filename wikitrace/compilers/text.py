@@ -12,6 +12,16 @@ from ..runs.model import Turn
 _VALUE = re.compile(r"\b(?=[A-Za-z_]*\d)[A-Za-z0-9_\-]{3,}\b|\b\d+(?:[.,:]\d+)*\b")
 
 
+_WORD = re.compile(r"\w+")
+
+
+def folded_words(text: str) -> list[str]:
+    """The runs of word characters of ``text``, case-folded: how answers, queries and task texts
+    are compared word by word (an answer's words against the expected one's, a query's against the
+    pages before it)."""
+    return _WORD.findall(text.casefold())
+
+
 def clip(text: str | None, limit: int = 160) -> str:
     flat = " ".join((text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"

@@ -18,7 +18,8 @@ import re
 from ..runs.model import Turn
 from .arguments import _NOT_JSON, _as_text, _json_fields, _last_key, _parsed, _seen, check_arguments
 from .expected_calls import _ABSENT, _differing, expected_changes, made_as_expected
-from .insight_words import _ids, _other_record, free_form, join, picked, top_key, user_described
+from .insight_words import free_form, join, top_key
+from .picked_values import _ids, _other_record, picked, user_described
 from .reading import Call, Reading, leaves, t_is_user
 from .renderings import held_before
 
@@ -68,16 +69,17 @@ def _place(r: Reading, t: Turn, first_sent: bool = False) -> str:
     return f"the user (turn {t.turn})" if t_is_user(t) else f"{t.name}'s answer (turn {t.turn})"
 
 
-def provenance(r: Reading, c: Call, paths: set[str] | None = None) -> str:
-    """``key from place`` for each top-level argument of the change (see ``_credits``)."""
+def credited(r: Reading, c: Call, paths: set[str] | None = None) -> dict[str, list[str]]:
+    """The places named for each top-level argument of the change (see ``_credits``); a key
+    absent here was credited nowhere."""
     return _credits(r, c, paths)[0]
 
 
-def _credits(r: Reading, c: Call, paths: set[str] | None = None) -> tuple[str, dict[str, int]]:
-    """``key from place`` for each top-level argument of the change (only those holding one of
-    ``paths``, when given), joined with "; ": each value credited to its first place
-    (``_first_place``), and a place left out when the places showing more of the argument's
-    values show its values too."""
+def _credits(r: Reading, c: Call, paths: set[str] | None = None) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """The places named for each top-level argument of the change (only those holding one of
+    ``paths``, when given): each value credited to its first place (``_first_place``), and a
+    place left out when the places showing more of the argument's values show its values too;
+    and for each argument the latest turn its places name."""
     by_turn = {x.n: x.name for x in r.calls}
     checks = [a for a in check_arguments(r, c.turn) if paths is None or a.path in paths]
     names = frozenset(v.lower() for _p, v in leaves(c.turn.arguments) if isinstance(v, str) and len(v) > 2)
@@ -101,8 +103,16 @@ def _credits(r: Reading, c: Call, paths: set[str] | None = None) -> tuple[str, d
         shown.setdefault(top_key(a.path), {}).setdefault(where, []).append(a)
         turn_of[where] = fact
     kept = {k: _fewest_places(r, by_place, turn_of) for k, by_place in shown.items()}
-    said = "; ".join(f"`{k}` from {join(places, 3)}" for k, places in kept.items())
-    return said, {k: max(at[w] for w in places) for k, places in kept.items()}
+    return kept, {k: max(at[w] for w in places) for k, places in kept.items()}
+
+
+def provenance(r: Reading, c: Call, paths: set[str] | None = None) -> str:
+    """``key from place`` for each top-level argument ``credited`` names places for, joined with "; "."""
+    return _worded(credited(r, c, paths))
+
+
+def _worded(credit: dict[str, list[str]]) -> str:
+    return "; ".join(f"`{k}` from {join(places, 3)}" for k, places in credit.items())
 
 
 def _fewest_places(r: Reading, by_place: dict[str, list], turn_of: dict[str, Turn | None]) -> list[str]:
@@ -158,11 +168,11 @@ def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
         described = {p.path: p for p in user_described(r, c) if p.path in paths}
         fresh, refs = [], {}
         for path in paths:
-            at, latest, kind = told.get((_last_key(path), _as_text(values[path])), (None, None, None))
+            at, named, kind = told.get((_last_key(path), _as_text(values[path])), (None, None, None))
             here = "pick" if path in picks else "described" if path in described else "place"
             # a later call's note may name turns after this one, and a user message between two calls may
             # name a value an earlier note said no user message named
-            if at is not None and at != c.n and latest < c.n and kind == here:
+            if at is not None and at != c.n and named < c.n and kind == here:
                 refs.setdefault(at, []).append(f"`{top_key(path)}`")
             else:
                 fresh.append(path)
@@ -180,15 +190,16 @@ def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
                 parts.append(f"`{path}` {_val(p.value)} is one of the {len(p.values)} values {p.source.name}'s "
                              f"answer (turn {p.source.n}) gave `{p.field}`, and {p.described}")
         plain = {p for p in fresh if p not in picks and p not in described}
-        said, latest = _credits(r, c, plain) if plain else ("", {})
+        credit, named_by_key = _credits(r, c, plain) if plain else ({}, {})
+        said = _worded(credit)
         parts += [said] if said else []
         parts += [f"{join(list(dict.fromkeys(keys)), 3)} as told for the call at turn {at}" for at, keys in refs.items()]
         for path in fresh:  # only what this note said: a value credited nowhere is no reference later
             p = picks.get(path) or described.get(path)
             if p is not None:
                 named = max([p.source.n] + [int(n) for n in re.findall(r"at turn (\d+)", p.described or "")])
-            elif top_key(path) in latest:
-                named = latest[top_key(path)]
+            elif top_key(path) in named_by_key:
+                named = named_by_key[top_key(path)]
             else:
                 continue
             kind = "pick" if path in picks else "described" if path in described else "place"

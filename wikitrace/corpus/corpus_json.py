@@ -49,28 +49,36 @@ def corpus_region(runs: Sequence[dict], insights: Sequence[dict],
     return bytes(out), spans["runs"], spans["insights"]
 
 
-def dumps(data: dict[str, Any], known: Lines | None = None) -> tuple[str, tuple[bytes, list[int], list[int]]]:
-    """corpus.json text for ``data`` (keys in order; ``runs`` then ``insights`` adjacent),
-    and the region tuple ``corpus_region`` made for it."""
+def dump_bytes(data: dict[str, Any], known: Lines | None = None) -> tuple[bytes, tuple[bytes, list[int], list[int]]]:
+    """corpus.json's bytes for ``data`` (keys in order; ``runs`` then ``insights`` adjacent),
+    and the region tuple ``corpus_region`` made for it. Bytes all the way to the file: the
+    runs' region is bytes already, and a text of tens of megabytes decoded and encoded again
+    cost more than the rest of writing it."""
     keys = list(data)
     at = keys.index("runs")
     assert keys[at + 1] == "insights", "runs and insights must be adjacent"
     region = corpus_region(data["runs"], data["insights"], known)
 
-    def block(names: list[str]) -> str:
+    def block(names: list[str]) -> bytes:
         return ",\n".join(f" {json.dumps(k)}: " + json_visible(json.dumps(data[k], ensure_ascii=False, indent=1))
-                          .replace("\n", "\n ") for k in names)
+                           .replace("\n", "\n ") for k in names).encode("utf-8")
 
-    parts = [block(keys[:at]), region[0].decode("utf-8"), block(keys[at + 2:])]
+    parts = [block(keys[:at]), region[0], block(keys[at + 2:])]
     # joined in one step: adding the pieces up copied the whole text once per step
-    pieces = ["{\n"]
+    pieces = [b"{\n"]
     for part in (p for p in parts if p):
-        pieces += [part, ",\n"]
+        pieces += [part, b",\n"]
     if len(pieces) > 1:
-        pieces[-1] = "\n}\n"
+        pieces[-1] = b"\n}\n"
     else:
-        pieces.append("\n}\n")
-    return "".join(pieces), region
+        pieces.append(b"\n}\n")
+    return b"".join(pieces), region
+
+
+def dumps(data: dict[str, Any], known: Lines | None = None) -> tuple[str, tuple[bytes, list[int], list[int]]]:
+    """``dump_bytes`` as text."""
+    raw, region = dump_bytes(data, known)
+    return raw.decode("utf-8"), region
 
 
 def published_lines(text: bytes, runs: Sequence[dict]) -> dict[int, tuple[dict, bytes]]:

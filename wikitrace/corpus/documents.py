@@ -204,8 +204,10 @@ def _source_lines(sources: list[dict], link: layout.Linker) -> str:
 
 
 def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates: Path | None,
-                   dialogue: bool = False) -> dict[str, str]:
-    """The root page and the three layer indexes, from corpus.json's run and insight entries."""
+                   dialogue: bool = False, published: dict[str, str] | None = None, kept: int = 0) -> dict[str, str]:
+    """The root page and the three layer indexes, from corpus.json's run and insight entries.
+    ``published``, ``kept``: the run indexes as published, made from the first ``kept`` runs
+    (run_indexes.render_run_indexes)."""
     runs = sorted(runs, key=lambda r: layout.id_number(r["step"]))
     counts = {"success": sum(r["outcome"] == "success" for r in runs),
               "failure": sum(r["outcome"] == "failure" for r in runs)}
@@ -226,7 +228,7 @@ def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates
 
     run_pages = render_run_indexes(runs, counts, mount.rstrip("/"), templates, {
         f"{layer}/_index.md": dump_frontmatter({"type": "index", "layer": layer, "count": len(runs)})
-        for layer in ("raw", "compilation")})
+        for layer in ("raw", "compilation")}, published, kept)
     return {
         layout.ROOT_INDEX: render("root_index.md.j2", templates, mount=mount.rstrip("/"), counts=root_counts,
                                   dialogue=dialogue,

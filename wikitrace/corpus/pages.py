@@ -30,6 +30,7 @@ from .manifest import FileWriter
 from .search_files import PageWords
 from .. import helper_process
 from ..controls import json_visible, visible
+from ..runs.original import original_suffix
 from ..runs.turnlog import dumps_turns
 
 BATCH = 16  # operations per pickled batch: amortises pickling and pipe calls
@@ -40,26 +41,26 @@ class PageWriteError(RuntimeError):
 
 
 def _original(run, step: str) -> tuple[str, str] | None:
-    original = run.source.get("original")
-    if original is None:
+    suffix = original_suffix(run)
+    if suffix is None:
         return None
-    kind = run.source.get("original_format") or ("text" if isinstance(original, str) else "json")
-    if kind == "text":
-        return f"raw/{step}/original.txt", visible(str(original))
-    if kind == "jsonl" and isinstance(original, list):
-        return (f"raw/{step}/original.jsonl", json_visible(
-            "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in original)))
-    return f"raw/{step}/original.json", json_visible(json.dumps(original, ensure_ascii=False, sort_keys=True) + "\n")
+    original = run.source["original"]
+    if isinstance(original, helper_process.PickledOriginal):
+        original = original.load()
+    path = f"raw/{step}/original.{suffix}"
+    if suffix == "txt":
+        return path, visible(str(original))
+    if suffix == "jsonl":
+        return path, json_visible("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in original))
+    return path, json_visible(json.dumps(original, ensure_ascii=False, sort_keys=True) + "\n")
 
 
 def run_paths(run, step: str, refs: list) -> list[str]:
     """The paths ``run_pages`` will write for this run (cheap: nothing is rendered)."""
-    original = run.source.get("original")
-    kind = run.source.get("original_format") or ("text" if isinstance(original, str) else "json")
+    suffix = original_suffix(run)
     paths = [layout.raw_dir(step), layout.raw_log(step)]
-    if original is not None:
-        paths.append(f"raw/{step}/original." + ("txt" if kind == "text" else "jsonl" if kind == "jsonl"
-                                                 and isinstance(original, list) else "json"))
+    if suffix is not None:
+        paths.append(f"raw/{step}/original.{suffix}")
     paths.append(layout.raw_turns(step))
     return paths + [layout.compilation_doc(step), layout.raw_metadata(step)]
 

@@ -37,7 +37,7 @@ class Pending:
     data: dict  # the manifest's data once the update is done
     output: dict  # rel -> manifest entry of every file written or kept before the record
     pages: dict = field(default_factory=dict)  # rel -> text: small pages written by ``complete``
-    corpus_json: str | None = None  # corpus.json once done; None: the indexes do not change
+    corpus_json: str | bytes | None = None  # corpus.json once done; None: the indexes do not change
     templates: str | None = None  # the templates folder the indexes are rendered with
     # on disk only: the bytes of corpus_json, saved in PENDING_CORPUS (None: given inline, as
     # records of earlier versions hold it)
@@ -86,7 +86,8 @@ def save(pub, pending: Pending) -> None:
     if pending.corpus_json is not None:
         # corpus.json's text first, as bytes beside the record (not escaped into it); the
         # record, renamed into place after it, is what makes the update complete-able
-        encoded = pending.corpus_json.encode("utf-8")
+        text = pending.corpus_json
+        encoded = text if isinstance(text, bytes) else text.encode("utf-8")
         write_atomic(corpus_path(pub.root), encoded, mode=0o644)
         fields["corpus_json"], fields["corpus_json_size"] = None, len(encoded)
         del encoded
@@ -108,14 +109,36 @@ def _record_chunks(fields: dict):
     yield "}\n" if fields else "{}\n"
 
 
-def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: dict | None = None) -> list[str]:
+def _published_run_indexes(pub) -> dict[str, str]:
+    """raw/_index.md and compilation/_index.md as the corpus holds them, each only when its
+    bytes are the ones the manifest notes (a page edited by hand is written anew)."""
+    import hashlib
+
+    pages = {}
+    for rel in ("raw/_index.md", "compilation/_index.md"):
+        entry = pub.manifest.files.get(rel)
+        if entry is None or pub.verify(rel) != "ok":
+            continue
+        try:
+            data = (pub.root / rel).read_bytes()
+        except OSError:
+            continue
+        if hashlib.sha256(data).hexdigest() == entry[0]:
+            pages[rel] = data.decode("utf-8", errors="replace")
+    return pages
+
+
+def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: dict | None = None,
+             kept_runs: int = 0) -> list[str]:
     """Write what the record names, then finish the publisher (removals, manifest) and
     drop the record. ``prompt_index``: the bytes of the prompt index when the caller has
     them already, else the function that makes them from corpus.json's runs, insights
     and byte region (``agent.index.prompt_index_bytes``: the agent layer owns that
     format, so the caller hands it down). ``data``: the corpus.json the caller dumped
     into the record, as the dict it dumped (spares parsing megabytes again); None: read
-    from the record. Returns the removed paths."""
+    from the record. ``kept_runs``: the first runs of ``data`` are the published corpus's,
+    all of them, with their entries unchanged (an add of new runs): the run indexes' rows
+    of those are taken from the published pages. Returns the removed paths."""
     from .search_files import update_search_files
 
     root = pub.root
@@ -126,7 +149,7 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
     text = pending.corpus_json
     if text is not None:
         from . import documents
-        from .corpus_json import dumps
+        from .corpus_json import dump_bytes
         from .update import PROMPT_INDEX
 
         data = json.loads(text) if data is None else data
@@ -134,17 +157,19 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
         templates = Path(pending.templates) if pending.templates and Path(pending.templates).is_dir() else None
         mount = str(data.get("mount_path") or "/work/corpus")
         dialogue = (root / "dialogue" / "_index.md").is_file()  # dialogue memory beside the runs: the root page links it
-        for rel, page in documents.render_indexes(runs, insights, mount, templates, dialogue).items():
+        published = _published_run_indexes(pub) if kept_runs else None
+        for rel, page in documents.render_indexes(runs, insights, mount, templates, dialogue, published,
+                                                  kept_runs).items():
             pub.write(rel, page.encode("utf-8"))
         if callable(prompt_index):
-            prompt_index = prompt_index(runs, insights, dumps(data)[1])
+            prompt_index = prompt_index(runs, insights, dump_bytes(data)[1])
         pub.write(PROMPT_INDEX, prompt_index)
     if pending.pages or text is not None:  # grep's shards: only those whose files changed are written
         update_search_files(pub, root)
     if text is not None:
         from .index_pair import note_pair
 
-        pub.write("corpus.json", text.encode("utf-8"))
+        pub.write("corpus.json", text if isinstance(text, bytes) else text.encode("utf-8"))
         note_pair(root)  # both in place: a prompt that finds them so need not hash corpus.json
     removed = pub.finish(pending.data)
     from ..fsio import before_replace

@@ -63,6 +63,8 @@ def compilation(frontmatter: str, comp, task, outcome, step: str, insights, link
     if comp.in_short:
         turns_link = _shown(link.rel(layout.raw_turns(step)))
         out.append("\n## In short\n")
+        if comp.compiler == "llm":
+            out.append("> Facts the compiler checked against the turn log, not the model's words.\n\n")
         for fact in comp.in_short:
             out += ["- ", _md(fact.text)]
             if fact.turns:

@@ -6,6 +6,10 @@ their rendering is the engine's per-row work, paid again by every ``add`` and
 head is rendered by the engine with no runs and the rows are written here, exactly as
 the template writes them (tests/test_run_indexes.py holds the two to the same bytes).
 A ``--templates`` folder that brings either page is rendered by the engine whole.
+
+An add keeps every run of the corpus and appends its own: the rows of the runs kept
+are then taken from the published page (``published``) rather than written again, and
+only the head and the new rows are made.
 """
 
 from __future__ import annotations
@@ -39,17 +43,43 @@ def _compilation_rows(runs: list[dict]) -> str:
     return "".join(f"- [{_shown(r['step'])}]({_shown(r['step'])}.md): {_shown(md_text(r['title']))}\n" for r in runs)
 
 
+# each page's row of a run begins with this, and no head line does
+_ROW_START = {"raw/_index.md": "| [{step}]({step}/metadata.md) |", "compilation/_index.md": "- [{step}]({step}.md): "}
+
+
+def kept_rows(page: str, rel: str, runs: list[dict], kept: int) -> str | None:
+    """The rows of ``runs[:kept]`` as the published ``page`` holds them: its last ``kept``
+    lines, when the page shows exactly those runs (its first and last rows name the first
+    and last of them, and no row follows). None when it does not: the rows are written."""
+    if kept <= 0 or kept > len(runs) or not page.endswith("\n"):
+        return None
+    first = _ROW_START[rel].format(step=_shown(runs[0]["step"]))
+    at = page.find("\n" + first)
+    if at < 0:
+        return None
+    rows = page[at + 1:]
+    last = rows.rfind("\n", 0, len(rows) - 1) + 1
+    if rows.count("\n") != kept or not rows.startswith(_ROW_START[rel].format(step=_shown(runs[kept - 1]["step"])),
+                                                         last):
+        return None
+    return rows
+
+
 def render_run_indexes(runs: list[dict], counts: dict, mount: str, templates: Path | None,
-                       frontmatters: dict[str, str]) -> dict[str, str]:
-    """The two pages by path; ``runs`` in id order, ``frontmatters`` by path."""
+                       frontmatters: dict[str, str], published: dict[str, str] | None = None,
+                       kept: int = 0) -> dict[str, str]:
+    """The two pages by path; ``runs`` in id order, ``frontmatters`` by path.
+    ``published``: the pages as the corpus holds them now, made from exactly ``runs[:kept]``
+    (the same entries, unchanged): their rows are reused."""
     pages = {}
     for rel, name, rows in (("raw/_index.md", RAW, _raw_rows), ("compilation/_index.md", COMPILATION, _compilation_rows)):
         context = {"mount": mount, "counts": counts, "frontmatter": frontmatters[rel]}
         if templates is not None and (Path(templates) / name).is_file():
             pages[rel] = render(name, templates, runs=runs, **context)
             continue
+        before = kept_rows((published or {}).get(rel) or "", rel, runs, kept)
         try:
-            body = rows(runs)
+            body = rows(runs) if before is None else before + rows(runs[kept:])
         except (KeyError, TypeError):  # an entry without a field the template prints: the engine says which
             pages[rel] = render(name, None, runs=runs, **context)
             continue

@@ -306,6 +306,12 @@ class RunWriter:
         same_task_memo.save(self.pub.root, memo, kinds, kinds - kept)
         return kept, gathered
 
+    def gather_insights(self) -> None:
+        """Gather the insight layer (offline) now that every run has its entry, while the page
+        writer process is still writing the last runs' pages: this process would otherwise
+        wait for it with nothing to do. ``publish_insights`` then writes what was gathered."""
+        self._gathered = self._gather_insights(asks_model=False)
+
     async def merge_insights(self, compiler) -> None:
         """Gather the insight layer now that every run has its entry, and have the model merge
         each insight's guideline on the running loop: the calls go out while the page writer

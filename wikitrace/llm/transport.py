@@ -309,6 +309,20 @@ class ChatTransport:
         when the server refuses the response mode, ``Failure`` otherwise.
         """
         state = self.loop_state()
+        # One slot for the request, its retries and the waits between them: a run backing off
+        # keeps its place, so an endpoint that stops answering meets no more requests than
+        # ``concurrency``, however many runs have theirs ready (compile_loop prepares twice that).
+        async with state.slots:
+            answer = await self._attempts(state, body, mode)
+        # The slot is free: the requests waiting for one go out before this reply is checked.
+        # Replies come back in waves, and a wave's replies and the requests they wake all run
+        # in the loop's next pass; yielding twice puts this reply's checks after every one of
+        # those requests (checking a whole wave first held the next wave back by its CPU time).
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        return answer
+
+    async def _attempts(self, state: _LoopState, body: dict[str, Any], mode: str) -> tuple[str, dict[str, int]]:
         openai = self._openai
         stats = self.stats
         what = "no attempt"
@@ -320,24 +334,19 @@ class ChatTransport:
             stats.calls += 1
             try:
                 content = None
-                async with state.slots:
-                    # Streamed, so the body is read only up to the size cap. Through the
-                    # client's HTTP client with what the client would send (DirectPost),
-                    # else through its generic post: retries off, and without validating
-                    # our own params or building pydantic models of the reply, which cost
-                    # more CPU than the rest of a run.
-                    if state.direct is not None:
-                        raw = await state.direct.post(body)
-                        content = await read_capped(raw, self.max_answer_bytes)
-                    elif (raw_class := raw_response_class()) is not None:
-                        raw = await state.client.post("/chat/completions", body=body, cast_to=raw_class, stream=True)
-                        content = await read_capped(raw, self.max_answer_bytes)
-                    else:  # a client whose HTTP layer we do not recognise: the typed way
-                        response = (await state.client.chat.completions.create(**body)).model_dump()
-                # The slot is free: let the request waiting for it go out before this
-                # reply is decoded and checked. Replies come back in waves; handling a
-                # whole wave first held every next request back by the wave's CPU time.
-                await asyncio.sleep(0)
+                # Streamed, so the body is read only up to the size cap. Through the
+                # client's HTTP client with what the client would send (DirectPost),
+                # else through its generic post: retries off, and without validating
+                # our own params or building pydantic models of the reply, which cost
+                # more CPU than the rest of a run.
+                if state.direct is not None:
+                    raw = await state.direct.post(body)
+                    content = await read_capped(raw, self.max_answer_bytes)
+                elif (raw_class := raw_response_class()) is not None:
+                    raw = await state.client.post("/chat/completions", body=body, cast_to=raw_class, stream=True)
+                    content = await read_capped(raw, self.max_answer_bytes)
+                else:  # a client whose HTTP layer we do not recognise: the typed way
+                    response = (await state.client.chat.completions.create(**body)).model_dump()
                 if content is not None:
                     response = completion_json(content, raw)
                     del content

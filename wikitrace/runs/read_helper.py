@@ -9,7 +9,8 @@ LoadReport is merged into the build's at the end; a strict-mode RunError is
 raised in the build as if it had been read there. It can also count the
 outcomes first, while the build is still importing the model client.
 
-A module of a higher layer may serve the same protocol with a step of its own for
+Each run is pickled on its own here (``_Shipped``), so the build can hand the same bytes
+on to the page writer. A module of a higher layer may serve the same protocol with a step of its own for
 every run read (``serve(..., each=...)``, started as ``RunReader(..., module=...)``):
 the LLM path's reader also compiles each run offline there (compilers/llm_offline.py).
 """
@@ -26,6 +27,7 @@ from .. import helper_process
 from ._common import Carried
 from .load import LoadReport, count_outcomes, iter_runs
 from .model import RunError
+from .original import seal_original
 
 BATCH = 16  # runs per frame
 # Frames read ahead of the build and not yet taken: the build takes runs only as it compiles
@@ -109,12 +111,12 @@ class RunReader:
 
 
 class _Shipped:
-    """A run read and prepared (``each``) here, pickled on its own and sent with what ``each``
-    kept beside it (its ``_wikitrace_*`` attributes). The build unpickles it as before and
-    keeps the bytes: on the LLM path the build changes nothing of a run the reader
-    prepared (the build's defaults were applied here first), so the page writer is
-    handed these bytes instead of a run pickled once more in the build's main process,
-    the process every model request waits on."""
+    """A run read (and prepared by ``each``) here, pickled on its own and sent with what
+    ``each`` kept beside it (its ``_wikitrace_*`` attributes). The build unpickles it as
+    before and keeps the bytes: compiling a run changes nothing of it (on the LLM path the
+    build's defaults were applied here first; a run the build itself changes drops the
+    bytes, build._apply_defaults), so the page writer is handed these bytes instead of a
+    run pickled once more in the build's main process, the process every run waits on."""
 
     __slots__ = ("pickled", "kept")
 
@@ -155,8 +157,10 @@ def serve(inp: BinaryIO, out: BinaryIO, each: Callable[..., Any] | None = None) 
                 counts, _ = count_outcomes(paths, fmt, **dict(kwargs, redact=False, strict=False))
                 sender.send(("counts", counts))
             for item in iter_runs(paths, fmt, report, **kwargs):
-                if each is not None and not isinstance(item, Carried):
-                    each(item, **each_args)
+                if not isinstance(item, Carried):
+                    if each is not None:
+                        each(item, **each_args)
+                    seal_original(item)  # unpickled only by the page writer
                     item = _Shipped.of(item)
                 batch.append(item)
                 if len(batch) >= size:
@@ -180,5 +184,8 @@ def serve(inp: BinaryIO, out: BinaryIO, each: Callable[..., Any] | None = None) 
 if __name__ == "__main__":
     import signal
 
+    # this module under its package name, so the runs it pickles (``_Shipped``) name a class the build can find
+    from wikitrace.runs import read_helper
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle; it stops this one
-    helper_process.exit_now(serve(sys.stdin.buffer, sys.stdout.buffer))
+    helper_process.exit_now(read_helper.serve(sys.stdin.buffer, sys.stdout.buffer))

@@ -1,0 +1,149 @@
+"""The candidate causes of a failed run, ranked so that the first is the turn the log most
+points at (offline.py chooses among them): errors no later call got past, identical calls
+repeated, each state-changing call checked against what the run had seen, been told and the
+log expected, and a run that never acted or that the harness stopped. Kept apart from the
+success items because each side ranks by its own rules.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .changes import edit_of, what_ran
+from .expected_calls import change_notes, differs_from_expected, made_as_expected, missed_changes, missed_notes
+from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
+from .option_choices import item_note, option_note
+from .page_causes import Item, answer_text as _answer, call_line, edits_between, edits_phrase, same_error_once, silent
+from .page_items import (FOUND_NEAR_ANSWER, diff_phrase, found_notes, halted_evidence, lacking_support, looked_up,
+                         short_call)
+from .page_notes import (answer_context, asked_note, check_notes, listed_note, reason_note, record_rule_notes,
+                         wrong_answer)
+from .reading import Reading, harness_reason
+from .schema import Evidence
+from .text import clip, quote_of, signature
+from .verdict_evidence import verdict_note
+
+def failure_items(r: Reading) -> list[Item]:
+    calls = r.calls
+    items: list[Item] = []
+    told: set[str] = set()
+    ran = {c.n: what_ran(c.turn) for c in calls}
+    changed = any(c.writes and not c.error for c in calls)
+    afters: dict[int, str] = {}  # what became of each error: "; no later javac call went through."
+    for c in calls:
+        if not c.error or signature(c.turn) in told:
+            continue
+        told.add(signature(c.turn))
+        prev = next((p for p in reversed(calls) if p.n < c.n), None)
+        # got past: a later run of the same program (or call of the same tool) went through
+        past = next((x for x in calls if x.n > c.n and not x.error and ran[x.n] == ran[c.n]), None)
+        edits = edits_between(calls, c.n, past.n) if past is not None else []
+        if past is None:
+            after = f"; no later {ran[c.n]} call went through."
+        else:
+            after = (f"; a later {ran[c.n]} call went through at turn {past.n}"
+                     + (f", after {edits_phrase(edits)}." if edits else "."))
+        afters[c.n] = after
+        lacking = lacking_support(c, changed)  # a missing program: below the run's own changes
+        items.append(Item(30 if past else 45 + c.n / 10_000 if lacking and changed else 80 + c.n / 10_000, Evidence(
+            decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {short_call(c)} at turn {c.n}")
+            + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,
+            support=lacking or f"The environment answered with an error: {clip(c.turn.result)}",
+            turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
+            call=call_line(c) if c.writes else None,
+            # a change that never went through: how it differs from the one the log expected
+            notes=listed_note(calls, c) + (change_notes(r, c) if c.writes and past is None else [])), "error", c,
+            got_past=past is not None and not c.writes, never_got_past=past is None))
+    # a loop: the same call answered the same way, three times or more (the same command in
+    # another folder, or answered differently, is no repetition)
+    repeats = Counter((signature(c.turn), _answer(c)) for c in calls)
+    for key, n in repeats.items():
+        if n < 3:
+            continue
+        same = [c for c in calls if (signature(c.turn), _answer(c)) == key]
+        errs = sum(1 for c in same if c.error)
+        if errs == n:
+            how = "each of them was answered with an error"
+        elif errs:
+            how = f"{errs} of them were answered with an error"
+        else:
+            how = "none of them was answered with an error"
+        shown = same if n <= 6 else same[:5] + [same[-1]]  # the last one is quoted, so it is cited
+        # one call, one item: the error first met at this call is told by the repetition
+        first_error = next((i for i in items if i.kind == "error" and i.call is same[0]), None)
+        if first_error is not None:
+            items.remove(first_error)
+        listed = (", ".join(str(c.n) for c in same[:5]) + ", …, " + str(same[-1].n) if n > 6
+                  else ", ".join(str(c.n) for c in same))
+        # what became of the error it repeated: "no later Finish call went through"
+        after = afters[first_error.call.n] if first_error else "."
+        items.append(Item(first_error.rank if first_error else 60, Evidence(
+            decision=f"Repeated the same call {short_call(same[0], 60)} {n} times (turns {listed}){after}",
+            support=f"Nothing in the arguments or the answer changed and {how}; each returned: {clip(same[-1].turn.result, 100)}",
+            turns=[c.n for c in shown], quote=quote_of(same[-1].turn.result),
+            call=call_line(same[0]) if same[0].writes else None,
+            notes=change_notes(r, same[0]) if same[0].writes and not any(
+                x.n > same[0].n and not x.error and ran[x.n] == ran[same[0].n] for x in calls) else []),
+            *(("error", same[0]) if first_error else ("loop", same[-1])),  # the lesson stays the error's
+            never_got_past=first_error.never_got_past if first_error else False))
+    items = same_error_once(items, afters)
+    writes = [c for c in calls if c.writes and not c.error]
+    # only the last change, and only when the agent (not the harness) ended the run, is the
+    # answer that ended it: a WebShop click on a product before the purchase ended nothing
+    answered = writes[-1] if writes and harness_reason(r) is None else None
+    for c in writes:
+        # the task asked for this very change: context, ranked below the causes (unless it is the last
+        # change and the run left expected changes unmade; a look-up it skipped is no reason to rank a change
+        # made as expected first). Its "same call as expected" note is then left out: the support says so.
+        expected = made_as_expected(r, c) and not (c is writes[-1] and missed_changes(r))
+        notes, flagged = check_notes(r, c)
+        notes = ([] if expected else change_notes(r, c)) + reason_note(r, c) + notes
+        missed = missed_notes(r) if c is writes[-1] else []
+        notes += missed
+        if free_form(c) is None:
+            notes = notes + record_rule_notes(r, c)
+        else:
+            notes = notes + answer_context(r, c) + item_note(r, c) + option_note(r, c) + verdict_note(r, c)
+            gold = expected_answer(r)
+            if c is answered and gives_answer(r, c) and not (gold and answer_seen_in(r, gold, c)):
+                # what it read, where no page held the expected answer: the last pages before the answer
+                notes += found_notes(looked_up(r, c.n)[-FOUND_NEAR_ANSWER:])
+        last = c is writes[-1]
+        edit = edit_of(c.turn)
+        rank = (20 if expected else 90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
+        items.append(Item(rank, Evidence(
+            decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
+            + (", after the user agreed." if c.confirmed else "."),
+            support=(wrong_answer(r, c) if c is answered else None) or (
+                "The call went through, and the log records this same call among those the task expected." if expected else
+                "The call went through, but it is not the call the log records as expected for this task: the first "
+                "note below says where they differ." if differs_from_expected(r, c) else
+                "The call went through, yet the run was judged a failure, so the change it made may not be "
+                "what the task asked for" + (" (see the checks below)." if flagged else ".")),
+            turns=[c.n], quote=quote_of(c.turn.result), call=call_line(c), notes=notes), "write", c))
+    items += silent(r, 25)  # context, shown when slots are left: never in place of a cause
+    ended = halted_evidence(r, writes)
+    if ended is not None:  # below the errors no later call got past: those may be why nothing went through
+        ended.notes += missed_notes(r)  # it also tells a run of look-ups only: no second item for that
+        items.append(Item(79, ended, "idle"))
+    elif not writes and not any(c.error for c in calls):
+        last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
+        said = report_message(r)
+        if calls:
+            decision = (f"Made {len(calls)} look-up call{'s' if len(calls) != 1 else ''} "
+                        f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) and "
+                        + ("gave no answer." if expected_answer(r) is not None else "no call that changes state."))
+            support = ("The run was judged a failure without giving an answer." if expected_answer(r) is not None
+                       else "The run was judged a failure without any state-changing call.")
+        else:
+            decision = "Ended the run without calling any tool."
+            support = "The run was judged a failure without a single environment call."
+        if said is not None:  # what the agent last told the user: where it left the request
+            support += f" What the agent wrote after its last call (turn {said.turn}) is quoted below."
+            last = said
+        items.append(Item(40, Evidence(decision=decision, support=support, turns=[last.turn] if last else [],
+                                       quote=quote_of(said.content, 240) if said is not None else None,
+                                       notes=(asked_note(r, calls[-1].n + 1) if calls else []) + missed_notes(r)),
+                          "idle"))
+    return items
+

@@ -1,0 +1,97 @@
+"""The procedure lesson of a run that settled its task with a change: what it looked with, what
+it changed, and for a free-text ending where the text came from (``procedure|<final call>[:<source>]``).
+The key is recorded as a pattern by every run (run_patterns.py) and the lesson taught by a success
+(run_insights.py); both read the same facts here.
+"""
+
+from __future__ import annotations
+
+from .answer_case import answer_case, followed_any
+from .coding_insights import coding_procedure, edit_detail, last_edit
+from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, tested_after, verb
+from .insight_words import edited_files, free_form, gives_answer, is_verdict, join, sources
+from .reading import Call, Reading
+from .schema import CandidateInsight
+from .text import clip
+
+
+def _text_source(r: Reading, final: Call, answer: str) -> str:
+    """Where the text of a run's last free-text call came from (a key of ``_ENDING``): a verdict
+    label, a look-up's answer, or the run's own words; for text that is no answer (a click, a
+    move), whether a look-up's answer showed it."""
+    tools = sources(r, final).tools
+    where = "label" if is_verdict(r, answer) else "looked-up" if tools else "own"
+    if where != "label" and not gives_answer(r, final):
+        where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
+    return where
+
+
+def procedure_key(r: Reading) -> str | None:
+    """What the run did to settle its task, as a key: the last state-changing call that
+    went through, for a free-text answer where its value came from, and whether a look-up
+    before it followed a name an earlier answer showed."""
+    writes = [c for c in r.calls if c.writes and not c.error]
+    if not writes:
+        return None
+    final = writes[-1]
+    answer = free_form(final)
+    where = ""
+    if answer is not None:
+        where = _text_source(r, final, answer)
+        if followed_any(r, final):
+            where += "+followed"
+    elif main_edit(r) is not None:  # a coding run: where it found the file it changed, and a test it saw pass
+        _c, _e, place, _shown = main_edit(r)
+        where = f"file-{place}" + ("+tested" if tested_after(r, last_edit(r)) else "")
+    return f"procedure|{verb(final)}{':' + where if where else ''}"
+
+
+# how a run's last free-text call settled it, by procedure_key's source -> (title phrase, step)
+_ENDING = {
+    "label": ("giving the verdict", "giving the verdict the look-ups support"),
+    "looked-up": ("giving a value a look-up returned", "giving the value a look-up returned, in the words it used"),
+    "own": ("giving an answer no look-up held word for word", "giving an answer worked out from what the look-ups returned"),
+    "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),
+    "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
+}
+
+
+def procedure_insight(r: Reading) -> CandidateInsight:
+    writes = [c for c in r.calls if c.writes and not c.error]
+    final = writes[-1]
+    v = verb(final)
+    looks = lookups_before(r, final)
+    others = list(dict.fromkeys(verb(c) for c in writes[:-1] if verb(c) != v))
+    answer = free_form(final)
+    steps = []
+    if looks:
+        steps.append(f"look with {join(sorted(looks), 3)}" + (", searching next for a name an earlier answer showed"
+                                                               if answer is not None and followed_any(r, final) else ""))
+    where = _text_source(r, final, answer) if answer is not None else ""
+    if answer is not None:
+        steps.append(f"end with {final.name} " + _ENDING[where][1])
+    else:
+        if others:
+            steps.append(f"make the change with {join(sorted(others), 3)}")
+        src = sources(r, final)
+        tools, user = src.tools, src.user
+        took = "; ".join(f"{join(sorted(k), 3)} from {t}" for t, k in sorted(tools.items()) if t not in src.earlier_calls)
+        took = "; ".join(x for x in (took, f"{join(sorted(user), 3)} from the user's words" if user else "") if x)
+        steps.append(f"call {v}" + (f", taking {took}" if took else ""))
+    edited = edit_detail(r) if answer is None and main_edit(r) is not None else edited_files(r, writes)
+    asked = [f"{c.name}[{clip(free_form(c), 40)}]" for c in r.calls if not c.writes and free_form(c) is not None]
+    detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "") + (  # what the look-ups asked, in order
+        f"; looked up {join(asked, 4)}" if answer is not None and asked else "")
+    if answer is None and main_edit(r) is not None:
+        return coding_procedure(r, final, looks, detail, procedure_key(r) or "")
+    how = ""
+    if answer is not None:
+        how = ", " + _ENDING[where][0]
+    if answer is not None and followed_any(r, final):
+        how = ", after searching a name an earlier answer showed and " + _ENDING[where][0]
+    insight = make_insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
+                           "To settle the task: " + ", then ".join(steps) + ".",
+                           f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
+    if answer is not None and gives_answer(r, final):
+        insight.case = answer_case(r, final)
+    return insight
