@@ -231,6 +231,96 @@ def test_a_halted_run_names_the_error_that_offered_the_expected_answer(tmp_path)
                          f"through, only in the error Search answered at turn {err}."), fact
 
 
+HALTED_AGAIN = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 0, Halted: 1
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+------------- BEGIN HALTED AGENTS --------------
+
+Question: Which short film by the maker of Tin Owl won the 1991 Corran Prize?
+Thought 1: Search the maker.
+Action 1: Search["Tin Owl"]
+Observation 1: Could not find ["Tin Owl"]. Similar: ['Tin Owl (film)', 'Paper Heron', 'Mira Sand'].
+Thought 2: Paper Heron may be the film.
+Action 2: Search["Paper Heron"]
+Observation 2: Could not find ["Paper Heron"]. Similar: ['Paper Heron', 'Paper Heron (novel)', 'Heron Bay'].
+Thought 3: Try the prize.
+Action 3: Search["Corran Prize"]
+Observation 3: Could not find ["Corran Prize"]. Similar: ['Corran Prize winners', 'Paper Heron', 'Corran'].
+Thought 4: Both together.
+Action 4: Search["Corran Prize Paper Heron"]
+Observation 4: Could not find ["Corran Prize Paper Heron"]. Similar: ['Corran Prize winners', 'Corran'].
+Correct answer: Paper Heron
+
+"""
+
+
+def test_an_expected_answer_several_errors_listed_names_each_and_the_search_for_it(tmp_path):
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(HALTED_AGAIN, encoding="utf-8")
+    [run] = _load(path)
+    fact = next(f for f in compile_offline(run).in_short if f.text.startswith("The harness stopped the run: "))
+    # the last error holds the name only where it repeats the query: it listed nothing of it
+    errs = [t.turn for t in run.turns if t.type == "function_call" and "'Paper Heron'" in (t.result or "")]
+    searched = next(t.turn for t in run.turns if t.type == "function_call" and "Paper Heron" in str(t.arguments))
+    assert len(errs) == 3 and searched == errs[1]
+    # every error that listed it, not only the first, and the search the agent made for it
+    assert fact.text.endswith(f'the expected "Paper Heron" appeared in no look-up that went through, only in the errors '
+                              f"Search answered at turns {errs[0]}, {errs[1]} and {errs[2]}; the agent sent it to Search "
+                              f"at turn {searched}, which failed too."), fact.text
+    assert set(errs) <= set(fact.turns)
+    _check(run, fact.text, fact.turns)
+
+
+def _halted_after(page: str) -> str:
+    return f"""
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 0, Halted: 1
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+------------- BEGIN HALTED AGENTS --------------
+
+Question: In which Bristol gallery has the weaver Lotte Brandt shown her work?
+Thought 1: Search the weaver.
+Action 1: Search[Lotte Brandt]
+Observation 1: {page}
+Thought 2: Search the galleries of Bristol.
+Action 2: Search[Search[Bristol galleries]]
+Observation 2: Could not find that page, please try again.
+Thought 3: Try again.
+Action 3: Search[Search[Bristol galleries list]]
+Observation 3: Could not find that page, please try again.
+Correct answer: Harlow Gallery Bristol
+
+"""
+
+
+@pytest.mark.parametrize("page, said", [
+    # the page named the gallery without its city: the answer was there in another form
+    ("Lotte Brandt (born 1962) is a German weaver. Her tapestries have been shown in several galleries, including "
+     "the Harlow Gallery and the Tate.", ' as written, though Search\'s answer at turn 1 held 2 of its 3 main words in one '
+     'sentence ("Harlow", "Gallery").'),
+    # near miss: one of the three words only, so nothing close is claimed
+    ("Lotte Brandt (born 1962) is a German weaver. Her tapestries hang in a gallery in Hamburg.", "."),
+])
+def test_an_expected_answer_a_look_up_held_in_another_form_is_said_so(tmp_path, page, said):
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(_halted_after(page), encoding="utf-8")
+    [run] = _load(path)
+    fact = next(f for f in compile_offline(run).in_short if f.text.startswith("The harness stopped the run: "))
+    assert fact.text.endswith('no look-up had returned the expected "Harlow Gallery Bristol"' + said), fact.text
+    _check(run, fact.text, fact.turns)
+
+
 RETRY = """
 ########################################
 BEGIN TRIAL 1
@@ -448,11 +538,24 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
     if m:
         assert run.outcome.ended_by and run.outcome.ended_by.startswith("harness") or any(
             t.extra.get("written_by") == "harness" or t.type == "harness" for t in run.turns), text
+        m = re.search(r'the expected "(.+?)" appeared in no look-up that went through, only in (.+)\.$', text)
+        if m:
+            _only_in_errors(run, m.group(1), m.group(2), None)
+        _held_in_another_form(run, text)
         return
     m = re.fullmatch(r'The answer "(.+)" \(turn (\d+)\) was judged (right|wrong)(.*)', text)
     if m:
         assert (m.group(3) == "right") == run.outcome.success, text
         assert " ".join(str(by_n[int(m.group(2))].arguments).split()).startswith(m.group(1).rstrip("…")), text
+        at, given = int(m.group(2)), " ".join(str(by_n[int(m.group(2))].arguments).split())
+        e = re.search(r'the task expected "(.+?)", which no look-up that went through had returned, only (the errors? .+?)\.'
+                      r'(?: The answer|$)', text)
+        if e:
+            _only_in_errors(run, e.group(1), e.group(2), at)
+        _held_in_another_form(run, text)
+        e = re.search(r"The answer appears in no look-up that went through, only in (the errors? .+)\.$", text)
+        if e:
+            _only_in_errors(run, given, e.group(1), at)
         return
     m = re.fullmatch(r"The run's last state-changing call, (\S+) at turn (\d+), went through\.", text)
     if m:
@@ -553,6 +656,42 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         assert len(json.loads(record.result)[m.group(1)]) == int(m.group(4)) != int(m.group(2)), text
         return
     assert text.startswith("The log records nothing that "), f"a fact with no check here: {text}"
+
+
+def _held_in_another_form(run: Run, text: str) -> None:
+    """``"X" as written, though Search's answer at turn 1 held 2 of its 3 main words in one
+    sentence ("a", "b")``: no look-up that went through holds X as written, and one sentence of
+    that answer holds each quoted word."""
+    m = re.search(r'expected "(.+?)",? (?:which )?(?:no look-up had returned )?as written, though (\S+)\'s answer at turn (\d+) '
+                  r'held (\d+) of its (\d+) main words in one sentence \((.+?)\)\.', text)
+    if not m:
+        return
+    gold, call = m.group(1), next(t for t in run.turns if t.turn == int(m.group(3)))
+    assert call.name == m.group(2) and not call.is_error, text
+    assert not any(gold.lower() in (t.result or "").lower() for t in run.turns if t.type == "function_call" and not t.is_error)
+    words = json.loads(f"[{m.group(6)}]")
+    assert len(words) == int(m.group(4)) and 2 * len(words) > int(m.group(5)), text
+    assert any(all(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", s) for w in words)
+               for s in re.split(r"(?<=[.!?])\s+|\n+", call.result or "")), text
+
+
+def _only_in_errors(run: Run, name: str, clause: str, before: int | None) -> None:
+    """``the errors Search answered at turns 4, 5 and 6; the agent sent it to Search at turn 5``:
+    the turns named are every error before ``before`` whose text holds the name (beyond the words
+    it repeats from its own call), and the call
+    named after them sent the name itself."""
+    m = re.fullmatch(r"the errors? (.+?) (?:answered|returned) at turns? ([\d, and]+?)(?: and \d+ more)?"
+                     r"(?:; the agent sent it to (\S+) at turn (\d+)(, which failed too)?)?", clause)
+    assert m, clause
+    word = re.compile(r"(?<![\w.])" + re.escape(name.lower()) + r"(?!\w)")
+    holding = [t.turn for t in run.turns if t.type == "function_call" and t.is_error and (before is None or t.turn < before)
+               and word.search((t.result or "").lower().replace(" ".join(str(t.arguments).split()).lower() or "\0", " "))]
+    named = [int(x) for x in re.findall(r"\d+", m.group(2))]
+    assert named == holding[:len(named)] and (len(named) == len(holding) or " more" in clause), (clause, holding)
+    if m.group(3):
+        sent = next(t for t in run.turns if t.turn == int(m.group(4)))
+        assert sent.name == m.group(3) and word.search(str(sent.arguments).lower()) and sent.turn > named[0], clause
+        assert bool(m.group(5)) == bool(sent.is_error), clause
 
 
 def test_every_fact_on_every_importer_fixture_holds():

@@ -96,6 +96,17 @@ class Check:
                 if where == "no earlier turn":  # in no form in any earlier turn, and no default
                     assert any(v not in (0, "", False) and not _held_anywhere(self, v, n) for v in _scalars(value)), m.group(1)
                     continue
+                own = re.fullmatch(r"the agent's own (\S+) call \(turn (\d+)\) before any user message or answer gave it", where)
+                if own:  # the first call that sent the value under this key, and no user message before it held it
+                    k, key = int(own.group(2)), m.group(1)
+                    t = self.by_n[k]
+                    assert k < n and t.type == "function_call" and t.name == own.group(1), where
+                    mine = [v for v in _scalars(value) if v in _scalars((t.arguments or {}).get(key))]
+                    assert mine, where
+                    for e in self.calls:
+                        if e.turn < k and isinstance(e.arguments, dict):
+                            assert not set(map(str, mine)) & set(map(str, _scalars(e.arguments.get(key)))), (where, e.turn)
+                    continue
                 w = re.fullmatch(r"(?:(\S+)'s answer|the user|the earlier (\S+) call) \(turn (\d+)\)", where)
                 assert w, where
                 k = int(w.group(3))
@@ -874,6 +885,17 @@ def test_every_sentence_is_true_of_its_run(run, success):
         _support(c, e.support, e.turns)
         for note in e.notes:
             _note(c, note, e.turns[-1])
+    _told_before(comp)
+
+
+def _told_before(comp) -> None:
+    """A back-reference ("as told for the call at turn K") stands for the note of call K: every
+    turn that note names came before the call referring to it, so it holds there too."""
+    sources = {e.turns[-1]: n for e in comp.evidence for n in e.notes if n.startswith("Where its values came from: ")}
+    for n, note in sources.items():
+        for at in re.findall(r"as told for the call at turn (\d+)", note):
+            named = [int(k) for k in re.findall(r"turn (\d+)", sources[int(at)].split(" as told for ")[0])]
+            assert all(k < n for k in named), (n, note, sources[int(at)])
 
 
 def test_swe_agent_instruction_is_no_user_agreement():

@@ -7,6 +7,7 @@ close to that page, not held by no turn. Each case beside a near miss that keeps
 from __future__ import annotations
 
 import json
+import re
 
 from test_offline_content import AIRLINE_SYSTEM, _call, _msg, _record, _run, _turns
 from test_page_sentences import Check, _note
@@ -98,7 +99,7 @@ def test_a_name_an_answer_holds_is_no_tie():
     assert '"PL2K8C" is one of the 3 values' in note
 
 
-def _two_changes(second_payment: str) -> dict:
+def _two_changes(second_payment: str, second_yes: str = "yes") -> dict:
     """A failed run with two changes of one reservation, each paid with a card the agent picked
     among the profile's two without the user naming either."""
     trip = TRIPS[1]
@@ -114,7 +115,7 @@ def _two_changes(second_payment: str) -> dict:
                                              "payment_id": "gift_card_5093318"},
               json.dumps(dict(trip, cabin="business"))),
         _msg("assistant", "Now two bags on PL2K8C. Shall I proceed?"),
-        _msg("user", "yes"),
+        _msg("user", second_yes),
         _call("update_reservation_baggages", {"reservation_id": "PL2K8C", "total_baggages": 2,
                                               "nonfree_baggages": 0, "payment_id": second_payment},
               json.dumps(dict(trip, cabin="business", total_baggages=2))),
@@ -227,3 +228,110 @@ def test_plural_endings_read_as_their_word():
 
     assert main_words("magazines, classes and boxes of songs") == ["magazine", "class", "box", "song"]
     assert main_words("women's glass") == ["women", "glass"]
+
+
+def _rebooked(user_says_bags: bool, later: bool = False) -> dict:
+    """A failed run that books the same trip twice with `nonfree_baggages` 1, a value the agent chose
+    at its first (refused) booking: the answer of the booking that went through only repeats it,
+    and so does the cancellation after it. Or the user wrote the paid bag: first, or (``later``)
+    only after the first booking went through."""
+    profile = {"user_id": "tomas_reyle_4410", "membership": "gold",
+               "payment_methods": {"certificate_3308815": {"source": "certificate", "id": "certificate_3308815", "amount": 150},
+                                   "credit_card_7720114": {"source": "credit_card", "id": "credit_card_7720114"}}}
+    flights = [{"flight_number": "HAT512", "date": "2024-07-02", "origin": "SFO", "destination": "ORD", "price": 180}]
+    booking = {"user_id": "tomas_reyle_4410", "origin": "SFO", "destination": "ORD", "flight_type": "one_way",
+               "cabin": "economy", "flights": [{"flight_number": "HAT512", "date": "2024-07-02"}],
+               "passengers": [{"first_name": "Tomas", "last_name": "Reyle", "dob": "1981-09-14"}],
+               "insurance": "no", "total_baggages": 2, "nonfree_baggages": 1}
+
+    def paid(*methods):
+        return dict(booking, payment_methods=[{"payment_id": p, "amount": a} for p, a in methods])
+
+    first = paid(("credit_card_7720114", 230))
+    asked = ("I'm tomas_reyle_4410. Book me SFO to ORD one way on 2024-07-02, economy, two bags"
+             + (", and I'll pay for 1 extra bag." if user_says_bags else "."))
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", asked),
+        _call("get_user_details", {"user_id": "tomas_reyle_4410"}, json.dumps(profile)),
+        _call("search_direct_flight", {"origin": "SFO", "destination": "ORD", "date": "2024-07-02"}, json.dumps(flights)),
+        _msg("assistant", "HAT512 economy, two bags, $230. Shall I proceed?"),
+        _msg("user", "yes"),
+        _call("book_reservation", paid(("certificate_3308815", 150), ("certificate_9999999", 80)),
+              "Error: payment method not found", is_error=True),
+        _call("book_reservation", first, json.dumps(dict(first, reservation_id="QF7D2M"))),
+        _msg("assistant", "Booked as QF7D2M, paid by card. Anything else?"),
+        _msg("user", "Please pay with my certificate instead. Cancel it and book again"
+             + (", still with 1 paid bag." if later else ".")),
+        _call("cancel_reservation", {"reservation_id": "QF7D2M"},
+              json.dumps(dict(first, reservation_id="QF7D2M", status="cancelled"))),
+        _msg("assistant", "Cancelled. Rebook with certificate_3308815 and the card for the rest?"),
+        _msg("user", "yes"),
+        _call("book_reservation", paid(("certificate_3308815", 150), ("credit_card_7720114", 80)),
+              json.dumps(dict(paid(("certificate_3308815", 150), ("credit_card_7720114", 80)), reservation_id="QF7D3N"))),
+        _msg("assistant", "Done."))
+    record = _record("rebook-bags", "airline", "Book a trip with two bags.", turns, False)
+    expected = dict(paid(("certificate_3308815", 150), ("credit_card_7720114", 30)), nonfree_baggages=0)
+    record["task"]["metadata"] = {"expected_calls": json.dumps([{"name": "book_reservation", "arguments": expected}])}
+    return record
+
+
+def _notes_in_order(record: dict, order: list[int]) -> dict[int, str]:
+    """The notes ``source_notes`` gives the changes in ``order`` (a page may rank a later call
+    first), each passing the page sentence check, and every back-reference pointing at a note
+    that names only turns before the call referring to it."""
+    from wikitrace.compilers.reading import read_run
+    from wikitrace.compilers.value_sources import source_notes
+
+    run = _run(record)
+    reading = read_run(run)
+    calls = {c.n: c for c in reading.calls}
+    notes = source_notes(reading, [calls[n] for n in order])
+    for n, note in notes.items():
+        _note(Check(run), note, n)
+        for at in re.findall(r"as told for the call at turn (\d+)", note):
+            named = [int(k) for k in re.findall(r"turn (\d+)", notes[int(at)])]
+            assert all(k < n for k in named), (n, note, notes[int(at)])
+    return notes
+
+
+def test_a_value_the_agent_chose_is_not_credited_to_the_answer_that_repeated_it():
+    notes = _notes_in_order(_rebooked(user_says_bags=False), [13, 7])
+    # the later booking's note comes first on this page: its source is the agent's first booking
+    # call (turn 6), not the answer of the turn-7 booking (which repeats what that call sent)
+    assert "`nonfree_baggages` from the agent's own book_reservation call (turn 6) before any user message " \
+           "or answer gave it" in notes[13], notes
+    assert "book_reservation's answer (turn 7)" not in notes[13] and "cancel_reservation's answer" not in notes[13]
+    # the earlier booking may refer back to it: every turn that note names came before turn 7
+    assert "`nonfree_baggages` as told for the call at turn 13" in notes[7], notes
+
+
+def test_a_note_naming_a_turn_after_a_call_is_not_referred_to_by_it():
+    # near miss: the user wrote the paid bag, so both bookings credit the user (turn 1); a note
+    # naming only that turn may be referred to from either call
+    notes = _notes_in_order(_rebooked(user_says_bags=True), [13, 7])
+    assert "`nonfree_baggages` from the user (turn 1)" in notes[13], notes
+    assert "`nonfree_baggages` as told for the call at turn 13" in notes[7], notes
+
+
+def test_a_note_naming_a_turn_after_the_call_is_not_referred_to_from_it():
+    # the user wrote the paid bag at turn 9: true of the turn-13 booking, not of the turn-7 one,
+    # which no turn before it showed (its refused first try is no source): it is left to the call's checks
+    notes = _notes_in_order(_rebooked(user_says_bags=False, later=True), [13, 7])
+    assert "`nonfree_baggages` from the user (turn 9)" in notes[13], notes
+    assert "as told for the call at turn 13" not in notes[7] and "nonfree_baggages" not in notes[7], notes
+
+
+def test_a_note_saying_no_user_named_a_value_is_not_referred_to_after_the_user_named_it():
+    # both changes pay with the gift card the agent picked; before the second, the user names it,
+    # so "no user message names it" no longer holds there and the second call says where it came from
+    record = _two_changes("gift_card_5093318", "yes, and use gift_card_5093318 for the bags too")
+    other = {"payment_id": "credit_card_4410927"}
+    record["task"]["metadata"] = {"expected_calls": json.dumps([
+        {"name": "update_reservation_flights", "arguments": {"reservation_id": "PL2K8C", "cabin": "business",
+         "flights": [{"flight_number": "HATK8C", "date": "2024-06-03"}], **other}},
+        {"name": "update_reservation_baggages", "arguments": {"reservation_id": "PL2K8C", "total_baggages": 2,
+         "nonfree_baggages": 0, **other}}])}
+    notes = _notes_in_order(record, [6, 9])
+    assert '"gift_card_5093318" is one of the 2 values' in notes[6], notes
+    assert "as told for the call at turn 6" not in notes[9] and "`payment_id` from the user (turn 8)" in notes[9], notes

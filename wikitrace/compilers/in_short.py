@@ -16,13 +16,15 @@ import re
 
 from .changes import what_ran
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
+from .error_listings import listed_in_errors
 from .expected_calls import (call_text, differences, expected_changes, made_as_expected, missed_changes,
                              missed_lookups, shown_value)
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
+from .near_words import near_look_up, near_phrase
 from .page_notes import answer_source, listed_names
-from .reading import Call, Reading, _occurs, harness_reason
+from .reading import Call, Reading, harness_reason
 from .record_words import named_fields
 from .schema import KeyFact
 from .text import clip
@@ -80,18 +82,21 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "
                        f"\"{clip(gold, 80)}\".", [c.n])
     seen = answer_seen_in(r, gold, c)
-    listed = None if seen else _error_holding(r, gold, c.n)
+    listed = None if seen else listed_in_errors(r, gold, c.n)
+    near = None if seen or listed else near_look_up(r, gold, c.n)
     text = (f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected \"{clip(gold, 80)}\", "
             + (f"which the look-up at turn {seen.n} had returned." if seen else
-               f"which no look-up that went through had returned, only the error {listed.name} answered at turn "
-               f"{listed.n}." if listed else "which no look-up had returned."))
-    turns = [c.n] + ([seen.n] if seen else []) + ([listed.n] if listed else [])
+               f"which no look-up that went through had returned, only {listed.where('answered')}." if listed else
+               f"which no look-up had returned as written{near_phrase(near)}." if near else "which no look-up had returned."))
+    turns = [c.n] + ([seen.n] if seen else []) + (listed.turns if listed else []) + ([near[0].n] if near else [])
     told = _beside_expected(" ".join(str(c.turn.arguments).split()), gold)
     if told is None:
         found = answer_source(r, c)
         if found is not None and found[0] == "error":
-            told = f"The answer appears in no look-up that went through, only in the error {found[1].name} returned at turn {found[1].n}."
-            turns.append(found[1].n)
+            errs = listed_in_errors(r, " ".join(str(c.turn.arguments).split()), c.n)
+            told = ("The answer appears in no look-up that went through, only in "
+                    + (errs.where("returned") if errs else f"the error {found[1].name} returned at turn {found[1].n}") + ".")
+            turns += errs.turns if errs else [found[1].n]
         elif found is not None and found[0] == "user":
             told = f"The answer appears in no look-up, only in the user message at turn {found[1].turn}."
             turns.append(found[1].turn)
@@ -99,14 +104,6 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
             told = f"The answer appears in what {found[1].name} returned at turn {found[1].n}."
             turns.append(found[1].n)
     return KeyFact(text + (" " + told if told else ""), sorted(set(turns)))
-
-
-def _error_holding(r: Reading, gold: str, before: int | None) -> Call | None:
-    """The first error (before a turn) whose text holds the expected answer: a list of near names
-    may offer it when no look-up that went through returned it."""
-    needle = gold.lower()
-    return next((c for c in r.calls if c.error and (before is None or c.n < before) and c.turn.result
-                 and _occurs(needle, c.turn.result.lower())), None)
 
 
 def _fold(text: str) -> str:
@@ -201,13 +198,17 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
     gold = expected_answer(r)
     if gold is not None and not is_verdict(r, gold) and not any(c.writes and not c.error for c in r.calls):
         seen = answer_seen_in(r, gold)
-        listed = None if seen else _error_holding(r, gold, None)
+        listed = None if seen else listed_in_errors(r, gold, None)
+        near = None if seen or listed else near_look_up(r, gold, None)
         text += (f" No answer had been given; the expected \"{clip(gold, 80)}\" had been returned by the look-up at "
                  f"turn {seen.n}." if seen else
                  f" No answer had been given; the expected \"{clip(gold, 80)}\" appeared in no look-up that went "
-                 f"through, only in the error {listed.name} answered at turn {listed.n}." if listed else
+                 f"through, only in {listed.where('answered')}." if listed else
+                 f" No answer had been given, and no look-up had returned the expected \"{clip(gold, 80)}\" as written"
+                 f"{near_phrase(near)}." if near else
                  f" No answer had been given, and no look-up had returned the expected \"{clip(gold, 80)}\".")
-        return [KeyFact(text, ([at] if at is not None else []) + [x.n for x in (seen, listed) if x is not None])]
+        return [KeyFact(text, ([at] if at is not None else []) + (
+            [seen.n] if seen else listed.turns if listed else [near[0].n] if near else []))]
     return [KeyFact(text, [at] if at is not None else [])]
 
 

@@ -5,10 +5,11 @@ agent's rewording of that page, not a value from nowhere."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from ..runs.model import Turn
-from .reading import Reading, t_is_user
+from .reading import Call, Reading, t_is_user
 
 _TOKEN = re.compile(r"[^\W_]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -60,3 +61,39 @@ def near_words(r: Reading, value, before: int) -> tuple[Turn, int, int] | None:
 def place_words(t: Turn) -> str:
     """Where the close words were: a user message or what a call returned, with its turn."""
     return f"the user message at turn {t.turn}" if t_is_user(t) else f"what {t.name} returned at turn {t.turn}"
+
+
+def near_look_up(r: Reading, value: str, before: int | None) -> tuple[Call, list[str], int] | None:
+    """For an expected answer of two main words or more that no look-up returned as written: the
+    first look-up that went through (before ``before``, when given) one sentence of which holds
+    more than half of its main words, with the words held and the answer's count. A page that
+    named "the Stedelijk Museum" for "Stedelijk Museum Amsterdam" had the answer in another form,
+    which "no look-up had returned it" would hide."""
+    wanted = main_words(value)
+    if len(wanted) < 2:
+        return None
+    own = {}
+    for w in re.findall(r"[^\W_]+", value.lower().replace("\u2019", "'")):
+        own.setdefault(_stem(w), w)
+    for c in r.calls:
+        if before is not None and c.n >= before:
+            break
+        if c.error or not c.turn.result:
+            continue
+        for sentence in _SENTENCE.split(c.turn.result.replace("\u2019", "'")):
+            as_written: dict[str, str] = {}  # each main word as the sentence wrote it, its own form first
+            for x in _TOKEN.findall(sentence):
+                stem = _stem(x.lower())
+                if stem not in as_written or x.lower() == own.get(stem):
+                    as_written[stem] = x
+            held = [as_written[w] for w in wanted if w in as_written]
+            if 2 * len(held) > len(wanted):
+                return c, held, len(wanted)
+    return None
+
+
+def near_phrase(found: tuple[Call, list[str], int]) -> str:
+    """``, though Search's answer at turn 1 held 2 of its 3 main words in one sentence ("Stedelijk", "Museum")``."""
+    c, held, count = found
+    return (f", though {c.name}'s answer at turn {c.n} held {len(held)} of its {count} main words in one sentence "
+            f"({', '.join(json.dumps(w, ensure_ascii=False) for w in held)})")

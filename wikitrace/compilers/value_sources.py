@@ -13,6 +13,7 @@ showed (a cabin class, a date two trips share) and the user never wrote is credi
 from __future__ import annotations
 
 import json
+import re
 
 from ..runs.model import Turn
 from .arguments import _NOT_JSON, _as_text, _json_fields, _last_key, _parsed, _seen, check_arguments
@@ -20,6 +21,7 @@ from .expected_calls import _ABSENT, _differing, expected_changes, made_as_expec
 from .insight_words import free_form, join, top_key
 from .picked_values import _ids, _other_record, picked, user_described
 from .reading import Call, Reading, leaves, t_is_user
+from .renderings import held_before
 
 
 def _first_place(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
@@ -35,6 +37,11 @@ def _first_place(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
               and _seen(a.value, key, t, r.lower(t), names) and (
         t_is_user(t) or _parsed(t.result or "") is _NOT_JSON or any(  # in a JSON answer: as a value, not a key
             _as_text(v).lower() == text for _k, v in _json_fields(t.result or "")))]
+    sent = _first_sent(r, c, a)
+    if sent is not None and places:  # an answer after the agent first sent it may echo the agent: no source
+        places = [t for t in places if t_is_user(t) or t.turn < sent.turn]
+        if not places and (not isinstance(a.value, str) or text.isdecimal() or held_before(r, a.value, sent.turn) is None):
+            return sent  # the agent's own: no turn before its first sending held a text value in any form
     if not places:
         return None
     users = [t for t in places if t_is_user(t)]
@@ -48,33 +55,55 @@ def _first_place(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
     return (own or places)[0]
 
 
-def _place(r: Reading, t: Turn) -> str:
+def _first_sent(r: Reading, c: Call, a) -> Turn | None:
+    """The first call before ``c`` (through or not) that sent the value under the same key: an
+    answer at or after it may only repeat what the agent chose, so it is no source of the value."""
+    key, text = _last_key(a.path), _as_text(a.value).lower()
+    return next((x.turn for x in r.calls if x.n < c.n and any(
+        _last_key(p) == key and _as_text(v).lower() == text for p, v in leaves(x.turn.arguments))), None)
+
+
+def _place(r: Reading, t: Turn, first_sent: bool = False) -> str:
+    if first_sent:  # the agent's own choice: no user message or answer before it showed the value
+        return f"the agent's own {t.name} call (turn {t.turn}) before any user message or answer gave it"
     return f"the user (turn {t.turn})" if t_is_user(t) else f"{t.name}'s answer (turn {t.turn})"
 
 
 def credited(r: Reading, c: Call, paths: set[str] | None = None) -> dict[str, list[str]]:
+    """The places named for each top-level argument of the change (see ``_credits``); a key
+    absent here was credited nowhere."""
+    return _credits(r, c, paths)[0]
+
+
+def _credits(r: Reading, c: Call, paths: set[str] | None = None) -> tuple[dict[str, list[str]], dict[str, int]]:
     """The places named for each top-level argument of the change (only those holding one of
     ``paths``, when given): each value credited to its first place (``_first_place``), and a
-    place left out when the places showing more of the argument's values show its values too.
-    A key absent here was credited nowhere."""
+    place left out when the places showing more of the argument's values show its values too;
+    and for each argument the latest turn its places name."""
     by_turn = {x.n: x.name for x in r.calls}
     checks = [a for a in check_arguments(r, c.turn) if paths is None or a.path in paths]
     names = frozenset(v.lower() for _p, v in leaves(c.turn.arguments) if isinstance(v, str) and len(v) > 2)
     shown: dict[str, dict[str, list]] = {}
     turn_of: dict[str, Turn | None] = {}
+    at: dict[str, int] = {}  # the turn each place names
     for a in checks:
         if a.seen_at is None:
             continue  # held nowhere, or only in another rendering: the call's checks tell it
         if a.seen_in == "earlier call":
             where, fact = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})", None
+            at[where] = a.seen_at
         else:
             fact = _first_place(r, c, a, names)
             if fact is None:
                 continue
-            where = _place(r, fact)
+            own = fact is _first_sent(r, c, a)
+            where = _place(r, fact, own)
+            at[where] = fact.turn
+            fact = None if own else fact
         shown.setdefault(top_key(a.path), {}).setdefault(where, []).append(a)
         turn_of[where] = fact
-    return {k: _fewest_places(r, by_place, turn_of) for k, by_place in shown.items()}
+    kept = {k: _fewest_places(r, by_place, turn_of) for k, by_place in shown.items()}
+    return kept, {k: max(at[w] for w in places) for k, places in kept.items()}
 
 
 def provenance(r: Reading, c: Call, paths: set[str] | None = None) -> str:
@@ -126,7 +155,9 @@ def _val(v) -> str:
 def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
     """One note per change of a failed run's page (by turn): where the values worth checking came
     from, each value described at its first call on the page and referred to after."""
-    told: dict[tuple[str, str], int] = {}  # (argument key, value) -> the call on the page that told it
+    # (argument key, value) -> the call on the page that told it, the latest turn its words name, and how
+    # it was told ("pick", "described" or "place"): a reference stands for those words, so they must hold here too
+    told: dict[tuple[str, str], tuple[int, int, str]] = {}
     out: dict[int, str] = {}
     for c in calls_in_page_order:
         paths = _worth_telling(r, c)
@@ -137,8 +168,11 @@ def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
         described = {p.path: p for p in user_described(r, c) if p.path in paths}
         fresh, refs = [], {}
         for path in paths:
-            at = told.get((_last_key(path), _as_text(values[path])))
-            if at is not None and at != c.n:
+            at, named, kind = told.get((_last_key(path), _as_text(values[path])), (None, None, None))
+            here = "pick" if path in picks else "described" if path in described else "place"
+            # a later call's note may name turns after this one, and a user message between two calls may
+            # name a value an earlier note said no user message named
+            if at is not None and at != c.n and named < c.n and kind == here:
                 refs.setdefault(at, []).append(f"`{top_key(path)}`")
             else:
                 fresh.append(path)
@@ -156,13 +190,20 @@ def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
                 parts.append(f"`{path}` {_val(p.value)} is one of the {len(p.values)} values {p.source.name}'s "
                              f"answer (turn {p.source.n}) gave `{p.field}`, and {p.described}")
         plain = {p for p in fresh if p not in picks and p not in described}
-        credit = credited(r, c, plain) if plain else {}
+        credit, named_by_key = _credits(r, c, plain) if plain else ({}, {})
         said = _worded(credit)
         parts += [said] if said else []
         parts += [f"{join(list(dict.fromkeys(keys)), 3)} as told for the call at turn {at}" for at, keys in refs.items()]
         for path in fresh:  # only what this note said: a value credited nowhere is no reference later
-            if path in picks or path in described or top_key(path) in credit:
-                told.setdefault((_last_key(path), _as_text(values[path])), c.n)
+            p = picks.get(path) or described.get(path)
+            if p is not None:
+                named = max([p.source.n] + [int(n) for n in re.findall(r"at turn (\d+)", p.described or "")])
+            elif top_key(path) in named_by_key:
+                named = named_by_key[top_key(path)]
+            else:
+                continue
+            kind = "pick" if path in picks else "described" if path in described else "place"
+            told.setdefault((_last_key(path), _as_text(values[path])), (c.n, named, kind))
         if parts:
             out[c.n] = "Where its values came from: " + "; ".join(parts) + "."
     return out

@@ -1,0 +1,59 @@
+"""Where a name appeared only in errors (a failed look-up's list of near names), said for every
+error that listed it, not for the first alone, and with the call that then sent it, if any: a
+reader told "only in the error at turn 4" would take it that the agent saw it once and let it go."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .insight_words import join
+from .reading import Call, Reading, _occurs
+
+
+@dataclass
+class ErrorListing:
+    """The errors before a turn whose text holds a name, and the first call after the first of
+    them that sent the name itself."""
+
+    errors: list[Call]
+    tried: Call | None
+
+    @property
+    def turns(self) -> list[int]:
+        return [e.n for e in self.errors] + ([self.tried.n] if self.tried is not None else [])
+
+    def where(self, verb: str) -> str:
+        """``the error Search answered at turn 4`` or ``the errors Search answered at turns 4, 5
+        and 6``, then what the agent did with the name (``; the agent sent it to Search at turn 5,
+        which failed too``). ``verb`` is the sentence's own ("answered", "returned")."""
+        names = list(dict.fromkeys(e.name for e in self.errors))
+        tool = names[0] if len(names) == 1 else join(names, 3)
+        ns = [str(e.n) for e in self.errors]
+        said = (f"the error {tool} {verb} at turn {ns[0]}" if len(ns) == 1 else
+                f"the errors {tool} {verb} at turns {join(ns, 8)}")
+        if self.tried is not None:
+            said += (f"; the agent sent it to {self.tried.name} at turn {self.tried.n}"
+                     + (", which failed too" if self.tried.error else ""))
+        return said
+
+
+def _beyond_echo(c: Call) -> str:
+    """An error's text (lower case) without the words it repeats from its own call ("Could not
+    find [X]"): only a name it offered beyond those counts as listed."""
+    text = c.turn.result.lower()
+    sent = " ".join(str(c.turn.arguments).split()).lower()
+    return text.replace(sent, " ") if sent else text
+
+
+def listed_in_errors(r: Reading, name: str, before: int | None) -> ErrorListing | None:
+    """Every error before ``before`` (any turn, when None) whose text holds ``name`` beyond what
+    its call sent, and the first later call (before ``before``) whose arguments hold it; None
+    when no error holds it."""
+    needle = name.lower()
+    errors = [c for c in r.calls if c.error and (before is None or c.n < before) and c.turn.result
+              and _occurs(needle, _beyond_echo(c))]
+    if not errors:
+        return None
+    tried = next((c for c in r.calls if errors[0].n < c.n and (before is None or c.n < before)
+                  and _occurs(needle, str(c.turn.arguments).lower())), None)
+    return ErrorListing(errors, tried)
