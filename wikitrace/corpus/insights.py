@@ -217,6 +217,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
             if said:
                 st["instead"] = said  # what the successful trials did instead, said with the advice
         temper(entry, by_step)
+        lead_with_contrast(entry)
         ask_first(entry, groups[entry["id"]])
         take_from(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
         kind = kind_of_entry[entry["id"]]
@@ -243,6 +244,27 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
     return out
+
+
+_RULE_QUOTE = " The system prompt's rule on it: "  # compilers/run_insights: a rule the agent's own prompt holds
+
+
+def lead_with_contrast(entry: dict) -> None:
+    """A lesson that restates the system prompt's rule on its call, where the contrast shows the
+    call separates the outcomes: what to do leads with that contrast (both sides, counted), and
+    the rule's quote, which the agent reads in its own prompt anyway, goes."""
+    c = entry.get("contrast") or {}
+    g = entry["guideline"]
+    if _RULE_QUOTE not in g or c.get("verdict") not in ("success", "failure"):
+        return
+    side = c["pattern"].split("|", 1)[0]
+    tasks = c.get("tasks_met")
+    what = MET.get(c["pattern"], MET.get(side, "that met it")).replace("this tool", entry["key"].split("|")[1])
+    met = (f"Runs of this task type {what}: {c['success_met']} "
+           f"successful, {c['failed_met']} failed"
+           + (f" (runs of {tasks['success']} and {tasks['failure']} distinct tasks)" if tasks else "")
+           + f"; they {'succeeded' if c['verdict'] == 'success' else 'failed'} more often than the runs that did not.")
+    entry["guideline"] = f"{met} {g.split(_RULE_QUOTE, 1)[0].strip()}"
 
 
 def contrast_sentence(entry: dict) -> str:
