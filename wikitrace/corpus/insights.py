@@ -229,7 +229,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         habits(entry, groups[entry["id"]])
         verdict_mix(entry, groups[entry["id"]])
         partial_scores(entry, groups[entry["id"]])
-        advise_choices(entry)
+        advise_choices(entry, groups[entry["id"]])
         failed_peers(entry, ended_by.get((kind, entry["key"]), []), taught)
         if entry["key"].startswith(("went-through|", "procedure|")):  # after the rewrites that read the guideline
             if kind not in learned:

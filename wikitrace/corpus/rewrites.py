@@ -173,25 +173,31 @@ _ADVICE = {  # (choice kind, where/how, side that did it more often) -> what to 
 }
 
 
-def advise_choices(entry: dict) -> None:
+def advise_choices(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     """A page whose separating choices include how a free-text query or answer was worded, or how
-    a call after an error differed, leads with that as an instruction (the best
-    p only: the same contrast leads several pages of a task type, and each page's own lesson must
-    stay the larger part of it): the contrast the page shows anyway, said as what to do."""
+    a call after an error differed, says that as an instruction after its own lesson (the best p
+    only: the same contrast stands on several pages of a task type, and each page's own lesson
+    must stay the larger part of it). Not where most of the page's failed runs (two at least)
+    already did what it would advise: that did not save them, so it is no advice for runs like them."""
     from .trials import EDITED, RETRIED as _RETRIED, WORDS_FROM as _WHERE
 
+    failed = [set(e.get("patterns") or []) for e, _l in members if e["outcome"] == "failure"]
     said = []
     for c in entry.get("separating") or []:
         kind, tool, how = c["pattern"].split("|", 2)
         advice = _ADVICE.get((kind, how, c["side"]))
         if advice is None:
             continue
+        # the advice is to do it (success side) or not to (failure side): who here already did as told
+        followed = sum((c["pattern"] in ps) == (c["side"] == "success") for ps in failed)
+        if len(failed) >= 2 and 2 * followed > len(failed):
+            continue
         did = (f"sent a {tool} query {_WHERE[how]}" if kind == "query" else f"gave a {tool} answer {_WHERE[how]}"
                if kind == "said" else f"{EDITED[how]} with {tool}" if kind == "edited" else f"retried {tool} {_RETRIED[how]}")
         side = "successful" if c["side"] == "success" else "failed"  # counts under Evidence: moves with the verdict
         said.append(f"{advice.format(t=tool)}: {side} runs of this task type {did} more often (counts under Evidence).")
     if said:
-        entry["guideline"] = said[0] + " " + entry["guideline"]
+        entry["guideline"] = entry["guideline"] + " " + said[0]
 
 
 def _place_words(place: str) -> str:
