@@ -260,6 +260,11 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
                                    + "; ".join(better) + " (counts under Evidence).")
         if done:  # the page's own runs: it moves only with its sources
             entry["guideline"] += " " + "; ".join(done) + "."
+        st = entry.get("same_task") or {}
+        top = (st.get("differences") or [{}])[0].get("text", "")
+        if any(n == "sourced" and side == "success" and 2 * did > of for n, _l, side, did, of in lines) and \
+                top.startswith(f"gave a {fields[1]} answer whose words beyond the task text all came from earlier answers"):
+            st["advised"] = True  # the page has said answering in a look-up's words did not suffice: not advised again
 
 
 def markdown(entry: dict, link, titles: dict[str, str] | None, md) -> tuple[str, str]:
