@@ -39,3 +39,32 @@ def test_a_quoted_rule_stays_where_the_contrast_does_not_separate():
     entry = _hand_off(runs)
     assert entry["contrast"]["verdict"] not in ("success", "failure")
     assert entry["guideline"] == RULE
+
+
+LONG_RULE = ("Before changing any order (adding items, changing the address, switching the delivery day or cancelling it), "
+             "read the change back to the customer and wait for their explicit yes before going ahead.")
+
+
+def _rule_run(k: int, success: bool, broke: bool) -> dict:
+    key = "rule|ab12cd34ef"
+    guide = f'Before each call this rule covers, do what it asks: "{LONG_RULE}"'
+    return {"step": f"step-{k:04d}", "run_id": f"r{k}", "task_id": f"t{k}", "instruction": f"request {k}",
+            "task_type": "shop", "apps": None, "outcome": "success" if success else "failure", "title": "",
+            "patterns": [key] if broke else [], "lessons": [{"key": key, "title": "Keep the rule", "guideline": guide,
+                                                             "applicability": "In shop tasks.", "detail": "turn 3",
+                                                             "worked": success}]}
+
+
+def test_a_rule_page_with_a_separating_contrast_leads_with_it_and_quotes_the_rule_short():
+    runs = ([_rule_run(k, False, True) for k in range(9)] + [_rule_run(10 + k, True, True) for k in range(2)]
+            + [_rule_run(20 + k, True, False) for k in range(9)] + [_rule_run(40 + k, False, False) for k in range(2)])
+    (entry,) = gather(runs)
+    assert entry["contrast"]["verdict"] == "failure"
+    assert entry["guideline"] == (
+        "Runs of this task type that broke this rule: 2 successful, 9 failed; they failed more often than the runs "
+        "that did not. Before each call this rule covers, do what it asks: \"Before changing any order (adding items, "
+        "changing the address, switching the delivery day or …\"")
+    # where the runs do not show the rule separates them, the page keeps the whole quote and leads with no count
+    alike = [_rule_run(k, k % 2 == 0, k % 4 < 2) for k in range(16)]
+    (entry,) = gather(alike)
+    assert entry["guideline"] == f'Before each call this rule covers, do what it asks: "{LONG_RULE}"'

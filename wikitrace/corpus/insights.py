@@ -247,15 +247,20 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
 
 
 _RULE_QUOTE = " The system prompt's rule on it: "  # compilers/run_insights: a rule the agent's own prompt holds
+_QUOTE_SHORT = 100  # characters of a rule's own quote kept on its page once the contrast leads
 
 
 def lead_with_contrast(entry: dict) -> None:
-    """A lesson that restates the system prompt's rule on its call, where the contrast shows the
-    call separates the outcomes: what to do leads with that contrast (both sides, counted), and
-    the rule's quote, which the agent reads in its own prompt anyway, goes."""
+    """A lesson that restates a rule of the system prompt (the rule on its call, or the rule it is
+    about), where the contrast shows it separates the outcomes: what to do leads with that
+    contrast (both sides, counted). The quote, which the agent reads in its own prompt anyway,
+    goes from a call's lesson and is cut short on the rule's own page (it says which rule)."""
+    from ..compilers.insight_words import clip_words
+
     c = entry.get("contrast") or {}
     g = entry["guideline"]
-    if _RULE_QUOTE not in g or c.get("verdict") not in ("success", "failure"):
+    rule_page = entry["key"].startswith("rule|") and ': "' in g
+    if not (_RULE_QUOTE in g or rule_page) or c.get("verdict") not in ("success", "failure"):
         return
     side = c["pattern"].split("|", 1)[0]
     tasks = c.get("tasks_met")
@@ -264,7 +269,12 @@ def lead_with_contrast(entry: dict) -> None:
            f"successful, {c['failed_met']} failed"
            + (f" (runs of {tasks['success']} and {tasks['failure']} distinct tasks)" if tasks else "")
            + f"; they {'succeeded' if c['verdict'] == 'success' else 'failed'} more often than the runs that did not.")
-    entry["guideline"] = f"{met} {g.split(_RULE_QUOTE, 1)[0].strip()}"
+    if rule_page:
+        head, quote = g.split(': "', 1)
+        g = f'{head}: "{clip_words(quote.rstrip().removesuffix(chr(34)), _QUOTE_SHORT)}"'
+    else:
+        g = g.split(_RULE_QUOTE, 1)[0].strip()
+    entry["guideline"] = f"{met} {g}"
 
 
 def contrast_sentence(entry: dict) -> str:
