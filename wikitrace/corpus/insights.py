@@ -33,7 +33,8 @@ from .choices import faced, relevant, separating
 from .fisher import fisher_tails, verdict as _verdict
 from .peers import check_first, failed_peers, success_did
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
-                       success_index, take_from, temper, told_instead, untested_fix, verdict_mix)
+                       success_index, take_from, temper, told_instead, verdict_mix)
+from .retry_advice import untested_fix
 from .trials import Trials
 
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
