@@ -119,20 +119,29 @@ def _qa_entry(k: int, success: bool, own_words: bool) -> dict:
             "task_id": f"q{k}", "patterns": patterns, "lessons": [lesson]}
 
 
-def test_a_query_wording_that_separates_outcomes_leads_the_page_as_an_instruction():
+def test_a_query_wording_that_separates_outcomes_follows_the_page_lesson_as_an_instruction():
     from wikitrace.corpus.insights import gather
 
     runs = [_qa_entry(k, k % 2 == 0, own_words=k % 2 == 1) for k in range(16)]  # failures all wrote their own words
     (page,) = gather(runs)
-    assert page["guideline"].startswith(
-        "Build each Search query from names the task or an earlier answer gives, not from words of your own: failed "
-        "runs of this task type sent a Search query with words that neither the task text nor any earlier answer "
-        "held more often (counts under Evidence). When Search answers")
+    assert page["guideline"] == (
+        "When Search answers \"Could not find …. Similar: …\", call Search again with one of the names the error "
+        "lists. Build each Search query from names the task or an earlier answer gives, not from words of your own: "
+        "failed runs of this task type sent a Search query with words that neither the task text nor any earlier "
+        "answer held more often (counts under Evidence).")
     assert any(c["pattern"] == "query|Search|own" and (c["failed_met"], c["success_met"]) == (8, 0)
                for c in page["separating"])  # the counts, under Evidence
     mixed = [_qa_entry(k, k % 2 == 0, own_words=k % 4 < 2) for k in range(16)]  # as often on both sides
     (page,) = gather(mixed)
-    assert page["guideline"].startswith("When Search answers")
+    assert page["guideline"].startswith("When Search answers") and "Build each" not in page["guideline"]
+    # the same contrast on the task type, but most of this page's failed runs kept to the task's words
+    # already: telling runs like them to do so is no advice
+    others = [_qa_entry(k, k % 2 == 0, own_words=k % 2 == 1) for k in range(16)]
+    for e in others:
+        e["lessons"][0]["key"] = "other|lesson"
+    kept = [_qa_entry(100 + k, False, own_words=k == 0) for k in range(3)]
+    (page,) = [p for p in gather(others + kept) if p["key"].startswith("error|")]
+    assert page["counts"]["failure"] == 3 and "Build each" not in page["guideline"]
 
 
 def test_a_change_the_successful_trials_did_not_make_names_what_they_did_instead(tmp_path):

@@ -141,11 +141,16 @@ def test_a_field_spread_alike_over_both_sides_is_not_claimed(tmp_path):
     data = _compile(tmp_path, records)
     (c,) = learn(data["runs"])["void_booking"]
     assert (c.made, c.withheld) == (6, 6) and not c.separates
-    g = _lesson(data, "went-through|void_booking")["guideline"]
+    entry = _lesson(data, "went-through|void_booking")
+    g, unshown = entry["guideline"], entry["unshown"]
     assert ("Which field of the record `booking_id` points at decides void_booking is not shown: successful runs "
             "made void_booking on 6 records and looked up 6 records without making it (12 tasks), and no field value "
-            "is shown to separate them.") in g
-    assert "`fare`" not in g and "`seat`" not in g and "Fisher" not in g
+            "is shown to separate them.") in unshown
+    assert "not shown" not in g  # what was not shown is evidence, not advice
+    assert "`fare`" not in g + unshown and "`seat`" not in g + unshown and "Fisher" not in g + unshown
+    page = next((tmp_path / "corpus" / "insight").glob(f"{entry['id']}.md")).read_text()
+    assert "decides void_booking is not shown" in page.split("## Evidence", 1)[1].split("## Sources", 1)[0]
+    assert "not shown" not in page.split("## What to do", 1)[1].split("## Evidence", 1)[0]
     assert _lesson(data, "went-through|void_booking")["title"] != "Before void_booking, check the fare of the record it acts on"
 
 
@@ -155,9 +160,9 @@ def test_a_set_of_failures_only_says_not_shown(tmp_path):
     data = _compile(tmp_path, records)
     (c,) = learn(data["runs"])["void_booking"]
     assert (c.made, c.withheld, c.field, c.separates) == (0, 0, None, False)
-    g = _lesson(data, "went-through|void_booking")["guideline"]
-    assert g.endswith("When to make void_booking is not shown: no successful trial of these tasks made it, or "
-                      "looked up the record `booking_id` points at and did not make it.")
+    g = _lesson(data, "went-through|void_booking")["unshown"]
+    assert g == ("When to make void_booking is not shown: no successful trial of these tasks made it, or "
+                 "looked up the record `booking_id` points at and did not make it.")
     assert "`fare`" not in g
 
 

@@ -73,7 +73,7 @@ def test_a_lesson_named_by_how_its_runs_ended_applies_before_the_call_not_at_the
     # the first messages of its first two tasks (their first trials) are quoted, values masked
     assert "cue" not in bags and bags["tasks"] == 6
     assert bags["applicability"] == (
-        "In airline tasks, before the update_reservation_baggages call that settles the task. The first messages of "
+        "In airline tasks, before calling update_reservation_baggages. The first messages of "
         'two of its tasks said: "Hi, I would like three checked bags on my reservation …."; "Hello! Please add '
         'bags to reservation ….".')
     assert not any("that end with" in i["applicability"] for i in data["insights"])

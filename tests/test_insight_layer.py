@@ -262,6 +262,22 @@ def test_a_difference_one_run_shows_is_listed_but_not_advised():
         entry("success", 2, 3))
 
 
+def test_a_recipe_is_not_told_to_make_its_own_call():
+    from wikitrace.corpus.trials import advice
+
+    def entry(key):
+        return {"key": key, "same_task": {"side": "success", "members": 5, "compared": 5, "differences": [
+            {"text": "called send_voucher without an error, which each failed trial of its task never did", "runs": 3,
+             "steps": ["step-0001"]}]}}
+
+    # the recipe ends with send_voucher: "call send_voucher" repeats it; the difference is still said
+    own = advice(entry("procedure|send_voucher"))
+    assert "call send_voucher and get its answer" not in own
+    assert own.startswith("What set these successful runs apart") and "(3 of 5 compared)" in own
+    # a recipe ending with another call is told to make this one
+    assert advice(entry("procedure|refund")).startswith("In a run like these, call send_voucher and get its answer: ")
+
+
 def test_trial_differences_name_fewer_changes_and_where_the_queries_came_from():
     from wikitrace.corpus.trials import trial_differences
 

@@ -251,6 +251,38 @@ def test_a_retry_that_got_past_an_error_only_in_failed_runs_is_not_taught_as_the
     assert "look up what the message names before calling update_reservation_flights again" in entry["guideline"]
 
 
+def _paid(k: int, success: bool, retried: bool) -> dict:
+    """A booking refused for its amounts, then (``retried``) sent again adding up to the total the
+    error names, or sent again unchanged."""
+    bad = {"user_id": "u1", "flights": ["F1"], "payment_methods": [{"payment_id": "card_1", "amount": 250}]}
+    good = {**bad, "payment_methods": [{"payment_id": "card_1", "amount": 250}, {"payment_id": "gift_2", "amount": 50}]}
+    turns = [_msg("system", SYSTEM), _msg("user", "Book F1 for me."),
+             _call("book_reservation", bad, "Error: payment amount does not add up, total price is 300, but paid 250",
+                   is_error=True),
+             _call("book_reservation", good if retried else bad,
+                   '{"reservation_id": "R9"}' if retried else
+                   "Error: payment amount does not add up, total price is 300, but paid 250", is_error=not retried),
+             {"type": "episode_over"}]
+    return _record(f"p-{k}-{success}", "airline", "Book F1.", _turns(*turns), success)
+
+
+@pytest.mark.parametrize("failed_retried", [3, 1])
+def test_paying_the_total_an_error_names_is_not_advised_when_most_failed_runs_did(tmp_path, failed_retried):
+    runs = [_paid(k, False, k < failed_retried) for k in range(3)] + [_paid(9, True, True)]
+    out = tmp_path / "p"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "p.jsonl", runs)], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    (entry,) = [i for i in data["insights"] if i["key"].startswith("error|book_reservation|")]
+    assert entry["counts"] == {"runs": 4, "success": 1, "failure": 3}
+    text = entry["guideline"]
+    if failed_retried == 3:  # the failed runs all paid the named total: that advice is what failed
+        assert "adding up to the figure the error names" not in text
+        assert "do not just pay the figure the error names" in text
+        assert "3 of the 3 failed runs here got past it and still failed (payment_methods changed: 3 runs)." in text
+    else:  # one failed run of three got past it: the advice stands as the runs taught it
+        assert "adding up to the figure the error names" in text and "still failed" not in text
+
+
 def test_the_missing_program_lesson_names_the_programs_its_runs_met(tmp_path):
     from test_insight_layer import swe_run
 
@@ -322,13 +354,18 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
             for program in re.split(r", | and ", m.group(1)):
                 assert any(f"missing|{program}" in r["patterns"] for r in members), (program, entry["guideline"])
         m = re.search(r"the \d+ runs here that got past it all failed \((.+)\)\.", entry["guideline"])
-        one = re.search(r"the one run here that got past it \((.+) changed\) still failed\.", entry["guideline"])
-        if m or one:
-            assert entry["counts"]["success"] == 0
-            ways = re.findall(r"(.+?) changed: (\d+) runs?(?:; |$)", m.group(1)) if m else [(one.group(1), "1")]
+        some = re.search(r"(\d+) of the (\d+) failed runs here got past it and still failed \((.+)\)\.", entry["guideline"])
+        assert "the one run here that got past it" not in entry["guideline"]  # one run is no count
+        if m or some:
+            failed = [s for s in entry["sources"] if s["outcome"] == "failure"]
+            if m:
+                assert entry["counts"]["success"] == 0
+            else:  # most failed runs did what the old advice said, and still failed
+                assert int(some.group(2)) == len(failed) and 2 * int(some.group(1)) > len(failed)
+            ways = re.findall(r"(.+?) changed: (\d+) runs?(?:; |$)", (m or some).group(m and 1 or 3))
             for what, k in ways:
                 assert sum(re.search(rf"got past it at turn \d+ \(with {re.escape(what)} (changed|taken from)",
-                                     s["detail"]) is not None for s in entry["sources"]) == int(k), entry["guideline"]
+                                     s["detail"]) is not None for s in failed) == int(k), entry["guideline"]
         m = re.search(r"the message names the (.+?) value it refused(?: \(in (\d+) of the (\d+) runs here\))?:",
                       entry["guideline"])
         if m:  # the runs' own details say their error named that argument's value

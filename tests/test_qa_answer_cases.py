@@ -263,6 +263,55 @@ def test_only_a_choice_that_separates_becomes_advice():
     assert all("not shown to separate them" in x for x in failed["versus"])
 
 
+def test_a_choice_most_failed_runs_here_made_too_is_said_not_to_suffice_instead_of_advised():
+    from wikitrace.corpus.insights import gather
+
+    took = {"held": {"turn": 2, "call": "Search[y]", "text": "x"}, "answered": 2, "in_task": False}
+    guessed = {"answered": 2, "in_task": False}
+    # successes all answered in a look-up's words, and so did 7 of the 12 failed runs: it separates, yet
+    # telling the failed runs' kind of task to do it would repeat what those runs did
+    runs = [_entry(k, True, took) for k in range(30)] + [_entry(30 + k, False, took if k < 7 else guessed)
+                                                         for k in range(12)]
+    (failed,) = [i for i in gather(runs) if i["key"] == "answer|Finish|not-found"]
+    assert any("successful runs did this more often" in x for x in failed["versus"] if x.startswith("answered with"))
+    assert "answer in the words a look-up returned" not in failed["guideline"]
+    assert failed["guideline"].endswith("Answering in a look-up's own words, as written, did not suffice: 7 of the 12 "
+                                        "failed runs here did so too.")
+    # nor is it advised again from the trials of the same task, though the difference stays listed
+    from wikitrace.corpus.trials import advice
+
+    for e in runs:
+        e["patterns"] = ["said|Finish|shown"] if e["lessons"][0]["case"].get("held") else []
+    for k in range(5):  # the failed runs that guessed share their tasks with successes
+        runs[37 + k]["task_id"] = f"t{k}"
+    (failed,) = [i for i in gather(runs) if i["key"] == "answer|Finish|not-found"]
+    top = failed["same_task"]["differences"][0]
+    assert top["text"].startswith("gave a Finish answer whose words beyond the task text all came from earlier answers")
+    assert top["runs"] == 5 and advice(failed) == ""
+
+
+def _option(k: int, success: bool, answered: int) -> dict:
+    entry = _entry(k, success, {"answered": answered, "in_task": True})
+    if not success:
+        entry["lessons"][0]["key"] = "answer|Finish|option"
+    return entry
+
+
+def test_look_each_option_up_is_advised_only_when_the_failed_runs_did_not():
+    from wikitrace.corpus.insights import gather
+
+    for failed_answered, looked in ((2, True), (1, False)):
+        runs = [_option(k, True, 2) for k in range(5)] + [_option(5 + k, False, failed_answered) for k in range(4)]
+        (page,) = [i for i in gather(runs) if i["key"] == "answer|Finish|option"]
+        if looked:  # every failed run made the successes' look-ups: looking them up was not what failed
+            assert page["guideline"].startswith("When the request names the options, looking each one up is not "
+                                                "enough: find for each the fact the request compares them on")
+            assert page["guideline"].endswith("(4 of the 4 failed runs here made at least 2 distinct look-ups "
+                                              "answered without an error).")
+        else:
+            assert page["guideline"].startswith("Do the thing.")
+
+
 def test_a_verdict_or_a_click_is_never_said_to_come_from_a_look_up(tmp_path):
     """FEVER verdicts and WebShop purchases (the importer fixtures of those printouts): the case
     shows the calls before the last one, what the last of them returned, and the score."""

@@ -147,6 +147,22 @@ _ADVICE = {
     "sourced": "answer in the words a look-up returned, as written",
 }
 
+# a lesson's advice whose premise a choice measures: "look each one up" is what the ``many`` choice
+# counts. When most of the page's failed runs already made that choice, the advice is what failed,
+# and the page says what is left to do instead
+_PREMISE = {
+    "option": ("many", "When the request names the options, looking each one up is not enough: find for each the "
+                       "fact the request compares them on (a date, a place, a number), and answer with {t} only once "
+                       "the look-ups show that fact for every option"),
+}
+
+# what a choice was, as the sentence that says it did not suffice
+_DONE = {
+    "followed": "Searching next for a name an earlier look-up's answer showed",
+    "many": "Making more distinct look-ups",
+    "sourced": "Answering in a look-up's own words, as written,",
+}
+
 _SAID = {
     "followed": "searched a name an earlier look-up's answer had shown",
     "many": "made at least {k} distinct look-up{s} answered without an error (the successful runs' median)",
@@ -159,11 +175,12 @@ def versus(members: list[tuple[dict, dict]], successes: list[dict], form: bool =
     failed runs, per measurable choice, with the one-sided Fisher test's verdict. ``form``: a lesson
     about the answer's words against the expected ones (too long, too short), whose answers hold
     look-up words by what they are: where the words came from is left out there."""
-    return [line for _name, line, _side in compared(members, successes, form)]
+    return [line for _name, line, _side, _did, _of_failed in compared(members, successes, form)]
 
 
-def compared(members: list[tuple[dict, dict]], successes: list[dict], form: bool = False) -> list[tuple[str, str, str]]:
-    """``versus`` as (choice, line, the test's verdict) triples."""
+def compared(members: list[tuple[dict, dict]], successes: list[dict],
+             form: bool = False) -> list[tuple[str, str, str, int, int]]:
+    """``versus`` as (choice, line, the test's verdict, failed runs here that made it, failed runs here)."""
     failed = [c for e, l in members if e["outcome"] == "failure" and (c := case_of(l)) is not None]
     named = {c.get("in_task") for c in failed}
     among = "successful runs of this task type"
@@ -184,7 +201,8 @@ def compared(members: list[tuple[dict, dict]], successes: list[dict], form: bool
         lines.append((name, f"{text.format(k=at_least, s='s' if at_least != 1 else '')}: {_of(a, len(failed))} failed runs here, "
                             f"{_of(b, len(successes))} {among}; "
                             + (f"{told[side]} (one-sided Fisher p = {p:g})" if side in told else
-                               f"not shown to separate them (p = {p:g})" if p is not None else "not tested"), side))
+                               f"not shown to separate them (p = {p:g})" if p is not None else "not tested"), side,
+                      a, len(failed)))
     return lines
 
 
@@ -226,11 +244,27 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
                 entry["opposite"] = other["id"]
         lines = compared(members, [c for _e, c in successes.get(kind, [])], fields[2] in (LONG, SHORT))
         if lines:
-            entry["versus"] = [line for _n, line, _s in lines]
-        better = [_ADVICE[n] for n, _line, side in lines if side == "success"]
+            entry["versus"] = [line for _n, line, _s, _d, _f in lines]
+        made = {n: (did, of, line.split(": ", 1)[0].replace(" (the successful runs' median)", ""))
+                for n, line, _side, did, of in lines}
+        premise = _PREMISE.get(fields[2])
+        if premise and premise[0] in made and 2 * made[premise[0]][0] > made[premise[0]][1]:
+            did, of, what = made[premise[0]]  # most failed runs here did what it advised
+            entry["guideline"] = premise[1].format(t=fields[1]) + f" ({did} of the {of} failed runs here {what})."
+        # a choice most failed runs here made too is no advice, whatever the successes did: it did not suffice
+        better = [_ADVICE[n] for n, _line, side, did, of in lines if side == "success" and 2 * did <= of]
+        done = [f"{_DONE[n]} did not suffice: {did} of the {of} failed runs here did so too"
+                for n, _line, side, did, of in lines if side == "success" and 2 * did > of]
         if better:  # the verdicts, not the counts, are in the guideline: it moves only when they do
             entry["guideline"] += (" Successful runs of this task type did so more often than the failed runs here: "
                                    + "; ".join(better) + " (counts under Evidence).")
+        if done:  # the page's own runs: it moves only with its sources
+            entry["guideline"] += " " + "; ".join(done) + "."
+        st = entry.get("same_task") or {}
+        top = (st.get("differences") or [{}])[0].get("text", "")
+        if any(n == "sourced" and side == "success" and 2 * did > of for n, _l, side, did, of in lines) and \
+                top.startswith(f"gave a {fields[1]} answer whose words beyond the task text all came from earlier answers"):
+            st["advised"] = True  # the page has said answering in a look-up's words did not suffice: not advised again
 
 
 def markdown(entry: dict, link, titles: dict[str, str] | None, md) -> tuple[str, str]:

@@ -116,13 +116,11 @@ def _applies(key: str, applicability: str, kind: str, cues: tuple) -> str:
     words = cues[0]
     cue = f'whose first message says "{words[0]}" or a longer form of it' if words else ""
     kind_of_key = key.split("|", 1)[0]
-    if kind_of_key in ENDING:
-        if cue:
-            return f"{head} {cue}, before the call that settles the task."
-        if kind_of_key == "answer-from":
+    if kind_of_key in ENDING:  # said as an agent knows it then (the call it is about to make), not by the outcome
+        head = f"{head} {cue}" if cue else head
+        if kind_of_key == "answer-from" or "|" not in key:
             return f"{head}, once the look-ups show the request needs no change or allows none."
-        tool = key.split("|", 1)[1].split(":", 1)[0] if "|" in key else "the last call"
-        return f"{head}, before the {tool} call that settles the task."
+        return f"{head}, before calling {key.split('|', 1)[1].split(':', 1)[0]}."
     if not cue or not rest.startswith(", "):
         return applicability
     return f"{head} {cue}{rest}"

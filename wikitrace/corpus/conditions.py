@@ -259,6 +259,7 @@ def state(entry: dict, by_tool: dict[str, list[Condition]]) -> None:
     if kind not in ("went-through", "procedure") or c is None:
         return
     said = sentence(c)
+    entry.pop("unshown", None)
     g = entry["guideline"]
     if kind == "went-through":
         head = f"Before {tool}, {_RESTATED}"
@@ -267,11 +268,12 @@ def state(entry: dict, by_tool: dict[str, list[Condition]]) -> None:
         if at != -1 and end != -1:
             g = g[:at] + g[end:]
         g = g.strip()
-        if hint(c):  # the field leads; otherwise the advice there stays first and "not shown" follows it
+        if hint(c):  # the field leads the advice
             entry["guideline"] = f"{said} {g}".strip()
             entry["title"] = f"Before {tool}, check the {c.field} of the record it acts on"
-        else:
-            entry["guideline"] = f"{g} {said}".strip()
+        else:  # what was not shown is no advice: the counts stand under Evidence
+            entry["guideline"] = g
+            entry["unshown"] = said
     elif hint(c):  # the recipe: what its look-ups were checked for
         entry["guideline"] = (f"{g} Check `{c.field}` in the record `{c.key}` points at before {tool} "
                               f"(one-sided Fisher p = {c.p:.2g}, {_plural(c.tasks, 'task')}). {advice(c)}")

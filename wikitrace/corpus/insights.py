@@ -33,7 +33,8 @@ from .choices import faced, relevant, separating
 from .fisher import fisher_tails, verdict as _verdict
 from .peers import check_first, failed_peers, success_did
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
-                       success_index, take_from, temper, told_instead, untested_fix, verdict_mix)
+                       success_index, take_from, temper, told_instead, verdict_mix)
+from .retry_advice import untested_fix
 from .trials import Trials
 
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
@@ -217,6 +218,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
             if said:
                 st["instead"] = said  # what the successful trials did instead, said with the advice
         temper(entry, by_step)
+        lead_with_contrast(entry)
         ask_first(entry, groups[entry["id"]])
         take_from(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
         kind = kind_of_entry[entry["id"]]
@@ -228,7 +230,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         habits(entry, groups[entry["id"]])
         verdict_mix(entry, groups[entry["id"]])
         partial_scores(entry, groups[entry["id"]])
-        advise_choices(entry)
+        advise_choices(entry, groups[entry["id"]])
         failed_peers(entry, ended_by.get((kind, entry["key"]), []), taught)
         if entry["key"].startswith(("went-through|", "procedure|")):  # after the rewrites that read the guideline
             if kind not in learned:
@@ -243,6 +245,37 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
     return out
+
+
+_RULE_QUOTE = " The system prompt's rule on it: "  # compilers/run_insights: a rule the agent's own prompt holds
+_QUOTE_SHORT = 100  # characters of a rule's own quote kept on its page once the contrast leads
+
+
+def lead_with_contrast(entry: dict) -> None:
+    """A lesson that restates a rule of the system prompt (the rule on its call, or the rule it is
+    about), where the contrast shows it separates the outcomes: what to do leads with that
+    contrast (both sides, counted). The quote, which the agent reads in its own prompt anyway,
+    goes from a call's lesson and is cut short on the rule's own page (it says which rule)."""
+    from ..compilers.insight_words import clip_words
+
+    c = entry.get("contrast") or {}
+    g = entry["guideline"]
+    rule_page = entry["key"].startswith("rule|") and ': "' in g
+    if not (_RULE_QUOTE in g or rule_page) or c.get("verdict") not in ("success", "failure"):
+        return
+    side = c["pattern"].split("|", 1)[0]
+    tasks = c.get("tasks_met")
+    what = MET.get(c["pattern"], MET.get(side, "that met it")).replace("this tool", entry["key"].split("|")[1])
+    met = (f"Runs of this task type {what}: {c['success_met']} "
+           f"successful, {c['failed_met']} failed"
+           + (f" (runs of {tasks['success']} and {tasks['failure']} distinct tasks)" if tasks else "")
+           + f"; they {'succeeded' if c['verdict'] == 'success' else 'failed'} more often than the runs that did not.")
+    if rule_page:
+        head, quote = g.split(': "', 1)
+        g = f'{head}: "{clip_words(quote.rstrip().removesuffix(chr(34)), _QUOTE_SHORT)}"'
+    else:
+        g = g.split(_RULE_QUOTE, 1)[0].strip()
+    entry["guideline"] = f"{met} {g}"
 
 
 def contrast_sentence(entry: dict) -> str:

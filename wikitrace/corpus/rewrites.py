@@ -173,25 +173,31 @@ _ADVICE = {  # (choice kind, where/how, side that did it more often) -> what to 
 }
 
 
-def advise_choices(entry: dict) -> None:
+def advise_choices(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     """A page whose separating choices include how a free-text query or answer was worded, or how
-    a call after an error differed, leads with that as an instruction (the best
-    p only: the same contrast leads several pages of a task type, and each page's own lesson must
-    stay the larger part of it): the contrast the page shows anyway, said as what to do."""
+    a call after an error differed, says that as an instruction after its own lesson (the best p
+    only: the same contrast stands on several pages of a task type, and each page's own lesson
+    must stay the larger part of it). Not where most of the page's failed runs (two at least)
+    already did what it would advise: that did not save them, so it is no advice for runs like them."""
     from .trials import EDITED, RETRIED as _RETRIED, WORDS_FROM as _WHERE
 
+    failed = [set(e.get("patterns") or []) for e, _l in members if e["outcome"] == "failure"]
     said = []
     for c in entry.get("separating") or []:
         kind, tool, how = c["pattern"].split("|", 2)
         advice = _ADVICE.get((kind, how, c["side"]))
         if advice is None:
             continue
+        # the advice is to do it (success side) or not to (failure side): who here already did as told
+        followed = sum((c["pattern"] in ps) == (c["side"] == "success") for ps in failed)
+        if len(failed) >= 2 and 2 * followed > len(failed):
+            continue
         did = (f"sent a {tool} query {_WHERE[how]}" if kind == "query" else f"gave a {tool} answer {_WHERE[how]}"
                if kind == "said" else f"{EDITED[how]} with {tool}" if kind == "edited" else f"retried {tool} {_RETRIED[how]}")
         side = "successful" if c["side"] == "success" else "failed"  # counts under Evidence: moves with the verdict
         said.append(f"{advice.format(t=tool)}: {side} runs of this task type {did} more often (counts under Evidence).")
     if said:
-        entry["guideline"] = said[0] + " " + entry["guideline"]
+        entry["guideline"] = entry["guideline"] + " " + said[0]
 
 
 def _place_words(place: str) -> str:
@@ -294,47 +300,6 @@ def _edit_checklist(entry: dict, members, ended: list[tuple[str, int]], tool: st
     entry["guideline"] += (f" Most successful runs that ended with {tool} {EDITED[place]} before it"
                            + (f"; {other} of the {len(members)} runs here did not." if other else
                               "; so did the runs here: where they changed the code is not what set them apart."))
-
-
-# how error_insights words a retry that got past an error, in a source's detail
-_GOT_PAST = re.compile(r"^turn \d+: got past it at turn \d+ \((?:with (.+?) (?:changed|taken from what the error listed)"
-                       r"|with the amounts in .+|as .+)\)(?:; the message named the (.+?) values? sent)?$")
-_NAMED = re.compile(r"; the message named the (.+?) values? sent$")
-
-
-def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
-    """An error lesson whose advice is how its runs got past the error, when every one of those runs
-    still failed: a retry that went through is no fix the outcomes back (a cabin changed to get past
-    a payment error gets past it and fails the task). The page then says to replace the value the
-    message names (the argument whose value its text holds, when the runs' details say which), and
-    lists the retries with how many runs made each."""
-    if not entry["key"].startswith("error|") or entry["counts"]["success"] or not members:
-        return
-    changed, named = Counter(), Counter()
-    for _e, lesson in members:
-        m = _GOT_PAST.match(lesson.get("detail") or "")
-        if m is not None and m.group(1):  # named arguments changed (a free-text retry is judged by its own rule)
-            changed[m.group(1)] += 1
-        n = _NAMED.search(lesson.get("detail") or "")
-        if n is not None:
-            named[n.group(1)] += 1
-    if not changed or " again with " not in entry["guideline"]:
-        return
-    head = entry["guideline"].split(", call ", 1)[0]
-    tool = entry["key"].split("|")[1].split(" ")[0]
-    ways = "; ".join(f"{what} changed: {n} run{'s' if n != 1 else ''}" for what, n in
-                     sorted(changed.items(), key=lambda kv: (-kv[1], kv[0])))
-    runs = sum(changed.values())
-    what = min(named, key=lambda k: (-named[k], k)) if named else ""
-    seen = f" (in {named[what]} of the {len(members)} runs here)" if what and len(members) > 1 else ""
-    said = (f"the message names the {what} value it refused{seen}: replace that value with one a look-up shows can "
-            f"work, or tell the user it cannot be done, before calling {tool} again" if what else
-            f"look up what the message names before calling {tool} again, or tell the user it cannot be done")
-    if runs == 1:
-        ways = next(iter(changed)) + " changed"
-    entry["guideline"] = (f"{head}, {said}. Getting the call through is not enough: "
-                          + (f"the one run here that got past it ({ways}) still failed." if runs == 1 else
-                             f"the {runs} runs here that got past it all failed ({ways})."))
 
 
 def habits(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:

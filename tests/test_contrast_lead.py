@@ -1,0 +1,70 @@
+"""A lesson that quotes the system prompt's rule on its call leads with the contrast instead,
+when the runs show the call separates the outcomes; where they do not, it is left as written."""
+
+from __future__ import annotations
+
+from wikitrace.corpus.insights import gather
+
+RULE = ("Hand the request off with transfer_to_human_agents when none of the other tools can do what it asks, "
+        "and say why in the hand-off. The system prompt's rule on it: \"Transfer only when you cannot help.\"")
+
+
+def _run(k: int, success: bool, handed_off: bool) -> dict:
+    key = "hand-off|transfer_to_human_agents" if handed_off else "idle|none"
+    return {"step": f"step-{k:04d}", "run_id": f"r{k}", "task_id": f"t{k}", "instruction": f"request {k}",
+            "task_type": "shop", "apps": None, "outcome": "success" if success else "failure", "title": "",
+            "patterns": [key], "lessons": [{"key": key, "title": key, "guideline": RULE if handed_off else "Ask first.",
+                                            "applicability": "In shop tasks.", "detail": f"turn 3: {key}",
+                                            "worked": success}]}
+
+
+def _hand_off(runs: list[dict]) -> dict:
+    (entry,) = [i for i in gather(runs) if i["key"].startswith("hand-off|")]
+    return entry
+
+
+def test_a_quoted_rule_gives_way_to_a_contrast_that_separates():
+    runs = ([_run(k, True, True) for k in range(9)] + [_run(9 + k, False, True) for k in range(2)]
+            + [_run(20 + k, False, False) for k in range(9)] + [_run(40 + k, True, False) for k in range(2)])
+    entry = _hand_off(runs)
+    assert entry["contrast"]["verdict"] == "success"
+    assert entry["guideline"] == (
+        "Runs of this task type that handed off with transfer_to_human_agents: 9 successful, 2 failed; they "
+        "succeeded more often than the runs that did not. Hand the request off with "
+        "transfer_to_human_agents when none of the other tools can do what it asks, and say why in the hand-off.")
+
+
+def test_a_quoted_rule_stays_where_the_contrast_does_not_separate():
+    runs = ([_run(k, k % 2 == 0, True) for k in range(8)] + [_run(20 + k, k % 2 == 0, False) for k in range(8)])
+    entry = _hand_off(runs)
+    assert entry["contrast"]["verdict"] not in ("success", "failure")
+    assert entry["guideline"] == RULE
+
+
+LONG_RULE = ("Before changing any order (adding items, changing the address, switching the delivery day or cancelling it), "
+             "read the change back to the customer and wait for their explicit yes before going ahead.")
+
+
+def _rule_run(k: int, success: bool, broke: bool) -> dict:
+    key = "rule|ab12cd34ef"
+    guide = f'Before each call this rule covers, do what it asks: "{LONG_RULE}"'
+    return {"step": f"step-{k:04d}", "run_id": f"r{k}", "task_id": f"t{k}", "instruction": f"request {k}",
+            "task_type": "shop", "apps": None, "outcome": "success" if success else "failure", "title": "",
+            "patterns": [key] if broke else [], "lessons": [{"key": key, "title": "Keep the rule", "guideline": guide,
+                                                             "applicability": "In shop tasks.", "detail": "turn 3",
+                                                             "worked": success}]}
+
+
+def test_a_rule_page_with_a_separating_contrast_leads_with_it_and_quotes_the_rule_short():
+    runs = ([_rule_run(k, False, True) for k in range(9)] + [_rule_run(10 + k, True, True) for k in range(2)]
+            + [_rule_run(20 + k, True, False) for k in range(9)] + [_rule_run(40 + k, False, False) for k in range(2)])
+    (entry,) = gather(runs)
+    assert entry["contrast"]["verdict"] == "failure"
+    assert entry["guideline"] == (
+        "Runs of this task type that broke this rule: 2 successful, 9 failed; they failed more often than the runs "
+        "that did not. Before each call this rule covers, do what it asks: \"Before changing any order (adding items, "
+        "changing the address, switching the delivery day or …\"")
+    # where the runs do not show the rule separates them, the page keeps the whole quote and leads with no count
+    alike = [_rule_run(k, k % 2 == 0, k % 4 < 2) for k in range(16)]
+    (entry,) = gather(alike)
+    assert entry["guideline"] == f'Before each call this rule covers, do what it asks: "{LONG_RULE}"'

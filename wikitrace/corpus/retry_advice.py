@@ -1,0 +1,62 @@
+"""The rewrite of an error lesson whose advice is how its runs got past the error, when its
+failed runs did just that and still failed: getting a call through is no fix the outcomes back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+
+# how error_insights words a retry that got past an error, in a source's detail
+_GOT_PAST = re.compile(r"^turn \d+: got past it at turn \d+ \((?:with (.+?) (?:changed|taken from what the error listed)"
+                       r"|with the amounts in .+|as .+)\)(?:; the message named the (.+?) values? sent)?$")
+_NAMED = re.compile(r"; the message named the (.+?) values? sent$")
+
+
+def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
+    """An error lesson whose advice is how its runs got past the error, when the failed runs did
+    just that: every run got past it and failed, or most failed runs (two at least) got past it
+    and still failed. A retry that went through is then no fix the outcomes back (a cabin changed
+    to get past a payment error gets past it and fails the task). The page says to replace the
+    value the message names (the argument whose value its text holds, when the runs' details say
+    which), or, for a figure the amounts must add up to, to check the figure against the request
+    first; and it counts the retries. A single run is no count: its retry is not written."""
+    if not entry["key"].startswith("error|") or not members:
+        return
+    failed = [(e, l) for e, l in members if e["outcome"] == "failure"]
+    changed, named = Counter(), Counter()
+    for _e, lesson in failed:
+        m = _GOT_PAST.match(lesson.get("detail") or "")
+        if m is not None and m.group(1):  # named arguments changed (a free-text retry is judged by its own rule)
+            changed[m.group(1)] += 1
+    for _e, lesson in members:
+        n = _NAMED.search(lesson.get("detail") or "")
+        if n is not None:
+            named[n.group(1)] += 1
+    runs = sum(changed.values())
+    mixed = entry["counts"]["success"] > 0
+    if not changed or " again with " not in entry["guideline"] or mixed and (runs < 2 or 2 * runs <= len(failed)):
+        return
+    head = entry["guideline"].split(", call ", 1)[0]
+    tool = entry["key"].split("|")[1].split(" ")[0]
+    ways = "; ".join(f"{what} changed: {n} run{'s' if n != 1 else ''}" for what, n in
+                     sorted(changed.items(), key=lambda kv: (-kv[1], kv[0])))
+    what = min(named, key=lambda k: (-named[k], k)) if named else ""
+    seen = f" (in {named[what]} of the {len(members)} runs here)" if what and len(members) > 1 else ""
+    if " adding up to the figure the error names" in entry["guideline"]:
+        said = (f"do not just pay the figure the error names: check it against what the request should cost, and "
+                f"when it differs from what you worked out, check the call's other arguments against the request "
+                f"before calling {tool} again")
+    elif what:
+        said = (f"the message names the {what} value it refused{seen}: replace that value with one a look-up shows "
+                f"can work, or tell the user it cannot be done, before calling {tool} again")
+    else:
+        said = f"look up what the message names before calling {tool} again, or tell the user it cannot be done"
+    if runs == 1:
+        entry["guideline"] = f"{head}, {said}."
+        return
+    entry["guideline"] = (f"{head}, {said}. Getting the call through is not enough: "
+                          + (f"{runs} of the {len(failed)} failed runs here got past it and still failed ({ways})."
+                             if mixed else
+                             f"the {runs} runs here that got past it all failed ({ways})."))
