@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .add_carry import (OUTCOME_HELP, EveryRun, NothingReused, build_options, carry_everything, compiled_settings,
-                        import_client_ahead, llm_config, published_corpus, read_run_file, same_settings_or_fail)
+                        llm_config, published_corpus, read_run_file, same_settings_or_fail)
 from .errors import Failed, InputError
 from .runs._common import Carried
 from .runs.model import Run
@@ -195,6 +195,8 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     if not todo:
         return result
     if config is not None:  # the corpus's model: imported while the corpus's runs are carried over
+        from .llm.preload import import_client_ahead
+
         import_client_ahead()
 
     compiler = make_compiler(bopts, config)
