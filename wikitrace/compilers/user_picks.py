@@ -59,12 +59,18 @@ def record_values(r: Reading, value: str, before: int) -> set[str]:
     as the answers before turn ``before`` showed it: the whole answer of a look-up sent that value,
     or an object holding it as its own id. Lower case, the value itself left out."""
     facts, shown = _records_shown(r)
-    cut = next((i for i, t in enumerate(facts) if t.turn >= before), len(facts))
+    key = f"user_picks.cut:{before}"
+    cut = r.memo.get(key)
+    if cut is None:  # where the answers before the turn end: once per turn asked, not per value
+        cut = r.memo[key] = next((i for i, t in enumerate(facts) if t.turn >= before), len(facts))
     out: set[str] = set()
+    added: set[int] = set()  # an answer text repeated (the same look-up again) is one set: added once
     for at, values in shown.get(value, ()):
         if at >= cut:
             break
-        out.update(values)
+        if id(values) not in added:
+            added.add(id(values))
+            out.update(values)
     out.discard(value.lower())
     return out
 
@@ -114,9 +120,24 @@ def _names_no_answer_held(r: Reading, before: int) -> set[str]:
     if found is None:
         said = [t for t in r.facts if t.turn < before and t_is_user(t)]
         answers = " ".join(r.lower(t) for t in r.facts if t.turn < before and t.type == "function_call")
-        found = r.memo[key] = {n for t in said for n in _names_written(t.content or "") if n not in answers
-                               or not re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", answers)}
+        found = r.memo[key] = {n for t in said for n in _names_written(t.content or "") if not _as_word(n, answers)}
     return found
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"  # what a pattern's \w matches in text
+
+
+def _as_word(word: str, text: str) -> bool:
+    """``word`` in ``text`` with no word character either side: the places it occurs tested by
+    hand, where a pattern compiled per name cost more than the few places it is found."""
+    at = text.find(word)
+    while at != -1:
+        end = at + len(word)
+        if (at == 0 or not _is_word_char(text[at - 1])) and (end == len(text) or not _is_word_char(text[end])):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def _user_words(r: Reading, before: int) -> tuple[list, str, str]:
@@ -185,7 +206,7 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
         if chosen.lower() not in t.content.lower():
             continue
         sentences = [s for s in _SENTENCE.split(t.content.lower()) if s.strip()]
-        named = lambda n, s: re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", s) is not None  # noqa: E731
+        named = _as_word
         for n in names:
             # the name beside the value in one sentence, and never beside another candidate in the message
             if any(chosen.lower() in s and named(n, s) and not any(o in s for o in others) for s in sentences) and \
