@@ -10,6 +10,7 @@ run again. Every field is read from the log itself; nothing depends on one data 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .arguments import is_verdict
 from .insight_words import answer_seen_in, expected_answer, followed, gives_answer
@@ -168,6 +169,14 @@ def _stem(word: str) -> str:
 _TOKEN = re.compile(r"[\w'’]+")
 
 
+@lru_cache(maxsize=512)
+def _answer_words(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]]:
+    """An answer's words as (start, end) spans and as stems: once per answer text, not once per
+    free-text value compared with it."""
+    raw = tuple(m.span() for m in _TOKEN.finditer(text))
+    return raw, tuple(_stem(text[a:b].casefold()) for a, b in raw)
+
+
 def near_words(r: Reading, c: Call, width: int = SHOWN) -> tuple[Call, str] | None:
     """For a free-text value no earlier turn holds as written: the earlier answer holding most of
     the value's words (the latest on a tie), when all but one of them, plurals and possessives
@@ -184,8 +193,7 @@ def near_words(r: Reading, c: Call, width: int = SHOWN) -> tuple[Call, str] | No
     for x in reversed(r.calls):
         if x.n >= c.n or x.error or not x.turn.result:
             continue
-        raw = list(_TOKEN.finditer(x.turn.result))
-        stems = [_stem(m.group().casefold()) for m in raw]
+        raw, stems = _answer_words(x.turn.result)
         best = None  # (-words held, length, start, end): the stretch holding most of the words, then the shortest
         for i, s in enumerate(stems):
             if s not in wanted:
@@ -197,6 +205,6 @@ def near_words(r: Reading, c: Call, width: int = SHOWN) -> tuple[Call, str] | No
                     if len(got) >= need and (best is None or (-len(got), k - i) < best[:2]):
                         best = (-len(got), k - i, i, k)
         if best is not None and (found is None or -best[0] > found[0]):
-            text = x.turn.result[raw[best[2]].start():raw[best[3]].end()]
+            text = x.turn.result[raw[best[2]][0]:raw[best[3]][1]]
             found = (-best[0], x, clip_words(text, width))
     return (found[1], found[2]) if found else None

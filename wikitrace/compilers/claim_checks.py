@@ -48,6 +48,9 @@ _DIGIT = re.compile(r"\d")
 _REACH = 120
 _SYMBOL_CUE = re.compile(r"\d[^<>≤≥\n]{0,45}\s[<>≤≥]=?\s")
 _WORD_CUE = re.compile(r"\b(?:than|below|under|within|most|above|over|exceeds|least)\b", re.IGNORECASE)
+_OPERATORS = "<>≤≥"  # one of them is in every symbol cue
+# the words of the word cue: in ASCII text, lower() finds them wherever the case-blind pattern could
+_CUE_WORDS = ("than", "below", "under", "within", "most", "above", "over", "exceeds", "least")
 
 _FUNCTION_WORDS = {"is", "was", "are", "were", "be", "than", "and", "or", "the", "a", "an", "in", "on", "at", "of",
                    "to", "for", "which", "that", "so", "but", "it", "as", "by", "with", "from"}
@@ -117,8 +120,17 @@ def comparisons(text: str) -> list[Comparison]:
     spans: list[tuple[int, int]] = []
     # each pattern is tried only around its cue (an operator, a comparative word): a comparison
     # reaches at most about a hundred characters either side of it, and most texts hold none
-    found = [m for pattern, cue in ((_SYMBOL, _SYMBOL_CUE), (_PHRASE, _WORD_CUE))
+    # and holds two numbers: a window with no digit is passed over before the pattern is tried.
+    # Nor is a cue looked for in a text that lacks its characters (a plain substring test)
+    cues = []
+    if any(op in text for op in _OPERATORS):
+        cues.append((_SYMBOL, _SYMBOL_CUE))
+    low = text.lower()
+    if not text.isascii() or any(w in low for w in _CUE_WORDS):
+        cues.append((_PHRASE, _WORD_CUE))
+    found = [m for pattern, cue in cues
              for at in cue.finditer(text)
+             if _DIGIT.search(text, max(0, at.start() - _REACH), at.end() + _REACH)
              for m in pattern.finditer(text, max(0, at.start() - _REACH), at.end() + _REACH)]
     for m in sorted(found, key=lambda m: (m.start(), -m.end())):
         if any(s < m.end() and m.start() < e for s, e in spans):

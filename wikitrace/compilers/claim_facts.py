@@ -20,7 +20,15 @@ from .text import clip
 
 def _own_words(r: Reading) -> list[tuple[int, str]]:
     """(turn, text) of what the agent wrote itself: its messages, the reasoning kept with a call,
-    and the text of a call that answered nothing (a think tool)."""
+    and the text of a call that answered nothing (a think tool). Gathered once per run (its memo):
+    each kind of claim reads them all."""
+    found = r.memo.get("claim_facts.own_words")
+    if found is None:
+        found = r.memo["claim_facts.own_words"] = _gather_own_words(r)
+    return found
+
+
+def _gather_own_words(r: Reading) -> list[tuple[int, str]]:
     harness = {t.turn for t in r.harness}
     silent = {c.n for c in r.calls if answered_nothing(c)}
     out = []

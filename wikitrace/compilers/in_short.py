@@ -116,12 +116,12 @@ def _beside_expected(given: str, gold: str) -> str | None:
     a, g = _fold(given), _fold(gold)
     if a == g or not a or not g:
         return None
-    if re.search(r"(?<!\w)" + re.escape(g) + r"(?!\w)", a):
+    if g in a and re.search(r"(?<!\w)" + re.escape(g) + r"(?!\w)", a):  # the plain test first
         i = a.index(g)
         extra = [x.strip(" ,;") for x in (given[:i], given[i + len(g):])]
         parts = [f"\"{clip(x, 60)}\" {where}" for x, where in zip(extra, ("before it", "after it")) if x]
         return ("The answer holds the expected words and adds " + " and ".join(parts) + ".") if parts else None
-    if re.search(r"(?<!\w)" + re.escape(a) + r"(?!\w)", g):
+    if a in g and re.search(r"(?<!\w)" + re.escape(a) + r"(?!\w)", g):
         i = g.index(a)
         left = [x.strip(" ,;") for x in (gold[:i], gold[i + len(a):])]
         parts = [f"\"{clip(x, 60)}\"" for x in left if x]

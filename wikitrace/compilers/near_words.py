@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 from ..runs.model import Turn
 from .reading import Call, Reading, t_is_user
@@ -51,11 +52,17 @@ def near_words(r: Reading, value, before: int) -> tuple[Turn, int, int] | None:
         if not any(w in low for w in wanted):
             continue
         # within one sentence: a long prompt holds most words somewhere, scattered
-        shared = max((sum(1 for w in wanted if w in {_stem(x) for x in _TOKEN.findall(sentence)})
-                      for sentence in _SENTENCE.split(low)), default=0)
+        shared = max((sum(1 for w in wanted if w in words) for words in _sentence_words(low)), default=0)
         if 2 * shared > len(wanted) and (best is None or shared > best[1]):
             best = (t, shared, len(wanted))
     return best
+
+
+@lru_cache(maxsize=1024)
+def _sentence_words(low: str) -> tuple[frozenset[str], ...]:
+    """Each sentence of a turn's text as its set of stemmed words: made once per text, where each
+    value asked about split and stemmed every sentence again for each of its words."""
+    return tuple(frozenset(_stem(x) for x in _TOKEN.findall(sentence)) for sentence in _SENTENCE.split(low))
 
 
 def place_words(t: Turn) -> str:

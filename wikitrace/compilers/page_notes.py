@@ -138,8 +138,11 @@ def _window(text: str, needle: str, width: int) -> str | None:
     would not read back exactly."""
     flat = " ".join((text or "").split())
     needle = " ".join(needle.split())
-    whole = re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", flat, re.I)  # as words first, as text else
-    at = whole.start() if whole else flat.lower().find(needle.lower())
+    low = flat.lower()
+    # as words first, as text else; ASCII text without the needle in any case needs no pattern
+    absent = flat.isascii() and needle.isascii() and needle.lower() not in low
+    whole = None if absent else re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", flat, re.I)
+    at = whole.start() if whole else low.find(needle.lower())
     if at < 0:
         return None
     start, end = max(0, at - width), min(len(flat), at + len(needle) + width)
@@ -204,22 +207,31 @@ def answer_source(r: Reading, c: Call, width: int = 90):
         return None
     if not gives_answer(r, c) or c is not next((x for x in reversed(r.calls) if x.writes and not x.error), None):
         return None
-    words = re.compile(r"(?<!\w)" + re.escape(given.lower()) + r"(?!\w)")
+    needle = given.lower()
+    words = None  # compiled only once some answer holds the text at all
+
+    def holds(result: str) -> bool:
+        nonlocal words
+        low = " ".join(result.split()).lower()
+        if needle not in low:
+            return False
+        if words is None:
+            words = re.compile(r"(?<!\w)" + re.escape(needle) + r"(?!\w)")
+        return words.search(low) is not None
+
     source = next((x for x in reversed(r.calls) if x.n < c.n and not x.error and not x.writes
-                   and words.search(" ".join((x.turn.result or "").split()).lower())
-                   and _window(x.turn.result, given, width)), None)
+                   and holds(x.turn.result or "") and _window(x.turn.result, given, width)), None)
     if source is not None:
         return "look-up", source, _window(source.turn.result, given, width)
     # no look-up that went through showed it: an error's list of near names may have (a name taken
     # from a "Similar: [...]" list, never opened)
     offered = next((x for x in reversed(r.calls) if x.n < c.n and x.error and not x.writes
-                    and words.search(" ".join((x.turn.result or "").split()).lower())
-                    and _window(x.turn.result, given, width)), None)
+                    and holds(x.turn.result or "") and _window(x.turn.result, given, width)), None)
     if offered is not None:
         return "error", offered, _window(offered.turn.result, given, width)
     # no look-up showed it: the task text may (a retry's notes on an earlier, wrong attempt)
     said = next((t for t in reversed(r.run.turns) if t.turn < c.n and t.type == "message" and t.role == "user"
-                 and words.search(" ".join((t.content or "").split()).lower()) and _window(t.content, given, width)),
+                 and holds(t.content or "") and _window(t.content, given, width)),
                 None)
     return None if said is None else ("user", said, _window(said.content, given, width))
 

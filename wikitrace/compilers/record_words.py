@@ -17,6 +17,7 @@ import json
 import re
 from functools import lru_cache
 
+from .arguments import _parsed
 from .reading import Call, Reading, leaves
 from .text import clip_words
 from .told_numbers import _last_key
@@ -98,10 +99,7 @@ def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, st
 
 
 def _named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, str]]]]:
-    try:
-        parsed = json.loads(c.turn.result or "")
-    except ValueError:
-        return []
+    parsed = _parsed(c.turn.result or "")  # the argument checks' parse of the same answer
     if not isinstance(parsed, (dict, list)):
         return []
     said = agent_words(r, c.n)
@@ -121,10 +119,13 @@ def _named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, s
         words = _phrase_words(value)
         if words is None or words[0] not in all_said:
             continue
-        first, pattern, single = words[0], _phrase(words), len(words) == 1
+        first, single = words[0], len(words) == 1
         key = _last_key(str(path))
-        if _key_words(key)[-1:] in (("id",), ("ids",)) or key.lower().endswith("id") or pattern.search(told):
+        if _key_words(key)[-1:] in (("id",), ("ids",)) or key.lower().endswith("id"):
             continue  # an id says which record, not what it holds
+        pattern = _phrase(words)  # compiled only for a field that is no id
+        if first in told and pattern.search(told):
+            continue  # the user had said it
         hits = [(n, s) for n, s, low in said_low if first in low and pattern.search(low)
                 and (not single or any(_starting(w[:5]).search(low) for w in _key_words(key)))]
         if not hits:

@@ -250,7 +250,8 @@ def decisions_of(r: Reading) -> set[str]:
                     for answer in unread:
                         shown.update(folded_words(answer))
                     unread.clear()
-                    where = "shown" if words <= shown | task_words else "own"
+                    # each word looked up in the two sets: no union of all the shown words per query
+                    where = "shown" if all(w in shown or w in task_words for w in words) else "own"
                 out.add(f"{'said' if c.writes else 'query'}|{c.name}|{where}")
         unread.append(c.turn.result or "")  # an error's answer is an answer too: it may list names
         if c.error:

@@ -14,6 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 
 from .claim_facts import _own_words
 from .reading import Call, Reading, leaves
@@ -55,12 +56,19 @@ def parse_stamp(text: str) -> Span | None:
     return Span(when, when, text)
 
 
+@lru_cache(maxsize=256)
+def _nows(text: str) -> tuple[str, ...]:
+    """The moments a text states as now, in order: a run's system prompt is read once per build,
+    not once per run and per reader of it."""
+    return tuple(m.group("when") for m in _NOW.finditer(text))
+
+
 def stated_now(texts: list[tuple[str, str]]) -> tuple[Span, str] | None:
     """(now, where it is stated) from (where, text) pairs: one value, however often stated."""
     found: dict[str, str] = {}
     for where, text in texts:
-        for m in _NOW.finditer(text or ""):
-            found.setdefault(m.group("when"), where)
+        for when in _nows(text or ""):
+            found.setdefault(when, where)
     if len(found) != 1:
         return None
     (when, where), = found.items()
@@ -87,6 +95,9 @@ _CLAIM = re.compile(
     + _N.replace("?P<n>", "?P<n4>").replace("?P<unit>", "?P<unit4>")
     + r" (?:of|after|from) (?:the )?(?:booking|purchase|creation|reservation|order|being (?:booked|made|placed)))\b",
     re.IGNORECASE)
+# one of these is in every claim's text (in any case); in ASCII text lower() finds them as the
+# pattern does (outside ASCII a case-blind match may take another letter: the pattern decides)
+_CLAIM_WORDS = ("made", "booked", "created", "placed", "purchased", "ordered", "reserved", "within")
 # a rule or a supposition, not a claim about this record
 _HEDGE = re.compile(r"\b(?:if|unless|whether|provided|as long as|only when|in case|assuming)\b", re.IGNORECASE)
 _GENERAL = re.compile(r"\b(?:that|which|a|an|any|all|every|each)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
@@ -118,7 +129,13 @@ def _in_quotes(sentence: str, at: int) -> bool:
 def time_claims(text: str) -> list[TimeClaim]:
     """The assertive claims about when something was made that the text holds, one sentence each."""
     out: list[TimeClaim] = []
-    if not text or _CLAIM.search(text) is None:
+    if not text:
+        return out
+    if text.isascii():  # a claim names one of its verbs or "within": a plain test passes over most texts
+        low = text.lower()
+        if not any(w in low for w in _CLAIM_WORDS):
+            return out
+    if _CLAIM.search(text) is None:
         return out  # most texts hold none: no need to split them
     for sentence in _sentences(text):
         if sentence.endswith("?"):

@@ -12,6 +12,7 @@ Nothing here knows a benchmark: the records are found by their own ids in the ru
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import lru_cache
 
 from .arguments import _NOT_JSON, _parsed
@@ -57,32 +58,45 @@ def record_values(r: Reading, value: str, before: int) -> set[str]:
     """The text values (three characters or more, not bare numbers) of the record ``value`` names,
     as the answers before turn ``before`` showed it: the whole answer of a look-up sent that value,
     or an object holding it as its own id. Lower case, the value itself left out."""
-    return _records_before(r, before).get(value, set()) - {value.lower()}
-
-
-def _records_before(r: Reading, before: int) -> dict[str, set[str]]:
-    """Every record the answers before turn ``before`` showed, by the value that names it: built in
-    one pass over the run's answers (once per turn asked), not once per value."""
-    key = f"user_picks.records:{before}"
-    index = r.memo.get(key)
-    if index is not None:
-        return index
-    index = {}
-    for t in r.facts:
-        if t.turn >= before:
+    facts, shown = _records_shown(r)
+    key = f"user_picks.cut:{before}"
+    cut = r.memo.get(key)
+    if cut is None:  # where the answers before the turn end: once per turn asked, not per value
+        cut = r.memo[key] = next((i for i, t in enumerate(facts) if t.turn >= before), len(facts))
+    out: set[str] = set()
+    added: set[int] = set()  # an answer text repeated (the same look-up again) is one set: added once
+    for at, values in shown.get(value, ()):
+        if at >= cut:
             break
+        if id(values) not in added:
+            added.add(id(values))
+            out.update(values)
+    out.discard(value.lower())
+    return out
+
+
+def _records_shown(r: Reading) -> tuple[list, dict[str, list[tuple[int, frozenset[str]]]]]:
+    """Every record the run's answers showed, by the value that names it: (place of the answer
+    among the run's facts, the record's values) in the facts' order. Built in one pass over the
+    run (its memo), so a change asks only about its own candidates, not the whole run again."""
+    found = r.memo.get("user_picks.records")
+    if found is not None:
+        return found
+    facts = list(r.facts)
+    index: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    for at, t in enumerate(facts):
         if t.type != "function_call" or not (t.result or "").lstrip().startswith(("{", "[")):
             continue
         for own, values in _records_by_id(t.result or "").items():
-            index.setdefault(own, set()).update(values)
+            index.setdefault(own, []).append((at, values))
         # a look-up sent a value answers with its record; a change sent it answers with the record it changed
         if is_read_only(t) and isinstance(t.arguments, (dict, list)):
             whole = _answer_values(t.result or "")
             for _p, v in leaves(t.arguments):
                 if isinstance(v, str):
-                    index.setdefault(v, set()).update(whole)
-    r.memo[key] = index
-    return index
+                    index.setdefault(v, []).append((at, whole))
+    found = r.memo["user_picks.records"] = (facts, index)
+    return found
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -106,9 +120,49 @@ def _names_no_answer_held(r: Reading, before: int) -> set[str]:
     if found is None:
         said = [t for t in r.facts if t.turn < before and t_is_user(t)]
         answers = " ".join(r.lower(t) for t in r.facts if t.turn < before and t.type == "function_call")
-        found = r.memo[key] = {n for t in said for n in _names_written(t.content or "") if n not in answers
-                               or not re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", answers)}
+        found = r.memo[key] = {n for t in said for n in _names_written(t.content or "") if not _as_word(n, answers)}
     return found
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"  # what a pattern's \w matches in text
+
+
+def _as_word(word: str, text: str) -> bool:
+    """``word`` in ``text`` with no word character either side: the places it occurs tested by
+    hand, where a pattern compiled per name cost more than the few places it is found."""
+    at = text.find(word)
+    while at != -1:
+        end = at + len(word)
+        if (at == 0 or not _is_word_char(text[at - 1])) and (end == len(text) or not _is_word_char(text[end])):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def _user_words(r: Reading, before: int) -> tuple[list, str, str]:
+    """The user's messages before turn ``before``, their text in lower case, and that text with
+    ``_`` read as a space: once per turn asked, however many values a change picked."""
+    key = f"user_picks.said:{before}"
+    found = r.memo.get(key)
+    if found is None:
+        said = [t for t in r.facts if t.turn < before and t_is_user(t)]
+        user_text = "\n".join(r.lower(t) for t in said)
+        found = r.memo[key] = (said, user_text, user_text.replace("_", " "))
+    return found
+
+
+def _written(x: str, user_text: str, user_spaced: str) -> bool:
+    """Whether the user's text holds the value ``x`` in any rendering. A value of letters only is
+    written with its first word whatever its rendering: a substring test passes over most values
+    before the pattern is built."""
+    date = _ISO_DATE.fullmatch(x)
+    if date:  # every spelling of a date writes its day in digits
+        if str(int(date.group(3))) not in user_text:
+            return False
+    elif x.replace("_", " ").split()[0] not in user_spaced:
+        return False
+    return rendering_pattern(x).search(user_text) is not None
 
 
 def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> str | None:
@@ -119,23 +173,20 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
     no other candidate beside that name (the agent matched the user's description to the record,
     and said so). Returns how, with its turn, for the page to cite ("the user wrote at turn 3
     what only its record holds"), or None."""
-    said = [t for t in r.facts if t.turn < before and t_is_user(t)]
+    said, user_text, user_spaced = _user_words(r, before)
     if not said:
         return None
-    user_text = "\n".join(r.lower(t) for t in said)
     records = {v: record_values(r, v, before) for v in dict.fromkeys(candidates)}
-    shared = {x for v, xs in records.items() for x in xs if any(x in ys for w, ys in records.items() if w != v)}
+    # a value two candidates' records hold: counted once per record, so one pass, not one per pair
+    holders = Counter(x for xs in records.values() for x in xs)
+    shared = {x for x, n in holders.items() if n > 1}
+    found: dict[str, bool] = {}  # each value tested once, though scoring and citing both ask
 
     def written(x: str) -> bool:
-        # a value of letters only is written with its first word whatever its rendering: a substring
-        # test passes over most values before the pattern is built
-        date = _ISO_DATE.fullmatch(x)
-        if date:  # every spelling of a date writes its day in digits
-            if str(int(date.group(3))) not in user_text:
-                return False
-        elif x.replace("_", " ").split()[0] not in user_text.replace("_", " "):
-            return False
-        return rendering_pattern(x).search(user_text) is not None
+        hit = found.get(x)
+        if hit is None:
+            hit = found[x] = _written(x, user_text, user_spaced)
+        return hit
 
     def score(v: str) -> int:
         return sum(1 for x in records.get(v, ()) if x not in shared and written(x))
@@ -155,7 +206,7 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
         if chosen.lower() not in t.content.lower():
             continue
         sentences = [s for s in _SENTENCE.split(t.content.lower()) if s.strip()]
-        named = lambda n, s: re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", s) is not None  # noqa: E731
+        named = _as_word
         for n in names:
             # the name beside the value in one sentence, and never beside another candidate in the message
             if any(chosen.lower() in s and named(n, s) and not any(o in s for o in others) for s in sentences) and \
