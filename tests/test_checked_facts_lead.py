@@ -87,7 +87,7 @@ def test_a_lesson_whose_failed_runs_compared_backwards_leads_with_it(tmp_path):
         assert "is later than" in entry["guideline"].split(")", 1)[0]
         page = (out / "insight" / f"{entry['id']}.md").read_text()
         linked = re.findall(r"\[(step-\d+)\]\(\.\./compilation/\1\.md\)",
-                            page.split("The failed runs that count covers", 1)[1].split("\n", 1)[0])
+                            page.split("The failed runs counted, each linked", 1)[1].split("\n", 1)[0])
         assert linked == sorted(counted)
     # a successful run's comparison holds: no run that succeeded carries the fact
     assert not backwards & {r["step"] for r in data["runs"] if r["outcome"] == "success"}

@@ -117,5 +117,5 @@ def links(entry: dict, link, md) -> str:
     c = entry.get("checked")
     if not c:
         return ""
-    return ("The failed runs that count covers (each page's \"In short\" states the fact): "
+    return ("The failed runs counted, each linked to its page (its \"In short\" gives the fact and its turn): "
             + ", ".join(f"[{s}]({link.rel(layout.compilation_doc(s))})" for s in c["steps"]) + ".")
