@@ -106,16 +106,21 @@ def _args(*names: str) -> dict:
     return {"kind": "arguments", "about": [f"book_trip.{n}" for n in names]}
 
 
+def _user_args(*names: str) -> dict:  # every differing value credited to the user (compilers/value_sources.py)
+    return {"kind": "arguments", "about": [f"book_trip.{n}@user" for n in names]}
+
+
 def test_arguments_that_differed_are_counted_per_run_most_often_first():
-    runs = [_entry(0, False, [_args("seats", "fare"), _args("seats")]),  # one run counts once per argument; ties by name
-            _entry(1, False, [_args("seats")]),
+    runs = [_entry(0, False, [_args("fare"), _user_args("seats"), _user_args("seats")]),  # once per argument; ties by name
+            _entry(1, False, [_user_args("seats")]),
             _entry(2, False, [_args("fare", "meal", "bags")]),
             _entry(3, False, [{"kind": "missed-change"}]),
-            _entry(4, True, [_args("seats")])]  # a success is not one of the failed runs counted
+            _entry(4, True, [_user_args("seats")])]  # a success is not one of the failed runs counted
     (entry,) = gather(runs)
     assert entry["guideline"] == (
         "In 3 of the 4 failed runs here a change the run sent differed from the task's expected call in its arguments "
-        "(fare of book_trip in 2, seats of book_trip in 2, bags of book_trip in 1 and others): check each argument of "
+        "(fare of book_trip in 2; seats of book_trip in 2, 2 of them with the values sent taken from what the user said; "
+        "bags of book_trip in 1; others less often): check each argument of "
         "a change against what the user asked for before making it. Check the booking.")
     assert entry["checked"] == {"kind": "arguments", "steps": ["step-0000", "step-0001", "step-0002"]}
 
@@ -135,3 +140,11 @@ def test_a_claim_in_the_agents_words_comes_before_a_broader_fact():
         "In 2 of the 3 failed runs here the agent claimed a time window that the record's own date and the log's "
         "current time contradict: work out the time from the record's own date and the current time the prompt "
         "gives before calling book_trip.")
+
+
+def test_a_source_is_named_only_where_it_covers_most_runs_of_the_argument():
+    mixed = {"kind": "arguments", "about": ["book_trip.fare@answer"]}
+    runs = [_entry(0, False, [_user_args("fare")]), _entry(1, False, [mixed]), _entry(2, False, [_args("fare")])]
+    (entry,) = gather(runs)
+    assert entry["guideline"].startswith("In 3 of the 3 failed runs here a change the run sent differed from the "
+                                         "task's expected call in its arguments (fare of book_trip in 3): ")

@@ -30,6 +30,7 @@ from .record_words import named_fields
 from .schema import KeyFact
 from .text import clip
 from .time_claims import time_facts
+from .value_sources import credited
 
 MAX_FACTS = 3
 
@@ -155,7 +156,7 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
             more = len(diffs) - 2
             out.append(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
                                + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else "."), [c.n],
-                               "arguments", list(dict.fromkeys(f"{c.name}.{k.split('[')[0].split('.')[0]}" for k, _, _ in diffs))))
+                               "arguments", _differing_args(r, c, diffs)))
     missed = missed_changes(r)
     if missed:  # second: after the first change that went wrong, before the others
         last = max((t.turn for t in r.run.turns if t.turn not in {h.turn for h in r.harness}
@@ -165,6 +166,28 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
                            + (f" (the agent's last turn was {last})." if last is not None else "."),
                            [last] if last is not None else [], "missed-change"))
         out.insert(1, out.pop())
+    return out
+
+
+def _source_kind(place: str) -> str:
+    """What kind of place value_sources.credited names: the user, a look-up's answer, the agent's own
+    earlier call, or the agent's own pick before anything gave the value."""
+    return ("own" if place.startswith("the agent's own") else "user" if place.startswith("the user")
+            else "call" if place.startswith("the earlier") else "answer")
+
+
+def _differing_args(r: Reading, c: Call, diffs) -> list[str]:
+    """``tool.argument`` for each top-level argument that differs from the expected call, with
+    ``@source`` where every differing value of it was credited to one kind of place."""
+    kinds: dict[str, list[set[str]]] = {}  # top-level argument -> per differing value, its places' kinds
+    for path, _want, _got in diffs:
+        key = path.split("[")[0].split(".")[0]
+        kinds.setdefault(key, []).append({_source_kind(p) for ps in credited(r, c, {path}).values() for p in ps})
+    out = []
+    for key, per_value in kinds.items():
+        one = set().union(*per_value)
+        whole = all(per_value) and len(one) == 1  # every differing value credited, all to one kind of place
+        out.append(f"{c.name}.{key}" + (f"@{one.pop()}" if whole else ""))
     return out
 
 

@@ -72,6 +72,19 @@ def _item(about: str) -> str:
     return f"{arg} of {tool}" if arg else tool
 
 
+# where a sent value came from (compilers/value_sources.py's places), as the lead says it
+_CAME = {"own": "the agent's own pick, before any user message or answer gave it", "user": "what the user said",
+         "answer": "a look-up's answer", "call": "an earlier call of the agent's"}
+
+
+def _came(by_kind: Counter | None, runs: int) -> str:
+    """", in N of them the values sent came from …" when one kind of place covers most of the runs."""
+    if not by_kind:
+        return ""
+    kind, n = min(by_kind.items(), key=lambda kv: (-kv[1], kv[0]))
+    return f", {n} of them with the values sent taken from {_CAME[kind]}" if 2 * n > runs else ""
+
+
 def lead(entry: dict, members: list[tuple[dict, dict]]) -> None:
     """Prepends the checked fact that covers most of the failed runs (the first such in
     ``_SAID``'s order) to the guideline, and records its runs (``checked``) for the page's links."""
@@ -85,13 +98,19 @@ def lead(entry: dict, members: list[tuple[dict, dict]]) -> None:
     runs_of: dict[str, list[str]] = {}
     items: dict[str, Counter] = {k: Counter() for k in _NAMES_ITEMS}
     examples: dict[str, str] = {}
+    sources: dict[str, Counter] = {}  # tool.argument -> kind of place its sent values came from -> runs
     for e in failed:
         facts = [f for f in e.get("facts") or [] if f.get("kind") in _SAID]
         for kind in dict.fromkeys(f["kind"] for f in facts):
             runs_of.setdefault(kind, []).append(e["step"])
             about = [a for f in facts if f["kind"] == kind for a in f.get("about") or []]
             if kind in items:
-                items[kind].update(set(about))  # a run once per argument or tool
+                names = {a.split("@")[0] for a in about}
+                items[kind].update(names)  # a run once per argument or tool
+                for name in names:  # where the run's differing values came from, when one kind of place
+                    came = {a.partition("@")[2] for a in about if a.split("@")[0] == name}
+                    if len(came) == 1 and "" not in came:
+                        sources.setdefault(name, Counter())[came.pop()] += 1
             elif about and kind not in examples:
                 examples[kind] = about[0]
     most = [k for k in _SAID if 2 * len(runs_of.get(k, ())) > len(failed)]
@@ -101,7 +120,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]]) -> None:
     shown, advice = _SAID[kind]
     named = items.get(kind, Counter())
     top = sorted(named, key=lambda a: (-named[a], a))[:NAMED]
-    listed = ", ".join(f"{_item(a)} in {named[a]}" for a in top) + (" and others" if len(named) > len(top) else "")
+    listed = "; ".join(f"{_item(a)} in {named[a]}{_came(sources.get(a), named[a])}" for a in top) + ("; others less often" if len(named) > len(top) else "")
     shown = shown.format(eg=f" (in the first of them {examples[kind]}, which its words had the other way round)" if kind in examples else "",
                          items=listed)
     counted = "In the one failed run here" if len(failed) == 1 else f"In {len(runs_of[kind])} of the {len(failed)} failed runs here"
