@@ -126,15 +126,18 @@ def lead(entry: dict, members: list[tuple[dict, dict]]) -> None:
     counted = "In the one failed run here" if len(failed) == 1 else f"In {len(runs_of[kind])} of the {len(failed)} failed runs here"
     text = f"{counted} {shown}: {advice.format(t=_tool(entry['key']))}."
     entry["guideline"] = f"{text} {entry['guideline']}"
-    entry["checked"] = {"kind": kind, "steps": runs_of[kind]}
+    entry["checked"] = {"kind": kind, "steps": runs_of[kind], "said": shown}
 
 
 def links(entry: dict, link, md) -> str:
-    """The line under the advice naming the runs its count covers, each linked to its page."""
+    """The line under the advice naming the runs its count covers, each linked to its page; it
+    says what they share itself, as a model's merged guideline (LLM path) may word the lead anew."""
     from . import layout
 
     c = entry.get("checked")
     if not c:
         return ""
-    return ("The failed runs counted, each linked to its page (its \"In short\" gives the fact and its turn): "
-            + ", ".join(f"[{s}]({link.rel(layout.compilation_doc(s))})" for s in c["steps"]) + ".")
+    steps = c["steps"]
+    whose = "The failed run" if len(steps) == 1 else f"The {len(steps)} failed runs"
+    return (f"{whose} where {md(c['said'])}, each page's \"In short\" giving the fact and its turn: "
+            + ", ".join(f"[{s}]({link.rel(layout.compilation_doc(s))})" for s in steps) + ".")
