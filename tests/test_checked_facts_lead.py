@@ -148,3 +148,27 @@ def test_a_source_is_named_only_where_it_covers_most_runs_of_the_argument():
     (entry,) = gather(runs)
     assert entry["guideline"].startswith("In 3 of the 3 failed runs here a change the run sent differed from the "
                                          "task's expected call in its arguments (fare of book_trip in 3): ")
+
+
+def _hand_off_run(k: int, task: int, success: bool, handed_off: bool, words: list[str]) -> dict:
+    key = "hand-off|pass_to_person" if handed_off else "idle|none"
+    return {"step": f"step-{k:04d}", "run_id": f"r{k}", "task_id": f"t{task}", "instruction": f"request {task}",
+            "task_type": "shop", "apps": None, "outcome": "success" if success else "failure", "title": "",
+            "patterns": [key, *(f"asks|{w}" for w in words)],
+            "lessons": [{"key": key, "title": key, "guideline": "Hand off when no tool can do it.",
+                         "applicability": "In shop tasks.", "detail": "turn 3", "worked": success}]}
+
+
+def test_a_hand_off_lesson_names_the_word_its_successful_hand_offs_were_asked_in_only_when_it_separates():
+    # successful hand-offs of 6 tasks whose first message says "passing"; 12 other tasks that do not
+    runs = ([_hand_off_run(k, k, True, True, ["passing", "refund"]) for k in range(6)]
+            + [_hand_off_run(10 + k, 10 + k, False, True, ["refund"]) for k in range(2)]
+            + [_hand_off_run(20 + k, 20 + k, k % 2 == 0, False, ["refund", "order"]) for k in range(10)])
+    (entry,) = [i for i in gather(runs) if i["key"].startswith("hand-off|")]
+    assert entry["guideline"].endswith(
+        "The successful hand-offs here answered first messages that say \"pass\" or a longer form of it "
+        "(6 of their 6 tasks; 0 of the type's other 12 tasks).")
+    # the same runs with the word spread over every task: nothing is said
+    runs = [dict(r, patterns=[*r["patterns"], "asks|passing"]) for r in runs]
+    (entry,) = [i for i in gather(runs) if i["key"].startswith("hand-off|")]
+    assert "answered first messages" not in entry["guideline"]

@@ -29,7 +29,7 @@ from typing import Iterable
 from . import conditions, layout
 from .answer_cases import annotate as annotate_answers
 from .checked_facts import lead as lead_with_facts, run_facts
-from .applies import Openings, applies_when, task_of, tasks_meeting
+from .applies import Openings, applies_when, successful_cue, task_of, tasks_meeting
 from .choices import faced, relevant, separating
 from .fisher import fisher_tails, verdict as _verdict
 from .peers import check_first, failed_peers, success_did
@@ -234,6 +234,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         partial_scores(entry, groups[entry["id"]])
         advise_choices(entry, groups[entry["id"]])
         failed_peers(entry, ended_by.get((kind, entry["key"]), []), taught)
+        successful_cue(entry, [e for e, _l in groups[entry["id"]]], openings, kind)
         if entry["key"].startswith(("went-through|", "procedure|")):  # after the rewrites that read the guideline
             if kind not in learned:
                 learned[kind] = conditions.learn([r for r in runs if kind_of(r) == kind])
