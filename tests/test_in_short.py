@@ -703,3 +703,29 @@ def test_every_fact_on_every_importer_fixture_holds():
             _check(run, fact.text, fact.turns)
             seen += 1
     assert seen >= len(compiled) >= 25
+
+
+def test_the_facts_carry_their_kind_for_the_lessons_that_count_them(tmp_path):
+    """The insight layer counts facts by kind (corpus/checked_facts.py): each checked fact says
+    which kind it is, and a change's fact names the tool and every argument that differed."""
+    path = tmp_path / "react_reflexion_2q.txt"
+    path.write_text(REFLEXION, encoding="utf-8")
+    _right, wrong = sorted(_load(path), key=lambda r: not r.outcome.success)
+    facts = compile_offline(wrong).in_short
+    assert (facts[0].kind, facts[0].about) == ("comparison", ["1983 is later than 1958"])
+    assert facts[1].kind == "answer-seen"
+    expected = [{"name": "update_reservation_flights", "kwargs": {
+        "reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "gift_card_7730215",
+        "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}]}},
+                {"name": "update_reservation_passengers", "kwargs": {
+                    "reservation_id": "Q4WZ8N", "passengers": [{"first_name": "Lena", "last_name": "Vogt",
+                                                                "dob": "1988-03-04"}]}}]
+    sent = dict(expected[0]["kwargs"], payment_id="credit_card_6604418", cabin="business")
+    run = _tau(tmp_path, [_user("Move me to HAT311 on 2024-06-10 in business, and pay with my card."),
+                          *_tool("update_reservation_flights", sent, dict(TRIP))], reward=0.0, actions=expected)
+    facts = compile_offline(run).in_short
+    assert facts[0].kind == "arguments"
+    assert [a.split("@")[0] for a in facts[0].about] == ["update_reservation_flights.cabin",
+                                                         "update_reservation_flights.payment_id"]
+    assert facts[0].about[0] == "update_reservation_flights.cabin@user"  # "business" is the user's own word
+    assert facts[1].kind == "missed-change"

@@ -52,7 +52,7 @@ def wrong_comparisons(r: Reading) -> list[KeyFact]:
         for c in comparisons(text):
             if not c.holds:
                 out.append(KeyFact(f"The agent's comparison at turn {turn} is wrong: {wrong_phrase(c)} "
-                                   f"(it wrote \"{clip(c.text, 100)}\").", [turn]))
+                                   f"(it wrote \"{clip(c.text, 100)}\").", [turn], about=[wrong_phrase(c)]))
     return out
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 from .changes import what_ran
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
@@ -29,19 +30,25 @@ from .record_words import named_fields
 from .schema import KeyFact
 from .text import clip
 from .time_claims import time_facts
+from .value_sources import credited
 
 MAX_FACTS = 3
+
+
+def _kind(facts: list[KeyFact], kind: str) -> list[KeyFact]:
+    return [replace(f, kind=kind) for f in facts]
 
 
 def in_short(r: Reading) -> list[KeyFact]:
     """The facts, most telling first: a checked claim in the run's own words, then what the
     log's own records establish for this outcome."""
-    facts = wrong_comparisons(r)[:1] + time_facts(r)[:1] + limit_facts(r)[:1] + count_facts(r)[:1]
+    facts = (_kind(wrong_comparisons(r)[:1], "comparison") + _kind(time_facts(r)[:1], "time")
+             + _kind(limit_facts(r)[:1], "limit") + _kind(count_facts(r)[:1], "count"))
     facts += _success_facts(r) if r.run.outcome.success else _failure_facts(r)
     kept: list[KeyFact] = []
     for f in facts:
         if f.text not in (k.text for k in kept):
-            kept.append(KeyFact(f.text, sorted(set(f.turns))))
+            kept.append(replace(f, turns=sorted(set(f.turns))))
     if kept:
         return kept[:MAX_FACTS]
     return [KeyFact(NOTHING_SETTLED[r.run.outcome.success])]
@@ -103,7 +110,9 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
         elif found is not None and (seen is None or found[1].n != seen.n):
             told = f"The answer appears in what {found[1].name} returned at turn {found[1].n}."
             turns.append(found[1].n)
-    return KeyFact(text + (" " + told if told else ""), sorted(set(turns)))
+    kind = ("answer-extra" if told and told.startswith("The answer holds the expected")
+            else "answer-partial" if told and told.startswith("The answer is only part") else "answer-seen" if seen else "")
+    return KeyFact(text + (" " + told if told else ""), sorted(set(turns)), kind, ["seen"] if seen else [])
 
 
 def _fold(text: str) -> str:
@@ -140,12 +149,14 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
         diffs = differences(r, c)
         if diffs is None:
             out.append(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
-                               + ("no change at all." if not expected else f"no {c.name} call."), [c.n]))
+                               + ("no change at all." if not expected else f"no {c.name} call."), [c.n],
+                               "unexpected-change", [c.name]))
         elif diffs:
             parts = [f"`{k}` {shown_value(got)} where the task expected {shown_value(want)}" for k, want, got in diffs[:2]]
             more = len(diffs) - 2
             out.append(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
-                               + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else "."), [c.n]))
+                               + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else "."), [c.n],
+                               "arguments", _differing_args(r, c, diffs)))
     missed = missed_changes(r)
     if missed:  # second: after the first change that went wrong, before the others
         last = max((t.turn for t in r.run.turns if t.turn not in {h.turn for h in r.harness}
@@ -153,8 +164,30 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
         out.append(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}, and the run never made "
                            + ("that change" if len(missed) == 1 else "those changes")
                            + (f" (the agent's last turn was {last})." if last is not None else "."),
-                           [last] if last is not None else []))
+                           [last] if last is not None else [], "missed-change"))
         out.insert(1, out.pop())
+    return out
+
+
+def _source_kind(place: str) -> str:
+    """What kind of place value_sources.credited names: the user, a look-up's answer, the agent's own
+    earlier call, or the agent's own pick before anything gave the value."""
+    return ("own" if place.startswith("the agent's own") else "user" if place.startswith("the user")
+            else "call" if place.startswith("the earlier") else "answer")
+
+
+def _differing_args(r: Reading, c: Call, diffs) -> list[str]:
+    """``tool.argument`` for each top-level argument that differs from the expected call, with
+    ``@source`` where every differing value of it was credited to one kind of place."""
+    kinds: dict[str, list[set[str]]] = {}  # top-level argument -> per differing value, its places' kinds
+    for path, _want, _got in diffs:
+        key = path.split("[")[0].split(".")[0]
+        kinds.setdefault(key, []).append({_source_kind(p) for ps in credited(r, c, {path}).values() for p in ps})
+    out = []
+    for key, per_value in kinds.items():
+        one = set().union(*per_value)
+        whole = all(per_value) and len(one) == 1  # every differing value credited, all to one kind of place
+        out.append(f"{c.name}.{key}" + (f"@{one.pop()}" if whole else ""))
     return out
 
 

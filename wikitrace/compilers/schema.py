@@ -32,6 +32,10 @@ class KeyFact:
 
     text: str
     turns: list[int] = field(default_factory=list)
+    # what kind of checked fact it is ("comparison", "arguments"...; empty: not counted across
+    # runs) and what it is about (the arguments that differed, the comparison's true reading)
+    kind: str = ""
+    about: list[str] = field(default_factory=list)
 
 
 @dataclass

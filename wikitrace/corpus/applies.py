@@ -136,3 +136,16 @@ def tasks_meeting(runs: list[dict], kind_of, wanted: set[tuple[str, str | None]]
             if (kind, p) in wanted:
                 out.setdefault((kind, p), {}).setdefault(r["outcome"], set()).add(task_of(r))
     return out
+
+
+def successful_cue(entry: dict, members: list[dict], openings: Openings, kind: str) -> None:
+    """A hand-off lesson says which first requests its successful hand-offs answered, when the
+    cue-word test (``Openings.cues``, Fisher over distinct tasks) separates their tasks from the
+    type's other tasks; it says nothing when no word does."""
+    if not entry["key"].startswith("hand-off|"):
+        return
+    won = [e for e in members if e["outcome"] == "success"]
+    word, a, t, b, n = openings.cues(kind, won, entry["key"])
+    if word:
+        entry["guideline"] += (f" The successful hand-offs here answered first messages that say \"{word[0]}\" or a "
+                               f"longer form of it ({a} of their {t} tasks; {b} of the type's other {n} tasks).")

@@ -28,7 +28,8 @@ from typing import Iterable
 
 from . import conditions, layout
 from .answer_cases import annotate as annotate_answers
-from .applies import Openings, applies_when, task_of, tasks_meeting
+from .checked_facts import lead as lead_with_facts, run_facts
+from .applies import Openings, applies_when, successful_cue, task_of, tasks_meeting
 from .choices import faced, relevant, separating
 from .fisher import fisher_tails, verdict as _verdict
 from .peers import check_first, failed_peers, success_did
@@ -85,6 +86,7 @@ def run_entry_fields(comp) -> dict:
                      "detail": i.detail, "worked": i.worked, **({"case": i.case} if i.case else {})}
                     for i in comp.insights],
         "patterns": list(comp.patterns),
+        **({"facts": facts} if (facts := run_facts(comp)) else {}),
     }
 
 
@@ -232,11 +234,14 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         partial_scores(entry, groups[entry["id"]])
         advise_choices(entry, groups[entry["id"]])
         failed_peers(entry, ended_by.get((kind, entry["key"]), []), taught)
+        successful_cue(entry, [e for e, _l in groups[entry["id"]]], openings, kind)
         if entry["key"].startswith(("went-through|", "procedure|")):  # after the rewrites that read the guideline
             if kind not in learned:
                 learned[kind] = conditions.learn([r for r in runs if kind_of(r) == kind])
             conditions.state(entry, learned[kind])
     annotate_answers(out, groups, kind_of)
+    for entry in out:  # last: it leads the guideline the rewrites above made
+        lead_with_facts(entry, groups[entry["id"]])
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     keys = {entry["id"]: entry["key"] for entry in out}
     for entry in out:  # the lessons the successful runs that met it teach, by title

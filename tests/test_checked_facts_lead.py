@@ -1,0 +1,174 @@
+"""A lesson leads with the checked fact (compilers/in_short.py) that most of its failed runs share,
+counted exactly and with links to those runs; where no kind of fact covers most of them, the
+lesson is left as it was."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from wikitrace.build import BuildOptions, build
+from wikitrace.corpus.insights import gather
+
+SEP = "########################################"
+
+
+def _agent(question: str, steps: list[tuple[str, str, str]], closing: str, answer: str, gold: str) -> str:
+    lines = [f"Question: {question}"]
+    for k, (thought, action, seen) in enumerate(steps, 1):
+        lines += [f"Thought {k}: {thought}", f"Action {k}: {action}", f"Observation {k}: {seen}"]
+    k = len(steps) + 1
+    lines += [f"Thought {k}: {closing}", f"Action {k}: Finish[{answer}]",
+              f"Observation {k}: Answer is {'CORRECT' if answer == gold else 'INCORRECT'}", f"Correct answer: {gold}", ""]
+    return "\n".join(lines)
+
+
+def _pair(a: str, ya: int, b: str, yb: int, what: str) -> list[tuple[str, str, str]]:
+    return [(f"I need the years of both.", f"Search[{a}]", f"{a} (born {ya}) is a {what}."),
+            (f"Now {b}.", f"Search[{b}]", f"{b} (born {yb}) is a {what}.")]
+
+
+# invented people; each question compares two birth years
+WRONG = [  # the agent writes the comparison backwards
+    ("Which potter was born first, Ilsa Brann or Oto Fell?", _pair("Ilsa Brann", 1984, "Oto Fell", 1962, "potter"),
+     "1984 (Ilsa Brann) < 1962 (Oto Fell), so Ilsa Brann was born first.", "Ilsa Brann", "Oto Fell"),
+    ("Which rower was born first, Pim Ardo or Kai Stell?", _pair("Pim Ardo", 1990, "Kai Stell", 1971, "rower"),
+     "1990 (Pim Ardo) < 1971 (Kai Stell), so Pim Ardo was born first.", "Pim Ardo", "Kai Stell"),
+    ("Which poet was born first, Nell Quist or Abe Morrow?", _pair("Nell Quist", 1948, "Abe Morrow", 1939, "poet"),
+     "1948 (Nell Quist) < 1939 (Abe Morrow), so Nell Quist was born first.", "Nell Quist", "Abe Morrow"),
+]
+OTHER = [  # wrong without a comparison: the agent guessed
+    ("Which cellist was born first, Rue Damsel or Tor Vanke?", _pair("Rue Damsel", 1977, "Tor Vanke", 1955, "cellist"),
+     "Rue Damsel sounds older.", "Rue Damsel", "Tor Vanke"),
+]
+RIGHT = [
+    ("Which jockey was born first, Lia Pemb or Ovo Crane?", _pair("Lia Pemb", 1966, "Ovo Crane", 1981, "jockey"),
+     "1966 (Lia Pemb) < 1981 (Ovo Crane), so Lia Pemb was born first.", "Lia Pemb", "Lia Pemb"),
+    ("Which judge was born first, Sam Oaker or Ula Tev?", _pair("Sam Oaker", 1973, "Ula Tev", 1950, "judge"),
+     "1950 (Ula Tev) < 1973 (Sam Oaker), so Ula Tev was born first.", "Ula Tev", "Ula Tev"),
+]
+
+
+def _log() -> str:
+    correct = [_agent(*q) for q in RIGHT]
+    incorrect = [_agent(*q) for q in WRONG + OTHER]
+    return "\n".join([SEP, "BEGIN TRIAL 1", f"Trial summary: Correct: {len(correct)}, Incorrect: {len(incorrect)}, "
+                      "Halted: 0", "#######################################",
+                      "------------- BEGIN CORRECT AGENTS -------------", "", *correct,
+                      "------------- BEGIN INCORRECT AGENTS -----------", "", *incorrect,
+                      "------------- BEGIN HALTED AGENTS --------------", "", ""])
+
+
+def _build(tmp_path: Path) -> Path:
+    log = tmp_path / "react_invented_years.txt"
+    log.write_text(_log())
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[log], out=out, offline=True, quiet=True))
+    return out
+
+
+def test_a_lesson_whose_failed_runs_compared_backwards_leads_with_it(tmp_path):
+    out = _build(tmp_path)
+    data = json.loads((out / "corpus.json").read_text())
+    backwards = {r["step"] for r in data["runs"] if any(f["kind"] == "comparison" for f in r.get("facts") or [])}
+    questions = {r["step"]: r.get("instruction") or "" for r in data["runs"]}
+    assert sorted(questions[s].split(",")[0] for s in backwards) == sorted(q[0].split(",")[0] for q in WRONG)
+    leads = [i for i in data["insights"] if i.get("checked", {}).get("kind") == "comparison"]
+    assert leads, [i["guideline"] for i in data["insights"]]
+    for entry in leads:
+        failed = {s["step"] for s in entry["sources"] if s["outcome"] == "failure"}
+        counted = failed & backwards
+        assert 2 * len(counted) > len(failed)
+        assert entry["checked"]["steps"] == sorted(counted)
+        assert entry["guideline"].startswith(
+            f"In {len(counted)} of the {len(failed)} failed runs here the agent wrote a comparison of two numbers "
+            "that does not hold (in the first of them ")
+        assert "is later than" in entry["guideline"].split(")", 1)[0]
+        page = (out / "insight" / f"{entry['id']}.md").read_text()
+        line = page.split(f"The {len(counted)} failed runs where the agent wrote a comparison", 1)[1].split("\n", 1)[0]
+        linked = re.findall(r"\[(step-\d+)\]\(\.\./compilation/\1\.md\)", line)
+        assert linked == sorted(counted)
+    # a successful run's comparison holds: no run that succeeded carries the fact
+    assert not backwards & {r["step"] for r in data["runs"] if r["outcome"] == "success"}
+
+
+def _entry(k: int, success: bool, facts: list[dict]) -> dict:
+    key = "went-through|book_trip"
+    return {"step": f"step-{k:04d}", "run_id": f"r{k}", "task_id": f"t{k}", "instruction": f"please book trip {k}",
+            "task_type": "travel", "apps": None, "outcome": "success" if success else "failure", "title": "",
+            "patterns": [key], "facts": facts,
+            "lessons": [{"key": key, "title": "Book it right", "guideline": "Check the booking.",
+                         "applicability": "In travel tasks.", "detail": "turn 4", "worked": success}]}
+
+
+def _args(*names: str) -> dict:
+    return {"kind": "arguments", "about": [f"book_trip.{n}" for n in names]}
+
+
+def _user_args(*names: str) -> dict:  # every differing value credited to the user (compilers/value_sources.py)
+    return {"kind": "arguments", "about": [f"book_trip.{n}@user" for n in names]}
+
+
+def test_arguments_that_differed_are_counted_per_run_most_often_first():
+    runs = [_entry(0, False, [_args("fare"), _user_args("seats"), _user_args("seats")]),  # once per argument; ties by name
+            _entry(1, False, [_user_args("seats")]),
+            _entry(2, False, [_args("fare", "meal", "bags")]),
+            _entry(3, False, [{"kind": "missed-change"}]),
+            _entry(4, True, [_user_args("seats")])]  # a success is not one of the failed runs counted
+    (entry,) = gather(runs)
+    assert entry["guideline"] == (
+        "In 3 of the 4 failed runs here a change the run sent differed from the task's expected call in its arguments "
+        "(fare of book_trip in 2; seats of book_trip in 2, 2 of them with the values sent taken from what the user said; "
+        "bags of book_trip in 1; others less often): check each argument of "
+        "a change against what the user asked for before making it. Check the booking.")
+    assert entry["checked"]["steps"] == ["step-0000", "step-0001", "step-0002"]
+
+
+def test_no_lead_where_no_kind_of_fact_covers_most_failed_runs():
+    runs = [_entry(0, False, [_args("seats")]), _entry(1, False, [{"kind": "missed-change"}]),
+            _entry(2, False, []), _entry(3, False, [{"kind": "time"}])]
+    (entry,) = gather(runs)
+    assert entry["guideline"] == "Check the booking."
+    assert "checked" not in entry
+
+
+def test_a_claim_in_the_agents_words_comes_before_a_broader_fact():
+    runs = [_entry(k, False, [{"kind": "missed-change"}] + ([{"kind": "time"}] if k < 2 else [])) for k in range(3)]
+    (entry,) = gather(runs)
+    assert entry["guideline"].startswith(
+        "In 2 of the 3 failed runs here the agent claimed a time window that the record's own date and the log's "
+        "current time contradict: work out the time from the record's own date and the current time the prompt "
+        "gives before calling book_trip.")
+
+
+def test_a_source_is_named_only_where_it_covers_most_runs_of_the_argument():
+    mixed = {"kind": "arguments", "about": ["book_trip.fare@answer"]}
+    runs = [_entry(0, False, [_user_args("fare")]), _entry(1, False, [mixed]), _entry(2, False, [_args("fare")])]
+    (entry,) = gather(runs)
+    assert entry["guideline"].startswith("In 3 of the 3 failed runs here a change the run sent differed from the "
+                                         "task's expected call in its arguments (fare of book_trip in 3): ")
+
+
+def _hand_off_run(k: int, task: int, success: bool, handed_off: bool, words: list[str]) -> dict:
+    key = "hand-off|pass_to_person" if handed_off else "idle|none"
+    return {"step": f"step-{k:04d}", "run_id": f"r{k}", "task_id": f"t{task}", "instruction": f"request {task}",
+            "task_type": "shop", "apps": None, "outcome": "success" if success else "failure", "title": "",
+            "patterns": [key, *(f"asks|{w}" for w in words)],
+            "lessons": [{"key": key, "title": key, "guideline": "Hand off when no tool can do it.",
+                         "applicability": "In shop tasks.", "detail": "turn 3", "worked": success}]}
+
+
+def test_a_hand_off_lesson_names_the_word_its_successful_hand_offs_were_asked_in_only_when_it_separates():
+    # successful hand-offs of 6 tasks whose first message says "passing"; 12 other tasks that do not
+    runs = ([_hand_off_run(k, k, True, True, ["passing", "refund"]) for k in range(6)]
+            + [_hand_off_run(10 + k, 10 + k, False, True, ["refund"]) for k in range(2)]
+            + [_hand_off_run(20 + k, 20 + k, k % 2 == 0, False, ["refund", "order"]) for k in range(10)])
+    (entry,) = [i for i in gather(runs) if i["key"].startswith("hand-off|")]
+    assert entry["guideline"].endswith(
+        "The successful hand-offs here answered first messages that say \"pass\" or a longer form of it "
+        "(6 of their 6 tasks; 0 of the type's other 12 tasks).")
+    # the same runs with the word spread over every task: nothing is said
+    runs = [dict(r, patterns=[*r["patterns"], "asks|passing"]) for r in runs]
+    (entry,) = [i for i in gather(runs) if i["key"].startswith("hand-off|")]
+    assert "answered first messages" not in entry["guideline"]
