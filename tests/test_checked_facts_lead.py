@@ -172,3 +172,12 @@ def test_a_hand_off_lesson_names_the_word_its_successful_hand_offs_were_asked_in
     runs = [dict(r, patterns=[*r["patterns"], "asks|passing"]) for r in runs]
     (entry,) = [i for i in gather(runs) if i["key"].startswith("hand-off|")]
     assert "answered first messages" not in entry["guideline"]
+
+
+def test_a_value_from_a_tool_answer_is_not_said_to_come_from_a_look_up():
+    """value_sources credits a value to any earlier answer, a change's as well as a look-up's (a new
+    booking's id comes from the booking call's answer): the lead names it as a tool's answer."""
+    from_answer = {"kind": "arguments", "about": ["book_trip.fare@answer"]}
+    (entry,) = gather([_entry(k, False, [from_answer]) for k in range(2)])
+    assert "2 of them with the values sent taken from a tool's earlier answer" in entry["guideline"]
+    assert "look-up" not in entry["guideline"]

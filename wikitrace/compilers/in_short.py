@@ -170,7 +170,7 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
 
 
 def _source_kind(place: str) -> str:
-    """What kind of place value_sources.credited names: the user, a look-up's answer, the agent's own
+    """What kind of place value_sources.credited names: the user, a tool's answer (a look-up's or a change's), the agent's own
     earlier call, or the agent's own pick before anything gave the value."""
     return ("own" if place.startswith("the agent's own") else "user" if place.startswith("the user")
             else "call" if place.startswith("the earlier") else "answer")

@@ -74,7 +74,7 @@ def _item(about: str) -> str:
 
 # where a sent value came from (compilers/value_sources.py's places), as the lead says it
 _CAME = {"own": "the agent's own pick, before any user message or answer gave it", "user": "what the user said",
-         "answer": "a look-up's answer", "call": "an earlier call of the agent's"}
+         "answer": "a tool's earlier answer", "call": "an earlier call of the agent's"}
 
 
 def _came(by_kind: Counter | None, runs: int) -> str:
