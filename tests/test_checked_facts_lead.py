@@ -181,3 +181,16 @@ def test_a_value_from_a_tool_answer_is_not_said_to_come_from_a_look_up():
     (entry,) = gather([_entry(k, False, [from_answer]) for k in range(2)])
     assert "2 of them with the values sent taken from a tool's earlier answer" in entry["guideline"]
     assert "look-up" not in entry["guideline"]
+
+
+def test_the_lessons_own_call_unexpected_is_no_lead_when_its_successful_runs_made_it_too():
+    """A hand-off the tasks never list as expected is "unexpected" in every run that made it, the
+    successful ones as well: it does not tell the failed runs apart, so the lesson does not lead with it."""
+    def run(k: int, success: bool) -> dict:
+        e = _hand_off_run(k, k, success, True, [])
+        e["facts"] = [{"kind": "unexpected-change", "about": ["pass_to_person"]}] if not success else []
+        return e
+    (alone,) = gather([run(k, False) for k in range(3)])
+    assert alone["guideline"].startswith("In 3 of the 3 failed runs here a state-changing call the task did not expect")
+    (both,) = gather([run(k, False) for k in range(3)] + [run(k, True) for k in range(3, 6)])
+    assert "did not expect" not in both["guideline"] and "checked" not in both

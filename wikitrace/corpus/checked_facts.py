@@ -95,12 +95,22 @@ def lead(entry: dict, members: list[tuple[dict, dict]]) -> None:
             failed.append(e)
     if not failed:
         return
+    # the lesson's successful runs made its own call too: that call unexpected is met on both sides
+    # and decided nothing, so it is not counted as an unexpected change
+    parts = entry["key"].split("|")
+    own = parts[1].split(":")[0] if parts[0] in _TOOL_KEYS and len(parts) > 1 else None
+    shared = own if any(e["outcome"] == "success" for e, _l in members) else None
     runs_of: dict[str, list[str]] = {}
     items: dict[str, Counter] = {k: Counter() for k in _NAMES_ITEMS}
     examples: dict[str, str] = {}
     sources: dict[str, Counter] = {}  # tool.argument -> kind of place its sent values came from -> runs
     for e in failed:
         facts = [f for f in e.get("facts") or [] if f.get("kind") in _SAID]
+        if shared:
+            facts = [f if f["kind"] != "unexpected-change" else dict(f, about=[a for a in f.get("about") or []
+                                                                          if a.split("@")[0] != shared])
+                     for f in facts]
+            facts = [f for f in facts if f["kind"] != "unexpected-change" or f["about"]]
         for kind in dict.fromkeys(f["kind"] for f in facts):
             runs_of.setdefault(kind, []).append(e["step"])
             about = [a for f in facts if f["kind"] == kind for a in f.get("about") or []]
