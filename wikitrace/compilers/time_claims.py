@@ -280,11 +280,14 @@ def time_facts(r: Reading) -> list[KeyFact]:
         return []
     now, where = told
     out = []
+    made: list[Record] | None = None  # the run's records with a creation time: read once, when a claim asks
     for turn, text in _own_words(r):
         claims = time_claims(text)
         if not claims:
             continue
-        records = [x for x in (_record(c) for c in r.calls if c.n < turn) if x is not None]
+        if made is None:
+            made = [x for x in (_record(c) for c in r.calls) if x is not None]
+        records = [x for x in made if x.call.n < turn]
         for claim in claims:
             record = _about(claim.sentence, text, records)
             if record is None or claim_holds(claim, record.made, now) is not False:
