@@ -6,9 +6,10 @@ set against the run. Only what the log settles is said; anything unsure yields n
 
 from __future__ import annotations
 
-import json
 import re
+from functools import lru_cache
 
+from .arguments import _NOT_JSON, _parsed
 from .claim_checks import _COUNT_CUE, comparisons, money_limits, stated_count, wrong_phrase
 from .page_items import answered_nothing
 from .reading import Call, Reading, leaves
@@ -129,9 +130,15 @@ def limit_facts(r: Reading) -> list[KeyFact]:
 def _lists(r: Reading, c: Call) -> dict[str, int]:
     """Each list-valued field of a JSON answer (at any depth), by its key: its length, or -1
     where records of the answer disagree."""
-    try:
-        parsed = json.loads(c.turn.result or "")
-    except ValueError:
+    return _lists_in(c.turn.result or "")
+
+
+@lru_cache(maxsize=512)
+def _lists_in(text: str) -> dict[str, int]:
+    """Once per answer text, from its parse the argument checks share: trials of a task look up
+    the same records."""
+    parsed = _parsed(text)
+    if parsed is _NOT_JSON:
         return {}
     out: dict[str, int] = {}
     stack = [parsed]

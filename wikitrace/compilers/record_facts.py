@@ -100,6 +100,13 @@ def _rec(d: str, record: dict, now: datetime | None) -> str:
     return f"rec|{d}|{json.dumps(sorted(_fields(record, now)), ensure_ascii=False)}"
 
 
+@lru_cache(maxsize=1024)
+def _answer_rec(d: str, answer: str, now: datetime | None) -> str:
+    """``_rec`` of a whole look-up answer, once per answer text: trials of a task look up the
+    same records."""
+    return _rec(d, _parsed(answer), now)
+
+
 def _id_args(args) -> list[tuple[str, str]]:
     """The top-level arguments naming a record: a string under a key ending in ``id``."""
     if not isinstance(args, dict):
@@ -135,7 +142,7 @@ def record_patterns(r: Reading) -> set[str]:
                 for key, value in ids:
                     d = _fingerprint(value)
                     if d not in changed and _record(parsed, key, value, True) is parsed:
-                        out.add(_rec(d, parsed, now))
+                        out.add(_answer_rec(d, c.turn.result or "", now))
                         if any(value.lower() in text for text in said):
                             out.add(f"named|{key}|{d}")  # a record the user's own words named
             continue

@@ -97,7 +97,9 @@ _CLAIM = re.compile(
     re.IGNORECASE)
 # one of these is in every claim's text (in any case); in ASCII text lower() finds them as the
 # pattern does (outside ASCII a case-blind match may take another letter: the pattern decides)
-_CLAIM_WORDS = ("made", "booked", "created", "placed", "purchased", "ordered", "reserved", "within")
+_CLAIM_WORDS = ("made", "booked", "created", "placed", "purchased", "ordered", "reserved")
+_WHEN_WORDS = ("last", "past", "ago", "today", "yesterday")  # after a verb: one of these ends every claim
+_SINCE_WORDS = ("booking", "purchase", "creation", "reservation", "order", "being")  # "within ... of" one of these
 # a rule or a supposition, not a claim about this record
 _HEDGE = re.compile(r"\b(?:if|unless|whether|provided|as long as|only when|in case|assuming)\b", re.IGNORECASE)
 _GENERAL = re.compile(r"\b(?:that|which|a|an|any|all|every|each)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
@@ -128,12 +130,21 @@ def _in_quotes(sentence: str, at: int) -> bool:
 
 def time_claims(text: str) -> list[TimeClaim]:
     """The assertive claims about when something was made that the text holds, one sentence each."""
+    return list(_claims_in(text)) if text else []
+
+
+@lru_cache(maxsize=4096)
+def _claims_in(text: str) -> tuple[TimeClaim, ...]:
+    """Once per distinct text: trials of one task repeat the agent's sentences."""
+    return tuple(_read_claims(text))
+
+
+def _read_claims(text: str) -> list[TimeClaim]:
     out: list[TimeClaim] = []
-    if not text:
-        return out
-    if text.isascii():  # a claim names one of its verbs or "within": a plain test passes over most texts
-        low = text.lower()
-        if not any(w in low for w in _CLAIM_WORDS):
+    if text.isascii():  # a plain test passes over most texts: a claim names one of its verbs with a
+        low = text.lower()  # word of time, or "within" with the making it is counted from
+        if not ((any(w in low for w in _CLAIM_WORDS) and any(w in low for w in _WHEN_WORDS))
+                or ("within" in low and any(w in low for w in _SINCE_WORDS))):
             return out
     if _CLAIM.search(text) is None:
         return out  # most texts hold none: no need to split them
@@ -269,11 +280,14 @@ def time_facts(r: Reading) -> list[KeyFact]:
         return []
     now, where = told
     out = []
+    made: list[Record] | None = None  # the run's records with a creation time: read once, when a claim asks
     for turn, text in _own_words(r):
         claims = time_claims(text)
         if not claims:
             continue
-        records = [x for x in (_record(c) for c in r.calls if c.n < turn) if x is not None]
+        if made is None:
+            made = [x for x in (_record(c) for c in r.calls) if x is not None]
+        records = [x for x in made if x.call.n < turn]
         for claim in claims:
             record = _about(claim.sentence, text, records)
             if record is None or claim_holds(claim, record.made, now) is not False:

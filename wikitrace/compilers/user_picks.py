@@ -165,6 +165,19 @@ def _written(x: str, user_text: str, user_spaced: str) -> bool:
     return rendering_pattern(x).search(user_text) is not None
 
 
+def _candidate_records(r: Reading, before: int, candidates: tuple[str, ...]) -> tuple[dict[str, set[str]], set[str]]:
+    """Each candidate's record values as shown before turn ``before``, and the values two of the
+    records hold. Once per listing and turn: a change's arguments often ask about the same listing."""
+    asked = r.memo.setdefault(f"user_picks.candidates:{before}", {})
+    found = asked.get(candidates)
+    if found is None:
+        records = {v: record_values(r, v, before) for v in candidates}
+        # a value two candidates' records hold: counted once per record, so one pass, not one per pair
+        holders = Counter(x for xs in records.values() for x in xs)
+        found = asked[candidates] = (records, {x for x, n in holders.items() if n > 1})
+    return found
+
+
 def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> str | None:
     """Whether the user's words before turn ``before`` pick ``chosen``'s record among the
     ``candidates``' records (``chosen`` among them). Either the user wrote more of the values only
@@ -176,11 +189,9 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
     said, user_text, user_spaced = _user_words(r, before)
     if not said:
         return None
-    records = {v: record_values(r, v, before) for v in dict.fromkeys(candidates)}
-    # a value two candidates' records hold: counted once per record, so one pass, not one per pair
-    holders = Counter(x for xs in records.values() for x in xs)
-    shared = {x for x, n in holders.items() if n > 1}
-    found: dict[str, bool] = {}  # each value tested once, though scoring and citing both ask
+    records, shared = _candidate_records(r, before, tuple(dict.fromkeys(candidates)))
+    # each value tested once per turn asked, though scoring, citing and the change's other arguments ask
+    found: dict[str, bool] = r.memo.setdefault(f"user_picks.written:{before}", {})
 
     def written(x: str) -> bool:
         hit = found.get(x)
@@ -200,12 +211,14 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
     if not names:
         return None
     others = [v.lower() for v in records if v != chosen]
+    mark = chosen.lower()
     for t in r.run.turns:
         if t.turn >= before or t.type != "message" or t.role != "assistant" or not isinstance(t.content, str):
             continue
-        if chosen.lower() not in t.content.lower():
+        low = r.lower(t)  # a message's lower case made once, however many values ask about it
+        if mark not in low:
             continue
-        sentences = [s for s in _SENTENCE.split(t.content.lower()) if s.strip()]
+        sentences = [s for s in _SENTENCE.split(low) if s.strip()]
         named = _as_word
         for n in names:
             # the name beside the value in one sentence, and never beside another candidate in the message

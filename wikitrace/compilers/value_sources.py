@@ -87,23 +87,36 @@ def _credits(r: Reading, c: Call, paths: set[str] | None = None) -> tuple[dict[s
     turn_of: dict[str, Turn | None] = {}
     at: dict[str, int] = {}  # the turn each place names
     for a in checks:
-        if a.seen_at is None:
-            continue  # held nowhere, or only in another rendering: the call's checks tell it
-        if a.seen_in == "earlier call":
-            where, fact = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})", None
-            at[where] = a.seen_at
-        else:
-            fact = _first_place(r, c, a, names)
-            if fact is None:
-                continue
-            own = fact is _first_sent(r, c, a)
-            where = _place(r, fact, own)
-            at[where] = fact.turn
-            fact = None if own else fact
+        place = _value_place(r, c, a, by_turn, names)
+        if place is None:
+            continue
+        where, turn, fact = place
+        at[where] = turn
         shown.setdefault(top_key(a.path), {}).setdefault(where, []).append(a)
         turn_of[where] = fact
     kept = {k: _fewest_places(r, by_place, turn_of) for k, by_place in shown.items()}
     return kept, {k: max(at[w] for w in places) for k, places in kept.items()}
+
+
+def _value_place(r: Reading, c: Call, a, by_turn: dict[int, str], names: frozenset[str]) -> tuple[str, int, Turn | None] | None:
+    """Where one argument value of the change came from: (the place's words, its turn, the turn
+    that showed it when it was not the agent's own), or None. Once per run for each value: the
+    page's source notes and its "In short" ask about the same values of the same change."""
+    key = f"credit:{c.n}:{a.path}"
+    if key in r.memo:
+        return r.memo[key]
+    place = None
+    if a.seen_at is None:
+        pass  # held nowhere, or only in another rendering: the call's checks tell it
+    elif a.seen_in == "earlier call":
+        place = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})", a.seen_at, None
+    else:
+        fact = _first_place(r, c, a, names)
+        if fact is not None:
+            own = fact is _first_sent(r, c, a)
+            place = _place(r, fact, own), fact.turn, None if own else fact
+    r.memo[key] = place
+    return place
 
 
 def provenance(r: Reading, c: Call, paths: set[str] | None = None) -> str:
