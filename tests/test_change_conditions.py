@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tau_messages import tool as _tool
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.reading import read_run
 from wikitrace.compilers.record_facts import record_patterns, stated_now
@@ -20,15 +21,7 @@ from wikitrace.runs import load
 POLICY = ("# Ferry Desk Policy\n\nThe current time is 2031-03-04 10:00:00 UTC.\n\n"
           "- Before voiding a booking, read it back to the traveller and get a clear yes.\n"
           "- A booking may be voided when the rules on its fare allow it.\n")
-_ids = iter(range(100000))
 
-
-def _tool(name, arguments, answer):
-    call_id = f"call_{next(_ids):05d}Zf"
-    return [{"content": None, "role": "assistant", "tool_calls": [
-                {"function": {"arguments": json.dumps(arguments), "name": name}, "id": call_id, "type": "function"}]},
-            {"role": "tool", "tool_call_id": call_id, "name": name,
-             "content": answer if isinstance(answer, str) else json.dumps(answer)}]
 
 
 def _booking(task: int, fare: str, seat: str, age_days: int) -> dict:

@@ -10,6 +10,7 @@ import json
 
 from test_page_sentences import _checked
 
+from tau_messages import agent as _agent, tool as _tool, user as _user
 from wikitrace.compilers.consent import AGREES, ASKS, REFUSES, UNSURE, answer_kind
 from wikitrace.compilers.reading import read_run
 from wikitrace.runs import load
@@ -28,24 +29,9 @@ TRIP = {"reservation_id": "K7PQ2M", "user_id": "ines_moreau_4410", "origin": "SE
                        {"first_name": "Theo", "last_name": "Moreau", "dob": "2010-07-30"}],
         "payment_history": [{"payment_id": "credit_card_5521907", "amount": 364}],
         "created_at": "2024-05-02T09:14:51", "total_baggages": 1, "nonfree_baggages": 0, "insurance": "no"}
-_ids = iter(range(1000))
 
 
-def _user(text):
-    return {"role": "user", "content": text}
 
-
-def _agent(text):
-    return {"content": text, "role": "assistant"}
-
-
-def _tool(name, arguments, answer):
-    """The assistant's call and the tool's answer, as two messages (tau-bench writes arguments as a JSON string)."""
-    call_id = f"call_{next(_ids):04d}Qx"
-    return [{"content": None, "role": "assistant", "tool_calls": [
-                {"function": {"arguments": json.dumps(arguments), "name": name}, "id": call_id, "type": "function"}]},
-            {"role": "tool", "tool_call_id": call_id, "name": name,
-             "content": answer if isinstance(answer, str) else json.dumps(answer)}]
 
 
 def _cabin(payment="credit_card_5521907"):

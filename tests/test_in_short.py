@@ -13,6 +13,7 @@ import re
 import pytest
 from test_page_sentences import RUNS, _flat, _text
 
+from tau_messages import agent as _agent, tool as _tool, user as _user
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.claim_checks import comparisons, money_limits, stated_count, wrong_phrase
 from wikitrace.compilers.offline import compile_offline
@@ -367,23 +368,9 @@ TRIP = {"reservation_id": "Q4WZ8N", "user_id": "lena_vogt_3017", "origin": "DEN"
                        {"first_name": "Ravi", "last_name": "Vogt", "dob": "1986-12-19"}],
         "payment_history": [{"payment_id": "gift_card_7730215", "amount": 320}],
         "created_at": "2024-05-20T08:11:02", "total_baggages": 0, "nonfree_baggages": 0, "insurance": "yes"}
-_ids = iter(range(1000))
 
 
-def _user(text):
-    return {"role": "user", "content": text}
 
-
-def _agent(text):
-    return {"content": text, "role": "assistant"}
-
-
-def _tool(name, arguments, answer):
-    call_id = f"call_{next(_ids):04d}Vd"
-    return [{"content": None, "role": "assistant", "tool_calls": [
-                {"function": {"arguments": json.dumps(arguments), "name": name}, "id": call_id, "type": "function"}]},
-            {"role": "tool", "tool_call_id": call_id, "name": name,
-             "content": answer if isinstance(answer, str) else json.dumps(answer)}]
 
 
 def _tau(tmp_path, messages, reward, actions=None, instruction="You are lena_vogt_3017. Move your flight.", record=TRIP):
