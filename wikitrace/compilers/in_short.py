@@ -30,7 +30,7 @@ from .record_words import named_fields
 from .schema import KeyFact
 from .text import clip
 from .time_claims import time_facts
-from .value_sources import credited
+from .value_sources import credited_kinds
 
 MAX_FACTS = 3
 
@@ -169,20 +169,13 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
     return out
 
 
-def _source_kind(place: str) -> str:
-    """What kind of place value_sources.credited names: the user, a tool's answer (a look-up's or a change's), the agent's own
-    earlier call, or the agent's own pick before anything gave the value."""
-    return ("own" if place.startswith("the agent's own") else "user" if place.startswith("the user")
-            else "call" if place.startswith("the earlier") else "answer")
-
-
 def _differing_args(r: Reading, c: Call, diffs) -> list[str]:
     """``tool.argument`` for each top-level argument that differs from the expected call, with
     ``@source`` where every differing value of it was credited to one kind of place."""
     kinds: dict[str, list[set[str]]] = {}  # top-level argument -> per differing value, its places' kinds
     for path, _want, _got in diffs:
         key = path.split("[")[0].split(".")[0]
-        kinds.setdefault(key, []).append({_source_kind(p) for ps in credited(r, c, {path}).values() for p in ps})
+        kinds.setdefault(key, []).append(set().union(*credited_kinds(r, c, {path}).values()))
     out = []
     for key, per_value in kinds.items():
         one = set().union(*per_value)

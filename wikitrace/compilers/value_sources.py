@@ -75,32 +75,44 @@ def credited(r: Reading, c: Call, paths: set[str] | None = None) -> dict[str, li
     return _credits(r, c, paths)[0]
 
 
-def _credits(r: Reading, c: Call, paths: set[str] | None = None) -> tuple[dict[str, list[str]], dict[str, int]]:
+def credited_kinds(r: Reading, c: Call, paths: set[str] | None = None) -> dict[str, set[str]]:
+    """The kinds of the places ``credited`` names for each argument: "user", "answer" (a tool's
+    answer, a look-up's or a change's), "call" (the agent's earlier call) or "own" (the agent's
+    own pick before anything gave the value)."""
+    kept, _at, kind_of = _credits(r, c, paths, kinds=True)
+    return {k: {kind_of[w] for w in places} for k, places in kept.items()}
+
+
+def _credits(r: Reading, c: Call, paths: set[str] | None = None, kinds: bool = False):
     """The places named for each top-level argument of the change (only those holding one of
     ``paths``, when given): each value credited to its first place (``_first_place``), and a
     place left out when the places showing more of the argument's values show its values too;
-    and for each argument the latest turn its places name."""
+    and for each argument the latest turn its places name (and with ``kinds``, each place's kind)."""
     by_turn = {x.n: x.name for x in r.calls}
     checks = [a for a in check_arguments(r, c.turn) if paths is None or a.path in paths]
     names = frozenset(v.lower() for _p, v in leaves(c.turn.arguments) if isinstance(v, str) and len(v) > 2)
     shown: dict[str, dict[str, list]] = {}
     turn_of: dict[str, Turn | None] = {}
     at: dict[str, int] = {}  # the turn each place names
+    kind_of: dict[str, str] = {}
     for a in checks:
         place = _value_place(r, c, a, by_turn, names)
         if place is None:
             continue
-        where, turn, fact = place
-        at[where] = turn
+        where, turn, fact, kind = place
+        at[where], kind_of[where] = turn, kind
         shown.setdefault(top_key(a.path), {}).setdefault(where, []).append(a)
         turn_of[where] = fact
     kept = {k: _fewest_places(r, by_place, turn_of) for k, by_place in shown.items()}
-    return kept, {k: max(at[w] for w in places) for k, places in kept.items()}
+    latest = {k: max(at[w] for w in places) for k, places in kept.items()}
+    return (kept, latest, kind_of) if kinds else (kept, latest)
 
 
-def _value_place(r: Reading, c: Call, a, by_turn: dict[int, str], names: frozenset[str]) -> tuple[str, int, Turn | None] | None:
+def _value_place(r: Reading, c: Call, a, by_turn: dict[int, str],
+                 names: frozenset[str]) -> tuple[str, int, Turn | None, str] | None:
     """Where one argument value of the change came from: (the place's words, its turn, the turn
-    that showed it when it was not the agent's own), or None. Once per run for each value: the
+    that showed it when it was not the agent's own, the place's kind as ``credited_kinds`` names
+    it), or None. Once per run for each value: the
     page's source notes and its "In short" ask about the same values of the same change."""
     key = f"credit:{c.n}:{a.path}"
     if key in r.memo:
@@ -109,12 +121,13 @@ def _value_place(r: Reading, c: Call, a, by_turn: dict[int, str], names: frozens
     if a.seen_at is None:
         pass  # held nowhere, or only in another rendering: the call's checks tell it
     elif a.seen_in == "earlier call":
-        place = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})", a.seen_at, None
+        place = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})", a.seen_at, None, "call"
     else:
         fact = _first_place(r, c, a, names)
         if fact is not None:
             own = fact is _first_sent(r, c, a)
-            place = _place(r, fact, own), fact.turn, None if own else fact
+            kind = "own" if own else "user" if t_is_user(fact) else "answer"
+            place = _place(r, fact, own), fact.turn, None if own else fact, kind
     r.memo[key] = place
     return place
 
