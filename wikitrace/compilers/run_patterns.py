@@ -19,6 +19,7 @@ from .verdict_evidence import verdict_pattern
 from .insight_words import free_form, is_hand_off, named_by, top_key
 from .picked_values import _spoken_forms, picked
 from .reading import t_is_user
+from .record_facts import record_patterns
 from .reading import Reading, runs_a_command
 from .procedure_lessons import procedure_key
 from .run_insights import stopped_browsing, confirmation, repeats, unseen_insight
@@ -71,8 +72,6 @@ def patterns_of(r: Reading) -> list[str]:
         out.add(proc)
     out.update(x for x in (option_pattern(r), verdict_pattern(r)) if x)
     out.update(decisions_of(r))
-    from .record_facts import record_patterns
-
     out.update(record_patterns(r))
     out.update(f"asks|{w}" for w in opening_words(r))
     request = opening_request(r)
