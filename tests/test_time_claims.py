@@ -25,6 +25,9 @@ from wikitrace.compilers.time_claims import claim_holds, parse_stamp, stated_now
     ("We are not within the first 2 days after purchase.", "within", timedelta(days=2), None, True),
     ("It was bought on June 2, and it\u2019s within 48 hours of purchase.", "within", timedelta(hours=48), None, False),
     ("It was reserved yesterday, according to the record.", "day", None, 1, False),
+    # counts in words, any English writes: not only the windows one policy happens to name
+    ("The booking was made within the last forty-eight hours.", "within", timedelta(hours=48), None, False),
+    ("Your order was placed more than twelve days ago.", "more", timedelta(days=12), None, False),
 ])
 def test_a_claim_of_when_something_was_made_is_read(text, kind, limit, days_back, negated):
     [c] = time_claims(text)

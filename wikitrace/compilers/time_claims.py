@@ -79,9 +79,15 @@ def stated_now(texts: list[tuple[str, str]]) -> tuple[Span, str] | None:
 # --- the claim, in the agent's words -------------------------------------------------------------
 
 _UNIT = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(weeks=1)}
-_WORD_NUMBER = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-                "ten": 10, "fourteen": 14, "thirty": 30}
-_N = r"(?P<n>\d{1,3}|" + "|".join(_WORD_NUMBER) + r")\s+(?P<unit>hour|day|week)s?"
+_ONES = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+         "seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+# a count in words, as English writes them up to ninety-nine ("a day", "seven days", "forty-eight hours")
+_WORD_NUMBER = {"a": 1, "an": 1, **{w: i for i, w in enumerate(_ONES, 1)},
+                **{t: 10 * i for i, t in enumerate(_TENS, 2)},
+                **{f"{t}{sep}{o}": 10 * i + j for i, t in enumerate(_TENS, 2) for j, o in enumerate(_ONES[:9], 1)
+                   for sep in "- "}}
+_N = r"(?P<n>\d{1,3}|" + "|".join(sorted(_WORD_NUMBER, key=len, reverse=True)) + r")\s+(?P<unit>hour|day|week)s?"
 _CLAIM = re.compile(
     r"\b(?P<be>was|were|is|are|has been|have been|had been)(?P<neg>\s+not|n't)?\s+(?:(?:only|just|actually)\s+)?"
     r"(?P<verb>made|booked|created|placed|purchased|ordered|reserved)\s+"
