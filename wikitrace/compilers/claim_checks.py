@@ -47,10 +47,11 @@ _PHRASE = re.compile(
 _DIGIT = re.compile(r"\d")
 _REACH = 120
 _SYMBOL_CUE = re.compile(r"\d[^<>≤≥\n]{0,45}\s[<>≤≥]=?\s")
-_WORD_CUE = re.compile(r"\b(?:than|below|under|within|most|above|over|exceeds|least)\b", re.IGNORECASE)
+# the last word of every comparative: in ASCII text, lower() finds them wherever the case-blind
+# pattern could
+_CUE_WORDS = tuple(dict.fromkeys(w.split()[-1] for w in _WORDS))
+_WORD_CUE = re.compile(r"\b(?:" + "|".join(_CUE_WORDS) + r")\b", re.IGNORECASE)
 _OPERATORS = "<>≤≥"  # one of them is in every symbol cue
-# the words of the word cue: in ASCII text, lower() finds them wherever the case-blind pattern could
-_CUE_WORDS = ("than", "below", "under", "within", "most", "above", "over", "exceeds", "least")
 
 _FUNCTION_WORDS = {"is", "was", "are", "were", "be", "than", "and", "or", "the", "a", "an", "in", "on", "at", "of",
                    "to", "for", "which", "that", "so", "but", "it", "as", "by", "with", "from"}
