@@ -1,0 +1,310 @@
+"""Why a change differed from the expected one: the run's own rule on it, and the facts it turns on.
+
+A page that says "`nonfree_baggages` 1 where the task expected 0" says what went wrong, not why.
+The why is usually a rule of the run's system prompt (a policy) applied to values of the records the
+run looked up: a checked-bag allowance that depends on the booking user's membership and cabin, a
+cancellation allowed within a day of booking or with insurance. Here such a rule is found and quoted
+with the record fields it names, and nothing else is said of it: no arithmetic, no verdict.
+
+The prompt is read once per distinct text into blocks (a paragraph or list item, with the headings
+above it and the short label that opens it, "Checked bag allowance:"). A block bears on a finding
+when its words name the finding's subject (the argument's own words; for a whole call, the verb and
+object of the tool's name), exact stems only. Its sentences are then ranked by the facts they name:
+a record field whose value the sentence names as a term of its own ("gold", "basic economy"), or
+whose name it names ("insurance") beside the subject. A block under a heading that names another
+tool's action (a rule on booking, for an update) is left out; when two blocks rank alike, nothing is
+quoted: a wrong rule quoted is worse than none.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import lru_cache
+
+from .page_notes import _names
+from .reading import Call, Reading, leaves
+from .record_facts import _when, stated_now
+from .rules import RULE, _stem, _words, action_verb, sentences
+from .insight_words import join
+from .text import clip_words
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*)$")
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
+_LABEL = re.compile(r"^([A-Za-z][\w '/&-]{1,50}?):\s")
+# a sentence that states a condition or a permission is a rule too ("If the user is a gold member, 3
+# free bags"; "All reservations can be cancelled within 24 hours"), not only one with "must"
+_CONDITION = re.compile(r"\b(?:if|unless|can|may|allowed|eligible|free|per|each)\b", re.I)
+_DURATION = re.compile(r"\b(?:\d+|one|two|three|a|an)\s+(?:hour|day|week)s?\b", re.I)
+_NAME_PARTS = re.compile(r"[\W_]+|(?<=[a-z])(?=[A-Z])")
+_DIGIT = re.compile(r"\d")
+_WIDTH = 260  # one quoted sentence at most; a rule is quoted, not summarised
+_MAX_SENTENCES = 3
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    text: str
+    words: frozenset[str]
+    rule: bool  # states a rule, a condition or a permission
+
+
+@dataclass(frozen=True)
+class _Block:
+    topic: frozenset[str]  # stemmed words of the headings above it and of its label
+    heading: frozenset[str]
+    label: str  # the label, lower case ("" for none)
+    label_text: str  # the label as written
+    words: frozenset[str]
+    sentences: tuple[_Sentence, ...]
+
+
+@lru_cache(maxsize=16)  # runs of one benchmark share one prompt: it is cut once, not per call
+def _blocks(text: str) -> tuple[_Block, ...]:
+    out: list[_Block] = []
+    heading: frozenset[str] = frozenset()
+    current: list[str] = []
+
+    def close():
+        body = " ".join(" ".join(current).split())
+        current.clear()
+        if not body:
+            return
+        m = _LABEL.match(body)
+        label = m.group(1).strip() if m and len(m.group(1).split()) <= 5 else ""
+        said = tuple(_Sentence(s, _words(s), bool(RULE.search(s) or _CONDITION.search(s)))
+                     for s in sentences(body[len(m.group(0)):] if label else body))
+        if said:
+            label_words = _words(label)
+            out.append(_Block(heading | label_words, heading, label.lower(), label, _words(body), said))
+
+    for line in (text or "").splitlines():
+        h = _HEADING.match(line)
+        if h:
+            close()
+            heading = _words(h.group(1))  # the nearest heading: a section's name scopes its rules
+            continue
+        if not line.strip() or _ITEM.match(line):
+            close()
+        current.append(_ITEM.sub("", line, count=1) if _ITEM.match(line) else line)
+    close()
+    return tuple(out)
+
+
+def _name_words(name: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in _NAME_PARTS.split(name or "") if len(w) >= 3)
+
+
+@dataclass
+class Reason:
+    text: str
+    turns: list[int]
+
+
+@dataclass(frozen=True)
+class _Fact:
+    key: str
+    value: object
+    where: str  # "get_user_details (turn 6)", or "the call"
+    turn: int | None
+    shown: str  # the value as the page prints it
+
+
+def _plain(value) -> str | None:
+    """A scalar a rule can name: a word or three, or a flag; ids, amounts and prose left out."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str):
+        v = value.strip()
+        if v and not _DIGIT.search(v) and len(v.split()) <= 3:
+            return v
+    return None
+
+
+def _facts(r: Reading, args: dict, before: int | None, skip: set[str]) -> list[_Fact]:
+    """The plain top-level fields of the records this change rests on (the whole answer of a
+    look-up before it that was sent one of the change's own argument values), latest first, then
+    the change's own other arguments."""
+    sent = {v for _, v in leaves(args) if isinstance(v, str) and len(v) >= 3}
+    out: dict[str, _Fact] = {}
+    for c in reversed(r.calls):
+        if c.writes or c.error or (before is not None and c.n >= before):
+            continue
+        if not sent & {v for _, v in leaves(c.turn.arguments) if isinstance(v, str)}:
+            continue
+        answer = _parsed(c.turn.result or "")
+        if not isinstance(answer, dict):
+            continue
+        for key, value in answer.items():
+            if key in out or key in skip:
+                continue
+            plain = _plain(value)
+            if plain is None and isinstance(value, str) and _when(value) is not None and ("T" in value or ":" in value):
+                plain = value  # a moment the record was made or changed (a date alone is a birthday, a flight day)
+            if plain is not None:
+                out[key] = _Fact(key, value, f"{c.name} (turn {c.n})", c.n, json.dumps(value, ensure_ascii=False))
+    for key, value in args.items():
+        plain = _plain(value)
+        if plain is not None and key not in out and key not in skip:
+            out[key] = _Fact(key, value, "the call", None, json.dumps(value, ensure_ascii=False))
+    return list(out.values())
+
+
+@lru_cache(maxsize=256)
+def _parsed(text: str):
+    """A look-up's answer parsed once: trials of a task look up the same records."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _named(r: Reading, s: _Sentence, facts: list[_Fact], subject: frozenset[str]) -> tuple[list[_Fact], list[_Fact]]:
+    """(by value, by name) the facts a sentence names. By value: a value as a term of its own (a
+    word of four letters or more, not a bare flag), or a moment when the sentence states a span of
+    time. By name: the field's own name, in a sentence that names the subject too."""
+    by_value, by_name = [], []
+    for f in facts:
+        if isinstance(f.value, str) and _when(f.value) is not None:
+            if _DURATION.search(s.text):
+                by_value.append(f)
+            continue
+        v = f.value if isinstance(f.value, str) else ""
+        if v.lower() not in ("yes", "no", "true", "false") and any(len(w) >= 4 for w in re.split(r"[\W_]+", v)) \
+                and _names(r, s.text, v):
+            by_value.append(f)
+        elif subject & s.words and _name_words(f.key) and _name_words(f.key) <= s.words:
+            by_name.append(f)
+    return by_value, by_name
+
+
+def _choose(r: Reading, tool: str, subject: frozenset[str], facts: list[_Fact]):
+    """(the block, its quoted sentences, facts named) of the one block that clearly bears on the
+    subject, or None: none does, two rank alike, or the best block's sentences name the same
+    fields alike (one per membership tier, the record's tier unknown)."""
+    verb = action_verb(tool)
+    others = set()
+    for name in {c.name for c in r.calls} | {e.get("name", "") for e in r.memo.get("expected.all") or []}:
+        if name and name != tool:
+            others |= action_verb(name) - verb
+    ranked = []
+    blocks = _blocks(r.system.content or "")
+    for i, b in enumerate(blocks):
+        if not subject & b.words or (b.heading & others and not b.heading & (verb | subject)):
+            continue
+        strong = bool(b.topic & (subject | verb))  # its heading or label names the subject or the action
+        labelled = strong and bool(b.label) and bool(subject & _words(b.label))
+        said = []
+        for j, s in enumerate(b.sentences):
+            if not s.rule:
+                continue
+            by_value, by_name = _named(r, s, facts, subject)
+            if by_value or (strong and (by_name or (labelled and subject & s.words))):
+                said.append((j, by_value, by_name))
+        if said:
+            ranked.append(((strong, max(len(v) for _, v, _ in said)), i, b, said))
+    if not ranked:
+        return None
+    ranked.sort(key=lambda x: x[0], reverse=True)
+    if len(ranked) > 1 and ranked[1][0] == ranked[0][0]:
+        return None  # two blocks bear on it alike: which one governs is not clear
+    _, i, block, said = ranked[0]
+    top = max(said, key=lambda x: (len(x[1]), len(x[2])))
+    if top[1] and any(j != top[0] and len(v) == len(top[1]) and {f.key for f in v} == {f.key for f in top[1]}
+                      for j, v, _ in said):
+        return None  # parallel sentences name the same fields: the one that applies is not settled
+    chosen = {top[0]}
+    top_keys = {f.key for f in top[1]}
+    alternatives = {j for j, v, _ in said if j != top[0] and top_keys & {f.key for f in v}}
+    for j, s in enumerate(block.sentences):  # the block's other sentences on the subject itself, not
+        # the alternatives to the one chosen (another tier's allowance)
+        if len(chosen) < _MAX_SENTENCES - 1 and j != top[0] and j not in alternatives and subject & s.words and s.rule:
+            chosen.add(j)
+    quoted = [(block, j) for j in sorted(chosen)]
+    named: list[_Fact] = []
+    for j in sorted(chosen):
+        by_value, by_name = _named(r, block.sentences[j], facts, subject)
+        named += [f for f in by_value + by_name if f not in named]
+    text = " ".join(block.sentences[j].text for j in chosen).lower()
+    for other in blocks:  # a rule that names another block's label ("travel insurance") leans on it
+        if other is block or len(other.label) < 4 or other.label not in text:
+            continue
+        extra = next((k for k, s in enumerate(other.sentences) if s.rule and subject & s.words), None)
+        if extra is not None:
+            quoted.append((other, extra))
+            break
+    return quoted, named
+
+
+def _quote(block: _Block, j: int) -> str:
+    """A sentence as written, its block's label in front when it opens the block."""
+    s = block.sentences[j].text
+    return clip_words(f"{block.label_text}: {s}" if j == 0 and block.label_text else s, _WIDTH)
+
+
+def _fact_text(r: Reading, f: _Fact) -> str:
+    if isinstance(f.value, str) and _when(f.value) is not None:
+        now, when = stated_now(r), _when(f.value)
+        if now is not None and when is not None and when <= now:
+            hours = int((now - when).total_seconds() // 3600)
+            days, left = divmod(now - when, timedelta(days=1))
+            gap = f"{hours} hours" if hours < 48 else f"{'over ' if left else ''}{days} days"
+            return f"`{f.key}` {f.shown} ({gap} before the current time the system prompt gives)"
+    return f"`{f.key}` {f.shown}"
+
+
+def _reason(r: Reading, tool: str, subject: frozenset[str], about: str, facts: list[_Fact],
+            said: set[str]) -> Reason | None:
+    if r.system is None or not subject:
+        return None
+    found = _choose(r, tool, subject, facts)
+    if found is None:
+        return None
+    quoted, named = found
+    quote = " ".join(f"\"{_quote(b, j)}\"" for b, j in quoted)
+    if quote in said:
+        return None  # said once on the page is enough
+    said.add(quote)
+    text = f"The system prompt's rule on {about} (turn {r.system.turn}): {quote}"
+    turns = [r.system.turn]
+    by_place: dict[str, list[str]] = {}
+    for f in named:
+        by_place.setdefault(f.where, []).append(_fact_text(r, f))
+        if f.turn is not None:
+            turns.append(f.turn)
+    if by_place:
+        text += "; " + "; ".join((f"{where} gave " if where != "the call" else "the call sent ") + join(parts, 4)
+                                 for where, parts in by_place.items())
+    return Reason(text + ".", turns)
+
+
+def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reason | None:
+    """The rule on the first differing argument that has one, with the facts it names."""
+    args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    for path in paths:
+        key = path.split("[")[0].split(".")[0]
+        found = _reason(r, c.name or "", _name_words(key), f"`{key}`", _facts(r, args, c.n, {key}), said)
+        if found is not None:
+            return found
+    return None
+
+
+def _subject(tool: str) -> frozenset[str]:
+    """What a whole call is about: the verb its name starts with and the object it ends with."""
+    parts = [w for w in _NAME_PARTS.split(tool or "") if len(w) >= 3]
+    return action_verb(tool) | (frozenset({_stem(parts[-1])}) if len(parts) > 1 else frozenset())
+
+
+def for_call(r: Reading, c: Call, said: set[str]) -> Reason | None:
+    """The rule on a change the task did not expect, with the facts of the record it acted on."""
+    args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    return _reason(r, c.name or "", _subject(c.name or ""), c.name or "", _facts(r, args, c.n, set()), said)
+
+
+def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:
+    """The rule on an expected change the run never made."""
+    name = expected.get("name") or ""
+    args = expected.get("arguments") if isinstance(expected.get("arguments"), dict) else {}
+    return _reason(r, name, _subject(name), name, _facts(r, args, None, set()), said)
