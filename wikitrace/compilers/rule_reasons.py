@@ -53,10 +53,10 @@ class _Sentence:
 
 @dataclass(frozen=True)
 class _Block:
-    topic: frozenset[str]  # stemmed words of the headings above it and of its label
-    heading: frozenset[str]
+    heading: frozenset[str]  # stemmed words of the nearest heading above it
     label: str  # the label, lower case ("" for none)
     label_text: str  # the label as written
+    label_words: frozenset[str]
     words: frozenset[str]
     sentences: tuple[_Sentence, ...]
 
@@ -78,7 +78,7 @@ def _blocks(text: str) -> tuple[_Block, ...]:
                      for s in sentences(body[len(m.group(0)):] if label else body))
         if said:
             label_words = _words(label)
-            out.append(_Block(heading | label_words, heading, label.lower(), label, _words(body), said))
+            out.append(_Block(heading, label.lower(), label, label_words, _words(body), said))
 
     for line in (text or "").splitlines():
         h = _HEADING.match(line)
@@ -91,6 +91,13 @@ def _blocks(text: str) -> tuple[_Block, ...]:
         current.append(_ITEM.sub("", line, count=1) if _ITEM.match(line) else line)
     close()
     return tuple(out)
+
+
+def _loosely_names(label: frozenset[str], subject: frozenset[str]) -> bool:
+    """Whether a label's words name the subject, a shorter word standing for a longer one it
+    starts (a "bag" label for a ``baggages`` argument): a label is a topic of a few words, not prose."""
+    return any(a == b or (min(len(a), len(b)) >= 3 and (a.startswith(b) or b.startswith(a)))
+               for a in label for b in subject)
 
 
 def _name_words(name: str) -> frozenset[str]:
@@ -173,14 +180,29 @@ def _named(r: Reading, s: _Sentence, facts: list[_Fact], subject: frozenset[str]
             continue
         v = f.value if isinstance(f.value, str) else ""
         if v.lower() not in ("yes", "no", "true", "false") and any(len(w) >= 4 for w in re.split(r"[\W_]+", v)) \
-                and _names(r, s.text, v):
+                and _names(r, s.text, v) and _on_its_own(s.text, v):
             by_value.append(f)
         elif subject & s.words and _name_words(f.key) and _name_words(f.key) <= s.words:
             by_name.append(f)
     return by_value, by_name
 
 
-def _choose(r: Reading, tool: str, subject: frozenset[str], facts: list[_Fact]):
+# words that leave the noun after them whole: "each economy passenger", "a gold member", "or economy"
+_FUNCTION_WORDS = frozenset("a an the or and nor for each every per of in on to at by as is are be any all no not "
+                            "with than if its their his her your".split())
+
+
+def _on_its_own(sentence: str, value: str) -> bool:
+    """Whether the sentence names the value without another word in front that makes it another
+    thing ("basic economy" is not "economy"), whatever the records happen to show."""
+    phrase = " ".join(value.lower().replace("_", " ").split())
+    for m in re.finditer(r"(?:(\w+)\s+)?(?<![\w-])" + re.escape(phrase) + r"(?![\w-])", sentence.lower()):
+        if m.group(1) is None or m.group(1) in _FUNCTION_WORDS:
+            return True
+    return False
+
+
+def _choose(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str], whole_call: bool, facts: list[_Fact]):
     """(the block, its quoted sentences, facts named) of the one block that clearly bears on the
     subject, or None: none does, two rank alike, or the best block's sentences name the same
     fields alike (one per membership tier, the record's tier unknown)."""
@@ -191,20 +213,21 @@ def _choose(r: Reading, tool: str, subject: frozenset[str], facts: list[_Fact]):
             others |= action_verb(name) - verb
     ranked = []
     blocks = _blocks(r.system.content or "")
+    own_section = any(b.heading & verb for b in blocks)  # the prompt has a section on this action
     for i, b in enumerate(blocks):
-        if not subject & b.words or (b.heading & others and not b.heading & (verb | subject)):
-            continue
-        strong = bool(b.topic & (subject | verb))  # its heading or label names the subject or the action
-        labelled = strong and bool(b.label) and bool(subject & _words(b.label))
+        if not subject & b.words or (b.heading & others and not b.heading & verb) \
+                or (own_section and not b.heading & verb):
+            continue  # silent on the subject, or in a section on another action
+        if not (_loosely_names(b.label_words, head) or (whole_call and not b.label and b.heading & verb)):
+            continue  # its label names another thing, or it is no general rule of the action's own section
         said = []
         for j, s in enumerate(b.sentences):
-            if not s.rule:
-                continue
-            by_value, by_name = _named(r, s, facts, subject)
-            if by_value or (strong and (by_name or (labelled and subject & s.words))):
-                said.append((j, by_value, by_name))
+            if s.rule:
+                by_value, by_name = _named(r, s, facts, subject)
+                if by_value:  # it turns on a value the run's records hold
+                    said.append((j, by_value, by_name))
         if said:
-            ranked.append(((strong, max(len(v) for _, v, _ in said)), i, b, said))
+            ranked.append((max(len(v) for _, v, _ in said), i, b, said))
     if not ranked:
         return None
     ranked.sort(key=lambda x: x[0], reverse=True)
@@ -218,9 +241,11 @@ def _choose(r: Reading, tool: str, subject: frozenset[str], facts: list[_Fact]):
     chosen = {top[0]}
     top_keys = {f.key for f in top[1]}
     alternatives = {j for j, v, _ in said if j != top[0] and top_keys & {f.key for f in v}}
-    for j, s in enumerate(block.sentences):  # the block's other sentences on the subject itself, not
-        # the alternatives to the one chosen (another tier's allowance)
-        if len(chosen) < _MAX_SENTENCES - 1 and j != top[0] and j not in alternatives and subject & s.words and s.rule:
+    valued = {j for j, v, _ in said}
+    for j, s in enumerate(block.sentences):  # the block's other sentences on what the record holds, or
+        # on the argument's own thing; never the alternatives to the one chosen (another tier's allowance)
+        if len(chosen) < _MAX_SENTENCES - 1 and j != top[0] and j not in alternatives and s.rule \
+                and (j in valued or (not whole_call and head & s.words)):
             chosen.add(j)
     quoted = [(block, j) for j in sorted(chosen)]
     named: list[_Fact] = []
@@ -255,11 +280,11 @@ def _fact_text(r: Reading, f: _Fact) -> str:
     return f"`{f.key}` {f.shown}"
 
 
-def _reason(r: Reading, tool: str, subject: frozenset[str], about: str, facts: list[_Fact],
-            said: set[str]) -> Reason | None:
+def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str], about: str, facts: list[_Fact],
+            said: set[str], whole_call: bool = False) -> Reason | None:
     if r.system is None or not subject:
         return None
-    found = _choose(r, tool, subject, facts)
+    found = _choose(r, tool, subject, head, whole_call, facts)
     if found is None:
         return None
     quoted, named = found
@@ -285,26 +310,34 @@ def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reas
     args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
     for path in paths:
         key = path.split("[")[0].split(".")[0]
-        found = _reason(r, c.name or "", _name_words(key), f"`{key}`", _facts(r, args, c.n, {key}), said)
+        found = _reason(r, c.name or "", _name_words(key), _head(key), f"`{key}`", _facts(r, args, c.n, {key}), said)
         if found is not None:
             return found
     return None
 
 
+def _head(name: str) -> frozenset[str]:
+    """The thing a name names: its last word (``baggage`` of ``nonfree_baggages``, ``reservation``
+    of ``cancel_reservation``), an ``id`` suffix passed over: a reservation id names a record, and
+    a rule on the record is not a rule on which record was picked."""
+    parts = [w for w in _NAME_PARTS.split(name or "") if len(w) >= 3]
+    return frozenset({_stem(parts[-1])}) if parts else frozenset()
+
+
 def _subject(tool: str) -> frozenset[str]:
     """What a whole call is about: the verb its name starts with and the object it ends with."""
-    parts = [w for w in _NAME_PARTS.split(tool or "") if len(w) >= 3]
-    return action_verb(tool) | (frozenset({_stem(parts[-1])}) if len(parts) > 1 else frozenset())
+    return action_verb(tool) | _head(tool)
 
 
 def for_call(r: Reading, c: Call, said: set[str]) -> Reason | None:
     """The rule on a change the task did not expect, with the facts of the record it acted on."""
     args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
-    return _reason(r, c.name or "", _subject(c.name or ""), c.name or "", _facts(r, args, c.n, set()), said)
+    name = c.name or ""
+    return _reason(r, name, _subject(name), _head(name), name, _facts(r, args, c.n, set()), said, whole_call=True)
 
 
 def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:
     """The rule on an expected change the run never made."""
     name = expected.get("name") or ""
     args = expected.get("arguments") if isinstance(expected.get("arguments"), dict) else {}
-    return _reason(r, name, _subject(name), name, _facts(r, args, None, set()), said)
+    return _reason(r, name, _subject(name), _head(name), name, _facts(r, args, None, set()), said, whole_call=True)
