@@ -158,3 +158,21 @@ def test_every_quote_is_the_prompts_own_words(tmp_path):
         for f in _facts(run):
             for quoted in re.findall(r"\"([^\"]+)\"", f.text.split(RULE, 1)[-1].split(";")[0]):
                 assert quoted.rstrip(" …") in prompt, quoted
+
+
+def test_an_expected_change_never_made_gets_the_rule_the_record_meets(tmp_path):
+    """The agent refused to move a basic economy trip and the task expected the move: the change
+    section's rule on flights names the record's cabin, and is quoted with it."""
+    basic = dict(TRIP, cabin="basic_economy")
+    move = {"reservation_id": "K2PL7Q", "cabin": "basic_economy", "payment_id": "credit_card_5512093",
+            "flights": [{"flight_number": "HAT402", "date": "2024-06-13"}]}
+    messages = [_user("Can you move K2PL7Q to the 13th?"),
+                *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, basic),
+                _agent("Your trip is basic economy, so I cannot move it.")]
+    run = _run(tmp_path, messages, [{"name": "update_reservation_flights", "kwargs": move}])
+    looked = _turn(run, "get_reservation_details")
+    [fact] = [f for f in _facts(run) if f.kind == "missed-change"]
+    assert fact.text.endswith(
+        f"{RULE} update_reservation_flights (turn 0): \"Change flights: Basic economy trips cannot be moved to other "
+        f"flights.\"; get_reservation_details (turn {looked}) gave `cabin` \"basic_economy\".")
+    assert looked in fact.turns and 0 in fact.turns

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
 
+from .arguments import _last_key
 from .page_notes import _names
 from .reading import Call, Reading, leaves
 from .record_facts import _when, stated_now
@@ -36,7 +37,7 @@ _ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _LABEL = re.compile(r"^([A-Za-z][\w '/&-]{1,50}?):\s")
 # a sentence that states a condition or a permission is a rule too ("If the user is a gold member, 3
 # free bags"; "All reservations can be cancelled within 24 hours"), not only one with "must"
-_CONDITION = re.compile(r"\b(?:if|unless|can|may|allowed|eligible|free|per|each)\b", re.I)
+_CONDITION = re.compile(r"\b(?:if|unless|can|may|allowed|eligible|per|each)\b", re.I)
 _DURATION = re.compile(r"\b(?:\d+|one|two|three|a|an)\s+(?:hour|day|week)s?\b", re.I)
 _NAME_PARTS = re.compile(r"[\W_]+|(?<=[a-z])(?=[A-Z])")
 _DIGIT = re.compile(r"\d")
@@ -114,7 +115,7 @@ class Reason:
 class _Fact:
     key: str
     value: object
-    where: str  # "get_user_details (turn 6)", or "the call"
+    where: str  # "get_user_details (turn 6) gave", or "the call sent" (what the page says of its place)
     turn: int | None
     shown: str  # the value as the page prints it
 
@@ -130,16 +131,18 @@ def _plain(value) -> str | None:
     return None
 
 
-def _facts(r: Reading, args: dict, before: int | None, skip: set[str]) -> list[_Fact]:
+def _facts(r: Reading, args: dict, before: int | None, skip: set[str], own: str = "the call sent") -> list[_Fact]:
     """The plain top-level fields of the records this change rests on (the whole answer of a
     look-up before it that was sent one of the change's own argument values), latest first, then
     the change's own other arguments."""
-    sent = {v for _, v in leaves(args) if isinstance(v, str) and len(v) >= 3}
+    # a look-up counts when it was sent a value under the same name the change sends it (the
+    # ``reservation_id`` it cancels, the ``user_id`` it books for): that record is the one acted on
+    sent = {(_last_key(p), v) for p, v in leaves(args) if isinstance(v, str) and len(v) >= 3}
     out: dict[str, _Fact] = {}
     for c in reversed(r.calls):
         if c.writes or c.error or (before is not None and c.n >= before):
             continue
-        if not sent & {v for _, v in leaves(c.turn.arguments) if isinstance(v, str)}:
+        if not sent & {(_last_key(p), v) for p, v in leaves(c.turn.arguments) if isinstance(v, str)}:
             continue
         answer = _parsed(c.turn.result or "")
         if not isinstance(answer, dict):
@@ -151,11 +154,11 @@ def _facts(r: Reading, args: dict, before: int | None, skip: set[str]) -> list[_
             if plain is None and isinstance(value, str) and _when(value) is not None and ("T" in value or ":" in value):
                 plain = value  # a moment the record was made or changed (a date alone is a birthday, a flight day)
             if plain is not None:
-                out[key] = _Fact(key, value, f"{c.name} (turn {c.n})", c.n, json.dumps(value, ensure_ascii=False))
+                out[key] = _Fact(key, value, f"{c.name} (turn {c.n}) gave", c.n, json.dumps(value, ensure_ascii=False))
     for key, value in args.items():
         plain = _plain(value)
         if plain is not None and key not in out and key not in skip:
-            out[key] = _Fact(key, value, "the call", None, json.dumps(value, ensure_ascii=False))
+            out[key] = _Fact(key, value, own, None, json.dumps(value, ensure_ascii=False))
     return list(out.values())
 
 
@@ -300,7 +303,7 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
         if f.turn is not None:
             turns.append(f.turn)
     if by_place:
-        text += "; " + "; ".join((f"{where} gave " if where != "the call" else "the call sent ") + join(parts, 4)
+        text += "; " + "; ".join(f"{where} " + join(parts, 4)
                                  for where, parts in by_place.items())
     return Reason(text + ".", turns)
 
@@ -340,4 +343,5 @@ def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:
     """The rule on an expected change the run never made."""
     name = expected.get("name") or ""
     args = expected.get("arguments") if isinstance(expected.get("arguments"), dict) else {}
-    return _reason(r, name, _subject(name), _head(name), name, _facts(r, args, None, set()), said, whole_call=True)
+    facts = _facts(r, args, None, set(), own="the expected call sends")
+    return _reason(r, name, _subject(name), _head(name), name, facts, said, whole_call=True)
