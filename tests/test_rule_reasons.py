@@ -176,3 +176,18 @@ def test_an_expected_change_never_made_gets_the_rule_the_record_meets(tmp_path):
         f"{RULE} update_reservation_flights (turn 0): \"Change flights: Basic economy trips cannot be moved to other "
         f"flights.\"; get_reservation_details (turn {looked}) gave `cabin` \"basic_economy\".")
     assert looked in fact.turns and 0 in fact.turns
+
+
+def test_a_record_a_later_change_acted_on_is_not_read_as_it_was_before(tmp_path):
+    """The trip was looked up, then upgraded, then cancelled: what the look-up showed (basic
+    economy, booked long ago) is no longer the record the cancellation acted on."""
+    old = dict(TRIP, cabin="basic_economy", created_at="2024-05-02T09:00:00")
+    upgrade = {"reservation_id": "K2PL7Q", "cabin": "economy", "payment_id": "credit_card_5512093",
+               "flights": [{"flight_number": "HAT318", "date": "2024-06-12"}]}
+    messages = [_user("Please upgrade K2PL7Q to economy, then cancel it."),
+                *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, old), _user("Yes, upgrade it."),
+                *_tool("update_reservation_flights", upgrade, dict(old, cabin="economy")), _user("Yes, now cancel."),
+                *_tool("cancel_reservation", {"reservation_id": "K2PL7Q"}, dict(old, cabin="economy"))]
+    run = _run(tmp_path, messages, [{"name": "update_reservation_flights", "kwargs": upgrade}])
+    [fact] = [f for f in _facts(run) if f.kind == "unexpected-change"]
+    assert "basic_economy" not in fact.text and "created_at" not in fact.text, fact.text

@@ -133,16 +133,22 @@ def _plain(value) -> str | None:
 
 def _facts(r: Reading, args: dict, before: int | None, skip: set[str], own: str = "the call sent") -> list[_Fact]:
     """The plain top-level fields of the records this change rests on (the whole answer of a
-    look-up before it that was sent one of the change's own argument values), latest first, then
-    the change's own other arguments."""
+    look-up before it that was sent one of the change's own argument values, and no change of the
+    same record between them), latest first, then the change's own other arguments."""
     # a look-up counts when it was sent a value under the same name the change sends it (the
     # ``reservation_id`` it cancels, the ``user_id`` it books for): that record is the one acted on
     sent = {(_last_key(p), v) for p, v in leaves(args) if isinstance(v, str) and len(v) >= 3}
     out: dict[str, _Fact] = {}
+    stale: set[tuple[str, str]] = set()  # records an earlier change acted on: what was looked up before it may be old
     for c in reversed(r.calls):
-        if c.writes or c.error or (before is not None and c.n >= before):
+        if c.error or (before is not None and c.n >= before):
             continue
-        if not sent & {(_last_key(p), v) for p, v in leaves(c.turn.arguments) if isinstance(v, str)}:
+        shared = sent & {(_last_key(p), v) for p, v in leaves(c.turn.arguments) if isinstance(v, str)}
+        if c.writes:
+            if before is not None:  # a change never made has no moment of its own: every look-up is as it was shown
+                stale |= shared
+            continue
+        if not shared - stale:
             continue
         answer = _parsed(c.turn.result or "")
         if not isinstance(answer, dict):
