@@ -191,3 +191,14 @@ def test_a_record_a_later_change_acted_on_is_not_read_as_it_was_before(tmp_path)
     run = _run(tmp_path, messages, [{"name": "update_reservation_flights", "kwargs": upgrade}])
     [fact] = [f for f in _facts(run) if f.kind == "unexpected-change"]
     assert "basic_economy" not in fact.text and "created_at" not in fact.text, fact.text
+
+
+def test_a_models_page_carries_the_rule_with_the_checked_facts(tmp_path):
+    """A model's page opens with the offline compiler's checked facts (compilers/llm_offline.py):
+    the rule and its record fields come with them, not from the model."""
+    from wikitrace.compilers.llm_offline import offline_facts
+
+    run = _booked(tmp_path)
+    assert [f.text for f in offline_facts(run)] == [f.text for f in _facts(run)]
+    assert any(f"{RULE} `nonfree_baggages`" in f.text and "`membership` \"platinum\"" in f.text
+               for f in offline_facts(run))

@@ -5,8 +5,9 @@ Each fact comes from something the compiler establishes as data, never from its 
 sentences: a comparison in the agent's own words that arithmetic proves wrong, a claim of when
 a record was made that its own date and the log's stated now disprove (time_claims.py), a money
 limit or a count the user gave that a number of the log contradicts (claim_facts.py), the answer against the one the task expected, an expected call against the
-call sent (item by item), an expected change never made, errors no later call got past, the
-harness's stop. Where none of these is established the page says so instead of guessing.
+call sent (item by item), an expected change never made (each with the run's own rule on it and
+the record fields that rule names, where one clearly governs: rule_reasons.py), errors no later
+call got past, the harness's stop. Where none of these is established the page says so instead of guessing.
 """
 
 from __future__ import annotations

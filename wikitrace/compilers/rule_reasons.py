@@ -6,14 +6,15 @@ run looked up: a checked-bag allowance that depends on the booking user's member
 cancellation allowed within a day of booking or with insurance. Here such a rule is found and quoted
 with the record fields it names, and nothing else is said of it: no arithmetic, no verdict.
 
-The prompt is read once per distinct text into blocks (a paragraph or list item, with the headings
-above it and the short label that opens it, "Checked bag allowance:"). A block bears on a finding
-when its words name the finding's subject (the argument's own words; for a whole call, the verb and
-object of the tool's name), exact stems only. Its sentences are then ranked by the facts they name:
-a record field whose value the sentence names as a term of its own ("gold", "basic economy"), or
-whose name it names ("insurance") beside the subject. A block under a heading that names another
-tool's action (a rule on booking, for an update) is left out; when two blocks rank alike, nothing is
-quoted: a wrong rule quoted is worse than none.
+The prompt is read once per distinct text into blocks (a paragraph or list item, with the heading
+above it and the short label that opens it, "Checked bag allowance:"). A block is on the topic when
+its label names the argument's thing (a shorter word standing for a longer one: a "bag" label for
+``nonfree_baggages``) or, for a whole call, when it is an unlabelled rule of the section whose heading
+names the call's action; where the prompt has a section on the action, no other section's rules are
+used. Of those, a sentence is quoted only when it names a value the run's records hold, as a term of
+its own ("gold", "basic economy"; not "economy" inside "basic economy"), or states a span of time and
+the record has a timestamp. When two blocks rank alike, or parallel sentences of the block (one per
+membership tier) name the same fields, nothing is quoted: a wrong rule quoted is worse than none.
 """
 
 from __future__ import annotations
