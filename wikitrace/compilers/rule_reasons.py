@@ -102,6 +102,7 @@ def _loosely_names(label: frozenset[str], subject: frozenset[str]) -> bool:
                for a in label for b in subject)
 
 
+@lru_cache(maxsize=1024)  # a few dozen field and argument names, asked for every sentence
 def _name_words(name: str) -> frozenset[str]:
     return frozenset(_stem(w) for w in _NAME_PARTS.split(name or "") if len(w) >= 3)
 
