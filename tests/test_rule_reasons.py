@@ -23,7 +23,7 @@ You help members book, change or cancel trips. You must ask for a clear yes befo
 
 ## Book trip
 
-- Travellers: A booking holds at most four travellers. All travellers must share one cabin.
+- Passengers: A booking holds at most four passengers. All passengers must share one cabin.
 
 - Bag allowance: If the account holder is a bronze member, 0 free checked bags for each basic economy traveller and 1 free checked bag for each economy traveller. If the account holder is a platinum member, 2 free checked bags for each basic economy traveller and 4 free checked bags for each economy traveller. Each extra baggage costs 40 dollars.
 
@@ -32,6 +32,8 @@ You help members book, change or cancel trips. You must ask for a clear yes befo
 ## Change trip
 
 - Change flights: Basic economy trips cannot be moved to other flights. Economy and business trips can be moved if origin and destination stay the same.
+
+- Change passengers: A booking's passengers may be renamed, but their number stays fixed.
 
 ## Cancel trip
 
@@ -202,3 +204,33 @@ def test_a_models_page_carries_the_rule_with_the_checked_facts(tmp_path):
     assert [f.text for f in offline_facts(run)] == [f.text for f in _facts(run)]
     assert any(f"{RULE} `nonfree_baggages`" in f.text and "`membership` \"platinum\"" in f.text
                for f in offline_facts(run))
+
+
+def _refused(tmp_path, with_sibling: bool) -> Run:
+    """The agent refused to rename a passenger; the task expected the rename (and, with a sibling,
+    a flight change of the same action that the run made)."""
+    rename = {"reservation_id": "K2PL7Q", "passengers": [{"first_name": "Ola", "last_name": "Brand", "dob": "1981-07-30"}]}
+    move = {"reservation_id": "K2PL7Q", "cabin": "economy", "payment_id": "credit_card_5512093",
+            "flights": [{"flight_number": "HAT402", "date": "2024-06-13"}]}
+    messages = [_user("Please put my brother Ola on K2PL7Q instead of me" + (", and move it to the 13th." if with_sibling else ".")),
+                *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, TRIP),
+                _agent("I am sorry, the passenger on a booking cannot be changed.")]
+    if with_sibling:
+        messages += [_user("Then just move it, yes."), *_tool("update_reservation_flights", move, TRIP)]
+    actions = [{"name": "update_reservation_passengers", "kwargs": rename}]
+    return _run(tmp_path, messages, actions + ([{"name": "update_reservation_flights", "kwargs": move}] if with_sibling else []))
+
+
+def test_a_refused_change_the_actions_own_section_allows_is_given_that_rule(tmp_path):
+    """No rule names a value of the record, but the section where the run's other update calls
+    have their rules holds one block on passengers: it is quoted beside the change never made."""
+    [fact] = [f for f in _facts(_refused(tmp_path, True)) if f.kind == "missed-change"]
+    assert fact.text.endswith(f"{RULE} update_reservation_passengers (turn 0): \"Change passengers: A booking's "
+                              "passengers may be renamed, but their number stays fixed.\"")
+
+
+def test_a_labelled_rule_is_not_picked_between_two_sections(tmp_path):
+    """Without a sibling call the booking section's "Passengers:" and the change section's "Change
+    passengers:" both name the thing: which one governs is not settled, so neither is quoted."""
+    [fact] = [f for f in _facts(_refused(tmp_path, False)) if f.kind == "missed-change"]
+    assert RULE not in fact.text

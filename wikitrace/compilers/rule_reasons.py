@@ -213,21 +213,49 @@ def _on_its_own(sentence: str, value: str) -> bool:
     return False
 
 
-def _choose(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str], whole_call: bool, facts: list[_Fact]):
+def _own_section(blocks: tuple[_Block, ...], tool: str, verb: frozenset[str], known: set[str]) -> set[frozenset[str]]:
+    """The heading of the prompt's section on this tool's action: the one that names the action, else
+    the one section whose labels name what the tool's siblings (the run's other tools of the same
+    action: ``update_reservation_flights`` beside ``update_reservation_passengers``) act on. Empty
+    when neither settles it."""
+    named = {b.heading for b in blocks if b.heading & verb}
+    if named or not verb:
+        return named
+    things = set().union(*(_head(n) for n in known if n and n != tool and action_verb(n) == verb))
+    found = {b.heading for b in blocks if b.label and b.label_words & things}
+    return found if len(found) == 1 else set()
+
+
+def _labelled(blocks: tuple[_Block, ...], own: set[frozenset[str]], head: frozenset[str]):
+    """For a change never made that no rule ties to a value the records hold: the one block of the
+    action's own section whose label names the thing the tool acts on ("Change passengers:" for
+    ``update_reservation_passengers``), its sentences on that thing quoted, no fact named. What the
+    rule allows is then beside what the run left undone (a refusal the policy did not call for)."""
+    if not own:
+        return None
+    found = [b for b in blocks if b.heading in own and _loosely_names(b.label_words, head)]
+    if len(found) != 1:
+        return None
+    quoted = [(found[0], j) for j, s in enumerate(found[0].sentences) if s.rule and head & s.words][:_MAX_SENTENCES - 1]
+    return (quoted, []) if quoted else None
+
+
+def _choose(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str], whole_call: bool, facts: list[_Fact],
+            missed: bool = False):
     """(the block, its quoted sentences, facts named) of the one block that clearly bears on the
     subject, or None: none does, two rank alike, or the best block's sentences name the same
     fields alike (one per membership tier, the record's tier unknown)."""
     verb = action_verb(tool)
+    known = {c.name for c in r.calls} | {e.get("name", "") for e in r.memo.get("expected.all") or []}
     others = set()
-    for name in {c.name for c in r.calls} | {e.get("name", "") for e in r.memo.get("expected.all") or []}:
+    for name in known:
         if name and name != tool:
             others |= action_verb(name) - verb
     ranked = []
     blocks = _blocks(r.system.content or "")
-    own_section = any(b.heading & verb for b in blocks)  # the prompt has a section on this action
+    own = _own_section(blocks, tool, verb, known)
     for i, b in enumerate(blocks):
-        if not subject & b.words or (b.heading & others and not b.heading & verb) \
-                or (own_section and not b.heading & verb):
+        if not subject & b.words or (b.heading & others and not b.heading & verb) or (own and b.heading not in own):
             continue  # silent on the subject, or in a section on another action
         if not (_loosely_names(b.label_words, head) or (whole_call and not b.label and b.heading & verb)):
             continue  # its label names another thing, or it is no general rule of the action's own section
@@ -240,7 +268,7 @@ def _choose(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
         if said:
             ranked.append((max(len(v) for _, v, _ in said), i, b, said))
     if not ranked:
-        return None
+        return _labelled(blocks, own, head) if missed else None
     ranked.sort(key=lambda x: x[0], reverse=True)
     if len(ranked) > 1 and ranked[1][0] == ranked[0][0]:
         return None  # two blocks bear on it alike: which one governs is not clear
@@ -292,10 +320,10 @@ def _fact_text(r: Reading, f: _Fact) -> str:
 
 
 def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str], about: str, facts: list[_Fact],
-            said: set[str], whole_call: bool = False) -> Reason | None:
+            said: set[str], whole_call: bool = False, missed: bool = False) -> Reason | None:
     if r.system is None or not subject:
         return None
-    found = _choose(r, tool, subject, head, whole_call, facts)
+    found = _choose(r, tool, subject, head, whole_call, facts, missed)
     if found is None:
         return None
     quoted, named = found
@@ -313,7 +341,7 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
     if by_place:
         text += "; " + "; ".join(f"{where} " + join(parts, 4)
                                  for where, parts in by_place.items())
-    return Reason(text + ".", turns)
+    return Reason(text if text.endswith(('."', '!"', '?"')) else text + ".", turns)
 
 
 def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reason | None:
@@ -352,4 +380,4 @@ def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:
     name = expected.get("name") or ""
     args = expected.get("arguments") if isinstance(expected.get("arguments"), dict) else {}
     facts = _facts(r, args, None, set(), own="the expected call sends")
-    return _reason(r, name, _subject(name), _head(name), name, facts, said, whole_call=True)
+    return _reason(r, name, _subject(name), _head(name), name, facts, said, whole_call=True, missed=True)
