@@ -15,6 +15,8 @@ used. Of those, a sentence is quoted only when it names a value the run's record
 its own ("gold", "basic economy"; not "economy" inside "basic economy"), or states a span of time and
 the record has a timestamp. When two blocks rank alike, or parallel sentences of the block (one per
 membership tier) name the same fields, nothing is quoted: a wrong rule quoted is worse than none.
+One exception: for an expected change never made, the one labelled block of the action's own section
+on the tool's thing ("Change passengers:") is quoted without a fact, as what the policy allowed.
 """
 
 from __future__ import annotations
