@@ -28,7 +28,6 @@ from datetime import timedelta
 from functools import lru_cache
 
 from .arguments import _last_key
-from .page_notes import _names
 from .reading import Call, Reading, leaves
 from .record_facts import _when, stated_now
 from .rules import RULE, _stem, _words, action_verb, sentences
@@ -53,6 +52,7 @@ class _Sentence:
     text: str
     words: frozenset[str]
     rule: bool  # states a rule, a condition or a permission
+    span: bool  # states a span of time ("within 24 hours")
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def _blocks(text: str) -> tuple[_Block, ...]:
             return
         m = _LABEL.match(body)
         label = m.group(1).strip() if m and len(m.group(1).split()) <= 5 else ""
-        said = tuple(_Sentence(s, _words(s), bool(RULE.search(s) or _CONDITION.search(s)))
+        said = tuple(_Sentence(s, _words(s), bool(RULE.search(s) or _CONDITION.search(s)), bool(_DURATION.search(s)))
                      for s in sentences(body[len(m.group(0)):] if label else body))
         if said:
             label_words = _words(label)
@@ -122,6 +122,18 @@ class _Fact:
     where: str  # "get_user_details (turn 6) gave", or "the call sent" (what the page says of its place)
     turn: int | None
     shown: str  # the value as the page prints it
+    moment: bool = False  # a timestamp: named by a sentence that states a span of time
+    phrase: str = ""  # the value as a sentence would write it ("basic economy"); "" when no sentence names it so
+    key_words: frozenset[str] = frozenset()
+
+
+def _fact(key: str, value, where: str, turn: int | None) -> _Fact:
+    """A field with what the sentence tests need worked out once, not once per sentence."""
+    moment = isinstance(value, str) and _when(value) is not None
+    v = value if isinstance(value, str) and not moment else ""
+    nameable = v.lower() not in ("yes", "no", "true", "false") and any(len(w) >= 4 for w in re.split(r"[\W_]+", v))
+    return _Fact(key, value, where, turn, json.dumps(value, ensure_ascii=False), moment,
+                 " ".join(v.lower().replace("_", " ").split()) if nameable else "", _name_words(key))
 
 
 def _plain(value) -> str | None:
@@ -135,19 +147,33 @@ def _plain(value) -> str | None:
     return None
 
 
+def _pairs(args) -> frozenset[tuple[str, str]]:
+    """(argument name, value) of every string a call sends (three characters or more)."""
+    return frozenset((_last_key(p), v) for p, v in leaves(args) if isinstance(v, str) and len(v) >= 3)
+
+
+def _sent_by(r: Reading, c: Call) -> frozenset[tuple[str, str]]:
+    """A call's (name, value) pairs, once per run: every finding of the run asks about the same calls."""
+    memo = r.memo.setdefault("rule_reasons.sent", {})
+    found = memo.get(c.n)
+    if found is None:
+        found = memo[c.n] = _pairs(c.turn.arguments)
+    return found
+
+
 def _facts(r: Reading, args: dict, before: int | None, skip: set[str], own: str = "the call sent") -> list[_Fact]:
     """The plain top-level fields of the records this change rests on (the whole answer of a
     look-up before it that was sent one of the change's own argument values, and no change of the
     same record between them), latest first, then the change's own other arguments."""
     # a look-up counts when it was sent a value under the same name the change sends it (the
     # ``reservation_id`` it cancels, the ``user_id`` it books for): that record is the one acted on
-    sent = {(_last_key(p), v) for p, v in leaves(args) if isinstance(v, str) and len(v) >= 3}
+    sent = _pairs(args)
     out: dict[str, _Fact] = {}
     stale: set[tuple[str, str]] = set()  # records an earlier change acted on: what was looked up before it may be old
     for c in reversed(r.calls):
         if c.error or (before is not None and c.n >= before):
             continue
-        shared = sent & {(_last_key(p), v) for p, v in leaves(c.turn.arguments) if isinstance(v, str)}
+        shared = sent & _sent_by(r, c)
         if c.writes:
             if before is not None:  # a change never made has no moment of its own: every look-up is as it was shown
                 stale |= shared
@@ -161,14 +187,15 @@ def _facts(r: Reading, args: dict, before: int | None, skip: set[str], own: str 
             if key in out or key in skip:
                 continue
             plain = _plain(value)
-            if plain is None and isinstance(value, str) and _when(value) is not None and ("T" in value or ":" in value):
+            if plain is None and isinstance(value, str) and value[:4].isdigit() and ("T" in value or ":" in value) \
+                    and _when(value) is not None:
                 plain = value  # a moment the record was made or changed (a date alone is a birthday, a flight day)
             if plain is not None:
-                out[key] = _Fact(key, value, f"{c.name} (turn {c.n}) gave", c.n, json.dumps(value, ensure_ascii=False))
+                out[key] = _fact(key, value, f"{c.name} (turn {c.n}) gave", c.n)
     for key, value in args.items():
         plain = _plain(value)
         if plain is not None and key not in out and key not in skip:
-            out[key] = _Fact(key, value, own, None, json.dumps(value, ensure_ascii=False))
+            out[key] = _fact(key, value, own, None)
     return list(out.values())
 
 
@@ -186,16 +213,14 @@ def _named(r: Reading, s: _Sentence, facts: list[_Fact], subject: frozenset[str]
     word of four letters or more, not a bare flag), or a moment when the sentence states a span of
     time. By name: the field's own name, in a sentence that names the subject too."""
     by_value, by_name = [], []
+    low = s.text.lower()
     for f in facts:
-        if isinstance(f.value, str) and _when(f.value) is not None:
-            if _DURATION.search(s.text):
+        if f.moment:
+            if s.span:
                 by_value.append(f)
-            continue
-        v = f.value if isinstance(f.value, str) else ""
-        if v.lower() not in ("yes", "no", "true", "false") and any(len(w) >= 4 for w in re.split(r"[\W_]+", v)) \
-                and _names(r, s.text, v) and _on_its_own(s.text, v):
+        elif f.phrase and f.phrase in low and _on_its_own(low, f.phrase):
             by_value.append(f)
-        elif subject & s.words and _name_words(f.key) and _name_words(f.key) <= s.words:
+        elif f.key_words and f.key_words <= s.words and subject & s.words:
             by_name.append(f)
     return by_value, by_name
 
@@ -205,11 +230,10 @@ _FUNCTION_WORDS = frozenset("a an the or and nor for each every per of in on to 
                             "with than if its their his her your".split())
 
 
-def _on_its_own(sentence: str, value: str) -> bool:
-    """Whether the sentence names the value without another word in front that makes it another
-    thing ("basic economy" is not "economy"), whatever the records happen to show."""
-    phrase = " ".join(value.lower().replace("_", " ").split())
-    for m in re.finditer(r"(?:(\w+)\s+)?(?<![\w-])" + re.escape(phrase) + r"(?![\w-])", sentence.lower()):
+def _on_its_own(low: str, phrase: str) -> bool:
+    """Whether a sentence (lower case) names a value (as a phrase) without another word in front
+    that makes it another thing ("basic economy" is not "economy"), whatever the records show."""
+    for m in re.finditer(r"(?:(\w+)\s+)?(?<![\w-])" + re.escape(phrase) + r"(?![\w-])", low):
         if m.group(1) is None or m.group(1) in _FUNCTION_WORDS:
             return True
     return False
