@@ -512,9 +512,28 @@ def test_a_run_with_nothing_established_says_so_plainly(tmp_path):
 # --- every fixture of every importer: each fact checked against its log --------------------------------
 
 
+def _rule_said(run: Run, by_n: dict, said: str) -> None:
+    """The run's own rule beside a fact (rule_reasons.py): each quote is the system prompt's own
+    words, and each field a look-up "gave" is in that turn's answer with that value."""
+    system = next(t for t in run.turns if t.type == "message" and t.role == "system")
+    prompt = " ".join((system.content or "").split())
+    quotes, _, places = said.partition('."; ')
+    for quoted in re.findall(r'"([^"]+)"', quotes + '."'):
+        assert quoted.rstrip(" …") in prompt, quoted
+    for place in places.rstrip(".").split("; "):
+        m = re.match(r"(\S+) \(turn (\d+)\) gave (.+)", place)
+        if m:
+            answer = json.loads(by_n[int(m.group(2))].result)
+            for key, value in re.findall(r'`(\w+)` ("[^"]*")', m.group(3)):
+                assert json.dumps(answer.get(key)) == value, (place, key)
+
+
 def _check(run: Run, text: str, turns: list[int]) -> None:
     by_n = {t.turn: t for t in run.turns}
     assert all(n in by_n for n in turns), (text, turns)
+    if " The system prompt's rule on " in text:
+        text, said = text.split(" The system prompt's rule on ", 1)
+        _rule_said(run, by_n, said)
     m = re.fullmatch(r"(\S+) failed at turns? ([\d, and]+?)(?: and \d+ more)? \((?:the last: )?\"(.*)\"\), and no later "
                      r"(.+) call went through\.", text)
     if m:
@@ -679,6 +698,19 @@ def _only_in_errors(run: Run, name: str, clause: str, before: int | None) -> Non
         sent = next(t for t in run.turns if t.turn == int(m.group(4)))
         assert sent.name == m.group(3) and word.search(str(sent.arguments).lower()) and sent.turn > named[0], clause
         assert bool(m.group(5)) == bool(sent.is_error), clause
+
+
+def test_the_rule_beside_a_fact_is_checked_like_the_fact(tmp_path):
+    """A fact that carries the run's own rule is checked as the fact, and the rule's quotes and
+    record fields against the log (the importer fixtures below carry none: no expected calls)."""
+    from test_rule_reasons import _booked
+
+    run = _booked(tmp_path)
+    [fact] = compile_offline(run).in_short
+    assert " The system prompt's rule on " in fact.text
+    _check(run, fact.text, fact.turns)
+    with pytest.raises(AssertionError):
+        _check(run, fact.text.replace('`membership` "platinum"', '`membership` "bronze"'), fact.turns)
 
 
 def test_every_fact_on_every_importer_fixture_holds():

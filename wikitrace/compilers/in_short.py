@@ -5,8 +5,9 @@ Each fact comes from something the compiler establishes as data, never from its 
 sentences: a comparison in the agent's own words that arithmetic proves wrong, a claim of when
 a record was made that its own date and the log's stated now disprove (time_claims.py), a money
 limit or a count the user gave that a number of the log contradicts (claim_facts.py), the answer against the one the task expected, an expected call against the
-call sent (item by item), an expected change never made, errors no later call got past, the
-harness's stop. Where none of these is established the page says so instead of guessing.
+call sent (item by item), an expected change never made (each with the run's own rule on it and
+the record fields that rule names, where one clearly governs: rule_reasons.py), errors no later
+call got past, the harness's stop. Where none of these is established the page says so instead of guessing.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .page_causes import _QUOTES, _in_quote_marks
 from .near_words import near_look_up, near_phrase
 from .page_notes import answer_source, listed_names
 from .reading import Call, Reading, harness_reason
+from . import rule_reasons
 from .record_words import named_fields
 from .schema import KeyFact
 from .text import clip
@@ -145,28 +147,36 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
     if expected is None:
         return []
     out = []
+    said: set[str] = set()  # the rules quoted so far (rule_reasons.py): each once per page
     for c in (c for c in r.calls if c.writes and not c.error):
         diffs = differences(r, c)
         if diffs is None:
-            out.append(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
-                               + ("no change at all." if not expected else f"no {c.name} call."), [c.n],
-                               "unexpected-change", [c.name]))
+            out.append(_why(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
+                                    + ("no change at all." if not expected else f"no {c.name} call."), [c.n],
+                                    "unexpected-change", [c.name]), rule_reasons.for_call(r, c, said)))
         elif diffs:
             parts = [f"`{k}` {shown_value(got)} where the task expected {shown_value(want)}" for k, want, got in diffs[:2]]
             more = len(diffs) - 2
-            out.append(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
-                               + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else "."), [c.n],
-                               "arguments", _differing_args(r, c, diffs)))
+            out.append(_why(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
+                                    + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else "."),
+                                    [c.n], "arguments", _differing_args(r, c, diffs)),
+                            rule_reasons.for_arguments(r, c, [k for k, _, _ in diffs[:2]], said)))
     missed = missed_changes(r)
     if missed:  # second: after the first change that went wrong, before the others
         last = max((t.turn for t in r.run.turns if t.turn not in {h.turn for h in r.harness}
                     and (t.type == "function_call" or t.role == "assistant")), default=None)
-        out.append(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}, and the run never made "
-                           + ("that change" if len(missed) == 1 else "those changes")
-                           + (f" (the agent's last turn was {last})." if last is not None else "."),
-                           [last] if last is not None else [], "missed-change"))
+        out.append(_why(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}, and the run never made "
+                                + ("that change" if len(missed) == 1 else "those changes")
+                                + (f" (the agent's last turn was {last})." if last is not None else "."),
+                                [last] if last is not None else [], "missed-change"),
+                        rule_reasons.for_missed(r, missed[0], said) if len(missed) == 1 else None))
         out.insert(1, out.pop())
     return out
+
+
+def _why(fact: KeyFact, reason: rule_reasons.Reason | None) -> KeyFact:
+    """A fact with the run's own rule on it and the facts that rule names, when one clearly governs."""
+    return fact if reason is None else replace(fact, text=f"{fact.text} {reason.text}", turns=fact.turns + reason.turns)
 
 
 def _differing_args(r: Reading, c: Call, diffs) -> list[str]:
