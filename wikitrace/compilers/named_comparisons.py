@@ -30,7 +30,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _COORD = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s*°\s*(?:(\d{1,2}(?:\.\d+)?)\s*[′']\s*)?"
                     r"(?:(\d{1,2}(?:\.\d+)?)\s*[″\"]\s*)?([NSEW])\b")
 # a page's opening parenthesis giving a birth: "(born 12 March 1979)", "(28 June 1909 – 22 October 1998)"
-_BORN = re.compile(r"\((?:[^()]*?;\s*)?(?:born\s+)?[^()]*?\b(\d{4})\b[^()]*\)")
+# (the year after "born", or the first year of a span of life)
+_BORN = re.compile(r"\([^()]*?(?:\bborn\b[^()\d]*?(?:\d{1,2}\s+\w+\s+|\w+\s+\d{1,2},\s+)?(\d{4})\b|\b(\d{4})\s*[\u2013-])[^()]*\)")
 
 
 @dataclass
@@ -89,27 +90,22 @@ def _degrees(m: re.Match) -> float:
 _AXIS = {"north": "NS", "south": "NS", "east": "EW", "west": "EW"}
 
 
-def _value(c: Call, word: str) -> float | None:
-    """The one value of the kind compared that a look-up gave: a coordinate on the axis, or the
-    birth year its opening parenthesis gives; None when it gives none or several."""
+def _value(c: Call, word: str) -> tuple[float, str] | None:
+    """The one value of the kind compared that a look-up gave, and how it wrote it: a coordinate
+    on the axis, or the birth year its opening parenthesis gives; None when none or several."""
     text = c.turn.result or ""
     if word in _AXIS:
-        found = {round(_degrees(m), 4) for m in _COORD.finditer(text) if m.group(4) in _AXIS[word]}
-        return found.pop() if len(found) == 1 else None
+        found = {round(_degrees(m), 4): " ".join(m.group(0).split()) for m in _COORD.finditer(text)
+                 if m.group(4) in _AXIS[word]}
+        return next(iter(found.items())) if len(found) == 1 else None
     m = _BORN.search(text[:300])
-    return float(m.group(1)) if m else None
+    year = m and (m.group(1) or m.group(2))
+    return (float(year), year) if year else None
 
 
 def _holds(word: str, a: float, b: float) -> bool:
     return {"north": a > b, "east": a > b, "south": a < b, "west": a < b,
             "older": a < b, "younger": a > b}[word]
-
-
-def _shown(word: str, value: float) -> str:
-    if word in _AXIS:
-        axis = _AXIS[word]
-        return f"{abs(value):g}°{axis[0] if value >= 0 else axis[1]}"
-    return f"born {value:.0f}"
 
 
 def named_comparison_facts(r: Reading) -> list[KeyFact]:
@@ -119,14 +115,15 @@ def named_comparison_facts(r: Reading) -> list[KeyFact]:
         sides = []
         for name in (claim.a, claim.b):
             values = {(v, c.n) for c in _pages_about(r, name, claim.turn) if (v := _value(c, claim.word)) is not None}
-            sides.append(values.pop() if len({v for v, _ in values}) == 1 else None)
+            sides.append(min(values, key=lambda x: x[1]) if len({v[0] for v, _ in values}) == 1 else None)
         said = f"it wrote \"{clip(claim.text, 110)}\""
         if all(sides):
-            (va, ta), (vb, tb) = sides
+            ((va, wa), ta), ((vb, wb), tb) = sides
             if _holds(claim.word, va, vb):
                 continue
-            truth = (f"{claim.a} is {_shown(claim.word, va)} (look-up at turn {ta}) and {claim.b} is "
-                     f"{_shown(claim.word, vb)} (turn {tb})")
+            truth = (f"the look-ups place {claim.a} at {wa} (turn {ta}) and {claim.b} at {wb} (turn {tb})"
+                     if claim.word in _AXIS else
+                     f"the look-ups give {claim.a}'s birth year as {wa} (turn {ta}) and {claim.b}'s as {wb} (turn {tb})")
             return [KeyFact(f"The agent's comparison at turn {claim.turn} is wrong: {truth} ({said}).",
                             [ta, tb, claim.turn], "comparison", [truth])]
         if claim.word in _AXIS and not any(_COORD.search(c.turn.result or "") for c in r.calls

@@ -106,7 +106,8 @@ def error_causes(r: Reading) -> list[tuple[str, set[int], KeyFact]]:
 
 
 def _these(name: str, errs: list[Call]) -> str:
-    return f"The {name} call" if len(errs) == 1 else f"All {len(errs)} of these {name} calls"
+    return (f"The {name} call" if len(errs) == 1 else f"Both of these {name} calls" if len(errs) == 2
+            else f"All {len(errs)} of these {name} calls")
 
 
 def _packed_fact(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
@@ -137,9 +138,9 @@ def _quoted_fact(name: str, errs: list[Call]) -> KeyFact | None:
     e, bare = listed[-1]
     shown = f"{' '.join(e.turn.arguments.split())} at turn {e.n}, listed as '{bare}'"
     if len(errs) == 1:
-        said = f"The {name} call put its text in quote marks, and its error listed that name without them ({shown})"
+        said = f"The {name} call put quote marks in its text, and its error listed the quoted name without them ({shown})"
     elif len(listed) == len(errs):
-        said = (f"{_these(name, errs)} put their text in quote marks, and every one of their errors listed the "
+        said = (f"{_these(name, errs)} put quote marks in their text, and every one of their errors listed the "
                 f"quoted name without them ({shown})")
     else:
         ns = [str(x.n) for x, _ in listed]
