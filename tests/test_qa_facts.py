@@ -1,5 +1,5 @@
 """The In short's sentences for text-action QA logs (qa_facts.py, named_comparisons.py), on a
-Reflexion HotpotQA printout of our own in the real shape (tests/fixtures/importers/react/
+Reflexion HotpotQA printout of our own in the real shape (tests/fixtures/importers/react_reflexion/
 react_reflexion_slips.txt): each is written where its run shows it, with the turns that show it,
 and is absent from the near misses beside it. That every such sentence holds of its log is
 checked for every fixture in test_in_short.py (_check_qa_fact)."""
@@ -13,7 +13,7 @@ from wikitrace.compilers.offline import compile_offline
 from wikitrace.runs import load
 from wikitrace.runs.model import Run
 
-SLIPS = IMPORTERS / "react" / "react_reflexion_slips.txt"
+SLIPS = IMPORTERS / "react_reflexion" / "react_reflexion_slips.txt"
 RUNS = {r.run_id.rsplit("-", 2)[1]: r for r in load._read(SLIPS, load.detect(SLIPS)) if isinstance(r, Run)}
 
 
