@@ -677,7 +677,7 @@ def _check_qa_fact(run: Run, text: str) -> bool:
     by_n = {t.turn: t for t in run.turns}
     m = re.fullmatch(r"(?:The (\S+) call|Both of these (\S+) calls|All (\d+) of these (\S+) calls) put quote marks in "
                      r"(?:its|their) text, and (its error|every one of their errors|the errors? at turns? ([\d, and]+)) "
-                     r"listed the quoted name without them \((.+) at turn (\d+), listed as '(.+)'\): send a name as the "
+                     r"listed the quoted name without them \((.+) at turn (\d+), listed as ([\'\"])(.+)\9\): send a name as the "
                      r"error's list writes it, without quote marks\.", text)
     if m:  # every standing error of the tool had quote marks in its text; the named ones listed a quoted part bare
         tool = m.group(1) or m.group(2) or m.group(4)
@@ -689,8 +689,8 @@ def _check_qa_fact(run: Run, text: str) -> bool:
             quoted = re.findall(r'"([^"]+)"', str(by_n[n].arguments)) or [str(by_n[n].arguments).strip()[1:-1]]
             assert {q.casefold() for q in quoted} & {x.casefold() for x in _similar(by_n[n].result)}, (n, text)
         shown = by_n[int(m.group(8))]
-        assert " ".join(str(shown.arguments).split()) == m.group(7) and m.group(9) in _similar(shown.result), text
-        assert m.group(9).casefold() in str(shown.arguments).casefold() and m.group(9) != str(shown.arguments), text
+        assert " ".join(str(shown.arguments).split()) == m.group(7) and m.group(10) in _similar(shown.result), text
+        assert m.group(10).casefold() in str(shown.arguments).casefold() and m.group(10) != str(shown.arguments), text
         return True
     m = re.fullmatch(r"(?:The (\S+) call|Both of these (\S+) calls|All (\d+) of these (\S+) calls) packed several calls "
                      r"into one argument \(turn (\d+) sent (.+?)(?: as one call)?\)(?:; the one-query (\S+) call at turn "

@@ -136,7 +136,8 @@ def _quoted_fact(name: str, errs: list[Call]) -> KeyFact | None:
     if not listed:
         return None
     e, bare = listed[-1]
-    shown = f"{' '.join(e.turn.arguments.split())} at turn {e.n}, listed as '{bare}'"
+    mark = '"' if "'" in bare else "'"  # as the list itself wrote it
+    shown = f"{' '.join(e.turn.arguments.split())} at turn {e.n}, listed as {mark}{bare}{mark}"
     if len(errs) == 1:
         said = f"The {name} call put quote marks in its text, and its error listed the quoted name without them ({shown})"
     elif len(listed) == len(errs):
