@@ -94,7 +94,9 @@ def error_causes(r: Reading) -> list[tuple[str, set[int], KeyFact]]:
     """(tool, its failed calls' turns, the fact) for each tool whose standing errors all sent
     plain text of one checked form: several calls of the tool packed into one argument, or a
     name in quote marks that the error itself listed without them."""
-    out = []
+    out: list[tuple[str, set[int], KeyFact]] = []
+    if not any(c.error for c in r.calls):
+        return out
     for key, errs in _standing(r).items():
         name = errs[0].name
         if key != name or not all(isinstance(e.turn.arguments, str) and e.name == name for e in errs):
@@ -278,34 +280,45 @@ def _other_side(thing: str, tried: list[Call], found: list[Call], verdict: str) 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
+def _plans(sentence: str, needle: str, tools: list[str]) -> str | None:
+    """The look-up tool a sentence plans to call on ``needle``: a word starting with the tool's
+    name ("search", "searched") at most four words before it ("should have searched X", "search
+    for the X"); None when no such word stands there."""
+    low = sentence.casefold()
+    at = low.find(needle)
+    while at >= 0:
+        if (at == 0 or not low[at - 1].isalnum()) and not low[at + len(needle):at + len(needle) + 1].isalnum():
+            for word in low[:at].split()[-4:]:
+                word = word.strip("\"'\u201c\u2018(")
+                tool = next((t for t in tools if word.startswith(t.casefold())), None)
+                if tool is not None:
+                    return tool
+        at = low.find(needle, at + 1)
+    return None
+
+
 def planned_look_up(r: Reading, answer: Call) -> KeyFact | None:
     """An answer no look-up returned and no call sent, that the task's text or the agent's own
     earlier words planned to look up with one of the run's look-up tools, by its name."""
     given = " ".join(answer.turn.arguments.split())
-    if not main_words(given):
-        return None
-    word = _whole(_fold(given))
-    before = [c for c in r.calls if c.n < answer.n]
-    if any(word.search(_fold(c.turn.arguments)) for c in before):
-        return None  # the run sent it: searched, whatever came back
-    if any(not c.error and word.search(_fold(c.turn.result or "")) for c in before):
-        return None
+    needle = given.casefold()
+    said = [(t.turn, t.content, "the task message") for t in r.run.turns
+            if t.turn < answer.n and t.type == "message" and t.role == "user" and t.content]
+    said += [(c.n, c.turn.reasoning, "the agent's own thought") for c in r.calls if c.n <= answer.n and c.turn.reasoning]
+    said = [x for x in said if needle in x[1].casefold()]  # most runs' words never hold their answer: nothing to read
     tools = sorted({c.name for c in r.calls if not c.writes and c.name}, key=len, reverse=True)
-    if not tools:
+    if not said or not tools or not main_words(given):
         return None
-    said = [(t.turn, t.content or "", "the task message") for t in r.run.turns
-            if t.turn < answer.n and t.type == "message" and t.role == "user"]
-    said += [(c.n, c.turn.reasoning or "", "the agent's own thought") for c in r.calls if c.n <= answer.n]
-    plan = re.compile(r"(?<![\w])(" + "|".join(re.escape(t) for t in tools) + r")\w*(?:\s+[\w'\u2019-]+){0,3}?\s+[\"'\u201c]?"
-                      + re.escape(_fold(given)) + r"(?![\w])", re.IGNORECASE)
-    for turn, text, who in said:
-        for sentence in _SENTENCES.split(text):
-            sentence = " ".join(sentence.split()).lstrip("-*• ")
-            m = plan.search(sentence.casefold())
-            if m:
-                tool = next(t for t in tools if t.casefold() == m.group(1).casefold())
-                return KeyFact(f"{who[0].upper()}{who[1:]} at turn {turn} planned to {tool.lower()} \"{given}\" "
-                               f"(\"{clip_words(sentence, 150)}\"), and no {tool} call sent it before the answer at "
-                               f"turn {answer.n}: make the planned look-up before answering.",
-                               [turn, answer.n])
-    return None
+    found = next(((turn, sentence, who, tool) for turn, text, who in said for sentence in
+                  (" ".join(x.split()).lstrip("-*\u2022 ") for x in _SENTENCES.split(text))
+                  if (tool := _plans(sentence, needle, tools))), None)
+    if found is None:
+        return None
+    word = _whole(needle)
+    for c in r.calls:
+        if c.n < answer.n and (word.search(_fold(c.turn.arguments)) or not c.error and word.search(_fold(c.turn.result or ""))):
+            return None  # the run sent it (whatever came back), or a look-up returned it
+    turn, sentence, who, tool = found
+    return KeyFact(f"{who[0].upper()}{who[1:]} at turn {turn} planned to {tool.lower()} \"{given}\" "
+                   f"(\"{clip_words(sentence, 150)}\"), and no {tool} call sent it before the answer at "
+                   f"turn {answer.n}: make the planned look-up before answering.", [turn, answer.n])
