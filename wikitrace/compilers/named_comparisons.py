@@ -119,13 +119,13 @@ def named_comparison_facts(r: Reading) -> list[KeyFact]:
         said = f"it wrote \"{clip(claim.text, 110)}\""
         if all(sides):
             ((va, wa), ta), ((vb, wb), tb) = sides
-            if _holds(claim.word, va, vb):
-                continue
+            if va == vb or _holds(claim.word, va, vb):
+                continue  # equal years or places settle nothing either way
             truth = (f"the look-ups place {claim.a} at {wa} (turn {ta}) and {claim.b} at {wb} (turn {tb})"
                      if claim.word in _AXIS else
                      f"the look-ups give {claim.a}'s birth year as {wa} (turn {ta}) and {claim.b}'s as {wb} (turn {tb})")
             return [KeyFact(f"The agent's comparison at turn {claim.turn} is wrong: {truth} ({said}).",
-                            [ta, tb, claim.turn], "comparison", [truth])]
+                            [ta, tb, claim.turn])]  # no "comparison" kind: the lessons count those as two numbers
         if claim.word in _AXIS and not any(_COORD.search(c.turn.result or "") for c in r.calls
                                            if c.n < claim.turn and not c.error):
             return [KeyFact(f"The agent's comparison at turn {claim.turn} rests on no value a look-up returned: no "
