@@ -85,3 +85,22 @@ def test_a_comparison_of_two_named_things_is_judged_only_by_what_the_look_ups_ga
 def test_a_success_gets_none_of_them():
     texts = _texts("q001")
     assert not any(p in t for t in texts for p in ("quote marks in", "two things", "planned to", "comparison"))
+
+
+def test_every_qa_sentence_holds_on_the_real_hotpotqa_runs():
+    """The Reflexion HotpotQA dev runs, when the shared data is mounted: every sentence of these
+    kinds on every page is checked against its run (test_in_short._check_qa_fact), and each kind
+    of sentence is written somewhere, so a check that never ran cannot pass."""
+    from test_in_short import _check_qa_fact
+    from test_real_runs import REFLEXION, _load
+
+    if not REFLEXION.is_dir():
+        pytest.skip(f"{REFLEXION} absent (shared data not mounted)")
+    written = {"quote marks in": 0, "packed several calls": 0, "two things": 0, "planned to": 0, "rests on no value": 0}
+    runs, _report = _load(REFLEXION)
+    for run in runs:
+        for fact in compile_offline(run).in_short:
+            if _check_qa_fact(run, fact.text):
+                for key in written:
+                    written[key] += key in fact.text
+    assert all(written.values()), written
