@@ -309,11 +309,12 @@ def planned_look_up(r: Reading, answer: Call) -> KeyFact | None:
     tools = sorted({c.name for c in r.calls if not c.writes and c.name}, key=len, reverse=True)
     if not said or not tools or not main_words(given):
         return None
-    found = next(((turn, sentence, who, tool) for turn, text, who in said for sentence in
-                  (" ".join(x.split()).lstrip("-*\u2022 ") for x in _SENTENCES.split(text))
-                  if (tool := _plans(sentence, needle, tools))), None)
-    if found is None:
+    plans = [(turn, sentence, who, tool) for turn, text, who in said for sentence in
+             (" ".join(x.split()).lstrip("-*\u2022 ") for x in _SENTENCES.split(text))
+             if (tool := _plans(sentence, needle, tools))]
+    if not plans:
         return None
+    found = min(plans, key=lambda p: (p[0], len(p[1])))  # the earliest turn's plan, its shortest sentence
     word = _whole(needle)
     for c in r.calls:
         if c.n < answer.n and (word.search(_fold(c.turn.arguments)) or not c.error and word.search(_fold(c.turn.result or ""))):
