@@ -186,3 +186,29 @@ def test_a_rule_is_quoted_only_from_the_logs_own_prompt_and_only_on_chat_task_lo
             said = fact.text.split("The system prompt's rule on", 1)[1]
             for quoted in re.findall(r"\"([^\"]+)\"", said.split("; ")[0]):
                 assert quoted.rstrip(" …") in prompt, (failed.run_id, quoted)
+
+
+def test_the_qa_in_short_sentences_stay_off_every_other_format():
+    """The In short's sentences for text-action QA logs (a shared form of failed calls, an answer
+    about both of two things from one side, a planned look-up never made, a named comparison
+    judged by look-up values) are written for Reflexion's HotpotQA printouts in the fixtures and
+    for no run of any other format, whichever way it is labelled: their calls send JSON, or
+    give no answer, or share no such form."""
+    import re
+
+    from fixture_runs import RUNS, relabeled
+
+    from wikitrace.compilers.offline import compile_offline
+
+    ours = re.compile(r"put quote marks in (?:its|their) text|packed several calls into one argument|"
+                      r"^The question names two things|planned to \S+ \"|the look-ups (?:place|give) |"
+                      r"rests on no value a look-up returned")
+    seen = {"react-text": 0}
+    for run in RUNS:
+        for success in (True, False):
+            for fact in compile_offline(relabeled(run, success)).in_short:
+                if ours.search(fact.text):
+                    fmt = run.source.get("format")
+                    assert fmt == "react-text", (fmt, run.run_id, fact.text)
+                    seen[fmt] += 1
+    assert seen["react-text"] >= 7  # the Reflexion fixture's slips are read: the pattern is not dead

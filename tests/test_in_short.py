@@ -573,6 +573,8 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
     if m:
         assert by_n[int(m.group(2))].name == m.group(1) and int(m.group(4)) > int(m.group(2)), text
         return
+    if _check_qa_fact(run, text):
+        return
     m = re.fullmatch(r"The agent's comparison at turn (\d+) is wrong: (.+) \(it wrote \"(.+)\"\)\.", text)
     if m:  # the words are the agent's own, and arithmetic refutes them
         said = by_n[int(m.group(1))]
@@ -662,6 +664,125 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         assert len(json.loads(record.result)[m.group(1)]) == int(m.group(4)) != int(m.group(2)), text
         return
     assert text.startswith("The log records nothing that "), f"a fact with no check here: {text}"
+
+
+_QUOTE_CHARS = "\"'\u201c\u201d\u2018\u2019`"
+
+
+def _calls(run: Run) -> list[Turn]:
+    return [t for t in run.turns if t.type == "function_call"]
+
+
+def _standing_errors(run: Run, tool: str) -> list[Turn]:
+    """The tool's errors after its last call that went through."""
+    calls = [t for t in _calls(run) if t.name == tool]
+    last_ok = max((t.turn for t in calls if not t.is_error), default=-1)
+    return [t for t in calls if t.is_error and t.turn > last_ok]
+
+
+def _similar(result: str) -> list[str]:
+    listed = re.search(r"Similar: \[(.*)\]", result or "")
+    return [x[1:-1] for x in re.findall(r"'[^']*'|\"[^\"]*\"", listed.group(1))] if listed else []
+
+
+def _said_at(run: Run, n: int) -> str:
+    t = next(t for t in run.turns if t.turn == n)
+    return _flat(" ".join(x for x in (t.content, t.reasoning) if x))
+
+
+def _check_qa_fact(run: Run, text: str) -> bool:
+    """The facts qa_facts.py and named_comparisons.py add for text-action QA logs, each checked
+    against the turns it names: True when the text was one of them (and held)."""
+    by_n = {t.turn: t for t in run.turns}
+    m = re.fullmatch(r"(?:The (\S+) call|Both of these (\S+) calls|All (\d+) of these (\S+) calls) put quote marks in "
+                     r"(?:its|their) text, and (its error|every one of their errors|the errors? at turns? ([\d, and]+)) "
+                     r"listed the quoted name without them \((.+) at turn (\d+), listed as ([\'\"])(.+)\9\): send a name as the "
+                     r"error's list writes it, without quote marks\.", text)
+    if m:  # every standing error of the tool had quote marks in its text; the named ones listed a quoted part bare
+        tool = m.group(1) or m.group(2) or m.group(4)
+        errs = _standing_errors(run, tool)
+        assert len(errs) == (1 if m.group(1) else 2 if m.group(2) else int(m.group(3))), text
+        assert all(any(q in str(t.arguments) for q in _QUOTE_CHARS) for t in errs), text
+        named = [t.turn for t in errs] if not m.group(6) else [int(x) for x in re.findall(r"\d+", m.group(6))]
+        for n in named:
+            quoted = re.findall(r'"([^"]+)"', str(by_n[n].arguments)) or [str(by_n[n].arguments).strip()[1:-1]]
+            assert {q.casefold() for q in quoted} & {x.casefold() for x in _similar(by_n[n].result)}, (n, text)
+        shown = by_n[int(m.group(8))]
+        assert " ".join(str(shown.arguments).split()) == m.group(7) and m.group(10) in _similar(shown.result), text
+        assert m.group(10).casefold() in str(shown.arguments).casefold() and m.group(10) != str(shown.arguments), text
+        return True
+    m = re.fullmatch(r"(?:The (\S+) call|Both of these (\S+) calls|All (\d+) of these (\S+) calls) packed several calls "
+                     r"into one argument \(turn (\d+) sent (.+?)(?: as one call)?\)(?:; the one-query (\S+) call at turn "
+                     r"(\d+) went through)?: send one query per (\S+) call\.", text)
+    if m:  # every standing error of the tool sent its own call form inside its argument
+        tool = m.group(1) or m.group(2) or m.group(4)
+        errs = _standing_errors(run, tool)
+        assert len(errs) == (1 if m.group(1) else 2 if m.group(2) else int(m.group(3))), text
+        joined = re.compile(rf"\]\s*,?\s*(?:and\s+)?{re.escape(tool)}\[")
+        assert all(joined.search(str(t.arguments)) for t in errs), text
+        assert _flat(f"{tool}[{by_n[int(m.group(5))].arguments}]").startswith(_flat(m.group(6).rstrip("…"))), text
+        if m.group(8):
+            single = by_n[int(m.group(8))]
+            assert single.name == tool and not single.is_error and not joined.search(str(single.arguments)), text
+        return True
+    m = re.fullmatch(r"The question names two things, (.+); every word of the answer comes from (.+?) about (.+?), and "
+                     r"(.+): an answer about both must be found in the look-ups of each\.", text)
+    if m:  # the answer's own words are in the named look-ups of one thing, and in no other look-up that went through
+        question = _flat(run.task.instruction)
+        assert _flat(m.group(3)) in question and run.outcome.success is False, text
+        answer = next(t for t in reversed(_calls(run)) if t.name == "Finish")
+        words = {w.rstrip("s") for w in re.findall(r"\w{4,}", answer.arguments.lower())} - {
+            w.rstrip("s") for w in re.findall(r"\w{4,}", question)}
+        sources = [int(n) for n in re.findall(r"returned at turn (\d+)", m.group(2))]
+        assert words and sources, text
+        held = " ".join(by_n[n].result.lower() for n in sources)
+        assert all(re.search(rf"\b{w}", held) for w in words), text
+        for t in _calls(run):
+            if t.turn not in sources and t.turn < answer.turn and not t.is_error and t.result:
+                assert not any(re.search(rf"\b{w}s?\b", t.result.lower()) for w in words), (t.turn, text)
+        return True
+    m = re.fullmatch(r"(The task message|The agent's own thought) at turn (\d+) planned to (\S+) \"(.+)\" \(\"(.+)\"\), and "
+                     r"no (\S+) call sent it before the answer at turn (\d+): make the planned look-up before answering\.",
+                     text)
+    if m:  # the plan is in that turn's words, and no call sent the answer, nor any look-up returned it
+        said, plan, given, at = int(m.group(2)), _flat(m.group(5).rstrip("…")), m.group(4), int(m.group(7))
+        assert plan in _said_at(run, said) and m.group(3) in plan and given.lower() in plan, text
+        assert (by_n[said].role == "user") == (m.group(1) == "The task message"), text
+        assert by_n[at].arguments == given and said <= at, text
+        for t in _calls(run):
+            if t.turn < at:
+                assert given.lower() not in str(t.arguments).lower(), text
+                assert t.is_error or given.lower() not in (t.result or "").lower(), text
+        return True
+    m = re.fullmatch(r"The agent's comparison at turn (\d+) is wrong: the look-ups place (.+) at (\S+) \(turn (\d+)\) and "
+                     r"(.+) at (\S+) \(turn (\d+)\) \(it wrote \"(.+)\"\)\.", text)
+    if m:  # both coordinates are in the named look-ups, and the direction the agent wrote does not follow from them
+        said = _said_at(run, int(m.group(1)))
+        assert _flat(m.group(8)) in said, text
+        lat = []
+        for value, n in ((m.group(3), int(m.group(4))), (m.group(6), int(m.group(7)))):
+            assert value in by_n[n].result, text
+            d = re.fullmatch(r"(\d+(?:\.\d+)?)°(?:(\d+)′)?([NSEW])", value)
+            lat.append((float(d.group(1)) + float(d.group(2) or 0) / 60) * (-1 if d.group(3) in "SW" else 1))
+        word = re.search(r"\b(north|south|east|west)\b", m.group(8)).group(1)
+        assert not (lat[0] > lat[1] if word in ("north", "east") else lat[0] < lat[1]), text
+        return True
+    m = re.fullmatch(r"The agent's comparison at turn (\d+) is wrong: the look-ups give (.+)'s birth year as (\d{4}) "
+                     r"\(turn (\d+)\) and (.+)'s as (\d{4}) \(turn (\d+)\) \(it wrote \"(.+)\"\)\.", text)
+    if m:  # both years open the named look-ups' pages, and the age the agent wrote does not follow from them
+        assert _flat(m.group(8)) in _said_at(run, int(m.group(1))), text
+        assert m.group(3) in by_n[int(m.group(4))].result[:300] and m.group(6) in by_n[int(m.group(7))].result[:300]
+        older = " is older than " in m.group(8)
+        assert (int(m.group(3)) > int(m.group(6))) == older, text
+        return True
+    m = re.fullmatch(r"The agent's comparison at turn (\d+) rests on no value a look-up returned: no look-up before it gave "
+                     r"coordinates for (.+) or (.+) \(it wrote \"(.+)\"\): find the values compared before choosing\.", text)
+    if m:  # a direction written by the agent, and no look-up before it held a coordinate
+        n = int(m.group(1))
+        assert _flat(m.group(4)) in _said_at(run, n) and re.search(r"\b(north|south|east|west)\b", m.group(4)), text
+        assert not any("°" in (t.result or "") for t in _calls(run) if t.turn < n and not t.is_error), text
+        return True
+    return False
 
 
 def _held_in_another_form(run: Run, text: str) -> None:

@@ -26,6 +26,7 @@ from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
 from .near_words import near_look_up, near_phrase
 from .page_notes import answer_source, listed_names
+from .qa_facts import qa_facts
 from .reading import Call, Reading, harness_reason
 from . import rule_reasons
 from .record_words import named_fields
@@ -47,6 +48,7 @@ def in_short(r: Reading) -> list[KeyFact]:
     facts = (_kind(wrong_comparisons(r)[:1], "comparison") + _kind(time_facts(r)[:1], "time")
              + _kind(limit_facts(r)[:1], "limit") + _kind(count_facts(r)[:1], "count"))
     facts += _success_facts(r) if r.run.outcome.success else _failure_facts(r)
+    facts = qa_facts(r, facts)
     kept: list[KeyFact] = []
     for f in facts:
         if f.text not in (k.text for k in kept):
