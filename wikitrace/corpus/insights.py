@@ -28,7 +28,7 @@ from typing import Iterable
 
 from . import conditions, layout
 from .answer_cases import annotate as annotate_answers
-from .checked_facts import lead as lead_with_facts, run_facts
+from .checked_facts import by_kind, lead as lead_with_facts, run_facts
 from .applies import Openings, applies_when, successful_cue, task_of, tasks_meeting
 from .choices import faced, relevant, separating
 from .fisher import fisher_tails, verdict as _verdict
@@ -124,10 +124,13 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
     first_met: dict[str, dict[str, None]] = defaultdict(dict)  # kind -> patterns in the order first met
     won: dict[str, list[tuple[dict, list[str]]]] = defaultdict(list)  # kind -> (successful run, its patterns)
     lost: dict[str, list[tuple[dict, list[str]]]] = defaultdict(list)  # kind -> (any other run, its patterns)
+    successes: dict[str, list[dict]] = defaultdict(list)  # kind -> its successful runs
     for r in runs:
         kind = kind_of(r)
         outcome = r["outcome"]
         totals[kind][outcome] += 1
+        if outcome == "success":
+            successes[kind].append(r)
         patterns = r.get("patterns") or []
         shown = [*patterns, *sorted(faced(patterns))]
         if shown:
@@ -148,8 +151,9 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
     # the successful runs that met a pattern, and the other runs that met a procedure, only for
     # the patterns lessons are about (every one, in step order)
     keyed: dict[str, set[str]] = defaultdict(set)
-    for members in groups.values():
-        keyed[kind_of(members[0][0])].add(members[0][1]["key"])
+    for members in groups.values():  # a lesson's key, and the pattern it is contrasted on
+        key = members[0][1]["key"]
+        keyed[kind_of(members[0][0])].update(p for p in (key, contrast_pattern(key)) if p is not None)
     for kind, wanted in keyed.items():
         ending = {p for p in wanted if p.startswith("procedure|")}
         for runs_of, by, want in ((won, met_by, wanted), (lost, ended_by, ending)):
@@ -240,8 +244,12 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
                 learned[kind] = conditions.learn([r for r in runs if kind_of(r) == kind])
             conditions.state(entry, learned[kind])
     annotate_answers(out, groups, kind_of)
+    weighed: dict[tuple[str, str | None], tuple] = {}  # (task type, pattern) -> what lead_with_facts weighs against
     for entry in out:  # last: it leads the guideline the rewrites above made
-        lead_with_facts(entry, groups[entry["id"]])
+        kind, pattern = kind_of_entry[entry["id"]], contrast_pattern(entry["key"])
+        if (kind, pattern) not in weighed:
+            weighed[(kind, pattern)] = _successes(kind, pattern, met_by, successes)
+        lead_with_facts(entry, groups[entry["id"]], weighed[(kind, pattern)])
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     keys = {entry["id"]: entry["key"] for entry in out}
     for entry in out:  # the lessons the successful runs that met it teach, by title
@@ -250,6 +258,17 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
     return out
+
+
+def _successes(kind: str, pattern: str | None, met_by: dict, succeeded: dict) -> tuple[dict, list[dict], str]:
+    """The successful runs a lesson's checked facts are weighed against: those of its task type
+    that met its pattern, else (none did, or the lesson has no pattern) all of the type's."""
+    runs = met_by.get((kind, pattern), []) if pattern is not None else []
+    if not runs:
+        return by_kind(succeeded.get(kind, [])), succeeded.get(kind, []), "runs of this task type"
+    fields = pattern.split("|")
+    what = MET.get(pattern, MET.get(fields[0], "that met it")).replace("this tool", fields[1] if len(fields) > 1 else "it")
+    return by_kind(runs), runs, f"runs of this task type {what}"
 
 
 _RULE_QUOTE = " The system prompt's rule on it: "  # compilers/run_insights: a rule the agent's own prompt holds
