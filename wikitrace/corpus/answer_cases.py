@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from statistics import median
 
+from .advice_fit import register
 from .applies import task_of
 from .fisher import verdict
 
@@ -251,6 +252,11 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
         if premise and premise[0] in made and 2 * made[premise[0]][0] > made[premise[0]][1]:
             did, of, what = made[premise[0]]  # most failed runs here did what it advised
             entry["guideline"] = premise[1].format(t=fields[1]) + f" ({did} of the {of} failed runs here {what})."
+            # a run whose own words compared the options' values (a comparison the compiler checked) had the fact
+            # this asks for: the advice fits the others only
+            fits = [e for e, _l in members if e["outcome"] == "failure"
+                    and not any(f.get("kind") == "comparison" for f in e.get("facts") or [])]
+            register(entry, entry["guideline"], fits, "the others' own words compared the options' values")
         # a choice most failed runs here made too is no advice, whatever the successes did: it did not suffice
         better = [_ADVICE[n] for n, _line, side, did, of in lines if side == "success" and 2 * did <= of]
         done = [f"{_DONE[n]} did not suffice: {did} of the {of} failed runs here did so too"

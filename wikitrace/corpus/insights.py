@@ -27,6 +27,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import conditions, layout
+from .advice_fit import weigh as weigh_advice
 from .answer_cases import annotate as annotate_answers
 from .checked_facts import by_kind, lead as lead_with_facts, run_facts
 from .applies import Openings, applies_when, successful_cue, task_of, tasks_meeting
@@ -250,6 +251,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         if (kind, pattern) not in weighed:
             weighed[(kind, pattern)] = _successes(kind, pattern, met_by, successes)
         lead_with_facts(entry, groups[entry["id"]], weighed[(kind, pattern)])
+        weigh_advice(entry, groups[entry["id"]])
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     keys = {entry["id"]: entry["key"] for entry in out}
     for entry in out:  # the lessons the successful runs that met it teach, by title
