@@ -240,3 +240,25 @@ def test_the_lead_prefers_the_fact_of_most_distinct_tasks_and_says_when_runs_rep
     (entry,) = gather(one_task + spread)
     assert entry["guideline"].startswith("In 6 of the 10 failed runs here (all trials of 1 of their 5 tasks) the agent "
                                          "wrote a comparison of two numbers that does not hold")
+
+
+def test_a_lesson_one_run_taught_says_so_and_points_to_the_counted_lesson_of_its_tool(tmp_path):
+    """One run's recipe stays a page of its own (its run keeps the link, ids stay stable), says it
+    is one run's experience, and links the type's lesson on the same tool drawn from most runs."""
+    counted = [_entry(k, False, [MISSED]) for k in range(3)]
+    alone = dict(_entry(9, False, []), patterns=["error|book_trip|no seats"])
+    alone["lessons"] = [{"key": "error|book_trip|no seats", "title": "book_trip answers \"no seats\"",
+                         "guideline": "Pick another flight.", "applicability": "In travel tasks.", "detail": "turn 5",
+                         "worked": False}]
+    entries = {e["key"]: e for e in gather(counted + [alone])}
+    one, many = entries["error|book_trip|no seats"], entries["went-through|book_trip"]
+    assert one["guideline"] == ("Only one run teaches this lesson (step-0009, failed): it is that run's experience, "
+                                "not a count. Pick another flight.")
+    assert one["one_run"] == {"see": many["id"], "tool": "book_trip", "runs": "3 runs", "title": many["title"]}
+    assert "one_run" not in many and not many["guideline"].startswith("Only one run")
+    from wikitrace.corpus.checked_facts import links
+    from wikitrace.corpus.layout import Linker, insight_doc
+
+    line = links(one, Linker(insight_doc(one["id"]), "/corpus/"), lambda t: t)
+    assert line == (f"The lesson of this task type's runs on book_trip, counted over 3 runs: "
+                    f"[{many['title']}]({many['id']}.md).")

@@ -178,11 +178,14 @@ def links(entry: dict, link, md) -> str:
     says what they share itself, as a model's merged guideline (LLM path) may word the lead anew."""
     from . import layout
 
+    one = entry.get("one_run")
+    see = (f"The lesson of this task type's runs on {one['tool']}, counted over {one['runs']}: "
+           f"[{md(one['title'])}]({link.rel(layout.insight_doc(one['see']))}).") if one else ""
     c = entry.get("checked")
     if not c:
-        return ""
+        return see
     steps = c["steps"]
     counted = run_counts.count(len(steps), c.get("tasks", len(steps)), "failed runs")
     whose = "The failed run" if len(steps) == 1 else f"The {counted}" + ("," if ", " in counted else "")
     return (f"{whose} where {md(c['said'])}, each page's \"In short\" giving the fact and its turn: "
-            + ", ".join(f"[{s}]({link.rel(layout.compilation_doc(s))})" for s in steps) + ".")
+            + ", ".join(f"[{s}]({link.rel(layout.compilation_doc(s))})" for s in steps) + "." + (f"\n\n{see}" if see else ""))

@@ -32,6 +32,7 @@ from .answer_cases import annotate as annotate_answers
 from .checked_facts import by_kind, lead as lead_with_facts, run_facts
 from .applies import Openings, applies_when, successful_cue, task_of, tasks_meeting
 from .choices import faced, relevant, separating
+from .one_run import mark as mark_one_run
 from .fisher import fisher_tails, verdict as _verdict
 from .peers import check_first, failed_peers, success_did
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
@@ -252,6 +253,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
             weighed[(kind, pattern)] = _successes(kind, pattern, met_by, successes)
         lead_with_facts(entry, groups[entry["id"]], weighed[(kind, pattern)])
         weigh_advice(entry, groups[entry["id"]])
+    mark_one_run(out, groups, kind_of_entry)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     keys = {entry["id"]: entry["key"] for entry in out}
     for entry in out:  # the lessons the successful runs that met it teach, by title
