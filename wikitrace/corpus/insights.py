@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Iterable
 
-from . import conditions, layout
+from . import conditions, layout, run_counts
 from .advice_fit import weigh as weigh_advice
 from .answer_cases import annotate as annotate_answers
 from .checked_facts import by_kind, lead as lead_with_facts, run_facts
@@ -294,9 +294,9 @@ def lead_with_contrast(entry: dict) -> None:
     side = c["pattern"].split("|", 1)[0]
     tasks = c.get("tasks_met")
     what = MET.get(c["pattern"], MET.get(side, "that met it")).replace("this tool", entry["key"].split("|")[1])
-    met = (f"Runs of this task type {what}: {c['success_met']} "
-           f"successful, {c['failed_met']} failed"
-           + (f" (runs of {tasks['success']} and {tasks['failure']} distinct tasks)" if tasks else "")
+    tasks = tasks or {"success": c["success_met"], "failure": c["failed_met"]}
+    met = (f"Runs of this task type {what}: {run_counts.count(c['success_met'], tasks['success'], 'successful')}, "
+           f"{run_counts.count(c['failed_met'], tasks['failure'], 'failed')}"
            + f"; they {'succeeded' if c['verdict'] == 'success' else 'failed'} more often than the runs that did not.")
     if rule_page:
         head, quote = g.split(': "', 1)
@@ -317,9 +317,10 @@ def contrast_sentence(entry: dict) -> str:
                 "not contrasted with successes.")
     side = c["pattern"].split("|", 1)[0]
     tasks = c.get("tasks_met")
+    tasks = tasks or {"success": c["success_met"], "failure": c["failed_met"]}
     met = (f"Runs of this task type {MET.get(c['pattern'], MET.get(side, 'that met it'))}: "
-           f"{c['failed_met']} failed, {c['success_met']} successful"
-           + (f" (runs of {tasks['failure']} and {tasks['success']} distinct tasks)" if tasks else "") + ". ")
+           f"{run_counts.count(c['failed_met'], tasks['failure'], 'failed')}, "
+           f"{run_counts.count(c['success_met'], tasks['success'], 'successful')}. ")
     v = c["verdict"]
     if v == "no-success":
         return met + "With no successful run of this task type to compare with, it is not named a cause."

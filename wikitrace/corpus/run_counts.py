@@ -25,10 +25,10 @@ def share(n: int, t: int, total: int, t_all: int, noun: str = "failed runs", whe
     head = f"the one {noun.removesuffix('s')}{where}" if n == total == 1 else f"{n} of the {total} {noun}{where}"
     if t_all == total or n == 0:  # every run its own task (the runs are the tasks), or none to say
         return head
-    if t == t_all:
-        return f"{head} (all {t} of their tasks)"
     if t == 1 and n > 1:
         return f"{head} (all trials of 1 of their {_tasks_word(t_all)})" if t_all > 1 else f"{head} (all trials of 1 task)"
+    if t == t_all:
+        return f"{head} (all {t} of their tasks)"
     return f"{head} ({t} of their {_tasks_word(t_all)})"
 
 
