@@ -24,6 +24,10 @@ def test_a_share_of_runs_names_the_tasks_only_when_runs_repeat_one():
     assert count(6, 1, "failed runs") == "6 failed runs, all trials of 1 task"
     assert count(13, 11, "failed") == "13 failed of 11 tasks"
     assert count(4, 4, "runs") == "4 runs"
+    among = "successful runs of this task type that met this error"
+    assert part_of(six[:1], six[:1], among, "") == "the one successful run of this task type that met this error"
+    assert part_of(six[:1], six[:2], among, "") == (
+        "1 of the 2 successful runs of this task type that met this error (all trials of 1 task)")
 
 
 def test_the_contrast_sentence_and_a_retry_count_say_the_tasks():

@@ -15,6 +15,11 @@ def tasks(runs: Iterable[dict]) -> int:
     return len({task_of(r) for r in runs})
 
 
+def _one(noun: str) -> str:
+    """"failed runs" -> "failed run", "successful runs of this task type that ..." -> "successful run of ..."."""
+    return noun.replace("runs", "run", 1) if "runs" in noun else noun.removesuffix("s")
+
+
 def _tasks_word(n: int) -> str:
     return f"{n} task{'s' if n != 1 else ''}"
 
@@ -22,11 +27,13 @@ def _tasks_word(n: int) -> str:
 def share(n: int, t: int, total: int, t_all: int, noun: str = "failed runs", where: str = " here") -> str:
     """"6 of the 11 failed runs here (all trials of 1 of their 3 tasks)": ``n`` runs of ``t`` tasks
     among ``total`` runs of ``t_all`` tasks, the tasks said whenever some run repeats another's task."""
-    head = f"the one {noun.removesuffix('s')}{where}" if n == total == 1 else f"{n} of the {total} {noun}{where}"
+    head = f"the one {_one(noun)}{where}" if n == total == 1 else f"{n} of the {total} {noun}{where}"
     if t_all == total or n == 0:  # every run its own task (the runs are the tasks), or none to say
         return head
+    if t_all == 1:
+        return f"{head} (all trials of 1 task)"
     if t == 1 and n > 1:
-        return f"{head} (all trials of 1 of their {_tasks_word(t_all)})" if t_all > 1 else f"{head} (all trials of 1 task)"
+        return f"{head} (all trials of 1 of their {_tasks_word(t_all)})"
     if t == t_all:
         return f"{head} (all {t} of their tasks)"
     return f"{head} ({t} of their {_tasks_word(t_all)})"
@@ -34,7 +41,7 @@ def share(n: int, t: int, total: int, t_all: int, noun: str = "failed runs", whe
 
 def count(n: int, t: int, noun: str = "runs") -> str:
     """"6 failed runs, all trials of 1 task" / "6 failed runs of 4 tasks" / "6 failed runs"."""
-    head = f"{n} {noun if n != 1 else noun.removesuffix('s')}"
+    head = f"{n} {noun if n != 1 else _one(noun)}"
     if t == n:
         return head
     return f"{head}, all trials of 1 task" if t == 1 else f"{head} of {_tasks_word(t)}"
