@@ -742,3 +742,12 @@ def test_a_success_keeps_the_kind_of_each_fact_so_lessons_can_weigh_failures_aga
     assert _kinds(run) == [("unexpected-change", ["transfer_to_human_agents"])]
     assert _facts(run)[0].startswith("The task expected no change; the run's only state-changing call was "
                                      "transfer_to_human_agents at turn ")
+    # a change on such a task: the note says the task expected no call at all, not look-ups only
+    from wikitrace.compilers.expected_calls import change_notes
+    from wikitrace.compilers.reading import read_run
+
+    run = _tau(tmp_path, [*_tool("cancel_reservation", {"reservation_id": "Q4WZ8N"}, dict(TRIP))], reward=0.0, actions=[])
+    reading = read_run(run)
+    (cancel,) = [c for c in reading.calls if c.name == "cancel_reservation"]
+    assert change_notes(reading, cancel) == [
+        "The calls the log records as expected for this task include no cancel_reservation call; it expected no call at all."]
