@@ -317,6 +317,7 @@ def _habit_counts(entry: dict, members: list[dict]) -> None:
 
 # how run_counts says the tasks behind a count of runs that repeat tasks
 TASKS = r"(?: \((?:all trials of 1(?: of their \d+ tasks?| task)|all \d+ of their tasks|\d+ of their \d+ tasks?)\))?"
+INNER_TASKS = TASKS.replace(r" \(", ", ").replace(r"\))?", ")?")
 
 
 def _task_count(members: list[dict]) -> int:
@@ -393,7 +394,7 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
         if m:  # each program named was met by one of the page's runs
             for program in re.split(r", | and ", m.group(1)):
                 assert any(f"missing|{program}" in r["patterns"] for r in members), (program, entry["guideline"])
-        m = re.search(rf"the \d+ runs(?: of \d+ tasks|, all trials of 1 task,)? here that got past it all failed \((.+)\)\.",
+        m = re.search(rf"the \d+ runs(?: \((?:of \d+ tasks|all trials of 1 task)\))? here that got past it all failed \((.+)\)\.",
                       entry["guideline"])
         some = re.search(rf"(\d+) of the (\d+) failed runs here{TASKS} got past it and still failed \((.+)\)\.",
                          entry["guideline"])
@@ -408,7 +409,7 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
             for what, k in ways:
                 assert sum(re.search(rf"got past it at turn \d+ \(with {re.escape(what)} (changed|taken from)",
                                      s["detail"]) is not None for s in failed) == int(k), entry["guideline"]
-        m = re.search(rf"the message names the (.+?) value it refused(?: \(in (\d+) of the (\d+) runs here{TASKS}\))?:",
+        m = re.search(rf"the message names the (.+?) value it refused(?: \(in (\d+) of the (\d+) runs here{INNER_TASKS}\))?:",
                       entry["guideline"])
         if m:  # the runs' own details say their error named that argument's value
             named = sum(s["detail"].endswith(f"; the message named the {m.group(1)} value sent") for s in entry["sources"])

@@ -256,7 +256,8 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
         premise = _PREMISE.get(fields[2])
         if premise and premise[0] in made and 2 * len(made[premise[0]][0]) > len(made[premise[0]][1]):
             did, of, what = made[premise[0]]  # most failed runs here did what it advised
-            entry["guideline"] = premise[1].format(t=fields[1]) + f" ({run_counts.part_of(did, of)} {what})."
+            share = run_counts.part_of(did, of, inner=True)
+            entry["guideline"] = premise[1].format(t=fields[1]) + f" ({share}{',' if ', ' in share else ''} {what})."
             # a run whose own words compared the options' values (a comparison the compiler checked) had the fact
             # this asks for: the advice fits the others only
             fits = [e for e, _l in members if e["outcome"] == "failure"

@@ -185,7 +185,6 @@ def links(entry: dict, link, md) -> str:
     if not c:
         return see
     steps = c["steps"]
-    counted = run_counts.count(len(steps), c.get("tasks", len(steps)), "failed runs")
-    whose = "The failed run" if len(steps) == 1 else f"The {counted}" + ("," if ", " in counted else "")
+    whose = "The failed run" if len(steps) == 1 else f"The {run_counts.count(len(steps), c.get('tasks', len(steps)), 'failed runs', paren=True)}"
     return (f"{whose} where {md(c['said'])}, each page's \"In short\" giving the fact and its turn: "
             + ", ".join(f"[{s}]({link.rel(layout.compilation_doc(s))})" for s in steps) + "." + (f"\n\n{see}" if see else ""))

@@ -48,7 +48,8 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
                      sorted(changed.items(), key=lambda kv: (-kv[1], kv[0])))
     what = min(named, key=lambda k: (-named[k], k)) if named else ""
     naming = [e for e, lesson in members if (n := _NAMED.search(lesson.get("detail") or "")) and n.group(1) == what]
-    seen = f" (in {run_counts.part_of(naming, [e for e, _l in members], 'runs')})" if what and len(members) > 1 else ""
+    seen = (f" (in {run_counts.part_of(naming, [e for e, _l in members], 'runs', inner=True)})"
+            if what and len(members) > 1 else "")
     if " adding up to the figure the error names" in entry["guideline"]:
         said = (f"do not just pay the figure the error names: check it against what the request should cost, and "
                 f"when it differs from what you worked out, check the call's other arguments against the request "
@@ -64,4 +65,4 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     entry["guideline"] = (f"{head}, {said}. Getting the call through is not enough: "
                           + (f"{run_counts.part_of(got_past, [e for e, _l in failed])} got past it and still failed "
                              f"({ways})." if mixed else
-                             f"the {run_counts.runs_of(got_past)} here that got past it all failed ({ways})."))
+                             f"the {run_counts.runs_of(got_past, paren=True)} here that got past it all failed ({ways})."))

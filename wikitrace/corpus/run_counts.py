@@ -24,34 +24,36 @@ def _tasks_word(n: int) -> str:
     return f"{n} task{'s' if n != 1 else ''}"
 
 
-def share(n: int, t: int, total: int, t_all: int, noun: str = "failed runs", where: str = " here") -> str:
+def share(n: int, t: int, total: int, t_all: int, noun: str = "failed runs", where: str = " here",
+          inner: bool = False) -> str:
     """"6 of the 11 failed runs here (all trials of 1 of their 3 tasks)": ``n`` runs of ``t`` tasks
-    among ``total`` runs of ``t_all`` tasks, the tasks said whenever some run repeats another's task."""
+    among ``total`` runs of ``t_all`` tasks, the tasks said whenever some run repeats another's task.
+    ``inner``: the phrase stands inside parentheses, so the tasks follow a comma instead."""
     head = f"the one {_one(noun)}{where}" if n == total == 1 else f"{n} of the {total} {noun}{where}"
     if t_all == total or n == 0:  # every run its own task (the runs are the tasks), or none to say
         return head
-    if t_all == 1:
-        return f"{head} (all trials of 1 task)"
-    if t == 1 and n > 1:
-        return f"{head} (all trials of 1 of their {_tasks_word(t_all)})"
-    if t == t_all:
-        return f"{head} (all {t} of their tasks)"
-    return f"{head} ({t} of their {_tasks_word(t_all)})"
+    tasks = ("all trials of 1 task" if t_all == 1 else f"all trials of 1 of their {_tasks_word(t_all)}" if t == 1 and n > 1
+             else f"all {t} of their tasks" if t == t_all else f"{t} of their {_tasks_word(t_all)}")
+    return f"{head}, {tasks}" if inner else f"{head} ({tasks})"
 
 
-def count(n: int, t: int, noun: str = "runs") -> str:
-    """"6 failed runs, all trials of 1 task" / "6 failed runs of 4 tasks" / "6 failed runs"."""
+def count(n: int, t: int, noun: str = "runs", paren: bool = False) -> str:
+    """"6 failed runs, all trials of 1 task" / "6 failed runs of 4 tasks" / "6 failed runs";
+    ``paren``: "6 failed runs (all trials of 1 task)" / "6 failed runs (of 4 tasks)", to stand
+    before more words."""
     head = f"{n} {noun if n != 1 else _one(noun)}"
     if t == n:
         return head
-    return f"{head}, all trials of 1 task" if t == 1 else f"{head} of {_tasks_word(t)}"
+    tasks = "all trials of 1 task" if t == 1 else f"of {_tasks_word(t)}"
+    return f"{head} ({tasks})" if paren else f"{head}, {tasks}" if t == 1 else f"{head} {tasks}"
 
 
-def part_of(part: list[dict], whole: list[dict], noun: str = "failed runs", where: str = " here") -> str:
+def part_of(part: list[dict], whole: list[dict], noun: str = "failed runs", where: str = " here",
+            inner: bool = False) -> str:
     """``share`` of run entries."""
-    return share(len(part), tasks(part), len(whole), tasks(whole), noun, where)
+    return share(len(part), tasks(part), len(whole), tasks(whole), noun, where, inner)
 
 
-def runs_of(runs: list[dict], noun: str = "runs") -> str:
+def runs_of(runs: list[dict], noun: str = "runs", paren: bool = False) -> str:
     """``count`` of run entries."""
-    return count(len(runs), tasks(runs), noun)
+    return count(len(runs), tasks(runs), noun, paren)
