@@ -869,3 +869,38 @@ def test_the_facts_carry_their_kind_for_the_lessons_that_count_them(tmp_path):
                                                          "update_reservation_flights.payment_id"]
     assert facts[0].about[0] == "update_reservation_flights.cabin@user"  # "business" is the user's own word
     assert facts[1].kind == "missed-change"
+
+
+def _kinds(run: Run) -> list[tuple[str, list[str]]]:
+    from wikitrace.corpus.checked_facts import run_facts
+
+    return [(f["kind"], f.get("about", [])) for f in run_facts(compile_offline(run))]
+
+
+def test_a_success_keeps_the_kind_of_each_fact_so_lessons_can_weigh_failures_against_it(tmp_path):
+    """A successful run's facts carry the kind a failed run's would: the insight layer counts a kind
+    on both sides before a lesson leads with it."""
+    change = {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "gift_card_7730215",
+              "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}]}
+    handed = {"summary": "The user wants a refund for a basic economy ticket."}
+    run = _tau(tmp_path, [_user("Move me to HAT311 on 2024-06-10, gift card please."),
+                          *_tool("update_reservation_flights", dict(change, cabin="business"), dict(TRIP)),
+                          *_tool("transfer_to_human_agents", handed, "Transfer successful")], reward=1.0,
+               actions=[{"name": "update_reservation_flights", "kwargs": change}])
+    assert _kinds(run) == [("arguments", ["update_reservation_flights.cabin"]),
+                           ("unexpected-change", ["transfer_to_human_agents"])]
+    # a task whose expected list is empty expects no change: a hand-off is then unexpected, as on a failed run
+    run = _tau(tmp_path, [*_tool("transfer_to_human_agents", handed, "Transfer successful")], reward=1.0, actions=[])
+    assert run.task.metadata.get("expected_calls") == "[]"
+    assert _kinds(run) == [("unexpected-change", ["transfer_to_human_agents"])]
+    assert _facts(run)[0].startswith("The task expected no change; the run's only state-changing call was "
+                                     "transfer_to_human_agents at turn ")
+    # a change on such a task: the note says the task expected no call at all, not look-ups only
+    from wikitrace.compilers.expected_calls import change_notes
+    from wikitrace.compilers.reading import read_run
+
+    run = _tau(tmp_path, [*_tool("cancel_reservation", {"reservation_id": "Q4WZ8N"}, dict(TRIP))], reward=0.0, actions=[])
+    reading = read_run(run)
+    (cancel,) = [c for c in reading.calls if c.name == "cancel_reservation"]
+    assert change_notes(reading, cancel) == [
+        "The calls the log records as expected for this task include no cancel_reservation call; it expected no call at all."]

@@ -88,7 +88,7 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
         seen = answer_seen_in(r, gold, c)
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged right"
                        + (f"; the look-up at turn {seen.n} had returned \"{clip(gold, 80)}\"." if seen else "."),
-                       [c.n] + ([seen.n] if seen else []))
+                       [c.n] + ([seen.n] if seen else []), "answer-seen" if seen else "")
     if is_verdict(r, gold):
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "
                        f"\"{clip(gold, 80)}\".", [c.n])
@@ -320,18 +320,25 @@ def _success_facts(r: Reading) -> list[KeyFact]:
         elif not expected:
             facts.append(KeyFact("The task expected no change; the run's only state-changing "
                                  + ("call was " if len(writes) == 1 else "calls were ")
-                                 + join([f"{c.name} at turn {c.n}" for c in writes], 3) + ".", [c.n for c in writes[:3]]))
+                                 + join([f"{c.name} at turn {c.n}" for c in writes], 3) + ".", [c.n for c in writes[:3]],
+                                 "unexpected-change", list(dict.fromkeys(c.name for c in writes))))
         else:  # the run succeeded all the same: where a change differs, or one is missing, is said, not weighed
+            # (each fact keeps the kind a failed run's would have: the insight layer counts both sides)
             missed = missed_changes(r)
             if missed:
                 facts.append(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}; the run never made "
-                                     + ("it" if len(missed) == 1 else "them") + " and succeeded all the same.", []))
+                                     + ("it" if len(missed) == 1 else "them") + " and succeeded all the same.", [],
+                                     "missed-change"))
             for c in writes:
                 diffs = differences(r, c)
-                if diffs:
-                    keys = list(dict.fromkeys(f"`{k.split('[')[0].split('.')[0]}`" for k, _, _ in diffs))
+                if diffs is None:
+                    facts.append(KeyFact(f"{c.name} at turn {c.n} went through, though the task expected no {c.name} "
+                                         "call, and the run still succeeded.", [c.n], "unexpected-change", [c.name]))
+                elif diffs:
+                    names = list(dict.fromkeys(k.split('[')[0].split('.')[0] for k, _, _ in diffs))
                     facts.append(KeyFact(f"{c.name} at turn {c.n} went through; the expected {c.name} call differs "
-                                         f"from it in {join(keys, 3)}, and the run still succeeded.", [c.n]))
+                                         f"from it in {join([f'`{k}`' for k in names], 3)}, and the run still succeeded.",
+                                         [c.n], "arguments", [f"{c.name}.{k}" for k in names]))
     facts += _got_past(r)
     facts += _acted_on(r, writes[-1].n if writes else None)
     if not facts and writes:
