@@ -181,7 +181,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     own = fact_leads.lead(kind, runs_of[kind], failed)
     text = own[0] if own else \
         f"In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}: {_SAID[kind][1].format(t=_tool(entry['key']))}."
-    entry["guideline"] = f"{text} {entry['guideline']}"
+    entry["guideline"] = f"{text} {fact_leads.unrepeated(entry['guideline'], text) if own else entry['guideline']}"
     entry["checked"] = {"kind": fact_leads.kind_of(kind), "steps": [e["step"] for e in runs_of[kind]], "said": said[kind],
                         "tasks": run_counts.tasks(runs_of[kind])}
 

@@ -30,7 +30,7 @@ OWN = {
                     "send {tool} a name as an error's list of names writes it, without quote marks"),
     "packed-calls": ("every {tool} error the run never got past came from an argument that packed several calls "
                      "into one",
-                     "send one query per {tool} call, never several {tool}[...] calls written into one argument"),
+                     "send one {tool} call per query, never several {tool}[...] calls written into one argument"),
     "one-sided": ("the answer's words all came from the look-ups of one of the two things the question names",
                   "for a question about two named things, look up each of them and answer from what both "
                   "look-ups returned"),
@@ -44,7 +44,8 @@ OWN = {
     "unsupported-comparison": ("the agent compared two places when no look-up had returned coordinates for either",
                                "look up the coordinates of both places before saying which lies further in a "
                                "direction"),
-    "rule": ("the {tool} change this rule decides differed from the task's expected one ({how})",
+    "rule": ("the {tool} change differed from the task's expected one where the system prompt's rule on {on} "
+             "decides it ({how})",
              "before {tool}, check the system prompt's rule on {on} against the record it acts on: {quote}"),
 }
 # how a rule's change differed, by the kind of the fact the rule came with
@@ -78,7 +79,7 @@ def lead(key: str, runs: list[dict], failed: list[dict]) -> tuple[str, str] | No
     fields = {"tool": parts[0] if parts else "the tool", "on": "", "quote": "", "how": ""}
     if kind == "rule":
         tool, on, quote = (parts + ["", "", ""])[:3]  # a rule fact always has them (checked_facts.run_facts)
-        fields.update(on=f"`{on}`" if on != tool else "it", quote=quote, how=_how(key, runs))
+        fields.update(on=f"`{on}`" if on != tool else tool, quote=quote, how=_how(key, runs))
     shown, do = (x.format(**fields) for x in OWN[kind])
     return f"{do[0].upper()}{do[1:]}; in {run_counts.part_of(runs, failed)}, {shown}.", shown
 
@@ -92,3 +93,15 @@ def _how(key: str, runs: list[dict]) -> str:
                      if group(f) == key and len(f.get("about") or []) > 3 and f["about"][3] in _HOW})
     said = [_HOW[w][len(runs) == 1].format(n=ways[w]) for w in _HOW if ways[w]]
     return ", ".join(said) if said else "it differed"
+
+
+def unrepeated(guideline: str, lead_text: str) -> str:
+    """The guideline without its opening "When …, <instruction>." when the lead just gave that same
+    instruction: an error lesson's reaction ("When Search answers …, send one Search call per
+    query …") says again what the lead now says first, as a rule."""
+    do = lead_text.split("; in ", 1)[0]
+    do = do[0].lower() + do[1:] if do else do
+    end = guideline.find(f", {do}.")
+    if not do or not guideline.startswith("When ") or end < 0:
+        return guideline
+    return guideline[end + len(do) + 3:].lstrip()
