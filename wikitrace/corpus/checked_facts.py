@@ -177,6 +177,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         entry["set_aside"] = entry.get("set_aside", []) + notes
     if not usable:
         return
+    usable = fact_leads.narrowest(usable)
     kind = min(usable)[2]
     own = fact_leads.lead(kind, runs_of[kind], failed)
     text = own[0] if own else \

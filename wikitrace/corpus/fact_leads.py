@@ -65,6 +65,17 @@ def group(fact: dict) -> str:
     return _SEP.join([kind, *about[:n]])
 
 
+# a rule fact says more of the change fact it came with: where both may lead, the rule does
+_NARROWS = {"rule": ("arguments", "unexpected-change", "missed-change")}
+
+
+def narrowest(usable: list[tuple]) -> list[tuple]:
+    """Of the (…, key) candidates for the lead, those no other candidate says more of: the
+    rule its runs quote, not only that their change differed."""
+    wider = {k for *_r, key in usable for k in _NARROWS.get(kind_of(key), ())}
+    return [u for u in usable if u[-1] not in wider] or usable
+
+
 def kind_of(key: str) -> str:
     return key.split(_SEP, 1)[0]
 
