@@ -140,3 +140,13 @@ def test_an_error_lesson_whose_failed_runs_quoted_names_leads_with_sending_the_n
         "Send Search a name as an error's list of names writes it, without quote marks; in 4 of the 5 failed runs "
         "here, every Search error the run never got past came from text in quote marks")
     assert lesson["checked"]["steps"] == quoted
+
+
+def test_a_rule_is_counted_by_the_words_it_quotes_not_by_the_argument_it_was_quoted_for():
+    from wikitrace.corpus.fact_leads import group
+
+    gold = "\"If the booking user is a gold member, 3 free checked bags for each economy passenger.\""
+    silver = "\"If the booking user is a silver member, 2 free checked bags for each economy passenger.\""
+    fact = lambda on, quote, how: {"kind": "rule", "about": ["book_reservation", on, quote, how]}  # noqa: E731
+    assert group(fact("nonfree_baggages", gold, "arguments")) == group(fact("total_baggages", gold, "missed-change"))
+    assert group(fact("nonfree_baggages", gold, "arguments")) != group(fact("nonfree_baggages", silver, "arguments"))

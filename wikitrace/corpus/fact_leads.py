@@ -17,9 +17,10 @@ from collections import Counter
 from . import run_counts
 
 _SEP = "\x1f"
-# kinds counted apart for each value of their about's leading items: the tool (a call's form),
-# or the tool, the thing it is on and the quote (a rule)
-_KEYED = {"quoted-name": 1, "packed-calls": 1, "planned-look-up": 1, "rule": 3}
+# kinds counted apart for each value of some items of their about: the tool (a call's form), or
+# the tool and the quote (a rule: the same words quoted for `nonfree_baggages` and for
+# `total_baggages` are one rule)
+_KEYED = {"quoted-name": (0,), "packed-calls": (0,), "planned-look-up": (0,), "rule": (0, 2)}
 
 # kind -> (what the counted runs showed, what to do), as checked_facts._SAID pairs them. {tool}: the tool
 # the fact is about; {on}: what the rule is on; {quote}: the rule as the prompt words it; {how}: the
@@ -58,11 +59,11 @@ def group(fact: dict) -> str:
     """The key a fact is counted under: its kind, with its tool (and its rule's words) where the
     lead names them."""
     kind = fact.get("kind", "")
-    n = _KEYED.get(kind)
+    items = _KEYED.get(kind)
     about = fact.get("about") or []
-    if n is None or len(about) < n:
+    if items is None or len(about) <= max(items):
         return kind
-    return _SEP.join([kind, *about[:n]])
+    return _SEP.join([kind, *(about[i] for i in items)])
 
 
 # a rule fact says more of the change fact it came with: where both may lead, the rule does
@@ -89,7 +90,9 @@ def lead(key: str, runs: list[dict], failed: list[dict]) -> tuple[str, str] | No
     parts = key.split(_SEP)[1:]
     fields = {"tool": parts[0] if parts else "the tool", "on": "", "quote": "", "how": ""}
     if kind == "rule":
-        tool, on, quote = (parts + ["", "", ""])[:3]  # a rule fact always has them (checked_facts.run_facts)
+        tool, quote = (parts + ["", ""])[:2]  # a rule fact always has them (checked_facts.run_facts)
+        ons = {f["about"][1] for e in runs for f in e.get("facts") or [] if group(f) == key}
+        on = ons.pop() if len(ons) == 1 else tool  # what the rule is on, when the counted runs agree
         fields.update(on=f"`{on}`" if on != tool else tool, quote=quote, how=_how(key, runs))
     shown, do = (x.format(**fields) for x in OWN[kind])
     return f"{do[0].upper()}{do[1:]}; in {run_counts.part_of(runs, failed)}, {shown}.", shown
