@@ -150,3 +150,29 @@ def test_a_rule_is_counted_by_the_words_it_quotes_not_by_the_argument_it_was_quo
     fact = lambda on, quote, how: {"kind": "rule", "about": ["book_reservation", on, quote, how]}  # noqa: E731
     assert group(fact("nonfree_baggages", gold, "arguments")) == group(fact("total_baggages", gold, "missed-change"))
     assert group(fact("nonfree_baggages", gold, "arguments")) != group(fact("nonfree_baggages", silver, "arguments"))
+
+
+def _packed(a: str, b: str, town: str) -> str:  # every Search after the first packs two calls into one argument
+    return _question(f"Which of {a} and {b} was founded first?",
+                     [(f"Search[{a}]", f"{a} is a rowing club in {town}."),
+                      (f"Search[{a} founded], Search[{b} founded]", "Could not find that page, please try again."),
+                      (f"Search[{a} history], Search[{b} history]", "Could not find that page, please try again.")],
+                     a, b)
+
+
+def test_a_packed_calls_lead_says_never_pack_once_and_drops_the_lessons_reaction(tmp_path):
+    failed = [_packed(a, b, t) for a, b, t in (("Orm Rowers", "Vale Oars", "Dunmere"), ("Kestrel Eight", "Tarn Sculls", "Holby"),
+                                               ("Brisk Blades", "Fenn Four", "Cardow"))]
+    won = [_retried(n, t) for n, t in (("Grey Quay", "Morlen"), ("Tin Moon", "Asby"), ("Red Weir", "Coldharbour"),
+                                       ("Iron Tide", "Penwick"), ("Oak Bell", "Stannard"))]
+    log = "\n".join([SEP, "BEGIN TRIAL 1", f"Trial summary: Correct: {len(won)}, Incorrect: {len(failed)}, Halted: 0", SEP,
+                     "------------- BEGIN CORRECT AGENTS -------------", "", *won,
+                     "------------- BEGIN INCORRECT AGENTS -----------", "", *failed,
+                     "------------- BEGIN HALTED AGENTS --------------", "", ""])
+    data = _build(tmp_path, "react_invented_clubs.txt", log)
+    [lesson] = [i for i in data["insights"] if i["key"].startswith("error|Search|Could not find that page")]
+    text = lesson["guideline"]
+    assert text.startswith("Send one Search call per query, never several Search[...] calls written into one argument; "
+                           "in 3 of the 3 failed runs here, every Search error the run never got past came from an "
+                           "argument that packed several calls into one.")
+    assert text.count("never several Search[...] calls") == 1  # the error lesson's own "When Search answers …" is gone
