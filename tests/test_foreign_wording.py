@@ -212,3 +212,37 @@ def test_the_qa_in_short_sentences_stay_off_every_other_format():
                     assert fmt == "react-text", (fmt, run.run_id, fact.text)
                     seen[fmt] += 1
     assert seen["react-text"] >= 7  # the Reflexion fixture's slips are read: the pattern is not dead
+
+
+def test_the_fact_kinds_insights_lead_with_stay_on_the_formats_that_show_them():
+    """The kinds an insight may lead with from the QA and rule facts (corpus/fact_leads.py) are
+    kept for a run only where its log shows them: the QA kinds on Reflexion's text-action
+    printouts, a rule on logs with a system prompt and the task's expected calls, its quote the
+    prompt's own words; on every other importer fixture, labelled either way, none is kept."""
+    from fixture_runs import RUNS, relabeled
+
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.corpus.checked_facts import run_facts
+
+    qa = {"quoted-name", "packed-calls", "one-sided", "planned-look-up", "named-comparison", "unsupported-comparison"}
+    seen = {"qa": 0, "rule": 0}
+    for run in RUNS:
+        for success in (True, False):
+            labelled = relabeled(run, success)
+            for fact in run_facts(compile_offline(labelled)):
+                if fact["kind"] in qa:
+                    assert run.source.get("format") == "react-text", (run.run_id, fact)
+                    if not fact["kind"].endswith("comparison"):  # about a tool the run called
+                        assert fact["about"][0] in {t.name for t in labelled.turns if t.name}, (run.run_id, fact)
+                    seen["qa"] += 1
+                elif fact["kind"] == "rule":
+                    system = next((t for t in labelled.turns if t.type == "message" and t.role == "system"), None)
+                    assert system is not None and "expected_calls" in (labelled.task.metadata or {}), run.run_id
+                    tool, _on, quote, _how = fact["about"]
+                    assert tool in {t.name for t in labelled.turns if t.name} | {
+                        e.get("name") for e in labelled.task.metadata["expected_calls"]}
+                    prompt = " ".join((system.content or "").split())
+                    for quoted in re.findall(r"\"([^\"]+)\"", quote):
+                        assert quoted.rstrip(" …") in prompt, (run.run_id, quoted)
+                    seen["rule"] += 1
+    assert seen["qa"] >= 5  # the Reflexion fixture's slips are read: the check is not empty

@@ -62,3 +62,18 @@ def test_user_patterns_are_applied_to_every_string():
     comp = _comp(quote="Passenger ref PNR-778812 confirmed")
     redact_compilation(comp, Redactor([r"PNR-\d{6}"]))
     assert "PNR-778812" not in comp.evidence[0].quote
+
+
+def test_a_secret_in_a_facts_rule_quote_is_replaced_before_corpus_json_keeps_it():
+    """An In-short fact's rule quote is counted across runs and shown on insight pages
+    (corpus/fact_leads.py): it is redacted with the fact's text."""
+    from wikitrace.compilers.schema import KeyFact
+    from wikitrace.corpus.checked_facts import run_facts
+
+    quote = f"\"Agents sign in with {GITHUB} before any refund.\""
+    comp = _comp()
+    comp.in_short = [KeyFact(f"cancel_reservation went through. The system prompt's rule on it: {quote}", [4],
+                             "unexpected-change", ["cancel_reservation"], ["cancel_reservation", "cancel_reservation", quote])]
+    redact_compilation(comp, default_redactor())
+    kept = str(run_facts(comp))
+    assert "rule" in kept and GITHUB not in kept and GITHUB not in comp.in_short[0].text

@@ -345,6 +345,8 @@ def redact_compilation(comp: Any, redactor: Redactor | None, counts: Counter | N
         e.decision, e.support, e.quote = t(e.decision), t(e.support), t(e.quote)
     for f in getattr(comp, "in_short", ()):  # a fact may quote the agent's own sentence
         f.text = t(f.text)
+        if getattr(f, "rule", None):  # the rule's quote is counted and shown on insight pages
+            f.rule = [t(x) for x in f.rule]
     for i in comp.insights:
         i.title, i.guideline, i.applicability = t(i.title), t(i.guideline), t(i.applicability)
         if getattr(i, "case", None):  # a final answer's case quotes the answer and the look-ups

@@ -178,7 +178,8 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
 
 def _why(fact: KeyFact, reason: rule_reasons.Reason | None) -> KeyFact:
     """A fact with the run's own rule on it and the facts that rule names, when one clearly governs."""
-    return fact if reason is None else replace(fact, text=f"{fact.text} {reason.text}", turns=fact.turns + reason.turns)
+    return fact if reason is None else replace(fact, text=f"{fact.text} {reason.text}", turns=fact.turns + reason.turns,
+                                               rule=list(reason.about))
 
 
 def _differing_args(r: Reading, c: Call, diffs) -> list[str]:

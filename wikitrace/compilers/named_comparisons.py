@@ -124,11 +124,12 @@ def named_comparison_facts(r: Reading) -> list[KeyFact]:
             truth = (f"the look-ups place {claim.a} at {wa} (turn {ta}) and {claim.b} at {wb} (turn {tb})"
                      if claim.word in _AXIS else
                      f"the look-ups give {claim.a}'s birth year as {wa} (turn {ta}) and {claim.b}'s as {wb} (turn {tb})")
+            # its own kind, not "comparison": the lessons say that one of two numbers the agent wrote
             return [KeyFact(f"The agent's comparison at turn {claim.turn} is wrong: {truth} ({said}).",
-                            [ta, tb, claim.turn])]  # no "comparison" kind: the lessons count those as two numbers
+                            [ta, tb, claim.turn], "named-comparison", [claim.word])]
         if claim.word in _AXIS and not any(_COORD.search(c.turn.result or "") for c in r.calls
                                            if c.n < claim.turn and not c.error):
             return [KeyFact(f"The agent's comparison at turn {claim.turn} rests on no value a look-up returned: no "
                             f"look-up before it gave coordinates for {claim.a} or {claim.b} ({said}): find the values compared "
-                            "before choosing.", [claim.turn])]
+                            "before choosing.", [claim.turn], "unsupported-comparison", [claim.word])]
     return []

@@ -122,7 +122,7 @@ def _packed_fact(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
                    f"{sent}{' as one call' if len(errs) > 1 else ''})"
                    + (f"; the one-query {name} call at turn {single.n} went through" if single else "")
                    + f": send one query per {name} call.",
-                   [e.n for e in errs[:3]] + ([single.n] if single else []))
+                   [e.n for e in errs[:3]] + ([single.n] if single else []), "packed-calls", [name])
 
 
 def _quoted_fact(name: str, errs: list[Call]) -> KeyFact | None:
@@ -150,7 +150,7 @@ def _quoted_fact(name: str, errs: list[Call]) -> KeyFact | None:
         said = (f"{_these(name, errs)} put quote marks in their text, and the error{'s' if len(ns) > 1 else ''} at "
                 f"turn{'s' if len(ns) > 1 else ''} {join(ns, 6)} listed the quoted name without them ({shown})")
     return KeyFact(said + ": send a name as the error's list writes it, without quote marks.",
-                   sorted({x.n for x, _ in listed[:3]} | {e.n}))
+                   sorted({x.n for x, _ in listed[:3]} | {e.n}), "quoted-name", [name])
 
 
 # --- an answer about two named things that rests on one ---------------------------------------------
@@ -249,7 +249,7 @@ def one_sided_answer(r: Reading, answer: Call) -> KeyFact | None:
                                f"comes from {join([_returned(c) for c in src], 2)} about {t}, and "
                                + _other_side(other, mine[other], found[other], "holds none of them")
                                + ": an answer about both must be found in the look-ups of each.",
-                               [c.n for c in src[:2]] + [c.n for c in mine[other][:2]])
+                               [c.n for c in src[:2]] + [c.n for c in mine[other][:2]], "one-sided", [answer.name])
     return None
 
 
@@ -322,4 +322,5 @@ def planned_look_up(r: Reading, answer: Call) -> KeyFact | None:
     turn, sentence, who, tool = found
     return KeyFact(f"{who[0].upper()}{who[1:]} at turn {turn} planned to {tool.lower()} \"{given}\" "
                    f"(\"{clip_words(sentence, 150)}\"), and no {tool} call sent it before the answer at "
-                   f"turn {answer.n}: make the planned look-up before answering.", [turn, answer.n])
+                   f"turn {answer.n}: make the planned look-up before answering.", [turn, answer.n],
+                   "planned-look-up", [tool])

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache
 
@@ -113,6 +113,9 @@ def _name_words(name: str) -> frozenset[str]:
 class Reason:
     text: str
     turns: list[int]
+    # what the rule is about, counted across runs as a fact of its own: [the tool, what the rule is
+    # on, the quote as the page gives it]; runs quoting the same words share one lead (corpus/fact_leads.py)
+    about: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -367,7 +370,8 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
     if by_place:
         text += "; " + "; ".join(f"{where} " + join(parts, 4)
                                  for where, parts in by_place.items())
-    return Reason(text if text.endswith(('."', '!"', '?"')) else text + ".", turns)
+    return Reason(text if text.endswith(('."', '!"', '?"')) else text + ".", turns,
+                  about=[tool, about.strip("`"), quote])
 
 
 def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reason | None:

@@ -36,6 +36,9 @@ class KeyFact:
     # runs) and what it is about (the arguments that differed, the comparison's true reading)
     kind: str = ""
     about: list[str] = field(default_factory=list)
+    # the run's own rule this fact turns on (compilers/rule_reasons.py), counted as a kind of its
+    # own: [the tool, what the rule is on, the quote]; empty when no rule clearly governs
+    rule: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from . import run_counts
+from . import fact_leads, run_counts
 from .fisher import verdict
 
 NAMED = 3  # arguments or tools named in the lead, most often first (all are counted)
@@ -31,10 +31,14 @@ _SAID = {
               "add up the total against the user's limit before {t}"),
     "count": ("the user gave a count that a record already shown contradicts",
               "check a count the user gives against the record before {t}"),
+    # these lead with their instruction and the tool or rule quote their runs share (fact_leads.py)
+    **{k: fact_leads.OWN[k] for k in ("named-comparison", "unsupported-comparison", "quoted-name", "packed-calls",
+                                      "one-sided", "planned-look-up")},
     "answer-extra": ("the answer held the expected words and added others",
                      "give only the thing asked for when {t}"),
     "answer-partial": ("the answer held only part of the expected words",
                        "give the thing asked for whole when {t}"),
+    "rule": fact_leads.OWN["rule"],
     "arguments": ("a change the run sent differed from the task's expected call in its arguments ({items})",
                   "check each argument of a change against what the user asked for before making it"),
     "unexpected-change": ("a state-changing call the task did not expect went through ({items})",
@@ -58,6 +62,8 @@ def run_facts(comp) -> list[dict]:
             continue
         about = [a for a in f.about if a != "seen"] if kind.startswith("answer-") else list(f.about)
         out.append({"kind": kind, **({"about": about} if about else {})})
+        if getattr(f, "rule", None):  # the rule it turns on: [tool, what it is on, quote, this fact's kind]
+            out.append({"kind": "rule", "about": [*f.rule, kind]})
         if kind in ("answer-extra", "answer-partial") and "seen" in f.about:
             out.append({"kind": "answer-seen"})
     return out
@@ -93,8 +99,8 @@ def by_kind(runs: list[dict]) -> dict[str, list[dict]]:
     facts are weighed against (made once per task type and pattern, not per insight)."""
     out: dict[str, list[dict]] = {}
     for r in runs:
-        for kind in dict.fromkeys(f.get("kind") for f in r.get("facts") or []):
-            if kind in _SAID:
+        for kind in dict.fromkeys(fact_leads.group(f) for f in r.get("facts") or []):
+            if fact_leads.kind_of(kind) in _SAID:
                 out.setdefault(kind, []).append(r)
     return out
 
@@ -125,9 +131,9 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     sources: dict[str, Counter] = {}  # tool.argument -> kind of place its sent values came from -> runs
     for e in failed:
         facts = [f for f in e.get("facts") or [] if f.get("kind") in _SAID]
-        for kind in dict.fromkeys(f["kind"] for f in facts):
+        for kind in dict.fromkeys(fact_leads.group(f) for f in facts):
             runs_of.setdefault(kind, []).append(e)
-            about = [a for f in facts if f["kind"] == kind for a in f.get("about") or []]
+            about = [a for f in facts if fact_leads.group(f) == kind for a in f.get("about") or []]
             if kind in items:
                 names = {a.split("@")[0] for a in about}
                 items[kind].update(names)  # a run once per argument or tool
@@ -139,8 +145,9 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
                 examples[kind] = about[0]
     all_tasks = run_counts.tasks(failed)
     usable, aside = [], []
-    for order, kind in enumerate(_SAID):
-        hit = runs_of.get(kind, [])
+    preference = list(_SAID)
+    for kind in sorted(runs_of, key=lambda k: (preference.index(fact_leads.kind_of(k)), k)):
+        order, hit = preference.index(fact_leads.kind_of(kind)), runs_of[kind]
         tasks = run_counts.tasks(hit)
         if not (2 * len(hit) > len(failed) or 2 * tasks > all_tasks):
             continue
@@ -151,6 +158,10 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
             aside.append((kind, p))
     said = {}
     for kind in [k for *_r, k in usable] + [k for k, _p in aside]:
+        own = fact_leads.lead(kind, runs_of[kind], failed)
+        if own is not None:
+            said[kind] = own[1]
+            continue
         shown = _SAID[kind][0]
         named = items.get(kind, Counter())
         top = sorted(named, key=lambda a: (-named[a], a))[:NAMED]
@@ -166,10 +177,13 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         entry["set_aside"] = entry.get("set_aside", []) + notes
     if not usable:
         return
+    usable = fact_leads.narrowest(usable)
     kind = min(usable)[2]
-    text = f"In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}: {_SAID[kind][1].format(t=_tool(entry['key']))}."
-    entry["guideline"] = f"{text} {entry['guideline']}"
-    entry["checked"] = {"kind": kind, "steps": [e["step"] for e in runs_of[kind]], "said": said[kind],
+    own = fact_leads.lead(kind, runs_of[kind], failed)
+    text = own[0] if own else \
+        f"In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}: {_SAID[kind][1].format(t=_tool(entry['key']))}."
+    entry["guideline"] = f"{text} {fact_leads.unrepeated(entry['guideline'], text) if own else entry['guideline']}"
+    entry["checked"] = {"kind": fact_leads.kind_of(kind), "steps": [e["step"] for e in runs_of[kind]], "said": said[kind],
                         "tasks": run_counts.tasks(runs_of[kind])}
 
 
