@@ -337,12 +337,13 @@ def lead_counts(entry: dict, by_step: dict[str, dict]) -> None:
     if one:
         assert one.group(1) == entry["sources"][0]["step"]
         assert one.group(2) == {"failure": "failed", "success": "successful"}[entry["sources"][0]["outcome"]]
-    said = [(kind, shown.split("{")[0]) for kind, (shown, _do) in _SAID.items()]
+    said = [(kind, re.compile(".+?".join(map(re.escape, re.split(r"\{\w*\}", shown)))))
+            for kind, (shown, _do) in _SAID.items()]
     for text in [entry["guideline"].split("only one run teaches", 1)[-1], *(entry.get("set_aside") or [])]:
         m = re.search(rf"In (?:the one failed run here|(\d+) of the (\d+) failed runs here{TASKS}) (.+)", text)
         if not m or text.startswith("Not advised"):
             continue
-        kind = next((k for k, head in said if m.group(3).startswith(head)), None)
+        kind = next((k for k, shape in said if shape.match(m.group(3))), None)
         if kind is None:
             continue
         having = [r for r in failed if any(f["kind"] == kind for f in r.get("facts") or [])]
