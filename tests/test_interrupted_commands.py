@@ -175,6 +175,11 @@ def test_an_add_killed_while_writing_its_indexes_is_finished_by_the_next_add_of_
     killed = run(["add", "B1.jsonl", "--corpus", "c", "--offline", "-q"], work, kill_at=total - 3)
     assert killed.returncode == -signal.SIGKILL
     assert (work / "c" / ".wikitrace" / "runs.pending").is_file(), "the kill should land after the commit record"
+    # the record names only what the add changed (the earlier runs' pages come back from the
+    # manifest): the recovery below is made from such a record
+    record = json.loads((work / "c" / ".wikitrace" / "runs.pending").read_text())
+    assert isinstance(record["removed"], list) and record["output"]
+    assert not [rel for rel in record["output"] if rel.startswith("raw/step-0000/")]
     problems = check_corpus(work / "c")
     assert any("`wikitrace add` was interrupted" in p and "finishes it" in p for p in problems), problems
     assert tree_bytes(work / "c") != published

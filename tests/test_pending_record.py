@@ -15,12 +15,13 @@ def test_a_record_larger_than_its_write_slices_reads_back_exactly(tmp_path, monk
     record = pending.Pending(command="compile", data={"ids": {"runs": [{"step": "step-0000"}]}},
                              output={}, pages={"raw/_index.md": "# Raw\n\ttab ☃\n"}, corpus_json=corpus,
                              templates=None)
-    pub = SimpleNamespace(root=tmp_path, output={"raw/step-0000/turns.md": ["ab12", 10, 5, 7]})
+    pub = SimpleNamespace(root=tmp_path, output={"raw/step-0000/turns.md": ["ab12", 10, 5, 7]},
+                          manifest=SimpleNamespace(files={}))
     pending.save(pub, record)
 
     back = pending.load(tmp_path)
     assert back == pending.Pending(command="compile", data=record.data, output=pub.output, pages=record.pages,
-                                   corpus_json=corpus, templates=None)
+                                   corpus_json=corpus, templates=None, removed=[])
     # the record is one JSON object; corpus.json's text is beside it, as bytes, not escaped into it
     raw = json.loads(pending.path(tmp_path).read_text(encoding="utf-8"))
     assert raw["corpus_json"] is None and raw["corpus_json_size"] == len(corpus.encode())
@@ -33,8 +34,29 @@ def _saved(tmp_path):
 
     corpus = '{\n "runs": [\n  {"step": "step-0000", "title": "é"}\n ]\n}\n'
     record = pending.Pending(command="add", data={}, output={}, corpus_json=corpus)
-    pending.save(SimpleNamespace(root=tmp_path, output={}), record)
+    pending.save(SimpleNamespace(root=tmp_path, output={}, manifest=SimpleNamespace(files={})), record)
     return pending, corpus
+
+
+def test_a_record_holds_only_the_changes_to_the_manifest_and_completes_with_every_file(tmp_path):
+    """An add keeps tens of thousands of files: its record names the ones it wrote or dropped,
+    and the files it kept come back from the manifest the record was saved against."""
+    from wikitrace.corpus import pending
+
+    kept, rewritten = ["aa", 3, 1, 1], ["bb", 4, 2, 2]
+    files = {"raw/step-0000/turns.md": kept, "raw/_index.md": ["cc", 5, 3, 3], "insight/insight-0009.md": ["dd", 6, 4, 4],
+             "raw/step-0002/turns.md": None}  # claimed by a killed build, never finished
+    output = {"raw/step-0000/turns.md": kept, "raw/_index.md": rewritten, "raw/step-0001/turns.md": ["ee", 7, 5, 5]}
+    pub = SimpleNamespace(root=tmp_path, output=dict(output), manifest=SimpleNamespace(files=files))
+    pending.save(pub, pending.Pending(command="add", data={}, output={}))
+
+    raw = json.loads(pending.path(tmp_path).read_text(encoding="utf-8"))
+    assert raw["output"] == {"raw/_index.md": rewritten, "raw/step-0001/turns.md": ["ee", 7, 5, 5]}
+    assert sorted(raw["removed"]) == ["insight/insight-0009.md", "raw/step-0002/turns.md"]
+    back = pending.load(tmp_path)
+    # recovered: the publisher holds the saved manifest, the journal's claims as None
+    recovering = SimpleNamespace(manifest=SimpleNamespace(files=dict(files)))
+    assert pending._whole_output(recovering, back) == output
 
 
 def test_a_record_of_an_earlier_version_with_corpus_json_inline_still_reads(tmp_path):

@@ -42,6 +42,9 @@ class Pending:
     # on disk only: the bytes of corpus_json, saved in PENDING_CORPUS (None: given inline, as
     # records of earlier versions hold it)
     corpus_json_size: int | None = None
+    # on disk only: the manifest's paths the update no longer has; ``output`` then holds only the
+    # entries that differ from the manifest's (None: ``output`` is whole, as earlier records hold it)
+    removed: list[str] | None = None
 
 
 def path(root: Path) -> Path:
@@ -83,6 +86,13 @@ def save(pub, pending: Pending) -> None:
 
     pending.output = dict(pub.output)
     fields = dict(vars(pending))  # the fields as they are: asdict would deep-copy every entry
+    # Only what changed against the manifest, which stays on disk until ``complete`` replaces
+    # it: an add keeps tens of thousands of entries, and saving them all again cost more than
+    # the rest of its record. An entry a check refreshed in memory (a page's new inode after
+    # git checkout) is left out with the others: recovered, it is checked again by its hash.
+    before = pub.manifest.files
+    fields["output"] = {rel: entry for rel, entry in pending.output.items() if before.get(rel) != entry}
+    fields["removed"] = [rel for rel in before if rel not in pending.output]
     if pending.corpus_json is not None:
         # corpus.json's text first, as bytes beside the record (not escaped into it); the
         # record, renamed into place after it, is what makes the update complete-able
@@ -142,7 +152,7 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
     from .search_files import update_search_files
 
     root = pub.root
-    for rel, entry in pending.output.items():
+    for rel, entry in _whole_output(pub, pending).items():
         pub.output.setdefault(rel, entry)
     for rel, text in sorted(pending.pages.items()):
         pub.write(rel, text.encode("utf-8"))
@@ -177,6 +187,19 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
     before_replace()
     _drop(root)
     return removed
+
+
+def _whole_output(pub, pending: Pending) -> dict:
+    """Every file the update wrote or kept: a record read back holds only the changes to the
+    manifest (``removed``), which is the one it was saved against, or the one ``complete``
+    saved already when the command was killed just before dropping the record (its
+    entries then are the update's own, redone below as before)."""
+    if pending.removed is None:
+        return pending.output
+    gone = set(pending.removed)
+    whole = {rel: entry for rel, entry in pub.manifest.files.items() if entry is not None and rel not in gone}
+    whole.update(pending.output)
+    return whole
 
 
 def _drop(root: Path) -> None:
