@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache
 
+from . import rule_talk
 from .arguments import _last_key
 from .reading import Call, Reading, leaves
 from .record_facts import _when, stated_now
@@ -113,6 +114,7 @@ def _name_words(name: str) -> frozenset[str]:
 class Reason:
     text: str
     turns: list[int]
+    quoted: list[str] = field(default_factory=list)  # the rule's sentences as the prompt has them
 
 
 @dataclass(frozen=True)
@@ -318,14 +320,21 @@ def _choose(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
         by_value, by_name = _named(r, block.sentences[j], facts, subject)
         named += [f for f in by_value + by_name if f not in named]
     text = " ".join(block.sentences[j].text for j in chosen).lower()
-    for other in blocks:  # a rule that names another block's label ("travel insurance") leans on it
-        if other is block or len(other.label) < 4 or other.label not in text:
+    for other in blocks:  # a rule that names another block's label ("travel insurance") leans on it,
+        # unless the record says it has none of that thing (`insurance` "no"): its rule then bears on nothing
+        if other is block or len(other.label) < 4 or other.label not in text \
+                or any(f.key_words and f.key_words <= other.label_words and _absent(f.value) for f in facts):
             continue
         extra = next((k for k, s in enumerate(other.sentences) if s.rule and subject & s.words), None)
         if extra is not None:
             quoted.append((other, extra))
             break
     return quoted, named
+
+
+def _absent(value) -> bool:
+    """A field saying the record has none of its thing: a false flag, "no", "none"."""
+    return value is False or (isinstance(value, str) and value.strip().lower() in ("no", "none", "false"))
 
 
 def _quote(block: _Block, j: int) -> str:
@@ -346,13 +355,14 @@ def _fact_text(r: Reading, f: _Fact) -> str:
 
 
 def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str], about: str, facts: list[_Fact],
-            said: set[str], whole_call: bool = False, missed: bool = False) -> Reason | None:
+            said: set[str], whole_call: bool = False, missed: bool = False, before: int | None = None) -> Reason | None:
     if r.system is None or not subject:
         return None
     found = _choose(r, tool, subject, head, whole_call, facts, missed)
     if found is None:
         return None
     quoted, named = found
+    texts = [b.sentences[j].text for b, j in quoted]
     quote = " ".join(f"\"{_quote(b, j)}\"" for b, j in quoted)
     if quote in said:
         return None  # said once on the page is enough
@@ -367,7 +377,13 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
     if by_place:
         text += "; " + "; ".join(f"{where} " + join(parts, 4)
                                  for where, parts in by_place.items())
-    return Reason(text if text.endswith(('."', '!"', '?"')) else text + ".", turns)
+    text = text if text.endswith(('."', '!"', '?"')) else text + "."
+    known = head | frozenset().union(*(b.heading | b.label_words for b, _ in quoted), *(f.key_words for f in facts))
+    user = rule_talk.users_words(r, rule_talk.condition_words(texts, action_verb(tool), known), before)
+    if user is not None:  # a condition no record holds: the user's own words on it, no verdict
+        text += f" The user's words on its condition (turn {user.turn}): \"{user.text}\""
+        turns.append(user.turn)
+    return Reason(text, turns, texts)
 
 
 def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reason | None:
@@ -398,7 +414,8 @@ def for_call(r: Reading, c: Call, said: set[str]) -> Reason | None:
     """The rule on a change the task did not expect, with the facts of the record it acted on."""
     args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
     name = c.name or ""
-    return _reason(r, name, _subject(name), _head(name), name, _facts(r, args, c.n, set()), said, whole_call=True)
+    return _reason(r, name, _subject(name), _head(name), name, _facts(r, args, c.n, set()), said, whole_call=True,
+                   before=c.n)
 
 
 def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:
@@ -406,4 +423,17 @@ def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:
     name = expected.get("name") or ""
     args = expected.get("arguments") if isinstance(expected.get("arguments"), dict) else {}
     facts = _facts(r, args, None, set(), own="the expected call sends")
-    return _reason(r, name, _subject(name), _head(name), name, facts, said, whole_call=True, missed=True)
+    found = _reason(r, name, _subject(name), _head(name), name, facts, said, whole_call=True, missed=True)
+    thing = _head(name)
+    others = {c.name for c in r.calls} | {e.get("name", "") for e in r.memo.get("expected.all") or []}
+    shared = any(thing & _name_words(n) for n in others if n and n != name)  # "reservation" of many tools
+    refused = rule_talk.refusal(r, thing, action_verb(name) if shared else frozenset())
+    if refused is None:
+        return found
+    # the agent's own "I cannot" beside the change the task expected: what went wrong, in its words
+    allows = found is not None and rule_talk.grants(found.quoted, thing)
+    text = (f"The agent told the user at turn {refused.turn} that it could not: \"{refused.text}\"; the task expected "
+            f"{name}{', which the rule quoted allows' if allows else ''}.")
+    if found is None:
+        return Reason(text, [refused.turn])
+    return Reason(f"{found.text} {text}", found.turns + [refused.turn], found.quoted)
