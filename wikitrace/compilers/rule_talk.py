@@ -23,13 +23,15 @@ from .text import clip_words
 # a condition on what the person the agent serves says or wants: "if the user needs to …"
 _ON_PERSON = re.compile(r"\b(?:if|unless|when|provided)\s+(?:the\s+)?(?:user|customer|client|caller)\b([^.;,]*)", re.I)
 # verbs that carry a wish, not its content: "needs to cancel … given health reasons" turns on the reasons
-_CARRIERS = frozenset(_words("need needs want wants wish would like have has get make given because due "
+_CARRIERS = frozenset(_words("need needs want wants wish would like have has get make given because due must should "
+                              "could shall will able "
                               "with that this from into their them they then than your what which there"))
 _NOT_ABLE = re.compile(r"\b(?:cannot|can't|can not|unable|not able|not allowed|not permitted|not possible|"
                        r"won't be able|will not be able|isn't possible|is not possible)\b", re.I)
 # "if you can't find the id" is the user's inability, not the agent saying what it will not do
 _YOU = re.compile(r"\byou(?:'re|\s+are)?\s+$", re.I)
-_GRANT = re.compile(r"\b(?:can|may|is allowed to|are allowed to)\s+(?!not\b)(\w+(?:\s+\w+){0,3})", re.I)
+_GRANT = re.compile(r"\b(?:can|may|allowed to)\b(?!\s+not\b)", re.I)
+_CLAUSE = re.compile(r"[,;:.]")
 _WIDTH = 200
 
 
@@ -99,8 +101,9 @@ def refusal(r: Reading, thing: frozenset[str], verb: frozenset[str]) -> Said | N
 
 
 def grants(quoted: list[str], thing: frozenset[str]) -> bool:
-    """Whether a quoted rule grants an act on the thing ("The user can modify passengers")."""
-    return any(_names(_words(m.group(1)), thing) for s in quoted for m in _GRANT.finditer(s))
+    """Whether a quoted rule grants an act on the thing: a clause naming it with an unnegated
+    "can" or "may" ("The user can modify passengers", "passengers may be renamed")."""
+    return any(_GRANT.search(c) and _names(_words(c), thing) for s in quoted for c in _CLAUSE.split(s))
 
 
 def _names(words: frozenset[str], thing: frozenset[str]) -> bool:
