@@ -345,3 +345,16 @@ def test_the_users_inability_is_no_refusal_even_on_the_tools_own_thing(tmp_path)
     run = _run(tmp_path, messages, [{"name": "update_reservation_passengers", "kwargs": rename}])
     [fact] = [f for f in _facts(run) if f.kind == "missed-change"]
     assert "could not" not in fact.text, fact.text
+
+
+def test_a_permission_under_a_condition_is_not_called_allowed(tmp_path):
+    """The agent refused an expected cancellation of an old economy booking: the cancel rule says
+    bookings "can be cancelled within 48 hours", a permission under a condition the page does not
+    check, so the page does not say the rule allows it."""
+    messages = [_user("Please cancel K2PL7Q."), *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, TRIP),
+                _agent("K2PL7Q was booked days ago, so it cannot be cancelled.")]
+    run = _run(tmp_path, messages, [{"name": "cancel_reservation", "kwargs": {"reservation_id": "K2PL7Q"}}])
+    [fact] = [f for f in _facts(run) if f.kind == "missed-change"]
+    assert f"{RULE} cancel_reservation" in fact.text and "can be cancelled within 48 hours" in fact.text
+    assert fact.text.endswith("that it could not: \"K2PL7Q was booked days ago, so it cannot be cancelled.\"; the task "
+                              "expected cancel_reservation."), fact.text

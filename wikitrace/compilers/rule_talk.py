@@ -32,6 +32,9 @@ _NOT_ABLE = re.compile(r"\b(?:cannot|can't|can not|unable|not able|not allowed|n
 _YOU = re.compile(r"\byou(?:'re|\s+are)?\s+$", re.I)
 _GRANT = re.compile(r"\b(?:can|may|allowed to)\b(?!\s+not\b)", re.I)
 _CLAUSE = re.compile(r"[,;:.]")
+# a permission under a condition ("can be cancelled within 24 hours", "only if …") is no grant the
+# page can state without checking the condition
+_CONDITIONAL = re.compile(r"\b(?:if|unless|only|within|when|whenever|provided|otherwise|after|before|until)\b", re.I)
 _WIDTH = 200
 
 
@@ -88,22 +91,24 @@ def users_words(r: Reading, words: frozenset[str], before: int | None) -> Said |
 def refusal(r: Reading, thing: frozenset[str], verb: frozenset[str]) -> Said | None:
     """The agent's first sentence to the user saying it could not do something to the tool's thing
     (a negation of ability or permission in a sentence naming ``thing``, a prefix standing for it),
-    and naming the tool's ``verb`` too when given (a thing other tools act on names no one action)."""
+    or naming the tool's ``verb`` when given instead (a thing other tools act on names no one action)."""
     for t in _people(r):
         if t.role != "assistant":
             continue
         for s in sentences(t.content or ""):
             if any(not _YOU.search(s, 0, m.start()) for m in _NOT_ABLE.finditer(s)):
                 words = _words(s)
-                if _names(words, thing) and (not verb or _names(words, verb)):
+                if _names(words, verb or thing):
                     return Said(clip_words(s, _WIDTH), t.turn)
     return None
 
 
 def grants(quoted: list[str], thing: frozenset[str]) -> bool:
-    """Whether a quoted rule grants an act on the thing: a clause naming it with an unnegated
-    "can" or "may" ("The user can modify passengers", "passengers may be renamed")."""
-    return any(_GRANT.search(c) and _names(_words(c), thing) for s in quoted for c in _CLAUSE.split(s))
+    """Whether a quoted rule grants an act on the thing outright: a clause naming it with an
+    unnegated "can" or "may" and no condition ("The user can modify passengers", "passengers may
+    be renamed"; not "reservations can be cancelled within 24 hours")."""
+    return any(_GRANT.search(c) and not _CONDITIONAL.search(c) and _names(_words(c), thing)
+               for s in quoted for c in _CLAUSE.split(s))
 
 
 def _names(words: frozenset[str], thing: frozenset[str]) -> bool:
