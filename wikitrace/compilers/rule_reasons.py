@@ -315,8 +315,10 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
         text += "; " + "; ".join(f"{where} " + join(parts, 4)
                                  for where, parts in by_place.items())
     text = text if text.endswith(('."', '!"', '?"')) else text + "."
-    known = head | frozenset().union(*(b.heading | b.label_words for b, _ in quoted), *(f.key_words for f in facts))
-    user = rule_talk.users_words(r, rule_talk.condition_words(texts, action_verb(tool), known), before)
+    words = rule_talk.condition_words(texts, action_verb(tool))
+    if words:  # less the words naming the action's thing, its sections and the record's fields
+        words -= head.union(*(b.heading | b.label_words for b, _ in quoted), *(f.key_words for f in facts))
+    user = rule_talk.users_words(r, words, before) if words else None
     if user is not None:  # a condition no record holds: the user's own words on it, no verdict
         text += f" The user's words on its condition (turn {user.turn}): \"{user.text}\""
         turns.append(user.turn)

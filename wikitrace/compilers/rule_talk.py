@@ -28,6 +28,7 @@ _CARRIERS = frozenset(_words("need needs want wants wish would like have has get
                               "with that this from into their them they then than your what which there"))
 _NOT_ABLE = re.compile(r"\b(?:cannot|can't|can not|unable|not able|not allowed|not permitted|not possible|"
                        r"won't be able|will not be able|isn't possible|is not possible)\b", re.I)
+_DENIES = ("not", "Not", "NOT", "n't", "N'T", "nable", "NABLE")  # one is in every negation above: a cheap first look
 # "if you can't find the id" is the user's inability, not the agent saying what it will not do
 _YOU = re.compile(r"\byou(?:'re|\s+are)?\s+$", re.I)
 _GRANT = re.compile(r"\b(?:can|may|allowed to)\b(?!\s+not\b)", re.I)
@@ -44,18 +45,18 @@ class Said:
     turn: int
 
 
-def condition_words(quoted: list[str], verb: frozenset[str], known: frozenset[str]) -> frozenset[str]:
+def condition_words(quoted: list[str], verb: frozenset[str]) -> frozenset[str]:
     """The words of a quoted rule's condition on the person's doing the action itself ("if the user
-    needs to cancel … given health or weather reasons": "health", "weather", "reason"), less the
-    words that name the action, its section or a record field (``known``). A condition on another
-    act of theirs ("if the user wants to buy …") is not one on this action."""
+    needs to cancel … given health or weather reasons": "health", "weather", "reason"; the caller
+    takes out the words naming its thing, section or record fields). A condition on another act of
+    theirs ("if the user wants to buy …") is not one on this action."""
     out: set[str] = set()
     for s in quoted:
         for m in _ON_PERSON.finditer(s):
             said = _words(m.group(1))
             if verb & said:
                 out |= said
-    return frozenset(w for w in out - verb - known - _CARRIERS if len(w) >= 4)  # "the", "or" name nothing
+    return frozenset(w for w in out - verb - _CARRIERS if len(w) >= 4)  # "the", "or" name nothing
 
 
 def _people(r: Reading):
@@ -92,14 +93,17 @@ def refusal(r: Reading, thing: frozenset[str], verb: frozenset[str]) -> Said | N
     """The agent's first sentence to the user saying it could not do something to the tool's thing
     (a negation of ability or permission in a sentence naming ``thing``, a prefix standing for it),
     or naming the tool's ``verb`` when given instead (a thing other tools act on names no one action)."""
-    for t in _people(r):
-        if t.role != "assistant":
-            continue
-        for s in sentences(t.content or ""):
-            if any(not _YOU.search(s, 0, m.start()) for m in _NOT_ABLE.finditer(s)):
-                words = _words(s)
-                if _names(words, verb or thing):
-                    return Said(clip_words(s, _WIDTH), t.turn)
+    if not r.has_interlocutor:
+        return None
+    harness = {t.turn for t in r.harness}
+    for t in r.run.turns:
+        if t.role != "assistant" or t.type != "message" or not t.content or t.turn in harness \
+                or t.extra.get("written_by") == "harness" or not any(w in t.content for w in _DENIES):
+            continue  # most messages deny nothing: not cut into sentences
+        for s in sentences(t.content):
+            if _names(_words(s), verb or thing) and any(not _YOU.search(s[max(0, m.start() - 12):m.start()])
+                                                        for m in _NOT_ABLE.finditer(s)):
+                return Said(clip_words(s, _WIDTH), t.turn)
     return None
 
 
