@@ -17,6 +17,9 @@ the record has a timestamp. When two blocks rank alike, or parallel sentences of
 membership tier) name the same fields, nothing is quoted: a wrong rule quoted is worse than none.
 One exception: for an expected change never made, the one labelled block of the action's own section
 on the tool's thing ("Change passengers:") is quoted without a fact, as what the policy allowed.
+A block another rule leans on by its label ("travel insurance") is left out when the record says it
+has none of that thing. What the user said of a rule's condition, and the agent's own refusal of an
+expected change, are added beside the rule (rule_talk.py); the prompt is cut in rule_blocks.py.
 """
 
 from __future__ import annotations
