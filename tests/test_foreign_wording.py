@@ -179,6 +179,10 @@ def test_a_rule_is_quoted_only_from_the_logs_own_prompt_and_only_on_chat_task_lo
         failed = relabeled(run, False)
         system = next((t for t in failed.turns if t.type == "message" and t.role == "system"), None)
         for fact in compile_offline(failed).in_short:
+            if "The user's words on its condition" in fact.text or " that it could not: " in fact.text:
+                # what a user and the agent said of a rule (rule_talk.py) needs a person and expected calls
+                assert "expected_calls" in (failed.task.metadata or {}) and any(
+                    t.role == "user" for t in failed.turns), failed.run_id
             if "The system prompt's rule on" not in fact.text:
                 continue
             assert system is not None and "expected_calls" in (failed.task.metadata or {}), failed.run_id
@@ -246,3 +250,30 @@ def test_the_fact_kinds_insights_lead_with_stay_on_the_formats_that_show_them():
                         assert quoted.rstrip(" …") in prompt, (run.run_id, quoted)
                     seen["rule"] += 1
     assert seen["qa"] >= 5  # the Reflexion fixture's slips are read: the check is not empty
+
+
+def test_no_refusal_or_users_words_on_logs_without_a_person():
+    """A SWE-agent, ReAct or coding log has no person the agent serves: an agent message saying it
+    cannot do something is no refusal told to a user, and no message is the user's words on a
+    rule (compilers/rule_talk.py), on every importer fixture that has no person's replies."""
+    from dataclasses import replace
+
+    from fixture_runs import RUNS
+    from wikitrace.compilers import rule_talk
+    from wikitrace.compilers.reading import read_run
+    from wikitrace.compilers.rules import _words
+    from wikitrace.runs.model import Turn
+
+    alone = [run for run in RUNS if not read_run(run).has_interlocutor]
+    templates = 0
+    assert len(alone) > 20
+    for run in alone:
+        last = max(t.turn for t in run.turns)
+        said = Turn(last + 1, "message", "assistant", content="I cannot change the file, the build broke it.")
+        r = read_run(replace(run, turns=[*run.turns, said]))
+        assert rule_talk.refusal(r, frozenset({"file"}), frozenset()) is None, run.run_id
+        for t in run.turns:  # a task statement in a user message's form is nobody's words on a rule
+            if t.role == "user" and t.type == "message" and _words(t.content or ""):
+                templates += 1
+                assert rule_talk.users_words(r, _words(t.content), None) is None, run.run_id
+    assert templates  # the SWE-agent and ReAct fixtures state their task as a user message

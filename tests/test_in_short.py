@@ -528,9 +528,32 @@ def _rule_said(run: Run, by_n: dict, said: str) -> None:
                 assert json.dumps(answer.get(key)) == value, (place, key)
 
 
+def _said_about_rule(run: Run, by_n: dict, text: str) -> str:
+    """What was said about a rule (rule_talk.py), checked and cut off the fact's end: the agent's
+    refusal is its own sentence at that turn and the task expected that call; the user's words on
+    the rule's condition are the user's own, at that turn."""
+    m = re.search(r' The agent told the user at turn (\d+) that it could not: "(.+?)"; the task expected (\w+)'
+                  r'(?:, which the rule quoted allows)?\.$', text)
+    if m:
+        said = by_n[int(m.group(1))]
+        assert said.role == "assistant" and m.group(2).rstrip(" …") in " ".join((said.content or "").split()), text
+        expected = [c.get("name") for c in json.loads((run.task.metadata or {}).get("expected_calls") or "[]")]
+        assert m.group(3) in expected, text
+        assert ", which the rule quoted allows" not in m.group(0) or " The system prompt's rule on " in text, text
+        text = text[:m.start()]
+    m = re.search(r' The user\'s words on its condition \(turn (\d+)\): "(.+)"$', text)
+    if m:
+        said = by_n[int(m.group(1))]
+        assert said.role == "user" and m.group(2).rstrip(" …") in " ".join((said.content or "").split()), text
+        assert " The system prompt's rule on " in text, text
+        text = text[:m.start()]
+    return text
+
+
 def _check(run: Run, text: str, turns: list[int]) -> None:
     by_n = {t.turn: t for t in run.turns}
     assert all(n in by_n for n in turns), (text, turns)
+    text = _said_about_rule(run, by_n, text)
     if " The system prompt's rule on " in text:
         text, said = text.split(" The system prompt's rule on ", 1)
         _rule_said(run, by_n, said)
@@ -832,6 +855,25 @@ def test_the_rule_beside_a_fact_is_checked_like_the_fact(tmp_path):
     _check(run, fact.text, fact.turns)
     with pytest.raises(AssertionError):
         _check(run, fact.text.replace('`membership` "platinum"', '`membership` "bronze"'), fact.turns)
+
+
+def test_what_was_said_about_a_rule_is_checked_like_the_fact(tmp_path):
+    """The agent's refusal and the user's words on a rule's condition (rule_talk.py) are checked
+    against the turns they name."""
+    from test_rule_reasons import _cancelled, _refused
+
+    run = _refused(tmp_path, True)
+    [fact] = [f for f in compile_offline(run).in_short if f.kind == "missed-change"]
+    assert " that it could not: " in fact.text
+    _check(run, fact.text, fact.turns)
+    with pytest.raises(AssertionError):
+        _check(run, fact.text.replace("cannot be changed", "cannot be renamed"), fact.turns)
+    run, fact = _cancelled(tmp_path, [_user("Cancel K2PL7Q please."), _agent("Is it illness, or a storm?"),
+                                      _user("A storm, yes.")])
+    assert " The user's words on its condition " in fact.text
+    _check(run, fact.text, fact.turns)
+    with pytest.raises(AssertionError):
+        _check(run, fact.text.replace("A storm, yes.", "Illness, yes."), fact.turns)
 
 
 def test_every_fact_on_every_importer_fixture_holds():

@@ -225,8 +225,8 @@ def test_a_refused_change_the_actions_own_section_allows_is_given_that_rule(tmp_
     """No rule names a value of the record, but the section where the run's other update calls
     have their rules holds one block on passengers: it is quoted beside the change never made."""
     [fact] = [f for f in _facts(_refused(tmp_path, True)) if f.kind == "missed-change"]
-    assert fact.text.endswith(f"{RULE} update_reservation_passengers (turn 0): \"Change passengers: A booking's "
-                              "passengers may be renamed, but their number stays fixed.\"")
+    assert f"{RULE} update_reservation_passengers (turn 0): \"Change passengers: A booking's passengers may be " \
+           "renamed, but their number stays fixed.\"" in fact.text
 
 
 def test_a_labelled_rule_is_not_picked_between_two_sections(tmp_path):
@@ -234,3 +234,127 @@ def test_a_labelled_rule_is_not_picked_between_two_sections(tmp_path):
     passengers:" both name the thing: which one governs is not settled, so neither is quoted."""
     [fact] = [f for f in _facts(_refused(tmp_path, False)) if f.kind == "missed-change"]
     assert RULE not in fact.text
+
+
+# --- what was said about the rule: the user's stated reason, the agent's refusal (rule_talk.py) ---------
+
+COVERED = POLICY.replace(
+    "- Payment: A booking may use at most one voucher and at most two cards.",
+    "- Payment: A booking may use at most one voucher and at most two cards.\n\n"
+    "- Trip cover: the agent should offer trip cover if the user plans a long journey, at 20 dollars per traveller; it refunds the "
+    "booking in full if the user must cancel the trip because of illness or a storm.").replace(
+    "can be cancelled only with cover bought", "can be cancelled only with trip cover bought and its terms met")
+CANCEL_RULE = ("\"Any booking can be cancelled within 48 hours of being made, or when the carrier cancelled a flight of "
+               "it.\" \"Otherwise, economy and basic economy bookings can be cancelled only with trip cover bought and its "
+               "terms met, and business bookings always.\"")
+COVER_RULE = ("\"Trip cover: the agent should offer trip cover if the user plans a long journey, at 20 dollars per traveller; it "
+              "refunds the booking in full if the user must cancel the trip because of illness or a storm.\"")
+
+
+def _cancelled(tmp_path, talk, cover="yes"):
+    """The user asks to cancel an old economy booking; the task expected no change."""
+    trip = dict(TRIP, cover=cover)
+    messages = [*talk, *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, trip),
+                _agent("Shall I cancel K2PL7Q?"), _user("Yes."),
+                *_tool("cancel_reservation", {"reservation_id": "K2PL7Q"}, dict(trip, status="cancelled"))]
+    run = _run(tmp_path, messages, [{"name": "get_reservation_details", "kwargs": {"reservation_id": "K2PL7Q"}}],
+               policy=COVERED)
+    [fact] = [f for f in _facts(run) if f.kind == "unexpected-change"]
+    return run, fact
+
+
+def test_the_users_own_answer_on_a_condition_no_record_holds_is_quoted(tmp_path):
+    """The cover rule turns on why the user cancels; the record holds the cover, not the reason. The
+    user's answer to the agent's question on it is quoted, and no verdict on it is given."""
+    run, fact = _cancelled(tmp_path, [_user("Please cancel K2PL7Q."),
+                                      _agent("May I ask the reason? Is it illness, or a storm?"),
+                                      _user("Neither, really. A birthday party moved, so I will not travel.")])
+    answer = next(t.turn for t in run.turns if t.role == "user" and "Neither" in (t.content or ""))
+    assert f"{CANCEL_RULE} {COVER_RULE}" in fact.text
+    assert fact.text.endswith(f"`cover` \"yes\". The user's words on its condition (turn {answer}): "
+                              "\"Neither, really. A birthday party moved, so I will not travel.\"")
+    assert answer in fact.turns and "not met" not in fact.text
+
+
+def test_the_users_sentence_naming_the_condition_is_quoted_without_a_question(tmp_path):
+    """No question was asked: the nearest user message before the call that names the condition's
+    words gives it, and only its sentence on that is quoted (not the "Yes." that came later)."""
+    run, fact = _cancelled(tmp_path, [_user("Hi, I am Tove. I caught an illness last week and must stay home. Cancel K2PL7Q.")])
+    said = next(t.turn for t in run.turns if t.role == "user" and "illness" in (t.content or ""))
+    assert fact.text.endswith(f"The user's words on its condition (turn {said}): \"I caught an illness last week and "
+                              "must stay home.\"")
+
+
+def test_no_user_words_are_quoted_when_none_bear_on_the_condition(tmp_path):
+    """The user only asked and agreed: no message names the condition or answers a question on it.
+    The cover rule's other condition (on planning a journey) is not one on cancelling, and "must"
+    carries the condition, it is not what it turns on."""
+    _, fact = _cancelled(tmp_path, [_user("I must cancel K2PL7Q, my plans changed.")])
+    assert COVER_RULE in fact.text and "The user's words" not in fact.text
+
+
+def test_a_rule_the_record_says_does_not_apply_is_not_quoted(tmp_path):
+    """The booking has no trip cover: the cover rule's terms bear on nothing, so only the cancel
+    rule is quoted, and no user words on the cover's condition."""
+    _, fact = _cancelled(tmp_path, [_user("Please cancel K2PL7Q."), _agent("Why do you cancel? Illness, or a storm?"),
+                                    _user("A storm is coming.")], cover="no")
+    assert CANCEL_RULE in fact.text and "Trip cover:" not in fact.text and "The user's words" not in fact.text
+    assert "`cover` \"no\"" in fact.text  # the field the cancel rule names by name is still given
+
+
+def test_the_agents_refusal_is_set_beside_the_expected_change_the_rule_allows(tmp_path):
+    run = _refused(tmp_path, True)
+    refused = next(t.turn for t in run.turns if t.role == "assistant" and "cannot be changed" in (t.content or ""))
+    [fact] = [f for f in _facts(run) if f.kind == "missed-change"]
+    assert fact.text.endswith(
+        f"{RULE} update_reservation_passengers (turn 0): \"Change passengers: A booking's passengers may be renamed, but "
+        f"their number stays fixed.\" The agent told the user at turn {refused} that it could not: \"I am sorry, the "
+        "passenger on a booking cannot be changed.\"; the task expected update_reservation_passengers, which the rule "
+        "quoted allows.")
+    assert refused in fact.turns
+
+
+def test_a_refusal_without_a_rule_quoted_does_not_say_the_rule_allows_it(tmp_path):
+    """Two sections name passengers: no rule is quoted, the refusal still is, and nothing is said of
+    what a rule allows."""
+    [fact] = [f for f in _facts(_refused(tmp_path, False)) if f.kind == "missed-change"]
+    assert RULE not in fact.text
+    assert fact.text.endswith("that it could not: \"I am sorry, the passenger on a booking cannot be changed.\"; the "
+                              "task expected update_reservation_passengers.")
+
+
+def test_what_the_user_cannot_do_or_a_refusal_of_another_action_is_no_refusal(tmp_path):
+    """The task expected a cancellation. "If you cannot find the booking id" is the user's
+    inability; "I cannot remove a traveller from a reservation" refuses another change of the
+    reservation than cancelling it (a thing other tools act on needs the tool's own verb too)."""
+    messages = [_user("Please cancel my trip."),
+                _agent("If you cannot find the reservation id, your email has it."),
+                _user("It is K2PL7Q. Or just take my friend off it."),
+                *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, TRIP),
+                _agent("I cannot remove a traveller from a reservation. Anything else?")]
+    run = _run(tmp_path, messages, [{"name": "cancel_reservation", "kwargs": {"reservation_id": "K2PL7Q"}}])
+    [fact] = [f for f in _facts(run) if f.kind == "missed-change"]
+    assert "could not" not in fact.text, fact.text
+
+
+def test_the_users_inability_is_no_refusal_even_on_the_tools_own_thing(tmp_path):
+    rename = {"reservation_id": "K2PL7Q", "passengers": [{"first_name": "Ola", "last_name": "Brand", "dob": "1981-07-30"}]}
+    messages = [_user("Please put Ola on K2PL7Q instead of me."),
+                *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, TRIP),
+                _agent("If you can't find the new passenger's birth date, ask them and come back."), _user("Okay, bye.")]
+    run = _run(tmp_path, messages, [{"name": "update_reservation_passengers", "kwargs": rename}])
+    [fact] = [f for f in _facts(run) if f.kind == "missed-change"]
+    assert "could not" not in fact.text, fact.text
+
+
+def test_a_permission_under_a_condition_is_not_called_allowed(tmp_path):
+    """The agent refused an expected cancellation of an old economy booking: the cancel rule says
+    bookings "can be cancelled within 48 hours", a permission under a condition the page does not
+    check, so the page does not say the rule allows it."""
+    messages = [_user("Please cancel K2PL7Q."), *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, TRIP),
+                _agent("K2PL7Q was booked days ago, so it cannot be cancelled.")]
+    run = _run(tmp_path, messages, [{"name": "cancel_reservation", "kwargs": {"reservation_id": "K2PL7Q"}}])
+    [fact] = [f for f in _facts(run) if f.kind == "missed-change"]
+    assert f"{RULE} cancel_reservation" in fact.text and "can be cancelled within 48 hours" in fact.text
+    assert fact.text.endswith("that it could not: \"K2PL7Q was booked days ago, so it cannot be cancelled.\"; the task "
+                              "expected cancel_reservation."), fact.text

@@ -17,6 +17,9 @@ the record has a timestamp. When two blocks rank alike, or parallel sentences of
 membership tier) name the same fields, nothing is quoted: a wrong rule quoted is worse than none.
 One exception: for an expected change never made, the one labelled block of the action's own section
 on the tool's thing ("Change passengers:") is quoted without a fact, as what the policy allowed.
+A block another rule leans on by its label ("travel insurance") is left out when the record says it
+has none of that thing. What the user said of a rule's condition, and the agent's own refusal of an
+expected change, are added beside the rule (rule_talk.py); the prompt is cut in rule_blocks.py.
 """
 
 from __future__ import annotations
@@ -27,81 +30,19 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache
 
+from . import rule_talk
 from .arguments import _last_key
 from .reading import Call, Reading, leaves
 from .record_facts import _when, stated_now
-from .rules import RULE, _stem, _words, action_verb, sentences
+from .rule_blocks import _Block, _Sentence, _blocks, _loosely_names
+from .rules import _stem, action_verb
 from .insight_words import join
 from .text import clip_words
 
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*)$")
-_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
-_LABEL = re.compile(r"^([A-Za-z][\w '/&-]{1,50}?):\s")
-# a sentence that states a condition or a permission is a rule too ("If the user is a gold member, 3
-# free bags"; "All reservations can be cancelled within 24 hours"), not only one with "must"
-_CONDITION = re.compile(r"\b(?:if|unless|can|may|allowed|eligible|per|each)\b", re.I)
-_DURATION = re.compile(r"\b(?:\d+|one|two|three|a|an)\s+(?:hour|day|week)s?\b", re.I)
 _NAME_PARTS = re.compile(r"[\W_]+|(?<=[a-z])(?=[A-Z])")
 _DIGIT = re.compile(r"\d")
 _WIDTH = 260  # one quoted sentence at most; a rule is quoted, not summarised
 _MAX_SENTENCES = 3
-
-
-@dataclass(frozen=True)
-class _Sentence:
-    text: str
-    words: frozenset[str]
-    rule: bool  # states a rule, a condition or a permission
-    span: bool  # states a span of time ("within 24 hours")
-
-
-@dataclass(frozen=True)
-class _Block:
-    heading: frozenset[str]  # stemmed words of the nearest heading above it
-    label: str  # the label, lower case ("" for none)
-    label_text: str  # the label as written
-    label_words: frozenset[str]
-    words: frozenset[str]
-    sentences: tuple[_Sentence, ...]
-
-
-@lru_cache(maxsize=16)  # runs of one benchmark share one prompt: it is cut once, not per call
-def _blocks(text: str) -> tuple[_Block, ...]:
-    out: list[_Block] = []
-    heading: frozenset[str] = frozenset()
-    current: list[str] = []
-
-    def close():
-        body = " ".join(" ".join(current).split())
-        current.clear()
-        if not body:
-            return
-        m = _LABEL.match(body)
-        label = m.group(1).strip() if m and len(m.group(1).split()) <= 5 else ""
-        said = tuple(_Sentence(s, _words(s), bool(RULE.search(s) or _CONDITION.search(s)), bool(_DURATION.search(s)))
-                     for s in sentences(body[len(m.group(0)):] if label else body))
-        if said:
-            label_words = _words(label)
-            out.append(_Block(heading, label.lower(), label, label_words, _words(body), said))
-
-    for line in (text or "").splitlines():
-        h = _HEADING.match(line)
-        if h:
-            close()
-            heading = _words(h.group(1))  # the nearest heading: a section's name scopes its rules
-            continue
-        if not line.strip() or _ITEM.match(line):
-            close()
-        current.append(_ITEM.sub("", line, count=1) if _ITEM.match(line) else line)
-    close()
-    return tuple(out)
-
-
-def _loosely_names(label: frozenset[str], subject: frozenset[str]) -> bool:
-    """Whether a label's words name the subject, a shorter word standing for a longer one it
-    starts (a "bag" label for a ``baggages`` argument): a label is a topic of a few words, not prose."""
-    return any(a == b or (min(len(a), len(b)) >= 3 and (a.startswith(b) or b.startswith(a)))
-               for a in label for b in subject)
 
 
 @lru_cache(maxsize=1024)  # a few dozen field and argument names, asked for every sentence
@@ -113,6 +54,7 @@ def _name_words(name: str) -> frozenset[str]:
 class Reason:
     text: str
     turns: list[int]
+    quoted: list[str] = field(default_factory=list)  # the rule's sentences as the prompt has them
     # what the rule is about, counted across runs as a fact of its own: [the tool, what the rule is
     # on, the quote as the page gives it]; runs quoting the same words share one lead (corpus/fact_leads.py)
     about: list[str] = field(default_factory=list)
@@ -321,14 +263,21 @@ def _choose(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
         by_value, by_name = _named(r, block.sentences[j], facts, subject)
         named += [f for f in by_value + by_name if f not in named]
     text = " ".join(block.sentences[j].text for j in chosen).lower()
-    for other in blocks:  # a rule that names another block's label ("travel insurance") leans on it
-        if other is block or len(other.label) < 4 or other.label not in text:
+    for other in blocks:  # a rule that names another block's label ("travel insurance") leans on it,
+        # unless the record says it has none of that thing (`insurance` "no"): its rule then bears on nothing
+        if other is block or len(other.label) < 4 or other.label not in text \
+                or any(f.key_words and f.key_words <= other.label_words and _absent(f.value) for f in facts):
             continue
         extra = next((k for k, s in enumerate(other.sentences) if s.rule and subject & s.words), None)
         if extra is not None:
             quoted.append((other, extra))
             break
     return quoted, named
+
+
+def _absent(value) -> bool:
+    """A field saying the record has none of its thing: a false flag, "no", "none"."""
+    return value is False or (isinstance(value, str) and value.strip().lower() in ("no", "none", "false"))
 
 
 def _quote(block: _Block, j: int) -> str:
@@ -349,13 +298,14 @@ def _fact_text(r: Reading, f: _Fact) -> str:
 
 
 def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str], about: str, facts: list[_Fact],
-            said: set[str], whole_call: bool = False, missed: bool = False) -> Reason | None:
+            said: set[str], whole_call: bool = False, missed: bool = False, before: int | None = None) -> Reason | None:
     if r.system is None or not subject:
         return None
     found = _choose(r, tool, subject, head, whole_call, facts, missed)
     if found is None:
         return None
     quoted, named = found
+    texts = [b.sentences[j].text for b, j in quoted]
     quote = " ".join(f"\"{_quote(b, j)}\"" for b, j in quoted)
     if quote in said:
         return None  # said once on the page is enough
@@ -370,8 +320,15 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
     if by_place:
         text += "; " + "; ".join(f"{where} " + join(parts, 4)
                                  for where, parts in by_place.items())
-    return Reason(text if text.endswith(('."', '!"', '?"')) else text + ".", turns,
-                  about=[tool, about.strip("`"), quote])
+    text = text if text.endswith(('."', '!"', '?"')) else text + "."
+    words = rule_talk.condition_words(texts, action_verb(tool))
+    if words:  # less the words naming the action's thing, its sections and the record's fields
+        words -= head.union(*(b.heading | b.label_words for b, _ in quoted), *(f.key_words for f in facts))
+    user = rule_talk.users_words(r, words, before) if words else None
+    if user is not None:  # a condition no record holds: the user's own words on it, no verdict
+        text += f" The user's words on its condition (turn {user.turn}): \"{user.text}\""
+        turns.append(user.turn)
+    return Reason(text, turns, texts, about=[tool, about.strip("`"), quote])
 
 
 def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reason | None:
@@ -402,7 +359,8 @@ def for_call(r: Reading, c: Call, said: set[str]) -> Reason | None:
     """The rule on a change the task did not expect, with the facts of the record it acted on."""
     args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
     name = c.name or ""
-    return _reason(r, name, _subject(name), _head(name), name, _facts(r, args, c.n, set()), said, whole_call=True)
+    return _reason(r, name, _subject(name), _head(name), name, _facts(r, args, c.n, set()), said, whole_call=True,
+                   before=c.n)
 
 
 def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:
@@ -410,4 +368,17 @@ def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:
     name = expected.get("name") or ""
     args = expected.get("arguments") if isinstance(expected.get("arguments"), dict) else {}
     facts = _facts(r, args, None, set(), own="the expected call sends")
-    return _reason(r, name, _subject(name), _head(name), name, facts, said, whole_call=True, missed=True)
+    found = _reason(r, name, _subject(name), _head(name), name, facts, said, whole_call=True, missed=True)
+    thing = _head(name)
+    others = {c.name for c in r.calls} | {e.get("name", "") for e in r.memo.get("expected.all") or []}
+    shared = any(thing & _name_words(n) for n in others if n and n != name)  # "reservation" of many tools
+    refused = rule_talk.refusal(r, thing, action_verb(name) if shared else frozenset())
+    if refused is None:
+        return found
+    # the agent's own "I cannot" beside the change the task expected: what went wrong, in its words
+    allows = found is not None and rule_talk.grants(found.quoted, thing)
+    text = (f"The agent told the user at turn {refused.turn} that it could not: \"{refused.text}\"; the task expected "
+            f"{name}{', which the rule quoted allows' if allows else ''}.")
+    if found is None:
+        return Reason(text, [refused.turn])
+    return Reason(f"{found.text} {text}", found.turns + [refused.turn], found.quoted)

@@ -1,0 +1,120 @@
+"""What was said about a quoted rule: the user's own words on a condition only the user can state,
+and the agent telling the user it could not make a change the task expected.
+
+A rule such as "a full refund if the user needs to cancel for health reasons" turns on something no
+record holds: the user's reason, or wish. The records a page names cannot say whether it was met, so
+the user's own sentence on it is quoted instead (the user message nearest before the change that
+shares the condition's words, or that answers the agent's question on them), and no verdict is
+given. A change the task expected and the run never made is often one the agent refused: its own
+sentence saying it could not (a negation in the sentence that names the tool's thing) is quoted
+beside the expected call, with whether the quoted rule grants that thing ("can modify passengers").
+Both need a person who answered the agent: logs without one get neither.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .reading import Reading
+from .rules import _words, sentences
+from .text import clip_words
+
+# a condition on what the person the agent serves says or wants: "if the user needs to …"
+_ON_PERSON = re.compile(r"\b(?:if|unless|when|provided)\s+(?:the\s+)?(?:user|customer|client|caller)\b([^.;,]*)", re.I)
+# verbs that carry a wish, not its content: "needs to cancel … given health reasons" turns on the reasons
+_CARRIERS = frozenset(_words("need needs want wants wish would like have has get make given because due must should "
+                              "could shall will able "
+                              "with that this from into their them they then than your what which there"))
+_NOT_ABLE = re.compile(r"\b(?:cannot|can't|can not|unable|not able|not allowed|not permitted|not possible|"
+                       r"won't be able|will not be able|isn't possible|is not possible)\b", re.I)
+_DENIES = ("not", "Not", "NOT", "n't", "N'T", "nable", "NABLE")  # one is in every negation above: a cheap first look
+# "if you can't find the id" is the user's inability, not the agent saying what it will not do
+_YOU = re.compile(r"\byou(?:'re|\s+are)?\s+$", re.I)
+_GRANT = re.compile(r"\b(?:can|may|allowed to)\b(?!\s+not\b)", re.I)
+_CLAUSE = re.compile(r"[,;:.]")
+# a permission under a condition ("can be cancelled within 24 hours", "only if …") is no grant the
+# page can state without checking the condition
+_CONDITIONAL = re.compile(r"\b(?:if|unless|only|within|when|whenever|provided|otherwise|after|before|until)\b", re.I)
+_WIDTH = 200
+
+
+@dataclass(frozen=True)
+class Said:
+    text: str
+    turn: int
+
+
+def condition_words(quoted: list[str], verb: frozenset[str]) -> frozenset[str]:
+    """The words of a quoted rule's condition on the person's doing the action itself ("if the user
+    needs to cancel … given health or weather reasons": "health", "weather", "reason"; the caller
+    takes out the words naming its thing, section or record fields). A condition on another act of
+    theirs ("if the user wants to buy …") is not one on this action."""
+    out: set[str] = set()
+    for s in quoted:
+        for m in _ON_PERSON.finditer(s):
+            said = _words(m.group(1))
+            if verb & said:
+                out |= said
+    return frozenset(w for w in out - verb - _CARRIERS if len(w) >= 4)  # "the", "or" name nothing
+
+
+def _people(r: Reading):
+    """The messages of the person the agent serves, and of the agent, in order (none without a person)."""
+    if not r.has_interlocutor:
+        return []
+    harness = {t.turn for t in r.harness}
+    return [t for t in r.run.turns if t.type == "message" and t.turn not in harness and t.content
+            and t.role in ("user", "assistant") and t.extra.get("written_by") != "harness"]
+
+
+def users_words(r: Reading, words: frozenset[str], before: int | None) -> Said | None:
+    """The user's sentence that states the condition: the nearest user message before ``before``
+    that shares its words, or that answers an agent question sharing them."""
+    if not words:
+        return None
+    asked = False
+    found = None
+    for t in _people(r):
+        if before is not None and t.turn >= before:
+            break
+        said = t.content or ""
+        if t.role == "assistant":
+            asked = "?" in said and bool(words & _words(said))
+            continue
+        own = [s for s in sentences(said) if words & _words(s)]
+        if own or asked:
+            found = Said(clip_words(" ".join(own) if own else said, _WIDTH), t.turn)
+        asked = False
+    return found
+
+
+def refusal(r: Reading, thing: frozenset[str], verb: frozenset[str]) -> Said | None:
+    """The agent's first sentence to the user saying it could not do something to the tool's thing
+    (a negation of ability or permission in a sentence naming ``thing``, a prefix standing for it),
+    or naming the tool's ``verb`` when given instead (a thing other tools act on names no one action)."""
+    if not r.has_interlocutor:
+        return None
+    harness = {t.turn for t in r.harness}
+    for t in r.run.turns:
+        if t.role != "assistant" or t.type != "message" or not t.content or t.turn in harness \
+                or t.extra.get("written_by") == "harness" or not any(w in t.content for w in _DENIES):
+            continue  # most messages deny nothing: not cut into sentences
+        for s in sentences(t.content):
+            if _names(_words(s), verb or thing) and any(not _YOU.search(s[max(0, m.start() - 12):m.start()])
+                                                        for m in _NOT_ABLE.finditer(s)):
+                return Said(clip_words(s, _WIDTH), t.turn)
+    return None
+
+
+def grants(quoted: list[str], thing: frozenset[str]) -> bool:
+    """Whether a quoted rule grants an act on the thing outright: a clause naming it with an
+    unnegated "can" or "may" and no condition ("The user can modify passengers", "passengers may
+    be renamed"; not "reservations can be cancelled within 24 hours")."""
+    return any(_GRANT.search(c) and not _CONDITIONAL.search(c) and _names(_words(c), thing)
+               for s in quoted for c in _CLAUSE.split(s))
+
+
+def _names(words: frozenset[str], thing: frozenset[str]) -> bool:
+    return any(a == b or (min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a)))
+               for a in words for b in thing)
