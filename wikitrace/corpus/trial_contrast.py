@@ -164,7 +164,7 @@ class _Line:
 
 def _answer_found(ref: dict) -> str:
     found = ref.get("found")
-    return f", which {found['tool']}[{_t(found['query'])}] had returned" if found and found.get("query") else ""
+    return f", which {_t(found['tool'] + '[' + found['query'] + ']')} had returned" if found and found.get("query") else ""
 
 
 def _value_of(said: str) -> str:

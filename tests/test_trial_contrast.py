@@ -1,0 +1,156 @@
+"""Trials of the same task set against each other on the compilation pages.
+
+What a reader relies on: a success whose task also failed says first what those failed trials
+did otherwise, with their count and links, in place of a line that only restated the run; a
+failure says where it parted from a successful trial of its task; a task run once gets no such
+line; and adding or forgetting a trial resets the other trials' pages exactly as compiling
+everything again would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tau_messages import agent, tool, user
+from test_add import ok, same_corpus
+
+POLICY = "# Airline Agent Policy\n\nThe current time is 2024-06-01 10:00:00 EST.\n"
+TRIP = {"reservation_id": "Q4WZ8N", "user_id": "lena_vogt_3017", "origin": "DEN", "destination": "BOS",
+        "flight_type": "one_way", "cabin": "economy",
+        "flights": [{"origin": "DEN", "destination": "BOS", "flight_number": "HAT907", "date": "2024-06-09"}],
+        "passengers": [{"first_name": "Lena", "last_name": "Vogt", "dob": "1988-03-04"}],
+        "payment_history": [{"payment_id": "gift_card_7730215", "amount": 320}], "insurance": "no"}
+PROFILE = {"user_id": "lena_vogt_3017", "payment_methods": {
+    "gift_card_7730215": {"source": "gift_card", "id": "gift_card_7730215", "amount": 90},
+    "credit_card_6604418": {"source": "credit_card", "id": "credit_card_6604418", "last_four": "4418"}}}
+GIFT, CARD = "gift_card_7730215", "credit_card_6604418"
+
+
+def _change(payment: str) -> dict:
+    return {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": payment,
+            "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}]}
+
+
+def _trial(task: int, trial: int, payment: str, reward: float) -> dict:
+    """One tau-bench result record: the user asks for the gift card; the agent pays with ``payment``."""
+    traj = [{"role": "system", "content": POLICY}, user("Hi, I need to move my Boston flight."),
+            agent("Sure. Your user id and reservation id, please?"), user("lena_vogt_3017, reservation Q4WZ8N."),
+            *tool("get_user_details", {"user_id": "lena_vogt_3017"}, PROFILE),
+            *tool("get_reservation_details", {"reservation_id": "Q4WZ8N"}, TRIP),
+            user("Move me to HAT311 on 2024-06-10 and pay with the gift card."),
+            agent("HAT311 on 2024-06-10, the fare difference charged. Shall I go ahead?"), user("Yes."),
+            *tool("update_reservation_flights", _change(payment), dict(TRIP, flights=_change(payment)["flights"])),
+            agent("Done: you are on HAT311."), user("Thanks. ###STOP###")]
+    task_text = {"user_id": "lena_vogt_3017", "outputs": [],
+                 "instruction": f"You are lena_vogt_3017 (task {task}). Move flight Q4WZ8N to HAT311 on 2024-06-10 "
+                                "and pay with your gift card.",
+                 "actions": [{"name": "update_reservation_flights", "kwargs": _change(GIFT)}]}
+    return {"task_id": task, "reward": reward, "trial": trial, "traj": traj,
+            "info": {"task": task_text, "source": "user", "reward_info": {"reward": reward, "info": {}, "actions": []}}}
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text(json.dumps(records), encoding="utf-8")
+    return path
+
+
+def _in_short(corpus: Path, step: str) -> list[str]:
+    page = (corpus / "compilation" / f"{step}.md").read_text(encoding="utf-8")
+    return [ln for ln in page.split("## In short\n", 1)[1].split("\n## ", 1)[0].splitlines() if ln.startswith("- ")]
+
+
+WON, LOST_1, LOST_2, ALONE = (_trial(12, 0, GIFT, 1.0), _trial(12, 1, CARD, 0.0), _trial(12, 2, CARD, 0.0),
+                              _trial(13, 0, GIFT, 1.0))
+
+
+def test_a_success_names_what_its_failed_trials_sent_instead_and_links_them(tmp_path):
+    out = tmp_path / "c"
+    ok("compile", str(_write(tmp_path / "results.json", [WON, LOST_1, LOST_2, ALONE])), "--out", str(out),
+       "--offline", "-q")
+    steps = {r["run_id"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
+    won, lost, alone = steps["task-12-trial-0"], [steps["task-12-trial-1"], steps["task-12-trial-2"]], steps["task-13-trial-0"]
+    first = _in_short(out, won)[0]
+    links = ", ".join(f"[{s}]({s}.md)" for s in lost)
+    assert first.startswith(f"- All 2 failed trials of this task sent `payment_id` {CARD} in "
+                            f"update_reservation_flights ({links}); this run sent {GIFT}, from get_user_details's "
+                            f"answer (turn ")
+    shown = re.search(r"answer \(turn (\d+)\)", first).group(1)
+    log = [json.loads(ln) for ln in (out / "raw" / won / "solver.full.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert next(t for t in log if t["turn"] == int(shown))["name"] == "get_user_details"
+    # the line says more than "made the change the task expected", which it replaces
+    assert not any("The run made the change the task expected" in ln for ln in _in_short(out, won))
+    for step in lost:
+        said = _in_short(out, step)[1]
+        assert said.startswith(f"- The successful trial [{won}]({won}.md) of this task sent `payment_id` {GIFT} in "
+                               f"update_reservation_flights at its turn ") and said.split("; ")[1].startswith(
+            f"this run sent {CARD}.")
+    # a task run once: its page is what the run alone gives
+    assert [ln for ln in _in_short(out, alone) if "](step-" in ln] == []
+    assert _in_short(out, alone)[0].startswith("- The run made the change the task expected")
+    for target in re.findall(r"\]\((step-\d+\.md)\)", first):
+        assert (out / "compilation" / target).is_file()
+
+
+def test_adding_a_trial_resets_the_pages_of_its_task_as_compiling_all_does_and_forget_undoes_it(tmp_path):
+    a = _write(tmp_path / "a.json", [WON, ALONE])
+    b = _write(tmp_path / "b.json", [LOST_1])
+    ok("compile", str(a), "--out", str(tmp_path / "added"), "--offline", "-q")
+    alone_page = (tmp_path / "added" / "compilation" / "step-0000.md").read_bytes()
+    assert not any("](step-" in ln for ln in _in_short(tmp_path / "added", "step-0000"))
+    ok("add", str(b), "--corpus", str(tmp_path / "added"))
+    # the success's page (not added, not compiled again) now sets itself against the new failed trial
+    assert _in_short(tmp_path / "added", "step-0000")[0].startswith(
+        f"- The failed trial of this task sent `payment_id` {CARD} in update_reservation_flights ([step-0002](step-0002.md))")
+    ok("compile", str(a), str(b), "--out", str(tmp_path / "together"), "--offline", "-q")
+    same_corpus(tmp_path / "added", tmp_path / "together")
+    ok("forget", "step-0002", "--corpus", str(tmp_path / "added"))
+    assert (tmp_path / "added" / "compilation" / "step-0000.md").read_bytes() == alone_page
+
+
+REFLEXION = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 1, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+Question: Which lighthouse keeper wrote the logbook kept at Skarvik?
+Thought 1: I should search the Skarvik lighthouse.
+Action 1: Search[Skarvik lighthouse]
+Observation 1: Skarvik lighthouse was kept from 1890 to 1931 by Maren Tolle, whose logbook survives in the town archive.
+Thought 2: The keeper who wrote the logbook is Maren Tolle.
+Action 2: Finish[Maren Tolle]
+Observation 2: Answer is CORRECT
+Correct answer: Maren Tolle
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Which lighthouse keeper wrote the logbook kept at Skarvik?
+Thought 1: I should search the logbook.
+Action 1: Search[Skarvik logbook]
+Observation 1: The Skarvik logbook was transcribed in 1975 by the archivist Ivar Brenne.
+Thought 2: So it is Ivar Brenne.
+Action 2: Finish[Ivar Brenne]
+Observation 2: Answer is INCORRECT
+Correct answer: Maren Tolle
+
+"""
+
+
+def test_a_qa_success_names_the_look_up_and_the_answer_its_failed_retry_gave(tmp_path):
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(REFLEXION, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    runs = {r["outcome"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
+    won, lost = runs["success"], runs["failure"]
+    assert _in_short(out, won)[0] == (
+        f"- The failed trial of this task answered \"Ivar Brenne\" ([{lost}]({lost}.md)); this run answered \"Maren "
+        f"Tolle\", which Search\\[Skarvik lighthouse\\] had returned, a look-up that went through in none of them. "
+        f"(turns [1](../raw/{won}/turns.md#turn-1), [2](../raw/{won}/turns.md#turn-2))")
+    assert not any("was judged right" in ln for ln in _in_short(out, won))
+    assert any(ln.startswith(f"- The successful trial [{won}]({won}.md) of this task answered \"Maren Tolle\"")
+               and "this run answered \"Ivar Brenne\", and no such look-up of this run went through" in ln
+               for ln in _in_short(out, lost))
