@@ -73,7 +73,7 @@ def test_a_success_names_what_its_failed_trials_sent_instead_and_links_them(tmp_
     won, lost, alone = steps["task-12-trial-0"], [steps["task-12-trial-1"], steps["task-12-trial-2"]], steps["task-13-trial-0"]
     first = _in_short(out, won)[0]
     links = ", ".join(f"[{s}]({s}.md)" for s in lost)
-    assert first.startswith(f"- All 2 failed trials of this task sent `payment_id` {CARD} in "
+    assert first.startswith(f"- Both failed trials of this task sent `payment_id` {CARD} in "
                             f"update_reservation_flights ({links}); this run sent {GIFT}, from get_user_details's "
                             f"answer (turn ")
     shown = re.search(r"answer \(turn (\d+)\)", first).group(1)
@@ -148,7 +148,7 @@ def test_a_qa_success_names_the_look_up_and_the_answer_its_failed_retry_gave(tmp
     won, lost = runs["success"], runs["failure"]
     assert _in_short(out, won)[0] == (
         f"- The failed trial of this task answered \"Ivar Brenne\" ([{lost}]({lost}.md)); this run answered \"Maren "
-        f"Tolle\", which Search\\[Skarvik lighthouse\\] had returned, a look-up that went through in none of them. "
+        f"Tolle\", which Search\\[Skarvik lighthouse\\] had returned, a look-up that never went through there. "
         f"(turns [1](../raw/{won}/turns.md#turn-1), [2](../raw/{won}/turns.md#turn-2))")
     assert not any("was judged right" in ln for ln in _in_short(out, won))
     assert any(ln.startswith(f"- The successful trial [{won}]({won}.md) of this task answered \"Maren Tolle\"")

@@ -51,7 +51,7 @@ def in_short(r: Reading) -> list[KeyFact]:
             kept.append(replace(f, turns=sorted(set(f.turns))))
     if kept:
         return kept[:MAX_FACTS]
-    return [KeyFact(NOTHING_SETTLED[r.run.outcome.success])]
+    return _restating(r, [KeyFact(NOTHING_SETTLED[True])]) if r.run.outcome.success else [KeyFact(NOTHING_SETTLED[False])]
 
 
 # What an offline page says when no fact is established. It speaks of the offline compiler's

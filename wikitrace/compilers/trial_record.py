@@ -148,6 +148,6 @@ def decisive(r: Reading, comp) -> dict:
     out = record(r)
     restating = set(r.memo.get(RESTATES, ())) if r.run.outcome.success else set()
     shown = [[i, f.text, list(f.turns)] for i, f in enumerate(comp.in_short) if f.text in restating]
-    if out and shown:
+    if shown:
         out["restates"] = shown
     return out

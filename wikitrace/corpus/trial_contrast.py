@@ -114,7 +114,7 @@ def compare(ref: dict, other: dict) -> list[Diff]:
     for d in out:  # one difference per aspect: the first call it shows in
         if d.aspect not in seen or d.turn < seen[d.aspect].turn:
             seen[d.aspect] = d
-    return sorted(seen.values(), key=lambda d: (d.turn, _RANK[d.aspect[0]], d.aspect))
+    return sorted(seen.values(), key=lambda d: (d.turn, _RANK[d.aspect[0]]))  # stable: the call's own order
 
 
 # --- how a line says it --------------------------------------------------------------------
@@ -189,7 +189,7 @@ def _other_side(d: Diff) -> str:
         return f"made {d.other['n']} {d.aspect[1]} call{'s' if d.other['n'] != 1 else ''} that went through"
     if kind == "missing":
         return f"made no {d.aspect[1]} call that went through"
-    return f"called {d.aspect[1]}"
+    return f"made the change {_t(_call(d.other))}"
 
 
 def success_line(entry: dict, failed: list[dict]) -> tuple[str, list[int], bool]:
@@ -204,18 +204,19 @@ def success_line(entry: dict, failed: list[dict]) -> tuple[str, list[int], bool]
     n = len(failed)
     trials = f"failed trial{'s' if n != 1 else ''} of this task"
     if not by_aspect:
-        return (f"The {n} {trials} ({line.runs(same)}) made the same state-changing calls and gave the same answer "
-                f"as this run: what separated them is not in those calls." if n > 1 else
-                f"The {trials}, {line.runs(same)}, made the same state-changing calls and gave the same answer as this "
-                f"run: what separated them is not in those calls."), [], False
+        return (f"The {n} {trials} ({line.runs(same)}) {_same_calls(entry)}." if n > 1 else
+                f"The {trials}, {line.runs(same)}, {_same_calls(entry)}."), [], False
     aspect = min(by_aspect, key=lambda a: (-len(by_aspect[a]), _RANK[a[0]], min(d.turn for _s, d in by_aspect[a]), a))
     hits = by_aspect[aspect]
     ref = hits[0][1]
     grouped: dict[str, list[str]] = defaultdict(list)
     for step, d in hits:
         grouped[_other_side(d)].append(step)
+    if aspect[0] == "extra" and len(grouped) > 1:  # made with other values each: the tool is what they share
+        grouped = {f"made a {aspect[1]} call that went through": [s for s, _d in hits]}
     k = len(hits)
-    who = (f"All {n} {trials}" if k == n and n > 1 else f"The {trials}" if n == 1 else f"{k} of the {n} {trials}")
+    who = (f"The {trials}" if n == 1 else f"Both {trials}" if k == n == 2 else f"All {n} {trials}" if k == n
+           else f"{k} of the {n} {trials}")
     where = f" in {aspect[1]}" if aspect[0] == "args" else ""
     if len(grouped) == 1:
         (said, steps), = grouped.items()
@@ -233,7 +234,8 @@ def success_line(entry: dict, failed: list[dict]) -> tuple[str, list[int], bool]
         if query:
             missed = [s for s, _d in hits if query not in ((_entry(failed, s).get("decisive") or {}).get("lookups") or [])]
             if missed:
-                mine += (", a look-up that went through in none of them" if len(missed) == k else
+                mine += (", a look-up that never went through there" if k == 1 and missed else
+                         ", a look-up that went through in none of them" if len(missed) == k else
                          f", a look-up that went through in {k - len(missed)} of them")
     elif kind == "args":
         came = (ref.ref.get("from") or {}).get(aspect[2])
@@ -243,13 +245,22 @@ def success_line(entry: dict, failed: list[dict]) -> tuple[str, list[int], bool]
         mine = f"this run's {_t(_call(ref.ref))} went through"
         turns = [ref.ref["turn"]]
     elif kind == "extra":
-        mine = f"this run never called {aspect[1]}"
+        mine = "this run made none"
     else:
         mine = f"this run made {ref.ref['n']}"
     text = f"{theirs}; {mine}." if len(grouped) == 1 else f"{theirs}. {mine[0].upper()}{mine[1:]}."
     if same:
         text += f" {len(same)} other failed trial{'s' if len(same) != 1 else ''} ({line.runs(same)}) made the same calls as this run."
     return text, turns, True
+
+
+def _same_calls(entry: dict) -> str:
+    """What trials with no difference from ``entry`` did alike, as a phrase after their subject."""
+    record = entry.get("decisive") or {}
+    if not record.get("changes") and not record.get("answer"):
+        return "made no state-changing call either: what separated them from this run is not in such calls"
+    what = "state-changing calls and answer" if record.get("answer") else "state-changing calls"
+    return f"made the same {what} as this run: what separated them is not in those calls"
 
 
 def _entry(entries: list[dict], step: str) -> dict:
@@ -266,8 +277,7 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
     who = (f"The successful trial {line.runs([best['step']])} of this task"
            + (f" ({len(won)} of its {total} trials succeeded)" if len(won) > 1 else ""))
     if not diffs:
-        return (f"{who} made the same state-changing calls and gave the same answer as this run: what separated them "
-                f"is not in those calls.", [], False)
+        return f"{who} {_same_calls(entry)}.", [], False
     d = diffs[0]
     kind = d.aspect[0]
     at = f" at its turn {d.ref['turn']}" if isinstance(d.ref.get("turn"), int) else ""
@@ -286,7 +296,7 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
         theirs = f"made the change {_t(_call(d.ref))}{at}"
         mine = f"this run made no {d.aspect[1]} call that went through"
     elif kind == "extra":
-        theirs = f"made no {d.aspect[1]} call"
+        theirs = f"made no {d.aspect[1]} call that went through"
         mine = f"this run's {_t(_call(d.other))} went through"
     else:
         theirs = f"made {d.ref['n']} {d.aspect[1]} call{'s' if d.ref['n'] != 1 else ''} that went through"
