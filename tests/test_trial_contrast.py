@@ -154,3 +154,85 @@ def test_a_qa_success_names_the_look_up_and_the_answer_its_failed_retry_gave(tmp
     assert any(ln.startswith(f"- The successful trial [{won}]({won}.md) of this task answered \"Maren Tolle\"")
                and "this run answered \"Ivar Brenne\", and no such look-up of this run went through" in ln
                for ln in _in_short(out, lost))
+
+
+# --- every importer's runs: each line is true of the two trials it sets against each other -------
+
+import copy  # noqa: E402
+
+import pytest  # noqa: E402
+from fixture_runs import RUNS, relabeled  # noqa: E402
+
+from wikitrace.compilers.offline import compile_offline  # noqa: E402
+from wikitrace.compilers.reading import read_run  # noqa: E402
+from wikitrace.corpus import trial_contrast  # noqa: E402
+from wikitrace.runs.model import Outcome, count_steps  # noqa: E402
+
+
+def _entry(run, step: str) -> dict:
+    comp = compile_offline(run)
+    return {"step": step, "outcome": run.outcome.label, "task_id": "same", "task_type": "t",
+            **trial_contrast.entry_field(comp)}
+
+
+def _cut_before_last_change(run):
+    """The run as a failed trial that stopped before its last change that went through, or None."""
+    writes = [c for c in read_run(run).calls if c.writes and not c.error]
+    if not writes:
+        return None
+    cut = copy.deepcopy(run)
+    cut.turns = [t for t in cut.turns if t.turn < writes[-1].n]
+    cut.outcome = Outcome(success=False, steps=count_steps(cut.turns), score=None, ended_by=None)
+    return cut
+
+
+def _went_through(run) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for c in read_run(run).calls:
+        if c.writes and not c.error:
+            out.setdefault(c.name, []).append(c.n)
+    return out
+
+
+def _holds(line: str, mine, theirs) -> None:
+    """Each claim the line makes of this run (``mine``) and of the other trial (``theirs``)."""
+    own, other = _went_through(mine), _went_through(theirs)
+    claims = 0
+    for tool in re.findall(r"this run's (\S+?)\(", line) + re.findall(r"this run's (\S+) went through", line):
+        assert tool in own, line
+        claims += 1
+    m = re.search(r"this run made no (\S+) call that went through", line)
+    if m:
+        assert m.group(1) not in own, line
+        claims += 1
+    m = re.search(r"made the change (\S+?)[( ].* at its turn (\d+)", line)
+    if m:
+        assert int(m.group(2)) in other.get(m.group(1), []), line
+        claims += 1
+    m = re.search(r"trials? of this task made no (\S+) call that went through", line)
+    if m:
+        assert m.group(1) not in other, line
+        claims += 1
+    m = re.search(r"made (\d+) (\S+) calls? that went through(?:, where|;| \().*this run made (\d+)", line)
+    if m:
+        tool = m.group(2)
+        assert [len(other.get(tool, [])), len(own.get(tool, []))] == [int(m.group(1)), int(m.group(3))] or \
+            [len(own.get(tool, [])), len(other.get(tool, []))] == [int(m.group(1)), int(m.group(3))], line
+        claims += 1
+    assert claims or "made the same" in line or "answered" in line or "gave no answer" in line, line
+
+
+@pytest.mark.parametrize("run", [r for r in RUNS if _cut_before_last_change(r) is not None], ids=lambda r: r.run_id)
+def test_every_importers_trials_get_lines_true_of_both(run):
+    won, lost = relabeled(run, True), _cut_before_last_change(run)
+    entries = [_entry(won, "step-0000"), _entry(lost, "step-0001")]
+    made = trial_contrast.lines(entries)
+    assert set(made) == {"step-0000", "step-0001"}
+    (w_text, w_turns, _), (f_text, f_turns, _) = made["step-0000"], made["step-0001"]
+    assert "[step-0001](step-0001.md)" in w_text and "[step-0000](step-0000.md)" in f_text
+    _holds(w_text, won, lost)
+    _holds(f_text, lost, won)
+    turns = {t.turn for t in won.turns}
+    assert set(w_turns) <= turns and set(f_turns) <= {t.turn for t in lost.turns}
+    # trials of one outcome only: no line for either
+    assert trial_contrast.lines([entries[0], {**entries[0], "step": "step-0002"}]) == {}

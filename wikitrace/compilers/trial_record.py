@@ -112,7 +112,7 @@ def record(r: Reading) -> dict:
         if not c.writes or c.error or c is answer:
             continue
         item = {"tool": c.name, "turn": c.n, "values": _values(r, c)}
-        came = _sources(r, c)
+        came = _sources(r, c) if r.run.outcome.success else {}  # said only of a success's own values
         if came:
             item["from"] = came
         changes.append(item)

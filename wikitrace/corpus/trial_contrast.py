@@ -140,8 +140,8 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _call(c: dict) -> str:
-    keys = _by_key(c["values"])
-    args = ", ".join(f"{k} {_shown(c['values'], k)}" for k in list(keys)[:2])
+    keys = [k for k in _by_key(c["values"]) if not (k == "argument" and str(c["values"][k]) == c["tool"])]
+    args = ", ".join(_shown(c["values"], k) if k == "argument" else f"{k} {_shown(c['values'], k)}" for k in keys[:2])
     return f"{c['tool']}({_clip(args, 90)})" if args else c["tool"]
 
 
