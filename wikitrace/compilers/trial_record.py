@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .insight_words import answer_seen_in, gives_answer
+from .insight_words import answer_seen_in, expected_answer, gives_answer
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .text import clip
 
@@ -124,9 +124,17 @@ def record(r: Reading) -> dict:
         found = answer_seen_in(r, text, answer) if answer_norm(text) else None
         if found is not None:
             out["answer"]["found"] = {"tool": found.name, "turn": found.n, "query": _query(found)}
-        asked = [q for q in (_query(c) for c in r.calls if not c.writes and not c.error) if q]
-        out["lookups"] = sorted(set(map(answer_norm, asked)))[:SHOWN_LOOKUPS]
+    if answer is not None or expected_answer(r) is not None:  # a question: which look-ups went through
+        asked = {looked_up(c.name, q) for c in r.calls if not c.writes and not c.error and (q := _query(c))}
+        if len(asked) <= SHOWN_LOOKUPS:  # more: not kept, and no page says which look-ups the run made
+            out["lookups"] = sorted(asked)
     return out
+
+
+def looked_up(tool: str, query: str) -> str:
+    """A look-up as trials compare it: the same tool with the same words (a search of a title is
+    not a look-up of that word inside a page)."""
+    return f"{tool}|{answer_norm(query)}"
 
 
 def _query(c: Call) -> str:

@@ -17,7 +17,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..compilers.trial_record import answer_norm, norm
+from ..compilers.trial_record import answer_norm, looked_up, norm
 from ..controls import visible
 from ..templates import md_text
 from . import layout
@@ -224,19 +224,23 @@ def success_line(entry: dict, failed: list[dict]) -> tuple[str, list[int], bool]
     else:  # the values they chose instead, each with its trials
         head = {"answer": "answered otherwise", "args": f"sent other `{aspect[-1]}`"}.get(aspect[0], "did otherwise")
         shown = [f"{_value_of(said)} ({line.runs(steps)})" for said, steps in list(grouped.items())[:SHOWN]]
-        theirs = f"{who} {head}{where}: " + ", ".join(shown)
+        theirs = f"{who} {head}{where}: " + ", ".join(shown) + (", and others" if len(grouped) > SHOWN else "")
     kind = aspect[0]
     turns: list[int] = []
     if kind == "answer":
         mine = f"this run answered \"{_t(ref.ref['text'])}\"{_answer_found(ref.ref)}"
         turns = [ref.ref["turn"]] + ([ref.ref["found"]["turn"]] if ref.ref.get("found") else [])
-        query = answer_norm((ref.ref.get("found") or {}).get("query") or "")
-        if query:
-            missed = [s for s, _d in hits if query not in ((_entry(failed, s).get("decisive") or {}).get("lookups") or [])]
+        found = ref.ref.get("found") or {}
+        query = looked_up(found["tool"], found["query"]) if found.get("query") else ""
+        asked = [(_entry(failed, s).get("decisive") or {}).get("lookups") for s, _d in hits]
+        if query and all(a is not None for a in asked):  # every trial's look-ups known
+            missed = [a for a in asked if query not in a]
             if missed:
                 mine += (", a look-up that never went through there" if k == 1 and missed else
                          ", a look-up that went through in none of them" if len(missed) == k else
                          f", a look-up that went through in {k - len(missed)} of them")
+            else:
+                mine += ", a look-up it made too" if k == 1 else ", a look-up all of them made too"
     elif kind == "args":
         came = (ref.ref.get("from") or {}).get(aspect[2])
         mine = f"this run sent {_t(_shown(ref.ref['values'], aspect[2]))}" + (f", from {_t(came)}" if came else "")
@@ -285,8 +289,9 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
     if kind == "answer":
         theirs = f"answered \"{_t(d.ref['text'])}\"{at}{_answer_found(d.ref)}"
         mine = f"this run answered \"{_t(d.other['text'])}\"" if d.other else "this run gave no answer"
-        query = answer_norm((d.ref.get("found") or {}).get("query") or "")
-        if query and query not in ((entry.get("decisive") or {}).get("lookups") or []):
+        found = d.ref.get("found") or {}
+        query = looked_up(found["tool"], found["query"]) if found.get("query") else ""
+        if query and query not in (entry.get("decisive") or {}).get("lookups", [query]):
             mine += ", and no such look-up of this run went through"
     elif kind == "args":
         key = d.aspect[2]
