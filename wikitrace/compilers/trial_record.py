@@ -89,12 +89,21 @@ def _lists(value, path: str):
 
 
 def _sources(r: Reading, c: Call) -> dict[str, str]:
-    """Where each top-level argument's values came from, as the page says it ("the user (turn 4)")."""
+    """Where each top-level argument's values came from, as the page says it ("the user (turn 4)"):
+    only for an argument every value of which one or two places showed (a sum the agent worked
+    out itself came from none of them, so its argument gets no source)."""
     if not isinstance(c.turn.arguments, dict):
         return {}
+    from .arguments import check_arguments
+    from .insight_words import top_key
     from .value_sources import credited
 
-    return {k: places[0] for k, places in credited(r, c).items() if places}
+    out = {}
+    for key, places in credited(r, c).items():
+        paths = [a.path for a in check_arguments(r, c.turn) if top_key(a.path) == key]
+        if 0 < len(places) <= 2 and all(credited(r, c, {p}).get(key) for p in paths):
+            out[key] = " and ".join(places)
+    return out
 
 
 def _answer(r: Reading) -> Call | None:
