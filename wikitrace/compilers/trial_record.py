@@ -101,7 +101,7 @@ def _sources(r: Reading, c: Call) -> dict[str, str]:
     out = {}
     for key, places in credited(r, c).items():
         paths = [a.path for a in check_arguments(r, c.turn) if top_key(a.path) == key]
-        if 0 < len(places) <= 2 and all(credited(r, c, {p}).get(key) for p in paths):
+        if 0 < len(places) <= 2 and (len(paths) == 1 or all(credited(r, c, {p}).get(key) for p in paths)):
             out[key] = " and ".join(places)
     return out
 
