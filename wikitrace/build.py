@@ -405,8 +405,10 @@ def _set_trial_lines(writer: _Writer, ids: IdAllocator) -> None:
     from .corpus import trial_contrast
 
     steps = {r["step"] for r in writer.runs}
-    trial_contrast.set_pages(writer.pub, writer.runs, steps - writer.carried_steps,
-                             [r for r in ids.prev_runs.values() if r["step"] not in steps], writer.opts.templates)
+    touched = steps - writer.carried_steps
+    trial_contrast.set_pages(writer.pub, writer.runs, touched,
+                             [r for r in ids.prev_runs.values() if r["step"] not in steps or r["step"] in touched],
+                             writer.opts.templates)
 
 
 def _kept_runs(writer: _Writer, ids: IdAllocator, opts: BuildOptions) -> int:

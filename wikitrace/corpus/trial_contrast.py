@@ -351,47 +351,81 @@ def _bullet(text: str, turns: list[int], turns_link: str, escaped: bool) -> str:
     return f"- {body}\n"
 
 
-def set_in_short(page: str, step: str, outcome: str, made: tuple[str, list[int], bool] | None,
-                 restates: list) -> str:
-    """The page with its "In short" set for ``made`` (None: none), whatever line it had before."""
+def _section(page: str) -> tuple[str, list[str], str | None, str] | None:
+    """The page around its "In short" lines: (text before them, the lines of the run itself,
+    the line against other trials or None, text after them); None without such a section."""
     start = page.find(_HEAD)
     if start < 0:
-        return page
+        return None
     body_at = start + len(_HEAD)
     end = page.find("\n## ", body_at)
     end = len(page) if end < 0 else end + 1
     body = page[body_at:end].splitlines(keepends=True)
-    first = next((i for i, ln in enumerate(body) if ln.startswith("- ")), None)
-    if first is None:
-        return page
-    last = max(i for i, ln in enumerate(body) if ln.startswith("- "))
-    bullets = [ln for ln in body[first:last + 1] if ln.startswith("- ") and not _MARK.search(ln)]
+    at = [i for i, ln in enumerate(body) if ln.startswith("- ")]
+    if not at:
+        return None
+    lines = body[at[0]:at[-1] + 1]
+    marked = [ln for ln in lines if _MARK.search(ln)]
+    return (page[:body_at] + "".join(body[:at[0]]), [ln for ln in lines if not _MARK.search(ln)],
+            marked[0] if marked else None, "".join(body[at[-1] + 1:]) + page[end:])
+
+
+def _restating(step: str, restates: list | None) -> list[tuple[int, str]]:
     turns_link = layout.Linker(layout.compilation_doc(step), "/").rel(layout.raw_turns(step))
-    restating = [(i, _bullet(t, turns, turns_link, False)) for i, t, turns in restates or []]
-    for i, b in sorted(restating):
+    return sorted((i, _bullet(t, turns, turns_link, False)) for i, t, turns in restates or [])
+
+
+def _compose(parts, step: str, outcome: str, line: str | None, supersedes: bool, restates: list | None) -> str:
+    before, own, _old, after = parts
+    bullets = list(own)
+    restating = _restating(step, restates)
+    for i, b in restating:  # a restating fact an earlier line took the place of comes back
         if b not in bullets:
             bullets.insert(min(i, len(bullets)), b)
-    if made is not None:
-        text, turns, supersedes = made
+    if line is not None:
         if supersedes and outcome == "success":
             gone = {b for _i, b in restating}
             bullets = [b for b in bullets if b not in gone]
-        line = _bullet(text, sorted(set(turns)), turns_link, True)
         bullets.insert(0 if outcome == "success" else min(1, len(bullets)), line)
-    return page[:body_at] + "".join(body[:first] + bullets + body[last + 1:]) + page[end:]
+    return before + "".join(bullets) + after
+
+
+def set_in_short(page: str, step: str, outcome: str, made: tuple[str, list[int], bool] | None,
+                 restates: list | None) -> str:
+    """The page with its "In short" set for ``made`` (None: none), whatever line it had before."""
+    parts = _section(page)
+    if parts is None:
+        return page
+    turns_link = layout.Linker(layout.compilation_doc(step), "/").rel(layout.raw_turns(step))
+    line = _bullet(made[0], sorted(set(made[1])), turns_link, True) if made is not None else None
+    return _compose(parts, step, outcome, line, bool(made and made[2]), restates)
+
+
+def keep_line(old_page: str, page: str, step: str, outcome: str, restates: list | None) -> str:
+    """A page written again from its run, with the line against other trials its old page had:
+    a page whose bytes did not change is then not rewritten (``set_pages`` sets the line anew
+    when the trials of its task changed)."""
+    old, new = _section(old_page), _section(page)
+    if old is None or new is None or old[2] is None:
+        return page
+    gone = [b for _i, b in _restating(step, restates)]
+    supersedes = outcome == "success" and bool(gone) and not any(b in old[1] for b in gone)
+    return _compose(new, step, outcome, old[2], supersedes, restates)
 
 
 def set_pages(pub, runs: list[dict], touched: set[str], dropped: list[dict], templates=None) -> int:
     """Set the "In short" of every page of a task that ``touched`` (steps written by this command)
-    or ``dropped`` (entries no longer in the corpus) has a run of, from ``runs`` (every entry).
-    A page written by this command that gets no line is left as written. Returns pages rewritten."""
+    or ``dropped`` (entries the corpus held before this command: runs it no longer holds, and the
+    earlier entries of runs compiled again) has a run of, from ``runs`` (every entry now).
+    Returns the pages rewritten."""
     from . import plain_pages
 
     if plain_pages.overridden(templates, plain_pages.COMPILATION_TEMPLATE):
         return 0  # a page of the user's own shape: its "In short" is not ours to find
     by_step = {r["step"]: r for r in runs}
     every = any("task_id" not in d for d in dropped)  # an entry the manifest kept only the ids of
-    tasks = {task_of(by_step[s]) for s in touched if s in by_step} | {task_of(d) for d in dropped}
+    before = {task_of(d) for d in dropped}
+    tasks = {task_of(by_step[s]) for s in touched if s in by_step} | before
     tasks.discard(None)
     group: dict[tuple, list[dict]] = defaultdict(list)
     for r in runs:
@@ -403,8 +437,8 @@ def set_pages(pub, runs: list[dict], touched: set[str], dropped: list[dict], tem
         made = lines(members)
         for r in members:
             line = made.get(r["step"])
-            if line is None and r["step"] in touched:
-                continue  # written just now from the run alone: already what it should be
+            if line is None and r["step"] in touched and len(members) == 1 and task_of(r) not in before:
+                continue  # written just now, with no other trial now or before: no line to set
             rel = layout.compilation_doc(r["step"])
             try:
                 page = (pub.root / rel).read_text(encoding="utf-8")
