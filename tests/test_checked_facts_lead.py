@@ -47,6 +47,11 @@ RIGHT = [
      "1966 (Lia Pemb) < 1981 (Ovo Crane), so Lia Pemb was born first.", "Lia Pemb", "Lia Pemb"),
     ("Which judge was born first, Sam Oaker or Ula Tev?", _pair("Sam Oaker", 1973, "Ula Tev", 1950, "judge"),
      "1950 (Ula Tev) < 1973 (Sam Oaker), so Ula Tev was born first.", "Ula Tev", "Ula Tev"),
+] + [  # enough successes for the one-sided Fisher test to tell the backwards comparisons apart
+    (f"Which {job} was born first, {a} or {b}?", _pair(a, ya, b, yb, job), f"{ya} ({a}) < {yb} ({b}), so {a} was born first.",
+     a, a) for job, a, ya, b, yb in (("baker", "Eda Voss", 1951, "Rik Palm", 1970), ("sculptor", "Ona Till", 1944, "Dov Reem", 1968),
+                                     ("diver", "Kes Arbo", 1980, "Uma Lind", 1992), ("chemist", "Tal Moen", 1938, "Ivo Sark", 1959),
+                                     ("tailor", "Ren Ostby", 1961, "Bea Kuhl", 1979), ("glazier", "Aud Penn", 1957, "Lor Vesk", 1966))
 ]
 
 
@@ -116,6 +121,7 @@ def test_arguments_that_differed_are_counted_per_run_most_often_first():
             _entry(2, False, [_args("fare", "meal", "bags")]),
             _entry(3, False, [{"kind": "missed-change"}]),
             _entry(4, True, [_user_args("seats")])]  # a success is not one of the failed runs counted
+    runs += [_entry(k, True, []) for k in range(5, 14)]  # successes enough for the contrast to tell
     (entry,) = gather(runs)
     assert entry["guideline"] == (
         "In 3 of the 4 failed runs here a change the run sent differed from the task's expected call in its arguments "
@@ -134,10 +140,10 @@ def test_no_lead_where_no_kind_of_fact_covers_most_failed_runs():
 
 
 def test_a_claim_in_the_agents_words_comes_before_a_broader_fact():
-    runs = [_entry(k, False, [{"kind": "missed-change"}] + ([{"kind": "time"}] if k < 2 else [])) for k in range(3)]
+    runs = [_entry(k, False, [{"kind": "missed-change"}, {"kind": "time"}]) for k in range(3)]  # as many tasks each
     (entry,) = gather(runs)
     assert entry["guideline"].startswith(
-        "In 2 of the 3 failed runs here the agent claimed a time window that the record's own date and the log's "
+        "In 3 of the 3 failed runs here the agent claimed a time window that the record's own date and the log's "
         "current time contradict: work out the time from the record's own date and the current time the prompt "
         "gives before calling book_trip.")
 
@@ -183,14 +189,76 @@ def test_a_value_from_a_tool_answer_is_not_said_to_come_from_a_look_up():
     assert "look-up" not in entry["guideline"]
 
 
-def test_the_lessons_own_call_unexpected_is_no_lead_when_its_successful_runs_made_it_too():
-    """A hand-off the tasks never list as expected is "unexpected" in every run that made it, the
-    successful ones as well: it does not tell the failed runs apart, so the lesson does not lead with it."""
-    def run(k: int, success: bool) -> dict:
-        e = _hand_off_run(k, k, success, True, [])
-        e["facts"] = [{"kind": "unexpected-change", "about": ["pass_to_person"]}] if not success else []
-        return e
-    (alone,) = gather([run(k, False) for k in range(3)])
-    assert alone["guideline"].startswith("In 3 of the 3 failed runs here a state-changing call the task did not expect")
-    (both,) = gather([run(k, False) for k in range(3)] + [run(k, True) for k in range(3, 6)])
-    assert "did not expect" not in both["guideline"] and "checked" not in both
+def _handing_off(k: int, task: int, success: bool, facts: list[dict]) -> dict:
+    e = _hand_off_run(k, task, success, True, [])
+    e["facts"] = facts
+    return e
+
+
+UNEXPECTED = {"kind": "unexpected-change", "about": ["pass_to_person"]}
+MISSED = {"kind": "missed-change"}
+
+
+def test_a_fact_the_successful_runs_of_the_pattern_met_as_often_does_not_lead_and_is_said_aside():
+    """Any kind of fact, not one named case: a hand-off the tasks never list as expected is
+    "unexpected" in the successful hand-offs too, so it does not lead; the expected change the
+    failed runs never made, which no successful run lacked, does. The page says the first under
+    Evidence with both counts."""
+    failed = [_handing_off(k, k, False, [UNEXPECTED] + ([MISSED] if k < 5 else [])) for k in range(6)]
+    won = [_handing_off(10 + k, 10 + k, True, [UNEXPECTED]) for k in range(8)]
+    (entry,) = gather(failed + won)
+    assert entry["guideline"].startswith("In 5 of the 6 failed runs here the task expected a change the run never "
+                                         "made: make every change the request asks for before ending.")
+    assert "did not expect" not in entry["guideline"]
+    assert entry["set_aside"] == [
+        "In 6 of the 6 failed runs here a state-changing call the task did not expect went through (pass_to_person "
+        "in 6), and so it was in 8 of the 8 successful runs of this task type that handed off with pass_to_person: "
+        "the runs so far do not show it separating failed from successful runs (one-sided Fisher p = 1), so it "
+        "does not lead the advice."]
+    # the same failed runs against successful hand-offs that were all expected: now it separates, and leads
+    (entry,) = gather(failed + [_handing_off(10 + k, 10 + k, True, []) for k in range(8)])
+    assert entry["guideline"].startswith("In 6 of the 6 failed runs here a state-changing call the task did not "
+                                         "expect went through (pass_to_person in 6): make only the changes")
+    assert "set_aside" not in entry
+
+
+def test_the_lead_prefers_the_fact_of_most_distinct_tasks_and_says_when_runs_repeat_one():
+    """Six trials of one question are one mistake: the kind covering more tasks leads, and a count
+    of runs that repeat tasks says how many tasks they are."""
+    one_task = [_entry(k, False, [{"kind": "comparison", "about": ["5 is more than 3"]}]) for k in range(6)]
+    for e in one_task:
+        e["task_id"] = "same"
+    spread = [_entry(10 + k, False, [MISSED]) for k in range(4)]
+    for e in one_task[:1]:
+        e["facts"].append(MISSED)
+    (entry,) = gather(one_task + spread)
+    # comparison: 6 of 10 runs but 1 of 5 tasks; missed change: 5 of 10 runs, 5 of 5 tasks
+    assert entry["guideline"].startswith("In 5 of the 10 failed runs here (all 5 of their tasks) the task expected a "
+                                         "change the run never made")
+    for e in spread:
+        e["facts"] = []
+    (entry,) = gather(one_task + spread)
+    assert entry["guideline"].startswith("In 6 of the 10 failed runs here (all trials of 1 of their 5 tasks) the agent "
+                                         "wrote a comparison of two numbers that does not hold")
+
+
+def test_a_lesson_one_run_taught_says_so_and_points_to_the_counted_lesson_of_its_tool(tmp_path):
+    """One run's recipe stays a page of its own (its run keeps the link, ids stay stable), says it
+    is one run's experience, and links the type's lesson on the same tool drawn from most runs."""
+    counted = [_entry(k, False, [MISSED]) for k in range(3)]
+    alone = dict(_entry(9, False, []), patterns=["error|book_trip|no seats"])
+    alone["lessons"] = [{"key": "error|book_trip|no seats", "title": "book_trip answers \"no seats\"",
+                         "guideline": "Pick another flight.", "applicability": "In travel tasks.", "detail": "turn 5",
+                         "worked": False}]
+    entries = {e["key"]: e for e in gather(counted + [alone])}
+    one, many = entries["error|book_trip|no seats"], entries["went-through|book_trip"]
+    assert one["guideline"] == ("Only one run teaches this lesson (step-0009, failed): it is that run's experience, "
+                                "not a count. Pick another flight.")
+    assert one["one_run"] == {"see": many["id"], "tool": "book_trip", "runs": "3 runs", "title": many["title"]}
+    assert "one_run" not in many and not many["guideline"].startswith("Only one run")
+    from wikitrace.corpus.checked_facts import links
+    from wikitrace.corpus.layout import Linker, insight_doc
+
+    line = links(one, Linker(insight_doc(one["id"]), "/corpus/"), lambda t: t)
+    assert line == (f"The lesson of this task type's runs on book_trip, counted over 3 runs: "
+                    f"[{many['title']}]({many['id']}.md).")

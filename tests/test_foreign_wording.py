@@ -5,6 +5,7 @@ must be true of the log's own structure, or worded so that it is true of every f
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from wikitrace.build import BuildOptions, build
@@ -165,3 +166,49 @@ def test_a_purchase_that_ended_a_failed_run_is_not_called_a_wrong_answer(tmp_pat
     pages = [_page(out, data, r["run_id"]) for r in data["runs"] if r["outcome"] == "failure"]
     closing = [p for p in pages if "This call ended the run, and the run was judged a failure (score " in p]
     assert closing and not any("This answer ended the run" in p for p in pages)
+
+
+def test_a_rule_is_quoted_only_from_the_logs_own_prompt_and_only_on_chat_task_logs():
+    """The rule beside a change the task expected otherwise (compilers/rule_reasons.py) is written
+    only where the log has a system prompt and expected calls: on every importer fixture judged a
+    failure it is absent, or each quote is the prompt's own words."""
+    from fixture_runs import RUNS, relabeled
+    from wikitrace.compilers.offline import compile_offline
+
+    for run in RUNS:
+        failed = relabeled(run, False)
+        system = next((t for t in failed.turns if t.type == "message" and t.role == "system"), None)
+        for fact in compile_offline(failed).in_short:
+            if "The system prompt's rule on" not in fact.text:
+                continue
+            assert system is not None and "expected_calls" in (failed.task.metadata or {}), failed.run_id
+            prompt = " ".join((system.content or "").split())
+            said = fact.text.split("The system prompt's rule on", 1)[1]
+            for quoted in re.findall(r"\"([^\"]+)\"", said.split("; ")[0]):
+                assert quoted.rstrip(" …") in prompt, (failed.run_id, quoted)
+
+
+def test_the_qa_in_short_sentences_stay_off_every_other_format():
+    """The In short's sentences for text-action QA logs (a shared form of failed calls, an answer
+    about both of two things from one side, a planned look-up never made, a named comparison
+    judged by look-up values) are written for Reflexion's HotpotQA printouts in the fixtures and
+    for no run of any other format, whichever way it is labelled: their calls send JSON, or
+    give no answer, or share no such form."""
+    import re
+
+    from fixture_runs import RUNS, relabeled
+
+    from wikitrace.compilers.offline import compile_offline
+
+    ours = re.compile(r"put quote marks in (?:its|their) text|packed several calls into one argument|"
+                      r"^The question names two things|planned to \S+ \"|the look-ups (?:place|give) |"
+                      r"rests on no value a look-up returned")
+    seen = {"react-text": 0}
+    for run in RUNS:
+        for success in (True, False):
+            for fact in compile_offline(relabeled(run, success)).in_short:
+                if ours.search(fact.text):
+                    fmt = run.source.get("format")
+                    assert fmt == "react-text", (fmt, run.run_id, fact.text)
+                    seen[fmt] += 1
+    assert seen["react-text"] >= 7  # the Reflexion fixture's slips are read: the pattern is not dead

@@ -512,9 +512,28 @@ def test_a_run_with_nothing_established_says_so_plainly(tmp_path):
 # --- every fixture of every importer: each fact checked against its log --------------------------------
 
 
+def _rule_said(run: Run, by_n: dict, said: str) -> None:
+    """The run's own rule beside a fact (rule_reasons.py): each quote is the system prompt's own
+    words, and each field a look-up "gave" is in that turn's answer with that value."""
+    system = next(t for t in run.turns if t.type == "message" and t.role == "system")
+    prompt = " ".join((system.content or "").split())
+    quotes, _, places = said.partition('."; ')
+    for quoted in re.findall(r'"([^"]+)"', quotes + '."'):
+        assert quoted.rstrip(" …") in prompt, quoted
+    for place in places.rstrip(".").split("; "):
+        m = re.match(r"(\S+) \(turn (\d+)\) gave (.+)", place)
+        if m:
+            answer = json.loads(by_n[int(m.group(2))].result)
+            for key, value in re.findall(r'`(\w+)` ("[^"]*")', m.group(3)):
+                assert json.dumps(answer.get(key)) == value, (place, key)
+
+
 def _check(run: Run, text: str, turns: list[int]) -> None:
     by_n = {t.turn: t for t in run.turns}
     assert all(n in by_n for n in turns), (text, turns)
+    if " The system prompt's rule on " in text:
+        text, said = text.split(" The system prompt's rule on ", 1)
+        _rule_said(run, by_n, said)
     m = re.fullmatch(r"(\S+) failed at turns? ([\d, and]+?)(?: and \d+ more)? \((?:the last: )?\"(.*)\"\), and no later "
                      r"(.+) call went through\.", text)
     if m:
@@ -553,6 +572,8 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
                      r"call had sent its text inside quote marks, this one none)?\.", text)
     if m:
         assert by_n[int(m.group(2))].name == m.group(1) and int(m.group(4)) > int(m.group(2)), text
+        return
+    if _check_qa_fact(run, text):
         return
     m = re.fullmatch(r"The agent's comparison at turn (\d+) is wrong: (.+) \(it wrote \"(.+)\"\)\.", text)
     if m:  # the words are the agent's own, and arithmetic refutes them
@@ -645,6 +666,125 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
     assert text.startswith("The log records nothing that "), f"a fact with no check here: {text}"
 
 
+_QUOTE_CHARS = "\"'\u201c\u201d\u2018\u2019`"
+
+
+def _calls(run: Run) -> list[Turn]:
+    return [t for t in run.turns if t.type == "function_call"]
+
+
+def _standing_errors(run: Run, tool: str) -> list[Turn]:
+    """The tool's errors after its last call that went through."""
+    calls = [t for t in _calls(run) if t.name == tool]
+    last_ok = max((t.turn for t in calls if not t.is_error), default=-1)
+    return [t for t in calls if t.is_error and t.turn > last_ok]
+
+
+def _similar(result: str) -> list[str]:
+    listed = re.search(r"Similar: \[(.*)\]", result or "")
+    return [x[1:-1] for x in re.findall(r"'[^']*'|\"[^\"]*\"", listed.group(1))] if listed else []
+
+
+def _said_at(run: Run, n: int) -> str:
+    t = next(t for t in run.turns if t.turn == n)
+    return _flat(" ".join(x for x in (t.content, t.reasoning) if x))
+
+
+def _check_qa_fact(run: Run, text: str) -> bool:
+    """The facts qa_facts.py and named_comparisons.py add for text-action QA logs, each checked
+    against the turns it names: True when the text was one of them (and held)."""
+    by_n = {t.turn: t for t in run.turns}
+    m = re.fullmatch(r"(?:The (\S+) call|Both of these (\S+) calls|All (\d+) of these (\S+) calls) put quote marks in "
+                     r"(?:its|their) text, and (its error|every one of their errors|the errors? at turns? ([\d, and]+)) "
+                     r"listed the quoted name without them \((.+) at turn (\d+), listed as ([\'\"])(.+)\9\): send a name as the "
+                     r"error's list writes it, without quote marks\.", text)
+    if m:  # every standing error of the tool had quote marks in its text; the named ones listed a quoted part bare
+        tool = m.group(1) or m.group(2) or m.group(4)
+        errs = _standing_errors(run, tool)
+        assert len(errs) == (1 if m.group(1) else 2 if m.group(2) else int(m.group(3))), text
+        assert all(any(q in str(t.arguments) for q in _QUOTE_CHARS) for t in errs), text
+        named = [t.turn for t in errs] if not m.group(6) else [int(x) for x in re.findall(r"\d+", m.group(6))]
+        for n in named:
+            quoted = re.findall(r'"([^"]+)"', str(by_n[n].arguments)) or [str(by_n[n].arguments).strip()[1:-1]]
+            assert {q.casefold() for q in quoted} & {x.casefold() for x in _similar(by_n[n].result)}, (n, text)
+        shown = by_n[int(m.group(8))]
+        assert " ".join(str(shown.arguments).split()) == m.group(7) and m.group(10) in _similar(shown.result), text
+        assert m.group(10).casefold() in str(shown.arguments).casefold() and m.group(10) != str(shown.arguments), text
+        return True
+    m = re.fullmatch(r"(?:The (\S+) call|Both of these (\S+) calls|All (\d+) of these (\S+) calls) packed several calls "
+                     r"into one argument \(turn (\d+) sent (.+?)(?: as one call)?\)(?:; the one-query (\S+) call at turn "
+                     r"(\d+) went through)?: send one query per (\S+) call\.", text)
+    if m:  # every standing error of the tool sent its own call form inside its argument
+        tool = m.group(1) or m.group(2) or m.group(4)
+        errs = _standing_errors(run, tool)
+        assert len(errs) == (1 if m.group(1) else 2 if m.group(2) else int(m.group(3))), text
+        joined = re.compile(rf"\]\s*,?\s*(?:and\s+)?{re.escape(tool)}\[")
+        assert all(joined.search(str(t.arguments)) for t in errs), text
+        assert _flat(f"{tool}[{by_n[int(m.group(5))].arguments}]").startswith(_flat(m.group(6).rstrip("…"))), text
+        if m.group(8):
+            single = by_n[int(m.group(8))]
+            assert single.name == tool and not single.is_error and not joined.search(str(single.arguments)), text
+        return True
+    m = re.fullmatch(r"The question names two things, (.+); every word of the answer comes from (.+?) about (.+?), and "
+                     r"(.+): an answer about both must be found in the look-ups of each\.", text)
+    if m:  # the answer's own words are in the named look-ups of one thing, and in no other look-up that went through
+        question = _flat(run.task.instruction)
+        assert _flat(m.group(3)) in question and run.outcome.success is False, text
+        answer = next(t for t in reversed(_calls(run)) if t.name == "Finish")
+        words = {w.rstrip("s") for w in re.findall(r"\w{4,}", answer.arguments.lower())} - {
+            w.rstrip("s") for w in re.findall(r"\w{4,}", question)}
+        sources = [int(n) for n in re.findall(r"returned at turn (\d+)", m.group(2))]
+        assert words and sources, text
+        held = " ".join(by_n[n].result.lower() for n in sources)
+        assert all(re.search(rf"\b{w}", held) for w in words), text
+        for t in _calls(run):
+            if t.turn not in sources and t.turn < answer.turn and not t.is_error and t.result:
+                assert not any(re.search(rf"\b{w}s?\b", t.result.lower()) for w in words), (t.turn, text)
+        return True
+    m = re.fullmatch(r"(The task message|The agent's own thought) at turn (\d+) planned to (\S+) \"(.+)\" \(\"(.+)\"\), and "
+                     r"no (\S+) call sent it before the answer at turn (\d+): make the planned look-up before answering\.",
+                     text)
+    if m:  # the plan is in that turn's words, and no call sent the answer, nor any look-up returned it
+        said, plan, given, at = int(m.group(2)), _flat(m.group(5).rstrip("…")), m.group(4), int(m.group(7))
+        assert plan in _said_at(run, said) and m.group(3) in plan and given.lower() in plan, text
+        assert (by_n[said].role == "user") == (m.group(1) == "The task message"), text
+        assert by_n[at].arguments == given and said <= at, text
+        for t in _calls(run):
+            if t.turn < at:
+                assert given.lower() not in str(t.arguments).lower(), text
+                assert t.is_error or given.lower() not in (t.result or "").lower(), text
+        return True
+    m = re.fullmatch(r"The agent's comparison at turn (\d+) is wrong: the look-ups place (.+) at (\S+) \(turn (\d+)\) and "
+                     r"(.+) at (\S+) \(turn (\d+)\) \(it wrote \"(.+)\"\)\.", text)
+    if m:  # both coordinates are in the named look-ups, and the direction the agent wrote does not follow from them
+        said = _said_at(run, int(m.group(1)))
+        assert _flat(m.group(8)) in said, text
+        lat = []
+        for value, n in ((m.group(3), int(m.group(4))), (m.group(6), int(m.group(7)))):
+            assert value in by_n[n].result, text
+            d = re.fullmatch(r"(\d+(?:\.\d+)?)°(?:(\d+)′)?([NSEW])", value)
+            lat.append((float(d.group(1)) + float(d.group(2) or 0) / 60) * (-1 if d.group(3) in "SW" else 1))
+        word = re.search(r"\b(north|south|east|west)\b", m.group(8)).group(1)
+        assert not (lat[0] > lat[1] if word in ("north", "east") else lat[0] < lat[1]), text
+        return True
+    m = re.fullmatch(r"The agent's comparison at turn (\d+) is wrong: the look-ups give (.+)'s birth year as (\d{4}) "
+                     r"\(turn (\d+)\) and (.+)'s as (\d{4}) \(turn (\d+)\) \(it wrote \"(.+)\"\)\.", text)
+    if m:  # both years open the named look-ups' pages, and the age the agent wrote does not follow from them
+        assert _flat(m.group(8)) in _said_at(run, int(m.group(1))), text
+        assert m.group(3) in by_n[int(m.group(4))].result[:300] and m.group(6) in by_n[int(m.group(7))].result[:300]
+        older = " is older than " in m.group(8)
+        assert (int(m.group(3)) > int(m.group(6))) == older, text
+        return True
+    m = re.fullmatch(r"The agent's comparison at turn (\d+) rests on no value a look-up returned: no look-up before it gave "
+                     r"coordinates for (.+) or (.+) \(it wrote \"(.+)\"\): find the values compared before choosing\.", text)
+    if m:  # a direction written by the agent, and no look-up before it held a coordinate
+        n = int(m.group(1))
+        assert _flat(m.group(4)) in _said_at(run, n) and re.search(r"\b(north|south|east|west)\b", m.group(4)), text
+        assert not any("°" in (t.result or "") for t in _calls(run) if t.turn < n and not t.is_error), text
+        return True
+    return False
+
+
 def _held_in_another_form(run: Run, text: str) -> None:
     """``"X" as written, though Search's answer at turn 1 held 2 of its 3 main words in one
     sentence ("a", "b")``: no look-up that went through holds X as written, and one sentence of
@@ -679,6 +819,19 @@ def _only_in_errors(run: Run, name: str, clause: str, before: int | None) -> Non
         sent = next(t for t in run.turns if t.turn == int(m.group(4)))
         assert sent.name == m.group(3) and word.search(str(sent.arguments).lower()) and sent.turn > named[0], clause
         assert bool(m.group(5)) == bool(sent.is_error), clause
+
+
+def test_the_rule_beside_a_fact_is_checked_like_the_fact(tmp_path):
+    """A fact that carries the run's own rule is checked as the fact, and the rule's quotes and
+    record fields against the log (the importer fixtures below carry none: no expected calls)."""
+    from test_rule_reasons import _booked
+
+    run = _booked(tmp_path)
+    [fact] = compile_offline(run).in_short
+    assert " The system prompt's rule on " in fact.text
+    _check(run, fact.text, fact.turns)
+    with pytest.raises(AssertionError):
+        _check(run, fact.text.replace('`membership` "platinum"', '`membership` "bronze"'), fact.turns)
 
 
 def test_every_fact_on_every_importer_fixture_holds():
@@ -716,3 +869,38 @@ def test_the_facts_carry_their_kind_for_the_lessons_that_count_them(tmp_path):
                                                          "update_reservation_flights.payment_id"]
     assert facts[0].about[0] == "update_reservation_flights.cabin@user"  # "business" is the user's own word
     assert facts[1].kind == "missed-change"
+
+
+def _kinds(run: Run) -> list[tuple[str, list[str]]]:
+    from wikitrace.corpus.checked_facts import run_facts
+
+    return [(f["kind"], f.get("about", [])) for f in run_facts(compile_offline(run))]
+
+
+def test_a_success_keeps_the_kind_of_each_fact_so_lessons_can_weigh_failures_against_it(tmp_path):
+    """A successful run's facts carry the kind a failed run's would: the insight layer counts a kind
+    on both sides before a lesson leads with it."""
+    change = {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "gift_card_7730215",
+              "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}]}
+    handed = {"summary": "The user wants a refund for a basic economy ticket."}
+    run = _tau(tmp_path, [_user("Move me to HAT311 on 2024-06-10, gift card please."),
+                          *_tool("update_reservation_flights", dict(change, cabin="business"), dict(TRIP)),
+                          *_tool("transfer_to_human_agents", handed, "Transfer successful")], reward=1.0,
+               actions=[{"name": "update_reservation_flights", "kwargs": change}])
+    assert _kinds(run) == [("arguments", ["update_reservation_flights.cabin"]),
+                           ("unexpected-change", ["transfer_to_human_agents"])]
+    # a task whose expected list is empty expects no change: a hand-off is then unexpected, as on a failed run
+    run = _tau(tmp_path, [*_tool("transfer_to_human_agents", handed, "Transfer successful")], reward=1.0, actions=[])
+    assert run.task.metadata.get("expected_calls") == "[]"
+    assert _kinds(run) == [("unexpected-change", ["transfer_to_human_agents"])]
+    assert _facts(run)[0].startswith("The task expected no change; the run's only state-changing call was "
+                                     "transfer_to_human_agents at turn ")
+    # a change on such a task: the note says the task expected no call at all, not look-ups only
+    from wikitrace.compilers.expected_calls import change_notes
+    from wikitrace.compilers.reading import read_run
+
+    run = _tau(tmp_path, [*_tool("cancel_reservation", {"reservation_id": "Q4WZ8N"}, dict(TRIP))], reward=0.0, actions=[])
+    reading = read_run(run)
+    (cancel,) = [c for c in reading.calls if c.name == "cancel_reservation"]
+    assert change_notes(reading, cancel) == [
+        "The calls the log records as expected for this task include no cancel_reservation call; it expected no call at all."]

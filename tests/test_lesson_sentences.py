@@ -315,6 +315,46 @@ def _habit_counts(entry: dict, members: list[dict]) -> None:
         assert int(n) == len(retried) and int(k) == sum(f"retry|{tool}|listed" in r["patterns"] for r in retried)
 
 
+# how run_counts says the tasks behind a count of runs that repeat tasks
+TASKS = r"(?: \((?:all trials of 1(?: of their \d+ tasks?| task)|all \d+ of their tasks|\d+ of their \d+ tasks?)\))?"
+INNER_TASKS = TASKS.replace(r" \(", ", ").replace(r"\))?", ")?")
+
+
+def _task_count(members: list[dict]) -> int:
+    from wikitrace.corpus.applies import task_of
+
+    return len({task_of(r) for r in members})
+
+
+def lead_counts(entry: dict, by_step: dict[str, dict]) -> None:
+    """The first advice's counts, the facts set aside under Evidence and the one-run sentence,
+    recounted from the runs' own entries (checked_facts.py, advice_fit.py, one_run.py)."""
+    from wikitrace.corpus.checked_facts import _SAID
+
+    failed = [by_step[s["step"]] for s in entry["sources"] if s["outcome"] == "failure"]
+    one = re.match(r"Only one run teaches this lesson \((step-\d+), (failed|successful)\)", entry["guideline"])
+    assert bool(one) == (len(entry["sources"]) == 1), entry["guideline"]
+    if one:
+        assert one.group(1) == entry["sources"][0]["step"]
+        assert one.group(2) == {"failure": "failed", "success": "successful"}[entry["sources"][0]["outcome"]]
+    said = [(kind, shown.split("{")[0]) for kind, (shown, _do) in _SAID.items()]
+    for text in [entry["guideline"].split("only one run teaches", 1)[-1], *(entry.get("set_aside") or [])]:
+        m = re.search(rf"In (?:the one failed run here|(\d+) of the (\d+) failed runs here{TASKS}) (.+)", text)
+        if not m or text.startswith("Not advised"):
+            continue
+        kind = next((k for k, head in said if m.group(3).startswith(head)), None)
+        if kind is None:
+            continue
+        having = [r for r in failed if any(f["kind"] == kind for f in r.get("facts") or [])]
+        assert (len(having), len(failed)) == ((int(m.group(1)), int(m.group(2))) if m.group(1) else (1, 1)), text
+        if m.group(1) and "all trials of 1" in text.split(" failed runs here", 1)[1][:40]:
+            assert _task_count(having) == 1, text
+    for note in entry.get("set_aside") or []:
+        m = re.match(rf"Not advised here, as it fits at most (\d+) of the (\d+) failed runs here{TASKS}", note)
+        if m:
+            assert int(m.group(2)) == len(failed) and 2 * int(m.group(1)) < len(failed), note
+
+
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
 def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
     outcomes = next((p for p in folder.iterdir() if p.stem == "outcomes"), None)
@@ -331,6 +371,7 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
     for entry in data["insights"]:
         members = [by_step[s["step"]] for s in entry["sources"]]
         _habit_counts(entry, members)
+        lead_counts(entry, by_step)
         peer_counts(entry, by_step, insights)
         m = re.search(r" The runs here gave (.+)\.$", entry["guideline"])
         if m:  # each wrong verdict with the one expected, counted over the page's sources
@@ -353,8 +394,10 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
         if m:  # each program named was met by one of the page's runs
             for program in re.split(r", | and ", m.group(1)):
                 assert any(f"missing|{program}" in r["patterns"] for r in members), (program, entry["guideline"])
-        m = re.search(r"the \d+ runs here that got past it all failed \((.+)\)\.", entry["guideline"])
-        some = re.search(r"(\d+) of the (\d+) failed runs here got past it and still failed \((.+)\)\.", entry["guideline"])
+        m = re.search(rf"the \d+ runs(?: \((?:of \d+ tasks|all trials of 1 task)\))? here that got past it all failed \((.+)\)\.",
+                      entry["guideline"])
+        some = re.search(rf"(\d+) of the (\d+) failed runs here{TASKS} got past it and still failed \((.+)\)\.",
+                         entry["guideline"])
         assert "the one run here that got past it" not in entry["guideline"]  # one run is no count
         if m or some:
             failed = [s for s in entry["sources"] if s["outcome"] == "failure"]
@@ -362,11 +405,11 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
                 assert entry["counts"]["success"] == 0
             else:  # most failed runs did what the old advice said, and still failed
                 assert int(some.group(2)) == len(failed) and 2 * int(some.group(1)) > len(failed)
-            ways = re.findall(r"(.+?) changed: (\d+) runs?(?:; |$)", (m or some).group(m and 1 or 3))
+            ways = re.findall(r"(.+?) changed: (\d+) runs?(?:; |$)", (m or some).group(m and 1 or 4))
             for what, k in ways:
                 assert sum(re.search(rf"got past it at turn \d+ \(with {re.escape(what)} (changed|taken from)",
                                      s["detail"]) is not None for s in failed) == int(k), entry["guideline"]
-        m = re.search(r"the message names the (.+?) value it refused(?: \(in (\d+) of the (\d+) runs here\))?:",
+        m = re.search(rf"the message names the (.+?) value it refused(?: \(in (\d+) of the (\d+) runs here{INNER_TASKS}\))?:",
                       entry["guideline"])
         if m:  # the runs' own details say their error named that argument's value
             named = sum(s["detail"].endswith(f"; the message named the {m.group(1)} value sent") for s in entry["sources"])

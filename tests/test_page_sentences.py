@@ -782,10 +782,11 @@ def _expected_note(c: Check, text: str, n: int) -> None:
                                                             arguments=e["arguments"]))]
     shown = lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)  # noqa: E731
     m = re.fullmatch(r"The calls the log records as expected for this task include no (\S+) call(; it expected "
-                     r"look-ups only)?\.", text)
+                     r"(look-ups only|no call at all))?\.", text)
     if m:
         assert c.call(n).name == m.group(1) and not any(e["name"] == m.group(1) for e in expected)
         assert bool(m.group(2)) == (not changes)
+        assert m.group(3) is None or (m.group(3) == "no call at all") == (not expected)
         return
     m = re.fullmatch(r"The log records this same (\S+) call among those the task expected\.", text)
     if m:
@@ -1159,7 +1160,7 @@ def test_a_wrong_answer_says_where_its_text_appeared():
             'between Okafor and Brandt in Port Ellery."') in notes, notes
 
 
-def _tau(actions: list[dict], traj: list[dict], reward: float) -> Run:
+def _tau(actions: list[dict] | None, traj: list[dict], reward: float) -> Run:
     from wikitrace.runs.openai_chat import record_to_run
 
     return record_to_run({"task_id": 7, "trial": 0, "reward": reward, "traj": traj,
@@ -1240,9 +1241,14 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
     assert last.support.startswith("The call went through, and the log records this same call")
     assert 'The log records 1 expected look-up this run did not make: get_user(user_id="ana_7").' in last.notes
     # a log that records no expected calls gets none of these notes
-    plain = _tau([], traj, 0.0)
+    plain = _tau(None, traj, 0.0)
     assert "expected_calls" not in plain.task.metadata
     assert not any("expected" in n for e in _checked(plain) for n in e.notes)
+    # an empty list is a record too: the task expected no call, so each change is one it did not expect
+    none_expected = _tau([], traj, 0.0)
+    assert none_expected.task.metadata["expected_calls"] == "[]"
+    assert "The calls the log records as expected for this task include no cancel_booking call; it expected no call " \
+           "at all." in [n for e in _checked(none_expected) for n in e.notes]
 
 
 def test_an_answer_taken_from_the_task_text_is_said_so():

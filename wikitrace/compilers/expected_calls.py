@@ -105,7 +105,8 @@ def change_notes(r: Reading, c: Call) -> list[str]:
     diffs = differences(r, c)
     if diffs is None:
         return [f"The calls the log records as expected for this task include no {c.name} call"
-                + ("." if expected else "; it expected look-ups only.")]  # the changes it missed are a note of their own
+                + ("." if expected else "; it expected look-ups only." if expected_lookups(r)
+                   else "; it expected no call at all.")]  # the changes it missed are a note of their own
     if not diffs:
         return [f"The log records this same {c.name} call among those the task expected."]
     parts = [f"`{k}` " + (_value(want) if want is not _ABSENT else "absent")

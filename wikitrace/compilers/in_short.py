@@ -5,8 +5,9 @@ Each fact comes from something the compiler establishes as data, never from its 
 sentences: a comparison in the agent's own words that arithmetic proves wrong, a claim of when
 a record was made that its own date and the log's stated now disprove (time_claims.py), a money
 limit or a count the user gave that a number of the log contradicts (claim_facts.py), the answer against the one the task expected, an expected call against the
-call sent (item by item), an expected change never made, errors no later call got past, the
-harness's stop. Where none of these is established the page says so instead of guessing.
+call sent (item by item), an expected change never made (each with the run's own rule on it and
+the record fields that rule names, where one clearly governs: rule_reasons.py), errors no later
+call got past, the harness's stop. Where none of these is established the page says so instead of guessing.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
 from .near_words import near_look_up, near_phrase
 from .page_notes import answer_source, listed_names
+from .qa_facts import qa_facts
 from .reading import Call, Reading, harness_reason
+from . import rule_reasons
 from .record_words import named_fields
 from .schema import KeyFact
 from .text import clip
@@ -45,6 +48,7 @@ def in_short(r: Reading) -> list[KeyFact]:
     facts = (_kind(wrong_comparisons(r)[:1], "comparison") + _kind(time_facts(r)[:1], "time")
              + _kind(limit_facts(r)[:1], "limit") + _kind(count_facts(r)[:1], "count"))
     facts += _success_facts(r) if r.run.outcome.success else _failure_facts(r)
+    facts = qa_facts(r, facts)
     kept: list[KeyFact] = []
     for f in facts:
         if f.text not in (k.text for k in kept):
@@ -84,7 +88,7 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
         seen = answer_seen_in(r, gold, c)
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged right"
                        + (f"; the look-up at turn {seen.n} had returned \"{clip(gold, 80)}\"." if seen else "."),
-                       [c.n] + ([seen.n] if seen else []))
+                       [c.n] + ([seen.n] if seen else []), "answer-seen" if seen else "")
     if is_verdict(r, gold):
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "
                        f"\"{clip(gold, 80)}\".", [c.n])
@@ -145,28 +149,36 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
     if expected is None:
         return []
     out = []
+    said: set[str] = set()  # the rules quoted so far (rule_reasons.py): each once per page
     for c in (c for c in r.calls if c.writes and not c.error):
         diffs = differences(r, c)
         if diffs is None:
-            out.append(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
-                               + ("no change at all." if not expected else f"no {c.name} call."), [c.n],
-                               "unexpected-change", [c.name]))
+            out.append(_why(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
+                                    + ("no change at all." if not expected else f"no {c.name} call."), [c.n],
+                                    "unexpected-change", [c.name]), rule_reasons.for_call(r, c, said)))
         elif diffs:
             parts = [f"`{k}` {shown_value(got)} where the task expected {shown_value(want)}" for k, want, got in diffs[:2]]
             more = len(diffs) - 2
-            out.append(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
-                               + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else "."), [c.n],
-                               "arguments", _differing_args(r, c, diffs)))
+            out.append(_why(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
+                                    + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else "."),
+                                    [c.n], "arguments", _differing_args(r, c, diffs)),
+                            rule_reasons.for_arguments(r, c, [k for k, _, _ in diffs[:2]], said)))
     missed = missed_changes(r)
     if missed:  # second: after the first change that went wrong, before the others
         last = max((t.turn for t in r.run.turns if t.turn not in {h.turn for h in r.harness}
                     and (t.type == "function_call" or t.role == "assistant")), default=None)
-        out.append(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}, and the run never made "
-                           + ("that change" if len(missed) == 1 else "those changes")
-                           + (f" (the agent's last turn was {last})." if last is not None else "."),
-                           [last] if last is not None else [], "missed-change"))
+        out.append(_why(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}, and the run never made "
+                                + ("that change" if len(missed) == 1 else "those changes")
+                                + (f" (the agent's last turn was {last})." if last is not None else "."),
+                                [last] if last is not None else [], "missed-change"),
+                        rule_reasons.for_missed(r, missed[0], said) if len(missed) == 1 else None))
         out.insert(1, out.pop())
     return out
+
+
+def _why(fact: KeyFact, reason: rule_reasons.Reason | None) -> KeyFact:
+    """A fact with the run's own rule on it and the facts that rule names, when one clearly governs."""
+    return fact if reason is None else replace(fact, text=f"{fact.text} {reason.text}", turns=fact.turns + reason.turns)
 
 
 def _differing_args(r: Reading, c: Call, diffs) -> list[str]:
@@ -318,18 +330,25 @@ def _success_facts(r: Reading) -> list[KeyFact]:
         elif not expected:
             facts.append(KeyFact("The task expected no change; the run's only state-changing "
                                  + ("call was " if len(writes) == 1 else "calls were ")
-                                 + join([f"{c.name} at turn {c.n}" for c in writes], 3) + ".", [c.n for c in writes[:3]]))
+                                 + join([f"{c.name} at turn {c.n}" for c in writes], 3) + ".", [c.n for c in writes[:3]],
+                                 "unexpected-change", list(dict.fromkeys(c.name for c in writes))))
         else:  # the run succeeded all the same: where a change differs, or one is missing, is said, not weighed
+            # (each fact keeps the kind a failed run's would have: the insight layer counts both sides)
             missed = missed_changes(r)
             if missed:
                 facts.append(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}; the run never made "
-                                     + ("it" if len(missed) == 1 else "them") + " and succeeded all the same.", []))
+                                     + ("it" if len(missed) == 1 else "them") + " and succeeded all the same.", [],
+                                     "missed-change"))
             for c in writes:
                 diffs = differences(r, c)
-                if diffs:
-                    keys = list(dict.fromkeys(f"`{k.split('[')[0].split('.')[0]}`" for k, _, _ in diffs))
+                if diffs is None:
+                    facts.append(KeyFact(f"{c.name} at turn {c.n} went through, though the task expected no {c.name} "
+                                         "call, and the run still succeeded.", [c.n], "unexpected-change", [c.name]))
+                elif diffs:
+                    names = list(dict.fromkeys(k.split('[')[0].split('.')[0] for k, _, _ in diffs))
                     facts.append(KeyFact(f"{c.name} at turn {c.n} went through; the expected {c.name} call differs "
-                                         f"from it in {join(keys, 3)}, and the run still succeeded.", [c.n]))
+                                         f"from it in {join([f'`{k}`' for k in names], 3)}, and the run still succeeded.",
+                                         [c.n], "arguments", [f"{c.name}.{k}" for k in names]))
     _restating(r, facts)
     facts += _got_past(r)
     facts += _acted_on(r, writes[-1].n if writes else None)

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections import defaultdict
 from statistics import median
 
+from . import run_counts
+from .advice_fit import register
 from .applies import task_of
 from .fisher import verdict
 
@@ -180,8 +182,10 @@ def versus(members: list[tuple[dict, dict]], successes: list[dict], form: bool =
 
 def compared(members: list[tuple[dict, dict]], successes: list[dict],
              form: bool = False) -> list[tuple[str, str, str, int, int]]:
-    """``versus`` as (choice, line, the test's verdict, failed runs here that made it, failed runs here)."""
-    failed = [c for e, l in members if e["outcome"] == "failure" and (c := case_of(l)) is not None]
+    """``versus`` as (choice, line, the test's verdict, the failed runs here that made it, the failed runs here),
+    runs as their entries (counted with their tasks)."""
+    failed_runs = [(e, c) for e, l in members if e["outcome"] == "failure" and (c := case_of(l)) is not None]
+    failed = [c for _e, c in failed_runs]
     named = {c.get("in_task") for c in failed}
     among = "successful runs of this task type"
     if len(named) == 1 and None not in named:  # like with like: a question naming its options, or one that does not
@@ -194,15 +198,17 @@ def compared(members: list[tuple[dict, dict]], successes: list[dict],
     for name, text in _SAID.items():
         if form and name == "sourced":
             continue
-        a = sum(_features(c, at_least)[name] for c in failed)
+        made = [e for e, c in failed_runs if _features(c, at_least)[name]]
+        a = len(made)
         b = sum(_features(c, at_least)[name] for c in successes)
         side, p = verdict(a, b, len(failed), len(successes))
         told = {"success": "successful runs did this more often", "failure": "failed runs did this more often"}
-        lines.append((name, f"{text.format(k=at_least, s='s' if at_least != 1 else '')}: {_of(a, len(failed))} failed runs here, "
+        lines.append((name, f"{text.format(k=at_least, s='s' if at_least != 1 else '')}: "
+                            f"{run_counts.part_of(made, [e for e, _c in failed_runs])}, "
                             f"{_of(b, len(successes))} {among}; "
                             + (f"{told[side]} (one-sided Fisher p = {p:g})" if side in told else
                                f"not shown to separate them (p = {p:g})" if p is not None else "not tested"), side,
-                      a, len(failed)))
+                      made, [e for e, _c in failed_runs]))
     return lines
 
 
@@ -246,15 +252,21 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
         if lines:
             entry["versus"] = [line for _n, line, _s, _d, _f in lines]
         made = {n: (did, of, line.split(": ", 1)[0].replace(" (the successful runs' median)", ""))
-                for n, line, _side, did, of in lines}
+                for n, line, _side, did, of in lines}  # did: the failed runs here that made the choice; of: all
         premise = _PREMISE.get(fields[2])
-        if premise and premise[0] in made and 2 * made[premise[0]][0] > made[premise[0]][1]:
+        if premise and premise[0] in made and 2 * len(made[premise[0]][0]) > len(made[premise[0]][1]):
             did, of, what = made[premise[0]]  # most failed runs here did what it advised
-            entry["guideline"] = premise[1].format(t=fields[1]) + f" ({did} of the {of} failed runs here {what})."
+            share = run_counts.part_of(did, of, inner=True)
+            entry["guideline"] = premise[1].format(t=fields[1]) + f" ({share}{',' if ', ' in share else ''} {what})."
+            # a run whose own words compared the options' values (a comparison the compiler checked) had the fact
+            # this asks for: the advice fits the others only
+            fits = [e for e, _l in members if e["outcome"] == "failure"
+                    and not any(f.get("kind") == "comparison" for f in e.get("facts") or [])]
+            register(entry, entry["guideline"], fits, "the others' own words compared the options' values")
         # a choice most failed runs here made too is no advice, whatever the successes did: it did not suffice
-        better = [_ADVICE[n] for n, _line, side, did, of in lines if side == "success" and 2 * did <= of]
-        done = [f"{_DONE[n]} did not suffice: {did} of the {of} failed runs here did so too"
-                for n, _line, side, did, of in lines if side == "success" and 2 * did > of]
+        better = [_ADVICE[n] for n, _line, side, did, of in lines if side == "success" and 2 * len(did) <= len(of)]
+        done = [f"{_DONE[n]} did not suffice: {run_counts.part_of(did, of)} did so too"
+                for n, _line, side, did, of in lines if side == "success" and 2 * len(did) > len(of)]
         if better:  # the verdicts, not the counts, are in the guideline: it moves only when they do
             entry["guideline"] += (" Successful runs of this task type did so more often than the failed runs here: "
                                    + "; ".join(better) + " (counts under Evidence).")
@@ -262,7 +274,7 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
             entry["guideline"] += " " + "; ".join(done) + "."
         st = entry.get("same_task") or {}
         top = (st.get("differences") or [{}])[0].get("text", "")
-        if any(n == "sourced" and side == "success" and 2 * did > of for n, _l, side, did, of in lines) and \
+        if any(n == "sourced" and side == "success" and 2 * len(did) > len(of) for n, _l, side, did, of in lines) and \
                 top.startswith(f"gave a {fields[1]} answer whose words beyond the task text all came from earlier answers"):
             st["advised"] = True  # the page has said answering in a look-up's words did not suffice: not advised again
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from . import run_counts
+from .fisher import verdict
+
 NAMED = 3  # arguments or tools named in the lead, most often first (all are counted)
 
 # kind -> (what the runs showed, what to do), in the order a kind is preferred when several cover
@@ -85,9 +88,29 @@ def _came(by_kind: Counter | None, runs: int) -> str:
     return f", {n} of them with the values sent taken from {_CAME[kind]}" if 2 * n > runs else ""
 
 
-def lead(entry: dict, members: list[tuple[dict, dict]]) -> None:
-    """Prepends the checked fact that covers most of the failed runs (the first such in
-    ``_SAID``'s order) to the guideline, and records its runs (``checked``) for the page's links."""
+def by_kind(runs: list[dict]) -> dict[str, list[dict]]:
+    """The runs holding each checked fact's kind, a run once per kind: what a lesson's failed runs'
+    facts are weighed against (made once per task type and pattern, not per insight)."""
+    out: dict[str, list[dict]] = {}
+    for r in runs:
+        for kind in dict.fromkeys(f.get("kind") for f in r.get("facts") or []):
+            if kind in _SAID:
+                out.setdefault(kind, []).append(r)
+    return out
+
+
+def lead(entry: dict, members: list[tuple[dict, dict]],
+         successes: tuple[dict[str, list[dict]], list[dict], str] = ({}, [], "")) -> None:
+    """Prepends the checked fact that separates the lesson's failed runs from the successful ones
+    to the guideline, and records its runs (``checked``) for the page's links.
+
+    A kind may lead when it covers more than half of the failed runs, or of their distinct tasks,
+    and the one-sided Fisher test finds it more often in them than in ``successes`` (kind counts,
+    runs, and who they are: the successful runs of the task type that met the lesson's pattern,
+    else all of the type's). Among those, the one covering most distinct tasks leads (six trials of
+    one question are one mistake), then the first in ``_SAID``'s order. A kind the successful
+    runs met as often is said under Evidence with both counts (``set_aside``), not led with. With no
+    successful run to weigh against, the test cannot be made and the commonest kind leads as before."""
     failed, seen = [], set()
     for e, _l in members:
         if e["outcome"] == "failure" and e["step"] not in seen:
@@ -95,24 +118,15 @@ def lead(entry: dict, members: list[tuple[dict, dict]]) -> None:
             failed.append(e)
     if not failed:
         return
-    # the lesson's successful runs made its own call too: that call unexpected is met on both sides
-    # and decided nothing, so it is not counted as an unexpected change
-    parts = entry["key"].split("|")
-    own = parts[1].split(":")[0] if parts[0] in _TOOL_KEYS and len(parts) > 1 else None
-    shared = own if any(e["outcome"] == "success" for e, _l in members) else None
-    runs_of: dict[str, list[str]] = {}
+    won, won_runs, among = successes  # by_kind of the successful runs, those runs, who they are
+    runs_of: dict[str, list[dict]] = {}
     items: dict[str, Counter] = {k: Counter() for k in _NAMES_ITEMS}
     examples: dict[str, str] = {}
     sources: dict[str, Counter] = {}  # tool.argument -> kind of place its sent values came from -> runs
     for e in failed:
         facts = [f for f in e.get("facts") or [] if f.get("kind") in _SAID]
-        if shared:
-            facts = [f if f["kind"] != "unexpected-change" else dict(f, about=[a for a in f.get("about") or []
-                                                                          if a.split("@")[0] != shared])
-                     for f in facts]
-            facts = [f for f in facts if f["kind"] != "unexpected-change" or f["about"]]
         for kind in dict.fromkeys(f["kind"] for f in facts):
-            runs_of.setdefault(kind, []).append(e["step"])
+            runs_of.setdefault(kind, []).append(e)
             about = [a for f in facts if f["kind"] == kind for a in f.get("about") or []]
             if kind in items:
                 names = {a.split("@")[0] for a in about}
@@ -123,20 +137,40 @@ def lead(entry: dict, members: list[tuple[dict, dict]]) -> None:
                         sources.setdefault(name, Counter())[came.pop()] += 1
             elif about and kind not in examples:
                 examples[kind] = about[0]
-    most = [k for k in _SAID if 2 * len(runs_of.get(k, ())) > len(failed)]
-    if not most:
+    all_tasks = run_counts.tasks(failed)
+    usable, aside = [], []
+    for order, kind in enumerate(_SAID):
+        hit = runs_of.get(kind, [])
+        tasks = run_counts.tasks(hit)
+        if not (2 * len(hit) > len(failed) or 2 * tasks > all_tasks):
+            continue
+        side, p = verdict(len(hit), len(won.get(kind, ())), len(failed), len(won_runs))
+        if side in ("failure", "no-success"):
+            usable.append((-tasks, order, kind))
+        else:
+            aside.append((kind, p))
+    said = {}
+    for kind in [k for *_r, k in usable] + [k for k, _p in aside]:
+        shown = _SAID[kind][0]
+        named = items.get(kind, Counter())
+        top = sorted(named, key=lambda a: (-named[a], a))[:NAMED]
+        listed = "; ".join(f"{_item(a)} in {named[a]}{_came(sources.get(a), named[a])}" for a in top) + (
+            "; others less often" if len(named) > len(top) else "")
+        said[kind] = shown.format(eg=f" (in the first of them {examples[kind]}, which its words had the other way round)"
+                                  if kind in examples else "", items=listed)
+    notes = [f"In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}, and so it was in "
+             f"{run_counts.part_of(won.get(kind, []), won_runs, 'successful ' + among, '')}: the runs so far do not "
+             f"show it separating failed from successful runs (one-sided Fisher p = {p:g}), so it does not lead the "
+             "advice." for kind, p in aside]
+    if notes:
+        entry["set_aside"] = entry.get("set_aside", []) + notes
+    if not usable:
         return
-    kind = most[0]
-    shown, advice = _SAID[kind]
-    named = items.get(kind, Counter())
-    top = sorted(named, key=lambda a: (-named[a], a))[:NAMED]
-    listed = "; ".join(f"{_item(a)} in {named[a]}{_came(sources.get(a), named[a])}" for a in top) + ("; others less often" if len(named) > len(top) else "")
-    shown = shown.format(eg=f" (in the first of them {examples[kind]}, which its words had the other way round)" if kind in examples else "",
-                         items=listed)
-    counted = "In the one failed run here" if len(failed) == 1 else f"In {len(runs_of[kind])} of the {len(failed)} failed runs here"
-    text = f"{counted} {shown}: {advice.format(t=_tool(entry['key']))}."
+    kind = min(usable)[2]
+    text = f"In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}: {_SAID[kind][1].format(t=_tool(entry['key']))}."
     entry["guideline"] = f"{text} {entry['guideline']}"
-    entry["checked"] = {"kind": kind, "steps": runs_of[kind], "said": shown}
+    entry["checked"] = {"kind": kind, "steps": [e["step"] for e in runs_of[kind]], "said": said[kind],
+                        "tasks": run_counts.tasks(runs_of[kind])}
 
 
 def links(entry: dict, link, md) -> str:
@@ -144,10 +178,13 @@ def links(entry: dict, link, md) -> str:
     says what they share itself, as a model's merged guideline (LLM path) may word the lead anew."""
     from . import layout
 
+    one = entry.get("one_run")
+    see = (f"The lesson of this task type's runs on {one['tool']}, counted over {one['runs']}: "
+           f"[{md(one['title'])}]({link.rel(layout.insight_doc(one['see']))}).") if one else ""
     c = entry.get("checked")
     if not c:
-        return ""
+        return see
     steps = c["steps"]
-    whose = "The failed run" if len(steps) == 1 else f"The {len(steps)} failed runs"
+    whose = "The failed run" if len(steps) == 1 else f"The {run_counts.count(len(steps), c.get('tasks', len(steps)), 'failed runs', paren=True)}"
     return (f"{whose} where {md(c['said'])}, each page's \"In short\" giving the fact and its turn: "
-            + ", ".join(f"[{s}]({link.rel(layout.compilation_doc(s))})" for s in steps) + ".")
+            + ", ".join(f"[{s}]({link.rel(layout.compilation_doc(s))})" for s in steps) + "." + (f"\n\n{see}" if see else ""))

@@ -26,11 +26,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Iterable
 
-from . import conditions, layout
+from . import conditions, layout, run_counts
+from .advice_fit import weigh as weigh_advice
 from .answer_cases import annotate as annotate_answers
-from .checked_facts import lead as lead_with_facts, run_facts
+from .checked_facts import by_kind, lead as lead_with_facts, run_facts
 from .applies import Openings, applies_when, successful_cue, task_of, tasks_meeting
 from .choices import faced, relevant, separating
+from .one_run import mark as mark_one_run
 from .fisher import fisher_tails, verdict as _verdict
 from .peers import check_first, failed_peers, success_did
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
@@ -124,10 +126,13 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
     first_met: dict[str, dict[str, None]] = defaultdict(dict)  # kind -> patterns in the order first met
     won: dict[str, list[tuple[dict, list[str]]]] = defaultdict(list)  # kind -> (successful run, its patterns)
     lost: dict[str, list[tuple[dict, list[str]]]] = defaultdict(list)  # kind -> (any other run, its patterns)
+    successes: dict[str, list[dict]] = defaultdict(list)  # kind -> its successful runs
     for r in runs:
         kind = kind_of(r)
         outcome = r["outcome"]
         totals[kind][outcome] += 1
+        if outcome == "success":
+            successes[kind].append(r)
         patterns = r.get("patterns") or []
         shown = [*patterns, *sorted(faced(patterns))]
         if shown:
@@ -148,8 +153,9 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
     # the successful runs that met a pattern, and the other runs that met a procedure, only for
     # the patterns lessons are about (every one, in step order)
     keyed: dict[str, set[str]] = defaultdict(set)
-    for members in groups.values():
-        keyed[kind_of(members[0][0])].add(members[0][1]["key"])
+    for members in groups.values():  # a lesson's key, and the pattern it is contrasted on
+        key = members[0][1]["key"]
+        keyed[kind_of(members[0][0])].update(p for p in (key, contrast_pattern(key)) if p is not None)
     for kind, wanted in keyed.items():
         ending = {p for p in wanted if p.startswith("procedure|")}
         for runs_of, by, want in ((won, met_by, wanted), (lost, ended_by, ending)):
@@ -240,8 +246,14 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
                 learned[kind] = conditions.learn([r for r in runs if kind_of(r) == kind])
             conditions.state(entry, learned[kind])
     annotate_answers(out, groups, kind_of)
+    weighed: dict[tuple[str, str | None], tuple] = {}  # (task type, pattern) -> what lead_with_facts weighs against
     for entry in out:  # last: it leads the guideline the rewrites above made
-        lead_with_facts(entry, groups[entry["id"]])
+        kind, pattern = kind_of_entry[entry["id"]], contrast_pattern(entry["key"])
+        if (kind, pattern) not in weighed:
+            weighed[(kind, pattern)] = _successes(kind, pattern, met_by, successes)
+        lead_with_facts(entry, groups[entry["id"]], weighed[(kind, pattern)])
+        weigh_advice(entry, groups[entry["id"]])
+    mark_one_run(out, groups, kind_of_entry)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     keys = {entry["id"]: entry["key"] for entry in out}
     for entry in out:  # the lessons the successful runs that met it teach, by title
@@ -250,6 +262,17 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
     return out
+
+
+def _successes(kind: str, pattern: str | None, met_by: dict, succeeded: dict) -> tuple[dict, list[dict], str]:
+    """The successful runs a lesson's checked facts are weighed against: those of its task type
+    that met its pattern, else (none did, or the lesson has no pattern) all of the type's."""
+    runs = met_by.get((kind, pattern), []) if pattern is not None else []
+    if not runs:
+        return by_kind(succeeded.get(kind, [])), succeeded.get(kind, []), "runs of this task type"
+    fields = pattern.split("|")
+    what = MET.get(pattern, MET.get(fields[0], "that met it")).replace("this tool", fields[1] if len(fields) > 1 else "it")
+    return by_kind(runs), runs, f"runs of this task type {what}"
 
 
 _RULE_QUOTE = " The system prompt's rule on it: "  # compilers/run_insights: a rule the agent's own prompt holds
@@ -271,9 +294,9 @@ def lead_with_contrast(entry: dict) -> None:
     side = c["pattern"].split("|", 1)[0]
     tasks = c.get("tasks_met")
     what = MET.get(c["pattern"], MET.get(side, "that met it")).replace("this tool", entry["key"].split("|")[1])
-    met = (f"Runs of this task type {what}: {c['success_met']} "
-           f"successful, {c['failed_met']} failed"
-           + (f" (runs of {tasks['success']} and {tasks['failure']} distinct tasks)" if tasks else "")
+    tasks = tasks or {"success": c["success_met"], "failure": c["failed_met"]}
+    met = (f"Runs of this task type {what}: {run_counts.count(c['success_met'], tasks['success'], 'successful')}, "
+           f"{run_counts.count(c['failed_met'], tasks['failure'], 'failed')}"
            + f"; they {'succeeded' if c['verdict'] == 'success' else 'failed'} more often than the runs that did not.")
     if rule_page:
         head, quote = g.split(': "', 1)
@@ -294,9 +317,10 @@ def contrast_sentence(entry: dict) -> str:
                 "not contrasted with successes.")
     side = c["pattern"].split("|", 1)[0]
     tasks = c.get("tasks_met")
+    tasks = tasks or {"success": c["success_met"], "failure": c["failed_met"]}
     met = (f"Runs of this task type {MET.get(c['pattern'], MET.get(side, 'that met it'))}: "
-           f"{c['failed_met']} failed, {c['success_met']} successful"
-           + (f" (runs of {tasks['failure']} and {tasks['success']} distinct tasks)" if tasks else "") + ". ")
+           f"{run_counts.count(c['failed_met'], tasks['failure'], 'failed')}, "
+           f"{run_counts.count(c['success_met'], tasks['success'], 'successful')}. ")
     v = c["verdict"]
     if v == "no-success":
         return met + "With no successful run of this task type to compare with, it is not named a cause."

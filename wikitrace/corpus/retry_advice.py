@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from . import run_counts
+
 
 # how error_insights words a retry that got past an error, in a source's detail
 _GOT_PAST = re.compile(r"^turn \d+: got past it at turn \d+ \((?:with (.+?) (?:changed|taken from what the error listed)"
@@ -26,10 +28,12 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
         return
     failed = [(e, l) for e, l in members if e["outcome"] == "failure"]
     changed, named = Counter(), Counter()
-    for _e, lesson in failed:
+    got_past = []  # the failed runs that got past it
+    for e, lesson in failed:
         m = _GOT_PAST.match(lesson.get("detail") or "")
         if m is not None and m.group(1):  # named arguments changed (a free-text retry is judged by its own rule)
             changed[m.group(1)] += 1
+            got_past.append(e)
     for _e, lesson in members:
         n = _NAMED.search(lesson.get("detail") or "")
         if n is not None:
@@ -43,7 +47,9 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     ways = "; ".join(f"{what} changed: {n} run{'s' if n != 1 else ''}" for what, n in
                      sorted(changed.items(), key=lambda kv: (-kv[1], kv[0])))
     what = min(named, key=lambda k: (-named[k], k)) if named else ""
-    seen = f" (in {named[what]} of the {len(members)} runs here)" if what and len(members) > 1 else ""
+    naming = [e for e, lesson in members if (n := _NAMED.search(lesson.get("detail") or "")) and n.group(1) == what]
+    seen = (f" (in {run_counts.part_of(naming, [e for e, _l in members], 'runs', inner=True)})"
+            if what and len(members) > 1 else "")
     if " adding up to the figure the error names" in entry["guideline"]:
         said = (f"do not just pay the figure the error names: check it against what the request should cost, and "
                 f"when it differs from what you worked out, check the call's other arguments against the request "
@@ -57,6 +63,6 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
         entry["guideline"] = f"{head}, {said}."
         return
     entry["guideline"] = (f"{head}, {said}. Getting the call through is not enough: "
-                          + (f"{runs} of the {len(failed)} failed runs here got past it and still failed ({ways})."
-                             if mixed else
-                             f"the {runs} runs here that got past it all failed ({ways})."))
+                          + (f"{run_counts.part_of(got_past, [e for e, _l in failed])} got past it and still failed "
+                             f"({ways})." if mixed else
+                             f"the {run_counts.runs_of(got_past, paren=True)} here that got past it all failed ({ways})."))

@@ -64,8 +64,9 @@ def _ending(turns: list[Turn], messages: list) -> str | None:
 
 def _expected_calls(actions: Any) -> str | None:
     """tau-bench's ``info.task.actions`` (the calls the task counts as right) as JSON text
-    ``[{"name": .., "arguments": {..}}]``, or None when absent or not of that shape."""
-    if not isinstance(actions, list) or not actions:
+    ``[{"name": .., "arguments": {..}}]``, or None when absent or not of that shape. An empty list
+    is kept: the task expects no call at all, which is what a hand-off or a refusal is judged by."""
+    if not isinstance(actions, list):
         return None
     calls = [{"name": a["name"], "arguments": a.get("kwargs") or {}} for a in actions
              if isinstance(a, dict) and isinstance(a.get("name"), str) and isinstance(a.get("kwargs", {}), dict)]

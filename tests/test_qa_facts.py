@@ -1,0 +1,106 @@
+"""The In short's sentences for text-action QA logs (qa_facts.py, named_comparisons.py), on a
+Reflexion HotpotQA printout of our own in the real shape (tests/fixtures/importers/react_reflexion/
+react_reflexion_slips.txt): each is written where its run shows it, with the turns that show it,
+and is absent from the near misses beside it. That every such sentence holds of its log is
+checked for every fixture in test_in_short.py (_check_qa_fact)."""
+
+from __future__ import annotations
+
+import pytest
+from fixture_runs import IMPORTERS
+
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.runs import load
+from wikitrace.runs.model import Run
+
+SLIPS = IMPORTERS / "react_reflexion" / "react_reflexion_slips.txt"
+RUNS = {r.run_id.rsplit("-", 2)[1]: r for r in load._read(SLIPS, load.detect(SLIPS)) if isinstance(r, Run)}
+
+
+def _facts(q: str) -> list:
+    return compile_offline(RUNS[q]).in_short
+
+
+def _texts(q: str) -> list[str]:
+    return [f.text for f in _facts(q)]
+
+
+def test_quote_marks_every_failed_search_shared_follow_the_errors_they_explain():
+    texts = _texts("q007")
+    assert texts[0].startswith("Search failed at turns 1, 2, 3 and 4")
+    assert texts[1] == ("All 4 of these Search calls put quote marks in their text, and the errors at turns 1, 2 and 3 "
+                        "listed the quoted name without them (\"Puppet Hall\" series at turn 3, listed as 'Puppet Hall'): "
+                        "send a name as the error's list writes it, without quote marks.")
+    assert _facts("q007")[1].turns == [1, 2, 3]
+
+
+def test_no_shared_cause_when_one_failed_call_sent_no_quote_marks():
+    texts = _texts("q009")  # Search[Loria Dunn] failed too, with no quote marks
+    assert texts[0].startswith("Search failed at turns 1 and 2")
+    assert not any("quote marks" in t for t in texts), texts
+
+
+def test_packed_calls_name_the_one_query_call_that_went_through():
+    fact = _facts("q008")[1]
+    assert fact.text == ("Both of these Search calls packed several calls into one argument (turn 2 sent "
+                         "Search[Museo Vela], Search[Harbor Gallery], Search[Lumen Week] as one call); the one-query "
+                         "Search call at turn 1 went through: send one query per Search call.")
+    assert fact.turns == [1, 2, 3]
+
+
+def test_an_in_common_answer_from_one_side_says_the_other_held_none_of_it():
+    texts = _texts("q002")
+    assert texts[1] == ("The question names two things, Tessa Marlow and Ivo Brandt; every word of the answer comes from "
+                        "what Search[Tessa Marlow] returned at turn 1 about Tessa Marlow, and what Search[Ivo Brandt] "
+                        "returned at turn 2 for Ivo Brandt holds none of them: an answer about both must be found in the "
+                        "look-ups of each.")
+
+
+def test_two_names_around_a_third_thing_are_no_question_about_both():
+    # "the derby between Corran Rovers and Tessel Town": the answer is the derby's, found on one page
+    assert not any("two things" in t for t in _texts("q003"))
+
+
+def test_an_answer_the_reflection_planned_to_search_and_no_call_sent():
+    fact = _facts("q010")[1]
+    assert fact.text == ("The task message at turn 0 planned to search \"Gull Point Light\" (\"I should have searched Gull "
+                         "Point Light to make sure it faces Fennick Harbour before answering.\"), and no Search call sent "
+                         "it before the answer at turn 2: make the planned look-up before answering.")
+    assert fact.turns == [0, 2]
+
+
+@pytest.mark.parametrize("q, first", [
+    ("q004", "The agent's comparison at turn 3 is wrong: the look-ups place Arnsby at 52°37′N (turn 1) and Welk at "
+             "55°20′N (turn 2) (it wrote \"Arnsby is further north than Welk\")."),
+    ("q006", "The agent's comparison at turn 3 is wrong: the look-ups give Mira Kell's birth year as 1961 (turn 1) and "
+             "Odo Prim's as 1948 (turn 2) (it wrote \"Mira Kell is older than Odo Prim\")."),
+    ("q005", "The agent's comparison at turn 3 rests on no value a look-up returned: no look-up before it gave "
+             "coordinates for Lerwick, Shetland or Tarrow, Kent (it wrote \"Lerwick, Shetland is further south than "
+             "Tarrow, Kent\"): find the values compared before choosing."),
+])
+def test_a_comparison_of_two_named_things_is_judged_only_by_what_the_look_ups_gave(q, first):
+    assert _texts(q)[0] == first
+
+
+def test_a_success_gets_none_of_them():
+    texts = _texts("q001")
+    assert not any(p in t for t in texts for p in ("quote marks in", "two things", "planned to", "comparison"))
+
+
+def test_every_qa_sentence_holds_on_the_real_hotpotqa_runs():
+    """The Reflexion HotpotQA dev runs, when the shared data is mounted: every sentence of these
+    kinds on every page is checked against its run (test_in_short._check_qa_fact), and each kind
+    of sentence is written somewhere, so a check that never ran cannot pass."""
+    from test_in_short import _check_qa_fact
+    from test_real_runs import REFLEXION, _load
+
+    if not REFLEXION.is_dir():
+        pytest.skip(f"{REFLEXION} absent (shared data not mounted)")
+    written = {"quote marks in": 0, "packed several calls": 0, "two things": 0, "planned to": 0, "rests on no value": 0}
+    runs, _report = _load(REFLEXION)
+    for run in runs:
+        for fact in compile_offline(run).in_short:
+            if _check_qa_fact(run, fact.text):
+                for key in written:
+                    written[key] += key in fact.text
+    assert all(written.values()), written

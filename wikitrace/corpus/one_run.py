@@ -1,0 +1,36 @@
+"""A lesson one run taught says so, and points to the counted lesson of its task type on the same
+tool. One run's recipe is an anecdote: its page stays (the run keeps its link, ids stay stable, and
+a second run that meets it makes it a count), but the reader is told it is one run's experience
+and where the lesson drawn from many runs of the same tool is."""
+
+from __future__ import annotations
+
+from . import run_counts
+from .applies import key_tool
+
+
+def mark(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_of_entry: dict[str, str]) -> None:
+    """Prefixes each single-run lesson's guideline with what it is, and records (``one_run``) the
+    type's lesson on the same tool with most runs (the lowest id on a tie), when there is one."""
+    best: dict[tuple[str, str], tuple[int, int, str]] = {}  # (task type, tool) -> (-runs, id number, id)
+    for entry in out:
+        tool = key_tool(entry["key"])
+        runs = entry["counts"]["runs"]
+        if tool and runs > 1:
+            k = (kind_of_entry[entry["id"]], tool)
+            mine = (-runs, int(entry["id"].rsplit("-", 1)[1]), entry["id"])
+            best[k] = min(best.get(k, mine), mine)
+    by_id = {e["id"]: e for e in out}
+    for entry in out:
+        if entry["counts"]["runs"] != 1:
+            continue
+        (run, _l), = groups[entry["id"]][:1]
+        outcome = "successful" if run["outcome"] == "success" else "failed"
+        entry["guideline"] = (f"Only one run teaches this lesson ({run['step']}, {outcome}): it is that run's "
+                              f"experience, not a count. {entry['guideline']}")
+        tool = key_tool(entry["key"])
+        other = best.get((kind_of_entry[entry["id"]], tool)) if tool else None
+        if other is not None:
+            members = [e for e, _l in groups[other[2]]]
+            entry["one_run"] = {"see": other[2], "tool": tool, "runs": run_counts.runs_of(members),
+                                "title": by_id[other[2]]["title"]}
