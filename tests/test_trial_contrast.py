@@ -9,12 +9,20 @@ everything again would.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
 
+import pytest
+from fixture_runs import RUNS, relabeled
 from tau_messages import agent, tool, user
 from test_add import ok, same_corpus
+
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.compilers.reading import read_run
+from wikitrace.corpus import trial_contrast
+from wikitrace.runs.model import Outcome, count_steps
 
 POLICY = "# Airline Agent Policy\n\nThe current time is 2024-06-01 10:00:00 EST.\n"
 TRIP = {"reservation_id": "Q4WZ8N", "user_id": "lena_vogt_3017", "origin": "DEN", "destination": "BOS",
@@ -158,16 +166,6 @@ def test_a_qa_success_names_the_look_up_and_the_answer_its_failed_retry_gave(tmp
 
 # --- every importer's runs: each line is true of the two trials it sets against each other -------
 
-import copy  # noqa: E402
-
-import pytest  # noqa: E402
-from fixture_runs import RUNS, relabeled  # noqa: E402
-
-from wikitrace.compilers.offline import compile_offline  # noqa: E402
-from wikitrace.compilers.reading import read_run  # noqa: E402
-from wikitrace.corpus import trial_contrast  # noqa: E402
-from wikitrace.runs.model import Outcome, count_steps  # noqa: E402
-
 
 def _entry(run, step: str) -> dict:
     comp = compile_offline(run)
@@ -198,8 +196,8 @@ def _holds(line: str, mine, theirs) -> None:
     """Each claim the line makes of this run (``mine``) and of the other trial (``theirs``)."""
     own, other = _went_through(mine), _went_through(theirs)
     claims = 0
-    for tool in re.findall(r"this run's (\S+?)\(", line) + re.findall(r"this run's (\S+) went through", line):
-        assert tool in own, line
+    for name in re.findall(r"this run's (\S+?)\(", line) + re.findall(r"this run's (\S+) went through", line):
+        assert name in own, line
         claims += 1
     m = re.search(r"this run made no (\S+) call that went through", line)
     if m:
@@ -215,9 +213,9 @@ def _holds(line: str, mine, theirs) -> None:
         claims += 1
     m = re.search(r"made (\d+) (\S+) calls? that went through(?:, where|;| \().*this run made (\d+)", line)
     if m:
-        tool = m.group(2)
-        assert [len(other.get(tool, [])), len(own.get(tool, []))] == [int(m.group(1)), int(m.group(3))] or \
-            [len(own.get(tool, [])), len(other.get(tool, []))] == [int(m.group(1)), int(m.group(3))], line
+        name = m.group(2)
+        assert [len(other.get(name, [])), len(own.get(name, []))] == [int(m.group(1)), int(m.group(3))] or \
+            [len(own.get(name, [])), len(other.get(name, []))] == [int(m.group(1)), int(m.group(3))], line
         claims += 1
     assert claims or "made the same" in line or "answered" in line or "gave no answer" in line, line
 

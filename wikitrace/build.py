@@ -401,12 +401,12 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
 
 def _set_trial_lines(writer: _Writer, ids: IdAllocator) -> None:
     """The pages of runs whose task gained, changed or lost a trial get their lines against the
-    other trials (corpus/trial_contrast.py): every run's pages are written by now."""
-    from .corpus import trial_contrast
+    other trials (corpus/trial_pages.py): every run's pages are written by now."""
+    from .corpus import trial_pages
 
     steps = {r["step"] for r in writer.runs}
     touched = steps - writer.carried_steps
-    trial_contrast.set_pages(writer.pub, writer.runs, touched,
+    trial_pages.set_pages(writer.pub, writer.runs, touched,
                              [r for r in ids.prev_runs.values() if r["step"] not in steps or r["step"] in touched],
                              writer.opts.templates)
 

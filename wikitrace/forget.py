@@ -195,11 +195,11 @@ def _forget_locked(pub: Publisher, idents: list[str]) -> ForgetResult:
 
 def _set_trial_lines(pub: Publisher, runs: list[dict], gone: list[dict]) -> None:
     """The pages of the other trials of a forgotten run's task lose their line against it."""
-    from .corpus import trial_contrast
+    from .corpus import trial_pages
 
     templates = pub.manifest.data.get("templates")
     templates = Path(templates) if isinstance(templates, str) and Path(templates).is_dir() else None
-    trial_contrast.set_pages(pub, runs, set(), gone, templates)
+    trial_pages.set_pages(pub, runs, set(), gone, templates)
 
 
 def _step_of(rel: str, steps: set[str]) -> str | None:

@@ -116,7 +116,7 @@ class PageSink:
 
     def _with_trial_line(self, rel: str, text: str, comp, step: str) -> str:
         """A compilation page written again keeps its line against the other trials of its task
-        (corpus/trial_contrast.py sets it anew at the end when those changed)."""
+        (corpus/trial_pages.py sets it anew at the end when those changed)."""
         from . import plain_pages
 
         if rel != layout.compilation_doc(step) or plain_pages.overridden(self.templates, plain_pages.COMPILATION_TEMPLATE):
@@ -125,10 +125,10 @@ class PageSink:
             old = (self.root / rel).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return text
-        from . import trial_contrast
+        from . import trial_contrast, trial_pages
 
         restates = (trial_contrast.entry_field(comp).get("decisive") or {}).get("restates")
-        return trial_contrast.keep_line(old, text, step, comp.outcome, restates)
+        return trial_pages.keep_line(old, text, step, comp.outcome, restates)
 
     def close(self) -> dict[str, list]:
         """The manifest entries of every file written."""
