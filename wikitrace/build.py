@@ -406,9 +406,8 @@ def _set_trial_lines(writer: _Writer, ids: IdAllocator) -> None:
 
     steps = {r["step"] for r in writer.runs}
     touched = steps - writer.carried_steps
-    trial_pages.set_pages(writer.pub, writer.runs, touched,
-                             [r for r in ids.prev_runs.values() if r["step"] not in steps or r["step"] in touched],
-                             writer.opts.templates)
+    before = [r for r in ids.prev_runs.values() if r["step"] not in steps or r["step"] in touched]
+    trial_pages.set_pages(writer.pub, writer.runs, touched, before, writer.opts.templates)
 
 
 def _kept_runs(writer: _Writer, ids: IdAllocator, opts: BuildOptions) -> int:

@@ -119,7 +119,8 @@ class PageSink:
         (corpus/trial_pages.py sets it anew at the end when those changed)."""
         from . import plain_pages
 
-        if rel != layout.compilation_doc(step) or plain_pages.overridden(self.templates, plain_pages.COMPILATION_TEMPLATE):
+        if rel != layout.compilation_doc(step) or plain_pages.overridden(self.templates,
+                                                                         plain_pages.COMPILATION_TEMPLATE):
             return text
         try:
             old = (self.root / rel).read_text(encoding="utf-8")
