@@ -99,6 +99,21 @@ def contrast_only(before: dict, after: dict, changed: set) -> set:
     return pages
 
 
+def trial_lines_only(before: dict, after: dict, changed: set, corpus: Path, step: str) -> set:
+    """The compilation pages among ``changed`` of other trials of ``step``'s task: each may
+    differ only in its "In short" (its line against the trials of the other outcome)."""
+    import json
+    import re
+
+    runs = json.loads((corpus / "corpus.json").read_text())["runs"]
+    task = next(r["task_id"] for r in runs if r["step"] == step)
+    pages = {f"compilation/{r['step']}.md" for r in runs if r["task_id"] == task and r["step"] != step} & changed
+    for rel in pages:
+        outside = [re.sub(r"\n## In short\n.*?(?=\n## )", "", page[rel].decode(), flags=re.S) for page in (before, after)]
+        assert outside[0] == outside[1], rel
+    return pages
+
+
 def test_one_more_run_changes_only_its_files(tmp_path):
     runs = example_runs()
     out = tmp_path / "corpus"
@@ -108,7 +123,8 @@ def test_one_more_run_changes_only_its_files(tmp_path):
     after = tree_bytes(out)
     changed = {k for k in before if before[k] != after[k]}
     added = set(after) - set(before)
-    assert changed - WORD_LISTS - contrast_only(before, after, changed) <= REGENERATED
+    assert changed - WORD_LISTS - contrast_only(before, after, changed) \
+        - trial_lines_only(before, after, changed, out, "step-0005") <= REGENERATED
     assert set(before) - set(after) == set()
     assert {"raw/step-0005/metadata.md", "raw/step-0005/solver.full.jsonl", "compilation/step-0005.md"} <= added
     new_insights = {a for a in added if a.startswith("insight/")}
@@ -438,7 +454,7 @@ def test_unchanged_runs_are_not_touched_when_one_is_added(tmp_path):
     _build([write_jsonl(tmp_path / "b.jsonl", runs)], out)
     after = tree_bytes(out)
     changed = {k for k in before if before[k] != after[k]}
-    insights = contrast_only(before, after, changed)
+    insights = contrast_only(before, after, changed) | trial_lines_only(before, after, changed, out, "step-0044")
     assert changed - WORD_LISTS - insights <= REGENERATED
     assert {k.split("/")[1] for k in set(after) - set(before) if k.startswith("raw/")} == {"step-0044"}
     untouched = {p.relative_to(out).as_posix() for p, st in stats.items()

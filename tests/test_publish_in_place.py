@@ -71,6 +71,15 @@ def test_a_git_repository_at_the_corpus_survives_and_diffs_only_the_added_run(tm
                     for shard in ("00", "head") for ext in ("map", "txt")]  # the shards the run and _index.md are in
     # insight pages the run taught again gain a source; the others of its task type change in their contrast only
     insight_pages = [m for m in modified if m.startswith("insight/insight-")]
+    # the other trials of the run's task: a line of their "In short" set against it, nothing else
+    runs_now = json.loads((out / "corpus.json").read_text())["runs"]
+    task = next(r["task_id"] for r in runs_now if r["step"] == "step-0005")
+    trial_pages = [m for m in modified if m in {f"compilation/{r['step']}.md" for r in runs_now
+                                                if r["task_id"] == task and r["step"] != "step-0005"}]
+    for page in trial_pages:
+        lines = git(out, "diff", "-U0", "--", page).splitlines()
+        assert all(ln.startswith(("+- ", "-- ", "@@", "+++", "---", "diff", "index")) for ln in lines), lines
+    insight_pages += trial_pages
     assert [m for m in modified if not m.endswith(".words") and m not in insight_pages] == sorted(
         ["compilation/_index.md", "corpus.json", "index.md", "index/prompt.bin", "insight/_index.md", "raw/_index.md",
          *search_files])

@@ -373,6 +373,7 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
 
     pub, root = writer.pub, writer.pub.root
     writer.publish_insights(compiler)  # gathered across every run, now that all are compiled
+    _set_trial_lines(writer, ids)
     usage = writer.refresh_usage()
     writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
     writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
@@ -396,6 +397,17 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
               **forget_state(pub, compiler, opts.templates)})
     pending.save(pub, record)  # every page is in place: from here the next command can finish this one
     return pending.complete(pub, record, prompt, data, kept_runs=_kept_runs(writer, ids, opts))
+
+
+def _set_trial_lines(writer: _Writer, ids: IdAllocator) -> None:
+    """The pages of runs whose task gained, changed or lost a trial get their lines against the
+    other trials (corpus/trial_pages.py): every run's pages are written by now."""
+    from .corpus import trial_pages
+
+    steps = {r["step"] for r in writer.runs}
+    touched = steps - writer.carried_steps
+    before = [r for r in ids.prev_runs.values() if r["step"] not in steps or r["step"] in touched]
+    trial_pages.set_pages(writer.pub, writer.runs, touched, before, writer.opts.templates)
 
 
 def _kept_runs(writer: _Writer, ids: IdAllocator, opts: BuildOptions) -> int:

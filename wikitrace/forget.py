@@ -182,6 +182,7 @@ def _forget_locked(pub: Publisher, idents: list[str]) -> ForgetResult:
     removed = {rel for files in doomed.values() for rel in files} | {layout.insight_doc(i) for i in dropped_ins}
     pub.keep([rel for rel in pub.manifest.files if rel not in removed])
 
+    _set_trial_lines(pub, keep_runs, gone)
     _publish(pub, data, keep_runs, keep_ins, steps, dropped_ins, {r["run_id"] for r in gone})
     listed = [ForgottenRun(r["run_id"], r["step"], sorted(set(r.get("insights", [])) & dropped_ins, key=layout.id_number),
                            sorted(doomed.get(r["step"], []) + [layout.insight_doc(i) for i in r.get("insights", [])
@@ -190,6 +191,15 @@ def _forget_locked(pub: Publisher, idents: list[str]) -> ForgetResult:
     listed += [ForgottenRun(t.run_id, t.step, [], sorted(doomed.get(t.step, [])), before=True,
                             content_hash=t.content_hash) for t in before]
     return ForgetResult(root, listed, [])
+
+
+def _set_trial_lines(pub: Publisher, runs: list[dict], gone: list[dict]) -> None:
+    """The pages of the other trials of a forgotten run's task lose their line against it."""
+    from .corpus import trial_pages
+
+    templates = pub.manifest.data.get("templates")
+    templates = Path(templates) if isinstance(templates, str) and Path(templates).is_dir() else None
+    trial_pages.set_pages(pub, runs, set(), gone, templates)
 
 
 def _step_of(rel: str, steps: set[str]) -> str | None:

@@ -55,7 +55,7 @@ def in_short(r: Reading) -> list[KeyFact]:
             kept.append(replace(f, turns=sorted(set(f.turns))))
     if kept:
         return kept[:MAX_FACTS]
-    return [KeyFact(NOTHING_SETTLED[r.run.outcome.success])]
+    return _restating(r, [KeyFact(NOTHING_SETTLED[True])]) if r.run.outcome.success else [KeyFact(NOTHING_SETTLED[False])]
 
 
 # What an offline page says when no fact is established. It speaks of the offline compiler's
@@ -300,11 +300,21 @@ def _got_past(r: Reading) -> list[KeyFact]:
                     f"{how}.", [err.n, fix.n])]
 
 
+RESTATES = "in_short.restates"  # Reading.memo: texts of success facts that only say what the run did
+
+
+def _restating(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
+    """Notes facts that restate what a success did: a contrast with its failed trials, when the
+    corpus holds them, says more and takes their place (corpus/trial_contrast.py)."""
+    r.memo.setdefault(RESTATES, []).extend(f.text for f in facts)
+    return facts
+
+
 def _success_facts(r: Reading) -> list[KeyFact]:
     answer = _answer(r)
     if answer is not None:
         fact = _answer_fact(r, answer, True)
-        return ([fact] if fact is not None else []) + _got_past(r)
+        return _restating(r, [fact] if fact is not None else []) + _got_past(r)
     writes = [c for c in r.calls if c.writes and not c.error]
     expected = expected_changes(r)
     facts: list[KeyFact] = []
@@ -340,9 +350,11 @@ def _success_facts(r: Reading) -> list[KeyFact]:
                     facts.append(KeyFact(f"{c.name} at turn {c.n} went through; the expected {c.name} call differs "
                                          f"from it in {join([f'`{k}`' for k in names], 3)}, and the run still succeeded.",
                                          [c.n], "arguments", [f"{c.name}.{k}" for k in names]))
+    _restating(r, facts)
     facts += _got_past(r)
     facts += _acted_on(r, writes[-1].n if writes else None)
     if not facts and writes:
         last = writes[-1]
-        facts.append(KeyFact(f"The run's last state-changing call, {last.name} at turn {last.n}, went through.", [last.n]))
+        facts += _restating(r, [KeyFact(f"The run's last state-changing call, {last.name} at turn {last.n}, went through.",
+                                        [last.n])])
     return facts

@@ -52,7 +52,7 @@ from .base import CompileStats
 from ..llm.cache import CachedAnswer, ResponseCache, cache_key
 from ..llm.message_json import with_json
 from ..llm.transport import AnswerTooLarge, ChatTransport, Failure, FormatRejected, one_line
-from .llm_offline import PROMPT_LIMITS, offline_compilation, offline_facts, prompt_for
+from .llm_offline import PROMPT_LIMITS, offline_compilation, offline_decisive, offline_facts, prompt_for
 from .llm_system import SystemMessages
 from .prompt_views import Prompt, clip, evidence_key
 from .schema import MAX_INSIGHTS, Compilation, json_schema
@@ -254,6 +254,7 @@ class LLMCompiler:
         comp.model = self.model
         comp.usage = usage
         comp.in_short = offline_facts(run)  # the log's checked facts, never the model's words
+        comp.decisive = offline_decisive(run)
         s = self._stats
         s.dropped_refs += comp.dropped_refs
         s.dropped_quotes += comp.dropped_quotes

@@ -57,6 +57,13 @@ def offline_compilation(run: Run) -> Compilation:
     return made if made is not None else compile_offline(run)
 
 
+def offline_decisive(run: Run) -> dict:
+    """The decisive calls of the run's offline compilation (compilers/trial_record.py): read from
+    the log, so the same whichever compiler writes the page. Call after ``offline_facts``."""
+    made = run.__dict__.get(_KEY)
+    return dict(made.decisive) if made is not None else compile_offline(run).decisive
+
+
 def offline_facts(run: Run) -> list[KeyFact]:
     """The "In short" facts of the run's offline compilation, for a model's page: checked
     against the log, so they hold whatever the model wrote. The compilation stays kept with

@@ -47,6 +47,7 @@ from .page_causes import Item, call_line, edits_between, edits_phrase, quote_mar
 from .record_words import messages_notes, named_field_notes
 from .run_insights import insights_for
 from .run_patterns import patterns_of
+from .trial_record import decisive
 from .arguments import check_arguments
 from .reading import Call, Reading, command_of, harness_reason, read_run
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
@@ -107,7 +108,9 @@ def compile_offline(run: Run) -> Compilation:
         patterns=patterns_of(reading),
         in_short=in_short(reading),
     )
-    return ground(comp, run)
+    comp = ground(comp, run)
+    comp.decisive = decisive(reading, comp)
+    return comp
 
 
 def _changes(item: Item) -> bool:

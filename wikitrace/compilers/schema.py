@@ -72,6 +72,7 @@ class Compilation:
     left_out: int = 0  # agent calls the evidence list does not cite (the page says how to see them)
     patterns: list[str] = field(default_factory=list)  # what the run met, for the contrast across runs
     in_short: list[KeyFact] = field(default_factory=list)  # the page's "In short" (offline: compilers/in_short.py)
+    decisive: dict = field(default_factory=dict)  # what other trials of its task are set against (trial_record.py)
 
     @property
     def evidence_heading(self) -> str:

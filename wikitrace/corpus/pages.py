@@ -83,6 +83,7 @@ class PageSink:
 
     def __init__(self, root: str, tmp: str, mount: str, templates: str | None):
         self.writer = FileWriter(root, tmp, "runs")
+        self.root = Path(root)
         self.mount, self.templates = mount, Path(templates) if templates else None
         self.written: dict[str, list] = {}  # path -> manifest entry
         self.page_words = PageWords()  # the pages' words for grep's search files, split here
@@ -100,6 +101,7 @@ class PageSink:
 
     def run(self, run, comp, step: str, refs: list) -> None:
         written = run_pages(run, comp, step, refs, self.mount, self.templates)
+        written = [(rel, self._with_trial_line(rel, text, comp, step)) for rel, text in written]
         folder = layout.raw_dir(step)
         # a new run's raw folder appears whole (one rename, not one per file); its compilation
         # page follows. A folder there already is updated file by file (unchanged files stay).
@@ -111,6 +113,23 @@ class PageSink:
             if rel not in staged:
                 self.written[rel] = self.writer.put(rel, data)
             self.page_words.note(rel, data, self.written[rel])
+
+    def _with_trial_line(self, rel: str, text: str, comp, step: str) -> str:
+        """A compilation page written again keeps its line against the other trials of its task
+        (corpus/trial_pages.py sets it anew at the end when those changed)."""
+        from . import plain_pages
+
+        if rel != layout.compilation_doc(step) or plain_pages.overridden(self.templates,
+                                                                         plain_pages.COMPILATION_TEMPLATE):
+            return text
+        try:
+            old = (self.root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return text
+        from . import trial_contrast, trial_pages
+
+        restates = (trial_contrast.entry_field(comp).get("decisive") or {}).get("restates")
+        return trial_pages.keep_line(old, text, step, comp.outcome, restates)
 
     def close(self) -> dict[str, list]:
         """The manifest entries of every file written."""

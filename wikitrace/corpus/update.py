@@ -12,7 +12,7 @@ import collections
 from ..redact import redact_compilation, redactor_for
 from ..runs._common import Carried
 from ..runs.model import Run
-from . import documents, insights as insight_layer, layout, pages, usage_pages
+from . import documents, insights as insight_layer, layout, pages, trial_contrast, usage_pages
 from .ledger import insight_counts
 from .manifest import IdAllocator
 from .publish import Publisher
@@ -224,6 +224,7 @@ class RunWriter:
 
             offline = offline_compilation(run)
             comp.insights, comp.patterns = offline.insights, offline.patterns
+            comp.decisive = comp.decisive or offline.decisive
         step = self.ids.step_for(run.run_id)
         kind = {"task_type": run.task.task_type if not run.task.apps else None, "apps": run.task.apps or None}
         ins_ids = self.ids.insights_for(kind, [c.key for c in comp.insights])
@@ -237,6 +238,7 @@ class RunWriter:
             "outcome": run.outcome.label, "steps": run.outcome.steps, "instruction": run.task.instruction,
             "title": comp.title, "compiler": comp.compiler, "content_hash": digest, "insights": ins_ids,
             "redactions": run.source.get("redactions") or None, **insight_layer.run_entry_fields(comp),
+            **trial_contrast.entry_field(comp),
         }
         self._provisional_pages(entry, run.run_id not in self.ids.prev_runs)
         self._apply(("run", run, comp, step, refs))

@@ -1,0 +1,236 @@
+"""Trials of the same task set against each other on the compilation pages.
+
+What a reader relies on: a success whose task also failed says first what those failed trials
+did otherwise, with their count and links, in place of a line that only restated the run; a
+failure says where it parted from a successful trial of its task; a task run once gets no such
+line; and adding or forgetting a trial resets the other trials' pages exactly as compiling
+everything again would.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+from fixture_runs import RUNS, relabeled
+from tau_messages import agent, tool, user
+from test_add import ok, same_corpus
+
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.compilers.reading import read_run
+from wikitrace.corpus import trial_contrast
+from wikitrace.runs.model import Outcome, count_steps
+
+POLICY = "# Airline Agent Policy\n\nThe current time is 2024-06-01 10:00:00 EST.\n"
+TRIP = {"reservation_id": "Q4WZ8N", "user_id": "lena_vogt_3017", "origin": "DEN", "destination": "BOS",
+        "flight_type": "one_way", "cabin": "economy",
+        "flights": [{"origin": "DEN", "destination": "BOS", "flight_number": "HAT907", "date": "2024-06-09"}],
+        "passengers": [{"first_name": "Lena", "last_name": "Vogt", "dob": "1988-03-04"}],
+        "payment_history": [{"payment_id": "gift_card_7730215", "amount": 320}], "insurance": "no"}
+PROFILE = {"user_id": "lena_vogt_3017", "payment_methods": {
+    "gift_card_7730215": {"source": "gift_card", "id": "gift_card_7730215", "amount": 90},
+    "credit_card_6604418": {"source": "credit_card", "id": "credit_card_6604418", "last_four": "4418"}}}
+GIFT, CARD = "gift_card_7730215", "credit_card_6604418"
+
+
+def _change(payment: str) -> dict:
+    return {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": payment,
+            "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}]}
+
+
+def _trial(task: int, trial: int, payment: str, reward: float) -> dict:
+    """One tau-bench result record: the user asks for the gift card; the agent pays with ``payment``."""
+    traj = [{"role": "system", "content": POLICY}, user("Hi, I need to move my Boston flight."),
+            agent("Sure. Your user id and reservation id, please?"), user("lena_vogt_3017, reservation Q4WZ8N."),
+            *tool("get_user_details", {"user_id": "lena_vogt_3017"}, PROFILE),
+            *tool("get_reservation_details", {"reservation_id": "Q4WZ8N"}, TRIP),
+            user("Move me to HAT311 on 2024-06-10 and pay with the gift card."),
+            agent("HAT311 on 2024-06-10, the fare difference charged. Shall I go ahead?"), user("Yes."),
+            *tool("update_reservation_flights", _change(payment), dict(TRIP, flights=_change(payment)["flights"])),
+            agent("Done: you are on HAT311."), user("Thanks. ###STOP###")]
+    task_text = {"user_id": "lena_vogt_3017", "outputs": [],
+                 "instruction": f"You are lena_vogt_3017 (task {task}). Move flight Q4WZ8N to HAT311 on 2024-06-10 "
+                                "and pay with your gift card.",
+                 "actions": [{"name": "update_reservation_flights", "kwargs": _change(GIFT)}]}
+    return {"task_id": task, "reward": reward, "trial": trial, "traj": traj,
+            "info": {"task": task_text, "source": "user", "reward_info": {"reward": reward, "info": {}, "actions": []}}}
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text(json.dumps(records), encoding="utf-8")
+    return path
+
+
+def _in_short(corpus: Path, step: str) -> list[str]:
+    page = (corpus / "compilation" / f"{step}.md").read_text(encoding="utf-8")
+    return [ln for ln in page.split("## In short\n", 1)[1].split("\n## ", 1)[0].splitlines() if ln.startswith("- ")]
+
+
+WON, LOST_1, LOST_2, ALONE = (_trial(12, 0, GIFT, 1.0), _trial(12, 1, CARD, 0.0), _trial(12, 2, CARD, 0.0),
+                              _trial(13, 0, GIFT, 1.0))
+
+
+def test_a_success_names_what_its_failed_trials_sent_instead_and_links_them(tmp_path):
+    out = tmp_path / "c"
+    ok("compile", str(_write(tmp_path / "results.json", [WON, LOST_1, LOST_2, ALONE])), "--out", str(out),
+       "--offline", "-q")
+    steps = {r["run_id"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
+    won, lost, alone = steps["task-12-trial-0"], [steps["task-12-trial-1"], steps["task-12-trial-2"]], steps["task-13-trial-0"]
+    first = _in_short(out, won)[0]
+    links = ", ".join(f"[{s}]({s}.md)" for s in lost)
+    assert first.startswith(f"- Both failed trials of this task sent `payment_id` {CARD} in "
+                            f"update_reservation_flights ({links}); this run sent {GIFT}, from get_user_details's "
+                            f"answer (turn ")
+    shown = re.search(r"answer \(turn (\d+)\)", first).group(1)
+    log = [json.loads(ln) for ln in (out / "raw" / won / "solver.full.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert next(t for t in log if t["turn"] == int(shown))["name"] == "get_user_details"
+    # the line says more than "made the change the task expected", which it replaces
+    assert not any("The run made the change the task expected" in ln for ln in _in_short(out, won))
+    for step in lost:
+        said = _in_short(out, step)[1]
+        assert said.startswith(f"- The successful trial [{won}]({won}.md) of this task sent `payment_id` {GIFT} in "
+                               f"update_reservation_flights at its turn ") and said.split("; ")[1].startswith(
+            f"this run sent {CARD}.")
+    # a task run once: its page is what the run alone gives
+    assert [ln for ln in _in_short(out, alone) if "](step-" in ln] == []
+    assert _in_short(out, alone)[0].startswith("- The run made the change the task expected")
+    for target in re.findall(r"\]\((step-\d+\.md)\)", first):
+        assert (out / "compilation" / target).is_file()
+
+
+def test_adding_a_trial_resets_the_pages_of_its_task_as_compiling_all_does_and_forget_undoes_it(tmp_path):
+    a = _write(tmp_path / "a.json", [WON, ALONE])
+    b = _write(tmp_path / "b.json", [LOST_1])
+    ok("compile", str(a), "--out", str(tmp_path / "added"), "--offline", "-q")
+    alone_page = (tmp_path / "added" / "compilation" / "step-0000.md").read_bytes()
+    assert not any("](step-" in ln for ln in _in_short(tmp_path / "added", "step-0000"))
+    ok("add", str(b), "--corpus", str(tmp_path / "added"))
+    # the success's page (not added, not compiled again) now sets itself against the new failed trial
+    assert _in_short(tmp_path / "added", "step-0000")[0].startswith(
+        f"- The failed trial of this task sent `payment_id` {CARD} in update_reservation_flights ([step-0002](step-0002.md))")
+    ok("compile", str(a), str(b), "--out", str(tmp_path / "together"), "--offline", "-q")
+    same_corpus(tmp_path / "added", tmp_path / "together")
+    ok("forget", "step-0002", "--corpus", str(tmp_path / "added"))
+    assert (tmp_path / "added" / "compilation" / "step-0000.md").read_bytes() == alone_page
+
+
+REFLEXION = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 1, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+Question: Which lighthouse keeper wrote the logbook kept at Skarvik?
+Thought 1: I should search the Skarvik lighthouse.
+Action 1: Search[Skarvik lighthouse]
+Observation 1: Skarvik lighthouse was kept from 1890 to 1931 by Maren Tolle, whose logbook survives in the town archive.
+Thought 2: The keeper who wrote the logbook is Maren Tolle.
+Action 2: Finish[Maren Tolle]
+Observation 2: Answer is CORRECT
+Correct answer: Maren Tolle
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Which lighthouse keeper wrote the logbook kept at Skarvik?
+Thought 1: I should search the logbook.
+Action 1: Search[Skarvik logbook]
+Observation 1: The Skarvik logbook was transcribed in 1975 by the archivist Ivar Brenne.
+Thought 2: So it is Ivar Brenne.
+Action 2: Finish[Ivar Brenne]
+Observation 2: Answer is INCORRECT
+Correct answer: Maren Tolle
+
+"""
+
+
+def test_a_qa_success_names_the_look_up_and_the_answer_its_failed_retry_gave(tmp_path):
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(REFLEXION, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    runs = {r["outcome"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
+    won, lost = runs["success"], runs["failure"]
+    assert _in_short(out, won)[0] == (
+        f"- The failed trial of this task answered \"Ivar Brenne\" ([{lost}]({lost}.md)); this run answered \"Maren "
+        f"Tolle\", which Search\\[Skarvik lighthouse\\] had returned, a look-up that never went through there. "
+        f"(turns [1](../raw/{won}/turns.md#turn-1), [2](../raw/{won}/turns.md#turn-2))")
+    assert not any("was judged right" in ln for ln in _in_short(out, won))
+    assert any(ln.startswith(f"- The successful trial [{won}]({won}.md) of this task answered \"Maren Tolle\"")
+               and "this run answered \"Ivar Brenne\", and no such look-up of this run went through" in ln
+               for ln in _in_short(out, lost))
+
+
+# --- every importer's runs: each line is true of the two trials it sets against each other -------
+
+
+def _entry(run, step: str) -> dict:
+    comp = compile_offline(run)
+    return {"step": step, "outcome": run.outcome.label, "task_id": "same", "task_type": "t",
+            **trial_contrast.entry_field(comp)}
+
+
+def _cut_before_last_change(run):
+    """The run as a failed trial that stopped before its last change that went through, or None."""
+    writes = [c for c in read_run(run).calls if c.writes and not c.error]
+    if not writes:
+        return None
+    cut = copy.deepcopy(run)
+    cut.turns = [t for t in cut.turns if t.turn < writes[-1].n]
+    cut.outcome = Outcome(success=False, steps=count_steps(cut.turns), score=None, ended_by=None)
+    return cut
+
+
+def _went_through(run) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for c in read_run(run).calls:
+        if c.writes and not c.error:
+            out.setdefault(c.name, []).append(c.n)
+    return out
+
+
+def _holds(line: str, mine, theirs) -> None:
+    """Each claim the line makes of this run (``mine``) and of the other trial (``theirs``)."""
+    own, other = _went_through(mine), _went_through(theirs)
+    claims = 0
+    for name in re.findall(r"this run's (\S+?)\(", line) + re.findall(r"this run's (\S+) went through", line):
+        assert name in own, line
+        claims += 1
+    m = re.search(r"this run made no (\S+) call that went through", line)
+    if m:
+        assert m.group(1) not in own, line
+        claims += 1
+    m = re.search(r"made the change (\S+?)[( ].* at its turn (\d+)", line)
+    if m:
+        assert int(m.group(2)) in other.get(m.group(1), []), line
+        claims += 1
+    m = re.search(r"trials? of this task made no (\S+) call that went through", line)
+    if m:
+        assert m.group(1) not in other, line
+        claims += 1
+    m = re.search(r"made (\d+) (\S+) calls? that went through(?:, where|;| \().*this run made (\d+)", line)
+    if m:
+        name = m.group(2)
+        assert [len(other.get(name, [])), len(own.get(name, []))] == [int(m.group(1)), int(m.group(3))] or \
+            [len(own.get(name, [])), len(other.get(name, []))] == [int(m.group(1)), int(m.group(3))], line
+        claims += 1
+    assert claims or "made the same" in line or "answered" in line or "gave no answer" in line, line
+
+
+@pytest.mark.parametrize("run", [r for r in RUNS if _cut_before_last_change(r) is not None], ids=lambda r: r.run_id)
+def test_every_importers_trials_get_lines_true_of_both(run):
+    won, lost = relabeled(run, True), _cut_before_last_change(run)
+    entries = [_entry(won, "step-0000"), _entry(lost, "step-0001")]
+    made = trial_contrast.lines(entries)
+    assert set(made) == {"step-0000", "step-0001"}
+    (w_text, w_turns, _), (f_text, f_turns, _) = made["step-0000"], made["step-0001"]
+    assert "[step-0001](step-0001.md)" in w_text and "[step-0000](step-0000.md)" in f_text
+    _holds(w_text, won, lost)
+    _holds(f_text, lost, won)
+    turns = {t.turn for t in won.turns}
+    assert set(w_turns) <= turns and set(f_turns) <= {t.turn for t in lost.turns}
+    # trials of one outcome only: no line for either
+    assert trial_contrast.lines([entries[0], {**entries[0], "step": "step-0002"}]) == {}

@@ -1,0 +1,170 @@
+"""What a run decided, kept small enough for its corpus.json entry, so that the pages of the
+other trials of its task can be set against it without reading its log again.
+
+A trial is decided by the calls that change something and by its final answer; the look-ups
+only say how it got there. So the record holds each state-changing call that went through
+(its tool, turn and argument values, where each top-level argument came from), the answer
+and the look-up whose answer held it, and which free-text look-ups the run made. Values that
+say nothing about the decision are left out here, once: wording (a hand-off summary, a
+message) differs between any two runs, and a value the run's own earlier change returned (a
+reservation id the system made) differs between trials by construction.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .insight_words import answer_seen_in, expected_answer, gives_answer
+from .reading import Call, Reading, harness_reason, is_read_only, leaves
+from .text import clip
+
+WORDING = 6  # a string value of at least this many words is wording, not a choice
+SHOWN_LOOKUPS = 40  # free-text look-ups kept per run (a QA run makes a handful)
+
+
+def _wording(value) -> bool:
+    return isinstance(value, str) and len(value.split()) >= WORDING
+
+
+def norm(value):
+    """A value as compared across trials: text folded (case, spacing), numbers as numbers, so
+    that "250", 250 and 250.0 are one value."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = " ".join(str(value).split()).casefold()
+    try:
+        return float(text.replace(",", "")) if re.fullmatch(r"-?[\d,]*\.?\d+", text) else text
+    except ValueError:
+        return text
+
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def answer_norm(text: str) -> str:
+    """An answer as compared across trials: case, punctuation, articles and spacing dropped."""
+    folded = re.sub(r"[^\w\s]", " ", str(text).casefold())
+    return " ".join(_ARTICLES.sub(" ", folded).split())
+
+
+def _made_by_own_change(r: Reading, c: Call, value: str) -> bool:
+    """Whether the first place before ``c`` that showed ``value`` is the answer of one of the
+    run's own changes: a value the system made for this run (a new reservation's id)."""
+    low = value.casefold()
+    if len(low) < 3 or not r.anywhere_before(low, c.n):
+        return False
+    for f in r.facts:
+        if f.turn >= c.n:
+            break
+        if low in r.lower(f):
+            return f.type == "function_call" and not is_read_only(f)
+    return False
+
+
+def _values(r: Reading, c: Call) -> dict[str, object]:
+    """The call's argument values by path (a list's length under ``path#``), wording and
+    values the run's own changes made left out."""
+    args = c.turn.arguments
+    out: dict[str, object] = {}
+    for path, value in leaves(args):
+        if _wording(value) or (isinstance(value, str) and _made_by_own_change(r, c, value)):
+            continue
+        out[path or "argument"] = value
+    for path, value in _lists(args, ""):
+        out[f"{path}#"] = value
+    return out
+
+
+def _lists(value, path: str):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _lists(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        if path:
+            yield path, len(value)
+        for i, v in enumerate(value):
+            yield from _lists(v, f"{path}[{i}]")
+
+
+def _sources(r: Reading, c: Call) -> dict[str, str]:
+    """Where each top-level argument's values came from, as the page says it ("the user (turn 4)"):
+    only for an argument every value of which one or two places showed (a sum the agent worked
+    out itself came from none of them, so its argument gets no source)."""
+    if not isinstance(c.turn.arguments, dict):
+        return {}
+    from .arguments import check_arguments
+    from .insight_words import top_key
+    from .value_sources import credited
+
+    out = {}
+    for key, places in credited(r, c).items():
+        paths = [a.path for a in check_arguments(r, c.turn) if top_key(a.path) == key]
+        if 0 < len(places) <= 2 and (len(paths) == 1 or all(credited(r, c, {p}).get(key) for p in paths)):
+            out[key] = " and ".join(places)
+    return out
+
+
+def _answer(r: Reading) -> Call | None:
+    writes = [c for c in r.calls if c.writes and not c.error and isinstance(c.turn.arguments, str)]
+    last = writes[-1] if writes else None
+    return last if last is not None and harness_reason(r) is None and gives_answer(r, last) else None
+
+
+def record(r: Reading) -> dict:
+    """The run's decisive calls as plain data (see the module's docstring); empty when it made none."""
+    answer = _answer(r)
+    out: dict = {}
+    changes = []
+    for c in r.calls:
+        if not c.writes or c.error or c is answer:
+            continue
+        item = {"tool": c.name, "turn": c.n, "values": _values(r, c)}
+        came = _sources(r, c) if r.run.outcome.success else {}  # said only of a success's own values
+        if came:
+            item["from"] = came
+        changes.append(item)
+    if changes:
+        out["changes"] = changes
+    if answer is not None:
+        text = " ".join(str(answer.turn.arguments).split())
+        out["answer"] = {"text": clip(text, 120), "turn": answer.n}
+        found = answer_seen_in(r, text, answer) if answer_norm(text) else None
+        if found is not None:
+            out["answer"]["found"] = {"tool": found.name, "turn": found.n, "query": _query(found)}
+    if answer is not None or expected_answer(r) is not None:  # a question: which look-ups went through
+        asked = {looked_up(c.name, q) for c in r.calls if not c.writes and not c.error and (q := _query(c))}
+        if len(asked) <= SHOWN_LOOKUPS:  # more: not kept, and no page says which look-ups the run made
+            out["lookups"] = sorted(asked)
+    return out
+
+
+def looked_up(tool: str, query: str) -> str:
+    """A look-up as trials compare it: the same tool with the same words (a search of a title is
+    not a look-up of that word inside a page)."""
+    return f"{tool}|{answer_norm(query)}"
+
+
+def _query(c: Call) -> str:
+    args = c.turn.arguments
+    if isinstance(args, str):
+        return clip(" ".join(args.split()), 80)
+    if isinstance(args, dict) and len(args) == 1:
+        (value,) = args.values()
+        return clip(" ".join(str(value).split()), 80) if isinstance(value, (str, int, float)) else ""
+    return ""
+
+
+def decisive(r: Reading, comp) -> dict:
+    """``record`` of the run, and on a success the "In short" facts that only restate what it
+    did (in_short.RESTATES), by place: the page drops them when a contrast takes their place,
+    and gets them back when it no longer has one."""
+    from .in_short import RESTATES
+
+    out = record(r)
+    restating = set(r.memo.get(RESTATES, ())) if r.run.outcome.success else set()
+    shown = [[i, f.text, list(f.turns)] for i, f in enumerate(comp.in_short) if f.text in restating]
+    if shown:
+        out["restates"] = shown
+    return out

@@ -1,0 +1,131 @@
+"""The line against the other trials of a task (corpus/trial_contrast.py), put on the pages.
+
+A run's page is written as its run alone gives it (a run compiled again keeps the line its
+page had, so an unchanged page is not rewritten); once every run is compiled, the "In short"
+of each page of a task whose trials changed is set here: a success's line comes first and
+takes the place of the facts that only restated the run, a failure's comes second. A later
+command that adds or forgets a trial of the task sets the pages of the other trials again the
+same way, so ``add`` writes what ``compile`` writes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from ..controls import visible
+from ..templates import md_text
+from . import layout
+from .trial_contrast import lines, task_of
+
+_MARK = re.compile(r"\]\(step-[^)/]*\.md\)")  # a line linking another compilation page: one of these lines
+_HEAD = "\n## In short\n"
+
+
+def _bullet(text: str, turns: list[int], turns_link: str, escaped: bool) -> str:
+    """One "In short" line as the page writes it (corpus/plain_pages.py)."""
+    body = text if escaped else visible(md_text(text))
+    if turns:
+        body += (f" (turn{'s' if len(turns) > 1 else ''} "
+                 + ", ".join(f"[{n}]({turns_link}#turn-{n})" for n in turns) + ")")
+    return f"- {body}\n"
+
+
+def _section(page: str) -> tuple[str, list[str], str | None, str] | None:
+    """The page around its "In short" lines: (text before them, the lines of the run itself,
+    the line against other trials or None, text after them); None without such a section."""
+    start = page.find(_HEAD)
+    if start < 0:
+        return None
+    body_at = start + len(_HEAD)
+    end = page.find("\n## ", body_at)
+    end = len(page) if end < 0 else end + 1
+    body = page[body_at:end].splitlines(keepends=True)
+    at = [i for i, ln in enumerate(body) if ln.startswith("- ")]
+    if not at:
+        return None
+    lines = body[at[0]:at[-1] + 1]
+    marked = [ln for ln in lines if _MARK.search(ln)]
+    return (page[:body_at] + "".join(body[:at[0]]), [ln for ln in lines if not _MARK.search(ln)],
+            marked[0] if marked else None, "".join(body[at[-1] + 1:]) + page[end:])
+
+
+def _restating(step: str, restates: list | None) -> list[tuple[int, str]]:
+    turns_link = layout.Linker(layout.compilation_doc(step), "/").rel(layout.raw_turns(step))
+    return sorted((i, _bullet(t, turns, turns_link, False)) for i, t, turns in restates or [])
+
+
+def _compose(parts, step: str, outcome: str, line: str | None, supersedes: bool, restates: list | None) -> str:
+    before, own, _old, after = parts
+    bullets = list(own)
+    restating = _restating(step, restates)
+    for i, b in restating:  # a restating fact an earlier line took the place of comes back
+        if b not in bullets:
+            bullets.insert(min(i, len(bullets)), b)
+    if line is not None:
+        if supersedes and outcome == "success":
+            gone = {b for _i, b in restating}
+            bullets = [b for b in bullets if b not in gone]
+        bullets.insert(0 if outcome == "success" else min(1, len(bullets)), line)
+    return before + "".join(bullets) + after
+
+
+def set_in_short(page: str, step: str, outcome: str, made: tuple[str, list[int], bool] | None,
+                 restates: list | None) -> str:
+    """The page with its "In short" set for ``made`` (None: none), whatever line it had before."""
+    parts = _section(page)
+    if parts is None:
+        return page
+    turns_link = layout.Linker(layout.compilation_doc(step), "/").rel(layout.raw_turns(step))
+    line = _bullet(made[0], sorted(set(made[1])), turns_link, True) if made is not None else None
+    return _compose(parts, step, outcome, line, bool(made and made[2]), restates)
+
+
+def keep_line(old_page: str, page: str, step: str, outcome: str, restates: list | None) -> str:
+    """A page written again from its run, with the line against other trials its old page had:
+    a page whose bytes did not change is then not rewritten (``set_pages`` sets the line anew
+    when the trials of its task changed)."""
+    old, new = _section(old_page), _section(page)
+    if old is None or new is None or old[2] is None:
+        return page
+    gone = [b for _i, b in _restating(step, restates)]
+    supersedes = outcome == "success" and bool(gone) and not any(b in old[1] for b in gone)
+    return _compose(new, step, outcome, old[2], supersedes, restates)
+
+
+def set_pages(pub, runs: list[dict], touched: set[str], dropped: list[dict], templates=None) -> int:
+    """Set the "In short" of every page of a task that ``touched`` (steps written by this command)
+    or ``dropped`` (entries the corpus held before this command: runs it no longer holds, and the
+    earlier entries of runs compiled again) has a run of, from ``runs`` (every entry now).
+    Returns the pages rewritten."""
+    from . import plain_pages
+
+    if plain_pages.overridden(templates, plain_pages.COMPILATION_TEMPLATE):
+        return 0  # a page of the user's own shape: its "In short" is not ours to find
+    by_step = {r["step"]: r for r in runs}
+    every = any("task_id" not in d for d in dropped)  # an entry the manifest kept only the ids of
+    before = {task_of(d) for d in dropped}
+    tasks = {task_of(by_step[s]) for s in touched if s in by_step} | before
+    tasks.discard(None)
+    group: dict[tuple, list[dict]] = defaultdict(list)
+    for r in runs:
+        t = task_of(r)
+        if t is not None and (every or t in tasks):
+            group[t].append(r)
+    written = 0
+    for members in group.values():
+        made = lines(members)
+        for r in members:
+            line = made.get(r["step"])
+            if line is None and r["step"] in touched and len(members) == 1 and task_of(r) not in before:
+                continue  # written just now, with no other trial now or before: no line to set
+            rel = layout.compilation_doc(r["step"])
+            try:
+                page = (pub.root / rel).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            new = set_in_short(page, r["step"], r["outcome"], line, (r.get("decisive") or {}).get("restates"))
+            if new != page:
+                pub.write(rel, new.encode("utf-8"))
+                written += 1
+    return written
