@@ -27,7 +27,6 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
-from ..compilers.cue_words import same_word
 from . import layout
 from .applies import Openings, task_of
 from .fisher import ALPHA, fisher_tails
@@ -60,6 +59,9 @@ class Condition:
     separates: bool = False  # p < ALPHA and the value's side spans MIN_TASKS tasks
 
 
+_READ = ("rec|", "acted|", "named|")  # the patterns of the records a run looked up, changed, or was given
+
+
 def _read(runs: list[dict]):
     """Each run's changes, records and user-given ids, from one pass over its patterns: step ->
     tool|key -> record digests changed, step -> digest -> field -> value, step -> key -> digests
@@ -67,25 +69,32 @@ def _read(runs: list[dict]):
     acted: dict[str, dict[str, set[str]]] = {}
     recs: dict[str, dict[str, dict[str, str]]] = {}
     named: dict[str, dict[str, set[str]]] = {}
-    parsed: dict[str, list] = {}  # a record's fields as written -> as read: trials look the same records up
+    parsed: dict[str, dict[str, str]] = {}  # a record's fields as written -> as read: trials look the same records up
     for r in runs:
         a: dict[str, set[str]] = {}
         rec: dict[str, dict[str, str]] = {}
         said: dict[str, set[str]] = {}
         for p in r.get("patterns") or ():
+            if not p.startswith(_READ):
+                continue
             head, _, rest = p.partition("|")
             if head == "rec":
-                d, _, fields = rest.partition("|")
-                pairs = parsed.get(fields)
-                if pairs is None:
-                    pairs = parsed[fields] = json.loads(fields)
-                mine = rec.setdefault(d, {})
-                for name, value in pairs:
-                    mine.setdefault(name, value)
+                d, _, text = rest.partition("|")
+                fields = parsed.get(text)
+                if fields is None:
+                    fields = parsed[text] = {}
+                    for name, value in json.loads(text):
+                        fields.setdefault(name, value)  # a field written twice: its first value
+                mine = rec.get(d)
+                if mine is None:
+                    rec[d] = dict(fields)
+                else:
+                    for name, value in fields.items():
+                        mine.setdefault(name, value)
             elif head == "acted":
                 tool, key, d = rest.split("|", 2)
                 a.setdefault(f"{tool}|{key}", set()).add(d)
-            elif head == "named":
+            else:
                 key, d = rest.split("|", 1)
                 said.setdefault(key, set()).add(d)
         if a or rec:
@@ -111,12 +120,11 @@ def _cases(runs: list[dict], openings: Openings | None = None, kind: str = ""):
         for pair, ds in acted.get(r["step"], {}).items():
             made_on[task][pair].update(ds)
     pairs = sorted({pair for by_pair in made_on.values() for pair in by_pair})
-    words = openings.tasks.get(kind, {})  # task -> its first messages' words, every trial's
     asked: dict[str, set[str]] = {}
     for pair in pairs:  # the cue word of the tasks the change was made in, by applies.Openings.cues' own test
         members = [r for r, task in zip(runs, tasks) if pair in made_on.get(task, ())]
         cue = openings.cues(kind, members, f"went-through|{pair.split('|', 1)[0]}")[0]
-        asked[pair] = {t for t, ws in words.items() if cue and any(same_word(cue[0], x) for x in ws)}
+        asked[pair] = openings.holding(kind, cue[0]) if cue else set()  # the tasks whose first message says it
     sides: dict[tuple[str, str], dict[tuple[str, str], dict[str, str]]] = defaultdict(dict)
     failed_made: dict[str, set[tuple[str, str]]] = defaultdict(set)
     failed_runs: dict[tuple[str, tuple[str, str]], set[str]] = defaultdict(set)
@@ -125,14 +133,15 @@ def _cases(runs: list[dict], openings: Openings | None = None, kind: str = ""):
         rec = recs.get(step)
         if rec is None:
             continue
+        made_here, changed = made_on.get(task, {}), acted[step]
         for pair in pairs:
-            considered = made_on.get(task, {}).get(pair, set())
+            considered = made_here.get(pair, ())
             if task in asked[pair]:
-                considered = considered | named[step].get(pair.split("|", 1)[1], set())
-            for d in sorted(considered):
-                if d not in rec:
-                    continue
-                made = d in acted[step].get(pair, ())
+                considered = named[step].get(pair.split("|", 1)[1], set()).union(considered)
+            if not considered:
+                continue
+            for d in sorted(rec.keys() & considered):
+                made = d in changed.get(pair, ())
                 case = (task, d)
                 if r["outcome"] == "success":
                     sides[(pair, "made" if made else "withheld")].setdefault(case, rec[d])
