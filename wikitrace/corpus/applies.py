@@ -56,6 +56,7 @@ class Openings:
             if said:
                 self.requests[r["step"]] = said
         self._holding: dict[tuple[str, str], set[str]] = {}  # (type, action word) -> its tasks naming it
+        self._said: dict[str, dict[str, set[str]]] = {}  # type -> word of a first message -> tasks saying it
 
     def examples(self, members: list[dict]) -> list[str]:
         """The first messages of the lesson's own runs, the first run of each of its tasks in step order
@@ -88,8 +89,14 @@ class Openings:
         lessons and changes about one tool share its word: the type's tasks are scanned once per word)."""
         holds = self._holding.get((kind, word))
         if holds is None:
-            holds = self._holding[kind, word] = {task for task, words in self.tasks.get(kind, {}).items()
-                                                 if word and any(same_word(word, x) for x in words)}
+            said = self._said.get(kind)
+            if said is None:  # each distinct word of the type's first messages once, with the tasks saying it
+                said = self._said[kind] = defaultdict(set)
+                for task, words in self.tasks.get(kind, {}).items():
+                    for x in words:
+                        said[x].add(task)
+            holds = self._holding[kind, word] = set().union(*(tasks for x, tasks in said.items()
+                                                              if word and same_word(word, x)))
         return holds
 
 
