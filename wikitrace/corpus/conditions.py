@@ -87,8 +87,9 @@ def _read(runs: list[dict]):
                         fields.setdefault(name, value)  # a field written twice: its first value
                 mine = rec.get(d)
                 if mine is None:
-                    rec[d] = dict(fields)
-                else:
+                    rec[d] = fields  # shared between the runs that read the same record, never changed
+                else:  # the record read again with other fields: a merged copy, the first value of each
+                    rec[d] = mine = dict(mine)
                     for name, value in fields.items():
                         mine.setdefault(name, value)
             elif head == "acted":
