@@ -209,3 +209,20 @@ def test_a_record_the_user_asked_to_change_counts_as_withheld_though_no_trial_ch
     assert (c.made, c.withheld, c.against, c.against_runs) == (6, 4, 1, 1)
     assert (c.field, c.value, c.side, c.separates, c.p) == ("fare", "saver", "withheld", True, 0.0048)
     assert "(one-sided Fisher p = 0.0048)" in _lesson(data, "went-through|void_booking")["guideline"]
+
+
+def test_runs_reading_the_same_record_text_keep_their_own_fields():
+    """Runs that read a record in the same words share what was read; one that read it again with
+    more fields sees the first value of each, and the others do not gain its fields."""
+    from wikitrace.corpus.conditions import _cases
+
+    plain = 'rec|r1|[["cabin", "basic"], ["cabin", "business"]]'
+    more = 'rec|r1|[["cabin", "economy"], ["status", "gold"]]'
+    runs = [{"step": f"step-{i}", "outcome": "success", "task_id": i,
+             "patterns": ["acted|cancel_reservation|reservation_id|r1", *pats]}
+            for i, pats in enumerate([[plain], [plain, more], [plain]])]
+    sides, _failed, _runs = _cases(runs)
+    made = sides[("cancel_reservation|reservation_id", "made")]
+    assert made[("id:0", "r1")] == {"cabin": "basic"}
+    assert made[("id:1", "r1")] == {"cabin": "basic", "status": "gold"}
+    assert made[("id:2", "r1")] == {"cabin": "basic"}

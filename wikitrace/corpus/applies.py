@@ -56,6 +56,7 @@ class Openings:
             if said:
                 self.requests[r["step"]] = said
         self._holding: dict[tuple[str, str], set[str]] = {}  # (type, action word) -> its tasks naming it
+        self._said: dict[str, dict[str, set[str]]] = {}  # type -> word of a first message -> tasks saying it
 
     def examples(self, members: list[dict]) -> list[str]:
         """The first messages of the lesson's own runs, the first run of each of its tasks in step order
@@ -76,15 +77,27 @@ class Openings:
         if tool is None or t < 2 or n <= t:
             return [], 0, t, 0, n - t
         w = action_word(tool)
-        holds = self._holding.get((kind, w))
-        if holds is None:  # the lessons about one tool share its word: the type's tasks are scanned once per word
-            holds = self._holding[kind, w] = {task for task, words in everyone.items()
-                                              if w and any(same_word(w, x) for x in words)}
+        holds = self.holding(kind, w)
         a = sum(task in holds for task in tasks)
         if a < 2 or 2 * a <= t:
             return [], 0, t, 0, n - t
         up, _down = fisher_tails(a, len(holds) - a, t, n - t)
         return ([w], a, t, len(holds) - a, n - t) if up < ALPHA else ([], 0, t, 0, n - t)
+
+    def holding(self, kind: str, word: str) -> set[str]:
+        """The tasks of the type whose first messages say ``word`` or a longer form of it (the
+        lessons and changes about one tool share its word: the type's tasks are scanned once per word)."""
+        holds = self._holding.get((kind, word))
+        if holds is None:
+            said = self._said.get(kind)
+            if said is None:  # each distinct word of the type's first messages once, with the tasks saying it
+                said = self._said[kind] = defaultdict(set)
+                for task, words in self.tasks.get(kind, {}).items():
+                    for x in words:
+                        said[x].add(task)
+            holds = self._holding[kind, word] = set().union(*(tasks for x, tasks in said.items()
+                                                              if word and same_word(word, x)))
+        return holds
 
 
 def label_of(kind: str) -> str:

@@ -27,7 +27,6 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
-from ..compilers.cue_words import same_word
 from . import layout
 from .applies import Openings, task_of
 from .fisher import ALPHA, fisher_tails
@@ -60,7 +59,51 @@ class Condition:
     separates: bool = False  # p < ALPHA and the value's side spans MIN_TASKS tasks
 
 
-def _cases(runs: list[dict]):
+_READ = ("rec|", "acted|", "named|")  # the patterns of the records a run looked up, changed, or was given
+
+
+def _read(runs: list[dict]):
+    """Each run's changes, records and user-given ids, from one pass over its patterns: step ->
+    tool|key -> record digests changed, step -> digest -> field -> value, step -> key -> digests
+    the user's words gave (runs that changed or kept no record are left out)."""
+    acted: dict[str, dict[str, set[str]]] = {}
+    recs: dict[str, dict[str, dict[str, str]]] = {}
+    named: dict[str, dict[str, set[str]]] = {}
+    parsed: dict[str, dict[str, str]] = {}  # a record's fields as written -> as read: trials look the same records up
+    for r in runs:
+        a: dict[str, set[str]] = {}
+        rec: dict[str, dict[str, str]] = {}
+        said: dict[str, set[str]] = {}
+        for p in r.get("patterns") or ():
+            if not p.startswith(_READ):
+                continue
+            head, _, rest = p.partition("|")
+            if head == "rec":
+                d, _, text = rest.partition("|")
+                fields = parsed.get(text)
+                if fields is None:
+                    fields = parsed[text] = {}
+                    for name, value in json.loads(text):
+                        fields.setdefault(name, value)  # a field written twice: its first value
+                mine = rec.get(d)
+                if mine is None:
+                    rec[d] = fields  # shared between the runs that read the same record, never changed
+                else:  # the record read again with other fields: a merged copy, the first value of each
+                    rec[d] = mine = dict(mine)
+                    for name, value in fields.items():
+                        mine.setdefault(name, value)
+            elif head == "acted":
+                tool, key, d = rest.split("|", 2)
+                a.setdefault(f"{tool}|{key}", set()).add(d)
+            else:
+                key, d = rest.split("|", 1)
+                said.setdefault(key, set()).add(d)
+        if a or rec:
+            acted[r["step"]], recs[r["step"]], named[r["step"]] = a, rec, said
+    return acted, recs, named
+
+
+def _cases(runs: list[dict], openings: Openings | None = None, kind: str = ""):
     """(tool|key, side) -> {(task, record digest): that record's fields}, the failed made-against
     cases by tool, and the failed runs behind each.
 
@@ -68,58 +111,38 @@ def _cases(runs: list[dict]):
     first message says the change's cue word (corpus/applies.py: the tool's action word, said by
     the tasks the change was made in more often than by the others, by the same Fisher test) and
     the user's own words gave the record's id: a successful trial that looked such a record up and did not
-    make the change withheld it."""
-    acted: dict[str, dict[str, set[str]]] = {}  # step -> tool|key -> record digests changed
-    recs: dict[str, dict[str, dict[str, str]]] = {}  # step -> digest -> field -> value
-    named: dict[str, dict[str, set[str]]] = {}  # step -> key -> digests the user's words gave
+    make the change withheld it. ``openings``: the task type's (``kind``), when the caller has them."""
+    if openings is None:
+        openings, kind = Openings(runs, lambda _r: ""), ""
+    acted, recs, named = _read(runs)
+    tasks = [task_of(r) for r in runs]
     made_on: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # task -> tool|key -> digests
-    words: dict[str, set[str]] = defaultdict(set)  # task -> its first messages' words, every trial's
-    for r in runs:
-        a: dict[str, set[str]] = {}
-        rec: dict[str, dict[str, str]] = {}
-        said: dict[str, set[str]] = {}
-        task = task_of(r)
-        for p in r.get("patterns") or ():
-            if p.startswith("acted|"):
-                _, tool, key, d = p.split("|", 3)
-                a.setdefault(f"{tool}|{key}", set()).add(d)
-            elif p.startswith("rec|"):
-                _, d, fields = p.split("|", 2)
-                mine = rec.setdefault(d, {})
-                for name, value in json.loads(fields):
-                    mine.setdefault(name, value)
-            elif p.startswith("named|"):
-                _, key, d = p.split("|", 2)
-                said.setdefault(key, set()).add(d)
-            elif p.startswith("asks|"):
-                words[task].add(p[5:])
-        if a or rec:
-            acted[r["step"]], recs[r["step"]], named[r["step"]] = a, rec, said
-        for pair, ds in a.items():
+    for r, task in zip(runs, tasks):
+        for pair, ds in acted.get(r["step"], {}).items():
             made_on[task][pair].update(ds)
     pairs = sorted({pair for by_pair in made_on.values() for pair in by_pair})
-    openings = Openings(runs, lambda _r: "")
     asked: dict[str, set[str]] = {}
     for pair in pairs:  # the cue word of the tasks the change was made in, by applies.Openings.cues' own test
-        members = [r for r in runs if pair in made_on.get(task_of(r), {})]
-        cue = openings.cues("", members, f"went-through|{pair.split('|', 1)[0]}")[0]
-        asked[pair] = {t for t, ws in words.items() if cue and any(same_word(cue[0], x) for x in ws)}
+        members = [r for r, task in zip(runs, tasks) if pair in made_on.get(task, ())]
+        cue = openings.cues(kind, members, f"went-through|{pair.split('|', 1)[0]}")[0]
+        asked[pair] = openings.holding(kind, cue[0]) if cue else set()  # the tasks whose first message says it
     sides: dict[tuple[str, str], dict[tuple[str, str], dict[str, str]]] = defaultdict(dict)
     failed_made: dict[str, set[tuple[str, str]]] = defaultdict(set)
     failed_runs: dict[tuple[str, tuple[str, str]], set[str]] = defaultdict(set)
-    for r in runs:
-        step, task = r["step"], task_of(r)
+    for r, task in zip(runs, tasks):
+        step = r["step"]
         rec = recs.get(step)
         if rec is None:
             continue
+        made_here, changed = made_on.get(task, {}), acted[step]
         for pair in pairs:
-            considered = made_on.get(task, {}).get(pair, set())
+            considered = made_here.get(pair, ())
             if task in asked[pair]:
-                considered = considered | named[step].get(pair.split("|", 1)[1], set())
-            for d in sorted(considered):
-                if d not in rec:
-                    continue
-                made = d in acted[step].get(pair, ())
+                considered = named[step].get(pair.split("|", 1)[1], set()).union(considered)
+            if not considered:
+                continue
+            for d in sorted(rec.keys() & considered):
+                made = d in changed.get(pair, ())
                 case = (task, d)
                 if r["outcome"] == "success":
                     sides[(pair, "made" if made else "withheld")].setdefault(case, rec[d])
@@ -129,9 +152,10 @@ def _cases(runs: list[dict]):
     return sides, failed_made, failed_runs
 
 
-def learn(runs: list[dict]) -> dict[str, list[Condition]]:
-    """Change tool -> what the records of each of its id arguments show, for the runs of one task type."""
-    sides, failed_made, failed_runs = _cases(runs)
+def learn(runs: list[dict], openings: Openings | None = None, kind: str = "") -> dict[str, list[Condition]]:
+    """Change tool -> what the records of each of its id arguments show, for the runs of one task
+    type (``kind``, whose first messages ``openings`` holds when the caller made them already)."""
+    sides, failed_made, failed_runs = _cases(runs, openings, kind)
     out: dict[str, list[Condition]] = defaultdict(list)
     for pair in sorted({t for t, _s in sides} | set(failed_made)):
         tool, key = pair.split("|", 1)

@@ -243,7 +243,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         successful_cue(entry, [e for e, _l in groups[entry["id"]]], openings, kind)
         if entry["key"].startswith(("went-through|", "procedure|")):  # after the rewrites that read the guideline
             if kind not in learned:
-                learned[kind] = conditions.learn([r for r in runs if kind_of(r) == kind])
+                learned[kind] = conditions.learn([r for r in runs if kind_of(r) == kind], openings, kind)
             conditions.state(entry, learned[kind])
     annotate_answers(out, groups, kind_of)
     weighed: dict[tuple[str, str | None], tuple] = {}  # (task type, pattern) -> what lead_with_facts weighs against

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from pathlib import Path
 
 from . import trials as trials_module
 
 FILE = "same-task.json"
-_FORMAT = "wikitrace-same-task/1"
+_FORMAT = "wikitrace-same-task/2"  # 2: digests of marshalled data
 _code: str | None = None
 
 
@@ -35,6 +36,13 @@ def _code_digest() -> str:
     if _code is None:
         _code = hashlib.sha256(Path(trials_module.__file__).read_bytes()).hexdigest()
     return _code
+
+
+def _serial(value) -> bytes:
+    """The bytes digested for plain JSON data (strings, numbers, lists, tuples): marshal's first
+    format, which writes each string with its length (unambiguous), and no references or interning
+    marks (the same bytes whatever the objects' history), in C."""
+    return marshal.dumps(value, 0)
 
 
 class SameTaskMemo:
@@ -48,31 +56,27 @@ class SameTaskMemo:
 
     def _of_patterns(self, entry: dict) -> bytes:
         found = self._patterns.get(id(entry))
-        if found is None:  # repr: unambiguous for a list of strings, and escapes what UTF-8 cannot hold
-            found = self._patterns[id(entry)] = hashlib.sha256(repr(entry.get("patterns") or []).encode()).digest()
+        if found is None:
+            found = self._patterns[id(entry)] = hashlib.sha256(_serial(entry.get("patterns") or [])).digest()
         return found
 
     def _of_task(self, trials, task: tuple) -> bytes:
         found = self._tasks.get(task)
         if found is None:
-            h = hashlib.sha256()
-            for outcome, runs in sorted(trials.by_task.get(task, {}).items()):
-                for r in runs:
-                    h.update(repr((outcome, r["step"])).encode() + self._of_patterns(r))
-            found = self._tasks[task] = h.digest()
+            of = self._of_patterns
+            found = self._tasks[task] = hashlib.sha256(_serial(
+                [(outcome, r["step"], of(r)) for outcome, runs in sorted(trials.by_task.get(task, {}).items())
+                 for r in runs])).digest()
         return found
 
     def digest(self, trials, members: list[dict]) -> str:
         """Everything ``trials.compare(members)`` reads, as one digest."""
+        of, group = self._of_patterns, trials.group
+        rows = [(e["step"], e["outcome"], group(e), of(e)) for e in members]
+        tasks = dict.fromkeys(task for _s, _o, task, _p in rows if task is not None)
         h = hashlib.sha256(_code_digest().encode())
-        tasks: dict = {}
-        for e in members:
-            task = trials.group(e)
-            h.update(repr((e["step"], e["outcome"], task)).encode() + self._of_patterns(e))
-            if task is not None:
-                tasks.setdefault(task, None)
-        for task in tasks:
-            h.update(repr(task).encode() + self._of_task(trials, task))
+        h.update(_serial(rows))
+        h.update(_serial([(task, self._of_task(trials, task)) for task in tasks]))
         return h.hexdigest()
 
     def compare(self, trials, members: list[dict]) -> dict | None:
