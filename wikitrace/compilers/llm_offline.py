@@ -1,40 +1,63 @@
 """What the LLM path makes of a run before asking the model, made where it costs the build least.
 
-The LLM path needs a run's offline compilation too: a model's lessons are grouped
-under the offline lessons' keys (corpus/update.py), and a run the model could not
-answer falls back to it. It also renders the run's prompt (task, turn log, outcome).
-Made in the build's main process, the two were about a third of that process's CPU,
-the process every model request waits on. When the input is read in a helper
-process (runs/read_helper.py), this module is that helper: it makes both for each
-run as it reads it and sends them along with the run, so the main process only
-picks them up (``offline_compilation``, ``prompt_for``).
+A model's lessons are grouped under the keys of the run's offline lessons (corpus/update.py),
+and a model's page shows the run's offline "In short" facts; the path also renders the run's
+prompt (task, turn log, outcome). Made in the build's main process, these were about a third
+of that process's CPU, the process every model request waits on. When the input is read in a
+helper process (runs/read_helper.py), this module is that helper: it makes them for each run
+as it reads it and sends them along with the run, so the main process only picks them up
+(``offline_lessons``, ``prompt_for``).
+
+Only the lessons, patterns and facts are made ahead, not the whole offline page (its
+description, the notes on where each value came from, the grounding of its quotes): a run
+the model answers never shows that page, and it was a quarter of the helper's time per run,
+the longest step of a build at low latency. A run that falls back compiles its page then.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from types import SimpleNamespace
 from json.encoder import encode_basestring
 
 from ..runs.model import Run
-from .schema import Compilation, KeyFact
-from .in_short import NOTHING_SETTLED
-from .offline import compile_offline
+from .in_short import NOTHING_SETTLED, in_short
+from .offline import chosen_items
 from .prompt_views import Prompt, build_prompt
+from .run_insights import insights_for
+from .run_patterns import patterns_of
+from .trial_record import decisive
+from .schema import MAX_INSIGHTS, CandidateInsight, KeyFact
 
-# Kept in the run's __dict__: not fields, so never hashed, compared or written.
-_KEY = "_wikitrace_offline_compilation"
+# Kept in the run's __dict__: not fields, so never hashed, compared or written. The lessons
+# are kept as a plain tuple of OfflineLessons' fields: the run goes on to the page writer
+# as the reader pickled it, and unpickling a class of this module there would import the
+# whole offline compiler into that process.
+_KEY = "_wikitrace_offline_lessons"
 _PROMPT = "_wikitrace_prompt"
 # The prompt's limits unless a caller sets others (LLMCompiler's defaults).
 PROMPT_LIMITS = {"clip_limit": 2000, "trajectory_budget": 60_000, "solver_prompt_limit": 8_000}
 
 
+@dataclass
+class OfflineLessons:
+    """The parts of a run's offline compilation a model's page uses (``compile_offline`` makes
+    the same ones)."""
+
+    insights: list[CandidateInsight]
+    patterns: list[str]
+    in_short: list[KeyFact]
+    decisive: dict  # the decisive calls other trials of the task are compared on (trial_record.py)
+
+
 def precompile(run: Run, task_type: str | None = None, templates: str | None = None) -> None:
-    """Compile ``run`` offline and render its prompt (default limits, ``templates``), and keep
-    both with it. ``task_type`` is the build's ``--task-type``, applied as the build applies
-    it before compiling (lessons and the prompt use it)."""
+    """Make ``run``'s offline lessons and render its prompt (default limits, ``templates``), and
+    keep both with it. ``task_type`` is the build's ``--task-type``, applied as the build
+    applies it before compiling (lessons and the prompt use it)."""
     if task_type and not run.task.task_type and not run.task.apps:
         run.task.task_type = task_type
-    run.__dict__[_KEY] = compile_offline(run)
+    run.__dict__[_KEY] = _lessons(run)
     settings = (templates, tuple(sorted(PROMPT_LIMITS.items())))
     prompt = build_prompt(run, templates, **PROMPT_LIMITS)
     prompt.user_json = encode_basestring(prompt.user)  # the request and its cache key splice it in
@@ -50,28 +73,32 @@ def prompt_for(run: Run, templates: str | None, **limits: int) -> Prompt:
     return build_prompt(run, templates, **limits)
 
 
-def offline_compilation(run: Run) -> Compilation:
-    """The run's offline compilation: the one made beside the build (taken, so it is
-    used once), or made now."""
-    made = run.__dict__.pop(_KEY, None)
-    return made if made is not None else compile_offline(run)
+def offline_lessons(run: Run) -> OfflineLessons:
+    """The run's offline lessons, patterns and facts: the ones made beside the build, or made now."""
+    made = run.__dict__.get(_KEY)
+    if made is None:
+        made = run.__dict__[_KEY] = _lessons(run)
+    return OfflineLessons(*made)
 
 
 def offline_decisive(run: Run) -> dict:
     """The decisive calls of the run's offline compilation (compilers/trial_record.py): read from
-    the log, so the same whichever compiler writes the page. Call after ``offline_facts``."""
-    made = run.__dict__.get(_KEY)
-    return dict(made.decisive) if made is not None else compile_offline(run).decisive
+    the log, so the same whichever compiler writes the page."""
+    return dict(offline_lessons(run).decisive)
 
 
 def offline_facts(run: Run) -> list[KeyFact]:
     """The "In short" facts of the run's offline compilation, for a model's page: checked
-    against the log, so they hold whatever the model wrote. The compilation stays kept with
-    the run for its other uses in the build (the lessons' keys, a fallback's page)."""
-    made = run.__dict__.get(_KEY)
-    if made is None:
-        made = run.__dict__[_KEY] = compile_offline(run)
-    return [f for f in made.in_short if f.text not in NOTHING_SETTLED.values()]
+    against the log, so they hold whatever the model wrote."""
+    return [f for f in offline_lessons(run).in_short if f.text not in NOTHING_SETTLED.values()]
+
+
+def _lessons(run: Run) -> tuple:
+    """OfflineLessons' fields, made as ``compile_offline`` makes them."""
+    reading, chosen = chosen_items(run)
+    facts = in_short(reading)
+    return (insights_for(reading, chosen)[:MAX_INSIGHTS], patterns_of(reading), facts,
+            decisive(reading, SimpleNamespace(in_short=facts)))
 
 
 if __name__ == "__main__":

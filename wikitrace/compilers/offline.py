@@ -70,11 +70,7 @@ class OfflineCompiler:
 
 
 def compile_offline(run: Run) -> Compilation:
-    reading = read_run(run)
-    items = _success_items(reading) if run.outcome.success else failure_items(reading)
-    chosen = _choose(items)
-    if run.outcome.success:  # decisions read as the run's procedure; causes stay ranked, likeliest first
-        chosen.sort(key=lambda i: min(i.evidence.turns or [0]))
+    reading, chosen = chosen_items(run)
     # a look-up error the run got past is how it found its way, not why it failed: the insights still
     # read it, the page leaves it out when it has a cause to show
     shown = [i for i in chosen if not i.got_past] or chosen
@@ -111,6 +107,17 @@ def compile_offline(run: Run) -> Compilation:
     comp = ground(comp, run)
     comp.decisive = decisive(reading, comp)
     return comp
+
+
+def chosen_items(run: Run) -> tuple[Reading, list[Item]]:
+    """The run's reading and the items its page shows and its lessons are drawn from (the LLM
+    path needs only the lessons: compilers/llm_offline.py)."""
+    reading = read_run(run)
+    items = _success_items(reading) if run.outcome.success else failure_items(reading)
+    chosen = _choose(items)
+    if run.outcome.success:  # decisions read as the run's procedure; causes stay ranked, likeliest first
+        chosen.sort(key=lambda i: min(i.evidence.turns or [0]))
+    return reading, chosen
 
 
 def _changes(item: Item) -> bool:

@@ -220,9 +220,9 @@ class RunWriter:
         if any(i.key is None for i in comp.insights):
             # a model's lessons: the run is grouped under the offline lessons' keys (the same
             # keys whichever compiler wrote the page), compiled beside the build when it could be
-            from ..compilers.llm_offline import offline_compilation
+            from ..compilers.llm_offline import offline_lessons
 
-            offline = offline_compilation(run)
+            offline = offline_lessons(run)
             comp.insights, comp.patterns = offline.insights, offline.patterns
             comp.decisive = comp.decisive or offline.decisive
         step = self.ids.step_for(run.run_id)

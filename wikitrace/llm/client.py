@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .transport import (FATAL_STATUS, FORMAT_COMPLAINT, RETRY_STATUS, AnswerTooLarge, completion_text,
+from .replies import (FATAL_STATUS, FORMAT_COMPLAINT, RETRY_STATUS, AnswerTooLarge, completion_text,
                         error_text, one_line, raw_response_class, refused, retry_after)
 
 MODES = ("json_schema", "json_object", "text")  # most to least structured
