@@ -515,3 +515,4 @@ def test_a_user_file_inside_a_new_run_s_folder_stops_the_build_too(tmp_path):
     with pytest.raises(PublishError, match="raw/step-0005/metadata.md: exists but was not written by wikitrace"):
         _build([write_jsonl(tmp_path / "six.jsonl", runs)], out)
     assert mine.read_text() == "my notes\n"
+    assert not list((out / ".wikitrace/tmp").iterdir())  # nothing the stopped build made is left behind

@@ -222,5 +222,8 @@ class PageWords:
 
     def discard(self) -> None:
         """Remove the temp files of the texts not put in place."""
+        for fd in self._open_fd.values():
+            os.close(fd)
+        self._open_fd.clear()
         for shard in list(self.texts):
             self._drop_text(shard)

@@ -119,6 +119,10 @@ class PageSink:
         self.page_words.packed()
         return self.written
 
+    def kill(self) -> None:
+        """The build failed: its search notes' temp files go."""
+        self.page_words.discard()
+
 
 def _failed(step: str, exc: BaseException) -> PageWriteError:
     return PageWriteError(f"writing {step} into the corpus failed: {type(exc).__name__}: {exc}")

@@ -171,8 +171,10 @@ class RunWriter:
         """Wait until every page is written (raises PageWriteError), or stop at once."""
         if ok:
             self._record(self._sink)
-        elif isinstance(self._sink, pages.HelperSink):
-            self._sink.kill()
+            return
+        self._sink.kill()
+        if getattr(self.pub, "page_words", None) is not None:
+            self.pub.page_words.discard()  # the search notes of pages no index will name
 
     def _carry_over(self, run: Run, digest: str) -> None:
         prev = self.reuse.entry(run, digest)
