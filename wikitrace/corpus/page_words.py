@@ -106,7 +106,7 @@ class PageWords:
         self._current: dict[str, Shard] = {}  # layer -> the shard noted last
         self._tmp = tmp
         self.texts: dict[Shard, ShardText] = {}
-        self._open_fd: dict[str, int] = {}  # layer -> the file of its current shard's text
+        self._open_fd: dict[str, tuple[str, int]] = {}  # layer -> (path, descriptor) of the text open last
 
     def _open(self, shard: Shard) -> set[bytes]:
         words = self.words.get(shard)
@@ -123,7 +123,7 @@ class PageWords:
 
     def packed(self) -> "PageWords":
         """Every shard's words as joined bytes and every text sealed (before sending them to the build)."""
-        for fd in self._open_fd.values():
+        for _path, fd in self._open_fd.values():
             os.close(fd)
         self._open_fd.clear()
         for shard, text in self.texts.items():
@@ -149,18 +149,20 @@ class PageWords:
         if b"\0" not in data:  # a file with a NUL is left out of the shard, words and all
             self._open(shard).update(data.translate(WORDS_ONLY).split())
         if self._tmp is not None and shard not in self.spoiled:
-            self._text(layer, shard, last).append(self._open_fd[layer], rel, data)
-
-    def _text(self, layer: str, shard: Shard, last: Shard | None) -> ShardText:
-        """The text of ``shard``, its file open for appending (the layer's previous one closed)."""
-        text = self.texts.get(shard)
-        if last != shard or layer not in self._open_fd:
-            if layer in self._open_fd:
-                os.close(self._open_fd.pop(layer))
+            text = self.texts.get(shard)
             if text is None:
-                text = self.texts[shard] = ShardText(f"{self._tmp}grep-{shard[0]}-{shard[1]}")
-            self._open_fd[layer] = os.open(text.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        return text
+                text = self.texts[shard] = ShardText(f"{self._tmp}grep-{layer}-{shard[1]}")
+            text.append(self._fd(layer, text), rel, data)
+
+    def _fd(self, layer: str, text: ShardText) -> int:
+        """``text``'s file, open for appending (the layer's file open before is closed)."""
+        path, fd = self._open_fd.get(layer, (None, -1))
+        if path != text.path:
+            if fd >= 0:
+                os.close(fd)
+            fd = os.open(text.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            self._open_fd[layer] = (text.path, fd)
+        return fd
 
     def merge(self, other: "PageWords | None") -> None:
         """Add another writer's notes (the pages written here before the helper took over).
@@ -222,7 +224,7 @@ class PageWords:
 
     def discard(self) -> None:
         """Remove the temp files of the texts not put in place."""
-        for fd in self._open_fd.values():
+        for _path, fd in self._open_fd.values():
             os.close(fd)
         self._open_fd.clear()
         for shard in list(self.texts):
