@@ -241,11 +241,13 @@ def test_a_page_writer_s_shard_text_is_used_only_for_exactly_its_pages_in_walk_o
     for folder in "abc":
         (tmp_path / folder).mkdir()
     backwards = _noted_text(tmp_path / "a", {rel: b"words" for rel in reversed(rels)})
+    assert backwards.in_walk_order("raw", "00", list(reversed(rels))) is None  # sorted by the caller instead
     assert backwards.streamed("raw", "00", rels, output) is None  # noted out of grep's order
     fewer = _noted_text(tmp_path / "b", {rels[0]: b"words"})
     assert fewer.streamed("raw", "00", rels, output) is None  # a file it never saw is in the shard
     whole = _noted_text(tmp_path / "c", {rel: b"words" for rel in rels})
     assert whole.streamed("raw", "00", rels, {**output, rels[1]: ["rewritten", 1]}) is None  # other bytes now
+    assert whole.in_walk_order("raw", "00", list(reversed(rels))) == rels
     taken = whole.streamed("raw", "00", rels, output)
     for noted in (backwards, fewer, whole):
         noted.discard()

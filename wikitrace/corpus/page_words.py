@@ -67,8 +67,14 @@ class ShardText:
         self.size = 0
         self.sha256: hashlib._Hash | str = hashlib.sha256()  # its hex digest once sealed
         self.words = b""  # the .words file, made by ``seal``
+        self.ordered = True  # every page noted after the one before it in grep's walk
+        self._last: tuple | None = None
 
     def append(self, fd: int, rel: str, data: bytes) -> None:
+        key = walk_key(rel)
+        if self._last is not None and key <= self._last:
+            self.ordered = False
+        self._last = key
         self.rels.append(rel)
         if b"\0" in data:  # left out of the shard, as its scan from disk leaves it out
             return
@@ -83,6 +89,7 @@ class ShardText:
 
     def seal(self, words: set[bytes]) -> None:
         os.chmod(self.path, 0o444)
+        self._last = None
         self.map = ("".join(self.map) + f"{self.size}\t\n").encode("utf-8")
         self.sha256 = self.sha256.hexdigest()
         self.words = words_file(words)
@@ -221,6 +228,14 @@ class PageWords:
                 os.unlink(text.path)
             except FileNotFoundError:
                 pass
+
+    def in_walk_order(self, layer: str, key: str, rels: list[str]) -> list[str] | None:
+        """``rels`` (a shard's files) in grep's walk order without sorting them, when they are
+        the pages a text holds, noted in that order; else None."""
+        text = self.texts.get((layer, key))
+        if text is None or not text.ordered or len(text.rels) != len(rels) or set(text.rels) != set(rels):
+            return None
+        return list(text.rels)
 
     def discard(self) -> None:
         """Remove the temp files of the texts not put in place."""

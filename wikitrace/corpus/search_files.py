@@ -185,8 +185,13 @@ def update_search_files(pub, root: Path, paths=None) -> list[str]:
         before = plan(pub.manifest.files)
     else:  # every file joins its own key's shard: only the changed shards' files need ordering
         now = {shard: [] for shard in sorted(set(keys.values()), key=lambda s: (s[0], _rank(s[1])))}
-        for rel in _in_walk_order([rel for rel, shard in keys.items() if shard in changed]):
-            now[keys[rel]].append(rel)
+        for rel, shard in keys.items():
+            if shard in changed:
+                now[shard].append(rel)
+        for (layer, key), rels in now.items():
+            if rels:  # the order a page writer noted them in, when that is grep's walk order already
+                now[(layer, key)] = (noted.in_walk_order(layer, key, rels) if noted is not None else None) \
+                    or sorted(rels, key=walk_key)
         before = None
     wanted = {rel for layer, key in now for rel in shard_files(layer, key)}
     for rel in [rel for rel in pub.output if rel.startswith(SEARCH_DIR + "/") and rel not in wanted]:
