@@ -201,6 +201,58 @@ def test_words_split_by_the_page_writers_give_the_files_read_back_from_disk(tmp_
     ours = {k: v for k, v in tree_bytes(built).items() if k.startswith("index/grep/")}
     assert len(ours) > 9 and ours == {k: v for k, v in tree_bytes(copy).items() if k.startswith("index/grep/")}
     assert b"\nt00139x\n" in ours["index/grep/raw/01.words"]
+    assert not list((built / ".wikitrace/tmp").iterdir())  # no shard text of a page writer is left behind
+
+
+def _noted_text(tmp_path, pages):
+    """The streamed text of shard raw/00 after noting ``pages`` (rel -> bytes) in that order, sealed."""
+    from wikitrace.corpus.page_words import PageWords
+
+    noted = PageWords(f"{tmp_path}/runs-1-")
+    for rel, data in pages.items():
+        noted.note(rel, data, [f"h-{rel}"])
+    return noted.packed()
+
+
+def test_a_page_writer_s_shard_text_is_what_joining_the_pages_from_disk_gives(tmp_path):
+    from wikitrace.corpus.search_files import write_shard
+
+    pages = {"raw/step-0001/metadata.md": b"Alpha beta", "raw/step-0001/turns.md": b"gamma \0 hidden\n",
+             "raw/step-0002/metadata.md": b"", "raw/step-0002/turns.md": "naïve delta\n".encode()}
+    for rel, data in pages.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    from_disk = {}
+    write_shard(lambda rel, chunks: from_disk.__setitem__(rel, b"".join(chunks)), tmp_path, "raw", "00", list(pages))
+    noted = _noted_text(tmp_path, pages)
+    output = {rel: [f"h-{rel}", 1] for rel in pages}
+    text = noted.streamed("raw", "00", list(pages), output)
+    with open(text.path, "rb") as fh:
+        assert fh.read() == from_disk["index/grep/raw/00.txt"]
+    assert text.map == from_disk["index/grep/raw/00.map"] and text.words == from_disk["index/grep/raw/00.words"]
+    import hashlib
+
+    assert text.sha256 == hashlib.sha256(from_disk["index/grep/raw/00.txt"]).hexdigest()
+
+
+def test_a_page_writer_s_shard_text_is_used_only_for_exactly_its_pages_in_walk_order(tmp_path):
+    rels = ["raw/step-0001/metadata.md", "raw/step-0002/metadata.md"]
+    output = {rel: [f"h-{rel}", 1] for rel in rels}
+    for folder in "abc":
+        (tmp_path / folder).mkdir()
+    backwards = _noted_text(tmp_path / "a", {rel: b"words" for rel in reversed(rels)})
+    assert backwards.in_walk_order("raw", "00", list(reversed(rels))) is None  # sorted by the caller instead
+    assert backwards.streamed("raw", "00", rels, output) is None  # noted out of grep's order
+    fewer = _noted_text(tmp_path / "b", {rels[0]: b"words"})
+    assert fewer.streamed("raw", "00", rels, output) is None  # a file it never saw is in the shard
+    whole = _noted_text(tmp_path / "c", {rel: b"words" for rel in rels})
+    assert whole.streamed("raw", "00", rels, {**output, rels[1]: ["rewritten", 1]}) is None  # other bytes now
+    assert whole.in_walk_order("raw", "00", list(reversed(rels))) == rels
+    taken = whole.streamed("raw", "00", rels, output)
+    for noted in (backwards, fewer, whole):
+        noted.discard()
+    # the unused texts are removed; the one handed over is the caller's to put in place
+    assert [str(p) for p in tmp_path.rglob("*") if p.is_file()] == [taken.path]
 
 
 def test_noted_words_are_used_only_for_the_bytes_they_were_split_from():

@@ -510,3 +510,18 @@ def test_a_layer_folder_that_is_a_symlink_is_not_followed_out(tmp_path):
     assert "is never followed out of the corpus" in " ".join(cli.stderr.split())
     assert tree_bytes(outside) == before and all(p.stat().st_mode & 0o200 for p in outside.rglob("*")), \
         "nothing outside was written or chmod-ed"
+
+
+def test_a_user_file_inside_a_new_run_s_folder_stops_the_build_too(tmp_path):
+    """The names already there are read once per folder: one in a folder the build has not
+    made yet (a run's raw folder the user created) is found as well."""
+    runs = example_runs()
+    out = tmp_path / "corpus"
+    _build([write_jsonl(tmp_path / "five.jsonl", runs[:5])], out)
+    (out / "raw/step-0005").mkdir()
+    mine = out / "raw/step-0005/metadata.md"
+    mine.write_text("my notes\n")
+    with pytest.raises(PublishError, match="raw/step-0005/metadata.md: exists but was not written by wikitrace"):
+        _build([write_jsonl(tmp_path / "six.jsonl", runs)], out)
+    assert mine.read_text() == "my notes\n"
+    assert not list((out / ".wikitrace/tmp").iterdir())  # nothing the stopped build made is left behind

@@ -338,6 +338,7 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
         if unanswered:
             raise BuildError(unanswered)
         writer.release()
+        writer.all_handed_on()
         # every run has its entry: the insights are gathered (and with a model, the merges go
         # out) now, while the page writer still writes the last runs' pages (``writer.close``
         # waits for it below)

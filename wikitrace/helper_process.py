@@ -121,6 +121,7 @@ class Sender:
         self._frames: collections.deque = collections.deque()
         self._queued = 0  # bytes in ``_frames``
         self._depth, self._budget = depth, budget
+        self._closed = False
         self._changed = threading.Condition()
         self._thread = threading.Thread(target=self._write, name="wikitrace-helper-pipe", daemon=True)
         self._thread.start()
@@ -130,12 +131,16 @@ class Sender:
             raise self.error
         self._put(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
 
-    def close(self) -> None:
-        """Wait until every frame is written; raise what a write met."""
-        self._put(None)
-        self._thread.join()
-        if self.error is not None:
-            raise self.error
+    def close(self, wait: bool = True) -> None:
+        """Send no more; unless ``wait`` is False, wait until every frame is written and raise
+        what a write met (a second ``close`` waits)."""
+        if not self._closed:
+            self._closed = True
+            self._put(None)
+        if wait:
+            self._thread.join()
+            if self.error is not None:
+                raise self.error
 
     def _full(self) -> bool:
         if not self._frames:

@@ -151,8 +151,8 @@ class FileManifest:
                                       separators=(",", ":")) + "\n", mode=0o644)
 
 
-def _same_bytes(path: str, size: int, digest) -> bool:
-    """Whether the regular file at ``path`` has ``size`` bytes hashing to ``digest``."""
+def _same_bytes(path: str, size: int, hexdigest: str) -> bool:
+    """Whether the regular file at ``path`` has ``size`` bytes hashing to ``hexdigest`` (sha256)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -163,7 +163,7 @@ def _same_bytes(path: str, size: int, digest) -> bool:
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             other.update(block)
-    return other.digest() == digest.digest()
+    return other.hexdigest() == hexdigest
 
 
 class FileWriter:
@@ -199,12 +199,12 @@ class FileWriter:
         tmp = f"{self.tmp}/{self.prefix}{self._n}"
         return tmp, _write_sealed(tmp, os.O_TRUNC, chunks, digest)
 
-    def _into_place(self, tmp: str, path: str, digest, st: os.stat_result) -> list:
+    def _into_place(self, tmp: str, path: str, hexdigest: str, st: os.stat_result) -> list:
         if self.pause:
             time.sleep(self.pause)
         before_replace()
         os.rename(tmp, path)
-        return [digest.hexdigest(), st.st_size, st.st_mtime_ns, st.st_ino]
+        return [hexdigest, st.st_size, st.st_mtime_ns, st.st_ino]
 
     def put_stream(self, rel: str, chunks) -> list:
         """``put`` for a file too large to hold in memory: written chunk by chunk to a temp
@@ -212,14 +212,23 @@ class FileWriter:
         self._parent(rel)
         path = f"{self.root}/{rel}"
         digest = hashlib.sha256()
-        tmp, st = self._to_temp(chunks, digest)
-        if _same_bytes(path, st.st_size, digest):
+        tmp, _st = self._to_temp(chunks, digest)
+        return self.put_temp(rel, tmp, digest.hexdigest())
+
+    def put_temp(self, rel: str, tmp: str, hexdigest: str) -> list:
+        """A sealed (0444) temp file in the temp folder, whose bytes hash to ``hexdigest``, put
+        at ``rel`` (or dropped when the file there holds these bytes already): a page writer
+        process writes a search shard this way as its pages go by."""
+        self._parent(rel)
+        path = f"{self.root}/{rel}"
+        st = os.lstat(tmp)
+        if _same_bytes(path, st.st_size, hexdigest):
             os.unlink(tmp)
             old = os.lstat(path)
             if stat.S_IMODE(old.st_mode) != 0o444:
                 os.chmod(path, 0o444)
-            return [digest.hexdigest(), old.st_size, old.st_mtime_ns, old.st_ino]
-        return self._into_place(tmp, path, digest, st)
+            return [hexdigest, old.st_size, old.st_mtime_ns, old.st_ino]
+        return self._into_place(tmp, path, hexdigest, st)
 
     def put_folder(self, rel_dir: str, files: list[tuple[str, bytes]]) -> dict[str, list] | None:
         """A folder that does not exist yet, made whole: its files are written into a folder
@@ -271,4 +280,4 @@ class FileWriter:
                 return [hashlib.sha256(data).hexdigest(), st.st_size, st.st_mtime_ns, st.st_ino]
         digest = hashlib.sha256()
         tmp, st = self._to_temp([data], digest)
-        return self._into_place(tmp, path, digest, st)
+        return self._into_place(tmp, path, digest.hexdigest(), st)

@@ -27,7 +27,7 @@ from typing import Any, BinaryIO
 
 from . import documents, layout
 from .manifest import FileWriter
-from .search_files import PageWords
+from .page_words import PageWords, walk_key
 from .. import helper_process
 from ..controls import json_visible, visible
 from ..runs.original import original_suffix
@@ -86,7 +86,8 @@ class PageSink:
         self.root = Path(root)
         self.mount, self.templates = mount, Path(templates) if templates else None
         self.written: dict[str, list] = {}  # path -> manifest entry
-        self.page_words = PageWords()  # the pages' words for grep's search files, split here
+        # the pages' words and shard texts for grep's search files, made here
+        self.page_words = PageWords(f"{self.writer.tmp}/{self.writer.prefix}")
 
     def apply(self, op: tuple) -> None:
         """Raises PageWriteError naming the run's step and what went wrong."""
@@ -112,6 +113,7 @@ class PageSink:
         for rel, data in encoded:
             if rel not in staged:
                 self.written[rel] = self.writer.put(rel, data)
+        for rel, data in sorted(encoded, key=lambda page: walk_key(page[0])):  # as grep's shards hold them
             self.page_words.note(rel, data, self.written[rel])
 
     def _with_trial_line(self, rel: str, text: str, comp, step: str) -> str:
@@ -132,8 +134,13 @@ class PageSink:
         return trial_pages.keep_line(old, text, step, comp.outcome, restates)
 
     def close(self) -> dict[str, list]:
-        """The manifest entries of every file written."""
+        """The manifest entries of every file written (its search notes sealed)."""
+        self.page_words.packed()
         return self.written
+
+    def kill(self) -> None:
+        """The build failed: its search notes' temp files go."""
+        self.page_words.discard()
 
 
 def _failed(step: str, exc: BaseException) -> PageWriteError:
@@ -147,6 +154,7 @@ class HelperSink:
         self.proc = helper_process.start("wikitrace.corpus.pages")
         self._sender = helper_process.Sender(self.proc.stdin)
         self._batch: list[tuple] = [("open", root, tmp, mount, templates)]
+        self._ended = False
         self._flush()
         self.page_words: PageWords | None = None  # the helper's, once it has answered
 
@@ -166,11 +174,19 @@ class HelperSink:
         except (BrokenPipeError, OSError, ValueError):
             raise PageWriteError(self._outcome()[1] or "the page writer process stopped unexpectedly") from None
 
-    def close(self) -> dict[str, list]:
-        """Send what is left, wait until every page is on disk; the entries of the files
-        written, or raise what failed."""
+    def end(self) -> None:
+        """Send what is left and say it is all: the helper writes the last pages and seals
+        its notes while the build goes on (``close`` then waits for it)."""
+        if self._ended:
+            return
+        self._ended = True
         self._batch.append(("end",))
         self._flush()
+        self._sender.close(wait=False)  # the frames still queued go out on the sender's thread
+
+    def close(self) -> dict[str, list]:
+        """Wait until every page is on disk; the entries of the files written, or raise what failed."""
+        self.end()
         try:
             self._sender.close()
         except (OSError, ValueError):
@@ -216,7 +232,7 @@ def serve(inp: BinaryIO, out: BinaryIO) -> int:
         for op in batch:
             if op[0] == "end":
                 helper_process.send(out, {"written": sink.close() if sink is not None else {}, "problem": problem,
-                                          "words": sink.page_words.packed() if sink is not None else None})
+                                          "words": sink.page_words if sink is not None else None})
                 return 0
             if problem is not None:
                 continue

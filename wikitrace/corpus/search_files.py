@@ -28,33 +28,12 @@ scan skips them. The tools fall back to their per-file scan when a shard is miss
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from .page_words import HEAD, WORDS_ONLY, PageWords, shard_key, walk_key, words_file
 
 SEARCH_DIR = "index/grep"
 LAYERS = ("raw", "compilation", "insight")
-HEAD = "head"  # the shard of a layer's own files (its _index.md): first in walk order
-_RUN_ID = re.compile(r"(?:step|insight)-(\d\d)\d{2,}(?:\.md)?")
-# bytes -> the same with ASCII letters lowered and every byte that is not part of a word a
-# space, so bytes.split() yields the words (at C speed: a regex findall is twice as slow)
-_WORDS_ONLY = bytes(c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128)
-                    else 32 for c in range(256))
-
-
-def shard_key(rel: str) -> str:
-    """The shard a layer file belongs to: ``head``, or the first two digits of its run's id."""
-    parts = rel.split("/", 2)
-    if len(parts) < 2:
-        return HEAD
-    name = parts[1]
-    # the ids a build writes, without the regex (called for every file of the corpus)
-    digits = name[5:] if name.startswith("step-") else name[8:] if name.startswith("insight-") else None
-    if digits is not None:
-        digits = digits.removesuffix(".md")
-        if digits.isascii() and digits.isdigit():
-            return digits[:2] if len(digits) >= 4 else HEAD
-    found = _RUN_ID.fullmatch(name)  # anything else (other digits, other names) as the pattern says
-    return found.group(1) if found else HEAD
 
 
 def _rank(key: str) -> int:
@@ -70,7 +49,7 @@ def _in_walk_order(paths) -> list[str]:
     """Layer files (no ``original.*``) in the order grep walks a folder: os.walk with
     folders and names sorted, so a folder's files come before its subfolders'."""
     chosen = [p for p in paths if p.split("/", 1)[0] in LAYERS and not p.rsplit("/", 1)[-1].startswith("original.")]
-    return sorted(chosen, key=lambda p: (tuple(p.split("/")[:-1]), p.rsplit("/", 1)[-1]))
+    return sorted(chosen, key=walk_key)
 
 
 def plan(paths) -> dict[tuple[str, str], list[str]]:
@@ -141,85 +120,6 @@ def _changed_shards(pub, paths: list[str], regular: bool,
     return {keys[rel] for rel in changed} | {(rel.split("/", 1)[0], shard_key(rel)) for rel in removed}
 
 
-class PageWords:
-    """The words of the pages one writer wrote, gathered per shard as the text goes by.
-
-    The process that renders a run's pages has their bytes in hand; splitting them into
-    words there spares the build's main process reading every page's words again at the
-    end. A shard's words are used only when the shard's files at the end include every
-    page noted here with the same bytes (``known_words``); otherwise its files are read.
-    A shard the writer has moved on from is kept as one joined bytes string, not a set of
-    word objects (a tenth of the memory, and cheap to send back)."""
-
-    def __init__(self) -> None:
-        self.words: dict[tuple[str, str], set[bytes] | bytes] = {}
-        self.pages: dict[tuple[str, str], dict[str, str]] = {}  # shard -> rel -> sha256 of the bytes noted
-        self.spoiled: set[tuple[str, str]] = set()  # a page noted twice: its old words may linger
-        self._current: dict[str, tuple[str, str]] = {}  # layer -> the shard noted last
-
-    def _open(self, shard: tuple[str, str]) -> set[bytes]:
-        words = self.words.get(shard)
-        if not isinstance(words, set):
-            words = set(words.split(b"\n")) if words else set()
-            words.discard(b"")
-            self.words[shard] = words
-        return words
-
-    def _pack(self, shard: tuple[str, str]) -> None:
-        words = self.words.get(shard)
-        if isinstance(words, set):
-            self.words[shard] = b"\n".join(words)  # words never hold a newline
-
-    def packed(self) -> "PageWords":
-        """Every shard's words as joined bytes (before sending them to the build)."""
-        for shard in list(self.words):
-            self._pack(shard)
-        return self
-
-    def note(self, rel: str, data: bytes, entry: list) -> None:
-        layer = rel.split("/", 1)[0]
-        if layer not in LAYERS or rel.rsplit("/", 1)[-1].startswith("original."):
-            return
-        shard = (layer, shard_key(rel))
-        last = self._current.get(layer)
-        if last is not None and last != shard:
-            self._pack(last)
-        self._current[layer] = shard
-        pages = self.pages.setdefault(shard, {})
-        if rel in pages:
-            self.spoiled.add(shard)
-        pages[rel] = entry[0]
-        if b"\0" not in data:  # a file with a NUL is left out of the shard, words and all
-            self._open(shard).update(data.translate(_WORDS_ONLY).split())
-
-    def merge(self, other: "PageWords | None") -> None:
-        """Add another writer's notes (the pages written here before the helper took over)."""
-        if other is None:
-            return
-        self.spoiled |= other.spoiled
-        for shard, pages in other.pages.items():
-            mine = self.pages.setdefault(shard, {})
-            if mine.keys() & pages.keys():
-                self.spoiled.add(shard)
-            mine.update(pages)
-            if shard in other.words:
-                self._open(shard).update(other._open(shard))
-                self._pack(shard)
-
-    def known_words(self, layer: str, key: str, rels: list[str], output: dict) -> tuple[set[bytes], set[str]]:
-        """The words already known for the shard ``rels`` make, and the files they cover
-        (empty when the notes cannot be trusted for it: the files are read instead)."""
-        shard = (layer, key)
-        pages = self.pages.get(shard)
-        if not pages or shard in self.spoiled or not pages.keys() <= set(rels):
-            return set(), set()
-        if any((output.get(rel) or [None])[0] != digest for rel, digest in pages.items()):
-            return set(), set()
-        words = set(self._open(shard))  # a copy: the caller adds the other files' words to it
-        self._pack(shard)
-        return words, set(pages)
-
-
 def write_shard(put, root: Path, layer: str, key: str, rels: list[str],
                 words: set[bytes] | None = None, covered: set[str] | frozenset = frozenset()) -> None:
     """Write one shard's three files through ``put(rel, chunks)``, reading its files
@@ -233,8 +133,7 @@ def write_shard(put, root: Path, layer: str, key: str, rels: list[str],
     if missed and covered:  # a page noted as written is gone or no longer text: its noted words may not be
         return write_shard(put, root, layer, key, rels)
     put(map_, ["".join(entries).encode("utf-8")])
-    words = sorted(word for word in words if len(word) >= 3)
-    put(word_list, [b"\n" + b"\n".join(words) + b"\n" if words else b""])
+    put(word_list, [words_file(words)])
 
 
 def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[bytes], covered=frozenset(),
@@ -260,7 +159,7 @@ def _shard_chunks(root: Path, rels: list[str], entries: list[str], words: set[by
         entries.append(f"{offset}\t{rel}\n")
         offset += len(data)
         if rel not in covered:
-            words.update(data.translate(_WORDS_ONLY).split())
+            words.update(data.translate(WORDS_ONLY).split())
         yield data
     entries.append(f"{offset}\t\n")
 
@@ -286,8 +185,13 @@ def update_search_files(pub, root: Path, paths=None) -> list[str]:
         before = plan(pub.manifest.files)
     else:  # every file joins its own key's shard: only the changed shards' files need ordering
         now = {shard: [] for shard in sorted(set(keys.values()), key=lambda s: (s[0], _rank(s[1])))}
-        for rel in _in_walk_order([rel for rel, shard in keys.items() if shard in changed]):
-            now[keys[rel]].append(rel)
+        for rel, shard in keys.items():
+            if shard in changed:
+                now[shard].append(rel)
+        for (layer, key), rels in now.items():
+            if rels:  # the order a page writer noted them in, when that is grep's walk order already
+                now[(layer, key)] = (noted.in_walk_order(layer, key, rels) if noted is not None else None) \
+                    or sorted(rels, key=walk_key)
         before = None
     wanted = {rel for layer, key in now for rel in shard_files(layer, key)}
     for rel in [rel for rel in pub.output if rel.startswith(SEARCH_DIR + "/") and rel not in wanted]:
@@ -305,13 +209,32 @@ def update_search_files(pub, root: Path, paths=None) -> list[str]:
             continue
         if before is None and not rels and (layer, key) not in changed:  # its own files damaged: joined anew
             rels = _in_walk_order([rel for rel, shard in keys.items() if shard == (layer, key)])
-        if before is None and _appended(pub, root, layer, key, rels):
-            written.append(f"{layer}/{key}")
-            continue
-        write_shard(pub.write_stream, root, layer, key, rels,
-                    *(noted.known_words(layer, key, rels, pub.output) if noted is not None else ()))
+        text = noted.streamed(layer, key, rels, pub.output) if noted is not None else None
+        if text is not None:
+            _put_streamed(pub, files, text)
+        elif not (before is None and _appended(pub, root, layer, key, rels)):
+            write_shard(pub.write_stream, root, layer, key, rels,
+                        *(noted.known_words(layer, key, rels, pub.output) if noted is not None else ()))
         written.append(f"{layer}/{key}")
+    if noted is not None:
+        noted.discard()  # texts of shards kept as they were, or joined from disk after all
     return written
+
+
+def _put_streamed(pub, files: list[str], text) -> None:
+    """A shard whose text the page writer wrote as its pages went by: the text is renamed
+    into place, its map and word list written from what the writer noted."""
+    from .publish import PublishError
+
+    txt, map_, word_list = files
+    pub.claim([txt])
+    try:
+        pub.output[txt] = pub.writer.put_temp(txt, text.path, text.sha256)
+    except OSError as exc:
+        raise PublishError(f"{pub.root / txt}: cannot be written ({exc.strerror or exc}); free space or fix "
+                           f"the folder's permissions and compile again (the pages already written stay)") from None
+    pub.write(map_, text.map)
+    pub.write(word_list, text.words)
 
 
 def _appended(pub, root: Path, layer: str, key: str, rels: list[str]) -> bool:
@@ -349,8 +272,7 @@ def _appended(pub, root: Path, layer: str, key: str, rels: list[str]) -> bool:
 
     pub.write_stream(txt, chunks())
     pub.write(map_, "".join(entries).encode("utf-8"))
-    words = sorted(word for word in words if len(word) >= 3)
-    pub.write(word_list, b"\n" + b"\n".join(words) + b"\n" if words else b"")
+    pub.write(word_list, words_file(words))
     return True
 
 

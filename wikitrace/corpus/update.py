@@ -161,12 +161,20 @@ class RunWriter:
             else:
                 self.pub.page_words.merge(sink.page_words)
 
+    def all_handed_on(self) -> None:
+        """No page is to come: a page writer process finishes the last ones (and seals its
+        notes for the search files) while this one gathers the insights."""
+        if isinstance(self._sink, pages.HelperSink):
+            self._sink.end()
+
     def close(self, ok: bool = True) -> None:
         """Wait until every page is written (raises PageWriteError), or stop at once."""
         if ok:
             self._record(self._sink)
-        elif isinstance(self._sink, pages.HelperSink):
-            self._sink.kill()
+            return
+        self._sink.kill()
+        if getattr(self.pub, "page_words", None) is not None:
+            self.pub.page_words.discard()  # the search notes of pages no index will name
 
     def _carry_over(self, run: Run, digest: str) -> None:
         prev = self.reuse.entry(run, digest)
