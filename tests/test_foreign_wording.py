@@ -352,3 +352,25 @@ def test_a_log_that_never_holds_expected_calls_is_not_told_it_lacks_them(tmp_pat
         facts = _in_short(_page(out, data, QUESTION_SESSION))
         assert facts[0].startswith("The log holds no expected result" if verdict == "success"
                                    else "The log records no error left standing"), facts
+
+
+COST_STOPPED = "acme__tally-44"  # SWE-agent: three look-ups, then exit_cost
+
+
+def test_insights_of_coding_logs_name_no_step_limit_no_rules_and_no_empty_message(tmp_path):
+    """A SWE-agent episode the harness stopped on its cost limit is not told of a step limit; a
+    Claude Code question answered from Grep (no system prompt, no one to refuse) is not told to
+    say why it refused under rules; an error with an empty answer is not told to "fix what the
+    message names"."""
+    _out, data = _coding(tmp_path, {JEST_SESSION: "success", JAVA_EPISODE: "success", LINT_SESSION: "failure",
+                                    QUESTION_SESSION: "success", COST_STOPPED: "failure"})
+    by_key = {i["key"]: i for i in data["insights"]}
+    idle = by_key["idle|lookups"]
+    assert "before the harness's limit ends the run" in idle["guideline"], idle["guideline"]
+    assert "step limit" not in idle["guideline"] + idle["applicability"], idle
+    answered = by_key["answer-from"]
+    assert answered["guideline"].endswith("answer from what Grep returned and change nothing."), answered["guideline"]
+    assert not any(w in answered["guideline"] for w in ("rules", "refusal")), answered["guideline"]
+    [silent] = [i for i in data["insights"] if i["key"].startswith("error|Bash npm")]
+    assert silent["title"] == "Bash npm fails with no output", silent["title"]
+    assert "fix what the message names" not in silent["guideline"] and '""' not in silent["guideline"]
