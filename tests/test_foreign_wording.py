@@ -374,3 +374,15 @@ def test_insights_of_coding_logs_name_no_step_limit_no_rules_and_no_empty_messag
     [silent] = [i for i in data["insights"] if i["key"].startswith("error|Bash npm")]
     assert silent["title"] == "Bash npm fails with no output", silent["title"]
     assert "fix what the message names" not in silent["guideline"] and '""' not in silent["guideline"]
+
+
+def test_a_partly_scored_purchase_says_its_score_and_the_option_it_never_chose(tmp_path):
+    """A WebShop episode bought the beanie after click[navy blue] was refused (the page lists
+    "navy") and scored 0.67: the In short gives the score and the refused option, instead of
+    saying the log settles nothing."""
+    out, data = _corpus(tmp_path, FIX / "webshop_partial")
+    [run] = data["runs"]
+    facts = _in_short(_page(out, data, run["run_id"]))
+    assert facts[0].startswith("The run ended with click(Buy Now) at turn 5 and scored 0.666667, short of a success; "
+                               "click(navy blue) at turn 3 had been refused (\"Invalid action!\") and was never sent "
+                               "again."), facts

@@ -594,6 +594,19 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         for n in re.findall(r"at turns? (\d+)", m.group(1)):
             assert by_n[int(n)].type == "function_call" and not by_n[int(n)].is_error, text
         return
+    m = re.fullmatch(r"The run ended with (.+) at turn (\d+) and scored ([\d.]+), short of a success(?:; (.+) at turn "
+                     r"(\d+) had been refused \((.+)\) and was never sent again)?\.", text)
+    if m:  # a partial score of a failed run, the call that ended it, and a refused call never sent again
+        last = by_n[int(m.group(2))]
+        assert not run.outcome.success and 0 < run.outcome.score < 1 and float(m.group(3)) == pytest.approx(
+            run.outcome.score, abs=1e-5), text
+        assert not last.is_error and not any(t.turn > last.turn and not t.is_error for t in _calls(run)), text
+        if m.group(5):
+            refused = by_n[int(m.group(5))]
+            assert refused.is_error and refused.turn < last.turn, text
+            assert not any(t.turn > refused.turn and not t.is_error and t.arguments == refused.arguments
+                           for t in _calls(run)), text
+        return
     if text.startswith(("The log holds no expected result", "The log records no error left standing")):
         assert "expected_calls" not in run.task.metadata and not run.task.metadata.get("expected_answer"), text
         return

@@ -83,3 +83,21 @@ def passed_yet_failed(r: Reading) -> list[KeyFact]:
     return [KeyFact(f"After the run's last file change (turn {last_edit}), {label(c, 80)} passed at turn {c.n} "
                     f"({clip(tests_passed(c.turn.result), 60)}), yet the run was judged a failure: passing the "
                     "tests it ran did not settle the task.", [last_edit, c.n])]
+
+
+def partial_score(r: Reading) -> list[KeyFact]:
+    """A failure the log scores between 0 and 1 (a purchase that matched part of the request):
+    the call that ended it and its score, and the refused calls after the last accepted one of
+    their tool that were never sent again, which is what the partial score most likely lacks."""
+    score = r.run.outcome.score
+    done = [c for c in r.calls if not c.error]
+    if r.run.outcome.success or score is None or not 0 < score < 1 or not done:
+        return []
+    last = done[-1]
+    dropped = [c for c in r.calls if c.error and c.n < last.n
+               and not any(x.n > c.n and not x.error and x.turn.arguments == c.turn.arguments for x in r.calls)]
+    text = f"The run ended with {label(last, 60)} at turn {last.n} and scored {score:g}, short of a success"
+    if dropped:
+        c = dropped[-1]
+        text += f"; {label(c, 60)} at turn {c.n} had been refused ({said_back(c, 60)}) and was never sent again"
+    return [KeyFact(text + ".", [last.n] + ([dropped[-1].n] if dropped else []))]

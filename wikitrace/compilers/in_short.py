@@ -17,7 +17,7 @@ import re
 from dataclasses import replace
 
 from .changes import what_ran
-from .code_facts import fixed_then_passed, passed_yet_failed, ran_name, said_back, what_changed
+from .code_facts import fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
 from .error_listings import listed_in_errors
 from .expected_calls import (call_text, differences, expected_changes, made_as_expected, missed_changes,
@@ -264,6 +264,7 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     facts = [f for f in [_answer_fact(r, answer, False) if answer is not None else None] if f is not None]
     own, lacking = _standing_errors(r)
     facts += _expected_facts(r) + own + _harness_fact(r) + lacking + _unread_facts(r) + passed_yet_failed(r)
+    facts += partial_score(r)
     writes = [c for c in r.calls if c.writes and not c.error]
     if not facts and expected_changes(r) is not None and writes and all(made_as_expected(r, c) for c in writes):
         facts.append(KeyFact("Every change this run made is one the log records as expected, and none it expected is "
