@@ -386,3 +386,17 @@ def test_a_partly_scored_purchase_says_its_score_and_the_option_it_never_chose(t
     assert facts[0].startswith("The run ended with click(Buy Now) at turn 5 and scored 0.666667, short of a success; "
                                "click(navy blue) at turn 3 had been refused (\"Invalid action!\") and was never sent "
                                "again."), facts
+
+
+def test_a_passing_test_run_on_a_failure_page_is_not_called_a_change(tmp_path):
+    """The Java episode judged a failure: its green `mvn test` is listed among the causes with what
+    it said, not as "the change it made may not be what the task asked for"; the edit and the
+    submit stay on the page."""
+    out, data = _coding(tmp_path, {JEST_SESSION: "failure", JAVA_EPISODE: "failure", LINT_SESSION: "failure",
+                                   QUESTION_SESSION: "failure"})
+    page = _page(out, data, JAVA_EPISODE)
+    causes = page.split("## Failure Causes", 1)[1].split("\n## ", 1)[0].split("### Cause ")[1:]
+    test_run = next(c for c in causes if "**Decision**: Called mvn at turn 5." in c)
+    assert "Its tests passed (\\[INFO\\] Tests run: 5, Failures: 0" in test_run, test_run
+    assert "the change it made" not in test_run
+    assert any("Called submit at turn 6" in c for c in causes) and any("Called edit at turn 4" in c for c in causes)
