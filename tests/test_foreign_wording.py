@@ -400,3 +400,14 @@ def test_a_passing_test_run_on_a_failure_page_is_not_called_a_change(tmp_path):
     assert "Its tests passed (\\[INFO\\] Tests run: 5, Failures: 0" in test_run, test_run
     assert "the change it made" not in test_run
     assert any("Called submit at turn 6" in c for c in causes) and any("Called edit at turn 4" in c for c in causes)
+
+
+def test_a_tool_that_fails_with_no_output_gets_advice_that_fits_a_tool_not_a_shell(tmp_path):
+    """An MCP tool (no shell) failed with an empty result: its lesson does not speak of exit
+    statuses or verbose flags, which only a command has; the shell's empty lint error does."""
+    pager = "e7c3a1f0-5d28-4b96-8f41-0a2b9c6d3e85"
+    _out, data = _coding(tmp_path, {pager: "failure", LINT_SESSION: "failure"})
+    [tool] = [i for i in data["insights"] if i["key"].startswith("error|mcp__pager__send_page")]
+    [shell] = [i for i in data["insights"] if i["key"].startswith("error|Bash npm")]
+    assert "check with a look-up whether it took effect" in tool["guideline"], tool["guideline"]
+    assert "exit status" not in tool["guideline"] and "exit status" in shell["guideline"]
