@@ -411,3 +411,13 @@ def test_a_tool_that_fails_with_no_output_gets_advice_that_fits_a_tool_not_a_she
     [shell] = [i for i in data["insights"] if i["key"].startswith("error|Bash npm")]
     assert "check with a look-up whether it took effect" in tool["guideline"], tool["guideline"]
     assert "exit status" not in tool["guideline"] and "exit status" in shell["guideline"]
+
+
+def test_a_success_names_the_files_its_patch_changed_when_an_edit_echo_names_none(tmp_path):
+    """SWE-agent's older editor answers "File updated." without the file: the page says that edit
+    changed a file the log does not name, and that the submit ended the run with a patch of
+    Ledger.java (from the diff it answered with), not just "its last change went through"."""
+    out, data = _coding(tmp_path, {"acme__tally-52": "success"})
+    [fact] = _in_short(_page(out, data, "acme__tally-52"))
+    assert fact.startswith("The run's file changes: edit at turn 2 changed a file the log does not name; submit at "
+                           "turn 3 ended the run with a patch of \\`src/main/java/acme/tally/Ledger.java\\`."), fact

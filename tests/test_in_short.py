@@ -588,11 +588,17 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         assert not run.outcome.success and not check.is_error and edit.turn < check.turn, text
         assert m.group(4).rstrip("…") in " ".join((check.result or "").split()), text
         return
-    m = re.fullmatch(r"The run's file changes: (.+?)(?:; (\S+) at turn (\d+) ended the run)?\.", text.replace("\\`", "`"))
-    if m:  # every change named went through, in a run judged a success
+    m = re.fullmatch(r"The run's file changes: (.+?)(?:; (\S+) at turn (\d+) ended the run(?: with a patch of (.+))?)?\.",
+                     text.replace("\\`", "`"))
+    if m:  # every change named went through, in a run judged a success; a patch's files are in its answer
         assert run.outcome.success, text
         for n in re.findall(r"at turns? (\d+)", m.group(1)):
             assert by_n[int(n)].type == "function_call" and not by_n[int(n)].is_error, text
+        for n in re.findall(r"(\S+) at turn (\d+) changed a file the log does not name", m.group(1)):
+            assert by_n[int(n[1])].name == n[0] and "[File: " not in (by_n[int(n[1])].result or ""), text
+        if m.group(4):
+            last = by_n[int(m.group(3))]
+            assert all(f"diff --git a/{f}" in (last.result or "") for f in re.findall(r"`([^`]+)`", m.group(4))), text
         return
     m = re.fullmatch(r"The run ended with (.+) at turn (\d+) and scored ([\d.]+), short of a success(?:; (.+) at turn "
                      r"(\d+) had been refused \((.+)\) and was never sent again)?\.", text)

@@ -10,7 +10,8 @@ Nothing here fires on a log without file edits.
 from __future__ import annotations
 
 from ..runs.errors import tests_passed
-from .changes import what_ran
+from .changes import _EDIT_WORDS, diff_files, what_ran
+from .insight_words import join
 from .page_causes import edits_between, edits_phrase
 from .page_items import label
 from .reading import Call, Reading
@@ -59,15 +60,27 @@ def fixed_then_passed(r: Reading) -> list[KeyFact]:
 
 
 def what_changed(r: Reading) -> list[KeyFact]:
-    """For a success with file edits and no other fact: the files (and functions) it changed and
-    the call that ended it, instead of "its last change went through"."""
+    """For a success with file edits and no other fact: the files (and functions) it changed, the
+    edits whose file the log does not name, and the call that ended it with the files of the patch
+    it answered with, instead of "its last change went through"."""
     writes = [c for c in r.calls if c.writes and not c.error]
     edits = edits_between(r.calls, -1, 10 ** 9)
-    if not writes or not edits:
+    if not writes:
         return []
     last = writes[-1]
-    end = "" if last.n == edits[-1][0].n else f"; {last.name} at turn {last.n} ended the run"
-    return [KeyFact(f"The run's file changes: {edits_phrase(edits)}{end}.", [c.n for c, _ in edits[:3]] + [last.n])]
+    patched = [f for f, _new in diff_files(last.turn.result)]
+    named = {c.n for c, _ in edits}
+    unnamed = [c for c in writes if c is not last and c.n not in named and _EDIT_WORDS.search(c.name)
+               and not tests_passed(c.turn.result)]
+    if not edits and not patched:
+        return []
+    parts = ([edits_phrase(edits)] if edits else []) + [
+        f"{c.name} at turn {c.n} changed a file the log does not name" for c in unnamed[:2]]
+    if last.n not in named:
+        parts.append(f"{last.name} at turn {last.n} ended the run"
+                     + (f" with a patch of {join([f'`{f}`' for f in patched], 3)}" if patched else ""))
+    turns = [c.n for c, _ in edits[:3]] + [c.n for c in unnamed[:2]] + [last.n]
+    return [KeyFact(f"The run's file changes: {'; '.join(parts)}.", turns)]
 
 
 def passed_yet_failed(r: Reading) -> list[KeyFact]:
