@@ -68,7 +68,8 @@ def what_changed(r: Reading) -> list[KeyFact]:
     if not writes:
         return []
     last = writes[-1]
-    patched = [f for f, _new in diff_files(last.turn.result)]
+    patched = [f for f, _new in diff_files(last.turn.result)  # the patch's files no named edit already told
+               if not any(e.file.endswith(f) for _c, e in edits_between(r.calls, -1, 10 ** 9))]
     named = {c.n for c, _ in edits}
     unnamed = [c for c in writes if c is not last and c.n not in named and _EDIT_WORDS.search(c.name)
                and not tests_passed(c.turn.result)]
