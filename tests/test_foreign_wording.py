@@ -277,3 +277,147 @@ def test_no_refusal_or_users_words_on_logs_without_a_person():
                 templates += 1
                 assert rule_talk.users_words(r, _words(t.content), None) is None, run.run_id
     assert templates  # the SWE-agent and ReAct fixtures state their task as a user message
+
+
+# --- In short on coding logs: what was changed, by tool and program alike ------------------------
+
+CODING = FIX / "coding_fixes"
+JEST_SESSION = "3f0a9c21-7b44-4e2d-9a10-6c8e2d4b1f57"  # npx jest fails, Edit in shippingFee, jest passes
+LINT_SESSION = "8c2d6e90-1a3f-4b57-8e0d-2f9b7a6c4e13"  # npm run lint errors with an empty tool_result
+QUESTION_SESSION = "b51e07d4-9c6a-4f12-a3e8-7d0c4b2e9f61"  # Grep, then an answer: no change, no error
+JAVA_EPISODE = "acme__tally-31"  # SWE-agent: mvn test fails, edit in rateFor, mvn test passes, submit
+
+
+def _in_short(page: str) -> list[str]:
+    block = page.split("## In short", 1)[1].split("\n## ", 1)[0]
+    return [line[2:] for line in block.splitlines() if line.startswith("- ")]
+
+
+def _coding(tmp_path: Path, verdicts: dict[str, str]) -> tuple[Path, dict]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    table = tmp_path / "outcomes.json"
+    table.write_text(json.dumps(verdicts))
+    return _corpus(tmp_path, CODING, outcomes=table)
+
+
+def test_a_fail_edit_pass_success_says_what_was_changed_and_that_the_test_then_passed(tmp_path):
+    """A Claude Code session and a SWE-agent Java episode each ran a failing test, edited one
+    function and ran the same test green. The first In-short fact says the file, the function and
+    the passing summary; it is not "Bash failed; a later npx call went through"."""
+    out, data = _coding(tmp_path, {JEST_SESSION: "success", JAVA_EPISODE: "success", LINT_SESSION: "failure",
+                                   QUESTION_SESSION: "failure"})
+    jest = _in_short(_page(out, data, JEST_SESSION))[0]
+    assert jest.startswith("After \\`npx jest shipping\\` failed at turn 1, Edit changed "
+                           "\\`/home/ana/shop/src/cart/shipping.js\\` (in \\`shippingFee\\`) at turn 3; the same command "
+                           "then went through at turn 4 and its tests passed ("), jest
+    java = _in_short(_page(out, data, JAVA_EPISODE))[0]
+    assert "edit changed \\`/acme__tally/src/main/java/acme/tally/RateTable.java\\` (in \\`rateFor\\`) at turn 4" in java
+    assert "then went through at turn 5 and its tests passed (\\[INFO\\] Tests run: 5, Failures: 0" in java
+
+
+def test_a_failure_whose_own_test_passed_after_its_change_says_so(tmp_path):
+    """The same jest session judged a failure: its own last test run passed after the edit, which
+    the page states so a reader does not take the green run for the fix; the Java episode too."""
+    out, data = _coding(tmp_path, {JEST_SESSION: "failure", JAVA_EPISODE: "failure", LINT_SESSION: "success",
+                                   QUESTION_SESSION: "success"})
+    jest = _in_short(_page(out, data, JEST_SESSION))
+    assert any(f.startswith("After the run's last file change (turn 3), \\`npx jest shipping\\` passed at turn 4 ("
+                            ) and "yet the run was judged a failure" in f for f in jest), jest
+    java = _in_short(_page(out, data, JAVA_EPISODE))
+    assert any("passed at turn 5" in f and "judged a failure" in f for f in java), java
+
+
+def test_a_shell_error_is_named_by_tool_and_program_and_an_empty_answer_is_not_quoted(tmp_path):
+    """`Bash` ran `npm run lint` and its tool_result was empty with is_error: the fact names the
+    program it says no later call of went through, and says no output was recorded instead of
+    quoting an empty string."""
+    out, data = _coding(tmp_path, {JEST_SESSION: "success", JAVA_EPISODE: "success", LINT_SESSION: "failure",
+                                   QUESTION_SESSION: "failure"})
+    [fact] = _in_short(_page(out, data, LINT_SESSION))
+    assert fact.startswith("Bash (npm) failed at turn 1 (no output recorded), and no later npm call went through."), fact
+    assert '("")' not in fact
+
+
+def test_a_log_that_never_holds_expected_calls_is_not_told_it_lacks_them(tmp_path):
+    """Claude Code and SWE-agent logs carry no expected calls or answer; a page with no settled
+    fact says it has no expected result, without tau-bench's "expected calls" wording, and a
+    success with file edits names them instead of "its last state-changing call went through"."""
+    for verdict in ("success", "failure"):
+        out, data = _coding(tmp_path / verdict, {JEST_SESSION: verdict, JAVA_EPISODE: verdict,
+                                                 LINT_SESSION: verdict, QUESTION_SESSION: verdict})
+        for run in data["runs"]:
+            page = _page(out, data, run["run_id"])
+            assert "expected calls" not in page, (run["run_id"], _in_short(page))
+            assert "last state-changing call," not in "\n".join(_in_short(page))
+        facts = _in_short(_page(out, data, QUESTION_SESSION))
+        assert facts[0].startswith("The log holds no expected result" if verdict == "success"
+                                   else "The log records no error left standing"), facts
+
+
+COST_STOPPED = "acme__tally-44"  # SWE-agent: three look-ups, then exit_cost
+
+
+def test_insights_of_coding_logs_name_no_step_limit_no_rules_and_no_empty_message(tmp_path):
+    """A SWE-agent episode the harness stopped on its cost limit is not told of a step limit; a
+    Claude Code question answered from Grep (no system prompt, no one to refuse) is not told to
+    say why it refused under rules; an error with an empty answer is not told to "fix what the
+    message names"."""
+    _out, data = _coding(tmp_path, {JEST_SESSION: "success", JAVA_EPISODE: "success", LINT_SESSION: "failure",
+                                    QUESTION_SESSION: "success", COST_STOPPED: "failure"})
+    by_key = {i["key"]: i for i in data["insights"]}
+    idle = by_key["idle|lookups"]
+    assert "before the harness's limit ends the run" in idle["guideline"], idle["guideline"]
+    assert "step limit" not in idle["guideline"] + idle["applicability"], idle
+    answered = by_key["answer-from"]
+    assert answered["guideline"].endswith("answer from what Grep returned and change nothing."), answered["guideline"]
+    assert not any(w in answered["guideline"] for w in ("rules", "refusal")), answered["guideline"]
+    [silent] = [i for i in data["insights"] if i["key"].startswith("error|Bash npm")]
+    assert silent["title"] == "Bash npm fails with no output", silent["title"]
+    assert "fix what the message names" not in silent["guideline"] and '""' not in silent["guideline"]
+
+
+def test_a_partly_scored_purchase_says_its_score_and_the_option_it_never_chose(tmp_path):
+    """A WebShop episode bought the beanie after click[navy blue] was refused (the page lists
+    "navy") and scored 0.67: the In short gives the score and the refused option, instead of
+    saying the log settles nothing."""
+    out, data = _corpus(tmp_path, FIX / "webshop_partial")
+    [run] = data["runs"]
+    facts = _in_short(_page(out, data, run["run_id"]))
+    assert facts[0].startswith("The run ended with click(Buy Now) at turn 5 and scored 0.666667, short of a success; "
+                               "click(navy blue) at turn 3 had been refused (\"Invalid action!\") and was never sent "
+                               "again."), facts
+
+
+def test_a_passing_test_run_on_a_failure_page_is_not_called_a_change(tmp_path):
+    """The Java episode judged a failure: its green `mvn test` is listed among the causes with what
+    it said, not as "the change it made may not be what the task asked for"; the edit and the
+    submit stay on the page."""
+    out, data = _coding(tmp_path, {JEST_SESSION: "failure", JAVA_EPISODE: "failure", LINT_SESSION: "failure",
+                                   QUESTION_SESSION: "failure"})
+    page = _page(out, data, JAVA_EPISODE)
+    causes = page.split("## Failure Causes", 1)[1].split("\n## ", 1)[0].split("### Cause ")[1:]
+    test_run = next(c for c in causes if "**Decision**: Called mvn at turn 5." in c)
+    assert "Its tests passed (\\[INFO\\] Tests run: 5, Failures: 0" in test_run, test_run
+    assert "the change it made" not in test_run
+    assert any("Called submit at turn 6" in c for c in causes) and any("Called edit at turn 4" in c for c in causes)
+
+
+def test_a_tool_that_fails_with_no_output_gets_advice_that_fits_a_tool_not_a_shell(tmp_path):
+    """An MCP tool (no shell) failed with an empty result: its lesson does not speak of exit
+    statuses or verbose flags, which only a command has; the shell's empty lint error does."""
+    pager = "e7c3a1f0-5d28-4b96-8f41-0a2b9c6d3e85"
+    _out, data = _coding(tmp_path, {pager: "failure", LINT_SESSION: "failure"})
+    [tool] = [i for i in data["insights"] if i["key"].startswith("error|mcp__pager__send_page")]
+    [shell] = [i for i in data["insights"] if i["key"].startswith("error|Bash npm")]
+    assert "check with a look-up whether it took effect" in tool["guideline"], tool["guideline"]
+    assert "exit status" not in tool["guideline"] and "exit status" in shell["guideline"]
+
+
+def test_a_success_names_the_files_its_patch_changed_when_an_edit_echo_names_none(tmp_path):
+    """SWE-agent's older editor answers "File updated." without the file: the page says that edit
+    changed a file the log does not name, and that the submit ended the run with a patch of
+    Ledger.java (from the diff it answered with), not just "its last change went through"."""
+    out, data = _coding(tmp_path, {"acme__tally-52": "success"})
+    [fact] = _in_short(_page(out, data, "acme__tally-52"))
+    assert fact.startswith("The run's file changes: edit at turn 2 changed a file the log does not name; submit at "
+                           "turn 3 ended the run with a patch of \\`src/main/java/acme/tally/Ledger.java\\`."), fact

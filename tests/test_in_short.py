@@ -504,9 +504,16 @@ def test_an_expected_look_up_never_made_is_named(tmp_path):
 
 
 def test_a_run_with_nothing_established_says_so_plainly(tmp_path):
-    run = _tau(tmp_path, [_agent("Your flight is on 2024-06-09.")], reward=0.0)
+    """Said in the words of what the log holds: a task with expected calls is told it has none to
+    compare with only when it has some; a log with none at all is told it has no expected result."""
+    run = _tau(tmp_path, [_agent("Your flight is on 2024-06-09.")], reward=0.0,
+               actions=[{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}}])
     [fact] = _facts(run)
     assert fact.startswith("The log records nothing that settles this run on its own")
+    run = _tau(tmp_path, [_agent("Your flight is on 2024-06-09.")], reward=0.0)
+    [fact] = _facts(run)
+    assert fact.startswith("The log records no error left standing and no stop by the harness, and holds no expected "
+                           "result to compare with."), fact
 
 
 # --- every fixture of every importer: each fact checked against its log --------------------------------
@@ -557,11 +564,57 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
     if " The system prompt's rule on " in text:
         text, said = text.split(" The system prompt's rule on ", 1)
         _rule_said(run, by_n, said)
-    m = re.fullmatch(r"(\S+) failed at turns? ([\d, and]+?)(?: and \d+ more)? \((?:the last: )?\"(.*)\"\), and no later "
-                     r"(.+) call went through\.", text)
+    m = re.fullmatch(r"(\S+)(?: \((\S+)\))? failed at turns? ([\d, and]+?)(?: and \d+ more)? \((?:(?:the last: )?\"(.*)\""
+                     r"|(no output recorded))\), and no later (.+) call went through\.", text)
+    if m:  # a shell tool is named with the program it ran, the one no later call of went through
+        ns = [int(x) for x in re.findall(r"\d+", m.group(3))]
+        assert all(by_n[n].name == m.group(1) and by_n[n].type == "function_call" and by_n[n].is_error for n in ns), text
+        assert m.group(6) == (m.group(2) or m.group(1)), text
+        assert m.group(5) is None or not (by_n[ns[-1]].result or "").strip(), text
+        return
+    m = re.fullmatch(r"After `(.+)` failed at turn (\d+), (.+); (?:the same command|(.+)) then went through at turn (\d+)"
+                     r"(?: and its tests passed \((.+)\))?\.", text.replace("\\`", "`"))
+    if m:  # a failed check, file edits that went through between, then the same program going through
+        err, fix = by_n[int(m.group(2))], by_n[int(m.group(5))]
+        assert err.is_error and not fix.is_error and err.turn < fix.turn, text
+        edits = [int(n) for n in re.findall(r"at turns? (\d+)", m.group(3))]
+        assert edits and all(err.turn < n < fix.turn and not by_n[n].is_error for n in edits), text
+        assert m.group(6) is None or m.group(6).rstrip("…") in " ".join((fix.result or "").split()), text
+        return
+    m = re.fullmatch(r"After the run's last file change \(turn (\d+)\), `(.+)` passed at turn (\d+) \((.+)\), yet the run "
+                     r"was judged a failure: passing the tests it ran did not settle the task\.", text.replace("\\`", "`"))
     if m:
-        ns = [int(x) for x in re.findall(r"\d+", m.group(2))]
-        assert all(by_n[n].name == m.group(1) and by_n[n].type == "function_call" for n in ns), text
+        edit, check = by_n[int(m.group(1))], by_n[int(m.group(3))]
+        assert not run.outcome.success and not check.is_error and edit.turn < check.turn, text
+        assert m.group(4).rstrip("…") in " ".join((check.result or "").split()), text
+        return
+    m = re.fullmatch(r"The run's file changes: (.+?)(?:; (\S+) at turn (\d+) ended the run(?: with a patch of (.+))?)?\.",
+                     text.replace("\\`", "`"))
+    if m:  # every change named went through, in a run judged a success; a patch's files are in its answer
+        assert run.outcome.success, text
+        for n in re.findall(r"at turns? (\d+)", m.group(1)):
+            assert by_n[int(n)].type == "function_call" and not by_n[int(n)].is_error, text
+        for n in re.findall(r"(\S+) at turn (\d+) changed a file the log does not name", m.group(1)):
+            assert by_n[int(n[1])].name == n[0] and "[File: " not in (by_n[int(n[1])].result or ""), text
+        if m.group(4):
+            last = by_n[int(m.group(3))]
+            assert all(f"diff --git a/{f}" in (last.result or "") for f in re.findall(r"`([^`]+)`", m.group(4))), text
+        return
+    m = re.fullmatch(r"The run ended with (.+) at turn (\d+) and scored ([\d.]+), short of a success(?:; (.+) at turn "
+                     r"(\d+) had been refused \((.+)\) and was never sent again)?\.", text)
+    if m:  # a partial score of a failed run, the call that ended it, and a refused call never sent again
+        last = by_n[int(m.group(2))]
+        assert not run.outcome.success and 0 < run.outcome.score < 1 and float(m.group(3)) == pytest.approx(
+            run.outcome.score, abs=1e-5), text
+        assert not last.is_error and not any(t.turn > last.turn and not t.is_error for t in _calls(run)), text
+        if m.group(5):
+            refused = by_n[int(m.group(5))]
+            assert refused.is_error and refused.turn < last.turn, text
+            assert not any(t.turn > refused.turn and not t.is_error and t.arguments == refused.arguments
+                           for t in _calls(run)), text
+        return
+    if text.startswith(("The log holds no expected result", "The log records no error left standing")):
+        assert "expected_calls" not in run.task.metadata and not run.task.metadata.get("expected_answer"), text
         return
     m = re.fullmatch(r"The harness stopped the run: (.+?)\.(?: No answer had been given.+)?", text)
     if m:
@@ -591,10 +644,11 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         call = by_n[int(m.group(2))]
         assert call.name == m.group(1) and not call.is_error and run.outcome.success, text
         return
-    m = re.fullmatch(r"(\S+) failed at turn (\d+); a later (.+?) call went through at turn (\d+)(, sending .+)?(; the failed "
-                     r"call had sent its text inside quote marks, this one none)?\.", text)
+    m = re.fullmatch(r"(\S+)(?: \((\S+)\))? failed at turn (\d+); a later (.+?) call went through at turn (\d+)(, sending "
+                     r".+)?(; the failed call had sent its text inside quote marks, this one none)?\.", text)
     if m:
-        assert by_n[int(m.group(2))].name == m.group(1) and int(m.group(4)) > int(m.group(2)), text
+        assert by_n[int(m.group(3))].name == m.group(1) and int(m.group(5)) > int(m.group(3)), text
+        assert m.group(4) == (m.group(2) or m.group(1)), text
         return
     if _check_qa_fact(run, text):
         return
@@ -946,3 +1000,17 @@ def test_a_success_keeps_the_kind_of_each_fact_so_lessons_can_weigh_failures_aga
     (cancel,) = [c for c in reading.calls if c.name == "cancel_reservation"]
     assert change_notes(reading, cancel) == [
         "The calls the log records as expected for this task include no cancel_reservation call; it expected no call at all."]
+
+
+@pytest.mark.parametrize("success", [True, False], ids=["as-success", "as-failure"])
+def test_every_fact_holds_on_every_fixture_run_under_either_verdict(success):
+    """Logs with no verdict of their own (Claude Code, SWE-agent trajectories, ATIF) are the ones
+    an outcomes table labels either way; each fact must hold of the log under both labels."""
+    from fixture_runs import relabeled
+    seen = 0
+    for run in RUNS:
+        run = relabeled(run, success)
+        for fact in compile_offline(run).in_short:
+            _check(run, fact.text, fact.turns)
+            seen += 1
+    assert seen >= len(RUNS)

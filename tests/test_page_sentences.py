@@ -342,6 +342,11 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             same = [e for e in json.loads(c.run.task.metadata["expected_calls"]) if e["name"] == call.name]
             assert same and all(e["arguments"] != call.arguments for e in same), text
         _fields(c.call(turns[-1]), text)
+    elif text.startswith("Its tests passed ("):  # a test run of a failed run: the summary it printed, no change
+        call = c.call(turns[-1])
+        assert c.went_through(turns[-1]) and c.run.outcome.label == "failure", text
+        summary = re.match(r"Its tests passed \((.+)\), yet the run was judged a failure", text).group(1)
+        assert _flat(summary.rstrip("…")) in _flat(call.result or ""), text
     elif text.startswith("Nothing in the arguments or the answer changed and "):
         errs = sum(1 for n in turns if c.call(n).is_error)
         if "each of them was answered with an error" in text:

@@ -211,6 +211,15 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
     named = named_arguments(err)
     if named:  # what the message itself says was wrong: the value it names
         detail += f"; the message named the {join(named)} value{'s' if len(named) != 1 else ''} sent"
+    if not (err.turn.result or "").strip():  # an error with no text: there is no message to follow
+        return make_insight(f"error|{v}|{said}", f"{v} fails with no output",
+                            f"When {v} fails with no output, find out why before sending it again: "
+                            + ("make it print its error (its exit status, a shorter or more verbose form of the "
+                               "command), or reach the same end another way." if runs_a_command(err.turn) else
+                               "check with a look-up whether it took effect, then send it again or reach the same "
+                               "end another way."),
+                            f"In {kind_of_tasks(r)}, whenever {v} fails without a message.", f"turn {err.n}: {detail}",
+                            worked)
     return make_insight(f"error|{v}|{said}", f"{v} answers \"{clip(said, 60)}\"",
                    f"When {v} answers \"{said}\", {advice}.",
                    f"In {kind_of_tasks(r)}, whenever {v} answers with this error.", f"turn {err.n}: {detail}", worked)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..runs.errors import tests_passed
 from .changes import edit_of, what_ran
 from .expected_calls import change_notes, differs_from_expected, made_as_expected, missed_changes, missed_notes
 from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
@@ -118,6 +119,9 @@ def failure_items(r: Reading) -> list[Item]:
                 "The call went through, and the log records this same call among those the task expected." if expected else
                 "The call went through, but it is not the call the log records as expected for this task: the first "
                 "note below says where they differ." if differs_from_expected(r, c) else
+                # a test run changes nothing: what it said is told, not a change it never made
+                f"Its tests passed ({clip(tests_passed(c.turn.result), 80)}), yet the run was judged a failure: a "
+                "passing run of these tests did not settle the task." if tests_passed(c.turn.result) and not edit else
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
                 "what the task asked for" + (" (see the checks below)." if flagged else ".")),
             turns=[c.n], quote=quote_of(c.turn.result), call=call_line(c), notes=notes), "write", c))

@@ -17,6 +17,7 @@ import re
 from dataclasses import replace
 
 from .changes import what_ran
+from .code_facts import fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
 from .error_listings import listed_in_errors
 from .expected_calls import (call_text, differences, expected_changes, made_as_expected, missed_changes,
@@ -55,17 +56,25 @@ def in_short(r: Reading) -> list[KeyFact]:
             kept.append(replace(f, turns=sorted(set(f.turns))))
     if kept:
         return kept[:MAX_FACTS]
-    return _restating(r, [KeyFact(NOTHING_SETTLED[True])]) if r.run.outcome.success else [KeyFact(NOTHING_SETTLED[False])]
+    referenced = expected_changes(r) is not None or expected_answer(r) is not None
+    fact = KeyFact(NOTHING_SETTLED[r.run.outcome.success, referenced])
+    return _restating(r, [fact]) if r.run.outcome.success else [fact]
 
 
 # What an offline page says when no fact is established. It speaks of the offline compiler's
-# items, so a model's page leaves it out.
+# items, so a model's page leaves it out. Keyed by (success, whether the log holds expected calls or an
+# expected answer): a log that never has them (a coding session) is not told it lacks them.
 NOTHING_SETTLED = {
-    False: "The log records nothing that settles this run on its own: no expected calls or answer to compare with, "
-           "no error left standing, no stop by the harness. The items below are the compiler's ranking of what the "
-           "run did, not an established cause.",
-    True: "The log records nothing that shows what decided this success: no expected calls or answer to compare "
-          "with. The decisions below are what the run did, in order.",
+    (False, True): "The log records nothing that settles this run on its own: no expected calls or answer to compare "
+                   "with, no error left standing, no stop by the harness. The items below are the compiler's ranking "
+                   "of what the run did, not an established cause.",
+    (True, True): "The log records nothing that shows what decided this success: no expected calls or answer to "
+                  "compare with. The decisions below are what the run did, in order.",
+    (False, False): "The log records no error left standing and no stop by the harness, and holds no expected result "
+                    "to compare with. The items below are the compiler's ranking of what the run did, not an "
+                    "established cause.",
+    (True, False): "The log holds no expected result to compare with. The decisions below are what the run did, "
+                   "in order.",
 }
 
 
@@ -221,8 +230,8 @@ def _standing_errors(r: Reading) -> tuple[list[KeyFact], list[KeyFact]]:
         ns = [e.n for e in errs]
         turns = f"turn {ns[0]}" if len(ns) == 1 else "turns " + join(list(map(str, ns)), 6)
         same = len({" ".join((e.turn.result or "").split()) for e in errs}) == 1
-        fact = KeyFact(f"{errs[0].name} failed at {turns} ({'' if same else 'the last: '}"
-                       f"\"{clip(' '.join((errs[-1].turn.result or '').split()), 90)}\"), "
+        fact = KeyFact(f"{ran_name(errs[0])} failed at {turns} ({'' if same else 'the last: '}"
+                       f"{said_back(errs[-1])}), "
                        f"and no later {key} call went through.", ns[:3] + ([ns[-1]] if len(ns) > 3 else []))
         (lacking if lacking_support(errs[0], False) is not None else own).append(fact)
     return own, lacking
@@ -255,7 +264,8 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     answer = _answer(r)
     facts = [f for f in [_answer_fact(r, answer, False) if answer is not None else None] if f is not None]
     own, lacking = _standing_errors(r)
-    facts += _expected_facts(r) + own + _harness_fact(r) + lacking + _unread_facts(r)
+    facts += _expected_facts(r) + own + _harness_fact(r) + lacking + _unread_facts(r) + passed_yet_failed(r)
+    facts += partial_score(r)
     writes = [c for c in r.calls if c.writes and not c.error]
     if not facts and expected_changes(r) is not None and writes and all(made_as_expected(r, c) for c in writes):
         facts.append(KeyFact("Every change this run made is one the log records as expected, and none it expected is "
@@ -283,6 +293,9 @@ def _got_past(r: Reading) -> list[KeyFact]:
     """The run's first error and the later call of the same program that went through, with what
     the log shows of how: it sent a name the error listed, or left out the quote marks the
     failed call had put around its text."""
+    fixed = fixed_then_passed(r)  # a coding run's fail, edit, pass: what was changed comes first
+    if fixed:
+        return fixed
     err = next((c for c in r.calls if c.error), None)
     fix = None if err is None else next((x for x in r.calls if x.n > err.n and not x.error
                                          and what_ran(x.turn) == what_ran(err.turn)), None)
@@ -296,7 +309,7 @@ def _got_past(r: Reading) -> list[KeyFact]:
             how = f", sending \"{listed[' '.join(sent.split()).casefold()]}\", a name the error had listed"
         if _in_quote_marks(err.turn.arguments) and not any(q in sent for q in _QUOTES):
             how += "; the failed call had sent its text inside quote marks, this one none"
-    return [KeyFact(f"{err.name} failed at turn {err.n}; a later {what_ran(fix.turn)} call went through at turn {fix.n}"
+    return [KeyFact(f"{ran_name(err)} failed at turn {err.n}; a later {what_ran(fix.turn)} call went through at turn {fix.n}"
                     f"{how}.", [err.n, fix.n])]
 
 
@@ -353,6 +366,8 @@ def _success_facts(r: Reading) -> list[KeyFact]:
     _restating(r, facts)
     facts += _got_past(r)
     facts += _acted_on(r, writes[-1].n if writes else None)
+    if not facts and writes:
+        facts += what_changed(r)
     if not facts and writes:
         last = writes[-1]
         facts += _restating(r, [KeyFact(f"The run's last state-changing call, {last.name} at turn {last.n}, went through.",

@@ -94,6 +94,11 @@ def _rules(reading: Reading) -> tuple[_Rule, ...]:
     return _rules_of(reading.system.content or "" if reading.system is not None else "")
 
 
+def has_rules(reading: Reading) -> bool:
+    """Whether the run's system prompt holds any rule sentence a refusal could rest on."""
+    return bool(_rules(reading))
+
+
 @lru_cache(maxsize=16)  # runs of one benchmark share a system prompt; a few prompts are kept, not all
 def _rules_of(text: str) -> tuple[_Rule, ...]:
     rules = []

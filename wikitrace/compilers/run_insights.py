@@ -38,6 +38,7 @@ from .coding_insights import edit_detail
 from .procedure_lessons import procedure_insight
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, rules_once, short_hash, verb
 from .reading import Call, Reading, harness_reason
+from .rules import has_rules
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, shown_beside, signature
 
@@ -133,10 +134,14 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         # a success whose every call failed still names the tools it used
         looks = sorted(lookups_before(r, None) or dict.fromkeys(verb(c) for c in r.calls))[:3]
         # a success that changed nothing: a question, or a change the rules ruled out (both end here)
+        # a refusal needs rules to rest on and a person to tell: a coding or QA log without them hears of neither
+        guideline = (f"When the look-ups show the request needs no change (a question) or allows none (a change "
+                     f"the rules rule out), answer from what {join(looks, 3)} returned, say why when it is a "
+                     "refusal, and change nothing." if r.has_interlocutor and has_rules(r) else
+                     f"When the look-ups show the request needs no change (a question), answer from what "
+                     f"{join(looks, 3)} returned and change nothing.")
         out.append(make_insight("answer-from", f"Answer from {join(looks, 2)} when nothing should change",
-                           f"When the look-ups show the request needs no change (a question) or allows none (a change "
-                           f"the rules rule out), answer from what {join(looks, 3)} returned, say why when it is a "
-                           "refusal, and change nothing.", f"In {kind_of_tasks(r)} that are settled without a change.",
+                           guideline, f"In {kind_of_tasks(r)} that are settled without a change.",
                            f"answered after {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}{last_said(r)}", True))
     option = option_insight(r, True) or verdict_insight(r)  # the options it chose; the words a verdict quoted
     if option is not None and writes:
@@ -259,9 +264,9 @@ def _idle_insight(r: Reading) -> CandidateInsight:
     if harness_reason(r):  # stopped by the harness (a step limit) while still looking
         return make_insight("idle|lookups", "Answer or act before the harness stops the run",
                        f"Stop looking once the look-ups hold what the request asks, and {act} "
-                       "then, before the harness's step limit ends the run; when the look-ups keep missing, change "
+                       "then, before the harness's limit ends the run; when the look-ups keep missing, change "
                        "the query instead of sending more of the same kind.",
-                       f"In {kind_of_tasks(r)} that a harness stops after a number of steps.",
+                       f"In {kind_of_tasks(r)} that a harness stops at a limit (steps, cost or context).",
                        f"{looked}; stopped by the harness", False)
     return make_insight("idle|lookups", "Act on what the look-ups found",
                    ("Once the look-ups have given the facts, give the answer the question asks for; do not end with "
@@ -281,10 +286,10 @@ def stopped_browsing(r: Reading, writes: list[Call]) -> bool:
 def _stopped_insight(r: Reading, last: Call) -> CandidateInsight:
     tools = join(list(dict.fromkeys(verb(c) for c in r.calls)), 3)
     return make_insight("stopped", "Take the step that settles the task before the harness stops the run",
-                        "Take the step that settles the task before the harness's step limit ends the run: once what "
+                        "Take the step that settles the task before the harness's limit ends the run: once what "
                         "the calls have shown fits what the request asks, act on it instead of looking further; when "
                         "it keeps missing, change the query instead of sending more of the same kind.",
-                        f"In {kind_of_tasks(r)} that a harness stops after a number of steps.",
+                        f"In {kind_of_tasks(r)} that a harness stops at a limit (steps, cost or context).",
                         f"{len(r.calls)} calls ({tools}), the last {last.name}[{free_form(last)}] at turn {last.n}; "
                         f"stopped by the harness: {clip(harness_reason(r) or '', 80)}", False)
 
