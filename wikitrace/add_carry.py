@@ -154,13 +154,13 @@ def same_settings_or_fail(key: str, pub: Publisher, previous: dict, settings: di
 def read_run_file(opts, bopts, verdict, records: dict, prev_runs: dict):
     """The runs of RUN_FILE (records the corpus compiled from the same bytes come back as
     ``Carried``, unparsed) and the loader's report."""
-    from .build import _apply_defaults
+    from .build_input import apply_defaults
     from .runs.load import LoadReport, iter_runs
 
     report = LoadReport()
     known = {d: Carried(d, run_id, prev_runs[run_id]["outcome"]) for run_id, d in records.items()
              if run_id in prev_runs and prev_runs[run_id]["compiler"] != "offline-fallback"}  # fallbacks: asked again
-    items = list(_apply_defaults(iter_runs(
+    items = list(apply_defaults(iter_runs(
         [opts.run_file], bopts.fmt, report, outcomes=EveryRun(verdict) if verdict else None, redact=bopts.redact,
         redact_patterns=bopts.redact_patterns, known=known), bopts))
     if report.missing_outcome:

@@ -22,11 +22,12 @@ import collections
 import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable
 
-from . import __version__, helper_process, llm_report
+from . import __version__, llm_report
 from .compilers.base import Compiler
 from .compilers.offline import OfflineCompiler
+from .build_input import apply_defaults, read_runs, reader as read_from
 from .build_key import build_key, build_settings, outcomes_digest
 from .compile_loop import compile_in_order
 from .corpus import layout, pages
@@ -36,7 +37,7 @@ from .corpus.publish import STATE, BuildLock, PublishError, Publisher, check_tar
 from .corpus.tombstones import Tombstones, forget_state
 from .runs._common import Carried
 from .redact import redactor_for
-from .runs.load import LoadReport, iter_runs
+from .runs.load import LoadReport
 from .runs.model import Run
 
 
@@ -117,33 +118,6 @@ def make_compiler(opts: BuildOptions, config=None) -> Compiler:
     return compiler
 
 
-def _read_kwargs(opts: BuildOptions, known: dict | None) -> dict:
-    return dict(outcomes=opts.outcomes, strict=opts.strict, redact=opts.redact,
-                redact_patterns=tuple(opts.redact_patterns), known=known)
-
-
-def _read_runs(opts: BuildOptions, report: LoadReport, known: dict | None = None) -> Iterator[Run | Carried]:
-    """The runs of a build, exactly as compiled (the batch pass must see the same prompts)."""
-    return _apply_defaults(iter_runs(list(opts.inputs), opts.fmt, report, **_read_kwargs(opts, known)), opts)
-
-
-def _reader(opts: BuildOptions, known: dict, count_first: bool, llm: bool = False):
-    """A helper process reading the input on another core, for inputs large enough
-    to pay for starting it (runs/read_helper.py); None: read in this process. On the
-    LLM path it also compiles each run offline and renders its prompt (compilers/llm_offline.py)."""
-    from .runs import read_helper
-
-    if not read_helper.worth_a_helper(list(opts.inputs)):
-        return None
-    templates = str(opts.templates) if opts.templates else None
-    helper = (dict(module="wikitrace.compilers.llm_offline", each_args={"task_type": opts.task_type,
-                                                                        "templates": templates}) if llm else {})
-    try:
-        return read_helper.RunReader(list(opts.inputs), opts.fmt, count_first, **helper, **_read_kwargs(opts, known))
-    except OSError:  # cannot start a process here
-        return None
-
-
 def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, root: Path, graves, progress=None):
     """Answer as many runs as possible through the Batch API before the build compiles."""
     from .compilers.batch import BatchError, prefill_cache
@@ -154,21 +128,10 @@ def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, root: Path, grav
         raise BuildInputError("--batch answers through the response cache, which --no-cache skips; drop one of them")
     state = root / STATE / "batch.json"
     try:
-        return prefill_cache(graves.skip(_read_runs(opts, LoadReport())), compiler, state, resume_batch=opts.resume_batch,
+        return prefill_cache(graves.skip(read_runs(opts, LoadReport())), compiler, state, resume_batch=opts.resume_batch,
                              poll_interval=opts.batch_poll_interval, progress=progress)
     except BatchError as exc:
         raise BuildError(str(exc)) from None
-
-
-def _apply_defaults(runs: Iterable[Run | Carried], opts: BuildOptions) -> Iterator[Run | Carried]:
-    for run in runs:
-        if isinstance(run, Carried):
-            yield run
-            continue
-        if opts.task_type and not run.task.task_type and not run.task.apps:
-            run.task.task_type = opts.task_type
-            run.__dict__.pop(helper_process.PICKLED_ATTR, None)  # the reader's bytes no longer match it
-        yield run
 
 
 def _corpus_json(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: IdAllocator, report: LoadReport,
@@ -271,7 +234,7 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     if (pub.manifest.data.get("settings") or {}).get("outcomes") != outcomes_digest(opts):
         reuse.known = {}  # another verdict table: records are parsed again (pages of unchanged runs are still kept)
     count_first = config is not None and announce is not None
-    reader = _reader(opts, reuse.known, count_first, llm=config is not None)
+    reader = read_from(opts, reuse.known, count_first, llm=config is not None)
     writer = None
     try:
         # A large input into a corpus holding no run yet: every run is written, so the page
@@ -302,8 +265,8 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
             writer.close(ok=False)
         raise
     report.warnings.extend(writer.usage_problems)  # lines of usage/ledger.jsonl left out of the counts
-    runs = (_apply_defaults(reader.runs(report), opts) if reader is not None
-            else _read_runs(opts, report, reuse.known))
+    runs = (apply_defaults(reader.runs(report), opts) if reader is not None
+            else read_runs(opts, report, reuse.known))
     runs = graves.skip(runs)
     if progress is not None:
         runs = progress(runs)

@@ -115,7 +115,7 @@ class _Shipped:
     ``each`` kept beside it (its ``_wikitrace_*`` attributes). The build unpickles it as
     before and keeps the bytes: compiling a run changes nothing of it (on the LLM path the
     build's defaults were applied here first; a run the build itself changes drops the
-    bytes, build._apply_defaults), so the page writer is handed these bytes instead of a
+    bytes, build_input.apply_defaults), so the page writer is handed these bytes instead of a
     run pickled once more in the build's main process, the process every run waits on."""
 
     __slots__ = ("pickled", "kept")
