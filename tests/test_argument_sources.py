@@ -209,7 +209,8 @@ def test_a_qa_success_names_the_look_ups_it_made_beside_its_procedure():
         for lesson in compile_offline(run).insights:
             if lesson.key.startswith("procedure|Finish"):
                 details.append(lesson.detail)
-                queries = [f"{t.name}[{t.arguments}]" for t in run.turns if t.type == "function_call"
+                # as the detail shows them: inside double quotes itself, so a query's own are made single
+                queries = [f"{t.name}[{t.arguments}]".replace('"', "'") for t in run.turns if t.type == "function_call"
                            and t.name != "Finish" and isinstance(t.arguments, str) and len(t.arguments) <= 40]
                 assert all(q in lesson.detail for q in queries[:4]), lesson.detail
     assert details and all("; looked up " in d for d in details)

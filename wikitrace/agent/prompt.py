@@ -325,7 +325,7 @@ def _within_budget(budget: int, everything: list[int], ranked_order, texts, fixe
     ``fixed`` text (system prompt and similar runs), and a note when not even the frame fits.
 
     ``everything`` itself when all fit. Otherwise insights are taken in ``ranked_order()``
-    until the next one does not fit; the estimate is per piece, so the real block is then
+    until the next one does not fit (when the first does not, the best-ranked one that does); the estimate is per piece, so the real block is then
     rendered and trimmed until it fits. When the pool's size is not known yet the priority
     order is walked instead of rendering every insight.
     """
@@ -342,6 +342,8 @@ def _within_budget(budget: int, everything: list[int], ranked_order, texts, fixe
             break
         room -= cost
         chosen.append(j)
+    if not chosen:  # the first ranked is too long: the best-ranked one that fits, not an empty block
+        chosen = next(([j] for j in ranked_order() if len(texts.get(j)) + 1 <= room), [])
     if len(chosen) >= len(everything):
         return everything, None
     while True:  # the estimate is per piece; confirm on the real render
