@@ -125,7 +125,8 @@ def set_pages(pub, runs: list[dict], touched: set[str], dropped: list[dict], tem
             except (OSError, UnicodeDecodeError):
                 continue
             new = set_in_short(page, r["step"], r["outcome"], line, (r.get("decisive") or {}).get("restates"))
-            if new != page:
-                pub.write(rel, new.encode("utf-8"))
-                written += 1
+            # recorded even when the disk has these bytes already: a command killed after it
+            # replaced the page and before its record was saved left the record out of date
+            pub.write(rel, new.encode("utf-8"))
+            written += new != page
     return written
