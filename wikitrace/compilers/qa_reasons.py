@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from .answer_case import window
 from .insight_words import expected_answer, followed, join, packed_calls
 from .near_words import main_words
 from .page_notes import listed_names
@@ -96,7 +97,7 @@ def reflected_answer(r: Reading, answer: Call) -> KeyFact | None:
     went_back = src is not None and isinstance(src.turn.arguments, str) and _holds(sentence, src.turn.arguments.strip(" \"'"))
     turns = [told.turn, answer.n] + ([src.n] if went_back else [])
     return KeyFact(f"{who} the run was given at turn {told.turn} already {'names' if len(naming) == 1 else 'name'} "
-                   f"\"{given}\" (\"{clip_words(sentence, 160)}\"), and the run answered it at turn {answer.n}"
+                   f"\"{given}\" (\"{window(sentence, given, 160)}\"), and the run answered it at turn {answer.n}"
                    + (f", from what {_sent(src)} returned at turn {src.n}, a page that sentence names" if went_back else "")
                    + ": an answer a reflection already names needs a look-up showing it answers the question "
                      "before it is given again.", turns, "reflected-answer", [answer.name])
