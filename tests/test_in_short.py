@@ -877,7 +877,7 @@ def _check_qa_fact(run: Run, text: str) -> bool:
         answer = next(t for t in reversed(_calls(run)) if t.name == "Finish")
         assert _flat(answer.arguments) != gold.lower() and page.turn < answer.turn, text
         return True
-    m = re.fullmatch(r"(?:Both|All (\d+)) of these (\S+) calls sent a phrase that mixes the question's words with lower-case "
+    m = re.fullmatch(r"(?:Both|All (\d+)) of these (\S+) calls sent a phrase that mixes the task's words with lower-case "
                      r"ones \((.+?)\)(?:, and no call sent a name their errors listed \((.+)\))?: send \2 one name, from the "
                      r"question or from an error's list, not a phrase\.", text)
     if m:  # every standing error of the tool sent a question word and a lower-case word outside parentheses

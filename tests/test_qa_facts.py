@@ -131,7 +131,7 @@ def test_an_answer_with_a_word_added_points_at_the_page_opening_with_the_expecte
 
 def test_failed_searches_that_each_sent_a_phrase_say_so_with_the_names_never_tried():
     texts = _texts("q017")
-    assert texts[1] == ("All 3 of these Search calls sent a phrase that mixes the question's words with lower-case ones "
+    assert texts[1] == ("All 3 of these Search calls sent a phrase that mixes the task's words with lower-case ones "
                         "(\"famous radio song by Pell Arno\", \"famous Marathi radio song by Pell Arno\" and 1 more), and no "
                         "call sent a name their errors listed ('Marathi radio', 'Pell Arno discography' and 'Radio Ossory'): "
                         "send Search one name, from the question or from an error's list, not a phrase.")
@@ -160,3 +160,16 @@ def test_a_one_word_answer_that_names_nothing_gets_no_unsourced_note():
     said = " ".join(n for c in comp.evidence for n in c.notes)
     assert any("Finish" in (c.call or c.decision) for c in comp.evidence)  # the answer is a cause, with its notes
     assert "\"unknown\"" not in said and "no earlier observation" not in said, said
+
+
+def test_a_fever_claim_log_gets_the_phrase_searches_said_too():
+    """A FEVER-style notebook printout (a claim, Search calls, a verdict): its look-ups are
+    plain text like HotpotQA's, so three failed phrase searches are said the same way."""
+    path = IMPORTERS / "react_notebook" / "fever_phrases.txt"
+    [run] = [r for r in load._read(path, load.detect(path)) if isinstance(r, Run)]
+    texts = [f.text for f in compile_offline(run).in_short]
+    assert run.source["format"] == "react-notebook"
+    assert texts[2] == ("All 3 of these Search calls sent a phrase that mixes the task's words with lower-case ones "
+                        "(\"Harlow Viaduct builder\", \"viaduct built by Tomas Brenn\" and 1 more), and no call sent a name "
+                        "their errors listed ('Harlow Bridge' and 'Brenn Works'): send Search one name, from the question "
+                        "or from an error's list, not a phrase."), texts

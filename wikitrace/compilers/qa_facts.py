@@ -38,12 +38,12 @@ def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
         out = named_comparison_facts(r) + out
     answer = _answer(r)
     if answer is not None:
-        if r.run.outcome.success:
-            mine = [f for f in (what_worked(r, answer),) if f is not None]
-        else:  # a planned look-up never made says more than the reflection naming the answer
-            planned = planned_look_up(r, answer)
-            mine = [f for f in (planned or reflected_answer(r, answer), opening_form(r, answer),
-                                one_sided_answer(r, answer)) if f is not None]
+        if r.run.outcome.success:  # after what the answer and the run's first error settle: the how, as advice
+            worked = what_worked(r, answer)
+            return out + ([worked] if worked is not None else [])
+        planned = planned_look_up(r, answer)  # a planned look-up never made says more than the reflection naming it
+        mine = [f for f in (planned or reflected_answer(r, answer), opening_form(r, answer), one_sided_answer(r, answer))
+                if f is not None]
         at = next((i for i, f in enumerate(out) if f.text.startswith("The answer \"") and answer.n in f.turns), None)
         if at is not None:
             out[at + 1:at + 1] = mine

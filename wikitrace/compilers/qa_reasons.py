@@ -148,20 +148,21 @@ def _described(query: str, question_words: set[str]) -> bool:
 
 def described_searches(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
     """Two or more errors of one look-up tool that no later call of it got past, each sending a
-    description built on the question's words; said with the names their errors listed, when no
-    call of the run sent any of them."""
+    description built on the task's words that its error echoes back as not found; said with the
+    names their errors listed, when no call of the run sent any of them."""
     question = set(main_words(r.run.task.instruction or ""))
     if len(errs) < 2 or not question or any(packed_calls(e) for e in errs):
         return None
-    if not all(isinstance(e.turn.arguments, str) and _described(e.turn.arguments, question) for e in errs):
-        return None
+    if not all(isinstance(e.turn.arguments, str) and _described(e.turn.arguments, question)
+               and _holds(e.turn.result or "", e.turn.arguments) for e in errs):
+        return None  # each error must name what it looked for and found nothing ("Could not find [X]"), not refuse an act
     listed = list(dict.fromkeys(n for e in errs for n in listed_names(e.turn.result or "")))
     sent = {_flat(c.turn.arguments).casefold().strip(" \"'") for c in r.calls if isinstance(c.turn.arguments, str)}
     untried = [n for n in listed if _flat(n).casefold() not in sent]
     queries = list(dict.fromkeys(_flat(e.turn.arguments) for e in errs))
     shown = join([f"\"{clip_words(q, 60)}\"" for q in queries], 2)
     said = (f"{'Both' if len(errs) == 2 else f'All {len(errs)}'} of these {name} calls sent a phrase that mixes the "
-            f"question's words with lower-case ones ({shown})")
+            f"task's words with lower-case ones ({shown})")
     if untried and len(untried) == len(listed):
         said += f", and no call sent a name their errors listed ({join([repr(n) for n in untried], 3)})"
     return KeyFact(said + f": send {name} one name, from the question or from an error's list, not a phrase.",
