@@ -848,8 +848,8 @@ def _check_qa_fact(run: Run, text: str) -> bool:
     m = re.fullmatch(r"(?:The reflection|One of the \d+ reflections|Both reflections|All (\d+) reflections|(\d+) of the (\d+) "
                      r"reflections) the run was given at turn (\d+) already names? \"(.+?)\" \(\"(.+)\"\), and the run answered "
                      r"it at turn (\d+)(?:, from what (\S+)\[(.+)\] returned at turn (\d+), a page that sentence names)?: an "
-                     r"answer a reflection already names needs a look-up showing it answers the question before it is given "
-                     r"again\.", text)
+                     r"answer a reflection already names needs a look-up showing it answers the question before it is given"
+                     r"\.", text)
     if m:  # the quoted sentence is in the turn's message and in a reflection, holding the answer; the answer is that call's
         given, quote, told, at = m.group(5), _flat(m.group(6).strip("…")), by_n[int(m.group(4))], int(m.group(7))
         reflections = run.task.metadata.get("reflections") or []

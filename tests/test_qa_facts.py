@@ -113,7 +113,7 @@ def test_an_answer_the_reflection_already_named_is_said_with_its_sentence_and_th
                          "Harrow Cup winner was Dana Reyes, but I never checked which year the cup moved to Kessel Park.\"), "
                          "and the run answered it at turn 2, from what Search[Harrow Cup] returned at turn 1, a page that "
                          "sentence names: an answer a reflection already names needs a look-up showing it answers the "
-                         "question before it is given again.")
+                         "question before it is given.")
     assert fact.turns == [0, 1, 2] and fact.kind == "reflected-answer"
 
 

@@ -100,7 +100,7 @@ def reflected_answer(r: Reading, answer: Call) -> KeyFact | None:
                    f"\"{given}\" (\"{window(sentence, given, 160)}\"), and the run answered it at turn {answer.n}"
                    + (f", from what {_sent(src)} returned at turn {src.n}, a page that sentence names" if went_back else "")
                    + ": an answer a reflection already names needs a look-up showing it answers the question "
-                     "before it is given again.", turns, "reflected-answer", [answer.name])
+                     "before it is given.", turns, "reflected-answer", [answer.name])
 
 
 # --- the expected form, where the page about the thing opens with it ---------------------------------
