@@ -867,7 +867,7 @@ def _check_qa_fact(run: Run, text: str) -> bool:
             holding = next(_flat(x) for x in reflections if quote in _flat(x))
             assert _flat(src.arguments) in holding, text  # the sentence the quote is cut from names it
         return True
-    m = re.fullmatch(r"What (\S+)\[(.+)\] returned at turn (\d+) opens with the expected name: \"(.+)\": answer with the "
+    m = re.fullmatch(r"What (\S+)\[(.+)\] returned at turn (\d+) opens with the expected name \(\"(.+)\"\): answer with the "
                      r"name as the opening of the page about the thing writes it, no words added or dropped\.", text)
     if m:  # the page's text starts with the expected answer, then a parenthesis or a comma; the answer differs in words
         page, gold = by_n[int(m.group(3))], run.task.metadata["gold_answer"]

@@ -124,8 +124,8 @@ def test_a_name_inside_a_longer_name_of_the_reflection_is_not_the_answer_named()
 
 def test_an_answer_with_a_word_added_points_at_the_page_opening_with_the_expected_name():
     texts = _texts("q015")
-    assert texts[1] == ("What Search[Hollin Brewing Co.] returned at turn 2 opens with the expected name: \"Hollin Brewing "
-                        "(formerly Hollin Brewing Co.)\": answer with the name as the opening of the page about the thing "
+    assert texts[1] == ("What Search[Hollin Brewing Co.] returned at turn 2 opens with the expected name (\"Hollin Brewing "
+                        "(formerly Hollin Brewing Co.)\"): answer with the name as the opening of the page about the thing "
                         "writes it, no words added or dropped.")
 
 

@@ -126,7 +126,7 @@ def opening_form(r: Reading, answer: Call) -> KeyFact | None:
     close = opening.find(")")
     shown = clip_words(opening[:close + 1] if lead.match(opening).group(0).endswith("(") and 0 < close < 160
                        else opening, 90)
-    return KeyFact(f"What {_sent(page)} returned at turn {page.n} opens with the expected name: \"{shown}\": answer "
+    return KeyFact(f"What {_sent(page)} returned at turn {page.n} opens with the expected name (\"{shown}\"): answer "
                    f"with the name as the opening of the page about the thing writes it, no words added or dropped.",
                    [page.n, answer.n], "opening-form", [answer.name])
 
