@@ -218,6 +218,31 @@ def test_the_qa_in_short_sentences_stay_off_every_other_format():
     assert seen["react-text"] >= 7  # the Reflexion fixture's slips are read: the pattern is not dead
 
 
+def test_the_qa_advice_sentences_stay_on_logs_of_plain_text_look_ups_and_answers():
+    """The QA advice sentences (qa_reasons.py: an answer the run's reflection already named, the
+    expected form a page opens with, look-ups that each sent a phrase, what worked on a success)
+    are written for ReAct-style logs, whose calls send plain text and end with a free-text answer
+    (Reflexion's printouts, a FEVER- or HotpotQA-style notebook printout), and for no run of any
+    tool-calling or coding format, whichever way it is labelled."""
+    import re
+
+    from fixture_runs import RUNS, relabeled
+
+    from wikitrace.compilers.offline import compile_offline
+
+    ours = re.compile(r"reflections? the run was given at turn \d+ already names?|opens with the expected name|"
+                      r"sent a phrase that mixes the task's words|^What worked: ")
+    seen: dict[str, int] = {}
+    for run in RUNS:
+        for success in (True, False):
+            for fact in compile_offline(relabeled(run, success)).in_short:
+                if ours.search(fact.text):
+                    fmt = run.source.get("format")
+                    assert fmt in ("react-text", "react-notebook"), (fmt, run.run_id, fact.text)
+                    seen[fmt] = seen.get(fmt, 0) + 1
+    assert seen.get("react-text", 0) >= 4, seen  # the Reflexion fixture's cases are read: the pattern is not dead
+
+
 def test_the_fact_kinds_insights_lead_with_stay_on_the_formats_that_show_them():
     """The kinds an insight may lead with from the QA and rule facts (corpus/fact_leads.py) are
     kept for a run only where its log shows them: the QA kinds on Reflexion's text-action

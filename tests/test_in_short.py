@@ -767,6 +767,20 @@ def _said_at(run: Run, n: int) -> str:
     return _flat(" ".join(x for x in (t.content, t.reasoning) if x))
 
 
+def _names_alone(text: str, name: str) -> bool:
+    """Whether ``text`` holds ``name`` as a name of its own: no capitalised word right after it,
+    nor right before it within the sentence ("Missouri" in "the Missouri Compromise" is not)."""
+    flat = " ".join(text.split())
+    for m in re.finditer(r"(?<!\w)" + re.escape(" ".join(name.split())) + r"(?!\w)", flat, re.I):
+        after, before = flat[m.end():].split()[:1], flat[:m.start()].split()[-1:]
+        if after and re.fullmatch(r"[\"'(]?[A-Z].*", after[0]):
+            continue
+        if before and re.fullmatch(r"[\"'(]?[A-Z][^.!?]*", before[0]):
+            continue
+        return True
+    return False
+
+
 def _check_qa_fact(run: Run, text: str) -> bool:
     """The facts qa_facts.py and named_comparisons.py add for text-action QA logs, each checked
     against the turns it names: True when the text was one of them (and held)."""
@@ -830,6 +844,77 @@ def _check_qa_fact(run: Run, text: str) -> bool:
             if t.turn < at:
                 assert given.lower() not in str(t.arguments).lower(), text
                 assert t.is_error or given.lower() not in (t.result or "").lower(), text
+        return True
+    m = re.fullmatch(r"(?:The reflection|One of the \d+ reflections|Both reflections|All (\d+) reflections|(\d+) of the (\d+) "
+                     r"reflections) the run was given at turn (\d+) already names? \"(.+?)\" \(\"(.+)\"\), and the run answered "
+                     r"it at turn (\d+)(?:, from what (\S+)\[(.+)\] returned at turn (\d+), a page that sentence names)?: an "
+                     r"answer a reflection already names needs a look-up showing it answers the question before it is given"
+                     r"\.", text)
+    if m:  # the quoted sentence is in the turn's message and in a reflection, holding the answer; the answer is that call's
+        given, quote, told, at = m.group(5), _flat(m.group(6).strip("…")), by_n[int(m.group(4))], int(m.group(7))
+        reflections = run.task.metadata.get("reflections") or []
+        assert told.role == "user" and quote in _flat(told.content) and told.turn < at, text
+        assert any(quote in _flat(x) for x in reflections) and given.lower() in quote, text
+        assert by_n[at].name == "Finish" and " ".join(by_n[at].arguments.split()) == given and run.outcome.success is False, text
+        naming = [x for x in reflections if _names_alone(x, given)]
+        if m.group(1):
+            assert len(naming) == len(reflections) == int(m.group(1)), text
+        if m.group(2):
+            assert len(naming) == int(m.group(2)) and len(reflections) == int(m.group(3)), text
+        if m.group(10):
+            src = by_n[int(m.group(10))]
+            assert src.name == m.group(8) and not src.is_error and given.lower() in _flat(src.result), text
+            holding = next(_flat(x) for x in reflections if quote in _flat(x))
+            assert _flat(src.arguments) in holding, text  # the sentence the quote is cut from names it
+        return True
+    m = re.fullmatch(r"What (\S+)\[(.+)\] returned at turn (\d+) opens with the expected name \(\"(.+)\"\): answer with the "
+                     r"name as the opening of the page about the thing writes it, no words added or dropped\.", text)
+    if m:  # the page's text starts with the expected answer, then a parenthesis or a comma; the answer differs in words
+        page, gold = by_n[int(m.group(3))], run.task.metadata["gold_answer"]
+        assert page.name == m.group(1) and not page.is_error and run.outcome.success is False, text
+        assert " ".join(page.result.split()).startswith(m.group(4).rstrip("…")), text
+        assert re.match(re.escape(gold) + r"\s*[(,]", m.group(4)), text
+        answer = next(t for t in reversed(_calls(run)) if t.name == "Finish")
+        assert _flat(answer.arguments) != gold.lower() and page.turn < answer.turn, text
+        return True
+    m = re.fullmatch(r"(?:Both|All (\d+)) of these (\S+) calls sent a phrase that mixes the task's words with lower-case "
+                     r"ones \((.+?)\)(?:, and no call sent a name their errors listed \((.+)\))?: send \2 one name, from the "
+                     r"question or from an error's list, not a phrase\.", text)
+    if m:  # every standing error of the tool sent a question word and a lower-case word outside parentheses
+        errs = _standing_errors(run, m.group(2))
+        assert len(errs) == (int(m.group(1)) if m.group(1) else 2), text
+        question = {w.rstrip("s") for w in re.findall(r"\w{4,}", run.task.instruction.lower())}
+        for t in errs:
+            bare = re.sub(r"\([^()]*\)", " ", str(t.arguments))
+            assert re.search(r"(?<![\w'])[a-z][a-z'-]{3,}", bare), (t.turn, text)
+            assert {w.rstrip("s") for w in re.findall(r"\w{4,}", bare.lower())} & question, (t.turn, text)
+        for q in re.findall(r"\"([^\"]+)\"", m.group(3)):
+            assert any(_flat(t.arguments).startswith(_flat(q.rstrip("…"))) for t in errs), text
+        if m.group(4):
+            sent = {_flat(t.arguments) for t in _calls(run)}
+            for name in re.findall(r"'([^']+)'|\"([^\"]+)\"", m.group(4)):
+                name = name[0] or name[1]
+                assert _flat(name) not in sent and any(name in (t.result or "") for t in errs), text
+        return True
+    m = re.fullmatch(r"What worked: (.+), and answer with what the last page says; here (.+), which returned \"(.+)\"\.", text)
+    if m:  # each named look-up went through, the last holds the answer, and each query came from where it says
+        assert run.outcome.success, text
+        steps = re.findall(r"(\S+)\[(.+?)\] at turn (\d+) \((a name from the question|a name the page at turn (\d+) gave|"
+                           r"a name the error at turn (\d+) listed)\)", m.group(2))
+        assert steps and len(steps) == len(m.group(1).split(", then ")), text
+        question = _flat(run.task.instruction)
+        for tool, query, n, how, page, err in steps:
+            call = by_n[int(n)]
+            assert call.name == tool and not call.is_error and _flat(call.arguments).startswith(_flat(query.rstrip("…"))), text
+            if how == "a name from the question":
+                assert all(w in re.findall(r"\w+", question) for w in re.findall(r"\w+", _flat(call.arguments))), text
+            elif page:
+                new = set(re.findall(r"\w+", _flat(call.arguments))) - set(re.findall(r"\w+", question))
+                assert new and new <= set(re.findall(r"\w+", _flat(by_n[int(page)].result))), text
+            else:
+                assert by_n[int(err)].is_error and str(call.arguments) in _similar(by_n[int(err)].result), text
+        last = by_n[int(steps[-1][2])]
+        assert m.group(3).lower() in _flat(last.result) and m.group(3).lower() not in _flat(last.arguments), text
         return True
     m = re.fullmatch(r"The agent's comparison at turn (\d+) is wrong: the look-ups place (.+) at (\S+) \(turn (\d+)\) and "
                      r"(.+) at (\S+) \(turn (\d+)\) \(it wrote \"(.+)\"\)\.", text)

@@ -96,7 +96,8 @@ def test_every_qa_sentence_holds_on_the_real_hotpotqa_runs():
 
     if not REFLEXION.is_dir():
         pytest.skip(f"{REFLEXION} absent (shared data not mounted)")
-    written = {"quote marks in": 0, "packed several calls": 0, "two things": 0, "planned to": 0, "rests on no value": 0}
+    written = {"quote marks in": 0, "packed several calls": 0, "two things": 0, "planned to": 0, "rests on no value": 0,
+               "already name": 0, "opens with the expected name": 0, "sent a phrase": 0, "What worked": 0}
     runs, _report = _load(REFLEXION)
     for run in runs:
         for fact in compile_offline(run).in_short:
@@ -104,3 +105,71 @@ def test_every_qa_sentence_holds_on_the_real_hotpotqa_runs():
                 for key in written:
                     written[key] += key in fact.text
     assert all(written.values()), written
+
+
+def test_an_answer_the_reflection_already_named_is_said_with_its_sentence_and_the_page_it_came_from():
+    fact = _facts("q013")[1]
+    assert fact.text == ("The reflection the run was given at turn 0 already names \"Dana Reyes\" (\"I assumed that the "
+                         "Harrow Cup winner was Dana Reyes, but I never checked which year the cup moved to Kessel Park.\"), "
+                         "and the run answered it at turn 2, from what Search[Harrow Cup] returned at turn 1, a page that "
+                         "sentence names: an answer a reflection already names needs a look-up showing it answers the "
+                         "question before it is given.")
+    assert fact.turns == [0, 1, 2] and fact.kind == "reflected-answer"
+
+
+def test_a_name_inside_a_longer_name_of_the_reflection_is_not_the_answer_named():
+    # "Tarn" stands in the reflection only as part of "the Tarn Accord": it named another thing
+    assert not any("reflection" in t for t in _texts("q014")), _texts("q014")
+
+
+def test_an_answer_with_a_word_added_points_at_the_page_opening_with_the_expected_name():
+    texts = _texts("q015")
+    assert texts[1] == ("What Search[Hollin Brewing Co.] returned at turn 2 opens with the expected name (\"Hollin Brewing "
+                        "(formerly Hollin Brewing Co.)\"): answer with the name as the opening of the page about the thing "
+                        "writes it, no words added or dropped.")
+
+
+def test_failed_searches_that_each_sent_a_phrase_say_so_with_the_names_never_tried():
+    texts = _texts("q017")
+    assert texts[1] == ("All 3 of these Search calls sent a phrase that mixes the task's words with lower-case ones "
+                        "(\"famous radio song by Pell Arno\", \"famous Marathi radio song by Pell Arno\" and 1 more), and no "
+                        "call sent a name their errors listed ('Marathi radio', 'Pell Arno discography' and 'Radio Ossory'): "
+                        "send Search one name, from the question or from an error's list, not a phrase.")
+
+
+def test_a_page_name_with_its_kind_in_brackets_is_no_phrase():
+    # "The Lark and Me (2004 film)": the lower-case word is the page's own disambiguation
+    assert not any("phrase" in t for t in _texts("q018")), _texts("q018")
+
+
+def test_a_success_says_what_worked_back_to_the_question():
+    fact = _facts("q011")[1]
+    assert fact.text == ("What worked: search the name the question gives, then search the name that page gives, and "
+                         "answer with what the last page says; here Search[Orrin House] at turn 1 (a name from the "
+                         "question), then Search[Penwick] at turn 2 (a name the page at turn 1 gave), which returned "
+                         "\"Greyford County\".")
+    assert fact.turns == [1, 2, 3]
+
+
+def test_an_answer_found_by_searching_its_own_name_is_no_lesson_of_what_worked():
+    assert not any(t.startswith("What worked") for t in _texts("q012")), _texts("q012")
+
+
+def test_a_one_word_answer_that_names_nothing_gets_no_unsourced_note():
+    comp = compile_offline(RUNS["q016"])
+    said = " ".join(n for c in comp.evidence for n in c.notes)
+    assert any("Finish" in (c.call or c.decision) for c in comp.evidence)  # the answer is a cause, with its notes
+    assert "\"unknown\"" not in said and "no earlier observation" not in said, said
+
+
+def test_a_fever_claim_log_gets_the_phrase_searches_said_too():
+    """A FEVER-style notebook printout (a claim, Search calls, a verdict): its look-ups are
+    plain text like HotpotQA's, so three failed phrase searches are said the same way."""
+    path = IMPORTERS / "react_notebook" / "fever_phrases.txt"
+    [run] = [r for r in load._read(path, load.detect(path)) if isinstance(r, Run)]
+    texts = [f.text for f in compile_offline(run).in_short]
+    assert run.source["format"] == "react-notebook"
+    assert texts[2] == ("All 3 of these Search calls sent a phrase that mixes the task's words with lower-case ones "
+                        "(\"Harlow Viaduct builder\", \"viaduct built by Tomas Brenn\" and 1 more), and no call sent a name "
+                        "their errors listed ('Harlow Bridge' and 'Brenn Works'): send Search one name, from the question "
+                        "or from an error's list, not a phrase."), texts

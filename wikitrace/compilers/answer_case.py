@@ -85,7 +85,7 @@ def followed_any(r: Reading, final: Call) -> bool:
     return r.memo[key]
 
 
-def _named(text: str) -> bool:
+def named(text: str) -> bool:
     """A name, a number or a phrase: one lower-case word ("no", a common noun) occurs in most pages
     by chance, so only these are said to stand in a look-up."""
     return len(text.split()) > 1 or any(ch.isdigit() or ch.isupper() for ch in text)
@@ -136,9 +136,9 @@ def answer_case(r: Reading, final: Call) -> dict:
         if seen is not None:
             case["seen"] = {**_where(seen), "text": window(seen.turn.result or "", gold)}
     # whether the pages were searched for the answer at all (a "no", a chosen label: never)
-    if not chosen and (gold and case["shape"] != "yes/no" or _named(given)):
+    if not chosen and (gold and case["shape"] != "yes/no" or named(given)):
         case["looked"] = True
-    held = (_latest_holding(r, given, final) if _named(given) and not chosen and given.casefold() != (gold or "").casefold()
+    held = (_latest_holding(r, given, final) if named(given) and not chosen and given.casefold() != (gold or "").casefold()
             else None)
     if held is not None:
         case["held"] = {**_where(held), "text": window(held.turn.result or "", given)}

@@ -12,7 +12,7 @@ import json
 import re
 from functools import lru_cache
 
-from .answer_case import near_words as near_answer
+from .answer_case import named, near_words as near_answer
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join
 from .arguments import _last_key, check_arguments
 from .reading import Call, Reading, leaves
@@ -44,7 +44,8 @@ def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
         elif (close := near_words(r, a.value, c.n)) is not None:
             t, k, n = close
             notes.append(f"`{a.path}` is {_val(a.value)}, close to {_place_words(t)} ({k} of its {n} main words).")
-        else:
+        elif not (isinstance(a.value, str) and not named(a.value) and gives_answer(r, c)):
+            # an answer that is one plain word ("unknown") names nothing to look for on a page
             flagged = True
             notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds "
                          f"this value.")

@@ -16,6 +16,7 @@ from .insight_words import expected_answer, gives_answer, is_verdict, join, pack
 from .named_comparisons import named_comparison_facts
 from .near_words import main_words
 from .page_notes import listed_names
+from .qa_reasons import described_searches, opening_form, reflected_answer, what_worked
 from .reading import Call, Reading, harness_reason
 from .schema import KeyFact
 from .text import clip_words
@@ -36,8 +37,13 @@ def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
     if not r.run.outcome.success and not any(f.kind == "comparison" for f in out):
         out = named_comparison_facts(r) + out
     answer = _answer(r)
-    if answer is not None and not r.run.outcome.success:
-        mine = [f for f in (one_sided_answer(r, answer), planned_look_up(r, answer)) if f is not None]
+    if answer is not None:
+        if r.run.outcome.success:  # after what the answer and the run's first error settle: the how, as advice
+            worked = what_worked(r, answer)
+            return out + ([worked] if worked is not None else [])
+        planned = planned_look_up(r, answer)  # a planned look-up never made says more than the reflection naming it
+        mine = [f for f in (planned or reflected_answer(r, answer), opening_form(r, answer), one_sided_answer(r, answer))
+                if f is not None]
         at = next((i for i, f in enumerate(out) if f.text.startswith("The answer \"") and answer.n in f.turns), None)
         if at is not None:
             out[at + 1:at + 1] = mine
@@ -101,7 +107,7 @@ def error_causes(r: Reading) -> list[tuple[str, set[int], KeyFact]]:
         name = errs[0].name
         if key != name or not all(isinstance(e.turn.arguments, str) and e.name == name for e in errs):
             continue
-        fact = _packed_fact(r, name, errs) or _quoted_fact(name, errs)
+        fact = _packed_fact(r, name, errs) or _quoted_fact(name, errs) or described_searches(r, name, errs)
         if fact is not None:
             out.append((name, {e.n for e in errs}, fact))
     return out

@@ -1,0 +1,219 @@
+"""In-short facts that give a QA run's deciding fact as advice, for logs whose calls send plain
+text and end with an answer (ReAct's ``Search[..]`` / ``Lookup[..]`` / ``Finish[..]``, whatever
+the question set):
+
+- an answer the run's own earlier reflection already names (Reflexion hands a retry the lessons
+  of its failed attempts at turn 0), given again: quoted with the turn;
+- an answer that differs from the expected one by words added or dropped, where the page about
+  the thing opens with the expected form: the page's opening is quoted as the form to give;
+- look-ups that never went through because each sent a description (question words joined to
+  lower-case words) rather than a page's name, with nothing the errors listed tried;
+- on a success, the look-up that returned the answer and where its query came from (the
+  question, a page before it, an error's list), said as what to do.
+
+Each is checked against the turns it names; anything unsure yields nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .answer_case import window
+from .insight_words import expected_answer, followed, join, packed_calls
+from .near_words import main_words
+from .page_notes import listed_names
+from .reading import Call, Reading, _occurs
+from .schema import KeyFact
+from .text import clip_words, folded_words
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _flat(text: str) -> str:
+    return " ".join(str(text or "").split())
+
+
+def _holds(text: str, needle: str) -> bool:
+    """``needle`` as whole words of ``text``, case and spacing folded."""
+    return _occurs(_flat(needle).casefold(), _flat(text).casefold())
+
+
+def _sent(c: Call) -> str:
+    return f"{c.name}[{clip_words(_flat(c.turn.arguments), 70)}]"
+
+
+# --- an answer the run's own reflection already names -----------------------------------------------
+
+
+def _reflections(r: Reading) -> list[str]:
+    found = (r.run.task.metadata or {}).get("reflections")
+    return [x for x in found if isinstance(x, str) and x.strip()] if isinstance(found, list) else []
+
+
+_NAME_WORD = re.compile(r"[A-Z][\w'-]*")
+
+
+def _naming_sentence(text: str, given: str) -> str | None:
+    """The sentence of ``text`` that holds ``given`` as a name of its own: not part of a longer
+    capitalised name ("Missouri" in "the Missouri Compromise"), the sentence cut at a stop outside
+    the name ("Stone Brewing Co." keeps its full stop)."""
+    flat, low = _flat(text), _flat(given).casefold()
+    at = flat.casefold().find(low)
+    while at >= 0:
+        end = at + len(low)
+        before, after = flat[:at].split()[-1:], flat[end:].split()[:1]
+        whole = (at == 0 or not flat[at - 1].isalnum()) and (end == len(flat) or not flat[end].isalnum())
+        joined = any(_NAME_WORD.fullmatch(w.strip(",;:\"'()")) for w in after) or (
+            before and _NAME_WORD.fullmatch(before[0].strip(",;:\"'()")) and not re.search(r"[.!?]$", before[0]))
+        if whole and not joined:
+            starts = [m.end() for m in _SENTENCES.finditer(flat, 0, at)]
+            stop = _SENTENCES.search(flat, end + 1)
+            return flat[starts[-1] if starts else 0:stop.start() if stop else len(flat)].strip()
+        at = flat.casefold().find(low, at + 1)
+    return None
+
+
+def reflected_answer(r: Reading, answer: Call) -> KeyFact | None:
+    """A failed answer that a reflection the run was given (the task message holding it) names as
+    whole words; with the look-up it came from, when that look-up's query is named in the same
+    sentence (the run went back to the page the reflection was about)."""
+    given = _flat(answer.turn.arguments)
+    reflections = _reflections(r)
+    if not reflections or not main_words(given):
+        return None  # a bare "no" or "yes" stands in most texts by chance
+    naming = [(x, s) for x in reflections if (s := _naming_sentence(x, given))]
+    if not naming:
+        return None
+    sentence = naming[-1][1]  # the latest reflection's: the attempt just before this one
+    told = next((t for t in r.run.turns if t.turn < answer.n and t.type == "message" and t.role == "user"
+                 and sentence in _flat(t.content)), None)
+    if told is None:
+        return None
+    n, k = len(reflections), len(naming)
+    who = ("The reflection" if n == 1 else f"One of the {n} reflections" if k == 1 else
+           "Both reflections" if n == 2 else f"All {n} reflections" if k == n else f"{k} of the {n} reflections")
+    src = next((c for c in reversed(r.calls) if c.n < answer.n and not c.error and not c.writes and c.turn.result
+                and _holds(c.turn.result, given)), None)
+    went_back = src is not None and isinstance(src.turn.arguments, str) and _holds(sentence, src.turn.arguments.strip(" \"'"))
+    turns = [told.turn, answer.n] + ([src.n] if went_back else [])
+    return KeyFact(f"{who} the run was given at turn {told.turn} already {'names' if len(naming) == 1 else 'name'} "
+                   f"\"{given}\" (\"{window(sentence, given, 160)}\"), and the run answered it at turn {answer.n}"
+                   + (f", from what {_sent(src)} returned at turn {src.n}, a page that sentence names" if went_back else "")
+                   + ": an answer a reflection already names needs a look-up showing it answers the question "
+                     "before it is given.", turns, "reflected-answer", [answer.name])
+
+
+# --- the expected form, where the page about the thing opens with it ---------------------------------
+
+
+def opening_form(r: Reading, answer: Call) -> KeyFact | None:
+    """A failed answer whose words hold the expected answer's and others, or only some of them,
+    where a look-up before it opens with the expected answer followed by a parenthesis or a comma
+    (the page about the thing, naming it first): that opening is the form to answer with."""
+    gold = expected_answer(r)
+    given = _flat(answer.turn.arguments)
+    if not gold or not given:
+        return None
+    said, wanted = set(folded_words(given)), set(folded_words(gold))
+    if not said or not wanted or said == wanted or not (said < wanted or wanted < said):
+        return None
+    lead = re.compile(re.escape(_flat(gold)) + r"\s*[(,]", re.IGNORECASE)
+    page = next((c for c in r.calls if c.n < answer.n and not c.error and not c.writes and c.turn.result
+                 and lead.match(_flat(c.turn.result))), None)
+    if page is None:
+        return None
+    opening = _flat(page.turn.result)
+    close = opening.find(")")
+    shown = clip_words(opening[:close + 1] if lead.match(opening).group(0).endswith("(") and 0 < close < 160
+                       else opening, 90)
+    return KeyFact(f"What {_sent(page)} returned at turn {page.n} opens with the expected name (\"{shown}\"): answer "
+                   f"with the name as the opening of the page about the thing writes it, no words added or dropped.",
+                   [page.n, answer.n], "opening-form", [answer.name])
+
+
+# --- look-ups that sent a description rather than a name --------------------------------------------
+
+
+def _outside_brackets(text: str) -> str:
+    return re.sub(r"\([^()]*\)", " ", text)
+
+
+def _described(query: str, question_words: set[str]) -> bool:
+    """A query that is a description: it holds a word of the question and a main word written in
+    lower case (outside a parenthesis, where a page's name keeps its kind: "(2004 film)")."""
+    bare = _outside_brackets(query.strip(" \"'"))
+    lower = [w for w in re.findall(r"[^\W\d_][\w'-]*", bare) if w[0].islower() and main_words(w)]
+    return bool(lower) and bool(set(main_words(bare)) & question_words)
+
+
+def described_searches(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
+    """Two or more errors of one look-up tool that no later call of it got past, each sending a
+    description built on the task's words that its error echoes back as not found; said with the
+    names their errors listed, when no call of the run sent any of them."""
+    question = set(main_words(r.run.task.instruction or ""))
+    if len(errs) < 2 or not question or any(packed_calls(e) for e in errs):
+        return None
+    if not all(isinstance(e.turn.arguments, str) and _described(e.turn.arguments, question)
+               and _holds(e.turn.result or "", e.turn.arguments) for e in errs):
+        return None  # each error must name what it looked for and found nothing ("Could not find [X]"), not refuse an act
+    listed = list(dict.fromkeys(n for e in errs for n in listed_names(e.turn.result or "")))
+    sent = {_flat(c.turn.arguments).casefold().strip(" \"'") for c in r.calls if isinstance(c.turn.arguments, str)}
+    untried = [n for n in listed if _flat(n).casefold() not in sent]
+    queries = list(dict.fromkeys(_flat(e.turn.arguments) for e in errs))
+    shown = join([f"\"{clip_words(q, 60)}\"" for q in queries], 2)
+    said = (f"{'Both' if len(errs) == 2 else f'All {len(errs)}'} of these {name} calls sent a phrase that mixes the "
+            f"task's words with lower-case ones ({shown})")
+    if untried and len(untried) == len(listed):
+        said += f", and no call sent a name their errors listed ({join([repr(n) for n in untried], 3)})"
+    return KeyFact(said + f": send {name} one name, from the question or from an error's list, not a phrase.",
+                   [e.n for e in errs[:3]], "described-search", [name])
+
+
+# --- a success: the look-up that returned the answer, and where its query came from --------------------
+
+
+def _origin(r: Reading, c: Call) -> tuple[str, Call | None] | None:
+    """Where a look-up's query came from: the question's own words, a page an earlier look-up
+    returned (its latest such call), or a name an earlier error listed."""
+    if not isinstance(c.turn.arguments, str):
+        return None
+    words = set(folded_words(c.turn.arguments))
+    if words and words <= set(folded_words(r.run.task.instruction or "")):
+        return "question", None
+    for x in reversed(r.calls):
+        if x.n < c.n and x.error and _flat(c.turn.arguments).casefold() in {
+                _flat(n).casefold() for n in listed_names(x.turn.result or "")}:
+            return "listed", x
+    page = followed(r, c)
+    return ("page", page) if page is not None else None
+
+
+def what_worked(r: Reading, answer: Call) -> KeyFact | None:
+    """The latest look-up before a right answer whose text holds it, and how its query was made,
+    back through the pages its names came from (at most three look-ups)."""
+    given = _flat(answer.turn.arguments)
+    if not main_words(given):
+        return None
+    src = next((c for c in reversed(r.calls) if c.n < answer.n and not c.error and not c.writes and c.turn.result
+                and _holds(c.turn.result, given)), None)
+    if src is None or _holds(str(src.turn.arguments), given):
+        return None  # a page found by the answer's own name holds it by chance: no look-up found it
+    chain: list[tuple[Call, str, Call | None]] = []
+    at: Call | None = src
+    while at is not None and len(chain) < 3:
+        origin = _origin(r, at)
+        if origin is None:
+            return None
+        chain.append((at, *origin))
+        at = origin[1] if origin[0] == "page" else None
+    chain.reverse()
+    if chain[0][1] == "page":
+        return None  # the first look-up's own query came from a page further back: the chain is cut
+    how = {"question": "a name from the question", "page": "a name the page at turn {} gave",
+           "listed": "a name the error at turn {} listed"}
+    plan = {"question": "search the name the question gives", "page": "search the name that page gives",
+            "listed": "search a name the error's list offers"}
+    steps = [f"{_sent(c)} at turn {c.n} ({how[kind].format(x.n if x else '')})" for c, kind, x in chain]
+    return KeyFact(f"What worked: {', then '.join(plan[kind] for _c, kind, _x in chain)}, and answer with what the "
+                   f"last page says; here {', then '.join(steps)}, which returned \"{clip_words(given, 80)}\".",
+                   [c.n for c, _k, _x in chain] + [answer.n], "", [answer.name])
