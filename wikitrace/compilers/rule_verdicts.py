@@ -20,7 +20,7 @@ _GRANT = re.compile(r"\b(?:can|may|allowed to)\b(?!\s+not\b)", re.I)
 _SPAN = re.compile(r"\bwithin\s+(\d+|one|two|three|a|an)\s+(hour|day|week)s?\b[^,;.]*", re.I)
 _ONLY_IF = re.compile(r"\bonly if\s+([^,;.]+)", re.I)
 # an alternative condition after the span: ", or if the airline cancelled the flight"
-_OR_IF = re.compile(r",?\s*\bor\s+(if\s+[^,;.]+)", re.I)
+_OR_AFTER = re.compile(r"\s*,?\s*or\s+([^;.]+?)\s*[.;]?\s*$", re.I)
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "a": 1, "an": 1}
 _UNIT = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(weeks=1)}
 
@@ -30,15 +30,14 @@ def _amount(word: str) -> int:
 
 
 def _applying(sentence: str, applies) -> list[str]:
-    """The parts of a sentence that bear on this record: of parallel permissions ("economy flights
-    can ... only if ..., and business flights can always ..."), those naming a value the record
-    holds when any does, else every part."""
+    """The parts of a permission sentence that bear on this record. Its parts joined by ", and" or
+    ";" are each a permission, a verb left out or not ("economy bookings can ... only if ..., and
+    business bookings always"); those naming a value the record holds, when any does, else all."""
+    if not _GRANT.search(sentence):
+        return []
     parts = [p for p in re.split(r",\s+and\s+|;\s*", sentence) if p.strip()]
-    granting = [p for p in parts if _GRANT.search(p)]
-    if len(granting) < 2:
-        return [sentence]
-    named = [p for p in granting if applies(p)]
-    return named or granting
+    named = [p for p in parts if applies(p)]
+    return named or parts
 
 
 def verdict(sentences: list[str], moments: list[tuple[str, datetime]], absent: list[tuple[str, frozenset[str], str]],
@@ -52,8 +51,6 @@ def verdict(sentences: list[str], moments: list[tuple[str, datetime]], absent: l
     all_closed = True
     any_permission = False
     for s in (part for sentence in sentences for part in _applying(sentence, applies)):
-        if not _GRANT.search(s):
-            continue
         any_permission = True
         closed = False
         span = _SPAN.search(s)
@@ -65,12 +62,13 @@ def verdict(sentences: list[str], moments: list[tuple[str, datetime]], absent: l
                 unit = span.group(2).lower() + ("s" if _amount(span.group(1)) != 1 else "")
                 failed.append(f"`{k}` is more than {_amount(span.group(1))} {unit} before the current time, so "
                               f"\"{span.group(0).strip()}\" does not hold")
-                closed = True
-                alternative = _OR_IF.search(s, span.end())
-                if alternative:
+                rest = s[span.end():].strip(" .;")
+                alternative = _OR_AFTER.match(s[span.end():])
+                if alternative:  # what the sentence allows instead, which no field here checks: carried, not assumed
                     open_left.append(alternative.group(1).strip())
+                closed = alternative is not None or not rest
         only = _ONLY_IF.search(s)
-        if only:
+        if only and not re.search(r"\bor\b", only.group(1), re.I):  # "only if A or B": one failing is not enough
             clause = words_of(only.group(1))
             hit = next(((k, shown) for k, key_words, shown in absent if key_words and key_words <= clause), None)
             if hit is not None:
@@ -81,6 +79,7 @@ def verdict(sentences: list[str], moments: list[tuple[str, datetime]], absent: l
         return ""
     text = "On these fields, " + "; ".join(failed) + "."
     if any_permission and all_closed:
-        text += (f" So the rule allowed this {action} only {' or '.join(dict.fromkeys(open_left))}." if open_left
+        left = " or ".join(f"\"{x}\"" for x in dict.fromkeys(open_left))
+        text += (f" So of this rule only {left} could still have allowed this {action}." if open_left
                  else f" So the rule did not allow this {action}.")
     return text

@@ -44,6 +44,8 @@ def unshown(r: Reading, c: Call, right: dict[str, object]) -> list[Unshown]:
     """The arguments of ``c`` whose one-word value no earlier turn held, where ``right`` (argument
     path -> value) holds another one-word value for the same argument, with the turn that showed it."""
     out = []
+    if not isinstance(c.turn.arguments, dict):  # a text argument (a query, a command) is written, not looked up
+        return out
     for path, value in leaves(c.turn.arguments):
         want = right.get(path)
         if not _id_like(value) or not _id_like(want) or want == value or r.anywhere_before(value, c.n):
