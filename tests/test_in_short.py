@@ -1135,6 +1135,7 @@ def test_changes_on_listed_records_never_looked_up_are_said_with_the_records_and
         "ZB08HE, and the run never made those changes (the agent's last turn was ")
     assert fact.text.endswith("Look up every one of the `reservations` a record lists before deciding which of them "
                               "to change.") and profile in fact.turns
+    assert facts[0] == fact  # why the run failed comes first
     _check(run, fact.text, fact.turns)
     with pytest.raises(AssertionError):  # the check reads the list: a wrong count fails it
         _check(run, fact.text.replace("2 of the 4", "2 of the 5"), fact.turns)
@@ -1155,11 +1156,13 @@ CERTIFICATE = {"name": "send_certificate", "kwargs": {"user_id": "lena_vogt_3017
     ("Hmm, maybe. When does my flight leave?", "It leaves on 2024-06-09; the certificate can wait.", False),
 ])
 def test_an_offered_change_the_run_let_drop_is_said_with_the_offer_and_the_answer(tmp_path, reply, later, said):
-    run = _tau(tmp_path, [_user("My flight was delayed for hours, I am upset."),
+    run = _tau(tmp_path, [_user("My flight was delayed for hours, I am upset. There were 3 passengers on it, I believe."),
+                          _agent("The reservation lists 2 passengers."),
                           _agent("I am sorry. As a gold member you can get a $100 travel certificate. Would you like me "
                                  "to issue this certificate to your account?"),
                           _user(reply), _agent(later)], reward=0.0, actions=[CERTIFICATE])
-    [fact] = [f for f in compile_offline(run).in_short if f.kind == "missed-change"]
+    facts = compile_offline(run).in_short
+    [fact] = [f for f in facts if f.kind == "missed-change"]
     offered, answered = _turn_of(run, "travel certificate"), _turn_of(run, reply[:12])
     if not said:
         assert not fact.text.startswith("The agent offered"), fact.text
@@ -1171,6 +1174,7 @@ def test_an_offered_change_the_run_let_drop_is_said_with_the_offer_and_the_answe
         "change. Come back to a change you offered until the user takes it or turns it down. The task expected "
         "send_certificate(amount=100, user_id=\"lena_vogt_3017\")"), fact.text
     assert offered in fact.turns and answered in fact.turns
+    assert facts[0] == fact and facts[1].kind == "count"  # the offer let drop leads; the checked count comes after
     _check(run, fact.text, fact.turns)
 
 

@@ -38,6 +38,7 @@ from .time_claims import time_facts
 from .value_sources import credited_kinds
 
 MAX_FACTS = 3
+LEADS = "in_short.leads"  # Reading.memo: texts of facts that say why a failed run failed (they come first)
 
 
 def _kind(facts: list[KeyFact], kind: str) -> list[KeyFact]:
@@ -49,7 +50,12 @@ def in_short(r: Reading) -> list[KeyFact]:
     log's own records establish for this outcome."""
     facts = (_kind(wrong_comparisons(r)[:1], "comparison") + _kind(time_facts(r)[:1], "time")
              + _kind(limit_facts(r)[:1], "limit") + _kind(count_facts(r)[:1], "count"))
-    facts += _success_facts(r) if r.run.outcome.success else _failure_facts(r)
+    if r.run.outcome.success:
+        facts += _success_facts(r)
+    else:
+        failed = _failure_facts(r)
+        leads = r.memo.get(LEADS, [])
+        facts = [f for f in failed if f.text in leads] + facts + [f for f in failed if f.text not in leads]
     facts = qa_facts(r, facts)
     kept: list[KeyFact] = []
     for f in facts:
@@ -196,6 +202,8 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
         out.append(_why(KeyFact(text, why_turns + ([last] if last is not None else []),
                                 "missed-change"),
                         rule_reasons.for_missed(r, missed[0], said) if len(missed) == 1 else None))
+        if why_turns:  # it says why the run failed, not only what differed: it leads the page
+            r.memo.setdefault(LEADS, []).append(out[-1].text)
         out.insert(1, out.pop())
     return out
 
