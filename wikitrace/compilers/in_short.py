@@ -8,6 +8,11 @@ limit or a count the user gave that a number of the log contradicts (claim_facts
 call sent (item by item), an expected change never made (each with the run's own rule on it and
 the record fields that rule names, where one clearly governs: rule_reasons.py), errors no later
 call got past, the harness's stop. Where none of these is established the page says so instead of guessing.
+
+A failed run's page leads with why, when the log shows it: the expected changes acted on records a
+listed look-up named and the run never opened (lookup_coverage.py), or on an offer the agent made
+and let drop (offers.py); a value a call sent that nothing had shown is said beside the value that
+was right (unshown_values.py).
 """
 
 from __future__ import annotations

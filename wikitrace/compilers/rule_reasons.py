@@ -4,7 +4,8 @@ A page that says "`nonfree_baggages` 1 where the task expected 0" says what went
 The why is usually a rule of the run's system prompt (a policy) applied to values of the records the
 run looked up: a checked-bag allowance that depends on the booking user's membership and cabin, a
 cancellation allowed within a day of booking or with insurance. Here such a rule is found and quoted
-with the record fields it names, and nothing else is said of it: no arithmetic, no verdict.
+with the record fields it names. What the rule's own words settle on those fields (a span of time
+past, an "only if" the record fails) is said by rule_verdicts.py; nothing else is concluded.
 
 The prompt is read once per distinct text into blocks (a paragraph or list item, with the heading
 above it and the short label that opens it, "Checked bag allowance:"). A block is on the topic when
