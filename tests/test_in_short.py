@@ -629,7 +629,8 @@ def _why_said(run: Run, by_n: dict, text: str) -> str:
                        for t in run.turns if t.turn > at), text
         assert not any(t.name == tool and not t.is_error for t in sent) and any(e["name"] == tool for e in expected)
         text = text[m.end():]
-    m = re.search(r"\. The failed call sent `(\S+)` \"(\S+)\", which no earlier answer or user message held; \"(\S+)\", "
+    m = re.search(r"\. The failed call sent `(\S+)` \"(\S+)\", which no earlier answer or user message held"
+                  r"(?: \(the digits of \"\S+\" under another name\))?; \"(\S+)\", "
                   r"which the call at turn (\d+) sent, was shown by (?:the user \(turn (\d+)\)|\w+'s answer \(turn (\d+)\)), "
                   r"(only after|before) the failed call\. (?:Look such a value up \(\w+\) before sending it|Send such a value as the log "
                   r"gave it), rather than composing it\.$", text)
@@ -640,6 +641,9 @@ def _why_said(run: Run, by_n: dict, text: str) -> str:
         assert m.group(3) in json.dumps(by_n[int(m.group(4))].arguments), text
         assert m.group(3) in (by_n[shown].content or by_n[shown].result or "") and shown < int(m.group(4)), text
         assert (shown > err) == (m.group(7) == "only after"), text
+        digits = re.search(r'\(the digits of "(\S+)" under another name\)', m.group(0))
+        assert not digits or (re.sub(r"\D", "", digits.group(1)) == re.sub(r"\D", "", m.group(2))
+                              and digits.group(1) == m.group(3)), text
         text = text[:m.start()] + "."
     m = re.search(r" No earlier answer or user message held \"(\S+)\"; the expected \"(\S+)\" was shown by "
                   r"(?:the user \(turn (\d+)\)|\w+'s answer \(turn (\d+)\))\. Send such a value as the log gave it, "
@@ -1204,3 +1208,16 @@ def test_a_failed_call_with_a_value_nothing_showed_names_where_the_right_one_cam
                            *_tool("update_reservation_flights", right, dict(TRIP))],
                 reward=1.0, actions=[{"name": "update_reservation_flights", "kwargs": right}])
     assert not any("which no earlier answer or user message held" in f for f in _facts(told))
+    # an id built from the digits of the right one under another name is said to be so
+    built = _tau(tmp_path, [_user("Move me to HAT311 on 2024-06-10 and use my credit card."),
+                            *_tool("update_reservation_flights", dict(change, payment_id="gift_card_4410963"),
+                                   "Error: payment method not found"),
+                            *_tool("get_user_details", {"user_id": "lena_vogt_3017"}, PROFILE),
+                            *_tool("update_reservation_flights", right, dict(TRIP))],
+                 reward=1.0, actions=[{"name": "update_reservation_flights", "kwargs": right}])
+    [kf] = [f for f in compile_offline(built).in_short if " failed at turn " in f.text]
+    assert "which no earlier answer or user message held (the digits of \"credit_card_4410963\" under another name); " \
+        in kf.text, kf.text
+    _check(built, kf.text, kf.turns)
+    with pytest.raises(AssertionError):
+        _check(built, kf.text.replace('digits of "credit_card_4410963"', 'digits of "credit_card_4410964"'), kf.turns)

@@ -35,6 +35,12 @@ def _id_like(value) -> bool:
         and any(ch.isdigit() for ch in value)
 
 
+def _same_digits(a: str, b: str) -> bool:
+    """Two ids whose digits are one number and whose letters differ: one built from the other."""
+    da, db = "".join(ch for ch in a if ch.isdigit()), "".join(ch for ch in b if ch.isdigit())
+    return len(da) >= 4 and da == db and a != b
+
+
 def _first_holding(r: Reading, value: str) -> Turn | None:
     low = value.lower()
     return next((f for f in r.facts if _occurs(low, r.lower(f))), None)
@@ -64,7 +70,8 @@ def retry_note(r: Reading, err: Call, fix: Call) -> tuple[str, list[int]]:
         return "", []
     u = found[0]
     after = u.shown_by.turn > err.n
-    text = (f". The failed call sent `{u.path}` \"{u.sent}\", which no earlier answer or user message held; "
+    text = (f". The failed call sent `{u.path}` \"{u.sent}\", which no earlier answer or user message held"
+            + (f" (the digits of \"{u.right}\" under another name)" if _same_digits(u.sent, u.right) else "") + "; "
             f"\"{u.right}\", which the call at turn {fix.n} sent, was shown by {u.place()}, "
             + ("only after the failed call" if after else "before the failed call"))
     if after and not t_is_user(u.shown_by):
