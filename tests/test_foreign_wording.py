@@ -446,3 +446,27 @@ def test_a_success_names_the_files_its_patch_changed_when_an_edit_echo_names_non
     [fact] = _in_short(_page(out, data, "acme__tally-52"))
     assert fact.startswith("The run's file changes: edit at turn 2 changed a file the log does not name; submit at "
                            "turn 3 ended the run with a patch of \\`src/main/java/acme/tally/Ledger.java\\`."), fact
+
+
+def test_the_why_of_a_missed_change_stays_on_logs_that_record_expected_calls():
+    """The reasons an expected change was never made or a call failed (a listed record never looked
+    up, an offer let drop, a value nothing had shown, what a quoted rule settles) need the task's
+    expected calls, named JSON arguments, a system prompt or a person who answers: on every importer
+    fixture without them, labelled either way, none is written."""
+    from fixture_runs import RUNS, relabeled
+
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.compilers.reading import read_run
+
+    ours = re.compile(r"Look up every one of the `|^The agent offered the \S+ change at turn |which no earlier answer or "
+                      r"user message held|No earlier answer or user message held|On these fields, ")
+    for run in RUNS:
+        expected = "expected_calls" in (run.task.metadata or {})
+        named = any(isinstance(t.arguments, dict) for t in run.turns if t.type == "function_call")
+        for success in (True, False):
+            labelled = relabeled(run, success)
+            for fact in compile_offline(labelled).in_short:
+                if ours.search(fact.text):
+                    assert named and (expected or "failed at turn" in fact.text), (run.run_id, fact.text)
+                    if fact.text.startswith("The agent offered"):
+                        assert read_run(labelled).has_interlocutor, (run.run_id, fact.text)

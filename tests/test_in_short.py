@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timedelta
 
 import pytest
 from test_page_sentences import RUNS, _flat, _text
@@ -465,8 +466,11 @@ def test_expected_calls_item_by_item_and_the_change_never_made(tmp_path):
     facts = _facts(run)
     changed = _turn_of(run, "credit_card_6604418")
     assert facts[0] == (f"update_reservation_flights at turn {changed} sent `payment_id` \"credit_card_6604418\" where "
-                        "the task expected \"gift_card_7730215\".")
-    assert facts[1].startswith("The task expected update_reservation_passengers(passengers=") \
+                        "the task expected \"gift_card_7730215\". No earlier answer or user message held "
+                        "\"credit_card_6604418\"; the expected \"gift_card_7730215\" was shown by get_reservation_details's "
+                        f"answer (turn {_call_turn(run, 'get_reservation_details')}). Send such a value as the log gave it, "
+                        "rather than composing it.")
+    assert facts[1].startswith("The task expected update_reservation_passengers(reservation_id=\"Q4WZ8N\", passengers=") \
         and "and the run never made that change (the agent's last turn was " in facts[1]
 
 
@@ -480,19 +484,18 @@ def test_a_success_that_made_the_expected_change_says_so(tmp_path):
                            f"update_reservation_flights at turn {_call_turn(run, 'update_reservation_flights')}."]
 
 
-def test_a_success_names_the_record_fields_its_words_relied_on(tmp_path):
+def test_a_success_does_not_list_record_fields_its_words_merely_name(tmp_path):
+    """Fields the agent's words repeat ("basic economy", "no insurance") say nothing of why the run
+    went as it did: the page leaves them out."""
     run = _tau(tmp_path, [
         _agent("Your booking is in basic economy and has no travel insurance, so it cannot be changed."),
         _user("Then please pass me to a person."),
         *_tool("transfer_to_human_agents", {"summary": "User wants to change a booking."}, "Transfer successful"),
     ], reward=1.0, actions=[{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}}],
         record=dict(TRIP, cabin="basic_economy", insurance="no"))  # look-ups only: no change expected
-    looked, said = _call_turn(run, "get_reservation_details"), _turn_of(run, "cannot be changed")
     assert _facts(run) == [
         f"The task expected no change; the run's only state-changing call was transfer_to_human_agents at turn "
-        f"{_call_turn(run, 'transfer_to_human_agents')}.",
-        f"The record get_reservation_details returned at turn {looked} holds `cabin` \"basic_economy\" and "
-        f"`insurance` \"no\", and the agent's own words after it (turn {said}) name them."]
+        f"{_call_turn(run, 'transfer_to_human_agents')}."]
 
 
 def test_an_expected_look_up_never_made_is_named(tmp_path):
@@ -557,13 +560,114 @@ def _said_about_rule(run: Run, by_n: dict, text: str) -> str:
     return text
 
 
+def _before(run: Run, n: int) -> str:
+    """Every user message and answer before turn ``n``, as one text."""
+    return "\n".join(x for t in run.turns if t.turn < n for x in (t.content if t.role == "user" else None, t.result)
+                     if x)
+
+
+def _rule_verdict(run: Run, by_n: dict, said: str) -> str:
+    """What a quoted rule settles on the record's fields (rule_verdicts.py), checked and cut out:
+    a span the record's time is past by the prompt's own now, an "only if" whose thing the record
+    says it has none of, and the alternatives left quoted from the prompt."""
+    m = re.search(r" On these fields, (.+?)\.(?: So (?:of this rule only (.+) could still have allowed|the rule did not "
+                  r"allow) this (\w+)\.)?(?= |$)", said)
+    if not m:
+        return said
+    system = next(t for t in run.turns if t.type == "message" and t.role == "system")
+    prompt = " ".join((system.content or "").split())
+    now = datetime.strptime(re.search(r"current time is (\S+ \S+)", prompt).group(1), "%Y-%m-%d %H:%M:%S")
+    looked = {k: v for place in re.findall(r"\(turn (\d+)\) gave", said)
+              for k, v in json.loads(by_n[int(place)].result).items()}
+    for part in m.group(1).split("; "):
+        span = re.fullmatch(r"`(\w+)` is more than (\d+) (hour|day|week)s? before the current time, so \"(.+)\" does "
+                            r"not hold", part)
+        only = re.fullmatch(r"`(\w+)` is (\"[^\"]*\"), so \"(only if .+)\" does not hold", part)
+        assert span or only, part
+        if span:
+            gap = now - datetime.fromisoformat(looked[span.group(1)])
+            assert gap > timedelta(**{span.group(3) + "s": int(span.group(2))}), part
+            assert span.group(4) in prompt and span.group(4).startswith("within " + span.group(2)), part
+        else:
+            assert json.dumps(looked[only.group(1)]) == only.group(2) and only.group(2).lower() in ('"no"', '"none"')
+            assert only.group(3) in prompt and only.group(1) in only.group(3), part
+    for left in re.findall(r'"([^"]+)"', m.group(2) or ""):
+        assert left in prompt, left
+    return said[:m.start()] + said[m.end():]
+
+
+def _why_said(run: Run, by_n: dict, text: str) -> str:
+    """The reasons put before or after an expected-call fact (lookup_coverage.py, offers.py,
+    unshown_values.py), each checked against the turns it names and cut off the fact."""
+    expected = json.loads((run.task.metadata or {}).get("expected_calls") or "[]")
+    sent = [t for t in run.turns if t.type == "function_call"]
+    m = re.fullmatch(r"The run looked up (\d+) of the (\d+) `(\w+)` the record (\S+) returned at turn (\d+) lists"
+                     r"(?: \((.+?)\))?, never (.+?); the task expected (.+), and the run never made (?:that change|those "
+                     r"changes) \(the agent's last turn was \d+\)\. Look up every one of the `\3` a record lists before "
+                     r"deciding which of them to change\.", text)
+    if m:  # the list is in that answer; the ones named looked up were sent to look-ups, the others never sent at all
+        listed = json.loads(by_n[int(m.group(5))].result)[m.group(3)]
+        looked = re.split(r", | and ", m.group(6) or "") if m.group(6) else []
+        never = re.split(r", | and ", m.group(7))
+        assert len(listed) == int(m.group(2)) and len(looked) == int(m.group(1)) and set(looked) | set(never) == set(listed)
+        assert all(any(x in json.dumps(t.arguments) and is_read_only(t) for t in sent) for x in looked), text
+        for tools, items in re.findall(r"((?:\w+(?:, | and )?)+?) on ((?:[\w-]+(?:, | and )?)+)", m.group(8)):
+            for tool in re.split(r", | and ", tools):
+                for item in re.split(r", | and ", items):
+                    assert item in never and not any(item in json.dumps(t.arguments) for t in sent), text
+                    assert any(e["name"] == tool and item in json.dumps(e["arguments"]) for e in expected), text
+        return ""
+    m = re.match(r"The agent offered the (\w+) change at turn (\d+) \(\"(.+?)\"\); the user (?:agreed at turn (\d+)|"
+                 r"answered at turn (\d+) \(\"(.+?)\"\)); no later agent message named the (\w+) again, and the run never "
+                 r"made that change\. Come back to a change you offered until the user takes it or turns it down\. ", text)
+    if m:
+        tool, at, reply = m.group(1), int(m.group(2)), int(m.group(4) or m.group(5))
+        assert by_n[at].role == "assistant" and m.group(3).rstrip(" …") in " ".join(by_n[at].content.split()), text
+        assert by_n[reply].role == "user" and reply > at, text
+        assert m.group(6) is None or m.group(6).rstrip(" …") in " ".join(by_n[reply].content.split()), text
+        assert not any(t.role == "assistant" and t.type == "message" and m.group(7) in (t.content or "").lower()
+                       for t in run.turns if t.turn > at), text
+        assert not any(t.name == tool and not t.is_error for t in sent) and any(e["name"] == tool for e in expected)
+        text = text[m.end():]
+    m = re.search(r"\. The failed call sent `(\S+)` \"(\S+)\", which no earlier answer or user message held"
+                  r"(?: \(the digits of \"\S+\" under another name\))?; \"(\S+)\", "
+                  r"which the call at turn (\d+) sent, was shown by (?:the user \(turn (\d+)\)|\w+'s answer \(turn (\d+)\)), "
+                  r"(only after|before) the failed call\. (?:Look such a value up \(\w+\) before sending it|Send such a value as the log "
+                  r"gave it), rather than composing it\.$", text)
+    if m:
+        err = int(re.match(r"\S+(?: \(\S+\))? failed at turn (\d+)", text).group(1))
+        shown = int(m.group(5) or m.group(6))
+        assert m.group(2).lower() not in _before(run, err).lower(), text
+        assert m.group(3) in json.dumps(by_n[int(m.group(4))].arguments), text
+        assert m.group(3) in (by_n[shown].content or by_n[shown].result or "") and shown < int(m.group(4)), text
+        assert (shown > err) == (m.group(7) == "only after"), text
+        digits = re.search(r'\(the digits of "(\S+)" under another name\)', m.group(0))
+        assert not digits or (re.sub(r"\D", "", digits.group(1)) == re.sub(r"\D", "", m.group(2))
+                              and digits.group(1) == m.group(3)), text
+        text = text[:m.start()] + "."
+    m = re.search(r" No earlier answer or user message held \"(\S+)\"; the expected \"(\S+)\" was shown by "
+                  r"(?:the user \(turn (\d+)\)|\w+'s answer \(turn (\d+)\))\. Send such a value as the log gave it, "
+                  r"rather than composing it\.$", text)
+    if m:
+        call = int(re.match(r"\S+ at turn (\d+) sent", text).group(1))
+        shown = int(m.group(3) or m.group(4))
+        assert m.group(1).lower() not in _before(run, call).lower() and m.group(1) in json.dumps(by_n[call].arguments)
+        assert m.group(2) in (by_n[shown].content or by_n[shown].result or "") and shown < call, text
+        assert any(m.group(2) in json.dumps(e["arguments"]) for e in expected), text
+        text = text[:m.start()]
+    return text
+
+
 def _check(run: Run, text: str, turns: list[int]) -> None:
     by_n = {t.turn: t for t in run.turns}
     assert all(n in by_n for n in turns), (text, turns)
     text = _said_about_rule(run, by_n, text)
     if " The system prompt's rule on " in text:
         text, said = text.split(" The system prompt's rule on ", 1)
-        _rule_said(run, by_n, said)
+        _rule_said(run, by_n, _rule_verdict(run, by_n, said))
+    text = _why_said(run, by_n, text)
+    if not text:
+        return
     m = re.fullmatch(r"(\S+)(?: \((\S+)\))? failed at turns? ([\d, and]+?)(?: and \d+ more)? \((?:(?:the last: )?\"(.*)\""
                      r"|(no output recorded))\), and no later (.+) call went through\.", text)
     if m:  # a shell tool is named with the program it ran, the one no later call of went through
@@ -712,16 +816,6 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
     if m:
         assert expected is not None and not changes and run.outcome.success, text
         assert len(re.findall(r" at turn (\d+)", m.group(1) or "")) == len(made), text
-        return
-    m = re.fullmatch(r"The record (\S+) returned at turn (\d+) holds (.+), and the agent's own words after it "
-                     r"\(turns? (.+)\) name (?:it|them)\.", text)
-    if m:  # each value is in the record, and the agent's later turns hold it as words
-        record = by_n[int(m.group(2))]
-        said = _flat(" ".join(_text(by_n[int(n)]) + " " + (by_n[int(n)].reasoning or "")
-                              for n in re.findall(r"\d+", m.group(4)))).replace("-", " ").replace("_", " ")
-        for key, value in re.findall(r"`(\w+)` (\"[^\"]*\")", m.group(3)):
-            assert record.name == m.group(1) and value in record.result, text
-            assert json.loads(value).replace("_", " ").lower() in said, (value, text)
         return
     m = re.fullmatch(r"(?:The (\S+) call at turn (\d+) gave ([\d,.]+)|(\S+) at turn (\d+) paid \$([\d,.]+) in all), above "
                      r"the \$([\d,.]+) limit (?:the user gave at turn (\d+)|the task's instruction gives the user)(.*)\.", text)
@@ -1099,3 +1193,116 @@ def test_every_fact_holds_on_every_fixture_run_under_either_verdict(success):
             _check(run, fact.text, fact.turns)
             seen += 1
     assert seen >= len(RUNS)
+
+
+# --- why expected changes were not made: records never looked up, offers let drop, values never shown ---
+
+PROFILE = {"name": {"first_name": "Lena", "last_name": "Vogt"}, "membership": "gold",
+           "payment_methods": {"gift_card_7730215": {"source": "gift_card", "amount": 80, "id": "gift_card_7730215"},
+                               "credit_card_4410963": {"source": "credit_card", "last_four": "0963",
+                                                       "id": "credit_card_4410963"}},
+           "reservations": ["Q4WZ8N", "M7TR2D", "PX51KA", "ZB08HE"]}
+
+
+def test_changes_on_listed_records_never_looked_up_are_said_with_the_records_and_what_to_do(tmp_path):
+    def cabin(rid):
+        return {"name": "update_reservation_flights", "kwargs": {
+            "reservation_id": rid, "cabin": "economy", "payment_id": "gift_card_7730215",
+            "flights": [{"flight_number": "HAT907", "date": "2024-06-09"}]}}
+    expected = [cabin("Q4WZ8N"), cabin("PX51KA"), cabin("ZB08HE")]
+    run = _tau(tmp_path, [*_tool("get_user_details", {"user_id": "lena_vogt_3017"}, PROFILE),
+                          *_tool("get_reservation_details", {"reservation_id": "M7TR2D"}, dict(TRIP, reservation_id="M7TR2D")),
+                          _agent("Shall I move Q4WZ8N to economy?"), _user("Yes."),
+                          *_tool("update_reservation_flights", expected[0]["kwargs"], dict(TRIP))],
+               reward=0.0, actions=expected, instruction="You are lena_vogt_3017. Downgrade all your trips to economy.")
+    facts = compile_offline(run).in_short
+    [fact] = [f for f in facts if f.kind == "missed-change"]
+    profile = _call_turn(run, "get_user_details")
+    assert fact.text.startswith(
+        f"The run looked up 2 of the 4 `reservations` the record get_user_details returned at turn {profile} lists "
+        "(Q4WZ8N and M7TR2D), never PX51KA and ZB08HE; the task expected update_reservation_flights on PX51KA and "
+        "ZB08HE, and the run never made those changes (the agent's last turn was ")
+    assert fact.text.endswith("Look up every one of the `reservations` a record lists before deciding which of them "
+                              "to change.") and profile in fact.turns
+    assert facts[0] == fact  # why the run failed comes first
+    _check(run, fact.text, fact.turns)
+    with pytest.raises(AssertionError):  # the check reads the list: a wrong count fails it
+        _check(run, fact.text.replace("2 of the 4", "2 of the 5"), fact.turns)
+    # every listed record looked up: the changes were missed for another reason, and no such sentence is written
+    looked_all = _tau(tmp_path, [*_tool("get_user_details", {"user_id": "lena_vogt_3017"}, PROFILE),
+                                 *[m for rid in ("M7TR2D", "PX51KA", "ZB08HE") for m in _tool(
+                                     "get_reservation_details", {"reservation_id": rid}, dict(TRIP, reservation_id=rid))]],
+                      reward=0.0, actions=expected)
+    assert not any("never PX51KA" in f or "Look up every" in f for f in _facts(looked_all))
+
+
+CERTIFICATE = {"name": "send_certificate", "kwargs": {"user_id": "lena_vogt_3017", "amount": 100}}
+
+
+@pytest.mark.parametrize("reply, later, said", [
+    ("Hmm, I'm not certain. First tell me when my flight leaves?", "It leaves on 2024-06-09.", True),
+    ("No, thank you. When does my flight leave?", "It leaves on 2024-06-09.", False),  # turned down: nothing to follow
+    ("Hmm, maybe. When does my flight leave?", "It leaves on 2024-06-09; the certificate can wait.", False),
+])
+def test_an_offered_change_the_run_let_drop_is_said_with_the_offer_and_the_answer(tmp_path, reply, later, said):
+    run = _tau(tmp_path, [_user("My flight was delayed for hours, I am upset. There were 3 passengers on it, I believe."),
+                          _agent("The reservation lists 2 passengers."),
+                          _agent("I am sorry. As a gold member you can get a $100 travel certificate. Would you like me "
+                                 "to issue this certificate to your account?"),
+                          _user(reply), _agent(later)], reward=0.0, actions=[CERTIFICATE])
+    facts = compile_offline(run).in_short
+    [fact] = [f for f in facts if f.kind == "missed-change"]
+    offered, answered = _turn_of(run, "travel certificate"), _turn_of(run, reply[:12])
+    if not said:
+        assert not fact.text.startswith("The agent offered"), fact.text
+        return
+    assert fact.text.startswith(
+        f"The agent offered the send_certificate change at turn {offered} (\"As a gold member you can get a "
+        "$100 travel certificate. Would you like me to issue this certificate to your account?\"); the user answered at "
+        f"turn {answered} (\"{reply}\"); no later agent message named the certificate again, and the run never made that "
+        "change. Come back to a change you offered until the user takes it or turns it down. The task expected "
+        "send_certificate(amount=100, user_id=\"lena_vogt_3017\")"), fact.text
+    assert offered in fact.turns and answered in fact.turns
+    assert facts[0] == fact and facts[1].kind == "count"  # the offer let drop leads; the checked count comes after
+    _check(run, fact.text, fact.turns)
+
+
+def test_a_failed_call_with_a_value_nothing_showed_names_where_the_right_one_came_from(tmp_path):
+    change = {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "credit_card_7730215",
+              "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}]}
+    right = dict(change, payment_id="credit_card_4410963")
+    run = _tau(tmp_path, [_user("Move me to HAT311 on 2024-06-10 and use my credit card."),
+                          *_tool("update_reservation_flights", change, "Error: payment method not found"),
+                          *_tool("get_user_details", {"user_id": "lena_vogt_3017"}, PROFILE),
+                          *_tool("update_reservation_flights", right, dict(TRIP))],
+               reward=1.0, actions=[{"name": "update_reservation_flights", "kwargs": right}])
+    failed, profile = _turn_of(run, "credit_card_7730215"), _call_turn(run, "get_user_details")
+    fixed = _turn_of(run, "\"credit_card_4410963\", \"flights")
+    [fact] = [f for f in _facts(run) if " failed at turn " in f]
+    assert fact == (f"update_reservation_flights failed at turn {failed}; a later update_reservation_flights call went "
+                    f"through at turn {fixed}. The failed call sent `payment_id` \"credit_card_7730215\", which no earlier "
+                    f"answer or user message held; \"credit_card_4410963\", which the call at turn {fixed} sent, was shown by "
+                    f"get_user_details's answer (turn {profile}), only after the failed call. Look such a value up "
+                    "(get_user_details) before sending it, rather than composing it.")
+    [kf] = [f for f in compile_offline(run).in_short if f.text == fact]
+    _check(run, kf.text, kf.turns)
+    # the id the user gave is no value made up, even when the call failed for another reason
+    told = _tau(tmp_path, [_user("Move me to HAT311 on 2024-06-10 and pay with credit_card_7730215."),
+                           *_tool("update_reservation_flights", change, "Error: payment method not found"),
+                           *_tool("get_user_details", {"user_id": "lena_vogt_3017"}, PROFILE),
+                           *_tool("update_reservation_flights", right, dict(TRIP))],
+                reward=1.0, actions=[{"name": "update_reservation_flights", "kwargs": right}])
+    assert not any("which no earlier answer or user message held" in f for f in _facts(told))
+    # an id built from the digits of the right one under another name is said to be so
+    built = _tau(tmp_path, [_user("Move me to HAT311 on 2024-06-10 and use my credit card."),
+                            *_tool("update_reservation_flights", dict(change, payment_id="gift_card_4410963"),
+                                   "Error: payment method not found"),
+                            *_tool("get_user_details", {"user_id": "lena_vogt_3017"}, PROFILE),
+                            *_tool("update_reservation_flights", right, dict(TRIP))],
+                 reward=1.0, actions=[{"name": "update_reservation_flights", "kwargs": right}])
+    [kf] = [f for f in compile_offline(built).in_short if " failed at turn " in f.text]
+    assert "which no earlier answer or user message held (the digits of \"credit_card_4410963\" under another name); " \
+        in kf.text, kf.text
+    _check(built, kf.text, kf.turns)
+    with pytest.raises(AssertionError):
+        _check(built, kf.text.replace('digits of "credit_card_4410963"', 'digits of "credit_card_4410964"'), kf.turns)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from tau_messages import agent as _agent, tool as _tool, user as _user
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.runs import load
@@ -142,7 +144,9 @@ def test_a_cancellation_the_task_did_not_expect_gets_the_cancel_rule_and_the_rec
         f"{RULE} cancel_reservation (turn 0): \"Any booking can be cancelled within 48 hours of being made, or when the "
         "carrier cancelled a flight of it.\" \"Otherwise, economy and basic economy bookings can be cancelled only with "
         f"cover bought, and business bookings always.\"; get_reservation_details (turn {looked}) gave `created_at` "
-        "\"2024-05-28T16:40:00\" (over 3 days before the current time the system prompt gives) and `cabin` \"economy\".")
+        "\"2024-05-28T16:40:00\" (over 3 days before the current time the system prompt gives) and `cabin` \"economy\". "
+        "On these fields, `created_at` is more than 48 hours before the current time, so \"within 48 hours of being made\" "
+        "does not hold.")
     # the refund sentence names the action's section too, but no value of the record
     assert "Refunds go back" not in fact.text
 
@@ -271,7 +275,9 @@ def test_the_users_own_answer_on_a_condition_no_record_holds_is_quoted(tmp_path)
                                       _user("Neither, really. A birthday party moved, so I will not travel.")])
     answer = next(t.turn for t in run.turns if t.role == "user" and "Neither" in (t.content or ""))
     assert f"{CANCEL_RULE} {COVER_RULE}" in fact.text
-    assert fact.text.endswith(f"`cover` \"yes\". The user's words on its condition (turn {answer}): "
+    assert fact.text.endswith(f"`cover` \"yes\". On these fields, `created_at` is more than 48 hours before the current "
+                              "time, so \"within 48 hours of being made\" does not hold. The user's words on its "
+                              f"condition (turn {answer}): "
                               "\"Neither, really. A birthday party moved, so I will not travel.\"")
     assert answer in fact.turns and "not met" not in fact.text
 
@@ -358,3 +364,45 @@ def test_a_permission_under_a_condition_is_not_called_allowed(tmp_path):
     assert f"{RULE} cancel_reservation" in fact.text and "can be cancelled within 48 hours" in fact.text
     assert fact.text.endswith("that it could not: \"K2PL7Q was booked days ago, so it cannot be cancelled.\"; the task "
                               "expected cancel_reservation."), fact.text
+
+
+# --- what a permission rule settles on the record's fields (rule_verdicts.py) ---
+
+INSURED = POLICY.replace("can be cancelled only with cover bought", "can be cancelled only if travel insurance is bought")
+
+
+def _cancel(tmp_path, trip, policy=INSURED):
+    messages = [_user("Please cancel K2PL7Q."), *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, trip),
+                _agent("Shall I cancel K2PL7Q?"), _user("Yes."),
+                *_tool("cancel_reservation", {"reservation_id": "K2PL7Q"}, dict(trip, status="cancelled"))]
+    run = _run(tmp_path, messages, [{"name": "get_reservation_details", "kwargs": {"reservation_id": "K2PL7Q"}}],
+               policy=policy)
+    [fact] = [f for f in _facts(run) if f.kind == "unexpected-change"]
+    return run, fact
+
+
+def test_a_rule_whose_conditions_the_fields_fail_says_so_and_what_it_still_allowed(tmp_path):
+    """Booked 3 days before the prompt's now and no insurance: the span and the only-if both fail,
+    and the one alternative no field checks (the carrier's cancellation) is carried, not assumed."""
+    run, fact = _cancel(tmp_path, TRIP)
+    assert fact.text.endswith(
+        "On these fields, `created_at` is more than 48 hours before the current time, so \"within 48 hours of being made\" "
+        "does not hold; `insurance` is \"no\", so \"only if travel insurance is bought\" does not hold. So of this rule "
+        "only \"when the carrier cancelled a flight of it\" could still have allowed this cancel_reservation."), fact.text
+    from test_in_short import _check
+    _check(run, fact.text, fact.turns)
+    with pytest.raises(AssertionError):  # the check reads the record: a field it does not hold fails it
+        _check(run, fact.text.replace('`insurance` is "no"', '`insurance` is "none"'), fact.turns)
+
+
+@pytest.mark.parametrize("trip, policy, said, concluded", [
+    (dict(TRIP, cabin="business"), INSURED, True, False),  # the business part of the sentence applies: it is open
+    (dict(TRIP, created_at="2024-05-31T20:00:00"), INSURED, True, False),  # booked 14 hours before: within the span
+    (dict(TRIP, insurance="yes"), INSURED, True, False),  # insured: the only-if may hold
+    (TRIP, INSURED.replace("only if travel insurance is bought", "only if travel insurance is bought or the user is a "
+                           "platinum member"), True, False),  # one of two alternatives failing settles nothing
+])
+def test_a_rule_the_fields_do_not_settle_gets_no_conclusion(tmp_path, trip, policy, said, concluded):
+    _run_, fact = _cancel(tmp_path, trip, policy)
+    assert ("On these fields" in fact.text) == said, fact.text
+    assert ("could still have allowed" in fact.text or "did not allow" in fact.text) == concluded, fact.text

@@ -48,8 +48,12 @@ def _value(v) -> str:
 
 
 def _call(c: dict) -> str:
-    args = ", ".join(f"{k}={_value(v)}" for k, v in sorted(c["arguments"].items()))
-    return f"{c['name']}({clip(args, 120)})"
+    """The call with its plain arguments (an id, an amount) whole and first: they say which record
+    a call acts on, so a long list or object is what gets clipped, never them."""
+    items = sorted(c["arguments"].items(), key=lambda kv: (isinstance(kv[1], (dict, list)), str(kv[0])))
+    plain = [f"{k}={_value(v)}" for k, v in items if not isinstance(v, (dict, list))]
+    nested = [f"{k}={_value(v)}" for k, v in items if isinstance(v, (dict, list))]
+    return f"{c['name']}(" + ", ".join(plain + ([clip(", ".join(nested), 80)] if nested else [])) + ")"
 
 
 _ABSENT = object()

@@ -8,11 +8,15 @@ limit or a count the user gave that a number of the log contradicts (claim_facts
 call sent (item by item), an expected change never made (each with the run's own rule on it and
 the record fields that rule names, where one clearly governs: rule_reasons.py), errors no later
 call got past, the harness's stop. Where none of these is established the page says so instead of guessing.
+
+A failed run's page leads with why, when the log shows it: the expected changes acted on records a
+listed look-up named and the run never opened (lookup_coverage.py), or on an offer the agent made
+and let drop (offers.py); a value a call sent that nothing had shown is said beside the value that
+was right (unshown_values.py).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 
@@ -22,21 +26,24 @@ from .claim_facts import count_facts, limit_facts, wrong_comparisons
 from .error_listings import listed_in_errors
 from .expected_calls import (call_text, differences, expected_changes, made_as_expected, missed_changes,
                              missed_lookups, shown_value)
+from .lookup_coverage import unlooked
+from .offers import unmade_offer
+from .unshown_values import expected_note, retry_note
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
 from .near_words import near_look_up, near_phrase
 from .page_notes import answer_source, listed_names
 from .qa_facts import qa_facts
-from .reading import Call, Reading, harness_reason
+from .reading import Call, Reading, harness_reason, leaves
 from . import rule_reasons
-from .record_words import named_fields
 from .schema import KeyFact
 from .text import clip
 from .time_claims import time_facts
 from .value_sources import credited_kinds
 
 MAX_FACTS = 3
+LEADS = "in_short.leads"  # Reading.memo: texts of facts that say why a failed run failed (they come first)
 
 
 def _kind(facts: list[KeyFact], kind: str) -> list[KeyFact]:
@@ -48,7 +55,12 @@ def in_short(r: Reading) -> list[KeyFact]:
     log's own records establish for this outcome."""
     facts = (_kind(wrong_comparisons(r)[:1], "comparison") + _kind(time_facts(r)[:1], "time")
              + _kind(limit_facts(r)[:1], "limit") + _kind(count_facts(r)[:1], "count"))
-    facts += _success_facts(r) if r.run.outcome.success else _failure_facts(r)
+    if r.run.outcome.success:
+        facts += _success_facts(r)
+    else:
+        failed = _failure_facts(r)
+        leads = r.memo.get(LEADS, [])
+        facts = [f for f in failed if f.text in leads] + facts + [f for f in failed if f.text not in leads]
     facts = qa_facts(r, facts)
     kept: list[KeyFact] = []
     for f in facts:
@@ -168,20 +180,45 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
         elif diffs:
             parts = [f"`{k}` {shown_value(got)} where the task expected {shown_value(want)}" for k, want, got in diffs[:2]]
             more = len(diffs) - 2
+            note, shown = expected_note(r, c, diffs)  # a value nothing had shown, where the expected one was
             out.append(_why(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
-                                    + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else "."),
-                                    [c.n], "arguments", _differing_args(r, c, diffs)),
+                                    + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else ".")
+                                    + note, [c.n] + shown, "arguments", _differing_args(r, c, diffs)),
                             rule_reasons.for_arguments(r, c, [k for k, _, _ in diffs[:2]], said)))
     missed = missed_changes(r)
     if missed:  # second: after the first change that went wrong, before the others
         last = max((t.turn for t in r.run.turns if t.turn not in {h.turn for h in r.harness}
                     and (t.type == "function_call" or t.role == "assistant")), default=None)
-        out.append(_why(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}, and the run never made "
-                                + ("that change" if len(missed) == 1 else "those changes")
-                                + (f" (the agent's last turn was {last})." if last is not None else "."),
-                                [last] if last is not None else [], "missed-change"),
+        cover = unlooked(r, missed)  # why first: the records those changes act on were never looked up
+        if cover is not None and len(cover.explains) == len(missed):
+            by_items: dict[tuple[str, ...], list[str]] = {}  # tools that were to act on the same items, told once
+            for name, on in _on_items(cover).items():
+                by_items.setdefault(tuple(on), []).append(name)
+            text = cover.text(join([f"{join(names, 4)} on {join(list(on), 6)}" for on, names in by_items.items()], 3),
+                              last)
+            why_turns = [cover.turn]
+        else:
+            offer = unmade_offer(r, missed[0]) if len(missed) == 1 else None  # why first: an offer let drop
+            text = (offer.text(missed[0]["name"]) + " " if offer else "") + (
+                    f"The task expected {join([call_text(e) for e in missed], 3)}, and the run never made "
+                    + ("that change" if len(missed) == 1 else "those changes")
+                    + (f" (the agent's last turn was {last})." if last is not None else "."))
+            why_turns = [offer.at, offer.reply_at] if offer else []
+        out.append(_why(KeyFact(text, why_turns + ([last] if last is not None else []),
+                                "missed-change"),
                         rule_reasons.for_missed(r, missed[0], said) if len(missed) == 1 else None))
+        if why_turns:  # it says why the run failed, not only what differed: it leads the page
+            r.memo.setdefault(LEADS, []).append(out[-1].text)
         out.insert(1, out.pop())
+    return out
+
+
+def _on_items(cover) -> dict[str, list[str]]:
+    """Each tool of the changes a look-up list explains, with the listed items it was to act on."""
+    out: dict[str, list[str]] = {}
+    for e in cover.explains:
+        on = [v for _p, v in leaves(e["arguments"]) if v in cover.missed_on]
+        out.setdefault(e["name"], []).extend(x for x in on if x not in out.get(e["name"], []))
     return out
 
 
@@ -273,22 +310,6 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     return facts
 
 
-def _acted_on(r: Reading, until: int | None) -> list[KeyFact]:
-    """The fields of the last look-up before the settling change (or the end) that the agent's
-    own later words name (record_words.py): what it acted on, said as the record's values."""
-    for c in reversed(r.calls):
-        if c.writes or c.error or (until is not None and c.n > until):
-            continue
-        fields = named_fields(r, c)
-        if fields:
-            values = [f"`{key}` {json.dumps(value, ensure_ascii=False)}" for key, value, _ in fields]
-            said = sorted({n for _, _, quoted in fields for n, _ in quoted})
-            return [KeyFact(f"The record {c.name} returned at turn {c.n} holds {join(values, 3)}, and the agent's own "
-                            f"words after it (turn{'s' if len(said) > 1 else ''} {join(list(map(str, said)), 3)}) name "
-                            + ("it." if len(fields) == 1 else "them."), [c.n] + said[:2])]
-    return []
-
-
 def _got_past(r: Reading) -> list[KeyFact]:
     """The run's first error and the later call of the same program that went through, with what
     the log shows of how: it sent a name the error listed, or left out the quote marks the
@@ -309,8 +330,9 @@ def _got_past(r: Reading) -> list[KeyFact]:
             how = f", sending \"{listed[' '.join(sent.split()).casefold()]}\", a name the error had listed"
         if _in_quote_marks(err.turn.arguments) and not any(q in sent for q in _QUOTES):
             how += "; the failed call had sent its text inside quote marks, this one none"
+    note, shown = retry_note(r, err, fix)  # a value sent that nothing had shown, and where the right one came from
     return [KeyFact(f"{ran_name(err)} failed at turn {err.n}; a later {what_ran(fix.turn)} call went through at turn {fix.n}"
-                    f"{how}.", [err.n, fix.n])]
+                    f"{how}{note}.", [err.n, fix.n] + shown)]
 
 
 RESTATES = "in_short.restates"  # Reading.memo: texts of success facts that only say what the run did
@@ -365,7 +387,6 @@ def _success_facts(r: Reading) -> list[KeyFact]:
                                          [c.n], "arguments", [f"{c.name}.{k}" for k in names]))
     _restating(r, facts)
     facts += _got_past(r)
-    facts += _acted_on(r, writes[-1].n if writes else None)
     if not facts and writes:
         facts += what_changed(r)
     if not facts and writes:

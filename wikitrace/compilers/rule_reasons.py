@@ -4,7 +4,8 @@ A page that says "`nonfree_baggages` 1 where the task expected 0" says what went
 The why is usually a rule of the run's system prompt (a policy) applied to values of the records the
 run looked up: a checked-bag allowance that depends on the booking user's membership and cabin, a
 cancellation allowed within a day of booking or with insurance. Here such a rule is found and quoted
-with the record fields it names, and nothing else is said of it: no arithmetic, no verdict.
+with the record fields it names. What the rule's own words settle on those fields (a span of time
+past, an "only if" the record fails) is said by rule_verdicts.py; nothing else is concluded.
 
 The prompt is read once per distinct text into blocks (a paragraph or list item, with the heading
 above it and the short label that opens it, "Checked bag allowance:"). A block is on the topic when
@@ -30,12 +31,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache
 
-from . import rule_talk
+from . import rule_talk, rule_verdicts
 from .arguments import _last_key
 from .reading import Call, Reading, leaves
 from .record_facts import _when, stated_now
 from .rule_blocks import _Block, _Sentence, _blocks, _loosely_names
-from .rules import _stem, action_verb
+from .rules import _stem, _words, action_verb
 from .insight_words import join
 from .text import clip_words
 
@@ -321,6 +322,14 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
         text += "; " + "; ".join(f"{where} " + join(parts, 4)
                                  for where, parts in by_place.items())
     text = text if text.endswith(('."', '!"', '?"')) else text + "."
+    if whole_call and before is not None:  # a change that went through: what the rule concludes on its fields
+        settled = rule_verdicts.verdict(
+            texts, [(f.key, _when(f.value)) for f in named if f.moment and _when(f.value) is not None],
+            [(f.key, f.key_words, f.shown) for f in named if _absent(f.value)], stated_now(r), _words,
+            lambda part: any(f.phrase and f.phrase in part.lower() and _on_its_own(part.lower(), f.phrase)
+                             for f in facts), tool)
+        if settled:
+            text += " " + settled
     words = rule_talk.condition_words(texts, action_verb(tool))
     if words:  # less the words naming the action's thing, its sections and the record's fields
         words -= head.union(*(b.heading | b.label_words for b, _ in quoted), *(f.key_words for f in facts))

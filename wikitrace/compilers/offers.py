@@ -1,0 +1,99 @@
+"""An expected change the agent offered the user and then never made.
+
+An agent that puts a change to the user ("Would you like me to issue a $50 certificate?") and
+gets no refusal, then lets the talk move on and never comes back to it, loses a change it had
+already found due. Read off the log alone: an agent message that puts something to the user
+names the thing the expected tool acts on (``certificate`` of ``send_certificate``) and every
+number the expected call sends; the user's next message does not open with a refusal; no later
+agent message names the thing again; and no call of that tool went through. Only logs with a
+user who answers the agent have offers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .consent import _PUTS_TO_USER, AGREES, REFUSES, answer_kind
+from .reading import Reading, leaves, t_is_user
+from .rules import _stem
+from .text import clip_words
+
+_WORD = re.compile(r"[a-z]+")
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|unable)\b|n't\b", re.I)  # an offer says none of these of itself
+_NAME_PARTS = re.compile(r"[\W_]+|(?<=[a-z])(?=[A-Z])")
+
+
+@dataclass
+class Offer:
+    at: int  # the agent's message that put the change to the user
+    thing: str  # the word of that message naming what the tool acts on
+    said: str  # its sentence naming the thing
+    reply_at: int
+    reply: str
+    agreed: bool
+
+    def text(self, tool: str) -> str:
+        answer = (f"the user agreed at turn {self.reply_at}" if self.agreed
+                  else f"the user answered at turn {self.reply_at} (\"{self.reply}\")")
+        return (f"The agent offered the {tool} change at turn {self.at} (\"{self.said}\"); {answer}; no later agent "
+                f"message named the {self.thing} again, and the run never made that change. Come back to a change you "
+                "offered until the user takes it or turns it down.")
+
+
+def _thing(tool: str) -> str | None:
+    parts = [w for w in _NAME_PARTS.split(tool or "") if len(w) >= 3]
+    return _stem(parts[-1]) if len(parts) >= 2 else None  # a one-word tool names an action, not a thing
+
+
+def _names(text: str, thing: str) -> bool:
+    return any(_stem(w) == thing for w in _WORD.findall(text.lower()))
+
+
+def _numbers(args) -> list[str]:
+    out = []
+    for _p, v in leaves(args):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out.append(f"{v:g}" if isinstance(v, float) else str(v))
+    return out
+
+
+def _has_number(text: str, n: str) -> bool:
+    return re.search(r"(?<![\d.])" + re.escape(n) + r"(?:\.0+)?(?![\d])", text) is not None
+
+
+def unmade_offer(r: Reading, expected: dict) -> Offer | None:
+    """The offer of this expected change that the run let drop, or None."""
+    if not r.has_interlocutor:
+        return None
+    name = expected.get("name") or ""
+    thing = _thing(name)
+    if thing is None or any(c.name == name and c.writes and not c.error for c in r.calls):
+        return None
+    numbers = _numbers(expected.get("arguments"))
+    turns = r.run.turns
+    for i, t in enumerate(turns):
+        if t.type != "message" or t.role != "assistant" or not t.content:
+            continue
+        sentences = re.split(r"(?<=[.!?])\s+", " ".join(t.content.split()))
+        # the sentence that puts it to the user names the thing, and says no "not" of it
+        asked = next((s for s in sentences if _PUTS_TO_USER.search(s) and _names(s, thing) and not _NEGATION.search(s)),
+                     None)
+        if asked is None or not all(_has_number(t.content, n) for n in numbers):
+            continue
+        reply = next((u for u in turns[i + 1:] if t_is_user(u) and u.turn in r.replies), None)
+        if reply is None:
+            return None
+        kind = answer_kind(reply.content or "")
+        if kind == REFUSES:
+            return None
+        if any(u.type == "message" and u.role == "assistant" and _names(u.content or "", thing)
+               for u in turns[i + 1:]):
+            return None  # the agent came back to it: what happened then is another story
+        word = next(w for w in _WORD.findall(asked.lower()) if _stem(w) == thing)
+        priced = next((s for s in sentences if s != asked and numbers and all(_has_number(s, n) for n in numbers)
+                       and not all(_has_number(asked, n) for n in numbers)), None)  # what it offered, when apart
+        said = f"{clip_words(priced, 120)} {asked}" if priced else asked
+        return Offer(t.turn, word, clip_words(said, 240), reply.turn,
+                     clip_words(" ".join((reply.content or "").split()), 120), kind == AGREES)
+    return None

@@ -1,0 +1,93 @@
+"""A value a call sent that nothing before it showed, beside the value that was right and the turn
+that showed that one: the agent guessed an identifier (a payment id built from another id's
+digits) instead of looking it up first.
+
+The right value comes from the log itself: what a later call of the same tool sent at the same
+argument when it went through, or what the call the task expected sends there. Only one-word
+values with a digit in them are read (ids, codes, dates): words and sentences an agent writes
+itself (a summary, a cabin name) are no look-up's to give. The sent value counts as unshown only
+when no earlier user message or answer holds it even as part of a longer text, so a page never
+calls a value made up that the log had shown in some form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..runs.model import Turn
+from .reading import Call, Reading, _occurs, leaves, t_is_user
+
+
+@dataclass
+class Unshown:
+    path: str  # the argument, as ``payment_id`` or ``flights[0].date``
+    sent: str  # what the call sent, which no earlier turn held
+    right: str  # the value that was right there
+    shown_by: Turn | None  # the first user message or answer that held the right value
+
+    def place(self) -> str:
+        t = self.shown_by
+        return f"the user (turn {t.turn})" if t_is_user(t) else f"{t.name}'s answer (turn {t.turn})"
+
+
+def _id_like(value) -> bool:
+    return isinstance(value, str) and len(value) >= 4 and not any(ch.isspace() for ch in value) \
+        and any(ch.isdigit() for ch in value)
+
+
+def _same_digits(a: str, b: str) -> bool:
+    """Two ids whose digits are one number and whose letters differ: one built from the other."""
+    da, db = "".join(ch for ch in a if ch.isdigit()), "".join(ch for ch in b if ch.isdigit())
+    return len(da) >= 4 and da == db and a != b
+
+
+def _first_holding(r: Reading, value: str) -> Turn | None:
+    low = value.lower()
+    return next((f for f in r.facts if _occurs(low, r.lower(f))), None)
+
+
+def unshown(r: Reading, c: Call, right: dict[str, object]) -> list[Unshown]:
+    """The arguments of ``c`` whose one-word value no earlier turn held, where ``right`` (argument
+    path -> value) holds another one-word value for the same argument, with the turn that showed it."""
+    out = []
+    if not isinstance(c.turn.arguments, dict):  # a text argument (a query, a command) is written, not looked up
+        return out
+    for path, value in leaves(c.turn.arguments):
+        want = right.get(path)
+        if not _id_like(value) or not _id_like(want) or want == value or r.anywhere_before(value, c.n):
+            continue
+        out.append(Unshown(path, value, want, _first_holding(r, want)))
+    return out
+
+
+def retry_note(r: Reading, err: Call, fix: Call) -> tuple[str, list[int]]:
+    """For a call that failed and a later call of its tool that went through: the value the failed
+    one sent that nothing had shown, and the turn that showed the value that worked (text to end
+    the sentence on the two calls, and that turn); ("", []) when there is none."""
+    found = [u for u in unshown(r, err, dict(leaves(fix.turn.arguments)))
+             if u.shown_by is not None and u.shown_by.turn < fix.n]  # an answer after the retry only echoes it
+    if not found:
+        return "", []
+    u = found[0]
+    after = u.shown_by.turn > err.n
+    text = (f". The failed call sent `{u.path}` \"{u.sent}\", which no earlier answer or user message held"
+            + (f" (the digits of \"{u.right}\" under another name)" if _same_digits(u.sent, u.right) else "") + "; "
+            f"\"{u.right}\", which the call at turn {fix.n} sent, was shown by {u.place()}, "
+            + ("only after the failed call" if after else "before the failed call"))
+    if after and not t_is_user(u.shown_by):
+        text += f". Look such a value up ({u.shown_by.name}) before sending it, rather than composing it"
+    else:
+        text += ". Send such a value as the log gave it, rather than composing it"
+    return text, [u.shown_by.turn]
+
+
+def expected_note(r: Reading, c: Call, diffs: list[tuple[str, object, object]]) -> tuple[str, list[int]]:
+    """For a change that differs from the expected call: a value it sent that nothing before it
+    showed, where the expected value was shown (a sentence, and that turn); ("", []) when none."""
+    found = [u for u in unshown(r, c, {path: want for path, want, _got in diffs})
+             if u.shown_by is not None and u.shown_by.turn < c.n]
+    if not found:
+        return "", []
+    u = found[0]
+    return (f" No earlier answer or user message held \"{u.sent}\"; the expected \"{u.right}\" was shown by "
+            f"{u.place()}. Send such a value as the log gave it, rather than composing it.", [u.shown_by.turn])
