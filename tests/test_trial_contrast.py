@@ -81,14 +81,15 @@ def test_a_success_names_what_its_failed_trials_sent_instead_and_links_them(tmp_
     won, lost, alone = steps["task-12-trial-0"], [steps["task-12-trial-1"], steps["task-12-trial-2"]], steps["task-13-trial-0"]
     first = _in_short(out, won)[0]
     links = ", ".join(f"[{s}]({s}.md)" for s in lost)
-    assert first.startswith(f"- Both failed trials of this task sent `payment_id` {CARD} in "
-                            f"update_reservation_flights ({links}); this run sent {GIFT}, from get_user_details's "
-                            f"answer (turn ")
+    # said as what to do, with the look-up the value came from, then what the failed trials did
+    assert re.match(rf"- Send `payment_id` {GIFT} in update_reservation_flights, from get_user_details's answer "
+                    rf"\(turn \d+\), as this run did: both failed trials of this task sent `payment_id` {CARD} in "
+                    rf"update_reservation_flights \({re.escape(links)}\)\.", first), first
     shown = re.search(r"answer \(turn (\d+)\)", first).group(1)
     log = [json.loads(ln) for ln in (out / "raw" / won / "solver.full.jsonl").read_text(encoding="utf-8").splitlines()]
     assert next(t for t in log if t["turn"] == int(shown))["name"] == "get_user_details"
     # the line says more than "made the change the task expected", which it replaces
-    assert not any("The run made the change the task expected" in ln for ln in _in_short(out, won))
+    assert not any("Make the change the task expected" in ln for ln in _in_short(out, won))
     for step in lost:
         said = _in_short(out, step)[1]
         assert said.startswith(f"- The successful trial [{won}]({won}.md) of this task sent `payment_id` {GIFT} in "
@@ -96,7 +97,11 @@ def test_a_success_names_what_its_failed_trials_sent_instead_and_links_them(tmp_
             f"this run sent {CARD}.")
     # a task run once: its page is what the run alone gives
     assert [ln for ln in _in_short(out, alone) if "](step-" in ln] == []
-    assert _in_short(out, alone)[0].startswith("- The run made the change the task expected")
+    assert re.match(r"- Make the change the task expected as this run did, with the same arguments: "
+                    r"update_reservation_flights at turn \d+, with \\`reservation_id\\` \"Q4WZ8N\" from the user \(turn \d+\), "
+                    r"\\`cabin\\` \"economy\" from get_reservation_details's answer \(turn \d+\) and \\`payment_id\\` "
+                    r"\"gift_card_7730215\" from get_user_details's answer \(turn \d+\)\.",
+                    _in_short(out, alone)[0]), _in_short(out, alone)[0]
     for target in re.findall(r"\]\((step-\d+\.md)\)", first):
         assert (out / "compilation" / target).is_file()
 
@@ -109,8 +114,9 @@ def test_adding_a_trial_resets_the_pages_of_its_task_as_compiling_all_does_and_f
     assert not any("](step-" in ln for ln in _in_short(tmp_path / "added", "step-0000"))
     ok("add", str(b), "--corpus", str(tmp_path / "added"))
     # the success's page (not added, not compiled again) now sets itself against the new failed trial
-    assert _in_short(tmp_path / "added", "step-0000")[0].startswith(
-        f"- The failed trial of this task sent `payment_id` {CARD} in update_reservation_flights ([step-0002](step-0002.md))")
+    assert _in_short(tmp_path / "added", "step-0000")[0].startswith(f"- Send `payment_id` {GIFT} in update_reservation_flights")
+    assert f"the failed trial of this task sent `payment_id` {CARD} in update_reservation_flights ([step-0002](step-0002.md))" \
+        in _in_short(tmp_path / "added", "step-0000")[0]
     ok("compile", str(a), str(b), "--out", str(tmp_path / "together"), "--offline", "-q")
     same_corpus(tmp_path / "added", tmp_path / "together")
     ok("forget", "step-0002", "--corpus", str(tmp_path / "added"))
@@ -155,9 +161,9 @@ def test_a_qa_success_names_the_look_up_and_the_answer_its_failed_retry_gave(tmp
     runs = {r["outcome"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
     won, lost = runs["success"], runs["failure"]
     assert _in_short(out, won)[0] == (
-        f"- The failed trial of this task answered \"Ivar Brenne\" ([{lost}]({lost}.md)); this run answered \"Maren "
-        f"Tolle\", which Search\\[Skarvik lighthouse\\] had returned, a look-up that never went through there. "
-        f"(turns [1](../raw/{won}/turns.md#turn-1), [2](../raw/{won}/turns.md#turn-2))")
+        f"- Look up Search\\[Skarvik lighthouse\\] and answer from what it returns (\"Maren Tolle\"), as this run did: "
+        f"the failed trial of this task answered \"Ivar Brenne\" ([{lost}]({lost}.md)), and that look-up never went "
+        f"through there. (turns [1](../raw/{won}/turns.md#turn-1), [2](../raw/{won}/turns.md#turn-2))")
     assert not any("was judged right" in ln for ln in _in_short(out, won))
     assert any(ln.startswith(f"- The successful trial [{won}]({won}.md) of this task answered \"Maren Tolle\"")
                and "this run answered \"Ivar Brenne\", and no such look-up of this run went through" in ln
@@ -203,7 +209,7 @@ def _holds(line: str, mine, theirs) -> None:
     if m:
         assert m.group(1) not in own, line
         claims += 1
-    m = re.search(r"made the change (\S+?)[( ].* at its turn (\d+)", line)
+    m = re.search(r"made the change ([^\s(]+).*? at its turn (\d+)", line)
     if m:
         assert int(m.group(2)) in other.get(m.group(1), []), line
         claims += 1
@@ -211,11 +217,17 @@ def _holds(line: str, mine, theirs) -> None:
     if m:
         assert m.group(1) not in other, line
         claims += 1
-    m = re.search(r"made (\d+) (\S+) calls? that went through(?:, where|;| \().*this run made (\d+)", line)
+    m = re.match(r"Make (?:the )?([^\s(,]+).*?as this run did at turn (\d+): .* never made it", line)
+    if m:  # an instruction: this run made the call; the other trial did not (its calls are this run's up to the cut)
+        assert int(m.group(2)) in own.get(m.group(1), []) and int(m.group(2)) not in other.get(m.group(1), []), line
+        claims += 1
+    m = re.match(r"Make no (\S+) call, as this run made none: .* made the change (\S+?)[( ]", line)
     if m:
-        name = m.group(2)
-        assert [len(other.get(name, [])), len(own.get(name, []))] == [int(m.group(1)), int(m.group(3))] or \
-            [len(own.get(name, [])), len(other.get(name, []))] == [int(m.group(1)), int(m.group(3))], line
+        assert m.group(1) not in own and m.group(2) in other, line
+        claims += 1
+    m = re.search(r"made the change ([^\s(]+).*? at its turn (\d+).*; this run never made it", line)
+    if m:  # this run's calls are the other trial's up to the cut: the same act would have the same turn
+        assert int(m.group(2)) not in own.get(m.group(1), []), line
         claims += 1
     assert claims or "made the same" in line or "answered" in line or "gave no answer" in line, line
 

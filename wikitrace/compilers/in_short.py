@@ -29,7 +29,7 @@ from .near_words import near_look_up, near_phrase
 from .page_notes import answer_source, listed_names
 from .qa_facts import qa_facts
 from .reading import Call, Reading, harness_reason
-from . import rule_reasons
+from . import rule_reasons, success_lessons
 from .record_words import named_fields
 from .schema import KeyFact
 from .text import clip
@@ -96,7 +96,8 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
     if right:
         seen = answer_seen_in(r, gold, c)
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged right"
-                       + (f"; the look-up at turn {seen.n} had returned \"{clip(gold, 80)}\"." if seen else "."),
+                       + (f"; the look-up at turn {seen.n} had returned \"{clip(gold, 80)}\"." if seen else ".")
+                       + (success_lessons.answer_hop(r, seen, c) if seen else ""),
                        [c.n] + ([seen.n] if seen else []), "answer-seen" if seen else "")
     if is_verdict(r, gold):
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "
@@ -334,9 +335,11 @@ def _success_facts(r: Reading) -> list[KeyFact]:
     if expected is not None:
         made = [c for c in writes if made_as_expected(r, c)]
         if expected and len(made) == len(writes) == len(expected):
-            facts.append(KeyFact(f"The run made the {'change' if len(made) == 1 else f'{len(made)} changes'} the task "
-                                 "expected, with the same arguments: "
-                                 + join([f"{c.name} at turn {c.n}" for c in made], 3) + ".", [c.n for c in made[:3]]))
+            facts.append(KeyFact(f"Make the {'change' if len(made) == 1 else f'{len(made)} changes'} the task expected "
+                                 "as this run did, with the same arguments: "
+                                 + success_lessons.made_from(r, made) + ".", [c.n for c in made[:3]]))
+        elif not expected and (lesson := success_lessons.refused(r, writes)) is not None:
+            return [lesson] + _got_past(r)  # what made it right to change nothing: not a restatement
         elif not expected and not writes:
             facts.append(KeyFact(f"The task expected no change, and the run made none: it answered after "
                                  f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}.",
@@ -346,6 +349,9 @@ def _success_facts(r: Reading) -> list[KeyFact]:
                                  + ("call was " if len(writes) == 1 else "calls were ")
                                  + join([f"{c.name} at turn {c.n}" for c in writes], 3) + ".", [c.n for c in writes[:3]],
                                  "unexpected-change", list(dict.fromkeys(c.name for c in writes))))
+        elif writes and all(e.get("name") == writes[0].name for e in expected) \
+                and (lesson := success_lessons.refused(r, writes, expected_handoff=True)) is not None:
+            return [lesson] + _got_past(r)  # a hand-off the task expected, after a refusal
         else:  # the run succeeded all the same: where a change differs, or one is missing, is said, not weighed
             # (each fact keeps the kind a failed run's would have: the insight layer counts both sides)
             missed = missed_changes(r)

@@ -4,8 +4,8 @@ other trials of its task can be set against it without reading its log again.
 A trial is decided by the calls that change something and by its final answer; the look-ups
 only say how it got there. So the record holds each state-changing call that went through
 (its tool, turn and argument values, where each top-level argument came from), the answer
-and the look-up whose answer held it, and which free-text look-ups the run made. Values that
-say nothing about the decision are left out here, once: wording (a hand-off summary, a
+and the look-up whose answer held it, which free-text look-ups a question's run made, and
+which tools' look-ups any other run made. Values that say nothing about the decision are left out here, once: wording (a hand-off summary, a
 message) differs between any two runs, and a value the run's own earlier change returned (a
 reservation id the system made) differs between trials by construction.
 """
@@ -88,6 +88,14 @@ def _lists(value, path: str):
             yield from _lists(v, f"{path}[{i}]")
 
 
+def sources(r: Reading, c: Call) -> dict[str, str]:
+    """Worked out once per call: a success's page and its corpus entry both ask."""
+    memo = r.memo.setdefault("trial_record.sources", {})
+    if c.n not in memo:
+        memo[c.n] = _sources(r, c)
+    return memo[c.n]
+
+
 def _sources(r: Reading, c: Call) -> dict[str, str]:
     """Where each top-level argument's values came from, as the page says it ("the user (turn 4)"):
     only for an argument every value of which one or two places showed (a sum the agent worked
@@ -121,12 +129,17 @@ def record(r: Reading) -> dict:
         if not c.writes or c.error or c is answer:
             continue
         item = {"tool": c.name, "turn": c.n, "values": _values(r, c)}
-        came = _sources(r, c) if r.run.outcome.success else {}  # said only of a success's own values
+        came = sources(r, c) if r.run.outcome.success else {}  # said only of a success's own values
         if came:
             item["from"] = came
         changes.append(item)
     if changes:
         out["changes"] = changes
+    if answer is None and expected_answer(r) is None:  # which tools' look-ups went through: a successful
+        # trial's value that came from a look-up this run never made is the step it missed
+        reads = sorted({c.name for c in r.calls if not c.writes and not c.error and c.name})
+        if len(reads) <= SHOWN_LOOKUPS:  # none is said too: "a look-up this run never made"
+            out["reads"] = reads
     if answer is not None:
         text = " ".join(str(answer.turn.arguments).split())
         out["answer"] = {"text": clip(text, 120), "turn": answer.n}
