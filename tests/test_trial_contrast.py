@@ -246,3 +246,74 @@ def test_every_importers_trials_get_lines_true_of_both(run):
     assert set(w_turns) <= turns and set(f_turns) <= {t.turn for t in lost.turns}
     # trials of one outcome only: no line for either
     assert trial_contrast.lines([entries[0], {**entries[0], "step": "step-0002"}]) == {}
+
+
+# --- the sets of acts each trial made: which act one made and the other did not ------------------
+
+TWO = {"user_id": "lena_vogt_3017", "payment_methods": PROFILE["payment_methods"], "reservations": ["Q4WZ8N", "K2P7RD"]}
+
+
+def _chat(task: int, trial: int, reward: float, steps: list[dict], ask_user: bool = True) -> dict:
+    """A tau-bench result record whose agent makes ``steps`` (messages and tool pairs) after the user's ask."""
+    opening = [user("Hi, please sort out my two trips."), agent("Sure. Your user id, please?")]
+    traj = [{"role": "system", "content": POLICY}, *opening, user("It is lena_vogt_3017."), *steps,
+            agent("All done."), user("Thanks. ###STOP###")]
+    task_text = {"user_id": "lena_vogt_3017", "outputs": [], "instruction": f"You are lena_vogt_3017 (task {task}).",
+                 "actions": []}
+    return {"task_id": task, "reward": reward, "trial": trial, "traj": traj,
+            "info": {"task": task_text, "source": "user", "reward_info": {"reward": reward, "info": {}, "actions": []}}}
+
+
+def _cancel(rid: str) -> list[dict]:
+    return [agent(f"Cancel {rid}, the whole trip?"), user("Yes."),
+            *tool("cancel_reservation", {"reservation_id": rid}, dict(TRIP, reservation_id=rid, status="cancelled"))]
+
+
+def _lines(tmp_path, records: list[dict]) -> dict[str, list[str]]:
+    out = tmp_path / "c"
+    ok("compile", str(_write(tmp_path / "results.json", records)), "--out", str(out), "--offline", "-q")
+    steps = {r["run_id"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
+    return {run_id: [ln for ln in _in_short(out, step) if "](step-" in ln] for run_id, step in steps.items()}
+
+
+def test_the_act_a_success_made_and_its_failed_trial_did_not_is_the_line_not_another_id_of_the_same_tool(tmp_path):
+    """The success cancelled both reservations, the failed trial only K2P7RD: the line names the
+    cancel of Q4WZ8N the failed trial never made, not "it sent K2P7RD where this run sent Q4WZ8N"."""
+    look = [*tool("get_user_details", {"user_id": "lena_vogt_3017"}, TWO)]
+    made = _lines(tmp_path, [_chat(3, 0, 1.0, look + _cancel("Q4WZ8N") + _cancel("K2P7RD")),
+                             _chat(3, 1, 0.0, look + _cancel("K2P7RD"))])
+    [won], [lost] = made["task-3-trial-0"], made["task-3-trial-1"]
+    assert won.startswith("- Make cancel_reservation(reservation_id Q4WZ8N), `reservation_id` from "
+                          "get_user_details's answer (turn 4), as this run did at turn 7: the failed trial of this "
+                          "task never made it ([step-0001](step-0001.md))."), won
+    assert "K2P7RD" not in won
+    assert lost.startswith("- The successful trial [step-0000](step-0000.md) of this task made the change "
+                           "cancel_reservation(reservation_id Q4WZ8N) at its turn 7, `reservation_id` from "
+                           "get_user_details's answer (its turn 4); this run never made it."), lost
+
+
+def test_a_failure_that_never_made_the_look_up_a_success_took_its_value_from_is_told_so(tmp_path):
+    look = [*tool("get_user_details", {"user_id": "lena_vogt_3017"}, TWO)]
+    made = _lines(tmp_path, [_chat(4, 0, 1.0, look + _cancel("Q4WZ8N")),
+                             _chat(4, 1, 0.0, [agent("I need the reservation id to go on."), user("I don't have it.")])])
+    [lost] = made["task-4-trial-1"]
+    assert ("made the change cancel_reservation(reservation_id Q4WZ8N) at its turn 7, `reservation_id` from "
+            "get_user_details's answer (its turn 4), a look-up this run never made; this run never made it.") in lost
+
+
+def test_a_difference_another_success_shares_with_the_failure_does_not_lead(tmp_path):
+    """One success handed off, another made no change at all, the failure booked: what parts the
+    successes from the failure is the booking, not the hand-off."""
+    hand_off = [*tool("transfer_to_human_agents", {"summary": "The user wants both trips sorted out by a person."},
+                      "Transfer successful")]
+    booking = {"user_id": "lena_vogt_3017", "origin": "DEN", "destination": "BOS", "flight_type": "one_way",
+               "cabin": "economy", "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}],
+               "payment_methods": [{"payment_id": GIFT, "amount": 90}]}
+    booked = [agent("Book HAT311 on 2024-06-10?"), user("Yes."),
+              *tool("book_reservation", booking, dict(TRIP, reservation_id="ZZ41QH"))]
+    made = _lines(tmp_path, [_chat(6, 0, 1.0, hand_off), _chat(6, 1, 1.0, []), _chat(6, 2, 0.0, booked)])
+    [first] = made["task-6-trial-0"]
+    assert first.startswith("- Make no book_reservation call, as this run made none: the failed trial of this task "
+                            "made the change book_reservation(user_id lena_vogt_3017, origin DEN)"), first
+    [lost] = made["task-6-trial-2"]
+    assert "made no book_reservation call that went through; this run's book_reservation(" in lost
