@@ -338,8 +338,6 @@ def _success_facts(r: Reading) -> list[KeyFact]:
             facts.append(KeyFact(f"Make the {'change' if len(made) == 1 else f'{len(made)} changes'} the task expected "
                                  "as this run did, with the same arguments: "
                                  + success_lessons.made_from(r, made) + ".", [c.n for c in made[:3]]))
-        elif not expected and (lesson := success_lessons.refused(r, writes)) is not None:
-            return [lesson] + _got_past(r)  # what made it right to change nothing: not a restatement
         elif not expected and not writes:
             facts.append(KeyFact(f"The task expected no change, and the run made none: it answered after "
                                  f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}.",
@@ -349,9 +347,6 @@ def _success_facts(r: Reading) -> list[KeyFact]:
                                  + ("call was " if len(writes) == 1 else "calls were ")
                                  + join([f"{c.name} at turn {c.n}" for c in writes], 3) + ".", [c.n for c in writes[:3]],
                                  "unexpected-change", list(dict.fromkeys(c.name for c in writes))))
-        elif writes and all(e.get("name") == writes[0].name for e in expected) \
-                and (lesson := success_lessons.refused(r, writes, expected_handoff=True)) is not None:
-            return [lesson] + _got_past(r)  # a hand-off the task expected, after a refusal
         else:  # the run succeeded all the same: where a change differs, or one is missing, is said, not weighed
             # (each fact keeps the kind a failed run's would have: the insight layer counts both sides)
             missed = missed_changes(r)
@@ -369,6 +364,11 @@ def _success_facts(r: Reading) -> list[KeyFact]:
                     facts.append(KeyFact(f"{c.name} at turn {c.n} went through; the expected {c.name} call differs "
                                          f"from it in {join([f'`{k}`' for k in names], 3)}, and the run still succeeded.",
                                          [c.n], "arguments", [f"{c.name}.{k}" for k in names]))
+        if len(facts) == 1 and (not expected or (writes and all(e.get("name") == writes[0].name for e in expected))):
+            lesson = success_lessons.refused(r, writes, expected_handoff=bool(expected))
+            if lesson is not None:  # what made it right to change nothing: it takes the restating fact's
+                # place, keeping its kind (the insight layer counts that kind on both sides)
+                return [replace(lesson, kind=facts[0].kind, about=facts[0].about)] + _got_past(r)
     _restating(r, facts)
     facts += _got_past(r)
     facts += _acted_on(r, writes[-1].n if writes else None)

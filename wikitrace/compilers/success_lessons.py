@@ -135,7 +135,7 @@ def refused(r: Reading, writes: list[Call], expected_handoff: bool = False) -> K
                  f"\"{clip_words(' '.join(asked.content.split()), 160)}\"")
         turns += [asked.turn, writes[0].n]
     text = text if text.endswith(('.', '."', '!"', '?"')) else text + "."
-    return KeyFact(text, sorted(set(turns)), "refusal")
+    return KeyFact(text, sorted(set(turns)))
 
 
 def _plain_args(w: Call) -> bool:
