@@ -225,15 +225,15 @@ def _call_keys(c: dict) -> list[str]:
     return list(_by_key(c.get("values") or {}))[:2]
 
 
-def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool) -> tuple[str, list[int]]:
+def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool) -> tuple[str, list[int]] | None:
     """What this success did at the aspect it is set against its failed trials by, said as what
-    to do (and the turns of this run that show it)."""
+    to do (and the turns of this run that show it); None when the log shows no step to copy."""
     kind = ref.aspect[0]
     if kind == "answer":
         text, found = ref.ref["text"], ref.ref.get("found") or {}
         turns = [ref.ref["turn"]] + ([found["turn"]] if found else [])
-        if not found.get("query"):
-            return f"Answer \"{_t(text)}\", as this run did", turns
+        if not found.get("query") or answer_norm(found["query"]) == answer_norm(text):
+            return None  # no look-up led to it (a search of the answer itself leads nowhere): no step to copy
         q = _t(found["tool"] + "[" + found["query"] + "]")
         theirs = {answer_norm(d.other["text"]) for _s, d in asked if d.other}
         ours = set(answer_norm(text).split())
@@ -318,13 +318,19 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
                     ", a look-up that went through in none of them" if len(missed) == k else
                     f", a look-up that went through in {k - len(missed)} of them" if missed else
                     ", after the same look-up" if k == 1 else ", all after the same look-up")
-    if firm[aspect]:
-        mine, turns = _instruction(entry, ref, k, hits, bool(tail) and "same look-up" in tail)
+    told = _instruction(entry, ref, k, hits, bool(tail) and "same look-up" in tail) if firm[aspect] else None
+    if told is not None:
+        mine, turns = told
         text = f"{mine}: {theirs}{tail}."
+    elif firm[aspect]:
+        mine, turns = _fact(ref)
+        mine += _as_fact(tail)
+        text = f"{theirs}; {mine}." if len(grouped) == 1 else f"{theirs}. {mine[0].upper()}{mine[1:]}."
     else:
         mine, turns = _fact(ref)
-        text = f"{theirs[0].upper()}{theirs[1:]}{tail}; {mine}" if len(grouped) == 1 else \
-            f"{theirs[0].upper()}{theirs[1:]}{tail}. {mine[0].upper()}{mine[1:]}"
+        mine += _as_fact(tail)
+        text = f"{theirs[0].upper()}{theirs[1:]}; {mine}" if len(grouped) == 1 else \
+            f"{theirs[0].upper()}{theirs[1:]}. {mine[0].upper()}{mine[1:]}"
         unlike = [w["step"] for w in peers if not all(decides(d, [w]) for _s, d in hits)]
         text += (f"; the successful trial{'s' if len(unlike) != 1 else ''} {line.runs(unlike)} did as "
                  f"{'they' if k > 1 else 'it'} did here, so this alone did not decide the run." if unlike else ".")
@@ -332,6 +338,13 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
     if same:
         text += f" {len(same)} other failed trial{'s' if len(same) != 1 else ''} ({line.runs(same)}) made the same calls as this run."
     return text, turns, True
+
+
+def _as_fact(tail: str) -> str:
+    """A look-up tail of an instruction, said after "this run answered X, which S had returned"."""
+    return (tail.replace(", and that look-up never", ", a look-up that never")
+            .replace(", all after the same look-up", ", a look-up all of them made too")
+            .replace(", after the same look-up", ", a look-up it made too"))
 
 
 def _same_calls(entry: dict) -> str:
