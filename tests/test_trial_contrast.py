@@ -229,6 +229,10 @@ def _holds(line: str, mine, theirs) -> None:
     if m:  # this run's calls are the other trial's up to the cut: the same act would have the same turn
         assert int(m.group(2)) not in own.get(m.group(1), []), line
         claims += 1
+    m = re.search(r"after (\S+?)\(.*?\) at its turn (\d+), a look-up this run never made", line)
+    if m:  # the other trial's look-up at that turn; this run made no such call at that turn
+        calls = {t.turn: t.name for t in theirs.turns if t.type == "function_call"}
+        assert calls.get(int(m.group(2))) == m.group(1), line
     assert claims or "made the same" in line or "answered" in line or "gave no answer" in line, line
 
 
@@ -317,3 +321,14 @@ def test_a_difference_another_success_shares_with_the_failure_does_not_lead(tmp_
                             "made the change book_reservation(user_id lena_vogt_3017, origin DEN)"), first
     [lost] = made["task-6-trial-2"]
     assert "made no book_reservation call that went through; this run's book_reservation(" in lost
+
+
+def test_a_failure_that_never_fetched_the_record_a_success_acted_on_is_told_so(tmp_path):
+    """Both trials looked the user up; only the success then fetched K2P7RD, and cancelled it."""
+    look = [*tool("get_user_details", {"user_id": "lena_vogt_3017"}, TWO)]
+    fetch = [*tool("get_reservation_details", {"reservation_id": "K2P7RD"}, dict(TRIP, reservation_id="K2P7RD"))]
+    made = _lines(tmp_path, [_chat(7, 0, 1.0, look + fetch + _cancel("K2P7RD")), _chat(7, 1, 0.0, look)])
+    [lost] = made["task-7-trial-1"]
+    assert re.search(r"made the change cancel_reservation\(reservation_id K2P7RD\) at its turn \d+, .*, after "
+                     r"get_reservation_details\(K2P7RD\) at its turn 5, a look-up this run never made; this run never "
+                     r"made it\.", lost), lost

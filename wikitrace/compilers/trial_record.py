@@ -4,8 +4,9 @@ other trials of its task can be set against it without reading its log again.
 A trial is decided by the calls that change something and by its final answer; the look-ups
 only say how it got there. So the record holds each state-changing call that went through
 (its tool, turn and argument values, where each top-level argument came from), the answer
-and the look-up whose answer held it, which free-text look-ups a question's run made, and
-which tools' look-ups any other run made. Values that say nothing about the decision are left out here, once: wording (a hand-off summary, a
+and the look-up whose answer held it, the one-value look-ups the run made (a search, a record
+fetched by its id; before a success's change, the one sent its value), and which tools' look-ups
+any other run made. Values that say nothing about the decision are left out here, once: wording (a hand-off summary, a
 message) differs between any two runs, and a value the run's own earlier change returned (a
 reservation id the system made) differs between trials by construction.
 """
@@ -132,6 +133,9 @@ def record(r: Reading) -> dict:
         came = sources(r, c) if r.run.outcome.success else {}  # said only of a success's own values
         if came:
             item["from"] = came
+        before = _looked_before(r, c) if r.run.outcome.success else None
+        if before is not None:
+            item["after"] = {"tool": before.name, "query": _query(before), "turn": before.n}
         changes.append(item)
     if changes:
         out["changes"] = changes
@@ -146,11 +150,22 @@ def record(r: Reading) -> dict:
         found = answer_seen_in(r, text, answer) if answer_norm(text) else None
         if found is not None:
             out["answer"]["found"] = {"tool": found.name, "turn": found.n, "query": _query(found)}
-    if answer is not None or expected_answer(r) is not None:  # a question: which look-ups went through
-        asked = {looked_up(c.name, q) for c in r.calls if not c.writes and not c.error and (q := _query(c))}
-        if len(asked) <= SHOWN_LOOKUPS:  # more: not kept, and no page says which look-ups the run made
-            out["lookups"] = sorted(asked)
+    # which one-value look-ups went through (a question's searches, a record fetched by its id)
+    asked = {looked_up(c.name, q) for c in r.calls if not c.writes and not c.error and (q := _query(c))}
+    if len(asked) <= SHOWN_LOOKUPS:  # more: not kept, and no page says which look-ups the run made
+        out["lookups"] = sorted(asked)
     return out
+
+
+def _looked_before(r: Reading, c: Call) -> Call | None:
+    """The latest one-value look-up before a change that was sent one of the change's own values
+    (the record fetched by the id the change then acts on): the step the change rested on."""
+    args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    sent = {v.casefold() for v in args.values() if isinstance(v, str) and len(v) >= 3}
+    if not sent:
+        return None
+    return next((x for x in reversed(r.calls) if x.n < c.n and not x.writes and not x.error
+                 and (q := _query(x)) and q.casefold() in sent), None)
 
 
 def looked_up(tool: str, query: str) -> str:

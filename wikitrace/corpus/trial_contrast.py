@@ -362,15 +362,21 @@ def _entry(entries: list[dict], step: str) -> dict:
 
 def _unread(entry: dict, call: dict, keys: list[str]) -> str:
     """", a look-up this run never made" when the successful trial took a value from a tool's
-    answer and this run (whose look-ups are recorded) never called that tool."""
-    reads = (entry.get("decisive") or {}).get("reads")
+    answer and this run (whose look-ups are recorded) never called that tool; else, when the
+    successful trial fetched the record its change acts on and this run never fetched it, that."""
+    record = entry.get("decisive") or {}
+    after, asked = call.get("after") or {}, record.get("lookups")
+    fetched = (f", after {_t(after['tool'] + '(' + after['query'] + ')')} at its turn {after['turn']}, a look-up this "
+               "run never made") if after.get("query") and asked is not None \
+        and looked_up(after["tool"], after["query"]) not in asked else ""
+    reads = record.get("reads")
     if reads is None:
-        return ""
+        return fetched
     for k in keys:
         m = re.match(r"(\S+)'s answer \(", (call.get("from") or {}).get(k, ""))
         if m and m.group(1) not in reads:
             return ", a look-up this run never made"
-    return ""
+    return fetched
 
 
 def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[int], bool]:
