@@ -233,6 +233,8 @@ def _holds(line: str, mine, theirs) -> None:
     if m:  # the other trial's look-up at that turn; this run made no such call at that turn
         calls = {t.turn: t.name for t in theirs.turns if t.type == "function_call"}
         assert calls.get(int(m.group(2))) == m.group(1), line
+    if "(the change the task expected)" in line:  # only where the log records the calls the task expected
+        assert (mine.task.metadata or {}).get("expected_calls"), line
     assert claims or "made the same" in line or "answered" in line or "gave no answer" in line, line
 
 
@@ -257,13 +259,13 @@ def test_every_importers_trials_get_lines_true_of_both(run):
 TWO = {"user_id": "lena_vogt_3017", "payment_methods": PROFILE["payment_methods"], "reservations": ["Q4WZ8N", "K2P7RD"]}
 
 
-def _chat(task: int, trial: int, reward: float, steps: list[dict], ask_user: bool = True) -> dict:
+def _chat(task: int, trial: int, reward: float, steps: list[dict], actions: list | None = None) -> dict:
     """A tau-bench result record whose agent makes ``steps`` (messages and tool pairs) after the user's ask."""
     opening = [user("Hi, please sort out my two trips."), agent("Sure. Your user id, please?")]
     traj = [{"role": "system", "content": POLICY}, *opening, user("It is lena_vogt_3017."), *steps,
             agent("All done."), user("Thanks. ###STOP###")]
     task_text = {"user_id": "lena_vogt_3017", "outputs": [], "instruction": f"You are lena_vogt_3017 (task {task}).",
-                 "actions": []}
+                 "actions": actions or []}
     return {"task_id": task, "reward": reward, "trial": trial, "traj": traj,
             "info": {"task": task_text, "source": "user", "reward_info": {"reward": reward, "info": {}, "actions": []}}}
 
@@ -284,12 +286,13 @@ def test_the_act_a_success_made_and_its_failed_trial_did_not_is_the_line_not_ano
     """The success cancelled both reservations, the failed trial only K2P7RD: the line names the
     cancel of Q4WZ8N the failed trial never made, not "it sent K2P7RD where this run sent Q4WZ8N"."""
     look = [*tool("get_user_details", {"user_id": "lena_vogt_3017"}, TWO)]
-    made = _lines(tmp_path, [_chat(3, 0, 1.0, look + _cancel("Q4WZ8N") + _cancel("K2P7RD")),
-                             _chat(3, 1, 0.0, look + _cancel("K2P7RD"))])
+    expected = [{"name": "cancel_reservation", "kwargs": {"reservation_id": rid}} for rid in ("Q4WZ8N", "K2P7RD")]
+    made = _lines(tmp_path, [_chat(3, 0, 1.0, look + _cancel("Q4WZ8N") + _cancel("K2P7RD"), expected),
+                             _chat(3, 1, 0.0, look + _cancel("K2P7RD"), expected)])
     [won], [lost] = made["task-3-trial-0"], made["task-3-trial-1"]
     assert won.startswith("- Make cancel_reservation(reservation_id Q4WZ8N), `reservation_id` from "
-                          "get_user_details's answer (turn 4), as this run did at turn 7: the failed trial of this "
-                          "task never made it ([step-0001](step-0001.md))."), won
+                          "get_user_details's answer (turn 4), as this run did at turn 7 (the change the task expected): "
+                          "the failed trial of this task never made it ([step-0001](step-0001.md))."), won
     assert "K2P7RD" not in won
     assert lost.startswith("- The successful trial [step-0000](step-0000.md) of this task made the change "
                            "cancel_reservation(reservation_id Q4WZ8N) at its turn 7, `reservation_id` from "

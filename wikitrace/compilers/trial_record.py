@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from .expected_calls import made_as_expected
 from .insight_words import answer_seen_in, expected_answer, gives_answer
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .text import clip
@@ -133,6 +134,8 @@ def record(r: Reading) -> dict:
         came = sources(r, c) if r.run.outcome.success else {}  # said only of a success's own values
         if came:
             item["from"] = came
+        if r.run.outcome.success and made_as_expected(r, c):
+            item["expected"] = True  # the change the log says the task expected, sent alike
         before = _looked_before(r, c) if r.run.outcome.success else None
         if before is not None:
             item["after"] = {"tool": before.name, "query": _query(before), "turn": before.n}

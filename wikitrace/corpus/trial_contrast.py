@@ -144,8 +144,8 @@ def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool) -> tu
     if kind == "missing":
         shown = _call(ref.ref)
         return (f"Make {_t(shown) if shown != ref.aspect[1] else f'the {shown} call'}"
-                f"{_sources(ref.ref, _call_keys(ref.ref), True)}, as this run did at "
-                f"turn {ref.ref['turn']}"), [ref.ref["turn"]]
+                f"{_sources(ref.ref, _call_keys(ref.ref), True)}, as this run did at turn {ref.ref['turn']}"
+                + (" (the change the task expected)" if ref.ref.get("expected") else "")), [ref.ref["turn"]]
     return f"Make no {ref.aspect[1]} call, as this run made none", []
 
 
