@@ -1,6 +1,6 @@
 """What a successful run teaches, said as what to do: the refusal that kept a run from a change
-its task did not want, the hand-off that came only after it, and the look-up chain that led a
-question's run to its answer.
+its task did not want, the hand-off that came only after it, each change with where its values
+came from, and the look-up chain that led a question's run to its answer.
 
 A success page that says "the task expected no change, and the run made none" restates the
 outcome. What made it pass is in the log: the agent's own sentence telling the user it could not
