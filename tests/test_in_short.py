@@ -474,28 +474,37 @@ def test_expected_calls_item_by_item_and_the_change_never_made(tmp_path):
         and "and the run never made that change (the agent's last turn was " in facts[1]
 
 
-def test_a_success_that_made_the_expected_change_says_so(tmp_path):
+def test_a_success_that_made_the_expected_change_says_where_its_values_came_from(tmp_path):
     change = {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "gift_card_7730215",
               "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}]}
     run = _tau(tmp_path, [_user("Move me to HAT311 on 2024-06-10, gift card please."),
                           *_tool("update_reservation_flights", change, dict(TRIP))], reward=1.0,
                actions=[{"name": "update_reservation_flights", "kwargs": change}])
-    assert _facts(run) == [f"The run made the change the task expected, with the same arguments: "
-                           f"update_reservation_flights at turn {_call_turn(run, 'update_reservation_flights')}."]
+    # said as what to do, with where each value came from (the record looked up, the user's words)
+    assert _facts(run) == [f"Make the change the task expected as this run did, with the same arguments: "
+                           f"update_reservation_flights at turn {_call_turn(run, 'update_reservation_flights')}, with "
+                           f"`reservation_id` \"Q4WZ8N\" from the user (turn 3), `cabin` \"economy\" from "
+                           f"get_reservation_details's answer (turn {_call_turn(run, 'get_reservation_details')}) and "
+                           f"`payment_id` \"gift_card_7730215\" from get_reservation_details's answer (turn "
+                           f"{_call_turn(run, 'get_reservation_details')})."]
 
 
-def test_a_success_does_not_list_record_fields_its_words_merely_name(tmp_path):
-    """Fields the agent's words repeat ("basic economy", "no insurance") say nothing of why the run
-    went as it did: the page leaves them out."""
+def test_a_success_that_refused_quotes_the_refusal_and_the_record_value_it_names(tmp_path):
     run = _tau(tmp_path, [
         _agent("Your booking is in basic economy and has no travel insurance, so it cannot be changed."),
         _user("Then please pass me to a person."),
         *_tool("transfer_to_human_agents", {"summary": "User wants to change a booking."}, "Transfer successful"),
     ], reward=1.0, actions=[{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}}],
         record=dict(TRIP, cabin="basic_economy", insurance="no"))  # look-ups only: no change expected
+    looked, said = _call_turn(run, "get_reservation_details"), _turn_of(run, "cannot be changed")
+    # what made the success: the refusal, the record value it names, then the hand-off after the user's reply
     assert _facts(run) == [
-        f"The task expected no change; the run's only state-changing call was transfer_to_human_agents at turn "
-        f"{_call_turn(run, 'transfer_to_human_agents')}."]
+        "Refuse a change the records rule out, then hand off only after the user's reply to the refusal, as this run "
+        "did (the task expected no change, and transfer_to_human_agents was its only state-changing call): "
+        f"get_reservation_details (turn {looked}) gave `cabin` \"basic_economy\"; the agent told the user at turn "
+        f"{said}: \"Your booking is in basic economy and has no travel insurance, so it cannot be changed.\" "
+        f"transfer_to_human_agents came at turn {_call_turn(run, 'transfer_to_human_agents')}, after the user wrote at "
+        f"turn {_turn_of(run, 'pass me to a person')}: \"Then please pass me to a person.\""]
 
 
 def test_an_expected_look_up_never_made_is_named(tmp_path):

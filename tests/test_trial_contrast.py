@@ -81,14 +81,15 @@ def test_a_success_names_what_its_failed_trials_sent_instead_and_links_them(tmp_
     won, lost, alone = steps["task-12-trial-0"], [steps["task-12-trial-1"], steps["task-12-trial-2"]], steps["task-13-trial-0"]
     first = _in_short(out, won)[0]
     links = ", ".join(f"[{s}]({s}.md)" for s in lost)
-    assert first.startswith(f"- Both failed trials of this task sent `payment_id` {CARD} in "
-                            f"update_reservation_flights ({links}); this run sent {GIFT}, from get_user_details's "
-                            f"answer (turn ")
+    # said as what to do, with the look-up the value came from, then what the failed trials did
+    assert re.match(rf"- Send `payment_id` {GIFT} in update_reservation_flights, from get_user_details's answer "
+                    rf"\(turn \d+\), as this run did: both failed trials of this task sent `payment_id` {CARD} in "
+                    rf"update_reservation_flights \({re.escape(links)}\)\.", first), first
     shown = re.search(r"answer \(turn (\d+)\)", first).group(1)
     log = [json.loads(ln) for ln in (out / "raw" / won / "solver.full.jsonl").read_text(encoding="utf-8").splitlines()]
     assert next(t for t in log if t["turn"] == int(shown))["name"] == "get_user_details"
     # the line says more than "made the change the task expected", which it replaces
-    assert not any("The run made the change the task expected" in ln for ln in _in_short(out, won))
+    assert not any("Make the change the task expected" in ln for ln in _in_short(out, won))
     for step in lost:
         said = _in_short(out, step)[1]
         assert said.startswith(f"- The successful trial [{won}]({won}.md) of this task sent `payment_id` {GIFT} in "
@@ -96,7 +97,11 @@ def test_a_success_names_what_its_failed_trials_sent_instead_and_links_them(tmp_
             f"this run sent {CARD}.")
     # a task run once: its page is what the run alone gives
     assert [ln for ln in _in_short(out, alone) if "](step-" in ln] == []
-    assert _in_short(out, alone)[0].startswith("- The run made the change the task expected")
+    assert re.match(r"- Make the change the task expected as this run did, with the same arguments: "
+                    r"update_reservation_flights at turn \d+, with \\`reservation_id\\` \"Q4WZ8N\" from the user \(turn \d+\), "
+                    r"\\`cabin\\` \"economy\" from get_reservation_details's answer \(turn \d+\) and \\`payment_id\\` "
+                    r"\"gift_card_7730215\" from get_user_details's answer \(turn \d+\)\.",
+                    _in_short(out, alone)[0]), _in_short(out, alone)[0]
     for target in re.findall(r"\]\((step-\d+\.md)\)", first):
         assert (out / "compilation" / target).is_file()
 
@@ -109,8 +114,9 @@ def test_adding_a_trial_resets_the_pages_of_its_task_as_compiling_all_does_and_f
     assert not any("](step-" in ln for ln in _in_short(tmp_path / "added", "step-0000"))
     ok("add", str(b), "--corpus", str(tmp_path / "added"))
     # the success's page (not added, not compiled again) now sets itself against the new failed trial
-    assert _in_short(tmp_path / "added", "step-0000")[0].startswith(
-        f"- The failed trial of this task sent `payment_id` {CARD} in update_reservation_flights ([step-0002](step-0002.md))")
+    assert _in_short(tmp_path / "added", "step-0000")[0].startswith(f"- Send `payment_id` {GIFT} in update_reservation_flights")
+    assert f"the failed trial of this task sent `payment_id` {CARD} in update_reservation_flights ([step-0002](step-0002.md))" \
+        in _in_short(tmp_path / "added", "step-0000")[0]
     ok("compile", str(a), str(b), "--out", str(tmp_path / "together"), "--offline", "-q")
     same_corpus(tmp_path / "added", tmp_path / "together")
     ok("forget", "step-0002", "--corpus", str(tmp_path / "added"))
@@ -155,9 +161,9 @@ def test_a_qa_success_names_the_look_up_and_the_answer_its_failed_retry_gave(tmp
     runs = {r["outcome"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
     won, lost = runs["success"], runs["failure"]
     assert _in_short(out, won)[0] == (
-        f"- The failed trial of this task answered \"Ivar Brenne\" ([{lost}]({lost}.md)); this run answered \"Maren "
-        f"Tolle\", which Search\\[Skarvik lighthouse\\] had returned, a look-up that never went through there. "
-        f"(turns [1](../raw/{won}/turns.md#turn-1), [2](../raw/{won}/turns.md#turn-2))")
+        f"- Look up Search\\[Skarvik lighthouse\\] and answer from what it returns (\"Maren Tolle\"), as this run did: "
+        f"the failed trial of this task answered \"Ivar Brenne\" ([{lost}]({lost}.md)), and that look-up never went "
+        f"through there. (turns [1](../raw/{won}/turns.md#turn-1), [2](../raw/{won}/turns.md#turn-2))")
     assert not any("was judged right" in ln for ln in _in_short(out, won))
     assert any(ln.startswith(f"- The successful trial [{won}]({won}.md) of this task answered \"Maren Tolle\"")
                and "this run answered \"Ivar Brenne\", and no such look-up of this run went through" in ln
@@ -203,7 +209,7 @@ def _holds(line: str, mine, theirs) -> None:
     if m:
         assert m.group(1) not in own, line
         claims += 1
-    m = re.search(r"made the change (\S+?)[( ].* at its turn (\d+)", line)
+    m = re.search(r"made the change ([^\s(]+).*? at its turn (\d+)", line)
     if m:
         assert int(m.group(2)) in other.get(m.group(1), []), line
         claims += 1
@@ -211,12 +217,24 @@ def _holds(line: str, mine, theirs) -> None:
     if m:
         assert m.group(1) not in other, line
         claims += 1
-    m = re.search(r"made (\d+) (\S+) calls? that went through(?:, where|;| \().*this run made (\d+)", line)
-    if m:
-        name = m.group(2)
-        assert [len(other.get(name, [])), len(own.get(name, []))] == [int(m.group(1)), int(m.group(3))] or \
-            [len(own.get(name, [])), len(other.get(name, []))] == [int(m.group(1)), int(m.group(3))], line
+    m = re.match(r"Make (?:the )?([^\s(,]+).*?as this run did at turn (\d+): .* never made it", line)
+    if m:  # an instruction: this run made the call; the other trial did not (its calls are this run's up to the cut)
+        assert int(m.group(2)) in own.get(m.group(1), []) and int(m.group(2)) not in other.get(m.group(1), []), line
         claims += 1
+    m = re.match(r"Make no (\S+) call, as this run made none: .* made the change (\S+?)[( ]", line)
+    if m:
+        assert m.group(1) not in own and m.group(2) in other, line
+        claims += 1
+    m = re.search(r"made the change ([^\s(]+).*? at its turn (\d+).*; this run never made it", line)
+    if m:  # this run's calls are the other trial's up to the cut: the same act would have the same turn
+        assert int(m.group(2)) not in own.get(m.group(1), []), line
+        claims += 1
+    m = re.search(r"after (\S+?)\(.*?\) at its turn (\d+), a look-up this run never made", line)
+    if m:  # the other trial's look-up at that turn; this run made no such call at that turn
+        calls = {t.turn: t.name for t in theirs.turns if t.type == "function_call"}
+        assert calls.get(int(m.group(2))) == m.group(1), line
+    if "(the change the task expected)" in line:  # only where the log records the calls the task expected
+        assert (mine.task.metadata or {}).get("expected_calls"), line
     assert claims or "made the same" in line or "answered" in line or "gave no answer" in line, line
 
 
@@ -234,3 +252,86 @@ def test_every_importers_trials_get_lines_true_of_both(run):
     assert set(w_turns) <= turns and set(f_turns) <= {t.turn for t in lost.turns}
     # trials of one outcome only: no line for either
     assert trial_contrast.lines([entries[0], {**entries[0], "step": "step-0002"}]) == {}
+
+
+# --- the sets of acts each trial made: which act one made and the other did not ------------------
+
+TWO = {"user_id": "lena_vogt_3017", "payment_methods": PROFILE["payment_methods"], "reservations": ["Q4WZ8N", "K2P7RD"]}
+
+
+def _chat(task: int, trial: int, reward: float, steps: list[dict], actions: list | None = None) -> dict:
+    """A tau-bench result record whose agent makes ``steps`` (messages and tool pairs) after the user's ask."""
+    opening = [user("Hi, please sort out my two trips."), agent("Sure. Your user id, please?")]
+    traj = [{"role": "system", "content": POLICY}, *opening, user("It is lena_vogt_3017."), *steps,
+            agent("All done."), user("Thanks. ###STOP###")]
+    task_text = {"user_id": "lena_vogt_3017", "outputs": [], "instruction": f"You are lena_vogt_3017 (task {task}).",
+                 "actions": actions or []}
+    return {"task_id": task, "reward": reward, "trial": trial, "traj": traj,
+            "info": {"task": task_text, "source": "user", "reward_info": {"reward": reward, "info": {}, "actions": []}}}
+
+
+def _cancel(rid: str) -> list[dict]:
+    return [agent(f"Cancel {rid}, the whole trip?"), user("Yes."),
+            *tool("cancel_reservation", {"reservation_id": rid}, dict(TRIP, reservation_id=rid, status="cancelled"))]
+
+
+def _lines(tmp_path, records: list[dict]) -> dict[str, list[str]]:
+    out = tmp_path / "c"
+    ok("compile", str(_write(tmp_path / "results.json", records)), "--out", str(out), "--offline", "-q")
+    steps = {r["run_id"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
+    return {run_id: [ln for ln in _in_short(out, step) if "](step-" in ln] for run_id, step in steps.items()}
+
+
+def test_the_act_a_success_made_and_its_failed_trial_did_not_is_the_line_not_another_id_of_the_same_tool(tmp_path):
+    """The success cancelled both reservations, the failed trial only K2P7RD: the line names the
+    cancel of Q4WZ8N the failed trial never made, not "it sent K2P7RD where this run sent Q4WZ8N"."""
+    look = [*tool("get_user_details", {"user_id": "lena_vogt_3017"}, TWO)]
+    expected = [{"name": "cancel_reservation", "kwargs": {"reservation_id": rid}} for rid in ("Q4WZ8N", "K2P7RD")]
+    made = _lines(tmp_path, [_chat(3, 0, 1.0, look + _cancel("Q4WZ8N") + _cancel("K2P7RD"), expected),
+                             _chat(3, 1, 0.0, look + _cancel("K2P7RD"), expected)])
+    [won], [lost] = made["task-3-trial-0"], made["task-3-trial-1"]
+    assert won.startswith("- Make cancel_reservation(reservation_id Q4WZ8N), `reservation_id` from "
+                          "get_user_details's answer (turn 4), as this run did at turn 7 (the change the task expected): "
+                          "the failed trial of this task never made it ([step-0001](step-0001.md))."), won
+    assert "K2P7RD" not in won
+    assert lost.startswith("- The successful trial [step-0000](step-0000.md) of this task made the change "
+                           "cancel_reservation(reservation_id Q4WZ8N) at its turn 7, `reservation_id` from "
+                           "get_user_details's answer (its turn 4); this run never made it."), lost
+
+
+def test_a_failure_that_never_made_the_look_up_a_success_took_its_value_from_is_told_so(tmp_path):
+    look = [*tool("get_user_details", {"user_id": "lena_vogt_3017"}, TWO)]
+    made = _lines(tmp_path, [_chat(4, 0, 1.0, look + _cancel("Q4WZ8N")),
+                             _chat(4, 1, 0.0, [agent("I need the reservation id to go on."), user("I don't have it.")])])
+    [lost] = made["task-4-trial-1"]
+    assert ("made the change cancel_reservation(reservation_id Q4WZ8N) at its turn 7, `reservation_id` from "
+            "get_user_details's answer (its turn 4), a look-up this run never made; this run never made it.") in lost
+
+
+def test_a_difference_another_success_shares_with_the_failure_does_not_lead(tmp_path):
+    """One success handed off, another made no change at all, the failure booked: what parts the
+    successes from the failure is the booking, not the hand-off."""
+    hand_off = [*tool("transfer_to_human_agents", {"summary": "The user wants both trips sorted out by a person."},
+                      "Transfer successful")]
+    booking = {"user_id": "lena_vogt_3017", "origin": "DEN", "destination": "BOS", "flight_type": "one_way",
+               "cabin": "economy", "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}],
+               "payment_methods": [{"payment_id": GIFT, "amount": 90}]}
+    booked = [agent("Book HAT311 on 2024-06-10?"), user("Yes."),
+              *tool("book_reservation", booking, dict(TRIP, reservation_id="ZZ41QH"))]
+    made = _lines(tmp_path, [_chat(6, 0, 1.0, hand_off), _chat(6, 1, 1.0, []), _chat(6, 2, 0.0, booked)])
+    [first] = made["task-6-trial-0"]
+    assert first.startswith("- Make no book_reservation call, as this run made none: the failed trial of this task "
+                            "made the change book_reservation(user_id lena_vogt_3017, origin DEN)"), first
+    [lost] = made["task-6-trial-2"]
+    assert "made no book_reservation call that went through; this run's book_reservation(" in lost
+
+
+def test_a_failure_that_never_fetched_the_record_a_success_acted_on_is_told_so(tmp_path):
+    """Both trials looked the user up; only the success then fetched K2P7RD, and cancelled it."""
+    look = [*tool("get_user_details", {"user_id": "lena_vogt_3017"}, TWO)]
+    fetch = [*tool("get_reservation_details", {"reservation_id": "K2P7RD"}, dict(TRIP, reservation_id="K2P7RD"))]
+    made = _lines(tmp_path, [_chat(7, 0, 1.0, look + fetch + _cancel("K2P7RD")), _chat(7, 1, 0.0, look)])
+    [lost] = made["task-7-trial-1"]
+    assert re.search(r"made the change cancel_reservation\(reservation_id K2P7RD\) at its turn \d+, .*, after "
+                     r"get_reservation_details\(K2P7RD\) at its turn 5, a look-up this run never made; this run never "
+                     r"made it\.", lost), lost

@@ -36,7 +36,7 @@ from .near_words import near_look_up, near_phrase
 from .page_notes import answer_source, listed_names
 from .qa_facts import qa_facts
 from .reading import Call, Reading, harness_reason, leaves
-from . import rule_reasons
+from . import rule_reasons, success_lessons
 from .schema import KeyFact
 from .text import clip
 from .time_claims import time_facts
@@ -356,9 +356,9 @@ def _success_facts(r: Reading) -> list[KeyFact]:
     if expected is not None:
         made = [c for c in writes if made_as_expected(r, c)]
         if expected and len(made) == len(writes) == len(expected):
-            facts.append(KeyFact(f"The run made the {'change' if len(made) == 1 else f'{len(made)} changes'} the task "
-                                 "expected, with the same arguments: "
-                                 + join([f"{c.name} at turn {c.n}" for c in made], 3) + ".", [c.n for c in made[:3]]))
+            facts.append(KeyFact(f"Make the {'change' if len(made) == 1 else f'{len(made)} changes'} the task expected "
+                                 "as this run did, with the same arguments: "
+                                 + success_lessons.made_from(r, made) + ".", [c.n for c in made[:3]]))
         elif not expected and not writes:
             facts.append(KeyFact(f"The task expected no change, and the run made none: it answered after "
                                  f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}.",
@@ -385,6 +385,11 @@ def _success_facts(r: Reading) -> list[KeyFact]:
                     facts.append(KeyFact(f"{c.name} at turn {c.n} went through; the expected {c.name} call differs "
                                          f"from it in {join([f'`{k}`' for k in names], 3)}, and the run still succeeded.",
                                          [c.n], "arguments", [f"{c.name}.{k}" for k in names]))
+        if len(facts) == 1 and (not expected or (writes and all(e.get("name") == writes[0].name for e in expected))):
+            lesson = success_lessons.refused(r, writes, expected_handoff=bool(expected))
+            if lesson is not None:  # what made it right to change nothing: it takes the restating fact's
+                # place, keeping its kind (the insight layer counts that kind on both sides)
+                return [replace(lesson, kind=facts[0].kind, about=facts[0].about)] + _got_past(r)
     _restating(r, facts)
     facts += _got_past(r)
     if not facts and writes:

@@ -4,8 +4,9 @@ other trials of its task can be set against it without reading its log again.
 A trial is decided by the calls that change something and by its final answer; the look-ups
 only say how it got there. So the record holds each state-changing call that went through
 (its tool, turn and argument values, where each top-level argument came from), the answer
-and the look-up whose answer held it, and which free-text look-ups the run made. Values that
-say nothing about the decision are left out here, once: wording (a hand-off summary, a
+and the look-up whose answer held it, the one-value look-ups the run made (a search, a record
+fetched by its id; before a success's change, the one sent its value), and which tools' look-ups
+any other run made. Values that say nothing about the decision are left out here, once: wording (a hand-off summary, a
 message) differs between any two runs, and a value the run's own earlier change returned (a
 reservation id the system made) differs between trials by construction.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from .expected_calls import made_as_expected
 from .insight_words import answer_seen_in, expected_answer, gives_answer
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .text import clip
@@ -88,6 +90,14 @@ def _lists(value, path: str):
             yield from _lists(v, f"{path}[{i}]")
 
 
+def sources(r: Reading, c: Call) -> dict[str, str]:
+    """Worked out once per call: a success's page and its corpus entry both ask."""
+    memo = r.memo.setdefault("trial_record.sources", {})
+    if c.n not in memo:
+        memo[c.n] = _sources(r, c)
+    return memo[c.n]
+
+
 def _sources(r: Reading, c: Call) -> dict[str, str]:
     """Where each top-level argument's values came from, as the page says it ("the user (turn 4)"):
     only for an argument every value of which one or two places showed (a sum the agent worked
@@ -121,23 +131,44 @@ def record(r: Reading) -> dict:
         if not c.writes or c.error or c is answer:
             continue
         item = {"tool": c.name, "turn": c.n, "values": _values(r, c)}
-        came = _sources(r, c) if r.run.outcome.success else {}  # said only of a success's own values
+        came = sources(r, c) if r.run.outcome.success else {}  # said only of a success's own values
         if came:
             item["from"] = came
+        if r.run.outcome.success and made_as_expected(r, c):
+            item["expected"] = True  # the change the log says the task expected, sent alike
+        before = _looked_before(r, c) if r.run.outcome.success else None
+        if before is not None:
+            item["after"] = {"tool": before.name, "query": _query(before), "turn": before.n}
         changes.append(item)
     if changes:
         out["changes"] = changes
+    if answer is None and expected_answer(r) is None:  # which tools' look-ups went through: a successful
+        # trial's value that came from a look-up this run never made is the step it missed
+        reads = sorted({c.name for c in r.calls if not c.writes and not c.error and c.name})
+        if len(reads) <= SHOWN_LOOKUPS:  # none is said too: "a look-up this run never made"
+            out["reads"] = reads
     if answer is not None:
         text = " ".join(str(answer.turn.arguments).split())
         out["answer"] = {"text": clip(text, 120), "turn": answer.n}
         found = answer_seen_in(r, text, answer) if answer_norm(text) else None
         if found is not None:
             out["answer"]["found"] = {"tool": found.name, "turn": found.n, "query": _query(found)}
-    if answer is not None or expected_answer(r) is not None:  # a question: which look-ups went through
-        asked = {looked_up(c.name, q) for c in r.calls if not c.writes and not c.error and (q := _query(c))}
-        if len(asked) <= SHOWN_LOOKUPS:  # more: not kept, and no page says which look-ups the run made
-            out["lookups"] = sorted(asked)
+    # which one-value look-ups went through (a question's searches, a record fetched by its id)
+    asked = {looked_up(c.name, q) for c in r.calls if not c.writes and not c.error and (q := _query(c))}
+    if len(asked) <= SHOWN_LOOKUPS:  # more: not kept, and no page says which look-ups the run made
+        out["lookups"] = sorted(asked)
     return out
+
+
+def _looked_before(r: Reading, c: Call) -> Call | None:
+    """The latest one-value look-up before a change that was sent one of the change's own values
+    (the record fetched by the id the change then acts on): the step the change rested on."""
+    args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    sent = {v.casefold() for v in args.values() if isinstance(v, str) and len(v) >= 3}
+    if not sent:
+        return None
+    return next((x for x in reversed(r.calls) if x.n < c.n and not x.writes and not x.error
+                 and (q := _query(x)) and q.casefold() in sent), None)
 
 
 def looked_up(tool: str, query: str) -> str:

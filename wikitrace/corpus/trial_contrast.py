@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
 
-from ..compilers.trial_record import answer_norm, looked_up, norm
+from ..compilers.trial_record import answer_norm, looked_up
 from ..controls import visible
 from ..templates import md_text
 from . import layout
+from .trial_compare import _RANK, Diff, _by_key, _top, compare, decides
 
 SHOWN = 3  # trials linked, and distinct values named, per line
 
@@ -28,88 +28,6 @@ def task_of(entry: dict) -> tuple | None:
     from .insights import kind_of
 
     return kind_of(entry), str(entry["task_id"])
-
-
-@dataclass
-class Diff:
-    """One way two trials' decisive calls differ; ``ref`` is the successful side."""
-
-    aspect: tuple  # ("answer",) | ("missing", tool) | ("args", tool, key) | ("extra", tool) | ("count", tool)
-    turn: float  # the successful side's turn it is about (its order)
-    ref: dict  # what the successful side did (call, value...)
-    other: dict  # what the other side did
-
-
-_RANK = {"answer": 0, "missing": 1, "args": 2, "extra": 3, "count": 4}
-
-
-def _top(path: str) -> str:
-    return re.split(r"[.\[#]", path, maxsplit=1)[0]
-
-
-def _by_key(values: dict) -> dict[str, dict]:
-    out: dict[str, dict] = defaultdict(dict)
-    for path, v in values.items():
-        out[_top(path)][path] = v
-    return out
-
-
-def _same(a: dict, b: dict) -> bool:
-    """Two value sets of one argument mean the same: every path both hold has one value (a
-    path only one side sets is a difference of shape, not of choice)."""
-    return all(norm(a[p]) == norm(b[p]) for p in set(a) & set(b))
-
-
-def _score(a: dict, b: dict) -> int:
-    return sum(1 for p in set(a["values"]) & set(b["values"]) if norm(a["values"][p]) == norm(b["values"][p]))
-
-
-def _pairs(mine: list[dict], theirs: list[dict]) -> tuple[list[tuple[dict, dict]], list[dict], list[dict]]:
-    """Calls of one tool paired, each of ``mine`` with the unpaired call of ``theirs`` sharing
-    most values (the earliest on a tie); then the calls left on each side."""
-    left = list(theirs)
-    pairs = []
-    for a in mine:
-        if not left:
-            break
-        b = max(left, key=lambda x: (_score(a, x), -x["turn"]))
-        left.remove(b)
-        pairs.append((a, b))
-    paired = {id(a) for a, _ in pairs}
-    return pairs, [a for a in mine if id(a) not in paired], left
-
-
-def compare(ref: dict, other: dict) -> list[Diff]:
-    """Where ``other``'s decisive calls differ from ``ref``'s (both run entries), in ``ref``'s order."""
-    a, b = ref.get("decisive") or {}, other.get("decisive") or {}
-    out: list[Diff] = []
-    ra, oa = a.get("answer"), b.get("answer")
-    if ra and (not oa or answer_norm(ra["text"]) != answer_norm(oa["text"])):
-        out.append(Diff(("answer",), ra["turn"], ra, oa or {}))
-    tools: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
-    for side, rec in ((0, a), (1, b)):
-        for c in rec.get("changes") or []:
-            tools[c["tool"]][side].append(c)
-    for tool, (mine, theirs) in tools.items():
-        if not theirs:
-            out.append(Diff(("missing", tool), mine[0]["turn"], mine[0], {}))
-            continue
-        if not mine:
-            out.append(Diff(("extra", tool), float("inf"), {}, theirs[0]))
-            continue
-        pairs, extra_mine, extra_theirs = _pairs(mine, theirs)
-        for x, y in pairs:
-            mx, my = _by_key(x["values"]), _by_key(y["values"])
-            for key in mx:
-                if key in my and not _same(mx[key], my[key]):
-                    out.append(Diff(("args", tool, key), x["turn"], {**x, "key": key}, {**y, "key": key}))
-        if extra_mine or extra_theirs:
-            out.append(Diff(("count", tool), (extra_mine or mine)[0]["turn"], {"n": len(mine)}, {"n": len(theirs)}))
-    seen: dict[tuple, Diff] = {}
-    for d in out:  # one difference per aspect: the first call it shows in
-        if d.aspect not in seen or d.turn < seen[d.aspect].turn:
-            seen[d.aspect] = d
-    return sorted(seen.values(), key=lambda d: (d.turn, _RANK[d.aspect[0]]))  # stable: the call's own order
 
 
 # --- how a line says it --------------------------------------------------------------------
@@ -180,15 +98,72 @@ def _other_side(d: Diff) -> str:
         return f"answered \"{_t(d.other['text'])}\"" if d.other else "gave no answer"
     if kind == "args":
         return f"sent `{d.aspect[2]}` {_t(_shown(d.other['values'], d.aspect[2]))}"
-    if kind == "count":
-        return f"made {d.other['n']} {d.aspect[1]} call{'s' if d.other['n'] != 1 else ''} that went through"
     if kind == "missing":
-        return f"made no {d.aspect[1]} call that went through"
+        return f"made {_t(_call(d.other))} instead" if d.other else "never made it"
     return f"made the change {_t(_call(d.other))}"
 
 
-def success_line(entry: dict, failed: list[dict]) -> tuple[str, list[int], bool]:
-    """The line of a success whose task has failed trials: the difference most of them share."""
+def _sources(call: dict, keys: list[str], own: bool, named: bool = True) -> str:
+    """Where the successful trial took the values of ``keys`` from, as its record says it (each
+    key named unless the line has just named it)."""
+    came = call.get("from") or {}
+    said = [("`" + k + "` " if named else "") + f"from {_t(came[k] if own else came[k].replace('(turn ', '(its turn '))}"
+            for k in keys if k in came]
+    return (", " + " and ".join(said[:2])) if said else ""
+
+
+def _call_keys(c: dict) -> list[str]:
+    return list(_by_key(c.get("values") or {}))[:2]
+
+
+def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool) -> tuple[str, list[int]] | None:
+    """What this success did at the aspect it is set against its failed trials by, said as what
+    to do (and the turns of this run that show it); None when the log shows no step to copy."""
+    kind = ref.aspect[0]
+    if kind == "answer":
+        text, found = ref.ref["text"], ref.ref.get("found") or {}
+        turns = [ref.ref["turn"]] + ([found["turn"]] if found else [])
+        if not found.get("query") or answer_norm(found["query"]) == answer_norm(text):
+            return None  # no look-up led to it (a search of the answer itself leads nowhere): no step to copy
+        q = _t(found["tool"] + "[" + found["query"] + "]")
+        theirs = {answer_norm(d.other["text"]) for _s, d in asked if d.other}
+        ours = set(answer_norm(text).split())
+        if len(theirs) == 1 and len(asked) == k:
+            (other,) = theirs
+            if set(other.split()) < ours:
+                return f"Give the answer in full, as {q} returned it (\"{_t(text)}\"), as this run did", turns
+            if ours < set(other.split()):
+                return f"Give the answer alone, as {q} returned it (\"{_t(text)}\"), as this run did", turns
+        if alike:  # they read the same answer and gave another
+            return f"Answer from what {q} returned (\"{_t(text)}\"), as this run did", turns
+        return f"Look up {q} and answer from what it returns (\"{_t(text)}\"), as this run did", turns
+    if kind == "args":
+        key = ref.aspect[2]
+        return (f"Send `{key}` {_t(_shown(ref.ref['values'], key))} in {ref.aspect[1]}{_sources(ref.ref, [key], True, False)}, "
+                f"as this run did"), [ref.ref["turn"]]
+    if kind == "missing":
+        shown = _call(ref.ref)
+        return (f"Make {_t(shown) if shown != ref.aspect[1] else f'the {shown} call'}"
+                f"{_sources(ref.ref, _call_keys(ref.ref), True)}, as this run did at turn {ref.ref['turn']}"
+                + (" (the change the task expected)" if ref.ref.get("expected") else "")), [ref.ref["turn"]]
+    return f"Make no {ref.aspect[1]} call, as this run made none", []
+
+
+def _fact(ref: Diff) -> tuple[str, list[int]]:
+    """What this success did at the aspect, said as a fact (the difference did not decide the run alone)."""
+    kind = ref.aspect[0]
+    if kind == "answer":
+        return f"this run answered \"{_t(ref.ref['text'])}\"{_answer_found(ref.ref)}", [ref.ref["turn"]]
+    if kind == "args":
+        return f"this run sent {_t(_shown(ref.ref['values'], ref.aspect[2]))}", [ref.ref["turn"]]
+    if kind == "missing":
+        return f"this run's {_t(_call(ref.ref))} went through", [ref.ref["turn"]]
+    return "this run made none", []
+
+
+def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple[str, list[int], bool]:
+    """The line of a success whose task has failed trials: what to do, from the difference that
+    parts the successful trials (``won``, this one among them) from most of the failed ones."""
     line = _Line(entry["step"])
     diffs = {f["step"]: compare(entry, f) for f in failed}
     by_aspect: dict[tuple, list[Diff]] = defaultdict(list)
@@ -201,7 +176,10 @@ def success_line(entry: dict, failed: list[dict]) -> tuple[str, list[int], bool]
     if not by_aspect:
         return (f"The {n} {trials} ({line.runs(same)}) {_same_calls(entry)}." if n > 1 else
                 f"The {trials}, {line.runs(same)}, {_same_calls(entry)}."), [], False
-    aspect = min(by_aspect, key=lambda a: (-len(by_aspect[a]), _RANK[a[0]], min(d.turn for _s, d in by_aspect[a]), a))
+    peers = [w for w in won if w["step"] != entry["step"]]
+    firm = {a: all(decides(d, peers) for _s, d in hits) for a, hits in by_aspect.items()}
+    aspect = min(by_aspect, key=lambda a: (not firm[a], -len(by_aspect[a]), _RANK[a[0]],
+                                           min(d.turn for _s, d in by_aspect[a]), a))
     hits = by_aspect[aspect]
     ref = hits[0][1]
     grouped: dict[str, list[str]] = defaultdict(list)
@@ -210,7 +188,7 @@ def success_line(entry: dict, failed: list[dict]) -> tuple[str, list[int], bool]
     if aspect[0] == "extra" and len(grouped) > 1:  # made with other values each: the tool is what they share
         grouped = {f"made a {aspect[1]} call that went through": [s for s, _d in hits]}
     k = len(hits)
-    who = (f"The {trials}" if n == 1 else f"Both {trials}" if k == n == 2 else f"All {n} {trials}" if k == n
+    who = (f"the {trials}" if n == 1 else f"both {trials}" if k == n == 2 else f"all {n} {trials}" if k == n
            else f"{k} of the {n} {trials}")
     where = f" in {aspect[1]}" if aspect[0] == "args" else ""
     if len(grouped) == 1:
@@ -220,37 +198,44 @@ def success_line(entry: dict, failed: list[dict]) -> tuple[str, list[int], bool]
         head = {"answer": "answered otherwise", "args": f"sent other `{aspect[-1]}`"}.get(aspect[0], "did otherwise")
         shown = [f"{_value_of(said)} ({line.runs(steps)})" for said, steps in list(grouped.items())[:SHOWN]]
         theirs = f"{who} {head}{where}: " + ", ".join(shown) + (", and others" if len(grouped) > SHOWN else "")
-    kind = aspect[0]
-    turns: list[int] = []
-    if kind == "answer":
-        mine = f"this run answered \"{_t(ref.ref['text'])}\"{_answer_found(ref.ref)}"
-        turns = [ref.ref["turn"]] + ([ref.ref["found"]["turn"]] if ref.ref.get("found") else [])
+    tail = ""
+    if aspect[0] == "answer":
         found = ref.ref.get("found") or {}
         query = looked_up(found["tool"], found["query"]) if found.get("query") else ""
         asked = [(_entry(failed, s).get("decisive") or {}).get("lookups") for s, _d in hits]
         if query and all(a is not None for a in asked):  # every trial's look-ups known
             missed = [a for a in asked if query not in a]
-            if missed:
-                mine += (", a look-up that never went through there" if k == 1 and missed else
-                         ", a look-up that went through in none of them" if len(missed) == k else
-                         f", a look-up that went through in {k - len(missed)} of them")
-            else:
-                mine += ", a look-up it made too" if k == 1 else ", a look-up all of them made too"
-    elif kind == "args":
-        came = (ref.ref.get("from") or {}).get(aspect[2])
-        mine = f"this run sent {_t(_shown(ref.ref['values'], aspect[2]))}" + (f", from {_t(came)}" if came else "")
-        turns = [ref.ref["turn"]]
-    elif kind == "missing":
-        mine = f"this run's {_t(_call(ref.ref))} went through"
-        turns = [ref.ref["turn"]]
-    elif kind == "extra":
-        mine = "this run made none"
+            tail = (", and that look-up never went through there" if k == 1 and missed else
+                    ", a look-up that went through in none of them" if len(missed) == k else
+                    f", a look-up that went through in {k - len(missed)} of them" if missed else
+                    ", after the same look-up" if k == 1 else ", all after the same look-up")
+    told = _instruction(entry, ref, k, hits, bool(tail) and "same look-up" in tail) if firm[aspect] else None
+    if told is not None:
+        mine, turns = told
+        text = f"{mine}: {theirs}{tail}."
+    elif firm[aspect]:
+        mine, turns = _fact(ref)
+        mine += _as_fact(tail)
+        text = f"{theirs}; {mine}." if len(grouped) == 1 else f"{theirs}. {mine[0].upper()}{mine[1:]}."
     else:
-        mine = f"this run made {ref.ref['n']}"
-    text = f"{theirs}; {mine}." if len(grouped) == 1 else f"{theirs}. {mine[0].upper()}{mine[1:]}."
+        mine, turns = _fact(ref)
+        mine += _as_fact(tail)
+        text = f"{theirs[0].upper()}{theirs[1:]}; {mine}" if len(grouped) == 1 else \
+            f"{theirs[0].upper()}{theirs[1:]}. {mine[0].upper()}{mine[1:]}"
+        unlike = [w["step"] for w in peers if not all(decides(d, [w]) for _s, d in hits)]
+        text += (f"; the successful trial{'s' if len(unlike) != 1 else ''} {line.runs(unlike)} did as "
+                 f"{'they' if k > 1 else 'it'} did here, so this alone did not decide the run." if unlike else ".")
+    text = text[0].upper() + text[1:]
     if same:
         text += f" {len(same)} other failed trial{'s' if len(same) != 1 else ''} ({line.runs(same)}) made the same calls as this run."
     return text, turns, True
+
+
+def _as_fact(tail: str) -> str:
+    """A look-up tail of an instruction, said after "this run answered X, which S had returned"."""
+    return (tail.replace(", and that look-up never", ", a look-up that never")
+            .replace(", all after the same look-up", ", a look-up all of them made too")
+            .replace(", after the same look-up", ", a look-up it made too"))
 
 
 def _same_calls(entry: dict) -> str:
@@ -266,9 +251,29 @@ def _entry(entries: list[dict], step: str) -> dict:
     return next(e for e in entries if e["step"] == step)
 
 
+def _unread(entry: dict, call: dict, keys: list[str]) -> str:
+    """", a look-up this run never made" when the successful trial took a value from a tool's
+    answer and this run (whose look-ups are recorded) never called that tool; else, when the
+    successful trial fetched the record its change acts on and this run never fetched it, that."""
+    record = entry.get("decisive") or {}
+    after, asked = call.get("after") or {}, record.get("lookups")
+    fetched = (f", after {_t(after['tool'] + '(' + after['query'] + ')')} at its turn {after['turn']}, a look-up this "
+               "run never made") if after.get("query") and asked is not None \
+        and looked_up(after["tool"], after["query"]) not in asked else ""
+    reads = record.get("reads")
+    if reads is None:
+        return fetched
+    for k in keys:
+        m = re.match(r"(\S+)'s answer \(", (call.get("from") or {}).get(k, ""))
+        if m and m.group(1) not in reads:
+            return ", a look-up this run never made"
+    return fetched
+
+
 def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[int], bool]:
-    """The line of a failure whose task has a successful trial: where it first parted from the
-    successful trial closest to it (fewest differences; the earliest on a tie)."""
+    """The line of a failure whose task has a successful trial: where it parted from the
+    successful trial closest to it (fewest differences; the earliest on a tie), a difference
+    every successful trial shares first."""
     line = _Line(entry["step"])
     ranked = sorted(won, key=lambda w: (len(compare(w, entry)), layout.id_number(w["step"])))
     best = ranked[0]
@@ -277,7 +282,7 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
            + (f" ({len(won)} of its {total} trials succeeded)" if len(won) > 1 else ""))
     if not diffs:
         return f"{who} {_same_calls(entry)}.", [], False
-    d = diffs[0]
+    d = next((x for x in diffs if decides(x, won)), diffs[0])
     kind = d.aspect[0]
     at = f" at its turn {d.ref['turn']}" if isinstance(d.ref.get("turn"), int) else ""
     turns = [d.other["turn"]] if isinstance(d.other.get("turn"), int) else []
@@ -290,18 +295,17 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
             mine += ", and no such look-up of this run went through"
     elif kind == "args":
         key = d.aspect[2]
-        theirs = f"sent `{key}` {_t(_shown(d.ref['values'], key))} in {d.aspect[1]}{at}"
+        theirs = (f"sent `{key}` {_t(_shown(d.ref['values'], key))} in {d.aspect[1]}{at}"
+                  f"{_sources(d.ref, [key], False, False)}{_unread(entry, d.ref, [key])}")
         mine = f"this run sent {_t(_shown(d.other['values'], key))}"
     elif kind == "missing":
-        theirs = f"made the change {_t(_call(d.ref))}{at}"
-        mine = f"this run made no {d.aspect[1]} call that went through"
-    elif kind == "extra":
+        keys = _call_keys(d.ref)
+        theirs = f"made the change {_t(_call(d.ref))}{at}{_sources(d.ref, keys, False)}{_unread(entry, d.ref, keys)}"
+        mine = (f"this run made {_t(_call(d.other))} instead" if d.other else
+                f"this run never made it")
+    else:
         theirs = f"made no {d.aspect[1]} call that went through"
         mine = f"this run's {_t(_call(d.other))} went through"
-    else:
-        theirs = f"made {d.ref['n']} {d.aspect[1]} call{'s' if d.ref['n'] != 1 else ''} that went through"
-        mine = f"this run made {d.other['n']}"
-        turns = []
     return f"{who} {theirs}; {mine}.", turns, False
 
 
@@ -314,7 +318,7 @@ def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
     if not wins or not fails:
         return out
     for e in wins:
-        out[e["step"]] = success_line(e, fails)
+        out[e["step"]] = success_line(e, fails, wins)
     for e in fails:
         out[e["step"]] = failure_line(e, wins, len(entries))
     return out

@@ -1,0 +1,162 @@
+"""What a successful run teaches, said as what to do: the refusal that kept a run from a change
+its task did not want, the hand-off that came only after it, each change with where its values
+came from, and the look-up chain that led a question's run to its answer.
+
+A success page that says "the task expected no change, and the run made none" restates the
+outcome. What made it pass is in the log: the agent's own sentence telling the user it could not
+do something, the record values that sentence names (a cabin, a membership), and the rule of the
+system prompt that names the same values. Each is quoted as the log has it; nothing is inferred
+beyond which rule sentence names the most of those values (a tie quotes none). All of it needs a
+person who answered the agent: logs without one get none of it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from .insight_words import join
+from .reading import Call, Reading
+from .rule_blocks import _blocks
+from .rule_reasons import _on_its_own, _parsed, _plain
+from .rule_talk import _DENIES, _NOT_ABLE, _YOU, _people
+from .rules import _words, sentences
+from .schema import KeyFact
+from .text import clip_words
+
+_WIDTH = 220
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    text: str
+    turn: int
+
+
+def _refusal(r: Reading, before: int | None) -> _Refusal | None:
+    """The agent's first sentence to the user saying it could not do something (a negation of
+    ability or permission not about the user: "if you can't find it"), before turn ``before``."""
+    for t in _people(r):
+        if before is not None and t.turn >= before:
+            break
+        if t.role != "assistant" or not any(w in t.content for w in _DENIES):
+            continue
+        for s in sentences(t.content):
+            if any(not _YOU.search(s[max(0, m.start() - 12):m.start()]) for m in _NOT_ABLE.finditer(s)):
+                return _Refusal(clip_words(s, _WIDTH), t.turn)
+    return None
+
+
+def _named_values(r: Reading, refusal: _Refusal) -> list[tuple[Call, str, object, str]]:
+    """(look-up, field, value, phrase) of the plain record values looked up before the refusal that
+    its sentence names as terms of their own ("basic economy" for ``cabin`` "basic_economy")."""
+    low = refusal.text.lower()
+    out, seen = [], set()
+    for c in r.calls:
+        if c.n >= refusal.turn or c.writes or c.error:
+            continue
+        answer = _parsed(c.turn.result or "")
+        if not isinstance(answer, dict):
+            continue
+        for key, value in answer.items():
+            plain = _plain(value)
+            if not isinstance(plain, str) or plain.lower() in ("yes", "no", "true", "false"):
+                continue
+            phrase = " ".join(plain.lower().replace("_", " ").split())
+            if len(phrase) >= 4 and phrase not in seen and phrase in low and _on_its_own(low, phrase):
+                seen.add(phrase)
+                out.append((c, key, value, phrase))
+    return out
+
+
+def _rule(r: Reading, refusal: _Refusal, phrases: list[str]) -> str | None:
+    """The one rule sentence of the system prompt that names the most of the values the refusal
+    names, then shares the most of its words; None when two rank alike or none names a value."""
+    if r.system is None or not phrases:
+        return None
+    words = _words(refusal.text)
+    ranked = []
+    for b in _blocks(r.system.content or ""):
+        for s in b.sentences:
+            if not s.rule:
+                continue
+            low = s.text.lower()
+            named = sum(1 for p in phrases if p in low and _on_its_own(low, p))
+            if named:
+                ranked.append((named, len(words & s.words), s.text))
+    if not ranked:
+        return None
+    ranked.sort(key=lambda x: (x[0], x[1]), reverse=True)
+    if len(ranked) > 1 and ranked[1][:2] == ranked[0][:2]:
+        return None
+    return clip_words(ranked[0][2], 260)
+
+
+def refused(r: Reading, writes: list[Call], expected_handoff: bool = False) -> KeyFact | None:
+    """For a success whose task expected no change, made none but a hand-off: the agent's refusal
+    with the record values it names and the rule naming them, then the hand-off and the user's
+    words just before it. None without a refusal before any change."""
+    if not r.has_interlocutor or len(writes) > 1 or any(w.turn.arguments and _plain_args(w) for w in writes):
+        return None  # a change with values of its own (a booking) is no hand-off: its page says what it was
+    first = writes[0].n if writes else None
+    refusal = _refusal(r, first)
+    if refusal is None:
+        return None
+    named = _named_values(r, refusal)
+    turns = [refusal.turn]
+    parts = []
+    by_call: dict[int, list[str]] = {}
+    for c, key, value, _p in named[:3]:
+        by_call.setdefault(c.n, []).append(f"`{key}` {json.dumps(value, ensure_ascii=False)}")
+    for n, fields in by_call.items():
+        c = next(x for x in r.calls if x.n == n)
+        parts.append(f"{c.name} (turn {n}) gave {join(fields, 3)}")
+        turns.append(n)
+    asked = None
+    if writes:
+        asked = next((t for t in reversed(_people(r)) if t.role == "user" and t.turn < writes[0].n), None)
+        asked = asked if asked is not None and asked.turn > refusal.turn else None
+    expected = (f"the task expected a {writes[0].name} call too" if expected_handoff else
+                f"the task expected no change, and {writes[0].name} was its only state-changing call" if writes
+                else "the task expected no change")
+    what = "a change the records rule out" if named else "the request"
+    head = (f"Refuse {what} and make no change, as this run did" if not writes else
+            f"Refuse {what}, then hand off" + (" only after the user's reply to the refusal" if asked is not None else "")
+            + ", as this run did")
+    head += f" ({expected})"
+    text = f"{head}: " + (join(parts, 3) + "; " if parts else "") + \
+        f"the agent told the user at turn {refusal.turn}: \"{refusal.text}\""
+    rule = _rule(r, refusal, [p for _c, _k, _v, p in named])
+    if rule is not None:
+        text += f" The system prompt's rule naming the same value{'s' if len(named) > 1 else ''} (turn {r.system.turn}): \"{rule}\""
+        turns.append(r.system.turn)
+    if asked is not None:
+        text += (f" {writes[0].name} came at turn {writes[0].n}, after the user wrote at turn {asked.turn}: "
+                 f"\"{clip_words(' '.join(asked.content.split()), 160)}\"")
+        turns += [asked.turn, writes[0].n]
+    text = text if text.endswith(('.', '."', '!"', '?"')) else text + "."
+    return KeyFact(text, sorted(set(turns)))
+
+
+def _plain_args(w: Call) -> bool:
+    """Whether a call sends a value other than wording (a hand-off sends only a summary)."""
+    args = w.turn.arguments
+    if not isinstance(args, dict):
+        return True
+    return any(not (isinstance(v, str) and len(v.split()) >= 6) for v in args.values())
+
+
+def made_from(r: Reading, writes: list[Call]) -> str:
+    """Each change with where its values came from ("cancel_reservation at turn 14, `reservation_id`
+    Z7GOZK from get_user_details's answer (turn 4)"): what the change rested on."""
+    from .trial_record import sources
+
+    out = []
+    for c in writes[:3]:
+        args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+        came = sources(r, c)
+        said = [f"`{k}` " + (f"{json.dumps(args[k], ensure_ascii=False)} " if isinstance(args.get(k), (str, int, float))
+                              and not isinstance(args.get(k), bool) else "") + f"from {place}"
+                for k, place in came.items()]
+        out.append(f"{c.name} at turn {c.n}" + (f", with {join(said[:3], 3)}" if said else ""))
+    return "; ".join(out)
