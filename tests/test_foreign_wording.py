@@ -372,7 +372,7 @@ def test_insights_of_coding_logs_name_no_step_limit_no_rules_and_no_empty_messag
     assert answered["guideline"].endswith("answer from what Grep returned and change nothing."), answered["guideline"]
     assert not any(w in answered["guideline"] for w in ("rules", "refusal")), answered["guideline"]
     [silent] = [i for i in data["insights"] if i["key"].startswith("error|Bash npm")]
-    assert silent["title"] == "Bash npm fails with no output", silent["title"]
+    assert silent["title"] == "When Bash npm fails with no output, make it print why before sending it again", silent["title"]
     assert "fix what the message names" not in silent["guideline"] and '""' not in silent["guideline"]
 
 

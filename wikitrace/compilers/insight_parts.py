@@ -31,6 +31,8 @@ def verb(c: Call) -> str:
 def shape(c: Call) -> str:
     """What an error answer says with everything particular to the episode masked."""
     line = first_line(c.turn.result, 200)
+    if line.startswith("[") and "]" not in line[:-1]:  # a harness note in brackets is the message itself
+        line = line[1:].removesuffix("]")
     line = _QUOTED.sub("…", line)
     line = _PATH.sub("…", line)
     line = re.sub(r"…(?:[\s,;:/.-]*…)+", "…", generic(line))

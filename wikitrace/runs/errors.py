@@ -51,6 +51,9 @@ _LINE_SHAPES = [
     r"(?:Your |The )?(?:\w+ )?command\b[^\n]{0,200}?\b(?:was|were) (?:NOT|not) (?:executed|run)\b",
     r"(?:Your |The )?(?:\w+ )?command\b[^\n]{0,200}?\b(?:timed out|was cancell?ed|was killed)\b",
     r"EXECUTION TIMED OUT\b",
+    # OpenHands' note on a command still running when it stopped waiting: "[The command has no new
+    # output after 120 seconds. You may wait longer ...]"
+    r"\[?(?:The )?command has no new output after \d+ seconds\b",
 ]
 _LINE = re.compile(r"^[ \t]*(?:" + "|".join(_LINE_SHAPES) + ")", re.M)
 # Shapes that start in column 0. Indented, the same words are usually program text a
@@ -176,3 +179,22 @@ def tests_passed(text: Any) -> str | None:
         return None
     m = _PASSED.search(text)
     return " ".join(m.group(0).strip(" =").split()) if m else None
+
+
+# a test runner's summary of failing tests: pytest's "=== FAILURES ===", "FAILED tests/x.py::t" and
+# "1 failed, 2 passed in 0.1s", unittest's "FAIL: test_x", JUnit's "Tests run: 3, Failures: 1", go's
+# "--- FAIL: TestX", cargo's "test result: FAILED", jest's "Tests: 1 failed", mocha's "2 failing"
+_TESTS_FAILED = re.compile(r"^=+ (?:FAILURES|ERRORS) =+\s*$|^FAILED \S|^FAIL: \S|^--- FAIL: |^test result: FAILED"
+                           r"|^(?:\[\w+\] )?Tests run: \d+, Failures: (?:[1-9]|\d+, Errors: [1-9])"
+                           r"|(?:^|[\s,=:])[1-9]\d* (?:failed|failing)(?=[ \t]*(?:$|[,;(=]|in \d))", re.M)
+
+
+def reports_failing_tests(text: Any) -> bool:
+    """Whether an answer is a test runner's report of failing tests."""
+    return isinstance(text, str) and bool(_TESTS_FAILED.search(text))
+
+
+def is_test_report(text: Any) -> bool:
+    """Whether an answer is a test runner's report, passing or failing: the command ran tests,
+    which checks the code and changes nothing."""
+    return tests_passed(text) is not None or reports_failing_tests(text)
