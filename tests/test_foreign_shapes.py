@@ -153,3 +153,70 @@ def test_a_refused_click_followed_by_another_target_is_not_got_past(tmp_path):
                for s in i["sources"] if s["step"] == step]
     assert details and not any("got past" in d for d in details), details
     assert any("with another target" in d for d in details)
+
+
+def _calls_by_turn(run: Run):
+    return {c.n: c for c in read_run(run).calls}
+
+
+def test_a_look_up_is_no_change_whatever_the_format_names_it():
+    """A tool named thing-then-verb (Langfuse's ``calendar_lookup``), an MCP tool behind its server
+    prefix, code that only prints and a shell's ``env`` read; a tool whose first word changes
+    something, a redirect into a file and ``sed -i`` change state, whatever word ends the line."""
+    from wikitrace.compilers.reading import is_read_only
+
+    def reads(name, args=None):
+        return is_read_only(Turn(turn=0, type="function_call", role="assistant", name=name, arguments=args or {}))
+    assert reads("calendar_lookup") and reads("order_status") and reads("mcp__github__get_issue")
+    assert not reads("mcp__pager__send_page") and not reads("send_status") and not reads("request_swap")
+    assert reads("python", {"code": "n = 13*60 + 5\nprint(n - 580)"})
+    assert not reads("python", {"code": "import os\nos.remove('a.txt')"})
+    assert reads("Bash", {"command": "env | grep -i tempo"}) and reads("bash", {"command": "grep -c \"a>b\" f.py"})
+    assert not reads("bash", {"command": "cat a.java | sed 's/x//' > b.java"})
+    assert not reads("bash", {"command": "echo 'Hello' > hello.txt"}) and not reads("bash", {"command": "sed -i s/a/b/ f"})
+    [lookup_run] = [r for r in load._read(FIX / "langfuse" / "langfuse-traces.json", "langfuse")
+                    if isinstance(r, Run) and r.run_id == "sess-91"]
+    calls = [c for c in read_run(lookup_run).calls if c.name == "calendar_lookup"]
+    assert calls and not any(c.writes for c in calls)
+
+
+def test_a_test_run_after_the_users_yes_is_not_said_to_follow_it():
+    """The user agreed to a rounding change; the Edits after it carry that yes, the pytest run that
+    checked them does not (running tests needs nobody's agreement)."""
+    run = _only_run(FIX / "claude_code_fix" / "7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14.jsonl")
+    calls = _calls_by_turn(run)
+    assert calls[6].confirmed and calls[8].confirmed  # the Edits
+    assert not calls[9].confirmed  # python -m pytest
+    from fixture_runs import relabeled
+    from wikitrace.compilers.offline import compile_offline
+    decisions = [e.decision for e in compile_offline(relabeled(run, True)).evidence]
+    assert not any(d.startswith("Called Bash") and "agreed" in d for d in decisions), decisions
+
+
+def test_env_output_is_a_look_up_and_no_error():
+    """A Claude Code session printed its environment (``env | grep``); OpenHands printed two
+    variables and then stopped waiting on a script: the variables are output, the wait is the error,
+    and the lesson names the script's program and the wait, not ``env`` and a variable."""
+    run = _only_run(FIX / "claude_code_twofiles" / "5a9d2c71-3e8b-4f06-b1d4-8c7e0a2f6b39.jsonl")
+    env = _calls_by_turn(run)[2]
+    assert "env" in env.turn.arguments["command"] and not env.error and not env.writes
+    from fixture_runs import relabeled
+    from wikitrace.compilers.offline import compile_offline
+    hung = compile_offline(relabeled("acme__ledger-415", False)).insights
+    titles = [i.title for i in hung if i.key.startswith("error|execute_bash")]
+    assert "When execute_bash python runs past the time limit, find what it waits for" in titles, titles
+    assert not any("AWS_" in i.title + i.key or " env" in i.key for i in hung), [i.key for i in hung]
+
+
+def test_a_java_run_without_maven_is_told_its_missing_program_and_its_file_writes():
+    """SWE-agent 1.x on a Java repository with no mvn: the shell's "command not found" is the
+    environment lesson; ``which ...; env | grep`` is a look-up; a command that pipes into a new
+    file is a change, not a look-up."""
+    run = _only_run(FIX / "swe_agent_java_nojdk" / "acme__calendar-58.traj", "swe-agent")
+    calls = _calls_by_turn(run)
+    assert calls[1].error and not calls[2].error and not calls[2].writes
+    assert calls[8].writes and not calls[8].error
+    from fixture_runs import relabeled
+    from wikitrace.compilers.offline import compile_offline
+    keys = [i.key for i in compile_offline(relabeled(run, True)).insights]
+    assert "error|missing-program" in keys, keys

@@ -80,10 +80,11 @@ def coding_procedure(r: Reading, final: Call, looks: list[str], detail: str, key
         steps.append(f"run the {tested} command that failed before the change again and see it pass")
     if not (ends_with_test or ends_with_edit):
         steps.append(f"call {v}")
-    head = title or f"Settle with {v}" + (f" after {join(sorted(looks), 2)}" if looks else "")
-    if title and ends_with_test:
+    # a title says what to do, never only which tools ran ("Settle with Bash python after Read")
+    head = title or ("Read the code, then change it" if looks else "Change the code")
+    if ends_with_test or (tested and ends_with_edit):
         head += f", then see the failing {tested} command pass"
-    elif title and not ends_with_edit:
+    elif not ends_with_edit:
         head += f", then {v}"
     return make_insight(key, head, "To settle the task: " + ", then ".join(steps) + ".",
                         f"In {kind_of_tasks(r)} that end with {v}.", detail + task_points(r), True)

@@ -27,6 +27,7 @@ _READ_WORDS = frozenset((
     "check", "calculate", "compute", "think", "inventory", "examine", "ls", "cat", "grep",
     "describe", "count", "retrieve", "browse", "info", "head", "tail", "pwd", "echo", "which",
     "open", "scroll", "goto", "rg", "tree", "stat", "wc", "diff",
+    "env", "printenv", "whoami", "uname", "du", "df", "locate",
 ))
 # First words of tool names that change state: a name that opens with one (``send_search_report``)
 # changes something whatever word it ends with.
@@ -43,6 +44,9 @@ _GIT_READS = frozenset(("diff", "status", "log", "show", "grep", "blame"))
 # Shell-like tools whose first command word says what the call does.
 _SHELL_TOOLS = frozenset(("bash", "shell", "sh", "run", "execute", "exec", "terminal", "cmd", "command",
                           "cd"))  # SWE-agent names a call by its first word: ``cd /r && pytest``
+# a command line that writes a file whatever it starts with: sed -i, tee, a redirect to a file (not /dev/null)
+_WRITES_FILE = re.compile(r"\bsed\s+-i|\btee\s|(?<![<>&0-9])>>?\s*(?!/dev/|&)[\w./~-]")
+_QUOTED_TEXT = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _MOVES = frozenset(("cd", "pushd", "popd"))  # a shell moving between folders changes nothing
 _COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
 # A conservative reading of an observation that has no error flag of its own:
@@ -129,6 +133,8 @@ def is_read_only(turn: Turn) -> bool:
         command = re.sub(r"^\s*cd\s+\S+\s*(?:&&|;)\s*", "", command)  # where it runs is not what it does
         if isinstance(turn.arguments, str) and name not in _MOVES and command.lower().startswith(name):
             command = command[len(name):]  # SWE-agent's ``str_replace_editor view /x``: the subcommand says
+        if _WRITES_FILE.search(_QUOTED_TEXT.sub("''", command)):  # ``cat a | sed 's/x//' > b.java`` writes a file
+            return False
         words = command.split()
         if words[:1] == ["git"]:
             return len(words) > 1 and words[1] in _GIT_READS
