@@ -25,6 +25,8 @@ def verb(c: Call) -> str:
     command = re.sub(r"^\s*cd\s+\S+\s*(?:&&|;)\s*", "", command_of(c.turn) or "")
     m = _WORD.match(command.strip())
     head = m.group(0) if m else ""
+    if head and c.name.lower() == "cd":  # SWE-agent names ``cd /r && pytest`` by its first word: the program says it
+        return head
     return c.name if not head or head.lower() == c.name.lower() else f"{c.name} {head}"
 
 

@@ -37,7 +37,8 @@ from .changes import edit_of
 from .coding_insights import edit_detail
 from .procedure_lessons import procedure_insight
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, rules_once, short_hash, verb
-from .reading import Call, Reading, harness_reason
+from ..runs.errors import is_test_report
+from .reading import Call, Reading, harness_reason, runs_a_command
 from .rules import has_rules
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, shown_beside, signature
@@ -325,7 +326,9 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     if writes and not out and stopped_browsing(r, writes):
         out.append(_stopped_insight(r, writes[-1]))
     elif writes and not out:  # the change went through and no rule it broke explains it: the check before it
-        out.append(_went_through_insight(r, writes[-1]))
+        # (a test run after it checked the change and changed nothing: the lesson is about the change)
+        changes = [w for w in writes if not (runs_a_command(w.turn) and is_test_report(w.turn.result))]
+        out.append(_went_through_insight(r, (changes or writes)[-1]))
     errors = [i for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)]
     told: set[str] = set()
     for i in sorted(errors, key=lambda i: -i.rank):  # the errors it never got past first, one per tool
