@@ -220,3 +220,18 @@ def test_a_java_run_without_maven_is_told_its_missing_program_and_its_file_write
     from wikitrace.compilers.offline import compile_offline
     keys = [i.key for i in compile_offline(relabeled(run, True)).insights]
     assert "error|missing-program" in keys, keys
+
+
+def test_mini_swe_agents_submitting_echo_is_its_submit_not_a_look_up():
+    """mini-swe-agent ends a run with ``echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff``;
+    its info says ``submitted``: that command is the run's submit (a change), so the page does not
+    call it a look-up nor the lesson "answer ... and change nothing"."""
+    from fixture_runs import relabeled
+    from wikitrace.compilers.offline import compile_offline
+    run = relabeled("sympy__sympy-20590", True)
+    last = read_run(run).calls[-1]
+    assert "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in last.turn.arguments["command"] and last.writes
+    comp = compile_offline(run)
+    assert not any(e.decision.startswith("Looked up with bash({\"command\": \"echo COMPLETE") for e in comp.evidence)
+    assert [i.key for i in comp.insights if i.key.startswith("procedure|")] == ["procedure|submit"]
+    assert not any(i.key == "answer-from" for i in comp.insights)

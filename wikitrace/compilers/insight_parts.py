@@ -19,7 +19,10 @@ _WORD = re.compile(r"[A-Za-z][\w.+-]{0,29}")
 
 
 def verb(c: Call) -> str:
-    """The tool, and for a shell or editor call the command word it ran: ``bash mvn``."""
+    """The tool, and for a shell or editor call the command word it ran: ``bash mvn``; a command
+    the importer saw submit the run is named for what it did: ``submit``."""
+    if c.turn.extra.get("submits"):
+        return "submit"
     if not runs_a_command(c.turn):
         return c.name
     command = re.sub(r"^\s*cd\s+\S+\s*(?:&&|;)\s*", "", command_of(c.turn) or "")

@@ -122,6 +122,8 @@ def is_read_only(turn: Turn) -> bool:
     """Judged from the tool name (``get_user``, ``searchFlights``, ``calendar_lookup``), and for
     shell-like tools, code runners and editors from the command (``ls``, ``cat``, ``view``,
     python's ``print(...)``): everything else changes state."""
+    if turn.extra.get("submits"):  # the importer saw the format submit the run with this call
+        return False
     name = (turn.name or "").lower()
     head = _head_word(name)
     if head in _READ_WORDS or name.startswith(("get", "search", "list", "find")) or _name_reads(turn.name or ""):

@@ -222,7 +222,8 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
         text = (f"Before {v}, check that the file it changes is the one the task is about (named by the task text, "
                 "or found by a search or a failing test's trace) and read the changed lines back: the edit going "
                 "through does not make it the change the task asked for.")
-    elif not args or (isinstance(args, str) and args.strip() == (w.name or "").strip()):  # SWE-agent's ``submit``
+    elif not args or (isinstance(args, str) and args.strip() == (w.name or "").strip()) or w.turn.extra.get("submits"):
+        # SWE-agent's ``submit``, mini-swe-agent's submitting echo: it sends the changes made before it
         text = (f"Before {v}, check that the changes made before it do what the request asks: the call going "
                 "through does not make them the change the task asked for."
                 + (f" Hold it against what the system prompt's rules say of it: {quoted}{end}" if rules else ""))
