@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .changes import Edit, edit_of, what_ran
+from .changes import Edit, diff_files, edit_of, what_ran
 from .reading import Call, Reading, _occurs, command_of, runs_a_command
 from .rules import rules_for
 from .schema import CandidateInsight
@@ -73,10 +73,18 @@ def make_insight(key: str, title: str, guideline: str, applicability: str, detai
 
 
 def edits_of(r: Reading) -> list[tuple[Call, Edit]]:
-    """The run's calls that changed a file it names (``changes.edit_of``), with the edit, in order."""
+    """The run's calls that changed a file it names (``changes.edit_of``), with the edit, in order.
+    When the run submitted a patch (a call answered with a git diff), a file the patch leaves out
+    was scratch (SWE-agent's ``reproduce.py``), not a change to the code: its edits are left out."""
     key = "insights.edits"
     if key not in r.memo:
-        r.memo[key] = [(c, e) for c in r.calls if not c.error and (e := edit_of(c.turn)) is not None]
+        edits = [(c, e) for c in r.calls if not c.error and (e := edit_of(c.turn)) is not None]
+        patch = next((diff_files(c.turn.result) for c in reversed(r.calls) if not c.error and c.turn.result
+                      and "diff --git" in c.turn.result), [])
+        if patch:
+            paths = ["/" + p.lstrip("/") for p, _new in patch]
+            edits = [(c, e) for c, e in edits if any(("/" + e.file.lstrip("/")).endswith(p) for p in paths)]
+        r.memo[key] = edits
     return r.memo[key]
 
 
