@@ -235,3 +235,16 @@ def test_mini_swe_agents_submitting_echo_is_its_submit_not_a_look_up():
     assert not any(e.decision.startswith("Looked up with bash({\"command\": \"echo COMPLETE") for e in comp.evidence)
     assert [i.key for i in comp.insights if i.key.startswith("procedure|")] == ["procedure|submit"]
     assert not any(i.key == "answer-from" for i in comp.insights)
+
+
+def test_an_openhands_read_action_is_a_look_up_not_a_change_to_the_file_it_shows():
+    """OpenHands logs the editor's ``view`` as ``"action": "read"`` with only a path: the page
+    must not say the editor changed the file it printed."""
+    from fixture_runs import relabeled
+    from wikitrace.compilers.offline import compile_offline
+    run = relabeled("acme__ledger-415", True)
+    read = _calls_by_turn(run)[4]
+    assert read.name == "str_replace_editor" and read.turn.arguments.get("command") == "view" and not read.writes
+    comp = compile_offline(run)
+    assert not any("registry.py" in e.decision and "changing" in e.decision for e in comp.evidence)
+    assert not any("changed `/workspace/repo/ledger/plugins/registry.py`" in str(f) for f in comp.in_short)
