@@ -206,6 +206,20 @@ def test_env_output_is_a_look_up_and_no_error():
     titles = [i.title for i in hung if i.key.startswith("error|execute_bash")]
     assert "When execute_bash python runs past the time limit, find what it waits for" in titles, titles
     assert not any("AWS_" in i.title + i.key or " env" in i.key for i in hung), [i.key for i in hung]
+    short = [str(getattr(f, "text", f)) for f in compile_offline(relabeled("acme__ledger-415", False)).in_short]
+    assert not any("AWS_" in f or "(env)" in f for f in short), short
+
+
+def test_the_program_a_command_ran_is_the_one_sudo_ran_and_the_last_of_a_sequence():
+    """``sudo /usr/bin/cat x`` ran cat; ``env | grep aws; python warm.py`` is reported by the shell
+    with python's status: a later ``sudo cat`` is the later cat call a page speaks of."""
+    from wikitrace.compilers.changes import what_ran
+
+    def ran(command):
+        return what_ran(Turn(turn=0, type="function_call", role="assistant", name="bash", arguments={"cmd": command}))
+    assert ran("sudo /usr/bin/cat /home/ctf/.flag") == "cat"
+    assert ran("env | grep -i aws; python scripts/warm_cache.py") == "python"
+    assert ran("cd /repo && python -m pytest -q") == "python" and ran("grep -n 'a; b' f.py") == "grep"
 
 
 def test_a_java_run_without_maven_is_told_its_missing_program_and_its_file_writes():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..runs.errors import failure_line, tests_passed
+from ..runs.errors import failing_part, tests_passed
 from .changes import edit_of, what_ran
 from .expected_calls import change_notes, differs_from_expected, made_as_expected, missed_changes, missed_notes
 from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
@@ -150,12 +150,3 @@ def failure_items(r: Reading) -> list[Item]:
                                        notes=(asked_note(r, calls[-1].n + 1) if calls else []) + missed_notes(r)),
                           "idle"))
     return items
-
-
-def failing_part(text: str | None) -> str:
-    """An error answer from where it says what failed: a test runner's ``FAILED x::t`` line under
-    its progress dots and banner, a build's [ERROR] line under its [INFO] ones; the whole answer
-    when it opens with its failure."""
-    line = failure_line(text)
-    return text or "" if not line or (text or "").lstrip().startswith(line) else text[text.index(line):]
-

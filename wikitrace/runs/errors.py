@@ -198,3 +198,13 @@ def is_test_report(text: Any) -> bool:
     """Whether an answer is a test runner's report, passing or failing: the command ran tests,
     which checks the code and changes nothing."""
     return tests_passed(text) is not None or reports_failing_tests(text)
+
+
+def failing_part(text: str | None) -> str:
+    """An error answer from where it says what failed: a test runner's ``FAILED x::t`` line under
+    its progress dots and banner, a build's [ERROR] line under its [INFO] ones, a harness's note
+    under the output a command printed first; the whole answer when it opens with its failure."""
+    line = failure_line(text)
+    part = text or "" if not line or (text or "").lstrip().startswith(line) else text[text.index(line):]
+    return re.sub(r"\s*</\w+>\s*$", "", part)  # mini-swe-agent's closing </output>
+
