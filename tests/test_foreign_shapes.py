@@ -4,6 +4,7 @@ their real shapes with our own content: each one once read or worded wrongly."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from wikitrace.compilers.insight_words import edited_files
@@ -262,3 +263,55 @@ def test_an_openhands_read_action_is_a_look_up_not_a_change_to_the_file_it_shows
     comp = compile_offline(run)
     assert not any("registry.py" in e.decision and "changing" in e.decision for e in comp.evidence)
     assert not any("changed `/workspace/repo/ledger/plugins/registry.py`" in str(f) for f in comp.in_short)
+
+
+def _every_run_both_ways():
+    from fixture_runs import RUNS, relabeled
+    for run in RUNS:
+        for success in (True, False):
+            yield relabeled(run, success)
+
+
+def test_on_every_fixture_a_test_run_is_neither_agreed_to_nor_the_change_a_lesson_checks():
+    """Over every importer fixture, judged both ways: a call whose answer is a test runner's report
+    is never said to come "after the user agreed", and no went-through lesson ("Before X, check
+    the request") is about it: running tests changes nothing a user or a reader could check."""
+    from wikitrace.compilers.insight_parts import verb
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.runs.errors import is_test_report
+    for run in _every_run_both_ways():
+        r = read_run(run)
+        tests = {c.n for c in r.calls if is_test_report(c.turn.result)}
+        comp = compile_offline(run)
+        for e in comp.evidence:
+            if "after the user agreed" in e.decision:
+                assert e.turns[-1] not in tests, (run.run_id, e.decision)
+        test_verbs = {verb(c) for c in r.calls if c.n in tests}
+        other_verbs = {verb(c) for c in r.calls if c.n not in tests and c.writes}
+        for i in comp.insights:
+            if i.key.startswith("went-through|"):
+                v = i.key.split("|", 1)[1]
+                assert v not in test_verbs or v in other_verbs, (run.run_id, i.key)
+
+
+def test_on_every_fixture_an_error_lesson_quotes_the_line_that_failed():
+    """Over every importer fixture, judged both ways: an error lesson's quoted message comes from
+    the line of the answer that shows the failure (runs/errors.failure_line) whenever the answer
+    has one, never from ordinary output printed before it (an ``env`` listing, progress dots)."""
+    from wikitrace.compilers.error_insights import error_key
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.runs.errors import failure_line
+    seen = 0
+    for run in _every_run_both_ways():
+        r = read_run(run)
+        keys = {i.key for i in compile_offline(run).insights if i.key.startswith("error|")}
+        for c in r.calls:
+            line = failure_line(c.turn.result) if c.error else None
+            key = error_key(c) if c.error else None
+            if line is None or key not in keys or key.endswith(("|failing tests", "missing-program")):
+                continue
+            said = key.rsplit("|", 1)[1]
+            words = [w for w in re.findall(r"[A-Za-z]{4,}", said)]
+            assert all(w.lower() in line.lower() for w in words), (run.run_id, key, line)
+            seen += 1
+    assert seen >= 10
