@@ -169,6 +169,7 @@ def test_a_look_up_is_no_change_whatever_the_format_names_it():
     def reads(name, args=None):
         return is_read_only(Turn(turn=0, type="function_call", role="assistant", name=name, arguments=args or {}))
     assert reads("calendar_lookup") and reads("order_status") and reads("mcp__github__get_issue")
+    assert reads("TodoWrite") and reads("Glob") and reads("WebSearch") and not reads("Write") and not reads("MultiEdit")
     assert not reads("mcp__pager__send_page") and not reads("send_status") and not reads("request_swap")
     assert reads("python", {"code": "n = 13*60 + 5\nprint(n - 580)"})
     assert not reads("python", {"code": "import os\nos.remove('a.txt')"})

@@ -451,6 +451,8 @@ def test_a_session_that_fixed_two_files_says_both_and_that_its_test_then_passed(
     page = _page(out, data, run["run_id"])
     assert "The first call returned an error (FAILED tests/test_durations.py::test_hours_minutes_seconds" in page
     assert "Looked up with Bash" in page and "agreed" not in page
+    # the closing TodoWrite (the agent ticking its own list) is no change and no lesson's last step
+    assert "Called TodoWrite" not in page and not any("TodoWrite" in i["title"] for i in data["insights"]), page
 
 
 def test_code_that_only_prints_is_no_change_and_its_lesson_names_no_change(tmp_path):

@@ -27,7 +27,7 @@ _READ_WORDS = frozenset((
     "check", "calculate", "compute", "think", "inventory", "examine", "ls", "cat", "grep",
     "describe", "count", "retrieve", "browse", "info", "head", "tail", "pwd", "echo", "which",
     "open", "scroll", "goto", "rg", "tree", "stat", "wc", "diff",
-    "env", "printenv", "whoami", "uname", "du", "df", "locate",
+    "env", "printenv", "whoami", "uname", "du", "df", "locate", "glob",
 ))
 # First words of tool names that change state: a name that opens with one (``send_search_report``)
 # changes something whatever word it ends with.
@@ -36,6 +36,8 @@ _CHANGE_WORDS = frozenset((
     "move", "pay", "post", "purchase", "put", "refund", "remove", "rename", "replace", "reset", "return",
     "save", "send", "set", "submit", "transfer", "update", "upload", "write",
 ))
+# Words naming the agent's own working notes: a tool that keeps them changes nothing the task is about.
+_OWN_NOTES = frozenset(("todo", "todos", "plan", "scratchpad"))
 # Words that, ending a tool name, say it looks up what the words before name (``order_status_get``).
 _LOOKUP_ENDINGS = frozenset(("get", "search", "list", "find", "read", "lookup", "view", "show", "fetch", "query",
                              "retrieve", "info", "details", "status", "describe", "count"))
@@ -113,6 +115,8 @@ def _name_reads(name: str) -> bool:
     (``calendar_lookup``, ``order_status_get``) with no change verb first. An MCP tool's
     server prefix (``mcp__pager__``) is no part of what it does."""
     words = [w.lower() for w in _NAME_WORDS.findall(name.rsplit("__", 1)[-1])]
+    if any(w in _OWN_NOTES for w in words):  # the agent's own to-do list or plan (TodoWrite): nothing outside it
+        return True
     if not words or words[0] in _CHANGE_WORDS:
         return False
     return words[0] in _READ_WORDS or words[-1] in _LOOKUP_ENDINGS
