@@ -66,7 +66,7 @@ _COLUMN0_SHAPES = [
     r"(?:[^\s:]+:\d+(?::\d+)?:\s*|[\w.+-]+: )?(?:error|fatal|ERROR|FATAL|Error)(?:\[[\w-]+\])?:",
     r"(?:g?make|ninja)(?:\[\d+\])?: \*\*\*",
     # failing tests and builds: pytest/unittest, JUnit via Maven or Gradle
-    r"FAILED\b", r"FAIL: ", r"BUILD FAIL(?:URE|ED)\b", r"=+ .*\b[1-9]\d* (?:failed|errors?)\b",
+    r"FAILED\b(?!\.?[\w/-])", r"FAIL: ", r"BUILD FAIL(?:URE|ED)\b", r"=+ .*\b[1-9]\d* (?:failed|errors?)\b",
     r"Tests run: \d+, Failures: (?:[1-9]|\d+, Errors: [1-9])",
     # a test runner's failing summary: pytest's "=== FAILURES ===", "1 failed, 3 passed in 0.1s"
     # (-q prints it bare), jest's "Tests:  1 failed, 4 passed", mocha's "2 failing", cargo's
@@ -74,7 +74,7 @@ _COLUMN0_SHAPES = [
     r"=+ (?:FAILURES|ERRORS) =+",
     r"[ \t]*(?:[A-Za-z][\w ]{0,20}:[ \t]*)?(?:\d+ [a-z]+[,;][ \t]*)*[1-9]\d* (?:failed|failing|failures?)"
     r"(?=[ \t]*(?:$|[,;(]|in \d))",
-    r"test result: FAILED\b", r"--- FAIL: ", r"FAIL\b",
+    r"test result: FAILED\b", r"--- FAIL: ", r"FAIL\b(?!\.?[\w/-])",  # not a listed file: FAIL.md
     r"\d+ tests? completed, [1-9]\d* failed\b",
     # a tool's own refusal, as agent harnesses (SWE-agent's open, search_dir, find_file, goto,
     # str_replace_editor) and command-line programs print them: the usage line alone, a named
@@ -97,7 +97,7 @@ _COLUMN0 = re.compile(r"^(?:" + "|".join(_COLUMN0_SHAPES) + ")", re.M)
 # An observation that is only a failure notice: "Error", "error - no such user"; or only a
 # tool's usage line (a tool answering a call it cannot parse with how it should be called;
 # a help text the agent asked for runs longer than three lines).
-_WHOLE = re.compile(r"^\s*(?:error|failed|failure)\b", re.I)
+_WHOLE = re.compile(r"^\s*(?:error|failed|failure)\b(?!\.?[\w/-])", re.I)  # not a file name: error.log, failed/
 _USAGE_ONLY = re.compile(r"\A\s*usage: [^\n]*(?:\n[^\n]*){0,2}\Z", re.I)
 
 
