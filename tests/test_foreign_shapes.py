@@ -176,6 +176,9 @@ def test_a_look_up_is_no_change_whatever_the_format_names_it():
     assert reads("Bash", {"command": "env | grep -i tempo"}) and reads("bash", {"command": "grep -c \"a>b\" f.py"})
     assert not reads("bash", {"command": "cat a.java | sed 's/x//' > b.java"})
     assert not reads("bash", {"command": "echo 'Hello' > hello.txt"}) and not reads("bash", {"command": "sed -i s/a/b/ f"})
+    # SWE-agent names a command line by its first word: the redirect still writes
+    assert not reads("cat", "cat a.java | sed 's/x//' > b.java") and reads("cat", "cat a.java")
+    assert reads("Search", "Search[a > b]")
     [lookup_run] = [r for r in load._read(FIX / "langfuse" / "langfuse-traces.json", "langfuse")
                     if isinstance(r, Run) and r.run_id == "sess-91"]
     calls = [c for c in read_run(lookup_run).calls if c.name == "calendar_lookup"]

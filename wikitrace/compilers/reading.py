@@ -48,6 +48,9 @@ _SHELL_TOOLS = frozenset(("bash", "shell", "sh", "run", "execute", "exec", "term
                           "cd"))  # SWE-agent names a call by its first word: ``cd /r && pytest``
 # a command line that writes a file whatever it starts with: sed -i, tee, a redirect to a file (not /dev/null)
 _WRITES_FILE = re.compile(r"\bsed\s+-i|\btee\s|(?<![<>&0-9])>>?\s*(?!/dev/|&)[\w./~-]")
+# shell programs that read, as SWE-agent names a command line by its first word
+_SHELL_READERS = frozenset(("cat", "grep", "echo", "head", "tail", "ls", "sort", "find", "rg", "diff", "wc", "tree",
+                            "stat", "env", "printenv", "awk", "cut", "uniq"))
 _QUOTED_TEXT = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _MOVES = frozenset(("cd", "pushd", "popd"))  # a shell moving between folders changes nothing
 _COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
@@ -130,6 +133,9 @@ def is_read_only(turn: Turn) -> bool:
         return False
     name = (turn.name or "").lower()
     head = _head_word(name)
+    if name in _SHELL_READERS and isinstance(turn.arguments, str) \
+            and _WRITES_FILE.search(_QUOTED_TEXT.sub("''", turn.arguments)):
+        return False  # SWE-agent names a command by its first word: ``cat a.java | sed 's/x//' > b.java`` writes b
     if head in _READ_WORDS or name.startswith(("get", "search", "list", "find")) or _name_reads(turn.name or ""):
         return True
     command = command_of(turn)
