@@ -89,3 +89,15 @@ def test_swe_agent_tool_messages_in_a_trajectory_are_errors():
             "grep -n \"readToken(\" lumen/*.java | head -n 5)"} == errors
     cli = runs["lumen__cli-3"]
     assert [t.turn for t in cli.actions if t.is_error] == [1, 4, 5]  # missing path, failing tests, no replacement
+
+
+def test_a_listing_or_an_environment_dump_is_output_not_an_error():
+    """``ls`` answering with files named error.log or FAILED.md, and ``env`` printing variables
+    named ERROR_LEVEL or FAIL_FAST, are ordinary output; the same words as a failure notice are not."""
+    from wikitrace.runs.errors import observation_is_error
+    for listing in ("error.log\nerrors/\nmain.py", "FAILED.md\nREADME.md\nsrc", "failed/\nok/",
+                    "PATH=/usr/bin\nERROR_LEVEL=3\nFAIL_FAST=1\nHOME=/root", "AWS_REGION=eu-west-1\nTEMPO_STRICT=0"):
+        assert not observation_is_error(listing), listing
+    for notice in ("Error: not found", "error - no such user", "FAILED (failures=1)", "FAIL\tgithub.com/acme/x\t0.1s",
+                   "Error."):
+        assert observation_is_error(notice), notice

@@ -4,6 +4,7 @@ their real shapes with our own content: each one once read or worded wrongly."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from wikitrace.compilers.insight_words import edited_files
@@ -153,3 +154,168 @@ def test_a_refused_click_followed_by_another_target_is_not_got_past(tmp_path):
                for s in i["sources"] if s["step"] == step]
     assert details and not any("got past" in d for d in details), details
     assert any("with another target" in d for d in details)
+
+
+def _calls_by_turn(run: Run):
+    return {c.n: c for c in read_run(run).calls}
+
+
+def test_a_look_up_is_no_change_whatever_the_format_names_it():
+    """A tool named thing-then-verb (Langfuse's ``calendar_lookup``), an MCP tool behind its server
+    prefix, code that only prints and a shell's ``env`` read; a tool whose first word changes
+    something, a redirect into a file and ``sed -i`` change state, whatever word ends the line."""
+    from wikitrace.compilers.reading import is_read_only
+
+    def reads(name, args=None):
+        return is_read_only(Turn(turn=0, type="function_call", role="assistant", name=name, arguments=args or {}))
+    assert reads("calendar_lookup") and reads("order_status") and reads("mcp__github__get_issue")
+    assert reads("TodoWrite") and reads("Glob") and reads("WebSearch") and not reads("Write") and not reads("MultiEdit")
+    assert not reads("mcp__pager__send_page") and not reads("send_status") and not reads("request_swap")
+    assert reads("python", {"code": "n = 13*60 + 5\nprint(n - 580)"})
+    assert not reads("python", {"code": "import os\nos.remove('a.txt')"})
+    assert reads("Bash", {"command": "env | grep -i tempo"}) and reads("bash", {"command": "grep -c \"a>b\" f.py"})
+    assert not reads("bash", {"command": "cat a.java | sed 's/x//' > b.java"})
+    assert not reads("bash", {"command": "echo 'Hello' > hello.txt"}) and not reads("bash", {"command": "sed -i s/a/b/ f"})
+    # SWE-agent names a command line by its first word: the redirect still writes
+    assert not reads("cat", "cat a.java | sed 's/x//' > b.java") and reads("cat", "cat a.java")
+    assert reads("Search", "Search[a > b]")
+    [lookup_run] = [r for r in load._read(FIX / "langfuse" / "langfuse-traces.json", "langfuse")
+                    if isinstance(r, Run) and r.run_id == "sess-91"]
+    calls = [c for c in read_run(lookup_run).calls if c.name == "calendar_lookup"]
+    assert calls and not any(c.writes for c in calls)
+
+
+def test_a_test_run_after_the_users_yes_is_not_said_to_follow_it():
+    """The user agreed to a rounding change; the Edits after it carry that yes, the pytest run that
+    checked them does not (running tests needs nobody's agreement)."""
+    run = _only_run(FIX / "claude_code_fix" / "7d3e1a52-9c4b-4f0e-8a61-3b2c5d9e0f14.jsonl")
+    calls = _calls_by_turn(run)
+    assert calls[6].confirmed and calls[8].confirmed  # the Edits
+    assert not calls[9].confirmed  # python -m pytest
+    from fixture_runs import relabeled
+    from wikitrace.compilers.offline import compile_offline
+    decisions = [e.decision for e in compile_offline(relabeled(run, True)).evidence]
+    assert not any(d.startswith("Called Bash") and "agreed" in d for d in decisions), decisions
+
+
+def test_env_output_is_a_look_up_and_no_error():
+    """A Claude Code session printed its environment (``env | grep``); OpenHands printed two
+    variables and then stopped waiting on a script: the variables are output, the wait is the error,
+    and the lesson names the script's program and the wait, not ``env`` and a variable."""
+    run = _only_run(FIX / "claude_code_twofiles" / "5a9d2c71-3e8b-4f06-b1d4-8c7e0a2f6b39.jsonl")
+    env = _calls_by_turn(run)[2]
+    assert "env" in env.turn.arguments["command"] and not env.error and not env.writes
+    from fixture_runs import relabeled
+    from wikitrace.compilers.offline import compile_offline
+    hung = compile_offline(relabeled("acme__ledger-415", False)).insights
+    titles = [i.title for i in hung if i.key.startswith("error|execute_bash")]
+    assert "When execute_bash python runs past the time limit, find what it waits for" in titles, titles
+    assert not any("AWS_" in i.title + i.key or " env" in i.key for i in hung), [i.key for i in hung]
+    short = [str(getattr(f, "text", f)) for f in compile_offline(relabeled("acme__ledger-415", False)).in_short]
+    assert not any("AWS_" in f or "(env)" in f for f in short), short
+
+
+def test_the_program_a_command_ran_is_the_one_sudo_ran_and_the_last_of_a_sequence():
+    """``sudo /usr/bin/cat x`` ran cat; ``env | grep aws; python warm.py`` is reported by the shell
+    with python's status: a later ``sudo cat`` is the later cat call a page speaks of."""
+    from wikitrace.compilers.changes import what_ran
+
+    def ran(command):
+        return what_ran(Turn(turn=0, type="function_call", role="assistant", name="bash", arguments={"cmd": command}))
+    assert ran("sudo /usr/bin/cat /home/ctf/.flag") == "cat"
+    assert ran("env | grep -i aws; python scripts/warm_cache.py") == "python"
+    assert ran("cd /repo && python -m pytest -q") == "python" and ran("grep -n 'a; b' f.py") == "grep"
+
+
+def test_a_java_run_without_maven_is_told_its_missing_program_and_its_file_writes():
+    """SWE-agent 1.x on a Java repository with no mvn: the shell's "command not found" is the
+    environment lesson; ``which ...; env | grep`` is a look-up; a command that pipes into a new
+    file is a change, not a look-up."""
+    run = _only_run(FIX / "swe_agent_java_nojdk" / "acme__calendar-58.traj", "swe-agent")
+    calls = _calls_by_turn(run)
+    assert calls[1].error and not calls[2].error and not calls[2].writes
+    assert calls[8].writes and not calls[8].error
+    from fixture_runs import relabeled
+    from wikitrace.compilers.offline import compile_offline
+    keys = [i.key for i in compile_offline(relabeled(run, True)).insights]
+    assert "error|missing-program" in keys, keys
+
+
+def test_mini_swe_agents_submitting_echo_is_its_submit_not_a_look_up():
+    """mini-swe-agent ends a run with ``echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff``;
+    its info says ``submitted``: that command is the run's submit (a change), so the page does not
+    call it a look-up nor the lesson "answer ... and change nothing"."""
+    from fixture_runs import relabeled
+    from wikitrace.compilers.offline import compile_offline
+    run = relabeled("sympy__sympy-20590", True)
+    last = read_run(run).calls[-1]
+    assert "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in last.turn.arguments["command"] and last.writes
+    comp = compile_offline(run)
+    assert not any(e.decision.startswith("Looked up with bash({\"command\": \"echo COMPLETE") for e in comp.evidence)
+    assert [i.key for i in comp.insights if i.key.startswith("procedure|")] == ["procedure|submit"]
+    assert not any(i.key == "answer-from" for i in comp.insights)
+
+
+def test_an_openhands_read_action_is_a_look_up_not_a_change_to_the_file_it_shows():
+    """OpenHands logs the editor's ``view`` as ``"action": "read"`` with only a path: the page
+    must not say the editor changed the file it printed."""
+    from fixture_runs import relabeled
+    from wikitrace.compilers.offline import compile_offline
+    run = relabeled("acme__ledger-415", True)
+    read = _calls_by_turn(run)[4]
+    assert read.name == "str_replace_editor" and read.turn.arguments.get("command") == "view" and not read.writes
+    comp = compile_offline(run)
+    assert not any("registry.py" in e.decision and "changing" in e.decision for e in comp.evidence)
+    assert not any("changed `/workspace/repo/ledger/plugins/registry.py`" in str(f) for f in comp.in_short)
+
+
+def _every_run_both_ways():
+    from fixture_runs import RUNS, relabeled
+    for run in RUNS:
+        for success in (True, False):
+            yield relabeled(run, success)
+
+
+def test_on_every_fixture_a_test_run_is_neither_agreed_to_nor_the_change_a_lesson_checks():
+    """Over every importer fixture, judged both ways: a call whose answer is a test runner's report
+    is never said to come "after the user agreed", and no went-through lesson ("Before X, check
+    the request") is about it: running tests changes nothing a user or a reader could check."""
+    from wikitrace.compilers.insight_parts import verb
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.runs.errors import is_test_report
+    for run in _every_run_both_ways():
+        r = read_run(run)
+        tests = {c.n for c in r.calls if is_test_report(c.turn.result)}
+        comp = compile_offline(run)
+        for e in comp.evidence:
+            if "after the user agreed" in e.decision:
+                assert e.turns[-1] not in tests, (run.run_id, e.decision)
+        test_verbs = {verb(c) for c in r.calls if c.n in tests}
+        other_verbs = {verb(c) for c in r.calls if c.n not in tests and c.writes}
+        for i in comp.insights:
+            if i.key.startswith("went-through|"):
+                v = i.key.split("|", 1)[1]
+                assert v not in test_verbs or v in other_verbs, (run.run_id, i.key)
+
+
+def test_on_every_fixture_an_error_lesson_quotes_the_line_that_failed():
+    """Over every importer fixture, judged both ways: an error lesson's quoted message comes from
+    the line of the answer that shows the failure (runs/errors.failure_line) whenever the answer
+    has one, never from ordinary output printed before it (an ``env`` listing, progress dots)."""
+    from wikitrace.compilers.error_insights import error_key
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.runs.errors import failure_line
+    seen = 0
+    for run in _every_run_both_ways():
+        r = read_run(run)
+        keys = {i.key for i in compile_offline(run).insights if i.key.startswith("error|")}
+        for c in r.calls:
+            line = failure_line(c.turn.result) if c.error else None
+            key = error_key(c) if c.error else None
+            if line is None or key not in keys or key.endswith(("|failing tests", "missing-program")):
+                continue
+            said = key.rsplit("|", 1)[1]
+            words = [w for w in re.findall(r"[A-Za-z]{4,}", said)]
+            assert all(w.lower() in line.lower() for w in words), (run.run_id, key, line)
+            seen += 1
+    assert seen >= 10

@@ -397,7 +397,7 @@ def test_insights_of_coding_logs_name_no_step_limit_no_rules_and_no_empty_messag
     assert answered["guideline"].endswith("answer from what Grep returned and change nothing."), answered["guideline"]
     assert not any(w in answered["guideline"] for w in ("rules", "refusal")), answered["guideline"]
     [silent] = [i for i in data["insights"] if i["key"].startswith("error|Bash npm")]
-    assert silent["title"] == "Bash npm fails with no output", silent["title"]
+    assert silent["title"] == "When Bash npm fails with no output, make it print why before sending it again", silent["title"]
     assert "fix what the message names" not in silent["guideline"] and '""' not in silent["guideline"]
 
 
@@ -470,3 +470,49 @@ def test_the_why_of_a_missed_change_stays_on_logs_that_record_expected_calls():
                     assert named and (expected or "failed at turn" in fact.text), (run.run_id, fact.text)
                     if fact.text.startswith("The agent offered"):
                         assert read_run(labelled).has_interlocutor, (run.run_id, fact.text)
+
+
+def test_coding_lessons_are_titled_by_what_to_do_not_by_the_tools_that_ran():
+    """A coding run that found its file by reading it and saw its failing test pass after two
+    edits: the lesson's title says what to do ("Read the code, then change it, ..."), never
+    "Settle with Bash python after Read"; no insight of any coding fixture opens with "Settle with"."""
+    from fixture_runs import RUNS, relabeled
+
+    from wikitrace.compilers.insight_parts import main_edit
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.compilers.reading import read_run
+    coding = [r for r in RUNS if main_edit(read_run(r)) is not None]
+    assert len(coding) >= 8
+    for run in coding:
+        for success in (True, False):
+            for i in compile_offline(relabeled(run, success)).insights:
+                assert not i.title.startswith("Settle with") and not i.title.endswith("fails with no output"), i.title
+
+
+def test_a_session_that_fixed_two_files_says_both_and_that_its_test_then_passed(tmp_path):
+    out, data = _corpus(tmp_path, FIX / "claude_code_twofiles", outcomes=FIX / "claude_code_twofiles" / "outcomes.json")
+    [run] = data["runs"]
+    facts = _in_short(_page(out, data, run["run_id"]))
+    assert "\\`/home/mia/tempo/tempo/units.py\\` at turn 4" in facts[0] and "parse.py\\` at turn 5" in facts[0], facts
+    assert "then went through at turn 6 and its tests passed (4 passed in 0.03s)" in facts[0], facts
+    [procedure] = [i for i in data["insights"] if i["key"].startswith("procedure|")]
+    assert procedure["title"] == "Read the code, then change it, then see the failing python command pass", procedure
+    page = _page(out, data, run["run_id"])
+    assert "The first call returned an error (FAILED tests/test_durations.py::test_hours_minutes_seconds" in page
+    assert "Looked up with Bash" in page and "agreed" not in page
+    # the closing TodoWrite (the agent ticking its own list) is no change and no lesson's last step
+    assert "Called TodoWrite" not in page and not any("TodoWrite" in i["title"] for i in data["insights"]), page
+
+
+def test_code_that_only_prints_is_no_change_and_its_lesson_names_no_change(tmp_path):
+    """inspect_ai's python tool worked out a sum with print(...): no page calls it the run's last
+    state-changing call, and no lesson says "Settle with python print"."""
+    from fixture_runs import relabeled
+
+    from wikitrace.compilers.offline import compile_offline
+    for success in (True, False):
+        comp = compile_offline(relabeled("gsm_tools-17-epoch1-Lm3QzR8wNc5vKp2TyB7dXe", success))
+        text = " ".join([*(f if isinstance(f, str) else f.text for f in comp.in_short),
+                         *(e.decision for e in comp.evidence), *(i.title for i in comp.insights)])
+        assert "state-changing call, python" not in text and "Called python" not in text, text
+        assert not any(i.key.startswith(("procedure|python", "went-through|python")) for i in comp.insights)

@@ -677,7 +677,7 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
     text = _why_said(run, by_n, text)
     if not text:
         return
-    m = re.fullmatch(r"(\S+)(?: \((\S+)\))? failed at turns? ([\d, and]+?)(?: and \d+ more)? \((?:(?:the last: )?\"(.*)\""
+    m = re.fullmatch(r"(\S+)(?: \((\S+)\))? failed at turns? ([\d, and]+?)(?: and \d+ more)? \((?:the last: )?(?:\"(.*)\""
                      r"|(no output recorded))\), and no later (.+) call went through\.", text)
     if m:  # a shell tool is named with the program it ran, the one no later call of went through
         ns = [int(x) for x in re.findall(r"\d+", m.group(3))]

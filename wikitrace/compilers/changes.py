@@ -17,6 +17,8 @@ from ..runs.model import Turn
 from .reading import _SHELL_TOOLS, _head_word, command_of, is_command_line
 
 _CD = re.compile(r"^\s*cd\s+\S+\s*(?:&&|;)\s*")
+_SEQUENCE = re.compile(r"\s*;\s*")
+_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _PATH_KEYS = ("file_path", "path", "filename", "file", "target_file", "notebook_path")
 _EDIT_WORDS = re.compile(r"edit|write|replace|insert|patch|create|append|apply", re.I)
 _READ_SUBCOMMANDS = frozenset(("view", "read", "show", "cat", "list", "undo_edit"))
@@ -68,8 +70,16 @@ def what_ran(turn: Turn) -> str:
     shell = _head_word(name) in _SHELL_TOOLS or name == "cd"
     if command is None or not shell:
         return name
-    words = _CD.sub("", command).split()
-    return words[0] if words else name
+    command = _CD.sub("", command)
+    if "\n" not in command.strip() and ";" in command:  # ``env | grep aws; python warm.py``: the shell reports
+        parts = [p for p in _SEQUENCE.split(_QUOTED.sub("''", command)) if p.strip()]  # the last one's status
+        command = _CD.sub("", parts[-1]) if parts else command
+    words = command.split()
+    if words[:1] == ["sudo"] and len(words) > 1 and not words[1].startswith("-"):  # the program sudo ran
+        words = words[1:]
+    if not words:
+        return name
+    return words[0].rsplit("/", 1)[-1] if words[0].startswith("/") else words[0]  # /usr/bin/cat runs cat
 
 
 @dataclass

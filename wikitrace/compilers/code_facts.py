@@ -9,7 +9,7 @@ Nothing here fires on a log without file edits.
 
 from __future__ import annotations
 
-from ..runs.errors import tests_passed
+from ..runs.errors import failing_part, tests_passed
 from .changes import _EDIT_WORDS, diff_files, what_ran
 from .insight_words import join
 from .page_causes import edits_between, edits_phrase
@@ -27,7 +27,7 @@ def ran_name(c: Call) -> str:
 
 def said_back(c: Call, limit: int = 90) -> str:
     """What a failed call answered, quoted, or that it answered nothing."""
-    text = " ".join((c.turn.result or "").split())
+    text = " ".join(failing_part(c.turn.result).split())
     return f"\"{clip(text, limit)}\"" if text else "no output recorded"
 
 

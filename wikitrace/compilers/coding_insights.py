@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from .changes import edit_of, what_ran
-from .insight_parts import PLACE_RANK, edit_place, edits_of, kind_of_tasks, main_edit, make_insight, tested_after, verb
+from .insight_parts import (PLACE_RANK, edit_place, edits_of, kind_of_tasks, lookups_before, main_edit, make_insight,
+                            tested_after, verb)
 from .insight_words import join
 from .reading import Call, Reading, command_of, runs_a_command
 from .schema import CandidateInsight
@@ -69,7 +70,8 @@ def coding_procedure(r: Reading, final: Call, looks: list[str], detail: str, key
     v = verb(final)
     _c, _e, place, shown = main_edit(r)
     title, locate = _LOCATED[place]
-    looks = [x for x in looks if shown is None or x != verb(shown)]  # the call that found the file is the step before
+    before = set(lookups_before(r, last_edit(r)))  # a look-up after the last edit did not lead to it
+    looks = [x for x in looks if x in before and (shown is None or x != verb(shown))]  # the finder is the step before
     editors = list(dict.fromkeys(verb(c) for c, _e in edits_of(r)))
     tested = tested_after(r, last_edit(r))
     steps = [x for x in (locate, f"look {'at it ' if locate else ''}with {join(sorted(looks), 3)}" if looks else "") if x]
@@ -80,10 +82,11 @@ def coding_procedure(r: Reading, final: Call, looks: list[str], detail: str, key
         steps.append(f"run the {tested} command that failed before the change again and see it pass")
     if not (ends_with_test or ends_with_edit):
         steps.append(f"call {v}")
-    head = title or f"Settle with {v}" + (f" after {join(sorted(looks), 2)}" if looks else "")
-    if title and ends_with_test:
+    # a title says what to do, never only which tools ran ("Settle with Bash python after Read")
+    head = title or ("Read the code, then change it" if looks else "Change the code")
+    if ends_with_test or (tested and ends_with_edit):
         head += f", then see the failing {tested} command pass"
-    elif title and not ends_with_edit:
+    elif not ends_with_edit:
         head += f", then {v}"
     return make_insight(key, head, "To settle the task: " + ", then ".join(steps) + ".",
                         f"In {kind_of_tasks(r)} that end with {v}.", detail + task_points(r), True)

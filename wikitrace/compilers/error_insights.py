@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 
-from ..runs.errors import failure_line, tests_passed
+from ..runs.errors import failure_line, reports_failing_tests, tests_passed
 from .changes import what_ran
 from .insight_parts import edits_of, kind_of_tasks, make_insight, shape, verb
 from .insight_words import join, named_by, packed_calls, sums_to_named, what_changed
 from .option_choices import holding_words
-from .reading import Call, Reading, _occurs, command_of, leaves, runs_a_command
+from .reading import _SHELL_TOOLS, Call, Reading, _head_word, _occurs, command_of, leaves, runs_a_command
 from .schema import CandidateInsight
 from .text import clip, signature
 
@@ -25,12 +25,29 @@ _NOT_FOUND_NAME = re.compile(r"([^\s:]+): (?:command )?not found\s*$", re.M)
 
 MISSING_PROGRAM_KEY = "error|missing-program"
 
-# a test runner's summary of failing tests: pytest's "=== FAILURES ===", "FAILED tests/x.py::t" and
-# "1 failed, 2 passed in 0.1s", unittest's "FAIL: test_x", JUnit's "Tests run: 3, Failures: 1", go's
-# "--- FAIL: TestX", cargo's "test result: FAILED", jest's "Tests: 1 failed", mocha's "2 failing"
-_TESTS_FAILED = re.compile(r"^=+ (?:FAILURES|ERRORS) =+\s*$|^FAILED \S|^FAIL: \S|^--- FAIL: |^test result: FAILED"
-                           r"|^(?:\[\w+\] )?Tests run: \d+, Failures: (?:[1-9]|\d+, Errors: [1-9])"
-                           r"|(?:^|[\s,=:])[1-9]\d* (?:failed|failing)(?=[ \t]*(?:$|[,;(=]|in \d))", re.M)
+# a shell's sequence separator (the exit status of ``a; b`` is b's), and quoted text that may hold one
+_SEQUENCE = re.compile(r"\s*;\s*")
+_QUOTED_TEXT = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+# an answer that says the command was stopped for running too long, not what was wrong with it
+_HUNG = re.compile(r"\b(?:timed out|no new output after|took (?:more|longer) than)\b|TIMED OUT", re.I)
+
+
+def failing_verb(c: Call) -> str:
+    """The tool and the program an error is told of: for a command that runs several in sequence
+    (``env | grep aws; python warm.py``), the one the error line names (``sed: -e ...``), else the
+    last one, whose exit status the shell reports; ``verb`` for any other call."""
+    command = command_of(c.turn) if _head_word(c.name) in _SHELL_TOOLS else None
+    if command is None or "\n" in command.strip():  # a script of many lines: its first program names it
+        return verb(c)
+    parts = [p for p in _SEQUENCE.split(_QUOTED_TEXT.sub("''", command)) if p.strip()]
+    if len(parts) < 2:
+        return verb(c)
+    heads = [p.split()[0] for p in parts]
+    said = failure_line(c.turn.result) or ""
+    head = next((h for h in heads if said.startswith(h + ":")), heads[-1])
+    return c.name if head.lower() == c.name.lower() else f"{c.name} {head}"
 
 
 def missing_programs(c: Call) -> list[str]:
@@ -43,7 +60,7 @@ def missing_programs(c: Call) -> list[str]:
 
 def tests_failed(c: Call) -> bool:
     """Whether a command's answer is a test runner's report of failing tests."""
-    return runs_a_command(c.turn) and bool(_TESTS_FAILED.search(c.turn.result or ""))
+    return runs_a_command(c.turn) and reports_failing_tests(c.turn.result)
 
 
 def error_key(c: Call) -> str:
@@ -53,7 +70,7 @@ def error_key(c: Call) -> str:
     failed; any other error is keyed by its tool and its message."""
     if missing_programs(c):
         return MISSING_PROGRAM_KEY
-    return f"error|{verb(c)}|failing tests" if tests_failed(c) else f"error|{verb(c)}|{shape(c)}"
+    return f"error|{failing_verb(c)}|failing tests" if tests_failed(c) else f"error|{failing_verb(c)}|{shape(c)}"
 
 
 def _base(path: str) -> str:
@@ -89,7 +106,7 @@ def _ending(r: Reading, err: Call) -> str:
 def failing_tests_insight(r: Reading, err: Call) -> CandidateInsight:
     """A test command that reported failing tests: the lesson is the fix-and-rerun loop, and the
     detail says what the run did next (the files it changed, whether the same command passed)."""
-    v, ran = verb(err), what_ran(err.turn)
+    v, ran = failing_verb(err), what_ran(err.turn)
     again = [c for c in r.calls if c.n > err.n and runs_a_command(c.turn) and what_ran(c.turn) == ran]
     passed = next((c for c in again if not c.error), None)
     changed = changed_after(r, err, passed.n if passed is not None else None)
@@ -132,7 +149,7 @@ def named_arguments(err: Call) -> list[str]:
 
 
 def error_insight(r: Reading, err: Call) -> CandidateInsight:
-    v, said = verb(err), shape(err)
+    v, said = failing_verb(err), shape(err)
     later = [c for c in r.calls if c.n > err.n]
     passed = next((c for c in later if c.name == err.name and not c.error), None)
     same = [c for c in later if signature(c.turn) == signature(err.turn)]
@@ -144,6 +161,15 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
         # a program the shell could not find is installed or located; any other message (a failing
         # test, a rejected edit, a compiler error) is fixed where it points, then the command run again
         missing = _MISSING_PROGRAM.search(err.turn.result or "")
+        if _HUNG.search(said):  # stopped for running too long: no message to fix
+            return make_insight(f"error|{v}|{said}", f"When {v} runs past the time limit, find what it waits for",
+                                f"When {v} is stopped for running too long (\"{said}\"), do not send it again as it "
+                                "was: find what it waits for (input, the network, a lock), or run it with a time "
+                                "limit or in the background.",
+                                f"In {kind_of_tasks(r)}, whenever {v} runs past the time limit.",
+                                f"turn {err.n}: " + (f"a later {err.name} call went through at turn {passed.n}"
+                                                     if passed is not None else "no later call went through"),
+                                passed is not None)
         advice = ("install or locate the missing program, or reach the same end another way" if missing else
                   "fix what the message names, then send the command again, or reach the same end another way")
         detail = (f"a later {err.name} call went through at turn {passed.n}" if passed is not None else
@@ -212,7 +238,9 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
     if named:  # what the message itself says was wrong: the value it names
         detail += f"; the message named the {join(named)} value{'s' if len(named) != 1 else ''} sent"
     if not (err.turn.result or "").strip():  # an error with no text: there is no message to follow
-        return make_insight(f"error|{v}|{said}", f"{v} fails with no output",
+        title = (f"When {v} fails with no output, make it print why before sending it again" if runs_a_command(err.turn)
+                 else f"When {v} fails with no output, check whether it took effect before sending it again")
+        return make_insight(f"error|{v}|{said}", title,
                             f"When {v} fails with no output, find out why before sending it again: "
                             + ("make it print its error (its exit status, a shorter or more verbose form of the "
                                "command), or reach the same end another way." if runs_a_command(err.turn) else

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..runs.errors import tests_passed
+from ..runs.errors import failing_part, tests_passed
 from .changes import edit_of, what_ran
 from .expected_calls import change_notes, differs_from_expected, made_as_expected, missed_changes, missed_notes
 from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
@@ -49,7 +49,7 @@ def failure_items(r: Reading) -> list[Item]:
         items.append(Item(30 if past else 45 + c.n / 10_000 if lacking and changed else 80 + c.n / 10_000, Evidence(
             decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {short_call(c)} at turn {c.n}")
             + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,
-            support=lacking or f"The environment answered with an error: {clip(c.turn.result)}",
+            support=lacking or f"The environment answered with an error: {clip(failing_part(c.turn.result))}",
             turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
             call=call_line(c) if c.writes else None,
             # a change that never went through: how it differs from the one the log expected
@@ -150,4 +150,3 @@ def failure_items(r: Reading) -> list[Item]:
                                        notes=(asked_note(r, calls[-1].n + 1) if calls else []) + missed_notes(r)),
                           "idle"))
     return items
-

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .changes import Edit, edit_of, what_ran
+from .changes import Edit, diff_files, edit_of, what_ran
 from .reading import Call, Reading, _occurs, command_of, runs_a_command
 from .rules import rules_for
 from .schema import CandidateInsight
@@ -19,18 +19,25 @@ _WORD = re.compile(r"[A-Za-z][\w.+-]{0,29}")
 
 
 def verb(c: Call) -> str:
-    """The tool, and for a shell or editor call the command word it ran: ``bash mvn``."""
+    """The tool, and for a shell or editor call the command word it ran: ``bash mvn``; a command
+    the importer saw submit the run is named for what it did: ``submit``."""
+    if c.turn.extra.get("submits"):
+        return "submit"
     if not runs_a_command(c.turn):
         return c.name
     command = re.sub(r"^\s*cd\s+\S+\s*(?:&&|;)\s*", "", command_of(c.turn) or "")
     m = _WORD.match(command.strip())
     head = m.group(0) if m else ""
+    if head and c.name.lower() == "cd":  # SWE-agent names ``cd /r && pytest`` by its first word: the program says it
+        return head
     return c.name if not head or head.lower() == c.name.lower() else f"{c.name} {head}"
 
 
 def shape(c: Call) -> str:
     """What an error answer says with everything particular to the episode masked."""
     line = first_line(c.turn.result, 200)
+    if line.startswith("[") and "]" not in line[:-1]:  # a harness note in brackets is the message itself
+        line = line[1:].removesuffix("]")
     line = _QUOTED.sub("…", line)
     line = _PATH.sub("…", line)
     line = re.sub(r"…(?:[\s,;:/.-]*…)+", "…", generic(line))
@@ -66,10 +73,18 @@ def make_insight(key: str, title: str, guideline: str, applicability: str, detai
 
 
 def edits_of(r: Reading) -> list[tuple[Call, Edit]]:
-    """The run's calls that changed a file it names (``changes.edit_of``), with the edit, in order."""
+    """The run's calls that changed a file it names (``changes.edit_of``), with the edit, in order.
+    When the run submitted a patch (a call answered with a git diff), a file the patch leaves out
+    was scratch (SWE-agent's ``reproduce.py``), not a change to the code: its edits are left out."""
     key = "insights.edits"
     if key not in r.memo:
-        r.memo[key] = [(c, e) for c in r.calls if not c.error and (e := edit_of(c.turn)) is not None]
+        edits = [(c, e) for c in r.calls if not c.error and (e := edit_of(c.turn)) is not None]
+        patch = next((diff_files(c.turn.result) for c in reversed(r.calls) if not c.error and c.turn.result
+                      and "diff --git" in c.turn.result), [])
+        if patch:
+            paths = ["/" + p.lstrip("/") for p, _new in patch]
+            edits = [(c, e) for c, e in edits if any(("/" + e.file.lstrip("/")).endswith(p) for p in paths)]
+        r.memo[key] = edits
     return r.memo[key]
 
 

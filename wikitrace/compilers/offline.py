@@ -30,7 +30,7 @@ Insights (run_insights.py) name the run's own tools, argument keys, errors and r
 
 from __future__ import annotations
 
-from ..runs.errors import tests_passed
+from ..runs.errors import failure_line, tests_passed
 from ..runs.model import Run
 from .base import CompileStats
 from .changes import edit_of, what_ran
@@ -206,8 +206,8 @@ def _success_items(r: Reading) -> list[Item]:
                 decision=f"After {label(err, 80)} failed at turn {err.n}, {edits_phrase(edits)}; "
                          f"{again} then went through at turn {fix.n}"
                          + (f" and its tests passed ({clip(passed, 80)})." if passed else "."),
-                support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
-                        f"after the edit it returned: {clip(fix.turn.result, 100)}",
+                support=f"The first call returned an error ({clip(failure_line(err.turn.result) or err.turn.result, 100)}); "
+                        f"after the edit it returned: {clip(passed or fix.turn.result, 100)}",
                 turns=[err.n] + [c.n for c, _ in edits[:3]] + [fix.n], quote=quote_of(err.turn.result),
                 call=call_line(edits[-1][0])), "recovery", fix))
             continue

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from ..runs.errors import is_test_report
 from ..runs.model import Run, Turn
 from .consent import Consent, Unagreed
 
@@ -26,11 +27,31 @@ _READ_WORDS = frozenset((
     "check", "calculate", "compute", "think", "inventory", "examine", "ls", "cat", "grep",
     "describe", "count", "retrieve", "browse", "info", "head", "tail", "pwd", "echo", "which",
     "open", "scroll", "goto", "rg", "tree", "stat", "wc", "diff",
+    "env", "printenv", "whoami", "uname", "du", "df", "locate", "glob",
 ))
+# First words of tool names that change state: a name that opens with one (``send_search_report``)
+# changes something whatever word it ends with.
+_CHANGE_WORDS = frozenset((
+    "add", "apply", "book", "buy", "cancel", "create", "delete", "edit", "exchange", "insert", "modify",
+    "move", "pay", "post", "purchase", "put", "refund", "remove", "rename", "replace", "reset", "return",
+    "save", "send", "set", "submit", "transfer", "update", "upload", "write",
+))
+# Words naming the agent's own working notes: a tool that keeps them changes nothing the task is about.
+_OWN_NOTES = frozenset(("todo", "todos", "plan", "scratchpad"))
+# Words that, ending a tool name, say it looks up what the words before name (``order_status_get``).
+_LOOKUP_ENDINGS = frozenset(("get", "search", "list", "find", "read", "lookup", "view", "show", "fetch", "query",
+                             "retrieve", "info", "details", "status", "describe", "count"))
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _GIT_READS = frozenset(("diff", "status", "log", "show", "grep", "blame"))
 # Shell-like tools whose first command word says what the call does.
 _SHELL_TOOLS = frozenset(("bash", "shell", "sh", "run", "execute", "exec", "terminal", "cmd", "command",
                           "cd"))  # SWE-agent names a call by its first word: ``cd /r && pytest``
+# a command line that writes a file whatever it starts with: sed -i, tee, a redirect to a file (not /dev/null)
+_WRITES_FILE = re.compile(r"\bsed\s+-i|\btee\s|(?<![<>&0-9])>>?\s*(?!/dev/|&)[\w./~-]")
+# shell programs that read, as SWE-agent names a command line by its first word
+_SHELL_READERS = frozenset(("cat", "grep", "echo", "head", "tail", "ls", "sort", "find", "rg", "diff", "wc", "tree",
+                            "stat", "env", "printenv", "awk", "cut", "uniq"))
+_QUOTED_TEXT = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _MOVES = frozenset(("cd", "pushd", "popd"))  # a shell moving between folders changes nothing
 _COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
 # A conservative reading of an observation that has no error flag of its own:
@@ -80,18 +101,52 @@ def command_of(turn: Turn) -> str | None:
     return None
 
 
+_CODE_TOOLS = frozenset(("python", "ipython", "jupyter", "repl"))  # tools that run the code they are given
+# a line of code that only works a value out or prints it: "print(x)", "n = 13*60 + 5"
+_PURE_LINE = re.compile(r"^\s*(?:#.*|print\(.*\)\s*|[A-Za-z_]\w*\s*=\s*[^()=]+)?$")
+
+
+def _only_prints(code: str) -> bool:
+    """Code that computes and prints and nothing else (no call but print): it changes nothing."""
+    return all(_PURE_LINE.match(line) for line in code.splitlines()) and "print(" in code and "open(" not in code
+
+
+@lru_cache(maxsize=4096)
+def _name_reads(name: str) -> bool:
+    """A tool name that says it looks something up: its first word is a look-up verb
+    (``get_user``, ``searchFlights``), or it names a thing and then the look-up
+    (``calendar_lookup``, ``order_status_get``) with no change verb first. An MCP tool's
+    server prefix (``mcp__pager__``) is no part of what it does."""
+    words = [w.lower() for w in _NAME_WORDS.findall(name.rsplit("__", 1)[-1])]
+    if any(w in _OWN_NOTES for w in words):  # the agent's own to-do list or plan (TodoWrite): nothing outside it
+        return True
+    if not words or words[0] in _CHANGE_WORDS:
+        return False
+    return words[0] in _READ_WORDS or words[-1] in _LOOKUP_ENDINGS
+
+
 def is_read_only(turn: Turn) -> bool:
-    """Judged from the tool name (``get_user``, ``searchFlights``), and for shell-like tools
-    and editors from the command (``ls``, ``cat``, ``view``): everything else changes state."""
+    """Judged from the tool name (``get_user``, ``searchFlights``, ``calendar_lookup``), and for
+    shell-like tools, code runners and editors from the command (``ls``, ``cat``, ``view``,
+    python's ``print(...)``): everything else changes state."""
+    if turn.extra.get("submits"):  # the importer saw the format submit the run with this call
+        return False
     name = (turn.name or "").lower()
     head = _head_word(name)
-    if head in _READ_WORDS or name.startswith(("get", "search", "list", "find")):
+    if name in _SHELL_READERS and isinstance(turn.arguments, str) \
+            and _WRITES_FILE.search(_QUOTED_TEXT.sub("''", turn.arguments)):
+        return False  # SWE-agent names a command by its first word: ``cat a.java | sed 's/x//' > b.java`` writes b
+    if head in _READ_WORDS or name.startswith(("get", "search", "list", "find")) or _name_reads(turn.name or ""):
         return True
     command = command_of(turn)
+    if command is not None and head in _CODE_TOOLS and _only_prints(command):
+        return True
     if command is not None and (head in _SHELL_TOOLS or "edit" in name or "editor" in name):
         command = re.sub(r"^\s*cd\s+\S+\s*(?:&&|;)\s*", "", command)  # where it runs is not what it does
         if isinstance(turn.arguments, str) and name not in _MOVES and command.lower().startswith(name):
             command = command[len(name):]  # SWE-agent's ``str_replace_editor view /x``: the subcommand says
+        if _WRITES_FILE.search(_QUOTED_TEXT.sub("''", command)):  # ``cat a | sed 's/x//' > b.java`` writes a file
+            return False
         words = command.split()
         if words[:1] == ["git"]:
             return len(words) > 1 and words[1] in _GIT_READS
@@ -185,10 +240,12 @@ def read_run(run: Run) -> Reading:
             harness.append(t)
         elif t.type == "function_call":
             writes = not is_read_only(t)
-            call = Call(t, looks_like_error(t), writes, consent.agreed_at is not None, consent.agreed_at,
-                        consent.breach() if writes else None)
+            # a test run checks the code: no user's yes is needed for it, so none is claimed for it
+            asks_consent = writes and not (runs_a_command(t) and is_test_report(t.result))
+            call = Call(t, looks_like_error(t), writes, asks_consent and consent.agreed_at is not None,
+                        consent.agreed_at if asks_consent else None, consent.breach() if asks_consent else None)
             calls.append(call)
-            if call.writes and not call.error:
+            if asks_consent and not call.error:
                 consent.changed()
         elif t.type == "message" and t.role == "assistant":
             consent.told(t.content or "")

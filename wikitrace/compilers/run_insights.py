@@ -37,7 +37,8 @@ from .changes import edit_of
 from .coding_insights import edit_detail
 from .procedure_lessons import procedure_insight
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, rules_once, short_hash, verb
-from .reading import Call, Reading, harness_reason
+from ..runs.errors import is_test_report
+from .reading import _SHELL_TOOLS, Call, Reading, _head_word, harness_reason, runs_a_command
 from .rules import has_rules
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, shown_beside, signature
@@ -221,7 +222,8 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
         text = (f"Before {v}, check that the file it changes is the one the task is about (named by the task text, "
                 "or found by a search or a failing test's trace) and read the changed lines back: the edit going "
                 "through does not make it the change the task asked for.")
-    elif not args or (isinstance(args, str) and args.strip() == (w.name or "").strip()):  # SWE-agent's ``submit``
+    elif not args or (isinstance(args, str) and args.strip() == (w.name or "").strip()) or w.turn.extra.get("submits"):
+        # SWE-agent's ``submit``, mini-swe-agent's submitting echo: it sends the changes made before it
         text = (f"Before {v}, check that the changes made before it do what the request asks: the call going "
                 "through does not make them the change the task asked for."
                 + (f" Hold it against what the system prompt's rules say of it: {quoted}{end}" if rules else ""))
@@ -325,7 +327,13 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     if writes and not out and stopped_browsing(r, writes):
         out.append(_stopped_insight(r, writes[-1]))
     elif writes and not out:  # the change went through and no rule it broke explains it: the check before it
-        out.append(_went_through_insight(r, writes[-1]))
+        # a test run checked the code; a shell tool's command that wrote no file and submitted nothing
+        # (a profile, a script whose effect the log does not show) is no change the lesson could check
+        changes = [w for w in writes if not (runs_a_command(w.turn) and is_test_report(w.turn.result))
+                   and not (_head_word(w.name or "") in _SHELL_TOOLS and edit_of(w.turn) is None
+                            and not w.turn.extra.get("submits"))]
+        if changes:
+            out.append(_went_through_insight(r, changes[-1]))
     errors = [i for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)]
     told: set[str] = set()
     for i in sorted(errors, key=lambda i: -i.rank):  # the errors it never got past first, one per tool

@@ -51,6 +51,9 @@ _LINE_SHAPES = [
     r"(?:Your |The )?(?:\w+ )?command\b[^\n]{0,200}?\b(?:was|were) (?:NOT|not) (?:executed|run)\b",
     r"(?:Your |The )?(?:\w+ )?command\b[^\n]{0,200}?\b(?:timed out|was cancell?ed|was killed)\b",
     r"EXECUTION TIMED OUT\b",
+    # OpenHands' note on a command still running when it stopped waiting: "[The command has no new
+    # output after 120 seconds. You may wait longer ...]"
+    r"\[?(?:The )?command has no new output after \d+ seconds\b",
 ]
 _LINE = re.compile(r"^[ \t]*(?:" + "|".join(_LINE_SHAPES) + ")", re.M)
 # Shapes that start in column 0. Indented, the same words are usually program text a
@@ -63,7 +66,7 @@ _COLUMN0_SHAPES = [
     r"(?:[^\s:]+:\d+(?::\d+)?:\s*|[\w.+-]+: )?(?:error|fatal|ERROR|FATAL|Error)(?:\[[\w-]+\])?:",
     r"(?:g?make|ninja)(?:\[\d+\])?: \*\*\*",
     # failing tests and builds: pytest/unittest, JUnit via Maven or Gradle
-    r"FAILED\b", r"FAIL: ", r"BUILD FAIL(?:URE|ED)\b", r"=+ .*\b[1-9]\d* (?:failed|errors?)\b",
+    r"FAILED\b(?!\.?[\w/-])", r"FAIL: ", r"BUILD FAIL(?:URE|ED)\b", r"=+ .*\b[1-9]\d* (?:failed|errors?)\b",
     r"Tests run: \d+, Failures: (?:[1-9]|\d+, Errors: [1-9])",
     # a test runner's failing summary: pytest's "=== FAILURES ===", "1 failed, 3 passed in 0.1s"
     # (-q prints it bare), jest's "Tests:  1 failed, 4 passed", mocha's "2 failing", cargo's
@@ -71,7 +74,7 @@ _COLUMN0_SHAPES = [
     r"=+ (?:FAILURES|ERRORS) =+",
     r"[ \t]*(?:[A-Za-z][\w ]{0,20}:[ \t]*)?(?:\d+ [a-z]+[,;][ \t]*)*[1-9]\d* (?:failed|failing|failures?)"
     r"(?=[ \t]*(?:$|[,;(]|in \d))",
-    r"test result: FAILED\b", r"--- FAIL: ", r"FAIL\b",
+    r"test result: FAILED\b", r"--- FAIL: ", r"FAIL\b(?!\.?[\w/-])",  # not a listed file: FAIL.md
     r"\d+ tests? completed, [1-9]\d* failed\b",
     # a tool's own refusal, as agent harnesses (SWE-agent's open, search_dir, find_file, goto,
     # str_replace_editor) and command-line programs print them: the usage line alone, a named
@@ -94,7 +97,7 @@ _COLUMN0 = re.compile(r"^(?:" + "|".join(_COLUMN0_SHAPES) + ")", re.M)
 # An observation that is only a failure notice: "Error", "error - no such user"; or only a
 # tool's usage line (a tool answering a call it cannot parse with how it should be called;
 # a help text the agent asked for runs longer than three lines).
-_WHOLE = re.compile(r"^\s*(?:error|failed|failure)\b", re.I)
+_WHOLE = re.compile(r"^\s*(?:error|failed|failure)\b(?!\.?[\w/-])", re.I)  # not a file name: error.log, failed/
 _USAGE_ONLY = re.compile(r"\A\s*usage: [^\n]*(?:\n[^\n]*){0,2}\Z", re.I)
 
 
@@ -176,3 +179,32 @@ def tests_passed(text: Any) -> str | None:
         return None
     m = _PASSED.search(text)
     return " ".join(m.group(0).strip(" =").split()) if m else None
+
+
+# a test runner's summary of failing tests: pytest's "=== FAILURES ===", "FAILED tests/x.py::t" and
+# "1 failed, 2 passed in 0.1s", unittest's "FAIL: test_x", JUnit's "Tests run: 3, Failures: 1", go's
+# "--- FAIL: TestX", cargo's "test result: FAILED", jest's "Tests: 1 failed", mocha's "2 failing"
+_TESTS_FAILED = re.compile(r"^=+ (?:FAILURES|ERRORS) =+\s*$|^FAILED \S|^FAIL: \S|^--- FAIL: |^test result: FAILED"
+                           r"|^(?:\[\w+\] )?Tests run: \d+, Failures: (?:[1-9]|\d+, Errors: [1-9])"
+                           r"|(?:^|[\s,=:])[1-9]\d* (?:failed|failing)(?=[ \t]*(?:$|[,;(=]|in \d))", re.M)
+
+
+def reports_failing_tests(text: Any) -> bool:
+    """Whether an answer is a test runner's report of failing tests."""
+    return isinstance(text, str) and bool(_TESTS_FAILED.search(text))
+
+
+def is_test_report(text: Any) -> bool:
+    """Whether an answer is a test runner's report, passing or failing: the command ran tests,
+    which checks the code and changes nothing."""
+    return tests_passed(text) is not None or reports_failing_tests(text)
+
+
+def failing_part(text: str | None) -> str:
+    """An error answer from where it says what failed: a test runner's ``FAILED x::t`` line under
+    its progress dots and banner, a build's [ERROR] line under its [INFO] ones, a harness's note
+    under the output a command printed first; the whole answer when it opens with its failure."""
+    line = failure_line(text)
+    part = text or "" if not line or (text or "").lstrip().startswith(line) else text[text.index(line):]
+    return re.sub(r"\s*</\w+>\s*$", "", part)  # mini-swe-agent's closing </output>
+

@@ -193,6 +193,8 @@ def to_run(obj: Any, path: Path, where: str) -> Run:
         # The submit command gets no observation: its output is the submission.
         calls[-1].result, calls[-1].is_error = submission, False
         calls[-1].extra["result_from"] = "info.submission"
+    if calls and str(info.get("exit_status", "")).lower() == "submitted":
+        calls[-1].extra["submits"] = True  # the harness took this command as the run's submission
     unanswered(turns)
     if isinstance(submission, str) and submission.strip():
         turns.append(Turn(turn=len(turns), type="answer", role="assistant", content=submission))

@@ -174,7 +174,10 @@ def _v0(ev: dict, out: _Events) -> None:
             call_id = meta.get("tool_call_id") if isinstance(meta.get("tool_call_id"), str) else f"event-{ev.get('id')}"
             name = meta.get("function_name") if isinstance(meta.get("function_name"), str) else action
             out.call_of_action[_hashable(ev.get("id"))] = call_id
-            out.msg(Msg("assistant", None, calls=[Call(call_id, name, _call_args(args))],
+            call_args = _call_args(args)
+            if action == "read" and "command" not in call_args:  # OpenHands logs an editor's ``view`` as a read action
+                call_args["command"] = "view"
+            out.msg(Msg("assistant", None, calls=[Call(call_id, name, call_args)],
                         reasoning=_text(args.get("thought")) or None))
         return
     obs = ev.get("observation")

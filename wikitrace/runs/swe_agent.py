@@ -37,6 +37,7 @@ from . import errors, harness
 from ._common import Sniff, as_str, text_of, unanswered, read_single
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
+_PR = re.compile(r"<pr_description>\s*(.*?)\s*</pr_description>", re.S)
 _ISSUE = re.compile(r"ISSUE:\s*\n(.*?)(?:\n\s*INSTRUCTIONS:|\Z)", re.S)
 
 
@@ -110,7 +111,8 @@ def to_run(obj: Any, path: Path, where: str) -> Run:
     first_user = _first_user(obj.get("history"))
     instruction, ps_id = _problem_statement(obj)
     if instruction is None and first_user:
-        m = _ISSUE.search(first_user)
+        # SWE-agent 0.x puts the issue after "ISSUE:", 1.x's default template in <pr_description>
+        m = _ISSUE.search(first_user) or _PR.search(first_user)
         instruction = m.group(1).strip() if m and m.group(1).strip() else first_user
     if not instruction:
         raise RunError(f"{where}: no task: neither replay_config.problem_statement.text nor a user message in 'history'")
