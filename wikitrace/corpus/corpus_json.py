@@ -64,7 +64,8 @@ def corpus_region(runs: Sequence[dict], insights: Sequence[dict],
                     base = len(out) - begin  # a published offset + base = its offset in ``out``
                 spans[key] += (begin + base, end + base)
                 continue
-            flush()
+            if stretch[1] >= 0:
+                flush()
             out += _NEXT if k else b"\n  "
             start = len(out)
             out += line[1] if line is not None else _dump_entry(entry).encode("utf-8")
