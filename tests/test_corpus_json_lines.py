@@ -35,7 +35,20 @@ def test_a_changed_entry_is_encoded_again():
     replaced = dict(loaded["runs"][2], instruction="changed")  # a new dict: its old line is not its own
     loaded["runs"][2] = replaced
     assert '"instruction": "changed"' in dumps(loaded, lines)[0]
-    assert dumps(loaded, lines)[0] == dumps(loaded)[0]
+    assert dumps(loaded, lines) == dumps(loaded)  # the bytes, and the prompt index's spans
+
+
+def test_entries_reordered_or_dropped_keep_their_bytes_and_spans():
+    """Published lines are copied in stretches: a stretch must end where the next entry is
+    not the next line of the published file (one dropped, the order changed, a new one)."""
+    text = dumps(_corpus(9))[0].encode("utf-8")
+    loaded = json.loads(text)
+    lines = published_lines(text, loaded["runs"])
+    runs = loaded["runs"]
+    loaded["runs"] = [runs[1], runs[0], *runs[3:6], {"step": "step-0100", "run_id": "n"}, runs[6], runs[8]]
+    assert dumps(loaded, lines) == dumps(loaded)
+    loaded["runs"] = []
+    assert dumps(loaded, lines) == dumps(loaded)
 
 
 def test_lines_that_do_not_pair_up_with_the_runs_are_not_used():

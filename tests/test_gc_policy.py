@@ -22,3 +22,17 @@ def test_the_callers_setting_comes_back(enabled):
         assert gc.isenabled() == enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_a_commands_own_process_leaves_the_collector_off():
+    """The wikitrace executable (which calls collect_less) ends with the command: after the
+    add there is no collection to run over the corpus it dropped. Checked in a child, so
+    this test process keeps its own setting."""
+    import subprocess
+    import sys
+
+    code = ("import gc\nfrom wikitrace.gc_policy import collect_less, paused\n"
+            "with paused():\n    pass\nprint(gc.isenabled())\n"
+            "collect_less()\nwith paused():\n    pass\nprint(gc.isenabled())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False"]

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+_command_process = False  # collect_less was called: this process is a command's, and ends with it
+
 
 def collect_less() -> None:
     """Look for cycles among young objects ten times less often (every 7,000 new objects)."""
     import gc
 
+    global _command_process
+    _command_process = True
     gc.set_threshold(7000, 10, 10)
 
 
@@ -28,7 +32,9 @@ def paused():
     about a tenth of an add's CPU on 10,000 runs. The collector is set back as it was
     afterwards (a library caller keeps its own setting), and the next collection finds
     the cycles made meanwhile (a few per run added: an add of thousands of runs holds
-    them until it ends)."""
+    them until it ends). In a command's own process (``collect_less`` was called) the
+    collector stays off: the process ends with the command, and the first collection
+    after re-enabling would walk every object of the corpus just dropped or about to be."""
     import gc
 
     was = gc.isenabled()
@@ -36,5 +42,5 @@ def paused():
     try:
         yield
     finally:
-        if was:
+        if was and not _command_process:
             gc.enable()

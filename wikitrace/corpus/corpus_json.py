@@ -20,18 +20,28 @@ def _dump_entry(entry: dict) -> str:
     return json_visible(json.dumps(entry, ensure_ascii=False))
 
 
-# id(entry) -> (the entry, its line as corpus.json holds it): see published_lines
-Lines = Mapping[int, tuple[dict, bytes]]
+# id(entry) -> (the entry, its line as corpus.json holds it), or from published_lines (the entry,
+# where its line lies in the published text)
+Lines = Mapping[int, tuple]
 
 
 def corpus_region(runs: Sequence[dict], insights: Sequence[dict],
                   known: Lines | None = None) -> tuple[bytes, list[int], list[int]]:
     """The bytes of ``"runs": [...],\\n "insights": [...]`` as build writes them into
     corpus.json (from the space before ``"runs"``), and each entry's (start, end) offsets.
-    ``known``: the lines of entries read from the published corpus.json, reused as they are."""
+    ``known``: the lines of entries read from the published corpus.json, reused as they are
+    (``published_lines``: entries that follow each other there are copied as one stretch)."""
     known = known or {}
+    text = known.text if isinstance(known, PublishedLines) else None
     out = bytearray()
     spans: dict[str, list[int]] = {"runs": [], "insights": []}
+    stretch = [-1, -1]  # published text, [from, to), not copied into ``out`` yet
+
+    def flush() -> None:
+        if stretch[1] >= 0:
+            out.extend(memoryview(text)[stretch[0]:stretch[1]])
+            stretch[:] = [-1, -1]
+
     for key, entries in (("runs", runs), ("insights", insights)):
         if key == "insights":
             out += b",\n"
@@ -40,11 +50,27 @@ def corpus_region(runs: Sequence[dict], insights: Sequence[dict],
             continue
         out += f' "{key}": ['.encode()
         for k, entry in enumerate(entries):
-            out += b"\n  " if k == 0 else b",\n  "
-            start = len(out)
             line = known.get(id(entry))
-            out += line[1] if line is not None and line[0] is entry else _dump_entry(entry).encode("utf-8")
+            if line is None or line[0] is not entry:
+                line = None
+            elif text is not None:
+                _entry, begin, end = line
+                if k and stretch[1] >= 0 and begin == stretch[1] + len(_NEXT):  # the next line there too
+                    stretch[1] = end
+                else:
+                    flush()
+                    out += _NEXT if k else b"\n  "
+                    stretch[:] = [begin, end]
+                    base = len(out) - begin  # a published offset + base = its offset in ``out``
+                spans[key] += (begin + base, end + base)
+                continue
+            if stretch[1] >= 0:
+                flush()
+            out += _NEXT if k else b"\n  "
+            start = len(out)
+            out += line[1] if line is not None else _dump_entry(entry).encode("utf-8")
             spans[key] += (start, len(out))
+        flush()
         out += b"\n ]"
     return bytes(out), spans["runs"], spans["insights"]
 
@@ -81,24 +107,40 @@ def dumps(data: dict[str, Any], known: Lines | None = None) -> tuple[str, tuple[
     return raw.decode("utf-8"), region
 
 
-def published_lines(text: bytes, runs: Sequence[dict]) -> dict[int, tuple[dict, bytes]]:
-    """The line of each run entry in ``text`` (a corpus.json this module wrote, whose parsed
-    ``runs`` are ``runs``), keyed for ``corpus_region``: an entry read from a file writes
-    back to the same bytes, so a command that carries thousands of runs over (``wikitrace
-    add``) need not encode them again. Empty when the lines do not pair up with the runs
-    (a file laid out otherwise: every entry is then encoded)."""
+class PublishedLines(dict):
+    """id(entry) -> (the entry, start, end): where its line (without the indent) lies in
+    ``text``, the published corpus.json's bytes (see ``published_lines``)."""
+
+    def __init__(self, text: bytes = b""):
+        super().__init__()
+        self.text = text
+
+
+_NEXT = b",\n  "  # between two entries' lines: the comma, the newline, the indent
+
+
+def published_lines(text: bytes, runs: Sequence[dict]) -> PublishedLines:
+    """Where each run entry's line lies in ``text`` (a corpus.json this module wrote, whose
+    parsed ``runs`` are ``runs``), keyed for ``corpus_region``: an entry read from a file
+    writes back to the same bytes, so a command that carries thousands of runs over
+    (``wikitrace add``) need not encode them again, nor copy them one by one. Empty when
+    the lines do not pair up with the runs (a file laid out otherwise: every entry is then
+    encoded)."""
     opening = b'\n "runs": [\n'
     start = text.find(opening)
     end = text.find(b'\n ],\n "insights": ', start)
     if start < 0 or end < 0 or not runs:
-        return {}
-    lines = text[start + len(opening):end].split(b",\n")
-    if len(lines) != len(runs):
-        return {}
-    out = {}
-    for entry, line in zip(runs, lines):
+        return PublishedLines()
+    out = PublishedLines(text)
+    at, last = start + len(opening), len(runs) - 1
+    for k, entry in enumerate(runs):
         step = entry.get("step")
-        if not (isinstance(step, str) and line.startswith(b'  {"step": "%s",' % step.encode())):
-            return {}
-        out[id(entry)] = (entry, line[2:])
+        # an entry is one line (JSON escapes its newlines): its end is the next ",\n", the last one's the array's
+        stop = text.find(b",\n", at, end)
+        if (stop < 0) != (k == last) or not (
+                isinstance(step, str) and text.startswith(b'  {"step": "%s",' % step.encode(), at)):
+            return PublishedLines()
+        stop = end if k == last else stop
+        out[id(entry)] = (entry, at + 2, stop)
+        at = stop + 2
     return out
