@@ -179,7 +179,8 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
         out.append(_why(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}, and the run never made "
                                 + ("that change" if len(missed) == 1 else "those changes")
                                 + (f" (the agent's last turn was {last})." if last is not None else "."),
-                                [last] if last is not None else [], "missed-change"),
+                                [last] if last is not None else [], "missed-change",
+                                list(dict.fromkeys(e["name"] for e in missed))),
                         rule_reasons.for_missed(r, missed[0], said) if len(missed) == 1 else None))
         out.insert(1, out.pop())
     return out
@@ -352,7 +353,7 @@ def _success_facts(r: Reading) -> list[KeyFact]:
             if missed:
                 facts.append(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}; the run never made "
                                      + ("it" if len(missed) == 1 else "them") + " and succeeded all the same.", [],
-                                     "missed-change"))
+                                     "missed-change", list(dict.fromkeys(e["name"] for e in missed))))
             for c in writes:
                 diffs = differences(r, c)
                 if diffs is None:
