@@ -212,7 +212,7 @@ def test_a_fact_the_successful_runs_of_the_pattern_met_as_often_does_not_lead_an
     assert "did not expect" not in entry["guideline"]
     assert entry["set_aside"] == [
         "In 6 of the 6 failed runs here a state-changing call the task did not expect went through (pass_to_person "
-        "in 6), and so it was in 8 of the 8 successful runs of this task type that handed off with pass_to_person: "
+        "in 6), and the same kind of fact held in 8 of the 8 successful runs of this task type that handed off with pass_to_person: "
         "the runs so far do not show it separating failed from successful runs (one-sided Fisher p = 1 for \"failed "
         "runs met it more often\"), so it "
         "does not lead the advice."]

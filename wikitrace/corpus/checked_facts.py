@@ -287,7 +287,7 @@ def _weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_run
 
 def _aside_note(kind: str, hit: list[dict], failed: list[dict], said: str, won_hit: list[dict], won_runs: list[dict],
                 among: str) -> str:
-    return (f"In {run_counts.part_of(hit, failed)} {said}, and so it was in "
+    return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact held in "
             f"{run_counts.part_of(won_hit, won_runs, 'successful ' + among, '')}: the runs so far do not "
             f"show it separating failed from successful runs ({_p_more_in_failed(len(hit), len(won_hit), len(failed), len(won_runs))}), "
             "so it does not lead the advice.")
