@@ -219,7 +219,8 @@ def test_a_fact_the_successful_runs_of_the_pattern_met_as_often_does_not_lead_an
     # the same failed runs against successful hand-offs that were all expected: now it separates, and leads
     (entry,) = gather(failed + [_handing_off(10 + k, 10 + k, True, []) for k in range(8)])
     assert entry["guideline"].startswith("In 6 of the 6 failed runs here a state-changing call the task did not "
-                                         "expect went through (pass_to_person in 6): make only the changes")
+                                         "expect went through (pass_to_person in 6): call pass_to_person only when the request "
+                                         "asks for that change.")
     assert "set_aside" not in entry
 
 

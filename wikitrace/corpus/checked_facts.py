@@ -217,6 +217,8 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     if kind == "missed-change" and top and ways is not None:
         do = (f"before ending, make the {top} change the request calls for" if len(named) == 1 else
               f"before ending, make every change the request calls for, {top} most often here") + f": {ways.how_made(top, again)}"
+    elif kind == "unexpected-change" and top:
+        do = f"call {top} only when the request asks for that change"
     elif kind == "arguments" and top and "." in top:
         change, _, arg = top.partition(".")
         rule = (rules or {}).get(arg)
