@@ -286,7 +286,7 @@ def test_an_unmade_change_is_named_with_how_the_successful_runs_made_it():
     (entry,) = gather(failed + won)
     assert entry["guideline"].startswith(
         "In 4 of the 4 failed runs here a change the task expected never went through (add_bags in 4; "
-        "pass_to_person in 1): before ending, make every change the request calls for, add_bags most often here: "
+        "pass_to_person in 1): before ending, make every change the request calls for, add_bags most often missed here: "
         "4 successful runs (of 2 tasks) of this task type made it, calling find_trip (in 4 of them) before it.")
     # the same with one unmade change only: that change is the advice itself
     (entry,) = gather([_travel(k, False, [missed], []) for k in range(4)] + won)

@@ -176,6 +176,8 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
             aside.append((-tasks, order, kind))
     said = {}
     tool = _tool(entry["key"]).removeprefix("calling ")
+    # a lesson on a change that went through (or settled the run): every run here made one such change
+    made_it = entry["key"].split("|", 1)[0] in ("went-through", "procedure")
     for *_r, kind in usable + aside:
         own = fact_leads.lead(kind, runs_of[kind], failed)
         if own is not None:
@@ -184,7 +186,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         shown = _SAID[kind][0]
         named = items.get(kind, Counter())
         top = sorted(named, key=lambda a: (-named[a], a))[:NAMED]
-        again = kind == "missed-change" and tool != "acting"  # each of these runs made one change of the lesson's tool
+        again = kind == "missed-change" and made_it  # each of these runs made one change of the lesson's tool
         listed = "; ".join(f"{'another ' if again and a == tool else ''}{_item(a)} in {named[a]}"
                            f"{_came(sources.get(a), named[a])}" for a in top) + (
             "; others less often" if len(named) > len(top) else "")
@@ -212,11 +214,13 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     top = _top(named)
     if kind != "missed-change" and top and 2 * named[top] <= len(runs_of[kind]):
         top = ""  # an argument most of the counted runs do not share is not the one to check
-    again = kind == "missed-change" and top == _tool(entry["key"]).removeprefix("calling ")
+    again = kind == "missed-change" and made_it and top == tool
     do = "" if own else _SAID[kind][1].format(t=_tool(entry["key"]))
     if kind == "missed-change" and top and ways is not None:
         do = (f"before ending, make the {top} change the request calls for" if len(named) == 1 else
-              f"before ending, make every change the request calls for, {top} most often here") + f": {ways.how_made(top, again)}"
+              f"before ending, make every change the request calls for, {top} "
+              + ("among the most often missed here" if sum(n == named[top] for n in named.values()) > 1
+                 else "most often missed here")) + f": {ways.how_made(top, again)}"
     elif kind == "unexpected-change" and top:
         do = f"call {top} only when the request asks for that change"
     elif kind == "arguments" and top and "." in top:
