@@ -516,3 +516,38 @@ def test_code_that_only_prints_is_no_change_and_its_lesson_names_no_change(tmp_p
                          *(e.decision for e in comp.evidence), *(i.title for i in comp.insights)])
         assert "state-changing call, python" not in text and "Called python" not in text, text
         assert not any(i.key.startswith(("procedure|python", "went-through|python")) for i in comp.insights)
+
+
+def test_the_leads_naming_unmade_changes_idle_runs_and_value_sources_hold_on_every_importer(tmp_path):
+    """The insight leads that name an unmade change, a failure without any tool call, and where a
+    settle recipe's values came from are written only where each importer fixture's own runs show
+    them: an unmade change only for logs recording expected calls, naming a tool those calls
+    hold; "without a single tool call" only over runs with no call; "from the user's words" only
+    for runs with a user message."""
+    from fixture_runs import RUNS
+
+    from wikitrace.build import BuildInputError
+
+    by_id = {r.run_id: r for r in RUNS}
+    for folder in sorted(p for p in FIX.iterdir() if p.is_dir()):
+        try:
+            _out, data = _corpus(tmp_path / folder.name, folder)
+        except BuildInputError:  # a format that logs no verdict needs an outcomes table: nothing to read
+            continue
+        runs = {r["step"]: by_id.get(r["run_id"]) for r in data["runs"]}
+        for entry in data["insights"]:
+            g = entry["guideline"]
+            pairs = [(runs[s["step"]], s["outcome"]) for s in entry["sources"] if runs.get(s["step"]) is not None]
+            sources = [r for r, _o in pairs]
+            named = re.search(r"a change the task expected never went through \(([^)]*)\)", g)
+            if named:
+                expected = {c.get("name") for r in sources for c in json.loads(
+                    (r.task.metadata or {}).get("expected_calls") or "[]")}
+                for tool in re.findall(r"(?:another )?(\w+) in \d+", named.group(1)):
+                    assert tool in expected, (folder.name, tool, g)
+            idle = re.search(r"In (\d+) of the (\d+) failed runs here.*? the agent answered without a single tool call", g)
+            if idle:
+                failed = [r for r, outcome in pairs if outcome == "failure"]
+                assert int(idle.group(1)) == sum(not any(t.type == "function_call" for t in r.turns) for r in failed)
+            if "from the user's words (" in g:
+                assert all(sum(t.role == "user" for t in r.turns) > 1 for r in sources), (folder.name, g)

@@ -1153,6 +1153,7 @@ def test_the_facts_carry_their_kind_for_the_lessons_that_count_them(tmp_path):
                                                          "update_reservation_flights.payment_id"]
     assert facts[0].about[0] == "update_reservation_flights.cabin@user"  # "business" is the user's own word
     assert facts[1].kind == "missed-change"
+    assert facts[1].about == ["update_reservation_passengers"]  # the unmade change's tool, for the insight's lead
 
 
 def _kinds(run: Run) -> list[tuple[str, list[str]]]:

@@ -205,7 +205,7 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
                     + (f" (the agent's last turn was {last})." if last is not None else "."))
             why_turns = [offer.at, offer.reply_at] if offer else []
         out.append(_why(KeyFact(text, why_turns + ([last] if last is not None else []),
-                                "missed-change"),
+                                "missed-change", list(dict.fromkeys(e["name"] for e in missed))),
                         rule_reasons.for_missed(r, missed[0], said) if len(missed) == 1 else None))
         if why_turns:  # it says why the run failed, not only what differed: it leads the page
             r.memo.setdefault(LEADS, []).append(out[-1].text)
@@ -374,7 +374,7 @@ def _success_facts(r: Reading) -> list[KeyFact]:
             if missed:
                 facts.append(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}; the run never made "
                                      + ("it" if len(missed) == 1 else "them") + " and succeeded all the same.", [],
-                                     "missed-change"))
+                                     "missed-change", list(dict.fromkeys(e["name"] for e in missed))))
             for c in writes:
                 diffs = differences(r, c)
                 if diffs is None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections import Counter
 
 from . import fact_leads, run_counts
-from .fisher import verdict
+from .fisher import ALPHA, fisher_tails, verdict
+from .success_ways import SuccessWays
 
 NAMED = 3  # arguments or tools named in the lead, most often first (all are counted)
 
@@ -48,7 +49,7 @@ _SAID = {
     "answer-seen": ("a look-up before the answer had already returned the expected answer",
                     "reread what the look-ups returned for the thing asked before {t}"),
 }
-_NAMES_ITEMS = ("arguments", "unexpected-change")
+_NAMES_ITEMS = ("arguments", "unexpected-change", "missed-change")
 _TOOL_KEYS = ("answer", "error", "went-through", "procedure", "hand-off")  # keys whose second field is a tool
 
 
@@ -94,6 +95,18 @@ def _came(by_kind: Counter | None, runs: int) -> str:
     return f", {n} of them with the values sent taken from {_CAME[kind]}" if 2 * n > runs else ""
 
 
+def rules_on(runs: list[dict], kind_of) -> dict[str, dict[str, tuple[str, str]]]:
+    """task type -> an argument's name -> (the first rule fact's quote on it, that run's step),
+    in step order: the rule a lead on that argument names, whichever change it was quoted for."""
+    out: dict[str, dict[str, tuple[str, str]]] = {}
+    for r in runs:
+        for f in r.get("facts") or ():
+            about = f.get("about") or []
+            if f.get("kind") == "rule" and len(about) > 2 and about[1] != about[0]:
+                out.setdefault(kind_of(r), {}).setdefault(about[1], (about[2], r["step"]))
+    return out
+
+
 def by_kind(runs: list[dict]) -> dict[str, list[dict]]:
     """The runs holding each checked fact's kind, a run once per kind: what a lesson's failed runs'
     facts are weighed against (made once per task type and pattern, not per insight)."""
@@ -106,7 +119,8 @@ def by_kind(runs: list[dict]) -> dict[str, list[dict]]:
 
 
 def lead(entry: dict, members: list[tuple[dict, dict]],
-         successes: tuple[dict[str, list[dict]], list[dict], str] = ({}, [], "")) -> None:
+         successes: tuple[dict[str, list[dict]], list[dict], str] = ({}, [], ""),
+         ways: SuccessWays | None = None, rules: dict[str, tuple[str, str]] | None = None) -> None:
     """Prepends the checked fact that separates the lesson's failed runs from the successful ones
     to the guideline, and records its runs (``checked``) for the page's links.
 
@@ -114,9 +128,13 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     and the one-sided Fisher test finds it more often in them than in ``successes`` (kind counts,
     runs, and who they are: the successful runs of the task type that met the lesson's pattern,
     else all of the type's). Among those, the one covering most distinct tasks leads (six trials of
-    one question are one mistake), then the first in ``_SAID``'s order. A kind the successful
-    runs met as often is said under Evidence with both counts (``set_aside``), not led with. With no
-    successful run to weigh against, the test cannot be made and the commonest kind leads as before."""
+    one question are one mistake), then the first in ``_SAID``'s order. When no kind separates,
+    the most specific one the failed runs share still leads, said as such: with the successful
+    runs' count of the same thing and the test's p for "more often in failed runs", so the reader
+    weighs it. With no successful run to weigh against, the test cannot be made and the commonest
+    kind leads as before. ``ways``: the successful runs of the task type, for how they made a
+    change the failed runs never made; ``rules``: an argument's name -> (a rule of the system
+    prompt on it, the run whose page quotes it), from any run of the task type."""
     failed, seen = [], set()
     for e, _l in members:
         if e["outcome"] == "failure" and e["step"] not in seen:
@@ -155,9 +173,12 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         if side in ("failure", "no-success"):
             usable.append((-tasks, order, kind))
         else:
-            aside.append((kind, p))
+            aside.append((-tasks, order, kind))
     said = {}
-    for kind in [k for *_r, k in usable] + [k for k, _p in aside]:
+    tool = _tool(entry["key"]).removeprefix("calling ")
+    # a lesson on a change that went through (or settled the run): every run here made one such change
+    made_it = entry["key"].split("|", 1)[0] in ("went-through", "procedure")
+    for *_r, kind in usable + aside:
         own = fact_leads.lead(kind, runs_of[kind], failed)
         if own is not None:
             said[kind] = own[1]
@@ -165,26 +186,117 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         shown = _SAID[kind][0]
         named = items.get(kind, Counter())
         top = sorted(named, key=lambda a: (-named[a], a))[:NAMED]
-        listed = "; ".join(f"{_item(a)} in {named[a]}{_came(sources.get(a), named[a])}" for a in top) + (
+        again = kind == "missed-change" and made_it  # each of these runs made one change of the lesson's tool
+        listed = "; ".join(f"{'another ' if again and a == tool else ''}{_item(a)} in {named[a]}"
+                           f"{_came(sources.get(a), named[a])}" for a in top) + (
             "; others less often" if len(named) > len(top) else "")
         said[kind] = shown.format(eg=f" (in the first of them {examples[kind]}, which its words had the other way round)"
                                   if kind in examples else "", items=listed)
-    notes = [f"In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}, and so it was in "
-             f"{run_counts.part_of(won.get(kind, []), won_runs, 'successful ' + among, '')}: the runs so far do not "
-             f"show it separating failed from successful runs (one-sided Fisher p = {p:g}), so it does not lead the "
-             "advice." for kind, p in aside]
+        if kind == "missed-change" and listed:
+            said[kind] = f"a change the task expected never went through ({listed})"
+    weak = None
+    if usable:
+        kind = min(fact_leads.narrowest(usable))[2]
+    elif leaning := [a for a in sorted(aside) if _leans_to_failure(runs_of[a[2]], won.get(a[2], []), failed,
+                                                                       won_runs, _shared(items.get(a[2]), runs_of[a[2]]), a[2])
+                                    and (a[2] not in items or _shared(items.get(a[2]), runs_of[a[2]]))]:
+        kind = weak = leaning[0][2]  # none separates: the most specific fact still leads, said as unproven
+    else:
+        kind = None
+    notes = [_aside_note(k, runs_of[k], failed, said[k], won.get(k, []), won_runs, among)
+             for *_r, k in sorted(aside) if k != weak]
     if notes:
         entry["set_aside"] = entry.get("set_aside", []) + notes
-    if not usable:
+    if kind is None:
         return
-    usable = fact_leads.narrowest(usable)
-    kind = min(usable)[2]
     own = fact_leads.lead(kind, runs_of[kind], failed)
-    text = own[0] if own else \
-        f"In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}: {_SAID[kind][1].format(t=_tool(entry['key']))}."
+    named = items.get(kind, Counter())
+    top = _top(named)
+    if kind != "missed-change" and top and 2 * named[top] <= len(runs_of[kind]):
+        top = ""  # an argument most of the counted runs do not share is not the one to check
+    again = kind == "missed-change" and made_it and top == tool
+    do = "" if own else _SAID[kind][1].format(t=_tool(entry["key"]))
+    if kind == "missed-change" and top and ways is not None:
+        do = (f"before ending, make the {top} change the request calls for" if len(named) == 1 else
+              f"before ending, make every change the request calls for, {top} "
+              + ("among the most often missed here" if sum(n == named[top] for n in named.values()) > 1
+                 else "most often missed here")) + f": {ways.how_made(top, again)}"
+    elif kind == "unexpected-change" and top:
+        do = f"call {top} only when the request asks for that change"
+    elif kind == "arguments" and top and "." in top:
+        change, _, arg = top.partition(".")
+        rule = (rules or {}).get(arg)
+        do = (f"before {change}, check `{arg}` against what the user asked for"
+              + (f" and against the system prompt's rule on it ({rule[1]}'s prompt: {rule[0]})" if rule
+                 else ""))
+    text = own[0] if own else f"In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}: {do}."
+    if kind == "arguments" and top:  # the named argument says what the generic last step said
+        entry["guideline"] = " ".join(entry["guideline"].replace(_GENERIC_CHECK, "").split())
+    if weak is not None:
+        text += " " + _weak_note(runs_of[kind], failed, won.get(kind, []), won_runs, among, top, kind)
     entry["guideline"] = f"{text} {fact_leads.unrepeated(entry['guideline'], text) if own else entry['guideline']}"
     entry["checked"] = {"kind": fact_leads.kind_of(kind), "steps": [e["step"] for e in runs_of[kind]], "said": said[kind],
                         "tasks": run_counts.tasks(runs_of[kind])}
+
+
+_GENERIC_CHECK = "The call going through does not make it the change the task asked for: " \
+                 "check each argument against the part of the request it serves first."
+
+
+def _top(named: Counter | None) -> str:
+    """The argument or tool named most often (the first by name on a tie), or ""."""
+    return min(named, key=lambda a: (-named[a], a)) if named else ""
+
+
+def _shared(named: Counter | None, hit: list[dict]) -> str:
+    """The argument or tool named most often when more than half of ``hit`` name it, or ""."""
+    top = _top(named)
+    return top if top and 2 * named[top] > len(hit) else ""
+
+
+def _leans_to_failure(hit: list[dict], won_hit: list[dict], failed: list[dict], won_runs: list[dict], item: str,
+                      kind: str) -> bool:
+    """Whether failed runs showed the fact (for ``item``, where the kind names one) in a larger
+    share than the successful runs did: only then may it lead unproven."""
+    if item and kind in _NAMES_ITEMS:
+        hit, won_hit = _with_item(hit, kind, item), _with_item(won_runs, kind, item)
+    return len(hit) * len(won_runs) > len(won_hit) * len(failed)
+
+
+def _with_item(runs: list[dict], kind: str, item: str) -> list[dict]:
+    """The runs whose facts of ``kind`` name ``item`` (a tool, or tool.argument)."""
+    return [r for r in runs if any(fact_leads.group(f) == kind and item in {a.split("@")[0] for a in f.get("about") or []}
+                                   for f in r.get("facts") or [])]
+
+
+def _p_more_in_failed(a: int, b: int, failed: int, succeeded: int) -> str:
+    """The one-sided test of the direction a lead claims (failed runs meet it more often), said
+    with that direction, whichever way the counts happen to lean."""
+    up, _down = fisher_tails(a, b, failed, succeeded)
+    return f"one-sided Fisher p = {float(f'{up:.2g}'):g} for \"failed runs met it more often\""
+
+
+def _weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_runs: list[dict], among: str,
+               item: str, kind: str) -> str:
+    """How strongly the counts support a lead that does not separate the outcomes: the same
+    fact among the successful runs (for the same argument or tool, where the lead names one)."""
+    what = ""
+    if item and kind in _NAMES_ITEMS:
+        hit, won_hit, what = _with_item(hit, kind, item), _with_item(won_runs, kind, item), f" for {_item(item)}"
+    n = len(won_runs)
+    up, _down = fisher_tails(len(hit), len(won_hit), len(failed), n)
+    head = ("The successful runs set it apart" if up < ALPHA and len(hit) > 1  # one run is no count
+            else "It is the most specific fact these failed runs share, not a proven cause")
+    return (f"{head}: of the {run_counts.count(n, n, 'successful ' + among)}, {len(won_hit)} showed the same{what} "
+            f"({_p_more_in_failed(len(hit), len(won_hit), len(failed), n)}).")
+
+
+def _aside_note(kind: str, hit: list[dict], failed: list[dict], said: str, won_hit: list[dict], won_runs: list[dict],
+                among: str) -> str:
+    return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact held in "
+            f"{run_counts.part_of(won_hit, won_runs, 'successful ' + among, '')}: the runs so far do not "
+            f"show it separating failed from successful runs ({_p_more_in_failed(len(hit), len(won_hit), len(failed), len(won_runs))}), "
+            "so it does not lead the advice.")
 
 
 def links(entry: dict, link, md) -> str:

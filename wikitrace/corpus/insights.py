@@ -29,7 +29,7 @@ from typing import Iterable
 from . import conditions, layout, run_counts
 from .advice_fit import weigh as weigh_advice
 from .answer_cases import annotate as annotate_answers
-from .checked_facts import by_kind, lead as lead_with_facts, run_facts
+from .checked_facts import by_kind, lead as lead_with_facts, rules_on, run_facts
 from .applies import Openings, applies_when, successful_cue, task_of, tasks_meeting
 from .choices import faced, relevant, separating
 from .one_run import mark as mark_one_run
@@ -38,6 +38,8 @@ from .peers import check_first, failed_peers, success_did
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
                        success_index, take_from, temper, told_instead, verdict_mix)
 from .retry_advice import untested_fix
+from .recipe_sources import restate as restate_sources
+from .success_ways import SuccessWays, no_call_lead
 from .trials import Trials
 
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
@@ -245,13 +247,20 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
             if kind not in learned:
                 learned[kind] = conditions.learn([r for r in runs if kind_of(r) == kind], openings, kind)
             conditions.state(entry, learned[kind])
+    for entry in out:
+        restate_sources(entry, groups[entry["id"]])
     annotate_answers(out, groups, kind_of)
     weighed: dict[tuple[str, str | None], tuple] = {}  # (task type, pattern) -> what lead_with_facts weighs against
+    ways: dict[str, SuccessWays] = {}  # task type -> its successful runs' changes and look-ups, made on first use
+    rules = rules_on(runs, kind_of)
     for entry in out:  # last: it leads the guideline the rewrites above made
         kind, pattern = kind_of_entry[entry["id"]], contrast_pattern(entry["key"])
         if (kind, pattern) not in weighed:
             weighed[(kind, pattern)] = _successes(kind, pattern, met_by, successes)
-        lead_with_facts(entry, groups[entry["id"]], weighed[(kind, pattern)])
+        if kind not in ways:
+            ways[kind] = SuccessWays(successes.get(kind, []))
+        lead_with_facts(entry, groups[entry["id"]], weighed[(kind, pattern)], ways[kind], rules.get(kind))
+        no_call_lead(entry, groups[entry["id"]], ways[kind])
         weigh_advice(entry, groups[entry["id"]])
     mark_one_run(out, groups, kind_of_entry)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
