@@ -37,6 +37,7 @@ from .page_notes import answer_source, listed_names
 from .qa_facts import qa_facts
 from .reading import Call, Reading, harness_reason, leaves
 from . import rule_reasons, success_lessons
+from .trial_record import RESTATES
 from .schema import KeyFact
 from .text import clip
 from .time_claims import time_facts
@@ -335,7 +336,6 @@ def _got_past(r: Reading) -> list[KeyFact]:
                     f"{how}{note}.", [err.n, fix.n] + shown)]
 
 
-RESTATES = "in_short.restates"  # Reading.memo: texts of success facts that only say what the run did
 
 
 def _restating(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:

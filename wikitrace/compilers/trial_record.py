@@ -20,6 +20,8 @@ from .insight_words import answer_seen_in, expected_answer, gives_answer
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .text import clip
 
+RESTATES = "in_short.restates"  # Reading.memo: texts of success facts that only say what the run did
+
 WORDING = 6  # a string value of at least this many words is wording, not a choice
 SHOWN_LOOKUPS = 40  # free-text look-ups kept per run (a QA run makes a handful)
 
@@ -189,10 +191,8 @@ def _query(c: Call) -> str:
 
 def decisive(r: Reading, comp) -> dict:
     """``record`` of the run, and on a success the "In short" facts that only restate what it
-    did (in_short.RESTATES), by place: the page drops them when a contrast takes their place,
+    did (RESTATES, filled by compilers/in_short.py), by place: the page drops them when a contrast takes their place,
     and gets them back when it no longer has one."""
-    from .in_short import RESTATES
-
     out = record(r)
     restating = set(r.memo.get(RESTATES, ())) if r.run.outcome.success else set()
     shown = [[i, f.text, list(f.turns)] for i, f in enumerate(comp.in_short) if f.text in restating]
