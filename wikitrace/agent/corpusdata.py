@@ -136,7 +136,7 @@ def _evidence(i: dict[str, Any]) -> str:
     c = i.get("counts")
     if not isinstance(c, dict):
         return ""
-    from ..corpus.insights import contrast_sentence
+    from ..corpus.contrast_words import contrast_sentence
 
     return (f"Seen in {c.get('runs', 0)} run{'s' if c.get('runs') != 1 else ''}: {c.get('success', 0)} successful, "
             f"{c.get('failure', 0)} failed. " + contrast_sentence(i))

@@ -120,7 +120,7 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
                    titles: dict[str, str] | None = None) -> str:
     """One insight page from its corpus.json entry (corpus/insights.py): the lesson, its
     evidence across runs and every source run."""
-    from .insights import contrast_sentence
+    from .contrast_words import contrast_sentence
     from .trials import advice
 
     path = layout.insight_doc(entry["id"])

@@ -1,0 +1,75 @@
+"""What an insight's contrast with successful runs says, in words: the sentence on its page and the
+figures on the index. Kept apart from the gathering (corpus/insights.py) so a cold ``prompt``,
+which shows these sentences, does not import the whole insight layer."""
+
+from __future__ import annotations
+
+from . import run_counts
+
+# patterns that are trouble a run meets: for these a page lists what successful runs that met it did
+TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off", "stopped", "option"}
+
+
+# what meeting a lesson's pattern means, by the pattern's kind (a sentence counts those runs)
+MET = {
+    "error": "that met this error", "loop": "that repeated a call with the same answer",
+    "unseen": "that made a change with values no look-up or user message held",
+    "rule": "that broke this rule", "went-through": "whose change with this tool went through",
+    "hand-off": "that handed off with this tool", "procedure": "that ended with this call",
+    "idle|lookups": "that ended after look-ups only",
+    "idle|none": "that answered without a tool call",
+    "stopped": "that the harness stopped before any call settled the task",
+    "verdict": "whose verdict's reasoning quoted words a look-up returned",
+    "option": "that chose a listed option without the task's words while another held them, or none of such a choice's options",
+}
+
+
+
+def contrast_sentence(entry: dict) -> str:
+    """What the contrast says on the insight's own page: how many runs of its task type met
+    the pattern, in each outcome, and the verdict in words. The task type's totals and the
+    test's p-value change with every added run, so they are shown on the index instead
+    (``index_note``): a page changes only when its own counts, sources or verdict do."""
+    c = entry.get("contrast")
+    if c is None:
+        return ("Drawn from how failed runs ended; there is no pattern a successful run could meet, so it is "
+                "not contrasted with successes.")
+    side = c["pattern"].split("|", 1)[0]
+    tasks = c.get("tasks_met")
+    tasks = tasks or {"success": c["success_met"], "failure": c["failed_met"]}
+    met = (f"Runs of this task type {MET.get(c['pattern'], MET.get(side, 'that met it'))}: "
+           f"{run_counts.count(c['failed_met'], tasks['failure'], 'failed')}, "
+           f"{run_counts.count(c['success_met'], tasks['success'], 'successful')}. ")
+    v = c["verdict"]
+    if v == "no-success":
+        return met + "With no successful run of this task type to compare with, it is not named a cause."
+    if v == "no-failure":
+        return met + "With no failed run of this task type to compare with, it is not named a cause."
+    if v == "failure" and side in TROUBLE:
+        return met + ("Runs that met it failed more often than the runs that did not, so it is named a likely "
+                      "cause of failure.")
+    if v == "failure":  # a way to settle the task that failed runs took more often: not enough by itself
+        return met + ("Failed runs took this way more often than successful ones, so it is not enough by itself: "
+                      "what the successful runs did before it matters.")
+    if v == "success":
+        return met + ("Runs that met it succeeded more often than the runs that did not"
+                      + (", so it is not a cause of failure." if side in TROUBLE else "."))
+    # not significant: either both outcomes met it alike, or too few runs to tell ("1 failed,
+    # 0 successful" is no proof that it separates them, nor that it does not)
+    return met + ("The runs so far do not show that it separates failed from successful runs, so it is not "
+                  "named a cause" + (" (successful runs met it too)." if c["success_met"] and side in TROUBLE else "."))
+
+
+def index_note(entry: dict) -> str:
+    """The contrast's figures that depend on the whole task type (its totals, the p-value),
+    for the insight index, which changes with every run anyway."""
+    c = entry.get("contrast")
+    if c is None:
+        return "not contrasted"
+    figures = f"met in {c['failed_met']} of {c['failed']} failed, {c['success_met']} of {c['success']} successful"
+    if c.get("p") is not None:
+        figures += f"; one-sided Fisher p = {c['p']:.2g}"
+    verdict = {"failure": "a likely cause of failure" if c["pattern"].split("|", 1)[0] in TROUBLE
+               else "taken more often by failed runs",
+               "success": "met more often by successful runs", "none": "not shown to separate the outcomes"}
+    return figures + (f"; {verdict[c['verdict']]}" if c["verdict"] in verdict else "")
