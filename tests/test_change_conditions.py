@@ -226,3 +226,18 @@ def test_runs_reading_the_same_record_text_keep_their_own_fields():
     assert made[("id:0", "r1")] == {"cabin": "basic"}
     assert made[("id:1", "r1")] == {"cabin": "basic", "status": "gold"}
     assert made[("id:2", "r1")] == {"cabin": "basic"}
+
+
+def test_a_failed_trial_that_made_the_change_without_looking_the_record_up_is_counted(tmp_path):
+    """The page counts the failed runs that made the change on a record a successful trial left:
+    a failed trial that voided the booking straight from the user's words, with no look-up, is one
+    of them (it was left out, so the page said 6 runs where 7 had voided those bookings)."""
+    records = _separating_set()
+    booking = _booking(7, "saver", "aisle", age_days=3)
+    blind = _record(7, 2, booking, void=True, success=False)
+    blind["traj"] = [m for i, m in enumerate(blind["traj"]) if i not in (2, 3)]  # no get_booking call or answer
+    assert not any("get_booking" in json.dumps(m) for m in blind["traj"])
+    data = _compile(tmp_path, records + [blind])
+    c = {c.key: c for c in learn(data["runs"])["void_booking"]}["booking_id"]
+    assert (c.against, c.against_runs) == (6, 7)
+    assert "(7 runs: " in _lesson(data, "went-through|void_booking")["guideline"]

@@ -125,7 +125,8 @@ def _record(parsed, key: str, value: str, sent: bool):
 def record_patterns(r: Reading) -> set[str]:
     """``rec|`` patterns for every record looked up by an id (the whole answer of a look-up sent
     it) or pointed at by a change's id argument in an earlier answer, and ``acted|`` for each
-    change that went through with such an argument."""
+    change that went through with an id argument, whether or not the run had looked its record up
+    (a count of the runs that made a change on a record counts them all)."""
     out: set[str] = set()
     now = stated_now(r)
     looked: list = []  # the look-ups answered so far, latest last
@@ -151,13 +152,13 @@ def record_patterns(r: Reading) -> set[str]:
         for key, value in ids:
             # the look-ups sent this id first (their whole answer is the record), then the latest others
             order = sorted(reversed(looked), key=lambda x: (key, value) not in x[2])
+            d = _fingerprint(value)
+            out.add(f"acted|{c.name}|{key}|{d}")  # made on a record, whether or not the run looked it up
             for src, parsed, sent_ids in order:
                 record = _record(parsed, key, value, (key, value) in sent_ids)
                 if isinstance(record, dict):
-                    d = _fingerprint(value)
-                    out.add(f"acted|{c.name}|{key}|{d}")
                     if d not in changed:
                         out.add(_rec(d, record, now))
-                    changed.add(d)
                     break
+            changed.add(d)
     return out

@@ -131,24 +131,23 @@ def _cases(runs: list[dict], openings: Openings | None = None, kind: str = ""):
     failed_runs: dict[tuple[str, tuple[str, str]], set[str]] = defaultdict(set)
     for r, task in zip(runs, tasks):
         step = r["step"]
-        rec = recs.get(step)
-        if rec is None:
+        if step not in acted:
             continue
-        made_here, changed = made_on.get(task, {}), acted[step]
+        rec, changed = recs[step], acted[step]
+        if r["outcome"] != "success":  # a failed run made the change on a record whether or not it looked it up
+            for pair, ds in changed.items():
+                for d in ds:
+                    failed_made[pair].add((task, d))
+                    failed_runs[(pair, (task, d))].add(step)
+            continue
+        made_here = made_on.get(task, {})
         for pair in pairs:
             considered = made_here.get(pair, ())
             if task in asked[pair]:
                 considered = named[step].get(pair.split("|", 1)[1], set()).union(considered)
-            if not considered:
-                continue
             for d in sorted(rec.keys() & considered):
                 made = d in changed.get(pair, ())
-                case = (task, d)
-                if r["outcome"] == "success":
-                    sides[(pair, "made" if made else "withheld")].setdefault(case, rec[d])
-                elif made:
-                    failed_made[pair].add(case)
-                    failed_runs[(pair, case)].add(step)
+                sides[(pair, "made" if made else "withheld")].setdefault((task, d), rec[d])
     return sides, failed_made, failed_runs
 
 
