@@ -68,3 +68,22 @@ def test_compile_main_parses_before_importing_the_build():
     code = "import sys, wikitrace.build_cli; print('wikitrace.build' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_the_import_ahead_leaves_the_collector_as_it_found_it():
+    """The collector is paused while the client is imported, and on again afterwards (off
+    stays off: `wikitrace add` pauses it for the whole command)."""
+    code = """
+import gc, sys, threading
+from wikitrace.llm.preload import import_client_ahead
+for enabled in (True, False):
+    (gc.enable if enabled else gc.disable)()
+    sys.modules.pop("openai", None)
+    import_client_ahead()
+    for t in threading.enumerate():
+        if t.name == "wikitrace-import-openai":
+            t.join()
+    print(enabled, gc.isenabled(), "openai" in sys.modules)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.split("\n")[:2] == ["True True True", "False False True"], proc.stderr

@@ -17,10 +17,20 @@ def import_client_ahead() -> None:
         return
 
     def load() -> None:
+        import gc
+
+        # The import makes a few hundred thousand objects (the SDK's typed models), none of them
+        # garbage: the cycle collector passing over them again and again was a sixth of its CPU,
+        # and no request leaves before it is done. Set back as it was at the end.
+        was = gc.isenabled()
+        gc.disable()
         try:
             import openai  # noqa: F401
         except Exception:  # imported again where the client is made, and any failure reported there
             pass
+        finally:
+            if was:
+                gc.enable()
 
     # not a daemon: a command ending meanwhile waits for the import rather than cutting it short
     threading.Thread(target=load, name="wikitrace-import-openai").start()
