@@ -47,6 +47,7 @@ def test_no_import_offline_or_without_an_endpoint(tmp_path):
     assert not started(tmp_path, {})
     # settings the build will reject are its to report; nothing is started for them
     assert not started(tmp_path, {"OPENAI_BASE_URL": "ftp://nowhere"})
+    assert not started(tmp_path, {**ENDPOINT, "WIKITRACE_TIMEOUT": "soon"})
 
 
 def test_a_quiet_rebuild_from_a_cache_holding_answers_does_not_import(tmp_path):

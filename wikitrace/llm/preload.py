@@ -47,11 +47,11 @@ def import_client_for_compile(offline: bool, model: str | None, base_url: str | 
     the build to report."""
     if offline:
         return
-    from .config import LLMConfigError, resolve
+    from .config import resolve
 
     try:
         config = resolve(model, base_url)
-    except LLMConfigError:
+    except Exception:  # the build resolves them again and says what is wrong
         return
     if config is None:
         return
