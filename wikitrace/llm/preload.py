@@ -20,7 +20,7 @@ def import_client_ahead() -> None:
         import gc
 
         # The import makes a few hundred thousand objects (the SDK's typed models), none of them
-        # garbage: the cycle collector passing over them again and again was a sixth of its CPU,
+        # garbage: the cycle collector passing over them again and again was a fifth of its CPU,
         # and no request leaves before it is done. Set back as it was at the end.
         was = gc.isenabled()
         gc.disable()
