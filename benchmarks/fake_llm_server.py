@@ -78,8 +78,9 @@ async def serve(port: int, latency: float) -> None:
                     last = time.monotonic()
                     payload, status = _body(body), "200 OK"
                 elif path.endswith("/calls"):
+                    # first/last on the system's monotonic clock, which a client process reads too
                     payload, status = json.dumps({"calls": calls, "merges": merges, "max_inflight": max_inflight,
-                                          "busy_seconds": last - first}).encode(), "200 OK"
+                                          "busy_seconds": last - first, "first": first, "last": last}).encode(), "200 OK"
                 else:
                     payload, status = b'{"data": []}', "200 OK"
                 writer.write(f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n"

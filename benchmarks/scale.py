@@ -161,6 +161,7 @@ class Bench:
         runs per CPU-second moves less with the load than runs per second."""
         self.settle()
         env = dict(os.environ, **env_extra)
+        self.started = time.monotonic()  # the clock the fake server's first/last are read on
         start = time.perf_counter()
         # As the `wikitrace` executable runs it (entry.py: the fast paths, then typer)
         proc = subprocess.Popen([sys.executable, "-m", "wikitrace.entry", *args, "--quiet"], env=env,
@@ -168,6 +169,7 @@ class Bench:
         memory = TreeMemory(proc.pid)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
+        self.ended = time.monotonic()
         peak_mb = max(memory.stop(), usage.ru_maxrss // 1024)
         code = os.waitstatus_to_exitcode(status)
         self.cpu = usage.ru_utime + usage.ru_stime
@@ -235,6 +237,10 @@ def measure(args, work: Path) -> list[Row]:
     if served["busy_seconds"]:
         rows.append(Row("  while calls were flowing", f"{served['calls'] / served['busy_seconds'] / IDEAL_200MS:.2f} "
                         f"(at most {served['max_inflight']} in flight)"))
+        # What the whole command loses to its serial start and end, where no call is in flight
+        rows.append(Row("  before the first call / after the last answer",
+                        f"{served['first'] - bench.started:.2f} s / {bench.ended - served['last']:.2f} s "
+                        f"(ideal flow {runs / IDEAL_200MS:.2f} s)"))
 
     # 3. a large build, its rebuild from cache, one run added
     large = args.large

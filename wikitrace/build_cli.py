@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import llm_report
-from .build import BuildError, BuildInputError, BuildOptions, BuildResult, build
-from .corpus.publish import PublishError
-from .runs.model import RunError
+if TYPE_CHECKING:
+    from .build import BuildOptions, BuildResult
+
+# ``wikitrace.build`` (and all it imports) is imported only once the options are parsed, so
+# the model client's import can start first (compile_main).
 
 
 def compile_parser():
@@ -63,6 +65,9 @@ def compile_main(argv: list[str]) -> int | None:
     ns = parse_or_none(compile_parser(), argv)
     if ns is None:
         return None
+    from .llm.preload import import_client_for_compile
+
+    import_client_for_compile(ns.offline, ns.model, ns.base_url, ns.cache_dir, not ns.no_cache, ns.quiet)
     return compile_command(**vars(ns))
 
 
@@ -71,6 +76,7 @@ def compile_command(inputs: list[Path], out: Path, fmt: str | None, mount_path: 
                     cache_dir: Path | None, no_cache: bool, max_tokens: int | None, timeout: float | None,
                     outcomes: Path | None, strict: bool, no_redact: bool, redact_pattern: list[str], batch: bool,
                     resume_batch: str | None, restore: bool, quiet: bool, as_json: bool) -> int:
+    from .build import BuildOptions
     from .cli_checks import existing_folder, flag_values, valid_patterns
 
     flag_values(inputs)
@@ -91,8 +97,12 @@ def compile_command(inputs: list[Path], out: Path, fmt: str | None, mount_path: 
 def run_build(opts: BuildOptions, as_json: bool = False) -> int:
     """CLI wrapper: what will be read, progress, closing summary (all on stderr), exit code.
     With ``as_json`` the summary is also one JSON object on stdout."""
+    from . import llm_report
+    from .build import BuildError, BuildInputError, build
+    from .corpus.publish import PublishError
     from .errors import Failed, InputError
     from .input_survey import survey
+    from .runs.model import RunError
     from .llm.config import LLMConfigError
     from .progress import Progress, console as make_console
 
@@ -134,6 +144,8 @@ def result_dict(result: BuildResult) -> dict:
 def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
     from rich.table import Table
     from rich.text import Text  # plain text: fallback reasons quote what a model wrote
+
+    from . import llm_report
 
     table = Table(title=f"corpus published at {result.out}", show_header=False)
     table.add_row("compiler", Text(llm_report.compiler_line(result.compiler, result.by_compiler)))
