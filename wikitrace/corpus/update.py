@@ -148,6 +148,7 @@ class RunWriter:
             except OSError:  # cannot start a process here: keep writing in this one
                 pass
             else:
+                self._sink.hand_held_to(helper)  # compilation pages wait for their trial lines
                 self._record(self._sink)
                 self._sink = helper
         self._sink.apply(op)
@@ -161,9 +162,11 @@ class RunWriter:
             else:
                 self.pub.page_words.merge(sink.page_words)
 
-    def all_handed_on(self) -> None:
-        """No page is to come: a page writer process finishes the last ones (and seals its
-        notes for the search files) while this one gathers the insights."""
+    def all_handed_on(self, trial_lines: dict) -> None:
+        """No page is to come: the page writer gets the compilation pages' ``trial_lines``
+        (corpus/trial_pages.py ``written_lines``) and, in its process, writes them and the
+        last pages (and seals its notes for the search files) while this one gathers the insights."""
+        self._sink.apply(("lines", trial_lines))
         if isinstance(self._sink, pages.HelperSink):
             self._sink.end()
 
