@@ -127,6 +127,8 @@ def set_on_disk(pub, runs: list[dict], touched: set[str], dropped: list[dict], t
 
     if plain_pages.overridden(templates, plain_pages.COMPILATION_TEMPLATE):
         return 0
+    if not dropped and len(touched) == len(runs):
+        return 0  # a first compile: this command wrote every page
     group, _before = _groups(runs, touched, dropped)
     written = 0
     for members in group.values():
