@@ -76,3 +76,23 @@ def test_pages_held_before_the_page_writer_process_took_over_get_their_lines_too
     assert _in_short(tmp_path / "split", steps["task-12-trial-0"])[0].startswith("- Both failed trials of this task")
     assert any("](step-" in ln for ln in _in_short(tmp_path / "split", steps["task-14-trial-0"]))
     assert check_corpus(tmp_path / "split") == []
+
+
+def test_the_page_writer_gets_every_field_the_lines_are_made_of(tmp_path):
+    """The page writer process is sent each trial cut to a few fields: its lines are the ones
+    the whole entries give (a line that came to read another field would be made without it)."""
+    from test_trial_contrast import REFLEXION
+
+    from wikitrace.corpus import trial_contrast, trial_pages
+
+    (tmp_path / "qa.txt").write_text(REFLEXION, encoding="utf-8")
+    out = tmp_path / "c"
+    inputs = [_write(tmp_path / "results.json", [WON, ALONE, LOST_1, LOST_2]), tmp_path / "qa.txt"]
+    build(BuildOptions(inputs=inputs, out=out, offline=True, quiet=True))
+    runs = json.loads((out / "corpus.json").read_text())["runs"]
+    whole: dict = {}
+    for task in {trial_contrast.task_of(r) for r in runs}:
+        whole.update(trial_contrast.lines([r for r in runs if trial_contrast.task_of(r) == task]))
+    sent = trial_pages.written_lines(trial_pages.trial_groups(runs, {r["step"] for r in runs}, []))
+    assert {s: made for s, made in sent.items() if made is not None} == whole
+    assert len(whole) >= 5  # the three trials of task 12 and both QA trials have lines

@@ -17,9 +17,10 @@ are unchanged are never sent: their files stay as they are.
 
 A compilation page's "In short" holds a line against the other trials of its task,
 which only every run of the build can give (corpus/trial_pages.py). So the writer
-renders it with its run, holds the text, and writes it once the build sends
-``("lines", {step: line})`` after its last run: every page is written once, in step
-order (a search shard's text then streams: corpus/page_words.py). The pages the build's
+renders it with its run, holds the text, and once the build sends ``("trials", groups)``
+after its last run (the trials of each task whose pages have such a line), works out the
+lines and writes the pages: every page is written once, in step order (a search shard's
+text then streams: corpus/page_words.py). The pages the build's
 own process held before the helper took over go to the helper as ``("held", pages)``.
 At the end the helper answers with the manifest entry of every file it wrote, or the
 first failure.
@@ -107,8 +108,8 @@ class PageSink:
         if op[0] == "held":
             self.held.extend(op[1])
             return
-        if op[0] == "lines":
-            return self.write_held(op[1])
+        if op[0] == "trials":
+            return self.write_held(trial_pages.written_lines(op[1]))
         if op[0] != "run":
             raise PageWriteError(f"unknown page operation {op[0]!r}")
         try:

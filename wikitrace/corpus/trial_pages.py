@@ -2,8 +2,8 @@
 
 A line depends on every trial of its task, and trials arrive in any order, so the page
 writer (corpus/pages.py) holds the compilation pages of a command's runs until every run is
-compiled; ``written_lines`` then gives it each page's line and it writes each page once, line
-and all. A success's line comes first and takes the place of the facts that only restated the
+compiled; it then gets the trials of each task (``trial_groups``), works out each page's line
+(``written_lines``) and writes each page once, line and all. A success's line comes first and takes the place of the facts that only restated the
 run, a failure's comes second. The pages of other trials already in the corpus (not written by
 this command: an ``add`` or ``forget`` changed their task) are read back and set here
 (``set_on_disk``), so ``add`` and ``forget`` leave what ``compile`` of the same runs writes.
@@ -99,23 +99,30 @@ def _groups(runs: list[dict], touched: set[str], dropped: list[dict]) -> tuple[d
     return group, before
 
 
-def written_lines(runs: list[dict], touched: set[str], dropped: list[dict], templates=None) -> dict[str, Made | None]:
-    """The "In short" line of each page this command writes (``touched``) whose task had or has
-    another trial (None: it has none now, and any restating facts stay); a step left out is
-    written as its run alone gives it. Asked once every run is compiled, before the page
-    writer writes the compilation pages it holds."""
+TRIAL_FIELDS = ("step", "outcome", "decisive")  # what trial_contrast.lines reads of an entry
+
+
+def trial_groups(runs: list[dict], touched: set[str], dropped: list[dict], templates=None) -> list[list[dict]]:
+    """The trials of each task with a page this command writes (``touched``) that had or has
+    another trial, each entry cut to ``TRIAL_FIELDS``: what ``written_lines`` needs, small
+    enough to send to the page writer process, which works out the lines beside this one."""
     from . import plain_pages
 
     if plain_pages.overridden(templates, plain_pages.COMPILATION_TEMPLATE):
-        return {}  # a page of the user's own shape: its "In short" is not ours to find
+        return []  # a page of the user's own shape: its "In short" is not ours to find
     group, before = _groups(runs, touched, dropped)
+    return [[{k: r[k] for k in TRIAL_FIELDS if k in r} for r in members] for task, members in group.items()
+            if (len(members) > 1 or task in before) and any(r["step"] in touched for r in members)]
+
+
+def written_lines(groups: list[list[dict]]) -> dict[str, Made | None]:
+    """step -> its "In short" line against the other trials of its task (None: it has none now,
+    and any restating facts stay), for every trial of ``groups`` (``trial_groups``); a page
+    written by this command whose step is not here is written as its run alone gives it."""
     out: dict[str, Made | None] = {}
-    for task, members in group.items():
-        mine = [r for r in members if r["step"] in touched]
-        if not mine or (len(members) == 1 and task not in before):
-            continue  # nothing written here, or a run alone with its task now and before: no line
+    for members in groups:
         made = lines(members)
-        out.update((r["step"], made.get(r["step"])) for r in mine)
+        out.update((r["step"], made.get(r["step"])) for r in members)
     return out
 
 

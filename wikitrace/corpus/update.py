@@ -162,11 +162,12 @@ class RunWriter:
             else:
                 self.pub.page_words.merge(sink.page_words)
 
-    def all_handed_on(self, trial_lines: dict) -> None:
-        """No page is to come: the page writer gets the compilation pages' ``trial_lines``
-        (corpus/trial_pages.py ``written_lines``) and, in its process, writes them and the
-        last pages (and seals its notes for the search files) while this one gathers the insights."""
-        self._sink.apply(("lines", trial_lines))
+    def all_handed_on(self, trials: list) -> None:
+        """No page is to come: the page writer gets the ``trials`` of each task its compilation
+        pages set against each other (corpus/trial_pages.py ``trial_groups``) and, in its
+        process, writes those pages and the last ones (and seals its notes for the search
+        files) while this one gathers the insights."""
+        self._sink.apply(("trials", trials))
         if isinstance(self._sink, pages.HelperSink):
             self._sink.end()
 
