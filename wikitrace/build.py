@@ -303,11 +303,11 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
         if unanswered:
             raise BuildError(unanswered)
         writer.release()
-        # every run has its entry: the page writer sets the pages it holds against other trials
+        # every run has its entry: the page writer gets each task's trials, to write the
+        # compilation pages it holds with their lines against each other
         writer.all_handed_on(trial_pages.trial_groups(writer.runs, *_trial_scope(writer), opts.templates))
-        # every run has its entry: the insights are gathered (and with a model, the merges go
-        # out) now, while the page writer still writes the last runs' pages (``writer.close``
-        # waits for it below)
+        # the insights are gathered (and with a model, the merges go out) now, while the page
+        # writer still writes the last runs' pages (``writer.close`` waits for it below)
         if compiler.name == "llm":
             await writer.merge_insights(compiler)
         else:
