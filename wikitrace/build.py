@@ -296,15 +296,18 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
                errors: list[str], reuse: _Reuse) -> None:
     """Compile ``runs`` and hand their pages to ``writer`` (``wikitrace add`` writes the same
     way). On any failure the pages of runs no index names yet are removed again."""
+    from .corpus import trial_pages
+
     async def finish() -> None:
         unanswered = llm_report.nothing_answered(compiler, writer.counts())
         if unanswered:
             raise BuildError(unanswered)
         writer.release()
-        writer.all_handed_on()
-        # every run has its entry: the insights are gathered (and with a model, the merges go
-        # out) now, while the page writer still writes the last runs' pages (``writer.close``
-        # waits for it below)
+        # every run has its entry: the page writer gets each task's trials, to write the
+        # compilation pages it holds with their lines against each other
+        writer.all_handed_on(trial_pages.trial_groups(writer.runs, *_trial_scope(writer), opts.templates))
+        # the insights are gathered (and with a model, the merges go out) now, while the page
+        # writer still writes the last runs' pages (``writer.close`` waits for it below)
         if compiler.name == "llm":
             await writer.merge_insights(compiler)
         else:
@@ -337,7 +340,7 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
 
     pub, root = writer.pub, writer.pub.root
     writer.publish_insights(compiler)  # gathered across every run, now that all are compiled
-    _set_trial_lines(writer, ids)
+    _set_trial_lines(writer)
     usage = writer.refresh_usage()
     writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
     writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
@@ -363,15 +366,21 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     return pending.complete(pub, record, prompt, data, kept_runs=_kept_runs(writer, ids, opts))
 
 
-def _set_trial_lines(writer: _Writer, ids: IdAllocator) -> None:
-    """The pages of runs whose task gained, changed or lost a trial get their lines against the
-    other trials (corpus/trial_pages.py): every run's pages are written by now."""
-    from .corpus import trial_pages
-
+def _trial_scope(writer: _Writer) -> tuple[set[str], list[dict]]:
+    """(steps this command writes, entries the corpus held before of runs it no longer holds or
+    compiles again): what corpus/trial_pages.py sets the lines against other trials from."""
     steps = {r["step"] for r in writer.runs}
     touched = steps - writer.carried_steps
-    before = [r for r in ids.prev_runs.values() if r["step"] not in steps or r["step"] in touched]
-    trial_pages.set_pages(writer.pub, writer.runs, touched, before, writer.opts.templates)
+    return touched, [r for r in writer.ids.prev_runs.values() if r["step"] not in steps or r["step"] in touched]
+
+
+def _set_trial_lines(writer: _Writer) -> None:
+    """The pages of runs this command did not write whose task gained, changed or lost a trial
+    get their lines against the other trials (corpus/trial_pages.py); the page writer wrote the
+    others with theirs."""
+    from .corpus import trial_pages
+
+    trial_pages.set_on_disk(writer.pub, writer.runs, *_trial_scope(writer), writer.opts.templates)
 
 
 def _kept_runs(writer: _Writer, ids: IdAllocator, opts: BuildOptions) -> int:

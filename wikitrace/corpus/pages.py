@@ -11,11 +11,19 @@ builds never start it: they write here, through the same ``PageSink`` code.
 What crosses the pipe is a list of ``("run", run, comp, step, refs)``
 operations, pickled in batches; the build has already claimed each run's paths
 (corpus/publish.py). A new run's raw folder is made whole under the temp folder and
-renamed into place, then its compilation page; the pages of a run already in the
-corpus are replaced one by one (temp file + rename), its log first and its metadata
-page last. Runs whose pages are unchanged are never
-sent: their files stay as they are. At the end the helper answers with the
-manifest entry of every file it wrote, or the first failure.
+renamed into place; the raw pages of a run already in the corpus are replaced one by
+one (temp file + rename), its log first and its metadata page last. Runs whose pages
+are unchanged are never sent: their files stay as they are.
+
+A compilation page's "In short" holds a line against the other trials of its task,
+which only every run of the build can give (corpus/trial_pages.py). So the writer
+renders it with its run, holds the text, and once the build sends ``("trials", groups)``
+after its last run (the trials of each task whose pages have such a line), works out the
+lines and writes the pages: every page is written once, in step order (a search shard's
+text then streams: corpus/page_words.py). The pages the build's
+own process held before the helper took over go to the helper as ``("held", pages)``.
+At the end the helper answers with the manifest entry of every file it wrote, or the
+first failure.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import documents, layout
+from . import documents, layout, trial_contrast, trial_pages
 from .manifest import FileWriter
 from .page_words import PageWords, walk_key
 from .. import helper_process
@@ -88,9 +96,20 @@ class PageSink:
         self.written: dict[str, list] = {}  # path -> manifest entry
         # the pages' words and shard texts for grep's search files, made here
         self.page_words = PageWords(f"{self.writer.tmp}/{self.writer.prefix}")
+        # compilation pages rendered and not written yet: (step, text, outcome, restating facts),
+        # until ``write_held`` has their lines; none with a compilation template of the user's
+        from . import plain_pages
+
+        self.holds = not plain_pages.overridden(self.templates, plain_pages.COMPILATION_TEMPLATE)
+        self.held: list[tuple[str, str, str, list | None]] = []
 
     def apply(self, op: tuple) -> None:
         """Raises PageWriteError naming the run's step and what went wrong."""
+        if op[0] == "held":
+            self.held.extend(op[1])
+            return
+        if op[0] == "trials":
+            return self.write_held(trial_pages.written_lines(op[1]))
         if op[0] != "run":
             raise PageWriteError(f"unknown page operation {op[0]!r}")
         try:
@@ -102,10 +121,14 @@ class PageSink:
 
     def run(self, run, comp, step: str, refs: list) -> None:
         written = run_pages(run, comp, step, refs, self.mount, self.templates)
-        written = [(rel, self._with_trial_line(rel, text, comp, step)) for rel, text in written]
+        if self.holds:
+            page = layout.compilation_doc(step)
+            restates = (trial_contrast.entry_field(comp).get("decisive") or {}).get("restates")
+            self.held += [(step, text, comp.outcome, restates) for rel, text in written if rel == page]
+            written = [(rel, text) for rel, text in written if rel != page]
         folder = layout.raw_dir(step)
-        # a new run's raw folder appears whole (one rename, not one per file); its compilation
-        # page follows. A folder there already is updated file by file (unchanged files stay).
+        # a new run's raw folder appears whole (one rename, not one per file). A folder there
+        # already is updated file by file (unchanged files stay).
         encoded = [(rel, text.encode("utf-8")) for rel, text in written]
         staged = self.writer.put_folder(folder.rstrip("/"), [(rel, data) for rel, data in encoded
                                                              if rel.startswith(folder)]) or {}
@@ -116,25 +139,30 @@ class PageSink:
         for rel, data in sorted(encoded, key=lambda page: walk_key(page[0])):  # as grep's shards hold them
             self.page_words.note(rel, data, self.written[rel])
 
-    def _with_trial_line(self, rel: str, text: str, comp, step: str) -> str:
-        """A compilation page written again keeps its line against the other trials of its task
-        (corpus/trial_pages.py sets it anew at the end when those changed)."""
-        from . import plain_pages
+    def hand_held_to(self, other) -> None:
+        """Give the compilation pages held here to the sink that writes the build's next runs."""
+        held, self.held = self.held, []
+        if held:
+            other.apply(("held", held))
 
-        if rel != layout.compilation_doc(step) or plain_pages.overridden(self.templates,
-                                                                         plain_pages.COMPILATION_TEMPLATE):
-            return text
-        try:
-            old = (self.root / rel).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return text
-        from . import trial_contrast, trial_pages
-
-        restates = (trial_contrast.entry_field(comp).get("decisive") or {}).get("restates")
-        return trial_pages.keep_line(old, text, step, comp.outcome, restates)
+    def write_held(self, lines: dict) -> None:
+        """Write the compilation pages held, in step order, each with its line against the other
+        trials of its task from ``lines`` (step -> line or None; a step not there keeps the
+        page as rendered)."""
+        held, self.held = self.held, []
+        for step, text, outcome, restates in sorted(held, key=lambda page: layout.id_number(page[0])):
+            try:
+                if step in lines:
+                    text = trial_pages.set_in_short(text, step, outcome, lines[step], restates)
+                rel, data = layout.compilation_doc(step), text.encode("utf-8")
+                self.written[rel] = self.writer.put(rel, data)
+                self.page_words.note(rel, data, self.written[rel])
+            except Exception as exc:
+                raise _failed(step, exc) from exc
 
     def close(self) -> dict[str, list]:
         """The manifest entries of every file written (its search notes sealed)."""
+        self.write_held({})  # pages whose lines were never sent: as their runs give them
         self.page_words.packed()
         return self.written
 

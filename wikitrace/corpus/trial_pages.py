@@ -1,11 +1,12 @@
 """The line against the other trials of a task (corpus/trial_contrast.py), put on the pages.
 
-A run's page is written as its run alone gives it (a run compiled again keeps the line its
-page had, so an unchanged page is not rewritten); once every run is compiled, the "In short"
-of each page of a task whose trials changed is set here: a success's line comes first and
-takes the place of the facts that only restated the run, a failure's comes second. A later
-command that adds or forgets a trial of the task sets the pages of the other trials again the
-same way, so ``add`` writes what ``compile`` writes.
+A line depends on every trial of its task, and trials arrive in any order, so the page
+writer (corpus/pages.py) holds the compilation pages of a command's runs until every run is
+compiled; it then gets the trials of each task (``trial_groups``), works out each page's line
+(``written_lines``) and writes each page once, line and all. A success's line comes first and takes the place of the facts that only restated the
+run, a failure's comes second. The pages of other trials already in the corpus (not written by
+this command: an ``add`` or ``forget`` changed their task) are read back and set here
+(``set_on_disk``), so ``add`` and ``forget`` leave what ``compile`` of the same runs writes.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .trial_contrast import lines, task_of
 
 _MARK = re.compile(r"\]\(step-[^)/]*\.md\)")  # a line linking another compilation page: one of these lines
 _HEAD = "\n## In short\n"
+Made = tuple[str, list[int], bool]  # trial_contrast.lines: (line, turns it cites, takes the place of restating facts)
 
 
 def _bullet(text: str, turns: list[int], turns_link: str, escaped: bool) -> str:
@@ -70,8 +72,7 @@ def _compose(parts, step: str, outcome: str, line: str | None, supersedes: bool,
     return before + "".join(bullets) + after
 
 
-def set_in_short(page: str, step: str, outcome: str, made: tuple[str, list[int], bool] | None,
-                 restates: list | None) -> str:
+def set_in_short(page: str, step: str, outcome: str, made: Made | None, restates: list | None) -> str:
     """The page with its "In short" set for ``made`` (None: none), whatever line it had before."""
     parts = _section(page)
     if parts is None:
@@ -81,27 +82,10 @@ def set_in_short(page: str, step: str, outcome: str, made: tuple[str, list[int],
     return _compose(parts, step, outcome, line, bool(made and made[2]), restates)
 
 
-def keep_line(old_page: str, page: str, step: str, outcome: str, restates: list | None) -> str:
-    """A page written again from its run, with the line against other trials its old page had:
-    a page whose bytes did not change is then not rewritten (``set_pages`` sets the line anew
-    when the trials of its task changed)."""
-    old, new = _section(old_page), _section(page)
-    if old is None or new is None or old[2] is None:
-        return page
-    gone = [b for _i, b in _restating(step, restates)]
-    supersedes = outcome == "success" and bool(gone) and not any(b in old[1] for b in gone)
-    return _compose(new, step, outcome, old[2], supersedes, restates)
-
-
-def set_pages(pub, runs: list[dict], touched: set[str], dropped: list[dict], templates=None) -> int:
-    """Set the "In short" of every page of a task that ``touched`` (steps written by this command)
-    or ``dropped`` (entries the corpus held before this command: runs it no longer holds, and the
-    earlier entries of runs compiled again) has a run of, from ``runs`` (every entry now).
-    Returns the pages rewritten."""
-    from . import plain_pages
-
-    if plain_pages.overridden(templates, plain_pages.COMPILATION_TEMPLATE):
-        return 0  # a page of the user's own shape: its "In short" is not ours to find
+def _groups(runs: list[dict], touched: set[str], dropped: list[dict]) -> tuple[dict[tuple, list[dict]], set]:
+    """The runs (entries now) of every task that ``touched`` (steps written by this command) or
+    ``dropped`` (entries the corpus held before this command: runs it no longer holds, and the
+    earlier entries of runs compiled again) has a run of, by task; and the tasks of ``dropped``."""
     by_step = {r["step"]: r for r in runs}
     every = any("task_id" not in d for d in dropped)  # an entry the manifest kept only the ids of
     before = {task_of(d) for d in dropped}
@@ -112,19 +96,61 @@ def set_pages(pub, runs: list[dict], touched: set[str], dropped: list[dict], tem
         t = task_of(r)
         if t is not None and (every or t in tasks):
             group[t].append(r)
+    return group, before
+
+
+TRIAL_FIELDS = ("step", "outcome", "decisive")  # what trial_contrast.lines reads of an entry
+
+
+def trial_groups(runs: list[dict], touched: set[str], dropped: list[dict], templates=None) -> list[list[dict]]:
+    """The trials of each task with a page this command writes (``touched``) that had or has
+    another trial, each entry cut to ``TRIAL_FIELDS``: what ``written_lines`` needs, small
+    enough to send to the page writer process, which works out the lines beside this one."""
+    from . import plain_pages
+
+    if plain_pages.overridden(templates, plain_pages.COMPILATION_TEMPLATE):
+        return []  # a page of the user's own shape: its "In short" is not ours to find
+    group, before = _groups(runs, touched, dropped)
+    return [[{k: r[k] for k in TRIAL_FIELDS if k in r} for r in members] for task, members in group.items()
+            if (len(members) > 1 or task in before) and any(r["step"] in touched for r in members)]
+
+
+def written_lines(groups: list[list[dict]]) -> dict[str, Made | None]:
+    """step -> its "In short" line against the other trials of its task (None: it has none now,
+    and any restating facts stay), for every trial of ``groups`` (``trial_groups``); a page
+    written by this command whose step is not here is written as its run alone gives it."""
+    out: dict[str, Made | None] = {}
+    for members in groups:
+        made = lines(members)
+        out.update((r["step"], made.get(r["step"])) for r in members)
+    return out
+
+
+def set_on_disk(pub, runs: list[dict], touched: set[str], dropped: list[dict], templates=None) -> int:
+    """Set the "In short" of every page in the corpus not written by this command (not in
+    ``touched``) whose task ``touched`` or ``dropped`` (see ``_groups``) has a run of, from
+    ``runs`` (every entry now). Returns the pages rewritten."""
+    from . import plain_pages
+
+    if plain_pages.overridden(templates, plain_pages.COMPILATION_TEMPLATE):
+        return 0
+    if not dropped and len(touched) == len(runs):
+        return 0  # a first compile: this command wrote every page
+    group, _before = _groups(runs, touched, dropped)
     written = 0
     for members in group.values():
+        kept = [r for r in members if r["step"] not in touched]
+        if not kept:
+            continue  # every page of the task is written by this command, line and all
         made = lines(members)
-        for r in members:
-            line = made.get(r["step"])
-            if line is None and r["step"] in touched and len(members) == 1 and task_of(r) not in before:
-                continue  # written just now, with no other trial now or before: no line to set
+        for r in kept:
             rel = layout.compilation_doc(r["step"])
             try:
                 page = (pub.root / rel).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
-            new = set_in_short(page, r["step"], r["outcome"], line, (r.get("decisive") or {}).get("restates"))
+            new = set_in_short(page, r["step"], r["outcome"], made.get(r["step"]),
+                               (r.get("decisive") or {}).get("restates"))
             # recorded even when the disk has these bytes already: a command killed after it
             # replaced the page and before its record was saved left the record out of date
             pub.write(rel, new.encode("utf-8"))

@@ -148,6 +148,7 @@ class RunWriter:
             except OSError:  # cannot start a process here: keep writing in this one
                 pass
             else:
+                self._sink.hand_held_to(helper)  # compilation pages wait for their trial lines
                 self._record(self._sink)
                 self._sink = helper
         self._sink.apply(op)
@@ -161,9 +162,12 @@ class RunWriter:
             else:
                 self.pub.page_words.merge(sink.page_words)
 
-    def all_handed_on(self) -> None:
-        """No page is to come: a page writer process finishes the last ones (and seals its
-        notes for the search files) while this one gathers the insights."""
+    def all_handed_on(self, trials: list) -> None:
+        """No page is to come: the page writer gets the ``trials`` of each task its compilation
+        pages set against each other (corpus/trial_pages.py ``trial_groups``) and, in its
+        process, writes those pages and the last ones (and seals its notes for the search
+        files) while this one gathers the insights."""
+        self._sink.apply(("trials", trials))
         if isinstance(self._sink, pages.HelperSink):
             self._sink.end()
 
