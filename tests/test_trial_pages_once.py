@@ -46,7 +46,9 @@ def test_each_compilation_page_is_written_once_with_the_line_its_later_trials_gi
     pages = {rel: n for rel, n in puts.items() if rel.startswith("compilation/step-")}
     assert pages == {f"compilation/{s}.md": 1 for s in steps.values()}
     won = steps["task-12-trial-0"]
-    assert _in_short(out, won)[0].startswith(f"- Both failed trials of this task sent `payment_id` {CARD} ")
+    line = _in_short(out, won)[0]  # the success's line, naming both failed trials compiled after it
+    assert line.startswith("- Send `payment_id` gift_card_7730215 ") and all(
+        f"[{steps[f'task-12-trial-{i}']}]" in line for i in (1, 2)), line
     assert check_corpus(out) == []
 
     # one failed trial compiled again (its content changed): its page is written once, and the
@@ -73,7 +75,8 @@ def test_pages_held_before_the_page_writer_process_took_over_get_their_lines_too
     build(BuildOptions(inputs=[src], out=tmp_path / "here", offline=True, quiet=True))
     assert without_build_stamp(tree_bytes(tmp_path / "split")) == without_build_stamp(tree_bytes(tmp_path / "here"))
     steps = _steps(tmp_path / "split")
-    assert _in_short(tmp_path / "split", steps["task-12-trial-0"])[0].startswith("- Both failed trials of this task")
+    line = _in_short(tmp_path / "split", steps["task-12-trial-0"])[0]
+    assert line.startswith("- Send `payment_id` ") and f"[{steps['task-12-trial-2']}]" in line, line
     assert any("](step-" in ln for ln in _in_short(tmp_path / "split", steps["task-14-trial-0"]))
     assert check_corpus(tmp_path / "split") == []
 
