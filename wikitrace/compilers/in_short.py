@@ -24,17 +24,19 @@ from .changes import what_ran
 from .code_facts import fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
 from .error_listings import listed_in_errors
-from .expected_calls import (call_text, differences, expected_changes, made_as_expected, missed_changes,
+from .expected_calls import (call_text, closest_expected, differences, expected_changes, made_as_expected, missed_changes,
                              missed_lookups, shown_value)
 from .lookup_coverage import unlooked
 from .offers import unmade_offer
-from .unshown_values import expected_note, retry_note
+from .unshown_values import expected_note, retry_note, unsearched_note
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
 from .near_words import near_look_up, near_phrase
 from .page_notes import answer_source, listed_names
 from .qa_facts import qa_facts
+from .record_claims import contradicted, past_dates
+from .record_facts import stated_now
 from .reading import Call, Reading, harness_reason, leaves
 from . import rule_reasons, success_lessons
 from .trial_record import RESTATES
@@ -182,6 +184,8 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
             parts = [f"`{k}` {shown_value(got)} where the task expected {shown_value(want)}" for k, want, got in diffs[:2]]
             more = len(diffs) - 2
             note, shown = expected_note(r, c, diffs)  # a value nothing had shown, where the expected one was
+            if not note:  # or an expected value no answer held, the look-ups having sent other values
+                note, shown = unsearched_note(r, c, closest_expected(r, c), diffs)
             out.append(_why(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
                                     + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else ".")
                                     + note, [c.n] + shown, "arguments", _differing_args(r, c, diffs)),
@@ -304,6 +308,11 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     own, lacking = _standing_errors(r)
     facts += _expected_facts(r) + own + _harness_fact(r) + lacking + _unread_facts(r) + passed_yet_failed(r)
     facts += partial_score(r)
+    claim = contradicted(r)  # why first: the agent took the user's word where the record said otherwise
+    whys = [f for f in (claim.fact() if claim is not None and claim.echoed_at else None,
+                        past_dates(r, stated_now(r))) if f is not None]
+    r.memo.setdefault(LEADS, []).extend(f.text for f in whys)
+    facts = whys + facts + ([claim.fact()] if claim is not None and not claim.echoed_at else [])
     writes = [c for c in r.calls if c.writes and not c.error]
     if not facts and expected_changes(r) is not None and writes and all(made_as_expected(r, c) for c in writes):
         facts.append(KeyFact("Every change this run made is one the log records as expected, and none it expected is "

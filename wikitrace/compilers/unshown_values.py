@@ -91,3 +91,33 @@ def expected_note(r: Reading, c: Call, diffs: list[tuple[str, object, object]]) 
     u = found[0]
     return (f" No earlier answer or user message held \"{u.sent}\"; the expected \"{u.right}\" was shown by "
             f"{u.place()}. Send such a value as the log gave it, rather than composing it.", [u.shown_by.turn])
+
+
+def _answers_hold(r: Reading, value: str) -> bool:
+    low = value.lower()
+    return any(f.type == "function_call" and _occurs(low, r.lower(f)) for f in r.facts)
+
+
+def unsearched_note(r: Reading, c: Call, expected: dict, diffs: list[tuple[str, object, object]]) -> tuple[str, list[int]]:
+    """For a change that differs from the expected call: an expected one-word value (a flight
+    number, a date) that no answer of the run ever held, and the look-ups that could only have
+    shown it with the expected call's own values, when none was made with them: every look-up
+    sending two or more of the change's top-level arguments sent another value for one of them."""
+    missing = [(p, w) for p, w, _g in diffs if _id_like(w) and not _answers_hold(r, w)]
+    if not missing or not isinstance(expected, dict):
+        return "", []
+    plain = {k: v for k, v in expected.items() if isinstance(v, str) and v.strip()}
+    lookups = [x for x in r.calls if not x.writes and not x.error and isinstance(x.turn.arguments, dict)]
+    shared = [(x, [k for k in plain if k in x.turn.arguments]) for x in lookups]
+    shared = [(x, ks) for x, ks in shared if len(ks) >= 2]
+    if not shared or any(all(x.turn.arguments[k] == plain[k] for k in ks) for x, ks in shared):
+        return "", []
+    keys = list(dict.fromkeys(k for _x, ks in shared for k in ks))
+    want = " and ".join(f"{k} \"{plain[k]}\"" for k in keys)
+    sent = list(dict.fromkeys(f"{x.name}(" + ", ".join(f"{k} \"{x.turn.arguments[k]}\"" for k in ks) + ")"
+                              for x, ks in shared))
+    path, value = missing[0]
+    listing = ", ".join(sent[:5]) + (f" and {len(sent) - 5} more" if len(sent) > 5 else "")
+    return (f" The expected `{path}` \"{value}\" appeared in no answer of the run: no look-up sent {want} together, "
+            f"as the expected call does (the run's look-ups sent {listing}). Look up with the values the change "
+            "must send before choosing what to send.", [x.n for x, _ks in shared][:3])

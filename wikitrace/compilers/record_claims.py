@@ -1,0 +1,142 @@
+"""A user's word about a record that the record itself contradicts, and dates already past.
+
+Users describe their own records ("I'm a Gold member", "my business cabin"), and an agent that
+takes the word for the record acts on a fact the log denies. Read off the log alone: the user
+writes a word before a noun that names a field of a record a look-up returned (``member`` of
+``membership``), the record holds another value there, and the run's own system prompt uses both
+words as values of that noun ("silver/gold member", "regular member") -- so the word is a value
+of the same field, not praise or chatter. Nothing here knows a benchmark.
+
+A change that fails on a date before the current time the system prompt states is said with
+that date: the item it names was already past when the run began.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+
+from .reading import Reading, t_is_user
+from .rules import _stem
+from .schema import KeyFact
+from .text import clip_words
+
+_WORD = re.compile(r"[A-Za-z]+")
+_ISO_DAY = re.compile(r"(?<![\d-])(\d{4}-\d{2}-\d{2})(?![\d-])")
+
+
+@dataclass
+class Contradicted:
+    key: str  # the record's field
+    value: str  # what the record holds there
+    said: str  # the user's words ("Gold member")
+    said_at: int
+    tool: str
+    record_at: int
+    echoed_at: int | None  # an agent message after the look-up that repeated the user's word
+
+    def fact(self) -> KeyFact:
+        echo = (f"; the agent repeated the user's word at turn {self.echoed_at}" if self.echoed_at else "")
+        return KeyFact(f"The user said \"{self.said}\" (turn {self.said_at}), but {self.tool} (turn {self.record_at}) "
+                       f"gives `{self.key}` \"{self.value}\"{echo}. Act on what the record holds, not on the user's "
+                       f"word for it: whatever turns on `{self.key}` follows the record.",
+                       sorted({self.said_at, self.record_at} | ({self.echoed_at} if self.echoed_at else set())),
+                       "user-claim", [self.key])
+
+
+@lru_cache(maxsize=256)
+def _plain_fields(text: str) -> tuple[tuple[str, str], ...]:
+    """(field, value) for each top-level field of a JSON object answer holding a word or two."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return ()
+    if not isinstance(data, dict):
+        return ()
+    out = []
+    for k, v in data.items():
+        if isinstance(v, str) and re.fullmatch(r"[A-Za-z]+(?:[ _-][A-Za-z]+)?", v.strip()):
+            out.append((str(k), v.strip()))
+    return tuple(out)
+
+
+def _noun_of(key: str, text: str) -> list[str]:
+    """Words of ``text`` naming the field ``key``: their stem is the field's name or starts it
+    (``member`` names ``membership``), four letters or more."""
+    k = key.lower()
+    return sorted({w for w in _WORD.findall(text.lower()) if len(w) >= 4 and (_stem(w) == _stem(k) or
+                   (k.startswith(_stem(w)) and len(_stem(w)) >= 4))})
+
+
+@lru_cache(maxsize=256)
+def _values_before(system: str, noun: str) -> frozenset[str]:
+    """The words the system prompt writes right before ``noun``, each of a "a/b noun" pair too."""
+    out = set()
+    for m in re.finditer(r"\b([A-Za-z]+(?:/[A-Za-z]+)*)\s+" + re.escape(noun) + r"\b", system, re.I):
+        out.update(w.lower() for w in m.group(1).split("/"))
+    return frozenset(out)
+
+
+def contradicted(r: Reading) -> Contradicted | None:
+    """The first user word about a looked-up record's field that the record contradicts, or None."""
+    if r.system is None or not r.has_interlocutor:
+        return None
+    system = r.system.content or ""
+    users = [t for t in r.run.turns if t_is_user(t) and t.content and t.turn in r.replies]
+    if not users:
+        return None
+    for c in r.calls:
+        if c.writes or c.error or not c.turn.result or not c.turn.result.lstrip().startswith("{"):
+            continue
+        for key, value in _plain_fields(c.turn.result):
+            held = {w.lower() for w in re.split(r"[ _-]", value)}
+            for u in users:
+                for noun in _noun_of(key, u.content):
+                    known = _values_before(system, noun)
+                    if not held <= known and value.lower().replace("_", " ") not in known:
+                        continue  # the prompt does not use the record's value as a value of this noun
+                    for m in re.finditer(r"\b([A-Za-z]+)\s+" + re.escape(noun) + r"\b", u.content, re.I):
+                        word = m.group(1).lower()
+                        if word in held or word not in known:
+                            continue
+                        echoed = next((t.turn for t in r.run.turns if t.turn > c.n and t.type == "message"
+                                       and t.role == "assistant" and re.search(
+                                           r"\b" + re.escape(m.group(0)) + r"\b", t.content or "", re.I)), None)
+                        return Contradicted(key, value, m.group(0), u.turn, c.name, c.n, echoed)
+    return None
+
+
+def past_dates(r: Reading, now: datetime | None) -> KeyFact | None:
+    """Failed changes whose error names a day, sent in the call, wholly before the stated now."""
+    if now is None:
+        return None
+    hits: dict[str, list] = {}
+    for c in r.calls:
+        if not (c.writes and c.error and c.turn.result):
+            continue
+        sent = json.dumps(c.turn.arguments) if not isinstance(c.turn.arguments, str) else c.turn.arguments
+        for day in dict.fromkeys(_ISO_DAY.findall(c.turn.result)):
+            try:
+                past = datetime.fromisoformat(day).date() < now.date()
+            except ValueError:
+                continue
+            if past and day in sent:
+                hits.setdefault(day, []).append(c)
+    if not hits:
+        return None
+    calls = sorted({c.n: c for cs in hits.values() for c in cs}.values(), key=lambda c: c.n)
+    first = calls[0]
+    turns = [c.n for c in calls]
+    where = (f"turn {turns[0]}" if len(turns) == 1 else
+             "turns " + ", ".join(map(str, turns[:-1])) + f" and {turns[-1]}")
+    days = list(hits)
+    told = (days[0] if len(days) == 1 else ", ".join(days[:-1]) + " and " + days[-1])
+    return KeyFact(f"The {first.name if all(c.name == first.name for c in calls) else 'change'} call"
+                   f"{'s' if len(calls) > 1 else ''} at {where} failed on {told} "
+                   f"(\"{clip_words(' '.join(first.turn.result.split()), 90)}\"), "
+                   f"{'a date' if len(days) == 1 else 'dates'} already past by the current time the system prompt "
+                   f"states ({now:%Y-%m-%d %H:%M}). Compare the dates a change sends with the stated current time "
+                   "before sending it.", turns[:4], "past-date")
