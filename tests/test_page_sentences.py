@@ -19,6 +19,7 @@ from fixture_runs import IMPORTERS, RUNS, relabeled
 
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.changes import what_ran
+from wikitrace.compilers.consent import _PUTS_TO_USER
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.compilers.reading import is_harness_turn, is_read_only, read_run
 from wikitrace.runs.model import Outcome, Run, Turn, count_steps
@@ -770,6 +771,13 @@ def _note(c: Check, text: str, n: int) -> None:
             assert not _AGREE.search(said.content or ""), text
         else:
             assert re.match(r"\W*(no|nope|not|wait|hold on|hang on|stop|don'?t|do not|never mind)\b", said.content, re.I)
+    m = re.search(r"the user asked for this change at turn (\d+), and the agent made it without first putting its "
+                  r"details to the user for a yes", text)
+    if m:  # the user's own request for the change, and no agent message between it and the call
+        asked = int(m.group(1))
+        assert c.has_interlocutor() and users and users[-1].turn == asked, text
+        assert not any(asked < t.turn < n and t.type == "message" and t.role == "assistant" and _PUTS_TO_USER.search(
+            t.content or "") for t in c.run.turns), text
     m = re.search(r"the user agreed at turn (\d+), then asked for something else at turn (\d+), and did not agree "
                   r"again before the call", text)
     if m:  # an agreed change was made, then a new request, then this change with no yes to it

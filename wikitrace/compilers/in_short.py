@@ -309,8 +309,9 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     facts += _expected_facts(r) + own + _harness_fact(r) + lacking + _unread_facts(r) + passed_yet_failed(r)
     facts += partial_score(r)
     claim = contradicted(r)  # why first: the agent took the user's word where the record said otherwise
-    whys = [f for f in (claim.fact() if claim is not None and claim.echoed_at else None,
-                        past_dates(r, stated_now(r))) if f is not None]
+    past = past_dates(r, stated_now(r))  # or changes failed on dates already past: their errors said once, here
+    facts = [f for f in facts if past is None or f not in own or not set(f.turns) <= set(past.turns)]
+    whys = [f for f in (claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
     r.memo.setdefault(LEADS, []).extend(f.text for f in whys)
     facts = whys + facts + ([claim.fact()] if claim is not None and not claim.echoed_at else [])
     writes = [c for c in r.calls if c.writes and not c.error]
