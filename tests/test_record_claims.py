@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from test_in_short import _check
 from test_page_sentences import _checked
 
 from tau_messages import agent as _agent, tool as _tool, user as _user
@@ -40,7 +41,10 @@ def _run(tmp_path, messages, reward=0.0, actions=None):
 
 
 def _in_short(run) -> list[str]:
-    return [f.text for f in compile_offline(run).in_short]
+    facts = compile_offline(run).in_short
+    for f in facts:  # each sentence checked against the turns it names (test_in_short's checker)
+        _check(run, f.text, f.turns)
+    return [f.text for f in facts]
 
 
 def _turn(run, needle: str) -> int:
