@@ -63,49 +63,59 @@ def _plain_fields(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _noun_of(key: str, text: str) -> list[str]:
-    """Words of ``text`` naming the field ``key``: their stem is the field's name or starts it
-    (``member`` names ``membership``), four letters or more."""
-    k = key.lower()
-    return sorted({w for w in _WORD.findall(text.lower()) if len(w) >= 4 and (_stem(w) == _stem(k) or
-                   (k.startswith(_stem(w)) and len(_stem(w)) >= 4))})
+_TOKEN = re.compile(r"[A-Za-z]+(?:/[A-Za-z]+)*|[^\sA-Za-z]")
 
 
-@lru_cache(maxsize=256)
-def _values_before(system: str, noun: str) -> frozenset[str]:
-    """The words the system prompt writes right before ``noun``, each of a "a/b noun" pair too."""
-    out = set()
-    for m in re.finditer(r"\b([A-Za-z]+(?:/[A-Za-z]+)*)\s+" + re.escape(noun) + r"\b", system, re.I):
-        out.update(w.lower() for w in m.group(1).split("/"))
-    return frozenset(out)
+@lru_cache(maxsize=2048)
+def _pairs(text: str) -> tuple[tuple[str, str, str], ...]:
+    """(word, next word, as written) for each two words side by side, in lower case; a "a/b"
+    word is split into its parts. Once per distinct text: trials share their prompts and replies."""
+    tokens = _TOKEN.findall(text)
+    out = []
+    for a, b in zip(tokens, tokens[1:]):
+        if a[0].isalpha() and b[0].isalpha() and "/" not in b:
+            out.extend((w.lower(), b.lower(), f"{w} {b}") for w in a.split("/"))
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _values_before(system: str) -> dict[str, frozenset[str]]:
+    """noun -> the words the system prompt writes right before it (each of a "a/b noun" pair too):
+    the values the prompt itself gives that noun. Once per distinct system prompt."""
+    out: dict[str, set[str]] = {}
+    for w, noun, _said in _pairs(system):
+        if len(noun) >= 4:
+            out.setdefault(noun, set()).add(w)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def _names_field(noun: str, key: str) -> bool:
+    """A noun names a field when its stem is the field's or starts it (``member`` of ``membership``)."""
+    stem, k = _stem(noun), key.lower()
+    return stem == _stem(k) or (len(stem) >= 4 and k.startswith(stem))
 
 
 def contradicted(r: Reading) -> Contradicted | None:
     """The first user word about a looked-up record's field that the record contradicts, or None."""
     if r.system is None or not r.has_interlocutor:
         return None
-    system = r.system.content or ""
-    users = [t for t in r.run.turns if t_is_user(t) and t.content and t.turn in r.replies]
-    if not users:
+    known = _values_before(r.system.content or "")
+    said = [(u, w, noun, words) for u in r.run.turns if t_is_user(u) and u.content and u.turn in r.replies
+            for w, noun, words in _pairs(u.content) if w in known.get(noun, ())]
+    if not said:  # most runs: no user word the prompt uses as a value of a noun
         return None
     for c in r.calls:
         if c.writes or c.error or not c.turn.result or not c.turn.result.lstrip().startswith("{"):
             continue
         for key, value in _plain_fields(c.turn.result):
             held = {w.lower() for w in re.split(r"[ _-]", value)}
-            for u in users:
-                for noun in _noun_of(key, u.content):
-                    known = _values_before(system, noun)
-                    if not held <= known and value.lower().replace("_", " ") not in known:
-                        continue  # the prompt does not use the record's value as a value of this noun
-                    for m in re.finditer(r"\b([A-Za-z]+)\s+" + re.escape(noun) + r"\b", u.content, re.I):
-                        word = m.group(1).lower()
-                        if word in held or word not in known:
-                            continue
-                        echoed = next((t.turn for t in r.run.turns if t.turn > c.n and t.type == "message"
-                                       and t.role == "assistant" and re.search(
-                                           r"\b" + re.escape(m.group(0)) + r"\b", t.content or "", re.I)), None)
-                        return Contradicted(key, value, m.group(0), u.turn, c.name, c.n, echoed)
+            for u, word, noun, words in said:
+                if word in held or not _names_field(noun, key) or not held <= known[noun]:
+                    continue  # the record agrees, names another thing, or holds no value the prompt gives the noun
+                echoed = next((t.turn for t in r.run.turns if t.turn > c.n and t.type == "message"
+                               and t.role == "assistant" and re.search(
+                                   r"\b" + re.escape(words) + r"\b", t.content or "", re.I)), None)
+                return Contradicted(key, value, words, u.turn, c.name, c.n, echoed)
     return None
 
 
