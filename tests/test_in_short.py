@@ -649,7 +649,7 @@ def _why_said(run: Run, by_n: dict, text: str) -> str:
         assert m.group(7) is None or (by_n[int(m.group(7))].role == "assistant"
                                       and m.group(1).lower() in by_n[int(m.group(7))].content.lower()), text
         return ""
-    m = re.fullmatch(r"The (\S+) calls? at turns? ([\d, and]+) failed on ([\d, and-]+) \(\"(.+)\"\), (?:a date|dates) "
+    m = re.fullmatch(r"The (\S+) calls? at turns? ([\d, and]+) failed with errors naming ([\d, and-]+) \(the first: \"(.+)\"\), (?:a date|dates) "
                      r"already past by the current time the system prompt states \((.+)\)\. Compare the dates a change "
                      r"sends with the stated current time before sending it\.", text)
     if m:  # record_claims.py: every call failed, its error names a listed day it sent, each day before now

@@ -453,6 +453,18 @@ def _note(c: Check, text: str, n: int) -> None:
         value = json.loads(m.group(2))
         assert value not in (0, "", None, False) and not _held_anywhere(c, value, n), text
         return
+    m = re.fullmatch(r"`(.+?)` is ([\d.]+): no earlier turn holds this number as written; it is (.+)\.", text)
+    if m:  # a number held nowhere, and each way given multiplies a rate the prompt states by a list's length
+        value = float(m.group(2))
+        assert not _held_anywhere(c, json.loads(m.group(2)), n), text
+        ways = re.findall(r"([\d.]+) times the (\d+) `(\w+)` of what (\S+) returned at turn (\d+) \(the system "
+                          r"prompt's \"(.+?)\"\)", m.group(3))
+        assert ways, text
+        for rate, count, key, tool, at, written in ways:
+            src = c.call(int(at))
+            assert src.name == tool and int(at) < n and len(json.loads(src.result)[key]) == int(count), text
+            assert float(rate) * int(count) == value and written in (c.run.turns[0].content or ""), text
+        return
     m = re.fullmatch(r"`(.+?)` is (.+): no earlier turn holds it as written, but it is close to (\S+)'s answer at "
                      r"turn (\d+): \"(.+)\"\.", text)
     if m:  # a free-text value held nowhere as written, whose words but one stand together in an earlier answer

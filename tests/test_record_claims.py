@@ -26,8 +26,8 @@ TRIP = {"trip_id": "FR7QK2", "user_id": "ada_okafor_3118", "origin": "PIR", "des
         "created_at": "2025-03-01T10:12:40", "deck": "economy"}
 
 
-def _run(tmp_path, messages, reward=0.0, actions=None):
-    traj = [{"role": "system", "content": POLICY}, _user("Hello, my ferry was late and I want to sort it out."),
+def _run(tmp_path, messages, reward=0.0, actions=None, policy=POLICY):
+    traj = [{"role": "system", "content": policy}, _user("Hello, my ferry was late and I want to sort it out."),
             _agent("I'm sorry to hear that. Could you tell me your user id?"),
             *messages, _user("That's all. ###STOP###")]
     task = {"user_id": "ada_okafor_3118", "outputs": [], "instruction": "You are ada_okafor_3118.",
@@ -87,7 +87,7 @@ def test_changes_failing_on_a_date_already_past_lead_with_that_date(tmp_path):
         {"sailing": "SL4410", "date": "2025-03-18"}, {"sailing": "SL4491", "date": "2025-03-28"}]}}])
     first, second = [t.turn for t in run.turns if t.name == "update_trip_sailings"]
     facts = _in_short(run)
-    assert facts[0] == (f"The update_trip_sailings calls at turns {first} and {second} failed on 2025-03-18 (\"Error: "
+    assert facts[0] == (f"The update_trip_sailings calls at turns {first} and {second} failed with errors naming 2025-03-18 (the first: \"Error: "
                         "sailing SL4410 not available on date 2025-03-18\"), a date already past by the current time "
                         "the system prompt states (2025-03-20 09:00). Compare the dates a change sends with the stated "
                         "current time before sending it.")
@@ -131,3 +131,20 @@ def test_an_expected_value_no_look_up_could_show_names_the_look_ups_made(tmp_pat
 def test_a_look_up_made_with_the_expected_values_says_nothing_of_it(tmp_path):
     run = _booking_run(tmp_path, [("PIR", "HER"), ("PIR", "CHQ")])
     assert not any("appeared in no answer" in f for f in _in_short(run))
+
+
+def test_a_number_the_prompts_rule_computes_from_a_record_is_said_so_not_unseen(tmp_path):
+    """A voucher of 80 that no turn wrote: the prompt's "$40 times the number of travellers" and a
+    trip listing 2 travellers make it, and the page says so instead of calling it held nowhere."""
+    trip = dict(TRIP, travellers=[{"first_name": "Ada", "last_name": "Okafor"}, {"first_name": "Ike", "last_name": "Okafor"}])
+    policy = POLICY.replace("may offer a voucher.", "may offer a voucher of $40 times the number of travellers.")
+    run = _run(tmp_path, [_user("ada_okafor_3118, trip FR7QK2."), *_tool("get_trip_details", {"trip_id": "FR7QK2"}, trip),
+                          _agent("Shall I send you a voucher?"), _user("Yes."),
+                          *_tool("send_voucher", {"user_id": "ada_okafor_3118", "amount": 80}, "Voucher sent.")],
+               policy=policy)
+    notes = [note for e in _checked(run) for note in e.notes]
+    looked = _turn(run, "Ike")
+    assert (f"`amount` is 80: no earlier turn holds this number as written; it is 40 times the 2 `travellers` of what "
+            f"get_trip_details returned at turn {looked} (the system prompt's \"$40 times the number of travellers\").") \
+        in notes
+    assert not any("holds this value" in note for note in notes)

@@ -145,8 +145,8 @@ def past_dates(r: Reading, now: datetime | None) -> KeyFact | None:
     days = list(hits)
     told = (days[0] if len(days) == 1 else ", ".join(days[:-1]) + " and " + days[-1])
     return KeyFact(f"The {first.name if all(c.name == first.name for c in calls) else 'change'} call"
-                   f"{'s' if len(calls) > 1 else ''} at {where} failed on {told} "
-                   f"(\"{clip_words(' '.join(first.turn.result.split()), 90)}\"), "
+                   f"{'s' if len(calls) > 1 else ''} at {where} failed with errors naming {told} "
+                   f"(the first: \"{clip_words(' '.join(first.turn.result.split()), 90)}\"), "
                    f"{'a date' if len(days) == 1 else 'dates'} already past by the current time the system prompt "
                    f"states ({now:%Y-%m-%d %H:%M}). Compare the dates a change sends with the stated current time "
                    "before sending it.", turns, "past-date")
