@@ -663,6 +663,16 @@ def _why_said(run: Run, by_n: dict, text: str) -> str:
             assert m.group(1) in (call.name, "change") and any(d in call.result and d in json.dumps(call.arguments)
                                                                for d in days), text
         return ""
+    m = re.search(r" (\w+)\((.+?)\) answered nothing at turn (\d+); (.+?), which this call sent, (?:is|are) in the answer "
+                  r"of (\w+) at turn (\d+), a look-up with the same arguments\.$", text)
+    if m:  # unshown_values.py: an empty answer, and another look-up of the same arguments that gave the values sent
+        empty, other = by_n[int(m.group(3))], by_n[int(m.group(6))]
+        call = by_n[int(re.match(r"\S+ at turn (\d+)", text).group(1))]
+        assert empty.name == m.group(1) and (empty.result or "").strip() in ("[]", "{}"), text
+        assert other.name == m.group(5) and other.arguments == empty.arguments and empty.turn < call.turn, text
+        for v in re.findall(r'"([^"]+)"', m.group(4)):
+            assert v in (other.result or "") and v in json.dumps(call.arguments), text
+        text = text[:m.start()]
     m = re.search(r" The expected `(\S+)` \"(\S+)\" appeared in no answer of the run: no look-up sent (.+?) together, as "
                   r"the expected call does \(the run's look-ups sent (.+)\)\. Look up with the values the change must "
                   r"send before choosing what to send\.$", text.replace("\\`", "`"))

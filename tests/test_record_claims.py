@@ -148,3 +148,26 @@ def test_a_number_the_prompts_rule_computes_from_a_record_is_said_so_not_unseen(
             f"get_trip_details returned at turn {looked} (the system prompt's \"$40 times the number of travellers\").") \
         in notes
     assert not any("holds this value" in note for note in notes)
+
+
+def test_a_change_made_from_a_second_search_after_the_first_found_nothing_says_both(tmp_path):
+    query = {"origin": "PIR", "destination": "HER", "date": "2025-03-27"}
+    via = [{"sailing": "SL3301", "origin": "PIR", "destination": "MLO"}, {"sailing": "SL3388", "origin": "MLO",
+                                                                          "destination": "HER"}]
+    change = {"trip_id": "FR7QK2", "sailings": [{"sailing": "SL3301", "date": "2025-03-27"},
+                                                {"sailing": "SL3388", "date": "2025-03-27"}]}
+    run = _run(tmp_path, [_user("ada_okafor_3118, trip FR7QK2. I want a direct sailing on the 27th instead."),
+                          *_tool("get_trip_details", {"trip_id": "FR7QK2"}, TRIP),
+                          *_tool("search_direct_sailings", query, []),
+                          *_tool("search_stopover_sailings", query, [via]),
+                          _agent("There is no direct sailing; one with a stop at Milos is SL3301 + SL3388. Shall I?"),
+                          _user("Yes."), *_tool("update_trip_sailings", change, dict(TRIP))],
+               actions=[{"name": "get_trip_details", "kwargs": {"trip_id": "FR7QK2"}}])
+    empty = next(t.turn for t in run.turns if t.name == "search_direct_sailings")
+    other = next(t.turn for t in run.turns if t.name == "search_stopover_sailings")
+    changed = next(t.turn for t in run.turns if t.name == "update_trip_sailings")
+    [fact] = [f for f in _in_short(run) if f.startswith("update_trip_sailings at turn")]
+    assert fact == (f"update_trip_sailings at turn {changed} went through, but the task expected no change at all. "
+                    f"search_direct_sailings(date \"2025-03-27\", destination \"HER\", origin \"PIR\") answered nothing at "
+                    f"turn {empty}; \"SL3301\" and \"SL3388\", which this call sent, are in the answer of "
+                    f"search_stopover_sailings at turn {other}, a look-up with the same arguments.")

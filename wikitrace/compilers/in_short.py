@@ -28,7 +28,7 @@ from .expected_calls import (call_text, closest_expected, differences, expected_
                              missed_lookups, shown_value)
 from .lookup_coverage import unlooked
 from .offers import unmade_offer
-from .unshown_values import expected_note, retry_note, unsearched_note
+from .unshown_values import empty_lookup_note, expected_note, retry_note, unsearched_note
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
@@ -177,9 +177,10 @@ def _expected_facts(r: Reading) -> list[KeyFact]:
     for c in (c for c in r.calls if c.writes and not c.error):
         diffs = differences(r, c)
         if diffs is None:
+            note, shown = empty_lookup_note(r, c)  # a search that found nothing, and another that the values came from
             out.append(_why(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
-                                    + ("no change at all." if not expected else f"no {c.name} call."), [c.n],
-                                    "unexpected-change", [c.name]), rule_reasons.for_call(r, c, said)))
+                                    + ("no change at all." if not expected else f"no {c.name} call.") + note,
+                                    [c.n] + shown, "unexpected-change", [c.name]), rule_reasons.for_call(r, c, said)))
         elif diffs:
             parts = [f"`{k}` {shown_value(got)} where the task expected {shown_value(want)}" for k, want, got in diffs[:2]]
             more = len(diffs) - 2
