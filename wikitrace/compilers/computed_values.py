@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 
 from .reading import Call, Reading
-from .rules import _stem
+from .stems import stem as _stem
 
 _TIMES = re.compile(r"\$?(\d+(?:\.\d+)?)\s+times\s+the\s+number\s+of\s+([A-Za-z]+)", re.I)
 

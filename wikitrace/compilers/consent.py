@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..runs.model import Turn
+from .stems import stem as _stem
 
 # Everything this module takes as agreement or refusal, in general English and nowhere else.
 # A message agrees when its first sentence opens with one of _AGREEING (after an optional
@@ -88,7 +89,6 @@ _WORDS = re.compile(r"[a-z]+")
 def acted_on(tool: str) -> str | None:
     """The stemmed word a change tool's name ends with, naming what it acts on (``flights`` of
     ``update_reservation_flights``); None for a one-word name, which names an action."""
-    from .rules import _stem
     parts = [w for w in _NAME_PARTS.split(tool or "") if len(w) >= 3]
     return _stem(parts[-1]) if len(parts) >= 2 else None
 

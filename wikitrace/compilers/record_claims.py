@@ -20,7 +20,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from .reading import Reading, t_is_user
-from .rules import _stem
+from .stems import stem as _stem
 from .schema import KeyFact
 from .text import clip_words
 
