@@ -154,7 +154,7 @@ def test_a_reply_taking_one_of_the_options_put_is_no_breach(tmp_path):
     run = _run(tmp_path, [_agent(options), _user("I'll go with the first one, on the Visa card."), *_cabin(),
                           _agent("Done.")])
     assert _verdicts(run) == ([("update_reservation_flights", False, None)], [])
-    # the same words with nothing put to the user first take nothing: the request is said as one
+    # the same words with no agent message before them take nothing: the request is said as one
     run = _run(tmp_path, [_user("I'll go with business for Theo's flight, on the Visa card."), *_cabin()])
     [(_name, _ok, said)] = _verdicts(run)[0]
     assert said.startswith("the user asked for this change at turn ")
