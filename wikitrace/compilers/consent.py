@@ -79,9 +79,9 @@ def answer_kind(text: str) -> str:
     return UNSURE if _AFFIRM_ANYWHERE.search(text) else ASKS
 
 
-# A reply that takes one of the things the agent said ("I'll go with the second one").
-_PICKS = re.compile(r"\b(?:go with|going with|choose|chose|pick|picked|i'?ll take|i will take|"
-                    r"i prefer|i'?d prefer)\b", re.I)
+# A reply that takes one of the things the agent said ("I'll go with the second one"). A preference
+# ("I would prefer the larger one") may open a new request as well as pick: it is not read as a pick.
+_PICKS = re.compile(r"\b(?:go with|going with|choose|chose|pick|picked|i'?ll take|i will take)\b", re.I)
 _NAME_PARTS = re.compile(r"[\W_]+|(?<=[a-z])(?=[A-Z])")
 _WORDS = re.compile(r"[a-z]+")
 
