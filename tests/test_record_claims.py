@@ -171,3 +171,13 @@ def test_a_change_made_from_a_second_search_after_the_first_found_nothing_says_b
                     f"search_direct_sailings(date \"2025-03-27\", destination \"HER\", origin \"PIR\") answered nothing at "
                     f"turn {empty}; \"SL3301\" and \"SL3388\", which this call sent, are in the answer of "
                     f"search_stopover_sailings at turn {other}, a look-up with the same arguments.")
+
+
+def test_a_word_the_prompt_only_writes_before_the_noun_is_no_value_of_it(tmp_path):
+    """"the member" and "your member" sit before the noun in the prompt too, but the prompt never
+    sets them beside another value and no answer gives them: nothing is said."""
+    policy = POLICY + "- Ask the member for the trip id; the member may name a travel companion.\n"
+    run = _run(tmp_path, [_user("ada_okafor_3118. The member you are helping is me."),
+                          *_tool("get_user_details", {"user_id": "ada_okafor_3118"}, PROFILE),
+                          _agent("Thanks, the member record is open.")], policy=policy)
+    assert not any("The user said" in f for f in _in_short(run))

@@ -67,26 +67,30 @@ _TOKEN = re.compile(r"[A-Za-z]+(?:/[A-Za-z]+)*|[^\sA-Za-z]")
 
 
 @lru_cache(maxsize=2048)
-def _pairs(text: str) -> tuple[tuple[str, str, str], ...]:
-    """(word, next word, as written) for each two words side by side, in lower case; a "a/b"
-    word is split into its parts. Once per distinct text: trials share their prompts and replies."""
+def _pairs(text: str) -> tuple[tuple[str, str, str, bool], ...]:
+    """(word, next word, as written, whether the word was one of an "a/b" group) for each two
+    words side by side, in lower case. Once per distinct text: trials share prompts and replies."""
     tokens = _TOKEN.findall(text)
     out = []
     for a, b in zip(tokens, tokens[1:]):
         if a[0].isalpha() and b[0].isalpha() and "/" not in b:
-            out.extend((w.lower(), b.lower(), f"{w} {b}") for w in a.split("/"))
+            out.extend((w.lower(), b.lower(), f"{w} {b}", "/" in a) for w in a.split("/"))
     return tuple(out)
 
 
 @lru_cache(maxsize=64)
-def _values_before(system: str) -> dict[str, frozenset[str]]:
-    """noun -> the words the system prompt writes right before it (each of a "a/b noun" pair too):
-    the values the prompt itself gives that noun. Once per distinct system prompt."""
-    out: dict[str, set[str]] = {}
-    for w, noun, _said in _pairs(system):
+def _values_before(system: str) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """For each noun of four letters or more: the words the system prompt writes right before it,
+    and those of them it writes as one of an "a/b" group ("silver/gold member"): words the prompt
+    itself sets side by side as values of that noun. Once per distinct system prompt."""
+    before: dict[str, set[str]] = {}
+    grouped: dict[str, set[str]] = {}
+    for w, noun, _said, in_group in _pairs(system):
         if len(noun) >= 4:
-            out.setdefault(noun, set()).add(w)
-    return {k: frozenset(v) for k, v in out.items()}
+            before.setdefault(noun, set()).add(w)
+            if in_group:
+                grouped.setdefault(noun, set()).add(w)
+    return ({k: frozenset(v) for k, v in before.items()}, {k: frozenset(v) for k, v in grouped.items()})
 
 
 def _names_field(noun: str, key: str) -> bool:
@@ -95,27 +99,40 @@ def _names_field(noun: str, key: str) -> bool:
     return stem == _stem(k) or (len(stem) >= 4 and k.startswith(stem))
 
 
+def _words(value: str) -> set[str]:
+    return {w.lower() for w in re.split(r"[ _-]", value)}
+
+
 def contradicted(r: Reading) -> Contradicted | None:
-    """The first user word about a looked-up record's field that the record contradicts, or None."""
+    """The first user word about a looked-up record's field that the record contradicts, or None.
+    The user's word must be a value of that field by the log's own showing: the prompt writes it
+    in an "a/b" group before the noun, or an answer of the run gives it as that field's value (a
+    word the prompt merely writes before the noun, such as "the" or "your", is neither)."""
     if r.system is None or not r.has_interlocutor:
         return None
-    known = _values_before(r.system.content or "")
-    said = [(u, w, noun, words) for u in r.run.turns if t_is_user(u) and u.content and u.turn in r.replies
-            for w, noun, words in _pairs(u.content) if w in known.get(noun, ())]
-    if not said:  # most runs: no user word the prompt uses as a value of a noun
+    fields = [(c, key, value) for c in r.calls if not c.writes and not c.error and c.turn.result
+              and c.turn.result.lstrip().startswith("{") for key, value in _plain_fields(c.turn.result)]
+    if not fields:
         return None
-    for c in r.calls:
-        if c.writes or c.error or not c.turn.result or not c.turn.result.lstrip().startswith("{"):
-            continue
-        for key, value in _plain_fields(c.turn.result):
-            held = {w.lower() for w in re.split(r"[ _-]", value)}
-            for u, word, noun, words in said:
-                if word in held or not _names_field(noun, key) or not held <= known[noun]:
-                    continue  # the record agrees, names another thing, or holds no value the prompt gives the noun
-                echoed = next((t.turn for t in r.run.turns if t.turn > c.n and t.type == "message"
-                               and t.role == "assistant" and re.search(
-                                   r"\b" + re.escape(words) + r"\b", t.content or "", re.I)), None)
-                return Contradicted(key, value, words, u.turn, c.name, c.n, echoed)
+    before, grouped = _values_before(r.system.content or "")
+    valued: dict[str, set[str]] = {}  # field -> the words any answer of the run gives it
+    for _c, key, value in fields:
+        valued.setdefault(key, set()).update(_words(value))
+    any_valued = set().union(*valued.values())
+    said = [(u, w, noun, words) for u in r.run.turns if t_is_user(u) and u.content and u.turn in r.replies
+            for w, noun, words, _g in _pairs(u.content)
+            if w in before.get(noun, ()) and (w in grouped.get(noun, ()) or w in any_valued)]
+    for c, key, value in fields:
+        held = _words(value)
+        for u, word, noun, words in said:
+            if word in held or not _names_field(noun, key) or not held <= before[noun]:
+                continue  # the record agrees, names another thing, or holds no value the prompt gives the noun
+            if word not in grouped.get(noun, ()) and word not in valued.get(key, ()):
+                continue  # a value of another field, not of this one
+            echoed = next((t.turn for t in r.run.turns if t.turn > c.n and t.type == "message"
+                           and t.role == "assistant" and re.search(
+                               r"\b" + re.escape(words) + r"\b", t.content or "", re.I)), None)
+            return Contradicted(key, value, words, u.turn, c.name, c.n, echoed)
     return None
 
 
