@@ -638,6 +638,51 @@ def _why_said(run: Run, by_n: dict, text: str) -> str:
                        for t in run.turns if t.turn > at), text
         assert not any(t.name == tool and not t.is_error for t in sent) and any(e["name"] == tool for e in expected)
         text = text[m.end():]
+    m = re.fullmatch(r"The user said \"(.+?)\" \(turn (\d+)\), but (\S+) \(turn (\d+)\) gives `(\w+)` \"(.+?)\"(?:; the "
+                     r"agent repeated the user's word at turn (\d+))?\. Act on what the record holds, not on the user's "
+                     r"word for it: whatever turns on `\5` follows the record\.", text.replace("\\`", "`"))
+    if m:  # record_claims.py: the user's words, the record's other value, the agent's echo
+        said, record = by_n[int(m.group(2))], by_n[int(m.group(4))]
+        assert said.role == "user" and m.group(1) in said.content, text
+        assert record.name == m.group(3) and json.loads(record.result)[m.group(5)] == m.group(6), text
+        assert m.group(6).lower() not in m.group(1).lower(), text
+        assert m.group(7) is None or (by_n[int(m.group(7))].role == "assistant"
+                                      and m.group(1).lower() in by_n[int(m.group(7))].content.lower()), text
+        return ""
+    m = re.fullmatch(r"The (\S+) calls? at turns? ([\d, and]+) failed with errors naming ([\d, and-]+) \(the first: \"(.+)\"\), (?:a date|dates) "
+                     r"already past by the current time the system prompt states \((.+)\)\. Compare the dates a change "
+                     r"sends with the stated current time before sending it\.", text)
+    if m:  # record_claims.py: every call failed, its error names a listed day it sent, each day before now
+        now = m.group(5)
+        assert now.split()[0] in (run.turns[0].content or ""), text
+        days = re.findall(r"\d{4}-\d{2}-\d{2}", m.group(3))
+        assert days and all(d < now.split()[0] for d in days), text
+        for n in map(int, re.findall(r"\d+", m.group(2))):
+            call = by_n[n]
+            assert call.type == "function_call" and call.is_error and not is_read_only(call), text
+            assert m.group(1) in (call.name, "change") and any(d in call.result and d in json.dumps(call.arguments)
+                                                               for d in days), text
+        return ""
+    m = re.search(r" (\w+)\((.+?)\) answered nothing at turn (\d+); (.+?), which this call sent, (?:is|are) in the answer "
+                  r"of (\w+) at turn (\d+), a look-up with the same arguments\.$", text)
+    if m:  # unshown_values.py: an empty answer, and another look-up of the same arguments that gave the values sent
+        empty, other = by_n[int(m.group(3))], by_n[int(m.group(6))]
+        call = by_n[int(re.match(r"\S+ at turn (\d+)", text).group(1))]
+        assert empty.name == m.group(1) and (empty.result or "").strip() in ("[]", "{}"), text
+        assert other.name == m.group(5) and other.arguments == empty.arguments and empty.turn < call.turn, text
+        for v in re.findall(r'"([^"]+)"', m.group(4)):
+            assert v in (other.result or "") and v in json.dumps(call.arguments), text
+        text = text[:m.start()]
+    m = re.search(r" The expected `(\S+)` \"(\S+)\" appeared in no answer of the run: no look-up sent (.+?) together, as "
+                  r"the expected call does \(the run's look-ups sent (.+)\)\. Look up with the values the change must "
+                  r"send before choosing what to send\.$", text.replace("\\`", "`"))
+    if m:  # unshown_values.py: the value is in no answer, the pair of values was sent by no look-up
+        assert not any(m.group(2).lower() in (t.result or "").lower() for t in sent), text
+        assert any(m.group(2) in json.dumps(e["arguments"]) for e in expected), text
+        pairs = dict(re.findall(r"(\w+) \"([^\"]*)\"", m.group(3)))
+        assert len(pairs) >= 2 and not any(isinstance(t.arguments, dict) and is_read_only(t) and
+                                           all(t.arguments.get(k) == v for k, v in pairs.items()) for t in sent), text
+        text = text.replace("\\`", "`")[:m.start()]
     m = re.search(r"\. The failed call sent `(\S+)` \"(\S+)\", which no earlier answer or user message held"
                   r"(?: \(the digits of \"\S+\" under another name\))?; \"(\S+)\", "
                   r"which the call at turn (\d+) sent, was shown by (?:the user \(turn (\d+)\)|\w+'s answer \(turn (\d+)\)), "

@@ -19,6 +19,7 @@ from fixture_runs import IMPORTERS, RUNS, relabeled
 
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.changes import what_ran
+from wikitrace.compilers.consent import _PUTS_TO_USER
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.compilers.reading import is_harness_turn, is_read_only, read_run
 from wikitrace.runs.model import Outcome, Run, Turn, count_steps
@@ -452,6 +453,18 @@ def _note(c: Check, text: str, n: int) -> None:
         value = json.loads(m.group(2))
         assert value not in (0, "", None, False) and not _held_anywhere(c, value, n), text
         return
+    m = re.fullmatch(r"`(.+?)` is ([\d.]+): no earlier turn holds this number as written; it is (.+)\.", text)
+    if m:  # a number held nowhere, and each way given multiplies a rate the prompt states by a list's length
+        value = float(m.group(2))
+        assert not _held_anywhere(c, json.loads(m.group(2)), n), text
+        ways = re.findall(r"([\d.]+) times the (\d+) `(\w+)` of what (\S+) returned at turn (\d+) \(the system "
+                          r"prompt's \"(.+?)\"\)", m.group(3))
+        assert ways, text
+        for rate, count, key, tool, at, written in ways:
+            src = c.call(int(at))
+            assert src.name == tool and int(at) < n and len(json.loads(src.result)[key]) == int(count), text
+            assert float(rate) * int(count) == value and written in (c.run.turns[0].content or ""), text
+        return
     m = re.fullmatch(r"`(.+?)` is (.+): no earlier turn holds it as written, but it is close to (\S+)'s answer at "
                      r"turn (\d+): \"(.+)\"\.", text)
     if m:  # a free-text value held nowhere as written, whose words but one stand together in an earlier answer
@@ -770,6 +783,14 @@ def _note(c: Check, text: str, n: int) -> None:
             assert not _AGREE.search(said.content or ""), text
         else:
             assert re.match(r"\W*(no|nope|not|wait|hold on|hang on|stop|don'?t|do not|never mind)\b", said.content, re.I)
+    m = re.search(r"the user's last message before the call \(turn (\d+)\) was a request naming the \"(\w+)\", and the "
+                  r"agent made the change without first putting its details to the user for a yes", text)
+    if m:  # the user's own words named the thing, and no agent message between them and the call asked for a yes
+        asked = int(m.group(1))
+        assert c.has_interlocutor() and users and users[-1].turn == asked, text
+        assert re.search(r"\b" + m.group(2) + r"\b", users[-1].content or "") and not _AGREE.search(users[-1].content), text
+        assert not any(asked < t.turn < n and t.type == "message" and t.role == "assistant" and _PUTS_TO_USER.search(
+            t.content or "") for t in c.run.turns), text
     m = re.search(r"the user agreed at turn (\d+), then asked for something else at turn (\d+), and did not agree "
                   r"again before the call", text)
     if m:  # an agreed change was made, then a new request, then this change with no yes to it

@@ -96,6 +96,13 @@ def differences(r: Reading, c: Call) -> list[tuple[str, object, object]] | None:
     return min((_differing(e["arguments"], sent) for e in same), key=len)
 
 
+def closest_expected(r: Reading, c: Call) -> dict:
+    """The arguments of the expected call of ``c``'s tool that ``differences`` compares it with."""
+    same = [e for e in expected_changes(r) or [] if e["name"] == c.name]
+    sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    return min(same, key=lambda e: len(_differing(e["arguments"], sent)))["arguments"] if same else {}
+
+
 def shown_value(v) -> str:
     """An expected or sent value as a page prints it ("absent" for none)."""
     return "none" if v is _ABSENT else _value(v)

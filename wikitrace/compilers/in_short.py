@@ -10,9 +10,9 @@ the record fields that rule names, where one clearly governs: rule_reasons.py), 
 call got past, the harness's stop. Where none of these is established the page says so instead of guessing.
 
 A failed run's page leads with why, when the log shows it: the expected changes acted on records a
-listed look-up named and the run never opened (lookup_coverage.py), or on an offer the agent made
-and let drop (offers.py); a value a call sent that nothing had shown is said beside the value that
-was right (unshown_values.py).
+listed look-up named and the run never opened, or on an offer the agent let drop (change_facts.py);
+a user's word about a record that the record contradicts, taken up by the agent, and changes that
+failed on dates already past by the stated current time (record_claims.py).
 """
 
 from __future__ import annotations
@@ -20,31 +20,29 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from .change_facts import LEADS, expected_facts, unread_facts
 from .changes import what_ran
 from .code_facts import fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
 from .error_listings import listed_in_errors
-from .expected_calls import (call_text, differences, expected_changes, made_as_expected, missed_changes,
-                             missed_lookups, shown_value)
-from .lookup_coverage import unlooked
-from .offers import unmade_offer
-from .unshown_values import expected_note, retry_note
+from .expected_calls import call_text, differences, expected_changes, made_as_expected, missed_changes
+from .unshown_values import retry_note
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
 from .near_words import near_look_up, near_phrase
 from .page_notes import answer_source, listed_names
 from .qa_facts import qa_facts
-from .reading import Call, Reading, harness_reason, leaves
-from . import rule_reasons, success_lessons
+from .record_claims import contradicted, past_dates
+from .record_facts import stated_now
+from .reading import Call, Reading, harness_reason
+from . import success_lessons
 from .trial_record import RESTATES
 from .schema import KeyFact
 from .text import clip
 from .time_claims import time_facts
-from .value_sources import credited_kinds
 
 MAX_FACTS = 3
-LEADS = "in_short.leads"  # Reading.memo: texts of facts that say why a failed run failed (they come first)
 
 
 def _kind(facts: list[KeyFact], kind: str) -> list[KeyFact]:
@@ -164,94 +162,6 @@ def _beside_expected(given: str, gold: str) -> str | None:
     return None
 
 
-def _expected_facts(r: Reading) -> list[KeyFact]:
-    """Changes that differ from the expected call of their tool, item by item; changes the
-    task did not expect at all; expected changes never made."""
-    expected = expected_changes(r)
-    if expected is None:
-        return []
-    out = []
-    said: set[str] = set()  # the rules quoted so far (rule_reasons.py): each once per page
-    for c in (c for c in r.calls if c.writes and not c.error):
-        diffs = differences(r, c)
-        if diffs is None:
-            out.append(_why(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
-                                    + ("no change at all." if not expected else f"no {c.name} call."), [c.n],
-                                    "unexpected-change", [c.name]), rule_reasons.for_call(r, c, said)))
-        elif diffs:
-            parts = [f"`{k}` {shown_value(got)} where the task expected {shown_value(want)}" for k, want, got in diffs[:2]]
-            more = len(diffs) - 2
-            note, shown = expected_note(r, c, diffs)  # a value nothing had shown, where the expected one was
-            out.append(_why(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
-                                    + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else ".")
-                                    + note, [c.n] + shown, "arguments", _differing_args(r, c, diffs)),
-                            rule_reasons.for_arguments(r, c, [k for k, _, _ in diffs[:2]], said)))
-    missed = missed_changes(r)
-    if missed:  # second: after the first change that went wrong, before the others
-        last = max((t.turn for t in r.run.turns if t.turn not in {h.turn for h in r.harness}
-                    and (t.type == "function_call" or t.role == "assistant")), default=None)
-        cover = unlooked(r, missed)  # why first: the records those changes act on were never looked up
-        if cover is not None and len(cover.explains) == len(missed):
-            by_items: dict[tuple[str, ...], list[str]] = {}  # tools that were to act on the same items, told once
-            for name, on in _on_items(cover).items():
-                by_items.setdefault(tuple(on), []).append(name)
-            text = cover.text(join([f"{join(names, 4)} on {join(list(on), 6)}" for on, names in by_items.items()], 3),
-                              last)
-            why_turns = [cover.turn]
-        else:
-            offer = unmade_offer(r, missed[0]) if len(missed) == 1 else None  # why first: an offer let drop
-            text = (offer.text(missed[0]["name"]) + " " if offer else "") + (
-                    f"The task expected {join([call_text(e) for e in missed], 3)}, and the run never made "
-                    + ("that change" if len(missed) == 1 else "those changes")
-                    + (f" (the agent's last turn was {last})." if last is not None else "."))
-            why_turns = [offer.at, offer.reply_at] if offer else []
-        out.append(_why(KeyFact(text, why_turns + ([last] if last is not None else []),
-                                "missed-change", list(dict.fromkeys(e["name"] for e in missed))),
-                        rule_reasons.for_missed(r, missed[0], said) if len(missed) == 1 else None))
-        if why_turns:  # it says why the run failed, not only what differed: it leads the page
-            r.memo.setdefault(LEADS, []).append(out[-1].text)
-        out.insert(1, out.pop())
-    return out
-
-
-def _on_items(cover) -> dict[str, list[str]]:
-    """Each tool of the changes a look-up list explains, with the listed items it was to act on."""
-    out: dict[str, list[str]] = {}
-    for e in cover.explains:
-        on = [v for _p, v in leaves(e["arguments"]) if v in cover.missed_on]
-        out.setdefault(e["name"], []).extend(x for x in on if x not in out.get(e["name"], []))
-    return out
-
-
-def _why(fact: KeyFact, reason: rule_reasons.Reason | None) -> KeyFact:
-    """A fact with the run's own rule on it and the facts that rule names, when one clearly governs."""
-    return fact if reason is None else replace(fact, text=f"{fact.text} {reason.text}", turns=fact.turns + reason.turns,
-                                               rule=list(reason.about))
-
-
-def _differing_args(r: Reading, c: Call, diffs) -> list[str]:
-    """``tool.argument`` for each top-level argument that differs from the expected call, with
-    ``@source`` where every differing value of it was credited to one kind of place."""
-    kinds: dict[str, list[set[str]]] = {}  # top-level argument -> per differing value, its places' kinds
-    for path, _want, _got in diffs:
-        key = path.split("[")[0].split(".")[0]
-        kinds.setdefault(key, []).append(set().union(*credited_kinds(r, c, {path}).values()))
-    out = []
-    for key, per_value in kinds.items():
-        one = set().union(*per_value)
-        whole = all(per_value) and len(one) == 1  # every differing value credited, all to one kind of place
-        out.append(f"{c.name}.{key}" + (f"@{one.pop()}" if whole else ""))
-    return out
-
-
-def _unread_facts(r: Reading) -> list[KeyFact]:
-    """The look-ups the task expected and the run never made: a record it acted or answered without."""
-    unread = missed_lookups(r)
-    return [KeyFact(f"The task expected the look-up{'s' if len(unread) > 1 else ''} "
-                    f"{join([call_text(e) for e in unread], 2)}, and the run never made "
-                    + ("it." if len(unread) == 1 else "them."))] if unread else []
-
-
 def _standing_errors(r: Reading) -> tuple[list[KeyFact], list[KeyFact]]:
     """Errors no later call of the same program or tool got past, one fact per tool, changes
     first: (the run's own errors, programs the machine lacks). A missing program says where
@@ -302,8 +212,14 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     answer = _answer(r)
     facts = [f for f in [_answer_fact(r, answer, False) if answer is not None else None] if f is not None]
     own, lacking = _standing_errors(r)
-    facts += _expected_facts(r) + own + _harness_fact(r) + lacking + _unread_facts(r) + passed_yet_failed(r)
+    facts += expected_facts(r) + own + _harness_fact(r) + lacking + unread_facts(r) + passed_yet_failed(r)
     facts += partial_score(r)
+    claim = contradicted(r)  # why first: the agent took the user's word where the record said otherwise
+    past = past_dates(r, stated_now(r))  # or changes failed on dates already past: their errors said once, here
+    facts = [f for f in facts if past is None or f not in own or not set(f.turns) <= set(past.turns)]
+    whys = [f for f in (claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
+    r.memo.setdefault(LEADS, []).extend(f.text for f in whys)
+    facts = whys + facts + ([claim.fact()] if claim is not None and not claim.echoed_at else [])
     writes = [c for c in r.calls if c.writes and not c.error]
     if not facts and expected_changes(r) is not None and writes and all(made_as_expected(r, c) for c in writes):
         facts.append(KeyFact("Every change this run made is one the log records as expected, and none it expected is "

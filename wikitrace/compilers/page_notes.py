@@ -12,6 +12,7 @@ import json
 import re
 from functools import lru_cache
 
+from .computed_values import product_note
 from .answer_case import named, near_words as near_answer
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join
 from .arguments import _last_key, check_arguments
@@ -44,6 +45,8 @@ def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
         elif (close := near_words(r, a.value, c.n)) is not None:
             t, k, n = close
             notes.append(f"`{a.path}` is {_val(a.value)}, close to {_place_words(t)} ({k} of its {n} main words).")
+        elif (made := product_note(r, c, a.path, a.value)) is not None:
+            notes.append(made)  # a number the system prompt's own rule computes from a record looked up
         elif not (isinstance(a.value, str) and not named(a.value) and gives_answer(r, c)):
             # an answer that is one plain word ("unknown") names nothing to look for on a page
             flagged = True

@@ -243,7 +243,7 @@ def read_run(run: Run) -> Reading:
             # a test run checks the code: no user's yes is needed for it, so none is claimed for it
             asks_consent = writes and not (runs_a_command(t) and is_test_report(t.result))
             call = Call(t, looks_like_error(t), writes, asks_consent and consent.agreed_at is not None,
-                        consent.agreed_at if asks_consent else None, consent.breach() if asks_consent else None)
+                        consent.agreed_at if asks_consent else None, consent.breach(t.name) if asks_consent else None)
             calls.append(call)
             if asks_consent and not call.error:
                 consent.changed()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .arguments import _as_text
+from .stems import stem as _stem
 from .reading import Call, Reading, leaves
 
 RULE = re.compile(r"\b(must|must not|should not|shouldn't|cannot|can't|can not|never|not allowed|"
@@ -41,21 +42,6 @@ def sentences(text: str) -> list[str]:
             if len(s) > 12:
                 out.append(s)
     return out
-
-
-# A run's rules are read against the same few thousand words again and again (the system
-# prompt's sentences, tool names, argument values): both are pure, so each word is stemmed once.
-@lru_cache(maxsize=1 << 16)
-def _stem(word: str) -> str:
-    w = word.lower()
-    if w.endswith("es") and not w.endswith(("ses", "xes", "zes", "ches", "shes")):
-        w = w[:-1]  # baggages -> baggage, like baggage; boxes keeps its "es" for the loop below
-    for suffix in ("ations", "ation", "ings", "ing", "ied", "ies", "ed", "es", "s"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
-            w = w[: -len(suffix)]
-            # a doubled last consonant is the suffix's doing: cancelled, cancelling -> cancel
-            return w[:-1] if len(w) >= 5 and w[-1] == w[-2] and w[-1] not in "aeiou" else w
-    return w
 
 
 @lru_cache(maxsize=1 << 14)

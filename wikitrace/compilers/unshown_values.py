@@ -12,6 +12,7 @@ calls a value made up that the log had shown in some form.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from ..runs.model import Turn
@@ -91,3 +92,63 @@ def expected_note(r: Reading, c: Call, diffs: list[tuple[str, object, object]]) 
     u = found[0]
     return (f" No earlier answer or user message held \"{u.sent}\"; the expected \"{u.right}\" was shown by "
             f"{u.place()}. Send such a value as the log gave it, rather than composing it.", [u.shown_by.turn])
+
+
+def _answers_hold(r: Reading, value: str) -> bool:
+    low = value.lower()
+    return any(f.type == "function_call" and _occurs(low, r.lower(f)) for f in r.facts)
+
+
+def unsearched_note(r: Reading, c: Call, expected: dict, diffs: list[tuple[str, object, object]]) -> tuple[str, list[int]]:
+    """For a change that differs from the expected call: an expected one-word value (a flight
+    number, a date) that no answer of the run ever held, and the look-ups that could only have
+    shown it with the expected call's own values, when none was made with them: every look-up
+    sending two or more of the change's top-level arguments sent another value for one of them."""
+    missing = [(p, w) for p, w, _g in diffs if _id_like(w) and not _answers_hold(r, w)]
+    if not missing or not isinstance(expected, dict):
+        return "", []
+    plain = {k: v for k, v in expected.items() if isinstance(v, str) and v.strip()}
+    lookups = [x for x in r.calls if not x.writes and not x.error and isinstance(x.turn.arguments, dict)]
+    shared = [(x, [k for k in plain if k in x.turn.arguments]) for x in lookups]
+    shared = [(x, ks) for x, ks in shared if len(ks) >= 2]
+    if not shared or any(all(x.turn.arguments[k] == plain[k] for k in ks) for x, ks in shared):
+        return "", []
+    keys = list(dict.fromkeys(k for _x, ks in shared for k in ks))
+    want = " and ".join(f"{k} \"{plain[k]}\"" for k in keys)
+    sent = list(dict.fromkeys(f"{x.name}(" + ", ".join(f"{k} \"{x.turn.arguments[k]}\"" for k in ks) + ")"
+                              for x, ks in shared))
+    path, value = missing[0]
+    listing = ", ".join(sent[:5]) + (f" and {len(sent) - 5} more" if len(sent) > 5 else "")
+    return (f" The expected `{path}` \"{value}\" appeared in no answer of the run: no look-up sent {want} together, "
+            f"as the expected call does (the run's look-ups sent {listing}). Look up with the values the change "
+            "must send before choosing what to send.", [x.n for x, _ks in shared][:3])
+
+
+def _empty(text: str | None) -> bool:
+    return (text or "").strip() in ("[]", "{}")
+
+
+def empty_lookup_note(r: Reading, c: Call) -> tuple[str, list[int]]:
+    """For a change the task did not expect as sent: a look-up that answered nothing, and another
+    look-up sent the very same arguments whose answer gave the values this change sent (the run
+    fell back to a second kind of search when the first found none); ("", []) when none."""
+    if not isinstance(c.turn.arguments, dict):
+        return "", []
+    sent = [v for _p, v in leaves(c.turn.arguments) if _id_like(v)]
+    looks = [x for x in r.calls if x.n < c.n and not x.writes and not x.error and isinstance(x.turn.arguments, dict)]
+    for e in looks:
+        if not _empty(e.turn.result) or not e.turn.arguments:
+            continue
+        for f in looks:
+            if f.name == e.name or f.turn.arguments != e.turn.arguments or _empty(f.turn.result):
+                continue
+            gave = [v for v in dict.fromkeys(sent) if v in (f.turn.result or "") and v not in json.dumps(e.turn.arguments)]
+            if not gave:
+                continue
+            args = ", ".join(f"{k} {json.dumps(v, ensure_ascii=False)}" for k, v in sorted(e.turn.arguments.items()))
+            quoted = [f"\"{v}\"" for v in gave[:4]]
+            listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+            return (f" {e.name}({args}) answered nothing at turn {e.n}; {listed}, which this call sent, "
+                    f"{'is' if len(quoted) == 1 else 'are'} in the answer of {f.name} at turn {f.n}, a look-up with "
+                    "the same arguments.", [e.n, f.n])
+    return "", []

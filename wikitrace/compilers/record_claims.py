@@ -1,0 +1,169 @@
+"""A user's word about a record that the record itself contradicts, and dates already past.
+
+Users describe their own records ("I'm a Gold member", "my business cabin"), and an agent that
+takes the word for the record acts on a fact the log denies. Read off the log alone: the user
+writes a word before a noun that names a field of a record a look-up returned (``member`` of
+``membership``), the record holds another value there, and the run's own system prompt uses both
+words as values of that noun ("silver/gold member", "regular member") -- so the word is a value
+of the same field, not praise or chatter. Nothing here knows a benchmark.
+
+A change that fails on a date before the current time the system prompt states is said with
+that date: the item it names was already past when the run began.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+
+from .reading import Reading, t_is_user
+from .stems import stem as _stem
+from .schema import KeyFact
+from .text import clip_words
+
+_WORD = re.compile(r"[A-Za-z]+")
+_ISO_DAY = re.compile(r"(?<![\d-])(\d{4}-\d{2}-\d{2})(?![\d-])")
+
+
+@dataclass
+class Contradicted:
+    key: str  # the record's field
+    value: str  # what the record holds there
+    said: str  # the user's words ("Gold member")
+    said_at: int
+    tool: str
+    record_at: int
+    echoed_at: int | None  # an agent message after the look-up that repeated the user's word
+
+    def fact(self) -> KeyFact:
+        echo = (f"; the agent repeated the user's word at turn {self.echoed_at}" if self.echoed_at else "")
+        return KeyFact(f"The user said \"{self.said}\" (turn {self.said_at}), but {self.tool} (turn {self.record_at}) "
+                       f"gives `{self.key}` \"{self.value}\"{echo}. Act on what the record holds, not on the user's "
+                       f"word for it: whatever turns on `{self.key}` follows the record.",
+                       sorted({self.said_at, self.record_at} | ({self.echoed_at} if self.echoed_at else set())),
+                       "user-claim", [self.key])
+
+
+@lru_cache(maxsize=256)
+def _plain_fields(text: str) -> tuple[tuple[str, str], ...]:
+    """(field, value) for each top-level field of a JSON object answer holding a word or two."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return ()
+    if not isinstance(data, dict):
+        return ()
+    out = []
+    for k, v in data.items():
+        if isinstance(v, str) and re.fullmatch(r"[A-Za-z]+(?:[ _-][A-Za-z]+)?", v.strip()):
+            out.append((str(k), v.strip()))
+    return tuple(out)
+
+
+_TOKEN = re.compile(r"[A-Za-z]+(?:/[A-Za-z]+)*|[^\sA-Za-z]")
+
+
+@lru_cache(maxsize=2048)
+def _pairs(text: str) -> tuple[tuple[str, str, str, bool], ...]:
+    """(word, next word, as written, whether the word was one of an "a/b" group) for each two
+    words side by side, in lower case. Once per distinct text: trials share prompts and replies."""
+    tokens = _TOKEN.findall(text)
+    out = []
+    for a, b in zip(tokens, tokens[1:]):
+        if a[0].isalpha() and b[0].isalpha() and "/" not in b:
+            out.extend((w.lower(), b.lower(), f"{w} {b}", "/" in a) for w in a.split("/"))
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _values_before(system: str) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """For each noun of four letters or more: the words the system prompt writes right before it,
+    and those of them it writes as one of an "a/b" group ("silver/gold member"): words the prompt
+    itself sets side by side as values of that noun. Once per distinct system prompt."""
+    before: dict[str, set[str]] = {}
+    grouped: dict[str, set[str]] = {}
+    for w, noun, _said, in_group in _pairs(system):
+        if len(noun) >= 4:
+            before.setdefault(noun, set()).add(w)
+            if in_group:
+                grouped.setdefault(noun, set()).add(w)
+    return ({k: frozenset(v) for k, v in before.items()}, {k: frozenset(v) for k, v in grouped.items()})
+
+
+def _names_field(noun: str, key: str) -> bool:
+    """A noun names a field when its stem is the field's or starts it (``member`` of ``membership``)."""
+    stem, k = _stem(noun), key.lower()
+    return stem == _stem(k) or (len(stem) >= 4 and k.startswith(stem))
+
+
+def _words(value: str) -> set[str]:
+    return {w.lower() for w in re.split(r"[ _-]", value)}
+
+
+def contradicted(r: Reading) -> Contradicted | None:
+    """The first user word about a looked-up record's field that the record contradicts, or None.
+    The user's word must be a value of that field by the log's own showing: the prompt writes it
+    in an "a/b" group before the noun, or an answer of the run gives it as that field's value (a
+    word the prompt merely writes before the noun, such as "the" or "your", is neither)."""
+    if r.system is None or not r.has_interlocutor:
+        return None
+    fields = [(c, key, value) for c in r.calls if not c.writes and not c.error and c.turn.result
+              and c.turn.result.lstrip().startswith("{") for key, value in _plain_fields(c.turn.result)]
+    if not fields:
+        return None
+    before, grouped = _values_before(r.system.content or "")
+    valued: dict[str, set[str]] = {}  # field -> the words any answer of the run gives it
+    for _c, key, value in fields:
+        valued.setdefault(key, set()).update(_words(value))
+    any_valued = set().union(*valued.values())
+    said = [(u, w, noun, words) for u in r.run.turns if t_is_user(u) and u.content and u.turn in r.replies
+            for w, noun, words, _g in _pairs(u.content)
+            if w in before.get(noun, ()) and (w in grouped.get(noun, ()) or w in any_valued)]
+    for c, key, value in fields:
+        held = _words(value)
+        for u, word, noun, words in said:
+            if word in held or not _names_field(noun, key) or not held <= before[noun]:
+                continue  # the record agrees, names another thing, or holds no value the prompt gives the noun
+            if word not in grouped.get(noun, ()) and word not in valued.get(key, ()):
+                continue  # a value of another field, not of this one
+            echoed = next((t.turn for t in r.run.turns if t.turn > c.n and t.type == "message"
+                           and t.role == "assistant" and re.search(
+                               r"\b" + re.escape(words) + r"\b", t.content or "", re.I)), None)
+            return Contradicted(key, value, words, u.turn, c.name, c.n, echoed)
+    return None
+
+
+def past_dates(r: Reading, now: datetime | None) -> KeyFact | None:
+    """Failed changes whose error names a day, sent in the call, wholly before the stated now."""
+    if now is None:
+        return None
+    hits: dict[str, list] = {}
+    for c in r.calls:
+        if not (c.writes and c.error and c.turn.result):
+            continue
+        sent = json.dumps(c.turn.arguments) if not isinstance(c.turn.arguments, str) else c.turn.arguments
+        for day in dict.fromkeys(_ISO_DAY.findall(c.turn.result)):
+            try:
+                past = datetime.fromisoformat(day).date() < now.date()
+            except ValueError:
+                continue
+            if past and day in sent:
+                hits.setdefault(day, []).append(c)
+    if not hits:
+        return None
+    calls = sorted({c.n: c for cs in hits.values() for c in cs}.values(), key=lambda c: c.n)
+    first = calls[0]
+    turns = [c.n for c in calls]
+    where = (f"turn {turns[0]}" if len(turns) == 1 else
+             "turns " + ", ".join(map(str, turns[:-1])) + f" and {turns[-1]}")
+    days = list(hits)
+    told = (days[0] if len(days) == 1 else ", ".join(days[:-1]) + " and " + days[-1])
+    return KeyFact(f"The {first.name if all(c.name == first.name for c in calls) else 'change'} call"
+                   f"{'s' if len(calls) > 1 else ''} at {where} failed with errors naming {told} "
+                   f"(the first: \"{clip_words(' '.join(first.turn.result.split()), 90)}\"), "
+                   f"{'a date' if len(days) == 1 else 'dates'} already past by the current time the system prompt "
+                   f"states ({now:%Y-%m-%d %H:%M}). Compare the dates a change sends with the stated current time "
+                   "before sending it.", turns, "past-date")
