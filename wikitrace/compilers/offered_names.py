@@ -4,8 +4,7 @@
   ['A', 'B']") the run never sent on their own (none of them, or not those made only of the
   question's or the failed query's words);
 - an expected answer that stood as one item of a list a look-up returned ("worked with A, B,
-  C and D"), where the run looked up fewer of the items than the list held and never the
-  expected one.
+  C and D"), which the run never looked up (said with the items it did look up).
 
 Both need only the turns they name: the listed names, what each call sent. A name counts as
 tried when a call sent it as its whole text, quote marks aside (a name packed with others into
@@ -77,15 +76,18 @@ def unsent_listed(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
         said = (f"{where} listed {count}, and no call sent any of them on its own"
                 if len(listed) > 1 else f"{where} listed {count}, and no call sent it on its own")
     else:
+        marked = [n for n in tried if _fold(n) != " ".join(str(sent[_fold(n)].turn.arguments).split()).casefold()]
         said = (f"{where} listed {count}, and the run sent {len(tried)} of them "
-                f"({_shown(tried, 2)}, turn {join([str(sent[_fold(n)].n) for n in tried], 3)})")
+                f"({_shown(tried, 2)}{' in quote marks' if marked == tried else ''}, "
+                f"turn {join([str(sent[_fold(n)].n) for n in tried], 3)})")
     if fitting:
         said += (f"; never {_shown(fitting)}, made of the question's or the failed query's words"
                  if tried else f" ({_shown(fitting)} {'is' if len(fitting) == 1 else 'are'} made of the question's or the failed query's words)")
     elif not tried:
         said += f" ({_shown(untried)})"
     return KeyFact(said + f": when {name} fails, send it the listed name that fits the question, as the list writes it, "
-                   "before rewording the query.", [int(n) for n in ns[:3]], "offered-names", [name])
+                   "before rewording the query.", [int(n) for n in ns[:3]] + [sent[_fold(n)].n for n in tried[:2]],
+                   "offered-names", [name])
 
 
 # --- an expected answer that stood in a list a look-up returned ---------------------------------------
@@ -123,8 +125,7 @@ def _list_items(sentence: str, item: str) -> list[str] | None:
 
 def unchecked_candidate(r: Reading, answer: Call) -> KeyFact | None:
     """A wrong answer where the expected one stood as an item of a list a look-up returned
-    before it, and the run looked up fewer of that list's items than it held, never the
-    expected one."""
+    before it, and no call of the run sent the expected one (whichever others it looked up)."""
     gold = expected_answer(r)
     if r.run.outcome.success or not gold or is_verdict(r, gold):
         return None
@@ -142,8 +143,6 @@ def unchecked_candidate(r: Reading, answer: Call) -> KeyFact | None:
             if items is None or gold not in items:
                 continue
             looked = [x for x in items if _fold(x) in sent and sent[_fold(x)].n > c.n]
-            if len(looked) >= len(items) - 1:
-                return None
             shown = (f"looked up {'only ' if len(looked) == 1 else ''}{_shown(looked, 2)} of them (turn "
                      f"{join([str(sent[_fold(x)].n) for x in looked], 3)})" if looked else "looked up none of them")
             return KeyFact(f"The expected \"{gold}\" was one of the {len(items)} names what {c.name} returned at turn "
