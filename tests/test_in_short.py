@@ -950,7 +950,7 @@ def _check_qa_fact(run: Run, text: str) -> bool:
         if not m.group(3):
             assert not listed & {s for s in sent}, text
         return True
-    m = re.fullmatch(r"The expected \"(.+)\" was one of the (\d+) names what (\S+) returned at turn (\d+) listed together, "
+    m = re.fullmatch(r"The expected \"(.+)\" stood among at least (\d+) names what (\S+) returned at turn (\d+) listed together, "
                      r"and the run looked up (?:none of them|(?:only )?(.+) of them \(turns? ([\d, and]+)\)) before "
                      r"answering: check each listed candidate against every condition of the question before answering\.",
                      text)
@@ -960,6 +960,8 @@ def _check_qa_fact(run: Run, text: str) -> bool:
         assert page.name == m.group(3) and not page.is_error and re.search(r"(?:,|and|as)\s+" + re.escape(gold)
                                                                          + r"\s*(?:,|and\b|\.|$)", page.result), text
         assert gold.lower() not in {_flat(t.arguments) for t in _calls(run)}, text
+        holding = next(x for x in re.split(r"(?<=[.!?])\s+", page.result) if gold in x)
+        assert len(re.findall(r",|\band\b|\bor\b", holding)) >= int(m.group(2)) - 1, text  # a list at least that long
         for n in re.findall(r"\d+", m.group(6) or ""):
             assert by_n[int(n)].turn > page.turn and _flat(by_n[int(n)].arguments) in _flat(page.result), text
         return True

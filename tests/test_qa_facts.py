@@ -177,7 +177,7 @@ def test_a_fever_claim_log_gets_the_phrase_searches_said_too():
 
 def test_an_expected_answer_left_unchecked_in_a_list_leads_the_page():
     fact = _facts("q019")[0]
-    assert fact.text == ("The expected \"Maja Tell\" was one of the 5 names what Search returned at turn 1 listed together, "
+    assert fact.text == ("The expected \"Maja Tell\" stood among at least 5 names what Search returned at turn 1 listed together, "
                          "and the run looked up only 'Ebba Strand' of them (turn 2) before answering: check each listed "
                          "candidate against every condition of the question before answering.")
     assert fact.turns == [1, 2, 3] and fact.kind == "unchecked-candidates"

@@ -18,6 +18,7 @@ import re
 from .insight_words import expected_answer, is_verdict, join
 from .near_words import main_words
 from .page_notes import listed_names
+from .text import folded_words
 from .reading import Call, Reading
 from .schema import KeyFact
 
@@ -100,7 +101,8 @@ _TAIL = re.compile(_NAME + "$")
 
 def _list_items(sentence: str, item: str) -> list[str] | None:
     """The items of a comma list in ``sentence`` that holds ``item`` as one of them ("such as A,
-    B, C and D"), each a capitalised name; None unless there are three or more."""
+    B, C and D"), each a capitalised name; None unless there are three or more. The run of
+    capitalised items may stop short of the list's own ends ("Ben 10"): a count of at least."""
     parts = [p.strip() for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", sentence)]
     at = next((i for i, p in enumerate(parts) if p == item or p.endswith(" " + item)), None)
     if at is None:
@@ -130,6 +132,8 @@ def unchecked_candidate(r: Reading, answer: Call) -> KeyFact | None:
     if r.run.outcome.success or not gold or is_verdict(r, gold):
         return None
     gold = " ".join(gold.split())
+    if set(folded_words(gold)) <= set(folded_words(str(answer.turn.arguments))):
+        return None  # the answer holds the expected one: the run had found it
     sent = _sent(r)
     if _fold(gold) in sent:
         return None
@@ -145,7 +149,7 @@ def unchecked_candidate(r: Reading, answer: Call) -> KeyFact | None:
             looked = [x for x in items if _fold(x) in sent and sent[_fold(x)].n > c.n]
             shown = (f"looked up {'only ' if len(looked) == 1 else ''}{_shown(looked, 2)} of them (turn "
                      f"{join([str(sent[_fold(x)].n) for x in looked], 3)})" if looked else "looked up none of them")
-            return KeyFact(f"The expected \"{gold}\" was one of the {len(items)} names what {c.name} returned at turn "
+            return KeyFact(f"The expected \"{gold}\" stood among at least {len(items)} names what {c.name} returned at turn "
                            f"{c.n} listed together, and the run {shown} before answering: check each listed candidate "
                            f"against every condition of the question before answering.",
                            [c.n] + [sent[_fold(x)].n for x in looked[:2]] + [answer.n], "unchecked-candidates",

@@ -79,8 +79,11 @@ def reflected_answer(r: Reading, answer: Call) -> KeyFact | None:
     sentence (the run went back to the page the reflection was about)."""
     given = _flat(answer.turn.arguments)
     reflections = _reflections(r)
-    if not reflections or not main_words(given) or form_only(given, expected_answer(r)):
-        return None  # a bare "no" or "yes" stands in most texts by chance; a form slip found the right thing
+    if not reflections or not main_words(given):
+        return None  # a bare "no" or "yes" stands in most texts by chance
+    gold = expected_answer(r)
+    if gold and form_only(given, gold) and named_source(r, gold, answer) is not None:
+        return None  # a look-up showed the expected thing by its own name: the run found it and slipped on the form
     naming = [(x, s) for x in reflections if (s := _naming_sentence(x, given))]
     if not naming:
         return None
