@@ -931,7 +931,7 @@ def _check_qa_fact(run: Run, text: str) -> bool:
             assert single.name == tool and not single.is_error and not joined.search(str(single.arguments)), text
         return True
     m = re.fullmatch(r"The errors? at turns? ([\d, and]+) listed (\d+) names?, and (?:no call sent (?:any of them|it) on its own|"
-                     r"the run sent (\d+) of them \((.+?), turns? ([\d, and]+)\))(?:; never (.+), made of the question's or "
+                     r"the run sent (\d+) of them \((.+?), turns? ([\d, and]+)(?:, before the errors?)?\))(?:; never (.+), made of the question's or "
                      r"the failed query's words| \((.+?)(?: (?:is|are) made of the question's or the failed query's words)?\))"
                      r": when (\S+) fails, send it the listed name that fits the question, as the list writes it, before "
                      r"rewording the query\.", text)
@@ -947,6 +947,8 @@ def _check_qa_fact(run: Run, text: str) -> bool:
             assert name in listed and _flat(name) not in sent, (name, text)
         for name in re.findall(r"'([^']+)'|\"([^\"]+)\"", m.group(4) or ""):
             assert (name[0] or name[1]) in listed and _flat(name[0] or name[1]) in sent, text
+        if text.split(": when ")[0].endswith(("before the error)", "before the errors)")):
+            assert all(int(n) < ns[0] for n in re.findall(r"\d+", m.group(5))), text
         if not m.group(3):
             assert not listed & {s for s in sent}, text
         return True

@@ -59,7 +59,7 @@ def unsent_listed(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
         for n in names:
             if n not in listed:
                 listed.append(n)
-            words = set(main_words(re.sub(r"\([^()]*\)", " ", n)))
+            words = set(main_words(n))  # its bracket too: "Julian (emperor)" is no page of a film "Julian (2012)"
             if words and words <= own and n not in fitting:
                 fitting.append(n)  # made of the question's words or the failed query's
     if not listed:
@@ -67,7 +67,7 @@ def unsent_listed(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
     tried = [n for n in listed if _fold(n) in sent]
     untried = [n for n in listed if _fold(n) not in sent]
     fitting = sorted((n for n in fitting if n in untried),  # the question's own names first
-                     key=lambda n: not set(main_words(re.sub(r"\([^()]*\)", " ", n))) <= question)
+                     key=lambda n: not set(main_words(n)) <= question)
     if not untried or (tried and not fitting):
         return None
     ns = [str(e.n) for e in listing]
@@ -78,9 +78,10 @@ def unsent_listed(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
                 if len(listed) > 1 else f"{where} listed {count}, and no call sent it on its own")
     else:
         marked = [n for n in tried if _fold(n) != " ".join(str(sent[_fold(n)].turn.arguments).split()).casefold()]
+        before = all(sent[_fold(n)].n < int(ns[0]) for n in tried)
         said = (f"{where} listed {count}, and the run sent {len(tried)} of them "
                 f"({_shown(tried, 2)}{' in quote marks' if marked == tried else ''}, "
-                f"turn {join([str(sent[_fold(n)].n) for n in tried], 3)})")
+                f"turn {join([str(sent[_fold(n)].n) for n in tried], 3)}{(', before the error' + ('s' if len(ns) > 1 else '')) if before else ''})")
     if fitting:
         said += (f"; never {_shown(fitting)}, made of the question's or the failed query's words"
                  if tried else f" ({_shown(fitting)} {'is' if len(fitting) == 1 else 'are'} made of the question's or the failed query's words)")
