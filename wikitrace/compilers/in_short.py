@@ -33,9 +33,9 @@ from .insight_words import answer_seen_in, expected_answer, gives_answer, is_ver
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
 from .near_words import near_look_up, near_phrase
+from .named_source import named_source
 from .page_notes import answer_source, listed_names
 from .qa_facts import qa_facts
-from .qa_reasons import named_source
 from .reading import Call, Reading, harness_reason, leaves
 from . import rule_reasons, success_lessons
 from .trial_record import RESTATES

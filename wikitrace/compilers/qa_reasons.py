@@ -21,6 +21,7 @@ import re
 from .answer_case import window
 from .insight_words import expected_answer, followed, join, packed_calls
 from .near_words import main_words
+from .named_source import named_source
 from .page_notes import listed_names
 from .reading import Call, Reading, _occurs
 from .schema import KeyFact
@@ -111,23 +112,6 @@ def form_only(given: str, gold: str | None) -> bool:
     expected answer's and more, or only some of them (what the run found was right)."""
     said, wanted = set(folded_words(given)), set(folded_words(gold or ""))
     return bool(said) and bool(wanted) and said != wanted and (said < wanted or wanted < said)
-
-
-def _stands_alone(text: str, name: str) -> bool:
-    """Whether ``text`` holds ``name`` with no capitalised word right after it (the name is not
-    the head of a longer one: "Stone Brewing" in "Stone Brewing Co." is)."""
-    for m in re.finditer(r"(?<!\w)" + re.escape(_flat(name)) + r"(?!\w)", _flat(text), re.IGNORECASE):
-        after = _flat(text)[m.end():].split()[:1]
-        if not (after and after[0][:1].isupper()):
-            return True
-    return False
-
-
-def named_source(r: Reading, gold: str, before: Call | None) -> Call | None:
-    """The first look-up before ``before`` whose text holds ``gold`` as a name of its own (not
-    the head of a longer name), when one does."""
-    return next((c for c in r.calls if (before is None or c.n < before.n) and not c.error and not c.writes
-                 and c.turn.result and _stands_alone(c.turn.result, gold)), None)
 
 
 # --- the expected form, where the page about the thing opens with it ---------------------------------
