@@ -940,7 +940,7 @@ def _check_qa_fact(run: Run, text: str) -> bool:
         errs, ns = _standing_errors(run, tool), [int(x) for x in re.findall(r"\d+", m.group(1))]
         assert set(ns) <= {t.turn for t in errs} and run.outcome.success is False, text
         listed = {n for t in errs for n in _similar(t.result)}
-        assert len(listed) >= int(m.group(2)), text
+        assert len(listed) == int(m.group(2)), text
         sent = {_flat(t.arguments).strip("\"'") for t in _calls(run)}
         for name in re.findall(r"'([^']+)'|\"([^\"]+)\"", m.group(6) or m.group(7) or ""):
             name = name[0] or name[1]
