@@ -213,3 +213,10 @@ def test_a_listed_name_sent_as_written_leaves_no_offered_names_fact():
 def test_a_listed_name_sent_even_in_quote_marks_counts_as_tried():
     # 'Loria Dunn (singer)' was sent (in quote marks: that fact is the quote-mark one's); 'Dunn (surname)' fits nothing
     assert not any("listed name that fits" in t for t in _texts("q009")), _texts("q009")
+
+
+def test_a_listed_name_sent_in_quote_marks_is_said_so_beside_the_fitting_one_never_sent():
+    assert _texts("q024")[0] == ("The error at turn 1 listed 2 names, and the run sent 1 of them ('Vell Dunmore "
+                                 "(painter)' in quote marks, turn 2); never 'Dunmore Gallery', made of the question's or the "
+                                 "failed query's words: when Search fails, send it the listed name that fits the question, as "
+                                 "the list writes it, before rewording the query."), _texts("q024")

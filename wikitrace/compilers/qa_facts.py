@@ -1,7 +1,9 @@
 """In-short facts for logs whose calls send plain text and end with an answer (ReAct's
 ``Search[..]`` / ``Lookup[..]`` / ``Finish[..]``): the form every failed call of a tool shared
-and what to send instead, an answer about two named things that rests on one of them, and a
-look-up planned for the answer that was never made.
+and what to send instead, names its errors listed and no call sent (offered_names.py), an
+answer about two named things that rests on one of them, and a look-up planned for the answer
+that was never made. Each says what decided the run as advice, so it leads the page's In short,
+before the facts it explains.
 
 Each is said only where the log shows it for every call it speaks of; anything unsure yields
 nothing. A log whose calls send JSON, or that gives no answer, gets none of them.
