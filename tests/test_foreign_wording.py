@@ -220,8 +220,9 @@ def test_the_qa_in_short_sentences_stay_off_every_other_format():
 
 def test_the_qa_advice_sentences_stay_on_logs_of_plain_text_look_ups_and_answers():
     """The QA advice sentences (qa_reasons.py: an answer the run's reflection already named, the
-    expected form a page opens with, look-ups that each sent a phrase, what worked on a success)
-    are written for ReAct-style logs, whose calls send plain text and end with a free-text answer
+    expected form a page opens with, look-ups that each sent a phrase, what worked on a success;
+    offered_names.py: names an error listed and no call sent, an expected answer left unchecked
+    in a list a look-up returned) are written for ReAct-style logs, whose calls send plain text and end with a free-text answer
     (Reflexion's printouts, a FEVER- or HotpotQA-style notebook printout), and for no run of any
     tool-calling or coding format, whichever way it is labelled."""
     import re
@@ -231,7 +232,8 @@ def test_the_qa_advice_sentences_stay_on_logs_of_plain_text_look_ups_and_answers
     from wikitrace.compilers.offline import compile_offline
 
     ours = re.compile(r"reflections? the run was given at turn \d+ already names?|opens with the expected name|"
-                      r"sent a phrase that mixes the task's words|^What worked: ")
+                      r"sent a phrase that mixes the task's words|^What worked: |send it the listed name that fits the "
+                      r"question|check each listed candidate against every condition")
     seen: dict[str, int] = {}
     for run in RUNS:
         for success in (True, False):

@@ -194,7 +194,7 @@ def test_a_wrong_answer_is_set_beside_the_expected_one_and_its_source(tmp_path):
     added, listed = sorted(_load(path), key=lambda r: "Varn" not in r.task.instruction)
     [fact] = _facts(added)
     assert fact.endswith('The answer holds the expected words and adds "through" before it and "near Orlo" after it.')
-    fact = _facts(listed)[0]
+    fact = next(f for f in _facts(listed) if f.startswith("The answer "))
     err = next(t.turn for t in listed.turns if t.type == "function_call" and "Similar" in (t.result or ""))
     assert fact.endswith(f"The answer appears in no look-up that went through, only in the error Search returned at "
                          f"turn {err}."), fact
@@ -929,40 +929,88 @@ def _names_alone(text: str, name: str) -> bool:
     return False
 
 
+_SUBJECT = (r"(?P<subject>(?:The|Both|All \d+) (?:failed \S+ calls?|\S+ calls? after the one that went through at turn "
+            r"\d+))")
+
+
+def _subject(run: Run, subject: str) -> tuple[str, list[Turn]]:
+    """The tool a fact's subject names and its standing errors, checked against the count and
+    the turn of the last call of it that went through, as the subject says them."""
+    m = re.fullmatch(r"(?:The|Both|All (\d+)) (?:failed )?(\S+) calls?(?: after the one that went through at turn (\d+))?",
+                     subject)
+    tool, errs = m.group(2), _standing_errors(run, m.group(2))
+    count = int(m.group(1)) if m.group(1) else 2 if subject.startswith("Both") else 1
+    assert len(errs) == count, subject
+    ok = [t.turn for t in _calls(run) if t.name == tool and not t.is_error and t.turn < errs[0].turn]
+    assert (ok[-1] == int(m.group(3))) if m.group(3) else not ok, subject
+    return tool, errs
+
+
 def _check_qa_fact(run: Run, text: str) -> bool:
     """The facts qa_facts.py and named_comparisons.py add for text-action QA logs, each checked
     against the turns it names: True when the text was one of them (and held)."""
     by_n = {t.turn: t for t in run.turns}
-    m = re.fullmatch(r"(?:The (\S+) call|Both of these (\S+) calls|All (\d+) of these (\S+) calls) put quote marks in "
-                     r"(?:its|their) text, and (its error|every one of their errors|the errors? at turns? ([\d, and]+)) "
-                     r"listed the quoted name without them \((.+) at turn (\d+), listed as ([\'\"])(.+)\9\): send a name as the "
-                     r"error's list writes it, without quote marks\.", text)
+    m = re.fullmatch(_SUBJECT + r" put quote marks in (?:its|their) text, and (its error|every one of their errors|the "
+                     r"errors? at turns? ([\d, and]+)) listed the quoted name without them \((.+) at turn (\d+), listed as "
+                     r"([\'\"])(.+)\6\): send a name as the error's list writes it, without quote marks\.", text)
     if m:  # every standing error of the tool had quote marks in its text; the named ones listed a quoted part bare
-        tool = m.group(1) or m.group(2) or m.group(4)
-        errs = _standing_errors(run, tool)
-        assert len(errs) == (1 if m.group(1) else 2 if m.group(2) else int(m.group(3))), text
+        tool, errs = _subject(run, m.group("subject"))
         assert all(any(q in str(t.arguments) for q in _QUOTE_CHARS) for t in errs), text
-        named = [t.turn for t in errs] if not m.group(6) else [int(x) for x in re.findall(r"\d+", m.group(6))]
+        named = [t.turn for t in errs] if not m.group(3) else [int(x) for x in re.findall(r"\d+", m.group(3))]
         for n in named:
             quoted = re.findall(r'"([^"]+)"', str(by_n[n].arguments)) or [str(by_n[n].arguments).strip()[1:-1]]
             assert {q.casefold() for q in quoted} & {x.casefold() for x in _similar(by_n[n].result)}, (n, text)
-        shown = by_n[int(m.group(8))]
-        assert " ".join(str(shown.arguments).split()) == m.group(7) and m.group(10) in _similar(shown.result), text
-        assert m.group(10).casefold() in str(shown.arguments).casefold() and m.group(10) != str(shown.arguments), text
+        shown = by_n[int(m.group(5))]
+        assert " ".join(str(shown.arguments).split()) == m.group(4) and m.group(7) in _similar(shown.result), text
+        assert m.group(7).casefold() in str(shown.arguments).casefold() and m.group(7) != str(shown.arguments), text
         return True
-    m = re.fullmatch(r"(?:The (\S+) call|Both of these (\S+) calls|All (\d+) of these (\S+) calls) packed several calls "
-                     r"into one argument \(turn (\d+) sent (.+?)(?: as one call)?\)(?:; the one-query (\S+) call at turn "
-                     r"(\d+) went through)?: send one query per (\S+) call\.", text)
+    m = re.fullmatch(_SUBJECT + r" packed several calls into one argument \(turn (\d+) sent (.+?)(?: as one call)?\)(?:; the "
+                     r"one-query (\S+) call at turn (\d+) went through)?: send one query per (\S+) call\.", text)
     if m:  # every standing error of the tool sent its own call form inside its argument
-        tool = m.group(1) or m.group(2) or m.group(4)
-        errs = _standing_errors(run, tool)
-        assert len(errs) == (1 if m.group(1) else 2 if m.group(2) else int(m.group(3))), text
+        tool, errs = _subject(run, m.group("subject"))
         joined = re.compile(rf"\]\s*,?\s*(?:and\s+)?{re.escape(tool)}\[")
         assert all(joined.search(str(t.arguments)) for t in errs), text
-        assert _flat(f"{tool}[{by_n[int(m.group(5))].arguments}]").startswith(_flat(m.group(6).rstrip("…"))), text
-        if m.group(8):
-            single = by_n[int(m.group(8))]
+        assert _flat(f"{tool}[{by_n[int(m.group(2))].arguments}]").startswith(_flat(m.group(3).rstrip("…"))), text
+        if m.group(5):
+            single = by_n[int(m.group(5))]
             assert single.name == tool and not single.is_error and not joined.search(str(single.arguments)), text
+        return True
+    m = re.fullmatch(r"The errors? at turns? ([\d, and]+) listed (\d+) names?, and (?:no call sent (?:any of them|it) on its own|"
+                     r"the run sent (\d+) of them \((.+?), turns? ([\d, and]+)(?:, before the errors?)?\))(?:; never (.+), made of the question's or "
+                     r"the failed query's words| \((.+?)(?: (?:is|are) made of the question's or the failed query's words)?\))"
+                     r": when (\S+) fails, send it the listed name that fits the question, as the list writes it, before "
+                     r"rewording the query\.", text)
+    if m:  # the named errors are the tool's standing ones, list the names; the names shown were never sent on their own
+        tool = m.group(8)
+        errs, ns = _standing_errors(run, tool), [int(x) for x in re.findall(r"\d+", m.group(1))]
+        assert set(ns) <= {t.turn for t in errs} and run.outcome.success is False, text
+        listed = {n for t in errs for n in _similar(t.result)}
+        assert len(listed) == int(m.group(2)), text
+        sent = {_flat(t.arguments).strip("\"'") for t in _calls(run)}
+        for name in re.findall(r"'([^']+)'|\"([^\"]+)\"", m.group(6) or m.group(7) or ""):
+            name = name[0] or name[1]
+            assert name in listed and _flat(name) not in sent, (name, text)
+        for name in re.findall(r"'([^']+)'|\"([^\"]+)\"", m.group(4) or ""):
+            assert (name[0] or name[1]) in listed and _flat(name[0] or name[1]) in sent, text
+        if text.split(": when ")[0].endswith(("before the error)", "before the errors)")):
+            assert all(int(n) < ns[0] for n in re.findall(r"\d+", m.group(5))), text
+        if not m.group(3):
+            assert not listed & {s for s in sent}, text
+        return True
+    m = re.fullmatch(r"The expected \"(.+)\" stood among at least (\d+) names what (\S+) returned at turn (\d+) listed together, "
+                     r"and the run looked up (?:none of them|(?:only )?(.+) of them \(turns? ([\d, and]+)\)) before "
+                     r"answering: check each listed candidate against every condition of the question before answering\.",
+                     text)
+    if m:  # the expected answer is in that look-up's text, between commas; no call sent it; the named ones were sent
+        gold, page = m.group(1), by_n[int(m.group(4))]
+        assert gold.lower() == _flat(run.task.metadata["gold_answer"]) and run.outcome.success is False, text
+        assert page.name == m.group(3) and not page.is_error and re.search(r"(?:,|and|as)\s+" + re.escape(gold)
+                                                                         + r"\s*(?:,|and\b|\.|$)", page.result), text
+        assert gold.lower() not in {_flat(t.arguments) for t in _calls(run)}, text
+        holding = next(x for x in re.split(r"(?<=[.!?])\s+", page.result) if gold in x)
+        assert len(re.findall(r",|\band\b|\bor\b", holding)) >= int(m.group(2)) - 1, text  # a list at least that long
+        for n in re.findall(r"\d+", m.group(6) or ""):
+            assert by_n[int(n)].turn > page.turn and _flat(by_n[int(n)].arguments) in _flat(page.result), text
         return True
     m = re.fullmatch(r"The question names two things, (.+); every word of the answer comes from (.+?) about (.+?), and "
                      r"(.+): an answer about both must be found in the look-ups of each\.", text)
@@ -1025,22 +1073,22 @@ def _check_qa_fact(run: Run, text: str) -> bool:
         answer = next(t for t in reversed(_calls(run)) if t.name == "Finish")
         assert _flat(answer.arguments) != gold.lower() and page.turn < answer.turn, text
         return True
-    m = re.fullmatch(r"(?:Both|All (\d+)) of these (\S+) calls sent a phrase that mixes the task's words with lower-case "
-                     r"ones \((.+?)\)(?:, and no call sent a name their errors listed \((.+)\))?: send \2 one name, from the "
-                     r"question or from an error's list, not a phrase\.", text)
+    m = re.fullmatch(_SUBJECT + r" sent a phrase that mixes the task's words with lower-case ones \((.+?)\)(?:, and no call "
+                     r"sent a name their errors listed \((.+)\))?: send (\S+) one name, from the question or from an "
+                     r"error's list, not a phrase\.", text)
     if m:  # every standing error of the tool sent a question word and a lower-case word outside parentheses
-        errs = _standing_errors(run, m.group(2))
-        assert len(errs) == (int(m.group(1)) if m.group(1) else 2), text
+        tool, errs = _subject(run, m.group("subject"))
+        assert tool == m.group(4), text
         question = {w.rstrip("s") for w in re.findall(r"\w{4,}", run.task.instruction.lower())}
         for t in errs:
             bare = re.sub(r"\([^()]*\)", " ", str(t.arguments))
             assert re.search(r"(?<![\w'])[a-z][a-z'-]{3,}", bare), (t.turn, text)
             assert {w.rstrip("s") for w in re.findall(r"\w{4,}", bare.lower())} & question, (t.turn, text)
-        for q in re.findall(r"\"([^\"]+)\"", m.group(3)):
+        for q in re.findall(r"\"([^\"]+)\"", m.group(2)):
             assert any(_flat(t.arguments).startswith(_flat(q.rstrip("…"))) for t in errs), text
-        if m.group(4):
+        if m.group(3):
             sent = {_flat(t.arguments) for t in _calls(run)}
-            for name in re.findall(r"'([^']+)'|\"([^\"]+)\"", m.group(4)):
+            for name in re.findall(r"'([^']+)'|\"([^\"]+)\"", m.group(3)):
                 name = name[0] or name[1]
                 assert _flat(name) not in sent and any(name in (t.result or "") for t in errs), text
         return True

@@ -369,7 +369,11 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             gold = re.compile(r"(?<![\w.])" + re.escape(_flat(m.group(1)).lower()) + r"(?!\w)")
             shown = [t.turn for t in c.calls if t.turn < answer.turn and not t.is_error
                      and gold.search(_flat(t.result or "").lower())]  # what the look-ups returned, not what they asked
-            assert shown[:1] == ([int(m.group(2))] if m.group(2) else []), text
+            alone = [t for t in shown if any(not re.match(r"\s+[A-Z]", " ".join(by.result.split())[x.end():])
+                                             for by in c.calls if by.turn == t
+                                             for x in gold.finditer(_flat(by.result).lower()))]
+            # the first that names it with no capitalised word after it (not the head of a longer name), else the first
+            assert (alone or shown)[:1] == ([int(m.group(2))] if m.group(2) else []), text
     elif text.startswith("The run was judged a success with no environment call"):
         assert not c.calls and c.run.outcome.label == "success"
         if ": what the agent told the user rests on " in text:

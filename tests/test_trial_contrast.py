@@ -170,6 +170,54 @@ def test_a_qa_success_names_the_look_up_and_the_answer_its_failed_retry_gave(tmp
                for ln in _in_short(out, lost))
 
 
+QUOTED = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 1, Incorrect: 0, Halted: 1
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+Question: Which film did Orla Venn shoot first, "The Tide" or "Saltmarsh"?
+Thought 1: I need to search The Tide.
+Action 1: Search[The Tide]
+Observation 1: Could not find [The Tide]. Similar: ['The Tide (2012 Irish film)', 'Tide (band)']
+Thought 2: I can search The Tide (2012 Irish film).
+Action 2: Search[The Tide (2012 Irish film)]
+Observation 2: The Tide is a 2012 Irish drama shot in 2010 by Orla Venn, two years after Saltmarsh (2008).
+Thought 3: Saltmarsh was shot first.
+Action 3: Finish[Saltmarsh]
+Observation 3: Answer is CORRECT
+Correct answer: Saltmarsh
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+------------- BEGIN HALTED AGENTS --------------
+
+Question: Which film did Orla Venn shoot first, "The Tide" or "Saltmarsh"?
+Thought 1: I need to search "The Tide".
+Action 1: Search["The Tide"]
+Observation 1: Could not find ["The Tide"]. Similar: ['The Tide (2012 Irish film)', 'Tide (band)']
+Thought 2: I can search "The Tide (2012 Irish film)".
+Action 2: Search["The Tide (2012 Irish film)"]
+Observation 2: Could not find ["The Tide (2012 Irish film)"]. Similar: ['The Tide (2012 Irish film)']
+Correct answer: Saltmarsh
+
+"""
+
+
+def test_a_qa_success_says_its_failed_trial_sent_the_same_name_in_quote_marks(tmp_path):
+    path = tmp_path / "react_reflexion_quoted.txt"
+    path.write_text(QUOTED, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    runs = {r["outcome"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
+    won, lost = runs["success"], runs["failure"]
+    assert _in_short(out, won)[0].startswith(
+        f"- Look up Search\\[The Tide (2012 Irish film)\\] without quote marks and answer from what it returns "
+        f"(\"Saltmarsh\"), as this run did: the failed trial of this task gave no answer ([{lost}]({lost}.md)), and that "
+        f"look-up never went through there: it sent that name inside quote marks."), _in_short(out, won)
+
+
 # --- every importer's runs: each line is true of the two trials it sets against each other -------
 
 

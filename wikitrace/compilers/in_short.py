@@ -31,6 +31,7 @@ from .insight_words import answer_seen_in, expected_answer, gives_answer, is_ver
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
 from .near_words import near_look_up, near_phrase
+from .named_source import named_source
 from .page_notes import answer_source, listed_names
 from .qa_facts import qa_facts
 from .record_claims import contradicted, past_dates
@@ -105,14 +106,14 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
     if gold is None:
         return None
     if right:
-        seen = answer_seen_in(r, gold, c)
+        seen = named_source(r, gold, c) or answer_seen_in(r, gold, c)
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged right"
                        + (f"; the look-up at turn {seen.n} had returned \"{clip(gold, 80)}\"." if seen else "."),
                        [c.n] + ([seen.n] if seen else []), "answer-seen" if seen else "")
     if is_verdict(r, gold):
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "
                        f"\"{clip(gold, 80)}\".", [c.n])
-    seen = answer_seen_in(r, gold, c)
+    seen = named_source(r, gold, c) or answer_seen_in(r, gold, c)
     listed = None if seen else listed_in_errors(r, gold, c.n)
     near = None if seen or listed else near_look_up(r, gold, c.n)
     text = (f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected \"{clip(gold, 80)}\", "

@@ -16,6 +16,7 @@ from .computed_values import product_note
 from .answer_case import named, near_words as near_answer
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join
 from .arguments import _last_key, check_arguments
+from .named_source import named_source
 from .reading import Call, Reading, leaves
 from .insight_parts import rules_once
 from .near_words import near_words, place_words as _place_words
@@ -131,7 +132,7 @@ def wrong_answer(r: Reading, c: Call) -> str | None:
         return "This answer ended the run and was judged wrong."
     if is_verdict(r, gold):  # a label of the task's answer set: no look-up returns one
         return f"This answer ended the run and was judged wrong; the task expected the verdict \"{clip(gold, 80)}\"."
-    seen = answer_seen_in(r, gold, c)
+    seen = named_source(r, gold, c) or answer_seen_in(r, gold, c)
     return (f"This answer ended the run and was judged wrong; the task expected \"{clip(gold, 80)}\", which "
             + (f"the look-up at turn {seen.n} had returned." if seen is not None else "no look-up had returned."))
 
@@ -174,7 +175,7 @@ def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
     if c is not next((x for x in reversed(r.calls) if x.writes and not x.error), None):
         return []  # a click on the way (a product, an option) is no answer: the notes go with the last one
     gold = expected_answer(r)
-    seen = answer_seen_in(r, gold, c) if gold else None
+    seen = (named_source(r, gold, c) or answer_seen_in(r, gold, c)) if gold else None
     if seen is None:
         return asked_note(r, c.n) + given_answer_note(r, c, width)
     window = _window(seen.turn.result, gold, width)

@@ -1,7 +1,9 @@
 """In-short facts for logs whose calls send plain text and end with an answer (ReAct's
 ``Search[..]`` / ``Lookup[..]`` / ``Finish[..]``): the form every failed call of a tool shared
-and what to send instead, an answer about two named things that rests on one of them, and a
-look-up planned for the answer that was never made.
+and what to send instead, names its errors listed and no call sent (offered_names.py), an
+answer about two named things that rests on one of them, and a look-up planned for the answer
+that was never made. Each says what decided the run as advice, so it leads the page's In short,
+before the facts it explains.
 
 Each is said only where the log shows it for every call it speaks of; anything unsure yields
 nothing. A log whose calls send JSON, or that gives no answer, gets none of them.
@@ -16,24 +18,22 @@ from .insight_words import expected_answer, gives_answer, is_verdict, join, pack
 from .named_comparisons import named_comparison_facts
 from .near_words import main_words
 from .page_notes import listed_names
-from .qa_reasons import described_searches, opening_form, reflected_answer, what_worked
+from .offered_names import unchecked_candidate, unsent_listed
+from .qa_reasons import described_searches, failed_calls, opening_form, reflected_answer, what_worked
 from .reading import Call, Reading, harness_reason
 from .schema import KeyFact
 from .text import clip_words
 
 
 def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
-    """``facts`` with this module's placed beside the fact each explains: a shared cause right
-    after the errors it is about, an answer's facts right after the answer's own. A fact of
-    ours whose neighbour is not there (the run stated no such errors) is left out."""
+    """``facts`` with this module's in front: each says what decided the run, as advice, so it
+    leads the facts it explains (the errors it is about, the answer's own). A fact of ours
+    whose neighbour is not there (the run stated no such errors) is left out."""
     if not any(isinstance(c.turn.arguments, str) for c in r.calls):
         return facts
     out = list(facts)
-    for name, turns, fact in error_causes(r):
-        at = next((i for i, f in enumerate(out) if f.text.startswith(f"{name} failed at turn")
-                   and f.turns and set(f.turns) <= turns), None)
-        if at is not None:
-            out.insert(at + 1, fact)
+    causes = [fact for name, turns, fact in error_causes(r)
+              if any(f.text.startswith(f"{name} failed at turn") and f.turns and set(f.turns) <= turns for f in out)]
     if not r.run.outcome.success and not any(f.kind == "comparison" for f in out):
         out = named_comparison_facts(r) + out
     answer = _answer(r)
@@ -42,12 +42,12 @@ def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
             worked = what_worked(r, answer)
             return out + ([worked] if worked is not None else [])
         planned = planned_look_up(r, answer)  # a planned look-up never made says more than the reflection naming it
-        mine = [f for f in (planned or reflected_answer(r, answer), opening_form(r, answer), one_sided_answer(r, answer))
-                if f is not None]
-        at = next((i for i, f in enumerate(out) if f.text.startswith("The answer \"") and answer.n in f.turns), None)
-        if at is not None:
-            out[at + 1:at + 1] = mine
-    return out
+        mine = [f for f in (planned or reflected_answer(r, answer), opening_form(r, answer),
+                            one_sided_answer(r, answer), unchecked_candidate(r, answer)) if f is not None]
+        if any(f.text.startswith("The answer \"") and answer.n in f.turns for f in out):
+            causes = mine + causes
+    lead = sum(f.kind == "comparison" for f in out[:1])  # a refuted comparison in the agent's words stays first
+    return out[:lead] + causes + out[lead:]
 
 
 def _answer(r: Reading) -> Call | None:
@@ -107,15 +107,11 @@ def error_causes(r: Reading) -> list[tuple[str, set[int], KeyFact]]:
         name = errs[0].name
         if key != name or not all(isinstance(e.turn.arguments, str) and e.name == name for e in errs):
             continue
-        fact = _packed_fact(r, name, errs) or _quoted_fact(name, errs) or described_searches(r, name, errs)
+        fact = (_packed_fact(r, name, errs) or _quoted_fact(r, name, errs) or described_searches(r, name, errs)
+                or unsent_listed(r, name, errs))
         if fact is not None:
             out.append((name, {e.n for e in errs}, fact))
     return out
-
-
-def _these(name: str, errs: list[Call]) -> str:
-    return (f"The {name} call" if len(errs) == 1 else f"Both of these {name} calls" if len(errs) == 2
-            else f"All {len(errs)} of these {name} calls")
 
 
 def _packed_fact(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
@@ -124,14 +120,14 @@ def _packed_fact(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
     first = errs[0]
     single = next((c for c in r.calls if c.name == name and not c.error and packed_calls(c) == 0), None)
     sent = clip_words(f"{name}[{first.turn.arguments}]", 110)
-    return KeyFact(f"{_these(name, errs)} packed several calls into one argument (turn {first.n} sent "
+    return KeyFact(f"{failed_calls(r, name, errs)} packed several calls into one argument (turn {first.n} sent "
                    f"{sent}{' as one call' if len(errs) > 1 else ''})"
                    + (f"; the one-query {name} call at turn {single.n} went through" if single else "")
                    + f": send one query per {name} call.",
                    [e.n for e in errs[:3]] + ([single.n] if single else []), "packed-calls", [name])
 
 
-def _quoted_fact(name: str, errs: list[Call]) -> KeyFact | None:
+def _quoted_fact(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
     spans = [_quoted_spans(e.turn.arguments) for e in errs]
     if not all(spans):
         return None
@@ -147,13 +143,13 @@ def _quoted_fact(name: str, errs: list[Call]) -> KeyFact | None:
     mark = '"' if "'" in bare else "'"  # as the list itself wrote it
     shown = f"{' '.join(e.turn.arguments.split())} at turn {e.n}, listed as {mark}{bare}{mark}"
     if len(errs) == 1:
-        said = f"The {name} call put quote marks in its text, and its error listed the quoted name without them ({shown})"
+        said = f"{failed_calls(r, name, errs)} put quote marks in its text, and its error listed the quoted name without them ({shown})"
     elif len(listed) == len(errs):
-        said = (f"{_these(name, errs)} put quote marks in their text, and every one of their errors listed the "
+        said = (f"{failed_calls(r, name, errs)} put quote marks in their text, and every one of their errors listed the "
                 f"quoted name without them ({shown})")
     else:
         ns = [str(x.n) for x, _ in listed]
-        said = (f"{_these(name, errs)} put quote marks in their text, and the error{'s' if len(ns) > 1 else ''} at "
+        said = (f"{failed_calls(r, name, errs)} put quote marks in their text, and the error{'s' if len(ns) > 1 else ''} at "
                 f"turn{'s' if len(ns) > 1 else ''} {join(ns, 6)} listed the quoted name without them ({shown})")
     return KeyFact(said + ": send a name as the error's list writes it, without quote marks.",
                    sorted({x.n for x, _ in listed[:3]} | {e.n}), "quoted-name", [name])

@@ -21,6 +21,7 @@ import re
 from .answer_case import window
 from .insight_words import expected_answer, followed, join, packed_calls
 from .near_words import main_words
+from .named_source import named_source
 from .page_notes import listed_names
 from .reading import Call, Reading, _occurs
 from .schema import KeyFact
@@ -81,6 +82,9 @@ def reflected_answer(r: Reading, answer: Call) -> KeyFact | None:
     reflections = _reflections(r)
     if not reflections or not main_words(given):
         return None  # a bare "no" or "yes" stands in most texts by chance
+    gold = expected_answer(r)
+    if gold and form_only(given, gold) and named_source(r, gold, answer) is not None:
+        return None  # a look-up showed the expected thing by its own name: the run found it and slipped on the form
     naming = [(x, s) for x in reflections if (s := _naming_sentence(x, given))]
     if not naming:
         return None
@@ -103,6 +107,13 @@ def reflected_answer(r: Reading, answer: Call) -> KeyFact | None:
                      "before it is given.", turns, "reflected-answer", [answer.name])
 
 
+def form_only(given: str, gold: str | None) -> bool:
+    """Whether an answer names the expected thing in another form: its words hold all of the
+    expected answer's and more, or only some of them (what the run found was right)."""
+    said, wanted = set(folded_words(given)), set(folded_words(gold or ""))
+    return bool(said) and bool(wanted) and said != wanted and (said < wanted or wanted < said)
+
+
 # --- the expected form, where the page about the thing opens with it ---------------------------------
 
 
@@ -114,8 +125,7 @@ def opening_form(r: Reading, answer: Call) -> KeyFact | None:
     given = _flat(answer.turn.arguments)
     if not gold or not given:
         return None
-    said, wanted = set(folded_words(given)), set(folded_words(gold))
-    if not said or not wanted or said == wanted or not (said < wanted or wanted < said):
+    if not form_only(given, gold):
         return None
     lead = re.compile(re.escape(_flat(gold)) + r"\s*[(,]", re.IGNORECASE)
     page = next((c for c in r.calls if c.n < answer.n and not c.error and not c.writes and c.turn.result
@@ -146,6 +156,16 @@ def _described(query: str, question_words: set[str]) -> bool:
     return bool(lower) and bool(set(main_words(bare)) & question_words)
 
 
+def failed_calls(r: Reading, name: str, errs: list[Call]) -> str:
+    """The failed calls a fact speaks of, named on their own (the fact comes before the errors'):
+    every failed call of the tool, or those after the last of it that went through."""
+    ok = [c.n for c in r.calls if c.name == name and not c.error and c.n < errs[0].n]
+    after = f" after the one that went through at turn {ok[-1]}" if ok else ""
+    kind = f"{name} call" if ok else f"failed {name} call"
+    return (f"The {kind}{after}" if len(errs) == 1 else f"Both {kind}s{after}" if len(errs) == 2
+            else f"All {len(errs)} {kind}s{after}")
+
+
 def described_searches(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
     """Two or more errors of one look-up tool that no later call of it got past, each sending a
     description built on the task's words that its error echoes back as not found; said with the
@@ -161,8 +181,7 @@ def described_searches(r: Reading, name: str, errs: list[Call]) -> KeyFact | Non
     untried = [n for n in listed if _flat(n).casefold() not in sent]
     queries = list(dict.fromkeys(_flat(e.turn.arguments) for e in errs))
     shown = join([f"\"{clip_words(q, 60)}\"" for q in queries], 2)
-    said = (f"{'Both' if len(errs) == 2 else f'All {len(errs)}'} of these {name} calls sent a phrase that mixes the "
-            f"task's words with lower-case ones ({shown})")
+    said = (f"{failed_calls(r, name, errs)} sent a phrase that mixes the task's words with lower-case ones ({shown})")
     if untried and len(untried) == len(listed):
         said += f", and no call sent a name their errors listed ({join([repr(n) for n in untried], 3)})"
     return KeyFact(said + f": send {name} one name, from the question or from an error's list, not a phrase.",

@@ -159,6 +159,11 @@ def record(r: Reading) -> dict:
     asked = {looked_up(c.name, q) for c in r.calls if not c.writes and not c.error and (q := _query(c))}
     if len(asked) <= SHOWN_LOOKUPS:  # more: not kept, and no page says which look-ups the run made
         out["lookups"] = sorted(asked)
+    # failed look-ups whose text stood inside quote marks: a trial that sent the name bare may have got through
+    quoted = {looked_up(c.name, q) for c in r.calls if not c.writes and c.error and isinstance(c.turn.arguments, str)
+              and (q := _query(c)) and q[:1] + q[-1:] in ('""', "''", "\u201c\u201d")}
+    if quoted and len(quoted) <= SHOWN_LOOKUPS:
+        out["quoted"] = sorted(quoted)
     return out
 
 

@@ -116,7 +116,8 @@ def _call_keys(c: dict) -> list[str]:
     return list(_by_key(c.get("values") or {}))[:2]
 
 
-def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool) -> tuple[str, list[int]] | None:
+def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool,
+                 tail: str = "") -> tuple[str, list[int]] | None:
     """What this success did at the aspect it is set against its failed trials by, said as what
     to do (and the turns of this run that show it); None when the log shows no step to copy."""
     kind = ref.aspect[0]
@@ -136,7 +137,8 @@ def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool) -> tu
                 return f"Give the answer alone, as {q} returned it (\"{_t(text)}\"), as this run did", turns
         if alike:  # they read the same answer and gave another
             return f"Answer from what {q} returned (\"{_t(text)}\"), as this run did", turns
-        return f"Look up {q} and answer from what it returns (\"{_t(text)}\"), as this run did", turns
+        bare = " without quote marks" if "inside quote marks" in tail else ""
+        return f"Look up {q}{bare} and answer from what it returns (\"{_t(text)}\"), as this run did", turns
     if kind == "args":
         key = ref.aspect[2]
         return (f"Send `{key}` {_t(_shown(ref.ref['values'], key))} in {ref.aspect[1]}{_sources(ref.ref, [key], True, False)}, "
@@ -205,11 +207,16 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
         asked = [(_entry(failed, s).get("decisive") or {}).get("lookups") for s, _d in hits]
         if query and all(a is not None for a in asked):  # every trial's look-ups known
             missed = [a for a in asked if query not in a]
-            tail = (", and that look-up never went through there" if k == 1 and missed else
+            quoted = [query in ((_entry(failed, s).get("decisive") or {}).get("quoted") or []) for s, _d in hits]
+            tail = (", and that look-up never went through there: it sent that name inside quote marks" if k == 1 and
+                    missed and all(quoted) else
+                    ", a look-up that went through in none of them, each sending that name inside quote marks"
+                    if len(missed) == k and all(quoted) else
+                    ", and that look-up never went through there" if k == 1 and missed else
                     ", a look-up that went through in none of them" if len(missed) == k else
                     f", a look-up that went through in {k - len(missed)} of them" if missed else
                     ", after the same look-up" if k == 1 else ", all after the same look-up")
-    told = _instruction(entry, ref, k, hits, bool(tail) and "same look-up" in tail) if firm[aspect] else None
+    told = _instruction(entry, ref, k, hits, bool(tail) and "same look-up" in tail, tail) if firm[aspect] else None
     if told is not None:
         mine, turns = told
         text = f"{mine}: {theirs}{tail}."

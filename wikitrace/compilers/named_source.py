@@ -1,0 +1,31 @@
+"""The look-up a page cites for an expected answer: the first whose text names it on its own,
+not only as the head of a longer name ("Stone Brewing" inside "Stone Brewing Co."), so the
+turn cited is the one that shows the answer in the form the task wanted."""
+
+from __future__ import annotations
+
+import re
+
+from .reading import Call, Reading
+
+
+def _flat_text(text: str) -> str:
+    return " ".join(str(text or "").split())
+
+
+def _stands_alone(text: str, name: str) -> bool:
+    """Whether ``text`` holds ``name`` with no capitalised word right after it (the name is not
+    the head of a longer one: "Stone Brewing" in "Stone Brewing Co." is)."""
+    flat = _flat_text(text)
+    for m in re.finditer(r"(?<!\w)" + re.escape(_flat_text(name)) + r"(?!\w)", flat, re.IGNORECASE):
+        after = flat[m.end():m.end() + 40].split()[:1]
+        if not (after and after[0][:1].isupper()):
+            return True
+    return False
+
+
+def named_source(r: Reading, gold: str, before: Call | None) -> Call | None:
+    """The first look-up before ``before`` whose text holds ``gold`` as a name of its own (not
+    the head of a longer name), when one does."""
+    return next((c for c in r.calls if (before is None or c.n < before.n) and not c.error and not c.writes
+                 and c.turn.result and _stands_alone(c.turn.result, gold)), None)
