@@ -1,6 +1,6 @@
 """What a page says about a look-up's JSON answer, through the work kept once per run or per
 answer: the fields the agent's later words name (record_words), the record an id points at
-(page_notes._record_holding), and the plain fields shown within their width (page_items)."""
+(record_notes._record_holding), and the plain fields shown within their width (page_items)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from test_offline_content import _call, _msg, _record, _turns
 
 from wikitrace.compilers.page_items import FIELDS_WIDTH, shown_answer
-from wikitrace.compilers.page_notes import _record_holding
+from wikitrace.compilers.record_notes import _record_holding
 from wikitrace.compilers.reading import read_run
 from wikitrace.compilers.record_words import named_fields
 from wikitrace.runs.native import run_from_dict

@@ -17,8 +17,8 @@ from .option_choices import item_note, option_note
 from .page_causes import Item, answer_text as _answer, call_line, edits_between, edits_phrase, same_error_once, silent
 from .page_items import (FOUND_NEAR_ANSWER, diff_phrase, found_notes, halted_evidence, lacking_support, looked_up,
                          short_call)
-from .page_notes import (answer_context, asked_note, check_notes, listed_note, reason_note, record_rule_notes,
-                         wrong_answer)
+from .page_notes import answer_context, asked_note, check_notes, listed_note, reason_note, wrong_answer
+from .record_notes import record_rule_notes
 from .reading import Reading, harness_reason
 from .schema import Evidence
 from .text import clip, quote_of, signature

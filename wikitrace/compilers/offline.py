@@ -42,7 +42,8 @@ from .option_choices import item_note, option_note
 from .verdict_evidence import verdict_note
 from .value_sources import source_notes
 from .page_items import answered_nothing, diff_phrase, label, shown_answer, short_call
-from .page_notes import followed_note, given_answer_note, listed_note, reason_note, used_record
+from .page_notes import followed_note, given_answer_note, listed_note, reason_note
+from .record_notes import used_record
 from .page_causes import Item, call_line, edits_between, edits_phrase, quote_marks_note, silent
 from .record_words import messages_notes, named_field_notes
 from .run_insights import insights_for

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from .insight_words import is_hand_off
 from .arguments import _NOT_JSON, _parsed
-from .page_notes import _record_holding
+from .record_notes import _record_holding
 from .reading import Reading, runs_a_command
 from .rules import _DIGIT
 from . import time_claims
@@ -116,7 +116,7 @@ def _id_args(args) -> list[tuple[str, str]]:
 
 def _record(parsed, key: str, value: str, sent: bool):
     """The record ``value`` names in an answer: the whole answer of a look-up sent it (unless that
-    answer holds another value under the same key), else what page_notes._record_holding finds."""
+    answer holds another value under the same key), else what record_notes._record_holding finds."""
     if sent and isinstance(parsed, dict) and parsed.get(key, value) == value:
         return parsed
     return _record_holding(parsed, key, value, sent)
