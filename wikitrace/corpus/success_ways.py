@@ -14,6 +14,9 @@ from __future__ import annotations
 from collections import Counter
 
 from . import run_counts
+from .applies import key_tool
+from .fisher import ALPHA, fisher_tails
+from .trials import RETRIED, WORDS_FROM
 
 NAMED = 2  # look-ups named per sentence, most often first (each is counted)
 
@@ -29,7 +32,9 @@ class SuccessWays:
         self.did: Counter = Counter()  # tool -> successful runs that called it without an error
         self.writes: set[str] = set()  # tools some run changed something with
         self.repeated: dict[str, list[dict]] = {}  # change tool -> successful runs where two or more went through
+        self.choices: Counter = Counter()  # a choice pattern (did|, query|, retry|, said|) or what it is among -> runs
         for r in successes:
+            self.choices.update(_choices(r))
             for p in r.get("patterns") or ():
                 kind, _, rest = p.partition("|")
                 if kind == "went-through":
@@ -94,3 +99,89 @@ def no_call_lead(entry: dict, members: list[tuple[dict, dict]], ways: SuccessWay
         f"In {run_counts.part_of(idle, failed)} the agent answered without a single tool call "
         f"({also} of the {len(ways.runs)} successful runs of this task type did so too): look the request's "
         f"records up before answering, as most successful runs did: {looks}. {entry['guideline']}")
+
+
+# what a run chose, by the kind of its pattern: among which runs it is counted (every run, or
+# those that faced the same choice: sent such a query, met an error and called again) and how
+# a sentence says it. A tool's name fills {t}; where the words came from fills {w}.
+_CHOSE = {"did": ("", "called {t} without an error"), "query": ("sent a {t} query", "sent a {t} query {w}"),
+          "said": ("gave a {t} answer", "gave a {t} answer {w}"),
+          "retry": ("called {t} again after it answered with an error", "retried {t} after an error {w}")}
+_WHERE = {"query": WORDS_FROM, "said": WORDS_FROM, "retry": RETRIED}
+
+
+def _choices(run: dict) -> set[str]:
+    """The choice patterns of a run, and ``faced|<kind>|<tool>`` for each choice it faced."""
+    out = set()
+    for p in run.get("patterns") or ():
+        fields = p.split("|")
+        if fields[0] == "did" and len(fields) == 2:
+            out.add(p)
+        elif fields[0] in _WHERE and len(fields) == 3 and fields[2] in _WHERE[fields[0]]:
+            out.update((p, f"faced|{fields[0]}|{fields[1]}"))
+    return out
+
+
+def _said(pattern: str) -> str:
+    kind, tool, *where = pattern.split("|")
+    return _CHOSE[kind][1].format(t=tool, w=_WHERE[kind][where[0]] if where else "")
+
+
+def differences_lead(entry: dict, members: list[tuple[dict, dict]], ways: SuccessWays) -> None:
+    """Leads a lesson no checked fact leads with the choice its failed runs differ most on from
+    the successful runs of the task type, counted on both sides: a choice most of its failed runs
+    made that the successful runs made less often, or one most successful runs made that most of
+    its failed runs did not. Each is counted among the runs that faced it (a retry only among runs
+    that met an error), tested one-sided (Fisher) in the direction it is said, and only a
+    p < ALPHA leads; the page says it is a difference, not a proven cause, since the best of many
+    was picked."""
+    failed = list({e["step"]: e for e, _l in members if e["outcome"] == "failure"}.values())
+    if entry.get("checked") or not failed or not ways.runs:
+        return
+    mine: Counter = Counter()
+    chose: dict[str, list[dict]] = {}
+    for e in failed:
+        for p in _choices(e):
+            mine[p] += 1
+            chose.setdefault(p, []).append(e)
+    best = None
+    for p in sorted(set(mine) | set(ways.choices)):
+        kind = p.split("|", 1)[0]
+        if kind == "faced":
+            continue
+        tool = p.split("|")[1]
+        if kind == "did" and (tool in ways.writes or tool == key_tool(entry["key"])):
+            continue  # making the change or giving the answer is the outcome itself, not a way to it
+        among = f"faced|{kind}|{tool}" if _CHOSE[kind][0] else None
+        f_all = mine[among] if among else len(failed)
+        s_all = ways.choices[among] if among else len(ways.runs)
+        a, b = mine[p], ways.choices[p]
+        if not f_all or not s_all or 2 * f_all <= len(failed):
+            continue  # a choice most of the lesson's failed runs never faced says little of them
+        up, down = fisher_tails(a, b, f_all, s_all)
+        if up < ALPHA and 2 * a > f_all:
+            cand = (up, 0, p, a, f_all, b, s_all)
+        elif down < ALPHA and 2 * b > s_all and 2 * a < f_all:
+            cand = (down, 1, p, a, f_all, b, s_all)
+        else:
+            continue
+        if best is None or cand[:3] < best[:3]:
+            best = cand
+    if best is None:
+        return
+    p_value, side, pattern, a, f_all, b, s_all = best
+    kind, tool = pattern.split("|")[:2]
+    among = _CHOSE[kind][0].format(t=tool)
+    hit = chose.get(pattern, [])
+    faced_runs = chose.get(f"faced|{kind}|{tool}", failed) if among else failed
+    whose = f" (of the runs that {among})" if among else ""
+    mine_said = (f"{run_counts.part_of(hit, faced_runs, 'failed runs here' if not among else 'failed runs here that ' + among, '')}"
+                 if side == 0 else
+                 f"{a} of the {run_counts.count(f_all, run_counts.tasks(faced_runs), 'failed runs here' + ('' if not among else ' that ' + among))}")
+    theirs = f"{b} of the {s_all} successful runs of this task type{' that ' + among if among else ''}"
+    what = _said(pattern)
+    head = (f"Where these failed runs differ most from the successful ones{whose}: {mine_said} {what}, against {theirs}"
+            if side == 0 else
+            f"What most successful runs did and these failed runs did not{whose}: {theirs} {what}, against {mine_said}")
+    entry["guideline"] = (f"{head} (one-sided Fisher p = {float(f'{p_value:.2g}'):g}; the largest such difference, "
+                          f"not a proven cause). {entry['guideline']}")
