@@ -101,6 +101,10 @@ def no_call_lead(entry: dict, members: list[tuple[dict, dict]], ways: SuccessWay
         f"records up before answering, as most successful runs did: {looks}. {entry['guideline']}")
 
 
+# lessons about how a failed run ended (a wrong answer, no answer before a limit), which name no
+# call of their own to act on: the choices that set their runs apart are what they can teach
+ENDINGS = ("answer", "idle", "stopped")
+
 # what a run chose, by the kind of its pattern: among which runs it is counted (every run, or
 # those that faced the same choice: sent such a query, met an error and called again) and how
 # a sentence says it. A tool's name fills {t}; where the words came from fills {w}.
@@ -128,7 +132,7 @@ def _said(pattern: str) -> str:
 
 
 def differences_lead(entry: dict, members: list[tuple[dict, dict]], ways: SuccessWays) -> None:
-    """Leads a lesson no checked fact leads with the choice its failed runs differ most on from
+    """Leads a lesson on how failed runs ended (``ENDINGS``) that no checked fact leads with the choice its failed runs differ most on from
     the successful runs of the task type, counted on both sides: a choice most of its failed runs
     made that the successful runs made less often, or one most successful runs made that most of
     its failed runs did not. Each is counted among the runs that faced it (a retry only among runs
@@ -136,7 +140,7 @@ def differences_lead(entry: dict, members: list[tuple[dict, dict]], ways: Succes
     p < ALPHA leads; the page says it is a difference, not a proven cause, since the best of many
     was picked."""
     failed = list({e["step"]: e for e, _l in members if e["outcome"] == "failure"}.values())
-    if entry.get("checked") or not failed or not ways.runs:
+    if entry.get("checked") or not failed or not ways.runs or entry["key"].split("|", 1)[0] not in ENDINGS:
         return
     mine: Counter = Counter()
     chose: dict[str, list[dict]] = {}
