@@ -132,60 +132,69 @@ def _said(pattern: str) -> str:
 
 
 def differences_lead(entry: dict, members: list[tuple[dict, dict]], ways: SuccessWays) -> None:
-    """Leads a lesson on how failed runs ended (``ENDINGS``) that no checked fact leads with the choice its failed runs differ most on from
-    the successful runs of the task type, counted on both sides: a choice most of its failed runs
+    """Leads a lesson on how failed runs ended (``ENDINGS``) that no checked fact leads with the
+    choice its failed runs differ most on from the successful runs of the task type, counted on both sides: a choice most of its failed runs
     made that the successful runs made less often, or one most successful runs made that most of
     its failed runs did not. Each is counted among the runs that faced it (a retry only among runs
     that met an error), tested one-sided (Fisher) in the direction it is said, and only a
     p < ALPHA leads; the page says it is a difference, not a proven cause, since the best of many
-    was picked."""
+    was picked. The threshold is the conventional ALPHA and the "most of" rule every lead uses;
+    nothing is fitted to a data set."""
     failed = list({e["step"]: e for e, _l in members if e["outcome"] == "failure"}.values())
     if entry.get("checked") or not failed or not ways.runs or entry["key"].split("|", 1)[0] not in ENDINGS:
         return
+    best = _most_different(failed, ways.choices, len(ways.runs), exclude={key_tool(entry["key"]), *ways.writes})
+    if best is None:
+        return
+    p_value, side, pattern, hit, faced, b, s_all = best
+    theirs = f"{b} of the {s_all} successful runs of this task type{_among(pattern, ' that ')}"
+    mine = f"{run_counts.part_of(hit, faced, 'failed runs here' + _among(pattern, ' that '), '')}"
+    what = _said(pattern)
+    head = (f"Where these failed runs differ most from the successful ones: {mine} {what}, against {theirs}"
+            if side == 0 else f"What most successful runs did and these failed runs did not: {theirs} {what}, "
+                              f"against {mine}")
+    entry["guideline"] = (f"{head} (one-sided Fisher p = {float(f'{p_value:.2g}'):g}; the largest such difference, "
+                          f"not a proven cause). {entry['guideline']}")
+
+
+def _among(pattern: str, lead: str) -> str:
+    """" that sent a Search query": the runs a choice is counted among, or "" for every run."""
+    kind, tool = pattern.split("|")[:2]
+    return f"{lead}{_CHOSE[kind][0].format(t=tool)}" if _CHOSE[kind][0] else ""
+
+
+def _most_different(group: list[dict], theirs: Counter, n_theirs: int, exclude: set[str]):
+    """The choice ``group`` differs most on from ``others`` (the smaller one-sided p, then the
+    pattern), when p < ALPHA and the side said covers most of both the runs it is said of:
+    (p, 0 if the group made it more often else 1, pattern, the group's runs that made it, the
+    group's runs that faced it, the others' runs that made it, the others' runs that faced it).
+    ``theirs``: the others' ``_choices`` counted (made once per task type), ``n_theirs`` their runs.
+    A choice most of ``group`` never faced is not weighed; a call of a tool in ``exclude`` (a
+    change, the answer) is the outcome itself, not a way to it."""
     mine: Counter = Counter()
     chose: dict[str, list[dict]] = {}
-    for e in failed:
+    for e in group:
         for p in _choices(e):
             mine[p] += 1
             chose.setdefault(p, []).append(e)
     best = None
-    for p in sorted(set(mine) | set(ways.choices)):
-        kind = p.split("|", 1)[0]
-        if kind == "faced":
+    for p in sorted(set(mine) | set(theirs)):
+        kind, tool = p.split("|")[:2]
+        if kind == "faced" or kind == "did" and tool in exclude:
             continue
-        tool = p.split("|")[1]
-        if kind == "did" and (tool in ways.writes or tool == key_tool(entry["key"])):
-            continue  # making the change or giving the answer is the outcome itself, not a way to it
         among = f"faced|{kind}|{tool}" if _CHOSE[kind][0] else None
-        f_all = mine[among] if among else len(failed)
-        s_all = ways.choices[among] if among else len(ways.runs)
-        a, b = mine[p], ways.choices[p]
-        if not f_all or not s_all or 2 * f_all <= len(failed):
-            continue  # a choice most of the lesson's failed runs never faced says little of them
-        up, down = fisher_tails(a, b, f_all, s_all)
-        if up < ALPHA and 2 * a > f_all:
-            cand = (up, 0, p, a, f_all, b, s_all)
-        elif down < ALPHA and 2 * b > s_all and 2 * a < f_all:
-            cand = (down, 1, p, a, f_all, b, s_all)
+        g_all = mine[among] if among else len(group)
+        o_all = theirs[among] if among else n_theirs
+        a, b = mine[p], theirs[p]
+        if not g_all or not o_all or 2 * g_all <= len(group):
+            continue
+        up, down = fisher_tails(a, b, g_all, o_all)
+        if up < ALPHA and 2 * a > g_all:
+            cand = (up, 0, p)
+        elif down < ALPHA and 2 * b > o_all and 2 * a < g_all:
+            cand = (down, 1, p)
         else:
             continue
-        if best is None or cand[:3] < best[:3]:
-            best = cand
-    if best is None:
-        return
-    p_value, side, pattern, a, f_all, b, s_all = best
-    kind, tool = pattern.split("|")[:2]
-    among = _CHOSE[kind][0].format(t=tool)
-    hit = chose.get(pattern, [])
-    faced_runs = chose.get(f"faced|{kind}|{tool}", failed) if among else failed
-    whose = f" (of the runs that {among})" if among else ""
-    mine_said = (f"{run_counts.part_of(hit, faced_runs, 'failed runs here' if not among else 'failed runs here that ' + among, '')}"
-                 if side == 0 else
-                 f"{a} of the {run_counts.count(f_all, run_counts.tasks(faced_runs), 'failed runs here' + ('' if not among else ' that ' + among))}")
-    theirs = f"{b} of the {s_all} successful runs of this task type{' that ' + among if among else ''}"
-    what = _said(pattern)
-    head = (f"Where these failed runs differ most from the successful ones{whose}: {mine_said} {what}, against {theirs}"
-            if side == 0 else
-            f"What most successful runs did and these failed runs did not{whose}: {theirs} {what}, against {mine_said}")
-    entry["guideline"] = (f"{head} (one-sided Fisher p = {float(f'{p_value:.2g}'):g}; the largest such difference, "
-                          f"not a proven cause). {entry['guideline']}")
+        if best is None or cand < best[:3]:
+            best = (*cand, chose.get(p, []), chose.get(among, group) if among else group, b, o_all)
+    return best
