@@ -93,3 +93,23 @@ def test_an_error_lesson_whose_failed_runs_partly_quoted_names_leads_with_it_cou
         f"{len(failed)} failed runs here, every Search error the run never got past came from text in quote marks")
     assert "not a proven cause" in lesson["guideline"]
     assert lesson["checked"]["steps"] == with_quotes
+
+
+def test_a_settling_lesson_says_what_its_successes_did_that_failed_runs_ending_the_same_way_did_not():
+    key = "procedure|Finish:looked-up"
+    won = [_run(k, True, [], [key, "did|Search", "did|Finish", "retry|Search|listed"], key) for k in range(6)]
+    failed = [_run(10 + k, False, [], [key, "did|Search", "did|Finish"] + (["retry|Search|listed"] if k == 0 else
+                                                                          ["retry|Search|other"]), WRONG)
+              for k in range(6)]
+    entry = _lesson(won + failed, key)
+    p = float(f"{fisher_tails(6, 1, 6, 6)[0]:.2g}")
+    assert entry["guideline"].startswith(
+        "What these successful runs did more often than the failed runs that ended the same way: 6 of the 6 "
+        "successful runs here that called Search again after it answered with an error retried Search "
+        "with a value the error's text named, against 1 of the 6 failed runs of this task type that ended this way and "
+        "called Search again after it answered with an error (one-sided Fisher p = "
+        f"{p:g}; the largest such difference, not a proven cause). Keep looking.")
+    # where the answer came from defines the lesson itself: never said as its difference
+    won = [_run(k, True, [], [key, "said|Finish|shown"], key) for k in range(6)]
+    failed = [_run(10 + k, False, [], [key, "said|Finish|own"], WRONG) for k in range(6)]
+    assert _lesson(won + failed, key)["guideline"].startswith("Keep looking.")

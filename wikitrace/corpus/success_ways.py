@@ -110,7 +110,7 @@ ENDINGS = ("answer", "idle", "stopped")
 # a sentence says it. A tool's name fills {t}; where the words came from fills {w}.
 _CHOSE = {"did": ("", "called {t} without an error"), "query": ("sent a {t} query", "sent a {t} query {w}"),
           "said": ("gave a {t} answer", "gave a {t} answer {w}"),
-          "retry": ("called {t} again after it answered with an error", "retried {t} after an error {w}")}
+          "retry": ("called {t} again after it answered with an error", "retried {t} {w}")}
 _WHERE = {"query": WORDS_FROM, "said": WORDS_FROM, "retry": RETRIED}
 
 
@@ -163,12 +163,13 @@ def _among(pattern: str, lead: str) -> str:
     return f"{lead}{_CHOSE[kind][0].format(t=tool)}" if _CHOSE[kind][0] else ""
 
 
-def _most_different(group: list[dict], theirs: Counter, n_theirs: int, exclude: set[str]):
+def _most_different(group: list[dict], theirs: Counter, n_theirs: int, exclude: set[str], answered: str = ""):
     """The choice ``group`` differs most on from ``others`` (the smaller one-sided p, then the
     pattern), when p < ALPHA and the side said covers most of both the runs it is said of:
     (p, 0 if the group made it more often else 1, pattern, the group's runs that made it, the
     group's runs that faced it, the others' runs that made it, the others' runs that faced it).
-    ``theirs``: the others' ``_choices`` counted (made once per task type), ``n_theirs`` their runs.
+    ``theirs``: the others' ``_choices`` counted (made once per task type), ``n_theirs`` their runs;
+    ``answered``: a tool whose answer's source the lesson is defined by, so not a difference.
     A choice most of ``group`` never faced is not weighed; a call of a tool in ``exclude`` (a
     change, the answer) is the outcome itself, not a way to it."""
     mine: Counter = Counter()
@@ -180,7 +181,7 @@ def _most_different(group: list[dict], theirs: Counter, n_theirs: int, exclude: 
     best = None
     for p in sorted(set(mine) | set(theirs)):
         kind, tool = p.split("|")[:2]
-        if kind == "faced" or kind == "did" and tool in exclude:
+        if kind == "faced" or kind == "did" and tool in exclude or kind == "said" and tool == answered:
             continue
         among = f"faced|{kind}|{tool}" if _CHOSE[kind][0] else None
         g_all = mine[among] if among else len(group)
@@ -198,3 +199,28 @@ def _most_different(group: list[dict], theirs: Counter, n_theirs: int, exclude: 
         if best is None or cand < best[:3]:
             best = (*cand, chose.get(p, []), chose.get(among, group) if among else group, b, o_all)
     return best
+
+
+def success_differences(entry: dict, members: list[tuple[dict, dict]], failed_same: list[dict]) -> None:
+    """Leads a lesson successful runs teach about how they settled the task (``procedure|``) with
+    the choice they differ most on from the failed runs that settled it the same way, counted on
+    both sides and tested as ``differences_lead`` does: what made the same ending work."""
+    won = list({e["step"]: e for e, _l in members if e["outcome"] == "success"}.values())
+    if not won or not failed_same or not entry["key"].startswith("procedure|"):
+        return
+    theirs: Counter = Counter()
+    for r in failed_same:
+        theirs.update(_choices(r))
+    tool = key_tool(entry["key"]) or ""  # procedure|<tool>:<where its answer came from>: that is the lesson itself
+    best = _most_different(won, theirs, len(failed_same), exclude={tool}, answered=tool)
+    if best is None:
+        return
+    p_value, side, pattern, hit, faced, b, f_all = best
+    what = _said(pattern)
+    mine = run_counts.part_of(hit, faced, "successful runs here" + _among(pattern, " that "), "")
+    theirs_said = f"{b} of the {f_all} failed runs of this task type that ended this way{_among(pattern, ' and ')}"
+    head = (f"What these successful runs did more often than the failed runs that ended the same way: {mine} {what}, "
+            f"against {theirs_said}" if side == 0 else
+            f"Where the failed runs that ended the same way differ from these: {theirs_said} {what}, against {mine}")
+    entry["guideline"] = (f"{head} (one-sided Fisher p = {float(f'{p_value:.2g}'):g}; the largest such difference, "
+                          f"not a proven cause). {entry['guideline']}")
