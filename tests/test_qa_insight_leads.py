@@ -5,8 +5,13 @@ the choice its failed runs differ most on from the successful runs of the task t
 
 from __future__ import annotations
 
+import json
+import re
+
+from fixture_runs import IMPORTERS
 from test_fact_leads import SEP, _build, _question, _quoted
 
+from wikitrace.build import BuildOptions, build
 from wikitrace.corpus.fisher import fisher_tails
 from wikitrace.corpus.insights import gather
 
@@ -113,3 +118,34 @@ def test_a_settling_lesson_says_what_its_successes_did_that_failed_runs_ending_t
     won = [_run(k, True, [], [key, "said|Finish|shown"], key) for k in range(6)]
     failed = [_run(10 + k, False, [], [key, "said|Finish|own"], WRONG) for k in range(6)]
     assert _lesson(won + failed, key)["guideline"].startswith("Keep looking.")
+
+
+_DIFF = re.compile(r"^Where these failed runs differ most from the successful ones: (?:the one failed run here|(\d+) of the "
+                   r"(\d+) failed runs here)(?: that (.+?))?(?: \([^)]*\))? (called|sent|gave|retried) (.+?), against (\d+) "
+                   r"of the (\d+) successful runs of this task type")
+
+
+def test_every_importer_fixtures_leads_are_true_of_their_runs_or_absent(tmp_path):
+    """Every format's fixtures compiled as one corpus: each commonest-fact lead names runs that
+    are failed sources holding that fact, and each difference lead's counts are those of the
+    runs' own patterns."""
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[IMPORTERS], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    runs = {r["step"]: r for r in data["runs"]}
+    for entry in data["insights"]:
+        failed = [s["step"] for s in entry["sources"] if s["outcome"] == "failure"]
+        g = entry["guideline"]
+        if "It is the commonest checked fact among these failed runs" in g:
+            checked = entry["checked"]
+            assert set(checked["steps"]) <= set(failed)
+            assert all(any(f["kind"] == checked["kind"] for f in runs[s].get("facts") or ()) for s in checked["steps"])
+            assert 2 * len(checked["steps"]) <= len(failed)
+        m = _DIFF.match(g)
+        if m:
+            assert int(m.group(2) or 1) <= len(failed)
+            won = [r for r in runs.values() if r["outcome"] == "success" and r.get("task_type") == entry["task_type"]]
+            if m.group(4) == "called":
+                tool = m.group(5).removesuffix(" without an error")
+                assert sum(f"did|{tool}" in r["patterns"] for r in won) == int(m.group(6))
+                assert sum(f"did|{tool}" in runs[s]["patterns"] for s in failed) == int(m.group(1) or 1)

@@ -6,7 +6,8 @@ time-window claim its record's date disproves, a change whose arguments differ f
 expected call, an answer a look-up had already returned... A run's corpus.json entry keeps the
 kind of each such fact (``facts``). Here they are counted over the lesson's failed runs, one run
 once per kind; when one kind covers more than half of them, the lesson leads with it, counted,
-and names the runs. For expected-call differences it also says which arguments differed, most
+and names the runs. When none does, the commonest fact about the lesson's own tool (two tasks or
+more) still leads, said as the part of the runs it is and as no proven cause. For expected-call differences it also says which arguments differed, most
 often first. Nothing is said from the lesson's own wording: only from the checked facts.
 """
 
