@@ -245,7 +245,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         lead_with_facts(entry, groups[entry["id"]], weighed[(kind, pattern)], ways[kind], rules.get(kind))
         no_call_lead(entry, groups[entry["id"]], ways[kind])
         differences_lead(entry, groups[entry["id"]], ways[kind])
-        success_differences(entry, groups[entry["id"]], ended_by.get((kind, entry["key"]), []))
+        success_differences(entry, groups[entry["id"]], ended_by.get((kind, entry["key"]), []), ways[kind])
         weigh_advice(entry, groups[entry["id"]])
     mark_one_run(out, groups, kind_of_entry)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites

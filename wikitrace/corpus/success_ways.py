@@ -33,8 +33,9 @@ class SuccessWays:
         self.writes: set[str] = set()  # tools some run changed something with
         self.repeated: dict[str, list[dict]] = {}  # change tool -> successful runs where two or more went through
         self.choices: Counter = Counter()  # a choice pattern (did|, query|, retry|, said|) or what it is among -> runs
+        self.memo: dict[str, frozenset[str]] = {}  # step -> its choices (_choices), for any run a lead reads
         for r in successes:
-            self.choices.update(_choices(r))
+            self.choices.update(_choices(r, self.memo))
             for p in r.get("patterns") or ():
                 kind, _, rest = p.partition("|")
                 if kind == "went-through":
@@ -114,16 +115,28 @@ _CHOSE = {"did": ("", "called {t} without an error"), "query": ("sent a {t} quer
 _WHERE = {"query": WORDS_FROM, "said": WORDS_FROM, "retry": RETRIED}
 
 
-def _choices(run: dict) -> set[str]:
-    """The choice patterns of a run, and ``faced|<kind>|<tool>`` for each choice it faced."""
+_CHOICE_KINDS = ("did|", "query|", "said|", "retry|")
+
+
+def _choices(run: dict, memo: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
+    """The choice patterns of a run, and ``faced|<kind>|<tool>`` for each choice it faced;
+    ``memo``: step -> those, so a gather reads each run's patterns once."""
+    got = memo.get(run["step"]) if memo is not None else None
+    if got is not None:
+        return got
     out = set()
     for p in run.get("patterns") or ():
+        if not p.startswith(_CHOICE_KINDS):
+            continue
         fields = p.split("|")
         if fields[0] == "did" and len(fields) == 2:
             out.add(p)
         elif fields[0] in _WHERE and len(fields) == 3 and fields[2] in _WHERE[fields[0]]:
             out.update((p, f"faced|{fields[0]}|{fields[1]}"))
-    return out
+    got = frozenset(out)
+    if memo is not None:
+        memo[run["step"]] = got
+    return got
 
 
 def _said(pattern: str) -> str:
@@ -143,7 +156,8 @@ def differences_lead(entry: dict, members: list[tuple[dict, dict]], ways: Succes
     failed = list({e["step"]: e for e, _l in members if e["outcome"] == "failure"}.values())
     if entry.get("checked") or not failed or not ways.runs or entry["key"].split("|", 1)[0] not in ENDINGS:
         return
-    best = _most_different(failed, ways.choices, len(ways.runs), exclude={key_tool(entry["key"]), *ways.writes})
+    best = _most_different(failed, ways.choices, len(ways.runs), exclude={key_tool(entry["key"]), *ways.writes},
+                           memo=ways.memo)
     if best is None:
         return
     p_value, side, pattern, hit, faced, b, s_all = best
@@ -163,7 +177,8 @@ def _among(pattern: str, lead: str) -> str:
     return f"{lead}{_CHOSE[kind][0].format(t=tool)}" if _CHOSE[kind][0] else ""
 
 
-def _most_different(group: list[dict], theirs: Counter, n_theirs: int, exclude: set[str], answered: str = ""):
+def _most_different(group: list[dict], theirs: Counter, n_theirs: int, exclude: set[str], answered: str = "",
+                    memo: dict | None = None):
     """The choice ``group`` differs most on from ``others`` (the smaller one-sided p, then the
     pattern), when p < ALPHA and the side said covers most of both the runs it is said of:
     (p, 0 if the group made it more often else 1, pattern, the group's runs that made it, the
@@ -175,7 +190,7 @@ def _most_different(group: list[dict], theirs: Counter, n_theirs: int, exclude: 
     mine: Counter = Counter()
     chose: dict[str, list[dict]] = {}
     for e in group:
-        for p in _choices(e):
+        for p in _choices(e, memo):
             mine[p] += 1
             chose.setdefault(p, []).append(e)
     best = None
@@ -201,7 +216,8 @@ def _most_different(group: list[dict], theirs: Counter, n_theirs: int, exclude: 
     return best
 
 
-def success_differences(entry: dict, members: list[tuple[dict, dict]], failed_same: list[dict]) -> None:
+def success_differences(entry: dict, members: list[tuple[dict, dict]], failed_same: list[dict],
+                        ways: SuccessWays) -> None:
     """Leads a lesson successful runs teach about how they settled the task (``procedure|``) with
     the choice they differ most on from the failed runs that settled it the same way, counted on
     both sides and tested as ``differences_lead`` does: what made the same ending work."""
@@ -210,9 +226,9 @@ def success_differences(entry: dict, members: list[tuple[dict, dict]], failed_sa
         return
     theirs: Counter = Counter()
     for r in failed_same:
-        theirs.update(_choices(r))
+        theirs.update(_choices(r, ways.memo))
     tool = key_tool(entry["key"]) or ""  # procedure|<tool>:<where its answer came from>: that is the lesson itself
-    best = _most_different(won, theirs, len(failed_same), exclude={tool}, answered=tool)
+    best = _most_different(won, theirs, len(failed_same), exclude={tool}, answered=tool, memo=ways.memo)
     if best is None:
         return
     p_value, side, pattern, hit, faced, b, f_all = best
