@@ -6,7 +6,8 @@ time-window claim its record's date disproves, a change whose arguments differ f
 expected call, an answer a look-up had already returned... A run's corpus.json entry keeps the
 kind of each such fact (``facts``). Here they are counted over the lesson's failed runs, one run
 once per kind; when one kind covers more than half of them, the lesson leads with it, counted,
-and names the runs. For expected-call differences it also says which arguments differed, most
+and names the runs. When none does, the commonest fact about the lesson's own tool (two tasks or
+more) still leads, said as the part of the runs it is and as no proven cause. For expected-call differences it also says which arguments differed, most
 often first. Nothing is said from the lesson's own wording: only from the checked facts.
 """
 
@@ -34,7 +35,8 @@ _SAID = {
               "check a count the user gives against the record before {t}"),
     # these lead with their instruction and the tool or rule quote their runs share (fact_leads.py)
     **{k: fact_leads.OWN[k] for k in ("named-comparison", "unsupported-comparison", "quoted-name", "packed-calls",
-                                      "one-sided", "planned-look-up")},
+                                      "described-search", "one-sided", "planned-look-up", "reflected-answer",
+                                      "opening-form")},
     "answer-extra": ("the answer held the expected words and added others",
                      "give only the thing asked for when {t}"),
     "answer-partial": ("the answer held only part of the expected words",
@@ -50,6 +52,10 @@ _SAID = {
                     "reread what the look-ups returned for the thing asked before {t}"),
 }
 _NAMES_ITEMS = ("arguments", "unexpected-change", "missed-change")
+# kinds the compiler checks only on a failed run's answer (compilers/qa_facts.py): a successful run
+# never holds one, so a count of successful runs showing it would say nothing
+FAILED_ONLY = frozenset({"one-sided", "planned-look-up", "reflected-answer", "opening-form", "named-comparison",
+                         "unsupported-comparison"})
 _TOOL_KEYS = ("answer", "error", "went-through", "procedure", "hand-off")  # keys whose second field is a tool
 
 
@@ -68,6 +74,12 @@ def run_facts(comp) -> list[dict]:
         if kind in ("answer-extra", "answer-partial") and "seen" in f.about:
             out.append({"kind": "answer-seen"})
     return out
+
+
+def _key_tool(key: str) -> str:
+    """The tool a lesson's key names (its second field, for the keys whose second field is one), or ""."""
+    parts = key.split("|")
+    return parts[1].split(":")[0] if parts[0] in _TOOL_KEYS and len(parts) > 1 else ""
 
 
 def _tool(key: str) -> str:
@@ -178,31 +190,33 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     tool = _tool(entry["key"]).removeprefix("calling ")
     # a lesson on a change that went through (or settled the run): every run here made one such change
     made_it = entry["key"].split("|", 1)[0] in ("went-through", "procedure")
-    for *_r, kind in usable + aside:
-        own = fact_leads.lead(kind, runs_of[kind], failed)
-        if own is not None:
-            said[kind] = own[1]
-            continue
-        shown = _SAID[kind][0]
-        named = items.get(kind, Counter())
-        top = sorted(named, key=lambda a: (-named[a], a))[:NAMED]
-        again = kind == "missed-change" and made_it  # each of these runs made one change of the lesson's tool
-        listed = "; ".join(f"{'another ' if again and a == tool else ''}{_item(a)} in {named[a]}"
-                           f"{_came(sources.get(a), named[a])}" for a in top) + (
-            "; others less often" if len(named) > len(top) else "")
-        said[kind] = shown.format(eg=f" (in the first of them {examples[kind]}, which its words had the other way round)"
-                                  if kind in examples else "", items=listed)
-        if kind == "missed-change" and listed:
-            said[kind] = f"a change the task expected never went through ({listed})"
-    weak = None
+    weak = minority = None
     if usable:
         kind = min(fact_leads.narrowest(usable))[2]
     elif leaning := [a for a in sorted(aside) if _leans_to_failure(runs_of[a[2]], won.get(a[2], []), failed,
                                                                        won_runs, _shared(items.get(a[2]), runs_of[a[2]]), a[2])
                                     and (a[2] not in items or _shared(items.get(a[2]), runs_of[a[2]]))]:
         kind = weak = leaning[0][2]  # none separates: the most specific fact still leads, said as unproven
+    elif not aside:  # no fact covers most of them: the commonest one leads, counted as the part it is
+        kind = weak = minority = _commonest(runs_of, won, failed, won_runs, preference, _key_tool(entry["key"]))
     else:
         kind = None
+    for *_r, k in usable + aside + ([(minority,)] if minority else []):
+        own = fact_leads.lead(k, runs_of[k], failed)
+        if own is not None:
+            said[k] = own[1]
+            continue
+        shown = _SAID[k][0]
+        named = items.get(k, Counter())
+        top = sorted(named, key=lambda a: (-named[a], a))[:NAMED]
+        again = k == "missed-change" and made_it  # each of these runs made one change of the lesson's tool
+        listed = "; ".join(f"{'another ' if again and a == tool else ''}{_item(a)} in {named[a]}"
+                           f"{_came(sources.get(a), named[a])}" for a in top) + (
+            "; others less often" if len(named) > len(top) else "")
+        said[k] = shown.format(eg=f" (in the first of them {examples[k]}, which its words had the other way round)"
+                               if k in examples else "", items=listed)
+        if k == "missed-change" and listed:
+            said[k] = f"a change the task expected never went through ({listed})"
     notes = [_aside_note(k, runs_of[k], failed, said[k], won.get(k, []), won_runs, among)
              for *_r, k in sorted(aside) if k != weak]
     if notes:
@@ -233,7 +247,8 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     if kind == "arguments" and top:  # the named argument says what the generic last step said
         entry["guideline"] = " ".join(entry["guideline"].replace(_GENERIC_CHECK, "").split())
     if weak is not None:
-        text += " " + _weak_note(runs_of[kind], failed, won.get(kind, []), won_runs, among, top, kind)
+        text += " " + _weak_note(runs_of[kind], failed, won.get(kind, []), won_runs, among, top, kind,
+                                 minority is not None)
     entry["guideline"] = f"{text} {fact_leads.unrepeated(entry['guideline'], text) if own else entry['guideline']}"
     entry["checked"] = {"kind": fact_leads.kind_of(kind), "steps": [e["step"] for e in runs_of[kind]], "said": said[kind],
                         "tasks": run_counts.tasks(runs_of[kind])}
@@ -276,16 +291,44 @@ def _p_more_in_failed(a: int, b: int, failed: int, succeeded: int) -> str:
     return f"one-sided Fisher p = {float(f'{up:.2g}'):g} for \"failed runs met it more often\""
 
 
+def _commonest(runs_of: dict[str, list[dict]], won: dict[str, list[dict]], failed: list[dict],
+               won_runs: list[dict], preference: list[str], tool: str) -> str | None:
+    """The checked fact a lesson leads with when none covers most of its failed runs: among the
+    facts about the lesson's own tool (an answer's fact for a lesson on the answer, a query's for
+    one on the look-up's errors), the one covering most distinct tasks (then most runs, then the
+    first in ``_SAID``'s order), when it covers two tasks or more (one question tried again is one
+    mistake) and the successful runs, where they are checked for it at all, showed it in a
+    smaller share."""
+    if not tool:
+        return None
+    about_tool = [k for k in runs_of if all(any(fact_leads.group(f) == k and (f.get("about") or [""])[0] == tool
+                                                for f in e.get("facts") or ()) for e in runs_of[k])]
+    ranked = sorted(about_tool, key=lambda k: (-run_counts.tasks(runs_of[k]), -len(runs_of[k]),
+                                               preference.index(fact_leads.kind_of(k)), k))
+    for k in ranked:
+        if run_counts.tasks(runs_of[k]) < 2:
+            return None
+        if fact_leads.kind_of(k) in FAILED_ONLY or len(runs_of[k]) * len(won_runs) > len(won.get(k, ())) * len(failed):
+            return k
+    return None
+
+
 def _weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_runs: list[dict], among: str,
-               item: str, kind: str) -> str:
+               item: str, kind: str, minority: bool = False) -> str:
     """How strongly the counts support a lead that does not separate the outcomes: the same
-    fact among the successful runs (for the same argument or tool, where the lead names one)."""
+    fact among the successful runs (for the same argument or tool, where the lead names one).
+    ``minority``: the fact covers fewer than half of the failed runs, so it is said as the
+    commonest one, and a kind checked only on failed runs is said to have no count to weigh."""
+    if minority and fact_leads.kind_of(kind) in FAILED_ONLY:
+        return ("It is the commonest checked fact among these failed runs, not a proven cause: it is checked only "
+                "on failed runs' answers, so no successful run is counted against it.")
     what = ""
     if item and kind in _NAMES_ITEMS:
         hit, won_hit, what = _with_item(hit, kind, item), _with_item(won_runs, kind, item), f" for {_item(item)}"
     n = len(won_runs)
     up, _down = fisher_tails(len(hit), len(won_hit), len(failed), n)
     head = ("The successful runs set it apart" if up < ALPHA and len(hit) > 1  # one run is no count
+            else "It is the commonest checked fact among these failed runs, not a proven cause" if minority
             else "It is the most specific fact these failed runs share, not a proven cause")
     return (f"{head}: of the {run_counts.count(n, n, 'successful ' + among)}, {len(won_hit)} showed the same{what} "
             f"({_p_more_in_failed(len(hit), len(won_hit), len(failed), n)}).")

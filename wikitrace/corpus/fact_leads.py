@@ -20,7 +20,7 @@ _SEP = "\x1f"
 # kinds counted apart for each value of some items of their about: the tool (a call's form), or
 # the tool and the quote (a rule: the same words quoted for `nonfree_baggages` and for
 # `total_baggages` are one rule)
-_KEYED = {"quoted-name": (0,), "packed-calls": (0,), "planned-look-up": (0,), "rule": (0, 2)}
+_KEYED = {"quoted-name": (0,), "packed-calls": (0,), "planned-look-up": (0,), "described-search": (0,), "rule": (0, 2)}
 
 # kind -> (what the counted runs showed, what to do), as checked_facts._SAID pairs them. {tool}: the tool
 # the fact is about; {on}: what the rule is on; {quote}: the rule as the prompt words it; {how}: the
@@ -32,12 +32,22 @@ OWN = {
     "packed-calls": ("every {tool} error the run never got past came from an argument that packed several calls "
                      "into one",
                      "send one {tool} call per query, never several {tool}[...] calls written into one argument"),
+    "described-search": ("every {tool} error the run never got past came from a phrase that mixed the task's words "
+                         "with lower-case ones",
+                         "send {tool} one name, taken from the question or from an error's list of names, not a phrase"),
     "one-sided": ("the answer's words all came from the look-ups of one of the two things the question names",
                   "for a question about two named things, look up each of them and answer from what both "
                   "look-ups returned"),
     "planned-look-up": ("the answer was a name the task or the agent had planned to look up with {tool}, and no "
                         "{tool} call sent it",
                         "make the look-up you planned for the answer before giving it"),
+    "reflected-answer": ("the answer was one that a reflection the run was given already named",
+                         "before giving an answer that a reflection you were given already names, find a look-up "
+                         "whose text shows it answers the question"),
+    "opening-form": ("the answer added words to the expected one or dropped some, and a look-up before it opened "
+                     "with the expected name",
+                     "answer with the name as the opening of the page about the thing writes it, no words added "
+                     "or dropped"),
     "named-comparison": ("the agent's comparison of two named things went the other way from the values the "
                          "look-ups returned",
                          "compare the values the look-ups returned for both sides before choosing between two "

@@ -39,7 +39,7 @@ from .rewrites import (advise_choices, ask_first, checklist, habits, name_missin
                        success_index, take_from, temper, told_instead, verdict_mix)
 from .retry_advice import untested_fix
 from .recipe_sources import restate as restate_sources
-from .success_ways import SuccessWays, no_call_lead
+from .success_ways import SuccessWays, differences_lead, no_call_lead, success_differences
 from .trials import Trials
 from .contrast_words import MET, TROUBLE, contrast_sentence, index_note
 
@@ -244,6 +244,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
             ways[kind] = SuccessWays(successes.get(kind, []))
         lead_with_facts(entry, groups[entry["id"]], weighed[(kind, pattern)], ways[kind], rules.get(kind))
         no_call_lead(entry, groups[entry["id"]], ways[kind])
+        differences_lead(entry, groups[entry["id"]], ways[kind])
+        success_differences(entry, groups[entry["id"]], ended_by.get((kind, entry["key"]), []), ways[kind])
         weigh_advice(entry, groups[entry["id"]])
     mark_one_run(out, groups, kind_of_entry)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
