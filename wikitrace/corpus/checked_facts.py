@@ -246,10 +246,17 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     text = own[0] if own else f"In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}: {do}."
     if kind == "arguments" and top:  # the named argument says what the generic last step said
         entry["guideline"] = " ".join(entry["guideline"].replace(_GENERIC_CHECK, "").split())
+    proven = weak is None
     if weak is not None:
-        text += " " + _weak_note(runs_of[kind], failed, won.get(kind, []), won_runs, among, top, kind,
-                                 minority is not None)
-    entry["guideline"] = f"{text} {fact_leads.unrepeated(entry['guideline'], text) if own else entry['guideline']}"
+        note, proven = _weak_note(runs_of[kind], failed, won.get(kind, []), won_runs, among, top, kind,
+                                  minority is not None)
+        text += " " + note
+    rest = fact_leads.unrepeated(entry["guideline"], text) if own else entry["guideline"]
+    if not proven and entry["key"].startswith("error|"):
+        # an error's own advice is what its runs met for sure: a fact not shown to separate follows it
+        entry["guideline"] = f"{rest} {text}"
+    else:
+        entry["guideline"] = f"{text} {rest}"
     entry["checked"] = {"kind": fact_leads.kind_of(kind), "steps": [e["step"] for e in runs_of[kind]], "said": said[kind],
                         "tasks": run_counts.tasks(runs_of[kind])}
 
@@ -314,24 +321,26 @@ def _commonest(runs_of: dict[str, list[dict]], won: dict[str, list[dict]], faile
 
 
 def _weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_runs: list[dict], among: str,
-               item: str, kind: str, minority: bool = False) -> str:
-    """How strongly the counts support a lead that does not separate the outcomes: the same
+               item: str, kind: str, minority: bool = False) -> tuple[str, bool]:
+    """How strongly the counts support a lead that does not separate the outcomes, and whether the
+    successful runs' count sets it apart after all (the commonest fact can): the same
     fact among the successful runs (for the same argument or tool, where the lead names one).
     ``minority``: the fact covers fewer than half of the failed runs, so it is said as the
     commonest one, and a kind checked only on failed runs is said to have no count to weigh."""
     if minority and fact_leads.kind_of(kind) in FAILED_ONLY:
         return ("It is the commonest checked fact among these failed runs, not a proven cause: it is checked only "
-                "on failed runs' answers, so no successful run is counted against it.")
+                "on failed runs' answers, so no successful run is counted against it."), False
     what = ""
     if item and kind in _NAMES_ITEMS:
         hit, won_hit, what = _with_item(hit, kind, item), _with_item(won_runs, kind, item), f" for {_item(item)}"
     n = len(won_runs)
     up, _down = fisher_tails(len(hit), len(won_hit), len(failed), n)
-    head = ("The successful runs set it apart" if up < ALPHA and len(hit) > 1  # one run is no count
+    apart = up < ALPHA and len(hit) > 1  # one run is no count
+    head = ("The successful runs set it apart" if apart
             else "It is the commonest checked fact among these failed runs, not a proven cause" if minority
             else "It is the most specific fact these failed runs share, not a proven cause")
     return (f"{head}: of the {run_counts.count(n, n, 'successful ' + among)}, {len(won_hit)} showed the same{what} "
-            f"({_p_more_in_failed(len(hit), len(won_hit), len(failed), n)}).")
+            f"({_p_more_in_failed(len(hit), len(won_hit), len(failed), n)})."), apart
 
 
 def _aside_note(kind: str, hit: list[dict], failed: list[dict], said: str, won_hit: list[dict], won_runs: list[dict],
