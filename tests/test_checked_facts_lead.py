@@ -334,9 +334,26 @@ def test_failed_runs_that_made_no_call_lead_with_it_and_what_successful_runs_loo
     won.append(idle(13, True, ["idle|none"]))
     (entry,) = gather(failed + won)
     assert entry["guideline"].startswith(
-        "In 3 of the 4 failed runs here the agent answered without a single tool call (1 of the 4 successful runs "
-        "of this task type did so too): look the request's records up before answering, as most successful runs "
-        "did: find_trip in 3 of the 4. ")
+        "In 3 of the 4 failed runs here the agent answered without a single tool call (1 successful run of this "
+        "task type did so too): look the request's records up before answering, as most successful runs did: "
+        "find_trip in 3. ")
     # most failed runs did call a tool: nothing is said of calls
     (entry,) = gather(failed[:1] + [idle(4 + k, False, ["did|find_trip"]) for k in range(2)] + won)
     assert "without a single tool call" not in entry["guideline"]
+
+
+def test_a_contrast_with_every_success_of_the_type_reads_the_same_after_an_unrelated_success_is_added():
+    """A lead or set-aside note weighed against all of the task type's successful runs says how
+    many of them showed the fact, not the type's total or a p that moves with it: adding a
+    successful run that shows nothing of the sort leaves the insight page's text as it was (only
+    the pages a run joins or is counted on change on ``add``)."""
+    from wikitrace.corpus.checked_facts import TYPE_WIDE, _aside_note, _weak_note
+
+    failed = [{"step": f"step-{i:04d}", "task_id": str(i)} for i in range(4)]
+    won = [{"step": f"step-{10 + i:04d}", "task_id": str(10 + i)} for i in range(6)]
+    more = won + [{"step": "step-0099", "task_id": "99"}]
+    before = _weak_note(failed[:3], failed, won[:1], won, TYPE_WIDE, "", "arguments")
+    after = _weak_note(failed[:3], failed, won[:1], more, TYPE_WIDE, "", "arguments")
+    assert before == after and "1 successful run of this task type showed the same" in before[0], before
+    note = _aside_note("arguments", failed[:3], failed, "a change differed", won[:2], won, TYPE_WIDE)
+    assert note == _aside_note("arguments", failed[:3], failed, "a change differed", won[:2], more, TYPE_WIDE), note

@@ -320,6 +320,10 @@ def _commonest(runs_of: dict[str, list[dict]], won: dict[str, list[dict]], faile
     return None
 
 
+# who ``among`` names when the contrast is with every successful run of the task type (corpus/insights.py)
+TYPE_WIDE = "runs of this task type"
+
+
 def _weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_runs: list[dict], among: str,
                item: str, kind: str, minority: bool = False) -> tuple[str, bool]:
     """How strongly the counts support a lead that does not separate the outcomes, and whether the
@@ -339,12 +343,18 @@ def _weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_run
     head = ("The successful runs set it apart" if apart
             else "It is the commonest checked fact among these failed runs, not a proven cause" if minority
             else "It is the most specific fact these failed runs share, not a proven cause")
+    if among == TYPE_WIDE:  # every success of the type: its total and the p move with any added run
+        return f"{head}: {run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)} showed the same{what}.", apart
     return (f"{head}: of the {run_counts.count(n, n, 'successful ' + among)}, {len(won_hit)} showed the same{what} "
             f"({_p_more_in_failed(len(hit), len(won_hit), len(failed), n)})."), apart
 
 
 def _aside_note(kind: str, hit: list[dict], failed: list[dict], said: str, won_hit: list[dict], won_runs: list[dict],
                 among: str) -> str:
+    if among == TYPE_WIDE:  # every success of the type: its total and the p move with any added run
+        return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact held in "
+                f"{run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)}: the runs so far do not show it "
+                "separating failed from successful runs, so it does not lead the advice.")
     return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact held in "
             f"{run_counts.part_of(won_hit, won_runs, 'successful ' + among, '')}: the runs so far do not "
             f"show it separating failed from successful runs ({_p_more_in_failed(len(hit), len(won_hit), len(failed), len(won_runs))}), "

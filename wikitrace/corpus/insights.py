@@ -29,7 +29,7 @@ from typing import Iterable
 from . import conditions, layout, run_counts
 from .advice_fit import weigh as weigh_advice
 from .answer_cases import annotate as annotate_answers
-from .checked_facts import by_kind, lead as lead_with_facts, rules_on, run_facts
+from .checked_facts import TYPE_WIDE, by_kind, lead as lead_with_facts, rules_on, run_facts
 from .applies import Openings, applies_when, successful_cue, task_of, tasks_meeting
 from .choices import faced, relevant, separating
 from .one_run import mark as mark_one_run
@@ -263,7 +263,7 @@ def _successes(kind: str, pattern: str | None, met_by: dict, succeeded: dict) ->
     that met its pattern, else (none did, or the lesson has no pattern) all of the type's."""
     runs = met_by.get((kind, pattern), []) if pattern is not None else []
     if not runs:
-        return by_kind(succeeded.get(kind, [])), succeeded.get(kind, []), "runs of this task type"
+        return by_kind(succeeded.get(kind, [])), succeeded.get(kind, []), TYPE_WIDE
     fields = pattern.split("|")
     what = MET.get(pattern, MET.get(fields[0], "that met it")).replace("this tool", fields[1] if len(fields) > 1 else "it")
     return by_kind(runs), runs, f"runs of this task type {what}"

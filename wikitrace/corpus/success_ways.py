@@ -76,15 +76,15 @@ class SuccessWays:
         return said + self.lookups_before(tool)
 
     def first_lookups(self) -> str:
-        """"get_user_details in 80 and get_reservation_details in 61 of the 84 successful runs
-        (36 tasks)": the tools no run changed anything with that most successful runs called."""
+        """"get_user_details in 80 and get_reservation_details in 61": the tools no run changed
+        anything with that most successful runs called (counted in successful runs; the type's
+        total is left off the page, where any added run would change it)."""
         total = len(self.runs)
         looks = sorted((k for k, n in self.did.items() if k not in self.writes and 2 * n > total),
                        key=lambda k: (-self.did[k], k))[:NAMED]
         if not looks:
             return ""
-        said = " and ".join(f"{k} in {self.did[k]}" for k in looks)
-        return f"{said} of the {total}"
+        return " and ".join(f"{k} in {self.did[k]}" for k in looks)
 
 
 def no_call_lead(entry: dict, members: list[tuple[dict, dict]], ways: SuccessWays) -> None:
@@ -98,7 +98,7 @@ def no_call_lead(entry: dict, members: list[tuple[dict, dict]], ways: SuccessWay
     also = sum("idle|none" in (r.get("patterns") or ()) for r in ways.runs)
     entry["guideline"] = (
         f"In {run_counts.part_of(idle, failed)} the agent answered without a single tool call "
-        f"({also} of the {len(ways.runs)} successful runs of this task type did so too): look the request's "
+        f"({also} successful run{'s' if also != 1 else ''} of this task type did so too): look the request's "
         f"records up before answering, as most successful runs did: {looks}. {entry['guideline']}")
 
 
