@@ -1409,3 +1409,19 @@ def test_a_failed_call_with_a_value_nothing_showed_names_where_the_right_one_cam
     _check(built, kf.text, kf.turns)
     with pytest.raises(AssertionError):
         _check(built, kf.text.replace('digits of "credit_card_4410963"', 'digits of "credit_card_4410964"'), kf.turns)
+
+
+def test_an_extra_change_after_the_expected_ones_were_made_is_not_called_a_wrong_version_of_one(tmp_path):
+    """The task expected one cancellation, the run made it, then cancelled a second booking: the
+    second is an extra change, not "sent Z9PL2K where the task expected Q4WZ8N" (the run did send
+    Q4WZ8N, in the call before)."""
+    run = _tau(tmp_path, [_user("Cancel Q4WZ8N please. And my other booking Z9PL2K too."),
+                          *_tool("cancel_reservation", {"reservation_id": "Q4WZ8N"}, dict(TRIP, status="cancelled")),
+                          *_tool("cancel_reservation", {"reservation_id": "Z9PL2K"},
+                                 dict(TRIP, reservation_id="Z9PL2K", status="cancelled"))],
+               reward=0.0, actions=[{"name": "cancel_reservation", "kwargs": {"reservation_id": "Q4WZ8N"}}])
+    facts = _facts(run)
+    second = [t.turn for t in run.turns if t.type == "function_call" and t.name == "cancel_reservation"][1]
+    assert not any("where the task expected" in f for f in facts), facts
+    assert any(f.startswith(f"cancel_reservation at turn {second} went through, but the task expected no other "
+                            "cancel_reservation call.") for f in facts), facts

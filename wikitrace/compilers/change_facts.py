@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .value_sources import credited_kinds
-from .expected_calls import (call_text, closest_expected, differences, expected_changes, missed_changes,
+from .expected_calls import (call_text, closest_expected, differences, expected_changes, missed_changes, no_such_call,
                              missed_lookups, shown_value)
 from .insight_words import join
 from .lookup_coverage import unlooked
@@ -37,7 +37,7 @@ def expected_facts(r: Reading) -> list[KeyFact]:
         if diffs is None:
             note, shown = empty_lookup_note(r, c)  # a search that found nothing, and another that the values came from
             out.append(_why(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
-                                    + ("no change at all." if not expected else f"no {c.name} call.") + note,
+                                    + ("no change at all." if not expected else f"{no_such_call(r, c)}.") + note,
                                     [c.n] + shown, "unexpected-change", [c.name]), rule_reasons.for_call(r, c, said)))
         elif diffs:
             parts = [f"`{k}` {shown_value(got)} where the task expected {shown_value(want)}" for k, want, got in diffs[:2]]

@@ -89,18 +89,36 @@ def differences(r: Reading, c: Call) -> list[tuple[str, object, object]] | None:
     """(argument path, expected value, value sent) between a change and the expected call of its
     tool it is closest to; ``_ABSENT`` stands for a value one side lacks. None when the log
     records no expected call of this tool (or none at all); empty when it records this very call."""
-    same = [e for e in expected_changes(r) or [] if e["name"] == c.name]
+    same = _open(r, c)
     if not same:
         return None
     sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
     return min((_differing(e["arguments"], sent) for e in same), key=len)
 
 
+def _open(r: Reading, c: Call) -> list[dict]:
+    """The expected calls of ``c``'s tool it can be compared with: all of them when it is one of
+    them, else those no other change of the run made as expected (an extra cancel after the
+    expected ones were all made is no wrong version of one of them)."""
+    same = [e for e in expected_changes(r) or [] if e["name"] == c.name]
+    if any(e["arguments"] == c.turn.arguments for e in same):
+        return same
+    made = [x.turn.arguments for x in r.calls if x is not c and x.writes and not x.error and x.name == c.name]
+    return [e for e in same if e["arguments"] not in made]
+
+
 def closest_expected(r: Reading, c: Call) -> dict:
     """The arguments of the expected call of ``c``'s tool that ``differences`` compares it with."""
-    same = [e for e in expected_changes(r) or [] if e["name"] == c.name]
+    same = _open(r, c)
     sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
     return min(same, key=lambda e: len(_differing(e["arguments"], sent)))["arguments"] if same else {}
+
+
+def no_such_call(r: Reading, c: Call) -> str:
+    """What a change ``differences`` finds no expected call for was: "no cancel_reservation call",
+    or, when the task expected some that other changes of the run made, "no other … call"."""
+    expected_tool = any(e["name"] == c.name for e in expected_changes(r) or [])
+    return f"no other {c.name} call" if expected_tool else f"no {c.name} call"
 
 
 def shown_value(v) -> str:
@@ -115,6 +133,9 @@ def change_notes(r: Reading, c: Call) -> list[str]:
         return []
     diffs = differences(r, c)
     if diffs is None:
+        if any(e["name"] == c.name for e in expected):
+            return [f"The log records the {c.name} calls the task expected, and other changes of this run made "
+                    "each of them: this one is an extra."]
         return [f"The calls the log records as expected for this task include no {c.name} call"
                 + ("." if expected else "; it expected look-ups only." if expected_lookups(r)
                    else "; it expected no call at all.")]  # the changes it missed are a note of their own

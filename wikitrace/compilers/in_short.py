@@ -25,7 +25,7 @@ from .changes import what_ran
 from .code_facts import fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
 from .error_listings import listed_in_errors
-from .expected_calls import call_text, differences, expected_changes, made_as_expected, missed_changes
+from .expected_calls import call_text, differences, expected_changes, made_as_expected, missed_changes, no_such_call
 from .unshown_values import retry_note
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import lacking_support
@@ -295,8 +295,9 @@ def _success_facts(r: Reading) -> list[KeyFact]:
             for c in writes:
                 diffs = differences(r, c)
                 if diffs is None:
-                    facts.append(KeyFact(f"{c.name} at turn {c.n} went through, though the task expected no {c.name} "
-                                         "call, and the run still succeeded.", [c.n], "unexpected-change", [c.name]))
+                    facts.append(KeyFact(f"{c.name} at turn {c.n} went through, though the task expected "
+                                         f"{no_such_call(r, c)}, and the run still succeeded.", [c.n],
+                                         "unexpected-change", [c.name]))
                 elif diffs:
                     names = list(dict.fromkeys(k.split('[')[0].split('.')[0] for k, _, _ in diffs))
                     facts.append(KeyFact(f"{c.name} at turn {c.n} went through; the expected {c.name} call differs "
