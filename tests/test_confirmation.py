@@ -148,12 +148,21 @@ def test_a_change_made_after_the_user_asked_for_something_new_is_a_breach(tmp_pa
     assert notes == [late + "."]
 
 
-def test_a_reply_taking_one_of_the_options_put_is_no_breach(tmp_path):
+def test_a_reply_taking_one_of_the_options_put_is_said_as_a_pick_not_as_a_yes_withheld(tmp_path):
+    """A pick is not the yes to the change's details a confirmation rule asks for: it is still
+    counted, and said as what it was (a reviewer counted such runs as breaking the rule, and an
+    insight undercounted them when picks were left out)."""
     options = ("I found two flights for the upgrade:\n\n1. HAT118 in business, $420\n2. HAT204 in business, $380\n\n"
                "Would you like to proceed with one of these options?")
     run = _run(tmp_path, [_agent(options), _user("I'll go with the first one, on the Visa card."), *_cabin(),
                           _agent("Done.")])
-    assert _verdicts(run) == ([("update_reservation_flights", False, None)], [])
+    assert _verdicts(run) == ([("update_reservation_flights", False,
+                                "the user's last message before the call (turn 6) picked one of the options the agent "
+                                "had given, and the agent made the change without first putting its details to the "
+                                "user for a yes")],
+                               ["the user's last message before the call (turn 6) picked one of the options the agent "
+                                "had given, and the agent made the change without first putting its details to the "
+                                "user for a yes."])
     # the same words with no agent message before them take nothing: the request is said as one
     run = _run(tmp_path, [_user("I'll go with business for Theo's flight, on the Visa card."), *_cabin()])
     [(_name, _ok, said)] = _verdicts(run)[0]
