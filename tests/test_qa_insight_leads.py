@@ -64,11 +64,12 @@ def test_a_stopped_lesson_leads_with_the_choice_its_runs_differ_most_on_from_the
     won = [_run(20 + k, True, [], ["did|Search", "did|Finish", "went-through|Finish"] + (["did|Lookup"] if k == 0 else []),
                 "procedure|Finish:looked-up") for k in range(10)]
     entry = _lesson(failed + won, key)
-    p = float(f"{fisher_tails(4, 1, 4, 10)[0]:.2g}")
+    assert fisher_tails(4, 1, 4, 10)[0] < 0.05  # it leads only when the test separates them
+    # the type's total and the p are left off the page: any added run would change them
     assert entry["guideline"] == (
         "Where these failed runs differ most from the successful ones: 4 of the 4 failed runs here called Lookup "
-        f"without an error, against 1 of the 10 successful runs of this task type (one-sided Fisher p = {p:g}; the "
-        "largest such difference, not a proven cause). Keep looking.")
+        "without an error, against 1 successful run of this task type (the largest such difference, not a proven "
+        "cause). Keep looking.")
     # giving the answer is the outcome itself, never the difference; too few successes to tell: nothing is said
     entry = _lesson(failed + won[:2], key)
     assert entry["guideline"] == "Keep looking."
@@ -108,13 +109,13 @@ def test_a_settling_lesson_says_what_its_successes_did_that_failed_runs_ending_t
                                                                           ["retry|Search|other"]), WRONG)
               for k in range(6)]
     entry = _lesson(won + failed, key)
-    p = float(f"{fisher_tails(6, 1, 6, 6)[0]:.2g}")
+    assert fisher_tails(6, 1, 6, 6)[0] < 0.05
     assert entry["guideline"].startswith(
         "What these successful runs did more often than the failed runs that ended the same way: 6 of the 6 "
         "successful runs here that called Search again after it answered with an error retried Search "
-        "with a value the error's text named, against 1 of the 6 failed runs of this task type that ended this way and "
-        "called Search again after it answered with an error (one-sided Fisher p = "
-        f"{p:g}; the largest such difference, not a proven cause). Keep looking.")
+        "with a value the error's text named, against 1 failed run of this task type that ended this way and "
+        "called Search again after it answered with an error (the largest such difference, not a proven cause). "
+        "Keep looking.")
     # where the answer came from defines the lesson itself: never said as its difference
     won = [_run(k, True, [], [key, "said|Finish|shown"], key) for k in range(6)]
     failed = [_run(10 + k, False, [], [key, "said|Finish|own"], WRONG) for k in range(6)]

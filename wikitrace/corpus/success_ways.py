@@ -161,14 +161,14 @@ def differences_lead(entry: dict, members: list[tuple[dict, dict]], ways: Succes
     if best is None:
         return
     p_value, side, pattern, hit, faced, b, s_all = best
-    theirs = f"{b} of the {s_all} successful runs of this task type{_among(pattern, ' that ')}"
+    # the type's totals and the p move with any added run: the page gives the count, the verdict stays
+    theirs = f"{b} successful run{'s' if b != 1 else ''} of this task type{_among(pattern, ' that ')}"
     mine = f"{run_counts.part_of(hit, faced, 'failed runs here' + _among(pattern, ' that '), '')}"
     what = _said(pattern)
     head = (f"Where these failed runs differ most from the successful ones: {mine} {what}, against {theirs}"
             if side == 0 else f"What most successful runs did and these failed runs did not: {theirs} {what}, "
                               f"against {mine}")
-    entry["guideline"] = (f"{head} (one-sided Fisher p = {float(f'{p_value:.2g}'):g}; the largest such difference, "
-                          f"not a proven cause). {entry['guideline']}")
+    entry["guideline"] = f"{head} (the largest such difference, not a proven cause). {entry['guideline']}"
 
 
 def _among(pattern: str, lead: str) -> str:
@@ -234,9 +234,8 @@ def success_differences(entry: dict, members: list[tuple[dict, dict]], failed_sa
     p_value, side, pattern, hit, faced, b, f_all = best
     what = _said(pattern)
     mine = run_counts.part_of(hit, faced, "successful runs here" + _among(pattern, " that "), "")
-    theirs_said = f"{b} of the {f_all} failed runs of this task type that ended this way{_among(pattern, ' and ')}"
+    theirs_said = f"{b} failed run{'s' if b != 1 else ''} of this task type that ended this way{_among(pattern, ' and ')}"
     head = (f"What these successful runs did more often than the failed runs that ended the same way: {mine} {what}, "
             f"against {theirs_said}" if side == 0 else
             f"Where the failed runs that ended the same way differ from these: {theirs_said} {what}, against {mine}")
-    entry["guideline"] = (f"{head} (one-sided Fisher p = {float(f'{p_value:.2g}'):g}; the largest such difference, "
-                          f"not a proven cause). {entry['guideline']}")
+    entry["guideline"] = f"{head} (the largest such difference, not a proven cause). {entry['guideline']}"
