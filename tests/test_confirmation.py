@@ -212,3 +212,24 @@ def test_a_yes_to_a_question_that_proposed_no_change_agrees_to_none(tmp_path):
                           _user("Theo, on the card on file."), *_cabin(), _agent("Theo is in business now.")])
     said = "the user's last message before the call (turn 8) did not agree to a change"
     assert _verdicts(run) == ([("update_reservation_flights", False, said)], [said + "."])
+
+
+def test_a_run_that_went_ahead_without_a_yes_counts_among_those_that_broke_the_rule_whatever_its_lessons(tmp_path):
+    """The contrast "runs that broke this rule" counts every run whose change plainly went ahead
+    without the yes, not only the runs whose lesson is that rule (a reviewer counted 16 where a tau
+    insight said 15: the 16th run was filed under another rule)."""
+    from wikitrace.compilers.run_insights import _rule_insight, confirmation_broken
+    from wikitrace.compilers.run_patterns import patterns_of
+    from wikitrace.compilers.insight_parts import rules_once
+
+    options = ("I found two flights for the upgrade:\n\n1. HAT118 in business, $420\n2. HAT204 in business, $380\n\n"
+               "Would you like to proceed with one of these options?")
+    run = _run(tmp_path, [_agent(options), _user("I'll go with the first one, on the Visa card."), *_cabin()])
+    r = read_run(run)
+    [w] = [c for c in r.calls if c.writes]
+    key = confirmation_broken(r, w)
+    [rule] = [h.sentence for h in rules_once(r, w) if "confirm" in h.sentence]
+    assert key == _rule_insight(r, rule, "", False).key and key in patterns_of(r)
+    agreed = _run(tmp_path, [_agent(LISTING), _user("Yes, please go ahead."), *_cabin()])
+    ra = read_run(agreed)
+    assert not any(confirmation_broken(ra, c) for c in ra.calls if c.writes)

@@ -102,6 +102,16 @@ def confirmation(r: Reading, w: Call) -> CandidateInsight | None:
     return _rule_insight(r, hits[0].sentence, f"turn {w.n}: confirmed {w.name} with the user first", True)
 
 
+def confirmation_broken(r: Reading, w: Call) -> str | None:
+    """The key of the system prompt's confirmation rule a change plainly went ahead without (the
+    same key a failed run's lesson on that rule has): a run is counted among those that broke the
+    rule whichever lesson it was filed under."""
+    if w.unagreed is None:
+        return None
+    hits = [h for h in rules_once(r, w) if re.search(r"confirm", h.sentence, re.I)]
+    return f"rule|{short_hash(hits[0].sentence)}" if hits else None
+
+
 def _asked_the_user(r: Reading) -> int:
     """The agent's messages holding a question that a person's reply came right after (0 in a log
     without a person in it)."""

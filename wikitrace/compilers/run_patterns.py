@@ -22,7 +22,7 @@ from .reading import t_is_user
 from .record_facts import record_patterns
 from .reading import Reading, runs_a_command
 from .procedure_lessons import procedure_key
-from .run_insights import stopped_browsing, confirmation, repeats, unseen_insight
+from .run_insights import confirmation, confirmation_broken, repeats, stopped_browsing, unseen_insight
 from .text import clip, folded_words, generic, signature
 from .value_digest import fingerprint as _fingerprint
 
@@ -59,6 +59,9 @@ def patterns_of(r: Reading) -> list[str]:
         insight = confirmation(r, w)
         if insight is not None:
             out.add(insight.key + "|kept")
+        broken = confirmation_broken(r, w)
+        if broken is not None:
+            out.add(broken)
     for c, e in edits_of(r):  # where a coding run found each file it changed (contrasted like a source)
         out.add(f"edited|{verb(c)}|{edit_place(r, c, e.file)[0]}")
     for c in r.calls:
