@@ -7,10 +7,10 @@ was made instead of calling it unseen. Only this plain form is read ("N times th
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 
+from .arguments import _parsed as parsed_answer  # one cached parse per answer text, shared
 from .reading import Call, Reading
 from .stems import stem as _stem
 
@@ -26,10 +26,7 @@ def _rates(system: str) -> tuple[tuple[float, str, str], ...]:
 @lru_cache(maxsize=512)
 def _lists(text: str) -> tuple[tuple[str, str, int], ...]:
     """(field, its stem, its length) for each top-level list field of a JSON object answer."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return ()
+    data = parsed_answer(text)
     if not isinstance(data, dict):
         return ()
     return tuple((str(k), _stem(str(k)), len(v)) for k, v in data.items() if isinstance(v, list) and v)

@@ -11,10 +11,10 @@ benchmark: a list of strings in an answer and the values calls send are the only
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .arguments import _parsed as parsed_answer  # one cached parse per answer text, shared
 from .reading import Reading, leaves
 
 
@@ -50,10 +50,7 @@ def _listing(values: list[str]) -> str:
 def _lists(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """(field, its strings) for each top-level field of a JSON object answer that is a list of two
     or more distinct strings (parsed once per distinct answer: trials look up the same records)."""
-    try:
-        answer = json.loads(text)
-    except ValueError:
-        return ()
+    answer = parsed_answer(text)
     if not isinstance(answer, dict):
         return ()
     out = []

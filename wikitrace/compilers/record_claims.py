@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
+from .arguments import _parsed as parsed_answer  # one cached parse per answer text, shared
 from .reading import Reading, t_is_user
 from .stems import stem as _stem
 from .schema import KeyFact
@@ -50,10 +51,7 @@ class Contradicted:
 @lru_cache(maxsize=256)
 def _plain_fields(text: str) -> tuple[tuple[str, str], ...]:
     """(field, value) for each top-level field of a JSON object answer holding a word or two."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return ()
+    data = parsed_answer(text)
     if not isinstance(data, dict):
         return ()
     out = []
