@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache
 
-from . import rule_talk, rule_verdicts
-from .arguments import _last_key
+from . import record_rules, rule_talk, rule_verdicts
+from .rule_clauses import clause_for
+from .arguments import _last_key, _parsed
+from .expected_calls import closest_expected
 from .reading import Call, Reading, leaves
 from .record_facts import _when, stated_now
 from .rule_blocks import _Block, _Sentence, _blocks, _loosely_names
@@ -143,15 +145,6 @@ def _facts(r: Reading, args: dict, before: int | None, skip: set[str], own: str 
         if plain is not None and key not in out and key not in skip:
             out[key] = _fact(key, value, own, None)
     return list(out.values())
-
-
-@lru_cache(maxsize=256)
-def _parsed(text: str):
-    """A look-up's answer parsed once: trials of a task look up the same records."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 def _named(r: Reading, s: _Sentence, facts: list[_Fact], subject: frozenset[str]) -> tuple[list[_Fact], list[_Fact]]:
@@ -281,9 +274,10 @@ def _absent(value) -> bool:
     return value is False or (isinstance(value, str) and value.strip().lower() in ("no", "none", "false"))
 
 
-def _quote(block: _Block, j: int) -> str:
-    """A sentence as written, its block's label in front when it opens the block."""
-    s = block.sentences[j].text
+def _quote(block: _Block, j: int, keyed=None) -> str:
+    """A sentence as written (the cases of it no record value keys cut out), its block's label in
+    front when it opens the block."""
+    s = block.sentences[j].text if keyed is None else clause_for(block.sentences[j].text, lambda p: keyed(p) is not None)
     return clip_words(f"{block.label_text}: {s}" if j == 0 and block.label_text else s, _WIDTH)
 
 
@@ -298,6 +292,15 @@ def _fact_text(r: Reading, f: _Fact) -> str:
     return f"`{f.key}` {f.shown}"
 
 
+def _keyed_by(facts: list[_Fact]):
+    """The fact a text names by its value as a term of its own (None when none): the record's
+    values key which case of a rule applies."""
+    def find(part: str) -> _Fact | None:
+        low = part.lower()
+        return next((f for f in facts if f.phrase and f.phrase in low and _on_its_own(low, f.phrase)), None)
+    return find
+
+
 def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str], about: str, facts: list[_Fact],
             said: set[str], whole_call: bool = False, missed: bool = False, before: int | None = None) -> Reason | None:
     if r.system is None or not subject:
@@ -307,7 +310,12 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
         return None
     quoted, named = found
     texts = [b.sentences[j].text for b, j in quoted]
-    quote = " ".join(f"\"{_quote(b, j)}\"" for b, j in quoted)
+    keyed = _keyed_by(facts)
+    if whole_call:  # a case of the rule keyed by the record's own value that lets the call through outright
+        allowed = rule_verdicts.allowing(texts, keyed, action_verb(tool), _words)
+        if allowed:
+            return _allowed(r, tool, allowed, keyed(allowed), said, went_through=before is not None)
+    quote = " ".join(f"\"{_quote(b, j, keyed)}\"" for b, j in quoted)
     if quote in said:
         return None  # said once on the page is enough
     said.add(quote)
@@ -321,34 +329,115 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
     if by_place:
         text += "; " + "; ".join(f"{where} " + join(parts, 4)
                                  for where, parts in by_place.items())
-    text = text if text.endswith(('."', '!"', '?"')) else text + "."
+    text = text if text.endswith(('."', '!"', '?"', '…"')) else text + "."
     if whole_call and before is not None:  # a change that went through: what the rule concludes on its fields
         settled = rule_verdicts.verdict(
             texts, [(f.key, _when(f.value)) for f in named if f.moment and _when(f.value) is not None],
             [(f.key, f.key_words, f.shown) for f in named if _absent(f.value)], stated_now(r), _words,
-            lambda part: any(f.phrase and f.phrase in part.lower() and _on_its_own(part.lower(), f.phrase)
-                             for f in facts), tool)
+            lambda part: keyed(part) is not None, tool)
         if settled:
             text += " " + settled
     words = rule_talk.condition_words(texts, action_verb(tool))
     if words:  # less the words naming the action's thing, its sections and the record's fields
         words -= head.union(*(b.heading | b.label_words for b, _ in quoted), *(f.key_words for f in facts))
     user = rule_talk.users_words(r, words, before) if words else None
-    if user is not None:  # a condition no record holds: the user's own words on it, no verdict
-        text += f" The user's words on its condition (turn {user.turn}): \"{user.text}\""
+    if user is not None:  # a condition no record holds: the user's own words on it, checked against a list it gives
+        outside = _outside_the_list(r, texts, user, before) if before is not None else ""
+        text += outside or f" The user's words on its condition (turn {user.turn}): \"{user.text}\""
         turns.append(user.turn)
     return Reason(text, turns, texts, about=[tool, about.strip("`"), quote])
+
+
+def _outside_the_list(r: Reading, texts: list[str], user: rule_talk.Said, before: int) -> str:
+    """The check of a listed condition ("given health or weather reasons") against the reason the
+    user stated, said as a check ("" when the user named no reason in so many words, or may have
+    named a listed one)."""
+    items, noun, written = rule_verdicts.listed_reasons(texts)
+    if not items:
+        return ""
+    every = frozenset().union(*(_words(t.content or "") for t in rule_talk._people(r)
+                                if t.role == "user" and t.turn < before))
+    stated = rule_verdicts.reason_outside(items, noun, user.text, every, _words)
+    if not stated:
+        return ""
+    return (f" The user's reason, \"{stated}\" (turn {user.turn}), is not one of the ones the rule lists "
+            f"(\"{written}\"): no user message before the call says " + _either(items) + ".")
+
+
+def _either(items: tuple[str, ...]) -> str:
+    shown = [f"\"{i}\"" for i in items]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+def _allowed(r: Reading, tool: str, clause: str, fact: _Fact | None, said: set[str], went_through: bool) -> Reason | None:
+    """A rule whose case for this record lets the call through outright: said as what it allowed,
+    not as the reason the call was wrong (no rule is counted for the fact: it did not decide it)."""
+    quote = f"\"…{clause}\"" if clause[:1].islower() else f"\"{clause}\""
+    if quote in said:
+        return None
+    said.add(quote)
+    because = f" (`{fact.key}` {fact.shown}, {fact.where.replace(' gave', '')})" if fact is not None else ""
+    text = f"The system prompt's rule on {tool} (turn {r.system.turn}) allowed this change{because}: {quote}"
+    text = text if text.endswith(('."', '!"', '?"')) else text + "."
+    if went_through:
+        text += " So the difference from what the task expected lies elsewhere."
+    turns = [r.system.turn] + ([fact.turn] if fact is not None and fact.turn is not None else [])
+    return Reason(text, turns, [clause])
 
 
 def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reason | None:
     """The rule on the first differing argument that has one, with the facts it names."""
     args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    found = None
     for path in paths:
         key = path.split("[")[0].split(".")[0]
         found = _reason(r, c.name or "", _name_words(key), _head(key), f"`{key}`", _facts(r, args, c.n, {key}), said)
         if found is not None:
-            return found
+            break
+    return _with_breach(r, c, found, said, closest_expected(r, c))
+
+
+def _record(r: Reading, c: Call) -> tuple[Call, dict] | None:
+    """The record the change acted on as a look-up last showed it: the answer of the latest look-up
+    before it that was sent one of the change's own (name, value) pairs and holds that pair itself,
+    with no change sent that pair in between (what was shown before it may be old)."""
+    sent = _sent_by(r, c)
+    for e in reversed(r.calls):
+        if e.n >= c.n or e.error:
+            continue
+        shared = sent & _sent_by(r, e)
+        if not shared:
+            continue
+        if e.writes:
+            return None
+        answer = _parsed(e.turn.result or "")
+        if isinstance(answer, dict) and any(answer.get(k) == v for k, v in shared):
+            return e, answer
     return None
+
+
+def _with_breach(r: Reading, c: Call, found: Reason | None, said: set[str], expected: dict | None = None) -> Reason | None:
+    """A rule on the record's own parts the change went against (record_rules.py) leads; a rule
+    that allowed the change is then left off (it is not where the change went wrong)."""
+    if r.system is None:
+        return found
+    seen = _record(r, c)
+    if seen is None:
+        return found
+    look, record = seen
+    name = c.name or ""
+    for breach in record_rules.breaches(r, c, record, f"{look.name} (turn {look.n})", _head(name), action_verb(name),
+                                          expected):
+        quote = f"\"{clip_words(breach.quote, _WIDTH)}\""
+        if quote in said:
+            continue
+        said.add(quote)
+        text = f"The system prompt's rule (turn {r.system.turn}) forbids this change: {quote}; here {breach.text}."
+        turns = [r.system.turn, look.n, *breach.turns]
+        if found is None or not found.about:
+            return Reason(text, turns, [breach.quote], about=[name, name, quote])
+        return Reason(f"{text} {found.text}", turns + found.turns, [breach.quote] + found.quoted, about=found.about)
+    return found
 
 
 def _head(name: str) -> frozenset[str]:
@@ -368,8 +457,9 @@ def for_call(r: Reading, c: Call, said: set[str]) -> Reason | None:
     """The rule on a change the task did not expect, with the facts of the record it acted on."""
     args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
     name = c.name or ""
-    return _reason(r, name, _subject(name), _head(name), name, _facts(r, args, c.n, set()), said, whole_call=True,
-                   before=c.n)
+    found = _reason(r, name, _subject(name), _head(name), name, _facts(r, args, c.n, set()), said, whole_call=True,
+                    before=c.n)
+    return _with_breach(r, c, found, said)
 
 
 def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:
