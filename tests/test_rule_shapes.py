@@ -170,6 +170,7 @@ def test_a_stated_reason_outside_the_rules_list_is_said_as_a_check(tmp_path):
 @pytest.mark.parametrize("said", [
     "Cancel K2PL7Q please, the reason is the weather warning for my route.",  # a listed one: no check said
     "Cancel K2PL7Q please, my plans changed.",  # no reason stated in so many words: the words only
+    "As for the reason, I would rather give my seat to someone else.",  # "the reason" is no reason stated
 ])
 def test_no_reason_check_where_the_user_may_have_given_a_listed_one_or_gave_none_plainly(tmp_path, said):
     _run_, fact = _cancelled(tmp_path, dict(TRIP, insurance="yes"), [_user(said)])

@@ -97,8 +97,10 @@ def reason_outside(items: tuple[str, ...], noun: str, stated: str, every_word: f
     m = re.search(rf"\b{stem}s?\s+(?:is|was|are|were)\s+(?:that\s+|just\s+|simply\s+)?([^.!?;]+)", stated, re.I)
     if m:  # "the reason is a change of plan"
         return " ".join(m.group(1).split()).strip(" ,")
-    m = re.search(rf"\b(?:for|due to|because of)\s+((?:[\w'-]+\s+){{1,3}}){stem}s?\b", stated, re.I)
-    if m:  # "for personal reasons"
+    # "for personal reasons", "due to other reasons"; not "as for the reason, …" (a determiner names no reason)
+    m = re.search(rf"\b(?:for|due to|because of)\s+(?!(?:the|a|an|this|that|these|those|my|our|your|some|any)\b)"
+                  rf"((?:[\w'-]+\s+){{1,3}}){stem}s\b", stated, re.I)
+    if m:
         return " ".join(m.group(0).split()[1 if m.group(0).lower().startswith("for") else 2:])
     return ""
 
