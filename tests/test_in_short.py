@@ -584,7 +584,14 @@ def _rule_breach(run: Run, by_n: dict, text: str) -> str:
                         r'\((?:its answer at turn \d+ lists|the call sent|the run\'s answers show) (.+)\): the call changed `\3`', done)
     part = re.fullmatch(r'the call sent `(\w+)` ("[^"]*") \((\w+) \(turn (\d+)\) gave ("[^"]*")\) with (\d+) of the '
                         r'record\'s (\d+) `(\w+)` \((.+)\), leaving out (.+)', done)
-    assert sent or gone or part, done
+    denied = re.fullmatch(r'(\w+) \(turn (\d+)\) gave `(\w+)` ("[^"]*"), and the call changed `(\w+)` \(it sent (.+), '
+                          r'where the record had (.+)\)', done)
+    assert sent or gone or part or denied, done
+    if denied:  # the record holds the value the rule names, and the call's list is not the record's
+        record = json.loads(by_n[int(denied.group(2))].result)
+        assert json.dumps(record[denied.group(3)]) == denied.group(4), done
+        assert json.loads(denied.group(4)).replace("_", " ").lower() in m.group(1).lower(), done
+        assert json.dumps(args[denied.group(5)]) != json.dumps(record[denied.group(5)]), done
     if sent:
         assert json.dumps(args[sent.group(1)]) == sent.group(2) != sent.group(5), done
         assert json.dumps(json.loads(by_n[int(sent.group(4))].result)[sent.group(1)]) == sent.group(5), done

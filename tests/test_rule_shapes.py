@@ -195,3 +195,39 @@ def test_a_rule_with_a_case_per_value_is_quoted_at_the_records_case(tmp_path):
         fact.text
     assert "business traveller" not in fact.text and "basic economy traveller" not in fact.text
     _check(run, fact.text, fact.turns)
+
+
+def test_a_change_to_a_thing_the_rule_says_the_records_kind_cannot_change_is_forbidden(tmp_path):
+    """A basic economy trip moved to new flights: "Basic economy trips cannot be moved to other
+    flights" names the record's cabin, and the call's flights are not the record's."""
+    trip = dict(TRIP, cabin="basic_economy")
+    call = {"reservation_id": "K2PL7Q", "cabin": "basic_economy", "payment_id": "credit_card_5512093",
+            "flights": [{"flight_number": "HAT320", "date": "2024-06-13"}, {"flight_number": "HAT319", "date": "2024-06-15"}]}
+    messages = [_user("Please move K2PL7Q a day later."),
+                *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, trip),
+                _agent("Shall I move it?"), _user("Yes."), *_tool("update_reservation_flights", call, trip)]
+    run = _run(tmp_path, messages, [{"name": "get_reservation_details", "kwargs": {"reservation_id": "K2PL7Q"}}],
+               policy=POLICY)
+    [fact] = [f for f in _facts(run) if f.kind == "unexpected-change"]
+    looked = _turn(run, "get_reservation_details")
+    assert fact.text.endswith(
+        f"{FORBIDS}\"Basic economy trips cannot be moved to other flights.\"; here get_reservation_details (turn {looked}) "
+        "gave `cabin` \"basic_economy\", and the call changed `flights` (it sent HAT320 2024-06-13 and HAT319 2024-06-15, "
+        "where the record had HAT318 2024-06-12 and HAT319 2024-06-15)."), fact.text
+    assert fact.text.count("Basic economy trips cannot") == 1  # the rule once, with its verdict
+    _check(run, fact.text, fact.turns)
+
+
+def test_a_cabin_change_that_keeps_the_flights_is_not_a_forbidden_flight_change(tmp_path):
+    """The same basic economy trip, its cabin changed and its flights kept: the flight rule's
+    "cannot be moved" is not broken (the cabin rule allows the change)."""
+    trip = dict(TRIP, cabin="basic_economy")
+    call = {"reservation_id": "K2PL7Q", "cabin": "economy", "payment_id": "credit_card_5512093",
+            "flights": [{"flight_number": "HAT318", "date": "2024-06-12"}, {"flight_number": "HAT319", "date": "2024-06-15"}]}
+    messages = [_user("Please upgrade K2PL7Q to economy."),
+                *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, trip),
+                _agent("Shall I upgrade it?"), _user("Yes."), *_tool("update_reservation_flights", call, TRIP)]
+    run = _run(tmp_path, messages, [{"name": "get_reservation_details", "kwargs": {"reservation_id": "K2PL7Q"}}],
+               policy=POLICY)
+    [fact] = [f for f in _facts(run) if f.kind == "unexpected-change"]
+    assert "forbids" not in fact.text, fact.text

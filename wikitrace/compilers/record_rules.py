@@ -13,6 +13,11 @@ gave before it. Two shapes of rule sentence are read, both plain English, by str
   or the call's Y items carry X with more than one value. This states what a record must look
   like, so it is read wherever it stands.
 
+- a thing the record is "cannot be modified" ("Basic economy flights cannot be modified", in the
+  block labelled "Change flights"): the sentence before its negation names a value the record
+  holds as a term of its own (``cabin`` "basic_economy"), and the call changed the thing the
+  block's label names (its ``flights`` are not the record's).
+
 Items of two lists are the same item when every string field they share agrees (a flight sent as
 number and date is the one the record lists with its price and airports). Nothing else is
 concluded; a field no call value or answer shows is not guessed.
@@ -33,6 +38,8 @@ _WITHOUT = re.compile(r"\bwithout\s+(?:chang|alter|modif|touch)\w*\s+(?:the\s+|i
                       re.I)
 _SAME = re.compile(r"\b((?:[a-z]+\s+){0,2}[a-z]+)\s+(?:must|should|has to|have to)\s+be\s+the\s+same\s+"
                    r"(?:across|for|on|in|between)\s+(?:all|every|each)\s+(?:of\s+)?(?:the\s+)?([a-z]+)", re.I)
+_DENIED = re.compile(r"\b(?:cannot|can't|can not|may not|must not|(?:is|are) not allowed to)\s+(?:be\s+)?"
+                     r"(?:modif|chang|alter|mov|edit|updat)\w*", re.I)
 _LIST = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|nor)\s+", re.I)
 _NAME_PARTS = re.compile(r"[\W_]+|(?<=[a-z])(?=[A-Z])")
 
@@ -166,15 +173,35 @@ def _same_across(args: dict, record: dict, where: str, phrase: str, noun: str) -
             f"out {join([_label(y, keys) for y in left], 3)}")
 
 
+def _changed(args: dict, record: dict, label: frozenset[str]) -> str:
+    """What the call changed of the thing a block's label names: an argument named by the label
+    (loosely: "flights" for ``flights``) whose value is not the record's ("" when none)."""
+    for key, sent in args.items():
+        if key not in record or not _loosely_names(label, _name_words(key)):
+            continue
+        had = record[key]
+        items, had_items = _items(sent), _items(had)
+        if items is not None and had_items is not None:
+            same = len(items) == len(had_items) and all(any(_same_item(x, y) for y in had_items) for x in items)
+            if not same:
+                keys = list(dict.fromkeys(k for x in items for k, v in x.items() if isinstance(v, str)))
+                return (f"the call changed `{key}` (it sent {join([_label(x, keys) for x in items], 3)}, where the "
+                        f"record had {join([_label(y, keys) for y in had_items], 3)})")
+        elif not isinstance(sent, (dict, list)) and not isinstance(had, (dict, list)) and sent != had:
+            return f"the call changed `{key}` (it sent {_shown(sent)}, where the record had {_shown(had)})"
+    return ""
+
+
 def _on_the_call(block: _Block, head: frozenset[str], verb: frozenset[str]) -> bool:
     return _loosely_names(block.label_words, head) if block.label else bool(block.heading & verb)
 
 
 def breaches(r: Reading, c: Call, record: dict, where: str, head: frozenset[str], verb: frozenset[str],
-             expected: dict | None = None) -> list[Breach]:
+             expected: dict | None = None, keyed=None) -> list[Breach]:
     """The rule sentences this change went against, each with what it did (empty when none is
     seen). With ``expected`` (the arguments of the call the task expected instead), a rule that
-    call is not seen to keep is left out: it is not where this change went wrong."""
+    call is not seen to keep is left out: it is not where this change went wrong. ``keyed`` gives
+    the record's field a text names by its value ((field, value as shown) or None)."""
     if r.system is None or not isinstance(record, dict):
         return []
     args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
@@ -182,16 +209,22 @@ def breaches(r: Reading, c: Call, record: dict, where: str, head: frozenset[str]
     after = answer if isinstance(answer, dict) else {}
     out: list[Breach] = []
     for block in _blocks(r.system.content or ""):
+        own = _on_the_call(block, head, verb)
         for s in block.sentences:
             same = _SAME.search(s.text)
-            without = _WITHOUT.search(s.text) if _on_the_call(block, head, verb) else None
-            if not same and not without:
+            without = _WITHOUT.search(s.text) if own else None
+            denied = _DENIED.search(s.text) if own and block.label and keyed is not None else None
+            named = keyed(s.text[:denied.start()]) if denied else None
+            if not same and not without and named is None:
                 continue
 
             def check(sent: dict, shown: dict, n: int | None):
                 found = _same_across(sent, record, where, same.group(1), same.group(2)) if same else ""
                 if not found and without:
                     found = _unchanged(r, sent, shown, n, record, where, without.group(1))
+                if not found and named is not None:
+                    changed = _changed(sent, record, block.label_words)
+                    found = f"{where} gave `{named[0]}` {named[1]}, and {changed}" if changed else ""
                 return found
 
             found = check(args, after, c.n)

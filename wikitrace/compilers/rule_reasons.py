@@ -426,8 +426,14 @@ def _with_breach(r: Reading, c: Call, found: Reason | None, said: set[str], expe
         return found
     look, record = seen
     name = c.name or ""
+    facts = _keyed_by([_fact(k, v, "", look.n) for k, v in record.items() if _plain(v) is not None])
+
+    def named(text: str):
+        f = facts(text)
+        return (f.key, f.shown) if f is not None else None
+
     for breach in record_rules.breaches(r, c, record, f"{look.name} (turn {look.n})", _head(name), action_verb(name),
-                                          expected):
+                                        expected, named):
         quote = f"\"{clip_words(breach.quote, _WIDTH)}\""
         if quote in said:
             continue
@@ -436,6 +442,8 @@ def _with_breach(r: Reading, c: Call, found: Reason | None, said: set[str], expe
         turns = [r.system.turn, look.n, *breach.turns]
         if found is None or not found.about:
             return Reason(text, turns, [breach.quote], about=[name, name, quote])
+        if breach.quote in found.quoted:  # the same rule, now with its verdict: said once
+            return Reason(text, turns, found.quoted, about=found.about)
         return Reason(f"{text} {found.text}", turns + found.turns, [breach.quote] + found.quoted, about=found.about)
     return found
 
