@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .arguments import _parsed
 from .insight_words import join
-from .reading import Call, Reading
+from .arguments import _last_key
+from .reading import Call, Reading, leaves
 from .rule_blocks import _Block, _blocks, _loosely_names
 from .rules import _stem, _words
 
@@ -196,6 +198,65 @@ def _on_the_call(block: _Block, head: frozenset[str], verb: frozenset[str]) -> b
     return _loosely_names(block.label_words, head) if block.label else bool(block.heading & verb)
 
 
+def pairs(args) -> frozenset[tuple[str, str]]:
+    """(argument name, value) of every string a call sends (three characters or more)."""
+    return frozenset((_last_key(p), v) for p, v in leaves(args) if isinstance(v, str) and len(v) >= 3)
+
+
+def sent_by(r: Reading, c: Call) -> frozenset[tuple[str, str]]:
+    """A call's (name, value) pairs, once per run: every finding of the run asks about the same calls."""
+    memo = r.memo.setdefault("rule_reasons.sent", {})
+    found = memo.get(c.n)
+    if found is None:
+        found = memo[c.n] = pairs(c.turn.arguments)
+    return found
+
+
+def looked_up(r: Reading, c: Call) -> tuple[Call, dict] | None:
+    """The record the change acted on as a look-up last showed it: the answer of the latest look-up
+    before it that was sent one of the change's own (name, value) pairs and holds that pair itself,
+    with no change sent that pair in between (what was shown before it may be old)."""
+    sent = sent_by(r, c)
+    for e in reversed(r.calls):
+        if e.n >= c.n or e.error:
+            continue
+        shared = sent & sent_by(r, e)
+        if not shared:
+            continue
+        if e.writes:
+            return None
+        answer = _parsed(e.turn.result or "")
+        if isinstance(answer, dict) and any(answer.get(k) == v for k, v in shared):
+            return e, answer
+    return None
+
+
+@lru_cache(maxsize=16)  # runs of one benchmark share one prompt: its sentences are matched once, not per call
+def _shaped(text: str) -> tuple:
+    """(block, sentence, same-across match, without-changing match, cannot-be-modified match) of
+    the prompt's sentences that have one of the shapes read here."""
+    out = []
+    for block in _blocks(text):
+        for s in block.sentences:
+            found = (_SAME.search(s.text), _WITHOUT.search(s.text), _DENIED.search(s.text))
+            if any(found):
+                out.append((block, s, *found))
+    return tuple(out)
+
+
+def _against(r: Reading, sent: dict, shown: dict, n: int | None, record: dict, where: str, block: _Block,
+             same, without, named) -> str:
+    """What a call sending ``sent`` (its answer ``shown``) did against one sentence's shapes:
+    "" when it is seen to keep them, None when one cannot be told."""
+    found = _same_across(sent, record, where, same.group(1), same.group(2)) if same else ""
+    if not found and without:
+        found = _unchanged(r, sent, shown, n, record, where, without.group(1))
+    if not found and named is not None:
+        changed = _changed(sent, record, block.label_words)
+        found = f"{where} gave `{named[0]}` {named[1]}, and {changed}" if changed else ""
+    return found
+
+
 def breaches(r: Reading, c: Call, record: dict, where: str, head: frozenset[str], verb: frozenset[str],
              expected: dict | None = None, keyed=None) -> list[Breach]:
     """The rule sentences this change went against, each with what it did (empty when none is
@@ -208,26 +269,14 @@ def breaches(r: Reading, c: Call, record: dict, where: str, head: frozenset[str]
     answer = _parsed(c.turn.result or "")
     after = answer if isinstance(answer, dict) else {}
     out: list[Breach] = []
-    for block in _blocks(r.system.content or ""):
+    for block, s, same, without, denied in _shaped(r.system.content or ""):
         own = _on_the_call(block, head, verb)
-        for s in block.sentences:
-            same = _SAME.search(s.text)
-            without = _WITHOUT.search(s.text) if own else None
-            denied = _DENIED.search(s.text) if own and block.label and keyed is not None else None
-            named = keyed(s.text[:denied.start()]) if denied else None
-            if not same and not without and named is None:
-                continue
-
-            def check(sent: dict, shown: dict, n: int | None):
-                found = _same_across(sent, record, where, same.group(1), same.group(2)) if same else ""
-                if not found and without:
-                    found = _unchanged(r, sent, shown, n, record, where, without.group(1))
-                if not found and named is not None:
-                    changed = _changed(sent, record, block.label_words)
-                    found = f"{where} gave `{named[0]}` {named[1]}, and {changed}" if changed else ""
-                return found
-
-            found = check(args, after, c.n)
-            if found and (expected is None or check(expected, {}, None) == ""):
-                out.append(Breach(found, s.text, (c.n,)))
+        without = without if own else None
+        denied = denied if own and block.label and keyed is not None else None
+        named = keyed(s.text[:denied.start()]) if denied else None
+        if not same and not without and named is None:
+            continue
+        found = _against(r, args, after, c.n, record, where, block, same, without, named)
+        if found and (expected is None or _against(r, expected, {}, None, record, where, block, same, without, named) == ""):
+            out.append(Breach(found, s.text, (c.n,)))
     return out
