@@ -231,3 +231,19 @@ def test_a_cabin_change_that_keeps_the_flights_is_not_a_forbidden_flight_change(
                policy=POLICY)
     [fact] = [f for f in _facts(run) if f.kind == "unexpected-change"]
     assert "forbids" not in fact.text, fact.text
+
+
+@pytest.mark.parametrize("holds, quoted", [
+    ({"silver", "economy"}, "If the renter is a silver member … 2 free bags per economy seat …"),
+    ({"business"}, "If the renter is a silver member … 3 free bags per business seat."),
+    (set(), "If the renter is a silver member, 1 free bag per basic seat, 2 free bags per economy seat, and 3 free "
+            "bags per business seat."),  # no case keyed: the sentence whole
+])
+def test_the_clause_a_records_values_key_is_kept_with_its_condition(holds, quoted):
+    """rule_clauses.clause_for, as the insight layer may call it: the cases no value keys are cut
+    when they are parallel to a kept one; the condition in front stays."""
+    from wikitrace.compilers.rule_clauses import clause_for
+
+    sentence = ("If the renter is a silver member, 1 free bag per basic seat, 2 free bags per economy seat, and 3 free "
+                "bags per business seat.")
+    assert clause_for(sentence, lambda part: any(v in part.split() for v in holds)) == quoted
