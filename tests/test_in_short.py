@@ -555,16 +555,25 @@ def _in_prompt(run: Run, quoted: str) -> None:
 def _rule_allowed(run: Run, by_n: dict, text: str) -> str:
     """A rule said to allow the change (rule_verdicts.allowing): the clause is the prompt's words,
     names the field's value, and no condition word is in it; the field is the look-up's."""
-    m = re.search(r' The system prompt\'s rule on (\w+) \(turn \d+\) allowed this change(?: \(`(\w+)` ("[^"]*"), '
-                  r'(\w+) \(turn (\d+)\)\))?: "(.+?)"(?: So the difference from what the task expected lies elsewhere\.)?$', text)
+    m = re.search(r' The system prompt\'s rule on (\w+) \(turn \d+\) allowed this change(?: \(`(\w+)` ("[^"]*")(?: \((\d+) '
+                  r'hours before the current time the system prompt gives\))?, (\w+) \(turn (\d+)\)\))?: "(.+?)"\.?(?: So the '
+                  r'difference from what the task expected lies elsewhere\.)?$', text)
     if not m:
         return text
-    _in_prompt(run, m.group(6))
-    assert not re.search(r"\b(?:if|only|within|unless|not)\b", m.group(6)), text
+    clause = m.group(7)
+    _in_prompt(run, clause)
+    assert not re.search(r"\b(?:if|only|unless|not)\b", clause), text
     if m.group(2):
-        answer = json.loads(by_n[int(m.group(5))].result)
+        answer = json.loads(by_n[int(m.group(6))].result)
         assert json.dumps(answer[m.group(2)]) == m.group(3), text
-        assert json.loads(m.group(3)).replace("_", " ").lower() in m.group(6).lower(), text
+    span = re.search(r"within (\d+) hours", clause)
+    if span:  # a span the record's time is inside, by the prompt's own now
+        system = next(t for t in run.turns if t.type == "message" and t.role == "system")
+        now = datetime.strptime(re.search(r"current time is (\S+ \S+)", system.content).group(1), "%Y-%m-%d %H:%M:%S")
+        gap = now - datetime.fromisoformat(json.loads(m.group(3)))
+        assert timedelta(0) <= gap <= timedelta(hours=int(span.group(1))) and int(m.group(4)) == gap // timedelta(hours=1)
+    else:  # a case keyed by the record's value, with no condition of its own
+        assert "within" not in clause and json.loads(m.group(3)).replace("_", " ").lower() in clause.lower(), text
     return text[:m.start()]
 
 

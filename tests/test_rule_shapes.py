@@ -247,3 +247,17 @@ def test_the_clause_a_records_values_key_is_kept_with_its_condition(holds, quote
     sentence = ("If the renter is a silver member, 1 free bag per basic seat, 2 free bags per economy seat, and 3 free "
                 "bags per business seat.")
     assert clause_for(sentence, lambda part: any(v in part.split() for v in holds)) == quoted
+
+
+def test_a_span_the_record_is_inside_is_said_to_allow_the_call(tmp_path):
+    """Booked 10 hours before the prompt's now: "can be cancelled within 48 hours of being made"
+    let the cancellation through, whatever the cover."""
+    run, fact = _cancelled(tmp_path, dict(TRIP, created_at="2024-06-01T00:00:00"), [_user("Please cancel K2PL7Q.")])
+    looked = _turn(run, "get_reservation_details")
+    assert fact.text.endswith(
+        "The system prompt's rule on cancel_reservation (turn 0) allowed this change (`created_at` \"2024-06-01T00:00:00\" "
+        f"(10 hours before the current time the system prompt gives), get_reservation_details (turn {looked})): \"Any "
+        "booking can be cancelled within 48 hours of being made …\" So the difference from what the task expected lies "
+        "elsewhere."), fact.text
+    assert "does not hold" not in fact.text and not fact.rule
+    _check(run, fact.text, fact.turns)

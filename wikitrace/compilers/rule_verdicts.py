@@ -72,6 +72,26 @@ def allowing(sentences: list[str], applies, verb: frozenset[str], words_of) -> s
     return ""
 
 
+def within_span(sentences: list[str], moments: list[tuple[str, datetime]], now: datetime | None, verb: frozenset[str],
+                words_of) -> tuple[str, str] | None:
+    """(the permission's words up to its span, the field) when a span of time it grants in holds
+    for the record ("can be cancelled within 24 hours of booking", booked 10 hours before the
+    prompt's now) and nothing before the span conditions it: the rule allowed the call."""
+    if now is None or not moments:
+        return None
+    for sentence in sentences:
+        span = _SPAN.search(sentence)
+        if not span or not verb or not verb <= words_of(sentence) or not _GRANT.search(sentence[:span.start()]):
+            continue
+        head = sentence[:span.start()]
+        if _CONDITIONAL.search(head) or _DENIED.search(head):
+            continue
+        limit = _amount(span.group(1)) * _UNIT[span.group(2).lower()]
+        if all(timedelta(0) <= now - t <= limit for _k, t in moments):
+            return sentence[:span.end()].strip(), moments[0][0]
+    return None
+
+
 def listed_reasons(sentences: list[str]) -> tuple[tuple[str, ...], str, str]:
     """(the listed words, the noun they qualify, the words as written) of a condition on the
     person's doing that lists what it accepts: "if the user needs to cancel … given health or
