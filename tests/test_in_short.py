@@ -592,7 +592,8 @@ def _rule_breach(run: Run, by_n: dict, text: str) -> str:
     gone = re.fullmatch(r'(\w+) \(turn (\d+)\) gave `(\w+)` ("[^"]*"), and after the call no item of `(\w+)` has `\3` \4 '
                         r'\((?:its answer at turn \d+ lists|the call sent|the run\'s answers show) (.+)\): the call changed `\3`', done)
     part = re.fullmatch(r'the call sent `(\w+)` ("[^"]*") \((\w+) \(turn (\d+)\) gave ("[^"]*")\) with (\d+) of the '
-                        r'record\'s (\d+) `(\w+)` \((.+)\), leaving out (.+)', done)
+                        r'record\'s (\d+) `(\w+)` \((.+)\), leaving out (.+?)(; its answer at turn \d+ has no .+ in `\w+`: the call '
+                        r'dropped (?:it|them))?', done)
     denied = re.fullmatch(r'(\w+) \(turn (\d+)\) gave `(\w+)` ("[^"]*"), and the call changed `(\w+)` \(it sent (.+), '
                           r'where the record had (.+)\)', done)
     assert sent or gone or part or denied, done
@@ -614,6 +615,9 @@ def _rule_breach(run: Run, by_n: dict, text: str) -> str:
         record = json.loads(by_n[int(part.group(4))].result)
         assert json.dumps(args[part.group(1)]) == part.group(2) and json.dumps(record[part.group(1)]) == part.group(5)
         assert len(args[part.group(8)]) == int(part.group(6)) < int(part.group(7)) == len(record[part.group(8)]), done
+        if part.group(11):  # the record after the call holds only the items the call sent
+            after = json.loads(change.result)[part.group(8)]
+            assert len(after) == len(args[part.group(8)]), done
     return text[:m.start()] + text[m.end():]
 
 

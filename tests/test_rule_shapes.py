@@ -116,7 +116,8 @@ def test_a_cabin_set_for_part_of_the_flights_breaks_the_same_across_all_rule(tmp
     looked = _turn(run, "get_reservation_details")
     assert (f"{FORBIDS}\"Cabin class must be the same across all the flights of a trip; a cabin change for a single leg "
             f"is not possible.\"; here the call sent `cabin` \"business\" (get_reservation_details (turn {looked}) gave "
-            "\"economy\") with 1 of the record's 2 `flights` (HAT318 2024-06-12), leaving out HAT319 2024-06-15.") \
+            "\"economy\") with 1 of the record's 2 `flights` (HAT318 2024-06-12), leaving out HAT319 2024-06-15; its answer "
+            f"at turn {_turn(run, 'update_reservation_flights')} has no HAT319 2024-06-15 in `flights`: the call dropped it.") \
         in fact.text, fact.text
     _check(run, fact.text, fact.turns)
 

@@ -150,8 +150,9 @@ def _unchanged(r: Reading, args: dict, after: dict, n: int | None, record: dict,
     return verdict
 
 
-def _same_across(args: dict, record: dict, where: str, phrase: str, noun: str) -> str:
-    """What the call did against "<phrase> must be the same across all the <noun>"."""
+def _same_across(args: dict, after: dict, n: int | None, record: dict, where: str, phrase: str, noun: str) -> str:
+    """What the call did against "<phrase> must be the same across all the <noun>" (and, where its
+    answer shows the record after it without the items left out, that they were dropped)."""
     key = _field(phrase, record)
     list_key = next((k for k in args if _items(args[k]) and _name_words(k) and _name_words(k) <= _words(noun)), None)
     if list_key is None:
@@ -170,9 +171,14 @@ def _same_across(args: dict, record: dict, where: str, phrase: str, noun: str) -
     if not left:
         return ""
     keys = list(dict.fromkeys(k for x in sent for k, v in x.items() if isinstance(v, str)))
-    return (f"the call sent `{key}` {_shown(args[key])} ({where} gave {_shown(record[key])}) with "
+    text = (f"the call sent `{key}` {_shown(args[key])} ({where} gave {_shown(record[key])}) with "
             f"{len(sent)} of the record's {len(had)} `{list_key}` ({join([_label(x, keys) for x in sent], 3)}), leaving "
             f"out {join([_label(y, keys) for y in left], 3)}")
+    now = _items(after.get(list_key))
+    if now and not any(_same_item(x, y) for x in now for y in left):
+        text += (f"; its answer at turn {n} has no {join([_label(y, keys) for y in left], 3)} in `{list_key}`: the call "
+                 f"dropped {'it' if len(left) == 1 else 'them'}")
+    return text
 
 
 def _changed(args: dict, record: dict, label: frozenset[str]) -> str:
@@ -248,7 +254,7 @@ def _against(r: Reading, sent: dict, shown: dict, n: int | None, record: dict, w
              same, without, named) -> str:
     """What a call sending ``sent`` (its answer ``shown``) did against one sentence's shapes:
     "" when it is seen to keep them, None when one cannot be told."""
-    found = _same_across(sent, record, where, same.group(1), same.group(2)) if same else ""
+    found = _same_across(sent, shown, n, record, where, same.group(1), same.group(2)) if same else ""
     if not found and without:
         found = _unchanged(r, sent, shown, n, record, where, without.group(1))
     if not found and named is not None:
