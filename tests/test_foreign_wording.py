@@ -179,7 +179,11 @@ def test_a_rule_is_quoted_only_from_the_logs_own_prompt_and_only_on_chat_task_lo
         failed = relabeled(run, False)
         system = next((t for t in failed.turns if t.type == "message" and t.role == "system"), None)
         for fact in compile_offline(failed).in_short:
-            if "The user's words on its condition" in fact.text or " that it could not: " in fact.text:
+            if any(x in fact.text for x in (" forbids this change: ", " allowed this change", "The user's reason, ")):
+                # a rule's verdict (rule_verdicts.py, record_rules.py) needs the prompt, expected calls and records
+                assert system is not None and "expected_calls" in (failed.task.metadata or {}), failed.run_id
+            if "The user's words on its condition" in fact.text or "The user's reason, " in fact.text \
+                    or " that it could not: " in fact.text:
                 # what a user and the agent said of a rule (rule_talk.py) needs a person and expected calls
                 assert "expected_calls" in (failed.task.metadata or {}) and any(
                     t.role == "user" for t in failed.turns), failed.run_id
@@ -188,8 +192,8 @@ def test_a_rule_is_quoted_only_from_the_logs_own_prompt_and_only_on_chat_task_lo
             assert system is not None and "expected_calls" in (failed.task.metadata or {}), failed.run_id
             prompt = " ".join((system.content or "").split())
             said = fact.text.split("The system prompt's rule on", 1)[1]
-            for quoted in re.findall(r"\"([^\"]+)\"", said.split("; ")[0]):
-                assert quoted.rstrip(" …") in prompt, (failed.run_id, quoted)
+            for quoted in re.findall(r"\"([^\"]+)\"", said.split("; ")[0]):  # "…" where a case was cut
+                assert all(p.strip(" .") in prompt for p in quoted.split("…") if p.strip(" .")), (failed.run_id, quoted)
 
 
 def test_the_qa_in_short_sentences_stay_off_every_other_format():
@@ -553,3 +557,34 @@ def test_the_leads_naming_unmade_changes_idle_runs_and_value_sources_hold_on_eve
                 assert int(idle.group(1)) == sum(not any(t.type == "function_call" for t in r.turns) for r in failed)
             if "from the user's words (" in g:
                 assert all(sum(t.role == "user" for t in r.turns) > 1 for r in sources), (folder.name, g)
+
+
+def test_record_rule_breaches_are_true_or_absent_on_every_format():
+    """The rule shapes read by structure (compilers/record_rules.py): a prompt saying changes go
+    "without changing the path, command, and file" and that a value "must be the same across all
+    the files", put in front of every importer fixture's run, gives a breach only where a call's
+    values and a JSON record looked up before it show one, and every breach given reads back from
+    the log (the In short checks: tests/test_in_short.py)."""
+    from dataclasses import replace
+
+    from fixture_runs import RUNS
+    from test_in_short import _rule_breach
+    from wikitrace.compilers import rule_reasons
+    from wikitrace.compilers.reading import read_run
+    from wikitrace.runs.model import Turn
+
+    prompt = ("# Rules\n\n## Change files\n\n- Change files: Files can be changed without changing the path, command, "
+              "and file name. The mode must be the same across all the files.\n")
+    checked = 0
+    for run in RUNS:
+        first = min((t.turn for t in run.turns), default=0)
+        turns = [t for t in run.turns if not (t.type == "message" and t.role == "system")]
+        r = read_run(replace(run, turns=[Turn(first - 1, "message", "system", content=prompt), *turns]))
+        for c in (c for c in r.calls if c.writes and not c.error):
+            checked += 1
+            found = rule_reasons._with_breach(r, c, None, set())
+            if found is not None:
+                text = f"{c.name} at turn {c.n} went through. {found.text}"
+                by_n = {t.turn: t for t in r.run.turns}
+                assert _rule_breach(r.run, by_n, text) != text, (run.run_id, found.text)
+    assert checked > 20

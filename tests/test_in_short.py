@@ -537,14 +537,88 @@ def _rule_said(run: Run, by_n: dict, said: str) -> None:
     system = next(t for t in run.turns if t.type == "message" and t.role == "system")
     prompt = " ".join((system.content or "").split())
     quotes, _, places = said.partition('."; ')
-    for quoted in re.findall(r'"([^"]+)"', quotes + '."'):
-        assert quoted.rstrip(" …") in prompt, quoted
+    for quoted in re.findall(r'"([^"]+)"', quotes + '."'):  # a case cut out of a sentence leaves "…" in its place
+        assert all(piece.strip(" .") in prompt for piece in quoted.split("…") if piece.strip(" .")), quoted
     for place in places.rstrip(".").split("; "):
         m = re.match(r"(\S+) \(turn (\d+)\) gave (.+)", place)
         if m:
             answer = json.loads(by_n[int(m.group(2))].result)
             for key, value in re.findall(r'`(\w+)` ("[^"]*")', m.group(3)):
                 assert json.dumps(answer.get(key)) == value, (place, key)
+
+
+def _in_prompt(run: Run, quoted: str) -> None:
+    prompt = " ".join((next(t for t in run.turns if t.type == "message" and t.role == "system").content or "").split())
+    assert all(piece.strip(" .") in prompt for piece in quoted.split("…") if piece.strip(" .")), quoted
+
+
+def _rule_allowed(run: Run, by_n: dict, text: str) -> str:
+    """A rule said to allow the change (rule_verdicts.allowing): the clause is the prompt's words,
+    names the field's value, and no condition word is in it; the field is the look-up's."""
+    m = re.search(r' The system prompt\'s rule on (\w+) \(turn \d+\) allowed this change(?: \(`(\w+)` ("[^"]*")(?: \((\d+) '
+                  r'hours before the current time the system prompt gives\))?, (\w+) \(turn (\d+)\)\))?: "(.+?)"\.?(?: So the '
+                  r'difference from what the task expected lies elsewhere\.)?$', text)
+    if not m:
+        return text
+    clause = m.group(7)
+    _in_prompt(run, clause)
+    assert not re.search(r"\b(?:if|only|unless|not)\b", clause), text
+    if m.group(2):
+        answer = json.loads(by_n[int(m.group(6))].result)
+        assert json.dumps(answer[m.group(2)]) == m.group(3), text
+    span = re.search(r"within (\d+) hours", clause)
+    if span:  # a span the record's time is inside, by the prompt's own now
+        system = next(t for t in run.turns if t.type == "message" and t.role == "system")
+        now = datetime.strptime(re.search(r"current time is (\S+ \S+)", system.content).group(1), "%Y-%m-%d %H:%M:%S")
+        gap = now - datetime.fromisoformat(json.loads(m.group(3)))
+        assert timedelta(0) <= gap <= timedelta(hours=int(span.group(1))) and int(m.group(4)) == gap // timedelta(hours=1)
+    else:  # a case keyed by the record's value, with no condition of its own
+        assert "within" not in clause and json.loads(m.group(3)).replace("_", " ").lower() in clause.lower(), text
+    return text[:m.start()]
+
+
+def _rule_breach(run: Run, by_n: dict, text: str) -> str:
+    """A rule said to forbid the change (record_rules.py): the quote is the prompt's sentence, and
+    what the call did is read back from the call, the look-up and the call's answer."""
+    m = re.search(r' The system prompt\'s rule \(turn \d+\) forbids this change: "(.+?)"; here (.+?)\.(?= The system|$)',
+                  text)
+    if not m:
+        return text
+    _in_prompt(run, m.group(1))
+    change = by_n[int(re.search(r"at turn (\d+)", text).group(1))]
+    args = change.arguments
+    done = m.group(2).replace("\\`", "`")
+    sent = re.fullmatch(r'the call sent `(\w+)` ("[^"]*") where (\w+) \(turn (\d+)\) gave ("[^"]*")', done)
+    gone = re.fullmatch(r'(\w+) \(turn (\d+)\) gave `(\w+)` ("[^"]*"), and after the call no item of `(\w+)` has `\3` \4 '
+                        r'\((?:its answer at turn \d+ lists|the call sent|the run\'s answers show) (.+)\): the call changed `\3`', done)
+    part = re.fullmatch(r'the call sent `(\w+)` ("[^"]*") \((\w+) \(turn (\d+)\) gave ("[^"]*")\) with (\d+) of the '
+                        r'record\'s (\d+) `(\w+)` \((.+)\), leaving out (.+?)(; its answer at turn \d+ has no .+ in `\w+`: the call '
+                        r'dropped (?:it|them))?', done)
+    denied = re.fullmatch(r'(\w+) \(turn (\d+)\) gave `(\w+)` ("[^"]*"), and the call changed `(\w+)` \(it sent (.+), '
+                          r'where the record had (.+)\)', done)
+    assert sent or gone or part or denied, done
+    if denied:  # the record holds the value the rule names, and the call's list is not the record's
+        record = json.loads(by_n[int(denied.group(2))].result)
+        assert json.dumps(record[denied.group(3)]) == denied.group(4), done
+        assert json.loads(denied.group(4)).replace("_", " ").lower() in m.group(1).lower(), done
+        assert json.dumps(args[denied.group(5)]) != json.dumps(record[denied.group(5)]), done
+    if sent:
+        assert json.dumps(args[sent.group(1)]) == sent.group(2) != sent.group(5), done
+        assert json.dumps(json.loads(by_n[int(sent.group(4))].result)[sent.group(1)]) == sent.group(5), done
+    if gone:
+        record = json.loads(by_n[int(gone.group(2))].result)
+        assert json.dumps(record[gone.group(3)]) == gone.group(4), done
+        after = json.loads(change.result)[gone.group(5)] if "its answer" in done else args[gone.group(5)]
+        if "its answer" in done:
+            assert all(json.dumps(x[gone.group(3)]) != gone.group(4) for x in after), done
+    if part:
+        record = json.loads(by_n[int(part.group(4))].result)
+        assert json.dumps(args[part.group(1)]) == part.group(2) and json.dumps(record[part.group(1)]) == part.group(5)
+        assert len(args[part.group(8)]) == int(part.group(6)) < int(part.group(7)) == len(record[part.group(8)]), done
+        if part.group(11):  # the record after the call holds only the items the call sent
+            after = json.loads(change.result)[part.group(8)]
+            assert len(after) == len(args[part.group(8)]), done
+    return text[:m.start()] + text[m.end():]
 
 
 def _said_about_rule(run: Run, by_n: dict, text: str) -> str:
@@ -559,6 +633,18 @@ def _said_about_rule(run: Run, by_n: dict, text: str) -> str:
         expected = [c.get("name") for c in json.loads((run.task.metadata or {}).get("expected_calls") or "[]")]
         assert m.group(3) in expected, text
         assert ", which the rule quoted allows" not in m.group(0) or " The system prompt's rule on " in text, text
+        text = text[:m.start()]
+    m = re.search(r' The user\'s reason, "(.+?)" \(turn (\d+)\), is not one of the ones the rule lists \("(.+?)"\): no '
+                  r'user message before the call says (.+)\.$', text)
+    if m:  # the user's stated reason, and none of the rule's listed words in what the user said before the change
+        said, change = by_n[int(m.group(2))], int(re.search(r"at turn (\d+)", text).group(1))
+        assert said.role == "user" and m.group(1).lower() in (said.content or "").lower(), text
+        prompt = " ".join((next(t for t in run.turns if t.role == "system").content or "").split())
+        assert m.group(3) in prompt, text
+        users = " ".join((t.content or "").lower() for t in run.turns if t.role == "user" and t.turn < change)
+        listed = re.findall(r'"([^"]+)"', m.group(4))
+        assert listed and all(w in m.group(3) and w not in users for w in listed), text
+        assert " The system prompt's rule on " in text, text
         text = text[:m.start()]
     m = re.search(r' The user\'s words on its condition \(turn (\d+)\): "(.+)"$', text)
     if m:
@@ -716,6 +802,8 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
     by_n = {t.turn: t for t in run.turns}
     assert all(n in by_n for n in turns), (text, turns)
     text = _said_about_rule(run, by_n, text)
+    text = _rule_breach(run, by_n, text)
+    text = _rule_allowed(run, by_n, text)
     if " The system prompt's rule on " in text:
         text, said = text.split(" The system prompt's rule on ", 1)
         _rule_said(run, by_n, _rule_verdict(run, by_n, said))

@@ -21,34 +21,34 @@ on the tool's thing ("Change passengers:") is quoted without a fact, as what the
 A block another rule leans on by its label ("travel insurance") is left out when the record says it
 has none of that thing. What the user said of a rule's condition, and the agent's own refusal of an
 expected change, are added beside the rule (rule_talk.py); the prompt is cut in rule_blocks.py.
+
+A sentence with a case per value is quoted at the record's own case (rule_clauses.py). A rule whose
+case for the record lets the change through outright is said as allowing it, not as the reason it
+went wrong. A rule on the record's own parts the change went against ("without changing the
+destination", "must be the same across all the flights", "basic economy flights cannot be
+modified") is said as forbidding it, with what the call did (record_rules.py); the record fields a
+rule names are read in rule_facts.py.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
-from datetime import timedelta
-from functools import lru_cache
 
-from . import rule_talk, rule_verdicts
-from .arguments import _last_key
-from .reading import Call, Reading, leaves
-from .record_facts import _when, stated_now
-from .rule_blocks import _Block, _Sentence, _blocks, _loosely_names
-from .rules import _stem, _words, action_verb
+from . import record_rules, rule_talk, rule_verdicts
+from .arguments import _parsed  # noqa: F401  (success_lessons.py reads it from here)
+from .expected_calls import closest_expected
 from .insight_words import join
+from .reading import Call, Reading
+from .record_facts import _when, stated_now
+from .rule_blocks import _Block, _blocks, _loosely_names
+from .rule_clauses import clause_for
+from .rule_facts import (_NAME_PARTS, _Fact, _absent, _fact, _fact_text, _facts, _keyed_by, _name_words, _named,
+                         _on_its_own, _plain)  # noqa: F401  (_on_its_own: success_lessons.py reads it from here)
+from .rules import _stem, _words, action_verb
 from .text import clip_words
 
-_NAME_PARTS = re.compile(r"[\W_]+|(?<=[a-z])(?=[A-Z])")
-_DIGIT = re.compile(r"\d")
 _WIDTH = 260  # one quoted sentence at most; a rule is quoted, not summarised
 _MAX_SENTENCES = 3
-
-
-@lru_cache(maxsize=1024)  # a few dozen field and argument names, asked for every sentence
-def _name_words(name: str) -> frozenset[str]:
-    return frozenset(_stem(w) for w in _NAME_PARTS.split(name or "") if len(w) >= 3)
 
 
 @dataclass
@@ -59,130 +59,6 @@ class Reason:
     # what the rule is about, counted across runs as a fact of its own: [the tool, what the rule is
     # on, the quote as the page gives it]; runs quoting the same words share one lead (corpus/fact_leads.py)
     about: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class _Fact:
-    key: str
-    value: object
-    where: str  # "get_user_details (turn 6) gave", or "the call sent" (what the page says of its place)
-    turn: int | None
-    shown: str  # the value as the page prints it
-    moment: bool = False  # a timestamp: named by a sentence that states a span of time
-    phrase: str = ""  # the value as a sentence would write it ("basic economy"); "" when no sentence names it so
-    key_words: frozenset[str] = frozenset()
-
-
-def _fact(key: str, value, where: str, turn: int | None) -> _Fact:
-    """A field with what the sentence tests need worked out once, not once per sentence."""
-    moment = isinstance(value, str) and _when(value) is not None
-    v = value if isinstance(value, str) and not moment else ""
-    nameable = v.lower() not in ("yes", "no", "true", "false") and any(len(w) >= 4 for w in re.split(r"[\W_]+", v))
-    return _Fact(key, value, where, turn, json.dumps(value, ensure_ascii=False), moment,
-                 " ".join(v.lower().replace("_", " ").split()) if nameable else "", _name_words(key))
-
-
-def _plain(value) -> str | None:
-    """A scalar a rule can name: a word or three, or a flag; ids, amounts and prose left out."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, str):
-        v = value.strip()
-        if v and not _DIGIT.search(v) and len(v.split()) <= 3:
-            return v
-    return None
-
-
-def _pairs(args) -> frozenset[tuple[str, str]]:
-    """(argument name, value) of every string a call sends (three characters or more)."""
-    return frozenset((_last_key(p), v) for p, v in leaves(args) if isinstance(v, str) and len(v) >= 3)
-
-
-def _sent_by(r: Reading, c: Call) -> frozenset[tuple[str, str]]:
-    """A call's (name, value) pairs, once per run: every finding of the run asks about the same calls."""
-    memo = r.memo.setdefault("rule_reasons.sent", {})
-    found = memo.get(c.n)
-    if found is None:
-        found = memo[c.n] = _pairs(c.turn.arguments)
-    return found
-
-
-def _facts(r: Reading, args: dict, before: int | None, skip: set[str], own: str = "the call sent") -> list[_Fact]:
-    """The plain top-level fields of the records this change rests on (the whole answer of a
-    look-up before it that was sent one of the change's own argument values, and no change of the
-    same record between them), latest first, then the change's own other arguments."""
-    # a look-up counts when it was sent a value under the same name the change sends it (the
-    # ``reservation_id`` it cancels, the ``user_id`` it books for): that record is the one acted on
-    sent = _pairs(args)
-    out: dict[str, _Fact] = {}
-    stale: set[tuple[str, str]] = set()  # records an earlier change acted on: what was looked up before it may be old
-    for c in reversed(r.calls):
-        if c.error or (before is not None and c.n >= before):
-            continue
-        shared = sent & _sent_by(r, c)
-        if c.writes:
-            if before is not None:  # a change never made has no moment of its own: every look-up is as it was shown
-                stale |= shared
-            continue
-        if not shared - stale:
-            continue
-        answer = _parsed(c.turn.result or "")
-        if not isinstance(answer, dict):
-            continue
-        for key, value in answer.items():
-            if key in out or key in skip:
-                continue
-            plain = _plain(value)
-            if plain is None and isinstance(value, str) and value[:4].isdigit() and ("T" in value or ":" in value) \
-                    and _when(value) is not None:
-                plain = value  # a moment the record was made or changed (a date alone is a birthday, a flight day)
-            if plain is not None:
-                out[key] = _fact(key, value, f"{c.name} (turn {c.n}) gave", c.n)
-    for key, value in args.items():
-        plain = _plain(value)
-        if plain is not None and key not in out and key not in skip:
-            out[key] = _fact(key, value, own, None)
-    return list(out.values())
-
-
-@lru_cache(maxsize=256)
-def _parsed(text: str):
-    """A look-up's answer parsed once: trials of a task look up the same records."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def _named(r: Reading, s: _Sentence, facts: list[_Fact], subject: frozenset[str]) -> tuple[list[_Fact], list[_Fact]]:
-    """(by value, by name) the facts a sentence names. By value: a value as a term of its own (a
-    word of four letters or more, not a bare flag), or a moment when the sentence states a span of
-    time. By name: the field's own name, in a sentence that names the subject too."""
-    by_value, by_name = [], []
-    low = s.text.lower()
-    for f in facts:
-        if f.moment:
-            if s.span:
-                by_value.append(f)
-        elif f.phrase and f.phrase in low and _on_its_own(low, f.phrase):
-            by_value.append(f)
-        elif f.key_words and f.key_words <= s.words and subject & s.words:
-            by_name.append(f)
-    return by_value, by_name
-
-
-# words that leave the noun after them whole: "each economy passenger", "a gold member", "or economy"
-_FUNCTION_WORDS = frozenset("a an the or and nor for each every per of in on to at by as is are be any all no not "
-                            "with than if its their his her your".split())
-
-
-def _on_its_own(low: str, phrase: str) -> bool:
-    """Whether a sentence (lower case) names a value (as a phrase) without another word in front
-    that makes it another thing ("basic economy" is not "economy"), whatever the records show."""
-    for m in re.finditer(r"(?:(\w+)\s+)?(?<![\w-])" + re.escape(phrase) + r"(?![\w-])", low):
-        if m.group(1) is None or m.group(1) in _FUNCTION_WORDS:
-            return True
-    return False
 
 
 def _own_section(blocks: tuple[_Block, ...], tool: str, verb: frozenset[str], known: set[str]) -> set[frozenset[str]]:
@@ -276,26 +152,11 @@ def _choose(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
     return quoted, named
 
 
-def _absent(value) -> bool:
-    """A field saying the record has none of its thing: a false flag, "no", "none"."""
-    return value is False or (isinstance(value, str) and value.strip().lower() in ("no", "none", "false"))
-
-
-def _quote(block: _Block, j: int) -> str:
-    """A sentence as written, its block's label in front when it opens the block."""
-    s = block.sentences[j].text
+def _quote(block: _Block, j: int, keyed=None) -> str:
+    """A sentence as written (the cases of it no record value keys cut out), its block's label in
+    front when it opens the block."""
+    s = block.sentences[j].text if keyed is None else clause_for(block.sentences[j].text, lambda p: keyed(p) is not None)
     return clip_words(f"{block.label_text}: {s}" if j == 0 and block.label_text else s, _WIDTH)
-
-
-def _fact_text(r: Reading, f: _Fact) -> str:
-    if isinstance(f.value, str) and _when(f.value) is not None:
-        now, when = stated_now(r), _when(f.value)
-        if now is not None and when is not None and when <= now:
-            hours = int((now - when).total_seconds() // 3600)
-            days, left = divmod(now - when, timedelta(days=1))
-            gap = f"{hours} hours" if hours < 48 else f"{'over ' if left else ''}{days} days"
-            return f"`{f.key}` {f.shown} ({gap} before the current time the system prompt gives)"
-    return f"`{f.key}` {f.shown}"
 
 
 def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str], about: str, facts: list[_Fact],
@@ -307,7 +168,21 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
         return None
     quoted, named = found
     texts = [b.sentences[j].text for b, j in quoted]
-    quote = " ".join(f"\"{_quote(b, j)}\"" for b, j in quoted)
+    keyed = _keyed_by(facts)
+    if whole_call:  # a case of the rule keyed by the record's own value that lets the call through outright
+        allowed = rule_verdicts.allowing(texts, keyed, action_verb(tool), _words)
+        if allowed:
+            f = keyed(allowed)
+            return _allowed(r, tool, allowed, f and f"`{f.key}` {f.shown}, {f.where.replace(' gave', '')}", f, said,
+                            went_through=before is not None)
+        moments = [f for f in named if f.moment and _when(f.value) is not None]
+        spanned = rule_verdicts.within_span(texts, [(f.key, _when(f.value)) for f in moments], stated_now(r),
+                                            action_verb(tool), _words)
+        if spanned:
+            f = next(f for f in moments if f.key == spanned[1])
+            return _allowed(r, tool, spanned[0], f"{_fact_text(r, f)}, {f.where.replace(' gave', '')}", f, said,
+                            went_through=before is not None)
+    quote = " ".join(f"\"{_quote(b, j, keyed)}\"" for b, j in quoted)
     if quote in said:
         return None  # said once on the page is enough
     said.add(quote)
@@ -321,34 +196,86 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
     if by_place:
         text += "; " + "; ".join(f"{where} " + join(parts, 4)
                                  for where, parts in by_place.items())
-    text = text if text.endswith(('."', '!"', '?"')) else text + "."
+    text = text if text.endswith(('."', '!"', '?"', '…"')) else text + "."
     if whole_call and before is not None:  # a change that went through: what the rule concludes on its fields
         settled = rule_verdicts.verdict(
             texts, [(f.key, _when(f.value)) for f in named if f.moment and _when(f.value) is not None],
             [(f.key, f.key_words, f.shown) for f in named if _absent(f.value)], stated_now(r), _words,
-            lambda part: any(f.phrase and f.phrase in part.lower() and _on_its_own(part.lower(), f.phrase)
-                             for f in facts), tool)
+            lambda part: keyed(part) is not None, tool)
         if settled:
             text += " " + settled
     words = rule_talk.condition_words(texts, action_verb(tool))
     if words:  # less the words naming the action's thing, its sections and the record's fields
         words -= head.union(*(b.heading | b.label_words for b, _ in quoted), *(f.key_words for f in facts))
     user = rule_talk.users_words(r, words, before) if words else None
-    if user is not None:  # a condition no record holds: the user's own words on it, no verdict
-        text += f" The user's words on its condition (turn {user.turn}): \"{user.text}\""
+    if user is not None:  # a condition no record holds: the user's own words on it, checked against a list it gives
+        outside = rule_talk.outside_the_list(r, texts, user, before) if before is not None else ""
+        text += outside or f" The user's words on its condition (turn {user.turn}): \"{user.text}\""
         turns.append(user.turn)
     return Reason(text, turns, texts, about=[tool, about.strip("`"), quote])
+
+
+def _allowed(r: Reading, tool: str, clause: str, because: str | None, fact: _Fact | None, said: set[str],
+             went_through: bool) -> Reason | None:
+    """A rule whose case for this record lets the call through: said as what it allowed, with the
+    field that shows it, not as the reason the call was wrong (no rule is counted for the fact: it
+    did not decide it)."""
+    cut = "" if clause.endswith((".", "!", "?")) else " …"  # the words up to a span: the sentence goes on
+    quote = (f"\"…{clause}{cut}\"" if clause[:1].islower() else f"\"{clause}{cut}\"")
+    if quote in said:
+        return None
+    said.add(quote)
+    because = f" ({because})" if because else ""
+    text = f"The system prompt's rule on {tool} (turn {r.system.turn}) allowed this change{because}: {quote}"
+    text = text if text.endswith(('."', '!"', '?"', '…"')) else text + "."
+    if went_through:
+        text += " So the difference from what the task expected lies elsewhere."
+    turns = [r.system.turn] + ([fact.turn] if fact is not None and fact.turn is not None else [])
+    return Reason(text, turns, [clause])
 
 
 def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reason | None:
     """The rule on the first differing argument that has one, with the facts it names."""
     args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    found = None
     for path in paths:
         key = path.split("[")[0].split(".")[0]
         found = _reason(r, c.name or "", _name_words(key), _head(key), f"`{key}`", _facts(r, args, c.n, {key}), said)
         if found is not None:
-            return found
-    return None
+            break
+    return _with_breach(r, c, found, said, closest_expected(r, c))
+
+
+def _with_breach(r: Reading, c: Call, found: Reason | None, said: set[str], expected: dict | None = None) -> Reason | None:
+    """A rule on the record's own parts the change went against (record_rules.py) leads; a rule
+    that allowed the change is then left off (it is not where the change went wrong)."""
+    if r.system is None:
+        return found
+    seen = record_rules.looked_up(r, c)
+    if seen is None:
+        return found
+    look, record = seen
+    name = c.name or ""
+    facts = _keyed_by([_fact(k, v, "", look.n) for k, v in record.items() if _plain(v) is not None])
+
+    def named(text: str):
+        f = facts(text)
+        return (f.key, f.shown) if f is not None else None
+
+    for breach in record_rules.breaches(r, c, record, f"{look.name} (turn {look.n})", _head(name), action_verb(name),
+                                        expected, named):
+        quote = f"\"{clip_words(breach.quote, _WIDTH)}\""
+        if quote in said:
+            continue
+        said.add(quote)
+        text = f"The system prompt's rule (turn {r.system.turn}) forbids this change: {quote}; here {breach.text}."
+        turns = [r.system.turn, look.n, *breach.turns]
+        if found is None or not found.about:
+            return Reason(text, turns, [breach.quote], about=[name, name, quote])
+        if breach.quote in found.quoted:  # the same rule, now with its verdict: said once
+            return Reason(text, turns, found.quoted, about=found.about)
+        return Reason(f"{text} {found.text}", turns + found.turns, [breach.quote] + found.quoted, about=found.about)
+    return found
 
 
 def _head(name: str) -> frozenset[str]:
@@ -368,8 +295,9 @@ def for_call(r: Reading, c: Call, said: set[str]) -> Reason | None:
     """The rule on a change the task did not expect, with the facts of the record it acted on."""
     args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
     name = c.name or ""
-    return _reason(r, name, _subject(name), _head(name), name, _facts(r, args, c.n, set()), said, whole_call=True,
-                   before=c.n)
+    found = _reason(r, name, _subject(name), _head(name), name, _facts(r, args, c.n, set()), said, whole_call=True,
+                    before=c.n)
+    return _with_breach(r, c, found, said)
 
 
 def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:

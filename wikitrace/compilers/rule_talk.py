@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import rule_verdicts
 from .reading import Reading
 from .rules import _words, sentences
 from .text import clip_words
@@ -118,3 +119,24 @@ def grants(quoted: list[str], thing: frozenset[str]) -> bool:
 def _names(words: frozenset[str], thing: frozenset[str]) -> bool:
     return any(a == b or (min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a)))
                for a in words for b in thing)
+
+
+def outside_the_list(r: Reading, texts: list[str], user: Said, before: int) -> str:
+    """The check of a listed condition ("given health or weather reasons") against the reason the
+    user stated, said as a check ("" when the user named no reason in so many words, or may have
+    named a listed one)."""
+    items, noun, written = rule_verdicts.listed_reasons(texts)
+    if not items:
+        return ""
+    every = frozenset().union(*(_words(t.content or "") for t in _people(r)
+                                if t.role == "user" and t.turn < before))
+    stated = rule_verdicts.reason_outside(items, noun, user.text, every, _words)
+    if not stated:
+        return ""
+    return (f" The user's reason, \"{stated}\" (turn {user.turn}), is not one of the ones the rule lists "
+            f"(\"{written}\"): no user message before the call says " + _either(items) + ".")
+
+
+def _either(items: tuple[str, ...]) -> str:
+    shown = [f"\"{i}\"" for i in items]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]

@@ -9,6 +9,13 @@ of its conditions fails; an alternative of it the fields cannot check ("or if th
 the flight") is carried into the conclusion rather than assumed away: "so the rule allowed it only
 if the airline cancelled the flight". A sentence with no failed condition leaves the rule open,
 and then no conclusion is drawn, only the failed conditions are said.
+
+A rule can also allow the call outright: a part of a permission keyed by a value the record holds
+with no condition of its own ("business flights can always be cancelled" for a business booking).
+Then that is said, and no failed condition of another part is offered as the reason the call was
+wrong (allowing). And a condition that lists what it accepts ("given health or weather reasons") is
+checked against the reason the user stated, where the user named one in so many words and it shares
+no word with the list (listed_reasons, reason_outside).
 """
 
 from __future__ import annotations
@@ -21,6 +28,15 @@ _SPAN = re.compile(r"\bwithin\s+(\d+|one|two|three|a|an)\s+(hour|day|week)s?\b[^
 _ONLY_IF = re.compile(r"\bonly if\s+([^,;.]+)", re.I)
 # an alternative condition after the span: ", or if the airline cancelled the flight"
 _OR_AFTER = re.compile(r"\s*,?\s*or\s+([^;.]+?)\s*[.;]?\s*$", re.I)
+_PARTS = re.compile(r",\s+and\s+|;\s*")
+# a condition word makes a part a permission under a condition, not one outright
+_CONDITIONAL = re.compile(r"\b(?:if|unless|only|within|when|whenever|provided|otherwise|after|before|until|except)\b",
+                          re.I)
+_DENIED = re.compile(r"\b(?:not|cannot|can't|never|no)\b", re.I)
+# a condition on what the person the agent serves does or wants ("if the user needs to cancel …")
+_ON_PERSON = re.compile(r"\b(?:if|unless|when|provided)\s+(?:the\s+)?(?:user|customer|client|caller)\b([^.;]*)", re.I)
+# a list of single words qualifying one plural noun: "health or weather reasons", "work, health or family reasons"
+_LISTED = re.compile(r"\b((?:[a-z]+,\s*)*[a-z]+,?\s+or\s+[a-z]+)\s+([a-z]+s)\b", re.I)
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "a": 1, "an": 1}
 _UNIT = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(weeks=1)}
 
@@ -38,6 +54,75 @@ def _applying(sentence: str, applies) -> list[str]:
     parts = [p for p in re.split(r",\s+and\s+|;\s*", sentence) if p.strip()]
     named = [p for p in parts if applies(p)]
     return named or parts
+
+
+def allowing(sentences: list[str], applies, verb: frozenset[str], words_of) -> str:
+    """The part of a permission that lets the action through on this record with no condition of
+    its own, as the prompt words it ("" when none): keyed by a record value (``applies``), in a
+    sentence naming the action's verb, with no condition word ("if", "only", "within", …)."""
+    for sentence in sentences:
+        if not _GRANT.search(sentence) or not verb or not verb <= words_of(sentence):
+            continue
+        parts = [p for p in _PARTS.split(sentence) if p.strip()]
+        if len(parts) < 2:
+            continue  # one case only: its condition, if any, is in the same words
+        for part in parts:
+            if applies(part) and not _CONDITIONAL.search(part) and not _DENIED.search(part):
+                return part.strip()
+    return ""
+
+
+def within_span(sentences: list[str], moments: list[tuple[str, datetime]], now: datetime | None, verb: frozenset[str],
+                words_of) -> tuple[str, str] | None:
+    """(the permission's words up to its span, the field) when a span of time it grants in holds
+    for the record ("can be cancelled within 24 hours of booking", booked 10 hours before the
+    prompt's now) and nothing before the span conditions it: the rule allowed the call."""
+    if now is None or not moments:
+        return None
+    for sentence in sentences:
+        span = _SPAN.search(sentence)
+        if not span or not verb or not verb <= words_of(sentence) or not _GRANT.search(sentence[:span.start()]):
+            continue
+        head = sentence[:span.start()]
+        if _CONDITIONAL.search(head) or _DENIED.search(head):
+            continue
+        limit = _amount(span.group(1)) * _UNIT[span.group(2).lower()]
+        if all(timedelta(0) <= now - t <= limit for _k, t in moments):
+            return sentence[:span.end()].strip(), moments[0][0]
+    return None
+
+
+def listed_reasons(sentences: list[str]) -> tuple[tuple[str, ...], str, str]:
+    """(the listed words, the noun they qualify, the words as written) of a condition on the
+    person's doing that lists what it accepts: "if the user needs to cancel … given health or
+    weather reasons" gives ("health", "weather"), "reasons". Empty when no sentence has one."""
+    for s in sentences:
+        for m in _ON_PERSON.finditer(s):
+            listed = _LISTED.search(m.group(1))
+            if listed:
+                items = tuple(w.lower() for w in re.split(r",\s*(?:or\s+)?|\s+or\s+", listed.group(1)) if w)
+                return items, listed.group(2).lower(), listed.group(0)
+    return (), "", ""
+
+
+def reason_outside(items: tuple[str, ...], noun: str, stated: str, every_word: frozenset[str], words_of) -> str:
+    """The reason the user stated, as the user put it, when it is none of the listed ones: the
+    user's sentence names the noun ("The reason is a change of plan", "for personal reasons"), and
+    none of the listed words is in anything the user said before the call (``every_word``).
+    "" when the user's reason is not stated in so many words or may be one of the list."""
+    listed = frozenset().union(*(words_of(i) for i in items))
+    if not listed or listed & every_word:
+        return ""
+    stem = re.escape(noun.rstrip("s"))
+    m = re.search(rf"\b{stem}s?\s+(?:is|was|are|were)\s+(?:that\s+|just\s+|simply\s+)?([^.!?;]+)", stated, re.I)
+    if m:  # "the reason is a change of plan"
+        return " ".join(m.group(1).split()).strip(" ,")
+    # "for personal reasons", "due to other reasons"; not "as for the reason, …" (a determiner names no reason)
+    m = re.search(rf"\b(?:for|due to|because of)\s+(?!(?:the|a|an|this|that|these|those|my|our|your|some|any)\b)"
+                  rf"((?:[\w'-]+\s+){{1,3}}){stem}s\b", stated, re.I)
+    if m:
+        return " ".join(m.group(0).split()[1 if m.group(0).lower().startswith("for") else 2:])
+    return ""
 
 
 def verdict(sentences: list[str], moments: list[tuple[str, datetime]], absent: list[tuple[str, frozenset[str], str]],
