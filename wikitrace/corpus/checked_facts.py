@@ -13,6 +13,7 @@ often first. Nothing is said from the lesson's own wording: only from the checke
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 from . import fact_leads, run_counts
@@ -69,8 +70,9 @@ def run_facts(comp) -> list[dict]:
             continue
         about = [a for a in f.about if a != "seen"] if kind.startswith("answer-") else list(f.about)
         out.append({"kind": kind, **({"about": about} if about else {})})
-        if getattr(f, "rule", None):  # the rule it turns on: [tool, what it is on, quote, this fact's kind]
-            out.append({"kind": "rule", "about": [*f.rule, kind]})
+        if getattr(f, "rule", None):  # the rule it turns on: [tool, what it is on, quote, this fact's kind,
+            # the record values its sentence was chosen for]
+            out.append({"kind": "rule", "about": [*f.rule[:3], kind, *f.rule[3:]]})
         if kind in ("answer-extra", "answer-partial") and "seen" in f.about:
             out.append({"kind": "answer-seen"})
     return out
@@ -107,16 +109,52 @@ def _came(by_kind: Counter | None, runs: int) -> str:
     return f", {n} of them with the values sent taken from {_CAME[kind]}" if 2 * n > runs else ""
 
 
-def rules_on(runs: list[dict], kind_of) -> dict[str, dict[str, tuple[str, str]]]:
-    """task type -> an argument's name -> (the first rule fact's quote on it, that run's step),
-    in step order: the rule a lead on that argument names, whichever change it was quoted for."""
-    out: dict[str, dict[str, tuple[str, str]]] = {}
+def rules_on(runs: list[dict], kind_of) -> dict[str, dict[str, list[tuple[str, str, tuple[str, ...]]]]]:
+    """task type -> the thing an argument names (its name's last word: ``baggages`` of
+    ``nonfree_baggages`` and of ``total_baggages``) -> (a rule fact's quote on it, that run's step,
+    the record values its sentence was chosen for), each quote once, in step order: the rules a
+    lead on such an argument may name, whichever change they were quoted for."""
+    out: dict[str, dict[str, list[tuple[str, str, tuple[str, ...]]]]] = {}
+    seen: set[tuple[str, str, str]] = set()
     for r in runs:
         for f in r.get("facts") or ():
             about = f.get("about") or []
             if f.get("kind") == "rule" and len(about) > 2 and about[1] != about[0]:
-                out.setdefault(kind_of(r), {}).setdefault(about[1], (about[2], r["step"]))
+                kind, thing = kind_of(r), _thing(about[1])
+                if (kind, thing, about[2]) not in seen:
+                    seen.add((kind, thing, about[2]))
+                    out.setdefault(kind, {}).setdefault(thing, []).append((about[2], r["step"], tuple(about[4:])))
     return out
+
+
+def _thing(name: str) -> str:
+    """What an argument's name names: its last word."""
+    parts = [w for w in name.lower().replace("-", "_").split("_") if w]
+    return parts[-1] if parts else name
+
+
+def _record_values(run: dict) -> dict[str, set[str]]:
+    """field -> the values the records a run looked up or acted on hold for it
+    (compilers/record_facts.py's ``rec|`` patterns)."""
+    out: dict[str, set[str]] = {}
+    for p in run.get("patterns") or ():
+        if p.startswith("rec|"):
+            for name, value in json.loads(p.split("|", 2)[2]):
+                if isinstance(value, str):
+                    out.setdefault(name, set()).add(value)
+    return out
+
+
+def fitting(candidates: list[tuple[str, str, tuple[str, ...]]], runs: list[dict]) -> tuple[str, str] | None:
+    """(quote, step) of the first rule whose record values every one of ``runs`` holds too: the
+    clause for a gold member is not the rule of a silver member's run. A rule quoted for no value
+    fits every run; a run whose records lack the field does not fit a clause keyed on it."""
+    values = [_record_values(r) for r in runs]
+    for quote, step, keyed in candidates:
+        pairs = [k.partition("=") for k in keyed]
+        if all(all(v in held.get(f, ()) for f, _eq, v in pairs) for held in values):
+            return quote, step
+    return None
 
 
 def by_kind(runs: list[dict]) -> dict[str, list[dict]]:
@@ -132,7 +170,7 @@ def by_kind(runs: list[dict]) -> dict[str, list[dict]]:
 
 def lead(entry: dict, members: list[tuple[dict, dict]],
          successes: tuple[dict[str, list[dict]], list[dict], str] = ({}, [], ""),
-         ways: SuccessWays | None = None, rules: dict[str, tuple[str, str]] | None = None) -> None:
+         ways: SuccessWays | None = None, rules: dict[str, list[tuple[str, str, tuple[str, ...]]]] | None = None) -> None:
     """Prepends the checked fact that separates the lesson's failed runs from the successful ones
     to the guideline, and records its runs (``checked``) for the page's links.
 
@@ -145,8 +183,8 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     runs' count of the same thing and the test's p for "more often in failed runs", so the reader
     weighs it. With no successful run to weigh against, the test cannot be made and the commonest
     kind leads as before. ``ways``: the successful runs of the task type, for how they made a
-    change the failed runs never made; ``rules``: an argument's name -> (a rule of the system
-    prompt on it, the run whose page quotes it), from any run of the task type."""
+    change the failed runs never made; ``rules``: the thing an argument names -> the rules of the
+    system prompt on it, from any run of the task type (rules_on)."""
     failed, seen = [], set()
     for e, _l in members:
         if e["outcome"] == "failure" and e["step"] not in seen:
@@ -239,7 +277,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         do = f"call {top} only when the request asks for that change"
     elif kind == "arguments" and top and "." in top:
         change, _, arg = top.partition(".")
-        rule = (rules or {}).get(arg)
+        rule = fitting((rules or {}).get(_thing(arg), []), _with_item(runs_of[kind], kind, top))
         do = (f"before {change}, check `{arg}` against what the user asked for"
               + (f" and against the system prompt's rule on it ({rule[1]}'s prompt: {rule[0]})" if rule
                  else ""))
