@@ -74,6 +74,7 @@ def run_entry_fields(comp) -> dict:
                     for i in comp.insights],
         "patterns": list(comp.patterns),
         **({"facts": facts} if (facts := run_facts(comp)) else {}),
+        **({"value_rules": comp.value_rules} if getattr(comp, "value_rules", None) else {}),
     }
 
 
