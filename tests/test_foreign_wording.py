@@ -553,3 +553,20 @@ def test_the_leads_naming_unmade_changes_idle_runs_and_value_sources_hold_on_eve
                 assert int(idle.group(1)) == sum(not any(t.type == "function_call" for t in r.turns) for r in failed)
             if "from the user's words (" in g:
                 assert all(sum(t.role == "user" for t in r.turns) > 1 for r in sources), (folder.name, g)
+
+
+def test_a_prompt_sentence_naming_a_records_value_is_kept_only_from_the_logs_own_prompt():
+    """The rule sentences a run keeps for its changes (compilers/value_rules.py), which an insight
+    quotes when their value decides the change: on every importer fixture, whichever way it is
+    labelled, none without a system prompt, and each the prompt's own words naming the value."""
+    from fixture_runs import RUNS, relabeled
+    from wikitrace.compilers.offline import compile_offline
+
+    for run in RUNS:
+        for success in (True, False):
+            labelled = relabeled(run, success)
+            system = next((t for t in labelled.turns if t.type == "message" and t.role == "system"), None)
+            for tool, _field, value, sentence in compile_offline(labelled).value_rules:
+                assert system is not None, labelled.run_id
+                assert sentence in " ".join((system.content or "").split()), (labelled.run_id, sentence)
+                assert value.lower().replace("_", " ") in sentence.lower() and tool, (labelled.run_id, value)
