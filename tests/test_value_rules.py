@@ -87,3 +87,16 @@ def test_another_runs_rule_is_borrowed_only_where_the_records_hold_the_value_its
     assert step == "p.json" and quote.startswith('"Bag allowance: If the account holder is a bronze member,') is False
     assert "platinum member" in quote
     assert fitting(rules, [platinum, bronze]) is None  # every run the lead counts must hold it
+
+
+def test_a_one_run_recipe_says_first_what_it_did_that_its_tasks_failed_trials_did_not(tmp_path):
+    booking = ferry._booking(20, "flex", "aisle", age_days=3)
+    records = [ferry._record(20, 0, booking, void=True, success=True),
+               ferry._record(20, 1, booking, void=False, success=False),
+               ferry._record(20, 2, booking, void=False, success=False)]
+    data = ferry._compile(tmp_path, records)
+    failed = sorted(r["step"] for r in data["runs"] if r["outcome"] == "failure")
+    recipe = ferry._lesson(data, "procedure|void_booking")
+    assert recipe["counts"]["runs"] == 1
+    assert (f"What it did that none of the 2 failed trials of its task ({', '.join(failed)}) did: called void_booking "
+            "without an error. To settle the task:") in recipe["guideline"]

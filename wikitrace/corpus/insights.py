@@ -248,7 +248,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         differences_lead(entry, groups[entry["id"]], ways[kind])
         success_differences(entry, groups[entry["id"]], ended_by.get((kind, entry["key"]), []), ways[kind])
         weigh_advice(entry, groups[entry["id"]])
-    mark_one_run(out, groups, kind_of_entry)
+    mark_one_run(out, groups, kind_of_entry, trials)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     keys = {entry["id"]: entry["key"] for entry in out}
     for entry in out:  # the lessons the successful runs that met it teach, by title
