@@ -308,13 +308,15 @@ def test_an_unproven_argument_leads_marked_with_its_rule_and_the_p_of_its_direct
     quoting["lessons"][0]["key"] = quoting["patterns"][0] = "error|book_trip|Error: x"
     entries = gather(failed + won + [quoting])
     entry = next(e for e in entries if e["key"] == "went-through|book_trip")
+    # what to do leads; the argument most of them sent otherwise follows, said not to set them apart
     assert entry["guideline"].startswith(
-        "In 4 of the 4 failed runs here a change the run sent differed from the task's expected call in its "
-        "arguments (bags of book_trip in 3; fare of book_trip in 1): before book_trip, check `bags` against what the "
-        "user asked for and against the system prompt's rule on it (step-0030's prompt: \"Two bags travel free.\"). "
-        "It is the most specific fact these failed runs share, not a proven cause: of the 2 successful runs of this "
-        "task type whose change with book_trip went through, 0 showed the same for bags of book_trip (one-sided "
-        "Fisher p = 0.2 for \"failed runs met it more often\").")
+        "Before book_trip, check each argument against what the user asked for and the records looked up, and `bags` "
+        "against the system prompt's rule on it (step-0030's prompt: \"Two bags travel free.\"); the commonest "
+        "difference, `bags`, is not shown to set these failed runs apart from the successful ones. In 4 of the 4 "
+        "failed runs here a change the run sent differed from the task's expected call in its arguments (bags of "
+        "book_trip in 3; fare of book_trip in 1). Of the 2 successful runs of this task type whose change with "
+        "book_trip went through, 0 showed the same for bags of book_trip (one-sided Fisher p = 0.2 for \"failed runs "
+        "met it more often\").")
     assert "set_aside" not in entry
     # the successful runs sent that argument wrong as often: it stays under Evidence, not in the lead
     won = [_travel(10, True, [_args("bags")], []), _travel(11, True, [_args("bags")], [])]

@@ -278,9 +278,8 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     elif kind == "arguments" and top and "." in top:
         change, _, arg = top.partition(".")
         rule = fitting((rules or {}).get(_thing(arg), []), _with_item(runs_of[kind], kind, top))
-        do = (f"before {change}, check `{arg}` against what the user asked for"
-              + (f" and against the system prompt's rule on it ({rule[1]}'s prompt: {rule[0]})" if rule
-                 else ""))
+        on_rule = f" against the system prompt's rule on it ({rule[1]}'s prompt: {rule[0]})" if rule else ""
+        do = f"before {change}, check `{arg}` against what the user asked for" + (f" and{on_rule}" if rule else "")
     text = own[0] if own else f"In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}: {do}."
     if kind == "arguments" and top:  # the named argument says what the generic last step said
         entry["guideline"] = " ".join(entry["guideline"].replace(_GENERIC_CHECK, "").split())
@@ -289,6 +288,15 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         note, proven = _weak_note(runs_of[kind], failed, won.get(kind, []), won_runs, among, top, kind,
                                   minority is not None)
         text += " " + note
+        if not proven and kind == "arguments" and top and "." in top:
+            # the argument most failed runs got wrong does not set them apart: what to do leads, the
+            # counts follow as what they are
+            counts = note.split(": ", 1)[1]  # the successful runs' count of the same, without the hedge said here
+            these = "this failed run" if len(failed) == 1 else "these failed runs"
+            text = (f"Before {change}, check each argument against what the user asked for and the records looked "
+                    f"up{f', and `{arg}`{on_rule}' if rule else ''}; the commonest difference, `{arg}`, is not "
+                    f"shown to set {these} apart from the successful ones. In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}. "
+                    f"{counts[0].upper()}{counts[1:]}")
     rest = fact_leads.unrepeated(entry["guideline"], text) if own else entry["guideline"]
     if not proven and entry["key"].startswith("error|"):
         # an error's own advice is what its runs met for sure: a fact not shown to separate follows it
