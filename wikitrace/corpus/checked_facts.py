@@ -219,8 +219,8 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         tasks = run_counts.tasks(hit)
         if not (2 * len(hit) > len(failed) or 2 * tasks > all_tasks):
             continue
-        side, p = verdict(len(hit), len(won.get(kind, ())), len(failed), len(won_runs))
-        if side in ("failure", "no-success"):
+        side, p = verdict(len(hit), len(_on_same_tools(hit, won.get(kind, []), kind)), len(failed), len(won_runs))
+        if side == "no-success" or (side == "failure" and len(hit) > 1):  # one run is no count
             usable.append((-tasks, order, kind))
         else:
             aside.append((-tasks, order, kind))
@@ -388,6 +388,7 @@ def _weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_run
     apart = up < ALPHA and len(hit) > 1  # one run is no count
     head = ("The successful runs set it apart" if apart
             else "It is the commonest checked fact among these failed runs, not a proven cause" if minority
+            else "It is one run's fact, not a proven cause" if len(failed) == 1
             else "It is the most specific fact these failed runs share, not a proven cause")
     if among == TYPE_WIDE:  # every success of the type: its total and the p move with any added run
         return f"{head}: {run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)} showed the same{what}.", apart
@@ -397,14 +398,43 @@ def _weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_run
 
 def _aside_note(kind: str, hit: list[dict], failed: list[dict], said: str, won_hit: list[dict], won_runs: list[dict],
                 among: str) -> str:
+    """A fact most failed runs share that does not lead, with the successful runs' count of it. For
+    a change's arguments or a change made or missed, successful runs count only where their fact is
+    on a tool the failed runs' facts name (a hand-off summary worded otherwise is no difference in a
+    booking's arguments), and the page says which tools."""
+    tools = sorted(_tools_of(hit, kind)) if kind in _NAMES_ITEMS else []
+    won_hit = _on_same_tools(hit, won_hit, kind)
+    on = f" on {_and(tools)}" if tools else ""
+    up, _down = fisher_tails(len(hit), len(won_hit), len(failed), len(won_runs))
+    p = "" if among == TYPE_WIDE else f" ({_p_more_in_failed(len(hit), len(won_hit), len(failed), len(won_runs))})"
+    if up < ALPHA and len(hit) > 1:  # counted on the same tools only, it may separate after all
+        verdict_said = f"it sets them apart{p}, though another fact leads the advice"
+    else:
+        verdict_said = f"the runs so far do not show it separating failed from successful runs{p}, so it does not lead the advice"
     if among == TYPE_WIDE:  # every success of the type: its total and the p move with any added run
-        return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact held in "
-                f"{run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)}: the runs so far do not show it "
-                "separating failed from successful runs, so it does not lead the advice.")
-    return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact held in "
-            f"{run_counts.part_of(won_hit, won_runs, 'successful ' + among, '')}: the runs so far do not "
-            f"show it separating failed from successful runs ({_p_more_in_failed(len(hit), len(won_hit), len(failed), len(won_runs))}), "
-            "so it does not lead the advice.")
+        return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact{on} held in "
+                f"{run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)}: {verdict_said}.")
+    return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact{on} held in "
+            f"{run_counts.part_of(won_hit, won_runs, 'successful ' + among, '')}: {verdict_said}.")
+
+
+def _on_same_tools(hit: list[dict], won_hit: list[dict], kind: str) -> list[dict]:
+    """The successful runs whose fact of ``kind`` is on a tool the failed runs' facts name, for the
+    kinds that name tools; all of ``won_hit`` for the others."""
+    tools = _tools_of(hit, kind) if kind in _NAMES_ITEMS else set()
+    if not tools:  # the facts name no tool: nothing to match them on
+        return won_hit
+    return [r for r in won_hit if _tools_of([r], kind) & tools]
+
+
+def _tools_of(runs: list[dict], kind: str) -> set[str]:
+    """The tools the runs' facts of ``kind`` name (``tool.argument@place`` or ``tool``)."""
+    return {a.split("@")[0].split(".")[0] for r in runs for f in r.get("facts") or []
+            if fact_leads.group(f) == kind for a in f.get("about") or []}
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
 
 
 def links(entry: dict, link, md) -> str:
