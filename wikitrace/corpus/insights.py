@@ -213,7 +213,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
                 st["instead"] = said  # what the successful trials did instead, said with the advice
         temper(entry, by_step)
         lead_with_contrast(entry)
-        ask_first(entry, groups[entry["id"]])
+        ask_first(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
         take_from(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
         kind = kind_of_entry[entry["id"]]
         if entry["key"].startswith("went-through|") and kind not in indexes:
