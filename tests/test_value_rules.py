@@ -98,5 +98,11 @@ def test_a_one_run_recipe_says_first_what_it_did_that_its_tasks_failed_trials_di
     failed = sorted(r["step"] for r in data["runs"] if r["outcome"] == "failure")
     recipe = ferry._lesson(data, "procedure|void_booking")
     assert recipe["counts"]["runs"] == 1
-    assert (f"What it did that none of the 2 failed trials of its task ({', '.join(failed)}) did: called void_booking "
-            "without an error. To settle the task:") in recipe["guideline"]
+    # beside the guideline, not in it: adding a failed trial leaves a model's merged guideline as it was
+    assert recipe["one_run_apart"] == {"failed": failed, "did": [
+        "called void_booking without an error, which each failed trial of its task never did"]}
+    page = (tmp_path / "corpus" / "insight" / f"{recipe['id']}.md").read_text()
+    todo = page.split("## What to do", 1)[1].split("## Evidence", 1)[0]
+    links = ", ".join(f"[{s}](../compilation/{s}.md)" for s in failed)
+    assert f"What it did that none of the 2 failed trials of its task ({links}) did: called void_booking without an " \
+           "error." in todo

@@ -441,10 +441,13 @@ def links(entry: dict, link, md) -> str:
     """The line under the advice naming the runs its count covers, each linked to its page; it
     says what they share itself, as a model's merged guideline (LLM path) may word the lead anew."""
     from . import layout
+    from .one_run import apart_line
 
     one = entry.get("one_run")
     see = (f"The lesson of this task type's runs on {one['tool']}, counted over {one['runs']}: "
            f"[{md(one['title'])}]({link.rel(layout.insight_doc(one['see']))}).") if one else ""
+    if entry.get("one_run_apart"):  # what the one run did that its task's failed trials did not, first
+        see = apart_line(entry["one_run_apart"], link, md) + (f"\n\n{see}" if see else "")
     c = entry.get("checked")
     if not c:
         return see
