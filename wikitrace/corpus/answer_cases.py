@@ -167,8 +167,8 @@ _DONE = {
 
 # each with its definition in a few words, so a reader can count the same runs from the log
 _SAID = {
-    "followed": "searched a name an earlier look-up's answer had shown (a query whose words beyond the question's "
-                "all stood in one earlier answer)",
+    "followed": "searched a name an earlier look-up's answer had shown (a query with words beyond the question's, all "
+                "of them in one earlier answer given without an error)",
     "many": "made at least {k} distinct look-up{s} answered without an error (the successful runs' median)",
     "sourced": "answered with words a look-up had returned as written (the whole answer, word for word, in what a "
                "look-up before it returned without an error; yes/no answers not counted, nor a wrong answer of one "
