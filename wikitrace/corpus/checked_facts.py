@@ -293,8 +293,10 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
             # counts follow as what they are
             counts = note.split(": ", 1)[1]  # the successful runs' count of the same, without the hedge said here
             these = "this failed run" if len(failed) == 1 else "these failed runs"
+            tied = sum(n == named[top] for n in named.values()) > 1
+            commonest = "one of the commonest differences" if tied else "the commonest difference"
             text = (f"Before {change}, check each argument against what the user asked for and the records looked "
-                    f"up{f', and `{arg}`{on_rule}' if rule else ''}; the commonest difference, `{arg}`, is not "
+                    f"up{f', and `{arg}`{on_rule}' if rule else ''}; {commonest}, `{arg}`, is not "
                     f"shown to set {these} apart from the successful ones. In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}. "
                     f"{counts[0].upper()}{counts[1:]}")
     rest = fact_leads.unrepeated(entry["guideline"], text) if own else entry["guideline"]
