@@ -212,7 +212,8 @@ def test_a_fact_the_successful_runs_of_the_pattern_met_as_often_does_not_lead_an
     assert "did not expect" not in entry["guideline"]
     assert entry["set_aside"] == [
         "In 6 of the 6 failed runs here a state-changing call the task did not expect went through (pass_to_person "
-        "in 6), and the same kind of fact held in 8 of the 8 successful runs of this task type that handed off with pass_to_person: "
+        "in 6), and the same kind of fact on pass_to_person held in 8 of the 8 successful runs of this task type that "
+        "handed off with pass_to_person: "
         "the runs so far do not show it separating failed from successful runs (one-sided Fisher p = 1 for \"failed "
         "runs met it more often\"), so it "
         "does not lead the advice."]
@@ -222,6 +223,25 @@ def test_a_fact_the_successful_runs_of_the_pattern_met_as_often_does_not_lead_an
                                          "expect went through (pass_to_person in 6): call pass_to_person only when the request "
                                          "asks for that change.")
     assert "set_aside" not in entry
+
+
+def test_successful_runs_count_against_a_change_fact_only_on_the_tools_the_failed_runs_name():
+    """A hand-off's summary worded otherwise than expected is an argument difference of the
+    hand-off, not of a booking: successful runs whose only differing arguments are a hand-off's do
+    not count against failed runs whose booking's arguments differed. Counted on the same tools,
+    the booking fact separates and leads; the page names the tools it counted on."""
+    booking = {"kind": "arguments", "about": ["book_trip.bags"]}
+    summary = {"kind": "arguments", "about": ["pass_to_person.summary"]}
+    failed = [_travel(k, False, [booking], []) for k in range(4)]
+    won = [_travel(10 + k, True, [summary], []) for k in range(4)] + [_travel(20 + k, True, [], []) for k in range(4)]
+    (entry,) = gather(failed + won)
+    assert entry["guideline"].startswith("In 4 of the 4 failed runs here a change the run sent differed from the "
+                                         "task's expected call in its arguments (bags of book_trip in 4)")
+    assert "not a proven cause" not in entry["guideline"]
+    # the same successes, their differences now on the booking too: it no longer separates, and leads hedged
+    won = [_travel(10 + k, True, [booking], []) for k in range(4)] + [_travel(20 + k, True, [], []) for k in range(4)]
+    (entry,) = gather(failed + won)
+    assert "is not shown to set these failed runs apart from the successful ones" in entry["guideline"]
 
 
 def test_the_lead_prefers_the_fact_of_most_distinct_tasks_and_says_when_runs_repeat_one():
@@ -308,13 +328,15 @@ def test_an_unproven_argument_leads_marked_with_its_rule_and_the_p_of_its_direct
     quoting["lessons"][0]["key"] = quoting["patterns"][0] = "error|book_trip|Error: x"
     entries = gather(failed + won + [quoting])
     entry = next(e for e in entries if e["key"] == "went-through|book_trip")
+    # what to do leads; the argument most of them sent otherwise follows, said not to set them apart
     assert entry["guideline"].startswith(
-        "In 4 of the 4 failed runs here a change the run sent differed from the task's expected call in its "
-        "arguments (bags of book_trip in 3; fare of book_trip in 1): before book_trip, check `bags` against what the "
-        "user asked for and against the system prompt's rule on it (step-0030's prompt: \"Two bags travel free.\"). "
-        "It is the most specific fact these failed runs share, not a proven cause: of the 2 successful runs of this "
-        "task type whose change with book_trip went through, 0 showed the same for bags of book_trip (one-sided "
-        "Fisher p = 0.2 for \"failed runs met it more often\").")
+        "Before book_trip, check each argument against what the user asked for and the records looked up, and `bags` "
+        "against the system prompt's rule on it (step-0030's prompt: \"Two bags travel free.\"); the commonest "
+        "difference, `bags`, is not shown to set these failed runs apart from the successful ones. In 4 of the 4 "
+        "failed runs here a change the run sent differed from the task's expected call in its arguments (bags of "
+        "book_trip in 3; fare of book_trip in 1). Of the 2 successful runs of this task type whose change with "
+        "book_trip went through, 0 showed the same for bags of book_trip (one-sided Fisher p = 0.2 for \"failed runs "
+        "met it more often\").")
     assert "set_aside" not in entry
     # the successful runs sent that argument wrong as often: it stays under Evidence, not in the lead
     won = [_travel(10, True, [_args("bags")], []), _travel(11, True, [_args("bags")], [])]

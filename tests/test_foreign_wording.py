@@ -588,3 +588,20 @@ def test_record_rule_breaches_are_true_or_absent_on_every_format():
                 by_n = {t.turn: t for t in r.run.turns}
                 assert _rule_breach(r.run, by_n, text) != text, (run.run_id, found.text)
     assert checked > 20
+
+
+def test_a_prompt_sentence_naming_a_records_value_is_kept_only_from_the_logs_own_prompt():
+    """The rule sentences a run keeps for its changes (compilers/value_rules.py), which an insight
+    quotes when their value decides the change: on every importer fixture, whichever way it is
+    labelled, none without a system prompt, and each the prompt's own words naming the value."""
+    from fixture_runs import RUNS, relabeled
+    from wikitrace.compilers.offline import compile_offline
+
+    for run in RUNS:
+        for success in (True, False):
+            labelled = relabeled(run, success)
+            system = next((t for t in labelled.turns if t.type == "message" and t.role == "system"), None)
+            for tool, _field, value, sentence in compile_offline(labelled).value_rules:
+                assert system is not None, labelled.run_id
+                assert sentence in " ".join((system.content or "").split()), (labelled.run_id, sentence)
+                assert value.lower().replace("_", " ") in sentence.lower() and tool, (labelled.run_id, value)

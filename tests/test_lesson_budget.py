@@ -75,12 +75,23 @@ def test_a_failed_change_that_went_through_names_what_it_took_unasked():
     assert "took" not in named.detail
 
 
-def _cancels(tmp_path, says: list[str]) -> str:
+def test_taking_a_value_unasked_is_no_advice_where_successful_runs_took_it_so_too(tmp_path):
+    """Asking which one is advised from the failed runs' own count; where successful runs of the
+    task type also took such a value unasked, the count does not tell the outcomes apart, so the
+    page does not advise it (it says the choice did not decide)."""
+    pages = _cancels(tmp_path, ["the one to denver", "whichever goes to denver", "please cancel RB41XK",
+                                "the denver one, thanks"], succeeded=[3])
+    assert "ask which one" not in pages
+    assert "came unasked among several values one answer listed in 2 of 3 runs here, and so it did in successful runs" \
+        in pages
+
+
+def _cancels(tmp_path, says: list[str], succeeded: list[int] = ()) -> str:
     from test_choice_notes import _cancel
 
     runs = []
     for k, said in enumerate(says):
-        record = _cancel(said)
+        record = _cancel(said, success=k in succeeded)
         record["run_id"] = record["task"]["id"] = f"cancel-{k}"
         runs.append(record)
     out = tmp_path / "corpus"

@@ -183,7 +183,7 @@ def test_what_successes_did_is_said_with_the_test_verdict_and_never_as_a_cause_w
     out = _build(tmp_path)
     _entry, page = _insight(out, "answer|Finish|extra")
     lines = page.split("against the failed runs here:\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    followed = next(x for x in lines if x.startswith("- searched a name an earlier look-up's answer had shown"))
+    followed = next(x for x in lines if x.startswith("- searched a name an earlier look-up's answer had shown ("))
     # 0 of 8 failed runs here, 1 of 3 successful runs (the Mila Oster question): too few to tell
     assert "0 of the 8 failed runs here, 1 of 3 successful runs" in followed
     assert "not shown to separate them" in followed and "more often" not in followed
@@ -193,7 +193,8 @@ def test_what_successes_did_is_said_with_the_test_verdict_and_never_as_a_cause_w
     won = [{"followed": True, "answered": 1}] * 10 + [{"followed": False, "answered": 1}] * 2
     said = versus([({"outcome": "failure", "step": f"step-{k:04d}"}, {"case": {"given": "x", **c}})
                    for k, c in enumerate(many)], won)
-    assert said[0].startswith("searched a name an earlier look-up's answer had shown: 0 of the 12 failed runs here, "
+    assert said[0].startswith("searched a name an earlier look-up's answer had shown (a query with words beyond the "
+                              "question's, all of them in one earlier answer given without an error): 0 of the 12 failed runs here, "
                               "10 of 12 successful runs of this task type; successful runs did this more often")
     alike = versus([({"outcome": "failure", "step": f"step-{k:04d}"}, {"case": {"given": "x", **c}})
                     for k, c in enumerate(won)], won)
@@ -254,7 +255,9 @@ def test_only_a_choice_that_separates_becomes_advice():
     assert failed["guideline"].endswith(" Successful runs of this task type did so more often than the failed runs "
                                         "here: answer in the words a look-up returned, as written (counts under "
                                         "Evidence).")
-    assert any(x.startswith("answered with words a look-up had returned as written: 0 of the 12 failed runs here, 12 of 12 "
+    assert any(x.startswith("answered with words a look-up had returned as written (the whole answer, word for word, "
+                            "in what a look-up before it returned without an error; yes/no answers not counted, nor a "
+                            "wrong answer of one lower-case word): 0 of the 12 failed runs here, 12 of 12 "
                             "successful runs of this task type whose question did not name the expected answer; "
                             "successful runs did this more often") for x in failed["versus"])
     # the same runs with the choice spread alike over both outcomes: no advice, and "not shown" on the page

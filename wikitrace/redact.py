@@ -347,6 +347,7 @@ def redact_compilation(comp: Any, redactor: Redactor | None, counts: Counter | N
         f.text = t(f.text)
         if getattr(f, "rule", None):  # the rule's quote is counted and shown on insight pages
             f.rule = [t(x) for x in f.rule]
+    comp.value_rules = [[t(x) for x in v] for v in getattr(comp, "value_rules", ())]  # prompt sentences, quoted on insights
     for i in comp.insights:
         i.title, i.guideline, i.applicability = t(i.title), t(i.guideline), t(i.applicability)
         if getattr(i, "case", None):  # a final answer's case quotes the answer and the look-ups

@@ -27,6 +27,7 @@ from .offline import chosen_items
 from .prompt_views import Prompt, build_prompt
 from .run_insights import insights_for
 from .run_patterns import patterns_of
+from .value_rules import value_rules
 from .trial_record import decisive
 from .schema import MAX_INSIGHTS, CandidateInsight, KeyFact
 
@@ -49,6 +50,7 @@ class OfflineLessons:
     patterns: list[str]
     in_short: list[KeyFact]
     decisive: dict  # the decisive calls other trials of the task are compared on (trial_record.py)
+    value_rules: list[list[str]]  # the prompt's rules naming a looked-up record's value (value_rules.py)
 
 
 def precompile(run: Run, task_type: str | None = None, templates: str | None = None) -> None:
@@ -97,8 +99,9 @@ def _lessons(run: Run) -> tuple:
     """OfflineLessons' fields, made as ``compile_offline`` makes them."""
     reading, chosen = chosen_items(run)
     facts = in_short(reading)
-    return (insights_for(reading, chosen)[:MAX_INSIGHTS], patterns_of(reading), facts,
-            decisive(reading, SimpleNamespace(in_short=facts)))
+    patterns = patterns_of(reading)
+    return (insights_for(reading, chosen)[:MAX_INSIGHTS], patterns, facts,
+            decisive(reading, SimpleNamespace(in_short=facts)), value_rules(reading, patterns))
 
 
 if __name__ == "__main__":

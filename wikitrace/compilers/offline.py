@@ -48,6 +48,7 @@ from .page_causes import Item, call_line, edits_between, edits_phrase, quote_mar
 from .record_words import messages_notes, named_field_notes
 from .run_insights import insights_for
 from .run_patterns import patterns_of
+from .value_rules import value_rules
 from .trial_record import decisive
 from .arguments import check_arguments
 from .reading import Call, Reading, command_of, harness_reason, read_run
@@ -102,8 +103,9 @@ def compile_offline(run: Run) -> Compilation:
         insights=insights_for(reading, chosen)[:MAX_INSIGHTS],
         compiler="offline",
         left_out=sum(1 for c in calls if c.n not in cited),
-        patterns=patterns_of(reading),
+        patterns=(patterns := patterns_of(reading)),
         in_short=in_short(reading),
+        value_rules=value_rules(reading, patterns),
     )
     comp = ground(comp, run)
     comp.decisive = decisive(reading, comp)

@@ -57,7 +57,10 @@ class Reason:
     turns: list[int]
     quoted: list[str] = field(default_factory=list)  # the rule's sentences as the prompt has them
     # what the rule is about, counted across runs as a fact of its own: [the tool, what the rule is
-    # on, the quote as the page gives it]; runs quoting the same words share one lead (corpus/fact_leads.py)
+    # on, the quote as the page gives it, then "field=value" of each record value the quoted sentence
+    # was chosen for ("membership=gold")]; runs quoting the same words share one lead
+    # (corpus/fact_leads.py), and another run's quote is borrowed only where its values match
+    # (corpus/checked_facts.py)
     about: list[str] = field(default_factory=list)
 
 
@@ -85,13 +88,13 @@ def _labelled(blocks: tuple[_Block, ...], own: set[frozenset[str]], head: frozen
     if len(found) != 1:
         return None
     quoted = [(found[0], j) for j, s in enumerate(found[0].sentences) if s.rule and head & s.words][:_MAX_SENTENCES - 1]
-    return (quoted, []) if quoted else None
+    return (quoted, [], []) if quoted else None
 
 
 def _choose(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str], whole_call: bool, facts: list[_Fact],
             missed: bool = False):
-    """(the block, its quoted sentences, facts named) of the one block that clearly bears on the
-    subject, or None: none does, two rank alike, or the best block's sentences name the same
+    """(its quoted sentences, facts named, facts the chosen sentence names by value) of the one
+    block that clearly bears on the subject, or None: none does, two rank alike, or the best block's sentences name the same
     fields alike (one per membership tier, the record's tier unknown)."""
     verb = action_verb(tool)
     known = {c.name for c in r.calls} | {e.get("name", "") for e in r.memo.get("expected.all") or []}
@@ -149,7 +152,7 @@ def _choose(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
         if extra is not None:
             quoted.append((other, extra))
             break
-    return quoted, named
+    return quoted, named, top[1]
 
 
 def _quote(block: _Block, j: int, keyed=None) -> str:
@@ -166,7 +169,7 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
     found = _choose(r, tool, subject, head, whole_call, facts, missed)
     if found is None:
         return None
-    quoted, named = found
+    quoted, named, chosen_for = found
     texts = [b.sentences[j].text for b, j in quoted]
     keyed = _keyed_by(facts)
     if whole_call:  # a case of the rule keyed by the record's own value that lets the call through outright
@@ -212,7 +215,10 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
         outside = rule_talk.outside_the_list(r, texts, user, before) if before is not None else ""
         text += outside or f" The user's words on its condition (turn {user.turn}): \"{user.text}\""
         turns.append(user.turn)
-    return Reason(text, turns, texts, about=[tool, about.strip("`"), quote])
+    # the looked-up record's values the sentence was chosen for (not the call's own arguments: another
+    # run is matched to the quote by the records it looked up)
+    values = [f"{f.key}={f.value}" for f in chosen_for if isinstance(f.value, str) and not f.moment and f.turn is not None]
+    return Reason(text, turns, texts, about=[tool, about.strip("`"), quote, *values])
 
 
 def _allowed(r: Reading, tool: str, clause: str, because: str | None, fact: _Fact | None, said: set[str],

@@ -165,10 +165,14 @@ _DONE = {
     "sourced": "Answering in a look-up's own words, as written,",
 }
 
+# each with its definition in a few words, so a reader can count the same runs from the log
 _SAID = {
-    "followed": "searched a name an earlier look-up's answer had shown",
+    "followed": "searched a name an earlier look-up's answer had shown (a query with words beyond the question's, all "
+                "of them in one earlier answer given without an error)",
     "many": "made at least {k} distinct look-up{s} answered without an error (the successful runs' median)",
-    "sourced": "answered with words a look-up had returned as written",
+    "sourced": "answered with words a look-up had returned as written (the whole answer, word for word, in what a "
+               "look-up before it returned without an error; yes/no answers not counted, nor a wrong answer of one "
+               "lower-case word)",
 }
 
 

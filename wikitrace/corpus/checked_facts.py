@@ -13,6 +13,7 @@ often first. Nothing is said from the lesson's own wording: only from the checke
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 from . import fact_leads, run_counts
@@ -69,8 +70,9 @@ def run_facts(comp) -> list[dict]:
             continue
         about = [a for a in f.about if a != "seen"] if kind.startswith("answer-") else list(f.about)
         out.append({"kind": kind, **({"about": about} if about else {})})
-        if getattr(f, "rule", None):  # the rule it turns on: [tool, what it is on, quote, this fact's kind]
-            out.append({"kind": "rule", "about": [*f.rule, kind]})
+        if getattr(f, "rule", None):  # the rule it turns on: [tool, what it is on, quote, this fact's kind,
+            # the record values its sentence was chosen for]
+            out.append({"kind": "rule", "about": [*f.rule[:3], kind, *f.rule[3:]]})
         if kind in ("answer-extra", "answer-partial") and "seen" in f.about:
             out.append({"kind": "answer-seen"})
     return out
@@ -107,16 +109,52 @@ def _came(by_kind: Counter | None, runs: int) -> str:
     return f", {n} of them with the values sent taken from {_CAME[kind]}" if 2 * n > runs else ""
 
 
-def rules_on(runs: list[dict], kind_of) -> dict[str, dict[str, tuple[str, str]]]:
-    """task type -> an argument's name -> (the first rule fact's quote on it, that run's step),
-    in step order: the rule a lead on that argument names, whichever change it was quoted for."""
-    out: dict[str, dict[str, tuple[str, str]]] = {}
+def rules_on(runs: list[dict], kind_of) -> dict[str, dict[str, list[tuple[str, str, tuple[str, ...]]]]]:
+    """task type -> the thing an argument names (its name's last word: ``baggages`` of
+    ``nonfree_baggages`` and of ``total_baggages``) -> (a rule fact's quote on it, that run's step,
+    the record values its sentence was chosen for), each quote once, in step order: the rules a
+    lead on such an argument may name, whichever change they were quoted for."""
+    out: dict[str, dict[str, list[tuple[str, str, tuple[str, ...]]]]] = {}
+    seen: set[tuple[str, str, str]] = set()
     for r in runs:
         for f in r.get("facts") or ():
             about = f.get("about") or []
             if f.get("kind") == "rule" and len(about) > 2 and about[1] != about[0]:
-                out.setdefault(kind_of(r), {}).setdefault(about[1], (about[2], r["step"]))
+                kind, thing = kind_of(r), _thing(about[1])
+                if (kind, thing, about[2]) not in seen:
+                    seen.add((kind, thing, about[2]))
+                    out.setdefault(kind, {}).setdefault(thing, []).append((about[2], r["step"], tuple(about[4:])))
     return out
+
+
+def _thing(name: str) -> str:
+    """What an argument's name names: its last word."""
+    parts = [w for w in name.lower().replace("-", "_").split("_") if w]
+    return parts[-1] if parts else name
+
+
+def _record_values(run: dict) -> dict[str, set[str]]:
+    """field -> the values the records a run looked up or acted on hold for it
+    (compilers/record_facts.py's ``rec|`` patterns)."""
+    out: dict[str, set[str]] = {}
+    for p in run.get("patterns") or ():
+        if p.startswith("rec|"):
+            for name, value in json.loads(p.split("|", 2)[2]):
+                if isinstance(value, str):
+                    out.setdefault(name, set()).add(value)
+    return out
+
+
+def fitting(candidates: list[tuple[str, str, tuple[str, ...]]], runs: list[dict]) -> tuple[str, str] | None:
+    """(quote, step) of the first rule whose record values every one of ``runs`` holds too: the
+    clause for a gold member is not the rule of a silver member's run. A rule quoted for no value
+    fits every run; a run whose records lack the field does not fit a clause keyed on it."""
+    values = [_record_values(r) for r in runs]
+    for quote, step, keyed in candidates:
+        pairs = [k.partition("=") for k in keyed]
+        if all(all(v in held.get(f, ()) for f, _eq, v in pairs) for held in values):
+            return quote, step
+    return None
 
 
 def by_kind(runs: list[dict]) -> dict[str, list[dict]]:
@@ -132,7 +170,7 @@ def by_kind(runs: list[dict]) -> dict[str, list[dict]]:
 
 def lead(entry: dict, members: list[tuple[dict, dict]],
          successes: tuple[dict[str, list[dict]], list[dict], str] = ({}, [], ""),
-         ways: SuccessWays | None = None, rules: dict[str, tuple[str, str]] | None = None) -> None:
+         ways: SuccessWays | None = None, rules: dict[str, list[tuple[str, str, tuple[str, ...]]]] | None = None) -> None:
     """Prepends the checked fact that separates the lesson's failed runs from the successful ones
     to the guideline, and records its runs (``checked``) for the page's links.
 
@@ -145,8 +183,8 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     runs' count of the same thing and the test's p for "more often in failed runs", so the reader
     weighs it. With no successful run to weigh against, the test cannot be made and the commonest
     kind leads as before. ``ways``: the successful runs of the task type, for how they made a
-    change the failed runs never made; ``rules``: an argument's name -> (a rule of the system
-    prompt on it, the run whose page quotes it), from any run of the task type."""
+    change the failed runs never made; ``rules``: the thing an argument names -> the rules of the
+    system prompt on it, from any run of the task type (rules_on)."""
     failed, seen = [], set()
     for e, _l in members:
         if e["outcome"] == "failure" and e["step"] not in seen:
@@ -181,8 +219,8 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         tasks = run_counts.tasks(hit)
         if not (2 * len(hit) > len(failed) or 2 * tasks > all_tasks):
             continue
-        side, p = verdict(len(hit), len(won.get(kind, ())), len(failed), len(won_runs))
-        if side in ("failure", "no-success"):
+        side, p = verdict(len(hit), len(_on_same_tools(hit, won.get(kind, []), kind)), len(failed), len(won_runs))
+        if side == "no-success" or (side == "failure" and len(hit) > 1):  # one run is no count
             usable.append((-tasks, order, kind))
         else:
             aside.append((-tasks, order, kind))
@@ -239,10 +277,9 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         do = f"call {top} only when the request asks for that change"
     elif kind == "arguments" and top and "." in top:
         change, _, arg = top.partition(".")
-        rule = (rules or {}).get(arg)
-        do = (f"before {change}, check `{arg}` against what the user asked for"
-              + (f" and against the system prompt's rule on it ({rule[1]}'s prompt: {rule[0]})" if rule
-                 else ""))
+        rule = fitting((rules or {}).get(_thing(arg), []), _with_item(runs_of[kind], kind, top))
+        on_rule = f" against the system prompt's rule on it ({rule[1]}'s prompt: {rule[0]})" if rule else ""
+        do = f"before {change}, check `{arg}` against what the user asked for" + (f" and{on_rule}" if rule else "")
     text = own[0] if own else f"In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}: {do}."
     if kind == "arguments" and top:  # the named argument says what the generic last step said
         entry["guideline"] = " ".join(entry["guideline"].replace(_GENERIC_CHECK, "").split())
@@ -251,6 +288,17 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         note, proven = _weak_note(runs_of[kind], failed, won.get(kind, []), won_runs, among, top, kind,
                                   minority is not None)
         text += " " + note
+        if not proven and kind == "arguments" and top and "." in top:
+            # the argument most failed runs got wrong does not set them apart: what to do leads, the
+            # counts follow as what they are
+            counts = note.split(": ", 1)[1]  # the successful runs' count of the same, without the hedge said here
+            these = "this failed run" if len(failed) == 1 else "these failed runs"
+            tied = sum(n == named[top] for n in named.values()) > 1
+            commonest = "one of the commonest differences" if tied else "the commonest difference"
+            text = (f"Before {change}, check each argument against what the user asked for and the records looked "
+                    f"up{f', and `{arg}`{on_rule}' if rule else ''}; {commonest}, `{arg}`, is not "
+                    f"shown to set {these} apart from the successful ones. In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}. "
+                    f"{counts[0].upper()}{counts[1:]}")
     rest = fact_leads.unrepeated(entry["guideline"], text) if own else entry["guideline"]
     if not proven and entry["key"].startswith("error|"):
         # an error's own advice is what its runs met for sure: a fact not shown to separate follows it
@@ -342,6 +390,7 @@ def _weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_run
     apart = up < ALPHA and len(hit) > 1  # one run is no count
     head = ("The successful runs set it apart" if apart
             else "It is the commonest checked fact among these failed runs, not a proven cause" if minority
+            else "It is one run's fact, not a proven cause" if len(failed) == 1
             else "It is the most specific fact these failed runs share, not a proven cause")
     if among == TYPE_WIDE:  # every success of the type: its total and the p move with any added run
         return f"{head}: {run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)} showed the same{what}.", apart
@@ -351,24 +400,56 @@ def _weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_run
 
 def _aside_note(kind: str, hit: list[dict], failed: list[dict], said: str, won_hit: list[dict], won_runs: list[dict],
                 among: str) -> str:
+    """A fact most failed runs share that does not lead, with the successful runs' count of it. For
+    a change's arguments or a change made or missed, successful runs count only where their fact is
+    on a tool the failed runs' facts name (a hand-off summary worded otherwise is no difference in a
+    booking's arguments), and the page says which tools."""
+    tools = sorted(_tools_of(hit, kind)) if kind in _NAMES_ITEMS else []
+    won_hit = _on_same_tools(hit, won_hit, kind)
+    on = f" on {_and(tools)}" if tools else ""
+    up, _down = fisher_tails(len(hit), len(won_hit), len(failed), len(won_runs))
+    p = "" if among == TYPE_WIDE else f" ({_p_more_in_failed(len(hit), len(won_hit), len(failed), len(won_runs))})"
+    if up < ALPHA and len(hit) > 1:  # counted on the same tools only, it may separate after all
+        verdict_said = f"it sets them apart{p}, though another fact leads the advice"
+    else:
+        verdict_said = f"the runs so far do not show it separating failed from successful runs{p}, so it does not lead the advice"
     if among == TYPE_WIDE:  # every success of the type: its total and the p move with any added run
-        return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact held in "
-                f"{run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)}: the runs so far do not show it "
-                "separating failed from successful runs, so it does not lead the advice.")
-    return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact held in "
-            f"{run_counts.part_of(won_hit, won_runs, 'successful ' + among, '')}: the runs so far do not "
-            f"show it separating failed from successful runs ({_p_more_in_failed(len(hit), len(won_hit), len(failed), len(won_runs))}), "
-            "so it does not lead the advice.")
+        return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact{on} held in "
+                f"{run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)}: {verdict_said}.")
+    return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact{on} held in "
+            f"{run_counts.part_of(won_hit, won_runs, 'successful ' + among, '')}: {verdict_said}.")
+
+
+def _on_same_tools(hit: list[dict], won_hit: list[dict], kind: str) -> list[dict]:
+    """The successful runs whose fact of ``kind`` is on a tool the failed runs' facts name, for the
+    kinds that name tools; all of ``won_hit`` for the others."""
+    tools = _tools_of(hit, kind) if kind in _NAMES_ITEMS else set()
+    if not tools:  # the facts name no tool: nothing to match them on
+        return won_hit
+    return [r for r in won_hit if _tools_of([r], kind) & tools]
+
+
+def _tools_of(runs: list[dict], kind: str) -> set[str]:
+    """The tools the runs' facts of ``kind`` name (``tool.argument@place`` or ``tool``)."""
+    return {a.split("@")[0].split(".")[0] for r in runs for f in r.get("facts") or []
+            if fact_leads.group(f) == kind for a in f.get("about") or []}
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
 
 
 def links(entry: dict, link, md) -> str:
     """The line under the advice naming the runs its count covers, each linked to its page; it
     says what they share itself, as a model's merged guideline (LLM path) may word the lead anew."""
     from . import layout
+    from .one_run import apart_line
 
     one = entry.get("one_run")
     see = (f"The lesson of this task type's runs on {one['tool']}, counted over {one['runs']}: "
            f"[{md(one['title'])}]({link.rel(layout.insight_doc(one['see']))}).") if one else ""
+    if entry.get("one_run_apart"):  # what the one run did that its task's failed trials did not, first
+        see = apart_line(entry["one_run_apart"], link, md) + (f"\n\n{see}" if see else "")
     c = entry.get("checked")
     if not c:
         return see

@@ -57,6 +57,7 @@ class Condition:
     against_with: int = 0  # made-against cases holding the value
     p: float | None = None
     separates: bool = False  # p < ALPHA and the value's side spans MIN_TASKS tasks
+    rule: str = ""  # the prompt's rule sentence naming the value, in its section on the tool's thing
 
 
 _READ = ("rec|", "acted|", "named|")  # the patterns of the records a run looked up, changed, or was given
@@ -155,6 +156,7 @@ def learn(runs: list[dict], openings: Openings | None = None, kind: str = "") ->
     """Change tool -> what the records of each of its id arguments show, for the runs of one task
     type (``kind``, whose first messages ``openings`` holds when the caller made them already)."""
     sides, failed_made, failed_runs = _cases(runs, openings, kind)
+    said = _rules_said(runs)
     out: dict[str, list[Condition]] = defaultdict(list)
     for pair in sorted({t for t, _s in sides} | set(failed_made)):
         tool, key = pair.split("|", 1)
@@ -167,7 +169,19 @@ def learn(runs: list[dict], openings: Openings | None = None, kind: str = "") ->
         out[tool].append(cond)
         if made and withheld:
             _best_field(cond, made, withheld, against)
+            if cond.field is not None:
+                cond.rule = said.get((tool, cond.field, cond.value), "")
     return dict(out)
+
+
+def _rules_said(runs: list[dict]) -> dict[tuple[str, str, str], str]:
+    """(tool, field, value) -> the prompt's rule sentence naming the value (compilers/value_rules.py),
+    from the first run that kept one."""
+    out: dict[tuple[str, str, str], str] = {}
+    for r in runs:
+        for tool, name, value, sentence in r.get("value_rules") or ():
+            out.setdefault((tool, name, value), sentence)
+    return out
 
 
 def _best_field(cond: Condition, made: dict, withheld: dict, against: dict) -> None:
@@ -215,8 +229,9 @@ def _every(c: Condition) -> bool:
 
 
 def hint(c: Condition) -> bool:
-    """The page names the field as the check to make: it separates the sides."""
-    return c.separates
+    """The page names the field as the check to make: it separates the sides, or the prompt's own
+    rule names the value every case of its side held."""
+    return c.separates or (bool(c.rule) and _every(c))
 
 
 def _plural(n: int, word: str) -> str:
@@ -253,7 +268,10 @@ def sentence(c: Condition) -> str:
     found = f"{f} was {v} {held} and {made}" if c.side == "withheld" else f"{f} was {v} {made} and {held}"
     test = f"one-sided Fisher p = {c.p:.2g}" if c.p is not None else ""
     named = c.separates or _every(c)
-    if c.separates:
+    if c.rule and named:  # the prompt's words on the value decide it; the counts show the runs kept to them
+        said = (f"Before {t}, look up {rec} and check {f}: the system prompt's rule naming {v} says \"{c.rule}\" "
+                f"In these tasks {both}; {found} ({test}).")
+    elif c.separates:
         said = f"Before {t}, look up {rec} and check {f}: {both}; {found} ({test}). {advice(c)}"
     elif named:
         said = f"Which field of {rec} decides {t} is not shown ({test}): {both}; {found}."
@@ -298,5 +316,6 @@ def state(entry: dict, by_tool: dict[str, list[Condition]]) -> None:
             entry["guideline"] = g
             entry["unshown"] = said
     elif hint(c):  # the recipe: what its look-ups were checked for
-        entry["guideline"] = (f"{g} Check `{c.field}` in the record `{c.key}` points at before {tool} "
-                              f"(one-sided Fisher p = {c.p:.2g}, {_plural(c.tasks, 'task')}). {advice(c)}")
+        why = (f"the system prompt's rule naming \"{c.value}\" says \"{c.rule}\"" if c.rule else
+               f"(one-sided Fisher p = {c.p:.2g}, {_plural(c.tasks, 'task')}). {advice(c)}")
+        entry["guideline"] = f"{g} Check `{c.field}` in the record `{c.key}` points at before {tool}{':' if c.rule else ''} {why}"

@@ -74,6 +74,7 @@ def run_entry_fields(comp) -> dict:
                     for i in comp.insights],
         "patterns": list(comp.patterns),
         **({"facts": facts} if (facts := run_facts(comp)) else {}),
+        **({"value_rules": comp.value_rules} if getattr(comp, "value_rules", None) else {}),
     }
 
 
@@ -212,7 +213,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
                 st["instead"] = said  # what the successful trials did instead, said with the advice
         temper(entry, by_step)
         lead_with_contrast(entry)
-        ask_first(entry, groups[entry["id"]])
+        ask_first(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
         take_from(entry, groups[entry["id"]], met.get(kind_of_entry[entry["id"]]))
         kind = kind_of_entry[entry["id"]]
         if entry["key"].startswith("went-through|") and kind not in indexes:
@@ -247,7 +248,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         differences_lead(entry, groups[entry["id"]], ways[kind])
         success_differences(entry, groups[entry["id"]], ended_by.get((kind, entry["key"]), []), ways[kind])
         weigh_advice(entry, groups[entry["id"]])
-    mark_one_run(out, groups, kind_of_entry)
+    mark_one_run(out, groups, kind_of_entry, trials)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     keys = {entry["id"]: entry["key"] for entry in out}
     for entry in out:  # the lessons the successful runs that met it teach, by title

@@ -5,13 +5,19 @@ and where the lesson drawn from many runs of the same tool is."""
 
 from __future__ import annotations
 
-from . import run_counts
+from . import layout, run_counts
 from .applies import key_tool
 
+# how corpus/trials.py ends what one successful trial did that its task's failed trials did not
+_NONE_DID = ", which each failed trial of its task never did"
 
-def mark(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_of_entry: dict[str, str]) -> None:
+
+def mark(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_of_entry: dict[str, str],
+         trials=None) -> None:
     """Prefixes each single-run lesson's guideline with what it is, and records (``one_run``) the
-    type's lesson on the same tool with most runs (the lowest id on a tie), when there is one."""
+    type's lesson on the same tool with most runs (the lowest id on a tie), when there is one. A
+    successful run's lesson says first what it did that the failed trials of its own task did not
+    (``trials``: corpus/trials.Trials), the one thing its recipe can show beyond one sequence."""
     best: dict[tuple[str, str], tuple[int, int, str]] = {}  # (task type, tool) -> (-runs, id number, id)
     for entry in out:
         tool = key_tool(entry["key"])
@@ -28,9 +34,36 @@ def mark(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_of_en
         outcome = "successful" if run["outcome"] == "success" else "failed"
         entry["guideline"] = (f"Only one run teaches this lesson ({run['step']}, {outcome}): it is that run's "
                               f"experience, not a count. {entry['guideline']}")
+        apart = _apart(entry, run, trials)
+        if apart:  # beside the guideline, not in it: a model's merged guideline is not redone for it
+            entry["one_run_apart"] = apart
         tool = key_tool(entry["key"])
         other = best.get((kind_of_entry[entry["id"]], tool)) if tool else None
         if other is not None:
             members = [e for e, _l in groups[other[2]]]
             entry["one_run"] = {"see": other[2], "tool": tool, "runs": run_counts.runs_of(members),
                                 "title": by_id[other[2]]["title"]}
+
+
+def _apart(entry: dict, run: dict, trials) -> dict | None:
+    """{"failed": the failed trials of the run's task, "did": what it did that they did not} for a
+    successful run whose task has failed trials it differs from, else None."""
+    st = entry.get("same_task") or {}
+    if trials is None or run["outcome"] != "success" or st.get("side") != "success" or not st.get("differences"):
+        return None
+    task = trials.group(run)
+    failed = sorted((r["step"] for r in trials.by_task.get(task, {}).get("failure", [])), key=layout.id_number)
+    return {"failed": failed, "did": [d["text"] for d in st["differences"]]} if failed else None
+
+
+def apart_line(apart: dict, link, md) -> str:
+    """"What it did that none of the 3 failed trials of its task (step-…) did: …." with each trial
+    linked to its page."""
+    failed, texts = apart["failed"], apart["did"]
+    pages = ", ".join(f"[{s}]({link.rel(layout.compilation_doc(s))})" for s in failed)
+    trials_of = f"failed trial{'s' if len(failed) != 1 else ''} of its task ({pages})"
+    if all(t.endswith(_NONE_DID) for t in texts):
+        did = "; ".join(md(t.removesuffix(_NONE_DID)) for t in texts)
+        whom = f"none of the {len(failed)} {trials_of}" if len(failed) > 1 else f"the {trials_of}"
+        return f"What it did that {whom} did: {did}."
+    return f"Set against the {len(failed)} {trials_of}, it {'; it '.join(md(t) for t in texts)}."

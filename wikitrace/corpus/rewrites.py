@@ -78,10 +78,12 @@ def retitle(entry: dict, members: list[tuple[dict, dict]] = (), trials=None) -> 
                               + entry["guideline"])
 
 
-def ask_first(entry: dict, members: list[tuple[dict, dict]]) -> None:
+def ask_first(entry: dict, members: list[tuple[dict, dict]], kind_met: dict | None = None) -> None:
     """A change that went through in failed runs: when most of its sources (two at least) took
     the same argument's value unasked among several an answer listed, the page says to ask which
-    one first and counts them. A fact of the page's own sources, not a contrast: it names no cause."""
+    one first and counts them. A fact of the page's own sources, not a contrast: it names no cause,
+    so it is not advised where successful runs of the task type (``kind_met``: pattern -> outcome
+    counts) took such a value unasked too (take_from says that it did not decide)."""
     fields = entry["key"].split("|")
     if fields[0] != "went-through":
         return
@@ -90,7 +92,8 @@ def ask_first(entry: dict, members: list[tuple[dict, dict]]) -> None:
                    if p.startswith(f"picked|{tool}|"))
     runs = len(members)
     contrasted = {c["pattern"] for c in entry.get("separating") or [] if c["side"] == "failure"}  # take_from says it
-    common = sorted((k for k, n in took.items() if n >= 2 and 2 * n > runs and f"from|{tool}|{k}:picked" not in contrasted),
+    common = sorted((k for k, n in took.items() if n >= 2 and 2 * n > runs and f"from|{tool}|{k}:picked" not in contrasted
+                     and not (kind_met or {}).get(f"picked|{tool}|{k}", {}).get("success")),
                     key=lambda k: (-took[k], k))
     if not common:
         return

@@ -235,7 +235,7 @@ class RunWriter:
             from ..compilers.llm_offline import offline_lessons
 
             offline = offline_lessons(run)
-            comp.insights, comp.patterns = offline.insights, offline.patterns
+            comp.insights, comp.patterns, comp.value_rules = offline.insights, offline.patterns, offline.value_rules
             comp.decisive = comp.decisive or offline.decisive
         step = self.ids.step_for(run.run_id)
         kind = {"task_type": run.task.task_type if not run.task.apps else None, "apps": run.task.apps or None}
