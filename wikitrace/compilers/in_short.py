@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from .agreed_terms import other_terms
 from .change_facts import LEADS, expected_facts, unread_facts
 from .changes import what_ran
 from .code_facts import fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
@@ -218,7 +219,8 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     claim = contradicted(r)  # why first: the agent took the user's word where the record said otherwise
     past = past_dates(r, stated_now(r))  # or changes failed on dates already past: their errors said once, here
     facts = [f for f in facts if past is None or f not in own or not set(f.turns) <= set(past.turns)]
-    whys = [f for f in (claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
+    agreed = next((o.fact() for c in r.calls if c.writes and (o := other_terms(r, c)) is not None), None)
+    whys = [f for f in (agreed, claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
     r.memo.setdefault(LEADS, []).extend(f.text for f in whys)
     facts = whys + facts + ([claim.fact()] if claim is not None and not claim.echoed_at else [])
     writes = [c for c in r.calls if c.writes and not c.error]

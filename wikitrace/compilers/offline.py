@@ -34,7 +34,7 @@ from ..runs.errors import failure_line, tests_passed
 from ..runs.model import Run
 from .base import CompileStats
 from .changes import edit_of, what_ran
-from .failure_items import failure_items
+from .failure_items import agreed_phrase, failure_items
 from .grounding import ground
 from .in_short import in_short
 from .insight_words import free_form, gives_answer, join, report_message
@@ -236,7 +236,7 @@ def _success_items(r: Reading) -> list[Item]:
             + verdict_note(r, c)
         items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(notes=notes,
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
-            + (", after the user agreed" if c.confirmed else "")
+            + agreed_phrase(r, c)
             + (("; the answer that ended the run." if c.n in answers else "; the run's last state-changing call.")
                if final else "."),
             support=f"The environment accepted it: {shown_answer(c.turn.result)}" if c.turn.result
@@ -271,9 +271,11 @@ def _success_items(r: Reading) -> list[Item]:
     said = report_message(r) if not any(c.writes for c in calls) else None  # look-ups only, none a failed change
     if said is not None:  # settled without a change: what it told the user is the answer a reader needs
         items.append(Item(90, Evidence(
-            decision=f"Answered after {len(calls)} look-up call{'s' if len(calls) != 1 else ''} "
-                     f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) without a change.",
-            support=f"The run was judged a success. What the agent wrote after its last call (turn {said.turn}) "
-                    "is quoted below.", turns=[said.turn], quote=quote_of(said.content, 240),
+            decision=(f"Answered after {len(calls)} look-up call{'s' if len(calls) != 1 else ''} "
+                      f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) without a change." if calls else
+                      "Answered without calling any tool."),
+            support="The run was judged a success. " + (
+                f"What the agent wrote after its last call (turn {said.turn}) is quoted below." if calls else
+                f"What the agent last wrote (turn {said.turn}) is quoted below."), turns=[said.turn], quote=quote_of(said.content, 240),
             notes=messages_notes(r, said.turn, None)), "idle"))
     return items

@@ -144,6 +144,8 @@ def record(r: Reading) -> dict:
         changes.append(item)
     if changes:
         out["changes"] = changes
+    if not r.calls:
+        out["no_calls"] = True  # "this run made no calls at all", not "never made that one"
     if answer is None and expected_answer(r) is None:  # which tools' look-ups went through: a successful
         # trial's value that came from a look-up this run never made is the step it missed
         reads = sorted({c.name for c in r.calls if not c.writes and not c.error and c.name})

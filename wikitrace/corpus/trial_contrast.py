@@ -309,6 +309,7 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
         keys = _call_keys(d.ref)
         theirs = f"made the change {_t(_call(d.ref))}{at}{_sources(d.ref, keys, False)}{_unread(entry, d.ref, keys)}"
         mine = (f"this run made {_t(_call(d.other))} instead" if d.other else
+                "this run made no calls at all" if (entry.get("decisive") or {}).get("no_calls") else
                 "this run never made it")
     else:
         theirs = f"made no {d.aspect[1]} call that went through"
