@@ -37,6 +37,7 @@ from .page_notes import answer_source, listed_names
 from .qa_facts import qa_facts
 from .record_claims import contradicted, past_dates
 from .record_facts import stated_now
+from .shown_conflicts import shown_conflicts
 from .reading import Call, Reading, harness_reason
 from . import success_lessons
 from .trial_record import RESTATES
@@ -220,7 +221,8 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     past = past_dates(r, stated_now(r))  # or changes failed on dates already past: their errors said once, here
     facts = [f for f in facts if past is None or f not in own or not set(f.turns) <= set(past.turns)]
     agreed = next((o.fact() for c in r.calls if c.writes and (o := other_terms(r, c)) is not None), None)
-    whys = [f for f in (agreed, claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
+    shown = next(iter(shown_conflicts(r)), None)
+    whys = [f for f in (agreed, shown, claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
     r.memo.setdefault(LEADS, []).extend(f.text for f in whys)
     facts = whys + facts + ([claim.fact()] if claim is not None and not claim.echoed_at else [])
     writes = [c for c in r.calls if c.writes and not c.error]
