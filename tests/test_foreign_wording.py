@@ -553,3 +553,31 @@ def test_the_leads_naming_unmade_changes_idle_runs_and_value_sources_hold_on_eve
                 assert int(idle.group(1)) == sum(not any(t.type == "function_call" for t in r.turns) for r in failed)
             if "from the user's words (" in g:
                 assert all(sum(t.role == "user" for t in r.turns) > 1 for r in sources), (folder.name, g)
+
+
+def test_the_sentences_on_what_a_look_up_or_a_yes_had_shown_stay_on_logs_that_show_it():
+    """A yes to other amounts, a failed change against a count or a balance a look-up showed, a
+    change on a record whose dates were past: each needs named JSON arguments and answers (and
+    the yes, a person who answers), so every importer fixture without them, labelled either way,
+    gets none; the tau-bench-shaped fixture gets each of them."""
+    from fixture_runs import RUNS, relabeled
+
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.compilers.reading import read_run
+
+    ours = {"yes": re.compile(r"; the user's yes \(turn \d+\) answered the agent's message at turn \d+, which named "),
+            "count": re.compile(r" showed with \d+ under `"),
+            "balance": re.compile(r", whose record in \S+'s answer \(turn \d+\) holds `"),
+            "past": re.compile(r" are all dated \S+(?: to \S+)?, before the current time the system prompt states")}
+    seen = {k: 0 for k in ours}
+    for run in RUNS:
+        named = any(isinstance(t.arguments, dict) for t in run.turns if t.type == "function_call")
+        for success in (True, False):
+            labelled = relabeled(run, success)
+            for fact in compile_offline(labelled).in_short:
+                for kind, pattern in ours.items():
+                    if pattern.search(fact.text.replace("\\`", "`")):
+                        assert named, (run.run_id, fact.text)
+                        assert kind != "yes" or read_run(labelled).has_interlocutor, (run.run_id, fact.text)
+                        seen[kind] += 1 if run.source.get("format") == "openai-chat" else 0
+    assert all(seen.values()), seen  # the tau-bench-shaped fixture shows each: no pattern is dead

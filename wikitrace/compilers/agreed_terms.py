@@ -19,7 +19,7 @@ from .arguments import _NOT_JSON, _parsed
 from .reading import Call, Reading, leaves
 from .schema import KeyFact
 
-_MONEY = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?(?![\d,])")
+_MONEY = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?(?!\d|,\d)")
 _AMOUNT_KEY = re.compile(r"(?:^|[.\]_])amount$")
 _CODE = re.compile(r"(?<![\w-])(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{4,12}(?![\w-])")
 _NAMED_MAX = 8  # amounts of a message tried in sums; a message naming more is a price list, left out
@@ -78,14 +78,23 @@ def charged(r: Reading, c: Call) -> tuple[float, str] | None:
     return None
 
 
-def _makes(total: float, named: list[float]) -> bool:
-    """Whether the amounts a message named make ``total``: one of them, a sum of some of them times
-    a small count (a fare times the passengers), or the difference of two (a balance less what is left)."""
+_PER = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?(?!\d|,\d)\s*(?:per\b|each\b|a piece\b|/)", re.I)
+
+
+def _per_unit(text: str) -> set[float]:
+    """The amounts a text gives for one of several ("$240 per passenger", "$50 each")."""
+    return {float(m.group(1).replace(",", "") + ("." + m.group(2) if m.group(2) else "")) for m in _PER.finditer(text)}
+
+
+def _makes(total: float, named: list[float], per: set[float] = frozenset()) -> bool:
+    """Whether the amounts a message named make ``total``: one of them, a sum of some of them, an
+    amount it gave per one of several times a small count (a fare times the passengers), or the
+    difference of two (a balance less what is left)."""
+    if any(abs(total - v * k) < _ROUND for v in per for k in range(1, 10)):
+        return True
     for size in range(1, min(len(named), 4) + 1):
-        for part in combinations(named, size):
-            s = sum(part)
-            if s and any(abs(total - s * k) < _ROUND for k in range(1, 10)):
-                return True
+        if any(abs(total - sum(part)) < _ROUND for part in combinations(named, size)):
+            return True
     return any(abs(total - abs(a - b)) < _ROUND for a, b in combinations(named, 2))
 
 
@@ -161,12 +170,13 @@ def _other_terms(r: Reading, c: Call) -> OtherTerms | None:
     if got is None:
         return None
     total, where = got
-    if total <= max(named) + _ROUND or _makes(total, named) or any(
+    per = _per_unit(put.content)
+    if total <= max(named) + _ROUND or _makes(total, named, per) or any(
             abs(total - v) < _ROUND for t in said for v in money_in(t.content)):
         return None  # within what was named (or a refund), made from it, or named to the user at some point
     parts = [float(v) for path, v in leaves(c.turn.arguments) if _AMOUNT_KEY.search(path)
              and isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if len(parts) > 1 and all(_makes(p, named) for p in parts):
+    if len(parts) > 1 and all(_makes(p, named, per) for p in parts):
         return None  # each part is one the message named
     codes = _CODE.findall(put.content)
     shapes = {_shape(x) for x in codes}

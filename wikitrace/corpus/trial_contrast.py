@@ -270,6 +270,11 @@ def _unread(entry: dict, call: dict, keys: list[str]) -> str:
     reads = record.get("reads")
     if reads is None:
         return fetched
+    for k in keys:  # the user named the value from a listing this run never read: that listing first
+        seen = (call.get("listed") or {}).get(k)
+        if seen and seen["tool"] not in reads:
+            return (f", a value {_t(seen['tool'])}'s answer had listed before that (its turn {seen['turn']}), a "
+                    "look-up this run never made")
     for k in keys:
         m = re.match(r"(\S+)'s answer \(", (call.get("from") or {}).get(k, ""))
         if m and m.group(1) not in reads:
