@@ -956,6 +956,13 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         assert lookups and not all(any(t.name == e["name"] and t.arguments == e["arguments"] and not t.is_error
                                        for t in run.turns if t.type == "function_call") for e in lookups), text
         return
+    m = re.fullmatch(r"(\S+) at turn (\d+) went through, though the task expected no \1 call, and the run still "
+                     r"succeeded\.", text)
+    if m:  # a change of a tool no expected call names, in a run judged a success
+        call = by_n[int(m.group(2))]
+        assert run.outcome.success and call.name == m.group(1) and not call.is_error, text
+        assert not any(e["name"] == call.name for e in changes), text
+        return
     m = re.fullmatch(r"The task expected (.+); the run never made (?:it|them) and succeeded all the same\.", text)
     if m:
         assert run.outcome.success and any(f"{e['name']}(" in m.group(1) for e in changes), text
