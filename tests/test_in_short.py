@@ -755,7 +755,8 @@ def _shown_said(run: Run, by_n: dict, text: str) -> bool:
         return True
     m = re.fullmatch(r"(\S+) at turn (\d+) sent (\S+) with `(\w+)` \"(.+?)\", which (\S+)'s answer \(turn (\d+)\) showed "
                      r"with (\d+) under `(\w+)`\.`\5`(?:, fewer than the (\d+) `(\w+)` the call sent)?; the call failed "
-                     r"\(\"(.+)\"\)\. Read what the look-up showed for the option before sending a change that needs it\.",
+                     r"\(\"(.+?)\"\)(?:, and the \1 that went through at turn (\d+) kept \3 with `\4` \"(.+?)\" instead)?\. "
+                     r"Read what the look-up showed for the option before sending a change that needs it\.",
                      text.replace("\\`", "`"))
     if m:
         call, look = by_n[int(m.group(2))], by_n[int(m.group(7))]
@@ -766,6 +767,10 @@ def _shown_said(run: Run, by_n: dict, text: str) -> bool:
         assert any(o.get(m.group(9), {}).get(m.group(5)) == int(m.group(8)) for o in shown), text
         n = int(m.group(8))
         assert n == 0 if m.group(10) is None else (n < int(m.group(10)) == len(call.arguments[m.group(11)])), text
+        if m.group(13):  # a later change of the same tool went through with the item and another option
+            kept = by_n[int(m.group(13))]
+            assert kept.name == call.name and not kept.is_error and kept.turn > call.turn, text
+            assert kept.arguments[m.group(4)] == m.group(14) != m.group(5) and m.group(3) in json.dumps(kept.arguments)
         return True
     m = re.fullmatch(r"(\S+) at turn (\d+) paid \$([\d,.]+) from (\S+), whose record in (\S+)'s answer \(turn (\d+)\) "
                      r"holds `(\w+)` \$([\d,.]+), less than that; the call failed \(\"(.+)\"\)\. Check a payment against the "

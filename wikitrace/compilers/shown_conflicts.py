@@ -115,13 +115,24 @@ def _count(r: Reading, c: Call) -> KeyFact | None:
                         if name is None:
                             continue  # the error names another thing: it was refused for something else
                         fewer = "" if n == 0 or not of else f", fewer than the {needed} `{of}` the call sent"
+                        kept = _kept(r, c, name, opt_key, opt)
                         return KeyFact(
                             f"{c.name} at turn {c.n} sent {name} with `{opt_key}` \"{opt}\", which {x.name}'s answer "
                             f"(turn {x.n}) showed with {n:g} under `{table}`.`{opt}`{fewer}; the call failed "
-                            f"(\"{clip_words(' '.join((c.turn.result or '').split()), 80)}\"). Read what the look-up "
-                            "showed for the option before sending a change that needs it.",
-                            [x.n, c.n], "shown-count", [c.name])
+                            f"(\"{clip_words(' '.join((c.turn.result or '').split()), 80)}\")"
+                            + (f", and the {c.name} that went through at turn {kept.n} kept {name} with `{opt_key}` "
+                               f"\"{kept.turn.arguments[opt_key]}\" instead" if kept else "")
+                            + ". Read what the look-up showed for the option before sending a change that needs it.",
+                            [x.n, c.n] + ([kept.n] if kept else []), "shown-count", [c.name])
     return None
+
+
+def _kept(r: Reading, c: Call, name: str, key: str, option: str) -> Call | None:
+    """A later call of the same tool that went through still sending the item, with another option."""
+    return next((x for x in r.calls if x.n > c.n and x.name == c.name and not x.error
+                 and isinstance(x.turn.arguments, dict) and isinstance(x.turn.arguments.get(key), str)
+                 and x.turn.arguments[key] != option
+                 and any(v == name for _p, v in leaves(x.turn.arguments))), None)
 
 
 def _balance(r: Reading, c: Call) -> KeyFact | None:
