@@ -177,3 +177,33 @@ def test_birth_dates_and_trips_still_ahead_are_no_past_record(tmp_path):
     ], reward=0.0)
     assert not any("are all dated" in f for f in _facts(run))
     _all_hold(run)
+
+
+def test_a_change_the_agent_said_was_made_that_no_call_made_is_named(tmp_path):
+    actions = [{"name": "update_reservation_baggages",
+                "kwargs": {"reservation_id": "Q4WZ8N", "total_baggages": 1, "nonfree_baggages": 0,
+                           "payment_id": "gift_card_7730215"}}]
+    said = "All set. One checked bag has been added to your reservation."
+    run = _tau(tmp_path, [_user("Please add a checked bag."), _agent("One bag is free for you. Add it?"), _user("Yes."),
+                          _agent(said)], reward=0.0, actions=actions)
+    at = _turn_of(run, "has been added")
+    assert _facts(run)[0] == (f"The agent told the user at turn {at} that the bag had been added (\"One checked bag has "
+                              "been added to your reservation.\"), but no update_reservation_baggages call went through "
+                              "in this run, and the task expected one. Tell the user only what a call's answer shows "
+                              "was done.")
+    _all_hold(run)
+
+
+def test_a_claim_hedged_asked_or_about_a_change_that_went_through_is_not_flagged(tmp_path):
+    actions = [{"name": "update_reservation_baggages",
+                "kwargs": {"reservation_id": "Q4WZ8N", "total_baggages": 1, "nonfree_baggages": 0,
+                           "payment_id": "gift_card_7730215"}}]
+    for said in ("Once the bag has been added, you will get an email.", "Has the bag been added already?",
+                 "The bag has not been added yet."):
+        run = _tau(tmp_path, [_user("Please add a checked bag."), _agent(said)], reward=0.0, actions=actions)
+        assert not any("had been" in f for f in _facts(run)), said
+    bag = {"reservation_id": "Q4WZ8N", "total_baggages": 1, "nonfree_baggages": 0, "payment_id": "gift_card_7730215"}
+    run = _tau(tmp_path, [_user("Please add a checked bag."), _agent("Add one bag?"), _user("Yes."),
+                          *_tool("update_reservation_baggages", bag, dict(TRIP, total_baggages=1)),
+                          _agent("One checked bag has been added to your reservation.")], reward=0.0, actions=actions)
+    assert not any("had been" in f for f in _facts(run))

@@ -23,6 +23,7 @@ from dataclasses import replace
 from .agreed_terms import other_terms
 from .change_facts import LEADS, expected_facts, unread_facts
 from .changes import what_ran
+from .claimed_changes import unmade_claims
 from .code_facts import fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
 from .error_listings import listed_in_errors
@@ -222,7 +223,8 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     facts = [f for f in facts if past is None or f not in own or not set(f.turns) <= set(past.turns)]
     agreed = next((o.fact() for c in r.calls if c.writes and (o := other_terms(r, c)) is not None), None)
     shown = next(iter(shown_conflicts(r)), None)
-    whys = [f for f in (agreed, shown, claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
+    told = next(iter(unmade_claims(r)), None)
+    whys = [f for f in (agreed, shown, told, claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
     r.memo.setdefault(LEADS, []).extend(f.text for f in whys)
     facts = whys + facts + ([claim.fact()] if claim is not None and not claim.echoed_at else [])
     writes = [c for c in r.calls if c.writes and not c.error]
