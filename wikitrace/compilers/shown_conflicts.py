@@ -42,14 +42,13 @@ def _num(v) -> bool:
 
 def _dicts(node, out: list) -> list:
     """Every dict inside a parsed answer, outermost first, with the key it sat under (or "")."""
-    stack = [("", node)]
-    while stack:
-        key, n = stack.pop(0)
+    queue = [("", node)]
+    for key, n in queue:  # the queue grows as it is read: breadth first, each node once
         if isinstance(n, dict):
             out.append((key, n))
-            stack.extend((str(k), v) for k, v in n.items() if isinstance(v, (dict, list)))
+            queue.extend((str(k), v) for k, v in n.items() if isinstance(v, (dict, list)))
         elif isinstance(n, list):
-            stack.extend((key, v) for v in n)
+            queue.extend((key, v) for v in n)
     return out
 
 
