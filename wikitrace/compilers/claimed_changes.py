@@ -62,5 +62,5 @@ def unmade_claims(r: Reading) -> list[KeyFact]:
                     f"The agent told the user at turn {t.turn} that the {word} had been {done.group(1).lower()} "
                     f"(\"{clip_words(sentence, 100)}\"), but no {tool} call went through in this run, and the task "
                     f"expected one. Tell the user only what a call's answer shows was done.",
-                    [t.turn], "unmade-claim", [tool])]
+                    [t.turn], "missed-change", [tool])]  # the change it explains: counted as one never made
     return []
