@@ -207,3 +207,15 @@ def test_a_claim_hedged_asked_or_about_a_change_that_went_through_is_not_flagged
                           *_tool("update_reservation_baggages", bag, dict(TRIP, total_baggages=1)),
                           _agent("One checked bag has been added to your reservation.")], reward=0.0, actions=actions)
     assert not any("had been" in f for f in _facts(run))
+
+
+def test_an_expected_calculation_never_made_is_not_put_in_the_in_short(tmp_path):
+    """A calculator's expression reads no record: a run that never sent it left nothing unread,
+    while an expected look-up of a record is still named."""
+    actions = [{"name": "calculate", "kwargs": {"expression": "(280 - 160) * 2"}},
+               {"name": "get_user_details", "kwargs": {"user_id": "lena_vogt_3017"}}]
+    run = _tau(tmp_path, [_user("How much would HAT311 cost?"), _agent("It would be $240 more.")], reward=0.0,
+               actions=actions)
+    facts = _facts(run)
+    assert not any("calculate(" in f for f in facts)
+    assert any(f.startswith("The task expected the look-up get_user_details(") for f in facts), facts
