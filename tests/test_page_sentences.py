@@ -245,6 +245,16 @@ def _decision(c: Check, text: str, success: bool) -> None:
         later = [t for t in c.changes() if t.turn > n]
         assert (later[0].turn, later[0].name) == (int(m.group(4)), m.group(3)) if m.group(3) else not later
         return
+    m = re.fullmatch(r"Looked up with (.+) at turn (\d+)(?:; a later call took (.+) from what it returned)?"
+                     r"(?:(?: and|; a later call) sent the same (.+))?\.", text)
+    if m and m.group(4):  # each key: a later change sent the value this look-up had itself been sent
+        n = int(m.group(2))
+        sent = {str(v).casefold() for _k, _d, v in _keyed(c.call(n).arguments)}
+        for key in m.group(4).split(", "):
+            assert any(isinstance(t.arguments, dict) and str(t.arguments.get(key)).casefold() in sent
+                       for t in c.changes() if t.turn > n), (key, text)
+        text = (f"Looked up with {m.group(1)} at turn {m.group(2)}"  # what is left is checked below
+                + (f"; a later call took {m.group(3)} from what it returned." if m.group(3) else "."))
     m = re.fullmatch(r"Looked up with (.+) at turn (\d+)(; a later call took (.+) from what it returned\.| before any "
                      r"change\.|\.)", text)
     if m:

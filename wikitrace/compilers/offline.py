@@ -50,7 +50,7 @@ from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .trial_record import decisive
 from .arguments import check_arguments
-from .reading import Call, Reading, command_of, harness_reason, read_run
+from .reading import Call, Reading, command_of, harness_reason, leaves, read_run
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
 from .text import clip, quote_of, short_task, signature
 
@@ -189,11 +189,17 @@ def _success_items(r: Reading) -> list[Item]:
     writes = [c for c in calls if c.writes and not c.error]
     supplied: dict[int, list[str]] = {}  # turn -> the argument keys a later change took from its answer
     taken: dict[int, list[tuple[str, object]]] = {}  # turn -> (argument path, value) a later change took
+    # a value the look-up was itself sent is no value taken from its answer: the change sent the same one
+    sent = {c.n: {str(v).casefold() for _p, v in leaves(c.turn.arguments)} for c in calls
+            if not c.writes and isinstance(c.turn.arguments, dict)}  # named values: a plain text is searched, not sent on
+    fresh: dict[int, set[str]] = {}  # turn -> argument keys with a value its answer held and its arguments did not
     for w in writes:
         for a in check_arguments(r, w.turn):
             if a.seen_at is not None and a.seen_in == "observation":
                 supplied.setdefault(a.seen_at, []).append(a.path.split(".")[0].split("[")[0])
                 taken.setdefault(a.seen_at, []).append((a.path, a.value))
+                if str(a.value).casefold() not in sent.get(a.seen_at, ()):
+                    fresh.setdefault(a.seen_at, set()).add(a.path.split(".")[0].split("[")[0])
     recovered = _recoveries(calls)
     fixes = {fix.n for _, fix in recovered}  # one call, one item: a retry or an edit told in a recovery
     for err, fix in recovered:  # is not told again on its own
@@ -259,10 +265,13 @@ def _success_items(r: Reading) -> list[Item]:
             continue
         told.add(signature(c.turn))
         keys = list(dict.fromkeys(supplied.get(c.n, [])))
+        same = [k for k in keys if k not in fresh.get(c.n, ())]  # every value of it was one the look-up was sent
+        took = [k for k in keys if k not in same]
         items.append(Item(55 if keys else 50 - c.n / 10_000, Evidence(
             decision=f"Looked up with {short_call(c)} at turn {c.n}"
-            + (f"; a later call took {', '.join(keys[:4])} from what it returned." if keys
-               else " before any change." if first_change is not None and c.n < first_change else "."),
+            + (f"; a later call took {', '.join(took[:4])} from what it returned" if took else "")
+            + (f"{' and' if took else '; a later call'} sent the same {', '.join(same[:4])}" if same else "")
+            + ("." if keys else " before any change." if first_change is not None and c.n < first_change else "."),
             support=(keys and used_record(r, c, taken[c.n])) or (
                 f"It returned: {shown_answer(c.turn.result)}" if c.turn.result else "It returned nothing."),
             turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c) + named_field_notes(r, c)),
@@ -271,11 +280,9 @@ def _success_items(r: Reading) -> list[Item]:
     said = report_message(r) if not any(c.writes for c in calls) else None  # look-ups only, none a failed change
     if said is not None:  # settled without a change: what it told the user is the answer a reader needs
         items.append(Item(90, Evidence(
-            decision=(f"Answered after {len(calls)} look-up call{'s' if len(calls) != 1 else ''} "
-                      f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) without a change." if calls else
-                      "Answered without calling any tool."),
-            support="The run was judged a success. " + (
-                f"What the agent wrote after its last call (turn {said.turn}) is quoted below." if calls else
-                f"What the agent last wrote (turn {said.turn}) is quoted below."), turns=[said.turn], quote=quote_of(said.content, 240),
+            decision=f"Answered after {len(calls)} look-up call{'s' if len(calls) != 1 else ''} "
+                     f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) without a change.",
+            support=f"The run was judged a success. What the agent wrote after its last call (turn {said.turn}) "
+                    "is quoted below.", turns=[said.turn], quote=quote_of(said.content, 240),
             notes=messages_notes(r, said.turn, None)), "idle"))
     return items
