@@ -605,3 +605,34 @@ def test_a_prompt_sentence_naming_a_records_value_is_kept_only_from_the_logs_own
                 assert system is not None, labelled.run_id
                 assert sentence in " ".join((system.content or "").split()), (labelled.run_id, sentence)
                 assert value.lower().replace("_", " ") in sentence.lower() and tool, (labelled.run_id, value)
+
+
+def test_the_sentences_on_what_a_look_up_or_a_yes_had_shown_stay_on_logs_that_show_it():
+    """A yes to other amounts, a failed change against a count or a balance a look-up showed, a
+    change on a record whose dates were past, a change the agent said it made that no call made:
+    each needs named JSON arguments and answers (the yes and the claim, a person who answers; the
+    claim, expected calls), so every importer fixture without them, labelled either way, gets
+    none; the tau-bench-shaped fixture gets each of them."""
+    from fixture_runs import RUNS, relabeled
+
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.compilers.reading import read_run
+
+    ours = {"yes": re.compile(r"; the user's yes \(turn \d+\) answered the agent's message at turn \d+, which named "),
+            "count": re.compile(r" showed with \d+ under `"),
+            "balance": re.compile(r", whose record in \S+'s answer \(turn \d+\) holds `"),
+            "past": re.compile(r" are all dated \S+(?: to \S+)?, before the current time the system prompt states"),
+            "told": re.compile(r"^The agent told the user at turn \d+ that the \w+ had been \w+ ")}
+    seen = {k: 0 for k in ours}
+    for run in RUNS:
+        named = any(isinstance(t.arguments, dict) for t in run.turns if t.type == "function_call")
+        for success in (True, False):
+            labelled = relabeled(run, success)
+            for fact in compile_offline(labelled).in_short:
+                for kind, pattern in ours.items():
+                    if pattern.search(fact.text.replace("\\`", "`")):
+                        assert named, (run.run_id, fact.text)
+                        assert kind not in ("yes", "told") or read_run(labelled).has_interlocutor, (run.run_id, fact.text)
+                        assert kind != "told" or "expected_calls" in (run.task.metadata or {}), (run.run_id, fact.text)
+                        seen[kind] += 1 if run.source.get("format") == "openai-chat" else 0
+    assert all(seen.values()), seen  # the tau-bench-shaped fixture shows each: no pattern is dead

@@ -63,7 +63,7 @@ def test_detected_formats_are_reported():
     _, report = _load(FIX)
     assert set(report.detected.values()) == {"swe-agent", "mini-swe-agent", "claude-code", "atif", "react-text",
                                              "react-notebook", "otlp", "inspect-ai", "agents-sdk", "langfuse",
-                                             "openhands"}
+                                             "openhands", "openai-chat"}
     # verdict and outcome files beside the runs are not taken for runs
     assert not any(p.endswith(("results.json", "result.json", "report.json", "outcomes.csv", "outcomes.json"))
                    for p in report.detected)

@@ -798,6 +798,126 @@ def _why_said(run: Run, by_n: dict, text: str) -> str:
     return text
 
 
+def _charged_in_answer(run: Run, call: Turn, key: str, amount: float) -> None:
+    """The change's answer holds entries under ``key`` that the latest earlier answer of the same
+    record (a shared id field) lacked, and their ``amount`` values add up to ``amount``."""
+    after = json.loads(call.result)
+    earlier = [json.loads(t.result) for t in _calls(run) if t.turn < call.turn and not t.is_error
+               and (t.result or "").lstrip().startswith("{")]
+    before = next(b for b in reversed(earlier) if any(k.endswith("id") and after.get(k) == v for k, v in b.items()))
+    new = [e for e in after[key] if e not in before[key]]
+    assert new and sum(e["amount"] for e in new) == pytest.approx(amount), (key, new, amount)
+
+
+def _money_said(text: str) -> list[float]:
+    return [float(v.replace(",", "")) for v in re.findall(r"\$(\d[\d,]*(?:\.\d+)?)", text or "")]
+
+
+def _shown_said(run: Run, by_n: dict, text: str) -> bool:
+    """agreed_terms.py and shown_conflicts.py: a yes to other amounts, a failed change against a
+    count or a balance a look-up showed, a change on a record whose dates were all past."""
+    m = re.fullmatch(r"(\S+) at turn (\d+) (paid|charged) \$([\d,.]+)(?: \(the new `(\w+)` entr(?:y|ies) of its answer\))?; "
+                     r"the user's yes \(turn (\d+)\) answered the agent's message at turn (\d+), which named (.+?), and no "
+                     r"message of the agent had put \$\4 to the user\.(?: It also sent (.+?), which that message did not "
+                     r"name\.)? Put the total the call will charge to the user, and get a yes to that total, before making "
+                     r"the change\.", text.replace("\\`", "`"))
+    if m:
+        call, yes, put = by_n[int(m.group(2))], by_n[int(m.group(6))], by_n[int(m.group(7))]
+        amount = float(m.group(4).replace(",", ""))
+        assert call.name == m.group(1) and not call.is_error and put.turn < yes.turn < call.turn, text
+        assert yes.role == "user" and put.role == "assistant" and put.type == "message", text
+        assert not any(t.type == "message" and t.role == "user" and yes.turn < t.turn < call.turn for t in run.turns)
+        assert not any(t.type == "message" and t.role == "assistant" and put.turn < t.turn < yes.turn for t in run.turns)
+        named = [float(v.replace(",", "")) for v in re.findall(r"\$([\d,.]+)", m.group(8))]
+        assert named and all(v in _money_said(put.content) for v in named) and amount > max(named), text
+        assert not any(amount in _money_said(t.content) for t in run.turns if t.type == "message"
+                       and t.role == "assistant" and t.turn < call.turn), text
+        if m.group(3) == "paid":
+            assert sum(v for p, v in _keyed(call.arguments) if p == "amount") == pytest.approx(amount), text
+        else:
+            _charged_in_answer(run, call, m.group(5), amount)
+        for code in re.split(r", | and ", (m.group(9) or "").replace(" and more", "")) if m.group(9) else []:
+            assert code in json.dumps(call.arguments) and code not in put.content, text
+        return True
+    m = re.fullmatch(r"(\S+) at turn (\d+) sent (\S+) with `(\w+)` \"(.+?)\", which (\S+)'s answer \(turn (\d+)\) showed "
+                     r"with (\d+) under `(\w+)`\.`\5`(?:, fewer than the (\d+) `(\w+)` the call sent)?; the call failed "
+                     r"\(\"(.+?)\"\)(?:, and the \1 that went through at turn (\d+) kept \3 with `\4` \"(.+?)\" instead)?\. "
+                     r"Read what the look-up showed for the option before sending a change that needs it\.",
+                     text.replace("\\`", "`"))
+    if m:
+        call, look = by_n[int(m.group(2))], by_n[int(m.group(7))]
+        assert call.name == m.group(1) and call.is_error and not is_read_only(call) and look.turn < call.turn, text
+        assert call.arguments[m.group(4)] == m.group(5) and m.group(3) in json.dumps(call.arguments), text
+        assert m.group(3) in call.result and look.name == m.group(6) and not look.is_error, text
+        shown = [o for o in _objs(json.loads(look.result)) if m.group(3) in o.values()]
+        assert any(o.get(m.group(9), {}).get(m.group(5)) == int(m.group(8)) for o in shown), text
+        n = int(m.group(8))
+        assert n == 0 if m.group(10) is None else (n < int(m.group(10)) == len(call.arguments[m.group(11)])), text
+        if m.group(13):  # a later change of the same tool went through with the item and another option
+            kept = by_n[int(m.group(13))]
+            assert kept.name == call.name and not kept.is_error and kept.turn > call.turn, text
+            assert kept.arguments[m.group(4)] == m.group(14) != m.group(5) and m.group(3) in json.dumps(kept.arguments)
+        return True
+    m = re.fullmatch(r"(\S+) at turn (\d+) paid \$([\d,.]+) from (\S+), whose record in (\S+)'s answer \(turn (\d+)\) "
+                     r"holds `(\w+)` \$([\d,.]+), less than that; the call failed \(\"(.+)\"\)\. Check a payment against the "
+                     r"balance a look-up showed before sending it\.", text.replace("\\`", "`"))
+    if m:
+        call, look = by_n[int(m.group(2))], by_n[int(m.group(6))]
+        paid, held = (float(x.replace(",", "")) for x in (m.group(3), m.group(8)))
+        assert call.is_error and m.group(4) in call.result and look.turn < call.turn and held < paid, text
+        assert any(p.get("amount") == paid and m.group(4) in p.values() for p in _objs(call.arguments)), text
+        assert any(m.group(4) in (o.get("id"), *o.values()) and o.get(m.group(7)) == held
+                   for o in _objs(json.loads(look.result))), text
+        return True
+    m = re.fullmatch(r"(\S+) at turn (\d+) went through on (\S+), whose `(\w+)` in (\S+)'s answer \(turn (\d+)\) are all "
+                     r"dated (\S+)(?: to (\S+))?, before the current time the system prompt states \((.+)\)\. Compare a "
+                     r"record's dates with the stated current time before acting on it\.", text.replace("\\`", "`"))
+    if m:
+        call, look = by_n[int(m.group(2))], by_n[int(m.group(6))]
+        assert not call.is_error and m.group(3) in json.dumps(call.arguments) and look.turn < call.turn, text
+        assert m.group(3) in json.dumps(look.arguments), text
+        now = m.group(9)
+        assert now.split()[0] in (run.turns[0].content or ""), text
+        days = [e[k][:10] for e in json.loads(look.result)[m.group(4)] for k in e
+                if isinstance(e[k], str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", e[k][:10])]
+        assert days and min(days) == m.group(7) and max(days) == (m.group(8) or m.group(7)) < now.split()[0], text
+        return True
+    m = re.fullmatch(r"The agent told the user at turn (\d+) that the (\w+) had been (\w+) \(\"(.+)\"\), but no (\S+) call went "
+                     r"through in this run, and the task expected one\. Tell the user only what a call's answer shows was "
+                     r"done\.", text)
+    if m:  # claimed_changes.py: the agent's own words claim the change; no call of its tool went through
+        said = by_n[int(m.group(1))]
+        assert said.type == "message" and said.role == "assistant", text
+        quote = m.group(4).rstrip("…").strip()
+        assert quote in " ".join(said.content.split()) and f"been {m.group(3)}" in quote.lower(), text
+        assert m.group(2) in quote.split(" been ")[0], text
+        expected = json.loads((run.task.metadata or {}).get("expected_calls") or "[]")
+        assert any(e["name"] == m.group(5) for e in expected), text
+        assert not any(t.type == "function_call" and t.name == m.group(5) and not t.is_error for t in run.turns), text
+        return True
+    return False
+
+
+def _objs(node):
+    if isinstance(node, dict):
+        yield node
+        node = list(node.values())
+    if isinstance(node, list):
+        for v in node:
+            yield from _objs(v)
+
+
+def _keyed(node, key: str = ""):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _keyed(v, k)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _keyed(v, key)
+    else:
+        yield key, node
+
+
 def _check(run: Run, text: str, turns: list[int]) -> None:
     by_n = {t.turn: t for t in run.turns}
     assert all(n in by_n for n in turns), (text, turns)
@@ -808,7 +928,7 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         text, said = text.split(" The system prompt's rule on ", 1)
         _rule_said(run, by_n, _rule_verdict(run, by_n, said))
     text = _why_said(run, by_n, text)
-    if not text:
+    if not text or _shown_said(run, by_n, text):
         return
     m = re.fullmatch(r"(\S+)(?: \((\S+)\))? failed at turns? ([\d, and]+?)(?: and \d+ more)? \((?:the last: )?(?:\"(.*)\""
                      r"|(no output recorded))\), and no later (.+) call went through\.", text)
@@ -942,6 +1062,13 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         assert lookups and not all(any(t.name == e["name"] and t.arguments == e["arguments"] and not t.is_error
                                        for t in run.turns if t.type == "function_call") for e in lookups), text
         return
+    m = re.fullmatch(r"(\S+) at turn (\d+) went through, though the task expected no \1 call, and the run still "
+                     r"succeeded\.", text)
+    if m:  # a change of a tool no expected call names, in a run judged a success
+        call = by_n[int(m.group(2))]
+        assert run.outcome.success and call.name == m.group(1) and not call.is_error, text
+        assert not any(e["name"] == call.name for e in changes), text
+        return
     m = re.fullmatch(r"The task expected (.+); the run never made (?:it|them) and succeeded all the same\.", text)
     if m:
         assert run.outcome.success and any(f"{e['name']}(" in m.group(1) for e in changes), text
@@ -959,14 +1086,27 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         assert expected is not None and not changes and run.outcome.success, text
         assert len(re.findall(r" at turn (\d+)", m.group(1) or "")) == len(made), text
         return
-    m = re.fullmatch(r"(?:The (\S+) call at turn (\d+) gave ([\d,.]+)|(\S+) at turn (\d+) paid \$([\d,.]+) in all), above "
-                     r"the \$([\d,.]+) limit (?:the user gave at turn (\d+)|the task's instruction gives the user)(.*)\.", text)
+    m = re.fullmatch(r"(?:The (\S+) call at turn (\d+) gave ([\d,.]+)|(\S+) at turn (\d+) (?:paid \$([\d,.]+) in all|"
+                     r"charged \$([\d,.]+) \(the new `(\w+)` entr(?:y|ies) of its answer\))), above "
+                     r"the \$([\d,.]+) limit (?:the user gave at turn (\d+)|the task's instruction gives the user)(.*)\.",
+                     text.replace("\\`", "`"))
     if m:
         n = int(m.group(2) or m.group(5))
-        amount, limit = (float(x.replace(",", "")) for x in (m.group(3) or m.group(6), m.group(7)))
-        assert amount > limit and f"{m.group(7)}" in (by_n[int(m.group(8))].content if m.group(8) else run.task.instruction)
+        amount, limit = (float(x.replace(",", "")) for x in (m.group(3) or m.group(6) or m.group(7), m.group(9)))
+        assert amount > limit and f"{m.group(9)}" in (by_n[int(m.group(10))].content if m.group(10) else run.task.instruction)
         if m.group(3):
             assert float(by_n[n].result) == amount and not any(t.turn > n for t in made), text
+        if m.group(7):  # entries of that list in the change's answer that the same record shown before lacked
+            _charged_in_answer(run, by_n[n], m.group(8), amount)
+        tail = m.group(11)
+        agreed = re.fullmatch(r" \(the user agreed at turn (\d+)\)| \(the user's yes at turn (\d+) answered the "
+                              r"agent's message at turn (\d+), which named (.+)\)|", tail)
+        assert agreed is not None, text
+        if agreed.group(3):
+            put = by_n[int(agreed.group(3))]
+            assert put.role == "assistant" and by_n[int(agreed.group(2))].role == "user", text
+            for v in re.findall(r"\$([\d,.]+)", agreed.group(4)):
+                assert f"${v}" in put.content and float(v.replace(",", "")) != amount, text
         return
     m = re.fullmatch(r"The user put the number of (\w+) at (\d+) \(turn (\d+)\); every record looked up before that "
                      r"lists (\d+) \(the last: (\S+) at turn (\d+)\)\.", text)

@@ -213,8 +213,11 @@ def _decision(c: Check, text: str, success: bool) -> None:
             assert c.call(err).arguments != c.call(fix).arguments
         return
     m = re.fullmatch(r"Called (\S+) at turn (\d+)(, changing `([^`]+)`(?: \(in `(\w+)`\))?)?(, which answered with a "
-                     r"diff of (.+?))?(, after the user agreed)?(; the run's last state-changing call\.|"
-                     r"; the answer that ended the run\.|\.)", text)
+                     r"diff of (.+?))?(, after the user agreed|, after the user said yes \(turn \d+\) to the agent's "
+                     r"message at turn \d+, which named .+?, not the \$[\d,.]+ the call (?:paid|charged))?"
+                     r"(; the run's last state-changing call\.|; the answer that ended the run\.|\.)", text)
+    if m and m.group(8) and m.group(8).startswith(", after the user said yes"):
+        _yes_to_other_amounts(c, int(m.group(2)), m.group(8))
     if m:
         n = int(m.group(2))
         assert c.call(n).name == m.group(1) and c.went_through(n)
@@ -242,6 +245,16 @@ def _decision(c: Check, text: str, success: bool) -> None:
         later = [t for t in c.changes() if t.turn > n]
         assert (later[0].turn, later[0].name) == (int(m.group(4)), m.group(3)) if m.group(3) else not later
         return
+    m = re.fullmatch(r"Looked up with (.+) at turn (\d+)(?:; a later call took (.+) from what it returned)?"
+                     r"(?:(?: and|; a later call) sent the same (.+))?\.", text)
+    if m and m.group(4):  # each key: a later change sent the value this look-up had itself been sent
+        n = int(m.group(2))
+        sent = {str(v).casefold() for _k, _d, v in _keyed(c.call(n).arguments)}
+        for key in m.group(4).split(", "):
+            assert any(isinstance(t.arguments, dict) and str(t.arguments.get(key)).casefold() in sent
+                       for t in c.changes() if t.turn > n), (key, text)
+        text = (f"Looked up with {m.group(1)} at turn {m.group(2)}"  # what is left is checked below
+                + (f"; a later call took {m.group(3)} from what it returned." if m.group(3) else "."))
     m = re.fullmatch(r"Looked up with (.+) at turn (\d+)(; a later call took (.+) from what it returned\.| before any "
                      r"change\.|\.)", text)
     if m:
@@ -326,6 +339,29 @@ def _decision(c: Check, text: str, success: bool) -> None:
     raise AssertionError(f"a sentence no template knows: {text!r}")
 
 
+def _yes_to_other_amounts(c: Check, n: int, said: str) -> None:
+    """agreed_terms.py: the user's yes came right after the agent's message named, every amount
+    named is in it, and the call's total (what it paid, or a number of its answer) is above them
+    all and in no message of the agent before the call."""
+    m = re.fullmatch(r", after the user said yes \(turn (\d+)\) to the agent's message at turn (\d+), which named (.+?), "
+                     r"not the \$([\d,.]+) the call (paid|charged)", said)
+    yes, put = c.by_n[int(m.group(1))], c.by_n[int(m.group(2))]
+    assert yes.role == "user" and put.role == "assistant" and put.turn < yes.turn < n, said
+    assert c.user_agreed_before(n), said
+    total = m.group(4)
+    named = re.findall(r"\$([\d,.]+)", m.group(3))
+    assert named and all(f"${v}" in put.content for v in named), said
+    assert all(float(v.replace(",", "")) < float(total.replace(",", "")) for v in named), said
+    assert not any(f"${total}" in (t.content or "") or f"${total.replace(',', '')}" in (t.content or "")
+                   for t in c.run.turns if t.type == "message" and t.role == "assistant" and t.turn < n), said
+    call = c.call(n)
+    if m.group(5) == "charged":
+        assert total.replace(",", "") in (call.result or ""), said
+    else:
+        amounts = [v for k, _d, v in _keyed(call.arguments) if k == "amount" or str(k).endswith("_amount")]
+        assert sum(amounts) == float(total.replace(",", "")), said
+
+
 def _support(c: Check, text: str, turns: list[int]) -> None:
     if text.startswith("The environment answered with an error"):
         assert c.call(turns[-1]).is_error
@@ -385,8 +421,14 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
         if m:  # the last of the agent's messages
             assert turns == [int(m.group(1))] and said[-1] == int(m.group(1)), text
     elif text.startswith("The run was judged a "):
+        last = re.search(r" What the agent last wrote \(turn (\d+)\) is quoted below\.$", text)
+        if last:  # a run that called nothing: the agent's last message
+            said = [t.turn for t in c.run.turns if t.type == "message" and t.role == "assistant"
+                    and not is_harness_turn(t) and (t.content or "").strip()]
+            assert not c.calls and turns == [int(last.group(1))] and said[-1] == int(last.group(1)), text
         m = re.search(r" What the agent wrote after its last call \(turn (\d+)\) is quoted below\.$", text)
-        if m:  # the agent's first message after its last call (its last message when it called nothing)
+        if m:  # the agent's first message after its last call
+            assert c.calls, "a run that called nothing has no last call"
             said = int(m.group(1))
             assert turns == [said] and any(t.turn == said and t.type == "message" and t.role == "assistant"
                                            for t in c.run.turns)

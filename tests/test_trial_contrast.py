@@ -353,7 +353,16 @@ def test_a_failure_that_never_made_the_look_up_a_success_took_its_value_from_is_
                              _chat(4, 1, 0.0, [agent("I need the reservation id to go on."), user("I don't have it.")])])
     [lost] = made["task-4-trial-1"]
     assert ("made the change cancel_reservation(reservation_id Q4WZ8N) at its turn 7, `reservation_id` from "
-            "get_user_details's answer (its turn 4), a look-up this run never made; this run never made it.") in lost
+            "get_user_details's answer (its turn 4), a look-up this run never made; this run made no calls at all.") in lost
+
+
+def test_a_failure_that_made_calls_but_not_the_change_is_not_told_it_made_none(tmp_path):
+    look = [*tool("get_user_details", {"user_id": "lena_vogt_3017"}, TWO)]
+    made = _lines(tmp_path, [_chat(5, 0, 1.0, look + _cancel("Q4WZ8N")),
+                             _chat(5, 1, 0.0, look + [agent("Which reservation?"), user("I don't know.")])])
+    [lost] = made["task-5-trial-1"]
+    assert lost.endswith("; this run never made it."), lost
+    assert "no calls at all" not in lost
 
 
 def test_a_difference_another_success_shares_with_the_failure_does_not_lead(tmp_path):

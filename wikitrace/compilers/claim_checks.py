@@ -161,9 +161,10 @@ def wrong_phrase(c: Comparison) -> str:
     return f"{c.left} is {bigger} than {c.right}"
 
 
-# a money limit: "a budget of $200", "up to $500", "$300 at most", "no more than $150"
+# a money limit: "a budget of $200", "up to $500", "$300 at most", "no more than $150", "less than $1000"
 _LIMIT = re.compile(
-    r"(?:budget|limit|maximum|at most|no more than|not more than|up to|not exceed(?:ing)?)\W+(?:[a-z]+\W+){0,3}?"
+    r"(?:budget|limit|maximum|at most|no more than|not more than|up to|not exceed(?:ing)?|less than|under|below)\W+"
+    r"(?:[a-z]+\W+){0,3}?"
     r"\$\s?(?P<a>\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\d|,\d)"
     r"|\$\s?(?P<b>\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\d|,\d)\s+(?:at most|max(?:imum)?|budget|limit)\b",
     re.IGNORECASE)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .agreed_terms import charged, other_terms, put_to_user
+from .insight_words import join
 from .arguments import _NOT_JSON, _parsed
 from .claim_checks import _COUNT_CUE, comparisons, money_limits, stated_count, wrong_phrase
 from .page_items import answered_nothing
@@ -79,10 +81,9 @@ def _amounts(r: Reading) -> list[tuple[Call, float, str]]:
         if c.error:
             continue
         if c.writes:
-            paid = [v for path, v in leaves(c.turn.arguments) if re.search(r"(?:^|[.\]_])amount$", path)
-                    and isinstance(v, (int, float)) and not isinstance(v, bool)]
-            if paid:
-                out.append((c, float(sum(paid)), "paid"))
+            got = charged(r, c)  # what its arguments paid, or the charge its answer's record shows
+            if got is not None:
+                out.append((c, got[0], f"charged:{got[1]}" if got[1] else "paid"))
             continue
         sent = [v for _, v in leaves(c.turn.arguments) if isinstance(v, str)]
         if len(sent) == 1 and _EXPRESSION.fullmatch(sent[0]) and re.search(r"\d\s*[-+*/]\s*\(?\d", sent[0]):
@@ -116,9 +117,17 @@ def limit_facts(r: Reading) -> list[KeyFact]:
         if how == "computed" and any(x is not c and h == "computed" and x.n > c.n and (later is None or x.n < later.n)
                                      for x, _, h in amounts[i + 1:]):
             continue  # a later sum before the same change (or the end) is the one the run went on with
-        if how == "paid":
-            agreed = f" (the user agreed at turn {c.agreed_at})" if c.confirmed and c.agreed_at is not None else ""
-            return [KeyFact(f"{c.name} at turn {c.n} paid {_money(amount)} in all, above the {_money(limit)} limit "
+        if how != "computed":
+            # a yes to a message naming other amounts is said as what it answered, never as agreeing to this one
+            put = put_to_user(r, c)
+            agreed = ("" if not c.confirmed or c.agreed_at is None or other_terms(r, c) is not None else
+                      f" (the user agreed at turn {c.agreed_at})" if put is None or any(
+                          abs(amount - v) < 0.005 for v in put[1]) else
+                      f" (the user's yes at turn {c.agreed_at} answered the agent's message at turn {put[0]}, which "
+                      f"named {join([_money(v) for v in put[1]], 3)})")
+            verb = (f"paid {_money(amount)} in all" if how == "paid" else
+                    f"charged {_money(amount)} ({how.split(':', 1)[1]})")
+            return [KeyFact(f"{c.name} at turn {c.n} {verb}, above the {_money(limit)} limit "
                             f"{where}{agreed}.", [c.n] + ([said] if said is not None else []))]
         if later is not None:
             continue  # what the change then paid is not in the log: the sum may be one the user turned down

@@ -11,6 +11,7 @@ from collections import Counter
 
 from ..runs.errors import failing_part, tests_passed
 from .changes import edit_of, what_ran
+from .agreed_terms import other_terms
 from .expected_calls import change_notes, differs_from_expected, made_as_expected, missed_changes, missed_notes
 from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
 from .option_choices import item_note, option_note
@@ -23,6 +24,12 @@ from .reading import Reading, harness_reason
 from .schema import Evidence
 from .text import clip, quote_of, signature
 from .verdict_evidence import verdict_note
+
+def agreed_phrase(r: Reading, c) -> str:
+    """", after the user agreed", or what the yes was to when it named other amounts than the call's."""
+    other = other_terms(r, c)
+    return other.phrase() if other is not None else ", after the user agreed" if c.confirmed else ""
+
 
 def failure_items(r: Reading) -> list[Item]:
     calls = r.calls
@@ -114,7 +121,7 @@ def failure_items(r: Reading) -> list[Item]:
         rank = (20 if expected else 90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
         items.append(Item(rank, Evidence(
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
-            + (", after the user agreed." if c.confirmed else "."),
+            + agreed_phrase(r, c) + ".",
             support=(wrong_answer(r, c) if c is answered else None) or (
                 "The call went through, and the log records this same call among those the task expected." if expected else
                 "The call went through, but it is not the call the log records as expected for this task: the first "
@@ -143,7 +150,8 @@ def failure_items(r: Reading) -> list[Item]:
             decision = "Ended the run without calling any tool."
             support = "The run was judged a failure without a single environment call."
         if said is not None:  # what the agent last told the user: where it left the request
-            support += f" What the agent wrote after its last call (turn {said.turn}) is quoted below."
+            support += (f" What the agent wrote after its last call (turn {said.turn}) is quoted below." if calls else
+                        f" What the agent last wrote (turn {said.turn}) is quoted below.")
             last = said
         items.append(Item(40, Evidence(decision=decision, support=support, turns=[last.turn] if last else [],
                                        quote=quote_of(said.content, 240) if said is not None else None,

@@ -20,8 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from .agreed_terms import other_terms
 from .change_facts import LEADS, expected_facts, unread_facts
 from .changes import what_ran
+from .claimed_changes import unmade_claims
 from .code_facts import fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
 from .error_listings import listed_in_errors
@@ -36,6 +38,7 @@ from .page_notes import answer_source, listed_names
 from .qa_facts import qa_facts
 from .record_claims import contradicted, past_dates
 from .record_facts import stated_now
+from .shown_conflicts import shown_conflicts
 from .reading import Call, Reading, harness_reason
 from . import success_lessons
 from .trial_record import RESTATES
@@ -218,7 +221,10 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     claim = contradicted(r)  # why first: the agent took the user's word where the record said otherwise
     past = past_dates(r, stated_now(r))  # or changes failed on dates already past: their errors said once, here
     facts = [f for f in facts if past is None or f not in own or not set(f.turns) <= set(past.turns)]
-    whys = [f for f in (claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
+    agreed = next((o.fact() for c in r.calls if c.writes and (o := other_terms(r, c)) is not None), None)
+    shown = next(iter(shown_conflicts(r)), None)
+    told = next(iter(unmade_claims(r)), None)
+    whys = [f for f in (agreed, shown, told, claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
     r.memo.setdefault(LEADS, []).extend(f.text for f in whys)
     facts = whys + facts + ([claim.fact()] if claim is not None and not claim.echoed_at else [])
     writes = [c for c in r.calls if c.writes and not c.error]

@@ -34,7 +34,7 @@ from ..runs.errors import failure_line, tests_passed
 from ..runs.model import Run
 from .base import CompileStats
 from .changes import edit_of, what_ran
-from .failure_items import failure_items
+from .failure_items import agreed_phrase, failure_items
 from .grounding import ground
 from .in_short import in_short
 from .insight_words import free_form, gives_answer, join, report_message
@@ -51,7 +51,7 @@ from .run_patterns import patterns_of
 from .value_rules import value_rules
 from .trial_record import decisive
 from .arguments import check_arguments
-from .reading import Call, Reading, command_of, harness_reason, read_run
+from .reading import Call, Reading, command_of, harness_reason, leaves, read_run
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
 from .text import clip, quote_of, short_task, signature
 
@@ -191,11 +191,17 @@ def _success_items(r: Reading) -> list[Item]:
     writes = [c for c in calls if c.writes and not c.error]
     supplied: dict[int, list[str]] = {}  # turn -> the argument keys a later change took from its answer
     taken: dict[int, list[tuple[str, object]]] = {}  # turn -> (argument path, value) a later change took
+    # a value the look-up was itself sent is no value taken from its answer: the change sent the same one
+    sent = {c.n: {str(v).casefold() for _p, v in leaves(c.turn.arguments)} for c in calls
+            if not c.writes and isinstance(c.turn.arguments, dict)}  # named values: a plain text is searched, not sent on
+    fresh: dict[int, set[str]] = {}  # turn -> argument keys with a value its answer held and its arguments did not
     for w in writes:
         for a in check_arguments(r, w.turn):
             if a.seen_at is not None and a.seen_in == "observation":
                 supplied.setdefault(a.seen_at, []).append(a.path.split(".")[0].split("[")[0])
                 taken.setdefault(a.seen_at, []).append((a.path, a.value))
+                if str(a.value).casefold() not in sent.get(a.seen_at, ()):
+                    fresh.setdefault(a.seen_at, set()).add(a.path.split(".")[0].split("[")[0])
     recovered = _recoveries(calls)
     fixes = {fix.n for _, fix in recovered}  # one call, one item: a retry or an edit told in a recovery
     for err, fix in recovered:  # is not told again on its own
@@ -238,7 +244,7 @@ def _success_items(r: Reading) -> list[Item]:
             + verdict_note(r, c)
         items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(notes=notes,
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
-            + (", after the user agreed" if c.confirmed else "")
+            + agreed_phrase(r, c)
             + (("; the answer that ended the run." if c.n in answers else "; the run's last state-changing call.")
                if final else "."),
             support=f"The environment accepted it: {shown_answer(c.turn.result)}" if c.turn.result
@@ -261,10 +267,13 @@ def _success_items(r: Reading) -> list[Item]:
             continue
         told.add(signature(c.turn))
         keys = list(dict.fromkeys(supplied.get(c.n, [])))
+        same = [k for k in keys if k not in fresh.get(c.n, ())]  # every value of it was one the look-up was sent
+        took = [k for k in keys if k not in same]
         items.append(Item(55 if keys else 50 - c.n / 10_000, Evidence(
             decision=f"Looked up with {short_call(c)} at turn {c.n}"
-            + (f"; a later call took {', '.join(keys[:4])} from what it returned." if keys
-               else " before any change." if first_change is not None and c.n < first_change else "."),
+            + (f"; a later call took {', '.join(took[:4])} from what it returned" if took else "")
+            + (f"{' and' if took else '; a later call'} sent the same {', '.join(same[:4])}" if same else "")
+            + ("." if keys else " before any change." if first_change is not None and c.n < first_change else "."),
             support=(keys and used_record(r, c, taken[c.n])) or (
                 f"It returned: {shown_answer(c.turn.result)}" if c.turn.result else "It returned nothing."),
             turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c) + named_field_notes(r, c)),

@@ -136,6 +136,9 @@ def record(r: Reading) -> dict:
         came = sources(r, c) if r.run.outcome.success else {}  # said only of a success's own values
         if came:
             item["from"] = came
+            listed = _listed_before(r, c, came)
+            if listed:
+                item["listed"] = listed
         if r.run.outcome.success and made_as_expected(r, c):
             item["expected"] = True  # the change the log says the task expected, sent alike
         before = _looked_before(r, c) if r.run.outcome.success else None
@@ -144,6 +147,8 @@ def record(r: Reading) -> dict:
         changes.append(item)
     if changes:
         out["changes"] = changes
+    if not r.calls:
+        out["no_calls"] = True  # "this run made no calls at all", not "never made that one"
     if answer is None and expected_answer(r) is None:  # which tools' look-ups went through: a successful
         # trial's value that came from a look-up this run never made is the step it missed
         reads = sorted({c.name for c in r.calls if not c.writes and not c.error and c.name})
@@ -164,6 +169,29 @@ def record(r: Reading) -> dict:
               and (q := _query(c)) and q[:1] + q[-1:] in ('""', "''", "\u201c\u201d")}
     if quoted and len(quoted) <= SHOWN_LOOKUPS:
         out["quoted"] = sorted(quoted)
+    return out
+
+
+_USER_AT = re.compile(r"^the user \(turn (\d+)\)$")
+
+
+def _listed_before(r: Reading, c: Call, came: dict[str, str]) -> dict[str, dict]:
+    """For each argument the user gave, the first look-up whose answer had already listed its
+    value before the user named it: the user picked it from what the agent read out, and that
+    look-up, not a later one, is the step a trial that never made it missed."""
+    out: dict[str, dict] = {}
+    args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    for key, place in came.items():
+        m = _USER_AT.match(place)
+        value = args.get(key)
+        if m is None or not isinstance(value, str) or len(value) < 3:
+            continue
+        said = int(m.group(1))
+        word = re.compile(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])")
+        x = next((x for x in r.calls if x.n < said and not x.writes and not x.error
+                  and word.search(x.turn.result or "")), None)
+        if x is not None:
+            out[key] = {"tool": x.name, "turn": x.n}
     return out
 
 

@@ -270,6 +270,11 @@ def _unread(entry: dict, call: dict, keys: list[str]) -> str:
     reads = record.get("reads")
     if reads is None:
         return fetched
+    for k in keys:  # the user named the value from a listing this run never read: that listing first
+        seen = (call.get("listed") or {}).get(k)
+        if seen and seen["tool"] not in reads:
+            return (f", a value {_t(seen['tool'])}'s answer had listed before that (its turn {seen['turn']}), a "
+                    "look-up this run never made")
     for k in keys:
         m = re.match(r"(\S+)'s answer \(", (call.get("from") or {}).get(k, ""))
         if m and m.group(1) not in reads:
@@ -309,6 +314,7 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
         keys = _call_keys(d.ref)
         theirs = f"made the change {_t(_call(d.ref))}{at}{_sources(d.ref, keys, False)}{_unread(entry, d.ref, keys)}"
         mine = (f"this run made {_t(_call(d.other))} instead" if d.other else
+                "this run made no calls at all" if (entry.get("decisive") or {}).get("no_calls") else
                 "this run never made it")
     else:
         theirs = f"made no {d.aspect[1]} call that went through"

@@ -1,0 +1,221 @@
+"""Why a tool-calling change went wrong, read off what the run itself had shown: a yes given to
+smaller amounts than the change then charged, a limit the user set below that charge, a failed
+change on an option a look-up had shown as full, a payment above the balance its method's
+record held, a change on a record whose trip was already over. Fixtures in the shape of
+tau-bench's result files (made-up people, ids and prices)."""
+
+from __future__ import annotations
+
+from tau_messages import agent as _agent, tool as _tool, user as _user
+from test_in_short import TRIP, _call_turn, _check, _facts, _tau, _turn_of
+
+from wikitrace.compilers.offline import compile_offline
+
+MOVE = {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "gift_card_7730215",
+        "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}]}
+
+
+def _moved(extra_payment: dict | None) -> dict:
+    """The record update_reservation_flights returns: the new flight, and the charge as a new
+    entry of its payment history."""
+    out = dict(TRIP, flights=[{"origin": "DEN", "destination": "BOS", "flight_number": "HAT311",
+                               "date": "2024-06-10", "price": 280}])
+    out["payment_history"] = TRIP["payment_history"] + ([extra_payment] if extra_payment else [])
+    return out
+
+
+def _move_run(tmp_path, quoted: str, charged: float, reward=0.0, instruction="You are lena_vogt_3017. Move your flight."):
+    return _tau(tmp_path, [
+        _user("Please move me to HAT311 on 2024-06-10."),
+        _agent(f"Moving Q4WZ8N to HAT311 on 2024-06-10 costs {quoted}, paid with gift_card_7730215. Shall I proceed?"),
+        _user("Yes, please go ahead."),
+        *_tool("update_reservation_flights", MOVE, _moved({"payment_id": "gift_card_7730215", "amount": charged})),
+    ], reward=reward, instruction=instruction)
+
+
+def _decisions(run) -> list[str]:
+    return [e.decision for e in compile_offline(run).evidence]
+
+
+def _all_hold(run) -> None:
+    for fact in compile_offline(run).in_short:
+        _check(run, fact.text, fact.turns)
+
+
+def test_a_yes_to_a_smaller_amount_is_said_with_what_the_change_charged(tmp_path):
+    run = _move_run(tmp_path, "$120", 480)
+    moved = _call_turn(run, "update_reservation_flights")
+    put, yes = _turn_of(run, "costs $120"), _turn_of(run, "please go ahead")
+    facts = _facts(run)
+    assert facts[0] == (f"update_reservation_flights at turn {moved} charged $480 (the new `payment_history` entry of its "
+                        f"answer); the user's yes (turn {yes}) answered the agent's message at turn {put}, which named "
+                        "$120, and no message of the agent had put $480 to the user. Put the total the call will charge "
+                        "to the user, and get a yes to that total, before making the change.")
+    assert any(d.startswith(f"Called update_reservation_flights at turn {moved}, after the user said yes (turn {yes}) to "
+                            f"the agent's message at turn {put}, which named $120, not the $480 the call charged")
+               for d in _decisions(run))
+    assert not any("after the user agreed" in d for d in _decisions(run))
+    _all_hold(run)
+
+
+def test_a_yes_to_the_amount_charged_stays_a_plain_agreement(tmp_path):
+    for quoted, charged in (("$480", 480), ("$240 per passenger", 480), ("$480", -100)):
+        run = _move_run(tmp_path, quoted, charged)  # the same, a fare times the 2 passengers, a refund
+        assert not any("answered the agent's message" in f for f in _facts(run)), quoted
+        assert any("after the user agreed" in d for d in _decisions(run)), quoted
+        _all_hold(run)
+
+
+def test_a_limit_written_as_less_than_counts_against_the_charge_the_answer_shows(tmp_path):
+    run = _move_run(tmp_path, "$480", 480,
+                    instruction="You are lena_vogt_3017. Move your flight only if the extra cost is less than $300.")
+    moved = _call_turn(run, "update_reservation_flights")
+    yes = _turn_of(run, "please go ahead")
+    assert (f"update_reservation_flights at turn {moved} charged $480 (the new `payment_history` entry of its answer), "
+            f"above the $300 limit the task's instruction gives the user (the user agreed at turn {yes}).") in _facts(run)
+    _all_hold(run)
+
+
+def _search(seats: int) -> list[dict]:
+    return [{"flight_number": "HAT311", "origin": "DEN", "destination": "BOS", "status": "available",
+             "available_seats": {"basic_economy": 4, "economy": seats, "business": 6},
+             "prices": {"basic_economy": 90, "economy": 280, "business": 610}},
+            {"flight_number": "HAT402", "origin": "DEN", "destination": "BOS", "status": "available",
+             "available_seats": {"basic_economy": 9, "economy": 12, "business": 3},
+             "prices": {"basic_economy": 95, "economy": 265, "business": 590}}]
+
+
+def _full_flight_run(tmp_path, seats: int, error: str):
+    return _tau(tmp_path, [
+        _user("Please move me to a flight on 2024-06-10."),
+        *_tool("search_direct_flight", {"origin": "DEN", "destination": "BOS", "date": "2024-06-10"}, _search(seats)),
+        _agent("HAT311 leaves at 9:00. Move Q4WZ8N to it in economy?"), _user("Yes."),
+        *_tool("update_reservation_flights", MOVE, error),
+    ], reward=0.0)
+
+
+def test_a_failed_change_on_an_option_the_search_showed_full_says_so(tmp_path):
+    run = _full_flight_run(tmp_path, 0, "Error: not enough seats on flight HAT311")
+    search, moved = _turn_of(run, "available_seats"), _turn_of(run, "not enough seats")
+    assert _facts(run)[0] == (
+        f"update_reservation_flights at turn {moved} sent HAT311 with `cabin` \"economy\", which search_direct_flight's "
+        f"answer (turn {search}) showed with 0 under `available_seats`.`economy`; the call failed (\"Error: not enough "
+        "seats on flight HAT311\"). Read what the look-up showed for the option before sending a change that needs it.")
+    _all_hold(run)
+
+
+def test_a_failure_for_another_reason_or_a_seat_to_spare_is_not_put_on_the_search(tmp_path):
+    for seats, error in ((0, "Error: gift card balance is not enough"), (3, "Error: not enough seats on flight HAT311")):
+        run = _full_flight_run(tmp_path, seats, error)
+        assert not any("under `available_seats`" in f for f in _facts(run)), (seats, error)
+        _all_hold(run)
+
+
+PROFILE = {"name": {"first_name": "Lena", "last_name": "Vogt"}, "dob": "1988-03-04",
+           "payment_methods": {"gift_card_7730215": {"source": "gift_card", "amount": 80, "id": "gift_card_7730215"},
+                               "credit_card_4410963": {"source": "credit_card", "last_four": "0963",
+                                                       "id": "credit_card_4410963"}},
+           "saved_passengers": [{"first_name": "Ravi", "last_name": "Vogt", "dob": "1986-12-19"}],
+           "reservations": ["Q4WZ8N"]}
+
+BOOK = {"user_id": "lena_vogt_3017", "origin": "DEN", "destination": "BOS", "flight_type": "one_way",
+        "cabin": "economy", "flights": [{"flight_number": "HAT402", "date": "2024-06-10"}],
+        "passengers": [{"first_name": "Ravi", "last_name": "Vogt", "dob": "1986-12-19"}],
+        "payment_methods": [{"payment_id": "gift_card_7730215", "amount": 265}],
+        "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no"}
+
+
+def test_a_payment_above_the_balance_its_method_showed_says_both(tmp_path):
+    run = _tau(tmp_path, [
+        _user("Book Ravi on HAT402 too, with my gift card."),
+        *_tool("get_user_details", {"user_id": "lena_vogt_3017"}, PROFILE),
+        _agent("HAT402 in economy for Ravi is $265 on gift_card_7730215. Proceed?"), _user("Yes."),
+        *_tool("book_reservation", BOOK, "Error: not enough balance in payment method gift_card_7730215"),
+    ], reward=0.0)
+    profile, booked = _turn_of(run, "saved_passengers"), _turn_of(run, "not enough balance")
+    assert _facts(run)[0] == (
+        f"book_reservation at turn {booked} paid $265 from gift_card_7730215, whose record in get_user_details's answer "
+        f"(turn {profile}) holds `amount` $80, less than that; the call failed (\"Error: not enough balance in payment "
+        "method gift_card_7730215\"). Check a payment against the balance a look-up showed before sending it.")
+    _all_hold(run)
+
+
+FLOWN = dict(TRIP, reservation_id="Z3K8PW", created_at="2024-05-02T09:40:00",
+             flights=[{"origin": "BOS", "destination": "DEN", "flight_number": "HAT118", "date": "2024-05-21",
+                       "price": 150},
+                      {"origin": "DEN", "destination": "BOS", "flight_number": "HAT907", "date": "2024-05-24",
+                       "price": 160}])
+
+
+def test_a_change_on_a_trip_already_flown_gives_its_dates_and_the_stated_now(tmp_path):
+    run = _tau(tmp_path, [
+        _user("Also cancel my other trip, Z3K8PW."),
+        *_tool("get_reservation_details", {"reservation_id": "Z3K8PW"}, FLOWN),
+        _agent("Cancel Z3K8PW, both flights?"), _user("Yes."),
+        *_tool("cancel_reservation", {"reservation_id": "Z3K8PW"}, dict(FLOWN, status="cancelled")),
+    ], reward=0.0)
+    looked, cancelled = _turn_of(run, "HAT118"), _turn_of(run, "cancelled")
+    assert _facts(run)[0] == (
+        f"cancel_reservation at turn {cancelled} went through on Z3K8PW, whose `flights` in get_reservation_details's "
+        f"answer (turn {looked}) are all dated 2024-05-21 to 2024-05-24, before the current time the system prompt states "
+        "(2024-06-01 10:00). Compare a record's dates with the stated current time before acting on it.")
+    _all_hold(run)
+
+
+def test_birth_dates_and_trips_still_ahead_are_no_past_record(tmp_path):
+    """A user's saved passengers (birth dates, before the profile was made) and a trip still to
+    come give no such sentence."""
+    run = _tau(tmp_path, [
+        _user("Book Ravi on HAT402 too, with my card."),
+        *_tool("get_user_details", {"user_id": "lena_vogt_3017"}, PROFILE),
+        _agent("HAT402 for Ravi is $265. Proceed?"), _user("Yes."),
+        *_tool("book_reservation", dict(BOOK, payment_methods=[{"payment_id": "credit_card_4410963", "amount": 265}]),
+               dict(BOOK, reservation_id="NEW001")),
+        _user("And cancel Q4WZ8N."),
+        _agent("Cancel Q4WZ8N?"), _user("Yes."),
+        *_tool("cancel_reservation", {"reservation_id": "Q4WZ8N"}, dict(TRIP, status="cancelled")),
+    ], reward=0.0)
+    assert not any("are all dated" in f for f in _facts(run))
+    _all_hold(run)
+
+
+def test_a_change_the_agent_said_was_made_that_no_call_made_is_named(tmp_path):
+    actions = [{"name": "update_reservation_baggages",
+                "kwargs": {"reservation_id": "Q4WZ8N", "total_baggages": 1, "nonfree_baggages": 0,
+                           "payment_id": "gift_card_7730215"}}]
+    said = "All set. One checked bag has been added to your reservation."
+    run = _tau(tmp_path, [_user("Please add a checked bag."), _agent("One bag is free for you. Add it?"), _user("Yes."),
+                          _agent(said)], reward=0.0, actions=actions)
+    at = _turn_of(run, "has been added")
+    assert _facts(run)[0] == (f"The agent told the user at turn {at} that the bag had been added (\"One checked bag has "
+                              "been added to your reservation.\"), but no update_reservation_baggages call went through "
+                              "in this run, and the task expected one. Tell the user only what a call's answer shows "
+                              "was done.")
+    _all_hold(run)
+
+
+def test_a_claim_hedged_asked_or_about_a_change_that_went_through_is_not_flagged(tmp_path):
+    actions = [{"name": "update_reservation_baggages",
+                "kwargs": {"reservation_id": "Q4WZ8N", "total_baggages": 1, "nonfree_baggages": 0,
+                           "payment_id": "gift_card_7730215"}}]
+    for said in ("Once the bag has been added, you will get an email.", "Has the bag been added already?",
+                 "The bag has not been added yet."):
+        run = _tau(tmp_path, [_user("Please add a checked bag."), _agent(said)], reward=0.0, actions=actions)
+        assert not any("had been" in f for f in _facts(run)), said
+    bag = {"reservation_id": "Q4WZ8N", "total_baggages": 1, "nonfree_baggages": 0, "payment_id": "gift_card_7730215"}
+    run = _tau(tmp_path, [_user("Please add a checked bag."), _agent("Add one bag?"), _user("Yes."),
+                          *_tool("update_reservation_baggages", bag, dict(TRIP, total_baggages=1)),
+                          _agent("One checked bag has been added to your reservation.")], reward=0.0, actions=actions)
+    assert not any("had been" in f for f in _facts(run))
+
+
+def test_an_expected_calculation_never_made_is_not_put_in_the_in_short(tmp_path):
+    """A calculator's expression reads no record: a run that never sent it left nothing unread,
+    while an expected look-up of a record is still named."""
+    actions = [{"name": "calculate", "kwargs": {"expression": "(280 - 160) * 2"}},
+               {"name": "get_user_details", "kwargs": {"user_id": "lena_vogt_3017"}}]
+    run = _tau(tmp_path, [_user("How much would HAT311 cost?"), _agent("It would be $240 more.")], reward=0.0,
+               actions=actions)
+    facts = _facts(run)
+    assert not any("calculate(" in f for f in facts)
+    assert any(f.startswith("The task expected the look-up get_user_details(") for f in facts), facts

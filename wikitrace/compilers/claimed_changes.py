@@ -1,0 +1,66 @@
+"""An agent telling the user that a change was made that no call of the run made.
+
+Read off the log alone: an agent message states a thing "has been <done>" (a past participle
+after "has been"/"have been", in a plain statement, not a question, a condition or a negation),
+the words before it name what an expected change's tool acts on (``bag`` for
+``update_reservation_baggages``), and no call of that tool went through in the run. Where the
+thing is one several known tools act on (a reservation is booked and cancelled), the done word
+must share its start with the tool's own action word. Only on logs that record expected calls
+and have a person who answers: the claim is put to a user, and the missing change is one the
+task expected.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .consent import acted_on, names_thing
+from .expected_calls import expected_changes
+from .reading import Reading
+from .schema import KeyFact
+from .text import clip_words
+
+_DONE = re.compile(r"\b(?:has|have)\s+(?:now\s+|also\s+|already\s+|successfully\s+)*been\s+"
+                   r"(?:successfully\s+)?([a-z]{3,}ed)\b", re.I)
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_HEDGED = re.compile(r"^\s*(?:if|once|when|after|before|until|as soon as)\b|\bnot\b|n't|\b(?:will|would|can|could)\b",
+                     re.I)
+_WORD = re.compile(r"[a-z]+")
+
+
+def _action(tool: str) -> str:
+    return (_WORD.findall(tool.lower()) or [""])[0]
+
+
+def unmade_claims(r: Reading) -> list[KeyFact]:
+    """The first agent message claiming a change whose tool no call of the run got through."""
+    expected = expected_changes(r)
+    if not expected or not r.has_interlocutor:
+        return []
+    made = {c.name for c in r.calls if c.writes and not c.error}
+    missing = list(dict.fromkeys(e["name"] for e in expected if e["name"] not in made))
+    if not missing:
+        return []
+    known = {c.name for c in r.calls} | {e["name"] for e in expected}
+    for t in r.run.turns:
+        if t.type != "message" or t.role != "assistant" or not t.content or "been" not in t.content:
+            continue
+        for m in _SENTENCE.finditer(t.content):
+            sentence = " ".join(m.group(0).split())
+            done = _DONE.search(sentence)
+            if done is None or sentence.endswith("?") or _HEDGED.search(sentence[:done.start()]):
+                continue
+            subject = " ".join(sentence[:done.start()].split()[-4:])
+            for tool in missing:
+                word = names_thing(subject, tool)
+                if word is None:
+                    continue
+                sharing = [k for k in known if acted_on(k) == acted_on(tool)]
+                if len(sharing) > 1 and not done.group(1).lower().startswith(_action(tool)[:4]):
+                    continue
+                return [KeyFact(
+                    f"The agent told the user at turn {t.turn} that the {word} had been {done.group(1).lower()} "
+                    f"(\"{clip_words(sentence, 100)}\"), but no {tool} call went through in this run, and the task "
+                    f"expected one. Tell the user only what a call's answer shows was done.",
+                    [t.turn], "missed-change", [tool])]  # the change it explains: counted as one never made
+    return []
