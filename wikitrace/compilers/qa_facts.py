@@ -43,9 +43,9 @@ def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
             worked = what_worked(r, answer)
             return out + ([worked] if worked is not None else [])
         planned = planned_look_up(r, answer)  # a planned look-up never made says more than the reflection naming it
-        mine = [f for f in (planned or reflected_answer(r, answer), unheeded_reflection(r, answer),
-                            opening_form(r, answer), one_sided_answer(r, answer), unchecked_candidate(r, answer))
-                if f is not None]
+        named = planned or reflected_answer(r, answer)  # the lead the run followed, when a reflection gave it
+        mine = [f for f in (named, opening_form(r, answer), one_sided_answer(r, answer), unchecked_candidate(r, answer),
+                            None if named else unheeded_reflection(r, answer)) if f is not None]
         if any(f.text.startswith("The answer \"") and answer.n in f.turns for f in out):
             causes = mine + causes
     elif not r.run.outcome.success:  # no answer given: the expected one a reflection named is what it let go
