@@ -47,6 +47,7 @@ def test_trials_that_gave_the_same_wrong_answer_say_so_counted_and_linked(tmp_pa
         assert "none succeeded" in line and "find a look-up whose text shows it meets every condition" in line
         # trial 1 was handed no reflection; the retries were, and still gave it
         assert ("though this run opened with" in line) == (t > 1), line
+        assert ("#turn-0)" in line) == (t > 1), line  # the reflections' turn is cited only where they are named
     assert "opened with 2 reflections on earlier failed trials" in _recur(_in_short(out, steps[3]))[0]
 
 

@@ -94,20 +94,25 @@ def recurring(entry: dict, members: list[dict]) -> tuple[str, list[int]] | None:
     won = [m for m in members if m["outcome"] == "success"]
     failed = [m for m in members if m["outcome"] != "success"]
     made = {m["step"]: set(items(m)) for m in members}
+    shared = []
     for item in items(entry):
         if any(item in made[w["step"]] for w in won):
             continue  # a successful trial made it too: it did not decide the run
         holders = [m for m in failed if item in made[m["step"]]]
-        if len(holders) < 2:
-            continue
-        return _line(entry, item, holders, members, won), _turns(entry, item)
-    return None
+        if len(holders) >= 2:
+            shared.append((item, holders))
+    if not shared:
+        return None
+    # the answer when others gave it too; else the mistake most trials share, the earliest on a tie
+    item, holders = next((x for x in shared if x[0][0] == "answer"), None) or max(shared, key=lambda x: len(x[1]))
+    text = _line(entry, item, holders, members, won)
+    return text, _turns(entry, item, "though this run opened with" in text)
 
 
-def _turns(entry: dict, item: tuple) -> list[int]:
+def _turns(entry: dict, item: tuple, reflected: bool) -> list[int]:
+    """The turns of this run the line cites: its answer's, and the reflections' when it names them."""
     turns = [(entry["decisive"]["answer"] or {}).get("turn")] if item[0] == "answer" else []
-    at = _reflected(entry).get("turn")
-    return [t for t in turns + [at] if isinstance(t, int)]
+    return [t for t in turns + [_reflected(entry).get("turn") if reflected else None] if isinstance(t, int)]
 
 
 def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], won: list[dict]) -> str:
@@ -117,7 +122,8 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
     k, pool = len(holders), len(failed)
     trials = "trials of this task" if not won else "failed trials of this task"
     if item[0] == "missed" and k == pool:  # "all N never made" said plainly
-        who, did = f"none of the {pool} {trials}", did.replace("never made", "made", 1)
+        who = f"neither of the 2 {trials}" if pool == 2 else f"none of the {pool} {trials}"
+        did = did.replace("never made", "made", 1)
     else:
         who = (f"both {trials}" if k == pool == 2 else f"all {pool} {trials}" if k == pool
                else f"{k} of the {pool} {trials}")
