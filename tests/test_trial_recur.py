@@ -14,6 +14,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from fixture_runs import IMPORTERS, RUNS, relabeled
 from test_add import ok, same_corpus
 from test_trial_contrast import CARD, GIFT, _in_short, _trial, _write
@@ -44,7 +45,7 @@ def test_trials_that_gave_the_same_wrong_answer_say_so_counted_and_linked(tmp_pa
         [line] = _recur(_in_short(out, step))
         assert line.startswith("- All 3 trials of this task answered \"Tom Arlen\" (this run and "), line
         assert sorted(_LINK.findall(line)) == sorted(s for s in steps.values() if s != step)
-        assert "none succeeded" in line and "find a look-up whose text shows it meets every condition" in line
+        assert "none succeeded" in line and "find a look-up whose text shows it fits every part of the task" in line
         # trial 1 was handed no reflection; the retries were, and still gave it
         assert ("though this run opened with" in line) == (t > 1), line
         assert ("#turn-0)" in line) == (t > 1), line  # the reflections' turn is cited only where they are named
@@ -193,3 +194,43 @@ def test_adding_a_trial_that_repeats_a_mistake_resets_its_siblings_as_compiling_
     same_corpus(added, tmp_path / "together")
     ok("forget", "step-0002", "--corpus", str(added))
     assert (added / "compilation" / "step-0000.md").read_bytes() == before
+
+
+def _failed_entry(run, step: str) -> dict:
+    from wikitrace.corpus import trial_contrast
+    from wikitrace.corpus.checked_facts import run_facts
+
+    comp = compile_offline(run)
+    return {"step": step, "outcome": "failure", "task_id": "same", "task_type": "t", "facts": run_facts(comp),
+            **trial_contrast.entry_field(comp)}
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")
+def test_every_importers_failure_twice_gets_a_line_true_of_its_log_or_none(run):
+    """Every importer fixture's run, judged a failure and counted as two trials of one task: the
+    line names a mistake its own page states (its answer as the log gave it, a change the log's
+    expected calls name, a checked fact's kind), speaks of the task's expected calls only where
+    the log records them and of reflections only where the run was given some; or it is absent,
+    when the page states no such mistake."""
+    from wikitrace.corpus import trial_contrast
+    from wikitrace.corpus.trial_recur import items
+
+    failed = relabeled(run, False)
+    one, two = _failed_entry(failed, "step-0001"), {**_failed_entry(failed, "step-0001"), "step": "step-0002"}
+    made = trial_contrast.lines([one, two])
+    if not items(one):
+        assert made == {}, made
+        return
+    text, turns, _ = made["step-0001"]
+    assert text.startswith(("Both trials of this task ", "In both trials of this task, ", "Neither of the 2 trials")), text
+    assert "[step-0002](step-0002.md)" in text and "none succeeded" in text
+    assert set(turns) <= {t.turn for t in failed.turns}
+    said = re.search(r"answered \"(.+?)\" \(this run", text)
+    if said:
+        answers = [t for t in failed.turns if t.type == "function_call" and not t.is_error and isinstance(t.arguments, str)]
+        assert any(" ".join(t.arguments.split()).startswith(said.group(1).rstrip("…").replace("\\", "")) for t in answers)
+    if "the task expected" in text or "the task did not expect" in text:
+        assert (failed.task.metadata or {}).get("expected_calls"), text
+    assert ("reflection" in text) == bool((failed.task.metadata or {}).get("reflections")) or "reflection" not in text
+    if "though this run opened with" in text:
+        assert (failed.task.metadata or {}).get("reflections"), text

@@ -30,8 +30,8 @@ _CHANGE = {
     "arguments": ("sent `{1}` in {0} otherwise than the task expected",
                   "check `{1}` against what the user asked for before {0}"),
 }
-_ANSWER_DO = ("before giving an answer other trials already failed with, find a look-up whose text shows it meets "
-              "every condition of the question")
+_ANSWER_DO = ("before giving an answer other trials already failed with, find a look-up whose text shows it fits "
+              "every part of the task")  # a question's conditions, a claim's parts: said of any task with an answer
 
 
 def _t(text: str) -> str:
