@@ -71,7 +71,7 @@ def _said(item: tuple, entry: dict, fact: dict | None) -> tuple[str, str, bool]:
     from .checked_facts import _SAID
 
     about = (fact or {}).get("about") or []
-    tool = about[0] if about else ""
+    tool = about[0] if about and fact_leads.kind_of(item[1]) in fact_leads.TOOL_KINDS else ""  # else: a reading, not a tool
     answered = bool((entry.get("decisive") or {}).get("answer"))
     fields = defaultdict(str, t=f"calling {tool}" if tool else "answering" if answered else "acting", tool=tool or "the tool",
                          items=", ".join(about))
@@ -115,8 +115,21 @@ def _turns(entry: dict, item: tuple, reflected: bool) -> list[int]:
     return [t for t in turns + [_reflected(entry).get("turn") if reflected else None] if isinstance(t, int)]
 
 
+def _answer_do(entry: dict, holders: list[dict]) -> str | None:
+    """For an answer the holders share, the advice of a checked fact every one of them holds too
+    (the comparison they all wrote backwards, the words they all added): it says why the answer
+    was wrong, which the answer alone does not."""
+    mine = [x for x in items(entry) if x[0] == "kind"]
+    for item in mine:
+        if all(item in items(m) for m in holders):
+            return _said(item, entry, _fact(entry, item))[1]
+    return None
+
+
 def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], won: list[dict]) -> str:
     did, do, clause = _said(item, entry, _fact(entry, item))
+    if item[0] == "answer":
+        do = _answer_do(entry, holders) or do
     link = layout.Linker(layout.compilation_doc(entry["step"]), "/")
     failed = [m for m in members if m["outcome"] != "success"]
     k, pool = len(holders), len(failed)
