@@ -236,3 +236,13 @@ def test_every_importers_failure_twice_gets_a_line_true_of_its_log_or_none(run):
     assert ("reflection" in text) == bool((failed.task.metadata or {}).get("reflections")) or "reflection" not in text
     if "though this run opened with" in text:
         assert (failed.task.metadata or {}).get("reflections"), text
+
+
+def test_a_task_of_many_trials_links_some_and_counts_the_rest():
+    """Twelve failed trials that gave one answer, two that gave another: eight are linked, the
+    rest counted, and the numbers still add up to the task's trials."""
+    trials = [_entry(f"step-{k:04d}", "failure", [], "Tas") for k in range(12)]
+    trials += [_entry("step-0100", "failure", [], "Wend"), _entry("step-0101", "failure", [], "Wend")]
+    said, _turns = recurring(trials[0], trials)
+    assert said.startswith("12 of the 14 trials of this task answered \"Tas\" (this run and ")
+    assert len(_LINK.findall(said)) == 8 and " and 3 more; not 2 more)" in said, said

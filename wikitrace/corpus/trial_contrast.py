@@ -18,7 +18,7 @@ from ..controls import visible
 from ..templates import md_text
 from . import layout
 from .trial_compare import _RANK, Diff, _by_key, _top, compare, decides
-from .trial_recur import recurring
+from .trial_recur import made_by, recurring
 
 SHOWN = 3  # trials linked, and distinct values named, per line
 
@@ -328,8 +328,9 @@ def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
         return out
     for e in wins:
         out[e["step"]] = success_line(e, fails, wins)
+    mistakes = made_by(entries) if len(fails) > 1 else {}
     for e in fails:  # a failure's mistake other trials made too, after where it parted from a success
-        again = recurring(e, entries) if len(fails) > 1 else None
+        again = recurring(e, entries, mistakes) if len(fails) > 1 else None
         made = failure_line(e, wins, len(entries)) if wins else None
         if made is not None and again is not None:
             made = (f"{made[0]} {again[0]}", made[1] + again[1], made[2])

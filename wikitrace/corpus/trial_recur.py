@@ -87,13 +87,19 @@ def _reflected(entry: dict) -> dict:
     return (entry.get("decisive") or {}).get("reflections") or {}
 
 
-def recurring(entry: dict, members: list[dict]) -> tuple[str, list[int]] | None:
-    """The sentence saying that ``entry``'s (a failure's) first recorded mistake recurs in other
-    failed trials of its task (``members``, every trial, ``entry`` among them), with the turns
-    of this run it cites; None when no mistake of it recurs, or a successful trial made it too."""
+def made_by(members: list[dict]) -> dict[str, set]:
+    """step -> the mistakes its entry records, for every trial of a task: worked out once per task."""
+    return {m["step"]: set(items(m)) for m in members}
+
+
+def recurring(entry: dict, members: list[dict], made: dict[str, set] | None = None) -> tuple[str, list[int]] | None:
+    """The sentence saying that ``entry``'s (a failure's) mistake recurs in other failed trials
+    of its task (``members``, every trial, ``entry`` among them; ``made``: ``made_by(members)``),
+    with the turns of this run it cites; None when no mistake of it recurs, or a successful
+    trial made it too."""
     won = [m for m in members if m["outcome"] == "success"]
     failed = [m for m in members if m["outcome"] != "success"]
-    made = {m["step"]: set(items(m)) for m in members}
+    made = made if made is not None else made_by(members)
     shared = []
     for item in items(entry):
         if any(item in made[w["step"]] for w in won):
@@ -105,7 +111,7 @@ def recurring(entry: dict, members: list[dict]) -> tuple[str, list[int]] | None:
         return None
     # the answer when others gave it too; else the mistake most trials share, the earliest on a tie
     item, holders = next((x for x in shared if x[0][0] == "answer"), None) or max(shared, key=lambda x: len(x[1]))
-    text = _line(entry, item, holders, members, won)
+    text = _line(entry, item, holders, members, won, made)
     return text, _turns(entry, item, "though this run opened with" in text)
 
 
@@ -115,21 +121,22 @@ def _turns(entry: dict, item: tuple, reflected: bool) -> list[int]:
     return [t for t in turns + [_reflected(entry).get("turn") if reflected else None] if isinstance(t, int)]
 
 
-def _answer_do(entry: dict, holders: list[dict]) -> str | None:
+def _answer_do(entry: dict, holders: list[dict], made: dict[str, set]) -> str | None:
     """For an answer the holders share, the advice of a checked fact every one of them holds too
     (the comparison they all wrote backwards, the words they all added): it says why the answer
     was wrong, which the answer alone does not."""
     mine = [x for x in items(entry) if x[0] == "kind"]
     for item in mine:
-        if all(item in items(m) for m in holders):
+        if all(item in made[m["step"]] for m in holders):
             return _said(item, entry, _fact(entry, item))[1]
     return None
 
 
-def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], won: list[dict]) -> str:
+def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], won: list[dict],
+          made: dict[str, set]) -> str:
     did, do, clause = _said(item, entry, _fact(entry, item))
     if item[0] == "answer":
-        do = _answer_do(entry, holders) or do
+        do = _answer_do(entry, holders, made) or do
     link = layout.Linker(layout.compilation_doc(entry["step"]), "/")
     failed = [m for m in members if m["outcome"] != "success"]
     k, pool = len(holders), len(failed)
@@ -158,13 +165,14 @@ def _runs(link, entry: dict, holders: list[dict], failed: list[dict]) -> str:
         return sorted((m["step"] for m in group if m["step"] != entry["step"]), key=layout.id_number)
 
     made = steps(holders)
-    not_made = steps([m for m in failed if m not in holders])
+    held = set(made)
+    not_made = [s for s in steps(failed) if s not in held]
     room = LINKED
     said = []
     for group in (made, not_made):
         shown = [f"[{s}]({link.rel(layout.compilation_doc(s))})" for s in group[:room]]
         rest = len(group) - len(shown)
         room -= len(shown)
-        said.append(", ".join(shown + ([f"{rest} more"] if rest else [])))
+        said.append((", ".join(shown) + (f" and {rest} more" if rest else "")) if shown else f"{rest} more" if rest else "")
     text = "this run" + (" and " + said[0] if said[0] else "")
     return text + (f"; not {said[1]}" if said[1] else "")
