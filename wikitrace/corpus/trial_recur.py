@@ -15,6 +15,7 @@ trial, or makes it the failure's line when no trial succeeded.
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import lru_cache
 
 from ..compilers.trial_record import answer_norm
 from ..controls import visible
@@ -87,12 +88,12 @@ def _reflected(entry: dict) -> dict:
     return (entry.get("decisive") or {}).get("reflections") or {}
 
 
-def made_by(members: list[dict]) -> dict[str, set]:
-    """step -> the mistakes its entry records, for every trial of a task: worked out once per task."""
-    return {m["step"]: set(items(m)) for m in members}
+def made_by(members: list[dict]) -> dict[str, list]:
+    """step -> the mistakes its entry records (``items``), for every trial of a task: worked out once per task."""
+    return {m["step"]: items(m) for m in members}
 
 
-def recurring(entry: dict, members: list[dict], made: dict[str, set] | None = None) -> tuple[str, list[int]] | None:
+def recurring(entry: dict, members: list[dict], made: dict[str, list] | None = None) -> tuple[str, list[int]] | None:
     """The sentence saying that ``entry``'s (a failure's) mistake recurs in other failed trials
     of its task (``members``, every trial, ``entry`` among them; ``made``: ``made_by(members)``),
     with the turns of this run it cites; None when no mistake of it recurs, or a successful
@@ -101,7 +102,7 @@ def recurring(entry: dict, members: list[dict], made: dict[str, set] | None = No
     failed = [m for m in members if m["outcome"] != "success"]
     made = made if made is not None else made_by(members)
     shared = []
-    for item in items(entry):
+    for item in made[entry["step"]]:
         if any(item in made[w["step"]] for w in won):
             continue  # a successful trial made it too: it did not decide the run
         holders = [m for m in failed if item in made[m["step"]]]
@@ -121,11 +122,11 @@ def _turns(entry: dict, item: tuple, reflected: bool) -> list[int]:
     return [t for t in turns + [_reflected(entry).get("turn") if reflected else None] if isinstance(t, int)]
 
 
-def _answer_do(entry: dict, holders: list[dict], made: dict[str, set]) -> str | None:
+def _answer_do(entry: dict, holders: list[dict], made: dict[str, list]) -> str | None:
     """For an answer the holders share, the advice of a checked fact every one of them holds too
     (the comparison they all wrote backwards, the words they all added): it says why the answer
     was wrong, which the answer alone does not."""
-    mine = [x for x in items(entry) if x[0] == "kind"]
+    mine = [x for x in made[entry["step"]] if x[0] == "kind"]
     for item in mine:
         if all(item in made[m["step"]] for m in holders):
             return _said(item, entry, _fact(entry, item))[1]
@@ -133,11 +134,10 @@ def _answer_do(entry: dict, holders: list[dict], made: dict[str, set]) -> str | 
 
 
 def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], won: list[dict],
-          made: dict[str, set]) -> str:
+          made: dict[str, list]) -> str:
     did, do, clause = _said(item, entry, _fact(entry, item))
     if item[0] == "answer":
         do = _answer_do(entry, holders, made) or do
-    link = layout.Linker(layout.compilation_doc(entry["step"]), "/")
     failed = [m for m in members if m["outcome"] != "success"]
     k, pool = len(holders), len(failed)
     trials = "trials of this task" if not won else "failed trials of this task"
@@ -148,7 +148,7 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
         who = (f"both {trials}" if k == pool == 2 else f"all {pool} {trials}" if k == pool
                else f"{k} of the {pool} {trials}")
     said = f"in {who}, {did}" if clause else f"{who} {did}"
-    said = said[0].upper() + said[1:] + f" ({_runs(link, entry, holders, failed)})"
+    said = said[0].upper() + said[1:] + f" ({_runs(entry, holders, failed)})"
     if not won:
         said += ", and none of the task's trials succeeded" if k < pool else ", and none succeeded"
     mine = _reflected(entry).get("count", 0)
@@ -158,7 +158,13 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
     return f"{said}: {do}."
 
 
-def _runs(link, entry: dict, holders: list[dict], failed: list[dict]) -> str:
+@lru_cache(maxsize=4096)
+def _sibling(step: str) -> str:
+    """The link from one compilation page to another's (pages of one folder: the same from every page)."""
+    return layout.Linker(layout.compilation_doc("step-0000"), "/").rel(layout.compilation_doc(step))
+
+
+def _runs(entry: dict, holders: list[dict], failed: list[dict]) -> str:
     """The trials that made the mistake, this run first, then the failed ones that did not ("not …"),
     each linked while there is room: what a reader recounts the line's numbers from."""
     def steps(group):
@@ -170,7 +176,7 @@ def _runs(link, entry: dict, holders: list[dict], failed: list[dict]) -> str:
     room = LINKED
     said = []
     for group in (made, not_made):
-        shown = [f"[{s}]({link.rel(layout.compilation_doc(s))})" for s in group[:room]]
+        shown = [f"[{s}]({_sibling(s)})" for s in group[:room]]
         rest = len(group) - len(shown)
         room -= len(shown)
         said.append((", ".join(shown) + (f" and {rest} more" if rest else "")) if shown else f"{rest} more" if rest else "")
