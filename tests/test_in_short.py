@@ -1291,6 +1291,28 @@ def _check_qa_fact(run: Run, text: str) -> bool:
             holding = next(_flat(x) for x in reflections if quote in _flat(x))
             assert _flat(src.arguments) in holding, text  # the sentence the quote is cut from names it
         return True
+    m = re.fullmatch(r"(?:The|A) reflection the run was given at turn (\d+) already names the expected answer \"(.+?)\" "
+                     r"\(\"(.+)\"\)(?:, and (\S+)\[(.+)\] returned it at turn (\d+))?; the run (?:answered \"(.+)\" at turn "
+                     r"(\d+)|ended without an answer): when a reflection names a candidate answer, look it up and give it "
+                     r"once the page shows it meets the question's conditions\.", text)
+    if m:  # the quote is a reflection's sentence in the turn's message, naming the expected answer the run did not give
+        told, gold, quote = by_n[int(m.group(1))], m.group(2), _flat(m.group(3).strip("…"))
+        reflections = run.task.metadata.get("reflections") or []
+        assert gold == run.task.metadata["gold_answer"] and run.outcome.success is False, text
+        assert told.role == "user" and quote in _flat(told.content) and gold.lower() in quote, text
+        assert any(quote in _flat(x) for x in reflections), text
+        assert gold.lower() not in _flat(run.task.instruction), text  # not a name the question gives
+        if m.group(6):
+            src = by_n[int(m.group(6))]
+            assert src.name == m.group(4) and not src.is_error and gold.lower() in _flat(src.result), text
+            assert src.turn > told.turn
+        if m.group(8):
+            at = by_n[int(m.group(8))]
+            assert at.name == "Finish" and " ".join(at.arguments.split()).startswith(m.group(7).rstrip("…")), text
+            assert gold.lower() not in m.group(7).lower(), text
+        else:
+            assert not any(t.name == "Finish" and not t.is_error for t in run.turns), text
+        return True
     m = re.fullmatch(r"What (\S+)\[(.+)\] returned at turn (\d+) opens with the expected name \(\"(.+)\"\): answer with the "
                      r"name as the opening of the page about the thing writes it, no words added or dropped\.", text)
     if m:  # the page's text starts with the expected answer, then a parenthesis or a comma; the answer differs in words

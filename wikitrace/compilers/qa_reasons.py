@@ -3,7 +3,8 @@ text and end with an answer (ReAct's ``Search[..]`` / ``Lookup[..]`` / ``Finish[
 the question set):
 
 - an answer the run's own earlier reflection already names (Reflexion hands a retry the lessons
-  of its failed attempts at turn 0), given again: quoted with the turn;
+  of its failed attempts at turn 0), given again: quoted with the turn; and the expected answer
+  a reflection already names, not given;
 - an answer that differs from the expected one by words added or dropped, where the page about
   the thing opens with the expected form: the page's opening is quoted as the form to give;
 - look-ups that never went through because each sent a description (question words joined to
@@ -105,6 +106,39 @@ def reflected_answer(r: Reading, answer: Call) -> KeyFact | None:
                    + (f", from what {_sent(src)} returned at turn {src.n}, a page that sentence names" if went_back else "")
                    + ": an answer a reflection already names needs a look-up showing it answers the question "
                      "before it is given.", turns, "reflected-answer", [answer.name])
+
+
+def unheeded_reflection(r: Reading, answer: Call | None) -> KeyFact | None:
+    """The expected answer named, as a name of its own, by a reflection the run was given, when
+    the run then answered otherwise or gave no answer: the retry had the answer in hand and let it
+    go. Said with the look-up that returned it, when one did."""
+    gold = expected_answer(r)
+    reflections = _reflections(r)
+    if not gold or not reflections or not main_words(gold) or _holds(r.run.task.instruction or "", gold):
+        return None  # a name the question itself gives stands in any reflection on it: no lead
+    given = _flat(answer.turn.arguments) if answer is not None else ""
+    if given and (_holds(given, gold) or _holds(gold, given)):
+        return None  # it gave the expected thing, in another form: the form is what failed
+    naming = [s for x in reflections if (s := _naming_sentence(x, gold))]
+    if not naming:
+        return None
+    sentence = naming[-1]
+    told = next((t for t in r.run.turns if t.type == "message" and t.role == "user" and sentence in _flat(t.content)
+                 and (answer is None or t.turn < answer.n)), None)
+    if told is None:
+        return None
+    end = answer.n if answer is not None else 1 + max((c.n for c in r.calls), default=told.turn)
+    seen = next((c for c in r.calls if told.turn < c.n < end and not c.error and not c.writes and c.turn.result
+                 and _holds(c.turn.result, gold)), None)
+    who = "A reflection" if len(reflections) > 1 else "The reflection"
+    turns = [told.turn] + ([seen.n] if seen else []) + ([answer.n] if answer is not None else [])
+    return KeyFact(f"{who} the run was given at turn {told.turn} already names the expected answer \"{gold}\" "
+                   f"(\"{window(sentence, gold, 160)}\")"
+                   + (f", and {_sent(seen)} returned it at turn {seen.n}" if seen else "")
+                   + (f"; the run answered \"{clip_words(given, 80)}\" at turn {answer.n}" if answer is not None
+                      else "; the run ended without an answer")
+                   + ": when a reflection names a candidate answer, look it up and give it once the page shows "
+                     "it meets the question's conditions.", turns, "reflection-unheeded", [])
 
 
 def form_only(given: str, gold: str | None) -> bool:

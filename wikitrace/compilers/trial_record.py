@@ -169,6 +169,9 @@ def record(r: Reading) -> dict:
               and (q := _query(c)) and q[:1] + q[-1:] in ('""', "''", "\u201c\u201d")}
     if quoted and len(quoted) <= SHOWN_LOOKUPS:
         out["quoted"] = sorted(quoted)
+    reflected = _reflections(r)
+    if reflected is not None:
+        out["reflections"] = reflected
     return out
 
 
@@ -193,6 +196,18 @@ def _listed_before(r: Reading, c: Call, came: dict[str, str]) -> dict[str, dict]
         if x is not None:
             out[key] = {"tool": x.name, "turn": x.n}
     return out
+
+
+def _reflections(r: Reading) -> dict | None:
+    """How many reflections on earlier failed attempts the run was given (Reflexion hands a retry
+    them in its task message) and the turn of the message that holds them; None without any."""
+    found = (r.run.task.metadata or {}).get("reflections")
+    texts = [" ".join(x.split()) for x in found if isinstance(x, str) and x.strip()] if isinstance(found, list) else []
+    if not texts:
+        return None
+    told = next((t for t in r.run.turns if t.type == "message" and t.role == "user"
+                 and texts[-1] in " ".join((t.content or "").split())), None)
+    return {"count": len(texts), "turn": told.turn} if told is not None else None
 
 
 def _looked_before(r: Reading, c: Call) -> Call | None:

@@ -21,6 +21,7 @@ _SEP = "\x1f"
 # the tool and the quote (a rule: the same words quoted for `nonfree_baggages` and for
 # `total_baggages` are one rule)
 _KEYED = {"quoted-name": (0,), "packed-calls": (0,), "planned-look-up": (0,), "described-search": (0,), "rule": (0, 2)}
+TOOL_KINDS = frozenset(_KEYED)  # the kinds whose fact's first ``about`` item is a tool
 
 # kind -> (what the counted runs showed, what to do), as checked_facts._SAID pairs them. {tool}: the tool
 # the fact is about; {on}: what the rule is on; {quote}: the rule as the prompt words it; {how}: the

@@ -18,6 +18,7 @@ from ..controls import visible
 from ..templates import md_text
 from . import layout
 from .trial_compare import _RANK, Diff, _by_key, _top, compare, decides
+from .trial_recur import made_by, recurring
 
 SHOWN = 3  # trials linked, and distinct values named, per line
 
@@ -324,16 +325,25 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
 
 def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
     """step -> (line, this run's turns it cites, whether it takes the place of restating facts),
-    for every run with a trial of the other outcome among ``entries`` (the runs of one task)."""
+    for every run with a trial of the other outcome among ``entries`` (the runs of one task),
+    and every failure whose mistake another failed trial made too (corpus/trial_recur.py)."""
     wins = [e for e in entries if e["outcome"] == "success"]
     fails = [e for e in entries if e["outcome"] == "failure"]
     out = {}
-    if not wins or not fails:
+    if not fails:
         return out
     for e in wins:
         out[e["step"]] = success_line(e, fails, wins)
-    for e in fails:
-        out[e["step"]] = failure_line(e, wins, len(entries))
+    mistakes = made_by(entries) if len(fails) > 1 else {}
+    for e in fails:  # a failure's mistake other trials made too, after where it parted from a success
+        again = recurring(e, entries, mistakes) if len(fails) > 1 else None
+        made = failure_line(e, wins, len(entries)) if wins else None
+        if made is not None and again is not None:
+            made = (f"{made[0]} {again[0]}", made[1] + again[1], made[2])
+        elif again is not None:
+            made = (again[0], again[1], False)
+        if made is not None:
+            out[e["step"]] = made
     return out
 
 

@@ -99,7 +99,7 @@ def _groups(runs: list[dict], touched: set[str], dropped: list[dict]) -> tuple[d
     return group, before
 
 
-TRIAL_FIELDS = ("step", "outcome", "decisive")  # what trial_contrast.lines reads of an entry
+TRIAL_FIELDS = ("step", "outcome", "decisive", "facts")  # what trial_contrast.lines reads of an entry
 
 
 def trial_groups(runs: list[dict], touched: set[str], dropped: list[dict], templates=None) -> list[list[dict]]:

@@ -1,0 +1,248 @@
+"""A failure's mistake that other trials of its task made too, said on its page.
+
+What a reader relies on: when the trials of a task keep making one mistake (the same wrong
+answer, the same call form failing, the same argument sent otherwise), each of their failure
+pages says so once, with a count the reader can recount from the links, and whether any trial
+succeeded; a task whose trials went wrong in different ways gets no such line; a mistake a
+successful trial made too is not called one; and a retry that was handed a reflection naming
+the expected answer, and let it go, is told so with the reflection's words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from fixture_runs import IMPORTERS, RUNS, relabeled
+from test_add import ok, same_corpus
+from test_trial_contrast import CARD, GIFT, _in_short, _trial, _write
+
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.compilers.trial_record import answer_norm
+from wikitrace.corpus.trial_recur import recurring
+
+RETRIES = IMPORTERS / "react_reflexion" / "react_reflexion_retries.txt"
+_LINK = re.compile(r"\[(step-\d+)\]\(step-\d+\.md\)")
+
+
+def _build(tmp_path: Path, *inputs: Path) -> tuple[Path, dict[str, dict]]:
+    out = tmp_path / "c"
+    ok("compile", *map(str, inputs), "--out", str(out), "--offline", "-q")
+    runs = json.loads((out / "corpus.json").read_text())["runs"]
+    return out, {r["run_id"]: r for r in runs}
+
+
+def _recur(lines: list[str]) -> list[str]:
+    return [ln for ln in lines if "(this run and [" in ln]
+
+
+def test_trials_that_gave_the_same_wrong_answer_say_so_counted_and_linked(tmp_path):
+    out, runs = _build(tmp_path, RETRIES)
+    steps = {t: runs[f"react_reflexion_retries-q001-t{t}"]["step"] for t in (1, 2, 3)}
+    for t, step in steps.items():
+        [line] = _recur(_in_short(out, step))
+        assert line.startswith("- All 3 trials of this task answered \"Tom Arlen\" (this run and "), line
+        assert sorted(_LINK.findall(line)) == sorted(s for s in steps.values() if s != step)
+        # each trial's look-up had returned the expected "Ida Fenn": the advice is that fact's, which all three share
+        assert "none succeeded" in line and ": reread what the look-ups returned for the thing asked before answering." in line, line
+        # trial 1 was handed no reflection; the retries were, and still gave it
+        assert ("though this run opened with" in line) == (t > 1), line
+        assert ("#turn-0)" in line) == (t > 1), line  # the reflections' turn is cited only where they are named
+    assert "opened with 2 reflections on earlier failed trials" in _recur(_in_short(out, steps[3]))[0]
+
+
+def test_trials_that_went_wrong_in_different_ways_get_no_such_line(tmp_path):
+    out, runs = _build(tmp_path, RETRIES)
+    for q in ("q002", "q003"):  # 1908 then 1921; Tas then Marlow
+        for t in (1, 2):
+            lines = _in_short(out, runs[f"react_reflexion_retries-{q}-t{t}"]["step"])
+            assert not _recur(lines) and not any("trials of this task" in ln for ln in lines), lines
+
+
+def test_a_failure_beside_a_success_counts_the_failed_trials_that_shared_its_answer(tmp_path):
+    out, runs = _build(tmp_path, RETRIES)
+    won = runs["react_reflexion_retries-q004-t3"]["step"]
+    for t, other in ((1, 2), (2, 1)):
+        [line] = _recur(_in_short(out, runs[f"react_reflexion_retries-q004-t{t}"]["step"]))
+        head, tail = line.split(" Both failed trials of this task answered \"Vesk United\" (this run and ")
+        assert f"The successful trial [{won}]" in head and "answered \"Orla FC\"" in head
+        assert _LINK.findall(tail) == [runs[f"react_reflexion_retries-q004-t{other}"]["step"]]
+        assert "none succeeded" not in line
+        assert "find a look-up whose text shows it fits every part of the task" in tail  # no fact says why: the answer's advice
+
+
+def test_a_call_form_every_trial_failed_with_is_counted_across_them(tmp_path):
+    out, runs = _build(tmp_path, RETRIES)
+    one, two = (runs[f"react_reflexion_retries-q005-t{t}"]["step"] for t in (1, 2))
+    [line] = _recur(_in_short(out, two))
+    assert line.startswith("- In both trials of this task, every Search error each trial never got past came from "
+                           "an argument that packed several calls into one (this run and "), line
+    assert _LINK.findall(line) == [one]
+    assert "send one Search call per query" in line
+
+
+def test_tau_trials_that_sent_the_same_wrong_argument_say_so_and_trials_that_differ_do_not(tmp_path):
+    same = [_trial(21, k, CARD, 0.0) for k in range(3)]  # each pays with the card the user did not ask for
+    mixed = [_trial(22, 0, CARD, 0.0), _trial(22, 1, GIFT, 0.0)]  # one sent the card, one the asked-for gift card
+    out, runs = _build(tmp_path, _write(tmp_path / "results.json", same + mixed))
+    by_task: dict[str, list[dict]] = {}
+    for r in runs.values():
+        by_task.setdefault(str(r["task_id"]), []).append(r)
+    for r in by_task["21"]:
+        [line] = _recur(_in_short(out, r["step"]))
+        assert line.startswith("- All 3 trials of this task sent `payment_id` in update_reservation_flights otherwise "
+                               "than the task expected (this run and "), line
+        assert len(_LINK.findall(line)) == 2 and "check `payment_id` against what the user asked for" in line
+    for r in by_task["22"]:
+        assert not _recur(_in_short(out, r["step"]))
+
+
+def _entry(step: str, outcome: str, facts: list[dict], answer: str | None = None) -> dict:
+    decisive = {"answer": {"text": answer, "turn": 3}} if answer else {}
+    return {"step": step, "outcome": outcome, "facts": facts, "decisive": decisive}
+
+
+def test_a_mistake_a_successful_trial_made_too_is_not_called_one():
+    handoff = [{"kind": "unexpected-change", "about": ["transfer_to_human_agents"]}]
+    trials = [_entry("step-0001", "failure", handoff), _entry("step-0051", "failure", handoff),
+              _entry("step-0101", "success", handoff)]
+    assert recurring(trials[0], trials) is None
+    alone = trials[:2]  # without the success it is a mistake both failed trials share
+    said, _turns = recurring(alone[0], alone)
+    assert "made a `transfer_to_human_agents` change the task did not expect" in said
+
+
+def test_answers_are_compared_as_trials_compare_them_and_a_lone_answer_is_no_pattern():
+    trials = [_entry("step-0002", "failure", [], "The Lune"), _entry("step-0052", "failure", [], "lune"),
+              _entry("step-0102", "failure", [], "Tas")]
+    said, turns = recurring(trials[0], trials)
+    assert said.startswith("2 of the 3 trials of this task answered \"The Lune\"") and turns == [3]
+    assert "not [step-0102](step-0102.md)" in said
+    assert recurring(trials[2], trials) is None
+
+
+def test_every_such_line_over_the_importer_fixtures_recounts(tmp_path):
+    """Built from every importer fixture at once: each line's counts equal the trials it links
+    (this run among them) and the task's failed trials in corpus.json; each linked trial gave
+    the answer the line names; the line is only on tasks with two failed trials or more."""
+    out = tmp_path / "all"
+    ok("compile", str(IMPORTERS), "--out", str(out), "--offline", "-q")
+    runs = json.loads((out / "corpus.json").read_text())["runs"]
+    by_step = {r["step"]: r for r in runs}
+    seen = 0
+    for r in runs:
+        for line in _recur(_in_short(out, r["step"])):
+            seen += 1
+            group = re.search(r"\(this run and ((?:\[step-\d+\]\(step-\d+\.md\)|[^()])*)\)", line).group(1)
+            made, _, others = group.partition("; not ")
+            holders = [r["step"]] + _LINK.findall(made)
+            task = [x for x in runs if x["task_id"] == r["task_id"] and x.get("task_type") == r.get("task_type")]
+            failed = [x for x in task if x["outcome"] == "failure"]
+            assert len(failed) >= 2 and r["outcome"] == "failure", line
+            assert sorted(holders + _LINK.findall(others)) == sorted(x["step"] for x in failed), line
+            m = re.search(r"(?:All|all) (\d+)|(\d+) of the (\d+)|(?:In b|B|b)oth ", line)
+            k = len(holders)
+            if m.group(1):
+                assert int(m.group(1)) == k == len(failed), line
+            elif m.group(2):
+                assert (int(m.group(2)), int(m.group(3))) == (k, len(failed)), line
+            else:
+                assert k == len(failed) == 2, line
+            said = re.search(r"trials of this task answered \"([^\"]+)\"", line)
+            if said:
+                for s in holders:  # as trials compare answers: case, punctuation and articles aside
+                    assert answer_norm(by_step[s]["decisive"]["answer"]["text"]) == answer_norm(said.group(1)), line
+    assert seen >= 7  # the retries fixture's trials are read: the check is not empty
+
+
+def test_a_reflection_naming_the_expected_answer_is_told_where_the_run_let_it_go():
+    """Over every importer fixture, labelled either way: the sentence is on a failed run only,
+    its quote is a sentence of a reflection the run was given, that sentence names the expected
+    answer, the question does not, and the run did not give it."""
+    seen = 0
+    for run in RUNS:
+        for success in (True, False):
+            labelled = relabeled(run, success)
+            for fact in compile_offline(labelled).in_short:
+                if "already names the expected answer" not in fact.text:
+                    continue
+                seen += 1
+                assert not success and run.source.get("format") == "react-text", run.run_id
+                gold = run.task.metadata["gold_answer"]
+                m = re.search(r"expected answer \"([^\"]+)\" \(\"(.+?)\"\)", fact.text)
+                assert m.group(1) == gold and gold in m.group(2), fact.text
+                assert any(m.group(2).strip("…") in " ".join(x.split()) for x in run.task.metadata["reflections"])
+                assert gold.casefold() not in run.task.instruction.casefold()
+                answered = re.search(r"the run answered \"([^\"]+)\"", fact.text)
+                assert answered is None or answered.group(1) != gold
+    assert seen >= 1
+
+
+def test_adding_a_trial_that_repeats_a_mistake_resets_its_siblings_as_compiling_all_does(tmp_path):
+    """Two trials that sent the same wrong argument get the line; a third that does too, added
+    later, changes both earlier pages to count three, byte for byte as one compile of all three
+    writes them; forgetting it brings the two pages back."""
+    a = _write(tmp_path / "a.json", [_trial(31, 0, CARD, 0.0), _trial(31, 1, CARD, 0.0)])
+    b = _write(tmp_path / "b.json", [_trial(31, 2, CARD, 0.0)])
+    added = tmp_path / "added"
+    ok("compile", str(a), "--out", str(added), "--offline", "-q")
+    before = (added / "compilation" / "step-0000.md").read_bytes()
+    assert _recur(_in_short(added, "step-0000"))[0].startswith("- Both trials of this task sent `payment_id`")
+    ok("add", str(b), "--corpus", str(added))
+    assert _recur(_in_short(added, "step-0000"))[0].startswith("- All 3 trials of this task sent `payment_id`")
+    ok("compile", str(a), str(b), "--out", str(tmp_path / "together"), "--offline", "-q")
+    same_corpus(added, tmp_path / "together")
+    ok("forget", "step-0002", "--corpus", str(added))
+    assert (added / "compilation" / "step-0000.md").read_bytes() == before
+
+
+def _failed_entry(run, step: str) -> dict:
+    from wikitrace.corpus import trial_contrast
+    from wikitrace.corpus.checked_facts import run_facts
+
+    comp = compile_offline(run)
+    return {"step": step, "outcome": "failure", "task_id": "same", "task_type": "t", "facts": run_facts(comp),
+            **trial_contrast.entry_field(comp)}
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")
+def test_every_importers_failure_twice_gets_a_line_true_of_its_log_or_none(run):
+    """Every importer fixture's run, judged a failure and counted as two trials of one task: the
+    line names a mistake its own page states (its answer as the log gave it, a change the log's
+    expected calls name, a checked fact's kind), speaks of the task's expected calls only where
+    the log records them and of reflections only where the run was given some; or it is absent,
+    when the page states no such mistake."""
+    from wikitrace.corpus import trial_contrast
+    from wikitrace.corpus.trial_recur import items
+
+    failed = relabeled(run, False)
+    one, two = _failed_entry(failed, "step-0001"), {**_failed_entry(failed, "step-0001"), "step": "step-0002"}
+    made = trial_contrast.lines([one, two])
+    if not items(one):
+        assert made == {}, made
+        return
+    text, turns, _ = made["step-0001"]
+    assert text.startswith(("Both trials of this task ", "In both trials of this task, ", "Neither of the 2 trials")), text
+    assert "[step-0002](step-0002.md)" in text and "none succeeded" in text
+    assert set(turns) <= {t.turn for t in failed.turns}
+    said = re.search(r"answered \"(.+?)\" \(this run", text)
+    if said:
+        answers = [t for t in failed.turns if t.type == "function_call" and not t.is_error and isinstance(t.arguments, str)]
+        assert any(" ".join(t.arguments.split()).startswith(said.group(1).rstrip("…").replace("\\", "")) for t in answers)
+    if "the task expected" in text or "the task did not expect" in text:
+        assert (failed.task.metadata or {}).get("expected_calls"), text
+    assert ("reflection" in text) == bool((failed.task.metadata or {}).get("reflections")) or "reflection" not in text
+    if "though this run opened with" in text:
+        assert (failed.task.metadata or {}).get("reflections"), text
+
+
+def test_a_task_of_many_trials_links_some_and_counts_the_rest():
+    """Twelve failed trials that gave one answer, two that gave another: eight are linked, the
+    rest counted, and the numbers still add up to the task's trials."""
+    trials = [_entry(f"step-{k:04d}", "failure", [], "Tas") for k in range(12)]
+    trials += [_entry("step-0100", "failure", [], "Wend"), _entry("step-0101", "failure", [], "Wend")]
+    said, _turns = recurring(trials[0], trials)
+    assert said.startswith("12 of the 14 trials of this task answered \"Tas\" (this run and ")
+    assert len(_LINK.findall(said)) == 8 and " and 3 more; not 2 more)" in said, said

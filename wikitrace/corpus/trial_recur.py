@@ -1,0 +1,184 @@
+"""A failure's deciding mistake that other trials of its task made too, said on its page.
+
+A mistake one trial makes may be chance; the same mistake in most trials of a task is what a
+new attempt at it will meet. The mistakes compared are the ones a run's entry already records:
+its final answer (compilers/trial_record.py) and the kinds of the facts its page checked
+(corpus/checked_facts.py ``run_facts``): a change the task expected and the run never made, a
+change it did not expect, an argument sent otherwise, a call form every error shared. A
+mistake any successful trial of the task made too decided nothing and is not said. The line
+counts the trials that made it, links each, and says whether any trial succeeded; where the
+run opened with reflections on its task's earlier failed trials (Reflexion's retries), it says
+that too. corpus/trial_contrast.py adds the line to a failure's line against a successful
+trial, or makes it the failure's line when no trial succeeded.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import lru_cache
+
+from ..compilers.trial_record import answer_norm
+from ..controls import visible
+from ..templates import md_text
+from . import fact_leads, layout
+
+LINKED = 8  # trials linked per line; more are counted
+
+# an item's kind -> (what the trials did, as a verb phrase after "N trials of this task", what to do)
+_CHANGE = {
+    "missed": ("never made the `{0}` change the task expected", "make the `{0}` change when the request asks for it"),
+    "unexpected": ("made a `{0}` change the task did not expect", "make no `{0}` call the request does not ask for"),
+    "arguments": ("sent `{1}` in {0} otherwise than the task expected",
+                  "check `{1}` against what the user asked for before {0}"),
+}
+_ANSWER_DO = ("before giving an answer other trials already failed with, find a look-up whose text shows it fits "
+              "every part of the task")  # a question's conditions, a claim's parts: said of any task with an answer
+
+
+def _t(text: str) -> str:
+    return visible(md_text(text))
+
+
+def items(entry: dict) -> list[tuple]:
+    """The mistakes a failed run's entry records, the deciding one first: its answer, then its
+    checked facts in page order (a change fact once per tool or argument it names)."""
+    out: list[tuple] = []
+    answer = (entry.get("decisive") or {}).get("answer") or {}
+    if answer.get("text") and answer_norm(answer["text"]):
+        out.append(("answer", answer_norm(answer["text"])))
+    from .checked_facts import _SAID
+
+    for f in entry.get("facts") or []:
+        kind, about = f.get("kind", ""), f.get("about") or []
+        if kind == "missed-change":
+            out += [("missed", tool) for tool in about]
+        elif kind == "unexpected-change":
+            out += [("unexpected", tool) for tool in about]
+        elif kind == "arguments":
+            out += [("arguments", a.split("@", 1)[0]) for a in about if "." in a]
+        elif kind in _SAID and kind != "rule":
+            out.append(("kind", fact_leads.group(f)))
+    return list(dict.fromkeys(out))
+
+
+def _said(item: tuple, entry: dict, fact: dict | None) -> tuple[str, str, bool]:
+    """(what the trials did, what to do, whether the first is a clause rather than a verb phrase)."""
+    if item[0] == "answer":
+        return f"answered \"{_t(entry['decisive']['answer']['text'])}\"", _ANSWER_DO, False
+    if item[0] in _CHANGE:
+        did, do = _CHANGE[item[0]]
+        tool, _, arg = item[1].partition(".")
+        return did.format(_t(tool), _t(arg)), do.format(_t(tool), _t(arg)), False
+    from .checked_facts import _SAID
+
+    about = (fact or {}).get("about") or []
+    tool = about[0] if about and fact_leads.kind_of(item[1]) in fact_leads.TOOL_KINDS else ""  # else: a reading, not a tool
+    answered = bool((entry.get("decisive") or {}).get("answer"))
+    fields = defaultdict(str, t=f"calling {tool}" if tool else "answering" if answered else "acting", tool=tool or "the tool",
+                         items=", ".join(about))
+    shown, do = (x.format_map(fields) for x in _SAID[fact_leads.kind_of(item[1])])
+    return _t(shown.replace("the run ", "each trial ")), _t(do), True
+
+
+def _fact(entry: dict, item: tuple) -> dict | None:
+    return next((f for f in entry.get("facts") or [] if item[0] == "kind" and fact_leads.group(f) == item[1]), None)
+
+
+def _reflected(entry: dict) -> dict:
+    return (entry.get("decisive") or {}).get("reflections") or {}
+
+
+def made_by(members: list[dict]) -> dict[str, list]:
+    """step -> the mistakes its entry records (``items``), for every trial of a task: worked out once per task."""
+    return {m["step"]: items(m) for m in members}
+
+
+def recurring(entry: dict, members: list[dict], made: dict[str, list] | None = None) -> tuple[str, list[int]] | None:
+    """The sentence saying that ``entry``'s (a failure's) mistake recurs in other failed trials
+    of its task (``members``, every trial, ``entry`` among them; ``made``: ``made_by(members)``),
+    with the turns of this run it cites; None when no mistake of it recurs, or a successful
+    trial made it too."""
+    won = [m for m in members if m["outcome"] == "success"]
+    failed = [m for m in members if m["outcome"] != "success"]
+    made = made if made is not None else made_by(members)
+    shared = []
+    for item in made[entry["step"]]:
+        if any(item in made[w["step"]] for w in won):
+            continue  # a successful trial made it too: it did not decide the run
+        holders = [m for m in failed if item in made[m["step"]]]
+        if len(holders) >= 2:
+            shared.append((item, holders))
+    if not shared:
+        return None
+    # the answer when others gave it too; else the mistake most trials share, the earliest on a tie
+    item, holders = next((x for x in shared if x[0][0] == "answer"), None) or max(shared, key=lambda x: len(x[1]))
+    text = _line(entry, item, holders, members, won, made)
+    return text, _turns(entry, item, "though this run opened with" in text)
+
+
+def _turns(entry: dict, item: tuple, reflected: bool) -> list[int]:
+    """The turns of this run the line cites: its answer's, and the reflections' when it names them."""
+    turns = [(entry["decisive"]["answer"] or {}).get("turn")] if item[0] == "answer" else []
+    return [t for t in turns + [_reflected(entry).get("turn") if reflected else None] if isinstance(t, int)]
+
+
+def _answer_do(entry: dict, holders: list[dict], made: dict[str, list]) -> str | None:
+    """For an answer the holders share, the advice of a checked fact every one of them holds too
+    (the comparison they all wrote backwards, the words they all added): it says why the answer
+    was wrong, which the answer alone does not."""
+    mine = [x for x in made[entry["step"]] if x[0] == "kind"]
+    for item in mine:
+        if all(item in made[m["step"]] for m in holders):
+            return _said(item, entry, _fact(entry, item))[1]
+    return None
+
+
+def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], won: list[dict],
+          made: dict[str, list]) -> str:
+    did, do, clause = _said(item, entry, _fact(entry, item))
+    if item[0] == "answer":
+        do = _answer_do(entry, holders, made) or do
+    failed = [m for m in members if m["outcome"] != "success"]
+    k, pool = len(holders), len(failed)
+    trials = "trials of this task" if not won else "failed trials of this task"
+    if item[0] == "missed" and k == pool:  # "all N never made" said plainly
+        who = f"neither of the 2 {trials}" if pool == 2 else f"none of the {pool} {trials}"
+        did = did.replace("never made", "made", 1)
+    else:
+        who = (f"both {trials}" if k == pool == 2 else f"all {pool} {trials}" if k == pool
+               else f"{k} of the {pool} {trials}")
+    said = f"in {who}, {did}" if clause else f"{who} {did}"
+    said = said[0].upper() + said[1:] + f" ({_runs(entry, holders, failed)})"
+    if not won:
+        said += ", and none of the task's trials succeeded" if k < pool else ", and none succeeded"
+    mine = _reflected(entry).get("count", 0)
+    if mine and any(_reflected(m).get("count", 0) < mine for m in holders):
+        said += (", though this run opened with a reflection on an earlier failed trial of this task" if mine == 1 else
+                 f", though this run opened with {mine} reflections on earlier failed trials of this task")
+    return f"{said}: {do}."
+
+
+@lru_cache(maxsize=4096)
+def _sibling(step: str) -> str:
+    """The link from one compilation page to another's (pages of one folder: the same from every page)."""
+    return layout.Linker(layout.compilation_doc("step-0000"), "/").rel(layout.compilation_doc(step))
+
+
+def _runs(entry: dict, holders: list[dict], failed: list[dict]) -> str:
+    """The trials that made the mistake, this run first, then the failed ones that did not ("not …"),
+    each linked while there is room: what a reader recounts the line's numbers from."""
+    def steps(group):
+        return sorted((m["step"] for m in group if m["step"] != entry["step"]), key=layout.id_number)
+
+    made = steps(holders)
+    held = set(made)
+    not_made = [s for s in steps(failed) if s not in held]
+    room = LINKED
+    said = []
+    for group in (made, not_made):
+        shown = [f"[{s}]({_sibling(s)})" for s in group[:room]]
+        rest = len(group) - len(shown)
+        room -= len(shown)
+        said.append((", ".join(shown) + (f" and {rest} more" if rest else "")) if shown else f"{rest} more" if rest else "")
+    text = "this run" + (" and " + said[0] if said[0] else "")
+    return text + (f"; not {said[1]}" if said[1] else "")
