@@ -86,7 +86,11 @@ def helpers_ahead(inputs: list[Path], out: Path, asks_model: bool) -> list[str]:
     if not worth_a_helper(list(inputs)):
         return []
     reader = "wikitrace.compilers.llm_offline" if asks_model else "wikitrace.runs.read_helper"
-    return [reader] + ([] if (out / "corpus.json").exists() else ["wikitrace.corpus.pages"])
+    try:
+        new_corpus = not (out / "corpus.json").exists()
+    except OSError:  # the build says what is wrong with the folder
+        new_corpus = False
+    return [reader] + (["wikitrace.corpus.pages"] if new_corpus else [])
 
 
 def compile_command(inputs: list[Path], out: Path, fmt: str | None, mount_path: str, templates: Path | None,
