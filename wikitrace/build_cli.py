@@ -65,32 +65,10 @@ def compile_main(argv: list[str]) -> int | None:
     ns = parse_or_none(compile_parser(), argv)
     if ns is None:
         return None
-    from . import helper_process
     from .llm.preload import import_client_for_compile
 
-    asks_model = import_client_for_compile(ns.offline, ns.model, ns.base_url, ns.cache_dir, not ns.no_cache, ns.quiet)
-    try:
-        helper_process.start_ahead(helpers_ahead(ns.inputs, ns.out, asks_model))
-        return compile_command(**vars(ns))
-    finally:
-        helper_process.drop_ahead()
-
-
-def helpers_ahead(inputs: list[Path], out: Path, asks_model: bool) -> list[str]:
-    """The helper processes the build will start (wikitrace.build: the reader of a large input,
-    on the LLM path the one that also prepares each run's prompt, and the page writer of a
-    new corpus), so they can start while this process still imports the build. A guess that
-    turns out wrong only costs a helper's start on the other core."""
-    from .runs.read_helper import worth_a_helper
-
-    if not worth_a_helper(list(inputs)):
-        return []
-    reader = "wikitrace.compilers.llm_offline" if asks_model else "wikitrace.runs.read_helper"
-    try:
-        new_corpus = not (out / "corpus.json").exists()
-    except OSError:  # the build says what is wrong with the folder
-        new_corpus = False
-    return [reader] + (["wikitrace.corpus.pages"] if new_corpus else [])
+    import_client_for_compile(ns.offline, ns.model, ns.base_url, ns.cache_dir, not ns.no_cache, ns.quiet)
+    return compile_command(**vars(ns))
 
 
 def compile_command(inputs: list[Path], out: Path, fmt: str | None, mount_path: str, templates: Path | None,

@@ -72,40 +72,9 @@ def child_env() -> dict[str, str]:
 def start(module: str) -> subprocess.Popen:
     """``python -m module`` with this same wikitrace importable; stderr is shared. ``-P``: the
     current folder does not go first on the path, where another checkout (or any folder named
-    wikitrace) would otherwise shadow the package the build runs. A helper of that module
-    started ahead (``start_ahead``) and still running is handed out instead."""
-    early = _ahead.pop(module, None)
-    if early is not None and early.poll() is None:
-        return early
-    return _spawn(module)
-
-
-def _spawn(module: str) -> subprocess.Popen:
+    wikitrace) would otherwise shadow the package the build runs."""
     return subprocess.Popen([sys.executable, "-P", "-m", module], env={**child_env(), "WIKITRACE_HELPER_PARENT": str(os.getpid())},
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-
-
-_ahead: dict[str, subprocess.Popen] = {}  # module -> a helper started before the build asked for it
-
-
-def start_ahead(modules: list[str]) -> None:
-    """Start helpers the command will ask for before it has imported what it needs to ask:
-    each helper's interpreter start and imports (a few tenths of a second) then run on the
-    other core beside this process's own, instead of after them. A helper waits for its
-    first frame before doing anything, so one the command does not take in the end costs
-    only its start (``drop_ahead`` ends it)."""
-    for module in modules:
-        if module not in _ahead:
-            try:
-                _ahead[module] = _spawn(module)
-            except OSError:  # ``start`` tries again, and reports what fails there
-                pass
-
-
-def drop_ahead() -> None:
-    """End the helpers started ahead that the command did not take."""
-    while _ahead:
-        stop(_ahead.popitem()[1])
 
 
 def die_with_parent() -> None:
