@@ -88,3 +88,45 @@ for enabled in (True, False):
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.stdout.split("\n")[:2] == ["True True True", "False False True"], proc.stderr
+
+
+def test_a_pause_begun_during_the_import_keeps_the_collector_off(tmp_path):
+    """`wikitrace add` pauses the collector for the whole command; an import ahead that began
+    before that pause and ends inside it must not turn the collector back on under it."""
+    (tmp_path / "openai.py").write_text(
+        "import os, time\n"
+        f"while not os.path.exists({str(tmp_path / 'go')!r}):\n"
+        "    time.sleep(0.01)\n")
+    code = f"""
+import gc, pathlib, sys, threading
+sys.path.insert(0, {str(tmp_path)!r})
+from wikitrace.gc_policy import collect_less, paused
+from wikitrace.llm.preload import import_client_ahead
+collect_less()  # a command's own process, as `wikitrace add` runs
+import_client_ahead()  # blocks in the stand-in openai until 'go' exists
+loader = next(t for t in threading.enumerate() if t.name == "wikitrace-import-openai")
+with paused():
+    pathlib.Path({str(tmp_path / 'go')!r}).touch()
+    loader.join()
+    during = gc.isenabled()
+print(during, gc.isenabled(), "openai" in sys.modules)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.split() == ["False", "False", "True"], proc.stderr
+
+
+def test_overlapping_pauses_set_the_collector_back_once_the_last_ends():
+    code = """
+import gc
+from wikitrace.gc_policy import paused
+gc.enable()
+outer = paused(keep_off=False)
+outer.__enter__()
+with paused(keep_off=False):
+    pass
+inner_left = gc.isenabled()  # the outer pause still holds it off
+outer.__exit__(None, None, None)
+print(inner_left, gc.isenabled())
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.split() == ["False", "True"], proc.stderr

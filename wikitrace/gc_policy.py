@@ -9,6 +9,7 @@ library keeps its own setting).
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 
 _command_process = False  # collect_less was called: this process is a command's, and ends with it
@@ -23,8 +24,13 @@ def collect_less() -> None:
     gc.set_threshold(7000, 10, 10)
 
 
+_pause_lock = threading.Lock()
+_pauses = 0  # pauses in progress, on any thread
+_enable_after = False  # turn the collector on when the last of them ends
+
+
 @contextmanager
-def paused():
+def paused(keep_off: bool | None = None):
     """No cycle collection while a command holds a whole corpus in memory.
 
     ``add`` reads corpus.json and the manifest (millions of objects, none of them in
@@ -34,13 +40,28 @@ def paused():
     the cycles made meanwhile (a few per run added: an add of thousands of runs holds
     them until it ends). In a command's own process (``collect_less`` was called) the
     collector stays off: the process ends with the command, and the first collection
-    after re-enabling would walk every object of the corpus just dropped or about to be."""
+    after re-enabling would walk every object of the corpus just dropped or about to be.
+    ``keep_off=False`` sets it back in any process (a pause for a while, not for the command).
+
+    Pauses overlap (the model client is imported on a thread while ``add`` holds its own):
+    the collector comes back on only when the last of them ends, only if it was on when the
+    first began, and never once any of them kept it off."""
     import gc
 
-    was = gc.isenabled()
-    gc.disable()
+    global _pauses, _enable_after
+    if keep_off is None:
+        keep_off = _command_process
+    with _pause_lock:
+        if _pauses == 0:
+            _enable_after = gc.isenabled()
+        _pauses += 1
+        gc.disable()
     try:
         yield
     finally:
-        if was and not _command_process:
-            gc.enable()
+        with _pause_lock:
+            _pauses -= 1
+            if keep_off:
+                _enable_after = False
+            if _pauses == 0 and _enable_after:
+                gc.enable()

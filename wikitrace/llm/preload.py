@@ -17,20 +17,17 @@ def import_client_ahead() -> None:
         return
 
     def load() -> None:
-        import gc
+        from ..gc_policy import paused
 
         # The import makes a few hundred thousand objects (the SDK's typed models), none of them
         # garbage: the cycle collector passing over them again and again was a fifth of its CPU,
-        # and no request leaves before it is done. Set back as it was at the end.
-        was = gc.isenabled()
-        gc.disable()
-        try:
-            import openai  # noqa: F401
-        except Exception:  # imported again where the client is made, and any failure reported there
-            pass
-        finally:
-            if was:
-                gc.enable()
+        # and no request leaves before it is done. Set back as it was at the end, unless a pause
+        # of the command's own (``add``) began meanwhile and keeps it off.
+        with paused(keep_off=False):
+            try:
+                import openai  # noqa: F401
+            except Exception:  # imported again where the client is made, and any failure reported there
+                pass
 
     # not a daemon: a command ending meanwhile waits for the import rather than cutting it short
     threading.Thread(target=load, name="wikitrace-import-openai").start()
