@@ -1,12 +1,15 @@
 """On the LLM path, one guideline per insight, written by the model from every run that taught it.
 
 The lessons are grouped exactly as offline (the same keys, corpus/insights.py); then each
-insight's group goes to the model once: its key, the offline wording, when it applies, and
-what its first ``SHOWN_SOURCES`` source runs (in step order) showed of it. The prompt holds
-nothing else (no counts, no totals of the task type): adding a run asks again only for the
-insights it is one of the first sources of; every other prompt is the same and its answer
-comes from the response cache (llm/cache.py), tagged with the source runs' content hashes so
-``forget`` can delete it. The page itself shows the counts.
+insight's group goes to the model once: its key, the lesson as its own source runs wrote it
+(the wording most of them share, and when it applies), and what its first ``SHOWN_SOURCES``
+source runs (in step order) showed of it. The prompt is made from the group's members alone:
+not from the page's offline wording, whose leads count the whole task type ("160 of the 200
+runs ...") and so move with every run added to the type. Adding a run therefore asks again
+only for the insights it is one of the first sources of; every other prompt is the same and
+its answer comes from the response cache (llm/cache.py), tagged with the source runs' content
+hashes so ``forget`` can delete it. The page shows the counts beside the merged guideline,
+from the gathered entry (its Evidence), never from the model.
 
 The answer is a JSON object ``{"guideline": "..."}``, checked before it is trusted: a
 non-empty string of at most ``MAX_CHARS`` characters, no echo of the instructions, no turn
@@ -44,14 +47,34 @@ _PATHISH = re.compile(r"(?:[\w.~-]*/)+[\w.-]+\.\w+")
 SYSTEM, USER = "prompts/insight_merge.system.j2", "prompts/insight_merge.user.j2"
 
 
-def _messages(entry: dict, templates: str | None = None) -> list[dict[str, str]]:
-    """The merge request of one insight group (templates: a user folder that overrides them)."""
+def members_text(entry: dict, by_step: dict[str, dict]) -> dict:
+    """The lesson as the group's own source runs taught it (``insights.pick_text`` of their
+    lessons: title, guideline, applicability), before any line the rest of the task type adds.
+    ``by_step``: run entries by step. An entry whose runs are not at hand: its own wording."""
+    from ..corpus.insights import pick_text
+
+    members = []
+    for source in entry["sources"]:
+        run = by_step.get(source["step"])
+        lessons = (run or {}).get("lessons") or []
+        ids = (run or {}).get("insights") or []
+        lesson = next((l for i, l in zip(ids, lessons) if i == entry["id"]), None) or \
+            next((l for l in lessons if l.get("key") == entry["key"]), None)
+        if lesson is None:
+            return {k: entry[k] for k in ("title", "guideline", "applicability")}
+        members.append((run, lesson))
+    return pick_text(members) if members else {k: entry[k] for k in ("title", "guideline", "applicability")}
+
+
+def _messages(entry: dict, lesson: dict, templates: str | None = None) -> list[dict[str, str]]:
+    """The merge request of one insight group, from its members only: ``lesson`` (members_text)
+    and its sources' notes (templates: a user folder that overrides them)."""
     from ..templates import render
 
     notes = [f"- {s['outcome']}: {s['detail']}" for s in entry["sources"][:SHOWN_SOURCES] if s.get("detail")]
     task_type = ", ".join(entry["apps"]) if entry.get("apps") else entry.get("task_type") or "unspecified"
-    user = render(USER, templates, task_type=task_type, key=entry["key"], guideline=entry["guideline"],
-                  applicability=entry["applicability"], notes=notes,
+    user = render(USER, templates, task_type=task_type, key=entry["key"], guideline=lesson["guideline"],
+                  applicability=lesson["applicability"], notes=notes,
                   more=len(entry["sources"]) - SHOWN_SOURCES)
     return [{"role": "system", "content": instructions(templates)}, {"role": "user", "content": user.removesuffix("\n")}]
 
@@ -88,9 +111,10 @@ def check_guideline(text: str, offline: str) -> tuple[str | None, str | None]:
     return value, None
 
 
-async def _one(compiler, entry: dict, tags: list[str]) -> None:
-    offline = entry["guideline"]
-    messages = _messages(entry, getattr(compiler, "templates", None))
+async def _one(compiler, entry: dict, tags: list[str], by_step: dict[str, dict]) -> None:
+    lesson = members_text(entry, by_step)
+    offline = lesson["guideline"]  # what the model was shown: the values it may repeat
+    messages = _messages(entry, lesson, getattr(compiler, "templates", None))
     key = compiler.cache_key_for(messages, "insight-merge")
     text = None
     if compiler.cache is not None and compiler.read_cache:
@@ -132,7 +156,8 @@ async def merge_all(compiler, insights: list[dict], runs: list[dict]) -> None:
     """Give every insight the model's merged guideline (or record the fallback), in place, on
     the running loop: a build merges on the loop (and HTTP client) its runs were compiled on."""
     tags = {r["step"]: r["content_hash"] for r in runs if r.get("content_hash")}
-    await asyncio.gather(*(_one(compiler, e, [tags[s["step"]] for s in e["sources"] if s["step"] in tags])
+    by_step = {r["step"]: r for r in runs}
+    await asyncio.gather(*(_one(compiler, e, [tags[s["step"]] for s in e["sources"] if s["step"] in tags], by_step)
                            for e in insights))
 
 
