@@ -1,0 +1,58 @@
+"""`wikitrace add` on the LLM path asks the model again only for the insight groups the added
+run joined: a group's merge prompt is made from its members, so counts of the task type that
+move with any added run (on the pages of groups it did not join) never reach the model. The
+pages still show the counts that moved (faked at the HTTP level)."""
+
+from __future__ import annotations
+
+import json
+
+from fake_openai import is_merge
+from helpers import write_jsonl
+from test_insight_layer import flight_change
+from test_insight_merge import responder
+
+from wikitrace.add import AddOptions, add_runs
+from wikitrace.build import BuildOptions, build
+from wikitrace.check import check_corpus
+
+
+def merged_groups(fake_openai, since: int) -> list[str]:
+    """The lesson keys of the merge requests the fake got after its first ``since`` requests."""
+    keys = []
+    for body in fake_openai.bodies[since:]:
+        if is_merge(body):
+            user = body["messages"][1]["content"]
+            keys.append(user.split("Lesson key: ", 1)[1].split("\n", 1)[0])
+    return keys
+
+
+def test_an_added_run_asks_one_merge_per_group_it_joined_and_none_for_the_counts_it_moved(fake_openai, tmp_path):
+    fake_openai.respond_with(responder("Before changing a flight, look the new flight up and confirm it first."))
+    runs = [flight_change(k, searched=k < 6, success=k < 6) for k in range(12)]
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", runs)], out=out, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    pages = {i["id"]: (out / "insight" / f"{i['id']}.md").read_text() for i in data["insights"]}
+
+    since = len(fake_openai.bodies)
+    add_runs(AddOptions(run_file=write_jsonl(tmp_path / "b.jsonl", [flight_change(40, searched=True, success=False)]),
+                        corpus=out, quiet=True))
+    now = json.loads((out / "corpus.json").read_text())
+    joined = now["runs"][-1]["insights"]
+    keys = {i["id"]: i["key"] for i in now["insights"]}
+    assert joined
+    assert sorted(merged_groups(fake_openai, since)) == sorted(keys[i] for i in joined)
+
+    # a group the run did not join shows the new totals of the task type, yet was not asked again
+    others = [i for i in now["insights"] if i["id"] not in joined]
+    moved = [i for i in others if (out / "insight" / f"{i['id']}.md").read_text() != pages[i["id"]]]
+    assert moved, "the fixture must move the counts of a group the added run did not join"
+    for entry in moved:
+        assert entry["guideline_by"] == "llm"
+    (entry,) = moved  # the successful runs' procedure: the added failed run ended the same way
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    assert "Runs of this task type that ended with this call: 6 failed, 6 successful." in pages[entry["id"]]
+    assert "Runs of this task type that ended with this call: 7 failed, 6 successful." in page
+    assert "search_direct_flight before it: 1 of 7 failed, 6 of 6 successful" in page
+    assert check_corpus(out) == []
