@@ -56,3 +56,32 @@ def test_an_added_run_asks_one_merge_per_group_it_joined_and_none_for_the_counts
     assert "Runs of this task type that ended with this call: 7 failed, 6 successful." in page
     assert "search_direct_flight before it: 1 of 7 failed, 6 of 6 successful" in page
     assert check_corpus(out) == []
+
+
+def test_an_add_answered_from_the_cache_sends_nothing_and_leaves_the_client_unloaded(fake_openai, tmp_path):
+    """The same run added to a second copy of the corpus: its answer and its groups' merges are
+    in the response cache, so no request goes out and the client library is never imported."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    fake_openai.respond_with(responder())
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", [flight_change(k, searched=k < 3, success=k < 3)
+                                                                 for k in range(6)])], out=out, quiet=True))
+    shutil.copytree(out, tmp_path / "copy")
+    run_file = write_jsonl(tmp_path / "b.jsonl", [flight_change(40, searched=True, success=False)])
+    add_runs(AddOptions(run_file=run_file, corpus=out, quiet=True))
+    calls = fake_openai.calls
+    script = ("import sys\nfrom pathlib import Path\nfrom wikitrace.add import AddOptions, add_runs\n"
+              "add_runs(AddOptions(run_file=Path(sys.argv[1]), corpus=Path(sys.argv[2]), quiet=True))\n"
+              "print('openai' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(run_file), str(tmp_path / "copy")], env=dict(os.environ),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert fake_openai.calls == calls
+    assert done.stdout.strip() == "False"
+    strip = lambda root: {p.relative_to(root): p.read_bytes() for p in root.rglob("*")  # noqa: E731
+                          if p.is_file() and ".wikitrace" not in p.parts and p.name != "corpus.json"}
+    assert strip(tmp_path / "copy") == strip(out)
