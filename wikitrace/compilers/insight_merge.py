@@ -38,6 +38,7 @@ from .answer_check import _echo_problems
 from ..llm.cache import CachedAnswer
 from ..llm.transport import AnswerTooLarge, Failure, FormatRejected
 from .text import _VALUE
+from ..corpus import layout
 
 MAX_CHARS = 700
 SHOWN_SOURCES = 12  # source notes in one prompt: the first ones, so a later source changes nothing
@@ -47,23 +48,23 @@ _PATHISH = re.compile(r"(?:[\w.~-]*/)+[\w.-]+\.\w+")
 SYSTEM, USER = "prompts/insight_merge.system.j2", "prompts/insight_merge.user.j2"
 
 
-def members_text(entry: dict, by_step: dict[str, dict]) -> dict:
-    """The lesson as the group's own source runs taught it (``insights.pick_text`` of their
-    lessons: title, guideline, applicability), before any line the rest of the task type adds.
-    ``by_step``: run entries by step. An entry whose runs are not at hand: its own wording."""
+def members_text(entries: list[dict], runs: list[dict]) -> dict[str, dict]:
+    """Insight id -> the lesson as the group's own source runs taught it (``insights.pick_text``
+    of their lessons: title, guideline, applicability), before any line the rest of the task
+    type adds. Read from the run entries in one pass; an insight whose lessons are not all
+    found there keeps its own wording."""
     from ..corpus.insights import pick_text
 
-    members = []
-    for source in entry["sources"]:
-        run = by_step.get(source["step"])
-        lessons = (run or {}).get("lessons") or []
-        ids = (run or {}).get("insights") or []
-        lesson = next((l for i, l in zip(ids, lessons) if i == entry["id"]), None) or \
-            next((l for l in lessons if l.get("key") == entry["key"]), None)
-        if lesson is None:
-            return {k: entry[k] for k in ("title", "guideline", "applicability")}
-        members.append((run, lesson))
-    return pick_text(members) if members else {k: entry[k] for k in ("title", "guideline", "applicability")}
+    wanted = {e["id"]: e for e in entries}
+    sources = {iid: {s["step"] for s in e["sources"]} for iid, e in wanted.items()}
+    members: dict[str, list[tuple[dict, dict]]] = {iid: [] for iid in wanted}
+    for run in sorted(runs, key=lambda r: layout.id_number(r["step"])):
+        for iid, lesson in zip(run.get("insights") or (), run.get("lessons") or ()):
+            if iid in wanted and run["step"] in sources[iid]:
+                members[iid].append((run, lesson))
+    own = ("title", "guideline", "applicability")
+    return {iid: pick_text(m) if len(m) == len(sources[iid]) and m else {k: wanted[iid][k] for k in own}
+            for iid, m in members.items()}
 
 
 def _messages(entry: dict, lesson: dict, templates: str | None = None) -> list[dict[str, str]]:
@@ -111,8 +112,7 @@ def check_guideline(text: str, offline: str) -> tuple[str | None, str | None]:
     return value, None
 
 
-async def _one(compiler, entry: dict, tags: list[str], by_step: dict[str, dict]) -> None:
-    lesson = members_text(entry, by_step)
+async def _one(compiler, entry: dict, tags: list[str], lesson: dict) -> None:
     offline = lesson["guideline"]  # what the model was shown: the values it may repeat
     messages = _messages(entry, lesson, getattr(compiler, "templates", None))
     key = compiler.cache_key_for(messages, "insight-merge")
@@ -156,9 +156,9 @@ async def merge_all(compiler, insights: list[dict], runs: list[dict]) -> None:
     """Give every insight the model's merged guideline (or record the fallback), in place, on
     the running loop: a build merges on the loop (and HTTP client) its runs were compiled on."""
     tags = {r["step"]: r["content_hash"] for r in runs if r.get("content_hash")}
-    by_step = {r["step"]: r for r in runs}
-    await asyncio.gather(*(_one(compiler, e, [tags[s["step"]] for s in e["sources"] if s["step"] in tags], by_step)
-                           for e in insights))
+    lessons = members_text(insights, runs)
+    await asyncio.gather(*(_one(compiler, e, [tags[s["step"]] for s in e["sources"] if s["step"] in tags],
+                                lessons[e["id"]]) for e in insights))
 
 
 async def _all(compiler, insights: list[dict], runs: list[dict]) -> None:
