@@ -36,9 +36,11 @@ def test_an_added_run_asks_one_merge_per_group_it_joined_and_none_for_the_counts
     pages = {i["id"]: (out / "insight" / f"{i['id']}.md").read_text() for i in data["insights"]}
 
     since = len(fake_openai.bodies)
-    add_runs(AddOptions(run_file=write_jsonl(tmp_path / "b.jsonl", [flight_change(40, searched=True, success=False)]),
-                        corpus=out, quiet=True))
+    added = add_runs(AddOptions(run_file=write_jsonl(tmp_path / "b.jsonl", [flight_change(40, searched=True,
+                                                                                    success=False)]),
+                                corpus=out, quiet=True))
     now = json.loads((out / "corpus.json").read_text())
+    assert added.stats["cache_hits"] == 0  # the groups it did not join keep their merge: not even looked up
     joined = now["runs"][-1]["insights"]
     keys = {i["id"]: i["key"] for i in now["insights"]}
     assert joined
@@ -85,3 +87,26 @@ def test_an_add_answered_from_the_cache_sends_nothing_and_leaves_the_client_unlo
     strip = lambda root: {p.relative_to(root): p.read_bytes() for p in root.rglob("*")  # noqa: E731
                           if p.is_file() and ".wikitrace" not in p.parts and p.name != "corpus.json"}
     assert strip(tmp_path / "copy") == strip(out)
+
+
+def test_a_group_s_merge_request_is_the_same_whatever_runs_outside_it_add(tmp_path):
+    """The request is made from the group's members: a failed run that changes the counts the
+    page's offline wording gives (the group's lead counts the task type's failed runs) leaves
+    the request for that group as it was, so a compile into a new folder is answered from the
+    cache whatever runs of the type came since."""
+    from test_insight_layer import compile_runs, corpus_json
+
+    from wikitrace.compilers.insight_merge import _messages, members_text
+
+    runs = [flight_change(k, searched=k < 6, success=k < 6) for k in range(12)]
+    before = corpus_json(compile_runs(tmp_path, runs, "before"))
+    after = corpus_json(compile_runs(tmp_path, runs + [flight_change(40, searched=True, success=False)], "after"))
+    joined = set(after["runs"][-1]["insights"])
+    untouched = [i["id"] for i in after["insights"] if i["id"] not in joined]
+    old, new = ({i["id"]: i for i in data["insights"]} for data in (before, after))
+    moved = [i for i in untouched if old[i]["guideline"] != new[i]["guideline"]]
+    assert moved, "the added run must change the offline wording of a group it did not join"
+    for iid in untouched:
+        asked = [_messages(data_by_id[iid], members_text([data_by_id[iid]], data["runs"])[iid])
+                 for data, data_by_id in ((before, old), (after, new))]
+        assert asked[0] == asked[1]

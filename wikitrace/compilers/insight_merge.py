@@ -177,6 +177,24 @@ MERGED_FIELDS = ("guideline", "guideline_by", "fallback_reason")
 NOT_MERGED_YET = "forget asks no model: the next compile or add merges this insight again"
 
 
+def keep_unchanged(insights: list[dict], previous: dict[str, dict], unchanged_steps: set[str]) -> list[dict]:
+    """Give every insight whose group is the one the corpus holds its published merge, and
+    return the others (to be merged). The same group: the same key and sources, every source
+    a run carried over unchanged (so the same lessons, the same prompt, the answer the cache
+    would give), merged by the model before (a fallback is asked again). No prompt is
+    rendered and no cache file read for those: an add pays only for the groups it joined."""
+    todo = []
+    for entry in insights:
+        old = previous.get(entry["id"])
+        if (old is not None and old.get("guideline_by") == "llm" and old.get("key") == entry["key"]
+                and old.get("sources") == entry["sources"]
+                and all(s["step"] in unchanged_steps for s in entry["sources"])):
+            entry.update({k: old.get(k) for k in MERGED_FIELDS})
+        else:
+            todo.append(entry)
+    return todo
+
+
 def carry_over(insights: list[dict], previous: list[dict]) -> None:
     """Without a model (``forget``): an insight gathered from exactly the sources it had keeps
     the merged guideline it had; one whose sources changed keeps the offline wording, marked
