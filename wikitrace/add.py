@@ -194,12 +194,11 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     result.runs, result.insights = len(previous["runs"]), len(previous["insights"])
     if not todo:
         return result
-    if config is not None:  # the corpus's model: imported while the corpus's runs are carried over
+    compiler = make_compiler(bopts, config)
+    if config is not None and _asks_the_model(compiler, todo):
         from .llm.preload import import_client_ahead
 
-        import_client_ahead()
-
-    compiler = make_compiler(bopts, config)
+        import_client_ahead()  # the corpus's model: imported while the corpus's runs are carried over
     writer = carry_everything(pub, ids, bopts, previous, records, replaced)
     pub.verify_group(list(INDEXES))  # rewritten below; damage is reported, as compile does
     prompt_index_ok = pub.verify_group([PROMPT_INDEX])
@@ -219,6 +218,18 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     result.runs, result.insights = len(writer.runs), len(writer.insights)
     result.stats, result.compiler = compiler.stats().as_dict(), describe(compiler)
     return result
+
+
+def _asks_the_model(compiler, runs: list[Run]) -> bool:
+    """Whether compiling ``runs`` sends a request: a run whose answer the response cache does
+    not hold in the compiler's mode. Only then is the client (half a CPU-second of imports)
+    loaded ahead; an add answered from the cache loads it only if a merge asks after all."""
+    from .compilers.llm import _LazyMessages
+
+    if compiler.cache is None or not compiler.read_cache:
+        return True
+    mode = compiler.response_mode
+    return any(compiler.cache.get(_LazyMessages(compiler, compiler.prompt(run)).key(mode)) is None for run in runs)
 
 
 def add_run(path, corpus, outcome=None, **options) -> AddResult:

@@ -1,12 +1,15 @@
 """On the LLM path, one guideline per insight, written by the model from every run that taught it.
 
 The lessons are grouped exactly as offline (the same keys, corpus/insights.py); then each
-insight's group goes to the model once: its key, the offline wording, when it applies, and
-what its first ``SHOWN_SOURCES`` source runs (in step order) showed of it. The prompt holds
-nothing else (no counts, no totals of the task type): adding a run asks again only for the
-insights it is one of the first sources of; every other prompt is the same and its answer
-comes from the response cache (llm/cache.py), tagged with the source runs' content hashes so
-``forget`` can delete it. The page itself shows the counts.
+insight's group goes to the model once: its key, the lesson as its own source runs wrote it
+(the wording most of them share, and when it applies), and what its first ``SHOWN_SOURCES``
+source runs (in step order) showed of it. The prompt is made from the group's members alone:
+not from the page's offline wording, whose leads count the whole task type ("160 of the 200
+runs ...") and so move with every run added to the type. Adding a run therefore asks again
+only for the insights it is one of the first sources of; every other prompt is the same and
+its answer comes from the response cache (llm/cache.py), tagged with the source runs' content
+hashes so ``forget`` can delete it. The page shows the counts beside the merged guideline,
+from the gathered entry (its Evidence), never from the model.
 
 The answer is a JSON object ``{"guideline": "..."}``, checked before it is trusted: a
 non-empty string of at most ``MAX_CHARS`` characters, no echo of the instructions, no turn
@@ -35,6 +38,7 @@ from .answer_check import _echo_problems
 from ..llm.cache import CachedAnswer
 from ..llm.transport import AnswerTooLarge, Failure, FormatRejected
 from .text import _VALUE
+from ..corpus import layout
 
 MAX_CHARS = 700
 SHOWN_SOURCES = 12  # source notes in one prompt: the first ones, so a later source changes nothing
@@ -44,14 +48,34 @@ _PATHISH = re.compile(r"(?:[\w.~-]*/)+[\w.-]+\.\w+")
 SYSTEM, USER = "prompts/insight_merge.system.j2", "prompts/insight_merge.user.j2"
 
 
-def _messages(entry: dict, templates: str | None = None) -> list[dict[str, str]]:
-    """The merge request of one insight group (templates: a user folder that overrides them)."""
+def members_text(entries: list[dict], runs: list[dict]) -> dict[str, dict]:
+    """Insight id -> the lesson as the group's own source runs taught it (``insights.pick_text``
+    of their lessons: title, guideline, applicability), before any line the rest of the task
+    type adds. Read from the run entries in one pass; an insight whose lessons are not all
+    found there keeps its own wording."""
+    from ..corpus.insights import pick_text
+
+    wanted = {e["id"]: e for e in entries}
+    sources = {iid: {s["step"] for s in e["sources"]} for iid, e in wanted.items()}
+    members: dict[str, list[tuple[dict, dict]]] = {iid: [] for iid in wanted}
+    for run in sorted(runs, key=lambda r: layout.id_number(r["step"])):
+        for iid, lesson in zip(run.get("insights") or (), run.get("lessons") or ()):
+            if iid in wanted and run["step"] in sources[iid]:
+                members[iid].append((run, lesson))
+    own = ("title", "guideline", "applicability")
+    return {iid: pick_text(m) if len(m) == len(sources[iid]) and m else {k: wanted[iid][k] for k in own}
+            for iid, m in members.items()}
+
+
+def _messages(entry: dict, lesson: dict, templates: str | None = None) -> list[dict[str, str]]:
+    """The merge request of one insight group, from its members only: ``lesson`` (members_text)
+    and its sources' notes (templates: a user folder that overrides them)."""
     from ..templates import render
 
     notes = [f"- {s['outcome']}: {s['detail']}" for s in entry["sources"][:SHOWN_SOURCES] if s.get("detail")]
     task_type = ", ".join(entry["apps"]) if entry.get("apps") else entry.get("task_type") or "unspecified"
-    user = render(USER, templates, task_type=task_type, key=entry["key"], guideline=entry["guideline"],
-                  applicability=entry["applicability"], notes=notes,
+    user = render(USER, templates, task_type=task_type, key=entry["key"], guideline=lesson["guideline"],
+                  applicability=lesson["applicability"], notes=notes,
                   more=len(entry["sources"]) - SHOWN_SOURCES)
     return [{"role": "system", "content": instructions(templates)}, {"role": "user", "content": user.removesuffix("\n")}]
 
@@ -88,9 +112,9 @@ def check_guideline(text: str, offline: str) -> tuple[str | None, str | None]:
     return value, None
 
 
-async def _one(compiler, entry: dict, tags: list[str]) -> None:
-    offline = entry["guideline"]
-    messages = _messages(entry, getattr(compiler, "templates", None))
+async def _one(compiler, entry: dict, tags: list[str], lesson: dict) -> None:
+    offline = lesson["guideline"]  # what the model was shown: the values it may repeat
+    messages = _messages(entry, lesson, getattr(compiler, "templates", None))
     key = compiler.cache_key_for(messages, "insight-merge")
     text = None
     if compiler.cache is not None and compiler.read_cache:
@@ -132,8 +156,9 @@ async def merge_all(compiler, insights: list[dict], runs: list[dict]) -> None:
     """Give every insight the model's merged guideline (or record the fallback), in place, on
     the running loop: a build merges on the loop (and HTTP client) its runs were compiled on."""
     tags = {r["step"]: r["content_hash"] for r in runs if r.get("content_hash")}
-    await asyncio.gather(*(_one(compiler, e, [tags[s["step"]] for s in e["sources"] if s["step"] in tags])
-                           for e in insights))
+    lessons = members_text(insights, runs)
+    await asyncio.gather(*(_one(compiler, e, [tags[s["step"]] for s in e["sources"] if s["step"] in tags],
+                                lessons[e["id"]]) for e in insights))
 
 
 async def _all(compiler, insights: list[dict], runs: list[dict]) -> None:
@@ -150,6 +175,24 @@ def merge_guidelines(compiler, insights: list[dict], runs: list[dict]) -> None:
 
 MERGED_FIELDS = ("guideline", "guideline_by", "fallback_reason")
 NOT_MERGED_YET = "forget asks no model: the next compile or add merges this insight again"
+
+
+def keep_unchanged(insights: list[dict], previous: dict[str, dict], unchanged_steps: set[str]) -> list[dict]:
+    """Give every insight whose group is the one the corpus holds its published merge, and
+    return the others (to be merged). The same group: the same key and sources, every source
+    a run carried over unchanged (so the same lessons, the same prompt, the answer the cache
+    would give), merged by the model before (a fallback is asked again). No prompt is
+    rendered and no cache file read for those: an add pays only for the groups it joined."""
+    todo = []
+    for entry in insights:
+        old = previous.get(entry["id"])
+        if (old is not None and old.get("guideline_by") == "llm" and old.get("key") == entry["key"]
+                and old.get("sources") == entry["sources"]
+                and all(s["step"] in unchanged_steps for s in entry["sources"])):
+            entry.update({k: old.get(k) for k in MERGED_FIELDS})
+        else:
+            todo.append(entry)
+    return todo
 
 
 def carry_over(insights: list[dict], previous: list[dict]) -> None:

@@ -78,7 +78,7 @@ def run_entry_fields(comp) -> dict:
     }
 
 
-def _pick_text(members: list[tuple[dict, dict]]) -> dict:
+def pick_text(members: list[tuple[dict, dict]]) -> dict:
     """The lesson text the page shows: the commonest among the sources that got past it or
     succeeded with it (else among all), the earliest run on a tie."""
     worked = [(e, l) for e, l in members if l.get("worked")] or members
@@ -150,7 +150,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
                     for p in shown:
                         if p in want:
                             by[(kind, p)].append(r)
-    picked = {iid: _pick_text(m) for iid, m in groups.items()}
+    picked = {iid: pick_text(m) for iid, m in groups.items()}
     openings = Openings(runs, kind_of)
     met_tasks = tasks_meeting(runs, kind_of, {(kind_of(m[0][0]), contrast_pattern(m[0][1]["key"])) for m in groups.values()})
     splits = {kind: separating(kind_met) for kind, kind_met in met.items()}
@@ -335,4 +335,4 @@ def unpaged(runs: Iterable[dict], insights: list[dict]) -> dict[str, list[str]]:
 
 
 __all__ = ["MET", "TROUBLE", "contrast_pattern", "contrast_sentence", "fisher_tails", "gather", "group_key", "index_note",
-           "kind_of", "run_entry_fields", "unpaged"]
+           "kind_of", "pick_text", "run_entry_fields", "unpaged"]

@@ -331,11 +331,12 @@ class RunWriter:
         each insight's guideline on the running loop: the calls go out while the page writer
         is still catching up, and on the HTTP client the runs were compiled with.
         ``publish_insights`` then writes what was gathered here."""
-        from ..compilers.insight_merge import merge_all
+        from ..compilers.insight_merge import keep_unchanged, merge_all
 
         self._gathered = self._gather_insights(asks_model=True)
-        if self._gathered[1]:
-            await merge_all(compiler, self._gathered[1], self.runs)
+        todo = keep_unchanged(self._gathered[1], self.prev_insights, self.carried_steps)
+        if todo:
+            await merge_all(compiler, todo, self.runs)
 
     def publish_insights(self, compiler=None) -> None:
         """Gather the insight layer from every run's entry (unless ``merge_insights`` did) and
@@ -348,9 +349,11 @@ class RunWriter:
         else:
             kept, gathered = self._gather_insights(asks_model)
             if asks_model and gathered:
-                from ..compilers.insight_merge import merge_guidelines
+                from ..compilers.insight_merge import keep_unchanged, merge_guidelines
 
-                merge_guidelines(compiler, gathered, self.runs)
+                todo = keep_unchanged(gathered, self.prev_insights, self.carried_steps)
+                if todo:
+                    merge_guidelines(compiler, todo, self.runs)
         self.insights = sorted(gathered + [self.prev_insights[i] for i in sorted(
             {i for r in self.runs if insight_layer.kind_of(r) in kept for i in r["insights"]})],
             key=lambda i: layout.id_number(i["id"]))
