@@ -35,7 +35,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import record_rules, rule_talk, rule_verdicts
-from .arguments import _parsed  # noqa: F401  (success_lessons.py reads it from here)
 from .expected_calls import closest_expected
 from .insight_words import join
 from .reading import Call, Reading
@@ -43,7 +42,7 @@ from .record_facts import _when, stated_now
 from .rule_blocks import _Block, _blocks, _loosely_names
 from .rule_clauses import clause_for
 from .rule_facts import (_NAME_PARTS, _Fact, _absent, _fact, _fact_text, _facts, _keyed_by, _name_words, _named,
-                         _on_its_own, _plain)  # noqa: F401  (_on_its_own: success_lessons.py reads it from here)
+                         _plain)
 from .rules import _stem, _words, action_verb
 from .text import clip_words
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from .arguments import _parsed
 from .insight_words import join
 from .reading import Call, Reading
 from .rule_blocks import _blocks
-from .rule_reasons import _on_its_own, _parsed, _plain
+from .rule_facts import _on_its_own, _plain
 from .rule_talk import _DENIES, _NOT_ABLE, _YOU, _people
 from .rules import _words, sentences
 from .schema import KeyFact

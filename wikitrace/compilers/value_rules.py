@@ -5,7 +5,7 @@ corpus/conditions.py finds the record value that sets apart the records successf
 change on from those they looked up and left alone (`membership` "regular"). Counts alone leave
 the reader to guess why; the prompt usually says it in words ("Do not compensate if the user is
 regular member ..."). A sentence is kept when it states a rule, names the value as a term of its
-own ("basic economy" is not "economy": rule_reasons._on_its_own), and stands in the section of
+own ("basic economy" is not "economy": rule_facts._on_its_own), and stands in the section of
 the prompt (the blocks under one heading) that speaks most of the thing the change acts on
 (``certificate`` of ``send_certificate``): the share of its blocks naming it, highest first. One
 sentence per change and value, kept in the run's corpus entry as [tool, field, value, sentence].
@@ -20,7 +20,8 @@ from typing import Iterable
 from .insight_words import is_hand_off
 from .reading import Reading, runs_a_command
 from .rule_blocks import _blocks
-from .rule_reasons import _head, _on_its_own
+from .rule_facts import _on_its_own
+from .rule_reasons import _head
 
 
 def value_rules(r: Reading, patterns: Iterable[str]) -> list[list[str]]:
