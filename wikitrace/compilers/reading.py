@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..runs.errors import is_test_report
 from ..runs.model import Run, Turn
 from .consent import Consent, Unagreed
+from .text import signature
 
 if TYPE_CHECKING:
     from .arguments import ArgCheck
@@ -184,6 +185,11 @@ class Call:
     @property
     def n(self) -> int:
         return self.turn.turn
+
+    @cached_property
+    def sig(self) -> str:
+        """``text.signature`` of the call, encoded once: repeats, retries and errors each compare it."""
+        return signature(self.turn)
 
 
 @dataclass

@@ -23,7 +23,7 @@ from .record_facts import record_patterns
 from .reading import Reading, runs_a_command
 from .procedure_lessons import procedure_key
 from .run_insights import confirmation, confirmation_broken, repeats, stopped_browsing, unseen_insight
-from .text import clip, folded_words, generic, signature
+from .text import clip, folded_words, generic
 from .value_digest import fingerprint as _fingerprint
 
 
@@ -199,7 +199,7 @@ def retries_of(r: Reading) -> set[str]:
             continue
         listed = (c.turn.result or "").lower()
         x, y = c.turn.arguments, nxt.turn.arguments
-        if signature(nxt.turn) == signature(c.turn):
+        if nxt.sig == c.sig:
             how = "same"
         elif isinstance(x, dict) and isinstance(y, dict):
             how = "listed" if any(named_by(listed, x.get(key), y.get(key)) for key in y if x.get(key) != y.get(key)) \
