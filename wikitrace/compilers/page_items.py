@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from .arguments import _parsed
 from .changes import diff_files
 from .error_insights import missing_programs
 from .insight_words import expected_answer, join
@@ -86,10 +87,7 @@ def shown_answer(result: str | None) -> str:
     """What a call returned, in a phrase: for a JSON object its plain top-level fields (the cabin,
     the status, the insurance a rule hinges on sit after long nested lists, past any clipped
     head), else the clipped text."""
-    try:
-        parsed = json.loads(result or "")
-    except ValueError:
-        parsed = None
+    parsed = _parsed(result or "")  # the argument checks' parse of the same answer
     if isinstance(parsed, dict):
         plain = {k: v for k, v in parsed.items() if isinstance(v, (str, int, float, bool)) or v is None}
         kept: dict = {}

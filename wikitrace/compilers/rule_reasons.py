@@ -32,7 +32,7 @@ from datetime import timedelta
 from functools import lru_cache
 
 from . import rule_talk, rule_verdicts
-from .arguments import _last_key
+from .arguments import _last_key, _parsed
 from .reading import Call, Reading, leaves
 from .record_facts import _when, stated_now
 from .rule_blocks import _Block, _Sentence, _blocks, _loosely_names
@@ -143,15 +143,6 @@ def _facts(r: Reading, args: dict, before: int | None, skip: set[str], own: str 
         if plain is not None and key not in out and key not in skip:
             out[key] = _fact(key, value, own, None)
     return list(out.values())
-
-
-@lru_cache(maxsize=256)
-def _parsed(text: str):
-    """A look-up's answer parsed once: trials of a task look up the same records."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 def _named(r: Reading, s: _Sentence, facts: list[_Fact], subject: frozenset[str]) -> tuple[list[_Fact], list[_Fact]]:
