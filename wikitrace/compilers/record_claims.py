@@ -76,6 +76,19 @@ def _pairs(text: str) -> tuple[tuple[str, str, str, bool], ...]:
     return tuple(out)
 
 
+def _pairs_naming(text: str, nouns) -> list[tuple[str, str, str, bool]]:
+    """``_pairs`` of a text whose second word is one of ``nouns`` (lower case), in order: a user's
+    message is read only for the nouns the system prompt writes words before, not pair by pair."""
+    tokens = _TOKEN.findall(text)
+    out = []
+    for a, b in zip(tokens, tokens[1:]):
+        if a[0].isalpha() and b[0].isalpha() and "/" not in b:
+            noun = b.lower()
+            if noun in nouns:
+                out.extend((w.lower(), noun, f"{w} {b}", "/" in a) for w in a.split("/"))
+    return out
+
+
 @lru_cache(maxsize=64)
 def _values_before(system: str) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     """For each noun of four letters or more: the words the system prompt writes right before it,
@@ -118,8 +131,8 @@ def contradicted(r: Reading) -> Contradicted | None:
         valued.setdefault(key, set()).update(_words(value))
     any_valued = set().union(*valued.values())
     said = [(u, w, noun, words) for u in r.run.turns if t_is_user(u) and u.content and u.turn in r.replies
-            for w, noun, words, _g in _pairs(u.content)
-            if w in before.get(noun, ()) and (w in grouped.get(noun, ()) or w in any_valued)]
+            for w, noun, words, _g in _pairs_naming(u.content, before)
+            if w in before[noun] and (w in grouped.get(noun, ()) or w in any_valued)]
     for c, key, value in fields:
         held = _words(value)
         for u, word, noun, words in said:
