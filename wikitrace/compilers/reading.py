@@ -177,14 +177,14 @@ class Call:
     confirmed: bool  # the user's last message before it agreed (one yes covers every call up to the next message)
     agreed_at: int | None = None  # that agreeing message's turn
     unagreed: Unagreed | None = None  # set only when it plainly went ahead without agreement (None in doubt)
+    n: int = field(init=False, repr=False, compare=False)  # the call's turn: read more than anything else of it
+
+    def __post_init__(self) -> None:
+        self.n = self.turn.turn
 
     @property
     def name(self) -> str:
         return self.turn.name or "?"
-
-    @property
-    def n(self) -> int:
-        return self.turn.turn
 
     @cached_property
     def sig(self) -> str:
