@@ -196,6 +196,9 @@ def stated_count(text: str, noun: str) -> int | None:
     of what is there, and yields nothing."""
     if not text or not noun or not _COUNT_CUE.search(text):
         return None
+    written = noun[:-1] if noun.endswith("s") else noun  # in either form of the noun
+    if text.isascii() and written.isascii() and written.lower() not in text.lower():
+        return None  # the noun is nowhere in the message: no pattern is built for it
     forms = rf"(?:{re.escape(noun)}|{re.escape(noun[:-1])})" if noun.endswith("s") else re.escape(noun)
     count = r"(\d{1,2}|" + "|".join(w for w in _COUNT_WORDS if w != "one") + ")"
     m = re.search(rf"\bthere (?:are|were|is|was) (?:only |just |actually )?{count} {forms}\b", text, re.IGNORECASE)

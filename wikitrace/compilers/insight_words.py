@@ -167,7 +167,9 @@ def named_by(listed: str, before, after) -> bool:
         return str(after).lower() in listed
     old = {str(v).lower() for _p, v in leaves(before)}
     new = {str(v).lower() for _p, v in leaves(after)} - old
-    return any(len(v) > 1 and re.search(rf"(?<![\w.]){re.escape(v)}(?![\w])", listed) for v in new)
+    # a value not in the text at all needs no pattern compiled for it
+    return any(len(v) > 1 and v in listed and re.search(rf"(?<![\w.]){re.escape(v)}(?![\w])", listed)
+               for v in new)
 
 
 def sums_to_named(listed: str, value) -> bool:

@@ -234,7 +234,8 @@ def _record(c: Call) -> Record | None:
 
 
 def _names_in(text: str, names: set[str]) -> bool:
-    return any(re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", text) for n in names)
+    # a name not in the text at all needs no pattern compiled for it
+    return any(n in text and re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", text) for n in names)
 
 
 def _about(sentence: str, message: str, records: list[Record]) -> Record | None:
