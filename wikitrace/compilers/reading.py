@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -205,6 +206,7 @@ class Reading:
     _ends: list[tuple[int, int]] = field(default_factory=list)  # (turn, end offset in _all[0])
     memo: dict[str, Any] = field(default_factory=dict)  # things the lessons compute once per run
     replies: set[int] = field(default_factory=set)  # user messages that answer the agent (user_replies)
+    _turns: list[int] | None = None  # the turns of _ends when in order (else empty), for bisection
 
     @property
     def has_interlocutor(self) -> bool:
@@ -221,11 +223,18 @@ class Reading:
                 ends.append((f.turn, size))
             self._all.append("\n".join(parts))
             self._ends.extend(ends)
-        end = 0
-        for t, e in self._ends:
-            if t >= turn:
-                break
-            end = e
+        if self._turns is None:  # the facts' turns, when in order: the end is then found by bisection
+            turns = [t for t, _e in self._ends]
+            self._turns = turns if all(a <= b for a, b in zip(turns, turns[1:])) else []
+        if self._turns:
+            k = bisect_left(self._turns, turn)
+            end = self._ends[k - 1][1] if k else 0
+        else:
+            end = 0
+            for t, e in self._ends:
+                if t >= turn:
+                    break
+                end = e
         return self._all[0].find(needle.lower(), 0, end) != -1
 
     def lower(self, fact: Turn) -> str:
