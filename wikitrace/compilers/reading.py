@@ -248,12 +248,17 @@ class Reading:
 
 def read_run(run: Run) -> Reading:
     calls, harness = [], []
+    facts = []  # observations and user messages, in order (a harness step is never one)
     replies = user_replies(run)
     consent = Consent()
     for t in run.turns:
+        if t.type == "message" and t.role == "user" and t.content:
+            facts.append(t)
         if is_harness_turn(t):
             harness.append(t)
         elif t.type == "function_call":
+            if t.result:
+                facts.append(t)
             writes = not is_read_only(t)
             # a test run checks the code: no user's yes is needed for it, so none is claimed for it
             asks_consent = writes and not (runs_a_command(t) and is_test_report(t.result))
@@ -268,8 +273,6 @@ def read_run(run: Run) -> Reading:
             consent.heard(t, t.turn in replies)
     first = run.turns[0] if run.turns else None
     system = first if first is not None and first.type == "message" and first.role in ("system", "developer") else None
-    facts = [t for t in run.turns if (t.type == "function_call" and t.result and not is_harness_turn(t))
-             or (t.type == "message" and t.role == "user" and t.content)]
     return Reading(run, calls, harness, system, facts, replies=replies)
 
 
