@@ -118,8 +118,16 @@ def _other_record(mine: dict[str, str], look_up) -> bool:
     holds at its top level, an id the change sends under the same key with another value."""
     if not mine:
         return False
-    theirs = _look_up_ids(look_up.result or "", tuple(sorted(_ids(look_up.arguments).items())))
-    return any(k in theirs and theirs[k] != v for k, v in mine.items())
+    theirs = _THEIRS.get(id(look_up))
+    if theirs is None or theirs[0] is not look_up:  # asked once per argument of every change: kept per look-up
+        if len(_THEIRS) >= 256:
+            _THEIRS.clear()
+        theirs = _THEIRS[id(look_up)] = (look_up, _look_up_ids(look_up.result or "",
+                                                               tuple(sorted(_ids(look_up.arguments).items()))))
+    return any(k in theirs[1] and theirs[1][k] != v for k, v in mine.items())
+
+
+_THEIRS: dict[int, tuple[object, dict[str, str]]] = {}  # id(look-up turn) -> (the turn, kept alive; its ids)
 
 
 @lru_cache(maxsize=512)
