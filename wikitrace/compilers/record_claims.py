@@ -76,9 +76,12 @@ def _pairs(text: str) -> tuple[tuple[str, str, str, bool], ...]:
     return tuple(out)
 
 
-def _pairs_naming(text: str, nouns) -> list[tuple[str, str, str, bool]]:
-    """``_pairs`` of a text whose second word is one of ``nouns`` (lower case), in order: a user's
-    message is read only for the nouns the system prompt writes words before, not pair by pair."""
+@lru_cache(maxsize=2048)
+def _pairs_naming(text: str, system: str) -> tuple[tuple[str, str, str, bool], ...]:
+    """``_pairs`` of a text whose second word is a noun the system prompt writes words before
+    (``_values_before``), in order: a user's message is read only for those nouns, not pair by
+    pair. Once per distinct text and prompt: trials share prompts and replies."""
+    nouns = _values_before(system)[0]
     tokens = _TOKEN.findall(text)
     out = []
     for a, b in zip(tokens, tokens[1:]):
@@ -86,7 +89,7 @@ def _pairs_naming(text: str, nouns) -> list[tuple[str, str, str, bool]]:
             noun = b.lower()
             if noun in nouns:
                 out.extend((w.lower(), noun, f"{w} {b}", "/" in a) for w in a.split("/"))
-    return out
+    return tuple(out)
 
 
 @lru_cache(maxsize=64)
@@ -131,7 +134,7 @@ def contradicted(r: Reading) -> Contradicted | None:
         valued.setdefault(key, set()).update(_words(value))
     any_valued = set().union(*valued.values())
     said = [(u, w, noun, words) for u in r.run.turns if t_is_user(u) and u.content and u.turn in r.replies
-            for w, noun, words, _g in _pairs_naming(u.content, before)
+            for w, noun, words, _g in _pairs_naming(u.content, r.system.content or "")
             if w in before[noun] and (w in grouped.get(noun, ()) or w in any_valued)]
     for c, key, value in fields:
         held = _words(value)
