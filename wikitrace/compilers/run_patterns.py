@@ -9,6 +9,7 @@ between trials of one task.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 
 from .arguments import _as_text, check_arguments
@@ -138,10 +139,16 @@ def _shared_words(opening: str, instruction: str) -> tuple[str, ...]:
     stated = set(_letter_words(instruction))
     if not stated:
         return words[:_OPENING_WORDS]
-    # cue_words.same_word against every stated word, through sets: w is a stated word, a stated
-    # word begins with w, or w begins with one (four letters at least)
-    starts = {x[:k] for x in stated for k in range(4, len(x) + 1)}
-    return tuple(w for w in words if w in stated or w in starts
+    # cue_words.same_word against every stated word: w is a stated word, a stated word of four
+    # letters or more begins with w (the first stated word from w on, in order, does if any does),
+    # or w begins with one (four letters at least)
+    ordered = sorted(stated)
+
+    def starts_one(w: str) -> bool:
+        k = bisect_left(ordered, w)
+        return k < len(ordered) and ordered[k].startswith(w)
+
+    return tuple(w for w in words if w in stated or (len(w) >= 4 and starts_one(w))
                  or any(w[:k] in stated for k in range(4, len(w))))[:_OPENING_WORDS]
 
 
