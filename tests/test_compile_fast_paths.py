@@ -58,3 +58,24 @@ def test_consent_words_read_whatever_the_case_and_the_alphabet():
     assert answer_kind("NO, WAIT. Not that one.") == REFUSES
     assert answer_kind("Can you look up my other reservation instead?") == ASKS
     assert answer_kind("\u017fure, go ahead.") == AGREES  # the long s is an s to the pattern
+
+
+def test_a_quote_is_kept_wherever_its_turn_holds_it_and_dropped_where_none_does():
+    from wikitrace.compilers.grounding import ground
+    from wikitrace.compilers.schema import Compilation, Evidence
+
+    deep = {"reservations": [{"reservation_id": f"R{k:05d}", "cabin": "economy"} for k in range(60)],
+            "note": "Σ upgrade refused: the fare was BASIC ECONOMY"}
+    run = _run(_record("fast-2", "airline", "Upgrade my seat.", _turns(
+        _msg("system", SYSTEM),
+        _msg("user", "Please   upgrade\nmy seat."),
+        _call("get_reservations", {"user_id": "ana_1"}, json.dumps(deep, indent=4, ensure_ascii=False)),
+    ), False))
+    quotes = ["please upgrade my seat.",  # its message's head, whitespace and case folded
+              "σ upgrade refused: the fare was basic economy",  # deep in a long answer, past any head
+              '"reservation_id": "r00000"',  # the answer's head, indented JSON
+              "the fare was first class"]  # in no cited turn
+    comp = Compilation("t", "d", "failure", [Evidence("x", "y", [1 if k == 0 else 2], q) for k, q in enumerate(quotes)], [])
+    ground(comp, run)
+    assert [e.quote for e in comp.evidence] == quotes[:3] + [None]
+    assert comp.dropped_quotes == 1

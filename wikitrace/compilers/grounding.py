@@ -39,6 +39,18 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
+def _head_holds(turn: Turn, needle: str) -> bool:
+    """A sure yes, cheaply: the folded needle is in the folded head of the turn's message or
+    answer (most quotes are one's head). Folded ASCII text's head is the head of its folding, and
+    the folding of one part is part of the whole turn's, so only a yes is taken from here."""
+    for part in (turn.content, turn.result):
+        if isinstance(part, str) and part:
+            head = part[:2 * len(needle) + 200]
+            if head.isascii() and needle in _norm(head):
+                return True
+    return False
+
+
 def ground(compilation: Compilation, run: Run) -> Compilation:
     """Drop refs and quotes the run does not bear out; count what was dropped."""
     by_number = {t.turn: t for t in run.turns}
@@ -56,7 +68,7 @@ def ground(compilation: Compilation, run: Run) -> Compilation:
         item.turns = kept
         if item.quote:
             needle = _norm(item.quote)
-            if not kept or not any(needle in text_of(n) for n in kept):
+            if not kept or not any(_head_holds(by_number[n], needle) or needle in text_of(n) for n in kept):
                 item.quote = None
                 compilation.dropped_quotes += 1
     return compilation
