@@ -178,14 +178,12 @@ class Call:
     confirmed: bool  # the user's last message before it agreed (one yes covers every call up to the next message)
     agreed_at: int | None = None  # that agreeing message's turn
     unagreed: Unagreed | None = None  # set only when it plainly went ahead without agreement (None in doubt)
-    n: int = field(init=False, repr=False, compare=False)  # the call's turn: read more than anything else of it
+    # the call's turn and tool name ("?" for none), read more than anything else of a call: set once
+    n: int = field(init=False, repr=False, compare=False)
+    name: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.n = self.turn.turn
-
-    @property
-    def name(self) -> str:
-        return self.turn.name or "?"
+        self.n, self.name = self.turn.turn, self.turn.name or "?"
 
     @cached_property
     def sig(self) -> str:
