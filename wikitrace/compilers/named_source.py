@@ -16,8 +16,12 @@ def _flat_text(text: str) -> str:
 def _stands_alone(text: str, name: str) -> bool:
     """Whether ``text`` holds ``name`` with no capitalised word right after it (the name is not
     the head of a longer one: "Stone Brewing" in "Stone Brewing Co." is)."""
+    name = _flat_text(name)
+    head = name.split(" ", 1)[0]  # every match holds it as written in ``text``, whitespace aside
+    if text.isascii() and head.isascii() and head.lower() not in text.lower():
+        return False  # not there in any case: the page is neither folded nor scanned
     flat = _flat_text(text)
-    for m in re.finditer(r"(?<!\w)" + re.escape(_flat_text(name)) + r"(?!\w)", flat, re.IGNORECASE):
+    for m in re.finditer(r"(?<!\w)" + re.escape(name) + r"(?!\w)", flat, re.IGNORECASE):
         after = flat[m.end():m.end() + 40].split()[:1]
         if not (after and after[0][:1].isupper()):
             return True
