@@ -234,6 +234,12 @@ def looked_before(r: Reading) -> set[str]:
 
 
 
+@lru_cache(maxsize=512)
+def _answer_words(text: str) -> frozenset[str]:
+    """An answer's folded words, once per answer text: trials of a task get the same answers."""
+    return frozenset(folded_words(text))
+
+
 def decisions_of(r: Reading) -> set[str]:
     """What the run decided, for the comparison with other trials of the same task: every
     tool it called that answered without an error (``did|<tool>``), where the words of each
@@ -257,7 +263,7 @@ def decisions_of(r: Reading) -> set[str]:
                     where = "task"
                 else:
                     for answer in unread:
-                        shown.update(folded_words(answer))
+                        shown.update(_answer_words(answer))
                     unread.clear()
                     # each word looked up in the two sets: no union of all the shown words per query
                     where = "shown" if all(w in shown or w in task_words for w in words) else "own"
