@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..runs.model import Turn
+from .json_fields import fields_at_depth
 from .reading import _COMMAND_KEYS, Reading, _occurs, leaves, runs_a_command, t_is_user
 from .renderings import held_before, is_default
 from .told_numbers import _NUMBER_WORDS, _last_key, _told_number
@@ -38,7 +39,7 @@ def _seen(value, key: str, turn: Turn, low: str, names: frozenset[str] = frozens
         if turn.type == "function_call":
             if (turn.result or "").strip() in (text, text + ".0"):
                 return True
-            if any(k == key and _as_text(v) == text for k, v in _json_fields(turn.result or "")):
+            if text in _field_texts(turn.result or "").get(key, ()):
                 return True
             return bool(names) and any(text in numbers and names & named
                                        for numbers, named in _records(turn.result or ""))
@@ -63,7 +64,12 @@ def _parsed(text: str):
 @lru_cache(maxsize=512)
 def _json_field_list(text: str) -> tuple[tuple[str, Any], ...]:
     data = _parsed(text)
-    return () if data is _NOT_JSON else tuple((_last_key(path), v) for path, v in leaves(data))
+    if data is _NOT_JSON:
+        return ()
+    places = fields_at_depth(data)  # each scalar's field carried along one walk, no path string split per scalar
+    if places is not None:
+        return tuple((k, v) for k, _d, v, _h in places)
+    return tuple((_last_key(path), v) for path, v in leaves(data))
 
 
 @lru_cache(maxsize=512)
@@ -107,6 +113,16 @@ def _records(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
 def _json_fields(text: str) -> tuple[tuple[str, Any], ...]:
     """(last key, scalar) for every scalar of a JSON observation; nothing for other text."""
     return _json_field_list(text)
+
+
+@lru_cache(maxsize=512)
+def _field_texts(text: str) -> dict[str, frozenset[str]]:
+    """Each field of a JSON observation -> the texts of the scalars it holds anywhere: looked up
+    per argument and per earlier answer, where the answer's fields were scanned each time."""
+    found: dict[str, set[str]] = {}
+    for k, v in _json_field_list(text):
+        found.setdefault(k, set()).add(_as_text(v))
+    return {k: frozenset(v) for k, v in found.items()}
 
 
 def _same_field(t: Turn, path: str, args: list, names: frozenset[str]) -> list:
@@ -272,7 +288,7 @@ def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
         if check.seen_at is None:
             key = _last_key(path)
             for t in reversed(before):
-                if t_is_user(t) or not any(k == key for k, _v in _json_fields(t.result or "")):
+                if t_is_user(t) or key not in _field_texts(t.result or ""):
                     continue
                 other = list(dict.fromkeys(v for v in _same_field(t, path, arg_leaves, names)
                                            if v not in (None, "") and _as_text(v) != text))

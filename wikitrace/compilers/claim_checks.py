@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from .consent import _Caseless
+
 # a number as written: "$1,002.50", "1985", "2024-05-14" (ISO dates compare as dates)
 _NUM = r"(?P<{0}>(?<![\w.$/:-])(?:\$\s?)?(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s?%)?(?![\w/:-]|\.\d|,\d))"
 _LEFT, _RIGHT = _NUM.format("left"), _NUM.format("right")
@@ -186,7 +188,7 @@ _COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, 
                 "ten": 10}
 
 
-_COUNT_CUE = re.compile(r"\bhow many\b|\bthere (?:are|were|is|was)\b", re.IGNORECASE)
+_COUNT_CUE = _Caseless(r"\bhow many\b|\bthere (?:are|were|is|was)\b")  # read in every user message
 
 
 def stated_count(text: str, noun: str) -> int | None:
@@ -197,6 +199,9 @@ def stated_count(text: str, noun: str) -> int | None:
     of what is there, and yields nothing."""
     if not text or not noun or not _COUNT_CUE.search(text):
         return None
+    written = noun[:-1] if noun.endswith("s") else noun  # in either form of the noun
+    if text.isascii() and written.isascii() and written.lower() not in text.lower():
+        return None  # the noun is nowhere in the message: no pattern is built for it
     forms = rf"(?:{re.escape(noun)}|{re.escape(noun[:-1])})" if noun.endswith("s") else re.escape(noun)
     count = r"(\d{1,2}|" + "|".join(w for w in _COUNT_WORDS if w != "one") + ")"
     m = re.search(rf"\bthere (?:are|were|is|was) (?:only |just |actually )?{count} {forms}\b", text, re.IGNORECASE)

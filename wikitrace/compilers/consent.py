@@ -17,6 +17,28 @@ from dataclasses import dataclass
 from ..runs.model import Turn
 from .stems import stem as _stem
 
+class _Caseless:
+    """A pattern of lower-case words, matched whatever the case of the text. ASCII text is lowered
+    and matched without re.I: the same matches at the same offsets, about three times faster (every
+    message of every run is read this way). Other text keeps re.I, whose case folding lower() does
+    not reproduce."""
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+        self._plain = re.compile(pattern)
+        self._folding = re.compile(pattern, re.I)
+
+    def search(self, text: str, pos: int = 0) -> re.Match | None:
+        if text.isascii():
+            return self._plain.search(text.lower(), pos)
+        return self._folding.search(text, pos)
+
+    def match(self, text: str) -> re.Match | None:
+        if text.isascii():
+            return self._plain.match(text.lower())
+        return self._folding.match(text)
+
+
 # Everything this module takes as agreement or refusal, in general English and nowhere else.
 # A message agrees when its first sentence opens with one of _AGREEING (after an optional
 # courtesy word such as "great" or "thanks"), or it asks the agent to go ahead (_GO_AHEAD),
@@ -32,26 +54,26 @@ _AGREEING = (
     r"(?:that|this|it|everything|all(?: of)? (?:that|this|it)|all)(?:'s| is| looks| sounds| seems)"
     r" (?:good|great|fine|correct|right|perfect|ok|okay)"
 )
-_OPENS_AGREEING = re.compile(rf"^{_COURTESY}(?:{_AGREEING})\b", re.I)
-_ONLY_OKAY = re.compile(r"^(?:ok|okay|alright|all right)[\s.!]*$", re.I)  # "Okay, I want ..." may be a new request
-_GO_AHEAD = re.compile(r"\b(?:i'?d|i would|i want to|i wish to|please|let'?s)(?: just)? (?:like to )?(?:proceed|go ahead)\b",
-                       re.I)
+_OPENS_AGREEING = _Caseless(rf"^{_COURTESY}(?:{_AGREEING})\b")
+_ONLY_OKAY = _Caseless(r"^(?:ok|okay|alright|all right)[\s.!]*$")  # "Okay, I want ..." may be a new request
+_GO_AHEAD = _Caseless(r"\b(?:i'?d|i would|i want to|i wish to|please|let'?s)(?: just)? "
+                      r"(?:like to )?(?:proceed|go ahead)\b")
 # "Yes, but ..." agrees to part and objects to the rest: that reading is left undecided. Only the
 # first sentence is read for it ("Yes, go ahead. It was my last trip, but ..." agrees), save for
 # a counter-proposal anywhere ("That's okay. Let's cancel it instead.").
-_HOLDS_BACK = re.compile(r"\b(?:but|however|although|though|wait|instead|hold on|not yet)\b", re.I)
-_INSTEAD = re.compile(r"\b(?:instead|rather)\b", re.I)
-_REFUSING = re.compile(rf"^{_COURTESY}(?:no(?! problem| worries)|nope|not yet|not now|wait|hold on|hang on|stop|don'?t|do not|"
-                       r"never mind|cancel that)\b", re.I)
+_HOLDS_BACK = _Caseless(r"\b(?:but|however|although|though|wait|instead|hold on|not yet)\b")
+_INSTEAD = _Caseless(r"\b(?:instead|rather)\b")
+_REFUSING = _Caseless(rf"^{_COURTESY}(?:no(?! problem| worries)|nope|not yet|not now|wait|hold on|hang on|stop|"
+                      r"don'?t|do not|never mind|cancel that)\b")
 # Any of these words, anywhere, makes a reply that did not open with agreement too uncertain to call a refusal.
-_AFFIRM_ANYWHERE = re.compile(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|please do|okay|ok|"
-                              r"(?<!make )(?<!be )(?<!not )sure|good|fine|agree)\b", re.I)
+_AFFIRM_ANYWHERE = _Caseless(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|please do|okay|ok|"
+                             r"(?<!make )(?<!be )(?<!not )sure|good|fine|agree)\b")
 _SENTENCE_END = re.compile(r"[.!?\n]")
 # An agent message that puts something to the user for a yes. A yes to any other question ("Sure,
 # my user id is ...") agrees to no change: it neither covers one nor leaves one in doubt.
-_PUTS_TO_USER = re.compile(r"\b(?:confirm|proceed|go ahead|shall i|should i|may i|would you like|do you want|"
-                           r"is (?:that|this|everything) (?:ok|okay|correct|right|alright|fine)|"
-                           r"(?:does|do) (?:that|this|these|everything) (?:look|sound))\b", re.I)
+_PUTS_TO_USER = _Caseless(r"\b(?:confirm|proceed|go ahead|shall i|should i|may i|would you like|do you want|"
+                          r"is (?:that|this|everything) (?:ok|okay|correct|right|alright|fine)|"
+                          r"(?:does|do) (?:that|this|these|everything) (?:look|sound))\b")
 
 AGREES, REFUSES, ASKS, UNSURE = "agrees", "refuses", "asks", "unsure"
 
@@ -81,7 +103,7 @@ def answer_kind(text: str) -> str:
 
 # A reply that takes one of the things the agent said ("I'll go with the second one"). A preference
 # ("I would prefer the larger one") may open a new request as well as pick: it is not read as a pick.
-_PICKS = re.compile(r"\b(?:go with|going with|choose|chose|pick|picked|i'?ll take|i will take)\b", re.I)
+_PICKS = _Caseless(r"\b(?:go with|going with|choose|chose|pick|picked|i'?ll take|i will take)\b")
 _NAME_PARTS = re.compile(r"[\W_]+|(?<=[a-z])(?=[A-Z])")
 _WORDS = re.compile(r"[a-z]+")
 

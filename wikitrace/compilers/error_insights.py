@@ -16,7 +16,7 @@ from .insight_words import join, named_by, packed_calls, sums_to_named, what_cha
 from .option_choices import holding_words
 from .reading import _SHELL_TOOLS, Call, Reading, _head_word, _occurs, command_of, leaves, runs_a_command
 from .schema import CandidateInsight
-from .text import clip, signature
+from .text import clip
 
 _MISSING_PROGRAM = re.compile(r"command not found|^(?:[\w./-]+: )?(?:line \d+: |\d+: )?[^\s:]+: not found\s*$", re.M)
 
@@ -152,7 +152,7 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
     v, said = failing_verb(err), shape(err)
     later = [c for c in r.calls if c.n > err.n]
     passed = next((c for c in later if c.name == err.name and not c.error), None)
-    same = [c for c in later if signature(c.turn) == signature(err.turn)]
+    same = [c for c in later if c.sig == err.sig]
     if tests_failed(err) and not missing_programs(err):
         return failing_tests_insight(r, err)
     if runs_a_command(err.turn):

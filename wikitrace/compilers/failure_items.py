@@ -22,7 +22,7 @@ from .page_notes import answer_context, asked_note, check_notes, listed_note, re
 from .record_notes import record_rule_notes
 from .reading import Reading, harness_reason
 from .schema import Evidence
-from .text import clip, quote_of, signature
+from .text import clip, quote_of
 from .verdict_evidence import verdict_note
 
 def agreed_phrase(r: Reading, c) -> str:
@@ -39,9 +39,9 @@ def failure_items(r: Reading) -> list[Item]:
     changed = any(c.writes and not c.error for c in calls)
     afters: dict[int, str] = {}  # what became of each error: "; no later javac call went through."
     for c in calls:
-        if not c.error or signature(c.turn) in told:
+        if not c.error or c.sig in told:
             continue
-        told.add(signature(c.turn))
+        told.add(c.sig)
         prev = next((p for p in reversed(calls) if p.n < c.n), None)
         # got past: a later run of the same program (or call of the same tool) went through
         past = next((x for x in calls if x.n > c.n and not x.error and ran[x.n] == ran[c.n]), None)
@@ -64,11 +64,11 @@ def failure_items(r: Reading) -> list[Item]:
             got_past=past is not None and not c.writes, never_got_past=past is None))
     # a loop: the same call answered the same way, three times or more (the same command in
     # another folder, or answered differently, is no repetition)
-    repeats = Counter((signature(c.turn), _answer(c)) for c in calls)
+    repeats = Counter((c.sig, _answer(c)) for c in calls)
     for key, n in repeats.items():
         if n < 3:
             continue
-        same = [c for c in calls if (signature(c.turn), _answer(c)) == key]
+        same = [c for c in calls if (c.sig, _answer(c)) == key]
         errs = sum(1 for c in same if c.error)
         if errs == n:
             how = "each of them was answered with an error"

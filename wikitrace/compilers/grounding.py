@@ -39,16 +39,36 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
+def _head_holds(turn: Turn, needle: str) -> bool:
+    """A sure yes, cheaply: the folded needle is in the folded head of the turn's message or
+    answer (most quotes are one's head). Folded ASCII text's head is the head of its folding, and
+    the folding of one part is part of the whole turn's, so only a yes is taken from here."""
+    for part in (turn.content, turn.result):
+        if isinstance(part, str) and part:
+            head = part[:2 * len(needle) + 200]
+            if head.isascii() and needle in _norm(head):
+                return True
+    return False
+
+
 def ground(compilation: Compilation, run: Run) -> Compilation:
     """Drop refs and quotes the run does not bear out; count what was dropped."""
     by_number = {t.turn: t for t in run.turns}
+    normed: dict[int, str] = {}  # a turn's text, folded once: items of a page cite the same turns
+
+    def text_of(n: int) -> str:
+        hit = normed.get(n)
+        if hit is None:
+            hit = normed[n] = _norm(turn_text(by_number[n]))
+        return hit
+
     for item in compilation.evidence:
         kept = [n for n in item.turns if n in by_number]
         compilation.dropped_refs += len(item.turns) - len(kept)
         item.turns = kept
         if item.quote:
             needle = _norm(item.quote)
-            if not kept or not any(needle in _norm(turn_text(by_number[n])) for n in kept):
+            if not kept or not any(_head_holds(by_number[n], needle) or needle in text_of(n) for n in kept):
                 item.quote = None
                 compilation.dropped_quotes += 1
     return compilation

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .arguments import check_arguments, is_verdict
 from .changes import edit_of
@@ -21,11 +22,21 @@ _HAND_OFF = re.compile(r"transfer|hand_?off|escalat|human|operator", re.I)
 
 
 def is_hand_off(call: Call) -> bool:
-    return bool(_HAND_OFF.search(call.name))
+    return _hands_off(call.name)
+
+
+@lru_cache(maxsize=1024)
+def _hands_off(name: str) -> bool:
+    """Per tool name, not per call: asked of every change many times a run."""
+    return bool(_HAND_OFF.search(name))
+
+
+_TOP_KEY = re.compile(r"[^.\[]*")
 
 
 def top_key(path: str) -> str:
-    return re.split(r"[.\[]", path, maxsplit=1)[0]
+    """The first step of an argument's path (``passengers`` of ``passengers[0].name``)."""
+    return _TOP_KEY.match(path).group()
 
 
 @dataclass
@@ -156,7 +167,9 @@ def named_by(listed: str, before, after) -> bool:
         return str(after).lower() in listed
     old = {str(v).lower() for _p, v in leaves(before)}
     new = {str(v).lower() for _p, v in leaves(after)} - old
-    return any(len(v) > 1 and re.search(rf"(?<![\w.]){re.escape(v)}(?![\w])", listed) for v in new)
+    # a value not in the text at all needs no pattern compiled for it
+    return any(len(v) > 1 and v in listed and re.search(rf"(?<![\w.]){re.escape(v)}(?![\w])", listed)
+               for v in new)
 
 
 def sums_to_named(listed: str, value) -> bool:

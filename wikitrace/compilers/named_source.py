@@ -13,11 +13,20 @@ def _flat_text(text: str) -> str:
     return " ".join(str(text or "").split())
 
 
+# letters re.IGNORECASE matches to an ASCII one that lower() does not turn into it ("ſ" is an "s"):
+# in a text with none, an ASCII word is there in any case exactly when lower() finds it
+_ODD_FOLDS = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
 def _stands_alone(text: str, name: str) -> bool:
     """Whether ``text`` holds ``name`` with no capitalised word right after it (the name is not
     the head of a longer one: "Stone Brewing" in "Stone Brewing Co." is)."""
+    name = _flat_text(name)
+    head = name.split(" ", 1)[0]  # every match holds it as written in ``text``, whitespace aside
+    if head.isascii() and not any(ch in text for ch in _ODD_FOLDS) and head.lower() not in text.lower():
+        return False  # not there in any case: the page is neither folded nor scanned
     flat = _flat_text(text)
-    for m in re.finditer(r"(?<!\w)" + re.escape(_flat_text(name)) + r"(?!\w)", flat, re.IGNORECASE):
+    for m in re.finditer(r"(?<!\w)" + re.escape(name) + r"(?!\w)", flat, re.IGNORECASE):
         after = flat[m.end():m.end() + 40].split()[:1]
         if not (after and after[0][:1].isupper()):
             return True

@@ -53,7 +53,7 @@ from .trial_record import decisive
 from .arguments import check_arguments
 from .reading import Call, Reading, command_of, harness_reason, leaves, read_run
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
-from .text import clip, quote_of, short_task, signature
+from .text import clip, quote_of, short_task
 
 
 class OfflineCompiler:
@@ -234,7 +234,7 @@ def _success_items(r: Reading) -> list[Item]:
     answers = {c.n for c in writes if free_form(c) is not None and gives_answer(r, c)}
     seen: set[str] = set()
     for c in reversed(writes):  # the latest of identical state changes is the one that stood
-        key = signature(c.turn)
+        key = c.sig
         if key in seen or c.n in fixes:
             continue
         seen.add(key)
@@ -263,9 +263,9 @@ def _success_items(r: Reading) -> list[Item]:
     acted = writes if not (len(writes) == 1 and gives_answer(r, writes[0])) else []
     for c in calls:
         if c.writes or c.error or c.n in fixes or answered_nothing(c) or (
-                c.n not in supplied and c is not first and c is not latest and (acted or signature(c.turn) in told)):
+                c.n not in supplied and c is not first and c is not latest and (acted or c.sig in told)):
             continue
-        told.add(signature(c.turn))
+        told.add(c.sig)
         keys = list(dict.fromkeys(supplied.get(c.n, [])))
         same = [k for k in keys if k not in fresh.get(c.n, ())]  # every value of it was one the look-up was sent
         took = [k for k in keys if k not in same]

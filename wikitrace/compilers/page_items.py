@@ -9,7 +9,9 @@ headers, the shell's "not found" line, an empty answer to a call that sent text.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
+from .arguments import _parsed
 from .changes import diff_files
 from .error_insights import missing_programs
 from .insight_words import expected_answer, join
@@ -82,14 +84,12 @@ def silent_items(r: Reading) -> list[tuple[Call, str, str, str]]:
 FIELDS_WIDTH = 320
 
 
+@lru_cache(maxsize=256)  # trials of a task get the same answers to the same look-ups
 def shown_answer(result: str | None) -> str:
     """What a call returned, in a phrase: for a JSON object its plain top-level fields (the cabin,
     the status, the insurance a rule hinges on sit after long nested lists, past any clipped
     head), else the clipped text."""
-    try:
-        parsed = json.loads(result or "")
-    except ValueError:
-        parsed = None
+    parsed = _parsed(result or "")  # the argument checks' parse of the same answer
     if isinstance(parsed, dict):
         plain = {k: v for k, v in parsed.items() if isinstance(v, (str, int, float, bool)) or v is None}
         kept: dict = {}

@@ -212,10 +212,13 @@ def answer_source(r: Reading, c: Call, width: int = 90):
     if not gives_answer(r, c) or c is not next((x for x in reversed(r.calls) if x.writes and not x.error), None):
         return None
     needle = given.lower()
+    first = needle.split(" ", 1)[0]
     words = None  # compiled only once some answer holds the text at all
 
     def holds(result: str) -> bool:
         nonlocal words
+        if result.isascii() and first.isascii() and first not in result.lower():
+            return False  # its first word is nowhere in the answer: the answer is not folded
         low = " ".join(result.split()).lower()
         if needle not in low:
             return False

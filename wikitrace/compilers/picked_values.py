@@ -24,15 +24,17 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
 _ISO_DATE = re.compile(r"\d{4}-(\d{2})-(\d{2})")
 
 
-def _spoken_forms(text: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def _spoken_forms(text: str) -> tuple[str, ...]:
     """The value as a user may have written it, lower case: itself, and for an ISO date its
-    month-name and slashed forms ("may 25", "25 may", "5/25")."""
+    month-name and slashed forms ("may 25", "25 may", "5/25"). Once per value: every change
+    of a run asks about the names of the records it looked at."""
     forms = [text.lower()]
     m = _ISO_DATE.fullmatch(text)
     if m and 1 <= int(m.group(1)) <= 12:
         month, day = _MONTHS[int(m.group(1)) - 1], int(m.group(2))
         forms += [f"{month} {day}", f"{day} {month}", f"{int(m.group(1))}/{day}", f"{m.group(1)}/{m.group(2)}"]
-    return forms
+    return tuple(forms)
 
 
 @dataclass
@@ -116,8 +118,16 @@ def _other_record(mine: dict[str, str], look_up) -> bool:
     holds at its top level, an id the change sends under the same key with another value."""
     if not mine:
         return False
-    theirs = _look_up_ids(look_up.result or "", tuple(sorted(_ids(look_up.arguments).items())))
-    return any(k in theirs and theirs[k] != v for k, v in mine.items())
+    theirs = _THEIRS.get(id(look_up))
+    if theirs is None or theirs[0] is not look_up:  # asked once per argument of every change: kept per look-up
+        if len(_THEIRS) >= 256:
+            _THEIRS.clear()
+        theirs = _THEIRS[id(look_up)] = (look_up, _look_up_ids(look_up.result or "",
+                                                               tuple(sorted(_ids(look_up.arguments).items()))))
+    return any(k in theirs[1] and theirs[1][k] != v for k, v in mine.items())
+
+
+_THEIRS: dict[int, tuple[object, dict[str, str]]] = {}  # id(look-up turn) -> (the turn, kept alive; its ids)
 
 
 @lru_cache(maxsize=512)
@@ -147,7 +157,9 @@ def picked(r: Reading, c: Call) -> list[Pick]:
     answers = [t for t in r.facts if t.turn < c.n and t.type == "function_call"]
     sent = {_as_text(v) for _p, v in leaves(c.turn.arguments)}
     by_turn = {x.n: x for x in r.calls}
-    heard: dict[str, bool] = {}  # a record's names are asked about once per value, not once per argument
+    # a record's names are asked about once per value and per user messages before the call, not
+    # once per argument: changes after the same messages share the answers
+    heard: dict[str, bool] = r.memo.setdefault(f"picked.heard:{len(said)}", {})
     mine = _ids(c.turn.arguments)
 
     def told(v: str) -> bool:

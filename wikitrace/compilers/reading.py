@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..runs.errors import is_test_report
 from ..runs.model import Run, Turn
 from .consent import Consent, Unagreed
+from .text import signature
 
 if TYPE_CHECKING:
     from .arguments import ArgCheck
@@ -176,14 +178,17 @@ class Call:
     confirmed: bool  # the user's last message before it agreed (one yes covers every call up to the next message)
     agreed_at: int | None = None  # that agreeing message's turn
     unagreed: Unagreed | None = None  # set only when it plainly went ahead without agreement (None in doubt)
+    # the call's turn and tool name ("?" for none), read more than anything else of a call: set once
+    n: int = field(init=False, repr=False, compare=False)
+    name: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def name(self) -> str:
-        return self.turn.name or "?"
+    def __post_init__(self) -> None:
+        self.n, self.name = self.turn.turn, self.turn.name or "?"
 
-    @property
-    def n(self) -> int:
-        return self.turn.turn
+    @cached_property
+    def sig(self) -> str:
+        """``text.signature`` of the call, encoded once: repeats, retries and errors each compare it."""
+        return signature(self.turn)
 
 
 @dataclass
@@ -199,6 +204,7 @@ class Reading:
     _ends: list[tuple[int, int]] = field(default_factory=list)  # (turn, end offset in _all[0])
     memo: dict[str, Any] = field(default_factory=dict)  # things the lessons compute once per run
     replies: set[int] = field(default_factory=set)  # user messages that answer the agent (user_replies)
+    _turns: list[int] | None = None  # the turns of _ends when in order (else empty), for bisection
 
     @property
     def has_interlocutor(self) -> bool:
@@ -215,11 +221,18 @@ class Reading:
                 ends.append((f.turn, size))
             self._all.append("\n".join(parts))
             self._ends.extend(ends)
-        end = 0
-        for t, e in self._ends:
-            if t >= turn:
-                break
-            end = e
+        if self._turns is None:  # the facts' turns, when in order: the end is then found by bisection
+            turns = [t for t, _e in self._ends]
+            self._turns = turns if all(a <= b for a, b in zip(turns, turns[1:])) else []
+        if self._turns:
+            k = bisect_left(self._turns, turn)
+            end = self._ends[k - 1][1] if k else 0
+        else:
+            end = 0
+            for t, e in self._ends:
+                if t >= turn:
+                    break
+                end = e
         return self._all[0].find(needle.lower(), 0, end) != -1
 
     def lower(self, fact: Turn) -> str:
@@ -233,12 +246,17 @@ class Reading:
 
 def read_run(run: Run) -> Reading:
     calls, harness = [], []
+    facts = []  # observations and user messages, in order (a harness step is never one)
     replies = user_replies(run)
     consent = Consent()
     for t in run.turns:
+        if t.type == "message" and t.role == "user" and t.content:
+            facts.append(t)
         if is_harness_turn(t):
             harness.append(t)
         elif t.type == "function_call":
+            if t.result:
+                facts.append(t)
             writes = not is_read_only(t)
             # a test run checks the code: no user's yes is needed for it, so none is claimed for it
             asks_consent = writes and not (runs_a_command(t) and is_test_report(t.result))
@@ -253,8 +271,6 @@ def read_run(run: Run) -> Reading:
             consent.heard(t, t.turn in replies)
     first = run.turns[0] if run.turns else None
     system = first if first is not None and first.type == "message" and first.role in ("system", "developer") else None
-    facts = [t for t in run.turns if (t.type == "function_call" and t.result and not is_harness_turn(t))
-             or (t.type == "message" and t.role == "user" and t.content)]
     return Reading(run, calls, harness, system, facts, replies=replies)
 
 

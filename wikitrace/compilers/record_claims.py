@@ -76,6 +76,22 @@ def _pairs(text: str) -> tuple[tuple[str, str, str, bool], ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=2048)
+def _pairs_naming(text: str, system: str) -> tuple[tuple[str, str, str, bool], ...]:
+    """``_pairs`` of a text whose second word is a noun the system prompt writes words before
+    (``_values_before``), in order: a user's message is read only for those nouns, not pair by
+    pair. Once per distinct text and prompt: trials share prompts and replies."""
+    nouns = _values_before(system)[0]
+    tokens = _TOKEN.findall(text)
+    out = []
+    for a, b in zip(tokens, tokens[1:]):
+        if a[0].isalpha() and b[0].isalpha() and "/" not in b:
+            noun = b.lower()
+            if noun in nouns:
+                out.extend((w.lower(), noun, f"{w} {b}", "/" in a) for w in a.split("/"))
+    return tuple(out)
+
+
 @lru_cache(maxsize=64)
 def _values_before(system: str) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     """For each noun of four letters or more: the words the system prompt writes right before it,
@@ -118,8 +134,8 @@ def contradicted(r: Reading) -> Contradicted | None:
         valued.setdefault(key, set()).update(_words(value))
     any_valued = set().union(*valued.values())
     said = [(u, w, noun, words) for u in r.run.turns if t_is_user(u) and u.content and u.turn in r.replies
-            for w, noun, words, _g in _pairs(u.content)
-            if w in before.get(noun, ()) and (w in grouped.get(noun, ()) or w in any_valued)]
+            for w, noun, words, _g in _pairs_naming(u.content, r.system.content or "")
+            if w in before[noun] and (w in grouped.get(noun, ()) or w in any_valued)]
     for c, key, value in fields:
         held = _words(value)
         for u, word, noun, words in said:

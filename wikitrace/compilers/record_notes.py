@@ -9,7 +9,8 @@ import json
 import re
 from functools import lru_cache
 
-from .arguments import _last_key, check_arguments
+from .arguments import _NOT_JSON, _last_key, check_arguments
+from .arguments import _parsed as _parsed_text
 from .insight_parts import rules_once
 from .page_notes import _val
 from .reading import Call, Reading, leaves
@@ -122,15 +123,10 @@ RECORD_WIDTH = 240
 
 
 def _parsed(r: Reading, c: Call):
-    """A call's answer parsed as JSON, once per run (None when it is no JSON)."""
-    parsed = r.memo.get(f"notes.json:{c.n}", ...)
-    if parsed is ...:
-        try:
-            parsed = json.loads(c.turn.result or "")
-        except ValueError:
-            parsed = None
-        r.memo[f"notes.json:{c.n}"] = parsed
-    return parsed
+    """A call's answer as JSON, or None when it is no JSON object or list: the argument checks'
+    parse of the same text (a bare JSON string or number holds no record either)."""
+    parsed = _parsed_text(c.turn.result or "")
+    return None if parsed is _NOT_JSON else parsed
 
 
 def used_record(r: Reading, c: Call, taken: list[tuple[str, object]]) -> str | None:

@@ -44,6 +44,26 @@ def _phrase(words: tuple[str, ...]) -> re.Pattern:
     return re.compile(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words)) + r"(?![\w-])")
 
 
+def _holds_phrase(words: tuple[str, ...], low: str) -> bool:
+    """Whether a lower-case text holds the words as a phrase of their own (``_phrase``). One word
+    is tested by hand at the places it occurs (nothing of a word, nor a hyphen, either side):
+    most values are one word, and a pattern compiled for each cost more than the test."""
+    if len(words) > 1:
+        return _phrase(words).search(low) is not None
+    word = words[0]
+    at = low.find(word)
+    while at != -1:
+        end = at + len(word)
+        if (at == 0 or not _joins(low[at - 1])) and (end == len(low) or not _joins(low[end])):
+            return True
+        at = low.find(word, at + 1)
+    return False
+
+
+def _joins(ch: str) -> bool:
+    return ch.isalnum() or ch == "_" or ch == "-"  # what the pattern's [\w-] matches
+
+
 @lru_cache(maxsize=4096)
 def _starting(prefix: str) -> re.Pattern:
     """A word starting with ``prefix``: compiled once per field-name prefix, not per sentence."""
@@ -123,10 +143,9 @@ def _named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, s
         key = _last_key(str(path))
         if _key_words(key)[-1:] in (("id",), ("ids",)) or key.lower().endswith("id"):
             continue  # an id says which record, not what it holds
-        pattern = _phrase(words)  # compiled only for a field that is no id
-        if first in told and pattern.search(told):
+        if first in told and _holds_phrase(words, told):  # tested only for a field that is no id
             continue  # the user had said it
-        hits = [(n, s) for n, s, low in said_low if first in low and pattern.search(low)
+        hits = [(n, s) for n, s, low in said_low if first in low and _holds_phrase(words, low)
                 and (not single or any(_starting(w[:5]).search(low) for w in _key_words(key)))]
         if not hits:
             continue

@@ -106,6 +106,29 @@ def rendering_pattern(text: str) -> re.Pattern:
     return re.compile("|".join(alternatives), re.I)
 
 
+@lru_cache(maxsize=4096)
+def _needles(text: str) -> tuple[tuple[str, ...], bool]:
+    """Literal texts one of which every match of ``rendering_pattern(text)`` holds, and whether
+    they hold letters (then they are lower case, to be looked for in a text's lower case, which
+    stands for re.I only in ASCII text). A number holds its digits with or without commas, a
+    date its day, a text the head of its first word; () when there is no such literal."""
+    stripped = text.strip()
+    n = _number(stripped)
+    if n is not None:
+        n = abs(n)
+        if n == n.to_integral_value():
+            return (str(int(n)), f"{int(n):,}"), False
+        return (format(n.normalize(), "f"),), False
+    iso = _ISO_DATE.fullmatch(stripped)
+    if iso:
+        try:
+            return (str(dt.date(*map(int, iso.groups())).day),), False
+        except ValueError:
+            pass
+    head = re.split(r"[ _]", " ".join(stripped.lower().split()))[0]
+    return ((head,), True) if head and head.isascii() else ((), False)
+
+
 def _turn_text(t) -> str:
     parts = [t.content, t.reasoning, t.result]
     if t.arguments is not None:
@@ -113,11 +136,13 @@ def _turn_text(t) -> str:
     return "\n".join(p for p in parts if isinstance(p, str) and p)
 
 
-def _texts(r: Reading) -> list[tuple[int, str]]:
-    """Every turn's whole text (message, reasoning, arguments, answer), made once per run."""
+def _texts(r: Reading) -> list[tuple[int, str, str | None]]:
+    """Every turn's whole text (message, reasoning, arguments, answer) and its lower case when it
+    is ASCII (else None), made once per run."""
     texts = r.memo.get("renderings.texts")
     if texts is None:
-        texts = r.memo["renderings.texts"] = [(t.turn, _turn_text(t)) for t in r.run.turns]
+        texts = r.memo["renderings.texts"] = [(t.turn, body, body.lower() if body.isascii() else None)
+                                              for t in r.run.turns for body in (_turn_text(t),)]
     return texts
 
 
@@ -128,6 +153,12 @@ def held_before(r: Reading, value: Any, turn: int) -> int | None:
     key = f"renderings.held:{text}"
     found = r.memo.get(key)
     if found is None:  # the turns holding it, found once per distinct value of the run
-        pattern = rendering_pattern(text)
-        found = r.memo[key] = [n for n, body in _texts(r) if pattern.search(body)]
+        needles, lettered = _needles(text)
+        # a turn holding none of the literals every rendering holds is passed over without the
+        # pattern (compiled only when some turn may hold the value)
+        maybe = [(n, body) for n, body, low in _texts(r) if not needles
+                 or (any(x in low for x in needles) if lettered and low is not None
+                     else lettered or any(x in body for x in needles))]
+        pattern = rendering_pattern(text) if maybe else None
+        found = r.memo[key] = [n for n, body in maybe if pattern.search(body)]
     return next((n for n in reversed(found) if n < turn), None)

@@ -41,7 +41,7 @@ from ..runs.errors import is_test_report
 from .reading import _SHELL_TOOLS, Call, Reading, _head_word, harness_reason, runs_a_command
 from .rules import has_rules
 from .schema import MAX_INSIGHTS, CandidateInsight
-from .text import clip, shown_beside, signature
+from .text import clip, shown_beside
 
 if TYPE_CHECKING:
     from .page_causes import Item
@@ -310,7 +310,7 @@ def repeats(r: Reading) -> list[tuple[Call, int]]:
     """Calls sent three times or more with the same arguments and the same answer."""
     groups: dict[tuple[str, str], list[Call]] = {}
     for c in r.calls:
-        groups.setdefault((signature(c.turn), c.turn.result or ""), []).append(c)
+        groups.setdefault((c.sig, c.turn.result or ""), []).append(c)
     return [(cs[-1], len(cs)) for cs in groups.values() if len(cs) >= 3]
 
 

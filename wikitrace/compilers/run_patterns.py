@@ -9,6 +9,7 @@ between trials of one task.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 
 from .arguments import _as_text, check_arguments
@@ -23,7 +24,7 @@ from .record_facts import record_patterns
 from .reading import Reading, runs_a_command
 from .procedure_lessons import procedure_key
 from .run_insights import confirmation, confirmation_broken, repeats, stopped_browsing, unseen_insight
-from .text import clip, folded_words, generic, signature
+from .text import clip, folded_words, generic
 from .value_digest import fingerprint as _fingerprint
 
 
@@ -138,10 +139,16 @@ def _shared_words(opening: str, instruction: str) -> tuple[str, ...]:
     stated = set(_letter_words(instruction))
     if not stated:
         return words[:_OPENING_WORDS]
-    # cue_words.same_word against every stated word, through sets: w is a stated word, a stated
-    # word begins with w, or w begins with one (four letters at least)
-    starts = {x[:k] for x in stated for k in range(4, len(x) + 1)}
-    return tuple(w for w in words if w in stated or w in starts
+    # cue_words.same_word against every stated word: w is a stated word, a stated word of four
+    # letters or more begins with w (the first stated word from w on, in order, does if any does),
+    # or w begins with one (four letters at least)
+    ordered = sorted(stated)
+
+    def starts_one(w: str) -> bool:
+        k = bisect_left(ordered, w)
+        return k < len(ordered) and ordered[k].startswith(w)
+
+    return tuple(w for w in words if w in stated or (len(w) >= 4 and starts_one(w))
                  or any(w[:k] in stated for k in range(4, len(w))))[:_OPENING_WORDS]
 
 
@@ -199,7 +206,7 @@ def retries_of(r: Reading) -> set[str]:
             continue
         listed = (c.turn.result or "").lower()
         x, y = c.turn.arguments, nxt.turn.arguments
-        if signature(nxt.turn) == signature(c.turn):
+        if nxt.sig == c.sig:
             how = "same"
         elif isinstance(x, dict) and isinstance(y, dict):
             how = "listed" if any(named_by(listed, x.get(key), y.get(key)) for key in y if x.get(key) != y.get(key)) \
@@ -227,6 +234,12 @@ def looked_before(r: Reading) -> set[str]:
 
 
 
+@lru_cache(maxsize=512)
+def _answer_words(text: str) -> frozenset[str]:
+    """An answer's folded words, once per answer text: trials of a task get the same answers."""
+    return frozenset(folded_words(text))
+
+
 def decisions_of(r: Reading) -> set[str]:
     """What the run decided, for the comparison with other trials of the same task: every
     tool it called that answered without an error (``did|<tool>``), where the words of each
@@ -250,7 +263,7 @@ def decisions_of(r: Reading) -> set[str]:
                     where = "task"
                 else:
                     for answer in unread:
-                        shown.update(folded_words(answer))
+                        shown.update(_answer_words(answer))
                     unread.clear()
                     # each word looked up in the two sets: no union of all the shown words per query
                     where = "shown" if all(w in shown or w in task_words for w in words) else "own"

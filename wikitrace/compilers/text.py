@@ -22,8 +22,15 @@ def folded_words(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
 
 
+def _folded_head(text: str, limit: int) -> str:
+    """``text`` whitespace-folded, or only a head of it longer than ``limit`` when it has one: the
+    head of a folding is the folding of a head, and a long answer was folded whole to show a line."""
+    head = " ".join(text[:4 * limit + 64].split())
+    return head if len(head) > limit else " ".join(text.split())
+
+
 def clip(text: str | None, limit: int = 160) -> str:
-    flat = " ".join((text or "").split())
+    flat = _folded_head(text or "", limit)
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
@@ -55,7 +62,7 @@ def shown_beside(text: str, other: str, limit: int = 80) -> str:
 
 def quote_of(text: str | None, limit: int = 120) -> str | None:
     """An exact, whitespace-folded prefix of an observation, short enough to read."""
-    flat = " ".join((text or "").split())
+    flat = _folded_head(text or "", limit)
     if not flat:
         return None
     if len(flat) <= limit:

@@ -10,12 +10,12 @@ wrong for every moment of that day. Anything unsure yields nothing.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
+from .arguments import _parsed
 from .claim_facts import _own_words
 from .reading import Call, Reading, leaves
 from .schema import KeyFact
@@ -218,10 +218,7 @@ def _record(c: Call) -> Record | None:
     """A look-up's answer as a record with one creation-time field, or None."""
     if c.error or c.writes or not (c.turn.result or "").lstrip().startswith("{"):
         return None
-    try:
-        answer = json.loads(c.turn.result)
-    except ValueError:
-        return None
+    answer = _parsed(c.turn.result)  # the argument checks' parse of the same answer
     if not isinstance(answer, dict):
         return None
     fields = [(k, v) for k, v in answer.items() if _MADE_KEY.fullmatch(k) and isinstance(v, str)]
@@ -237,7 +234,8 @@ def _record(c: Call) -> Record | None:
 
 
 def _names_in(text: str, names: set[str]) -> bool:
-    return any(re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", text) for n in names)
+    # a name not in the text at all needs no pattern compiled for it
+    return any(n in text and re.search(r"(?<!\w)" + re.escape(n) + r"(?!\w)", text) for n in names)
 
 
 def _about(sentence: str, message: str, records: list[Record]) -> Record | None:

@@ -189,7 +189,7 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
     said, user_text, user_spaced = _user_words(r, before)
     if not said:
         return None
-    records, shared = _candidate_records(r, before, tuple(dict.fromkeys(candidates)))
+    candidates = tuple(dict.fromkeys(candidates))
     # each value tested once per turn asked, though scoring, citing and the change's other arguments ask
     found: dict[str, bool] = r.memo.setdefault(f"user_picks.written:{before}", {})
 
@@ -199,18 +199,23 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
             hit = found[x] = _written(x, user_text, user_spaced)
         return hit
 
-    def score(v: str) -> int:
-        return sum(1 for x in records.get(v, ()) if x not in shared and written(x))
+    # the user wrote none of the chosen record's values: no count can favour it, and the other
+    # records (a long listing's) need not be gathered
+    if any(written(x) for x in record_values(r, chosen, before)):
+        records, shared = _candidate_records(r, before, candidates)
 
-    mine = score(chosen)
-    if mine and all(score(v) < mine for v in records if v != chosen):
-        own = [x for x in records[chosen] if x not in shared and written(x)]
-        first = next(t for t in said if any(rendering_pattern(x).search(r.lower(t)) for x in own))
-        return f"the user wrote at turn {first.turn} what only its record holds"
+        def score(v: str) -> int:
+            return sum(1 for x in records.get(v, ()) if x not in shared and written(x))
+
+        mine = score(chosen)
+        if mine and all(score(v) < mine for v in records if v != chosen):
+            own = [x for x in records[chosen] if x not in shared and written(x)]
+            first = next(t for t in said if any(rendering_pattern(x).search(r.lower(t)) for x in own))
+            return f"the user wrote at turn {first.turn} what only its record holds"
     names = _names_no_answer_held(r, before)
     if not names:
         return None
-    others = [v.lower() for v in records if v != chosen]
+    others = [v.lower() for v in candidates if v != chosen]
     mark = chosen.lower()
     for t in r.run.turns:
         if t.turn >= before or t.type != "message" or t.role != "assistant" or not isinstance(t.content, str):
