@@ -106,3 +106,18 @@ def test_a_one_run_recipe_says_first_what_it_did_that_its_tasks_failed_trials_di
     links = ", ".join(f"[{s}](../compilation/{s}.md)" for s in failed)
     assert f"What it did that none of the 2 failed trials of its task ({links}) did: called void_booking without an " \
            "error." in todo
+
+
+def test_a_one_run_recipe_against_a_single_failed_trial_says_what_that_trial_did_not_do():
+    """With one failed trial the sentence names it and says it did not do what the successful
+    run did (the plural form's "none of" has no singular: it must not turn into "did")."""
+    from wikitrace.corpus.one_run import _NONE_DID, apart_line
+
+    class Link:
+        def rel(self, path):
+            return str(path)
+
+    line = apart_line({"failed": ["step-0005"], "did": [f"called void_booking without an error{_NONE_DID}"]},
+                      Link(), lambda t: t)
+    assert line.startswith("What it did that the failed trial of its task (")
+    assert line.endswith(" did not: called void_booking without an error.")

@@ -64,6 +64,7 @@ def apart_line(apart: dict, link, md) -> str:
     trials_of = f"failed trial{'s' if len(failed) != 1 else ''} of its task ({pages})"
     if all(t.endswith(_NONE_DID) for t in texts):
         did = "; ".join(md(t.removesuffix(_NONE_DID)) for t in texts)
-        whom = f"none of the {len(failed)} {trials_of}" if len(failed) > 1 else f"the {trials_of}"
-        return f"What it did that {whom} did: {did}."
+        if len(failed) > 1:
+            return f"What it did that none of the {len(failed)} {trials_of} did: {did}."
+        return f"What it did that the {trials_of} did not: {did}."
     return f"Set against the {len(failed)} {trials_of}, it {'; it '.join(md(t) for t in texts)}."
