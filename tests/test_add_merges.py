@@ -96,7 +96,8 @@ def test_a_group_s_merge_request_is_the_same_whatever_runs_outside_it_add(tmp_pa
     cache whatever runs of the type came since."""
     from test_insight_layer import compile_runs, corpus_json
 
-    from wikitrace.compilers.insight_merge import _messages, members_text
+    from wikitrace.compilers.insight_merge import _messages
+    from wikitrace.corpus.insights import members_text
 
     runs = [flight_change(k, searched=k < 6, success=k < 6) for k in range(12)]
     before = corpus_json(compile_runs(tmp_path, runs, "before"))

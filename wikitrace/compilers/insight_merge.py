@@ -38,7 +38,6 @@ from .answer_check import _echo_problems
 from ..llm.cache import CachedAnswer
 from ..llm.transport import AnswerTooLarge, Failure, FormatRejected
 from .text import _VALUE
-from ..corpus import layout
 
 MAX_CHARS = 700
 SHOWN_SOURCES = 12  # source notes in one prompt: the first ones, so a later source changes nothing
@@ -48,27 +47,8 @@ _PATHISH = re.compile(r"(?:[\w.~-]*/)+[\w.-]+\.\w+")
 SYSTEM, USER = "prompts/insight_merge.system.j2", "prompts/insight_merge.user.j2"
 
 
-def members_text(entries: list[dict], runs: list[dict]) -> dict[str, dict]:
-    """Insight id -> the lesson as the group's own source runs taught it (``insights.pick_text``
-    of their lessons: title, guideline, applicability), before any line the rest of the task
-    type adds. Read from the run entries in one pass; an insight whose lessons are not all
-    found there keeps its own wording."""
-    from ..corpus.insights import pick_text
-
-    wanted = {e["id"]: e for e in entries}
-    sources = {iid: {s["step"] for s in e["sources"]} for iid, e in wanted.items()}
-    members: dict[str, list[tuple[dict, dict]]] = {iid: [] for iid in wanted}
-    for run in sorted(runs, key=lambda r: layout.id_number(r["step"])):
-        for iid, lesson in zip(run.get("insights") or (), run.get("lessons") or ()):
-            if iid in wanted and run["step"] in sources[iid]:
-                members[iid].append((run, lesson))
-    own = ("title", "guideline", "applicability")
-    return {iid: pick_text(m) if len(m) == len(sources[iid]) and m else {k: wanted[iid][k] for k in own}
-            for iid, m in members.items()}
-
-
 def _messages(entry: dict, lesson: dict, templates: str | None = None) -> list[dict[str, str]]:
-    """The merge request of one insight group, from its members only: ``lesson`` (members_text)
+    """The merge request of one insight group, from its members only: ``lesson`` (insights.members_text)
     and its sources' notes (templates: a user folder that overrides them)."""
     from ..templates import render
 
@@ -152,25 +132,26 @@ def _fallback(entry: dict, reason: str) -> None:
     entry["guideline_by"], entry["fallback_reason"] = "offline-fallback", reason[:300]
 
 
-async def merge_all(compiler, insights: list[dict], runs: list[dict]) -> None:
+async def merge_all(compiler, insights: list[dict], runs: list[dict], lessons: dict[str, dict]) -> None:
     """Give every insight the model's merged guideline (or record the fallback), in place, on
-    the running loop: a build merges on the loop (and HTTP client) its runs were compiled on."""
+    the running loop: a build merges on the loop (and HTTP client) its runs were compiled on.
+    ``lessons``: insight id -> the lesson its own sources taught (corpus/insights.members_text),
+    the only wording the model is shown."""
     tags = {r["step"]: r["content_hash"] for r in runs if r.get("content_hash")}
-    lessons = members_text(insights, runs)
     await asyncio.gather(*(_one(compiler, e, [tags[s["step"]] for s in e["sources"] if s["step"] in tags],
                                 lessons[e["id"]]) for e in insights))
 
 
-async def _all(compiler, insights: list[dict], runs: list[dict]) -> None:
+async def _all(compiler, insights: list[dict], runs: list[dict], lessons: dict[str, dict]) -> None:
     try:
-        await merge_all(compiler, insights, runs)
+        await merge_all(compiler, insights, runs, lessons)
     finally:
         await compiler.aclose()
 
 
-def merge_guidelines(compiler, insights: list[dict], runs: list[dict]) -> None:
+def merge_guidelines(compiler, insights: list[dict], runs: list[dict], lessons: dict[str, dict]) -> None:
     """``merge_all`` on a loop of its own (the client is closed after it)."""
-    asyncio.run(_all(compiler, insights, runs))
+    asyncio.run(_all(compiler, insights, runs, lessons))
 
 
 MERGED_FIELDS = ("guideline", "guideline_by", "fallback_reason")

@@ -90,6 +90,23 @@ def pick_text(members: list[tuple[dict, dict]]) -> dict:
     return {"title": best[0], "guideline": best[1], "applicability": best[2]}
 
 
+def members_text(entries: list[dict], runs: list[dict]) -> dict[str, dict]:
+    """Insight id -> the lesson as the group's own source runs taught it (``insights.pick_text``
+    of their lessons: title, guideline, applicability), before any line the rest of the task
+    type adds. Read from the run entries in one pass; an insight whose lessons are not all
+    found there keeps its own wording."""
+    wanted = {e["id"]: e for e in entries}
+    sources = {iid: {s["step"] for s in e["sources"]} for iid, e in wanted.items()}
+    members: dict[str, list[tuple[dict, dict]]] = {iid: [] for iid in wanted}
+    for run in sorted(runs, key=lambda r: layout.id_number(r["step"])):
+        for iid, lesson in zip(run.get("insights") or (), run.get("lessons") or ()):
+            if iid in wanted and run["step"] in sources[iid]:
+                members[iid].append((run, lesson))
+    own = ("title", "guideline", "applicability")
+    return {iid: pick_text(m) if len(m) == len(sources[iid]) and m else {k: wanted[iid][k] for k in own}
+            for iid, m in members.items()}
+
+
 def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> list[dict]:
     """Every insight's corpus.json entry, from the run entries alone, ordered by id.
 

@@ -336,7 +336,7 @@ class RunWriter:
         self._gathered = self._gather_insights(asks_model=True)
         todo = keep_unchanged(self._gathered[1], self.prev_insights, self.carried_steps)
         if todo:
-            await merge_all(compiler, todo, self.runs)
+            await merge_all(compiler, todo, self.runs, insight_layer.members_text(todo, self.runs))
 
     def publish_insights(self, compiler=None) -> None:
         """Gather the insight layer from every run's entry (unless ``merge_insights`` did) and
@@ -350,10 +350,10 @@ class RunWriter:
             kept, gathered = self._gather_insights(asks_model)
             if asks_model and gathered:
                 from ..compilers.insight_merge import keep_unchanged, merge_guidelines
-
+        
                 todo = keep_unchanged(gathered, self.prev_insights, self.carried_steps)
                 if todo:
-                    merge_guidelines(compiler, todo, self.runs)
+                    merge_guidelines(compiler, todo, self.runs, insight_layer.members_text(todo, self.runs))
         self.insights = sorted(gathered + [self.prev_insights[i] for i in sorted(
             {i for r in self.runs if insight_layer.kind_of(r) in kept for i in r["insights"]})],
             key=lambda i: layout.id_number(i["id"]))
