@@ -160,6 +160,12 @@ def record(r: Reading) -> dict:
         found = answer_seen_in(r, text, answer) if answer_norm(text) else None
         if found is not None:
             out["answer"]["found"] = {"tool": found.name, "turn": found.n, "query": _query(found)}
+            if not r.run.outcome.success:  # the question's names that page never gave: what tied it to nothing
+                from .qa_reasons import unmet_names
+
+                unmet = unmet_names(r.run.task.instruction or "", found.turn.result or "", text)
+                if unmet:
+                    out["answer"]["unmet"] = unmet[:4]
     # which one-value look-ups went through (a question's searches, a record fetched by its id)
     asked = {looked_up(c.name, q) for c in r.calls if not c.writes and not c.error and (q := _query(c))}
     if len(asked) <= SHOWN_LOOKUPS:  # more: not kept, and no page says which look-ups the run made
