@@ -290,6 +290,7 @@ def unmet_names(question: str, page: str, answer: str) -> list[str]:
         if not flat[:m.start()].strip() or flat[:m.start()].rstrip()[-1] in ".?!":
             words = words[1:]  # a sentence's first word is capitalised whatever it is
         name = re.sub(r"'s$", "", " ".join(words))
+        words = name.split()
         if not name or _holds(page, name) or _holds(answer, name) or name in out:
             continue
         if len(words) >= 3 and _holds(page, " ".join(words[1:])):
