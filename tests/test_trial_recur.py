@@ -176,7 +176,7 @@ def test_every_such_line_over_the_importer_fixtures_recounts(tmp_path):
     ok("compile", str(IMPORTERS), "--out", str(out), "--offline", "-q")
     runs = json.loads((out / "corpus.json").read_text())["runs"]
     by_step = {r["step"]: r for r in runs}
-    seen = 0
+    seen = unmets = 0
     for r in runs:
         for line in _recur(_in_short(out, r["step"])):
             seen += 1
@@ -202,7 +202,18 @@ def test_every_such_line_over_the_importer_fixtures_recounts(tmp_path):
                     assert f" {named} " in f" {mine} " or f" {mine} " in f" {named} ", line
                     if mine != named:
                         assert "or a form of it with words added or dropped" in line, line
+            unmet = re.search(r"\(this run's: the (\S+) for \"(.+?)\" at turn (\d+)\) mentions (.+), which the question "
+                              r"names", line) or re.search(r"first saw it \(the (\S+) for \"(.+?)\" at turn (\d+)\) never "
+                                                          r"mentions (.+), which the question names", line)
+            if unmet:  # each name is the question's, and the look-up named (this run's) never held it
+                unmets += 1
+                run = next(x for x in RUNS if x.run_id == r["run_id"])
+                page = next(t for t in run.turns if t.turn == int(unmet.group(3)))
+                assert page.name == unmet.group(1) and " ".join(str(page.arguments).split()).startswith(unmet.group(2))
+                for name in re.findall(r"\"([^\"]+)\"", unmet.group(4)):
+                    assert name in run.task.instruction and name.casefold() not in (page.result or "").casefold(), line
     assert seen >= 7  # the retries fixture's trials are read: the check is not empty
+    assert unmets >= 2  # and the question's names a page never gave are checked somewhere
 
 
 def test_a_reflection_naming_the_expected_answer_is_told_where_the_run_let_it_go():
