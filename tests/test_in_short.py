@@ -1310,14 +1310,15 @@ def _check_qa_fact(run: Run, text: str) -> bool:
         assert not m.group(7) or int(m.group(7)) == len(sending), text
         return True
     m = re.fullmatch(_REFLECTORS + r" the run was given at turn (\d+) already names? \"(.+?)\" \(\"(.+)\"\), and the run "
-                     r"took its answer \"(.+?)\" from (\S+)\[(.+)\] at turn (\d+): when a reflection speaks of the page an "
-                     r"answer comes from, check the answer against what it says before giving it\.", text)
+                     r"took its answer \"(.+?)\" from (\S+)\[(.+)\] at turn (\d+): when reflections on earlier attempts name the page an "
+                     r"answer comes from, read what they say of it before answering from it\.", text)
     if m:  # the quoted sentence names the page's title; that page's text holds the answer given right after
         told, title, quote = by_n[int(m.group(4))], m.group(5), _flat(m.group(6).strip("…"))
         src, given = by_n[int(m.group(10))], m.group(7)
         assert told.role == "user" and quote in _flat(told.content) and run.outcome.success is False, text
         assert any(quote in _flat(x) for x in run.task.metadata.get("reflections") or []), text
         assert title.lower() in quote.lower() and src.name == m.group(8) and not src.is_error, text
+        assert sum(title.lower() in _flat(x) for x in run.task.metadata.get("reflections") or []) >= 2, text
         assert _flat(src.arguments).startswith(title.lower()) and given.lower().rstrip("…") in _flat(src.result), text
         answer = [t for t in _calls(run) if t.name == "Finish"][-1]
         assert _flat(answer.arguments).startswith(given.lower().rstrip("…")) and told.turn < src.turn < answer.turn, text

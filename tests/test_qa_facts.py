@@ -237,10 +237,10 @@ def test_a_query_that_is_only_part_of_a_longer_quoted_one_is_not_the_reflection_
     assert not any(f.kind == "reflected-query" for f in _facts("q027")), _texts("q027")
 
 
-def test_an_answer_taken_from_the_page_a_reflection_names_is_said_with_that_sentence():
+def test_an_answer_taken_from_the_page_two_reflections_name_is_said_with_the_latest_sentence():
     fact = _facts("q026")[0]
-    assert fact.text == ("The reflection the run was given at turn 0 already names \"Night of the Heron\" (\"I assumed that "
+    assert fact.text == ("Both reflections the run was given at turn 0 already name \"Night of the Heron\" (\"I assumed that "
                          "the film Night of the Heron was the film Pell Arno plays Davy in.\"), and the run took its answer "
-                         "\"Ines Ward\" from Search[Night of the Heron] at turn 2: when a reflection speaks of the page an "
-                         "answer comes from, check the answer against what it says before giving it.")
+                         "\"Ines Ward\" from Search[Night of the Heron] at turn 2: when reflections on earlier attempts name "
+                         "the page an answer comes from, read what they say of it before answering from it.")
     assert fact.turns == [0, 2, 3] and fact.kind == "reflected-source"

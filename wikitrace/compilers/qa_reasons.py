@@ -339,9 +339,9 @@ def _who(r: Reading, k: int, told: int) -> str:
 
 
 def reflected_source(r: Reading, answer: Call) -> KeyFact | None:
-    """A failed answer taken from a page a reflection the run was given already names (the title
-    it looked up, as whole words): the run went back to the page its own reflection was about and
-    answered from it again."""
+    """A failed answer taken from a page that two or more reflections the run was given name (the
+    title it looked up, as whole words): earlier attempts failed around that page, and the run
+    answered from it once more."""
     src = _source(r, answer)
     if src is None or not isinstance(src.turn.arguments, str):
         return None
@@ -352,19 +352,20 @@ def reflected_source(r: Reading, answer: Call) -> KeyFact | None:
             or _holds(given, title):
         return None  # one word, or a name the question itself gives, stands in any reflection on it
     found = _naming(r, title)
-    if found is None or found[2] >= src.n:
-        return None
+    if found is None or found[2] >= src.n or found[0] < 2:
+        return None  # one reflection naming a page may be the plan that led there; two are attempts that failed at it
     k, sentence, told = found
     return KeyFact(f"{_who(r, k, told)} already {'names' if k == 1 else 'name'} \"{title}\" "
                    f"(\"{window(sentence, title, 160)}\"), and the run took its answer "
                    f"\"{clip_words(_flat(answer.turn.arguments), 60)}\" from {_sent(src)} at turn {src.n}: "
-                   "when a reflection speaks of the page an answer comes from, check the answer against what "
-                   "it says before giving it.", [told, src.n, answer.n], "reflected-source", [answer.name])
+                   "when reflections on earlier attempts name the page an answer comes from, read what they "
+                   "say of it before answering from it.", [told, src.n, answer.n], "reflected-source", [answer.name])
 
 
 def reflected_query(r: Reading) -> KeyFact | None:
     """A query a reflection the run was given names word for word (a quoted or proposed search)
-    that every call of the run sending it failed with: the reflection's own plan was the failing step."""
+    that every call of the run sending it failed with, sent again or never got past: the
+    reflection's own plan was the failing step. A query of the question's words only is not one."""
     failed: dict[str, list[Call]] = {}
     for c in r.calls:
         if isinstance(c.turn.arguments, str) and not c.writes and _query_of(c):
@@ -374,8 +375,11 @@ def reflected_query(r: Reading) -> KeyFact | None:
         if not all(c.error for c in calls):
             continue
         query = _query_of(calls[0])
-        if len(query.split()) < 2:
-            continue  # one word stands in a reflection by chance
+        if len(query.split()) < 2 or set(folded_words(query)) <= set(folded_words(r.run.task.instruction or "")):
+            continue  # one word, or the question's own words, stand in a reflection by chance
+        got_past = any(c.name == calls[0].name and not c.error and c.n > calls[0].n for c in r.calls)
+        if got_past and len(calls) < 2:
+            continue  # one failure the run then got past decided nothing
         found = _naming(r, query)
         if found is None or found[2] >= calls[0].n:
             continue
