@@ -175,10 +175,24 @@ def record(r: Reading) -> dict:
               and (q := _query(c)) and q[:1] + q[-1:] in ('""', "''", "\u201c\u201d")}
     if quoted and len(quoted) <= SHOWN_LOOKUPS:
         out["quoted"] = sorted(quoted)
+    tally: dict[str, list[int]] = {}  # look-ups whose text held quote marks, by tool: [sent, failed]
+    for c in r.calls:
+        if not c.writes and isinstance(c.turn.arguments, str) and _in_quotes(c.turn.arguments):
+            counts = tally.setdefault(c.name, [0, 0])
+            counts[0] += 1
+            counts[1] += bool(c.error)
+    if tally:
+        out["quoted_calls"] = dict(sorted(tally.items()))
     reflected = _reflections(r)
     if reflected is not None:
         out["reflections"] = reflected
     return out
+
+
+def _in_quotes(text: str) -> bool:
+    """Whether a look-up's text holds a part in double quote marks, or is wrapped in single ones."""
+    t = text.strip()
+    return "\"" in t or "\u201c" in t or (len(t) > 2 and t[0] + t[-1] in ("''", "\u2018\u2019"))
 
 
 _USER_AT = re.compile(r"^the user \(turn (\d+)\)$")
