@@ -1,5 +1,5 @@
-"""A sentence of advice that fits fewer than half of a lesson's own failed runs leaves What to do for
-Evidence, with its count; the option-comparison advice ("find the fact for every option") fits
+"""A sentence of advice that fits fewer than half of a lesson's own failed runs is not written
+anywhere on the page (advice set aside still reads as advice); the option-comparison advice ("find the fact for every option") fits
 only the failed runs whose own words had not already compared the options' values."""
 
 from __future__ import annotations
@@ -34,12 +34,10 @@ def _option_page(backwards_runs: int) -> dict:
     return next(i for i in gather(failed + won) if i["key"] == "answer|Finish|option")
 
 
-def test_the_option_advice_moves_to_evidence_when_most_failed_runs_already_compared_the_values():
+def test_the_option_advice_is_dropped_when_most_failed_runs_already_compared_the_values():
     entry = _option_page(6)
     assert "find for each the fact the request compares them on" not in entry["guideline"]
-    (note,) = [n for n in entry.get("set_aside", []) if n.startswith("Not advised here")]
-    assert note.startswith("Not advised here, as it fits at most 5 of the 11 failed runs here (2 of their 3 tasks); "
-                           "the others' own words compared the options' values: When the request names the options")
+    assert not any("find for each the fact" in n for n in entry.get("set_aside", [])), entry.get("set_aside")
 
 
 def test_the_option_advice_stays_when_it_fits_most_failed_runs():
@@ -48,12 +46,12 @@ def test_the_option_advice_stays_when_it_fits_most_failed_runs():
     assert not [n for n in entry.get("set_aside", []) if n.startswith("Not advised here")]
 
 
-def test_weigh_keeps_half_and_moves_fewer_and_leaves_unregistered_sentences():
+def test_weigh_keeps_half_and_drops_fewer_and_leaves_unregistered_sentences():
     members = [({"step": f"step-{k:04d}", "task_id": f"t{k}", "outcome": "failure"}, {}) for k in range(4)]
     entry = {"guideline": "Do A. Do B. Do C."}
     register(entry, "Do A.", [members[0][0], members[1][0]])  # half: stays
     register(entry, "Do B.", [members[0][0]], "the others did B")  # a quarter: moves
     weigh(entry, members)
     assert entry["guideline"] == "Do A. Do C."
-    assert entry["set_aside"] == ["Not advised here, as it fits at most 1 of the 4 failed runs here; the others did B: Do B."]
+    assert "set_aside" not in entry
     assert "_fits" not in entry

@@ -1174,6 +1174,10 @@ def _subject(run: Run, subject: str) -> tuple[str, list[Turn]]:
     return tool, errs
 
 
+_REFLECTORS = (r"(?:The reflection|One of the \d+ reflections|Both reflections|All (\d+) reflections|(\d+) of the (\d+) "
+               r"reflections)")
+
+
 def _check_qa_fact(run: Run, text: str) -> bool:
     """The facts qa_facts.py and named_comparisons.py add for text-action QA logs, each checked
     against the turns it names: True when the text was one of them (and held)."""
@@ -1290,6 +1294,34 @@ def _check_qa_fact(run: Run, text: str) -> bool:
             assert src.name == m.group(8) and not src.is_error and given.lower() in _flat(src.result), text
             holding = next(_flat(x) for x in reflections if quote in _flat(x))
             assert _flat(src.arguments) in holding, text  # the sentence the quote is cut from names it
+        return True
+    m = re.fullmatch(_REFLECTORS + r" the run was given at turn (\d+) already names? the query \"(.+?)\" \(\"(.+)\"\), and "
+                     r"(?:the run's one call sending it failed|both calls sending it failed|all (\d+) calls sending it failed) "
+                     r"\((\S+)\[(.+)\], turns? ([\d, and]+)\): a query a reflection names is a guess; once it fails, send "
+                     r"a name its error lists instead of sending it again\.", text)
+    if m:  # the quoted sentence is a reflection's, in the message of that turn, holding the query; every call sending it failed
+        told, query, quote = by_n[int(m.group(4))], m.group(5), _flat(m.group(6).strip("…"))
+        assert told.role == "user" and quote in _flat(told.content) and run.outcome.success is False, text
+        assert any(quote in _flat(x) for x in run.task.metadata.get("reflections") or []), text
+        assert query.lower() in quote.lower() and m.group(9) == query, text
+        sending = [t for t in _calls(run) if _flat(t.arguments).strip("\"'").casefold() == query.casefold()]
+        assert [t.turn for t in sending] == [int(x) for x in re.findall(r"\d+", m.group(10))], text
+        assert all(t.is_error and t.name == m.group(8) and t.turn > told.turn for t in sending), text
+        assert not m.group(7) or int(m.group(7)) == len(sending), text
+        return True
+    m = re.fullmatch(_REFLECTORS + r" the run was given at turn (\d+) already names? \"(.+?)\" \(\"(.+)\"\), and the run "
+                     r"took its answer \"(.+?)\" from (\S+)\[(.+)\] at turn (\d+): when reflections on earlier attempts name the page an "
+                     r"answer comes from, read what they say of it before answering from it\.", text)
+    if m:  # the quoted sentence names the page's title; that page's text holds the answer given right after
+        told, title, quote = by_n[int(m.group(4))], m.group(5), _flat(m.group(6).strip("…"))
+        src, given = by_n[int(m.group(10))], m.group(7)
+        assert told.role == "user" and quote in _flat(told.content) and run.outcome.success is False, text
+        assert any(quote in _flat(x) for x in run.task.metadata.get("reflections") or []), text
+        assert title.lower() in quote.lower() and src.name == m.group(8) and not src.is_error, text
+        assert sum(title.lower() in _flat(x) for x in run.task.metadata.get("reflections") or []) >= 2, text
+        assert _flat(src.arguments).startswith(title.lower()) and given.lower().rstrip("…") in _flat(src.result), text
+        answer = [t for t in _calls(run) if t.name == "Finish"][-1]
+        assert _flat(answer.arguments).startswith(given.lower().rstrip("…")) and told.turn < src.turn < answer.turn, text
         return True
     m = re.fullmatch(r"(?:The|A) reflection the run was given at turn (\d+) already names the expected answer \"(.+?)\" "
                      r"\(\"(.+)\"\)(?:, and (\S+)\[(.+)\] returned it at turn (\d+))?; the run (?:answered \"(.+)\" at turn "

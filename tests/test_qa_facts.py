@@ -97,7 +97,7 @@ def test_every_qa_sentence_holds_on_the_real_hotpotqa_runs():
     if not REFLEXION.is_dir():
         pytest.skip(f"{REFLEXION} absent (shared data not mounted)")
     written = {"listed together": 0, "made of the question's": 0, "quote marks in": 0, "packed several calls": 0, "two things": 0, "planned to": 0, "rests on no value": 0,
-               "already name": 0, "opens with the expected name": 0, "sent a phrase": 0, "What worked": 0}
+               "already name": 0, "already names the query": 0, "took its answer": 0, "opens with the expected name": 0, "sent a phrase": 0, "What worked": 0}
     runs, _report = _load(REFLEXION)
     for run in runs:
         for fact in compile_offline(run).in_short:
@@ -220,3 +220,27 @@ def test_a_listed_name_sent_in_quote_marks_is_said_so_beside_the_fitting_one_nev
                                  "(painter)' in quote marks, turn 2); never 'Dunmore Gallery', made of the question's or the "
                                  "failed query's words: when Search fails, send it the listed name that fits the question, as "
                                  "the list writes it, before rewording the query."), _texts("q024")
+
+
+def test_a_query_the_reflection_named_that_failed_again_is_said_with_its_sentence_and_every_failure():
+    fact = next(f for f in _facts("q025") if f.kind == "reflected-query")
+    assert fact.text == ("The reflection the run was given at turn 0 already names the query \"Frank Orla Keswick rock band\" "
+                         "(\"Instead I should have tried to search 'Frank Orla Keswick rock band' and then looked for the "
+                         "year it was formed.\"), and both calls sending it failed (Search[Frank Orla Keswick rock band], "
+                         "turns 1 and 2): a query a reflection names is a guess; once it fails, send a name its error lists "
+                         "instead of sending it again.")
+    assert fact.turns == [0, 1, 2]
+
+
+def test_a_query_that_is_only_part_of_a_longer_quoted_one_is_not_the_reflection_s_query():
+    # the reflection quotes 'Aldo Venn choir founding year'; the run sent "Aldo Venn choir", another query
+    assert not any(f.kind == "reflected-query" for f in _facts("q027")), _texts("q027")
+
+
+def test_an_answer_taken_from_the_page_two_reflections_name_is_said_with_the_latest_sentence():
+    fact = _facts("q026")[0]
+    assert fact.text == ("Both reflections the run was given at turn 0 already name \"Night of the Heron\" (\"I assumed that "
+                         "the film Night of the Heron was the film Pell Arno plays Davy in.\"), and the run took its answer "
+                         "\"Ines Ward\" from Search[Night of the Heron] at turn 2: when reflections on earlier attempts name "
+                         "the page an answer comes from, read what they say of it before answering from it.")
+    assert fact.turns == [0, 2, 3] and fact.kind == "reflected-source"

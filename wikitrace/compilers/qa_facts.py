@@ -19,8 +19,8 @@ from .named_comparisons import named_comparison_facts
 from .near_words import main_words
 from .page_notes import listed_names
 from .offered_names import unchecked_candidate, unsent_listed
-from .qa_reasons import (described_searches, failed_calls, opening_form, reflected_answer, unheeded_reflection,
-                         what_worked)
+from .qa_reasons import (described_searches, failed_calls, opening_form, reflected_answer, reflected_query,
+                         reflected_source, unheeded_reflection, what_worked)
 from .reading import Call, Reading, harness_reason
 from .schema import KeyFact
 from .text import clip_words
@@ -43,13 +43,15 @@ def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
             worked = what_worked(r, answer)
             return out + ([worked] if worked is not None else [])
         planned = planned_look_up(r, answer)  # a planned look-up never made says more than the reflection naming it
-        named = planned or reflected_answer(r, answer)  # the lead the run followed, when a reflection gave it
+        named = planned or reflected_answer(r, answer) or reflected_source(r, answer)  # the lead the run followed
         mine = [f for f in (named, opening_form(r, answer), one_sided_answer(r, answer), unchecked_candidate(r, answer),
                             None if named else unheeded_reflection(r, answer)) if f is not None]
         if any(f.text.startswith("The answer \"") and answer.n in f.turns for f in out):
             causes = mine + causes
     elif not r.run.outcome.success:  # no answer given: the expected one a reflection named is what it let go
         causes = [f for f in (unheeded_reflection(r, None),) if f is not None] + causes
+    if not r.run.outcome.success:  # a query the run's own reflection named, failing: after the errors' own form
+        causes += [f for f in (reflected_query(r),) if f is not None]
     lead = sum(f.kind == "comparison" for f in out[:1])  # a refuted comparison in the agent's words stays first
     return out[:lead] + causes + out[lead:]
 

@@ -270,3 +270,130 @@ def what_worked(r: Reading, answer: Call) -> KeyFact | None:
     return KeyFact(f"What worked: {', then '.join(plan[kind] for _c, kind, _x in chain)}, and answer with what the "
                    f"last page says; here {', then '.join(steps)}, which returned \"{clip_words(given, 80)}\".",
                    [c.n for c, _k, _x in chain] + [answer.n], "", [answer.name])
+
+
+# --- what the answer's page never showed, and what a reflection already said ------------------------
+
+_NAME_RUN = re.compile(r"(?:[A-Z][\w'-]*|\d+(?:[.,]\d+)*)(?:[ \t]+(?:[A-Z][\w'-]*|\d+(?:[.,]\d+)*))*")
+
+
+def unmet_names(question: str, page: str, answer: str) -> list[str]:
+    """The names and numbers the question gives (runs of capitalised words or figures, not a
+    sentence's first word, a possessive's "'s" dropped) that the page an answer came from never
+    holds as whole words, in the question's order: the part of the question nothing tied the
+    answer to. A name of three words or more counts as held when the page holds it without its
+    first word (a title before a name: "Emperor"); the answer's own words are not counted."""
+    flat = _flat(question)
+    out = []
+    for m in _NAME_RUN.finditer(flat):
+        words = m.group(0).split()
+        if not flat[:m.start()].strip() or flat[:m.start()].rstrip()[-1] in ".?!":
+            words = words[1:]  # a sentence's first word is capitalised whatever it is
+        name = re.sub(r"'s$", "", " ".join(words))
+        words = name.split()
+        if not name or _holds(page, name) or _holds(answer, name) or name in out:
+            continue
+        if len(words) >= 3 and _holds(page, " ".join(words[1:])):
+            continue
+        out.append(name)
+    return out
+
+
+def _source(r: Reading, answer: Call) -> Call | None:
+    """The latest look-up before the answer whose text holds it as whole words."""
+    given = _flat(answer.turn.arguments)
+    return next((c for c in reversed(r.calls) if c.n < answer.n and not c.error and not c.writes and c.turn.result
+                 and _holds(c.turn.result, given)), None)
+
+
+def _query_of(c: Call) -> str:
+    return _flat(c.turn.arguments).strip(" \"'")
+
+
+_QUOTES = re.compile(r"'([^']+)'|\"([^\"]+)\"|\u2018([^\u2019]+)\u2019|\u201c([^\u201d]+)\u201d")
+
+
+def _quoted_in(sentence: str) -> list[str]:
+    return [next(g for g in m.groups() if g) for m in _QUOTES.finditer(sentence)]
+
+
+def _naming(r: Reading, needle: str) -> tuple[int, str, int] | None:
+    """(how many reflections name ``needle`` as whole words, the latest one's sentence that does,
+    the turn of the message that gave it)."""
+    sentences = [s for x in _reflections(r) for s in _SENTENCES.split(_flat(x)) if _holds(s, needle)
+                 and not any(_holds(q, needle) and _flat(q).casefold() != _flat(needle).casefold()
+                             for q in _quoted_in(s))]  # a part of a longer quoted query is not that query
+    if not sentences:
+        return None
+    k = sum(any(_holds(s, needle) for s in _SENTENCES.split(_flat(x))) for x in _reflections(r))
+    told = next((t for t in r.run.turns if t.type == "message" and t.role == "user"
+                 and sentences[-1] in _flat(t.content)), None)
+    return (k, sentences[-1], told.turn) if told is not None else None
+
+
+def _who(r: Reading, k: int, told: int) -> str:
+    n = len(_reflections(r))
+    who = ("The reflection" if n == 1 else f"One of the {n} reflections" if k == 1 else
+           "Both reflections" if n == 2 else f"All {n} reflections" if k == n else f"{k} of the {n} reflections")
+    return f"{who} the run was given at turn {told}"
+
+
+def reflected_source(r: Reading, answer: Call) -> KeyFact | None:
+    """A failed answer taken from a page that two or more reflections the run was given name (the
+    title it looked up, as whole words): earlier attempts failed around that page, and the run
+    answered from it once more."""
+    src = _source(r, answer)
+    if src is None or not isinstance(src.turn.arguments, str):
+        return None
+    query = _query_of(src)
+    title = re.sub(r"\s*\([^()]*\)$", "", query)  # a title's "(2014 film)" is the search's, not the name's
+    given = _flat(answer.turn.arguments)
+    if len(main_words(title)) < 2 or _holds(r.run.task.instruction or "", title) or _holds(title, given) \
+            or _holds(given, title):
+        return None  # one word, or a name the question itself gives, stands in any reflection on it
+    found = _naming(r, title)
+    if found is None or found[2] >= src.n or found[0] < 2:
+        return None  # one reflection naming a page may be the plan that led there; two are attempts that failed at it
+    k, sentence, told = found
+    return KeyFact(f"{_who(r, k, told)} already {'names' if k == 1 else 'name'} \"{title}\" "
+                   f"(\"{window(sentence, title, 160)}\"), and the run took its answer "
+                   f"\"{clip_words(_flat(answer.turn.arguments), 60)}\" from {_sent(src)} at turn {src.n}: "
+                   "when reflections on earlier attempts name the page an answer comes from, read what they "
+                   "say of it before answering from it.", [told, src.n, answer.n], "reflected-source", [answer.name])
+
+
+def reflected_query(r: Reading) -> KeyFact | None:
+    """A query a reflection the run was given names word for word (a quoted or proposed search)
+    that every call of the run sending it failed with, sent again or never got past: the
+    reflection's own plan was the failing step. A query of the question's words only is not one."""
+    failed: dict[str, list[Call]] = {}
+    for c in r.calls:
+        if isinstance(c.turn.arguments, str) and not c.writes and _query_of(c):
+            failed.setdefault(_query_of(c).casefold(), []).append(c)
+    best = None
+    for calls in failed.values():
+        if not all(c.error for c in calls):
+            continue
+        query = _query_of(calls[0])
+        if len(query.split()) < 2 or set(folded_words(query)) <= set(folded_words(r.run.task.instruction or "")):
+            continue  # one word, or the question's own words, stand in a reflection by chance
+        got_past = any(c.name == calls[0].name and not c.error and c.n > calls[0].n for c in r.calls)
+        if got_past and len(calls) < 2:
+            continue  # one failure the run then got past decided nothing
+        found = _naming(r, query)
+        if found is None or found[2] >= calls[0].n:
+            continue
+        if best is None or len(calls) > len(best[1]):
+            best = (query, calls, found)
+    if best is None:
+        return None
+    query, calls, (k, sentence, told) = best
+    turns = [c.n for c in calls]
+    sent = f"{calls[0].name}[{clip_words(query, 70)}]"
+    said = ("the run's one call sending it failed" if len(calls) == 1 else
+            f"both calls sending it failed" if len(calls) == 2 else f"all {len(calls)} calls sending it failed")
+    return KeyFact(f"{_who(r, k, told)} already {'names' if k == 1 else 'name'} the query \"{clip_words(query, 70)}\" "
+                   f"(\"{window(sentence, query, 160)}\"), and {said} ({sent}, turn{'s' if len(turns) > 1 else ''} "
+                   f"{join([str(t) for t in turns], 6)}): a query a reflection names is a guess; once it fails, "
+                   "send a name its error lists instead of sending it again.",
+                   [told] + turns[:3], "reflected-query", [calls[0].name])

@@ -160,6 +160,12 @@ def record(r: Reading) -> dict:
         found = answer_seen_in(r, text, answer) if answer_norm(text) else None
         if found is not None:
             out["answer"]["found"] = {"tool": found.name, "turn": found.n, "query": _query(found)}
+            if not r.run.outcome.success:  # the question's names that page never gave: what tied it to nothing
+                from .qa_reasons import unmet_names
+
+                unmet = unmet_names(r.run.task.instruction or "", found.turn.result or "", text)
+                if unmet:
+                    out["answer"]["unmet"] = unmet[:4]
     # which one-value look-ups went through (a question's searches, a record fetched by its id)
     asked = {looked_up(c.name, q) for c in r.calls if not c.writes and not c.error and (q := _query(c))}
     if len(asked) <= SHOWN_LOOKUPS:  # more: not kept, and no page says which look-ups the run made
@@ -169,10 +175,24 @@ def record(r: Reading) -> dict:
               and (q := _query(c)) and q[:1] + q[-1:] in ('""', "''", "\u201c\u201d")}
     if quoted and len(quoted) <= SHOWN_LOOKUPS:
         out["quoted"] = sorted(quoted)
+    tally: dict[str, list[int]] = {}  # look-ups whose text held quote marks, by tool: [sent, failed]
+    for c in r.calls:
+        if not c.writes and isinstance(c.turn.arguments, str) and _in_quotes(c.turn.arguments):
+            counts = tally.setdefault(c.name, [0, 0])
+            counts[0] += 1
+            counts[1] += bool(c.error)
+    if tally:
+        out["quoted_calls"] = dict(sorted(tally.items()))
     reflected = _reflections(r)
     if reflected is not None:
         out["reflections"] = reflected
     return out
+
+
+def _in_quotes(text: str) -> bool:
+    """Whether a look-up's text holds a part in double quote marks, or is wrapped in single ones."""
+    t = text.strip()
+    return "\"" in t or "\u201c" in t or (len(t) > 2 and t[0] + t[-1] in ("''", "\u2018\u2019"))
 
 
 _USER_AT = re.compile(r"^the user \(turn (\d+)\)$")

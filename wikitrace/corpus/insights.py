@@ -28,6 +28,7 @@ from typing import Iterable
 
 from . import conditions, layout, run_counts
 from .advice_fit import weigh as weigh_advice
+from .quoted_tally import quoted_plainly
 from .answer_cases import annotate as annotate_answers
 from .checked_facts import TYPE_WIDE, by_kind, lead as lead_with_facts, rules_on, run_facts
 from .applies import Openings, applies_when, successful_cue, task_of, tasks_meeting
@@ -265,6 +266,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         differences_lead(entry, groups[entry["id"]], ways[kind])
         success_differences(entry, groups[entry["id"]], ended_by.get((kind, entry["key"]), []), ways[kind])
         weigh_advice(entry, groups[entry["id"]])
+        quoted_plainly(entry, [r for r in runs if kind_of(r) == kind], by_step)
     mark_one_run(out, groups, kind_of_entry, trials)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     keys = {entry["id"]: entry["key"] for entry in out}

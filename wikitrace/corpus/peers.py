@@ -49,6 +49,22 @@ def check_first(entry: dict, titles: dict[str, str]) -> None:
         return
     entry["guideline"] += (" Failed runs ended this way too; the lesson they teach most often is the check to make "
                            f"first: \"{listed[0]['title']}\" (counts under Evidence).")
+    entry["guideline"] += _apart(entry.get("same_task") or {})
+
+
+def _apart(same_task: dict) -> str:
+    """What most often set this page's successful runs apart from their own task's failed trials,
+    said plainly after the way of settling that failed runs took too: the difference found in two
+    runs or more, or that none recurs (the page then has no separating fact to offer)."""
+    compared = same_task.get("compared") or 0
+    if same_task.get("side") != "success" or compared < 2:  # one pair shows no pattern
+        return ""
+    top = (same_task.get("differences") or [{}])[0]
+    if (top.get("runs") or 0) >= 2:
+        return (f" Against their own task's failed trials ({compared} of the {same_task.get('members')} runs here have one), "
+                f"{top['runs']} of these {compared} runs {top['text']}.")
+    return (f" Against their own task's failed trials ({compared} of the {same_task.get('members')} runs here have one), "
+            "no checked difference from them recurs in two of these runs.")
 
 
 # lessons that say how a successful run ended (settled with a call, answered without a change,

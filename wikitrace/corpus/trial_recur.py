@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from functools import lru_cache
 
+from ..compilers.near_words import main_words
 from ..compilers.trial_record import answer_norm
 from ..controls import visible
 from ..templates import md_text
@@ -105,7 +106,7 @@ def recurring(entry: dict, members: list[dict], made: dict[str, list] | None = N
     for item in made[entry["step"]]:
         if any(item in made[w["step"]] for w in won):
             continue  # a successful trial made it too: it did not decide the run
-        holders = [m for m in failed if item in made[m["step"]]]
+        holders = [m for m in failed if any(_same(item, x) for x in made[m["step"]])]
         if len(holders) >= 2:
             shared.append((item, holders))
     if not shared:
@@ -116,9 +117,32 @@ def recurring(entry: dict, members: list[dict], made: dict[str, list] | None = N
     return text, _turns(entry, item, "though this run opened with" in text)
 
 
+def _same(item: tuple, other: tuple) -> bool:
+    """Whether two trials made one mistake: the same item, or two answers one of which holds the
+    other as whole words ("Sir Patrick Vallance" and "Patrick Vallance"; a name and that name with
+    its place added), the shorter with a main word (a bare "no" stands in many answers)."""
+    if item == other:
+        return True
+    if item[0] != "answer" or other[0] != "answer":
+        return False
+    short, long = sorted((item[1], other[1]), key=len)
+    return bool(main_words(short)) and f" {short} " in f" {long} "
+
+
+def _unmet(entry: dict, holders: list[dict]) -> tuple[list[str], int]:
+    """The question's names that the page this run took its answer from never holds and that no
+    page another holder took it from held either, with how many holders' pages were checked."""
+    mine = ((entry.get("decisive") or {}).get("answer") or {}).get("unmet") or []
+    pages = [a for m in holders if (a := (m.get("decisive") or {}).get("answer") or {}).get("found")]
+    names = [n for n in mine if all(n in (a.get("unmet") or []) for a in pages)]
+    return names, len(pages)
+
+
 def _turns(entry: dict, item: tuple, reflected: bool) -> list[int]:
-    """The turns of this run the line cites: its answer's, and the reflections' when it names them."""
-    turns = [(entry["decisive"]["answer"] or {}).get("turn")] if item[0] == "answer" else []
+    """The turns of this run the line cites: its answer's (and the page's it came from, when the
+    line names what that page lacked), and the reflections' when it names them."""
+    answer = (entry["decisive"].get("answer") or {}) if item[0] == "answer" else {}
+    turns = [(answer.get("found") or {}).get("turn") if answer.get("unmet") else None, answer.get("turn")]
     return [t for t in turns + [_reflected(entry).get("turn") if reflected else None] if isinstance(t, int)]
 
 
@@ -137,7 +161,8 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
           made: dict[str, list]) -> str:
     did, do, clause = _said(item, entry, _fact(entry, item))
     if item[0] == "answer":
-        do = _answer_do(entry, holders, made) or do
+        do = _answer_do(entry, holders, made) or _unmet_do(entry, holders) or do
+        did += _other_forms(item, holders)
     failed = [m for m in members if m["outcome"] != "success"]
     k, pool = len(holders), len(failed)
     trials = "trials of this task" if not won else "failed trials of this task"
@@ -156,6 +181,29 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
         said += (", though this run opened with a reflection on an earlier failed trial of this task" if mine == 1 else
                  f", though this run opened with {mine} reflections on earlier failed trials of this task")
     return f"{said}: {do}."
+
+
+def _other_forms(item: tuple, holders: list[dict]) -> str:
+    """The holders' answers that differ from this run's by words added or dropped, said after it."""
+    texts = [((m.get("decisive") or {}).get("answer") or {}).get("text") for m in holders]
+    forms = list(dict.fromkeys(_t(t) for t in texts if t and answer_norm(t) != item[1]))
+    if not forms:
+        return ""
+    return " or a form of it with words added or dropped (" + ", ".join(f'"{x}"' for x in forms[:2]) + ")"
+
+
+def _unmet_do(entry: dict, holders: list[dict]) -> str | None:
+    """What to do, said with the question's names the answer's page never gave."""
+    names, pages = _unmet(entry, holders)
+    if not names:
+        return None
+    found = entry["decisive"]["answer"]["found"]
+    said = " or ".join(f'"{_t(n)}"' for n in names[:2])
+    mine = f"the {_t(found['tool'])} for \"{_t(found['query'])}\" at turn {found['turn']}"
+    page = (f"the look-up where this run first saw it ({mine}) never mentions" if pages == 1 else
+            f"none of the {pages} look-ups where these trials first saw it (this run's: {mine}) mentions")
+    return (f"{page} {said}, which the question names; before answering, find a page that ties the answer to "
+            "every name the question gives")
 
 
 @lru_cache(maxsize=4096)
