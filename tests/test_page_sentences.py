@@ -93,7 +93,22 @@ class Check:
             value = call.arguments if isinstance(call.arguments, str) and m.group(1) == "argument" else call.arguments[m.group(1)]
             values = [_flat(str(v)).lower() for v in _scalars(value)]
             values += [_NUMBER_WORDS[v] for v in _scalars(value) if isinstance(v, int) and v in _NUMBER_WORDS]
-            for where in re.split(r", | and ", m.group(2)):
+            # a number the user gave in words is quoted with them, and the key's words they lack named
+            quoted = {}
+            for q in re.finditer(r"the user \(turn (\d+)\), whose words were \"([^\"]+)\""
+                                 r"(?:, with no word for \"([^\"]+)\")?", m.group(2)):
+                quoted[int(q.group(1))] = (q.group(2), q.group(3))
+            places = re.sub(r"(the user \(turn \d+\)), whose words were \"[^\"]+\"(?:, with no word for \"[^\"]+\")?",
+                            r"\1", m.group(2))
+            for k, (words, lacking) in quoted.items():
+                user = self.by_n[k]
+                assert user.type == "message" and user.role == "user", k
+                assert words.rstrip("…").lower() in " ".join((user.content or "").split()).lower(), (words, k)
+                keys = m.group(1) + " " + " ".join(re.findall(r'"(\w+)":', json.dumps(value)))
+                key_words = [w for w in re.split(r"[^a-z]+", keys.lower()) if len(w) >= 3]
+                for w in (lacking or "").replace(" and ", ", ").split(", "):
+                    assert not lacking or (w in key_words and w[:3] not in words.lower()), (lacking, words)
+            for where in re.split(r", | and ", places):
                 if where == "no earlier turn":  # in no form in any earlier turn, and no default
                     assert any(v not in (0, "", False) and not _held_anywhere(self, v, n) for v in _scalars(value)), m.group(1)
                     continue
