@@ -509,6 +509,28 @@ def _held_anywhere(c: Check, value, n: int) -> bool:
 
 
 def _note(c: Check, text: str, n: int) -> None:
+    m = re.fullmatch(r"`(.+?)` is (.+), where `(.+?)`'s record in the observation at turn (\d+) holds `(\w+)` (.+)\.", text)
+    if m:  # the named record (filed under the name, or holding it as its id) holds the field with that value,
+        # and the name is one the call sent beside the argument
+        path, name, at, key = m.group(1), m.group(3), int(m.group(4)), m.group(5)
+        held = [json.loads(v) for v in re.sub(r" \(and \d+ more\)$", "", m.group(6)).split(" or ")]
+        assert path.split(".")[-1].split("[")[0] == key and at < n, text
+        args = json.dumps(c.call(n).arguments)
+        assert f'"{name}"' in args, text
+        found = []
+
+        def walk(node, filed=None):
+            if isinstance(node, dict):
+                if name in (filed, node.get("id")) and key in node:
+                    found.append(node[key])
+                for k2, v in node.items():
+                    walk(v, k2)
+            elif isinstance(node, list):
+                for v in node:
+                    walk(v)
+        walk(json.loads(c.by_n[at].result))
+        assert any(v in found for v in held), text
+        return
     m = re.fullmatch(r"`(.+?)` is (.+): no earlier observation, user message or call holds this value\.", text)
     if m:  # a value no earlier turn holds in any form, and no default a call sends unasked
         value = json.loads(m.group(2))
