@@ -500,3 +500,35 @@ def test_a_success_whose_edit_changed_the_line_the_tasks_trace_names_says_so():
     _check_points(run, lesson.detail)
     (other,) = [i for i in compile_offline(_run(record(60, 61))).insights if i.key.startswith("procedure|")]
     assert "trace names line" not in other.detail
+
+
+def test_a_success_that_stalled_where_the_task_expected_look_ups_teaches_the_look_ups_not_the_stall():
+    """A success with no call that asked for ids the user could not give, on a task whose expected
+    calls were look-ups of the records the user's id finds: the lesson is to look them up, and the
+    page does not offer the refusal as the recipe. Without expected look-ups it stays "ask"."""
+    from test_offline_content import _run
+
+    def stalled(expected: list[dict] | None) -> dict:
+        record = _record("s-1", "airline", "Cancel my upcoming one-passenger trips.", _turns(
+            _msg("system", SYSTEM + " The current time is 2024-05-15 15:00:00 EST."),
+            _msg("user", "Hi, I am amelia_davis_8890 and I want to cancel some flights."),
+            _msg("assistant", "Could you give me the reservation ids?"), _msg("user", "I don't remember them."),
+            _msg("assistant", "Sorry, I cannot cancel anything without the reservation IDs."),
+            _msg("user", "Fine, thanks."), {"type": "episode_over"}), True)
+        if expected is not None:
+            record["task"]["metadata"] = {"expected_calls": json.dumps(expected)}
+        return record
+
+    looks = [{"name": "get_user_details", "arguments": {"user_id": "amelia_davis_8890"}},
+             {"name": "get_reservation_details", "arguments": {"reservation_id": "UDMOP1"}}]
+    comp = compile_offline(_run(stalled(looks)))
+    (lesson,) = comp.insights
+    assert lesson.key == "direct|unlooked", lesson.key
+    assert "look them up with get_user_details and get_reservation_details" in lesson.guideline
+    assert "this run" not in lesson.guideline.lower()
+    said = " ".join(f.text for f in comp.in_short)
+    assert "as this run did" not in said and "Look up get_user_details and get_reservation_details before answering" in said, said
+    (lesson,) = compile_offline(_run(stalled(None))).insights
+    assert lesson.key == "direct|asked"
+    expected_change = looks + [{"name": "cancel_reservation", "arguments": {"reservation_id": "UDMOP1"}}]
+    assert compile_offline(_run(stalled(expected_change))).insights[0].key == "direct|asked"

@@ -93,7 +93,22 @@ class Check:
             value = call.arguments if isinstance(call.arguments, str) and m.group(1) == "argument" else call.arguments[m.group(1)]
             values = [_flat(str(v)).lower() for v in _scalars(value)]
             values += [_NUMBER_WORDS[v] for v in _scalars(value) if isinstance(v, int) and v in _NUMBER_WORDS]
-            for where in re.split(r", | and ", m.group(2)):
+            # a number the user gave in words is quoted with them, and the key's words they lack named
+            quoted = {}
+            for q in re.finditer(r"the user \(turn (\d+)\), whose words were \"([^\"]+)\""
+                                 r"(?:, with no word for \"([^\"]+)\")?", m.group(2)):
+                quoted[int(q.group(1))] = (q.group(2), q.group(3))
+            places = re.sub(r"(the user \(turn \d+\)), whose words were \"[^\"]+\"(?:, with no word for \"[^\"]+\")?",
+                            r"\1", m.group(2))
+            for k, (words, lacking) in quoted.items():
+                user = self.by_n[k]
+                assert user.type == "message" and user.role == "user", k
+                assert words.rstrip("…").lower() in " ".join((user.content or "").split()).lower(), (words, k)
+                keys = m.group(1) + " " + " ".join(re.findall(r'"(\w+)":', json.dumps(value)))
+                key_words = [w for w in re.split(r"[^a-z]+", keys.lower()) if len(w) >= 3]
+                for w in (lacking or "").replace(" and ", ", ").split(", "):
+                    assert not lacking or (w in key_words and w[:3] not in words.lower()), (lacking, words)
+            for where in re.split(r", | and ", places):
                 if where == "no earlier turn":  # in no form in any earlier turn, and no default
                     assert any(v not in (0, "", False) and not _held_anywhere(self, v, n) for v in _scalars(value)), m.group(1)
                     continue
@@ -494,6 +509,28 @@ def _held_anywhere(c: Check, value, n: int) -> bool:
 
 
 def _note(c: Check, text: str, n: int) -> None:
+    m = re.fullmatch(r"`(.+?)` is (.+), where `(.+?)`'s record in the observation at turn (\d+) holds `(\w+)` (.+)\.", text)
+    if m:  # the named record (filed under the name, or holding it as its id) holds the field with that value,
+        # and the name is one the call sent beside the argument
+        path, name, at, key = m.group(1), m.group(3), int(m.group(4)), m.group(5)
+        held = [json.loads(v) for v in re.sub(r" \(and \d+ more\)$", "", m.group(6)).split(" or ")]
+        assert path.split(".")[-1].split("[")[0] == key and at < n, text
+        args = json.dumps(c.call(n).arguments)
+        assert f'"{name}"' in args, text
+        found = []
+
+        def walk(node, filed=None):
+            if isinstance(node, dict):
+                if name in (filed, node.get("id")) and key in node:
+                    found.append(node[key])
+                for k2, v in node.items():
+                    walk(v, k2)
+            elif isinstance(node, list):
+                for v in node:
+                    walk(v)
+        walk(json.loads(c.by_n[at].result))
+        assert any(v in found for v in held), text
+        return
     m = re.fullmatch(r"`(.+?)` is (.+): no earlier observation, user message or call holds this value\.", text)
     if m:  # a value no earlier turn holds in any form, and no default a call sends unasked
         value = json.loads(m.group(2))

@@ -54,7 +54,14 @@ def test_a_certificate_amount_is_not_checked_against_a_payment_in_a_reservations
              _call("book_reservation", {"user_id": "mara_venn_3021", "payment_methods": [
                  {"payment_id": "certificate_1", "amount": 305}]}, json.dumps({"reservation_id": "HATHAT"}))]
     notes = _notes(turns)
-    assert "`payment_methods[0].amount` is 305, but the observation at turn 2 gave that field as 150." in notes
+    # said as that record's own field: a balance is what the record holds, not "the field's value"
+    assert "`payment_methods[0].amount` is 305, where `certificate_1`'s record in the observation at turn 2 holds `amount` 150." in notes
+    # a card paying the rest beside the certificate: the certificate's 150 is another item's amount, no difference of the card's
+    turns[-1] = _call("book_reservation", {"user_id": "mara_venn_3021", "payment_methods": [
+        {"payment_id": "certificate_1", "amount": 150}, {"payment_id": "credit_card_9", "amount": 155}]},
+        json.dumps({"reservation_id": "HATHAT"}))
+    notes = _notes(turns)
+    assert not any("amount` 150" in n or "gave that field as 150" in n for n in notes), notes
     # a second passenger's dob is not the first's; a new booking's flight_type is not an old reservation's
     turns = [_say("system", POLICY), _say("user", "Book ORD to PHL one way for me and Kevin Smith (2001-04-12)."),
              _call("get_reservation_details", {"reservation_id": "ZP4LQ8"}, json.dumps(RESERVATION)),

@@ -305,3 +305,27 @@ def test_a_task_of_many_trials_links_some_and_counts_the_rest():
     said, _turns = recurring(trials[0], trials)
     assert said.startswith("12 of the 14 trials of this task answered \"Tas\" (this run and ")
     assert len(_LINK.findall(said)) == 8 and " and 3 more; not 2 more)" in said, said
+
+
+def _did(step: str, *tools: str) -> dict:
+    """A failed trial that never made the expected cancel, with the changes that went through instead."""
+    decisive = {"changes": [{"tool": t, "turn": 9 + k, "values": {}} for k, t in enumerate(tools)]} if tools else {"reads": []}
+    return {"step": step, "outcome": "failure", "facts": [{"kind": "missed-change", "about": ["cancel_reservation"]}],
+            "decisive": decisive}
+
+
+def test_an_expected_change_no_trial_made_says_what_each_did_there_not_to_make_it():
+    """"Make the cancel when asked" restates the task, and on a record the rule forbids cancelling it
+    is wrong: the line says instead where each trial went (another change, a hand-off, nothing)."""
+    trials = [_did("step-0010", "book_reservation"), _did("step-0060", "transfer_to_human_agents"),
+              _did("step-0110", "book_reservation"), _did("step-0160"),
+              _did("step-0210", "update_reservation_flights", "cancel_reservation")]
+    said, _turns = recurring(trials[0], trials)
+    assert "when the request asks for it" not in said and "make the `cancel_reservation`" not in said
+    assert said.endswith(". Instead, this run and [step-0110](step-0110.md) made a `book_reservation` change; "
+                         "[step-0060](step-0060.md) handed off with `transfer_to_human_agents`; "
+                         "[step-0160](step-0160.md) made no change that went through; [step-0210](step-0210.md) made "
+                         "`update_reservation_flights` and `cancel_reservation` changes other than the expected one."), said
+    unrecorded = [{**t, "decisive": {}} for t in trials[:2]]  # an entry without its changes: nothing is said of any
+    said, _turns = recurring(unrecorded[0], unrecorded)
+    assert said.endswith("and none succeeded.") and "Instead" not in said, said

@@ -335,3 +335,36 @@ def test_a_note_saying_no_user_named_a_value_is_not_referred_to_after_the_user_n
     notes = _notes_in_order(record, [6, 9])
     assert '"gift_card_5093318" is one of the 2 values' in notes[6], notes
     assert "as told for the call at turn 6" not in notes[9] and "`payment_id` from the user (turn 8)" in notes[9], notes
+
+
+def _bags(says: str) -> dict:
+    """A failed run: the user asks for bags in words, the agent sends the count as the paid bags too,
+    and the log's expected call has no paid bag (the user's tier covers them)."""
+    trip = TRIPS[0]
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "Hi, I'm ilse_marrow_2208, reservation VQ4N7A."),
+        _call("get_reservation_details", {"reservation_id": "VQ4N7A"}, json.dumps(trip)),
+        _msg("assistant", "What would you like to change?"),
+        _msg("user", says),
+        _msg("assistant", "I will add them, charged to credit_card_4410927. Shall I proceed?"),
+        _msg("user", "yes"),
+        _call("update_reservation_baggages", {"reservation_id": "VQ4N7A", "total_baggages": 2, "nonfree_baggages": 2,
+                                              "payment_id": "credit_card_4410927"}, json.dumps(trip)),
+        _msg("assistant", "Done."))
+    record = _record("bags", "airline", "Add two bags.", turns, False)
+    record["task"]["metadata"] = {"expected_calls": json.dumps([
+        {"name": "update_reservation_baggages", "arguments": {"reservation_id": "VQ4N7A", "total_baggages": 2,
+                                                              "nonfree_baggages": 0, "payment_id": "credit_card_4410927"}}])}
+    return record
+
+
+def test_a_count_the_user_gave_for_all_bags_is_quoted_with_the_word_it_lacks():
+    """"two checked bags" is a count of bags, not of paid bags: the note quotes the user's words
+    and says they have no word for "nonfree", so no reader takes the 2 as the user's paid count."""
+    (note,) = _source_notes(_bags("Please add two checked bags."))
+    assert ('`nonfree_baggages` from the user (turn 4), whose words were "two checked bags", '
+            'with no word for "nonfree"') in note, note
+    # near miss: the user did say which kind; the words are quoted and nothing is said lacking
+    (note,) = _source_notes(_bags("Please add two nonfree checked bags."))
+    assert 'whose words were "two nonfree checked bags"' in note and "no word for" not in note, note

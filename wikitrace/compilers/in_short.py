@@ -36,7 +36,7 @@ from .near_words import near_look_up, near_phrase
 from .named_source import named_source
 from .page_notes import answer_source, listed_names
 from .qa_facts import qa_facts
-from .record_claims import contradicted, past_dates
+from .record_claims import contradicted, past_dates, unchecked
 from .record_facts import stated_now
 from .shown_conflicts import shown_conflicts
 from .reading import Call, Reading, harness_reason
@@ -227,6 +227,7 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     whys = [f for f in (agreed, shown, told, claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
     r.memo.setdefault(LEADS, []).extend(f.text for f in whys)
     facts = whys + facts + ([claim.fact()] if claim is not None and not claim.echoed_at else [])
+    facts += [f for f in [unchecked(r) if claim is None else None] if f is not None]
     writes = [c for c in r.calls if c.writes and not c.error]
     if not facts and expected_changes(r) is not None and writes and all(made_as_expected(r, c) for c in writes):
         facts.append(KeyFact("Every change this run made is one the log records as expected, and none it expected is "

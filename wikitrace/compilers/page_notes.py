@@ -16,10 +16,41 @@ from .answer_case import named, near_words as near_answer
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join
 from .arguments import check_arguments
 from .named_source import named_source
-from .reading import Call, Reading
+from .reading import Call, Reading, leaves
+from .told_numbers import _last_key
+from .arguments import _parsed
 from .insight_parts import rules_once
 from .near_words import near_words, place_words as _place_words
 from .text import clip, clip_words
+
+
+def _record_named(r: Reading, c: Call, path: str, turn: int, held: list) -> tuple[str, bool]:
+    """The name the call sent (beside the argument first) whose own object in the observation at
+    ``turn`` (filed under it, or holding it as ``id``) holds the field with one of ``held``: whose
+    record the differing field is. A gift card's balance is its record's ``amount``, not the amount
+    the call pays from it, so the note says whose it is. Returns the name ("" when no name's record
+    holds it) and whether it is another item's of the call (a name outside the argument's object)."""
+    key = _last_key(path)
+    parent = path[:len(path) - len(key)].rstrip(".")
+    t = next((x for x in r.facts if x.turn == turn), None)
+    data = _parsed(t.result or "") if t is not None else None
+    owners: dict[str, object] = {}
+    stack = [(data, None)]
+    while stack:
+        node, filed = stack.pop()
+        if isinstance(node, dict):
+            for name in {filed, node.get("id")} - {None}:
+                if isinstance(name, str) and key in node:
+                    owners.setdefault(name, node[key])
+            stack += [(v, k) for k, v in node.items()]
+        elif isinstance(node, list):
+            stack += [(v, None) for v in node]
+    names = [(p[:len(p) - len(_last_key(p))].rstrip(".") != parent, v) for p, v in leaves(c.turn.arguments)
+             if isinstance(v, str) and v in owners]
+    for far, name in sorted(names, key=lambda x: x[0]):
+        if owners[name] in held:
+            return f"`{name}`", far
+    return "", False
 
 
 def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
@@ -31,10 +62,15 @@ def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
         if a.seen_at is not None or a.other_at is None and not a.unsourced:
             continue  # a value some turn holds in another rendering, or a default: nothing to say
         if a.other_at is not None:
+            held = f"{' or '.join(_val(v) for v in a.other[:3])}{f' (and {len(a.other) - 3} more)' if len(a.other) > 3 else ''}"
+            owner, another = _record_named(r, c, a.path, a.other_at, a.other)
+            if another:  # the value is another item's of this call (the certificate beside the card): no difference
+                continue
             flagged = True
-            notes.append(f"`{a.path}` is {_val(a.value)}, but the observation at turn {a.other_at} "
-                         f"gave that field as {' or '.join(_val(v) for v in a.other[:3])}"
-                         f"{f' (and {len(a.other) - 3} more)' if len(a.other) > 3 else ''}.")
+            notes.append(f"`{a.path}` is {_val(a.value)}, where {owner}'s record in the observation at turn "
+                         f"{a.other_at} holds `{_last_key(a.path)}` {held}." if owner else
+                         f"`{a.path}` is {_val(a.value)}, but the observation at turn {a.other_at} "
+                         f"gave that field as {held}.")
             continue
         # the agent's own rewording of what a turn said is no discrepancy: an answer whose words stand
         # together in a look-up is quoted beside it; a value most of whose words share one sentence of an

@@ -391,7 +391,7 @@ def reflected_query(r: Reading) -> KeyFact | None:
     turns = [c.n for c in calls]
     sent = f"{calls[0].name}[{clip_words(query, 70)}]"
     said = ("the run's one call sending it failed" if len(calls) == 1 else
-            f"both calls sending it failed" if len(calls) == 2 else f"all {len(calls)} calls sending it failed")
+            "both calls sending it failed" if len(calls) == 2 else f"all {len(calls)} calls sending it failed")
     return KeyFact(f"{_who(r, k, told)} already {'names' if k == 1 else 'name'} the query \"{clip_words(query, 70)}\" "
                    f"(\"{window(sentence, query, 160)}\"), and {said} ({sent}, turn{'s' if len(turns) > 1 else ''} "
                    f"{join([str(t) for t in turns], 6)}): a query a reflection names is a guess; once it fails, "

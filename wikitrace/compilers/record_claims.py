@@ -150,6 +150,33 @@ def contradicted(r: Reading) -> Contradicted | None:
     return None
 
 
+def unchecked(r: Reading) -> KeyFact | None:
+    """A failed run's user word about a record (a value the prompt writes in an "a/b" group before
+    its noun: "Gold member" of "silver/gold member") that no answer of the run could check, because
+    the run made none of the look-ups the log records as expected (the tools were there to call).
+    None when any answer gives a field the noun names, or the log records no expected look-up."""
+    from .expected_calls import expected_lookups
+
+    if r.system is None or not r.has_interlocutor:
+        return None
+    looks = list(dict.fromkeys(c["name"] for c in expected_lookups(r)))
+    if not looks or any(c.name in looks for c in r.calls):
+        return None
+    _before, grouped = _values_before(r.system.content or "")
+    keys = {key for c in r.calls if not c.error and c.turn.result and c.turn.result.lstrip().startswith("{")
+            for key, _v in _plain_fields(c.turn.result)}
+    for u in r.run.turns:
+        if not (t_is_user(u) and u.content and u.turn > r.system.turn):  # the user's own words, the opening too
+            continue
+        for w, noun, words, _g in _pairs_naming(u.content, r.system.content or ""):
+            if w in grouped.get(noun, ()) and not any(_names_field(noun, k) for k in keys):
+                names = " and ".join(looks) if len(looks) <= 2 else ", ".join(looks[:2]) + f" and {len(looks) - 2} more"
+                return KeyFact(f"The user wrote \"{words}\" at turn {u.turn}, and nothing in the run checked it: it "
+                               f"made none of the look-ups the log records as expected ({names}). Look a record up "
+                               f"before acting on what the user says it holds.", [u.turn])
+    return None
+
+
 def past_dates(r: Reading, now: datetime | None) -> KeyFact | None:
     """Failed changes whose error names a day, sent in the call, wholly before the stated now."""
     if now is None:

@@ -122,7 +122,29 @@ def _asked_the_user(r: Reading) -> int:
     return sum(t.turn + 1 in r.replies for t in said)
 
 
+def _unlooked(r: Reading) -> CandidateInsight | None:
+    """A success with no call at all that asked the user, where the log's expected calls were
+    look-ups only: it got there by stalling, not by checking, and the look-ups are the lesson
+    (its tools exist: the log records them as what the task expected)."""
+    from .expected_calls import expected_changes, expected_lookups
+
+    looks = list(dict.fromkeys(c["name"] for c in expected_lookups(r)))
+    if r.calls or not looks or expected_changes(r) != []:
+        return None
+    n = _asked_the_user(r)
+    return make_insight("direct|unlooked", "Look the records up before asking the user for more",
+                        f"When the user has given what the records can be found by, look them up with "
+                        f"{join(looks, 3)} and decide from what they show before asking for more: the log's "
+                        f"expected calls for such a task are those look-ups and no change, so a run that only "
+                        f"asked and changed nothing passed without checking whether the request was allowed.",
+                        f"In {kind_of_tasks(r)} where the user asks for a change to records the tools can look up.",
+                        f"asked the user {n} time{'s' if n != 1 else ''}, no tool call; the task expected "
+                        f"{join(looks, 3)} look-up{'s' if len(looks) != 1 else ''} and no change" + last_said(r), True)
+
+
 def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
+    if not r.calls and _asked_the_user(r) and (unlooked := _unlooked(r)) is not None:
+        return [unlooked]
     if not r.calls and _asked_the_user(r):  # a person answered its questions, and it changed nothing
         return [make_insight("direct|asked", "Ask for what the request needs, and change nothing without it",
                              "When a request needs details the user has not given, ask for them, and make no change "

@@ -121,10 +121,13 @@ def refused(r: Reading, writes: list[Call], expected_handoff: bool = False) -> K
                 f"the task expected no change, and {writes[0].name} was its only state-changing call" if writes
                 else "the task expected no change")
     what = "a change the records rule out" if named else "the request"
-    head = (f"Refuse {what} and make no change, as this run did" if not writes else
+    looks = _unlooked(r, writes)
+    head = (f"Look up {looks} before answering: the task expected those look-ups and no change, and this run "
+            f"made no call at all, so it refused without checking" if looks else
+            f"Refuse {what} and make no change, as this run did" if not writes else
             f"Refuse {what}, then hand off" + (" only after the user's reply to the refusal" if asked is not None else "")
             + ", as this run did")
-    head += f" ({expected})"
+    head += "" if looks else f" ({expected})"
     text = f"{head}: " + (join(parts, 3) + "; " if parts else "") + \
         f"the agent told the user at turn {refusal.turn}: \"{refusal.text}\""
     rule = _rule(r, refusal, [p for _c, _k, _v, p in named])
@@ -161,3 +164,13 @@ def made_from(r: Reading, writes: list[Call]) -> str:
                 for k, place in came.items()]
         out.append(f"{c.name} at turn {c.n}" + (f", with {join(said[:3], 3)}" if said else ""))
     return "; ".join(out)
+
+
+def _unlooked(r: Reading, writes: list[Call]) -> str:
+    """The look-ups the log expected, named, when the run made no call at all: a refusal that
+    checked nothing is no recipe, the look-ups are ("" when the run made calls or none were expected)."""
+    from .expected_calls import expected_lookups
+
+    if r.calls or writes:
+        return ""
+    return join(list(dict.fromkeys(c["name"] for c in expected_lookups(r))), 3)

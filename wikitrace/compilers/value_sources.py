@@ -21,6 +21,8 @@ from .expected_calls import _ABSENT, _differing, expected_changes, made_as_expec
 from .insight_words import free_form, join, top_key
 from .picked_values import _ids, _other_record, picked, user_described
 from .reading import Call, Reading, leaves, t_is_user
+from .text import clip_words
+from .told_numbers import _number_patterns
 from .renderings import held_before
 
 
@@ -127,9 +129,33 @@ def _value_place(r: Reading, c: Call, a, by_turn: dict[int, str],
         if fact is not None:
             own = fact is _first_sent(r, c, a)
             kind = "own" if own else "user" if t_is_user(fact) else "answer"
-            place = _place(r, fact, own), fact.turn, None if own else fact, kind
+            words = _told_words(fact, a) if kind == "user" else ""
+            place = _place(r, fact, own) + words, fact.turn, None if own else fact, kind
     r.memo[key] = place
     return place
+
+
+def _told_words(t: Turn, a) -> str:
+    """For a number a user message gave in words near its field's word ("two checked bags"), those
+    words, and the key's words they lack: "2 from the user" alone would read as if the user had
+    said "two nonfree bags" when they gave a count of all bags."""
+    value = a.value
+    if isinstance(value, bool) or not isinstance(value, int):
+        return ""
+    key = _last_key(a.path)
+    text = " ".join(str(t.content or "").split())
+    found = [m for p in _number_patterns(str(value), key) or () if (m := p.search(text.lower())) is not None]
+    if not found:
+        return ""
+    m = min(found, key=lambda m: m.start())
+    stems = tuple(w[:3] for w in re.split(r"[^a-z]+", key.lower()) if len(w) >= 3)
+    near = list(re.finditer(r"\w+", text[m.start():]))[:8]  # the number's phrase: to its last word of the field
+    end = max([m.end()] + [m.start() + w.end() for w in near if w.group().lower().startswith(stems)])
+    end += len(re.match(r"\w*", text[end:]).group())  # the field's word whole ("bags", not "bag")
+    said = text[m.start():end].strip(" ,.;:")
+    missing = [w for w in re.split(r"[^a-z]+", key.lower()) if len(w) >= 3 and w[:3] not in said.lower()]
+    return f", whose words were \"{clip_words(said, 60)}\"" + (
+        f", with no word for \"{join(missing, 3)}\"" if missing else "")
 
 
 def provenance(r: Reading, c: Call, paths: set[str] | None = None) -> str:

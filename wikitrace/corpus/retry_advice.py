@@ -54,6 +54,8 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
         said = (f"do not just pay the figure the error names: check it against what the request should cost, and "
                 f"when it differs from what you worked out, check the call's other arguments against the request "
                 f"before calling {tool} again")
+    elif what and _past(members):
+        said = _past_advice(what, seen, tool, _past(members), members)
     elif what:
         said = (f"the message names the {what} value it refused{seen}: replace that value with one a look-up shows "
                 f"can work, or tell the user it cannot be done, before calling {tool} again")
@@ -66,3 +68,25 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
                           + (f"{run_counts.part_of(got_past, [e for e, _l in failed])} got past it and still failed "
                              f"({ways})." if mixed else
                              f"the {run_counts.runs_of(got_past, paren=True)} here that got past it all failed ({ways})."))
+
+
+def _past(members) -> list[dict]:
+    """The runs whose refused change sent a date the error named, already past by the current
+    time the system prompt states (compilers/record_claims.py ``past_dates``)."""
+    return [e for e, _l in members if any(f.get("kind") == "past-date" for f in e.get("facts") or ())]
+
+
+def _past_advice(what: str, seen: str, tool: str, past: list[dict], members) -> str:
+    """A refused value dated before the stated now is a part already used (a flight flown): no
+    other value replaces it, so "replace the refused value" would send the reader the wrong way.
+    Where every run shows it, only the date check is said; else it comes first, the rest after."""
+    runs = [e for e, _l in members]
+    where = ("there" if len(runs) == 1 else "in all of them" if len(past) == len(runs) else
+             f"in {run_counts.part_of(past, runs, 'runs')}")
+    said = (f"the message names the {what} value it refused{seen}, and {where} the refused call sent a date the "
+            f"error named that was already past by the current time the system prompt states: compare the dates "
+            f"a change sends with that time first, and for a part already past tell the user it cannot be changed "
+            f"rather than sending another value")
+    if len(past) < len(runs):
+        said += f"; otherwise replace the value with one a look-up shows can work before calling {tool} again"
+    return said

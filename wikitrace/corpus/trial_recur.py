@@ -6,7 +6,10 @@ its final answer (compilers/trial_record.py) and the kinds of the facts its page
 (corpus/checked_facts.py ``run_facts``): a change the task expected and the run never made, a
 change it did not expect, an argument sent otherwise, a call form every error shared. A
 mistake any successful trial of the task made too decided nothing and is not said. The line
-counts the trials that made it, links each, and says whether any trial succeeded; where the
+counts the trials that made it, links each, and says whether any trial succeeded; for an
+expected change they all left unmade it says what each did there instead (another change, a
+hand-off, none), not "make it when asked", which only restates the task and is wrong where the
+prompt's rule forbade it; where the
 run opened with reflections on its task's earlier failed trials (Reflexion's retries), it says
 that too. corpus/trial_contrast.py adds the line to a failure's line against a successful
 trial, or makes it the failure's line when no trial succeeded.
@@ -17,6 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from functools import lru_cache
 
+from ..compilers.insight_words import _hands_off  # by tool name, as the page's hand-off lessons judge it
 from ..compilers.near_words import main_words
 from ..compilers.trial_record import answer_norm
 from ..controls import visible
@@ -27,7 +31,7 @@ LINKED = 8  # trials linked per line; more are counted
 
 # an item's kind -> (what the trials did, as a verb phrase after "N trials of this task", what to do)
 _CHANGE = {
-    "missed": ("never made the `{0}` change the task expected", "make the `{0}` change when the request asks for it"),
+    "missed": ("never made the `{0}` change the task expected", ""),  # what they did instead is said (``_instead``)
     "unexpected": ("made a `{0}` change the task did not expect", "make no `{0}` call the request does not ask for"),
     "arguments": ("sent `{1}` in {0} otherwise than the task expected",
                   "check `{1}` against what the user asked for before {0}"),
@@ -180,6 +184,9 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
     if mine and any(_reflected(m).get("count", 0) < mine for m in holders):
         said += (", though this run opened with a reflection on an earlier failed trial of this task" if mine == 1 else
                  f", though this run opened with {mine} reflections on earlier failed trials of this task")
+    if item[0] == "missed":  # "make X when asked" restates the task, and is wrong where a rule forbade X
+        instead = _instead(entry, holders, item[1])
+        return f"{said}. Instead, {instead}." if instead else f"{said}."
     return f"{said}: {do}."
 
 
@@ -204,6 +211,39 @@ def _unmet_do(entry: dict, holders: list[dict]) -> str | None:
             f"none of the {pages} look-ups where these trials first saw it (this run's: {mine}) mentions")
     return (f"{page} {said}, which the question names; before answering, find a page that ties the answer to "
             "every name the question gives")
+
+
+def _instead(entry: dict, holders: list[dict], missed: str) -> str:
+    """What the trials that never made the expected ``missed`` change did at its place, from
+    their entries: the changes that went through (a hand-off said as one), or none; empty when
+    an entry does not record its changes. The reader sees where the trials went another way
+    (declined, handed off, changed something else) and whether that was the rule's doing."""
+    said: dict[str, list[str]] = {}
+    for m in sorted(holders, key=lambda m: (m["step"] != entry["step"], layout.id_number(m["step"]))):
+        record = m.get("decisive") or {}
+        if not record:
+            return ""  # its changes are not recorded: nothing is said of any
+        tools = list(dict.fromkeys(c.get("tool") or "" for c in record.get("changes") or ()))
+        parts = [f"handed off with `{_t(t)}`" for t in tools if _hands_off(t)]
+        other = [t for t in tools if not _hands_off(t)]
+        if other:
+            names = " and ".join(f"`{_t(t)}`" for t in other)
+            one = ("an " if other[0][:1].lower() in "aeiou" else "a ") if len(other) == 1 else ""
+            parts.insert(0, f"made {one}{names} change{'s' if len(other) > 1 else ''}"
+                         + (" other than the expected one" if missed in other else ""))
+        what = " and ".join(parts) or "made no change that went through"
+        said.setdefault(what, []).append("this run" if m["step"] == entry["step"] else f"[{m['step']}]({_sibling(m['step'])})")
+    many = len(holders) > LINKED  # the line's own list links them already: here they are counted
+    return "; ".join(f"{_who(whos, many)} {what}" for what, whos in said.items())
+
+
+def _who(whos: list[str], counted: bool) -> str:
+    if counted:
+        others = len(whos) - (whos[0] == "this run")
+        mine = "this run" if whos[0] == "this run" else ""
+        rest = f"{others} other trial{'s' if others != 1 else ''}" if others else ""
+        return " and ".join(x for x in (mine, rest) if x)
+    return whos[0] if len(whos) == 1 else ", ".join(whos[:-1]) + " and " + whos[-1]
 
 
 @lru_cache(maxsize=4096)

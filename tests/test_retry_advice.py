@@ -1,0 +1,46 @@
+"""An error lesson whose runs got past the error and still failed says what to do with the value
+the message refused (corpus/retry_advice.py). A refused date already past by the prompt's stated
+current time is a part already used (a flight flown): no other value replaces it, and the page
+must not tell the reader to send one."""
+
+from __future__ import annotations
+
+from wikitrace.corpus.retry_advice import untested_fix
+
+_GOT_PAST = "turn 13: got past it at turn 20 (with flights changed); the message named the flights value sent"
+_PAST = {"kind": "past-date"}
+
+
+def _member(k: int, task: str, past: bool) -> tuple[dict, dict]:
+    facts = [_PAST] if past else [{"kind": "unexpected-change", "about": ["update_reservation_flights"]}]
+    return ({"step": f"step-{k:04d}", "task_id": task, "outcome": "failure", "facts": facts}, {"detail": _GOT_PAST})
+
+
+def _entry() -> dict:
+    return {"key": "error|update_reservation_flights|Error: flight … not available on date …", "counts": {"success": 0},
+            "guideline": "When update_reservation_flights answers \"Error: flight … not available on date …\", "
+                         "call update_reservation_flights again with flights changed."}
+
+
+def test_a_refused_date_already_past_in_every_run_is_never_to_be_replaced():
+    entry = _entry()
+    untested_fix(entry, [_member(13, "13", True), _member(163, "13", True), _member(133, "33", True)])
+    text = entry["guideline"]
+    assert "replace" not in text and "in all of them the refused call sent a date the error named that was already past" in text
+    assert "for a part already past tell the user it cannot be changed rather than sending another value." in text
+    assert "the 3 runs (of 2 tasks) here that got past it all failed (flights changed: 3 runs)." in text, text
+
+
+def test_past_in_some_runs_leads_and_the_replace_advice_stays_for_the_rest():
+    entry = _entry()
+    untested_fix(entry, [_member(13, "13", True), _member(72, "22", False), _member(122, "22", False)])
+    text = entry["guideline"]
+    assert "in 1 of the 3 runs here (1 of their 2 tasks) the refused call sent a date" in text, text
+    assert text.index("already past") < text.index("otherwise replace the value with one a look-up shows can work")
+
+
+def test_no_past_date_keeps_the_replace_advice():
+    entry = _entry()
+    untested_fix(entry, [_member(72, "22", False), _member(122, "22", False)])
+    assert "replace that value with one a look-up shows can work" in entry["guideline"]
+    assert "already past" not in entry["guideline"]
