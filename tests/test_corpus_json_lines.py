@@ -71,3 +71,15 @@ def test_the_bytes_written_are_the_text_encoded():
     loaded = json.loads(raw)
     lines = published_lines(raw, loaded["runs"])
     assert lines and dump_bytes(loaded, lines)[0] == raw
+
+
+def test_an_entry_broken_over_lines_stops_the_reuse():
+    """An entry's line ends at its newline: a file whose entry was split over two lines (valid
+    JSON all the same) pairs no line up, whichever side of a comma the break is on."""
+    text = dumps(_corpus(6))[0].encode("utf-8")
+    loaded = json.loads(text)
+    for broken in (b'"step": "step-0002",\n', b'"step": "step-0002"\n,'):
+        edited = text.replace(b'"step": "step-0002",', broken)
+        assert json.loads(edited) == loaded
+        assert published_lines(edited, loaded["runs"]) == {}
+    assert len(published_lines(text, loaded["runs"])) == 6

@@ -162,7 +162,7 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     from .runs.outcomes import parse_verdict
 
     root = pub.root
-    previous = published_corpus(pub, interrupted)
+    previous, published = published_corpus(pub, interrupted)
     settings = compiled_settings(pub, previous)
     bopts = build_options(opts, settings, root)
     verdict = parse_verdict(opts.outcome, "--outcome") if opts.outcome is not None else None
@@ -199,7 +199,7 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
         from .llm.preload import import_client_ahead
 
         import_client_ahead()  # the corpus's model: imported while the corpus's runs are carried over
-    writer = carry_everything(pub, ids, bopts, previous, records, replaced)
+    writer = carry_everything(pub, ids, bopts, previous, published, records, replaced)
     pub.verify_group(list(INDEXES))  # rewritten below; damage is reported, as compile does
     prompt_index_ok = pub.verify_group([PROMPT_INDEX])
     before = {r["run_id"] for r in writer.runs}

@@ -15,7 +15,8 @@ from . import __version__
 from .errors import Failed, InputError
 from .runs._common import Carried
 from .corpus import layout
-from .corpus.publish import PublishError, Publisher, read_corpus_json
+from .corpus.corpus_folder import parse_corpus_json
+from .corpus.publish import PublishError, Publisher
 
 OUTCOME_HELP = "success|failure|SCORE"
 
@@ -60,8 +61,9 @@ class NothingReused:
         return None
 
 
-def published_corpus(pub: Publisher, interrupted: bool) -> dict:
-    """corpus.json as the last build wrote it, or an error saying how to repair it."""
+def published_corpus(pub: Publisher, interrupted: bool) -> tuple[dict, bytes]:
+    """corpus.json as the last build wrote it, parsed and as bytes (read once: the runs'
+    lines are written back unchanged), or an error saying how to repair it."""
     root = pub.root
     fix = f"rebuild it with `wikitrace compile INPUT... --out {root}` (the corpus's inputs), then add"
     if interrupted:  # a build was killed: what it left must be only files no index names yet
@@ -73,7 +75,10 @@ def published_corpus(pub: Publisher, interrupted: bool) -> dict:
     if pub.verify("corpus.json") != "ok":
         raise Failed(f"{root / 'corpus.json'}: differs from what the last build wrote", fix)
     try:
-        previous = read_corpus_json(root)
+        text = (root / "corpus.json").read_bytes()
+        previous = parse_corpus_json(root / "corpus.json", text)
+    except OSError as exc:
+        raise Failed(f"{root / 'corpus.json'}: cannot be read ({exc.strerror or exc})", fix) from None
     except PublishError as exc:
         raise Failed(str(exc)) from None
     from .build import _usable_manifest
@@ -84,7 +89,7 @@ def published_corpus(pub: Publisher, interrupted: bool) -> dict:
         raise Failed(str(exc)) from None
     if previous.get("build_key") != pub.manifest.data.get("build_key"):
         raise Failed(f"{root / 'corpus.json'}: its build key is not the manifest's", fix)
-    return previous
+    return previous, text
 
 
 def compiled_settings(pub: Publisher, previous: dict) -> dict:
@@ -182,10 +187,11 @@ def read_run_file(opts, bopts, verdict, records: dict, prev_runs: dict):
     return items, report
 
 
-def carry_everything(pub: Publisher, ids, bopts, previous: dict, records: dict, replaced: set[str]):
+def carry_everything(pub: Publisher, ids, bopts, previous: dict, published: bytes, records: dict,
+                     replaced: set[str]):
     """A RunWriter already holding every run of the corpus but the ``replaced`` ones, as
-    compile's carry-over leaves it, from corpus.json's entries and the manifest alone (no
-    page is read or checked)."""
+    compile's carry-over leaves it, from corpus.json's entries (``previous``, parsed from
+    the ``published`` bytes) and the manifest alone (no page is read or checked)."""
     from .build import _Writer
     from .corpus.corpus_json import published_lines
 
@@ -195,7 +201,7 @@ def carry_everything(pub: Publisher, ids, bopts, previous: dict, records: dict, 
     gone = {r["step"] for r in previous["runs"] if r["run_id"] in replaced}
     writer.runs.extend(runs)
     # corpus.json (verified above) is rewritten with these entries unchanged: their lines are reused
-    writer.published_lines = published_lines((pub.root / "corpus.json").read_bytes(), previous["runs"])
+    writer.published_lines = published_lines(published, previous["runs"])
     for r in runs:
         ids.keep_insights(r.get("insights") or [])
     writer.prev_insights = {i["id"]: i for i in previous["insights"]}  # the insight pages are gathered again

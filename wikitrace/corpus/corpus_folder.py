@@ -53,8 +53,14 @@ def read_corpus_json(root: Path) -> dict | None:
     stamp = root / "corpus.json"
     if not stamp.is_file():
         return None
+    return parse_corpus_json(stamp, stamp.read_bytes())
+
+
+def parse_corpus_json(stamp: Path, text: bytes) -> dict:
+    """corpus.json's ``text`` as read from ``stamp``: a caller that needs the bytes too
+    (``wikitrace add`` reuses the runs' lines) reads the file once."""
     try:
-        data = json.loads(stamp.read_text(encoding="utf-8"))
+        data = json.loads(text.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise PublishError(f"{stamp}: unreadable ({exc}); move it away and compile again "
                            f"(wikitrace rebuilds it)") from None
