@@ -22,13 +22,7 @@ from types import SimpleNamespace
 from json.encoder import encode_basestring
 
 from ..runs.model import Run
-from .in_short import NOTHING_SETTLED, in_short
-from .offline import chosen_items
 from .prompt_views import Prompt, build_prompt
-from .run_insights import insights_for
-from .run_patterns import patterns_of
-from .value_rules import value_rules
-from .trial_record import decisive
 from .schema import MAX_INSIGHTS, CandidateInsight, KeyFact
 
 # Kept in the run's __dict__: not fields, so never hashed, compared or written. The lessons
@@ -92,11 +86,22 @@ def offline_decisive(run: Run) -> dict:
 def offline_facts(run: Run) -> list[KeyFact]:
     """The "In short" facts of the run's offline compilation, for a model's page: checked
     against the log, so they hold whatever the model wrote."""
+    from .in_short import NOTHING_SETTLED
+
     return [f for f in offline_lessons(run).in_short if f.text not in NOTHING_SETTLED.values()]
 
 
 def _lessons(run: Run) -> tuple:
     """OfflineLessons' fields, made as ``compile_offline`` makes them."""
+    # imported at the first run made here (the reader's, or one the reader did not make): the
+    # build's main process imports this module before its first request and never needs them
+    from .in_short import in_short
+    from .offline import chosen_items
+    from .run_insights import insights_for
+    from .run_patterns import patterns_of
+    from .trial_record import decisive
+    from .value_rules import value_rules
+
     reading, chosen = chosen_items(run)
     facts = in_short(reading)
     patterns = patterns_of(reading)
