@@ -45,6 +45,9 @@ class OfflineLessons:
     in_short: list[KeyFact]
     decisive: dict  # the decisive calls other trials of the task are compared on (trial_record.py)
     value_rules: list[list[str]]  # the prompt's rules naming a looked-up record's value (value_rules.py)
+    # ``in_short`` less the placeholders that say nothing was settled: the facts a model's page
+    # shows, picked where the lessons are made (the main process then never imports in_short)
+    shown_facts: list[KeyFact]
 
 
 def precompile(run: Run, task_type: str | None = None, templates: str | None = None) -> None:
@@ -86,16 +89,14 @@ def offline_decisive(run: Run) -> dict:
 def offline_facts(run: Run) -> list[KeyFact]:
     """The "In short" facts of the run's offline compilation, for a model's page: checked
     against the log, so they hold whatever the model wrote."""
-    from .in_short import NOTHING_SETTLED
-
-    return [f for f in offline_lessons(run).in_short if f.text not in NOTHING_SETTLED.values()]
+    return list(offline_lessons(run).shown_facts)
 
 
 def _lessons(run: Run) -> tuple:
     """OfflineLessons' fields, made as ``compile_offline`` makes them."""
     # imported at the first run made here (the reader's, or one the reader did not make): the
     # build's main process imports this module before its first request and never needs them
-    from .in_short import in_short
+    from .in_short import NOTHING_SETTLED, in_short
     from .offline import chosen_items
     from .run_insights import insights_for
     from .run_patterns import patterns_of
@@ -106,7 +107,8 @@ def _lessons(run: Run) -> tuple:
     facts = in_short(reading)
     patterns = patterns_of(reading)
     return (insights_for(reading, chosen)[:MAX_INSIGHTS], patterns, facts,
-            decisive(reading, SimpleNamespace(in_short=facts)), value_rules(reading, patterns))
+            decisive(reading, SimpleNamespace(in_short=facts)), value_rules(reading, patterns),
+            [f for f in facts if f.text not in NOTHING_SETTLED.values()])
 
 
 if __name__ == "__main__":
