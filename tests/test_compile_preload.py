@@ -71,6 +71,14 @@ def test_compile_main_parses_before_importing_the_build():
     assert proc.stdout.strip() == "False", proc.stderr
 
 
+def test_the_llm_path_reaches_its_first_request_without_the_offline_compiler():
+    """The build and the LLM compiler import without the offline compiler (it serves only the
+    runs that fall back, and its import held back the first request)."""
+    code = "import sys, wikitrace.build, wikitrace.compilers.llm; print('wikitrace.compilers.offline' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "False", proc.stderr
+
+
 def test_the_import_ahead_leaves_the_collector_as_it_found_it():
     """The collector is paused while the client is imported, and on again afterwards (off
     stays off: `wikitrace add` pauses it for the whole command)."""

@@ -26,7 +26,6 @@ from typing import Iterable
 
 from . import __version__, llm_report
 from .compilers.base import Compiler
-from .compilers.offline import OfflineCompiler
 from .build_input import apply_defaults, read_runs, reader as read_from
 from .build_key import build_key, build_settings, outcomes_digest
 from .compile_loop import compile_in_order
@@ -100,13 +99,11 @@ class BuildInputError(BuildError):
 
 def make_compiler(opts: BuildOptions, config=None) -> Compiler:
     """The LLM compiler when a key or base URL is configured, else the offline one."""
-    if opts.offline:
-        return OfflineCompiler()
-    if config is None:
-        from .llm.config import resolve
+    if opts.offline or (config is None and (config := _resolve(opts)) is None):
+        # imported here: the LLM path needs the offline compiler only for a run that falls
+        # back, and importing it (~0.1 CPU-s) held back the build's first request
+        from .compilers.offline import OfflineCompiler
 
-        config = resolve(opts.model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
-    if config is None:
         return OfflineCompiler()
     from .compilers.llm import LLMCompiler
 
@@ -116,6 +113,12 @@ def make_compiler(opts: BuildOptions, config=None) -> Compiler:
     if compiler.cache is not None:
         compiler.cache.write_behind()  # the event loop never waits on the disk; ``aclose`` waits for it
     return compiler
+
+
+def _resolve(opts: BuildOptions):
+    from .llm.config import resolve
+
+    return resolve(opts.model, opts.base_url, max_tokens=opts.max_tokens, timeout=opts.timeout)
 
 
 def _prefill_from_batch(opts: BuildOptions, compiler: Compiler, root: Path, graves, progress=None):

@@ -16,7 +16,6 @@ import threading
 from typing import Any, Awaitable, Callable, Iterable
 
 from .compilers.base import Compiler
-from .compilers.offline import compile_offline
 from .corpus.update import REUSED, Reuse
 from .runs._common import Carried
 from .runs.model import Run, content_hash
@@ -95,6 +94,8 @@ async def compile_in_order(runs: Iterable[Run | Carried], compiler: Compiler, co
                 if compiler.name == "offline":
                     errors.append(f"run {run.run_id!r}: offline compiler failed ({type(exc).__name__}: {exc}); skipped")
                     return None
+                from .compilers.offline import compile_offline  # only when a compile fails
+
                 comp = compile_offline(run)
                 comp.compiler = "offline-fallback"
                 comp.fallback_reason = f"internal error: {type(exc).__name__}: {exc}"

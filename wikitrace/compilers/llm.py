@@ -53,7 +53,6 @@ from ..llm.cache import CachedAnswer, ResponseCache, cache_key
 from ..llm.message_json import with_json
 from ..llm.transport import AnswerTooLarge, ChatTransport, Failure, FormatRejected, one_line
 from .llm_offline import PROMPT_LIMITS, offline_decisive, offline_facts, prompt_for
-from .offline import compile_offline
 from .llm_system import SystemMessages
 from .prompt_views import Prompt, clip, evidence_key
 from .schema import MAX_INSIGHTS, Compilation, json_schema
@@ -286,6 +285,8 @@ class LLMCompiler:
 
     def _fallback(self, run: Run, reason: str) -> Compilation:
         self._stats.count_fallback(one_line(reason))
+        from .offline import compile_offline  # imported at the first fallback: most builds have none
+
         comp = compile_offline(run)  # already grounded; made only now: most runs never need it
         comp.compiler = "offline-fallback"
         comp.fallback_reason = one_line(reason)

@@ -22,13 +22,7 @@ from types import SimpleNamespace
 from json.encoder import encode_basestring
 
 from ..runs.model import Run
-from .in_short import NOTHING_SETTLED, in_short
-from .offline import chosen_items
 from .prompt_views import Prompt, build_prompt
-from .run_insights import insights_for
-from .run_patterns import patterns_of
-from .value_rules import value_rules
-from .trial_record import decisive
 from .schema import MAX_INSIGHTS, CandidateInsight, KeyFact
 
 # Kept in the run's __dict__: not fields, so never hashed, compared or written. The lessons
@@ -51,6 +45,9 @@ class OfflineLessons:
     in_short: list[KeyFact]
     decisive: dict  # the decisive calls other trials of the task are compared on (trial_record.py)
     value_rules: list[list[str]]  # the prompt's rules naming a looked-up record's value (value_rules.py)
+    # ``in_short`` less the placeholders that say nothing was settled: the facts a model's page
+    # shows, picked where the lessons are made (the main process then never imports in_short)
+    shown_facts: list[KeyFact]
 
 
 def precompile(run: Run, task_type: str | None = None, templates: str | None = None) -> None:
@@ -92,16 +89,26 @@ def offline_decisive(run: Run) -> dict:
 def offline_facts(run: Run) -> list[KeyFact]:
     """The "In short" facts of the run's offline compilation, for a model's page: checked
     against the log, so they hold whatever the model wrote."""
-    return [f for f in offline_lessons(run).in_short if f.text not in NOTHING_SETTLED.values()]
+    return list(offline_lessons(run).shown_facts)
 
 
 def _lessons(run: Run) -> tuple:
     """OfflineLessons' fields, made as ``compile_offline`` makes them."""
+    # imported at the first run made here (the reader's, or one the reader did not make): the
+    # build's main process imports this module before its first request and never needs them
+    from .in_short import NOTHING_SETTLED, in_short
+    from .offline import chosen_items
+    from .run_insights import insights_for
+    from .run_patterns import patterns_of
+    from .trial_record import decisive
+    from .value_rules import value_rules
+
     reading, chosen = chosen_items(run)
     facts = in_short(reading)
     patterns = patterns_of(reading)
     return (insights_for(reading, chosen)[:MAX_INSIGHTS], patterns, facts,
-            decisive(reading, SimpleNamespace(in_short=facts)), value_rules(reading, patterns))
+            decisive(reading, SimpleNamespace(in_short=facts)), value_rules(reading, patterns),
+            [f for f in facts if f.text not in NOTHING_SETTLED.values()])
 
 
 if __name__ == "__main__":

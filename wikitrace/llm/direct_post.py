@@ -50,14 +50,19 @@ class DirectPost:
             if not str(auth.get("Authorization", "")).startswith("Bearer ") or \
                     not all(isinstance(v, str) for v in headers.values()):
                 return None  # another auth scheme, or a header value it would work out per request
-            if getattr(client, "default_query", None):
-                return None
+            if getattr(client, "default_query", None) or getattr(http, "params", None) or \
+                    str(getattr(http, "base_url", "")) or not hasattr(module, "Request"):
+                return None  # a query or base URL of the HTTP client's own: its build_request merges them
             url = str(client.base_url).rstrip("/") + "/chat/completions"
             timeouts = tuple(getattr(base, "timeout_exceptions", lambda: (module.TimeoutException,))())
             failures = tuple(getattr(base, "request_exceptions", lambda: (module.RequestError, ssl.SSLError))())
             # parsed once here: handed to each request as a string and a dict, the URL was parsed and
             # the headers normalised again for every request (about 35 us a request, measured under load)
-            return cls(openai, http, module, module.URL(url), module.Headers(headers), module.Timeout(timeout),
+            # The HTTP client's own headers under ours, merged once as its build_request merges them
+            # for every request (with the timeout, about a sixth of a request's CPU here, measured)
+            merged = module.Headers(http.headers)
+            merged.update(module.Headers(headers))
+            return cls(openai, http, module, module.URL(url), merged, {"timeout": module.Timeout(timeout).as_dict()},
                        make_error, timeouts, failures)
         except Exception:  # an SDK laid out otherwise: the client's own post still works
             return None
@@ -66,8 +71,10 @@ class DirectPost:
         """Send ``body``; the streamed response of a 2xx (the caller reads and closes it)."""
         # Encoded as the client encodes a body (compact, UTF-8), so a server sees the same bytes.
         content = message_json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        request = self.http.build_request("POST", self.url, headers=self.headers, content=content,
-                                          timeout=self.timeout)
+        # What the HTTP client's build_request makes of this, less the merging done once in ``make``
+        # (the cookie jar is its live one: cookies an endpoint set go back as they would there)
+        request = self.module.Request("POST", self.url, headers=self.headers, cookies=self.http.cookies,
+                                      content=content, extensions=dict(self.timeout))
         try:
             response = await self.http.send(request, stream=True)
         except self.timeouts as err:
