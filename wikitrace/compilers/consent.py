@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ..runs.model import Turn
 from .stems import stem as _stem
 
+
 def _is_word_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"  # what \w matches
 
