@@ -17,6 +17,34 @@ from dataclasses import dataclass
 from ..runs.model import Turn
 from .stems import stem as _stem
 
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"  # what \w matches
+
+
+def _at_boundary(text: str, at: int) -> bool:
+    """What \b tests at offset ``at``: a word character on one side only."""
+    return (at > 0 and _is_word_char(text[at - 1])) != (at < len(text) and _is_word_char(text[at]))
+
+
+def _top_level(pattern: str) -> str:
+    """The pattern with every bracketed group and escape left out: what its top level alternates."""
+    out, depth, k = [], 0, 0
+    while k < len(pattern):
+        ch = pattern[k]
+        if ch == "\\":
+            k += 2
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+        k += 1
+    return "".join(out)
+
+
 class _Caseless:
     """A pattern of lower-case words, matched whatever the case of the text. ASCII text is lowered
     and matched without re.I: the same matches at the same offsets, about three times faster (every
@@ -27,10 +55,21 @@ class _Caseless:
         self.pattern = pattern
         self._plain = re.compile(pattern)
         self._folding = re.compile(pattern, re.I)
+        # A leading \b hides the alternation's first letters from the engine, which then tries a
+        # match at every offset; without it the engine skips ahead to those letters, and the word
+        # boundary is tested by hand at the few places the rest matches (the same matches).
+        self._after_boundary = re.compile(pattern[2:]) if pattern.startswith(r"\b") and "|" not in _top_level(
+            pattern[2:]) else None
 
     def search(self, text: str, pos: int = 0) -> re.Match | None:
         if text.isascii():
-            return self._plain.search(text.lower(), pos)
+            if self._after_boundary is None:
+                return self._plain.search(text.lower(), pos)
+            low = text.lower()
+            m = self._after_boundary.search(low, pos)
+            while m is not None and not _at_boundary(low, m.start()):
+                m = self._after_boundary.search(low, m.start() + 1)
+            return m
         return self._folding.search(text, pos)
 
     def match(self, text: str) -> re.Match | None:
@@ -67,7 +106,7 @@ _REFUSING = _Caseless(rf"^{_COURTESY}(?:no(?! problem| worries)|nope|not yet|not
                       r"don'?t|do not|never mind|cancel that)\b")
 # Any of these words, anywhere, makes a reply that did not open with agreement too uncertain to call a refusal.
 _AFFIRM_ANYWHERE = _Caseless(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|please do|okay|ok|"
-                             r"(?<!make )(?<!be )(?<!not )sure|good|fine|agree)\b")
+                             r"sure(?<!make sure)(?<!be sure)(?<!not sure)|good|fine|agree)\b")
 _SENTENCE_END = re.compile(r"[.!?\n]")
 # An agent message that puts something to the user for a yes. A yes to any other question ("Sure,
 # my user id is ...") agrees to no change: it neither covers one nor leaves one in doubt.

@@ -153,6 +153,11 @@ def picked(r: Reading, c: Call) -> list[Pick]:
         return r.memo[key]
     out: list[Pick] = []
     described: list[Pick] = []  # the same, where the user's words single out the value's record
+    checks = [a for a in check_arguments(r, c.turn) if a.seen_at is not None and len(_as_text(a.value)) >= 3]
+    if not checks:  # most changes send no value an earlier turn showed: nothing below is needed
+        r.memo[key] = out
+        r.memo[f"described:{c.n}"] = described
+        return out
     said = [r.lower(t) for t in r.facts if t.turn < c.n and t_is_user(t)]
     answers = [t for t in r.facts if t.turn < c.n and t.type == "function_call"]
     sent = {_as_text(v) for _p, v in leaves(c.turn.arguments)}
@@ -168,9 +173,9 @@ def picked(r: Reading, c: Call) -> list[Pick]:
             hit = heard[v] = any(f in u for f in _spoken_forms(v) for u in said)
         return hit
 
-    for a in check_arguments(r, c.turn):
+    for a in checks:
         text = _as_text(a.value)
-        if a.seen_at is None or len(text) < 3 or told(text):
+        if told(text):
             continue
         low = text.lower()
         key, number = _last_key(a.path), isinstance(a.value, (int, float)) or text.replace(".", "", 1).isdigit()

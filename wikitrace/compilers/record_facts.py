@@ -36,7 +36,9 @@ _WORDS_KEPT = 3  # a string of more words is prose (a name, an address), not a v
 _DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2})?))?")
 
 
+@lru_cache(maxsize=4096)
 def _when(text: str) -> datetime | None:
+    """The moment an ISO date (and time) in ``text`` names, once per text: records repeat their dates."""
     m = _DATE.search(text)
     if m is None:
         return None

@@ -48,7 +48,7 @@ def _by_id(answer) -> dict:
             node = list(node.values())
         if isinstance(node, list):
             stack.extend(reversed(node))
-    if len(_ID_INDEXES) >= 64:
+    if len(_ID_INDEXES) >= 512:  # as many as arguments._parsed keeps: fewer were walked again and again
         _ID_INDEXES.clear()
     _ID_INDEXES[id(answer)] = (answer, index)
     return index
