@@ -28,8 +28,12 @@ def test_a_procedure_that_failed_runs_also_took_says_what_they_missed_with_count
     listed = procedure["contrast"]["failed_ended"]
     assert [(i["insight"], i["runs"], set(i["steps"])) for i in listed] == [
         (went["id"], 2, {step["bags-trial-2"], step["bags-trial-3"]})]
-    assert procedure["guideline"].endswith(" Failed runs ended this way too; the lesson they teach most often is the "
-                                           f"check to make first: \"{went['title']}\" (counts under Evidence).")
+    assert (" Failed runs ended this way too; the lesson they teach most often is the "
+            f"check to make first: \"{went['title']}\" (counts under Evidence).") in procedure["guideline"]
+    # then what set these successes apart from their own task's failed trials: the bag count they sent
+    assert procedure["guideline"].endswith(" Against their own task's failed trials (2 of the 2 runs here have one), "
+                                           "2 of these 2 runs gave update_reservation_baggages another value of "
+                                           "total_baggages.")
     page = _page(out, procedure)
     evidence = page.split("## Evidence", 1)[1].split("## Sources", 1)[0]
     assert (f"What the failed runs that ended this way teach, by lesson:\n- [{went['title']}]({went['id']}.md): 2 runs "

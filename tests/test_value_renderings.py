@@ -90,7 +90,10 @@ def test_a_total_an_error_stated_and_a_date_the_user_spelled_are_held():
 def test_a_date_no_turn_spelled_is_told_and_zero_never_is():
     notes = _notes(_booking_run("born in spring", 311))
     # no turn held these: the page still flags them (here beside the values turn 2 gave those fields)
-    assert '`passengers[1].dob` is "2001-04-12", but' in notes and "`payment_methods[0].amount` is 311, but" in notes
+    assert '`passengers[1].dob` is "2001-04-12", but' in notes
+    # the amount beside the record that holds the number turn 2 gave: the card's balance, not an amount paid
+    assert "`payment_methods[0].amount` is 311, where `gift_card_6627091`'s record in the observation at turn 2" \
+           " holds `amount` 900." in notes
     assert "`total_baggages`" not in notes and "`nonfree_baggages`" not in notes
 
 
