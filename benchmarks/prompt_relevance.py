@@ -19,7 +19,7 @@ inlines are scored against what that run then actually did, which the ranking ne
   successful runs (of those whose corpus has one), and showing both such a lesson and
   one taught mostly by failed runs (of those whose corpus has both);
 - **top-3 call match / taught**: the same two shares over the first three insights of the
-  budget's ranking (``prompt.priority_order``), which a tighter budget would keep;
+  budget's ranking (``relevance.priority_order``), which a tighter budget would keep;
 - **near-dup**: shown insights whose guideline (ids, numbers, paths, code masked) shares
   word 3-shingles at Jaccard >= 0.7 with an insight shown before it in the same prompt.
 
@@ -45,7 +45,8 @@ from record import add_record_flag, markdown_table, record  # noqa: E402
 
 import wikitrace.build as build_mod  # noqa: E402
 from wikitrace.agent.corpusdata import load_corpus  # noqa: E402
-from wikitrace.agent.prompt import DEFAULT_BUDGET, build_prompt, priority_order  # noqa: E402
+from wikitrace.agent.prompt import DEFAULT_BUDGET, build_prompt  # noqa: E402
+from wikitrace.agent.relevance import priority_order  # noqa: E402
 from wikitrace.build import BuildOptions, build  # noqa: E402
 from wikitrace.compilers.reading import is_harness_turn, is_read_only  # noqa: E402
 from wikitrace.runs.load import LoadReport, iter_runs  # noqa: E402

@@ -21,7 +21,8 @@ sys.path.insert(0, str(FIX))
 import agent_corpus  # noqa: E402
 
 from wikitrace.agent.corpusdata import corpus_from_dict, load_corpus  # noqa: E402
-from wikitrace.agent.prompt import build_prompt, estimate_tokens, priority_order  # noqa: E402
+from wikitrace.agent.prompt import build_prompt, estimate_tokens  # noqa: E402
+from wikitrace.agent.relevance import priority_order  # noqa: E402
 from wikitrace.agent.similarity import BM25, rank_runs, tokenize  # noqa: E402
 
 TASK = ("You are in the middle of a room. You see a cabinet 1, a countertop 1 and a sidetable 1.\n"

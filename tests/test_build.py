@@ -7,7 +7,9 @@ from pathlib import Path
 import frontmatter
 import pytest
 
+from wikitrace.add import add_run
 from wikitrace.build import BuildError, BuildOptions, build
+from wikitrace.errors import Failed
 from wikitrace.runs.model import RunError
 from wikitrace.check import check_corpus
 from wikitrace.corpus.publish import BuildLock, PublishError
@@ -166,6 +168,28 @@ def test_rebuild_skips_parsing_records_it_compiled_before(tmp_path, monkeypatch)
     assert by_key(fresh) == by_key(out)
     assert {k: v for k, v in a.items() if k.startswith("raw/") and not k.endswith("metadata.md")} == \
         {k: v for k, v in b.items() if k.startswith("raw/") and not k.endswith("metadata.md")}
+
+
+def test_rebuild_after_the_code_changed_compiles_every_run_again(tmp_path, monkeypatch):
+    """A development checkout changes the code without changing the version: the pages the old
+    code wrote must not be kept for unchanged runs."""
+    import wikitrace.build_key as build_key
+
+    out = tmp_path / "corpus"
+    src = write_jsonl(tmp_path / "runs.jsonl", example_runs()[:5])
+    _build([src], out)
+    _build([src], out)
+    assert json.loads((out / "corpus.json").read_text())["build"]["reused_runs"] == 5
+    monkeypatch.setattr(build_key, "_code_digest", "another version of the code")
+    one = write_jsonl(tmp_path / "one.jsonl", example_runs()[5:6])
+    before = tree_bytes(out)
+    with pytest.raises(Failed, match="from other source code .* rebuild it once"):
+        add_run(one, out)  # add would write pages the full build's code would not
+    assert tree_bytes(out) == before
+    _build([src], out)
+    assert json.loads((out / "corpus.json").read_text())["build"]["reused_runs"] == 0
+    assert check_corpus(out) == []
+    assert add_run(one, out).added
 
 
 def test_new_run_first_in_input_keeps_old_ids(tmp_path):

@@ -20,7 +20,8 @@ from test_agent_index import write  # noqa: E402
 
 from wikitrace.agent.corpusdata import load_corpus  # noqa: E402
 from wikitrace.agent.index_reader import open_index  # noqa: E402
-from wikitrace.agent.prompt import build_prompt, priority_order  # noqa: E402
+from wikitrace.agent.prompt import build_prompt  # noqa: E402
+from wikitrace.agent.relevance import priority_order  # noqa: E402
 
 BOOK = ("You are {who}. You want to book a one way flight from {a} to {b} on May {d} in economy. "
         "You want to pay with your credit card and you do not want travel insurance.")

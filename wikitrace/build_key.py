@@ -23,7 +23,8 @@ def build_settings(compiler_name: str, model: str | None, opts: BuildOptions) ->
     return {"compiler": compiler_name, "model": model, "mount_path": opts.mount_path, "redact": opts.redact,
             "redact_patterns": list(opts.redact_patterns), "task_type": opts.task_type,
             "outcomes": outcomes_digest(opts),
-            "templates": str(Path(opts.templates).resolve()) if opts.templates else None}
+            "templates": str(Path(opts.templates).resolve()) if opts.templates else None,
+            "code": code_digest()}
 
 
 def outcomes_digest(opts: BuildOptions) -> str | None:
@@ -42,4 +43,22 @@ def build_key(compiler_name: str, model: str | None, opts: BuildOptions) -> str:
         for path in sorted(Path(folder).rglob("*")):
             if path.is_file():
                 h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    h.update(code_digest().encode())
     return "sha256:" + h.hexdigest()
+
+
+def code_digest() -> str:
+    """The package's own source, which writes the pages: in a development checkout it changes
+    without ``__version__`` changing, and a rebuild into the same folder would otherwise keep
+    the pages the old code wrote for every unchanged run. Hashed once per process (a few ms)."""
+    global _code_digest
+    if _code_digest is None:
+        package = Path(__file__).resolve().parent
+        h = hashlib.sha256()
+        for path in sorted(package.rglob("*.py")):
+            h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        _code_digest = h.hexdigest()
+    return _code_digest
+
+
+_code_digest: str | None = None

@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .evaluate import AVERAGE, EvalError, EvalResult, Interval, evaluate, parse_trials, read_results
+from .eval_records import AVERAGE, EvalResult, Interval
+from .evaluate import EvalError, evaluate, parse_trials, read_results
 from .plot import plot_gain_regression
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .evaluate import AVERAGE, EvalResult
+from .eval_records import AVERAGE, EvalResult
 
 
 def plot_gain_regression(result: EvalResult, out: str | Path, suite: str | None = None) -> Path:
