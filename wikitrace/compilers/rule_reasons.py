@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import record_rules, rule_counts, rule_talk, rule_verdicts
+from . import record_rules, rule_cases, rule_counts, rule_talk, rule_verdicts
 from .expected_calls import closest_expected
 from .insight_words import join
 from .reading import Call, Reading
@@ -254,6 +254,12 @@ def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reas
             if done:
                 found = Reason(f"{found.text} {done}", found.turns, found.quoted, found.about)
             break
+    if found is None and paths:  # no case of the rule could be quoted: perhaps the run never learned which applied
+        key = paths[0].split("[")[0].split(".")[0]
+        unsettled = rule_cases.unlearned(r, c, key, _head(key))
+        if unsettled is not None and unsettled[0] not in said:
+            said.add(unsettled[0])
+            found = Reason(unsettled[0], unsettled[1])
     return _with_breach(r, c, found, said, expected)
 
 
