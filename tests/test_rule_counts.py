@@ -7,15 +7,14 @@ made-up travel desk whose policy is our own wording."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 from fixture_runs import RUNS, relabeled
 
 from tau_messages import tool as _tool, user as _user
+from test_rule_reasons import _run as _desk_run
 from wikitrace.compilers.offline import compile_offline
-from wikitrace.runs import load
 from wikitrace.runs.model import Run
 
 POLICY = """# Travel Desk Policy
@@ -50,16 +49,7 @@ def _run(tmp_path, tier, sent, expected, policy=POLICY, look_up=True) -> Run:
     messages = ([*_tool("get_user_details", {"user_id": "tove_brand_5120"}, _member(tier))] if look_up else []) + [
         _user("Book HAT318 on June 12 in economy, with my checked bags. Yes, go ahead."),
         *_tool("book_reservation", sent, dict(sent, reservation_id="K2PL7Q"))]
-    traj = [{"role": "system", "content": policy}, _user("Hello, this is Tove, user id tove_brand_5120."),
-            *messages, _user("Thanks. ###STOP###")]
-    task = {"user_id": "tove_brand_5120", "outputs": [], "instruction": "You are tove_brand_5120.",
-            "actions": [{"name": "book_reservation", "kwargs": expected}]}
-    record = {"task_id": 7, "reward": 0.0, "trial": 1, "traj": traj,
-              "info": {"task": task, "source": "user", "reward_info": {"reward": 0.0, "info": {}, "actions": []}}}
-    path = tmp_path / "desk-results.json"
-    path.write_text(json.dumps([record]), encoding="utf-8")
-    [run] = [r for r in load._read(path, load.detect(path)) if isinstance(r, Run)]
-    return run
+    return _desk_run(tmp_path, messages, [{"name": "book_reservation", "kwargs": expected}], policy=policy)
 
 
 def _lead(run: Run) -> str:
