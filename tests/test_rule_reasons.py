@@ -107,7 +107,11 @@ def test_the_tier_rule_is_not_guessed_when_no_record_gave_the_tier(tmp_path):
     applies is not settled, so neither is quoted."""
     run = _booked(tmp_path, look_up=False)
     [fact] = _facts(run)
-    assert RULE not in fact.text and "bronze" not in fact.text and "platinum" not in fact.text
+    assert f"{RULE} `nonfree_baggages` (turn 0):" not in fact.text  # no tier's sentence quoted as the one that applies
+    assert "platinum member, 2 free" not in fact.text and "4 free checked" not in fact.text
+    # what is said instead: the rule has a case per tier, and the run never learned which (rule_cases.py)
+    assert (f"{RULE} `nonfree_baggages` (turn 0) has a case for each of \"bronze\" and \"platinum\" (the first: "
+            "\"If the account holder is a bronze member") in fact.text
 
 
 def test_no_rule_is_quoted_when_none_names_what_the_records_hold(tmp_path):

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import record_rules, rule_talk, rule_verdicts
+from . import record_rules, rule_cases, rule_counts, rule_talk, rule_verdicts
 from .expected_calls import closest_expected
 from .insight_words import join
 from .reading import Call, Reading
@@ -243,12 +243,24 @@ def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reas
     """The rule on the first differing argument that has one, with the facts it names."""
     args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
     found = None
+    expected = closest_expected(r, c)
     for path in paths:
         key = path.split("[")[0].split(".")[0]
-        found = _reason(r, c.name or "", _name_words(key), _head(key), f"`{key}`", _facts(r, args, c.n, {key}), said)
+        facts = _facts(r, args, c.n, {key})
+        found = _reason(r, c.name or "", _name_words(key), _head(key), f"`{key}`", facts, said)
         if found is not None:
+            seen = record_rules.looked_up(r, c)
+            done = rule_counts.sum_for(r, c, key, found.quoted, facts, seen[1] if seen else None, expected)
+            if done:
+                found = Reason(f"{found.text} {done}", found.turns, found.quoted, found.about)
             break
-    return _with_breach(r, c, found, said, closest_expected(r, c))
+    if found is None and paths:  # no case of the rule could be quoted: perhaps the run never learned which applied
+        key = paths[0].split("[")[0].split(".")[0]
+        unsettled = rule_cases.unlearned(r, c, key, _head(key))
+        if unsettled is not None and unsettled[0] not in said:
+            said.add(unsettled[0])
+            found = Reason(unsettled[0], unsettled[1])
+    return _with_breach(r, c, found, said, expected)
 
 
 def _with_breach(r: Reading, c: Call, found: Reason | None, said: set[str], expected: dict | None = None) -> Reason | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from .expected_calls import made_as_expected
+from .expected_outputs import told
 from .insight_words import answer_seen_in, expected_answer, gives_answer
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .text import clip
@@ -186,6 +187,9 @@ def record(r: Reading) -> dict:
     reflected = _reflections(r)
     if reflected is not None:
         out["reflections"] = reflected
+    said = told(r)
+    if said:  # the values the task expected the agent to say, and where it wrote each (None: never)
+        out["told"] = [[t.value, t.turn] for t in said]
     return out
 
 

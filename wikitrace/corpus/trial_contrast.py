@@ -177,8 +177,9 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
     n = len(failed)
     trials = f"failed trial{'s' if n != 1 else ''} of this task"
     if not by_aspect:
-        return (f"The {n} {trials} ({line.runs(same)}) {_same_calls(entry)}." if n > 1 else
-                f"The {trials}, {line.runs(same)}, {_same_calls(entry)}."), [], False
+        apart, turns = _told_apart(entry, failed, "none of them" if n > 1 else "it never")
+        return (f"The {n} {trials} ({line.runs(same)}) {_same_calls(entry, apart)}." if n > 1 else
+                f"The {trials}, {line.runs(same)}, {_same_calls(entry, apart)}."), turns, bool(apart)
     peers = [w for w in won if w["step"] != entry["step"]]
     firm = {a: all(decides(d, peers) for _s, d in hits) for a, hits in by_aspect.items()}
     aspect = min(by_aspect, key=lambda a: (not firm[a], -len(by_aspect[a]), _RANK[a[0]],
@@ -235,7 +236,10 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
                  f"{'they' if k > 1 else 'it'} did here, so this alone did not decide the run." if unlike else ".")
     text = text[0].upper() + text[1:]
     if same:
-        text += f" {len(same)} other failed trial{'s' if len(same) != 1 else ''} ({line.runs(same)}) made the same calls as this run."
+        text += f" {len(same)} other failed trial{'s' if len(same) != 1 else ''} ({line.runs(same)}) made the same calls as this run"
+        apart, more = _told_apart(entry, [_entry(failed, s) for s in same], "")
+        text += f"; unlike {'them' if len(same) > 1 else 'it'}, {apart[0].lower()}{apart[1:]}." if apart else "."
+        turns = turns + more
     return text, turns, True
 
 
@@ -246,13 +250,35 @@ def _as_fact(tail: str) -> str:
             .replace(", after the same look-up", ", a look-up it made too"))
 
 
-def _same_calls(entry: dict) -> str:
-    """What trials with no difference from ``entry`` did alike, as a phrase after their subject."""
+def _same_calls(entry: dict, apart: str = "") -> str:
+    """What trials with no difference from ``entry`` did alike, as a phrase after their subject,
+    then what did separate them (``apart``) or that it is not in those calls."""
     record = entry.get("decisive") or {}
     if not record.get("changes") and not record.get("answer"):
-        return "made no state-changing call either: what separated them from this run is not in such calls"
+        return ("made no state-changing call either; what separated them: " + apart if apart else
+                "made no state-changing call either: what separated them from this run is not in such calls")
     what = "state-changing calls and answer" if record.get("answer") else "state-changing calls"
-    return f"made the same {what} as this run: what separated them is not in those calls"
+    return (f"made the same {what} as this run; what separated them: " + apart if apart else
+            f"made the same {what} as this run: what separated them is not in those calls")
+
+
+def _told_apart(entry: dict, others: list[dict], them: str) -> tuple[str, list[int]]:
+    """("this run wrote X (turn N), which …; <them> did", its turns) for the values the task
+    expected the agent to tell the user that ``entry`` wrote and none of ``others`` did ("" when
+    there are none, or a trial's record does not say what it wrote); no "; <them> …" when ``them``
+    is empty."""
+    mine = (entry.get("decisive") or {}).get("told")
+    theirs = [(o.get("decisive") or {}).get("told") for o in others]
+    if not mine or not others or any(t is None for t in theirs):
+        return "", []
+    apart = [(v, n) for v, n in mine if n is not None and all(n2 is None for t in theirs for v2, n2 in t if v2 == v)]
+    if not apart:
+        return "", []
+    values = " and ".join(f"{v} (turn {n})" for v, n in apart[:SHOWN])
+    one = len(apart) == 1
+    text = f"this run wrote {values}, {'which' if one else 'values'} the task expected the agent to tell the user"
+    tail = "" if not them else f"; {them} wrote {'it' if one else 'them'}" if them.endswith("never") else f"; {them} did"
+    return text + tail, [n for _v, n in apart[:SHOWN]]
 
 
 def _entry(entries: list[dict], step: str) -> dict:
@@ -294,7 +320,9 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
     who = (f"The successful trial {line.runs([best['step']])} of this task"
            + (f" ({len(won)} of its {total} trials succeeded)" if len(won) > 1 else ""))
     if not diffs:
-        return f"{who} {_same_calls(entry)}.", [], False
+        apart, _turns = _told_apart(best, [entry], "this run never")
+        apart = apart.replace("this run wrote", "it wrote", 1).replace("(turn", "(its turn")
+        return f"{who} {_same_calls(entry, apart)}.", [], False
     d = next((x for x in diffs if decides(x, won)), diffs[0])
     kind = d.aspect[0]
     at = f" at its turn {d.ref['turn']}" if isinstance(d.ref.get("turn"), int) else ""

@@ -115,6 +115,9 @@ def record_to_run(rec: Any, where: str) -> Run:
     expected = _expected_calls(info_task.get("actions"))
     if expected:  # the calls the benchmark counts as the right ones: the pages compare the run's with them
         meta["expected_calls"] = expected
+    outputs = info_task.get("outputs")
+    if isinstance(outputs, list) and outputs and all(isinstance(o, str) and o.strip() for o in outputs):
+        meta["expected_outputs"] = json.dumps(outputs, ensure_ascii=False)  # values the agent had to tell the user
     if trial is not None:
         meta["trial"] = trial
     ended_by = _ending(turns, messages)

@@ -1,0 +1,43 @@
+"""A rule with a case per kind of record (a bag allowance per membership tier) whose case the run
+never learned before a wrong count: said, and only where no answer or user message named a case
+(compilers/rule_cases.py). Fixtures: the made-up travel desk of tests/test_rule_reasons.py."""
+
+from __future__ import annotations
+
+from fixture_runs import RUNS, relabeled
+from tau_messages import tool as _tool, user as _user
+from test_rule_reasons import BOOKING, POLICY, TRIP, _booked, _facts, _run, _turn
+
+from wikitrace.compilers.offline import compile_offline
+
+UNLEARNED = "without learning which case applied"
+
+
+def test_a_count_sent_before_any_turn_named_a_case_says_the_case_went_unlearned(tmp_path):
+    run = _booked(tmp_path, look_up=False)
+    [fact] = _facts(run)
+    assert fact.text.endswith(
+        "and no answer or user message before this call named any of them: the run sent `nonfree_baggages` "
+        f"{UNLEARNED}.")
+    assert fact.turns == sorted({0, _turn(run, "book_reservation")})
+
+
+def test_a_case_named_by_an_answer_or_by_the_user_is_no_unlearned_case(tmp_path):
+    assert not any(UNLEARNED in f.text for f in _facts(_booked(tmp_path)))  # the member record gave the tier
+    told = _run(tmp_path, [_user("I'm a platinum member. Book HAT318 on June 12 in economy with 3 checked bags. Yes."),
+                           *_tool("book_reservation", dict(BOOKING, nonfree_baggages=1), TRIP)],
+                [{"name": "book_reservation", "kwargs": BOOKING}])
+    assert not any(UNLEARNED in f.text for f in _facts(told))
+
+
+def test_sentences_that_differ_in_more_than_one_word_are_no_cases(tmp_path):
+    policy = POLICY.replace("If the account holder is a platinum member,", "Platinum holders of a booking get")
+    run = _run(tmp_path, [_user("Book HAT318 on June 12 in economy with 3 checked bags. Yes, go ahead."),
+                          *_tool("book_reservation", dict(BOOKING, nonfree_baggages=1), TRIP)],
+               [{"name": "book_reservation", "kwargs": BOOKING}], policy=policy)
+    assert not any(UNLEARNED in f.text or "has a case for each" in f.text for f in _facts(run))
+
+
+def test_no_importer_fixture_gets_the_sentence():
+    for run in [relabeled(r, success) for r in RUNS for success in (False, True)]:
+        assert not any(UNLEARNED in f.text for f in compile_offline(run).in_short), run.run_id
