@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-SHOWN = 5  # differences shown on a page (and runs named per difference)
+SHOWN = 5  # differences shown on a page (each names every run of the page it holds for)
 
 WORDS_FROM = {"task": "whose words all came from the task text",
                "shown": "whose words beyond the task text all came from earlier answers (following a look-up)",
@@ -212,7 +212,7 @@ class Trials:
             if compared and (found or side == "success"):
                 ranked = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
                 return {"side": side, "members": len(mine), "compared": compared,
-                        "differences": [{"text": t, "runs": len(steps), "steps": steps[:SHOWN]}
+                        "differences": [{"text": t, "runs": len(steps), "steps": steps}
                                         for t, steps in ranked[:SHOWN]]}
         return None
 
