@@ -194,9 +194,10 @@ def page_counts(insights: list[dict]) -> text_counts.Tally:
     from wikitrace.corpus.documents import render_insight
 
     titles = {i["id"]: i["title"] for i in insights}
+    runs_of = {i["id"]: len(i["sources"]) for i in insights}
     tally = text_counts.Tally()
     for i in insights:
-        tally.add(text_counts.check(render_insight(i, "/work/corpus", None, titles=titles), i["sources"]))
+        tally.add(text_counts.check(render_insight(i, "/work/corpus", None, titles=titles), i["sources"], runs_of))
     return tally
 
 

@@ -61,9 +61,10 @@ def text_count_mismatches(out: Path) -> list[str]:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
     import text_counts
 
-    found = []
-    for entry in corpus_json(out)["insights"]:
-        tally = text_counts.check((out / "insight" / f"{entry['id']}.md").read_text(), entry["sources"])
+    found, insights = [], corpus_json(out)["insights"]
+    runs_of = {entry["id"]: len(entry["sources"]) for entry in insights}
+    for entry in insights:
+        tally = text_counts.check((out / "insight" / f"{entry['id']}.md").read_text(), entry["sources"], runs_of)
         found += [f"{entry['id']}: {e}" for e in tally.examples if e.startswith("mismatch")]
     return found
 
