@@ -16,6 +16,9 @@ as a corpus publishes it (corpus/insights.py). Then, per insight:
   per run (insight pages / runs);
 - share of insights that cite a successful run among their sources;
 - count check: insights whose stated counts differ from their listed sources (must be 0);
+- text count check (text_counts.py): every count of runs the page's text states, rendered as
+  the corpus writes it: mismatches (a count that differs from the runs its clause links, or from
+  the Sources it says it counts; must be 0) and unlinked counts (no link shows which runs);
 - harness leaks and quote-check failures of the compilation pages (must be 0).
 
 Runs are split into two halves by sorted task id (even / odd positions), each half
@@ -38,6 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import add_record_flag, record  # noqa: E402
+import text_counts  # noqa: E402
 
 from wikitrace.compilers.grounding import turn_text
 from wikitrace.compilers.offline import compile_offline
@@ -61,6 +65,9 @@ class Row:
     pages_per_run: float = 0.0
     citing_success: int = 0
     count_mismatches: int = 0
+    text_counts: int = 0
+    text_mismatches: int = 0
+    text_unlinked: int = 0
     harness_leaks: int = 0
     quote_failures: int = 0
     error_calls: int = 0
@@ -146,8 +153,14 @@ def check_run(run: Run, k: int) -> dict:
             if not _span_found(span, everything):
                 quote_failures += 1
     calls = [t for t in run.turns if t.type == "function_call" and not is_harness_turn(t)]
-    entry = {"step": f"step-{k:04d}", "run_id": run.run_id, "task_type": run.task.task_type or "unspecified",
-             "apps": None, "outcome": run.outcome.label, "title": comp.title, **run_entry_fields(comp)}
+    from wikitrace.corpus.trial_contrast import entry_field
+
+    # the fields of corpus.json's run entry the insight layer reads: the task (trials of one task
+    # are compared), its first message, what the run did last
+    entry = {"step": f"step-{k:04d}", "run_id": run.run_id, "task_id": run.task.id,
+             "task_type": run.task.task_type or "unspecified", "apps": None, "outcome": run.outcome.label,
+             "instruction": run.task.instruction or "", "title": comp.title, **run_entry_fields(comp),
+             **entry_field(comp)}
     return {"task": run.task.id, "entry": entry, "leaks": leaks, "quote_failures": quote_failures,
             "errors": sum(1 for t in calls if looks_like_error(t)), "calls": len(calls)}
 
@@ -167,11 +180,25 @@ def summarise(name: str, half: str, results: list[dict]) -> Row:
         (i["counts"]["runs"], i["counts"]["success"], i["counts"]["failure"])
         != (len(i["sources"]), sum(s["outcome"] == "success" for s in i["sources"]),
             sum(s["outcome"] == "failure" for s in i["sources"])) for i in insights)
+    text = page_counts(insights)
+    row.text_counts, row.text_mismatches, row.text_unlinked = text.counts, text.mismatches, text.unlinked
     row.harness_leaks = sum(r["leaks"] for r in results)
     row.quote_failures = sum(r["quote_failures"] for r in results)
     row.error_calls = sum(r["errors"] for r in results)
     row.calls = sum(r["calls"] for r in results)
     return row
+
+
+def page_counts(insights: list[dict]) -> text_counts.Tally:
+    """The counts of runs the insight pages' text states, each page rendered as the corpus writes it."""
+    from wikitrace.corpus.documents import render_insight
+
+    titles = {i["id"]: i["title"] for i in insights}
+    runs_of = {i["id"]: len(i["sources"]) for i in insights}
+    tally = text_counts.Tally()
+    for i in insights:
+        tally.add(text_counts.check(render_insight(i, "/work/corpus", None, titles=titles), i["sources"], runs_of))
+    return tally
 
 
 def measure(path: Path) -> list[Row]:
@@ -185,12 +212,14 @@ def measure(path: Path) -> list[Row]:
 
 def table(rows: list[Row]) -> str:
     head = ("| input | half | runs | insights | exact-distinct (ratio) | near-distinct (ratio) | links / run "
-            "| pages / run | citing a success | count mismatches | harness leaks | quote-check failures | calls marked error |")
-    lines = [head, "|" + "---|" * 13]
+            "| pages / run | citing a success | count mismatches | text counts: mismatched / unlinked / stated "
+            "| harness leaks | quote-check failures | calls marked error |")
+    lines = [head, "|" + "---|" * 14]
     for r in rows:
         lines.append(f"| {r.input} | {r.half} | {r.runs} | {r.insights} | {r.exact_distinct} ({r.exact_ratio:.3f}) "
                      f"| {r.near_distinct} ({r.near_ratio:.3f}) | {r.links_per_run} | {r.pages_per_run} "
-                     f"| {r.citing_success} | {r.count_mismatches} | {r.harness_leaks} | {r.quote_failures} "
+                     f"| {r.citing_success} | {r.count_mismatches} "
+                     f"| {r.text_mismatches} / {r.text_unlinked} / {r.text_counts} | {r.harness_leaks} | {r.quote_failures} "
                      f"| {r.error_calls} / {r.calls} |")
     return "\n".join(lines)
 

@@ -55,6 +55,20 @@ def corpus_json(out: Path) -> dict:
     return json.loads((out / "corpus.json").read_text())
 
 
+def text_count_mismatches(out: Path) -> list[str]:
+    """Every count of runs the insight pages' text states that differs from the runs it links or
+    the Sources it counts (benchmarks/text_counts.py), by page."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import text_counts
+
+    found, insights = [], corpus_json(out)["insights"]
+    runs_of = {entry["id"]: len(entry["sources"]) for entry in insights}
+    for entry in insights:
+        tally = text_counts.check((out / "insight" / f"{entry['id']}.md").read_text(), entry["sources"], runs_of)
+        found += [f"{entry['id']}: {e}" for e in tally.examples if e.startswith("mismatch")]
+    return found
+
+
 def insight_with(data: dict, prefix: str) -> dict:
     (entry,) = [i for i in data["insights"] if i["key"].startswith(prefix)]
     return entry
@@ -116,6 +130,7 @@ def test_thirty_runs_with_one_lesson_give_one_insight_with_thirty_sources(tmp_pa
                                   "listing or a trace that names it), then change it with str_replace_editor "
                                   "str_replace, then call submit.")
     assert "changed src/main/java/Module7/P.java, found in grep's answer (turn 2)" in page
+    assert text_count_mismatches(out) == []  # every count the text states is the runs it links
     assert cli("check", out).returncode == 0
 
 
@@ -147,6 +162,7 @@ def test_add_of_a_repeating_run_changes_only_that_insight_and_forget_undoes_it(t
     assert changed & {f"insight/{i['id']}.md" for i in data["insights"]} == {f"insight/{jdk['id']}.md"}
     assert b"6 failed and 3 successful runs." in before["insight/_index.md"]
     assert b"7 failed and 3 successful runs." in after["insight/_index.md"]
+    assert text_count_mismatches(out) == []
 
     cli("forget", "swe-050", "--corpus", out)
     undone = tree_bytes(out)
@@ -156,6 +172,7 @@ def test_add_of_a_repeating_run_changes_only_that_insight_and_forget_undoes_it(t
         assert before.get(rel) == undone.get(rel), rel
     restored = corpus_json(out)
     assert restored["insights"] == data["insights"]
+    assert text_count_mismatches(out) == []
     assert cli("check", out).returncode == 0
 
 

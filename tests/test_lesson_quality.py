@@ -87,3 +87,57 @@ def test_targets_on_the_real_runs():
             assert row.near_ratio >= 0.8, (path.name, row.half, row.near_ratio)
             assert row.count_mismatches == 0 and row.harness_leaks == 0 and row.quote_failures == 0, (path.name, row.half)
             assert row.citing_success >= 1 and row.links_per_run <= 3, (path.name, row.half)
+
+
+PAGE = """---
+type: insight
+---
+# Before cancel_order, look up the order
+
+## When it applies
+Before calling cancel_order.
+
+## What to do
+In 2 of the 3 failed runs here the order was shipped: look the order up first.
+Failed runs made cancel_order on 2 records a successful trial did not (8 runs: step-0001, step-0002).
+
+## Evidence
+Seen in 3 runs: 1 successful, 2 failed.
+Runs of this task type that met this error: 5 failed, 1 successful.
+
+What successful runs that met it did, by the lessons they teach:
+- [Settle with cancel_order after 2 more](insight-0002.md): 4 runs ([step-0004](../compilation/step-0004.md), [step-0005](../compilation/step-0005.md) and 2 more)
+- no lesson of their own: 3 runs ([step-0006](../compilation/step-0006.md), [step-0007](../compilation/step-0007.md), …)
+
+## Sources
+- [step-0001](../compilation/step-0001.md) (failure)
+"""
+SOURCES = [{"step": "step-0001", "outcome": "failure"}, {"step": "step-0002", "outcome": "failure"},
+           {"step": "step-0003", "outcome": "success"}]
+
+
+def test_text_counts_are_checked_against_the_runs_each_clause_links():
+    """A count beside fewer runs than it says (named or linked, without the rest counted) is a
+    mismatch, "and 2 more" makes the names and the count add up, a count of the page's own runs
+    is held to its Sources, and a count nothing links is counted as unlinked."""
+    import text_counts
+
+    tally = text_counts.check(PAGE, SOURCES)
+    mismatched = [e for e in tally.examples if e.startswith("mismatch")]
+    assert tally.mismatches == len(mismatched) == 3
+    assert mismatched[0].startswith("mismatch (sources 2, says 3): In 2 of the 3 failed runs here")
+    assert "(8 runs: ⟨step-0001⟩" in mismatched[1] and mismatched[2].startswith("mismatch (linked 2+0, says 3)")
+    assert tally.unlinked >= 2 and tally.kinds["N failed"] == 1  # "5 failed", "1 successful": which runs?
+    fixed = (PAGE.replace("(8 runs: step-0001, step-0002)", "(2 runs: step-0001, step-0002)")
+             .replace(", …)", " and 1 more)").replace("of the 3 failed", "of the 2 failed"))
+    assert text_counts.check(fixed, SOURCES).mismatches == 0
+    wrong_seen = fixed.replace("Seen in 3 runs: 1 successful, 2 failed.", "Seen in 4 runs: 1 successful, 3 failed.")
+    assert text_counts.check(wrong_seen, SOURCES).mismatches == 1
+
+
+def test_text_counts_of_real_shaped_runs_match_their_links(tmp_path):
+    again = swe_cost_limit()
+    again["run_id"] = again["run_id"] + "-again"
+    path = write_jsonl(tmp_path / "runs.jsonl", [swe_success(), swe_cost_limit(), booking_failure(), again])
+    total = lesson_quality.measure(path)[-1]
+    assert total.text_counts > 0 and total.text_mismatches == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,9 @@ from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.changes import edit_of, what_ran
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.compilers.reading import runs_a_command
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import text_counts  # noqa: E402
 
 
 def _named(text: str, path: str) -> bool:
@@ -369,8 +373,12 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
     data = json.loads((out / "corpus.json").read_text())
     by_step = {r["step"]: r for r in data["runs"]}
     insights = {i["id"]: i for i in data["insights"]}
+    runs_of = {i["id"]: len(i["sources"]) for i in data["insights"]}
     for entry in data["insights"]:
         members = [by_step[s["step"]] for s in entry["sources"]]
+        # every count of runs the page's text states is the runs it links (benchmarks/text_counts.py)
+        tally = text_counts.check((out / "insight" / f"{entry['id']}.md").read_text(), entry["sources"], runs_of)
+        assert tally.mismatches == 0, [e for e in tally.examples if e.startswith("mismatch")]
         _habit_counts(entry, members)
         lead_counts(entry, by_step)
         peer_counts(entry, by_step, insights)
@@ -445,6 +453,14 @@ def test_a_success_procedure_says_how_most_of_its_runs_worded_their_queries(tmp_
                                        "the 4 runs here that sent one did)."), entry["guideline"]
     by_step = {r["step"]: r for r in data["runs"]}
     _habit_counts(entry, [by_step[s["step"]] for s in entry["sources"]])
+    # which 3 and which 4: the page's Evidence names them, so the count can be checked
+    own = next(r["step"] for r in data["runs"] if r["run_id"] == "q-2")
+    others = [s["step"] for s in entry["sources"] if s["step"] != own]
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    evidence = page.split("## Evidence", 1)[1].split("## Sources", 1)[0]
+    assert ("The 3 runs here that sent a Search query and built it from the task's or an earlier answer's words: "
+            + ", ".join(f"[{st}](../compilation/{st}.md)" for st in others) + ".") in evidence
+    assert f"The 1 run here that sent a Search query and used other words: [{own}](../compilation/{own}.md)." in evidence
 
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: f"{r.source.get('format')}:{r.run_id}")

@@ -42,3 +42,45 @@ def test_the_contrast_sentence_and_a_retry_count_say_the_tasks():
     untested_fix(entry, members)
     assert entry["guideline"].endswith("Getting the call through is not enough: 3 of the 3 failed runs here (all trials "
                                        "of 1 task) got past it and still failed (amount changed: 3 runs).")
+
+
+def _error_run(k: int, outcome: str, teaches_error: bool) -> dict:
+    """A run that met a tool's error; only some teach it (the others teach what they did last)."""
+    key = "error|get_order|Error: order not found" if teaches_error else "idle|none"
+    return {"step": f"step-{k:04d}", "run_id": f"r{k}", "task_id": f"t{k}", "instruction": f"request {k}",
+            "task_type": "shop", "apps": None, "outcome": outcome, "title": "",
+            "patterns": ["error|get_order|Error: order not found", "idle|none"],
+            "lessons": [{"key": key, "title": key, "guideline": "Look the order up first.",
+                         "applicability": "In shop tasks.", "detail": "turn 3", "worked": outcome == "success"}]}
+
+
+def test_the_runs_a_contrast_counts_are_named_so_the_page_can_be_checked():
+    """"Runs of this task type that met this error: 15 failed" beside 3 sources: the page names
+    the other 12 (ten linked, "and 2 more") and the successful one, and every count its text
+    states adds up with what it links (benchmarks/text_counts.py)."""
+    import sys
+    from pathlib import Path
+
+    from wikitrace.corpus.documents import render_insight
+    from wikitrace.corpus.insights import gather
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import text_counts
+
+    runs = ([_error_run(k, "failure", True) for k in range(3)] + [_error_run(10 + k, "failure", False) for k in range(12)]
+            + [_error_run(40, "success", False)] + [_error_run(50 + k, "success", False) for k in range(3)])
+    runs[-3:] = [{**r, "patterns": ["idle|none"]} for r in runs[-3:]]  # successes that did not meet it
+    (entry,) = [i for i in gather(runs) if i["key"].startswith("error|")]
+    assert (entry["contrast"]["failed_met"], entry["contrast"]["success_met"], entry["counts"]["runs"]) == (15, 1, 3)
+    page = render_insight(entry, "/work/corpus", None)
+    others = ", ".join(f"[step-{10 + k:04d}](../compilation/step-{10 + k:04d}.md)" for k in range(10))
+    assert f"The 15 failed runs counted there: the 3 under Sources, {others} and 2 more." in page
+    assert "The 1 successful run counted there: [step-0040](../compilation/step-0040.md)." in page
+    tally = text_counts.check(page, entry["sources"])
+    assert tally.mismatches == 0 and tally.counts >= 4
+    # the same page with the names left out: its counts no longer reproduce
+    bare = page.replace("[step-0019](../compilation/step-0019.md) and 2 more", "…")
+    assert text_counts.check(bare, entry["sources"]).mismatches == 1
+    # when the counted runs are the page's own sources, one sentence says so
+    alone = gather([_error_run(k, "failure", True) for k in range(3)] + [_error_run(9, "success", True)])
+    assert "The runs counted there are the ones under Sources." in render_insight(alone[0], "/work/corpus", None)

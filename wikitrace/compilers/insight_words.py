@@ -22,11 +22,11 @@ _HAND_OFF = re.compile(r"transfer|hand_?off|escalat|human|operator", re.I)
 
 
 def is_hand_off(call: Call) -> bool:
-    return _hands_off(call.name)
+    return hands_off(call.name)
 
 
 @lru_cache(maxsize=1024)
-def _hands_off(name: str) -> bool:
+def hands_off(name: str) -> bool:
     """Per tool name, not per call: asked of every change many times a run."""
     return bool(_HAND_OFF.search(name))
 

@@ -27,7 +27,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
-from . import layout
+from . import layout, run_counts
 from .applies import Openings, task_of
 from .fisher import ALPHA, fisher_tails
 
@@ -279,7 +279,7 @@ def sentence(c: Condition) -> str:
         said = f"Which field of {rec} decides {t} is not shown: {both}, and no field value is shown to separate them."
     if c.against:
         said += (f" Failed runs made {t} on {_plural(c.against, 'record')} that a successful trial of the same "
-                 f"task did not make it on ({_plural(c.against_runs, 'run')}: {', '.join(c.against_steps)}"
+                 f"task did not make it on ({_plural(c.against_runs, 'run')}: {run_counts.named(c.against_steps, c.against_runs)}"
                  + (f"; {c.against_with} of those records had {f} {v})." if named else ")."))
     return said
 

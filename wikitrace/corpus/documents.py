@@ -152,12 +152,22 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
     failed_ended = [{**i, "page": layout.insight_doc(i["insight"]),
                      "pages": [(st, layout.compilation_doc(st)) for st in i["steps"]]}
                     for i in (entry.get("contrast") or {}).get("failed_ended", [])]
+    counted = []  # which runs the contrast's counts are, per outcome (insights.counted_runs)
+    contrast = entry.get("contrast") or {}
+    for outcome, word, n in (("failure", "failed", contrast.get("failed_met")),
+                             ("success", "successful", contrast.get("success_met"))):
+        side = (contrast.get("counted") or {}).get(outcome)
+        if side:
+            counted.append({"n": n, "word": word, "sources": side["sources"], "more": side["more"],
+                            "pages": [(st, layout.compilation_doc(st)) for st in side["steps"]]})
     by_hand = templates is None or not (Path(templates) / INSIGHT_TEMPLATE).is_file()
     sources = [] if by_hand else [{**s, "page": layout.compilation_doc(s["step"]), "raw": layout.raw_dir(s["step"])}
                                   for s in entry["sources"]]
     same_task = entry.get("same_task") or None
     if same_task:
-        same_task = {**same_task, "advice": advice(entry), "differences": [
+        same_task = {**same_task, "advice": advice(entry),
+                     "compared_pages": [(st, layout.compilation_doc(st)) for st in same_task.get("compared_steps") or ()],
+                     "differences": [
             {**d, "pages": [(st, layout.compilation_doc(st)) for st in d["steps"]]} for d in same_task["differences"]]}
     from .answer_cases import markdown as answer_markdown
 
@@ -168,7 +178,8 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
         INSIGHT_TEMPLATE, templates, usage=usage_pages.usage_line(*usage), answer_cases=answer_cases,
         checked_links=checked_links(entry, link, md_text),
         answer_versus=answer_versus,
-        frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry),
+        frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry), counted=counted, layout_doc=layout.compilation_doc,
+        counted_are_sources=bool(counted) and not any(side["pages"] or side["more"] for side in counted),
         instead=instead, failed_ended=failed_ended, sources=sources, link=link, same_task=same_task,
         # the first source's pages, under the names a template written for one-run insights uses
         step=entry["source_step"], outcome=entry["source_outcome"], compilation=layout.compilation_doc(entry["source_step"]),

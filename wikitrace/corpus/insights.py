@@ -160,6 +160,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
     for members in groups.values():  # a lesson's key, and the pattern it is contrasted on
         key = members[0][1]["key"]
         keyed[kind_of(members[0][0])].update(p for p in (key, contrast_pattern(key)) if p is not None)
+    failed_by: dict[tuple[str, str], list[dict]] = defaultdict(list)  # (kind, pattern) -> failed runs, named on pages
     for kind, wanted in keyed.items():
         ending = {p for p in wanted if p.startswith("procedure|")}
         for runs_of, by, want in ((won, met_by, wanted), (lost, ended_by, ending)):
@@ -168,6 +169,10 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
                     for p in shown:
                         if p in want:
                             by[(kind, p)].append(r)
+        for r, shown in lost.get(kind, ()):
+            if r["outcome"] == "failure" and not wanted.isdisjoint(shown):
+                for p in wanted.intersection(shown):
+                    failed_by[(kind, p)].append(r)
     picked = {iid: pick_text(m) for iid, m in groups.items()}
     openings = Openings(runs, kind_of)
     met_tasks = tasks_meeting(runs, kind_of, {(kind_of(m[0][0]), contrast_pattern(m[0][1]["key"])) for m in groups.values()})
@@ -200,7 +205,9 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
                         instead.append({"step": s["step"], "insights": theirs})
             contrast = {"pattern": pattern, "failed_met": a, "failed": failed, "success_met": b,
                         "success": succeeded, "verdict": verdict, "p": p, "instead": instead,
-                        "instead_counts": dict(sorted(per_lesson.items()))}
+                        "instead_counts": dict(sorted(per_lesson.items())),
+                        "counted": counted_runs(sources, {"failure": failed_by.get((kind, pattern), []),
+                                                          "success": met_by.get((kind, pattern), [])})}
             tasks = met_tasks.get((kind, pattern), {})
             if len(tasks.get("failure", ())) != a or len(tasks.get("success", ())) != b:  # trials of one task
                 contrast["tasks_met"] = {o: len(tasks.get(o, ())) for o in ("failure", "success")}
@@ -276,6 +283,25 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
     return out
+
+
+def counted_runs(sources: list[dict], met: dict[str, list[dict]]) -> dict[str, dict]:
+    """Which runs a contrast's counts are, per outcome, so a reader can check them: how many of
+    them are this page's own Sources (said only when every source of that outcome is one), and the
+    others by name, the first COUNTED_SHOWN in step order, with how many more there are."""
+    out = {}
+    for outcome, runs in met.items():
+        if not runs:
+            continue
+        steps = [r["step"] for r in runs]
+        own = [s["step"] for s in sources if s["outcome"] == outcome]
+        inside = len(own) if own and set(own) <= set(steps) else 0
+        others = [st for st in steps if not inside or st not in set(own)]
+        out[outcome] = {"sources": inside, "steps": others[:COUNTED_SHOWN], "more": max(0, len(others) - COUNTED_SHOWN)}
+    return out
+
+
+COUNTED_SHOWN = 10  # runs outside a page's Sources named per outcome under its contrast
 
 
 def _successes(kind: str, pattern: str | None, met_by: dict, succeeded: dict) -> tuple[dict, list[dict], str]:

@@ -311,21 +311,32 @@ def habits(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     of the page's own runs, as what to do with the count behind it."""
     if not entry["key"].startswith("procedure|") or entry["counts"]["failure"] or len(members) < 2:
         return
-    seen = [set(e.get("patterns") or []) for e, _l in members]
-    said = []
-    for tool in sorted({p.split("|")[1] for ps in seen for p in ps if p.startswith("query|")}):
-        asked = [ps for ps in seen if any(p.startswith(f"query|{tool}|") for p in ps)]
-        own = sum(f"query|{tool}|own" in ps for ps in asked)
-        if 2 * len(asked) > len(seen) and 2 * (len(asked) - own) > len(asked):  # a tool most runs here queried
-            said.append(f"build every {tool} query from words the task or an earlier answer gives ({len(asked) - own} "
+    seen = [(e["step"], set(e.get("patterns") or [])) for e, _l in members]
+    said, named = [], []
+    for tool in sorted({p.split("|")[1] for _st, ps in seen for p in ps if p.startswith("query|")}):
+        asked = [(st, ps) for st, ps in seen if any(p.startswith(f"query|{tool}|") for p in ps)]
+        own = [st for st, ps in asked if f"query|{tool}|own" in ps]
+        if 2 * len(asked) > len(seen) and 2 * (len(asked) - len(own)) > len(asked):  # a tool most runs here queried
+            said.append(f"build every {tool} query from words the task or an earlier answer gives ({len(asked) - len(own)} "
                         f"of the {len(asked)} runs here that sent one did)")
-        retried = [ps for ps in seen if any(p.startswith(f"retry|{tool}|") for p in ps)]  # the error's own choice
-        listed = sum(f"retry|{tool}|listed" in ps for ps in retried)
-        if len(retried) >= 2 and 2 * listed > len(retried):
-            said.append(f"retry a {tool} error with a name it lists ({listed} of the {len(retried)} runs here that "
+            named.append(_split(f"sent a {tool} query", "built it from the task's or an earlier answer's words",
+                                asked, set(own), "used other words"))
+        retried = [(st, ps) for st, ps in seen if any(p.startswith(f"retry|{tool}|") for p in ps)]  # the error's own choice
+        listed = [st for st, ps in retried if f"retry|{tool}|listed" in ps]
+        if len(retried) >= 2 and 2 * len(listed) > len(retried):
+            said.append(f"retry a {tool} error with a name it lists ({len(listed)} of the {len(retried)} runs here that "
                         "retried did)")
+            named.append(_split(f"called {tool} again after it answered with an error", "sent a name the error listed",
+                                retried, {st for st, _ps in retried} - set(listed), "sent none of them"))
     if said:
         entry["guideline"] += " " + "; ".join(said)[0].upper() + "; ".join(said)[1:] + "."
+        entry["habit_runs"] = named  # which runs those counts are, for the page's Evidence
+
+
+def _split(did: str, kept: str, runs: list[tuple[str, set]], others: set[str], other_words: str) -> dict:
+    """The runs here a habit's count is over, split into those that kept it and the others, by step."""
+    return {"did": did, "kept": kept, "kept_steps": [st for st, _ps in runs if st not in others],
+            "other": other_words, "other_steps": [st for st, _ps in runs if st in others]}
 
 
 _VERDICT = re.compile(r"^turn \d+: answered \S+?\[(.+)\], expected \"(.+)\"")  # _answer_insight's detail

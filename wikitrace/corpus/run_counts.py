@@ -57,3 +57,10 @@ def part_of(part: list[dict], whole: list[dict], noun: str = "failed runs", wher
 def runs_of(runs: list[dict], noun: str = "runs", paren: bool = False) -> str:
     """``count`` of run entries."""
     return count(len(runs), tasks(runs), noun, paren)
+
+
+def named(steps: list[str], total: int) -> str:
+    """"step-0013, step-0017, step-0027 and 5 more": the runs a count names, with the number left
+    unnamed said, so the names and the count add up for a reader."""
+    head = ", ".join(steps)
+    return f"{head} and {total - len(steps)} more" if total > len(steps) else head

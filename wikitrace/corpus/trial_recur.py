@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from functools import lru_cache
 
-from ..compilers.insight_words import _hands_off  # by tool name, as the page's hand-off lessons judge it
+from ..compilers.insight_words import hands_off  # by tool name, as the page's hand-off lessons judge it
 from ..compilers.near_words import main_words
 from ..compilers.trial_record import answer_norm
 from ..controls import visible
@@ -224,8 +224,8 @@ def _instead(entry: dict, holders: list[dict], missed: str) -> str:
         if not record:
             return ""  # its changes are not recorded: nothing is said of any
         tools = list(dict.fromkeys(c.get("tool") or "" for c in record.get("changes") or ()))
-        parts = [f"handed off with `{_t(t)}`" for t in tools if _hands_off(t)]
-        other = [t for t in tools if not _hands_off(t)]
+        parts = [f"handed off with `{_t(t)}`" for t in tools if hands_off(t)]
+        other = [t for t in tools if not hands_off(t)]
         if other:
             names = " and ".join(f"`{_t(t)}`" for t in other)
             one = ("an " if other[0][:1].lower() in "aeiou" else "a ") if len(other) == 1 else ""

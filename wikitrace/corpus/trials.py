@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-SHOWN = 5  # differences shown on a page (and runs named per difference)
+SHOWN = 5  # differences shown on a page (each names every run of the page it holds for)
 
 WORDS_FROM = {"task": "whose words all came from the task text",
                "shown": "whose words beyond the task text all came from earlier answers (following a look-up)",
@@ -198,21 +198,21 @@ class Trials:
         for side, other in (("failure", "success"), ("success", "failure")):
             mine = [e for e in members if e["outcome"] == side]
             found: dict[str, list[str]] = defaultdict(list)
-            compared = 0
+            compared: list[str] = []  # the sources that have a trial to compare with, named on the page
             for e in mine:
                 task = self.group(e)
                 summary = self._summary(task, other) if task is not None else None
                 if summary is None:
                     continue
-                compared += 1
+                compared.append(e["step"])
                 phrases = (failed_against(self._decisions(e), summary) if side == "failure"
                            else success_against(self._decisions(e), summary))
                 for phrase in dict.fromkeys(phrases):
                     found[phrase].append(e["step"])
             if compared and (found or side == "success"):
                 ranked = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-                return {"side": side, "members": len(mine), "compared": compared,
-                        "differences": [{"text": t, "runs": len(steps), "steps": steps[:SHOWN]}
+                return {"side": side, "members": len(mine), "compared": len(compared), "compared_steps": compared,
+                        "differences": [{"text": t, "runs": len(steps), "steps": steps}
                                         for t, steps in ranked[:SHOWN]]}
         return None
 
