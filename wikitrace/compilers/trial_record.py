@@ -17,6 +17,7 @@ import re
 
 from .expected_calls import made_as_expected
 from .insight_words import answer_seen_in, expected_answer, gives_answer
+from .offered_names import naming_page, unsent_offers
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .text import clip
 
@@ -160,6 +161,9 @@ def record(r: Reading) -> dict:
         found = answer_seen_in(r, text, answer) if answer_norm(text) else None
         if found is not None:
             out["answer"]["found"] = {"tool": found.name, "turn": found.n, "query": _query(found)}
+            named = naming_page(r, found) if r.run.outcome.success and _query(found) else None
+            if named is not None and _query(named):  # the page that named what the answer's look-up sent
+                out["answer"]["found"]["named_by"] = {"tool": named.name, "turn": named.n, "query": _query(named)}
             if not r.run.outcome.success:  # the question's names that page never gave: what tied it to nothing
                 from .qa_reasons import unmet_names
 
@@ -183,6 +187,9 @@ def record(r: Reading) -> dict:
             counts[1] += bool(c.error)
     if tally:
         out["quoted_calls"] = dict(sorted(tally.items()))
+    offered = unsent_offers(r) if not r.run.outcome.success else {}
+    if offered and len(offered) <= SHOWN_LOOKUPS:  # names an error listed and the run never sent
+        out["offered"] = [[tool, name, turn] for name, turn, tool in offered.values()]
     reflected = _reflections(r)
     if reflected is not None:
         out["reflections"] = reflected

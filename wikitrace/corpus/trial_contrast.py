@@ -18,6 +18,7 @@ from ..controls import visible
 from ..templates import md_text
 from . import layout
 from .trial_compare import _RANK, Diff, _by_key, _top, compare, decides
+from .trial_leads import missed_lead
 from .trial_recur import made_by, recurring
 
 SHOWN = 3  # trials linked, and distinct values named, per line
@@ -306,6 +307,10 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
         query = looked_up(found["tool"], found["query"]) if found.get("query") else ""
         if query and query not in (entry.get("decisive") or {}).get("lookups", [query]):
             mine += ", and no such look-up of this run went through"
+            lead = missed_lead(entry, found)
+            if lead is not None:
+                mine += lead[0]
+                turns += [t for t in lead[1] if t not in turns]
     elif kind == "args":
         key = d.aspect[2]
         theirs = (f"sent `{key}` {_t(_shown(d.ref['values'], key))} in {d.aspect[1]}{at}"

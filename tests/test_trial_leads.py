@@ -1,0 +1,145 @@
+"""A failed trial's page points to the way out its own log shows: the name its error listed, or
+the page it read, that its task's successful trial then searched and found the answer with.
+
+What a reader relies on: the lead is said only when the failed trial's own log holds it (the
+error at the turn named listed that name, no call of the run sent it; the look-up named is one
+the run made), with what to do; and on every importer's fixtures (FEVER and WebShop episodes
+among them) each name and turn the record keeps for it is true of the log, or nothing is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from fixture_runs import RUNS, relabeled
+from test_add import ok
+
+from wikitrace.compilers.page_notes import listed_names
+from wikitrace.compilers.reading import read_run
+from wikitrace.compilers.trial_record import record
+
+
+def _trials(*blocks: tuple[str, str]) -> str:
+    """A Reflexion printout of one question's trials: (CORRECT|INCORRECT|HALTED, the agent's text)."""
+    out = []
+    for i, (kind, text) in enumerate(blocks, 1):
+        out.append("########################################\n"
+                   f"BEGIN TRIAL {i}\nTrial summary: Correct: {int(kind == 'CORRECT')}, "
+                   f"Incorrect: {int(kind == 'INCORRECT')}, Halted: {int(kind == 'HALTED')}\n"
+                   "#######################################\n")
+        for section in ("CORRECT", "INCORRECT", "HALTED"):
+            out.append(f"------------- BEGIN {section} AGENTS -------------\n\n")
+            if section == kind:
+                out.append(text.strip() + "\n\n")
+    return "".join(out)
+
+
+Q = "Question: In what year was the Harbourside band that Ilse Moro played drums for formed?\n"
+LISTED_WIN = Q + """Thought 1: I need to search Ilse Moro Harbourside band.
+Action 1: Search[Ilse Moro Harbourside band]
+Observation 1: Could not find [Ilse Moro Harbourside band]. Similar: ['Ilse Moro', 'The Gullwings'].
+Thought 2: I can search The Gullwings.
+Action 2: Search[The Gullwings]
+Observation 2: The Gullwings are a rock band from Harbourside, formed in 1983. Their drummers included Ilse Moro.
+Thought 3: The band was formed in 1983.
+Action 3: Finish[1983]
+Observation 3: Answer is CORRECT
+Correct answer: 1983
+"""
+LISTED_LOST = Q + """Thought 1: I need to search Ilse Moro Harbourside band.
+Action 1: Search[Ilse Moro Harbourside band]
+Observation 1: Could not find [Ilse Moro Harbourside band]. Similar: ['Ilse Moro', 'The Gullwings'].
+Thought 2: I should search the band's formation year.
+Action 2: Search[Ilse Moro Harbourside band formation year]
+Observation 2: Could not find [Ilse Moro Harbourside band formation year]. Similar: ['Ilse Moro'].
+Correct answer: 1983
+"""
+
+P = "Question: Which role on Dockside Nights made famous the actor who starred in Low Tide?\n"
+PAGE_WIN = P + """Thought 1: I need to search Low Tide and find its actors.
+Action 1: Search[Low Tide]
+Observation 1: Low Tide is a 1981 television play starring Mara Quell and Tobin Hale.
+Thought 2: I can search Tobin Hale.
+Action 2: Search[Tobin Hale]
+Observation 2: Tobin Hale is an English actor best known as Captain Orm on Dockside Nights.
+Thought 3: The role is Captain Orm.
+Action 3: Finish[Captain Orm]
+Observation 3: Answer is CORRECT
+Correct answer: Captain Orm
+"""
+PAGE_LOST = P + """Thought 1: I need to search Low Tide and find its actors.
+Action 1: Search[Low Tide]
+Observation 1: Low Tide is a 1981 television play starring Mara Quell and Tobin Hale.
+Thought 2: I can search Mara Quell.
+Action 2: Search[Mara Quell]
+Observation 2: Mara Quell is an actress, known for playing Nell Varga on Dockside Nights.
+Thought 3: The role is Nell Varga.
+Action 3: Finish[Nell Varga]
+Observation 3: Answer is INCORRECT
+Correct answer: Captain Orm
+"""
+
+
+def _pages(tmp_path, text: str) -> dict[str, list[str]]:
+    path = tmp_path / "react_reflexion_trials.txt"
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    got = {}
+    for r in json.loads((out / "corpus.json").read_text())["runs"]:
+        page = (out / "compilation" / f"{r['step']}.md").read_text(encoding="utf-8")
+        got[r["outcome"]] = [ln for ln in page.split("## In short\n", 1)[1].split("\n## ", 1)[0].splitlines()
+                             if ln.startswith("- ")]
+    return got
+
+
+def test_a_failure_is_told_its_own_error_listed_the_name_the_success_found_the_answer_with(tmp_path):
+    lines = _pages(tmp_path, _trials(("HALTED", LISTED_LOST), ("CORRECT", LISTED_WIN)))
+    line = next(ln for ln in lines["failure"] if ln.startswith("- The successful trial"))
+    assert "which Search\\[The Gullwings\\] had returned; this run gave no answer" in line, line
+    assert ("though the error at turn 1 had listed 'The Gullwings' and no call of this run sent it: when an error's "
+            "list offers a name, search the one that fits the question's next step before rewording the query") in line
+    assert "#turn-1)" in line  # the error's turn is linked
+
+
+def test_a_failure_is_told_the_page_it_read_named_what_the_success_searched_next(tmp_path):
+    lines = _pages(tmp_path, _trials(("INCORRECT", PAGE_LOST), ("CORRECT", PAGE_WIN)))
+    line = next(ln for ln in lines["failure"] if ln.startswith("- The successful trial"))
+    assert ("this run answered \"Nell Varga\", and no such look-up of this run went through; the successful trial "
+            "searched \"Tobin Hale\" after Search\\[Low Tide\\] had named it at its turn 1, a look-up this run made "
+            "too: when a page names the thing the question asks about next, search that name before answering") in line
+
+
+def test_no_lead_when_the_failure_never_had_the_name_in_view(tmp_path):
+    lost = LISTED_LOST.replace("Similar: ['Ilse Moro', 'The Gullwings']", "Similar: ['Ilse Moro', 'Harbourside']")
+    lines = _pages(tmp_path, _trials(("HALTED", lost), ("CORRECT", LISTED_WIN)))
+    line = next(ln for ln in lines["failure"] if ln.startswith("- The successful trial"))
+    assert "had listed" not in line and "had named" not in line and "no such look-up" in line
+
+
+def _fold(text: str) -> str:
+    return " ".join(str(text).split()).strip(" \"'\u201c\u201d\u2018\u2019`").casefold()
+
+
+@pytest.mark.parametrize("success", [False, True])
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: r.run_id)
+def test_on_every_fixture_the_kept_leads_are_true_of_the_log(run, success):
+    """FEVER, WebShop, HotpotQA and every other importer's runs: a name kept as offered was listed
+    by the error at its turn and sent by no call; a page kept as naming the answer's query holds it."""
+    r = read_run(relabeled(run, success))
+    kept = record(r)
+    by_turn = {c.n: c for c in r.calls}
+    sent = {_fold(c.turn.arguments) for c in r.calls if isinstance(c.turn.arguments, str)}
+    for tool, name, turn in kept.get("offered") or ():
+        c = by_turn[turn]
+        assert c.error and c.name == tool and name in listed_names(c.turn.result or ""), (name, turn)
+        assert _fold(name) not in sent, name
+    named = ((kept.get("answer") or {}).get("found") or {}).get("named_by")
+    if named:
+        found = kept["answer"]["found"]
+        page = by_turn[named["turn"]]
+        name = re.sub(r"\s*\([^()]*\)$", "", found["query"].strip(" \"'"))
+        assert not page.error and name.casefold() in " ".join((page.turn.result or "").split()).casefold()
+        assert named["turn"] < found["turn"]
