@@ -218,6 +218,13 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
                     ", a look-up that went through in none of them" if len(missed) == k else
                     f", a look-up that went through in {k - len(missed)} of them" if missed else
                     ", after the same look-up" if k == 1 else ", all after the same look-up")
+            listed = [s for s, _d in hits if any(looked_up(t, nm) == query for t, nm, _n in
+                                                  (_entry(failed, s).get("decisive") or {}).get("offered") or ())]
+            if listed:  # the name stood in their own error's list, never sent: the way out their logs show
+                tail += (", though its own error had listed that name" if k == 1 else
+                         ", though an error had listed that name in both" if len(listed) == k == 2 else
+                         ", though an error had listed that name in each of them" if len(listed) == k else
+                         f", though an error had listed that name in {line.runs(listed)}")
     told = _instruction(entry, ref, k, hits, bool(tail) and "same look-up" in tail, tail) if firm[aspect] else None
     if told is not None:
         mine, turns = told
