@@ -154,3 +154,62 @@ def test_a_success_says_its_failed_trial_had_the_name_in_its_own_errors_list(tmp
     lost = LISTED_LOST.replace("Similar: ['Ilse Moro', 'The Gullwings']", "Similar: ['Ilse Moro', 'Harbourside']")
     (tmp_path / "b").mkdir()
     assert not any("error had listed that name" in ln for ln in _pages(tmp_path / "b", _trials(("HALTED", lost), ("CORRECT", LISTED_WIN)))["success"])
+
+
+# --- the error insight: the count of its failed runs whose own error listed the way out ----------------
+
+Q2 = "Question: In what year was the Quayside choir that Ada Venn sang in founded?\n"
+LISTED_WIN_2 = Q2 + """Thought 1: I need to search Ada Venn Quayside choir.
+Action 1: Search[Ada Venn Quayside choir]
+Observation 1: Could not find [Ada Venn Quayside choir]. Similar: ['Ada Venn', 'Quayside Singers'].
+Thought 2: I can search Quayside Singers.
+Action 2: Search[Quayside Singers]
+Observation 2: The Quayside Singers are a choir founded in 1961. Ada Venn sang with them for a decade.
+Thought 3: The choir was founded in 1961.
+Action 3: Finish[1961]
+Observation 3: Answer is CORRECT
+Correct answer: 1961
+"""
+LISTED_LOST_2 = Q2 + """Thought 1: I need to search Ada Venn Quayside choir.
+Action 1: Search[Ada Venn Quayside choir]
+Observation 1: Could not find [Ada Venn Quayside choir]. Similar: ['Ada Venn', 'Quayside Singers'].
+Thought 2: I should search the choir's founding year.
+Action 2: Search[Ada Venn Quayside choir founding year]
+Observation 2: Could not find [Ada Venn Quayside choir founding year]. Similar: ['Ada Venn'].
+Correct answer: 1961
+"""
+
+
+def _insight_with(out, needle: str) -> str | None:
+    return next((p.read_text(encoding="utf-8") for p in sorted((out / "insight").glob("insight-*.md"))
+                 if needle in p.read_text(encoding="utf-8")), None)
+
+
+def test_the_error_insight_counts_the_failed_runs_whose_own_error_listed_the_way_out(tmp_path):
+    text = _trials(("HALTED", LISTED_LOST), ("CORRECT", LISTED_WIN)) + _trials(
+        ("HALTED", LISTED_LOST_2), ("CORRECT", LISTED_WIN_2)).replace("BEGIN TRIAL 1", "BEGIN TRIAL 3").replace(
+        "BEGIN TRIAL 2", "BEGIN TRIAL 4")
+    path = tmp_path / "react_reflexion_trials.txt"
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    lost = sorted(r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"] if r["outcome"] == "failure")
+    page = _insight_with(out, "searched and answered from")
+    assert page is not None
+    assert ("When a Search error lists names, search the listed one that fits the question's next step before "
+            "rewording the query or answering from another page: in 2 of the 2 failed runs here whose task a trial "
+            "solved, the run's own error had listed the very name that successful trial searched and answered from, "
+            "and the run never sent it.") in " ".join(page.split())
+    assert ("The 2 failed runs whose own Search error listed the name their task's successful trial answered from, "
+            "each page's \"In short\" naming it and the turn: "
+            + ", ".join(f"[{s}](../compilation/{s}.md)" for s in lost) + ".") in page
+    for s in lost:  # each linked page names it
+        assert "and no call of this run sent it" in (out / "compilation" / f"{s}.md").read_text(encoding="utf-8")
+
+
+def test_one_run_with_the_lead_makes_no_insight_advice(tmp_path):
+    path = tmp_path / "react_reflexion_trials.txt"
+    path.write_text(_trials(("HALTED", LISTED_LOST), ("CORRECT", LISTED_WIN)), encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    assert _insight_with(out, "searched and answered from") is None
