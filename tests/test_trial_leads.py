@@ -136,6 +136,15 @@ def test_on_every_fixture_the_kept_leads_are_true_of_the_log(run, success):
         c = by_turn[turn]
         assert c.error and c.name == tool and name in listed_names(c.turn.result or ""), (name, turn)
         assert _fold(name) not in sent, name
+    seen = kept.get("expected_seen")
+    if seen:  # the look-up whose text held the expected answer, the first that did
+        c = by_turn[seen["turn"]]
+        gold = (r.run.task.metadata or {}).get("gold_answer")
+        assert not c.error and c.name == seen["tool"] and gold.casefold() in (c.turn.result or "").casefold()
+    elif seen == {}:  # the log gives an expected answer no look-up returned
+        gold = (r.run.task.metadata or {}).get("gold_answer")
+        assert gold and not any(not c.error and re.search(r"(?<![\w.])" + re.escape(gold.strip().casefold()) + r"(?!\w)",
+                                                          (c.turn.result or "").casefold()) for c in r.calls)
     named = ((kept.get("answer") or {}).get("found") or {}).get("named_by")
     if named:
         found = kept["answer"]["found"]
@@ -213,3 +222,73 @@ def test_one_run_with_the_lead_makes_no_insight_advice(tmp_path):
     out = tmp_path / "c"
     ok("compile", str(path), "--out", str(out), "--offline", "-q")
     assert _insight_with(out, "searched and answered from") is None
+
+
+# --- no trial solved the question: the page another trial read that held the expected answer ----------
+
+H = "Question: Which boxer did Oren Dale beat for the vacant title in 1968?\n"
+HELD = H + """Thought 1: I need to search Oren Dale.
+Action 1: Search[Oren Dale]
+Observation 1: Oren Dale is a retired boxer who fought Tam Reyes twice.
+Thought 2: I should search Tam Reyes.
+Action 2: Search[Tam Reyes]
+Observation 2: Tam Reyes was a boxer. In 1968 Oren Dale beat Lio Marsh for the vacant title, then lost to Reyes.
+Thought 3: The answer is Tam Reyes.
+Action 3: Finish[Tam Reyes]
+Observation 3: Answer is INCORRECT
+Correct answer: Lio Marsh
+"""
+MISSED_AGAIN = H + """Thought 1: I should look up Oren Dale first.
+Action 1: Search[Oren Dale]
+Observation 1: Oren Dale is a retired boxer who fought Tam Reyes twice.
+Thought 2: He fought Tam Reyes, so the answer is Tam Reyes.
+Action 2: Finish[Tam Reyes]
+Observation 2: Answer is INCORRECT
+Correct answer: Lio Marsh
+"""
+MISSED = H + """Thought 1: I need to search Oren Dale.
+Action 1: Search[Oren Dale]
+Observation 1: Oren Dale is a retired boxer who fought Tam Reyes twice.
+Thought 2: The answer is Tam Reyes.
+Action 2: Finish[Tam Reyes]
+Observation 2: Answer is INCORRECT
+Correct answer: Lio Marsh
+"""
+
+
+def _by_run(tmp_path, text: str) -> dict[str, list[str]]:
+    path = tmp_path / "react_reflexion_trials.txt"
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    got = {}
+    for r in json.loads((out / "corpus.json").read_text())["runs"]:
+        page = (out / "compilation" / f"{r['step']}.md").read_text(encoding="utf-8")
+        got[r["step"]] = [ln for ln in page.split("## In short\n", 1)[1].split("\n## ", 1)[0].splitlines()
+                          if ln.startswith("- ")]
+    return got
+
+
+def test_a_failure_is_pointed_to_the_page_another_trial_read_that_held_the_expected_answer(tmp_path):
+    got = _by_run(tmp_path, _trials(("INCORRECT", HELD), ("INCORRECT", MISSED), ("INCORRECT", MISSED_AGAIN)))
+    steps = sorted(got)
+    held, missed = steps[0], steps[1:]
+    assert len(missed) == 2
+    for s in missed:
+        line = next(ln for ln in got[s] if "trials of this task answered" in ln)
+        assert (f"What Search\\[Tam Reyes\\] returned in [{held}]({held}.md) at its turn 2 held the expected answer, a "
+                "look-up that never went through in this run, and that trial gave this answer all the same: when a "
+                "page you read may hold the answer, read it for exactly what the question asks before answering."
+                ) in line, line
+        assert "find a look-up whose text shows it fits every part of the task" not in line  # the general advice gives way
+    assert not any("held the expected answer" in ln for ln in got[held])  # it read the page itself
+
+
+def test_the_page_is_named_as_one_to_look_up_when_its_trial_answered_otherwise(tmp_path):
+    other = HELD.replace("Finish[Tam Reyes]", "Finish[Ada Reyes]")
+    got = _by_run(tmp_path, _trials(("INCORRECT", other), ("INCORRECT", MISSED), ("INCORRECT", MISSED_AGAIN)))
+    held = sorted(got)[0]
+    line = next(ln for ln in got[sorted(got)[1]] if "trials of this task answered" in ln)
+    assert (f"What Search\\[Tam Reyes\\] returned in [{held}]({held}.md) at its turn 2 held the expected answer, a look-up "
+            "that never went through in this run: when the trials of a question keep giving one wrong answer, look up "
+            "the pages the other trials read before giving it again.") in line, line

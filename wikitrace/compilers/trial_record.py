@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from .arguments import is_verdict
 from .expected_calls import made_as_expected
 from .insight_words import answer_seen_in, expected_answer, gives_answer
 from .offered_names import naming_page, unsent_offers
@@ -187,6 +188,11 @@ def record(r: Reading) -> dict:
             counts[1] += bool(c.error)
     if tally:
         out["quoted_calls"] = dict(sorted(tally.items()))
+    gold = expected_answer(r)
+    if gold and not is_verdict(r, gold):  # where the expected answer stood, if a look-up returned it ({}: none did)
+        held = answer_seen_in(r, gold)
+        out["expected_seen"] = {"tool": held.name, "turn": held.n, "query": _query(held)} \
+            if held is not None and _query(held) else {}
     offered = unsent_offers(r) if not r.run.outcome.success else {}
     if offered and len(offered) <= SHOWN_LOOKUPS:  # names an error listed and the run never sent
         out["offered"] = [[tool, name, turn] for name, turn, tool in offered.values()]

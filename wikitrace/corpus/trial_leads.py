@@ -16,6 +16,7 @@ from __future__ import annotations
 from ..compilers.offered_names import TITLE_KIND
 from ..compilers.trial_record import looked_up
 from ..controls import visible
+from . import layout
 from ..templates import md_text
 
 
@@ -47,4 +48,31 @@ def missed_lead(entry: dict, found: dict) -> tuple[str, list[int]] | None:
         return (f"; the successful trial searched \"{_t(found['query'])}\" after {page} had named {said} at its turn "
                 f"{named['turn']}, a look-up this run made too: when a page names the thing the question asks about "
                 f"next, search that name {'before answering' if answered else 'next'}"), []
+    return None
+
+
+def held_elsewhere(entry: dict, members: list[dict], holders: list[dict], link) -> str | None:
+    """For a failure no look-up of which returned the expected answer, in a task no trial
+    solved: the earliest other trial whose look-up did return it, when this run never got that
+    look-up through (the page that held the answer, which a new attempt can look up); said
+    otherwise when that trial is one of ``holders``, the trials that gave this run's answer."""
+    record = entry.get("decisive") or {}
+    if record.get("expected_seen") != {}:
+        return None  # this run saw it (or the log gives no expected answer): nothing to point to
+    asked = record.get("lookups")
+    if asked is None:
+        return None
+    for m in sorted(members, key=lambda m: layout.id_number(m["step"])):
+        held = (m.get("decisive") or {}).get("expected_seen") or {}
+        if m["step"] == entry["step"] or not held.get("query"):
+            continue
+        if looked_up(held["tool"], held["query"]) in asked:
+            return None  # the same look-up went through here: its answer is no page this run never read
+        said = (f"What {_t(held['tool'] + '[' + held['query'] + ']')} returned in [{m['step']}]({link(m['step'])}) at "
+                f"its turn {held['turn']} held the expected answer, a look-up that never went through in this run")
+        if any(h["step"] == m["step"] for h in holders):  # that trial read it and gave this answer all the same
+            return (f"{said}, and that trial gave this answer all the same: when a page you read may hold the answer, "
+                    "read it for exactly what the question asks before answering.")
+        return (f"{said}: when the trials of a question keep giving one wrong answer, look up the pages the other "
+                "trials read before giving it again.")
     return None

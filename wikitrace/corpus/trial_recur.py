@@ -26,6 +26,7 @@ from ..compilers.trial_record import answer_norm
 from ..controls import visible
 from ..templates import md_text
 from . import fact_leads, layout
+from .trial_leads import held_elsewhere
 
 LINKED = 8  # trials linked per line; more are counted
 
@@ -187,7 +188,10 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
     if item[0] == "missed":  # "make X when asked" restates the task, and is wrong where a rule forbade X
         instead = _instead(entry, holders, item[1])
         return f"{said}. Instead, {instead}." if instead else f"{said}."
-    return f"{said}: {do}."
+    held = held_elsewhere(entry, members, holders, _sibling) if item[0] == "answer" and not won else None
+    if held and do == _ANSWER_DO:  # the page that held the answer says more than the general advice
+        return f"{said}. {held}"
+    return f"{said}: {do}." + (f" {held}" if held else "")
 
 
 def _other_forms(item: tuple, holders: list[dict]) -> str:
