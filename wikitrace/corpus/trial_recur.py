@@ -213,8 +213,9 @@ def _unmet_do(entry: dict, holders: list[dict]) -> str | None:
     mine = f"the {_t(found['tool'])} for \"{_t(found['query'])}\" at turn {found['turn']}"
     page = (f"the look-up where this run first saw it ({mine}) never mentions" if pages == 1 else
             f"none of the {pages} look-ups where these trials first saw it (this run's: {mine}) mentions")
+    tie = " and ".join(f'"{_t(n)}"' for n in names[:2])
     return (f"{page} {said}, which the question names; before answering, find a page that ties the answer to "
-            "every name the question gives")
+            f"{tie}{' as well' if len(names) == 1 else ''}")
 
 
 def _instead(entry: dict, holders: list[dict], missed: str) -> str:
