@@ -292,3 +292,13 @@ def test_the_page_is_named_as_one_to_look_up_when_its_trial_answered_otherwise(t
     assert (f"What Search\\[Tam Reyes\\] returned in [{held}]({held}.md) at its turn 2 held the expected answer, a look-up "
             "that never went through in this run: when the trials of a question keep giving one wrong answer, look up "
             "the pages the other trials read before giving it again.") in line, line
+
+
+def test_a_lead_takes_the_place_of_the_general_advice_on_an_answer_other_trials_gave_too(tmp_path):
+    again = PAGE_LOST.replace("Thought 2: I can search Mara Quell.", "Thought 2: Mara Quell is the actor to search.")
+    got = _by_run(tmp_path, _trials(("INCORRECT", PAGE_LOST), ("INCORRECT", again), ("CORRECT", PAGE_WIN)))
+    lines = [ln for step in sorted(got) for ln in got[step] if ln.startswith("- The successful trial")]
+    assert len(lines) == 2
+    for line in lines:
+        assert "search that name before answering. Both failed trials of this task answered \"Nell Varga\"" in line, line
+        assert "find a look-up whose text shows it fits every part of the task" not in line

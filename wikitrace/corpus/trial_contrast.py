@@ -18,8 +18,8 @@ from ..controls import visible
 from ..templates import md_text
 from . import layout
 from .trial_compare import _RANK, Diff, _by_key, _top, compare, decides
-from .trial_leads import missed_lead
-from .trial_recur import made_by, recurring
+from .trial_leads import LEAD_ENDS, missed_lead
+from .trial_recur import ANSWER_DO, made_by, recurring
 
 SHOWN = 3  # trials linked, and distinct values named, per line
 
@@ -351,7 +351,10 @@ def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
         again = recurring(e, entries, mistakes) if len(fails) > 1 else None
         made = failure_line(e, wins, len(entries)) if wins else None
         if made is not None and again is not None:
-            made = (f"{made[0]} {again[0]}", made[1] + again[1], made[2])
+            said = again[0]
+            if made[0].endswith(LEAD_ENDS) and said.endswith(f": {ANSWER_DO}."):
+                said = said[:-len(f": {ANSWER_DO}.")] + "."  # the lead to the look-up is the advice already
+            made = (f"{made[0]} {said}", made[1] + again[1], made[2])
         elif again is not None:
             made = (again[0], again[1], False)
         if made is not None:

@@ -20,6 +20,11 @@ from . import layout
 from ..templates import md_text
 
 
+# how a failure line that carries a lead ends (its advice), with or without an answer given
+LEAD_ENDS = ("before answering from another page.", "before rewording the query.", "search that name before answering.",
+             "search that name next.")
+
+
 def _t(text: str) -> str:
     return visible(md_text(text))
 

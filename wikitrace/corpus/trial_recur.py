@@ -37,7 +37,7 @@ _CHANGE = {
     "arguments": ("sent `{1}` in {0} otherwise than the task expected",
                   "check `{1}` against what the user asked for before {0}"),
 }
-_ANSWER_DO = ("before giving an answer other trials already failed with, find a look-up whose text shows it fits "
+ANSWER_DO = ("before giving an answer other trials already failed with, find a look-up whose text shows it fits "
               "every part of the task")  # a question's conditions, a claim's parts: said of any task with an answer
 
 
@@ -70,7 +70,7 @@ def items(entry: dict) -> list[tuple]:
 def _said(item: tuple, entry: dict, fact: dict | None) -> tuple[str, str, bool]:
     """(what the trials did, what to do, whether the first is a clause rather than a verb phrase)."""
     if item[0] == "answer":
-        return f"answered \"{_t(entry['decisive']['answer']['text'])}\"", _ANSWER_DO, False
+        return f"answered \"{_t(entry['decisive']['answer']['text'])}\"", ANSWER_DO, False
     if item[0] in _CHANGE:
         did, do = _CHANGE[item[0]]
         tool, _, arg = item[1].partition(".")
@@ -189,7 +189,7 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
         instead = _instead(entry, holders, item[1])
         return f"{said}. Instead, {instead}." if instead else f"{said}."
     held = held_elsewhere(entry, members, holders, _sibling) if item[0] == "answer" and not won else None
-    if held and do == _ANSWER_DO:  # the page that held the answer says more than the general advice
+    if held and do == ANSWER_DO:  # the page that held the answer says more than the general advice
         return f"{said}. {held}"
     return f"{said}: {do}." + (f" {held}" if held else "")
 
