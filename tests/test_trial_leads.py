@@ -302,3 +302,68 @@ def test_a_lead_takes_the_place_of_the_general_advice_on_an_answer_other_trials_
     for line in lines:
         assert "search that name before answering. Both failed trials of this task answered \"Nell Varga\"" in line, line
         assert "find a look-up whose text shows it fits every part of the task" not in line
+
+
+# --- FEVER: a verdict is chosen, not read off a page ----------------------------------------------------
+
+FEVER_PAIR = """3310 Claim: The Harlow Viaduct was built by Tomas Brenn.
+Thought 1: I should search Harlow Viaduct and see who built it.
+Action 1: Search[Harlow Viaduct builder]
+Observation 1: Could not find [Harlow Viaduct builder]. Similar: ['Harlow Bridge', 'Brenn Works'].
+
+Thought 2: Let me search who built the viaduct.
+Action 2: Search[viaduct built by Tomas Brenn]
+Observation 2: Could not find [viaduct built by Tomas Brenn]. Similar: ['Harlow Bridge', 'Brenn Works'].
+
+Thought 3: Let me search the builder of the Harlow viaduct.
+Action 3: Search[builder of the Harlow viaduct]
+Observation 3: Could not find [builder of the Harlow viaduct]. Similar: ['Harlow Bridge', 'Brenn Works'].
+
+Thought 4: I cannot find it, so there is not enough information.
+Action 4: Finish[NOT ENOUGH INFO]
+Observation 4: Episode finished, reward = 0
+
+
+{'steps': 4, 'answer': 'NOT ENOUGH INFO', 'gt_answer': 'SUPPORTS', 'question_idx': 3310, 'em': 0, 'reward': 0, 'f1': 0} 
+
+1 1 0.0 3.1
+-----------
+
+3310 Claim: The Harlow Viaduct was built by Tomas Brenn.
+Thought 1: I should search Harlow Viaduct and see who built it.
+Action 1: Search[Harlow Viaduct builder]
+Observation 1: Could not find [Harlow Viaduct builder]. Similar: ['Harlow Bridge', 'Brenn Works'].
+
+Thought 2: The list offers Harlow Bridge, the viaduct's other name.
+Action 2: Search[Harlow Bridge]
+Observation 2: Harlow Bridge, also the Harlow Viaduct, is a railway viaduct built by Tomas Brenn in 1871. Its arches supports the line over the Harl valley.
+
+Thought 3: It was built by Tomas Brenn, so the claim is supported.
+Action 3: Finish[SUPPORTS]
+Observation 3: Episode finished, reward = 1
+
+
+{'steps': 3, 'answer': 'SUPPORTS', 'gt_answer': 'SUPPORTS', 'question_idx': 3310, 'em': 1, 'reward': 1, 'f1': 1} 
+
+2 2 1.0 3.0
+-----------
+"""
+
+
+def test_a_fever_failure_is_told_its_error_listed_the_page_the_successful_episode_read(tmp_path):
+    """The ReAct FEVER printout, the same claim twice: the episode that read the page its error
+    listed got the verdict; the one that kept rewording did not. A page's "supports" (a verb) is
+    no source of the verdict "SUPPORTS": no line says a look-up returned it."""
+    path = tmp_path / "fever_pair.txt"
+    path.write_text(FEVER_PAIR, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    runs = {r["outcome"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
+    pages = {k: (out / "compilation" / f"{s}.md").read_text(encoding="utf-8") for k, s in runs.items()}
+    assert (f"The successful trial [{runs['success']}]({runs['success']}.md) of this task answered \"SUPPORTS\" at its "
+            "turn 3 after Search\\[Harlow Bridge\\] went through at its turn 2; this run answered \"NOT ENOUGH INFO\", "
+            "and no such look-up of this run went through, though the error at turn 1 had listed 'Harlow Bridge' and no "
+            "call of this run sent it: when an error's list offers a name, search the one that fits the question's next "
+            "step before answering.") in pages["failure"]
+    for page in pages.values():
+        assert "had returned \"SUPPORTS\"" not in page and "returns (\"SUPPORTS\")" not in page

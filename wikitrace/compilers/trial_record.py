@@ -159,18 +159,22 @@ def record(r: Reading) -> dict:
     if answer is not None:
         text = " ".join(str(answer.turn.arguments).split())
         out["answer"] = {"text": clip(text, 120), "turn": answer.n}
-        found = answer_seen_in(r, text, answer) if answer_norm(text) else None
+        found = answer_seen_in(r, text, answer) if answer_norm(text) and not is_verdict(r, text) else None
         if found is not None:
             out["answer"]["found"] = {"tool": found.name, "turn": found.n, "query": _query(found)}
-            named = naming_page(r, found) if r.run.outcome.success and _query(found) else None
-            if named is not None and _query(named):  # the page that named what the answer's look-up sent
-                out["answer"]["found"]["named_by"] = {"tool": named.name, "turn": named.n, "query": _query(named)}
+            _named_by(r, found, out["answer"]["found"])
             if not r.run.outcome.success:  # the question's names that page never gave: what tied it to nothing
                 from .qa_reasons import unmet_names
 
                 unmet = unmet_names(r.run.task.instruction or "", found.turn.result or "", text)
                 if unmet:
                     out["answer"]["unmet"] = unmet[:4]
+        elif is_verdict(r, text):  # a verdict is chosen, not read off a page: it rests on the last look-up before it
+            read = next((c for c in reversed(r.calls) if c.n < answer.n and not c.error and not c.writes and _query(c)),
+                        None)
+            if read is not None:
+                out["answer"]["read"] = {"tool": read.name, "turn": read.n, "query": _query(read)}
+                _named_by(r, read, out["answer"]["read"])
     # which one-value look-ups went through (a question's searches, a record fetched by its id)
     asked = {looked_up(c.name, q) for c in r.calls if not c.writes and not c.error and (q := _query(c))}
     if len(asked) <= SHOWN_LOOKUPS:  # more: not kept, and no page says which look-ups the run made
@@ -200,6 +204,13 @@ def record(r: Reading) -> dict:
     if reflected is not None:
         out["reflections"] = reflected
     return out
+
+
+def _named_by(r: Reading, c: Call, into: dict) -> None:
+    """On a success, the earlier page that named what look-up ``c`` sent, kept in ``into``."""
+    named = naming_page(r, c) if r.run.outcome.success and _query(c) else None
+    if named is not None and _query(named):
+        into["named_by"] = {"tool": named.name, "turn": named.n, "query": _query(named)}
 
 
 def _in_quotes(text: str) -> bool:

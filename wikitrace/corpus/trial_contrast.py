@@ -311,6 +311,9 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
         theirs = f"answered \"{_t(d.ref['text'])}\"{at}{_answer_found(d.ref)}"
         mine = f"this run answered \"{_t(d.other['text'])}\"" if d.other else "this run gave no answer"
         found = d.ref.get("found") or {}
+        if not found.get("query") and (d.ref.get("read") or {}).get("query"):  # a verdict: the look-up it rested on
+            found = d.ref["read"]
+            theirs += f" after {_t(found['tool'] + '[' + found['query'] + ']')} went through at its turn {found['turn']}"
         query = looked_up(found["tool"], found["query"]) if found.get("query") else ""
         if query and query not in (entry.get("decisive") or {}).get("lookups", [query]):
             mine += ", and no such look-up of this run went through"

@@ -21,7 +21,7 @@ from ..templates import md_text
 
 
 # how a failure line that carries a lead ends (its advice), with or without an answer given
-LEAD_ENDS = ("before answering from another page.", "before rewording the query.", "search that name before answering.",
+LEAD_ENDS = ("before answering from another page.", "before rewording the query.", "before answering.",
              "search that name next.")
 
 
@@ -40,11 +40,14 @@ def missed_lead(entry: dict, found: dict) -> tuple[str, list[int]] | None:
     record = entry.get("decisive") or {}
     query = looked_up(found["tool"], found["query"])
     answered = bool(record.get("answer"))
+    paged = bool((record.get("answer") or {}).get("found"))  # its answer came from a page: another one
     for tool, name, turn in record.get("offered") or ():
         if looked_up(tool, name) == query:
+            when = ("before answering from another page" if paged else "before answering" if answered
+                    else "before rewording the query")
             return (f", though the error at turn {turn} had listed {_t(_quoted(name))} and no call of this run sent "
                     f"it: when an error's list offers a name, search the one that fits the question's next step "
-                    f"{'before answering from another page' if answered else 'before rewording the query'}"), [turn]
+                    f"{when}"), [turn]
     named = found.get("named_by") or {}
     if named.get("query") and looked_up(named["tool"], named["query"]) in (record.get("lookups") or ()):
         page = _t(f"{named['tool']}[{named['query']}]")
