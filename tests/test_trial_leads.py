@@ -82,7 +82,8 @@ Correct answer: Captain Orm
 """
 
 
-def _pages(tmp_path, text: str) -> dict[str, list[str]]:
+def _pages(tmp_path, text: str, by: str = "outcome") -> dict[str, list[str]]:
+    """The "In short" lines of each run's page, by its outcome (or its step) in the corpus."""
     path = tmp_path / "react_reflexion_trials.txt"
     path.write_text(text, encoding="utf-8")
     out = tmp_path / "c"
@@ -90,8 +91,8 @@ def _pages(tmp_path, text: str) -> dict[str, list[str]]:
     got = {}
     for r in json.loads((out / "corpus.json").read_text())["runs"]:
         page = (out / "compilation" / f"{r['step']}.md").read_text(encoding="utf-8")
-        got[r["outcome"]] = [ln for ln in page.split("## In short\n", 1)[1].split("\n## ", 1)[0].splitlines()
-                             if ln.startswith("- ")]
+        got[r[by]] = [ln for ln in page.split("## In short\n", 1)[1].split("\n## ", 1)[0].splitlines()
+                      if ln.startswith("- ")]
     return got
 
 
@@ -167,26 +168,19 @@ def test_a_success_says_its_failed_trial_had_the_name_in_its_own_errors_list(tmp
 
 # --- the error insight: the count of its failed runs whose own error listed the way out ----------------
 
-Q2 = "Question: In what year was the Quayside choir that Ada Venn sang in founded?\n"
-LISTED_WIN_2 = Q2 + """Thought 1: I need to search Ada Venn Quayside choir.
-Action 1: Search[Ada Venn Quayside choir]
-Observation 1: Could not find [Ada Venn Quayside choir]. Similar: ['Ada Venn', 'Quayside Singers'].
-Thought 2: I can search Quayside Singers.
-Action 2: Search[Quayside Singers]
-Observation 2: The Quayside Singers are a choir founded in 1961. Ada Venn sang with them for a decade.
-Thought 3: The choir was founded in 1961.
-Action 3: Finish[1961]
-Observation 3: Answer is CORRECT
-Correct answer: 1961
-"""
-LISTED_LOST_2 = Q2 + """Thought 1: I need to search Ada Venn Quayside choir.
-Action 1: Search[Ada Venn Quayside choir]
-Observation 1: Could not find [Ada Venn Quayside choir]. Similar: ['Ada Venn', 'Quayside Singers'].
-Thought 2: I should search the choir's founding year.
-Action 2: Search[Ada Venn Quayside choir founding year]
-Observation 2: Could not find [Ada Venn Quayside choir founding year]. Similar: ['Ada Venn'].
-Correct answer: 1961
-"""
+# the same shape, another question: each name replaced (what the second question's trials read)
+_SECOND = {"Ilse Moro": "Ada Venn", "Harbourside band": "Quayside choir", "The Gullwings": "Quayside Singers",
+           "1983": "1961", "played drums for formed": "sang in founded", "rock band from Harbourside": "choir",
+           "drummers included": "singers included"}
+
+
+def _second(text: str) -> str:
+    for old, new in _SECOND.items():
+        text = text.replace(old, new)
+    return text
+
+
+LISTED_WIN_2, LISTED_LOST_2 = _second(LISTED_WIN), _second(LISTED_LOST)
 
 
 def _insight_with(out, needle: str) -> str | None:
@@ -257,16 +251,7 @@ Correct answer: Lio Marsh
 
 
 def _by_run(tmp_path, text: str) -> dict[str, list[str]]:
-    path = tmp_path / "react_reflexion_trials.txt"
-    path.write_text(text, encoding="utf-8")
-    out = tmp_path / "c"
-    ok("compile", str(path), "--out", str(out), "--offline", "-q")
-    got = {}
-    for r in json.loads((out / "corpus.json").read_text())["runs"]:
-        page = (out / "compilation" / f"{r['step']}.md").read_text(encoding="utf-8")
-        got[r["step"]] = [ln for ln in page.split("## In short\n", 1)[1].split("\n## ", 1)[0].splitlines()
-                          if ln.startswith("- ")]
-    return got
+    return _pages(tmp_path, text, "step")
 
 
 def test_a_failure_is_pointed_to_the_page_another_trial_read_that_held_the_expected_answer(tmp_path):
