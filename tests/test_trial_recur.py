@@ -151,7 +151,7 @@ def test_a_shared_answer_names_the_question_s_name_no_page_it_was_seen_in_gave()
     said, turns = recurring(trials[0], trials)
     assert said.endswith(": none of the 2 look-ups where these trials first saw it (this run's: the Search for \"Night of "
                          "the Heron\" at turn 2) mentions \"Davy\", which the question names; before answering, find a "
-                         "page that ties the answer to every name the question gives."), said
+                         "page that ties the answer to \"Davy\" as well."), said
     assert turns == [2, 3]
     trials[1]["decisive"]["answer"]["unmet"] = ["2014"]  # the other trial's page named Davy: no name is unmet by both
     said, _turns = recurring(trials[0], trials)

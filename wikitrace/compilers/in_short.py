@@ -109,8 +109,8 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
     given = clip(" ".join(str(c.turn.arguments).split()), 100)
     if gold is None:
         return None
-    if right:
-        seen = named_source(r, gold, c) or answer_seen_in(r, gold, c)
+    if right:  # a verdict label is chosen, not read: a page's "supports" is no source of "SUPPORTS"
+        seen = None if is_verdict(r, gold) else named_source(r, gold, c) or answer_seen_in(r, gold, c)
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged right"
                        + (f"; the look-up at turn {seen.n} had returned \"{clip(gold, 80)}\"." if seen else "."),
                        [c.n] + ([seen.n] if seen else []), "answer-seen" if seen else "")

@@ -156,3 +156,36 @@ def unchecked_candidate(r: Reading, answer: Call) -> KeyFact | None:
                            [c.n] + [sent[_fold(x)].n for x in looked[:2]] + [answer.n], "unchecked-candidates",
                            [answer.name])
     return None
+
+
+# --- kept for the other trials of the task -----------------------------------------------------------
+
+TITLE_KIND = re.compile(r"\s*\([^()]*\)$")  # "Alien (film)": the bracket tells pages apart, the name is before it
+
+
+def unsent_offers(r: Reading) -> dict[str, list]:
+    """Each name an error's list offered that no call sent on its own (folded -> [the name as
+    listed, the turn of the first error that listed it, that error's tool]): a failed trial's
+    page sets these against the look-up a successful trial of its task found the answer with."""
+    sent = _sent(r)
+    out: dict[str, list] = {}
+    for c in r.calls:
+        if c.error and not c.writes:
+            for n in listed_names(c.turn.result or ""):
+                if _fold(n) and _fold(n) not in sent:
+                    out.setdefault(_fold(n), [n, c.n, c.name])
+    return out
+
+
+def naming_page(r: Reading, c: Call) -> Call | None:
+    """The latest look-up before ``c`` whose text names what ``c`` sent (its name as whole
+    words, a title's bracket aside), when that name is not all the question's words: the page
+    the run took its next query from."""
+    query = " ".join(str(c.turn.arguments or "").split()).strip(_MARKS)
+    name = TITLE_KIND.sub("", query)
+    if not isinstance(c.turn.arguments, str) or not main_words(name) \
+            or set(folded_words(name)) <= set(folded_words(r.run.task.instruction or "")):
+        return None
+    word = re.compile(r"(?<![\w])" + re.escape(name) + r"(?![\w])", re.IGNORECASE)
+    return next((x for x in reversed(r.calls) if x.n < c.n and not x.error and not x.writes and x.turn.result
+                 and word.search(" ".join(x.turn.result.split()))), None)

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 
+from .arguments import is_verdict
 from .expected_calls import made_as_expected
 from .expected_outputs import told
 from .insight_words import answer_seen_in, expected_answer, gives_answer
+from .offered_names import naming_page, unsent_offers
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .text import clip
 
@@ -158,15 +160,22 @@ def record(r: Reading) -> dict:
     if answer is not None:
         text = " ".join(str(answer.turn.arguments).split())
         out["answer"] = {"text": clip(text, 120), "turn": answer.n}
-        found = answer_seen_in(r, text, answer) if answer_norm(text) else None
+        found = answer_seen_in(r, text, answer) if answer_norm(text) and not is_verdict(r, text) else None
         if found is not None:
             out["answer"]["found"] = {"tool": found.name, "turn": found.n, "query": _query(found)}
+            _named_by(r, found, out["answer"]["found"])
             if not r.run.outcome.success:  # the question's names that page never gave: what tied it to nothing
                 from .qa_reasons import unmet_names
 
                 unmet = unmet_names(r.run.task.instruction or "", found.turn.result or "", text)
                 if unmet:
                     out["answer"]["unmet"] = unmet[:4]
+        elif is_verdict(r, text):  # a verdict is chosen, not read off a page: it rests on the last look-up before it
+            read = next((c for c in reversed(r.calls) if c.n < answer.n and not c.error and not c.writes and _query(c)),
+                        None)
+            if read is not None:
+                out["answer"]["read"] = {"tool": read.name, "turn": read.n, "query": _query(read)}
+                _named_by(r, read, out["answer"]["read"])
     # which one-value look-ups went through (a question's searches, a record fetched by its id)
     asked = {looked_up(c.name, q) for c in r.calls if not c.writes and not c.error and (q := _query(c))}
     if len(asked) <= SHOWN_LOOKUPS:  # more: not kept, and no page says which look-ups the run made
@@ -184,6 +193,14 @@ def record(r: Reading) -> dict:
             counts[1] += bool(c.error)
     if tally:
         out["quoted_calls"] = dict(sorted(tally.items()))
+    gold = expected_answer(r)
+    if gold and not is_verdict(r, gold):  # where the expected answer stood, if a look-up returned it ({}: none did)
+        held = answer_seen_in(r, gold)
+        out["expected_seen"] = {"tool": held.name, "turn": held.n, "query": _query(held)} \
+            if held is not None and _query(held) else {}
+    offered = unsent_offers(r) if not r.run.outcome.success else {}
+    if offered and len(offered) <= SHOWN_LOOKUPS:  # names an error listed and the run never sent
+        out["offered"] = [[tool, name, turn] for name, turn, tool in offered.values()]
     reflected = _reflections(r)
     if reflected is not None:
         out["reflections"] = reflected
@@ -191,6 +208,13 @@ def record(r: Reading) -> dict:
     if said:  # the values the task expected the agent to say, and where it wrote each (None: never)
         out["told"] = [[t.value, t.turn] for t in said]
     return out
+
+
+def _named_by(r: Reading, c: Call, into: dict) -> None:
+    """On a success, the earlier page that named what look-up ``c`` sent, kept in ``into``."""
+    named = naming_page(r, c) if r.run.outcome.success and _query(c) else None
+    if named is not None and _query(named):
+        into["named_by"] = {"tool": named.name, "turn": named.n, "query": _query(named)}
 
 
 def _in_quotes(text: str) -> bool:

@@ -173,10 +173,11 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
 
     answer_cases, answer_versus = answer_markdown(entry, link, titles, md_text)
     from .checked_facts import links as checked_links
+    from .listed_leads import links as lead_links
 
     text = render(
         INSIGHT_TEMPLATE, templates, usage=usage_pages.usage_line(*usage), answer_cases=answer_cases,
-        checked_links=checked_links(entry, link, md_text),
+        checked_links="\n\n".join(x for x in (checked_links(entry, link, md_text), lead_links(entry, link)) if x),
         answer_versus=answer_versus,
         frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry), counted=counted, layout_doc=layout.compilation_doc,
         counted_are_sources=bool(counted) and not any(side["pages"] or side["more"] for side in counted),

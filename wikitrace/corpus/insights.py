@@ -39,6 +39,7 @@ from .peers import check_first, failed_peers, success_did
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
                        success_index, take_from, temper, told_instead, verdict_mix)
 from .retry_advice import untested_fix
+from .listed_leads import mark as mark_listed_leads
 from .recipe_sources import restate as restate_sources
 from .success_ways import SuccessWays, differences_lead, no_call_lead, success_differences
 from .trials import Trials
@@ -246,6 +247,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         checklist(entry, groups[entry["id"]], met.get(kind), indexes.get(kind))
         name_missing(entry, groups[entry["id"]])
         untested_fix(entry, groups[entry["id"]])
+        mark_listed_leads(entry, groups[entry["id"]], trials)
         habits(entry, groups[entry["id"]])
         verdict_mix(entry, groups[entry["id"]])
         partial_scores(entry, groups[entry["id"]])

@@ -18,7 +18,8 @@ from ..controls import visible
 from ..templates import md_text
 from . import layout
 from .trial_compare import _RANK, Diff, _by_key, _top, compare, decides
-from .trial_recur import made_by, recurring
+from .trial_leads import LEAD_ENDS, missed_lead
+from .trial_recur import ANSWER_DO, made_by, recurring
 
 SHOWN = 3  # trials linked, and distinct values named, per line
 
@@ -218,6 +219,13 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
                     ", a look-up that went through in none of them" if len(missed) == k else
                     f", a look-up that went through in {k - len(missed)} of them" if missed else
                     ", after the same look-up" if k == 1 else ", all after the same look-up")
+            listed = [s for s, _d in hits if any(looked_up(t, nm) == query for t, nm, _n in
+                                                  (_entry(failed, s).get("decisive") or {}).get("offered") or ())]
+            if listed:  # the name stood in their own error's list, never sent: the way out their logs show
+                tail += (", though its own error had listed that name" if k == 1 else
+                         ", though an error had listed that name in both" if len(listed) == k == 2 else
+                         ", though an error had listed that name in each of them" if len(listed) == k else
+                         f", though an error had listed that name in {line.runs(listed)}")
     told = _instruction(entry, ref, k, hits, bool(tail) and "same look-up" in tail, tail) if firm[aspect] else None
     if told is not None:
         mine, turns = told
@@ -331,9 +339,16 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
         theirs = f"answered \"{_t(d.ref['text'])}\"{at}{_answer_found(d.ref)}"
         mine = f"this run answered \"{_t(d.other['text'])}\"" if d.other else "this run gave no answer"
         found = d.ref.get("found") or {}
+        if not found.get("query") and (d.ref.get("read") or {}).get("query"):  # a verdict: the look-up it rested on
+            found = d.ref["read"]
+            theirs += f" after {_t(found['tool'] + '[' + found['query'] + ']')} went through at its turn {found['turn']}"
         query = looked_up(found["tool"], found["query"]) if found.get("query") else ""
         if query and query not in (entry.get("decisive") or {}).get("lookups", [query]):
             mine += ", and no such look-up of this run went through"
+            lead = missed_lead(entry, found)
+            if lead is not None:
+                mine += lead[0]
+                turns += [t for t in lead[1] if t not in turns]
     elif kind == "args":
         key = d.aspect[2]
         theirs = (f"sent `{key}` {_t(_shown(d.ref['values'], key))} in {d.aspect[1]}{at}"
@@ -367,7 +382,10 @@ def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
         again = recurring(e, entries, mistakes) if len(fails) > 1 else None
         made = failure_line(e, wins, len(entries)) if wins else None
         if made is not None and again is not None:
-            made = (f"{made[0]} {again[0]}", made[1] + again[1], made[2])
+            said = again[0]
+            if made[0].endswith(LEAD_ENDS) and said.endswith(f": {ANSWER_DO}."):
+                said = said[:-len(f": {ANSWER_DO}.")] + "."  # the lead to the look-up is the advice already
+            made = (f"{made[0]} {said}", made[1] + again[1], made[2])
         elif again is not None:
             made = (again[0], again[1], False)
         if made is not None:

@@ -26,6 +26,7 @@ from ..compilers.trial_record import answer_norm
 from ..controls import visible
 from ..templates import md_text
 from . import fact_leads, layout
+from .trial_leads import held_elsewhere
 
 LINKED = 8  # trials linked per line; more are counted
 
@@ -36,7 +37,7 @@ _CHANGE = {
     "arguments": ("sent `{1}` in {0} otherwise than the task expected",
                   "check `{1}` against what the user asked for before {0}"),
 }
-_ANSWER_DO = ("before giving an answer other trials already failed with, find a look-up whose text shows it fits "
+ANSWER_DO = ("before giving an answer other trials already failed with, find a look-up whose text shows it fits "
               "every part of the task")  # a question's conditions, a claim's parts: said of any task with an answer
 
 
@@ -69,7 +70,7 @@ def items(entry: dict) -> list[tuple]:
 def _said(item: tuple, entry: dict, fact: dict | None) -> tuple[str, str, bool]:
     """(what the trials did, what to do, whether the first is a clause rather than a verb phrase)."""
     if item[0] == "answer":
-        return f"answered \"{_t(entry['decisive']['answer']['text'])}\"", _ANSWER_DO, False
+        return f"answered \"{_t(entry['decisive']['answer']['text'])}\"", ANSWER_DO, False
     if item[0] in _CHANGE:
         did, do = _CHANGE[item[0]]
         tool, _, arg = item[1].partition(".")
@@ -187,7 +188,10 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
     if item[0] == "missed":  # "make X when asked" restates the task, and is wrong where a rule forbade X
         instead = _instead(entry, holders, item[1])
         return f"{said}. Instead, {instead}." if instead else f"{said}."
-    return f"{said}: {do}."
+    held = held_elsewhere(entry, members, holders, _sibling) if item[0] == "answer" and not won else None
+    if held and do == ANSWER_DO:  # the page that held the answer says more than the general advice
+        return f"{said}. {held}"
+    return f"{said}: {do}." + (f" {held}" if held else "")
 
 
 def _other_forms(item: tuple, holders: list[dict]) -> str:
@@ -209,8 +213,9 @@ def _unmet_do(entry: dict, holders: list[dict]) -> str | None:
     mine = f"the {_t(found['tool'])} for \"{_t(found['query'])}\" at turn {found['turn']}"
     page = (f"the look-up where this run first saw it ({mine}) never mentions" if pages == 1 else
             f"none of the {pages} look-ups where these trials first saw it (this run's: {mine}) mentions")
+    tie = " and ".join(f'"{_t(n)}"' for n in names[:2])
     return (f"{page} {said}, which the question names; before answering, find a page that ties the answer to "
-            "every name the question gives")
+            f"{tie}{' as well' if len(names) == 1 else ''}")
 
 
 def _instead(entry: dict, holders: list[dict], missed: str) -> str:
