@@ -56,6 +56,8 @@ def _clip(text: str, limit: int) -> str:
 def _call(c: dict) -> str:
     keys = [k for k in _by_key(c["values"]) if not (k == "argument" and str(c["values"][k]) == c["tool"])]
     args = ", ".join(_shown(c["values"], k) if k == "argument" else f"{k} {_shown(c['values'], k)}" for k in keys[:2])
+    if c.get("file") and not args:  # an edit whose text is wording: the file says which act it was
+        return f"{c['tool']} of {c['file'].rstrip('/').rsplit('/', 1)[-1]}"
     return f"{c['tool']}({_clip(args, 90)})" if args else c["tool"]
 
 
@@ -252,6 +254,11 @@ def _same_calls(entry: dict) -> str:
     if not record.get("changes") and not record.get("answer"):
         return "made no state-changing call either: what separated them from this run is not in such calls"
     what = "state-changing calls and answer" if record.get("answer") else "state-changing calls"
+    files = list(dict.fromkeys(c["file"].rstrip("/").rsplit("/", 1)[-1] for c in record.get("changes") or []
+                               if c.get("file")))
+    if files:  # an edit's text is not compared: the same file may have been changed otherwise
+        return (f"changed the same file{'s' if len(files) > 1 else ''} as this run ({', '.join(files[:3])}): "
+                "what separated them is in what the edits wrote, not in which files they changed")
     return f"made the same {what} as this run: what separated them is not in those calls"
 
 
