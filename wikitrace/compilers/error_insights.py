@@ -199,8 +199,8 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
             # the shell refused the line before any program in it ran: the fix is the line's own form
             return make_insight(SHELL_SYNTAX_KEY,
                                 "When the shell cannot parse a command line, fix its quotes and brackets",
-                                "When the shell answers \"syntax error near unexpected token\" (or \"unexpected "
-                                "end of file\"), none of the command line ran: balance its quotes and brackets, "
+                                "When the shell reports a syntax error in the command line (an unexpected token, an "
+                                "unexpected end of file), none of the line ran: balance its quotes and brackets, "
                                 "or split it into simpler commands, then send it again.",
                                 f"In {kind_of_tasks(r)}, whenever the shell cannot parse a command line.",
                                 f"turn {err.n}: {clip(command_of(err.turn) or '', 80)}: "

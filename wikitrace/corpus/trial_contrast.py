@@ -237,7 +237,10 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
                  f"{'they' if k > 1 else 'it'} did here, so this alone did not decide the run." if unlike else ".")
     text = text[0].upper() + text[1:]
     if same:
-        text += f" {len(same)} other failed trial{'s' if len(same) != 1 else ''} ({line.runs(same)}) made the same calls as this run."
+        files = _changed_files(entry)  # an edit's text is not compared: "the same calls" would say more
+        text += (f" {len(same)} other failed trial{'s' if len(same) != 1 else ''} ({line.runs(same)}) "
+                 + (f"changed the same file{'s' if len(files) > 1 else ''} as this run ({', '.join(files[:3])})."
+                    if files else "made the same calls as this run."))
     return text, turns, True
 
 
@@ -248,14 +251,19 @@ def _as_fact(tail: str) -> str:
             .replace(", after the same look-up", ", a look-up it made too"))
 
 
+def _changed_files(entry: dict) -> list[str]:
+    """The base names of the files a run's recorded changes edited, in order."""
+    changes = (entry.get("decisive") or {}).get("changes") or []
+    return list(dict.fromkeys(c["file"].rstrip("/").rsplit("/", 1)[-1] for c in changes if c.get("file")))
+
+
 def _same_calls(entry: dict) -> str:
     """What trials with no difference from ``entry`` did alike, as a phrase after their subject."""
     record = entry.get("decisive") or {}
     if not record.get("changes") and not record.get("answer"):
         return "made no state-changing call either: what separated them from this run is not in such calls"
     what = "state-changing calls and answer" if record.get("answer") else "state-changing calls"
-    files = list(dict.fromkeys(c["file"].rstrip("/").rsplit("/", 1)[-1] for c in record.get("changes") or []
-                               if c.get("file")))
+    files = _changed_files(entry)
     if files:  # an edit's text is not compared: the same file may have been changed otherwise
         return (f"changed the same file{'s' if len(files) > 1 else ''} as this run ({', '.join(files[:3])}): "
                 "what separated them is in what the edits wrote, not in which files they changed")
