@@ -201,9 +201,10 @@ def page_counts(insights: list[dict]) -> text_counts.Tally:
     return tally
 
 
-def measure(path: Path) -> list[Row]:
+def measure(path: Path, outcomes: Path | None = None) -> list[Row]:
     report = LoadReport()
-    results = [check_run(run, k) for k, run in enumerate(r for r in iter_runs([path], report=report) if isinstance(r, Run))]
+    runs = iter_runs([path], report=report, outcomes=outcomes)
+    results = [check_run(run, k) for k, run in enumerate(r for r in runs if isinstance(r, Run))]
     tasks = sorted({str(r["task"]) for r in results})
     half_of = {t: "A" if i % 2 == 0 else "B" for i, t in enumerate(tasks)}
     return [summarise(path.name, half, [r for r in results if half == "all" or half_of[str(r["task"])] == half])
@@ -228,9 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", nargs="+", required=True, type=Path, help="files or folders of runs")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
+    ap.add_argument("--outcomes", type=Path, help="verdicts for runs whose log has none (as `wikitrace compile`)")
     add_record_flag(ap, "insights.md")
     args = ap.parse_args(argv)
-    rows = [row for path in args.data for row in measure(path)]
+    rows = [row for path in args.data for row in measure(path, args.outcomes)]
     if args.json:
         print(json.dumps([{**asdict(r), "exact_ratio": round(r.exact_ratio, 3), "near_ratio": round(r.near_ratio, 3)}
                           for r in rows], indent=1))

@@ -423,10 +423,14 @@ def test_duplicate_run_ids(tmp_path):
     other["trajectory"][0]["observation"] = "something else"
     c.write_text(json.dumps(other))  # same id, different run
     runs, report = _load(a, b, c, outcomes={"django__django-11099": oc.Verdict(False)})
-    assert len(runs) == 1 and report.duplicates == 2 and report.deduplicated == 0
-    first, second = _one_line_errors(report)
+    # a different run of the same task (another experiment's folder) is kept under a qualified id
+    assert [r.run_id for r in runs] == ["django__django-11099", "c/django__django-11099"]
+    assert {r.task.id for r in runs} == {"django__django-11099"}  # still trials of one task
+    assert report.duplicates == 1 and report.deduplicated == 0
+    (first,) = _one_line_errors(report)
     assert first.startswith(f"{b}: run_id 'django__django-11099' appears again (an exact copy)")
-    assert second.startswith(f"{c}: run_id 'django__django-11099' appears again (a different run)")
+    assert any(w.startswith(f"{c}: run_id 'django__django-11099' appears again (a different run); kept as "
+                            "'c/django__django-11099'") for w in report.warnings)
 
 
 def test_huge_single_turn_is_kept_and_clipping_is_marked(tmp_path, monkeypatch):

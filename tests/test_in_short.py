@@ -12,14 +12,16 @@ import re
 from datetime import datetime, timedelta
 
 import pytest
+from fixture_runs import relabeled
 from test_page_sentences import RUNS, _flat, _text
 
 from tau_messages import agent as _agent, tool as _tool, user as _user
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.claim_checks import comparisons, money_limits, stated_count, wrong_phrase
 from wikitrace.compilers.offline import compile_offline
-from wikitrace.compilers.reading import is_read_only
+from wikitrace.compilers.reading import command_of, is_read_only
 from wikitrace.runs import load
+from wikitrace.runs.errors import reports_failing_tests
 from wikitrace.runs.model import Run, Turn
 
 # --- the parser, on sentences of our own -------------------------------------------------------
@@ -947,6 +949,22 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         assert edits and all(err.turn < n < fix.turn and not by_n[n].is_error for n in edits), text
         assert m.group(6) is None or m.group(6).rstrip("…") in " ".join((fix.result or "").split()), text
         return
+    m = re.fullmatch(r"After `(.+)` reported failing tests at turn (\d+), (.+); the same command still reported failing "
+                     r"tests at turn (\d+) \(\"(.+)\"\)(?:; (.+) (?:was|were) not among the failures it reported at turn "
+                     r"(\d+))?\.", text.replace("\\`", "`"))
+    if m:  # a failing test run, file edits that went through, the same command failing again
+        first, last = by_n[int(m.group(2))], by_n[int(m.group(4))]
+        assert command_of(first) == command_of(last) and first.turn < last.turn, text
+        assert command_of(first).startswith(m.group(1).rstrip("…")), text
+        assert reports_failing_tests(first.result) and reports_failing_tests(last.result), text
+        edits = [int(n) for n in re.findall(r"at turns? (\d+)", m.group(3))]
+        assert edits and all(first.turn < n < last.turn and not by_n[n].is_error for n in edits), text
+        assert m.group(5).rstrip("…") in " ".join((last.result or "").split()), text
+        if m.group(6):  # each named test fails in the last report and in no line of the first
+            assert int(m.group(7)) == first.turn, text
+            for name in re.split(r", | and ", m.group(6)):
+                assert f"FAILED {name}" in last.result and name not in first.result, text
+        return
     m = re.fullmatch(r"After the run's last file change \(turn (\d+)\), `(.+)` passed at turn (\d+) \((.+)\), yet the run "
                      r"was judged a failure: passing the tests it ran did not settle the task\.", text.replace("\\`", "`"))
     if m:
@@ -1502,6 +1520,15 @@ def test_every_fact_on_every_importer_fixture_holds():
             _check(run, fact.text, fact.turns)
             seen += 1
     assert seen >= len(compiled) >= 25
+
+
+def test_a_failed_fix_says_what_it_changed_and_what_the_tests_said_after_it():
+    """Failing test, edit, failing test: the page leads with the edit and the tests that now fail,
+    not with "no later python call went through" alone (the check above reads it)."""
+    facts = [f.text for r in RUNS for f in compile_offline(relabeled(r, False)).in_short]
+    said = [t for t in facts if "the same command still reported failing tests" in t]
+    assert any("Edit changed" in t and "were not among the failures it reported at turn 1" in t for t in said), said
+    assert any("str_replace_editor changed" in t for t in said), said
 
 
 def test_the_facts_carry_their_kind_for_the_lessons_that_count_them(tmp_path):

@@ -107,6 +107,13 @@ def _check_after_error(run, detail: str) -> None:
     if m:
         again = [t for n, t in calls.items() if n > err.turn and runs_a_command(t) and what_ran(t) == m.group(1)]
         assert len(again) == int(m.group(2)) and all(t.is_error for t in again), detail
+    m = re.match(r"turn \d+: (.+?) not found by the shell; (?:did not run (?:it|them) again|ran (?:it|them) again "
+                 r"(\d+) times?)", detail)
+    if m:  # each program of a shell line counts, ``cd /r && mvn test`` runs mvn
+        programs = re.split(r", | and ", m.group(1))
+        again = [t for n, t in calls.items() if n > err.turn and runs_a_command(t)
+                 and set(programs) & set(_programs_of(t))]
+        assert len(again) == int(m.group(2) or 0), detail
     if detail.endswith(" was not run again"):
         assert not any(n > err.turn and runs_a_command(t) and what_ran(t) == what_ran(err) for n, t in calls.items())
     if "; changed no file after it" in detail:
@@ -115,6 +122,37 @@ def _check_after_error(run, detail: str) -> None:
     if m:
         last = calls[int(m.group(2))]
         assert last.name == m.group(1) and not last.is_error, detail
+
+
+def _programs_of(t) -> list[str]:
+    from wikitrace.compilers.reading import command_of
+
+    return [p.split()[0] for p in re.split(r"&&|\|\||[;|\n]", command_of(t) or "") if p.split()]
+
+
+def _check_any_error(run, lesson) -> None:
+    """``turn N: did not call T again`` / ``no later T call went through`` beside an error lesson of a
+    command, and the shell-syntax lesson only on a line the shell refused to parse."""
+    calls = {t.turn: t for t in run.turns if t.type == "function_call"}
+    m = re.match(r"turn (\d+): ", lesson.detail)
+    if not m or int(m.group(1)) not in calls:
+        return
+    err = calls[int(m.group(1))]
+    later = [t for n, t in calls.items() if n > err.turn]
+    m = re.search(r"did not call (\S+) again", lesson.detail)
+    if m:
+        assert m.group(1) in ("it", err.name) and not any(t.name == err.name for t in later), lesson.detail
+    m = re.search(r"no later (\S+) call went through", lesson.detail)
+    if m:
+        same = [t for t in later if t.name == m.group(1)]
+        assert same and all(t.is_error for t in same), lesson.detail
+    if lesson.key == "error|shell-syntax":
+        assert err.is_error and re.search(r"syntax error(?: near unexpected token|: unexpected end)", err.result, re.I)
+        if "did not send it again" in lesson.detail:
+            assert not any(t.arguments == err.arguments for t in later), lesson.detail
+    if "never got past it" in lesson.detail:  # only where the run kept calling the tool and each call failed
+        same = [t for t in later if t.name == err.name]
+        assert same and all(t.is_error for t in same), lesson.detail
 
 
 def _check_asked(run, detail: str) -> None:
@@ -159,6 +197,8 @@ def test_every_coding_lesson_sentence_is_true_of_its_run(run, success):
             _check_asked(run, lesson.detail)
         if lesson.key.endswith("|failing tests") or lesson.key == "error|missing-program":
             _check_after_error(run, lesson.detail)
+        if lesson.key.startswith("error|"):
+            _check_any_error(run, lesson)
         if lesson.key.endswith("|failing tests"):
             m = re.match(r"turn (\d+): (\S+) reported failing tests(?: \((.+?)\))?(?:; then changed|; changed no file)",
                          lesson.detail)
@@ -178,6 +218,19 @@ def test_the_fixtures_hold_failing_tests_and_missing_programs_with_what_came_aft
                     if lesson.key.endswith("|failing tests") or lesson.key == "error|missing-program"]
     assert any("; then changed " in d and "command passed at turn" in d for d in details), details
     assert any("not found by the shell" in d and "; then changed " in d for d in details), details
+    assert any("not found by the shell; ran it again 1 time" in d for d in details), details  # cd /r && mvn
+
+
+def test_the_fixtures_hold_shell_syntax_errors_and_errors_the_run_left_behind():
+    """The checks above read something: a bash syntax error is its own lesson about the line, and an
+    error the run never sent again says what the run did next."""
+    keys, details = set(), []
+    for run in RUNS:
+        for lesson in compile_offline(relabeled(run, False)).insights:
+            keys.add(lesson.key)
+            details.append(lesson.detail)
+    assert "error|shell-syntax" in keys
+    assert any(re.search(r"did not call \S+ again; then changed ", d) for d in details), details
 
 
 def test_the_fixtures_hold_a_coding_success_of_each_kind():

@@ -281,6 +281,13 @@ def _holds(line: str, mine, theirs) -> None:
     if m:  # the other trial's look-up at that turn; this run made no such call at that turn
         calls = {t.turn: t.name for t in theirs.turns if t.type == "function_call"}
         assert calls.get(int(m.group(2))) == m.group(1), line
+    m = re.search(r"changed the same files? as this run \(([^)]*)\)", line)
+    if m:  # every file named was changed by a call of each run that went through
+        for name in m.group(1).split(", "):
+            for run in (mine, theirs):
+                assert any(name in str(t.arguments) and not t.is_error for t in run.turns
+                           if t.type == "function_call"), line
+        claims += 1
     if "(the change the task expected)" in line:  # only where the log records the calls the task expected
         assert (mine.task.metadata or {}).get("expected_calls"), line
     assert claims or "made the same" in line or "answered" in line or "gave no answer" in line, line

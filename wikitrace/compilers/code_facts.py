@@ -9,7 +9,9 @@ Nothing here fires on a log without file edits.
 
 from __future__ import annotations
 
-from ..runs.errors import failing_part, tests_passed
+import re
+
+from ..runs.errors import failing_part, reports_failing_tests, tests_passed
 from .changes import _EDIT_WORDS, diff_files, what_ran
 from .insight_words import join
 from .page_causes import edits_between, edits_phrase
@@ -57,6 +59,35 @@ def fixed_then_passed(r: Reading) -> list[KeyFact]:
     return [KeyFact(f"After {label(err, 80)} failed at turn {err.n}, {edits_phrase(edits)}; {again} then went "
                     f"through at turn {fix.n}" + (f" and its tests passed ({clip(passed, 80)})." if passed else "."),
                     [err.n] + [c.n for c, _ in edits[:3]] + [fix.n])]
+
+
+# a test runner's line naming one failing test: pytest's "FAILED tests/a.py::test_x - assert ..."
+_FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
+
+
+def edited_still_failing(r: Reading) -> list[KeyFact]:
+    """A run whose test command reported failing tests, that then changed files, and whose last
+    run of the same command still reported failing tests: what it changed and what the tests said
+    after it, naming the failing tests the first report did not list (the edit broke them, or
+    they ran only once the first failure was gone; the log shows which tests, not why)."""
+    first = next((c for c in r.calls if c.error and reports_failing_tests(c.turn.result)), None)
+    if first is None:
+        return []
+    again = [c for c in r.calls if c.n > first.n and label(c, 200) == label(first, 200)]
+    last = again[-1] if again else None
+    if last is None or not last.error or not reports_failing_tests(last.turn.result):
+        return []
+    edits = edits_between(r.calls, first.n, last.n)
+    if not edits:
+        return []
+    before = set(_FAILED_TEST.findall(first.turn.result or ""))
+    new = [t for t in dict.fromkeys(_FAILED_TEST.findall(last.turn.result or "")) if t not in before]
+    text = (f"After {label(first, 80)} reported failing tests at turn {first.n}, {edits_phrase(edits)}; the same "
+            f"command still reported failing tests at turn {last.n} ({said_back(last, 90)})")
+    if new and before:
+        text += (f"; {join(new, 3)} {'was' if len(new) == 1 else 'were'} not among the failures it reported at "
+                 f"turn {first.n}")
+    return [KeyFact(text + ".", [first.n] + [c.n for c, _ in edits[:3]] + [last.n])]
 
 
 def what_changed(r: Reading) -> list[KeyFact]:

@@ -24,10 +24,24 @@ _MISSING_PROGRAM = re.compile(r"command not found|^(?:[\w./-]+: )?(?:line \d+: |
 _NOT_FOUND_NAME = re.compile(r"([^\s:]+): (?:command )?not found\s*$", re.M)
 
 MISSING_PROGRAM_KEY = "error|missing-program"
+SHELL_SYNTAX_KEY = "error|shell-syntax"  # one lesson per task type, whichever program the line ran
 
 # a shell's sequence separator (the exit status of ``a; b`` is b's), and quoted text that may hold one
 _SEQUENCE = re.compile(r"\s*;\s*")
 _QUOTED_TEXT = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+# the separators of a shell line's commands (``cd /r && mvn test | tail``), for the programs it runs
+_COMMANDS = re.compile(r"\s*(?:&&|\|\||[;|\n])\s*")
+# a shell refusing to parse the line: "bash: -c: line 1: syntax error near unexpected token `)'"
+_SHELL_SYNTAX = re.compile(r"^(?:[\w./-]+: )*(?:line \d+: )?syntax error(?: near unexpected token|: unexpected end)",
+                           re.M | re.I)
+
+
+def _programs_run(command: str) -> list[str]:
+    """The first word of each command of a shell line: ``cd /r && mvn -q compile`` runs cd and mvn."""
+    parts = _COMMANDS.split(_QUOTED_TEXT.sub("''", command))
+    return [p.split()[0] for p in parts if p.split()]
 
 
 # an answer that says the command was stopped for running too long, not what was wrong with it
@@ -70,6 +84,8 @@ def error_key(c: Call) -> str:
     failed; any other error is keyed by its tool and its message."""
     if missing_programs(c):
         return MISSING_PROGRAM_KEY
+    if runs_a_command(c.turn) and _SHELL_SYNTAX.search(c.turn.result or ""):
+        return SHELL_SYNTAX_KEY
     return f"error|{failing_verb(c)}|failing tests" if tests_failed(c) else f"error|{failing_verb(c)}|{shape(c)}"
 
 
@@ -172,13 +188,28 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
                                 passed is not None)
         advice = ("install or locate the missing program, or reach the same end another way" if missing else
                   "fix what the message names, then send the command again, or reach the same end another way")
-        detail = (f"a later {err.name} call went through at turn {passed.n}" if passed is not None else
-                  "never got past it") + (f"; the same command was sent {len(same)} more time{'s' if len(same) != 1 else ''}"
-                                          if same else "")
+        if passed is not None:
+            detail = f"a later {err.name} call went through at turn {passed.n}"
+        elif any(c.name == err.name for c in later):
+            detail = f"no later {err.name} call went through"
+        else:  # the run went on without the command: say what it did, never that it was stuck
+            detail = f"did not call {err.name} again" + changed_after(r, err)
+        detail += f"; the same command was sent {len(same)} more time{'s' if len(same) != 1 else ''}" if same else ""
+        if error_key(err) == SHELL_SYNTAX_KEY:
+            # the shell refused the line before any program in it ran: the fix is the line's own form
+            return make_insight(SHELL_SYNTAX_KEY,
+                                "When the shell cannot parse a command line, fix its quotes and brackets",
+                                "When the shell reports a syntax error in the command line (an unexpected token, an "
+                                "unexpected end of file), none of the line ran: balance its quotes and brackets, "
+                                "or split it into simpler commands, then send it again.",
+                                f"In {kind_of_tasks(r)}, whenever the shell cannot parse a command line.",
+                                f"turn {err.n}: {clip(command_of(err.turn) or '', 80)}: "
+                                + (f"sent it again unchanged {len(same)} time{'s' if len(same) != 1 else ''}" if same
+                                   else "did not send it again" + changed_after(r, err)), False)
         worked = passed is not None
         programs = missing_programs(err)
         if programs:  # one lesson per task type, whichever program was missing (error_key)
-            heads = lambda c: {ln.split()[0] for ln in (command_of(c.turn) or "").splitlines() if ln.split()}  # noqa: E731
+            heads = lambda c: set(_programs_run(command_of(c.turn) or ""))  # noqa: E731
             ran_again = [c for c in later if set(programs) & heads(c)]
             return make_insight(MISSING_PROGRAM_KEY, "When the shell cannot find a program, install it or work without it",
                            "When a command answers that a program is not found (\"command not found\"), do not send "

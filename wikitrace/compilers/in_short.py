@@ -24,7 +24,7 @@ from .agreed_terms import other_terms
 from .change_facts import LEADS, expected_facts, unread_facts
 from .changes import what_ran
 from .claimed_changes import unmade_claims
-from .code_facts import fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
+from .code_facts import edited_still_failing, fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
 from .error_listings import listed_in_errors
 from .expected_outputs import untold_fact
@@ -218,7 +218,10 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     facts = [f for f in [_answer_fact(r, answer, False) if answer is not None else None] if f is not None]
     own, lacking = _standing_errors(r)
     untold = [f for f in [untold_fact(r)] if f is not None]
-    facts += expected_facts(r) + untold + own + _harness_fact(r) + lacking + unread_facts(r) + passed_yet_failed(r)
+    still = edited_still_failing(r)  # tells the test command's failures, and what came between them
+    own = [f for f in own if not still or not set(f.turns) <= set(still[0].turns)]
+    facts += still + expected_facts(r) + untold + own + _harness_fact(r) + lacking + unread_facts(r)
+    facts += passed_yet_failed(r)
     facts += partial_score(r)
     claim = contradicted(r)  # why first: the agent took the user's word where the record said otherwise
     past = past_dates(r, stated_now(r))  # or changes failed on dates already past: their errors said once, here

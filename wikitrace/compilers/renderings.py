@@ -161,4 +161,15 @@ def held_before(r: Reading, value: Any, turn: int) -> int | None:
                      else lettered or any(x in body for x in needles))]
         pattern = rendering_pattern(text) if maybe else None
         found = r.memo[key] = [n for n, body in maybe if pattern.search(body)]
-    return next((n for n in reversed(found) if n < turn), None)
+    hit = next((n for n in reversed(found) if n < turn), None)
+    if hit is None and isinstance(value, str) and _ABSOLUTE_PATH.fullmatch(value):
+        # an absolute path the agent built from the working folder and a relative path it was
+        # shown ("tally/stats.py" in the request, "/home/dev/tally/tally/stats.py" in the call)
+        parts = value.strip("/").split("/")
+        tails = ["/".join(parts[i:]) for i in range(1, len(parts) - 1)]
+        return max((n for t in tails if (n := held_before(r, t, turn)) is not None), default=None)
+    return hit
+
+
+# an absolute file path of three parts or more, its last one a file name with an extension
+_ABSOLUTE_PATH = re.compile(r"(?:/[\w.-]+){2,}/[\w-]+\.\w+")

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 
+from ..runs.errors import tests_passed
 from .arguments import is_verdict
 from .expected_calls import made_as_expected
 from .expected_outputs import told
+from .insight_parts import edits_of
 from .insight_words import answer_seen_in, expected_answer, gives_answer
 from .offered_names import naming_page, unsent_offers
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
@@ -132,10 +134,13 @@ def record(r: Reading) -> dict:
     answer = _answer(r)
     out: dict = {}
     changes = []
+    edited = {c.n: e.file for c, e in edits_of(r)}
     for c in r.calls:
-        if not c.writes or c.error or c is answer:
-            continue
+        if not c.writes or c.error or c is answer or tests_passed(c.turn.result):
+            continue  # a test run that passed changed nothing: it checked the change before it
         item = {"tool": c.name, "turn": c.n, "values": _values(r, c)}
+        if c.n in edited:  # the file it changed: two editors' calls on one file are one act
+            item["file"] = edited[c.n]
         came = sources(r, c) if r.run.outcome.success else {}  # said only of a success's own values
         if came:
             item["from"] = came

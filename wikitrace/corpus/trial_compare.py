@@ -51,6 +51,8 @@ def _matches(a: dict, b: dict) -> bool:
     """Two calls of one tool are the same act when they share a value (the reservation both
     cancel) or one of them has no value to tell it by (a hand-off): a cancel of another
     reservation is another act, not the same act sent otherwise."""
+    if a.get("file") and b.get("file"):  # edits: the same act only on the same file
+        return a["file"] == b["file"]
     return not a["values"] or not b["values"] or _score(a, b) > 0
 
 
@@ -73,7 +75,7 @@ def _pairs(mine: list[dict], theirs: list[dict]) -> tuple[list[tuple[dict, dict]
 def compare(ref: dict, other: dict) -> list[Diff]:
     """Where ``other``'s decisive calls differ from ``ref``'s (both run entries), in ``ref``'s order:
     the answer, each change one made and the other did not (a tool and the values that tell the
-    act apart), and the arguments of the same act sent otherwise."""
+    act apart; a file edit by the file it changed), and the arguments of the same act sent otherwise."""
     a, b = ref.get("decisive") or {}, other.get("decisive") or {}
     out: list[Diff] = []
     ra, oa = a.get("answer"), b.get("answer")
@@ -83,8 +85,13 @@ def compare(ref: dict, other: dict) -> list[Diff]:
     for side, rec in ((0, a), (1, b)):
         for c in rec.get("changes") or []:
             tools[c["tool"]][side].append(c)
+    files = [{c["file"] for c in rec.get("changes") or [] if c.get("file")} for rec in (a, b)]
     for tool, (mine, theirs) in tools.items():
         pairs, extra_mine, extra_theirs = _pairs(mine, theirs)
+        # an edit of a file the other side changed too, with another editor (SWE-agent's edit against
+        # str_replace_editor, Claude Code's Edit against MultiEdit), is the same act
+        extra_mine = [x for x in extra_mine if x.get("file") not in files[1]]
+        extra_theirs = [y for y in extra_theirs if y.get("file") not in files[0]]
         for x in extra_mine:  # what the other made of this tool instead, when it made one
             out.append(Diff(("missing", tool, x["turn"]), x["turn"], x, extra_theirs[0] if extra_theirs else {}))
         if extra_theirs and not extra_mine:

@@ -57,6 +57,8 @@ def _clip(text: str, limit: int) -> str:
 def _call(c: dict) -> str:
     keys = [k for k in _by_key(c["values"]) if not (k == "argument" and str(c["values"][k]) == c["tool"])]
     args = ", ".join(_shown(c["values"], k) if k == "argument" else f"{k} {_shown(c['values'], k)}" for k in keys[:2])
+    if c.get("file") and not args:  # an edit whose text is wording: the file says which act it was
+        return f"{c['tool']} of {c['file'].rstrip('/').rsplit('/', 1)[-1]}"
     return f"{c['tool']}({_clip(args, 90)})" if args else c["tool"]
 
 
@@ -244,7 +246,10 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
                  f"{'they' if k > 1 else 'it'} did here, so this alone did not decide the run." if unlike else ".")
     text = text[0].upper() + text[1:]
     if same:
-        text += f" {len(same)} other failed trial{'s' if len(same) != 1 else ''} ({line.runs(same)}) made the same calls as this run"
+        files = _changed_files(entry)  # an edit's text is not compared: "the same calls" would say more
+        text += (f" {len(same)} other failed trial{'s' if len(same) != 1 else ''} ({line.runs(same)}) "
+                 + (f"changed the same file{'s' if len(files) > 1 else ''} as this run ({', '.join(files[:3])})"
+                    if files else "made the same calls as this run"))
         apart, more = _told_apart(entry, [_entry(failed, s) for s in same], "")
         text += f"; unlike {'them' if len(same) > 1 else 'it'}, {apart[0].lower()}{apart[1:]}." if apart else "."
         turns = turns + more
@@ -258,6 +263,12 @@ def _as_fact(tail: str) -> str:
             .replace(", after the same look-up", ", a look-up it made too"))
 
 
+def _changed_files(entry: dict) -> list[str]:
+    """The base names of the files a run's recorded changes edited, in order."""
+    changes = (entry.get("decisive") or {}).get("changes") or []
+    return list(dict.fromkeys(c["file"].rstrip("/").rsplit("/", 1)[-1] for c in changes if c.get("file")))
+
+
 def _same_calls(entry: dict, apart: str = "") -> str:
     """What trials with no difference from ``entry`` did alike, as a phrase after their subject,
     then what did separate them (``apart``) or that it is not in those calls."""
@@ -266,6 +277,11 @@ def _same_calls(entry: dict, apart: str = "") -> str:
         return ("made no state-changing call either; what separated them: " + apart if apart else
                 "made no state-changing call either: what separated them from this run is not in such calls")
     what = "state-changing calls and answer" if record.get("answer") else "state-changing calls"
+    files = _changed_files(entry)
+    if files:  # an edit's text is not compared: the same file may have been changed otherwise
+        alike = f"changed the same file{'s' if len(files) > 1 else ''} as this run ({', '.join(files[:3])})"
+        return (alike + "; what separated them: " + apart if apart else
+                alike + ": what separated them is in what the edits wrote, not in which files they changed")
     return (f"made the same {what} as this run; what separated them: " + apart if apart else
             f"made the same {what} as this run: what separated them is not in those calls")
 

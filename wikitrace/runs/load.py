@@ -395,6 +395,12 @@ def _iter_runs(
             # Hashed after redaction: the digest (kept in corpus.json) never covers a secret.
             # A count of outcomes needs no digest: it is thrown away, and hashing is half its cost.
             digest = fingerprint(item) if not isinstance(report, _CountingReport) else ""
+            if item.run_id in seen and seen[item.run_id] != digest:
+                other = _qualified_id(path, item.run_id)
+                if other not in seen:  # another run of the same task, from another experiment's folder
+                    report.warnings.append(_one_line(
+                        f"{path}: run_id {item.run_id!r} appears again (a different run); kept as {other!r}"))
+                    item.run_id = other
             if item.run_id in seen:
                 report.duplicates += 1
                 same = "an exact copy" if seen[item.run_id] == digest else "a different run"
@@ -414,6 +420,19 @@ def _iter_runs(
         if unused:
             report.warnings.append(_one_line(
                 f"{len(unused)} of {len(table)} outcome entries matched no run (first: {unused[0]!r})"))
+
+
+def _qualified_id(path: Path, run_id: str) -> str:
+    """The run id prefixed with the nearest folder of ``path`` not named after the run.
+
+    Benchmark harnesses name each trajectory after its task (SWE-agent writes
+    ``<experiment>/<instance>/<instance>.traj``), so several runs of one task differ
+    only in the experiment folder above them: that folder tells them apart.
+    """
+    for folder in path.parents:
+        if folder.name and folder.name != run_id:
+            return f"{folder.name}/{run_id}"
+    return run_id
 
 
 def _no_outcome(path: Path, run: Run, fmt: str, table: Mapping, outcomes) -> str:
