@@ -35,6 +35,8 @@ def _literal_patterns(literals) -> list[str]:
                   for end, ts in sorted(ends.items())]
 
 
+# What JSON writes as digits, true, false, null, NaN or Infinity: no trigger is made of these.
+_SCALARS = frozenset({int, float, bool, type(None)})
 _CLEAN_MIN_CHARS, _CLEAN_MAX_CHARS = 512, 1 << 24  # run strings remembered clean: long ones, 16M characters in all
 
 
@@ -60,9 +62,7 @@ class RunScreen:
         """
         import json
 
-        fresh, others = self._untested_strings(
-            [run.run_id, run.task.__dict__, [t.__dict__ for t in run.turns],
-             run.outcome.__dict__ if run.outcome is not None else None, run.source])
+        fresh, others = self._untested_strings(run)
         blob = json.dumps([fresh, others], ensure_ascii=False, default=str)
         if self._holds_trigger(blob):
             return True
@@ -96,14 +96,35 @@ class RunScreen:
         lower_probes = tuple(re.compile(re.escape(t)) for t in run_lower if len(t) < 8)
         return plain, probes, lower, lower_probes
 
-    def _untested_strings(self, value: Any) -> tuple[list[str], list[Any]]:
-        """The distinct strings inside ``value`` (keys too) not known clean, and everything
-        else (serialised as it is, as the whole run was before: a subclass of str, dict or
-        list goes there whole, so its text is tested too)."""
+    @cached_property
+    def _quiet_names(self) -> frozenset[str]:
+        """The field names of a run's task, turns and outcome that hold no trigger."""
+        from dataclasses import fields
+
+        from .runs.model import Outcome, Task, Turn
+
+        return frozenset(f.name for cls in (Task, Turn, Outcome) for f in fields(cls)
+                         if not self._holds_trigger(f.name))
+
+    def _untested_strings(self, run: Run) -> tuple[list[str], list[Any]]:
+        """The distinct strings of the run (dict keys too) not known clean, and everything else
+        that JSON would write as more than a number, ``true``, ``false`` or ``null`` (serialised as
+        it is, as the whole run was before: a subclass of str, dict or list goes there whole, so
+        its text is tested too). The attribute names of the task, turns and outcome, the same few
+        words in every turn, are left out when they are field names that hold no trigger."""
         seen: dict[str, None] = {}
         others: list[Any] = []
         clean = self._clean
-        stack = [value]
+        names: set[str] = set()
+        stack: list[Any] = [run.run_id, run.source]
+        for holder in (run.task, run.outcome, *run.turns):
+            if holder is not None:
+                fields = holder.__dict__
+                names.update(fields)
+                stack.extend(fields.values())
+        for name in names - self._quiet_names:
+            if name not in clean:
+                seen[name] = None
         pop, push, extend = stack.pop, stack.append, stack.extend
         while stack:
             item = pop()
@@ -121,7 +142,7 @@ class RunScreen:
                         others.append(k)
             elif kind is list:
                 extend(item)
-            else:
+            elif kind not in _SCALARS:
                 others.append(item)
         return list(seen), others
 
