@@ -76,6 +76,7 @@ class RunScreen:
         self._enc_plain, self._enc_lower, self._builtin = enc_plain, enc_lower, builtin
         self._clean: set[str] = set()  # long strings of earlier runs that hold no trigger
         self._clean_chars = 0
+        self._quiet_names: set[str] = set()  # attribute names of task, turns, outcome found to hold no trigger
 
     def may_hold_secret(self, run: Run) -> bool:
         """One pass over the run's text: most runs hold no trigger at all.
@@ -122,22 +123,12 @@ class RunScreen:
         lower, lower_probes = _by_first_character(run_lower)
         return plain, probes, lower, lower_probes
 
-    @cached_property
-    def _quiet_names(self) -> frozenset[str]:
-        """The field names of a run's task, turns and outcome that hold no trigger."""
-        from dataclasses import fields
-
-        from .runs.model import Outcome, Task, Turn
-
-        return frozenset(f.name for cls in (Task, Turn, Outcome) for f in fields(cls)
-                         if not self._holds_trigger(f.name))
-
     def _untested_strings(self, run: Run) -> tuple[list[str], list[Any]]:
         """The distinct strings of the run (dict keys too) not known clean, and everything else
         that JSON would write as more than a number, ``true``, ``false`` or ``null`` (serialised as
         it is, as the whole run was before: a subclass of str, dict or list goes there whole, so
         its text is tested too). The attribute names of the task, turns and outcome, the same few
-        words in every turn, are left out when they are field names that hold no trigger."""
+        words in every turn, are tested once each, not in every turn of every run."""
         seen: dict[str, None] = {}
         others: list[Any] = []
         clean = self._clean
@@ -148,8 +139,11 @@ class RunScreen:
                 fields = holder.__dict__
                 names.update(fields)
                 stack.extend(fields.values())
-        for name in names - self._quiet_names:
-            if name not in clean:
+        quiet = self._quiet_names
+        for name in names - quiet:
+            if name.isidentifier() and not self._holds_trigger(name):  # no escapes; tested once
+                quiet.add(name)
+            elif name not in clean:
                 seen[name] = None
         pop, push, extend = stack.pop, stack.append, stack.extend
         while stack:
