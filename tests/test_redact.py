@@ -291,3 +291,19 @@ def test_runs_sharing_a_long_clean_text_are_each_still_searched():
     assert r.run(inside) == {"github-token": 2} and GITHUB not in inside.turns[0].content
     only_kept = run(prompt, "done", {"traj": [prompt, "done"], "env": {"token": OPENAI}})
     assert r.run(only_kept) == {"openai-key": 1} and OPENAI not in json.dumps(only_kept.source)
+
+
+def test_the_run_screen_finds_every_trigger_word_of_the_rules():
+    """The screen tests a whole run for the rules' trigger words in few scans (words sharing a
+    first character in one); a word lost on the way would let its secrets through unredacted."""
+    from wikitrace import redact_rules
+
+    screen = Redactor()._screen
+    cased = set(screen._plain) | set(screen._enc_plain)
+    uncased = set(screen._lower) | set(screen._enc_lower) | set(redact_rules.ENCODED_TRIGGERS)
+    assert len(cased) > 10 and len(uncased) > 10
+    for word in cased:
+        assert screen._holds_trigger(json.dumps(["an ordinary line", f"x {word} y"])), word
+    for word in uncased:
+        assert screen._holds_trigger(json.dumps(["an ordinary line", f"x {word.upper()} y"])), word
+    assert not screen._holds_trigger(json.dumps(["an ordinary line", "and another"]))

@@ -35,6 +35,35 @@ def _literal_patterns(literals) -> list[str]:
                   for end, ts in sorted(ends.items())]
 
 
+def _by_first_character(literals) -> tuple[tuple[str, ...], tuple[re.Pattern, ...]]:
+    """Tests that find ``literals``: those sharing a first character as one regex (a tree of
+    their characters: the engine skips to the first one and follows a single branch, where a
+    scan per literal would read the text once for each), a lone long one by ``in``, a lone
+    short one by the regex engine (it skips to its first character)."""
+    words = sorted(set(literals))
+    # a word that starts with another adds nothing: wherever it is, the other is too
+    words = [w for w in words if not any(o != w and w.startswith(o) for o in words)]
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(word[0], []).append(word)
+    found_by_in = tuple(g[0] for g in groups.values() if len(g) == 1 and len(g[0]) >= 8)
+    regexes = tuple(re.compile(_tree(g)) for g in groups.values() if len(g) > 1 or len(g[0]) < 8)
+    return found_by_in, regexes
+
+
+def _tree(words: list[str]) -> str:
+    """A regex that matches where one of ``words`` (none the start of another) starts."""
+    if len(words) == 1:
+        return re.escape(words[0])
+    heads: dict[str, list[str]] = {}
+    for word in words:
+        heads.setdefault(word[0], []).append(word[1:])
+    branches = [re.escape(head) + _tree(rest) for head, rest in sorted(heads.items())]
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+
+# What JSON writes as digits, true, false, null, NaN or Infinity: no trigger is made of these.
+_SCALARS = frozenset({int, float, bool, type(None)})
 _CLEAN_MIN_CHARS, _CLEAN_MAX_CHARS = 512, 1 << 24  # run strings remembered clean: long ones, 16M characters in all
 
 
@@ -47,6 +76,7 @@ class RunScreen:
         self._enc_plain, self._enc_lower, self._builtin = enc_plain, enc_lower, builtin
         self._clean: set[str] = set()  # long strings of earlier runs that hold no trigger
         self._clean_chars = 0
+        self._quiet_names: set[str] = set()  # attribute names of task, turns, outcome found to hold no trigger
 
     def may_hold_secret(self, run: Run) -> bool:
         """One pass over the run's text: most runs hold no trigger at all.
@@ -60,9 +90,7 @@ class RunScreen:
         """
         import json
 
-        fresh, others = self._untested_strings(
-            [run.run_id, run.task.__dict__, [t.__dict__ for t in run.turns],
-             run.outcome.__dict__ if run.outcome is not None else None, run.source])
+        fresh, others = self._untested_strings(run)
         blob = json.dumps([fresh, others], ensure_ascii=False, default=str)
         if self._holds_trigger(blob):
             return True
@@ -85,25 +113,38 @@ class RunScreen:
         every_plain = sorted(set(self._plain) | set(self._enc_plain))
         run_plain = [t for t in every_plain if not any(o != t and o in t for o in every_plain)]
         run_lower = self._lower + self._enc_lower + (rules.ENCODED_TRIGGERS if self._builtin else ())
-        # Each substring test is a scan of the whole run: a long literal is found fastest by
-        # ``in``, a short one by the regex engine (it skips to its first character), and the
-        # prefixes ending in ``_``/``-``/``.`` by one scan per end character.
-        plain = tuple(t for t in run_plain if len(t) >= 8 and t[-1] not in _ENDS)
-        probes = tuple(re.compile(p) for p in _literal_patterns(
-            [t for t in run_plain if len(t) < 8 or t[-1] in _ENDS])) + tuple(
+        # Each test is a scan of the whole run: literals sharing a first character are found
+        # together (``_by_first_character``), and the prefixes ending in ``_``/``-``/``.`` by
+        # one scan per end character.
+        ending = [t for t in run_plain if len(t) > 1 and t[-1] in _ENDS]
+        plain, plain_rx = _by_first_character([t for t in run_plain if t not in ending])
+        probes = plain_rx + tuple(re.compile(p) for p in _literal_patterns(ending)) + tuple(
             p for r in self._rules if not r.decoded for p in r.probes)
-        lower = tuple(t for t in run_lower if len(t) >= 8)
-        lower_probes = tuple(re.compile(re.escape(t)) for t in run_lower if len(t) < 8)
+        lower, lower_probes = _by_first_character(run_lower)
         return plain, probes, lower, lower_probes
 
-    def _untested_strings(self, value: Any) -> tuple[list[str], list[Any]]:
-        """The distinct strings inside ``value`` (keys too) not known clean, and everything
-        else (serialised as it is, as the whole run was before: a subclass of str, dict or
-        list goes there whole, so its text is tested too)."""
+    def _untested_strings(self, run: Run) -> tuple[list[str], list[Any]]:
+        """The distinct strings of the run (dict keys too) not known clean, and everything else
+        that JSON would write as more than a number, ``true``, ``false`` or ``null`` (serialised as
+        it is, as the whole run was before: a subclass of str, dict or list goes there whole, so
+        its text is tested too). The attribute names of the task, turns and outcome, the same few
+        words in every turn, are tested once each, not in every turn of every run."""
         seen: dict[str, None] = {}
         others: list[Any] = []
         clean = self._clean
-        stack = [value]
+        names: set[str] = set()
+        stack: list[Any] = [run.run_id, run.source]
+        for holder in (run.task, run.outcome, *run.turns):
+            if holder is not None:
+                fields = holder.__dict__
+                names.update(fields)
+                stack.extend(fields.values())
+        quiet = self._quiet_names
+        for name in names - quiet:
+            if name.isidentifier() and not self._holds_trigger(name):  # no escapes; tested once
+                quiet.add(name)
+            elif name not in clean:
+                seen[name] = None
         pop, push, extend = stack.pop, stack.append, stack.extend
         while stack:
             item = pop()
@@ -121,7 +162,7 @@ class RunScreen:
                         others.append(k)
             elif kind is list:
                 extend(item)
-            else:
+            elif kind not in _SCALARS:
                 others.append(item)
         return list(seen), others
 
