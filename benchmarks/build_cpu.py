@@ -105,12 +105,13 @@ class CpuByProcess:
         return out
 
 
-def measure(inputs: Path, out: Path, env: dict) -> tuple[float, float, dict[str, float]]:
+def measure(inputs: Path, out: Path, env: dict, offline: bool = False) -> tuple[float, float, dict[str, float]]:
     """(wall seconds, CPU seconds of the whole command, CPU seconds by role) of one compile."""
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
+    mode = ["--offline"] if offline else ["--concurrency", "32"]
     proc = subprocess.Popen([sys.executable, "-m", "wikitrace.entry", "compile", str(inputs), "--out", str(out),
-                             "--concurrency", "32", "--quiet"], env=env, stdout=subprocess.DEVNULL)
+                             *mode, "--quiet"], env=env, stdout=subprocess.DEVNULL)
     sampler = CpuByProcess(proc.pid)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
@@ -127,6 +128,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, required=True, help="scratch folder (input, corpus, cache; removed after)")
     ap.add_argument("--rebuild", action="store_true", help="also rebuild into a new folder from the cached answers")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    ap.add_argument("--offline", action="store_true", help="compile offline (no model) instead")
     args = ap.parse_args()
     import wikitrace
 
@@ -137,8 +139,9 @@ def main() -> None:
     load = load_average()
     try:
         env = dict(os.environ, **server.env(args.work / "cache"))
-        rows.append(("build", *measure(inputs, args.work / "corpus", env)))
-        if args.rebuild:
+        rows.append(("offline build" if args.offline else "build",
+                     *measure(inputs, args.work / "corpus", env, args.offline)))
+        if args.rebuild and not args.offline:
             rows.append(("rebuild from cache", *measure(inputs, args.work / "corpus-2", env)))
     finally:
         server.stop()

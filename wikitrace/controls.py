@@ -72,7 +72,7 @@ def _plain(text: str) -> bool:
 
 def visible(text: str) -> str:
     """``text`` with every control or invisible formatting character escaped."""
-    if _plain(text) or not _HIDDEN.search(text):
+    if text.isprintable() or _plain(text) or not _HIDDEN.search(text):  # the first test: most values, no call
         return text
     return _HIDDEN.sub(lambda m: escape(m.group()), text)
 

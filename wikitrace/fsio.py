@@ -24,13 +24,26 @@ _RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
 
 def _scalar(value: Any) -> str:
     """One YAML scalar. Strings are plain when unambiguous, else JSON-quoted (valid YAML)."""
+    if type(value) is str:  # most values; the same tags, tools and task types on every run's pages
+        hit = _TEXT_SCALARS.get(value)
+        if hit is None:
+            if len(_TEXT_SCALARS) >= 8192:
+                _TEXT_SCALARS.clear()
+            hit = _TEXT_SCALARS[value] = _text_scalar(value)
+        return hit
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):  # YAML 1.1 wants a dot in exponent floats: let PyYAML spell it
         return _float_scalar(float.__repr__(value))
-    text = str(value)
+    return _text_scalar(str(value))
+
+
+_TEXT_SCALARS: dict[str, str] = {}
+
+
+def _text_scalar(text: str) -> str:
     if _PLAIN.fullmatch(text) and text.lower() not in _RESERVED and not text.endswith((" ", ":")) \
             and ": " not in text and " #" not in text:
         return text

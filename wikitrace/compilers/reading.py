@@ -56,6 +56,7 @@ _SHELL_READERS = frozenset(("cat", "grep", "echo", "head", "tail", "ls", "sort",
 _QUOTED_TEXT = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _MOVES = frozenset(("cd", "pushd", "popd"))  # a shell moving between folders changes nothing
 _COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
+_COMMAND_KEY_SET = frozenset(_COMMAND_KEYS)
 # A conservative reading of an observation that has no error flag of its own:
 # only an opening that announces a failure, never a word in the middle of output.
 _ERROR_OPENING = re.compile(
@@ -96,7 +97,7 @@ def command_of(turn: Turn) -> str | None:
     args = turn.arguments
     if isinstance(args, str):
         return args
-    if isinstance(args, dict):
+    if isinstance(args, dict) and not _COMMAND_KEY_SET.isdisjoint(args):
         for key in _COMMAND_KEYS:
             if isinstance(args.get(key), str):
                 return args[key]
@@ -305,10 +306,26 @@ def leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
     """(path, scalar) for every scalar inside nested arguments: ``passengers[0].first_name``.
 
     A list filled by one recursion over the containers: nested generators handed every
-    scalar up through each level, and large JSON observations are walked this way."""
-    out: list[tuple[str, Any]] = []
+    scalar up through each level, and large JSON observations are walked this way. A
+    container's leaves are kept by identity (the latest few hundred, the container kept alive
+    with them): a run's arguments and parsed answers are asked about again and again by the
+    lesson checks, and nothing changes them while a run is compiled. Callers only read the list."""
+    if path or not isinstance(value, (dict, list)):
+        out: list[tuple[str, Any]] = []
+        _add_leaves(value, path, out)
+        return out
+    hit = _LEAVES.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    out = []
     _add_leaves(value, path, out)
+    if len(_LEAVES) >= 512:
+        _LEAVES.clear()
+    _LEAVES[id(value)] = (value, out)
     return out
+
+
+_LEAVES: dict[int, tuple[Any, list]] = {}  # id(container) -> (the container, kept alive; its leaves)
 
 
 def _add_leaves(value: Any, path: str, out: list) -> None:
@@ -367,6 +384,8 @@ def runs_a_command(call: Turn) -> bool:
     """A shell or editor call: its arguments are a program the agent wrote, not looked-up values."""
     args = call.arguments
     if isinstance(args, dict):  # a loop, not any(): asked of every call many times per run
+        if _COMMAND_KEY_SET.isdisjoint(args):  # most calls send none of these keys: one C-level test
+            return False
         for key in _COMMAND_KEYS:
             if isinstance(args.get(key), str):
                 return True

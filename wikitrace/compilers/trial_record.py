@@ -42,9 +42,24 @@ def norm(value):
         return value
     if isinstance(value, (int, float)):
         return float(value)
-    text = " ".join(str(value).split()).casefold()
+    if type(value) is not str:
+        return _norm_text(str(value))
+    hit = _NORMED.get(value)
+    if hit is None:  # the same values are compared with every other trial of the task
+        if len(_NORMED) >= 8192:
+            _NORMED.clear()
+        hit = _NORMED[value] = _norm_text(value)
+    return hit
+
+
+_NORMED: dict[str, object] = {}
+_NUMBER_TEXT = re.compile(r"-?[\d,]*\.?\d+")
+
+
+def _norm_text(value: str):
+    text = " ".join(value.split()).casefold()
     try:
-        return float(text.replace(",", "")) if re.fullmatch(r"-?[\d,]*\.?\d+", text) else text
+        return float(text.replace(",", "")) if _NUMBER_TEXT.fullmatch(text) else text
     except ValueError:
         return text
 
