@@ -651,3 +651,24 @@ def test_a_request_carries_what_the_client_itself_would_send(fake_openai, tmp_pa
     assert direct["headers"]["openai-organization"] == "org-test"
     assert direct["headers"]["openai-project"] == "proj-test"
 
+
+def test_a_cookie_the_endpoint_set_goes_back_with_the_next_request(fake_openai, tmp_path):
+    """Requests made from the headers worked out once (llm/direct_post.py) still carry the
+    cookies an endpoint set, as the client's own requests do (a gateway pinning a session by cookie)."""
+    answer = reply(valid_answer("success", [3]))
+    fake_openai.respond_with(lambda body: FakeResponse(200, answer.body, {"Set-Cookie": "route=node-7; Path=/"}))
+    compiler = make_compiler(tmp_path)
+
+    async def go():
+        try:
+            for i in range(3):
+                run = make_run(True, run_id=f"run-{i}", observation=f'{{"status": "pending", "n": {i}}}')
+                assert (await compiler.compile(run)).compiler == "llm"
+        finally:
+            await compiler.aclose()
+
+    asyncio.run(go())
+    sent = [r["headers"].get("cookie") for r in fake_openai.chat_requests]
+    assert sent == [None, "route=node-7", "route=node-7"]
+    assert {r["headers"]["authorization"] for r in fake_openai.chat_requests} == {f"Bearer {API_KEY}"}
+

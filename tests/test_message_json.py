@@ -71,3 +71,27 @@ def test_other_json_options_are_left_to_json_dumps():
     body = {"model": "m", "messages": encoded}
     assert message_json.dumps(body, indent=2) == json.dumps(body, indent=2)
     assert message_json.dumps(body) == json.dumps(body)  # ensure_ascii: escapes the é
+
+
+def test_a_body_whose_shared_parts_are_written_once_is_still_json_dumps():
+    """The parts many requests send alike (model, response format, limits) are written as JSON
+    once; each body still dumps to what json.dumps gives, in the compiler's key order, and a body
+    whose parts were replaced after it was made is written as it now is."""
+    from wikitrace.compilers.llm_request import RequestBodies
+
+    bodies = RequestBodies()
+    sent = dict(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    for outcome in ("success", "failure"):
+        for mode in ("json_schema", "json_object", "text"):
+            for user in AWKWARD[:3] + AWKWARD[-1:]:
+                plain = _messages("sys ü", user)
+                body = bodies.body(message_json.with_json(_messages("sys ü", user)), outcome, mode,
+                                   model="m", temperature=0.2, max_tokens=700)
+                assert list(body)[:2] == ["model", "messages"]
+                assert message_json.dumps(body, **sent) == json.dumps(dict(body, messages=plain), **sent)
+    changed = bodies.body(message_json.with_json(_messages("s", "u")), "success", "text", model="m",
+                          temperature=None, max_tokens=700)
+    changed["max_tokens"] = 5
+    changed["seed"] = 1
+    assert json.loads(message_json.dumps(changed, **sent))["max_tokens"] == 5
+    assert message_json.dumps(changed, **sent) == json.dumps(dict(changed, messages=_messages("s", "u")), **sent)

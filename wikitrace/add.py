@@ -224,12 +224,12 @@ def _asks_the_model(compiler, runs: list[Run]) -> bool:
     """Whether compiling ``runs`` sends a request: a run whose answer the response cache does
     not hold in the compiler's mode. Only then is the client (half a CPU-second of imports)
     loaded ahead; an add answered from the cache loads it only if a merge asks after all."""
-    from .compilers.llm import _LazyMessages
+    from .compilers.llm_request import LazyMessages
 
     if compiler.cache is None or not compiler.read_cache:
         return True
     mode = compiler.response_mode
-    return any(compiler.cache.get(_LazyMessages(compiler, compiler.prompt(run)).key(mode)) is None for run in runs)
+    return any(compiler.cache.get(LazyMessages(compiler, compiler.prompt(run)).key(mode)) is None for run in runs)
 
 
 def add_run(path, corpus, outcome=None, **options) -> AddResult:

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,11 +54,10 @@ from ..llm.transport import AnswerTooLarge, ChatTransport, Failure, FormatReject
 from .llm_offline import PROMPT_LIMITS, offline_decisive, offline_facts, prompt_for
 from .llm_system import SystemMessages
 from .prompt_views import Prompt, clip, evidence_key
-from .schema import MAX_INSIGHTS, Compilation, json_schema
+from .llm_request import RESPONSE_MODES, FirstAnswer, LazyMessages, RequestBodies, next_mode
+from .schema import MAX_INSIGHTS, Compilation
 
 __all__ = ["LLMCompiler", "RESPONSE_MODES", "PROMPT_TEMPLATES", "clip", "extract_json"]
-
-RESPONSE_MODES = ("json_schema", "json_object", "text")  # most to least structured
 
 PROMPT_TEMPLATES = (
     "prompts/compile_success.system.j2",
@@ -67,39 +65,6 @@ PROMPT_TEMPLATES = (
     "prompts/compile.user.j2",
     "prompts/repair.user.j2",
 )
-
-
-class _LazyMessages(dict):
-    """A run's chat messages per response mode, rendered when first asked for."""
-
-    def __init__(self, compiler: "LLMCompiler", prompt: Prompt):
-        super().__init__()
-        self.compiler, self.prompt = compiler, prompt
-
-    def __missing__(self, mode: str) -> list[dict[str, str]]:
-        self[mode] = messages = self.compiler.messages(self.prompt, mode)
-        return messages
-
-    def key(self, mode: str) -> str:
-        """The cache key of this mode's messages, hashed once (looked up, then stored under)."""
-        keys = self.__dict__.setdefault("keys", {})
-        if mode not in keys:
-            keys[mode] = self.compiler._key(self[mode], mode)
-        return keys[mode]
-
-
-@dataclass
-class _FirstAnswer:
-    """A run's first answer and the request it answers (the cache key is that request's)."""
-
-    text: str | None  # None: the answer passed the size cap and was not kept
-    usage: dict[str, int]
-    mode: str
-    messages: list[dict[str, str]]
-    key: str
-    cached: bool
-    too_large: AnswerTooLarge | None = None
-    runs: list[str] = field(default_factory=list)  # the cached answer's run tags
 
 
 class LLMCompiler:
@@ -163,6 +128,7 @@ class LLMCompiler:
         self.response_mode = response_mode or RESPONSE_MODES[0]
         self._mode_settled = response_mode is not None
         self.systems = SystemMessages(self.templates)
+        self.bodies = RequestBodies()
 
         # Fail now, not once per run, if a user template is missing or broken.
         env = environment(self.templates)
@@ -262,7 +228,7 @@ class LLMCompiler:
         s.dropped_insights += comp.dropped_insights
         return comp
 
-    async def _repair(self, run: Run, first: _FirstAnswer, bad: BadAnswer, instructions: str):
+    async def _repair(self, run: Run, first: FirstAnswer, bad: BadAnswer, instructions: str):
         """One more call that lists the problems; its answer is final."""
         self._stats.repairs += 1
         outcome = run.outcome.label
@@ -292,11 +258,11 @@ class LLMCompiler:
         comp.fallback_reason = one_line(reason)
         return comp
 
-    async def _complete(self, prompt: Prompt, outcome: str) -> _FirstAnswer:
+    async def _complete(self, prompt: Prompt, outcome: str) -> FirstAnswer:
         """First answer for a run: from the cache, or the best mode the server takes."""
-        return await self.first_answer(_LazyMessages(self, prompt), outcome)
+        return await self.first_answer(LazyMessages(self, prompt), outcome)
 
-    async def first_answer(self, by_mode: dict[str, list[dict[str, str]]], outcome: str) -> _FirstAnswer:
+    async def first_answer(self, by_mode: dict[str, list[dict[str, str]]], outcome: str) -> FirstAnswer:
         """The answer to the messages of the most structured mode the server takes
         (``by_mode``: mode -> messages), from the cache when ``read_cache``."""
         start = RESPONSE_MODES.index(self.response_mode)
@@ -305,11 +271,11 @@ class LLMCompiler:
             for m in modes:
                 if m != self.response_mode and not self.cache.holds_mode(m):
                     continue
-                key = by_mode.key(m) if isinstance(by_mode, _LazyMessages) else self._key(by_mode[m], m)
+                key = by_mode.key(m) if isinstance(by_mode, LazyMessages) else self._key(by_mode[m], m)
                 hit = self.cache.get(key)
                 if hit is not None:
                     self._stats.cache_hits += 1
-                    return _FirstAnswer(hit.text, dict(hit.usage), m, by_mode[m], key, cached=True, runs=hit.runs)
+                    return FirstAnswer(hit.text, dict(hit.usage), m, by_mode[m], key, cached=True, runs=hit.runs)
         transport = self.transport
         state = transport.loop_state()
         if self._mode_settled and transport.proven:
@@ -326,7 +292,7 @@ class LLMCompiler:
         # behind the probe would be sent one at a time.
         return await self._try_modes(by_mode, outcome)
 
-    async def _try_modes(self, by_mode: _LazyMessages, outcome: str) -> _FirstAnswer:
+    async def _try_modes(self, by_mode: LazyMessages, outcome: str) -> FirstAnswer:
         last: FormatRejected | None = None
         start = RESPONSE_MODES.index(self.response_mode)
         for mode in RESPONSE_MODES[start:]:
@@ -337,13 +303,13 @@ class LLMCompiler:
             except FormatRejected as rej:
                 last = rej
                 if rej.explicit:
-                    self._degrade_to(_next_mode(mode))
+                    self._degrade_to(next_mode(mode))
                 continue
             except AnswerTooLarge as big:
                 text, usage, too_large = None, {}, big
             self._degrade_to(mode)  # it worked here after a more structured mode did not
-            key = by_mode.key(mode) if isinstance(by_mode, _LazyMessages) else self._key(messages, mode)
-            return _FirstAnswer(text, usage, mode, messages, key, cached=False,
+            key = by_mode.key(mode) if isinstance(by_mode, LazyMessages) else self._key(messages, mode)
+            return FirstAnswer(text, usage, mode, messages, key, cached=False,
                                 too_large=too_large)
         raise Failure(last.reason if last else "no response mode left")
 
@@ -359,17 +325,8 @@ class LLMCompiler:
 
     def request_body(self, messages: list[dict[str, str]], outcome: str, mode: str) -> dict[str, Any]:
         """The chat request for these messages; the Batch API path sends the same body."""
-        body: dict[str, Any] = {"model": self.model, "messages": messages}
-        if mode == "json_schema":
-            body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": f"trajectory_compilation_{outcome}", "schema": json_schema(outcome), "strict": False}}
-        elif mode == "json_object":
-            body["response_format"] = {"type": "json_object", "schema": json_schema(outcome)}
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
-        if self.max_tokens is not None:
-            body["max_tokens"] = self.max_tokens
-        return body
+        return self.bodies.body(messages, outcome, mode, model=self.model, temperature=self.temperature,
+                                max_tokens=self.max_tokens)
 
     def cache_key_for(self, messages: list[dict[str, str]], mode: str) -> str:
         return self._key(messages, mode)
@@ -389,11 +346,6 @@ class LLMCompiler:
 
 def _add_usage(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
     return {k: a.get(k, 0) + b.get(k, 0) for k in sorted(set(a) | set(b))}
-
-
-def _next_mode(mode: str) -> str:
-    i = RESPONSE_MODES.index(mode)
-    return RESPONSE_MODES[min(i + 1, len(RESPONSE_MODES) - 1)]
 
 
 def _titled(title: str, outcome: str) -> str:

@@ -48,6 +48,41 @@ def with_json(messages: list[dict[str, str]], contents_json: list[str | None] | 
     return encoded
 
 
+class SharedParts:
+    """What many request bodies send alike besides their messages (the model, the response
+    format with its schema, the limits), with its JSON text made once per set of options.
+    Written again for every request, that was about 0.09 ms of the build's main process a
+    request (measured under load), for the same text each time. The parts are this object's;
+    a body made by ``body`` holds them as they are and must not change them."""
+
+    def __init__(self, parts: dict[str, Any]):
+        # "messages" keeps its place among the keys (the order the body is written in)
+        self.parts = {k: (_MARK if k == "messages" else v) for k, v in parts.items()}
+        self._skeletons: dict[tuple, str | None] = {}
+
+    def body(self, messages: list) -> dict[str, Any]:
+        made = _Body(self.parts)
+        made["messages"] = messages
+        made.shared = self
+        return made
+
+    def skeleton(self, document: "_Body", sort_keys: bool, options: dict[str, Any]) -> str | None:
+        """The document's JSON with the mark for its messages, or None when the document no longer
+        holds exactly these parts."""
+        parts = self.parts
+        if len(document) != len(parts) or any(document.get(k) is not v for k, v in parts.items() if k != "messages"):
+            return None
+        key = (sort_keys, *sorted(options.items()))
+        if key not in self._skeletons:
+            made = json.dumps(parts, sort_keys=sort_keys, **options)
+            self._skeletons[key] = made if made.count(_MARK_JSON) == 1 else None
+        return self._skeletons[key]
+
+
+class _Body(dict):
+    shared: SharedParts | None = None
+
+
 def dumps(document: dict[str, Any], *, sort_keys: bool = False, **options: Any) -> str:
     """``json.dumps(document, sort_keys=sort_keys, **options)`` for a document whose
     ``"messages"`` may carry their JSON text (compact separators, ``ensure_ascii=False``)."""
@@ -55,7 +90,10 @@ def dumps(document: dict[str, Any], *, sort_keys: bool = False, **options: Any) 
     compact = options.get("separators") == (",", ":") and options.get("ensure_ascii") is False \
         and set(options) <= {"separators", "ensure_ascii", "allow_nan"}
     if isinstance(messages, EncodedMessages) and compact:
-        skeleton = json.dumps({**document, "messages": _MARK}, sort_keys=sort_keys, **options)
+        shared = getattr(document, "shared", None)
+        skeleton = shared.skeleton(document, sort_keys, options) if shared is not None else None
+        if skeleton is None:
+            skeleton = json.dumps({**document, "messages": _MARK}, sort_keys=sort_keys, **options)
         if skeleton.count(_MARK_JSON) == 1:  # nothing else in the document spells the mark
             return skeleton.replace(_MARK_JSON, messages.sorted_json if sort_keys else messages.sent_json)
     return json.dumps(document, sort_keys=sort_keys, **options)
