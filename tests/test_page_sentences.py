@@ -1652,3 +1652,22 @@ def test_a_change_that_never_went_through_is_compared_with_the_expected_one():
     assert ('The log records the book_flight call the task expected with `payment_id` "gift_2" where this call sent '
             '"card_1".') in error.notes
     assert 'The expected `payment_id` "gift_2" was shown before this call by a user message (turn 1).' in error.notes
+
+
+def test_a_failure_of_look_ups_only_names_them_all_and_leaves_none_out():
+    """The page sums up a run that only looked things up in one item naming every call: saying
+    two calls were 'left out' beside it was false (the reader was sent looking for calls it had seen)."""
+    from wikitrace.compilers.offline import compile_offline
+
+    traj = [{"role": "system", "content": "You are an airline agent."},
+            {"role": "user", "content": "How many bags can I take on QX7? I am a gold member."},
+            _tool_call(1, "get_booking", {"booking_id": "QX7"}),
+            _tool_answer(1, "get_booking", '{"booking_id": "QX7", "cabin": "economy", "passengers": 2}'),
+            _tool_call(2, "calculate", {"expression": "3 * 2"}),
+            _tool_answer(2, "calculate", "6"),
+            {"role": "assistant", "content": "You can take 6 bags."},
+            {"role": "user", "content": "Thanks! ###STOP###"}]
+    comp = compile_offline(_tau(None, traj, 0.0))
+    summary = next(e for e in comp.evidence if e.decision.startswith("Made 2 look-up calls"))
+    assert "get_booking and calculate" in summary.decision
+    assert comp.left_out == 0

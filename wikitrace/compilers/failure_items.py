@@ -156,5 +156,5 @@ def failure_items(r: Reading) -> list[Item]:
         items.append(Item(40, Evidence(decision=decision, support=support, turns=[last.turn] if last else [],
                                        quote=quote_of(said.content, 240) if said is not None else None,
                                        notes=(asked_note(r, calls[-1].n + 1) if calls else []) + missed_notes(r)),
-                          "idle"))
+                          "idle", covers=tuple(c.n for c in calls)))
     return items

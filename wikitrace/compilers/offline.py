@@ -81,7 +81,7 @@ def compile_offline(run: Run) -> Compilation:
         for i in shown:
             if i.kind == "write" and i.call is not None and i.call.n in told:
                 i.evidence.notes.append(told[i.call.n])
-    cited = {n for i in shown for n in i.evidence.turns}
+    cited = {n for i in shown for n in (*i.evidence.turns, *i.covers)}
     calls = reading.calls
     errors = sum(1 for c in calls if c.error)
     tools = list(dict.fromkeys(c.name for c in calls))

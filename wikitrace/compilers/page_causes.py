@@ -26,6 +26,7 @@ class Item:
     call: Call | None = None
     got_past: bool = False  # a failed look-up that a later call of the same tool got past
     never_got_past: bool = False  # an error no later call of the same program (or tool) got past
+    covers: tuple[int, ...] = ()  # the turns of calls it sums up without citing each (they are not left out)
 
 
 def answer_text(c: Call) -> str:
