@@ -319,3 +319,19 @@ def test_on_every_fixture_an_error_lesson_quotes_the_line_that_failed():
             assert all(w.lower() in line.lower() for w in words), (run.run_id, key, line)
             seen += 1
     assert seen >= 10
+
+
+def test_one_error_message_is_one_key_whether_or_not_its_path_holds_a_digit():
+    """'File …/Base64.java not found' and 'File …/JsonPointer.java not found' are the same error:
+    a digit in the file's name had the name masked first and the rest of the path kept, so the
+    insight on that error counted a successful run and missed the failed one that met it too."""
+    from wikitrace.compilers.error_insights import error_key
+
+    runs = [r for r in load.iter_runs([Path(__file__).parent / "fixtures/importers/coding_corpus"]) if isinstance(r, Run)]
+    keys = {}
+    for run in runs:
+        for c in read_run(run).calls:
+            if c.error and c.name == "open" and (c.turn.result or "").startswith("File "):
+                keys[(run.run_id, c.n)] = error_key(c)
+    assert any("Base64" in rid or "102" in rid for rid, _n in keys), keys  # the digit-named file is among them
+    assert len(keys) >= 2 and set(keys.values()) == {"error|open|File … not found"}, keys

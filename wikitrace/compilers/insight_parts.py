@@ -14,7 +14,9 @@ from .schema import CandidateInsight
 from .text import clip, first_line, generic
 
 _QUOTED = re.compile(r"\"[^\"]*(?:\"|$)|'[^']*(?:'|$)|`[^`]*(?:`|$)|\[[^\]]*(?:\]|$)|\([^)]*(?:\)|$)|\{[^}]*(?:\}|$)")
-_PATH = re.compile(r"(?:[\w.~-]*/)+[\w.-]*|\b[\w-]+\.[A-Za-z]{1,5}\b")
+# a path, its masked parts included: first_line has already masked a name holding a digit
+# ("Base64.java" -> "….java"), and the rest of the path must not stay behind to tell two runs apart
+_PATH = re.compile(r"(?:[\w.~…-]*/)+[\w.…-]*|(?<![\w…])[\w…-]+\.[A-Za-z]{1,5}\b")
 _WORD = re.compile(r"[A-Za-z][\w.+-]{0,29}")
 
 
