@@ -56,6 +56,8 @@ def code_digest() -> str:
         package = Path(__file__).resolve().parent
         h = hashlib.sha256()
         for path in sorted(package.rglob("*.py")):
+            if not (path.parent / "__init__.py").is_file():
+                continue  # not a module of the package: the agent tools a wheel bundles beside it
             h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
         _code_digest = h.hexdigest()
     return _code_digest

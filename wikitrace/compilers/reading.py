@@ -306,26 +306,10 @@ def leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
     """(path, scalar) for every scalar inside nested arguments: ``passengers[0].first_name``.
 
     A list filled by one recursion over the containers: nested generators handed every
-    scalar up through each level, and large JSON observations are walked this way. A
-    container's leaves are kept by identity (the latest few hundred, the container kept alive
-    with them): a run's arguments and parsed answers are asked about again and again by the
-    lesson checks, and nothing changes them while a run is compiled. Callers only read the list."""
-    if path or not isinstance(value, (dict, list)):
-        out: list[tuple[str, Any]] = []
-        _add_leaves(value, path, out)
-        return out
-    hit = _LEAVES.get(id(value))
-    if hit is not None and hit[0] is value:
-        return hit[1]
-    out = []
+    scalar up through each level, and large JSON observations are walked this way."""
+    out: list[tuple[str, Any]] = []
     _add_leaves(value, path, out)
-    if len(_LEAVES) >= 512:
-        _LEAVES.clear()
-    _LEAVES[id(value)] = (value, out)
     return out
-
-
-_LEAVES: dict[int, tuple[Any, list]] = {}  # id(container) -> (the container, kept alive; its leaves)
 
 
 def _add_leaves(value: Any, path: str, out: list) -> None:
