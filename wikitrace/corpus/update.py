@@ -12,7 +12,7 @@ import collections
 from ..redact import redact_compilation, redactor_for
 from ..runs._common import Carried
 from ..runs.model import Run
-from . import documents, insights as insight_layer, layout, pages, trial_contrast, usage_pages
+from . import documents, insights as insight_layer, layout, pages, pattern_tally, trial_contrast, usage_pages
 from .ledger import insight_counts
 from .manifest import IdAllocator
 from .publish import Publisher
@@ -121,6 +121,7 @@ class RunWriter:
         # (and corpus.json entries) and the next build asks again. Run ids, in input order.
         self.waiting_for_model: list[str] = []
         self._gathered: tuple[set[str], list[dict]] | None = None  # by merge_insights, for publish_insights
+        self.tally: pattern_tally.PatternTally | None = None  # the task types' pattern counts, for the next command
 
     def hold_fallbacks_until_the_model_answers(self) -> None:
         self._held = []
@@ -311,14 +312,23 @@ class RunWriter:
         from . import same_task_memo
 
         kept = self._unchanged_kinds(asks_model)
+        published = self.pub.manifest.files.get("corpus.json")  # the corpus.json the kept counts must belong to
+        self.tally = pattern_tally.load(self.pub.root, published[0] if published else None, self.carried_steps)
+        self.tally.keep(kept)
         changed = [r for r in self.runs if insight_layer.kind_of(r) not in kept]
         if not changed:
             return kept, []
         memo = same_task_memo.load(self.pub.root)  # the last gather's trial comparisons, by what they read
-        gathered = insight_layer.gather(changed, memo=memo)
+        gathered = insight_layer.gather(changed, memo=memo, tally=self.tally)
         kinds = {insight_layer.kind_of(r) for r in self.runs}
         same_task_memo.save(self.pub.root, memo, kinds, kinds - kept)
         return kept, gathered
+
+    def save_tally(self) -> None:
+        """Keep this command's pattern counts beside the corpus.json it has just published."""
+        if self.tally is not None:
+            published = self.pub.manifest.files.get("corpus.json")
+            pattern_tally.save(self.pub.root, self.tally, published[0] if published else None)
 
     def gather_insights(self) -> None:
         """Gather the insight layer (offline) now that every run has its entry, while the page
