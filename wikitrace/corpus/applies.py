@@ -58,6 +58,14 @@ class Openings:
         self._holding: dict[tuple[str, str], set[str]] = {}  # (type, action word) -> its tasks naming it
         self._said: dict[str, dict[str, set[str]]] = {}  # type -> word of a first message -> tasks saying it
 
+    @classmethod
+    def of(cls, tasks: dict[str, dict[str, set[str]]], requests: dict[str, str]) -> "Openings":
+        """The openings collected already: task type -> task -> words, step -> first message."""
+        made = cls([], None)
+        made.tasks.update(tasks)
+        made.requests.update(requests)
+        return made
+
     def examples(self, members: list[dict]) -> list[str]:
         """The first messages of the lesson's own runs, the first run of each of its tasks in step order
         (a trial's user may word the request otherwise than another's), each text once."""

@@ -151,15 +151,19 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
     # each type's patterns counted per outcome in first-met order (kept between commands: pattern_tally.py)
     tally = tally if tally is not None else PatternTally()
     by_step = {r["step"]: r for r in runs}
+    asked: dict[str, dict[str, set[str]]] = {}  # kind -> task -> words of its first messages
+    requests: dict[str, str] = {}  # step -> its first message
     for kind, kind_runs in of_kind.items():
         kind_tally = tally.of(kind, kind_runs, keyed.get(kind, set()))
+        asked[kind] = kind_tally.asks
+        requests.update(kind_tally.requests)
         if kind_tally.first_met:
             met[kind].update(kind_tally.met())
         for listed_by, by in ((kind_tally.won, met_by), (kind_tally.lost, ended_by)):
             for p, steps in listed_by.items():
                 by[(kind, p)] = [by_step[s] for s in steps]
     picked = {iid: pick_text(m) for iid, m in groups.items()}
-    openings = Openings(runs, kind_of)
+    openings = Openings.of(asked, requests)
     met_tasks = tasks_meeting(runs, kind_of, {(kind_of(m[0][0]), contrast_pattern(m[0][1]["key"])) for m in groups.values()})
     splits = {kind: separating(kind_met) for kind, kind_met in met.items()}
     out = []

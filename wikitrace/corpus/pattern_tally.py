@@ -2,7 +2,8 @@
 
 Gathering the insight layer counts, per task type, the runs of each outcome that met each
 pattern (with the choices they faced, corpus/choices.py), in the order the patterns were
-first met, and lists the runs that met the patterns lessons are about. Counted again from
+first met, lists the runs that met the patterns lessons are about, and collects the words
+of each task's first messages (corpus/applies.py ``Openings``). Counted again from
 every run, that is a pass over every pattern of every run of the type, which every ``add``
 would pay for one new run. Here the counts are kept in ``.wikitrace/pattern-tally.json``
 beside the corpus.json they were counted from (its sha256), and an add counts only its new
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import choices, layout
+from .applies import task_of
 
 FILE = "pattern-tally.json"
 _FORMAT = "wikitrace-pattern-tally/1"
@@ -55,6 +57,8 @@ class KindTally:
     first_met: dict[str, None] = field(default_factory=dict)
     won: dict[str, list[str]] = field(default_factory=dict)
     lost: dict[str, list[str]] = field(default_factory=dict)
+    asks: dict[str, set[str]] = field(default_factory=dict)  # task -> words of its trials' first messages
+    requests: dict[str, str] = field(default_factory=dict)  # step -> its first message (applies.Openings)
     runs: int = 0
     last: int = -1  # id number of the last step counted
     ending: frozenset[str] = field(init=False)  # the wanted procedures: the other runs are listed for these
@@ -64,6 +68,10 @@ class KindTally:
 
     def add(self, run: dict) -> None:
         patterns = run.get("patterns") or []
+        self.asks.setdefault(task_of(run), set()).update(p[5:] for p in patterns if p.startswith("asks|"))
+        said = next((p[8:] for p in patterns if p.startswith("opening|")), "")
+        if said:
+            self.requests[run["step"]] = said
         shown = [*patterns, *sorted(choices.faced(patterns))]
         self.runs += 1
         self.last = layout.id_number(run["step"])
@@ -88,18 +96,21 @@ class KindTally:
     def narrowed(self, wanted: frozenset[str]) -> "KindTally":
         """The same counts listing only the runs of ``wanted`` (a subset of this tally's)."""
         return KindTally(wanted, self.counted, self.first_met, {p: s for p, s in self.won.items() if p in wanted},
-                         {p: s for p, s in self.lost.items() if p in wanted}, self.runs, self.last)
+                         {p: s for p, s in self.lost.items() if p in wanted}, self.asks, self.requests, self.runs,
+                         self.last)
 
     def as_json(self) -> dict:
         return {"wanted": sorted(self.wanted), "counted": {o: dict(c) for o, c in self.counted.items()},
-                "first_met": list(self.first_met), "won": self.won, "lost": self.lost, "runs": self.runs,
-                "last": self.last}
+                "first_met": list(self.first_met), "won": self.won, "lost": self.lost,
+                "asks": {task: sorted(words) for task, words in self.asks.items()}, "requests": self.requests,
+                "runs": self.runs, "last": self.last}
 
     @classmethod
     def from_json(cls, raw: dict) -> "KindTally":
         return cls(frozenset(raw["wanted"]), {o: Counter(c) for o, c in raw["counted"].items()},
                    dict.fromkeys(raw["first_met"]), {p: list(s) for p, s in raw["won"].items()},
-                   {p: list(s) for p, s in raw["lost"].items()}, int(raw["runs"]), int(raw["last"]))
+                   {p: list(s) for p, s in raw["lost"].items()}, {t: set(w) for t, w in raw["asks"].items()},
+                   {st: str(said) for st, said in raw["requests"].items()}, int(raw["runs"]), int(raw["last"]))
 
 
 class PatternTally:

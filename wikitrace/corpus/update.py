@@ -13,6 +13,7 @@ from ..redact import redact_compilation, redactor_for
 from ..runs._common import Carried
 from ..runs.model import Run
 from . import documents, insights as insight_layer, layout, pages, pattern_tally, trial_contrast, usage_pages
+from .insight_unchanged import same_page
 from .ledger import insight_counts
 from .manifest import IdAllocator
 from .publish import Publisher
@@ -375,38 +376,9 @@ class RunWriter:
             usage = self.usage.get(entry["id"], (0, 0))
             if rel not in self._checked and self.pub.owns(rel):
                 # a page found missing or edited is reported as repaired (and written below)
-                if self.pub.verify_group([rel]) and _same_page(self.prev_insights, entry, usage, shown_before, titles):
+                if self.pub.verify_group([rel]) and same_page(self.prev_insights, entry, usage, shown_before, titles):
                     self.pub.keep([rel])  # what it shows did not change: not rendered again
                     continue
             text = documents.render_insight(entry, mount, templates, usage, titles)
             self.pub.write(rel, text.encode("utf-8"))
         self.carried_insights = {i["id"] for i in self.insights if self.prev_insights.get(i["id"]) == i}
-
-
-# contrast figures of the whole task type: they move with every run of it, but a page shows
-# only its own counts and verdict (insights.index_note puts these on the index)
-_INDEX_ONLY = ("failed", "success", "p")
-
-
-def _shown(entry: dict) -> dict:
-    contrast = entry.get("contrast")
-    if not contrast:
-        return entry
-    return {**entry, "contrast": {k: v for k, v in contrast.items() if k not in _INDEX_ONLY}}
-
-
-def _same_page(published: dict[str, dict], entry: dict, usage, shown_before, titles: dict[str, str]) -> bool:
-    """True when the published page of ``entry``'s insight is what ``entry`` renders to: the
-    same fields a page shows, the same usage counts (a corpus whose manifest kept no counts:
-    never, as its pages' counts are unknown) and the same titles of the insights it links.
-    The page is then left as it is, so adding a run renders only the pages it changes."""
-    before = published.get(entry["id"])
-    if before is None or not isinstance(shown_before, dict):
-        return False
-    if tuple(shown_before.get(entry["id"], (0, 0))) != tuple(usage):
-        return False
-    for item in (entry.get("contrast") or {}).get("instead", []):
-        for linked in item["insights"]:
-            if titles.get(linked) != (published.get(linked) or {}).get("title"):
-                return False
-    return _shown(before) == _shown(entry)
