@@ -147,24 +147,6 @@ def _applies(key: str, applicability: str, kind: str, cues: tuple) -> str:
     return f"{head} {cue}{rest}"
 
 
-def tasks_meeting(runs: list[dict], kind_of, wanted: set[tuple[str, str | None]]) -> dict[tuple[str, str], dict[str, set]]:
-    """(task type, pattern) -> outcome -> the distinct tasks whose runs met it, for the contrast
-    patterns of the lessons only (trials of one task count once)."""
-    out: dict[tuple[str, str], dict[str, set]] = {}
-    by_kind: dict[str, set[str]] = defaultdict(set)  # most runs meet none: one set test a run, not one a pattern
-    for kind, p in wanted:
-        by_kind[kind].add(p)
-    for r in runs:
-        kind = kind_of(r)
-        want, patterns = by_kind.get(kind), r.get("patterns") or ()
-        if not want or want.isdisjoint(patterns):
-            continue
-        for p in patterns:
-            if p in want:
-                out.setdefault((kind, p), {}).setdefault(r["outcome"], set()).add(task_of(r))
-    return out
-
-
 def successful_cue(entry: dict, members: list[dict], openings: Openings, kind: str) -> None:
     """A hand-off lesson says which first requests its successful hand-offs answered, when the
     cue-word test (``Openings.cues``, Fisher over distinct tasks) separates their tasks from the

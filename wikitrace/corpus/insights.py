@@ -31,7 +31,7 @@ from .advice_fit import weigh as weigh_advice
 from .quoted_tally import quoted_plainly
 from .answer_cases import annotate as annotate_answers
 from .checked_facts import TYPE_WIDE, by_kind, lead as lead_with_facts, rules_on, run_facts
-from .applies import Openings, applies_when, successful_cue, task_of, tasks_meeting
+from .applies import Openings, applies_when, successful_cue, task_of
 from .choices import relevant, separating
 from .one_run import mark as mark_one_run
 from .pattern_tally import PatternTally
@@ -153,10 +153,12 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
     by_step = {r["step"]: r for r in runs}
     asked: dict[str, dict[str, set[str]]] = {}  # kind -> task -> words of its first messages
     requests: dict[str, str] = {}  # step -> its first message
+    met_tasks: dict[tuple[str, str], dict[str, set]] = {}  # (kind, lesson's pattern) -> outcome -> tasks meeting it
     for kind, kind_runs in of_kind.items():
         kind_tally = tally.of(kind, kind_runs, keyed.get(kind, set()))
         asked[kind] = kind_tally.asks
         requests.update(kind_tally.requests)
+        met_tasks.update(((kind, p), by) for p, by in kind_tally.tasks_met.items())
         if kind_tally.first_met:
             met[kind].update(kind_tally.met())
         for listed_by, by in ((kind_tally.won, met_by), (kind_tally.lost, ended_by)):
@@ -164,7 +166,6 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
                 by[(kind, p)] = [by_step[s] for s in steps]
     picked = {iid: pick_text(m) for iid, m in groups.items()}
     openings = Openings.of(asked, requests)
-    met_tasks = tasks_meeting(runs, kind_of, {(kind_of(m[0][0]), contrast_pattern(m[0][1]["key"])) for m in groups.values()})
     splits = {kind: separating(kind_met) for kind, kind_met in met.items()}
     out = []
     for iid in sorted(groups, key=layout.id_number):

@@ -2,8 +2,8 @@
 
 Gathering the insight layer counts, per task type, the runs of each outcome that met each
 pattern (with the choices they faced, corpus/choices.py), in the order the patterns were
-first met, lists the runs that met the patterns lessons are about, and collects the words
-of each task's first messages (corpus/applies.py ``Openings``). Counted again from
+first met, lists the runs (and the distinct tasks) that met the patterns lessons are about,
+and collects the words of each task's first messages (corpus/applies.py ``Openings``). Counted again from
 every run, that is a pass over every pattern of every run of the type, which every ``add``
 would pay for one new run. Here the counts are kept in ``.wikitrace/pattern-tally.json``
 beside the corpus.json they were counted from (its sha256), and an add counts only its new
@@ -59,6 +59,7 @@ class KindTally:
     lost: dict[str, list[str]] = field(default_factory=dict)
     asks: dict[str, set[str]] = field(default_factory=dict)  # task -> words of its trials' first messages
     requests: dict[str, str] = field(default_factory=dict)  # step -> its first message (applies.Openings)
+    tasks_met: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # wanted -> outcome -> tasks meeting it
     runs: int = 0
     last: int = -1  # id number of the last step counted
     ending: frozenset[str] = field(init=False)  # the wanted procedures: the other runs are listed for these
@@ -68,7 +69,12 @@ class KindTally:
 
     def add(self, run: dict) -> None:
         patterns = run.get("patterns") or []
-        self.asks.setdefault(task_of(run), set()).update(p[5:] for p in patterns if p.startswith("asks|"))
+        task = task_of(run)
+        self.asks.setdefault(task, set()).update(p[5:] for p in patterns if p.startswith("asks|"))
+        if not self.wanted.isdisjoint(patterns):  # trials of one task count once
+            for p in patterns:
+                if p in self.wanted:
+                    self.tasks_met.setdefault(p, {}).setdefault(run["outcome"], set()).add(task)
         said = next((p[8:] for p in patterns if p.startswith("opening|")), "")
         if said:
             self.requests[run["step"]] = said
@@ -96,13 +102,14 @@ class KindTally:
     def narrowed(self, wanted: frozenset[str]) -> "KindTally":
         """The same counts listing only the runs of ``wanted`` (a subset of this tally's)."""
         return KindTally(wanted, self.counted, self.first_met, {p: s for p, s in self.won.items() if p in wanted},
-                         {p: s for p, s in self.lost.items() if p in wanted}, self.asks, self.requests, self.runs,
-                         self.last)
+                         {p: s for p, s in self.lost.items() if p in wanted}, self.asks, self.requests,
+                         {p: t for p, t in self.tasks_met.items() if p in wanted}, self.runs, self.last)
 
     def as_json(self) -> dict:
         return {"wanted": sorted(self.wanted), "counted": {o: dict(c) for o, c in self.counted.items()},
                 "first_met": list(self.first_met), "won": self.won, "lost": self.lost,
                 "asks": {task: sorted(words) for task, words in self.asks.items()}, "requests": self.requests,
+                "tasks_met": {p: {o: sorted(tasks) for o, tasks in by.items()} for p, by in self.tasks_met.items()},
                 "runs": self.runs, "last": self.last}
 
     @classmethod
@@ -110,7 +117,9 @@ class KindTally:
         return cls(frozenset(raw["wanted"]), {o: Counter(c) for o, c in raw["counted"].items()},
                    dict.fromkeys(raw["first_met"]), {p: list(s) for p, s in raw["won"].items()},
                    {p: list(s) for p, s in raw["lost"].items()}, {t: set(w) for t, w in raw["asks"].items()},
-                   {st: str(said) for st, said in raw["requests"].items()}, int(raw["runs"]), int(raw["last"]))
+                   {st: str(said) for st, said in raw["requests"].items()},
+                   {p: {o: set(tasks) for o, tasks in by.items()} for p, by in raw["tasks_met"].items()},
+                   int(raw["runs"]), int(raw["last"]))
 
 
 class PatternTally:
