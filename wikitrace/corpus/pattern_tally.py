@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import choices, layout
+from . import applies, choices, layout
 from .applies import task_of
 
 FILE = "pattern-tally.json"
@@ -36,11 +36,12 @@ _code: str | None = None
 
 
 def _code_digest() -> str:
-    """Counts made by other code (this module, or choices.faced) are never reused."""
+    """Counts made by other code (this module, choices.faced, or applies.task_of, which says
+    which runs are trials of one task) are never reused."""
     global _code
     if _code is None:
         h = hashlib.sha256()
-        for path in (__file__, choices.__file__):
+        for path in (__file__, choices.__file__, applies.__file__):
             h.update(Path(path).read_bytes())
         _code = h.hexdigest()
     return _code
