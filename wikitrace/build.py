@@ -366,7 +366,9 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
               "usage": usage,
               **forget_state(pub, compiler, opts.templates)})
     pending.save(pub, record)  # every page is in place: from here the next command can finish this one
-    return pending.complete(pub, record, prompt, data, kept_runs=_kept_runs(writer, ids, opts))
+    removed = pending.complete(pub, record, prompt, data, kept_runs=_kept_runs(writer, ids, opts))
+    writer.save_tally()
+    return removed
 
 
 def _trial_scope(writer: _Writer) -> tuple[set[str], list[dict]]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .compilers.insight_merge import carry_over
-from .corpus import corpus_json, documents, layout, ledger, usage_pages
+from .corpus import corpus_json, documents, layout, ledger, pattern_tally, usage_pages
 from .corpus.insights import gather
 from .corpus.publish import STATE, BuildLock, PublishError, Publisher, corpus_root, read_corpus_json
 from .corpus.tombstones import CACHE_DIRS, Tombstone, Tombstones
@@ -166,12 +166,14 @@ def _forget_locked(pub: Publisher, idents: list[str]) -> ForgetResult:
     # The tombstones first: from here on no build compiles these runs again.
     stones.add(Tombstone(r["run_id"], r.get("content_hash"), r["step"]) for r in gone)
     stones.save()
+    pattern_tally.save(root, pattern_tally.PatternTally(), None)  # counts with the forgotten runs in: gone now
 
     steps = {r["step"] for r in gone} | {t.step for t in before}
     keep_runs = [r for r in runs if r["step"] not in steps]
     # the insight layer gathered again from the runs that stay: a lesson another run taught
     # too keeps its page (one source fewer); a lesson left without sources goes
-    keep_ins = gather(keep_runs)
+    tally = pattern_tally.PatternTally()
+    keep_ins = gather(keep_runs, tally=tally)
     carry_over(keep_ins, insights)  # merged guidelines of unchanged insights stay; no model is asked
     dropped_ins = {i["id"] for i in insights} - {i["id"] for i in keep_ins}
     doomed: dict[str, list[str]] = {}  # step -> its files
@@ -184,6 +186,8 @@ def _forget_locked(pub: Publisher, idents: list[str]) -> ForgetResult:
 
     _set_trial_lines(pub, keep_runs, gone)
     _publish(pub, data, keep_runs, keep_ins, steps, dropped_ins, {r["run_id"] for r in gone})
+    published = pub.manifest.files.get("corpus.json")  # the next add counts its run on top of these
+    pattern_tally.save(root, tally, published[0] if published else None)
     listed = [ForgottenRun(r["run_id"], r["step"], sorted(set(r.get("insights", [])) & dropped_ins, key=layout.id_number),
                            sorted(doomed.get(r["step"], []) + [layout.insight_doc(i) for i in r.get("insights", [])
                                                                if i in dropped_ins]),

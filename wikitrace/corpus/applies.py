@@ -58,6 +58,14 @@ class Openings:
         self._holding: dict[tuple[str, str], set[str]] = {}  # (type, action word) -> its tasks naming it
         self._said: dict[str, dict[str, set[str]]] = {}  # type -> word of a first message -> tasks saying it
 
+    @classmethod
+    def of(cls, tasks: dict[str, dict[str, set[str]]], requests: dict[str, str]) -> "Openings":
+        """The openings collected already: task type -> task -> words, step -> first message."""
+        made = cls([], None)
+        made.tasks.update(tasks)
+        made.requests.update(requests)
+        return made
+
     def examples(self, members: list[dict]) -> list[str]:
         """The first messages of the lesson's own runs, the first run of each of its tasks in step order
         (a trial's user may word the request otherwise than another's), each text once."""
@@ -137,24 +145,6 @@ def _applies(key: str, applicability: str, kind: str, cues: tuple) -> str:
     if not cue or not rest.startswith(", "):
         return applicability
     return f"{head} {cue}{rest}"
-
-
-def tasks_meeting(runs: list[dict], kind_of, wanted: set[tuple[str, str | None]]) -> dict[tuple[str, str], dict[str, set]]:
-    """(task type, pattern) -> outcome -> the distinct tasks whose runs met it, for the contrast
-    patterns of the lessons only (trials of one task count once)."""
-    out: dict[tuple[str, str], dict[str, set]] = {}
-    by_kind: dict[str, set[str]] = defaultdict(set)  # most runs meet none: one set test a run, not one a pattern
-    for kind, p in wanted:
-        by_kind[kind].add(p)
-    for r in runs:
-        kind = kind_of(r)
-        want, patterns = by_kind.get(kind), r.get("patterns") or ()
-        if not want or want.isdisjoint(patterns):
-            continue
-        for p in patterns:
-            if p in want:
-                out.setdefault((kind, p), {}).setdefault(r["outcome"], set()).add(task_of(r))
-    return out
 
 
 def successful_cue(entry: dict, members: list[dict], openings: Openings, kind: str) -> None:

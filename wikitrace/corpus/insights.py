@@ -31,9 +31,10 @@ from .advice_fit import weigh as weigh_advice
 from .quoted_tally import quoted_plainly
 from .answer_cases import annotate as annotate_answers
 from .checked_facts import TYPE_WIDE, by_kind, lead as lead_with_facts, rules_on, run_facts
-from .applies import Openings, applies_when, successful_cue, task_of, tasks_meeting
-from .choices import faced, relevant, separating
+from .applies import Openings, applies_when, successful_cue, task_of
+from .choices import relevant, separating
 from .one_run import mark as mark_one_run
+from .pattern_tally import PatternTally
 from .fisher import fisher_tails, verdict as _verdict
 from .peers import check_first, failed_peers, success_did
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
@@ -109,13 +110,15 @@ def members_text(entries: list[dict], runs: list[dict]) -> dict[str, dict]:
             for iid, m in members.items()}
 
 
-def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> list[dict]:
+def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally: PatternTally | None = None) -> list[dict]:
     """Every insight's corpus.json entry, from the run entries alone, ordered by id.
 
     Run entries name their insight ids (parallel to ``lessons``); entries without ids (a
     benchmark's) get ids in order of first appearance. ``previous``: unused keys kept for
     the callers that pass the old entries. ``memo``: a same_task_memo.SameTaskMemo, whose
-    trial comparisons from an earlier gather are reused where they read the same runs."""
+    trial comparisons from an earlier gather are reused where they read the same runs. ``tally``:
+    a pattern_tally.PatternTally, whose kept counts are reused where they count the same runs
+    (it holds this gather's counts afterwards, for the next command)."""
     runs = sorted(runs, key=lambda r: layout.id_number(r["step"]))
     totals: dict[str, Counter] = defaultdict(Counter)  # kind -> outcome -> runs
     met: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))  # kind -> pattern -> outcome
@@ -125,58 +128,46 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
     groups: dict[str, list[tuple[dict, dict]]] = {}
     ids: dict[str, str] = {}
     trials = Trials(runs, lambda r: None if r.get("task_id") is None else (kind_of(r), str(r["task_id"])))
-    # patterns counted per task type and outcome with Counter.update (C speed: a task type of
-    # 10,000 runs meets ~500,000 patterns), then turned into ``met`` in first-met order
-    counted: dict[str, dict[str, Counter]] = defaultdict(dict)  # kind -> outcome -> pattern -> runs
-    first_met: dict[str, dict[str, None]] = defaultdict(dict)  # kind -> patterns in the order first met
-    won: dict[str, list[tuple[dict, list[str]]]] = defaultdict(list)  # kind -> (successful run, its patterns)
-    lost: dict[str, list[tuple[dict, list[str]]]] = defaultdict(list)  # kind -> (any other run, its patterns)
     successes: dict[str, list[dict]] = defaultdict(list)  # kind -> its successful runs
+    of_kind: dict[str, list[dict]] = defaultdict(list)  # kind -> its runs in step order (one pass, not one a page)
     for r in runs:
         kind = kind_of(r)
+        of_kind[kind].append(r)
         outcome = r["outcome"]
         totals[kind][outcome] += 1
         if outcome == "success":
             successes[kind].append(r)
-        patterns = r.get("patterns") or []
-        shown = [*patterns, *sorted(faced(patterns))]
-        if shown:
-            by_outcome = counted[kind]
-            (by_outcome.get(outcome) or by_outcome.setdefault(outcome, Counter())).update(shown)
-            first_met[kind].update(dict.fromkeys(shown))
-            (won if outcome == "success" else lost)[kind].append((r, shown))
         listed = r.get("insights") or []
         for k, lesson in enumerate(r.get("lessons") or []):
             iid = listed[k] if k < len(listed) else ids.setdefault(group_key(r, lesson["key"]),
                                                                      layout.insight_id(len(ids)))
             groups.setdefault(iid, []).append((r, lesson))
             taught.setdefault(r["step"], []).append((iid, lesson["key"]))
-    for kind, patterns in first_met.items():
-        kind_met, by_outcome = met[kind], counted[kind]
-        for p in patterns:
-            kind_met[p] = Counter({outcome: n[p] for outcome, n in by_outcome.items() if p in n})
-    # the successful runs that met a pattern, and the other runs that met a procedure, only for
-    # the patterns lessons are about (every one, in step order)
+    # the successful runs that met a pattern, the other runs that met a procedure and the failed
+    # runs that met a pattern are listed only for the patterns lessons are about (every one, in step order)
     keyed: dict[str, set[str]] = defaultdict(set)
     for members in groups.values():  # a lesson's key, and the pattern it is contrasted on
         key = members[0][1]["key"]
         keyed[kind_of(members[0][0])].update(p for p in (key, contrast_pattern(key)) if p is not None)
-    failed_by: dict[tuple[str, str], list[dict]] = defaultdict(list)  # (kind, pattern) -> failed runs, named on pages
-    for kind, wanted in keyed.items():
-        ending = {p for p in wanted if p.startswith("procedure|")}
-        for runs_of, by, want in ((won, met_by, wanted), (lost, ended_by, ending)):
-            for r, shown in runs_of.get(kind, ()) if want else ():
-                if not want.isdisjoint(shown):
-                    for p in shown:
-                        if p in want:
-                            by[(kind, p)].append(r)
-        for r, shown in lost.get(kind, ()):
-            if r["outcome"] == "failure" and not wanted.isdisjoint(shown):
-                for p in wanted.intersection(shown):
-                    failed_by[(kind, p)].append(r)
+    # each type's patterns counted per outcome in first-met order (kept between commands: pattern_tally.py)
+    tally = tally if tally is not None else PatternTally()
+    by_step = {r["step"]: r for r in runs}
+    asked: dict[str, dict[str, set[str]]] = {}  # kind -> task -> words of its first messages
+    requests: dict[str, str] = {}  # step -> its first message
+    met_tasks: dict[tuple[str, str], dict[str, set]] = {}  # (kind, lesson's pattern) -> outcome -> tasks meeting it
+    failed_by: dict[tuple[str, str], list[dict]] = {}  # (kind, pattern) -> failed runs, named on pages
+    for kind, kind_runs in of_kind.items():
+        kind_tally = tally.of(kind, kind_runs, keyed.get(kind, set()))
+        asked[kind] = kind_tally.asks
+        requests.update(kind_tally.requests)
+        met_tasks.update(((kind, p), by) for p, by in kind_tally.tasks_met.items())
+        if kind_tally.first_met:
+            met[kind].update(kind_tally.met())
+        for listed_by, by in ((kind_tally.won, met_by), (kind_tally.lost, ended_by), (kind_tally.failed, failed_by)):
+            for p, steps in listed_by.items():
+                by[(kind, p)] = [by_step[s] for s in steps]
     picked = {iid: pick_text(m) for iid, m in groups.items()}
-    openings = Openings(runs, kind_of)
-    met_tasks = tasks_meeting(runs, kind_of, {(kind_of(m[0][0]), contrast_pattern(m[0][1]["key"])) for m in groups.values()})
+    openings = Openings.of(asked, requests)
     splits = {kind: separating(kind_met) for kind, kind_met in met.items()}
     out = []
     for iid in sorted(groups, key=layout.id_number):
@@ -226,7 +217,6 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
             "separating": relevant(lesson["key"], splits.get(kind, [])),
         })
     kind_of_entry = {iid: kind_of(groups[iid][0][0]) for iid in groups}
-    by_step = {r["step"]: r for r in runs}
     indexes: dict[str, dict] = {}  # task type -> rewrites.success_index, made on first use
     learned: dict[str, dict] = {}  # task type -> change tool -> conditions.learn, made on first use
     for entry in out:
@@ -256,7 +246,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         successful_cue(entry, [e for e, _l in groups[entry["id"]]], openings, kind)
         if entry["key"].startswith(("went-through|", "procedure|")):  # after the rewrites that read the guideline
             if kind not in learned:
-                learned[kind] = conditions.learn([r for r in runs if kind_of(r) == kind], openings, kind)
+                learned[kind] = conditions.learn(of_kind[kind], openings, kind)
             conditions.state(entry, learned[kind])
     for entry in out:
         restate_sources(entry, groups[entry["id"]])
@@ -275,7 +265,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None) -> lis
         differences_lead(entry, groups[entry["id"]], ways[kind])
         success_differences(entry, groups[entry["id"]], ended_by.get((kind, entry["key"]), []), ways[kind])
         weigh_advice(entry, groups[entry["id"]])
-        quoted_plainly(entry, [r for r in runs if kind_of(r) == kind], by_step)
+        quoted_plainly(entry, of_kind[kind], by_step)
     mark_one_run(out, groups, kind_of_entry, trials)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     keys = {entry["id"]: entry["key"] for entry in out}

@@ -12,7 +12,8 @@ import collections
 from ..redact import redact_compilation, redactor_for
 from ..runs._common import Carried
 from ..runs.model import Run
-from . import documents, insights as insight_layer, layout, pages, trial_contrast, usage_pages
+from . import documents, insights as insight_layer, layout, pages, pattern_tally, trial_contrast, usage_pages
+from .insight_unchanged import same_page
 from .ledger import insight_counts
 from .manifest import IdAllocator
 from .publish import Publisher
@@ -121,6 +122,7 @@ class RunWriter:
         # (and corpus.json entries) and the next build asks again. Run ids, in input order.
         self.waiting_for_model: list[str] = []
         self._gathered: tuple[set[str], list[dict]] | None = None  # by merge_insights, for publish_insights
+        self.tally: pattern_tally.PatternTally | None = None  # the task types' pattern counts, for the next command
 
     def hold_fallbacks_until_the_model_answers(self) -> None:
         self._held = []
@@ -311,14 +313,23 @@ class RunWriter:
         from . import same_task_memo
 
         kept = self._unchanged_kinds(asks_model)
+        published = self.pub.manifest.files.get("corpus.json")  # the corpus.json the kept counts must belong to
+        self.tally = pattern_tally.load(self.pub.root, published[0] if published else None, self.carried_steps)
+        self.tally.keep(kept)
         changed = [r for r in self.runs if insight_layer.kind_of(r) not in kept]
         if not changed:
             return kept, []
         memo = same_task_memo.load(self.pub.root)  # the last gather's trial comparisons, by what they read
-        gathered = insight_layer.gather(changed, memo=memo)
+        gathered = insight_layer.gather(changed, memo=memo, tally=self.tally)
         kinds = {insight_layer.kind_of(r) for r in self.runs}
         same_task_memo.save(self.pub.root, memo, kinds, kinds - kept)
         return kept, gathered
+
+    def save_tally(self) -> None:
+        """Keep this command's pattern counts beside the corpus.json it has just published."""
+        if self.tally is not None:
+            published = self.pub.manifest.files.get("corpus.json")
+            pattern_tally.save(self.pub.root, self.tally, published[0] if published else None)
 
     def gather_insights(self) -> None:
         """Gather the insight layer (offline) now that every run has its entry, while the page
@@ -365,38 +376,9 @@ class RunWriter:
             usage = self.usage.get(entry["id"], (0, 0))
             if rel not in self._checked and self.pub.owns(rel):
                 # a page found missing or edited is reported as repaired (and written below)
-                if self.pub.verify_group([rel]) and _same_page(self.prev_insights, entry, usage, shown_before, titles):
+                if self.pub.verify_group([rel]) and same_page(self.prev_insights, entry, usage, shown_before, titles):
                     self.pub.keep([rel])  # what it shows did not change: not rendered again
                     continue
             text = documents.render_insight(entry, mount, templates, usage, titles)
             self.pub.write(rel, text.encode("utf-8"))
         self.carried_insights = {i["id"] for i in self.insights if self.prev_insights.get(i["id"]) == i}
-
-
-# contrast figures of the whole task type: they move with every run of it, but a page shows
-# only its own counts and verdict (insights.index_note puts these on the index)
-_INDEX_ONLY = ("failed", "success", "p")
-
-
-def _shown(entry: dict) -> dict:
-    contrast = entry.get("contrast")
-    if not contrast:
-        return entry
-    return {**entry, "contrast": {k: v for k, v in contrast.items() if k not in _INDEX_ONLY}}
-
-
-def _same_page(published: dict[str, dict], entry: dict, usage, shown_before, titles: dict[str, str]) -> bool:
-    """True when the published page of ``entry``'s insight is what ``entry`` renders to: the
-    same fields a page shows, the same usage counts (a corpus whose manifest kept no counts:
-    never, as its pages' counts are unknown) and the same titles of the insights it links.
-    The page is then left as it is, so adding a run renders only the pages it changes."""
-    before = published.get(entry["id"])
-    if before is None or not isinstance(shown_before, dict):
-        return False
-    if tuple(shown_before.get(entry["id"], (0, 0))) != tuple(usage):
-        return False
-    for item in (entry.get("contrast") or {}).get("instead", []):
-        for linked in item["insights"]:
-            if titles.get(linked) != (published.get(linked) or {}).get("title"):
-                return False
-    return _shown(before) == _shown(entry)
