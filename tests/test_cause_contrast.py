@@ -16,7 +16,7 @@ from wikitrace.corpus.insights import kind_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 CORPUS = FIXTURES / "coding_corpus"
-SAID = re.compile(r"This error was also met in (\d+) of (\d+) successful runs? of this task type "
+SAID = re.compile(r"[Tt]his error was also met in (\d+) of (\d+) successful runs? of this task type "
                   r"\(and in (\d+) of (\d+) failed runs?\): it did not decide this run\.")
 
 
@@ -48,7 +48,7 @@ def _check_pages(out: Path) -> dict[str, list[str]]:
         kin = [x for x in runs if kind_of(x) == kind_of(r)]
         won = [x for x in kin if x["outcome"] == "success"]
         lost = [x for x in kin if x["outcome"] == "failure"]
-        keys = [k for c in (r.get("decisive") or {}).get("causes") or [] if isinstance(c, list) for k in c]
+        keys = [k for c, _turns in (r.get("decisive") or {}).get("causes") or [] if isinstance(c, list) for k in c]
         for i, m in said:
             s, n, f, m_ = map(int, m.groups())
             assert (n, m_) == (len(won), len(lost))
@@ -102,3 +102,44 @@ def test_tau_error_a_success_also_met_says_so_and_a_separating_one_is_left_as_it
     seats = next(b for b in failed if "not enough seats" in b and "**Support**" in b)
     m = SAID.search(seats)
     assert m and m.groups() == ("1", "1", "1", "6")
+
+
+def _pages(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (out / "compilation").glob("step-*.md")}
+
+
+def test_add_and_forget_recount_the_pages_they_do_not_write(tmp_path):
+    """A success added to the task type changes the counts on the failure pages already there (and
+    moves a cause it also met); forgetting it gives back what a compile without it writes."""
+    from wikitrace.cli import app
+    from typer.testing import CliRunner
+
+    without = tmp_path / "without"
+    for folder in ("swe-claude", "swe-gpt4o", "swe-llama", "swe-tally-bad"):
+        (without / folder).mkdir(parents=True)
+        for f in (CORPUS / folder).iterdir():
+            (without / folder / f.name).write_bytes(f.read_bytes())
+    extra = tmp_path / "extra" / "acme__tally-8.traj"  # the pytest success, as a run of another task
+    extra.parent.mkdir()
+    extra.write_bytes((CORPUS / "swe-tally-ok" / "acme__tally-7.traj").read_bytes())
+    whole = tmp_path / "whole"
+    (whole / "z").mkdir(parents=True)
+    for folder in without.iterdir():
+        (whole / folder.name).mkdir()
+        for f in folder.iterdir():
+            (whole / folder.name / f.name).write_bytes(f.read_bytes())
+    (whole / "z" / extra.name).write_bytes(extra.read_bytes())
+    (whole / "z" / "results.json").write_text('{"resolved": ["acme__tally-8"]}')
+
+    base, grown, full = tmp_path / "base", tmp_path / "grown", tmp_path / "full"
+    build(BuildOptions(inputs=[without], out=base, offline=True, quiet=True))
+    build(BuildOptions(inputs=[whole], out=full, offline=True, quiet=True))
+    build(BuildOptions(inputs=[without], out=grown, offline=True, quiet=True))
+    runner = CliRunner()
+    added = runner.invoke(app, ["add", str(extra), "-c", str(grown), "--outcome", "success"])
+    assert added.exit_code == 0, added.output
+    assert _pages(grown) == _pages(full) != _pages(base)
+    _check_pages(grown)
+    gone = runner.invoke(app, ["forget", "acme__tally-8", "-c", str(grown)])
+    assert gone.exit_code == 0, gone.output
+    assert _pages(grown) == _pages(base)

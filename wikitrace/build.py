@@ -383,11 +383,15 @@ def _trial_scope(writer: _Writer) -> tuple[set[str], list[dict]]:
 
 def _set_trial_lines(writer: _Writer) -> None:
     """The pages of runs this command did not write whose task gained, changed or lost a trial
-    get their lines against the other trials (corpus/trial_pages.py); the page writer wrote the
-    others with theirs."""
-    from .corpus import trial_pages
+    get their lines against the other trials (corpus/trial_pages.py), and every failure page not
+    written here its causes against the successes now (corpus/cause_contrast.py); the page
+    writer wrote the others with theirs."""
+    from .corpus import cause_contrast, trial_pages
 
-    trial_pages.set_on_disk(writer.pub, writer.runs, *_trial_scope(writer), writer.opts.templates)
+    touched, dropped = _trial_scope(writer)
+    trial_pages.set_on_disk(writer.pub, writer.runs, touched, dropped, writer.opts.templates)
+    if dropped or len(touched) != len(writer.runs):  # not a first compile: counts of kept pages moved
+        cause_contrast.set_on_disk(writer.pub, writer.runs, touched, writer.opts.templates)
 
 
 def _kept_runs(writer: _Writer, ids: IdAllocator, opts: BuildOptions) -> int:

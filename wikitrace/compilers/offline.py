@@ -111,8 +111,8 @@ def compile_offline(run: Run) -> Compilation:
     keys = {id(i.evidence): cause_keys(i) for i in shown} if not run.outcome.success else {}
     comp = ground(comp, run)
     comp.decisive = decisive(reading, comp)
-    causes = [keys.get(id(e)) for e in comp.evidence]
-    if any(isinstance(c, list) for c in causes) and "change" in causes:
+    causes = [[keys.get(id(e)), list(e.turns)] for e in comp.evidence]
+    if any(isinstance(c, list) for c, _t in causes) and any(c == "change" for c, _t in causes):
         comp.decisive["causes"] = causes  # corpus/cause_contrast.py sets them against the successes
     return comp
 

@@ -6,15 +6,20 @@ task type met at least as often as the failed ones (a program the machine lacks,
 every run fumbles) did not set this run apart. Once every run's entry is known, such a
 cause is moved below the run's own state changes and says so, with the counts (the same
 pattern keys the insight layer contrasts: compilers/run_patterns.py). The page writer
-(corpus/pages.py) applies this to the compilation pages it holds; a page no cause of which
-is affected is written as rendered.
+(corpus/pages.py) applies this to the compilation pages it holds; ``set_on_disk`` sets the
+pages an ``add`` or ``forget`` did not write (their counts change with the runs), from the
+page itself: each cause is known by its turns (the entry keeps them in the order the run
+ranked them), so what an earlier command set is undone first. A page no cause of which is
+affected is as rendered.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from typing import Iterable
 
+from . import layout
 from .insights import kind_of
 
 _HEAD = "\n## Failure Causes\n"
@@ -22,11 +27,20 @@ _BLOCK = "\n### Cause "
 _RANKED = "> They are ranked:"
 MOVED_NOTE = ("> An error that the successful runs of this task type met at least as often as the failed ones comes "
               "after the run's own changes: it did not set this run apart.\n")
+_SAID = re.compile(r"( —|) [Tt]his error was also met in \d+ of \d+ successful runs? of this task type "
+                   r"\(and in \d+ of \d+ failed runs?\): it did not decide this run\.")
+_TURN = re.compile(r"#turn-(\d+)\)")
 
 
-def notes(runs: Iterable[dict], steps: set[str]) -> dict[str, dict]:
+def _causes(entry: dict) -> list | None:
+    causes = (entry.get("decisive") or {}).get("causes")
+    return causes if entry.get("outcome") == "failure" and causes else None
+
+
+def notes(runs: Iterable[dict], steps: set[str] | None = None) -> dict[str, dict]:
     """step -> {"met": [[cause index, successes met, successes, failures met, failures]],
-    "causes": the entry's causes} for each failed run of ``steps`` with a cause so met."""
+    "causes": the entry's causes} for each failed run (of ``steps``, when given) with causes
+    recorded; "met" is empty when none was met as often by the successes."""
     runs = list(runs)
     total: dict[str, Counter] = defaultdict(Counter)
     met: dict[tuple[str, str], Counter] = defaultdict(Counter)
@@ -37,34 +51,37 @@ def notes(runs: Iterable[dict], steps: set[str]) -> dict[str, dict]:
             met[kind, p][outcome] += 1
     out: dict[str, dict] = {}
     for r in runs:
-        causes = (r.get("decisive") or {}).get("causes")
-        if r["step"] not in steps or r.get("outcome") != "failure" or not causes:
+        causes = _causes(r)
+        if causes is None or (steps is not None and r["step"] not in steps):
             continue
         kind = kind_of(r)
         won, lost = total[kind]["success"], total[kind]["failure"]
         hits = []
-        for i, keys in enumerate(causes):
-            if not isinstance(keys, list):
-                continue
-            for key in keys:
+        for i, (keys, _turns) in enumerate(causes):
+            for key in keys if isinstance(keys, list) else ():
                 s, f = met[kind, key]["success"], met[kind, key]["failure"]
                 if s and f and s * lost >= f * won:  # as often among the successes as among the failures
                     hits.append([i, s, won, f, lost])
                     break
-        if hits:
-            out[r["step"]] = {"met": hits, "causes": causes}
+        out[r["step"]] = {"met": hits, "causes": causes}
     return out
 
 
-def _sentence(s: int, won: int, f: int, lost: int) -> str:
-    return (f" This error was also met in {s} of {won} successful run{'s' if won != 1 else ''} of this task type"
-            f" (and in {f} of {lost} failed run{'s' if lost != 1 else ''}): it did not decide this run.")
+def _sentence(s: int, won: int, f: int, lost: int, bare: bool) -> str:
+    return (f"{' —' if bare else ''} {'t' if bare else 'T'}his error was also met in {s} of {won} successful"
+            f" run{'s' if won != 1 else ''} of this task type (and in {f} of {lost} failed"
+            f" run{'s' if lost != 1 else ''}): it did not decide this run.")
+
+
+def _turns(body: str) -> tuple[int, ...]:
+    line = next((ln for ln in body.split("\n") if ln.startswith("**Turns**: ")), "")
+    return tuple(int(n) for n in _TURN.findall(line))
 
 
 def set_causes(page: str, note: dict | None) -> str:
     """The page with each cause of ``note`` (``notes``) saying it was met by the successes, and
-    moved below the last state change ranked under it; the page as it was without a note or
-    when its causes are not the ones the note counts."""
+    moved below the last state change ranked under it, whatever an earlier command set there;
+    the page as it was without a note or when its causes are not the ones the note lists."""
     if not note:
         return page
     start = page.find(_HEAD)
@@ -76,27 +93,58 @@ def set_causes(page: str, note: dict | None) -> str:
     parts = page[body_at:end].split(_BLOCK)
     lead, blocks = parts[0], parts[1:]
     causes = note["causes"]
-    if len(blocks) != len(causes) or not all(b.startswith(f"{n}\n") for n, b in enumerate(blocks, 1)):
+    wanted = [tuple(turns) for _keys, turns in causes]
+    if (len(blocks) != len(causes) or len(set(wanted)) != len(wanted)
+            or not all(b.startswith(f"{n}\n") for n, b in enumerate(blocks, 1))):
         return page
-    bodies = [b.split("\n", 1)[1] for b in blocks]
+    shown = {_turns(b): _SAID.sub("", b.split("\n", 1)[1], count=1) for b in blocks}
+    if set(shown) != set(wanted):
+        return page
+    bodies = [shown[t] for t in wanted]  # as the run ranked them
     for i, s, won, f, lost in note["met"]:
         head, sep, rest = bodies[i].partition("**Support**: ")
         if not sep:
             return page
         line, nl, tail = rest.partition("\n")
-        stop = "" if line.rstrip().endswith((".", "!", "?")) else "."  # a quoted error may end bare
-        bodies[i] = head + sep + line + stop + _sentence(s, won, f, lost) + nl + tail
+        bare = not line.rstrip().endswith((".", "!", "?"))  # a quoted error may end without a stop
+        bodies[i] = head + sep + line + _sentence(s, won, f, lost, bare) + nl + tail
     met = {i for i, *_ in note["met"]}
-    changes = [i for i, c in enumerate(causes) if c == "change"]
+    changes = [i for i, (c, _t) in enumerate(causes) if c == "change"]
     last = max(changes) if changes else -1
     # above the last change: the other causes keep their order, the ones the successes met follow
     order = ([i for i in range(last + 1) if i not in met] + [i for i in range(last + 1) if i in met]
              + list(range(last + 1, len(bodies))))
     text = lead + "".join(f"{_BLOCK}{n}\n{bodies[i]}" for n, i in enumerate(order, 1))
     page = page[:body_at] + text + page[end:]
+    had = page.find(MOVED_NOTE)
+    if had >= 0:
+        page = page[:had] + page[had + len(MOVED_NOTE):]
     if order != sorted(order):
         at = page.find(_RANKED)
         line_end = page.find("\n", at) + 1 if at >= 0 else -1
         if line_end > 0:
             page = page[:line_end] + MOVED_NOTE + page[line_end:]
     return page
+
+
+def set_on_disk(pub, runs: list[dict], touched: set[str], templates=None) -> int:
+    """Set the causes of every failure page in the corpus not written by this command (not in
+    ``touched``) against the successes of ``runs`` (every entry now). Returns the pages changed."""
+    from . import plain_pages
+
+    if plain_pages.overridden(templates, plain_pages.COMPILATION_TEMPLATE):
+        return 0
+    changed = 0
+    for step, note in notes(runs).items():
+        if step in touched:
+            continue
+        rel = layout.compilation_doc(step)
+        try:
+            page = (pub.root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        new = set_causes(page, note)
+        if new != page:
+            pub.write(rel, new.encode("utf-8"))
+            changed += 1
+    return changed
