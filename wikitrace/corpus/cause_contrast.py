@@ -20,7 +20,6 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from . import layout
-from .insights import kind_of
 
 _HEAD = "\n## Failure Causes\n"
 _BLOCK = "\n### Cause "
@@ -41,6 +40,8 @@ def notes(runs: Iterable[dict], steps: set[str] | None = None) -> dict[str, dict
     """step -> {"met": [[cause index, successes met, successes, failures met, failures]],
     "causes": the entry's causes} for each failed run (of ``steps``, when given) with causes
     recorded; "met" is empty when none was met as often by the successes."""
+    from .insights import kind_of  # the build's, not the page writer's: it never counts
+
     runs = list(runs)
     total: dict[str, Counter] = defaultdict(Counter)
     met: dict[tuple[str, str], Counter] = defaultdict(Counter)
