@@ -143,3 +143,19 @@ def test_add_and_forget_recount_the_pages_they_do_not_write(tmp_path):
     gone = runner.invoke(app, ["forget", "acme__tally-8", "-c", str(grown)])
     assert gone.exit_code == 0, gone.output
     assert _pages(grown) == _pages(base)
+
+
+def test_tests_still_failing_after_the_edit_stay_a_cause(tmp_path):
+    """The Claude Code session that failed: its tests failing after its Edit are what the successful
+    session fixed, not an error the successes met before their change, so that cause keeps its
+    place above the edit without the note; its first, failing reproduction is moved below."""
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[CORPUS], out=out, offline=True, quiet=True,
+                       outcomes=CORPUS / "claude-code" / "outcomes.json"))
+    pages = _check_pages(out)
+    blocks = pages["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]
+    after = next(i for i, b in enumerate(blocks) if "2 failed, 7 passed" in b and "**Support**" in b)
+    before = next(i for i, b in enumerate(blocks) if "1 failed, 8 passed" in b and "**Support**" in b)
+    edit = next(i for i, b in enumerate(blocks) if _is_change(b))
+    assert after < edit < before
+    assert not SAID.search(blocks[after]) and SAID.search(blocks[before])

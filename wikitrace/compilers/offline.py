@@ -108,7 +108,8 @@ def compile_offline(run: Run) -> Compilation:
         in_short=in_short(reading),
         value_rules=value_rules(reading, patterns),
     )
-    keys = {id(i.evidence): cause_keys(i) for i in shown} if not run.outcome.success else {}
+    first = min((c.n for c in reading.calls if c.writes and not c.error), default=None)
+    keys = {id(i.evidence): cause_keys(i, first) for i in shown} if not run.outcome.success else {}
     comp = ground(comp, run)
     comp.decisive = decisive(reading, comp)
     causes = [[keys.get(id(e)), list(e.turns)] for e in comp.evidence]
@@ -117,16 +118,18 @@ def compile_offline(run: Run) -> Compilation:
     return comp
 
 
-def cause_keys(item: Item) -> list[str] | str | None:
+def cause_keys(item: Item, first_change: int | None) -> list[str] | str | None:
     """What a failure cause is, for the contrast with the successful runs of its task type:
-    "change" for a state change that went through; for an error, the pattern keys the insights
-    count it as (each program the shell lacked on its own, else the error's key); else None."""
+    "change" for a state change that went through; for an error met before the run's first
+    change, the pattern keys the insights count it as (each program the shell lacked on its
+    own, else the error's key); else None. An error after a change answers that change (tests
+    still failing after the edit), which a success's same error before its own fix does not."""
     call = item.call
     if call is None:
         return None
     if _changes(item):
         return "change"
-    if not call.error:
+    if not call.error or first_change is None or max((call.n, *item.evidence.turns)) >= first_change:
         return None
     return [f"missing|{p}" for p in missing_programs(call)] or [error_key(call)]
 
