@@ -1,9 +1,10 @@
 """A failure page's causes set against the successful runs of its task type.
 
 A run compiled alone ranks an error no later call got past as a likely cause. Whether it
-decided anything shows only across runs: an error that the successful runs of the same
-task type met at least as often as the failed ones (a program the machine lacks, a search
-every run fumbles) did not set this run apart. Once every run's entry is known, such a
+decided anything shows only across runs: an error met before the run's first change that the
+successful runs of the same task type met at least as often as the failed ones (a program
+the machine lacks, a search every run fumbles; compilers/offline.py ``cause_keys``) did not
+set this run apart. Once every run's entry is known, such a
 cause is moved below the run's own state changes and says so, with the counts (the same
 pattern keys the insight layer contrasts: compilers/run_patterns.py). The page writer
 (corpus/pages.py) applies this to the compilation pages it holds; ``set_on_disk`` sets the
