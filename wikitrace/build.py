@@ -391,7 +391,7 @@ def _set_trial_lines(writer: _Writer) -> None:
     touched, dropped = _trial_scope(writer)
     trial_pages.set_on_disk(writer.pub, writer.runs, touched, dropped, writer.opts.templates)
     if dropped or len(touched) != len(writer.runs):  # not a first compile: counts of kept pages moved
-        cause_contrast.set_on_disk(writer.pub, writer.runs, touched, writer.opts.templates)
+        cause_contrast.set_on_disk(writer.pub, writer.runs, touched, dropped, writer.opts.templates)
 
 
 def _kept_runs(writer: _Writer, ids: IdAllocator, opts: BuildOptions) -> int:

@@ -205,7 +205,7 @@ def _set_trial_lines(pub: Publisher, runs: list[dict], gone: list[dict]) -> None
     templates = pub.manifest.data.get("templates")
     templates = Path(templates) if isinstance(templates, str) and Path(templates).is_dir() else None
     trial_pages.set_on_disk(pub, runs, set(), gone, templates)
-    cause_contrast.set_on_disk(pub, runs, set(), templates)
+    cause_contrast.set_on_disk(pub, runs, set(), gone, templates)
 
 
 def _step_of(rel: str, steps: set[str]) -> str | None:

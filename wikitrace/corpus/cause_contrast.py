@@ -129,17 +129,22 @@ def set_causes(page: str, note: dict | None) -> str:
     return page
 
 
-def set_on_disk(pub, runs: list[dict], touched: set[str], templates=None) -> int:
+def set_on_disk(pub, runs: list[dict], touched: set[str], dropped: list[dict], templates=None) -> int:
     """Set the causes of every failure page in the corpus not written by this command (not in
-    ``touched``) against the successes of ``runs`` (every entry now). Returns the pages changed."""
+    ``touched``) of a task type that ``touched`` or ``dropped`` (entries no longer held, or
+    compiled again) has a run of, against the successes of ``runs`` (every entry now): only
+    those types' counts moved. Returns the pages changed."""
     from . import plain_pages
+    from .insights import kind_of
 
     if plain_pages.overridden(templates, plain_pages.COMPILATION_TEMPLATE):
         return 0
+    kinds = {kind_of(r) for r in runs if r["step"] in touched} | {kind_of(r) for r in dropped}
+    every = any("task_type" not in d and "apps" not in d for d in dropped)  # an entry kept by its ids only
+    steps = {r["step"] for r in runs
+             if r["step"] not in touched and (every or kind_of(r) in kinds) and _causes(r)}
     changed = 0
-    for step, note in notes(runs).items():
-        if step in touched:
-            continue
+    for step, note in notes(runs, steps).items():
         rel = layout.compilation_doc(step)
         try:
             page = (pub.root / rel).read_text(encoding="utf-8")
