@@ -299,7 +299,7 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
                errors: list[str], reuse: _Reuse) -> None:
     """Compile ``runs`` and hand their pages to ``writer`` (``wikitrace add`` writes the same
     way). On any failure the pages of runs no index names yet are removed again."""
-    from .corpus import trial_pages
+    from .corpus import cause_contrast, trial_pages
 
     async def finish() -> None:
         unanswered = llm_report.nothing_answered(compiler, writer.counts())
@@ -308,7 +308,9 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
         writer.release()
         # every run has its entry: the page writer gets each task's trials, to write the
         # compilation pages it holds with their lines against each other
-        writer.all_handed_on(trial_pages.trial_groups(writer.runs, *_trial_scope(writer), opts.templates))
+        touched, dropped = _trial_scope(writer)
+        writer.all_handed_on(trial_pages.trial_groups(writer.runs, touched, dropped, opts.templates),
+                             cause_contrast.notes(writer.runs, touched))
         # the insights are gathered (and with a model, the merges go out) now, while the page
         # writer still writes the last runs' pages (``writer.close`` waits for it below)
         if compiler.name == "llm":
@@ -381,11 +383,15 @@ def _trial_scope(writer: _Writer) -> tuple[set[str], list[dict]]:
 
 def _set_trial_lines(writer: _Writer) -> None:
     """The pages of runs this command did not write whose task gained, changed or lost a trial
-    get their lines against the other trials (corpus/trial_pages.py); the page writer wrote the
-    others with theirs."""
-    from .corpus import trial_pages
+    get their lines against the other trials (corpus/trial_pages.py), and every failure page not
+    written here its causes against the successes now (corpus/cause_contrast.py); the page
+    writer wrote the others with theirs."""
+    from .corpus import cause_contrast, trial_pages
 
-    trial_pages.set_on_disk(writer.pub, writer.runs, *_trial_scope(writer), writer.opts.templates)
+    touched, dropped = _trial_scope(writer)
+    trial_pages.set_on_disk(writer.pub, writer.runs, touched, dropped, writer.opts.templates)
+    if dropped or len(touched) != len(writer.runs):  # not a first compile: counts of kept pages moved
+        cause_contrast.set_on_disk(writer.pub, writer.runs, touched, dropped, writer.opts.templates)
 
 
 def _kept_runs(writer: _Writer, ids: IdAllocator, opts: BuildOptions) -> int:

@@ -198,12 +198,14 @@ def _forget_locked(pub: Publisher, idents: list[str]) -> ForgetResult:
 
 
 def _set_trial_lines(pub: Publisher, runs: list[dict], gone: list[dict]) -> None:
-    """The pages of the other trials of a forgotten run's task lose their line against it."""
-    from .corpus import trial_pages
+    """The pages of the other trials of a forgotten run's task lose their line against it, and
+    the failure pages of its task type count their causes without it."""
+    from .corpus import cause_contrast, trial_pages
 
     templates = pub.manifest.data.get("templates")
     templates = Path(templates) if isinstance(templates, str) and Path(templates).is_dir() else None
     trial_pages.set_on_disk(pub, runs, set(), gone, templates)
+    cause_contrast.set_on_disk(pub, runs, set(), gone, templates)
 
 
 def _step_of(rel: str, steps: set[str]) -> str | None:

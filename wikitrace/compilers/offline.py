@@ -44,6 +44,7 @@ from .value_sources import source_notes
 from .page_items import answered_nothing, diff_phrase, label, shown_answer, short_call
 from .page_notes import followed_note, given_answer_note, listed_note, reason_note
 from .record_notes import used_record
+from .error_insights import error_key, missing_programs
 from .page_causes import Item, call_line, edits_between, edits_phrase, quote_marks_note, silent
 from .record_words import messages_notes, named_field_notes
 from .run_insights import insights_for
@@ -107,9 +108,30 @@ def compile_offline(run: Run) -> Compilation:
         in_short=in_short(reading),
         value_rules=value_rules(reading, patterns),
     )
+    first = min((c.n for c in reading.calls if c.writes and not c.error), default=None)
+    keys = {id(i.evidence): cause_keys(i, first) for i in shown} if not run.outcome.success else {}
     comp = ground(comp, run)
     comp.decisive = decisive(reading, comp)
+    causes = [[keys.get(id(e)), list(e.turns)] for e in comp.evidence]
+    if any(isinstance(c, list) for c, _t in causes) and any(c == "change" for c, _t in causes):
+        comp.decisive["causes"] = causes  # corpus/cause_contrast.py sets them against the successes
     return comp
+
+
+def cause_keys(item: Item, first_change: int | None) -> list[str] | str | None:
+    """What a failure cause is, for the contrast with the successful runs of its task type:
+    "change" for a state change that went through; for an error met before the run's first
+    change, the pattern keys the insights count it as (each program the shell lacked on its
+    own, else the error's key); else None. An error after a change answers that change (tests
+    still failing after the edit), which a success's same error before its own fix does not."""
+    call = item.call
+    if call is None:
+        return None
+    if _changes(item):
+        return "change"
+    if not call.error or first_change is None or max((call.n, *item.evidence.turns)) >= first_change:
+        return None
+    return [f"missing|{p}" for p in missing_programs(call)] or [error_key(call)]
 
 
 def chosen_items(run: Run) -> tuple[Reading, list[Item]]:

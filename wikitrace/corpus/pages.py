@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from . import documents, layout, trial_contrast, trial_pages
+from . import cause_contrast, documents, layout, trial_contrast, trial_pages
 from .manifest import FileWriter
 from .page_words import PageWords, walk_key
 from .. import helper_process
@@ -109,7 +109,7 @@ class PageSink:
             self.held.extend(op[1])
             return
         if op[0] == "trials":
-            return self.write_held(trial_pages.written_lines(op[1]))
+            return self.write_held(trial_pages.written_lines(op[1]), op[2] if len(op) > 2 else {})
         if op[0] != "run":
             raise PageWriteError(f"unknown page operation {op[0]!r}")
         try:
@@ -145,13 +145,15 @@ class PageSink:
         if held:
             other.apply(("held", held))
 
-    def write_held(self, lines: dict) -> None:
+    def write_held(self, lines: dict, causes: dict | None = None) -> None:
         """Write the compilation pages held, in step order, each with its line against the other
         trials of its task from ``lines`` (step -> line or None; a step not there keeps the
-        page as rendered)."""
+        page as rendered) and its causes set against the successes from ``causes``
+        (corpus/cause_contrast.py ``notes``)."""
         held, self.held = self.held, []
         for step, text, outcome, restates in sorted(held, key=lambda page: layout.id_number(page[0])):
             try:
+                text = cause_contrast.set_causes(text, (causes or {}).get(step))
                 if step in lines:
                     text = trial_pages.set_in_short(text, step, outcome, lines[step], restates)
                 rel, data = layout.compilation_doc(step), text.encode("utf-8")

@@ -164,12 +164,13 @@ class RunWriter:
             else:
                 self.pub.page_words.merge(sink.page_words)
 
-    def all_handed_on(self, trials: list) -> None:
+    def all_handed_on(self, trials: list, causes: dict | None = None) -> None:
         """No page is to come: the page writer gets the ``trials`` of each task its compilation
-        pages set against each other (corpus/trial_pages.py ``trial_groups``) and, in its
+        pages set against each other (corpus/trial_pages.py ``trial_groups``) and the causes
+        the successes met (corpus/cause_contrast.py ``notes``) and, in its
         process, writes those pages and the last ones (and seals its notes for the search
         files) while this one gathers the insights."""
-        self._sink.apply(("trials", trials))
+        self._sink.apply(("trials", trials, causes or {}))
         if isinstance(self._sink, pages.HelperSink):
             self._sink.end()
 

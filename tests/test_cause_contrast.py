@@ -1,0 +1,161 @@
+"""A failure page's causes set against the successful runs of its task type (corpus/cause_contrast.py),
+on the coding corpus (SWE-agent Java runs without a JDK, pytest runs) and a tau-bench run: a cause
+the successes met at least as often says so with counts that check out against every run's
+patterns, sits below the run's own changes, and the page's ranking sentence says why."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+from wikitrace.build import BuildOptions, build
+from wikitrace.corpus.cause_contrast import MOVED_NOTE
+from wikitrace.corpus.insights import kind_of
+
+FIXTURES = Path(__file__).parent / "fixtures" / "importers"
+CORPUS = FIXTURES / "coding_corpus"
+SAID = re.compile(r"[Tt]his error was also met in (\d+) of (\d+) successful runs? of this task type "
+                  r"\(and in (\d+) of (\d+) failed runs?\): it did not decide this run\.")
+
+
+def _causes(page: str) -> list[str]:
+    section = page.split("\n## Failure Causes\n", 1)[1].split("\n## ", 1)[0].split("\nLeft out: ", 1)[0]
+    blocks = section.split("\n### Cause ")[1:]
+    assert [b.split("\n", 1)[0] for b in blocks] == [str(n) for n in range(1, len(blocks) + 1)]
+    return blocks
+
+
+def _is_change(block: str) -> bool:
+    return "**Support**: The call went through, yet the run was judged a failure" in block
+
+
+def _check_pages(out: Path) -> dict[str, list[str]]:
+    """Every failure page's causes: each count a cause states is the count of runs of its task type
+    whose patterns hold the error's key, and no such cause stands above a change of the run."""
+    data = json.loads((out / "corpus.json").read_text())
+    runs = data["runs"]
+    pages = {}
+    for r in runs:
+        if r["outcome"] != "failure":
+            continue
+        page = (out / "compilation" / f"{r['step']}.md").read_text()
+        blocks = _causes(page)
+        pages[r["run_id"]] = blocks
+        said = [(i, SAID.search(b)) for i, b in enumerate(blocks)]
+        said = [(i, m) for i, m in said if m]
+        kin = [x for x in runs if kind_of(x) == kind_of(r)]
+        won = [x for x in kin if x["outcome"] == "success"]
+        lost = [x for x in kin if x["outcome"] == "failure"]
+        keys = [k for c, _turns in (r.get("decisive") or {}).get("causes") or [] if isinstance(c, list) for k in c]
+        for i, m in said:
+            s, n, f, m_ = map(int, m.groups())
+            assert (n, m_) == (len(won), len(lost))
+            # one of the cause's own keys is met that often on each side, the successes at least as often
+            assert any(sum(k in x["patterns"] for x in won) == s and sum(k in x["patterns"] for x in lost) == f
+                       for k in keys)
+            assert s * m_ >= f * n and s >= 1
+            changes = [j for j, b in enumerate(blocks) if _is_change(b)]
+            assert not changes or i > max(changes), (r["step"], i)
+        assert MOVED_NOTE not in page or said  # the ranking line is added only where a cause was moved
+    return pages
+
+
+def test_coding_corpus_causes_the_successes_met_as_often_come_after_the_changes(tmp_path):
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[CORPUS], out=out, offline=True, quiet=True))
+    pages = _check_pages(out)
+    # step-0006 of the review: edited the test file; its search_dir error was met by a success too
+    test_edit = pages["swe-llama/acme__jsonkit-101"]
+    where = next(i for i, b in enumerate(test_edit) if "Directory src/main/java/acme/jsonkit/number not found" in b
+                 and "**Decision**" in b)
+    edit = next(i for i, b in enumerate(test_edit) if "NumberParserTest.java" in b and _is_change(b))
+    assert edit < where and SAID.search(test_edit[where])
+    # step-0008: the pytest reproduction the successful trial ran as well is no longer above the edit
+    tally = pages["acme__tally-7"]
+    repro = next(i for i, b in enumerate(tally) if "assert 2 == 2.5" in b)
+    assert SAID.search(tally[repro]) and repro > max(i for i, b in enumerate(tally) if _is_change(b))
+    untouched = [b for blocks in pages.values() for b in blocks]
+    assert any(SAID.search(b) for b in untouched) and not all(SAID.search(b) for b in untouched)
+
+
+def _tau_runs(tmp_path: Path, with_success: bool) -> Path:
+    runs = json.loads((FIXTURES / "tau_bench" / "gpt-4o-rail.json").read_text())
+    if with_success:  # another trial of the same task that met the same seat error and still succeeded
+        won = copy.deepcopy(next(r for r in runs if r["task_id"] == 32))
+        won["reward"], won["trial"] = 1.0, 1
+        runs.append(won)
+    folder = tmp_path / ("won" if with_success else "base")
+    folder.mkdir()
+    (folder / "gpt-4o-rail.json").write_text(json.dumps(runs))
+    return folder
+
+
+def test_tau_error_a_success_also_met_says_so_and_a_separating_one_is_left_as_it_was(tmp_path):
+    plain, mixed = tmp_path / "plain", tmp_path / "mixed"
+    build(BuildOptions(inputs=[_tau_runs(tmp_path, False)], out=plain, offline=True, quiet=True))
+    build(BuildOptions(inputs=[_tau_runs(tmp_path, True)], out=mixed, offline=True, quiet=True))
+    assert "did not decide this run" not in "".join(p.read_text() for p in (plain / "compilation").glob("*.md"))
+    pages = _check_pages(mixed)
+    failed = next(blocks for run_id, blocks in pages.items() if "32" in run_id)
+    seats = next(b for b in failed if "not enough seats" in b and "**Support**" in b)
+    m = SAID.search(seats)
+    assert m and m.groups() == ("1", "1", "1", "6")
+
+
+def _pages(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (out / "compilation").glob("step-*.md")}
+
+
+def test_add_and_forget_recount_the_pages_they_do_not_write(tmp_path):
+    """A success added to the task type changes the counts on the failure pages already there (and
+    moves a cause it also met); forgetting it gives back what a compile without it writes."""
+    from wikitrace.cli import app
+    from typer.testing import CliRunner
+
+    without = tmp_path / "without"
+    for folder in ("swe-claude", "swe-gpt4o", "swe-llama", "swe-tally-bad"):
+        (without / folder).mkdir(parents=True)
+        for f in (CORPUS / folder).iterdir():
+            (without / folder / f.name).write_bytes(f.read_bytes())
+    extra = tmp_path / "extra" / "acme__tally-8.traj"  # the pytest success, as a run of another task
+    extra.parent.mkdir()
+    extra.write_bytes((CORPUS / "swe-tally-ok" / "acme__tally-7.traj").read_bytes())
+    whole = tmp_path / "whole"
+    (whole / "z").mkdir(parents=True)
+    for folder in without.iterdir():
+        (whole / folder.name).mkdir()
+        for f in folder.iterdir():
+            (whole / folder.name / f.name).write_bytes(f.read_bytes())
+    (whole / "z" / extra.name).write_bytes(extra.read_bytes())
+    (whole / "z" / "results.json").write_text('{"resolved": ["acme__tally-8"]}')
+
+    base, grown, full = tmp_path / "base", tmp_path / "grown", tmp_path / "full"
+    build(BuildOptions(inputs=[without], out=base, offline=True, quiet=True))
+    build(BuildOptions(inputs=[whole], out=full, offline=True, quiet=True))
+    build(BuildOptions(inputs=[without], out=grown, offline=True, quiet=True))
+    runner = CliRunner()
+    added = runner.invoke(app, ["add", str(extra), "-c", str(grown), "--outcome", "success"])
+    assert added.exit_code == 0, added.output
+    assert _pages(grown) == _pages(full) != _pages(base)
+    _check_pages(grown)
+    gone = runner.invoke(app, ["forget", "acme__tally-8", "-c", str(grown)])
+    assert gone.exit_code == 0, gone.output
+    assert _pages(grown) == _pages(base)
+
+
+def test_tests_still_failing_after_the_edit_stay_a_cause(tmp_path):
+    """The Claude Code session that failed: its tests failing after its Edit are what the successful
+    session fixed, not an error the successes met before their change, so that cause keeps its
+    place above the edit without the note; its first, failing reproduction is moved below."""
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[CORPUS], out=out, offline=True, quiet=True,
+                       outcomes=CORPUS / "claude-code" / "outcomes.json"))
+    pages = _check_pages(out)
+    blocks = pages["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]
+    after = next(i for i, b in enumerate(blocks) if "2 failed, 7 passed" in b and "**Support**" in b)
+    before = next(i for i, b in enumerate(blocks) if "1 failed, 8 passed" in b and "**Support**" in b)
+    edit = next(i for i, b in enumerate(blocks) if _is_change(b))
+    assert after < edit < before
+    assert not SAID.search(blocks[after]) and SAID.search(blocks[before])

@@ -1,0 +1,157 @@
+"""A failure page's causes set against the successful runs of its task type.
+
+A run compiled alone ranks an error no later call got past as a likely cause. Whether it
+decided anything shows only across runs: an error met before the run's first change that the
+successful runs of the same task type met at least as often as the failed ones (a program
+the machine lacks, a search every run fumbles; compilers/offline.py ``cause_keys``) did not
+set this run apart. Once every run's entry is known, such a
+cause is moved below the run's own state changes and says so, with the counts (the same
+pattern keys the insight layer contrasts: compilers/run_patterns.py). The page writer
+(corpus/pages.py) applies this to the compilation pages it holds; ``set_on_disk`` sets the
+pages an ``add`` or ``forget`` did not write (their counts change with the runs), from the
+page itself: each cause is known by its turns (the entry keeps them in the order the run
+ranked them), so what an earlier command set is undone first. A page no cause of which is
+affected is as rendered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from typing import Iterable
+
+from . import layout
+
+_HEAD = "\n## Failure Causes\n"
+_BLOCK = "\n### Cause "
+_RANKED = "> They are ranked:"
+MOVED_NOTE = ("> An error that the successful runs of this task type met at least as often as the failed ones comes "
+              "after the run's own changes: it did not set this run apart.\n")
+_SAID = re.compile(r"( —|) [Tt]his error was also met in \d+ of \d+ successful runs? of this task type "
+                   r"\(and in \d+ of \d+ failed runs?\): it did not decide this run\.")
+_TURN = re.compile(r"#turn-(\d+)\)")
+
+
+def _causes(entry: dict) -> list | None:
+    causes = (entry.get("decisive") or {}).get("causes")
+    return causes if entry.get("outcome") == "failure" and causes else None
+
+
+def notes(runs: Iterable[dict], steps: set[str] | None = None) -> dict[str, dict]:
+    """step -> {"met": [[cause index, successes met, successes, failures met, failures]],
+    "causes": the entry's causes} for each failed run (of ``steps``, when given) with causes
+    recorded; "met" is empty when none was met as often by the successes."""
+    from .insights import kind_of  # the build's, not the page writer's: it never counts
+
+    runs = list(runs)
+    total: dict[str, Counter] = defaultdict(Counter)
+    met: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for r in runs:
+        kind, outcome = kind_of(r), r.get("outcome")
+        total[kind][outcome] += 1
+        for p in set(r.get("patterns") or ()):
+            met[kind, p][outcome] += 1
+    out: dict[str, dict] = {}
+    for r in runs:
+        causes = _causes(r)
+        if causes is None or (steps is not None and r["step"] not in steps):
+            continue
+        kind = kind_of(r)
+        won, lost = total[kind]["success"], total[kind]["failure"]
+        hits = []
+        for i, (keys, _turns) in enumerate(causes):
+            for key in keys if isinstance(keys, list) else ():
+                s, f = met[kind, key]["success"], met[kind, key]["failure"]
+                if s and f and s * lost >= f * won:  # as often among the successes as among the failures
+                    hits.append([i, s, won, f, lost])
+                    break
+        out[r["step"]] = {"met": hits, "causes": causes}
+    return out
+
+
+def _sentence(s: int, won: int, f: int, lost: int, bare: bool) -> str:
+    return (f"{' —' if bare else ''} {'t' if bare else 'T'}his error was also met in {s} of {won} successful"
+            f" run{'s' if won != 1 else ''} of this task type (and in {f} of {lost} failed"
+            f" run{'s' if lost != 1 else ''}): it did not decide this run.")
+
+
+def _turns(body: str) -> tuple[int, ...]:
+    line = next((ln for ln in body.split("\n") if ln.startswith("**Turns**: ")), "")
+    return tuple(int(n) for n in _TURN.findall(line))
+
+
+def set_causes(page: str, note: dict | None) -> str:
+    """The page with each cause of ``note`` (``notes``) saying it was met by the successes, and
+    moved below the last state change ranked under it, whatever an earlier command set there;
+    the page as it was without a note or when its causes are not the ones the note lists."""
+    if not note:
+        return page
+    start = page.find(_HEAD)
+    if start < 0:
+        return page
+    body_at = start + len(_HEAD)
+    ends = [e for e in (page.find("\nLeft out: ", body_at), page.find("\n## ", body_at)) if e >= 0]
+    end = min(ends) if ends else len(page)
+    parts = page[body_at:end].split(_BLOCK)
+    lead, blocks = parts[0], parts[1:]
+    causes = note["causes"]
+    wanted = [tuple(turns) for _keys, turns in causes]
+    if (len(blocks) != len(causes) or len(set(wanted)) != len(wanted)
+            or not all(b.startswith(f"{n}\n") for n, b in enumerate(blocks, 1))):
+        return page
+    shown = {_turns(b): _SAID.sub("", b.split("\n", 1)[1], count=1) for b in blocks}
+    if set(shown) != set(wanted):
+        return page
+    bodies = [shown[t] for t in wanted]  # as the run ranked them
+    for i, s, won, f, lost in note["met"]:
+        head, sep, rest = bodies[i].partition("**Support**: ")
+        if not sep:
+            return page
+        line, nl, tail = rest.partition("\n")
+        bare = not line.rstrip().endswith((".", "!", "?"))  # a quoted error may end without a stop
+        bodies[i] = head + sep + line + _sentence(s, won, f, lost, bare) + nl + tail
+    met = {i for i, *_ in note["met"]}
+    changes = [i for i, (c, _t) in enumerate(causes) if c == "change"]
+    last = max(changes) if changes else -1
+    # above the last change: the other causes keep their order, the ones the successes met follow
+    order = ([i for i in range(last + 1) if i not in met] + [i for i in range(last + 1) if i in met]
+             + list(range(last + 1, len(bodies))))
+    text = lead + "".join(f"{_BLOCK}{n}\n{bodies[i]}" for n, i in enumerate(order, 1))
+    page = page[:body_at] + text + page[end:]
+    had = page.find(MOVED_NOTE)
+    if had >= 0:
+        page = page[:had] + page[had + len(MOVED_NOTE):]
+    if order != sorted(order):
+        at = page.find(_RANKED)
+        line_end = page.find("\n", at) + 1 if at >= 0 else -1
+        if line_end > 0:
+            page = page[:line_end] + MOVED_NOTE + page[line_end:]
+    return page
+
+
+def set_on_disk(pub, runs: list[dict], touched: set[str], dropped: list[dict], templates=None) -> int:
+    """Set the causes of every failure page in the corpus not written by this command (not in
+    ``touched``) of a task type that ``touched`` or ``dropped`` (entries no longer held, or
+    compiled again) has a run of, against the successes of ``runs`` (every entry now): only
+    those types' counts moved. Returns the pages changed."""
+    from . import plain_pages
+    from .insights import kind_of
+
+    if plain_pages.overridden(templates, plain_pages.COMPILATION_TEMPLATE):
+        return 0
+    kinds = {kind_of(r) for r in runs if r["step"] in touched} | {kind_of(r) for r in dropped}
+    every = any("task_type" not in d and "apps" not in d for d in dropped)  # an entry kept by its ids only
+    steps = {r["step"] for r in runs
+             if r["step"] not in touched and (every or kind_of(r) in kinds) and _causes(r)}
+    changed = 0
+    for step, note in notes(runs, steps).items():
+        rel = layout.compilation_doc(step)
+        try:
+            page = (pub.root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        new = set_causes(page, note)
+        if new != page:
+            pub.write(rel, new.encode("utf-8"))
+            changed += 1
+    return changed
