@@ -1671,3 +1671,24 @@ def test_a_failure_of_look_ups_only_names_them_all_and_leaves_none_out():
     summary = next(e for e in comp.evidence if e.decision.startswith("Made 2 look-up calls"))
     assert "get_booking and calculate" in summary.decision
     assert comp.left_out == 0
+
+
+def test_a_last_change_made_as_expected_is_not_doubted_when_others_were_left_unmade():
+    """The run's last change was one the task expected and the run stopped there with another
+    expected change unmade: the page said the change 'may not be what the task asked for', which
+    the log contradicts (a reviewer counted it false); it says why the change is shown instead."""
+    from wikitrace.compilers.offline import compile_offline
+
+    actions = [{"name": "cancel_booking", "kwargs": {"booking_id": "QX7"}},
+               {"name": "cancel_booking", "kwargs": {"booking_id": "QX8"}}]
+    traj = [{"role": "system", "content": "You are an airline agent."},
+            {"role": "user", "content": "Cancel my bookings QX7 and QX8, please."},
+            _tool_call(1, "cancel_booking", {"booking_id": "QX7"}),
+            _tool_answer(1, "cancel_booking", '{"booking_id": "QX7", "status": "cancelled"}'),
+            {"role": "assistant", "content": "QX7 is cancelled."},
+            {"role": "user", "content": "Thanks! ###STOP###"}]
+    comp = compile_offline(_tau(actions, traj, 0.0))
+    item = next(e for e in comp.evidence if e.decision.startswith("Called cancel_booking"))
+    assert "may not be what the task asked for" not in item.support
+    assert item.support.startswith("The call went through and is one the task expected, but the run ended after it")
+    assert any("QX8" in n for n in item.notes), item.notes  # the unmade change is listed below it

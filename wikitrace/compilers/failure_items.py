@@ -103,7 +103,8 @@ def failure_items(r: Reading) -> list[Item]:
         # the task asked for this very change: context, ranked below the causes (unless it is the last
         # change and the run left expected changes unmade; a look-up it skipped is no reason to rank a change
         # made as expected first). Its "same call as expected" note is then left out: the support says so.
-        expected = made_as_expected(r, c) and not (c is writes[-1] and missed_changes(r))
+        as_expected = made_as_expected(r, c)
+        expected = as_expected and not (c is writes[-1] and missed_changes(r))
         notes, flagged = check_notes(r, c)
         notes = ([] if expected else change_notes(r, c)) + reason_note(r, c) + notes
         missed = missed_notes(r) if c is writes[-1] else []
@@ -129,6 +130,9 @@ def failure_items(r: Reading) -> list[Item]:
                 # a test run changes nothing: what it said is told, not a change it never made
                 f"Its tests passed ({clip(tests_passed(c.turn.result), 80)}), yet the run was judged a failure: a "
                 "passing run of these tests did not settle the task." if tests_passed(c.turn.result) and not edit else
+                # the last change, made as expected, with expected changes left unmade after it
+                "The call went through and is one the task expected, but the run ended after it with "
+                "changes the task expected still unmade (listed below)." if as_expected else
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
                 "what the task asked for" + (" (see the checks below)." if flagged else ".")),
             turns=[c.n], quote=quote_of(c.turn.result), call=call_line(c), notes=notes), "write", c))
