@@ -173,14 +173,14 @@ def test_rebuild_skips_parsing_records_it_compiled_before(tmp_path, monkeypatch)
 def test_rebuild_after_the_code_changed_compiles_every_run_again(tmp_path, monkeypatch):
     """A development checkout changes the code without changing the version: the pages the old
     code wrote must not be kept for unchanged runs."""
-    import wikitrace.build_key as build_key
+    import wikitrace.code_digest as code
 
     out = tmp_path / "corpus"
     src = write_jsonl(tmp_path / "runs.jsonl", example_runs()[:5])
     _build([src], out)
     _build([src], out)
     assert json.loads((out / "corpus.json").read_text())["build"]["reused_runs"] == 5
-    monkeypatch.setattr(build_key, "_code_digest", "another version of the code")
+    monkeypatch.setattr(code, "_digest", "another version of the code")
     one = write_jsonl(tmp_path / "one.jsonl", example_runs()[5:6])
     before = tree_bytes(out)
     with pytest.raises(Failed, match="from other source code .* rebuild it once"):

@@ -152,7 +152,7 @@ def same_settings_or_fail(key: str, pub: Publisher, previous: dict, settings: di
     if previous.get("wikitrace_version") != __version__:
         raise Failed(f"{root}: was compiled by wikitrace {previous.get('wikitrace_version')}, this is {__version__}",
                      f"rebuild it once with `wikitrace compile INPUT... --out {root}`, then add")
-    from .build_key import code_digest
+    from .code_digest import code_digest
 
     if settings.get("code") != code_digest():
         raise Failed(f"{root}: was compiled by wikitrace {__version__} from other source code (a development "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .code_digest import code_digest
 
 if TYPE_CHECKING:
     from .build import BuildOptions
@@ -45,22 +46,3 @@ def build_key(compiler_name: str, model: str | None, opts: BuildOptions) -> str:
                 h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     h.update(code_digest().encode())
     return "sha256:" + h.hexdigest()
-
-
-def code_digest() -> str:
-    """The package's own source, which writes the pages: in a development checkout it changes
-    without ``__version__`` changing, and a rebuild into the same folder would otherwise keep
-    the pages the old code wrote for every unchanged run. Hashed once per process (a few ms)."""
-    global _code_digest
-    if _code_digest is None:
-        package = Path(__file__).resolve().parent
-        h = hashlib.sha256()
-        for path in sorted(package.rglob("*.py")):
-            if not (path.parent / "__init__.py").is_file():
-                continue  # not a module of the package: the agent tools a wheel bundles beside it
-            h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-        _code_digest = h.hexdigest()
-    return _code_digest
-
-
-_code_digest: str | None = None

@@ -21,30 +21,17 @@ ids), and each command that rewrites corpus.json after gathering writes it anew.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import applies, choices, layout
+from ..code_digest import code_digest
+from . import choices, layout
 from .applies import task_of
 
 FILE = "pattern-tally.json"
 _FORMAT = "wikitrace-pattern-tally/1"
-_code: str | None = None
-
-
-def _code_digest() -> str:
-    """Counts made by other code (this module, choices.faced, or applies.task_of, which says
-    which runs are trials of one task) are never reused."""
-    global _code
-    if _code is None:
-        h = hashlib.sha256()
-        for path in (__file__, choices.__file__, applies.__file__):
-            h.update(Path(path).read_bytes())
-        _code = h.hexdigest()
-    return _code
 
 
 @dataclass
@@ -177,7 +164,7 @@ def load(root: Path, corpus_digest: str | None, carried: set[str]) -> PatternTal
     file is missing, damaged, from other code or from another corpus.json."""
     try:
         raw = json.loads((Path(root) / ".wikitrace" / FILE).read_bytes())
-        if not (isinstance(raw, dict) and raw.get("format") == _FORMAT and raw.get("code") == _code_digest()
+        if not (isinstance(raw, dict) and raw.get("format") == _FORMAT and raw.get("code") == code_digest()
                 and corpus_digest and raw.get("corpus") == corpus_digest):
             return PatternTally(carried=carried)
         return PatternTally({kind: KindTally.from_json(t) for kind, t in raw["kinds"].items()}, carried)
@@ -195,7 +182,7 @@ def save(root: Path, tally: PatternTally, corpus_digest: str | None) -> None:
         if not corpus_digest or not tally.counted:
             path.unlink(missing_ok=True)
             return
-        write_atomic(path, json.dumps({"format": _FORMAT, "code": _code_digest(), "corpus": corpus_digest,
+        write_atomic(path, json.dumps({"format": _FORMAT, "code": code_digest(), "corpus": corpus_digest,
                                        "kinds": {k: t.as_json() for k, t in sorted(tally.counted.items())}},
                                       separators=(",", ":")) + "\n", mode=0o644)
     except OSError:

@@ -23,19 +23,10 @@ import json
 import marshal
 from pathlib import Path
 
-from . import trials as trials_module
+from ..code_digest import code_digest
 
 FILE = "same-task.json"
 _FORMAT = "wikitrace-same-task/2"  # 2: digests of marshalled data
-_code: str | None = None
-
-
-def _code_digest() -> str:
-    """The comparing code's own digest: a result made by other code is never reused."""
-    global _code
-    if _code is None:
-        _code = hashlib.sha256(Path(trials_module.__file__).read_bytes()).hexdigest()
-    return _code
 
 
 def _serial(value) -> bytes:
@@ -74,7 +65,7 @@ class SameTaskMemo:
         of, group = self._of_patterns, trials.group
         rows = [(e["step"], e["outcome"], group(e), of(e)) for e in members]
         tasks = dict.fromkeys(task for _s, _o, task, _p in rows if task is not None)
-        h = hashlib.sha256(_code_digest().encode())
+        h = hashlib.sha256(code_digest().encode())
         h.update(_serial(rows))
         h.update(_serial([(task, self._of_task(trials, task)) for task in tasks]))
         return h.hexdigest()
@@ -102,7 +93,7 @@ def load(root: Path) -> SameTaskMemo:
         raw = json.loads((Path(root) / ".wikitrace" / FILE).read_bytes())
     except (OSError, ValueError):
         return SameTaskMemo()
-    if not isinstance(raw, dict) or raw.get("format") != _FORMAT or raw.get("code") != _code_digest():
+    if not isinstance(raw, dict) or raw.get("format") != _FORMAT or raw.get("code") != code_digest():
         return SameTaskMemo()
     entries = raw.get("entries")
     if not isinstance(entries, dict):
@@ -120,7 +111,7 @@ def save(root: Path, memo: SameTaskMemo, kinds: set[str], gathered: set[str]) ->
                for kind in sorted(kinds)}
     try:
         write_atomic(Path(root) / ".wikitrace" / FILE, json.dumps(
-            {"format": _FORMAT, "code": _code_digest(), "entries": {k: v for k, v in entries.items() if v}}) + "\n",
+            {"format": _FORMAT, "code": code_digest(), "entries": {k: v for k, v in entries.items() if v}}) + "\n",
             mode=0o644)
     except OSError:
         pass  # only a speed-up for the next command: without it every comparison is made again
