@@ -392,9 +392,9 @@ def _iter_runs(
                 report.repaired_runs += 1
             clipped = clip_turns(item.turns)
             counts = redactor.run(item) if redactor is not None else None
-            # Hashed after redaction: the digest (kept in corpus.json) never covers a secret.
-            # A count of outcomes needs no digest: it is thrown away, and hashing is half its cost.
-            digest = fingerprint(item) if not isinstance(report, _CountingReport) else ""
+            # Hashed after redaction: the digest (kept in corpus.json) never covers a secret. A count
+            # of outcomes needs it too: it tells a copy of a run from another run under the same id.
+            digest = fingerprint(item)
             if item.run_id in seen and seen[item.run_id] != digest:
                 other = _qualified_id(path, item.run_id)
                 if other not in seen:  # another run of the same task, from another experiment's folder
@@ -447,13 +447,9 @@ def _no_outcome(path: Path, run: Run, fmt: str, table: Mapping, outcomes) -> str
     return f"{head}; skipped (pass --outcomes FILE to include it)"
 
 
-class _CountingReport(LoadReport):
-    """The report of ``count_outcomes``: its runs are counted, never kept."""
-
-
 def count_outcomes(paths: list[Path], fmt: str | None = None, **kwargs) -> tuple[Counter, LoadReport]:
     """Read everything once and count success/failure (for a summary before compiling)."""
-    report = _CountingReport()
+    report = LoadReport()
     for _ in iter_runs(paths, fmt, report, **kwargs):
         pass
     return Counter(report.outcomes), report
