@@ -245,6 +245,10 @@ def _expand(paths: list[Path], report: LoadReport) -> Iterator[tuple[Path, bool]
 
 # Formats read a record at a time from JSONL: they can skip records compiled before.
 _STREAMING = ("native", "openai-chat")
+# Formats whose harness names each trajectory after its task instance (run id = task id): the same
+# id with other content is another run of the task. A session log's id (Claude Code, Codex) is
+# the session's own: the same id with other content is that session continued.
+NAMED_AFTER_TASK = ("swe-agent", "mini-swe-agent", "openhands")
 
 
 def _read(path: Path, fmt: str, known: dict | None = None) -> Iterator[Run | RunError | Carried]:
@@ -396,7 +400,7 @@ def _iter_runs(
             # of outcomes needs it too: it tells a copy of a run from another run under the same id.
             digest = fingerprint(item)
             if item.run_id in seen and seen[item.run_id] != digest:
-                other = _qualified_id(path, item.run_id)
+                other = qualified_id(path, item.run_id)
                 if other not in seen:  # another run of the same task, from another experiment's folder
                     report.warnings.append(_one_line(
                         f"{path}: run_id {item.run_id!r} appears again (a different run); kept as {other!r}"))
@@ -422,7 +426,7 @@ def _iter_runs(
                 f"{len(unused)} of {len(table)} outcome entries matched no run (first: {unused[0]!r})"))
 
 
-def _qualified_id(path: Path, run_id: str) -> str:
+def qualified_id(path: Path, run_id: str) -> str:
     """The run id prefixed with the nearest folder of ``path`` not named after the run.
 
     Benchmark harnesses name each trajectory after its task (SWE-agent writes
