@@ -38,7 +38,8 @@ from wikitrace.dialogue.bm25 import BM25  # noqa: E402
 from wikitrace.dialogue.build import compile_sample, render_sample  # noqa: E402
 from wikitrace.dialogue.load import load_inputs  # noqa: E402
 from wikitrace.dialogue.packet import count_tokens, pack_context  # noqa: E402
-from wikitrace.dialogue.retrieve import prepare_files, retrieve  # noqa: E402
+from wikitrace.dialogue.loaded_index import prepare_files  # noqa: E402
+from wikitrace.dialogue.retrieve import retrieve  # noqa: E402
 from wikitrace.dialogue.text import stem, tokens  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

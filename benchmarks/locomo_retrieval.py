@@ -51,7 +51,8 @@ from wikitrace.dialogue.embed import CACHE_BIN, endpoint_embedder  # noqa: E402
 from wikitrace.dialogue.build import compile_sample, render_sample  # noqa: E402
 from wikitrace.dialogue.load import load_inputs  # noqa: E402
 from wikitrace.dialogue.packet import count_tokens, pack_context  # noqa: E402
-from wikitrace.dialogue.retrieve import prepare_files, retrieve  # noqa: E402
+from wikitrace.dialogue.loaded_index import prepare_files  # noqa: E402
+from wikitrace.dialogue.retrieve import retrieve  # noqa: E402
 from wikitrace.dialogue.text import tokens  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 4000)
@@ -202,7 +203,7 @@ def routing_diagnosis(li, qa: list[dict], budget: int = 1000, top_pages: int = 1
     and whether a text-routed page (top ``top_pages``) or the page of the direct hits holds it; for
     all questions, how many packets routing (``expand``) changes and in which direction."""
     from wikitrace.dialogue.ranking import hit_pages, route_pages, score_trajectories
-    from wikitrace.dialogue.retrieve import make_query
+    from wikitrace.dialogue.question import make_query
 
     raw = li.raw
     msgs, snaps, pages = raw["messages"], raw["snapshots"], raw["pages"]

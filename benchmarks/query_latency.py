@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from wikitrace.fsio import make_writable  # noqa: E402
 from wikitrace.dialogue.build import DialogueOptions, compile_dialogues  # noqa: E402
 from wikitrace.dialogue.load import load_inputs  # noqa: E402
-from wikitrace.dialogue.retrieve import load_index, retrieve  # noqa: E402
+from wikitrace.dialogue.loaded_index import load_index  # noqa: E402
+from wikitrace.dialogue.retrieve import retrieve  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import add_record_flag, markdown_table, record  # noqa: E402

@@ -2,10 +2,13 @@
 
 Each synthetic run is a real run with its ids and a few words varied, so sizes,
 turn shapes and text lengths stay realistic. Nothing generated here is committed.
+
+    python benchmarks/synth.py OUT.jsonl [--runs 2000] [--seed 0]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
@@ -54,7 +57,20 @@ def write_corpus_input(path: Path, n: int, seed: int = 0) -> Path:
     return path
 
 
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Write synthetic runs (one OpenAI-chat run a line) for the benchmarks.")
+    ap.add_argument("out", type=Path, help="the JSONL file to write")
+    ap.add_argument("--runs", type=int, default=2000, help="how many runs (default 2000)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the word choices (default 0)")
+    args = ap.parse_args(argv)
+    # A name like '-h' after '--' is almost surely a mistyped option, not a file anyone wants.
+    if str(args.out).startswith("-"):
+        ap.error(f"refusing to write to {str(args.out)!r}: an output path may not start with '-'")
+    if args.runs < 1:
+        ap.error("--runs must be at least 1")
+    print(write_corpus_input(args.out, args.runs, seed=args.seed))
+    return 0
+
+
 if __name__ == "__main__":
-    out = Path(sys.argv[1])
-    write_corpus_input(out, int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
-    print(out)
+    sys.exit(main())

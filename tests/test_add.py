@@ -74,6 +74,27 @@ def test_add_leaves_what_compiling_both_inputs_writes(tmp_path):
     same_corpus(tmp_path / "added", tmp_path / "together")
 
 
+def test_another_experiments_run_of_a_task_is_added_beside_it_as_compile_keeps_both(tmp_path):
+    """SWE-agent names each trajectory after its task: the same instance from another experiment's
+    folder, with other steps, is another run. Compile keeps both (the later as <folder>/<id>);
+    adding it to a corpus of the first experiment leaves the same corpus, not a replaced run."""
+    fixtures = REPO / "tests" / "fixtures" / "importers" / "swe_agent"
+    first, second = tmp_path / "exp1", tmp_path / "exp2"
+    shutil.copytree(fixtures, first)
+    second.mkdir()
+    shutil.copy(fixtures / "results.json", second / "results.json")
+    other = json.loads((fixtures / "django__django-11099.traj").read_text())
+    other["trajectory"][0]["observation"] = "Another experiment saw another listing here."
+    rerun = second / "django__django-11099.traj"
+    rerun.write_text(json.dumps(other))
+    ok("compile", str(first), "--out", str(tmp_path / "added"), "--offline", "-q")
+    done = ok("add", str(rerun), "--corpus", str(tmp_path / "added"), "--json")
+    assert [r["run_id"] for r in json.loads(done.stdout)["added"]] == ["exp2/django__django-11099"]
+    assert "appears again (a different run); kept as 'exp2/django__django-11099'" in done.stderr
+    ok("compile", str(first), str(rerun), "--out", str(tmp_path / "together"), "--offline", "-q")
+    same_corpus(tmp_path / "added", tmp_path / "together")
+
+
 def test_several_runs_in_one_file_are_added_in_file_order(tmp_path):
     a, b = split_examples(tmp_path, tail=3)
     ok("compile", str(a), "--out", str(tmp_path / "added"), "-q")

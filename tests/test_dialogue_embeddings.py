@@ -19,7 +19,8 @@ from wikitrace.dialogue.cli_support import compile_command
 from wikitrace.dialogue.embed import (EmbeddingError, EmbeddingCache, endpoint_embedder, resolve_embeddings,
                                       text_key)
 from wikitrace.dialogue.query import run_query
-from wikitrace.dialogue.retrieve import load_index, retrieve
+from wikitrace.dialogue.loaded_index import load_index
+from wikitrace.dialogue.retrieve import retrieve
 
 FIXTURE = Path(__file__).parent / "fixtures" / "dialogue" / "tiny.jsonl"
 DIM = 48

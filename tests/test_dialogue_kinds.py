@@ -29,7 +29,7 @@ def test_kinds_leave_out_the_text_s_own_words_and_a_text_without_nouns_has_none(
 def li():
     from wikitrace.dialogue.build import compile_sample, render_sample
     from wikitrace.dialogue.load import load_inputs
-    from wikitrace.dialogue.retrieve import prepare_files
+    from wikitrace.dialogue.loaded_index import prepare_files
 
     return prepare_files(render_sample(compile_sample(load_inputs([FIXTURE])[0])))
 

@@ -13,7 +13,8 @@ from wikitrace.dialogue.check import check_dialogue
 from wikitrace.dialogue.llm import StructuredLLM, answer, from_options
 from wikitrace.dialogue.load import load_inputs
 from wikitrace.dialogue.query import run_query
-from wikitrace.dialogue.retrieve import prepare_files, retrieve
+from wikitrace.dialogue.loaded_index import prepare_files
+from wikitrace.dialogue.retrieve import retrieve
 from wikitrace.dialogue.build import render_sample
 from wikitrace.llm.config import resolve
 

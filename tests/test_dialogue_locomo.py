@@ -6,7 +6,8 @@ import pytest
 
 from wikitrace.dialogue.build import compile_sample, render_sample
 from wikitrace.dialogue.load import load_inputs
-from wikitrace.dialogue.retrieve import prepare_files, retrieve
+from wikitrace.dialogue.loaded_index import prepare_files
+from wikitrace.dialogue.retrieve import retrieve
 
 from helpers import SHARED_DATA
 

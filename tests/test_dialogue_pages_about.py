@@ -7,7 +7,8 @@ from pathlib import Path
 from wikitrace.dialogue.build import compile_sample, render_sample
 from wikitrace.dialogue.load import load_inputs
 from wikitrace.dialogue.ranking import expand_by_entity
-from wikitrace.dialogue.retrieve import make_query, prepare_files
+from wikitrace.dialogue.loaded_index import prepare_files
+from wikitrace.dialogue.question import make_query
 
 FIXTURE = Path(__file__).parent / "fixtures" / "dialogue" / "about-whom.json"
 

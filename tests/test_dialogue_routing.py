@@ -12,7 +12,8 @@ import pytest
 from wikitrace.dialogue.build import DialogueOptions, compile_dialogues
 from wikitrace.dialogue.query import run_query
 from wikitrace.dialogue.ranking import ROUTE_KEEP, expand_by_page, hit_pages, rrf
-from wikitrace.dialogue.retrieve import load_index, retrieve
+from wikitrace.dialogue.loaded_index import load_index
+from wikitrace.dialogue.retrieve import retrieve
 from wikitrace.fsio import make_writable
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dialogue"
@@ -127,7 +128,7 @@ ASKED = FIXTURES / "asked-about.json"
 def asked():
     from wikitrace.dialogue.build import compile_sample, render_sample
     from wikitrace.dialogue.load import load_inputs
-    from wikitrace.dialogue.retrieve import prepare_files
+    from wikitrace.dialogue.loaded_index import prepare_files
 
     return prepare_files(render_sample(compile_sample(load_inputs([ASKED])[0])))
 
@@ -182,7 +183,7 @@ def test_question_naming_both_or_neither_participant_is_not_routed(asked, monkey
 
 def test_speaker_first_orders_without_dropping(asked):
     from wikitrace.dialogue.ranking import speaker_first
-    from wikitrace.dialogue.retrieve import make_query
+    from wikitrace.dialogue.question import make_query
 
     order = list(range(len(asked.raw["messages"])))[::-1]
     q = make_query(asked, "Where does Noor spend Saturdays?")

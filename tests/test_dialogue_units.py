@@ -7,7 +7,8 @@ from datetime import date
 from wikitrace.dialogue.bm25 import BM25
 from wikitrace.dialogue.extract import Claim, Snapshot, validate_claims
 from wikitrace.dialogue.load import Message, load_file
-from wikitrace.dialogue.retrieve import query_shape, rrf
+from wikitrace.dialogue.question import query_shape
+from wikitrace.dialogue.ranking import rrf
 from wikitrace.dialogue.dates import resolve_relative
 from wikitrace.dialogue.text import hashed_embedding, stem
 from wikitrace.dialogue.trajectories import (DELTA, Trajectory, apply_claims, build_trajectories, g_det,

@@ -433,6 +433,22 @@ def test_duplicate_run_ids(tmp_path):
                             "'c/django__django-11099'") for w in report.warnings)
 
 
+def test_the_count_before_compiling_tells_copies_from_other_runs_of_one_id(tmp_path):
+    """The count an LLM compile announces is the number of runs it compiles: another run under a
+    used id (another experiment's folder) counts, a copy of one does not."""
+    a, b, c = (tmp_path / d / "django__django-11099.traj" for d in "abc")
+    other = json.loads((FIX / "swe_agent" / "django__django-11099.traj").read_text())
+    for p in (a, b, c):
+        p.parent.mkdir()
+        p.write_bytes((FIX / "swe_agent" / "django__django-11099.traj").read_bytes())
+    other["trajectory"][0]["observation"] = "something else"
+    c.write_text(json.dumps(other))
+    table = {"django__django-11099": oc.Verdict(False)}
+    counted, _ = load.count_outcomes([a, b, c], outcomes=table, redact=False)
+    runs, _ = _load(a, b, c, outcomes=table)
+    assert counted == {"failure": 2} and len(runs) == 2
+
+
 def test_huge_single_turn_is_kept_and_clipping_is_marked(tmp_path, monkeypatch):
     obj = json.loads((FIX / "swe_agent" / "django__django-11099.traj").read_text())
     obj["trajectory"][0]["observation"] = "x" * 1_500_000

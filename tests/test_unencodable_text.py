@@ -167,3 +167,30 @@ def test_one_lone_surrogate_in_tau_bench_builds(tmp_path):
     assert built.returncode == 0 and "Traceback" not in built.stderr, built.stderr[-2000:]
     assert "characters that could not be encoded replaced in 1 runs" in built.stderr
     assert _run(["check", str(tmp_path / "c")]).returncode == 0
+
+
+def _tau_line(result: str) -> str:
+    """One tau-bench run as an OpenAI-chat JSONL record (json.dumps escapes its control characters)."""
+    return json.dumps({
+        "run_id": "tau-7", "task_id": 7, "trial": 0, "reward": 0.0,
+        "info": {"task": {"instruction": "Cancel reservation 8JX2QH for Mia Li."}},
+        "traj": [{"role": "system", "content": "# Airline Agent Policy\nAct for the airline."},
+                 {"role": "user", "content": "I want to cancel 8JX2QH."},
+                 {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function",
+                  "function": {"name": "get_reservation_details", "arguments": "{\"reservation_id\": \"8JX2QH\"}"}}]},
+                 {"role": "tool", "tool_call_id": "call_1", "name": "get_reservation_details", "content": result},
+                 {"role": "assistant", "content": "Your reservation is cancelled."}]}) + "\n"
+
+
+@pytest.mark.parametrize("char", [chr(c) for c in range(0x20) if chr(c) not in "\t\n\r"])
+def test_every_control_character_json_escapes_is_repaired(tmp_path, char):
+    """json.dumps writes backspace and form feed as \\b and \\f, the others as \\u00XX: a
+    record whose only defect is one of them is repaired all the same."""
+    path = tmp_path / "runs.jsonl"
+    path.write_text(_tau_line(f"loading{char}{char} done; grep -P '\\bconfirmed\\b' matched 1 line"))
+    report = LoadReport()
+    (run,) = iter_runs([path], None, report)
+    assert report.repaired == 2 and run.source["repaired_chars"] == 2
+    assert not any(char in str(t.result) + str(t.content) for t in run.turns)
+    assert any("'\\bconfirmed\\b'" in str(t.result) for t in run.turns)  # a logged backslash stays text
+

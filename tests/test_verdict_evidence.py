@@ -195,3 +195,49 @@ def test_an_acronym_the_question_names_is_an_answer_not_a_verdict():
     (lesson,) = [i for i in labelled.insights if i.key == "verdict|Finish"]
     assert lesson.detail == ('turn 3: gave ORBEX; its reasoning quoted "merged into a larger agency" from '
                              "Search[ORBEX]'s answer (turn 2)")
+
+
+REFLEXION_ACRONYM = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: ORVEL Records changed its name in 2003. What does the new acronym stand for?
+Thought 1: I need to search ORVEL Records and find its new name.
+Action 1: Search[ORVEL Records]
+Observation 1: Could not find [ORVEL Records]. Similar: ['ORVEL Plus', 'Orvel Music Group', 'Records (album)'].
+Thought 2: I can search ORVEL Plus instead.
+Action 2: Search[ORVEL Plus]
+Observation 2: ORVEL Plus was a Danish music channel run by ORVEL from 1999 until 2003.
+Thought 3: The channel was run by ORVEL, so the answer is ORVEL.
+Action 3: Finish[ORVEL]
+Observation 3: Answer is INCORRECT
+Correct answer: Orvel Music Group
+
+------------- BEGIN HALTED AGENTS --------------
+"""
+
+
+def test_an_upper_case_answer_the_question_mentions_keeps_the_look_up_it_came_from(tmp_path):
+    """A Reflexion HotpotQA run answering with an upper-case name its question mentions: no
+    answer set is offered anywhere, so the answer is a value the look-up at turn 2 returned, and
+    the run counts among those that settled with a looked-up value, not among verdicts."""
+    path = tmp_path / "reflexion_log.txt"
+    path.write_text(REFLEXION_ACRONYM)
+    (run,) = iter_runs([path])
+    compiled = compile_offline(run)
+    assert "procedure|Finish:looked-up" in compiled.patterns and "procedure|Finish:label" not in compiled.patterns
+    assert compiled.decisive["answer"]["found"] == {"tool": "Search", "turn": 2, "query": "ORVEL Plus"}
+
+
+def test_a_verdict_vocabulary_is_a_list_of_labels_offered_as_alternatives():
+    from wikitrace.compilers.arguments import offered_labels
+
+    assert offered_labels("Answer SUPPORTS, REFUTES, or NOT ENOUGH INFO.") == {"SUPPORTS", "REFUTES", "NOT ENOUGH INFO"}
+    assert offered_labels("Reply with YES/NO only.") == {"YES", "NO"}
+    assert offered_labels("ORVEL Records changed its name. What does ORVEL stand for?") == set()
+    assert offered_labels("Flights to the USA, UK and France are sold out.") == set()  # a list of other words

@@ -17,7 +17,9 @@ by RUN_FILE writes into the same folder (only the ``build`` block of corpus.json
 differs). A run whose id the corpus already holds is not added again: with the same
 content nothing changes (and it says so); with other content (a resumed session that
 ended again) the run is compiled again under its ids, as compile does with a run
-whose input changed. Several runs in one file are all added, in file order.
+whose input changed; but a trajectory named after its task from another experiment's folder
+is another run, named ``<folder>/<id>`` as compile names it (``add_carry.read_run_file``).
+Several runs in one file are all added, in file order.
 """
 
 from __future__ import annotations

@@ -189,7 +189,31 @@ def read_run_file(opts, bopts, verdict, records: dict, prev_runs: dict):
         first = report.errors[0] if report.errors else "no run found"
         raise InputError(f"no run could be read ({first})", "fix the file or force its format with --from",
                          where=opts.run_file)
+    _name_other_runs_of_a_task(items, prev_runs, opts.run_file, report)
     return items, report
+
+
+def _name_other_runs_of_a_task(items: list, prev_runs: dict, run_file: Path, report) -> None:
+    """Name a run as compile would after reading the corpus's inputs: a trajectory its harness
+    named after its task (``load.NAMED_AFTER_TASK``) whose id the corpus holds with other content
+    is another run of that task, from another experiment's folder, so it becomes
+    ``<folder>/<id>`` (``load.qualified_id``) beside the first. A run with an id of its own (a
+    session id) and other content is that run continued; it keeps its id and is compiled again."""
+    from .runs.load import NAMED_AFTER_TASK, qualified_id
+    from .runs.model import content_hash
+
+    for item in items:
+        if (isinstance(item, Carried) or item.source.get("format") not in NAMED_AFTER_TASK
+                or item.run_id != item.task.id):
+            continue
+        prev = prev_runs.get(item.run_id)
+        if prev is None or prev.get("content_hash") == content_hash(item):
+            continue
+        other = qualified_id(run_file, item.run_id)
+        if other != item.run_id:
+            report.warnings.append(f"{run_file}: run_id {item.run_id!r} appears again (a different run); "
+                                   f"kept as {other!r}")
+            item.run_id = other
 
 
 def carry_everything(pub: Publisher, ids, bopts, previous: dict, published: bytes, records: dict,

@@ -210,20 +210,45 @@ def is_label(answer: str) -> bool:
 
 
 def is_verdict(r: Reading, answer: str) -> bool:
-    """A label of the task's closed set of answers: shaped like one (``is_label``) and named by
-    the run's own instructions (system prompt or task text) or by the answer set its importer
-    recorded (``task.metadata["answer_labels"]``, for a log that prints no instructions), so an
-    upper-case name such as a call sign (``KXII``) is an answer, not a verdict. A verdict is
-    chosen, not looked up: no observation is expected to hold it."""
+    """A label of the task's closed set of answers: shaped like one (``is_label``) and one of
+    the answer set its importer recorded (``task.metadata["answer_labels"]``, for a log that
+    prints no instructions) or of the labels the run's instructions (system prompt or task
+    text) offer as alternatives (``offered_labels``: "SUPPORTS, REFUTES or NOT ENOUGH INFO").
+    An upper-case name the question merely mentions (a station's call sign ``KXII``, a company
+    ``VIVA``) is an answer, not a verdict. A verdict is chosen, not looked up: no observation
+    is expected to hold it."""
     answer = answer.strip()
     if not is_label(answer):
         return False
     labels = (r.run.task.metadata or {}).get("answer_labels")
     if isinstance(labels, list) and answer in {str(x).strip() for x in labels}:
         return True
-    told = " ".join(t for t in ((r.system.content if r.system is not None else None) or "",
-                                r.run.task.instruction or "") if t)
-    return re.search(rf"(?<![\w]){re.escape(answer)}(?![\w])", told) is not None
+    told = (r.system.content if r.system is not None else None) or "", r.run.task.instruction or ""
+    return any(answer in offered_labels(text) for text in told if text)
+
+
+# An upper-case label of up to four words, alone (not the head of a capitalised word).
+_LABEL = r"(?<![\w'-])[A-Z][A-Z0-9'-]*(?: [A-Z][A-Z0-9'-]*){0,3}(?![\w'-])"
+# Two or more labels offered as alternatives: "A, B or C", "A or B", "A/B", "one of A, B".
+_OFFERED = re.compile(rf"{_LABEL}(?:(?:\s*,\s*(?:or\s+)?|\s+or\s+|\s*/\s*){_LABEL})+")
+
+_LIST_GOES_ON = re.compile(r"\s*(?:,|and\b|or\b)\s*\w")
+_LIST_WENT_ON = re.compile(r"\w\s*,\s*\Z")
+
+
+@lru_cache(maxsize=256)
+def offered_labels(text: str) -> frozenset[str]:
+    """The labels ``text`` offers as a set of alternatives to answer with: every label of a list
+    of two or more joined by commas, "or" or slashes, when the list holds nothing else."""
+    found: set[str] = set()
+    for m in _OFFERED.finditer(text):
+        if _LIST_GOES_ON.match(text, m.end()) or _LIST_WENT_ON.search(text[max(0, m.start() - 16):m.start()]):
+            continue  # labels within a longer list of other words ("the USA, UK and France")
+        items = [x.strip() for x in re.split(r"\s*,\s*(?:or\s+)?|\s+or\s+|\s*/\s*", m.group(0))]
+        labels = [x for x in items if is_label(x)]
+        if len(labels) >= 2:
+            found.update(labels)
+    return frozenset(found)
 
 
 _CODE = re.compile(r"[(){};=|&<>$`\[\]]")

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from ..errors import InputError
 from .packet import header_tokens, packet_markdown
-from .retrieve import DEFAULT_BUDGET, HASHED_NOTE, load_index, retrieve
+from .loaded_index import load_index
+from .ranking import HASHED_NOTE
+from .retrieve import DEFAULT_BUDGET, retrieve
 
 
 class QueryError(InputError):

@@ -9,7 +9,7 @@ from .text import FAMILIES
 TYPE_CHECKING = False  # not typing's: a question must not import typing (CLI start-up)
 if TYPE_CHECKING:
     from .index import VectorStore
-    from .retrieve import LoadedIndex
+    from .loaded_index import LoadedIndex
 
 HASHED_NOTE = "hashed-lexical (offline substitute for a dense embedding)"
 

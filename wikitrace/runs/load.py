@@ -245,6 +245,10 @@ def _expand(paths: list[Path], report: LoadReport) -> Iterator[tuple[Path, bool]
 
 # Formats read a record at a time from JSONL: they can skip records compiled before.
 _STREAMING = ("native", "openai-chat")
+# Formats whose harness names each trajectory after its task instance (run id = task id): the same
+# id with other content is another run of the task. A session log's id (Claude Code, Codex) is
+# the session's own: the same id with other content is that session continued.
+NAMED_AFTER_TASK = ("swe-agent", "mini-swe-agent", "openhands")
 
 
 def _read(path: Path, fmt: str, known: dict | None = None) -> Iterator[Run | RunError | Carried]:
@@ -392,11 +396,11 @@ def _iter_runs(
                 report.repaired_runs += 1
             clipped = clip_turns(item.turns)
             counts = redactor.run(item) if redactor is not None else None
-            # Hashed after redaction: the digest (kept in corpus.json) never covers a secret.
-            # A count of outcomes needs no digest: it is thrown away, and hashing is half its cost.
-            digest = fingerprint(item) if not isinstance(report, _CountingReport) else ""
+            # Hashed after redaction: the digest (kept in corpus.json) never covers a secret. A count
+            # of outcomes needs it too: it tells a copy of a run from another run under the same id.
+            digest = fingerprint(item)
             if item.run_id in seen and seen[item.run_id] != digest:
-                other = _qualified_id(path, item.run_id)
+                other = qualified_id(path, item.run_id)
                 if other not in seen:  # another run of the same task, from another experiment's folder
                     report.warnings.append(_one_line(
                         f"{path}: run_id {item.run_id!r} appears again (a different run); kept as {other!r}"))
@@ -422,7 +426,7 @@ def _iter_runs(
                 f"{len(unused)} of {len(table)} outcome entries matched no run (first: {unused[0]!r})"))
 
 
-def _qualified_id(path: Path, run_id: str) -> str:
+def qualified_id(path: Path, run_id: str) -> str:
     """The run id prefixed with the nearest folder of ``path`` not named after the run.
 
     Benchmark harnesses name each trajectory after its task (SWE-agent writes
@@ -447,13 +451,9 @@ def _no_outcome(path: Path, run: Run, fmt: str, table: Mapping, outcomes) -> str
     return f"{head}; skipped (pass --outcomes FILE to include it)"
 
 
-class _CountingReport(LoadReport):
-    """The report of ``count_outcomes``: its runs are counted, never kept."""
-
-
 def count_outcomes(paths: list[Path], fmt: str | None = None, **kwargs) -> tuple[Counter, LoadReport]:
     """Read everything once and count success/failure (for a summary before compiling)."""
-    report = _CountingReport()
+    report = LoadReport()
     for _ in iter_runs(paths, fmt, report, **kwargs):
         pass
     return Counter(report.outcomes), report

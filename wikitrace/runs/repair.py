@@ -55,7 +55,10 @@ def value(obj: Any) -> tuple[Any, int]:
 
 
 # What ``_BAD`` finds, as ``json.dumps`` writes it with ASCII escapes: a C-speed first look.
-_ESCAPED = re.compile(r"\\u(?:d[89a-f]|00[01]|007f|008|009|fff[ef])", re.I)
+# Backspace and form feed are written as the short escapes \b and \f, the other control
+# characters as \u00XX. The look runs on the text with its escaped backslashes (\\) taken out,
+# so a logged regex such as \\bword\\b is not taken for a backspace.
+_ESCAPED = re.compile(r"\\(?:[bf]|u(?:d[89a-f]|00[01]|007f|008|009|fff[ef]))", re.I)
 
 
 def _clean(obj: Any) -> bool:
@@ -65,7 +68,7 @@ def _clean(obj: Any) -> bool:
     if isinstance(obj, str):
         return not _BAD.search(obj)
     try:
-        return not _ESCAPED.search(json.dumps(obj))
+        return not _ESCAPED.search(json.dumps(obj).replace("\\\\", ""))
     except (ValueError, TypeError, RecursionError):
         return False
 
