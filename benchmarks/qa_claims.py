@@ -189,6 +189,8 @@ def ended(root: Path, runs: dict[str, Run], out: Found) -> None:
                 counted = next((c for c in map(_COUNTED.match, lines[i + 1:i + 3]) if c), None)
                 steps, hidden = _named(counted.group(2)) if counted else ([], True)
                 want = _described(m.group(1), title, key, runs)
+                if n == 0 and counted is None:  # none counted, none to name
+                    hidden = False
                 if hidden or len(steps) != n or (want is not None and want != set(steps)):
                     out.false["ended"].append(f"{page.stem}: {line[:160]} (named {len(steps)}{', some hidden' if hidden else ''}"
                                               + (f"; described {len(want)}" if want is not None else "") + ")")
