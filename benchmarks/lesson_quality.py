@@ -68,6 +68,7 @@ class Row:
     text_counts: int = 0
     text_mismatches: int = 0
     text_unlinked: int = 0
+    text_hidden: int = 0  # counts of runs that add up only with an "and K more" left unnamed (text_counts.py)
     harness_leaks: int = 0
     quote_failures: int = 0
     error_calls: int = 0
@@ -182,6 +183,7 @@ def summarise(name: str, half: str, results: list[dict]) -> Row:
             sum(s["outcome"] == "failure" for s in i["sources"])) for i in insights)
     text = page_counts(insights)
     row.text_counts, row.text_mismatches, row.text_unlinked = text.counts, text.mismatches, text.unlinked
+    row.text_hidden = text.hidden
     row.harness_leaks = sum(r["leaks"] for r in results)
     row.quote_failures = sum(r["quote_failures"] for r in results)
     row.error_calls = sum(r["errors"] for r in results)
@@ -238,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
                           for r in rows], indent=1))
     else:
         print(table(rows))
+        print("text counts left partly unnamed (\"and K more\"): "
+              + ", ".join(f"{r.input}/{r.half} {r.text_hidden}" for r in rows))
     if args.record:
         record("insights.md", "benchmarks/lesson_quality.py", table(rows))
     return 0

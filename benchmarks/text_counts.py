@@ -19,7 +19,8 @@ is checked by the first rule that applies:
   rest are, each in a clause of its own;
 - otherwise it is *unlinked*: a reader cannot tell which runs it counts.
 
-A linked or sources count that disagrees is a *mismatch*. Counts of other things (tasks, records,
+A linked or sources count that disagrees is a *mismatch*. A linked count that adds up only with
+"and K more" is *hidden* besides: a reader cannot name the K runs, so cannot redo the count. Counts of other things (tasks, records,
 calls, looked-up values) are not checked here; nor are the counts of a quoted rule or a task's
 words."""
 
@@ -50,11 +51,12 @@ class Tally:
     listed: int = 0
     unlinked: int = 0
     mismatches: int = 0
+    hidden: int = 0  # linked counts that add up only with an "and K more" the page does not name
     examples: list[str] = field(default_factory=list)  # the mismatched and unlinked clauses, for reading
     kinds: Counter = field(default_factory=Counter)  # unlinked counts by their words
 
     def add(self, other: "Tally") -> None:
-        for name in ("counts", "linked", "sources", "listed", "unlinked", "mismatches"):
+        for name in ("counts", "linked", "sources", "listed", "unlinked", "mismatches", "hidden"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.examples += other.examples
         self.kinds.update(other.kinds)
@@ -161,6 +163,9 @@ def check(page: str, sources: list[dict], runs_of: dict[str, int] | None = None)
             if s.n != len(s.links) + s.more:
                 tally.mismatches += 1
                 tally.examples.append(f"mismatch (linked {len(s.links)}+{s.more}, says {s.n}): {s.clause}")
+            elif s.more:
+                tally.hidden += 1
+                tally.examples.append(f"hidden ({s.more} of {s.n} not named): {s.clause}")
         elif s.n in s.through:  # the runs another insight's page lists, every one
             tally.linked += 1
         elif s.here:

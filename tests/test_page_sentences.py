@@ -418,8 +418,12 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
         m = re.search(r'the task expected "(.+)", which (?:the look-up at turn (\d+)|no look-up) had returned\.$', text)
         if m and not m.group(1).endswith("…"):
             gold = re.compile(r"(?<![\w.])" + re.escape(_flat(m.group(1)).lower()) + r"(?!\w)")
+            # what the look-ups returned, not what they asked: as written, or word for word once case,
+            # punctuation and spacing are set aside
+            phrase = " " + " ".join(re.findall(r"[^\W_]+", m.group(1).casefold())) + " "
             shown = [t.turn for t in c.calls if t.turn < answer.turn and not t.is_error
-                     and gold.search(_flat(t.result or "").lower())]  # what the look-ups returned, not what they asked
+                     and (gold.search(_flat(t.result or "").lower())
+                          or phrase in " " + " ".join(re.findall(r"[^\W_]+", (t.result or "").casefold())) + " ")]
             alone = [t for t in shown if any(not re.match(r"\s+[A-Z]", " ".join(by.result.split())[x.end():])
                                              for by in c.calls if by.turn == t
                                              for x in gold.finditer(_flat(by.result).lower()))]

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from .arguments import is_verdict
 from .insight_words import answer_seen_in, expected_answer, followed, gives_answer
+from .phrase_match import phrase_span
 from .reading import Call, Reading, _occurs
 from .text import clip_words, folded_words, signature
 
@@ -63,8 +64,11 @@ def window(text: str, needle: str, width: int = SHOWN) -> str:
     ends: what the reader needs to see of a page that held the answer."""
     flat = " ".join((text or "").split())
     at = flat.casefold().find(needle.casefold())
-    if at < 0:
-        return clip_words(flat, width)
+    if at < 0:  # held with other marks or spacing (phrase_match): centre on it as the page wrote it
+        span = phrase_span(flat, needle)
+        if span is None:
+            return clip_words(flat, width)
+        at, needle = span[0], flat[span[0]:span[1]]
     room = max(0, width - len(needle)) // 2
     start, end = max(0, at - room), min(len(flat), at + len(needle) + room)
     if start > 0:

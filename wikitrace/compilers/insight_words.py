@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from .arguments import check_arguments, is_verdict
 from .changes import edit_of
+from .phrase_match import observation_words, words_of
 from .reading import Call, Reading, _occurs, is_command_line, leaves
 from .text import clip, folded_words, generic
 
@@ -132,9 +133,13 @@ def expected_answer(r: Reading) -> str | None:
 
 
 def answer_seen_in(r: Reading, gold: str, before: Call | None = None) -> Call | None:
-    """The first call (before ``before``, when given) whose observation holds the expected answer."""
+    """The first call (before ``before``, when given) whose observation holds the expected answer:
+    as written, or word for word with case, punctuation and spacing set aside (phrase_match)."""
+    needle = words_of(gold)
+    if not needle.strip():
+        needle = ""
     return next((c for c in r.calls if (before is None or c.n < before.n) and not c.error and c.turn.result
-                 and _occurs(gold, c.turn.result.lower())), None)
+                 and (_occurs(gold, c.turn.result.lower()) or needle and needle in observation_words(r, c))), None)
 
 
 def followed(r: Reading, c: Call) -> Call | None:

@@ -16,6 +16,7 @@ from .answer_case import named, near_words as near_answer
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join
 from .arguments import check_arguments
 from .named_source import named_source
+from .phrase_match import phrase_span
 from .reading import Call, Reading, leaves
 from .told_numbers import _last_key
 from .arguments import _parsed
@@ -183,8 +184,11 @@ def _window(text: str, needle: str, width: int) -> str | None:
     absent = flat.isascii() and needle.isascii() and needle.lower() not in low
     whole = None if absent else re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", flat, re.I)
     at = whole.start() if whole else low.find(needle.lower())
-    if at < 0:
-        return None
+    if at < 0:  # held with other case, marks or spacing (phrase_match): quote it as the page wrote it
+        span = phrase_span(flat, needle)
+        if span is None:
+            return None
+        at, needle = span[0], flat[span[0]:span[1]]
     start, end = max(0, at - width), min(len(flat), at + len(needle) + width)
     # a double quote would not read back inside the page's own quotes: the window stops short of it
     start = max(start, flat.rfind("\"", start, at) + 1)

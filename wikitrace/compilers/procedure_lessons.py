@@ -7,6 +7,7 @@ The key is recorded as a pattern by every run (run_patterns.py) and the lesson t
 from __future__ import annotations
 
 from .answer_case import answer_case, followed_any
+from .ending_words import ENDING
 from .coding_insights import coding_procedure, edit_detail, last_edit
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, tested_after, verb
 from .insight_words import edited_files, free_form, gives_answer, is_verdict, join, sources
@@ -16,7 +17,7 @@ from .text import clip
 
 
 def _text_source(r: Reading, final: Call, answer: str) -> str:
-    """Where the text of a run's last free-text call came from (a key of ``_ENDING``): a verdict
+    """Where the text of a run's last free-text call came from (a key of ``ENDING``): a verdict
     label, a look-up's answer, or the run's own words; for text that is no answer (a click, a
     move), whether a look-up's answer showed it."""
     tools = sources(r, final).tools
@@ -46,14 +47,6 @@ def procedure_key(r: Reading) -> str | None:
     return f"procedure|{verb(final)}{':' + where if where else ''}"
 
 
-# how a run's last free-text call settled it, by procedure_key's source -> (title phrase, step)
-_ENDING = {
-    "label": ("giving the verdict", "giving the verdict the look-ups support"),
-    "looked-up": ("giving a value a look-up returned", "giving the value a look-up returned, in the words it used"),
-    "own": ("giving an answer no look-up held word for word", "giving an answer worked out from what the look-ups returned"),
-    "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),
-    "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
-}
 
 
 def procedure_insight(r: Reading) -> CandidateInsight:
@@ -69,7 +62,7 @@ def procedure_insight(r: Reading) -> CandidateInsight:
                                                                if answer is not None and followed_any(r, final) else ""))
     where = _text_source(r, final, answer) if answer is not None else ""
     if answer is not None:
-        steps.append(f"end with {final.name} " + _ENDING[where][1])
+        steps.append(f"end with {final.name} " + ENDING[where][1])
     else:
         if others:
             steps.append(f"make the change with {join(sorted(others), 3)}")
@@ -86,9 +79,9 @@ def procedure_insight(r: Reading) -> CandidateInsight:
         return coding_procedure(r, final, looks, detail, procedure_key(r) or "")
     how = ""
     if answer is not None:
-        how = ", " + _ENDING[where][0]
+        how = ", " + ENDING[where][0]
     if answer is not None and followed_any(r, final):
-        how = ", after searching a name an earlier answer showed and " + _ENDING[where][0]
+        how = ", after searching a name an earlier answer showed and " + ENDING[where][0]
     insight = make_insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
                            "To settle the task: " + ", then ".join(steps) + ".",
                            f"In {kind_of_tasks(r)} that end with {v}.", detail, True)

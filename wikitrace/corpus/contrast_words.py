@@ -4,6 +4,7 @@ which shows these sentences, does not import the whole insight layer."""
 
 from __future__ import annotations
 
+from ..compilers.ending_words import ended_with
 from . import run_counts
 
 # patterns that are trouble a run meets: for these a page lists what successful runs that met it did
@@ -24,6 +25,12 @@ MET = {
 }
 
 
+def met_words(pattern: str, tool: str | None = None) -> str:
+    """What meeting ``pattern`` means, as a relative clause naming exactly the runs it counts
+    ("this tool" read as ``tool`` when given)."""
+    what = ended_with(pattern) or MET.get(pattern, MET.get(pattern.split("|", 1)[0], "that met it"))
+    return what.replace("this tool", tool) if tool else what
+
 
 def contrast_sentence(entry: dict) -> str:
     """What the contrast says on the insight's own page: how many runs of its task type met
@@ -37,7 +44,7 @@ def contrast_sentence(entry: dict) -> str:
     side = c["pattern"].split("|", 1)[0]
     tasks = c.get("tasks_met")
     tasks = tasks or {"success": c["success_met"], "failure": c["failed_met"]}
-    met = (f"Runs of this task type {MET.get(c['pattern'], MET.get(side, 'that met it'))}: "
+    met = (f"Runs of this task type {met_words(c['pattern'])}: "
            f"{run_counts.count(c['failed_met'], tasks['failure'], 'failed')}, "
            f"{run_counts.count(c['success_met'], tasks['success'], 'successful')}. ")
     v = c["verdict"]

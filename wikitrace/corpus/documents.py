@@ -149,8 +149,9 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
     instead = [{"step": i["step"], "page": layout.compilation_doc(i["step"]),
                 "insights": [(x, layout.insight_doc(x), (titles or {}).get(x, x)) for x in i["insights"]]}
                for i in (entry.get("contrast") or {}).get("instead", [])]
-    failed_ended = [{**i, "page": layout.insight_doc(i["insight"]),
-                     "pages": [(st, layout.compilation_doc(st)) for st in i["steps"]]}
+    # the first runs of a list linked, the rest named: every count printed is of runs the page names
+    failed_ended = [{**i, "page": layout.insight_doc(i["insight"]), "named": i["steps"][FAILED_LINKED:],
+                     "pages": [(st, layout.compilation_doc(st)) for st in i["steps"][:FAILED_LINKED]]}
                     for i in (entry.get("contrast") or {}).get("failed_ended", [])]
     counted = []  # which runs the contrast's counts are, per outcome (insights.counted_runs)
     contrast = entry.get("contrast") or {}
@@ -159,7 +160,8 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
         side = (contrast.get("counted") or {}).get(outcome)
         if side:
             counted.append({"n": n, "word": word, "sources": side["sources"], "more": side["more"],
-                            "pages": [(st, layout.compilation_doc(st)) for st in side["steps"]]})
+                            "named": side["steps"][COUNTED_LINKED:],
+                            "pages": [(st, layout.compilation_doc(st)) for st in side["steps"][:COUNTED_LINKED]]})
     by_hand = templates is None or not (Path(templates) / INSIGHT_TEMPLATE).is_file()
     sources = [] if by_hand else [{**s, "page": layout.compilation_doc(s["step"]), "raw": layout.raw_dir(s["step"])}
                                   for s in entry["sources"]]
@@ -193,6 +195,8 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
 
 
 INSIGHT_TEMPLATE = "insight.md.j2"
+COUNTED_LINKED = 10  # runs outside a page's Sources linked per outcome under its contrast; the rest are named
+FAILED_LINKED = 5  # runs linked per lesson the failed runs that ended a procedure's way teach; the rest are named
 _SOURCES_HEADING = "\n## Sources\n"
 
 

@@ -44,7 +44,7 @@ from .listed_leads import mark as mark_listed_leads
 from .recipe_sources import restate as restate_sources
 from .success_ways import SuccessWays, differences_lead, no_call_lead, success_differences
 from .trials import Trials
-from .contrast_words import MET, TROUBLE, contrast_sentence, index_note
+from .contrast_words import MET, TROUBLE, contrast_sentence, index_note, met_words
 
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
 def kind_of(entry: dict) -> str:
@@ -280,7 +280,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
 def counted_runs(sources: list[dict], met: dict[str, list[dict]]) -> dict[str, dict]:
     """Which runs a contrast's counts are, per outcome, so a reader can check them: how many of
     them are this page's own Sources (said only when every source of that outcome is one), and the
-    others by name, the first COUNTED_SHOWN in step order, with how many more there are."""
+    others by name, every one in step order (a count the page prints is one a reader can redo)."""
     out = {}
     for outcome, runs in met.items():
         if not runs:
@@ -289,11 +289,10 @@ def counted_runs(sources: list[dict], met: dict[str, list[dict]]) -> dict[str, d
         own = [s["step"] for s in sources if s["outcome"] == outcome]
         inside = len(own) if own and set(own) <= set(steps) else 0
         others = [st for st in steps if not inside or st not in set(own)]
-        out[outcome] = {"sources": inside, "steps": others[:COUNTED_SHOWN], "more": max(0, len(others) - COUNTED_SHOWN)}
+        out[outcome] = {"sources": inside, "steps": others, "more": 0}
     return out
 
 
-COUNTED_SHOWN = 10  # runs outside a page's Sources named per outcome under its contrast
 
 
 def _successes(kind: str, pattern: str | None, met_by: dict, succeeded: dict) -> tuple[dict, list[dict], str]:
@@ -303,7 +302,7 @@ def _successes(kind: str, pattern: str | None, met_by: dict, succeeded: dict) ->
     if not runs:
         return by_kind(succeeded.get(kind, [])), succeeded.get(kind, []), TYPE_WIDE
     fields = pattern.split("|")
-    what = MET.get(pattern, MET.get(fields[0], "that met it")).replace("this tool", fields[1] if len(fields) > 1 else "it")
+    what = met_words(pattern, fields[1] if len(fields) > 1 else "it")
     return by_kind(runs), runs, f"runs of this task type {what}"
 
 
@@ -323,9 +322,8 @@ def lead_with_contrast(entry: dict) -> None:
     rule_page = entry["key"].startswith("rule|") and ': "' in g
     if not (_RULE_QUOTE in g or rule_page) or c.get("verdict") not in ("success", "failure"):
         return
-    side = c["pattern"].split("|", 1)[0]
     tasks = c.get("tasks_met")
-    what = MET.get(c["pattern"], MET.get(side, "that met it")).replace("this tool", entry["key"].split("|")[1])
+    what = met_words(c["pattern"], entry["key"].split("|")[1])
     tasks = tasks or {"success": c["success_met"], "failure": c["failed_met"]}
     met = (f"Runs of this task type {what}: {run_counts.count(c['success_met'], tasks['success'], 'successful')}, "
            f"{run_counts.count(c['failed_met'], tasks['failure'], 'failed')}"

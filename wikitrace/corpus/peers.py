@@ -32,7 +32,7 @@ def failed_peers(entry: dict, failed_runs: list[dict], taught: dict[str, list[tu
                 runs_of.setdefault(iid, []).append(r["step"])
     per = Counter({iid: len(steps) for iid, steps in runs_of.items()})
     ranked = sorted(per, key=lambda iid: (-per[iid], iid))[:SHOWN]
-    entry["contrast"]["failed_ended"] = [{"insight": iid, "runs": per[iid], "steps": runs_of[iid][:SHOWN]}
+    entry["contrast"]["failed_ended"] = [{"insight": iid, "runs": per[iid], "steps": runs_of[iid]}
                                          for iid in ranked]
 
 

@@ -14,14 +14,12 @@ import re
 from collections import defaultdict
 
 from ..compilers.trial_record import answer_norm, looked_up
-from ..controls import visible
-from ..templates import md_text
 from . import layout
-from .trial_compare import _RANK, Diff, _by_key, _top, compare, decides
+from .trial_compare import _RANK, Diff, compare, decides
 from .trial_leads import LEAD_ENDS, missed_lead
 from .trial_recur import ANSWER_DO, made_by, recurring
-
-SHOWN = 3  # trials linked, and distinct values named, per line
+from .trial_wording import (SHOWN, _answer_found, _call, _call_keys, _Line, _other_side, _shown, _sources, _t,
+                            others_phrase)
 
 
 def task_of(entry: dict) -> tuple | None:
@@ -30,94 +28,6 @@ def task_of(entry: dict) -> tuple | None:
     from .insights import kind_of
 
     return kind_of(entry), str(entry["task_id"])
-
-
-# --- how a line says it --------------------------------------------------------------------
-
-
-def _shown(values: dict, key: str) -> str:
-    """An argument's values, plainly: each item's scalars side by side, items joined by " + "."""
-    items: dict[str, list[str]] = defaultdict(list)
-    for path, v in values.items():
-        if _top(path) != key or path.endswith("#"):
-            continue
-        m = re.match(re.escape(key) + r"\[(\d+)\]", path)
-        items[m.group(1) if m else ""].append(str(v))
-    text = " + ".join(" ".join(vs) for _i, vs in sorted(items.items(), key=lambda kv: int(kv[0] or -1)))
-    if not text:
-        n = values.get(f"{key}#")
-        text = f"{n} item{'s' if n != 1 else ''}" if n is not None else "none"
-    return _clip(text, 70)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _call(c: dict) -> str:
-    keys = [k for k in _by_key(c["values"]) if not (k == "argument" and str(c["values"][k]) == c["tool"])]
-    args = ", ".join(_shown(c["values"], k) if k == "argument" else f"{k} {_shown(c['values'], k)}" for k in keys[:2])
-    if c.get("file") and not args:  # an edit whose text is wording: the file says which act it was
-        return f"{c['tool']} of {c['file'].rstrip('/').rsplit('/', 1)[-1]}"
-    return f"{c['tool']}({_clip(args, 90)})" if args else c["tool"]
-
-
-def _t(text: str) -> str:
-    return visible(md_text(text))
-
-
-class _Line:
-    """A line's words, its links to other trials' pages and this run's turns."""
-
-    def __init__(self, here: str):
-        self.link = layout.Linker(layout.compilation_doc(here), "/")
-        self.parts: list[str] = []
-        self.turns: list[int] = []
-
-    def runs(self, steps: list[str]) -> str:
-        shown = [f"[{s}]({self.link.rel(layout.compilation_doc(s))})" for s in steps[:SHOWN]]
-        return ", ".join(shown) + (f" and {len(steps) - SHOWN} more" if len(steps) > SHOWN else "")
-
-
-def _answer_found(ref: dict) -> str:
-    found = ref.get("found")
-    return f", which {_t(found['tool'] + '[' + found['query'] + ']')} had returned" if found and found.get("query") else ""
-
-
-def _value_of(said: str) -> str:
-    """The value alone of an ``_other_side`` phrase (the words before it dropped)."""
-    if said == "gave no answer":
-        return "no answer"
-    for head in ("answered ", "sent "):
-        if said.startswith(head):
-            rest = said[len(head):]
-            return rest.split(" ", 1)[1] if head == "sent " else rest
-    return said
-
-
-def _other_side(d: Diff) -> str:
-    """What a trial did at this aspect, as a value a line can group trials by."""
-    kind = d.aspect[0]
-    if kind == "answer":
-        return f"answered \"{_t(d.other['text'])}\"" if d.other else "gave no answer"
-    if kind == "args":
-        return f"sent `{d.aspect[2]}` {_t(_shown(d.other['values'], d.aspect[2]))}"
-    if kind == "missing":
-        return f"made {_t(_call(d.other))} instead" if d.other else "never made it"
-    return f"made the change {_t(_call(d.other))}"
-
-
-def _sources(call: dict, keys: list[str], own: bool, named: bool = True) -> str:
-    """Where the successful trial took the values of ``keys`` from, as its record says it (each
-    key named unless the line has just named it)."""
-    came = call.get("from") or {}
-    said = [("`" + k + "` " if named else "") + f"from {_t(came[k] if own else came[k].replace('(turn ', '(its turn '))}"
-            for k in keys if k in came]
-    return (", " + " and ".join(said[:2])) if said else ""
-
-
-def _call_keys(c: dict) -> list[str]:
-    return list(_by_key(c.get("values") or {}))[:2]
 
 
 def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool,
@@ -202,9 +112,8 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
         (said, steps), = grouped.items()
         theirs = f"{who} {said}{where} ({line.runs(steps)})"
     else:  # the values they chose instead, each with its trials
-        head = {"answer": "answered otherwise", "args": f"sent other `{aspect[-1]}`"}.get(aspect[0], "did otherwise")
-        shown = [f"{_value_of(said)} ({line.runs(steps)})" for said, steps in list(grouped.items())[:SHOWN]]
-        theirs = f"{who} {head}{where}: " + ", ".join(shown) + (", and others" if len(grouped) > SHOWN else "")
+        theirs = others_phrase(who, aspect[0] if aspect[0] == "answer" else (aspect[0], aspect[-1]), where,
+                               grouped, line)
     tail = ""
     if aspect[0] == "answer":
         found = ref.ref.get("found") or {}

@@ -1,0 +1,226 @@
+"""Count false claims of three shapes on a compiled corpus of question-answering runs (ReAct
+logs: look-ups, then a call that gives the answer), checked against the raw logs the corpus
+holds, not against the compiler's own reading:
+
+- *unreturned*: a sentence says no look-up returned the expected answer (or, on an insight's
+  case, the answer given), while an observation the run got before its answer holds it as a
+  whole phrase once case, punctuation and spacing are set aside ("that went through" limits the
+  look to calls without an error);
+- *answered*: a sentence says N failed trials of a task answered (otherwise, or a value), while
+  a trial it links gave no answer, a trial it says gave none did answer, or N is not the number
+  of trials it links;
+- *ended*: an insight's "Runs of this task type that ended with <call> ...: N failed ..." where
+  the failed runs it names are not N (some left as "and K more"), or are not the runs of the
+  task type that ended the way the sentence describes (the call, where its text came from, and
+  whether a look-up before it searched a name an earlier answer showed: the last two read off
+  the corpus's recorded ``procedure|`` patterns); the "by lesson" list under it must name every
+  run it counts too.
+
+Usage: python benchmarks/qa_claims.py <compiled corpus folder> [-v]
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_WORD = re.compile(r"[^\W_]+")
+_STEP = re.compile(r"\bstep-\d{4,}\b")
+_LINK = re.compile(r"\[(step-\d+)\]\([^)]*\)")
+
+
+def words(text: str) -> str:
+    return " " + " ".join(_WORD.findall(str(text or "").casefold())) + " "
+
+
+def holds(text: str, phrase: str) -> bool:
+    needle = words(phrase)
+    return bool(needle.strip()) and needle in words(text)
+
+
+@dataclass
+class Run:
+    step: str
+    outcome: str
+    gold: str | None
+    turns: list[dict]
+    patterns: list[str]
+
+    @property
+    def calls(self) -> list[dict]:
+        return [t for t in self.turns if t.get("type") == "function_call"]
+
+    @property
+    def answered(self) -> bool:
+        return any(t.get("type") == "answer" and str(t.get("content") or "").strip() for t in self.turns)
+
+    def observations(self, before: int | None, went_through: bool) -> list[str]:
+        return [str(c.get("result") or "") for c in self.calls
+                if (before is None or c["turn"] < before) and not (went_through and c.get("is_error"))]
+
+    def answer_turn(self) -> int | None:
+        last = self.calls[-1] if self.calls else None
+        return last["turn"] if last is not None and self.answered else None
+
+
+@dataclass
+class Found:
+    checked: dict[str, int] = field(default_factory=lambda: {"unreturned": 0, "answered": 0, "ended": 0})
+    false: dict[str, list[str]] = field(default_factory=lambda: {"unreturned": [], "answered": [], "ended": []})
+
+
+def load(root: Path) -> dict[str, Run]:
+    corpus = json.loads((root / "corpus.json").read_text())
+    runs = {}
+    for entry in corpus["runs"]:
+        step = entry["step"]
+        meta = (root / "raw" / step / "metadata.md").read_text()
+        m = re.search(r"^- gold_answer: (.*)$", meta, re.M)
+        turns = [json.loads(x) for x in (root / "raw" / step / "solver.full.jsonl").read_text().splitlines() if x.strip()]
+        pats = entry.get("patterns") or []
+        pats = ast.literal_eval(pats) if isinstance(pats, str) else pats
+        runs[step] = Run(step, entry["outcome"], m.group(1).strip() if m else None, turns, pats)
+    return runs
+
+
+_EXPECTED = re.compile(r'expected "(.*?)", which no look-up( that went through)? (?:had returned|held)')
+_GIVEN = re.compile(r"\[(step-\d+)\]\([^)]*\): answered \w+\\\[(.*?)\\\], which no look-up held")
+
+
+def unreturned(root: Path, runs: dict[str, Run], out: Found) -> None:
+    for page in sorted((root / "compilation").glob("step-*.md")):
+        run = runs.get(page.stem)
+        if run is None or not run.gold:
+            continue
+        for line in page.read_text().splitlines():
+            for m in _EXPECTED.finditer(line):
+                out.checked["unreturned"] += 1
+                if any(holds(o, run.gold) for o in run.observations(run.answer_turn(), bool(m.group(1)))):
+                    out.false["unreturned"].append(f"{page.stem}: {line[:200]}")
+    for page in sorted((root / "insight").glob("insight-*.md")):
+        for line in page.read_text().splitlines():
+            for m in _GIVEN.finditer(line):
+                run = runs.get(m.group(1))
+                if run is None:
+                    continue
+                out.checked["unreturned"] += 1
+                given = m.group(2).replace("\\", "")
+                if any(holds(o, given) for o in run.observations(run.answer_turn(), False)):
+                    out.false["unreturned"].append(f"{page.stem}: {line[:200]}")
+
+
+_TRIALS = re.compile(r"\b(?:(all|both)(?: (\d+))?|(\d+) of the (\d+)|the) failed trials? of this task "
+                     r"(?=answered|went another way|gave no answer)", re.I)
+_SEGMENT_END = re.compile(r"; not |; this run |\): |\)\.|, (?:a look-up|and that look-up|though|all after|after the same)|$")
+_NONE_GROUP = re.compile(r"no answer \(((?:\[[^\]]*\]\([^)]*\)(?:, | and )?)+)")
+
+
+def answered(root: Path, runs: dict[str, Run], out: Found) -> None:
+    for page in sorted((root / "compilation").glob("step-*.md")):
+        for line in page.read_text().splitlines():
+            for m in _TRIALS.finditer(line):
+                rest = line[m.end():]
+                seg = rest[:_SEGMENT_END.search(rest).start()]
+                none = set()
+                for g in _NONE_GROUP.finditer(seg):
+                    none |= set(_LINK.findall(g.group(1)))
+                linked = list(dict.fromkeys(([page.stem] if "this run" in seg else []) + _LINK.findall(seg)))
+                claimed = (2 if (m.group(1) or "").lower() == "both" and not m.group(2) else
+                           int(m.group(2)) if m.group(2) else int(m.group(3)) if m.group(3) else 1)
+                out.checked["answered"] += 1
+                wrong = [s for s in linked if s in runs and runs[s].answered == (s in none)]
+                said_all_answered = rest.startswith("answered") and bool(none)  # "answered otherwise: ..., no answer (...)"
+                if wrong or said_all_answered or (len(linked) != claimed and "more" not in seg):
+                    out.false["answered"].append(f"{page.stem}: {m.group(0)}{seg[:160]} (wrong: {wrong}, "
+                                                 f"linked {len(linked)} of {claimed})")
+
+
+_ENDED = re.compile(r"^Runs of this task type that ended with (.*?): (\d+) failed\b")
+_COUNTED = re.compile(r"^The (\d+) failed runs? counted there: (.*)$")
+_BY_LESSON = re.compile(r"^- \[[^\]]*\]\([^)]*\): (\d+) runs? \((.*)\)$")
+
+
+def _named(text: str) -> tuple[list[str], bool]:
+    steps = list(dict.fromkeys(_STEP.findall(text)))
+    return steps, bool(re.search(r"\band \d+ more\b", text))
+
+
+def _described(desc: str, title: str, key: str, runs: dict[str, Run]) -> set[str] | None:
+    """The failed runs the sentence describes: ended with the call it names (or the page's, for
+    "this call"), with the source and following its words (or the title's) name."""
+    if not key.startswith("procedure|"):
+        return None
+    tool = key.split("|", 1)[1].split(":", 1)[0]
+    said = title if desc.strip() == "this call" else desc
+    source = ("own" if "no look-up held word for word" in said else "looked-up" if "a value a look-up returned" in said
+              else None)
+    followed = (True if "after searching a name" in said else False if "with no look-up of a name" in said else None)
+    out = set()
+    for r in runs.values():
+        if r.outcome != "failure" or not r.calls or r.calls[-1].get("name") != tool or not r.answered:
+            continue
+        proc = next((p for p in r.patterns if p.startswith(f"procedure|{tool}:")), None)
+        if proc is None:
+            continue
+        where = proc.split(":", 1)[1]
+        if source is not None and where.removesuffix("+followed") != source:
+            continue
+        if followed is not None and where.endswith("+followed") != followed:
+            continue
+        out.add(r.step)
+    return out
+
+
+def ended(root: Path, runs: dict[str, Run], out: Found) -> None:
+    for page in sorted((root / "insight").glob("insight-*.md")):
+        text = page.read_text()
+        key = (re.search(r'^key: "(.*)"$', text, re.M) or [None, ""])[1]
+        title = (re.search(r'^title: "(.*)"$', text, re.M) or [None, ""])[1]
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            m = _ENDED.match(line)
+            if m:
+                out.checked["ended"] += 1
+                n = int(m.group(2))
+                counted = next((c for c in map(_COUNTED.match, lines[i + 1:i + 3]) if c), None)
+                steps, hidden = _named(counted.group(2)) if counted else ([], True)
+                want = _described(m.group(1), title, key, runs)
+                if n == 0 and counted is None:  # none counted, none to name
+                    hidden = False
+                if hidden or len(steps) != n or (want is not None and want != set(steps)):
+                    out.false["ended"].append(f"{page.stem}: {line[:160]} (named {len(steps)}{', some hidden' if hidden else ''}"
+                                              + (f"; described {len(want)}" if want is not None else "") + ")")
+            b = _BY_LESSON.match(line)
+            if b and "ended this way teach" in "\n".join(lines[max(0, i - 8):i]):
+                out.checked["ended"] += 1
+                steps, hidden = _named(b.group(2))
+                if hidden or len(steps) != int(b.group(1)):
+                    out.false["ended"].append(f"{page.stem}: {line[:160]}")
+
+
+def check(root: Path) -> Found:
+    runs = load(root)
+    out = Found()
+    unreturned(root, runs, out)
+    answered(root, runs, out)
+    ended(root, runs, out)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    root = Path(argv[0])
+    found = check(root)
+    for shape in found.checked:
+        print(f"{shape}: {len(found.false[shape])} false of {found.checked[shape]} checked")
+        if "-v" in argv:
+            for ex in found.false[shape]:
+                print("   ", ex)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,105 @@
+"""What a QA page says about look-ups, trials and counted runs holds of the logs it links, on a
+Reflexion printout of our own in the real shape (tests/fixtures/importers/react_reflexion/
+react_reflexion_claims.txt): an expected answer a look-up held with other quote marks, spacing
+or case counts as returned; a trial that halted without an answer is never counted among those
+that answered; a procedure page's count of runs names the set it counts, every run of it."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from fixture_runs import IMPORTERS
+
+from wikitrace.build import BuildOptions, build
+from wikitrace.compilers.ending_words import ended_with
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.compilers.phrase_match import holds_phrase, phrase_span
+from wikitrace.corpus.contrast_words import contrast_sentence
+from wikitrace.runs import load
+from wikitrace.runs.model import Run
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import qa_claims  # noqa: E402
+
+CLAIMS = IMPORTERS / "react_reflexion" / "react_reflexion_claims.txt"
+RUNS = [r for r in load._read(CLAIMS, load.detect(CLAIMS)) if isinstance(r, Run)]
+
+
+def _run(question: str, answer: str) -> Run:
+    return next(r for r in RUNS if question in (r.task.instruction or "")
+                and any(t.type == "answer" and t.content == answer for t in r.turns))
+
+
+def _in_short(run: Run) -> str:
+    return "\n".join(f.text for f in compile_offline(run).in_short)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("claims") / "out"
+    build(BuildOptions(inputs=[CLAIMS], out=out, offline=True, quiet=True))
+    return out
+
+
+def test_a_phrase_is_held_whatever_its_quote_marks_spacing_and_case_but_only_whole():
+    assert holds_phrase("the films Tin Harbour (2004) and Glass  Orchard (2006), and", '"Glass Orchard" (2006)')
+    assert holds_phrase("Until 1990 the Rovers played at the old quay ground.", "Old Quay Ground")
+    assert not holds_phrase("the Old Quay Groundsman retired", "Old Quay Ground")
+    assert not holds_phrase("anything at all", "\"\" ()")
+    text = "came to notice in Glass  Orchard (2006), and"
+    start, end = phrase_span(text, '"Glass Orchard" (2006)')
+    assert text[start:end] == "Glass  Orchard (2006"
+
+
+def test_an_expected_answer_a_search_held_in_other_marks_is_said_to_be_returned():
+    text = _in_short(_run("Nell Vance", "Tin Harbour"))
+    assert "which the look-up at turn 2 had returned" in text
+    assert "no look-up" not in text
+
+
+def test_an_expected_answer_only_a_lookup_held_is_said_to_be_returned():
+    text = _in_short(_run("Corran Rovers", "Corran Park"))  # the first trial: Search, then Lookup[ground]
+    assert "which the look-up at turn 2 had returned" in text, text
+
+
+def test_a_trial_that_halted_is_counted_as_giving_no_answer(corpus):
+    page = next(p for p in (corpus / "compilation").glob("step-*.md") if "Ros Hale\"), as this run did" in p.read_text())
+    line = next(x for x in page.read_text().splitlines() if "failed trials of this task" in x)
+    assert "all 3 failed trials of this task went another way: 2 answered otherwise" in line
+    halted = re.search(r"1 gave no answer \(\[(step-\d+)\]", line).group(1)
+    log = (corpus / "raw" / halted / "solver.full.jsonl").read_text()
+    assert '"type":"answer"' not in log.replace(" ", "")  # the trial it names gave none
+
+
+def test_a_procedure_count_names_the_set_it_counts_and_every_run_of_it(corpus):
+    data = json.loads((corpus / "corpus.json").read_text())
+    checked = 0
+    for entry in data["insights"]:
+        c = entry.get("contrast") or {}
+        if not str(c.get("pattern", "")).startswith("procedure|"):
+            continue
+        page = (corpus / "insight" / f"{entry['id']}.md").read_text()
+        assert f"Runs of this task type {ended_with(c['pattern'])}: " in page
+        meeting = {r["step"] for r in data["runs"] if r["outcome"] == "failure" and c["pattern"] in r["patterns"]}
+        named = re.search(r"The \d+ failed runs? counted there: (.*)", page)
+        assert set(re.findall(r"step-\d+", named.group(1) if named else "")) == meeting
+        checked += 1
+    assert checked
+
+
+def test_the_ending_sentence_says_which_way_of_ending_it_counts():
+    said = contrast_sentence({"contrast": {"pattern": "procedure|Finish:own", "failed_met": 3, "success_met": 2,
+                                           "verdict": "none"}})
+    assert said.startswith("Runs of this task type that ended with Finish, giving an answer no look-up held word for "
+                           "word, with no look-up of a name an earlier answer showed before it: 3 failed, 2 successful.")
+
+
+def test_the_claims_checker_finds_none_false_on_the_fixture_corpus(corpus):
+    found = qa_claims.check(corpus)
+    assert found.checked["unreturned"] and found.checked["answered"] and found.checked["ended"]
+    assert found.false == {"unreturned": [], "answered": [], "ended": []}

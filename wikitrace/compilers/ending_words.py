@@ -1,0 +1,34 @@
+"""How a run's last free-text call settled it, in words, by where its text came from (the source
+part of a ``procedure|<call>:<source>[+followed]`` key): the procedure lesson's title and step,
+and the contrast sentence that counts the runs which ended that way. Kept small and free of
+imports so the insight layer's sentences can name the exact set of runs a key counts."""
+
+from __future__ import annotations
+
+# source -> (title phrase, step)
+ENDING = {
+    "label": ("giving the verdict", "giving the verdict the look-ups support"),
+    "looked-up": ("giving a value a look-up returned", "giving the value a look-up returned, in the words it used"),
+    "own": ("giving an answer no look-up held word for word", "giving an answer worked out from what the look-ups returned"),
+    "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),
+    "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
+}
+FOLLOWED = "+followed"  # a look-up before the last call searched a name an earlier answer showed
+
+
+def ended_with(pattern: str) -> str | None:
+    """Which runs a ``procedure|`` key with a free-text source counts, as a relative clause: the
+    call, where its text came from, and whether a look-up before it followed a name an earlier
+    answer showed (a key without it counts only the runs that did not). None for other keys."""
+    fields = pattern.split("|")
+    if len(fields) != 2 or fields[0] != "procedure" or ":" not in fields[1]:
+        return None
+    call, source = fields[1].rsplit(":", 1)
+    followed = source.endswith(FOLLOWED)
+    source = source.removesuffix(FOLLOWED)
+    if source not in ENDING:
+        return None
+    how = ENDING[source][0]
+    if followed:
+        return f"that ended with {call} after searching a name an earlier answer showed, {how}"
+    return f"that ended with {call}, {how}, with no look-up of a name an earlier answer showed before it"

@@ -1,0 +1,131 @@
+"""How a line against the other trials of a task says what a trial did: values plainly, calls
+with their arguments, runs linked, and the trials that did otherwise grouped by what they did,
+each group counted by what its trials actually did (an answer given, or none)."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from ..controls import visible
+from ..templates import md_text
+from . import layout
+from .trial_compare import Diff, _by_key, _top
+
+SHOWN = 3  # trials linked, and distinct values named, per line
+
+
+
+def _shown(values: dict, key: str) -> str:
+    """An argument's values, plainly: each item's scalars side by side, items joined by " + "."""
+    items: dict[str, list[str]] = defaultdict(list)
+    for path, v in values.items():
+        if _top(path) != key or path.endswith("#"):
+            continue
+        m = re.match(re.escape(key) + r"\[(\d+)\]", path)
+        items[m.group(1) if m else ""].append(str(v))
+    text = " + ".join(" ".join(vs) for _i, vs in sorted(items.items(), key=lambda kv: int(kv[0] or -1)))
+    if not text:
+        n = values.get(f"{key}#")
+        text = f"{n} item{'s' if n != 1 else ''}" if n is not None else "none"
+    return _clip(text, 70)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _call(c: dict) -> str:
+    keys = [k for k in _by_key(c["values"]) if not (k == "argument" and str(c["values"][k]) == c["tool"])]
+    args = ", ".join(_shown(c["values"], k) if k == "argument" else f"{k} {_shown(c['values'], k)}" for k in keys[:2])
+    if c.get("file") and not args:  # an edit whose text is wording: the file says which act it was
+        return f"{c['tool']} of {c['file'].rstrip('/').rsplit('/', 1)[-1]}"
+    return f"{c['tool']}({_clip(args, 90)})" if args else c["tool"]
+
+
+def _t(text: str) -> str:
+    return visible(md_text(text))
+
+
+class _Line:
+    """A line's words, its links to other trials' pages and this run's turns."""
+
+    def __init__(self, here: str):
+        self.link = layout.Linker(layout.compilation_doc(here), "/")
+        self.parts: list[str] = []
+        self.turns: list[int] = []
+
+    def runs(self, steps: list[str]) -> str:
+        shown = [f"[{s}]({self.link.rel(layout.compilation_doc(s))})" for s in steps[:SHOWN]]
+        return ", ".join(shown) + (f" and {len(steps) - SHOWN} more" if len(steps) > SHOWN else "")
+
+
+def _answer_found(ref: dict) -> str:
+    found = ref.get("found")
+    return f", which {_t(found['tool'] + '[' + found['query'] + ']')} had returned" if found and found.get("query") else ""
+
+
+def _value_of(said: str) -> str:
+    """The value alone of an ``_other_side`` phrase (the words before it dropped)."""
+    if said == "gave no answer":
+        return "no answer"
+    for head in ("answered ", "sent "):
+        if said.startswith(head):
+            rest = said[len(head):]
+            return rest.split(" ", 1)[1] if head == "sent " else rest
+    return said
+
+
+def _other_side(d: Diff) -> str:
+    """What a trial did at this aspect, as a value a line can group trials by."""
+    kind = d.aspect[0]
+    if kind == "answer":
+        return f"answered \"{_t(d.other['text'])}\"" if d.other else "gave no answer"
+    if kind == "args":
+        return f"sent `{d.aspect[2]}` {_t(_shown(d.other['values'], d.aspect[2]))}"
+    if kind == "missing":
+        return f"made {_t(_call(d.other))} instead" if d.other else "never made it"
+    return f"made the change {_t(_call(d.other))}"
+
+
+def _sources(call: dict, keys: list[str], own: bool, named: bool = True) -> str:
+    """Where the successful trial took the values of ``keys`` from, as its record says it (each
+    key named unless the line has just named it)."""
+    came = call.get("from") or {}
+    said = [("`" + k + "` " if named else "") + f"from {_t(came[k] if own else came[k].replace('(turn ', '(its turn '))}"
+            for k in keys if k in came]
+    return (", " + " and ".join(said[:2])) if said else ""
+
+
+def _call_keys(c: dict) -> list[str]:
+    return list(_by_key(c.get("values") or {}))[:2]
+
+
+def others_phrase(who: str, kind: str, where: str, grouped: dict[str, list[str]], line: _Line) -> str:
+    """``who`` (the failed trials a line speaks of) and what each group of them did instead, for
+    trials that did not all do one thing. Every trial is linked under what it did: a trial that
+    gave no answer is never counted among those that "answered otherwise", and groups past the
+    first few are linked too, never left as "others"."""
+    if kind == "answer":
+        gave = [(said, steps) for said, steps in grouped.items() if said != "gave no answer"]
+        none = grouped.get("gave no answer", [])
+        values = _values(gave, line)
+        if not none:
+            return f"{who} answered otherwise: {values}"
+        if not gave:
+            return f"{who} gave no answer ({line.runs(none)})"
+        n = sum(len(steps) for _said, steps in gave)
+        return (f"{who} went another way: {n} answered otherwise, {values}; {len(none)} gave no answer "
+                f"({line.runs(none)})")
+    head = f"sent other `{kind[1]}`" if kind[0] == "args" else "did otherwise"
+    return f"{who} {head}{where}: {_values(list(grouped.items()), line)}"
+
+
+def _values(groups: list[tuple[str, list[str]]], line: _Line) -> str:
+    """Each group's value with its trials; past SHOWN values, the rest's trials linked together."""
+    shown = [f"{_value_of(said)} ({line.runs(steps)})" for said, steps in groups[:SHOWN]]
+    rest = [s for _said, steps in groups[SHOWN:] for s in steps]
+    if rest:
+        links = ", ".join(f"[{s}]({line.link.rel(layout.compilation_doc(s))})" for s in rest)
+        shown.append(f"{len(rest)} more with other values ({links})")
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
