@@ -6,16 +6,24 @@ show the value (or the call), the claim is false whatever the rest of the senten
 reads every compilation and insight page of a corpus with the run logs under ``raw/`` and sorts
 each such claim:
 
-- *kind*: the cited turn is not a message of the user / an answer of the named tool / a call of
-  the named tool;
+- *kind*: the cited turn is not a message of the user / an answer of the named tool;
 - *holds*: a value claim whose turn holds none of the values the call sent under the argument
-  (as a whole token, not inside a longer word or number);
+  (as a whole token, not inside a longer word or number), or not the quoted value;
 - *echo*: the cited answer is the answer of a call that was itself sent the value, so it shows
   what the agent already had;
-- *stale*: the user wrote the value again after the cited turn and before the call: the value
-  the call sent is the later one's;
+- *stale*: after the cited turn and before the call, the user wrote the value again (or, for an
+  id, another answer that was no echo showed it): the latest turn that showed it is the source;
+- *taking*: a procedure lesson's "taking a from T" / "from the user's words" where no turn of
+  that kind before the run's call holds a value the call sent under ``a`` (echoes aside);
+- *at*, *named*: "X at turn N", "X (turn N)" with X a tool of the run: turn N is no call of X;
+- *role*, *told*, *said-at*: "the agent's last message before it (turn N)", "the system prompt
+  (turn N)", "the user's yes (turn N)", "the user message at turn N", "the error at turn N":
+  turn N is not such a message or failed call;
 - *past*: an insight's "turn N: got past it at turn M" where N is no failed call, or M no call of
   the same tool that went through.
+
+Each count is over the claims of that form the pages make ("claims"); a claim of a form the
+script does not parse is not counted, so 0 wrong says nothing of other wording.
 
 Usage: ``python benchmarks/claim_turns.py <corpus> [<corpus> ...] [--show N]``.
 """
@@ -34,7 +42,14 @@ from pathlib import Path
 _PLACE = re.compile(r"(?:the user|(\w+)'s answer)(?: had listed before that)? \((its )?turn (\d+)\)")
 _STEP = re.compile(r"\[(step-\d+)\]\(")
 _TICK = re.compile(r"`([^`]+)`")
-_AT = re.compile(r"\b(\w+)(?:\([^)]*\))? (?:at|failed at|went through at) (its )?turn (\d+)")
+_AT = re.compile(r"\b(\w+)(?:\([^)]*\))?(?:'s answer| returned| call)? (?:at|failed at|went through at) (its )?turn (\d+)")
+# "(turn N)" after words that say what the turn is: the agent's message, the system prompt, the user's yes
+_ROLE = re.compile(r"(message before it|agent last wrote|[Ii]ts last message|system prompt|user said yes|user's yes"
+                   r"|system prompt's rule on \w+) "
+                   r"\((its )?turn (\d+)\)")
+_ROLES = {"system prompt": ("message", "system"), "user said yes": ("message", "user"), "user's yes": ("message", "user")}
+_SAID_AT = re.compile(r"\b(user message|the error) at (its )?turn (\d+)")  # a user's message; a call that failed
+_NAMED = re.compile(r"(?<!rule on )\b(\w+) \((its )?turn (\d+)\)")  # "get_reservation_details (turn 8)"
 _PAST = re.compile(r"\): turn (\d+): (?:got past it at turn (\d+)|sent the same call|tried other arguments)")
 
 
@@ -117,6 +132,13 @@ def holds(text: str, value) -> bool:
         spellings.add(_WORDS[value])
     tail = r"(?:\.0)?(?![\w]|\.\d)" if isinstance(value, int) and not isinstance(value, bool) else r"(?![\w]|\.\d)"
     return any(re.search(rf"(?<![\w.]){re.escape(s)}{tail}", low) for s in spellings)
+
+
+def _role(words: str) -> tuple[str, str]:
+    """The (type, role) of the turn words such as "the system prompt (turn 0)" point at."""
+    if words.startswith("system prompt"):
+        return ("message", "system")
+    return _ROLES.get(words, ("message", "assistant"))
 
 
 def _values(turns: dict[int, dict], key: str, at: int | None, after: int) -> list[tuple[int, object]]:
@@ -273,6 +295,39 @@ def check_corpus(root: Path, tally: Tally) -> None:
                 if t.get("type") != "function_call" or t.get("name") != m.group(1):
                     tally.wrong["at"] += 1
                     tally.examples.append(f"at: {page.name} [{step}] …{line[max(0, m.start() - 80):m.end() + 20]}")
+            for m in _ROLE.finditer(line):
+                links = _STEP.findall(line[:m.start()])
+                step = links[-1] if (m.group(2) or own is None) and links else own
+                if step is None:
+                    continue
+                tally.claims["role"] += 1
+                t = _turns(str(root), step).get(int(m.group(3)), {})
+                if (t.get("type"), t.get("role")) != _role(m.group(1)):
+                    tally.wrong["role"] += 1
+                    tally.examples.append(f"role: {page.name} [{step}] …{line[max(0, m.start() - 80):m.end() + 20]}")
+            for m in _SAID_AT.finditer(line):
+                links = _STEP.findall(line[:m.start()])
+                step = links[-1] if (m.group(2) or own is None) and links else own
+                if step is None:
+                    continue
+                tally.claims["said-at"] += 1
+                t = _turns(str(root), step).get(int(m.group(3)), {})
+                if not (_is_user(t) if m.group(1) == "user message" else t.get("type") == "function_call" and _is_error(t)):
+                    tally.wrong["said-at"] += 1
+                    tally.examples.append(f"said-at: {page.name} [{step}] …{line[max(0, m.start() - 80):m.end() + 20]}")
+            for m in _NAMED.finditer(line):
+                links = _STEP.findall(line[:m.start()])
+                step = links[-1] if (m.group(2) or own is None) and links else own
+                if step is None:
+                    continue
+                turns = _turns(str(root), step)
+                if m.group(1) not in {t.get("name") for t in turns.values() if t.get("type") == "function_call"}:
+                    continue
+                tally.claims["named"] += 1
+                t = turns.get(int(m.group(3)), {})
+                if t.get("type") != "function_call" or t.get("name") != m.group(1):
+                    tally.wrong["named"] += 1
+                    tally.examples.append(f"named: {page.name} [{step}] …{line[max(0, m.start() - 80):m.end() + 20]}")
             past = _PAST.search(line) if own is None and line.startswith("- [step-") else None
             if past:  # "turn N: got past it at turn M": N a failed call, M the same tool's call that went through
                 step = _STEP.findall(line)[0]
