@@ -134,6 +134,12 @@ def holds(text: str, value) -> bool:
     return any(re.search(rf"(?<![\w.]){re.escape(s)}{tail}", low) for s in spellings)
 
 
+def answered(text: str, key: str, value) -> bool:
+    """A yes/no value given in other words by a message that names the field ("no insurance, thanks")."""
+    words = [w for w in re.split(r"[^a-z]+", key.lower()) if len(w) >= 3]
+    return str(value).lower() in ("yes", "no", "true", "false") and any(w in text.lower() for w in words)
+
+
 def _role(words: str) -> tuple[str, str]:
     """The (type, role) of the turn words such as "the system prompt (turn 0)" point at."""
     if words.startswith("system prompt"):
@@ -208,7 +214,7 @@ def _check_place(root: str, step: str, line: str, m: re.Match, call_at: int | No
     if call is not None and call < n:
         call = None
     sent = _values(turns, _last(key) if "." in key or "[" in key else key, call, n)
-    shown = [(c, v) for c, v in sent if holds(_text(t), v)]
+    shown = [(c, v) for c, v in sent if holds(_text(t), v) or (_is_user(t) and answered(_text(t), key, v))]
     words = re.match(r', whose words were "([^"]+)"', line[m.end():])
     if words and words.group(1).lower() in _text(t).lower():  # a number the user gave in words
         return
@@ -252,7 +258,7 @@ def _check_taking(root: Path, page: Path, text: str, tally: Tally) -> None:
             sent = [v for _c, v in _values(turns, key, at, -1)]
             before = [t for n, t in sorted(turns.items()) if n < at]
             if place == "the user's words":
-                ok = any(_is_user(t) and holds(_text(t), v) for t in before for v in sent)
+                ok = any(_is_user(t) and (holds(_text(t), v) or answered(_text(t), key, v)) for t in before for v in sent)
             else:
                 ok = any(t.get("name") == place and holds(_text(t), v)
                          and v not in [x for _p, x in _leaves(_args(t))] for t in before for v in sent)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tau_messages import agent, tool, user
 
-from wikitrace.compilers.insight_words import sources
+from wikitrace.compilers.argument_places import sources
 from wikitrace.compilers.reading import read_run
 from wikitrace.compilers.value_sources import credited
 from wikitrace.runs.load import iter_runs

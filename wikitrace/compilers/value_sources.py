@@ -84,8 +84,9 @@ def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
         if not places and (not isinstance(a.value, str) or text.isdecimal() or held_before(r, a.value, sent.turn) is None):
             return sent  # the agent's own: no turn before its first sending held a text value in any form
     places = [t for t in places if t_is_user(t) or not _echoes(t, text)]
-    if not places:
-        return None
+    if not places:  # a user message that answered about the field in other words ("no need for insurance")
+        said = next((t for t in r.facts if t.turn == a.seen_at), None) if a.seen_in == "user message" else None
+        return said if said is not None and _names_field(key, r.lower(said)) else None
     if _distinctive(a.value):
         return places[-1]  # an id matched whole is where it was read: the latest such turn before the call
     users = [t for t in places if t_is_user(t)]
