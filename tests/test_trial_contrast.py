@@ -81,13 +81,13 @@ def test_a_success_names_what_its_failed_trials_sent_instead_and_links_them(tmp_
     won, lost, alone = steps["task-12-trial-0"], [steps["task-12-trial-1"], steps["task-12-trial-2"]], steps["task-13-trial-0"]
     first = _in_short(out, won)[0]
     links = ", ".join(f"[{s}]({s}.md)" for s in lost)
-    # said as what to do, with the look-up the value came from, then what the failed trials did
-    assert re.match(rf"- Send `payment_id` {GIFT} in update_reservation_flights, from get_user_details's answer "
+    # said as what to do, with the latest look-up that showed the value, then what the failed trials did
+    assert re.match(rf"- Send `payment_id` {GIFT} in update_reservation_flights, from get_reservation_details's answer "
                     rf"\(turn \d+\), as this run did: both failed trials of this task sent `payment_id` {CARD} in "
                     rf"update_reservation_flights \({re.escape(links)}\)\.", first), first
     shown = re.search(r"answer \(turn (\d+)\)", first).group(1)
     log = [json.loads(ln) for ln in (out / "raw" / won / "solver.full.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert next(t for t in log if t["turn"] == int(shown))["name"] == "get_user_details"
+    assert next(t for t in log if t["turn"] == int(shown))["name"] == "get_reservation_details"
     # the line says more than "made the change the task expected", which it replaces
     assert not any("Make the change the task expected" in ln for ln in _in_short(out, won))
     for step in lost:
@@ -100,7 +100,7 @@ def test_a_success_names_what_its_failed_trials_sent_instead_and_links_them(tmp_
     assert re.match(r"- Make the change the task expected as this run did, with the same arguments: "
                     r"update_reservation_flights at turn \d+, with \\`reservation_id\\` \"Q4WZ8N\" from the user \(turn \d+\), "
                     r"\\`cabin\\` \"economy\" from get_reservation_details's answer \(turn \d+\) and \\`payment_id\\` "
-                    r"\"gift_card_7730215\" from get_user_details's answer \(turn \d+\)\.",
+                    r"\"gift_card_7730215\" from get_reservation_details's answer \(turn \d+\)\.",
                     _in_short(out, alone)[0]), _in_short(out, alone)[0]
     for target in re.findall(r"\]\((step-\d+\.md)\)", first):
         assert (out / "compilation" / target).is_file()

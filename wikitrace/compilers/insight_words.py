@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 
-from dataclasses import dataclass
 from functools import lru_cache
 
-from .arguments import check_arguments, is_verdict
+from .arguments import is_verdict
 from .changes import edit_of
 from .phrase_match import observation_words, words_of
 from .reading import Call, Reading, _occurs, is_command_line, leaves
@@ -38,44 +37,6 @@ _TOP_KEY = re.compile(r"[^.\[]*")
 def top_key(path: str) -> str:
     """The first step of an argument's path (``passengers`` of ``passengers[0].name``)."""
     return _TOP_KEY.match(path).group()
-
-
-@dataclass
-class ArgumentSources:
-    """Where the top-level arguments of a call came from, as the argument checks found it."""
-
-    tools: dict[str, list[str]]  # who showed each key: a look-up's tool, or "the earlier <tool> call"
-    earlier_calls: set[str]  # the labels of ``tools`` naming an earlier call's own arguments, not an answer
-    user: list[str]  # keys the user's words held
-    unseen: list[str]  # argument paths no earlier turn showed (a key with any such part is listed only here)
-
-
-def sources(r: Reading, call: Call) -> ArgumentSources:
-    """Which earlier tool showed each top-level argument, which came from the user, and the
-    argument paths no earlier turn showed (a key with any such part is listed only there)."""
-    by_turn = {c.n: c.name for c in r.calls}
-    checks = check_arguments(r, call.turn)
-    unseen = list(dict.fromkeys(a.path for a in checks if a.unsourced))
-    doubtful = {top_key(a.path) for a in checks if a.seen_at is None}  # unsourced, or held where no source is told
-    from_tool: dict[str, list[str]] = {}
-    earlier: set[str] = set()
-    from_user: list[str] = []
-    placed: set[str] = set()  # a key whose parts came from several places is named with its first
-    for a in checks:
-        key = top_key(a.path)
-        if a.seen_at is None or key in doubtful or key in placed:
-            continue
-        placed.add(key)
-        if a.seen_in == "user message":
-            from_user.append(key)
-        elif a.seen_in == "earlier call":
-            label = f"the earlier {by_turn.get(a.seen_at, 'tool')} call"
-            earlier.add(label)
-            from_tool.setdefault(label, []).append(key)
-        else:
-            from_tool.setdefault(by_turn.get(a.seen_at, "a look-up"), []).append(key)
-    dedup = lambda xs: list(dict.fromkeys(xs))  # noqa: E731
-    return ArgumentSources({t: dedup(k) for t, k in from_tool.items()}, earlier, dedup(from_user), unseen)
 
 
 def join(items: list[str], limit: int = 4) -> str:

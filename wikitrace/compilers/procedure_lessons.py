@@ -10,7 +10,8 @@ from .answer_case import answer_case, followed_any
 from .ending_words import ENDING
 from .coding_insights import coding_procedure, edit_detail, last_edit
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, tested_after, verb
-from .insight_words import edited_files, free_form, gives_answer, is_verdict, join, sources
+from .argument_places import sources
+from .insight_words import edited_files, free_form, gives_answer, is_verdict, join
 from .reading import Call, Reading
 from .schema import CandidateInsight
 from .text import clip

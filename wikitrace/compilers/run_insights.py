@@ -31,7 +31,8 @@ from .error_insights import error_insight, missing_programs
 from .option_choices import option_insight
 from .verdict_evidence import verdict_insight
 from .insight_words import (WHY_WRONG, clip_words, expected_answer, free_form, gives_answer, is_hand_off, join,
-                            last_said, rule_title, sources, top_key, why_wrong)
+                            last_said, rule_title, top_key, why_wrong)
+from .argument_places import sources
 from .picked_values import picked
 from .changes import edit_of
 from .coding_insights import edit_detail

@@ -12,17 +12,18 @@ import re
 from bisect import bisect_left
 from functools import lru_cache
 
-from .arguments import _as_text, check_arguments
+from .arguments import FREE_FORM, _as_text, check_arguments
 from .error_insights import error_key, missing_programs
 from .insight_parts import edit_place, edits_of, verb
 from .option_choices import option_pattern
 from .verdict_evidence import verdict_pattern
 from .insight_words import free_form, is_hand_off, named_by, top_key
 from .picked_values import _spoken_forms, picked
-from .reading import t_is_user
+from .reading import leaves, t_is_user
 from .record_facts import record_patterns
 from .reading import Reading, runs_a_command
 from .procedure_lessons import procedure_key
+from .value_sources import _value_place
 from .run_insights import confirmation, confirmation_broken, repeats, stopped_browsing, unseen_insight
 from .text import clip, folded_words, generic
 from .value_digest import fingerprint as _fingerprint
@@ -50,7 +51,11 @@ def patterns_of(r: Reading) -> list[str]:
             out.update(f"picked|{w.name}|{top_key(p.path)}" for p in picked(r, w) if "|" not in p.path)
             places: dict[str, set[str]] = {}
             for key, where, tool in argument_sources(r, w):
-                if "|" not in key:
+                if "|" in key:
+                    continue
+                if where == "unknown":
+                    places.setdefault(key, set()).add(where)
+                else:
                     out.add(f"from|{w.name}|{key}:{where}")
                     places.setdefault(key, set()).add(
                         where if where in ("reply", "task", "none") else f"{'call' if where == 'again' else 'answer'}:{tool}")
@@ -167,10 +172,12 @@ def argument_sources(r: Reading, w) -> list[tuple[str, str, str]]:
     ``reply`` a user message answering the agent holds it (as a user writes it), ``task`` only
     the task statement does, ``picked`` the agent took it unasked among several values one
     answer listed, ``shown`` another earlier answer held it, ``again`` only the run's own earlier
-    call sent it, ``none`` no earlier turn did. The pages contrast these between successful and failed runs of the same change."""
+    call sent it, ``none`` no earlier turn did, ``unknown`` turns held it but the log does not show
+    which it came from (``value_sources``: a word several records share). The pages contrast these between successful and failed runs of the same change."""
     chosen = {(top_key(p.path), p.value) for p in picked(r, w)}
     said = [(t.turn in r.replies, r.lower(t)) for t in r.facts if t.turn < w.n and t_is_user(t)]
     by_turn = {c.n: c.name for c in r.calls}
+    names = frozenset(v.lower() for _p, v in leaves(w.turn.arguments) if isinstance(v, str) and len(v) > 2)
     out: dict[tuple[str, str, str], None] = {}
     for a in check_arguments(r, w.turn):
         key, text = top_key(a.path), _as_text(a.value)
@@ -189,6 +196,14 @@ def argument_sources(r: Reading, w) -> list[tuple[str, str, str]]:
         else:  # held by a turn in another rendering, or a default: no place to tell
             continue
         tool = by_turn.get(a.seen_at, "") if where in ("picked", "shown", "again") else ""
+        if where in ("picked", "shown") and a.path != FREE_FORM:  # the answer the value came from, not the last that held it (an echo)
+            place = _value_place(r, w, a, by_turn, names)
+            if place is None or place[3] not in ("answer", "user"):  # the log does not show where: said of no place
+                out[(key, "unknown", "")] = None
+                continue
+            if place[3] == "user":
+                where = "reply" if place[1] in r.replies else "task"
+            tool = place[2].name if place[3] == "answer" else ""
         out[(key, where, tool)] = None
     return list(out)
 

@@ -4,10 +4,14 @@ or, where the log records none of this tool, a value the agent picked among seve
 listed that the user's words did not pick. A value no earlier turn held is told by the call's
 checks (``page_notes.check_notes``), never here too.
 
-A value is credited to the first turn that showed it where the agent could have learned it: the
-user's first message that wrote it, else the first answer about the record the change acts on
-that gave it as a value (a look-up of another record counts only when nothing else showed it). A text value that look-ups of several records
-showed (a cabin class, a date two trips share) and the user never wrote is credited to none.
+A value is credited only where the log shows it came from, matched as a whole token: an answer
+to a call that was itself sent the value shows what the agent already had and is no source. A
+distinctive value (an id, a flight number) is credited to the latest turn before the call that
+held it. A common one (a word, a number, a date) is credited to the user's latest message that
+wrote it (a number or a word of a few letters only where the message names its field), else to
+the turn that showed the id it was sent beside (a flight's date with its number), else to the
+one look-up that gave it under its own field; when several records gave it (the changed
+record among them) and the user never wrote it, the page names no source.
 """
 
 from __future__ import annotations
@@ -19,16 +23,47 @@ from ..runs.model import Turn
 from .arguments import _NOT_JSON, _as_text, _json_fields, _last_key, _parsed, _seen, check_arguments
 from .expected_calls import _ABSENT, _differing, expected_changes, made_as_expected
 from .insight_words import free_form, join, top_key
-from .picked_values import _ids, _other_record, picked, user_described
-from .reading import Call, Reading, leaves, t_is_user
+from .picked_values import picked, user_described
+from .reading import Call, Reading, _occurs, leaves, t_is_user
 from .text import clip_words
-from .told_numbers import _number_patterns
+from .told_numbers import _number_patterns, _told_number
 from .renderings import held_before
 
 
-def _first_place(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
-    """The first earlier user message or answer that showed the value, preferring those not about
-    another record than the change's; None for a text value several records showed and no user."""
+def _distinctive(value) -> bool:
+    """A value whose whole-token match is strong evidence of where it came from: text mixing
+    letters and digits (an id, a flight number, a card) or long enough to be one record's own.
+    A short word, a number or a date may stand in many places, so a match alone proves little."""
+    if isinstance(value, (int, float)):
+        return False
+    text = _as_text(value)
+    return (any(ch.isdigit() for ch in text) and any(ch.isalpha() for ch in text) and len(text) >= 5) or (
+        len(text) >= 12 and " " not in text.strip())
+
+
+def _beside(c: Call, a) -> list[str]:
+    """The distinctive values the call sends in the same object as the argument (a flight's
+    number beside its date), lower case."""
+    parent = a.path[:len(a.path) - len(_last_key(a.path))].rstrip(".")
+    if not parent:
+        return []
+    return [_as_text(v).lower() for p, v in leaves(c.turn.arguments) if p != a.path and _distinctive(v)
+            and p[:len(p) - len(_last_key(p))].rstrip(".") == parent]
+
+
+def _names_field(key: str, low: str) -> bool:
+    """Whether a user message names the argument's field (a word of its key, as in "cabin")."""
+    words = [w for w in re.split(r"[^a-z]+", key.lower()) if len(w) >= 3]
+    return any(re.search(rf"(?<![a-z]){re.escape(w[:4])}", low) for w in words)
+
+
+def _echoes(t: Turn, text: str) -> bool:
+    """An answer to a call that was itself sent the value: it shows what the agent already had."""
+    return any(_as_text(v).lower() == text for _p, v in leaves(t.arguments))
+
+
+def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
+    """The turn the value came from, or None when the log does not tell (see the module's docstring)."""
     key = _last_key(a.path)
     if isinstance(a.value, (int, float)) or _as_text(a.value).isdecimal():
         names = frozenset()  # a number is credited only where its own field (or the user) gave it, not beside a name
@@ -39,22 +74,34 @@ def _first_place(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
               and _seen(a.value, key, t, r.lower(t), names) and (
         t_is_user(t) or _parsed(t.result or "") is _NOT_JSON or any(  # in a JSON answer: as a value, not a key
             _as_text(v).lower() == text for _k, v in _json_fields(t.result or "")))]
+    beside = [] if _distinctive(a.value) else _beside(c, a)
+    paired = [t for t in places if any(_occurs(b, r.lower(t)) for b in beside)]
+    if paired:  # sent beside an id of the same object (a flight's date): read where that id was
+        return paired[-1]
     sent = _first_sent(r, c, a)
     if sent is not None and places:  # an answer after the agent first sent it may echo the agent: no source
         places = [t for t in places if t_is_user(t) or t.turn < sent.turn]
         if not places and (not isinstance(a.value, str) or text.isdecimal() or held_before(r, a.value, sent.turn) is None):
             return sent  # the agent's own: no turn before its first sending held a text value in any form
-    if not places:
-        return None
+    places = [t for t in places if t_is_user(t) or not _echoes(t, text)]
+    if not places:  # a user message that answered about the field in other words ("no need for insurance")
+        said = next((t for t in r.facts if t.turn == a.seen_at), None) if a.seen_in == "user message" else None
+        return said if said is not None and _names_field(key, r.lower(said)) else None
+    if _distinctive(a.value):
+        return places[-1]  # an id matched whole is where it was read: the latest such turn before the call
     users = [t for t in places if t_is_user(t)]
-    if users:  # what the user wrote is where a value the user asked for came from
-        return users[0]
-    mine = _ids(c.turn.arguments)
-    own = [t for t in places if t_is_user(t) or not _other_record(mine, t)]
-    answers = {json.dumps(t.arguments, sort_keys=True, default=str) for t in places if not t_is_user(t)}
-    if not key.lower().endswith("id") and isinstance(a.value, str) and len(answers) > 1:
-        return None  # a value records share (a cabin, a date): no one of them is where it came from
-    return (own or places)[0]
+    if users:  # a common value the user wrote: their latest message holding it (a number or a short
+        # lower-case word, which any message may hold, only where the message names its field)
+        plain = numeric or (len(text) <= 3 and _as_text(a.value).islower())
+        told = [t for t in users if not plain or _names_field(key, r.lower(t))
+                or (numeric and _told_number(text, key, r.lower(t)))]
+        return told[-1] if told else None
+    fielded = [t for t in places if _parsed(t.result or "") is _NOT_JSON or any(
+        k == key and _as_text(v).lower() == text for k, v in _json_fields(t.result or ""))]
+    asked = {json.dumps(t.arguments, sort_keys=True, default=str) for t in fielded}
+    if len(asked) == 1:  # one look-up (asked once or again) gave it under its own field
+        return fielded[-1]
+    return None  # a common value several records (or no field of its name) held: the log does not say which
 
 
 def _first_sent(r: Reading, c: Call, a) -> Turn | None:
@@ -87,7 +134,7 @@ def credited_kinds(r: Reading, c: Call, paths: set[str] | None = None) -> dict[s
 
 def _credits(r: Reading, c: Call, paths: set[str] | None = None, kinds: bool = False):
     """The places named for each top-level argument of the change (only those holding one of
-    ``paths``, when given): each value credited to its first place (``_first_place``), and a
+    ``paths``, when given): each value credited to its place (``_source_turn``), and a
     place left out when the places showing more of the argument's values show its values too;
     and for each argument the latest turn its places name (and with ``kinds``, each place's kind)."""
     by_turn = {x.n: x.name for x in r.calls}
@@ -125,7 +172,7 @@ def _value_place(r: Reading, c: Call, a, by_turn: dict[int, str],
     elif a.seen_in == "earlier call":
         place = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})", a.seen_at, None, "call"
     else:
-        fact = _first_place(r, c, a, names)
+        fact = _source_turn(r, c, a, names)
         if fact is not None:
             own = fact is _first_sent(r, c, a)
             kind = "own" if own else "user" if t_is_user(fact) else "answer"

@@ -253,7 +253,7 @@ def checklist(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict
     took = None  # per source: the arguments of the tool it took from somewhere, and its patterns (read once)
     for arg in sorted(places):
         place, n = min(places[arg].items(), key=lambda kv: (-kv[1], kv[0]))
-        if 2 * n <= wins or place == "mixed" or f"`{arg}`" in entry["guideline"]:  # no single place, or said already
+        if 2 * n <= wins or place in ("mixed", "unknown") or f"`{arg}`" in entry["guideline"]:  # no single place, or said already
             continue
         if took is None:
             prefix = f"took|{tool}|"
