@@ -75,6 +75,10 @@ def sentences(text: str) -> list[str]:
             code = not code
         elif ch == '"' and not code:
             quote = not quote
+            if not quote and depth == 0 and text[i - 1:i] in (".", "!", "?") and i + 2 < n and text[i + 1] == " " \
+                    and (text[i + 2].isupper() or text[i + 2] in '"`'):  # a quote that ends the sentence
+                out.append(text[start:i + 1].strip())
+                start = i + 2
         elif not quote and not code:
             if ch == "(":
                 depth += 1
@@ -129,6 +133,12 @@ def _drop_counted_parens(text: str) -> str:
     return re.sub(r"\s+([,.;:])", r"\1", " ".join(" ".join(p.split()) for p in out if p.strip()))
 
 
+def _ended(text: str) -> str:
+    """``text`` ending as a sentence does: one full stop, none after a quote that ends with its own."""
+    text = text.rstrip(".")
+    return text if text.endswith(('."', '!"', '?"')) else text + "."
+
+
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -148,26 +158,32 @@ def _advises(clause: str) -> bool:
 
 def action(sentence: str) -> str:
     """The instruction a counted sentence holds, with its numbers left out, or "". Its clauses
-    (between top-level colons) lose their parentheses of counts; when the clauses before the first
+    (between top-level colons and semicolons) lose their parentheses of counts; when the clauses before the first
     one still stating a count include an instruction, they are it ("When X answers E, the message
     names the value it refused (in 5 of the 5 runs here): replace that value ..."); else the first
     instruction after a counted clause, with the uncounted clauses that follow it ("In 9 of the 12
     failed runs here ...: check X first.")."""
     if not sentence:
         return ""
-    cuts = [-1, *_top_level(sentence, ":"), len(sentence)]
+    cuts = [-1, *_top_level(sentence, ":;"), len(sentence)]
     clauses = [_drop_counted_parens(sentence[a + 1:b].strip()).rstrip(".") for a, b in zip(cuts, cuts[1:])]
     plain = [bool(c) and not counted(c) for c in clauses]
     head = plain.index(False) if False in plain else len(plain)
     if any(_advises(c) for c in clauses[:head]):
-        return _capital(": ".join(clauses[:head])) + "."
+        return _ended(_capital(_drop_counted_parens(sentence[:cuts[head]].strip())))
     for k in range(head, len(clauses)):
         if plain[k] and _advises(clauses[k]):
             end = k
             while end < len(clauses) and plain[end]:
                 end += 1
-            return _capital(": ".join(clauses[k:end])) + "."
+            return _ended(_capital(_drop_counted_parens(sentence[cuts[k] + 1:cuts[end]].strip())))
     return ""
+
+
+def _opening(sentence: str) -> str | None:
+    """"Before book_reservation" of "Before book_reservation, check ...": the clause saying when, or None."""
+    head = sentence.split(",", 1)[0]
+    return head if _WHEN.fullmatch(head + ", x") else None
 
 
 def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
@@ -186,10 +202,12 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
         do = "" if mistake and superseded and superseded in s else action(s)
         if do and do not in advice:
             advice.append(do)
+    if mistake:  # advice opening as the mistake's does ("Before X, ...") says the same, less exactly
+        advice = [s for s in advice if _opening(s) != _opening(mistake)]
     ordered = [s for s in advice if _TRIGGER.match(s)][:1] or advice[:1]
-    for extra in (mistake, instead):
-        if extra and extra not in ordered:
-            ordered.append(extra)
+    ordered += [mistake] if mistake else [s for s in advice if s not in ordered][:1]
+    if instead and instead not in ordered:
+        ordered.append(instead)
     ordered += [s for s in advice if s not in ordered]
     kept, rest = ordered[:KEPT], ordered[KEPT:]
     entry["guideline"] = " ".join(kept)

@@ -1,11 +1,11 @@
-"""An agent that tells the user it cannot see or do something, in a run that changed nothing, while
-the successful trials of the same task called look-ups it never made.
+"""An agent that tells the user it cannot see or do something, in a run that made no call at all,
+while the successful trials of the same task called look-ups it never made.
 
 "I'm unable to access your balances" ends many chat runs that made no call at all. The lesson
 a new run needs is not "check with the environment" but that claim, in the agent's own words and
 turn, beside the look-ups the successful trials of the same task made and this run did not: the
 log then shows a tool for it existed. Read once per run (its first such sentence, only in a run
-that made no change) and once per lesson; said only where a successful trial of the run's own
+that made no tool call: after a look-up, "I cannot" may be the rules speaking) and once per lesson; said only where a successful trial of the run's own
 task called a look-up the run never called.
 """
 
@@ -23,10 +23,10 @@ _SENTENCE = re.compile(r"[^.!?\n]*[.!?]?")
 SHOWN = 1  # claims quoted per lesson (what to do stays short)
 
 
-def entry_field(run, changed: bool) -> dict:
+def entry_field(run, called: bool) -> dict:
     """{"said_cannot": {"turn": n, "said": sentence}}: the agent's first message sentence saying it
-    cannot do or see something, in a run that changed nothing (``changed`` False); {} otherwise."""
-    if changed:
+    cannot do or see something, in a run that made no tool call (``called`` False); {} otherwise."""
+    if called:
         return {}
     for t in run.turns:
         if t.type != "message" or t.role != "assistant" or not t.content:
@@ -68,9 +68,10 @@ def claims(members: list[tuple[dict, dict]], trials, writes: set[str], called: d
     if not found:
         return "", []
     found.sort(key=lambda f: f[2] != "the successful trials of its task")  # a run's own task first
-    quoted = "; ".join(f"{e['step']} said \"{e['said_cannot']['said']}\" (turn {e['said_cannot']['turn']}), and "
-                       f"{who} called {' and '.join(tools)}" for e, tools, who in found[:SHOWN])
+    quoted = "; ".join(f"{e['step']} said \"{e['said_cannot']['said']}\" (turn {e['said_cannot']['turn']}) with no "
+                       f"call made, while {who} called {' and '.join(tools)}" for e, tools, who in found[:SHOWN])
     runs = [e for e, _t, _w in sorted(found, key=lambda f: f[0]["step"])]
+    # the example before the count: the count's runs are listed under Evidence, not in this sentence
     return (f"Before telling the user you cannot see or do something, call the look-ups that could show it: "
-            f"in {run_counts.part_of(runs, failed)} the agent said so while changing nothing: {quoted}."), \
+            f"{quoted}; the agent said so without a call in {run_counts.part_of(runs, failed)}."), \
         [e["step"] for e in runs]

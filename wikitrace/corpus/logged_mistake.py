@@ -76,8 +76,11 @@ def mistake(entry: dict, by_step: dict[str, dict]) -> tuple[str, list[str]]:
         places = came.get(top, set()) - {""}
         source = f", with the value taken from {_CAME[next(iter(places))]}" if len(places) == 1 and \
             next(iter(places)) in _CAME else ""
+        nxt = [a.partition(".")[2] for a in sorted(named, key=lambda a: (-named[a], a))
+               if a != top and a.startswith(change + ".") and named[a] >= 2][:2]
+        also = f", and `{'` and `'.join(nxt)}` next most often" if nxt else ""
         return (f"Before {change}, check the `{arg}` you send against the request and the records looked up: "
-                f"it differed from the task's expected call{source} in {share}."), steps
+                f"it differed from the task's expected call{source}{',' if source else ''} in {share}{also}."), steps
     if kind == "unexpected-change":
         return (f"Call {top} only for a change the request asks for: a call of {top} that the task did not expect "
                 f"went through in {share}."), steps
@@ -89,16 +92,21 @@ _TAIL = re.compile(r", (?:which|where) .*$")
 
 
 def instead(entry: dict) -> str:
-    """"The successful trials of the same tasks ..." for a lesson of failed runs whose commonest
+    """"Instead, the successful trials of the same tasks ..." for a lesson of failed runs whose commonest
     difference from their own task's successful trials holds for two runs or more and most of those
-    compared, when it can be said as an instruction (corpus/trials.py); "" otherwise."""
+    compared; for a lesson of successful runs, what two or more of them did that the failed trials of
+    their tasks never did (the way it worked); each only when it can be said as an instruction
+    (corpus/trials.py), "" otherwise."""
     st = entry.get("same_task") or {}
-    if st.get("side") != "failure" or not st.get("differences"):
+    if not st.get("differences"):
         return ""
     top = st["differences"][0]
+    did = _TAIL.sub("", top["text"])
+    if st.get("side") == "success":  # what the successful runs here did that their tasks' failed trials did not
+        return (f"Unlike the failed trials of their tasks, successful runs here {did} "
+                f"({top['runs']} of {st['compared']} compared)." if top["runs"] >= 2 and instruction(top["text"]) else "")
     if top["runs"] < 2 or 2 * top["runs"] <= st["compared"] or not instruction(top["text"]):
         return ""
-    did = _TAIL.sub("", top["text"])
     said = f"Instead, the successful trials of the same tasks {did}"
     if st.get("instead"):
         said += f": {st['instead'][0]}"

@@ -254,7 +254,7 @@ class RunWriter:
             "title": comp.title, "compiler": comp.compiler, "content_hash": digest, "insights": ins_ids,
             "redactions": run.source.get("redactions") or None, **insight_layer.run_entry_fields(comp),
             **trial_contrast.entry_field(comp),
-            **cannot_claims.entry_field(run, not any(p.startswith("idle|") for p in comp.patterns)),
+            **cannot_claims.entry_field(run, "idle|none" not in comp.patterns),
         }
         self._provisional_pages(entry, run.run_id not in self.ids.prev_runs)
         self._apply(("run", run, comp, step, refs))
