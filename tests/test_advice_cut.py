@@ -62,12 +62,13 @@ def test_the_mistake_names_the_argument_most_failed_runs_sent_otherwise_with_its
             _fact_run("step-0003", "failure", ["book.bags"])]
     entry = {"key": "went-through|book", "checked": {"kind": "arguments", "steps": ["step-0001", "step-0002"]},
              "sources": [{"step": r["step"], "outcome": "failure"} for r in runs]}
-    said, steps = mistake(entry, {r["step"]: r for r in runs})
+    said, runs_of = mistake(entry, {r["step"]: r for r in runs})
     assert said == ("Before book, check the `payment` you send against the request and the records looked up: it "
                     "differed from the task's expected call, with the value taken from a tool's earlier answer, in "
                     "2 of the 3 failed runs here.")
-    assert steps == ["step-0001", "step-0002"]
-    assert mistake({**entry, "checked": {}}, {}) == ("", [])  # no checked fact: nothing said
+    assert runs_of == {"steps": ["step-0001", "step-0002"],
+                       "said": "the `payment` sent to book differed from the task's expected call"}
+    assert mistake({**entry, "checked": {}}, {}) == ("", {})  # no checked fact: nothing said
 
 
 def _balance_run(k: int, success: bool) -> dict:
@@ -101,6 +102,7 @@ def test_an_agent_that_said_it_cannot_see_a_record_is_quoted_beside_the_look_up_
             "successful trials of its task called get_user_details") in what_to_do
     assert "Fisher" not in what_to_do
     steps = {r["run_id"]: r["step"] for r in data["runs"]}
-    listed = re.search(r"What to do counts the mistake in: (.*)\.\n", evidence)
+    listed = re.search(r"where the agent told the user it could not see or do something and made no call, while a "
+                       r"look-up it never made was made by successful runs: (.*)\.\n", evidence)
     assert listed and set(re.findall(r"\[(step-\d+)\]", listed.group(1))) == {steps["bal-1"], steps["bal-3"]}
     assert text_count_mismatches(out) == []

@@ -47,11 +47,11 @@ def _reads(run: dict) -> set[str]:
 
 
 def claims(members: list[tuple[dict, dict]], trials, writes: set[str], called: dict[str, int],
-           total: int) -> tuple[str, list[str]]:
-    """(the sentence, the failed runs it counts) for a lesson whose failed runs told the user they
+           total: int) -> tuple[str, dict]:
+    """(the sentence, {"steps": the failed runs it counts, "said": what they did}) for a lesson whose failed runs told the user they
     could not do something while a successful trial of their task called a look-up they never
     made, or (its task having no successful trial) a look-up most of the ``total`` successful runs
-    of the task type made; ("", []) when no failed run here did. ``writes``: the tools some run
+    of the task type made; ("", {}) when no failed run here did. ``writes``: the tools some run
     changed things with; ``called``: tool -> successful runs of the task type that called it."""
     failed = list({e["step"]: e for e, _l in members if e["outcome"] == "failure"}.values())
     common = [k for k in sorted(called, key=lambda k: (-called[k], k)) if k not in writes]
@@ -66,7 +66,7 @@ def claims(members: list[tuple[dict, dict]], trials, writes: set[str], called: d
         elif said and not won and (mine := [k for k in common if 2 * called[k] > total and k not in _reads(e)][:2]):
             found.append((e, mine, "most successful runs of this task type"))
     if not found:
-        return "", []
+        return "", {}
     found.sort(key=lambda f: f[2] != "the successful trials of its task")  # a run's own task first
     quoted = "; ".join(f"{e['step']} said \"{e['said_cannot']['said']}\" (turn {e['said_cannot']['turn']}) with no "
                        f"call made, while {who} called {' and '.join(tools)}" for e, tools, who in found[:SHOWN])
@@ -74,4 +74,6 @@ def claims(members: list[tuple[dict, dict]], trials, writes: set[str], called: d
     # the example before the count: the count's runs are listed under Evidence, not in this sentence
     return (f"Before telling the user you cannot see or do something, call the look-ups that could show it: "
             f"{quoted}; the agent said so without a call in {run_counts.part_of(runs, failed)}."), \
-        [e["step"] for e in runs]
+        {"steps": [e["step"] for e in runs], "said": "the agent told the user it could not see or do something "
+                                                      "and made no call, while a look-up it never made was made "
+                                                      "by successful runs"}

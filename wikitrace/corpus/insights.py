@@ -278,14 +278,14 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
     for entry in out:  # last: what to do keeps the advice, the evidence the counts
-        said, steps = mistake(entry, by_step)
+        said, runs = mistake(entry, by_step)
         if entry["key"].startswith("idle|"):  # an agent that said it could not, where a look-up could have shown it
             kind = kind_of_entry[entry["id"]]
             claim = claims(groups[entry["id"]], trials, ways[kind].writes, ways[kind].did,
-                                  len(ways[kind].runs)) if kind in ways else ("", [])
-            said, steps = claim if claim[0] else (said, steps)
+                           len(ways[kind].runs)) if kind in ways else ("", {})
+            said, runs = claim if claim[0] else (said, runs)
         if said:
-            entry["mistake_runs"] = steps
+            entry["mistake_runs"] = runs
         cut_advice(entry, said, instead_sentence(entry) or action(same_task_advice(entry)))
     return out
 

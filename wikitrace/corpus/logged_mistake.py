@@ -43,36 +43,39 @@ def _named(runs: list[dict], kind: str) -> tuple[Counter, dict[str, set[str]]]:
     return named, came
 
 
-def mistake(entry: dict, by_step: dict[str, dict]) -> tuple[str, list[str]]:
+def mistake(entry: dict, by_step: dict[str, dict]) -> tuple[str, dict]:
     """What to do against the mistake the logs show, with its count, for a lesson led by a change's facts (its arguments, a change
     made unasked, a change never made) naming one argument or tool in most of the runs they cover,
-    with one count, and the runs that count is of (for the page's list); ("", []) otherwise."""
+    with one count, and {"steps": the runs that count is of, "said": what they did} for the page's
+    list under Evidence (worded on its own: a model's merged guideline may not repeat the count);
+    ("", {}) otherwise."""
     checked = entry.get("checked") or {}
     kind = checked.get("kind")
     if kind not in ("arguments", "unexpected-change", "missed-change"):
-        return "", []
+        return "", {}
     hit = [by_step[s] for s in checked.get("steps") or () if s in by_step]
     failed = list({e["step"]: e for e in (by_step.get(s["step"]) for s in entry["sources"]
                                          if s["outcome"] == "failure") if e}.values())
     named, came = _named(hit, kind)
     if not named or not failed:
-        return "", []
+        return "", {}
     if kind == "missed-change" and entry["key"].startswith("hand-off|"):
         tool = entry["key"].split("|")[1]
         ranked = sorted(named, key=lambda a: (-named[a], a))
         listed = ", ".join(ranked[:NAMED]) + (" or another" if len(ranked) > NAMED else "")
         return (f"Before handing off with {tool}, check whether a tool you have can make the change asked for: "
-                f"in {run_counts.part_of(hit, failed)} the run handed off while the task expected a change it "
-                f"never made ({listed})."), [e["step"] for e in hit]
+                f"in {run_counts.part_of(hit, failed)} the run handed off while a change the task expected never "
+                f"went through ({listed})."), {"steps": [e["step"] for e in hit], "said": (
+            f"the run handed off with {tool} while a change the task expected never went through")}
     top = min(named, key=lambda a: (-named[a], a))
     if 2 * named[top] <= len(hit) or sum(n == named[top] for n in named.values()) > 1:
-        return "", []  # no one argument or tool most of them share
+        return "", {}  # no one argument or tool most of them share
     with_top = [r for r in hit if top in _named([r], kind)[0]]
     share, steps = run_counts.part_of(with_top, failed), [e["step"] for e in with_top]
     if kind == "arguments":
         change, _, arg = top.partition(".")
         if not arg:
-            return "", []
+            return "", {}
         places = came.get(top, set()) - {""}
         source = f", with the value taken from {_CAME[next(iter(places))]}" if len(places) == 1 and \
             next(iter(places)) in _CAME else ""
@@ -80,12 +83,13 @@ def mistake(entry: dict, by_step: dict[str, dict]) -> tuple[str, list[str]]:
                if a != top and a.startswith(change + ".") and named[a] >= 2][:2]
         also = f", and `{'` and `'.join(nxt)}` next most often" if nxt else ""
         return (f"Before {change}, check the `{arg}` you send against the request and the records looked up: "
-                f"it differed from the task's expected call{source}{',' if source else ''} in {share}{also}."), steps
+                f"it differed from the task's expected call{source}{',' if source else ''} in {share}{also}."), {
+            "steps": steps, "said": f"the `{arg}` sent to {change} differed from the task's expected call"}
     if kind == "unexpected-change":
         return (f"Call {top} only for a change the request asks for: a call of {top} that the task did not expect "
-                f"went through in {share}."), steps
-    return (f"Before ending, make the {top} call the request calls for: the run ended without the {top} call the "
-            f"task expected in {share}."), steps
+                f"went through in {share}."), {"steps": steps, "said": f"a {top} call the task did not expect went through"}
+    return (f"Before ending, make every {top} call the request calls for: an expected {top} call never went "
+            f"through in {share}."), {"steps": steps, "said": f"an expected {top} call never went through"}
 
 
 _TAIL = re.compile(r", (?:which|where) .*$")
@@ -107,7 +111,7 @@ def instead(entry: dict) -> str:
                 f"({top['runs']} of {st['compared']} compared)." if top["runs"] >= 2 and instruction(top["text"]) else "")
     if top["runs"] < 2 or 2 * top["runs"] <= st["compared"] or not instruction(top["text"]):
         return ""
-    said = f"Instead, the successful trials of the same tasks {did}"
+    said = f"Instead, the successful trials of the same tasks {did} ({top['runs']} of {st['compared']} compared)"
     if st.get("instead"):
         said += f": {st['instead'][0]}"
     return said + "."
