@@ -23,7 +23,7 @@ def test_a_counted_sentence_moves_to_evidence_and_leaves_its_instruction():
                            "It is the most specific fact these failed runs share, not a proven cause: of the 2 "
                            "successful runs, 0 showed the same (one-sided Fisher p = 0.38).")}
     cut(entry)
-    assert entry["guideline"] == ('When T answers "Error 42: no seat", pick another flight. '
+    assert entry["advice"] == ('When T answers "Error 42: no seat", pick another flight. '
                                   "Check `seat` against the record first.")
     assert entry["counted"][0].startswith("In 9 of the 12 failed runs here (3 of their 6 tasks)")
     assert entry["counted"][1].endswith("(one-sided Fisher p = 0.38).")
@@ -47,8 +47,8 @@ def test_an_instruction_is_taken_before_or_after_the_counts():
 def test_what_to_do_keeps_at_most_three_sentences_and_the_rest_is_kept_under_evidence():
     entry = {"guideline": " ".join(f"Call tool{k} first." for k in range(6))}
     cut(entry, mistake="Before tool9, check `a`: it differed in 2 of the 3 failed runs here.")
-    assert len(sentences(entry["guideline"])) == KEPT
-    assert entry["guideline"].startswith("Call tool0 first. Before tool9, check `a`")
+    assert len(sentences(entry["advice"])) == KEPT
+    assert entry["advice"].startswith("Call tool0 first. Before tool9, check `a`")
     assert entry["more_advice"] == [f"Call tool{k} first." for k in range(2, 6)]
 
 

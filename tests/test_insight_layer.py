@@ -253,10 +253,9 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
                 [d for x in (e.get("same_task") or {}).get("differences", []) for d in x["steps"]]]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     what_to_do, evidence = page.split("## What to do", 1)[1].split("## Evidence", 1)
-    # what to do names what the successful trials did; the count of compared runs stands under Evidence
+    # what to do names what the successful trials did, with the one count of compared runs
     assert "the successful trials of the same tasks gave update_reservation_baggages another value of " \
-        "total_baggages" in what_to_do
-    assert "compared" not in what_to_do
+        "total_baggages (2 of 2 compared)" in what_to_do
     assert ("\n\nIn a run like these, check the value of total_baggages for update_reservation_baggages "
             "against the request: where a failed run here has a successful trial of the same task, for most of "
             "them (2 of 2 compared) the successful trials gave update_reservation_baggages another value of "
@@ -509,11 +508,12 @@ def test_a_change_the_successful_trials_of_the_same_task_never_made_is_taught_as
     entry = insight_with(data, "went-through|cancel_reservation")
     assert entry["counts"] == {"runs": 6, "success": 0, "failure": 6}
     assert entry["title"] == "Check that the rules allow cancel_reservation at all before making it"
-    # what to do says it without the count; the count stands under Evidence
-    assert entry["guideline"].startswith("For most failed runs here whose task also has a successful trial, "
+    assert entry["guideline"].startswith("For most failed runs here whose task also has a successful trial (6 of 6), "
                                          "the successful trials made no cancel_reservation change at all")
-    assert any(line.startswith("For most failed runs here whose task also has a successful trial (6 of 6), ")
-               for line in entry["counted"])
+    # what to do says it without the count; the count stands under Evidence
+    assert entry["advice"].startswith("For most failed runs here whose task also has a successful trial, "
+                                      "the successful trials made no cancel_reservation change at all")
+    assert entry["guideline"].split(". ")[0] + "." in entry["counted"]
     # each failed source has successful trials of its own task, none of which cancelled
     st = entry["same_task"]
     assert st["compared"] == 6 and st["differences"][0]["runs"] == 6

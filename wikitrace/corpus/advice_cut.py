@@ -2,7 +2,8 @@
 
 The passes of ``insights.gather`` each add to a lesson's guideline an instruction and the counts
 that justify it, so a page's advice grew into a paragraph of tallies with one usable sentence
-inside. This last pass cuts the guideline into sentences (never inside a quote, a code span or
+inside. This last pass cuts the guideline (kept whole in corpus.json, the lesson with its counts)
+into sentences (never inside a quote, a code span or
 parentheses) and sorts them:
 
 - a sentence that states no number and no verdict on the counts is advice and stays;
@@ -187,7 +188,7 @@ def _opening(sentence: str) -> str | None:
 
 
 def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
-    """Keeps at most ``KEPT`` advice sentences in ``entry["guideline"]`` (trigger first, then
+    """Sets ``entry["advice"]`` (What to do) to at most ``KEPT`` advice sentences of the guideline (trigger first, then
     ``mistake``, then ``instead``, then the rest in order) and moves every sentence stating counts,
     to ``entry["counted"]`` and the advice left over to ``entry["more_advice"]``, in their order."""
     advice: list[str] = []
@@ -210,7 +211,7 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
         ordered.append(instead)
     ordered += [s for s in advice if s not in ordered]
     kept, rest = ordered[:KEPT], ordered[KEPT:]
-    entry["guideline"] = " ".join(kept)
+    entry["advice"] = " ".join(kept)
     if mistake in rest:
         evidence.insert(0, mistake)
     if evidence:
