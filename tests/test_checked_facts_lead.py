@@ -357,8 +357,11 @@ def test_failed_runs_that_made_no_call_lead_with_it_and_what_successful_runs_loo
     (entry,) = gather(failed + won)
     assert entry["guideline"].startswith(
         "In 3 of the 4 failed runs here the agent answered without a single tool call (1 successful run of this "
-        "task type did so too): look the request's records up before answering, as most successful runs did: "
-        "find_trip in 3. ")
+        "task type did so too): look the request's records up with find_trip before answering, as most successful "
+        "runs did (find_trip in 3). ")
+    # what to do keeps the instruction, the counts stand under Evidence
+    assert entry["advice"].startswith("Look the request's records up with find_trip before answering, as most "
+                                      "successful runs did.")
     # most failed runs did call a tool: nothing is said of calls
     (entry,) = gather(failed[:1] + [idle(4 + k, False, ["did|find_trip"]) for k in range(2)] + won)
     assert "without a single tool call" not in entry["guideline"]

@@ -252,11 +252,14 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
     (entry,) = [e for e in data["insights"] if step["bags-trial-2"] in
                 [d for x in (e.get("same_task") or {}).get("differences", []) for d in x["steps"]]]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
-    what_to_do = page.split("## What to do", 1)[1].split("## Evidence", 1)[0]
-    assert "for most of them (2 of 2 compared) the successful trials gave update_reservation_baggages another " \
-        "value of total_baggages" in what_to_do
+    what_to_do, evidence = page.split("## What to do", 1)[1].split("## Evidence", 1)
+    # what to do names what the successful trials did, with the one count of compared runs
+    assert "the successful trials of the same tasks gave update_reservation_baggages another value of " \
+        "total_baggages (2 of 2 compared)" in what_to_do
     assert ("\n\nIn a run like these, check the value of total_baggages for update_reservation_baggages "
-            "against the request: where a failed run") in what_to_do
+            "against the request: where a failed run here has a successful trial of the same task, for most of "
+            "them (2 of 2 compared) the successful trials gave update_reservation_baggages another value of "
+            "total_baggages") in evidence
     assert (f"- gave update_reservation_baggages another value of total_baggages: for 2 failed runs here "
             f"([{step['bags-trial-2']}]"
             in page)
@@ -507,6 +510,10 @@ def test_a_change_the_successful_trials_of_the_same_task_never_made_is_taught_as
     assert entry["title"] == "Check that the rules allow cancel_reservation at all before making it"
     assert entry["guideline"].startswith("For most failed runs here whose task also has a successful trial (6 of 6), "
                                          "the successful trials made no cancel_reservation change at all")
+    # what to do says it without the count; the count stands under Evidence
+    assert entry["advice"].startswith("For most failed runs here whose task also has a successful trial, "
+                                      "the successful trials made no cancel_reservation change at all")
+    assert entry["guideline"].split(". ")[0] + "." in entry["counted"]
     # each failed source has successful trials of its own task, none of which cancelled
     st = entry["same_task"]
     assert st["compared"] == 6 and st["differences"][0]["runs"] == 6

@@ -70,8 +70,8 @@ def test_unmade_change_and_no_call_leads_count_what_the_records_show(tmp_path):
     (entry,) = idle
     assert entry["guideline"].startswith(
         "In 4 of the 4 failed runs here the agent answered without a single tool call (0 successful runs of this "
-        "task type did so too): look the request's records up before answering, as most successful runs did: "
-        "get_reservation_details in 5.")
+        "task type did so too): look the request's records up with get_reservation_details before answering, as "
+        "most successful runs did (get_reservation_details in 5).")
     assert "a change the task expected never went through (update_reservation_baggages in 4)" in entry["guideline"]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     assert "without a single tool call" in page

@@ -102,10 +102,11 @@ def test_a_one_run_recipe_says_first_what_it_did_that_its_tasks_failed_trials_di
     assert recipe["one_run_apart"] == {"failed": failed, "did": [
         "called void_booking without an error, which each failed trial of its task never did"]}
     page = (tmp_path / "corpus" / "insight" / f"{recipe['id']}.md").read_text()
-    todo = page.split("## What to do", 1)[1].split("## Evidence", 1)[0]
+    # under Evidence, with the runs it names linked (What to do keeps the recipe itself)
+    evidence = page.split("## Evidence", 1)[1].split("## Sources", 1)[0]
     links = ", ".join(f"[{s}](../compilation/{s}.md)" for s in failed)
     assert f"What it did that none of the 2 failed trials of its task ({links}) did: called void_booking without an " \
-           "error." in todo
+           "error." in evidence
 
 
 def test_a_one_run_recipe_against_a_single_failed_trial_says_what_that_trial_did_not_do():

@@ -125,7 +125,9 @@ def insight_from_entry(i: dict[str, Any]) -> InsightInfo:
     return InsightInfo(
         id=str(i["id"]), title=str(i.get("title") or ""), task_type=i.get("task_type"),
         apps=_str_list(i.get("apps")), source_step=i.get("source_step"), source_outcome=i.get("source_outcome"),
-        guideline=str(i.get("guideline") or ""), applicability=str(i.get("applicability") or ""),
+        # what a page's What to do shows: the short advice, unless a model merged the guideline
+        guideline=str((i.get("guideline_by") != "llm" and i.get("advice")) or i.get("guideline") or ""),
+        applicability=str(i.get("applicability") or ""),
         sources=[(str(s.get("step")), str(s.get("outcome"))) for s in i.get("sources") or [] if isinstance(s, dict)],
         evidence=_evidence(i), cue=str(i.get("cue") or ""),
     )

@@ -29,7 +29,9 @@ from typing import Iterable
 from . import conditions, layout, run_counts
 from .advice_fit import weigh as weigh_advice
 from .quoted_tally import quoted_plainly
+from .advice_cut import action, cut as cut_advice
 from .answer_cases import annotate as annotate_answers
+from .cannot_claims import claims
 from .checked_facts import TYPE_WIDE, by_kind, lead as lead_with_facts, rules_on, run_facts
 from .applies import Openings, applies_when, successful_cue, task_of
 from .choices import relevant, separating
@@ -41,9 +43,10 @@ from .rewrites import (advise_choices, ask_first, checklist, habits, name_missin
                        success_index, take_from, temper, told_instead, verdict_mix)
 from .retry_advice import untested_fix
 from .listed_leads import mark as mark_listed_leads
+from .logged_mistake import instead as instead_sentence, mistake
 from .recipe_sources import restate as restate_sources
 from .success_ways import SuccessWays, differences_lead, no_call_lead, success_differences
-from .trials import Trials
+from .trials import Trials, advice as same_task_advice
 from .contrast_words import MET, TROUBLE, contrast_sentence, index_note, met_words
 
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
@@ -274,6 +277,16 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         success_did(entry, titles, keys)
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
+    for entry in out:  # last: what to do keeps the advice, the evidence the counts
+        said, runs = mistake(entry, by_step)
+        if entry["key"].startswith("idle|"):  # an agent that said it could not, where a look-up could have shown it
+            kind = kind_of_entry[entry["id"]]
+            claim = claims(groups[entry["id"]], trials, ways[kind].writes, ways[kind].did,
+                           len(ways[kind].runs)) if kind in ways else ("", {})
+            said, runs = claim if claim[0] else (said, runs)
+        if said:
+            entry["mistake_runs"] = runs
+        cut_advice(entry, said, instead_sentence(entry) or action(same_task_advice(entry)))
     return out
 
 

@@ -79,12 +79,13 @@ class SuccessWays:
         """"get_user_details in 80 and get_reservation_details in 61": the tools no run changed
         anything with that most successful runs called (counted in successful runs; the type's
         total is left off the page, where any added run would change it)."""
+        return " and ".join(f"{k} in {self.did[k]}" for k in self.lookup_names())
+
+    def lookup_names(self) -> list[str]:
+        """The tools no run changed anything with that most successful runs called, most often first."""
         total = len(self.runs)
-        looks = sorted((k for k, n in self.did.items() if k not in self.writes and 2 * n > total),
-                       key=lambda k: (-self.did[k], k))[:NAMED]
-        if not looks:
-            return ""
-        return " and ".join(f"{k} in {self.did[k]}" for k in looks)
+        return sorted((k for k, n in self.did.items() if k not in self.writes and 2 * n > total),
+                      key=lambda k: (-self.did[k], k))[:NAMED]
 
 
 def no_call_lead(entry: dict, members: list[tuple[dict, dict]], ways: SuccessWays) -> None:
@@ -99,7 +100,8 @@ def no_call_lead(entry: dict, members: list[tuple[dict, dict]], ways: SuccessWay
     entry["guideline"] = (
         f"In {run_counts.part_of(idle, failed)} the agent answered without a single tool call "
         f"({also} successful run{'s' if also != 1 else ''} of this task type did so too): look the request's "
-        f"records up before answering, as most successful runs did: {looks}. {entry['guideline']}")
+        f"records up with {' and '.join(ways.lookup_names())} before answering, as most successful runs did "
+        f"({looks}). {entry['guideline']}")
 
 
 # lessons about how a failed run ended (a wrong answer, no answer before a limit), which name no

@@ -12,7 +12,7 @@ import collections
 from ..redact import redact_compilation, redactor_for
 from ..runs._common import Carried
 from ..runs.model import Run
-from . import documents, insights as insight_layer, layout, pages, pattern_tally, trial_contrast, usage_pages
+from . import cannot_claims, documents, insights as insight_layer, layout, pages, pattern_tally, trial_contrast, usage_pages
 from .insight_unchanged import same_page
 from .ledger import insight_counts
 from .manifest import IdAllocator
@@ -254,6 +254,7 @@ class RunWriter:
             "title": comp.title, "compiler": comp.compiler, "content_hash": digest, "insights": ins_ids,
             "redactions": run.source.get("redactions") or None, **insight_layer.run_entry_fields(comp),
             **trial_contrast.entry_field(comp),
+            **cannot_claims.entry_field(run, "idle|none" not in comp.patterns),
         }
         self._provisional_pages(entry, run.run_id not in self.ids.prev_runs)
         self._apply(("run", run, comp, step, refs))

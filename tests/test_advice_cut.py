@@ -1,0 +1,108 @@
+"""What to do holds the advice a new run acts on; the counts behind it stand under Evidence.
+
+A reader starting a new task needs the instruction and the mistake to avoid, not a paragraph of
+tallies; a reader checking the lesson needs every count beside the runs it counts. These tests hold
+both: the cut of a guideline, the mistake said from the failed runs' checked facts, and an agent's
+"I cannot" in a run with no call, quoted beside the look-ups its task's successful trials made."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from test_insight_layer import compile_runs, corpus_json, insight_with, text_count_mismatches
+from test_offline_content import AIRLINE_SYSTEM, _call, _msg, _record, _turns
+
+from wikitrace.corpus.advice_cut import KEPT, action, counted, cut, sentences
+from wikitrace.corpus.logged_mistake import mistake
+
+
+def test_a_counted_sentence_moves_to_evidence_and_leaves_its_instruction():
+    entry = {"guideline": ('When T answers "Error 42: no seat", pick another flight. In 9 of the 12 failed runs here '
+                           "(3 of their 6 tasks) the sent value differed: check `seat` against the record first. "
+                           "It is the most specific fact these failed runs share, not a proven cause: of the 2 "
+                           "successful runs, 0 showed the same (one-sided Fisher p = 0.38).")}
+    cut(entry)
+    assert entry["advice"] == ('When T answers "Error 42: no seat", pick another flight. '
+                                  "Check `seat` against the record first.")
+    assert entry["counted"][0].startswith("In 9 of the 12 failed runs here (3 of their 6 tasks)")
+    assert entry["counted"][1].endswith("(one-sided Fisher p = 0.38).")
+
+
+def test_numbers_inside_quotes_do_not_make_a_sentence_a_count():
+    assert not counted('When T answers "Error 404: 3 items", retry with the id it names.')
+    assert counted("Successful runs did so in 4 of 5 runs.")
+    assert sentences('Say "Done. Next." to the user. Then stop.') == ['Say "Done. Next." to the user.', "Then stop."]
+    assert sentences('The rule says "Ask first." Then ask.') == ['The rule says "Ask first."', "Then ask."]
+
+
+def test_an_instruction_is_taken_before_or_after_the_counts():
+    assert action("In 3 of the 5 failed runs here the call failed: call X again with the id.") == \
+        "Call X again with the id."
+    assert action("When X answers E, the message names the value (in 5 of the 5 runs here): replace that value.") == \
+        "When X answers E, the message names the value: replace that value."
+    assert action("Getting the call through is not enough: 9 of the 12 failed runs here still failed.") == ""
+
+
+def test_what_to_do_keeps_at_most_three_sentences_and_the_rest_is_kept_under_evidence():
+    entry = {"guideline": " ".join(f"Call tool{k} first." for k in range(6))}
+    cut(entry, mistake="Before tool9, check `a`: it differed in 2 of the 3 failed runs here.")
+    assert len(sentences(entry["advice"])) == KEPT
+    assert entry["advice"].startswith("Call tool0 first. Before tool9, check `a`")
+    assert entry["more_advice"] == [f"Call tool{k} first." for k in range(2, 6)]
+
+
+def _fact_run(step: str, outcome: str, about: list[str]) -> dict:
+    return {"step": step, "task_id": step, "outcome": outcome, "facts": [{"kind": "arguments", "about": about}]}
+
+
+def test_the_mistake_names_the_argument_most_failed_runs_sent_otherwise_with_its_count():
+    runs = [_fact_run("step-0001", "failure", ["book.payment@answer"]),
+            _fact_run("step-0002", "failure", ["book.payment@answer", "book.bags"]),
+            _fact_run("step-0003", "failure", ["book.bags"])]
+    entry = {"key": "went-through|book", "checked": {"kind": "arguments", "steps": ["step-0001", "step-0002"]},
+             "sources": [{"step": r["step"], "outcome": "failure"} for r in runs]}
+    said, runs_of = mistake(entry, {r["step"]: r for r in runs})
+    assert said == ("Before book, check the `payment` you send against the request and the records looked up: it "
+                    "differed from the task's expected call, with the value taken from a tool's earlier answer, in "
+                    "2 of the 3 failed runs here.")
+    assert runs_of == {"steps": ["step-0001", "step-0002"],
+                       "said": "the `payment` sent to book differed from the task's expected call"}
+    assert mistake({**entry, "checked": {}}, {}) == ("", {})  # no checked fact: nothing said
+
+
+def _balance_run(k: int, success: bool) -> dict:
+    """A chat run asked for gift card balances: the failed trials claim they cannot see them and make
+    no call; the successful ones look the user up."""
+    turns = [_msg("system", AIRLINE_SYSTEM), _msg("user", "What is the balance of my gift cards? I am ann_7.")]
+    if success:
+        turns += [_call("get_user_details", {"user_id": "ann_7"},
+                        json.dumps({"user_id": "ann_7", "payment_methods": {"gift_card_1": {"balance": 40}}}),
+                        is_error=False),
+                  _msg("assistant", "Your gift card gift_card_1 holds 40 dollars.")]
+    else:
+        turns += [_msg("assistant", "I'm unable to see the balance of your gift cards. Please check your account.")]
+    record = _record(f"bal-{k}", "airline", "Ask for the gift card balance.", _turns(*turns + [{"type": "episode_over"}]),
+                     success)
+    record["task"]["id"] = "balance"
+    return record
+
+
+def test_an_agent_that_said_it_cannot_see_a_record_is_quoted_beside_the_look_up_its_task_succeeded_with(tmp_path):
+    out = compile_runs(tmp_path, [_balance_run(k, k % 2 == 0) for k in range(4)])
+    data = corpus_json(out)
+    claimed = {r["run_id"]: r.get("said_cannot") for r in data["runs"]}
+    assert claimed["bal-1"] == {"turn": 2, "said": "I'm unable to see the balance of your gift cards."}
+    assert claimed["bal-0"] is None  # a run that called a tool is not read for it
+    entry = insight_with(data, "idle|none")
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    what_to_do, evidence = page.split("## What to do", 1)[1].split("## Evidence", 1)
+    assert len(sentences(what_to_do.strip())) <= KEPT
+    assert ('said "I\'m unable to see the balance of your gift cards." (turn 2) with no call made, while the '
+            "successful trials of its task called get_user_details") in what_to_do
+    assert "Fisher" not in what_to_do
+    steps = {r["run_id"]: r["step"] for r in data["runs"]}
+    listed = re.search(r"where the agent told the user it could not see or do something and made no call, while a "
+                       r"look-up it never made was made by successful runs: (.*)\.\n", evidence)
+    assert listed and set(re.findall(r"\[(step-\d+)\]", listed.group(1))) == {steps["bal-1"], steps["bal-3"]}
+    assert text_count_mismatches(out) == []

@@ -1,0 +1,221 @@
+"""What to do, kept to what a new run can act on; the counts behind it move to the evidence.
+
+The passes of ``insights.gather`` each add to a lesson's guideline an instruction and the counts
+that justify it, so a page's advice grew into a paragraph of tallies with one usable sentence
+inside. This last pass cuts the guideline (kept whole in corpus.json, the lesson with its counts)
+into sentences (never inside a quote, a code span or
+parentheses) and sorts them:
+
+- a sentence that states no number and no verdict on the counts is advice and stays;
+- a sentence that does is evidence and moves, whole, to ``entry["counted"]`` (shown under
+  Evidence, where a reader checks counts against links); its instruction, when a clause of it
+  is one with the numbers left out (a parenthesis of counts dropped, or the clause after the
+  colon that ends the counts), stays as advice.
+
+What to do then holds at most ``KEPT`` sentences: the one saying when the lesson applies first
+(a sentence opening on the trigger), then the mistake the failed runs' logs show, then what the
+successful runs did instead, then the rest in their order. The other advice sentences follow the
+counts under Evidence, so nothing the passes found is lost. Every rule here is about the
+sentences this package writes itself; a model's merged guideline (LLM path) replaces the text
+after this and is not cut.
+"""
+
+from __future__ import annotations
+
+import re
+
+KEPT = 3  # sentences What to do keeps
+# words a sentence of this package uses only when it weighs counts, not when it gives advice
+_VERDICT = ("not a proven cause", "is not shown to", "did not decide", "not a count", "no successful run",
+            "largest such difference", "is not shown:", "not shown (", "what set these", "where a failed run here has")
+_ONE = re.compile(r"\bone (?:failed |successful )?(?:run|trial)\b", re.I)
+_POINTER = " (counts under Evidence)"  # said beside advice whose counts stand under Evidence: right below it
+_NUMBER = re.compile(r"\b\d")
+# how this package opens a sentence that says when it applies or what to do first
+_TRIGGER = re.compile(r"(?:When|Whenever|If) ")
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """The parts of ``text`` outside quotes and code spans, as (start, end) pairs."""
+    out, start, quote, code = [], 0, False, False
+    for i, ch in enumerate(text):
+        if ch == "`" and not quote:
+            if not code:
+                out.append((start, i))
+            code = not code
+            start = i + 1
+        elif ch == '"' and not code:
+            if not quote:
+                out.append((start, i))
+            quote = not quote
+            start = i + 1
+    if not quote and not code:
+        out.append((start, len(text)))
+    return out
+
+
+def _bare(text: str) -> str:
+    """``text`` without its quotes and code spans: what a number or verdict is looked for in."""
+    return " ".join(text[a:b] for a, b in _spans(text))
+
+
+def counted(text: str) -> bool:
+    """Whether a sentence or clause states a number or weighs the counts (outside its quotes)."""
+    bare = _bare(text)
+    return (bool(_NUMBER.search(bare) or _ONE.search(bare)) or "Fisher" in bare
+            or any(v in bare for v in _VERDICT))
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut at each full stop (or ! ?) followed by a space and a capital, a quote or a code
+    span, outside quotes, code spans and parentheses."""
+    out, start, quote, code, depth = [], 0, False, False, 0
+    n = len(text)
+    for i, ch in enumerate(text):
+        if ch == "`" and not quote:
+            code = not code
+        elif ch == '"' and not code:
+            quote = not quote
+            if not quote and depth == 0 and text[i - 1:i] in (".", "!", "?") and i + 2 < n and text[i + 1] == " " \
+                    and (text[i + 2].isupper() or text[i + 2] in '"`'):  # a quote that ends the sentence
+                out.append(text[start:i + 1].strip())
+                start = i + 2
+        elif not quote and not code:
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth = max(0, depth - 1)
+            elif ch in ".!?" and depth == 0 and i + 2 < n and text[i + 1] == " " and (
+                    text[i + 2].isupper() or text[i + 2] in '"`'):
+                out.append(text[start:i + 1].strip())
+                start = i + 2
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return [s for s in out if s]
+
+
+def _top_level(text: str, marks: str) -> list[int]:
+    """Where ``marks`` characters stand outside quotes, code spans and parentheses."""
+    at, quote, code, depth = [], False, False, 0
+    for i, ch in enumerate(text):
+        if ch == "`" and not quote:
+            code = not code
+        elif ch == '"' and not code:
+            quote = not quote
+        elif not quote and not code:
+            depth += ch == "("
+            depth -= ch == ")" and depth > 0
+            if depth == 0 and ch in marks:
+                at.append(i)
+    return at
+
+
+def _drop_counted_parens(text: str) -> str:
+    """``text`` without its parentheses that state a number ("(8 of the 12 failed runs here)")."""
+    out, depth, start, quote, code = [], 0, 0, False, False
+    keep_from = 0
+    for i, ch in enumerate(text):
+        if ch == "`" and not quote:
+            code = not code
+        elif ch == '"' and not code:
+            quote = not quote
+        elif not quote and not code:
+            if ch == "(":
+                if depth == 0:
+                    start = i
+                depth += 1
+            elif ch == ")" and depth:
+                depth -= 1
+                if depth == 0 and counted(text[start + 1:i]):
+                    out.append(text[keep_from:start].rstrip())
+                    keep_from = i + 1
+    out.append(text[keep_from:])
+    return re.sub(r"\s+([,.;:])", r"\1", " ".join(" ".join(p.split()) for p in out if p.strip()))
+
+
+def _ended(text: str) -> str:
+    """``text`` ending as a sentence does: one full stop, none after a quote that ends with its own."""
+    text = text.rstrip(".")
+    return text if text.endswith(('."', '!"', '?"')) else text + "."
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+# the verbs this package's instructions open with (after a clause saying when): a clause that opens
+# otherwise ("Getting the call through is not enough") states a finding, not what to do
+_DO = frozenset("""add answer ask build call change check compare do end find give hand keep leave look make never
+reread replace say send set settle take tell word work""".split())
+_WHEN = re.compile(r"(?:(?:When|Whenever|If|Before|After|Where|Once|In a run like these)\b[^,]*, )?(\w+)", re.I)
+
+
+def _advises(clause: str) -> bool:
+    """Whether a clause is an instruction: it opens (after a clause saying when) on a verb of ``_DO``."""
+    m = _WHEN.match(clause.strip())
+    return bool(m) and m.group(1).lower() in _DO
+
+
+def action(sentence: str) -> str:
+    """The instruction a counted sentence holds, with its numbers left out, or "". Its clauses
+    (between top-level colons and semicolons) lose their parentheses of counts; when the clauses before the first
+    one still stating a count include an instruction, they are it ("When X answers E, the message
+    names the value it refused (in 5 of the 5 runs here): replace that value ..."); else the first
+    instruction after a counted clause, with the uncounted clauses that follow it ("In 9 of the 12
+    failed runs here ...: check X first.")."""
+    if not sentence:
+        return ""
+    cuts = [-1, *_top_level(sentence, ":;"), len(sentence)]
+    clauses = [_drop_counted_parens(sentence[a + 1:b].strip()).rstrip(".") for a, b in zip(cuts, cuts[1:])]
+    plain = [bool(c) and not counted(c) for c in clauses]
+    head = plain.index(False) if False in plain else len(plain)
+    if any(_advises(c) for c in clauses[:head]):
+        return _ended(_capital(_drop_counted_parens(sentence[:cuts[head]].strip())))
+    for k in range(head, len(clauses)):
+        if plain[k] and _advises(clauses[k]):
+            end = k
+            while end < len(clauses) and plain[end]:
+                end += 1
+            return _ended(_capital(_drop_counted_parens(sentence[cuts[k] + 1:cuts[end]].strip())))
+    return ""
+
+
+def _opening(sentence: str) -> str | None:
+    """"Before book_reservation" of "Before book_reservation, check ...": the clause saying when, or None."""
+    head = sentence.split(",", 1)[0]
+    return head if _WHEN.fullmatch(head + ", x") else None
+
+
+def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
+    """Sets ``entry["advice"]`` (What to do) to at most ``KEPT`` advice sentences of the guideline (trigger first, then
+    ``mistake``, then ``instead``, then the rest in order) and moves every sentence stating counts,
+    to ``entry["counted"]`` and the advice left over to ``entry["more_advice"]``, in their order."""
+    advice: list[str] = []
+    evidence: list[str] = []
+    # the counted lead ``mistake`` restates: its own instruction says the same less exactly
+    superseded = (entry.get("checked") or {}).get("said", "")
+    for s in sentences(entry["guideline"]):
+        if not counted(s):
+            advice.append(s.replace(_POINTER, ""))
+            continue
+        evidence.append(s)
+        do = "" if mistake and superseded and superseded in s else action(s)
+        if do and do not in advice:
+            advice.append(do)
+    if mistake:  # advice opening as the mistake's does ("Before X, ...") says the same, less exactly
+        advice = [s for s in advice if _opening(s) != _opening(mistake)]
+    ordered = [s for s in advice if _TRIGGER.match(s)][:1] or advice[:1]
+    ordered += [mistake] if mistake else [s for s in advice if s not in ordered][:1]
+    if instead and instead not in ordered:
+        ordered.append(instead)
+    ordered += [s for s in advice if s not in ordered]
+    kept, rest = ordered[:KEPT], ordered[KEPT:]
+    entry["advice"] = " ".join(kept)
+    if mistake in rest:
+        evidence.insert(0, mistake)
+    if evidence:
+        entry["counted"] = evidence
+    more = [s for s in rest if s not in evidence and s != instead]
+    if more:
+        entry["more_advice"] = more

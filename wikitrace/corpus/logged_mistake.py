@@ -1,0 +1,117 @@
+"""The mistake a lesson's failed runs show in their logs, and what the successful trials did instead,
+each said in one sentence for What to do.
+
+A rule ("check each argument against the request") is something an agent already believes it
+follows; the mistake as the logs show it (this argument of this change differed from the call
+the task expected, this change went through unasked, this change was never made) is what it can
+look for in its own next call. Both sentences are read from what the gather already holds: the
+checked facts its lead counted (``entry["checked"]``, the failed runs' ``facts``) and the
+comparison with the successful trials of the same tasks (``entry["same_task"]``). A lesson
+without such facts gets neither sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from . import fact_leads, run_counts
+from .trials import instruction
+
+# where a differing value came from (compilers/value_sources.py's places), as the sentence says it
+NAMED = 3  # changes named when several were missed
+_CAME = {"own": "the agent's own pick", "user": "what the user said", "answer": "a tool's earlier answer",
+         "call": "an earlier call of the agent's"}
+
+
+def _named(runs: list[dict], kind: str) -> tuple[Counter, dict[str, set[str]]]:
+    """How many of ``runs`` name each argument or tool in their facts of ``kind`` (a run once per
+    name), and the places each name's values came from."""
+    named: Counter = Counter()
+    came: dict[str, set[str]] = {}
+    for r in runs:
+        names: dict[str, set[str]] = {}
+        for f in r.get("facts") or ():
+            if fact_leads.group(f) != kind:
+                continue
+            for a in f.get("about") or ():
+                name, _, place = a.partition("@")
+                names.setdefault(name, set()).add(place)
+        named.update(names.keys())
+        for name, places in names.items():
+            came.setdefault(name, set()).update(places)
+    return named, came
+
+
+def mistake(entry: dict, by_step: dict[str, dict]) -> tuple[str, dict]:
+    """What to do against the mistake the logs show, with its count, for a lesson led by a change's facts (its arguments, a change
+    made unasked, a change never made) naming one argument or tool in most of the runs they cover,
+    with one count, and {"steps": the runs that count is of, "said": what they did} for the page's
+    list under Evidence (worded on its own: a model's merged guideline may not repeat the count);
+    ("", {}) otherwise."""
+    checked = entry.get("checked") or {}
+    kind = checked.get("kind")
+    if kind not in ("arguments", "unexpected-change", "missed-change"):
+        return "", {}
+    hit = [by_step[s] for s in checked.get("steps") or () if s in by_step]
+    failed = list({e["step"]: e for e in (by_step.get(s["step"]) for s in entry["sources"]
+                                         if s["outcome"] == "failure") if e}.values())
+    named, came = _named(hit, kind)
+    if not named or not failed:
+        return "", {}
+    if kind == "missed-change" and entry["key"].startswith("hand-off|"):
+        tool = entry["key"].split("|")[1]
+        ranked = sorted(named, key=lambda a: (-named[a], a))
+        listed = ", ".join(ranked[:NAMED]) + (" or another" if len(ranked) > NAMED else "")
+        return (f"Before handing off with {tool}, check whether a tool you have can make the change asked for: "
+                f"in {run_counts.part_of(hit, failed)} the run handed off while a change the task expected never "
+                f"went through ({listed})."), {"steps": [e["step"] for e in hit], "said": (
+            f"the run handed off with {tool} while a change the task expected never went through")}
+    top = min(named, key=lambda a: (-named[a], a))
+    if 2 * named[top] <= len(hit) or sum(n == named[top] for n in named.values()) > 1:
+        return "", {}  # no one argument or tool most of them share
+    with_top = [r for r in hit if top in _named([r], kind)[0]]
+    share, steps = run_counts.part_of(with_top, failed), [e["step"] for e in with_top]
+    if kind == "arguments":
+        change, _, arg = top.partition(".")
+        if not arg:
+            return "", {}
+        places = came.get(top, set()) - {""}
+        source = f", with the value taken from {_CAME[next(iter(places))]}" if len(places) == 1 and \
+            next(iter(places)) in _CAME else ""
+        nxt = [a.partition(".")[2] for a in sorted(named, key=lambda a: (-named[a], a))
+               if a != top and a.startswith(change + ".") and named[a] >= 2][:2]
+        also = f", and `{'` and `'.join(nxt)}` next most often" if nxt else ""
+        return (f"Before {change}, check the `{arg}` you send against the request and the records looked up: "
+                f"it differed from the task's expected call{source}{',' if source else ''} in {share}{also}."), {
+            "steps": steps, "said": f"the `{arg}` sent to {change} differed from the task's expected call"}
+    if kind == "unexpected-change":
+        return (f"Call {top} only for a change the request asks for: a call of {top} that the task did not expect "
+                f"went through in {share}."), {"steps": steps, "said": f"a {top} call the task did not expect went through"}
+    return (f"Before ending, make every {top} call the request calls for: an expected {top} call never went "
+            f"through in {share}."), {"steps": steps, "said": f"an expected {top} call never went through"}
+
+
+_TAIL = re.compile(r", (?:which|where) .*$")
+
+
+def instead(entry: dict) -> str:
+    """"Instead, the successful trials of the same tasks ..." for a lesson of failed runs whose commonest
+    difference from their own task's successful trials holds for two runs or more and most of those
+    compared; for a lesson of successful runs, what two or more of them did that the failed trials of
+    their tasks never did (the way it worked); each only when it can be said as an instruction
+    (corpus/trials.py), "" otherwise."""
+    st = entry.get("same_task") or {}
+    if not st.get("differences"):
+        return ""
+    top = st["differences"][0]
+    did = _TAIL.sub("", top["text"])
+    if st.get("side") == "success":  # what the successful runs here did that their tasks' failed trials did not
+        return (f"Unlike the failed trials of their tasks, successful runs here {did} "
+                f"({top['runs']} of {st['compared']} compared)." if top["runs"] >= 2 and instruction(top["text"]) else "")
+    if top["runs"] < 2 or 2 * top["runs"] <= st["compared"] or not instruction(top["text"]):
+        return ""
+    said = f"Instead, the successful trials of the same tasks {did} ({top['runs']} of {st['compared']} compared)"
+    if st.get("instead"):
+        said += f": {st['instead'][0]}"
+    return said + "."
