@@ -111,6 +111,16 @@ def test_a_failure_that_edited_the_file_a_success_edited_leads_with_what_the_edi
     assert not [b for s in step.values() for b in _in_short(out, s) if "what separated them is in what the edits" in b]
 
 
+def test_a_missing_program_successful_runs_met_too_is_said_so_below_the_runs_own_difference(coding_out):
+    out, _data, step = coding_out
+    lines = _in_short(out, step["acme__jsonkit-102"])  # the swe-claude trial: javac and mvn missing
+    assert "](step-" in lines[0]  # its successful trial's edit comes first
+    mvn = next(ln for ln in lines if "mvn: command not found" in ln)
+    # mvn was missing in 3 of the 5 successful swe-bench runs (the gpt4o trials of 101 and 102, the claude 103)
+    assert "also met by 3 of 5 successful runs of this task type" in mvn
+    assert not [ln for ln in lines if "syntax error" in ln and "also met" in ln]
+
+
 def test_paths_that_are_not_there_are_one_lesson_whichever_tool_named_them(coding_out):
     _out, data, _step = coding_out
     keys = [i["key"] for i in data["insights"] if i["task_type"] == "swe-bench"]

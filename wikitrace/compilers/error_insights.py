@@ -181,9 +181,9 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
     if error_key(err) == MISSING_PATH_KEY:  # whichever tool named it: the fix is to find the path, not guess
         found = next((c for c in later if not c.error and c.name == err.name), None)
         return make_insight(MISSING_PATH_KEY, "When a file or folder is not there, search for it before naming it again",
-                            "When a call answers that a file or folder does not exist (\"No such file or directory\", "
-                            "\"File … not found\"), do not guess another path: search for its name (a file search, a "
-                            "listing of a folder that exists) and use the path the search returns.",
+                            "When a call answers that a file or folder it names does not exist, do not guess another "
+                            "path: search for its name (a file search, a listing of a folder that exists) and use the "
+                            "path the search returns.",
                             f"In {kind_of_tasks(r)}, whenever a path a call names does not exist.",
                             f"turn {err.n}: {v} named a path that does not exist; "
                             + (f"a later {err.name} call went through at turn {found.n}" if found is not None
