@@ -42,3 +42,95 @@ def test_every_run_of_every_experiment_is_compiled_as_a_trial_of_its_task(tmp_pa
     llama = (out / "compilation" / f"{step['swe-llama/acme__jsonkit-101']}.md").read_text()
     # the failed trial edited the test file, the successful one the parser: said so, never "the same calls"
     assert "made the change edit of NumberParser.java at its turn 3; this run made edit of NumberParserTest.java" in llama
+
+
+import pytest  # noqa: E402
+
+from wikitrace.runs.model import Turn  # noqa: E402
+from wikitrace.runs.tool_kinds import EDIT, SEARCH, TEST, VIEW, kind_of  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def coding_out(tmp_path_factory):
+    out = tmp_path_factory.mktemp("coding") / "out"
+    build(BuildOptions(inputs=[CORPUS], out=out, offline=True, quiet=True,
+                       outcomes=CORPUS / "claude-code" / "outcomes.json"))
+    data = json.loads((out / "corpus.json").read_text())
+    return out, data, {r["run_id"]: r["step"] for r in data["runs"]}
+
+
+def _in_short(out: Path, step: str) -> list[str]:
+    page = (out / "compilation" / f"{step}.md").read_text()
+    part = page.split("## In short\n", 1)[1].split("\n## ", 1)[0]
+    return [ln for ln in part.splitlines() if ln.startswith("- ")]
+
+
+def _call(name, arguments, result="", fmt=None):
+    return kind_of(Turn(turn=1, type="function_call", name=name, arguments=arguments, result=result), fmt)
+
+
+def test_each_agent_names_its_edits_views_searches_and_tests_by_one_kind():
+    assert _call("edit", "edit 3:3\n    x = 1\nend_of_edit", fmt="swe-agent").kind == EDIT
+    assert _call("str_replace_editor", "str_replace_editor str_replace /r/a.py --old_str 'a' --new_str 'b'",
+                 fmt="swe-agent").kind == EDIT
+    viewed = _call("str_replace_editor", "str_replace_editor view /r/a.py", fmt="swe-agent")
+    assert (viewed.kind, viewed.target) == (VIEW, "/r/a.py")
+    assert _call("open", "open src/a.py 40", fmt="swe-agent").kind == VIEW
+    assert _call("search_dir", 'search_dir "x" src', fmt="swe-agent").kind == SEARCH
+    for tool in ("Edit", "MultiEdit", "Write"):
+        assert _call(tool, {"file_path": "/r/a.py", "content": "x"}, fmt="claude-code").kind == EDIT
+    assert _call("Read", {"file_path": "/r/a.py"}, fmt="claude-code").target == "/r/a.py"
+    assert _call("Bash", {"command": "python -m pytest -q"}, fmt="claude-code").kind == TEST
+    assert _call("bash", {"command": "cat a.py"}, fmt="mini-swe-agent").kind == VIEW
+    assert _call("apply_patch", "*** Begin Patch", fmt="codex-cli").kind == EDIT
+    # a chat agent's tool is no coding act, whatever its name
+    assert _call("update_reservation_flights", {"reservation_id": "X"}, fmt="openai-chat") is None
+
+
+def test_trials_are_compared_by_what_their_calls_did_not_by_their_tool_names(coding_out):
+    _out, data, _step = coding_out
+    said = [d["text"] for i in data["insights"] for d in (i.get("same_task") or {}).get("differences", [])]
+    # SWE-agent 0.x's edit/open and 1.x's str_replace_editor are one kind of act: never a difference by name
+    assert said and not [t for t in said if t.startswith(("called edit ", "called str_replace_editor ", "called open "))]
+    # the 1.x trial of task 101 never opened the parser the successful 0.x trial read before changing it
+    assert "viewed NumberParser.java, which the failed run never did" in said
+    keys = {i["key"] for i in data["insights"]}
+    assert "went-through|a file edit" in keys and not {"went-through|edit", "went-through|str_replace_editor"} & keys
+
+
+def test_a_failure_that_edited_the_file_a_success_edited_leads_with_what_the_edits_wrote(coding_out):
+    out, _data, step = coding_out
+    first = _in_short(out, step["acme__jsonkit-101"])[0]  # the swe-claude trial, read first of its task
+    # the successful trial rewrote the accumulation line; this run only loosened the overflow check
+    assert "replaced `value = value * 10 + (c - '0');`" in first and "which this run's edits left as" in first
+    assert "this run wrote `if (value \\< 0 && !(neg && value == Long.MIN_VALUE))" in first
+    tally = _in_short(out, step["acme__tally-7"])[0]  # swe-tally-bad
+    # both replaced the same line of median: what each wrote in its place
+    assert "wrote `n = len(s)` (and 3 more lines) in place of the same line" in tally
+    assert "this run wrote `return s\\[len(s) // 2\\]`" in tally
+    assert not [b for s in step.values() for b in _in_short(out, s) if "what separated them is in what the edits" in b]
+
+
+def test_a_missing_program_successful_runs_met_too_is_said_so_below_the_runs_own_difference(coding_out):
+    out, _data, step = coding_out
+    lines = _in_short(out, step["acme__jsonkit-102"])  # the swe-claude trial: javac and mvn missing
+    assert "](step-" in lines[0]  # its successful trial's edit comes first
+    mvn = next(ln for ln in lines if "mvn: command not found" in ln)
+    # mvn was missing in 3 of the 5 successful swe-bench runs (the gpt4o trials of 101 and 102, the claude 103)
+    assert "also met by 3 of 5 successful runs of this task type" in mvn
+    assert not [ln for ln in lines if "syntax error" in ln and "also met" in ln]
+
+
+def test_paths_that_are_not_there_are_one_lesson_whichever_tool_named_them(coding_out):
+    _out, data, _step = coding_out
+    keys = [i["key"] for i in data["insights"] if i["task_type"] == "swe-bench"]
+    assert "error|missing-path" in keys
+    assert not [k for k in keys if k.startswith(("error|open|File", "error|search_dir|Directory", "error|cat|"))]
+
+
+def test_sessions_without_outcomes_are_left_out_never_given_a_verdict(tmp_path):
+    out = tmp_path / "out"
+    result = build(BuildOptions(inputs=[CORPUS], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    assert result.runs == 10 and len(result.skipped) == 2
+    assert not [r for r in data["runs"] if r.get("task_type") == "claude-code"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from ..runs.tool_kinds import EDIT, SEARCH, VIEW
+from .call_kinds import STEP, call_kind
 from .changes import edit_of, what_ran
 from .insight_parts import (PLACE_RANK, edit_place, edits_of, kind_of_tasks, lookups_before, main_edit, make_insight,
                             tested_after, verb)
@@ -72,10 +74,16 @@ def coding_procedure(r: Reading, final: Call, looks: list[str], detail: str, key
     title, locate = _LOCATED[place]
     before = set(lookups_before(r, last_edit(r)))  # a look-up after the last edit did not lead to it
     looks = [x for x in looks if x in before and (shown is None or x != verb(shown))]  # the finder is the step before
+    # by kind where the format says it (runs/tool_kinds.py): another agent's tools have other names
+    kinds = {verb(c): k.kind for c in r.calls if (k := call_kind(r, c)) is not None}
+    told = [STEP[kinds[x]] for x in looks if kinds.get(x) in (VIEW, SEARCH)]
+    looked = (join(sorted(set(told)), 3) if told and len(told) == len(looks) else
+              f"look {'at it ' if locate else ''}with {join(sorted(looks), 3)}" if looks else "")
     editors = list(dict.fromkeys(verb(c) for c, _e in edits_of(r)))
     tested = tested_after(r, last_edit(r))
-    steps = [x for x in (locate, f"look {'at it ' if locate else ''}with {join(sorted(looks), 3)}" if looks else "") if x]
-    steps.append(f"change {'it' if locate else 'the code'} with {join(editors, 3)}")
+    steps = [x for x in (locate, looked) if x]
+    by_kind = all(kinds.get(x) == EDIT for x in editors)
+    steps.append(f"change {'it' if locate else 'the code'}" + ("" if by_kind else f" with {join(editors, 3)}"))
     ends_with_test = runs_a_command(final.turn) and what_ran(final.turn) == tested
     ends_with_edit = edit_of(final.turn) is not None  # no submit step: the last edit settled it
     if tested:

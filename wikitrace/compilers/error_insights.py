@@ -25,6 +25,11 @@ _NOT_FOUND_NAME = re.compile(r"([^\s:]+): (?:command )?not found\s*$", re.M)
 
 MISSING_PROGRAM_KEY = "error|missing-program"
 SHELL_SYNTAX_KEY = "error|shell-syntax"  # one lesson per task type, whichever program the line ran
+MISSING_PATH_KEY = "error|missing-path"  # one lesson per task type, whichever tool named the path
+# a file or folder that is not there, as shells and agents' editors say it: cat's "No such file or
+# directory", SWE-agent's "File x not found" / "Directory x not found", "The path /x does not exist"
+_MISSING_PATH = re.compile(r"No such file or directory|^(?:File|Directory) \S+ not found\s*$"
+                           r"|\b(?:file|path|directory)\b[^\n]{0,80}\bdoes not exist", re.M | re.I)
 
 # a shell's sequence separator (the exit status of ``a; b`` is b's), and quoted text that may hold one
 _SEQUENCE = re.compile(r"\s*;\s*")
@@ -86,6 +91,8 @@ def error_key(c: Call) -> str:
         return MISSING_PROGRAM_KEY
     if runs_a_command(c.turn) and _SHELL_SYNTAX.search(c.turn.result or ""):
         return SHELL_SYNTAX_KEY
+    if _MISSING_PATH.search((c.turn.result or "").lstrip()[:300]):
+        return MISSING_PATH_KEY
     return f"error|{failing_verb(c)}|failing tests" if tests_failed(c) else f"error|{failing_verb(c)}|{shape(c)}"
 
 
@@ -171,6 +178,17 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
     same = [c for c in later if c.sig == err.sig]
     if tests_failed(err) and not missing_programs(err):
         return failing_tests_insight(r, err)
+    if error_key(err) == MISSING_PATH_KEY:  # whichever tool named it: the fix is to find the path, not guess
+        found = next((c for c in later if not c.error and c.name == err.name), None)
+        return make_insight(MISSING_PATH_KEY, "When a file or folder is not there, search for it before naming it again",
+                            "When a call answers that a file or folder it names does not exist, do not guess another "
+                            "path: search for its name (a file search, a listing of a folder that exists) and use the "
+                            "path the search returns.",
+                            f"In {kind_of_tasks(r)}, whenever a path a call names does not exist.",
+                            f"turn {err.n}: {v} named a path that does not exist; "
+                            + (f"a later {err.name} call went through at turn {found.n}" if found is not None
+                               else f"did not call {err.name} again") + changed_after(r, err),
+                            found is not None)
     if runs_a_command(err.turn):
         # a command's later success says little about this error: the advice is the message's own,
         # and what the successful runs that met it did is listed on the page

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .call_kinds import FILE_EDIT, changed_with
 from .answer_case import answer_case
 from .error_insights import error_insight, missing_programs
 from .option_choices import option_insight
@@ -244,7 +245,7 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     be the change the rules or the request did not allow."""
     from .rules import _CONFIRM_WORDS
 
-    v = verb(w)
+    v = changed_with(r, w)
     rules = list(dict.fromkeys(h.sentence for h in rules_once(r, w) if not _CONFIRM_WORDS.search(h.sentence)))[:2]
     rules = rules or [x for x in [rule_naming(r, w.name)] if x]
     quoted = "; ".join(f"\"{clip_words(x, 200)}\"" for x in rules)
@@ -264,8 +265,9 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
         text = ((f"Before {v}, hold the call against what the system prompt's rules say of it: {quoted}{end} " if rules
                  else "") + "The call going through does not make it the change the task asked for: " + CHECK_EACH + ".")
     ruled = bool(rules) or r.system is not None  # no "rules" in the title of a log that has none
+    said = "making a file edit" if v == FILE_EDIT else f"calling {v}"
     return make_insight(f"went-through|{v}", f"Before {v}, check the request" + (" and the rules on it" if ruled else ""), text,
-                   f"In {kind_of_tasks(r)}, before calling {v}.", f"turn {w.n}: {v} went through" + _unchecked(r, w)
+                   f"In {kind_of_tasks(r)}, before {said}.", f"turn {w.n}: {verb(w)} went through" + _unchecked(r, w)
                    + (f"; changed {edit_detail(r)}" if main_edit(r) is not None else ""), False)
 
 

@@ -13,6 +13,7 @@ from bisect import bisect_left
 from functools import lru_cache
 
 from .arguments import FREE_FORM, _as_text, check_arguments
+from .call_kinds import changed_with, did_token
 from .error_insights import error_key, missing_programs
 from .insight_parts import edit_place, edits_of, verb
 from .option_choices import option_pattern
@@ -40,7 +41,7 @@ def patterns_of(r: Reading) -> list[str]:
         out.add(f"loop|{verb(c)}")
     writes = [c for c in r.calls if c.writes and not c.error]
     for w in writes:
-        out.add(f"went-through|{verb(w)}")
+        out.add(f"went-through|{changed_with(r, w)}")
         if is_hand_off(w):
             out.add(f"hand-off|{w.name}")
         elif free_form(w) is None and not runs_a_command(w.turn):
@@ -257,7 +258,8 @@ def _answer_words(text: str) -> frozenset[str]:
 
 def decisions_of(r: Reading) -> set[str]:
     """What the run decided, for the comparison with other trials of the same task: every
-    tool it called that answered without an error (``did|<tool>``), where the words of each
+    tool it called that answered without an error (``did|<tool>``; a coding call by its kind and
+    target, compilers/call_kinds.py: ``did|@view:A.java``), where the words of each
     free-text look-up came from (``query|<tool>|task``: all from the task text, ``shown``:
     some from what earlier calls returned, ``own``: some from neither; ``said|`` for a
     free-text answer), and for each
@@ -286,7 +288,7 @@ def decisions_of(r: Reading) -> set[str]:
         unread.append(c.turn.result or "")  # an error's answer is an answer too: it may list names
         if c.error:
             continue
-        out.add(f"did|{verb(c)}")
+        out.add(f"did|{did_token(r, c) or verb(c)}")  # a coding call by its kind, not its agent's tool name
         args = c.turn.arguments
         if c.writes and isinstance(args, dict) and not runs_a_command(c.turn) and not is_hand_off(c):
             changes[c.name] = changes.get(c.name, 0) + 1

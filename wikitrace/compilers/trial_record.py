@@ -17,6 +17,7 @@ import re
 
 from ..runs.errors import tests_passed
 from .arguments import is_verdict
+from .edit_lines import edit_lines
 from .expected_calls import made_as_expected
 from .expected_outputs import told
 from .insight_parts import edits_of
@@ -149,13 +150,18 @@ def record(r: Reading) -> dict:
     answer = _answer(r)
     out: dict = {}
     changes = []
-    edited = {c.n: e.file for c, e in edits_of(r)}
+    edited = {c.n: e for c, e in edits_of(r)}
     for c in r.calls:
         if not c.writes or c.error or c is answer or tests_passed(c.turn.result):
             continue  # a test run that passed changed nothing: it checked the change before it
         item = {"tool": c.name, "turn": c.n, "values": _values(r, c)}
         if c.n in edited:  # the file it changed: two editors' calls on one file are one act
-            item["file"] = edited[c.n]
+            item["file"] = edited[c.n].file
+            if edited[c.n].function:
+                item["function"] = edited[c.n].function
+            lines = edit_lines(r, c)  # what it took out and put in: trials on one file differ there
+            if lines is not None:
+                item["removed"], item["added"] = lines
         came = sources(r, c) if r.run.outcome.success else {}  # said only of a success's own values
         if came:
             item["from"] = came

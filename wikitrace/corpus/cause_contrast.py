@@ -58,15 +58,51 @@ def notes(runs: Iterable[dict], steps: set[str] | None = None) -> dict[str, dict
             continue
         kind = kind_of(r)
         won, lost = total[kind]["success"], total[kind]["failure"]
-        hits = []
+        hits, seen = [], []
         for i, (keys, _turns) in enumerate(causes):
             for key in keys if isinstance(keys, list) else ():
                 s, f = met[kind, key]["success"], met[kind, key]["failure"]
                 if s and f and s * lost >= f * won:  # as often among the successes as among the failures
                     hits.append([i, s, won, f, lost])
                     break
-        out[r["step"]] = {"met": hits, "causes": causes}
+            found = [met[kind, key]["success"] for key in keys if key.startswith(_ENVIRONMENT)
+                     and met[kind, key]["success"]] if isinstance(keys, list) else []
+            if found:  # an error successful runs met too: its In short line says how many
+                seen.append([i, found[0], won])
+        out[r["step"]] = {"met": hits, "causes": causes, "seen": seen}
     return out
+
+
+# errors that say what the machine lacks (a program, a path), not what the run decided
+_ENVIRONMENT = ("missing|", "error|missing-program", "error|missing-path")
+# an In short line of an error, as set_causes marks it with the successful runs that met it too
+_SHORT_SAID = re.compile(r"; also met by \d+ of \d+ successful runs? of this task type(?=\. \(turns? \[)")
+_SHORT_HEAD = "\n## In short\n"
+
+
+def _mark_in_short(page: str, note: dict) -> str:
+    """The page with each In short line of an error the successful runs of the task type met too
+    ending "also met by k of n successful runs of this task type" (whatever an earlier command
+    set): a fact of the environment is not what set this run apart. A line is known by its last
+    turn, the last turn of its cause."""
+    start = page.find(_SHORT_HEAD)
+    if start < 0:
+        return page
+    end = page.find("\n## ", start + len(_SHORT_HEAD))
+    end = len(page) if end < 0 else end
+    lines = _SHORT_SAID.sub("", page[start:end]).split("\n")
+    for i, s, won in note.get("seen") or ():
+        last = note["causes"][i][1][-1] if note["causes"][i][1] else None
+        for k, ln in enumerate(lines):
+            turns = [int(n) for n in _TURN.findall(ln)]
+            if ln.startswith("- ") and " failed at turn" in ln and turns and max(turns) == last \
+                    and "](step-" not in ln:
+                at = ln.rfind(". (turn")
+                if at > 0 and not _SHORT_SAID.search(ln):
+                    lines[k] = (ln[:at] + f"; also met by {s} of {won} successful run{'s' if won != 1 else ''} of "
+                                "this task type" + ln[at:])
+                break
+    return page[:start] + "\n".join(lines) + page[end:]
 
 
 def _sentence(s: int, won: int, f: int, lost: int, bare: bool) -> str:
@@ -86,6 +122,7 @@ def set_causes(page: str, note: dict | None) -> str:
     the page as it was without a note or when its causes are not the ones the note lists."""
     if not note:
         return page
+    page = _mark_in_short(page, note)
     start = page.find(_HEAD)
     if start < 0:
         return page

@@ -16,7 +16,7 @@ from collections import Counter
 from . import run_counts
 from .applies import key_tool
 from .fisher import ALPHA, fisher_tails
-from .trials import RETRIED, WORDS_FROM
+from .trials import RETRIED, WORDS_FROM, did_phrase
 
 NAMED = 2  # look-ups named per sentence, most often first (each is counted)
 
@@ -118,6 +118,7 @@ _WHERE = {"query": WORDS_FROM, "said": WORDS_FROM, "retry": RETRIED}
 
 
 _CHOICE_KINDS = ("did|", "query|", "said|", "retry|")
+_CHANGE_KINDS = ("@edit", "@submit")  # a coding run's changes by kind: the outcome itself, not a way to it
 
 
 def _choices(run: dict, memo: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
@@ -143,6 +144,8 @@ def _choices(run: dict, memo: dict[str, frozenset[str]] | None = None) -> frozen
 
 def _said(pattern: str) -> str:
     kind, tool, *where = pattern.split("|")
+    if kind == "did":
+        return did_phrase(tool)
     return _CHOSE[kind][1].format(t=tool, w=_WHERE[kind][where[0]] if where else "")
 
 
@@ -198,7 +201,7 @@ def _most_different(group: list[dict], theirs: Counter, n_theirs: int, exclude: 
     best = None
     for p in sorted(set(mine) | set(theirs)):
         kind, tool = p.split("|")[:2]
-        if kind == "faced" or kind == "did" and tool in exclude or kind == "said" and tool == answered:
+        if kind == "faced" or kind == "did" and (tool in exclude or tool in _CHANGE_KINDS) or kind == "said" and tool == answered:
             continue
         among = f"faced|{kind}|{tool}" if _CHOSE[kind][0] else None
         g_all = mine[among] if among else len(group)

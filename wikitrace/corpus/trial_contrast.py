@@ -16,6 +16,7 @@ from collections import defaultdict
 from ..compilers.trial_record import answer_norm, looked_up
 from . import layout
 from .trial_compare import _RANK, Diff, compare, decides
+from .trial_edits import changed_files as _changed_files, edits_apart, same_calls as _same_calls
 from .trial_leads import LEAD_ENDS, missed_lead
 from .trial_recur import ANSWER_DO, made_by, recurring
 from .trial_wording import (SHOWN, _answer_found, _call, _call_keys, _Line, _other_side, _shown, _sources, _t,
@@ -91,6 +92,9 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
     trials = f"failed trial{'s' if n != 1 else ''} of this task"
     if not by_aspect:
         apart, turns = _told_apart(entry, failed, "none of them" if n > 1 else "it never")
+        wrote = edits_apart(entry, failed[0], on_success=True) if n == 1 and not apart else None
+        if wrote is not None:  # the same file changed: what the edits wrote tells them apart
+            return f"The {trials}, {line.runs(same)}, {wrote[0]}.", wrote[1], False
         return (f"The {n} {trials} ({line.runs(same)}) {_same_calls(entry, apart)}." if n > 1 else
                 f"The {trials}, {line.runs(same)}, {_same_calls(entry, apart)}."), turns, bool(apart)
     peers = [w for w in won if w["step"] != entry["step"]]
@@ -172,29 +176,6 @@ def _as_fact(tail: str) -> str:
             .replace(", after the same look-up", ", a look-up it made too"))
 
 
-def _changed_files(entry: dict) -> list[str]:
-    """The base names of the files a run's recorded changes edited, in order."""
-    changes = (entry.get("decisive") or {}).get("changes") or []
-    return list(dict.fromkeys(c["file"].rstrip("/").rsplit("/", 1)[-1] for c in changes if c.get("file")))
-
-
-def _same_calls(entry: dict, apart: str = "") -> str:
-    """What trials with no difference from ``entry`` did alike, as a phrase after their subject,
-    then what did separate them (``apart``) or that it is not in those calls."""
-    record = entry.get("decisive") or {}
-    if not record.get("changes") and not record.get("answer"):
-        return ("made no state-changing call either; what separated them: " + apart if apart else
-                "made no state-changing call either: what separated them from this run is not in such calls")
-    what = "state-changing calls and answer" if record.get("answer") else "state-changing calls"
-    files = _changed_files(entry)
-    if files:  # an edit's text is not compared: the same file may have been changed otherwise
-        alike = f"changed the same file{'s' if len(files) > 1 else ''} as this run ({', '.join(files[:3])})"
-        return (alike + "; what separated them: " + apart if apart else
-                alike + ": what separated them is in what the edits wrote, not in which files they changed")
-    return (f"made the same {what} as this run; what separated them: " + apart if apart else
-            f"made the same {what} as this run: what separated them is not in those calls")
-
-
 def _told_apart(entry: dict, others: list[dict], them: str) -> tuple[str, list[int]]:
     """("this run wrote X (turn N), which …; <them> did", its turns) for the values the task
     expected the agent to tell the user that ``entry`` wrote and none of ``others`` did ("" when
@@ -255,6 +236,9 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
     if not diffs:
         apart, _turns = _told_apart(best, [entry], "this run never")
         apart = apart.replace("this run wrote", "it wrote", 1).replace("(turn", "(its turn")
+        wrote = edits_apart(best, entry) if not apart else None  # the same files: what the edits wrote
+        if wrote is not None:
+            return f"{who} {wrote[0]}.", wrote[1], True
         return f"{who} {_same_calls(entry, apart)}.", [], False
     d = next((x for x in diffs if decides(x, won)), diffs[0])
     kind = d.aspect[0]
@@ -288,7 +272,8 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
     else:
         theirs = f"made no {d.aspect[1]} call that went through"
         mine = f"this run's {_t(_call(d.other))} went through"
-    return f"{who} {theirs}; {mine}.", turns, False
+    # a file the successful trial changed and this run did not: the run's decisive difference, which leads
+    return f"{who} {theirs}; {mine}.", turns, bool(d.ref.get("file"))
 
 
 def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:

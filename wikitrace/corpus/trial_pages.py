@@ -21,7 +21,9 @@ from .trial_contrast import lines, task_of
 
 _MARK = re.compile(r"\]\(step-[^)/]*\.md\)")  # a line linking another compilation page: one of these lines
 _HEAD = "\n## In short\n"
-Made = tuple[str, list[int], bool]  # trial_contrast.lines: (line, turns it cites, takes the place of restating facts)
+# trial_contrast.lines: (line, turns it cites, first: a success's line takes the place of restating facts; a
+# failure's leads the page, when it says what its edits wrote against a successful trial's)
+Made = tuple[str, list[int], bool]
 
 
 def _bullet(text: str, turns: list[int], turns_link: str, escaped: bool) -> str:
@@ -68,7 +70,7 @@ def _compose(parts, step: str, outcome: str, line: str | None, supersedes: bool,
         if supersedes and outcome == "success":
             gone = {b for _i, b in restating}
             bullets = [b for b in bullets if b not in gone]
-        bullets.insert(0 if outcome == "success" else min(1, len(bullets)), line)
+        bullets.insert(0 if outcome == "success" or supersedes else min(1, len(bullets)), line)
     return before + "".join(bullets) + after
 
 

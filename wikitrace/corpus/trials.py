@@ -104,12 +104,27 @@ def _any_same(mine: set[str], theirs: set[str]) -> bool:
     return any(_same_value(a, b) for a in mine for b in theirs)
 
 
+# a coding call by its kind (compilers/call_kinds.did_token), as a sentence says it was done
+_KIND_DONE = {"@edit": "changed a file", "@search": "searched the code", "@test": "ran tests that passed",
+              "@submit": "submitted its changes", "@view": "viewed a file"}
+
+
+def did_phrase(tool: str) -> str:
+    """``called X without an error`` for a tool; for a coding call, what its kind did (``viewed
+    A.java``, ``ran mvn without an error``): agents name the same act by other tools."""
+    if tool.startswith("@view:"):
+        return f"viewed {tool[6:]}"
+    if tool.startswith("@run:"):
+        return f"ran {tool[5:]} without an error"
+    return _KIND_DONE.get(tool, f"called {tool} without an error")
+
+
 def _called(tool: str, them: str) -> str:
     if tool.startswith(("query|", "said|")):
         kind, name, where = tool.split("|")
         what = f"sent a {name}" if kind == "query" else f"gave a {name} answer"
         return f"{what} {WORDS_FROM[where]}, which {them} never did"
-    return f"called {tool} without an error, which {them} never did"
+    return f"{did_phrase(tool)}, which {them} never did"
 
 
 def _span(low: int, high: int) -> str:
@@ -220,6 +235,12 @@ class Trials:
 # what the other side did, as an instruction: each phrase ``differences`` writes, by its shape
 _DO = [
     (r"called (\S+) without an error, which .+ never did", r"call \1 and get its answer"),
+    (r"ran (\S+) without an error, which .+ never did", r"run \1 and get its output"),
+    (r"viewed (\S+), which .+ never did", r"read \1 before changing it"),
+    (r"ran tests that passed, which .+ never did", r"run the tests and see them pass before settling"),
+    (r"searched the code, which .+ never did", r"search the code for the place to change"),
+    (r"changed a file, which .+ never did", r"change the code the task is about"),
+    (r"submitted its changes, which .+ never did", r"submit the change"),
     (r"sent a (\S+) whose words beyond the task text all came from earlier answers \(following a look-up\), which .+",
      r"build the \1 query from a name an earlier answer showed"),
     (r"sent a (\S+) whose words all came from the task text, which .+", r"build the \1 query from the task's own words"),

@@ -41,6 +41,9 @@ from . import errors
 from ._common import Sniff, session_lines, text_of, unanswered
 from .model import Run, RunError, Task, Turn
 
+# What each Claude Code tool does (runs/tool_kinds.py).
+TOOL_KINDS = {"Edit": "edit", "MultiEdit": "edit", "Write": "edit", "NotebookEdit": "edit", "Read": "view",
+              "NotebookRead": "view", "Grep": "search", "Glob": "search", "LS": "search", "Bash": "shell"}
 _TYPES = {"user", "assistant"}
 _OTHER_TYPES = {"summary", "system", "file-history-snapshot", "queue-operation", "result", "progress", "attachment"}
 # Keys that only Claude Code's transcript lines carry, one set per line kind.

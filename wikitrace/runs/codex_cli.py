@@ -41,6 +41,9 @@ from . import errors
 from ._common import Sniff, parse_arguments, session_lines, text_of, unanswered
 from .model import Run, RunError, Task, Turn
 
+# What each Codex CLI tool does (runs/tool_kinds.py).
+TOOL_KINDS = {"shell": "shell", "local_shell": "shell", "exec_command": "shell",
+              "apply_patch": "edit"}
 _WRAPPED = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 _ITEMS = {"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
           "custom_tool_call_output", "local_shell_call", "web_search_call"}

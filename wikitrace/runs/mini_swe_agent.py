@@ -37,6 +37,8 @@ from ._common import Sniff, as_str, text_of, unanswered, parse_arguments, read_s
 from .model import Run, RunError, Task, Turn
 from .swe_agent import attach_report_outcome
 
+# Every call is a bash command (runs/tool_kinds.py reads what it ran); the submit is marked per call.
+TOOL_KINDS = {"bash": "shell"}
 _BLOCK = re.compile(r"```(?:bash|sh|mswea_bash_command)[ \t]*\r?\n(.*?)```", re.S)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _PR = re.compile(r"<pr_description>\s*(.*?)\s*</pr_description>", re.S)

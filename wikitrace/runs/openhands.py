@@ -47,6 +47,10 @@ from .model import Outcome, Run, RunError, Task, Turn, count_steps
 from .trace_files import documents
 from .spans import Call, Msg, Step
 
+# What each OpenHands tool does (runs/tool_kinds.py).
+TOOL_KINDS = {"str_replace_editor": "editor", "file_editor": "editor", "edit_file": "edit", "edit": "edit",
+              "write": "edit", "read": "view", "execute_bash": "shell", "run": "shell", "bash": "shell",
+              "execute_ipython_cell": "shell"}
 _V1_KINDS = {"SystemPromptEvent", "MessageEvent", "ActionEvent", "ObservationEvent", "AgentErrorEvent",
              "UserRejectObservation", "PauseEvent", "ConversationStateUpdateEvent", "Condensation",
              "CondensationRequest", "CondensationSummaryEvent"}

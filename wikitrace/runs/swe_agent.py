@@ -37,6 +37,11 @@ from . import errors, harness
 from ._common import Sniff, as_str, text_of, unanswered, read_single
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
+# What each SWE-agent command does (runs/tool_kinds.py); any other action is a shell command line.
+TOOL_KINDS = {"open": "view", "goto": "view", "scroll_up": "view", "scroll_down": "view", "filemap": "view",
+              "edit": "edit", "create": "edit", "insert": "edit", "append": "edit",
+              "search_dir": "search", "search_file": "search", "find_file": "search",
+              "submit": "submit", "str_replace_editor": "editor", "*": "shell"}
 _PR = re.compile(r"<pr_description>\s*(.*?)\s*</pr_description>", re.S)
 _ISSUE = re.compile(r"ISSUE:\s*\n(.*?)(?:\n\s*INSTRUCTIONS:|\Z)", re.S)
 

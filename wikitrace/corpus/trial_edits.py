@@ -1,0 +1,97 @@
+"""Trials of one task that changed the same files, told apart by what their edits wrote.
+
+Two coding trials often edit the same file, one successfully and one not; which file they
+changed then says nothing, and the lines each edit took out and put in (compilers/edit_lines.py,
+kept in each run's decisive record) are the difference a reader can act on: the line the
+successful trial replaced that this run left as it was, or the same line replaced by other text.
+"""
+
+from __future__ import annotations
+
+from ..controls import visible
+from ..templates import md_text
+
+
+def _t(text: str) -> str:
+    return visible(md_text(text))
+
+
+def _base(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def changed_files(entry: dict) -> list[str]:
+    """The base names of the files a run's recorded changes edited, in order."""
+    changes = (entry.get("decisive") or {}).get("changes") or []
+    return list(dict.fromkeys(_base(c["file"]) for c in changes if c.get("file")))
+
+
+def same_calls(entry: dict, apart: str = "") -> str:
+    """What trials with no difference from ``entry`` did alike, as a phrase after their subject,
+    then what did separate them (``apart``) or that it is not in those calls."""
+    record = entry.get("decisive") or {}
+    if not record.get("changes") and not record.get("answer"):
+        return ("made no state-changing call either; what separated them: " + apart if apart else
+                "made no state-changing call either: what separated them from this run is not in such calls")
+    what = "state-changing calls and answer" if record.get("answer") else "state-changing calls"
+    files = changed_files(entry)
+    if files:  # an edit's text is not compared: the same file may have been changed otherwise
+        alike = f"changed the same file{'s' if len(files) > 1 else ''} as this run ({', '.join(files[:3])})"
+        return (alike + "; what separated them: " + apart if apart else
+                alike + ": what separated them is in what the edits wrote, not in which files they changed")
+    return (f"made the same {what} as this run; what separated them: " + apart if apart else
+            f"made the same {what} as this run: what separated them is not in those calls")
+
+
+def _by_file(entry: dict) -> dict[str, dict]:
+    """file -> {"removed", "added", "function", "turns"} over a run's recorded edits of it."""
+    out: dict[str, dict] = {}
+    for c in (entry.get("decisive") or {}).get("changes") or []:
+        if not c.get("file"):
+            continue
+        f = out.setdefault(c["file"], {"removed": [], "added": [], "function": None, "turns": [], "known": False})
+        f["known"] = f["known"] or "removed" in c
+        f["removed"] += [x for x in c.get("removed") or () if x not in f["removed"]]
+        f["added"] += [x for x in c.get("added") or () if x not in f["added"]]
+        f["function"] = f["function"] or c.get("function")
+        f["turns"].append(c["turn"])
+    return out
+
+
+def _code(lines: list[str]) -> str:
+    more = len(lines) - 1
+    return f"`{_t(lines[0])}`" + (f" (and {more} more line{'s' if more > 1 else ''})" if more > 0 else "")
+
+
+def edits_apart(won: dict, failed: dict, on_success: bool = False) -> tuple[str, list[int]] | None:
+    """(a phrase after "The successful trial S of this task", this run's edit turns it cites) for
+    the page of ``failed`` when it changed the same files as ``won``: the line the success
+    replaced that the failed run's edits left, or what each wrote in place of the same line.
+    ``on_success``: the phrase follows "The failed trial, S," on the page of ``won``. None when
+    the records do not show the lines, or show no difference."""
+    mine, theirs = _by_file(failed), _by_file(won)
+    for path in theirs:
+        if path not in mine or not (theirs[path]["known"] and mine[path]["known"]):
+            continue
+        a, b = theirs[path], mine[path]
+        cited = (a if on_success else b)["turns"][:3]
+        where = _t(_base(path)) + (f", in `{_t(a['function'])}`" if a["function"] else "")
+        left = [x for x in a["removed"] if x not in b["removed"]]
+        instead = [x for x in b["removed"] if x not in a["removed"]]
+        if left and on_success:
+            text = (f"changed the same file as this run ({where}) but left {_code(left)} as "
+                    f"{'it was' if len(left) == 1 else 'they were'}, which this run replaced")
+            return text + (f"; it replaced {_code(instead)} instead" if instead else
+                           f"; it wrote {_code(b['added'])}" if b["added"] else ""), cited
+        if left:
+            text = (f"changed the same file as this run ({where}), and replaced {_code(left)} there, which this "
+                    f"run's edits left as {'it was' if len(left) == 1 else 'they were'}")
+            return text + (f"; this run replaced {_code(instead)} instead" if instead else
+                           f"; this run wrote {_code(b['added'])}" if b["added"] else ""), cited
+        if a["added"] and b["added"] and a["added"] != b["added"]:
+            same = (f" in place of the same line{'s' if len(a['removed']) > 1 else ''} ({_code(a['removed'])})"
+                    if a["removed"] else " there")
+            first, then = (b, a) if on_success else (a, b)
+            return (f"changed the same file as this run ({where}) and wrote {_code(first['added'])}{same}; "
+                    f"this run wrote {_code(then['added'])}"), cited
+    return None
