@@ -133,3 +133,30 @@ def test_the_merges_go_out_before_the_build_waits_for_the_page_writer(tmp_path, 
     assert fake_openai.merge_calls == expected[0] and len(made) == 1
     assert without_build_stamp(tree_bytes(out)) == without_build_stamp(tree_bytes(tmp_path / "first"))
     assert check_corpus(out) == []
+
+
+def test_the_indexes_laid_out_before_the_wait_are_the_ones_made_after_it(tmp_path, monkeypatch):
+    """corpus.json and the prompt index laid out while the page writer still writes are the
+    bytes made once it is done; laid out for other entries than the ones published (a run
+    fewer), they are made again, never published short."""
+    import wikitrace.build as build_module
+    from wikitrace.corpus.corpus_json import corpus_region
+
+    src = write_jsonl(tmp_path / "runs.jsonl", example_runs())
+    build(BuildOptions(inputs=[src], out=tmp_path / "early", offline=True, quiet=True))
+    real = build_module.lay_out_indexes
+
+    monkeypatch.setattr(build_module, "lay_out_indexes", lambda writer, compiler, ok: None)
+    build(BuildOptions(inputs=[src], out=tmp_path / "late", offline=True, quiet=True))
+
+    def a_run_short(writer, compiler, ok):
+        laid = real(writer, compiler, ok)
+        fewer = laid.runs[:-1]
+        return build_module.LaidOut(fewer, laid.insights, corpus_region(fewer, laid.insights), laid.prompt)
+
+    monkeypatch.setattr(build_module, "lay_out_indexes", a_run_short)
+    build(BuildOptions(inputs=[src], out=tmp_path / "stale", offline=True, quiet=True))
+    early = without_build_stamp(tree_bytes(tmp_path / "early"))
+    assert early == without_build_stamp(tree_bytes(tmp_path / "late"))
+    assert early == without_build_stamp(tree_bytes(tmp_path / "stale"))
+    assert len(json.loads((tmp_path / "stale" / "corpus.json").read_text())["runs"]) == len(example_runs())

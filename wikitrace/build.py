@@ -22,7 +22,7 @@ import collections
 import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from . import __version__, llm_report
 from .compilers.base import Compiler
@@ -273,8 +273,10 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
     runs = graves.skip(runs)
     if progress is not None:
         runs = progress(runs)
+    laid: list[LaidOut] = []
     try:
-        write_runs(writer, runs, compiler, opts, report.errors, reuse)
+        write_runs(writer, runs, compiler, opts, report.errors, reuse,
+                   lay_out=lambda: laid.append(lay_out_indexes(writer, compiler, reuse.prompt_index_ok)))
     finally:
         if reader is not None:
             reader.stop()
@@ -282,7 +284,8 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
         raise BuildInputError("no run could be read from the input; nothing was published"
                               + (f" ({len(report.errors)} problems, first: {report.errors[0]})" if report.errors else "")
                               + " — fix the inputs as each problem says (or give other paths) and run again")
-    removed = publish_indexes(writer, compiler, opts, ids, report, key, reuse.prompt_index_ok, graves)
+    removed = publish_indexes(writer, compiler, opts, ids, report, key, reuse.prompt_index_ok, graves,
+                              laid[0] if laid else None)
     counts = collections.Counter(r["outcome"] for r in writer.runs)
     return BuildResult(
         out=root, runs=len(writer.runs), success=counts["success"], failure=counts["failure"],
@@ -296,9 +299,10 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
 
 
 def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compiler, opts: BuildOptions,
-               errors: list[str], reuse: _Reuse) -> None:
+               errors: list[str], reuse: _Reuse, lay_out: Callable[[], None] | None = None) -> None:
     """Compile ``runs`` and hand their pages to ``writer`` (``wikitrace add`` writes the same
-    way). On any failure the pages of runs no index names yet are removed again."""
+    way); ``lay_out()`` is called once the insights are gathered, before waiting for the page
+    writer. On any failure the pages of runs no index names yet are removed again."""
     from .corpus import cause_contrast, trial_pages
 
     async def finish() -> None:
@@ -317,6 +321,8 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
             await writer.merge_insights(compiler)
         else:
             writer.gather_insights()
+        if lay_out is not None:
+            lay_out()
 
     try:
         if compiler.name == "llm":
@@ -335,26 +341,63 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
         raise
 
 
+@dataclass
+class LaidOut:
+    """The parts of corpus.json and the prompt index that need every entry but no page, made
+    while the page writer still writes the last pages (``lay_out_indexes``), for these entries."""
+
+    runs: list[dict]
+    insights: list[dict]
+    region: tuple[bytes, list[int], list[int]]
+    prompt: bytes
+
+    def fits(self, runs: list[dict], insights: list[dict]) -> bool:
+        """Made for exactly these entries, in this order (entries are never changed in place)."""
+        return (len(runs) == len(self.runs) and len(insights) == len(self.insights)
+                and all(a is b for a, b in zip(runs, self.runs)) and all(a is b for a, b in zip(insights, self.insights)))
+
+
+def _prompt_index(writer: _Writer, runs: list[dict], region, prompt_index_ok: bool) -> bytes:
+    """`prompt` need not re-index per call; renders of insights carried over are reused."""
+    from .agent.index import prompt_index_bytes
+
+    carried = writer.carried_steps and prompt_index_ok
+    return prompt_index_bytes(runs, writer.insights, region, previous=writer.pub.root if carried else None,
+                              unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps)
+
+
+def lay_out_indexes(writer: _Writer, compiler: Compiler, prompt_index_ok: bool) -> LaidOut:
+    """Once every run has its entry and the insights are gathered: the insight entries, the
+    runs' and insights' region of corpus.json and the prompt index, with nothing written. At
+    that point the page writer process still has pages to write and this one would wait for it:
+    ``publish_indexes`` then only writes (the corpus.json around the region needs what the
+    insight pages' checks report as repaired)."""
+    from .corpus.corpus_json import corpus_region
+
+    writer.choose_insights(compiler)
+    runs = sorted(writer.runs, key=lambda r: layout.id_number(r["step"]))  # as publish_indexes sorts them
+    region = corpus_region(runs, writer.insights, writer.published_lines)
+    return LaidOut(runs, list(writer.insights), region, _prompt_index(writer, runs, region, prompt_index_ok))
+
+
 def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids: IdAllocator, report: LoadReport,
-                    key: str, prompt_index_ok: bool, graves: Tombstones) -> list[str]:
+                    key: str, prompt_index_ok: bool, graves: Tombstones, laid: LaidOut | None = None) -> list[str]:
     """Every page is in place; insights carried over get the ledger's counts; then the
     indexes, then corpus.json, then the removals and the manifest (``wikitrace add`` ends
-    the same way). Returns the removed paths."""
-    from .agent.index import prompt_index_bytes
+    the same way). Returns the removed paths. ``laid``: what ``lay_out_indexes`` made before."""
     from .corpus import corpus_json, pending
 
-    pub, root = writer.pub, writer.pub.root
+    pub = writer.pub
     writer.publish_insights(compiler)  # gathered across every run, now that all are compiled
     _set_trial_lines(writer)
     usage = writer.refresh_usage()
     writer.runs.sort(key=lambda r: layout.id_number(r["step"]))
     writer.insights.sort(key=lambda i: layout.id_number(i["id"]))
     data = _corpus_json(writer, compiler, opts, ids, report, key)
-    text, region = corpus_json.dump_bytes(data, writer.published_lines)
-    # `prompt` need not re-index per call; renders of insights carried over are reused
-    carried = writer.carried_steps and prompt_index_ok
-    prompt = prompt_index_bytes(writer.runs, writer.insights, region, previous=root if carried else None,
-                                unchanged=writer.carried_insights, unchanged_runs=writer.carried_steps)
+    if laid is not None and not laid.fits(writer.runs, writer.insights):
+        laid = None
+    text, region = corpus_json.dump_bytes(data, writer.published_lines, region=laid.region if laid else None)
+    prompt = laid.prompt if laid else _prompt_index(writer, writer.runs, region, prompt_index_ok)
     graves.settle(r["run_id"] for r in writer.runs)
     record = pending.Pending(
         command=opts.command, corpus_json=text,

@@ -75,15 +75,18 @@ def corpus_region(runs: Sequence[dict], insights: Sequence[dict],
     return bytes(out), spans["runs"], spans["insights"]
 
 
-def dump_bytes(data: dict[str, Any], known: Lines | None = None) -> tuple[bytes, tuple[bytes, list[int], list[int]]]:
+def dump_bytes(data: dict[str, Any], known: Lines | None = None,
+               region: tuple[bytes, list[int], list[int]] | None = None) -> tuple[bytes, tuple[bytes, list[int], list[int]]]:
     """corpus.json's bytes for ``data`` (keys in order; ``runs`` then ``insights`` adjacent),
-    and the region tuple ``corpus_region`` made for it. Bytes all the way to the file: the
+    and the region tuple ``corpus_region`` made for it (or given: made before for these same
+    entries). Bytes all the way to the file: the
     runs' region is bytes already, and a text of tens of megabytes decoded and encoded again
     cost more than the rest of writing it."""
     keys = list(data)
     at = keys.index("runs")
     assert keys[at + 1] == "insights", "runs and insights must be adjacent"
-    region = corpus_region(data["runs"], data["insights"], known)
+    if region is None:
+        region = corpus_region(data["runs"], data["insights"], known)
 
     def block(names: list[str]) -> bytes:
         return ",\n".join(f" {json.dumps(k)}: " + json_visible(json.dumps(data[k], ensure_ascii=False, indent=1))

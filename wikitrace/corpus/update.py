@@ -122,6 +122,7 @@ class RunWriter:
         # (and corpus.json entries) and the next build asks again. Run ids, in input order.
         self.waiting_for_model: list[str] = []
         self._gathered: tuple[set[str], list[dict]] | None = None  # by merge_insights, for publish_insights
+        self._chosen: set[str] | None = None  # by choose_insights: the task types kept, pages not yet written
         self.tally: pattern_tally.PatternTally | None = None  # the task types' pattern counts, for the next command
 
     def hold_fallbacks_until_the_model_answers(self) -> None:
@@ -356,6 +357,15 @@ class RunWriter:
         write its pages (those whose bytes are unchanged are left alone); insights no run links
         any more are not written, so the publisher removes their pages. With a model, each
         insight's guideline is the model's merge of its sources (compilers/insight_merge.py)."""
+        if self._chosen is None:
+            self.choose_insights(compiler)
+        self._chosen = None
+        self._write_insight_pages()
+
+    def choose_insights(self, compiler=None) -> None:
+        """``publish_insights`` up to its pages: the insight entries corpus.json and the indexes
+        list (``insights``, ``carried_insights``), with nothing written, so the build can lay out
+        its indexes while the page writer still writes."""
         asks_model = compiler is not None and compiler.name == "llm"
         if self._gathered is not None:
             (kept, gathered), self._gathered = self._gathered, None
@@ -370,6 +380,10 @@ class RunWriter:
         self.insights = sorted(gathered + [self.prev_insights[i] for i in sorted(
             {i for r in self.runs if insight_layer.kind_of(r) in kept for i in r["insights"]})],
             key=lambda i: layout.id_number(i["id"]))
+        self.carried_insights = {i["id"] for i in self.insights if self.prev_insights.get(i["id"]) == i}
+        self._chosen = kept
+
+    def _write_insight_pages(self) -> None:
         titles = {i["id"]: i["title"] for i in self.insights}
         mount, templates = self.opts.mount_path, self.opts.templates
         shown_before = self.pub.manifest.data.get("usage")  # the ledger's counts the pages on disk show
@@ -383,4 +397,3 @@ class RunWriter:
                     continue
             text = documents.render_insight(entry, mount, templates, usage, titles)
             self.pub.write(rel, text.encode("utf-8"))
-        self.carried_insights = {i["id"] for i in self.insights if self.prev_insights.get(i["id"]) == i}
