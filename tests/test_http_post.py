@@ -135,3 +135,14 @@ def test_cookies_the_endpoint_sets_go_back_until_it_takes_them_back():
 ])
 def test_the_client_is_used_where_it_would_do_more(env, url, used):
     assert applies(url, env) is used
+
+
+def test_a_key_that_would_split_the_request_is_left_to_the_client(monkeypatch):
+    from types import SimpleNamespace
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+
+    config = SimpleNamespace(base_url="http://127.0.0.1:9/v1", api_key="sk-1\r\nX-Evil: 1")
+    assert HTTPPost.make(config, 5.0) is None
+    assert HTTPPost.make(SimpleNamespace(base_url="http://127.0.0.1:9/v1", api_key="sk-1"), 5.0) is not None

@@ -81,6 +81,8 @@ class HTTPPost:
         for header, name in (("OpenAI-Organization", "OPENAI_ORG_ID"), ("OpenAI-Project", "OPENAI_PROJECT_ID")):
             if env.get(name) is not None:
                 headers.append((header, env[name]))
+        if any(c in v for _, v in headers for c in "\r\n") or not all(v.isascii() for _, v in headers):
+            raise ValueError("a header value the client would reject or encode otherwise")  # its own way then
         self.head = (f"POST {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)).encode()
         self.cookies: dict[str, str] = {}  # what the endpoint set (a gateway pinning a session)
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
@@ -93,7 +95,7 @@ class HTTPPost:
             return None
         try:
             return cls(base_url, config.api_key, timeout)
-        except Exception:  # no TLS settings to copy: the client's own way
+        except Exception:  # no TLS settings to copy, or a header it must not carry: the client's own way
             return None
 
     def for_loop(self) -> "HTTPPost":
