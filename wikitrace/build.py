@@ -313,8 +313,9 @@ def write_runs(writer: _Writer, runs: Iterable[Run | Carried], compiler: Compile
         # every run has its entry: the page writer gets each task's trials, to write the
         # compilation pages it holds with their lines against each other
         touched, dropped = _trial_scope(writer)
+        writer.cause_counts = cause_contrast.count(writer.runs)  # the pages on disk are set against them too
         writer.all_handed_on(trial_pages.trial_groups(writer.runs, touched, dropped, opts.templates),
-                             cause_contrast.notes(writer.runs, touched))
+                             cause_contrast.notes(writer.runs, touched, writer.cause_counts))
         # the insights are gathered (and with a model, the merges go out) now, while the page
         # writer still writes the last runs' pages (``writer.close`` waits for it below)
         if compiler.name == "llm":
@@ -434,7 +435,8 @@ def _set_trial_lines(writer: _Writer) -> None:
     touched, dropped = _trial_scope(writer)
     trial_pages.set_on_disk(writer.pub, writer.runs, touched, dropped, writer.opts.templates)
     if dropped or len(touched) != len(writer.runs):  # not a first compile: counts of kept pages moved
-        cause_contrast.set_on_disk(writer.pub, writer.runs, touched, dropped, writer.opts.templates)
+        cause_contrast.set_on_disk(writer.pub, writer.runs, touched, dropped, writer.opts.templates,
+                                   writer.cause_counts)
 
 
 def _kept_runs(writer: _Writer, ids: IdAllocator, opts: BuildOptions) -> int:

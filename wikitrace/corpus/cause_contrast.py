@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import Iterable
 
 from . import layout
@@ -37,20 +38,41 @@ def _causes(entry: dict) -> list | None:
     return causes if entry.get("outcome") == "failure" and causes else None
 
 
-def notes(runs: Iterable[dict], steps: set[str] | None = None) -> dict[str, dict]:
-    """step -> {"met": [[cause index, successes met, successes, failures met, failures]],
-    "causes": the entry's causes} for each failed run (of ``steps``, when given) with causes
-    recorded; "met" is empty when none was met as often by the successes."""
+@dataclass
+class CauseCounts:
+    """Per task type, the runs of each outcome, and per outcome the runs that met each pattern
+    (each run once): what ``notes`` sets a failure's causes against."""
+
+    total: dict[str, Counter]
+    met: dict[str, dict[str, Counter]]
+
+
+def count(runs: Iterable[dict]) -> CauseCounts:
+    """The counts of ``runs`` (every entry of the corpus). A command counts once and hands the
+    result to each ``notes`` it makes (the page writer's, then the pages on disk)."""
     from .insights import kind_of  # the build's, not the page writer's: it never counts
 
-    runs = list(runs)
     total: dict[str, Counter] = defaultdict(Counter)
-    met: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    met: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     for r in runs:
         kind, outcome = kind_of(r), r.get("outcome")
         total[kind][outcome] += 1
-        for p in set(r.get("patterns") or ()):
-            met[kind, p][outcome] += 1
+        patterns = r.get("patterns")
+        if patterns:
+            met[kind][outcome].update(set(patterns))
+    return CauseCounts(total, met)
+
+
+def notes(runs: Iterable[dict], steps: set[str] | None = None, counts: CauseCounts | None = None) -> dict[str, dict]:
+    """step -> {"met": [[cause index, successes met, successes, failures met, failures]],
+    "causes": the entry's causes} for each failed run (of ``steps``, when given) with causes
+    recorded; "met" is empty when none was met as often by the successes. ``counts``: ``count``
+    of the same runs, when the caller made it already."""
+    from .insights import kind_of
+
+    runs = list(runs)
+    counts = count(runs) if counts is None else counts
+    total, met = counts.total, counts.met
     out: dict[str, dict] = {}
     for r in runs:
         causes = _causes(r)
@@ -58,15 +80,17 @@ def notes(runs: Iterable[dict], steps: set[str] | None = None) -> dict[str, dict
             continue
         kind = kind_of(r)
         won, lost = total[kind]["success"], total[kind]["failure"]
+        by = met.get(kind) or {}
+        won_met, lost_met = by.get("success") or Counter(), by.get("failure") or Counter()
         hits, seen = [], []
         for i, (keys, _turns) in enumerate(causes):
             for key in keys if isinstance(keys, list) else ():
-                s, f = met[kind, key]["success"], met[kind, key]["failure"]
+                s, f = won_met[key], lost_met[key]
                 if s and f and s * lost >= f * won:  # as often among the successes as among the failures
                     hits.append([i, s, won, f, lost])
                     break
-            found = [met[kind, key]["success"] for key in keys if key.startswith(_ENVIRONMENT)
-                     and met[kind, key]["success"]] if isinstance(keys, list) else []
+            found = [won_met[key] for key in keys if key.startswith(_ENVIRONMENT)
+                     and won_met[key]] if isinstance(keys, list) else []
             if found:  # an error successful runs met too: its In short line says how many
                 seen.append([i, found[0], won])
         out[r["step"]] = {"met": hits, "causes": causes, "seen": seen}
@@ -166,11 +190,13 @@ def set_causes(page: str, note: dict | None) -> str:
     return page
 
 
-def set_on_disk(pub, runs: list[dict], touched: set[str], dropped: list[dict], templates=None) -> int:
+def set_on_disk(pub, runs: list[dict], touched: set[str], dropped: list[dict], templates=None,
+                counts: CauseCounts | None = None) -> int:
     """Set the causes of every failure page in the corpus not written by this command (not in
     ``touched``) of a task type that ``touched`` or ``dropped`` (entries no longer held, or
     compiled again) has a run of, against the successes of ``runs`` (every entry now): only
-    those types' counts moved. Returns the pages changed."""
+    those types' counts moved. ``counts``: ``count(runs)``, when the caller has it. Returns the
+    pages changed."""
     from . import plain_pages
     from .insights import kind_of
 
@@ -181,7 +207,7 @@ def set_on_disk(pub, runs: list[dict], touched: set[str], dropped: list[dict], t
     steps = {r["step"] for r in runs
              if r["step"] not in touched and (every or kind_of(r) in kinds) and _causes(r)}
     changed = 0
-    for step, note in notes(runs, steps).items():
+    for step, note in notes(runs, steps, counts).items():
         rel = layout.compilation_doc(step)
         try:
             page = (pub.root / rel).read_text(encoding="utf-8")

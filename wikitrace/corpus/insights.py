@@ -300,8 +300,9 @@ def counted_runs(sources: list[dict], met: dict[str, list[dict]]) -> dict[str, d
             continue
         steps = [r["step"] for r in runs]
         own = [s["step"] for s in sources if s["outcome"] == outcome]
-        inside = len(own) if own and set(own) <= set(steps) else 0
-        others = [st for st in steps if not inside or st not in set(own)]
+        mine = set(own)
+        inside = len(own) if own and mine.issubset(steps) else 0
+        others = [st for st in steps if st not in mine] if inside else steps
         out[outcome] = {"sources": inside, "steps": others, "more": 0}
     return out
 

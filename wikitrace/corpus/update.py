@@ -124,6 +124,7 @@ class RunWriter:
         self._gathered: tuple[set[str], list[dict]] | None = None  # by merge_insights, for publish_insights
         self._chosen: set[str] | None = None  # by choose_insights: the task types kept, pages not yet written
         self.tally: pattern_tally.PatternTally | None = None  # the task types' pattern counts, for the next command
+        self.cause_counts = None  # cause_contrast.count of every run, once all are compiled
 
     def hold_fallbacks_until_the_model_answers(self) -> None:
         self._held = []
