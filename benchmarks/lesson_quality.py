@@ -4,8 +4,9 @@ Every run of an input (a file or folder, read as `wikitrace compile` reads it) i
 compiled offline in process, and the insight layer is gathered from the runs exactly
 as a corpus publishes it (corpus/insights.py). Then, per insight:
 
-- the lesson is its guideline text only — not the title, not the applicability line
-  (which quotes a task), not the evidence — with ids, numbers, paths and quoted code
+- the lesson is the advice its page shows under What to do (``advice``, or the whole guideline
+  when the insight has none) — not the title, not the applicability line (which quotes a
+  task), not the evidence nor the counted sentences moved there — with ids, numbers, paths and quoted code
   (backtick spans) masked, whitespace and case folded; an error message or a rule quoted
   in double quotes stays, its ids and numbers masked: which message or rule a lesson is
   about is what tells two lessons apart;
@@ -166,13 +167,18 @@ def check_run(run: Run, k: int) -> dict:
             "errors": sum(1 for t in calls if looks_like_error(t)), "calls": len(calls)}
 
 
+def lesson_text(insight: dict) -> str:
+    """What the page tells the agent to do: the advice What to do shows (corpus/advice_cut.py)."""
+    return insight.get("advice") or insight["guideline"]
+
+
 def summarise(name: str, half: str, results: list[dict]) -> Row:
     from wikitrace.corpus.insights import gather
 
     row = Row(name, half, runs=len(results))
     entries = [r["entry"] for r in results]
     insights = gather(entries, {})
-    lessons = [masked(i["guideline"]) for i in insights]
+    lessons = [masked(lesson_text(i)) for i in insights]
     row.insights, row.exact_distinct, row.near_distinct = len(insights), len(set(lessons)), near_distinct(lessons)
     row.links_per_run = round(sum(len(e["lessons"]) for e in entries) / len(entries), 2) if entries else 0.0
     row.pages_per_run = round(len(insights) / len(entries), 3) if entries else 0.0
