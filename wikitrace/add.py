@@ -6,7 +6,7 @@ build key, the options that decided the pages (``settings``), every run's ids an
 the digests of the JSONL records it compiled. ``add`` reads only RUN_FILE, compiles
 its new runs with the corpus's own settings (compiler, model, mount path, redaction,
 templates), writes their pages through compile's RunWriter and ends as compile does
-(``build.publish_indexes``: indexes, prompt index, search files, corpus.json,
+(``build_publish.publish_indexes``: indexes, prompt index, search files, corpus.json,
 manifest). The runs already in the corpus are carried over from those entries:
 their inputs are never read again and their pages are not checked one by one
 (``wikitrace compile`` and ``wikitrace check`` do that).
@@ -155,7 +155,8 @@ def _add_under_lock(opts: AddOptions, root: Path) -> AddResult:
 
 
 def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResult:
-    from .build import BuildError, build_key, make_compiler, publish_indexes, write_runs
+    from .build import BuildError, build_key, make_compiler, write_runs
+    from .build_publish import publish_indexes
     from .corpus.manifest import IdAllocator
     from .runs.model import content_hash
     from .corpus.tombstones import Tombstones
