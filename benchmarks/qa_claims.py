@@ -3,7 +3,7 @@ logs: look-ups, then a call that gives the answer), checked against the raw logs
 holds, not against the compiler's own reading:
 
 - *unreturned*: a sentence says no look-up returned the expected answer (or, on an insight's
-  case, the answer given), while an observation the run got before its answer holds it as a
+  case or a page's note on where the answer came from, the answer given), while an observation the run got before its answer holds it as a
   whole phrase once case, punctuation and spacing are set aside ("that went through" limits the
   look to calls without an error);
 - *answered*: a sentence says N failed trials of a task answered (otherwise, or a value), while
@@ -89,6 +89,9 @@ def load(root: Path) -> dict[str, Run]:
 
 _EXPECTED = re.compile(r'expected "(.*?)", which no look-up( that went through)? (?:had returned|held)')
 _GIVEN = re.compile(r"\[(step-\d+)\]\([^)]*\): answered \w+\\\[(.*?)\\\], which no look-up held")
+# where a page says the answer the run gave came from: nowhere but the task text (or an error)
+_ONLY = re.compile(r'The answer "(.*?)" \(turn \d+\) was judged wrong;.*The answer appears in no look-up( that went '
+                   r'through)?, only in|The answer it gave, "(.*?)", appears in the user message at turn \d+, not in any look-up')
 
 
 def unreturned(root: Path, runs: dict[str, Run], out: Found) -> None:
@@ -100,6 +103,12 @@ def unreturned(root: Path, runs: dict[str, Run], out: Found) -> None:
             for m in _EXPECTED.finditer(line):
                 out.checked["unreturned"] += 1
                 if any(holds(o, run.gold) for o in run.observations(run.answer_turn(), bool(m.group(1)))):
+                    out.false["unreturned"].append(f"{page.stem}: {line[:200]}")
+            for m in _ONLY.finditer(line):
+                out.checked["unreturned"] += 1
+                given = m.group(1) if m.group(1) is not None else m.group(3)
+                went_through = m.group(1) is not None and bool(m.group(2))
+                if any(holds(o, given) for o in run.observations(run.answer_turn(), went_through)):
                     out.false["unreturned"].append(f"{page.stem}: {line[:200]}")
     for page in sorted((root / "insight").glob("insight-*.md")):
         for line in page.read_text().splitlines():

@@ -103,3 +103,38 @@ def test_the_claims_checker_finds_none_false_on_the_fixture_corpus(corpus):
     found = qa_claims.check(corpus)
     assert found.checked["unreturned"] and found.checked["answered"] and found.checked["ended"]
     assert found.false == {"unreturned": [], "answered": [], "ended": []}
+
+
+# a retry whose reflection names the answer with a hyphen, while the page it searched wrote it with
+# an en dash: the answer came from that search, not from the reflection in the task text
+_DASHED = """########################################
+BEGIN TRIAL 2
+Trial summary: Correct: 0, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: The coach of the Skerry Gulls played home games at which stadium in 1998?You have attempted to answer following question before and failed. The following reflection(s) give a plan to avoid failing to answer the question in the same way you did previously. Use them to improve your strategy of correctly answering the given question.
+Reflections:
+- I assumed the coach stayed at Hollin-Marsh Park without checking. I should search Hollin-Marsh Park first.
+Thought 1: I need to search Hollin-Marsh Park.
+Action 1: Search[Hollin-Marsh Park]
+Observation 1: Hollin\u2013Marsh Park is a football ground in Skerry, home of the Skerry Gulls since 1971.
+Thought 2: So the answer is Hollin-Marsh Park.
+Action 2: Finish[Hollin-Marsh Park]
+Observation 2: Answer is INCORRECT
+Correct answer: Brack Lane
+
+------------- BEGIN HALTED AGENTS --------------
+
+"""
+
+
+def test_an_answer_a_search_wrote_with_another_dash_is_said_to_come_from_that_search(tmp_path):
+    path = tmp_path / "react_reflexion_dash.txt"
+    path.write_text(_DASHED.replace("\\u2013", "\u2013"), encoding="utf-8")
+    [run] = [r for r in load._read(path, load.detect(path)) if isinstance(r, Run)]
+    text = _in_short(run)
+    assert "appears in what Search returned at turn 1" in text
+    assert "only in the user message" not in text

@@ -16,7 +16,7 @@ from .answer_case import named, near_words as near_answer
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join
 from .arguments import check_arguments
 from .named_source import named_source
-from .phrase_match import phrase_span
+from .phrase_match import observation_words, phrase_span, words_of
 from .reading import Call, Reading, leaves
 from .told_numbers import _last_key
 from .arguments import _parsed
@@ -252,22 +252,26 @@ def answer_source(r: Reading, c: Call, width: int = 90):
     if not gives_answer(r, c) or c is not next((x for x in reversed(r.calls) if x.writes and not x.error), None):
         return None
     needle = given.lower()
-    first = needle.split(" ", 1)[0]
+    phrase = words_of(given)  # the answer's words: a text holding them with other marks between holds it too
+    first = phrase.split(" ", 2)[1] if phrase.strip() else needle
     words = None  # compiled only once some answer holds the text at all
 
-    def holds(result: str) -> bool:
+    def holds(result: str, result_words=None) -> bool:
         nonlocal words
         if result.isascii() and first.isascii() and first not in result.lower():
             return False  # its first word is nowhere in the answer: the answer is not folded
         low = " ".join(result.split()).lower()
-        if needle not in low:
-            return False
-        if words is None:
-            words = re.compile(r"(?<!\w)" + re.escape(needle) + r"(?!\w)")
-        return words.search(low) is not None
+        if needle in low:
+            if words is None:
+                words = re.compile(r"(?<!\w)" + re.escape(needle) + r"(?!\w)")
+            if words.search(low) is not None:
+                return True
+        # written otherwise ("Washington–Grizzly" for "Washington-Grizzly"): the same words in a row
+        return phrase.strip() != "" and phrase in (result_words() if result_words else words_of(result))
 
     source = next((x for x in reversed(r.calls) if x.n < c.n and not x.error and not x.writes
-                   and holds(x.turn.result or "") and _window(x.turn.result, given, width)), None)
+                   and holds(x.turn.result or "", lambda x=x: observation_words(r, x))
+                   and _window(x.turn.result, given, width)), None)
     if source is not None:
         return "look-up", source, _window(source.turn.result, given, width)
     # no look-up that went through showed it: an error's list of near names may have (a name taken
