@@ -71,10 +71,26 @@ def in_short(r: Reading) -> list[KeyFact]:
         if f.text not in (k.text for k in kept):
             kept.append(replace(f, turns=sorted(set(f.turns))))
     if kept:
-        return kept[:MAX_FACTS]
+        return _folded(kept[:MAX_FACTS], kept[MAX_FACTS:])
     referenced = expected_changes(r) is not None or expected_answer(r) is not None
     fact = KeyFact(NOTHING_SETTLED[r.run.outcome.success, referenced])
     return _restating(r, [fact]) if r.run.outcome.success else [fact]
+
+
+# kinds whose ``about`` names the calls or arguments a fact is on, each counted across runs
+_ITEM_KINDS = ("arguments", "unexpected-change", "missed-change")
+
+
+def _folded(shown: list[KeyFact], left: list[KeyFact]) -> list[KeyFact]:
+    """The shown facts, each naming also the calls or arguments that the facts of its kind left out
+    for room are on: the insight layer counts a run per call it names (corpus/checked_facts.py), and
+    a run whose third unexpected change was cut from its page made that change all the same."""
+    out = list(shown)
+    for f in left:
+        at = next((i for i, g in enumerate(out) if f.kind in _ITEM_KINDS and g.kind == f.kind), None)
+        if at is not None:
+            out[at] = replace(out[at], about=list(dict.fromkeys([*out[at].about, *f.about])))
+    return out
 
 
 # What an offline page says when no fact is established. It speaks of the offline compiler's
