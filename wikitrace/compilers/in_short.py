@@ -82,13 +82,17 @@ _ITEM_KINDS = ("arguments", "unexpected-change", "missed-change")
 
 
 def _folded(shown: list[KeyFact], left: list[KeyFact]) -> list[KeyFact]:
-    """The shown facts, each naming also the calls or arguments that the facts of its kind left out
-    for room are on: the insight layer counts a run per call it names (corpus/checked_facts.py), and
-    a run whose third unexpected change was cut from its page made that change all the same."""
+    """The shown facts, and of those left out for room: the calls or arguments they name, joined to
+    the shown fact of their kind, and whole, after the others, a fact of a kind none shown has. The
+    insight layer counts a run once per kind of fact and per call it names (corpus/checked_facts.py)
+    and links the run's page for it: a change cut from the page went through all the same, and the
+    page must say so wherever a count includes the run."""
     out = list(shown)
     for f in left:
-        at = next((i for i, g in enumerate(out) if f.kind in _ITEM_KINDS and g.kind == f.kind), None)
-        if at is not None:
+        at = next((i for i, g in enumerate(out) if g.kind == f.kind), None) if f.kind else None
+        if at is None and f.kind:
+            out.append(f)
+        elif at is not None and f.kind in _ITEM_KINDS:
             out[at] = replace(out[at], about=list(dict.fromkeys([*out[at].about, *f.about])))
     return out
 
