@@ -106,3 +106,21 @@ def test_an_agent_that_said_it_cannot_see_a_record_is_quoted_beside_the_look_up_
                        r"look-up it never made was made by successful runs: (.*)\.\n", evidence)
     assert listed and set(re.findall(r"\[(step-\d+)\]", listed.group(1))) == {steps["bal-1"], steps["bal-3"]}
     assert text_count_mismatches(out) == []
+
+
+def test_what_to_do_keeps_the_procedure_when_the_only_plain_sentence_points_to_another_lesson():
+    # a one-run procedure names only its first look-ups ("and 1 more"): that list is no count, and a
+    # pointer to another page's title is no instruction of this lesson's own
+    entry = {"guideline": ("Only one run teaches this lesson (step-0011, successful): it is that run's experience, "
+                           "not a count. To settle the task: look with calculate, get_user_details, search_flight and "
+                           "1 more, then call book, taking cabin, flights, origin and 2 more from get_details; "
+                           "user_id from the user's words. Failed runs ended this way too; the lesson they teach "
+                           "most often is the check to make first: \"Before book, check the request\" "
+                           "(counts under Evidence).")}
+    cut(entry)
+    first = sentences(entry["advice"])[0]
+    assert first == ("To settle the task: look with calculate, get_user_details, search_flight and another, then "
+                     "call book, taking cabin, flights, origin and others from get_details; user_id from the "
+                     "user's words.")
+    assert not counted(entry["advice"])
+    assert any("and 1 more" in s for s in entry["counted"])  # the list as the run showed it, under Evidence

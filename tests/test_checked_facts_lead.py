@@ -372,13 +372,25 @@ def test_a_contrast_with_every_success_of_the_type_reads_the_same_after_an_unrel
     many of them showed the fact, not the type's total or a p that moves with it: adding a
     successful run that shows nothing of the sort leaves the insight page's text as it was (only
     the pages a run joins or is counted on change on ``add``)."""
-    from wikitrace.corpus.checked_facts import TYPE_WIDE, _aside_note, _weak_note
+    from wikitrace.corpus.fact_weights import TYPE_WIDE, aside_note, weak_note
 
     failed = [{"step": f"step-{i:04d}", "task_id": str(i)} for i in range(4)]
     won = [{"step": f"step-{10 + i:04d}", "task_id": str(10 + i)} for i in range(6)]
     more = won + [{"step": "step-0099", "task_id": "99"}]
-    before = _weak_note(failed[:3], failed, won[:1], won, TYPE_WIDE, "", "arguments")
-    after = _weak_note(failed[:3], failed, won[:1], more, TYPE_WIDE, "", "arguments")
+    before = weak_note(failed[:3], failed, won[:1], won, TYPE_WIDE, "", "arguments")
+    after = weak_note(failed[:3], failed, won[:1], more, TYPE_WIDE, "", "arguments")
     assert before == after and "1 successful run of this task type showed the same" in before[0], before
-    note = _aside_note("arguments", failed[:3], failed, "a change differed", won[:2], won, TYPE_WIDE)
-    assert note == _aside_note("arguments", failed[:3], failed, "a change differed", won[:2], more, TYPE_WIDE), note
+    note = aside_note("arguments", failed[:3], failed, "a change differed", won[:2], won, TYPE_WIDE)
+    assert note == aside_note("arguments", failed[:3], failed, "a change differed", won[:2], more, TYPE_WIDE), note
+
+
+def test_a_fact_on_the_lessons_own_tool_leads_before_one_only_on_another_tool():
+    # both kinds cover every failed run; the differing arguments are of another change than the
+    # lesson's, so what they say of book_trip is less than the unasked book_trip that went through
+    other = {"kind": "arguments", "about": ["add_bags.payer"]}
+    runs = [_entry(k, False, [other, {"kind": "unexpected-change", "about": ["book_trip"]}]) for k in range(3)]
+    runs += [_entry(k, True, []) for k in range(3, 12)]
+    (entry,) = gather(runs)
+    assert entry["guideline"].startswith("In 3 of the 3 failed runs here a state-changing call the task did not "
+                                         "expect went through (book_trip in 3): call book_trip only when the "
+                                         "request asks for that change.")

@@ -41,7 +41,7 @@ def _notes(record: dict) -> list[str]:
 def test_a_value_picked_among_listed_ones_unasked_is_named_with_the_others():
     (note,) = _notes(_cancel("the one to denver, not sure of the code"))
     assert note == ('Where its values came from: `reservation_id` "RB41XK" is one of the 3 values get_user_details\'s '
-                    'answer (turn 2) gave `reservations`, and no user message names it or what only its record holds (the '
+                    'answer (turn 2) gave `reservations`, and no user message names it (the '
                     'others: '
                     '"Q7LMZ2", "T0PWE9").')
     assert '"Q7LMZ2", "T0PWE9"' in note

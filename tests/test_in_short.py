@@ -1734,3 +1734,26 @@ def test_an_extra_change_after_the_expected_ones_were_made_is_not_called_a_wrong
     assert not any("where the task expected" in f for f in facts), facts
     assert any(f.startswith(f"cancel_reservation at turn {second} went through, but the task expected no other "
                             "cancel_reservation call.") for f in facts), facts
+
+
+def test_every_unexpected_change_and_every_kind_of_fact_is_kept_though_the_page_has_room_for_three(tmp_path):
+    # the insight layer counts a run per kind of fact and per change it names, and links its page: a
+    # hand-off past the page's room still went through, and a differing change past it is still shown
+    run = _tau(tmp_path, [
+        _user("Cancel it, and send me a certificate for the trouble."),
+        *_tool("cancel_reservation", {"reservation_id": "Q4WZ8N"}, dict(TRIP, status="cancelled")),
+        *_tool("send_certificate", {"user_id": "lena_vogt_3017", "amount": 100}, "Certificate added"),
+        *_tool("update_reservation_flights", {"reservation_id": "Q4WZ8N", "cabin": "business",
+                                              "flights": TRIP["flights"], "payment_id": "gift_card_7730215"}, dict(TRIP)),
+        *_tool("transfer_to_human_agents", {"summary": "User wants more."}, "Transfer successful"),
+        *_tool("update_reservation_baggages", {"reservation_id": "Q4WZ8N", "total_baggages": 3, "nonfree_baggages": 0,
+                                               "payment_id": "gift_card_7730215"}, dict(TRIP)),
+    ], reward=0.0, actions=[{"name": "update_reservation_baggages",
+                             "kwargs": {"reservation_id": "Q4WZ8N", "total_baggages": 2, "nonfree_baggages": 0,
+                                        "payment_id": "gift_card_7730215"}}])
+    facts = compile_offline(run).in_short
+    shown = [f.about[0] for f in facts if f.kind == "unexpected-change"]
+    assert shown == ["cancel_reservation", "send_certificate", "update_reservation_flights"]  # the page's room
+    named = {a for f in facts if f.kind == "unexpected-change" for a in f.about}
+    assert named == {"cancel_reservation", "send_certificate", "update_reservation_flights", "transfer_to_human_agents"}
+    assert facts[-1].kind == "arguments" and "turn " in facts[-1].text and "total_baggages" in facts[-1].text

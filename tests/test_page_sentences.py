@@ -682,7 +682,7 @@ def _note(c: Check, text: str, n: int) -> None:
         mine = {a: v for a, v in sent.items() if isinstance(v, str) and (a == "id" or a.endswith("_id"))}
         for part in re.split(r"; (?=`)", m.group(1)):
             p = re.fullmatch(r"`(.+?)` (\".*?\") is one of the (\d+) values (\S+)'s answer \(turn (\d+)\) gave `(.+?)`, "
-                             r"and no user message names it or what only its record holds \(the others: (.+?)\)", part)
+                             r"and no user message names it \(the others: (.+?)\)", part)
             d = re.fullmatch(r"`(.+?)` (\".*?\") is one of the (\d+) values (\S+)'s answer \(turn (\d+)\) gave `(.+?)`, and "
                              r"(?:the user wrote at turn (\d+) what only its record holds|the agent tied it at turn (\d+) "
                              r"to names the user wrote)", part)

@@ -70,7 +70,7 @@ def test_words_two_of_the_records_share_single_out_none_of_them():
     # near miss: PDX is the origin of two trips, so the user's words leave the choice to the agent
     (note,) = _source_notes(_cancel("The one from PDX."))
     assert note.startswith(HEAD + '`reservation_id` "PL2K8C" is one of the 3 values get_user_details\'s answer (turn 2) '
-                           "gave `reservations`, and no user message names it or what only its record holds"), note
+                           "gave `reservations`, and no user message names it ("), note
 
 
 def test_names_the_agent_tied_to_the_record_in_one_message_are_the_users_pick():

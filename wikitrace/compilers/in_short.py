@@ -71,10 +71,30 @@ def in_short(r: Reading) -> list[KeyFact]:
         if f.text not in (k.text for k in kept):
             kept.append(replace(f, turns=sorted(set(f.turns))))
     if kept:
-        return kept[:MAX_FACTS]
+        return _folded(kept[:MAX_FACTS], kept[MAX_FACTS:])
     referenced = expected_changes(r) is not None or expected_answer(r) is not None
     fact = KeyFact(NOTHING_SETTLED[r.run.outcome.success, referenced])
     return _restating(r, [fact]) if r.run.outcome.success else [fact]
+
+
+# kinds whose ``about`` names the calls or arguments a fact is on, each counted across runs
+_ITEM_KINDS = ("arguments", "unexpected-change", "missed-change")
+
+
+def _folded(shown: list[KeyFact], left: list[KeyFact]) -> list[KeyFact]:
+    """The shown facts, and of those left out for room: the calls or arguments they name, joined to
+    the shown fact of their kind, and whole, after the others, a fact of a kind none shown has. The
+    insight layer counts a run once per kind of fact and per call it names (corpus/checked_facts.py)
+    and links the run's page for it: a change cut from the page went through all the same, and the
+    page must say so wherever a count includes the run."""
+    out = list(shown)
+    for f in left:
+        at = next((i for i, g in enumerate(out) if g.kind == f.kind), None) if f.kind else None
+        if at is None and f.kind:
+            out.append(f)
+        elif at is not None and f.kind in _ITEM_KINDS:
+            out[at] = replace(out[at], about=list(dict.fromkeys([*out[at].about, *f.about])))
+    return out
 
 
 # What an offline page says when no fact is established. It speaks of the offline compiler's

@@ -282,8 +282,7 @@ def source_notes(r: Reading, calls_in_page_order: list[Call]) -> dict[int, str]:
                 others = [v for v in p.values if v != p.value]
                 shown = ", ".join(_val(v) for v in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
                 parts.append(f"`{path}` {_val(p.value)} is one of the {len(p.values)} values {p.source.name}'s answer "
-                             f"(turn {p.source.n}) gave `{p.field}`, and no user message names it or what only its "
-                             f"record holds (the others: {shown})")
+                             f"(turn {p.source.n}) gave `{p.field}`, and no user message names it (the others: {shown})")
             elif path in described:  # a value that differs from the expected call, on the record the user described
                 p = described[path]
                 parts.append(f"`{path}` {_val(p.value)} is one of the {len(p.values)} values {p.source.name}'s "

@@ -9,8 +9,12 @@ parentheses) and sorts them:
 - a sentence that states no number and no verdict on the counts is advice and stays;
 - a sentence that does is evidence and moves, whole, to ``entry["counted"]`` (shown under
   Evidence, where a reader checks counts against links); its instruction, when a clause of it
-  is one with the numbers left out (a parenthesis of counts dropped, or the clause after the
-  colon that ends the counts), stays as advice.
+  is one with the numbers left out (a parenthesis of counts dropped, the clause after the
+  colon that ends the counts, a list's "and 3 more" said as "and others"), stays as advice.
+
+What to do never holds only a pointer to another page (a sentence whose one instruction is the
+quoted title of another lesson): the lesson's own instruction, found in a counted sentence when
+no plain one holds it, stands first.
 
 What to do then holds at most ``KEPT`` sentences: the one saying when the lesson applies first
 (a sentence opening on the trigger), then the mistake the failed runs' logs show, then what the
@@ -134,6 +138,16 @@ def _drop_counted_parens(text: str) -> str:
     return re.sub(r"\s+([,.;:])", r"\1", " ".join(" ".join(p.split()) for p in out if p.strip()))
 
 
+# how this package's lists end when they name only their first items (insight_words.join)
+_LIST_TAIL = re.compile(r" and (\d+) more\b")
+
+
+def _unlisted(text: str) -> str:
+    """``text`` with its lists' "and 3 more" said without the number: an elided list's length is no
+    count of runs, and the instruction around it is one a new run can follow."""
+    return _LIST_TAIL.sub(lambda m: " and another" if m.group(1) == "1" else " and others", text)
+
+
 def _ended(text: str) -> str:
     """``text`` ending as a sentence does: one full stop, none after a quote that ends with its own."""
     text = text.rstrip(".")
@@ -166,6 +180,7 @@ def action(sentence: str) -> str:
     failed runs here ...: check X first.")."""
     if not sentence:
         return ""
+    sentence = _unlisted(sentence)
     cuts = [-1, *_top_level(sentence, ":;"), len(sentence)]
     clauses = [_drop_counted_parens(sentence[a + 1:b].strip()).rstrip(".") for a, b in zip(cuts, cuts[1:])]
     plain = [bool(c) and not counted(c) for c in clauses]
@@ -179,6 +194,17 @@ def action(sentence: str) -> str:
                 end += 1
             return _ended(_capital(_drop_counted_parens(sentence[cuts[k] + 1:cuts[end]].strip())))
     return ""
+
+
+def _pointer(sentence: str) -> bool:
+    """Whether a sentence only points to another lesson: it quotes one, does not open on when it
+    applies, and none of its clauses outside the quotes is an instruction ("Failed runs ended this
+    way too; the lesson they teach most often is ...: \"Before X, check ...\"")."""
+    if '"' not in sentence or _TRIGGER.match(sentence):
+        return False
+    bare = _bare(sentence)
+    cuts = [-1, *_top_level(bare, ":;"), len(bare)]
+    return not any(_advises(bare[a + 1:b].strip()) for a, b in zip(cuts, cuts[1:]))
 
 
 def _opening(sentence: str) -> str | None:
@@ -205,7 +231,7 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
             advice.append(do)
     if mistake:  # advice opening as the mistake's does ("Before X, ...") says the same, less exactly
         advice = [s for s in advice if _opening(s) != _opening(mistake)]
-    ordered = [s for s in advice if _TRIGGER.match(s)][:1] or advice[:1]
+    ordered = [s for s in advice if _TRIGGER.match(s)][:1] or [s for s in advice if not _pointer(s)][:1] or advice[:1]
     ordered += [mistake] if mistake else [s for s in advice if s not in ordered][:1]
     if instead and instead not in ordered:
         ordered.append(instead)

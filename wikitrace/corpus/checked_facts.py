@@ -17,7 +17,9 @@ import json
 from collections import Counter
 
 from . import fact_leads, run_counts
-from .fisher import ALPHA, fisher_tails, verdict
+from .fisher import verdict
+from .fact_weights import (FAILED_ONLY, NAMES_ITEMS, aside_note, item_words, leans_to_failure, on_same_tools,
+                           weak_note, with_item)
 from .success_ways import SuccessWays
 
 NAMED = 3  # arguments or tools named in the lead, most often first (all are counted)
@@ -52,11 +54,6 @@ _SAID = {
     "answer-seen": ("a look-up before the answer had already returned the expected answer",
                     "reread what the look-ups returned for the thing asked before {t}"),
 }
-_NAMES_ITEMS = ("arguments", "unexpected-change", "missed-change")
-# kinds the compiler checks only on a failed run's answer (compilers/qa_facts.py): a successful run
-# never holds one, so a count of successful runs showing it would say nothing
-FAILED_ONLY = frozenset({"one-sided", "planned-look-up", "reflected-answer", "opening-form", "named-comparison",
-                         "unsupported-comparison"})
 _TOOL_KEYS = ("answer", "error", "went-through", "procedure", "hand-off")  # keys whose second field is a tool
 
 
@@ -89,11 +86,6 @@ def _tool(key: str) -> str:
     if parts[0] in _TOOL_KEYS and len(parts) > 1 and parts[1]:
         return f"calling {parts[1].split(':')[0]}"
     return "acting"
-
-
-def _item(about: str) -> str:
-    tool, _, arg = about.partition(".")
-    return f"{arg} of {tool}" if arg else tool
 
 
 # where a sent value came from (compilers/value_sources.py's places), as the lead says it
@@ -178,7 +170,8 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     and the one-sided Fisher test finds it more often in them than in ``successes`` (kind counts,
     runs, and who they are: the successful runs of the task type that met the lesson's pattern,
     else all of the type's). Among those, the one covering most distinct tasks leads (six trials of
-    one question are one mistake), then the first in ``_SAID``'s order. When no kind separates,
+    one question are one mistake), then one naming the lesson's own tool among its calls or arguments
+    before one naming only other tools, then the first in ``_SAID``'s order. When no kind separates,
     the most specific one the failed runs share still leads, said as such: with the successful
     runs' count of the same thing and the test's p for "more often in failed runs", so the reader
     weighs it. With no successful run to weigh against, the test cannot be made and the commonest
@@ -194,7 +187,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         return
     won, won_runs, among = successes  # by_kind of the successful runs, those runs, who they are
     runs_of: dict[str, list[dict]] = {}
-    items: dict[str, Counter] = {k: Counter() for k in _NAMES_ITEMS}
+    items: dict[str, Counter] = {k: Counter() for k in NAMES_ITEMS}
     examples: dict[str, str] = {}
     sources: dict[str, Counter] = {}  # tool.argument -> kind of place its sent values came from -> runs
     for e in failed:
@@ -214,12 +207,15 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     all_tasks = run_counts.tasks(failed)
     usable, aside = [], []
     preference = list(_SAID)
+    own_tool = _key_tool(entry["key"])
     for kind in sorted(runs_of, key=lambda k: (preference.index(fact_leads.kind_of(k)), k)):
         order, hit = preference.index(fact_leads.kind_of(kind)), runs_of[kind]
+        if own_tool and kind in items and not any(a.split(".")[0] == own_tool for a in items[kind]):
+            order += len(preference)  # a fact only on other tools than the lesson's says less of it: after the rest
         tasks = run_counts.tasks(hit)
         if not (2 * len(hit) > len(failed) or 2 * tasks > all_tasks):
             continue
-        side, p = verdict(len(hit), len(_on_same_tools(hit, won.get(kind, []), kind)), len(failed), len(won_runs))
+        side, p = verdict(len(hit), len(on_same_tools(hit, won.get(kind, []), kind)), len(failed), len(won_runs))
         if side == "no-success" or (side == "failure" and len(hit) > 1):  # one run is no count
             usable.append((-tasks, order, kind))
         else:
@@ -231,7 +227,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     weak = minority = None
     if usable:
         kind = min(fact_leads.narrowest(usable))[2]
-    elif leaning := [a for a in sorted(aside) if _leans_to_failure(runs_of[a[2]], won.get(a[2], []), failed,
+    elif leaning := [a for a in sorted(aside) if leans_to_failure(runs_of[a[2]], won.get(a[2], []), failed,
                                                                        won_runs, _shared(items.get(a[2]), runs_of[a[2]]), a[2])
                                     and (a[2] not in items or _shared(items.get(a[2]), runs_of[a[2]]))]:
         kind = weak = leaning[0][2]  # none separates: the most specific fact still leads, said as unproven
@@ -248,14 +244,14 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         named = items.get(k, Counter())
         top = sorted(named, key=lambda a: (-named[a], a))[:NAMED]
         again = k == "missed-change" and made_it  # each of these runs made one change of the lesson's tool
-        listed = "; ".join(f"{'another ' if again and a == tool else ''}{_item(a)} in {named[a]}"
+        listed = "; ".join(f"{'another ' if again and a == tool else ''}{item_words(a)} in {named[a]}"
                            f"{_came(sources.get(a), named[a])}" for a in top) + (
             "; others less often" if len(named) > len(top) else "")
         said[k] = shown.format(eg=f" (in the first of them {examples[k]}, which its words had the other way round)"
                                if k in examples else "", items=listed)
         if k == "missed-change" and listed:
             said[k] = f"a change the task expected never went through ({listed})"
-    notes = [_aside_note(k, runs_of[k], failed, said[k], won.get(k, []), won_runs, among)
+    notes = [aside_note(k, runs_of[k], failed, said[k], won.get(k, []), won_runs, among)
              for *_r, k in sorted(aside) if k != weak]
     if notes:
         entry["set_aside"] = entry.get("set_aside", []) + notes
@@ -277,7 +273,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         do = f"call {top} only when the request asks for that change"
     elif kind == "arguments" and top and "." in top:
         change, _, arg = top.partition(".")
-        rule = fitting((rules or {}).get(_thing(arg), []), _with_item(runs_of[kind], kind, top))
+        rule = fitting((rules or {}).get(_thing(arg), []), with_item(runs_of[kind], kind, top))
         on_rule = f" against the system prompt's rule on it ({rule[1]}'s prompt: {rule[0]})" if rule else ""
         do = f"before {change}, check `{arg}` against what the user asked for" + (f" and{on_rule}" if rule else "")
     text = own[0] if own else f"In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}: {do}."
@@ -285,7 +281,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         entry["guideline"] = " ".join(entry["guideline"].replace(_GENERIC_CHECK, "").split())
     proven = weak is None
     if weak is not None:
-        note, proven = _weak_note(runs_of[kind], failed, won.get(kind, []), won_runs, among, top, kind,
+        note, proven = weak_note(runs_of[kind], failed, won.get(kind, []), won_runs, among, top, kind,
                                   minority is not None)
         text += " " + note
         if not proven and kind == "arguments" and top and "." in top:
@@ -324,28 +320,6 @@ def _shared(named: Counter | None, hit: list[dict]) -> str:
     return top if top and 2 * named[top] > len(hit) else ""
 
 
-def _leans_to_failure(hit: list[dict], won_hit: list[dict], failed: list[dict], won_runs: list[dict], item: str,
-                      kind: str) -> bool:
-    """Whether failed runs showed the fact (for ``item``, where the kind names one) in a larger
-    share than the successful runs did: only then may it lead unproven."""
-    if item and kind in _NAMES_ITEMS:
-        hit, won_hit = _with_item(hit, kind, item), _with_item(won_runs, kind, item)
-    return len(hit) * len(won_runs) > len(won_hit) * len(failed)
-
-
-def _with_item(runs: list[dict], kind: str, item: str) -> list[dict]:
-    """The runs whose facts of ``kind`` name ``item`` (a tool, or tool.argument)."""
-    return [r for r in runs if any(fact_leads.group(f) == kind and item in {a.split("@")[0] for a in f.get("about") or []}
-                                   for f in r.get("facts") or [])]
-
-
-def _p_more_in_failed(a: int, b: int, failed: int, succeeded: int) -> str:
-    """The one-sided test of the direction a lead claims (failed runs meet it more often), said
-    with that direction, whichever way the counts happen to lean."""
-    up, _down = fisher_tails(a, b, failed, succeeded)
-    return f"one-sided Fisher p = {float(f'{up:.2g}'):g} for \"failed runs met it more often\""
-
-
 def _commonest(runs_of: dict[str, list[dict]], won: dict[str, list[dict]], failed: list[dict],
                won_runs: list[dict], preference: list[str], tool: str) -> str | None:
     """The checked fact a lesson leads with when none covers most of its failed runs: among the
@@ -366,77 +340,6 @@ def _commonest(runs_of: dict[str, list[dict]], won: dict[str, list[dict]], faile
         if fact_leads.kind_of(k) in FAILED_ONLY or len(runs_of[k]) * len(won_runs) > len(won.get(k, ())) * len(failed):
             return k
     return None
-
-
-# who ``among`` names when the contrast is with every successful run of the task type (corpus/insights.py)
-TYPE_WIDE = "runs of this task type"
-
-
-def _weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_runs: list[dict], among: str,
-               item: str, kind: str, minority: bool = False) -> tuple[str, bool]:
-    """How strongly the counts support a lead that does not separate the outcomes, and whether the
-    successful runs' count sets it apart after all (the commonest fact can): the same
-    fact among the successful runs (for the same argument or tool, where the lead names one).
-    ``minority``: the fact covers fewer than half of the failed runs, so it is said as the
-    commonest one, and a kind checked only on failed runs is said to have no count to weigh."""
-    if minority and fact_leads.kind_of(kind) in FAILED_ONLY:
-        return ("It is the commonest checked fact among these failed runs, not a proven cause: it is checked only "
-                "on failed runs' answers, so no successful run is counted against it."), False
-    what = ""
-    if item and kind in _NAMES_ITEMS:
-        hit, won_hit, what = _with_item(hit, kind, item), _with_item(won_runs, kind, item), f" for {_item(item)}"
-    n = len(won_runs)
-    up, _down = fisher_tails(len(hit), len(won_hit), len(failed), n)
-    apart = up < ALPHA and len(hit) > 1  # one run is no count
-    head = ("The successful runs set it apart" if apart
-            else "It is the commonest checked fact among these failed runs, not a proven cause" if minority
-            else "It is one run's fact, not a proven cause" if len(failed) == 1
-            else "It is the most specific fact these failed runs share, not a proven cause")
-    if among == TYPE_WIDE:  # every success of the type: its total and the p move with any added run
-        return f"{head}: {run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)} showed the same{what}.", apart
-    return (f"{head}: of the {run_counts.count(n, n, 'successful ' + among)}, {len(won_hit)} showed the same{what} "
-            f"({_p_more_in_failed(len(hit), len(won_hit), len(failed), n)})."), apart
-
-
-def _aside_note(kind: str, hit: list[dict], failed: list[dict], said: str, won_hit: list[dict], won_runs: list[dict],
-                among: str) -> str:
-    """A fact most failed runs share that does not lead, with the successful runs' count of it. For
-    a change's arguments or a change made or missed, successful runs count only where their fact is
-    on a tool the failed runs' facts name (a hand-off summary worded otherwise is no difference in a
-    booking's arguments), and the page says which tools."""
-    tools = sorted(_tools_of(hit, kind)) if kind in _NAMES_ITEMS else []
-    won_hit = _on_same_tools(hit, won_hit, kind)
-    on = f" on {_and(tools)}" if tools else ""
-    up, _down = fisher_tails(len(hit), len(won_hit), len(failed), len(won_runs))
-    p = "" if among == TYPE_WIDE else f" ({_p_more_in_failed(len(hit), len(won_hit), len(failed), len(won_runs))})"
-    if up < ALPHA and len(hit) > 1:  # counted on the same tools only, it may separate after all
-        verdict_said = f"it sets them apart{p}, though another fact leads the advice"
-    else:
-        verdict_said = f"the runs so far do not show it separating failed from successful runs{p}, so it does not lead the advice"
-    if among == TYPE_WIDE:  # every success of the type: its total and the p move with any added run
-        return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact{on} held in "
-                f"{run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)}: {verdict_said}.")
-    return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact{on} held in "
-            f"{run_counts.part_of(won_hit, won_runs, 'successful ' + among, '')}: {verdict_said}.")
-
-
-def _on_same_tools(hit: list[dict], won_hit: list[dict], kind: str) -> list[dict]:
-    """The successful runs whose fact of ``kind`` is on a tool the failed runs' facts name, for the
-    kinds that name tools; all of ``won_hit`` for the others."""
-    tools = _tools_of(hit, kind) if kind in _NAMES_ITEMS else set()
-    if not tools:  # the facts name no tool: nothing to match them on
-        return won_hit
-    return [r for r in won_hit if _tools_of([r], kind) & tools]
-
-
-def _tools_of(runs: list[dict], kind: str) -> set[str]:
-    """The tools the runs' facts of ``kind`` name (``tool.argument@place`` or ``tool``)."""
-    return {a.split("@")[0].split(".")[0] for r in runs for f in r.get("facts") or []
-            if fact_leads.group(f) == kind for a in f.get("about") or []}
-
-
-def _and(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
 
 
 def links(entry: dict, link, md) -> str:

@@ -32,7 +32,8 @@ from .quoted_tally import quoted_plainly
 from .advice_cut import action, cut as cut_advice
 from .answer_cases import annotate as annotate_answers
 from .cannot_claims import claims
-from .checked_facts import TYPE_WIDE, by_kind, lead as lead_with_facts, rules_on, run_facts
+from .checked_facts import by_kind, lead as lead_with_facts, rules_on, run_facts
+from .fact_weights import TYPE_WIDE
 from .applies import Openings, applies_when, successful_cue, task_of
 from .choices import relevant, separating
 from .one_run import mark as mark_one_run

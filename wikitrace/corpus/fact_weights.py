@@ -1,0 +1,117 @@
+"""How the successful runs' counts weigh a checked fact the failed runs of a lesson share.
+
+checked_facts.lead picks the fact a lesson leads with; a fact that does not separate the outcomes
+is still said, with the successful runs' count of the same thing and the one-sided Fisher test's p
+for "failed runs met it more often", so the reader weighs it. For a change's arguments or a change
+made or missed, successful runs count only where their fact is on a tool the failed runs' facts name.
+"""
+
+from __future__ import annotations
+
+from . import fact_leads, run_counts
+from .fisher import ALPHA, fisher_tails
+
+NAMES_ITEMS = ("arguments", "unexpected-change", "missed-change")
+# kinds the compiler checks only on a failed run's answer (compilers/qa_facts.py): a successful run
+# never holds one, so a count of successful runs showing it would say nothing
+FAILED_ONLY = frozenset({"one-sided", "planned-look-up", "reflected-answer", "opening-form", "named-comparison",
+                         "unsupported-comparison"})
+
+
+def item_words(about: str) -> str:
+    """"seats of book_trip" of "book_trip.seats"; a tool's name as it is."""
+    tool, _, arg = about.partition(".")
+    return f"{arg} of {tool}" if arg else tool
+
+
+def leans_to_failure(hit: list[dict], won_hit: list[dict], failed: list[dict], won_runs: list[dict], item: str,
+                      kind: str) -> bool:
+    """Whether failed runs showed the fact (for ``item``, where the kind names one) in a larger
+    share than the successful runs did: only then may it lead unproven."""
+    if item and kind in NAMES_ITEMS:
+        hit, won_hit = with_item(hit, kind, item), with_item(won_runs, kind, item)
+    return len(hit) * len(won_runs) > len(won_hit) * len(failed)
+
+
+def with_item(runs: list[dict], kind: str, item: str) -> list[dict]:
+    """The runs whose facts of ``kind`` name ``item`` (a tool, or tool.argument)."""
+    return [r for r in runs if any(fact_leads.group(f) == kind and item in {a.split("@")[0] for a in f.get("about") or []}
+                                   for f in r.get("facts") or [])]
+
+
+def _p_more_in_failed(a: int, b: int, failed: int, succeeded: int) -> str:
+    """The one-sided test of the direction a lead claims (failed runs meet it more often), said
+    with that direction, whichever way the counts happen to lean."""
+    up, _down = fisher_tails(a, b, failed, succeeded)
+    return f"one-sided Fisher p = {float(f'{up:.2g}'):g} for \"failed runs met it more often\""
+
+
+# who ``among`` names when the contrast is with every successful run of the task type (corpus/insights.py)
+TYPE_WIDE = "runs of this task type"
+
+
+def weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_runs: list[dict], among: str,
+               item: str, kind: str, minority: bool = False) -> tuple[str, bool]:
+    """How strongly the counts support a lead that does not separate the outcomes, and whether the
+    successful runs' count sets it apart after all (the commonest fact can): the same
+    fact among the successful runs (for the same argument or tool, where the lead names one).
+    ``minority``: the fact covers fewer than half of the failed runs, so it is said as the
+    commonest one, and a kind checked only on failed runs is said to have no count to weigh."""
+    if minority and fact_leads.kind_of(kind) in FAILED_ONLY:
+        return ("It is the commonest checked fact among these failed runs, not a proven cause: it is checked only "
+                "on failed runs' answers, so no successful run is counted against it."), False
+    what = ""
+    if item and kind in NAMES_ITEMS:
+        hit, won_hit, what = with_item(hit, kind, item), with_item(won_runs, kind, item), f" for {item_words(item)}"
+    n = len(won_runs)
+    up, _down = fisher_tails(len(hit), len(won_hit), len(failed), n)
+    apart = up < ALPHA and len(hit) > 1  # one run is no count
+    head = ("The successful runs set it apart" if apart
+            else "It is the commonest checked fact among these failed runs, not a proven cause" if minority
+            else "It is one run's fact, not a proven cause" if len(failed) == 1
+            else "It is the most specific fact these failed runs share, not a proven cause")
+    if among == TYPE_WIDE:  # every success of the type: its total and the p move with any added run
+        return f"{head}: {run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)} showed the same{what}.", apart
+    return (f"{head}: of the {run_counts.count(n, n, 'successful ' + among)}, {len(won_hit)} showed the same{what} "
+            f"({_p_more_in_failed(len(hit), len(won_hit), len(failed), n)})."), apart
+
+
+def aside_note(kind: str, hit: list[dict], failed: list[dict], said: str, won_hit: list[dict], won_runs: list[dict],
+                among: str) -> str:
+    """A fact most failed runs share that does not lead, with the successful runs' count of it. For
+    a change's arguments or a change made or missed, successful runs count only where their fact is
+    on a tool the failed runs' facts name (a hand-off summary worded otherwise is no difference in a
+    booking's arguments), and the page says which tools."""
+    tools = sorted(_tools_of(hit, kind)) if kind in NAMES_ITEMS else []
+    won_hit = on_same_tools(hit, won_hit, kind)
+    on = f" on {_and(tools)}" if tools else ""
+    up, _down = fisher_tails(len(hit), len(won_hit), len(failed), len(won_runs))
+    p = "" if among == TYPE_WIDE else f" ({_p_more_in_failed(len(hit), len(won_hit), len(failed), len(won_runs))})"
+    if up < ALPHA and len(hit) > 1:  # counted on the same tools only, it may separate after all
+        verdict_said = f"it sets them apart{p}, though another fact leads the advice"
+    else:
+        verdict_said = f"the runs so far do not show it separating failed from successful runs{p}, so it does not lead the advice"
+    if among == TYPE_WIDE:  # every success of the type: its total and the p move with any added run
+        return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact{on} held in "
+                f"{run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)}: {verdict_said}.")
+    return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact{on} held in "
+            f"{run_counts.part_of(won_hit, won_runs, 'successful ' + among, '')}: {verdict_said}.")
+
+
+def on_same_tools(hit: list[dict], won_hit: list[dict], kind: str) -> list[dict]:
+    """The successful runs whose fact of ``kind`` is on a tool the failed runs' facts name, for the
+    kinds that name tools; all of ``won_hit`` for the others."""
+    tools = _tools_of(hit, kind) if kind in NAMES_ITEMS else set()
+    if not tools:  # the facts name no tool: nothing to match them on
+        return won_hit
+    return [r for r in won_hit if _tools_of([r], kind) & tools]
+
+
+def _tools_of(runs: list[dict], kind: str) -> set[str]:
+    """The tools the runs' facts of ``kind`` name (``tool.argument@place`` or ``tool``)."""
+    return {a.split("@")[0].split(".")[0] for r in runs for f in r.get("facts") or []
+            if fact_leads.group(f) == kind for a in f.get("about") or []}
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
