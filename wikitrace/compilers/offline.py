@@ -123,9 +123,10 @@ def cause_keys(item: Item, first_change: int | None) -> list[str] | str | None:
     "change" for a state change that went through; for an error met before the run's first
     change, the pattern keys the insights count it as (each program the shell lacked on its
     own, else the error's key); else None. An error after a change answers that change (tests
-    still failing after the edit), which a success's same error before its own fix does not."""
+    still failing after the edit), which a success's same error before its own fix does not. An
+    error the run got past another way is ranked below its changes already: none."""
     call = item.call
-    if call is None:
+    if call is None or item.otherwise:
         return None
     if _changes(item):
         return "change"
