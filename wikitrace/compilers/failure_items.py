@@ -64,8 +64,8 @@ def failure_items(r: Reading) -> list[Item]:
             decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {short_call(c)} at turn {c.n}")
             + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,
             support=lacking or f"The environment answered with an error: {clip(failing_part(c.turn.result))}",
-            turns=([prev.n] if prev else []) + [c.n] + ([how.by.n] if how is not None and how.otherwise else []),
-            quote=quote_of(c.turn.result), call=call_line(c) if c.writes else None,
+            turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
+            call=call_line(c) if c.writes else None,
             # a change that never went through: how it differs from the one the log expected
             notes=listed_note(calls, c) + (change_notes(r, c) if c.writes and past is None else [])), "error", c,
             got_past=past is not None and not c.writes, never_got_past=how is None,

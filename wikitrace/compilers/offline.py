@@ -14,7 +14,7 @@ order, and the page says how many calls it left out:
   run had seen or been told before them and against the rules of its own system
   prompt (a call where either check fails comes first); errors the run never got
   past (a program the machine lacks after the run's own changes: runs that
-  succeed meet it too); identical calls repeated; a run that never acted; a run
+  succeed meet it too), errors it got past below every change (got_past.py); identical calls repeated; a run that never acted; a run
   the harness stopped before any change, with what its look-ups had returned. An
   ending by the harness is stated as such, never as the run's own error.
 
