@@ -15,6 +15,7 @@ from coding_corpus import _claude_session
 from fixture_runs import relabeled
 from tau_messages import agent, tool, user
 
+from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.runs import load
 from wikitrace.runs.model import Run
@@ -200,3 +201,35 @@ def test_tau_bench_a_change_retried_with_fixed_arguments_ranks_below_the_changes
     assert f"a later cancel_reservation call went through at turn {retry}" in cause.decision
     assert _rank(comp, first) == len(comp.evidence) - 1, [e.decision for e in comp.evidence]
     assert not any(f"at turn {first} " in f.text for f in comp.in_short)
+
+
+def test_an_error_every_run_got_past_another_way_gets_no_insight_page(tmp_path):
+    """Both sessions read a file that is not there, found the code with Grep and edited it; one
+    passed its tests, one did not. Neither teaches the missing file, so no page is about it; a
+    third session that never found its way makes the page, counted over all three."""
+    grep = ("Grep", {"pattern": "round\\(", "path": "ledger", "output_mode": "content", "-n": True},
+            "ledger/invoice.py:31:    return round(total, 2)", False)
+    passed = ("Bash", {"command": "python -m pytest tests/test_invoice.py -q", "description": "Run the invoice tests"},
+              "...\n3 passed in 0.04s", False)
+    sessions = {"1c4d7e2a-0b3f-4a61-9d82-5e6f7a8b9c01": ([_READ_MISSING, grep, _EDIT, passed], "success"),
+                "2d5e8f3b-1c4a-4b72-8e93-6f7a8b9c0d12": ([_READ_MISSING, grep, _EDIT, _TESTS_FAIL], "failure"),
+                "3e6f9a4c-2d5b-4c83-9fa4-7a8b9c0d1e23": ([_READ_MISSING, _EDIT, _TESTS_FAIL], "failure")}
+
+    def build_of(names: list[str]) -> dict:
+        folder = tmp_path / f"in{len(names)}"
+        folder.mkdir()
+        for name in names:
+            steps, _outcome = sessions[name]
+            lines = _claude_session(name, steps, "The invoice total rounds 2.675 down; it should round half up.",
+                                    "Changed the rounding in ledger/invoice.py.")
+            (folder / f"{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        (folder / "outcomes.json").write_text(json.dumps({n: sessions[n][1] for n in names}))
+        out = tmp_path / f"out{len(names)}"
+        build(BuildOptions(inputs=[folder], out=out, offline=True, quiet=True, outcomes=folder / "outcomes.json"))
+        return json.loads((out / "corpus.json").read_text())
+
+    names = list(sessions)
+    assert not [i for i in build_of(names[:2])["insights"] if i["key"] == "error|missing-path"]
+    [page] = [i for i in build_of(names)["insights"] if i["key"] == "error|missing-path"]
+    assert [s["step"] for s in page["sources"]] == ["step-0002"]
+    assert (page["contrast"]["failed_met"], page["contrast"]["success_met"]) == (2, 1)
