@@ -66,17 +66,20 @@ def test_coding_corpus_causes_the_successes_met_as_often_come_after_the_changes(
     out = tmp_path / "out"
     build(BuildOptions(inputs=[CORPUS], out=out, offline=True, quiet=True))
     pages = _check_pages(out)
-    # step-0006 of the review: edited the test file; its missing folder is one with every path not there (3 of
-    # the 5 failed runs, 2 of the 5 successful ones met one): not as often, so it keeps its place, and its
-    # In short line says how many successful runs met it
+    # step-0006 of the review: edited the test file after its searches failed and an open went through: the
+    # searches ended nothing, so they come after its changes with the turn that got past them, no contrast
+    # sentence, and no In short line
     test_edit = pages["swe-llama/acme__jsonkit-101"]
     where = next(i for i, b in enumerate(test_edit) if "Directory src/main/java/acme/jsonkit/number not found" in b
                  and "**Decision**" in b)
     assert not SAID.search(test_edit[where])
+    assert "the run got past it: " in test_edit[where]
+    assert "NumberParserTest.java\\` went through at turn 4, and edit made a change at turn 5." in test_edit[where]
+    assert where > max(i for i, b in enumerate(test_edit) if _is_change(b))
     step = next(r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]
                 if r["run_id"] == "swe-llama/acme__jsonkit-101")
     short = (out / "compilation" / f"{step}.md").read_text().split("## In short", 1)[1].split("\n## ", 1)[0]
-    assert "search_dir failed at turns 1 and 2" in short and "also met by 2 of 5 successful runs" in short
+    assert "search_dir failed" not in short and "edit of NumberParserTest.java instead" in short
     # step-0008: the pytest reproduction the successful trial ran as well is no longer above the edit
     tally = pages["acme__tally-7"]
     repro = next(i for i, b in enumerate(tally) if "assert 2 == 2.5" in b)

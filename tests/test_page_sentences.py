@@ -285,6 +285,22 @@ def _decision(c: Check, text: str, success: bool) -> None:
                 else:
                     assert any(isinstance(t.arguments, dict) and key in t.arguments for t in later), key
         return
+    m = re.fullmatch(r"Called (.+?) at turn (\d+)(?:, right after (\S+) at turn (\d+))?; the run got past it: (.+) "
+                     r"went through at turn (\d+), and (\S+) made a change at turn (\d+)\.", text)
+    if m:  # a failed look-up the run got past another way: a look-up went through, then a change
+        n, k, j = int(m.group(2)), int(m.group(6)), int(m.group(8))
+        err, look, change = c.call(n), c.call(k), c.call(j)
+        assert err.is_error and is_read_only(err) and not any(
+            t.turn > n and not t.is_error and what_ran(t) == what_ran(err) for t in c.calls), text
+        if m.group(4):
+            prev = int(m.group(4))
+            assert c.call(prev).name == m.group(3) and not any(prev < t.turn < n for t in c.calls)
+        assert n < k < j and c.went_through(k) and is_read_only(look), text
+        assert m.group(5).startswith(("`", f"{look.name}(")), text
+        assert change.name == m.group(7) and c.went_through(j) and not is_read_only(change), text
+        firsts = [t.turn for t in c.changes() if t.turn > n]
+        assert firsts and firsts[0] == j, text  # the first change after the error, the look-up before it
+        return
     m = re.fullmatch(r"Called (.+?) at turn (\d+)(?:, right after (\S+) at turn (\d+))?; (?:no later (\S+) call went "
                      r"through|a later (\S+) call went through at turn (\d+)(?:, after (.+))?)\.", text)
     if m:  # an error cause

@@ -16,8 +16,9 @@ from .expected_calls import change_notes, differs_from_expected, made_as_expecte
 from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
 from .option_choices import item_note, option_note
 from .page_causes import Item, answer_text as _answer, call_line, edits_between, edits_phrase, same_error_once, silent
-from .page_items import (FOUND_NEAR_ANSWER, diff_phrase, found_notes, halted_evidence, lacking_support, looked_up,
-                         short_call)
+from .got_past import got_past
+from .page_items import (FOUND_NEAR_ANSWER, diff_phrase, found_notes, halted_evidence, label, lacking_support,
+                         looked_up, short_call)
 from .page_notes import answer_context, asked_note, check_notes, listed_note, reason_note, wrong_answer
 from .record_notes import record_rule_notes
 from .reading import Reading, harness_reason
@@ -38,22 +39,28 @@ def failure_items(r: Reading) -> list[Item]:
     ran = {c.n: what_ran(c.turn) for c in calls}
     changed = any(c.writes and not c.error for c in calls)
     afters: dict[int, str] = {}  # what became of each error: "; no later javac call went through."
+    passed = got_past(r)
     for c in calls:
         if not c.error or c.sig in told:
             continue
         told.add(c.sig)
         prev = next((p for p in reversed(calls) if p.n < c.n), None)
-        # got past: a later run of the same program (or call of the same tool) went through
-        past = next((x for x in calls if x.n > c.n and not x.error and ran[x.n] == ran[c.n]), None)
+        # got past: a later run of the same program (or call of the same tool) went through, or
+        # a look-up that reached nothing and the run found its way with another look-up, then acted
+        how = passed.get(c.n)
+        past = how.by if how is not None and not how.otherwise else None
         edits = edits_between(calls, c.n, past.n) if past is not None else []
-        if past is None:
+        if how is None:
             after = f"; no later {ran[c.n]} call went through."
+        elif how.otherwise:
+            after = (f"; the run got past it: {label(how.by, 60)} went through at turn {how.by.n}, "
+                     f"and {how.then.name} made a change at turn {how.then.n}.")
         else:
             after = (f"; a later {ran[c.n]} call went through at turn {past.n}"
                      + (f", after {edits_phrase(edits)}." if edits else "."))
         afters[c.n] = after
         lacking = lacking_support(c, changed)  # a missing program: below the run's own changes
-        items.append(Item(30 if past else 45 + c.n / 10_000 if lacking and changed else 80 + c.n / 10_000, Evidence(
+        items.append(Item(15 if how else 45 + c.n / 10_000 if lacking and changed else 80 + c.n / 10_000, Evidence(
             decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {short_call(c)} at turn {c.n}")
             + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,
             support=lacking or f"The environment answered with an error: {clip(failing_part(c.turn.result))}",
@@ -61,7 +68,8 @@ def failure_items(r: Reading) -> list[Item]:
             call=call_line(c) if c.writes else None,
             # a change that never went through: how it differs from the one the log expected
             notes=listed_note(calls, c) + (change_notes(r, c) if c.writes and past is None else [])), "error", c,
-            got_past=past is not None and not c.writes, never_got_past=past is None))
+            got_past=past is not None and not c.writes, never_got_past=how is None,
+            otherwise=how is not None and how.otherwise))
     # a loop: the same call answered the same way, three times or more (the same command in
     # another folder, or answered differently, is no repetition)
     repeats = Counter((c.sig, _answer(c)) for c in calls)
@@ -90,8 +98,7 @@ def failure_items(r: Reading) -> list[Item]:
             support=f"Nothing in the arguments or the answer changed and {how}; each returned: {clip(same[-1].turn.result, 100)}",
             turns=[c.n for c in shown], quote=quote_of(same[-1].turn.result),
             call=call_line(same[0]) if same[0].writes else None,
-            notes=change_notes(r, same[0]) if same[0].writes and not any(
-                x.n > same[0].n and not x.error and ran[x.n] == ran[same[0].n] for x in calls) else []),
+            notes=change_notes(r, same[0]) if same[0].writes and same[0].n not in passed else []),
             *(("error", same[0]) if first_error else ("loop", same[-1])),  # the lesson stays the error's
             never_got_past=first_error.never_got_past if first_error else False))
     items = same_error_once(items, afters)

@@ -28,6 +28,7 @@ from .code_facts import edited_still_failing, fixed_then_passed, partial_score, 
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
 from .error_listings import listed_in_errors
 from .expected_outputs import untold_fact
+from .got_past import got_past
 from .expected_calls import call_text, differences, expected_changes, made_as_expected, missed_changes, no_such_call
 from .unshown_values import retry_note
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
@@ -188,15 +189,14 @@ def _beside_expected(given: str, gold: str) -> str | None:
 
 
 def _standing_errors(r: Reading) -> tuple[list[KeyFact], list[KeyFact]]:
-    """Errors no later call of the same program or tool got past, one fact per tool, changes
-    first: (the run's own errors, programs the machine lacks). A missing program says where
-    the run ran, and runs that succeed meet it too, so it comes after the harness's stop."""
-    ran = {c.n: what_ran(c.turn) for c in r.calls}
-    last_ok = {ran[c.n]: c.n for c in r.calls if not c.error}
+    """Errors the run never got past (got_past.py), one fact per tool, changes first: (the run's
+    own errors, programs the machine lacks). A missing program says where the run ran, and
+    runs that succeed meet it too, so it comes after the harness's stop."""
+    past = got_past(r)
     standing: dict[str, list[Call]] = {}
     for c in r.calls:
-        if c.error and c.n > last_ok.get(ran[c.n], -1):
-            standing.setdefault(ran[c.n], []).append(c)
+        if c.error and c.n not in past:
+            standing.setdefault(what_ran(c.turn), []).append(c)
     own: list[KeyFact] = []
     lacking: list[KeyFact] = []
     for key, errs in sorted(standing.items(), key=lambda kv: (not kv[1][0].writes, kv[1][0].n)):

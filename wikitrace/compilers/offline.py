@@ -14,7 +14,7 @@ order, and the page says how many calls it left out:
   run had seen or been told before them and against the rules of its own system
   prompt (a call where either check fails comes first); errors the run never got
   past (a program the machine lacks after the run's own changes: runs that
-  succeed meet it too); identical calls repeated; a run that never acted; a run
+  succeed meet it too), errors it got past below every change (got_past.py); identical calls repeated; a run that never acted; a run
   the harness stopped before any change, with what its look-ups had returned. An
   ending by the harness is stated as such, never as the run's own error.
 
@@ -123,9 +123,10 @@ def cause_keys(item: Item, first_change: int | None) -> list[str] | str | None:
     "change" for a state change that went through; for an error met before the run's first
     change, the pattern keys the insights count it as (each program the shell lacked on its
     own, else the error's key); else None. An error after a change answers that change (tests
-    still failing after the edit), which a success's same error before its own fix does not."""
+    still failing after the edit), which a success's same error before its own fix does not. An
+    error the run got past another way is ranked below its changes already: none."""
     call = item.call
-    if call is None:
+    if call is None or item.otherwise:
         return None
     if _changes(item):
         return "change"

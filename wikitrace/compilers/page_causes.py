@@ -25,7 +25,8 @@ class Item:
     kind: str  # "write" | "recovery" | "lookup" | "error" | "loop" | "idle"
     call: Call | None = None
     got_past: bool = False  # a failed look-up that a later call of the same tool got past
-    never_got_past: bool = False  # an error no later call of the same program (or tool) got past
+    never_got_past: bool = False  # an error no later call got past (got_past.py)
+    otherwise: bool = False  # an error the run got past with another look-up, then a change (got_past.py)
     covers: tuple[int, ...] = ()  # the turns of calls it sums up without citing each (they are not left out)
 
 

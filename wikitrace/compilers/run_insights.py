@@ -369,7 +369,9 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
                             and not w.turn.extra.get("submits"))]
         if changes:
             out.append(_went_through_insight(r, changes[-1]))
-    errors = [i for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)]
+    # an error the run got past another way ended nothing: it teaches no lesson of its own
+    errors = [i for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)
+              and not i.otherwise]
     told: set[str] = set()
     for i in sorted(errors, key=lambda i: -i.rank):  # the errors it never got past first, one per tool
         if verb(i.call) not in told and len(told) < 2:
