@@ -124,8 +124,10 @@ def _contradicts(t: Turn, text: str, beside: dict[str, str]) -> bool:
 
 def _mates(t: Turn, text: str) -> set[str]:
     """The other text values of the records of ``t``'s answer that hold the id (a card's brand
-    and last digits beside its id)."""
-    return {v for fields in _homes(t, text) for v in fields.values()}
+    and last digits beside its id), but for those the id's own text holds (a gift card's kind,
+    "gift_card", beside "gift_card_7730215"): every answer that shows the id shows those too."""
+    low = text.lower()
+    return {v for fields in _homes(t, text) for v in fields.values() if v not in low}
 
 
 def _user_words(r: Reading, t: Turn, c: Call) -> list[str]:
