@@ -11,10 +11,19 @@ each such claim:
   (as a whole token, not inside a longer word or number), or not the quoted value;
 - *echo*: the cited answer is the answer of a call that was itself sent the value, so it shows
   what the agent already had;
+- *record*: the cited answer is about another record than the call's (its look-up was sent, or
+  its answer holds at its top level, an id the call sends under the same key with another
+  value: a reservation's payment history for a change to another reservation), or holds an id
+  only as another item than the call's (its records of it, or the look-up's own arguments, give
+  a field the call sends beside it another value: the same flight number on another date),
+  while another turn before the call that was neither (a user message, or an answer that was
+  no echo) held it;
 - *stale*: after the cited turn and before the call, the user wrote the value again (or, for an
-  id, another answer that was no echo showed it): the latest turn that showed it is the source;
+  id, the look-up of the call's own record showed it, where the cited answer was no such look-up):
+  that later turn is the source;
 - *taking*: a procedure lesson's "taking a from T" / "from the user's words" where no turn of
-  that kind before the run's call holds a value the call sent under ``a`` (echoes aside);
+  that kind before the run's call holds a value the call sent under ``a`` (echoes aside, and
+  for an id, answers about another record or item while another answer held it: see *record*);
 - *at*, *named*: "X at turn N", "X (turn N)" with X a tool of the run: turn N is no call of X;
 - *role*, *told*, *said-at*: "the agent's last message before it (turn N)", "the system prompt
   (turn N)", "the user's yes (turn N)", "the user message at turn N", "the error at turn N":
@@ -223,16 +232,87 @@ def _check_place(root: str, step: str, line: str, m: re.Match, call_at: int | No
     if tool is not None and any(v in [x for _p, x in _leaves(_args(t))] for _c, v in shown) and all(
             v in [x for _p, x in _leaves(_args(t))] for _c, v in shown if not isinstance(v, (int, float))):
         return wrong("echo")
-    def newer(k: int, c: int, v) -> bool:  # a later turn showing it: a user message, or for an id any answer not an echo
+    def answer_of(k: int, v) -> bool:  # an answer that showed the value and was no echo of the agent's own call
+        u = turns[k]
+        return (u.get("type") == "function_call" and holds(_text(u), v)
+                and v not in [x for _p, x in _leaves(_args(u))] and not _sent_before(turns, v, k))
+
+    def newer(k: int, c: int, v) -> bool:  # a later turn showing it: a user message, or for an id the call's own record
         u = turns[k]
         if not n < k < c or not holds(_text(u), v):
             return False
-        return _is_user(u) or (_distinctive(v) and u.get("type") == "function_call"
-                               and v not in [x for _p, x in _leaves(_args(u))] and not _sent_before(turns, v, k))
+        return _is_user(u) or (_distinctive(v) and answer_of(k, v) and _own_record(u, turns[c], key)
+                               and not _own_record(t, turns[c], key))
 
+    if tool is not None and all(_distinctive(v) for _c, v in shown):
+        def elsewhere(c: int, v) -> bool:  # a turn before the call, not the cited one, that was about the call's item
+            return any(k != n and k < c and (_is_user(u) and holds(_text(u), v) or answer_of(k, v) and not _astray(
+                u, turns[c], key, v)) for k, u in turns.items())
+
+        if all(_astray(t, turns[c], key, v) and elsewhere(c, v) for c, v in shown):
+            return wrong("record")
     later = [(c, v) for c, v in shown if any(newer(k, c, v) for k in turns)]
     if later and len(later) == len(shown):
         wrong("stale")
+
+
+def _ids(node) -> dict[str, str]:
+    """The text fields of an object's top level whose key names an id (``id``, ``reservation_id``)."""
+    if not isinstance(node, dict):
+        return {}
+    return {k: v for k, v in node.items() if isinstance(v, str) and (k.lower() == "id" or k.lower().endswith("_id"))}
+
+
+def _answer_json(t: dict):
+    try:
+        return json.loads(_text(t))
+    except (ValueError, TypeError):
+        return None
+
+
+def _call_ids(call: dict, key: str) -> dict[str, str]:
+    return {k: v for k, v in _ids(_args(call)).items() if k != key.split(".")[-1].split("[")[0]}
+
+
+def _own_record(t: dict, call: dict, key: str) -> bool:
+    """The look-up was sent an id the call sends under the same key, with the same value."""
+    theirs = _ids(_args(t))
+    return any(theirs.get(k) == v for k, v in _call_ids(call, key).items())
+
+
+def _astray(t: dict, call: dict, key: str, v) -> bool:
+    """The answer is about another record than the call's, or holds the id only as another item."""
+    mine = _call_ids(call, key)
+    theirs = {**_ids(_answer_json(t)), **_ids(_args(t))}
+    if any(k in theirs and theirs[k] != x for k, x in mine.items()):
+        return True
+    beside = _beside(call, v)
+    if not beside:
+        return False
+    asked = {k: x for k, x in (_args(t) or {}).items() if isinstance(x, str)} if isinstance(_args(t), dict) else {}
+    items = [{**asked, **{k: x for k, x in o.items() if isinstance(x, str)}} for o in _objects(_answer_json(t))
+             if v in o.values()]
+    return bool(items) and all(any(k in o and o[k].lower() != x.lower() for k, x in beside.items()) for o in items)
+
+
+def _beside(call: dict, v) -> dict[str, str]:
+    """The text fields the call sends in the same nested object as the value (a flight's date)."""
+    for o in _objects(_args(call), top=False):
+        if v in o.values():
+            return {k: x for k, x in o.items() if isinstance(x, str) and x != v and len(x) >= 3}
+    return {}
+
+
+def _objects(node, top: bool = True):
+    """Every object inside ``node`` (the top one too when ``top``)."""
+    if isinstance(node, dict):
+        if top:
+            yield node
+        for x in node.values():
+            yield from _objects(x)
+    elif isinstance(node, list):
+        for x in node:
+            yield from _objects(x)
 
 
 _TAKING = re.compile(r"call (\w+), taking (.*?)\.(?= |$)")
@@ -259,9 +339,11 @@ def _check_taking(root: Path, page: Path, text: str, tally: Tally) -> None:
             before = [t for n, t in sorted(turns.items()) if n < at]
             if place == "the user's words":
                 ok = any(_is_user(t) and (holds(_text(t), v) or answered(_text(t), key, v)) for t in before for v in sent)
-            else:
-                ok = any(t.get("name") == place and holds(_text(t), v)
-                         and v not in [x for _p, x in _leaves(_args(t))] for t in before for v in sent)
+            else:  # an answer of that tool held it, about the call's own record when any answer about it held it
+                held = [(t, v) for t in before for v in sent if t.get("type") == "function_call" and holds(_text(t), v)
+                        and v not in [x for _p, x in _leaves(_args(t))]]
+                near = [(t, v) for t, v in held if not _distinctive(v) or not _astray(t, turns[at], key, v)] or held
+                ok = any(t.get("name") == place for t, _v in near)
             if not ok:
                 tally.wrong["taking"] += 1
                 tally.examples.append(f"taking: {page.name} [{step} turn {at}] `{key}` from {place}")

@@ -131,3 +131,110 @@ def test_a_flight_date_is_read_where_its_flight_number_was(tmp_path):
     r, c = _cabin_change(tmp_path, "The M7T4XE one, and please put it in economy.", second_cabin="business")
     look = _lookup_turn(r, "get_reservation_details", "M7T4XE")
     assert credited(r, c)["flights"] == [f"get_reservation_details's answer (turn {look})"]
+
+
+CARDS = dict(PROFILE, payment_methods={
+    "credit_card_52093318": {"source": "credit_card", "brand": "mastercard", "last_four": "9021", "id": "credit_card_52093318"},
+    "credit_card_66104471": {"source": "credit_card", "brand": "visa", "last_four": "4471", "id": "credit_card_66104471"}})
+
+
+def _card_change(tmp_path: Path, pick: str, own: bool = False):
+    """The profile lists two cards by brand and last digits; look-ups of the user's trips follow,
+    one of whose payment histories lists the Visa: the other trip's (K2V9QA), or with ``own`` the
+    history of M7T4XE, the trip the change is about. The user then answers the agent's question of
+    which card with ``pick``, and the agent changes M7T4XE, paying with the Visa."""
+    visa, gift = "credit_card_66104471", "gift_card_3305127"
+    return _run(tmp_path, [
+        user("Hi, I'm tove_lind_4821; I want to upgrade my trip to Chicago but forgot its number."),
+        *tool("get_user_details", {"user_id": "tove_lind_4821"}, CARDS),
+        *tool("get_reservation_details", {"reservation_id": "K2V9QA"}, _trip("K2V9QA", "economy", gift if own else visa)),
+        *tool("get_reservation_details", {"reservation_id": "M7T4XE"}, _trip("M7T4XE", "economy", visa if own else gift)),
+        agent("M7T4XE is the Chicago trip. Which card should pay the difference: Mastercard ending in 9021 "
+              "or Visa ending in 4471?"),
+        user(pick),
+        agent("Upgrade M7T4XE to business, charged to that card?"), user("yes"),
+        *tool("update_reservation_flights", {"reservation_id": "M7T4XE", "cabin": "business", "payment_id": visa,
+                                             "flights": [{"flight_number": "HAT4XE", "date": "2024-06-12"}]},
+              _trip("M7T4XE", "business", gift))])
+
+
+def test_a_card_the_user_picked_is_credited_to_the_profile_that_listed_it_not_to_another_trips_history(tmp_path):
+    # the later look-up is of K2V9QA, a trip the change does not touch: its payment history is no source
+    r, c = _card_change(tmp_path, "The Visa ending in 4471, please.")
+    profile = _lookup_turn(r, "get_user_details")
+    assert credited(r, c)["payment_id"] == [f"get_user_details's answer (turn {profile})"]
+    assert "payment_id" in sources(r, c).tools["get_user_details"]
+
+
+def test_a_card_no_words_picked_is_still_not_credited_to_another_trips_history(tmp_path):
+    # near miss: the user names no card; the other trip's look-up is still about another record
+    r, c = _card_change(tmp_path, "Whichever card you like.")
+    assert credited(r, c)["payment_id"] == [f"get_user_details's answer (turn {_lookup_turn(r, 'get_user_details')})"]
+
+
+def test_a_card_the_user_picked_by_its_digits_is_credited_to_the_record_that_holds_them(tmp_path):
+    # the changed trip's own history lists the card too, later, but only the profile's record of it
+    # holds the brand and digits the user picked it by
+    r, c = _card_change(tmp_path, "The Visa ending in 4471, please.", own=True)
+    assert credited(r, c)["payment_id"] == [f"get_user_details's answer (turn {_lookup_turn(r, 'get_user_details')})"]
+
+
+def test_a_card_no_words_picked_is_credited_to_the_look_up_of_the_changed_trip(tmp_path):
+    # near miss: with no words of the user's to go by, the answer about the record the change acts on
+    r, c = _card_change(tmp_path, "Whichever card you like.", own=True)
+    trip = _lookup_turn(r, "get_reservation_details", "M7T4XE")
+    assert credited(r, c)["payment_id"] == [f"get_reservation_details's answer (turn {trip})"]
+
+
+def _rebooking(tmp_path: Path, dates: tuple[str, str]):
+    """The user's trips K2V9QA and M7T4XE were both paid with one gift card, and M7T4XE holds
+    flight HAT4XE on 2024-06-12; two searches follow, on ``dates``, each listing a flight HAT4XE;
+    the agent books a new trip with HAT4XE on 2024-06-14, paid with that gift card."""
+    def search(date: str) -> list:
+        return [{"flight_number": "HAT4XE", "origin": "SEA", "destination": "ORD", "status": "available",
+                 "prices": {"economy": 230}}, {"flight_number": "HAT611", "origin": "SEA", "destination": "ORD",
+                                                "status": "available", "prices": {"economy": 250}}]
+
+    return _run(tmp_path, [
+        user("Hi, I'm tove_lind_4821. Please book me the flight of my trip M7T4XE again, two days later."),
+        *tool("get_reservation_details", {"reservation_id": "K2V9QA"}, _trip("K2V9QA", "economy", "gift_card_3305127")),
+        *tool("get_reservation_details", {"reservation_id": "M7T4XE"}, _trip("M7T4XE", "economy", "gift_card_3305127")),
+        *tool("search_direct_flight", {"origin": "SEA", "destination": "ORD", "date": dates[0]}, search(dates[0])),
+        *tool("search_direct_flight", {"origin": "SEA", "destination": "ORD", "date": dates[1]}, search(dates[1])),
+        agent("Book HAT4XE on 2024-06-14 in economy, paid as before?"), user("yes"),
+        *tool("book_reservation", {"user_id": "tove_lind_4821", "origin": "SEA", "destination": "ORD",
+                                   "flight_type": "one_way", "cabin": "economy",
+                                   "flights": [{"flight_number": "HAT4XE", "date": "2024-06-14"}],
+                                   "payment_methods": [{"payment_id": "gift_card_3305127", "amount": 230}]},
+              {"reservation_id": "Q8W2NE", "flights": [{"flight_number": "HAT4XE", "date": "2024-06-14"}]})])
+
+
+def test_an_id_several_answers_held_with_nothing_to_choose_among_them_names_them_all(tmp_path):
+    # both trips' histories hold the gift card, and the new booking is about neither: the log does not say which was read
+    r, c = _rebooking(tmp_path, ("2024-06-14", "2024-06-16"))
+    first, second = _lookup_turn(r, "get_reservation_details", "K2V9QA"), _lookup_turn(r, "get_reservation_details", "M7T4XE")
+    assert credited(r, c, {"payment_methods[0].payment_id"})["payment_methods"] == [
+        f"get_reservation_details's answer (turn {first}) or get_reservation_details's answer (turn {second}), "
+        "both of which held it"]
+    # the user's id, which both answers repeat after the user wrote it: the user's words
+    assert credited(r, c)["user_id"] == [f"the user (turn {_user_turn(r, 'book me the flight')})"]
+
+
+def test_a_flight_number_is_credited_to_the_search_of_the_date_it_was_booked_for(tmp_path):
+    # the later search, of another date, lists a flight of the same number; so does the trip, on its old date
+    r, c = _rebooking(tmp_path, ("2024-06-14", "2024-06-16"))
+    search = _lookup_turn(r, "search_direct_flight", "2024-06-14")
+    assert credited(r, c, {"flights[0].flight_number"})["flights"] == [f"search_direct_flight's answer (turn {search})"]
+    assert "flights" in sources(r, c).tools["search_direct_flight"]
+
+
+def test_a_flight_number_no_search_of_its_date_listed_is_credited_to_the_searches_that_did(tmp_path):
+    # near miss: no search was of the booked date and the trip holds the number on its old date: no answer is
+    # about that flight, so each one listing the number is named, and a lesson names none of their tools
+    r, c = _rebooking(tmp_path, ("2024-06-13", "2024-06-16"))
+    trip = _lookup_turn(r, "get_reservation_details", "M7T4XE")
+    first, second = (_lookup_turn(r, "search_direct_flight", d) for d in ("2024-06-13", "2024-06-16"))
+    assert credited(r, c)["flights"] == [
+        f"get_reservation_details's answer (turn {trip}), search_direct_flight's answer (turn {first}) or "
+        f"search_direct_flight's answer (turn {second}), all of which held it"]
+    assert all("flights" not in keys for keys in sources(r, c).tools.values())

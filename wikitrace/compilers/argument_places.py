@@ -42,7 +42,8 @@ def sources(r: Reading, call: Call) -> ArgumentSources:
                 if a.seen_in == "earlier call" else by_turn.get(a.seen_at, "a look-up")
         else:
             place = _value_place(r, call, a, by_turn, names)
-            if place is None or place[3] == "own":  # the log does not show where it came from
+            if place is None or place[3] == "own" or place[2] is None and place[3] == "answer":
+                # the log does not show where it came from (or which of several tools' answers)
                 doubtful.add(key)
                 continue
             where = "user" if place[3] == "user" else place[2].name or "a look-up"

@@ -199,7 +199,8 @@ def argument_sources(r: Reading, w) -> list[tuple[str, str, str]]:
         tool = by_turn.get(a.seen_at, "") if where in ("picked", "shown", "again") else ""
         if where in ("picked", "shown") and a.path != FREE_FORM:  # the answer the value came from, not the last that held it (an echo)
             place = _value_place(r, w, a, by_turn, names)
-            if place is None or place[3] not in ("answer", "user"):  # the log does not show where: said of no place
+            if place is None or place[3] not in ("answer", "user") or place[2] is None and place[3] == "answer":
+                # the log does not show where (or which of several tools' answers): said of no place
                 out[(key, "unknown", "")] = None
                 continue
             if place[3] == "user":

@@ -6,8 +6,9 @@ checks (``page_notes.check_notes``), never here too.
 
 A value is credited only where the log shows it came from, matched as a whole token: an answer
 to a call that was itself sent the value shows what the agent already had and is no source. A
-distinctive value (an id, a flight number) is credited to the latest turn before the call that
-held it. A common one (a word, a number, a date) is credited to the user's latest message that
+distinctive value (an id, a flight number) is credited to the answer about the record the user's
+words picked or the change acts on, else to the one look-up that held it, else to every answer
+that held it (``id_sources``). A common one (a word, a number, a date) is credited to the user's latest message that
 wrote it (a number or a word of a few letters only where the message names its field), else to
 the turn that showed the id it was sent beside (a flight's date with its number), else to the
 one look-up that gave it under its own field; when several records gave it (the changed
@@ -22,6 +23,7 @@ import re
 from ..runs.model import Turn
 from .arguments import _NOT_JSON, _as_text, _json_fields, _last_key, _parsed, _seen, check_arguments
 from .expected_calls import _ABSENT, _differing, expected_changes, made_as_expected
+from .id_sources import other_item, read_from, several
 from .insight_words import free_form, join, top_key
 from .picked_values import picked, user_described
 from .reading import Call, Reading, _occurs, leaves, t_is_user
@@ -62,8 +64,14 @@ def _echoes(t: Turn, text: str) -> bool:
     return any(_as_text(v).lower() == text for _p, v in leaves(t.arguments))
 
 
-def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
-    """The turn the value came from, or None when the log does not tell (see the module's docstring)."""
+def _source_turns(r: Reading, c: Call, a, names: frozenset[str]) -> list[Turn]:
+    """The turn the value came from; several answers when the log does not single one out; none
+    when it does not tell (see the module's docstring)."""
+    found = _source_turn(r, c, a, names)
+    return found if isinstance(found, list) else [] if found is None else [found]
+
+
+def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | list[Turn] | None:
     key = _last_key(a.path)
     if isinstance(a.value, (int, float)) or _as_text(a.value).isdecimal():
         names = frozenset()  # a number is credited only where its own field (or the user) gave it, not beside a name
@@ -88,7 +96,7 @@ def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
         said = next((t for t in r.facts if t.turn == a.seen_at), None) if a.seen_in == "user message" else None
         return said if said is not None and _names_field(key, r.lower(said)) else None
     if _distinctive(a.value):
-        return places[-1]  # an id matched whole is where it was read: the latest such turn before the call
+        return read_from(r, c, a, places)  # an id matched whole: the answer about its record, or all that held it
     users = [t for t in places if t_is_user(t)]
     if users:  # a common value the user wrote: their latest message holding it (a number or a short
         # lower-case word, which any message may hold, only where the message names its field)
@@ -152,7 +160,7 @@ def _credits(r: Reading, c: Call, paths: set[str] | None = None, kinds: bool = F
         at[where], kind_of[where] = turn, kind
         shown.setdefault(top_key(a.path), {}).setdefault(where, []).append(a)
         turn_of[where] = fact
-    kept = {k: _fewest_places(r, by_place, turn_of) for k, by_place in shown.items()}
+    kept = {k: _fewest_places(r, c, by_place, turn_of) for k, by_place in shown.items()}
     latest = {k: max(at[w] for w in places) for k, places in kept.items()}
     return (kept, latest, kind_of) if kinds else (kept, latest)
 
@@ -172,8 +180,12 @@ def _value_place(r: Reading, c: Call, a, by_turn: dict[int, str],
     elif a.seen_in == "earlier call":
         place = f"the earlier {by_turn.get(a.seen_at, 'call')} call (turn {a.seen_at})", a.seen_at, None, "call"
     else:
-        fact = _source_turn(r, c, a, names)
-        if fact is not None:
+        facts = _source_turns(r, c, a, names)
+        if len(facts) > 1:  # answers the log does not choose among: all named; a tool only when they share it
+            shared = facts[-1] if len({t.name for t in facts}) == 1 else None
+            place = several(facts), facts[-1].turn, shared, "answer"
+        elif facts:
+            fact = facts[0]
             own = fact is _first_sent(r, c, a)
             kind = "own" if own else "user" if t_is_user(fact) else "answer"
             words = _told_words(fact, a) if kind == "user" else ""
@@ -214,14 +226,17 @@ def _worded(credit: dict[str, list[str]]) -> str:
     return "; ".join(f"`{k}` from {join(places, 3)}" for k, places in credit.items())
 
 
-def _fewest_places(r: Reading, by_place: dict[str, list], turn_of: dict[str, Turn | None]) -> list[str]:
+def _fewest_places(r: Reading, c: Call, by_place: dict[str, list], turn_of: dict[str, Turn | None]) -> list[str]:
     """The places to name for one argument's values, weighed by how many of its values each shows;
-    one is left out when the places kept before it show its values too. The rest keep their order."""
+    one is left out when the places kept before it show its values too (an id only as the item the
+    call sends it for: a flight search of another date shows another flight of that number). The
+    rest keep their order."""
     values = [a for credited in by_place.values() for a in credited]
 
     def shows(where: str, a) -> bool:
         f = turn_of.get(where)
-        return f is not None and _seen(a.value, _last_key(a.path), f, r.lower(f))
+        return f is not None and _seen(a.value, _last_key(a.path), f, r.lower(f)) and not (
+            _distinctive(a.value) and other_item(f, c, a))
 
     weight = {w: max(len(by_place[w]), sum(shows(w, a) for a in values)) for w in by_place}
     kept: list[str] = []
