@@ -47,7 +47,9 @@ def _words(text: str) -> set[str]:
 
 def option_groups(text: str | None) -> list[Group]:
     out = []
-    for m in _GROUP.finditer(text or ""):
+    if not text or "][" not in text:  # a group is two bracketed options side by side: most answers have none
+        return out
+    for m in _GROUP.finditer(text):
         options = tuple(dict.fromkeys(x.strip() for x in re.findall(r"\[([^\[\]]+)\]", m.group(2)) if x.strip()))
         if len(options) >= 2:
             out.append(Group(m.group(1).strip(), options))

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
+from functools import lru_cache
 
 from ..runs.model import Turn
 from .arguments import _NOT_JSON, _as_text, _json_fields, _last_key, _parsed, _seen, check_arguments
@@ -38,7 +40,12 @@ def _distinctive(value) -> bool:
     A short word, a number or a date may stand in many places, so a match alone proves little."""
     if isinstance(value, (int, float)):
         return False
-    text = _as_text(value)
+    return _distinctive_text(_as_text(value))
+
+
+@lru_cache(maxsize=4096)
+def _distinctive_text(text: str) -> bool:
+    """Per text: the same few ids are asked about for every call that sends or sits beside them."""
     return (any(ch.isdigit() for ch in text) and any(ch.isalpha() for ch in text) and len(text) >= 5) or (
         len(text) >= 12 and " " not in text.strip())
 
@@ -57,6 +64,37 @@ def _names_field(key: str, low: str) -> bool:
     """Whether a user message names the argument's field (a word of its key, as in "cabin")."""
     words = [w for w in re.split(r"[^a-z]+", key.lower()) if len(w) >= 3]
     return any(re.search(rf"(?<![a-z]){re.escape(w[:4])}", low) for w in words)
+
+
+def _holding(r: Reading, spellings: list[str]) -> set[int]:
+    """The facts (by ``id``) whose lower-case text holds one of ``spellings``: found in the run's
+    facts joined once, where testing every fact for every value of every change cost the most."""
+    joined = r.memo.get("value_sources.joined")
+    if joined is None:
+        texts = [r.lower(f) for f in r.facts]
+        starts, at = [], 0
+        for t in texts:
+            starts.append(at)
+            at += len(t) + 1
+        joined = r.memo["value_sources.joined"] = ("\n".join(texts), starts)
+    whole, starts = joined
+    out: set[int] = set()
+    for x in spellings:
+        if not x or "\n" in x:  # a match could span two facts: each fact is tested on its own
+            out.update(id(f) for f in r.facts if x in r.lower(f))
+            continue
+        i = whole.find(x)
+        while i != -1:  # a needle without a line break lies inside one fact: on to the next fact
+            k = bisect_right(starts, i) - 1
+            out.add(id(r.facts[k]))
+            i = whole.find(x, starts[k + 1]) if k + 1 < len(starts) else -1
+    return out
+
+
+@lru_cache(maxsize=512)
+def _value_texts(result: str) -> frozenset[str]:
+    """The scalar values of a JSON answer as lower-case text: asked for every value of every change."""
+    return frozenset(_as_text(v).lower() for _k, v in _json_fields(result))
 
 
 def _echoes(t: Turn, text: str) -> bool:
@@ -78,10 +116,11 @@ def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | list[T
     text = _as_text(a.value).lower()
     spellings = [text] + [text.replace("_", sep) for sep in " -" if "_" in text]
     numeric = isinstance(a.value, (int, float)) or text.isdecimal()  # a user writes numbers in words too
-    places = [t for t in r.facts if t.turn < c.n and (numeric or any(x in r.lower(t) for x in spellings))
+    holding = None if numeric else _holding(r, spellings)  # the facts whose text holds a spelling, found once
+    places = [t for t in r.facts if t.turn < c.n and (numeric or id(t) in holding)
               and _seen(a.value, key, t, r.lower(t), names) and (
-        t_is_user(t) or _parsed(t.result or "") is _NOT_JSON or any(  # in a JSON answer: as a value, not a key
-            _as_text(v).lower() == text for _k, v in _json_fields(t.result or "")))]
+        t_is_user(t) or _parsed(t.result or "") is _NOT_JSON  # in a JSON answer: as a value, not a key
+        or text in _value_texts(t.result or ""))]
     beside = [] if _distinctive(a.value) else _beside(c, a)
     paired = [t for t in places if any(_occurs(b, r.lower(t)) for b in beside)]
     if paired:  # sent beside an id of the same object (a flight's date): read where that id was
@@ -115,9 +154,15 @@ def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | list[T
 def _first_sent(r: Reading, c: Call, a) -> Turn | None:
     """The first call before ``c`` (through or not) that sent the value under the same key: an
     answer at or after it may only repeat what the agent chose, so it is no source of the value."""
-    key, text = _last_key(a.path), _as_text(a.value).lower()
-    return next((x.turn for x in r.calls if x.n < c.n and any(
-        _last_key(p) == key and _as_text(v).lower() == text for p, v in leaves(x.turn.arguments))), None)
+    sent = r.memo.get("value_sources.sent")
+    if sent is None:  # (key, value) -> the calls that sent it, in order: built once per run, not per value asked
+        sent = r.memo["value_sources.sent"] = {}
+        for x in r.calls:
+            for p, v in leaves(x.turn.arguments):
+                senders = sent.setdefault((_last_key(p), _as_text(v).lower()), [])
+                if not senders or senders[-1] is not x:
+                    senders.append(x)
+    return next((x.turn for x in sent.get((_last_key(a.path), _as_text(a.value).lower()), ()) if x.n < c.n), None)
 
 
 def _place(r: Reading, t: Turn, first_sent: bool = False) -> str:

@@ -17,6 +17,7 @@ optional ``file:line:`` location), so a file listing that merely contains the wo
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 # Shapes of error output that may be indented (nested in other output).
@@ -175,7 +176,13 @@ _PASSED = re.compile(
 
 def tests_passed(text: Any) -> str | None:
     """The summary line of a test run that passed, or None (also when any failure shows)."""
-    if not isinstance(text, str) or observation_is_error(text):
+    return _tests_passed(text) if isinstance(text, str) else None
+
+
+@lru_cache(maxsize=1024)
+def _tests_passed(text: str) -> str | None:
+    """Per answer text: the reading, the items and the trial record each ask it of every change."""
+    if observation_is_error(text):
         return None
     m = _PASSED.search(text)
     return " ".join(m.group(0).strip(" =").split()) if m else None
