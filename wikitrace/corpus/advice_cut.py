@@ -99,41 +99,42 @@ def sentences(text: str) -> list[str]:
     return [s for s in out if s]
 
 
-def _top_level(text: str, marks: str) -> list[int]:
-    """Where ``marks`` characters stand outside quotes, code spans and parentheses."""
-    at, quote, code, depth = [], False, False, 0
+def _unquoted(text: str):
+    """(index, character) of each character of ``text`` outside double quotes and code spans."""
+    quote = code = False
     for i, ch in enumerate(text):
         if ch == "`" and not quote:
             code = not code
         elif ch == '"' and not code:
             quote = not quote
         elif not quote and not code:
-            depth += ch == "("
-            depth -= ch == ")" and depth > 0
-            if depth == 0 and ch in marks:
-                at.append(i)
+            yield i, ch
+
+
+def _top_level(text: str, marks: str) -> list[int]:
+    """Where ``marks`` characters stand outside quotes, code spans and parentheses."""
+    at, depth = [], 0
+    for i, ch in _unquoted(text):
+        depth += ch == "("
+        depth -= ch == ")" and depth > 0
+        if depth == 0 and ch in marks:
+            at.append(i)
     return at
 
 
 def _drop_counted_parens(text: str) -> str:
     """``text`` without its parentheses that state a number ("(8 of the 12 failed runs here)")."""
-    out, depth, start, quote, code = [], 0, 0, False, False
-    keep_from = 0
-    for i, ch in enumerate(text):
-        if ch == "`" and not quote:
-            code = not code
-        elif ch == '"' and not code:
-            quote = not quote
-        elif not quote and not code:
-            if ch == "(":
-                if depth == 0:
-                    start = i
-                depth += 1
-            elif ch == ")" and depth:
-                depth -= 1
-                if depth == 0 and counted(text[start + 1:i]):
-                    out.append(text[keep_from:start].rstrip())
-                    keep_from = i + 1
+    out, depth, start, keep_from = [], 0, 0, 0
+    for i, ch in _unquoted(text):
+        if ch == "(":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+            if depth == 0 and counted(text[start + 1:i]):
+                out.append(text[keep_from:start].rstrip())
+                keep_from = i + 1
     out.append(text[keep_from:])
     return re.sub(r"\s+([,.;:])", r"\1", " ".join(" ".join(p.split()) for p in out if p.strip()))
 
