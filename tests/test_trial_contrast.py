@@ -269,7 +269,7 @@ def _holds(line: str, mine, theirs) -> None:
     if m:  # an instruction: this run made the call; the other trial did not (its calls are this run's up to the cut)
         assert int(m.group(2)) in own.get(m.group(1), []) and int(m.group(2)) not in other.get(m.group(1), []), line
         claims += 1
-    m = re.match(r"Make no (\S+) call, as this run made none: .* made the change (\S+?)[( ]", line)
+    m = re.match(r"Make no (\S+) change, as this run had none go through: .* made the change (\S+?)[( ]", line)
     if m:
         assert m.group(1) not in own and m.group(2) in other, line
         claims += 1
@@ -384,7 +384,7 @@ def test_a_difference_another_success_shares_with_the_failure_does_not_lead(tmp_
               *tool("book_reservation", booking, dict(TRIP, reservation_id="ZZ41QH"))]
     made = _lines(tmp_path, [_chat(6, 0, 1.0, hand_off), _chat(6, 1, 1.0, []), _chat(6, 2, 0.0, booked)])
     [first] = made["task-6-trial-0"]
-    assert first.startswith("- Make no book_reservation call, as this run made none: the failed trial of this task "
+    assert first.startswith("- Make no book_reservation change, as this run had none go through: the failed trial of this task "
                             "made the change book_reservation(user_id lena_vogt_3017, origin DEN)"), first
     [lost] = made["task-6-trial-2"]
     assert "made no book_reservation call that went through; this run's book_reservation(" in lost
@@ -399,3 +399,18 @@ def test_a_failure_that_never_fetched_the_record_a_success_acted_on_is_told_so(t
     assert re.search(r"made the change cancel_reservation\(reservation_id K2P7RD\) at its turn \d+, .*, after "
                      r"get_reservation_details\(K2P7RD\) at its turn 5, a look-up this run never made; this run never "
                      r"made it\.", lost), lost
+
+
+def test_a_success_whose_change_met_an_error_is_not_said_to_have_made_none(tmp_path):
+    """The success asked for the booking and met an error; the failure booked: the success's line
+    says its booking did not go through, never that it made no such call."""
+    booking = {"user_id": "lena_vogt_3017", "origin": "DEN", "destination": "BOS", "flight_type": "one_way",
+               "cabin": "economy", "flights": [{"flight_number": "HAT311", "date": "2024-06-10"}],
+               "payment_methods": [{"payment_id": GIFT, "amount": 90}]}
+    asked = [agent("Book HAT311 on 2024-06-10?"), user("Yes.")]
+    refused = [*asked, *tool("book_reservation", booking, "Error: flight HAT311 not available on 2024-06-10")]
+    booked = [*asked, *tool("book_reservation", booking, dict(TRIP, reservation_id="ZZ41QH"))]
+    made = _lines(tmp_path, [_chat(7, 0, 1.0, refused), _chat(7, 1, 0.0, booked)])
+    [first] = made["task-7-trial-0"]
+    assert first.startswith("- Make no book_reservation change, as this run had none go through: "), first
+    assert "made none" not in first

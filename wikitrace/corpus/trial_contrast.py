@@ -63,7 +63,8 @@ def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool,
         return (f"Make {_t(shown) if shown != ref.aspect[1] else f'the {shown} call'}"
                 f"{_sources(ref.ref, _call_keys(ref.ref), True)}, as this run did at turn {ref.ref['turn']}"
                 + (" (the change the task expected)" if ref.ref.get("expected") else "")), [ref.ref["turn"]]
-    return f"Make no {ref.aspect[1]} call, as this run made none", []
+    # the run may have made the call and met an error: what it shows is that none went through
+    return f"Make no {ref.aspect[1]} change, as this run had none go through", []
 
 
 def _fact(ref: Diff) -> tuple[str, list[int]]:
@@ -75,7 +76,7 @@ def _fact(ref: Diff) -> tuple[str, list[int]]:
         return f"this run sent {_t(_shown(ref.ref['values'], ref.aspect[2]))}", [ref.ref["turn"]]
     if kind == "missing":
         return f"this run's {_t(_call(ref.ref))} went through", [ref.ref["turn"]]
-    return "this run made none", []
+    return "this run had none go through", []
 
 
 def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple[str, list[int], bool]:
