@@ -138,3 +138,17 @@ def test_an_answer_a_search_wrote_with_another_dash_is_said_to_come_from_that_se
     text = _in_short(run)
     assert "appears in what Search returned at turn 1" in text
     assert "only in the user message" not in text
+
+
+def test_a_retry_names_a_listed_choice_only_when_it_is_one_of_the_choices():
+    """A ReAct Search error lists its near titles; a retry that sends a phrase found inside one of
+    them ("Patti Page" inside 'Patti Page discography') did not send a name the error listed."""
+    from wikitrace.compilers.insight_words import named_by
+
+    error = ("could not find [\"i'll keep the lovelight burning\"]. similar: [\"i'll keep the lovelight burning\", "
+             "'list of songs recorded by patti page', 'ray mckinley', 'patti page discography']")
+    assert named_by(error, "I'll Keep the Lovelight Burning", "Ray McKinley")
+    assert named_by(error, "I'll Keep the Lovelight Burning", "Patti  Page discography")
+    assert not named_by(error, "I'll Keep the Lovelight Burning", "Patti Page")
+    # an error that lists no choices still names what its text holds
+    assert named_by("error: flight hat123 is not available on that date", "HAT001", "HAT123")

@@ -124,12 +124,25 @@ def _answer_words(r: Reading, c: Call) -> set[str]:
     return r.memo[key]
 
 
+# an item of a bracketed list of quoted names, as an error prints its choices (["A", 'B'])
+_LIST_ITEM = re.compile(r"""(?<=[\[,])\s*(?:'([^']*)'|"([^"]*)")\s*(?=[,\]])""")
+
+
+@lru_cache(maxsize=256)
+def listed_items(text: str) -> frozenset[str]:
+    """The names a text lists in brackets, lower case and spacing folded; empty when it lists none."""
+    return frozenset(" ".join((a or b).lower().split()) for a, b in _LIST_ITEM.findall(text))
+
+
 def named_by(listed: str, before, after) -> bool:
     """Whether the value a retry sent holds something the error's text named that the failed
     call did not send: the whole value, or one of its scalars (an amount, an id in a list)."""
     if after is None or not str(after):
         return False
     if not isinstance(after, (dict, list)):
+        items = listed_items(listed)
+        if items:  # the error lists its choices: a value is named when it is one of them, not part of one
+            return " ".join(str(after).lower().split()) in items
         return str(after).lower() in listed
     old = {str(v).lower() for _p, v in leaves(before)}
     new = {str(v).lower() for _p, v in leaves(after)} - old
