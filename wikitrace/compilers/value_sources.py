@@ -70,8 +70,8 @@ def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
     text = _as_text(a.value).lower()
     spellings = [text] + [text.replace("_", sep) for sep in " -" if "_" in text]
     numeric = isinstance(a.value, (int, float)) or text.isdecimal()  # a user writes numbers in words too
-    places = [t for t in r.facts if t.turn < c.n and (numeric or any(x in r.lower(t) for x in spellings))
-              and _seen(a.value, key, t, r.lower(t), names) and (
+    places = [t for t, low in _facts_before(r, c.n) if (numeric or any(x in low for x in spellings))
+              and _seen(a.value, key, t, low, names) and (
         t_is_user(t) or _parsed(t.result or "") is _NOT_JSON or any(  # in a JSON answer: as a value, not a key
             _as_text(v).lower() == text for _k, v in _json_fields(t.result or "")))]
     beside = [] if _distinctive(a.value) else _beside(c, a)
@@ -107,9 +107,22 @@ def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
 def _first_sent(r: Reading, c: Call, a) -> Turn | None:
     """The first call before ``c`` (through or not) that sent the value under the same key: an
     answer at or after it may only repeat what the agent chose, so it is no source of the value."""
-    key, text = _last_key(a.path), _as_text(a.value).lower()
-    return next((x.turn for x in r.calls if x.n < c.n and any(
-        _last_key(p) == key and _as_text(v).lower() == text for p, v in leaves(x.turn.arguments))), None)
+    pair = (_last_key(a.path), _as_text(a.value).lower())
+    sent = r.memo.get("sent-values")
+    if sent is None:  # each call's (key, value) pairs, made once per run: asked for every argument of every change
+        sent = r.memo["sent-values"] = [(x.n, x.turn, {(_last_key(p), _as_text(v).lower()) for p, v in leaves(x.turn.arguments)})
+                                        for x in r.calls]
+    return next((turn for n, turn, pairs in sent if n < c.n and pair in pairs), None)
+
+
+def _facts_before(r: Reading, turn: int) -> list[tuple[Turn, str]]:
+    """(fact, its text in lower case) for the facts before ``turn``, in order, made once per turn
+    asked about: every argument of a change searches the same ones."""
+    key = f"facts-before:{turn}"
+    hit = r.memo.get(key)
+    if hit is None:
+        hit = r.memo[key] = [(t, r.lower(t)) for t in r.facts if t.turn < turn]
+    return hit
 
 
 def _place(r: Reading, t: Turn, first_sent: bool = False) -> str:
