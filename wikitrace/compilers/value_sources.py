@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 from ..runs.model import Turn
 from .arguments import _NOT_JSON, _as_text, _json_fields, _last_key, _parsed, _seen, check_arguments
@@ -70,10 +71,10 @@ def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
     text = _as_text(a.value).lower()
     spellings = [text] + [text.replace("_", sep) for sep in " -" if "_" in text]
     numeric = isinstance(a.value, (int, float)) or text.isdecimal()  # a user writes numbers in words too
+    # in a JSON answer, held as a value (not as a key)
     places = [t for t, low in _facts_before(r, c.n) if (numeric or any(x in low for x in spellings))
               and _seen(a.value, key, t, low, names) and (
-        t_is_user(t) or _parsed(t.result or "") is _NOT_JSON or any(  # in a JSON answer: as a value, not a key
-            _as_text(v).lower() == text for _k, v in _json_fields(t.result or "")))]
+        t_is_user(t) or _parsed(t.result or "") is _NOT_JSON or text in _lower_fields(t.result or "")[0])]
     beside = [] if _distinctive(a.value) else _beside(c, a)
     paired = [t for t in places if any(_occurs(b, r.lower(t)) for b in beside)]
     if paired:  # sent beside an id of the same object (a flight's date): read where that id was
@@ -96,8 +97,7 @@ def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | None:
         told = [t for t in users if not plain or _names_field(key, r.lower(t))
                 or (numeric and _told_number(text, key, r.lower(t)))]
         return told[-1] if told else None
-    fielded = [t for t in places if _parsed(t.result or "") is _NOT_JSON or any(
-        k == key and _as_text(v).lower() == text for k, v in _json_fields(t.result or ""))]
+    fielded = [t for t in places if _parsed(t.result or "") is _NOT_JSON or (key, text) in _lower_fields(t.result or "")[1]]
     asked = {json.dumps(t.arguments, sort_keys=True, default=str) for t in fielded}
     if len(asked) == 1:  # one look-up (asked once or again) gave it under its own field
         return fielded[-1]
@@ -113,6 +113,14 @@ def _first_sent(r: Reading, c: Call, a) -> Turn | None:
         sent = r.memo["sent-values"] = [(x.n, x.turn, {(_last_key(p), _as_text(v).lower()) for p, v in leaves(x.turn.arguments)})
                                         for x in r.calls]
     return next((turn for n, turn, pairs in sent if n < c.n and pair in pairs), None)
+
+
+@lru_cache(maxsize=512)
+def _lower_fields(result: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """A JSON answer's scalar values in lower case, and its (field, value in lower case) pairs:
+    every argument of every change asks whether an earlier answer holds its value."""
+    fields = [(k, _as_text(v).lower()) for k, v in _json_fields(result)]
+    return frozenset(v for _k, v in fields), frozenset(fields)
 
 
 def _facts_before(r: Reading, turn: int) -> list[tuple[Turn, str]]:
