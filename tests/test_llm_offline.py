@@ -50,3 +50,25 @@ def test_a_model_page_shows_the_settled_facts_only():
     for run in _runs(EXAMPLES):
         shown = offline_facts(run)
         assert shown == [f for f in compile_offline(run).in_short if f.text not in NOTHING_SETTLED.values()]
+
+
+def _without_notes(items):
+    return [(i.rank, i.kind, i.call and i.call.n, i.evidence.decision, i.evidence.turns) for i in items]
+
+
+@pytest.mark.parametrize("path", [EXAMPLES, TAU_BENCH], ids=["examples", "tau-bench"])
+def test_leaving_out_the_notes_chooses_the_same_items(path):
+    """The LLM path makes a run's items without the notes under them (page text no lesson reads):
+    the items chosen, their order and their ranks must be the page's, or the lessons differ."""
+    from wikitrace.compilers.offline import chosen_items
+
+    if not path.exists():
+        pytest.skip(f"{path} absent")
+    noted = 0
+    for run in _runs(path)[:60]:
+        _r, page = chosen_items(run)
+        _r, bare = chosen_items(run, with_notes=False)
+        assert _without_notes(bare) == _without_notes(page)
+        assert not any(i.evidence.notes for i in bare)
+        noted += any(i.evidence.notes for i in page)
+    assert noted  # the page's items do carry notes: the flag left something out

@@ -32,7 +32,9 @@ def agreed_phrase(r: Reading, c) -> str:
     return other.phrase() if other is not None else ", after the user agreed" if c.confirmed else ""
 
 
-def failure_items(r: Reading) -> list[Item]:
+def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
+    """The candidate causes; ``with_notes`` False leaves out the notes under each (page text only:
+    the lessons, patterns and ranks never read them)."""
     calls = r.calls
     items: list[Item] = []
     told: set[str] = set()
@@ -67,7 +69,8 @@ def failure_items(r: Reading) -> list[Item]:
             turns=([prev.n] if prev else []) + [c.n], quote=quote_of(c.turn.result),
             call=call_line(c) if c.writes else None,
             # a change that never went through: how it differs from the one the log expected
-            notes=listed_note(calls, c) + (change_notes(r, c) if c.writes and past is None else [])), "error", c,
+            notes=listed_note(calls, c) + (change_notes(r, c) if c.writes and past is None else []) if with_notes
+            else []), "error", c,
             got_past=past is not None and not c.writes, never_got_past=how is None,
             otherwise=how is not None and how.otherwise))
     # a loop: the same call answered the same way, three times or more (the same command in
@@ -98,7 +101,7 @@ def failure_items(r: Reading) -> list[Item]:
             support=f"Nothing in the arguments or the answer changed and {how}; each returned: {clip(same[-1].turn.result, 100)}",
             turns=[c.n for c in shown], quote=quote_of(same[-1].turn.result),
             call=call_line(same[0]) if same[0].writes else None,
-            notes=change_notes(r, same[0]) if same[0].writes and same[0].n not in passed else []),
+            notes=change_notes(r, same[0]) if with_notes and same[0].writes and same[0].n not in passed else []),
             *(("error", same[0]) if first_error else ("loop", same[-1])),  # the lesson stays the error's
             never_got_past=first_error.never_got_past if first_error else False))
     items = same_error_once(items, afters)
@@ -112,18 +115,20 @@ def failure_items(r: Reading) -> list[Item]:
         # made as expected first). Its "same call as expected" note is then left out: the support says so.
         as_expected = made_as_expected(r, c)
         expected = as_expected and not (c is writes[-1] and missed_changes(r))
-        notes, flagged = check_notes(r, c)
-        notes = ([] if expected else change_notes(r, c)) + reason_note(r, c) + notes
-        missed = missed_notes(r) if c is writes[-1] else []
-        notes += missed
-        if free_form(c) is None:
-            notes = notes + record_rule_notes(r, c)
+        notes, flagged = check_notes(r, c)  # its flag ranks the change, with or without the notes
+        if with_notes:
+            notes = ([] if expected else change_notes(r, c)) + reason_note(r, c) + notes + (
+                missed_notes(r) if c is writes[-1] else [])
+            if free_form(c) is None:
+                notes = notes + record_rule_notes(r, c)
+            else:
+                notes = notes + answer_context(r, c) + item_note(r, c) + option_note(r, c) + verdict_note(r, c)
+                gold = expected_answer(r)
+                if c is answered and gives_answer(r, c) and not (gold and answer_seen_in(r, gold, c)):
+                    # what it read, where no page held the expected answer: the last pages before the answer
+                    notes += found_notes(looked_up(r, c.n)[-FOUND_NEAR_ANSWER:])
         else:
-            notes = notes + answer_context(r, c) + item_note(r, c) + option_note(r, c) + verdict_note(r, c)
-            gold = expected_answer(r)
-            if c is answered and gives_answer(r, c) and not (gold and answer_seen_in(r, gold, c)):
-                # what it read, where no page held the expected answer: the last pages before the answer
-                notes += found_notes(looked_up(r, c.n)[-FOUND_NEAR_ANSWER:])
+            notes = []
         last = c is writes[-1]
         edit = edit_of(c.turn)
         rank = (20 if expected else 90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
@@ -146,7 +151,7 @@ def failure_items(r: Reading) -> list[Item]:
     items += silent(r, 25)  # context, shown when slots are left: never in place of a cause
     ended = halted_evidence(r, writes)
     if ended is not None:  # below the errors no later call got past: those may be why nothing went through
-        ended.notes += missed_notes(r)  # it also tells a run of look-ups only: no second item for that
+        ended.notes += missed_notes(r) if with_notes else []  # it also tells a run of look-ups only: no second item for that
         items.append(Item(79, ended, "idle"))
     elif not writes and not any(c.error for c in calls):
         last = next((t for t in reversed(r.run.turns) if t not in r.harness), None)
@@ -166,6 +171,7 @@ def failure_items(r: Reading) -> list[Item]:
             last = said
         items.append(Item(40, Evidence(decision=decision, support=support, turns=[last.turn] if last else [],
                                        quote=quote_of(said.content, 240) if said is not None else None,
-                                       notes=(asked_note(r, calls[-1].n + 1) if calls else []) + missed_notes(r)),
+                                       notes=(asked_note(r, calls[-1].n + 1) if calls else []) + missed_notes(r)
+                                       if with_notes else []),
                           "idle", covers=tuple(c.n for c in calls)))
     return items

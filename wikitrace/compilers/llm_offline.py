@@ -103,7 +103,7 @@ def _lessons(run: Run) -> tuple:
     from .trial_record import decisive
     from .value_rules import value_rules
 
-    reading, chosen = chosen_items(run)
+    reading, chosen = chosen_items(run, with_notes=False)  # the notes are the offline page's alone
     facts = in_short(reading)
     patterns = patterns_of(reading)
     return (insights_for(reading, chosen)[:MAX_INSIGHTS], patterns, facts,

@@ -135,11 +135,12 @@ def cause_keys(item: Item, first_change: int | None) -> list[str] | str | None:
     return [f"missing|{p}" for p in missing_programs(call)] or [error_key(call)]
 
 
-def chosen_items(run: Run) -> tuple[Reading, list[Item]]:
-    """The run's reading and the items its page shows and its lessons are drawn from (the LLM
-    path needs only the lessons: compilers/llm_offline.py)."""
+def chosen_items(run: Run, with_notes: bool = True) -> tuple[Reading, list[Item]]:
+    """The run's reading and the items its page shows and its lessons are drawn from. The LLM
+    path needs only the lessons (compilers/llm_offline.py): ``with_notes`` False leaves out the
+    notes under each item, page text that nothing else reads."""
     reading = read_run(run)
-    items = _success_items(reading) if run.outcome.success else failure_items(reading)
+    items = _success_items(reading, with_notes) if run.outcome.success else failure_items(reading, with_notes)
     chosen = _choose(items)
     if run.outcome.success:  # decisions read as the run's procedure; causes stay ranked, likeliest first
         chosen.sort(key=lambda i: min(i.evidence.turns or [0]))
@@ -198,7 +199,7 @@ def _changed_keys(a: Call, b: Call) -> list[str]:
     return [] if x == y else ["the argument"]
 
 
-def _success_items(r: Reading) -> list[Item]:
+def _success_items(r: Reading, with_notes: bool = True) -> list[Item]:
     calls = r.calls
     if not calls:
         last = next((t for t in reversed(r.run.turns) if t.type == "message" and t.role == "assistant"), None)
@@ -209,7 +210,7 @@ def _success_items(r: Reading) -> list[Item]:
                 if r.has_interlocutor else ".") + (
                         f" Its last message (turn {last.turn}) is quoted below." if last else ""),
             turns=[last.turn] if last else [], quote=quote_of(last.content) if last else None,
-            notes=messages_notes(r, -1, last.turn if last else None)), "idle")]
+            notes=messages_notes(r, -1, last.turn if last else None) if with_notes else []), "idle")]
     items: list[Item] = []
     writes = [c for c in calls if c.writes and not c.error]
     supplied: dict[int, list[str]] = {}  # turn -> the argument keys a later change took from its answer
@@ -251,7 +252,7 @@ def _success_items(r: Reading) -> list[Item]:
             support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
                     f"the second returned: {clip(fix.turn.result, 100)}",
             turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=call_line(fix),
-            notes=listed_note(calls, err) + quote_marks_note(err, fix)), "recovery", fix))
+            notes=listed_note(calls, err) + quote_marks_note(err, fix) if with_notes else []), "recovery", fix))
     last_write = writes[-1] if writes else None
     # a free-text answer (a QA run's Finish[...]) ends the run but changes nothing: never worded as a change
     answers = {c.n for c in writes if free_form(c) is not None and gives_answer(r, c)}
@@ -264,7 +265,7 @@ def _success_items(r: Reading) -> list[Item]:
         final = c is last_write
         edit = edit_of(c.turn)
         notes = reason_note(r, c) + (given_answer_note(r, c) if final else []) + item_note(r, c) + option_note(r, c) \
-            + verdict_note(r, c)
+            + verdict_note(r, c) if with_notes else []
         items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(notes=notes,
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + agreed_phrase(r, c)
@@ -299,7 +300,7 @@ def _success_items(r: Reading) -> list[Item]:
             + ("." if keys else " before any change." if first_change is not None and c.n < first_change else "."),
             support=(keys and used_record(r, c, taken[c.n])) or (
                 f"It returned: {shown_answer(c.turn.result)}" if c.turn.result else "It returned nothing."),
-            turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c) + named_field_notes(r, c)),
+            turns=[c.n], quote=quote_of(c.turn.result), notes=followed_note(r, c) + named_field_notes(r, c) if with_notes else []),
             "lookup", c))
     items += silent(r, 58)
     said = report_message(r) if not any(c.writes for c in calls) else None  # look-ups only, none a failed change
@@ -309,5 +310,5 @@ def _success_items(r: Reading) -> list[Item]:
                      f"({join(list(dict.fromkeys(c.name for c in calls)), 3)}) without a change.",
             support=f"The run was judged a success. What the agent wrote after its last call (turn {said.turn}) "
                     "is quoted below.", turns=[said.turn], quote=quote_of(said.content, 240),
-            notes=messages_notes(r, said.turn, None)), "idle"))
+            notes=messages_notes(r, said.turn, None) if with_notes else []), "idle"))
     return items

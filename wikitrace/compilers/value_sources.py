@@ -92,9 +92,15 @@ def _holding(r: Reading, spellings: list[str]) -> set[int]:
 
 
 @lru_cache(maxsize=512)
+def _lower_fields(result: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """A JSON answer's scalar values in lower case, and its (field, value in lower case) pairs:
+    every argument of every change asks whether an earlier answer holds its value."""
+    fields = [(k, _as_text(v).lower()) for k, v in _json_fields(result)]
+    return frozenset(v for _k, v in fields), frozenset(fields)
+
+
 def _value_texts(result: str) -> frozenset[str]:
-    """The scalar values of a JSON answer as lower-case text: asked for every value of every change."""
-    return frozenset(_as_text(v).lower() for _k, v in _json_fields(result))
+    return _lower_fields(result)[0]
 
 
 def _echoes(t: Turn, text: str) -> bool:
@@ -143,8 +149,8 @@ def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | list[T
         told = [t for t in users if not plain or _names_field(key, r.lower(t))
                 or (numeric and _told_number(text, key, r.lower(t)))]
         return told[-1] if told else None
-    fielded = [t for t in places if _parsed(t.result or "") is _NOT_JSON or any(
-        k == key and _as_text(v).lower() == text for k, v in _json_fields(t.result or ""))]
+    fielded = [t for t in places
+               if _parsed(t.result or "") is _NOT_JSON or (key, text) in _lower_fields(t.result or "")[1]]
     asked = {json.dumps(t.arguments, sort_keys=True, default=str) for t in fielded}
     if len(asked) == 1:  # one look-up (asked once or again) gave it under its own field
         return fielded[-1]
