@@ -137,3 +137,51 @@ def test_sessions_without_outcomes_are_left_out_never_given_a_verdict(tmp_path):
     data = json.loads((out / "corpus.json").read_text())
     assert result.runs == 10 and len(result.skipped) == 2
     assert not [r for r in data["runs"] if r.get("task_type") == "claude-code"]
+
+
+def _lessons(data: dict, step: str) -> list[tuple[dict, str]]:
+    """(insight entry, this run's detail on it) for each lesson the run teaches."""
+    return [(i, s["detail"]) for i in data["insights"] for s in i["sources"] if s["step"] == step]
+
+
+def test_a_run_the_cost_limit_ended_after_its_edit_learns_where_its_calls_went(coding_out):
+    out, data, step = coding_out
+    llama = step["swe-llama/acme__jsonkit-102"]  # opened the file late, edited it, hit exit_cost before submit
+    lessons = _lessons(data, llama)
+    assert not [i for i, _d in lessons if i["key"].startswith("went-through|")]  # no "check the edit" lesson
+    limit, detail = next((i, d) for i, d in lessons if i["key"] == "stopped|changed")
+    assert detail == ("stopped by the harness (cost limit reached (exit_cost)) after 7 calls; 6 came before its "
+                      "first change (edit, turn 7): 3 answered with an error (mvn, javac and open), 3 looked something "
+                      "up (ls and open); it made no call after its last change (turn 7)")
+    page = (out / "insight" / f"{limit['id']}.md").read_text()
+    assert "make the call that settles the task" in page and "the file it changes is the one" not in page
+    # its successful trial submitted: the page's trial contrast says so
+    assert "submitted its changes, which the failed run never did" in page
+
+
+def test_a_failed_edit_of_the_file_the_task_names_is_told_to_check_what_it_wrote_not_the_file(coding_out):
+    out, data, step = coding_out
+    failed = step["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]  # averaged all values in tally/stats.py, which the task names
+    edit, _d = next((i, d) for i, d in _lessons(data, failed) if i["key"] == "went-through|a file edit")
+    assert "the file it changes is the one the task is about" not in edit["guideline"]
+    assert "(the failed run here changed a file the task text or an earlier answer named)" in edit["guideline"]
+    assert "rerun the tests that passed" in (out / "insight" / f"{edit['id']}.md").read_text()
+
+
+def test_a_failed_edit_of_the_file_its_successful_trial_edited_quotes_what_each_wrote(coding_out):
+    from wikitrace.corpus.edit_lessons import right_file
+    from wikitrace.corpus.trials import Trials
+
+    _out, data, step = coding_out
+    won, lost = step["4e0b9d2a-1c3f-4a55-9e21-7b8c6d5e4f30"], step["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]
+    runs = [r for r in data["runs"] if r["step"] in (won, lost)]
+    # the two Claude Code sessions were given the same request: as trials of one task, their edits are compared
+    trials = Trials(runs, lambda r: "median")
+    run = next(r for r in runs if r["step"] == lost)
+    lesson = next(x for x in run["lessons"] if x["key"] == "went-through|a file edit")
+    entry = {"key": lesson["key"], "title": lesson["title"], "guideline": lesson["guideline"]}
+    right_file(entry, [(run, lesson)], trials)
+    assert "(the failed run here changed the same files as the successful trials of its task)" in entry["guideline"]
+    assert (f"the successful trial {won} of {lost}'s task changed the same file as {lost} (stats.py, in `median`) "
+            "and wrote `n = len(s)` (and 2 more lines) in place of the same line") in entry["guideline"]
+    assert f"; {lost} wrote `return round(sum(s) / len(s), 1)`." in entry["guideline"]

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from .call_kinds import FILE_EDIT, changed_with
 from .answer_case import answer_case
 from .error_insights import error_insight, missing_programs
+from .limit_insights import limit_insight, unsettled_edit
 from .option_choices import option_insight
 from .verdict_evidence import verdict_insight
 from .insight_words import (WHY_WRONG, clip_words, expected_answer, free_form, gives_answer, is_hand_off, join,
@@ -361,6 +362,8 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         out.append(option)
     if writes and not out and stopped_browsing(r, writes):
         out.append(_stopped_insight(r, writes[-1]))
+    elif not out and unsettled_edit(r, writes):  # the limit ended it before its edit was submitted
+        out.append(limit_insight(r, writes))
     elif writes and not out:  # the change went through and no rule it broke explains it: the check before it
         # a test run checked the code; a shell tool's command that wrote no file and submitted nothing
         # (a profile, a script whose effect the log does not show) is no change the lesson could check

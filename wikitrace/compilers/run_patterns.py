@@ -16,6 +16,7 @@ from .arguments import FREE_FORM, _as_text, check_arguments
 from .call_kinds import changed_with, did_token
 from .error_insights import error_key, missing_programs
 from .insight_parts import edit_place, edits_of, verb
+from .limit_insights import LIMIT_CHANGED, unsettled_edit
 from .option_choices import option_pattern
 from .verdict_evidence import verdict_pattern
 from .insight_words import free_form, is_hand_off, named_by, top_key
@@ -77,6 +78,8 @@ def patterns_of(r: Reading) -> list[str]:
         out.add("idle|none" if not r.calls else "idle|lookups")
     elif stopped_browsing(r, writes):
         out.add("stopped")
+    elif unsettled_edit(r, writes):
+        out.add(LIMIT_CHANGED)
     proc = procedure_key(r)
     if proc:
         out.add(proc)

@@ -20,6 +20,7 @@ MET = {
     "idle|lookups": "that ended after look-ups only",
     "idle|none": "that answered without a tool call",
     "stopped": "that the harness stopped before any call settled the task",
+    "stopped|changed": "that the harness stopped after a change of theirs went through",
     "verdict": "whose verdict's reasoning quoted words a look-up returned",
     "option": "that chose a listed option without the task's words while another held them, or none of such a choice's options",
 }

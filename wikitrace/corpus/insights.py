@@ -43,6 +43,7 @@ from .peers import check_first, failed_peers, success_did
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
                        success_index, take_from, temper, told_instead, verdict_mix)
 from .retry_advice import untested_fix
+from .edit_lessons import right_file
 from .listed_leads import mark as mark_listed_leads
 from .logged_mistake import instead as instead_sentence, mistake
 from .recipe_sources import restate as restate_sources
@@ -225,6 +226,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
     learned: dict[str, dict] = {}  # task type -> change tool -> conditions.learn, made on first use
     for entry in out:
         retitle(entry, groups[entry["id"]], trials)
+        right_file(entry, groups[entry["id"]], trials)
         st = entry.get("same_task") or {}
         top = (st.get("differences") or [{}])[0].get("text", "")
         if st.get("side") == "failure" and not st.get("advised") and top.startswith("had no "):

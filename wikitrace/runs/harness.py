@@ -45,6 +45,7 @@ _MINI = {
     "timeouterror": "command timed out",
 }
 _AUTOSUBMITTED = re.compile(r"^submitted \((.+)\)$", re.I)
+AUTOSUBMITTED = "patch autosubmitted"  # said in ``ended_by`` when the harness collected the patch
 
 
 def ended_by(status: Any) -> str | None:
@@ -61,7 +62,7 @@ def ended_by(status: Any) -> str | None:
     if m:
         inner = m.group(1).strip()
         reason = _SWE_AGENT.get(inner.lower()) or _MINI.get(inner.lower()) or inner
-        return f"harness: {reason} ({inner}; patch autosubmitted)"
+        return f"harness: {reason} ({inner}; {AUTOSUBMITTED})"
     if word in _AGENT:
         return f"agent: {_AGENT[word]}"
     if word in _SWE_AGENT:

@@ -1,0 +1,65 @@
+"""A failed run's file-edit lesson when the file was the right one.
+
+The lesson a file edit that went through in a failed run teaches by default asks to check the
+file first. Where every failed run of the page changed a file the task text or an earlier answer
+named, or the same files as the successful trials of its own task, that advice misreads them:
+the file was right and what the edit wrote was not. The page then says so, and when a successful
+trial edited the same file, what it wrote there that the failed run did not (trial_edits).
+"""
+
+from __future__ import annotations
+
+from ..compilers.call_kinds import FILE_EDIT
+from .trial_edits import changed_files, edits_apart
+
+SHOWN = 2  # failed runs whose difference from a successful trial is quoted
+
+_FILE_CHECK = ("check that the file it changes is the one the task is about (named by the task text, or found "
+               "by a search or a failing test's trace) and read the changed lines back")
+
+
+def _trial_files(entry: dict, trials) -> list[dict]:
+    """The successful trials of ``entry``'s task that changed the same files it did."""
+    task = trials.group(entry) if trials is not None else None
+    mine = set(changed_files(entry))
+    return [w for w in (trials.by_task.get(task, {}).get("success", []) if task is not None else [])
+            if mine and set(changed_files(w)) == mine]
+
+
+def _named(entry: dict) -> bool:
+    """Every file the run changed was one the task text or an earlier answer named."""
+    places = [p.rsplit("|", 1)[1] for p in entry.get("patterns") or [] if p.startswith("edited|")]
+    return bool(places) and all(p in ("task", "shown") for p in places)
+
+
+def right_file(entry: dict, members: list[tuple[dict, dict]] = (), trials=None) -> None:
+    """Replace the file check of a ``went-through|a file edit`` page by the check of what the
+    edit writes, when none of its failed runs changed a wrong file."""
+    if entry["key"] != f"went-through|{FILE_EDIT}" or _FILE_CHECK not in entry["guideline"]:
+        return
+    failed = [e for e, _l in members if e["outcome"] == "failure"]
+    same = {e["step"]: _trial_files(e, trials) for e in failed}
+    if not failed or not all(same[e["step"]] or _named(e) for e in failed):
+        return
+    one = len(failed) == 1
+    their = "its" if one else "their"
+    by = (f"the same files as the successful trials of {their} task" if all(same.values()) else
+          "a file the task text or an earlier answer named" if not any(same.values()) else
+          f"a file the task text or an earlier answer named, or the one the successful trials of {their} task changed")
+    entry["title"] = "Before a file edit, check what it writes and rerun the tests that passed"
+    entry["guideline"] = entry["guideline"].replace(
+        _FILE_CHECK, "read the lines it takes out and the lines it puts in against what the task asks, then run "
+        "the failing check again together with the tests that passed before it (the failed "
+        f"{'run here' if one else 'runs here'} changed {by})")
+    apart = []
+    for e in failed:
+        for won in same[e["step"]]:
+            found = edits_apart(won, e)
+            if found is not None:
+                said = found[0].replace("this run", e["step"])  # an insight page is no run's own page
+                apart.append(f"the successful trial {won['step']} of {e['step']}'s task {said}")
+                break
+        if len(apart) >= SHOWN:
+            break
+    if apart:
+        entry["guideline"] += " Compared with the successful trials: " + "; ".join(apart) + "."
