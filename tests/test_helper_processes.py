@@ -237,3 +237,69 @@ def test_a_helper_whose_build_went_away_before_asking_ends_quietly(module):
     done = subprocess.run([sys.executable, "-P", "-m", module], stdin=subprocess.DEVNULL, capture_output=True,
                           env=helper_process.child_env(), timeout=120)
     assert done.returncode == 1 and done.stderr == b""
+
+
+def _recorded_spawns(monkeypatch) -> list:
+    from wikitrace import helper_process
+
+    spawned = []
+    real = helper_process._spawn
+
+    def spawn(module):
+        spawned.append(real(module))
+        return spawned[-1]
+
+    monkeypatch.setattr(helper_process, "_spawn", spawn)
+    return spawned
+
+
+def test_a_reader_begun_early_is_the_one_the_build_reads_through(monkeypatch):
+    from wikitrace import helper_process
+    from wikitrace.runs.load import iter_runs
+    from wikitrace.runs.read_helper import READER
+
+    spawned = _recorded_spawns(monkeypatch)
+    helper_process.start_early(READER)
+    reader = RunReader([EXAMPLES], None)
+    assert [reader.proc] == spawned  # no second process
+    got = [run.run_id for run in reader.runs(LoadReport())]
+    assert got == [run.run_id for run in iter_runs([EXAMPLES], None, LoadReport())]
+    assert reader.proc.returncode == 0
+
+
+def test_a_reader_begun_early_and_never_asked_for_is_ended(monkeypatch):
+    from wikitrace import helper_process
+    from wikitrace.runs.read_helper import LLM_READER
+
+    spawned = _recorded_spawns(monkeypatch)
+    helper_process.start_early(LLM_READER)
+    helper_process.discard_early()
+    assert len(spawned) == 1 and spawned[0].poll() is not None
+    helper_process.discard_early()  # nothing left to end
+
+
+def test_a_compile_that_fails_before_reading_leaves_no_reader_behind(tmp_path, monkeypatch):
+    """`wikitrace compile` begins the reader of a large input before the build is imported;
+    a build that stops before asking for it (here a --templates folder that is not there)
+    ends it."""
+    from wikitrace.build_cli import compile_main
+    from wikitrace.errors import UsageError
+
+    monkeypatch.setattr("wikitrace.runs.read_helper.WORTH_IT_BYTES", 0)
+    spawned = _recorded_spawns(monkeypatch)
+    with pytest.raises(UsageError):
+        compile_main([str(EXAMPLES), "--out", str(tmp_path / "out"), "--offline", "--quiet",
+                      "--templates", str(tmp_path / "absent")])
+    assert len(spawned) == 1 and spawned[0].poll() is not None
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_reader_module_imports_no_input_format():
+    """Importing the reader (to begin it early) does not import the input formats' parsers:
+    that would put their import back ahead of the reader's start."""
+    import subprocess
+    import sys
+
+    code = "import sys, wikitrace.runs.read_helper; print('wikitrace.runs.load' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "False", proc.stderr

@@ -65,10 +65,16 @@ def compile_main(argv: list[str]) -> int | None:
     ns = parse_or_none(compile_parser(), argv)
     if ns is None:
         return None
+    from .helper_process import discard_early
     from .llm.preload import import_client_for_compile
+    from .runs.read_helper import start_early
 
-    import_client_for_compile(ns.offline, ns.model, ns.base_url, ns.cache_dir, not ns.no_cache, ns.quiet)
-    return compile_command(**vars(ns))
+    llm = import_client_for_compile(ns.offline, ns.model, ns.base_url, ns.cache_dir, not ns.no_cache, ns.quiet)
+    start_early(list(ns.inputs), llm)  # its start-up runs beside this process's import of the build
+    try:
+        return compile_command(**vars(ns))
+    finally:
+        discard_early()  # a reader the build did not ask for after all (an error before it read)
 
 
 def compile_command(inputs: list[Path], out: Path, fmt: str | None, mount_path: str, templates: Path | None,

@@ -34,7 +34,7 @@ def reader(opts: BuildOptions, known: dict, count_first: bool, llm: bool = False
     if not read_helper.worth_a_helper(list(opts.inputs)):
         return None
     templates = str(opts.templates) if opts.templates else None
-    helper = (dict(module="wikitrace.compilers.llm_offline", each_args={"task_type": opts.task_type,
+    helper = (dict(module=read_helper.LLM_READER, each_args={"task_type": opts.task_type,
                                                                         "templates": templates}) if llm else {})
     try:
         return read_helper.RunReader(list(opts.inputs), opts.fmt, count_first, **helper, **read_kwargs(opts, known))

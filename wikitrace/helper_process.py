@@ -69,7 +69,39 @@ def child_env() -> dict[str, str]:
     return env
 
 
+# Helpers started before the command knew it would ask for them (``start_early``), by module.
+_early: dict[str, subprocess.Popen] = {}
+
+
 def start(module: str) -> subprocess.Popen:
+    """The helper ``module``: the one ``start_early`` began, when it is still waiting, else a new one."""
+    proc = _early.pop(module, None)
+    if proc is not None and proc.poll() is None:
+        return proc
+    if proc is not None:
+        stop(proc)
+    return _spawn(module)
+
+
+def start_early(module: str) -> None:
+    """Begin the helper ``module`` for a later ``start(module)``: a new interpreter and its
+    imports take a tenth of a second or more, which then runs on the other core beside the
+    command's own imports rather than after them. It waits for its request on stdin; one
+    never asked for is ended by ``discard_early``. Not started when this system cannot."""
+    if module not in _early:
+        try:
+            _early[module] = _spawn(module)
+        except OSError:
+            pass
+
+
+def discard_early() -> None:
+    """End the helpers begun early that the command did not ask for."""
+    while _early:
+        stop(_early.popitem()[1])
+
+
+def _spawn(module: str) -> subprocess.Popen:
     """``python -m module`` with this same wikitrace importable; stderr is shared. ``-P``: the
     current folder does not go first on the path, where another checkout (or any folder named
     wikitrace) would otherwise shadow the package the build runs."""

@@ -118,4 +118,11 @@ if __name__ == "__main__":
     from ..runs.read_helper import serve
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the build's to handle; it stops this one
+    # what the first run needs, imported while the build (which may have begun this process
+    # early: helper_process.start_early) is still importing itself and sending the request
+    import importlib
+
+    for name in ("in_short", "offline", "run_insights", "run_patterns", "trial_record", "value_rules"):
+        importlib.import_module(f"{__package__}.{name}")
+
     exit_now(serve(sys.stdin.buffer, sys.stdout.buffer, each=precompile))

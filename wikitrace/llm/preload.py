@@ -37,30 +37,31 @@ def import_client_ahead(base_url: str | None) -> None:
 
 
 def import_client_for_compile(offline: bool, model: str | None, base_url: str | None, cache_dir, read_cache: bool,
-                              quiet: bool) -> None:
+                              quiet: bool) -> bool:
     """``wikitrace compile``: start importing ``openai`` as soon as the options are parsed, when
     the build will ask a model (the same cases where the build makes its client ahead: a build
     that announces what it read, or one whose first answer cannot come from the response
     cache). The import costs about three quarters of a CPU-second, and until it is done no
     request can leave; begun here it runs beside the import of the build itself and the
     start of its reader, rather than after them. Settings that do not resolve are left for
-    the build to report."""
+    the build to report. True: the build will take the model's path."""
     if offline:
-        return
+        return False
     from .config import resolve
 
     try:
         config = resolve(model, base_url)
     except Exception:  # the build resolves them again and says what is wrong
-        return
+        return False
     if config is None:
-        return
+        return False
     if quiet and read_cache:
         from .cache import ResponseCache
 
         if ResponseCache(cache_dir).holds_mode(FIRST_MODE):
-            return  # a rebuild answered from the cache may never need the client
+            return True  # a rebuild answered from the cache may never need the client
     import_client_ahead(config.base_url)
+    return True
 
 
 FIRST_MODE = "json_schema"  # the response mode a compile asks in first (compilers/llm.py RESPONSE_MODES[0])

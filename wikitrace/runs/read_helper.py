@@ -21,13 +21,15 @@ import pickle
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator
 
 from .. import helper_process
 from ._common import Carried
-from .load import LoadReport, count_outcomes, iter_runs
 from .model import RunError
 from .original import seal_original
+
+if TYPE_CHECKING:
+    from .load import LoadReport
 
 BATCH = 16  # runs per frame
 # Frames read ahead of the build and not yet taken: the build takes runs only as it compiles
@@ -52,6 +54,18 @@ def worth_a_helper(paths: list[Path]) -> bool:
     return False
 
 
+READER = "wikitrace.runs.read_helper"
+LLM_READER = "wikitrace.compilers.llm_offline"  # the reader of the LLM path: it also prepares each run
+
+
+def start_early(paths: list[Path], llm: bool) -> None:
+    """Begin the reader process that a build of ``paths`` will ask for (``RunReader``), before the
+    build itself is imported: the reader's start-up, not the build's, is what the first model
+    request waited for. Nothing for inputs read in the build's own process."""
+    if worth_a_helper(paths):
+        helper_process.start_early(LLM_READER if llm else READER)
+
+
 class RunReader:
     """``load.iter_runs`` in a helper process: the same items, report and errors.
 
@@ -61,7 +75,7 @@ class RunReader:
     """
 
     def __init__(self, paths: list[Path], fmt: str | None, count_first: bool = False, *,
-                 module: str = "wikitrace.runs.read_helper", each_args: dict | None = None, **kwargs):
+                 module: str = READER, each_args: dict | None = None, **kwargs):
         self.proc = helper_process.start(module)
         self._done = False
         try:
@@ -143,6 +157,8 @@ def serve(inp: BinaryIO, out: BinaryIO, each: Callable[..., Any] | None = None) 
     from ..gc_policy import collect_less
 
     collect_less()
+    from .load import LoadReport, count_outcomes, iter_runs  # imported while the build sends its request
+
     request = helper_process.receive(inp)
     if request is helper_process.EOF:
         return 1  # the build went away (Ctrl-C, a failure) before saying what to read
