@@ -74,7 +74,8 @@ class Compilation:
     in_short: list[KeyFact] = field(default_factory=list)  # the page's "In short" (offline: compilers/in_short.py)
     decisive: dict = field(default_factory=dict)  # what other trials of its task are set against (trial_record.py)
     # the prompt's rule sentences naming a value of a record the run looked up, per change it made:
-    # [tool, field, value, sentence] (compilers/value_rules.py), quoted by corpus/conditions.py
+    # [tool, field, value, sentence] (compilers/value_rules.py), quoted by corpus/conditions.py; with
+    # value "", the rule on a change's argument itself (compilers/field_rules.py, corpus/rule_quote.py)
     value_rules: list[list[str]] = field(default_factory=list)
 
     @property

@@ -17,6 +17,7 @@ import json
 from functools import lru_cache
 from typing import Iterable
 
+from .field_rules import field_rules
 from .insight_words import is_hand_off
 from .reading import Reading, runs_a_command
 from .rule_blocks import _blocks
@@ -46,7 +47,7 @@ def value_rules(r: Reading, patterns: Iterable[str]) -> list[list[str]]:
             said = _sentence(prompt, head, value)
             if said:
                 out.append([tool, name, value, said])
-    return out
+    return out + field_rules(r, [v for _n, v in values])
 
 
 @lru_cache(maxsize=1024)  # trials of a task look up the same records

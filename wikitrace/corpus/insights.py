@@ -32,6 +32,7 @@ from .quoted_tally import quoted_plainly
 from .advice_cut import action, cut as cut_advice
 from .answer_cases import annotate as annotate_answers
 from .cannot_claims import claims
+from .rule_quote import quote_rule, rules_of
 from .checked_facts import by_kind, lead as lead_with_facts, rules_on, run_facts
 from .fact_weights import TYPE_WIDE
 from .applies import Openings, applies_when, successful_cue, task_of
@@ -280,6 +281,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         success_did(entry, titles, keys)
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
+    prompt_rules = {r["step"]: rules_of(r) for r in runs}  # the prompt's rules on each run's arguments, once a run
     for entry in out:  # last: what to do keeps the advice, the evidence the counts
         said, runs = mistake(entry, by_step)
         if entry["key"].startswith("idle|"):  # an agent that said it could not, where a look-up could have shown it
@@ -290,6 +292,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         if said:
             entry["mistake_runs"] = runs
         cut_advice(entry, said, instead_sentence(entry) or action(same_task_advice(entry)))
+        quote_rule(entry, groups[entry["id"]], prompt_rules)
     return out
 
 

@@ -1,0 +1,90 @@
+"""A lesson telling the agent to check an argument of a change quotes the system prompt's own rule
+on that argument, when its runs share one; runs without a system prompt get no quote.
+
+Fixtures are tau-bench result files (OpenAI chat messages with ``tool_calls``, arguments as a
+JSON string) of tests/test_rule_reasons.py's made-up travel desk, whose policy is our own wording."""
+
+from __future__ import annotations
+
+import json
+
+from tau_messages import tool, user
+from test_fact_leads import _build
+from test_rule_reasons import BOOKING, MEMBER, POLICY, TRIP
+from test_value_rules import _runs
+
+from wikitrace.compilers.offline import compile_offline
+from wikitrace.corpus.rule_quote import LEAD, quote_rule, rules_of
+
+CABIN_RULE = "All passengers must share one cabin."
+PLATINUM = ("If the account holder is a platinum member, 2 free checked bags for each basic economy traveller and "
+            "4 free checked bags for each economy traveller.")
+BRONZE = ("If the account holder is a bronze member, 0 free checked bags for each basic economy traveller and "
+          "1 free checked bag for each economy traveller.")
+
+
+def _record(task_id: int, sent: dict, want: dict, membership: str = "platinum", system: bool = True) -> dict:
+    reward = float(sent == want)
+    traj = ([{"role": "system", "content": POLICY}] if system else []) + [
+        user("Hello, this is Tove, user id tove_brand_5120."),
+        *tool("get_user_details", {"user_id": "tove_brand_5120"}, dict(MEMBER, membership=membership)),
+        user("Book me on HAT318 on June 12, with 3 checked bags. Yes, go ahead."),
+        *tool("book_reservation", sent, dict(TRIP, cabin=sent["cabin"])), user("Thanks. ###STOP###")]
+    task = {"user_id": "tove_brand_5120", "outputs": [], "instruction": f"You are tove_brand_5120, booking trip {task_id}.",
+            "actions": [{"name": "book_reservation", "kwargs": want}]}
+    return {"task_id": task_id, "reward": reward, "trial": 0, "traj": traj,
+            "info": {"task": task, "source": "user", "reward_info": {"reward": reward, "info": {}, "actions": []}}}
+
+
+def _cabins(system: bool) -> list[dict]:
+    """Three tasks whose run booked business where economy was asked, three that booked economy."""
+    economy, business = dict(BOOKING, cabin="economy"), dict(BOOKING, cabin="business")
+    return ([_record(t, business, economy, system=system) for t in (1, 2, 3)]
+            + [_record(t, economy, economy, system=system) for t in (4, 5, 6)])
+
+
+def test_advice_to_check_an_argument_quotes_the_prompts_rule_on_it(tmp_path):
+    data = _build(tmp_path, "desk-results.json", json.dumps(_cabins(system=True)))
+    [lesson] = [i for i in data["insights"] if i["key"] == "went-through|book_reservation"]
+    assert "check the `cabin` you send" in lesson["advice"]
+    assert lesson["advice"].endswith(f'{LEAD}"{CABIN_RULE}"')
+    # advice naming no argument gains nothing
+    [recipe] = [i for i in data["insights"] if i["key"] == "procedure|book_reservation"]
+    assert LEAD not in recipe["advice"]
+
+
+def test_runs_without_a_system_prompt_keep_no_rule_and_quote_none(tmp_path):
+    data = _build(tmp_path, "desk-results.json", json.dumps(_cabins(system=False)))
+    assert all(not r.get("value_rules") for r in data["runs"])
+    [lesson] = [i for i in data["insights"] if i["key"] == "went-through|book_reservation"]
+    assert "check the `cabin` you send" in lesson["advice"]  # the same advice, without a rule to quote
+    assert all(LEAD not in (i.get("advice") or "") for i in data["insights"])
+
+
+def test_a_run_keeps_the_clause_its_own_records_name(tmp_path):
+    sent = dict(BOOKING, nonfree_baggages=1)
+    kept = {}
+    for tier in ("platinum", "bronze"):
+        (run,) = _runs(tmp_path / f"{tier}.json", [_record(1, sent, BOOKING, membership=tier)])
+        kept[tier] = rules_of({"value_rules": compile_offline(run).value_rules})
+    assert kept["platinum"][("book_reservation", "nonfree_baggages")] == (PLATINUM,)
+    assert kept["bronze"][("book_reservation", "nonfree_baggages")] == (BRONZE,)
+    assert kept["bronze"][("book_reservation", "cabin")] == (CABIN_RULE,)
+    # an id picks a record; the prompt has no block on users, so no rule is kept for it
+    assert ("book_reservation", "user_id") not in kept["bronze"]
+
+
+def test_a_rule_the_lessons_runs_do_not_share_is_not_quoted():
+    advice = "Before book_reservation, check the `nonfree_baggages` you send against the request."
+    runs = {"s1": [["book_reservation", "nonfree_baggages", "", PLATINUM]],
+            "s2": [["book_reservation", "nonfree_baggages", "", BRONZE]], "s3": []}
+    of_run = {s: rules_of({"value_rules": v}) for s, v in runs.items()}
+
+    def quoted(steps: list[str]) -> str:
+        entry = {"advice": advice}
+        quote_rule(entry, [({"step": s}, {}) for s in steps], of_run)
+        return entry["advice"]
+
+    assert quoted(["s1", "s1"]) == f'{advice} {LEAD}"{PLATINUM}"'
+    assert quoted(["s1", "s2"]) == advice  # two tiers: neither clause is the lesson's rule
+    assert quoted(["s1", "s3"]) == advice  # one run's prompt holds no such rule
