@@ -185,3 +185,25 @@ def test_a_failed_edit_of_the_file_its_successful_trial_edited_quotes_what_each_
     assert (f"the successful trial {won} of {lost}'s task changed the same file as {lost} (stats.py, in `median`) "
             "and wrote `n = len(s)` (and 2 more lines) in place of the same line") in entry["guideline"]
     assert f"; {lost} wrote `return round(sum(s) / len(s), 1)`." in entry["guideline"]
+
+
+def test_a_file_named_by_its_module_path_is_a_file_the_task_names(coding_out):
+    """`tally.stats.median` in a task names tally/stats.py, as `NumberParser.parseLong` names
+    NumberParser.java: the run that changed it is counted among those that changed a named file."""
+    from wikitrace.compilers.insight_parts import _names_of_file
+
+    assert "tally.stats" in _names_of_file("/tally/tally/stats.py")
+    assert "acme.jsonkit.io.numberparser" in _names_of_file("src/main/java/acme/jsonkit/io/NumberParser.java")
+    assert _names_of_file("README") == ["readme"]
+    _out, data, _step = coding_out
+    tally = [r for r in data["runs"] if "tally.stats" in (r.get("instruction") or "")]
+    assert tally and any(p.endswith("file-task") or "file-task+" in p
+                         for r in tally if r["outcome"] == "failure" for p in r.get("patterns") or [])
+
+
+def test_no_two_insights_of_the_coding_corpus_share_a_title(coding_out):
+    """A lesson that also saw the failing test pass says so in its title: two pages with one title
+    would read as the same lesson."""
+    _out, data, _step = coding_out
+    titles = [i["title"] for i in data["insights"]]
+    assert len(titles) == len(set(titles)), titles

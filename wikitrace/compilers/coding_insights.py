@@ -94,7 +94,7 @@ def coding_procedure(r: Reading, final: Call, looks: list[str], detail: str, key
     head = title or ("Read the code, then change it" if looks else "Change the code")
     if ends_with_test or (tested and ends_with_edit):
         head += f", then see the failing {tested} command pass"
-    elif not ends_with_edit:
-        head += f", then {v}"
+    elif not ends_with_edit:  # a test seen passing before the submit is part of the lesson (its key says so too)
+        head += (f", see the failing {tested} command pass" if tested else "") + f", then {v}"
     return make_insight(key, head, "To settle the task: " + ", then ".join(steps) + ".",
                         f"In {kind_of_tasks(r)} that end with {v}.", detail + task_points(r), True)

@@ -91,11 +91,19 @@ def edits_of(r: Reading) -> list[tuple[Call, Edit]]:
 
 
 def _names_of_file(path: str) -> list[str]:
-    """How a text may name a file: its base name, and its stem when that is a word of four letters
-    or more (``JsonWriter`` for ``JsonWriter.java``, the class an issue names)."""
-    base = path.rstrip("/").rsplit("/", 1)[-1]
+    """How a text may name a file: its base name, its stem when that is a word of four letters
+    or more (``JsonWriter`` for ``JsonWriter.java``, the class an issue names), and its module path
+    with up to three folders (``tally.stats`` for ``tally/stats.py``: ``tally.stats.median``)."""
+    parts = [p for p in path.strip("/").split("/") if p]
+    base = parts[-1] if parts else path
     stem = base.rsplit(".", 1)[0]
-    return [base.lower()] + ([stem.lower()] if stem != base and len(stem) >= 4 and re.fullmatch(r"\w+", stem) else [])
+    names = [base.lower()] + ([stem.lower()] if stem != base and len(stem) >= 4 and re.fullmatch(r"\w+", stem) else [])
+    # its module path, as code names it ("tally.stats" for tally/stats.py, "acme.io.Parser" for acme/io/Parser.java)
+    folders = parts[:-1]
+    for k in range(1, min(3, len(folders)) + 1):
+        if stem != base and all(re.fullmatch(r"\w+", p) for p in folders[-k:] + [stem]):
+            names.append(".".join(folders[-k:] + [stem]).lower())
+    return names
 
 
 def edit_place(r: Reading, c: Call, path: str) -> tuple[str, Call | None]:
