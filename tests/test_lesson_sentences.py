@@ -27,10 +27,14 @@ import text_counts  # noqa: E402
 
 
 def _named(text: str, path: str) -> bool:
-    """The file's base name, or its stem of four letters or more, as a whole word of ``text``."""
-    base = path.rstrip("/").rsplit("/", 1)[-1]
+    """The file's base name, its stem of four letters or more, or its module path (the stem after
+    one to three of its folders, dot-joined: ``tally.stats``), as a whole word of ``text``."""
+    parts = path.strip("/").split("/")
+    base = parts[-1]
     stem = base.rsplit(".", 1)[0]
     words = [base] + ([stem] if stem != base and len(stem) >= 4 else [])
+    if stem != base:
+        words += [".".join(parts[-1 - k:-1] + [stem]) for k in range(1, min(3, len(parts) - 1) + 1)]
     return any(re.search(rf"(?<![\w.]){re.escape(w)}(?!\w)", text, re.I) for w in words)
 
 
