@@ -85,7 +85,7 @@ def test_the_merges_go_out_before_the_build_waits_for_the_page_writer(tmp_path, 
     """Forced order: the page writer cannot finish until every merge request has reached
     the server, so the build completes only if the merges are sent first. One HTTP client
     serves the runs and the merges."""
-    from wikitrace.llm.http_post import HTTPPost
+    from wikitrace.llm.transport import ChatTransport
 
     runs = [swe_run(k, success=k % 3 == 0) for k in range(6)]
     merges_seen = threading.Event()
@@ -117,15 +117,15 @@ def test_the_merges_go_out_before_the_build_waits_for_the_page_writer(tmp_path, 
             closed_after_merges.append(merges_seen.wait(timeout=30))
         return real_close(self, ok)
 
-    made = []  # HTTP connections' owners made (llm/http_post.py: one per event loop)
-    real_for_loop = HTTPPost.for_loop
+    made = []
+    real_parts = ChatTransport._client_parts
 
     def counted_parts(self):
         made.append(1)
-        return real_for_loop(self)
+        return real_parts(self)
 
     monkeypatch.setattr(RunWriter, "close", close_after_the_merges)
-    monkeypatch.setattr(HTTPPost, "for_loop", counted_parts)
+    monkeypatch.setattr(ChatTransport, "_client_parts", counted_parts)
     out = tmp_path / "corpus"
     build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", runs)], out=out, quiet=True,
                        cache_dir=tmp_path / "cache-2"))

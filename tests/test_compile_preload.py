@@ -34,19 +34,12 @@ def started(tmp_path: Path, env: dict[str, str], **args) -> bool:
     return json.loads(proc.stdout)
 
 
-# Behind a proxy: requests go through the openai client (llm/http_post.py), which is imported ahead
-ENDPOINT = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-test", "HTTP_PROXY": "http://127.0.0.1:9"}
+ENDPOINT = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-test"}
 
 
 def test_a_build_that_will_ask_a_model_starts_the_import(tmp_path):
     assert started(tmp_path, ENDPOINT)
     assert started(tmp_path, ENDPOINT, quiet=False)
-
-
-def test_no_import_where_requests_go_without_the_client(tmp_path):
-    direct = {k: v for k, v in ENDPOINT.items() if k != "HTTP_PROXY"}
-    assert not started(tmp_path, direct)
-    assert not started(tmp_path, direct, quiet=False)
 
 
 def test_no_import_offline_or_without_an_endpoint(tmp_path):
@@ -86,9 +79,6 @@ def test_the_llm_path_reaches_its_first_request_without_the_offline_compiler():
     assert proc.stdout.strip() == "False", proc.stderr
 
 
-PROXIED = {**os.environ, "HTTP_PROXY": "http://127.0.0.1:9"}  # so the client is imported ahead
-
-
 def test_the_import_ahead_leaves_the_collector_as_it_found_it():
     """The collector is paused while the client is imported, and on again afterwards (off
     stays off: `wikitrace add` pauses it for the whole command)."""
@@ -98,13 +88,13 @@ from wikitrace.llm.preload import import_client_ahead
 for enabled in (True, False):
     (gc.enable if enabled else gc.disable)()
     sys.modules.pop("openai", None)
-    import_client_ahead('http://127.0.0.1:9/v1')
+    import_client_ahead()
     for t in threading.enumerate():
         if t.name == "wikitrace-import-openai":
             t.join()
     print(enabled, gc.isenabled(), "openai" in sys.modules)
 """
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=PROXIED)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.stdout.split("\n")[:2] == ["True True True", "False False True"], proc.stderr
 
 
@@ -121,7 +111,7 @@ sys.path.insert(0, {str(tmp_path)!r})
 from wikitrace.gc_policy import collect_less, paused
 from wikitrace.llm.preload import import_client_ahead
 collect_less()  # a command's own process, as `wikitrace add` runs
-import_client_ahead('http://127.0.0.1:9/v1')  # blocks in the stand-in openai until 'go' exists
+import_client_ahead()  # blocks in the stand-in openai until 'go' exists
 loader = next(t for t in threading.enumerate() if t.name == "wikitrace-import-openai")
 with paused():
     pathlib.Path({str(tmp_path / 'go')!r}).touch()
@@ -129,7 +119,7 @@ with paused():
     during = gc.isenabled()
 print(during, gc.isenabled(), "openai" in sys.modules)
 """
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=PROXIED)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.stdout.split() == ["False", "False", "True"], proc.stderr
 
 

@@ -616,13 +616,14 @@ def test_settle_waits_for_a_request_the_fake_has_not_read_yet(fake_openai):
 
 
 def test_a_request_carries_what_the_client_itself_would_send(fake_openai, tmp_path, monkeypatch):
-    """The compile path sends each body without the openai client (llm/http_post.py), or
-    through the client's HTTP client directly (llm/direct_post.py): the endpoint must see the
-    same path, key, organisation and project headers and the same body bytes all three ways."""
-    from wikitrace.llm import direct_post, http_post
+    """The compile path sends each body through the client's HTTP client directly
+    (llm/direct_post.py): the endpoint must see the same path, key, organisation and
+    project headers and the same body bytes as from the client's own post."""
+    from wikitrace.llm import direct_post
 
     monkeypatch.setenv("OPENAI_ORG_ID", "org-test")
     monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-test")
+    fake_openai.respond_with(lambda body: reply(valid_answer("success", [3])))
     seen, posts = {}, []
     real_post = direct_post.DirectPost.post
 
@@ -631,27 +632,24 @@ def test_a_request_carries_what_the_client_itself_would_send(fake_openai, tmp_pa
         return await real_post(self, body)
 
     monkeypatch.setattr(direct_post.DirectPost, "post", counted_post)
-    plain, direct, never = http_post.HTTPPost.make, direct_post.DirectPost.make, (lambda *a: None)
-    for label, makers in (("plain", (plain, direct)), ("direct", (never, direct)), ("client", (never, never))):
-        monkeypatch.setattr(http_post.HTTPPost, "make", makers[0])
-        monkeypatch.setattr(direct_post.DirectPost, "make", makers[1])
+    for label, make in (("direct", direct_post.DirectPost.make), ("client", lambda *a: None)):
+        monkeypatch.setattr(direct_post.DirectPost, "make", make)
         fake_openai.reset()
         fake_openai.respond_with(lambda body: reply(valid_answer("success", [3])))
         comp = compile_one(make_compiler(tmp_path / label), make_run(True))
         assert comp.compiler == "llm"
         (request,) = fake_openai.chat_requests
         seen[label] = request
-    assert len(posts) == 1  # only the second request went through DirectPost
+    assert len(posts) == 1  # the first request went the direct way, the second through the client
+    direct, client = seen["direct"], seen["client"]
+    assert direct["path"] == client["path"] and direct["path"].endswith("/chat/completions")
+    assert direct["body"] == client["body"]
     kept = ("authorization", "openai-organization", "openai-project", "content-type", "accept", "user-agent",
             "content-length")
-    client = seen["client"]
-    assert client["path"].endswith("/chat/completions")
-    for label in ("plain", "direct"):
-        assert seen[label]["path"] == client["path"] and seen[label]["body"] == client["body"]
-        assert {k: seen[label]["headers"].get(k) for k in kept} == {k: client["headers"].get(k) for k in kept}
-    assert seen["plain"]["headers"]["authorization"] == f"Bearer {API_KEY}"
-    assert seen["plain"]["headers"]["openai-organization"] == "org-test"
-    assert seen["plain"]["headers"]["openai-project"] == "proj-test"
+    assert {k: direct["headers"].get(k) for k in kept} == {k: client["headers"].get(k) for k in kept}
+    assert direct["headers"]["authorization"] == f"Bearer {API_KEY}"
+    assert direct["headers"]["openai-organization"] == "org-test"
+    assert direct["headers"]["openai-project"] == "proj-test"
 
 
 def test_a_cookie_the_endpoint_set_goes_back_with_the_next_request(fake_openai, tmp_path):

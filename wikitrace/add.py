@@ -201,7 +201,7 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     if config is not None and _asks_the_model(compiler, todo):
         from .llm.preload import import_client_ahead
 
-        import_client_ahead(config.base_url)  # the corpus's model: imported while the corpus's runs are carried over
+        import_client_ahead()  # the corpus's model: imported while the corpus's runs are carried over
     writer = carry_everything(pub, ids, bopts, previous, published, records, replaced)
     pub.verify_group(list(INDEXES))  # rewritten below; damage is reported, as compile does
     prompt_index_ok = pub.verify_group([PROMPT_INDEX])

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 
-def import_client_ahead(base_url: str | None) -> None:
+def import_client_ahead() -> None:
     """Start importing ``openai`` on a thread once the add knows it has a run to compile and
     the corpus's model to ask it (wikitrace add: an LLM corpus, and not ``--offline``): the half
     second of imports then runs beside carrying the corpus over and compiling the run (what
     of it lets go of the interpreter lock: reading and hashing files) instead of after them,
     at the first request. A new run is rarely in the response cache, so the import is
-    almost never wasted; when it is, it costs CPU but no waiting. Not where requests to
-    ``base_url`` go without the client (llm/http_post.py)."""
+    almost never wasted; when it is, it costs CPU but no waiting."""
     import sys
     import threading
 
-    from .http_post import applies
-
-    if "openai" in sys.modules or applies(base_url):
+    if "openai" in sys.modules:
         return
 
     def load() -> None:
@@ -60,7 +57,7 @@ def import_client_for_compile(offline: bool, model: str | None, base_url: str | 
 
         if ResponseCache(cache_dir).holds_mode(FIRST_MODE):
             return True  # a rebuild answered from the cache may never need the client
-    import_client_ahead(config.base_url)
+    import_client_ahead()
     return True
 
 

@@ -8,7 +8,6 @@ retried or end the build, the reply body read up to a size cap, and its text and
 
 from __future__ import annotations
 
-import codecs
 import email.utils
 import json
 import re
@@ -38,44 +37,6 @@ class FormatRejected(Exception):
         super().__init__(reason)
         self.reason = reason
         self.explicit = explicit  # the error text names response_format / json_schema
-
-
-class PostFault(Exception):
-    """A request that got no HTTP answer: ``what`` is "timeout" or "connection error" (the
-    reason recorded), ``waited`` whether it waited the whole timeout for one."""
-
-    def __init__(self, what: str, *, waited: bool):
-        super().__init__(what)
-        self.what, self.waited = what, waited
-
-
-class StatusError(Exception):
-    """A 4xx/5xx answer: ``body`` is its JSON (the inner ``error`` object, when there is
-    one) or its text, as the openai client keeps it on its own error."""
-
-    def __init__(self, status: int, headers: Any, content: bytes | None, body: Any = None):
-        self.status_code, self.headers = status, headers
-        self.message = f"Error code: {status}"
-        if content is not None:
-            body = content.decode(_charset(headers), "replace").strip()
-            try:
-                body = json.loads(body)
-            except ValueError:
-                pass
-            if isinstance(body, dict):
-                body = body.get("error", body)
-        self.body = body
-        super().__init__(self.message)
-
-
-def _charset(headers: Any) -> str:
-    found = re.search(r"charset=([\w.:-]+)", str(headers.get("content-type") or ""), re.I)
-    if found:
-        try:
-            return codecs.lookup(found.group(1)).name
-        except LookupError:
-            pass
-    return "utf-8"
 
 
 def aiohttp_client(openai: Any) -> Any:
@@ -156,14 +117,17 @@ async def read_capped(raw: Any, cap: int) -> bytes:
         await raw.aclose()
 
 
-def completion_json(content: bytes) -> dict[str, Any]:
+def completion_json(content: bytes, raw: Any) -> dict[str, Any]:
     """A chat completion body as a dict; a body that is not one is a bad response."""
+    import openai
+
     try:
         data = json.loads(content)
     except ValueError:
         data = None
     if not isinstance(data, dict):
-        raise Failure("bad response: the reply is not a JSON chat completion")
+        raise openai.APIResponseValidationError(response=raw, body=content[:200].decode("utf-8", "replace"),
+                                                message="the reply is not a JSON chat completion")
     return data
 
 

@@ -13,17 +13,16 @@ import random
 from typing import Any
 
 from .replies import (FATAL_STATUS, FORMAT_COMPLAINT, RETRY_STATUS, AnswerTooLarge, Failure,  # noqa: F401
-                      FormatRejected, PostFault, StatusError, aiohttp_client, completion_json, completion_text,
-                      error_text, one_line, raw_response_class, read_capped, refused, retry_after, waited_out)
+                      FormatRejected, aiohttp_client, completion_json, completion_text, error_text, one_line,
+                      raw_response_class, read_capped, refused, retry_after, waited_out)
 
 
 class _LoopState:
     """What must belong to one event loop: the HTTP client and the locks."""
 
-    def __init__(self, client: Any, concurrency: int, direct: Any = None, plain: Any = None):
+    def __init__(self, client: Any, concurrency: int, direct: Any = None):
         self.loop = asyncio.get_running_loop()
-        self.plain = plain  # an HTTPPost (llm/http_post.py): the request without the client; or None
-        self.client = client  # the openai client, when ``plain`` is None
+        self.client = client
         self.direct = direct  # a DirectPost (llm/direct_post.py), or None: the client's own post
         self.slots = asyncio.Semaphore(concurrency)
         self.probe = asyncio.Lock()
@@ -66,22 +65,12 @@ class ChatTransport:
         self._openai: Any = None  # the module, once the first request imports it
         self._maker: Any = None  # the thread making the client ahead of the first request (prepare)
         self._ready: list | None = None  # what it made
-        self._plain: Any = None  # an HTTPPost for this endpoint, False where the client must be used
-
-    def plain(self) -> Any:
-        """The HTTPPost requests go by, or None where the openai client is used (made once)."""
-        if self._plain is None:
-            from .http_post import HTTPPost
-
-            self._plain = HTTPPost.make(self.config, self.timeout) or False
-        return self._plain or None
 
     def prepare(self) -> None:
-        """Start making the HTTP client on a thread where the openai client is needed: importing
-        ``openai``, its TLS context and the platform headers it sends take a second or more of
-        start-up, which then overlaps the reading of the first runs. The first event loop that
-        asks takes it."""
-        if self._ready is None and self._state is None and self.plain() is None:
+        """Start making the HTTP client on a thread: importing ``openai``, its TLS context and
+        the platform headers it sends take a second or more of start-up, which then overlaps
+        the reading of the first runs. The first event loop that asks takes it."""
+        if self._ready is None and self._state is None:
             import threading
 
             self._ready = []
@@ -119,11 +108,7 @@ class ChatTransport:
             if self._state is not None:
                 # A client tied to a finished loop cannot be closed from this one, and
                 # letting it be collected would try exactly that; keep it until exit.
-                self._stale_clients.append(self._state.plain or self._state.client)
-            plain = self.plain()
-            if plain is not None:
-                self._state = _LoopState(None, self.concurrency, plain=plain.for_loop())
-                return self._state
+                self._stale_clients.append(self._state.client)
             parts = None
             if self._maker is not None:  # made ahead on a thread (it failed if it left nothing)
                 self._maker.join()
@@ -135,7 +120,7 @@ class ChatTransport:
     async def aclose(self) -> None:
         state, self._state = self._state, None
         if state is not None and state.loop is asyncio.get_running_loop():
-            await (state.plain.aclose() if state.plain is not None else state.client.close())
+            await state.client.close()
 
     async def send(self, body: dict[str, Any], mode: str) -> tuple[str, dict[str, int]]:
         """Send one chat request (retrying transient faults) and return its text and usage.
@@ -158,6 +143,7 @@ class ChatTransport:
         return answer
 
     async def _attempts(self, state: _LoopState, body: dict[str, Any], mode: str) -> tuple[str, dict[str, int]]:
+        openai = self._openai
         stats = self.stats
         what = "no attempt"
         answered_before = self.answered
@@ -167,21 +153,36 @@ class ChatTransport:
             wait_hint: float | None = None
             stats.calls += 1
             try:
-                if state.plain is not None:
-                    response = completion_json((await state.plain.post(body, self.max_answer_bytes))[2])
-                else:
-                    response = await self._client_post(state, body)
+                content = None
+                # Streamed, so the body is read only up to the size cap. Through the
+                # client's HTTP client with what the client would send (DirectPost),
+                # else through its generic post: retries off, and without validating
+                # our own params or building pydantic models of the reply, which cost
+                # more CPU than the rest of a run.
+                if state.direct is not None:
+                    raw = await state.direct.post(body)
+                    content = await read_capped(raw, self.max_answer_bytes)
+                elif (raw_class := raw_response_class()) is not None:
+                    raw = await state.client.post("/chat/completions", body=body, cast_to=raw_class, stream=True)
+                    content = await read_capped(raw, self.max_answer_bytes)
+                else:  # a client whose HTTP layer we do not recognise: the typed way
+                    response = (await state.client.chat.completions.create(**body)).model_dump()
+                if content is not None:
+                    response = completion_json(content, raw)
+                    del content
             except AnswerTooLarge:
                 self.proven = True  # the endpoint answers; the size is the model's doing
                 self.answered += 1
                 raise
-            except PostFault as fault:
-                what = fault.what
-                if what == "timeout" and not self.proven and fault.waited:
+            except openai.APITimeoutError as exc:
+                what = "connection error" if refused(exc) else "timeout"
+                if what == "timeout" and not self.proven and waited_out(exc):
                     self.fatal = (f"timeout after {self.timeout:g} s on the first request (nothing at "
                                   f"{self.config.endpoint} has answered; the endpoint is judged dead for this build)")
                     raise Failure(self.fatal, fatal=True) from None
-            except StatusError as exc:
+            except openai.APIConnectionError:
+                what = "connection error"
+            except openai.APIStatusError as exc:
                 status = exc.status_code
                 detail = error_text(exc)
                 if mode != "text" and (status in (400, 422) or (status >= 500 and FORMAT_COMPLAINT.search(detail))):
@@ -189,13 +190,15 @@ class ChatTransport:
                                          explicit=bool(FORMAT_COMPLAINT.search(detail))) from None
                 if status in RETRY_STATUS or status >= 500:
                     what = f"HTTP {status}"
-                    wait_hint = retry_after(exc.headers)
+                    wait_hint = retry_after(exc.response.headers)
                 else:
                     hint = FATAL_STATUS.get(status)
                     reason = f"HTTP {status}: {one_line(detail)[:160]}" + (f" ({hint})" if hint else "")
                     if hint is not None:
                         self.fatal = reason
                     raise Failure(reason, fatal=hint is not None) from None
+            except openai.APIError as exc:  # e.g. a body that is not a chat completion
+                raise Failure(f"bad response: {one_line(str(exc))[:160]}") from None
             else:
                 self.proven = True
                 self.answered += 1
@@ -217,31 +220,6 @@ class ChatTransport:
                           f"{self.config.endpoint} is judged dead for this build)")
             raise Failure(f"{what} after {attempts}", fatal=True)
         raise Failure(f"{what} after {attempts}")
-
-    async def _client_post(self, state: _LoopState, body: dict[str, Any]) -> dict[str, Any]:
-        """One attempt through the openai client, its faults told as ``HTTPPost`` tells them."""
-        openai = self._openai
-        try:
-            # Streamed, so the body is read only up to the size cap. Through the client's
-            # HTTP client with what the client would send (DirectPost), else through its
-            # generic post: retries off, and without validating our own params or building
-            # pydantic models of the reply, which cost more CPU than the rest of a run.
-            if state.direct is not None:
-                raw = await state.direct.post(body)
-                return completion_json(await read_capped(raw, self.max_answer_bytes))
-            if (raw_class := raw_response_class()) is not None:
-                raw = await state.client.post("/chat/completions", body=body, cast_to=raw_class, stream=True)
-                return completion_json(await read_capped(raw, self.max_answer_bytes))
-            # a client whose HTTP layer we do not recognise: the typed way
-            return (await state.client.chat.completions.create(**body)).model_dump()
-        except openai.APITimeoutError as exc:
-            raise PostFault("connection error" if refused(exc) else "timeout", waited=waited_out(exc)) from None
-        except openai.APIConnectionError:
-            raise PostFault("connection error", waited=False) from None
-        except openai.APIStatusError as exc:
-            raise StatusError(exc.status_code, exc.response.headers, None, exc.body) from None
-        except openai.APIError as exc:  # e.g. a body that is not a chat completion
-            raise Failure(f"bad response: {one_line(str(exc))[:160]}") from None
 
     def delay(self, attempt: int, wait_hint: float | None) -> float:
         if wait_hint is not None:
