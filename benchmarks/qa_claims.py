@@ -7,8 +7,13 @@ holds, not against the compiler's own reading:
   whole phrase once case, punctuation and spacing are set aside ("that went through" limits the
   look to calls without an error);
 - *answered*: a sentence says N failed trials of a task answered (otherwise, or a value), while
-  a trial it links gave no answer, a trial it says gave none did answer, or N is not the number
-  of trials it links;
+  a trial it links gave no answer, a trial it says gave none did answer, N is not the number
+  of trials it links, or a trial it lists as not giving the value gave it in another form
+  (case, accents, punctuation, articles and "and" aside);
+- *contained*: a sentence says the expected answer appears in what a look-up returned (at a
+  turn it names, or before the answer in each run it links) while that observation does not
+  hold it as a whole phrase, case, punctuation and spacing aside: the sentence claims only
+  that the text held those words, so the text must;
 - *ended*: an insight's "Runs of this task type that ended with <call> ...: N failed ..." where
   the failed runs it names are not N (some left as "and K more"), or are not the runs of the
   task type that ended the way the sentence describes (the call, where its text came from, and
@@ -25,6 +30,7 @@ import ast
 import json
 import re
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +61,10 @@ class Run:
         return [t for t in self.turns if t.get("type") == "function_call"]
 
     @property
+    def answer(self) -> str:
+        return next((str(t.get("content") or "") for t in reversed(self.turns) if t.get("type") == "answer"), "")
+
+    @property
     def answered(self) -> bool:
         return any(t.get("type") == "answer" and str(t.get("content") or "").strip() for t in self.turns)
 
@@ -69,8 +79,16 @@ class Run:
 
 @dataclass
 class Found:
-    checked: dict[str, int] = field(default_factory=lambda: {"unreturned": 0, "answered": 0, "ended": 0})
-    false: dict[str, list[str]] = field(default_factory=lambda: {"unreturned": [], "answered": [], "ended": []})
+    checked: dict[str, int] = field(default_factory=lambda: {"unreturned": 0, "contained": 0, "answered": 0, "ended": 0})
+    false: dict[str, list[str]] = field(default_factory=lambda: {"unreturned": [], "contained": [], "answered": [], "ended": []})
+
+
+def same_answer(a: str, b: str) -> bool:
+    """Two answers that differ only in form: case, accents, punctuation, articles, "and"."""
+    def form(text: str) -> list[str]:
+        flat = "".join(ch for ch in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(ch))
+        return [w for w in _WORD.findall(flat) if w not in ("a", "an", "the", "and")]
+    return bool(form(a)) and form(a) == form(b)
 
 
 def load(root: Path) -> dict[str, Run]:
@@ -122,7 +140,51 @@ def unreturned(root: Path, runs: dict[str, Run], out: Found) -> None:
                     out.false["unreturned"].append(f"{page.stem}: {line[:200]}")
 
 
-_TRIALS = re.compile(r"\b(?:(all|both)(?: (\d+))?|(\d+) of the (\d+)|the) failed trials? of this task "
+# a named turn whose text, the sentence says, held the expected answer (a page's own run; an
+# insight's case names the run first)
+_AT_TURN = re.compile(r'expected "[^"]*", which appears in what the look-up at turn (\d+) returned'
+                      r'|"[^"]*" appears in what the look-up at turn (\d+) returned'
+                      r'|^What \S+ returned at turn (\d+) holds it: ')
+_CASE_AT_TURN = re.compile(r"^- \[(step-\d+)\]\([^)]*\): answered .*?; the expected words appear in what the look-up "
+                           r"at turn (\d+) \(")
+_BEFORE = "the expected answer appears in what a look-up before the answer returned"
+
+
+def _held_at(run: Run, turn: int) -> bool:
+    answer = run.answer_turn()
+    return any(c["turn"] == turn and (answer is None or turn < answer) and holds(str(c.get("result") or ""), run.gold)
+               for c in run.calls)
+
+
+def contained(root: Path, runs: dict[str, Run], out: Found) -> None:
+    for folder in ("compilation", "insight"):
+        for page in sorted((root / folder).glob("*-*.md")):
+            mine = runs.get(page.stem)
+            for line in page.read_text().splitlines():
+                said = [(mine, int(next(g for g in m.groups() if g))) for m in _AT_TURN.finditer(line.lstrip("- "))
+                        if mine is not None]
+                said += [(runs.get(m.group(1)), int(m.group(2))) for m in _CASE_AT_TURN.finditer(line)]
+                for run, turn in said:
+                    if run is None or not run.gold:
+                        continue
+                    out.checked["contained"] += 1
+                    if not _held_at(run, turn):
+                        out.false["contained"].append(f"{page.stem} ({run.step}, turn {turn}): {line[:160]}")
+                if _BEFORE not in line:
+                    continue
+                named = line.split("; not ", 1)[0]
+                steps = list(dict.fromkeys(([page.stem] if mine is not None and "this run" in named else [])
+                                           + _LINK.findall(named)))
+                for step in steps:
+                    run = runs.get(step)
+                    if run is None or not run.gold:
+                        continue
+                    out.checked["contained"] += 1
+                    if not any(holds(o, run.gold) for o in run.observations(run.answer_turn(), False)):
+                        out.false["contained"].append(f"{page.stem} ({step}): {line[:160]}")
+
+
+_TRIALS = re.compile(r"\b(?:(all|both)(?: (\d+))?|(\d+) of the (\d+)|the) (?:failed )?trials? of this task "
                      r"(?=answered|went another way|gave no answer)", re.I)
 _SEGMENT_END = re.compile(r"; not |; this run |\): |\)\.|, (?:a look-up|and that look-up|though|all after|after the same)|$")
 _NONE_GROUP = re.compile(r"no answer \(((?:\[[^\]]*\]\([^)]*\)(?:, | and )?)+)")
@@ -143,6 +205,11 @@ def answered(root: Path, runs: dict[str, Run], out: Found) -> None:
                 out.checked["answered"] += 1
                 wrong = [s for s in linked if s in runs and runs[s].answered == (s in none)]
                 said_all_answered = rest.startswith("answered") and bool(none)  # "answered otherwise: ..., no answer (...)"
+                value = re.match(r'answered "(.*?)"(?: or a form of it| \()', rest)
+                if value:  # the trials after "; not" gave some other answer, not this one written otherwise
+                    listed = re.match(r"; not ((?:\[[^\]]*\]\([^)]*\)|[^()])*)", rest[len(seg):])
+                    others = _LINK.findall(listed.group(1)) if listed else []
+                    wrong += [s for s in others if s in runs and same_answer(runs[s].answer, value.group(1).replace("\\", ""))]
                 if wrong or said_all_answered or (len(linked) != claimed and "more" not in seg):
                     out.false["answered"].append(f"{page.stem}: {m.group(0)}{seg[:160]} (wrong: {wrong}, "
                                                  f"linked {len(linked)} of {claimed})")
@@ -215,6 +282,7 @@ def check(root: Path) -> Found:
     runs = load(root)
     out = Found()
     unreturned(root, runs, out)
+    contained(root, runs, out)
     answered(root, runs, out)
     ended(root, runs, out)
     return out

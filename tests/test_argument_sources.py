@@ -102,8 +102,8 @@ def test_a_wrong_answer_page_quotes_where_the_expected_answer_was_read_past():
         if run.source.get("format") != "react-text" or not (run.task.metadata or {}).get("gold_answer"):
             continue
         run = relabeled(run, False)
-        notes += [n for e in compile_offline(run).evidence for n in e.notes if " had returned it in: " in n]
-    assert notes and all(re.match(r"(Search|Lookup) at turn ", n) for n in notes)
+        notes += [n for e in compile_offline(run).evidence for n in e.notes if n.startswith("What ") and " holds it: " in n]
+    assert notes and all(re.match(r"What (Search|Lookup) returned at turn ", n) for n in notes)
 
 
 def _qa_entry(k: int, success: bool, own_words: bool) -> dict:

@@ -225,3 +225,18 @@ def test_internal_errors_are_one_line_too(tmp_path):
     debug = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env={**os.environ, "WIKITRACE_DEBUG": "1"})
     assert "Traceback" in debug.stderr
+
+
+def test_an_error_line_shows_the_control_characters_an_input_id_holds_as_escapes(tmp_path):
+    """An OTLP export whose trace id holds ESC and a right-to-left override: the error naming
+    that trace shows them as escapes, so the terminal neither acts on them nor reorders the line."""
+    fix = Path(__file__).parent / "fixtures" / "importers" / "otlp" / "collector-export.jsonl"
+    lines = fix.read_text().splitlines()
+    first = json.loads(lines[0])
+    for scope in first["resourceSpans"][0]["scopeSpans"]:
+        scope["spans"] = [dict(s, traceId="5b8\x1b[2J\u202eefff", name="x", attributes=[]) for s in scope["spans"]]
+    path = tmp_path / "collector-export.jsonl"
+    path.write_text(json.dumps(first) + "\n")
+    line = one_error_line(cli("compile", path, "-o", tmp_path / "out", "--offline", "-q"), 2)
+    assert "\x1b" not in line and "\u202e" not in line, repr(line)
+    assert "5b8\\x1b[2J\\u202eefff" in line, line

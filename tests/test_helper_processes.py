@@ -303,3 +303,25 @@ def test_the_reader_module_imports_no_input_format():
     code = "import sys, wikitrace.runs.read_helper; print('wikitrace.runs.load' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_the_count_before_compiling_tells_its_problems_redacted(tmp_path):
+    """The helper's first pass only counts outcomes, yet what it tells reaches the terminal as
+    the build's error: a --redact-pattern match in the path it names is redacted, as the
+    build's own reading redacts it."""
+    import io
+
+    from wikitrace import helper_process
+    from wikitrace.runs import read_helper
+
+    missing = tmp_path / "verdicts-KEPTQUIET42.csv"
+    request = io.BytesIO()
+    helper_process.send(request, ([EXAMPLES], None, True, {"outcomes": str(missing),
+                                                           "redact_patterns": (r"KEPTQUIET\d+",)}, {}))
+    request.seek(0)
+    out = io.BytesIO()
+    read_helper.serve(request, out)
+    out.seek(0)
+    kind, (message, _report) = helper_process.receive(out)
+    assert kind == "error" and "cannot read" in message
+    assert "KEPTQUIET42" not in message and "verdicts-[REDACTED:custom#" in message

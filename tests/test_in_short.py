@@ -135,13 +135,13 @@ def test_a_wrong_comparison_in_the_reasoning_is_said_to_be_wrong(tmp_path):
     turn = next(t.turn for t in wrong.turns if "1983 (Cora Mint) < 1958" in (t.reasoning or t.content or ""))
     assert facts[0] == (f"The agent's comparison at turn {turn} is wrong: 1983 is later than 1958 "
                         "(it wrote \"1983 (Cora Mint) < 1958\").")
-    assert any(f.startswith('The answer "Cora Mint"') and 'the task expected "Dev Oakes", which the look-up at turn'
+    assert any(f.startswith('The answer "Cora Mint"') and 'the task expected "Dev Oakes", which appears in what the look-up at turn'
                in f for f in facts), facts
     # the successful run's comparison holds: nothing is said about it; its answer and its source are
     facts = _facts(right)
     assert not any("comparison" in f for f in facts)
-    assert re.fullmatch(r'The answer "Bo Hale" \(turn \d+\) was judged right; the look-up at turn \d+ had returned '
-                        r'"Bo Hale"\.', facts[0]), facts
+    assert re.fullmatch(r'The answer "Bo Hale" \(turn \d+\) was judged right; "Bo Hale" appears in what the look-up '
+                        r'at turn \d+ returned\.', facts[0]), facts
 
 
 def test_the_page_opens_with_the_facts_and_links_their_turns(tmp_path):

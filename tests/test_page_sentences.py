@@ -431,7 +431,7 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
         assert c.went_through(turns[-1]) and isinstance(answer.arguments, str) and c.run.outcome.label == "failure"
         # it ended the run: the last change, and the agent (not the harness) stopped there
         assert c.changes()[-1] is answer and not (c.run.outcome.ended_by or "").startswith("harness"), text
-        m = re.search(r'the task expected "(.+)", which (?:the look-up at turn (\d+)|no look-up) had returned\.$', text)
+        m = re.search(r'the task expected "(.+)", which (?:appears in what the look-up at turn (\d+) returned|no look-up had returned)\.$', text)
         if m and not m.group(1).endswith("…"):
             gold = re.compile(r"(?<![\w.])" + re.escape(_flat(m.group(1)).lower()) + r"(?!\w)")
             # what the look-ups returned, not what they asked: as written, or word for word once case,
@@ -632,7 +632,7 @@ def _note(c: Check, text: str, n: int) -> None:
         assert seen.name in m.group(1) or m.group(1).strip("`").rstrip("…") in _text(seen), m.group(1)
         assert " ".join((seen.result or "").split()).startswith(m.group(3)), text
         return
-    m = re.fullmatch(r'(\S+) at turn (\d+) had returned it in: "…?(.+?)…?"', text)
+    m = re.fullmatch(r'What (\S+) returned at turn (\d+) holds it: "…?(.+?)…?"', text)
     if m:  # the words around the expected answer, quoted exactly from that look-up's answer
         seen = c.call(int(m.group(2)))
         assert seen.name == m.group(1) and int(m.group(2)) < n and not seen.is_error

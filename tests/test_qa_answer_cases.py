@@ -146,7 +146,7 @@ def test_each_answer_lesson_shows_true_cases_from_distinct_tasks(tmp_path):
             assert m.group(1) == finish["arguments"]
             gold = next(g for q, _s, _a, g in questions if q == turns[0]["content"])
             assert m.group(2) == gold
-            seen = re.match(r"the look-up at turn (\d+) \((\w+)\[(.+?)\]\) had already returned the expected words: "
+            seen = re.match(r"the expected words appear in what the look-up at turn (\d+) \((\w+)\[(.+?)\]\) returned: "
                             r'"…?(.+?)…?"$', m.group(3))
             if seen:  # the quoted words are that look-up's own, and hold the expected answer
                 look = next(t for t in turns if str(t.get("turn")) == seen.group(1))
@@ -172,7 +172,7 @@ def test_the_too_long_and_too_short_pages_count_both_and_link_each_other(tmp_pat
         assert "Too long: in 4 of 8 the answer joined more items" in page
         assert "in 2 of 8 every added word was already in the question" in page
         # the whole form "Harbour Gallery Porthaven" was on the page; "12th Vessa Film Days" never was
-        assert "Too short: in 2 of 4 a look-up before the answer had returned the whole expected form" in page
+        assert "Too short: in 2 of 4 the whole expected form appears in what a look-up before the answer returned" in page
         assert ("By what the expected answer was: a number or year: 2 too long, 0 too short; a name: 2 too long, "
                 "4 too short; a phrase: 4 too long, 0 too short.") in page
         assert f"The opposite slip has its own page: [{other['title']}]({other['id']}.md)" in page
@@ -329,7 +329,7 @@ def test_a_verdict_or_a_click_is_never_said_to_come_from_a_look_up(tmp_path):
         assert lines
         for text in map(_plain, lines):
             assert text.startswith(ending) and "; its calls before it: " in text and re.search(r"; score [\d.]+$", text)
-            assert "had already returned the expected words" not in text and "stand in the look-up" not in text
+            assert "the expected words appear in" not in text and "stand in the look-up" not in text
 
 
 def test_a_one_word_lower_case_answer_is_never_said_to_stand_in_a_look_up(tmp_path):

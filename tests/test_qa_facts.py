@@ -193,7 +193,7 @@ def test_a_form_slip_gets_no_reflection_advice_and_cites_the_page_naming_the_exp
     assert texts[0].startswith("What Search[Kell Bakehouse Ltd.] returned at turn 2 opens with the expected name")
     assert not any("reflection" in t for t in texts), texts
     # turn 1 holds the expected words only as the head of "Kell Bakehouse Ltd.": turn 2 names it on its own
-    assert "the task expected \"Kell Bakehouse\", which the look-up at turn 2 had returned" in texts[1], texts
+    assert "the task expected \"Kell Bakehouse\", which appears in what the look-up at turn 2 returned" in texts[1], texts
 
 
 def test_names_the_errors_listed_and_no_call_sent_lead_a_stuck_run():

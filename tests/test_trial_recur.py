@@ -329,3 +329,21 @@ def test_an_expected_change_no_trial_made_says_what_each_did_there_not_to_make_i
     unrecorded = [{**t, "decisive": {}} for t in trials[:2]]  # an entry without its changes: nothing is said of any
     said, _turns = recurring(unrecorded[0], unrecorded)
     assert said.endswith("and none succeeded.") and "Instead" not in said, said
+
+
+FORMS = IMPORTERS / "react_reflexion" / "react_reflexion_forms.txt"
+
+
+def test_trials_that_gave_one_answer_in_another_form_are_counted_as_giving_it(tmp_path):
+    # trial 2 of each question wrote trial 1's answer otherwise: with "the" and "and" added to a
+    # list, or without its accents; trial 3 gave another answer
+    out, runs = _build(tmp_path, FORMS)
+    for q, forms in (("q001", ("Corran, Marsh Coast, United Isles", "Corran, the Marsh Coast, and the United Isles")),
+                     ("q002", ("Dāvid Bēla", "David Bela"))):
+        steps = [runs[f"react_reflexion_forms-{q}-t{t}"]["step"] for t in (1, 2, 3)]
+        for t in (0, 1):
+            [line] = [ln for ln in _recur(_in_short(out, steps[t])) if "answered" in ln]
+            assert line.startswith(f"- 2 of the 3 trials of this task answered \"{forms[t]}\" or a form of it "
+                                   f"(\"{forms[1 - t]}\") (this run and [{steps[1 - t]}]"), line
+            assert f"; not [{steps[2]}]" in line, line
+        assert not any("answered" in ln for ln in _recur(_in_short(out, steps[2])))

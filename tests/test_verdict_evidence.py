@@ -241,3 +241,46 @@ def test_a_verdict_vocabulary_is_a_list_of_labels_offered_as_alternatives():
     assert offered_labels("Reply with YES/NO only.") == {"YES", "NO"}
     assert offered_labels("ORVEL Records changed its name. What does ORVEL stand for?") == set()
     assert offered_labels("Flights to the USA, UK and France are sold out.") == set()  # a list of other words
+
+
+REFLEXION_CHOICE = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Which magazine was started first, ORVEL or KESTA?
+Thought 1: I need to search ORVEL and KESTA and find which was started first.
+Action 1: Search[ORVEL]
+Observation 1: ORVEL is a Danish music magazine first published in 1961.
+Thought 2: I need to search KESTA next.
+Action 2: Search[KESTA]
+Observation 2: KESTA is a weekly magazine about music, founded in Ostwick in 1952.
+Thought 3: ORVEL was started in 1961 and KESTA in 1952, so ORVEL was first.
+Action 3: Finish[ORVEL]
+Observation 3: Answer is INCORRECT
+Correct answer: KESTA
+
+------------- BEGIN HALTED AGENTS --------------
+"""
+
+
+def test_the_options_a_question_asks_among_are_no_verdict_labels(tmp_path):
+    """A question that names two upper-case titles and asks which of them: the answer is one of
+    the things looked up, so a page says where the expected one appeared, not that the task
+    expected "the verdict" KESTA."""
+    from wikitrace.compilers.arguments import offered_labels
+
+    assert offered_labels("Which of VIVA or NME was founded first?") == set()
+    assert offered_labels("Who was born first, ABBA or KISS?") == set()
+    path = tmp_path / "reflexion_log.txt"
+    path.write_text(REFLEXION_CHOICE)
+    (run,) = iter_runs([path])
+    compiled = compile_offline(run)
+    said = "\n".join(f.text for f in compiled.in_short)
+    assert "verdict" not in said, said
+    assert 'the task expected "KESTA", which appears in what the look-up at turn 2 returned' in said, said
+    assert "procedure|Finish:label" not in compiled.patterns

@@ -277,7 +277,9 @@ def run_add(opts: AddOptions, as_json: bool = False) -> int:
     else:
         lines.append(f"{result.corpus}: unchanged")
     if not opts.quiet:
-        print("\n".join(lines), file=sys.stderr)
+        from .controls import visible
+
+        print("\n".join(map(visible, lines)), file=sys.stderr)  # ids and problem lines quote the input
     if as_json:
         print(json.dumps(result_dict(result), indent=2, ensure_ascii=False))
     if result.waiting_reason:

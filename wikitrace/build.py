@@ -217,10 +217,10 @@ def _build_locked(opts: BuildOptions, pub: Publisher, progress, announce, batch_
             if reader is not None:
                 counts = reader.counts()
             else:
+                from .build_input import read_kwargs
                 from .runs.load import count_outcomes
 
-                counts, _ = count_outcomes(list(opts.inputs), opts.fmt, outcomes=opts.outcomes, redact=False,
-                                           known=reuse.known)
+                counts, _ = count_outcomes(list(opts.inputs), opts.fmt, **dict(read_kwargs(opts, reuse.known), strict=False))
             announce(f"{sum(counts.values())} runs in the input ({counts['success']} success, "
                      f"{counts['failure']} failure), {len(reuse.known)} compiled before; model {compiler.model}")
         batch_report = (_prefill_from_batch(opts, compiler, root, graves, batch_progress)

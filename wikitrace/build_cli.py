@@ -175,8 +175,10 @@ def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
     table.add_row("tokens", f"{s.get('prompt_tokens', 0)} prompt, {s.get('completion_tokens', 0)} completion")
     table.add_row("skipped", str(len(result.skipped)))
     console.print(table)
+    from .controls import visible  # problem lines quote names and ids from the input: escapes shown, not acted on
+
     for line in result.skipped[:20]:
-        console.print(f"  skipped: {line}", markup=False, highlight=False, soft_wrap=True)
+        console.print(f"  skipped: {visible(line)}", markup=False, highlight=False, soft_wrap=True)
     if len(result.skipped) > 20:
         console.print(f"  … and {len(result.skipped) - 20} more (all listed in corpus.json under build.skipped)")
     if result.batch is not None:
@@ -188,7 +190,7 @@ def _summary(console, result: BuildResult, opts: BuildOptions) -> None:
                       f"(rewritten as built): {', '.join(result.repaired[:5])}{' …' if len(result.repaired) > 5 else ''}",
                       markup=False, highlight=False, soft_wrap=True)
     for line in (result.report.warnings if result.report else [])[:10]:
-        console.print(f"  warning: {line}", markup=False, highlight=False, soft_wrap=True)
+        console.print(f"  warning: {visible(line)}", markup=False, highlight=False, soft_wrap=True)
     if result.forgotten:
         from .progress import plural
 

@@ -94,9 +94,11 @@ def report(exc: BaseException) -> int:
         line = (f"internal error ({type(exc).__name__}: {exc}) — this is a bug in wikitrace; "
                 f"run again with {DEBUG_ENV}=1 to see where, and report it")
         code = 1
+    from .controls import visible
     from .redact import scrub
 
-    sys.stderr.write(PREFIX + scrub(" ".join(str(line).split("\n"))) + "\n")
+    # a name or id the message quotes from an input may hold ESC or a bidi override: shown, not acted on
+    sys.stderr.write(PREFIX + visible(scrub(" ".join(str(line).split("\n")))) + "\n")
     return code
 
 

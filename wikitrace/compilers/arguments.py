@@ -236,14 +236,31 @@ _LIST_GOES_ON = re.compile(r"\s*(?:,|and\b|or\b)\s*\w")
 _LIST_WENT_ON = re.compile(r"\w\s*,\s*\Z")
 
 
+# a question that asks which of the things it names: "Which of VIVA or NME ...?", "Who was born
+# first, ABBA or KISS?"
+_PICK = re.compile(r"\b(?:which|who|whom|whose)\b", re.I)
+_SENTENCE_END = re.compile(r"[.!?\n]")
+
+
+def _options_asked_among(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` stands in a question asking which of its items: those are
+    the things the question is about, each a name to look up, not a set of verdicts."""
+    head = max(text.rfind(mark, 0, start) for mark in (". ", "! ", "? ", "\n")) + 1
+    tail = _SENTENCE_END.search(text, end)
+    return tail is not None and tail.group() == "?" and bool(_PICK.search(text, head, tail.start()))
+
+
 @lru_cache(maxsize=256)
 def offered_labels(text: str) -> frozenset[str]:
     """The labels ``text`` offers as a set of alternatives to answer with: every label of a list
-    of two or more joined by commas, "or" or slashes, when the list holds nothing else."""
+    of two or more joined by commas, "or" or slashes, when the list holds nothing else and is
+    no question's options."""
     found: set[str] = set()
     for m in _OFFERED.finditer(text):
         if _LIST_GOES_ON.match(text, m.end()) or _LIST_WENT_ON.search(text[max(0, m.start() - 16):m.start()]):
             continue  # labels within a longer list of other words ("the USA, UK and France")
+        if _options_asked_among(text, m.start(), m.end()):
+            continue
         items = [x.strip() for x in re.split(r"\s*,\s*(?:or\s+)?|\s+or\s+|\s*/\s*", m.group(0))]
         labels = [x for x in items if is_label(x)]
         if len(labels) >= 2:

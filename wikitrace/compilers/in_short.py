@@ -133,7 +133,7 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
     if right:  # a verdict label is chosen, not read: a page's "supports" is no source of "SUPPORTS"
         seen = None if is_verdict(r, gold) else named_source(r, gold, c) or answer_seen_in(r, gold, c)
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged right"
-                       + (f"; the look-up at turn {seen.n} had returned \"{clip(gold, 80)}\"." if seen else "."),
+                       + (f"; \"{clip(gold, 80)}\" appears in what the look-up at turn {seen.n} returned." if seen else "."),
                        [c.n] + ([seen.n] if seen else []), "answer-seen" if seen else "")
     if is_verdict(r, gold):
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "
@@ -142,7 +142,7 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
     listed = None if seen else listed_in_errors(r, gold, c.n)
     near = None if seen or listed else near_look_up(r, gold, c.n)
     text = (f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected \"{clip(gold, 80)}\", "
-            + (f"which the look-up at turn {seen.n} had returned." if seen else
+            + (f"which appears in what the look-up at turn {seen.n} returned." if seen else
                f"which no look-up that went through had returned, only {listed.where('answered')}." if listed else
                f"which no look-up had returned as written{near_phrase(near)}." if near else "which no look-up had returned."))
     turns = [c.n] + ([seen.n] if seen else []) + (listed.turns if listed else []) + ([near[0].n] if near else [])

@@ -170,7 +170,7 @@ def wrong_answer(r: Reading, c: Call) -> str | None:
         return f"This answer ended the run and was judged wrong; the task expected the verdict \"{clip(gold, 80)}\"."
     seen = named_source(r, gold, c) or answer_seen_in(r, gold, c)
     return (f"This answer ended the run and was judged wrong; the task expected \"{clip(gold, 80)}\", which "
-            + (f"the look-up at turn {seen.n} had returned." if seen is not None else "no look-up had returned."))
+            + (f"appears in what the look-up at turn {seen.n} returned." if seen is not None else "no look-up had returned."))
 
 
 def _window(text: str, needle: str, width: int) -> str | None:
@@ -220,7 +220,7 @@ def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
     window = _window(seen.turn.result, gold, width)
     if window is None:
         return []
-    return [f"{seen.name} at turn {seen.n} had returned it in: \"{window}\""]
+    return [f"What {seen.name} returned at turn {seen.n} holds it: \"{window}\""]
 
 
 def given_answer_note(r: Reading, c: Call, width: int = 90) -> list[str]:

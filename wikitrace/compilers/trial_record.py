@@ -14,6 +14,7 @@ reservation id the system made) differs between trials by construction.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from ..runs.errors import tests_passed
 from .arguments import is_verdict
@@ -65,13 +66,21 @@ def _norm_text(value: str):
         return text
 
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
+# Words that change an answer's form, not what it names: the articles, and "and" (what "&", a
+# mark the comparison drops, spells out), so "India, Europe, and the United States" is
+# "India, Europe, United States" given again.
+_FORM_WORDS = re.compile(r"\b(a|an|the|and)\b")
 
 
 def answer_norm(text: str) -> str:
-    """An answer as compared across trials: case, punctuation, articles and spacing dropped."""
-    folded = re.sub(r"[^\w\s]", " ", str(text).casefold())
-    return " ".join(_ARTICLES.sub(" ", folded).split())
+    """An answer as compared across trials: case, accents ("Śivarāma" is "Sivarama"), punctuation,
+    the form words above and spacing dropped. Every comparison of answers between trials goes
+    through it, so a count of trials that gave an answer and its "not …" list agree."""
+    text = str(text).casefold()
+    if not text.isascii():
+        text = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+    folded = re.sub(r"[^\w\s]", " ", text)
+    return " ".join(_FORM_WORDS.sub(" ", folded).split())
 
 
 def _made_by_own_change(r: Reading, c: Call, value: str) -> bool:

@@ -74,7 +74,7 @@ def case_text(case: dict, success: bool) -> str:
                 + (", ".join(asked) if asked else f"{case['answered']} answered look-ups")
                 + (f", the agent writing before it {_q(case['thought'])}" if case.get("thought") else ""))
     if seen:
-        said += (f"; the look-up at turn {seen['turn']} ({seen['call']}) had already returned the expected words: "
+        said += (f"; the expected words appear in what the look-up at turn {seen['turn']} ({seen['call']}) returned: "
                  f"{_q(seen['text'])}")
     elif "expected" in case and case.get("shape") != "yes/no":
         said += "; no look-up before it returned the expected words"
@@ -112,7 +112,7 @@ def length_rule(long_cases: list[tuple[dict, dict]], short_cases: list[tuple[dic
         out.append(f"Too long: in {_of(joined, a)} the answer joined more items (with a comma, \"and\" or the like) "
                    f"than the expected one held; in {_of(asked_again, a)} every added word was already in the question.")
     if b:
-        out.append(f"Too short: in {_of(whole, b)} a look-up before the answer had returned the whole expected form; "
+        out.append(f"Too short: in {_of(whole, b)} the whole expected form appears in what a look-up before the answer returned; "
                    f"in the other {b - whole} no look-up before the answer had returned it as written.")
     by_shape = []
     for shape, words in SHAPES:

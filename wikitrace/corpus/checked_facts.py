@@ -51,7 +51,7 @@ _SAID = {
                           "make only the changes the request asks for"),
     "missed-change": ("the task expected a change the run never made",
                       "make every change the request asks for before ending"),
-    "answer-seen": ("a look-up before the answer had already returned the expected answer",
+    "answer-seen": ("the expected answer appears in what a look-up before the answer returned",
                     "reread what the look-ups returned for the thing asked before {t}"),
 }
 _TOOL_KEYS = ("answer", "error", "went-through", "procedure", "hand-off")  # keys whose second field is a tool

@@ -167,7 +167,7 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
     did, do, clause = _said(item, entry, _fact(entry, item))
     if item[0] == "answer":
         do = _answer_do(entry, holders, made) or _unmet_do(entry, holders) or do
-        did += _other_forms(item, holders)
+        did += _other_forms(entry, item, holders)
     failed = [m for m in members if m["outcome"] != "success"]
     k, pool = len(holders), len(failed)
     trials = "trials of this task" if not won else "failed trials of this task"
@@ -194,13 +194,20 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
     return f"{said}: {do}." + (f" {held}" if held else "")
 
 
-def _other_forms(item: tuple, holders: list[dict]) -> str:
-    """The holders' answers that differ from this run's by words added or dropped, said after it."""
+def _other_forms(entry: dict, item: tuple, holders: list[dict]) -> str:
+    """The holders' answers written otherwise than this run's, said after it: a reader who
+    recounts the trials sees each form the line counts as this answer. "Words added or dropped"
+    only when every form shown differs by its words, not by accents or "and"."""
+    def plain(text: str) -> str:
+        return " ".join(text.casefold().split())
+
+    mine = plain(entry["decisive"]["answer"]["text"])
     texts = [((m.get("decisive") or {}).get("answer") or {}).get("text") for m in holders]
-    forms = list(dict.fromkeys(_t(t) for t in texts if t and answer_norm(t) != item[1]))
+    forms = list(dict.fromkeys(t for t in texts if t and plain(t) != mine))[:2]
     if not forms:
         return ""
-    return " or a form of it with words added or dropped (" + ", ".join(f'"{x}"' for x in forms[:2]) + ")"
+    how = " with words added or dropped" if all(answer_norm(t) != item[1] for t in forms) else ""
+    return f" or a form of it{how} (" + ", ".join(f'"{_t(x)}"' for x in forms) + ")"
 
 
 def _unmet_do(entry: dict, holders: list[dict]) -> str | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -274,16 +275,24 @@ def iter_runs(paths: list[Path], fmt: str | None = None, report: LoadReport | No
     """``_iter_runs`` (below), and what it tells about the input redacted too: a file
     name or a record quoted in a problem line reaches the terminal and corpus.json."""
     report = report if report is not None else LoadReport()
+    with _telling_redacted(report, redact, redact_patterns):
+        yield from _iter_runs(paths, fmt, report, redact=redact, redact_patterns=redact_patterns, **kwargs)
+
+
+@contextmanager
+def _telling_redacted(report: LoadReport, redact: bool, patterns: Iterable[str]):
+    """What a reading inside the block tells (the lines it adds to ``report``, the message of a
+    RunError it raises) redacted, when ``redact`` is on: those reach the terminal."""
     marks = (len(report.errors), len(report.warnings), len(report.ignored), set(report.detected))
     try:
-        yield from _iter_runs(paths, fmt, report, redact=redact, redact_patterns=redact_patterns, **kwargs)
+        yield
     except RunError as exc:
         if not redact:
             raise
-        raise RunError(_redactor(redact_patterns).text(str(exc))) from None
+        raise RunError(_redactor(patterns).text(str(exc))) from None
     finally:
         if redact:
-            _redact_report(report, marks, _redactor(redact_patterns))
+            _redact_report(report, marks, _redactor(patterns))
 
 
 def _redactor(patterns: Iterable[str]):
@@ -451,9 +460,14 @@ def _no_outcome(path: Path, run: Run, fmt: str, table: Mapping, outcomes) -> str
     return f"{head}; skipped (pass --outcomes FILE to include it)"
 
 
-def count_outcomes(paths: list[Path], fmt: str | None = None, **kwargs) -> tuple[Counter, LoadReport]:
-    """Read everything once and count success/failure (for a summary before compiling)."""
+def count_outcomes(paths: list[Path], fmt: str | None = None, *, redact: bool = True, redact_patterns: Iterable[str] = (),
+                   **kwargs) -> tuple[Counter, LoadReport]:
+    """Read everything once and count success/failure (for a summary before compiling), with the
+    build's own redaction settings. The runs are counted and dropped, so their text is not
+    redacted; what the reading tells is, as the build's reading tells it: a problem line or a
+    failure names files and records, and reaches a printed line."""
     report = LoadReport()
-    for _ in iter_runs(paths, fmt, report, **kwargs):
-        pass
+    with _telling_redacted(report, redact, redact_patterns):
+        for _ in _iter_runs(paths, fmt, report, redact=False, **kwargs):
+            pass
     return Counter(report.outcomes), report

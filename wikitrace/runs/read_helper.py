@@ -69,8 +69,8 @@ def start_early(paths: list[Path], llm: bool) -> None:
 class RunReader:
     """``load.iter_runs`` in a helper process: the same items, report and errors.
 
-    With ``count_first`` the helper first counts the outcomes (as
-    ``load.count_outcomes`` with redaction off) and sends them, so the build can
+    With ``count_first`` the helper first counts the outcomes (``load.count_outcomes``:
+    the runs unredacted, what the reading tells redacted) and sends them, so the build can
     show them before any model call while it is still starting up itself.
     """
 
@@ -170,7 +170,7 @@ def serve(inp: BinaryIO, out: BinaryIO, each: Callable[..., Any] | None = None) 
     try:
         try:
             if count_first:
-                counts, _ = count_outcomes(paths, fmt, **dict(kwargs, redact=False, strict=False))
+                counts, _ = count_outcomes(paths, fmt, **dict(kwargs, strict=False))
                 sender.send(("counts", counts))
             for item in iter_runs(paths, fmt, report, **kwargs):
                 if not isinstance(item, Carried):
