@@ -86,8 +86,7 @@ def mistake(entry: dict, by_step: dict[str, dict]) -> tuple[str, dict]:
                 f"it differed from the task's expected call{source}{',' if source else ''} in {share}{also}."), {
             "steps": steps, "said": f"the `{arg}` sent to {change} differed from the task's expected call"}
     if kind == "unexpected-change":
-        return (f"Before {top}, check that the request calls for the change and the rules allow it as sent: a call of "
-                f"{top} that the task did not expect "
+        return (f"Call {top} only for a change the request asks for: a call of {top} that the task did not expect "
                 f"went through in {share}."), {"steps": steps, "said": f"a {top} call the task did not expect went through"}
     return (f"Before ending, make every {top} call the request calls for: an expected {top} call never went "
             f"through in {share}."), {"steps": steps, "said": f"an expected {top} call never went through"}
