@@ -24,6 +24,11 @@ each such claim:
 - *taking*: a procedure lesson's "taking a from T" / "from the user's words" where no turn of
   that kind before the run's call holds a value the call sent under ``a`` (echoes aside, and
   for an id, answers about another record or item while another answer held it: see *record*);
+- *took*: a page's "Looked up with T at turn N; a later call took a from what it returned": no
+  later call sent under ``a`` a value turn N's answer held (not as its own argument) that the user
+  did not give instead (a word or number a user message before the call wrote, naming its field
+  for a number or a short word; an id, or a free-form text, a user message between turn N and the
+  call wrote: a question holding its answer's words gave no answer);
 - *at*, *named*: "X at turn N", "X (turn N)" with X a tool of the run: turn N is no call of X;
 - *role*, *told*, *said-at*: "the agent's last message before it (turn N)", "the system prompt
   (turn N)", "the user's yes (turn N)", "the user message at turn N", "the error at turn N":
@@ -315,47 +320,15 @@ def _objects(node, top: bool = True):
             yield from _objects(x)
 
 
-_TAKING = re.compile(r"call (\w+), taking (.*?)\.(?= |$)")
-_SOURCE = re.compile(r"^- \[(step-\d+)\].*?\): turn (\d+): (\w+)")
-
-
-def _check_taking(root: Path, page: Path, text: str, tally: Tally) -> None:
-    """A procedure lesson's "call X, taking a and b from T; c from the user's words": some turn of
-    the named kind before the run's call holds a value the call sent under each argument, and an
-    answer so named is not only the echo of a call that was sent the value."""
-    found = _TAKING.search(text)
-    source = next((m for m in map(_SOURCE.match, text.splitlines()) if m), None)
-    if not found or source is None or source.group(3) != found.group(1) or "successful runs here" in found.group(2):
-        return
-    step, at = source.group(1), int(source.group(2))
-    turns = _turns(str(root), step)
-    for part in found.group(2).split("; "):
-        keys, _, place = part.rpartition(" from ")
-        for key in re.split(r", | and ", keys):
-            if not key or key.endswith(" more"):
-                continue
-            tally.claims["taking"] += 1
-            sent = [v for _c, v in _values(turns, key, at, -1)]
-            before = [t for n, t in sorted(turns.items()) if n < at]
-            if place == "the user's words":
-                ok = any(_is_user(t) and (holds(_text(t), v) or answered(_text(t), key, v)) for t in before for v in sent)
-            else:  # an answer of that tool held it, about the call's own record when any answer about it held it
-                held = [(t, v) for t in before for v in sent if t.get("type") == "function_call" and holds(_text(t), v)
-                        and v not in [x for _p, x in _leaves(_args(t))]]
-                near = [(t, v) for t, v in held if not _distinctive(v) or not _astray(t, turns[at], key, v)] or held
-                ok = any(t.get("name") == place for t, _v in near)
-            if not ok:
-                tally.wrong["taking"] += 1
-                tally.examples.append(f"taking: {page.name} [{step} turn {at}] `{key}` from {place}")
-
-
 def check_corpus(root: Path, tally: Tally) -> None:
+    from claim_takes import check_taking, check_took  # its checks read this module's helpers
+
     for page in sorted((root / "compilation").glob("step-*.md")) + sorted((root / "insight").glob("insight-*.md")):
         own = page.stem if page.parent.name == "compilation" else None
         call_at: int | None = None
         text = page.read_text(encoding="utf-8")
         if own is None:
-            _check_taking(root, page, text, tally)
+            check_taking(root, page, text, tally)
         for line in text.splitlines():
             line = line.replace("\\", "")
             if line.startswith("**Turns**"):
@@ -363,6 +336,8 @@ def check_corpus(root: Path, tally: Tally) -> None:
                 call_at = int(nums[-1]) if nums else None
             elif line.startswith("#"):
                 call_at = None
+            if own is not None and "a later call took" in line:
+                check_took(str(root), own, line, tally, page.name)
             for m in _PLACE.finditer(line):
                 links = _STEP.findall(line[:m.start()])
                 step = links[-1] if m.group(2) or own is None else own

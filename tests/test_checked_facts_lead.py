@@ -220,8 +220,8 @@ def test_a_fact_the_successful_runs_of_the_pattern_met_as_often_does_not_lead_an
     # the same failed runs against successful hand-offs that were all expected: now it separates, and leads
     (entry,) = gather(failed + [_handing_off(10 + k, 10 + k, True, []) for k in range(8)])
     assert entry["guideline"].startswith("In 6 of the 6 failed runs here a state-changing call the task did not "
-                                         "expect went through (pass_to_person in 6): call pass_to_person only when the request "
-                                         "asks for that change.")
+                                         "expect went through (pass_to_person in 6): check that the request calls for a "
+                                         "pass_to_person change and the rules allow it as sent.")
     assert "set_aside" not in entry
 
 
@@ -392,5 +392,5 @@ def test_a_fact_on_the_lessons_own_tool_leads_before_one_only_on_another_tool():
     runs += [_entry(k, True, []) for k in range(3, 12)]
     (entry,) = gather(runs)
     assert entry["guideline"].startswith("In 3 of the 3 failed runs here a state-changing call the task did not "
-                                         "expect went through (book_trip in 3): call book_trip only when the "
-                                         "request asks for that change.")
+                                         "expect went through (book_trip in 3): check that the request calls for "
+                                         "a book_trip change and the rules allow it as sent.")

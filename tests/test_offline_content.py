@@ -250,9 +250,9 @@ def test_failure_page_quotes_the_rules_the_call_breaks_with_their_turn():
     assert ('The system prompt (turn 0) says: "Payment: each reservation can use at most one travel certificate, '
             'at most one credit card, and at most three gift cards." — here the arguments hold 2 travel certificate values; '
             'the rule allows 1.') in notes
-    # the user's last words before the booking were not a yes
-    assert "obtain explicit user confirmation (yes) to proceed.\" — here the user's last message before the call (turn 4) did " \
-           "not agree to a change" in notes
+    # the user's last words before the booking asked for it, with no yes to the details the agent never listed
+    assert "obtain explicit user confirmation (yes) to proceed.\" — here the user's last message before the call (turn 4) was " \
+           "a request, and the agent made the change without first putting its details to the user for a yes" in notes
     assert item.turns == [5]
     assert comp.evidence[0] is item  # causes are ranked: the call whose checks fail comes first
 

@@ -195,6 +195,17 @@ def _fields(call: Turn, text: str) -> None:
     assert (len(shown) == len(plain)) == (m.group(1) == "its"), text
 
 
+def _sent_again(c: Check, n: int, keys: str, text: str) -> None:
+    """"a later call sent the same k": for each key, a later change sent a value the call at ``n``
+    had itself been sent (a plain-text query sent whole as the answer, for ``argument``)."""
+    args = c.call(n).arguments
+    sent = {args.strip().casefold()} if isinstance(args, str) else {str(v).casefold() for _k, _d, v in _keyed(args)}
+    for key in keys.split(", "):
+        assert any(isinstance(t.arguments, str) and t.arguments.strip().casefold() in sent if key == "argument" else
+                   isinstance(t.arguments, dict) and str(t.arguments.get(key)).casefold() in sent
+                   for t in c.changes() if t.turn > n), (key, text)
+
+
 def _decision(c: Check, text: str, success: bool) -> None:
     m = re.fullmatch(r"After (.+) failed at turn (\d+), (.+); (the same command|the same call|.+) then went through at "
                      r"turn (\d+)(?: and its tests passed \((.+)\))?\.", text)
@@ -209,9 +220,12 @@ def _decision(c: Check, text: str, success: bool) -> None:
             assert c.holds(fix, m.group(6).rstrip("…")) and not re.search(r"\b[1-9]\d* failed", c.call(fix).result or "")
         return
     m = re.fullmatch(r"After (\S+) failed at turn (\d+), called it again at turn (\d+) with (.+?)"
-                     r"(?:; a later call took (.+) from what it returned)?\.", text)
+                     r"(?:; a later call took (.+?) from what it returned)?(?:(?: and|; a later call) sent the same (.+))?\.",
+                     text)
     if m:
         err, fix = int(m.group(2)), int(m.group(3))
+        if m.group(6):
+            _sent_again(c, fix, m.group(6), text)
         if m.group(5):  # each key sent by a later call, a plain-string one held by the retry's answer
             later = [t for t in c.calls if t.turn > fix]
             for key in m.group(5).split(", "):
@@ -263,11 +277,7 @@ def _decision(c: Check, text: str, success: bool) -> None:
     m = re.fullmatch(r"Looked up with (.+) at turn (\d+)(?:; a later call took (.+) from what it returned)?"
                      r"(?:(?: and|; a later call) sent the same (.+))?\.", text)
     if m and m.group(4):  # each key: a later change sent the value this look-up had itself been sent
-        n = int(m.group(2))
-        sent = {str(v).casefold() for _k, _d, v in _keyed(c.call(n).arguments)}
-        for key in m.group(4).split(", "):
-            assert any(isinstance(t.arguments, dict) and str(t.arguments.get(key)).casefold() in sent
-                       for t in c.changes() if t.turn > n), (key, text)
+        _sent_again(c, int(m.group(2)), m.group(4), text)
         text = (f"Looked up with {m.group(1)} at turn {m.group(2)}"  # what is left is checked below
                 + (f"; a later call took {m.group(3)} from what it returned." if m.group(3) else "."))
     m = re.fullmatch(r"Looked up with (.+) at turn (\d+)(; a later call took (.+) from what it returned\.| before any "

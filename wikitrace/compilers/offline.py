@@ -40,7 +40,7 @@ from .in_short import in_short
 from .insight_words import free_form, gives_answer, join, report_message
 from .option_choices import item_note, option_note
 from .verdict_evidence import verdict_note
-from .value_sources import source_notes
+from .value_sources import answer_source, source_notes
 from .page_items import answered_nothing, diff_phrase, label, shown_answer, short_call
 from .page_notes import followed_note, given_answer_note, listed_note, reason_note
 from .record_notes import used_record
@@ -51,7 +51,7 @@ from .run_insights import insights_for
 from .run_patterns import patterns_of
 from .value_rules import value_rules
 from .trial_record import decisive
-from .arguments import check_arguments
+from .arguments import FREE_FORM, check_arguments
 from .reading import Call, Reading, command_of, harness_reason, leaves, read_run
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
 from .text import clip, quote_of, short_task
@@ -216,16 +216,30 @@ def _success_items(r: Reading, with_notes: bool = True) -> list[Item]:
     supplied: dict[int, list[str]] = {}  # turn -> the argument keys a later change took from its answer
     taken: dict[int, list[tuple[str, object]]] = {}  # turn -> (argument path, value) a later change took
     # a value the look-up was itself sent is no value taken from its answer: the change sent the same one
-    sent = {c.n: {str(v).casefold() for _p, v in leaves(c.turn.arguments)} for c in calls
-            if not c.writes and isinstance(c.turn.arguments, dict)}  # named values: a plain text is searched, not sent on
+    # (a plain-text query sent whole as a later answer was sent, not taken from what the search returned)
+    sent = {c.n: {str(v).casefold() for _p, v in leaves(c.turn.arguments)} if isinstance(c.turn.arguments, dict)
+            else {c.turn.arguments.strip().casefold()} for c in calls
+            if not c.writes and isinstance(c.turn.arguments, (dict, str))}
     fresh: dict[int, set[str]] = {}  # turn -> argument keys with a value its answer held and its arguments did not
+    by_turn = {c.n: c.name for c in calls}
     for w in writes:
+        names = frozenset(v.lower() for _p, v in leaves(w.turn.arguments) if isinstance(v, str) and len(v) > 2)
         for a in check_arguments(r, w.turn):
-            if a.seen_at is not None and a.seen_in == "observation":
-                supplied.setdefault(a.seen_at, []).append(a.path.split(".")[0].split("[")[0])
-                taken.setdefault(a.seen_at, []).append((a.path, a.value))
-                if str(a.value).casefold() not in sent.get(a.seen_at, ()):
-                    fresh.setdefault(a.seen_at, set()).add(a.path.split(".")[0].split("[")[0])
+            if a.seen_at is None or a.seen_in != "observation":
+                continue
+            at = a.seen_at
+            if str(a.value).casefold() not in sent.get(at, ()) and a.path != FREE_FORM:
+                # a value the look-up was not sent is credited where the page's "In short" and source
+                # notes credit it: a value the user gave is not taken from an answer that also held it
+                # (a free-form text, an answer or a query, is one text: the last turn that held it)
+                source = answer_source(r, w, a, by_turn, names)
+                if source is None:
+                    continue
+                at = source.turn
+            supplied.setdefault(at, []).append(a.path.split(".")[0].split("[")[0])
+            taken.setdefault(at, []).append((a.path, a.value))
+            if str(a.value).casefold() not in sent.get(at, ()):
+                fresh.setdefault(at, set()).add(a.path.split(".")[0].split("[")[0])
     recovered = _recoveries(calls)
     fixes = {fix.n for _, fix in recovered}  # one call, one item: a retry or an edit told in a recovery
     for err, fix in recovered:  # is not told again on its own
@@ -244,11 +258,14 @@ def _success_items(r: Reading, with_notes: bool = True) -> list[Item]:
                 turns=[err.n] + [c.n for c, _ in edits[:3]] + [fix.n], quote=quote_of(err.turn.result),
                 call=call_line(edits[-1][0])), "recovery", fix))
             continue
-        took = list(dict.fromkeys(supplied.get(fix.n, [])))  # the retry's own look-up line is folded in here
+        keys = list(dict.fromkeys(supplied.get(fix.n, [])))  # the retry's own look-up line is folded in here
+        same = [k for k in keys if k not in fresh.get(fix.n, ())]  # values the retry was itself sent
+        took = [k for k in keys if k not in same]
         items.append(Item(80, Evidence(
             decision=f"After {err.name} failed at turn {err.n}, called it again at turn {fix.n}"
             + (f" with {', '.join(changed)} changed" if changed else " with the same arguments")
-            + (f"; a later call took {', '.join(took[:4])} from what it returned." if took else "."),
+            + (f"; a later call took {', '.join(took[:4])} from what it returned" if took else "")
+            + (f"{' and' if took else '; a later call'} sent the same {', '.join(same[:4])}" if same else "") + ".",
             support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
                     f"the second returned: {clip(fix.turn.result, 100)}",
             turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=call_line(fix),

@@ -35,6 +35,7 @@ from .verdict_evidence import verdict_insight
 from .insight_words import (WHY_WRONG, clip_words, expected_answer, free_form, gives_answer, is_hand_off, join,
                             last_said, rule_title, top_key, why_wrong)
 from .argument_places import sources
+from .expected_calls import made_as_expected
 from .picked_values import picked
 from .changes import edit_of
 from .coding_insights import edit_detail
@@ -369,7 +370,8 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         # (a profile, a script whose effect the log does not show) is no change the lesson could check
         changes = [w for w in writes if not (runs_a_command(w.turn) and is_test_report(w.turn.result))
                    and not (_head_word(w.name or "") in _SHELL_TOOLS and edit_of(w.turn) is None
-                            and not w.turn.extra.get("submits"))]
+                            and not w.turn.extra.get("submits"))
+                   and not made_as_expected(r, w)]  # a change the log records as expected is no candidate mistake
         if changes:
             out.append(_went_through_insight(r, changes[-1]))
     # an error the run got past another way ended nothing: it teaches no lesson of its own

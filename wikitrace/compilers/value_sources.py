@@ -245,6 +245,16 @@ def _value_place(r: Reading, c: Call, a, by_turn: dict[int, str],
     return place
 
 
+def answer_source(r: Reading, c: Call, a, by_turn: dict[int, str], names: frozenset[str]) -> Turn | None:
+    """The one tool answer ``_value_place`` credits the value to, or None: a value credited to the
+    user, to the agent's own earlier call or pick, to several answers or to nowhere was taken from
+    no one answer, so no page may say a call took it from what a look-up returned."""
+    place = _value_place(r, c, a, by_turn, names)
+    if place is None or place[3] != "answer" or place[2] is None:
+        return None
+    return place[2] if place[0] == _place(r, place[2]) else None  # one answer, not several sharing a tool
+
+
 def _told_words(t: Turn, a) -> str:
     """For a number a user message gave in words near its field's word ("two checked bags"), those
     words, and the key's words they lack: "2 from the user" alone would read as if the user had

@@ -159,7 +159,7 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
                              ("success", "successful", contrast.get("success_met"))):
         side = (contrast.get("counted") or {}).get(outcome)
         if side:
-            counted.append({"n": n, "word": word, "sources": side["sources"], "more": side["more"],
+            counted.append({"n": n, "word": word, "outcome": outcome, "sources": side["sources"], "more": side["more"],
                             "named": side["steps"][COUNTED_LINKED:],
                             "pages": [(st, layout.compilation_doc(st)) for st in side["steps"][:COUNTED_LINKED]]})
     by_hand = templates is None or not (Path(templates) / INSIGHT_TEMPLATE).is_file()
@@ -182,7 +182,9 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
         checked_links="\n\n".join(x for x in (checked_links(entry, link, md_text), lead_links(entry, link)) if x),
         answer_versus=answer_versus,
         frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry), counted=counted, layout_doc=layout.compilation_doc,
-        counted_are_sources=bool(counted) and not any(side["pages"] or side["more"] for side in counted),
+        # said only when every source is counted there: a rule's keepers under Sources are not its breakers
+        counted_are_sources=bool(counted) and not any(side["pages"] or side["more"] for side in counted)
+        and {s["outcome"] for s in entry["sources"]} <= {side["outcome"] for side in counted if side["sources"]},
         instead=instead, failed_ended=failed_ended, sources=sources, link=link, same_task=same_task,
         # the first source's pages, under the names a template written for one-run insights uses
         step=entry["source_step"], outcome=entry["source_outcome"], compilation=layout.compilation_doc(entry["source_step"]),

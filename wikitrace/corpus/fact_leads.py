@@ -62,7 +62,7 @@ OWN = {
 }
 # how a rule's change differed, by the kind of the fact the rule came with
 _HOW = {"arguments": ("{n} sent other values", "it sent other values"),
-        "unexpected-change": ("{n} made it unasked", "it was made unasked"),
+        "unexpected-change": ("{n} made one the task did not expect", "it made one the task did not expect"),
         "missed-change": ("{n} never made it", "it was never made")}
 
 

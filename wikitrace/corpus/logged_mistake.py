@@ -86,7 +86,8 @@ def mistake(entry: dict, by_step: dict[str, dict]) -> tuple[str, dict]:
                 f"it differed from the task's expected call{source}{',' if source else ''} in {share}{also}."), {
             "steps": steps, "said": f"the `{arg}` sent to {change} differed from the task's expected call"}
     if kind == "unexpected-change":
-        return (f"Call {top} only for a change the request asks for: a call of {top} that the task did not expect "
+        return (f"Check that the request calls for a {top} change and the rules allow it as sent: a call of {top} "
+                f"that the task did not expect "
                 f"went through in {share}."), {"steps": steps, "said": f"a {top} call the task did not expect went through"}
     return (f"Before ending, make every {top} call the request calls for: an expected {top} call never went "
             f"through in {share}."), {"steps": steps, "said": f"an expected {top} call never went through"}

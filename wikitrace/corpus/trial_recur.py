@@ -33,7 +33,7 @@ LINKED = 8  # trials linked per line; more are counted
 # an item's kind -> (what the trials did, as a verb phrase after "N trials of this task", what to do)
 _CHANGE = {
     "missed": ("never made the `{0}` change the task expected", ""),  # what they did instead is said (``_instead``)
-    "unexpected": ("made a `{0}` change the task did not expect", "make no `{0}` call the request does not ask for"),
+    "unexpected": ("made a `{0}` change the task did not expect", "before a `{0}` change, check that the request calls for it and the rules allow it as sent"),
     "arguments": ("sent `{1}` in {0} otherwise than the task expected",
                   "check `{1}` against what the user asked for before {0}"),
 }
