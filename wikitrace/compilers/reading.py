@@ -246,6 +246,7 @@ class Reading:
 
 
 def read_run(run: Run) -> Reading:
+    _KEPT_LEAVES.clear()  # the last run's containers: no longer asked about
     calls, harness = [], []
     facts = []  # observations and user messages, in order (a harness step is never one)
     replies = user_replies(run)
@@ -306,10 +307,27 @@ def leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
     """(path, scalar) for every scalar inside nested arguments: ``passengers[0].first_name``.
 
     A list filled by one recursion over the containers: nested generators handed every
-    scalar up through each level, and large JSON observations are walked this way."""
-    out: list[tuple[str, Any]] = []
+    scalar up through each level, and large JSON observations are walked this way. The
+    lessons ask for the same call's arguments (and the same parsed answer) about five times
+    each, so a container's list is kept while its run is read (``read_run`` starts afresh):
+    callers only read it, and nothing changes a run's turns while they are read."""
+    if path or not isinstance(value, (dict, list)):
+        out: list[tuple[str, Any]] = []
+        _add_leaves(value, path, out)
+        return out
+    hit = _KEPT_LEAVES.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    out = []
     _add_leaves(value, path, out)
+    if len(_KEPT_LEAVES) >= _KEPT_MAX:
+        _KEPT_LEAVES.clear()
+    _KEPT_LEAVES[id(value)] = (value, out)  # the container kept alive, so its id is not another's
     return out
+
+
+_KEPT_LEAVES: dict[int, tuple[Any, list]] = {}
+_KEPT_MAX = 4096
 
 
 def _add_leaves(value: Any, path: str, out: list) -> None:
