@@ -191,7 +191,7 @@ _COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, 
                 "ten": 10}
 
 
-_COUNT_CUE = _Caseless(r"\bhow many\b|\bthere (?:are|were|is|was)\b")  # read in every user message
+_COUNT_CUE = _Caseless(r"\bhow many\b|\bthere (?:are|were|is|was)\b", needs=("how many", "there "))  # read in every user message
 
 
 def stated_count(text: str, noun: str) -> int | None:

@@ -51,8 +51,11 @@ class _Caseless:
     message of every run is read this way). Other text keeps re.I, whose case folding lower() does
     not reproduce."""
 
-    def __init__(self, pattern: str):
+    def __init__(self, pattern: str, needs: tuple[str, ...] = ()):
         self.pattern = pattern
+        # lower-case literals one of which every match holds: an ASCII text holding none is passed
+        # over without running the pattern
+        self._needs = needs
         self._plain = re.compile(pattern)
         self._folding = re.compile(pattern, re.I)
         # A leading \b hides the alternation's first letters from the engine, which then tries a
@@ -63,9 +66,11 @@ class _Caseless:
 
     def search(self, text: str, pos: int = 0) -> re.Match | None:
         if text.isascii():
-            if self._after_boundary is None:
-                return self._plain.search(text.lower(), pos)
             low = text.lower()
+            if self._needs and not any(x in low for x in self._needs):
+                return None
+            if self._after_boundary is None:
+                return self._plain.search(low, pos)
             m = self._after_boundary.search(low, pos)
             while m is not None and not _at_boundary(low, m.start()):
                 m = self._after_boundary.search(low, m.start() + 1)

@@ -103,14 +103,16 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[A-Za-z][\w'-]*")
 
 
-def _names_written(text: str) -> set[str]:
+@lru_cache(maxsize=1024)
+def _names_written(text: str) -> frozenset[str]:
     """Capitalised words the user wrote inside a sentence (not its first word, not "I"): the names
-    of places, people and things, lower case."""
+    of places, people and things, lower case. Once per message, though every turn a change asks
+    about reads the messages before it again."""
     out: set[str] = set()
     for sentence in _SENTENCE.split(text or ""):
         words = _WORD.findall(sentence)
         out.update(w.lower() for w in words[1:] if len(w) >= 3 and w.isalpha() and w[0].isupper() and w[1:].islower())
-    return out
+    return frozenset(out)
 
 
 def _names_no_answer_held(r: Reading, before: int) -> set[str]:
