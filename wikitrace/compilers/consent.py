@@ -101,23 +101,28 @@ _AGREEING = (
 _OPENS_AGREEING = _Caseless(rf"^{_COURTESY}(?:{_AGREEING})\b")
 _ONLY_OKAY = _Caseless(r"^(?:ok|okay|alright|all right)[\s.!]*$")  # "Okay, I want ..." may be a new request
 _GO_AHEAD = _Caseless(r"\b(?:i'?d|i would|i want to|i wish to|please|let'?s)(?: just)? "
-                      r"(?:like to )?(?:proceed|go ahead)\b")
+                      r"(?:like to )?(?:proceed|go ahead)\b", needs=("proceed", "go ahead"))
 # "Yes, but ..." agrees to part and objects to the rest: that reading is left undecided. Only the
 # first sentence is read for it ("Yes, go ahead. It was my last trip, but ..." agrees), save for
 # a counter-proposal anywhere ("That's okay. Let's cancel it instead.").
-_HOLDS_BACK = _Caseless(r"\b(?:but|however|although|though|wait|instead|hold on|not yet)\b")
-_INSTEAD = _Caseless(r"\b(?:instead|rather)\b")
+_HOLDS_BACK = _Caseless(r"\b(?:but|however|although|though|wait|instead|hold on|not yet)\b",
+                        needs=("but", "however", "though", "wait", "instead", "hold on", "not yet"))
+_INSTEAD = _Caseless(r"\b(?:instead|rather)\b", needs=("instead", "rather"))
 _REFUSING = _Caseless(rf"^{_COURTESY}(?:no(?! problem| worries)|nope|not yet|not now|wait|hold on|hang on|stop|"
                       r"don'?t|do not|never mind|cancel that)\b")
 # Any of these words, anywhere, makes a reply that did not open with agreement too uncertain to call a refusal.
 _AFFIRM_ANYWHERE = _Caseless(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|please do|okay|ok|"
-                             r"sure(?<!make sure)(?<!be sure)(?<!not sure)|good|fine|agree)\b")
+                             r"sure(?<!make sure)(?<!be sure)(?<!not sure)|good|fine|agree)\b",
+                             needs=("yes", "yeah", "yep", "confirm", "correct", "go ahead", "proceed", "please do", "ok",
+                                    "sure", "good", "fine", "agree"))
 _SENTENCE_END = re.compile(r"[.!?\n]")
 # An agent message that puts something to the user for a yes. A yes to any other question ("Sure,
 # my user id is ...") agrees to no change: it neither covers one nor leaves one in doubt.
 _PUTS_TO_USER = _Caseless(r"\b(?:confirm|proceed|go ahead|shall i|should i|may i|would you like|do you want|"
                           r"is (?:that|this|everything) (?:ok|okay|correct|right|alright|fine)|"
-                          r"(?:does|do) (?:that|this|these|everything) (?:look|sound))\b")
+                          r"(?:does|do) (?:that|this|these|everything) (?:look|sound))\b",
+                          needs=("confirm", "proceed", "go ahead", "shall i", "should i", "may i", "would you like",
+                                 "do you want", "is that", "is this", "is everything", "look", "sound"))
 
 AGREES, REFUSES, ASKS, UNSURE = "agrees", "refuses", "asks", "unsure"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -206,14 +206,15 @@ class Reading:
     memo: dict[str, Any] = field(default_factory=dict)  # things the lessons compute once per run
     replies: set[int] = field(default_factory=set)  # user messages that answer the agent (user_replies)
     _turns: list[int] | None = None  # the turns of _ends when in order (else empty), for bisection
+    _starts: list[int] = field(default_factory=list)  # where each fact begins in _all[0]
 
     @property
     def has_interlocutor(self) -> bool:
         """A person answered the agent in this log: only then can a page say what the user did."""
         return bool(self.replies)
 
-    def anywhere_before(self, needle: str, turn: int) -> bool:
-        """A cheap filter: does ``needle`` occur (lower case) in any fact before ``turn``?"""
+    def _joined(self) -> str:
+        """Every fact's lower-case text, joined by line breaks (made once)."""
         if not self._all:
             ends, parts, size = [], [], 0
             for f in self.facts:
@@ -222,6 +223,28 @@ class Reading:
                 ends.append((f.turn, size))
             self._all.append("\n".join(parts))
             self._ends.extend(ends)
+            self._starts = [0] + [e for _t, e in ends[:-1]]
+        return self._all[0]
+
+    def facts_holding(self, needle: str) -> list[int] | None:
+        """The places in ``facts`` of the facts whose lower-case text holds ``needle`` (lower
+        case), in order: found in the facts joined once, where testing every fact for every value
+        asked about cost the most. None for a needle that could span two facts (a line break) or
+        is empty: test each fact then."""
+        if not needle or "\n" in needle:
+            return None
+        whole = self._joined()
+        starts, out = self._starts, []
+        i = whole.find(needle)
+        while i != -1:  # the needle lies inside one fact: on to the next fact
+            k = bisect_right(starts, i) - 1
+            out.append(k)
+            i = whole.find(needle, starts[k + 1]) if k + 1 < len(starts) else -1
+        return out
+
+    def anywhere_before(self, needle: str, turn: int) -> bool:
+        """A cheap filter: does ``needle`` occur (lower case) in any fact before ``turn``?"""
+        self._joined()
         if self._turns is None:  # the facts' turns, when in order: the end is then found by bisection
             turns = [t for t, _e in self._ends]
             self._turns = turns if all(a <= b for a, b in zip(turns, turns[1:])) else []

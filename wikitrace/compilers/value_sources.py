@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
 from functools import lru_cache
 
 from ..runs.model import Turn
@@ -69,25 +68,13 @@ def _names_field(key: str, low: str) -> bool:
 def _holding(r: Reading, spellings: list[str]) -> set[int]:
     """The facts (by ``id``) whose lower-case text holds one of ``spellings``: found in the run's
     facts joined once, where testing every fact for every value of every change cost the most."""
-    joined = r.memo.get("value_sources.joined")
-    if joined is None:
-        texts = [r.lower(f) for f in r.facts]
-        starts, at = [], 0
-        for t in texts:
-            starts.append(at)
-            at += len(t) + 1
-        joined = r.memo["value_sources.joined"] = ("\n".join(texts), starts)
-    whole, starts = joined
     out: set[int] = set()
     for x in spellings:
-        if not x or "\n" in x:  # a match could span two facts: each fact is tested on its own
+        places = r.facts_holding(x)
+        if places is None:  # a match could span two facts: each fact is tested on its own
             out.update(id(f) for f in r.facts if x in r.lower(f))
-            continue
-        i = whole.find(x)
-        while i != -1:  # a needle without a line break lies inside one fact: on to the next fact
-            k = bisect_right(starts, i) - 1
-            out.add(id(r.facts[k]))
-            i = whole.find(x, starts[k + 1]) if k + 1 < len(starts) else -1
+        else:
+            out.update(id(r.facts[k]) for k in places)
     return out
 
 
