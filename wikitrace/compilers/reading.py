@@ -207,6 +207,7 @@ class Reading:
     replies: set[int] = field(default_factory=set)  # user messages that answer the agent (user_replies)
     _turns: list[int] | None = None  # the turns of _ends when in order (else empty), for bisection
     _starts: list[int] = field(default_factory=list)  # where each fact begins in _all[0]
+    _holding: dict[str, list[int]] = field(default_factory=dict)  # facts_holding, by needle
 
     @property
     def has_interlocutor(self) -> bool:
@@ -229,17 +230,21 @@ class Reading:
     def facts_holding(self, needle: str) -> list[int] | None:
         """The places in ``facts`` of the facts whose lower-case text holds ``needle`` (lower
         case), in order: found in the facts joined once, where testing every fact for every value
-        asked about cost the most. None for a needle that could span two facts (a line break) or
-        is empty: test each fact then."""
+        asked about cost the most; kept per needle, since the argument checks, the value sources
+        and the picks ask about the same values. None for a needle that could span two facts (a
+        line break) or is empty: test each fact then."""
         if not needle or "\n" in needle:
             return None
-        whole = self._joined()
-        starts, out = self._starts, []
-        i = whole.find(needle)
-        while i != -1:  # the needle lies inside one fact: on to the next fact
-            k = bisect_right(starts, i) - 1
-            out.append(k)
-            i = whole.find(needle, starts[k + 1]) if k + 1 < len(starts) else -1
+        out = self._holding.get(needle)
+        if out is None:
+            whole = self._joined()
+            starts, out = self._starts, []
+            i = whole.find(needle)
+            while i != -1:  # the needle lies inside one fact: on to the next fact
+                k = bisect_right(starts, i) - 1
+                out.append(k)
+                i = whole.find(needle, starts[k + 1]) if k + 1 < len(starts) else -1
+            self._holding[needle] = out
         return out
 
     def anywhere_before(self, needle: str, turn: int) -> bool:
