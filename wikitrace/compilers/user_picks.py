@@ -192,8 +192,9 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
     if not said:
         return None
     candidates = tuple(dict.fromkeys(candidates))
-    # each value tested once per turn asked, though scoring, citing and the change's other arguments ask
-    found: dict[str, bool] = r.memo.setdefault(f"user_picks.written:{before}", {})
+    # each value tested once per set of user messages (the turns asked about between two of them read the
+    # same words), though scoring, citing and the change's other arguments ask
+    found: dict[str, bool] = r.memo.setdefault(f"user_picks.written:{[t.turn for t in said]}", {})
 
     def written(x: str) -> bool:
         hit = found.get(x)
