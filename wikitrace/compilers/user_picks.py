@@ -121,8 +121,12 @@ def _names_no_answer_held(r: Reading, before: int) -> set[str]:
     found = r.memo.get(key)
     if found is None:
         said = [t for t in r.facts if t.turn < before and t_is_user(t)]
-        answers = " ".join(r.lower(t) for t in r.facts if t.turn < before and t.type == "function_call")
-        found = r.memo[key] = {n for t in said for n in _names_written(t.content or "") if not _as_word(n, answers)}
+
+        def held(name: str) -> bool:  # only the facts holding the name are read (a name is one word)
+            return any(f.turn < before and f.type == "function_call" and _as_word(name, r.lower(f))
+                       for f in (r.facts[k] for k in r.facts_holding(name)))
+
+        found = r.memo[key] = {n for t in said for n in _names_written(t.content or "") if not held(n)}
     return found
 
 
