@@ -67,8 +67,12 @@ class _Caseless:
     def search(self, text: str, pos: int = 0) -> re.Match | None:
         if text.isascii():
             low = text.lower()
-            if self._needs and not any(x in low for x in self._needs):
-                return None
+            if self._needs:
+                for x in self._needs:  # a loop, not any(): read in every message of every run
+                    if x in low:
+                        break
+                else:
+                    return None
             if self._after_boundary is None:
                 return self._plain.search(low, pos)
             m = self._after_boundary.search(low, pos)
@@ -120,9 +124,7 @@ _SENTENCE_END = re.compile(r"[.!?\n]")
 # my user id is ...") agrees to no change: it neither covers one nor leaves one in doubt.
 _PUTS_TO_USER = _Caseless(r"\b(?:confirm|proceed|go ahead|shall i|should i|may i|would you like|do you want|"
                           r"is (?:that|this|everything) (?:ok|okay|correct|right|alright|fine)|"
-                          r"(?:does|do) (?:that|this|these|everything) (?:look|sound))\b",
-                          needs=("confirm", "proceed", "go ahead", "shall i", "should i", "may i", "would you like",
-                                 "do you want", "is that", "is this", "is everything", "look", "sound"))
+                          r"(?:does|do) (?:that|this|these|everything) (?:look|sound))\b")
 
 AGREES, REFUSES, ASKS, UNSURE = "agrees", "refuses", "asks", "unsure"
 
