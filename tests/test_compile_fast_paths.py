@@ -79,3 +79,53 @@ def test_a_quote_is_kept_wherever_its_turn_holds_it_and_dropped_where_none_does(
     ground(comp, run)
     assert [e.quote for e in comp.evidence] == quotes[:3] + [None]
     assert comp.dropped_quotes == 1
+
+
+def test_a_pattern_with_words_it_needs_finds_what_it_found_without_them():
+    # the words each consent pattern lists as needed are a shortcut only: every phrase any of its
+    # alternatives reads, in any case, is still found where the pattern alone finds it
+    import re
+
+    from wikitrace.compilers import claim_checks, consent
+
+    phrases = [
+        "Please proceed with it.", "I'd like to go ahead.", "Let's just go ahead", "I wish to proceed now",
+        "Yes, but not the blue one.", "However, keep my seat.", "Although I paid, wait.", "Hold on a second.",
+        "Not yet, thanks.", "Use the other card instead.", "I would rather keep it.", "Yeah sure.", "Yep.",
+        "I confirm.", "Confirmed!", "That is correct.", "Please do.", "Okay then.", "OK.", "Good.", "Fine by me.",
+        "I agree.", "Make sure it is refundable.", "I am not sure.", "Shall I book it?", "Should I cancel it?",
+        "May I proceed?", "Would you like the window seat?", "Do you want insurance?", "Is that okay?",
+        "Is this correct?", "Is everything fine?", "Does that look right?", "Do these sound good?",
+        "How many bags?", "There were 3 of us.", "there is one left", "thereafter we left", "A book about oaks.",
+        "Nothing to see here.", "",
+    ]
+    patterns = [p for module in (consent, claim_checks) for p in vars(module).values()
+                if isinstance(p, consent._Caseless) and p._needs]
+    assert len(patterns) >= 5
+    for p in patterns:
+        alone = re.compile(p.pattern, re.I)
+        for text in phrases:
+            found, expected = p.search(text), alone.search(text)
+            assert (found and found.span()) == (expected and expected.span()), (p.pattern, text)
+
+
+def test_an_argument_is_credited_to_the_latest_fact_before_its_call_holding_it():
+    from wikitrace.compilers.arguments import check_arguments
+
+    r = _reading(
+        _msg("system", SYSTEM),
+        _msg("user", "My reservation is QX81ZB.\nIt is under my name."),
+        _call("get_reservation_details", {"reservation_id": "QX81ZB"},
+              json.dumps({"reservation_id": "QX81ZB", "cabin": "economy", "payment_id": "card_7730215"})),
+        _call("get_user_details", {"user_id": "ana_1"},
+              json.dumps({"user_id": "ana_1", "payment_methods": {"card_7730215": {"brand": "visa"}}})),
+        _call("update_reservation_baggages", {"reservation_id": "QX81ZB", "payment_id": "card_7730215"},
+              json.dumps({"reservation_id": "QX81ZB", "payment_id": "card_7730215"})),
+        _call("update_reservation_baggages", {"reservation_id": "QX81ZB", "payment_id": "card_7730215"}, "done"),
+    )
+    assert r.facts_holding("card_7730215") == [1, 2, 3]  # its places in r.facts (the user message is 0)
+    assert r.facts_holding("qx81zb.\nit") is None  # a line break: each fact is read on its own
+    seen = {a.path: a.seen_at for a in check_arguments(r, r.run.turns[4])}
+    assert seen == {"reservation_id": 2, "payment_id": 3}  # not the change's own answer, nor a later one
+    seen = {a.path: a.seen_at for a in check_arguments(r, r.run.turns[5])}
+    assert seen == {"reservation_id": 4, "payment_id": 4}

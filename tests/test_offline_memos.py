@@ -34,11 +34,13 @@ def test_the_facts_holding_a_value_are_those_whose_own_text_holds_it():
     r = _reading()
     for needle in ["hat101", "economy", "k2p9qx", "mia_tan_11", "x", "12th, economy", "to\nthe", "", "nowhere",
                    "x\nerror"]:  # ``x\nerror`` spans the end of one fact and the start of the next: held by none
-        naive = {id(f) for f in r.facts if needle in r.lower(f)}
-        assert _holding(r, [needle]) == naive, needle
+        naive = [f for f in r.facts if needle in r.lower(f)]
+        assert _holding(r, [needle]) == naive, needle  # in the facts' order
+        places = r.facts_holding(needle)
+        assert places is None or [r.facts[k] for k in places] == naive, needle
     both = _holding(r, ["hat101", "the one"])
-    assert both == {id(f) for f in r.facts if "hat101" in r.lower(f) or "the one" in r.lower(f)}
-    assert _holding(r, ["x\nerror"]) == set()
+    assert both == [f for f in r.facts if "hat101" in r.lower(f) or "the one" in r.lower(f)]
+    assert _holding(r, ["x\nerror"]) == []
 
 
 def test_the_first_call_that_sent_a_value_under_its_key_is_found_before_the_asking_call():

@@ -279,14 +279,23 @@ def _value_like(key: str, text: str) -> bool:
     return not (len(text.split()) > 2 and _CODE.search(text))
 
 
-def _last_showing(reading: Reading, before: list[Turn], value, key: str, names: frozenset[str]) -> Turn | None:
-    """The last turn of ``before`` that showed the value (``_seen``). A value read as text can
-    only be shown by a turn that holds one of its spellings, so the others are passed over
-    with a substring test instead of the whole check."""
+def _last_showing(reading: Reading, before: list[Turn], value, key: str, names: frozenset[str],
+                  turn: int) -> Turn | None:
+    """The last turn of ``before`` (the facts before ``turn``) that showed the value (``_seen``).
+    A value read as text can only be shown by a turn that holds one of its spellings, so only
+    those are checked: found in the run's facts joined once, not by a test of every fact."""
     text = _as_text(value)
     if key != FREE_FORM and (isinstance(value, (int, float)) or text.isdecimal()):  # a number: field by field
         return next((t for t in reversed(before) if _seen(value, key, t, reading.lower(t), names)), None)
     spellings = [text.lower()] + ([text.replace("_", sep).lower() for sep in " -"] if "_" in text else [])
+    found = [reading.facts_holding(s) for s in spellings]
+    if all(places is not None for places in found):  # only the facts holding a spelling, latest first
+        facts = reading.facts
+        for k in sorted({k for places in found for k in places}, reverse=True):
+            t = facts[k]
+            if t.turn < turn and _seen(value, key, t, reading.lower(t), names):
+                return t
+        return None
     for t in reversed(before):
         low = reading.lower(t)
         if any(s in low for s in spellings) and _seen(value, key, t, low, names):
@@ -312,7 +321,7 @@ def _check_arguments(reading: Reading, call: Turn) -> list[ArgCheck]:
         text = _as_text(value)
         maybe = text.lower() in _NUMBER_WORDS or reading.anywhere_before(text, call.turn) or \
             ("_" in text and any(reading.anywhere_before(text.replace("_", sep), call.turn) for sep in " -"))
-        hit = _last_showing(reading, before, value, _last_key(path), names) if maybe else None
+        hit = _last_showing(reading, before, value, _last_key(path), names, call.turn) if maybe else None
         if hit is None and text.lower() in ("yes", "no"):  # a yes/no the user gave in words about the field
             topic = [w for w in re.split(r"[\W_]+", _last_key(path).lower()) if len(w) > 3]
             hit = next((t for t in reversed(before) if t_is_user(t) and topic

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..runs.model import Turn
 from .reading import _SHELL_TOOLS, _head_word, command_of, is_command_line
@@ -93,6 +94,12 @@ class Edit:
         return f"`{self.file}`" + (f" (in `{self.function}`)" if self.function else "")
 
 
+@lru_cache(maxsize=1024)
+def _edits_by_name(name: str) -> bool:
+    """A tool whose name says it writes files: asked of every call of a run many times."""
+    return bool(_EDIT_WORDS.search(name))
+
+
 def edit_of(turn: Turn) -> Edit | None:
     """The file (and function) a call changed, or None when it changed no file it names."""
     args, name, result = turn.arguments, turn.name or "", turn.result or ""
@@ -100,9 +107,10 @@ def edit_of(turn: Turn) -> Edit | None:
     path = None
     if isinstance(args, dict):
         sub = str(args.get("command") or "")
-        path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k].strip()), None)
-        editing = bool(_EDIT_WORDS.search(name)) and sub.lower() not in _READ_SUBCOMMANDS
-        if path is None or not editing:
+        editing = _edits_by_name(name) and sub.lower() not in _READ_SUBCOMMANDS
+        path = next((args[k] for k in _PATH_KEYS if isinstance(args.get(k), str) and args[k].strip()), None) \
+            if editing else None
+        if path is None:
             return _shell_edit(turn)
         # the new text first: the editor's echo shows it, not the old one
         texts = [str(args[k]) for k in ("new_string", "new_str", "content", "file_text", "insert_text", "new_source",

@@ -53,6 +53,7 @@ _SYMBOL_CUE = re.compile(r"\d[^<>≤≥\n]{0,45}\s[<>≤≥]=?\s")
 # pattern could
 _CUE_WORDS = tuple(dict.fromkeys(w.split()[-1] for w in _WORDS))
 _WORD_CUE = re.compile(r"\b(?:" + "|".join(_CUE_WORDS) + r")\b", re.IGNORECASE)
+_WORD_CUE_LOW = re.compile(_WORD_CUE.pattern)  # the same, read in an ASCII text's lower case: several times faster
 _OPERATORS = "<>≤≥"  # one of them is in every symbol cue
 
 _FUNCTION_WORDS = {"is", "was", "are", "were", "be", "than", "and", "or", "the", "a", "an", "in", "on", "at", "of",
@@ -129,10 +130,12 @@ def comparisons(text: str) -> list[Comparison]:
     if any(op in text for op in _OPERATORS):
         cues.append((_SYMBOL, _SYMBOL_CUE))
     low = text.lower()
-    if not text.isascii() or any(w in low for w in _CUE_WORDS):
+    if not text.isascii():
         cues.append((_PHRASE, _WORD_CUE))
+    elif any(w in low for w in _CUE_WORDS):  # ASCII: its lower case holds the cues at the same offsets
+        cues.append((_PHRASE, _WORD_CUE_LOW))
     found = [m for pattern, cue in cues
-             for at in cue.finditer(text)
+             for at in cue.finditer(low if cue is _WORD_CUE_LOW else text)
              if _DIGIT.search(text, max(0, at.start() - _REACH), at.end() + _REACH)
              for m in pattern.finditer(text, max(0, at.start() - _REACH), at.end() + _REACH)]
     for m in sorted(found, key=lambda m: (m.start(), -m.end())):
@@ -188,7 +191,7 @@ _COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, 
                 "ten": 10}
 
 
-_COUNT_CUE = _Caseless(r"\bhow many\b|\bthere (?:are|were|is|was)\b")  # read in every user message
+_COUNT_CUE = _Caseless(r"\bhow many\b|\bthere (?:are|were|is|was)\b", needs=("how many", "there "))  # read in every user message
 
 
 def stated_count(text: str, noun: str) -> int | None:

@@ -52,8 +52,11 @@ class _Caseless:
     message of every run is read this way). Other text keeps re.I, whose case folding lower() does
     not reproduce."""
 
-    def __init__(self, pattern: str):
+    def __init__(self, pattern: str, needs: tuple[str, ...] = ()):
         self.pattern = pattern
+        # lower-case literals one of which every match holds: an ASCII text holding none is passed
+        # over without running the pattern
+        self._needs = needs
         self._plain = re.compile(pattern)
         self._folding = re.compile(pattern, re.I)
         # A leading \b hides the alternation's first letters from the engine, which then tries a
@@ -64,9 +67,15 @@ class _Caseless:
 
     def search(self, text: str, pos: int = 0) -> re.Match | None:
         if text.isascii():
-            if self._after_boundary is None:
-                return self._plain.search(text.lower(), pos)
             low = text.lower()
+            if self._needs:
+                for x in self._needs:  # a loop, not any(): read in every message of every run
+                    if x in low:
+                        break
+                else:
+                    return None
+            if self._after_boundary is None:
+                return self._plain.search(low, pos)
             m = self._after_boundary.search(low, pos)
             while m is not None and not _at_boundary(low, m.start()):
                 m = self._after_boundary.search(low, m.start() + 1)
@@ -97,17 +106,20 @@ _AGREEING = (
 _OPENS_AGREEING = _Caseless(rf"^{_COURTESY}(?:{_AGREEING})\b")
 _ONLY_OKAY = _Caseless(r"^(?:ok|okay|alright|all right)[\s.!]*$")  # "Okay, I want ..." may be a new request
 _GO_AHEAD = _Caseless(r"\b(?:i'?d|i would|i want to|i wish to|please|let'?s)(?: just)? "
-                      r"(?:like to )?(?:proceed|go ahead)\b")
+                      r"(?:like to )?(?:proceed|go ahead)\b", needs=("proceed", "go ahead"))
 # "Yes, but ..." agrees to part and objects to the rest: that reading is left undecided. Only the
 # first sentence is read for it ("Yes, go ahead. It was my last trip, but ..." agrees), save for
 # a counter-proposal anywhere ("That's okay. Let's cancel it instead.").
-_HOLDS_BACK = _Caseless(r"\b(?:but|however|although|though|wait|instead|hold on|not yet)\b")
-_INSTEAD = _Caseless(r"\b(?:instead|rather)\b")
+_HOLDS_BACK = _Caseless(r"\b(?:but|however|although|though|wait|instead|hold on|not yet)\b",
+                        needs=("but", "however", "though", "wait", "instead", "hold on", "not yet"))
+_INSTEAD = _Caseless(r"\b(?:instead|rather)\b", needs=("instead", "rather"))
 _REFUSING = _Caseless(rf"^{_COURTESY}(?:no(?! problem| worries)|nope|not yet|not now|wait|hold on|hang on|stop|"
                       r"don'?t|do not|never mind|cancel that)\b")
 # Any of these words, anywhere, makes a reply that did not open with agreement too uncertain to call a refusal.
 _AFFIRM_ANYWHERE = _Caseless(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahead|proceed|please do|okay|ok|"
-                             r"sure(?<!make sure)(?<!be sure)(?<!not sure)|good|fine|agree)\b")
+                             r"sure(?<!make sure)(?<!be sure)(?<!not sure)|good|fine|agree)\b",
+                             needs=("yes", "yeah", "yep", "confirm", "correct", "go ahead", "proceed", "please do", "ok",
+                                    "sure", "good", "fine", "agree"))
 _SENTENCE_END = re.compile(r"[.!?\n]")
 # An agent message that puts something to the user for a yes. A yes to any other question ("Sure,
 # my user id is ...") agrees to no change: it neither covers one nor leaves one in doubt.

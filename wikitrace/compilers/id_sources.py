@@ -58,11 +58,14 @@ def _items_held(t: Turn, c: Call, a) -> int:
     """How many other ids the call sends under the same top-level argument (the other flights of
     a trip) ``t``'s answer holds as the same items: where the agent read one, it likely read the
     list it sent."""
-    top = re.split(r"[.\[]", a.path, maxsplit=1)[0]
+    top = _STEP.split(a.path, maxsplit=1)[0]
     index = _fields_index(t.result or "")
-    return sum(1 for p, v in leaves(c.turn.arguments) if p != a.path and re.split(r"[.\[]", p, maxsplit=1)[0] == top
+    return sum(1 for p, v in leaves(c.turn.arguments) if p != a.path and _STEP.split(p, maxsplit=1)[0] == top
                and isinstance(v, str) and _distinctive_id(v) and v in index.holding
                and not _contradicts(t, v, _beside(c, p)))
+
+
+_STEP = re.compile(r"[.\[]")  # where an argument path's top-level key ends
 
 
 def _distinctive_id(text: str) -> bool:

@@ -179,9 +179,12 @@ def picked(r: Reading, c: Call) -> list[Pick]:
             continue
         low = text.lower()
         key, number = _last_key(a.path), isinstance(a.value, (int, float)) or text.replace(".", "", 1).isdigit()
-        for t in answers:
+        places = r.facts_holding(low)  # an answer whose text lacks the value holds no listing of it
+        holders = answers if places is None else [t for k in places if (t := r.facts[k]).turn < c.n
+                                                  and t.type == "function_call"]
+        for t in holders:
             if low not in r.lower(t):
-                continue  # cheap: an answer whose text lacks the value holds no listing of it
+                continue
             if _other_record(mine, t):
                 continue  # another reservation's look-up: its values are not the ones this call refers to
             fields = _fields_index(t.result or "")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -206,14 +206,16 @@ class Reading:
     memo: dict[str, Any] = field(default_factory=dict)  # things the lessons compute once per run
     replies: set[int] = field(default_factory=set)  # user messages that answer the agent (user_replies)
     _turns: list[int] | None = None  # the turns of _ends when in order (else empty), for bisection
+    _starts: list[int] = field(default_factory=list)  # where each fact begins in _all[0]
+    _holding: dict[str, list[int]] = field(default_factory=dict)  # facts_holding, by needle
 
     @property
     def has_interlocutor(self) -> bool:
         """A person answered the agent in this log: only then can a page say what the user did."""
         return bool(self.replies)
 
-    def anywhere_before(self, needle: str, turn: int) -> bool:
-        """A cheap filter: does ``needle`` occur (lower case) in any fact before ``turn``?"""
+    def _joined(self) -> str:
+        """Every fact's lower-case text, joined by line breaks (made once)."""
         if not self._all:
             ends, parts, size = [], [], 0
             for f in self.facts:
@@ -222,6 +224,32 @@ class Reading:
                 ends.append((f.turn, size))
             self._all.append("\n".join(parts))
             self._ends.extend(ends)
+            self._starts = [0] + [e for _t, e in ends[:-1]]
+        return self._all[0]
+
+    def facts_holding(self, needle: str) -> list[int] | None:
+        """The places in ``facts`` of the facts whose lower-case text holds ``needle`` (lower
+        case), in order: found in the facts joined once, where testing every fact for every value
+        asked about cost the most; kept per needle, since the argument checks, the value sources
+        and the picks ask about the same values. None for a needle that could span two facts (a
+        line break) or is empty: test each fact then."""
+        if not needle or "\n" in needle:
+            return None
+        out = self._holding.get(needle)
+        if out is None:
+            whole = self._joined()
+            starts, out = self._starts, []
+            i = whole.find(needle)
+            while i != -1:  # the needle lies inside one fact: on to the next fact
+                k = bisect_right(starts, i) - 1
+                out.append(k)
+                i = whole.find(needle, starts[k + 1]) if k + 1 < len(starts) else -1
+            self._holding[needle] = out
+        return out
+
+    def anywhere_before(self, needle: str, turn: int) -> bool:
+        """A cheap filter: does ``needle`` occur (lower case) in any fact before ``turn``?"""
+        self._joined()
         if self._turns is None:  # the facts' turns, when in order: the end is then found by bisection
             turns = [t for t, _e in self._ends]
             self._turns = turns if all(a <= b for a, b in zip(turns, turns[1:])) else []
@@ -246,6 +274,7 @@ class Reading:
 
 
 def read_run(run: Run) -> Reading:
+    _KEPT_LEAVES.clear()  # the last run's containers: no longer asked about
     calls, harness = [], []
     facts = []  # observations and user messages, in order (a harness step is never one)
     replies = user_replies(run)
@@ -306,10 +335,27 @@ def leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
     """(path, scalar) for every scalar inside nested arguments: ``passengers[0].first_name``.
 
     A list filled by one recursion over the containers: nested generators handed every
-    scalar up through each level, and large JSON observations are walked this way."""
-    out: list[tuple[str, Any]] = []
+    scalar up through each level, and large JSON observations are walked this way. The
+    lessons ask for the same call's arguments (and the same parsed answer) about five times
+    each, so a container's list is kept while its run is read (``read_run`` starts afresh):
+    callers only read it, and nothing changes a run's turns while they are read."""
+    if path or not isinstance(value, (dict, list)):
+        out: list[tuple[str, Any]] = []
+        _add_leaves(value, path, out)
+        return out
+    hit = _KEPT_LEAVES.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    out = []
     _add_leaves(value, path, out)
+    if len(_KEPT_LEAVES) >= _KEPT_MAX:
+        _KEPT_LEAVES.clear()
+    _KEPT_LEAVES[id(value)] = (value, out)  # the container kept alive, so its id is not another's
     return out
+
+
+_KEPT_LEAVES: dict[int, tuple[Any, list]] = {}
+_KEPT_MAX = 4096
 
 
 def _add_leaves(value: Any, path: str, out: list) -> None:

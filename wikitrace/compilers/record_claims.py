@@ -113,8 +113,14 @@ def _names_field(noun: str, key: str) -> bool:
     return stem == _stem(k) or (len(stem) >= 4 and k.startswith(stem))
 
 
-def _words(value: str) -> set[str]:
-    return {w.lower() for w in re.split(r"[ _-]", value)}
+@lru_cache(maxsize=4096)
+def _words(value: str) -> frozenset[str]:
+    """A field value's words, lower case: once per value, though a record's fields are read for
+    every user word and every answer gives the same fields again."""
+    return frozenset(w.lower() for w in _WORD_BREAK.split(value))
+
+
+_WORD_BREAK = re.compile(r"[ _-]")
 
 
 def contradicted(r: Reading) -> Contradicted | None:

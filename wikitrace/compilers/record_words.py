@@ -14,6 +14,7 @@ the look-up are left out: they say which record, not what the look-up brought.
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 import re
 from functools import lru_cache
 
@@ -88,7 +89,15 @@ def agent_words(r: Reading, after: int) -> list[tuple[int, str]]:
     free-text values of its calls' arguments, in order. A question is left out: a value named
     among options it asks about is not one it acted on."""
     until = next((x.n for x in r.calls if x.n > after and x.writes and not x.error), None)
-    return [(n, s) for n, said in _agent_sentences(r) if n > after and (until is None or n <= until) for s in said]
+    flat = r.memo.get("record_words.flat")
+    if flat is None:  # every sentence with its turn, once per run: each look-up asks for a stretch of them
+        flat = [(n, s) for n, said in _agent_sentences(r) for s in said]
+        turns = [n for n, _s in flat]
+        flat = r.memo["record_words.flat"] = (flat, turns if all(a <= b for a, b in zip(turns, turns[1:])) else None)
+    flat, turns = flat
+    if turns is not None:  # in turn order: the stretch is found by bisection
+        return flat[bisect_right(turns, after):len(turns) if until is None else bisect_right(turns, until)]
+    return [(n, s) for n, s in flat if n > after and (until is None or n <= until)]
 
 
 def _agent_sentences(r: Reading) -> list[tuple[int, list[str]]]:

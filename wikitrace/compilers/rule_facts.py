@@ -120,13 +120,21 @@ _FUNCTION_WORDS = frozenset("a an the or and nor for each every per of in on to 
                             "with than if its their his her your".split())
 
 
+@lru_cache(maxsize=4096)
 def _on_its_own(low: str, phrase: str) -> bool:
     """Whether a sentence (lower case) names a value (as a phrase) without another word in front
-    that makes it another thing ("basic economy" is not "economy"), whatever the records show."""
-    for m in re.finditer(r"(?:(\w+)\s+)?(?<![\w-])" + re.escape(phrase) + r"(?![\w-])", low):
+    that makes it another thing ("basic economy" is not "economy"), whatever the records show.
+    Once per sentence and phrase: every argument of every change weighs the same prompt
+    sentences against the run's values."""
+    for m in _fronted(phrase).finditer(low):
         if m.group(1) is None or m.group(1) in _FUNCTION_WORDS:
             return True
     return False
+
+
+@lru_cache(maxsize=4096)
+def _fronted(phrase: str) -> re.Pattern:
+    return re.compile(r"(?:(\w+)\s+)?(?<![\w-])" + re.escape(phrase) + r"(?![\w-])")
 
 
 def _absent(value) -> bool:

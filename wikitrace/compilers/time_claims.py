@@ -27,6 +27,8 @@ _STAMP = r"\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?"
 _NOW = re.compile(rf"\b(?:current (?:date and )?(?:time|date)|today(?:'s date)?|the date today|it is now|now)"
                   rf"\s+is\s+(?P<when>{_STAMP})", re.IGNORECASE)
 
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # how every ``_STAMP`` begins
+
 
 @dataclass(frozen=True)
 class Span:
@@ -60,6 +62,8 @@ def parse_stamp(text: str) -> Span | None:
 def _nows(text: str) -> tuple[str, ...]:
     """The moments a text states as now, in order: a run's system prompt is read once per build,
     not once per run and per reader of it."""
+    if _DAY.search(text) is None:  # every moment stated holds a date: most texts (a task's words) hold none
+        return ()
     return tuple(m.group("when") for m in _NOW.finditer(text))
 
 

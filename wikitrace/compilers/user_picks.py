@@ -103,14 +103,16 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[A-Za-z][\w'-]*")
 
 
-def _names_written(text: str) -> set[str]:
+@lru_cache(maxsize=1024)
+def _names_written(text: str) -> frozenset[str]:
     """Capitalised words the user wrote inside a sentence (not its first word, not "I"): the names
-    of places, people and things, lower case."""
+    of places, people and things, lower case. Once per message, though every turn a change asks
+    about reads the messages before it again."""
     out: set[str] = set()
     for sentence in _SENTENCE.split(text or ""):
         words = _WORD.findall(sentence)
         out.update(w.lower() for w in words[1:] if len(w) >= 3 and w.isalpha() and w[0].isupper() and w[1:].islower())
-    return out
+    return frozenset(out)
 
 
 def _names_no_answer_held(r: Reading, before: int) -> set[str]:
@@ -119,8 +121,12 @@ def _names_no_answer_held(r: Reading, before: int) -> set[str]:
     found = r.memo.get(key)
     if found is None:
         said = [t for t in r.facts if t.turn < before and t_is_user(t)]
-        answers = " ".join(r.lower(t) for t in r.facts if t.turn < before and t.type == "function_call")
-        found = r.memo[key] = {n for t in said for n in _names_written(t.content or "") if not _as_word(n, answers)}
+
+        def held(name: str) -> bool:  # only the facts holding the name are read (a name is one word)
+            return any(f.turn < before and f.type == "function_call" and _as_word(name, r.lower(f))
+                       for f in (r.facts[k] for k in r.facts_holding(name)))
+
+        found = r.memo[key] = {n for t in said for n in _names_written(t.content or "") if not held(n)}
     return found
 
 
@@ -190,8 +196,9 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
     if not said:
         return None
     candidates = tuple(dict.fromkeys(candidates))
-    # each value tested once per turn asked, though scoring, citing and the change's other arguments ask
-    found: dict[str, bool] = r.memo.setdefault(f"user_picks.written:{before}", {})
+    # each value tested once per set of user messages (the turns asked about between two of them read the
+    # same words), though scoring, citing and the change's other arguments ask
+    found: dict[str, bool] = r.memo.setdefault(f"user_picks.written:{[t.turn for t in said]}", {})
 
     def written(x: str) -> bool:
         hit = found.get(x)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
 from functools import lru_cache
 
 from ..runs.model import Turn
@@ -66,29 +65,17 @@ def _names_field(key: str, low: str) -> bool:
     return any(re.search(rf"(?<![a-z]){re.escape(w[:4])}", low) for w in words)
 
 
-def _holding(r: Reading, spellings: list[str]) -> set[int]:
-    """The facts (by ``id``) whose lower-case text holds one of ``spellings``: found in the run's
+def _holding(r: Reading, spellings: list[str]) -> list[Turn]:
+    """The facts whose lower-case text holds one of ``spellings``, in order: found in the run's
     facts joined once, where testing every fact for every value of every change cost the most."""
-    joined = r.memo.get("value_sources.joined")
-    if joined is None:
-        texts = [r.lower(f) for f in r.facts]
-        starts, at = [], 0
-        for t in texts:
-            starts.append(at)
-            at += len(t) + 1
-        joined = r.memo["value_sources.joined"] = ("\n".join(texts), starts)
-    whole, starts = joined
     out: set[int] = set()
     for x in spellings:
-        if not x or "\n" in x:  # a match could span two facts: each fact is tested on its own
-            out.update(id(f) for f in r.facts if x in r.lower(f))
-            continue
-        i = whole.find(x)
-        while i != -1:  # a needle without a line break lies inside one fact: on to the next fact
-            k = bisect_right(starts, i) - 1
-            out.add(id(r.facts[k]))
-            i = whole.find(x, starts[k + 1]) if k + 1 < len(starts) else -1
-    return out
+        places = r.facts_holding(x)
+        if places is None:  # a match could span two facts: each fact is tested on its own
+            out.update(k for k, f in enumerate(r.facts) if x in r.lower(f))
+        else:
+            out.update(places)
+    return [r.facts[k] for k in sorted(out)]
 
 
 @lru_cache(maxsize=512)
@@ -122,8 +109,8 @@ def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | list[T
     text = _as_text(a.value).lower()
     spellings = [text] + [text.replace("_", sep) for sep in " -" if "_" in text]
     numeric = isinstance(a.value, (int, float)) or text.isdecimal()  # a user writes numbers in words too
-    holding = None if numeric else _holding(r, spellings)  # the facts whose text holds a spelling, found once
-    places = [t for t in r.facts if t.turn < c.n and (numeric or id(t) in holding)
+    # a number may be written in words: every fact is read; a text only where a spelling is
+    places = [t for t in (r.facts if numeric else _holding(r, spellings)) if t.turn < c.n
               and _seen(a.value, key, t, r.lower(t), names) and (
         t_is_user(t) or _parsed(t.result or "") is _NOT_JSON  # in a JSON answer: as a value, not a key
         or text in _value_texts(t.result or ""))]
