@@ -253,13 +253,12 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
                 [d for x in (e.get("same_task") or {}).get("differences", []) for d in x["steps"]]]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     what_to_do, evidence = page.split("## What to do", 1)[1].split("## Evidence", 1)
-    # what to do names what the successful trials did, with the one count of compared runs
-    assert "the successful trials of the same tasks gave update_reservation_baggages another value of " \
-        "total_baggages (2 of 2 compared)" in what_to_do
-    assert ("\n\nIn a run like these, check the value of total_baggages for update_reservation_baggages "
-            "against the request: where a failed run here has a successful trial of the same task, for most of "
-            "them (2 of 2 compared) the successful trials gave update_reservation_baggages another value of "
-            "total_baggages") in evidence
+    # what to do says it once, as an instruction with what the successful trials did; its counts and
+    # links stand once, in the list under Evidence
+    assert ("In a run like these, check the value of total_baggages for update_reservation_baggages against the "
+            "request: the successful trials of the same tasks gave update_reservation_baggages another value of "
+            "total_baggages.") in what_to_do
+    assert "In a run like these" not in evidence and "(2 of 2 compared)" not in page
     assert (f"- gave update_reservation_baggages another value of total_baggages: for 2 failed runs here "
             f"([{step['bags-trial-2']}]"
             in page)
@@ -290,10 +289,9 @@ def test_a_recipe_is_not_told_to_make_its_own_call():
             {"text": "called send_voucher without an error, which each failed trial of its task never did", "runs": 3,
              "steps": ["step-0001"]}]}}
 
-    # the recipe ends with send_voucher: "call send_voucher" repeats it; the difference is still said
-    own = advice(entry("procedure|send_voucher"))
-    assert "call send_voucher and get its answer" not in own
-    assert own.startswith("What set these successful runs apart") and "(3 of 5 compared)" in own
+    # the recipe ends with send_voucher: "call send_voucher" repeats it, and with no instruction left the
+    # difference is said only where the page lists it (with its runs), not again as a sentence
+    assert advice(entry("procedure|send_voucher")) == ""
     # a recipe ending with another call is told to make this one
     assert advice(entry("procedure|refund")).startswith("In a run like these, call send_voucher and get its answer: ")
 
