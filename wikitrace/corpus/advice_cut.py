@@ -7,10 +7,11 @@ into sentences (never inside a quote, a code span or
 parentheses) and sorts them:
 
 - a sentence that states no number and no verdict on the counts is advice and stays;
-- a sentence that does is evidence and moves, whole, to ``entry["counted"]`` (shown under
-  Evidence, where a reader checks counts against links); its instruction, when a clause of it
-  is one with the numbers left out (a parenthesis of counts dropped, the clause after the
-  colon that ends the counts, a list's "and 3 more" said as "and others"), stays as advice.
+- a sentence that does is evidence and moves to ``entry["counted"]`` (shown under Evidence,
+  where a reader checks counts against links); its instruction, when a clause of it is one with
+  the numbers left out (a parenthesis of counts dropped, the clause after the colon that ends the
+  counts, a list's "and 3 more" said as "and others"), stays as advice, and Evidence then shows
+  the sentence without it when it stands whole at either end (said once, not twice).
 
 What to do never holds only a pointer to another page (a sentence whose one instruction is the
 quoted title of another lesson): the lesson's own instruction, found in a counted sentence when
