@@ -589,3 +589,28 @@ def test_fisher_tails_are_the_exact_hypergeometric_tails():
                 assert fisher_tails(a, b, failed, succeeded) == (float(min(1, upper)), float(min(1, lower)))
     _, down = fisher_tails(1, 2, 2, 14)
     assert f"{down:.2g}" == "0.97"  # 39/40 exactly, below the half-way point as a float
+
+
+def test_the_trial_advice_in_what_to_do_says_how_many_without_a_count():
+    """The same-task difference in What to do has no count (the list under Evidence has it) and so
+    says in words whether all, most or some of the compared runs showed it; a call of the page's own
+    tool is no advice there, and the next difference is said instead."""
+    from wikitrace.corpus.logged_mistake import instead
+
+    def entry(side, runs, compared, key="went-through|book", texts=("had no book call go through, where x",)):
+        return {"key": key, "same_task": {"side": side, "members": compared, "compared": compared, "differences": [
+            {"text": t, "runs": runs, "steps": []} for t in texts]}}
+
+    assert instead(entry("failure", 3, 3)) == ("In a run like these, make sure the request calls for a change with "
+                                               "book at all: the successful trials of the same tasks had no book call "
+                                               "go through.")
+    assert ": for most of these runs, the successful trials" in instead(entry("failure", 3, 5))
+    assert instead(entry("failure", 2, 5)) == ""
+    assert ", most successful runs here had no book call" in instead(entry("success", 3, 5))
+    assert instead(entry("success", 2, 5)) == ("Unlike the failed trials of their tasks, some successful runs here had "
+                                               "no book call go through.")
+    own = ("called send_voucher without an error, which each failed trial of its task never did",
+           "gave send_voucher another value of amount")
+    assert instead(entry("success", 2, 2, "procedure|send_voucher", own)) == (
+        "In a run like these, check the value of amount for send_voucher against the request: unlike the failed "
+        "trials of their tasks, successful runs here gave send_voucher another value of amount.")

@@ -120,7 +120,8 @@ def instead(entry: dict) -> str:
         return f"In a run like these, {do}: unlike the failed trials of their tasks, {who}successful runs here {did}."
     if not most:
         return ""
-    said = f"In a run like these, {do}: the successful trials of the same tasks {did}"
+    whose = "" if top["runs"] == st["compared"] else "for most of these runs, "
+    said = f"In a run like these, {do}: {whose}the successful trials of the same tasks {did}"
     if st.get("instead"):
         said += f"; {st['instead'][0]}"
     return said + "."
