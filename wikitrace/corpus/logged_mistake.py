@@ -120,8 +120,9 @@ def instead(entry: dict) -> str:
         return f"In a run like these, {do}: unlike the failed trials of their tasks, {who}successful runs here {did}."
     if not most:
         return ""
-    whose = "" if top["runs"] == st["compared"] else "for most of these runs, "
-    said = f"In a run like these, {do}: {whose}the successful trials of the same tasks {did}"
+    whose = ("the successful trials of the same tasks" if top["runs"] == st["compared"] else
+             "for most of the runs here that have a successful trial of their task, those trials")
+    said = f"In a run like these, {do}: {whose} {did}"
     if st.get("instead"):
         said += f"; {st['instead'][0]}"
     return said + "."
