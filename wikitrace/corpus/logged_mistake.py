@@ -117,7 +117,9 @@ def instead(entry: dict) -> str:
         if not most:  # a fact of some of them, not an instruction
             return f"Unlike the failed trials of their tasks, some successful runs here {did}."
         who = "" if top["runs"] == st["compared"] else "most "
-        return f"In a run like these, {do}: unlike the failed trials of their tasks, {who}successful runs here {did}."
+        runs = "successful runs here" + ("" if st["compared"] == st.get("members") else
+                                         " that have a failed trial of their task")
+        return f"In a run like these, {do}: unlike the failed trials of their tasks, {who}{runs} {did}."
     if not most:
         return ""
     whose = ("the successful trials of the same tasks" if top["runs"] == st["compared"] else
