@@ -124,3 +124,22 @@ def test_what_to_do_keeps_the_procedure_when_the_only_plain_sentence_points_to_a
                      "user's words.")
     assert not counted(entry["advice"])
     assert any("and 1 more" in s for s in entry["counted"])  # the list as the run showed it, under Evidence
+
+
+def test_evidence_keeps_the_counts_of_an_instruction_what_to_do_already_shows():
+    """A counted sentence whose instruction What to do shows is cut to its finding under Evidence,
+    whichever end the instruction stands at; an instruction between two counted clauses, or one
+    whose parentheses hold the counts, stays whole."""
+    entry = {"guideline": (
+        "In 44 of the 44 failed runs here (all 14 of their tasks) a look-up had already returned the expected "
+        "answer: reread what the look-ups returned before calling Finish. "
+        "Send Search a name as the error lists it; in 19 of the 212 failed runs here, every Search error came from "
+        "text in quote marks. "
+        "Build every Search query from words the task gives (21 of the 21 runs here that sent one did).")}
+    cut(entry)
+    assert entry["advice"] == ("Reread what the look-ups returned before calling Finish. Send Search a name as the "
+                               "error lists it. Build every Search query from words the task gives.")
+    assert entry["counted"] == [
+        "In 44 of the 44 failed runs here (all 14 of their tasks) a look-up had already returned the expected answer.",
+        "In 19 of the 212 failed runs here, every Search error came from text in quote marks.",
+        "Build every Search query from words the task gives (21 of the 21 runs here that sent one did)."]

@@ -207,3 +207,14 @@ def test_no_two_insights_of_the_coding_corpus_share_a_title(coding_out):
     _out, data, _step = coding_out
     titles = [i["title"] for i in data["insights"]]
     assert len(titles) == len(set(titles)), titles
+
+
+def test_a_one_run_page_says_what_set_its_run_apart_once(coding_out):
+    """A lesson one successful run taught says what that run did that its task's failed trials did
+    not in one line; the list of the same differences is not repeated under it."""
+    out, data, _step = coding_out
+    pages = [(out / "insight" / f"{i['id']}.md").read_text() for i in data["insights"] if i.get("one_run_apart")]
+    assert pages
+    for page in pages:
+        assert "What it did that" in page and "Compared with the failed trials of the same task" not in page
+        assert "Only one run teaches" not in page and "Seen in 1 run:" in page

@@ -253,13 +253,12 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
                 [d for x in (e.get("same_task") or {}).get("differences", []) for d in x["steps"]]]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     what_to_do, evidence = page.split("## What to do", 1)[1].split("## Evidence", 1)
-    # what to do names what the successful trials did, with the one count of compared runs
-    assert "the successful trials of the same tasks gave update_reservation_baggages another value of " \
-        "total_baggages (2 of 2 compared)" in what_to_do
-    assert ("\n\nIn a run like these, check the value of total_baggages for update_reservation_baggages "
-            "against the request: where a failed run here has a successful trial of the same task, for most of "
-            "them (2 of 2 compared) the successful trials gave update_reservation_baggages another value of "
-            "total_baggages") in evidence
+    # what to do says it once, as an instruction with what the successful trials did; its counts and
+    # links stand once, in the list under Evidence
+    assert ("In a run like these, check the value of total_baggages for update_reservation_baggages against the "
+            "request: the successful trials of the same tasks gave update_reservation_baggages another value of "
+            "total_baggages.") in what_to_do
+    assert "In a run like these" not in evidence and "(2 of 2 compared)" not in page
     assert (f"- gave update_reservation_baggages another value of total_baggages: for 2 failed runs here "
             f"([{step['bags-trial-2']}]"
             in page)
@@ -290,10 +289,9 @@ def test_a_recipe_is_not_told_to_make_its_own_call():
             {"text": "called send_voucher without an error, which each failed trial of its task never did", "runs": 3,
              "steps": ["step-0001"]}]}}
 
-    # the recipe ends with send_voucher: "call send_voucher" repeats it; the difference is still said
-    own = advice(entry("procedure|send_voucher"))
-    assert "call send_voucher and get its answer" not in own
-    assert own.startswith("What set these successful runs apart") and "(3 of 5 compared)" in own
+    # the recipe ends with send_voucher: "call send_voucher" repeats it, and with no instruction left the
+    # difference is said only where the page lists it (with its runs), not again as a sentence
+    assert advice(entry("procedure|send_voucher")) == ""
     # a recipe ending with another call is told to make this one
     assert advice(entry("procedure|refund")).startswith("In a run like these, call send_voucher and get its answer: ")
 
@@ -513,7 +511,9 @@ def test_a_change_the_successful_trials_of_the_same_task_never_made_is_taught_as
     # what to do says it without the count; the count stands under Evidence
     assert entry["advice"].startswith("For most failed runs here whose task also has a successful trial, "
                                       "the successful trials made no cancel_reservation change at all")
-    assert entry["guideline"].split(". ")[0] + "." in entry["counted"]
+    # Evidence keeps the count, not the instruction What to do already shows
+    assert entry["counted"][0] == ("For most failed runs here whose task also has a successful trial (6 of 6), the "
+                                   "successful trials made no cancel_reservation change at all.")
     # each failed source has successful trials of its own task, none of which cancelled
     st = entry["same_task"]
     assert st["compared"] == 6 and st["differences"][0]["runs"] == 6
@@ -589,3 +589,29 @@ def test_fisher_tails_are_the_exact_hypergeometric_tails():
                 assert fisher_tails(a, b, failed, succeeded) == (float(min(1, upper)), float(min(1, lower)))
     _, down = fisher_tails(1, 2, 2, 14)
     assert f"{down:.2g}" == "0.97"  # 39/40 exactly, below the half-way point as a float
+
+
+def test_the_trial_advice_in_what_to_do_says_how_many_without_a_count():
+    """The same-task difference in What to do has no count (the list under Evidence has it) and so
+    says in words whether all, most or some of the compared runs showed it; a call of the page's own
+    tool is no advice there, and the next difference is said instead."""
+    from wikitrace.corpus.logged_mistake import instead
+
+    def entry(side, runs, compared, key="went-through|book", texts=("had no book call go through, where x",)):
+        return {"key": key, "same_task": {"side": side, "members": compared, "compared": compared, "differences": [
+            {"text": t, "runs": runs, "steps": []} for t in texts]}}
+
+    assert instead(entry("failure", 3, 3)) == ("In a run like these, make sure the request calls for a change with "
+                                               "book at all: the successful trials of the same tasks had no book call "
+                                               "go through.")
+    assert ": for most of the runs here that have a successful trial of their task, those trials had no book call" \
+        in instead(entry("failure", 3, 5))
+    assert instead(entry("failure", 2, 5)) == ""
+    assert ", most successful runs here had no book call" in instead(entry("success", 3, 5))
+    assert instead(entry("success", 2, 5)) == ("Unlike the failed trials of their tasks, some successful runs here had "
+                                               "no book call go through.")
+    own = ("called send_voucher without an error, which each failed trial of its task never did",
+           "gave send_voucher another value of amount")
+    assert instead(entry("success", 2, 2, "procedure|send_voucher", own)) == (
+        "In a run like these, check the value of amount for send_voucher against the request: unlike the failed "
+        "trials of their tasks, successful runs here gave send_voucher another value of amount.")

@@ -101,8 +101,10 @@ def _cancels(tmp_path, says: list[str], succeeded: list[int] = ()) -> str:
 
 def test_most_sources_taking_a_value_unasked_says_ask_first_with_the_count(tmp_path):
     pages = _cancels(tmp_path, ["the one to denver", "whichever goes to denver", "please cancel RB41XK"])
+    # the instruction in What to do, its count once under Evidence
     assert ("When an answer lists several values for reservation_id and the user has named none, ask which one "
-            "before cancel_reservation: most runs here took such a value unasked (reservation_id: 2 of 3).") in pages
+            "before cancel_reservation: most runs here took such a value unasked.") in pages
+    assert "\n- Most runs here took such a value unasked (reservation_id: 2 of 3).\n" in pages
 
 
 def test_one_source_taking_a_value_unasked_is_no_advice(tmp_path):

@@ -388,19 +388,14 @@ def _task_count(members: list[dict]) -> int:
 
 
 def lead_counts(entry: dict, by_step: dict[str, dict]) -> None:
-    """The first advice's counts, the facts set aside under Evidence and the one-run sentence,
-    recounted from the runs' own entries (checked_facts.py, advice_fit.py, one_run.py)."""
+    """The first advice's counts and the facts set aside under Evidence, recounted from the runs'
+    own entries (checked_facts.py, advice_fit.py)."""
     from wikitrace.corpus.checked_facts import _SAID
 
     failed = [by_step[s["step"]] for s in entry["sources"] if s["outcome"] == "failure"]
-    one = re.match(r"Only one run teaches this lesson \((step-\d+), (failed|successful)\)", entry["guideline"])
-    assert bool(one) == (len(entry["sources"]) == 1), entry["guideline"]
-    if one:
-        assert one.group(1) == entry["sources"][0]["step"]
-        assert one.group(2) == {"failure": "failed", "success": "successful"}[entry["sources"][0]["outcome"]]
     said = [(kind, re.compile(".+?".join(map(re.escape, re.split(r"\{\w*\}", shown)))))
             for kind, (shown, _do) in _SAID.items()]
-    for text in [entry["guideline"].split("only one run teaches", 1)[-1], *(entry.get("set_aside") or [])]:
+    for text in [entry["guideline"], *(entry.get("set_aside") or [])]:
         m = re.search(rf"In (?:the one failed run here|(\d+) of the (\d+) failed runs here{TASKS}) (.+)", text)
         if not m or text.startswith("Not advised"):
             continue

@@ -138,9 +138,9 @@ def _unlooked(r: Reading) -> CandidateInsight | None:
     n = _asked_the_user(r)
     return make_insight("direct|unlooked", "Look the records up before asking the user for more",
                         f"When the user has given what the records can be found by, look them up with "
-                        f"{join(looks, 3)} and decide from what they show before asking for more: the log's "
-                        f"expected calls for such a task are those look-ups and no change, so a run that only "
-                        f"asked and changed nothing passed without checking whether the request was allowed.",
+                        f"{join(looks, 3)} and decide from what they show before asking for more. These runs "
+                        f"only asked, and passed as the task wanted no change; its expected calls were "
+                        f"those look-ups.",
                         f"In {kind_of_tasks(r)} where the user asks for a change to records the tools can look up.",
                         f"asked the user {n} time{'s' if n != 1 else ''}, no tool call; the task expected "
                         f"{join(looks, 3)} look-up{'s' if len(looks) != 1 else ''} and no change" + last_said(r), True)

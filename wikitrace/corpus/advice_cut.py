@@ -7,10 +7,11 @@ into sentences (never inside a quote, a code span or
 parentheses) and sorts them:
 
 - a sentence that states no number and no verdict on the counts is advice and stays;
-- a sentence that does is evidence and moves, whole, to ``entry["counted"]`` (shown under
-  Evidence, where a reader checks counts against links); its instruction, when a clause of it
-  is one with the numbers left out (a parenthesis of counts dropped, the clause after the
-  colon that ends the counts, a list's "and 3 more" said as "and others"), stays as advice.
+- a sentence that does is evidence and moves to ``entry["counted"]`` (shown under Evidence,
+  where a reader checks counts against links); its instruction, when a clause of it is one with
+  the numbers left out (a parenthesis of counts dropped, the clause after the colon that ends the
+  counts, a list's "and 3 more" said as "and others"), stays as advice, and Evidence then shows
+  the sentence without it when it stands whole at either end (said once, not twice).
 
 What to do never holds only a pointer to another page (a sentence whose one instruction is the
 quoted title of another lesson): the lesson's own instruction, found in a counted sentence when
@@ -214,6 +215,32 @@ def _opening(sentence: str) -> str | None:
     return head if _WHEN.fullmatch(head + ", x") else None
 
 
+def _findings(sentence: str, shown: list[str]) -> str:
+    """A counted sentence as Evidence shows it: without its instruction when What to do shows that
+    instruction already and it stands whole at the sentence's start or end ("In 44 of the 44 failed
+    runs here X: reread ..." -> "In 44 of the 44 failed runs here X."); whole otherwise (an
+    instruction whose own parentheses hold the counts, or one between two counted clauses)."""
+    do = action(sentence)
+    if not do or do not in shown:
+        return sentence
+    cuts = [-1, *_top_level(sentence, ":;"), len(sentence)]
+    clauses = [sentence[a + 1:b].strip() for a, b in zip(cuts, cuts[1:])]
+    plain = [bool(c) and not counted(c) for c in clauses]
+    if len(clauses) < 2:
+        return sentence
+    tail = len(clauses)
+    while tail > 1 and plain[tail - 1]:
+        tail -= 1
+    if tail < len(clauses) and _advises(clauses[tail]) and not plain[tail - 1]:
+        return _ended(sentence[:cuts[tail]].strip())
+    head = 0
+    while head < len(clauses) - 1 and plain[head]:
+        head += 1
+    if head and _advises(clauses[0]) and not plain[head]:
+        return _ended(_capital(sentence[cuts[head] + 1:].strip()))
+    return sentence
+
+
 def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
     """Sets ``entry["advice"]`` (What to do) to at most ``KEPT`` advice sentences of the guideline (trigger first, then
     ``mistake``, then ``instead``, then the rest in order) and moves every sentence stating counts,
@@ -239,6 +266,7 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
     ordered += [s for s in advice if s not in ordered]
     kept, rest = ordered[:KEPT], ordered[KEPT:]
     entry["advice"] = " ".join(kept)
+    evidence = [_findings(s, kept) for s in evidence]
     if mistake in rest:
         evidence.insert(0, mistake)
     if evidence:

@@ -211,7 +211,7 @@ def compared(members: list[tuple[dict, dict]], successes: list[dict],
                             f"{run_counts.part_of(made, [e for e, _c in failed_runs])}, "
                             f"{_of(b, len(successes))} {among}; "
                             + (f"{told[side]} (one-sided Fisher p = {p:g})" if side in told else
-                               f"not shown to separate them (p = {p:g})" if p is not None else "not tested"), side,
+                               "not shown to separate them" if p is not None else "not tested"), side,
                       made, [e for e, _c in failed_runs]))
     return lines
 

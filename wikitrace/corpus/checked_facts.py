@@ -251,8 +251,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
                                if k in examples else "", items=listed)
         if k == "missed-change" and listed:
             said[k] = f"a change the task expected never went through ({listed})"
-    notes = [aside_note(k, runs_of[k], failed, said[k], won.get(k, []), won_runs, among)
-             for *_r, k in sorted(aside) if k != weak]
+    notes = _aside_notes([k for *_r, k in sorted(aside) if k != weak], runs_of, failed, said, won, won_runs, among)
     if notes:
         entry["set_aside"] = entry.get("set_aside", []) + notes
     if kind is None:
@@ -340,6 +339,18 @@ def _commonest(runs_of: dict[str, list[dict]], won: dict[str, list[dict]], faile
         if fact_leads.kind_of(k) in FAILED_ONLY or len(runs_of[k]) * len(won_runs) > len(won.get(k, ())) * len(failed):
             return k
     return None
+
+
+def _aside_notes(kinds: list[str], runs_of: dict, failed: list[dict], said: dict, won: dict, won_runs: list[dict],
+                 among: str) -> list[str]:
+    """One note per set of runs: facts of several kinds held by the same failed runs and the same
+    successful ones are one finding said once ("X, and Y"), not two paragraphs of the same counts."""
+    grouped: dict[tuple, list[str]] = {}
+    for k in kinds:
+        theirs = on_same_tools(runs_of[k], won.get(k, []), k)
+        grouped.setdefault((tuple(r["step"] for r in runs_of[k]), tuple(r["step"] for r in theirs)), []).append(k)
+    return [aside_note(ks[0], runs_of[ks[0]], failed, ", and ".join(said[k] for k in ks), won.get(ks[0], []),
+                       won_runs, among, tuple(ks[1:])) for ks in grouped.values()]
 
 
 def links(entry: dict, link, md) -> str:

@@ -166,6 +166,8 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
     sources = [] if by_hand else [{**s, "page": layout.compilation_doc(s["step"]), "raw": layout.raw_dir(s["step"])}
                                   for s in entry["sources"]]
     same_task = entry.get("same_task") or None
+    if same_task and entry.get("one_run_apart"):  # its one run's differences are said above (checked_facts.links)
+        same_task = {**same_task, "differences": []}
     if same_task:
         same_task = {**same_task, "advice": advice(entry),
                      "compared_pages": [(st, layout.compilation_doc(st)) for st in same_task.get("compared_steps") or ()],

@@ -72,29 +72,30 @@ def weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_runs
             else "It is the most specific fact these failed runs share, not a proven cause")
     if among == TYPE_WIDE:  # every success of the type: its total and the p move with any added run
         return f"{head}: {run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)} showed the same{what}.", apart
-    return (f"{head}: of the {run_counts.count(n, n, 'successful ' + among)}, {len(won_hit)} showed the same{what} "
-            f"({_p_more_in_failed(len(hit), len(won_hit), len(failed), n)})."), apart
+    p = f" ({_p_more_in_failed(len(hit), len(won_hit), len(failed), n)})" if apart else ""
+    return f"{head}: of the {run_counts.count(n, n, 'successful ' + among)}, {len(won_hit)} showed the same{what}{p}.", apart
 
 
 def aside_note(kind: str, hit: list[dict], failed: list[dict], said: str, won_hit: list[dict], won_runs: list[dict],
-                among: str) -> str:
+                among: str, also: tuple[str, ...] = ()) -> str:
     """A fact most failed runs share that does not lead, with the successful runs' count of it. For
     a change's arguments or a change made or missed, successful runs count only where their fact is
     on a tool the failed runs' facts name (a hand-off summary worded otherwise is no difference in a
-    booking's arguments), and the page says which tools."""
-    tools = sorted(_tools_of(hit, kind)) if kind in NAMES_ITEMS else []
+    booking's arguments), and the page says which tools. ``also``: other kinds of fact the same runs
+    hold, said in ``said`` too; the tools named are those of every kind."""
+    tools = sorted(set().union(*(_tools_of(hit, k) for k in (kind, *also) if k in NAMES_ITEMS)))
     won_hit = on_same_tools(hit, won_hit, kind)
     on = f" on {_and(tools)}" if tools else ""
     up, _down = fisher_tails(len(hit), len(won_hit), len(failed), len(won_runs))
     p = "" if among == TYPE_WIDE else f" ({_p_more_in_failed(len(hit), len(won_hit), len(failed), len(won_runs))})"
     if up < ALPHA and len(hit) > 1:  # counted on the same tools only, it may separate after all
         verdict_said = f"it sets them apart{p}, though another fact leads the advice"
-    else:
-        verdict_said = f"the runs so far do not show it separating failed from successful runs{p}, so it does not lead the advice"
+    else:  # said plainly: a p-value of a fact that does not separate gives a reader nothing to act on
+        verdict_said = "not shown to set failed runs apart"
     if among == TYPE_WIDE:  # every success of the type: its total and the p move with any added run
-        return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact{on} held in "
+        return (f"In {run_counts.part_of(hit, failed)} {said}; the same kind of fact{on} held in "
                 f"{run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)}: {verdict_said}.")
-    return (f"In {run_counts.part_of(hit, failed)} {said}, and the same kind of fact{on} held in "
+    return (f"In {run_counts.part_of(hit, failed)} {said}; the same kind of fact{on} held in "
             f"{run_counts.part_of(won_hit, won_runs, 'successful ' + among, '')}: {verdict_said}.")
 
 

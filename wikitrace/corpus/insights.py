@@ -40,7 +40,7 @@ from .choices import relevant, separating
 from .one_run import mark as mark_one_run
 from .pattern_tally import PatternTally
 from .fisher import fisher_tails, verdict as _verdict
-from .peers import check_first, failed_peers, success_did
+from .peers import check_first, failed_peers
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
                        success_index, take_from, temper, told_instead, verdict_mix)
 from .retry_advice import untested_fix
@@ -275,10 +275,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         quoted_plainly(entry, of_kind[kind], by_step)
     mark_one_run(out, groups, kind_of_entry, trials)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
-    keys = {entry["id"]: entry["key"] for entry in out}
     for entry in out:  # the lessons the successful runs that met it teach, by title
         check_first(entry, titles)
-        success_did(entry, titles, keys)
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
     prompt_rules = {r["step"]: rules_of(r) for r in runs}  # the prompt's rules on each run's arguments, once a run
@@ -291,7 +289,10 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             said, runs = claim if claim[0] else (said, runs)
         if said:
             entry["mistake_runs"] = runs
-        cut_advice(entry, said, instead_sentence(entry) or action(same_task_advice(entry)))
+        trial_advice = instead_sentence(entry)
+        cut_advice(entry, said, trial_advice or action(same_task_advice(entry)))
+        if trial_advice and trial_advice in entry["advice"]:  # said in What to do: Evidence keeps its list only
+            entry["same_task"]["advised"] = True
         quote_rule(entry, groups[entry["id"]], prompt_rules)
     return out
 

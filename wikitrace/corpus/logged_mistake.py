@@ -97,22 +97,35 @@ _TAIL = re.compile(r", (?:which|where) .*$")
 
 
 def instead(entry: dict) -> str:
-    """"Instead, the successful trials of the same tasks ..." for a lesson of failed runs whose commonest
-    difference from their own task's successful trials holds for two runs or more and most of those
-    compared; for a lesson of successful runs, what two or more of them did that the failed trials of
-    their tasks never did (the way it worked); each only when it can be said as an instruction
-    (corpus/trials.py), "" otherwise."""
+    """What to do from the runs' own task trials: the commonest difference between this page's runs
+    and the other trials of their tasks, said as an instruction with what those trials did ("In a run
+    like these, make sure ...: the successful trials of the same tasks had no X call go through; step-…
+    told the user ..."), when it holds for two runs or more and most of those compared (of successful
+    runs, a difference only some of them show is said as that, with no instruction); "" otherwise.
+    Its counts and links stand once, under Evidence, in the list of trial differences."""
     st = entry.get("same_task") or {}
     if not st.get("differences"):
         return ""
-    top = st["differences"][0]
+    tool = (entry.get("key") or "").split("|")[1:2]
+    own = f"call {tool[0].split(':')[0]} and get its answer" if tool else None
+    # calling the page's own tool is no advice on a page about it: the next difference is the one to say
+    top = next((d for d in st["differences"] if instruction(d["text"]) != own), None)
+    if top is None or top["runs"] < 2 or not (do := instruction(top["text"])):
+        return ""  # one run is no pattern
     did = _TAIL.sub("", top["text"])
+    most = 2 * top["runs"] > st["compared"]
     if st.get("side") == "success":  # what the successful runs here did that their tasks' failed trials did not
-        return (f"Unlike the failed trials of their tasks, successful runs here {did} "
-                f"({top['runs']} of {st['compared']} compared)." if top["runs"] >= 2 and instruction(top["text"]) else "")
-    if top["runs"] < 2 or 2 * top["runs"] <= st["compared"] or not instruction(top["text"]):
+        if not most:  # a fact of some of them, not an instruction
+            return f"Unlike the failed trials of their tasks, some successful runs here {did}."
+        who = "" if top["runs"] == st["compared"] else "most "
+        runs = "successful runs here" + ("" if st["compared"] == st.get("members") else
+                                         " that have a failed trial of their task")
+        return f"In a run like these, {do}: unlike the failed trials of their tasks, {who}{runs} {did}."
+    if not most:
         return ""
-    said = f"Instead, the successful trials of the same tasks {did} ({top['runs']} of {st['compared']} compared)"
+    whose = ("the successful trials of the same tasks" if top["runs"] == st["compared"] else
+             "for most of the runs here that have a successful trial of their task, those trials")
+    said = f"In a run like these, {do}: {whose} {did}"
     if st.get("instead"):
-        said += f": {st['instead'][0]}"
+        said += f"; {st['instead'][0]}"
     return said + "."

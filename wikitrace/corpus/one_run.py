@@ -1,7 +1,7 @@
-"""A lesson one run taught says so, and points to the counted lesson of its task type on the same
-tool. One run's recipe is an anecdote: its page stays (the run keeps its link, ids stay stable, and
-a second run that meets it makes it a count), but the reader is told it is one run's experience
-and where the lesson drawn from many runs of the same tool is."""
+"""A lesson one run taught points to the counted lesson of its task type on the same tool. One
+run's recipe is an anecdote: its page stays (the run keeps its link, ids stay stable, and a second
+run that meets it makes it a count); its Evidence opens on "Seen in 1 run", and the page links
+where the lesson drawn from many runs of the same tool is."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ _NONE_DID = ", which each failed trial of its task never did"
 
 def mark(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_of_entry: dict[str, str],
          trials=None) -> None:
-    """Prefixes each single-run lesson's guideline with what it is, and records (``one_run``) the
+    """Records for each single-run lesson (``one_run``) the
     type's lesson on the same tool with most runs (the lowest id on a tie), when there is one. A
     successful run's lesson says first what it did that the failed trials of its own task did not
     (``trials``: corpus/trials.Trials), the one thing its recipe can show beyond one sequence."""
@@ -31,9 +31,6 @@ def mark(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_of_en
         if entry["counts"]["runs"] != 1:
             continue
         (run, _l), = groups[entry["id"]][:1]
-        outcome = "successful" if run["outcome"] == "success" else "failed"
-        entry["guideline"] = (f"Only one run teaches this lesson ({run['step']}, {outcome}): it is that run's "
-                              f"experience, not a count. {entry['guideline']}")
         apart = _apart(entry, run, trials)
         if apart:  # beside the guideline, not in it: a model's merged guideline is not redone for it
             entry["one_run_apart"] = apart

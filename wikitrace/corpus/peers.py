@@ -49,46 +49,4 @@ def check_first(entry: dict, titles: dict[str, str]) -> None:
         return
     entry["guideline"] += (" Failed runs ended this way too; the lesson they teach most often is the check to make "
                            f"first: \"{listed[0]['title']}\" (counts under Evidence).")
-    entry["guideline"] += _apart(entry.get("same_task") or {})
 
-
-def _apart(same_task: dict) -> str:
-    """What most often set this page's successful runs apart from their own task's failed trials,
-    said plainly after the way of settling that failed runs took too: the difference found in two
-    runs or more, or that none recurs (the page then has no separating fact to offer)."""
-    compared = same_task.get("compared") or 0
-    if same_task.get("side") != "success" or compared < 2:  # one pair shows no pattern
-        return ""
-    top = (same_task.get("differences") or [{}])[0]
-    if (top.get("runs") or 0) >= 2:
-        return (f" Against their own task's failed trials ({compared} of the {same_task.get('members')} runs here have one), "
-                f"{top['runs']} of these {compared} runs {top['text']}.")
-    return (f" Against their own task's failed trials ({compared} of the {same_task.get('members')} runs here have one), "
-            "no checked difference from them recurs in two of these runs.")
-
-
-# lessons that say how a successful run ended (settled with a call, answered without a change,
-# asked, handed off): what the successful runs that met a trouble did instead of failing
-ENDINGS = ("procedure", "answer-from", "direct", "hand-off")
-
-
-def success_did(entry: dict, titles: dict[str, str], keys: dict[str, str]) -> None:
-    """A trouble page of failed runs (an error, a change that went through, an answer without a
-    call...) that successful runs met too: the guideline names how most of those successful runs
-    ended, by the lesson they teach, when two of them at least and most of them teach it (the runs
-    and counts are listed under Evidence, so the advice changes only with its lesson)."""
-    c = entry.get("contrast") or {}
-    met = c.get("success_met") or 0
-    if not entry["counts"]["failure"]:
-        return
-    per: Counter = Counter()
-    for group, n in (c.get("instead_counts") or {}).items():
-        for iid in filter(None, group.split(",")):
-            if keys.get(iid, "").split("|", 1)[0] in ENDINGS:
-                per[iid] += n
-    if not per:
-        return
-    iid = min(per, key=lambda i: (-per[i], i))
-    if per[iid] < 2 or 2 * per[iid] <= met:
-        return
-    entry["guideline"] += f" Successful runs met it too, and most of them teach \"{titles[iid]}\" (counts under Evidence)."

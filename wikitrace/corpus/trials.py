@@ -280,6 +280,8 @@ def advice(entry: dict) -> str:
     fields = (entry.get("key") or "").split("|")
     if len(fields) > 1 and do == f"call {fields[1].split(':')[0]} and get its answer":
         do = ""  # the page is about calling that tool already: saying so again is no advice
+    if not do and (st.get("side") == "success" or not st.get("instead")):
+        return ""  # with no instruction it would only repeat the list of differences under it
     if st.get("side") == "success":
         return ((f"In a run like these, {do}: w" if do else "W") + "hat set these successful runs apart from the failed "
                 f"trials of the same task: most of them {top['text']} ({top['runs']} of {st['compared']} compared).")
