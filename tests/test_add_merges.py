@@ -54,8 +54,8 @@ def test_an_added_run_asks_one_merge_per_group_it_joined_and_none_for_the_counts
         assert entry["guideline_by"] == "llm"
     (entry,) = moved  # the successful runs' procedure: the added failed run ended the same way
     page = (out / "insight" / f"{entry['id']}.md").read_text()
-    assert "Runs of this task type that ended with this call: 6 failed, 6 successful." in pages[entry["id"]]
-    assert "Runs of this task type that ended with this call: 7 failed, 6 successful." in page
+    assert "Runs of this task type whose last change that went through was this call: 6 failed, 6 successful." in pages[entry["id"]]
+    assert "Runs of this task type whose last change that went through was this call: 7 failed, 6 successful." in page
     assert "search_direct_flight before it: 1 of 7 failed, 6 of 6 successful" in page
     assert check_corpus(out) == []
 

@@ -5,6 +5,7 @@ grouped, and the missing JDK that successes and failures both met named as no ca
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from coding_corpus import write_corpus
@@ -218,3 +219,28 @@ def test_a_one_run_page_says_what_set_its_run_apart_once(coding_out):
     for page in pages:
         assert "What it did that" in page and "Compared with the failed trials of the same task" not in page
         assert "Only one run teaches" not in page and "Seen in 1 run:" in page
+
+
+def test_a_coding_ending_s_count_says_which_runs_it_counts(coding_out):
+    """The contrast line of a coding procedure lesson counts the runs whose ending has the lesson's
+    key: the same final call, the file found where the key says, a failing command seen passing or
+    not. "ended with this call" read as "ended with submit" took in runs it did not count (step-0008
+    submitted after editing a test the task never names; step-0011 saw its failing test pass)."""
+    out, data, _steps = coding_out
+    checked = 0
+    for ins in data["insights"]:
+        if not ins["key"].startswith("procedure|") or ":file-" not in ins["key"]:
+            continue
+        page = (out / "insight" / f"{ins['id']}.md").read_text()
+        line = next(ln for ln in page.splitlines() if ln.startswith("Runs of this task type "))
+        call, ending = ins["key"].split("|", 1)[1].rsplit(":", 1)
+        place = {"file-task": "a file the task names", "file-shown": "a file an earlier call's answer showed",
+                 "file-new": "a file neither the task nor an earlier answer named"}[ending.removesuffix("+tested")]
+        assert line.startswith(f"Runs of this task type that ended with {call} after changing {place}, "), line
+        assert ("a command that had failed before its last edit passed after it" in line) == ending.endswith("+tested")
+        runs = [r for r in data["runs"] if r["task_type"] == ins["task_type"] and ins["key"] in r["patterns"]]
+        failed = sum(r["outcome"] == "failure" for r in runs)
+        won = len(runs) - failed
+        assert re.search(rf": {failed} failed\b.*?, {won} successful\b", line), (line, failed, won)
+        checked += 1
+    assert checked >= 2

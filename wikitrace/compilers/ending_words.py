@@ -15,6 +15,12 @@ ENDING = {
 }
 FOLLOWED = "+followed"  # a look-up before the last call searched a name an earlier answer showed
 
+# a coding run's ending (``file-<place>[+tested]``): where it found the file it changed
+# (insight_parts.edit_place), and whether a command that failed before its last edit passed after it
+FILE_PLACE = {"task": "a file the task names", "shown": "a file an earlier call's answer showed",
+              "new": "a file neither the task nor an earlier answer named"}
+TESTED = "+tested"
+
 
 def ended_with(pattern: str) -> str | None:
     """Which runs a ``procedure|`` key with a free-text source counts, as a relative clause: the
@@ -24,6 +30,11 @@ def ended_with(pattern: str) -> str | None:
     if len(fields) != 2 or fields[0] != "procedure" or ":" not in fields[1]:
         return None
     call, source = fields[1].rsplit(":", 1)
+    place = source.removeprefix("file-").removesuffix(TESTED)
+    if source.startswith("file-") and place in FILE_PLACE:
+        tested = (", and a command that had failed before its last edit passed after it" if source.endswith(TESTED)
+                  else ", with no command that had failed before its last edit passing after it")
+        return f"that ended with {call} after changing {FILE_PLACE[place]}{tested}"
     followed = source.endswith(FOLLOWED)
     source = source.removesuffix(FOLLOWED)
     if source not in ENDING:

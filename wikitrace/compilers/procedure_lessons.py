@@ -7,7 +7,7 @@ The key is recorded as a pattern by every run (run_patterns.py) and the lesson t
 from __future__ import annotations
 
 from .answer_case import answer_case, followed_any
-from .ending_words import ENDING
+from .ending_words import ENDING, TESTED
 from .coding_insights import coding_procedure, edit_detail, last_edit
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, tested_after, verb
 from .argument_places import sources
@@ -44,7 +44,7 @@ def procedure_key(r: Reading) -> str | None:
             where += "+followed"
     elif main_edit(r) is not None:  # a coding run: where it found the file it changed, and a test it saw pass
         _c, _e, place, _shown = main_edit(r)
-        where = f"file-{place}" + ("+tested" if tested_after(r, last_edit(r)) else "")
+        where = f"file-{place}" + (TESTED if tested_after(r, last_edit(r)) else "")
     return f"procedure|{verb(final)}{':' + where if where else ''}"
 
 

@@ -16,7 +16,7 @@ MET = {
     "error": "that met this error", "loop": "that repeated a call with the same answer",
     "unseen": "that made a change with values no look-up or user message held",
     "rule": "that broke this rule", "went-through": "whose change with this tool went through",
-    "hand-off": "that handed off with this tool", "procedure": "that ended with this call",
+    "hand-off": "that handed off with this tool", "procedure": "whose last change that went through was this call",
     "idle|lookups": "that ended after look-ups only",
     "idle|none": "that answered without a tool call",
     "stopped": "that the harness stopped before any call settled the task",
