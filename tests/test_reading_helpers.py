@@ -185,3 +185,29 @@ def test_where_a_free_text_query_took_its_words():
     assert per_call[1] == {"query|Search|task", "query|Search|shown"}
     assert per_call[2] == {"query|Search|task", "query|Search|shown"}
     assert per_call[3] == {"query|Search|task", "query|Search|shown", "query|Search|own"}
+
+
+def test_words_a_retry_s_reflections_gave_are_task_text_not_the_run_s_own():
+    """A Reflexion retry starts from the question and its reflections on earlier trials, in one
+    message: an answer a reflection names ("... when in fact it was Tybalt") was given to the run,
+    and a page saying no task text held it was false."""
+    from wikitrace.compilers.reading import read_run
+    from wikitrace.compilers.run_patterns import decisions_of
+    from wikitrace.runs.model import Outcome, Run, Task, Turn
+
+    question = "Which character does Benvolio slay?"
+    prompt = question + "\nReflections:\n- I assumed Benvolio was slain, when in fact it was Tybalt."
+    turns = [Turn(turn=0, type="message", role="user", content=prompt),
+             Turn(turn=1, type="function_call", role="assistant", name="Search", arguments="Benvolio",
+                  result="Benvolio is a character in Romeo and Juliet."),
+             Turn(turn=2, type="function_call", role="assistant", name="Finish", arguments="Tybalt", result="")]
+    run = Run(run_id="r", task=Task(id="t", instruction=question), turns=turns, outcome=Outcome(success=True, steps=2))
+    said = {k for k in decisions_of(read_run(run)) if k.startswith("said|")}
+    assert said == {"said|Finish|task"}, said
+    later = [Turn(turn=0, type="message", role="user", content=question), turns[1],
+             Turn(turn=2, type="message", role="user", content="Maybe Tybalt?"),
+             Turn(turn=3, type="function_call", role="assistant", name="Finish", arguments="Tybalt", result="")]
+    run = Run(run_id="r", task=Task(id="t", instruction=question), turns=later,
+              outcome=Outcome(success=True, steps=2))
+    # only the messages before the first call are the prompt: a later message is no task text
+    assert {k for k in decisions_of(read_run(run)) if k.startswith("said|")} != {"said|Finish|task"}

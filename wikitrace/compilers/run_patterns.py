@@ -272,6 +272,11 @@ def decisions_of(r: Reading) -> set[str]:
     (``count|<tool>|<n>``)."""
     out: set[str] = set()
     task_words = set(folded_words(r.run.task.instruction or ""))
+    for t in r.run.turns:  # the prompt the agent was given (a retry's reflections too) is its task text
+        if t.is_action:
+            break
+        if t.type == "message" and t.role == "user" and t.content:
+            task_words.update(folded_words(t.content))
     shown: set[str] = set()  # the words every earlier answer showed, errors' lists of names included
     unread: list[str] = []  # earlier answers not split into words yet: only a query beyond the task needs them
     changes: dict[str, int] = {}

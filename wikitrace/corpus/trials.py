@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 SHOWN = 5  # differences shown on a page (each names every run of the page it holds for)
 
+# "the task text": the words of the messages the run was given before its first call (a retry's
+# reflections on earlier trials among them), as run_patterns.decisions_of reads them
 WORDS_FROM = {"task": "whose words all came from the task text",
                "shown": "whose words beyond the task text all came from earlier answers (following a look-up)",
                "own": "with words that neither the task text nor any earlier answer held"}
