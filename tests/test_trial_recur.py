@@ -320,6 +320,8 @@ def test_an_expected_change_no_trial_made_says_what_each_did_there_not_to_make_i
     trials = [_did("step-0010", "book_reservation"), _did("step-0060", "transfer_to_human_agents"),
               _did("step-0110", "book_reservation"), _did("step-0160"),
               _did("step-0210", "update_reservation_flights", "cancel_reservation")]
+    # its cancel went to another reservation than the one the task expected
+    trials[-1]["facts"].append({"kind": "arguments", "about": ["cancel_reservation.reservation_id@9"]})
     said, _turns = recurring(trials[0], trials)
     assert "when the request asks for it" not in said and "make the `cancel_reservation`" not in said
     assert said.endswith(". Instead, this run and [step-0110](step-0110.md) made a `book_reservation` change; "
@@ -347,3 +349,17 @@ def test_trials_that_gave_one_answer_in_another_form_are_counted_as_giving_it(tm
                                    f"(\"{forms[1 - t]}\") (this run and [{steps[1 - t]}]"), line
             assert f"; not [{steps[2]}]" in line, line
         assert not any("answered" in ln for ln in _recur(_in_short(out, steps[2])))
+
+
+def test_a_trial_that_made_one_of_several_expected_changes_is_not_said_to_have_made_none():
+    """The task expected two cancels; a trial made one of them, as expected, and left out the other:
+    the line says no trial made every expected cancel, and that trial's cancel is no change "other
+    than the expected one" (tau step-0183 made one of three expected flight changes exactly)."""
+    trials = [_did("step-0010", "book_reservation"), _did("step-0060", "cancel_reservation")]
+    said, _turns = recurring(trials[0], trials)
+    assert said.startswith("Neither of the 2 trials of this task made every `cancel_reservation` change the task "
+                           "expected"), said
+    assert said.endswith("[step-0060](step-0060.md) made a `cancel_reservation` change."), said
+    some = [_did("step-0010", "book_reservation"), _did("step-0060"), {**_did("step-0110"), "facts": []}]
+    said, _turns = recurring(some[0], some)
+    assert said.startswith("2 of the 3 trials of this task left out a `cancel_reservation` change the task expected"), said

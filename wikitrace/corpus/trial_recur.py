@@ -32,7 +32,8 @@ LINKED = 8  # trials linked per line; more are counted
 
 # an item's kind -> (what the trials did, as a verb phrase after "N trials of this task", what to do)
 _CHANGE = {
-    "missed": ("never made the `{0}` change the task expected", ""),  # what they did instead is said (``_instead``)
+    # a run may have made one of several `X` changes the task expected: "left out one", never "never made it"
+    "missed": ("left out a `{0}` change the task expected", ""),  # what they did instead is said (``_instead``)
     "unexpected": ("made a `{0}` change the task did not expect", "before a `{0}` change, check that the request calls for it and the rules allow it as sent"),
     "arguments": ("sent `{1}` in {0} otherwise than the task expected",
                   "check `{1}` against what the user asked for before {0}"),
@@ -173,8 +174,10 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
     trials = "trials of this task" if not won else "failed trials of this task"
     if item[0] == "missed" and k == pool:  # "all N never made" said plainly
         who = f"neither of the 2 {trials}" if pool == 2 else f"none of the {pool} {trials}"
-        did = did.replace("never made", "made", 1)
+        did = did.replace("left out a", "made every", 1)
     else:
+        if item[0] == "missed" and item[1][:1].lower() in "aeiou":
+            did = did.replace("left out a", "left out an", 1)
         who = (f"both {trials}" if k == pool == 2 else f"all {pool} {trials}" if k == pool
                else f"{k} of the {pool} {trials}")
     said = f"in {who}, {did}" if clause else f"{who} {did}"
@@ -242,11 +245,22 @@ def _instead(entry: dict, holders: list[dict], missed: str) -> str:
             names = " and ".join(f"`{_t(t)}`" for t in other)
             one = ("an " if other[0][:1].lower() in "aeiou" else "a ") if len(other) == 1 else ""
             parts.insert(0, f"made {one}{names} change{'s' if len(other) > 1 else ''}"
-                         + (" other than the expected one" if missed in other else ""))
+                         + (" other than the expected one" if missed in other and _differed(m, missed) else ""))
         what = " and ".join(parts) or "made no change that went through"
         said.setdefault(what, []).append("this run" if m["step"] == entry["step"] else f"[{m['step']}]({_sibling(m['step'])})")
     many = len(holders) > LINKED  # the line's own list links them already: here they are counted
     return "; ".join(f"{_who(whos, many)} {what}" for what, whos in said.items())
+
+
+def _differed(entry: dict, tool: str) -> bool:
+    """Whether a ``tool`` change of ``entry`` differed from every one the task expected (its facts
+    say it was unexpected or sent other arguments); one that matched is no change "other than
+    the expected one", though the run left out another the task expected of the same tool."""
+    for f in entry.get("facts") or []:
+        if f.get("kind") in ("unexpected-change", "arguments") and any(
+                a.split("@", 1)[0].split(".", 1)[0] == tool for a in f.get("about") or []):
+            return True
+    return False
 
 
 def _who(whos: list[str], counted: bool) -> str:
