@@ -179,7 +179,7 @@ def test_a_rule_is_quoted_only_from_the_logs_own_prompt_and_only_on_chat_task_lo
         failed = relabeled(run, False)
         system = next((t for t in failed.turns if t.type == "message" and t.role == "system"), None)
         for fact in compile_offline(failed).in_short:
-            if any(x in fact.text for x in (" forbids this change: ", " allowed this change", "The user's reason, ")):
+            if any(x in fact.text for x in (" forbids this change: ", " allows this change", "The user's reason, ")):
                 # a rule's verdict (rule_verdicts.py, record_rules.py) needs the prompt, expected calls and records
                 assert system is not None and "expected_calls" in (failed.task.metadata or {}), failed.run_id
             if "The user's words on its condition" in fact.text or "The user's reason, " in fact.text \

@@ -557,9 +557,8 @@ def _in_prompt(run: Run, quoted: str) -> None:
 def _rule_allowed(run: Run, by_n: dict, text: str) -> str:
     """A rule said to allow the change (rule_verdicts.allowing): the clause is the prompt's words,
     names the field's value, and no condition word is in it; the field is the look-up's."""
-    m = re.search(r' The system prompt\'s rule on (\w+) \(turn \d+\) allowed this change(?: \(`(\w+)` ("[^"]*")(?: \((\d+) '
-                  r'hours before the current time the system prompt gives\))?, (\w+) \(turn (\d+)\)\))?: "(.+?)"\.?(?: So the '
-                  r'difference from what the task expected lies elsewhere\.)?$', text)
+    m = re.search(r' The system prompt\'s rule on (\w+) \(turn \d+\) has a case that allows this change(?: \(`(\w+)` ("[^"]*")(?: \((\d+) '
+                  r'hours before the current time the system prompt gives\))?, (\w+) \(turn (\d+)\)\))?: "(.+?)"\.?$', text)
     if not m:
         return text
     clause = m.group(7)

@@ -147,9 +147,8 @@ def test_a_rule_whose_case_for_the_record_allows_the_call_is_said_to_allow_it(tm
     run, fact = _cancelled(tmp_path, dict(TRIP, cabin="business"), [_user("Please cancel K2PL7Q, my plans changed.")])
     looked = _turn(run, "get_reservation_details")
     assert fact.text.endswith(
-        f"The system prompt's rule on cancel_reservation (turn 0) allowed this change (`cabin` \"business\", "
-        f"get_reservation_details (turn {looked})): \"…business bookings can always be cancelled.\" So the difference "
-        "from what the task expected lies elsewhere."), fact.text
+        f"The system prompt's rule on cancel_reservation (turn 0) has a case that allows this change (`cabin` \"business\", "
+        f"get_reservation_details (turn {looked})): \"…business bookings can always be cancelled.\""), fact.text
     assert "does not hold" not in fact.text and not fact.rule
     _check(run, fact.text, fact.turns)
 
@@ -256,9 +255,8 @@ def test_a_span_the_record_is_inside_is_said_to_allow_the_call(tmp_path):
     run, fact = _cancelled(tmp_path, dict(TRIP, created_at="2024-06-01T00:00:00"), [_user("Please cancel K2PL7Q.")])
     looked = _turn(run, "get_reservation_details")
     assert fact.text.endswith(
-        "The system prompt's rule on cancel_reservation (turn 0) allowed this change (`created_at` \"2024-06-01T00:00:00\" "
+        "The system prompt's rule on cancel_reservation (turn 0) has a case that allows this change (`created_at` \"2024-06-01T00:00:00\" "
         f"(10 hours before the current time the system prompt gives), get_reservation_details (turn {looked})): \"Any "
-        "booking can be cancelled within 48 hours of being made …\" So the difference from what the task expected lies "
-        "elsewhere."), fact.text
+        "booking can be cancelled within 48 hours of being made …\""), fact.text
     assert "does not hold" not in fact.text and not fact.rule
     _check(run, fact.text, fact.turns)

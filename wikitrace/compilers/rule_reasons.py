@@ -175,15 +175,13 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
         allowed = rule_verdicts.allowing(texts, keyed, action_verb(tool), _words)
         if allowed:
             f = keyed(allowed)
-            return _allowed(r, tool, allowed, f and f"`{f.key}` {f.shown}, {f.where.replace(' gave', '')}", f, said,
-                            went_through=before is not None)
+            return _allowed(r, tool, allowed, f and f"`{f.key}` {f.shown}, {f.where.replace(' gave', '')}", f, said)
         moments = [f for f in named if f.moment and _when(f.value) is not None]
         spanned = rule_verdicts.within_span(texts, [(f.key, _when(f.value)) for f in moments], stated_now(r),
                                             action_verb(tool), _words)
         if spanned:
             f = next(f for f in moments if f.key == spanned[1])
-            return _allowed(r, tool, spanned[0], f"{_fact_text(r, f)}, {f.where.replace(' gave', '')}", f, said,
-                            went_through=before is not None)
+            return _allowed(r, tool, spanned[0], f"{_fact_text(r, f)}, {f.where.replace(' gave', '')}", f, said)
     quote = " ".join(f"\"{_quote(b, j, keyed)}\"" for b, j in quoted)
     if quote in said:
         return None  # said once on the page is enough
@@ -220,8 +218,8 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
     return Reason(text, turns, texts, about=[tool, about.strip("`"), quote, *values])
 
 
-def _allowed(r: Reading, tool: str, clause: str, because: str | None, fact: _Fact | None, said: set[str],
-             went_through: bool) -> Reason | None:
+def _allowed(r: Reading, tool: str, clause: str, because: str | None, fact: _Fact | None,
+             said: set[str]) -> Reason | None:
     """A rule whose case for this record lets the call through: said as what it allowed, with the
     field that shows it, not as the reason the call was wrong (no rule is counted for the fact: it
     did not decide it)."""
@@ -231,10 +229,9 @@ def _allowed(r: Reading, tool: str, clause: str, because: str | None, fact: _Fac
         return None
     said.add(quote)
     because = f" ({because})" if because else ""
-    text = f"The system prompt's rule on {tool} (turn {r.system.turn}) allowed this change{because}: {quote}"
+    # a case of the rule, not the rule: its other conditions (a segment already flown) may still forbid the change
+    text = f"The system prompt's rule on {tool} (turn {r.system.turn}) has a case that allows this change{because}: {quote}"
     text = text if text.endswith(('."', '!"', '?"', '…"')) else text + "."
-    if went_through:
-        text += " So the difference from what the task expected lies elsewhere."
     turns = [r.system.turn] + ([fact.turn] if fact is not None and fact.turn is not None else [])
     return Reason(text, turns, [clause])
 
