@@ -36,16 +36,34 @@ def _reading():
 def test_fields_the_agents_later_words_name_each_look_up_its_own():
     r = _reading()
     first, second = (c for c in r.calls if c.name == "get_reservation_details")
-    named = {key: (value, [n for n, _s in quoted]) for key, value, quoted in named_fields(r, first)}
+    named = {key: (value, [n for n, _s in quoted]) for key, value, quoted, _listed in named_fields(r, first)}
     # cabin as words, a one-word value beside its field's name; the first sentence quoted and,
     # from another turn, the last; a value the user said before (gold), an id, and a value the
     # agent never wrote are left out
     assert named == {"cabin": ("basic_economy", [3, 6]), "insurance": ("no", [3])}
     # the second look-up quotes only what came after it, though the run's sentences are split
     # once; "yes" is what the user had said before it
-    named = {key: (value, [n for n, _s in quoted]) for key, value, quoted in named_fields(r, second)}
+    named = {key: (value, [n for n, _s in quoted]) for key, value, quoted, _listed in named_fields(r, second)}
     assert named == {"cabin": ("business", [6])}
     assert named_fields(r, first)[0][0] == "cabin"  # asked again: the same answer
+
+
+def test_a_value_that_is_one_item_of_a_list_is_said_as_held_not_as_the_field():
+    """A user's record lists two reservations and the agent names one: the field "holds" it; saying
+    the field "is" it was false (tau step-0107: `reservations` is ["M05KNL", "UHDAHF"])."""
+    from wikitrace.compilers.record_words import named_field_notes
+
+    user = json.dumps({"name": "Ana Li", "reservations": ["M05KNL", "UHDAHF"], "membership": "silver"})
+    turns = _turns(
+        _msg("system", "You are an airline agent."),
+        _msg("user", "Hi, I am ana_li_1. I want to change a flight."),
+        _call("get_user_details", {"user_id": "ana_li_1"}, user),
+        _msg("assistant", "I see your reservation UHDAHF and your silver membership. Which flight?"),
+    )
+    r = read_run(run_from_dict(_record("t-2", "airline", "Change a flight.", turns, True), "t.jsonl:1"))
+    notes = named_field_notes(r, next(c for c in r.calls if c.name == "get_user_details"))
+    assert any(n.startswith('`reservations` holds "UHDAHF" in this answer') for n in notes), notes
+    assert any(n.startswith('`membership` is "silver" in this answer') for n in notes), notes
 
 
 def test_the_record_an_id_points_at_is_the_first_in_order():

@@ -835,12 +835,13 @@ def _note(c: Check, text: str, n: int) -> None:
 
         check_verdict(c.run, text, n)
         return
-    m = re.fullmatch(r"`(.+?)` is (\".*?\") in this answer, and the agent's own words name it: (.+)", text)
+    m = re.fullmatch(r"`(.+?)` (is|holds) (\".*?\") in this answer, and the agent's own words name it: (.+)", text)
     if m:  # a field of the look-up's JSON answer, and the agent's later sentences that hold its value as words
-        key, value = m.group(1), json.loads(m.group(2))
-        assert value in [v for k, _, v in _keyed(json.loads(c.call(n).result)) if k == key], text
+        key, value = m.group(1), json.loads(m.group(3))
+        # "is": the field's own value; "holds": one item of the field's list
+        assert (key, value, m.group(2) == "holds") in set(_fields(json.loads(c.call(n).result))), text
         words = " ".join(value.replace("_", " ").split()).lower()
-        quoted = re.findall(r'turn (\d+): "(.+?)"(?=; turn \d+: "|$)', m.group(3))
+        quoted = re.findall(r'turn (\d+): "(.+?)"(?=; turn \d+: "|$)', m.group(4))
         assert quoted, text
         for k, sentence in quoted:
             said = c.by_n[int(k)]
@@ -988,6 +989,19 @@ def _objects(node):
     if isinstance(node, list):
         for v in node:
             yield from _objects(v)
+
+
+def _fields(node, key: str = "", listed: bool = False):
+    """(the key a scalar sits under, the scalar, whether it is an item of that key's list) for
+    every scalar of parsed JSON."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _fields(v, k, False)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _fields(v, key, True)
+    else:
+        yield key, node, listed
 
 
 def _keyed(node, key: str = "", depth: int = 0):

@@ -117,9 +117,10 @@ def _agent_sentences(r: Reading) -> list[tuple[int, list[str]]]:
     return found
 
 
-def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, str]]]]:
-    """(field, value, [(turn, sentence)]) for each plain field of the call's JSON answer that a
-    later sentence of the agent names: its first sentence and, from another turn, its last.
+def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, str]], bool]]:
+    """(field, value, [(turn, sentence)], listed) for each plain field of the call's JSON answer that a
+    later sentence of the agent names: its first sentence and, from another turn, its last;
+    ``listed``: the value is one item of the field's list, not the field's whole value.
     Worked out once per call: the page's look-up notes and its "In short" both ask."""
     key = f"record_words.named:{c.n}"
     if key not in r.memo:
@@ -127,7 +128,7 @@ def named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, st
     return r.memo[key]
 
 
-def _named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, str]]]]:
+def _named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, str]], bool]]:
     parsed = _parsed(c.turn.result or "")  # the argument checks' parse of the same answer
     if not isinstance(parsed, (dict, list)):
         return []
@@ -160,7 +161,7 @@ def _named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, s
             continue
         seen.add(value.lower())
         quoted = [hits[0]] + ([hits[-1]] if hits[-1][0] != hits[0][0] else [])
-        out.append((key, value, [(n, clip_words(s, SENTENCE_WIDTH)) for n, s in quoted]))
+        out.append((key, value, [(n, clip_words(s, SENTENCE_WIDTH)) for n, s in quoted], str(path).endswith("]")))
         if len(out) >= FIELDS_SHOWN:
             break
     return out
@@ -168,8 +169,9 @@ def _named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, s
 
 def named_field_notes(r: Reading, c: Call) -> list[str]:
     """One note per field of the answer the agent's later words name, quoting those words."""
-    return [f"`{key}` is {json.dumps(value, ensure_ascii=False)} in this answer, and the agent's own words name it: "
-            + "; ".join(f"turn {n}: \"{s}\"" for n, s in quoted) for key, value, quoted in named_fields(r, c)]
+    return [f"`{key}` {'holds' if listed else 'is'} {json.dumps(value, ensure_ascii=False)} in this answer, and the "
+            "agent's own words name it: " + "; ".join(f"turn {n}: \"{s}\"" for n, s in quoted)
+            for key, value, quoted, listed in named_fields(r, c)]
 
 
 MESSAGES_SHOWN = 3
