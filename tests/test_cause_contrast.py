@@ -22,7 +22,7 @@ SAID = re.compile(r"[Tt]his error was also met in (\d+) of (\d+) successful runs
 
 def _causes(page: str) -> list[str]:
     section = page.split("\n## Failure Causes\n", 1)[1].split("\n## ", 1)[0].split("\nLeft out: ", 1)[0]
-    blocks = section.split("\n### Cause ")[1:]
+    blocks = re.split(r"\n### (?:Cause|Context) ", section)[1:]
     assert [b.split("\n", 1)[0] for b in blocks] == [str(n) for n in range(1, len(blocks) + 1)]
     return blocks
 

@@ -426,7 +426,8 @@ def test_a_passing_test_run_on_a_failure_page_is_not_called_a_change(tmp_path):
     out, data = _coding(tmp_path, {JEST_SESSION: "failure", JAVA_EPISODE: "failure", LINT_SESSION: "failure",
                                    QUESTION_SESSION: "failure"})
     page = _page(out, data, JAVA_EPISODE)
-    causes = page.split("## Failure Causes", 1)[1].split("\n## ", 1)[0].split("### Cause ")[1:]
+    causes = page.split("## Failure Causes", 1)[1].split("\n## ", 1)[0]
+    causes = re.split(r"### (?:Cause|Context) ", causes)[1:]
     test_run = next(c for c in causes if "**Decision**: Called mvn at turn 5." in c)
     assert "Its tests passed (\\[INFO\\] Tests run: 5, Failures: 0" in test_run, test_run
     assert "the change it made" not in test_run

@@ -147,8 +147,8 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
                 "changes the task expected still unmade (listed below)." if as_expected else
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
                 "what the task asked for" + (" (see the checks below)." if flagged else ".")),
-            turns=[c.n], quote=quote_of(c.turn.result), call=call_line(c), notes=notes), "write", c))
-    items += silent(r, 25)  # context, shown when slots are left: never in place of a cause
+            turns=[c.n], quote=quote_of(c.turn.result), call=call_line(c), notes=notes, context=expected), "write", c))
+    items += silent(r, 25, context=True)  # shown when slots are left: never in place of a cause
     ended = halted_evidence(r, writes)
     if ended is not None:  # below the errors no later call got past: those may be why nothing went through
         ended.notes += missed_notes(r) if with_notes else []  # it also tells a run of look-ups only: no second item for that

@@ -122,7 +122,9 @@ def edits_phrase(edits: list[tuple[Call, Edit]]) -> str:
     return "; ".join(parts) + (f" (and {len(places) - 3} more places)" if len(places) > 3 else "")
 
 
-def silent(r: Reading, rank: float) -> list[Item]:
-    """Calls that sent text and answered nothing (a think tool), with the text they hold."""
-    return [Item(rank + c.n / 10_000, Evidence(decision=decision, support=support, turns=[c.n], quote=quote),
+def silent(r: Reading, rank: float, context: bool = False) -> list[Item]:
+    """Calls that sent text and answered nothing (a think tool), with the text they hold;
+    ``context``: on a failure page, shown as context, not as a cause."""
+    return [Item(rank + c.n / 10_000, Evidence(decision=decision, support=support, turns=[c.n], quote=quote,
+                                               context=context),
                  "note", c) for c, decision, support, quote in silent_items(r)]

@@ -24,6 +24,9 @@ class Evidence:
     quote: str | None = None  # exact text from one of ``turns`` (observation or action)
     call: str | None = None  # the call in full (name and every argument), when it is the point
     notes: list[str] = field(default_factory=list)  # checked facts about the call: argument diff, rules
+    # on a failure page: shown for context, not as a cause (a change made as the task expected, a
+    # note the agent wrote to itself); headed "Context", never "Cause"
+    context: bool = False
 
 
 @dataclass

@@ -24,7 +24,7 @@ from typing import Iterable
 from . import layout
 
 _HEAD = "\n## Failure Causes\n"
-_BLOCK = "\n### Cause "
+_BLOCK = re.compile(r"\n### (Cause|Context) ")  # a context item (a change as expected) is headed so
 _RANKED = "> They are ranked:"
 MOVED_NOTE = ("> An error that the successful runs of this task type met at least as often as the failed ones comes "
               "after the run's own changes: it did not set this run apart.\n")
@@ -153,8 +153,8 @@ def set_causes(page: str, note: dict | None) -> str:
     body_at = start + len(_HEAD)
     ends = [e for e in (page.find("\nLeft out: ", body_at), page.find("\n## ", body_at)) if e >= 0]
     end = min(ends) if ends else len(page)
-    parts = page[body_at:end].split(_BLOCK)
-    lead, blocks = parts[0], parts[1:]
+    parts = _BLOCK.split(page[body_at:end])  # lead, then (heading word, block) pairs
+    lead, words, blocks = parts[0], parts[1::2], parts[2::2]
     causes = note["causes"]
     wanted = [tuple(turns) for _keys, turns in causes]
     if (len(blocks) != len(causes) or len(set(wanted)) != len(wanted)
@@ -163,7 +163,9 @@ def set_causes(page: str, note: dict | None) -> str:
     shown = {_turns(b): _SAID.sub("", b.split("\n", 1)[1], count=1) for b in blocks}
     if set(shown) != set(wanted):
         return page
+    word_of = {_turns(b): w for b, w in zip(blocks, words)}
     bodies = [shown[t] for t in wanted]  # as the run ranked them
+    headings = [word_of[t] for t in wanted]
     for i, s, won, f, lost in note["met"]:
         head, sep, rest = bodies[i].partition("**Support**: ")
         if not sep:
@@ -177,7 +179,7 @@ def set_causes(page: str, note: dict | None) -> str:
     # above the last change: the other causes keep their order, the ones the successes met follow
     order = ([i for i in range(last + 1) if i not in met] + [i for i in range(last + 1) if i in met]
              + list(range(last + 1, len(bodies))))
-    text = lead + "".join(f"{_BLOCK}{n}\n{bodies[i]}" for n, i in enumerate(order, 1))
+    text = lead + "".join(f"\n### {headings[i]} {n}\n{bodies[i]}" for n, i in enumerate(order, 1))
     page = page[:body_at] + text + page[end:]
     had = page.find(MOVED_NOTE)
     if had >= 0:

@@ -80,8 +80,9 @@ def compilation(frontmatter: str, comp, task, outcome, step: str, insights, link
     if outcome.ended_by:
         out += [" (ended by ", _md(outcome.ended_by), ")"]
     out += ["\n- Summary: ", _md(comp.description), "\n\n## ", _shown(comp.evidence_heading), "\n"]
-    kind = "Decision" if comp.outcome == "success" else "Cause"
+    success = comp.outcome == "success"
     for index, item in enumerate(comp.evidence, 1):
+        kind = "Decision" if success else "Context" if item.context else "Cause"
         out += ["\n### ", kind, " ", str(index), "\n**Decision**: ", _md(item.decision), "\n"]
         if item.call:
             out += ["\n", _shown(fence(item.call)), "\n"]
