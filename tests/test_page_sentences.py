@@ -18,7 +18,7 @@ import pytest
 from fixture_runs import IMPORTERS, RUNS, relabeled
 
 from wikitrace.build import BuildOptions, build
-from wikitrace.compilers.changes import what_ran
+from wikitrace.compilers.changes import diff_files, edit_of, what_ran
 from wikitrace.compilers.consent import _PUTS_TO_USER
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.compilers.reading import is_harness_turn, is_read_only, read_run
@@ -39,6 +39,19 @@ def test_every_format_is_here():
 def _text(t: Turn) -> str:
     args = t.arguments if isinstance(t.arguments, str) or t.arguments is None else json.dumps(t.arguments, ensure_ascii=False)
     return "\n".join(x for x in (t.content, args, t.result) if x)
+
+
+def _flat_keep(text: str) -> str:
+    return " ".join(text.split())
+
+
+_TEST_NAME = re.compile(r"(?:^|/)(?:test|tests|__tests__|specs?)/|(?:^|/)tests?_[^/]*$|_(?:test|spec)\.\w+$"
+                        r"|[a-z0-9]Tests?\.\w+$|\.(?:test|spec)\.\w+$")
+
+
+def _test_path(path: str) -> bool:
+    """A test file by the conventions (written apart from the compiler's own rule)."""
+    return bool(_TEST_NAME.search(path))
 
 
 def _flat(text: str) -> str:
@@ -62,6 +75,13 @@ class Check:
 
     def went_through(self, n: int) -> bool:
         return not self.call(n).is_error
+
+    def only_tests_changed(self) -> bool:
+        """Every file the run's calls that went through changed, and every file its patch holds, is
+        a test file by its path; and it changed one at least."""
+        edited = [e.file for t in self.calls if not t.is_error and (e := edit_of(t)) is not None]
+        patched = [p for t in self.calls if not t.is_error for p, _new in diff_files(t.result)]
+        return bool(edited or patched) and all(_test_path(f) for f in edited + patched)
 
     def changes(self) -> list[Turn]:
         return [t for t in self.calls if not t.is_error and not is_read_only(t)]
@@ -244,6 +264,7 @@ def _decision(c: Check, text: str, success: bool) -> None:
     m = re.fullmatch(r"Called (\S+) at turn (\d+)(, changing `([^`]+)`(?: \(in `(\w+)`\))?)?(, which answered with a "
                      r"diff of (.+?))?(, after the user agreed|, after the user said yes \(turn \d+\) to the agent's "
                      r"message at turn \d+, which named .+?, not the \$[\d,.]+ the call (?:paid|charged))?"
+                     r"(, a test file, and no call of this run changed a file outside the tests)?"
                      r"(; the run's last state-changing call\.|; the answer that ended the run\.|\.)", text)
     if m and m.group(8) and m.group(8).startswith(", after the user said yes"):
         _yes_to_other_amounts(c, int(m.group(2)), m.group(8))
@@ -258,9 +279,11 @@ def _decision(c: Check, text: str, success: bool) -> None:
             c.diff(n, m.group(7))
         if m.group(8):
             assert c.user_agreed_before(n), f"no reply of a user agreed before turn {n}"
-        if m.group(9).startswith(";"):
+        if m.group(9):  # the run changed test files alone
+            assert m.group(4) and _test_path(m.group(4)) and c.only_tests_changed(), text
+        if m.group(10).startswith(";"):
             assert not any(t.turn > n for t in c.changes())
-        if m.group(9) == "; the answer that ended the run.":  # a free-text answer the log records as one
+        if m.group(10) == "; the answer that ended the run.":  # a free-text answer the log records as one
             text_sent = c.call(n).arguments
             assert isinstance(text_sent, str) and ((c.run.task.metadata or {}).get("gold_answer") or any(
                 t.type == "answer" and (t.content or "").strip() == text_sent.strip() for t in c.run.turns))
@@ -413,6 +436,18 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             assert re.search(re.escape(program) + r": (?:command )?not found", call.result or ""), program
         if text.endswith("so the run's changes are ranked above it."):
             assert c.changes(), "ranked below changes the run did not make"
+    elif text.startswith("The run changed only test files ("):
+        m = re.fullmatch(r"The run changed only test files \((.+?)\) and was judged a failure: it changed the test, not "
+                         r"the code the test exercises\.(?: The task statement said: \"(.+)\")?", text)
+        assert m and c.run.outcome.label == "failure" and c.only_tests_changed(), text
+        for base, at in re.findall(r"(\S+) at turns? ([\d, and]+)", m.group(1)):
+            for n in map(int, re.findall(r"\d+", at)):
+                assert c.went_through(n) and base in _text(c.call(n)) and _test_path(base), text
+        if m.group(2):  # a sentence of the task statement with a negation and the word test
+            said = m.group(2).rstrip("…")
+            opening = [t.content or "" for t in c.run.turns if c.first_agent is None or t.turn < c.first_agent]
+            assert any(said in _flat_keep(x) for x in opening + [c.run.task.instruction or ""]), text
+            assert re.search(r"\b(?:not|no|never)\b|n't\b", said, re.I) and re.search(r"\btest", said, re.I), text
     elif text.startswith("The environment accepted it") or text.startswith("The call went through"):
         assert c.went_through(turns[-1])
         if text.startswith("The call went through, but it is not the call the log records as expected"):

@@ -23,6 +23,7 @@ from .page_notes import answer_context, asked_note, check_notes, listed_note, re
 from .record_notes import record_rule_notes
 from .reading import Reading, harness_reason
 from .schema import Evidence
+from .test_edits import test_only_edits, test_only_support
 from .text import clip, quote_of
 from .verdict_evidence import verdict_note
 
@@ -131,11 +132,13 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
             notes = []
         last = c is writes[-1]
         edit = edit_of(c.turn)
-        rank = (20 if expected else 90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
+        tests = any(t is c for t, _f in test_only_edits(r))  # the run changed the test, not the code: first
+        rank = (20 if expected else 95 if tests else 90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
         items.append(Item(rank, Evidence(
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
-            + agreed_phrase(r, c) + ".",
-            support=(wrong_answer(r, c) if c is answered else None) or (
+            + agreed_phrase(r, c) + (", a test file, and no call of this run changed a file outside the tests" if tests
+                                     else "") + ".",
+            support=(test_only_support(r) if tests else None) or (wrong_answer(r, c) if c is answered else None) or (
                 "The call went through, and the log records this same call among those the task expected." if expected else
                 "The call went through, but it is not the call the log records as expected for this task: the first "
                 "note below says where they differ." if differs_from_expected(r, c) else

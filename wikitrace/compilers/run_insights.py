@@ -39,6 +39,7 @@ from .expected_calls import made_as_expected
 from .picked_values import picked
 from .changes import edit_of
 from .coding_insights import edit_detail
+from .test_edits import test_only_edits, test_only_insight
 from .procedure_lessons import procedure_insight
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, rules_once, short_hash, verb
 from ..runs.errors import is_test_report
@@ -365,6 +366,8 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         out.append(_stopped_insight(r, writes[-1]))
     elif not out and unsettled_edit(r, writes):  # the limit ended it before its edit was submitted
         out.append(limit_insight(r, writes))
+    elif writes and not out and test_only_edits(r):  # it changed the test, not the code: that is the lesson
+        out.append(test_only_insight(r))
     elif writes and not out:  # the change went through and no rule it broke explains it: the check before it
         # a test run checked the code; a shell tool's command that wrote no file and submitted nothing
         # (a profile, a script whose effect the log does not show) is no change the lesson could check

@@ -26,6 +26,7 @@ from .record_facts import record_patterns
 from .reading import Reading, runs_a_command
 from .procedure_lessons import procedure_key
 from .value_sources import _value_place
+from .test_edits import TESTS_ONLY, test_only_edits
 from .run_insights import confirmation, confirmation_broken, repeats, stopped_browsing, unseen_insight
 from .text import clip, folded_words, generic
 from .value_digest import fingerprint as _fingerprint
@@ -72,6 +73,8 @@ def patterns_of(r: Reading) -> list[str]:
             out.add(broken)
     for c, e in edits_of(r):  # where a coding run found each file it changed (contrasted like a source)
         out.add(f"edited|{verb(c)}|{edit_place(r, c, e.file)[0]}")
+    if test_only_edits(r):  # counted over both outcomes: whether changing only tests separates them
+        out.add(TESTS_ONLY)
     for c in r.calls:
         out.update(f"missing|{p}" for p in (missing_programs(c) if c.error else []))
     if not writes:

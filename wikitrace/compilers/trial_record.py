@@ -25,6 +25,7 @@ from .insight_parts import edits_of
 from .insight_words import answer_seen_in, expected_answer, gives_answer
 from .offered_names import naming_page, unsent_offers
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
+from .test_edits import test_only_edits
 from .text import clip
 
 RESTATES = "in_short.restates"  # Reading.memo: texts of success facts that only say what the run did
@@ -185,6 +186,8 @@ def record(r: Reading) -> dict:
         changes.append(item)
     if changes:
         out["changes"] = changes
+        if not r.run.outcome.success and test_only_edits(r):
+            out["tests_only"] = True  # its page sets it against a successful trial that changed the code
     if not r.calls:
         out["no_calls"] = True  # "this run made no calls at all", not "never made that one"
     if answer is None and expected_answer(r) is None:  # which tools' look-ups went through: a successful

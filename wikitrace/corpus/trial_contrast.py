@@ -16,7 +16,7 @@ from collections import defaultdict
 from ..compilers.trial_record import answer_norm, looked_up
 from . import layout
 from .trial_compare import _RANK, Diff, compare, decides
-from .trial_edits import changed_files as _changed_files, edits_apart, same_calls as _same_calls
+from .trial_edits import changed_files as _changed_files, code_instead, edits_apart, same_calls as _same_calls
 from .trial_leads import LEAD_ENDS, missed_lead
 from .trial_recur import ANSWER_DO, made_by, recurring
 from .trial_wording import (SHOWN, _answer_found, _call, _call_keys, _Line, _other_side, _shown, _sources, _t,
@@ -299,6 +299,9 @@ def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
             made = (f"{made[0]} {said}", made[1] + again[1], made[2])
         elif again is not None:
             made = (again[0], again[1], False)
+        if made is not None and wins and (e.get("decisive") or {}).get("tests_only"):
+            closest = sorted(wins, key=lambda w: (len(compare(w, e)), layout.id_number(w["step"])))
+            made = (made[0] + code_instead(e, closest, lambda s: _Line(e["step"]).runs([s]), made[0]), made[1], made[2])
         if made is not None:
             out[e["step"]] = made
     return out

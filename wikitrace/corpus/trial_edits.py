@@ -8,6 +8,9 @@ successful trial replaced that this run left as it was, or the same line replace
 
 from __future__ import annotations
 
+import re
+
+from ..compilers.test_edits import is_test_path
 from ..controls import visible
 from ..templates import md_text
 
@@ -95,3 +98,25 @@ def edits_apart(won: dict, failed: dict, on_success: bool = False) -> tuple[str,
             return (f"changed the same file as this run ({where}) and wrote {_code(first['added'])}{same}; "
                     f"this run wrote {_code(then['added'])}"), cited
     return None
+
+
+def code_instead(failed: dict, won: list[dict], link, said: str = "") -> str:
+    """`` The successful trial S changed A.java, which is not a test file; this run changed only
+    test files.`` for the page of a failed run that changed only test files, when a successful
+    trial of its task changed a file outside the tests (the first such trial of ``won``, ordered
+    closest first; ``link`` makes a step's link). The trial is not named again when ``said``, the
+    line so far, names it and that file already. "" otherwise."""
+    if not (failed.get("decisive") or {}).get("tests_only"):
+        return ""
+    for w in won:
+        code = list(dict.fromkeys(_base(c["file"]) for c in (w.get("decisive") or {}).get("changes") or []
+                                  if c.get("file") and not is_test_path(c["file"])))
+        if code:
+            files, one = _t(", ".join(code[:3])), len(code) == 1
+            named = link(w["step"]) in said and all(re.search(rf"(?<![\w.-]){re.escape(_t(f))}(?![\w-])", said)
+                                                    for f in code[:3])
+            kind = "is not a test file" if one else "are not test files"
+            head = (f" {files} {kind}" if named else f" The successful trial {link(w['step'])} changed {files}, "
+                    + ("which is not a test file" if one else "none of them a test file"))
+            return head + "; this run changed only test files."
+    return ""
