@@ -874,7 +874,7 @@ def _note(c: Check, text: str, n: int) -> None:
     if m:  # a field of the look-up's JSON answer, and the agent's later sentences that hold its value as words
         key, value = m.group(1), json.loads(m.group(3))
         # "is": the field's own value; "holds": one item of the field's list
-        assert (key, value, m.group(2) == "holds") in set(_fields(json.loads(c.call(n).result))), text
+        assert (key, value, m.group(2) == "holds") in set(_json_fields(json.loads(c.call(n).result))), text
         words = " ".join(value.replace("_", " ").split()).lower()
         quoted = re.findall(r'turn (\d+): "(.+?)"(?=; turn \d+: "|$)', m.group(4))
         assert quoted, text
@@ -1026,15 +1026,15 @@ def _objects(node):
             yield from _objects(v)
 
 
-def _fields(node, key: str = "", listed: bool = False):
+def _json_fields(node, key: str = "", listed: bool = False):
     """(the key a scalar sits under, the scalar, whether it is an item of that key's list) for
     every scalar of parsed JSON."""
     if isinstance(node, dict):
         for k, v in node.items():
-            yield from _fields(v, k, False)
+            yield from _json_fields(v, k, False)
     elif isinstance(node, list):
         for v in node:
-            yield from _fields(v, key, True)
+            yield from _json_fields(v, key, True)
     else:
         yield key, node, listed
 
