@@ -127,7 +127,7 @@ def test_a_query_wording_that_separates_outcomes_follows_the_page_lesson_as_an_i
     assert page["guideline"] == (
         "When Search answers \"Could not find …. Similar: …\", call Search again with one of the names the error "
         "lists. Build each Search query from names the task or an earlier answer gives, not from words of your own: "
-        "failed runs of this task type sent a Search query with words that neither the task text nor any earlier "
+        "failed runs of this task type sent a Search query with words that neither the task text it was given nor any earlier "
         "answer held more often (counts under Evidence).")
     assert any(c["pattern"] == "query|Search|own" and (c["failed_met"], c["success_met"]) == (8, 0)
                for c in page["separating"])  # the counts, under Evidence

@@ -313,12 +313,12 @@ def test_trial_differences_name_fewer_changes_and_where_the_queries_came_from():
     won = [entry("did|Search", "did|Finish", "query|Search|task", "query|Search|shown")] * 2
     lost = entry("did|Search", "did|Finish", "query|Search|task")
     (said,) = trial_differences(lost, won)
-    assert said.startswith("sent a Search whose words beyond the task text all came from earlier answers")
+    assert said.startswith("sent a Search whose words beyond the task text it was given all came from earlier answers")
     # an answer is compared the same way: the successes answered in words a look-up had shown
     won = [entry("did|Search", "did|Finish", "said|Finish|shown")] * 2
     lost = entry("did|Search", "did|Finish", "said|Finish|own")
     (said,) = trial_differences(lost, won)
-    assert said.startswith("gave a Finish answer whose words beyond the task text all came from earlier answers")
+    assert said.startswith("gave a Finish answer whose words beyond the task text it was given all came from earlier answers")
 
 
 def test_every_same_task_sentence_is_true_of_the_trials_it_names(tmp_path):
@@ -452,7 +452,7 @@ def test_a_query_choice_that_separates_outcomes_is_shown_on_the_pages_about_that
                         f"Where is Kestrel Days {k} held?", success=follow, run_id=f"qa-{k}"))
     data = corpus_json(compile_runs(tmp_path, runs))
     shown = {c["text"] for e in data["insights"] for c in e.get("separating") or []}
-    assert ("Of the runs that sent a Search query, those that sent one with words that neither the task text "
+    assert ("Of the runs that sent a Search query, those that sent one with words that neither the task text it was given "
             "nor any earlier answer held: 4 of 4 failed, 0 of 4 successful; failed runs did this more often.") in shown
     for r in data["runs"]:
         own = "query|Search|own" in r["patterns"]

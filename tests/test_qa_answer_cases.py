@@ -291,7 +291,7 @@ def test_a_choice_most_failed_runs_here_made_too_is_said_not_to_suffice_instead_
         runs[37 + k]["task_id"] = f"t{k}"
     (failed,) = [i for i in gather(runs) if i["key"] == "answer|Finish|not-found"]
     top = failed["same_task"]["differences"][0]
-    assert top["text"].startswith("gave a Finish answer whose words beyond the task text all came from earlier answers")
+    assert top["text"].startswith("gave a Finish answer whose words beyond the task text it was given all came from earlier answers")
     assert top["runs"] == 5 and advice(failed) == ""
 
 

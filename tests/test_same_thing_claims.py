@@ -153,7 +153,7 @@ def test_one_yes_to_a_listing_of_several_changes_confirms_every_change_made_befo
 
 
 def test_a_search_for_a_name_an_error_listed_counts_as_taken_from_an_earlier_answer():
-    """"Words that neither the task text nor any earlier answer held": an error's "Similar: [...]"
+    """"Words that neither the task text it was given nor any earlier answer held": an error's "Similar: [...]"
     is an answer the run read, so a query built from a name it listed is not the run's own words."""
     from wikitrace.compilers.reading import read_run
     from wikitrace.compilers.run_patterns import decisions_of

@@ -279,7 +279,7 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
         st = entry.get("same_task") or {}
         top = (st.get("differences") or [{}])[0].get("text", "")
         if any(n == "sourced" and side == "success" and 2 * len(did) > len(of) for n, _l, side, did, of in lines) and \
-                top.startswith(f"gave a {fields[1]} answer whose words beyond the task text all came from earlier answers"):
+                top.startswith(f"gave a {fields[1]} answer whose words beyond the task text it was given all came from earlier answers"):
             st["advised"] = True  # the page has said answering in a look-up's words did not suffice: not advised again
 
 
