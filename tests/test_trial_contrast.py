@@ -414,3 +414,21 @@ def test_a_success_whose_change_met_an_error_is_not_said_to_have_made_none(tmp_p
     [first] = made["task-7-trial-0"]
     assert first.startswith("- Make no book_reservation change, as this run had none go through: "), first
     assert "made none" not in first
+
+
+def test_a_failed_trial_alike_in_what_went_through_is_not_said_to_have_made_the_same_calls():
+    """Trials are compared on the calls that went through (an error is no decision): a failed trial
+    whose changes match this success's is said to have had the same calls go through, not to have
+    made the same calls (tau step-0196 also sent three bookings that all failed, then hit the step
+    limit)."""
+    from wikitrace.corpus.trial_contrast import success_line
+
+    made = ["did|get_user_details", "did|book_reservation", "set|book_reservation|flights|ab12",
+            "count|book_reservation|1"]
+    booked = {"changes": [{"tool": "book_reservation", "turn": 5, "values": {}}]}
+    won = {"step": "step-0001", "outcome": "success", "patterns": made, "decisive": booked}
+    alike = {"step": "step-0002", "outcome": "failure", "patterns": made, "decisive": booked}
+    other = {"step": "step-0003", "outcome": "failure", "patterns": ["did|get_user_details"], "decisive": {"changes": []}}
+    text, _turns, _firm = success_line(won, [alike, other], [won])
+    assert "1 other failed trial ([step-0002](step-0002.md)) had the same calls go through as this run" in text, text
+    assert "made the same calls" not in text

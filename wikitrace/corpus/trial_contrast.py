@@ -163,7 +163,7 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
         files = _changed_files(entry)  # an edit's text is not compared: "the same calls" would say more
         text += (f" {len(same)} other failed trial{'s' if len(same) != 1 else ''} ({line.runs(same)}) "
                  + (f"changed the same file{'s' if len(files) > 1 else ''} as this run ({', '.join(files[:3])})"
-                    if files else "made the same calls as this run"))
+                    if files else "had the same calls go through as this run"))
         apart, more = _told_apart(entry, [_entry(failed, s) for s in same], "")
         text += f"; unlike {'them' if len(same) > 1 else 'it'}, {apart[0].lower()}{apart[1:]}." if apart else "."
         turns = turns + more
