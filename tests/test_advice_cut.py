@@ -69,6 +69,10 @@ def test_the_mistake_names_the_argument_most_failed_runs_sent_otherwise_with_its
     assert runs_of == {"steps": ["step-0001", "step-0002"],
                        "said": "the `payment` sent to book differed from the task's expected call"}
     assert mistake({**entry, "checked": {}}, {}) == ("", {})  # no checked fact: nothing said
+    # one of the two runs sent a payment whose source is not known: the source is said of neither
+    runs[1] = _fact_run("step-0002", "failure", ["book.payment", "book.bags"])
+    said, _runs_of = mistake(entry, {r["step"]: r for r in runs})
+    assert said.endswith("it differed from the task's expected call in 2 of the 3 failed runs here."), said
 
 
 def _balance_run(k: int, success: bool) -> dict:

@@ -76,7 +76,7 @@ def mistake(entry: dict, by_step: dict[str, dict]) -> tuple[str, dict]:
         change, _, arg = top.partition(".")
         if not arg:
             return "", {}
-        places = came.get(top, set()) - {""}
+        places = came.get(top, set())  # "": a run whose value's source is not known, which no source is said of
         source = f", with the value taken from {_CAME[next(iter(places))]}" if len(places) == 1 and \
             next(iter(places)) in _CAME else ""
         nxt = [a.partition(".")[2] for a in sorted(named, key=lambda a: (-named[a], a))
