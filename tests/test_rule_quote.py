@@ -88,3 +88,15 @@ def test_a_rule_the_lessons_runs_do_not_share_is_not_quoted():
     assert quoted(["s1", "s1"]) == f'{advice} {LEAD}"{PLATINUM}"'
     assert quoted(["s1", "s2"]) == advice  # two tiers: neither clause is the lesson's rule
     assert quoted(["s1", "s3"]) == advice  # one run's prompt holds no such rule
+
+
+def test_a_thing_s_name_is_not_cut_to_a_prefix_of_another_word():
+    """A sentence names ``cabin_class``'s thing only by a word for a class: "claim" once matched,
+    the stemmed "clas" losing its "s" again to "cla"; "bags" still stands for ``baggages``."""
+    from wikitrace.compilers.field_rules import _names
+    from wikitrace.compilers.rule_reasons import _head
+    from wikitrace.compilers.rules import _words
+
+    assert not _names(_words("You may claim a refund for a cancelled flight."), _head("cabin_class"))
+    assert _names(_words("All flights of a reservation keep the same cabin class."), _head("cabin_class"))
+    assert _names(_words("Gold members get 2 free checked bags."), _head("nonfree_baggages"))

@@ -90,5 +90,7 @@ def _best(prompt: str, tool: str, name: str) -> tuple[tuple[str, str], ...]:
 
 def _names(words: frozenset[str], thing: frozenset[str]) -> bool:
     """Whether ``words`` name the thing, a plural or a shorter word standing for it ("bags" and "bag"
-    for ``baggages``)."""
-    return _loosely_names(frozenset(w.rstrip("s") for w in words), frozenset(w.rstrip("s") for w in thing))
+    for ``baggages``). Only the sentence's words lose a plural "s": the thing is stemmed already,
+    and stripped again "class" (stemmed "clas") became "cla", which starts "claim"."""
+    return _loosely_names(frozenset(w[:-1] if w.endswith("s") and not w.endswith("ss") else w for w in words),
+                          thing)
