@@ -274,8 +274,11 @@ def test_the_options_a_question_asks_among_are_no_verdict_labels(tmp_path):
     expected "the verdict" KESTA."""
     from wikitrace.compilers.arguments import offered_labels
 
-    assert offered_labels("Which of VIVA or NME was founded first?") == set()
-    assert offered_labels("Who was born first, ABBA or KISS?") == set()
+    assert offered_labels("Which of VIVA or NME was founded first?", asked=True) == set()
+    assert offered_labels("Who was born first, ABBA or KISS?", asked=True) == set()
+    # instructions offer verdicts even when they ask for one
+    assert offered_labels("Which applies: SUPPORTS, REFUTES or NOT ENOUGH INFO?") == {"SUPPORTS", "REFUTES",
+                                                                                     "NOT ENOUGH INFO"}
     path = tmp_path / "reflexion_log.txt"
     path.write_text(REFLEXION_CHOICE)
     (run,) = iter_runs([path])

@@ -223,8 +223,10 @@ def is_verdict(r: Reading, answer: str) -> bool:
     labels = (r.run.task.metadata or {}).get("answer_labels")
     if isinstance(labels, list) and answer in {str(x).strip() for x in labels}:
         return True
-    told = (r.system.content if r.system is not None else None) or "", r.run.task.instruction or ""
-    return any(answer in offered_labels(text) for text in told if text)
+    rules, question = (r.system.content if r.system is not None else None) or "", r.run.task.instruction or ""
+    # the instructions offer verdicts even in a question ("Which applies: SUPPORTS or REFUTES?"); the
+    # task's own question asking which of its names ("Which of VIVA or NME ...?") offers none
+    return answer in offered_labels(rules) or answer in offered_labels(question, asked=True)
 
 
 # An upper-case label of up to four words, alone (not the head of a capitalised word).
@@ -251,15 +253,15 @@ def _options_asked_among(text: str, start: int, end: int) -> bool:
 
 
 @lru_cache(maxsize=256)
-def offered_labels(text: str) -> frozenset[str]:
+def offered_labels(text: str, asked: bool = False) -> frozenset[str]:
     """The labels ``text`` offers as a set of alternatives to answer with: every label of a list
-    of two or more joined by commas, "or" or slashes, when the list holds nothing else and is
-    no question's options."""
+    of two or more joined by commas, "or" or slashes, when the list holds nothing else; in the
+    task's question (``asked``), not the options of a question asking which of them."""
     found: set[str] = set()
     for m in _OFFERED.finditer(text):
         if _LIST_GOES_ON.match(text, m.end()) or _LIST_WENT_ON.search(text[max(0, m.start() - 16):m.start()]):
             continue  # labels within a longer list of other words ("the USA, UK and France")
-        if _options_asked_among(text, m.start(), m.end()):
+        if asked and _options_asked_among(text, m.start(), m.end()):
             continue
         items = [x.strip() for x in re.split(r"\s*,\s*(?:or\s+)?|\s+or\s+|\s*/\s*", m.group(0))]
         labels = [x for x in items if is_label(x)]
