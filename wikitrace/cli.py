@@ -24,7 +24,7 @@ FORMATS = ("native, atif, swe-agent, mini-swe-agent, claude-code, codex-cli, otl
 ENVIRONMENT = (
     "Environment: WIKITRACE_CORPUS (default corpus for add, forget, prompt, check, query, cite, mcp, dialogue add and "
     "dialogue forget); OPENAI_API_KEY / OPENAI_BASE_URL / WIKITRACE_MODEL (the LLM; without them the offline compiler "
-    "runs), WIKITRACE_MAX_TOKENS, WIKITRACE_TIMEOUT, WIKITRACE_MAX_ANSWER_BYTES (limits per LLM request), "
+    "runs; OPENAI_ORG_ID / OPENAI_PROJECT_ID are sent with each request), WIKITRACE_MAX_TOKENS, WIKITRACE_TIMEOUT, WIKITRACE_MAX_ANSWER_BYTES (limits per LLM request), "
     "WIKITRACE_CACHE_DIR (LLM response cache); WIKITRACE_REDACT_KEY (the key of redaction tags, else one kept in the "
     "user config folder); WIKITRACE_EMBEDDINGS_URL / WIKITRACE_EMBEDDINGS_MODEL / WIKITRACE_EMBEDDINGS_QUERY_MODEL / "
     "WIKITRACE_EMBEDDINGS_API_KEY (dialogue embeddings); WIKITRACE_TOOLS_NO_RG=1 (grep without rg); "
