@@ -363,3 +363,18 @@ def test_a_trial_that_made_one_of_several_expected_changes_is_not_said_to_have_m
     some = [_did("step-0010", "book_reservation"), _did("step-0060"), {**_did("step-0110"), "facts": []}]
     said, _turns = recurring(some[0], some)
     assert said.startswith("2 of the 3 trials of this task left out a `cancel_reservation` change the task expected"), said
+
+
+def test_a_change_line_takes_the_article_its_tool_name_needs():
+    """"made an `update_reservation_flights` change", "left out an `update_...` change": the
+    article is chosen with the tool's name, not patched into the rendered line."""
+    trials = [{"step": s, "outcome": "failure", "decisive": {"changes": []},
+               "facts": [{"kind": "unexpected-change", "about": ["update_reservation_flights"]}]}
+              for s in ("step-0010", "step-0060")]
+    said, _turns = recurring(trials[0], trials)
+    assert "made an `update_reservation_flights` change the task did not expect" in said, said
+    missed = [{**_did("step-0010"), "facts": [{"kind": "missed-change", "about": ["update_reservation_baggages"]}]},
+              {**_did("step-0060"), "facts": [{"kind": "missed-change", "about": ["update_reservation_baggages"]}]},
+              {**_did("step-0110"), "facts": []}]
+    said, _turns = recurring(missed[0], missed)
+    assert said.startswith("2 of the 3 trials of this task left out an `update_reservation_baggages` change"), said

@@ -33,8 +33,8 @@ LINKED = 8  # trials linked per line; more are counted
 # an item's kind -> (what the trials did, as a verb phrase after "N trials of this task", what to do)
 _CHANGE = {
     # a run may have made one of several `X` changes the task expected: "left out one", never "never made it"
-    "missed": ("left out a `{0}` change the task expected", ""),  # what they did instead is said (``_instead``)
-    "unexpected": ("made a `{0}` change the task did not expect", "before a `{0}` change, check that the request calls for it and the rules allow it as sent"),
+    "missed": ("left out {a} `{0}` change the task expected", ""),  # what they did instead is said (``_instead``)
+    "unexpected": ("made {a} `{0}` change the task did not expect", "before a `{0}` change, check that the request calls for it and the rules allow it as sent"),
     "arguments": ("sent `{1}` in {0} otherwise than the task expected",
                   "check `{1}` against what the user asked for before {0}"),
 }
@@ -75,7 +75,8 @@ def _said(item: tuple, entry: dict, fact: dict | None) -> tuple[str, str, bool]:
     if item[0] in _CHANGE:
         did, do = _CHANGE[item[0]]
         tool, _, arg = item[1].partition(".")
-        return did.format(_t(tool), _t(arg)), do.format(_t(tool), _t(arg)), False
+        a = "an" if tool[:1].lower() in "aeiou" else "a"
+        return did.format(_t(tool), _t(arg), a=a), do.format(_t(tool), _t(arg)), False
     from .checked_facts import _SAID
 
     about = (fact or {}).get("about") or []
@@ -172,12 +173,10 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
     failed = [m for m in members if m["outcome"] != "success"]
     k, pool = len(holders), len(failed)
     trials = "trials of this task" if not won else "failed trials of this task"
-    if item[0] == "missed" and k == pool:  # "all N never made" said plainly
+    if item[0] == "missed" and k == pool:  # "all N left out one" said plainly
         who = f"neither of the 2 {trials}" if pool == 2 else f"none of the {pool} {trials}"
-        did = did.replace("left out a", "made every", 1)
+        did = f"made every `{_t(item[1])}` change the task expected"
     else:
-        if item[0] == "missed" and item[1][:1].lower() in "aeiou":
-            did = did.replace("left out a", "left out an", 1)
         who = (f"both {trials}" if k == pool == 2 else f"all {pool} {trials}" if k == pool
                else f"{k} of the {pool} {trials}")
     said = f"in {who}, {did}" if clause else f"{who} {did}"
