@@ -233,26 +233,3 @@ def test_an_error_every_run_got_past_another_way_gets_no_insight_page(tmp_path):
     [page] = [i for i in build_of(names)["insights"] if i["key"] == "error|missing-path"]
     assert [s["step"] for s in page["sources"]] == ["step-0002"]
     assert (page["contrast"]["failed_met"], page["contrast"]["success_met"]) == (2, 1)
-
-
-def test_a_change_between_the_error_and_the_look_up_that_found_the_way_does_not_hide_it():
-    """error, a change, then a look-up that went through and a change after it: the look-up and
-    the change that followed it got past the error, as when no change came in between (the first
-    change after the error once had to come after the first look-up)."""
-    from wikitrace.compilers.got_past import got_past
-    from wikitrace.compilers.reading import read_run
-    from wikitrace.runs.model import Outcome, Task, Turn
-
-    def call(n, name, result, error=False):
-        return Turn(turn=n, type="function_call", role="assistant", name=name, arguments={"path": f"f{n}"},
-                    result=result, is_error=error)
-
-    turns = [Turn(turn=0, type="message", role="user", content="Fix the parser."),
-             call(1, "read_file", "Error: file not found", error=True),
-             call(2, "write_file", "written"),
-             call(3, "search_files", "src/parser.py"),
-             call(4, "write_file", "written")]
-    run = Run(run_id="r", task=Task(id="t", instruction="Fix the parser."), turns=turns,
-              outcome=Outcome(success=False, steps=4))
-    past = got_past(read_run(run))
-    assert 1 in past and (past[1].by.n, past[1].then.n) == (3, 4), past

@@ -49,22 +49,21 @@ def got_past(r: Reading) -> dict[int, Past]:
         return r.memo[_MEMO]
     out: dict[int, Past] = {}
     next_of: dict[str, Call] = {}  # program -> the first later call of it that went through
+    look: Call | None = None  # the first later look-up that went through
     change: Call | None = None  # the first later change that went through
-    # the first later look-up that went through with a change after it, and that change
-    look: tuple[Call, Call] | None = None
     for c in reversed(r.calls):
         ran = what_ran(c.turn)
         if c.error:
             same = next_of.get(ran)
             if same is not None:
                 out[c.n] = Past(same)
-            elif look is not None and _reached_nothing(c):
-                out[c.n] = Past(*look)
+            elif look is not None and change is not None and look.n < change.n and _reached_nothing(c):
+                out[c.n] = Past(look, change)
             continue
         next_of[ran] = c
         if c.writes:
             change = c
-        elif not answered_nothing(c) and change is not None:
-            look = (c, change)
+        elif not answered_nothing(c):
+            look = c
     r.memo[_MEMO] = out
     return out
