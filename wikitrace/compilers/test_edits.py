@@ -61,7 +61,14 @@ def hands_off_tests(r: Reading) -> str | None:
     """The first sentence of the task statement that holds a negation and the word test, tests or
     testing: how a harness says the tests need no change. The harness's own words (the user
     messages before the agent's first call, less the task text) are read before the task text,
-    where an issue may mention tests in passing. Clipped, otherwise as written."""
+    where an issue may mention tests in passing. Clipped, otherwise as written; read once per
+    run (the cause's support and the lesson both ask)."""
+    if "test-edits.told" not in r.memo:
+        r.memo["test-edits.told"] = _hands_off_tests(r)
+    return r.memo["test-edits.told"]
+
+
+def _hands_off_tests(r: Reading) -> str | None:
     task = r.run.task.instruction or ""
     opening = []
     for t in r.run.turns:
