@@ -8,7 +8,8 @@ from ..compilers.ending_words import ended_with
 from . import run_counts
 
 # patterns that are trouble a run meets: for these a page lists what successful runs that met it did
-TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off", "stopped", "option"}
+TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off", "stopped", "option", "missed",
+           "unlooked", "untold"}
 
 
 # what meeting a lesson's pattern means, by the pattern's kind (a sentence counts those runs)
@@ -22,6 +23,9 @@ MET = {
     "stopped": "that the harness stopped before any call settled the task",
     "stopped|changed": "that the harness stopped after a change of theirs went through",
     "verdict": "whose verdict's reasoning quoted words a look-up returned",
+    "missed": "that never made a change with this tool that the task expected",
+    "unlooked": "that never looked up a listed item the task expected a change to",
+    "untold": "that never told the user a value the task expected",
     "option": "that chose a listed option without the task's words while another held them, or none of such a choice's options",
 }
 
