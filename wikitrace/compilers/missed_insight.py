@@ -20,7 +20,7 @@ from .lookup_coverage import Coverage, unlooked
 from .reading import Reading, leaves
 from .schema import CandidateInsight
 
-MISSED = "missed"  # key missed|<tool>: an expected change of the tool never made
+MISSED = "missed"  # an expected change never made (one lesson whichever tool: the page counts the tools)
 UNLOOKED = "unlooked"  # key unlooked|<field>: expected changes on listed items never looked up
 UNTOLD = "untold"  # an expected value no agent message said
 
@@ -42,12 +42,13 @@ def missed_key(r: Reading) -> str | None:
     missed, cover = _missed(r)
     if not missed:
         return UNTOLD if any(t.turn is None for t in told(r)) else None
-    return f"{UNLOOKED}|{cover.key}" if cover is not None else f"{MISSED}|{missed[0]['name']}"
+    return f"{UNLOOKED}|{cover.key}" if cover is not None else MISSED
 
 
 def missed_insight(r: Reading) -> CandidateInsight | None:
     """The lesson of the changes the run never made or the values it never said, or None when it
-    did all the log records the task expected."""
+    did all the log records the task expected. For a run whose every change the log records as
+    expected (its detail says so)."""
     missed, cover = _missed(r)
     made = [c for c in r.calls if c.writes and not c.error]
     done = (f"made {len(made)} change{'s' if len(made) != 1 else ''} the task expected ("
@@ -69,16 +70,14 @@ def missed_insight(r: Reading) -> CandidateInsight | None:
             f"{done}turn {cover.turn}: {cover.tool} listed {len(cover.items)} `{field}`, and the run looked up "
             f"{len(cover.looked)} of them, never {join(never, 6)}; the task expected {tools} on "
             f"{join(list(dict.fromkeys(on)), 6)}, never made", False)
-    tool = missed[0]["name"]
-    of_tool = [e for e in missed if e["name"] == tool]
-    others = list(dict.fromkeys(e["name"] for e in missed if e["name"] != tool))
+    tools = list(dict.fromkeys(e["name"] for e in missed))
     return make_insight(
-        f"{MISSED}|{tool}", f"Before ending, make every {tool} change the request calls for",
-        f"Go through the request part by part and check that each change it calls for went through, the {tool} "
-        "changes among them: a request that asks for several things is not done when the first of them is.",
+        MISSED, "Before ending, make every change the request calls for",
+        "Go through the request part by part and check that each change it calls for went through: a request "
+        "that asks for several things is not done when the first of them is.",
         f"In {kind_of_tasks(r)}, before ending a task that asks for changes.",
-        f"{done}the task expected {join([call_text(e) for e in of_tool], 2)}"
-        + (f" and {join(others, 3)}" if others else "") + ", never made", False)
+        f"{done}the task expected {join([call_text(e) for e in missed if e['name'] == tools[0]], 2)}"
+        + (f" and {join(tools[1:], 3)}" if len(tools) > 1 else "") + ", never made", False)
 
 
 def _untold(r: Reading, done: str) -> CandidateInsight | None:
