@@ -390,6 +390,18 @@ def test_langfuse_trace_list_shapes(tmp_path):
     assert run.outcome.success is True  # CATEGORICAL "correct"
 
 
+def test_a_langfuse_trace_with_an_empty_id_is_an_error_that_names_it_and_the_rest_still_import(tmp_path):
+    """A run is told apart by its trace id: one that is empty (and no session to group it by) would
+    give a run with no id, so it is refused, by its place in the file, and the others are read."""
+    trace = json.loads(LANGFUSE.read_text())[0]
+    nameless = dict(trace, id=" ", sessionId=None)
+    path = tmp_path / "list.json"
+    path.write_text(json.dumps({"data": [trace, nameless], "meta": {"page": 1}}))
+    runs, errors = _read(langfuse, path)
+    assert [str(e) for e in errors] == [f"{path}: data[1]: a Langfuse trace with an empty 'id'; export it with its trace id"]
+    assert runs and all(r.run_id for r in runs.values())
+
+
 def test_results_paired_by_id_are_the_ones_logged_for_that_id():
     """Read the tool records' results straight from the files, by call id, and compare."""
     from wikitrace.runs.otlp_spans import attributes

@@ -65,11 +65,13 @@ def _traces(path: Path) -> Iterator[dict | RunError]:
         where, doc = item
         items = doc["data"] if isinstance(doc, dict) and isinstance(doc.get("data"), list) else [doc]
         for i, trace in enumerate(items):
-            if _is_trace(trace):
+            at = f"{where}" + (f": data[{i}]" if len(items) > 1 else "")
+            if _is_trace(trace) and not trace["id"].strip():  # no id, no run id: the trace cannot be told apart
+                yield RunError(f"{at}: a Langfuse trace with an empty 'id'; export it with its trace id")
+            elif _is_trace(trace):
                 yield trace
             else:
-                yield RunError(f"{where}" + (f": data[{i}]" if len(items) > 1 else "")
-                               + ": not a Langfuse trace (needs 'id' and an 'observations' list)")
+                yield RunError(f"{at}: not a Langfuse trace (needs 'id' and an 'observations' list)")
 
 
 def read(path: Path) -> Iterator[Run | RunError]:
