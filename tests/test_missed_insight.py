@@ -70,7 +70,7 @@ def test_a_run_that_left_an_expected_change_unmade_learns_to_make_every_change(t
     # the contrast counts the successful trial too: it made the change, so it did not meet the pattern
     assert "never made a change the task expected: 2 failed, all trials of 1 task, 0 successful" in page
     detail = failed["lessons"][0]["detail"]
-    assert detail.startswith("made 1 change the task expected (update_reservation_flights, turn ")
+    assert detail.startswith("made 1 change as the task expected (update_reservation_flights, turn ")
     assert "update_reservation_baggages(" in detail and detail.endswith("never made")
     # the successful trial made both changes: it met no such pattern
     assert "missed" not in runs["task-30-trial-0"]["patterns"]
@@ -100,6 +100,6 @@ def test_a_run_that_made_its_changes_and_never_said_the_figure_learns_to_say_it(
     assert "the task expected the agent to say 1410, and no agent message did (calculate's answer at turn " \
         in run["lessons"][0]["detail"]
     page = _page(pages, run["insights"][0])
-    assert "# Tell the user the figures the request asks for before ending" in page
+    assert "# Tell the user the values the request asks for before ending" in page
     assert "never told the user a value the task expected: 1 failed, 0 successful" in page
     assert "untold" not in runs["task-21-trial-0"]["patterns"]  # the success said it

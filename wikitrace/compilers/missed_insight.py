@@ -1,18 +1,18 @@
-"""The lesson of a failed run that made only changes the task expected and still left the task undone.
+"""What a failed run left undone: a change the task expected and the run never made, or a value the
+task expected the agent to tell the user and no agent message said.
 
-Nothing it did was wrong, so a check before its changes teaches nothing: what failed it is
-what it never did. A change the task expected and the run never made comes first: when the log
-shows why (the change acted on an item of a looked-up list that the run never opened), the
-lesson is to look up every listed item before choosing; otherwise it is to make every change
-the request calls for before ending. Else a value the task expected the agent to tell the user
-and no agent message said: the lesson is to say it. The same key is a pattern of every run,
-whatever its outcome, so the insight page counts it in successes too. Hand-offs are left out:
-their summary is free text no run repeats word for word.
+For a run whose every change was as expected, this is its lesson: a check before its changes
+teaches nothing, since they were right. For any other failed run it is a further lesson, where
+the budget of three has room. When the log shows why a change was never made (it acted on an
+item of a looked-up list that the run never opened), the lesson is to look up every listed item
+before choosing; otherwise it is to make every change the request calls for before ending. Each
+key is also a pattern of every run, whatever its outcome, so the insight page counts it in
+successes too. Hand-offs are left out: their summary is free text no run repeats word for word.
 """
 
 from __future__ import annotations
 
-from .expected_calls import call_text, missed_changes
+from .expected_calls import call_text, made_as_expected, missed_changes
 from .expected_outputs import told
 from .insight_parts import kind_of_tasks, make_insight
 from .insight_words import hands_off, join
@@ -36,32 +36,27 @@ def _missed(r: Reading) -> tuple[list[dict], Coverage | None]:
     return r.memo[key]
 
 
-def missed_key(r: Reading) -> str | None:
-    """The pattern (and lesson key) of a run that never made a change the task expected, or else
-    never told the user a value the task expected."""
+def undone_keys(r: Reading) -> list[str]:
+    """The patterns (and lesson keys) of what the run left undone: a change the task expected and
+    it never made, a value the task expected it to say and it never said."""
     missed, cover = _missed(r)
-    if not missed:
-        return UNTOLD if any(t.turn is None for t in told(r)) else None
-    return f"{UNLOOKED}|{cover.key}" if cover is not None else MISSED
+    keys = [f"{UNLOOKED}|{cover.key}" if cover is not None else MISSED] if missed else []
+    return keys + ([UNTOLD] if any(t.turn is None for t in told(r)) else [])
 
 
-def missed_insight(r: Reading) -> CandidateInsight | None:
-    """The lesson of the changes the run never made or the values it never said, or None when it
-    did all the log records the task expected. For a run whose every change the log records as
-    expected (its detail says so)."""
+def left_undone(r: Reading) -> list[CandidateInsight]:
+    """The lessons of the changes the run never made and of the values it never said, in that
+    order; none when it did all the log records the task expected."""
     missed, cover = _missed(r)
     made = [c for c in r.calls if c.writes and not c.error]
-    done = (f"made {len(made)} change{'s' if len(made) != 1 else ''} the task expected ("
-            f"{join(list(dict.fromkeys(c.name for c in made)), 3)}, turn{'s' if len(made) != 1 else ''} "
-            f"{join([str(c.n) for c in made], 4)}); " if made else "")
-    if not missed:
-        return _untold(r, done)
-    if cover is not None:
+    done = _done(r, made)
+    out = []
+    if missed and cover is not None:
         field = cover.key
         never = [x for x in cover.items if x not in cover.looked]
         tools = join(list(dict.fromkeys(e["name"] for e in cover.explains)), 3)
         on = [v for e in cover.explains for _p, v in leaves(e["arguments"]) if v in cover.missed_on]
-        return make_insight(
+        out.append(make_insight(
             f"{UNLOOKED}|{field}", f"Look up every listed `{field}` before choosing which to change",
             f"When a look-up answer lists several `{field}`, look up each of them before deciding which ones the "
             "request covers, then act on every one that fits: an item never opened cannot be judged, and a change "
@@ -69,26 +64,38 @@ def missed_insight(r: Reading) -> CandidateInsight | None:
             f"In {kind_of_tasks(r)}, when a look-up lists several `{field}` and the request may concern more than one.",
             f"{done}turn {cover.turn}: {cover.tool} listed {len(cover.items)} `{field}`, and the run looked up "
             f"{len(cover.looked)} of them, never {join(never, 6)}; the task expected {tools} on "
-            f"{join(list(dict.fromkeys(on)), 6)}, never made", False)
-    tools = list(dict.fromkeys(e["name"] for e in missed))
-    return make_insight(
-        MISSED, "Before ending, make every change the request calls for",
-        "Go through the request part by part and check that each change it calls for went through: a request "
-        "that asks for several things is not done when the first of them is.",
-        f"In {kind_of_tasks(r)}, before ending a task that asks for changes.",
-        f"{done}the task expected {join([call_text(e) for e in missed if e['name'] == tools[0]], 2)}"
-        + (f" and {join(tools[1:], 3)}" if len(tools) > 1 else "") + ", never made", False)
-
-
-def _untold(r: Reading, done: str) -> CandidateInsight | None:
+            f"{join(list(dict.fromkeys(on)), 6)}, never made", False))
+    elif missed:
+        tools = list(dict.fromkeys(e["name"] for e in missed))
+        out.append(make_insight(
+            MISSED, "Before ending, make every change the request calls for",
+            "Go through the request part by part and check that each change it calls for went through: a request "
+            "that asks for several things is not done when the first of them is.",
+            f"In {kind_of_tasks(r)}, before ending a task that asks for changes.",
+            f"{done}the task expected {join([call_text(e) for e in missed if e['name'] == tools[0]], 2)}"
+            + (f" and {join(tools[1:], 3)}" if len(tools) > 1 else "") + ", never made", False))
     unsaid = [t for t in told(r) if t.turn is None]
-    if not unsaid:
-        return None
-    held = [f"{t.held[0]}'s answer at turn {t.held[1]} held {t.value}" for t in unsaid if t.held is not None]
-    return make_insight(
-        UNTOLD, "Tell the user the figures the request asks for before ending",
-        "When the request asks for a figure or a fact (a total, a refund, what was saved), write it in a message to "
-        "the user before ending: working it out with a tool, or making the changes, does not tell it.",
-        f"In {kind_of_tasks(r)}, when the request asks to be told a value.",
-        f"{done}the task expected the agent to say {join([t.value for t in unsaid], 3)}, and no agent message did"
-        + (f" ({'; '.join(held[:2])})" if held else ""), False)
+    if unsaid:
+        held = [f"{t.held[0]}'s answer at turn {t.held[1]} held {t.value}" for t in unsaid if t.held is not None]
+        out.append(make_insight(
+            UNTOLD, "Tell the user the values the request asks for before ending",
+            "When the request asks for a figure or a fact (a total, a refund, what was saved), write it in a message "
+            "to the user before ending: working it out with a tool, or making the changes, does not tell it.",
+            f"In {kind_of_tasks(r)}, when the request asks to be told a value.",
+            f"{done}the task expected the agent to say {join([t.value for t in unsaid], 3)}, and no agent message did"
+            + (f" ({'; '.join(held[:2])})" if held else ""), False))
+    return out
+
+
+def _done(r: Reading, made: list) -> str:
+    """The run's changes, as a detail opens: those the log records as expected, then the others."""
+    if not made:
+        return "made no change; "
+    right = [c for c in made if made_as_expected(r, c)]
+    other = len(made) - len(right)
+    if not right:
+        return f"made {other} change{'s' if other != 1 else ''}, none as the task expected; "
+    return (f"made {len(right)} change{'s' if len(right) != 1 else ''} as the task expected ("
+            f"{join(list(dict.fromkeys(c.name for c in right)), 3)}, turn{'s' if len(right) != 1 else ''} "
+            f"{join([str(c.n) for c in right], 4)})" + (f" and {other} other{'s' if other != 1 else ''}" if other else "")
+            + "; ")

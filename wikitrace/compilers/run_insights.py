@@ -36,7 +36,7 @@ from .insight_words import (WHY_WRONG, clip_words, expected_answer, free_form, g
                             last_said, rule_title, top_key, why_wrong)
 from .argument_places import sources
 from .expected_calls import made_as_expected
-from .missed_insight import missed_insight
+from .missed_insight import left_undone
 from .picked_values import picked
 from .changes import edit_of
 from .coding_insights import edit_detail
@@ -378,8 +378,8 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
                    and not made_as_expected(r, w)]  # a change the log records as expected is no candidate mistake
         if changes:
             out.append(_went_through_insight(r, changes[-1]))
-        elif (missed := missed_insight(r)) is not None:  # every change was expected: the one never made failed it
-            out.append(missed)
+        else:  # every change was as expected: what it left undone failed it
+            out.extend(left_undone(r))
     # an error the run got past another way ended nothing: it teaches no lesson of its own
     errors = [i for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)
               and not i.otherwise]
@@ -394,7 +394,9 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         out.append(_loop_insight(r, c, n))
     if not writes and not errors:
         out.append(_idle_insight(r))
-    return out
+    # what a run that made changes left undone, where the budget has room (repeats are dropped); a run
+    # that made none has the lesson of ending after look-ups, whose page counts its changes never made
+    return out + (left_undone(r) if writes else [])
 
 
 def insights_for(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:

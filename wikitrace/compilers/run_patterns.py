@@ -16,7 +16,7 @@ from .arguments import FREE_FORM, _as_text, check_arguments
 from .call_kinds import changed_with, did_token
 from .error_insights import error_key, missing_programs
 from .insight_parts import edit_place, edits_of, verb
-from .missed_insight import missed_key
+from .missed_insight import undone_keys
 from .limit_insights import LIMIT_CHANGED, unsettled_edit
 from .option_choices import option_pattern
 from .verdict_evidence import verdict_pattern
@@ -84,9 +84,7 @@ def patterns_of(r: Reading) -> list[str]:
         out.add("stopped")
     elif unsettled_edit(r, writes):
         out.add(LIMIT_CHANGED)
-    missed = missed_key(r)  # whatever the outcome: the page counts it in successes too
-    if missed:
-        out.add(missed)
+    out.update(undone_keys(r))  # whatever the outcome: the page counts it in successes too
     proc = procedure_key(r)
     if proc:
         out.add(proc)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from ..compilers.missed_insight import UNTOLD
 from . import fact_leads, run_counts
 from .fisher import verdict
 from .fact_weights import (FAILED_ONLY, NAMES_ITEMS, aside_note, item_words, leans_to_failure, on_same_tools,
@@ -178,6 +179,8 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     kind leads as before. ``ways``: the successful runs of the task type, for how they made a
     change the failed runs never made; ``rules``: the thing an argument names -> the rules of the
     system prompt on it, from any run of the task type (rules_on)."""
+    if entry["key"] == UNTOLD:  # the value never said is the page's own fact; a change never made has its page
+        return
     failed, seen = [], set()
     for e, _l in members:
         if e["outcome"] == "failure" and e["step"] not in seen:
