@@ -51,10 +51,6 @@ def _compile(tmp_path, records: list[dict]) -> tuple[dict, dict]:
     return {r["run_id"]: r for r in corpus["runs"]}, pages
 
 
-def _page(pages: dict, iid: str) -> str:
-    return pages[iid]
-
-
 def test_a_run_that_left_an_expected_change_unmade_learns_to_make_every_change(tmp_path):
     runs, pages = _compile(tmp_path, [_record(30, 0, 1.0, _moved(True), MOVE_AND_BAG, ASKED),
                                       _record(30, 1, 0.0, _moved(False), MOVE_AND_BAG, ASKED),
@@ -64,7 +60,7 @@ def test_a_run_that_left_an_expected_change_unmade_learns_to_make_every_change(t
         assert [lesson["key"] for lesson in failed["lessons"]] == ["missed"]
         assert len(failed["insights"]) == 1
     assert runs["task-30-trial-1"]["insights"] == runs["task-30-trial-2"]["insights"]  # one page, two sources
-    page = _page(pages, runs["task-30-trial-1"]["insights"][0])
+    page = pages[runs["task-30-trial-1"]["insights"][0]]
     assert "# Before ending, make every change the request calls for" in page
     assert "Seen in 2 runs of 1 task: 0 successful, 2 failed." in page
     # the contrast counts the successful trial too: it made the change, so it did not meet the pattern
@@ -89,7 +85,7 @@ def test_changes_missed_on_a_listed_record_never_opened_teach_to_open_every_list
     run = runs["task-31-trial-0"]
     assert [lesson["key"] for lesson in run["lessons"]] == ["unlooked|reservations"]
     assert "the run looked up 1 of them, never M2PL7T" in run["lessons"][0]["detail"]
-    page = _page(pages, run["insights"][0])
+    page = pages[run["insights"][0]]
     assert "# Look up every listed `reservations` before choosing which to change" in page.replace("\\`", "`")
 
 
@@ -99,7 +95,7 @@ def test_a_run_that_made_its_changes_and_never_said_the_figure_learns_to_say_it(
     assert [lesson["key"] for lesson in run["lessons"]] == ["untold"]
     assert "the task expected the agent to say 1410, and no agent message did (calculate's answer at turn " \
         in run["lessons"][0]["detail"]
-    page = _page(pages, run["insights"][0])
+    page = pages[run["insights"][0]]
     assert "# Tell the user the values the request asks for before ending" in page
     assert "never told the user a value the task expected: 1 failed, 0 successful" in page
     assert "untold" not in runs["task-21-trial-0"]["patterns"]  # the success said it
