@@ -12,6 +12,7 @@ from collections import Counter
 from ..runs.errors import failing_part, tests_passed
 from .changes import edit_of, what_ran
 from .agreed_terms import other_terms
+from .limit_insights import unsettled_edit
 from .expected_calls import change_notes, differs_from_expected, made_as_expected, missed_changes, missed_notes
 from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
 from .option_choices import item_note, option_note
@@ -110,6 +111,7 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
     # only the last change, and only when the agent (not the harness) ended the run, is the
     # answer that ended it: a WebShop click on a product before the purchase ended nothing
     answered = writes[-1] if writes and harness_reason(r) is None else None
+    unsettled = unsettled_edit(r, writes)
     for c in writes:
         # the task asked for this very change: context, ranked below the causes (unless it is the last
         # change and the run left expected changes unmade; a look-up it skipped is no reason to rank a change
@@ -148,6 +150,9 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
                 # the last change, made as expected, with expected changes left unmade after it
                 "The call went through and is one the task expected, but the run ended after it with "
                 "changes the task expected still unmade (listed below)." if as_expected else
+                # the limit ended the run before its last edit was submitted: what the edit did did not decide it
+                f"The call went through, but the harness ended the run ({clip(harness_reason(r) or '', 80)}) "
+                "before the change was submitted, so the run failed whatever the change did." if last and unsettled else
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
                 "what the task asked for" + (" (see the checks below)." if flagged else ".")),
             turns=[c.n], quote=quote_of(c.turn.result), call=call_line(c), notes=notes, context=expected), "write", c))

@@ -190,6 +190,8 @@ def record(r: Reading) -> dict:
             out["tests_only"] = True  # its page sets it against a successful trial that changed the code
     if not r.calls:
         out["no_calls"] = True  # "this run made no calls at all", not "never made that one"
+    if not r.run.outcome.success and harness_reason(r) is not None:
+        out["stopped"] = True  # the harness ended it: a change it never made is one it had no turn for
     if answer is None and expected_answer(r) is None:  # which tools' look-ups went through: a successful
         # trial's value that came from a look-up this run never made is the step it missed
         reads = sorted({c.name for c in r.calls if not c.writes and not c.error and c.name})

@@ -19,7 +19,7 @@ from .trial_compare import _RANK, Diff, compare, decides
 from .trial_edits import changed_files as _changed_files, code_instead, edits_apart, same_calls as _same_calls
 from .trial_leads import LEAD_ENDS, missed_lead
 from .trial_recur import ANSWER_DO, made_by, recurring
-from .trial_wording import (SHOWN, _answer_found, _call, _call_keys, _Line, _other_side, _shown, _sources, _t,
+from .trial_wording import (SHOWN, _answer_found, _call, _call_keys, _Line, _other_side, _shown, _sources, _t, stopped,
                             others_phrase)
 
 
@@ -106,7 +106,7 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
     ref = hits[0][1]
     grouped: dict[str, list[str]] = defaultdict(list)
     for step, d in hits:
-        grouped[_other_side(d)].append(step)
+        grouped[_other_side(d, stopped(_entry(failed, step)))].append(step)
     if aspect[0] == "extra" and len(grouped) > 1:  # made with other values each: the tool is what they share
         grouped = {f"made a {aspect[1]} call that went through": [s for s, _d in hits]}
     k = len(hits)
@@ -269,7 +269,7 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
         theirs = f"made the change {_t(_call(d.ref))}{at}{_sources(d.ref, keys, False)}{_unread(entry, d.ref, keys)}"
         mine = (f"this run made {_t(_call(d.other))} instead" if d.other else
                 "this run made no calls at all" if (entry.get("decisive") or {}).get("no_calls") else
-                "this run never made it")
+                "the harness ended this run before it made it" if stopped(entry) else "this run never made it")
     else:
         theirs = f"made no {d.aspect[1]} call that went through"
         mine = f"this run's {_t(_call(d.other))} went through"

@@ -76,15 +76,23 @@ def _value_of(said: str) -> str:
     return said
 
 
-def _other_side(d: Diff) -> str:
-    """What a trial did at this aspect, as a value a line can group trials by."""
+def stopped(entry: dict) -> bool:
+    """Whether the harness ended the failed run (a limit, a crash): a change it never made is then
+    one it had no turn left for, not one it chose to leave out."""
+    return bool((entry.get("decisive") or {}).get("stopped"))
+
+
+def _other_side(d: Diff, cut_short: bool = False) -> str:
+    """What a trial did at this aspect, as a value a line can group trials by (``cut_short``: the
+    harness ended that trial)."""
     kind = d.aspect[0]
     if kind == "answer":
         return f"answered \"{_t(d.other['text'])}\"" if d.other else "gave no answer"
     if kind == "args":
         return f"sent `{d.aspect[2]}` {_t(_shown(d.other['values'], d.aspect[2]))}"
     if kind == "missing":
-        return f"made {_t(_call(d.other))} instead" if d.other else "never made it"
+        return (f"made {_t(_call(d.other))} instead" if d.other else
+                "was ended by the harness before making it" if cut_short else "never made it")
     return f"made the change {_t(_call(d.other))}"
 
 
