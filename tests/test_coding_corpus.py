@@ -160,6 +160,20 @@ def test_a_run_the_cost_limit_ended_after_its_edit_learns_where_its_calls_went(c
     assert "submitted its changes, which the failed run never did" in page
 
 
+def test_a_run_the_harness_ended_before_its_submit_is_not_said_to_have_left_it_out(coding_out):
+    """The cost limit ended the run right after its edit: its page and its successful trial's page
+    say the harness ended it, and its edit is not blamed for the failure."""
+    out, _data, step = coding_out
+    llama, won = step["swe-llama/acme__jsonkit-102"], step["swe-gpt4o/acme__jsonkit-102"]
+    mine = (out / "compilation" / f"{llama}.md").read_text()
+    assert "; the harness ended this run before it made it." in mine and "this run never made it" not in mine
+    assert ("but the harness ended the run (cost limit reached (exit_cost)) before the change was submitted, so the "
+            "run failed whatever the change did.") in mine
+    assert "the change it made may not be" not in mine
+    theirs = (out / "compilation" / f"{won}.md").read_text()
+    assert f"was ended by the harness before making it ([{llama}]({llama}.md))" in theirs
+
+
 def test_a_failed_edit_of_the_file_the_task_names_is_told_to_check_what_it_wrote_not_the_file(coding_out):
     out, data, step = coding_out
     failed = step["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]  # averaged all values in tally/stats.py, which the task names
