@@ -99,3 +99,24 @@ def test_a_run_that_made_its_changes_and_never_said_the_figure_learns_to_say_it(
     assert "# Tell the user the values the request asks for before ending" in page
     assert "never told the user a value the task expected: 1 failed, 0 successful" in page
     assert "untold" not in runs["task-21-trial-0"]["patterns"]  # the success said it
+
+
+def test_an_error_lesson_names_every_turn_the_run_met_its_error_up_to_the_one_it_never_got_past(tmp_path):
+    """The same refusal three times, each with another amount: the source line names where the run
+    first met it too, not only the call the lesson is about."""
+    refused = "Error: payment amount does not add up, total price is 1002, but paid {}"
+    pay = lambda amount: {**BAGS, "payment_id": GIFT, "total_baggages": amount}  # noqa: E731
+    calls = [*tool("get_user_details", {"user_id": "lena_vogt_3017"}, PROFILE),
+             *tool("get_reservation_details", {"reservation_id": "Q4WZ8N"}, TRIP),
+             user("Add the bags, yes, go ahead."),
+             *tool("update_reservation_baggages", pay(3), refused.format(957)),
+             *tool("update_reservation_baggages", pay(4), refused.format(1047)),
+             *tool("update_reservation_baggages", pay(5), refused.format(1100))]
+    runs, _pages = _compile(tmp_path, [_record(32, 0, 0.0, calls, [{"name": "update_reservation_baggages",
+                                                                      "kwargs": BAGS}], ASKED)])
+    run = runs["task-32-trial-0"]
+    (detail,) = [lesson["detail"] for lesson in run["lessons"] if lesson["key"].startswith("error|")]
+    log = [json.loads(ln) for ln in (tmp_path / "c" / "raw" / run["step"] / "solver.full.jsonl").read_text().splitlines()]
+    errors = [t["turn"] for t in log if t.get("name") == "update_reservation_baggages" and str(t.get("result")).startswith("Error")]
+    assert len(errors) == 3
+    assert detail.startswith(f"turns {errors[0]}, {errors[1]} and {errors[2]}: "), detail

@@ -295,8 +295,16 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
                                "command), or reach the same end another way." if runs_a_command(err.turn) else
                                "check with a look-up whether it took effect, then send it again or reach the same "
                                "end another way."),
-                            f"In {kind_of_tasks(r)}, whenever {v} fails without a message.", f"turn {err.n}: {detail}",
+                            f"In {kind_of_tasks(r)}, whenever {v} fails without a message.", f"{_met_at(r, err)}: {detail}",
                             worked)
     return make_insight(f"error|{v}|{said}", f"{v} answers \"{clip(said, 60)}\"",
                    f"When {v} answers \"{said}\", {advice}.",
-                   f"In {kind_of_tasks(r)}, whenever {v} answers with this error.", f"turn {err.n}: {detail}", worked)
+                   f"In {kind_of_tasks(r)}, whenever {v} answers with this error.", f"{_met_at(r, err)}: {detail}", worked)
+
+
+def _met_at(r: Reading, err: Call) -> str:
+    """Where the run met the error: its turn, with the turns of the same error before it (the
+    lesson is about the call it never got past; a reader looks for where it was first met)."""
+    key = error_key(err)
+    turns = [str(c.n) for c in r.calls if c.error and c.n <= err.n and error_key(c) == key]
+    return f"turn {err.n}" if len(turns) <= 1 else f"turns {join(turns, 4)}"
