@@ -33,7 +33,7 @@ each such claim:
 - *role*, *told*, *said-at*: "the agent's last message before it (turn N)", "the system prompt
   (turn N)", "the user's yes (turn N)", "the user message at turn N", "the error at turn N":
   turn N is not such a message or failed call;
-- *past*: an insight's "turn N: got past it at turn M" (or "turns K and N: ...") where N (or K) is no failed call, or M no call of
+- *past*: an insight's "turn N: got past it at turn M" (or "turn N (first met at turn K): ...") where N (or K) is no failed call, or M no call of
   the same tool that went through.
 
 Each count is over the claims of that form the pages make ("claims"); a claim of a form the
@@ -64,7 +64,8 @@ _ROLE = re.compile(r"(message before it|agent last wrote|[Ii]ts last message|sys
 _ROLES = {"system prompt": ("message", "system"), "user said yes": ("message", "user"), "user's yes": ("message", "user")}
 _SAID_AT = re.compile(r"\b(user message|the error) at (its )?turn (\d+)")  # a user's message; a call that failed
 _NAMED = re.compile(r"(?<!rule on )\b(\w+) \((its )?turn (\d+)\)")  # "get_reservation_details (turn 8)"
-_PAST = re.compile(r"\): turns? ((?:\d+(?:, | and ))*\d+): (?:got past it at turn (\d+)|sent the same call|tried other arguments)")
+_PAST = re.compile(r"\): turn (\d+)(?: \(first met at turn (\d+)\))?: "
+                   r"(?:got past it at turn (\d+)|sent the same call|tried other arguments)")
 
 
 @dataclass
@@ -395,9 +396,9 @@ def check_corpus(root: Path, tally: Tally) -> None:
             if past:  # "turn N: got past it at turn M": N a failed call, M the same tool's call that went through
                 step = _STEP.findall(line)[0]
                 turns = _turns(str(root), step)
-                met = [turns.get(int(n), {}) for n in re.findall(r"\d+", past.group(1))]  # each turn met the error
-                a = met[-1]
-                b = turns.get(int(past.group(2)), {}) if past.group(2) else None
+                met = [turns.get(int(n), {}) for n in past.group(1, 2) if n]  # each turn met the error
+                a = met[0]
+                b = turns.get(int(past.group(3)), {}) if past.group(3) else None
                 tally.claims["past"] += 1
                 if not (all(t.get("type") == "function_call" and _is_error(t) for t in met) and (b is None or (
                         b.get("type") == "function_call" and b.get("name") == a.get("name") and not _is_error(b)))):

@@ -119,4 +119,4 @@ def test_an_error_lesson_names_every_turn_the_run_met_its_error_up_to_the_one_it
     log = [json.loads(ln) for ln in (tmp_path / "c" / "raw" / run["step"] / "solver.full.jsonl").read_text().splitlines()]
     errors = [t["turn"] for t in log if t.get("name") == "update_reservation_baggages" and str(t.get("result")).startswith("Error")]
     assert len(errors) == 3
-    assert detail.startswith(f"turns {errors[0]}, {errors[1]} and {errors[2]}: "), detail
+    assert detail.startswith(f"turn {errors[2]} (first met at turn {errors[0]}): did not call it again"), detail

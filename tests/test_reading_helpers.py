@@ -190,7 +190,8 @@ def test_where_a_free_text_query_took_its_words():
 def test_words_a_retry_s_reflections_gave_are_task_text_not_the_run_s_own():
     """A Reflexion retry starts from the question and its reflections on earlier trials, in one
     message: an answer a reflection names ("... when in fact it was Tybalt") was given to the run,
-    and a page saying no task text held it was false."""
+    and a page saying no task text held it was false. It is told apart from an answer in the
+    statement's own words: the rest of what it was given, not the statement."""
     from wikitrace.compilers.reading import read_run
     from wikitrace.compilers.run_patterns import decisions_of
     from wikitrace.runs.model import Outcome, Run, Task, Turn
@@ -203,7 +204,12 @@ def test_words_a_retry_s_reflections_gave_are_task_text_not_the_run_s_own():
              Turn(turn=2, type="function_call", role="assistant", name="Finish", arguments="Tybalt", result="")]
     run = Run(run_id="r", task=Task(id="t", instruction=question), turns=turns, outcome=Outcome(success=True, steps=2))
     said = {k for k in decisions_of(read_run(run)) if k.startswith("said|")}
-    assert said == {"said|Finish|task"}, said
+    assert said == {"said|Finish|given"}, said
+    own_words = turns[:2] + [Turn(turn=2, type="function_call", role="assistant", name="Finish", arguments="Benvolio",
+                                  result="")]
+    run = Run(run_id="r", task=Task(id="t", instruction=question), turns=own_words,
+              outcome=Outcome(success=True, steps=2))
+    assert {k for k in decisions_of(read_run(run)) if k.startswith("said|")} == {"said|Finish|task"}
     later = [Turn(turn=0, type="message", role="user", content=question), turns[1],
              Turn(turn=2, type="message", role="user", content="Maybe Tybalt?"),
              Turn(turn=3, type="function_call", role="assistant", name="Finish", arguments="Tybalt", result="")]

@@ -303,8 +303,8 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
 
 
 def _met_at(r: Reading, err: Call) -> str:
-    """Where the run met the error: its turn, with the turns of the same error before it (the
-    lesson is about the call it never got past; a reader looks for where it was first met)."""
+    """Where the run met the error: the turn of the call the lesson is about, and where the same
+    error first came when that was earlier (a reader looks for where it was first met)."""
     key = error_key(err)
-    turns = [str(c.n) for c in r.calls if c.error and c.n <= err.n and error_key(c) == key]
-    return f"turn {err.n}" if len(turns) <= 1 else f"turns {join(turns, 4)}"
+    first = next(c.n for c in r.calls if c.error and c.n <= err.n and error_key(c) == key)
+    return f"turn {err.n}" + (f" (first met at turn {first})" if first < err.n else "")

@@ -269,14 +269,16 @@ def decisions_of(r: Reading) -> set[str]:
     """What the run decided, for the comparison with other trials of the same task: every
     tool it called that answered without an error (``did|<tool>``; a coding call by its kind and
     target, compilers/call_kinds.py: ``did|@view:A.java``), where the words of each
-    free-text look-up came from (``query|<tool>|task``: all from the task text, ``shown``:
-    some from what earlier calls returned, ``own``: some from neither; ``said|`` for a
-    free-text answer), and for each
+    free-text look-up came from (``query|<tool>|task``: all from the task statement, ``given``:
+    the rest from the other messages it was given before its first call, a retry's reflections,
+    ``shown``: some from what earlier calls returned, ``own``: some from none of these; ``said|``
+    for a free-text answer), and for each
     state-changing call with named arguments, each argument key with a digest of its value
     (``set|<tool>|<key>|<digest>``), and how many such calls of each tool went through
     (``count|<tool>|<n>``)."""
     out: set[str] = set()
-    task_words = set(folded_words(r.run.task.instruction or ""))
+    statement = set(folded_words(r.run.task.instruction or ""))
+    task_words = set(statement)
     for t in r.run.turns:  # the prompt the agent was given (a retry's reflections too) is its task text
         if t.is_action:
             break
@@ -290,8 +292,10 @@ def decisions_of(r: Reading) -> set[str]:
         if query is not None:
             words = set(folded_words(str(c.turn.arguments)))
             if words:
-                if words <= task_words:
+                if words <= statement:
                     where = "task"
+                elif words <= task_words:  # beyond the statement: from the rest of what it was given (reflections)
+                    where = "given"
                 else:
                     for answer in unread:
                         shown.update(_answer_words(answer))

@@ -18,8 +18,11 @@ from dataclasses import dataclass, field
 SHOWN = 5  # differences shown on a page (each names every run of the page it holds for)
 
 # "the task text it was given": the words of the messages the run was given before its first call
-# (a retry's reflections on earlier trials among them), as run_patterns.decisions_of reads them
-WORDS_FROM = {"task": "whose words all came from the task text it was given",
+# (a retry's reflections on earlier trials among them), as run_patterns.decisions_of reads them; "the
+# task statement": the task's instruction alone
+WORDS_FROM = {"task": "whose words all came from the task statement",
+               "given": "whose words beyond the task statement all came from the rest of the task text it was given "
+                        "(a retry's reflections on earlier trials among it)",
                "shown": "whose words beyond the task text it was given all came from earlier answers (following a look-up)",
                "own": "with words that neither the task text it was given nor any earlier answer held"}
 
@@ -245,11 +248,15 @@ _DO = [
     (r"submitted its changes, which .+ never did", r"submit the change"),
     (r"sent a (\S+) whose words beyond the task text it was given all came from earlier answers \(following a look-up\), which .+",
      r"build the \1 query from a name an earlier answer showed"),
-    (r"sent a (\S+) whose words all came from the task text it was given, which .+", r"build the \1 query from the task's own words"),
+    (r"sent a (\S+) whose words all came from the task statement, which .+", r"build the \1 query from the task's own words"),
+    (r"sent a (\S+) whose words beyond the task statement all came from the rest .+",
+     r"build the \1 query from the words of the task text you were given"),
     (r"sent a (\S+) with words that neither .+", r"word the \1 query in words of your own"),
     (r"gave a (\S+) answer whose words beyond the task text it was given all came from earlier answers \(following a look-up\), which .+",
      r"give the \1 answer in words an earlier answer showed"),
-    (r"gave a (\S+) answer whose words all came from the task text it was given, which .+", r"give the \1 answer in the task's own words"),
+    (r"gave a (\S+) answer whose words all came from the task statement, which .+", r"give the \1 answer in the task's own words"),
+    (r"gave a (\S+) answer whose words beyond the task statement all came from the rest .+",
+     r"give the \1 answer in words of the task text you were given"),
     (r"gave a (\S+) answer with words that neither .+", r"work the \1 answer out from what the look-ups returned"),
     (r"made (.+) (\S+) calls? that went through, where .+", r"make \1 \2 call(s) that go through"),
     (r"had no (\S+) call go through, where .+", r"make sure the request calls for a change with \1 at all"),
