@@ -152,6 +152,28 @@ def test_a_retry_names_a_listed_choice_only_when_it_is_one_of_the_choices():
     assert not named_by(error, "I'll Keep the Lovelight Burning", "Patti Page")
     # an error that lists no choices still names what its text holds
     assert named_by("error: flight hat123 is not available on that date", "HAT001", "HAT123")
+    # a wiki's dash is the hyphen an agent types
+    assert named_by("Similar: ['Russia\u2013United Kingdom relations', 'World War I']", "x", "Russia-United Kingdom relations")
+
+
+def test_the_line_of_a_retry_that_got_past_an_error_says_a_listed_name_only_of_one_of_the_choices():
+    """The source line of an error lesson ("got past it at turn 2 (as Search[...], a name the error
+    listed)") reads the retry as the retry's own pattern does: a blind rater found "Patti Page" said
+    to be a name the error listed, where the list held only longer titles holding it."""
+    from wikitrace.compilers.insight_words import what_changed
+    from wikitrace.compilers.reading import Call
+    from wikitrace.runs.model import Turn
+
+    def call(n, query, result):
+        return Call(Turn(turn=n, type="function_call", role="assistant", name="Search", arguments=query,
+                         result=result), error=n == 1, writes=False, confirmed=False)
+
+    error = ("Could not find [I'll Keep the Lovelight Burning singer]. Similar: [\"I'll Keep the Lovelight Burning\", "
+             "'List of songs recorded by Patti Page', 'Patti Page discography']")
+    assert what_changed(call(1, "I'll Keep the Lovelight Burning singer", error),
+                        call(2, "Patti Page", "Clara Ann Fowler (November 8, 1927 ...)")) == "as Search[Patti Page]"
+    assert what_changed(call(1, "I'll Keep the Lovelight Burning singer", error),
+                        call(2, "Patti Page discography", "...")).endswith(", a name the error listed")
 
 
 def test_the_checker_flags_a_form_counted_as_another_answer_and_text_said_to_hold_what_it_lacks(tmp_path):

@@ -83,7 +83,8 @@ def what_changed(err: Call, fix: Call) -> str:
         return f"with {join(changed)} changed" if changed else "with the same arguments, later"
     if isinstance(y, str) and y.strip() and y != x:
         shown = f"{fix.name}[{clip(generic(y.strip()), 60)}]".replace('"', "'")
-        return f"as {shown}" + (", a name the error listed" if y.strip().lower() in listed else "")
+        # one of the names a list of choices gives, not a part of one (named_by, as the retry's pattern counts it)
+        return f"as {shown}" + (", a name the error listed" if named_by(listed, x, y.strip()) else "")
     return "with the same arguments, later"
 
 
@@ -128,10 +129,19 @@ def _answer_words(r: Reading, c: Call) -> set[str]:
 _LIST_ITEM = re.compile(r"""(?<=[\[,])\s*(?:'([^']*)'|"([^"]*)")\s*(?=[,\]])""")
 
 
+_DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"})
+
+
+def name_form(text: str) -> str:
+    """A name as a list and a query are compared: lower case, spacing folded, every dash a hyphen
+    (a wiki lists "Russia\u2013United Kingdom relations"; an agent types a hyphen)."""
+    return " ".join(text.lower().translate(_DASHES).split())
+
+
 @lru_cache(maxsize=256)
 def listed_items(text: str) -> frozenset[str]:
-    """The names a text lists in brackets, lower case and spacing folded; empty when it lists none."""
-    return frozenset(" ".join((a or b).lower().split()) for a, b in _LIST_ITEM.findall(text))
+    """The names a text lists in brackets, as name_form writes them; empty when it lists none."""
+    return frozenset(name_form(a or b) for a, b in _LIST_ITEM.findall(text))
 
 
 def named_by(listed: str, before, after) -> bool:
@@ -142,7 +152,7 @@ def named_by(listed: str, before, after) -> bool:
     if not isinstance(after, (dict, list)):
         items = listed_items(listed)
         if items:  # the error lists its choices: a value is named when it is one of them, not part of one
-            return " ".join(str(after).lower().split()) in items
+            return name_form(str(after)) in items
         return str(after).lower() in listed
     old = {str(v).lower() for _p, v in leaves(before)}
     new = {str(v).lower() for _p, v in leaves(after)} - old
