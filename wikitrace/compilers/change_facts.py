@@ -72,7 +72,8 @@ def expected_facts(r: Reading) -> list[KeyFact]:
             why_turns = [offer.at, offer.reply_at] if offer else []
         out.append(_why(KeyFact(text, why_turns + ([last] if last is not None else []),
                                 "missed-change", list(dict.fromkeys(e["name"] for e in missed))),
-                        rule_reasons.for_missed(r, missed[0], said) if len(missed) == 1 else None))
+                        rule_reasons.for_missed(r, missed[0], said) if len(missed) == 1
+                        else rule_reasons.refused_one(r, missed)))
         if why_turns:  # it says why the run failed, not only what differed: it leads the page
             r.memo.setdefault(LEADS, []).append(out[-1].text)
         out.insert(1, out.pop())

@@ -320,16 +320,37 @@ def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:
     args = expected.get("arguments") if isinstance(expected.get("arguments"), dict) else {}
     facts = _facts(r, args, None, set(), own="the expected call sends")
     found = _reason(r, name, _subject(name), _head(name), name, facts, said, whole_call=True, missed=True)
-    thing = _head(name)
-    others = {c.name for c in r.calls} | {e.get("name", "") for e in r.memo.get("expected.all") or []}
-    shared = any(thing & _name_words(n) for n in others if n and n != name)  # "reservation" of many tools
-    refused = rule_talk.refusal(r, thing, action_verb(name) if shared else frozenset())
+    refused = _refused(r, name)
     if refused is None:
         return found
     # the agent's own "I cannot" beside the change the task expected: what went wrong, in its words
-    allows = found is not None and rule_talk.grants(found.quoted, thing)
-    text = (f"The agent told the user at turn {refused.turn} that it could not: \"{refused.text}\"; the task expected "
-            f"{name}{', which the rule quoted allows' if allows else ''}.")
+    allows = found is not None and rule_talk.grants(found.quoted, _head(name))
+    text = _refused_text(refused, name, allows)
     if found is None:
         return Reason(text, [refused.turn])
     return Reason(f"{found.text} {text}", found.turns + [refused.turn], found.quoted)
+
+
+def refused_one(r: Reading, missed: list[dict]) -> Reason | None:
+    """Of several expected changes never made, the first the agent told the user it could not
+    make, in its words (a rule is quoted only for a single change never made: for_missed)."""
+    for e in missed:
+        name = e.get("name") or ""
+        refused = _refused(r, name)
+        if refused is not None:
+            return Reason(_refused_text(refused, name, False), [refused.turn])
+    return None
+
+
+def _refused(r: Reading, name: str):
+    """The agent's first sentence saying it cannot do what ``name`` does: its object, with its verb
+    too when other tools share the object ("reservation" of many tools)."""
+    thing = _head(name)
+    others = {c.name for c in r.calls} | {e.get("name", "") for e in r.memo.get("expected.all") or []}
+    shared = any(thing & _name_words(n) for n in others if n and n != name)
+    return rule_talk.refusal(r, thing, action_verb(name) if shared else frozenset())
+
+
+def _refused_text(refused, name: str, allows: bool) -> str:
+    return (f"The agent told the user at turn {refused.turn} that it could not: \"{refused.text}\"; the task expected "
+            f"{name}{', which the rule quoted allows' if allows else ''}.")

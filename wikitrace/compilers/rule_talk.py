@@ -102,10 +102,25 @@ def refusal(r: Reading, thing: frozenset[str], verb: frozenset[str]) -> Said | N
                 or t.extra.get("written_by") == "harness" or not any(w in t.content for w in _DENIES):
             continue  # most messages deny nothing: not cut into sentences
         for s in sentences(t.content):
-            if _names(_words(s), verb or thing) and any(not _YOU.search(s[max(0, m.start() - 12):m.start()])
-                                                        for m in _NOT_ABLE.finditer(s)):
+            if _refuses(s, verb or thing):
                 return Said(clip_words(s, _WIDTH), t.turn)
     return None
+
+
+def _refuses(sentence: str, names: frozenset[str]) -> bool:
+    """A clause of the sentence says the agent cannot do the named act, and no clause says it can:
+    "flights cannot be modified, so consider cancellation" denies no cancel, and "you can modify
+    passenger details, but the number of passengers cannot be changed" draws a line, not a refusal."""
+    said = False
+    for clause in _CLAUSE.split(sentence):
+        if not _names(_words(clause), names):
+            continue
+        denied = [m for m in _NOT_ABLE.finditer(clause) if not _YOU.search(clause[max(0, m.start() - 12):m.start()])]
+        if denied:
+            said = True
+        elif _GRANT.search(clause):
+            return False
+    return said
 
 
 def grants(quoted: list[str], thing: frozenset[str]) -> bool:
