@@ -410,3 +410,27 @@ def test_a_rule_the_fields_do_not_settle_gets_no_conclusion(tmp_path, trip, poli
     _run_, fact = _cancel(tmp_path, trip, policy)
     assert ("On these fields" in fact.text) == said, fact.text
     assert ("could still have allowed" in fact.text or "did not allow" in fact.text) == concluded, fact.text
+
+
+def test_a_refusal_is_read_clause_by_clause_and_beside_any_of_several_changes_never_made(tmp_path):
+    """Two expected changes never made (a rename and a bag): the agent's refusal of the rename is
+    said beside them. A clause that denies one act does not refuse another the sentence names ("the
+    seats cannot be moved, so consider a rename"), and a sentence that grants the act in one clause
+    and limits it in another draws a line ("you can rename passengers, but their number cannot be
+    changed"): neither is a refusal."""
+    rename = {"reservation_id": "K2PL7Q", "passengers": [{"first_name": "Ola", "last_name": "Brand", "dob": "1981-07-30"}]}
+    bags = {"reservation_id": "K2PL7Q", "total_baggages": 2, "nonfree_baggages": 0, "payment_id": "credit_card_5512093"}
+    actions = [{"name": "update_reservation_passengers", "kwargs": rename},
+               {"name": "update_reservation_baggages", "kwargs": bags}]
+
+    def said(agent_says: str) -> str:
+        messages = [_user("Please put my brother Ola on K2PL7Q instead of me, and add two bags."),
+                    *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, TRIP), _agent(agent_says)]
+        [fact] = [f for f in _facts(_run(tmp_path, messages, actions)) if f.kind == "missed-change"]
+        return fact.text
+
+    refused = said("Sadly, changing the passenger on a booking is not allowed.")
+    assert refused.endswith("that it could not: \"Sadly, changing the passenger on a booking is not allowed.\"; the "
+                            "task expected update_reservation_passengers."), refused
+    assert "could not" not in said("The seats cannot be moved, so consider another passenger instead.")
+    assert "could not" not in said("You can rename passengers, but the number of passengers cannot be changed.")
