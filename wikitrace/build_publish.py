@@ -114,7 +114,7 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     data = _corpus_json(writer, compiler, opts, ids, report, key)
     if laid is not None and not laid.fits(writer.runs, writer.insights):
         laid = None
-    text, region = corpus_json.dump_bytes(data, writer.published_lines, region=laid.region if laid else None)
+    text, region = corpus_json.dump_pieces(data, writer.published_lines, region=laid.region if laid else None)
     prompt = laid.prompt if laid else _prompt_index(writer, writer.runs, region, prompt_index_ok)
     graves.settle(r["run_id"] for r in writer.runs)
     record = pending.Pending(

@@ -33,22 +33,30 @@ def corpus_region(runs: Sequence[dict], insights: Sequence[dict],
     (``published_lines``: entries that follow each other there are copied as one stretch)."""
     known = known or {}
     text = known.text if isinstance(known, PublishedLines) else None
-    out = bytearray()
+    # pieces joined once at the end: a bytearray grown to tens of megabytes and then copied
+    # into bytes made the region twice (the published stretch is one memoryview slice here)
+    out: list = []
+    size = 0
     spans: dict[str, list[int]] = {"runs": [], "insights": []}
-    stretch = [-1, -1]  # published text, [from, to), not copied into ``out`` yet
+    stretch = [-1, -1]  # published text, [from, to), not in ``out`` yet
+
+    def add(piece) -> None:
+        nonlocal size
+        out.append(piece)
+        size += len(piece)
 
     def flush() -> None:
         if stretch[1] >= 0:
-            out.extend(memoryview(text)[stretch[0]:stretch[1]])
+            add(memoryview(text)[stretch[0]:stretch[1]])
             stretch[:] = [-1, -1]
 
     for key, entries in (("runs", runs), ("insights", insights)):
         if key == "insights":
-            out += b",\n"
+            add(b",\n")
         if not entries:
-            out += f' "{key}": []'.encode()
+            add(f' "{key}": []'.encode())
             continue
-        out += f' "{key}": ['.encode()
+        add(f' "{key}": ['.encode())
         for k, entry in enumerate(entries):
             line = known.get(id(entry))
             if line is None or line[0] is not entry:
@@ -59,29 +67,30 @@ def corpus_region(runs: Sequence[dict], insights: Sequence[dict],
                     stretch[1] = end
                 else:
                     flush()
-                    out += _NEXT if k else b"\n  "
+                    add(_NEXT if k else b"\n  ")
                     stretch[:] = [begin, end]
-                    base = len(out) - begin  # a published offset + base = its offset in ``out``
+                    base = size - begin  # a published offset + base = its offset in the region
                 spans[key] += (begin + base, end + base)
                 continue
             if stretch[1] >= 0:
                 flush()
-            out += _NEXT if k else b"\n  "
-            start = len(out)
-            out += line[1] if line is not None else _dump_entry(entry).encode("utf-8")
-            spans[key] += (start, len(out))
+            add(_NEXT if k else b"\n  ")
+            start = size
+            add(line[1] if line is not None else _dump_entry(entry).encode("utf-8"))
+            spans[key] += (start, size)
         flush()
-        out += b"\n ]"
-    return bytes(out), spans["runs"], spans["insights"]
+        add(b"\n ]")
+    return b"".join(out), spans["runs"], spans["insights"]
 
 
-def dump_bytes(data: dict[str, Any], known: Lines | None = None,
-               region: tuple[bytes, list[int], list[int]] | None = None) -> tuple[bytes, tuple[bytes, list[int], list[int]]]:
-    """corpus.json's bytes for ``data`` (keys in order; ``runs`` then ``insights`` adjacent),
-    and the region tuple ``corpus_region`` made for it (or given: made before for these same
-    entries). Bytes all the way to the file: the
-    runs' region is bytes already, and a text of tens of megabytes decoded and encoded again
-    cost more than the rest of writing it."""
+def dump_pieces(data: dict[str, Any], known: Lines | None = None,
+                region: tuple[bytes, list[int], list[int]] | None = None) -> tuple[list[bytes], tuple[bytes, list[int], list[int]]]:
+    """corpus.json's bytes for ``data`` (keys in order; ``runs`` then ``insights`` adjacent) as
+    pieces to write one after another, and the region tuple ``corpus_region`` made for it (or
+    given: made before for these same entries). Bytes all the way to the file: the runs' region
+    is bytes already, and a text of tens of megabytes decoded and encoded again cost more than
+    the rest of writing it; pieces, not one joined copy of the whole file, which a command that
+    only writes it (``wikitrace add``) never needs."""
     keys = list(data)
     at = keys.index("runs")
     assert keys[at + 1] == "insights", "runs and insights must be adjacent"
@@ -93,7 +102,6 @@ def dump_bytes(data: dict[str, Any], known: Lines | None = None,
                            .replace("\n", "\n ") for k in names).encode("utf-8")
 
     parts = [block(keys[:at]), region[0], block(keys[at + 2:])]
-    # joined in one step: adding the pieces up copied the whole text once per step
     pieces = [b"{\n"]
     for part in (p for p in parts if p):
         pieces += [part, b",\n"]
@@ -101,6 +109,13 @@ def dump_bytes(data: dict[str, Any], known: Lines | None = None,
         pieces[-1] = b"\n}\n"
     else:
         pieces.append(b"\n}\n")
+    return pieces, region
+
+
+def dump_bytes(data: dict[str, Any], known: Lines | None = None,
+               region: tuple[bytes, list[int], list[int]] | None = None) -> tuple[bytes, tuple[bytes, list[int], list[int]]]:
+    """``dump_pieces`` joined (in one step: adding the pieces up copied the whole text once per step)."""
+    pieces, region = dump_pieces(data, known, region)
     return b"".join(pieces), region
 
 
