@@ -66,7 +66,7 @@ class LaidOut:
 
     runs: list[dict]
     insights: list[dict]
-    region: tuple[bytes, list[int], list[int]]
+    region: tuple[bytes | list, list[int], list[int]]  # corpus_json.region_pieces (or corpus_region)
     prompt: bytes
 
     def fits(self, runs: list[dict], insights: list[dict]) -> bool:
@@ -90,11 +90,11 @@ def lay_out_indexes(writer: _Writer, compiler: Compiler, prompt_index_ok: bool) 
     that point the page writer process still has pages to write and this one would wait for it:
     ``publish_indexes`` then only writes (the corpus.json around the region needs what the
     insight pages' checks report as repaired)."""
-    from .corpus.corpus_json import corpus_region
+    from .corpus.corpus_json import region_pieces
 
     writer.choose_insights(compiler)
     runs = sorted(writer.runs, key=lambda r: layout.id_number(r["step"]))  # as publish_indexes sorts them
-    region = corpus_region(runs, writer.insights, writer.published_lines)
+    region = region_pieces(runs, writer.insights, writer.published_lines)
     return LaidOut(runs, list(writer.insights), region, _prompt_index(writer, runs, region, prompt_index_ok))
 
 
@@ -114,7 +114,7 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
     data = _corpus_json(writer, compiler, opts, ids, report, key)
     if laid is not None and not laid.fits(writer.runs, writer.insights):
         laid = None
-    text, region = corpus_json.dump_bytes(data, writer.published_lines, region=laid.region if laid else None)
+    text, region = corpus_json.dump_pieces(data, writer.published_lines, region=laid.region if laid else None)
     prompt = laid.prompt if laid else _prompt_index(writer, writer.runs, region, prompt_index_ok)
     graves.settle(r["run_id"] for r in writer.runs)
     record = pending.Pending(

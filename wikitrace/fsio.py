@@ -109,13 +109,15 @@ def before_replace() -> None:
         os.killpg(os.getpgrp(), signal.SIGKILL)
 
 
-def write_atomic(path: Path, text, mode: int | None = None) -> None:
+def write_atomic(path: Path, text, mode: int | None = None, binary: bool = False) -> None:
     """Write via a temp file in the same folder and rename, so readers never see half a file.
-    ``text``: a str, bytes written as they are, or an iterable of str pieces written one after another."""
+    ``text``: a str, bytes written as they are, or an iterable of str pieces (of bytes pieces,
+    ``binary``) written one after another."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with (os.fdopen(fd, "wb") if isinstance(text, bytes) else os.fdopen(fd, "w", encoding="utf-8", newline="\n")) as fh:
+        with (os.fdopen(fd, "wb") if binary or isinstance(text, bytes)
+              else os.fdopen(fd, "w", encoding="utf-8", newline="\n")) as fh:
             if isinstance(text, (str, bytes)):
                 fh.write(text)
             else:

@@ -39,7 +39,7 @@ from .lesson_key import lesson_groups
 from .corpusdata import InsightInfo, id_key, insight_from_entry, run_from_entry
 from .index_reader import FORMAT, _LITTLE, PromptIndex, _version, open_index, scoring_stamp, template_stamp
 from .similarity import tokenize
-from ..corpus.corpus_json import corpus_region  # the one layout of corpus.json
+from ..corpus.corpus_json import corpus_region, region_pieces  # the one layout of corpus.json
 from ..corpus.index_pair import INDEX_PATH
 
 
@@ -171,14 +171,14 @@ def write_prompt_index(root: Path, runs: list[dict], insights: list[dict], **kw)
 
 
 def prompt_index_bytes(runs: list[dict], insights: list[dict],
-                       region: tuple[bytes, list[int], list[int]] | None = None,
+                       region: tuple[bytes | list, list[int], list[int]] | None = None,
                        previous: Path | None = None, unchanged: set[str] | frozenset = frozenset(),
                        unchanged_runs: set[str] | frozenset = frozenset()) -> bytes:
     """The bytes of ``index/prompt.bin`` for a corpus whose corpus.json will hold ``runs`` and
     ``insights`` (entries exactly as in corpus.json, any order).
 
     Call it before or after corpus.json is written; the index does not read it.
-    ``region``: ``corpus_region(runs, insights)`` of the sorted entries, when the
+    ``region``: ``corpus_region`` or ``region_pieces`` of the sorted entries, when the
     caller already made it for corpus.json. ``previous``: the published corpus, whose
     index's renders of the ``unchanged`` insight ids (entries identical to the ones
     given) are taken instead of rendered again: adding one run to 10,000 need not
@@ -190,7 +190,11 @@ def prompt_index_bytes(runs: list[dict], insights: list[dict],
 
     runs = sorted(runs, key=lambda r: id_number(r["step"]))
     insights = sorted(insights, key=lambda i: id_number(i["id"]))
-    region, run_spans, ins_spans = region if region is not None else corpus_region(runs, insights)
+    region, run_spans, ins_spans = region if region is not None else region_pieces(runs, insights)
+    pieces = region if isinstance(region, list) else [region]  # given whole or in pieces
+    source = hashlib.sha256()
+    for piece in pieces:
+        source.update(piece)
     run_infos = [run_from_entry(r) for r in runs]
     ins_infos = [insight_from_entry(i) for i in insights]
     kinds = sorted({r.kind for r in run_infos} | {i.kind for i in ins_infos})
@@ -251,7 +255,7 @@ def prompt_index_bytes(runs: list[dict], insights: list[dict],
         body += b"\0" * (-len(body) % 8)
     header = {
         "format": FORMAT,
-        "source": {"bytes": len(region), "sha256": hashlib.sha256(region).hexdigest()},
+        "source": {"bytes": sum(len(piece) for piece in pieces), "sha256": source.hexdigest()},
         "scoring": scoring_stamp(),
         "render": {"template": template_stamp(None), "wikitrace": _version(),
                    "chars": [sum(len(t) + 1 for t in plain), sum(len(t) + 1 for t in wiki)]},

@@ -25,30 +25,47 @@ def _dump_entry(entry: dict) -> str:
 Lines = Mapping[int, tuple]
 
 
+Region = tuple[list, list[int], list[int]]  # (the region's bytes in pieces, run spans, insight spans)
+
+
 def corpus_region(runs: Sequence[dict], insights: Sequence[dict],
                   known: Lines | None = None) -> tuple[bytes, list[int], list[int]]:
     """The bytes of ``"runs": [...],\\n "insights": [...]`` as build writes them into
-    corpus.json (from the space before ``"runs"``), and each entry's (start, end) offsets.
-    ``known``: the lines of entries read from the published corpus.json, reused as they are
-    (``published_lines``: entries that follow each other there are copied as one stretch)."""
+    corpus.json (from the space before ``"runs"``), and each entry's (start, end) offsets
+    (``region_pieces`` joined)."""
+    pieces, run_spans, insight_spans = region_pieces(runs, insights, known)
+    return b"".join(pieces), run_spans, insight_spans
+
+
+def region_pieces(runs: Sequence[dict], insights: Sequence[dict], known: Lines | None = None) -> Region:
+    """``corpus_region`` as pieces to write or hash one after another: the published stretch
+    of an add's carried runs (tens of megabytes) is a view of the published text, never
+    copied. ``known``: the lines of entries read from the published corpus.json, reused as
+    they are (``published_lines``: entries that follow each other there are one stretch)."""
     known = known or {}
     text = known.text if isinstance(known, PublishedLines) else None
-    out = bytearray()
+    out: list = []
+    size = 0
     spans: dict[str, list[int]] = {"runs": [], "insights": []}
-    stretch = [-1, -1]  # published text, [from, to), not copied into ``out`` yet
+    stretch = [-1, -1]  # published text, [from, to), not in ``out`` yet
+
+    def add(piece) -> None:
+        nonlocal size
+        out.append(piece)
+        size += len(piece)
 
     def flush() -> None:
         if stretch[1] >= 0:
-            out.extend(memoryview(text)[stretch[0]:stretch[1]])
+            add(memoryview(text)[stretch[0]:stretch[1]])
             stretch[:] = [-1, -1]
 
     for key, entries in (("runs", runs), ("insights", insights)):
         if key == "insights":
-            out += b",\n"
+            add(b",\n")
         if not entries:
-            out += f' "{key}": []'.encode()
+            add(f' "{key}": []'.encode())
             continue
-        out += f' "{key}": ['.encode()
+        add(f' "{key}": ['.encode())
         for k, entry in enumerate(entries):
             line = known.get(id(entry))
             if line is None or line[0] is not entry:
@@ -59,49 +76,53 @@ def corpus_region(runs: Sequence[dict], insights: Sequence[dict],
                     stretch[1] = end
                 else:
                     flush()
-                    out += _NEXT if k else b"\n  "
+                    add(_NEXT if k else b"\n  ")
                     stretch[:] = [begin, end]
-                    base = len(out) - begin  # a published offset + base = its offset in ``out``
+                    base = size - begin  # a published offset + base = its offset in the region
                 spans[key] += (begin + base, end + base)
                 continue
             if stretch[1] >= 0:
                 flush()
-            out += _NEXT if k else b"\n  "
-            start = len(out)
-            out += line[1] if line is not None else _dump_entry(entry).encode("utf-8")
-            spans[key] += (start, len(out))
+            add(_NEXT if k else b"\n  ")
+            start = size
+            add(line[1] if line is not None else _dump_entry(entry).encode("utf-8"))
+            spans[key] += (start, size)
         flush()
-        out += b"\n ]"
-    return bytes(out), spans["runs"], spans["insights"]
+        add(b"\n ]")
+    return out, spans["runs"], spans["insights"]
 
 
-def dump_bytes(data: dict[str, Any], known: Lines | None = None,
-               region: tuple[bytes, list[int], list[int]] | None = None) -> tuple[bytes, tuple[bytes, list[int], list[int]]]:
-    """corpus.json's bytes for ``data`` (keys in order; ``runs`` then ``insights`` adjacent),
-    and the region tuple ``corpus_region`` made for it (or given: made before for these same
-    entries). Bytes all the way to the file: the
-    runs' region is bytes already, and a text of tens of megabytes decoded and encoded again
-    cost more than the rest of writing it."""
+def dump_pieces(data: dict[str, Any], known: Lines | None = None,
+                region: Region | tuple[bytes, list[int], list[int]] | None = None) -> tuple[list, Region]:
+    """corpus.json's bytes for ``data`` (keys in order; ``runs`` then ``insights`` adjacent) as
+    pieces to write one after another, and the region tuple ``corpus_region`` made for it (or
+    given: made before for these same entries). Bytes all the way to the file: the runs' region
+    is bytes already, and a text of tens of megabytes decoded and encoded again cost more than
+    the rest of writing it; pieces, not one joined copy of the whole file, which a command that
+    only writes it (``wikitrace add``) never needs."""
     keys = list(data)
     at = keys.index("runs")
     assert keys[at + 1] == "insights", "runs and insights must be adjacent"
     if region is None:
-        region = corpus_region(data["runs"], data["insights"], known)
+        region = region_pieces(data["runs"], data["insights"], known)
 
     def block(names: list[str]) -> bytes:
         return ",\n".join(f" {json.dumps(k)}: " + json_visible(json.dumps(data[k], ensure_ascii=False, indent=1))
                            .replace("\n", "\n ") for k in names).encode("utf-8")
 
-    parts = [block(keys[:at]), region[0], block(keys[at + 2:])]
-    # joined in one step: adding the pieces up copied the whole text once per step
-    pieces = [b"{\n"]
-    for part in (p for p in parts if p):
-        pieces += [part, b",\n"]
-    if len(pieces) > 1:
-        pieces[-1] = b"\n}\n"
-    else:
-        pieces.append(b"\n}\n")
-    return b"".join(pieces), region
+    head, tail = block(keys[:at]), block(keys[at + 2:])
+    pieces = [b"{\n"] + ([head, b",\n"] if head else [])
+    pieces += region[0] if isinstance(region[0], list) else [region[0]]  # never empty: '"runs": [...'
+    pieces += [b",\n", tail, b"\n}\n"] if tail else [b"\n}\n"]
+    return pieces, region
+
+
+def dump_bytes(data: dict[str, Any], known: Lines | None = None,
+               region: Region | tuple[bytes, list[int], list[int]] | None = None) -> tuple[bytes, tuple[bytes, list[int], list[int]]]:
+    """``dump_pieces`` joined (in one step: adding the pieces up copied the whole text once per
+    step), and the region's bytes as ``corpus_region`` gives them."""
+    pieces, (body, run_spans, insight_spans) = dump_pieces(data, known, region)
+    return b"".join(pieces), (b"".join(body) if isinstance(body, list) else body, run_spans, insight_spans)
 
 
 def dumps(data: dict[str, Any], known: Lines | None = None) -> tuple[str, tuple[bytes, list[int], list[int]]]:

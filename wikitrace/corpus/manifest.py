@@ -230,6 +230,21 @@ class FileWriter:
             return [hexdigest, old.st_size, old.st_mtime_ns, old.st_ino]
         return self._into_place(tmp, path, hexdigest, st)
 
+    def put_link(self, rel: str, source: str, hexdigest: str) -> list:
+        """``put_temp`` of a file already on disk beside the corpus whose bytes hash to
+        ``hexdigest`` (corpus.json as the commit record saved it): a second name for it is made
+        in the temp folder, sealed and put in place, so its megabytes are not written again."""
+        self._n += 1
+        tmp = f"{self.tmp}/{self.prefix}{self._n}"
+        os.link(source, tmp)
+        try:
+            os.chmod(tmp, 0o444)
+            return self.put_temp(rel, tmp, hexdigest)
+        except BaseException:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+            raise
+
     def put_folder(self, rel_dir: str, files: list[tuple[str, bytes]]) -> dict[str, list] | None:
         """A folder that does not exist yet, made whole: its files are written into a folder
         under the temp folder, which is then renamed into place, so a reader sees all of them

@@ -37,7 +37,7 @@ class Pending:
     data: dict  # the manifest's data once the update is done
     output: dict  # rel -> manifest entry of every file written or kept before the record
     pages: dict = field(default_factory=dict)  # rel -> text: small pages written by ``complete``
-    corpus_json: str | bytes | None = None  # corpus.json once done; None: the indexes do not change
+    corpus_json: str | bytes | list | None = None  # corpus.json once done (or its bytes in pieces); None: the indexes do not change
     templates: str | None = None  # the templates folder the indexes are rendered with
     # on disk only: the bytes of corpus_json, saved in PENDING_CORPUS (None: given inline, as
     # records of earlier versions hold it)
@@ -96,13 +96,41 @@ def save(pub, pending: Pending) -> None:
     if pending.corpus_json is not None:
         # corpus.json's text first, as bytes beside the record (not escaped into it); the
         # record, renamed into place after it, is what makes the update complete-able
-        text = pending.corpus_json
-        encoded = text if isinstance(text, bytes) else text.encode("utf-8")
-        write_atomic(corpus_path(pub.root), encoded, mode=0o644)
-        fields["corpus_json"], fields["corpus_json_size"] = None, len(encoded)
-        del encoded
+        pieces = _pieces(pending.corpus_json)
+        write_atomic(corpus_path(pub.root), pieces, mode=0o644, binary=True)
+        fields["corpus_json"], fields["corpus_json_size"] = None, sum(len(piece) for piece in pieces)
+        del pieces
     # Written field by field (the same bytes as one dump), so no string of everything is held.
     write_atomic(path(pub.root), _record_chunks(fields), mode=0o644)
+
+
+def _pieces(text: str | bytes | list) -> list:
+    """corpus.json's bytes as pieces to write one after another."""
+    return text if isinstance(text, list) else [text if isinstance(text, bytes) else text.encode("utf-8")]
+
+
+def _put_corpus_json(pub, pieces: list) -> None:
+    """corpus.json into place: the copy ``save`` wrote beside the record holds these very bytes
+    (``load`` read them from there), so it is given the published name too rather than written
+    again; a record without that copy (an earlier version's) writes the bytes."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for piece in pieces:
+        digest.update(piece)
+    saved = corpus_path(pub.root)
+    try:
+        same = saved.stat().st_size == sum(len(piece) for piece in pieces)
+    except OSError:
+        same = False
+    if same:
+        pub.claim(["corpus.json"])
+        try:
+            pub.output["corpus.json"] = pub.writer.put_link("corpus.json", str(saved), digest.hexdigest())
+            return
+        except OSError:  # no second name on this file system: written after all
+            pass
+    pub.write_stream("corpus.json", pieces)
 
 
 _SLICE = 1 << 20  # characters of a field written at a time
@@ -162,7 +190,7 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
         from .corpus_json import dump_bytes
         from .update import PROMPT_INDEX
 
-        data = json.loads(text) if data is None else data
+        data = json.loads(text if isinstance(text, (str, bytes)) else b"".join(text)) if data is None else data
         runs, insights = data["runs"], data["insights"]
         templates = Path(pending.templates) if pending.templates and Path(pending.templates).is_dir() else None
         mount = str(data.get("mount_path") or "/work/corpus")
@@ -179,7 +207,7 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
     if text is not None:
         from .index_pair import note_pair
 
-        pub.write("corpus.json", text if isinstance(text, bytes) else text.encode("utf-8"))
+        _put_corpus_json(pub, _pieces(text))
         note_pair(root)  # both in place: a prompt that finds them so need not hash corpus.json
     removed = pub.finish(pending.data)
     from ..fsio import before_replace
