@@ -448,8 +448,21 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
             opening = [t.content or "" for t in c.run.turns if c.first_agent is None or t.turn < c.first_agent]
             assert any(said in _flat_keep(x) for x in opening + [c.run.task.instruction or ""]), text
             assert re.search(r"\b(?:not|no|never)\b|n't\b", said, re.I) and re.search(r"\btest", said, re.I), text
+    elif text.startswith("The run handed the request off here"):  # a hand-off that went through changes no record
+        call = c.call(turns[-1])
+        assert c.went_through(turns[-1]) and re.search(r"transfer|hand_?off|human|escalat|operator", call.name or "", re.I), text
+        expected = c.run.task.metadata.get("expected_calls")
+        if "which the task did not expect" in text:
+            assert expected and all(e["name"] != call.name for e in json.loads(expected)), text
+        if "the changes the task expected were left unmade" in text:
+            made = [(x.name, x.arguments) for x in c.changes()]
+            assert expected and any((e["name"], e["arguments"]) not in made and e["name"] != call.name
+                                    for e in json.loads(expected)), text
     elif text.startswith("The environment accepted it") or text.startswith("The call went through"):
         assert c.went_through(turns[-1])
+        if "but the harness ended the run (" in text:  # the limit cut it off: no call after this change
+            assert (c.run.outcome.ended_by or "").startswith("harness"), text
+            assert not any(x.turn > turns[-1] for x in c.changes()), text
         if text.startswith("The call went through, but it is not the call the log records as expected"):
             call = c.call(turns[-1])  # the log expects this tool, never with these arguments
             same = [e for e in json.loads(c.run.task.metadata["expected_calls"]) if e["name"] == call.name]

@@ -9,7 +9,9 @@ from __future__ import annotations
 ENDING = {
     "label": ("giving the verdict", "giving the verdict the look-ups support"),
     "looked-up": ("giving a value a look-up returned", "giving the value a look-up returned, in the words it used"),
-    "own": ("giving an answer no look-up held word for word", "giving an answer worked out from what the look-ups returned"),
+    # its step says only what the counted runs did: no look-up held the answer, so the log does not
+    # show it was worked out from them (a model's own knowledge gives such answers too)
+    "own": ("giving an answer no look-up held word for word", "giving its own answer, one no look-up held word for word"),
     "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),
     "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
 }

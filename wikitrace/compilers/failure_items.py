@@ -13,8 +13,10 @@ from ..runs.errors import failing_part, tests_passed
 from .changes import edit_of, what_ran
 from .agreed_terms import other_terms
 from .limit_insights import unsettled_edit
-from .expected_calls import change_notes, differs_from_expected, made_as_expected, missed_changes, missed_notes
-from .insight_words import answer_seen_in, expected_answer, free_form, gives_answer, join, report_message
+from .expected_calls import (change_notes, differs_from_expected, expected_changes, made_as_expected, missed_changes,
+                             missed_notes)
+from .insight_words import (answer_seen_in, expected_answer, free_form, gives_answer, is_hand_off, join,
+                            report_message)
 from .option_choices import item_note, option_note
 from .page_causes import Item, answer_text as _answer, call_line, edits_between, edits_phrase, same_error_once, silent
 from .got_past import got_past
@@ -150,6 +152,13 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
                 # the last change, made as expected, with expected changes left unmade after it
                 "The call went through and is one the task expected, but the run ended after it with "
                 "changes the task expected still unmade (listed below)." if as_expected else
+                # a hand-off changes no record: it left the request to someone else, not a wrong change made
+                "The run handed the request off here; a hand-off changes no record, so the changes the task expected "
+                "were left unmade (listed below)." if is_hand_off(c) and missed_changes(r) else
+                "The run handed the request off here" + (", which the task did not expect" if expected_changes(r) is not None
+                                                         else "")
+                + ": a hand-off changes no record, so what decided the failure lies in what the run said or did before "
+                "it." if is_hand_off(c) else
                 # the limit ended the run before its last edit was submitted: what the edit did did not decide it
                 f"The call went through, but the harness ended the run ({clip(harness_reason(r) or '', 80)}) "
                 "before the change was submitted, so the run failed whatever the change did." if last and unsettled else
