@@ -17,7 +17,7 @@ def import_client_ahead() -> None:
         return
 
     def load() -> None:
-        from ..gc_policy import paused
+        from ..gc_policy import keep_for_good, paused
 
         # The import makes a few hundred thousand objects (the SDK's typed models), none of them
         # garbage: the cycle collector passing over them again and again was a fifth of its CPU,
@@ -27,7 +27,8 @@ def import_client_ahead() -> None:
             try:
                 import openai  # noqa: F401
             except Exception:  # imported again where the client is made, and any failure reported there
-                pass
+                return
+            keep_for_good()  # nor walked by any collection after: they live as long as the command
 
     # not a daemon: a command ending meanwhile waits for the import rather than cutting it short
     threading.Thread(target=load, name="wikitrace-import-openai").start()
