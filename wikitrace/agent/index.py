@@ -39,7 +39,7 @@ from .lesson_key import lesson_groups
 from .corpusdata import InsightInfo, id_key, insight_from_entry, run_from_entry
 from .index_reader import FORMAT, _LITTLE, PromptIndex, _version, open_index, scoring_stamp, template_stamp
 from .similarity import tokenize
-from ..corpus.corpus_json import corpus_region, region_pieces  # the one layout of corpus.json
+from ..corpus.corpus_json import region_pieces  # the one layout of corpus.json
 from ..corpus.index_pair import INDEX_PATH
 
 
