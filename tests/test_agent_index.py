@@ -19,7 +19,8 @@ from wikitrace.agent import index as idxmod
 from wikitrace.agent import index_reader
 from wikitrace.corpus import index_pair
 from wikitrace.agent.corpusdata import corpus_from_dict, load_corpus
-from wikitrace.agent.index import INDEX_PATH, corpus_region, write_prompt_index
+from wikitrace.agent.index import INDEX_PATH, write_prompt_index
+from wikitrace.corpus.corpus_json import corpus_region
 from wikitrace.agent.index_reader import index_status
 from wikitrace.agent.prompt import build_prompt, citation_prompt
 
