@@ -995,13 +995,17 @@ def _expected_note(c: Check, text: str, n: int) -> None:
                        and at(e["arguments"], k) != at(call.arguments, k) for k, want, sent in pairs)
                    for e in changes if e["name"] == call.name)
         return
-    m = re.fullmatch(r"The log records (\d+) expected look-ups? this run did not make: (.+?)(?: and \d+ more)?\.", text)
+    m = re.fullmatch(r"The log records (\d+) expected look-ups? this run did not make as written: (.+?)"
+                     r"(?: and \d+ more)?(?: \((its own .+)\))?\.", text)
     if m:  # expected look-ups no call of the run made with the same arguments (one that went through)
         lookups = [e for e in expected if e not in changes]
         unread = [e for e in lookups if not any(t.name == e["name"] and t.arguments == e["arguments"] and not t.is_error
                                                 for t in c.calls)]
         assert int(m.group(1)) == len(unread) > 0
         assert set(re.findall(r"(\w+)\(", m.group(2))) <= {e["name"] for e in unread}
+        for name, n in re.findall(r"its own (\w+) call at turn (\d+) sent other arguments", m.group(3) or ""):
+            first = next(t for t in c.calls if t.name == name and not t.is_error)  # the first that went through
+            assert first.turn == int(n) and all(first.arguments != e["arguments"] for e in unread), text
         return
     m = re.fullmatch(r"The log records (\d+) expected changes? this run did not make: (.+?)(?: and \d+ more)?\.", text)
     assert m, text
@@ -1409,8 +1413,13 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
     # the look-up the task expected was made; one it expected and the run never made is named
     assert not any("expected look-up" in n for n in notes)
     unread = _tau(actions + [{"name": "get_user", "kwargs": {"user_id": "ana_7"}}], traj, 0.0)
-    assert 'The log records 1 expected look-up this run did not make: get_user(user_id="ana_7").' in [
+    assert 'The log records 1 expected look-up this run did not make as written: get_user(user_id="ana_7").' in [
         n for e in _checked(unread) for n in e.notes]
+    # the same look-up tool called with other arguments: said beside it, so a sum written otherwise is not
+    # read as a look-up the run skipped
+    other = _tau(actions + [{"name": "get_booking", "kwargs": {"booking_id": "QX8"}}], traj, 0.0)
+    assert ('The log records 1 expected look-up this run did not make as written: get_booking(booking_id="QX8") '
+            "(its own get_booking call at turn 2 sent other arguments).") in [n for e in _checked(other) for n in e.notes]
     # two bookings expected, one made as expected: the other is the change it did not make
     twice = _tau([{"name": "book_flight", "kwargs": {"flight": "HAT1", "payment_id": "card_1"}},
                   {"name": "book_flight", "kwargs": {"flight": "HAT2", "payment_id": "card_1"}},
@@ -1440,7 +1449,7 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
     assert Check(skipped).call(items[0].turns[-1]).name == "cancel_booking", [e.decision for e in items]
     last = next(e for e in items if e.decision.startswith("Called book_flight"))
     assert last.support.startswith("The call went through, and the log records this same call")
-    assert 'The log records 1 expected look-up this run did not make: get_user(user_id="ana_7").' in last.notes
+    assert 'The log records 1 expected look-up this run did not make as written: get_user(user_id="ana_7").' in last.notes
     # a log that records no expected calls gets none of these notes
     plain = _tau(None, traj, 0.0)
     assert "expected_calls" not in plain.task.metadata

@@ -202,6 +202,10 @@ def missed_notes(r: Reading) -> list[str]:
     # (a membership it took from the user's word, a record it never opened)
     unread = missed_lookups(r)
     if unread:
+        # a tool the run did call, with other arguments, is said so: "2*(350-122)" may be the same sum written otherwise
+        own = {e["name"]: next((c.n for c in r.calls if c.name == e["name"] and not c.error), None) for e in unread}
+        sent = [f"its own {name} call at turn {n} sent other arguments" for name, n in own.items() if n is not None]
         notes.append(f"The log records {len(unread)} expected look-up{'s' if len(unread) != 1 else ''} this run did "
-                     f"not make: {join([_call(e) for e in unread], SHOWN)}.")
+                     f"not make as written: {join([_call(e) for e in unread], SHOWN)}"
+                     + (f" ({'; '.join(sent)})" if sent else "") + ".")
     return notes
