@@ -154,7 +154,7 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
                 "changes the task expected still unmade (listed below)." if as_expected else
                 # a hand-off changes no record: it left the request to someone else, not a wrong change made
                 "The run handed the request off here; a hand-off changes no record, so the changes the task expected "
-                "were left unmade (listed below)." if is_hand_off(c) and missed_changes(r) else
+                "were left unmade (listed below)." if is_hand_off(c) and last and missed_changes(r) else
                 "The run handed the request off here" + (", which the task did not expect" if expected_changes(r) is not None
                                                          else "")
                 + ": a hand-off changes no record, so what decided the failure lies in what the run said or did before "
