@@ -15,6 +15,7 @@ from .insight_parts import (PLACE_RANK, edit_place, edits_of, kind_of_tasks, loo
 from .insight_words import join
 from .reading import Call, Reading, command_of, runs_a_command
 from .schema import CandidateInsight
+from .text import base_name
 
 
 def last_edit(r: Reading) -> Call:
@@ -54,7 +55,7 @@ def task_points(r: Reading) -> str:
     the place a successful edit changed, beyond the file (the first edit that shows it)."""
     task = r.run.task.instruction or ""
     for c, e in edits_of(r):
-        base = e.file.rstrip("/").rsplit("/", 1)[-1]
+        base = base_name(e.file)
         m = _EDIT_RANGE.match(command_of(c.turn) or (c.turn.arguments if isinstance(c.turn.arguments, str) else ""))
         if m:
             lo, hi = int(m.group(1)), int(m.group(2))

@@ -16,7 +16,7 @@ from .insight_words import join, named_by, packed_calls, sums_to_named, what_cha
 from .option_choices import holding_words
 from .reading import _SHELL_TOOLS, Call, Reading, _head_word, _occurs, command_of, leaves, runs_a_command
 from .schema import CandidateInsight
-from .text import clip
+from .text import base_name, clip
 
 _MISSING_PROGRAM = re.compile(r"command not found|^(?:[\w./-]+: )?(?:line \d+: |\d+: )?[^\s:]+: not found\s*$", re.M)
 
@@ -96,9 +96,6 @@ def error_key(c: Call) -> str:
     return f"error|{failing_verb(c)}|failing tests" if tests_failed(c) else f"error|{failing_verb(c)}|{shape(c)}"
 
 
-def _base(path: str) -> str:
-    return path.rstrip("/").rsplit("/", 1)[-1]
-
 
 def changed_after(r: Reading, err: Call, until: int | None = None) -> str:
     """``; then changed a.py (in f) with Edit at turn 3``: the files the run changed after an error
@@ -108,7 +105,7 @@ def changed_after(r: Reading, err: Call, until: int | None = None) -> str:
         return ""
     files: dict[str, str] = {}
     for _c, e in edits:
-        files[_base(e.file)] = files.get(_base(e.file)) or e.function or ""
+        files[base_name(e.file)] = files.get(base_name(e.file)) or e.function or ""
     named = join([f + (f" (in {fn})" if fn else "") for f, fn in files.items()], 3)
     tools = join(list(dict.fromkeys(verb(c) for c, _e in edits)), 2)
     turns = sorted({c.n for c, _e in edits})

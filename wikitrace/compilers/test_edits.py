@@ -14,7 +14,7 @@ from .changes import diff_files
 from .insight_parts import edits_of, kind_of_tasks, make_insight
 from .reading import Call, Reading
 from .schema import CandidateInsight
-from .text import clip
+from .text import base_name, clip
 
 TESTS_ONLY = "tests-only"  # the pattern and lesson key of a run that changed only test files
 _TEST_FOLDERS = frozenset({"test", "tests", "__tests__", "spec", "specs"})
@@ -83,15 +83,12 @@ def _hands_off_tests(r: Reading) -> str | None:
     return None
 
 
-def _base(path: str) -> str:
-    return path.rstrip("/").rsplit("/", 1)[-1]
-
 
 def where(edits: list[tuple[Call, str]]) -> str:
     """``NumberParserTest.java at turn 5`` or ``a_test.go at turns 3 and 7, b_test.go at turn 4``."""
     turns: dict[str, list[int]] = {}
     for c, f in edits:
-        turns.setdefault(_base(f), []).append(c.n)
+        turns.setdefault(base_name(f), []).append(c.n)
     said = []
     for f, ns in list(turns.items())[:3]:
         ns = list(dict.fromkeys(ns))

@@ -29,6 +29,11 @@ def _folded_head(text: str, limit: int) -> str:
     return head if len(head) > limit else " ".join(text.split())
 
 
+def base_name(path: str) -> str:
+    """A path's last part, as a page names a file (``A.java`` of ``/src/main/A.java``)."""
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
 def clip(text: str | None, limit: int = 160) -> str:
     flat = _folded_head(text or "", limit)
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"

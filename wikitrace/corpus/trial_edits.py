@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ..compilers.test_edits import is_test_path
+from ..compilers.text import base_name
 from ..controls import visible
 from ..templates import md_text
 
@@ -19,14 +20,11 @@ def _t(text: str) -> str:
     return visible(md_text(text))
 
 
-def _base(path: str) -> str:
-    return path.rstrip("/").rsplit("/", 1)[-1]
-
 
 def changed_files(entry: dict) -> list[str]:
     """The base names of the files a run's recorded changes edited, in order."""
     changes = (entry.get("decisive") or {}).get("changes") or []
-    return list(dict.fromkeys(_base(c["file"]) for c in changes if c.get("file")))
+    return list(dict.fromkeys(base_name(c["file"]) for c in changes if c.get("file")))
 
 
 def same_calls(entry: dict, apart: str = "") -> str:
@@ -78,7 +76,7 @@ def edits_apart(won: dict, failed: dict, on_success: bool = False) -> tuple[str,
             continue
         a, b = theirs[path], mine[path]
         cited = (a if on_success else b)["turns"][:3]
-        where = _t(_base(path)) + (f", in `{_t(a['function'])}`" if a["function"] else "")
+        where = _t(base_name(path)) + (f", in `{_t(a['function'])}`" if a["function"] else "")
         left = [x for x in a["removed"] if x not in b["removed"]]
         instead = [x for x in b["removed"] if x not in a["removed"]]
         if left and on_success:
@@ -109,7 +107,7 @@ def code_instead(failed: dict, won: list[dict], link, said: str = "") -> str:
     if not (failed.get("decisive") or {}).get("tests_only"):
         return ""
     for w in won:
-        code = list(dict.fromkeys(_base(c["file"]) for c in (w.get("decisive") or {}).get("changes") or []
+        code = list(dict.fromkeys(base_name(c["file"]) for c in (w.get("decisive") or {}).get("changes") or []
                                   if c.get("file") and not is_test_path(c["file"])))
         if code:
             files, one = _t(", ".join(code[:3])), len(code) == 1
