@@ -517,6 +517,23 @@ def test_an_expected_look_up_never_made_is_named(tmp_path):
                            "never made it."]
 
 
+@pytest.mark.parametrize("own, missed", [
+    ("(350 - 122) * 2 + (499 - 127) * 2", False),  # the same sum written otherwise: made
+    ("(350 - 122) + (499 - 127)", True),  # another sum: the expected one was not worked out
+    ("2 ** 3000", True),  # not read as arithmetic: compared as written only
+])
+def test_an_expected_calculation_the_run_worked_out_otherwise_is_made(tmp_path, own, missed):
+    from wikitrace.compilers.expected_calls import missed_lookups, missed_notes
+    from wikitrace.compilers.reading import read_run
+
+    run = _tau(tmp_path, [*_tool("calculate", {"expression": own}, "1200.0"), _agent("That is $1200.")], reward=0.0,
+               actions=[{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}},
+                        {"name": "calculate", "kwargs": {"expression": "2 * ((350 - 122) + (499 - 127))"}}])
+    r = read_run(run)
+    assert bool(missed_lookups(r)) is missed
+    assert any("calculate(" in note for note in missed_notes(r)) is missed
+
+
 def test_a_run_with_nothing_established_says_so_plainly(tmp_path):
     """Said in the words of what the log holds: a task with expected calls is told it has none to
     compare with only when it has some; a log with none at all is told it has no expected result."""

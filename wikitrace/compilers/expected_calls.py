@@ -7,7 +7,10 @@ without that record gets none of these notes.
 
 from __future__ import annotations
 
+import ast
 import json
+import operator
+import re
 
 from ..runs.model import Turn
 from .insight_words import join
@@ -188,9 +191,46 @@ def call_text(c: dict) -> str:
 
 
 def missed_lookups(r: Reading) -> list[dict]:
-    """The look-ups the log records as expected that no call of the run made with those arguments."""
+    """The look-ups the log records as expected that no call of the run made with those arguments.
+    A calculator's expression the run's own call of that tool worked out to the same number is made:
+    "(350 - 122) * 2 + (499 - 127) * 2" is "2 * ((350 - 122) + (499 - 127))" written otherwise."""
     asked = [(c.name, c.turn.arguments) for c in r.calls if not c.error]
-    return [e for e in expected_lookups(r) if (e["name"], e["arguments"]) not in asked]
+    reached = {(c.name, v) for c in r.calls if not c.error and isinstance(c.turn.arguments, dict)
+               for v in _worked_out(c.turn.arguments)}
+    return [e for e in expected_lookups(r) if (e["name"], e["arguments"]) not in asked
+            and not (_worked_out(e["arguments"]) and {(e["name"], v) for v in _worked_out(e["arguments"])} <= reached)]
+
+
+_ARITHMETIC = re.compile(r"[\d\s.+\-*/()%]+")
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.Mod: operator.mod}
+
+
+def _worked_out(arguments) -> set[float]:
+    """The numbers a call's arithmetic arguments come to (rounded to cents), or an empty set when
+    any argument is not plain arithmetic."""
+    values = list(arguments.values()) if isinstance(arguments, dict) else []
+    out = set()
+    for v in values:
+        if not (isinstance(v, str) and _ARITHMETIC.fullmatch(v) and re.search(r"\d", v)):
+            return set()
+        try:
+            out.add(round(_evaluate(ast.parse(v.strip(), mode="eval").body), 2))
+        except (SyntaxError, ValueError, ZeroDivisionError, OverflowError, RecursionError):
+            return set()
+    return out
+
+
+def _evaluate(node) -> float:
+    """Numbers, + - * / % and brackets only: anything else is not read as arithmetic."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _evaluate(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_evaluate(node.left), _evaluate(node.right))
+    raise ValueError("not plain arithmetic")
 
 
 def missed_notes(r: Reading) -> list[str]:
