@@ -534,6 +534,26 @@ def test_an_expected_calculation_the_run_worked_out_otherwise_is_made(tmp_path, 
     assert any("calculate(" in note for note in missed_notes(r)) is missed
 
 
+@pytest.mark.parametrize("paid, noted", [(67, False), (68, True)])
+def test_a_part_payment_the_task_expected_is_no_discrepancy(tmp_path, paid, noted):
+    """A gift card holding 203 that pays 67 is noted as another value than its record's only when
+    the log's expected call does not send that very amount."""
+    from wikitrace.compilers.page_notes import check_notes
+    from wikitrace.compilers.reading import read_run
+
+    user = {"user_id": "lena_vogt_3017", "payment_methods": {"gift_card_7773485": {
+        "source": "gift_card", "amount": 203, "id": "gift_card_7773485"}}}
+    book = {"user_id": "lena_vogt_3017", "payment_methods": [{"payment_id": "gift_card_7773485", "amount": paid}]}
+    run = _tau(tmp_path, [*_tool("get_user_details", {"user_id": "lena_vogt_3017"}, user),
+                          *_tool("book_reservation", book, {"reservation_id": "HATHAT"}), _agent("Booked.")],
+               reward=0.0, actions=[{"name": "book_reservation", "kwargs": {
+                   "user_id": "lena_vogt_3017", "payment_methods": [{"payment_id": "gift_card_7773485", "amount": 67}]}}])
+    r = read_run(run)
+    [call] = [c for c in r.calls if c.name == "book_reservation"]
+    notes, _flagged = check_notes(r, call)
+    assert any("payment_methods[0].amount" in n for n in notes) is noted, notes
+
+
 def test_a_run_with_nothing_established_says_so_plainly(tmp_path):
     """Said in the words of what the log holds: a task with expected calls is told it has none to
     compare with only when it has some; a log with none at all is told it has no expected result."""

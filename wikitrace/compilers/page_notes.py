@@ -12,6 +12,7 @@ import json
 import re
 
 from .computed_values import product_note
+from .expected_calls import differences
 from .answer_case import named, near_words as near_answer
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join
 from .arguments import check_arguments
@@ -54,14 +55,27 @@ def _record_named(r: Reading, c: Call, path: str, turn: int, held: list) -> tupl
     return "", False
 
 
+def _as_expected(r: Reading, c: Call) -> set[str]:
+    """The argument paths where the change sends what the log's expected call of its tool sends (a
+    part-payment of 67 from a card holding 203 that the task itself expected): none without that record."""
+    diffs = differences(r, c)
+    if diffs is None:
+        return set()
+    differ = {path for path, _want, _got in diffs}
+    return {path for path, _v in leaves(c.turn.arguments) if path not in differ}
+
+
 def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
     """Notes on a state-changing call: arguments no earlier turn showed, and rules it meets.
     Returns the notes and whether any of them is a checked discrepancy."""
     notes, flagged = [], False
     checks = check_arguments(r, c.turn)
+    agreed = _as_expected(r, c)
     for a in checks:
         if a.seen_at is not None or a.other_at is None and not a.unsourced:
             continue  # a value some turn holds in another rendering, or a default: nothing to say
+        if a.path in agreed:
+            continue  # the task's expected call sends this very value: worked out, not a discrepancy
         if a.other_at is not None:
             held = f"{' or '.join(_val(v) for v in a.other[:3])}{f' (and {len(a.other) - 3} more)' if len(a.other) > 3 else ''}"
             owner, another = _record_named(r, c, a.path, a.other_at, a.other)
