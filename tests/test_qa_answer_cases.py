@@ -345,4 +345,4 @@ def test_a_one_word_lower_case_answer_is_never_said_to_stand_in_a_look_up(tmp_pa
     build(BuildOptions(inputs=[log], out=out, offline=True, quiet=True))
     (case,) = [c for page in (out / "insight").glob("insight-*.md") if "## Cases" in page.read_text()
                for c in _cases(page.read_text())]
-    assert _plain(case[1]).startswith("answered Finish[no], worked out from Search[Arlo Penn], Search[Tova Rusk]")
+    assert _plain(case[1]).startswith("answered Finish[no]; its look-ups before it: Search[Arlo Penn], Search[Tova Rusk]")

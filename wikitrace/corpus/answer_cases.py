@@ -69,10 +69,12 @@ def case_text(case: dict, success: bool) -> str:
         source = seen or held
         if source:
             return f"{said}, in the words of the look-up at turn {source['turn']} ({source['call']}): {_q(source['text'])}"
+        # where its look-ups went and what the agent wrote, not "worked out from" them: an answer no
+        # look-up held may as well come from the model's own knowledge ("Adam Levine" in no result)
         asked = case.get("asked") or []
-        return (f"{said}, {'which no look-up held as written: ' if case.get('looked') else ''}worked out from "
-                + (", ".join(asked) if asked else f"{case['answered']} answered look-ups")
-                + (f", the agent writing before it {_q(case['thought'])}" if case.get("thought") else ""))
+        return (f"{said}{', which no look-up held as written' if case.get('looked') else ''}; its look-ups before it: "
+                + (", ".join(asked) if asked else f"{case['answered']} answered")
+                + (f"; the agent wrote before it {_q(case['thought'])}" if case.get("thought") else ""))
     if seen:
         said += (f"; the expected words appear in what the look-up at turn {seen['turn']} ({seen['call']}) returned: "
                  f"{_q(seen['text'])}")
