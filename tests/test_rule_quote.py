@@ -100,3 +100,21 @@ def test_a_thing_s_name_is_not_cut_to_a_prefix_of_another_word():
     assert not _names(_words("You may claim a refund for a cancelled flight."), _head("cabin_class"))
     assert _names(_words("All flights of a reservation keep the same cabin class."), _head("cabin_class"))
     assert _names(_words("Gold members get 2 free checked bags."), _head("nonfree_baggages"))
+
+
+def test_a_list_argument_keeps_only_the_rules_on_the_part_that_differs(tmp_path):
+    """A booking paying the wrong amount from the right card is not told the rule on which cards may
+    pay: the rule kept on ``payment_methods`` names what differed from the expected call."""
+    payment = ("book_reservation", "payment_methods")
+    rule = "Every payment method must already be in the user's profile."
+    policy = POLICY.replace("at most two cards.", f"at most two cards. {rule}")
+
+    def kept(sent_payment: list[dict]) -> tuple[str, ...] | None:
+        record = _record(1, dict(BOOKING, payment_methods=sent_payment), BOOKING)
+        record["traj"][0]["content"] = policy
+        (run,) = _runs(tmp_path / "one.json", [record])
+        return rules_of({"value_rules": compile_offline(run).value_rules}).get(payment)
+
+    assert kept([{"payment_id": "credit_card_5512093", "amount": 250}]) is None  # only the amount differs
+    assert kept([{"payment_id": "voucher_1180", "amount": 210}]) == (rule,)  # the payment itself differs
+    assert kept(BOOKING["payment_methods"]) == (rule,)  # as expected: the rule on the argument stands

@@ -50,6 +50,9 @@ def field_rules(r: Reading, values: Iterable[str]) -> list[list[str]]:
     out = []
     for tool, name in pairs:
         best = _best(prompt, tool, name)
+        missed = _differing_parts(r, tool, name)
+        if missed:  # only the rules on what was sent wrong: "payment methods must be in the profile" says nothing of an amount
+            best = tuple(b for b in best if any(_names(_labelled(prompt, b[0]), {w}) for part in missed for w in part))
         if len(best) > KEPT:  # parallel clauses: the run's own values pick among them
             named = [sum(v in low and _on_its_own(low, v) for v in held) for _text, low in best]
             top = max(named)
@@ -57,6 +60,37 @@ def field_rules(r: Reading, values: Iterable[str]) -> list[list[str]]:
         if len(best) <= KEPT:
             out += [[tool, name, "", text] for text, _low in best]
     return out
+
+
+def _labelled(prompt: str, sentence: str) -> frozenset[str]:
+    """A rule sentence's words with its block's label ("Payment:" before "at most two cards")."""
+    for b in _blocks(prompt):
+        for x in b.sentences:
+            if x.text == sentence:
+                return x.words | b.label_words
+    return _words(sentence)
+
+
+def _differing_parts(r: Reading, tool: str, name: str) -> list[frozenset[str]]:
+    """What a list or object argument of the run's changes with ``tool`` held that the log's expected
+    call did not, by the thing each differing part names (``amount`` of ``payment_methods[1].amount``);
+    empty when the log has no expected call to compare with, or the argument itself is what differs."""
+    from .expected_calls import differences
+
+    parts: list[frozenset[str]] = []
+    for c in r.calls:
+        if c.name != tool or not c.writes or c.error:
+            continue
+        for path, _want, _got in differences(r, c) or ():
+            if path == name:
+                return []  # the whole value differs: every rule on it bears on it
+            if path.startswith((f"{name}.", f"{name}[")):
+                key = re.split(r"[.\[]", path)[-1].rstrip("]")
+                named = frozenset(w for w in _words(" ".join(_PARTS.split(key))) if len(w) >= 3 and w != "ids")
+                if not named:
+                    return []  # a list item differs whole: every rule on the list bears on it
+                parts.append(named)  # every word of its name: "flight_number" is the flight's own
+    return parts
 
 
 @lru_cache(maxsize=1024)  # once per distinct prompt, tool and argument, not per call
