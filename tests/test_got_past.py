@@ -49,7 +49,7 @@ def _calls(run: Run) -> list[int]:
 
 def _check_got_past(comp, err: int, by: int, lesson_word: str) -> None:
     cause = comp.evidence[_rank(comp, err)]
-    assert "the run got past it: " in cause.decision and f"went through at turn {by}," in cause.decision, cause.decision
+    assert "the run went on without it: " in cause.decision and f"went through at turn {by}," in cause.decision, cause.decision
     changes = _changes(comp)
     assert changes and _rank(comp, err) > max(changes), [e.decision for e in comp.evidence]
     assert not any(f"at turn {err} " in f.text or f"at turn {err}," in f.text for f in comp.in_short), comp.in_short

@@ -318,7 +318,7 @@ def _decision(c: Check, text: str, success: bool) -> None:
                 else:
                     assert any(isinstance(t.arguments, dict) and key in t.arguments for t in later), key
         return
-    m = re.fullmatch(r"Called (.+?) at turn (\d+)(?:, right after (\S+) at turn (\d+))?; the run got past it: (.+) "
+    m = re.fullmatch(r"Called (.+?) at turn (\d+)(?:, right after (\S+) at turn (\d+))?; the run went on without it: (.+) "
                      r"went through at turn (\d+), and (\S+) made a change at turn (\d+)\.", text)
     if m:  # a failed look-up the run got past another way: a look-up went through, then a change
         n, k, j = int(m.group(2)), int(m.group(6)), int(m.group(8))

@@ -52,14 +52,15 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
         told.add(c.sig)
         prev = next((p for p in reversed(calls) if p.n < c.n), None)
         # got past: a later run of the same program (or call of the same tool) went through, or
-        # a look-up that reached nothing and the run found its way with another look-up, then acted
+        # a look-up that reached nothing and the run went on with another look-up, then acted (said
+        # so, not that it got past it: the test it opened is not the source its search was for)
         how = passed.get(c.n)
         past = how.by if how is not None and not how.otherwise else None
         edits = edits_between(calls, c.n, past.n) if past is not None else []
         if how is None:
             after = f"; no later {ran[c.n]} call went through."
         elif how.otherwise:
-            after = (f"; the run got past it: {label(how.by, 60)} went through at turn {how.by.n}, "
+            after = (f"; the run went on without it: {label(how.by, 60)} went through at turn {how.by.n}, "
                      f"and {how.then.name} made a change at turn {how.then.n}.")
         else:
             after = (f"; a later {ran[c.n]} call went through at turn {past.n}"
