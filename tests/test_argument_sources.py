@@ -224,3 +224,22 @@ def test_a_failed_qa_page_lists_what_its_look_ups_asked_when_none_returned_the_a
         run = relabeled(run, False)
         asked += [n for e in compile_offline(run).evidence for n in e.notes if n.startswith("Its look-ups before it asked: ")]
     assert asked and all(re.match(r"Its look-ups before it asked: \w+\[", n) for n in asked)
+
+
+def test_a_type_wide_choice_is_shown_only_on_the_pages_whose_runs_lean_its_way():
+    """Failed runs of one lesson all wrote their own query words, those of another never did: the
+    count that failed runs did so more often belongs on the first page, not repeated on the second."""
+    from wikitrace.corpus.insights import gather
+
+    def entry(k: int, success: bool, own_words: bool, error: str) -> dict:
+        e = _qa_entry(k, success, own_words)
+        e["patterns"] = [p for p in e["patterns"] if not p.startswith("error|")] + [f"error|Search|{error}"]
+        e["lessons"] = [dict(e["lessons"][0], key=f"error|Search|{error}", title=f"Search answers {error!r}")]
+        return e
+
+    runs = ([entry(k, k % 2 == 0, own_words=k % 2 == 1, error="Could not find") for k in range(16)]
+            + [entry(k, False, own_words=False, error="Timed out") for k in range(16, 24)])
+    pages = {p["key"]: p for p in gather(runs)}
+    own = "sent one with words that neither the task text it was given nor any earlier answer held"
+    assert any(own in c["text"] for c in pages["error|Search|Could not find"]["separating"])
+    assert not any(own in c["text"] for c in pages["error|Search|Timed out"]["separating"])

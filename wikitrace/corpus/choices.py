@@ -53,20 +53,40 @@ def separating(kind_met: dict[str, Counter]) -> list[dict]:
     return sorted(out, key=lambda c: (c["p"], c["pattern"]))
 
 
-def relevant(key: str, splits: list[dict], shown: int = 4) -> list[dict]:
+def relevant(key: str, splits: list[dict], members: list[dict], shown: int = 4) -> list[dict]:
     """The separating choices about the tool an insight is about: the look-ups before its change
     tool, the queries and answers sent with it; an insight about no tool (a loop, an idle run)
-    gets the query choices of every tool."""
+    gets the query choices of every tool. A choice is this lesson's only where its own runs
+    (``members``, the corpus entries of its sources) of one outcome lean the way that outcome
+    does: its failed runs made a choice failed runs make more often at least as often as all the
+    failed runs that faced it, or a choice of the successful runs no more often (and the other way
+    round for its successful runs): a type-wide count repeated on every page of the type says
+    nothing of any one lesson."""
     fields = key.split("|")
     tool = key_tool(key)
     out = []
     for c in splits:
         kind, about = c["pattern"].split("|")[:2]
         if (tool is not None and about == tool or tool is None and fields[0] in ("loop", "idle", "stopped") and kind == "query"
-                or kind == "edited" and fields[0] in ("went-through", "procedure")):  # where the changed file was found
+                or kind == "edited" and fields[0] in ("went-through", "procedure")) and _concentrated(c, members):
             out.append({**c, "text": choice_sentence(c)})
     return out[:shown]
 
+
+def _concentrated(c: dict, members: list[dict]) -> bool:
+    """Whether the lesson's failed runs, or its successful ones, that faced the choice lean the way
+    their outcome does (see relevant)."""
+    base = _population(c["pattern"])
+    for outcome, met, total in (("failure", c["failed_met"], c["failed"]), ("success", c["success_met"], c["success"])):
+        facing = [e for e in members if e.get("outcome") == outcome and (
+            base in (e.get("patterns") or ()) if not base.endswith("|*") else base in faced(e.get("patterns") or []))]
+        if not facing:
+            continue
+        made = sum(c["pattern"] in (e.get("patterns") or ()) for e in facing)
+        rate, usual = made * total, len(facing) * met  # against every run of that outcome that faced it
+        if made and rate >= usual if c["side"] == outcome else rate <= usual:
+            return True
+    return False
 
 
 def choice_sentence(c: dict) -> str:

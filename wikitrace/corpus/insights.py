@@ -220,7 +220,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
                                                "others": cue[4]}} if cue[0] else {}),  # applies.py
             "same_task": (memo.compare if memo is not None else lambda t, m: t.compare(m))(
                 trials, [e for e, _l in members]),
-            "separating": relevant(lesson["key"], splits.get(kind, [])),
+            "separating": relevant(lesson["key"], splits.get(kind, []), [e for e, _l in members]),
         })
     kind_of_entry = {iid: kind_of(groups[iid][0][0]) for iid in groups}
     indexes: dict[str, dict] = {}  # task type -> rewrites.success_index, made on first use
