@@ -33,6 +33,7 @@ from .advice_cut import action, cut as cut_advice
 from .answer_cases import annotate as annotate_answers
 from .cannot_claims import claims
 from .rule_quote import quote_rule, rules_of
+from .stop_counts import stopped_at
 from .checked_facts import by_kind, lead as lead_with_facts, rules_on, run_facts
 from .fact_weights import TYPE_WIDE
 from .applies import Openings, applies_when, successful_cue, task_of
@@ -289,6 +290,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             said, runs = claim if claim[0] else (said, runs)
         if said:
             entry["mistake_runs"] = runs
+        stopped_at(entry, of_kind[kind_of_entry[entry["id"]]])
         trial_advice = instead_sentence(entry)
         cut_advice(entry, said, trial_advice or action(same_task_advice(entry)))
         if trial_advice and trial_advice in entry["advice"]:  # said in What to do: Evidence keeps its list only

@@ -1,0 +1,35 @@
+"""The lesson of runs a harness stopped says after how many calls it stopped them, when that is one
+number, beside the calls the successful runs made."""
+
+from __future__ import annotations
+
+from wikitrace.corpus.insights import gather
+
+
+def _entry(k: int, outcome: str, steps: int, stopped: bool) -> dict:
+    key = "idle|lookups" if stopped else "procedure|Finish"
+    lesson = {"key": key, "title": "Answer before the harness stops the run" if stopped else "Settle with Finish",
+              "guideline": "Give the answer before the harness's limit ends the run." if stopped else
+                           "Look with Search, then end with Finish.",
+              "applicability": "In QA tasks.", "detail": f"run {k}", "worked": outcome == "success"}
+    return {"step": f"step-{k:04d}", "outcome": outcome, "task_type": "qa", "task_id": f"q{k}", "steps": steps,
+            "decisive": {"stopped": stopped}, "patterns": [key, "did|Search"], "lessons": [lesson]}
+
+
+def _stopped_page(runs: list[dict]) -> dict:
+    return next(p for p in gather(runs) if p["key"] == "idle|lookups")
+
+
+def test_a_limit_in_calls_is_counted_and_said_as_the_call_to_answer_before():
+    runs = ([_entry(k, "failure", 6, True) for k in range(7)] + [_entry(7, "failure", 3, True)]
+            + [_entry(k, "success", 2 + k % 3, False) for k in range(8, 14)])
+    page = _stopped_page(runs)
+    assert "Settle the task before the sixth call." in page["advice"]
+    assert ("The harness stopped 7 of the 8 runs of this task type it stopped after exactly 6 tool calls, and the 6 "
+            "successful runs made 2 to 4 (most often 2)") in " ".join(page["counted"])
+
+
+def test_a_limit_that_stops_runs_at_differing_counts_is_not_said_to_be_one_in_calls():
+    runs = [_entry(k, "failure", 3 + k, True) for k in range(6)] + [_entry(9, "success", 3, False)]
+    page = _stopped_page(runs)
+    assert "harness stopped" not in page["guideline"] and "call." not in page["advice"]
