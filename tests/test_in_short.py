@@ -554,6 +554,19 @@ def test_a_part_payment_the_task_expected_is_no_discrepancy(tmp_path, paid, note
     assert any("payment_methods[0].amount" in n for n in notes) is noted, notes
 
 
+def test_a_hand_off_the_task_did_not_expect_comes_after_the_change_it_left_unmade(tmp_path):
+    """A transfer changes no record: the change the task expected and the run never made is what it
+    failed by, and leads; the unexpected hand-off is said after it."""
+    run = _tau(tmp_path, [_agent("I cannot rename passengers on this booking. Shall I transfer you?"), _user("ok"),
+                          *_tool("transfer_to_human_agents", {"summary": "rename a passenger"}, "Transfer successful")],
+               reward=0.0, actions=[{"name": "update_reservation_passengers", "kwargs": {
+                   "reservation_id": "Q4WZ8N", "passengers": [{"first_name": "Ravi", "last_name": "Vogt",
+                                                                "dob": "1986-12-19"}]}}])
+    facts = _facts(run)
+    assert facts[0].startswith("The task expected update_reservation_passengers("), facts
+    assert any(f.startswith("transfer_to_human_agents at turn") for f in facts[1:]), facts
+
+
 def test_a_run_with_nothing_established_says_so_plainly(tmp_path):
     """Said in the words of what the log holds: a task with expected calls is told it has none to
     compare with only when it has some; a log with none at all is told it has no expected result."""

@@ -15,7 +15,7 @@ from dataclasses import replace
 from .value_sources import credited_kinds
 from .expected_calls import (call_text, closest_expected, differences, expected_changes, missed_changes, no_such_call,
                              missed_lookups, shown_value)
-from .insight_words import join
+from .insight_words import is_hand_off, join
 from .lookup_coverage import unlooked
 from .offers import unmade_offer
 from .reading import Call, Reading, leaves
@@ -34,14 +34,17 @@ def expected_facts(r: Reading) -> list[KeyFact]:
         return []
     out = []
     said: set[str] = set()  # the rules quoted so far (rule_reasons.py): each once per page
+    handed_off_first = None
     for c in (c for c in r.calls if c.writes and not c.error):
         diffs = differences(r, c)
         if diffs is None:
             note, shown = empty_lookup_note(r, c)  # a search that found nothing, and another that the values came from
+            handed_off_first = is_hand_off(c) if handed_off_first is None else handed_off_first
             out.append(_why(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
                                     + ("no change at all." if not expected else f"{no_such_call(r, c)}.") + note,
                                     [c.n] + shown, "unexpected-change", [c.name]), rule_reasons.for_call(r, c, said)))
         elif diffs:
+            handed_off_first = False if handed_off_first is None else handed_off_first
             parts = [f"`{k}` {shown_value(got)} where the task expected {shown_value(want)}" for k, want, got in diffs[:2]]
             more = len(diffs) - 2
             note, shown = expected_note(r, c, diffs)  # a value nothing had shown, where the expected one was
@@ -52,7 +55,7 @@ def expected_facts(r: Reading) -> list[KeyFact]:
                                     + note, [c.n] + shown, "arguments", _differing_args(r, c, diffs)),
                             rule_reasons.for_arguments(r, c, [k for k, _, _ in diffs[:2]], said)))
     missed = missed_changes(r)
-    if missed:  # second: after the first change that went wrong, before the others
+    if missed:
         last = max((t.turn for t in r.run.turns if t.turn not in {h.turn for h in r.harness}
                     and (t.type == "function_call" or t.role == "assistant")), default=None)
         cover = unlooked(r, missed)  # why first: the records those changes act on were never looked up
@@ -76,7 +79,9 @@ def expected_facts(r: Reading) -> list[KeyFact]:
                         else rule_reasons.refused_one(r, missed)))
         if why_turns:  # it says why the run failed, not only what differed: it leads the page
             r.memo.setdefault(LEADS, []).append(out[-1].text)
-        out.insert(1, out.pop())
+        # second, after the first change that went wrong; first when that change was a hand-off,
+        # which changes no record: the changes left unmade are what the run failed by
+        out.insert(0 if handed_off_first else 1, out.pop())
     return out
 
 
