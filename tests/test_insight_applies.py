@@ -73,8 +73,8 @@ def test_a_lesson_named_by_how_its_runs_ended_applies_before_the_call_not_at_the
     assert "cue" not in bags and bags["tasks"] == 6
     assert bags["applicability"] == (
         "In airline tasks, before calling update_reservation_baggages. The first messages of "
-        'two of its tasks said: "Hi, I would like three checked bags on my reservation …."; "Hello! Please add '
-        'bags to reservation ….".')
+        'two of its tasks said: "Hi, I would like three checked bags on my reservation R04X0."; "Hello! Please add '
+        'bags to reservation R05X0.".')  # quoted as written: a masked "reservation …." reads as cut off
     assert not any("that end with" in i["applicability"] for i in data["insights"])
 
 

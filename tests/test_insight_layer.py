@@ -262,8 +262,10 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
     assert (f"- gave update_reservation_baggages another value of total_baggages: for 2 failed runs here "
             f"([{step['bags-trial-2']}]"
             in page)
-    # no argument value of the episode is written into corpus.json's patterns
-    assert not any("TR2WKM" in p or "credit_card_4" in p for r in data["runs"] for p in r["patterns"])
+    # no argument value of the episode is written into corpus.json's counted patterns (the opening
+    # pattern is the first message as a page quotes it, never counted)
+    assert not any("TR2WKM" in p or "credit_card_4" in p for r in data["runs"] for p in r["patterns"]
+                   if not p.startswith("opening|"))
     assert cli("check", out).returncode == 0
 
 

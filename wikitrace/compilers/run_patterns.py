@@ -116,8 +116,9 @@ def opening_request(r: Reading) -> str:
     """The head of the first message the agent is given, clipped, as a page quotes it to show what
     kind of request a lesson comes from; from where the task statement starts in it when it
     does (an issue text after an instruction template), and only its first line or sentence
-    that holds a question mark (a question followed by other notes); ids, numbers and other
-    values of the episode masked (text.generic), as every pattern is."""
+    that holds a question mark (a question followed by other notes). Its values stay as written:
+    a quote with its numbers masked ("the escape ~… must be read as …", "….decode rejects") no
+    longer says what was asked, and no lesson counts this pattern: pages only quote it."""
     first = _opening(r)
     if first is None:
         return ""
@@ -128,7 +129,7 @@ def opening_request(r: Reading) -> str:
     asked = text.find("?")  # a question's mark, whatever follows it (Reflexion writes its notes right after)
     if 0 < asked < _REQUEST_CHARS:
         text = text[:asked + 1]
-    return clip(generic(text), _REQUEST_CHARS).replace("|", "/")  # ids and numbers masked, as in every pattern
+    return clip(text, _REQUEST_CHARS).replace("|", "/")
 
 
 def opening_words(r: Reading) -> list[str]:
