@@ -156,6 +156,8 @@ def test_a_run_the_cost_limit_ended_after_its_edit_learns_where_its_calls_went(c
                       "up (ls and open); it made no call after its last change (turn 7)")
     page = (out / "insight" / f"{limit['id']}.md").read_text()
     assert "make the call that settles the task" in page and "the file it changes is the one" not in page
+    # no call came after its change: the title does not put the lost calls there
+    assert limit["title"] == "Reach the change early and settle it before the harness stops the run"
     # its successful trial submitted: the page's trial contrast says so
     assert "submitted its changes, which the failed run never did" in page
 

@@ -56,10 +56,11 @@ def spent_detail(r: Reading, writes: list[Call]) -> str:
 def limit_insight(r: Reading, writes: list[Call]) -> CandidateInsight:
     """A failed run the harness stopped after ``writes`` (its calls that went through and changed state)."""
     return make_insight(
-        LIMIT_CHANGED, "Settle the task soon after the change, before the harness stops the run",
+        # the calls before the change are where such runs lost their budget as often as those after it
+        LIMIT_CHANGED, "Reach the change early and settle it before the harness stops the run",
         "A harness limit (steps, cost or context) ends a run whether or not its task is settled: go to what the "
         "task names early (search for it when its place is not known) instead of spending calls on commands "
         "that fail or on looking around, and once the change is made and checked, make the call that settles "
         "the task instead of looking further.",
-        f"In {kind_of_tasks(r)} that a harness stops at a limit (steps, cost or context), once a change is made.",
+        f"In {kind_of_tasks(r)} that a harness stops at a limit (steps, cost or context), from the first call on.",
         spent_detail(r, writes), False)
