@@ -226,10 +226,13 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
         if programs:  # one lesson per task type, whichever program was missing (error_key)
             heads = lambda c: set(_programs_run(command_of(c.turn) or ""))  # noqa: E731
             ran_again = [c for c in later if set(programs) & heads(c)]
-            return make_insight(MISSING_PROGRAM_KEY, "When the shell cannot find a program, install it or work without it",
+            # installing is advised only by a run that got the program to run; the others show working without it
+            way = ("install or locate it where the task allows, or reach the same end another way"
+                   if worked else "reach the same end without it")
+            return make_insight(MISSING_PROGRAM_KEY, "When the shell cannot find a program, "
+                           + ("install it or work without it" if worked else "work without it"),
                            "When a command answers that a program is not found (\"command not found\"), do not send "
-                           "commands that need it again: install or locate it where the task allows, or reach the "
-                           "same end another way (read the code, check the change by other means).",
+                           f"commands that need it again: {way} (read the code, check the change by other means).",
                            f"In {kind_of_tasks(r)}, whenever the shell cannot find a program.",
                            f"turn {err.n}: {join(programs, 4)} not found by the shell; "
                            + (f"ran {'it' if len(programs) == 1 else 'them'} again {len(ran_again)} "
