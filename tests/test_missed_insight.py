@@ -64,7 +64,7 @@ def test_a_run_that_left_an_expected_change_unmade_learns_to_make_every_change(t
     assert "# Before ending, make every change the request calls for" in page
     assert "Seen in 2 runs of 1 task: 0 successful, 2 failed." in page
     # the contrast counts the successful trial too: it made the change, so it did not meet the pattern
-    assert "never made a change the task expected: 2 failed, all trials of 1 task, 0 successful" in page
+    assert "left a change the task expected unmade: 2 failed, all trials of 1 task, 0 successful" in page
     detail = failed["lessons"][0]["detail"]
     assert detail.startswith("made 1 change as the task expected (update_reservation_flights, turn ")
     assert "update_reservation_baggages(" in detail and detail.endswith("never made")
@@ -87,6 +87,8 @@ def test_changes_missed_on_a_listed_record_never_opened_teach_to_open_every_list
     assert "the run looked up 1 of them, never M2PL7T" in run["lessons"][0]["detail"]
     page = pages[run["insights"][0]]
     assert "# Look up every listed `reservations` before choosing which to change" in page.replace("\\`", "`")
+    # it left a change unmade all the same: counted among those runs, whichever lesson it teaches
+    assert "missed" in run["patterns"] and "unlooked|reservations" in run["patterns"]
 
 
 def test_a_run_that_made_its_changes_and_never_said_the_figure_learns_to_say_it(tmp_path):

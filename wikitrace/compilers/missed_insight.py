@@ -40,7 +40,8 @@ def undone_keys(r: Reading) -> list[str]:
     """The patterns (and lesson keys) of what the run left undone: a change the task expected and
     it never made, a value the task expected it to say and it never said."""
     missed, cover = _missed(r)
-    keys = [f"{UNLOOKED}|{cover.key}" if cover is not None else MISSED] if missed else []
+    # every run that left an expected change unmade is counted as such, whichever lesson it teaches
+    keys = ([MISSED] + ([f"{UNLOOKED}|{cover.key}"] if cover is not None else [])) if missed else []
     return keys + ([UNTOLD] if any(t.turn is None for t in told(r)) else [])
 
 

@@ -23,7 +23,7 @@ MET = {
     "stopped": "that the harness stopped before any call settled the task",
     "stopped|changed": "that the harness stopped after a change of theirs went through",
     "verdict": "whose verdict's reasoning quoted words a look-up returned",
-    "missed": "that never made a change the task expected",
+    "missed": "that left a change the task expected unmade",
     "unlooked": "that never looked up a listed item the task expected a change to",
     "untold": "that never told the user a value the task expected",
     "option": "that chose a listed option without the task's words while another held them, or none of such a choice's options",
