@@ -71,7 +71,7 @@ def test_a_failure_beside_a_success_counts_the_failed_trials_that_shared_its_ans
         assert _LINK.findall(tail) == [runs[f"react_reflexion_retries-q004-t{other}"]["step"]]
         assert "none succeeded" not in line
         # no checked fact says why; the page each trial saw "Vesk United" on never says "2015", which the question asks about
-        assert ("none of the 2 look-ups where these trials first saw it (this run's: the Search for \"Pia Stam\" at turn 1) "
+        assert ("none of the 2 look-ups that first returned it to these trials (this run's: the Search for \"Pia Stam\" at turn 1) "
                 "mentions \"2015\", which the question names") in tail, tail
 
 
@@ -149,7 +149,7 @@ def test_a_shared_answer_names_the_question_s_name_no_page_it_was_seen_in_gave()
               _found(_entry("step-0055", "failure", [], "Ines Ward"), 3, "Night of the Heron (film)", ["Davy", "2014"]),
               _entry("step-0105", "failure", [], "Tom Kerr")]
     said, turns = recurring(trials[0], trials)
-    assert said.endswith(": none of the 2 look-ups where these trials first saw it (this run's: the Search for \"Night of "
+    assert said.endswith(": none of the 2 look-ups that first returned it to these trials (this run's: the Search for \"Night of "
                          "the Heron\" at turn 2) mentions \"Davy\", which the question names; before answering, find a "
                          "page that ties the answer to \"Davy\" as well."), said
     assert turns == [2, 3]
@@ -203,7 +203,7 @@ def test_every_such_line_over_the_importer_fixtures_recounts(tmp_path):
                     if mine != named:
                         assert "or a form of it with words added or dropped" in line, line
             unmet = re.search(r"\(this run's: the (\S+) for \"(.+?)\" at turn (\d+)\) mentions (.+), which the question "
-                              r"names", line) or re.search(r"first saw it \(the (\S+) for \"(.+?)\" at turn (\d+)\) never "
+                              r"names", line) or re.search(r"first returned it to this run \(the (\S+) for \"(.+?)\" at turn (\d+)\) never "
                                                           r"mentions (.+), which the question names", line)
             if unmet:  # each name is the question's, and the look-up named (this run's) never held it
                 unmets += 1

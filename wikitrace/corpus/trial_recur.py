@@ -220,8 +220,10 @@ def _unmet_do(entry: dict, holders: list[dict]) -> str | None:
     found = entry["decisive"]["answer"]["found"]
     said = " or ".join(f'"{_t(n)}"' for n in names[:2])
     mine = f"the {_t(found['tool'])} for \"{_t(found['query'])}\" at turn {found['turn']}"
-    page = (f"the look-up where this run first saw it ({mine}) never mentions" if pages == 1 else
-            f"none of the {pages} look-ups where these trials first saw it (this run's: {mine}) mentions")
+    # "returned it first", not "first saw it": an error's list of names or a reflection may have
+    # shown the answer before any look-up returned it
+    page = (f"the look-up that first returned it to this run ({mine}) never mentions" if pages == 1 else
+            f"none of the {pages} look-ups that first returned it to these trials (this run's: {mine}) mentions")
     tie = " and ".join(f'"{_t(n)}"' for n in names[:2])
     return (f"{page} {said}, which the question names; before answering, find a page that ties the answer to "
             f"{tie}{' as well' if len(names) == 1 else ''}")
