@@ -32,6 +32,7 @@ from .quoted_tally import quoted_plainly
 from .advice_cut import action, cut as cut_advice
 from .answer_cases import annotate as annotate_answers
 from .cannot_claims import claims
+from . import looked_up_instead
 from .rule_quote import quote_rule, rules_of
 from .stop_counts import stopped_at
 from .checked_facts import by_kind, lead as lead_with_facts, rules_on, run_facts
@@ -270,6 +271,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             ways[kind] = SuccessWays(successes.get(kind, []))
         lead_with_facts(entry, groups[entry["id"]], weighed[(kind, pattern)], ways[kind], rules.get(kind))
         no_call_lead(entry, groups[entry["id"]], ways[kind])
+        looked_up_instead.lead(entry, groups[entry["id"]], trials)
         differences_lead(entry, groups[entry["id"]], ways[kind])
         success_differences(entry, groups[entry["id"]], ended_by.get((kind, entry["key"]), []), ways[kind])
         weigh_advice(entry, groups[entry["id"]])
