@@ -68,10 +68,14 @@ def test_unmade_change_and_no_call_leads_count_what_the_records_show(tmp_path):
     idle = [i for i in data["insights"] if "without a single tool call" in i["guideline"]]
     assert len(idle) == 1, [i["guideline"] for i in data["insights"]]
     (entry,) = idle
+    # first the look-up the successful trials took the change's value from, then how many made no call
     assert entry["guideline"].startswith(
-        "In 4 of the 4 failed runs here the agent answered without a single tool call (0 successful runs of this "
-        "task type did so too): look the request's records up with get_reservation_details before answering, as "
-        "most successful runs did (get_reservation_details in 5).")
+        "When the user cannot give the `payment_id` a change needs, look it up with get_reservation_details, as the "
+        "successful trials of these tasks did: for 4 of the 4 failed runs here a successful trial of the same "
+        "task took `payment_id` of update_reservation_baggages from get_reservation_details's answer")
+    assert (" In 4 of the 4 failed runs here the agent answered without a single tool call (0 successful runs of this "
+            "task type did so too): look the request's records up with get_reservation_details before answering, as "
+            "most successful runs did (get_reservation_details in 5).") in entry["guideline"]
     assert "a change the task expected never went through (update_reservation_baggages in 4)" in entry["guideline"]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     assert "without a single tool call" in page
