@@ -499,14 +499,15 @@ def test_a_success_that_refused_quotes_the_refusal_and_the_record_value_it_names
     ], reward=1.0, actions=[{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}}],
         record=dict(TRIP, cabin="basic_economy", insurance="no"))  # look-ups only: no change expected
     looked, said = _call_turn(run, "get_reservation_details"), _turn_of(run, "cannot be changed")
-    # what made the success: the refusal, the record value it names, then the hand-off after the user's reply
+    # what made the success: the refusal and the record value it names; the hand-off the task never asked
+    # for is said to be none of its expected calls, not taught as the way to pass
     assert _facts(run) == [
-        "Refuse a change the records rule out, then hand off only after the user's reply to the refusal, as this run "
-        "did (the task expected no change, and transfer_to_human_agents was its only state-changing call): "
+        "Refuse a change the records rule out and make no change, as this run did (the task expected no change, and "
+        "no transfer_to_human_agents call either: the hand-off at turn "
+        f"{_call_turn(run, 'transfer_to_human_agents')} was not one it asked for): "
         f"get_reservation_details (turn {looked}) gave `cabin` \"basic_economy\"; the agent told the user at turn "
-        f"{said}: \"Your booking is in basic economy and has no travel insurance, so it cannot be changed.\" "
-        f"transfer_to_human_agents came at turn {_call_turn(run, 'transfer_to_human_agents')}, after the user wrote at "
-        f"turn {_turn_of(run, 'pass me to a person')}: \"Then please pass me to a person.\""]
+        f"{said}: \"Your booking is in basic economy and has no travel insurance, so it cannot be changed.\""]
+    assert [i.key for i in compile_offline(run).insights][0].startswith("answer-from")
 
 
 def test_an_expected_look_up_never_made_is_named(tmp_path):

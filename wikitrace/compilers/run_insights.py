@@ -148,6 +148,14 @@ def _unlooked(r: Reading) -> CandidateInsight | None:
                         f"{join(looks, 3)} look-up{'s' if len(looks) != 1 else ''} and no change" + last_said(r), True)
 
 
+def _unasked(r: Reading, w: Call) -> bool:
+    """A hand-off of a run whose log records the task's expected calls, none of them with its tool."""
+    from .expected_calls import expected_changes
+
+    expected = expected_changes(r)
+    return expected is not None and not any(e["name"] == w.name for e in expected)
+
+
 def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     if not r.calls and _asked_the_user(r) and (unlooked := _unlooked(r)) is not None:
         return [unlooked]
@@ -167,6 +175,8 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
                         "answered without a tool call" + last_said(r), True)]
     out: list[CandidateInsight] = []
     writes = [c for c in r.calls if c.writes and not c.error]
+    if writes and all(is_hand_off(w) and _unasked(r, w) for w in writes):
+        writes = []  # hand-offs the task's expected calls do not hold: it passed by changing nothing
     if writes and is_hand_off(writes[-1]):
         out.append(hand_off_insight(r, writes[-1], True))
     elif writes:

@@ -114,17 +114,17 @@ def refused(r: Reading, writes: list[Call], expected_handoff: bool = False) -> K
         parts.append(f"{c.name} (turn {n}) gave {join(fields, 3)}")
         turns.append(n)
     asked = None
-    if writes:
+    if writes and expected_handoff:  # a hand-off the task did not expect played no part: nothing said of when it came
         asked = next((t for t in reversed(_people(r)) if t.role == "user" and t.turn < writes[0].n), None)
         asked = asked if asked is not None and asked.turn > refusal.turn else None
     expected = (f"the task expected a {writes[0].name} call too" if expected_handoff else
-                f"the task expected no change, and {writes[0].name} was its only state-changing call" if writes
-                else "the task expected no change")
+                f"the task expected no change, and no {writes[0].name} call either: the hand-off at turn "
+                f"{writes[0].n} was not one it asked for" if writes else "the task expected no change")
     what = "a change the records rule out" if named else "the request"
     looks = _unlooked(r, writes)
     head = (f"Look up {looks} before answering: the task expected those look-ups and no change, and this run "
             f"made no call at all, so it refused without checking" if looks else
-            f"Refuse {what} and make no change, as this run did" if not writes else
+            f"Refuse {what} and make no change, as this run did" if not writes or not expected_handoff else
             f"Refuse {what}, then hand off" + (" only after the user's reply to the refusal" if asked is not None else "")
             + ", as this run did")
     head += "" if looks else f" ({expected})"
