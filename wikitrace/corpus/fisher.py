@@ -22,7 +22,7 @@ def fisher_tails(a: int, b: int, failed: int, succeeded: int) -> tuple[float, fl
     n, met = failed + succeeded, a + b
     total = math.comb(n, met)
     lo, hi = max(0, met - succeeded), min(met, failed)
-    if a - lo <= hi - a:
+    if a - lo <= hi - a or a > hi:  # (a count past its margin: stepped up as ever, to a weight of 0)
         t, below = math.comb(failed, lo) * math.comb(succeeded, met - lo), 0  # the weights of x < a
         for x in range(lo, a):
             below += t
