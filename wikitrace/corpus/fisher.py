@@ -13,19 +13,28 @@ def fisher_tails(a: int, b: int, failed: int, succeeded: int) -> tuple[float, fl
     """One-sided p-values of the 2x2 table (met: a failed, b successful; not met: the rest):
     P(at least a of the met runs failed) and P(at most a), under the hypergeometric law.
 
-    Exact: the tables' weights comb(failed, x) * comb(succeeded, met - x) are integers,
-    stepped from one x to the next by a multiplication and an exact division, and each
-    tail is one correctly rounded division by their total, comb(n, met). (A binomial
-    computed afresh for every x cost seconds per task type of 10,000 runs.)"""
+    Exact: the tables' weights comb(failed, x) * comb(succeeded, met - x) are integers, each
+    the next one's neighbour times a small factor, divided exactly by another (one pass of
+    a big number by a machine-sized one, not a product of two big ones), summed from the
+    end of the range nearer to ``a``; each tail is one correctly rounded division of
+    integers by their total, comb(n, met). (A binomial computed afresh for every x cost
+    seconds per task type of 10,000 runs.)"""
     n, met = failed + succeeded, a + b
     total = math.comb(n, met)
-    lo = max(0, met - succeeded)
-    f, s = math.comb(failed, lo), math.comb(succeeded, met - lo)
-    below = 0  # the weights of x < a
-    for x in range(lo, a):
-        below += f * s
-        f, s = f * (failed - x) // (x + 1), s * (met - x) // (succeeded - met + x + 1)
-    at = f * s  # the weight of x = a
+    lo, hi = max(0, met - succeeded), min(met, failed)
+    if a - lo <= hi - a or a > hi:  # (a count past its margin: stepped up as ever, to a weight of 0)
+        t, below = math.comb(failed, lo) * math.comb(succeeded, met - lo), 0  # the weights of x < a
+        for x in range(lo, a):
+            below += t
+            t = t * ((failed - x) * (met - x)) // ((x + 1) * (succeeded - met + x + 1))
+        at = t  # the weight of x = a
+    else:
+        t, above = math.comb(failed, hi) * math.comb(succeeded, met - hi), 0  # the weights of x > a
+        for x in range(hi, a, -1):
+            above += t
+            t = t * (x * (succeeded - met + x)) // ((failed - x + 1) * (met - x + 1))
+        at = t
+        below = total - above - at
     return min(1.0, (total - below) / total), min(1.0, (below + at) / total)
 
 
