@@ -368,3 +368,28 @@ def test_a_count_the_user_gave_for_all_bags_is_quoted_with_the_word_it_lacks():
     # near miss: the user did say which kind; the words are quoted and nothing is said lacking
     (note,) = _source_notes(_bags("Please add two nonfree checked bags."))
     assert 'whose words were "two nonfree checked bags"' in note and "no word for" not in note, note
+
+
+def test_an_id_a_look_up_showed_is_credited_to_it_not_to_a_changes_answer_repeating_it():
+    """The passengers update answers with the whole reservation, its payment history among it: the
+    gift card the bags are paid with was read from the profile, not from that echo."""
+    from wikitrace.compilers.argument_places import sources
+    from wikitrace.compilers.reading import read_run
+
+    trip = TRIPS[1]
+    paid = dict(trip, payment_history=[{"payment_id": "gift_card_5093318", "amount": 180}])
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "I'm ilse_marrow_2208. Rename the passenger on PL2K8C to Ilse Marrow and add a bag."),
+        _call("get_user_details", {"user_id": "ilse_marrow_2208"}, json.dumps(PROFILE)),
+        _msg("assistant", "Rename to Ilse Marrow and add one bag paid with the gift card. Proceed?"), _msg("user", "yes"),
+        _call("update_reservation_passengers", {"reservation_id": "PL2K8C", "passengers": [
+            {"first_name": "Ilse", "last_name": "Marrow", "dob": "1990-01-01"}]}, json.dumps(paid)),
+        _call("update_reservation_baggages", {"reservation_id": "PL2K8C", "total_baggages": 1, "nonfree_baggages": 0,
+                                              "payment_id": "gift_card_5093318"}, json.dumps(dict(paid, total_baggages=1))),
+        _msg("assistant", "All done."))
+    r = read_run(_run(_record("echo", "airline", "Rename and add a bag.", turns, True)))
+    bags = next(c for c in r.calls if c.name == "update_reservation_baggages")
+    placed = sources(r, bags).tools
+    assert "payment_id" in placed.get("get_user_details", []), placed
+    assert "payment_id" not in placed.get("update_reservation_passengers", []), placed

@@ -19,7 +19,7 @@ from functools import lru_cache
 from ..runs.model import Turn
 from .arguments import _as_text, _last_key
 from .picked_values import _fields_index, _ids, _other_record
-from .reading import Call, Reading, _occurs, leaves, t_is_user
+from .reading import Call, Reading, _occurs, is_read_only, leaves, t_is_user
 
 
 def read_from(r: Reading, c: Call, a, places: list[Turn]) -> list[Turn]:
@@ -33,6 +33,8 @@ def read_from(r: Reading, c: Call, a, places: list[Turn]) -> list[Turn]:
     near = [t for t in places if t_is_user(t) or not (_other_record(mine, t) or _contradicts(t, text, beside))] or places
     said = [t for t in near if t_is_user(t)]
     answers = [t for t in near if not t_is_user(t) and (not said or t.turn > said[-1].turn)]
+    # a change's answer that repeats the record it changed is not where the id was read when a look-up showed it
+    answers = [t for t in answers if is_read_only(t)] or answers
     if len(answers) <= 1:
         return answers or said[-1:]
     mates = {t.turn: _mates(t, text) for t in answers}
