@@ -432,3 +432,27 @@ def test_a_failed_trial_alike_in_what_went_through_is_not_said_to_have_made_the_
     text, _turns, _firm = success_line(won, [alike, other], [won])
     assert "1 other failed trial ([step-0002](step-0002.md)) had the same calls go through as this run" in text, text
     assert "made the same calls" not in text
+
+
+REFLECTED = REFLEXION.replace(
+    "Question: Which lighthouse keeper wrote the logbook kept at Skarvik?\nThought 1: I should search the Skarvik "
+    "lighthouse.",
+    "Question: Which lighthouse keeper wrote the logbook kept at Skarvik?You have attempted to answer following "
+    "question before and failed. The following reflection(s) give a plan to avoid failing to answer the question in "
+    "the same way you did previously. Use them to improve your strategy of correctly answering the given question.\n"
+    "Reflections:\n- I answered with the archivist, but the keeper Maren Tolle wrote it. I should search the "
+    "lighthouse.\nThought 1: I should search the Skarvik lighthouse.", 1)
+
+
+def test_a_success_whose_reflection_named_the_answer_says_so_beside_the_look_up(tmp_path):
+    """The look-up returned an answer the retry's reflection had already named: the page does not
+    make the look-up the step that found it."""
+    assert REFLECTED != REFLEXION
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(REFLECTED, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    won = next(r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"] if r["outcome"] == "success")
+    assert _in_short(out, won)[0].startswith(
+        "- Look up Search\\[Skarvik lighthouse\\] and answer from what it returns (\"Maren Tolle\"), as this run did "
+        "(a reflection it was given had named the answer before Search\\[Skarvik lighthouse\\] returned it): ")

@@ -266,6 +266,20 @@ def _answer_words(text: str) -> frozenset[str]:
     return frozenset(folded_words(text))
 
 
+def given_words(r: Reading) -> tuple[set[str], set[str]]:
+    """The words of the task statement, and those of everything the agent was given before its
+    first call (the statement, a retry's reflections on earlier trials): where a query's or an
+    answer's words came from is told against both."""
+    statement = set(folded_words(r.run.task.instruction or ""))
+    task_words = set(statement)
+    for t in r.run.turns:  # the prompt the agent was given (a retry's reflections too) is its task text
+        if t.is_action:
+            break
+        if t.type == "message" and t.role == "user" and t.content:
+            task_words.update(folded_words(t.content))
+    return statement, task_words
+
+
 def decisions_of(r: Reading) -> set[str]:
     """What the run decided, for the comparison with other trials of the same task: every
     tool it called that answered without an error (``did|<tool>``; a coding call by its kind and
@@ -278,13 +292,7 @@ def decisions_of(r: Reading) -> set[str]:
     (``set|<tool>|<key>|<digest>``), and how many such calls of each tool went through
     (``count|<tool>|<n>``)."""
     out: set[str] = set()
-    statement = set(folded_words(r.run.task.instruction or ""))
-    task_words = set(statement)
-    for t in r.run.turns:  # the prompt the agent was given (a retry's reflections too) is its task text
-        if t.is_action:
-            break
-        if t.type == "message" and t.role == "user" and t.content:
-            task_words.update(folded_words(t.content))
+    statement, task_words = given_words(r)
     shown: set[str] = set()  # the words every earlier answer showed, errors' lists of names included
     unread: list[str] = []  # earlier answers not split into words yet: only a query beyond the task needs them
     changes: dict[str, int] = {}

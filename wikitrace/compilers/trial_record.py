@@ -26,7 +26,8 @@ from .insight_words import answer_seen_in, expected_answer, gives_answer
 from .offered_names import naming_page, unsent_offers
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .test_edits import test_only_edits
-from .text import clip
+from .run_patterns import given_words
+from .text import clip, folded_words
 
 RESTATES = "in_short.restates"  # Reading.memo: texts of success facts that only say what the run did
 
@@ -200,6 +201,10 @@ def record(r: Reading) -> dict:
     if answer is not None:
         text = " ".join(str(answer.turn.arguments).split())
         out["answer"] = {"text": clip(text, 120), "turn": answer.n}
+        statement, given = given_words(r)
+        words = set(folded_words(text))
+        if words and not words <= statement and words <= given:  # named by a reflection before any look-up
+            out["answer"]["given"] = True
         found = answer_seen_in(r, text, answer) if answer_norm(text) and not is_verdict(r, text) else None
         if found is not None:
             out["answer"]["found"] = {"tool": found.name, "turn": found.n, "query": _query(found)}

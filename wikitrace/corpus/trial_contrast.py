@@ -53,7 +53,9 @@ def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool,
         if alike:  # they read the same answer and gave another
             return f"Answer from what {q} returned (\"{_t(text)}\"), as this run did", turns
         bare = " without quote marks" if "inside quote marks" in tail else ""
-        return f"Look up {q}{bare} and answer from what it returns (\"{_t(text)}\"), as this run did", turns
+        # a retry whose reflections had named the answer (compilers/trial_record.py): the look-up did not find it
+        named = f" (a reflection it was given had named the answer before {q} returned it)" if ref.ref.get("given") else ""
+        return f"Look up {q}{bare} and answer from what it returns (\"{_t(text)}\"), as this run did{named}", turns
     if kind == "args":
         key = ref.aspect[2]
         return (f"Send `{key}` {_t(_shown(ref.ref['values'], key))} in {ref.aspect[1]}{_sources(ref.ref, [key], True, False)}, "
