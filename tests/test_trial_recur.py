@@ -176,7 +176,7 @@ def test_every_such_line_over_the_importer_fixtures_recounts(tmp_path):
     ok("compile", str(IMPORTERS), "--out", str(out), "--offline", "-q")
     runs = json.loads((out / "corpus.json").read_text())["runs"]
     by_step = {r["step"]: r for r in runs}
-    seen = unmets = 0
+    seen = unmets = nevers = 0
     for r in runs:
         for line in _recur(_in_short(out, r["step"])):
             seen += 1
@@ -212,6 +212,16 @@ def test_every_such_line_over_the_importer_fixtures_recounts(tmp_path):
                 assert page.name == unmet.group(1) and " ".join(str(page.arguments).split()).startswith(unmet.group(2))
                 for name in re.findall(r"\"([^\"]+)\"", unmet.group(4)):
                     assert name in run.task.instruction and name.casefold() not in (page.result or "").casefold(), line
+            never = re.search(r"No look-up that went through in the (\d+) trials of this task returned the expected "
+                              r"answer as written\.", line)
+            if never:  # every trial's log: no call that went through holds the expected answer, in any form
+                nevers += 1
+                assert int(never.group(1)) == len(task), line
+                for x in task:
+                    trial = next(t for t in RUNS if t.run_id == x["run_id"])
+                    gold = trial.task.metadata["gold_answer"].casefold()
+                    assert not any(t.type == "function_call" and not t.is_error and gold in (t.result or "").casefold()
+                                   for t in trial.turns), line
     assert seen >= 7  # the retries fixture's trials are read: the check is not empty
     assert unmets >= 2  # and the question's names a page never gave are checked somewhere
 
@@ -378,3 +388,57 @@ def test_a_change_line_takes_the_article_its_tool_name_needs():
               {**_did("step-0110"), "facts": []}]
     said, _turns = recurring(missed[0], missed)
     assert said.startswith("2 of the 3 trials of this task left out an `update_reservation_baggages` change"), said
+
+
+STALE = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: At which stadium does the team coached by Ivo Rask play its home games?
+Thought 1: I should search Ivo Rask.
+Action 1: Search[Ivo Rask]
+Observation 1: Ivo Rask is the defensive coordinator of the Norland Foxes, who play at Fen Field.
+Thought 2: So the stadium is Fen Field.
+Action 2: Finish[Fen Field]
+Observation 2: Answer is INCORRECT
+Correct answer: Brakka Arena
+
+########################################
+BEGIN TRIAL 2
+Trial summary: Correct: 0, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: At which stadium does the team coached by Ivo Rask play its home games?You have attempted to answer following question before and failed. The following reflection(s) give a plan to avoid failing to answer the question in the same way you did previously. Use them to improve your strategy of correctly answering the given question.
+Reflections:
+- I answered Fen Field without checking the team. I should search the Norland Foxes.
+Thought 1: I should search the Norland Foxes.
+Action 1: Search[Norland Foxes]
+Observation 1: The Norland Foxes are a college team. Their home ground is Fen Field.
+Thought 2: So it is Fen Field.
+Action 2: Finish[Fen Field]
+Observation 2: Answer is INCORRECT
+Correct answer: Brakka Arena
+
+"""
+
+
+def test_a_task_whose_trials_never_had_the_expected_answer_returned_says_so(tmp_path):
+    """Both trials gave the same answer and no page either read held the expected one: the line
+    says no look-up returned it, so a reader does not take the advice for the whole story."""
+    path = tmp_path / "react_reflexion_stale.txt"
+    path.write_text(STALE, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    steps = [r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]]
+    lines = [ln for st in steps for ln in _in_short(out, st) if "trials of this task answered" in ln]
+    assert lines and all("No look-up that went through in the 2 trials of this task returned the expected answer "
+                         "as written." in ln for ln in lines), lines
+    # a page that held it, in either trial, and the sentence is not written
+    path.write_text(STALE.replace("who play at Fen Field.", "who play at Fen Field (Brakka Arena from 2026)."),
+                    encoding="utf-8")
+    ok("compile", str(path), "--out", str(tmp_path / "d"), "--offline", "-q")
+    assert not any("No look-up that went through" in ln for st in steps for ln in _in_short(tmp_path / "d", st))
