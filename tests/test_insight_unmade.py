@@ -71,8 +71,9 @@ def test_unmade_change_and_no_call_leads_count_what_the_records_show(tmp_path):
     # first the look-up the successful trials took the change's value from, then how many made no call
     assert entry["guideline"].startswith(
         "When the user cannot give the `payment_id` a change needs, look it up with get_reservation_details, as the "
-        "successful trials of these tasks did: for 4 of the 4 failed runs here a successful trial of the same "
-        "task took `payment_id` of update_reservation_baggages from get_reservation_details's answer")
+        "successful trials of these tasks did: a successful trial of the same task (")
+    assert ("took `payment_id` of update_reservation_baggages from get_reservation_details's answer for 4 of the 4 "
+            "failed runs here: ") in entry["guideline"]
     assert (" In 4 of the 4 failed runs here the agent answered without a single tool call (0 successful runs of this "
             "task type did so too): look the request's records up with get_reservation_details before answering, as "
             "most successful runs did (get_reservation_details in 5).") in entry["guideline"]

@@ -36,8 +36,10 @@ def test_the_look_up_that_gave_the_value_leads_the_no_call_lesson():
     page = _no_call_page([_failed(0, 1), _failed(1, 2), _failed(2, 3), _won(3, 1, looked), _won(4, 2, looked),
                           _won(5, 3, "the user (turn 2)")])
     assert page["advice"].startswith(LEAD + ", as the successful trials of these tasks did.")
-    assert any("For 2 of the 3 failed runs here" in line and "(step-0003's cancel_reservation, from its turn 4)" in line
-               for line in page["counted"])
+    assert any(line.startswith("A successful trial of the same task (step-0003's cancel_reservation, from its turn 4) "
+                               "took `reservation_id`")
+               and line.endswith("for 2 of the 3 failed runs here: step-0000, step-0001.") for line in page["counted"]), \
+        page["counted"]
 
 
 def test_a_value_the_user_gave_or_one_task_alone_leads_nothing():

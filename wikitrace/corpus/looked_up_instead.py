@@ -38,10 +38,12 @@ def lead(entry: dict, members: list[tuple[dict, dict]], trials) -> None:
     runs = [e for e in failed if trials.group(e) in tasks]
     changes = sorted({change for _w, change, _s in tasks.values()})
     won, change, source = min(tasks.values(), key=lambda v: v[0]["step"])
+    # the successful trial named first, the counted failed runs after their count (each one named)
     entry["guideline"] = (
         f"When the user cannot give the `{key}` a change needs, look it up with {tool}, as the successful trials of "
-        f"these tasks did: for {run_counts.part_of(runs, failed)} a successful trial of the same task took `{key}` "
-        f"of {' or '.join(changes)} from {tool}'s answer ({won['step']}'s {change}{_at(source)}). {entry['guideline']}")
+        f"these tasks did: a successful trial of the same task ({won['step']}'s {change}{_at(source)}) took `{key}` "
+        f"of {' or '.join(changes)} from {tool}'s answer for {run_counts.part_of(runs, failed)}: "
+        f"{', '.join(sorted(e['step'] for e in runs))}. {entry['guideline']}")
 
 
 def _at(source: str) -> str:
