@@ -162,10 +162,12 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     if not r.calls and _asked_the_user(r):  # a person answered its questions, and it changed nothing
         # these runs passed having only asked; failed runs of other tasks ended the same way where a
         # look-up from what the user had given would have found what the change needed
-        return [make_insight("direct|asked", "Ask for what the request needs, look up what the user gives, and change nothing without it",
+        return [make_insight("direct|asked",
+                             "Ask for what the request needs, look up what the user gives, and change nothing without it",
                              "When a request needs details the user has not given, ask for them and look up what the "
                              "user's words do lead to (an id, a name the tools can find records by); make no change "
-                             "until the user or the records supply them, and end without one only when neither can.", f"In {kind_of_tasks(r)} where the user has not given what the request needs.",
+                             "until the user or the records supply them, and end without one only when neither can.",
+                             f"In {kind_of_tasks(r)} where the user has not given what the request needs.",
                              f"asked the user {_asked_the_user(r)} time{'s' if _asked_the_user(r) != 1 else ''}, no "
                              "tool call" + last_said(r), True)]
     if not r.calls:

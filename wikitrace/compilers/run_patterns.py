@@ -29,7 +29,7 @@ from .procedure_lessons import procedure_key
 from .value_sources import _value_place
 from .test_edits import TESTS_ONLY, test_only_edits
 from .run_insights import confirmation, confirmation_broken, repeats, stopped_browsing, unseen_insight
-from .text import clip, folded_words, generic
+from .text import clip, folded_words
 from .value_digest import fingerprint as _fingerprint
 
 
@@ -269,7 +269,10 @@ def _answer_words(text: str) -> frozenset[str]:
 def given_words(r: Reading) -> tuple[set[str], set[str]]:
     """The words of the task statement, and those of everything the agent was given before its
     first call (the statement, a retry's reflections on earlier trials): where a query's or an
-    answer's words came from is told against both."""
+    answer's words came from is told against both. Once per run (the patterns and the trial
+    record both ask); callers only read the sets."""
+    if "given_words" in r.memo:
+        return r.memo["given_words"]
     statement = set(folded_words(r.run.task.instruction or ""))
     task_words = set(statement)
     for t in r.run.turns:  # the prompt the agent was given (a retry's reflections too) is its task text
@@ -277,6 +280,7 @@ def given_words(r: Reading) -> tuple[set[str], set[str]]:
             break
         if t.type == "message" and t.role == "user" and t.content:
             task_words.update(folded_words(t.content))
+    r.memo["given_words"] = statement, task_words
     return statement, task_words
 
 
