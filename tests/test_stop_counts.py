@@ -24,7 +24,7 @@ def test_a_limit_in_calls_is_counted_and_said_as_the_call_to_answer_before():
     runs = ([_entry(k, "failure", 6, True) for k in range(7)] + [_entry(7, "failure", 3, True)]
             + [_entry(k, "success", 2 + k % 3, False) for k in range(8, 14)])
     page = _stopped_page(runs)
-    assert "Settle the task before the sixth call." in page["advice"]
+    assert "Settle the task by the sixth call at the latest." in page["advice"]
     assert ("The harness stopped 7 of the 8 runs of this task type it stopped after exactly 6 tool calls, and the 6 "
             "successful runs made 2 to 4 (most often 2)") in " ".join(page["counted"])
 

@@ -34,9 +34,10 @@ def stopped_at(entry: dict, runs: list[dict]) -> None:
         span = f"{low}" if low == high else f"{low} to {high}"
         total = sum(wins.values())
         said += f", and the {total} successful run{'s' if total != 1 else ''} made {span} (most often {common})"
-    # the call said in words where it is short: What to do keeps sentences free of digits (advice_cut.py)
-    which = f"the {_ORDINALS[calls - 1]} call" if calls <= len(_ORDINALS) else "the call the limit falls on"
-    entry["guideline"] = f"{entry['guideline']} {said}: settle the task before {which}."
+    # the call said in words where it is short: What to do keeps sentences free of digits (advice_cut.py).
+    # The stopped runs' last call was carried out, so a call settling the task there would have been too.
+    which = f"by the {_ORDINALS[calls - 1]} call" if calls <= len(_ORDINALS) else "by the call the limit falls on"
+    entry["guideline"] = f"{entry['guideline']} {said}: settle the task {which} at the latest."
 
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",

@@ -195,7 +195,8 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
         return f"{said}. {held}"
     if item[0] == "answer" and not won and _never_returned(members):
         # no page any trial read held it: the advice may not have been enough, and the reader is told so
-        held = f"No look-up that went through in the {len(members)} trials of this task returned the expected answer as written."
+        held = (f"No look-up that went through in the {len(members)} trials of this task returned the expected answer "
+                "as written.")
     return f"{said}: {do}." + (f" {held}" if held else "")
 
 
