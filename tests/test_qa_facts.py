@@ -117,6 +117,17 @@ def test_an_answer_the_reflection_already_named_is_said_with_its_sentence_and_th
     assert fact.turns == [0, 1, 2] and fact.kind == "reflected-answer"
 
 
+def test_an_answer_the_question_names_too_is_not_said_to_come_from_the_reflection():
+    """A reflection that repeats a name the question gives proposes nothing: "Ronald Koeman" in a
+    question about him is no sign the reflection led the run to its answer."""
+    from dataclasses import replace
+
+    run = RUNS["q013"]
+    asked = replace(run, task=replace(run.task, instruction=run.task.instruction + " Was it Dana Reyes?"))
+    assert not any(f.kind == "reflected-answer" for f in compile_offline(asked).in_short)
+    assert any(f.kind == "reflected-answer" for f in compile_offline(run).in_short)
+
+
 def test_a_name_inside_a_longer_name_of_the_reflection_is_not_the_answer_named():
     # "Tarn" stands in the reflection only as part of "the Tarn Accord": it named another thing
     assert not any("reflection" in t for t in _texts("q014")), _texts("q014")

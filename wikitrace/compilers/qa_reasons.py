@@ -83,6 +83,8 @@ def reflected_answer(r: Reading, answer: Call) -> KeyFact | None:
     reflections = _reflections(r)
     if not reflections or not main_words(given):
         return None  # a bare "no" or "yes" stands in most texts by chance
+    if _holds(_flat(r.run.task.instruction or ""), given):
+        return None  # the question names it too: the reflection repeating a name of the question is no tell
     gold = expected_answer(r)
     if gold and form_only(given, gold) and named_source(r, gold, answer) is not None:
         return None  # a look-up showed the expected thing by its own name: the run found it and slipped on the form
