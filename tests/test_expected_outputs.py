@@ -93,3 +93,25 @@ def test_no_log_without_expected_outputs_gets_these_sentences():
         assert "expected_outputs" not in (run.task.metadata or {})
         texts = " ".join(f.text for f in compile_offline(run).in_short)
         assert not re.search(r"tell the user \S+ \(the log records|which the task expected the agent to tell", texts)
+
+
+def _asked(trial: int, reward: float, looked: bool) -> dict:
+    """A question answered from the profile: only the successful trial looks it up."""
+    said = "Your gift card holds 320 dollars." if looked else "I'm unable to see your balances."
+    traj = [{"role": "system", "content": POLICY}, user("Hi, how much is on my gift card? I'm lena_vogt_3017."),
+            *(tool("get_user_details", {"user_id": "lena_vogt_3017"}, PROFILE) if looked else []),
+            agent(said), user("Thanks. ###STOP###")]
+    task = {"user_id": "lena_vogt_3017", "outputs": [], "actions": [],
+            "instruction": "You are lena_vogt_3017. Ask what your gift card holds."}
+    return {"task_id": 22, "reward": reward, "trial": trial, "traj": traj,
+            "info": {"task": task, "source": "user", "reward_info": {"reward": reward, "info": {}, "actions": []}}}
+
+
+def test_a_success_without_changes_is_told_apart_by_the_look_up_its_failed_trials_never_made(tmp_path):
+    out = tmp_path / "c"
+    ok("compile", str(_write(tmp_path / "results.json", [_asked(0, 1.0, True), _asked(1, 0.0, False)])),
+       "--out", str(out), "--offline", "-q")
+    steps = {r["run_id"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
+    won, lost = steps["task-22-trial-0"], steps["task-22-trial-1"]
+    assert (f"- The failed trial of this task, [{lost}]({lost}.md), made no state-changing call either; what separated "
+            "them: this run called get_user_details, which it never did.") in " ".join(_in_short(out, won))

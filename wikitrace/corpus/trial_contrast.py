@@ -95,6 +95,8 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
     trials = f"failed trial{'s' if n != 1 else ''} of this task"
     if not by_aspect:
         apart, turns = _told_apart(entry, failed, "none of them" if n > 1 else "it never")
+        looked = _looked_apart(entry, failed, "none of them did" if n > 1 else "it never did")
+        apart = "; ".join(x for x in (apart, looked) if x)
         wrote = edits_apart(entry, failed[0], on_success=True) if n == 1 and not apart else None
         if wrote is not None:  # the same file changed: what the edits wrote tells them apart
             return f"The {trials}, {line.runs(same)}, {wrote[0]}.", wrote[1], False
@@ -196,6 +198,19 @@ def _told_apart(entry: dict, others: list[dict], them: str) -> tuple[str, list[i
     text = f"this run wrote {values}, {'which' if one else 'values'} the task expected the agent to tell the user"
     tail = "" if not them else f"; {them} wrote {'it' if one else 'them'}" if them.endswith("never") else f"; {them} did"
     return text + tail, [n for _v, n in apart[:SHOWN]]
+
+
+def _looked_apart(entry: dict, others: list[dict], them: str) -> str:
+    """"this run called get_user_details, which none of them did": the tools ``entry`` looked something
+    up with that no trial of ``others`` did ("" when a record does not keep its look-ups)."""
+    mine = (entry.get("decisive") or {}).get("reads")
+    theirs = [(o.get("decisive") or {}).get("reads") for o in others]
+    if not mine or not others or any(t is None for t in theirs):
+        return ""
+    apart = [tool for tool in mine if not any(tool in t for t in theirs)]
+    if not apart:
+        return ""
+    return f"this run called {' and '.join(_t(x) for x in apart[:SHOWN])}, which {them}"
 
 
 def _entry(entries: list[dict], step: str) -> dict:
