@@ -67,6 +67,8 @@ def test_an_answer_the_reflection_planned_to_search_and_no_call_sent():
                          "Point Light to make sure it faces Fennick Harbour before answering.\"), and no Search call sent "
                          "it before the answer at turn 2: make the planned look-up before answering.")
     assert fact.turns == [0, 2]
+    # the reflection named the answer too: said after it, so the run counts among those that answered so
+    assert [f.kind for f in _facts("q010")][:2] == ["planned-look-up", "reflected-answer"]
 
 
 @pytest.mark.parametrize("q, first", [

@@ -43,9 +43,14 @@ def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
             worked = what_worked(r, answer)
             return out + ([worked] if worked is not None else [])
         planned = planned_look_up(r, answer)  # a planned look-up never made says more than the reflection naming it
-        named = planned or reflected_answer(r, answer) or reflected_source(r, answer)  # the lead the run followed
-        mine = [f for f in (named, opening_form(r, answer), one_sided_answer(r, answer), unchecked_candidate(r, answer),
-                            None if named else unheeded_reflection(r, answer)) if f is not None]
+        reflected = reflected_answer(r, answer)
+        named = planned or reflected or reflected_source(r, answer)  # the lead the run followed
+        # a reflection that named the answer is said too where the planned look-up leads: the runs a
+        # lesson counts as answering what a reflection named are then every run that did
+        also = reflected if planned is not None else None
+        mine = [f for f in (named, also, opening_form(r, answer), one_sided_answer(r, answer),
+                            unchecked_candidate(r, answer), None if named else unheeded_reflection(r, answer))
+                if f is not None]
         if any(f.text.startswith("The answer \"") and answer.n in f.turns for f in out):
             causes = mine + causes
     elif not r.run.outcome.success:  # no answer given: the expected one a reflection named is what it let go
