@@ -260,3 +260,14 @@ def test_a_coding_ending_s_count_says_which_runs_it_counts(coding_out):
         assert re.search(rf": {failed} failed\b.*?, {won} successful\b", line), (line, failed, won)
         checked += 1
     assert checked >= 2
+
+
+def test_a_failed_look_up_ranks_below_the_changes_the_run_made(coding_out):
+    """A grep line the shell could not parse changed nothing; the edit and the submit the run made
+    are what was judged, and lead the causes."""
+    out, _data, step = coding_out
+    page = (out / "compilation" / f"{step['acme__jsonkit-101']}.md").read_text()  # the swe-claude trial
+    causes = [ln for ln in page.splitlines() if ln.startswith("**Decision**")]
+    grep = next(i for i, ln in enumerate(causes) if "grep -n 'neg'" in ln)
+    changes = [i for i, ln in enumerate(causes) if "Called submit" in ln or "Called str_replace_editor" in ln]
+    assert changes and max(changes) < grep, causes

@@ -67,7 +67,10 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
                      + (f", after {edits_phrase(edits)}." if edits else "."))
         afters[c.n] = after
         lacking = lacking_support(c, changed)  # a missing program: below the run's own changes
-        items.append(Item(15 if how else 45 + c.n / 10_000 if lacking and changed else 80 + c.n / 10_000, Evidence(
+        # so is a failed call that changes nothing (a look-up, a shell line that never ran) in a run whose
+        # own changes went through: those are what was judged, the failed look-up changed nothing
+        below = changed and (lacking or not c.writes)
+        items.append(Item(15 if how else 45 + c.n / 10_000 if below else 80 + c.n / 10_000, Evidence(
             decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {short_call(c)} at turn {c.n}")
             + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,
             support=lacking or f"The environment answered with an error: {clip(failing_part(c.turn.result))}",

@@ -56,7 +56,7 @@ def compilation(frontmatter: str, comp, task, outcome, step: str, insights, link
                    "Check them against the raw turns.\n")
         if comp.compiler != "llm":
             out.append("> They are ranked: first a call whose arguments or rules do not check out, then errors "
-                       "that no later call of the same program got past (a program the machine lacks comes after the run's "
+                       "that no later call of the same program got past (a failed look-up or a program the machine lacks comes after the run's "
                        "own changes), then the other calls.\n")
     step_v = _shown(step)
     turns_link = None
