@@ -10,15 +10,16 @@ import json
 from pathlib import Path
 from typing import Iterable
 
-from .model import RunError, Turn
+from .model import RunError, Turn, reused_encoder
 
 
-# json.dumps with these options, made once: dumps builds a new encoder on every call
-_LOG_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# json.dumps with these options, made once (dumps builds a new encoder on every call), and its
+# C encoder made once too (``JSONEncoder.encode`` makes one for every turn)
+_LOG_JSON = reused_encoder(json.JSONEncoder(ensure_ascii=False, separators=(",", ":")))
 
 
 def dumps_turns(turns: Iterable[Turn]) -> str:
-    encode = _LOG_JSON.encode
+    encode = _LOG_JSON
     return "".join([encode(t.to_record()) + "\n" for t in turns])
 
 
