@@ -346,3 +346,19 @@ def test_a_one_word_lower_case_answer_is_never_said_to_stand_in_a_look_up(tmp_pa
     (case,) = [c for page in (out / "insight").glob("insight-*.md") if "## Cases" in page.read_text()
                for c in _cases(page.read_text())]
     assert _plain(case[1]).startswith("answered Finish[no]; its look-ups before it: Search[Arlo Penn], Search[Tova Rusk]")
+
+
+
+def test_a_success_whose_answer_no_page_held_does_not_teach_answering_so(tmp_path):
+    """A right name no look-up returned passed by the model's own knowledge: its procedure says to
+    give such an answer only as a verdict the look-ups support, and to search a name first."""
+    log = tmp_path / "react_own.txt"
+    log.write_text(_trial(1, [_agent("Who founded the publisher Norland Press?",
+                                     [("Search Norland Press.", "Search[Norland Press]",
+                                       "Norland Press is a small publisher in Estmark, known for poetry.")],
+                                     "Kira Moss", "Kira Moss", True)], []))
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[log], out=out, offline=True, quiet=True))
+    (page,) = [p.read_text() for p in (out / "insight").glob("insight-*.md") if "no look-up held" in p.read_text()]
+    assert ("giving an answer no look-up held word for word only where it is a verdict the look-ups support (yes or "
+            "no, which of two), and searching any name no look-up holds before giving it") in page

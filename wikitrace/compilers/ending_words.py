@@ -10,8 +10,11 @@ ENDING = {
     "label": ("giving the verdict", "giving the verdict the look-ups support"),
     "looked-up": ("giving a value a look-up returned", "giving the value a look-up returned, in the words it used"),
     # its step says only what the counted runs did: no look-up held the answer, so the log does not
-    # show it was worked out from them (a model's own knowledge gives such answers too)
-    "own": ("giving an answer no look-up held word for word", "giving its own answer, one no look-up held word for word"),
+    # show it was worked out from them (a model's own knowledge gives such answers too); a verdict is
+    # worked out, but a name no page held passed here by luck, which the step does not teach
+    "own": ("giving an answer no look-up held word for word",
+            "giving an answer no look-up held word for word only where it is a verdict the look-ups support (yes or "
+            "no, which of two), and searching any name no look-up holds before giving it"),
     "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),
     "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
 }
