@@ -347,7 +347,8 @@ def test_the_act_a_success_made_and_its_failed_trial_did_not_is_the_line_not_ano
     [won], [lost] = made["task-3-trial-0"], made["task-3-trial-1"]
     assert won.startswith("- Make cancel_reservation(reservation_id Q4WZ8N), `reservation_id` from "
                           "get_user_details's answer (turn 4), as this run did at turn 7 (the change the task expected): "
-                          "the failed trial of this task never made it ([step-0001](step-0001.md))."), won
+                          "the failed trial of this task never made it ([step-0001](step-0001.md)); "
+                          "[step-0001](step-0001.md) told the user instead (its turn 8): \"All done.\"."), won
     assert "K2P7RD" not in won
     assert lost.startswith("- The successful trial [step-0000](step-0000.md) of this task made the change "
                            "cancel_reservation(reservation_id Q4WZ8N) at its turn 7, `reservation_id` from "
@@ -456,3 +457,15 @@ def test_a_success_whose_reflection_named_the_answer_says_so_beside_the_look_up(
     assert _in_short(out, won)[0].startswith(
         "- Look up Search\\[Skarvik lighthouse\\] and answer from what it returns (\"Maren Tolle\"), as this run did "
         "(a reflection it was given had named the answer before Search\\[Skarvik lighthouse\\] returned it): ")
+
+
+def test_a_success_line_quotes_what_a_failed_trial_told_the_user_instead_of_the_change(tmp_path):
+    """The failed trial refused the cancel the task expected: the success's line says so in its
+    words, so a reader sees the refusal the successful trial did not make."""
+    look = [*tool("get_user_details", {"user_id": "lena_vogt_3017"}, TWO)]
+    refused = "I'm sorry, basic economy reservations cannot be cancelled."
+    expected = [{"name": "cancel_reservation", "kwargs": {"reservation_id": "Q4WZ8N"}}]
+    made = _lines(tmp_path, [_chat(6, 0, 1.0, look + _cancel("Q4WZ8N"), expected),
+                             _chat(6, 1, 0.0, look + [agent(refused), user("Oh well.")], expected)])
+    [won] = made["task-6-trial-0"]
+    assert f"[step-0001](step-0001.md) told the user instead (its turn 5): \"{refused}\"." in won, won

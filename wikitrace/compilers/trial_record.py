@@ -19,10 +19,10 @@ import unicodedata
 from ..runs.errors import tests_passed
 from .arguments import is_verdict
 from .edit_lines import edit_lines
-from .expected_calls import made_as_expected
+from .expected_calls import made_as_expected, missed_changes
 from .expected_outputs import told
 from .insight_parts import edits_of
-from .insight_words import answer_seen_in, expected_answer, gives_answer
+from .insight_words import answer_seen_in, expected_answer, gives_answer, report_message
 from .offered_names import naming_page, unsent_offers
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .test_edits import test_only_edits
@@ -252,6 +252,10 @@ def record(r: Reading) -> dict:
     said = told(r)
     if said:  # the values the task expected the agent to say, and where it wrote each (None: never)
         out["told"] = [[t.value, t.turn] for t in said]
+    if not r.run.outcome.success and r.has_interlocutor and missed_changes(r):
+        last = report_message(r)  # what a run that left a change unmade told the user instead: a refusal, often
+        if last is not None:
+            out["said_last"] = [last.turn, clip(" ".join(last.content.split()), 160)]
     return out
 
 

@@ -146,6 +146,8 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
                          ", though an error had listed that name in both" if len(listed) == k == 2 else
                          ", though an error had listed that name in each of them" if len(listed) == k else
                          f", though an error had listed that name in {line.runs(listed)}")
+    if aspect[0] == "missing":  # what a trial that never made the change told the user instead (a refusal, often)
+        tail = _told_user(failed, [s for s, _d in hits], line)
     told = _instruction(entry, ref, k, hits, bool(tail) and "same look-up" in tail, tail) if firm[aspect] else None
     if told is not None:
         mine, turns = told
@@ -198,6 +200,17 @@ def _told_apart(entry: dict, others: list[dict], them: str) -> tuple[str, list[i
     text = f"this run wrote {values}, {'which' if one else 'values'} the task expected the agent to tell the user"
     tail = "" if not them else f"; {them} wrote {'it' if one else 'them'}" if them.endswith("never") else f"; {them} did"
     return text + tail, [n for _v, n in apart[:SHOWN]]
+
+
+def _told_user(failed: list[dict], steps: list[str], line) -> str:
+    """"; step-0093 told the user instead (its turn 5): "…"": the last words to the user of the first
+    of ``steps`` whose record keeps them (compilers/trial_record.py: a failed run that left an
+    expected change unmade); "" when none does."""
+    for step in steps:
+        said = (_entry(failed, step).get("decisive") or {}).get("said_last")
+        if said:
+            return f"; {line.runs([step])} told the user instead (its turn {said[0]}): \"{_t(said[1])}\""
+    return ""
 
 
 def _looked_apart(entry: dict, others: list[dict], them: str) -> str:
