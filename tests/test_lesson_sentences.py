@@ -162,13 +162,15 @@ def _check_any_error(run, lesson) -> None:
 def _check_asked(run, detail: str) -> None:
     from wikitrace.compilers.reading import read_run
 
-    m = re.match(r"asked the user (\d+) times?, no tool call", detail)
+    m = re.match(r"got the user's answer to (\d+) messages?, (\d+) of them (?:a question|questions), no tool call",
+                 detail)
     assert m and not any(t.type == "function_call" for t in run.turns), detail
     r = read_run(run)
     by_turn = {t.turn: t for t in run.turns}
-    asked = [t for t in run.turns if t.type == "message" and t.role == "assistant" and "?" in (t.content or "")
-             and (nxt := by_turn.get(t.turn + 1)) is not None and nxt.role == "user" and t.turn + 1 in r.replies]
-    assert int(m.group(1)) == len(asked) > 0, detail
+    answered = [t for t in run.turns if t.type == "message" and t.role == "assistant"
+                and (nxt := by_turn.get(t.turn + 1)) is not None and nxt.role == "user" and t.turn + 1 in r.replies]
+    asked = [t for t in answered if "?" in (t.content or "")]
+    assert int(m.group(1)) == len(answered) and int(m.group(2)) == len(asked) > 0, detail
 
 
 def test_a_success_that_asked_and_changed_nothing_says_so_and_a_log_without_a_person_does_not():
@@ -177,10 +179,12 @@ def test_a_success_that_asked_and_changed_nothing_says_so_and_a_log_without_a_pe
     asked = _record("a-1", "airline", "Cancel my trip.", _turns(
         _msg("system", SYSTEM), _msg("user", "Cancel my trip please."),
         _msg("assistant", "Could you give me the reservation id?"), _msg("user", "I do not have it with me."),
+        _msg("assistant", "I need the reservation id to proceed."), _msg("user", "I really do not have it."),
         _msg("assistant", "I need the reservation id to cancel; write again when you have it."),
         {"type": "episode_over"}), True)
     (lesson,) = compile_offline(_run(asked)).insights
-    assert lesson.key == "direct|asked" and lesson.detail.startswith("asked the user 1 time, no tool call")
+    assert lesson.key == "direct|asked" and lesson.detail.startswith(
+        "got the user's answer to 2 messages, 1 of them a question, no tool call")  # asked again, no "?"
     _check_asked(_run(asked), lesson.detail)
     alone = _record("a-2", "qa", "What is 2 + 2?", _turns(_msg("user", "What is 2 + 2?"), _msg("assistant", "4?"),
                                                          {"type": "episode_over"}), True)

@@ -128,6 +128,17 @@ def _asked_the_user(r: Reading) -> int:
     return sum(t.turn + 1 in r.replies for t in said)
 
 
+def _talk(r: Reading) -> str:
+    """"got the user's answer to 4 messages, 1 of them a question": every agent
+    message a person's reply came right after, not only those with a question mark (an agent that
+    asks again and again for the same id often says "I need the reservation ID to proceed.")."""
+    said = [t for t in r.run.turns if t.type == "message" and t.role == "assistant" and t not in r.harness
+            and isinstance(t.content, str) and t.turn + 1 in r.replies]
+    n, asked = len(said), _asked_the_user(r)
+    return (f"got the user's answer to {n} message{'s' if n != 1 else ''}, {asked} of them "
+            f"{'a question' if asked == 1 else 'questions'}")
+
+
 def _unlooked(r: Reading) -> CandidateInsight | None:
     """A success with no call at all that asked the user, where the log's expected calls were
     look-ups only: it got there by stalling, not by checking, and the look-ups are the lesson
@@ -137,14 +148,13 @@ def _unlooked(r: Reading) -> CandidateInsight | None:
     looks = list(dict.fromkeys(c["name"] for c in expected_lookups(r)))
     if r.calls or not looks or expected_changes(r) != []:
         return None
-    n = _asked_the_user(r)
     return make_insight("direct|unlooked", "Look the records up before asking the user for more",
                         f"When the user has given what the records can be found by, look them up with "
                         f"{join(looks, 3)} and decide from what they show before asking for more. These runs "
                         f"only asked, and passed as the task wanted no change; its expected calls were "
                         f"those look-ups.",
                         f"In {kind_of_tasks(r)} where the user asks for a change to records the tools can look up.",
-                        f"asked the user {n} time{'s' if n != 1 else ''}, no tool call; the task expected "
+                        f"{_talk(r)}, no tool call; the task expected "
                         f"{join(looks, 3)} look-up{'s' if len(looks) != 1 else ''} and no change" + last_said(r), True)
 
 
@@ -168,8 +178,7 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
                              "user's words do lead to (an id, a name the tools can find records by); make no change "
                              "until the user or the records supply them, and end without one only when neither can.",
                              f"In {kind_of_tasks(r)} where the user has not given what the request needs.",
-                             f"asked the user {_asked_the_user(r)} time{'s' if _asked_the_user(r) != 1 else ''}, no "
-                             "tool call" + last_said(r), True)]
+                             f"{_talk(r)}, no tool call" + last_said(r), True)]
     if not r.calls:
         return [make_insight("direct", "Answer directly when nothing needs checking",
                         "When the request needs nothing from the environment, answer it directly.",
