@@ -8,13 +8,12 @@ on them (rule_reasons.py). The In short (in_short.py) puts these among its facts
 
 from __future__ import annotations
 
-import re
 
 from dataclasses import replace
 
 from .value_sources import credited_kinds
 from .expected_calls import (call_text, closest_expected, differences, expected_changes, missed_changes, no_such_call,
-                             missed_lookups, shown_value)
+                             missed_lookups, only_arithmetic, shown_value)
 from .insight_words import is_hand_off, join
 from .lookup_coverage import unlooked
 from .offers import unmade_offer
@@ -115,20 +114,9 @@ def _differing_args(r: Reading, c: Call, diffs) -> list[str]:
     return out
 
 
-_ARITHMETIC = re.compile(r"[\d\s.+\-*/()%]+")
-
-
-def _only_arithmetic(arguments: dict) -> bool:
-    """A look-up sent only arithmetic (a calculator's expression) reads no record: the numbers it
-    needs are already in its arguments, so never making it left nothing unread."""
-    values = list(arguments.values())
-    return bool(values) and all(isinstance(v, str) and _ARITHMETIC.fullmatch(v) and re.search(r"\d", v)
-                                for v in values)
-
-
 def unread_facts(r: Reading) -> list[KeyFact]:
     """The look-ups the task expected and the run never made: a record it acted or answered without."""
-    unread = [e for e in missed_lookups(r) if not _only_arithmetic(e["arguments"])]
+    unread = [e for e in missed_lookups(r) if not only_arithmetic(e["arguments"])]
     return [KeyFact(f"The task expected the look-up{'s' if len(unread) > 1 else ''} "
                     f"{join([call_text(e) for e in unread], 2)}, and the run never made "
                     + ("it." if len(unread) == 1 else "them."))] if unread else []

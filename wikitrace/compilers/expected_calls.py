@@ -206,14 +206,21 @@ _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.m
               ast.Mod: operator.mod}
 
 
+def only_arithmetic(arguments) -> bool:
+    """A look-up sent only arithmetic (a calculator's expression) reads no record: the numbers it
+    needs are already in its arguments, so never making it left nothing unread."""
+    values = list(arguments.values()) if isinstance(arguments, dict) else []
+    return bool(values) and all(isinstance(v, str) and _ARITHMETIC.fullmatch(v) and re.search(r"\d", v)
+                                for v in values)
+
+
 def _worked_out(arguments) -> set[float]:
     """The numbers a call's arithmetic arguments come to (rounded to cents), or an empty set when
     any argument is not plain arithmetic."""
-    values = list(arguments.values()) if isinstance(arguments, dict) else []
+    if not only_arithmetic(arguments):
+        return set()
     out = set()
-    for v in values:
-        if not (isinstance(v, str) and _ARITHMETIC.fullmatch(v) and re.search(r"\d", v)):
-            return set()
+    for v in arguments.values():
         try:
             out.add(round(_evaluate(ast.parse(v.strip(), mode="eval").body), 2))
         except (SyntaxError, ValueError, ZeroDivisionError, OverflowError, RecursionError):

@@ -118,23 +118,25 @@ def confirmation_broken(r: Reading, w: Call) -> str | None:
     return f"rule|{short_hash(hits[0].sentence)}" if hits else None
 
 
-def _asked_the_user(r: Reading) -> int:
-    """The agent's messages holding a question that a person's reply came right after (0 in a log
-    without a person in it)."""
+def _answered(r: Reading) -> list:
+    """The agent's messages a person's reply came right after (none in a log without a person in it)."""
     if not r.has_interlocutor:
-        return 0
-    said = [t for t in r.run.turns if t.type == "message" and t.role == "assistant" and t not in r.harness
-            and isinstance(t.content, str) and "?" in t.content]
-    return sum(t.turn + 1 in r.replies for t in said)
+        return []
+    return [t for t in r.run.turns if t.type == "message" and t.role == "assistant" and t not in r.harness
+            and isinstance(t.content, str) and t.turn + 1 in r.replies]
+
+
+def _asked_the_user(r: Reading) -> int:
+    """The agent's answered messages that hold a question."""
+    return sum("?" in t.content for t in _answered(r))
 
 
 def _talk(r: Reading) -> str:
     """"got the user's answer to 4 messages, 1 of them a question": every agent
     message a person's reply came right after, not only those with a question mark (an agent that
     asks again and again for the same id often says "I need the reservation ID to proceed.")."""
-    said = [t for t in r.run.turns if t.type == "message" and t.role == "assistant" and t not in r.harness
-            and isinstance(t.content, str) and t.turn + 1 in r.replies]
-    n, asked = len(said), _asked_the_user(r)
+    said = _answered(r)
+    n, asked = len(said), sum("?" in t.content for t in said)
     return (f"got the user's answer to {n} message{'s' if n != 1 else ''}, {asked} of them "
             f"{'a question' if asked == 1 else 'questions'}")
 
