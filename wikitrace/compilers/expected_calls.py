@@ -91,12 +91,14 @@ def differs_from_expected(r: Reading, c: Call) -> bool:
 def differences(r: Reading, c: Call) -> list[tuple[str, object, object]] | None:
     """(argument path, expected value, value sent) between a change and the expected call of its
     tool it is closest to; ``_ABSENT`` stands for a value one side lacks. None when the log
-    records no expected call of this tool (or none at all); empty when it records this very call."""
-    same = _open(r, c)
-    if not same:
-        return None
-    sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
-    return min((_differing(e["arguments"], sent) for e in same), key=len)
+    records no expected call of this tool (or none at all); empty when it records this very call.
+    Once per change (kept on the run's memo): the page's notes, its facts and the rule quotes ask."""
+    key = f"differences:{c.n}"
+    if key not in r.memo:
+        same = _open(r, c)
+        sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+        r.memo[key] = min((_differing(e["arguments"], sent) for e in same), key=len) if same else None
+    return r.memo[key]
 
 
 def _open(r: Reading, c: Call) -> list[dict]:
