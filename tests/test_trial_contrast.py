@@ -469,3 +469,52 @@ def test_a_success_line_quotes_what_a_failed_trial_told_the_user_instead_of_the_
                              _chat(6, 1, 0.0, look + [agent(refused), user("Oh well.")], expected)])
     [won] = made["task-6-trial-0"]
     assert f"[step-0001](step-0001.md) told the user instead (its turn 5): \"{refused}\"." in won, won
+
+
+BASIC = dict(TRIP, cabin="basic_economy")
+
+
+def _refusal_trials(success_first: list[dict] = (), failed_after: list[dict] = ()) -> tuple[list[dict], str]:
+    """Task 7: the failed trial read the reservation (cabin basic_economy) and told the user it could
+    not change the passenger for that; the successful trial read the same record and made the change
+    (after ``success_first``; the failed trial goes on with ``failed_after``)."""
+    read = [agent("Which reservation?"), user("Q4WZ8N, the passenger name on it."),
+            *tool("get_reservation_details", {"reservation_id": "Q4WZ8N"}, BASIC)]
+    new = {"reservation_id": "Q4WZ8N", "passengers": [{"first_name": "Mira", "last_name": "Vogt", "dob": "1990-01-02"}]}
+    expected = [{"name": "update_reservation_passengers", "kwargs": new}]
+    refusal = "Unfortunately, with basic economy reservations, changes to passenger names are not allowed."
+    change = [agent("Change the passenger to Mira Vogt?"), user("Yes."),
+              *tool("update_reservation_passengers", new, dict(BASIC, passengers=new["passengers"]))]
+    return [_chat(7, 0, 1.0, read + list(success_first) + change, expected),
+            _chat(7, 1, 0.0, read + [agent(refusal), user("That is a pity.")] + list(failed_after), expected)], refusal
+
+
+def test_a_refusal_that_named_a_record_value_is_answered_by_the_success_that_made_the_change_on_that_record(tmp_path):
+    """The failed trial's reason ("basic economy") is a value of the record both trials read: the
+    success's page and the failure's page say it did not stop the change, and the lesson drawn from
+    the success tells a reader not to refuse for it."""
+    records, refusal = _refusal_trials([])
+    made = _lines(tmp_path, records)
+    [won], [lost] = made["task-7-trial-0"], made["task-7-trial-1"]
+    assert (f"[step-0001](step-0001.md) told the user it could not (its turn 7): \"{refusal}\", naming `cabin` "
+            "\"basic_economy\", which get_reservation_details(Q4WZ8N) showed it (its turn 6); this run looked up "
+            "the same record and the change went through, so that value did not stop it.") in won, won
+    assert ("this run never made it, telling the user it could not (its turn 7) and naming `cabin` \"basic_economy\" "
+            "of the same record, which the successful trial had looked up too.") in lost, lost
+    lesson = next(p.read_text(encoding="utf-8") for p in (tmp_path / "c" / "insight").glob("insight-*.md")
+                  if "key: \"procedure|update_reservation_passengers\"" in p.read_text(encoding="utf-8"))
+    assert "Do not refuse the change for the value a failed trial named: [step-0001](../compilation/step-0001.md)" \
+        in lesson, lesson
+
+
+def test_a_refusal_is_not_answered_by_a_success_that_changed_the_record_first(tmp_path):
+    """Both trials added a bag to the reservation, the success before its passenger change: the
+    record it changed the passenger on was no longer the one the failed trial's refusal read, so no
+    page says the value it named did not stop the change."""
+    bags = {"reservation_id": "Q4WZ8N", "total_baggages": 1, "nonfree_baggages": 0, "payment_id": GIFT}
+    add = [agent("Add one bag?"), user("Yes."), *tool("update_reservation_baggages", bags, dict(BASIC, total_baggages=1))]
+    records, refusal = _refusal_trials(add, add)
+    made = _lines(tmp_path, records)
+    text = "\n".join(made["task-7-trial-0"] + made["task-7-trial-1"])
+    assert "this run never made it." in text and refusal  # the same lines, without the answer
+    assert "did not stop it" not in text and "naming `cabin`" not in text, text

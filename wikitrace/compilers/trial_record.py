@@ -24,6 +24,7 @@ from .expected_outputs import told
 from .insight_parts import edits_of
 from .insight_words import answer_seen_in, expected_answer, gives_answer, report_message
 from .offered_names import naming_page, unsent_offers
+from .refusal_cites import refused
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .test_edits import test_only_edits
 from .run_patterns import given_words
@@ -256,6 +257,9 @@ def record(r: Reading) -> dict:
         last = report_message(r)  # what a run that left a change unmade told the user instead: a refusal, often
         if last is not None:
             out["said_last"] = [last.turn, clip(" ".join(last.content.split()), 160)]
+        why = refused(r)  # the record values its "I cannot" named: a successful trial may have made it on that record
+        if why is not None:
+            out["refused"] = why
     return out
 
 

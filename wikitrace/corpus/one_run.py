@@ -50,7 +50,31 @@ def _apart(entry: dict, run: dict, trials) -> dict | None:
         return None
     task = trials.group(run)
     failed = sorted((r["step"] for r in trials.by_task.get(task, {}).get("failure", [])), key=layout.id_number)
-    return {"failed": failed, "did": [d["text"] for d in st["differences"]]} if failed else None
+    if not failed:
+        return None
+    out = {"failed": failed, "did": [d["text"] for d in st["differences"]]}
+    refusal = _refusal(entry, run, trials.by_task[task]["failure"])
+    if refusal:
+        out["refused"] = refusal
+    return out
+
+
+def _refusal(entry: dict, run: dict, failed: list[dict]) -> dict | None:
+    """{"step", "turn", "text", "cited"} of the first failed trial that told the user it could not make
+    the change this lesson's run made, naming a value of the record the run looked up too
+    (corpus/trial_contrast.shared_cites): the reason a reader should not refuse on."""
+    from .trial_contrast import shared_cites
+
+    tool = key_tool(entry["key"])
+    made = next((c["turn"] for c in (run.get("decisive") or {}).get("changes") or () if c["tool"] == tool), None)
+    if made is None:
+        return None
+    for f in sorted(failed, key=lambda r: layout.id_number(r["step"])):
+        why = (f.get("decisive") or {}).get("refused")
+        cited = shared_cites(why, run, tool, made)
+        if cited:
+            return {"step": f["step"], "turn": why["turn"], "text": why["text"], "cited": cited}
+    return None
 
 
 def apart_line(apart: dict, link, md) -> str:
@@ -62,6 +86,15 @@ def apart_line(apart: dict, link, md) -> str:
     if all(t.endswith(_NONE_DID) for t in texts):
         did = "; ".join(md(t.removesuffix(_NONE_DID)) for t in texts)
         if len(failed) > 1:
-            return f"What it did that none of the {len(failed)} {trials_of} did: {did}."
-        return f"What it did that the {trials_of} did not: {did}."
-    return f"Set against the {len(failed)} {trials_of}, it {'; it '.join(md(t) for t in texts)}."
+            said = f"What it did that none of the {len(failed)} {trials_of} did: {did}."
+        else:
+            said = f"What it did that the {trials_of} did not: {did}."
+    else:
+        said = f"Set against the {len(failed)} {trials_of}, it {'; it '.join(md(t) for t in texts)}."
+    why = apart.get("refused")
+    if why:  # the reason a failed trial gave for not making the change, which this run's record answers
+        said += (f" Do not refuse the change for the value a failed trial named: "
+                 f"[{why['step']}]({link.rel(layout.compilation_doc(why['step']))}) told the user it could not make it "
+                 f"(its turn {why['turn']}): \"{md(why['text'])}\", naming {why['cited']}; this run looked up the same "
+                 "record and the change went through.")
+    return said

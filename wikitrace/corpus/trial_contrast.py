@@ -10,10 +10,11 @@ compiled; corpus/trial_pages.py puts each line on its page.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 
-from ..compilers.trial_record import answer_norm, looked_up
+from ..compilers.trial_record import answer_norm, looked_up, norm
 from . import layout
 from .trial_compare import _RANK, Diff, compare, decides
 from .trial_edits import changed_files as _changed_files, code_instead, edits_apart, same_calls as _same_calls
@@ -147,7 +148,7 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
                          ", though an error had listed that name in each of them" if len(listed) == k else
                          f", though an error had listed that name in {line.runs(listed)}")
     if aspect[0] == "missing":  # what a trial that never made the change told the user instead (a refusal, often)
-        tail = _told_user(failed, [s for s, _d in hits], line)
+        tail = _told_user(entry, failed, [s for s, _d in hits], line, aspect[1], ref.ref["turn"])
     told = _instruction(entry, ref, k, hits, bool(tail) and "same look-up" in tail, tail) if firm[aspect] else None
     if told is not None:
         mine, turns = told
@@ -202,15 +203,42 @@ def _told_apart(entry: dict, others: list[dict], them: str) -> tuple[str, list[i
     return text + tail, [n for _v, n in apart[:SHOWN]]
 
 
-def _told_user(failed: list[dict], steps: list[str], line) -> str:
-    """"; step-0093 told the user instead (its turn 5): "…"": the last words to the user of the first
-    of ``steps`` whose record keeps them (compilers/trial_record.py: a failed run that left an
-    expected change unmade); "" when none does."""
+def _told_user(entry: dict, failed: list[dict], steps: list[str], line, tool: str, made_at: int) -> str:
+    """"; step-0093 told the user instead (its turn 5): "…"": the refusal of ``tool`` of the first of
+    ``steps`` whose refusal named a value of a record this success looked up too (with that value,
+    which did not stop the change here), else the last words to the user of the first whose record
+    keeps them (compilers/trial_record.py: a failed run that left an expected change unmade); ""
+    when none does."""
+    for step in steps:
+        why = (_entry(failed, step).get("decisive") or {}).get("refused")
+        cited = shared_cites(why, entry, tool, made_at)
+        if cited:
+            return (f"; {line.runs([step])} told the user it could not (its turn {why['turn']}): \"{_t(why['text'])}\", "
+                    f"naming {cited}; this run looked up the same record and the change went through, so that value "
+                    "did not stop it")
     for step in steps:
         said = (_entry(failed, step).get("decisive") or {}).get("said_last")
         if said:
             return f"; {line.runs([step])} told the user instead (its turn {said[0]}): \"{_t(said[1])}\""
     return ""
+
+
+def shared_cites(why: dict | None, won: dict, tool: str, made_at: int) -> str:
+    """"`cabin` "basic_economy", which get_reservation_details(3RK2T9) showed it (its turn 4)": the
+    values a failed run's refusal of ``tool`` named (compilers/refusal_cites.py) from a record the
+    successful trial ``won`` looked up too and had not changed before it made that change at
+    ``made_at`` (an upgrade first changes the cabin the refusal named); "" when there are none."""
+    if not why or why.get("tool") != tool:
+        return ""
+    record = won.get("decisive") or {}
+    lookups = set(record.get("lookups") or ())
+    touched = {norm(v) for c in record.get("changes") or () if c["turn"] < made_at for v in c["values"].values()}
+    cites = [c for c in why.get("cites") or () if looked_up(c[2], c[3]) in lookups and norm(c[3]) not in touched]
+    if not cites:
+        return ""
+    values = " and ".join(f"`{k}` {_t(json.dumps(v, ensure_ascii=False))}" for k, v, *_rest in cites)
+    _k, _v, tool_, query, turn = cites[0]
+    return (f"{values}, which {_t(tool_ + '(' + query + ')')} showed it (its turn {turn})")
 
 
 def _looked_apart(entry: dict, others: list[dict], them: str) -> str:
@@ -300,6 +328,12 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
         mine = (f"this run made {_t(_call(d.other))} instead" if d.other else
                 "this run made no calls at all" if (entry.get("decisive") or {}).get("no_calls") else
                 "the harness ended this run before it made it" if stopped(entry) else "this run never made it")
+        why = (entry.get("decisive") or {}).get("refused")
+        cited = shared_cites(why, best, d.aspect[1], d.ref["turn"])
+        if cited and not d.other:  # the reason this run gave for not making it, answered by the success
+            mine += (f", telling the user it could not (its turn {why['turn']}) and naming {cited.split(', which ')[0]}"
+                     f" of the same record, which the successful trial had looked up too")
+            turns.append(why["turn"])
     else:
         theirs = f"made no {d.aspect[1]} call that went through"
         mine = f"this run's {_t(_call(d.other))} went through"
