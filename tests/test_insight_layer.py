@@ -617,3 +617,23 @@ def test_the_trial_advice_in_what_to_do_says_how_many_without_a_count():
     assert instead(entry("success", 2, 2, "procedure|send_voucher", own)) == (
         "In a run like these, check the value of amount for send_voucher against the request: unlike the failed "
         "trials of their tasks, successful runs here gave send_voucher another value of amount.")
+
+
+def test_a_number_of_calls_only_one_tasks_trials_show_is_not_advised():
+    """"Make 5 update_reservation_flights calls" from the trials of one task is what that task needed,
+    not a practice: neither What to do line says it; from two tasks it is said, and any other
+    difference of one task's trials still is."""
+    from wikitrace.corpus.logged_mistake import instead
+    from wikitrace.corpus.trials import advice
+
+    def entry(text, tasks, side="failure"):
+        return {"key": "went-through|book", "same_task": {"side": side, "members": 3, "compared": 3, "differences": [
+            {"text": text, "runs": 3, "steps": ["step-0001", "step-0002", "step-0003"], "tasks": tasks}]}}
+
+    counted = "made 5 update_reservation_flights calls that went through, where the failed run made 2"
+    assert instead(entry(counted, 1)) == "" and advice(entry(counted, 1)) == ""
+    assert instead(entry(counted, 1, "success")) == "" and advice(entry(counted, 1, "success")) == ""
+    assert instead(entry(counted, 2)).startswith("In a run like these, make 5 update_reservation_flights call(s) ")
+    assert advice(entry(counted, 2)).startswith("In a run like these, make 5 update_reservation_flights call(s) ")
+    other = "gave book_reservation another value of flights"
+    assert instead(entry(other, 1)).startswith("In a run like these, check the value of flights for book_reservation ")

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 
 from . import fact_leads, run_counts
-from .trials import instruction
+from .trials import instruction, one_task_count
 
 # where a differing value came from (compilers/value_sources.py's places), as the sentence says it
 NAMED = 3  # changes named when several were missed
@@ -110,7 +110,7 @@ def instead(entry: dict) -> str:
     own = f"call {tool[0].split(':')[0]} and get its answer" if tool else None
     # calling the page's own tool is no advice on a page about it: the next difference is the one to say
     top = next((d for d in st["differences"] if instruction(d["text"]) != own), None)
-    if top is None or top["runs"] < 2 or not (do := instruction(top["text"])):
+    if top is None or top["runs"] < 2 or one_task_count(top) or not (do := instruction(top["text"])):
         return ""  # one run is no pattern
     did = _TAIL.sub("", top["text"])
     most = 2 * top["runs"] > st["compared"]

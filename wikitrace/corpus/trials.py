@@ -217,6 +217,7 @@ class Trials:
         against the failed trials (what made it work). Phrases counted over the sources."""
         for side, other in (("failure", "success"), ("success", "failure")):
             mine = [e for e in members if e["outcome"] == side]
+            by_step = {e["step"]: e for e in mine}
             found: dict[str, list[str]] = defaultdict(list)
             compared: list[str] = []  # the sources that have a trial to compare with, named on the page
             for e in mine:
@@ -232,7 +233,8 @@ class Trials:
             if compared and (found or side == "success"):
                 ranked = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
                 return {"side": side, "members": len(mine), "compared": len(compared), "compared_steps": compared,
-                        "differences": [{"text": t, "runs": len(steps), "steps": steps}
+                        "differences": [{"text": t, "runs": len(steps), "steps": steps,
+                                         "tasks": len({self.group(by_step[s]) for s in steps})}
                                         for t, steps in ranked[:SHOWN]]}
         return None
 
@@ -267,6 +269,15 @@ _DO = [
 ]
 
 
+_COUNTED = re.compile(r"made .+ calls? that went through, where .+")
+
+
+def one_task_count(difference: dict) -> bool:
+    """A number of calls that only the trials of one task show ("made 5 update_reservation_flights
+    calls"): that task needed that many, which is no practice to carry to another task."""
+    return difference.get("tasks", 2) < 2 and bool(_COUNTED.fullmatch(difference["text"]))
+
+
 def instruction(text: str) -> str:
     """A difference the trials showed, said as what to do ("" for a shape not listed)."""
     for shape, do in _DO:
@@ -283,8 +294,8 @@ def advice(entry: dict) -> str:
     if not st.get("differences") or st.get("advised"):
         return ""
     top = st["differences"][0]
-    if top["runs"] < 2 or 2 * top["runs"] <= st["compared"]:
-        return ""
+    if top["runs"] < 2 or one_task_count(top) or 2 * top["runs"] <= st["compared"]:
+        return ""  # one run is no pattern
     do = instruction(top["text"])
     fields = (entry.get("key") or "").split("|")
     if len(fields) > 1 and do == f"call {fields[1].split(':')[0]} and get its answer":
