@@ -376,12 +376,14 @@ TRIP = {"reservation_id": "Q4WZ8N", "user_id": "lena_vogt_3017", "origin": "DEN"
 
 
 
-def _tau(tmp_path, messages, reward, actions=None, instruction="You are lena_vogt_3017. Move your flight.", record=TRIP):
+def _tau(tmp_path, messages, reward, actions=None, instruction="You are lena_vogt_3017. Move your flight.", record=TRIP,
+         end=True):
+    """One tau-bench record; ``end``: the user's closing thanks after ``messages``, as most have."""
     traj = [{"role": "system", "content": POLICY}, _user("Hi, I need help with my Boston trip."),
             _agent("Of course. What is your user id and reservation id?"),
             _user("lena_vogt_3017, reservation Q4WZ8N."),
             *_tool("get_reservation_details", {"reservation_id": "Q4WZ8N"}, record),
-            *messages, _user("Thanks. ###STOP###")]
+            *messages, *([_user("Thanks. ###STOP###")] if end else [])]
     task = {"user_id": "lena_vogt_3017", "outputs": [], "instruction": instruction}  # actions: tau-bench's kwargs shape
     if actions is not None:
         task["actions"] = actions
@@ -774,6 +776,18 @@ def _why_said(run: Run, by_n: dict, text: str) -> str:
         assert m.group(6) is None or m.group(6).rstrip(" …") in " ".join(by_n[reply].content.split()), text
         assert not any(t.role == "assistant" and t.type == "message" and m.group(7) in (t.content or "").lower()
                        for t in run.turns if t.turn > at), text
+        assert not any(t.name == tool and not t.is_error for t in sent) and any(e["name"] == tool for e in expected)
+        text = text[m.end():]
+    m = re.match(r"The agent offered the (\w+) change at turn (\d+), let the talk move on, and put it to the user again "
+                 r"only at turn (\d+) \(\"(.+?)\"\); the user agreed at turn (\d+), in the message that ended the "
+                 r"conversation, and the run never made that change\. Come back to an offered change as soon as the "
+                 r"user's other questions are answered, while there are turns left to make it\. ", text)
+    if m:  # offers.py: offered, the talk moved on, offered again and agreed to in the conversation's last message
+        tool, first, at, reply = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(5))
+        assert by_n[first].role == "assistant" and first < at < reply, text
+        assert by_n[at].role == "assistant" and m.group(4).rstrip(" …") in " ".join(by_n[at].content.split()), text
+        assert by_n[reply].role == "user" and not any(t.turn > reply and (t.role == "assistant" or t.type ==
+                                                                           "function_call") for t in run.turns), text
         assert not any(t.name == tool and not t.is_error for t in sent) and any(e["name"] == tool for e in expected)
         text = text[m.end():]
     m = re.fullmatch(r"The user said \"(.+?)\" \(turn (\d+)\), but (\S+) \(turn (\d+)\) gives `(\w+)` \"(.+?)\"(?:; the "
@@ -1726,6 +1740,27 @@ def test_an_offered_change_the_run_let_drop_is_said_with_the_offer_and_the_answe
         "send_certificate(amount=100, user_id=\"lena_vogt_3017\")"), fact.text
     assert offered in fact.turns and answered in fact.turns
     assert facts[0] == fact and facts[1].kind == "count"  # the offer let drop leads; the checked count comes after
+    _check(run, fact.text, fact.turns)
+
+
+def test_an_offer_made_again_and_agreed_to_as_the_user_ended_the_talk_says_both_offers(tmp_path):
+    """The agent offered the certificate, answered the user's other questions, and offered it again
+    only when the user was about to leave: the user's yes ended the conversation, so the page names
+    the first offer and the late one, and says to come back to it while turns are left."""
+    offer = "As a gold member you can get a $100 travel certificate. Would you like me to issue this certificate?"
+    again = "If everything is in order, I can proceed with issuing the $100 certificate."
+    run = _tau(tmp_path, [_user("My flight was delayed for hours, I am upset."), _agent(offer),
+                          _user("How many passengers are on my reservation?"), _agent("The reservation lists 2."),
+                          _user("I thought 3, but never mind."), _agent(again),
+                          _user("Sure, please go ahead and issue the certificate. ###STOP###")],
+               reward=0.0, actions=[CERTIFICATE], end=False)
+    [fact] = [f for f in compile_offline(run).in_short if f.kind == "missed-change"]
+    first, late, yes = _turn_of(run, "As a gold member"), _turn_of(run, "If everything"), _turn_of(run, "Sure, please")
+    assert fact.text.startswith(
+        f"The agent offered the send_certificate change at turn {first}, let the talk move on, and put it to the user "
+        f"again only at turn {late} (\"If everything is in order, I can proceed with issuing the $100 certificate.\"); "
+        f"the user agreed at turn {yes}, in the message that ended the conversation"), fact.text
+    assert {first, late, yes} <= set(fact.turns)
     _check(run, fact.text, fact.turns)
 
 

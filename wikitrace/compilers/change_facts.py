@@ -71,7 +71,7 @@ def expected_facts(r: Reading) -> list[KeyFact]:
                     f"The task expected {join([call_text(e) for e in missed], 3)}, and the run never made "
                     + ("that change" if len(missed) == 1 else "those changes")
                     + (f" (the agent's last turn was {last})." if last is not None else "."))
-            why_turns = [offer.at, offer.reply_at] if offer else []
+            why_turns = [x for x in (offer.first_at, offer.at, offer.reply_at) if x is not None] if offer else []
         out.append(_why(KeyFact(text, why_turns + ([last] if last is not None else []),
                                 "missed-change", list(dict.fromkeys(e["name"] for e in missed))),
                         rule_reasons.for_missed(r, missed[0], said) if len(missed) == 1

@@ -32,10 +32,17 @@ class Offer:
     reply_at: int
     reply: str
     agreed: bool
+    first_at: int | None = None  # an earlier offer of it the talk moved on from, when this one came back to it
+    ended: bool = False  # the user's reply was the conversation's last turn: the agent had no turn to make it
 
     def text(self, tool: str) -> str:
         answer = (f"the user agreed at turn {self.reply_at}" if self.agreed
                   else f"the user answered at turn {self.reply_at} (\"{self.reply}\")")
+        if self.first_at is not None and self.ended:
+            return (f"The agent offered the {tool} change at turn {self.first_at}, let the talk move on, and put it to "
+                    f"the user again only at turn {self.at} (\"{self.said}\"); {answer}, in the message that ended "
+                    "the conversation, and the run never made that change. Come back to an offered change as soon as "
+                    "the user's other questions are answered, while there are turns left to make it.")
         return (f"The agent offered the {tool} change at turn {self.at} (\"{self.said}\"); {answer}; no later agent "
                 f"message named the {self.thing} again, and the run never made that change. Come back to a change you "
                 "offered until the user takes it or turns it down.")
@@ -72,6 +79,7 @@ def unmade_offer(r: Reading, expected: dict) -> Offer | None:
         return None
     numbers = _numbers(expected.get("arguments"))
     turns = r.run.turns
+    first_at = None
     for i, t in enumerate(turns):
         if t.type != "message" or t.role != "assistant" or not t.content:
             continue
@@ -89,11 +97,16 @@ def unmade_offer(r: Reading, expected: dict) -> Offer | None:
             return None
         if any(u.type == "message" and u.role == "assistant" and _names(u.content or "", thing)
                for u in turns[i + 1:]):
-            return None  # the agent came back to it: what happened then is another story
+            first_at = t.turn if first_at is None else first_at
+            continue  # the agent came back to it: its last offer is the one to read
         word = next(w for w in _WORD.findall(asked.lower()) if _stem(w) == thing)
         priced = next((s for s in sentences if s != asked and numbers and all(_has_number(s, n) for n in numbers)
                        and not all(_has_number(asked, n) for n in numbers)), None)  # what it offered, when apart
         said = f"{clip_words(priced, 120)} {asked}" if priced else asked
+        ended = not any(u.turn > reply.turn and (u.type == "function_call" or u.role == "assistant")
+                        and u not in r.harness for u in turns)
+        if first_at is not None and not ended:
+            return None  # offered again and the talk went on: what happened then is another story
         return Offer(t.turn, word, clip_words(said, 240), reply.turn,
-                     clip_words(" ".join((reply.content or "").split()), 120), kind == AGREES)
+                     clip_words(" ".join((reply.content or "").split()), 120), kind == AGREES, first_at, ended)
     return None
