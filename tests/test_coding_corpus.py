@@ -271,3 +271,26 @@ def test_a_failed_look_up_ranks_below_the_changes_the_run_made(coding_out):
     grep = next(i for i, ln in enumerate(causes) if "grep -n 'neg'" in ln)
     changes = [i for i, ln in enumerate(causes) if "Called submit" in ln or "Called str_replace_editor" in ln]
     assert changes and max(changes) < grep, causes
+
+
+def test_a_run_that_settled_on_tests_it_had_just_seen_fail_learns_to_settle_once_they_pass(coding_out):
+    """The SWE-agent trial reran pytest after its edit, saw test_median_even still fail and submitted;
+    the Claude Code session ended on two failing tests. Both learn to settle only once the tests run
+    after the last edit pass, beside the check of what the edit wrote; the successful trial that saw
+    its tests pass meets no such pattern, and the page counts the successes that ended that way."""
+    out, data, step = coding_out
+    runs = {r["step"]: r for r in data["runs"]}
+    swe, session = step["acme__tally-7"], step["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]
+    assert {s for s, r in runs.items() if "ended|failing-tests" in r["patterns"]} == {swe, session}
+    for s in (swe, session):
+        keys = [lesson["key"] for lesson in runs[s]["lessons"]]
+        assert "ended|failing-tests" in keys and any(k.startswith("went-through|") for k in keys), keys
+    page = (out / "compilation" / f"{swe}.md").read_text()
+    assert "still reported failing tests at turn 5" in page
+    assert "; submit at turn 6 then settled the run with no edit after it." in page
+    lesson = next(i for i in data["insights"] if i["key"] == "ended|failing-tests" and swe in
+                  [s["step"] for s in i["sources"]])
+    text = (out / "insight" / f"{lesson['id']}.md").read_text()
+    assert "title: \"After the last edit, settle only once python shows the tests pass\"" in text
+    assert "Runs of this task type that met it: 1 failed, 0 successful." in text
+    assert "submit or end only once it passes" in text

@@ -21,7 +21,8 @@ from wikitrace.compilers.claim_checks import comparisons, money_limits, stated_c
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.compilers.reading import command_of, is_read_only
 from wikitrace.runs import load
-from wikitrace.runs.errors import reports_failing_tests
+from wikitrace.compilers.changes import edit_of
+from wikitrace.runs.errors import is_test_report, reports_failing_tests
 from wikitrace.runs.model import Run, Turn
 
 # --- the parser, on sentences of our own -------------------------------------------------------
@@ -1015,7 +1016,8 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         return
     m = re.fullmatch(r"After `(.+)` reported failing tests at turn (\d+), (.+); the same command still reported failing "
                      r"tests at turn (\d+) \(\"(.+)\"\)(?:; (.+) (?:was|were) not among the failures it reported at turn "
-                     r"(\d+))?\.", text.replace("\\`", "`"))
+                     r"(\d+))?(?:; (?:(\S+) at turn (\d+) then settled the run|the run then ended) with no edit after it)?\.",
+                     text.replace("\\`", "`"))
     if m:  # a failing test run, file edits that went through, the same command failing again
         first, last = by_n[int(m.group(2))], by_n[int(m.group(4))]
         assert command_of(first) == command_of(last) and first.turn < last.turn, text
@@ -1028,6 +1030,12 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
             assert int(m.group(7)) == first.turn, text
             for name in re.split(r", | and ", m.group(6)):
                 assert f"FAILED {name}" in last.result and name not in first.result, text
+        if text.endswith("with no edit after it."):  # no edit after that last report; the call that settled it
+            later = [t for t in run.turns if t.turn > last.turn and t.type == "function_call"]
+            assert not any(edit_of(t) is not None and not t.is_error for t in later), text
+            assert m.group(8) is None or (by_n[int(m.group(9))].name == m.group(8) and int(m.group(9)) > last.turn), text
+            assert m.group(8) is not None or not any(not is_read_only(t) and not t.is_error and not
+                                                     is_test_report(t.result) for t in later), text
         return
     m = re.fullmatch(r"After the run's last file change \(turn (\d+)\), `(.+)` passed at turn (\d+) \((.+)\), yet the run "
                      r"was judged a failure: passing the tests it ran did not settle the task\.", text.replace("\\`", "`"))

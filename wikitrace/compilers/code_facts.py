@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
-from ..runs.errors import failing_part, reports_failing_tests, tests_passed
+from ..runs.errors import reports_failing_tests, tests_passed
 from .changes import _EDIT_WORDS, diff_files, what_ran
+from .failing_end import failing_end, said_back
 from .insight_words import join
 from .page_causes import edits_between, edits_phrase
 from .page_items import label
@@ -25,12 +26,6 @@ def ran_name(c: Call) -> str:
     """A call as the page names it: its program, with the tool when the tool is a shell."""
     program = what_ran(c.turn)
     return c.name if program == c.name else f"{c.name} ({program})"
-
-
-def said_back(c: Call, limit: int = 90) -> str:
-    """What a failed call answered, quoted, or that it answered nothing."""
-    text = " ".join(failing_part(c.turn.result).split())
-    return f"\"{clip(text, limit)}\"" if text else "no output recorded"
 
 
 def _first_fixed(r: Reading) -> tuple[Call, list, Call] | None:
@@ -87,7 +82,14 @@ def edited_still_failing(r: Reading) -> list[KeyFact]:
     if new and before:
         text += (f"; {join(new, 3)} {'was' if len(new) == 1 else 'were'} not among the failures it reported at "
                  f"turn {first.n}")
-    return [KeyFact(text + ".", [first.n] + [c.n for c, _ in edits[:3]] + [last.n])]
+    turns = [first.n] + [c.n for c, _ in edits[:3]] + [last.n]
+    ended = failing_end(r)
+    if ended is not None and ended[0] is last:  # and it settled on that report
+        settled = ended[1]
+        text += (f"; {settled.name} at turn {settled.n} then settled the run with no edit after it" if settled is not None
+                 else "; the run then ended with no edit after it")
+        turns += [settled.n] if settled is not None else []
+    return [KeyFact(text + ".", turns)]
 
 
 def what_changed(r: Reading) -> list[KeyFact]:

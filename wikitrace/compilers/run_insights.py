@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from .call_kinds import FILE_EDIT, changed_with
 from .answer_case import answer_case
 from .error_insights import error_insight, missing_programs
+from .failing_end import failing_end, failing_end_insight
 from .limit_insights import limit_insight, unsettled_edit
 from .option_choices import option_insight
 from .verdict_evidence import verdict_insight
@@ -405,12 +406,15 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
             out.append(_went_through_insight(r, changes[-1]))
         else:  # every change was as expected: what it left undone failed it
             out.extend(left_undone(r))
+    ended = failing_end(r) if writes else None
+    if ended is not None:  # it settled on tests it had just seen fail: beside the check of what the edit wrote
+        out.append(failing_end_insight(r, *ended))
     # an error the run got past another way ended nothing: it teaches no lesson of its own
     errors = [i for i in chosen if i.kind == "error" and i.call is not None and not is_hand_off(i.call)
               and not i.otherwise]
-    told: set[str] = set()
+    told: set[str] = {verb(ended[0])} if ended is not None else set()  # its failing tests: the lesson above
     for i in sorted(errors, key=lambda i: -i.rank):  # the errors it never got past first, one per tool
-        if verb(i.call) not in told and len(told) < 2:
+        if verb(i.call) not in told and len(told) < 2 + (ended is not None):
             told.add(verb(i.call))
             out.append(error_insight(r, i.call))
     loops = repeats(r)

@@ -15,6 +15,7 @@ from functools import lru_cache
 from .arguments import FREE_FORM, _as_text, check_arguments
 from .call_kinds import changed_with, did_token
 from .error_insights import error_key, missing_programs
+from .failing_end import FAILING_END, failing_end
 from .insight_parts import edit_place, edits_of, verb
 from .missed_insight import undone_keys
 from .limit_insights import LIMIT_CHANGED, unsettled_edit
@@ -76,6 +77,8 @@ def patterns_of(r: Reading) -> list[str]:
         out.add(f"edited|{verb(c)}|{edit_place(r, c, e.file)[0]}")
     if test_only_edits(r):  # counted over both outcomes: whether changing only tests separates them
         out.add(TESTS_ONLY)
+    if failing_end(r) is not None:  # settled on tests it had just seen fail, whatever the outcome
+        out.add(FAILING_END)
     for c in r.calls:
         out.update(f"missing|{p}" for p in (missing_programs(c) if c.error else []))
     if not writes:
