@@ -505,6 +505,14 @@ def test_a_refusal_that_named_a_record_value_is_answered_by_the_success_that_mad
                   if "key: \"procedure|update_reservation_passengers\"" in p.read_text(encoding="utf-8"))
     assert "Do not refuse the change for the value a failed trial named: [step-0001](../compilation/step-0001.md)" \
         in lesson, lesson
+    # the failed trial's own lesson says what not to refuse on, in What to do
+    data = json.loads((tmp_path / "c" / "corpus.json").read_text())
+    refused = next(i for i in data["insights"] if "step-0001" in [s["step"] for s in i["sources"]])
+    page = (tmp_path / "c" / "insight" / f"{refused['id']}.md").read_text(encoding="utf-8")
+    todo = page.split("## What to do\n", 1)[1].split("\n## ", 1)[0]
+    assert "Do not refuse update_reservation_passengers for \\`cabin\\` \"basic_economy\"" in todo, todo
+    assert (f"step-0001 told the user it could not (its turn 7): \"{refusal}\"; step-0000 looked up the same record "
+            "(get_reservation_details(Q4WZ8N)) and made that change.") in page, page
 
 
 def test_a_refusal_is_not_answered_by_a_success_that_changed_the_record_first(tmp_path):

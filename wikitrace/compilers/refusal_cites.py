@@ -15,22 +15,21 @@ from __future__ import annotations
 from .expected_calls import missed_changes
 from .reading import Reading
 from .rule_facts import _facts, _on_its_own
+from .rule_reasons import _refused
 
 CITED = 2  # record values kept per refusal: a reason names one or two
 
 
-def refused(r: Reading) -> dict | None:
+def refused(r: Reading, query) -> dict | None:
     """{"tool", "turn", "text", "cites": [[key, value, look-up tool, its query, its turn], ...]} for
     the first expected change the run never made and told the user it could not make, when the
-    sentence names a value of the record that change acts on; None otherwise."""
-    from . import rule_reasons
-    from .trial_record import _query
-
+    sentence names a value of the record that change acts on; None otherwise. ``query``: a look-up's
+    one value as trials compare it (trial_record._query)."""
     if r.run.outcome.success or not r.has_interlocutor:
         return None
     for expected in missed_changes(r):
         name = expected.get("name") or ""
-        said = rule_reasons._refused(r, name)
+        said = _refused(r, name)
         if said is None:
             continue
         args = expected.get("arguments") if isinstance(expected.get("arguments"), dict) else {}
@@ -41,9 +40,9 @@ def refused(r: Reading) -> dict | None:
             if f.turn is None or f.moment or not f.phrase or f.phrase not in low or not _on_its_own(low, f.phrase):
                 continue  # a value the call itself sends, or one the sentence does not name as a term
             look = by_turn.get(f.turn)
-            query = _query(look) if look is not None else ""
-            if query:
-                cites.append([f.key, f.value, look.name, query, f.turn])
+            query_ = query(look) if look is not None else ""
+            if query_:
+                cites.append([f.key, f.value, look.name, query_, f.turn])
         if cites:
             return {"tool": name, "turn": said.turn, "text": said.text, "cites": cites[:CITED]}
         return None

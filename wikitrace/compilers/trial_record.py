@@ -257,7 +257,7 @@ def record(r: Reading) -> dict:
         last = report_message(r)  # what a run that left a change unmade told the user instead: a refusal, often
         if last is not None:
             out["said_last"] = [last.turn, clip(" ".join(last.content.split()), 160)]
-        why = refused(r)  # the record values its "I cannot" named: a successful trial may have made it on that record
+        why = refused(r, _query)  # the record values its "I cannot" named: a successful trial may have made it on that record
         if why is not None:
             out["refused"] = why
     return out

@@ -6,6 +6,7 @@ where the lesson drawn from many runs of the same tool is."""
 from __future__ import annotations
 
 from . import layout, run_counts
+from .answered_refusals import shared_cites
 from .applies import key_tool
 
 # how corpus/trials.py ends what one successful trial did that its task's failed trials did not
@@ -63,8 +64,6 @@ def _refusal(entry: dict, run: dict, failed: list[dict]) -> dict | None:
     """{"step", "turn", "text", "cited"} of the first failed trial that told the user it could not make
     the change this lesson's run made, naming a value of the record the run looked up too
     (corpus/trial_contrast.shared_cites): the reason a reader should not refuse on."""
-    from .trial_contrast import shared_cites
-
     tool = key_tool(entry["key"])
     made = next((c["turn"] for c in (run.get("decisive") or {}).get("changes") or () if c["tool"] == tool), None)
     if made is None:

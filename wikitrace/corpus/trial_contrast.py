@@ -10,12 +10,12 @@ compiled; corpus/trial_pages.py puts each line on its page.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 
-from ..compilers.trial_record import answer_norm, looked_up, norm
+from ..compilers.trial_record import answer_norm, looked_up
 from . import layout
+from .answered_refusals import shared_cites
 from .trial_compare import _RANK, Diff, compare, decides
 from .trial_edits import changed_files as _changed_files, code_instead, edits_apart, same_calls as _same_calls
 from .trial_leads import LEAD_ENDS, missed_lead
@@ -221,24 +221,6 @@ def _told_user(entry: dict, failed: list[dict], steps: list[str], line, tool: st
         if said:
             return f"; {line.runs([step])} told the user instead (its turn {said[0]}): \"{_t(said[1])}\""
     return ""
-
-
-def shared_cites(why: dict | None, won: dict, tool: str, made_at: int) -> str:
-    """"`cabin` "basic_economy", which get_reservation_details(3RK2T9) showed it (its turn 4)": the
-    values a failed run's refusal of ``tool`` named (compilers/refusal_cites.py) from a record the
-    successful trial ``won`` looked up too and had not changed before it made that change at
-    ``made_at`` (an upgrade first changes the cabin the refusal named); "" when there are none."""
-    if not why or why.get("tool") != tool:
-        return ""
-    record = won.get("decisive") or {}
-    lookups = set(record.get("lookups") or ())
-    touched = {norm(v) for c in record.get("changes") or () if c["turn"] < made_at for v in c["values"].values()}
-    cites = [c for c in why.get("cites") or () if looked_up(c[2], c[3]) in lookups and norm(c[3]) not in touched]
-    if not cites:
-        return ""
-    values = " and ".join(f"`{k}` {_t(json.dumps(v, ensure_ascii=False))}" for k, v, *_rest in cites)
-    _k, _v, tool_, query, turn = cites[0]
-    return (f"{values}, which {_t(tool_ + '(' + query + ')')} showed it (its turn {turn})")
 
 
 def _looked_apart(entry: dict, others: list[dict], them: str) -> str:
