@@ -503,8 +503,12 @@ def test_a_refusal_that_named_a_record_value_is_answered_by_the_success_that_mad
             "of the same record, which the successful trial had looked up too.") in lost, lost
     lesson = next(p.read_text(encoding="utf-8") for p in (tmp_path / "c" / "insight").glob("insight-*.md")
                   if "key: \"procedure|update_reservation_passengers\"" in p.read_text(encoding="utf-8"))
-    assert "Do not refuse the change for the value a failed trial named: [step-0001](../compilation/step-0001.md)" \
-        in lesson, lesson
+    todo = lesson.split("## What to do\n", 1)[1].split("\n## ", 1)[0]
+    assert todo.rstrip().endswith("Do not refuse update_reservation_passengers for \\`cabin\\` \"basic_economy\": a failed trial "
+                         "of the same task refused it for that value, and this run made it on the same record."), todo
+    assert (f"[step-0001](../compilation/step-0001.md) told the user it could not make it (its turn 7): \"{refusal}\", "
+            "naming `cabin` \"basic_economy\", which get_reservation_details(Q4WZ8N) showed it (its turn 6); this run "
+            "looked up the same record and the change went through.") in lesson, lesson
     # the failed trial's own lesson says what not to refuse on, in What to do
     data = json.loads((tmp_path / "c" / "corpus.json").read_text())
     refused = next(i for i in data["insights"] if "step-0001" in [s["step"] for s in i["sources"]])

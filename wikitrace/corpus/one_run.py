@@ -6,7 +6,7 @@ where the lesson drawn from many runs of the same tool is."""
 from __future__ import annotations
 
 from . import layout, run_counts
-from .answered_refusals import shared_cites
+from .answered_refusals import cite_parts, shared_cites
 from .applies import key_tool
 
 # how corpus/trials.py ends what one successful trial did that its task's failed trials did not
@@ -35,6 +35,11 @@ def mark(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_of_en
         apart = _apart(entry, run, trials)
         if apart:  # beside the guideline, not in it: a model's merged guideline is not redone for it
             entry["one_run_apart"] = apart
+            why = apart.get("refused")
+            if why:  # what not to refuse on, said as what to do; its evidence stands in the line beside it
+                entry["guideline"] = (f"{entry['guideline'].rstrip()} Do not refuse {why['tool']} for {why['values']}: "
+                                      "a failed trial of the same task refused it for that value, and this run made "
+                                      "it on the same record.")
         tool = key_tool(entry["key"])
         other = best.get((kind_of_entry[entry["id"]], tool)) if tool else None
         if other is not None:
@@ -72,7 +77,9 @@ def _refusal(entry: dict, run: dict, failed: list[dict]) -> dict | None:
         why = (f.get("decisive") or {}).get("refused")
         cited = shared_cites(why, run, tool, made)
         if cited:
-            return {"step": f["step"], "turn": why["turn"], "text": why["text"], "cited": cited}
+            values = cite_parts(why, run, tool, made, plain=True)[0]
+            return {"step": f["step"], "turn": why["turn"], "text": why["text"], "cited": cited, "values": values,
+                    "tool": tool}
     return None
 
 
@@ -92,8 +99,7 @@ def apart_line(apart: dict, link, md) -> str:
         said = f"Set against the {len(failed)} {trials_of}, it {'; it '.join(md(t) for t in texts)}."
     why = apart.get("refused")
     if why:  # the reason a failed trial gave for not making the change, which this run's record answers
-        said += (f" Do not refuse the change for the value a failed trial named: "
-                 f"[{why['step']}]({link.rel(layout.compilation_doc(why['step']))}) told the user it could not make it "
+        said += (f" [{why['step']}]({link.rel(layout.compilation_doc(why['step']))}) told the user it could not make it "
                  f"(its turn {why['turn']}): \"{md(why['text'])}\", naming {why['cited']}; this run looked up the same "
                  "record and the change went through.")
     return said
