@@ -1094,6 +1094,19 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         e = re.search(r"The answer appears in no look-up that went through, only in (the errors? .+)\.$", text)
         if e:
             _only_in_errors(run, given, e.group(1), at)
+        low = given.casefold()
+        before = [t for t in run.turns if t.turn < at]
+        if m.group(4).startswith("; no look-up returned it and no earlier turn of the log held it"):
+            assert not any(low in " ".join(str(x) for x in (t.content, t.result) if x).casefold() for t in before), text
+        if m.group(4).startswith("; no look-up returned it as written: the question itself names it"):
+            assert low in (run.task.instruction or "").casefold(), text
+        e = re.match(r"; no look-up returned it: a reflection on an earlier trial, given to the run at turn (\d+), had "
+                     r"named it\.$", m.group(4))
+        if e:
+            assert by_n[int(e.group(1))].role == "user" and run.task.metadata.get("reflections"), text
+        if m.group(4).startswith("; no look-up"):  # and none returned it
+            assert not any(t.type == "function_call" and not t.is_error and low in (t.result or "").casefold()
+                           for t in before if t.turn != at), text
         return
     m = re.fullmatch(r"The run's last state-changing call, (\S+) at turn (\d+), went through\.", text)
     if m:

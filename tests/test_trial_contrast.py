@@ -170,6 +170,41 @@ def test_a_qa_success_names_the_look_up_and_the_answer_its_failed_retry_gave(tmp
                for ln in _in_short(out, lost))
 
 
+def test_an_answer_copied_whole_from_a_look_up_is_counted_as_a_value_a_look_up_returned(tmp_path):
+    """The failed trial answered with the observation's own sentence: its page says the answer
+    appears in that look-up, so the ending it is counted under says a look-up returned it, not
+    that no look-up held it word for word."""
+    copied = REFLEXION.replace("Action 2: Finish[Ivar Brenne]",
+                               "Action 2: Finish[The Skarvik logbook was transcribed in 1975 by the archivist Ivar Brenne]")
+    assert copied != REFLEXION
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(copied, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    [lost] = [r for r in json.loads((out / "corpus.json").read_text())["runs"] if r["outcome"] == "failure"]
+    assert "procedure|Finish:looked-up" in lost["patterns"] and "procedure|Finish:own" not in lost["patterns"]
+
+
+def test_a_right_answer_no_look_up_returned_is_said_to_come_from_what_the_agent_knew(tmp_path):
+    """The successful trial searched a page that never names the keeper and answered right anyway:
+    its page says no look-up returned the answer, so a reader does not copy the look-up as the way
+    to it; the trial line says the same of its answer."""
+    memory = REFLEXION.replace("Skarvik lighthouse was kept from 1890 to 1931 by Maren Tolle, whose logbook survives in "
+                               "the town archive.", "Skarvik lighthouse stands on the north cape and was lit in 1890.")
+    assert memory != REFLEXION
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(memory, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    runs = {r["outcome"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
+    page = (out / "compilation" / f"{runs['success']}.md").read_text(encoding="utf-8")
+    said = "\n".join(_in_short(out, runs["success"]))
+    assert said == (f"- The failed trial of this task answered \"Ivar Brenne\" ([{runs['failure']}]({runs['failure']}.md)); "
+                    "this run answered \"Maren Tolle\", which no look-up of this run returned. "
+                    f"(turn [2](../raw/{runs['success']}/turns.md#turn-2))"), said
+    assert "which Search\\[Skarvik lighthouse\\] had returned" not in page
+
+
 QUOTED = """
 ########################################
 BEGIN TRIAL 1
@@ -530,3 +565,23 @@ def test_a_refusal_is_not_answered_by_a_success_that_changed_the_record_first(tm
     text = "\n".join(made["task-7-trial-0"] + made["task-7-trial-1"])
     assert "this run never made it." in text and refusal  # the same lines, without the answer
     assert "did not stop it" not in text and "naming `cabin`" not in text, text
+
+
+def test_a_hand_off_the_task_did_not_expect_is_not_what_set_a_success_apart(tmp_path):
+    """Task 8 expected no change: the successful trial refused and handed off (a hand-off the task
+    did not ask for), the failed trial cancelled. The lines set them apart by the cancel, never by
+    telling a reader to make the hand-off."""
+    look = [*tool("get_user_details", {"user_id": "lena_vogt_3017"}, TWO)]
+    handoff = [agent("I cannot cancel this one; let me hand you over."),
+               *tool("transfer_to_human_agents", {"summary": "Wants a cancel the rules do not allow."},
+                     "Transfer successful")]
+    made = _lines(tmp_path, [_chat(8, 0, 1.0, look + handoff, []), _chat(8, 1, 0.0, look + _cancel("Q4WZ8N"), [])])
+    [won], [lost] = made["task-8-trial-0"], made["task-8-trial-1"]
+    assert "transfer_to_human_agents" not in won + lost, (won, lost)
+    assert won.startswith("- Make no cancel_reservation change, as this run had none go through: the failed trial of "
+                          "this task made the change cancel_reservation(reservation_id Q4WZ8N)"), won
+    data = json.loads((tmp_path / "c" / "corpus.json").read_text())
+    success = next(r for r in data["runs"] if r["outcome"] == "success")
+    assert success["decisive"]["unasked"] == ["transfer_to_human_agents"]
+    assert not any("transfer_to_human_agents" in d["text"] for i in data["insights"]
+                   for d in (i.get("same_task") or {}).get("differences", []))

@@ -229,6 +229,12 @@ def is_verdict(r: Reading, answer: str) -> bool:
     return answer in offered_labels(rules) or answer in offered_labels(question, asked=True)
 
 
+def is_chosen(r: Reading, answer: str) -> bool:
+    """A verdict (``is_verdict``) or the answer to a yes-or-no question: chosen, never returned by a
+    look-up as written, so no page says that no look-up held it."""
+    return is_verdict(r, answer) or answer.strip().rstrip(".!").casefold() in ("yes", "no")
+
+
 # An upper-case label of up to four words, alone (not the head of a capitalised word).
 _LABEL = r"(?<![\w'-])[A-Z][A-Z0-9'-]*(?: [A-Z][A-Z0-9'-]*){0,3}(?![\w'-])"
 # Two or more labels offered as alternatives: "A, B or C", "A or B", "A/B", "one of A, B".

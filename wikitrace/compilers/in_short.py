@@ -31,6 +31,7 @@ from .expected_outputs import untold_fact
 from .got_past import got_past
 from .expected_calls import call_text, differences, expected_changes, made_as_expected, missed_changes, no_such_call
 from .unshown_values import retry_note
+from .arguments import is_chosen
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
@@ -42,10 +43,11 @@ from .record_claims import contradicted, past_dates, unchecked
 from .record_facts import stated_now
 from .shown_conflicts import shown_conflicts
 from .reading import Call, Reading, harness_reason
+from .run_patterns import given_words
 from . import success_lessons
 from .trial_record import RESTATES
 from .schema import KeyFact
-from .text import clip
+from .text import clip, folded_words
 from .time_claims import time_facts
 
 MAX_FACTS = 3
@@ -132,9 +134,11 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
         return None
     if right:  # a verdict label is chosen, not read: a page's "supports" is no source of "SUPPORTS"
         seen = None if is_verdict(r, gold) else named_source(r, gold, c) or answer_seen_in(r, gold, c)
+        unread, at = ("", None) if seen or is_chosen(r, given) else _unread_answer(r, c)
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged right"
-                       + (f"; \"{clip(gold, 80)}\" appears in what the look-up at turn {seen.n} returned." if seen else "."),
-                       [c.n] + ([seen.n] if seen else []), "answer-seen" if seen else "")
+                       + (f"; \"{clip(gold, 80)}\" appears in what the look-up at turn {seen.n} returned." if seen else
+                          f"{unread}."),
+                       [c.n] + ([seen.n] if seen else []) + ([at] if at is not None else []), "answer-seen" if seen else "")
     if is_verdict(r, gold):
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "
                        f"\"{clip(gold, 80)}\".", [c.n])
@@ -163,6 +167,31 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
     kind = ("answer-extra" if told and told.startswith("The answer holds the expected")
             else "answer-partial" if told and told.startswith("The answer is only part") else "answer-seen" if seen else "")
     return KeyFact(text + (" " + told if told else ""), sorted(set(turns)), kind, ["seen"] if seen else [])
+
+
+def _unread_answer(r: Reading, c: Call) -> tuple[str, int | None]:
+    """Where a right answer no look-up returned came from, as far as the log shows (and the turn it
+    names): an error's list of names, the question itself (one of the choices it offers), a
+    reflection on an earlier trial the run was given, or nothing before it, when the agent answered
+    from what it knew. A reader must not take such a success for one its look-ups earned."""
+    from .trial_record import _reflections
+
+    found = answer_source(r, c)
+    if found is not None and found[0] == "look-up":  # the answer as given, where the expected one is written otherwise
+        return f"; the answer appears in what {found[1].name} returned at turn {found[1].n}", found[1].n
+    if found is not None and found[0] == "error":
+        return f"; no look-up that went through returned it, only the error {found[1].name} at turn {found[1].n}", found[1].n
+    statement, given = given_words(r)
+    words = set(folded_words(" ".join(str(c.turn.arguments).split())))
+    if words and words <= statement:
+        return "; no look-up returned it as written: the question itself names it", None
+    told = _reflections(r)
+    if words and words <= given and told is not None:
+        return (f"; no look-up returned it: a reflection on an earlier trial, given to the run at turn {told['turn']}, "
+                "had named it"), told["turn"]
+    if found is not None and found[0] == "user":
+        return f"; no look-up returned it, only the message at turn {found[1].turn}, which the run was given", found[1].turn
+    return "; no look-up returned it and no earlier turn of the log held it: the agent answered from what it knew", None
 
 
 def _fold(text: str) -> str:

@@ -11,7 +11,7 @@ from .ending_words import ENDING, TESTED
 from .coding_insights import coding_procedure, edit_detail, last_edit
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, tested_after, verb
 from .argument_places import sources
-from .insight_words import edited_files, free_form, gives_answer, is_verdict, join
+from .insight_words import answer_seen_in, edited_files, free_form, gives_answer, is_verdict, join
 from .reading import Call, Reading
 from .schema import CandidateInsight
 from .text import clip
@@ -21,7 +21,9 @@ def _text_source(r: Reading, final: Call, answer: str) -> str:
     """Where the text of a run's last free-text call came from (a key of ``ENDING``): a verdict
     label, a look-up's answer, or the run's own words; for text that is no answer (a click, a
     move), whether a look-up's answer showed it."""
-    tools = sources(r, final).tools
+    # a look-up that holds the whole answer word for word counts, as it does on the run's page
+    # (answer_seen_in): a long answer copied from a page is a value a look-up returned
+    tools = sources(r, final).tools or answer_seen_in(r, " ".join(str(final.turn.arguments).split()), final) is not None
     where = "label" if is_verdict(r, answer) else "looked-up" if tools else "own"
     if where != "label" and not gives_answer(r, final):
         where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given

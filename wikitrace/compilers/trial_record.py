@@ -17,12 +17,12 @@ import re
 import unicodedata
 
 from ..runs.errors import tests_passed
-from .arguments import is_verdict
+from .arguments import is_chosen, is_verdict
 from .edit_lines import edit_lines
-from .expected_calls import made_as_expected, missed_changes
+from .expected_calls import expected_changes, made_as_expected, missed_changes
 from .expected_outputs import told
 from .insight_parts import edits_of
-from .insight_words import answer_seen_in, expected_answer, gives_answer, report_message
+from .insight_words import answer_seen_in, expected_answer, gives_answer, is_hand_off, report_message
 from .offered_names import naming_page, unsent_offers
 from .refusal_cites import refused
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
@@ -188,6 +188,12 @@ def record(r: Reading) -> dict:
         changes.append(item)
     if changes:
         out["changes"] = changes
+        expected = expected_changes(r) if r.run.outcome.success else None
+        if expected is not None:  # a success's hand-off the task did not expect changed no record: not what won it
+            unasked = sorted({c.name for c in r.calls if c.writes and not c.error and is_hand_off(c)}
+                             - {e["name"] for e in expected})
+            if unasked:
+                out["unasked"] = unasked
         if not r.run.outcome.success and test_only_edits(r):
             out["tests_only"] = True  # its page sets it against a successful trial that changed the code
     if not r.calls:
@@ -206,6 +212,8 @@ def record(r: Reading) -> dict:
         words = set(folded_words(text))
         if words and not words <= statement and words <= given:  # named by a reflection before any look-up
             out["answer"]["given"] = True
+        if is_chosen(r, text):  # a verdict, a yes or a no: chosen, not returned by a look-up
+            out["answer"]["chosen"] = True
         found = answer_seen_in(r, text, answer) if answer_norm(text) and not is_verdict(r, text) else None
         if found is not None:
             out["answer"]["found"] = {"tool": found.name, "turn": found.n, "query": _query(found)}

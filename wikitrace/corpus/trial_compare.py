@@ -77,6 +77,7 @@ def compare(ref: dict, other: dict) -> list[Diff]:
     the answer, each change one made and the other did not (a tool and the values that tell the
     act apart; a file edit by the file it changed), and the arguments of the same act sent otherwise."""
     a, b = ref.get("decisive") or {}, other.get("decisive") or {}
+    unasked = set(a.get("unasked") or ())
     out: list[Diff] = []
     ra, oa = a.get("answer"), b.get("answer")
     if ra and (not oa or answer_norm(ra["text"]) != answer_norm(oa["text"])):
@@ -93,6 +94,8 @@ def compare(ref: dict, other: dict) -> list[Diff]:
         extra_mine = [x for x in extra_mine if x.get("file") not in files[1]]
         extra_theirs = [y for y in extra_theirs if y.get("file") not in files[0]]
         for x in extra_mine:  # what the other made of this tool instead, when it made one
+            if tool in unasked:
+                continue  # a success's hand-off its task did not expect: not the change the other left unmade
             out.append(Diff(("missing", tool, x["turn"]), x["turn"], x, extra_theirs[0] if extra_theirs else {}))
         if extra_theirs and not extra_mine:
             out.append(Diff(("extra", tool), float("inf"), {}, extra_theirs[0]))

@@ -74,12 +74,23 @@ def _fact(ref: Diff) -> tuple[str, list[int]]:
     """What this success did at the aspect, said as a fact (the difference did not decide the run alone)."""
     kind = ref.aspect[0]
     if kind == "answer":
-        return f"this run answered \"{_t(ref.ref['text'])}\"{_answer_found(ref.ref)}", [ref.ref["turn"]]
+        return f"this run answered \"{_t(ref.ref['text'])}\"{_answer_found(ref.ref) or _unfound(ref.ref)}", [ref.ref["turn"]]
     if kind == "args":
         return f"this run sent {_t(_shown(ref.ref['values'], ref.aspect[2]))}", [ref.ref["turn"]]
     if kind == "missing":
         return f"this run's {_t(_call(ref.ref))} went through", [ref.ref["turn"]]
     return "this run had none go through", []
+
+
+def _unfound(answer: dict) -> str:
+    """Of a success's answer no look-up returned (its record has no ``found``; a verdict or a yes is
+    chosen, not returned): where the log shows it came from, so the trial line does not pass a name
+    from a reflection or from what the agent knew off as something its look-ups found."""
+    if answer.get("chosen") or not answer_norm(answer.get("text") or ""):
+        return ""
+    if answer.get("given"):
+        return ", which no look-up of this run returned but a reflection it was given had named"
+    return ", which no look-up of this run returned"
 
 
 def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple[str, list[int], bool]:

@@ -50,9 +50,14 @@ class Decisions:
 
 
 def decisions(entry: dict) -> Decisions:
+    """A success's change with a tool its task expected none of (its record's ``unasked``: a hand-off
+    no one asked for) is left out: it is not what the success did that its failed trials did not."""
     d = Decisions()
+    unasked = set((entry.get("decisive") or {}).get("unasked") or ())
     for p in entry.get("patterns") or []:
         if p.startswith("did|"):
+            if p[4:] in unasked:
+                continue
             d.did.add(p[4:])
         elif p.startswith(("query|", "said|")):
             d.did.add(p)
