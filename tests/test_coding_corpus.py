@@ -294,3 +294,28 @@ def test_a_run_that_settled_on_tests_it_had_just_seen_fail_learns_to_settle_once
     assert "title: \"After the last edit, settle only once python shows the tests pass\"" in text
     assert "Runs of this task type that met it: 1 failed, 0 successful." in text
     assert "submit or end only once it passes" in text
+
+
+def test_an_edit_that_wrote_a_name_no_earlier_turn_showed_is_flagged_on_its_page(coding_out):
+    """step-0003 wrote `_paddingOptional` and its successful trial `Padding.OPTIONAL`: neither name
+    stood in the task text, a file view or a search before the edit. Both pages say so, the failure
+    with the advice to search for a name first; a method called on a value the log showed
+    (`seg.replace`) is not flagged."""
+    out, _data, step = coding_out
+    lost = (out / "compilation" / f"{step['acme__jsonkit-102']}.md").read_text()
+    won = (out / "compilation" / f"{step['swe-gpt4o/acme__jsonkit-102']}.md").read_text()
+    assert ("wrote \\`_paddingOptional\\`, a name no earlier turn of this log held (the task text, a file view, a "
+            "search): nothing in the log shows it exists as written. Search the code for a name before writing it.") in lost
+    assert "wrote \\`Padding.OPTIONAL\\`, a name no earlier turn of this log held" in won
+    assert "the run succeeded with it, but nothing before the edit showed it." in won
+    assert not any("seg.replace" in (out / "compilation" / f"{s}.md").read_text() and "no earlier turn" in
+                   (out / "compilation" / f"{s}.md").read_text() for s in step.values())
+
+
+def test_a_test_run_that_reported_failures_ranks_below_the_edit_it_checked(coding_out):
+    """The Claude Code session edited stats.py at turn 3 and its rerun of pytest failed at turn 4:
+    the rerun showed the edit was wrong, so the edit is the first cause and the test run after it."""
+    out, _data, step = coding_out
+    page = (out / "compilation" / f"{step['9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69']}.md").read_text()
+    edit, rerun = page.index("**Decision**: Called Edit at turn 3"), page.index("**Decision**: Called Bash at turn 4")
+    assert edit < rerun

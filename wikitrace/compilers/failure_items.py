@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..runs.errors import failing_part, tests_passed
+from ..runs.errors import failing_part, reports_failing_tests, tests_passed
 from .changes import edit_of, what_ran
 from .agreed_terms import other_terms
 from .limit_insights import unsettled_edit
@@ -69,7 +69,8 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
         lacking = lacking_support(c, changed)  # a missing program: below the run's own changes
         # so is a failed call that changes nothing (a look-up, a shell line that never ran) in a run whose
         # own changes went through: those are what was judged, the failed look-up changed nothing
-        below = changed and (lacking or not c.writes)
+        # and a test run that reported failing tests: it checked the code, the edits before it are the cause
+        below = changed and (lacking or not c.writes or reports_failing_tests(c.turn.result))
         items.append(Item(15 if how else 45 + c.n / 10_000 if below else 80 + c.n / 10_000, Evidence(
             decision=(f"Called {c.name} at turn {c.n}" if c.writes else f"Called {short_call(c)} at turn {c.n}")
             + (f", right after {prev.name} at turn {prev.n}" if prev else "") + after,

@@ -31,6 +31,7 @@ from .expected_outputs import untold_fact
 from .got_past import got_past
 from .expected_calls import call_text, differences, expected_changes, made_as_expected, missed_changes, no_such_call
 from .unshown_values import retry_note
+from .unseen_names import unseen_names_fact
 from .arguments import is_chosen
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import lacking_support
@@ -272,6 +273,7 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     facts += still + expected_facts(r) + untold + own + _harness_fact(r) + lacking + unread_facts(r)
     facts += passed_yet_failed(r)
     facts += partial_score(r)
+    facts += unseen_names_fact(r)
     claim = contradicted(r)  # why first: the agent took the user's word where the record said otherwise
     past = past_dates(r, stated_now(r))  # or changes failed on dates already past: their errors said once, here
     facts = [f for f in facts if past is None or f not in own or not set(f.turns) <= set(past.turns)]
@@ -373,6 +375,7 @@ def _success_facts(r: Reading) -> list[KeyFact]:
     facts += _got_past(r)
     if not facts and writes:
         facts += what_changed(r)
+    facts += unseen_names_fact(r)
     if not facts and writes:
         last = writes[-1]
         facts += _restating(r, [KeyFact(f"The run's last state-changing call, {last.name} at turn {last.n}, went through.",
