@@ -374,7 +374,7 @@ def unpaged(runs: Iterable[dict], insights: list[dict]) -> dict[str, list[str]]:
         kind = kind_of(r)
         totals[kind][r["outcome"]] += 1
         for p in r.get("patterns") or []:
-            if p.split("|", 1)[0] in GENERIC:
+            if p.startswith(GENERIC) and p.split("|", 1)[0] in GENERIC:  # the prefix test first: one call, no list
                 met[kind][p][r["outcome"]] += 1
     paged = {(kind_of(i), i["key"]) for i in insights}
     out: dict[str, list[str]] = {}
