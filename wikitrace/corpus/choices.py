@@ -65,24 +65,47 @@ def relevant(key: str, splits: list[dict], members: list[dict], shown: int = 4) 
     fields = key.split("|")
     tool = key_tool(key)
     out = []
+    sides = None  # the members' pattern sets by outcome, made once a choice is about this lesson's tool
     for c in splits:
         kind, about = c["pattern"].split("|")[:2]
         if (tool is not None and about == tool or tool is None and fields[0] in ("loop", "idle", "stopped") and kind == "query"
-                or kind == "edited" and fields[0] in ("went-through", "procedure")) and _concentrated(c, members):
-            out.append({**c, "text": choice_sentence(c)})
+                or kind == "edited" and fields[0] in ("went-through", "procedure")):
+            sides = sides or _Sides(members)
+            if _concentrated(c, sides):
+                out.append({**c, "text": choice_sentence(c)})
     return out[:shown]
 
 
-def _concentrated(c: dict, members: list[dict]) -> bool:
+class _Sides:
+    """A lesson's source runs of each outcome as sets of their patterns, and of the choices they
+    faced (made on first use): every choice of the page is tested against the same runs."""
+
+    def __init__(self, members: list[dict]):
+        self.met: dict[str, list[set[str]]] = {"failure": [], "success": []}
+        for e in members:
+            if e.get("outcome") in self.met:
+                self.met[e["outcome"]].append(set(e.get("patterns") or ()))
+        self._faced: dict[str, list[set[str]]] = {}
+
+    def faced(self, outcome: str) -> list[set[str]]:
+        if outcome not in self._faced:
+            self._faced[outcome] = [faced(pats) for pats in self.met[outcome]]
+        return self._faced[outcome]
+
+
+def _concentrated(c: dict, sides: _Sides) -> bool:
     """Whether the lesson's failed runs, or its successful ones, that faced the choice lean the way
     their outcome does (see relevant)."""
-    base = _population(c["pattern"])
+    base, pattern = _population(c["pattern"]), c["pattern"]
     for outcome, met, total in (("failure", c["failed_met"], c["failed"]), ("success", c["success_met"], c["success"])):
-        facing = [e for e in members if e.get("outcome") == outcome and (
-            base in (e.get("patterns") or ()) if not base.endswith("|*") else base in faced(e.get("patterns") or []))]
+        runs = sides.met[outcome]
+        if base.endswith("|*"):
+            facing = [pats for pats, choices in zip(runs, sides.faced(outcome)) if base in choices]
+        else:
+            facing = [pats for pats in runs if base in pats]
         if not facing:
             continue
-        made = sum(c["pattern"] in (e.get("patterns") or ()) for e in facing)
+        made = sum(pattern in pats for pats in facing)
         rate, usual = made * total, len(facing) * met  # against every run of that outcome that faced it
         if made and rate >= usual if c["side"] == outcome else rate <= usual:
             return True

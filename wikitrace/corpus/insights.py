@@ -178,18 +178,19 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
     picked = {iid: pick_text(m) for iid, m in groups.items()}
     openings = Openings.of(asked, requests)
     splits = {kind: separating(kind_met) for kind, kind_met in met.items()}
+    sourced = {iid: [e for e, _l in m] for iid, m in groups.items()}  # each insight's source runs, listed once
     out = []
     for iid in sorted(groups, key=layout.id_number):
-        members = groups[iid]
+        members, entries = groups[iid], sourced[iid]
         first, lesson = members[0]
         kind = kind_of(first)
         text = picked[iid]
         sources = [{"step": e["step"], "outcome": e["outcome"], "detail": l.get("detail") or ""} for e, l in members]
         counts = {"runs": len(sources), "success": sum(s["outcome"] == "success" for s in sources),
                   "failure": sum(s["outcome"] == "failure" for s in sources)}
-        cue = openings.cues(kind, [e for e, _l in members], lesson["key"])
+        cue = openings.cues(kind, entries, lesson["key"])
         text["applicability"] = applies_when(lesson["key"], text["applicability"], kind, cue,
-                                             openings.examples([e for e, _l in members]))
+                                             openings.examples(entries))
         pattern = contrast_pattern(lesson["key"])
         contrast = None
         if pattern is not None:
@@ -218,12 +219,12 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             "compiler": first.get("compiler") or "offline",
             "source_step": first["step"], "source_outcome": first["outcome"],
             "counts": counts, "contrast": contrast, "sources": sources,
-            "tasks": len({task_of(e) for e, _l in members}),  # trials of one task are one task
+            "tasks": len({task_of(e) for e in entries}),  # trials of one task are one task
             **({"cue": cue[0][0], "cue_tasks": {"with": cue[1], "tasks": cue[2], "others_with": cue[3],
                                                "others": cue[4]}} if cue[0] else {}),  # applies.py
             "same_task": (memo.compare if memo is not None else lambda t, m: t.compare(m))(
-                trials, [e for e, _l in members]),
-            "separating": relevant(lesson["key"], splits.get(kind, []), [e for e, _l in members]),
+                trials, entries),
+            "separating": relevant(lesson["key"], splits.get(kind, []), entries),
         })
     kind_of_entry = {iid: kind_of(groups[iid][0][0]) for iid in groups}
     indexes: dict[str, dict] = {}  # task type -> rewrites.success_index, made on first use
@@ -254,7 +255,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         partial_scores(entry, groups[entry["id"]])
         advise_choices(entry, groups[entry["id"]])
         failed_peers(entry, ended_by.get((kind, entry["key"]), []), taught)
-        successful_cue(entry, [e for e, _l in groups[entry["id"]]], openings, kind)
+        successful_cue(entry, sourced[entry["id"]], openings, kind)
         if entry["key"].startswith(("went-through|", "procedure|")):  # after the rewrites that read the guideline
             if kind not in learned:
                 learned[kind] = conditions.learn(of_kind[kind], openings, kind)
@@ -376,7 +377,7 @@ def unpaged(runs: Iterable[dict], insights: list[dict]) -> dict[str, list[str]]:
         kind = kind_of(r)
         totals[kind][r["outcome"]] += 1
         for p in r.get("patterns") or []:
-            if p.split("|", 1)[0] in GENERIC:
+            if p.startswith(GENERIC) and p.split("|", 1)[0] in GENERIC:  # the prefix test first: one call, no list
                 met[kind][p][r["outcome"]] += 1
     paged = {(kind_of(i), i["key"]) for i in insights}
     out: dict[str, list[str]] = {}

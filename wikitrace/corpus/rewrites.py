@@ -88,8 +88,9 @@ def ask_first(entry: dict, members: list[tuple[dict, dict]], kind_met: dict | No
     if fields[0] != "went-through":
         return
     tool = fields[1].split(" ")[0]
-    took = Counter(p.split("|", 2)[2] for e, _l in members for p in set(e.get("patterns") or [])
-                   if p.startswith(f"picked|{tool}|"))
+    prefix = f"picked|{tool}|"  # each run's distinct patterns of it (most runs have none)
+    took = Counter(p.split("|", 2)[2] for e, _l in members
+                   for p in {p for p in e.get("patterns") or () if p.startswith(prefix)})
     runs = len(members)
     contrasted = {c["pattern"] for c in entry.get("separating") or [] if c["side"] == "failure"}  # take_from says it
     common = sorted((k for k, n in took.items() if n >= 2 and 2 * n > runs and f"from|{tool}|{k}:picked" not in contrasted
@@ -151,8 +152,10 @@ def take_from(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict
     elif fields[0] == "went-through" and kind_met is not None:
         # no contrast: when most of the page's own runs (two at least) took an argument unasked or from
         # nowhere, say whether successful runs of the same change did so too (a fact that flips rarely)
-        took = Counter(p.split("|", 2)[2] for e, _l in members for p in set(e.get("patterns") or [])
-                       if p.startswith(f"from|{tool}|") and p.endswith((":picked", ":none")))
+        prefix = f"from|{tool}|"
+        took = Counter(p.split("|", 2)[2] for e, _l in members
+                       for p in {p for p in e.get("patterns") or () if p.startswith(prefix)}
+                       if p.endswith((":picked", ":none")))
         runs = len(members)
         for what in sorted((k for k, n in took.items() if n >= 2 and 2 * n > runs), key=lambda k: (-took[k], k))[:2]:
             arg, _, where = what.rpartition(":")
@@ -184,13 +187,15 @@ def advise_choices(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     already did what it would advise: that did not save them, so it is no advice for runs like them."""
     from .trials import EDITED, RETRIED as _RETRIED, WORDS_FROM as _WHERE
 
-    failed = [set(e.get("patterns") or []) for e, _l in members if e["outcome"] == "failure"]
+    failed = None  # the failed sources' pattern sets, made for the first choice with advice
     said = []
     for c in entry.get("separating") or []:
         kind, tool, how = c["pattern"].split("|", 2)
         advice = _ADVICE.get((kind, how, c["side"]))
         if advice is None:
             continue
+        if failed is None:
+            failed = [set(e.get("patterns") or []) for e, _l in members if e["outcome"] == "failure"]
         # the advice is to do it (success side) or not to (failure side): who here already did as told
         followed = sum((c["pattern"] in ps) == (c["side"] == "success") for ps in failed)
         if len(failed) >= 2 and 2 * followed > len(failed):
