@@ -155,8 +155,9 @@ def test_add_and_forget_recount_the_pages_they_do_not_write(tmp_path):
 
 def test_tests_still_failing_after_the_edit_stay_a_cause(tmp_path):
     """The Claude Code session that failed: its tests failing after its Edit are what the successful
-    session fixed, not an error the successes met before their change, so that cause keeps its
-    place above the edit without the note; its first, failing reproduction is moved below."""
+    session fixed, not an error the successes met before their change, so that cause has no note
+    that successes met it; it ranks right after the edit it checked (the edit is what was wrong),
+    and its first, failing reproduction is moved below with the note."""
     out = tmp_path / "out"
     build(BuildOptions(inputs=[CORPUS], out=out, offline=True, quiet=True,
                        outcomes=CORPUS / "claude-code" / "outcomes.json"))
@@ -165,5 +166,5 @@ def test_tests_still_failing_after_the_edit_stay_a_cause(tmp_path):
     after = next(i for i, b in enumerate(blocks) if "2 failed, 7 passed" in b and "**Support**" in b)
     before = next(i for i, b in enumerate(blocks) if "1 failed, 8 passed" in b and "**Support**" in b)
     edit = next(i for i, b in enumerate(blocks) if _is_change(b))
-    assert after < edit < before
+    assert edit < after < before
     assert not SAID.search(blocks[after]) and SAID.search(blocks[before])
