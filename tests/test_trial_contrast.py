@@ -205,6 +205,29 @@ def test_a_right_answer_no_look_up_returned_is_said_to_come_from_what_the_agent_
     assert "which Search\\[Skarvik lighthouse\\] had returned" not in page
 
 
+def test_a_wrong_answer_of_a_task_no_trial_s_look_up_answered_says_so_on_its_lesson(tmp_path):
+    """No look-up of either trial returned "Maren Tolle" (the successful one answered from what it
+    knew): the lesson the failed trial teaches says its task was one whose pages never held the
+    answer; once a trial's look-up returns it, the sentence goes."""
+    def lesson_of(text: str, name: str) -> str:
+        path = tmp_path / name / "react_reflexion_1q.txt"
+        path.parent.mkdir()
+        path.write_text(text, encoding="utf-8")
+        out = tmp_path / name / "c"
+        ok("compile", str(path), "--out", str(out), "--offline", "-q")
+        data = json.loads((out / "corpus.json").read_text())
+        lost = next(r["step"] for r in data["runs"] if r["outcome"] == "failure")
+        lesson = next(i for i in data["insights"] if lost in [s["step"] for s in i["sources"]])
+        return (out / "insight" / f"{lesson['id']}.md").read_text(encoding="utf-8")
+
+    memory = REFLEXION.replace("Skarvik lighthouse was kept from 1890 to 1931 by Maren Tolle, whose logbook survives in "
+                               "the town archive.", "Skarvik lighthouse stands on the north cape and was lit in 1890.")
+    said = ("In 1 of the 1 tasks of the failed runs here (1 of the 1 runs), no look-up of any trial returned the expected "
+            "answer as written")
+    assert said in " ".join(lesson_of(memory, "never").split())
+    assert said not in " ".join(lesson_of(REFLEXION, "held").split())
+
+
 QUOTED = """
 ########################################
 BEGIN TRIAL 1

@@ -218,9 +218,10 @@ def compared(members: list[tuple[dict, dict]], successes: list[dict],
     return lines
 
 
-def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_of) -> None:
+def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_of, trials=None) -> None:
     """Adds ``cases``, ``length_rule`` (with ``opposite``) and ``versus`` to the entries whose runs
-    recorded answer cases; other entries are left as they were."""
+    recorded answer cases; other entries are left as they were. ``trials`` (corpus/trials.Trials):
+    every run by task, to say which tasks no trial's look-up ever answered."""
     successes: dict[str, list[dict]] = defaultdict(list)  # task type -> successful runs' cases
     by_key: dict[tuple[str, str], dict] = {}
     seen_runs: set[str] = set()
@@ -278,11 +279,35 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
                                    + "; ".join(better) + " (counts under Evidence).")
         if done:  # the page's own runs: it moves only with its sources
             entry["guideline"] += " " + "; ".join(done) + "."
+        entry["guideline"] += _never_seen(members, trials)
         st = entry.get("same_task") or {}
         top = (st.get("differences") or [{}])[0].get("text", "")
         if any(n == "sourced" and side == "success" and 2 * len(did) > len(of) for n, _l, side, did, of in lines) and \
                 top.startswith(f"gave a {fields[1]} answer whose words beyond the task text it was given all came from earlier answers"):
             st["advised"] = True  # the page has said answering in a look-up's words did not suffice: not advised again
+
+
+def _never_seen(members: list[tuple[dict, dict]], trials) -> str:
+    """" In 29 of the 39 tasks of the failed runs here (…), no look-up of any trial returned the
+    expected answer as written: …" when most of the page's failed runs are of tasks whose every
+    trial's record says where the expected answer stood and none had a look-up return it: what
+    the runs found did not hold it, and no answer drawn from those pages could have been right."""
+    if trials is None:
+        return ""
+    failed = [e for e, _l in members if e["outcome"] == "failure" and "expected_seen" in (e.get("decisive") or {})]
+    never = []
+    for e in failed:
+        task = trials.group(e)
+        runs = [r for side in (trials.by_task.get(task) or {}).values() for r in side] if task is not None else []
+        if runs and all((r.get("decisive") or {}).get("expected_seen") == {} for r in runs):
+            never.append(e)
+    if 2 * len(never) <= len(failed):
+        return ""  # said where it is what most of the page's failed runs met, not of a few
+    tasks, of = run_counts.tasks(never), run_counts.tasks(failed)
+    return (f" In {tasks} of the {of} tasks of the failed runs here ({len(never)} of the {len(failed)} runs), no look-up "
+            "of any trial returned the expected answer as written: the pages the runs found did not hold it, so "
+            "search with other words (another name the question gives, a title an error listed) rather than answer "
+            "from them.")
 
 
 def markdown(entry: dict, link, titles: dict[str, str] | None, md) -> tuple[str, str]:

@@ -262,7 +262,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             conditions.state(entry, learned[kind])
     for entry in out:
         restate_sources(entry, groups[entry["id"]])
-    annotate_answers(out, groups, kind_of)
+    annotate_answers(out, groups, kind_of, trials)
     weighed: dict[tuple[str, str | None], tuple] = {}  # (task type, pattern) -> what lead_with_facts weighs against
     ways: dict[str, SuccessWays] = {}  # task type -> its successful runs' changes and look-ups, made on first use
     rules = rules_on(runs, kind_of)
