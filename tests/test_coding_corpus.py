@@ -296,20 +296,20 @@ def test_a_run_that_settled_on_tests_it_had_just_seen_fail_learns_to_settle_once
     assert "submit or end only once it passes" in text
 
 
-def test_an_edit_that_wrote_a_name_no_earlier_turn_showed_is_flagged_on_its_page(coding_out):
-    """step-0003 wrote `_paddingOptional` and its successful trial `Padding.OPTIONAL`: neither name
-    stood in the task text, a file view or a search before the edit. Both pages say so, the failure
-    with the advice to search for a name first; a method called on a value the log showed
-    (`seg.replace`) is not flagged."""
+def test_an_edit_that_wrote_a_name_the_log_only_showed_spelt_otherwise_is_flagged_on_its_page(coding_out):
+    """step-0003 wrote `_paddingOptional` and its successful trial `Padding.OPTIONAL` where the code
+    they searched wrote PADDING_OPTIONAL: both pages say so, the failure with what to do. A name no
+    turn showed in any spelling (the JDK's `Long.MIN_VALUE`, JUnit's `assertEquals`) and a method
+    called on a value the log showed (`seg.replace`) are not flagged."""
     out, _data, step = coding_out
     lost = (out / "compilation" / f"{step['acme__jsonkit-102']}.md").read_text()
     won = (out / "compilation" / f"{step['swe-gpt4o/acme__jsonkit-102']}.md").read_text()
-    assert ("wrote \\`_paddingOptional\\`, a name no earlier turn of this log held (the task text, a file view, a "
-            "search): nothing in the log shows it exists as written. Search the code for a name before writing it.") in lost
-    assert "wrote \\`Padding.OPTIONAL\\`, a name no earlier turn of this log held" in won
-    assert "the run succeeded with it, but nothing before the edit showed it." in won
-    assert not any("seg.replace" in (out / "compilation" / f"{s}.md").read_text() and "no earlier turn" in
-                   (out / "compilation" / f"{s}.md").read_text() for s in step.values())
+    assert ("wrote \\`_paddingOptional\\` (the log showed \\`PADDING_OPTIONAL\\`), a name no earlier turn of this "
+            "log held as written: copy a name as the code writes it, or search for it before writing it.") in lost
+    assert "wrote \\`Padding.OPTIONAL\\` (the log showed \\`PADDING_OPTIONAL\\`)" in won
+    assert "the run succeeded with it, but no turn before the edit showed it so written." in won
+    pages = "\n".join((out / "compilation" / f"{s}.md").read_text() for s in step.values())
+    assert not any(f"wrote \\`{n}\\`" in pages for n in ("seg.replace", "Long.MIN_VALUE", "assertEquals"))
 
 
 def test_a_test_run_that_reported_failures_ranks_below_the_edit_it_checked(coding_out):

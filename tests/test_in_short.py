@@ -1108,17 +1108,18 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
             assert not any(t.type == "function_call" and not t.is_error and low in (t.result or "").casefold()
                            for t in before if t.turn != at), text
         return
-    m = re.fullmatch(r"The edit at turn (\d+) wrote (.+?), (?:a name|names) no earlier turn of this log held \(the task "
-                     r"text, a file view, a search\)(?:; the run succeeded with (?:it|them), but nothing before the edit "
-                     r"showed (?:it|them)|: nothing in the log shows (?:it exists|they exist) as written\. Search the code "
-                     r"for a name before writing it)\.", text.replace("\\`", "`"))
-    if m:  # unseen_names.py: each name is in the edit, and no part of it in the task text or any turn before it
+    m = re.fullmatch(r"The edit at turn (\d+) wrote (.+?), (?:a name|names) no earlier turn of this log held as "
+                     r"written(?:; the run succeeded with (?:it|them), but no turn before the edit showed (?:it|them) so "
+                     r"written|: copy a name as the code writes it, or search for it before writing it)\.",
+                     text.replace("\\`", "`"))
+    if m:  # unseen_names.py: each name is in the edit and in no earlier turn; the other spelling is in one
         edit = by_n[int(m.group(1))]
         before = "\n".join([run.task.instruction or ""] + [json.dumps([t.content, t.arguments, t.result])
                                                            for t in run.turns if t.turn < edit.turn])
-        for name in re.findall(r"`([^`]+)`", m.group(2)):
+        for name, other in re.findall(r"`([^`]+)` \(the log showed `([^`]+)`\)", m.group(2)):
             assert name in json.dumps(edit.arguments) or name in str(edit.arguments), text
             assert not any(re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", before) for p in name.split(".")), text
+            assert other in before and other != name, text
         assert ("succeeded" in text) == run.outcome.success, text
         return
     m = re.fullmatch(r"The run's last state-changing call, (\S+) at turn (\d+), went through\.", text)
