@@ -319,3 +319,12 @@ def test_a_test_run_that_reported_failures_ranks_below_the_edit_it_checked(codin
     page = (out / "compilation" / f"{step['9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69']}.md").read_text()
     edit, rerun = page.index("**Decision**: Called Edit at turn 3"), page.index("**Decision**: Called Bash at turn 4")
     assert edit < rerun
+
+
+def test_a_failed_edit_s_cause_says_what_it_took_out_and_put_in(coding_out):
+    """A failed run's edit cause quotes the lines it replaced and wrote (step-0010's upper middle
+    value), not only that the call went through."""
+    out, _data, step = coding_out
+    page = (out / "compilation" / f"{step['acme__tally-7']}.md").read_text()
+    assert ("may not be what the task asked for: it took out \\`return s\\[len(s) // 2 - (1 if len(s) % 2 == 0 else "
+            "0)\\]\\` and put in \\`return s\\[len(s) // 2\\]\\`.") in page

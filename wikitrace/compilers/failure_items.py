@@ -24,7 +24,8 @@ from .page_items import (FOUND_NEAR_ANSWER, diff_phrase, found_notes, halted_evi
                          looked_up, short_call)
 from .page_notes import answer_context, asked_note, check_notes, listed_note, reason_note, wrong_answer
 from .record_notes import record_rule_notes
-from .reading import Reading, harness_reason
+from .edit_lines import edit_lines
+from .reading import Call, Reading, harness_reason
 from .schema import Evidence
 from .test_edits import test_only_edits, test_only_support
 from .text import clip, quote_of
@@ -168,7 +169,8 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
                 f"The call went through, but the harness ended the run ({clip(harness_reason(r) or '', 80)}) "
                 "before the change was submitted, so the run failed whatever the change did." if last and unsettled else
                 "The call went through, yet the run was judged a failure, so the change it made may not be "
-                "what the task asked for" + (" (see the checks below)." if flagged else ".")),
+                "what the task asked for" + (" (see the checks below)." if flagged else _what_it_wrote(r, c) if edit
+                                             else ".")),
             turns=[c.n], quote=quote_of(c.turn.result), call=call_line(c), notes=notes, context=expected), "write", c))
     items += silent(r, 25, context=True)  # shown when slots are left: never in place of a cause
     ended = halted_evidence(r, writes)
@@ -197,3 +199,19 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
                                        if with_notes else []),
                           "idle", covers=tuple(c.n for c in calls)))
     return items
+
+
+def _what_it_wrote(r: Reading, c: Call) -> str:
+    """": it took out `…` and put in `…`." of a file edit whose lines the log shows, so a reader sees
+    what the judged change wrote instead of being told only that it went through; "." otherwise."""
+    lines = edit_lines(r, c)
+    if lines is None or not lines[1]:
+        return "."
+    removed, added = lines
+
+    def first(xs: list[str]) -> str:
+        more = len(xs) - 1
+        return f"`{clip(xs[0], 90)}`" + (f" (and {more} more line{'s' if more != 1 else ''})" if more else "")
+
+    return (f": it took out {first(removed)} and put in {first(added)}." if removed else f": it put in {first(added)}.")
+
