@@ -225,7 +225,14 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
         programs = missing_programs(err)
         if programs:  # one lesson per task type, whichever program was missing (error_key)
             heads = lambda c: set(_programs_run(command_of(c.turn) or ""))  # noqa: E731
-            ran_again = [c for c in later if set(programs) & heads(c)]
+            # the run's every missing program, from the first one it met: one lesson covers them all
+            first: dict[str, int] = {}
+            for c in r.calls:
+                for p in missing_programs(c) if c.error else ():
+                    first.setdefault(p, c.n)
+            programs = list(first)
+            err = next(c for c in r.calls if c.n == min(first.values()))
+            ran_again = [c for c in r.calls if any(p in heads(c) and c.n > n for p, n in first.items())]
             # installing is advised only by a run that got the program to run; the others show working without it
             way = ("install or locate it where the task allows, or reach the same end another way"
                    if worked else "reach the same end without it")
@@ -234,7 +241,9 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
                            "When a command answers that a program is not found (\"command not found\"), do not send "
                            f"commands that need it again: {way} (read the code, check the change by other means).",
                            f"In {kind_of_tasks(r)}, whenever the shell cannot find a program.",
-                           f"turn {err.n}: {join(programs, 4)} not found by the shell; "
+                           f"turn {err.n}: {join(programs, 4)} not found by the shell"
+                           + (f" (at turns {join([str(n) for n in first.values()], 4)})" if len(set(first.values())) > 1
+                              else "") + "; "
                            + (f"ran {'it' if len(programs) == 1 else 'them'} again {len(ran_again)} "
                               f"time{'s' if len(ran_again) != 1 else ''}" if ran_again else f"did not run {'it' if len(programs) == 1 else 'them'} again")
                            + changed_after(r, err) + _ending(r, err),
