@@ -196,8 +196,10 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     elif writes:
         out.append(procedure_insight(r))
     else:
-        # a success whose every call failed still names the tools it used
-        looks = sorted(lookups_before(r, None) or dict.fromkeys(verb(c) for c in r.calls))[:3]
+        # a success whose every call failed still names the tools it used; a hand-off is no look-up
+        reads = [c for c in r.calls if not c.writes]
+        looks = sorted(lookups_before(r, None) or dict.fromkeys(verb(c) for c in reads or r.calls))[:3]
+        handed = [c for c in r.calls if c.writes and not c.error and is_hand_off(c)]
         # a success that changed nothing: a question, or a change the rules ruled out (both end here)
         # a refusal needs rules to rest on and a person to tell: a coding or QA log without them hears of neither
         guideline = (f"When the look-ups show the request needs no change (a question) or allows none (a change "
@@ -207,7 +209,10 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
                      f"{join(looks, 3)} returned and change nothing.")
         out.append(make_insight("answer-from", f"Answer from {join(looks, 2)} when nothing should change",
                            guideline, f"In {kind_of_tasks(r)} that are settled without a change.",
-                           f"answered after {len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''}{last_said(r)}", True))
+                           (f"answered after {len(reads)} look-up call{'s' if len(reads) != 1 else ''}" if reads else
+                            "answered without a look-up")
+                           + (f"; handed off with {handed[-1].name} at turn {handed[-1].n}, which the task did not "
+                              "expect" if handed else "") + last_said(r), True))
     option = option_insight(r, True) or verdict_insight(r)  # the options it chose; the words a verdict quoted
     if option is not None and writes:
         out.append(option)
