@@ -21,7 +21,7 @@ from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.changes import diff_files, edit_of, what_ran
 from wikitrace.compilers.consent import _PUTS_TO_USER
 from wikitrace.compilers.offline import compile_offline
-from wikitrace.compilers.reading import is_harness_turn, is_read_only, read_run
+from wikitrace.compilers.reading import is_harness_turn, is_read_only, looks_like_error, read_run
 from wikitrace.runs.model import Outcome, Run, Turn, count_steps
 
 _LOOKS_FINE = re.compile(r"\b(looks|sounds|is|all) (good|fine|great|right|correct|perfect)\b|\bokay\b|\bok\b", re.I)
@@ -298,9 +298,13 @@ def _decision(c: Check, text: str, success: bool) -> None:
         assert (later[0].turn, later[0].name) == (int(m.group(4)), m.group(3)) if m.group(3) else not later
         return
     m = re.fullmatch(r"Looked up with (.+) at turn (\d+)(?:; a later call took (.+) from what it returned)?"
-                     r"(?:(?: and|; a later call) sent the same (.+))?\.", text)
-    if m and m.group(4):  # each key: a later change sent the value this look-up had itself been sent
-        _sent_again(c, int(m.group(2)), m.group(4), text)
+                     r"(?:(?: and|; a later call|; (\S+) at turn (\d+)) sent the same (.+))?\.", text)
+    if m and m.group(6):  # each key: a later change sent the value this look-up had itself been sent
+        _sent_again(c, int(m.group(2)), m.group(6), text)
+        if m.group(4):  # the call named is that later change, and its text holds the look-up's own
+            named = c.call(int(m.group(5)))
+            assert named.name == m.group(4) and int(m.group(5)) > int(m.group(2)), text
+            assert str(c.call(int(m.group(2))).arguments).strip() in str(named.arguments), text
         text = (f"Looked up with {m.group(1)} at turn {m.group(2)}"  # what is left is checked below
                 + (f"; a later call took {m.group(3)} from what it returned." if m.group(3) else "."))
     m = re.fullmatch(r"Looked up with (.+) at turn (\d+)(; a later call took (.+) from what it returned\.| before any "
@@ -801,12 +805,14 @@ def _note(c: Check, text: str, n: int) -> None:
             assert not any(value.lower() in (t.content or "").lower() for t in c.run.turns
                            if t.turn < n and t.type == "message" and t.role == "user")
         return
-    m = re.fullmatch(r"`(.+?)` is (.+), close to (?:the user message|what (\S+) returned) at turn (\d+) \((\d+) of its "
-                     r"(\d+) main words\)\.", text)
+    m = re.fullmatch(r"`(.+?)` is (.+), close to (?:the user message|what (\S+) returned|the error (\S+) answered) at "
+                     r"turn (\d+) \((\d+) of its (\d+) main words\)\.", text)
     if m:  # a free-text value no turn holds whole, most of whose longer words one earlier turn holds
-        value, k, total, src = json.loads(m.group(2)), int(m.group(5)), int(m.group(6)), c.by_n[int(m.group(4))]
+        value, k, total, src = json.loads(m.group(2)), int(m.group(6)), int(m.group(7)), c.by_n[int(m.group(5))]
         assert src.turn < n and 2 * k > total >= 2 and not _held_anywhere(c, value, n), text
-        assert (src.name == m.group(3)) if m.group(3) else (src.type == "message" and src.role == "user")
+        tool = m.group(3) or m.group(4)
+        assert (src.name == tool) if tool else (src.type == "message" and src.role == "user")
+        assert bool(m.group(4)) == (tool is not None and looks_like_error(src)), text  # an error is not "returned"
         words = set(re.findall(r"[^\W_]+", (src.result or src.content or "").lower().replace("\u2019", "'")))
         mains = {w for w in re.findall(r"[^\W_]+", value.lower()) if len(w) >= 4 or any(ch.isdigit() for ch in w)}
         forms = lambda w: {w, w + "s", w + "es", w[:-1] if w.endswith("s") else w, w[:-2] if w.endswith("es") else w}  # noqa: E731

@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 
 from ..runs.model import Turn
-from .reading import Call, Reading, t_is_user
+from .reading import Call, Reading, looks_like_error, t_is_user
 
 _TOKEN = re.compile(r"[^\W_]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -66,8 +66,11 @@ def _sentence_words(low: str) -> tuple[frozenset[str], ...]:
 
 
 def place_words(t: Turn) -> str:
-    """Where the close words were: a user message or what a call returned, with its turn."""
-    return f"the user message at turn {t.turn}" if t_is_user(t) else f"what {t.name} returned at turn {t.turn}"
+    """Where the close words were: a user message, what a call returned, or the error it answered, with its turn."""
+    if t_is_user(t):
+        return f"the user message at turn {t.turn}"
+    # an error's text lists names it could not find: it returned no page (step-0051's Similar list)
+    return f"the error {t.name} answered at turn {t.turn}" if looks_like_error(t) else f"what {t.name} returned at turn {t.turn}"
 
 
 def near_look_up(r: Reading, value: str, before: int | None) -> tuple[Call, list[str], int] | None:
