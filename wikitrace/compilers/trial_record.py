@@ -212,6 +212,8 @@ def record(r: Reading) -> dict:
         words = set(folded_words(text))
         if words and not words <= statement and words <= given:  # named by a reflection before any look-up
             out["answer"]["given"] = True
+        if words and words <= statement:  # the question itself names it (one of the two it asks between)
+            out["answer"]["in_question"] = True
         if is_chosen(r, text):  # a verdict, a yes or a no: chosen, not returned by a look-up
             out["answer"]["chosen"] = True
         found = answer_seen_in(r, text, answer) if answer_norm(text) and not is_verdict(r, text) else None

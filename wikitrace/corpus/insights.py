@@ -42,6 +42,7 @@ from .choices import relevant, separating
 from .one_run import mark as mark_one_run
 from .pattern_tally import PatternTally
 from .answered_refusals import say_answered
+from .unread_answers import say_unread
 from .fisher import fisher_tails, verdict as _verdict
 from .peers import check_first, failed_peers
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
@@ -248,6 +249,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         checklist(entry, groups[entry["id"]], met.get(kind), indexes.get(kind))
         name_missing(entry, groups[entry["id"]])
         say_answered(entry, groups[entry["id"]], trials)
+        say_unread(entry, groups[entry["id"]])
         untested_fix(entry, groups[entry["id"]])
         mark_listed_leads(entry, groups[entry["id"]], trials)
         habits(entry, groups[entry["id"]])
