@@ -115,3 +115,13 @@ def test_a_success_without_changes_is_told_apart_by_the_look_up_its_failed_trial
     won, lost = steps["task-22-trial-0"], steps["task-22-trial-1"]
     assert (f"- The failed trial of this task, [{lost}]({lost}.md), made no state-changing call either; what separated "
             "them: this run called get_user_details, which it never did.") in " ".join(_in_short(out, won))
+
+
+def test_a_failure_that_told_another_figure_says_which_one_its_report_gave(tmp_path):
+    """The run wrote a total, a wrong one: the sentence says the figure its report gave instead, so
+    a reader sees it told the user something and the total was what went wrong."""
+    run = _load(tmp_path, _trial(1, 0.0, "Done: you are on HAT311, and the fare difference is $1,290."))
+    said = next(t.turn for t in run.turns if t.type == "message" and "$1,290" in (t.content or ""))
+    texts = [f.text for f in compile_offline(run).in_short]
+    assert any(t.startswith("The task expected the agent to tell the user 1410") and
+               t.endswith(f"; its report at turn {said} gave $1,290 instead.") for t in texts), texts

@@ -106,4 +106,33 @@ def untold_fact(r: Reading) -> KeyFact | None:
     if held:
         text += "; " + "; ".join(f"{t.held[0]}'s answer at turn {t.held[1]} held {t.value}" for t in held[:3])
         turns += [t.held[1] for t in held[:3]]
+    other = _other_figures(r, missing)
+    if other is not None:  # it told a figure, a wrong one: the changes or the sum behind it differed
+        text += f"; its report at turn {other[0]} gave {join(other[1], 2)} instead"
+        turns.append(other[0])
     return KeyFact(text + ".", sorted(set(turns)))
+
+
+_FIGURE = re.compile(r"\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")  # a whole word: not HAT311, not 2024-05-15
+
+
+def _other_figures(r: Reading, missing: list) -> tuple[int, list[str]] | None:
+    """(turn, figures) of the agent's report after its last call when it wrote other figures of the
+    size of a number the task expected it to say (a tenth to ten times it): the run told the user a
+    total, a wrong one, rather than none."""
+    from .insight_words import report_message
+
+    plain = [str(t.value).replace(",", "") for t in missing]
+    wanted = [float(v) for v in plain if re.fullmatch(r"-?\d+(?:\.\d+)?", v)]
+    said = report_message(r) if wanted else None
+    if said is None:
+        return None
+    figures = []
+    for word in (said.content or "").split():
+        word = word.strip(".,;:!?()\"'*")
+        if not _FIGURE.fullmatch(word):
+            continue
+        x = float(word.lstrip("$").replace(",", ""))
+        if any(w and x != w and 0.1 * abs(w) <= abs(x) <= 10 * abs(w) for w in wanted) and word not in figures:
+            figures.append(word)
+    return (said.turn, figures[:2]) if figures else None
