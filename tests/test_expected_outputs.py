@@ -125,3 +125,13 @@ def test_a_failure_that_told_another_figure_says_which_one_its_report_gave(tmp_p
     texts = [f.text for f in compile_offline(run).in_short]
     assert any(t.startswith("The task expected the agent to tell the user 1410") and
                t.endswith(f"; its report at turn {said} gave $1,290 instead.") for t in texts), texts
+
+
+def test_the_tell_the_user_lesson_is_taught_only_by_a_run_that_told_no_such_figure(tmp_path):
+    """A run that wrote no figure learns to tell the value; one that told a wrong total of that size
+    did tell the user, so that lesson is not its own (its page says which figure it gave)."""
+    silent = compile_offline(_load(tmp_path, _trial(1, 0.0, "Done: you are on HAT311.")))
+    wrong = compile_offline(_load(tmp_path, _trial(1, 0.0, "Done: you are on HAT311; the difference is $1,290.")))
+    assert "untold" in [i.key for i in silent.insights]
+    assert "untold" not in [i.key for i in wrong.insights]
+    assert "untold" in wrong.patterns  # still counted as a run that never wrote the expected value

@@ -106,7 +106,7 @@ def untold_fact(r: Reading) -> KeyFact | None:
     if held:
         text += "; " + "; ".join(f"{t.held[0]}'s answer at turn {t.held[1]} held {t.value}" for t in held[:3])
         turns += [t.held[1] for t in held[:3]]
-    other = _other_figures(r, missing)
+    other = other_figures(r, missing)
     if other is not None:  # it told a figure, a wrong one: the changes or the sum behind it differed
         text += f"; its report at turn {other[0]} gave {join(other[1], 2)} instead"
         turns.append(other[0])
@@ -116,7 +116,7 @@ def untold_fact(r: Reading) -> KeyFact | None:
 _FIGURE = re.compile(r"\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")  # a whole word: not HAT311, not 2024-05-15
 
 
-def _other_figures(r: Reading, missing: list) -> tuple[int, list[str]] | None:
+def other_figures(r: Reading, missing: list) -> tuple[int, list[str]] | None:
     """(turn, figures) of the agent's report after its last call when it wrote other figures of the
     size of a number the task expected it to say (a tenth to ten times it): the run told the user a
     total, a wrong one, rather than none."""

@@ -13,11 +13,11 @@ successes too. Hand-offs are left out: their summary is free text no run repeats
 from __future__ import annotations
 
 from .expected_calls import call_text, made_as_expected, missed_changes
-from .expected_outputs import told
+from .expected_outputs import other_figures, told
 from .insight_parts import kind_of_tasks, make_insight
 from .insight_words import hands_off, join
 from .lookup_coverage import Coverage, unlooked
-from .reading import Reading, leaves
+from .reading import Reading, harness_reason, leaves
 from .schema import CandidateInsight
 
 MISSED = "missed"  # an expected change never made (one lesson whichever tool: the page counts the tools)
@@ -76,7 +76,9 @@ def left_undone(r: Reading) -> list[CandidateInsight]:
             f"{done}the task expected {join([call_text(e) for e in missed if e['name'] == tools[0]], 2)}"
             + (f" and {join(tools[1:], 3)}" if len(tools) > 1 else "") + ", never made", False))
     unsaid = [t for t in told(r) if t.turn is None]
-    if unsaid:
+    # a run the harness cut off had no turn left to tell it, and one that told another figure of that
+    # size did tell the user: what made its figure wrong is its lesson, not telling
+    if unsaid and harness_reason(r) is None and other_figures(r, unsaid) is None:
         held = [f"{t.held[0]}'s answer at turn {t.held[1]} held {t.value}" for t in unsaid if t.held is not None]
         out.append(make_insight(
             UNTOLD, "Tell the user the values the request asks for before ending",
