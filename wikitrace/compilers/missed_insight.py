@@ -76,9 +76,10 @@ def left_undone(r: Reading) -> list[CandidateInsight]:
             f"{done}the task expected {join([call_text(e) for e in missed if e['name'] == tools[0]], 2)}"
             + (f" and {join(tools[1:], 3)}" if len(tools) > 1 else "") + ", never made", False))
     unsaid = [t for t in told(r) if t.turn is None]
-    # a run the harness cut off had no turn left to tell it, and one that told another figure of that
-    # size did tell the user: what made its figure wrong is its lesson, not telling
-    if unsaid and harness_reason(r) is None and other_figures(r, unsaid) is None:
+    # a run the harness cut off before any answer held the value had no turn to tell it, and one that
+    # told another figure of that size did tell the user: what made its figure wrong is its lesson
+    if unsaid and (harness_reason(r) is None or any(t.held is not None for t in unsaid)) \
+            and other_figures(r, unsaid) is None:
         held = [f"{t.held[0]}'s answer at turn {t.held[1]} held {t.value}" for t in unsaid if t.held is not None]
         out.append(make_insight(
             UNTOLD, "Tell the user the values the request asks for before ending",
