@@ -24,12 +24,24 @@ def _kept_from(runs: list[dict]) -> dict:
 
 
 def test_counts_kept_from_the_first_runs_give_what_counting_every_run_gives(tau_bench_corpus):
+    """The kept counts of the first 150 runs, listing the runs of every pattern the whole set's
+    lessons need (as an earlier command that saw those lessons leaves them), carried on over the
+    other 50: the gather equals counting every run."""
+    from wikitrace.corpus.insights import kind_of
+
     corpus, _result = tau_bench_corpus
     runs = json.loads((corpus / "corpus.json").read_text())["runs"]
     head = runs[:150]
     fresh_tally = PatternTally()
     fresh = gather(copy.deepcopy(runs), tally=fresh_tally)
-    tally = PatternTally(_kept_from(head), {r["step"] for r in head})
+    kept = {}
+    for kind, whole in fresh_tally.counted.items():
+        part = pattern_tally.KindTally(whole.wanted)
+        for r in head:
+            if kind_of(r) == kind:
+                part.add(r)
+        kept[kind] = pattern_tally.KindTally.from_json(json.loads(json.dumps(part.as_json())))
+    tally = PatternTally(kept, {r["step"] for r in head})
     assert gather(copy.deepcopy(runs), tally=tally) == fresh
     assert tally.reused, "the kept counts must have been used (else this test shows nothing)"
     assert {k: t.as_json() for k, t in tally.counted.items()} == {k: t.as_json() for k, t in fresh_tally.counted.items()}

@@ -170,9 +170,15 @@ def _unasked(r: Reading, w: Call) -> bool:
 
 
 def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
-    if not r.calls and _asked_the_user(r) and (unlooked := _unlooked(r)) is not None:
+    # a run whose only calls were hand-offs its task did not expect looked nothing up and changed
+    # nothing: it is read as one that made no call (its source line names the hand-off)
+    silent = not r.calls or all(c.writes and (c.error or (is_hand_off(c) and _unasked(r, c))) for c in r.calls)
+    handed = [c for c in r.calls if c.writes and not c.error and is_hand_off(c)]
+    also = (f"; handed off with {handed[-1].name} at turn {handed[-1].n}, which the task did not expect"
+            if handed else "")
+    if silent and _asked_the_user(r) and (unlooked := _unlooked(r)) is not None:
         return [unlooked]
-    if not r.calls and _asked_the_user(r):  # a person answered its questions, and it changed nothing
+    if silent and _asked_the_user(r):  # a person answered its questions, and it changed nothing
         # these runs passed having only asked; failed runs of other tasks ended the same way where a
         # look-up from what the user had given would have found what the change needed
         return [make_insight("direct|asked",
@@ -181,12 +187,12 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
                              "user's words do lead to (an id, a name the tools can find records by); make no change "
                              "until the user or the records supply them, and end without one only when neither can.",
                              f"In {kind_of_tasks(r)} where the user has not given what the request needs.",
-                             f"{_talk(r)}, no tool call" + last_said(r), True)]
-    if not r.calls:
+                             f"{_talk(r)}, no {'look-up' if r.calls else 'tool call'}{also}" + last_said(r), True)]
+    if silent:
         return [make_insight("direct", "Answer directly when nothing needs checking",
                         "When the request needs nothing from the environment, answer it directly.",
                         f"In {kind_of_tasks(r)} that ask nothing of the tools.",
-                        "answered without a tool call" + last_said(r), True)]
+                        f"answered without {'a look-up' if r.calls else 'a tool call'}{also}" + last_said(r), True)]
     out: list[CandidateInsight] = []
     writes = [c for c in r.calls if c.writes and not c.error]
     if writes and all(is_hand_off(w) and _unasked(r, w) for w in writes):
@@ -199,7 +205,6 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         # a success whose every call failed still names the tools it used; a hand-off is no look-up
         reads = [c for c in r.calls if not c.writes]
         looks = sorted(lookups_before(r, None) or dict.fromkeys(verb(c) for c in reads or r.calls))[:3]
-        handed = [c for c in r.calls if c.writes and not c.error and is_hand_off(c)]
         # a success that changed nothing: a question, or a change the rules ruled out (both end here)
         # a refusal needs rules to rest on and a person to tell: a coding or QA log without them hears of neither
         guideline = (f"When the look-ups show the request needs no change (a question) or allows none (a change "
@@ -210,9 +215,7 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         out.append(make_insight("answer-from", f"Answer from {join(looks, 2)} when nothing should change",
                            guideline, f"In {kind_of_tasks(r)} that are settled without a change.",
                            (f"answered after {len(reads)} look-up call{'s' if len(reads) != 1 else ''}" if reads else
-                            "answered without a look-up")
-                           + (f"; handed off with {handed[-1].name} at turn {handed[-1].n}, which the task did not "
-                              "expect" if handed else "") + last_said(r), True))
+                            "answered after changes that all failed") + also + last_said(r), True))
     option = option_insight(r, True) or verdict_insight(r)  # the options it chose; the words a verdict quoted
     if option is not None and writes:
         out.append(option)
