@@ -1081,6 +1081,13 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
             _only_in_errors(run, m.group(1), m.group(2), None)
         _held_in_another_form(run, text)
         return
+    m = re.fullmatch(r'The answer "(yes|no)" \(turn (\d+)\) is a yes or no, but the question asks "(.+?)": it wants '
+                     r'a thing named, not whether something holds\.', text)
+    if m:  # in_short._wrong_kind: the run's answer was that word, and the question asks with that phrase
+        assert str(by_n[int(m.group(2))].arguments).strip().rstrip(".!").casefold() == m.group(1), text
+        assert m.group(3) in (run.task.instruction or ""), text
+        assert m.group(3).split()[0].lower() in ("what", "which", "who", "whom", "whose", "when", "where", "how"), text
+        return
     m = re.fullmatch(r'The answer "(.+)" \(turn (\d+)\) was judged (right|wrong)(.*)', text)
     if m:
         assert (m.group(3) == "right") == run.outcome.success, text

@@ -233,6 +233,21 @@ def test_a_wrong_answer_of_a_task_no_trial_s_look_up_answered_says_so_on_its_les
     assert said not in " ".join(lesson_of(REFLEXION, "held").split())
 
 
+def test_a_yes_given_to_a_which_question_is_said_to_be_the_wrong_kind_of_answer(tmp_path):
+    """The failed trial answered "yes" to "Which lighthouse keeper …?": its page leads with the kind
+    of answer the question asked for, before the value it missed."""
+    yes = REFLEXION.replace("Action 2: Finish[Ivar Brenne]", "Action 2: Finish[yes]")
+    assert yes != REFLEXION
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(yes, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    lost = next(r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"] if r["outcome"] == "failure")
+    assert _in_short(out, lost)[0].startswith(
+        "- The answer \"yes\" (turn 2) is a yes or no, but the question asks \"Which lighthouse\": it wants a thing "
+        "named, not whether something holds.")
+
+
 QUOTED = """
 ########################################
 BEGIN TRIAL 1

@@ -263,9 +263,27 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
     return [KeyFact(text, [at] if at is not None else [])]
 
 
+_ASKS_WHAT = re.compile(r"\b(?:what|which|who|whom|whose|when|where|how many|how much)\b(?:\s+[\w-]+)?", re.I)
+
+
+def _wrong_kind(r: Reading, c: Call) -> KeyFact | None:
+    """A yes or no given to a question that asks what, which or who: the kind of answer, not its
+    value, was wrong (step-0208 said "yes" to "During what war …")."""
+    given = " ".join(str(c.turn.arguments).split()).rstrip(".!").casefold()
+    asked = _ASKS_WHAT.search(r.run.task.instruction or "") if given in ("yes", "no") else None
+    if asked is None:
+        return None
+    return KeyFact(f"The answer \"{given}\" (turn {c.n}) is a yes or no, but the question asks \"{asked.group(0)}\": "
+                   "it wants a thing named, not whether something holds.", [c.n])
+
+
 def _failure_facts(r: Reading) -> list[KeyFact]:
     answer = _answer(r)
     facts = [f for f in [_answer_fact(r, answer, False) if answer is not None else None] if f is not None]
+    kind = _wrong_kind(r, answer) if answer is not None else None
+    if kind is not None:  # why first: the answer was of the wrong kind
+        facts.insert(0, kind)
+        r.memo.setdefault(LEADS, []).append(kind.text)
     own, lacking = _standing_errors(r)
     untold = [f for f in [untold_fact(r)] if f is not None]
     still = edited_still_failing(r)  # tells the test command's failures, and what came between them
