@@ -293,19 +293,19 @@ def test_a_run_that_settled_on_tests_it_had_just_seen_fail_learns_to_settle_once
     text = (out / "insight" / f"{lesson['id']}.md").read_text()
     assert "title: \"After the last edit, settle only once python shows the tests pass\"" in text
     assert "Runs of this task type that met it: 1 failed, 0 successful." in text
-    assert "submit or end only once it passes" in text
+    assert "submit or end only once it passes." in text
 
 
 def test_an_edit_that_wrote_a_name_the_log_only_showed_spelt_otherwise_is_flagged_on_its_page(coding_out):
     """step-0003 wrote `_paddingOptional` and its successful trial `Padding.OPTIONAL` where the code
-    they searched wrote PADDING_OPTIONAL: both pages say so, the failure with what to do. A name no
+    they searched wrote PADDING_OPTIONAL: both pages say so, as a fact (the success wrote one too). A name no
     turn showed in any spelling (the JDK's `Long.MIN_VALUE`, JUnit's `assertEquals`) and a method
     called on a value the log showed (`seg.replace`) are not flagged."""
     out, _data, step = coding_out
     lost = (out / "compilation" / f"{step['acme__jsonkit-102']}.md").read_text()
     won = (out / "compilation" / f"{step['swe-gpt4o/acme__jsonkit-102']}.md").read_text()
     assert ("wrote \\`_paddingOptional\\` (the log showed \\`PADDING_OPTIONAL\\`), a name no earlier turn of this "
-            "log held as written: copy a name as the code writes it, or search for it before writing it.") in lost
+            "log held as written.") in lost
     assert "wrote \\`Padding.OPTIONAL\\` (the log showed \\`PADDING_OPTIONAL\\`)" in won
     assert "the run succeeded with it, but no turn before the edit showed it so written." in won
     pages = "\n".join((out / "compilation" / f"{s}.md").read_text() for s in step.values())

@@ -1117,7 +1117,7 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         return
     m = re.fullmatch(r"The edit at turn (\d+) wrote (.+?), (?:a name|names) no earlier turn of this log held as "
                      r"written(?:; the run succeeded with (?:it|them), but no turn before the edit showed (?:it|them) so "
-                     r"written|: copy a name as the code writes it, or search for it before writing it)\.",
+                     r"written)?\.",
                      text.replace("\\`", "`"))
     if m:  # unseen_names.py: each name is in the edit and in no earlier turn; the other spelling is in one
         edit = by_n[int(m.group(1))]

@@ -48,6 +48,6 @@ def failing_end_insight(r: Reading, check: Call, settled: Call | None) -> Candid
         FAILING_END, f"After the last edit, settle only once {verb(check)} shows the tests pass",
         "When the tests run after your last edit still report failures, the change is not done: read the failing "
         "test's assertion, change the code it exercises and rerun the same command; submit or end only once it "
-        "passes, or say which failures remain and why.",
+        "passes.",
         f"In {kind_of_tasks(r)}, after editing the code and running its tests, before submitting or ending.",
         f"turn {check.n}: {label(check, 80)} still reported failing tests ({said_back(check, 90)}); {ended}", False)

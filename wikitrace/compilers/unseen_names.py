@@ -79,8 +79,8 @@ def unseen_names_fact(r: Reading) -> list[KeyFact]:
     c, names = found[0]
     one = len(names) == 1
     shown = join([f"`{n}` (the log showed `{other}`)" for n, other in names], SHOWN)
+    # said as what the log shows, with no advice: a successful trial may have written such a name too
     tail = ("; the run succeeded with " + ("it" if one else "them") + ", but no turn before the edit showed "
-            + ("it" if one else "them") + " so written" if r.run.outcome.success else
-            ": copy a name as the code writes it, or search for it before writing it")
+            + ("it" if one else "them") + " so written" if r.run.outcome.success else "")
     return [KeyFact(f"The edit at turn {c.n} wrote {shown}, {'a name' if one else 'names'} no earlier turn of this log "
                     f"held as written{tail}.", [c.n])]

@@ -115,7 +115,7 @@ def _any_same(mine: set[str], theirs: set[str]) -> bool:
 
 
 # a coding call by its kind (compilers/call_kinds.did_token), as a sentence says it was done
-_KIND_DONE = {"@edit": "changed a file", "@search": "searched the code without an error", "@test": "ran tests that passed",
+_KIND_DONE = {"@edit": "changed a file", "@search": "searched the code without an error", "@test": "ran a test command that passed as a whole",
               "@submit": "submitted its changes", "@view": "viewed a file"}
 
 
@@ -249,7 +249,7 @@ _DO = [
     (r"called (\S+) without an error, which .+ never did", r"call \1 and get its answer"),
     (r"ran (\S+) without an error, which .+ never did", r"run \1 and get its output"),
     (r"viewed (\S+), which .+ never did", r"read \1 before changing it"),
-    (r"ran tests that passed, which .+ never did", r"run the tests and see them pass before settling"),
+    (r"ran a test command that passed as a whole, which .+ never did", r"run the tests and see them pass before settling"),
     (r"searched the code without an error, which .+ never did", r"search the code for the place to change"),
     (r"changed a file, which .+ never did", r"change the code the task is about"),
     (r"submitted its changes, which .+ never did", r"submit the change"),
