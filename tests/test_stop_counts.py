@@ -33,3 +33,18 @@ def test_a_limit_that_stops_runs_at_differing_counts_is_not_said_to_be_one_in_ca
     runs = [_entry(k, "failure", 3 + k, True) for k in range(6)] + [_entry(9, "success", 3, False)]
     page = _stopped_page(runs)
     assert "harness stopped" not in page["guideline"] and "call." not in page["advice"]
+
+
+def test_a_lesson_that_says_to_keep_looking_is_bounded_by_the_limit_in_calls():
+    """"Keep looking instead of answering" on a harness that stops runs at the sixth call: the page
+    says to keep looking only while calls are left, and to answer by the sixth."""
+    runs = [_entry(k, "failure", 6, True) for k in range(5)] + [_entry(9, "success", 3, False)]
+    wrong = {"key": "answer|Finish|unseen", "title": "Answer with Finish only once a look-up has returned the answer",
+             "guideline": "While no look-up has returned the answer, keep looking instead of answering with Finish.",
+             "applicability": "In QA tasks.", "detail": "run 10", "worked": False}
+    runs.append({"step": "step-0010", "outcome": "failure", "task_type": "qa", "task_id": "q10", "steps": 3,
+                 "decisive": {}, "patterns": ["did|Search"], "lessons": [wrong]})
+    page = next(p for p in gather(runs) if p["key"] == "answer|Finish|unseen")
+    said = " ".join([page["advice"], *page.get("counted", [])])
+    assert "Keep looking only while calls are left" in said
+    assert "after exactly 6 tool calls, so give the best-supported answer by the sixth call." in said

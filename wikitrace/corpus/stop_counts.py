@@ -14,10 +14,16 @@ from collections import Counter
 KEYS = ("idle|", "stopped|")  # the lessons of runs that ended without settling, stopped by a limit
 
 
+# a lesson that tells a run to go on looking before it answers: the limit bounds how long it may
+KEEP_LOOKING = "keep looking"
+
+
 def stopped_at(entry: dict, runs: list[dict]) -> None:
     """Adds the calls the stopped runs of the type made, and the successful runs', to the guideline
-    of a lesson about runs a harness stopped (``runs``: every corpus entry of its task type)."""
-    if not entry["key"].startswith(KEYS):
+    of a lesson about runs a harness stopped (``runs``: every corpus entry of its task type); to a
+    lesson that says to keep looking, the limit that bounds it."""
+    looking = entry["key"].startswith("answer|") and KEEP_LOOKING in entry["guideline"]
+    if not entry["key"].startswith(KEYS) and not looking:
         return
     stopped = [r["steps"] for r in runs if (r.get("decisive") or {}).get("stopped") and isinstance(r.get("steps"), int)]
     if len(stopped) < 2:
@@ -25,6 +31,12 @@ def stopped_at(entry: dict, runs: list[dict]) -> None:
     calls, n = max(Counter(stopped).items(), key=lambda kv: (kv[1], -kv[0]))
     if 2 * n <= len(stopped) or calls < 2:
         return  # no one count: a limit on cost or context, not on calls
+    if looking:
+        which = _ORDINALS[calls - 1] if calls <= len(_ORDINALS) else "last"
+        entry["guideline"] = (f"{entry['guideline']} Keep looking only while calls are left: the harness stopped {n} of "
+                              f"the {len(stopped)} runs of this task type it stopped after exactly {calls} tool calls, "
+                              f"so give the best-supported answer by the {which} call.")
+        return
     wins = Counter(r["steps"] for r in runs if r.get("outcome") == "success" and isinstance(r.get("steps"), int))
     said = (f"The harness stopped {n} of the {len(stopped)} runs of this task type it stopped after exactly {calls} "
             f"tool calls")
