@@ -142,14 +142,15 @@ def _talk(r: Reading) -> str:
             f"{'a question' if asked == 1 else 'questions'}")
 
 
-def _unlooked(r: Reading) -> CandidateInsight | None:
-    """A success with no call at all that asked the user, where the log's expected calls were
-    look-ups only: it got there by stalling, not by checking, and the look-ups are the lesson
-    (its tools exist: the log records them as what the task expected)."""
+def _unlooked(r: Reading, also: str = "") -> CandidateInsight | None:
+    """A success with no look-up at all (no call, or only hand-offs its task did not expect: ``also``
+    names them) that asked the user, where the log's expected calls were look-ups only: it got
+    there by stalling, not by checking, and the look-ups are the lesson (its tools exist: the log
+    records them as what the task expected)."""
     from .expected_calls import expected_changes, expected_lookups
 
     looks = list(dict.fromkeys(c["name"] for c in expected_lookups(r)))
-    if r.calls or not looks or expected_changes(r) != []:
+    if any(not c.writes for c in r.calls) or not looks or expected_changes(r) != []:
         return None
     return make_insight("direct|unlooked", "Look the records up before asking the user for more",
                         f"When the user has given what the records can be found by, look them up with "
@@ -157,7 +158,7 @@ def _unlooked(r: Reading) -> CandidateInsight | None:
                         f"only asked, and passed as the task wanted no change; its expected calls were "
                         f"those look-ups.",
                         f"In {kind_of_tasks(r)} where the user asks for a change to records the tools can look up.",
-                        f"{_talk(r)}, no tool call; the task expected "
+                        f"{_talk(r)}, no {'look-up' if r.calls else 'tool call'}{also}; the task expected "
                         f"{join(looks, 3)} look-up{'s' if len(looks) != 1 else ''} and no change" + last_said(r), True)
 
 
@@ -176,7 +177,7 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     handed = [c for c in r.calls if c.writes and not c.error and is_hand_off(c)]
     also = (f"; handed off with {handed[-1].name} at turn {handed[-1].n}, which the task did not expect"
             if handed else "")
-    if silent and _asked_the_user(r) and (unlooked := _unlooked(r)) is not None:
+    if silent and (unlooked := _unlooked(r, also)) is not None:  # asked or not: the look-ups were the way
         return [unlooked]
     if silent and _asked_the_user(r):  # a person answered its questions, and it changed nothing
         # these runs passed having only asked; failed runs of other tasks ended the same way where a
