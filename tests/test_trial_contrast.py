@@ -153,6 +153,16 @@ Correct answer: Maren Tolle
 """
 
 
+def _reflexion_out(tmp_path, text: str) -> tuple:
+    """A Reflexion log of one question (``text``) compiled offline: the corpus folder and each
+    outcome's step."""
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(text, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    return out, {r["outcome"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
+
+
 def test_a_qa_success_names_the_look_up_and_the_answer_its_failed_retry_gave(tmp_path):
     path = tmp_path / "react_reflexion_1q.txt"
     path.write_text(REFLEXION, encoding="utf-8")
@@ -177,10 +187,7 @@ def test_an_answer_copied_whole_from_a_look_up_is_counted_as_a_value_a_look_up_r
     copied = REFLEXION.replace("Action 2: Finish[Ivar Brenne]",
                                "Action 2: Finish[The Skarvik logbook was transcribed in 1975 by the archivist Ivar Brenne]")
     assert copied != REFLEXION
-    path = tmp_path / "react_reflexion_1q.txt"
-    path.write_text(copied, encoding="utf-8")
-    out = tmp_path / "c"
-    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    out, _runs = _reflexion_out(tmp_path, copied)
     [lost] = [r for r in json.loads((out / "corpus.json").read_text())["runs"] if r["outcome"] == "failure"]
     assert "procedure|Finish:looked-up" in lost["patterns"] and "procedure|Finish:own" not in lost["patterns"]
 
@@ -192,11 +199,7 @@ def test_a_right_answer_no_look_up_returned_is_said_to_come_from_what_the_agent_
     memory = REFLEXION.replace("Skarvik lighthouse was kept from 1890 to 1931 by Maren Tolle, whose logbook survives in "
                                "the town archive.", "Skarvik lighthouse stands on the north cape and was lit in 1890.")
     assert memory != REFLEXION
-    path = tmp_path / "react_reflexion_1q.txt"
-    path.write_text(memory, encoding="utf-8")
-    out = tmp_path / "c"
-    ok("compile", str(path), "--out", str(out), "--offline", "-q")
-    runs = {r["outcome"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
+    out, runs = _reflexion_out(tmp_path, memory)
     page = (out / "compilation" / f"{runs['success']}.md").read_text(encoding="utf-8")
     said = "\n".join(_in_short(out, runs["success"]))
     assert said == (f"- The failed trial of this task answered \"Ivar Brenne\" ([{runs['failure']}]({runs['failure']}.md)); "
@@ -238,12 +241,8 @@ def test_a_yes_given_to_a_which_question_is_said_to_be_the_wrong_kind_of_answer(
     of answer the question asked for, before the value it missed."""
     yes = REFLEXION.replace("Action 2: Finish[Ivar Brenne]", "Action 2: Finish[yes]")
     assert yes != REFLEXION
-    path = tmp_path / "react_reflexion_1q.txt"
-    path.write_text(yes, encoding="utf-8")
-    out = tmp_path / "c"
-    ok("compile", str(path), "--out", str(out), "--offline", "-q")
-    lost = next(r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"] if r["outcome"] == "failure")
-    assert _in_short(out, lost)[0].startswith(
+    out, runs = _reflexion_out(tmp_path, yes)
+    assert _in_short(out, runs["failure"])[0].startswith(
         "- The answer \"yes\" (turn 2) is a yes or no, but the question asks \"Which lighthouse\": it wants a thing "
         "named, not whether something holds.")
 
@@ -527,12 +526,8 @@ def test_a_success_whose_reflection_named_the_answer_says_so_beside_the_look_up(
     """The look-up returned an answer the retry's reflection had already named: the page does not
     make the look-up the step that found it."""
     assert REFLECTED != REFLEXION
-    path = tmp_path / "react_reflexion_1q.txt"
-    path.write_text(REFLECTED, encoding="utf-8")
-    out = tmp_path / "c"
-    ok("compile", str(path), "--out", str(out), "--offline", "-q")
-    won = next(r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"] if r["outcome"] == "success")
-    assert _in_short(out, won)[0].startswith(
+    out, runs = _reflexion_out(tmp_path, REFLECTED)
+    assert _in_short(out, runs["success"])[0].startswith(
         "- Look up Search\\[Skarvik lighthouse\\] and answer from what it returns (\"Maren Tolle\"), as this run did "
         "(a reflection it was given had named the answer before Search\\[Skarvik lighthouse\\] returned it): ")
 
