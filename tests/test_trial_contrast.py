@@ -209,7 +209,7 @@ def test_a_right_answer_no_look_up_returned_is_said_to_come_from_what_the_agent_
     data = json.loads((out / "corpus.json").read_text())
     ending = next(i for i in data["insights"] if i["key"].startswith("procedure|Finish:own"))
     lesson = " ".join((out / "insight" / f"{ending['id']}.md").read_text(encoding="utf-8").split())
-    assert (f"Of the 1 successful runs here, 1 gave a name no look-up of theirs returned and the question does not name "
+    assert (f"1 of the 1 successful runs here gave a name no look-up of theirs returned and the question does not name "
             f"({runs['success']}): they passed, but nothing in their logs checked that name.") in lesson, lesson
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import layout
 
-SHOWN = 6  # runs named
+SHOWN = 12  # runs named
 
 
 def say_unread(entry: dict, members: list[tuple[dict, dict]]) -> None:
@@ -31,7 +31,7 @@ def say_unread(entry: dict, members: list[tuple[dict, dict]]) -> None:
     given = sum(bool(e["decisive"]["answer"].get("given")) for e in unread)
     named = ", ".join(steps[:SHOWN]) + (f" and {len(steps) - SHOWN} more" if len(steps) > SHOWN else "")
     entry["guideline"] = (
-        f"{entry['guideline'].rstrip()} Of the {len(won)} successful runs here, {len(unread)} gave a name no look-up "
+        f"{entry['guideline'].rstrip()} {len(unread)} of the {len(won)} successful runs here gave a name no look-up "
         f"of theirs returned and the question does not name ({named})"
         + (f", {given} of them one a reflection they were given had named" if given else "")
         + ": they passed, but nothing in their logs checked that name.")
