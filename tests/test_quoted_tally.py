@@ -51,3 +51,19 @@ def test_the_record_counts_a_run_s_quoted_look_ups_and_their_failures():
                  and ('"' in str(t.arguments) or str(t.arguments).strip()[:1] + str(t.arguments).strip()[-1:] == "''")]
         sent, failed = record(read_run(run))["quoted_calls"]["Search"]
         assert (sent, failed) == (len(calls), sum(bool(t.is_error) for t in calls)), run.run_id
+
+
+def test_the_tally_goes_after_the_first_sentence_not_inside_a_quoted_error():
+    """The lesson's first sentence quotes the error ("Could not find …. Similar: …"): the tally is
+    put after that whole sentence, not at the "…. " inside the quote."""
+    guideline = ('When Search answers "Could not find …. Similar: …", call Search again with a listed name. '
+                 "Send the name without quote marks.")
+    entry = {"guideline": guideline, "checked": {"kind": "quoted-name", "steps": ["step-0000"]},
+             "key": "error|Search|not-found", "sources": [{"step": "step-0000", "outcome": "failure"}]}
+    runs = [{"step": f"step-{k:04d}", "outcome": "failure", "patterns": [],
+             "facts": [{"kind": "quoted-name", "about": ["Search"]}],
+             "decisive": {"quoted_calls": {"Search": [2, 2]}}} for k in range(2)]
+    quoted_plainly(entry, runs, {r["step"]: r for r in runs})
+    assert entry["guideline"].startswith(
+        'When Search answers "Could not find …. Similar: …", call Search again with a listed name. Of the Search calls '
+        "in this task type's runs whose text held quote marks, all 4 failed (sent in 2 runs, either outcome)."), entry

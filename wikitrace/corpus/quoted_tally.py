@@ -33,5 +33,8 @@ def quoted_plainly(entry: dict, runs_of_type: list[dict], by_step: dict[str, dic
     who = f"all {sent}" if failed == sent else f"{failed} of the {sent}"
     said = (f"Of the {tool} calls in this task type's runs whose text held quote marks, {who} failed "
             f"(sent in {runs} runs, either outcome).")
-    lead, dot, rest = entry["guideline"].partition(". ")
-    entry["guideline"] = f"{lead}. {said} {rest}" if dot else f"{entry['guideline']} {said}"
+    from .advice_cut import sentences
+
+    # after the lead's first sentence, cut where a sentence ends (not at "…." inside a quoted error)
+    first, *rest = sentences(entry["guideline"])
+    entry["guideline"] = " ".join([first, said, *rest])
