@@ -379,6 +379,21 @@ def test_a_contrast_with_every_success_of_the_type_reads_the_same_after_an_unrel
     assert note == aside_note("arguments", failed[:3], failed, "a change differed", won[:2], more, TYPE_WIDE), note
 
 
+def test_the_test_against_the_successes_that_met_the_error_counts_every_failed_run_that_met_it():
+    """19 of a page's 212 failed sources showed a fact and none of the 35 successes that met the
+    error did. 216 failed runs met the error in all: set like against like, 19 of 216 against 0 of
+    35 is p = 0.051, no separation; counting the sources alone said p = 0.049."""
+    from wikitrace.corpus.fact_weights import weak_note
+
+    failed = [{"step": f"step-{i:04d}", "task_id": str(i)} for i in range(212)]
+    won = [{"step": f"step-{1000 + i:04d}", "task_id": str(1000 + i)} for i in range(35)]
+    among = "runs of this task type that met this error"
+    alone, apart = weak_note(failed[:19], failed, [], won, among, "", "arguments")
+    assert apart and "p = 0.049" in alone, alone
+    note, apart = weak_note(failed[:19], failed, [], won, among, "", "arguments", failed_met=216)
+    assert not apart and "Fisher" not in note and "0 showed the same." in note, note
+
+
 def test_a_fact_on_the_lessons_own_tool_leads_before_one_only_on_another_tool():
     # both kinds cover every failed run; the differing arguments are of another change than the
     # lesson's, so what they say of book_trip is less than the unasked book_trip that went through

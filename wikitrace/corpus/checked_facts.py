@@ -284,7 +284,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     proven = weak is None
     if weak is not None:
         note, proven = weak_note(runs_of[kind], failed, won.get(kind, []), won_runs, among, top, kind,
-                                  minority is not None)
+                                  minority is not None, (entry.get("contrast") or {}).get("failed_met") or 0)
         text += " " + note
         if not proven and kind == "arguments" and top and "." in top:
             # the argument most failed runs got wrong does not set them apart: what to do leads, the

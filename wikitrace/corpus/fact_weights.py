@@ -51,12 +51,15 @@ TYPE_WIDE = "runs of this task type"
 
 
 def weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_runs: list[dict], among: str,
-               item: str, kind: str, minority: bool = False) -> tuple[str, bool]:
+               item: str, kind: str, minority: bool = False, failed_met: int = 0) -> tuple[str, bool]:
     """How strongly the counts support a lead that does not separate the outcomes, and whether the
     successful runs' count sets it apart after all (the commonest fact can): the same
     fact among the successful runs (for the same argument or tool, where the lead names one).
     ``minority``: the fact covers fewer than half of the failed runs, so it is said as the
-    commonest one, and a kind checked only on failed runs is said to have no count to weigh."""
+    commonest one, and a kind checked only on failed runs is said to have no count to weigh.
+    ``failed_met``: the failed runs of the population ``won_runs`` is drawn from (every run that met
+    the page's pattern, not only its sources): the test sets like against like, the failed runs
+    beyond the sources counted as not showing the fact, which can only raise p."""
     if minority and fact_leads.kind_of(kind) in FAILED_ONLY:
         return ("It is the commonest checked fact among these failed runs, not a proven cause: it is checked only "
                 "on failed runs' answers, so no successful run is counted against it."), False
@@ -64,7 +67,8 @@ def weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_runs
     if item and kind in NAMES_ITEMS:
         hit, won_hit, what = with_item(hit, kind, item), with_item(won_runs, kind, item), f" for {item_words(item)}"
     n = len(won_runs)
-    up, _down = fisher_tails(len(hit), len(won_hit), len(failed), n)
+    total = len(failed) if among == TYPE_WIDE else max(len(failed), failed_met)
+    up, _down = fisher_tails(len(hit), len(won_hit), total, n)
     apart = up < ALPHA and len(hit) > 1  # one run is no count
     head = ("The successful runs set it apart" if apart
             else "It is the commonest checked fact among these failed runs, not a proven cause" if minority
@@ -72,7 +76,7 @@ def weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_runs
             else "It is the most specific fact these failed runs share, not a proven cause")
     if among == TYPE_WIDE:  # every success of the type: its total and the p move with any added run
         return f"{head}: {run_counts.runs_of(won_hit, 'successful runs of this task type', paren=True)} showed the same{what}.", apart
-    p = f" ({_p_more_in_failed(len(hit), len(won_hit), len(failed), n)})" if apart else ""
+    p = f" ({_p_more_in_failed(len(hit), len(won_hit), total, n)})" if apart else ""
     return f"{head}: of the {run_counts.count(n, n, 'successful ' + among)}, {len(won_hit)} showed the same{what}{p}.", apart
 
 
