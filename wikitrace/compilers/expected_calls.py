@@ -13,7 +13,7 @@ import operator
 import re
 
 from ..runs.model import Turn
-from .insight_words import join
+from .insight_words import is_hand_off, join
 from .reading import Call, Reading, _occurs, is_read_only
 from .text import clip
 
@@ -99,6 +99,13 @@ def differences(r: Reading, c: Call) -> list[tuple[str, object, object]] | None:
         sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
         r.memo[key] = min((_differing(e["arguments"], sent) for e in same), key=len) if same else None
     return r.memo[key]
+
+
+def unasked_hand_off(r: Reading, c: Call) -> bool:
+    """A hand-off in a run whose log records the task's expected calls, none of them with its tool:
+    it changed no record the task was judged on, so it is not what a success did right."""
+    expected = expected_changes(r) if is_hand_off(c) else None
+    return expected is not None and not any(e["name"] == c.name for e in expected)
 
 
 def _open(r: Reading, c: Call) -> list[dict]:

@@ -44,11 +44,11 @@ from .record_claims import contradicted, past_dates, unchecked
 from .record_facts import stated_now
 from .shown_conflicts import shown_conflicts
 from .reading import Call, Reading, harness_reason
-from .run_patterns import given_words
+from .run_patterns import answer_origin
 from . import success_lessons
 from .trial_record import RESTATES
 from .schema import KeyFact
-from .text import clip, folded_words
+from .text import clip
 from .time_claims import time_facts
 
 MAX_FACTS = 3
@@ -182,12 +182,11 @@ def _unread_answer(r: Reading, c: Call) -> tuple[str, int | None]:
         return f"; the answer appears in what {found[1].name} returned at turn {found[1].n}", found[1].n
     if found is not None and found[0] == "error":
         return f"; no look-up that went through returned it, only the error {found[1].name} at turn {found[1].n}", found[1].n
-    statement, given = given_words(r)
-    words = set(folded_words(" ".join(str(c.turn.arguments).split())))
-    if words and words <= statement:
+    origin = answer_origin(r, " ".join(str(c.turn.arguments).split()))
+    if origin == "question":
         return "; no look-up returned it as written: the question itself names it", None
     told = _reflections(r)
-    if words and words <= given and told is not None:
+    if origin == "given" and told is not None:
         return (f"; no look-up returned it: a reflection on an earlier trial, given to the run at turn {told['turn']}, "
                 "had named it"), told["turn"]
     if found is not None and found[0] == "user":

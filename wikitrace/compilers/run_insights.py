@@ -36,7 +36,7 @@ from .verdict_evidence import verdict_insight
 from .insight_words import (WHY_WRONG, clip_words, expected_answer, free_form, gives_answer, is_hand_off, join,
                             last_said, rule_title, top_key, why_wrong)
 from .argument_places import sources
-from .expected_calls import made_as_expected
+from .expected_calls import made_as_expected, unasked_hand_off
 from .missed_insight import left_undone
 from .picked_values import picked
 from .changes import edit_of
@@ -162,18 +162,10 @@ def _unlooked(r: Reading, also: str = "") -> CandidateInsight | None:
                         f"{join(looks, 3)} look-up{'s' if len(looks) != 1 else ''} and no change" + last_said(r), True)
 
 
-def _unasked(r: Reading, w: Call) -> bool:
-    """A hand-off of a run whose log records the task's expected calls, none of them with its tool."""
-    from .expected_calls import expected_changes
-
-    expected = expected_changes(r)
-    return expected is not None and not any(e["name"] == w.name for e in expected)
-
-
 def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     # a run whose only calls were hand-offs its task did not expect looked nothing up and changed
     # nothing: it is read as one that made no call (its source line names the hand-off)
-    silent = not r.calls or all(c.writes and (c.error or (is_hand_off(c) and _unasked(r, c))) for c in r.calls)
+    silent = not r.calls or all(c.writes and (c.error or unasked_hand_off(r, c)) for c in r.calls)
     handed = [c for c in r.calls if c.writes and not c.error and is_hand_off(c)]
     also = (f"; handed off with {handed[-1].name} at turn {handed[-1].n}, which the task did not expect"
             if handed else "")
@@ -196,16 +188,17 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
                         f"answered without {'a look-up' if r.calls else 'a tool call'}{also}" + last_said(r), True)]
     out: list[CandidateInsight] = []
     writes = [c for c in r.calls if c.writes and not c.error]
-    if writes and all(is_hand_off(w) and _unasked(r, w) for w in writes):
+    if writes and all(unasked_hand_off(r, w) for w in writes):
         writes = []  # hand-offs the task's expected calls do not hold: it passed by changing nothing
     if writes and is_hand_off(writes[-1]):
         out.append(hand_off_insight(r, writes[-1], True))
     elif writes:
         out.append(procedure_insight(r))
     else:
-        # a success whose every call failed still names the tools it used; a hand-off is no look-up
+        # a success whose every call failed still names the tools it used; a hand-off is no look-up (a run
+        # with none is ``silent`` above)
         reads = [c for c in r.calls if not c.writes]
-        looks = sorted(lookups_before(r, None) or dict.fromkeys(verb(c) for c in reads or r.calls))[:3]
+        looks = sorted(lookups_before(r, None) or dict.fromkeys(verb(c) for c in reads))[:3]
         # a success that changed nothing: a question, or a change the rules ruled out (both end here)
         # a refusal needs rules to rest on and a person to tell: a coding or QA log without them hears of neither
         guideline = (f"When the look-ups show the request needs no change (a question) or allows none (a change "
@@ -215,8 +208,8 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
                      f"{join(looks, 3)} returned and change nothing.")
         out.append(make_insight("answer-from", f"Answer from {join(looks, 2)} when nothing should change",
                            guideline, f"In {kind_of_tasks(r)} that are settled without a change.",
-                           (f"answered after {len(reads)} look-up call{'s' if len(reads) != 1 else ''}" if reads else
-                            "answered after changes that all failed") + also + last_said(r), True))
+                           f"answered after {len(reads)} look-up call{'s' if len(reads) != 1 else ''}" + also
+                           + last_said(r), True))
     option = option_insight(r, True) or verdict_insight(r)  # the options it chose; the words a verdict quoted
     if option is not None and writes:
         out.append(option)

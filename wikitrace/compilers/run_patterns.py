@@ -287,6 +287,17 @@ def given_words(r: Reading) -> tuple[set[str], set[str]]:
     return statement, task_words
 
 
+def answer_origin(r: Reading, answer: str) -> str | None:
+    """Where an answer's words stood before any look-up: "question" when the task statement holds
+    them all (one of the two it asks between), "given" when only the rest of what the run was given
+    does (a retry's reflection named it), else None."""
+    statement, given = given_words(r)
+    words = set(folded_words(answer))
+    if not words:
+        return None
+    return "question" if words <= statement else "given" if words <= given else None
+
+
 def decisions_of(r: Reading) -> set[str]:
     """What the run decided, for the comparison with other trials of the same task: every
     tool it called that answered without an error (``did|<tool>``; a coding call by its kind and

@@ -19,16 +19,16 @@ import unicodedata
 from ..runs.errors import tests_passed
 from .arguments import is_chosen, is_verdict
 from .edit_lines import edit_lines
-from .expected_calls import expected_changes, made_as_expected, missed_changes
+from .expected_calls import made_as_expected, missed_changes, unasked_hand_off
 from .expected_outputs import told
 from .insight_parts import edits_of
-from .insight_words import answer_seen_in, expected_answer, gives_answer, is_hand_off, report_message
+from .insight_words import answer_seen_in, expected_answer, gives_answer, report_message
 from .offered_names import naming_page, unsent_offers
 from .refusal_cites import refused
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .test_edits import test_only_edits
-from .run_patterns import given_words
-from .text import clip, folded_words
+from .run_patterns import answer_origin
+from .text import clip
 
 RESTATES = "in_short.restates"  # Reading.memo: texts of success facts that only say what the run did
 
@@ -188,12 +188,11 @@ def record(r: Reading) -> dict:
         changes.append(item)
     if changes:
         out["changes"] = changes
-        expected = expected_changes(r) if r.run.outcome.success else None
-        if expected is not None:  # a success's hand-off the task did not expect changed no record: not what won it
-            unasked = sorted({c.name for c in r.calls if c.writes and not c.error and is_hand_off(c)}
-                             - {e["name"] for e in expected})
-            if unasked:
-                out["unasked"] = unasked
+        # a success's hand-off the task did not expect changed no record: not what won it
+        unasked = sorted({c.name for c in r.calls if r.run.outcome.success and c.writes and not c.error
+                          and unasked_hand_off(r, c)})
+        if unasked:
+            out["unasked"] = unasked
         if not r.run.outcome.success and test_only_edits(r):
             out["tests_only"] = True  # its page sets it against a successful trial that changed the code
     if not r.calls:
@@ -208,11 +207,10 @@ def record(r: Reading) -> dict:
     if answer is not None:
         text = " ".join(str(answer.turn.arguments).split())
         out["answer"] = {"text": clip(text, 120), "turn": answer.n}
-        statement, given = given_words(r)
-        words = set(folded_words(text))
-        if words and not words <= statement and words <= given:  # named by a reflection before any look-up
+        origin = answer_origin(r, text)
+        if origin == "given":  # named by a reflection before any look-up
             out["answer"]["given"] = True
-        if words and words <= statement:  # the question itself names it (one of the two it asks between)
+        elif origin == "question":  # the question itself names it (one of the two it asks between)
             out["answer"]["in_question"] = True
         if is_chosen(r, text):  # a verdict, a yes or a no: chosen, not returned by a look-up
             out["answer"]["chosen"] = True

@@ -294,12 +294,14 @@ def _never_seen(members: list[tuple[dict, dict]], trials) -> str:
     the runs found did not hold it, and no answer drawn from those pages could have been right."""
     if trials is None:
         return ""
+    from .trial_recur import never_returned
+
     failed = [e for e, _l in members if e["outcome"] == "failure" and "expected_seen" in (e.get("decisive") or {})]
     never = []
     for e in failed:
         task = trials.group(e)
         runs = [r for side in (trials.by_task.get(task) or {}).values() for r in side] if task is not None else []
-        if runs and all((r.get("decisive") or {}).get("expected_seen") == {} for r in runs):
+        if runs and never_returned(runs):
             never.append(e)
     if 2 * len(never) <= len(failed):
         return ""  # said where it is what most of the page's failed runs met, not of a few

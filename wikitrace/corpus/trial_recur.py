@@ -193,14 +193,14 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
     held = held_elsewhere(entry, members, holders, _sibling) if item[0] == "answer" and not won else None
     if held and do == ANSWER_DO:  # the page that held the answer says more than the general advice
         return f"{said}. {held}"
-    if item[0] == "answer" and not won and _never_returned(members):
+    if item[0] == "answer" and not won and never_returned(members):
         # no page any trial read held it: the advice may not have been enough, and the reader is told so
         held = (f"No look-up that went through in the {len(members)} trials of this task returned the expected answer "
                 "as written.")
     return f"{said}: {do}." + (f" {held}" if held else "")
 
 
-def _never_returned(members: list[dict]) -> bool:
+def never_returned(members: list[dict]) -> bool:
     """Whether every trial records where the expected answer stood, and none had a look-up return it."""
     return all((m.get("decisive") or {}).get("expected_seen") == {} for m in members)
 
