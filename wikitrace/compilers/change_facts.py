@@ -8,7 +8,6 @@ on them (rule_reasons.py). The In short (in_short.py) puts these among its facts
 
 from __future__ import annotations
 
-
 from dataclasses import replace
 
 from .value_sources import credited_kinds

@@ -27,7 +27,14 @@ def said_back(c: Call, limit: int = 90) -> str:
 def failing_end(r: Reading) -> tuple[Call, Call | None] | None:
     """(the test run after the last file edit that still reported failing tests, the change that
     settled the run after it or None when nothing did) when no edit came after that test run;
-    None for a run that changed no file, ran no test after its last edit, or saw them pass."""
+    None for a run that changed no file, ran no test after its last edit, or saw them pass. Once per
+    run (its memo): the patterns, the lessons and the In short each ask."""
+    if FAILING_END not in r.memo:
+        r.memo[FAILING_END] = _failing_end(r)
+    return r.memo[FAILING_END]
+
+
+def _failing_end(r: Reading) -> tuple[Call, Call | None] | None:
     edits = edits_of(r)
     if not edits:
         return None

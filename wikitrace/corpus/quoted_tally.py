@@ -36,5 +36,5 @@ def quoted_plainly(entry: dict, runs_of_type: list[dict], by_step: dict[str, dic
     from .advice_cut import sentences
 
     # after the lead's first sentence, cut where a sentence ends (not at "…." inside a quoted error)
-    first, *rest = sentences(entry["guideline"])
-    entry["guideline"] = " ".join([first, said, *rest])
+    first, *rest = sentences(entry["guideline"]) or [""]
+    entry["guideline"] = " ".join(x for x in [first, said, *rest] if x)
