@@ -104,3 +104,54 @@ def test_the_sum_is_absent_from_every_importer_fixture_without_such_a_rule():
                 assert int(owed) == want and int(sent) != want
                 said += 1
     assert said == 0  # no fixture's policy has such a rule: the sentence is absent, not merely consistent
+
+
+CHANGE_POLICY = POLICY + """
+## Change trip
+
+- Change flights: A trip in basic economy cannot be moved to other flights.
+
+- Change baggage: The user can add checked bags but cannot remove them.
+"""
+
+
+def _trip(total, nonfree) -> dict:
+    trip = _booking([PASSENGER], total, nonfree)
+    trip.pop("payment_methods")
+    return dict(trip, reservation_id="K2PL7Q", user_id="tove_brand_5120")
+
+
+def _bags_run(tmp_path, sent_nonfree, expected_nonfree, policy=CHANGE_POLICY):
+    """A reservation looked up, moved to another flight (the change's answer is the record as it now
+    stands), then given bags: the allowance is defined under booking, the tier in the owner's record."""
+    moved = dict(_trip(1, 0), flights=[{"flight_number": "HAT320", "date": "2024-06-12"}])
+    bags = {"reservation_id": "K2PL7Q", "total_baggages": 3, "nonfree_baggages": sent_nonfree,
+            "payment_id": "credit_card_5512093"}
+    messages = [*_tool("get_user_details", {"user_id": "tove_brand_5120"}, _member("platinum")),
+                *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, _trip(1, 0)),
+                _user("Move K2PL7Q to HAT320 and make it 3 checked bags. Yes, go ahead."),
+                *_tool("update_reservation_flights", {"reservation_id": "K2PL7Q", "cabin": "economy",
+                                                      "flights": moved["flights"],
+                                                      "payment_id": "credit_card_5512093"}, moved),
+                *_tool("update_reservation_baggages", bags, dict(moved, total_baggages=3,
+                                                                 nonfree_baggages=sent_nonfree))]
+    return _desk_run(tmp_path, messages, [{"name": "update_reservation_baggages",
+                                           "kwargs": dict(bags, nonfree_baggages=expected_nonfree)}], policy=policy)
+
+
+def test_an_allowance_defined_under_another_action_is_summed_for_a_change_of_bags(tmp_path):
+    """The change's own section says nothing keyed on the records about bags; the booking section's
+    allowance, the owner's tier and the record as the flight change returned it settle the sum."""
+    lead = _lead(_bags_run(tmp_path, 2, 0))
+    assert "\"If the account holder is a platinum member" in lead
+    assert "get_user_details (turn" in lead and "`membership` \"platinum\"" in lead
+    assert ("By that rule, 1 economy passenger (the record's `passengers`) gets 4 × 1 = 4 free checked bags; of the 3 "
+            "the call sent as `total_baggages`, 0 are beyond that, and the call sent `nonfree_baggages` 2.") in lead
+
+
+def test_a_rule_from_another_section_is_not_quoted_where_its_sum_does_not_give_the_expected_value(tmp_path):
+    """The task expected 1 extra bag where the allowance gives 0: the rule was read otherwise than
+    the task's, so the booking section's sentence is no fact about this change."""
+    lead = _lead(_bags_run(tmp_path, 2, 1))
+    assert "nonfree_baggages" in lead
+    assert "platinum member" not in lead and "By that rule" not in lead

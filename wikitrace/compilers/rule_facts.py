@@ -160,3 +160,42 @@ def _keyed_by(facts: list[_Fact]):
         low = part.lower()
         return next((f for f in facts if f.phrase and f.phrase in low and _on_its_own(low, f.phrase)), None)
     return find
+
+
+def standing_facts(r: Reading, args: dict, before: int, skip: set[str]) -> tuple[list[_Fact], dict | None]:
+    """(the plain fields of the record a change acts on as it last stood, then of the records it
+    names by id, then the change's own other arguments; that record) where ``_facts`` keeps only
+    look-ups no change came after: the latest call before it (a look-up, or a change whose answer
+    is the record as it then was) that was sent one of its own (name, value) pairs and answered
+    with a record holding that pair, and each look-up sent a value that record holds under the
+    same name (the ``user_id`` a reservation holds: its owner's tier)."""
+    sent = record_rules.pairs(args)
+    record, at = None, None
+    for c in reversed(r.calls):
+        if c.error or c.n >= before or not sent & record_rules.sent_by(r, c):
+            continue
+        answer = _parsed(c.turn.result or "")
+        if isinstance(answer, dict) and any(answer.get(k) == v for k, v in sent & record_rules.sent_by(r, c)):
+            record, at = answer, c
+        break
+    if record is None:
+        return [], None
+    out: dict[str, _Fact] = {}
+
+    def take(answer: dict, c) -> None:
+        for key, value in answer.items():
+            if key not in out and key not in skip and _plain(value) is not None:
+                out[key] = _fact(key, value, f"{c.name} (turn {c.n}) gave", c.n)
+
+    take(record, at)
+    held = record_rules.pairs({k: v for k, v in record.items() if isinstance(v, str)})
+    for c in reversed(r.calls):
+        if c.error or c.writes or c.n >= before or c is at or not held & record_rules.sent_by(r, c):
+            continue
+        answer = _parsed(c.turn.result or "")
+        if isinstance(answer, dict):
+            take(answer, c)
+    for key, value in args.items():
+        if _plain(value) is not None and key not in out and key not in skip:
+            out[key] = _fact(key, value, "the call sent", None)
+    return list(out.values()), record

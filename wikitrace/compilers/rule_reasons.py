@@ -42,7 +42,7 @@ from .record_facts import _when, stated_now
 from .rule_blocks import _Block, _blocks, _loosely_names
 from .rule_clauses import clause_for
 from .rule_facts import (_NAME_PARTS, _Fact, _absent, _fact, _fact_text, _facts, _keyed_by, _name_words, _named,
-                         _plain)
+                         _plain, standing_facts)
 from .rules import _stem, _words, action_verb
 from .text import clip_words
 
@@ -91,7 +91,7 @@ def _labelled(blocks: tuple[_Block, ...], own: set[frozenset[str]], head: frozen
 
 
 def _choose(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str], whole_call: bool, facts: list[_Fact],
-            missed: bool = False):
+            missed: bool = False, anywhere: bool = False):
     """(its quoted sentences, facts named, facts the chosen sentence names by value) of the one
     block that clearly bears on the subject, or None: none does, two rank alike, or the best block's sentences name the same
     fields alike (one per membership tier, the record's tier unknown)."""
@@ -101,21 +101,35 @@ def _choose(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
     for name in known:
         if name and name != tool:
             others |= action_verb(name) - verb
-    ranked = []
     blocks = _blocks(r.system.content or "")
     own = _own_section(blocks, tool, verb, known)
-    for i, b in enumerate(blocks):
-        if not subject & b.words or (b.heading & others and not b.heading & verb) or (own and b.heading not in own):
-            continue  # silent on the subject, or in a section on another action
-        if not (_loosely_names(b.label_words, head) or (whole_call and not b.label and b.heading & verb)):
-            continue  # its label names another thing, or it is no general rule of the action's own section
+
+    def keyed(b: _Block) -> list:
         said = []
         for j, s in enumerate(b.sentences):
             if s.rule:
                 by_value, by_name = _named(r, s, facts, subject)
                 if by_value:  # it turns on a value the run's records hold
                     said.append((j, by_value, by_name))
-        if said:
+        return said
+
+    ranked = []
+    for i, b in enumerate(blocks):
+        if not subject & b.words or (b.heading & others and not b.heading & verb) or (own and b.heading not in own):
+            continue  # silent on the subject, or in a section on another action
+        if not (_loosely_names(b.label_words, head) or (whole_call and not b.label and b.heading & verb)):
+            continue  # its label names another thing, or it is no general rule of the action's own section
+        if said := keyed(b):
+            ranked.append((max(len(v) for _, v, _ in said), i, b, said))
+    if not ranked and anywhere:
+        # the action's own section says nothing keyed on the records about the argument's thing: the one
+        # block elsewhere labelled with that thing and keyed on them ("Checked bag allowance:" for
+        # `nonfree_baggages` beside a tier and a cabin); the caller keeps it only where its numbers give
+        # the value the task expected
+        labelled = [(i, b, said) for i, b in enumerate(blocks) if b.label and subject & b.words
+                    and _loosely_names(b.label_words, head) and (said := keyed(b))]
+        if len(labelled) == 1:
+            i, b, said = labelled[0]
             ranked.append((max(len(v) for _, v, _ in said), i, b, said))
     if not ranked:
         return _labelled(blocks, own, head) if missed else None
@@ -162,10 +176,11 @@ def _quote(block: _Block, j: int, keyed=None) -> str:
 
 
 def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str], about: str, facts: list[_Fact],
-            said: set[str], whole_call: bool = False, missed: bool = False, before: int | None = None) -> Reason | None:
+            said: set[str], whole_call: bool = False, missed: bool = False, before: int | None = None,
+            anywhere: bool = False) -> Reason | None:
     if r.system is None or not subject:
         return None
-    found = _choose(r, tool, subject, head, whole_call, facts, missed)
+    found = _choose(r, tool, subject, head, whole_call, facts, missed, anywhere)
     if found is None:
         return None
     quoted, named, chosen_for = found
@@ -251,6 +266,16 @@ def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reas
             if done:
                 found = Reason(f"{found.text} {done}", found.turns, found.quoted, found.about)
             break
+    if found is None and paths:  # a rule outside the action's section, kept only where its sum gives the expected value
+        key = paths[0].split("[")[0].split(".")[0]
+        facts, record = standing_facts(r, args, c.n, {key})
+        trial = set(said)
+        elsewhere = _reason(r, c.name or "", _name_words(key), _head(key), f"`{key}`", facts, trial, anywhere=True)
+        if elsewhere is not None:
+            done = rule_counts.sum_for(r, c, key, elsewhere.quoted, facts, record, expected)
+            if done:
+                said |= trial
+                found = Reason(f"{elsewhere.text} {done}", elsewhere.turns, elsewhere.quoted, elsewhere.about)
     if found is None and paths:  # no case of the rule could be quoted: perhaps the run never learned which applied
         key = paths[0].split("[")[0].split(".")[0]
         unsettled = rule_cases.unlearned(r, c, key, _head(key))
