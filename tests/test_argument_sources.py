@@ -243,3 +243,34 @@ def test_a_type_wide_choice_is_shown_only_on_the_pages_whose_runs_lean_its_way()
     own = "sent one with words that neither the task text it was given nor any earlier answer held"
     assert any(own in c["text"] for c in pages["error|Search|Could not find"]["separating"])
     assert not any(own in c["text"] for c in pages["error|Search|Timed out"]["separating"])
+
+
+def _expecting(record: dict, calls: list[dict], run_id: str, task: str) -> dict:
+    record["run_id"], record["task"]["id"] = run_id, task
+    record["task"]["metadata"] = {"expected_calls": json.dumps(calls)}
+    return record
+
+
+def test_a_change_made_as_the_task_expected_is_not_named_a_cause_by_going_through(tmp_path):
+    """Failed runs cancelled more often than successful ones, but half of them cancelled exactly
+    the reservation their task expected: the cancel going through failed those runs in nothing."""
+    cancel = {"name": "cancel_reservation", "arguments": {"reservation_id": "RB41XK"}}
+    other = {"name": "update_reservation_baggages", "arguments": {"reservation_id": "RB41XK", "total_baggages": 2}}
+    runs = []
+    for k in range(4):  # the task expected the cancel and a bag change the run never made
+        runs.append(_expecting(_cancel("please cancel RB41XK"), [cancel, other], f"as-expected-{k}", f"both-{k}"))
+    for k in range(4):  # the task expected no cancel at all
+        runs.append(_expecting(_cancel("please cancel RB41XK"), [], f"unasked-{k}", f"none-{k}"))
+    for k in range(8):  # successful runs that looked the user up and answered
+        ok = _cancel("please cancel RB41XK", success=True)
+        ok["turns"] = [t for t in ok["turns"] if t.get("name") != "cancel_reservation"]
+        runs.append(_expecting(ok, [], f"answered-{k}", f"none-{k}"))
+    data = corpus_json(out := compile_runs(tmp_path, runs))
+    (page,) = [i for i in data["insights"] if i["key"] == "went-through|cancel_reservation"]
+    assert page["contrast"]["verdict"] == "failure" and page["contrast"]["as_expected"] == 4
+    text = (out / "insight" / f"{page['id']}.md").read_text()
+    assert ("but in 4 of the 8 failed runs every cancel_reservation call that went through was the one the task "
+            "expected: the change going through is not named a cause of failure.") in text
+    assert "so it is named a likely cause of failure" not in text
+    (line,) = [x for x in (out / "insight" / "_index.md").read_text().splitlines() if f"[{page['id']}]" in x]
+    assert line.endswith("taken more often by failed runs)")

@@ -57,6 +57,10 @@ def contrast_sentence(entry: dict) -> str:
         return met + "With no successful run of this task type to compare with, it is not named a cause."
     if v == "no-failure":
         return met + "With no failed run of this task type to compare with, it is not named a cause."
+    if v == "failure" and c.get("as_expected"):  # a change made as the task expected failed no run by going through
+        return met + (f"Runs that met it failed more often than the runs that did not, but in {c['as_expected']} of "
+                      f"the {c['failed_met']} failed runs every {c['pattern'].split('|', 1)[1]} call that went through "
+                      "was the one the task expected: the change going through is not named a cause of failure.")
     if v == "failure" and side in TROUBLE:
         return met + ("Runs that met it failed more often than the runs that did not, so it is named a likely "
                       "cause of failure.")
@@ -82,6 +86,6 @@ def index_note(entry: dict) -> str:
     if c.get("p") is not None:
         figures += f"; one-sided Fisher p = {c['p']:.2g}"
     verdict = {"failure": "a likely cause of failure" if c["pattern"].split("|", 1)[0] in TROUBLE
-               else "taken more often by failed runs",
+               and not c.get("as_expected") else "taken more often by failed runs",
                "success": "met more often by successful runs", "none": "not shown to separate the outcomes"}
     return figures + (f"; {verdict[c['verdict']]}" if c["verdict"] in verdict else "")

@@ -57,6 +57,12 @@ from .trials import Trials, advice as same_task_advice
 from .contrast_words import MET, TROUBLE, contrast_sentence, index_note, met_words
 
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
+
+def _all_as_expected(entry: dict, tool: str) -> bool:
+    """Whether every change ``tool`` made in the run went through as the call the task expected."""
+    made = [c for c in (entry.get("decisive") or {}).get("changes") or () if c["tool"] == tool]
+    return bool(made) and all(c.get("expected") for c in made)
+
 def kind_of(entry: dict) -> str:
     """The task type a run entry belongs to (AppWorld-style runs: their apps joined)."""
     return ", ".join(entry["apps"]) if entry.get("apps") else (entry.get("task_type") or "unspecified")
@@ -211,6 +217,11 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
                         "instead_counts": dict(sorted(per_lesson.items())),
                         "counted": counted_runs(sources, {"failure": failed_by.get((kind, pattern), []),
                                                           "success": met_by.get((kind, pattern), [])})}
+            if pattern.startswith("went-through|"):  # failed runs whose every such change was the task's own
+                tool = pattern.split("|", 1)[1]
+                alike = sum(_all_as_expected(e, tool) for e in failed_by.get((kind, pattern), []))
+                if alike:
+                    contrast["as_expected"] = alike
             tasks = met_tasks.get((kind, pattern), {})
             if len(tasks.get("failure", ())) != a or len(tasks.get("success", ())) != b:  # trials of one task
                 contrast["tasks_met"] = {o: len(tasks.get(o, ())) for o in ("failure", "success")}
