@@ -274,3 +274,18 @@ def test_a_change_made_as_the_task_expected_is_not_named_a_cause_by_going_throug
     assert "so it is named a likely cause of failure" not in text
     (line,) = [x for x in (out / "insight" / "_index.md").read_text().splitlines() if f"[{page['id']}]" in x]
     assert line.endswith("taken more often by failed runs)")
+
+
+def test_a_look_up_that_answered_nothing_is_no_call_a_run_did():
+    """A notebook tool (tau-bench's ``think``) answers with nothing: calling it got nothing from the
+    environment, so it is no "called think" a success could be told apart by. A tool that answered
+    and a change still count."""
+    record = _cancel("please cancel RB41XK")
+    record["turns"][3:3] = [_call("think", {"thought": "The user wants RB41XK cancelled."}, "")]
+    for n, turn in enumerate(record["turns"]):
+        turn["turn"] = n
+    patterns = _patterns(record)
+    assert "did|think" not in patterns
+    assert {"did|get_user_details", "did|cancel_reservation"} <= patterns
+    record["turns"][3] = dict(_call("think", {"thought": "The user wants RB41XK cancelled."}, "noted"), turn=3)
+    assert "did|think" in _patterns(record)

@@ -333,7 +333,10 @@ def decisions_of(r: Reading) -> set[str]:
         unread.append(c.turn.result or "")  # an error's answer is an answer too: it may list names
         if c.error:
             continue
-        out.add(f"did|{did_token(r, c) or verb(c)}")  # a coding call by its kind, not its agent's tool name
+        if c.writes or (c.turn.result or "").strip() or runs_a_command(c.turn):
+            # a coding call by its kind, not its agent's tool name; a look-up that answered nothing (a
+            # notebook tool's empty reply) got nothing from the environment, and calling it is no way to settle
+            out.add(f"did|{did_token(r, c) or verb(c)}")
         args = c.turn.arguments
         if c.writes and isinstance(args, dict) and not runs_a_command(c.turn) and not is_hand_off(c):
             changes[c.name] = changes.get(c.name, 0) + 1
