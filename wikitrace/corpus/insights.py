@@ -45,6 +45,7 @@ from .answered_refusals import say_answered
 from .unread_answers import say_unread
 from .fisher import fisher_tails, verdict as _verdict
 from .peers import check_first, failed_peers
+from .hand_offs import say_unasked
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
                        success_index, take_from, temper, told_instead, verdict_mix)
 from .retry_advice import untested_fix
@@ -265,6 +266,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         mark_listed_leads(entry, groups[entry["id"]], trials)
         habits(entry, groups[entry["id"]])
         verdict_mix(entry, groups[entry["id"]])
+        say_unasked(entry, groups[entry["id"]])
         partial_scores(entry, groups[entry["id"]])
         advise_choices(entry, groups[entry["id"]])
         failed_peers(entry, ended_by.get((kind, entry["key"]), []), taught)
