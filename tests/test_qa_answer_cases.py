@@ -362,3 +362,5 @@ def test_a_success_whose_answer_no_page_held_does_not_teach_answering_so(tmp_pat
     (page,) = [p.read_text() for p in (out / "insight").glob("insight-*.md") if "no look-up held" in p.read_text()]
     assert ("giving an answer no look-up held word for word only where it is a verdict the look-ups support (yes or "
             "no, which of two), and searching any name no look-up holds before giving it") in page
+    # its title is that advice, not a description of what the run did (which no new run should copy)
+    assert "# Settle with Finish, giving a verdict the look-ups support, and searching any name before giving it\n" in page

@@ -7,7 +7,7 @@ The key is recorded as a pattern by every run (run_patterns.py) and the lesson t
 from __future__ import annotations
 
 from .answer_case import answer_case, followed_any
-from .ending_words import ENDING, TESTED
+from .ending_words import ENDING, TESTED, TITLE
 from .coding_insights import coding_procedure, edit_detail, last_edit
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, tested_after, verb
 from .argument_places import sources
@@ -82,9 +82,9 @@ def procedure_insight(r: Reading) -> CandidateInsight:
         return coding_procedure(r, final, looks, detail, procedure_key(r) or "")
     how = ""
     if answer is not None:
-        how = ", " + ENDING[where][0]
+        how = ", " + TITLE.get(where, ENDING[where][0])
     if answer is not None and followed_any(r, final):
-        how = ", after searching a name an earlier answer showed and " + ENDING[where][0]
+        how = ", after searching a name an earlier answer showed and " + TITLE.get(where, ENDING[where][0])
     insight = make_insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
                            "To settle the task: " + ", then ".join(steps) + ".",
                            f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
