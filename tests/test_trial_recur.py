@@ -370,6 +370,12 @@ def test_a_trial_that_made_one_of_several_expected_changes_is_not_said_to_have_m
     assert said.startswith("Neither of the 2 trials of this task made every `cancel_reservation` change the task "
                            "expected"), said
     assert said.endswith("[step-0060](step-0060.md) made a `cancel_reservation` change."), said
+    # its record marks that cancel as the one the task expected, sent alike: the line says so, so a
+    # reader sees the trials' common miss is the other cancel, not how this one was sent
+    trials[1]["decisive"]["changes"][0]["expected"] = True
+    said, _turns = recurring(trials[0], trials)
+    assert said.endswith("[step-0060](step-0060.md) made one of the expected `cancel_reservation` changes as "
+                         "written."), said
     some = [_did("step-0010", "book_reservation"), _did("step-0060"), {**_did("step-0110"), "facts": []}]
     said, _turns = recurring(some[0], some)
     assert said.startswith("2 of the 3 trials of this task left out a `cancel_reservation` change the task expected"), said

@@ -251,7 +251,10 @@ def _instead(entry: dict, holders: list[dict], missed: str) -> str:
         tools = list(dict.fromkeys(c.get("tool") or "" for c in record.get("changes") or ()))
         parts = [f"handed off with `{_t(t)}`" for t in tools if hands_off(t)]
         other = [t for t in tools if not hands_off(t)]
-        if other:
+        if other == [missed] and _as_written(record, missed) and not _differed(m, missed):
+            # its change was one the task expected, sent alike: what it lacked is another one
+            parts.insert(0, f"made one of the expected `{_t(missed)}` changes as written")
+        elif other:
             names = " and ".join(f"`{_t(t)}`" for t in other)
             one = ("an " if other[0][:1].lower() in "aeiou" else "a ") if len(other) == 1 else ""
             parts.insert(0, f"made {one}{names} change{'s' if len(other) > 1 else ''}"
@@ -260,6 +263,12 @@ def _instead(entry: dict, holders: list[dict], missed: str) -> str:
         said.setdefault(what, []).append("this run" if m["step"] == entry["step"] else f"[{m['step']}]({_sibling(m['step'])})")
     many = len(holders) > LINKED  # the line's own list links them already: here they are counted
     return "; ".join(f"{_who(whos, many)} {what}" for what, whos in said.items())
+
+
+def _as_written(record: dict, tool: str) -> bool:
+    """Whether every ``tool`` change a run's record holds is marked as one the task expected, sent alike."""
+    made = [c for c in record.get("changes") or () if c.get("tool") == tool]
+    return bool(made) and all(c.get("expected") for c in made)
 
 
 def _differed(entry: dict, tool: str) -> bool:
