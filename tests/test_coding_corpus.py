@@ -181,8 +181,12 @@ def test_a_failed_edit_of_the_file_the_task_names_is_told_to_check_what_it_wrote
     failed = step["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]  # averaged all values in tally/stats.py, which the task names
     edit, _d = next((i, d) for i, d in _lessons(data, failed) if i["key"] == "went-through|a file edit")
     assert "the file it changes is the one the task is about" not in edit["guideline"]
-    assert "(the failed run here changed a file the task text or an earlier answer named)" in edit["guideline"]
-    assert "rerun the tests that passed" in (out / "insight" / f"{edit['id']}.md").read_text()
+    # it ran the tests after its edit and settled with two failing: what it lacked was acting on them
+    assert ("then, when the tests run after it still fail (or fail where they passed before), change the edit until "
+            "they pass before settling (the failed run here changed a file the task text or an earlier answer named, "
+            "and ran the tests after its edit)") in edit["guideline"]
+    assert edit["title"] == "Before a file edit, check what it writes; after it, fix what the tests still report"
+    assert "run the failing check again" not in (out / "insight" / f"{edit['id']}.md").read_text()
 
 
 def test_a_failed_edit_of_the_file_its_successful_trial_edited_quotes_what_each_wrote(coding_out):
@@ -197,8 +201,15 @@ def test_a_failed_edit_of_the_file_its_successful_trial_edited_quotes_what_each_
     run = next(r for r in runs if r["step"] == lost)
     lesson = next(x for x in run["lessons"] if x["key"] == "went-through|a file edit")
     entry = {"key": lesson["key"], "title": lesson["title"], "guideline": lesson["guideline"]}
+    unrun = dict(run, patterns=[p for p in run["patterns"] if p != "ended|failing-tests"])
+    bare = {"key": lesson["key"], "title": lesson["title"], "guideline": lesson["guideline"]}
+    right_file(bare, [(unrun, lesson)], trials)  # a run that never ran the tests after its edit is told to
+    assert ("then run the failing check again together with the tests that passed before it (the failed run here "
+            "changed the same files as the successful trials of its task)") in bare["guideline"]
+    assert bare["title"] == "Before a file edit, check what it writes and rerun the tests that passed"
     right_file(entry, [(run, lesson)], trials)
-    assert "(the failed run here changed the same files as the successful trials of its task)" in entry["guideline"]
+    assert ("(the failed run here changed the same files as the successful trials of its task, and ran the tests "
+            "after its edit)") in entry["guideline"]
     assert (f"the successful trial {won} of {lost}'s task changed the same file as {lost} (stats.py, in `median`) "
             "and wrote `n = len(s)` (and 2 more lines) in place of the same line") in entry["guideline"]
     assert f"; {lost} wrote `return round(sum(s) / len(s), 1)`." in entry["guideline"]

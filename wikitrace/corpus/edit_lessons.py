@@ -10,6 +10,7 @@ trial edited the same file, what it wrote there that the failed run did not (tri
 from __future__ import annotations
 
 from ..compilers.call_kinds import FILE_EDIT
+from ..compilers.failing_end import FAILING_END
 from .trial_edits import changed_files, edits_apart
 
 SHOWN = 2  # failed runs whose difference from a successful trial is quoted
@@ -46,11 +47,18 @@ def right_file(entry: dict, members: list[tuple[dict, dict]] = (), trials=None) 
     by = (f"the same files as the successful trials of {their} task" if all(same.values()) else
           "a file the task text or an earlier answer named" if not any(same.values()) else
           f"a file the task text or an earlier answer named, or the one the successful trials of {their} task changed")
-    entry["title"] = "Before a file edit, check what it writes and rerun the tests that passed"
+    reran = all(FAILING_END in (e.get("patterns") or ()) for e in failed)
+    entry["title"] = ("Before a file edit, check what it writes; after it, fix what the tests still report" if reran
+                      else "Before a file edit, check what it writes and rerun the tests that passed")
+    # runs that did rerun the tests and settled with them failing lacked no rerun: what they lacked was acting on it
+    then = ("then, when the tests run after it still fail (or fail where they passed before), change the edit "
+            "until they pass before settling" if reran else
+            "then run the failing check again together with the tests that passed before it")
     entry["guideline"] = entry["guideline"].replace(
-        _FILE_CHECK, "read the lines it takes out and the lines it puts in against what the task asks, then run "
-        "the failing check again together with the tests that passed before it (the failed "
-        f"{'run here' if one else 'runs here'} changed {by})")
+        _FILE_CHECK, "read the lines it takes out and the lines it puts in against what the task asks, "
+        f"{then} (the failed {'run here' if one else 'runs here'} changed {by}"
+        + (f"{', and ran the tests after its edit' if one else ', and each ran the tests after its edit'})" if reran
+           else ")"))
     apart = []
     for e in failed:
         for won in same[e["step"]]:
