@@ -27,6 +27,7 @@ from .offered_names import naming_page, unsent_offers
 from .refusal_cites import refused
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .test_edits import test_only_edits
+from .unseen_names import unseen_names
 from .run_patterns import answer_origin
 from .text import clip
 
@@ -174,6 +175,9 @@ def record(r: Reading) -> dict:
             lines = edit_lines(r, c)  # what it took out and put in: trials on one file differ there
             if lines is not None:
                 item["removed"], item["added"] = lines
+                unseen = [name for name, _shown in unseen_names(r, c)]
+                if unseen:
+                    item["unseen"] = unseen  # names its log showed only spelt otherwise: a trial may share them
         came = sources(r, c) if r.run.outcome.success else {}  # said only of a success's own values
         if came:
             item["from"] = came

@@ -56,12 +56,22 @@ def _by_file(entry: dict) -> dict[str, dict]:
         f["added"] += [x for x in c.get("added") or () if x not in f["added"]]
         f["function"] = f["function"] or c.get("function")
         f["turns"].append(c["turn"])
+        f["unseen"] = f.get("unseen", []) + [x for x in c.get("unseen") or () if x not in f.get("unseen", [])]
     return out
 
 
 def _code(lines: list[str]) -> str:
     more = len(lines) - 1
     return f"`{_t(lines[0])}`" + (f" (and {more} more line{'s' if more > 1 else ''})" if more > 0 else "")
+
+
+def _both_unseen(theirs: dict, mine: dict) -> str:
+    """Where both edits wrote a name their logs showed only spelt otherwise: said, so that neither
+    page reads such a name as what set the two runs apart."""
+    if not (theirs.get("unseen") and mine.get("unseen")):
+        return ""
+    return (f"; each wrote a name its log had shown only spelt otherwise (`{_t(theirs['unseen'][0])}`, and this "
+            f"run `{_t(mine['unseen'][0])}`), so such a name did not set them apart")
 
 
 def edits_apart(won: dict, failed: dict, on_success: bool = False) -> tuple[str, list[int]] | None:
@@ -94,7 +104,7 @@ def edits_apart(won: dict, failed: dict, on_success: bool = False) -> tuple[str,
                     if a["removed"] else " there")
             first, then = (b, a) if on_success else (a, b)
             return (f"changed the same file as this run ({where}) and wrote {_code(first['added'])}{same}; "
-                    f"this run wrote {_code(then['added'])}"), cited
+                    f"this run wrote {_code(then['added'])}" + _both_unseen(first, then)), cited
     return None
 
 
