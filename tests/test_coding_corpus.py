@@ -342,3 +342,18 @@ def test_a_failed_edit_s_cause_says_what_it_took_out_and_put_in(coding_out):
     page = (out / "compilation" / f"{step['acme__tally-7']}.md").read_text()
     assert ("may not be what the task asked for: it took out \\`return s\\[len(s) // 2 - (1 if len(s) % 2 == 0 else "
             "0)\\]\\` and put in \\`return s\\[len(s) // 2\\]\\`.") in page
+
+
+def test_two_successful_trials_that_wrote_one_line_two_ways_say_so_on_both_pages(coding_out):
+    """Both jsonkit-103 trials passed, one unescaping ~0 before ~1, the other ~1 before ~0: neither
+    page presents its own line as the fix; each names the other's and says the check took either."""
+    out, _data, step = coding_out
+    first, second = step["acme__jsonkit-103"], step["swe-gpt4o/acme__jsonkit-103"]
+    page = (out / "compilation" / f"{first}.md").read_text()
+    assert (f"The other successful trial [{second}]({second}.md) of this task replaced the same line (`return seg;` in "
+            "JsonPointer.java, in `unescape`) with `return seg.replace(\"~1\", \"/\").replace(\"~0\", \"~\");` where "
+            "this run wrote `return seg.replace(\"~0\", \"~\").replace(\"~1\", \"/\");`: both succeeded") in page
+    assert f"The other successful trial [{first}]({first}.md)" in (out / "compilation" / f"{second}.md").read_text()
+    # a task with a failed trial keeps its success-against-failure line instead
+    tally = (out / "compilation" / f"{step['swe-tally-ok/acme__tally-7']}.md").read_text()
+    assert "The other successful trial" not in tally

@@ -17,7 +17,7 @@ from ..compilers.trial_record import answer_norm, looked_up
 from . import layout
 from .answered_refusals import shared_cites
 from .trial_compare import _RANK, Diff, compare, decides
-from .trial_edits import changed_files as _changed_files, code_instead, edits_apart, same_calls as _same_calls
+from .trial_edits import changed_files as _changed_files, code_instead, edits_apart, other_way, same_calls as _same_calls
 from .trial_leads import LEAD_ENDS, missed_lead
 from .trial_recur import ANSWER_DO, made_by, recurring
 from .trial_wording import (SHOWN, _answer_found, _call, _call_keys, _Line, _other_side, _shown, _sources, _t, stopped,
@@ -342,6 +342,10 @@ def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
     fails = [e for e in entries if e["outcome"] == "failure"]
     out = {}
     if not fails:
+        for e in wins:  # no failure to set them against: where two successes wrote one place otherwise, say so
+            other = _other_success(e, wins)
+            if other is not None:
+                out[e["step"]] = other
         return out
     for e in wins:
         out[e["step"]] = success_line(e, fails, wins)
@@ -362,6 +366,21 @@ def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
         if made is not None:
             out[e["step"]] = made
     return out
+
+
+def _other_success(entry: dict, wins: list[dict]) -> tuple[str, list[int], bool] | None:
+    """The line of a success whose task's other successful trial changed the same file and wrote
+    another thing at the same place: both passed, so neither edit is the only way (a reader must
+    not copy one as the fix)."""
+    for w in sorted(wins, key=lambda w: layout.id_number(w["step"])):
+        if w["step"] == entry["step"]:
+            continue
+        apart = other_way(entry, w)
+        if apart is not None:
+            link = _Line(entry["step"]).runs([w["step"]])
+            return (f"The other successful trial {link} of this task {apart[0]}: both succeeded, so the task's check "
+                    "accepted either, and which is right is for the request itself to settle.", apart[1], False)
+    return None
 
 
 def entry_field(comp) -> dict:

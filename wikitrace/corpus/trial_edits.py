@@ -108,6 +108,36 @@ def edits_apart(won: dict, failed: dict, on_success: bool = False) -> tuple[str,
     return None
 
 
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def _alike(a: str, b: str) -> float:
+    """How much two code lines share, as the Jaccard overlap of their tokens."""
+    x, y = set(_TOKEN.findall(a)), set(_TOKEN.findall(b))
+    return len(x & y) / len(x | y) if x | y else 0.0
+
+
+def other_way(won: dict, other: dict) -> tuple[str, list[int]] | None:
+    """(a phrase after "The other successful trial S of this task", this run's edit turns) for the
+    page of the success ``won`` when ``other``, a successful trial of the same task, replaced the same
+    line of the same file with a line much like but unlike the one ``won`` wrote (the same calls in
+    another order, another constant): two ways both accepted. None otherwise."""
+    mine, theirs = _by_file(won), _by_file(other)
+    for path in sorted(set(mine) & set(theirs)):
+        a, b = mine[path], theirs[path]
+        place = [x for x in a["removed"] if x in b["removed"]]
+        pairs = [(_alike(x, y), x, y) for x in a["added"] if x not in b["added"]
+                 for y in b["added"] if y not in a["added"]]
+        best = max(pairs, default=None)
+        if not place or best is None or best[0] < 0.6:
+            continue
+        where = _t(base_name(path)) + (f", in `{_t(b['function'] or a['function'])}`" if b["function"] or a["function"]
+                                       else "")
+        return (f"replaced the same line ({_code(place[:1])} in {where}) with {_code([best[2]])} where this run "
+                f"wrote {_code([best[1]])}"), a["turns"][:3]
+    return None
+
+
 def code_instead(failed: dict, won: list[dict], link, said: str = "") -> str:
     """`` The successful trial S changed A.java, which is not a test file; this run changed only
     test files.`` for the page of a failed run that changed only test files, when a successful
