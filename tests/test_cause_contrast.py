@@ -112,6 +112,47 @@ def test_tau_error_a_success_also_met_says_so_and_a_separating_one_is_left_as_it
     assert m and m.groups() == ("1", "1", "1", "6")
 
 
+def test_an_error_every_successful_trial_of_its_task_met_moves_below_the_change(tmp_path):
+    """Task 32's successful trial met the same seat error as its failed one, while the type's other
+    successes (three tasks) met none: across the type the successes met it less often, yet within
+    its own task it set nothing apart. The cause says so, sits below the run's changes, and the
+    ranking line and the In short line say why."""
+    from wikitrace.corpus.cause_contrast import TRIAL_MOVED_NOTE, set_causes
+
+    folder = _tau_runs(tmp_path, True)
+    runs = json.loads((folder / "gpt-4o-rail.json").read_text())
+    for r in runs:
+        if r["task_id"] in (31, 33, 34):
+            r["reward"] = 1.0
+    (folder / "gpt-4o-rail.json").write_text(json.dumps(runs))
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[folder], out=out, offline=True, quiet=True))
+    pages = _check_pages(out)  # no type-level sentence: 1 of 4 successes against 1 of 3 failures
+    data = json.loads((out / "corpus.json").read_text())
+    lost = next(r for r in data["runs"] if r["task_id"] == "32" and r["outcome"] == "failure")
+    blocks = pages[lost["run_id"]]
+    seats = next(i for i, b in enumerate(blocks) if "not enough seats" in b and "**Support**" in b)
+    assert "this error was also met by the successful trial of this task: it did not decide this run." in \
+        blocks[seats].lower()
+    assert not SAID.search(blocks[seats])
+    assert seats == len(blocks) - 1  # below both of the run's changes
+    page = (out / "compilation" / f"{lost['step']}.md").read_text()
+    assert TRIAL_MOVED_NOTE not in page  # the run ranked it last already: nothing was moved
+    # ranked first by the run, the same cause is moved below both changes, and the ranking line says why
+    causes = lost["decisive"]["causes"]
+    error = next(c for c in causes if c[0] != "change")
+    first = [error] + [c for c in causes if c is not error]
+    moved = set_causes(page, {"met": [], "causes": first, "trials": [[0, 1]], "seen": []})
+    assert TRIAL_MOVED_NOTE in moved and MOVED_NOTE not in moved
+    reranked = _causes(moved)
+    assert "not enough seats" in reranked[-1] and not any("not enough seats" in b for b in reranked[:-1])
+    assert set_causes(moved, {"met": [], "causes": first, "trials": [[0, 1]], "seen": []}) == moved
+    # built again from its own pages' state: the same bytes (the marks are set once, not stacked)
+    again = tmp_path / "again"
+    build(BuildOptions(inputs=[folder], out=again, offline=True, quiet=True))
+    assert _pages(again) == _pages(out)
+
+
 def _pages(out: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in (out / "compilation").glob("step-*.md")}
 

@@ -28,8 +28,11 @@ _BLOCK = re.compile(r"\n### (Cause|Context) ")  # a context item (a change as ex
 _RANKED = "> They are ranked:"
 MOVED_NOTE = ("> An error that the successful runs of this task type met at least as often as the failed ones comes "
               "after the run's own changes: it did not set this run apart.\n")
+TRIAL_MOVED_NOTE = ("> An error that every successful trial of the same task met too comes after the run's own "
+                    "changes: it did not set this run apart.\n")
 _SAID = re.compile(r"( —|) [Tt]his error was also met in \d+ of \d+ successful runs? of this task type "
-                   r"\(and in \d+ of \d+ failed runs?\): it did not decide this run\.")
+                   r"\(and in \d+ of \d+ failed runs?\): it did not decide this run\.|( —|) [Tt]his error was also "
+                   r"met by (?:the|both|all \d+) successful trials? of this task: it did not decide this run\.")
 _TURN = re.compile(r"#turn-(\d+)\)")
 
 
@@ -45,6 +48,7 @@ class CauseCounts:
 
     total: dict[str, Counter]
     met: dict[str, dict[str, Counter]]
+    won_trials: dict[str, list[frozenset[str]]]  # task -> the patterns of each of its successful trials
 
 
 def count(runs: Iterable[dict]) -> CauseCounts:
@@ -52,15 +56,20 @@ def count(runs: Iterable[dict]) -> CauseCounts:
     result to each ``notes`` it makes (the page writer's, then the pages on disk)."""
     from .insights import kind_of  # the build's, not the page writer's: it never counts
 
+    from .applies import task_of
+
     total: dict[str, Counter] = defaultdict(Counter)
     met: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    won_trials: dict[str, list[frozenset[str]]] = defaultdict(list)
     for r in runs:
         kind, outcome = kind_of(r), r.get("outcome")
         total[kind][outcome] += 1
         patterns = r.get("patterns")
         if patterns:
             met[kind][outcome].update(set(patterns))
-    return CauseCounts(total, met)
+        if outcome == "success":
+            won_trials[f"{kind}\n{task_of(r)}"].append(frozenset(patterns or ()))
+    return CauseCounts(total, met, won_trials)
 
 
 def notes(runs: Iterable[dict], steps: set[str] | None = None, counts: CauseCounts | None = None) -> dict[str, dict]:
@@ -68,6 +77,7 @@ def notes(runs: Iterable[dict], steps: set[str] | None = None, counts: CauseCoun
     "causes": the entry's causes} for each failed run (of ``steps``, when given) with causes
     recorded; "met" is empty when none was met as often by the successes. ``counts``: ``count``
     of the same runs, when the caller made it already."""
+    from .applies import task_of
     from .insights import kind_of
 
     runs = list(runs)
@@ -82,25 +92,30 @@ def notes(runs: Iterable[dict], steps: set[str] | None = None, counts: CauseCoun
         won, lost = total[kind]["success"], total[kind]["failure"]
         by = met.get(kind) or {}
         won_met, lost_met = by.get("success") or Counter(), by.get("failure") or Counter()
-        hits, seen = [], []
+        hits, seen, trials = [], [], []
+        won_trials = counts.won_trials.get(f"{kind}\n{task_of(r)}") or []
         for i, (keys, _turns) in enumerate(causes):
             for key in keys if isinstance(keys, list) else ():
                 s, f = won_met[key], lost_met[key]
                 if s and f and s * lost >= f * won:  # as often among the successes as among the failures
                     hits.append([i, s, won, f, lost])
                     break
+                if key.startswith("error|") and won_trials and all(key in w for w in won_trials):
+                    trials.append([i, len(won_trials)])  # every successful trial of its own task met it too
+                    break
             found = [won_met[key] for key in keys if key.startswith(_ENVIRONMENT)
                      and won_met[key]] if isinstance(keys, list) else []
             if found:  # an error successful runs met too: its In short line says how many
                 seen.append([i, found[0], won])
-        out[r["step"]] = {"met": hits, "causes": causes, "seen": seen}
+        out[r["step"]] = {"met": hits, "causes": causes, "seen": seen, **({"trials": trials} if trials else {})}
     return out
 
 
 # errors that say what the machine lacks (a program, a path), not what the run decided
 _ENVIRONMENT = ("missing|", "error|missing-program", "error|missing-path")
 # an In short line of an error, as set_causes marks it with the successful runs that met it too
-_SHORT_SAID = re.compile(r"; also met by \d+ of \d+ successful runs? of this task type(?=\. \(turns? \[)")
+_SHORT_SAID = re.compile(r"; also met by (?:\d+ of \d+ successful runs? of this task type|(?:the|both|all \d+) "
+                         r"successful trials? of this task)(?=\. \(turns? \[)")
 _SHORT_HEAD = "\n## In short\n"
 
 
@@ -115,7 +130,10 @@ def _mark_in_short(page: str, note: dict) -> str:
     end = page.find("\n## ", start + len(_SHORT_HEAD))
     end = len(page) if end < 0 else end
     lines = _SHORT_SAID.sub("", page[start:end]).split("\n")
-    for i, s, won in note.get("seen") or ():
+    said = [(i, f"{s} of {won} successful run{'s' if won != 1 else ''} of this task type")
+            for i, s, won in note.get("seen") or ()]
+    said += [(i, _trial_who(k) + " of this task") for i, k in note.get("trials") or () if i not in dict(said)]
+    for i, who in said:
         last = note["causes"][i][1][-1] if note["causes"][i][1] else None
         for k, ln in enumerate(lines):
             turns = [int(n) for n in _TURN.findall(ln)]
@@ -123,8 +141,7 @@ def _mark_in_short(page: str, note: dict) -> str:
                     and "](step-" not in ln:
                 at = ln.rfind(". (turn")
                 if at > 0 and not _SHORT_SAID.search(ln):
-                    lines[k] = (ln[:at] + f"; also met by {s} of {won} successful run{'s' if won != 1 else ''} of "
-                                "this task type" + ln[at:])
+                    lines[k] = ln[:at] + f"; also met by {who}" + ln[at:]
                 break
     return page[:start] + "\n".join(lines) + page[end:]
 
@@ -133,6 +150,15 @@ def _sentence(s: int, won: int, f: int, lost: int, bare: bool) -> str:
     return (f"{' —' if bare else ''} {'t' if bare else 'T'}his error was also met in {s} of {won} successful"
             f" run{'s' if won != 1 else ''} of this task type (and in {f} of {lost} failed"
             f" run{'s' if lost != 1 else ''}): it did not decide this run.")
+
+
+def _trial_who(k: int) -> str:
+    return "the successful trial" if k == 1 else "both successful trials" if k == 2 else f"all {k} successful trials"
+
+
+def _trial_sentence(k: int, bare: bool) -> str:
+    return (f"{' —' if bare else ''} {'t' if bare else 'T'}his error was also met by {_trial_who(k)} of this task: it "
+            "did not decide this run.")
 
 
 def _turns(body: str) -> tuple[int, ...]:
@@ -166,14 +192,17 @@ def set_causes(page: str, note: dict | None) -> str:
     word_of = {_turns(b): w for b, w in zip(blocks, words)}
     bodies = [shown[t] for t in wanted]  # as the run ranked them
     headings = [word_of[t] for t in wanted]
-    for i, s, won, f, lost in note["met"]:
+    said = [(i, lambda bare, s=s, won=won, f=f, lost=lost: _sentence(s, won, f, lost, bare))
+            for i, s, won, f, lost in note["met"]]
+    said += [(i, lambda bare, k=k: _trial_sentence(k, bare)) for i, k in note.get("trials") or ()]
+    for i, sentence in said:
         head, sep, rest = bodies[i].partition("**Support**: ")
         if not sep:
             return page
         line, nl, tail = rest.partition("\n")
         bare = not line.rstrip().endswith((".", "!", "?"))  # a quoted error may end without a stop
-        bodies[i] = head + sep + line + _sentence(s, won, f, lost, bare) + nl + tail
-    met = {i for i, *_ in note["met"]}
+        bodies[i] = head + sep + line + sentence(bare) + nl + tail
+    met = {i for i, _s in said}
     changes = [i for i, (c, _t) in enumerate(causes) if c == "change"]
     last = max(changes) if changes else -1
     # above the last change: the other causes keep their order, the ones the successes met follow
@@ -181,14 +210,18 @@ def set_causes(page: str, note: dict | None) -> str:
              + list(range(last + 1, len(bodies))))
     text = lead + "".join(f"\n### {headings[i]} {n}\n{bodies[i]}" for n, i in enumerate(order, 1))
     page = page[:body_at] + text + page[end:]
-    had = page.find(MOVED_NOTE)
-    if had >= 0:
-        page = page[:had] + page[had + len(MOVED_NOTE):]
+    for note_text in (MOVED_NOTE, TRIAL_MOVED_NOTE):
+        had = page.find(note_text)
+        if had >= 0:
+            page = page[:had] + page[had + len(note_text):]
     if order != sorted(order):
+        moved = {i for i in met if i <= last}  # the ones set below a change of the run's
+        by_type = {i for i, *_ in note["met"]}
         at = page.find(_RANKED)
         line_end = page.find("\n", at) + 1 if at >= 0 else -1
+        notes_now = (MOVED_NOTE if moved & by_type else "") + (TRIAL_MOVED_NOTE if moved - by_type else "")
         if line_end > 0:
-            page = page[:line_end] + MOVED_NOTE + page[line_end:]
+            page = page[:line_end] + notes_now + page[line_end:]
     return page
 
 
