@@ -48,7 +48,7 @@ def test_trials_that_gave_the_same_wrong_answer_say_so_counted_and_linked(tmp_pa
         # each trial's look-up had returned the expected "Ida Fenn": the advice is that fact's, which all three share
         assert "none succeeded" in line and ": reread what the look-ups returned for the thing asked before answering." in line, line
         # trial 1 was handed no reflection; the retries were, and still gave it
-        assert ("though this run opened with" in line) == (t > 1), line
+        assert ("and this run opened with" in line) == (t > 1), line
         assert ("#turn-0)" in line) == (t > 1), line  # the reflections' turn is cited only where they are named
     assert "opened with 2 reflections on earlier failed trials" in _recur(_in_short(out, steps[3]))[0]
 
@@ -104,6 +104,25 @@ def test_tau_trials_that_sent_the_same_wrong_argument_say_so_and_trials_that_dif
 def _entry(step: str, outcome: str, facts: list[dict], answer: str | None = None) -> dict:
     decisive = {"answer": {"text": answer, "turn": 3}} if answer else {}
     return {"step": step, "outcome": outcome, "facts": facts, "decisive": decisive}
+
+
+def test_answers_that_held_the_expected_words_with_others_or_part_of_them_are_told_to_fix_their_form():
+    """Each trial's look-up held the expected span; one answer added words to it, another gave a
+    part: what they share is the answer's form, not a misreading, so "reread" is not the advice."""
+    seen = {"kind": "answer-seen"}
+    trials = [_entry("step-0004", "failure", [{"kind": "answer-extra"}, seen], "from the port of Baltimore to Sandy Hook, Maryland"),
+              _entry("step-0054", "failure", [{"kind": "answer-partial"}, seen], "Sandy Hook, Maryland")]
+    said, _turns = recurring(trials[0], trials)
+    assert said.endswith(": give the words the question asks for exactly as the look-up wrote them, none added and "
+                         "none dropped, before answering."), said
+    unseen = [_entry(t["step"], "failure", t["facts"][:1], t["decisive"]["answer"]["text"]) for t in trials]
+    said, _turns = recurring(unseen[0], unseen)  # no look-up had returned the span: nothing to copy it from
+    assert said.endswith(": give just the words the question asks for, none added and none dropped, before "
+                         "answering."), said
+    misread = [_entry("step-0004", "failure", [seen], "Sandy Hook, Maryland"),
+               _entry("step-0054", "failure", [{"kind": "answer-partial"}, seen], "Sandy Hook, Maryland")]
+    said, _turns = recurring(misread[0], misread)  # one answer's words were all there: the shared fact leads
+    assert said.endswith(": reread what the look-ups returned for the thing asked before answering."), said
 
 
 def test_a_mistake_a_successful_trial_made_too_is_not_called_one():
@@ -303,7 +322,7 @@ def test_every_importers_failure_twice_gets_a_line_true_of_its_log_or_none(run):
     if "the task expected" in text or "the task did not expect" in text:
         assert (failed.task.metadata or {}).get("expected_calls"), text
     assert ("reflection" in text) == bool((failed.task.metadata or {}).get("reflections")) or "reflection" not in text
-    if "though this run opened with" in text:
+    if "and this run opened with" in text:
         assert (failed.task.metadata or {}).get("reflections"), text
 
 

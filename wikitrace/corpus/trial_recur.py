@@ -121,7 +121,7 @@ def recurring(entry: dict, members: list[dict], made: dict[str, list] | None = N
     # the answer when others gave it too; else the mistake most trials share, the earliest on a tie
     item, holders = next((x for x in shared if x[0][0] == "answer"), None) or max(shared, key=lambda x: len(x[1]))
     text = _line(entry, item, holders, members, won, made)
-    return text, _turns(entry, item, "though this run opened with" in text)
+    return text, _turns(entry, item, "and this run opened with" in text)
 
 
 def _same(item: tuple, other: tuple) -> bool:
@@ -153,10 +153,20 @@ def _turns(entry: dict, item: tuple, reflected: bool) -> list[int]:
     return [t for t in turns + [_reflected(entry).get("turn") if reflected else None] if isinstance(t, int)]
 
 
+_FORM = (("kind", "answer-extra"), ("kind", "answer-partial"))
+FORM_DO = "give just the words the question asks for, none added and none dropped, before answering"
+FORM_SEEN_DO = ("give the words the question asks for exactly as the look-up wrote them, none added and none dropped, "
+                "before answering")
+
+
 def _answer_do(entry: dict, holders: list[dict], made: dict[str, list]) -> str | None:
     """For an answer the holders share, the advice of a checked fact every one of them holds too
     (the comparison they all wrote backwards, the words they all added): it says why the answer
-    was wrong, which the answer alone does not."""
+    was wrong, which the answer alone does not. Answers that each held the expected words with
+    others added, or only part of them, share their form's fault, whichever of the two each had."""
+    if all(any(x in made[m["step"]] for x in _FORM) for m in holders):
+        seen = all(("kind", "answer-seen") in made[m["step"]] for m in holders)  # a look-up had returned the span
+        return FORM_SEEN_DO if seen else FORM_DO
     mine = [x for x in made[entry["step"]] if x[0] == "kind"]
     for item in mine:
         if all(item in made[m["step"]] for m in holders):
@@ -185,8 +195,8 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
         said += ", and none of the task's trials succeeded" if k < pool else ", and none succeeded"
     mine = _reflected(entry).get("count", 0)
     if mine and any(_reflected(m).get("count", 0) < mine for m in holders):
-        said += (", though this run opened with a reflection on an earlier failed trial of this task" if mine == 1 else
-                 f", though this run opened with {mine} reflections on earlier failed trials of this task")
+        said += (", and this run opened with a reflection on an earlier failed trial of this task" if mine == 1 else
+                 f", and this run opened with {mine} reflections on earlier failed trials of this task")
     if item[0] == "missed":  # "make X when asked" restates the task, and is wrong where a rule forbade X
         instead = _instead(entry, holders, item[1])
         return f"{said}. Instead, {instead}." if instead else f"{said}."
