@@ -287,5 +287,8 @@ def test_a_look_up_that_answered_nothing_is_no_call_a_run_did():
     patterns = _patterns(record)
     assert "did|think" not in patterns
     assert {"did|get_user_details", "did|cancel_reservation"} <= patterns
+    for nothing in ("[]", " No Results ", "no results found.", "{}"):  # a search that found nothing got nothing
+        record["turns"][3] = dict(_call("think", {"thought": "RB41XK"}, nothing), turn=3)
+        assert "did|think" not in _patterns(record), nothing
     record["turns"][3] = dict(_call("think", {"thought": "The user wants RB41XK cancelled."}, "noted"), turn=3)
     assert "did|think" in _patterns(record)

@@ -34,6 +34,14 @@ from .text import clip, folded_words
 from .value_digest import fingerprint as _fingerprint
 
 
+
+_NOTHING = re.compile(r"\s*(?:\[\s*\]|\{\s*\}|null|none|no (?:more )?results?(?: found)?[.!]?)?\s*", re.I)
+
+
+def found_nothing(result: str | None) -> bool:
+    """Whether a call's answer holds nothing: empty, an empty list or object, or a "no results" line."""
+    return _NOTHING.fullmatch(result or "") is not None
+
 def patterns_of(r: Reading) -> list[str]:
     """Every pattern the run met, whatever its outcome: the keys the contrast with other runs
     of the same task type counts (corpus/insights.py)."""
@@ -333,9 +341,10 @@ def decisions_of(r: Reading) -> set[str]:
         unread.append(c.turn.result or "")  # an error's answer is an answer too: it may list names
         if c.error:
             continue
-        if c.writes or (c.turn.result or "").strip() or runs_a_command(c.turn):
+        if c.writes or not found_nothing(c.turn.result) or runs_a_command(c.turn):
             # a coding call by its kind, not its agent's tool name; a look-up that answered nothing (a
-            # notebook tool's empty reply) got nothing from the environment, and calling it is no way to settle
+            # notebook tool's empty reply, "No Results", an empty list) got nothing from the environment,
+            # and calling it is no way to settle
             out.add(f"did|{did_token(r, c) or verb(c)}")
         args = c.turn.arguments
         if c.writes and isinstance(args, dict) and not runs_a_command(c.turn) and not is_hand_off(c):
