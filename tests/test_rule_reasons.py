@@ -412,6 +412,28 @@ def test_a_rule_the_fields_do_not_settle_gets_no_conclusion(tmp_path, trip, poli
     assert ("could still have allowed" in fact.text or "did not allow" in fact.text) == concluded, fact.text
 
 
+def test_a_cancel_of_another_record_than_expected_says_what_the_rule_settles_on_the_one_it_cancelled(tmp_path):
+    """The task expected K9INSR (insured) cancelled; the run cancelled K2PL7Q, which the rule's
+    conditions close: the argument's fact says so, where before it said only that the ids differed.
+    Where the record it cancelled leaves the rule open (insured), nothing more is said."""
+    def lead(trip):
+        messages = [_user("Please cancel my Phoenix trip."),
+                    *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, trip),
+                    _agent("Shall I cancel K2PL7Q?"), _user("Yes."),
+                    *_tool("cancel_reservation", {"reservation_id": "K2PL7Q"}, dict(trip, status="cancelled"))]
+        run = _run(tmp_path, messages, [{"name": "cancel_reservation", "kwargs": {"reservation_id": "K9INSR"}}],
+                   policy=INSURED)
+        [fact] = [f for f in _facts(run) if f.kind == "arguments"]
+        return fact
+
+    fact = lead(TRIP)
+    assert fact.text.startswith("cancel_reservation at turn 6 sent `reservation_id` \"K2PL7Q\" where the task expected "
+                                "\"K9INSR\". The system prompt's rule on cancel_reservation"), fact.text
+    assert fact.text.endswith("So of this rule only \"when the carrier cancelled a flight of it\" could still have allowed "
+                              "this cancel_reservation."), fact.text
+    assert "On these fields" not in lead(dict(TRIP, insurance="yes")).text
+
+
 def test_a_refusal_is_read_clause_by_clause_and_beside_any_of_several_changes_never_made(tmp_path):
     """Two expected changes never made (a rename and a bag): the agent's refusal of the rename is
     said beside them. A clause that denies one act does not refuse another the sentence names ("the

@@ -61,6 +61,7 @@ class Reason:
     # (corpus/fact_leads.py), and another run's quote is borrowed only where its values match
     # (corpus/checked_facts.py)
     about: list[str] = field(default_factory=list)
+    closed: bool = False  # the record's fields close every permission the quote gives (rule_verdicts)
 
 
 def _own_section(blocks: tuple[_Block, ...], tool: str, verb: frozenset[str], known: set[str]) -> set[frozenset[str]]:
@@ -200,6 +201,7 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
     quote = " ".join(f"\"{_quote(b, j, keyed)}\"" for b, j in quoted)
     if quote in said:
         return None  # said once on the page is enough
+    closed = False
     said.add(quote)
     text = f"The system prompt's rule on {about} (turn {r.system.turn}): {quote}"
     turns = [r.system.turn]
@@ -219,6 +221,7 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
             lambda part: keyed(part) is not None, tool)
         if settled:
             text += " " + settled
+            closed = " So " in settled
     words = rule_talk.condition_words(texts, action_verb(tool))
     if words:  # less the words naming the action's thing, its sections and the record's fields
         words -= head.union(*(b.heading | b.label_words for b, _ in quoted), *(f.key_words for f in facts))
@@ -230,7 +233,7 @@ def _reason(r: Reading, tool: str, subject: frozenset[str], head: frozenset[str]
     # the looked-up record's values the sentence was chosen for (not the call's own arguments: another
     # run is matched to the quote by the records it looked up)
     values = [f"{f.key}={f.value}" for f in chosen_for if isinstance(f.value, str) and not f.moment and f.turn is not None]
-    return Reason(text, turns, texts, about=[tool, about.strip("`"), quote, *values])
+    return Reason(text, turns, texts, about=[tool, about.strip("`"), quote, *values], closed=closed)
 
 
 def _allowed(r: Reading, tool: str, clause: str, because: str | None, fact: _Fact | None,
@@ -276,6 +279,13 @@ def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reas
             if done:
                 said |= trial
                 found = Reason(f"{elsewhere.text} {done}", elsewhere.turns, elsewhere.quoted, elsewhere.about)
+    if found is None and paths and _points_at_record(r, c, paths[0]):
+        # it acted on another record than the task expected: what the rule says of the one it acted on
+        trial = set(said)
+        whole = for_call(r, c, trial)
+        if whole is not None and whole.closed:
+            said |= trial
+            return whole
     if found is None and paths:  # no case of the rule could be quoted: perhaps the run never learned which applied
         key = paths[0].split("[")[0].split(".")[0]
         unsettled = rule_cases.unlearned(r, c, key, _head(key))
@@ -283,6 +293,15 @@ def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reas
             said.add(unsettled[0])
             found = Reason(unsettled[0], unsettled[1])
     return _with_breach(r, c, found, said, expected)
+
+
+def _points_at_record(r: Reading, c: Call, path: str) -> bool:
+    """Whether the argument at ``path`` is the one the change's record was looked up by (the record
+    a look-up showed holds it, with the value sent)."""
+    seen = record_rules.looked_up(r, c)
+    args = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    return seen is not None and "." not in path and "[" not in path and path in args \
+        and seen[1].get(path) == args[path]
 
 
 def _with_breach(r: Reading, c: Call, found: Reason | None, said: set[str], expected: dict | None = None) -> Reason | None:
