@@ -96,7 +96,7 @@ def test_tau_trials_that_sent_the_same_wrong_argument_say_so_and_trials_that_dif
         [line] = _recur(_in_short(out, r["step"]))
         assert line.startswith("- All 3 trials of this task sent `payment_id` in update_reservation_flights otherwise "
                                "than the task expected (this run and "), line
-        assert len(_LINK.findall(line)) == 2 and "check `payment_id` against what the user asked for" in line
+        assert len(_LINK.findall(line)) == 2 and "check `payment_id` against what the user asked for and the rules on the record it names" in line  # an id names a record
     for r in by_task["22"]:
         assert not _recur(_in_short(out, r["step"]))
 

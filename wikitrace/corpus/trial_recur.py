@@ -17,6 +17,8 @@ trial, or makes it the failure's line when no trial succeeded.
 
 from __future__ import annotations
 
+import re
+
 from collections import defaultdict
 from functools import lru_cache
 
@@ -36,7 +38,7 @@ _CHANGE = {
     "missed": ("left out {a} `{0}` change the task expected", ""),  # what they did instead is said (``_instead``)
     "unexpected": ("made {a} `{0}` change the task did not expect", "before a `{0}` change, check that the request calls for it and the rules allow it as sent"),
     "arguments": ("sent `{1}` in {0} otherwise than the task expected",
-                  "check `{1}` against what the user asked for before {0}"),
+                  "check `{1}` against what the user asked for and the rules on {on} before {0}"),
 }
 ANSWER_DO = ("before giving an answer other trials already failed with, find a look-up whose text shows it fits "
               "every part of the task")  # a question's conditions, a claim's parts: said of any task with an answer
@@ -76,7 +78,8 @@ def _said(item: tuple, entry: dict, fact: dict | None) -> tuple[str, str, bool]:
         did, do = _CHANGE[item[0]]
         tool, _, arg = item[1].partition(".")
         a = "an" if tool[:1].lower() in "aeiou" else "a"
-        return did.format(_t(tool), _t(arg), a=a), do.format(_t(tool), _t(arg)), False
+        on = "the record it names" if re.search(r"(?:^|_)ids?$", arg, re.I) else "it"  # an id names a record
+        return did.format(_t(tool), _t(arg), a=a), do.format(_t(tool), _t(arg), on=on), False
     from .checked_facts import _SAID
 
     about = (fact or {}).get("about") or []
