@@ -311,6 +311,13 @@ def test_trial_differences_name_fewer_changes_and_where_the_queries_came_from():
     assert trial_differences(lost, won) == [
         "made 2 update_reservation_flights calls that went through, where the failed run made 1"]
     assert trial_differences(won[0], won[1:]) == []  # the same decisions: nothing to name
+    # the task wanted no change: the successes made none, the failed run a cancel (of whatever tool)
+    answered = [entry("did|get_reservation_details")] * 2
+    cancelled = entry("did|get_reservation_details", "did|cancel_reservation", "set|cancel_reservation|reservation_id|a1",
+                      "count|cancel_reservation|1")
+    assert trial_differences(cancelled, answered) == [
+        "made no change that went through, where the failed run made one",
+        "had no cancel_reservation call go through, where the failed run had one"]
     # a QA task: every successful trial searched words a page had shown, the failed one only the question's
     won = [entry("did|Search", "did|Finish", "query|Search|task", "query|Search|shown")] * 2
     lost = entry("did|Search", "did|Finish", "query|Search|task")
@@ -366,6 +373,9 @@ def test_every_same_task_sentence_is_true_of_the_trials_it_names(tmp_path):
                 text = d["text"]
                 if m := re.match(r"called (\S+) without an error", text):
                     assert all(m[1] in tools(w) for w in wins) and not any(m[1] in tools(f) for f in fails), text
+                elif text.startswith("made no change that went through"):
+                    assert all(made(f) and any(n != "get_reservation_details" for n, _a in made(f)) for f in fails), text
+                    assert not any(n != "get_reservation_details" for w in wins for n, _a in made(w)), text
                 elif m := re.match(r"had no (\S+) call go through", text):
                     assert all(m[1] in tools(f) for f in fails) and not any(m[1] in tools(w) for w in wins), text
                 elif m := re.match(r"made (\d+)(?: to (\d+))? (\S+) calls? that went through, where .* made (\d+)", text):

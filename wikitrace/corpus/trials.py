@@ -88,6 +88,7 @@ class Summary:
     counts: dict[str, tuple[int, int]]  # tool every trial changed with -> (fewest, most) calls
     sources_all: set[tuple[str, str, str]]  # (tool, key, where) every trial showed
     sources_any: set[tuple[str, str, str]]
+    changed_all: bool = False  # every trial had some change go through
 
 
 def summarise(runs: list[Decisions]) -> Summary:
@@ -101,7 +102,8 @@ def summarise(runs: list[Decisions]) -> Summary:
         written_all=set.intersection(*(r.written for r in runs)), written_any=set().union(*(r.written for r in runs)),
         values_any=dict(values), keys_all=set.intersection(*(set(r.values) for r in runs)),
         counts={t: (min(r.counts[t] for r in runs), max(r.counts[t] for r in runs)) for t in counted},
-        sources_all=set.intersection(*(r.sources for r in runs)), sources_any=set().union(*(r.sources for r in runs)))
+        sources_all=set.intersection(*(r.sources for r in runs)), sources_any=set().union(*(r.sources for r in runs)),
+        changed_all=all(r.written for r in runs))
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -154,6 +156,8 @@ def differences(wins: Summary, fails: Summary, them: str) -> list[str]:
         if high < flow or low > fhigh:
             out.append(f"made {_span(low, high)} {tool} call{'s' if high != 1 else ''} that went through, "
                        f"where {them} made {_span(flow, fhigh)}")
+    if not wins.written_any and fails.changed_all:  # whatever each failed one changed: the task wanted no change
+        out.append(f"made no change that went through, where {them} made one")
     out += [f"had no {t} call go through, where {them} had one" for t in sorted(fails.written_all - wins.written_any)]
     both = wins.written_any & fails.written_all
     for tool, key in sorted(set(wins.values_any) | set(fails.values_any)):
@@ -266,6 +270,7 @@ _DO = [
      r"give the \1 answer in words of the task text you were given"),
     (r"gave a (\S+) answer with words that neither .+", r"work the \1 answer out from what the look-ups returned"),
     (r"made (.+) (\S+) calls? that went through, where .+", r"make \1 \2 call(s) that go through"),
+    (r"made no change that went through, where .+", r"make a change only where the request calls for one and the rules allow it"),
     (r"had no (\S+) call go through, where .+", r"make sure the request calls for a change with \1 at all"),
     (r"gave (\S+) another value of (\S+)", r"check the value of \2 for \1 against the request"),
     (r"set (\S+) in (\S+), which .+", r"set \1 in \2"),
