@@ -53,6 +53,7 @@ def contrast_sentence(entry: dict) -> str:
            f"{run_counts.count(c['failed_met'], tasks['failure'], 'failed')}, "
            f"{run_counts.count(c['success_met'], tasks['success'], 'successful')}. ")
     v = c["verdict"]
+    failed_here = (entry.get("counts") or {}).get("failure", 0) > 0
     if v == "no-success":
         return met + "With no successful run of this task type to compare with, it is not named a cause."
     if v == "no-failure":
@@ -69,7 +70,9 @@ def contrast_sentence(entry: dict) -> str:
                       "what the successful runs did before it matters.")
     if v == "success":
         return met + ("Runs that met it succeeded more often than the runs that did not"
-                      + (", so it is not a cause of failure." if side in TROUBLE else "."))
+                      + ("." if side not in TROUBLE else ", so meeting it is not by itself a cause of failure; what "
+                         "the failed runs here did where they met it is on their pages." if failed_here else
+                         ", so it is not a cause of failure."))
     # not significant: either both outcomes met it alike, or too few runs to tell ("1 failed,
     # 0 successful" is no proof that it separates them, nor that it does not)
     return met + ("The runs so far do not show that it separates failed from successful runs, so it is not "
