@@ -434,6 +434,28 @@ def test_a_cancel_of_another_record_than_expected_says_what_the_rule_settles_on_
     assert "On these fields" not in lead(dict(TRIP, insurance="yes")).text
 
 
+@pytest.mark.parametrize("policy, tail", [
+    # the carrier's cancellation is the one condition no field checks: the refusal is flagged against it
+    (INSURED, "the task expected cancel_reservation, which the rule as the record's fields read allows only \"when the "
+              "carrier cancelled a flight of it\": unless that held, the task's expected call and the rule as written "
+              "disagree."),
+    # with no such alternative every permission is closed on the record
+    (INSURED.replace(", or when the carrier cancelled a flight of it", ""),
+     "the refusal keeps to the rule as the record's fields read, yet the task expected cancel_reservation: here the "
+     "task's expected call and the rule as written disagree."),
+])
+def test_a_refused_change_the_rule_closes_on_the_record_is_flagged_against_the_task(tmp_path, policy, tail):
+    """The task expected K2PL7Q cancelled; the agent refused, and the record (booked 3 days before,
+    uninsured) fails the rule's conditions: the page does not teach the refusal as the mistake."""
+    messages = [_user("Please cancel K2PL7Q."), *_tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, TRIP),
+                _agent("K2PL7Q has no travel insurance, so it cannot be cancelled.")]
+    run = _run(tmp_path, messages, [{"name": "cancel_reservation", "kwargs": {"reservation_id": "K2PL7Q"}}],
+               policy=policy)
+    [fact] = [f for f in _facts(run) if f.kind == "missed-change"]
+    assert "`insurance` is \"no\", so \"only if travel insurance is bought\" does not hold" in fact.text, fact.text
+    assert fact.text.endswith(tail), fact.text
+
+
 def test_a_refusal_is_read_clause_by_clause_and_beside_any_of_several_changes_never_made(tmp_path):
     """Two expected changes never made (a rename and a bag): the agent's refusal of the rename is
     said beside them. A clause that denies one act does not refuse another the sentence names ("the

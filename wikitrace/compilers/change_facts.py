@@ -17,7 +17,7 @@ from .insight_words import is_hand_off, join
 from .lookup_coverage import unlooked
 from .offers import unmade_offer
 from .reading import Call, Reading, leaves
-from . import rule_reasons
+from . import rule_reasons, rule_refusals
 from .schema import KeyFact
 from .unshown_values import empty_lookup_note, expected_note, unsearched_note
 
@@ -73,8 +73,8 @@ def expected_facts(r: Reading) -> list[KeyFact]:
             why_turns = [x for x in (offer.first_at, offer.at, offer.reply_at) if x is not None] if offer else []
         out.append(_why(KeyFact(text, why_turns + ([last] if last is not None else []),
                                 "missed-change", list(dict.fromkeys(e["name"] for e in missed))),
-                        rule_reasons.for_missed(r, missed[0], said) if len(missed) == 1
-                        else rule_reasons.refused_one(r, missed)))
+                        rule_refusals.for_missed(r, missed[0], said) if len(missed) == 1
+                        else rule_refusals.refused_one(r, missed)))
         if why_turns:  # it says why the run failed, not only what differed: it leads the page
             r.memo.setdefault(LEADS, []).append(out[-1].text)
         # second, after the first change that went wrong; first when that change was a hand-off,

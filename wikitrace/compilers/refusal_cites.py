@@ -15,7 +15,7 @@ from __future__ import annotations
 from .expected_calls import missed_changes
 from .reading import Reading
 from .rule_facts import _facts, _on_its_own
-from .rule_reasons import _refused
+from .rule_refusals import _refused
 
 CITED = 2  # record values kept per refusal: a reason names one or two
 
