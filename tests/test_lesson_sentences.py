@@ -312,8 +312,10 @@ def test_a_retry_that_got_past_an_error_only_in_failed_runs_is_not_taught_as_the
     assert entry["counts"] == {"runs": 3, "success": 0, "failure": 3}
     assert "again with cabin changed" not in entry["guideline"]
     assert "the 3 runs here that got past it all failed (cabin changed: 3 runs)." in entry["guideline"]
-    # the message names no value the call sent: the advice does not claim one
-    assert "look up what the message names before calling update_reservation_flights again" in entry["guideline"]
+    # the message names no value the call sent: the advice claims none, and points at the call itself
+    assert ("check the call's arguments against the request and the records looked up before calling "
+            "update_reservation_flights again, or tell the user it cannot be done") in entry["guideline"]
+    assert "the message names" not in entry["guideline"]
 
 
 def _paid(k: int, success: bool, retried: bool) -> dict:

@@ -60,7 +60,9 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
         said = (f"the message names the {what} value it refused{seen}: replace that value with one a look-up shows "
                 f"can work, or tell the user it cannot be done, before calling {tool} again")
     else:
-        said = f"look up what the message names before calling {tool} again, or tell the user it cannot be done"
+        # the message names no value of the call: what to recheck is the call itself, not a value to swap
+        said = (f"check the call's arguments against the request and the records looked up before calling {tool} "
+                "again, or tell the user it cannot be done")
     if runs == 1:
         entry["guideline"] = f"{head}, {said}."
         return
