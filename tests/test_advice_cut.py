@@ -52,6 +52,17 @@ def test_what_to_do_keeps_at_most_three_sentences_and_the_rest_is_kept_under_evi
     assert entry["more_advice"] == [f"Call tool{k} first." for k in range(2, 6)]
 
 
+def test_advice_left_over_that_its_counted_sentence_opens_with_is_not_listed_twice():
+    """Four plain sentences fill What to do; the last counted sentence's instruction overflows: it is
+    said once, with its counts under Evidence, not again as other advice."""
+    entry = {"guideline": "Call tool0 first. Call tool1 first. Call tool2 first. Keep looking only while calls are "
+                          "left: the harness stopped 79 of the 80 runs after exactly 6 tool calls."}
+    cut(entry)
+    assert entry["counted"] == ["Keep looking only while calls are left: the harness stopped 79 of the 80 runs after "
+                                "exactly 6 tool calls."]
+    assert "more_advice" not in entry
+
+
 def _fact_run(step: str, outcome: str, about: list[str]) -> dict:
     return {"step": step, "task_id": step, "outcome": outcome, "facts": [{"kind": "arguments", "about": about}]}
 

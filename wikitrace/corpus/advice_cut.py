@@ -271,6 +271,8 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
         evidence.insert(0, mistake)
     if evidence:
         entry["counted"] = evidence
-    more = [s for s in rest if s not in evidence and s != instead]
+    # advice left over that an evidence sentence still opens with is said there already, with its counts
+    more = [s for s in rest if s not in evidence and s != instead
+            and not any(e.startswith(s.rstrip(".") + ":") for e in evidence)]
     if more:
         entry["more_advice"] = more
