@@ -12,7 +12,7 @@ import re
 from bisect import bisect_left
 from functools import lru_cache
 
-from .arguments import FREE_FORM, _as_text, check_arguments
+from .arguments import FREE_FORM, _as_text, check_arguments, is_chosen
 from .call_kinds import changed_with, did_token
 from .error_insights import error_key, missing_programs
 from .failing_end import FAILING_END, failing_end
@@ -324,7 +324,8 @@ def decisions_of(r: Reading) -> set[str]:
     changes: dict[str, int] = {}
     for c in r.calls:
         query = free_form(c)  # a free-text look-up or answer
-        if query is not None:
+        if query is not None and not (c.writes and is_chosen(r, str(c.turn.arguments))):
+            # a yes/no or a verdict is chosen, not written from words anywhere: no source to compare
             words = set(folded_words(str(c.turn.arguments)))
             if words:
                 if words <= statement:
