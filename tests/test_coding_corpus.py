@@ -357,3 +357,13 @@ def test_two_successful_trials_that_wrote_one_line_two_ways_say_so_on_both_pages
     # a task with a failed trial keeps its success-against-failure line instead
     tally = (out / "compilation" / f"{step['swe-tally-ok/acme__tally-7']}.md").read_text()
     assert "The other successful trial" not in tally
+
+
+def test_a_submit_that_hands_in_the_edits_ranks_below_the_last_edit(coding_out):
+    """SWE-agent's submit only hands in the edits made before it: on a failed run the edit (what the
+    change wrote) is the first cause and the submit comes after it."""
+    out, _data, step = coding_out
+    for run_id in ("acme__jsonkit-101", "acme__jsonkit-102", "acme__tally-7"):
+        page = (out / "compilation" / f"{step[run_id]}.md").read_text()
+        causes = re.findall(r"### Cause \d+\n\*\*Decision\*\*: Called (\S+) at turn", page)
+        assert causes[:2] == ["str_replace_editor", "submit"], (run_id, causes)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter
 
 from ..runs.errors import failing_part, reports_failing_tests, tests_passed
+from ..runs.tool_kinds import SUBMIT
+from .call_kinds import call_kind
 from .changes import edit_of, what_ran
 from .agreed_terms import other_terms
 from .limit_insights import unsettled_edit
@@ -120,6 +122,7 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
     # answer that ended it: a WebShop click on a product before the purchase ended nothing
     answered = writes[-1] if writes and harness_reason(r) is None else None
     unsettled = unsettled_edit(r, writes)
+    handed_in_any = bool(writes) and _submits(r, writes[-1]) and any(edit_of(w.turn) for w in writes[:-1])
     for c in writes:
         # the task asked for this very change: context, ranked below the causes (unless it is the last
         # change and the run left expected changes unmade; a look-up it skipped is no reason to rank a change
@@ -140,10 +143,13 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
                     notes += found_notes(looked_up(r, c.n)[-FOUND_NEAR_ANSWER:])
         else:
             notes = []
-        last = c is writes[-1]
         edit = edit_of(c.turn)
+        # a submit only hands in the edits before it: the last of those is the change that settled the run
+        handed_in = c is writes[-1] and _submits(r, c) and any(edit_of(w.turn) for w in writes[:-1])
+        last = c is (next(w for w in reversed(writes) if edit_of(w.turn)) if handed_in_any else writes[-1])
         tests = any(t is c for t, _f in test_only_edits(r))  # the run changed the test, not the code: first
-        rank = (20 if expected else 95 if tests else 90 if flagged else 70 if last else 55 if edit else 50) + c.n / 10_000
+        rank = (20 if expected else 95 if tests else 90 if flagged else 70 if last else 55 if edit else
+                52 if handed_in else 50) + c.n / 10_000
         items.append(Item(rank, Evidence(
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + agreed_phrase(r, c) + (", a test file, and no call of this run changed a file outside the tests" if tests
@@ -215,3 +221,9 @@ def _what_it_wrote(r: Reading, c: Call) -> str:
 
     return (f": it took out {first(removed)} and put in {first(added)}." if removed else f": it put in {first(added)}.")
 
+
+
+def _submits(r: Reading, c: Call) -> bool:
+    """Whether a call is a coding agent's submit (runs/tool_kinds.py): it hands in the edits made before it."""
+    k = call_kind(r, c)
+    return k is not None and k.kind == SUBMIT
