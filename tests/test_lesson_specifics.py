@@ -79,7 +79,8 @@ def test_a_command_error_names_the_command_and_the_missing_program():
     (lesson,) = [i for i in _insights(_record("j-1", "java", "Fix the parser.", turns, False)) if i.key.startswith("error|")]
     assert lesson.key == "error|missing-program" and lesson.detail.startswith("turn 1: mvn not found by the shell")
     # no run here got mvn to run: installing it is advice nothing showed
-    assert "reach the same end without it" in lesson.guideline and "install" not in lesson.guideline
+    assert "Reach the same end without it: read the code the change touches" in lesson.guideline
+    assert "install" not in lesson.guideline.lower()
     assert "this run" not in lesson.guideline
     installed = _turns(_msg("user", "Fix the parser."),
                        _call("bash", {"command": "cd /repo && mvn -q test"}, "/bin/sh: 1: mvn: not found"),
@@ -88,7 +89,7 @@ def test_a_command_error_names_the_command_and_the_missing_program():
                        {"type": "episode_over"})
     (lesson,) = [i for i in _insights(_record("j-2", "java", "Fix the parser.", installed, False))
                  if i.key.startswith("error|")]
-    assert "install or locate it" in lesson.guideline and "this run" not in lesson.guideline
+    assert "Install or locate it" in lesson.guideline and "this run" not in lesson.guideline
 
 
 def test_lessons_on_real_shaped_logs_carry_no_other_domains_wording():

@@ -234,12 +234,14 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
             err = next(c for c in r.calls if c.n == min(first.values()))
             ran_again = [c for c in r.calls if any(p in heads(c) and c.n > n for p, n in first.items())]
             # installing is advised only by a run that got the program to run; the others show working without it
-            way = ("install or locate it where the task allows, or reach the same end another way"
-                   if worked else "reach the same end without it")
+            way = ("Install or locate it where the task allows, or reach the same end another way"
+                   if worked else "Reach the same end without it")
             return make_insight(MISSING_PROGRAM_KEY, "When the shell cannot find a program, "
                            + ("install it or work without it" if worked else "work without it"),
                            "When a command answers that a program is not found (\"command not found\"), do not send "
-                           f"commands that need it again: {way} (read the code, check the change by other means).",
+                           f"commands that need it again. {way}: read the code the change touches, search that each "
+                           "name the change writes stands in the code as written, and work the task's example through "
+                           "the changed lines by hand.",
                            f"In {kind_of_tasks(r)}, whenever the shell cannot find a program.",
                            f"turn {err.n}: {join(programs, 4)} not found by the shell"
                            + (f" (at turns {join([str(n) for n in first.values()], 4)})" if len(set(first.values())) > 1
