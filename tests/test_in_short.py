@@ -236,6 +236,33 @@ def test_a_halted_run_names_the_error_that_offered_the_expected_answer(tmp_path)
                          f"through, only in the error Search answered at turn {err}."), fact
 
 
+def test_a_halted_run_counts_the_calls_it_spent_repeating_one_with_the_same_answer(tmp_path):
+    """Where the step limit ended the run, the call sent again with the same arguments and answered
+    the same is a call that bought nothing: the harness line counts and pairs them."""
+    again = HALTED.replace("Question:", "Question:", 1).replace(
+        "Observation 2: No Results\n",
+        "Observation 2: No Results\nThought 3: Look up the prize again.\nAction 3: Lookup[Corran Prize]\n"
+        "Observation 3: No Results\n")
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(again, encoding="utf-8")
+    [run] = _load(path)
+    fact = next(f for f in compile_offline(run).in_short if f.text.startswith("The harness stopped the run: "))
+    lookups = [t.turn for t in _calls(run) if t.name == "Lookup"]
+    assert (f"1 of its 3 calls sent an earlier call's arguments again and got the same answer (turn {lookups[1]} "
+            f"repeated turn {lookups[0]}).") in fact.text, fact.text
+    assert set(lookups) <= set(fact.turns)
+    _check(run, fact.text, fact.turns)
+    [plain] = _load(_written(tmp_path / "plain", HALTED))  # no call sent twice: nothing is said
+    assert "sent an earlier call's arguments again" not in " ".join(_facts(plain))
+
+
+def _written(folder, text: str):
+    folder.mkdir()
+    path = folder / "react_reflexion_1q.txt"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 HALTED_AGAIN = """
 ########################################
 BEGIN TRIAL 1
@@ -1076,6 +1103,17 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
     if m:
         assert run.outcome.ended_by and run.outcome.ended_by.startswith("harness") or any(
             t.extra.get("written_by") == "harness" or t.type == "harness" for t in run.turns), text
+        again = re.search(r" (\d+) of its (\d+) calls sent an earlier call's arguments again and got the same answer "
+                          r"\((.+?)\)\.", text)
+        if again:  # each pair: the same tool, arguments and answer, the repeat later
+            calls = {t.turn: t for t in _calls(run)}
+            pairs = re.findall(r"turn (\d+) repeated turn (\d+)", again.group(3))
+            more = re.search(r" and (\d+) more$", again.group(3))
+            assert len(pairs) + (int(more.group(1)) if more else 0) == int(again.group(1)), text
+            assert int(again.group(2)) == len(calls), text
+            for n, m_ in pairs:
+                a, b = calls[int(n)], calls[int(m_)]
+                assert b.turn < a.turn and (a.name, a.arguments, a.result) == (b.name, b.arguments, b.result), text
         m = re.search(r'the expected "(.+?)" appeared in no look-up that went through, only in (.+)\.$', text)
         if m:
             _only_in_errors(run, m.group(1), m.group(2), None)

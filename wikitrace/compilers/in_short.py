@@ -17,6 +17,7 @@ failed on dates already past by the stated current time (record_claims.py).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 
@@ -239,12 +240,31 @@ def _standing_errors(r: Reading) -> tuple[list[KeyFact], list[KeyFact]]:
     return own, lacking
 
 
+def _repeats(r: Reading) -> list[tuple[int, int]]:
+    """(turn, the earlier turn it repeated) for each call sent with the arguments of an earlier call
+    of the same tool that had got the same answer: a call spent on nothing new."""
+    seen: dict[tuple, int] = {}
+    out = []
+    for c in r.calls:
+        key = (c.name, json.dumps(c.turn.arguments, sort_keys=True, default=str), c.turn.result or "", c.error)
+        if key in seen:
+            out.append((c.n, seen[key]))
+        else:
+            seen[key] = c.n
+    return out
+
+
 def _harness_fact(r: Reading) -> list[KeyFact]:
     reason = harness_reason(r)
     if reason is None:
         return []
     at = r.harness[-1].turn if r.harness else (r.calls[-1].n if r.calls else None)
     text = f"The harness stopped the run: {clip(reason, 100).rstrip('.')}."
+    again = _repeats(r)
+    if again:  # where a limit ended the run, a call that got nothing new was one of too few
+        pairs = join([f"turn {n} repeated turn {m}" for n, m in again], 3)
+        text += (f" {len(again)} of its {len(r.calls)} calls sent an earlier call's arguments again and got the same "
+                 f"answer ({pairs}).")
     gold = expected_answer(r)
     if gold is not None and not is_verdict(r, gold) and not any(c.writes and not c.error for c in r.calls):
         seen = answer_seen_in(r, gold)
@@ -257,9 +277,9 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
                  f" No answer had been given, and no look-up had returned the expected \"{clip(gold, 80)}\" as written"
                  f"{near_phrase(near)}." if near else
                  f" No answer had been given, and no look-up had returned the expected \"{clip(gold, 80)}\".")
-        return [KeyFact(text, ([at] if at is not None else []) + (
+        return [KeyFact(text, ([at] if at is not None else []) + sorted({t for pair in again for t in pair}) + (
             [seen.n] if seen else listed.turns if listed else [near[0].n] if near else []))]
-    return [KeyFact(text, [at] if at is not None else [])]
+    return [KeyFact(text, ([at] if at is not None else []) + sorted({t for pair in again for t in pair}))]
 
 
 _ASKS_WHAT = re.compile(r"\b(?:what|which|who|whom|whose|when|where|how many|how much)\b(?:\s+[\w-]+)?", re.I)
