@@ -12,9 +12,12 @@ corpus/one_run.py) say the rest, since only they see the successful trial.
 
 from __future__ import annotations
 
-from .expected_calls import missed_changes
+import json
+
+from .expected_calls import expected_changes, missed_changes
 from .reading import Reading
-from .rule_facts import _facts, _on_its_own
+from .arguments import _parsed
+from .rule_facts import _fact, _facts, _on_its_own
 from .rule_refusals import _refused
 
 CITED = 2  # record values kept per refusal: a reason names one or two
@@ -47,3 +50,52 @@ def refused(r: Reading, query) -> dict | None:
             return {"tool": name, "turn": said.turn, "text": said.text, "cites": cites[:CITED]}
         return None
     return None
+
+
+def declined(r: Reading) -> list[dict]:
+    """On a success with a person on the other side: each change tool of the run or its task that the
+    agent told the user it could not use before any change of its own with that tool, with the values
+    of the last look-up before that sentence (the record it had in view):
+    [{"tool", "turn", "text", "on": [[key, value], ...]}]. A failed trial that made that change on
+    that record is set against it (corpus/trial_contrast.py): the success's "no" is the step it missed."""
+    if not r.run.outcome.success or not r.has_interlocutor:
+        return []
+    expected_changes(r)  # reads the task's expected calls into the run's memo
+    names = list(dict.fromkeys([c.name for c in r.calls if c.writes and c.name]
+                               + [e.get("name") or "" for e in r.memo.get("expected.all") or [] if e.get("name")]))
+    out = []
+    for name in names:
+        said = _refused(r, name)
+        made = min((c.n for c in r.calls if c.name == name and c.writes and not c.error), default=None)
+        if said is None or (made is not None and made < said.turn):
+            continue
+        look = _named_record(r, said)
+        if look is not None:
+            on = [[k, v] for k, v in look.turn.arguments.items() if isinstance(v, str)]
+            out.append({"tool": name, "turn": said.turn, "text": said.text, "on": on})
+    return out
+
+
+def _named_record(r: Reading, said):
+    """The one look-up before the refusal whose record the sentence names most values of as terms of
+    their own ("basic economy", "insurance" "no" is not a term): the record the "no" was about. None
+    when no record's values are named, or two records' alike (which one it refused is not settled)."""
+    low = said.text.lower()
+    scored = []
+    for c in r.calls:
+        if c.n >= said.turn or c.writes or c.error or not isinstance(c.turn.arguments, dict):
+            continue
+        answer = _parsed(c.turn.result or "")
+        if not isinstance(answer, dict):
+            continue
+        named = {(k, f.phrase) for k, v in answer.items() if isinstance(v, str)
+                 and (f := _fact(k, v, "", c.n)).phrase and f.phrase in low and _on_its_own(low, f.phrase)}
+        if named:
+            scored.append((len(named), frozenset(named), c))
+    if not scored:
+        return None
+    best = max(n for n, _v, _c in scored)
+    top = [(values, c) for n, values, c in scored if n == best]
+    if len({values for values, _c in top}) != 1 or len({json.dumps(c.turn.arguments, sort_keys=True) for _v, c in top}) != 1:
+        return None  # two records hold what it named: which one it refused is not settled
+    return top[-1][1]

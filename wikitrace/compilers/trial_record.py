@@ -24,7 +24,7 @@ from .expected_outputs import told
 from .insight_parts import edits_of
 from .insight_words import answer_seen_in, expected_answer, gives_answer, report_message
 from .offered_names import naming_page, unsent_offers
-from .refusal_cites import refused
+from .refusal_cites import declined, refused
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .test_edits import test_only_edits
 from .unseen_names import unseen_names
@@ -272,6 +272,9 @@ def record(r: Reading) -> dict:
         why = refused(r, _query)  # the record values its "I cannot" named: a successful trial may have made it on that record
         if why is not None:
             out["refused"] = why
+    said_no = declined(r)  # a success's "I cannot": a failed trial may have made that very change
+    if said_no:
+        out["declined"] = said_no
     return out
 
 

@@ -349,6 +349,10 @@ def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
         return out
     for e in wins:
         out[e["step"]] = success_line(e, fails, wins)
+        said_no = declined_line(e, fails)
+        if said_no is not None:
+            text, turns, restates = out[e["step"]]
+            out[e["step"]] = (f"{text} {said_no[0]}", turns + said_no[1], restates)
     mistakes = made_by(entries) if len(fails) > 1 else {}
     for e in fails:  # a failure's mistake other trials made too, after where it parted from a success
         again = recurring(e, entries, mistakes) if len(fails) > 1 else None
@@ -366,6 +370,32 @@ def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
         if made is not None:
             out[e["step"]] = made
     return out
+
+
+def declined_line(entry: dict, fails: list[dict]) -> tuple[str, list[int]] | None:
+    """For a success that told the user it could not make a change (its record's ``declined``), with
+    the record it had last looked up, when failed trials of its task made that change on that very
+    record: the refusal is the step they missed, said in the success's words."""
+    line = _Line(entry["step"])
+    for d in (entry.get("decisive") or {}).get("declined") or ():
+        on = {(k, v) for k, v in d["on"]}
+        made = [f["step"] for f in fails if any(  # a change the task expected is no step the refusal saves
+            c.get("tool") == d["tool"] and not c.get("expected")
+            and on & {(k, v) for k, v in (c.get("values") or {}).items() if isinstance(v, str)}
+            for c in (f.get("decisive") or {}).get("changes") or ())]
+        if not made:
+            continue
+        value = next(v for k, v in d["on"] if any(
+            (k, v) in {(a, b) for a, b in (c.get("values") or {}).items()}
+            for f in fails if f["step"] in made for c in (f.get("decisive") or {}).get("changes") or ()))
+        n, k = len(fails), len(made)
+        who = ("the failed trial" if n == 1 else "both failed trials" if k == n == 2 else f"all {n} failed trials"
+               if k == n else f"{k} of the {n} failed trials")
+        a = "an" if d["tool"][:1].lower() in "aeiou" else "a"
+        return (f"At turn {d['turn']} this run told the user it could not make {a} {_t(d['tool'])} change, after looking "
+                f"up {_t(value)}: \"{_t(d['text'])}\"; {who} of this task made that change on {_t(value)} "
+                f"({line.runs(made)})."), [d["turn"]]
+    return None
 
 
 def _other_success(entry: dict, wins: list[dict]) -> tuple[str, list[int], bool] | None:
