@@ -409,7 +409,8 @@ def _other_success(entry: dict, wins: list[dict]) -> tuple[str, list[int], bool]
         if apart is not None:
             link = _Line(entry["step"]).runs([w["step"]])
             return (f"The other successful trial {link} of this task {apart[0]}: both succeeded, so the task's check "
-                    "accepted either, and which is right is for the request itself to settle.", apart[1], False)
+                    "did not tell the two lines apart, and neither run's success shows its line is the right one.",
+                    apart[1], False)
     return None
 
 
