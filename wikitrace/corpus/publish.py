@@ -239,7 +239,10 @@ class Publisher:
     def finish(self, data: dict | None = None) -> list[str]:
         """Remove the files this kind owned and did not write now, then save the manifest.
         Returns the removed paths."""
-        gone = sorted(set(self.manifest.files) - set(self.output))
+        # a layer's pages link the layer below (insight -> compilation -> raw): removed top layer first, a
+        # reader never finds a page that still stands linking one already gone
+        gone = sorted(set(self.manifest.files) - set(self.output),
+                      key=lambda rel: (_REMOVAL_ORDER.get(rel.split("/", 1)[0], len(_REMOVAL_ORDER)), rel))
         self._listed.clear()  # names go from the folders now
         dirs = set(self.claimed_dirs)
         for rel in gone:
@@ -289,6 +292,9 @@ class Publisher:
         if self._journal >= 0:
             os.close(self._journal)
             self._journal = -1
+
+
+_REMOVAL_ORDER = {"insight": 0, "compilation": 1, "raw": 2}
 
 
 def _writable(folder) -> None:
