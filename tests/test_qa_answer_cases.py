@@ -364,3 +364,45 @@ def test_a_success_whose_answer_no_page_held_does_not_teach_answering_so(tmp_pat
             "no, which of two), and searching any name no look-up holds before giving it") in page
     # its title is that advice, not a description of what the run did (which no new run should copy)
     assert "# Settle with Finish, giving a verdict the look-ups support, and searching any name before giving it\n" in page
+
+
+def test_a_success_s_source_line_lists_each_look_up_as_sent_an_error_said_as_one(tmp_path):
+    """The first Search sent the title in quote marks and failed (the marks are why); the source
+    line shows it as sent, marked as an error, beside the look-up that went through."""
+    log = tmp_path / "react_quoted.txt"
+    log.write_text(_trial(1, [_agent("Which band covered If You Ever Get Lonesome?",
+                                     [("Search the song.", 'Search["If You Ever Get Lonesome"]',
+                                       'Could not find ["If You Ever Get Lonesome"]. Similar: [\'Wren and Ash (duo)\'].'),
+                                      ("Search the band.", "Search[Wren and Ash (duo)]",
+                                       "Wren and Ash is a country duo who covered If You Ever Get Lonesome in 2014.")],
+                                     "Wren and Ash", "Wren and Ash", True)], []))
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[log], out=out, offline=True, quiet=True))
+    pages = "".join(p.read_text() for p in (out / "insight").glob("insight-*.md"))
+    assert ("looked up Search\\[\"If You Ever Get Lonesome\"\\] (an error) and Search\\[Wren and Ash (duo)\\]"
+            in pages), pages
+
+
+def test_a_retry_whose_argument_a_later_answer_sent_names_that_call(tmp_path):
+    """The agent searched the name it then answered: the retry's line names the Finish that sent the
+    same argument; and where a trial line names the look-up that held the answer, one that searched
+    the answer itself is said as such, not as a look-up that returned it."""
+    log = tmp_path / "react_echo.txt"
+    right = _agent("Which war does the Tarn Hollow Memorial commemorate?",
+                   [("Search the memorial.", "Search[Tarn Hollow Memorial]",
+                     "Could not find [Tarn Hollow Memorial]. Similar: ['Tarn Hollow', 'Crimean Memorial']."),
+                    ("It must be the Crimean War.", "Search[Crimean War]",
+                     "The Crimean War was fought from 1853 to 1856.")], "Crimean War", "Crimean War", True)
+    log.write_text(_trial(1, [right], []))
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[log], out=out, offline=True, quiet=True))
+    page = next((out / "compilation").glob("step-*.md")).read_text()
+    assert "called it again at turn 2 with the argument changed; Finish at turn 3 sent the same argument." in page
+    [run] = json.loads((out / "corpus.json").read_text())["runs"]
+    assert run["decisive"]["answer"]["found"] == {"tool": "Search", "turn": 2, "query": "Crimean War", "echo": True}
+    from wikitrace.corpus.trial_wording import _answer_found
+
+    assert _answer_found({"found": {"tool": "Search", "query": "Crimean War", "echo": True}}) == \
+        ", a name it had searched itself (Search\\[Crimean War\\])"
+    assert _answer_found({"found": {"tool": "Search", "query": "Crimean War"}}) == \
+        ", which Search\\[Crimean War\\] had returned"

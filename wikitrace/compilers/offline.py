@@ -171,6 +171,11 @@ def _choose(items: list[Item]) -> list[Item]:
     return sorted(chosen, key=lambda i: (-i.rank, min(i.evidence.turns or [0])))
 
 
+def _later(calls: list[Call]) -> str:
+    """The later call named by its tool and turn ("Finish at turn 3"), or "a later call"."""
+    return f"{calls[0].name} at turn {calls[0].n}" if len(calls) == 1 else "a later call"
+
+
 def _recoveries(calls: list[Call]) -> list[tuple[Call, Call]]:
     """(error, the first later call of the same program that went through): a shell call is
     matched by the program it ran, any other call by its tool."""
@@ -221,6 +226,7 @@ def _success_items(r: Reading, with_notes: bool = True) -> list[Item]:
             else {c.turn.arguments.strip().casefold()} for c in calls
             if not c.writes and isinstance(c.turn.arguments, (dict, str))}
     fresh: dict[int, set[str]] = {}  # turn -> argument keys with a value its answer held and its arguments did not
+    resent: dict[int, list[Call]] = {}  # turn -> later changes that sent a value the look-up was itself sent
     by_turn = {c.n: c.name for c in calls}
     for w in writes:
         names = frozenset(v.lower() for _p, v in leaves(w.turn.arguments) if isinstance(v, str) and len(v) > 2)
@@ -240,6 +246,8 @@ def _success_items(r: Reading, with_notes: bool = True) -> list[Item]:
             taken.setdefault(at, []).append((a.path, a.value))
             if str(a.value).casefold() not in sent.get(at, ()):
                 fresh.setdefault(at, set()).add(a.path.split(".")[0].split("[")[0])
+            elif w not in resent.setdefault(at, []):
+                resent[at].append(w)  # the later call that sent what this look-up was itself sent
     recovered = _recoveries(calls)
     fixes = {fix.n for _, fix in recovered}  # one call, one item: a retry or an edit told in a recovery
     for err, fix in recovered:  # is not told again on its own
@@ -265,7 +273,8 @@ def _success_items(r: Reading, with_notes: bool = True) -> list[Item]:
             decision=f"After {err.name} failed at turn {err.n}, called it again at turn {fix.n}"
             + (f" with {', '.join(changed)} changed" if changed else " with the same arguments")
             + (f"; a later call took {', '.join(took[:4])} from what it returned" if took else "")
-            + (f"{' and' if took else '; a later call'} sent the same {', '.join(same[:4])}" if same else "") + ".",
+            + (f"{' and' if took else ';'} {_later(resent.get(fix.n, []))} sent the same {', '.join(same[:4])}"
+               if same else "") + ".",
             support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
                     f"the second returned: {clip(fix.turn.result, 100)}",
             turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=call_line(fix),

@@ -75,7 +75,9 @@ def procedure_insight(r: Reading) -> CandidateInsight:
         took = "; ".join(x for x in (took, f"{join(sorted(user), 3)} from the user's words" if user else "") if x)
         steps.append(f"call {v}" + (f", taking {took}" if took else ""))
     edited = edit_detail(r) if answer is None and main_edit(r) is not None else edited_files(r, writes)
-    asked = [f"{c.name}[{clip(free_form(c), 40)}]" for c in r.calls if not c.writes and free_form(c) is not None]
+    # each look-up as it was sent (quote marks and all: they may be why one failed), an error said as one
+    asked = [f"{c.name}[{clip(' '.join(str(c.turn.arguments).split()), 40)}]" + (" (an error)" if c.error else "")
+             for c in r.calls if not c.writes and free_form(c) is not None]
     detail = f"turn {final.n}: {v}" + (f"; changed {edited}" if edited else "") + (  # what the look-ups asked, in order
         f"; looked up {join(asked, 4)}" if answer is not None and asked else "")
     if answer is None and main_edit(r) is not None:

@@ -29,7 +29,7 @@ from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .test_edits import test_only_edits
 from .unseen_names import unseen_names
 from .run_patterns import answer_origin
-from .text import clip
+from .text import clip, folded_words
 
 RESTATES = "in_short.restates"  # Reading.memo: texts of success facts that only say what the run did
 
@@ -221,6 +221,9 @@ def record(r: Reading) -> dict:
         found = answer_seen_in(r, text, answer) if answer_norm(text) and not is_verdict(r, text) else None
         if found is not None:
             out["answer"]["found"] = {"tool": found.name, "turn": found.n, "query": _query(found)}
+            if folded_words(str(found.turn.arguments)) == folded_words(text):
+                # the look-up searched the answer itself: its page names what the agent had already chosen
+                out["answer"]["found"]["echo"] = True
             _named_by(r, found, out["answer"]["found"])
             if not r.run.outcome.success:  # the question's names that page never gave: what tied it to nothing
                 from .qa_reasons import unmet_names

@@ -40,7 +40,7 @@ _CHANGE = {
     "arguments": ("sent `{1}` in {0} otherwise than the task expected",
                   "check `{1}` against what the user asked for and the rules on {on} before {0}"),
 }
-ANSWER_DO = ("before giving an answer other trials already failed with, find a look-up whose text shows it fits "
+ANSWER_DO = ("before giving an answer other trials of the task failed with, find a look-up whose text shows it fits "
               "every part of the task")  # a question's conditions, a claim's parts: said of any task with an answer
 
 

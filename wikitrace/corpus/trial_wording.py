@@ -62,7 +62,11 @@ class _Line:
 
 def _answer_found(ref: dict) -> str:
     found = ref.get("found")
-    return f", which {_t(found['tool'] + '[' + found['query'] + ']')} had returned" if found and found.get("query") else ""
+    if not found or not found.get("query"):
+        return ""
+    call = _t(found['tool'] + '[' + found['query'] + ']')
+    # a search for the answer itself returns its page: the run had chosen the answer before it
+    return f", a name it had searched itself ({call})" if found.get("echo") else f", which {call} had returned"
 
 
 def _value_of(said: str) -> str:
