@@ -424,9 +424,9 @@ def test_the_act_a_success_made_and_its_failed_trial_did_not_is_the_line_not_ano
     [won], [lost] = made["task-3-trial-0"], made["task-3-trial-1"]
     assert won.startswith("- Make cancel_reservation(reservation_id Q4WZ8N), `reservation_id` from "
                           "get_user_details's answer (turn 4), as this run did at turn 7 (the change the task expected): "
-                          "the failed trial of this task never made it ([step-0001](step-0001.md)); "
-                          "[step-0001](step-0001.md) told the user instead (its turn 8): \"All done.\"."), won
-    assert "K2P7RD" not in won
+                          "the failed trial of this task never made it ([step-0001](step-0001.md))."), won
+    # its last words reported the cancel it did make (K2P7RD): no "told the user instead" for Q4WZ8N
+    assert "K2P7RD" not in won and "told the user instead" not in won
     assert lost.startswith("- The successful trial [step-0000](step-0000.md) of this task made the change "
                            "cancel_reservation(reservation_id Q4WZ8N) at its turn 7, `reservation_id` from "
                            "get_user_details's answer (its turn 4); this run never made it."), lost

@@ -228,8 +228,10 @@ def _told_user(entry: dict, failed: list[dict], steps: list[str], line, tool: st
                     f"naming {cited}; this run looked up the same record and the change went through, so that value "
                     "did not stop it")
     for step in steps:
-        said = (_entry(failed, step).get("decisive") or {}).get("said_last")
-        if said:
+        record = _entry(failed, step).get("decisive") or {}
+        said = record.get("said_last")
+        if said and not any(c.get("tool") == tool for c in record.get("changes") or ()):
+            # a trial that made another change of this tool reported that one: its last words are no "instead"
             return f"; {line.runs([step])} told the user instead (its turn {said[0]}): \"{_t(said[1])}\""
     return ""
 
