@@ -103,6 +103,18 @@ def test_a_run_that_made_its_changes_and_never_said_the_figure_learns_to_say_it(
     assert "untold" not in runs["task-21-trial-0"]["patterns"]  # the success said it
 
 
+def test_a_run_the_step_limit_cut_off_after_its_change_says_so_beside_the_value_it_never_told(tmp_path):
+    """The figure was held (calculate) and the change made, then the log ends on the tool's answer:
+    the harness cut it off. The source line says so, so the reader does not take it for a run that
+    forgot to report."""
+    cut = told_trial(1, 0.0, "unused")
+    cut["traj"] = cut["traj"][:-2]  # no closing message, no user stop: the step limit ended it
+    runs, _pages = _compile(tmp_path, [told_trial(0, 1.0, SAID), cut])
+    (detail,) = [lesson["detail"] for lesson in runs["task-21-trial-1"]["lessons"] if lesson["key"] == "untold"]
+    assert detail.endswith("then the harness stopped the run (step limit reached) at turn 9, with no message after its "
+                           "last call"), detail
+
+
 def test_an_error_lesson_names_every_turn_the_run_met_its_error_up_to_the_one_it_never_got_past(tmp_path):
     """The same refusal three times, each with another amount: the source line names where the run
     first met it too, not only the call the lesson is about."""

@@ -19,6 +19,7 @@ from .insight_words import hands_off, join
 from .lookup_coverage import Coverage, unlooked
 from .reading import Reading, harness_reason, leaves
 from .schema import CandidateInsight
+from .text import clip
 
 MISSED = "missed"  # an expected change never made (one lesson whichever tool: the page counts the tools)
 UNLOOKED = "unlooked"  # key unlooked|<field>: expected changes on listed items never looked up
@@ -87,8 +88,23 @@ def left_undone(r: Reading) -> list[CandidateInsight]:
             "to the user before ending: working it out with a tool, or making the changes, does not tell it.",
             f"In {kind_of_tasks(r)}, when the request asks to be told a value.",
             f"{done}the task expected the agent to say {join([t.value for t in unsaid], 3)}, and no agent message did"
-            + (f" ({'; '.join(held[:2])})" if held else ""), False))
+            + (f" ({'; '.join(held[:2])})" if held else "") + _cut_off(r), False))
     return out
+
+
+def _cut_off(r: Reading) -> str:
+    """"; then the harness stopped the run (step limit reached) at turn 35, with no message after its last
+    call": where a limit ended the run, the value went untold for want of a turn as much as of a message."""
+    reason = harness_reason(r)
+    if reason is None:
+        return ""
+    at = r.harness[-1].turn if r.harness else None
+    last = r.calls[-1].n if r.calls else None
+    said_after = last is not None and any(t.type == "message" and t.role == "assistant" and t.turn > last
+                                          for t in r.run.turns)
+    why = clip(reason.split(" (", 1)[0], 60).rstrip(".")  # "step limit reached", its explanation left out
+    return (f"; then the harness stopped the run ({why})" + (f" at turn {at}" if at else "")
+            + ("" if said_after else ", with no message after its last call"))
 
 
 def _done(r: Reading, made: list) -> str:
