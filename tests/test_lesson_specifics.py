@@ -52,7 +52,7 @@ def test_a_wrong_answer_says_whether_the_look_ups_held_the_expected_answer():
     assert [i.key for i in _insights(held)] == ["answer|Finish|misread"]
     assert [i.key for i in _insights(missing)] == ["answer|Finish|not-found"]
     assert "When a look-up has already returned the answer" in _insights(held)[0].guideline
-    assert _insights(missing)[0].title == "Answer with Finish only once a look-up has returned the answer"
+    assert _insights(missing)[0].title == "Answer with Finish only once a look-up's text answers every part of the question"
 
 
 def test_an_error_lesson_is_keyed_by_tool_and_masked_shape_and_prefers_what_got_past_it():

@@ -247,9 +247,12 @@ WHY_WRONG = {
                 "When a look-up has already returned the answer, read it for exactly what the request asks (the "
                 "fact asked for, not a related one next to it), and give it with {t} in the words that look-up used "
                 "for it (its own term, singular or plural as written), not a paraphrase"),
-    "not-found": ("Answer with {t} only once a look-up has returned the answer",
-                  "While no look-up has returned the answer, keep looking instead of answering with {t}: look up "
-                  "each name the request gives, and search again with other words when an answer does not hold it"),
+    # the runs here gave a value some look-up returned, just not the one asked for: "returned the answer"
+    # would read as what they did
+    "not-found": ("Answer with {t} only once a look-up's text answers every part of the question",
+                  "While no look-up's text answers every part of the question, keep looking instead of answering "
+                  "with {t}: look up each name the request gives, and search again with other words when an answer "
+                  "does not hold it"),
     "unsettled": ("Check every part of the request before the {t} that ends the run",
                   "Before the {t} that ends the run, check each part of the request against what the look-ups "
                   "returned, and look further for any part they do not show yet"),
