@@ -363,7 +363,7 @@ def test_a_success_whose_answer_no_page_held_does_not_teach_answering_so(tmp_pat
     assert ("giving an answer no look-up held word for word only where it is a verdict the look-ups support (yes or "
             "no, which of two), and searching any name no look-up holds before giving it") in page
     # its title is that advice, not a description of what the run did (which no new run should copy)
-    assert "# Settle with Finish, giving a verdict the look-ups support, and searching any name before giving it\n" in page
+    assert "# Settle with Finish, searching any name no look-up has returned before giving it\n" in page
 
 
 def test_a_success_s_source_line_lists_each_look_up_as_sent_an_error_said_as_one(tmp_path):
@@ -406,3 +406,17 @@ def test_a_retry_whose_argument_a_later_answer_sent_names_that_call(tmp_path):
         ", a name it had searched itself (Search\\[Crimean War\\])"
     assert _answer_found({"found": {"tool": "Search", "query": "Crimean War"}}) == \
         ", which Search\\[Crimean War\\] had returned"
+
+
+def test_a_yes_or_no_answer_settles_as_a_verdict_not_as_an_answer_no_look_up_held(tmp_path):
+    """"no" is chosen between two, as a verdict label is: its run's procedure is the verdict one, and
+    the page for answers no look-up returned (names from memory) keeps only those."""
+    log = tmp_path / "react_yesno.txt"
+    log.write_text(_trial(1, [_agent("Are Arlo Penn and Tova Rusk both painters?",
+                                     [("Search Arlo Penn.", "Search[Arlo Penn]", "Arlo Penn is a Danish painter."),
+                                      ("Search Tova Rusk.", "Search[Tova Rusk]", "Tova Rusk is a Swedish sculptor.")],
+                                     "no", "no", True)], []))
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[log], out=out, offline=True, quiet=True))
+    [run] = json.loads((out / "corpus.json").read_text())["runs"]
+    assert "procedure|Finish:label" in run["patterns"] and "procedure|Finish:own" not in run["patterns"]

@@ -19,7 +19,7 @@ ENDING = {
     "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
 }
 # a title says what to do: where the counted runs' answer was no look-up's, what they did is no way to copy
-TITLE = {"own": "giving a verdict the look-ups support, and searching any name before giving it"}
+TITLE = {"own": "searching any name no look-up has returned before giving it"}
 FOLLOWED = "+followed"  # a look-up before the last call searched a name an earlier answer showed
 
 # a coding run's ending (``file-<place>[+tested]``): where it found the file it changed

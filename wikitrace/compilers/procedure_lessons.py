@@ -11,7 +11,8 @@ from .ending_words import ENDING, TESTED, TITLE
 from .coding_insights import coding_procedure, edit_detail, last_edit
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, tested_after, verb
 from .argument_places import sources
-from .insight_words import answer_seen_in, edited_files, free_form, gives_answer, is_verdict, join
+from .arguments import is_chosen
+from .insight_words import answer_seen_in, edited_files, free_form, gives_answer, join
 from .reading import Call, Reading
 from .schema import CandidateInsight
 from .text import clip
@@ -24,7 +25,8 @@ def _text_source(r: Reading, final: Call, answer: str) -> str:
     # a look-up that holds the whole answer word for word counts, as it does on the run's page
     # (answer_seen_in): a long answer copied from a page is a value a look-up returned
     tools = sources(r, final).tools or answer_seen_in(r, " ".join(str(final.turn.arguments).split()), final) is not None
-    where = "label" if is_verdict(r, answer) else "looked-up" if tools else "own"
+    # a yes or a no is chosen between two, as a verdict label is: no look-up returns it word for word
+    where = "label" if is_chosen(r, " ".join(str(final.turn.arguments).split())) else "looked-up" if tools else "own"
     if where != "label" and not gives_answer(r, final):
         where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
     return where
