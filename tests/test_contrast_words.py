@@ -29,3 +29,16 @@ def test_a_change_made_as_expected_by_failed_runs_is_not_named_a_cause():
     assert "named a likely cause" not in said
     assert contrast_sentence(_entry(5, pattern="went-through|cancel_reservation", verdict="failure")).endswith(
         "so it is named a likely cause of failure.")
+
+
+def test_ending_after_look_ups_that_no_success_did_is_failing_not_a_cause_found():
+    """In a task type where every success gave an answer, the runs that ended after look-ups only all
+    failed: that is what failing is there, not a cause the counts found."""
+    from wikitrace.corpus.contrast_words import index_note
+
+    entry = _entry(10, pattern="idle|lookups", verdict="failure", failed_met=80, success_met=0, failed=374,
+                   success=85)
+    said = contrast_sentence(entry)
+    assert "ending so is failing here rather than a cause the counts found" in said
+    assert "named a likely cause" not in said
+    assert index_note(entry).endswith("no successful run ended so")

@@ -58,6 +58,11 @@ def contrast_sentence(entry: dict) -> str:
         return met + "With no successful run of this task type to compare with, it is not named a cause."
     if v == "no-failure":
         return met + "With no failed run of this task type to compare with, it is not named a cause."
+    if v == "failure" and side == "idle" and not c["success_met"]:
+        # no success ended without settling: here ending so is failing, not a cause the counts found
+        return met + ("No successful run of this task type ended this way, so ending so is failing here rather "
+                      "than a cause the counts found; what the page says to do is how to reach an end that settles "
+                      "the task.")
     if v == "failure" and c.get("as_expected"):  # a change made as the task expected failed no run by going through
         return met + (f"Runs that met it failed more often than the runs that did not, but in {c['as_expected']} of "
                       f"the {c['failed_met']} failed runs every {c['pattern'].split('|', 1)[1]} call that went through "
@@ -88,7 +93,9 @@ def index_note(entry: dict) -> str:
     figures = f"met in {c['failed_met']} of {c['failed']} failed, {c['success_met']} of {c['success']} successful"
     if c.get("p") is not None:
         figures += f"; one-sided Fisher p = {c['p']:.2g}"
-    verdict = {"failure": "a likely cause of failure" if c["pattern"].split("|", 1)[0] in TROUBLE
-               and not c.get("as_expected") else "taken more often by failed runs",
+    side = c["pattern"].split("|", 1)[0]
+    verdict = {"failure": "no successful run ended so" if side == "idle" and not c["success_met"] else
+               "a likely cause of failure" if side in TROUBLE and not c.get("as_expected")
+               else "taken more often by failed runs",
                "success": "met more often by successful runs", "none": "not shown to separate the outcomes"}
     return figures + (f"; {verdict[c['verdict']]}" if c["verdict"] in verdict else "")
