@@ -96,15 +96,26 @@ def refusal(r: Reading, thing: frozenset[str], verb: frozenset[str]) -> Said | N
     or naming the tool's ``verb`` when given instead (a thing other tools act on names no one action)."""
     if not r.has_interlocutor:
         return None
-    harness = {t.turn for t in r.harness}
-    for t in r.run.turns:
-        if t.role != "assistant" or t.type != "message" or not t.content or t.turn in harness \
-                or t.extra.get("written_by") == "harness" or not any(w in t.content for w in _DENIES):
-            continue  # most messages deny nothing: not cut into sentences
-        for s in sentences(t.content):
-            if _refuses(s, verb or thing):
-                return Said(clip_words(s, _WIDTH), t.turn)
+    for turn, s in _denials(r):
+        if _refuses(s, verb or thing):
+            return Said(clip_words(s, _WIDTH), turn)
     return None
+
+
+def _denials(r: Reading) -> list[tuple[int, str]]:
+    """(turn, sentence) of the agent's messages to the user that say something cannot be done, in
+    order: cut once per run, whichever tools' refusals are then looked for."""
+    key = "rule_talk.denials"
+    if key not in r.memo:
+        harness = {t.turn for t in r.harness}
+        out = []
+        for t in r.run.turns:
+            if t.role != "assistant" or t.type != "message" or not t.content or t.turn in harness \
+                    or t.extra.get("written_by") == "harness" or not any(w in t.content for w in _DENIES):
+                continue  # most messages deny nothing: not cut into sentences
+            out += [(t.turn, s) for s in sentences(t.content) if _NOT_ABLE.search(s)]
+        r.memo[key] = out
+    return r.memo[key]
 
 
 def _refuses(sentence: str, names: frozenset[str]) -> bool:
