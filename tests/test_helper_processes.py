@@ -294,6 +294,54 @@ def test_a_compile_that_fails_before_reading_leaves_no_reader_behind(tmp_path, m
     assert not (tmp_path / "out").exists()
 
 
+def test_a_reader_asked_early_is_taken_only_for_the_same_request(monkeypatch):
+    """A reader sent its request before the build was imported is the build's reader when the
+    build asks the same; asked otherwise (another corpus appeared meanwhile), it is ended and a
+    new one reads."""
+    from wikitrace import helper_process
+    from wikitrace.runs.load import iter_runs
+    from wikitrace.runs.read_helper import READER
+
+    spawned = _recorded_spawns(monkeypatch)
+    request = ([EXAMPLES], None, False, {"known": {}}, {})
+    helper_process.start_early(READER)
+    helper_process.ask_early(READER, request)
+    assert not helper_process.waiting_early(READER)
+    reader = RunReader([EXAMPLES], None, known={})
+    assert [reader.proc] == spawned
+    assert [r.run_id for r in reader.runs(LoadReport())] == [r.run_id for r in iter_runs([EXAMPLES], None, LoadReport())]
+
+    helper_process.start_early(READER)
+    helper_process.ask_early(READER, request)
+    reader = RunReader([EXAMPLES], None, known={"some digest": None})
+    assert len(spawned) == 3 and spawned[1].poll() is not None and reader.proc is spawned[2]
+    reader.stop()
+
+
+def test_a_compile_into_a_new_folder_reads_through_the_reader_it_asked_early(tmp_path, monkeypatch):
+    """`wikitrace compile` into a folder with no corpus yet sends the reader its request as soon
+    as the options are made; the build then reads through that same process, and its pages are
+    those of a build that asked the reader itself."""
+    from wikitrace import helper_process
+    from wikitrace.build import BuildOptions, build
+    from wikitrace.build_cli import compile_main
+
+    monkeypatch.setattr("wikitrace.runs.read_helper.WORTH_IT_BYTES", 0)
+    spawned = _recorded_spawns(monkeypatch)
+    asked = []
+    real_ask = helper_process.ask_early
+    monkeypatch.setattr(helper_process, "ask_early", lambda module, request: (asked.append(request),
+                                                                                real_ask(module, request)))
+    compile_main([str(EXAMPLES), "--out", str(tmp_path / "early"), "--offline", "--quiet"])
+    assert len(asked) == 1 and asked[0][3]["known"] == {}
+    readers = [p for p in spawned if "wikitrace.runs.read_helper" in p.args]
+    assert len(readers) == 1 and readers[0].returncode == 0
+
+    build(BuildOptions(inputs=[EXAMPLES], out=tmp_path / "late", offline=True, quiet=True))
+    pages = lambda root: {p.relative_to(root): p.read_bytes() for p in root.rglob("*.md")}  # noqa: E731
+    assert pages(tmp_path / "early") == pages(tmp_path / "late") != {}
+
+
 def test_the_reader_module_imports_no_input_format():
     """Importing the reader (to begin it early) does not import the input formats' parsers:
     that would put their import back ahead of the reader's start."""

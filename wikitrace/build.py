@@ -27,6 +27,7 @@ from . import llm_report
 from .compilers.base import Compiler
 from .build_input import apply_defaults, read_runs, reader as read_from
 from .build_key import build_key, outcomes_digest
+from .build_options import BuildOptions
 from .build_publish import LaidOut, _trial_scope, lay_out_indexes, publish_indexes
 from .compile_loop import compile_in_order
 from .corpus import pages
@@ -38,34 +39,6 @@ from .runs._common import Carried
 from .redact import redactor_for
 from .runs.load import LoadReport
 from .runs.model import Run
-
-
-@dataclass
-class BuildOptions:
-    inputs: list[Path]
-    out: Path
-    fmt: str | None = None
-    mount_path: str = "/work/corpus"
-    templates: Path | None = None
-    task_type: str | None = None
-    offline: bool = False
-    model: str | None = None
-    base_url: str | None = None
-    concurrency: int = 8
-    cache_dir: Path | None = None
-    read_cache: bool = True  # False: --no-cache (ask the model again, still store the answers)
-    max_tokens: int | None = None  # None: WIKITRACE_MAX_TOKENS or the default
-    timeout: float | None = None  # None: WIKITRACE_TIMEOUT or the default
-    quiet: bool = False
-    batch: bool = False  # send the model calls through the OpenAI Batch API first
-    resume_batch: str | None = None
-    batch_poll_interval: float = 30.0
-    outcomes: Path | None = None
-    strict: bool = False
-    redact: bool = True
-    redact_patterns: tuple[str, ...] = ()
-    restore: bool = False  # compile runs `wikitrace forget` removed again (with new ids)
-    command: str = "compile"  # named by `wikitrace check` when this update is interrupted
 
 
 @dataclass

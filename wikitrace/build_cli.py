@@ -82,8 +82,9 @@ def compile_command(inputs: list[Path], out: Path, fmt: str | None, mount_path: 
                     cache_dir: Path | None, no_cache: bool, max_tokens: int | None, timeout: float | None,
                     outcomes: Path | None, strict: bool, no_redact: bool, redact_pattern: list[str], batch: bool,
                     resume_batch: str | None, restore: bool, quiet: bool, as_json: bool) -> int:
-    from .build import BuildOptions
+    from .build_options import BuildOptions
     from .cli_checks import existing_folder, flag_values, valid_patterns
+    from .runs.read_helper import ask_early
 
     flag_values(inputs)
     opts = BuildOptions(
@@ -93,6 +94,7 @@ def compile_command(inputs: list[Path], out: Path, fmt: str | None, mount_path: 
         redact=not no_redact, redact_patterns=valid_patterns(redact_pattern), batch=batch, resume_batch=resume_batch,
         quiet=quiet, read_cache=not no_cache, max_tokens=max_tokens, timeout=timeout, restore=restore,
     )
+    ask_early(opts)  # a reader begun early (compile_main) reads now, beside the build's import
     code = run_build(opts, as_json=as_json)
     from .errors import skip_teardown
 

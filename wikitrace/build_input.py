@@ -10,14 +10,10 @@ from . import helper_process
 from .runs.load import LoadReport, iter_runs
 from .runs._common import Carried
 from .runs.model import Run
+from .runs.read_helper import read_kwargs
 
 if TYPE_CHECKING:
-    from .build import BuildOptions
-
-
-def read_kwargs(opts: BuildOptions, known: dict | None) -> dict:
-    return dict(outcomes=opts.outcomes, strict=opts.strict, redact=opts.redact,
-                redact_patterns=tuple(opts.redact_patterns), known=known)
+    from .build_options import BuildOptions
 
 
 def read_runs(opts: BuildOptions, report: LoadReport, known: dict | None = None) -> Iterator[Run | Carried]:
@@ -33,11 +29,9 @@ def reader(opts: BuildOptions, known: dict, count_first: bool, llm: bool = False
 
     if not read_helper.worth_a_helper(list(opts.inputs)):
         return None
-    templates = str(opts.templates) if opts.templates else None
-    helper = (dict(module=read_helper.LLM_READER, each_args={"task_type": opts.task_type,
-                                                                        "templates": templates}) if llm else {})
+    module, (paths, fmt, count_first, kwargs, each_args) = read_helper.request(opts, known, count_first, llm)
     try:
-        return read_helper.RunReader(list(opts.inputs), opts.fmt, count_first, **helper, **read_kwargs(opts, known))
+        return read_helper.RunReader(paths, fmt, count_first, module=module, each_args=each_args, **kwargs)
     except OSError:  # cannot start a process here
         return None
 

@@ -69,18 +69,26 @@ def child_env() -> dict[str, str]:
     return env
 
 
-# Helpers started before the command knew it would ask for them (``start_early``), by module.
-_early: dict[str, subprocess.Popen] = {}
+# Helpers started before the command knew it would ask for them (``start_early``), by module,
+# with the request sent to each already (None: none yet).
+_early: dict[str, tuple[subprocess.Popen, Any]] = {}
 
 
-def start(module: str) -> subprocess.Popen:
-    """The helper ``module``: the one ``start_early`` began, when it is still waiting, else a new one."""
-    proc = _early.pop(module, None)
-    if proc is not None and proc.poll() is None:
+def start(module: str, request: Any = None) -> subprocess.Popen:
+    """The helper ``module``: the one ``start_early`` began, when it is still waiting, else a new one.
+    ``request``: sent as its one frame of input (its stdin then closed); one begun early that was
+    sent another request already is ended, and a new one started."""
+    proc, sent = _early.pop(module, (None, None))
+    if proc is not None and proc.poll() is None and (sent is None or sent == request):
+        if sent is None and request is not None:
+            _ask(proc, request)
         return proc
     if proc is not None:
         stop(proc)
-    return _spawn(module)
+    proc = _spawn(module)
+    if request is not None:
+        _ask(proc, request)
+    return proc
 
 
 def start_early(module: str) -> None:
@@ -90,15 +98,44 @@ def start_early(module: str) -> None:
     never asked for is ended by ``discard_early``. Not started when this system cannot."""
     if module not in _early:
         try:
-            _early[module] = _spawn(module)
+            _early[module] = (_spawn(module), None)
         except OSError:
             pass
+
+
+def waiting_early(module: str) -> bool:
+    """A helper ``module`` begun early that no request was sent to yet."""
+    return module in _early and _early[module][1] is None
+
+
+def ask_early(module: str, request: Any) -> None:
+    """Send the helper begun early its request now, before the command itself is ready to ask
+    (the reader then begins reading while the build is still importing itself). ``start``
+    takes the helper only when the command then asks the same."""
+    proc, sent = _early.get(module, (None, None))
+    if proc is None or sent is not None:
+        return
+    try:
+        _ask(proc, request)
+    except OSError:  # stopped: the build starts its own
+        del _early[module]
+        return
+    _early[module] = (proc, request)
 
 
 def discard_early() -> None:
     """End the helpers begun early that the command did not ask for."""
     while _early:
-        stop(_early.popitem()[1])
+        stop(_early.popitem()[1][0])
+
+
+def _ask(proc: subprocess.Popen, request: Any) -> None:
+    try:
+        send(proc.stdin, request)
+        proc.stdin.close()
+    except OSError:
+        stop(proc)
+        raise
 
 
 def _spawn(module: str) -> subprocess.Popen:
