@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("agent", ["wikitrace.agent"]),
     ("dialogue", ["wikitrace.dialogue"]),
     # the commands that change or read a whole corpus, beside each other
-    ("commands", ["wikitrace.build", "wikitrace.build_input", "wikitrace.build_publish", "wikitrace.build_key", "wikitrace.compile_loop", "wikitrace.add", "wikitrace.add_carry", "wikitrace.forget", "wikitrace.capture",
+    ("commands", ["wikitrace.build", "wikitrace.build_options", "wikitrace.build_input", "wikitrace.build_publish", "wikitrace.build_key", "wikitrace.compile_loop", "wikitrace.add", "wikitrace.add_carry", "wikitrace.forget", "wikitrace.capture",
                   "wikitrace.check", "wikitrace.corpus_access"]),
     # what a person or a program calls: the CLI, its fast parsers, the MCP server, the API facade
     ("interfaces", ["wikitrace", "wikitrace.cli", "wikitrace.cli_checks", "wikitrace.cli_usage",
