@@ -115,6 +115,7 @@ class RunReader:
                  module: str = READER, each_args: dict | None = None, **kwargs):
         self._done = False
         self.proc = helper_process.start(module, (list(paths), fmt, count_first, kwargs, each_args or {}))
+        helper_process.discard_early()  # a reader begun early for the other path (and asked) reads for nothing
 
     def counts(self) -> Counter:
         kind, payload = self._receive()
