@@ -118,3 +118,22 @@ def test_a_list_argument_keeps_only_the_rules_on_the_part_that_differs(tmp_path)
     assert kept([{"payment_id": "credit_card_5512093", "amount": 250}]) is None  # only the amount differs
     assert kept([{"payment_id": "voucher_1180", "amount": 210}]) == (rule,)  # the payment itself differs
     assert kept(BOOKING["payment_methods"]) == (rule,)  # as expected: the rule on the argument stands
+
+
+def test_a_rule_on_a_case_none_of_the_lesson_s_records_is_in_is_not_quoted():
+    """"Basic economy flights cannot be modified" names `cabin` "basic_economy", a value the task
+    type's records hold; the lesson's runs looked up economy and business trips only: the sentence
+    is no rule on their change. Where one of them held basic economy it may apply, and is kept."""
+    from wikitrace.corpus.rule_quote import _other_case, held
+
+    def run(*cabins):
+        return {"patterns": [f'rec|{k}|' + json.dumps([["cabin", c], ["insurance", "no"]]) for k, c in enumerate(cabins)]}
+
+    known = held([run("basic_economy", "economy", "business")])
+    rule = "Basic economy flights cannot be modified."
+    assert _other_case(rule, held([run("economy"), run("business")]), known)
+    assert not _other_case(rule, held([run("economy"), run("basic_economy")]), known)
+    # "economy" inside "basic economy" is not named on its own; a sentence on economy is about economy runs
+    assert not _other_case("Economy flights can be changed.", held([run("economy")]), known)
+    assert _other_case("Economy flights can be changed.", held([run("business")]), known)
+    assert not _other_case("Each reservation can use at most one travel certificate.", held([run("economy")]), known)

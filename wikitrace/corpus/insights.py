@@ -33,7 +33,7 @@ from .advice_cut import action, cut as cut_advice
 from .answer_cases import annotate as annotate_answers
 from .cannot_claims import claims
 from . import looked_up_instead
-from .rule_quote import quote_rule, rules_of
+from .rule_quote import held as held_values, quote_rule, rules_of
 from .stop_counts import stopped_at
 from .checked_facts import by_kind, lead as lead_with_facts, rules_on, run_facts
 from .fact_weights import TYPE_WIDE
@@ -301,6 +301,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
     prompt_rules = {r["step"]: rules_of(r) for r in runs}  # the prompt's rules on each run's arguments, once a run
+    records_held: dict[str, dict[str, set[str]]] = {}  # task type -> its records' values by field, on first use
     for entry in out:  # last: what to do keeps the advice, the evidence the counts
         said, runs = mistake(entry, by_step)
         if entry["key"].startswith("idle|"):  # an agent that said it could not, where a look-up could have shown it
@@ -315,7 +316,10 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         cut_advice(entry, said, trial_advice or action(same_task_advice(entry)))
         if trial_advice and trial_advice in entry["advice"]:  # said in What to do: Evidence keeps its list only
             entry["same_task"]["advised"] = True
-        quote_rule(entry, groups[entry["id"]], prompt_rules)
+        kind = kind_of_entry[entry["id"]]
+        if kind not in records_held:
+            records_held[kind] = held_values(of_kind[kind])
+        quote_rule(entry, groups[entry["id"]], prompt_rules, records_held[kind])
     return out
 
 

@@ -12,6 +12,7 @@ added to their lessons.
 
 from __future__ import annotations
 
+import json
 import re
 
 _SPAN = re.compile(r"`([^`\s]+)`")
@@ -29,9 +30,12 @@ def rules_of(run: dict) -> dict[tuple[str, str], tuple[str, ...]]:
     return out
 
 
-def quote_rule(entry: dict, members: list[tuple[dict, dict]], of_run: dict[str, dict]) -> None:
+def quote_rule(entry: dict, members: list[tuple[dict, dict]], of_run: dict[str, dict],
+               known: dict[str, set[str]] | None = None) -> None:
     """Adds the shared rule sentence on the argument the advice names to ``entry["advice"]``.
-    ``of_run``: run step -> rules_of(run), made once per run for the whole gather."""
+    ``of_run``: run step -> rules_of(run), made once per run for the whole gather; ``known``: the
+    values the task type's records hold by field (``held`` of its runs), made once per type."""
+    known = known or {}
     advice = entry.get("advice") or ""
     found = _CHECK.search(advice) or _SPAN.search(advice)
     if not found:
@@ -44,7 +48,8 @@ def quote_rule(entry: dict, members: list[tuple[dict, dict]], of_run: dict[str, 
         said = {rules.get((tool, name)) for rules in runs}
         if len(said) != 1 or None in said:
             return
-        quotes = [s for s in said.pop() if not _quoted(s, advice)]
+        mine = held([r for r, _l in members])
+        quotes = [s for s in said.pop() if not _quoted(s, advice) and not _other_case(s, mine, known)]
         if quotes:
             entry["advice"] = f"{advice} {LEAD}" + " ".join(f'"{q}"' for q in quotes)
         return
@@ -54,3 +59,38 @@ def _quoted(sentence: str, text: str) -> bool:
     """Whether ``text`` already quotes the sentence, whole or cut short after its opening words."""
     opening = " ".join(sentence.split()[:_OPENING])
     return f'"{opening}' in text or sentence in text
+
+
+def held(runs: list[dict]) -> dict[str, set[str]]:
+    """field -> the values the records the runs looked up hold for it (their ``rec|`` patterns)."""
+    out: dict[str, set[str]] = {}
+    for r in runs:
+        for p in r.get("patterns") or ():
+            if p.startswith("rec|"):
+                try:
+                    pairs = json.loads(p.split("|", 2)[2])
+                except ValueError:
+                    continue
+                for field, value in pairs:
+                    out.setdefault(field, set()).add(str(value))
+    return out
+
+
+def _phrase(value: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", value.lower()))
+
+
+def _other_case(sentence: str, mine: dict[str, set[str]], known: dict[str, set[str]]) -> bool:
+    """Whether the sentence is the rule of a case none of the lesson's runs is in: it names, as a term
+    of its own, a value the task type's records hold for a field ("Basic economy flights cannot be
+    modified" names `cabin` "basic_economy"), and the lesson's runs' records hold that field with
+    other values only ("economy", "business"). A rule on another cabin is no rule on their change."""
+    low = " " + _phrase(sentence) + " "
+    for field, values in known.items():
+        phrases = {v: _phrase(v) for v in values if len(_phrase(v)) >= 4}
+        named = {v for v, p in phrases.items() if f" {p} " in low}
+        # a value named only inside a longer one named too ("economy" in "basic economy") is not named
+        named = {v for v in named if not any(w != v and f" {phrases[v]} " in f" {phrases[w]} " for w in named)}
+        if named and mine.get(field) and not named & mine[field]:
+            return True
+    return False
