@@ -606,3 +606,8 @@ def test_a_success_that_stalled_where_the_task_expected_look_ups_teaches_the_loo
     assert lesson.key == "direct|asked"
     expected_change = looks + [{"name": "cancel_reservation", "arguments": {"reservation_id": "UDMOP1"}}]
     assert compile_offline(_run(stalled(expected_change))).insights[0].key == "direct|asked"
+    # a run that only asked passed where its task expected no call at all: its source line says so
+    (lesson,) = compile_offline(_run(stalled([]))).insights
+    assert lesson.key == "direct|asked" and "; the task expected no call at all" in lesson.detail, lesson.detail
+    assert lesson.title == "Ask for what the request needs, and change nothing without it"
+    assert "the task expected no call" not in compile_offline(_run(stalled(expected_change))).insights[0].detail

@@ -41,6 +41,8 @@ def top_key(path: str) -> str:
 
 def join(items: list[str], limit: int = 4) -> str:
     items = list(dict.fromkeys(items))
+    if not items:
+        return ""
     shown = items[:limit] + ([f"{len(items) - limit} more"] if len(items) > limit else [])
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 

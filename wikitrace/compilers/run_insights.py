@@ -36,7 +36,7 @@ from .verdict_evidence import verdict_insight
 from .insight_words import (WHY_WRONG, clip_words, expected_answer, free_form, gives_answer, is_hand_off, join,
                             last_said, rule_title, top_key, why_wrong)
 from .argument_places import sources
-from .expected_calls import made_as_expected, unasked_hand_off
+from .expected_calls import expected_changes, made_as_expected, unasked_hand_off
 from .missed_insight import left_undone
 from .picked_values import picked
 from .changes import edit_of
@@ -162,6 +162,13 @@ def _unlooked(r: Reading, also: str = "") -> CandidateInsight | None:
                         f"{join(looks, 3)} look-up{'s' if len(looks) != 1 else ''} and no change" + last_said(r), True)
 
 
+def _expected_none(r: Reading) -> str:
+    """"; the task expected no call at all" where the log records that: a run that only asked passed
+    because nothing was to be looked up or changed, which is no way to settle a task that needs either."""
+    expected_changes(r)  # reads the task's expected calls into the memo
+    return "; the task expected no call at all" if r.memo.get("expected.all") == [] else ""
+
+
 def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     # a run whose only calls were hand-offs its task did not expect looked nothing up and changed
     # nothing: it is read as one that made no call (its source line names the hand-off)
@@ -175,12 +182,13 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
         # these runs passed having only asked; failed runs of other tasks ended the same way where a
         # look-up from what the user had given would have found what the change needed
         return [make_insight("direct|asked",
-                             "Ask for what the request needs, look up what the user gives, and change nothing without it",
+                             "Ask for what the request needs, and change nothing without it",
                              "When a request needs details the user has not given, ask for them and look up what the "
                              "user's words do lead to (an id, a name the tools can find records by); make no change "
                              "until the user or the records supply them, and end without one only when neither can.",
                              f"In {kind_of_tasks(r)} where the user has not given what the request needs.",
-                             f"{_talk(r)}, no {'look-up' if r.calls else 'tool call'}{also}" + last_said(r), True)]
+                             f"{_talk(r)}, no {'look-up' if r.calls else 'tool call'}{also}" + _expected_none(r)
+                             + last_said(r), True)]
     if silent:
         return [make_insight("direct", "Answer directly when nothing needs checking",
                         "When the request needs nothing from the environment, answer it directly.",

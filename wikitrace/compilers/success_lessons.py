@@ -173,4 +173,5 @@ def _unlooked(r: Reading, writes: list[Call]) -> str:
 
     if r.calls or writes:
         return ""
-    return join(list(dict.fromkeys(c["name"] for c in expected_lookups(r))), 3)
+    names = list(dict.fromkeys(c["name"] for c in expected_lookups(r)))
+    return join(names, 3) if names else ""  # the task expected no call at all: nothing to name
