@@ -154,7 +154,13 @@ def _check_any_error(run, lesson) -> None:
         assert err.is_error and re.search(r"syntax error(?: near unexpected token|: unexpected end)", err.result, re.I)
         if "did not send it again" in lesson.detail:
             assert not any(t.arguments == err.arguments for t in later), lesson.detail
-    if "never got past it" in lesson.detail:  # only where the run kept calling the tool and each call failed
+    again = re.search(r"; then met it again at turns? ([\d, and]+?)( and never got past it)?(?:;|$)", lesson.detail)
+    if again:  # got past it once, then met it again: each named turn an error of the tool, none went through after
+        turns = [int(n) for n in re.findall(r"\d+", again.group(1))]
+        assert all(calls[n].is_error and calls[n].name == err.name for n in turns), lesson.detail
+        after = [t for t in later if t.name == err.name and t.turn > max(turns)]
+        assert bool(again.group(2)) == (not any(not t.is_error for t in after)), lesson.detail
+    elif "never got past it" in lesson.detail:  # only where the run kept calling the tool and each call failed
         same = [t for t in later if t.name == err.name]
         assert same and all(t.is_error for t in same), lesson.detail
 

@@ -289,6 +289,12 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
     if isinstance(err.turn.extra.get("sent"), str):  # written after blank lines: the form was refused
         advice = f"write the {err.name} call on the action line itself, with no blank line before its name"
         detail = "sent after blank lines; " + detail
+    if passed is not None and (again := [c for c in r.calls if c.n > passed.n and c.error
+                                         and error_key(c) == error_key(err)]):
+        # it got past it once and met it again: the last time is what the run ended on
+        later_ok = any(c.name == err.name and not c.error and c.n > again[-1].n for c in r.calls)
+        detail += (f"; then met it again at turn{'s' if len(again) > 1 else ''} "
+                   f"{join([str(c.n) for c in again], 4)}" + ("" if later_ok else " and never got past it"))
     packed = packed_calls(err)
     if packed > 1:  # several calls written into one argument: the fix is the call's form, not its words
         advice = (f"send one {err.name} call per query, never several {err.name}[...] calls written into one "
