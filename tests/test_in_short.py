@@ -472,16 +472,21 @@ def test_a_limit_in_the_task_instruction_counts_and_a_payment_above_it_is_named(
 
 
 def test_a_count_the_user_gives_against_the_record_shown_before(tmp_path):
-    run = _tau(tmp_path, [
-        _agent("I see the reservation Q4WZ8N to Boston."),
-        _user("How many passengers are on it? I believe there were 3."),
-        _agent("The reservation lists 2 passengers."),
-        # a request for a new booking is no claim about the record: nothing is said of it
-        _user("Then please book 4 passengers on a new trip."),
-    ], reward=1.0)
+    def run_where(agent_says: str):
+        return _tau(tmp_path, [
+            _agent("I see the reservation Q4WZ8N to Boston."),
+            _user("How many passengers are on it? I believe there were 3."),
+            _agent(agent_says),
+            # a request for a new booking is no claim about the record: nothing is said of it
+            _user("Then please book 4 passengers on a new trip."),
+        ], reward=1.0)
+
+    run = run_where("Noted, I will go ahead on that basis.")  # the agent let the user's count stand
     said, looked = _turn_of(run, "there were 3"), _turn_of(run, "HAT907")
     assert _facts(run)[0] == (f"The user put the number of passengers at 3 (turn {said}); every record looked up before "
                               f"that lists 2 (the last: get_reservation_details at turn {looked}).")
+    # the agent set the user right at once, with the record's count: no fact of the run's going wrong
+    assert not any(f.startswith("The user put the number") for f in _facts(run_where("The reservation lists 2 passengers.")))
 
 
 def test_expected_calls_item_by_item_and_the_change_never_made(tmp_path):

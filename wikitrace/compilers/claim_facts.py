@@ -12,7 +12,7 @@ from functools import lru_cache
 from .agreed_terms import charged, other_terms, put_to_user
 from .insight_words import join
 from .arguments import _NOT_JSON, _parsed
-from .claim_checks import _COUNT_CUE, comparisons, money_limits, stated_count, wrong_phrase
+from .claim_checks import _COUNT_CUE, _COUNT_WORDS, comparisons, money_limits, stated_count, wrong_phrase
 from .page_items import answered_nothing
 from .reading import Call, Reading, leaves
 from .schema import KeyFact
@@ -163,6 +163,13 @@ def _lists_in(text: str) -> dict[str, int]:
     return out
 
 
+def _states(text: str, noun: str, n: int) -> bool:
+    """Whether a message gives ``n`` of the things ``noun`` names ("only one passenger", "2 passengers")."""
+    forms = rf"(?:{re.escape(noun)}|{re.escape(noun[:-1])})" if noun.endswith("s") else re.escape(noun)
+    said = "|".join([str(n)] + [w for w, v in _COUNT_WORDS.items() if v == n] + (["a single"] if n == 1 else []))
+    return re.search(rf"\b(?:{said})\s+(?:[a-z]+\s+)?{forms}\b", text, re.IGNORECASE) is not None
+
+
 def count_facts(r: Reading) -> list[KeyFact]:
     """A count the user gave for something the records already shown hold as a list ("there were
     3" passengers) when every record shown before that message lists another number of them."""
@@ -183,6 +190,10 @@ def count_facts(r: Reading) -> list[KeyFact]:
             said = stated_count(t.content or "", key)
             if said is None or length < 0 or said == length:
                 continue
+            reply = next((x for x in r.run.turns if x.turn > t.turn and x.type == "message" and x.role == "assistant"),
+                         None)
+            if reply is not None and _states(reply.content or "", key, length):
+                continue  # the agent set the user right at once: the record's count, not the user's, went on
             return [KeyFact(f"The user put the number of {key} at {said} (turn {t.turn}); every record looked up "
                             f"before that lists {length} (the last: {source.name} at turn {source.n}).",
                             [t.turn, source.n])]
