@@ -1807,7 +1807,7 @@ CERTIFICATE = {"name": "send_certificate", "kwargs": {"user_id": "lena_vogt_3017
 ])
 def test_an_offered_change_the_run_let_drop_is_said_with_the_offer_and_the_answer(tmp_path, reply, later, said):
     run = _tau(tmp_path, [_user("My flight was delayed for hours, I am upset. There were 3 passengers on it, I believe."),
-                          _agent("The reservation lists 2 passengers."),
+                          _agent("I see."),  # the user's count is let stand: a checked fact of its own
                           _agent("I am sorry. As a gold member you can get a $100 travel certificate. Would you like me "
                                  "to issue this certificate to your account?"),
                           _user(reply), _agent(later)], reward=0.0, actions=[CERTIFICATE])
