@@ -321,7 +321,8 @@ def test_an_edit_that_wrote_a_name_the_log_only_showed_spelt_otherwise_is_flagge
     assert "the run succeeded with it, but no turn before the edit showed it so written." in won
     # the failure's line against that trial says both wrote one, so neither name is read as what set them apart
     assert ("each wrote a name its log had shown only spelt otherwise (`Padding.OPTIONAL`, and this run "
-            "`_paddingOptional`), so such a name did not set them apart.") in lost
+            "`_paddingOptional`): that the log never showed it does not tell them apart, but which name each wrote "
+            "may.") in lost
     pages = "\n".join((out / "compilation" / f"{s}.md").read_text() for s in step.values())
     assert not any(f"wrote \\`{n}\\`" in pages for n in ("seg.replace", "Long.MIN_VALUE", "assertEquals"))
 

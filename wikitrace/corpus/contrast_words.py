@@ -18,7 +18,7 @@ MET = {
     "unseen": "that made a change with values no look-up or user message held",
     "rule": "that broke this rule", "went-through": "whose change with this tool went through",
     "hand-off": "that handed off with this tool", "procedure": "whose last change that went through was this call",
-    "idle|lookups": "that had no change go through (they made look-ups, and any change they tried failed)",
+    "idle|lookups": "that settled nothing (they made look-ups, and any change or answer they sent failed)",
     "idle|none": "that answered without a tool call",
     "stopped": "that the harness stopped before any call settled the task",
     "stopped|changed": "that the harness stopped after a change of theirs went through",

@@ -71,7 +71,8 @@ def _both_unseen(theirs: dict, mine: dict) -> str:
     if not (theirs.get("unseen") and mine.get("unseen")):
         return ""
     return (f"; each wrote a name its log had shown only spelt otherwise (`{_t(theirs['unseen'][0])}`, and this "
-            f"run `{_t(mine['unseen'][0])}`), so such a name did not set them apart")
+            f"run `{_t(mine['unseen'][0])}`): that the log never showed it does not tell them apart, but which name "
+            "each wrote may")
 
 
 def edits_apart(won: dict, failed: dict, on_success: bool = False) -> tuple[str, list[int]] | None:
