@@ -222,7 +222,6 @@ def _what_it_wrote(r: Reading, c: Call) -> str:
     return (f": it took out {first(removed)} and put in {first(added)}." if removed else f": it put in {first(added)}.")
 
 
-
 def _submits(r: Reading, c: Call) -> bool:
     """Whether a call is a coding agent's submit (runs/tool_kinds.py): it hands in the edits made before it."""
     k = call_kind(r, c)

@@ -54,9 +54,8 @@ class CauseCounts:
 def count(runs: Iterable[dict]) -> CauseCounts:
     """The counts of ``runs`` (every entry of the corpus). A command counts once and hands the
     result to each ``notes`` it makes (the page writer's, then the pages on disk)."""
-    from .insights import kind_of  # the build's, not the page writer's: it never counts
-
     from .applies import task_of
+    from .insights import kind_of  # the build's, not the page writer's: it never counts
 
     total: dict[str, Counter] = defaultdict(Counter)
     met: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))

@@ -153,7 +153,7 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
     failed_ended = [{**i, "page": layout.insight_doc(i["insight"]), "named": i["steps"][FAILED_LINKED:],
                      "pages": [(st, layout.compilation_doc(st)) for st in i["steps"][:FAILED_LINKED]]}
                     for i in (entry.get("contrast") or {}).get("failed_ended", [])]
-    counted = []  # which runs the contrast's counts are, per outcome (insights.counted_runs)
+    counted = []  # which runs the contrast's counts are, per outcome (run_counts.counted_runs)
     contrast = entry.get("contrast") or {}
     for outcome, word, n in (("failure", "failed", contrast.get("failed_met")),
                              ("success", "successful", contrast.get("success_met"))):

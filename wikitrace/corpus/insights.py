@@ -59,10 +59,6 @@ from .contrast_words import MET, TROUBLE, contrast_sentence, index_note, met_wor
 
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
 
-def _all_as_expected(entry: dict, tool: str) -> bool:
-    """Whether every change ``tool`` made in the run went through as the call the task expected."""
-    made = [c for c in (entry.get("decisive") or {}).get("changes") or () if c["tool"] == tool]
-    return bool(made) and all(c.get("expected") for c in made)
 
 def kind_of(entry: dict) -> str:
     """The task type a run entry belongs to (AppWorld-style runs: their apps joined)."""
@@ -216,11 +212,11 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             contrast = {"pattern": pattern, "failed_met": a, "failed": failed, "success_met": b,
                         "success": succeeded, "verdict": verdict, "p": p, "instead": instead,
                         "instead_counts": dict(sorted(per_lesson.items())),
-                        "counted": counted_runs(sources, {"failure": failed_by.get((kind, pattern), []),
-                                                          "success": met_by.get((kind, pattern), [])})}
+                        "counted": run_counts.counted_runs(sources, {"failure": failed_by.get((kind, pattern), []),
+                                                                     "success": met_by.get((kind, pattern), [])})}
             if pattern.startswith("went-through|"):  # failed runs whose every such change was the task's own
                 tool = pattern.split("|", 1)[1]
-                alike = sum(_all_as_expected(e, tool) for e in failed_by.get((kind, pattern), []))
+                alike = sum(run_counts.all_as_expected(e, tool) for e in failed_by.get((kind, pattern), []))
                 if alike:
                     contrast["as_expected"] = alike
             tasks = met_tasks.get((kind, pattern), {})
@@ -321,25 +317,6 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             records_held[kind] = held_values(of_kind[kind])
         quote_rule(entry, groups[entry["id"]], prompt_rules, records_held[kind])
     return out
-
-
-def counted_runs(sources: list[dict], met: dict[str, list[dict]]) -> dict[str, dict]:
-    """Which runs a contrast's counts are, per outcome, so a reader can check them: how many of
-    them are this page's own Sources (said only when every source of that outcome is one), and the
-    others by name, every one in step order (a count the page prints is one a reader can redo)."""
-    out = {}
-    for outcome, runs in met.items():
-        if not runs:
-            continue
-        steps = [r["step"] for r in runs]
-        own = [s["step"] for s in sources if s["outcome"] == outcome]
-        mine = set(own)
-        inside = len(own) if own and mine.issubset(steps) else 0
-        others = [st for st in steps if st not in mine] if inside else steps
-        out[outcome] = {"sources": inside, "steps": others, "more": 0}
-    return out
-
-
 
 
 def _successes(kind: str, pattern: str | None, met_by: dict, succeeded: dict) -> tuple[dict, list[dict], str]:

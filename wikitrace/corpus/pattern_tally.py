@@ -3,7 +3,7 @@
 Gathering the insight layer counts, per task type, the runs of each outcome that met each
 pattern (with the choices they faced, corpus/choices.py), in the order the patterns were
 first met, lists the runs (and the distinct tasks) that met the patterns lessons are about
-(the failed runs among them are named on the insight pages, insights.counted_runs), and collects the words of each task's first messages (corpus/applies.py ``Openings``). Counted again from
+(the failed runs among them are named on the insight pages, run_counts.counted_runs), and collects the words of each task's first messages (corpus/applies.py ``Openings``). Counted again from
 every run, that is a pass over every pattern of every run of the type, which every ``add``
 would pay for one new run. Here the counts are kept in ``.wikitrace/pattern-tally.json``
 beside the corpus.json they were counted from (its sha256), and an add counts only its new

@@ -64,3 +64,26 @@ def named(steps: list[str], total: int) -> str:
     unnamed said, so the names and the count add up for a reader."""
     head = ", ".join(steps)
     return f"{head} and {total - len(steps)} more" if total > len(steps) else head
+
+
+def counted_runs(sources: list[dict], met: dict[str, list[dict]]) -> dict[str, dict]:
+    """Which runs a contrast's counts are, per outcome, so a reader can check them: how many of
+    them are this page's own Sources (said only when every source of that outcome is one), and the
+    others by name, every one in step order (a count the page prints is one a reader can redo)."""
+    out = {}
+    for outcome, runs in met.items():
+        if not runs:
+            continue
+        steps = [r["step"] for r in runs]
+        own = [s["step"] for s in sources if s["outcome"] == outcome]
+        mine = set(own)
+        inside = len(own) if own and mine.issubset(steps) else 0
+        others = [st for st in steps if st not in mine] if inside else steps
+        out[outcome] = {"sources": inside, "steps": others, "more": 0}
+    return out
+
+
+def all_as_expected(entry: dict, tool: str) -> bool:
+    """Whether every change ``tool`` made in the run went through as the call the task expected."""
+    made = [c for c in (entry.get("decisive") or {}).get("changes") or () if c["tool"] == tool]
+    return bool(made) and all(c.get("expected") for c in made)
