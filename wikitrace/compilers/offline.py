@@ -319,12 +319,11 @@ def _success_items(r: Reading, with_notes: bool = True) -> list[Item]:
         keys = list(dict.fromkeys(supplied.get(c.n, [])))
         same = [k for k in keys if k not in fresh.get(c.n, ())]  # every value of it was one the look-up was sent
         took = [k for k in keys if k not in same]
-        later = _sent_again(c, writes) if same and not took else None  # name the call: "a later call" hid a Finish
         items.append(Item(55 if keys else 50 - c.n / 10_000, Evidence(
             decision=f"Looked up with {short_call(c)} at turn {c.n}"
             + (f"; a later call took {', '.join(took[:4])} from what it returned" if took else "")
-            + (f"{' and' if took else f'; {later.name} at turn {later.n}' if later else '; a later call'} sent the "
-               f"same {', '.join(same[:4])}" if same else "")
+            + (f"{' and' if took else ';'} {'' if took else _later(resent.get(c.n, [])) + ' '}sent the same "
+               f"{', '.join(same[:4])}" if same else "")
             + ("." if keys else " before any change." if first_change is not None and c.n < first_change else "."),
             support=(keys and used_record(r, c, taken[c.n])) or (
                 f"It returned: {shown_answer(c.turn.result)}" if c.turn.result else "It returned nothing."),
@@ -340,13 +339,3 @@ def _success_items(r: Reading, with_notes: bool = True) -> list[Item]:
                     "is quoted below.", turns=[said.turn], quote=quote_of(said.content, 240),
             notes=messages_notes(r, said.turn, None) if with_notes else []), "idle"))
     return items
-
-
-def _sent_again(c: Call, writes: list[Call]) -> Call | None:
-    """The first later state-changing call whose arguments hold the look-up's own text (a QA
-    Finish that answered with the very name it had searched), or None."""
-    sent = c.turn.arguments if isinstance(c.turn.arguments, str) else None
-    if not sent or not sent.strip():
-        return None
-    return next((w for w in writes if w.n > c.n and sent.strip() in str(w.turn.arguments)), None)
-
