@@ -17,7 +17,6 @@ failed on dates already past by the stated current time (record_claims.py).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 
@@ -246,7 +245,7 @@ def _repeats(r: Reading) -> list[tuple[int, int]]:
     seen: dict[tuple, int] = {}
     out = []
     for c in r.calls:
-        key = (c.name, json.dumps(c.turn.arguments, sort_keys=True, default=str), c.turn.result or "", c.error)
+        key = (c.sig, c.turn.result or "")  # the call's signature, encoded once per run (as ``repeats`` groups)
         if key in seen:
             out.append((c.n, seen[key]))
         else:

@@ -42,6 +42,7 @@ def found_nothing(result: str | None) -> bool:
     """Whether a call's answer holds nothing: empty, an empty list or object, or a "no results" line."""
     return _NOTHING.fullmatch(result or "") is not None
 
+
 def patterns_of(r: Reading) -> list[str]:
     """Every pattern the run met, whatever its outcome: the keys the contrast with other runs
     of the same task type counts (corpus/insights.py)."""

@@ -41,7 +41,15 @@ def unseen_names(r: Reading, c: Call) -> list[tuple[str, str]]:
     the task text, any earlier turn nor the lines it took out held, while one of them held a name of
     the same words spelt otherwise: the edit wrote a name the agent misremembered, in the order
     written (at most SHOWN). A name no turn shows in any spelling (a standard library's
-    ``Long.MIN_VALUE``) is not told: the log cannot say whether it exists."""
+    ``Long.MIN_VALUE``) is not told: the log cannot say whether it exists. Read once per edit: the
+    page's fact and the run's record (compilers/trial_record.py) both ask."""
+    memo = r.memo.setdefault("unseen_names", {})
+    if c.n not in memo:
+        memo[c.n] = _unseen(r, c)
+    return memo[c.n]
+
+
+def _unseen(r: Reading, c: Call) -> list[tuple[str, str]]:
     lines = edit_lines(r, c)
     if lines is None:
         return []
