@@ -39,12 +39,13 @@ def test_a_lesson_that_says_to_keep_looking_is_bounded_by_the_limit_in_calls():
     """"Keep looking instead of answering" on a harness that stops runs at the sixth call: the page
     says to keep looking only while calls are left, and to answer by the sixth."""
     runs = [_entry(k, "failure", 6, True) for k in range(5)] + [_entry(9, "success", 3, False)]
-    wrong = {"key": "answer|Finish|unseen", "title": "Answer with Finish only once a look-up has returned the answer",
-             "guideline": "While no look-up has returned the answer, keep looking instead of answering with Finish.",
+    # the lesson is known by its key, not by its words (a model may word it otherwise)
+    wrong = {"key": "answer|Finish|not-found", "title": "Answer with Finish only once a page answers the question",
+             "guideline": "Search on until a page answers every part of the question before using Finish.",
              "applicability": "In QA tasks.", "detail": "run 10", "worked": False}
     runs.append({"step": "step-0010", "outcome": "failure", "task_type": "qa", "task_id": "q10", "steps": 3,
                  "decisive": {}, "patterns": ["did|Search"], "lessons": [wrong]})
-    page = next(p for p in gather(runs) if p["key"] == "answer|Finish|unseen")
+    page = next(p for p in gather(runs) if p["key"] == "answer|Finish|not-found")
     said = " ".join([page["advice"], *page.get("counted", [])])
     assert "Keep looking only while calls are left" in said
     assert "after exactly 6 tool calls, so give the best-supported answer by the sixth call." in said

@@ -14,15 +14,16 @@ from collections import Counter
 KEYS = ("idle|", "stopped|")  # the lessons of runs that ended without settling, stopped by a limit
 
 
-# a lesson that tells a run to go on looking before it answers: the limit bounds how long it may
-KEEP_LOOKING = "keep looking"
+# the lesson that tells a run to go on looking before it answers (compilers/insight_words.WHY_WRONG
+# "not-found", whoever wrote its words): the limit bounds how long it may
+KEEP_LOOKING = "|not-found"
 
 
 def stopped_at(entry: dict, runs: list[dict]) -> None:
     """Adds the calls the stopped runs of the type made, and the successful runs', to the guideline
     of a lesson about runs a harness stopped (``runs``: every corpus entry of its task type); to a
     lesson that says to keep looking, the limit that bounds it."""
-    looking = entry["key"].startswith("answer|") and KEEP_LOOKING in entry["guideline"]
+    looking = entry["key"].startswith("answer|") and entry["key"].endswith(KEEP_LOOKING)
     if not entry["key"].startswith(KEYS) and not looking:
         return
     stopped = [r["steps"] for r in runs if (r.get("decisive") or {}).get("stopped") and isinstance(r.get("steps"), int)]
