@@ -304,7 +304,12 @@ def _decision(c: Check, text: str, success: bool) -> None:
         if m.group(4):  # the call named is that later change, and its text holds the look-up's own
             named = c.call(int(m.group(5)))
             assert named.name == m.group(4) and int(m.group(5)) > int(m.group(2)), text
-            assert str(c.call(int(m.group(2))).arguments).strip() in str(named.arguments), text
+            args = c.call(int(m.group(2))).arguments  # it sent, under each key, a value the look-up was itself sent
+            sent = {args.strip().casefold()} if isinstance(args, str) else {str(v).casefold() for _k, _d, v in _keyed(args)}
+            for key in m.group(6).split(", "):
+                got = named.arguments if key == "argument" else (named.arguments or {}).get(key)
+                assert str(got).strip().casefold() in sent or isinstance(got, str) and any(
+                    x in got.casefold() for x in sent), (key, text)
         text = (f"Looked up with {m.group(1)} at turn {m.group(2)}"  # what is left is checked below
                 + (f"; a later call took {m.group(3)} from what it returned." if m.group(3) else "."))
     m = re.fullmatch(r"Looked up with (.+) at turn (\d+)(; a later call took (.+) from what it returned\.| before any "
