@@ -1,5 +1,5 @@
 """How a run's last free-text call settled it, in words, by where its text came from (the source
-part of a ``procedure|<call>:<source>[+followed]`` key): the procedure lesson's title and step,
+part of a ``procedure|<call>:<source>`` key): the procedure lesson's title and step,
 and the contrast sentence that counts the runs which ended that way. Kept small and free of
 imports so the insight layer's sentences can name the exact set of runs a key counts."""
 
@@ -20,7 +20,6 @@ ENDING = {
 }
 # a title says what to do: where the counted runs' answer was no look-up's, what they did is no way to copy
 TITLE = {"own": "searching any name no look-up has returned before giving it"}
-FOLLOWED = "+followed"  # a look-up before the last call searched a name an earlier answer showed
 
 # a coding run's ending (``file-<place>[+tested]``): where it found the file it changed
 # (insight_parts.edit_place), and whether a command that failed before its last edit passed after it
@@ -31,8 +30,7 @@ TESTED = "+tested"
 
 def ended_with(pattern: str) -> str | None:
     """Which runs a ``procedure|`` key with a free-text source counts, as a relative clause: the
-    call, where its text came from, and whether a look-up before it followed a name an earlier
-    answer showed (a key without it counts only the runs that did not). None for other keys."""
+    call and where its text came from. None for other keys."""
     fields = pattern.split("|")
     if len(fields) != 2 or fields[0] != "procedure" or ":" not in fields[1]:
         return None
@@ -42,11 +40,6 @@ def ended_with(pattern: str) -> str | None:
         tested = (", and a command that had failed before its last edit passed after it" if source.endswith(TESTED)
                   else ", with no command that had failed before its last edit passing after it")
         return f"that ended with {call} after changing {FILE_PLACE[place]}{tested}"
-    followed = source.endswith(FOLLOWED)
-    source = source.removesuffix(FOLLOWED)
     if source not in ENDING:
         return None
-    how = ENDING[source][0]
-    if followed:
-        return f"that ended with {call} after searching a name an earlier answer showed, {how}"
-    return f"that ended with {call}, {how}, with no look-up of a name an earlier answer showed before it"
+    return f"that ended with {call}, {ENDING[source][0]}"

@@ -6,7 +6,7 @@ The key is recorded as a pattern by every run (run_patterns.py) and the lesson t
 
 from __future__ import annotations
 
-from .answer_case import answer_case, followed_any
+from .answer_case import answer_case
 from .ending_words import ENDING, TESTED, TITLE
 from .coding_insights import coding_procedure, edit_detail, last_edit
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, tested_after, verb
@@ -34,8 +34,9 @@ def _text_source(r: Reading, final: Call, answer: str) -> str:
 
 def procedure_key(r: Reading) -> str | None:
     """What the run did to settle its task, as a key: the last state-changing call that
-    went through, for a free-text answer where its value came from, and whether a look-up
-    before it followed a name an earlier answer showed."""
+    went through, and for a free-text answer where its value came from. How it got there (a
+    look-up that followed a name an earlier answer showed) is a choice its page counts, not a
+    lesson of its own: one way of settling is one page."""
     writes = [c for c in r.calls if c.writes and not c.error]
     if not writes:
         return None
@@ -44,8 +45,6 @@ def procedure_key(r: Reading) -> str | None:
     where = ""
     if answer is not None:
         where = _text_source(r, final, answer)
-        if followed_any(r, final):
-            where += "+followed"
     elif main_edit(r) is not None:  # a coding run: where it found the file it changed, and a test it saw pass
         _c, _e, place, _shown = main_edit(r)
         where = f"file-{place}" + (TESTED if tested_after(r, last_edit(r)) else "")
@@ -63,8 +62,7 @@ def procedure_insight(r: Reading) -> CandidateInsight:
     answer = free_form(final)
     steps = []
     if looks:
-        steps.append(f"look with {join(sorted(looks), 3)}" + (", searching next for a name an earlier answer showed"
-                                                               if answer is not None and followed_any(r, final) else ""))
+        steps.append(f"look with {join(sorted(looks), 3)}")
     where = _text_source(r, final, answer) if answer is not None else ""
     if answer is not None:
         steps.append(f"end with {final.name} " + ENDING[where][1])
@@ -87,8 +85,6 @@ def procedure_insight(r: Reading) -> CandidateInsight:
     how = ""
     if answer is not None:
         how = ", " + TITLE.get(where, ENDING[where][0])
-    if answer is not None and followed_any(r, final):
-        how = ", after searching a name an earlier answer showed and " + TITLE.get(where, ENDING[where][0])
     insight = make_insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
                            "To settle the task: " + ", then ".join(steps) + ".",
                            f"In {kind_of_tasks(r)} that end with {v}.", detail, True)
