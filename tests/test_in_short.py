@@ -1589,6 +1589,25 @@ def _check_qa_fact(run: Run, text: str) -> bool:
         assert _flat(m.group(4)) in _said_at(run, n) and re.search(r"\b(north|south|east|west)\b", m.group(4)), text
         assert not any("°" in (t.result or "") for t in _calls(run) if t.turn < n and not t.is_error), text
         return True
+    m = re.fullmatch(r"(\S+) at turn (\d+) sent \"(.+)\", and (.+) stood in neither the task text it was given nor any "
+                     r"answer before it(?: \(the agent's words: \"(.+)\"\))?; the answer \"(.+)\" came from (?:what that "
+                     r"look-up returned|what \S+\[.+\] returned at turn (\d+)), and no look-up from turn \2 on held the "
+                     r"expected \"(.+)\": take each next name from the question or a look-up's text, and search for the link "
+                     r"itself before building on a name from memory\.", text)
+    if m:  # each name is new to every text before the look-up; the answer came from the branch, the gold never did
+        n = int(m.group(2))
+        look = by_n[n]
+        assert look.name == m.group(1) and " ".join(str(look.arguments).split()) == m.group(3), text
+        before = " ".join([t.content or "" for t in run.turns if t.turn < n and t.type == "message" and t.role == "user"]
+                          + [t.result or "" for t in _calls(run) if t.turn < n]).casefold()
+        for name in re.findall(r'"([^"]+)"', m.group(4)):
+            assert name in look.arguments and not re.search(rf"\b{re.escape(name.casefold())}\b", before), (name, text)
+        if m.group(5):
+            assert any(_flat(m.group(5)) in _flat(t.reasoning or "") for t in _calls(run) if t.turn <= n), text
+        source = by_n[int(m.group(7))] if m.group(7) else look
+        assert source.turn >= n and m.group(6).casefold() in (source.result or "").casefold(), text
+        assert not any(m.group(8).casefold() in (t.result or "").casefold() for t in _calls(run) if t.turn >= n), text
+        return True
     return False
 
 

@@ -257,3 +257,17 @@ def test_an_answer_taken_from_the_page_two_reflections_name_is_said_with_the_lat
                          "\"Ines Ward\" from Search[Night of the Heron] at turn 2: when reflections on earlier attempts name "
                          "the page an answer comes from, read what they say of it before answering from it.")
     assert fact.turns == [0, 2, 3] and fact.kind == "reflected-source"
+
+
+def test_a_name_no_text_before_it_gave_is_named_as_the_step_the_wrong_answer_came_from():
+    facts = _facts("q028")  # the agent's thought claims a page said the film's name; no page did
+    assert facts[0].kind == "unfounded-name" and facts[0].turns == [2, 3]
+    assert facts[0].text.startswith('Search at turn 2 sent "Grey Harbour", and "Grey" and "Harbour" stood in neither '
+                                    "the task text it was given nor any answer before it (the agent's words: \"The "
+                                    'paragraph says Rona Tell appeared in the 1998 film Grey Harbour.")')
+    assert 'no look-up from turn 2 on held the expected "Tom Kerr"' in facts[0].text
+
+
+def test_a_misspelt_name_of_the_question_is_no_new_name():
+    # "Sayrevill" is the question's "Sayreville" with a letter dropped: the step stood on the question
+    assert not any(f.kind == "unfounded-name" for f in _facts("q029"))

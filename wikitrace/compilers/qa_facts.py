@@ -24,6 +24,7 @@ from .qa_reasons import (described_searches, failed_calls, opening_form, reflect
 from .reading import Call, Reading, harness_reason
 from .schema import KeyFact
 from .text import clip_words
+from .unfounded_names import unfounded_name
 
 
 def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
@@ -48,7 +49,8 @@ def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
         # a reflection that named the answer is said too where the planned look-up leads: the runs a
         # lesson counts as answering what a reflection named are then every run that did
         also = reflected if planned is not None else None
-        mine = [f for f in (named, also, opening_form(r, answer), one_sided_answer(r, answer),
+        mine = [f for f in (named, also, None if named else unfounded_name(r, answer), opening_form(r, answer),
+                            one_sided_answer(r, answer),
                             unchecked_candidate(r, answer), None if named else unheeded_reflection(r, answer))
                 if f is not None]
         if any(f.text.startswith("The answer \"") and answer.n in f.turns for f in out):
