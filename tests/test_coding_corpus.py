@@ -319,10 +319,11 @@ def test_an_edit_that_wrote_a_name_the_log_only_showed_spelt_otherwise_is_flagge
             "log held as written.") in lost
     assert "wrote \\`Padding.OPTIONAL\\` (the log showed \\`PADDING_OPTIONAL\\`)" in won
     assert "the run succeeded with it, but no turn before the edit showed it so written." in won
-    # the failure's line against that trial says both wrote one, so neither name is read as what set them apart
-    assert ("each wrote a name its log had shown only spelt otherwise (`Padding.OPTIONAL`, and this run "
-            "`_paddingOptional`): that the log never showed it does not tell them apart, but which name each wrote "
-            "may.") in lost
+    # the failure's line against that trial names the words the two lines differ in (the success's line was
+    # kept cut short at 100 characters: matched by its last whole words), and that both wrote such a name
+    assert ("wrote the same line as this run but for `padding != Padding.OPTIONAL`, where this run wrote "
+            "`!_paddingOptional`; each wrote a name its log had shown only spelt otherwise (`Padding.OPTIONAL`, and "
+            "this run `_paddingOptional`): check that the name an edit writes is one the code defines.") in lost
     pages = "\n".join((out / "compilation" / f"{s}.md").read_text() for s in step.values())
     assert not any(f"wrote \\`{n}\\`" in pages for n in ("seg.replace", "Long.MIN_VALUE", "assertEquals"))
 
@@ -368,3 +369,23 @@ def test_a_submit_that_hands_in_the_edits_ranks_below_the_last_edit(coding_out):
         page = (out / "compilation" / f"{step[run_id]}.md").read_text()
         causes = re.findall(r"### Cause \d+\n\*\*Decision\*\*: Called (\S+) at turn", page)
         assert causes[:2] == ["str_replace_editor", "submit"], (run_id, causes)
+
+
+@pytest.mark.parametrize("a, b, parts", [
+    ("if (n > 0 && padding != Padding.OPTIONAL) throw e;", "if (n > 0 && !_paddingOptional) throw e;",
+     ("padding != Padding.OPTIONAL", "!_paddingOptional")),
+    ("return a.strip().lower()", "return a.lower()", None),  # one holds all of the other: no part of its own
+    ("x = f(1)", "y = g(2)", None),  # nothing shared at either end
+    # two calls in the other order: the lines share less than they differ in
+    ("seg = s.replace('~1', '/').replace('~0', '~')", "seg = s.replace('~0', '~').replace('~1', '/')", None),
+    ("if (ok) log('saved file'); else fail();", "if (ok) log('stored file'); else fail();",
+     ("'saved file'", "'stored file'")),  # a quoted literal differs as a whole
+    # a line kept cut short inside a literal: matched at its end by its last whole words
+    ('if (n && mode != Mode.LAX) throw new IllegalStateException("bad inp\u2026',
+     'if (n && !_lax) throw new IllegalStateException("bad input");', ("mode != Mode.LAX", "!_lax")),
+])
+def test_two_versions_of_a_line_differ_in_the_words_between_their_shared_ends(a, b, parts):
+    from wikitrace.corpus.trial_edits import differing_parts
+
+    assert differing_parts(a, b) == parts
+    assert differing_parts(b, a) == (parts[::-1] if parts else None)

@@ -16,6 +16,9 @@ from ..controls import visible
 from ..templates import md_text
 
 
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
 def _t(text: str) -> str:
     return visible(md_text(text))
 
@@ -66,13 +69,65 @@ def _code(lines: list[str]) -> str:
 
 
 def _both_unseen(theirs: dict, mine: dict) -> str:
-    """Where both edits wrote a name their logs showed only spelt otherwise: said, so that neither
-    page reads such a name as what set the two runs apart."""
+    """Where both edits wrote a name their logs showed only spelt otherwise: said of both, so that
+    neither page reads one such name as what set the two runs apart."""
     if not (theirs.get("unseen") and mine.get("unseen")):
         return ""
     return (f"; each wrote a name its log had shown only spelt otherwise (`{_t(theirs['unseen'][0])}`, and this "
-            f"run `{_t(mine['unseen'][0])}`): that the log never showed it does not tell them apart, but which name "
-            "each wrote may")
+            f"run `{_t(mine['unseen'][0])}`): check that the name an edit writes is one the code defines")
+
+
+# a quoted literal is one token: two lines that differ inside one differ in that literal
+_CODE_TOKEN = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|\w+|[^\w\s]")
+
+
+def _spans(line: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _CODE_TOKEN.finditer(line)]
+
+
+def _uncut(line: str) -> str:
+    """A line the record cut short, back to before a quoted literal the cut left open."""
+    line = line.removesuffix("\u2026")
+    for q in "'\"":
+        if line.count(q) % 2:
+            line = line[:line.rfind(q)]
+    return line
+
+
+def differing_parts(a: str, b: str) -> tuple[str, str] | None:
+    """Where two versions of one code line differ, token by token: the part of each between the
+    tokens they share at the start and at the end (``padding != Padding.OPTIONAL`` against
+    ``!_paddingOptional``). A line the record cut short (ending in "…") is matched at its end by its
+    last whole tokens found in the other line. None when they share neither end, or when one
+    holds all of the other."""
+    cut = [x.endswith("\u2026") for x in (a, b)]
+    if all(cut):
+        return None
+    a, b = (_uncut(x) if c else x for x, c in zip((a, b), cut))
+    ta, tb = _spans(a), _spans(b)
+    if cut[0]:
+        ta = ta[:-1]  # its last token may be a word cut in two
+    if cut[1]:
+        tb = tb[:-1]
+    wa, wb = [a[i:j] for i, j in ta], [b[i:j] for i, j in tb]
+    head = 0
+    while head < min(len(wa), len(wb)) and wa[head] == wb[head]:
+        head += 1
+    if any(cut):  # the cut line's last tokens, found again further on in the whole one
+        short, whole = (wa, wb) if cut[0] else (wb, wa)
+        found = next(((len(short) - t, k) for t in range(len(short) - head - 1, 1, -1)
+                      for k in range(head + 1, len(whole) - t + 1) if whole[k:k + t] == short[len(short) - t:]), None)
+        if found is None or not head:
+            return None
+        ends = (found[0], found[1]) if cut[0] else (found[1], found[0])
+    else:
+        tail = 0
+        while tail < min(len(wa), len(wb)) - head and wa[-1 - tail] == wb[-1 - tail]:
+            tail += 1
+        if head + tail >= min(len(wa), len(wb)) or head + tail < max(len(wa), len(wb)) - head - tail:
+            return None  # one holds all of the other, or the lines share less than they differ in
+        ends = (len(wa) - tail, len(wb) - tail)
+    return a[ta[head][0]:ta[ends[0] - 1][1]], b[tb[head][0]:tb[ends[1] - 1][1]]
 
 
 def edits_apart(won: dict, failed: dict, on_success: bool = False) -> tuple[str, list[int]] | None:
@@ -104,12 +159,16 @@ def edits_apart(won: dict, failed: dict, on_success: bool = False) -> tuple[str,
             same = (f" in place of the same line{'s' if len(a['removed']) > 1 else ''} ({_code(a['removed'])})"
                     if a["removed"] else " there")
             first, then = (b, a) if on_success else (a, b)
+            parts = (differing_parts(first["added"][0], then["added"][0])
+                     if len(first["added"]) == len(then["added"]) == 1 else None)
+            if parts is not None:  # one line written two ways: the words that differ are the thing to check
+                line = (f"replaced the same line ({_code(a['removed'])}) with the line this run wrote"
+                        if a["removed"] else "wrote the same line as this run")
+                return (f"changed the same file as this run ({where}) and {line} but for `{_t(parts[0])}`, where this "
+                        f"run wrote `{_t(parts[1])}`" + _both_unseen(first, then)), cited
             return (f"changed the same file as this run ({where}) and wrote {_code(first['added'])}{same}; "
                     f"this run wrote {_code(then['added'])}" + _both_unseen(first, then)), cited
     return None
-
-
-_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 def _alike(a: str, b: str) -> float:
