@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from wikitrace.build import BuildOptions, build
-from wikitrace.corpus.cause_contrast import MOVED_NOTE
+from wikitrace.corpus.cause_contrast import MOVED_NOTE, SETTING_NOTE, set_causes
 from wikitrace.corpus.insights import kind_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
@@ -22,7 +22,7 @@ SAID = re.compile(r"[Tt]his error was also met in (\d+) of (\d+) successful runs
 
 def _causes(page: str) -> list[str]:
     section = page.split("\n## Failure Causes\n", 1)[1].split("\n## ", 1)[0].split("\nLeft out: ", 1)[0]
-    blocks = re.split(r"\n### (?:Cause|Context) ", section)[1:]
+    blocks = re.split(r"\n### (?:Cause|Context|Setting) ", section)[1:]
     assert [b.split("\n", 1)[0] for b in blocks] == [str(n) for n in range(1, len(blocks) + 1)]
     return blocks
 
@@ -59,6 +59,13 @@ def _check_pages(out: Path) -> dict[str, list[str]]:
             changes = [j for j, b in enumerate(blocks) if _is_change(b)]
             assert not changes or i > max(changes), (r["step"], i)
         assert MOVED_NOTE not in page or said  # the ranking line is added only where a cause was moved
+        # a program the machine lacks that the successes met as often is headed Setting, after every cause
+        heads = re.findall(r"\n### (Cause|Context|Setting) \d+\n", page)
+        settings = [i for i, h in enumerate(heads) if h == "Setting"]
+        assert settings == list(range(len(heads) - len(settings), len(heads))), (r["step"], heads)
+        assert (SETTING_NOTE in page) == bool(settings)
+        for i in settings:
+            assert "The shell could not find" in blocks[i] and SAID.search(blocks[i]), blocks[i]
     return pages
 
 
@@ -209,3 +216,21 @@ def test_tests_still_failing_after_the_edit_stay_a_cause(tmp_path):
     edit = next(i for i, b in enumerate(blocks) if _is_change(b))
     assert edit < after < before
     assert not SAID.search(blocks[after]) and SAID.search(blocks[before])
+
+
+def test_a_missing_program_the_successes_met_as_often_is_the_setting_and_goes_back_when_they_no_longer_do(tmp_path):
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[CORPUS], out=out, offline=True, quiet=True))
+    runs = json.loads((out / "corpus.json").read_text())["runs"]
+    step = next(r["step"] for r in runs if r["run_id"] == "acme__jsonkit-102")  # javac missing, as in 2 of 5 successes
+    page = (out / "compilation" / f"{step}.md").read_text()
+    heads = re.findall(r"\n### (Cause|Context|Setting) (\d+)\n", page)
+    assert heads[-1][0] == "Setting" and [h for h, _n in heads].count("Setting") == 1
+    setting = page.split(f"### Setting {heads[-1][1]}\n", 1)[1]
+    assert "bash: javac: command not found" in setting.split("\n### ", 1)[0]
+    assert SETTING_NOTE in page
+    # counts under which no success met it: the page is headed and ordered as the run ranked it
+    entry = next(r for r in runs if r["step"] == step)
+    bare = set_causes(page, {"met": [], "causes": entry["decisive"]["causes"], "seen": []})
+    assert "### Setting" not in bare and SETTING_NOTE not in bare
+    assert [n for _h, n in re.findall(r"\n### (Cause|Context) (\d+)\n", bare)] == [str(n) for n in range(1, len(heads) + 1)]

@@ -24,7 +24,10 @@ from typing import Iterable
 from . import layout
 
 _HEAD = "\n## Failure Causes\n"
-_BLOCK = re.compile(r"\n### (Cause|Context) ")  # a context item (a change as expected) is headed so
+# a context item (a change as expected) is headed so; a program the machine lacks that the successes met too is
+# headed as the setting it is, not as a cause (and back to a cause when the counts no longer say so)
+_BLOCK = re.compile(r"\n### (Cause|Context|Setting) ")
+_SETTING = ("missing|", "error|missing-program")
 _RANKED = "> They are ranked:"
 MOVED_NOTE = ("> An error that the successful runs of this task type met at least as often as the failed ones comes "
               "after the run's own changes: it did not set this run apart.\n")
@@ -33,6 +36,8 @@ TRIAL_MOVED_NOTE = ("> An error that every successful trial of the same task met
 _SAID = re.compile(r"( —|) [Tt]his error was also met in \d+ of \d+ successful runs? of this task type "
                    r"\(and in \d+ of \d+ failed runs?\): it did not decide this run\.|( —|) [Tt]his error was also "
                    r"met by (?:the|both|all \d+) successful trials? of this task: it did not decide this run\.")
+SETTING_NOTE = ("> A program the machine lacks that the successful runs of this task type met at least as often "
+                "as the failed ones comes last, headed Setting: it is where the run worked, not what it did.\n")
 _TURN = re.compile(r"#turn-(\d+)\)")
 
 
@@ -202,23 +207,28 @@ def set_causes(page: str, note: dict | None) -> str:
         bare = not line.rstrip().endswith((".", "!", "?"))  # a quoted error may end without a stop
         bodies[i] = head + sep + line + sentence(bare) + nl + tail
     met = {i for i, _s in said}
+    setting = {i for i, *_ in note["met"] if isinstance(causes[i][0], list)
+               and any(k.startswith(_SETTING) for k in causes[i][0])}
+    headings = ["Setting" if i in setting else "Cause" if h == "Setting" else h for i, h in enumerate(headings)]
     changes = [i for i, (c, _t) in enumerate(causes) if c == "change"]
     last = max(changes) if changes else -1
     # above the last change: the other causes keep their order, the ones the successes met follow
     order = ([i for i in range(last + 1) if i not in met] + [i for i in range(last + 1) if i in met]
              + list(range(last + 1, len(bodies))))
+    order = [i for i in order if i not in setting] + [i for i in order if i in setting]  # the setting after every cause
     text = lead + "".join(f"\n### {headings[i]} {n}\n{bodies[i]}" for n, i in enumerate(order, 1))
     page = page[:body_at] + text + page[end:]
-    for note_text in (MOVED_NOTE, TRIAL_MOVED_NOTE):
+    for note_text in (MOVED_NOTE, TRIAL_MOVED_NOTE, SETTING_NOTE):
         had = page.find(note_text)
         if had >= 0:
             page = page[:had] + page[had + len(note_text):]
-    if order != sorted(order):
-        moved = {i for i in met if i <= last}  # the ones set below a change of the run's
+    if order != sorted(order) or setting:
+        moved = {i for i in met if i <= last} - setting  # the ones set below a change of the run's
         by_type = {i for i, *_ in note["met"]}
         at = page.find(_RANKED)
         line_end = page.find("\n", at) + 1 if at >= 0 else -1
-        notes_now = (MOVED_NOTE if moved & by_type else "") + (TRIAL_MOVED_NOTE if moved - by_type else "")
+        notes_now = ((MOVED_NOTE if moved & by_type else "") + (TRIAL_MOVED_NOTE if moved - by_type else "")
+                     + (SETTING_NOTE if setting else ""))
         if line_end > 0:
             page = page[:line_end] + notes_now + page[line_end:]
     return page
