@@ -324,6 +324,10 @@ def test_an_edit_that_wrote_a_name_the_log_only_showed_spelt_otherwise_is_flagge
     assert ("wrote the same line as this run but for `padding != Padding.OPTIONAL`, where this run wrote "
             "`!_paddingOptional`; each wrote a name its log had shown only spelt otherwise (`Padding.OPTIONAL`, and "
             "this run `_paddingOptional`): check that the name an edit writes is one the code defines.") in lost
+    # and the success's line names the same difference from its side, after what set it apart from the other trial
+    assert (f"The other failed trial, [{step['acme__jsonkit-102']}]({step['acme__jsonkit-102']}.md), changed the same "
+            "file as this run (Base64Variant.java) and wrote the same line as this run but for `!_paddingOptional`, "
+            "where this run wrote `padding != Padding.OPTIONAL`;") in won
     pages = "\n".join((out / "compilation" / f"{s}.md").read_text() for s in step.values())
     assert not any(f"wrote \\`{n}\\`" in pages for n in ("seg.replace", "Long.MIN_VALUE", "assertEquals"))
 

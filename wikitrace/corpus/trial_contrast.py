@@ -177,7 +177,11 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
         text += (f"; the successful trial{'s' if len(unlike) != 1 else ''} {line.runs(unlike)} did as "
                  f"{'they' if k > 1 else 'it'} did here, so this alone did not decide the run." if unlike else ".")
     text = text[0].upper() + text[1:]
-    if same:
+    wrote = edits_apart(entry, _entry(failed, same[0]), on_success=True) if len(same) == 1 else None
+    if wrote is not None:  # the one other failed trial changed the same file: what its edit wrote differs
+        text += f" The other failed trial, {line.runs(same)}, {wrote[0]}."
+        turns = turns + [t for t in wrote[1] if t not in turns]
+    elif same:
         files = _changed_files(entry)  # an edit's text is not compared: "the same calls" would say more
         text += (f" {len(same)} other failed trial{'s' if len(same) != 1 else ''} ({line.runs(same)}) "
                  + (f"changed the same file{'s' if len(files) > 1 else ''} as this run ({', '.join(files[:3])})"
