@@ -154,6 +154,25 @@ def _check_any_error(run, lesson) -> None:
         assert err.is_error and re.search(r"syntax error(?: near unexpected token|: unexpected end)", err.result, re.I)
         if "did not send it again" in lesson.detail:
             assert not any(t.arguments == err.arguments for t in later), lesson.detail
+    swap = re.search(r"got past it at turn (\d+) \(with (\w+) changed from \"(.+?)\", (.+?), to \"(.+?)\", (.+?)\)",
+                     lesson.detail)
+    if swap:  # the two values are the calls' own, and each source is where the value first stood
+        fix, key = calls[int(swap.group(1))], swap.group(2)
+        assert err.arguments[key] == swap.group(3) and fix.arguments[key] == swap.group(5), lesson.detail
+        users = [t.content or "" for t in run.turns if t.type == "message" and t.role == "user"]
+        for value, said, at in ((swap.group(3), swap.group(4), err.turn), (swap.group(5), swap.group(6), fix.turn)):
+            answers = [t.result or "" for n, t in calls.items() if n < at and not t.is_error]
+            by = re.fullmatch(r"returned by (\S+) at turn (\d+)", said)
+            if by:
+                assert calls[int(by.group(2))].name == by.group(1) and value in calls[int(by.group(2))].result, said
+            elif said == "given in a user's message":
+                assert any(value.lower() in u.lower() for u in users), said
+            else:
+                assert not any(value.lower() in a.lower() for a in answers), said
+                digits = re.fullmatch(r"held in no answer before it, only its digits (\d+) in a user's message", said)
+                assert digits or said == "held in no answer or user message before it", said
+                assert (digits is not None) == any(d and d.group(0) in u for u in users
+                                                   for d in [re.search(digits.group(1) if digits else r"(?!)", value)]), said
     again = re.search(r"; then met it again at turns? ([\d, and]+?)( and never got past it)?(?:;|$)", lesson.detail)
     if again:  # got past it once, then met it again: each named turn an error of the tool, none went through after
         turns = [int(n) for n in re.findall(r"\d+", again.group(1))]

@@ -298,3 +298,39 @@ def test_a_loop_names_its_tool_and_a_run_the_harness_stopped_is_told_to_answer_s
     assert idle.title == "Answer or act before the harness stops the run" and "stopped by the harness" in idle.detail
     ended = _record("quiet-1", "hotpotqa", question, _turns(*turns), False, ended_by="agent")
     assert next(i for i in _insights(ended) if i.key == "idle|lookups").title == "Act on what the look-ups found"
+
+
+def _card_retry(run_id: str, first_id: str) -> dict:
+    """tau-bench's update_reservation_flights refusing a payment id the agent wrote from the card's
+    last digits ("credit_card_7334"), then the id get_user_details lists for that card."""
+    user = "aarav_ahmed_6699"
+    change = {"reservation_id": "M20IZO", "cabin": "business",
+              "flights": [{"flight_number": "HAT268", "date": "2024-05-22"}]}
+    details = {"user_id": user, "payment_methods": {
+        "credit_card_9074831": {"source": "credit_card", "brand": "mastercard", "last_four": "7334",
+                                "id": "credit_card_9074831"}}}
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", f"I am {user}. Please upgrade M20IZO to business, using my credit card ending in 7334."),
+        _msg("assistant", "Upgrading M20IZO to business on your card ending in 7334. Shall I go ahead?"),
+        _msg("user", "Yes, please."),
+        _call("update_reservation_flights", dict(change, payment_id=first_id), "Error: payment method not found",
+              is_error=True),
+        _call("get_user_details", {"user_id": user}, json.dumps(details), is_error=False),
+        _call("update_reservation_flights", dict(change, payment_id="credit_card_9074831"),
+              json.dumps({"reservation_id": "M20IZO", "cabin": "business"}), is_error=False),
+        {"type": "episode_over"})
+    return _record(run_id, "airline", "Upgrade M20IZO to business.", turns, True)
+
+
+def test_a_retry_that_swapped_a_made_up_id_for_a_listed_one_names_both_and_where_each_came_from():
+    (err,) = [i for i in _insights(_card_retry("card-1", "credit_card_7334")) if i.key.startswith("error|")]
+    assert err.detail == ('turn 4: got past it at turn 6 (with payment_id changed from "credit_card_7334", held in no '
+                          'answer before it, only its digits 7334 in a user\'s message, to "credit_card_9074831", '
+                          "returned by get_user_details at turn 5)")
+    assert ("call update_reservation_flights again with payment_id exactly as get_user_details returns it (the "
+            "refused value stood in no answer before it)") in err.guideline
+    assert "credit_card" not in err.guideline and "7334" not in err.guideline  # the values stay on the run's line
+    # an id made of no digits the user wrote is said as held nowhere; the advice is the same
+    (other,) = [i for i in _insights(_card_retry("card-2", "credit_card_1111")) if i.key.startswith("error|")]
+    assert 'from "credit_card_1111", held in no answer or user message before it, to' in other.detail

@@ -14,6 +14,7 @@ from .changes import what_ran
 from .insight_parts import edits_of, kind_of_tasks, make_insight, shape, verb
 from .insight_words import join, named_by, packed_calls, sums_to_named, what_changed
 from .option_choices import holding_words
+from .retry_values import swapped
 from .reading import _SHELL_TOOLS, Call, Reading, _head_word, _occurs, command_of, leaves, runs_a_command
 from .schema import CandidateInsight
 from .text import base_name, clip
@@ -253,6 +254,7 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
     elif passed is not None:
         x, y = err.turn.arguments, passed.turn.arguments
         listed = (err.turn.result or "").lower()
+        swap = swapped(r, err, passed)  # one text value for another, and where each came from
         if isinstance(x, dict) and isinstance(y, dict):
             changed = [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)]
             taken = [k for k in changed if named_by(listed, x.get(k), y.get(k))]
@@ -260,6 +262,8 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
             advice = (f"call {err.name} again with the amounts in {join(summed)} adding up to the figure the error "
                       "names" if summed else
                       f"call {err.name} again with {join(taken)} taken from what the error lists" if taken else
+                      f"call {err.name} again with {join(changed)} exactly as {swap[1]} returns it (the refused value "
+                      "stood in no answer before it)" if swap and swap[1] else
                       f"call {err.name} again with {join(changed)} changed" if changed else
                       f"do what the message asks first, then send the same {err.name} call again")
         elif isinstance(y, str) and y != x:
@@ -267,7 +271,8 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
                       else f"call {err.name} again with other words")
         else:
             advice = f"do what the message asks first, then send the same {err.name} call again"
-        detail = f"got past it at turn {passed.n} ({what_changed(err, passed)})"
+        how = what_changed(err, passed)
+        detail = f"got past it at turn {passed.n} ({how}{swap[0] if swap and how.endswith(' changed') else ''})"
         worked = True
         if _other_target(x, y, listed):
             # click[blue] refused, then click[Buy Now]: the later call went through, but the refused
