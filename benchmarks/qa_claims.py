@@ -16,10 +16,9 @@ holds, not against the compiler's own reading:
   that the text held those words, so the text must;
 - *ended*: an insight's "Runs of this task type that ended with <call> ...: N failed ..." where
   the failed runs it names are not N (some left as "and K more"), or are not the runs of the
-  task type that ended the way the sentence describes (the call, where its text came from, and
-  whether a look-up before it searched a name an earlier answer showed: the last two read off
-  the corpus's recorded ``procedure|`` patterns); the "by lesson" list under it must name every
-  run it counts too.
+  task type that ended the way the sentence describes (the call, and where its text came from:
+  read off the corpus's recorded ``procedure|`` patterns); the "by lesson" list under it must
+  name every run it counts too.
 
 Usage: python benchmarks/qa_claims.py <compiled corpus folder> [-v]
 """
@@ -227,14 +226,13 @@ def _named(text: str) -> tuple[list[str], bool]:
 
 def _described(desc: str, title: str, key: str, runs: dict[str, Run]) -> set[str] | None:
     """The failed runs the sentence describes: ended with the call it names (or the page's, for
-    "this call"), with the source and following its words (or the title's) name."""
+    "this call"), with the source its words (or the title's) name."""
     if not key.startswith("procedure|"):
         return None
     tool = key.split("|", 1)[1].split(":", 1)[0]
     said = title if desc.strip() == "this call" else desc
     source = ("own" if "no look-up held word for word" in said else "looked-up" if "a value a look-up returned" in said
-              else "label" if "giving the verdict" in said else None)
-    followed = (True if "after searching a name" in said else False if "with no look-up of a name" in said else None)
+              else "label" if "giving the verdict" in said else "task" if "the task's own text offers" in said else None)
     out = set()
     for r in runs.values():
         if r.outcome != "failure" or not r.calls or r.calls[-1].get("name") != tool or not r.answered:
@@ -242,10 +240,7 @@ def _described(desc: str, title: str, key: str, runs: dict[str, Run]) -> set[str
         proc = next((p for p in r.patterns if p.startswith(f"procedure|{tool}:")), None)
         if proc is None:
             continue
-        where = proc.split(":", 1)[1]
-        if source is not None and where.removesuffix("+followed") != source:
-            continue
-        if followed is not None and where.endswith("+followed") != followed:
+        if source is not None and proc.split(":", 1)[1] != source:
             continue
         out.add(r.step)
     return out

@@ -104,7 +104,12 @@ def test_lessons_on_real_shaped_logs_carry_no_other_domains_wording():
         assert runs, folder
         for run in runs:
             comp = compile_offline(run)
-            assert comp.insights, run.run_id
+            if not comp.insights:  # only a success whose answer stood in no look-up teaches nothing
+                from wikitrace.compilers.procedure_lessons import procedure_key
+                from wikitrace.compilers.reading import read_run
+
+                assert run.outcome.success and procedure_key(read_run(run)).endswith(":own"), run.run_id
+                continue
             text = "\n".join(f"{i.title} {i.guideline} {i.applicability} {i.detail}" for i in comp.insights)
             tools = {t.name for t in run.turns if t.type == "function_call"}
             assert any(name in text for name in tools), (run.run_id, text)  # it names what the run used

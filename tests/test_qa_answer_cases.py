@@ -349,21 +349,32 @@ def test_a_one_word_lower_case_answer_is_never_said_to_stand_in_a_look_up(tmp_pa
 
 
 
-def test_a_success_whose_answer_no_page_held_does_not_teach_answering_so(tmp_path):
-    """A right name no look-up returned passed by the model's own knowledge: its procedure says to
-    give such an answer only as a verdict the look-ups support, and to search a name first."""
+def test_a_success_whose_answer_no_page_held_teaches_no_procedure(tmp_path):
+    """A right name no look-up returned and the question never gave passed by the model's own
+    knowledge or by luck: its log shows no way to the answer another run could copy, so it teaches no
+    "settle with Finish" page, and its own page says it taught none."""
     log = tmp_path / "react_own.txt"
     log.write_text(_trial(1, [_agent("Who founded the publisher Norland Press?",
                                      [("Search Norland Press.", "Search[Norland Press]",
                                        "Norland Press is a small publisher in Estmark, known for poetry.")],
-                                     "Kira Moss", "Kira Moss", True)], []))
+                                     "Kira Moss", "Kira Moss", True),
+                              _agent("Which of Jon Reddy and Pete Vance has been a member of more bands?",
+                                     [("Search Jon Reddy.", "Search[Jon Reddy]",
+                                       "Jonathan Reddy is a singer who has fronted five bands."),
+                                      ("Search Pete Vance.", "Search[Pete Vance]",
+                                       "Peter Vance has been a member of two bands.")],
+                                     "Jon Reddy", "Jon Reddy", True)], []))
     out = tmp_path / "out"
     build(BuildOptions(inputs=[log], out=out, offline=True, quiet=True))
-    (page,) = [p.read_text() for p in (out / "insight").glob("insight-*.md") if "no look-up held" in p.read_text()]
-    assert ("giving an answer no look-up held word for word only where it is a verdict the look-ups support (yes or "
-            "no, which of two), and searching any name no look-up holds before giving it") in page
-    # its title is that advice, not a description of what the run did (which no new run should copy)
-    assert "# Settle with Finish, searching any name no look-up has returned before giving it\n" in page
+    data = json.loads((out / "corpus.json").read_text())
+    titles = {i["title"] for i in data["insights"]}
+    assert not any("no look-up" in t for t in titles), titles
+    own = next(r for r in data["runs"] if "Norland" in r["instruction"])
+    assert own["insights"] == []
+    page = (out / "compilation" / f"{own['step']}.md").read_text()
+    assert "## Insights from this run\n- None: this run's log shows no step another run could copy or avoid.\n" in page
+    # one of the options the question names, chosen once both were looked up, is a way to copy
+    assert "Settle with Finish, giving a name the task's own text offers once the look-ups support it" in titles
 
 
 def test_a_success_s_source_line_lists_each_look_up_as_sent_an_error_said_as_one(tmp_path):

@@ -207,10 +207,9 @@ def test_a_right_answer_no_look_up_returned_is_said_to_come_from_what_the_agent_
                     f"(turn [2](../raw/{runs['success']}/turns.md#turn-2))"), said
     assert "which Search\\[Skarvik lighthouse\\] had returned" not in page
     data = json.loads((out / "corpus.json").read_text())
-    ending = next(i for i in data["insights"] if i["key"].startswith("procedure|Finish:own"))
-    lesson = " ".join((out / "insight" / f"{ending['id']}.md").read_text(encoding="utf-8").split())
-    assert (f"1 of the 1 successful runs here gave a name no look-up of theirs returned and the question does not name "
-            f"({runs['success']}): they passed, but nothing in their logs checked that name.") in lesson, lesson
+    # nor is the way it ended taught as a procedure: its log shows no way to the answer to copy
+    assert not any(i["key"].startswith("procedure|Finish:own") for i in data["insights"])
+    assert next(r for r in data["runs"] if r["step"] == runs["success"])["insights"] == []
 
 
 def test_a_wrong_answer_of_a_task_no_trial_s_look_up_answered_says_so_on_its_lesson(tmp_path):

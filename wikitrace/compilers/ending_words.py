@@ -9,17 +9,17 @@ from __future__ import annotations
 ENDING = {
     "label": ("giving the verdict", "giving the verdict the look-ups support"),
     "looked-up": ("giving a value a look-up returned", "giving the value a look-up returned, in the words it used"),
-    # its step says only what the counted runs did: no look-up held the answer, so the log does not
-    # show it was worked out from them (a model's own knowledge gives such answers too); a verdict is
-    # worked out, but a name no page held passed here by luck, which the step does not teach
-    "own": ("giving an answer no look-up held word for word",
-            "giving an answer no look-up held word for word only where it is a verdict the look-ups support (yes or "
-            "no, which of two), and searching any name no look-up holds before giving it"),
+    # counted across runs only: a success ending so teaches no procedure (run_insights.py), since its log
+    # shows no way to the answer another run could copy (a guess, or what the model knew)
+    "own": ("giving an answer no look-up held word for word", "giving an answer no look-up held word for word"),
+    # a name the task's own text offers: an option the question names, or one a retry's reflection gave
+    "task": ("giving a name the task's own text offers", "giving a name the task's own text offers (an option the "
+             "question names, or one a reflection on an earlier trial gave) only once the look-ups support it"),
     "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),
     "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
 }
-# a title says what to do: where the counted runs' answer was no look-up's, what they did is no way to copy
-TITLE = {"own": "searching any name no look-up has returned before giving it"}
+# a title says what to do (a success whose answer no look-up held teaches no procedure: run_insights.py)
+TITLE = {"task": "giving a name the task's own text offers once the look-ups support it"}
 
 # a coding run's ending (``file-<place>[+tested]``): where it found the file it changed
 # (insight_parts.edit_place), and whether a command that failed before its last edit passed after it

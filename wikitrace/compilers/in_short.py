@@ -44,7 +44,7 @@ from .record_claims import contradicted, past_dates, unchecked
 from .record_facts import stated_now
 from .shown_conflicts import shown_conflicts
 from .reading import Call, Reading, harness_reason
-from .run_patterns import answer_origin
+from .task_words import answer_origin
 from . import success_lessons
 from .trial_record import RESTATES
 from .schema import KeyFact

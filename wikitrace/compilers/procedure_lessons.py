@@ -15,6 +15,7 @@ from .arguments import is_chosen
 from .insight_words import answer_seen_in, edited_files, free_form, gives_answer, join
 from .reading import Call, Reading
 from .schema import CandidateInsight
+from .task_words import answer_origin
 from .text import clip
 
 
@@ -26,9 +27,12 @@ def _text_source(r: Reading, final: Call, answer: str) -> str:
     # (answer_seen_in): a long answer copied from a page is a value a look-up returned
     tools = sources(r, final).tools or answer_seen_in(r, " ".join(str(final.turn.arguments).split()), final) is not None
     # a yes or a no is chosen between two, as a verdict label is: no look-up returns it word for word
-    where = "label" if is_chosen(r, " ".join(str(final.turn.arguments).split())) else "looked-up" if tools else "own"
+    text = " ".join(str(final.turn.arguments).split())
+    where = "label" if is_chosen(r, text) else "looked-up" if tools else "own"
     if where != "label" and not gives_answer(r, final):
         where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
+    elif where == "own" and answer_origin(r, text) is not None:
+        where = "task"  # one of the options the question names, or a name a reflection gave
     return where
 
 

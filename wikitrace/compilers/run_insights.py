@@ -42,7 +42,7 @@ from .picked_values import picked
 from .changes import edit_of
 from .coding_insights import edit_detail
 from .test_edits import test_only_edits, test_only_insight
-from .procedure_lessons import procedure_insight
+from .procedure_lessons import procedure_insight, procedure_key
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, rules_once, short_hash, verb
 from ..runs.errors import is_test_report
 from .reading import _SHELL_TOOLS, Call, Reading, _head_word, harness_reason, runs_a_command
@@ -202,7 +202,11 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
     if writes and is_hand_off(writes[-1]):
         out.append(hand_off_insight(r, writes[-1], True))
     elif writes:
-        out.append(procedure_insight(r))
+        # a name no look-up held and the task text never gave passed, but the log shows no way to it another
+        # run could copy (a guess, or what the model knew): failed runs ending so teach the check, this run
+        # no procedure
+        if not (procedure_key(r) or "").endswith(":own"):
+            out.append(procedure_insight(r))
     else:
         # a success whose every call failed still names the tools it used; a hand-off is no look-up (a run
         # with none is ``silent`` above)

@@ -28,7 +28,7 @@ from .refusal_cites import declined, refused
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .test_edits import test_only_edits
 from .unseen_names import unseen_names
-from .run_patterns import answer_origin
+from .task_words import answer_origin
 from .text import clip, folded_words
 
 RESTATES = "in_short.restates"  # Reading.memo: texts of success facts that only say what the run did

@@ -17,7 +17,7 @@ import re
 from .answer_case import window
 from .insight_words import expected_answer
 from .reading import Call, Reading, _occurs
-from .run_patterns import given_words
+from .task_words import given_words
 from .schema import KeyFact
 from .text import clip_words, folded_words
 

@@ -42,7 +42,6 @@ from .choices import relevant, separating
 from .one_run import mark as mark_one_run
 from .pattern_tally import PatternTally
 from .answered_refusals import say_answered
-from .unread_answers import say_unread
 from .fisher import fisher_tails, verdict as _verdict
 from .peers import check_first, failed_peers
 from .hand_offs import say_unasked
@@ -257,7 +256,6 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         checklist(entry, groups[entry["id"]], met.get(kind), indexes.get(kind))
         name_missing(entry, groups[entry["id"]])
         say_answered(entry, groups[entry["id"]], trials)
-        say_unread(entry, groups[entry["id"]])
         untested_fix(entry, groups[entry["id"]])
         mark_listed_leads(entry, groups[entry["id"]], trials)
         habits(entry, groups[entry["id"]])

@@ -108,6 +108,8 @@ def compilation(frontmatter: str, comp, task, outcome, step: str, insights, link
                 step_v, " N` shows one.\n"]
     out.append("\n## Insights from this run\n")
     _insight_lines(out, insights, link, "- [{id}]({rel}) (`{abs}`); this run's lesson: \"{title}\"\n")
+    if not insights:
+        out.append("- None: this run's log shows no step another run could copy or avoid.\n")
     out += ["\n## Source\n- Raw trajectory: [", step_v, "](", _shown(link.rel(layout.raw_metadata(step))), ") (`",
             _shown(link.abs(layout.raw_dir(step))), "`)\n"]
     return "".join(out)
