@@ -260,3 +260,18 @@ def test_a_span_the_record_is_inside_is_said_to_allow_the_call(tmp_path):
         "booking can be cancelled within 48 hours of being made …\""), fact.text
     assert "does not hold" not in fact.text and not fact.rule
     _check(run, fact.text, fact.turns)
+
+
+def test_a_rule_that_opens_by_pointing_back_is_quoted_with_the_sentence_it_qualifies():
+    # "Otherwise, economy bookings can be cancelled only if ..." alone reads as if no booking could be
+    # cancelled without cover; the quote keeps the 48-hour sentence before it. What the rule is about
+    # is still read off its own words: "booking" in the sentence before it does not tie it to a booking
+    from wikitrace.compilers.rules import _rules_of, sentences
+
+    rules = {r.sentence: r for r in _rules_of(POLICY)}
+    quoted = next(s for s in rules if "Otherwise" in s)
+    assert quoted.startswith("Any booking can be cancelled within 48 hours of being made, or when the carrier "
+                             "cancelled a flight of it. Otherwise, economy bookings can be cancelled only if")
+    assert "made" not in rules[quoted].words and "carrier" not in rules[quoted].words
+    # the plain sentence list is unchanged: each sentence once, as written
+    assert any(s.startswith("Otherwise, economy bookings") for s in sentences(POLICY))

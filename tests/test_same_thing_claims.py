@@ -88,7 +88,8 @@ def test_a_record_that_refers_to_a_user_is_not_the_user_record():
     notes = _notes(turns)
     assert not any("`user_id` points at" in n for n in notes), notes
     assert ('The record `reservation_id` points at has `cabin` "economy" (get_reservation_details\'s answer, turn 2); '
-            'a rule of the system prompt (turn 0) on this action names it: "Otherwise, basic economy or economy '
+            'a rule of the system prompt (turn 0) on this action names it: "All reservations can be cancelled within '
+            '24 hours of booking, or if the airline cancelled the flight. Otherwise, basic economy or economy '
             'flights can be cancelled only if travel insurance is bought and the condition is met, and business '
             'flights can always be cancelled."') in notes, notes
 

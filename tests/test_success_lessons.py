@@ -52,7 +52,8 @@ def test_a_refusal_that_kept_a_run_from_an_unwanted_change_is_the_lesson_with_th
         "Refuse a change the records rule out and make no change, as this run did (the task expected no change): "
         f"get_reservation_details (turn {looked}) gave `cabin` \"basic_economy\"; the agent told the user at turn "
         f"{_turn_of(run, 'cannot be cancelled now')}: \"{said}\" The system prompt's rule naming the same value (turn 0): "
-        "\"Otherwise, basic economy or economy flights can be cancelled only if travel insurance is bought, and "
+        "\"All reservations can be cancelled within 24 hours of booking. Otherwise, basic economy or economy flights "
+        "can be cancelled only if travel insurance is bought, and "
         "business flights can always be cancelled.\"")
 
 

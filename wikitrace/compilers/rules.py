@@ -35,13 +35,31 @@ _AT_MOST = re.compile(r"\b(?:at most|no more than|up to)\s+(\d+|one|two|three|fo
 
 def sentences(text: str) -> list[str]:
     """The system prompt cut into sentences and list items, whitespace folded."""
+    return [own for _quoted, own in _quotable(text)]
+
+
+def _quotable(text: str) -> list[tuple[str, str]]:
+    """(as quoted, the sentence itself) per sentence: a sentence that opens by pointing back
+    ("Otherwise, ...") is quoted with the sentence before it in its item, since it means nothing
+    without it; what it is about is still read off its own words."""
     out = []
     for block in _BLOCKS.split(text or ""):
+        before = ""
         for s in _SENTENCE_END.split(block):
             s = " ".join(s.split()).lstrip("-* ").strip()
             if len(s) > 12:
-                out.append(s)
+                out.append((f"{before} {s}" if before and points_back(s) else s, s))
+                before = s
     return out
+
+
+# the words that open a sentence whose rule is the exception or the rest of the one before it
+_BACK = re.compile(r"(?:otherwise|however|instead|else|in (?:that|this|such a) case|if (?:not|so)|then)\b", re.I)
+
+
+def points_back(sentence: str) -> bool:
+    """Whether a sentence opens by pointing back ("Otherwise, ..."): quoted alone it misleads."""
+    return bool(_BACK.match(sentence))
 
 
 @lru_cache(maxsize=1 << 14)
@@ -88,10 +106,10 @@ def has_rules(reading: Reading) -> bool:
 @lru_cache(maxsize=16)  # runs of one benchmark share a system prompt; a few prompts are kept, not all
 def _rules_of(text: str) -> tuple[_Rule, ...]:
     rules = []
-    for s in sentences(text):
+    for quoted, s in _quotable(text):
         if RULE.search(s):
             limits = tuple(_AT_MOST.finditer(s))
-            rules.append(_Rule(s, _words(s), limits, bool(_CONFIRM_WORDS.search(s)), _caps(limits)))
+            rules.append(_Rule(quoted, _words(s), limits, bool(_CONFIRM_WORDS.search(s)), _caps(limits)))
     return tuple(rules)
 
 

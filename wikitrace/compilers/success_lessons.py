@@ -21,7 +21,7 @@ from .reading import Call, Reading
 from .rule_blocks import _blocks
 from .rule_facts import _on_its_own, _plain
 from .rule_talk import _DENIES, _NOT_ABLE, _YOU, _people
-from .rules import _words, sentences
+from .rules import _words, points_back, sentences
 from .schema import KeyFact
 from .text import clip_words
 
@@ -78,13 +78,14 @@ def _rule(r: Reading, refusal: _Refusal, phrases: list[str]) -> str | None:
     words = _words(refusal.text)
     ranked = []
     for b in _blocks(r.system.content or ""):
-        for s in b.sentences:
+        for i, s in enumerate(b.sentences):
             if not s.rule:
                 continue
             low = s.text.lower()
             named = sum(1 for p in phrases if p in low and _on_its_own(low, p))
-            if named:
-                ranked.append((named, len(words & s.words), s.text))
+            if named:  # a sentence that points back is quoted with the one it qualifies
+                text = f"{b.sentences[i - 1].text} {s.text}" if i and points_back(s.text) else s.text
+                ranked.append((named, len(words & s.words), text))
     if not ranked:
         return None
     ranked.sort(key=lambda x: (x[0], x[1]), reverse=True)
