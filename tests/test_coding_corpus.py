@@ -393,3 +393,16 @@ def test_two_versions_of_a_line_differ_in_the_words_between_their_shared_ends(a,
 
     assert differing_parts(a, b) == parts
     assert differing_parts(b, a) == (parts[::-1] if parts else None)
+
+
+def test_an_edit_of_lines_no_call_had_shown_is_flagged_on_a_failure_page_only(coding_out):
+    """The failed SWE-agent run's grep failed and it edited NumberParser.java unseen; the failed Claude
+    Code session grepped only `def median` and replaced a line of stats.py it never read. A success
+    page never says it of itself: the fact is a failed run's."""
+    out, _data, step = coding_out
+    blind = {"acme__jsonkit-101": "`NumberParser.java`", "9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69": "`stats.py`"}
+    for run_id, name in blind.items():
+        lines = "\n".join(_in_short(out, step[run_id]))
+        assert f"replaced a line of \\{name[:-1]}\\` no call before it had shown" in lines, lines
+    for run_id in ("swe-gpt4o/acme__jsonkit-101", "4e0b9d2a-1c3f-4a55-9e21-7b8c6d5e4f30"):
+        assert "no call before it had shown" not in "\n".join(_in_short(out, step[run_id]))

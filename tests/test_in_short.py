@@ -1283,6 +1283,28 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         assert record.turn < said.turn, text
         assert len(json.loads(record.result)[m.group(1)]) == int(m.group(4)) != int(m.group(2)), text
         return
+    m = re.fullmatch(r"The edit at turn (\d+) (?:replaced (?:a line|lines) of `(.+?)` no call before it had shown: no "
+                     r"view of the file went through, and no earlier answer held (?:the line|any line) it replaced "
+                     r"\(`(.+)`\)|changed `(.+?)`, which no call before it had shown: no view of it went through and no "
+                     r"command naming it answered)\. Read the lines an edit replaces before writing it\.", text)
+    if m:  # an edit of the file, no view of it before; the line it replaced in no earlier answer
+        from wikitrace.runs.tool_kinds import VIEW, kind_of
+
+        edit = by_n[int(m.group(1))]
+        name = m.group(2) or m.group(4)
+        assert edit_of(edit) is not None and edit_of(edit).file.endswith(name), text
+        earlier = [t for t in run.turns if t.type == "function_call" and t.turn < edit.turn and not t.is_error]
+        for t in earlier:
+            k = kind_of(t, run.source.get("format"))
+            assert not (k and k.kind == VIEW and k.target and k.target.endswith(name)), (t.turn, text)
+        if m.group(3):
+            line = m.group(3).rstrip("\u2026")
+            values = edit.arguments.values() if isinstance(edit.arguments, dict) else [edit.arguments]
+            assert any(line in " ".join(str(v).split()) for v in values), text
+            assert not any(line in " ".join((t.result or "").split()) for t in earlier), text
+        else:
+            assert not any(name in str(t.arguments) and (t.result or "").strip() for t in earlier), text
+        return
     assert text.startswith("The log records nothing that "), f"a fact with no check here: {text}"
 
 

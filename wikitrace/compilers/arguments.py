@@ -235,6 +235,25 @@ def is_chosen(r: Reading, answer: str) -> bool:
     return is_verdict(r, answer) or answer.strip().rstrip(".!").casefold() in ("yes", "no")
 
 
+_ASKS_WHAT = re.compile(r"\b(?:what|which|who|whom|whose|when|where|how many|how much)\b(?:\s+[\w-]+)?", re.I)
+# a question opening with one of these asks whether something holds, whatever "which" clause follows
+_ASKS_WHETHER = re.compile(r"\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
+
+
+def asks_a_thing(question: str) -> re.Match | None:
+    """The words by which a question asks for a thing named (what, which, who, when, where, how
+    many), not whether something holds; None for a yes-or-no question."""
+    if _ASKS_WHETHER.match(question or ""):
+        return None
+    return _ASKS_WHAT.search(question or "")
+
+
+def wrong_kind(r: Reading, answer: str) -> re.Match | None:
+    """A yes or no given to a question that asks for a thing named: the words that ask for it."""
+    given = " ".join(answer.split()).rstrip(".!").casefold()
+    return asks_a_thing(r.run.task.instruction or "") if given in ("yes", "no") else None
+
+
 # An upper-case label of up to four words, alone (not the head of a capitalised word).
 _LABEL = r"(?<![\w'-])[A-Z][A-Z0-9'-]*(?: [A-Z][A-Z0-9'-]*){0,3}(?![\w'-])"
 # Two or more labels offered as alternatives: "A, B or C", "A or B", "A/B", "one of A, B".

@@ -32,7 +32,8 @@ from .got_past import got_past
 from .expected_calls import call_text, differences, expected_changes, made_as_expected, missed_changes, no_such_call
 from .unshown_values import retry_note
 from .unseen_names import unseen_names_fact
-from .arguments import is_chosen
+from .unread_edits import unread_edit_fact
+from .arguments import is_chosen, wrong_kind
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
@@ -281,16 +282,13 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
     return [KeyFact(text, ([at] if at is not None else []) + sorted({t for pair in again for t in pair}))]
 
 
-_ASKS_WHAT = re.compile(r"\b(?:what|which|who|whom|whose|when|where|how many|how much)\b(?:\s+[\w-]+)?", re.I)
-
-
 def _wrong_kind(r: Reading, c: Call) -> KeyFact | None:
     """A yes or no given to a question that asks what, which or who: the kind of answer, not its
     value, was wrong (step-0208 said "yes" to "During what war …")."""
-    given = " ".join(str(c.turn.arguments).split()).rstrip(".!").casefold()
-    asked = _ASKS_WHAT.search(r.run.task.instruction or "") if given in ("yes", "no") else None
+    asked = wrong_kind(r, str(c.turn.arguments))
     if asked is None:
         return None
+    given = " ".join(str(c.turn.arguments).split()).rstrip(".!").casefold()
     return KeyFact(f"The answer \"{given}\" (turn {c.n}) is a yes or no, but the question asks \"{asked.group(0)}\": "
                    "it wants a thing named, not whether something holds.", [c.n])
 
@@ -310,6 +308,7 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     facts += passed_yet_failed(r)
     facts += partial_score(r)
     facts += unseen_names_fact(r)
+    facts += unread_edit_fact(r)
     claim = contradicted(r)  # why first: the agent took the user's word where the record said otherwise
     past = past_dates(r, stated_now(r))  # or changes failed on dates already past: their errors said once, here
     facts = [f for f in facts if past is None or f not in own or not set(f.turns) <= set(past.turns)]

@@ -11,7 +11,7 @@ from .ending_words import ENDING, TESTED, TITLE
 from .coding_insights import coding_procedure, edit_detail, last_edit
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, tested_after, verb
 from .argument_places import sources
-from .arguments import is_chosen
+from .arguments import is_chosen, wrong_kind
 from .insight_words import answer_seen_in, edited_files, free_form, gives_answer, join
 from .reading import Call, Reading
 from .schema import CandidateInsight
@@ -28,7 +28,8 @@ def _text_source(r: Reading, final: Call, answer: str) -> str:
     tools = sources(r, final).tools or answer_seen_in(r, " ".join(str(final.turn.arguments).split()), final) is not None
     # a yes or a no is chosen between two, as a verdict label is: no look-up returns it word for word
     text = " ".join(str(final.turn.arguments).split())
-    where = "label" if is_chosen(r, text) else "looked-up" if tools else "own"
+    # a yes or a no to a question asking for a thing named is no verdict: a guess of the wrong kind
+    where = "label" if is_chosen(r, text) and wrong_kind(r, text) is None else "looked-up" if tools else "own"
     if where != "label" and not gives_answer(r, final):
         where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
     elif where == "own" and answer_origin(r, text) is not None:
