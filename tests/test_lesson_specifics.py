@@ -339,3 +339,28 @@ def test_a_retry_that_swapped_a_made_up_id_for_a_listed_one_names_both_and_where
     # an id made of no digits the user wrote is said as held nowhere; the advice is the same
     (other,) = [i for i in _insights(_card_retry("card-2", "credit_card_1111")) if i.key.startswith("error|")]
     assert 'from "credit_card_1111", held in no answer or user message before it, to' in other.detail
+
+
+def test_a_yes_or_no_to_a_question_asking_for_a_thing_is_no_verdict_ending():
+    # "no" to "what profession ...?" is a guess of the wrong kind, counted with answers no look-up held;
+    # to "Were ... ?" it is the verdict the question asks for, even with a "which" clause in it
+    from wikitrace.compilers.procedure_lessons import procedure_key
+    from wikitrace.compilers.reading import read_run
+
+    seen = [("Ada Vell", "Ada Vell is a poet from Rusk.")]
+    what = _qa("no", "poet", seen, "What profession do Ada Vell and Ivo Marr share?")
+    were = _qa("no", "no", seen, "Were Ada Vell and the man who founded Marr Press, which prints poems, born in one town?")
+    assert procedure_key(read_run(_run(what))) == "procedure|Finish:own"
+    assert procedure_key(read_run(_run(were))) == "procedure|Finish:label"
+
+
+def test_words_only_a_retry_is_given_are_never_a_choice_contrasted_across_runs():
+    # retries alone carry reflections, and retries fail more for being retries: the counts would lean
+    # however the words were chosen, so the source is not set against the type's other runs
+    from collections import Counter
+
+    from wikitrace.corpus.choices import separating
+
+    met = {"query|Search|given": Counter(failure=120, success=5), "query|Search|shown": Counter(failure=40, success=60),
+           "query|Search|*": Counter(failure=300, success=80)}
+    assert [c["pattern"] for c in separating(met)] == ["query|Search|shown"]

@@ -6,7 +6,7 @@ from collections import Counter
 
 from .applies import key_tool
 from .fisher import verdict as _verdict
-from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, WORDS_FROM
+from .trials import EDITED, FROM_WORDS, RETRIED as _RETRIED, RETRY_ONLY, WORDS_FROM
 
 # A run records what it chose (corpus/trials.py reads the same patterns): the look-ups it made
 # before its first change with a tool (``before|<change>|<look-up>``), where the words of a
@@ -26,7 +26,8 @@ def _population(pattern: str) -> str | None:
     kind, tool = fields[:2]
     if kind == "before" or kind == "from" and fields[2].rpartition(":")[2] in FROM_WORDS or kind == "edited" and fields[2] in EDITED:
         return f"went-through|{tool}"
-    if kind in ("query", "said") and fields[2] in _WHERE or kind == "retry" and fields[2] in _RETRIED:
+    if (kind in ("query", "said") and fields[2] in _WHERE and fields[2] != RETRY_ONLY
+            or kind == "retry" and fields[2] in _RETRIED):
         return f"{kind}|{tool}|*"  # every run that sent such a query or answer (see faced())
     return None
 

@@ -16,7 +16,7 @@ from collections import Counter
 from . import run_counts
 from .applies import key_tool
 from .fisher import ALPHA, fisher_tails
-from .trials import RETRIED, WORDS_FROM, did_phrase
+from .trials import RETRIED, RETRY_ONLY, WORDS_FROM, did_phrase
 
 NAMED = 2  # look-ups named per sentence, most often first (each is counted)
 
@@ -134,7 +134,7 @@ def _choices(run: dict, memo: dict[str, frozenset[str]] | None = None) -> frozen
         fields = p.split("|")
         if fields[0] == "did" and len(fields) == 2:
             out.add(p)
-        elif fields[0] in _WHERE and len(fields) == 3 and fields[2] in _WHERE[fields[0]]:
+        elif fields[0] in _WHERE and len(fields) == 3 and fields[2] in _WHERE[fields[0]] and fields[2] != RETRY_ONLY:
             out.update((p, f"faced|{fields[0]}|{fields[1]}"))
     got = frozenset(out)
     if memo is not None:

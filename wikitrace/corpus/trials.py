@@ -26,6 +26,11 @@ WORDS_FROM = {"task": "whose words all came from the task statement",
                "shown": "whose words beyond the task text it was given all came from earlier answers (following a look-up)",
                "own": "with words that neither the task text it was given nor any earlier answer held"}
 
+# only a retry is given text beyond the statement (reflections on its earlier trials), and retries fail
+# more often for being retries: across runs this source measures the retry, not the choice, so it is
+# never contrasted across runs (the comparison of trials of one task still says it)
+RETRY_ONLY = "given"
+
 FROM_WORDS = {"reply": "from what the user said in reply", "task": "from the task statement alone",
               "picked": "unasked among several values one answer listed", "shown": "from an earlier answer",
               "none": "from no earlier answer, user message or call"}  # where a change's argument came from (run_patterns.argument_sources)
