@@ -263,7 +263,7 @@ def test_a_retry_whose_amounts_add_up_to_the_figure_the_error_names_is_taught_as
     assert "with the amounts in payment_methods adding up to the figure the error names" in err.guideline
     # amounts that still miss the total are no such fix: the advice stays with what changed
     (miss,) = [i for i in _insights(_payment_retry("pay-2", [250, 45], True)) if i.key.startswith("error|")]
-    assert "adding up" not in miss.guideline and "payment_methods changed" in miss.guideline
+    assert "adding up" not in miss.guideline and "`payment_methods` changed" in miss.guideline
 
 
 def test_a_hand_off_lesson_quotes_the_system_prompts_rule_on_hand_offs_and_no_other():
@@ -333,7 +333,7 @@ def test_a_retry_that_swapped_a_made_up_id_for_a_listed_one_names_both_and_where
     assert err.detail == ('turn 4: got past it at turn 6 (with payment_id changed from "credit_card_7334", held in no '
                           'answer before it, only its digits 7334 in a user\'s message, to "credit_card_9074831", '
                           "returned by get_user_details at turn 5)")
-    assert ("call update_reservation_flights again with payment_id exactly as get_user_details returns it (the "
+    assert ("call update_reservation_flights again with `payment_id` exactly as get_user_details returns it (the "
             "refused value stood in no answer before it)") in err.guideline
     assert "credit_card" not in err.guideline and "7334" not in err.guideline  # the values stay on the run's line
     # an id made of no digits the user wrote is said as held nowhere; the advice is the same

@@ -137,3 +137,21 @@ def test_a_rule_on_a_case_none_of_the_lesson_s_records_is_in_is_not_quoted():
     assert not _other_case("Economy flights can be changed.", held([run("economy")]), known)
     assert _other_case("Economy flights can be changed.", held([run("business")]), known)
     assert not _other_case("Each reservation can use at most one travel certificate.", held([run("economy")]), known)
+
+
+def test_an_error_lesson_quotes_the_prompts_rule_on_the_argument_its_retry_changed(tau_bench_corpus):
+    """tau-bench's "certificate cannot be used to update reservation": its runs got past it by another
+    payment_id; the page quotes the prompt's rule on that argument for that action (a flight change is
+    paid by a gift card or credit card), the fix the error itself does not state."""
+    import json
+
+    out, _result = tau_bench_corpus
+    data = json.loads((out / "corpus.json").read_text())
+    entry = next(i for i in data["insights"] if i["key"].startswith("error|update_reservation_flights|")
+                 and "certificate cannot be used" in i["key"])
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    todo = page.split("## What to do\n", 1)[1].split("\n## ", 1)[0]
+    assert "again with \\`payment_id\\` changed." in todo
+    assert ('The system prompt says: "All payment methods must already be in user profile for safety reasons." "If '
+            'the flights are changed, the user needs to provide one gift card or credit card for payment or refund '
+            'method."') in todo

@@ -262,9 +262,9 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
             advice = (f"call {err.name} again with the amounts in {join(summed)} adding up to the figure the error "
                       "names" if summed else
                       f"call {err.name} again with {join(taken)} taken from what the error lists" if taken else
-                      f"call {err.name} again with {join(changed)} exactly as {swap[1]} returns it (the refused value "
+                      f"call {err.name} again with {join([f'`{k}`' for k in changed])} exactly as {swap[1]} returns it (the refused value "
                       "stood in no answer before it)" if swap and swap[1] else
-                      f"call {err.name} again with {join(changed)} changed" if changed else
+                      f"call {err.name} again with {join([f'`{k}`' for k in changed])} changed" if changed else
                       f"do what the message asks first, then send the same {err.name} call again")
         elif isinstance(y, str) and y != x:
             advice = (f"call {err.name} again with one of the names the error lists" if y.strip().lower() in listed
