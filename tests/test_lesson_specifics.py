@@ -364,3 +364,22 @@ def test_words_only_a_retry_is_given_are_never_a_choice_contrasted_across_runs()
     met = {"query|Search|given": Counter(failure=120, success=5), "query|Search|shown": Counter(failure=40, success=60),
            "query|Search|*": Counter(failure=300, success=80)}
     assert [c["pattern"] for c in separating(met)] == ["query|Search|shown"]
+
+
+def test_a_value_the_expected_call_sends_too_is_not_said_to_want_checking():
+    # the task expected another cabin, and the 250 no record held as the amount: the lesson on the booking
+    # names the cabin's difference elsewhere and leaves the amount out; where the expected call pays
+    # otherwise, the unheld amount is named as before
+    def detail(expected_amount):
+        record = _booking(250, {"economy": 187, "business": 540})
+        call = next(t for t in record["turns"] if t.get("name") == "book_reservation")
+        args = json.loads(call["arguments"]) if isinstance(call["arguments"], str) else call["arguments"]
+        want = json.loads(json.dumps(args))
+        want["payment_methods"][-1]["amount"] = expected_amount
+        want["cabin"] = "business"
+        record["task"].setdefault("metadata", {})["expected_calls"] = json.dumps(
+            [{"name": "book_reservation", "arguments": want}])
+        return " ".join(i.detail for i in _insights(record))
+
+    assert "went through" in detail(250) and "set payment_methods to values" not in detail(250)
+    assert "set payment_methods to values no look-up or user message before it held" in detail(187)

@@ -36,7 +36,7 @@ from .verdict_evidence import verdict_insight
 from .insight_words import (WHY_WRONG, clip_words, expected_answer, free_form, gives_answer, is_hand_off, join,
                             last_said, rule_title, top_key, why_wrong)
 from .argument_places import sources
-from .expected_calls import expected_changes, made_as_expected, unasked_hand_off
+from .expected_calls import differences, expected_changes, made_as_expected, unasked_hand_off
 from .missed_insight import left_undone
 from .picked_values import picked
 from .changes import edit_of
@@ -319,11 +319,21 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
 def _unchecked(r: Reading, w: Call) -> str:
     """What the run's own log shows was not checked before a change: argument values taken
     unasked among several one answer listed, and values no earlier turn held."""
-    chosen = list(dict.fromkeys(top_key(p.path) for p in picked(r, w)))
-    unseen = sorted({top_key(p) for p in sources(r, w).unseen})
+    chosen = _differing_keys(r, w, dict.fromkeys(top_key(p.path) for p in picked(r, w)))
+    unseen = sorted(_differing_keys(r, w, {top_key(p) for p in sources(r, w).unseen}))
     return ((f"; took {join(chosen, 3)} among several values an earlier answer listed, no user message naming "
              f"{'it' if len(chosen) == 1 else 'them'}" if chosen else "")
             + (f"; set {join(unseen, 3)} to values no look-up or user message before it held" if unseen else ""))
+
+
+def _differing_keys(r: Reading, w: Call, keys) -> list[str]:
+    """``keys`` (in their order) but those the log's expected call of the tool sends as this call did:
+    a value the task expected is no value the run should have checked, wherever it came from."""
+    diffs = differences(r, w)
+    if diffs is None:
+        return list(keys)
+    differing = {top_key(path) for path, _want, _sent in diffs}
+    return [k for k in keys if k in differing]
 
 
 def _loop_insight(r: Reading, c: Call, n: int) -> CandidateInsight:
