@@ -259,12 +259,13 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
             changed = [k for k in dict.fromkeys([*x, *y]) if x.get(k) != y.get(k)]
             taken = [k for k in changed if named_by(listed, x.get(k), y.get(k))]
             summed = [k for k in changed if sums_to_named(listed, y.get(k))]
+            spans = join([f"`{k}`" for k in changed])  # in code: the insight layer quotes the prompt's rule on it
             advice = (f"call {err.name} again with the amounts in {join(summed)} adding up to the figure the error "
                       "names" if summed else
                       f"call {err.name} again with {join(taken)} taken from what the error lists" if taken else
-                      f"call {err.name} again with {join([f'`{k}`' for k in changed])} exactly as {swap[1]} returns it (the refused value "
-                      "stood in no answer before it)" if swap and swap[1] else
-                      f"call {err.name} again with {join([f'`{k}`' for k in changed])} changed" if changed else
+                      f"call {err.name} again with {spans} exactly as {swap[1]} returns it (the refused value stood "
+                      "in no answer before it)" if swap and swap[1] else
+                      f"call {err.name} again with {spans} changed" if changed else
                       f"do what the message asks first, then send the same {err.name} call again")
         elif isinstance(y, str) and y != x:
             advice = (f"call {err.name} again with one of the names the error lists" if y.strip().lower() in listed

@@ -23,8 +23,9 @@ def _users_digits(r: Reading, value: str, before: int) -> str | None:
 
 
 def _source(r: Reading, value: str, before: int) -> tuple[str, Call | None] | None:
-    """Where ``value`` first stood before turn ``before``: ("call", the call whose answer held it),
-    ("user", None) for a user's message, or None when nothing did."""
+    """Where ``value`` stood before turn ``before``: ("user", None) when a user's message held it
+    (what the user asked for says more than a table that also lists it), else ("call", the first
+    call whose answer held it), or None when nothing did."""
     low = value.lower()
     for t in r.run.turns:
         if t.turn >= before:
@@ -62,6 +63,7 @@ def swapped(r: Reading, err: Call, fix: Call) -> tuple[str, str | None] | None:
         kind, c = where
         return "given in a user's message" if kind == "user" else f"returned by {c.name} at turn {c.n}"
 
-    phrase = f' from "{clip(old, _LONGEST)}", {said(before, old, err.n)}, to "{clip(new, _LONGEST)}", {said(after, new, fix.n)}'
+    phrase = (f' from "{clip(old, _LONGEST)}", {said(before, old, err.n)}, to "{clip(new, _LONGEST)}", '
+              f"{said(after, new, fix.n)}")
     tool = after[1].name if after is not None and after[0] == "call" and before is None and not after[1].writes else None
     return phrase, tool

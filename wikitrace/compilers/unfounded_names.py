@@ -51,8 +51,8 @@ def _new_names(query: str, known: set[str]) -> list[str]:
 
 
 def _thought(r: Reading, look: Call, names: list[str]) -> str | None:
-    """The agent's sentence, at the look-up's turn or the latest before it, that first wrote a
-    new name: the words that made the step."""
+    """The agent's latest sentence, at the look-up's turn or before it, that wrote one of the new
+    names: the words that made the step."""
     for c in reversed([c for c in r.calls if c.n <= look.n and c.turn.reasoning]):
         for sentence in _SENTENCES.split(_flat(c.turn.reasoning)):
             if any(_holds(sentence, n) for n in names):
