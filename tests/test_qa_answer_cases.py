@@ -177,6 +177,9 @@ def test_the_too_long_and_too_short_pages_count_both_and_link_each_other(tmp_pat
                 "4 too short; a phrase: 4 too long, 0 too short.") in page
         assert f"The opposite slip has its own page: [{other['title']}]({other['id']}.md)" in page
     assert long_entry["length_rule"] == short_entry["length_rule"]
+    # the rule both counts give is advice on both pages, so neither reads as the opposite of the other
+    rule = next(x for x in long_entry["length_rule"] if x.startswith("So: "))[4:]
+    assert all(f"Either way: {rule}" in e["guideline"] for e in (long_entry, short_entry))
 
 
 def test_what_successes_did_is_said_with_the_test_verdict_and_never_as_a_cause_when_it_does_not_separate(tmp_path):

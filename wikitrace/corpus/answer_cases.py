@@ -255,6 +255,9 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
             entry["length_rule"] = length_rule(long_cases, short_cases)
             if other is not None:
                 entry["opposite"] = other["id"]
+            rule = next((x for x in entry["length_rule"] if x.startswith("So: ")), None)
+            if rule is not None:  # the rule both slips' counts give is advice on both pages, not one way each
+                entry["guideline"] = f"{entry['guideline'].rstrip()} Either way: {rule[4:]}"
         lines = compared(members, [c for _e, c in successes.get(kind, [])], fields[2] in (LONG, SHORT))
         if lines:
             entry["versus"] = [line for _n, line, _s, _d, _f in lines]
