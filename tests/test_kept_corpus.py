@@ -122,6 +122,9 @@ def test_the_add_uses_the_kept_parse(tmp_path, monkeypatch):
 
     monkeypatch.setattr(add_carry, "parse_corpus_json", no_parse)
     add_run(b, corpus=tmp_path / "c")
+    assert kept_corpus._chain is None, "a harness adding run after run keeps no corpus alive between adds"
+    add_run(b, corpus=tmp_path / "c")  # already there: loaded, nothing saved
+    assert kept_corpus._chain is None
     _kept_is_the_parse(tmp_path / "c")
 
 

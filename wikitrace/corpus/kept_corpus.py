@@ -11,7 +11,7 @@ The file is a chain of records, each a length and a marshal value: the first hol
 the runs an add appended and the rest of the new corpus.json (all but ``runs``: a few
 megabytes), with the sha256 of the corpus.json it follows and of the one it makes. So an
 add writes what it added, not the tens of megabytes again; a command that changed or
-dropped a carried run (or found no usable file, or more than ``_LINKS`` records after the first) writes
+dropped a carried run (or found no usable file, or one with ``_LINKS`` records after the first) writes
 the whole parse anew.
 
 The kept data is used only when the chain is whole and ends at the sha256 the manifest
@@ -37,14 +37,15 @@ _SIZE = 8  # bytes of each record's length
 
 @dataclass
 class _Chain:
-    """The file as this process last read or wrote it: appending to it is safe only while it
-    is still that file and the new runs follow exactly these entries."""
+    """The file as this process last loaded it: appending to it is safe only while it is still
+    that file and the new runs follow exactly these entries. Held from ``load`` to the next
+    ``save`` only (one command's), so a harness that adds run after run keeps no corpus alive."""
 
     path: Path
     digest: str
     runs: tuple  # the run entries its last record ends with, the very objects handed out
     records: int
-    stat: tuple  # (size, mtime_ns, inode) after the last read or write
+    stat: tuple  # (size, mtime_ns, inode) when loaded
 
 
 _chain: _Chain | None = None
@@ -103,9 +104,8 @@ def load(root: Path, corpus_digest: str | None) -> dict | None:
 
 def save(root: Path, data: dict | None, corpus_digest: str | None) -> None:
     """Keep ``data``, the parse of the corpus.json whose sha256 is ``corpus_digest``: appended
-    to the chain when it only adds runs to the parse this process loaded or saved, else
-    written whole and renamed into place. Without either the file is removed, so nothing
-    stale stays."""
+    to the chain when it only adds runs to the parse this command loaded, else written whole
+    and renamed into place. Without either the file is removed, so nothing stale stays."""
     global _chain
     from ..fsio import write_atomic
 
@@ -120,11 +120,8 @@ def save(root: Path, data: dict | None, corpus_digest: str | None) -> None:
             head["runs"] = None
             with open(p, "ab") as fh:
                 fh.write(_record((corpus_digest, chain.digest, len(chain.runs), runs[len(chain.runs):], head)))
-            records = chain.records + 1
         else:
             write_atomic(p, _record((_STAMP, corpus_digest, data)), mode=0o644)
-            records = 1
-        _chain = _Chain(p, corpus_digest, tuple(runs), records, _stat(p))
     except (OSError, ValueError):  # only a speed-up for the next add: without it corpus.json is parsed
         try:
             p.unlink(missing_ok=True)  # nor is a record cut short left to be read
@@ -132,9 +129,15 @@ def save(root: Path, data: dict | None, corpus_digest: str | None) -> None:
             pass
 
 
+def let_go() -> None:
+    """Forget the loaded chain (an add that ended without saving): nothing stays alive after it."""
+    global _chain
+    _chain = None
+
+
 def _appends(chain: _Chain, p: Path, runs: list) -> bool:
     """Whether ``runs`` are the chain's runs (the same objects, in order) and more, and the file
-    is still the one the chain was read from or written to, not too long yet."""
+    is still the one the chain was read from, not too long yet."""
     kept = chain.runs
     try:
         if chain.path != p or chain.records > _LINKS or len(runs) < len(kept) or _stat(p) != chain.stat:
