@@ -136,6 +136,7 @@ def _create_corpus(opts: AddOptions) -> AddResult:
 
 
 def _add_under_lock(opts: AddOptions, root: Path) -> AddResult:
+    from .corpus import kept_corpus
     from .gc_policy import paused
 
     with BuildLock(root), paused():
@@ -150,6 +151,7 @@ def _add_under_lock(opts: AddOptions, root: Path) -> AddResult:
             return _add_locked(opts, pub, interrupted)
         finally:
             pub.close()
+            kept_corpus.let_go()
             if journal.is_file() and not journal.stat().st_size:  # nothing was claimed: no trace
                 journal.unlink()
 

@@ -74,9 +74,13 @@ def published_corpus(pub: Publisher, interrupted: bool) -> tuple[dict, bytes]:
         pub.repaired.clear()
     if pub.verify("corpus.json") != "ok":
         raise Failed(f"{root / 'corpus.json'}: differs from what the last build wrote", fix)
+    from .corpus import kept_corpus
+
     try:
         text = (root / "corpus.json").read_bytes()
-        previous = parse_corpus_json(root / "corpus.json", text)
+        published = pub.manifest.files.get("corpus.json")  # verified above: the file on disk
+        previous = kept_corpus.load(root, published[0] if published else None) \
+            or parse_corpus_json(root / "corpus.json", text)
     except OSError as exc:
         raise Failed(f"{root / 'corpus.json'}: cannot be read ({exc.strerror or exc})", fix) from None
     except PublishError as exc:

@@ -33,7 +33,7 @@ from .advice_cut import action, cut as cut_advice
 from .answer_cases import annotate as annotate_answers
 from .cannot_claims import claims
 from . import looked_up_instead
-from .rule_quote import held as held_values, quote_rule, rules_of
+from .rule_quote import quote_rule, rules_of
 from .stop_counts import stopped_at
 from .checked_facts import by_kind, lead as lead_with_facts, rules_on, run_facts
 from .fact_weights import TYPE_WIDE
@@ -168,8 +168,10 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
     requests: dict[str, str] = {}  # step -> its first message
     met_tasks: dict[tuple[str, str], dict[str, set]] = {}  # (kind, lesson's pattern) -> outcome -> tasks meeting it
     failed_by: dict[tuple[str, str], list[dict]] = {}  # (kind, pattern) -> failed runs, named on pages
+    records_held: dict[str, dict[str, set[str]]] = {}  # task type -> its records' values by field (rule_quote.held)
     for kind, kind_runs in of_kind.items():
         kind_tally = tally.of(kind, kind_runs, keyed.get(kind, set()))
+        records_held[kind] = kind_tally.held
         asked[kind] = kind_tally.asks
         requests.update(kind_tally.requests)
         met_tasks.update(((kind, p), by) for p, by in kind_tally.tasks_met.items())
@@ -295,7 +297,6 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         for item in (entry["contrast"] or {}).get("instead", []):
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
     prompt_rules = {r["step"]: rules_of(r) for r in runs}  # the prompt's rules on each run's arguments, once a run
-    records_held: dict[str, dict[str, set[str]]] = {}  # task type -> its records' values by field, on first use
     for entry in out:  # last: what to do keeps the advice, the evidence the counts
         said, runs = mistake(entry, by_step)
         if entry["key"].startswith("idle|"):  # an agent that said it could not, where a look-up could have shown it
@@ -310,10 +311,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         cut_advice(entry, said, trial_advice or action(same_task_advice(entry)))
         if trial_advice and trial_advice in entry["advice"]:  # said in What to do: Evidence keeps its list only
             entry["same_task"]["advised"] = True
-        kind = kind_of_entry[entry["id"]]
-        if kind not in records_held:
-            records_held[kind] = held_values(of_kind[kind])
-        quote_rule(entry, groups[entry["id"]], prompt_rules, records_held[kind])
+        quote_rule(entry, groups[entry["id"]], prompt_rules, records_held[kind_of_entry[entry["id"]]])
     return out
 
 

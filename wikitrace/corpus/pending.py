@@ -210,6 +210,11 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
         _put_corpus_json(pub, _pieces(text))
         note_pair(root)  # both in place: a prompt that finds them so need not hash corpus.json
     removed = pub.finish(pending.data)
+    if text is not None:  # the next add loads corpus.json's entries from here (kept_corpus.py)
+        from . import kept_corpus
+
+        published = pub.manifest.files.get("corpus.json")
+        kept_corpus.save(root, data, published[0] if published else None)
     from ..fsio import before_replace
 
     before_replace()

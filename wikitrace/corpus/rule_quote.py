@@ -65,15 +65,21 @@ def held(runs: list[dict]) -> dict[str, set[str]]:
     """field -> the values the records the runs looked up hold for it (their ``rec|`` patterns)."""
     out: dict[str, set[str]] = {}
     for r in runs:
-        for p in r.get("patterns") or ():
-            if p.startswith("rec|"):
-                try:
-                    pairs = json.loads(p.split("|", 2)[2])
-                except ValueError:
-                    continue
-                for field, value in pairs:
-                    out.setdefault(field, set()).add(str(value))
+        hold(r, out)
     return out
+
+
+def hold(run: dict, out: dict[str, set[str]]) -> None:
+    """``held`` one run at a time, into ``out`` (a task type's is kept with its pattern counts:
+    corpus/pattern_tally.py)."""
+    for p in run.get("patterns") or ():
+        if p.startswith("rec|"):
+            try:
+                pairs = json.loads(p.split("|", 2)[2])
+            except ValueError:
+                continue
+            for field, value in pairs:
+                out.setdefault(field, set()).add(str(value))
 
 
 def _phrase(value: str) -> str:
