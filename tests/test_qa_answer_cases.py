@@ -434,3 +434,17 @@ def test_a_yes_or_no_answer_settles_as_a_verdict_not_as_an_answer_no_look_up_hel
     build(BuildOptions(inputs=[log], out=out, offline=True, quiet=True))
     [run] = json.loads((out / "corpus.json").read_text())["runs"]
     assert "procedure|Finish:label" in run["patterns"] and "procedure|Finish:own" not in run["patterns"]
+
+
+def test_the_leave_out_clause_yields_where_a_too_short_answer_dropped_a_word_the_question_states():
+    # "Albany New York" for "Albany" (the question says New York) is too long; "Stedelijk Museum" for
+    # "Stedelijk Museum Amsterdam" (the question says Amsterdam) is too short: the museum's name holds it
+    long_cases = [({"step": "step-0001", "task_id": "a", "instruction": "Which city in New York hosts the fair?"},
+                   {"given": "Albany New York", "expected": "Albany", "extra_in_task": True})]
+    short = ({"step": "step-0002", "task_id": "b", "instruction": "Which museum in Amsterdam shows the painting?"},
+             {"given": "Stedelijk Museum", "expected": "Stedelijk Museum Amsterdam"})
+    plain = " ".join(length_rule(long_cases, []))
+    assert "leave out the words the question already states." in plain and "unless" not in plain
+    said = " ".join(length_rule(long_cases, [short]))
+    assert "in 1 of 1 a word left out was one the question states." in said
+    assert "leave out the words the question already states, unless they are part of the name of the thing asked for" in said

@@ -21,6 +21,7 @@ from . import run_counts
 from .advice_fit import register
 from .applies import task_of
 from .fisher import verdict
+from ..compilers.text import folded_words
 
 SHOWN = 3  # cases on a page, each from another task
 LONG, SHORT = "extra", "partial"  # the answer lessons' keys (compilers/insight_words.why_wrong) that pull apart
@@ -110,12 +111,15 @@ def length_rule(long_cases: list[tuple[dict, dict]], short_cases: list[tuple[dic
     asked_again = sum(bool(c.get("extra_in_task")) for _e, c in long_cases)
     joined = sum(bool(c.get("joined")) for _e, c in long_cases)
     whole = sum("seen" in c for _e, c in short_cases)
+    # a too-short answer that left out a word the question states: "leave those out" is no rule for it
+    dropped = sum(_dropped_asked(e, c) for e, c in short_cases)
     if a:
         out.append(f"Too long: in {_of(joined, a)} the answer joined more items (with a comma, \"and\" or the like) "
                    f"than the expected one held; in {_of(asked_again, a)} every added word was already in the question.")
     if b:
         out.append(f"Too short: in {_of(whole, b)} the whole expected form appears in what a look-up before the answer returned; "
-                   f"in the other {b - whole} no look-up before the answer had returned it as written.")
+                   f"in the other {b - whole} no look-up before the answer had returned it as written"
+                   + (f"; in {_of(dropped, b)} a word left out was one the question states." if dropped else "."))
     by_shape = []
     for shape, words in SHAPES:
         la = sum(c.get("shape") == shape for _e, c in long_cases)
@@ -128,12 +132,19 @@ def length_rule(long_cases: list[tuple[dict, dict]], short_cases: list[tuple[dic
     if joined:
         rule.append("give one item when the question asks for one, not a list joined with a comma or \"and\"")
     if asked_again:
-        rule.append("leave out the words the question already states")
+        rule.append("leave out the words the question already states" +
+                    (", unless they are part of the name of the thing asked for" if dropped else ""))
     if whole:
         rule.append("but copy the thing asked for whole, in the form the look-up wrote it, not the first words of it")
     if rule:
         out.append("So: " + "; ".join(rule) + ".")
     return out
+
+
+def _dropped_asked(entry: dict, case: dict) -> bool:
+    """Whether a too-short answer left out a word of the expected one that the question states."""
+    left = set(folded_words(case.get("expected") or "")) - set(folded_words(case.get("given") or ""))
+    return bool(left & set(folded_words(entry.get("instruction") or "")))
 
 
 def _features(case: dict, at_least: int) -> dict[str, bool]:
