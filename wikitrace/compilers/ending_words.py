@@ -12,14 +12,14 @@ ENDING = {
     # counted across runs only: a success ending so teaches no procedure (run_insights.py), since its log
     # shows no way to the answer another run could copy (a guess, or what the model knew)
     "own": ("giving an answer no look-up held word for word", "giving an answer no look-up held word for word"),
-    # a name the task's own text offers: an option the question names, or one a retry's reflection gave
-    "task": ("giving a name the task's own text offers", "giving a name the task's own text offers (an option the "
-             "question names, or one a reflection on an earlier trial gave) only once the look-ups support it"),
+    # one of the options the question names
+    "task": ("giving one of the names the question offers", "giving one of the names the question offers only once "
+             "the look-ups support it"),
     "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),
     "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
 }
 # a title says what to do (a success whose answer no look-up held teaches no procedure: run_insights.py)
-TITLE = {"task": "giving a name the task's own text offers once the look-ups support it"}
+TITLE = {"task": "giving one of the names the question offers once the look-ups support it"}
 
 # a coding run's ending (``file-<place>[+tested]``): where it found the file it changed
 # (insight_parts.edit_place), and whether a command that failed before its last edit passed after it

@@ -32,8 +32,9 @@ def _text_source(r: Reading, final: Call, answer: str) -> str:
     where = "label" if is_chosen(r, text) and wrong_kind(r, text) is None else "looked-up" if tools else "own"
     if where != "label" and not gives_answer(r, final):
         where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
-    elif where == "own" and answer_origin(r, text) is not None:
-        where = "task"  # one of the options the question names, or a name a reflection gave
+    elif where == "own" and answer_origin(r, text) == "question":
+        # one of the options the question names; a name only a reflection gave is as unchecked as a guess
+        where = "task"
     return where
 
 
