@@ -24,7 +24,7 @@ from typing import Iterable
 from . import layout
 
 _HEAD = "\n## Failure Causes\n"
-# a context item (a change as expected) is headed so; a program the machine lacks that the successes met too is
+# a context item (a change as expected) is headed so; a program the machine lacks that successes met too is
 # headed as the setting it is, not as a cause (and back to a cause when the counts no longer say so)
 _BLOCK = re.compile(r"\n### (Cause|Context|Setting) ")
 _SETTING = ("missing|", "error|missing-program")
@@ -36,8 +36,8 @@ TRIAL_MOVED_NOTE = ("> An error that every successful trial of the same task met
 _SAID = re.compile(r"( —|) [Tt]his error was also met in \d+ of \d+ successful runs? of this task type "
                    r"\(and in \d+ of \d+ failed runs?\): it did not decide this run\.|( —|) [Tt]his error was also "
                    r"met by (?:the|both|all \d+) successful trials? of this task: it did not decide this run\.")
-SETTING_NOTE = ("> A program the machine lacks that the successful runs of this task type met at least as often "
-                "as the failed ones comes last, headed Setting: it is where the run worked, not what it did.\n")
+SETTING_NOTE = ("> A program the machine lacks that successful runs of this task type met too comes last, headed "
+                "Setting: it is where the run worked, not what it did.\n")
 _TURN = re.compile(r"#turn-(\d+)\)")
 
 
@@ -207,7 +207,8 @@ def set_causes(page: str, note: dict | None) -> str:
         bare = not line.rstrip().endswith((".", "!", "?"))  # a quoted error may end without a stop
         bodies[i] = head + sep + line + sentence(bare) + nl + tail
     met = {i for i, _s in said}
-    setting = {i for i, *_ in note["met"] if isinstance(causes[i][0], list)
+    # a program the machine lacks that any successful run of the type met too did not decide this run by itself
+    setting = {i for i, *_ in [*note["met"], *(note.get("seen") or ())] if isinstance(causes[i][0], list)
                and any(k.startswith(_SETTING) for k in causes[i][0])}
     headings = ["Setting" if i in setting else "Cause" if h == "Setting" else h for i, h in enumerate(headings)]
     changes = [i for i, (c, _t) in enumerate(causes) if c == "change"]
