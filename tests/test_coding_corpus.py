@@ -406,3 +406,16 @@ def test_an_edit_of_lines_no_call_had_shown_is_flagged_on_a_failure_page_only(co
         assert f"replaced a line of \\{name[:-1]}\\` no call before it had shown" in lines, lines
     for run_id in ("swe-gpt4o/acme__jsonkit-101", "4e0b9d2a-1c3f-4a55-9e21-7b8c6d5e4f30"):
         assert "no call before it had shown" not in "\n".join(_in_short(out, step[run_id]))
+
+
+def test_a_run_stopped_for_cost_says_what_the_log_records_it_cost(coding_out):
+    """swe-llama's jsonkit-102 hit the cost limit after 7 model calls, its trajectory recording
+    instance_cost 3.0: the stop says so, so a reader does not take the stop for too many calls."""
+    out, _data, step = coding_out
+    traj = json.loads((CORPUS / "swe-llama" / "acme__jsonkit-102.traj").read_text())
+    stats = traj["info"]["model_stats"]
+    line = next(ln for ln in _in_short(out, step["swe-llama/acme__jsonkit-102"]) if "The harness stopped the run" in ln)
+    assert (f"The log records its model cost as {stats['instance_cost']:g} over {stats['api_calls']} model calls."
+            in line), line
+    # a run the log records no cost for says nothing of one
+    assert not any("model cost" in ln for ln in _in_short(out, step["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]))

@@ -259,7 +259,7 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
     if reason is None:
         return []
     at = r.harness[-1].turn if r.harness else (r.calls[-1].n if r.calls else None)
-    text = f"The harness stopped the run: {clip(reason, 100).rstrip('.')}."
+    text = f"The harness stopped the run: {clip(reason, 100).rstrip('.')}." + _spent(r)
     again = _repeats(r)
     if again:  # where a limit ended the run, a call that got nothing new was one of too few
         pairs = join([f"turn {n} repeated turn {m}" for n, m in again], 3)
@@ -280,6 +280,18 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
         return [KeyFact(text, ([at] if at is not None else []) + sorted({t for pair in again for t in pair}) + (
             [seen.n] if seen else listed.turns if listed else [near[0].n] if near else []))]
     return [KeyFact(text, ([at] if at is not None else []) + sorted({t for pair in again for t in pair}))]
+
+
+def _spent(r: Reading) -> str:
+    """What the log records the run's model calls cost (SWE-agent's ``model_stats``): a run stopped
+    for cost may have made no more calls than its siblings, only dearer ones."""
+    stats = (r.run.task.metadata or {}).get("model_stats")
+    cost = stats.get("instance_cost") if isinstance(stats, dict) else None
+    calls = stats.get("api_calls") if isinstance(stats, dict) else None
+    if not isinstance(cost, (int, float)) or isinstance(cost, bool):
+        return ""
+    made = f" over {calls} model call{'s' if calls != 1 else ''}" if isinstance(calls, int) and calls > 0 else ""
+    return f" The log records its model cost as {cost:g}{made}."
 
 
 def _wrong_kind(r: Reading, c: Call) -> KeyFact | None:
