@@ -232,8 +232,8 @@ def _described(desc: str, title: str, key: str, runs: dict[str, Run]) -> set[str
     tool = key.split("|", 1)[1].split(":", 1)[0]
     said = title if desc.strip() == "this call" else desc
     source = ("own" if "no look-up held word for word" in said else "looked-up" if "a value a look-up returned" in said
-              else "label" if "giving the verdict" in said else "task" if "the names the question offers" in said
-              else None)
+              else "label" if "giving the verdict" in said
+              else "task" if "only the question held" in said or "the question itself holds" in said else None)
     out = set()
     for r in runs.values():
         if r.outcome != "failure" or not r.calls or r.calls[-1].get("name") != tool or not r.answered:

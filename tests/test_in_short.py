@@ -1563,7 +1563,7 @@ def _check_qa_fact(run: Run, text: str) -> bool:
                 name = name[0] or name[1]
                 assert _flat(name) not in sent and any(name in (t.result or "") for t in errs), text
         return True
-    m = re.fullmatch(r"What worked: (.+), and answer with what the last page says; here (.+), which returned \"(.+)\"\.", text)
+    m = re.fullmatch(r"What worked: (.+), and answer with what that page says; here (.+), which returned \"(.+)\"\.", text)
     if m:  # each named look-up went through, the last holds the answer, and each query came from where it says
         assert run.outcome.success, text
         steps = re.findall(r"(\S+)\[(.+?)\] at turn (\d+) \((a name from the question|a name the page at turn (\d+) gave|"

@@ -377,7 +377,7 @@ def test_a_success_whose_answer_no_page_held_teaches_no_procedure(tmp_path):
     page = (out / "compilation" / f"{own['step']}.md").read_text()
     assert "## Insights from this run\n- None: this run's log shows no step another run could copy or avoid.\n" in page
     # one of the options the question names, chosen once both were looked up, is a way to copy
-    assert "Settle with Finish, giving one of the names the question offers once the look-ups support it" in titles
+    assert "Settle with Finish, giving words the question itself holds, once the look-ups support it" in titles
 
 
 def test_a_success_s_source_line_lists_each_look_up_as_sent_an_error_said_as_one(tmp_path):

@@ -158,7 +158,7 @@ def test_a_page_name_with_its_kind_in_brackets_is_no_phrase():
 def test_a_success_says_what_worked_back_to_the_question():
     fact = _facts("q011")[1]
     assert fact.text == ("What worked: search the name the question gives, then search the name that page gives, and "
-                         "answer with what the last page says; here Search[Orrin House] at turn 1 (a name from the "
+                         "answer with what that page says; here Search[Orrin House] at turn 1 (a name from the "
                          "question), then Search[Penwick] at turn 2 (a name the page at turn 1 gave), which returned "
                          "\"Greyford County\".")
     assert fact.turns == [1, 2, 3]

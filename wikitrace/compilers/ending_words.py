@@ -12,14 +12,14 @@ ENDING = {
     # counted across runs only: a success ending so teaches no procedure (run_insights.py), since its log
     # shows no way to the answer another run could copy (a guess, or what the model knew)
     "own": ("giving an answer no look-up held word for word", "giving an answer no look-up held word for word"),
-    # one of the options the question names
-    "task": ("giving one of the names the question offers", "giving one of the names the question offers only once "
-             "the look-ups support it"),
+    # words the question itself holds (an option it names, a date it states) that no look-up held as written
+    "task": ("giving words only the question held, no look-up word for word", "giving words the question itself "
+             "holds (an option it names) only once the look-ups support it"),
     "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),
     "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
 }
 # a title says what to do (a success whose answer no look-up held teaches no procedure: run_insights.py)
-TITLE = {"task": "giving one of the names the question offers once the look-ups support it"}
+TITLE = {"task": "giving words the question itself holds, once the look-ups support it"}
 
 # a coding run's ending (``file-<place>[+tested]``): where it found the file it changed
 # (insight_parts.edit_place), and whether a command that failed before its last edit passed after it

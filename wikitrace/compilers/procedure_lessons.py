@@ -33,7 +33,7 @@ def _text_source(r: Reading, final: Call, answer: str) -> str:
     if where != "label" and not gives_answer(r, final):
         where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
     elif where == "own" and answer_origin(r, text) == "question":
-        # one of the options the question names; a name only a reflection gave is as unchecked as a guess
+        # words the question holds (an option it names); a name only a reflection gave is as unchecked as a guess
         where = "task"
     return where
 

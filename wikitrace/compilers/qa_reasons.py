@@ -269,8 +269,9 @@ def what_worked(r: Reading, answer: Call) -> KeyFact | None:
     plan = {"question": "search the name the question gives", "page": "search the name that page gives",
             "listed": "search a name the error's list offers"}
     steps = [f"{_sent(c)} at turn {c.n} ({how[kind].format(x.n if x else '')})" for c, kind, x in chain]
-    return KeyFact(f"What worked: {', then '.join(plan[kind] for _c, kind, _x in chain)}, and answer with what the "
-                   f"last page says; here {', then '.join(steps)}, which returned \"{clip_words(given, 80)}\".",
+    # "that page": the look-up that held the answer, which need not be the run's last look-up
+    return KeyFact(f"What worked: {', then '.join(plan[kind] for _c, kind, _x in chain)}, and answer with what that "
+                   f"page says; here {', then '.join(steps)}, which returned \"{clip_words(given, 80)}\".",
                    [c.n for c, _k, _x in chain] + [answer.n], "", [answer.name])
 
 
