@@ -154,9 +154,9 @@ def _check_any_error(run, lesson) -> None:
         assert err.is_error and re.search(r"syntax error(?: near unexpected token|: unexpected end)", err.result, re.I)
         if "did not send it again" in lesson.detail:
             assert not any(t.arguments == err.arguments for t in later), lesson.detail
-    swap = re.search(r"got past it at turn (\d+) \(with (\w+) changed from \"(.+?)\", (.+?), to \"(.+?)\", (.+?)\)",
-                     lesson.detail)
-    if swap:  # the two values are the calls' own, and each source is where the value first stood
+    swap = re.search(r"got past it at turn (\d+) \(with (\w+) changed from \"(.+?)\", ((?:held|given|returned|sent) .+?), "
+                     r"to \"(.+?)\", (.+)\)(?:;|$)", lesson.detail)
+    if swap:  # the two values are the calls' own, and each source is the turn the argument check names
         fix, key = calls[int(swap.group(1))], swap.group(2)
         assert err.arguments[key] == swap.group(3) and fix.arguments[key] == swap.group(5), lesson.detail
         users = [t.content or "" for t in run.turns if t.type == "message" and t.role == "user"]
@@ -165,12 +165,18 @@ def _check_any_error(run, lesson) -> None:
             by = re.fullmatch(r"returned by (\S+) at turn (\d+)", said)
             if by:
                 assert calls[int(by.group(2))].name == by.group(1) and value in calls[int(by.group(2))].result, said
-            elif said == "given in a user's message":
-                assert any(value.lower() in u.lower() for u in users), said
+            elif said.startswith("given in a user's message"):
+                n = int(re.fullmatch(r"given in a user's message \(turn (\d+)\)", said).group(1))
+                turn = next(t for t in run.turns if t.turn == n)
+                assert turn.role == "user" and n < at and value.lower() in (turn.content or "").lower(), said
+            elif said.startswith("sent by an earlier call"):
+                n = int(re.fullmatch(r"sent by an earlier call \(turn (\d+)\)", said).group(1))
+                assert n < at and value in str(calls[n].arguments), said
             else:
                 assert not any(value.lower() in a.lower() for a in answers), said
-                digits = re.fullmatch(r"held in no answer before it, only its digits (\d+) in a user's message", said)
-                assert digits or said == "held in no answer or user message before it", said
+                digits = re.fullmatch(r"held as written in no answer before it, only its digits (\d+) in a user's "
+                                      r"message", said)
+                assert digits or said == "held as written in no answer or user message before it", said
                 assert (digits is not None) == any(d and d.group(0) in u for u in users
                                                    for d in [re.search(digits.group(1) if digits else r"(?!)", value)]), said
     again = re.search(r"; then met it again at turns? ([\d, and]+?)( and never got past it)?(?:;|$)", lesson.detail)

@@ -330,15 +330,15 @@ def _card_retry(run_id: str, first_id: str) -> dict:
 
 def test_a_retry_that_swapped_a_made_up_id_for_a_listed_one_names_both_and_where_each_came_from():
     (err,) = [i for i in _insights(_card_retry("card-1", "credit_card_7334")) if i.key.startswith("error|")]
-    assert err.detail == ('turn 4: got past it at turn 6 (with payment_id changed from "credit_card_7334", held in no '
-                          'answer before it, only its digits 7334 in a user\'s message, to "credit_card_9074831", '
+    assert err.detail == ('turn 4: got past it at turn 6 (with payment_id changed from "credit_card_7334", held as written '
+                          'in no answer before it, only its digits 7334 in a user\'s message, to "credit_card_9074831", '
                           "returned by get_user_details at turn 5)")
     assert ("call update_reservation_flights again with `payment_id` exactly as get_user_details returns it (the "
             "refused value stood in no answer before it)") in err.guideline
     assert "credit_card" not in err.guideline and "7334" not in err.guideline  # the values stay on the run's line
     # an id made of no digits the user wrote is said as held nowhere; the advice is the same
     (other,) = [i for i in _insights(_card_retry("card-2", "credit_card_1111")) if i.key.startswith("error|")]
-    assert 'from "credit_card_1111", held in no answer or user message before it, to' in other.detail
+    assert 'from "credit_card_1111", held as written in no answer or user message before it, to' in other.detail
 
 
 def test_a_yes_or_no_to_a_question_asking_for_a_thing_is_no_verdict_ending():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from .arguments import check_arguments
 from .reading import Call, Reading, _occurs, t_is_user
 from .text import clip
 
@@ -22,22 +23,10 @@ def _users_digits(r: Reading, value: str, before: int) -> str | None:
     return next((d for d in _DIGITS.findall(value) if any(_occurs(d, text.lower()) for text in said)), None)
 
 
-def _source(r: Reading, value: str, before: int) -> tuple[str, Call | None] | None:
-    """Where ``value`` stood before turn ``before``: ("user", None) when a user's message held it
-    (what the user asked for says more than a table that also lists it), else ("call", the first
-    call whose answer held it), or None when nothing did."""
-    low = value.lower()
-    for t in r.run.turns:
-        if t.turn >= before:
-            break
-        if t_is_user(t) and t.content and _occurs(low, t.content.lower()):
-            return "user", None
-    for c in r.calls:
-        if c.n >= before:
-            break
-        if not c.error and c.turn.result and _occurs(low, c.turn.result.lower()):
-            return "call", c
-    return None
+def _seen(r: Reading, c: Call, key: str):
+    """The argument check (arguments.check_arguments) of ``c``'s top-level argument ``key``: the
+    earlier turn that showed its value, as every page says where an argument came from."""
+    return next((a for a in check_arguments(r, c.turn) if a.path == key), None)
 
 
 def swapped(r: Reading, err: Call, fix: Call) -> tuple[str, str | None] | None:
@@ -53,17 +42,24 @@ def swapped(r: Reading, err: Call, fix: Call) -> tuple[str, str | None] | None:
     old, new = x.get(changed[0]), y.get(changed[0])
     if not all(isinstance(v, str) and 4 <= len(v) <= _LONGEST and "\n" not in v for v in (old, new)):
         return None
-    before, after = _source(r, old, err.n), _source(r, new, fix.n)
+    before, after = _seen(r, err, changed[0]), _seen(r, fix, changed[0])
+    if before is None or after is None:
+        return None
+    calls = {c.n: c for c in r.calls}
 
-    def said(where: tuple[str, Call | None] | None, value: str, at: int) -> str:
-        if where is None:
+    def said(check, value: str, at: int) -> str:
+        if check.seen_at is None:
             digits = _users_digits(r, value, at)
-            return ("held in no answer or user message before it" if digits is None else
-                    f"held in no answer before it, only its digits {digits} in a user's message")
-        kind, c = where
-        return "given in a user's message" if kind == "user" else f"returned by {c.name} at turn {c.n}"
+            return ("held as written in no answer or user message before it" if digits is None else
+                    f"held as written in no answer before it, only its digits {digits} in a user's message")
+        if check.seen_in == "user message":
+            return f"given in a user's message (turn {check.seen_at})"
+        if check.seen_in == "observation" and check.seen_at in calls:
+            return f"returned by {calls[check.seen_at].name} at turn {check.seen_at}"
+        return f"sent by an earlier call (turn {check.seen_at})"
 
     phrase = (f' from "{clip(old, _LONGEST)}", {said(before, old, err.n)}, to "{clip(new, _LONGEST)}", '
               f"{said(after, new, fix.n)}")
-    tool = after[1].name if after is not None and after[0] == "call" and before is None and not after[1].writes else None
+    looked = after.seen_in == "observation" and after.seen_at in calls and not calls[after.seen_at].writes
+    tool = calls[after.seen_at].name if looked and before.seen_at is None else None
     return phrase, tool

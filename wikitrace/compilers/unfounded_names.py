@@ -16,21 +16,14 @@ import re
 
 from .answer_case import window
 from .insight_words import expected_answer
-from .reading import Call, Reading, _occurs
+from .qa_reasons import _flat, _holds
+from .reading import Call, Reading
 from .task_words import given_words
 from .schema import KeyFact
 from .text import clip_words, folded_words
 
 _TOKEN = re.compile(r"[^\W_]+")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
-
-
-def _flat(text: object) -> str:
-    return " ".join(str(text or "").split())
-
-
-def _holds(text: str, needle: str) -> bool:
-    return bool(needle) and _occurs(_flat(needle).casefold(), _flat(text).casefold())
 
 
 def _is_name(token: str) -> bool:

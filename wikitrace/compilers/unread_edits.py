@@ -32,7 +32,7 @@ def _showed(r: Reading, c: Call, name: str, lines: list[str] | None) -> bool:
     if k is not None and k.kind == VIEW and k.target and base(k.target) == name:
         return True
     if lines is None:
-        return k is None or k.kind != EDIT and name in (command_of(c.turn) or str(c.turn.arguments or ""))
+        return (k is None or k.kind != EDIT) and name in (command_of(c.turn) or str(c.turn.arguments or ""))
     answer = _fold(c.turn.result)
     return any(_fold(x) in answer for x in lines)
 
