@@ -36,6 +36,20 @@ def test_numbers_inside_quotes_do_not_make_a_sentence_a_count():
     assert sentences('The rule says "Ask first." Then ask.') == ['The rule says "Ask first."', "Then ask."]
 
 
+def test_a_rule_quoted_sentence_by_sentence_stays_whole_in_what_to_do():
+    """The sentence opening "Otherwise" is half of the rule; What to do that quotes only the first
+    half tells the agent a cancel is allowed within 24 hours and says nothing of the other cases."""
+    rule = ('"All bookings can be cancelled within 24 hours of booking." '
+            '"Otherwise, economy bookings can be cancelled only with insurance."')
+    entry = {"guideline": (f"Before cancel, check the system prompt's rule on cancel against the record it acts on: "
+                           f"{rule}; in 8 of the 17 failed runs here the cancel went through against it.")}
+    cut(entry)
+    assert entry["advice"] == ("Before cancel, check the system prompt's rule on cancel against the record it acts "
+                               f"on: {rule}")
+    assert entry["counted"] == ["In 8 of the 17 failed runs here the cancel went through against it."]
+    assert sentences('He said "Stop." Then "Go." was said.') == ['He said "Stop."', 'Then "Go." was said.']
+
+
 def test_an_instruction_is_taken_before_or_after_the_counts():
     assert action("In 3 of the 5 failed runs here the call failed: call X again with the id.") == \
         "Call X again with the id."

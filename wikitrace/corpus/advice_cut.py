@@ -81,8 +81,9 @@ def sentences(text: str) -> list[str]:
             code = not code
         elif ch == '"' and not code:
             quote = not quote
+            # a quote that ends the sentence; one followed by another quote is a rule quoted sentence by sentence
             if not quote and depth == 0 and text[i - 1:i] in (".", "!", "?") and i + 2 < n and text[i + 1] == " " \
-                    and (text[i + 2].isupper() or text[i + 2] in '"`'):  # a quote that ends the sentence
+                    and (text[i + 2].isupper() or text[i + 2] == "`"):
                 out.append(text[start:i + 1].strip())
                 start = i + 2
         elif not quote and not code:
