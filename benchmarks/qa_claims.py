@@ -215,7 +215,7 @@ def answered(root: Path, runs: dict[str, Run], out: Found) -> None:
 
 
 _ENDED = re.compile(r"^Runs of this task type that ended with (.*?): (\d+) failed\b")
-_COUNTED = re.compile(r"^The (\d+) failed runs? counted there: (.*)$")
+_COUNTED = re.compile(r"^Runs of this task type .*?, the (\d+) failed: (.*)$")
 _BY_LESSON = re.compile(r"^- \[[^\]]*\]\([^)]*\): (\d+) runs? \((.*)\)$")
 
 
@@ -258,7 +258,7 @@ def ended(root: Path, runs: dict[str, Run], out: Found) -> None:
             if m:
                 out.checked["ended"] += 1
                 n = int(m.group(2))
-                counted = next((c for c in map(_COUNTED.match, lines[i + 1:i + 3]) if c), None)
+                counted = next((c for c in map(_COUNTED.match, lines[i + 1:]) if c), None)  # under "Runs behind the counts"
                 steps, hidden = _named(counted.group(2)) if counted else ([], True)
                 want = _described(m.group(1), title, key, runs)
                 if n == 0 and counted is None:  # none counted, none to name

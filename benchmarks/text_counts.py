@@ -30,7 +30,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-SECTIONS = ("When it applies", "What to do", "Evidence")
+SECTIONS = ("When it applies", "What to do", "Evidence", "Runs behind the counts")
 _STEP_LINK = re.compile(r"\[(step-\d+)\]\([^)]*\)")
 _OTHER_LINK = re.compile(r"\[[^\]]*\]\((?:[^)]*/)?(insight-\d+)?[^)]*\)")
 _QUOTE = re.compile(r'"[^"]*"')

@@ -277,7 +277,8 @@ def test_a_lesson_one_run_taught_says_so_and_points_to_the_counted_lesson_of_its
     from wikitrace.corpus.checked_facts import links
     from wikitrace.corpus.layout import Linker, insight_doc
 
-    line = links(one, Linker(insight_doc(one["id"]), "/corpus/"), lambda t: t)
+    runs, line = links(one, Linker(insight_doc(one["id"]), "/corpus/"), lambda t: t)
+    assert runs == ""  # no checked fact leads it: no list of runs
     assert line == (f"The lesson of this task type's runs on book_trip, counted over 3 runs: "
                     f"[{many['title']}]({many['id']}.md).")
 

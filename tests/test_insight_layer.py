@@ -259,9 +259,9 @@ def test_a_failed_trial_is_compared_with_the_successful_trials_of_the_same_task(
             "request: the successful trials of the same tasks gave update_reservation_baggages another value of "
             "total_baggages.") in what_to_do
     assert "In a run like these" not in evidence and "(2 of 2 compared)" not in page
-    assert (f"- gave update_reservation_baggages another value of total_baggages: for 2 failed runs here "
-            f"([{step['bags-trial-2']}]"
-            in page)
+    # one line per set of runs: a difference of the very same runs is said in the same line
+    (line,) = [x for x in page.splitlines() if "another value of total_baggages" in x and x.startswith("- ")]
+    assert f"for 2 failed runs here ([{step['bags-trial-2']}]" in line
     # no argument value of the episode is written into corpus.json's counted patterns (the opening
     # pattern is the first message as a page quotes it, never counted)
     assert not any("TR2WKM" in p or "credit_card_4" in p for r in data["runs"] for p in r["patterns"]

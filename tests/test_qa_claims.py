@@ -86,7 +86,7 @@ def test_a_procedure_count_names_the_set_it_counts_and_every_run_of_it(corpus):
         page = (corpus / "insight" / f"{entry['id']}.md").read_text()
         assert f"Runs of this task type {ended_with(c['pattern'])}: " in page
         meeting = {r["step"] for r in data["runs"] if r["outcome"] == "failure" and c["pattern"] in r["patterns"]}
-        named = re.search(r"The \d+ failed runs? counted there: (.*)", page)
+        named = re.search(r"Runs of this task type .*?, the \d+ failed: (.*)", page)
         assert set(re.findall(r"step-\d+", named.group(1) if named else "")) == meeting
         checked += 1
     assert checked

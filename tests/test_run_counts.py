@@ -74,8 +74,10 @@ def test_the_runs_a_contrast_counts_are_named_so_the_page_can_be_checked():
     assert (entry["contrast"]["failed_met"], entry["contrast"]["success_met"], entry["counts"]["runs"]) == (15, 1, 3)
     page = render_insight(entry, "/work/corpus", None)
     others = ", ".join(f"[step-{10 + k:04d}](../compilation/step-{10 + k:04d}.md)" for k in range(10))
-    assert f"The 15 failed runs counted there: the 3 under Sources, {others}, step-0020, step-0021." in page
-    assert "The 1 successful run counted there: [step-0040](../compilation/step-0040.md)." in page
+    lists = page.split("## Runs behind the counts\n", 1)[1].split("## Sources", 1)[0]
+    opening = "Runs of this task type that met this error, the"
+    assert f"{opening} 15 failed: the 3 under Sources, {others}, step-0020, step-0021." in lists
+    assert f"{opening} 1 successful: [step-0040](../compilation/step-0040.md)." in lists
     tally = text_counts.check(page, entry["sources"])
     assert tally.mismatches == 0 and tally.hidden == 0 and tally.counts >= 4
     # the same page with the names left out: its counts no longer reproduce

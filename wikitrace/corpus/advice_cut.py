@@ -272,8 +272,10 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
         evidence.insert(0, mistake)
     if evidence:
         entry["counted"] = evidence
-    # advice left over that an evidence sentence still opens with is said there already, with its counts
-    more = [s for s in rest if s not in evidence and s != instead
+    # advice left over that an evidence sentence still opens with, or is with its counts dropped, is
+    # said there already
+    plain = {" ".join(_drop_counted_parens(e).split()) for e in evidence}
+    more = [s for s in rest if s not in evidence and s != instead and " ".join(s.split()) not in plain
             and not any(e.startswith(s.rstrip(".") + ":") for e in evidence)]
     if more:
         entry["more_advice"] = more

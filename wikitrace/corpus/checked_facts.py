@@ -356,9 +356,10 @@ def _aside_notes(kinds: list[str], runs_of: dict, failed: list[dict], said: dict
                        won_runs, among, tuple(ks[1:])) for ks in grouped.values()]
 
 
-def links(entry: dict, link, md) -> str:
-    """The line under the advice naming the runs its count covers, each linked to its page; it
-    says what they share itself, as a model's merged guideline (LLM path) may word the lead anew."""
+def links(entry: dict, link, md) -> tuple[str, str]:
+    """(the line naming the runs the lead's count covers, each linked to its page; the pointers to
+    the pages that say more of the lesson's one run). The first says what its runs share itself, as
+    a model's merged guideline (LLM path) may word the lead anew."""
     from . import layout
     from .one_run import apart_line
 
@@ -369,8 +370,8 @@ def links(entry: dict, link, md) -> str:
         see = apart_line(entry["one_run_apart"], link, md) + (f"\n\n{see}" if see else "")
     c = entry.get("checked")
     if not c:
-        return see
+        return "", see
     steps = c["steps"]
     whose = "The failed run" if len(steps) == 1 else f"The {run_counts.count(len(steps), c.get('tasks', len(steps)), 'failed runs', paren=True)}"
     return (f"{whose} where {md(c['said'])}, each page's \"In short\" giving the fact and its turn: "
-            + ", ".join(f"[{s}]({link.rel(layout.compilation_doc(s))})" for s in steps) + "." + (f"\n\n{see}" if see else ""))
+            + ", ".join(f"[{s}]({link.rel(layout.compilation_doc(s))})" for s in steps) + "."), see

@@ -172,17 +172,18 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
         same_task = {**same_task, "advice": advice(entry),
                      "compared_pages": [(st, layout.compilation_doc(st)) for st in same_task.get("compared_steps") or ()],
                      "differences": [
-            {**d, "pages": [(st, layout.compilation_doc(st)) for st in d["steps"]]} for d in same_task["differences"]]}
+            {**d, "pages": [(st, layout.compilation_doc(st)) for st in d["steps"]]} for d in _merged(same_task["differences"])]}
     from .answer_cases import markdown as answer_markdown
 
     answer_cases, answer_versus = answer_markdown(entry, link, titles, md_text)
     from .checked_facts import links as checked_links
     from .listed_leads import links as lead_links
 
+    checked_runs, one_run = checked_links(entry, link, md_text)
     text = render(
         INSIGHT_TEMPLATE, templates, usage=usage_pages.usage_line(*usage), answer_cases=answer_cases,
-        checked_links="\n\n".join(x for x in (checked_links(entry, link, md_text), lead_links(entry, link)) if x),
-        answer_versus=answer_versus,
+        checked_links="\n\n".join(x for x in (checked_runs, lead_links(entry, link)) if x), one_run=one_run,
+        answer_versus=answer_versus, counted_subject=_counted_subject(contrast),
         frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry), counted=counted, layout_doc=layout.compilation_doc,
         # said only when every source is counted there: a rule's keepers under Sources are not its breakers
         counted_are_sources=bool(counted) and not any(side["pages"] or side["more"] for side in counted)
@@ -196,6 +197,26 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
         return text
     head, heading, tail = text.rpartition(_SOURCES_HEADING)
     return head + heading + _source_lines(entry["sources"], link) + tail
+
+
+def _merged(differences: list[dict]) -> list[dict]:
+    """The same-task differences, those of the very same runs said in one line: two lines listing
+    the same twelve runs say one finding twice."""
+    out: list[dict] = []
+    for d in differences:
+        twin = next((m for m in out if m["steps"] == d["steps"] and m["runs"] == d["runs"]), None)
+        if twin is None:
+            out.append(dict(d))
+        else:
+            twin["text"] = f"{twin['text']}; and {d['text']}"
+    return out
+
+
+def _counted_subject(contrast: dict) -> str:
+    """What the runs the contrast counts have in common, as the list of them opens."""
+    from .contrast_words import met_words
+
+    return f"Runs of this task type {met_words(contrast['pattern'])}" if contrast.get("pattern") else ""
 
 
 INSIGHT_TEMPLATE = "insight.md.j2"
