@@ -41,3 +41,41 @@ def test_sentences_that_differ_in_more_than_one_word_are_no_cases(tmp_path):
 def test_no_importer_fixture_gets_the_sentence():
     for run in [relabeled(r, success) for r in RUNS for success in (False, True)]:
         assert not any(UNLEARNED in f.text for f in compile_offline(run).in_short), run.run_id
+
+
+def test_the_lesson_on_a_wrong_count_names_the_runs_that_never_learned_the_case(tmp_path):
+    """Across runs: the lesson that the count differed from the expected one says which of its runs
+    sent it before any turn named a membership tier, with the tiers, so the next agent learns the
+    case before it counts bags."""
+    import json
+
+    from test_insight_layer import corpus_json
+    from test_rule_reasons import BOOKING, MEMBER, POLICY, TRIP
+
+    from wikitrace.build import build
+    from wikitrace.build_options import BuildOptions
+
+    records = []
+    for task, look_up in ((7, False), (8, False), (9, True)):
+        told = [*_tool("get_user_details", {"user_id": "tove_brand_5120"}, MEMBER)] if look_up else []
+        sent = dict(BOOKING, nonfree_baggages=1)
+        traj = [{"role": "system", "content": POLICY}, _user("Hello, this is Tove, user id tove_brand_5120."), *told,
+                _user("Book me on HAT318 on June 12 in economy, with 3 checked bags. Yes, go ahead."),
+                *_tool("book_reservation", sent, dict(TRIP, nonfree_baggages=1)), _user("Thanks. ###STOP###")]
+        info = {"task": {"user_id": "tove_brand_5120", "outputs": [], "instruction": "You are tove_brand_5120.",
+                         "actions": [{"name": "book_reservation", "kwargs": BOOKING}]},
+                "source": "user", "reward_info": {"reward": 0.0, "info": {}, "actions": []}}
+        records.append({"task_id": task, "reward": 0.0, "trial": 0, "traj": traj, "info": info})
+    path = tmp_path / "desk-results.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[path], out=out, offline=True, quiet=True))
+    data = corpus_json(out)
+    unlearned = sorted(r["step"] for r in data["runs"] if any(f["kind"] == "unlearned-case" for f in r["facts"]))
+    assert len(unlearned) == 2  # the run that looked the member up had the tier in hand
+    (entry,) = [e for e in data["insights"] if "which case" in e.get("advice", "")]
+    assert (f"in 2 of them ({', '.join(unlearned)}) no answer or user message before the call named which case of "
+            "the system prompt's rule on `nonfree_baggages` applied (\"bronze\" or \"platinum\"), so find that out "
+            "first") in entry["advice"]
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    assert "so find that out first" in page.split("## What to do", 1)[1].split("## Evidence", 1)[0]

@@ -54,9 +54,9 @@ def _alike(rules: list[str]) -> list[tuple[str, str]] | None:
     return None
 
 
-def unlearned(r: Reading, c: Call, key: str, head: frozenset[str]) -> tuple[str, list[int]] | None:
+def unlearned(r: Reading, c: Call, key: str, head: frozenset[str]) -> tuple[str, list[int], list[str]] | None:
     """The sentence saying the rule on ``key`` turns on cases no turn before the call named, with
-    its turns; None when the prompt has no such rule or a turn named a case."""
+    its turns and the cases' words; None when the prompt has no such rule or a turn named a case."""
     if r.system is None or not head:
         return None
     with_cases = [found for b in _blocks(r.system.content or "")
@@ -78,4 +78,4 @@ def unlearned(r: Reading, c: Call, key: str, head: frozenset[str]) -> tuple[str,
     text = (f"The system prompt's rule on `{key}` (turn {r.system.turn}) has a case for each of {cases} (the first: "
             f"\"{quote}\"), and no answer or user message before this call named any of them: the run sent `{key}` "
             "without learning which case applied.")
-    return text, [r.system.turn]
+    return text, [r.system.turn], names

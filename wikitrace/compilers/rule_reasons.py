@@ -291,7 +291,8 @@ def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reas
         unsettled = rule_cases.unlearned(r, c, key, _head(key))
         if unsettled is not None and unsettled[0] not in said:
             said.add(unsettled[0])
-            found = Reason(unsettled[0], unsettled[1])
+            # no quote: the insight layer counts it as a case left unlearned (corpus/checked_facts.py)
+            found = Reason(unsettled[0], unsettled[1], about=[c.name or "", key, "", *unsettled[2]])
     return _with_breach(r, c, found, said, expected)
 
 

@@ -24,6 +24,7 @@ from .fact_weights import (FAILED_ONLY, NAMES_ITEMS, aside_note, item_words, lea
 from .success_ways import SuccessWays
 
 NAMED = 3  # arguments or tools named in the lead, most often first (all are counted)
+UNLEARNED = "unlearned-case"  # the kind of fact of a change sent without learning which case of its rule applied
 
 # kind -> (what the runs showed, what to do), in the order a kind is preferred when several cover
 # most failed runs: a claim in the agent's own words first, then the answer's or the change's
@@ -68,7 +69,10 @@ def run_facts(comp) -> list[dict]:
             continue
         about = [a for a in f.about if a != "seen"] if kind.startswith("answer-") else list(f.about)
         out.append({"kind": kind, **({"about": about} if about else {})})
-        if getattr(f, "rule", None):  # the rule it turns on: [tool, what it is on, quote, this fact's kind,
+        if getattr(f, "rule", None) and not f.rule[2]:  # a rule with a case per kind of record, the case
+            # never learned before the change: [tool, what it is on, the cases' words]
+            out.append({"kind": UNLEARNED, "about": [*f.rule[:2], *f.rule[3:]]})
+        elif getattr(f, "rule", None):  # the rule it turns on: [tool, what it is on, quote, this fact's kind,
             # the record values its sentence was chosen for]
             out.append({"kind": "rule", "about": [*f.rule[:3], kind, *f.rule[3:]]})
         if kind in ("answer-extra", "answer-partial") and "seen" in f.about:

@@ -16,6 +16,7 @@ import re
 from collections import Counter
 
 from . import fact_leads, run_counts
+from .checked_facts import UNLEARNED
 from .trials import instruction, one_task_count
 
 # where a differing value came from (compilers/value_sources.py's places), as the sentence says it
@@ -83,7 +84,8 @@ def mistake(entry: dict, by_step: dict[str, dict]) -> tuple[str, dict]:
                if a != top and a.startswith(change + ".") and named[a] >= 2][:2]
         also = f", and `{'` and `'.join(nxt)}` next most often" if nxt else ""
         return (f"Before {change}, check the `{arg}` you send against the request and the records looked up: "
-                f"it differed from the task's expected call{source}{',' if source else ''} in {share}{also}."), {
+                f"it differed from the task's expected call{source}{',' if source else ''} in {share}{also}"
+                f"{_unlearned(with_top, change, arg)}."), {
             "steps": steps, "said": f"the `{arg}` sent to {change} differed from the task's expected call"}
     if kind == "unexpected-change":
         return (f"Check that the request calls for a {top} change and the rules allow it as sent: a call of {top} "
@@ -91,6 +93,27 @@ def mistake(entry: dict, by_step: dict[str, dict]) -> tuple[str, dict]:
                 f"went through in {share}."), {"steps": steps, "said": f"a {top} call the task did not expect went through"}
     return (f"Before ending, make every {top} call the request calls for: an expected {top} call never went "
             f"through in {share}."), {"steps": steps, "said": f"an expected {top} call never went through"}
+
+
+def _unlearned(runs: list[dict], change: str, arg: str) -> str:
+    """"; in 2 of them (…) no answer … named which case … applied (…), so find that out first" when
+    some of ``runs`` sent ``arg`` without learning which case of the prompt's rule on it applied: a
+    rule with a count per membership tier cannot be followed by a run that never learnt the tier."""
+    cases: list[str] = []
+    steps = []
+    for r in runs:
+        found = [f["about"][2:] for f in r.get("facts") or () if f.get("kind") == UNLEARNED
+                 and (f.get("about") or [])[:2] == [change, arg]]
+        if found:
+            steps.append(r["step"])
+            cases += [w for w in found[0] if w not in cases]
+    if not steps:
+        return ""
+    quoted = [f'"{w}"' for w in cases]
+    named = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    whom = "" if len(runs) == 1 else f"in {len(steps)} of them ({', '.join(steps)}) "
+    return (f"; {whom}no answer or user message before the call named which case of the system prompt's rule on "
+            f"`{arg}` applied ({named}), so find that out first")
 
 
 _TAIL = re.compile(r", (?:which|where) .*$")
