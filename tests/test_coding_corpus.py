@@ -174,6 +174,10 @@ def test_a_run_the_harness_ended_before_its_submit_is_not_said_to_have_left_it_o
     assert "the change it made may not be" not in mine
     theirs = (out / "compilation" / f"{won}.md").read_text()
     assert f"was ended by the harness before making it ([{llama}]({llama}.md))" in theirs
+    # it had no turn left to submit: its successful trial's page does not tell the reader to submit as if
+    # the failed one had chosen not to
+    (line,) = [x for x in theirs.splitlines() if f"[{llama}]({llama}.md)" in x and "ended by the harness" in x]
+    assert not line.startswith("- Make ") and "as this run did" not in line
 
 
 def test_a_failed_edit_of_the_file_the_task_names_is_told_to_check_what_it_wrote_not_the_file(coding_out):

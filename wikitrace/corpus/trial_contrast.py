@@ -160,7 +160,10 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
                          f", though an error had listed that name in {line.runs(listed)}")
     if aspect[0] == "missing":  # what a trial that never made the change told the user instead (a refusal, often)
         tail = _told_user(entry, failed, [s for s, _d in hits], line, aspect[1], ref.ref["turn"])
-    told = _instruction(entry, ref, k, hits, bool(tail) and "same look-up" in tail, tail) if firm[aspect] else None
+    # a change the harness left the trials no turn for is no choice they made: no instruction from it
+    cut_short = aspect[0] == "missing" and all(stopped(_entry(failed, s)) for s, _d in hits)
+    told = _instruction(entry, ref, k, hits, bool(tail) and "same look-up" in tail, tail) \
+        if firm[aspect] and not cut_short else None
     if told is not None:
         mine, turns = told
         text = f"{mine}: {theirs}{tail}."
