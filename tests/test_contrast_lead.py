@@ -68,3 +68,16 @@ def test_a_rule_page_with_a_separating_contrast_leads_with_it_and_quotes_the_rul
     alike = [_rule_run(k, k % 2 == 0, k % 4 < 2) for k in range(16)]
     (entry,) = gather(alike)
     assert entry["guideline"] == f'Before each call this rule covers, do what it asks: "{LONG_RULE}"'
+
+
+def test_a_rule_pages_count_says_what_it_leaves_out():
+    """A confirmation rule's count takes only the changes the log plainly shows without a yes; a
+    reader who finds a successful run that changed after the user's own words must not read "0
+    successful broke it" as "no successful run changed without a yes"."""
+    from wikitrace.corpus.contrast_words import contrast_sentence
+
+    said = contrast_sentence({"title": "Keep the rule: ask first", "contrast": {
+        "pattern": "rule|31f656c6a2", "failed_met": 12, "success_met": 0, "verdict": "failure"}})
+    assert said.startswith("Runs of this task type that broke this rule (counting the changes the log plainly shows "
+                           "against it; one the log leaves in doubt, such as a change made after the user answered in "
+                           "their own words, is not counted): 12 failed, 0 successful.")

@@ -30,6 +30,12 @@ MET = {
 }
 
 
+# what a rule's count leaves out (compilers/consent.py): a change whose log does not settle it, such as a
+# confirmation rule's change right after the user's reply in their own words, which may agree
+IN_DOUBT = ("(counting the changes the log plainly shows against it; one the log leaves in doubt, such as a change "
+            "made after the user answered in their own words, is not counted)")
+
+
 def met_words(pattern: str, tool: str | None = None) -> str:
     """What meeting ``pattern`` means, as a relative clause naming exactly the runs it counts
     ("this tool" read as ``tool`` when given)."""
@@ -49,7 +55,8 @@ def contrast_sentence(entry: dict) -> str:
     side = c["pattern"].split("|", 1)[0]
     tasks = c.get("tasks_met")
     tasks = tasks or {"success": c["success_met"], "failure": c["failed_met"]}
-    met = (f"Runs of this task type {met_words(c['pattern'])}: "
+    said = met_words(c["pattern"]) + (f" {IN_DOUBT}" if side == "rule" else "")
+    met = (f"Runs of this task type {said}: "
            f"{run_counts.count(c['failed_met'], tasks['failure'], 'failed')}, "
            f"{run_counts.count(c['success_met'], tasks['success'], 'successful')}. ")
     v = c["verdict"]
