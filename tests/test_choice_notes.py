@@ -167,3 +167,14 @@ def test_a_value_is_never_put_down_to_another_records_look_up():
     for e in compile_offline(run).evidence:
         for note in e.notes:
             _note(Check(run), note, e.turns[-1])
+
+
+def test_a_run_whose_queries_only_a_retry_was_given_still_counts_among_the_runs_that_sent_one():
+    """"41 of the 62 successful runs here that sent a Search query" beside 64 that all sent one: a
+    query whose words came from a retry's reflections is no choice across runs, but the run sent it."""
+    from wikitrace.corpus.success_ways import _choices
+
+    retry = _choices({"step": "step-0001", "patterns": ["did|Search", "query|Search|given"]})
+    assert "faced|query|Search" in retry and "query|Search|given" not in retry
+    shown = _choices({"step": "step-0002", "patterns": ["query|Search|shown"]})
+    assert {"faced|query|Search", "query|Search|shown"} <= shown

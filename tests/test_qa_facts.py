@@ -271,3 +271,13 @@ def test_a_name_no_text_before_it_gave_is_named_as_the_step_the_wrong_answer_cam
 def test_a_misspelt_name_of_the_question_is_no_new_name():
     # "Sayrevill" is the question's "Sayreville" with a letter dropped: the step stood on the question
     assert not any(f.kind == "unfounded-name" for f in _facts("q029"))
+
+
+def test_a_page_found_by_searching_a_name_is_not_where_that_name_came_from():
+    """Search[Lantern] returned the article on lanterns; the name "Lantern (band)" came from the
+    page before it, on the singer of the band Lantern: the chain says so, and skips the wrong page."""
+    fact = next(f for f in _facts("q030") if f.text.startswith("What worked"))
+    assert fact.text == ("What worked: search the name the question gives, then search the name that page gives, and "
+                         "answer with what that page says; here Search[Wren Castell] at turn 1 (a name from the "
+                         "question), then Search[Lantern (band)] at turn 3 (a name the page at turn 1 gave), which "
+                         "returned \"2006\".")

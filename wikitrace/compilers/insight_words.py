@@ -115,8 +115,11 @@ def followed(r: Reading, c: Call) -> Call | None:
     new = set(folded_words(str(c.turn.arguments))) - task
     if not new:
         return None
+    # a page that came back for a search of those very words holds them by being found with them: the
+    # name was taken from an earlier page (Search[Creed] returned the article on creeds, and the name
+    # "Creed (band)" came from the page before, on the singer of the band Creed)
     return next((x for x in reversed(r.calls) if x.n < c.n and not x.error and x.turn.result
-                 and new <= _answer_words(r, x)), None)
+                 and new <= _answer_words(r, x) and not new <= set(folded_words(str(x.turn.arguments)))), None)
 
 
 def _answer_words(r: Reading, c: Call) -> set[str]:

@@ -134,8 +134,12 @@ def _choices(run: dict, memo: dict[str, frozenset[str]] | None = None) -> frozen
         fields = p.split("|")
         if fields[0] == "did" and len(fields) == 2:
             out.add(p)
-        elif fields[0] in _WHERE and len(fields) == 3 and fields[2] in _WHERE[fields[0]] and fields[2] != RETRY_ONLY:
-            out.update((p, f"faced|{fields[0]}|{fields[1]}"))
+        elif fields[0] in _WHERE and len(fields) == 3 and fields[2] in _WHERE[fields[0]]:
+            # words only a retry's reflections gave are no choice across runs, but the run did send the
+            # query: it stays among the runs that faced the choice ("62 that sent a query" beside 64 is false)
+            out.add(f"faced|{fields[0]}|{fields[1]}")
+            if fields[2] != RETRY_ONLY:
+                out.add(p)
     got = frozenset(out)
     if memo is not None:
         memo[run["step"]] = got
