@@ -81,3 +81,29 @@ def test_a_rule_pages_count_says_what_it_leaves_out():
     assert said.startswith("Runs of this task type that broke this rule (counting the changes the log plainly shows "
                            "against it; one the log leaves in doubt, such as a change made after the user answered in "
                            "their own words, is not counted): 12 failed, 0 successful.")
+
+
+def _qa_run(k: int, success: bool, facts: list[dict]) -> dict:
+    key = "procedure|Finish:label" if success else "answer|Finish"
+    return {"step": f"step-{k:04d}", "run_id": f"r{k}", "task_id": f"t{k}", "instruction": f"question {k}",
+            "task_type": "qa", "apps": None, "outcome": "success" if success else "failure", "title": "",
+            "patterns": [key], "facts": facts,
+            "lessons": [{"key": key, "title": "Settle with Finish, giving the verdict" if success else "Answer right",
+                         "guideline": ("To settle the task: look with Search, then end with Finish giving the verdict "
+                                       "the look-ups support.") if success else "Reread the question.",
+                         "applicability": "In qa tasks.", "detail": "turn 3", "worked": success}]}
+
+
+def test_the_verdict_page_says_which_failed_runs_gave_a_verdict_to_a_question_asking_for_a_thing():
+    """The successful runs' way (answer yes or no) is right only for a question asking whether
+    something holds; the failed runs that said "yes" to "During what war ..." are counted and named
+    on that page, and its own procedure stays in What to do."""
+    wrong = [{"kind": "wrong-kind", "about": ["Finish"]}]
+    runs = ([_qa_run(k, True, []) for k in range(3)] + [_qa_run(10 + k, False, wrong) for k in range(2)]
+            + [_qa_run(20, False, [])])
+    (verdict,) = [e for e in gather(runs) if e["key"] == "procedure|Finish:label"]
+    assert verdict["advice"].startswith("To settle the task: look with Search, then end with Finish giving the verdict "
+                                        "the look-ups support. Give Finish a yes or no only when the question asks "
+                                        "whether something holds: 2 failed runs of this task type answered a question "
+                                        "that asks what, which or who with one.")
+    assert verdict["mistake_runs"]["steps"] == ["step-0010", "step-0011"]

@@ -302,7 +302,7 @@ def _wrong_kind(r: Reading, c: Call) -> KeyFact | None:
         return None
     given = " ".join(str(c.turn.arguments).split()).rstrip(".!").casefold()
     return KeyFact(f"The answer \"{given}\" (turn {c.n}) is a yes or no, but the question asks \"{asked.group(0)}\": "
-                   "it wants a thing named, not whether something holds.", [c.n])
+                   "it wants a thing named, not whether something holds.", [c.n], "wrong-kind", [c.name or ""])
 
 
 def _failure_facts(r: Reading) -> list[KeyFact]:

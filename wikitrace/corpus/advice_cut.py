@@ -258,7 +258,7 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
         do = "" if mistake and superseded and superseded in s else action(s)
         if do and do not in advice:
             advice.append(do)
-    if mistake:  # advice opening as the mistake's does ("Before X, ...") says the same, less exactly
+    if mistake and _opening(mistake):  # advice opening as the mistake's does ("Before X, ...") says the same, less exactly
         advice = [s for s in advice if _opening(s) != _opening(mistake)]
     ordered = [s for s in advice if _TRIGGER.match(s)][:1] or [s for s in advice if not _pointer(s)][:1] or advice[:1]
     ordered += [mistake] if mistake else [s for s in advice if s not in ordered][:1]

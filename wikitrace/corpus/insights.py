@@ -50,7 +50,7 @@ from .rewrites import (advise_choices, ask_first, checklist, habits, name_missin
 from .retry_advice import untested_fix
 from .edit_lessons import right_file
 from .listed_leads import mark as mark_listed_leads
-from .logged_mistake import instead as instead_sentence, mistake
+from .logged_mistake import instead as instead_sentence, mistake, verdict_misused
 from .recipe_sources import restate as restate_sources
 from .success_ways import SuccessWays, differences_lead, no_call_lead, success_differences
 from .trials import Trials, advice as same_task_advice
@@ -304,6 +304,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             claim = claims(groups[entry["id"]], trials, ways[kind].writes, ways[kind].did,
                            len(ways[kind].runs)) if kind in ways else ("", {})
             said, runs = claim if claim[0] else (said, runs)
+        if not said:
+            said, runs = verdict_misused(entry, of_kind[kind_of_entry[entry["id"]]])
         if said:
             entry["mistake_runs"] = runs
         stopped_at(entry, of_kind[kind_of_entry[entry["id"]]])

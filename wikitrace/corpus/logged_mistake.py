@@ -116,6 +116,25 @@ def _unlearned(runs: list[dict], change: str, arg: str) -> str:
             f"`{arg}` applied ({named}), so find that out first")
 
 
+def verdict_misused(entry: dict, runs: list[dict]) -> tuple[str, dict]:
+    """For the page on settling a task with a verdict (a yes or no): the failed runs of its task type
+    that gave one to a question asking for a thing, with the rule they broke, and {"steps", "said"}
+    for the page's list; ("", {}) on any other page or when none did. The successful runs' way is
+    right only where the question asks whether something holds."""
+    key = entry.get("key") or ""
+    if not (key.startswith("procedure|") and key.endswith(":label")):
+        return "", {}
+    tool = key.split("|", 1)[1].rsplit(":", 1)[0]
+    hit = [r for r in runs if r["outcome"] == "failure" and any(
+        f.get("kind") == "wrong-kind" and (f.get("about") or [""])[0] == tool for f in r.get("facts") or ())]
+    if not hit:
+        return "", {}
+    said = "the answer was a yes or no to a question that asks for a thing"
+    return (f"Give {tool} a yes or no only when the question asks whether something holds: "
+            f"{run_counts.count(len(hit), run_counts.tasks(hit), 'failed runs', paren=True)} of this task type "
+            f"answered a question that asks what, which or who with one."), {"steps": [r["step"] for r in hit], "said": said}
+
+
 _TAIL = re.compile(r", (?:which|where) .*$")
 
 
