@@ -313,6 +313,22 @@ def test_an_unmade_change_is_named_with_how_the_successful_runs_made_it():
     assert "no successful run of this task type made a add_bags change, so none shows how" in entry["guideline"]
 
 
+def test_a_change_a_successful_trial_of_the_same_task_did_without_is_not_advised():
+    """The failed trials never made the hand-off the task expected, but a successful trial of the
+    same task made none either: leaving it unmade did not decide them, so no lead tells the next
+    agent to make it."""
+    missed = {"kind": "missed-change", "about": ["add_bags"]}
+    failed = [_travel(k, False, [missed], [], task=1) for k in range(3)]
+    won = [_travel(10, True, [], ["did|add_bags", "went-through|add_bags"], task=1), _travel(11, True, [], [], task=1)]
+    won += [_travel(20 + k, True, [], ["did|add_bags", "went-through|add_bags"]) for k in range(4)]
+    (entry,) = gather(failed + won)
+    assert "add_bags" not in entry["guideline"] and "make every change" not in entry["guideline"]
+    # every successful trial of their task made it: the lead stands
+    won[1] = _travel(11, True, [], ["did|add_bags", "went-through|add_bags"], task=1)
+    (entry,) = gather(failed + won)
+    assert "make the add_bags change the request calls for" in entry["guideline"]
+
+
 def test_an_unproven_argument_leads_marked_with_its_rule_and_the_successful_runs_count():
     """No fact separates the outcomes, yet most failed runs sent one argument wrong and the
     successful runs did not: it leads, says it is no proven cause, gives the successful runs'

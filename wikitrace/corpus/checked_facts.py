@@ -211,6 +211,10 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
                         sources.setdefault(name, Counter())[came.pop()] += 1
             elif about and kind not in examples:
                 examples[kind] = about[0]
+    missed = _top(items["missed-change"])
+    if missed and ways is not None and ways.made_without(with_item(runs_of["missed-change"], "missed-change", missed),
+                                                         missed):
+        del runs_of["missed-change"]  # a successful trial of their task did without that change: no lead to make it
     all_tasks = run_counts.tasks(failed)
     usable, aside = [], []
     preference = list(_SAID)

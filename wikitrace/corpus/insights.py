@@ -298,7 +298,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             item["titles"] = [titles[i] for i in item["insights"] if i in titles]
     prompt_rules = {r["step"]: rules_of(r) for r in runs}  # the prompt's rules on each run's arguments, once a run
     for entry in out:  # last: what to do keeps the advice, the evidence the counts
-        said, runs = mistake(entry, by_step)
+        said, runs = mistake(entry, by_step, ways.get(kind_of_entry[entry["id"]]))
         if entry["key"].startswith("idle|"):  # an agent that said it could not, where a look-up could have shown it
             kind = kind_of_entry[entry["id"]]
             claim = claims(groups[entry["id"]], trials, ways[kind].writes, ways[kind].did,

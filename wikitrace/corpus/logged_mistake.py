@@ -44,7 +44,7 @@ def _named(runs: list[dict], kind: str) -> tuple[Counter, dict[str, set[str]]]:
     return named, came
 
 
-def mistake(entry: dict, by_step: dict[str, dict]) -> tuple[str, dict]:
+def mistake(entry: dict, by_step: dict[str, dict], ways=None) -> tuple[str, dict]:
     """What to do against the mistake the logs show, with its count, for a lesson led by a change's facts (its arguments, a change
     made unasked, a change never made) naming one argument or tool in most of the runs they cover,
     with one count, and {"steps": the runs that count is of, "said": what they did} for the page's
@@ -72,6 +72,8 @@ def mistake(entry: dict, by_step: dict[str, dict]) -> tuple[str, dict]:
     if 2 * named[top] <= len(hit) or sum(n == named[top] for n in named.values()) > 1:
         return "", {}  # no one argument or tool most of them share
     with_top = [r for r in hit if top in _named([r], kind)[0]]
+    if kind == "missed-change" and ways is not None and ways.made_without(with_top, top):
+        return "", {}  # a successful trial of their task never made it either: leaving it unmade did not decide
     share, steps = run_counts.part_of(with_top, failed), [e["step"] for e in with_top]
     if kind == "arguments":
         change, _, arg = top.partition(".")

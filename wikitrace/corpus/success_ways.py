@@ -51,6 +51,17 @@ class SuccessWays:
                     if n.isdigit() and int(n) > 1:
                         self.repeated.setdefault(tool, []).append(r)
 
+    def made_without(self, runs: list[dict], tool: str) -> bool:
+        """Whether a successful run of the task of one of ``runs`` never had a ``tool`` call go
+        through: an expected change its task's success did without did not decide a failure."""
+        if not hasattr(self, "_by_task"):
+            self._by_task: dict[str, list[dict]] = {}
+            for r in self.runs:
+                if r.get("task_id") is not None:
+                    self._by_task.setdefault(str(r["task_id"]), []).append(r)
+        return any(f"did|{tool}" not in (w.get("patterns") or ()) for r in runs if r.get("task_id") is not None
+                   for w in self._by_task.get(str(r["task_id"]), ()))
+
     def lookups_before(self, tool: str) -> str:
         """", after get_reservation_details (in 5 of them) and get_user_details (in 4)": the
         look-ups more than half of the runs that made ``tool`` had made before it."""
