@@ -57,6 +57,20 @@ def test_a_refusal_that_kept_a_run_from_an_unwanted_change_is_the_lesson_with_th
         "business flights can always be cancelled.\"")
 
 
+def test_a_refusal_the_run_then_went_against_is_not_said_to_be_what_it_did(tmp_path):
+    """The agent refused, then sent the cancel anyway and only the tool's error stopped it: the page
+    says no change is the way, not that this run held to its refusal."""
+    said = "Your booking is basic economy without insurance, so it cannot be cancelled now."
+    then = [user("Please try anyway."),
+            *tool("cancel_reservation", {"reservation_id": "Q4WZ8N"}, "Error: reservation cannot be cancelled")]
+    run = _run(tmp_path, said, then=then)
+    [fact] = [f.text for f in compile_offline(run).in_short]
+    sent = _turn_of(run, "reservation cannot be cancelled")
+    assert fact.startswith("Make no change (the task expected no change): ") and "as this run did" not in fact
+    assert (f"; yet this run sent cancel_reservation at turn {sent}, which answered with an error, so no change went "
+            "through") in fact
+
+
 def test_two_rules_naming_the_value_alike_quote_neither(tmp_path):
     """Two sentences naming "basic economy" that share as many of the refusal's words: which one
     made refusing right is not settled, so no rule is quoted (the refusal still is)."""

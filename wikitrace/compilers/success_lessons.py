@@ -128,9 +128,16 @@ def refused(r: Reading, writes: list[Call], expected_handoff: bool = False) -> K
             f"Refuse {what} and make no change, as this run did" if not writes or not expected_handoff else
             f"Refuse {what}, then hand off" + (" only after the user's reply to the refusal" if asked is not None else "")
             + ", as this run did")
-    head += "" if looks else f" ({expected})"
+    tried = [c for c in r.calls if c.writes and c.error] if not writes and not looks else []
+    if tried:  # it did not hold to its refusal: a change was sent, and only the tool's error stopped it
+        head = f"Make no change ({expected})"
+    head += "" if looks or tried else f" ({expected})"
     text = f"{head}: " + (join(parts, 3) + "; " if parts else "") + \
         f"the agent told the user at turn {refusal.turn}: \"{refusal.text}\""
+    if tried:
+        text += (f"; yet this run sent {tried[0].name} at turn {tried[0].n}, which answered with an error, so no "
+                 "change went through")
+        turns.append(tried[0].n)
     rule = _rule(r, refusal, [p for _c, _k, _v, p in named])
     if rule is not None:
         text += f" The system prompt's rule naming the same value{'s' if len(named) > 1 else ''} (turn {r.system.turn}): \"{rule}\""
