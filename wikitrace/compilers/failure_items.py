@@ -86,12 +86,16 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
             got_past=past is not None and not c.writes, never_got_past=how is None,
             otherwise=how is not None and how.otherwise))
     # a loop: the same call answered the same way, three times or more (the same command in
-    # another folder, or answered differently, is no repetition)
-    repeats = Counter((c.sig, _answer(c)) for c in calls)
+    # another folder, or answered differently, is no repetition): only a call sent three times or more
+    # is one, so only their answers are folded (once each)
+    sent = Counter(c.sig for c in calls)
+    looping = [c for c in calls if sent[c.sig] >= 3]
+    answers = {c.n: _answer(c) for c in looping}
+    repeats = Counter((c.sig, answers[c.n]) for c in looping)
     for key, n in repeats.items():
         if n < 3:
             continue
-        same = [c for c in calls if (c.sig, _answer(c)) == key]
+        same = [c for c in looping if (c.sig, answers[c.n]) == key]
         errs = sum(1 for c in same if c.error)
         if errs == n:
             how = "each of them was answered with an error"

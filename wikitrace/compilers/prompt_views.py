@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..runs.model import Run, Turn
+from ..runs.model import Run, Turn, reused_encoder
 from ..templates import render
 from . import user_prompt
 from .schema import MAX_INSIGHTS
@@ -21,12 +21,16 @@ def clip(text: str, limit: int) -> str:
     return f"{text[:head]}\n[... {cut} characters clipped ...]\n{text[-tail:]}"
 
 
+# json.dumps(v, ensure_ascii=False, sort_keys=True) with its C encoder built once: every call of every run
+_ARGS_JSON = reused_encoder(json.JSONEncoder(ensure_ascii=False, sort_keys=True))
+
+
 def args_text(arguments: Any) -> str:
     if arguments is None:
         return ""
     if isinstance(arguments, str):
         return arguments
-    return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+    return _ARGS_JSON(arguments)
 
 
 def ended_by(run: Run) -> str:

@@ -8,7 +8,6 @@ argument keys and the run's own system prompt are the only vocabulary.
 
 from __future__ import annotations
 
-import json
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..runs.errors import is_test_report
 from ..runs.model import Run, Turn
 from .consent import Consent, Unagreed
-from .text import signature
+from .text import signature, sorted_json_text
 
 if TYPE_CHECKING:
     from .arguments import ArgCheck
@@ -328,7 +327,7 @@ def full_arguments(turn: Turn) -> str:
         return ""
     if isinstance(args, str):
         return args
-    return json.dumps(args, ensure_ascii=False, sort_keys=True)
+    return sorted_json_text(args)
 
 
 def leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:

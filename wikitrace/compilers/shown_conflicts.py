@@ -54,16 +54,27 @@ def _dicts(node, out: list) -> list:
 
 def _answers(r: Reading, before: int):
     """(look-up, its parsed answer's dicts) for each look-up that went through before a turn."""
-    memo = r.memo.setdefault("shown_conflicts.dicts", {})
+    for x in _look_ups(r, before):
+        yield x, _answer_dicts(r, x)
+
+
+def _look_ups(r: Reading, before: int):
+    """Each look-up that went through before a turn with a JSON answer, in order."""
     for x in r.calls:
         if x.n >= before:
             break
         if x.writes or x.error or not (x.turn.result or "").lstrip()[:1] in "{[":
             continue
-        if x.n not in memo:
-            data = _parsed(x.turn.result)
-            memo[x.n] = _dicts(data, []) if isinstance(data, (dict, list)) else []
-        yield x, memo[x.n]
+        yield x
+
+
+def _answer_dicts(r: Reading, x: Call) -> list:
+    """The dicts of a look-up's parsed answer (``_dicts``), walked once per run."""
+    memo = r.memo.setdefault("shown_conflicts.dicts", {})
+    if x.n not in memo:
+        data = _parsed(x.turn.result)
+        memo[x.n] = _dicts(data, []) if isinstance(data, (dict, list)) else []
+    return memo[x.n]
 
 
 def _money(v: float) -> str:
@@ -95,10 +106,13 @@ def _matches(entry: dict, d: dict, sent_to_look_up: set[str]) -> bool:
 def _count(r: Reading, c: Call) -> KeyFact | None:
     args = c.turn.arguments
     options = {k: v for k, v in args.items() if isinstance(v, str) and v}
+    sent_to: dict[int, set[str]] = {}  # each look-up's sent texts, made once, not once per entry
     for list_key, entry, others in _items(args):
         needed, of = max(((len(v), k) for k, v in others), default=(1, ""))
         for x, dicts in _answers(r, c.n):
-            sent = {v for _p, v in leaves(x.turn.arguments) if isinstance(v, str)}
+            sent = sent_to.get(x.n)
+            if sent is None:
+                sent = sent_to[x.n] = {v for _p, v in leaves(x.turn.arguments) if isinstance(v, str)}
             for _k, d in dicts:
                 if not _matches(entry, d, sent):
                     continue
@@ -174,9 +188,12 @@ def _over(r: Reading, c: Call, now: datetime) -> KeyFact | None:
     date field), whose list entries dated on or after that day (what it booked, not who) all fall
     before the stated now."""
     ids = {v for v in c.turn.arguments.values() if isinstance(v, str) and re.search(r"\d", v) and " " not in v}
-    for x, dicts in reversed(list(_answers(r, c.n))):
+    for x in reversed(list(_look_ups(r, c.n))):
         asked = [v for _p, v in leaves(x.turn.arguments)]
-        if len(asked) != 1 or asked[0] not in ids or not dicts or not isinstance(dicts[0][1], dict):
+        if len(asked) != 1 or asked[0] not in ids:
+            continue
+        dicts = _answer_dicts(r, x)  # walked only for a look-up of one of the change's ids
+        if not dicts or not isinstance(dicts[0][1], dict):
             continue
         record, named = dicts[0][1], asked[0]
         made = [d for v in record.values() if (d := _day(v)) is not None]

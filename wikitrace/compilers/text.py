@@ -6,7 +6,7 @@ import json
 import re
 
 from ..runs.errors import failure_line
-from ..runs.model import Turn
+from ..runs.model import Turn, reused_encoder
 
 # Tokens that hold only in one episode: anything with a digit (ids, amounts, dates) and numbers.
 _VALUE = re.compile(r"\b(?=[A-Za-z_]*\d)[A-Za-z0-9_\-]{3,}\b|\b\d+(?:[.,:]\d+)*\b")
@@ -84,13 +84,14 @@ def generic(text: str) -> str:
 
 
 _MASKS = re.compile(r"…(?:[\s,;/-]*…)+")  # masked values in a row become one
-# what json.dumps(sort_keys=True, default=str) builds on each call, made once: a run asks for
-# the signature of each of its calls many times
-_SIGNATURE_JSON = json.JSONEncoder(sort_keys=True, default=str)
+# json.dumps(v, sort_keys=True, default=str) and json.dumps(v, ensure_ascii=False, sort_keys=True),
+# each with its C encoder built once: a run asks for its calls' arguments so many times
+sorted_json = reused_encoder(json.JSONEncoder(sort_keys=True, default=str))
+sorted_json_text = reused_encoder(json.JSONEncoder(ensure_ascii=False, sort_keys=True))
 
 
 def signature(turn: Turn) -> str:
-    return f"{turn.name}({_SIGNATURE_JSON.encode(turn.arguments)})"
+    return f"{turn.name}({sorted_json(turn.arguments)})"
 
 
 def short_task(instruction: str, limit: int = 90) -> str:

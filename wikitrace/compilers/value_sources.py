@@ -28,7 +28,7 @@ from .id_sources import other_item, read_from, several
 from .insight_words import free_form, join, top_key
 from .picked_values import picked, user_described
 from .reading import Call, Reading, _occurs, leaves, t_is_user
-from .text import clip_words
+from .text import clip_words, sorted_json
 from .told_numbers import _number_patterns, _told_number
 from .renderings import held_before
 
@@ -138,7 +138,7 @@ def _source_turn(r: Reading, c: Call, a, names: frozenset[str]) -> Turn | list[T
         return told[-1] if told else None
     fielded = [t for t in places
                if _parsed(t.result or "") is _NOT_JSON or (key, text) in _lower_fields(t.result or "")[1]]
-    asked = {json.dumps(t.arguments, sort_keys=True, default=str) for t in fielded}
+    asked = {sorted_json(t.arguments) for t in fielded}
     if len(asked) == 1:  # one look-up (asked once or again) gave it under its own field
         return fielded[-1]
     return None  # a common value several records (or no field of its name) held: the log does not say which

@@ -377,9 +377,13 @@ def read_single(path: Path, to_run, attach_outcome) -> Iterator[Any]:
     yield run
 
 
-def jsonl_records(path: Path, known: dict | None = None) -> Iterator[Any]:
-    """Each line of a JSONL file as ``(where, lineno, record, digest)``; a bad line as a
-    RunError; a line whose digest is in ``known`` as its ``Carried``, unparsed."""
+def jsonl_records(path: Path, known: dict | None = None, kept: bool = False) -> Iterator[Any]:
+    """Each line of a JSONL file as ``(where, lineno, record, digest, clean)``; a bad line as a
+    RunError; a line whose digest is in ``known`` as its ``Carried``, unparsed. With ``kept``
+    (the record is kept as the run's original), ``clean`` is ``repair.clean_json`` of the line
+    as read, else False."""
+    from .repair import clean_json
+
     for lineno, raw in iter_lines(path):
         where = f"{path}:{lineno}"
         digest = record_digest(raw)
@@ -387,6 +391,8 @@ def jsonl_records(path: Path, known: dict | None = None) -> Iterator[Any]:
             yield known[digest]
             continue
         try:
-            yield where, lineno, parse_json(decode(raw, where), where, single_line=True), digest
+            record = parse_json(decode(raw, where), where, single_line=True)
         except RunError as exc:
             yield exc
+            continue
+        yield where, lineno, record, digest, kept and clean_json(raw)

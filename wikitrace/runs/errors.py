@@ -118,7 +118,22 @@ _BANNER = re.compile(r"^([=_*#~-])\1{2,}.*\1{3}$")
 
 def observation_is_error(text: Any) -> bool:
     """True when the observation shows the call failed (see the module docstring)."""
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
+        return False
+    return _text_is_error(text) if len(text) <= _KEPT_CHARS else _is_error(text)
+
+
+_KEPT_CHARS = 16_384  # answers up to this long are judged once per text, the rest each time
+
+
+@lru_cache(maxsize=1024)
+def _text_is_error(text: str) -> bool:
+    """Per answer text: trials of one task get the same answers (two in three of tau-bench's)."""
+    return _is_error(text)
+
+
+def _is_error(text: str) -> bool:
+    if not text.strip():
         return False
     return bool(_WHOLE.match(text) or _USAGE_ONLY.match(text.strip()) or _LINE.search(text) or _COLUMN0.search(text))
 

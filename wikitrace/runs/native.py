@@ -110,7 +110,7 @@ def read_jsonl(path: Path, known: dict | None = None) -> Iterator[Run | RunError
             if isinstance(item, (RunError, Carried)):
                 yield item
                 continue
-            where, lineno, obj, digest = item
+            where, lineno, obj, digest, _clean = item
             try:
                 run = run_from_dict(obj, where)
             except RunError as exc:

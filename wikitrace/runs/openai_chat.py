@@ -24,6 +24,7 @@ from typing import Any, Iterator
 from . import harness
 from ._common import SNIFF_BYTES, Carried, jsonl_records, parse_json, read_text, text_of
 from .chat_messages import messages_to_turns
+from .repair import CLEAN_ORIGINAL, clean_json
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
 _POLICY_HEADING = re.compile(r"^#\s*([A-Za-z][A-Za-z ]{0,40}?)\s+Agent Policy", re.M)
@@ -141,8 +142,9 @@ def looks_like(sample: Any) -> bool:
     return isinstance(sample, dict) and isinstance(sample.get("traj", sample.get("messages")), list)
 
 
-def _records(path: Path, text: str) -> Iterator[tuple[str, int, Any, None] | RunError]:
-    """(where, index, record, no digest) of a JSON array file."""
+def _records(path: Path, text: str) -> Iterator[tuple[str, int, Any, None, bool] | RunError]:
+    """(where, index, record, no digest, clean) of a JSON array file: ``clean`` is
+    ``repair.clean_json`` of the whole file, once for all its records."""
     try:
         records = parse_json(text, str(path))
     except RunError as exc:
@@ -151,8 +153,9 @@ def _records(path: Path, text: str) -> Iterator[tuple[str, int, Any, None] | Run
     if not isinstance(records, list):
         yield RunError(f"{path}: expected a JSON array of runs")
         return
+    clean = clean_json(text)
     for i, rec in enumerate(records):
-        yield f"{path}: record {i}", i, rec, None
+        yield f"{path}: record {i}", i, rec, None, clean
 
 
 def read(path: Path, known: dict | None = None) -> Iterator[Run | RunError | Carried]:
@@ -171,12 +174,12 @@ def read(path: Path, known: dict | None = None) -> Iterator[Run | RunError | Car
             return
         items: Iterator = _records(path, text)
     else:
-        items = jsonl_records(path, known)
+        items = jsonl_records(path, known, kept=True)
     for item in items:
         if isinstance(item, (RunError, Carried)):
             yield item
             continue
-        where, index, rec, digest = item
+        where, index, rec, digest, clean = item
         try:
             run = record_to_run(rec, where)
         except RunError as exc:
@@ -189,4 +192,6 @@ def read(path: Path, known: dict | None = None) -> Iterator[Run | RunError | Car
                       "original": rec, "original_format": "json"}
         if digest:
             run.source["record_digest"] = digest
+        if clean:  # its text holds nothing to repair: repair.run need not look again
+            run.source[CLEAN_ORIGINAL] = True
         yield run
