@@ -79,3 +79,24 @@ def test_the_lesson_on_a_wrong_count_names_the_runs_that_never_learned_the_case(
             "first") in entry["advice"]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     assert "so find that out first" in page.split("## What to do", 1)[1].split("## Evidence", 1)[0]
+
+
+def test_an_expected_value_nothing_in_reach_held_is_said_so(tmp_path):
+    """The task expected a birth date that no answer, no user message and not the task's own
+    instruction held: the page says so beside the difference, so no reader takes "check it against
+    the records" for a check this log allowed; where the user gave it, nothing is said."""
+    from test_rule_reasons import BOOKING, TRIP, _run
+
+    other = [{"first_name": "Tove", "last_name": "Brand", "dob": "1980-01-01"}]
+    sent = dict(BOOKING, passengers=other)
+
+    def facts(words: str):
+        run = _run(tmp_path, [_user(f"Book me on HAT318 on June 12 in economy, with 3 checked bags.{words} Yes."),
+                              *_tool("book_reservation", sent, dict(TRIP, passengers=other))],
+                   [{"name": "book_reservation", "kwargs": BOOKING}])
+        return [f.text for f in _facts(run)]
+
+    (fact,) = [t for t in facts("") if t.startswith("book_reservation at turn")]
+    assert "where the task expected \"1979-02-11\". The expected \"1979-02-11\" stands in no answer or user message " \
+           "of this run, nor in its task's instruction." in fact
+    assert not any("stands in no answer" in t for t in facts(" I was born on 1979-02-11."))

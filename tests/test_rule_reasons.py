@@ -427,8 +427,10 @@ def test_a_cancel_of_another_record_than_expected_says_what_the_rule_settles_on_
         return fact
 
     fact = lead(TRIP)
+    # the expected id stood nowhere the run could read: said first (a look-up it never made might have shown it)
     assert fact.text.startswith("cancel_reservation at turn 6 sent `reservation_id` \"K2PL7Q\" where the task expected "
-                                "\"K9INSR\". The system prompt's rule on cancel_reservation"), fact.text
+                                "\"K9INSR\". The expected \"K9INSR\" stands in no answer or user message of this run, "
+                                "nor in its task's instruction. The system prompt's rule on cancel_reservation"), fact.text
     assert fact.text.endswith("So of this rule only \"when the carrier cancelled a flight of it\" could still have allowed "
                               "this cancel_reservation."), fact.text
     assert "On these fields" not in lead(dict(TRIP, insurance="yes")).text

@@ -19,7 +19,7 @@ from .offers import unmade_offer
 from .reading import Call, Reading, leaves
 from . import rule_reasons, rule_refusals
 from .schema import KeyFact
-from .unshown_values import empty_lookup_note, expected_note, unsearched_note
+from .unshown_values import empty_lookup_note, expected_note, out_of_reach_note, unsearched_note
 
 LEADS = "in_short.leads"  # Reading.memo: texts of facts that say why a failed run failed (they come first)
 
@@ -48,6 +48,8 @@ def expected_facts(r: Reading) -> list[KeyFact]:
             note, shown = expected_note(r, c, diffs)  # a value nothing had shown, where the expected one was
             if not note:  # or an expected value no answer held, the look-ups having sent other values
                 note, shown = unsearched_note(r, c, closest_expected(r, c), diffs)
+            if not note:  # or one nothing the agent could read held at all: no check would have found it
+                note = out_of_reach_note(r, diffs[:2])
             out.append(_why(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
                                     + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else ".")
                                     + note, [c.n] + shown, "arguments", _differing_args(r, c, diffs)),

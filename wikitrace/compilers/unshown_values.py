@@ -152,3 +152,20 @@ def empty_lookup_note(r: Reading, c: Call) -> tuple[str, list[int]]:
                     f"{'is' if len(quoted) == 1 else 'are'} in the answer of {f.name} at turn {f.n}, a look-up with "
                     "the same arguments.", [e.n, f.n])
     return "", []
+
+
+def out_of_reach_note(r: Reading, diffs) -> str:
+    """" The expected … stands in no answer or user message of this run, nor in its task's
+    instruction …" when every differing expected text value (of those ``diffs`` shown) is so: no
+    answer the run got and nothing the user knew held it, so checking what the run read could not
+    have found it; a look-up it never made might have (or the task's expectation is its own)."""
+    wants = [want for _k, want, _got in diffs if isinstance(want, str) and want.strip()]
+    if not wants or len(wants) < len(diffs):
+        return ""
+    end = max((t.turn for t in r.run.turns), default=0) + 1
+    told = (r.run.task.instruction or "").lower()
+    if any(r.anywhere_before(w, end) or w.lower() in told for w in wants):
+        return ""
+    shown = " and ".join(f'"{w}"' for w in wants)
+    return (f" The expected {shown} stand{'s' if len(wants) == 1 else ''} in no answer or user message of this run, "
+            "nor in its task's instruction.")
