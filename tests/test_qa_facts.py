@@ -281,3 +281,23 @@ def test_a_page_found_by_searching_a_name_is_not_where_that_name_came_from():
                          "answer with what that page says; here Search[Wren Castell] at turn 1 (a name from the "
                          "question), then Search[Lantern (band)] at turn 3 (a name the page at turn 1 gave), which "
                          "returned \"2006\".")
+
+
+def test_a_look_up_of_the_answer_itself_is_said_to_be_one():
+    """Search[Arnsby] returns the page on Arnsby: it holds the answer by being found with it, and the
+    note says so; a look-up of a longer name holding the answer is no search of the answer itself."""
+    from wikitrace.compilers.page_notes import given_answer_note
+    from wikitrace.compilers.reading import read_run
+
+    r = read_run(RUNS["q004"])
+    (note,) = given_answer_note(r, r.calls[-1])
+    assert note.startswith('The answer it gave, "Arnsby", appears in what Search returned at turn 1, a look-up that '
+                           "searched the answer itself (Search[Arnsby]): ")
+    for q in RUNS:
+        r = read_run(RUNS[q])
+        if not r.calls:
+            continue
+        for note in given_answer_note(r, r.calls[-1]):
+            if "searched the answer itself" in note:  # true of the call it names: its query is the answer, kind aside
+                asked = note.split("itself (", 1)[1].split("]): ", 1)[0].split("[", 1)[1]
+                assert asked.split(" (")[0].casefold() == str(r.calls[-1].turn.arguments).casefold(), (q, note)

@@ -246,7 +246,13 @@ def given_answer_note(r: Reading, c: Call, width: int = 90) -> list[str]:
     kind, where, window = found
     given = " ".join(str(c.turn.arguments).split())
     if kind == "look-up":
-        return [f"The answer it gave, {json.dumps(given)}, appears in what {where.name} returned at turn {where.n}: "
+        # a look-up that searched the answer itself holds it by being found with it: said so, or the
+        # reader takes the page for where the answer was read (Search[Sony] returns the page on Sony)
+        asked = " ".join(str(where.turn.arguments or "").split())
+        bare = re.sub(r"\s*\([^()]*\)\s*$", "", asked)  # "Love and Theft (duo)": the name, its kind aside
+        own = (f", a look-up that searched the answer itself ({where.name}[{asked}])"
+               if words_of(given).strip() and words_of(given) == words_of(bare) else "")
+        return [f"The answer it gave, {json.dumps(given)}, appears in what {where.name} returned at turn {where.n}{own}: "
                 f"\"{window}\""]
     if kind == "error":
         return [f"The answer it gave, {json.dumps(given)}, appears in no look-up that went through, only in the error "
