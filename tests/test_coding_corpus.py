@@ -168,10 +168,14 @@ def test_a_run_the_harness_ended_before_its_submit_is_not_said_to_have_left_it_o
     out, _data, step = coding_out
     llama, won = step["swe-llama/acme__jsonkit-102"], step["swe-gpt4o/acme__jsonkit-102"]
     mine = (out / "compilation" / f"{llama}.md").read_text()
-    assert "; the harness ended this run before it made it." in mine and "this run never made it" not in mine
+    assert "; the harness ended this run before it made it" in mine and "this run never made it" not in mine
     assert ("but the harness ended the run (cost limit reached (exit_cost)) before the change was submitted, so the "
             "run failed whatever the change did.") in mine
     assert "the change it made may not be" not in mine
+    # both logs record their model cost: it made no more calls than the successful trial, each dearer, so the
+    # page does not leave the reader to blame the number of calls
+    assert ("the harness ended this run before it made it; the log records this run's model cost as 3 over 7 calls, "
+            "and the successful trial's as 0.61 over 8: no more calls than it, each dearer.") in mine
     theirs = (out / "compilation" / f"{won}.md").read_text()
     assert f"was ended by the harness before making it ([{llama}]({llama}.md))" in theirs
     # it had no turn left to submit: its successful trial's page does not tell the reader to submit as if

@@ -498,7 +498,7 @@ def test_a_failed_trial_alike_in_what_went_through_is_not_said_to_have_made_the_
     whose changes match this success's is said to have had the same calls go through, not to have
     made the same calls (tau step-0196 also sent three bookings that all failed, then hit the step
     limit)."""
-    from wikitrace.corpus.trial_contrast import success_line
+    from wikitrace.corpus.trial_success import success_line
 
     made = ["did|get_user_details", "did|book_reservation", "set|book_reservation|flights|ab12",
             "count|book_reservation|1"]

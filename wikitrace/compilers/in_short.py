@@ -44,6 +44,7 @@ from .qa_facts import qa_facts
 from .record_claims import contradicted, past_dates, unchecked
 from .record_facts import stated_now
 from .shown_conflicts import shown_conflicts
+from .model_cost import model_cost
 from .reading import Call, Reading, harness_reason
 from .task_words import answer_origin
 from . import success_lessons
@@ -285,12 +286,11 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
 def _spent(r: Reading) -> str:
     """What the log records the run's model calls cost (SWE-agent's ``model_stats``): a run stopped
     for cost may have made no more calls than its siblings, only dearer ones."""
-    stats = (r.run.task.metadata or {}).get("model_stats")
-    cost = stats.get("instance_cost") if isinstance(stats, dict) else None
-    calls = stats.get("api_calls") if isinstance(stats, dict) else None
-    if not isinstance(cost, (int, float)) or isinstance(cost, bool):
+    spent = model_cost(r)
+    if spent is None:
         return ""
-    made = f" over {calls} model call{'s' if calls != 1 else ''}" if isinstance(calls, int) and calls > 0 else ""
+    cost, calls = spent
+    made = f" over {calls} model call{'s' if calls != 1 else ''}" if calls else ""
     return f" The log records its model cost as {cost:g}{made}."
 
 

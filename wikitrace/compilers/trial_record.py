@@ -25,6 +25,7 @@ from .insight_parts import edits_of
 from .insight_words import answer_seen_in, expected_answer, gives_answer, report_message
 from .offered_names import naming_page, unsent_offers
 from .refusal_cites import declined, refused
+from .model_cost import model_cost
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .test_edits import test_only_edits
 from .unseen_names import unseen_names
@@ -203,6 +204,9 @@ def record(r: Reading) -> dict:
         out["no_calls"] = True  # "this run made no calls at all", not "never made that one"
     if not r.run.outcome.success and harness_reason(r) is not None:
         out["stopped"] = True  # the harness ended it: a change it never made is one it had no turn for
+    spent = model_cost(r)
+    if spent is not None:  # what its model calls cost, set against a trial's on a page
+        out["cost"] = list(spent)
     if answer is None and expected_answer(r) is None:  # which tools' look-ups went through: a successful
         # trial's value that came from a look-up this run never made is the step it missed
         reads = sorted({c.name for c in r.calls if not c.writes and not c.error and c.name})
