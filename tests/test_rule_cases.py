@@ -49,7 +49,7 @@ def test_the_lesson_on_a_wrong_count_names_the_runs_that_never_learned_the_case(
     case before it counts bags."""
     import json
 
-    from test_insight_layer import corpus_json
+    from test_insight_layer import corpus_json, text_count_mismatches
     from test_rule_reasons import BOOKING, MEMBER, POLICY, TRIP
 
     from wikitrace.build import build
@@ -74,11 +74,12 @@ def test_the_lesson_on_a_wrong_count_names_the_runs_that_never_learned_the_case(
     unlearned = sorted(r["step"] for r in data["runs"] if any(f["kind"] == "unlearned-case" for f in r["facts"]))
     assert len(unlearned) == 2  # the run that looked the member up had the tier in hand
     (entry,) = [e for e in data["insights"] if "which case" in e.get("advice", "")]
-    assert (f"in 2 of them ({', '.join(unlearned)}) no answer or user message before the call named which case of "
+    assert (f"in 2 of the 3 runs ({', '.join(unlearned)}) no answer or user message before the call named which case of "
             "the system prompt's rule on `nonfree_baggages` applied (\"bronze\" or \"platinum\"), so find that out "
             "first") in entry["advice"]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     assert "so find that out first" in page.split("## What to do", 1)[1].split("## Evidence", 1)[0]
+    assert not text_count_mismatches(out)  # the runs it names are the count it states
 
 
 def test_an_expected_value_nothing_in_reach_held_is_said_so(tmp_path):

@@ -113,7 +113,7 @@ def _unlearned(runs: list[dict], change: str, arg: str) -> str:
         return ""
     quoted = [f'"{w}"' for w in cases]
     named = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-    whom = "" if len(runs) == 1 else f"in {len(steps)} of them ({', '.join(steps)}) "
+    whom = "" if len(runs) == 1 else f"in {len(steps)} of the {len(runs)} runs ({', '.join(steps)}) "
     return (f"; {whom}no answer or user message before the call named which case of the system prompt's rule on "
             f"`{arg}` applied ({named}), so find that out first")
 
