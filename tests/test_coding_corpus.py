@@ -158,6 +158,10 @@ def test_a_run_the_cost_limit_ended_after_its_edit_learns_where_its_calls_went(c
     assert "make the call that settles the task" in page and "the file it changes is the one" not in page
     # no call came after its change: the title does not put the lost calls there
     assert limit["title"] == "Reach the change early and settle it before the harness stops the run"
+    # its successful trial made more model calls for less: the lesson does not blame the calls it spent
+    assert "instead of spending calls" not in page and (
+        f"The logs record what the model calls cost: {llama}, 3 over 7 model calls, against "
+        f"{step['swe-gpt4o/acme__jsonkit-102']}, 0.61 over 8.") in page
     # its successful trial submitted: the page's trial contrast says so
     assert "submitted its changes, which the failed run never did" in page
 
@@ -427,3 +431,25 @@ def test_a_run_stopped_for_cost_says_what_the_log_records_it_cost(coding_out):
             in line), line
     # a run the log records no cost for says nothing of one
     assert not any("model cost" in ln for ln in _in_short(out, step["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]))
+
+
+def test_a_cost_stop_keeps_the_advice_on_calls_where_the_stopped_run_made_more_of_them():
+    """The clause on calls spent goes only where the successful trial made as many calls, each
+    cheaper; a stopped run that made more calls than its successful trial keeps it."""
+    from wikitrace.compilers.limit_insights import WASTED_CALLS
+    from wikitrace.corpus.stop_counts import stopped_at
+
+    guide = f"A harness limit ends a run: go to what the task names early{WASTED_CALLS}, then settle it."
+
+    def entry_for(mine: list, theirs: list) -> dict:
+        runs = [{"step": "step-0001", "task_id": "t1", "outcome": "failure", "steps": 12,
+                 "decisive": {"stopped": True, "cost": mine}},
+                {"step": "step-0002", "task_id": "t1", "outcome": "success", "steps": 8, "decisive": {"cost": theirs}}]
+        entry = {"key": "stopped|changed", "guideline": guide,
+                 "sources": [{"step": "step-0001", "outcome": "failure"}]}
+        stopped_at(entry, runs)
+        return entry
+
+    assert WASTED_CALLS not in entry_for([3.0, 7], [0.61, 8])["guideline"]
+    assert entry_for([3.0, 12], [0.61, 8])["guideline"] == guide  # it did make more calls
+    assert entry_for([0.5, 7], [0.61, 8])["guideline"] == guide  # and no cheaper ones: nothing to say

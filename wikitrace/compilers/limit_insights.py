@@ -53,14 +53,18 @@ def spent_detail(r: Reading, writes: list[Call]) -> str:
                    f"none of them a change that went through")
 
 
+# the clause blaming the calls spent: the insight layer drops it where the runs' logs show their
+# successful trials made as many model calls, each cheaper (corpus/stop_counts.py)
+WASTED_CALLS = " instead of spending calls on commands that fail or on looking around"
+
+
 def limit_insight(r: Reading, writes: list[Call]) -> CandidateInsight:
     """A failed run the harness stopped after ``writes`` (its calls that went through and changed state)."""
     return make_insight(
         # the calls before the change are where such runs lost their budget as often as those after it
         LIMIT_CHANGED, "Reach the change early and settle it before the harness stops the run",
         "A harness limit (steps, cost or context) ends a run whether or not its task is settled: go to what the "
-        "task names early (search for it when its place is not known) instead of spending calls on commands "
-        "that fail or on looking around, and once the change is made and checked, make the call that settles "
-        "the task instead of looking further.",
+        f"task names early (search for it when its place is not known){WASTED_CALLS}, and once the change is "
+        "made and checked, make the call that settles the task instead of looking further.",
         f"In {kind_of_tasks(r)} that a harness stops at a limit (steps, cost or context), from the first call on.",
         spent_detail(r, writes), False)

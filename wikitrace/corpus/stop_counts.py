@@ -4,12 +4,16 @@
 stops runs after a fixed number of tool calls shows it in its logs: most of the runs it stopped made
 the same number of calls. When more than half of them did, the page says so, with the number of
 calls the successful runs of the type made, so a run knows by which call its answer has to come. A
-limit of cost or context stops runs at differing counts, and nothing is said of it.
+limit of cost or context stops runs at differing counts, and nothing is said of that count; where
+the logs record what the model calls cost and a run stopped for cost made no more calls than a
+successful trial of its task, each dearer, the lesson says that instead of blaming the calls spent.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+
+from ..compilers.limit_insights import WASTED_CALLS
 
 KEYS = ("idle|", "stopped|")  # the lessons of runs that ended without settling, stopped by a limit
 
@@ -26,6 +30,9 @@ def stopped_at(entry: dict, runs: list[dict]) -> None:
     looking = entry["key"].startswith("answer|") and entry["key"].endswith(KEEP_LOOKING)
     if not entry["key"].startswith(KEYS) and not looking:
         return
+    dearer = _dearer(entry, runs)
+    if dearer:
+        entry["guideline"] = f"{entry['guideline'].replace(WASTED_CALLS, '')} {dearer}"
     stopped = [r["steps"] for r in runs if (r.get("decisive") or {}).get("stopped") and isinstance(r.get("steps"), int)]
     if len(stopped) < 2:
         return
@@ -51,6 +58,38 @@ def stopped_at(entry: dict, runs: list[dict]) -> None:
     # The stopped runs' last call was carried out, so a call settling the task there would have been too.
     which = f"by the {_ORDINALS[calls - 1]} call" if calls <= len(_ORDINALS) else "by the call the limit falls on"
     entry["guideline"] = f"{entry['guideline']} {said}: settle the task {which} at the latest."
+
+
+def _dearer(entry: dict, runs: list[dict]) -> str:
+    """When every failed source the harness stopped whose log records its model cost has a
+    successful trial of its task that made at least as many model calls for less: the sentence
+    saying so (the number of calls did not set them apart, their cost did); "" otherwise."""
+    won: dict[str, list[dict]] = {}
+    for r in runs:
+        if r.get("outcome") == "success" and (r.get("decisive") or {}).get("cost") and r.get("task_id") is not None:
+            won.setdefault(str(r["task_id"]), []).append(r)
+    by_step = {r["step"]: r for r in runs}
+    pairs = []
+    for s in entry.get("sources") or ():
+        r = by_step.get(s["step"])
+        mine = ((r or {}).get("decisive") or {}).get("cost")
+        if s["outcome"] != "failure" or not mine or not (r.get("decisive") or {}).get("stopped"):
+            continue
+        theirs = [w for w in won.get(str(r.get("task_id")), ()) if w["decisive"]["cost"][1]]
+        if not theirs or not mine[1]:
+            return ""
+        best = min(theirs, key=lambda w: (w["decisive"]["cost"][0], w["step"]))
+        (c1, n1), (c2, n2) = mine, best["decisive"]["cost"]
+        if not (n1 <= n2 and c1 > c2):
+            return ""
+        pairs.append(f"{r['step']}, {c1:g} over {n1} model calls, against {best['step']}, {c2:g} over {n2}")
+    if not pairs:
+        return ""
+    many = len(pairs) > 1
+    return (f"The logs record what the model calls cost: {'; '.join(pairs)}. "
+            + ("Each stopped run made no more calls than a successful trial of its task, and each of its calls cost "
+               "more" if many else "The stopped run made no more calls than the successful trial of its task, and each "
+               "cost more") + ": a limit on cost is met by dearer calls as much as by more.")
 
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
