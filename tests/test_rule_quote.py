@@ -155,3 +155,32 @@ def test_an_error_lesson_quotes_the_prompts_rule_on_the_argument_its_retry_chang
     assert ('The system prompt says: "All payment methods must already be in user profile for safety reasons." "If '
             'the flights are changed, the user needs to provide one gift card or credit card for payment or refund '
             'method."') in todo
+
+
+def test_a_rule_on_a_case_is_quoted_with_the_other_rules_on_that_tool_naming_the_case():
+    """"Basic economy flights cannot be modified" without "all reservations, including basic
+    economy, can change cabin" tells the agent to refuse a cabin change the prompt allows: both
+    stand in What to do when every run of the lesson kept both."""
+    import json
+
+    from wikitrace.corpus.rule_quote import held
+
+    no = "Basic economy flights cannot be modified."
+    but = "all reservations, including basic economy, can change cabin without changing the flights."
+    other = "Each extra baggage is 50 dollars."
+    kept = [["update_reservation_flights", "flights", "", no], ["update_reservation_flights", "cabin", "", but],
+            ["update_reservation_flights", "payment_id", "", other]]
+    of_run = {s: rules_of({"value_rules": kept}) for s in ("s1", "s2")}
+    of_run["s3"] = rules_of({"value_rules": kept[:1]})  # a run whose prompt lacks the exception
+    known = held([{"patterns": ['rec|0|' + json.dumps([["cabin", "basic_economy"]]),
+                                'rec|1|' + json.dumps([["cabin", "economy"]])]}])
+    advice = "Before update_reservation_flights, check `flights` against what the user asked for."
+
+    def quoted(steps: list[str]) -> str:
+        entry = {"advice": advice}
+        runs = [({"step": s, "patterns": ['rec|0|' + json.dumps([["cabin", "basic_economy"]])]}, {}) for s in steps]
+        quote_rule(entry, runs, of_run, known)
+        return entry["advice"]
+
+    assert quoted(["s1", "s2"]) == f'{advice} {LEAD}"{no}" "{but}"'
+    assert quoted(["s1", "s3"]) == f'{advice} {LEAD}"{no}"'  # not every run kept the exception

@@ -50,9 +50,25 @@ def quote_rule(entry: dict, members: list[tuple[dict, dict]], of_run: dict[str, 
             return
         mine = held([r for r, _l in members])
         quotes = [s for s in said.pop() if not _quoted(s, advice) and not _other_case(s, mine, known)]
+        quotes += [s for s in _same_case(quotes, tool, runs, known) if not _quoted(s, advice)]
         if quotes:
             entry["advice"] = f"{advice} {LEAD}" + " ".join(f'"{q}"' for q in quotes)
         return
+
+
+def _same_case(quotes: list[str], tool: str, runs: list[dict], known: dict[str, set[str]]) -> list[str]:
+    """The other rules on ``tool`` every run kept that name a case the quotes name ("basic economy"):
+    "Basic economy flights cannot be modified" read without "all reservations, including basic
+    economy, can change cabin" tells an agent to refuse what the prompt allows."""
+    named = {p for values in known.values() for v in values if len(p := _phrase(v)) >= 4
+             and any(f" {p} " in f" {_phrase(q)} " for q in quotes)}
+    if not named:
+        return []
+    shared = None
+    for rules in runs:
+        mine = {q for (t, _a), sentences in rules.items() if t == tool for q in sentences}
+        shared = mine if shared is None else shared & mine
+    return [q for q in sorted(shared or ()) if q not in quotes and any(f" {p} " in f" {_phrase(q)} " for p in named)]
 
 
 def _quoted(sentence: str, text: str) -> bool:
