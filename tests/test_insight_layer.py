@@ -556,7 +556,7 @@ def test_retrying_with_a_name_the_error_suggested_is_shown_where_it_separates_ou
     texts = [c["text"] for c in entry["separating"]]
     assert ("Of the runs that called Search again after it answered with an error, those that retried with a value "
             "the error's text named: 0 of 5 failed, 5 of 5 successful; successful runs did this more often.") in texts
-    assert "call Search again with one of the names the error lists" in entry["guideline"]
+    assert "call Search again with the name the error lists that fits what the task asks" in entry["guideline"]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     assert texts[0] in page.replace("\\'", "'")
 

@@ -119,6 +119,12 @@ def test_answers_that_held_the_expected_words_with_others_or_part_of_them_are_to
     said, _turns = recurring(unseen[0], unseen)  # no look-up had returned the span: nothing to copy it from
     assert said.endswith(": give just the words the question asks for, none added and none dropped, before "
                          "answering."), said
+    # every answer added words the look-up wrote around the span: what to leave out is the advice
+    extra = [_entry("step-0004", "failure", [{"kind": "answer-extra"}, seen], "Albany, New York"),
+             _entry("step-0054", "failure", [{"kind": "answer-extra"}, seen], "Albany, New York")]
+    said, _turns = recurring(extra[0], extra)
+    assert said.endswith(": give only the words the question asks for, leaving out the words the look-up wrote around "
+                         "them, before answering."), said
     misread = [_entry("step-0004", "failure", [seen], "Sandy Hook, Maryland"),
                _entry("step-0054", "failure", [{"kind": "answer-partial"}, seen], "Sandy Hook, Maryland")]
     said, _turns = recurring(misread[0], misread)  # one answer's words were all there: the shared fact leads

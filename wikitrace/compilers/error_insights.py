@@ -268,8 +268,8 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
                       f"call {err.name} again with {spans} changed" if changed else
                       f"do what the message asks first, then send the same {err.name} call again")
         elif isinstance(y, str) and y != x:
-            advice = (f"call {err.name} again with one of the names the error lists" if y.strip().lower() in listed
-                      else f"call {err.name} again with other words")
+            advice = (f"call {err.name} again with the name the error lists that fits what the task asks"
+                      if y.strip().lower() in listed else f"call {err.name} again with other words")
         else:
             advice = f"do what the message asks first, then send the same {err.name} call again"
         how = what_changed(err, passed)

@@ -158,6 +158,8 @@ def _turns(entry: dict, item: tuple, reflected: bool) -> list[int]:
 
 _FORM = (("kind", "answer-extra"), ("kind", "answer-partial"))
 FORM_DO = "give just the words the question asks for, none added and none dropped, before answering"
+EXTRA_SEEN_DO = ("give only the words the question asks for, leaving out the words the look-up wrote around them, "
+                 "before answering")
 FORM_SEEN_DO = ("give the words the question asks for exactly as the look-up wrote them, none added and none dropped, "
                 "before answering")
 
@@ -169,6 +171,8 @@ def _answer_do(entry: dict, holders: list[dict], made: dict[str, list]) -> str |
     others added, or only part of them, share their form's fault, whichever of the two each had."""
     if all(any(x in made[m["step"]] for x in _FORM) for m in holders):
         seen = all(("kind", "answer-seen") in made[m["step"]] for m in holders)  # a look-up had returned the span
+        if seen and all(_FORM[0] in made[m["step"]] and _FORM[1] not in made[m["step"]] for m in holders):
+            return EXTRA_SEEN_DO  # each copied more of the page than was asked: the words around it are the fault
         return FORM_SEEN_DO if seen else FORM_DO
     mine = [x for x in made[entry["step"]] if x[0] == "kind"]
     for item in mine:
