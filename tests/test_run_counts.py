@@ -34,7 +34,7 @@ def test_the_contrast_sentence_and_a_retry_count_say_the_tasks():
     contrast = {"pattern": "error|pay|no funds", "failed_met": 6, "failed": 20, "success_met": 0, "success": 9,
                 "verdict": "none", "p": 0.06, "instead": [], "tasks_met": {"failure": 1, "success": 0}}
     assert contrast_sentence({"contrast": contrast}).startswith(
-        "Runs of this task type that met this error: 6 failed, all trials of 1 task, 0 successful. ")
+        "Runs of this task type that met this error: 6 failed (all trials of 1 task), 0 successful. ")
     members = [(_run(k, "same"), {"detail": "turn 4: got past it at turn 6 (with amount changed)"}) for k in range(3)]
     members.append((_run(3, "other", "success"), {"detail": "turn 2: got past it at turn 3 (with amount changed)"}))
     entry = {"key": "error|pay|no funds", "counts": {"success": 1},

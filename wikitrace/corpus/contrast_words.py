@@ -57,8 +57,9 @@ def contrast_sentence(entry: dict) -> str:
     tasks = tasks or {"success": c["success_met"], "failure": c["failed_met"]}
     said = met_words(c["pattern"]) + (f" {IN_DOUBT}" if side == "rule" else "")
     met = (f"Runs of this task type {said}: "
-           f"{run_counts.count(c['failed_met'], tasks['failure'], 'failed')}, "
-           f"{run_counts.count(c['success_met'], tasks['success'], 'successful')}. ")
+           # "(all trials of 1 task)" in brackets: after a comma it reads as said of both counts
+           f"{run_counts.count(c['failed_met'], tasks['failure'], 'failed', paren=tasks['failure'] == 1)}, "
+           f"{run_counts.count(c['success_met'], tasks['success'], 'successful', paren=tasks['success'] == 1)}. ")
     v = c["verdict"]
     failed_here = (entry.get("counts") or {}).get("failure", 0) > 0
     if v == "no-success":
