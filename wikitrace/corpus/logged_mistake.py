@@ -98,7 +98,7 @@ def mistake(entry: dict, by_step: dict[str, dict], ways=None) -> tuple[str, dict
 
 
 def _unlearned(runs: list[dict], change: str, arg: str) -> str:
-    """"; in 2 of them (…) no answer … named which case … applied (…), so find that out first" when
+    """"; in 2 of the 4 runs (…) no answer … named which case … applied (…), so find that out first" when
     some of ``runs`` sent ``arg`` without learning which case of the prompt's rule on it applied: a
     rule with a count per membership tier cannot be followed by a run that never learnt the tier."""
     cases: list[str] = []

@@ -34,6 +34,7 @@ class SuccessWays:
         self.repeated: dict[str, list[dict]] = {}  # change tool -> successful runs where two or more went through
         self.choices: Counter = Counter()  # a choice pattern (did|, query|, retry|, said|) or what it is among -> runs
         self.memo: dict[str, frozenset[str]] = {}  # step -> its choices (_choices), for any run a lead reads
+        self._by_task: dict[str, list[dict]] | None = None  # task id -> its successful runs, made on first use
         for r in successes:
             self.choices.update(_choices(r, self.memo))
             for p in r.get("patterns") or ():
@@ -54,8 +55,8 @@ class SuccessWays:
     def made_without(self, runs: list[dict], tool: str) -> bool:
         """Whether a successful run of the task of one of ``runs`` never had a ``tool`` call go
         through: an expected change its task's success did without did not decide a failure."""
-        if not hasattr(self, "_by_task"):
-            self._by_task: dict[str, list[dict]] = {}
+        if self._by_task is None:
+            self._by_task = {}
             for r in self.runs:
                 if r.get("task_id") is not None:
                     self._by_task.setdefault(str(r["task_id"]), []).append(r)

@@ -34,7 +34,7 @@ def task_of(entry: dict) -> tuple | None:
 
 def _costs(entry: dict, best: dict) -> str:
     """"; the log records this run's model cost as 3 over 7 calls, and the successful trial's as
-    0.61 over 8: fewer calls, each dearer" where both logs record it: a run stopped for cost is
+    0.61 over 8: no more calls than it, each dearer" where both logs record it: a run stopped for cost is
     not shown to have wasted calls when the trial that succeeded made as many."""
     mine, theirs = ((e.get("decisive") or {}).get("cost") for e in (entry, best))
     if not mine or not theirs:
