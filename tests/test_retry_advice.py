@@ -44,3 +44,24 @@ def test_no_past_date_keeps_the_replace_advice():
     untested_fix(entry, [_member(72, "22", False), _member(122, "22", False)])
     assert "replace that value with one a look-up shows can work" in entry["guideline"]
     assert "already past" not in entry["guideline"]
+
+
+def test_retries_that_sent_the_expected_call_say_the_failure_lay_in_a_change_never_made():
+    """Each run got past the error with the very call the task expected, and left another expected
+    change unmade: the page says so, so no reader takes the changed argument for the fault; where a
+    run's retried call differed from the expected one, nothing is added."""
+    missed = {"kind": "missed-change", "about": ["update_reservation_baggages"]}
+
+    def member(k: int, facts: list[dict]) -> tuple[dict, dict]:
+        return ({"step": f"step-{k:04d}", "task_id": str(k), "outcome": "failure", "facts": facts},
+                {"detail": _GOT_PAST})
+
+    entry = _entry()
+    untested_fix(entry, [member(73, [missed]), member(123, [missed])])
+    assert entry["guideline"].endswith(
+        "(flights changed: 2 runs); in each, the update_reservation_flights call that got through was the one the task "
+        "expected, and a change it expected never went through (update_reservation_baggages in 2)."), entry["guideline"]
+    entry = _entry()
+    differing = {"kind": "arguments", "about": ["update_reservation_flights.flights@user"]}
+    untested_fix(entry, [member(73, [missed]), member(123, [missed, differing])])
+    assert "was the one the task expected" not in entry["guideline"]

@@ -69,8 +69,28 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
         return
     entry["guideline"] = (f"{head}, {said}. Getting the call through is not enough: "
                           + (f"{run_counts.part_of(got_past, [e for e, _l in failed])} got past it and still failed "
-                             f"({ways})." if mixed else
-                             f"the {run_counts.runs_of(got_past, paren=True)} here that got past it all failed ({ways})."))
+                             f"({ways})" if mixed else
+                             f"the {run_counts.runs_of(got_past, paren=True)} here that got past it all failed ({ways})")
+                          + f"{_failed_elsewhere(got_past, tool)}.")
+
+
+def _failed_elsewhere(runs: list[dict], tool: str) -> str:
+    """"; in each, the call that got through was the one the task expected, and a change it expected
+    never went through (…)" when every run's checked facts show no difference on ``tool`` and some
+    expected change missing: the retry was right, and the failure lies in what the run left undone."""
+    missed: Counter = Counter()
+    for e in runs:
+        facts = e.get("facts") or ()
+        if any(f.get("kind") in ("arguments", "unexpected-change") and any(
+                a.split("@")[0].split(".")[0] == tool for a in f.get("about") or ()) for f in facts):
+            return ""
+        unmade = {a for f in facts if f.get("kind") == "missed-change" for a in f.get("about") or ()}
+        if not unmade:
+            return ""
+        missed.update(unmade)
+    listed = ", ".join(f"{t} in {n}" for t, n in sorted(missed.items(), key=lambda kv: (-kv[1], kv[0])))
+    return (f"; in each, the {tool} call that got through was the one the task expected, and a change it expected "
+            f"never went through ({listed})")
 
 
 def _past(members) -> list[dict]:
