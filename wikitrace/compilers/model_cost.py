@@ -17,3 +17,10 @@ def model_cost(r: Reading) -> tuple[float, int] | None:
     if not isinstance(cost, (int, float)) or isinstance(cost, bool):
         return None
     return float(cost), calls if isinstance(calls, int) and not isinstance(calls, bool) and calls > 0 else 0
+
+
+def dearer_each(mine, theirs) -> bool:
+    """Whether a run of (cost, calls) ``mine`` made no more model calls than ``theirs`` and paid
+    more: a limit on cost met by dearer calls, not by more of them (calls unrecorded: not said)."""
+    (c1, n1), (c2, n2) = mine, theirs
+    return bool(n1 and n2) and n1 <= n2 and c1 > c2

@@ -18,7 +18,7 @@ import re
 from .insight_words import expected_answer, is_verdict, join
 from .near_words import main_words
 from .page_notes import listed_names
-from .text import folded_words
+from .text import TITLE_KIND, folded_words
 from .reading import Call, Reading
 from .schema import KeyFact
 
@@ -159,8 +159,6 @@ def unchecked_candidate(r: Reading, answer: Call) -> KeyFact | None:
 
 
 # --- kept for the other trials of the task -----------------------------------------------------------
-
-TITLE_KIND = re.compile(r"\s*\([^()]*\)$")  # "Alien (film)": the bracket tells pages apart, the name is before it
 
 
 def unsent_offers(r: Reading) -> dict[str, list]:

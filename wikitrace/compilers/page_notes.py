@@ -23,7 +23,7 @@ from .told_numbers import _last_key
 from .arguments import _parsed
 from .insight_parts import rules_once
 from .near_words import near_words, place_words as _place_words
-from .text import clip, clip_words
+from .text import TITLE_KIND, clip, clip_words
 
 
 def _record_named(r: Reading, c: Call, path: str, turn: int, held: list) -> tuple[str, bool]:
@@ -249,7 +249,7 @@ def given_answer_note(r: Reading, c: Call, width: int = 90) -> list[str]:
         # a look-up that searched the answer itself holds it by being found with it: said so, or the
         # reader takes the page for where the answer was read (Search[Sony] returns the page on Sony)
         asked = " ".join(str(where.turn.arguments or "").split())
-        bare = re.sub(r"\s*\([^()]*\)\s*$", "", asked)  # "Love and Theft (duo)": the name, its kind aside
+        bare = TITLE_KIND.sub("", asked.rstrip())  # "Love and Theft (duo)": the name, its kind aside
         own = (f", a look-up that searched the answer itself ({where.name}[{asked}])"
                if words_of(given).strip() and words_of(given) == words_of(bare) else "")
         return [f"The answer it gave, {json.dumps(given)}, appears in what {where.name} returned at turn {where.n}{own}: "

@@ -26,7 +26,7 @@ from .named_source import named_source
 from .page_notes import listed_names
 from .reading import Call, Reading, _occurs
 from .schema import KeyFact
-from .text import clip_words, folded_words
+from .text import TITLE_KIND, clip_words, folded_words
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -349,7 +349,7 @@ def reflected_source(r: Reading, answer: Call) -> KeyFact | None:
     if src is None or not isinstance(src.turn.arguments, str):
         return None
     query = _query_of(src)
-    title = re.sub(r"\s*\([^()]*\)$", "", query)  # a title's "(2014 film)" is the search's, not the name's
+    title = TITLE_KIND.sub("", query)  # a title's "(2014 film)" is the search's, not the name's
     given = _flat(answer.turn.arguments)
     if len(main_words(title)) < 2 or _holds(r.run.task.instruction or "", title) or _holds(title, given) \
             or _holds(given, title):

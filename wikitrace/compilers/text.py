@@ -83,6 +83,7 @@ def generic(text: str) -> str:
     return " ".join(out.split())
 
 
+TITLE_KIND = re.compile(r"\s*\([^()]*\)$")  # "Alien (film)": the bracket tells pages apart, the name is before it
 _MASKS = re.compile(r"…(?:[\s,;/-]*…)+")  # masked values in a row become one
 # json.dumps(v, sort_keys=True, default=str) and json.dumps(v, ensure_ascii=False, sort_keys=True),
 # each with its C encoder built once: a run asks for its calls' arguments so many times

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..compilers.limit_insights import WASTED_CALLS
+from ..compilers.model_cost import dearer_each
 
 KEYS = ("idle|", "stopped|")  # the lessons of runs that ended without settling, stopped by a limit
 
@@ -64,24 +65,25 @@ def _dearer(entry: dict, runs: list[dict]) -> str:
     """When every failed source the harness stopped whose log records its model cost has a
     successful trial of its task that made at least as many model calls for less: the sentence
     saying so (the number of calls did not set them apart, their cost did); "" otherwise."""
+    steps = {s["step"] for s in entry.get("sources") or () if s["outcome"] == "failure"}
+    stopped = [r for r in runs if r["step"] in steps and (r.get("decisive") or {}).get("stopped")
+               and (r.get("decisive") or {}).get("cost")]
+    if not stopped:  # no source whose log records its cost: most lessons, and nothing more to read
+        return ""
     won: dict[str, list[dict]] = {}
     for r in runs:
         if r.get("outcome") == "success" and (r.get("decisive") or {}).get("cost") and r.get("task_id") is not None:
             won.setdefault(str(r["task_id"]), []).append(r)
-    by_step = {r["step"]: r for r in runs}
     pairs = []
-    for s in entry.get("sources") or ():
-        r = by_step.get(s["step"])
-        mine = ((r or {}).get("decisive") or {}).get("cost")
-        if s["outcome"] != "failure" or not mine or not (r.get("decisive") or {}).get("stopped"):
-            continue
+    for r in stopped:
+        mine = r["decisive"]["cost"]
         theirs = [w for w in won.get(str(r.get("task_id")), ()) if w["decisive"]["cost"][1]]
-        if not theirs or not mine[1]:
+        if not theirs:
             return ""
         best = min(theirs, key=lambda w: (w["decisive"]["cost"][0], w["step"]))
-        (c1, n1), (c2, n2) = mine, best["decisive"]["cost"]
-        if not (n1 <= n2 and c1 > c2):
+        if not dearer_each(mine, best["decisive"]["cost"]):
             return ""
+        (c1, n1), (c2, n2) = mine, best["decisive"]["cost"]
         pairs.append(f"{r['step']}, {c1:g} over {n1} model calls, against {best['step']}, {c2:g} over {n2}")
     if not pairs:
         return ""

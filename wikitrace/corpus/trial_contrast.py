@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ..compilers.model_cost import dearer_each
 from ..compilers.trial_record import looked_up
 from . import layout
 from .answered_refusals import shared_cites
@@ -42,7 +43,7 @@ def _costs(entry: dict, best: dict) -> str:
     (c1, n1), (c2, n2) = mine, theirs
     said = (f"; the log records this run's model cost as {c1:g}{f' over {n1} calls' if n1 else ''}, and the "
             f"successful trial's as {c2:g}{f' over {n2}' if n2 else ''}")
-    if n1 and n2 and n1 <= n2 and c1 > c2:
+    if dearer_each(mine, theirs):
         said += ": no more calls than it, each dearer"
     return said
 

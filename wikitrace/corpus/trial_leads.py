@@ -13,7 +13,7 @@ Each is said with what to do in a new question of the kind; nothing is said when
 
 from __future__ import annotations
 
-from ..compilers.offered_names import TITLE_KIND
+from ..compilers.text import TITLE_KIND
 from ..compilers.trial_record import looked_up
 from ..controls import visible
 from . import layout
