@@ -73,11 +73,11 @@ def expected_facts(r: Reading) -> list[KeyFact]:
                     + ("that change" if len(missed) == 1 else "those changes")
                     + (f" (the agent's last turn was {last})." if last is not None else "."))
             why_turns = [x for x in (offer.first_at, offer.at, offer.reply_at) if x is not None] if offer else []
+        reason = (rule_refusals.for_missed(r, missed[0], said) if len(missed) == 1
+                  else rule_refusals.refused_one(r, missed))
         out.append(_why(KeyFact(text, why_turns + ([last] if last is not None else []),
-                                "missed-change", list(dict.fromkeys(e["name"] for e in missed))),
-                        rule_refusals.for_missed(r, missed[0], said) if len(missed) == 1
-                        else rule_refusals.refused_one(r, missed)))
-        if why_turns:  # it says why the run failed, not only what differed: it leads the page
+                                "missed-change", list(dict.fromkeys(e["name"] for e in missed))), reason))
+        if why_turns or (reason is not None and reason.leads):  # it says why the run failed: it leads the page
             r.memo.setdefault(LEADS, []).append(out[-1].text)
         # second, after the first change that went wrong; first when that change was a hand-off,
         # which changes no record: the changes left unmade are what the run failed by

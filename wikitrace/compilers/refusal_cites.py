@@ -18,13 +18,14 @@ from .expected_calls import expected_changes, missed_changes
 from .reading import Reading
 from .arguments import _parsed
 from .rule_facts import _fact, _facts, _on_its_own
-from .rule_refusals import _refused
+from .rule_refusals import _refused, allowed
 
 CITED = 2  # record values kept per refusal: a reason names one or two
 
 
 def refused(r: Reading, query) -> dict | None:
-    """{"tool", "turn", "text", "cites": [[key, value, look-up tool, its query, its turn], ...]} for
+    """{"tool", "turn", "text", "cites": [[key, value, look-up tool, its query, its turn], ...],
+    "allowed": {"field", "key", "value", "rule", "rule_turn"} when the system prompt allows it} for
     the first expected change the run never made and told the user it could not make, when the
     sentence names a value of the record that change acts on; None otherwise. ``query``: a look-up's
     one value as trials compare it (trial_record._query)."""
@@ -47,7 +48,12 @@ def refused(r: Reading, query) -> dict | None:
             if query_:
                 cites.append([f.key, f.value, look.name, query_, f.turn])
         if cites:
-            return {"tool": name, "turn": said.turn, "text": said.text, "cites": cites[:CITED]}
+            out = {"tool": name, "turn": said.turn, "text": said.text, "cites": cites[:CITED]}
+            answer = allowed(r, name, args, _facts(r, args, None, set()), said)
+            if answer is not None:  # the run's own prompt allows what it refused: no trial needed to say so
+                out["allowed"] = {"field": answer.field, "key": answer.key, "value": answer.value,
+                                  "rule": answer.rule, "rule_turn": answer.rule_turn}
+            return out
         return None
     return None
 

@@ -117,7 +117,7 @@ def _named(r: Reading, s: _Sentence, facts: list[_Fact], subject: frozenset[str]
 
 # words that leave the noun after them whole: "each economy passenger", "a gold member", "or economy"
 _FUNCTION_WORDS = frozenset("a an the or and nor for each every per of in on to at by as is are be any all no not "
-                            "with than if its their his her your".split())
+                            "with than if its their his her your that this these those including excluding except".split())
 
 
 @lru_cache(maxsize=4096)

@@ -62,6 +62,7 @@ class Reason:
     # (corpus/checked_facts.py)
     about: list[str] = field(default_factory=list)
     closed: bool = False  # the record's fields close every permission the quote gives (rule_verdicts)
+    leads: bool = False  # it says why the run failed (a refusal the prompt itself allows): the page opens with it
 
 
 def _own_section(blocks: tuple[_Block, ...], tool: str, verb: frozenset[str], known: set[str]) -> set[frozenset[str]]:

@@ -10,13 +10,15 @@ teach the refusal as the mistake.
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass
 
 from . import rule_talk
 from .reading import Reading
-from .rule_facts import _facts, _name_words
+from .rule_facts import _facts, _name_words, _on_its_own
 from .rule_reasons import Reason, _head, _reason, _subject
-from .rules import action_verb
+from .rules import _words, action_verb
 
 
 def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:
@@ -32,7 +34,10 @@ def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:
         return found
     # the agent's own "I cannot" beside the change the task expected: what went wrong, in its words
     allows = found is not None and rule_talk.grants(found.quoted, _head(name))
-    text = _refused_text(refused, name, allows, _ruled(found))
+    answer = allowed(r, name, args, facts, refused)
+    text = _refused_text(refused, name, allows, "" if answer else _ruled(found), answer)
+    if answer:
+        return Reason(text, [refused.turn, answer.rule_turn], leads=True)
     if found is None:
         return Reason(text, [refused.turn])
     return Reason(f"{found.text} {text}", found.turns + [refused.turn], found.quoted)
@@ -47,6 +52,10 @@ def refused_one(r: Reading, missed: list[dict]) -> Reason | None:
         if refused is not None:
             args = e.get("arguments") if isinstance(e.get("arguments"), dict) else {}
             facts = _facts(r, args, None, set(), own="the expected call sends")
+            answer = allowed(r, name, args, facts, refused)
+            if answer:  # the prompt allows what it refused: that refusal is the mistake, whatever else it says
+                return Reason(_refused_text(refused, name, False, "", answer), [refused.turn, answer.rule_turn],
+                              leads=True)
             ruled = _reason(r, name, _subject(name), _head(name), name, facts, set(), whole_call=True, missed=True,
                             before=_after_last(r))
             if _ruled(ruled):  # the rule, read on the record, is why it refused
@@ -61,13 +70,20 @@ def _after_last(r: Reading) -> int:
     return max((t.turn for t in r.run.turns), default=0) + 1
 
 
+# the verbs English uses for one act of changing a thing: a tool named "update_…" is refused as
+# "cannot be modified" or "cannot be changed" as often as in its own verb
+_CHANGE_VERBS = _words("update modify change edit alter amend adjust")
+
+
 def _refused(r: Reading, name: str):
     """The agent's first sentence saying it cannot do what ``name`` does: its object, with its verb
-    too when other tools share the object ("reservation" of many tools)."""
+    too when other tools share the object ("reservation" of many tools); a tool whose verb is one
+    of changing is named by any verb of changing."""
     thing = _head(name)
     others = {c.name for c in r.calls} | {e.get("name", "") for e in r.memo.get("expected.all") or []}
     shared = any(thing & _name_words(n) for n in others if n and n != name)
-    return rule_talk.refusal(r, thing, action_verb(name) if shared else frozenset())
+    verb = action_verb(name)
+    return rule_talk.refusal(r, thing, (_CHANGE_VERBS if verb & _CHANGE_VERBS else verb) if shared else frozenset())
 
 
 _LEFT_OPEN = re.compile(r"So of this rule only (.+) could still have allowed this ")
@@ -82,8 +98,47 @@ def _ruled(found: Reason | None) -> str:
     return left.group(1) if left else "closed"
 
 
-def _refused_text(refused, name: str, allows: bool, ruled_out: str = "") -> str:
+@dataclass(frozen=True)
+class Allowed:
+    """A refusal the run's own system prompt answers: on a record whose `key` is ``value`` (the value
+    the refusal named), a sentence allows a change of ``field``, which the expected call changes to
+    ``sends``."""
+
+    field: str
+    key: str
+    value: object
+    sends: object
+    rule: str
+    rule_turn: int
+
+    def what(self) -> str:
+        return f"a `{self.field}` change on a record with `{self.key}` {json.dumps(self.value, ensure_ascii=False)}"
+
+
+def allowed(r: Reading, name: str, args: dict, facts, refused) -> Allowed | None:
+    """The prompt's answer to a refusal of an expected change: the refusal named a value of the
+    record the change acts on, and a sentence of the system prompt allows, on a record with that
+    value, a change of a field the expected call changes there (rule_talk.allowed_on). The tool's
+    own thing is no such field: "without changing the flights" names flights too."""
+    low = refused.text.lower()
+    changed = [f for f in facts if f.turn is not None and f.key in args and args[f.key] != f.value
+               and f.key_words - _head(name)]
+    for f in facts:
+        if f.turn is None or f.moment or not f.phrase or f.phrase not in low or not _on_its_own(low, f.phrase):
+            continue  # a value the call itself sends, or one the refusal does not name as a term
+        for c in changed:
+            said = rule_talk.allowed_on(r, f.phrase, c.key_words - _head(name))
+            if said is not None:
+                return Allowed(c.key, f.key, f.value, args[c.key], said.text, said.turn)
+    return None
+
+
+def _refused_text(refused, name: str, allows: bool, ruled_out: str = "", answer: Allowed | None = None) -> str:
     said = f"The agent told the user at turn {refused.turn} that it could not: \"{refused.text}\""
+    if answer:  # the run's own policy allows on that value what the agent refused
+        return (f"{said}; yet the system prompt (turn {answer.rule_turn}) allows {answer.what()} (\"{answer.rule}\"), "
+                f"and the task expected {name} with `{answer.field}` {json.dumps(answer.sends, ensure_ascii=False)} "
+                "there: the refusal, not the policy, kept that change from being made.")
     if ruled_out == "closed":  # the record's fields close the rule, and the task expected the change all the same
         return (f"{said}; the refusal keeps to the rule as the record's fields read, yet the task expected {name}: "
                 "here the task's expected call and the rule as written disagree.")

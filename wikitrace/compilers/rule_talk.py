@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from . import rule_verdicts
 from .reading import Reading
+from .rule_facts import _on_its_own
 from .rules import _words, sentences
 from .text import clip_words
 
@@ -140,6 +141,24 @@ def grants(quoted: list[str], thing: frozenset[str]) -> bool:
     be renamed"; not "reservations can be cancelled within 24 hours")."""
     return any(_GRANT.search(c) and not _CONDITIONAL.search(c) and _names(_words(c), thing)
                for s in quoted for c in _CLAUSE.split(s))
+
+
+def allowed_on(r: Reading, phrase: str, fields: frozenset[str]) -> Said | None:
+    """The system prompt's sentence that allows, on a record with the value a refusal named
+    (``phrase``, as a sentence writes it), a change of one of ``fields`` (the stemmed names of the
+    fields the expected call changes on that record): a sentence with no condition or negation that
+    names the value on its own and has a clause that grants (an unnegated "can" or "may") naming
+    the field ("all reservations, including basic economy, can change cabin without changing the
+    flights", for a call that changes `cabin`). None when no sentence does: the refusal may be right."""
+    if r.system is None or not phrase or not fields:
+        return None
+    for s in sentences(r.system.content or ""):
+        low = s.lower()
+        if phrase not in low or _CONDITIONAL.search(s) or _NOT_ABLE.search(s) or not _on_its_own(low, phrase):
+            continue
+        if any(_GRANT.search(clause) and fields & _words(clause) for clause in _CLAUSE.split(s)):
+            return Said(clip_words(s, _WIDTH), r.system.turn)
+    return None
 
 
 def _names(words: frozenset[str], thing: frozenset[str]) -> bool:

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import json
 
+from ..compilers.missed_insight import MISSED
 from ..compilers.trial_record import looked_up, norm
 from . import layout
 from .trial_wording import _t
+
+IDLE = "idle"  # the first part of the keys of lessons on runs that settled nothing (corpus/stop_counts.py)
 
 
 def shared_cites(why: dict | None, won: dict, tool: str, made_at: int, plain: bool = False) -> str:
@@ -80,3 +83,38 @@ def say_answered(entry: dict, members: list[tuple[dict, dict]], trials) -> None:
         "made that change"
         + (f" ({len(more)} more failed run{'s' if len(more) != 1 else ''} here refused likewise: "
            f"{', '.join(more[:3])}{' and others' if len(more) > 3 else ''})" if more else "") + ".")
+
+
+def _about(key: str, tool: str) -> bool:
+    """Whether a lesson is about a refusal of ``tool``: its key names the tool, or the lesson is on
+    changes left unmade or on runs that made none."""
+    parts = key.split("|")
+    return key == MISSED or parts[0] == IDLE or tool in parts
+
+
+def say_allowed(entry: dict, members: list[tuple[dict, dict]]) -> None:
+    """Adds to the lesson's guideline the refusals of its failed runs that the run's own system prompt
+    answers (compilers/refusal_cites.py "allowed"): what not to refuse, the sentence that allows it,
+    and the runs that refused it, the first quoted. Most shared first; no trial is needed to say so.
+    Only on a lesson about it (``_about``): a lesson on another tool that one of those runs also
+    taught is not."""
+    groups: dict[tuple, list[dict]] = {}
+    for e, _l in members:
+        why = (e.get("decisive") or {}).get("refused") or {}
+        a = why.get("allowed")
+        if a and e["outcome"] == "failure" and _about(entry["key"], why["tool"]):
+            key = (a["field"], a["key"], json.dumps(a["value"], ensure_ascii=False), a["rule"])
+            groups.setdefault(key, []).append({"step": e["step"], **why})
+    said = []
+    for (field, key, value, rule), runs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        runs.sort(key=lambda w: layout.id_number(w["step"]))
+        first, rest = runs[0], [w["step"] for w in runs[1:]]
+        tools = " or ".join(dict.fromkeys(w["tool"] for w in runs))
+        likewise = f"; likewise {', '.join(rest[:-1]) + ' and ' if len(rest) > 1 else ''}{rest[-1]}." if rest else ""
+        said.append(
+            f"Do not refuse a `{field}` change on a record with `{key}` {value}: the system prompt allows it "
+            f"(\"{rule}\"). It was refused in {len(runs)} failed run{'s' if len(runs) != 1 else ''}, where the task "
+            f"expected {tools}: {first['step']} told the user at its turn {first['turn']}: \"{first['text']}\""
+            + (likewise or ("" if first["text"][-1:] in ".!?" else ".")))
+    if said:
+        entry["guideline"] = f"{entry['guideline'].rstrip()} {' '.join(said)}"

@@ -41,7 +41,7 @@ from .applies import Openings, applies_when, successful_cue, task_of
 from .choices import relevant, separating
 from .one_run import mark as mark_one_run
 from .pattern_tally import PatternTally
-from .answered_refusals import say_answered
+from .answered_refusals import say_allowed, say_answered
 from .fisher import fisher_tails, verdict as _verdict
 from .peers import check_first, failed_peers
 from .hand_offs import say_unasked
@@ -257,6 +257,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             indexes[kind] = success_index(met.get(kind) or {})
         checklist(entry, groups[entry["id"]], met.get(kind), indexes.get(kind))
         name_missing(entry, groups[entry["id"]])
+        say_allowed(entry, groups[entry["id"]])
         say_answered(entry, groups[entry["id"]], trials)
         untested_fix(entry, groups[entry["id"]])
         mark_listed_leads(entry, groups[entry["id"]], trials)
