@@ -110,13 +110,47 @@ def unasked_hand_off(r: Reading, c: Call) -> bool:
 
 def _open(r: Reading, c: Call) -> list[dict]:
     """The expected calls of ``c``'s tool it can be compared with: all of them when it is one of
-    them, else those no other change of the run made as expected (an extra cancel after the
-    expected ones were all made is no wrong version of one of them)."""
+    them, else those on the record it acted on (``other_records``) that no other change of the run
+    made as expected (an extra cancel after the expected ones were all made is no wrong version of
+    one of them, nor is a change of another reservation than the expected one's)."""
     same = [e for e in expected_changes(r) or [] if e["name"] == c.name]
     if any(e["arguments"] == c.turn.arguments for e in same):
         return same
+    if other_records(r, c):
+        return []
     made = [x.turn.arguments for x in r.calls if x is not c and x.writes and not x.error and x.name == c.name]
     return [e for e in same if e["arguments"] not in made]
+
+
+def _record_keys(tool: str, args: dict) -> list[str]:
+    """The arguments that say which record a call acts on: an id whose name is the thing the tool's
+    name names (``reservation_id`` of update_reservation_flights); a ``payment_id`` is a value it
+    sends, not the record it changes."""
+    named = set(_NAME_WORD.findall(tool.lower()))
+    return [k for k, v in args.items() if isinstance(v, str) and (m := _ID_KEY.fullmatch(k.lower())) and m.group(1) in named]
+
+
+_NAME_WORD = re.compile(r"[a-z]+")
+_ID_KEY = re.compile(r"([a-z]+)_?id")
+
+
+def other_records(r: Reading, c: Call) -> str:
+    """The records the task expected ``c``'s tool to act on ("`reservation_id` "NM1VX1", "H8Q05L"
+    and "KC18K6"), when it expected the tool on two or more and ``c`` acted on none of them with
+    more than the record to tell them apart: an update of a fourth reservation is no wrong version
+    of one of three, and setting its flights against one of theirs picks one at random. "" when the
+    call names no record, the task expected it on one record (then the call is set against that
+    call), or a call differs from one of theirs in its record alone (a wrong pick: that difference
+    is the finding)."""
+    sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    same = [e for e in expected_changes(r) or [] if e["name"] == c.name]
+    for k in _record_keys(c.name, sent):
+        theirs = [e["arguments"][k] for e in same if isinstance(e["arguments"].get(k), str)]
+        if len(set(theirs)) < 2 or len(theirs) != len(same) or sent[k] in theirs:
+            continue
+        if all(_differing(dict(e["arguments"], **{k: sent[k]}), sent) for e in same):
+            return f"`{k}` " + join([json.dumps(v, ensure_ascii=False) for v in dict.fromkeys(theirs)], 4)
+    return ""
 
 
 def closest_expected(r: Reading, c: Call) -> dict:
@@ -128,7 +162,11 @@ def closest_expected(r: Reading, c: Call) -> dict:
 
 def no_such_call(r: Reading, c: Call) -> str:
     """What a change ``differences`` finds no expected call for was: "no cancel_reservation call",
-    or, when the task expected some that other changes of the run made, "no other … call"."""
+    "no update_reservation_flights call on this record (only on `reservation_id` "NM1VX1")", or,
+    when the task expected some that other changes of the run made, "no other … call"."""
+    others = other_records(r, c)
+    if others:
+        return f"no {c.name} call on this record (only on {others})"
     expected_tool = any(e["name"] == c.name for e in expected_changes(r) or [])
     return f"no other {c.name} call" if expected_tool else f"no {c.name} call"
 
@@ -145,6 +183,10 @@ def change_notes(r: Reading, c: Call) -> list[str]:
         return []
     diffs = differences(r, c)
     if diffs is None:
+        others = other_records(r, c)
+        if others:
+            return [f"The log records the {c.name} calls the task expected, on {others} only: this "
+                    "one changed another record."]
         if any(e["name"] == c.name for e in expected):
             return [f"The log records the {c.name} calls the task expected, and other changes of this run made "
                     "each of them: this one is an extra."]
