@@ -219,3 +219,27 @@ def test_an_expected_calculation_never_made_is_not_put_in_the_in_short(tmp_path)
     facts = _facts(run)
     assert not any("calculate(" in f for f in facts)
     assert any(f.startswith("The task expected the look-up get_user_details(") for f in facts), facts
+
+
+def test_a_second_change_on_a_trip_already_flown_says_so_beside_what_the_task_expected(tmp_path):
+    """The first such change leads the page; the second's own fact (a change the task did not
+    expect) gives its record's dates too, so no rule case allowing it reads as the whole story."""
+    flown_too = dict(FLOWN, reservation_id="Y7M2QD", cabin="business",
+                     flights=[dict(FLOWN["flights"][0], flight_number="HAT240", date="2024-05-26")])
+    run = _tau(tmp_path, [
+        _user("Cancel Q4WZ8N, Z3K8PW and Y7M2QD, please. Yes to all three."),
+        *_tool("cancel_reservation", {"reservation_id": "Q4WZ8N"}, dict(TRIP, status="cancelled")),
+        *_tool("get_reservation_details", {"reservation_id": "Z3K8PW"}, FLOWN),
+        *_tool("cancel_reservation", {"reservation_id": "Z3K8PW"}, dict(FLOWN, status="cancelled")),
+        *_tool("get_reservation_details", {"reservation_id": "Y7M2QD"}, flown_too),
+        *_tool("cancel_reservation", {"reservation_id": "Y7M2QD"}, dict(flown_too, status="cancelled")),
+    ], reward=0.0, actions=[{"name": "cancel_reservation", "kwargs": {"reservation_id": "Q4WZ8N"}}])
+    facts = _facts(run)
+    looked = _turn_of(run, "HAT240")
+    second = [t.turn for t in run.turns if t.type == "function_call" and t.name == "cancel_reservation"][2]
+    assert facts[0].startswith("cancel_reservation at turn ") and "went through on Z3K8PW" in facts[0], facts
+    [fact] = [f for f in facts if f.startswith(f"cancel_reservation at turn {second} went through, but the task expected")]
+    assert fact.endswith(f"Its `flights` in get_reservation_details's answer (turn {looked}) are all dated 2024-05-26, "
+                         "before the current time the system prompt states (2024-06-01 10:00)."), fact
+    [first] = [f for f in facts if "went through, but the task expected" in f and "Y7M2QD" not in f and f != fact]
+    assert "are all dated" not in first  # the lead already says it of Z3K8PW

@@ -19,6 +19,7 @@ from .offers import unmade_offer
 from .reading import Call, Reading, leaves
 from . import rule_reasons, rule_refusals
 from .schema import KeyFact
+from .shown_conflicts import past_note, shown_conflicts
 from .unshown_values import empty_lookup_note, expected_note, out_of_reach_note, unsearched_note
 
 LEADS = "in_short.leads"  # Reading.memo: texts of facts that say why a failed run failed (they come first)
@@ -38,9 +39,13 @@ def expected_facts(r: Reading) -> list[KeyFact]:
         if diffs is None:
             note, shown = empty_lookup_note(r, c)  # a search that found nothing, and another that the values came from
             handed_off_first = is_hand_off(c) if handed_off_first is None else handed_off_first
-            out.append(_why(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
-                                    + ("no change at all." if not expected else f"{no_such_call(r, c)}.") + note,
-                                    [c.n] + shown, "unexpected-change", [c.name]), rule_reasons.for_call(r, c, said)))
+            fact = _why(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
+                                + ("no change at all." if not expected else f"{no_such_call(r, c)}.") + note,
+                                [c.n] + shown, "unexpected-change", [c.name]), rule_reasons.for_call(r, c, said))
+            past, on = past_note(r, c)  # a rule's case that allows the change is not the whole rule
+            if past and not any(f.kind == "shown-past" and c.n in f.turns for f in shown_conflicts(r)):
+                fact = replace(fact, text=f"{fact.text} {past}", turns=fact.turns + on)
+            out.append(fact)
         elif diffs:
             handed_off_first = False if handed_off_first is None else handed_off_first
             parts = [f"`{k}` {shown_value(got)} where the task expected {shown_value(want)}" for k, want, got in diffs[:2]]

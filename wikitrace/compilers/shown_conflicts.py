@@ -184,9 +184,35 @@ def _day(v) -> datetime | None:
 
 
 def _over(r: Reading, c: Call, now: datetime) -> KeyFact | None:
-    """The record a look-up fetched by an id the change then acted on, made on a date (a top-level
-    date field), whose list entries dated on or after that day (what it booked, not who) all fall
-    before the stated now."""
+    """The change as a fact when the record it acted on is past (``_past``)."""
+    found = _past(r, c, now)
+    if found is None:
+        return None
+    named, key, when, x = found
+    return KeyFact(
+        f"{c.name} at turn {c.n} went through on {named}, whose `{key}` in {x.name}'s answer (turn {x.n}) "
+        f"are all dated {when}, before the current time the system prompt states ({now:%Y-%m-%d %H:%M}). "
+        "Compare a record's dates with the stated current time before acting on it.",
+        [x.n, c.n], "shown-past", [c.name])
+
+
+def past_note(r: Reading, c: Call) -> tuple[str, list[int]]:
+    """("Its `flights` in get_reservation_details's answer (turn 11) are all dated … , before the current
+    time the system prompt states (…).", its turns) for a change whose record is past; ("", [])
+    otherwise. Said beside a rule's case that allows the change: that case is not the whole rule."""
+    now = stated_now(r)
+    found = _past(r, c, now) if now is not None and isinstance(c.turn.arguments, dict) else None
+    if found is None:
+        return "", []
+    _named, key, when, x = found
+    return (f"Its `{key}` in {x.name}'s answer (turn {x.n}) are all dated {when}, before the current time the system "
+            f"prompt states ({now:%Y-%m-%d %H:%M}).", [x.n])
+
+
+def _past(r: Reading, c: Call, now: datetime) -> tuple[str, str, str, Call] | None:
+    """(the record's id, the list field, its dates, the look-up) when a look-up fetched a record by
+    an id the change then acted on, made on a date (a top-level date field), whose list entries
+    dated on or after that day (what it booked, not who) all fall before the stated now."""
     ids = {v for v in c.turn.arguments.values() if isinstance(v, str) and re.search(r"\d", v) and " " not in v}
     for x in reversed(list(_look_ups(r, c.n))):
         asked = [v for _p, v in leaves(x.turn.arguments)]
@@ -209,12 +235,7 @@ def _over(r: Reading, c: Call, now: datetime) -> KeyFact | None:
                     or max(days).date() >= now.date():
                 continue
             told = sorted({f"{d:%Y-%m-%d}" for d in days})
-            when = told[0] if len(told) == 1 else f"{told[0]} to {told[-1]}"
-            return KeyFact(
-                f"{c.name} at turn {c.n} went through on {named}, whose `{key}` in {x.name}'s answer (turn {x.n}) "
-                f"are all dated {when}, before the current time the system prompt states ({now:%Y-%m-%d %H:%M}). "
-                "Compare a record's dates with the stated current time before acting on it.",
-                [x.n, c.n], "shown-past", [c.name])
+            return named, key, told[0] if len(told) == 1 else f"{told[0]} to {told[-1]}", x
         return None  # the latest look-up of that id decides
     return None
 
