@@ -927,8 +927,12 @@ def _shown_said(run: Run, by_n: dict, text: str) -> bool:
         assert yes.role == "user" and put.role == "assistant" and put.type == "message", text
         assert not any(t.type == "message" and t.role == "user" and yes.turn < t.turn < call.turn for t in run.turns)
         assert not any(t.type == "message" and t.role == "assistant" and put.turn < t.turn < yes.turn for t in run.turns)
-        named = [float(v.replace(",", "")) for v in re.findall(r"\$([\d,.]+)", m.group(8))]
+        amounts, _, quoted = m.group(8).partition(" (\"")
+        named = [float(v.replace(",", "")) for v in re.findall(r"\$([\d,.]+)", amounts)]
         assert named and all(v in _money_said(put.content) for v in named) and amount > max(named), text
+        if quoted:  # the sentence that named the first amount, as the message wrote it
+            said = quoted.removesuffix("\")").removesuffix("…")
+            assert said in " ".join(put.content.split()) and _money_said(said), text
         assert not any(amount in _money_said(t.content) for t in run.turns if t.type == "message"
                        and t.role == "assistant" and t.turn < call.turn), text
         if m.group(3) == "paid":

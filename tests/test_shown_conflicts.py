@@ -49,12 +49,28 @@ def test_a_yes_to_a_smaller_amount_is_said_with_what_the_change_charged(tmp_path
     facts = _facts(run)
     assert facts[0] == (f"update_reservation_flights at turn {moved} charged $480 (the new `payment_history` entry of its "
                         f"answer); the user's yes (turn {yes}) answered the agent's message at turn {put}, which named "
-                        "$120, and no message of the agent had put $480 to the user. Put the total the call will charge "
-                        "to the user, and get a yes to that total, before making the change.")
+                        "$120 (\"Moving Q4WZ8N to HAT311 on 2024-06-10 costs $120, paid with gift_card_7730215.\"), and no "
+                        "message of the agent had put $480 to the user. Put the total the call will charge to the user, "
+                        "and get a yes to that total, before making the change.")
     assert any(d.startswith(f"Called update_reservation_flights at turn {moved}, after the user said yes (turn {yes}) to "
                             f"the agent's message at turn {put}, which named $120, not the $480 the call charged")
                for d in _decisions(run))
     assert not any("after the user agreed" in d for d in _decisions(run))
+    _all_hold(run)
+
+
+def test_an_amount_named_as_a_balance_left_is_quoted_in_its_sentence(tmp_path):
+    """"$35 left on the card" is no price: the fact quotes the sentence that named it, so a reader
+    does not take it for what the change was to cost."""
+    run = _tau(tmp_path, [
+        _user("Please move me to HAT311 on 2024-06-10."),
+        _agent("Moving Q4WZ8N to HAT311 on 2024-06-10 is paid with gift_card_7730215. After the move, the card "
+               "will have $35 left.\n\n- **Flight:** HAT311\n\nShall I proceed?"),
+        _user("Yes, please go ahead."),
+        *_tool("update_reservation_flights", MOVE, _moved({"payment_id": "gift_card_7730215", "amount": 480})),
+    ], reward=0.0)
+    [fact] = [f for f in _facts(run) if "answered the agent's message" in f]
+    assert "which named $35 (\"After the move, the card will have $35 left.\"), and no message" in fact, fact
     _all_hold(run)
 
 

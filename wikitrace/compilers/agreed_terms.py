@@ -17,13 +17,16 @@ from itertools import combinations
 
 from .arguments import _NOT_JSON, _parsed
 from .reading import Call, Reading, leaves
+from .rules import sentences
 from .schema import KeyFact
+from .text import clip_words
 
 _MONEY = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?(?!\d|,\d)")
 _AMOUNT_KEY = re.compile(r"(?:^|[.\]_])amount$")
 _CODE = re.compile(r"(?<![\w-])(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{4,12}(?![\w-])")
 _NAMED_MAX = 8  # amounts of a message tried in sums; a message naming more is a price list, left out
 _ROUND = 0.005
+_NAMING_WIDTH = 160  # the sentence naming an amount (characters), quoted so a reader sees what it was an amount of
 
 
 def money_in(text: str) -> list[float]:
@@ -112,6 +115,7 @@ class OtherTerms:
     total: float  # what the change paid or charged
     where: str  # "" (its arguments paid it) or the answer's new entries that show the charge
     unnamed: tuple[str, ...]  # codes the call sent, shaped like those the message named, that it did not name
+    naming: str = ""  # the message's first sentence naming an amount: a balance left is no price
 
     def _named(self) -> str:
         shown = [_money(v) for v in self.named[:3]]
@@ -130,8 +134,9 @@ class OtherTerms:
         also = (f" It also sent {', '.join(self.unnamed[:3])}{' and more' if len(self.unnamed) > 3 else ''}, which "
                 f"that message did not name." if self.unnamed else "")
         shown = f" ({self.where})" if self.where else ""
+        naming = f" (\"{self.naming}\")" if self.naming else ""
         return KeyFact(f"{c.name} at turn {c.n} {self._verb()} {_money(self.total)}{shown}; the user's yes (turn {self.agreed_at}) "
-                       f"answered the agent's message at turn {self.put_at}, which named {self._named()}, and no message "
+                       f"answered the agent's message at turn {self.put_at}, which named {self._named()}{naming}, and no message "
                        f"of the agent had put {_money(self.total)} to the user.{also} Put the total the call will "
                        "charge to the user, and get a yes to that total, before making the change.",
                        [self.put_at, self.agreed_at, c.n], "agreed-other", [c.name])
@@ -183,4 +188,5 @@ def _other_terms(r: Reading, c: Call) -> OtherTerms | None:
     told = {x.casefold() for x in codes}
     unnamed = tuple(dict.fromkeys(v for _p, v in leaves(c.turn.arguments) if isinstance(v, str)
                                   and _CODE.fullmatch(v) and _shape(v) in shapes and v.casefold() not in told))
-    return OtherTerms(c, c.agreed_at, put_at, tuple(named), total, where, unnamed)
+    naming = next((x for x in sentences(put.content) if money_in(x)), "")
+    return OtherTerms(c, c.agreed_at, put_at, tuple(named), total, where, unnamed, clip_words(naming, _NAMING_WIDTH))
