@@ -37,15 +37,35 @@ def test_fields_the_agents_later_words_name_each_look_up_its_own():
     r = _reading()
     first, second = (c for c in r.calls if c.name == "get_reservation_details")
     named = {key: (value, [n for n, _s in quoted]) for key, value, quoted, _listed in named_fields(r, first)}
-    # cabin as words, a one-word value beside its field's name; the first sentence quoted and,
-    # from another turn, the last; a value the user said before (gold), an id, and a value the
-    # agent never wrote are left out
-    assert named == {"cabin": ("basic_economy", [3, 6]), "insurance": ("no", [3])}
+    # cabin as words, a one-word value beside its field's name; a value the user said before (gold),
+    # an id, and a value the agent never wrote are left out; the sentence at turn 6 came after the
+    # other reservation was fetched and names only that one: it is about PL20XA, not this record
+    assert named == {"cabin": ("basic_economy", [3]), "insurance": ("no", [3])}
     # the second look-up quotes only what came after it, though the run's sentences are split
     # once; "yes" is what the user had said before it
     named = {key: (value, [n for n, _s in quoted]) for key, value, quoted, _listed in named_fields(r, second)}
     assert named == {"cabin": ("business", [6])}
     assert named_fields(r, first)[0][0] == "cabin"  # asked again: the same answer
+
+
+def test_words_after_another_record_was_fetched_are_about_this_one_only_when_they_name_it():
+    """Three reservations looked up, then "downgrade all passengers from business to economy": that
+    is about the last one fetched, not each whose cabin was business (tau step-0165); a sentence
+    naming an earlier one by its id is still about it, and the first sentence after each look-up
+    counts as always."""
+    records = [("AAVMM8", "business"), ("MQHHT6", "economy"), ("GV1N64", "business")]
+    turns = _turns(
+        _msg("system", "You are an airline agent."),
+        _msg("user", "Hi, I want to downgrade a trip."),
+        *[_call("get_reservation_details", {"reservation_id": rid},
+                json.dumps({"reservation_id": rid, "cabin": cabin, "status": "active"})) for rid, cabin in records],
+        _msg("assistant", "Cabin change: downgrade all passengers from business to economy class. Shall I?"),
+        _msg("assistant", "Also, AAVMM8 is in the business cabin as well."),
+    )
+    r = read_run(run_from_dict(_record("t-3", "airline", "Downgrade.", turns, True), "t.jsonl:1"))
+    looked = [c for c in r.calls if c.name == "get_reservation_details"]
+    quoted = [{key: [n for n, _s in q] for key, _v, q, _l in named_fields(r, c)} for c in looked]
+    assert quoted == [{"cabin": [6]}, {}, {"cabin": [5, 6]}], quoted
 
 
 def test_a_value_that_is_one_item_of_a_list_is_said_as_held_not_as_the_field():

@@ -132,7 +132,7 @@ def _named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, s
     parsed = _parsed(c.turn.result or "")  # the argument checks' parse of the same answer
     if not isinstance(parsed, (dict, list)):
         return []
-    said = agent_words(r, c.n)
+    said = _about_this_record(c, r, agent_words(r, c.n))
     if not said:
         return []
     # what the user had already said is no news the look-up brought (the booking code, the towns)
@@ -165,6 +165,20 @@ def _named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, s
         if len(out) >= FIELDS_SHOWN:
             break
     return out
+
+
+def _about_this_record(c: Call, r: Reading, said: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The sentences that can be about the record ``c`` fetched: those before the same tool fetched
+    another record, and later ones that name this record's own argument ("GV1N64"). After three
+    reservations were looked up, "downgrade from business" is about the last, not each one whose
+    cabin was business."""
+    sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
+    next_other = min((x.n for x in r.calls if x.n > c.n and x.name == c.name and x.turn.arguments != c.turn.arguments),
+                     default=None)
+    if next_other is None:
+        return said
+    own = [v for _p, v in leaves(sent) if isinstance(v, str) and len(v) >= 3]
+    return [(n, s) for n, s in said if n < next_other or any(v in s for v in own)]
 
 
 def named_field_notes(r: Reading, c: Call) -> list[str]:
