@@ -824,7 +824,8 @@ def _why_said(run: Run, by_n: dict, text: str) -> str:
         assert not any(t.name == tool and not t.is_error for t in sent) and any(e["name"] == tool for e in expected)
         text = text[m.end():]
     m = re.fullmatch(r"The user said \"(.+?)\" \(turn (\d+)\), but (\S+) \(turn (\d+)\) gives `(\w+)` \"(.+?)\"(?:; the "
-                     r"agent repeated the user's word at turn (\d+))?\. Act on what the record holds, not on the user's "
+                     r"agent repeated the user's word at turn (\d+)|; (no) message of the agent repeated the user's word)?"
+                     r"(, and the run succeeded(?: all the same)?)?\. Act on what the record holds, not on the user's "
                      r"word for it: whatever turns on `\5` follows the record\.", text.replace("\\`", "`"))
     if m:  # record_claims.py: the user's words, the record's other value, the agent's echo
         said, record = by_n[int(m.group(2))], by_n[int(m.group(4))]
@@ -833,6 +834,10 @@ def _why_said(run: Run, by_n: dict, text: str) -> str:
         assert m.group(6).lower() not in m.group(1).lower(), text
         assert m.group(7) is None or (by_n[int(m.group(7))].role == "assistant"
                                       and m.group(1).lower() in by_n[int(m.group(7))].content.lower()), text
+        assert m.group(8) is None or not any(t.role == "assistant" and t.type == "message" and t.turn > record.turn
+                                             and m.group(1).lower() in (t.content or "").lower() for t in run.turns), text
+        assert bool(m.group(9)) == run.outcome.success, text
+        assert m.group(9) != ", and the run succeeded all the same" or m.group(7), text
         return ""
     m = re.fullmatch(r"The (\S+) calls? at turns? ([\d, and]+) failed with errors naming ([\d, and-]+) \(the first: \"(.+)\"\), (?:a date|dates) "
                      r"already past by the current time the system prompt states \((.+)\)\. Compare the dates a change "

@@ -26,8 +26,9 @@ TRIP = {"trip_id": "FR7QK2", "user_id": "ada_okafor_3118", "origin": "PIR", "des
         "created_at": "2025-03-01T10:12:40", "deck": "economy"}
 
 
-def _run(tmp_path, messages, reward=0.0, actions=None, policy=POLICY):
-    traj = [{"role": "system", "content": policy}, _user("Hello, my ferry was late and I want to sort it out."),
+def _run(tmp_path, messages, reward=0.0, actions=None, policy=POLICY,
+         opening="Hello, my ferry was late and I want to sort it out."):
+    traj = [{"role": "system", "content": policy}, _user(opening),
             _agent("I'm sorry to hear that. Could you tell me your user id?"),
             *messages, _user("That's all. ###STOP###")]
     task = {"user_id": "ada_okafor_3118", "outputs": [], "instruction": "You are ada_okafor_3118.",
@@ -64,6 +65,28 @@ def test_a_users_word_the_record_contradicts_leads_when_the_agent_took_it(tmp_pa
         f"\"basic\"; the agent repeated the user's word at turn {echoed}. Act on what the record holds, not on the "
         "user's word for it: whatever turns on `membership` follows the record.")
     _checked(run)  # every sentence of the page still passes the page checks
+
+
+def test_a_success_says_whether_it_took_the_users_word_and_the_opening_message_counts(tmp_path):
+    """The claim in the user's first message counts as the user's own words. A success whose agent
+    repeated the claim succeeded by luck, and says so; one whose agent never did says that."""
+    opening = "Hi, I'm a Premier member and my ferry was late."
+    lucky = _run(tmp_path, [
+        _user("ada_okafor_3118."), *_tool("get_user_details", {"user_id": "ada_okafor_3118"}, PROFILE),
+        _agent("As a Premier member you could have a voucher, but none is due here."),
+    ], reward=1.0, opening=opening)
+    said, looked, echoed = _turn(lucky, "I'm a Premier"), _turn(lucky, "ada.okafor31"), _turn(lucky, "As a Premier")
+    assert (f"The user said \"Premier member\" (turn {said}), but get_user_details (turn {looked}) gives `membership` "
+            f"\"basic\"; the agent repeated the user's word at turn {echoed}, and the run succeeded all the same. Act on "
+            "what the record holds, not on the user's word for it: whatever turns on `membership` follows the record."
+            ) in _in_short(lucky)
+    kept = _run(tmp_path, [
+        _user("ada_okafor_3118."), *_tool("get_user_details", {"user_id": "ada_okafor_3118"}, PROFILE),
+        _agent("Your record shows a basic membership, so no voucher is due."),
+    ], reward=1.0, opening=opening)
+    assert any(f.endswith("gives `membership` \"basic\"; no message of the agent repeated the user's word, and the run "
+                          "succeeded. Act on what the record holds, not on the user's word for it: whatever turns on "
+                          "`membership` follows the record.") for f in _in_short(kept)), _in_short(kept)
 
 
 def test_a_word_the_policy_never_uses_as_a_value_or_the_records_own_value_says_nothing(tmp_path):

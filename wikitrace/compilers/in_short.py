@@ -66,7 +66,8 @@ def in_short(r: Reading) -> list[KeyFact]:
     facts = (_kind(wrong_comparisons(r)[:1], "comparison") + _kind(time_facts(r)[:1], "time")
              + _kind(limit_facts(r)[:1], "limit") + _kind(count_facts(r)[:1], "count"))
     if r.run.outcome.success:
-        facts += _success_facts(r)
+        claim = contradicted(r)  # the user's word the record denied: a success that took it succeeded by luck
+        facts += _success_facts(r) + ([claim.fact(succeeded=True)] if claim is not None else [])
     else:
         failed = _failure_facts(r)
         leads = r.memo.get(LEADS, [])

@@ -39,8 +39,10 @@ class Contradicted:
     record_at: int
     echoed_at: int | None  # an agent message after the look-up that repeated the user's word
 
-    def fact(self) -> KeyFact:
-        echo = (f"; the agent repeated the user's word at turn {self.echoed_at}" if self.echoed_at else "")
+    def fact(self, succeeded: bool = False) -> KeyFact:
+        echo = (f"; the agent repeated the user's word at turn {self.echoed_at}" if self.echoed_at
+                else "; no message of the agent repeated the user's word" if succeeded else "")
+        echo += (", and the run succeeded all the same" if self.echoed_at else ", and the run succeeded") if succeeded else ""
         return KeyFact(f"The user said \"{self.said}\" (turn {self.said_at}), but {self.tool} (turn {self.record_at}) "
                        f"gives `{self.key}` \"{self.value}\"{echo}. Act on what the record holds, not on the user's "
                        f"word for it: whatever turns on `{self.key}` follows the record.",
@@ -139,7 +141,8 @@ def contradicted(r: Reading) -> Contradicted | None:
     for _c, key, value in fields:
         valued.setdefault(key, set()).update(_words(value))
     any_valued = set().union(*valued.values())
-    said = [(u, w, noun, words) for u in r.run.turns if t_is_user(u) and u.content and u.turn in r.replies
+    # the person's own words, their opening message too (a log with a person has replies)
+    said = [(u, w, noun, words) for u in r.run.turns if t_is_user(u) and u.content and u.turn > r.system.turn
             for w, noun, words, _g in _pairs_naming(u.content, r.system.content or "")
             if w in before[noun] and (w in grouped.get(noun, ()) or w in any_valued)]
     for c, key, value in fields:
