@@ -109,8 +109,9 @@ def test_a_failure_that_edited_the_file_a_success_edited_leads_with_what_the_edi
     assert "replaced `value = value * 10 + (c - '0');`" in first and "which this run's edits left as" in first
     assert "this run wrote `if (value \\< 0 && !(neg && value == Long.MIN_VALUE))" in first
     tally = _in_short(out, step["acme__tally-7"])[0]  # swe-tally-bad
-    # both replaced the same line of median: what each wrote in its place
-    assert "wrote `n = len(s)` (and 3 more lines) in place of the same line" in tally
+    # both replaced the same line of median: what each wrote in its place, a short fix written out whole
+    assert ("wrote `n = len(s)` / `if n % 2:` / `return s\\[n // 2\\]` / `return (s\\[n // 2 - 1\\] + s\\[n // 2\\]) / 2` "
+            "in place of the same line") in tally, tally
     assert "this run wrote `return s\\[len(s) // 2\\]`" in tally
     assert not [b for s in step.values() for b in _in_short(out, s) if "what separated them is in what the edits" in b]
 
@@ -223,7 +224,8 @@ def test_a_failed_edit_of_the_file_its_successful_trial_edited_quotes_what_each_
     assert ("(the failed run here changed the same files as the successful trials of its task, and ran the tests "
             "after its edit)") in entry["guideline"]
     assert (f"the successful trial {won} of {lost}'s task changed the same file as {lost} (stats.py, in `median`) "
-            "and wrote `n = len(s)` (and 2 more lines) in place of the same line") in entry["guideline"]
+            "and wrote `n = len(s)` / ") in entry["guideline"], entry["guideline"]
+    assert " in place of the same line (" in entry["guideline"] and "more lines" not in entry["guideline"]
     assert f"; {lost} wrote `return round(sum(s) / len(s), 1)`." in entry["guideline"]
 
 

@@ -63,7 +63,17 @@ def _by_file(entry: dict) -> dict[str, dict]:
     return out
 
 
+SHOWN_LINES = 4  # lines of an edit written out whole: a short fix is read, not counted ("and 3 more lines")
+_SHOWN_WIDTH = 320  # characters of them at most
+
+
 def _code(lines: list[str]) -> str:
+    """The lines an edit wrote, each as code, one after another ("`n = len(s)` / `mid = n // 2`"),
+    so a reader sees how the code behaves; past ``SHOWN_LINES`` or ``_SHOWN_WIDTH``, the first and a
+    count of the rest."""
+    kept = [x.strip() for x in lines if x.strip()] or lines[:1]
+    if len(kept) <= SHOWN_LINES and sum(len(x) for x in kept) <= _SHOWN_WIDTH:
+        return " / ".join(f"`{_t(x)}`" for x in kept)
     more = len(lines) - 1
     return f"`{_t(lines[0])}`" + (f" (and {more} more line{'s' if more > 1 else ''})" if more > 0 else "")
 
