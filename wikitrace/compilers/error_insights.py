@@ -12,7 +12,7 @@ import re
 from ..runs.errors import failure_line, reports_failing_tests, tests_passed
 from .changes import what_ran
 from .insight_parts import edits_of, kind_of_tasks, make_insight, shape, verb
-from .insight_words import join, named_by, packed_calls, sums_to_named, what_changed
+from .insight_words import join, led_nowhere, named_by, packed_calls, sums_to_named, what_changed
 from .option_choices import holding_words
 from .retry_values import swapped
 from .reading import _SHELL_TOOLS, Call, Reading, _head_word, _occurs, command_of, leaves, runs_a_command
@@ -25,6 +25,7 @@ _MISSING_PROGRAM = re.compile(r"command not found|^(?:[\w./-]+: )?(?:line \d+: |
 _NOT_FOUND_NAME = re.compile(r"([^\s:]+): (?:command )?not found\s*$", re.M)
 
 MISSING_PROGRAM_KEY = "error|missing-program"
+DEAD_END = "no later query or answer drew on the page it found"  # a retry that got past the error to a dead end
 SHELL_SYNTAX_KEY = "error|shell-syntax"  # one lesson per task type, whichever program the line ran
 MISSING_PATH_KEY = "error|missing-path"  # one lesson per task type, whichever tool named the path
 # a file or folder that is not there, as shells and agents' editors say it: cat's "No such file or
@@ -274,6 +275,8 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
             advice = f"do what the message asks first, then send the same {err.name} call again"
         how = what_changed(err, passed)
         detail = f"got past it at turn {passed.n} ({how}{swap[0] if swap and how.endswith(' changed') else ''})"
+        if led_nowhere(r, passed):
+            detail += f"; {DEAD_END}"
         worked = True
         if _other_target(x, y, listed):
             # click[blue] refused, then click[Buy Now]: the later call went through, but the refused

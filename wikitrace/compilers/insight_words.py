@@ -122,6 +122,24 @@ def followed(r: Reading, c: Call) -> Call | None:
                  and new <= _answer_words(r, x) and not new <= set(folded_words(str(x.turn.arguments)))), None)
 
 
+def led_nowhere(r: Reading, c: Call) -> bool:
+    """A free-text look-up that went through and that nothing later drew on: no later query or
+    answer holds words of this page beyond the task text, nor stands in it whole ("1978"). A
+    listed name searched this way got past the error and found a page the run then left: a dead
+    end, not progress."""
+    if free_form(c) is None or c.error or not c.turn.result:
+        return False
+    task = set(folded_words(r.run.task.instruction or ""))
+    page, low = _answer_words(r, c), c.turn.result.lower()
+    for x in r.calls:
+        if x.n <= c.n or not isinstance(x.turn.arguments, str) or not x.turn.arguments.strip():
+            continue
+        new = set(folded_words(x.turn.arguments)) - task
+        if (new and new & page) or _occurs(x.turn.arguments.strip().lower(), low):
+            return False
+    return True
+
+
 def _answer_words(r: Reading, c: Call) -> set[str]:
     """The words of a call's answer, read once per run (every later look-up asks)."""
     key = f"answer-words:{c.n}"

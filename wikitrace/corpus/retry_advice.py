@@ -13,7 +13,8 @@ from . import run_counts
 # how error_insights words a retry that got past an error, in a source's detail
 _GOT_PAST = re.compile(r"^turn \d+: got past it at turn \d+ \((?:with (.+?) (?:changed|taken from what the error listed)"
                        r"(?: from .+)?"
-                       r"|with the amounts in .+|as .+)\)(?:; the message named the (.+?) values? sent)?$")
+                       r"|with the amounts in .+|as .+)\)(?:; the message named the (.+?) values? sent)?"
+                       r"(?:; no later query or answer drew on the page it found)?$")
 _NAMED = re.compile(r"; the message named the (.+?) values? sent$")
 
 
