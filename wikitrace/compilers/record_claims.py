@@ -216,4 +216,4 @@ def past_dates(r: Reading, now: datetime | None) -> KeyFact | None:
                    f"(the first: \"{clip_words(' '.join(first.turn.result.split()), 90)}\"), "
                    f"{'a date' if len(days) == 1 else 'dates'} already past by the current time the system prompt "
                    f"states ({now:%Y-%m-%d %H:%M}). Compare the dates a change sends with the stated current time "
-                   "before sending it.", turns, "past-date")
+                   "before sending it.", turns, "past-date", list(dict.fromkeys(c.name for c in calls)))

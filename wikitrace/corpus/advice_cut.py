@@ -73,7 +73,8 @@ def counted(text: str) -> bool:
 
 def sentences(text: str) -> list[str]:
     """``text`` cut at each full stop (or ! ?) followed by a space and a capital, a quote or a code
-    span, outside quotes, code spans and parentheses."""
+    span, outside quotes, code spans and parentheses; and after a quote that ends the sentence (its
+    last word a stop, or the … of a quote cut short)."""
     out, start, quote, code, depth = [], 0, False, False, 0
     n = len(text)
     for i, ch in enumerate(text):
@@ -82,7 +83,7 @@ def sentences(text: str) -> list[str]:
         elif ch == '"' and not code:
             quote = not quote
             # a quote that ends the sentence; one followed by another quote is a rule quoted sentence by sentence
-            if not quote and depth == 0 and text[i - 1:i] in (".", "!", "?") and i + 2 < n and text[i + 1] == " " \
+            if not quote and depth == 0 and text[i - 1:i] in (".", "!", "?", "…") and i + 2 < n and text[i + 1] == " " \
                     and (text[i + 2].isupper() or text[i + 2] == "`"):
                 out.append(text[start:i + 1].strip())
                 start = i + 2
@@ -272,10 +273,10 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
         evidence.insert(0, mistake)
     if evidence:
         entry["counted"] = evidence
-    # advice left over that an evidence sentence still opens with, or is with its counts dropped, is
-    # said there already
+    # advice left over that an evidence sentence still opens or ends with (after its counts' colon), or
+    # is with its counts dropped, is said there already
     plain = {" ".join(_drop_counted_parens(e).split()) for e in evidence}
     more = [s for s in rest if s not in evidence and s != instead and " ".join(s.split()) not in plain
-            and not any(e.startswith(s.rstrip(".") + ":") for e in evidence)]
+            and not any(e.startswith(s.rstrip(".") + ":") or e.endswith(": " + s[:1].lower() + s[1:]) for e in evidence)]
     if more:
         entry["more_advice"] = more

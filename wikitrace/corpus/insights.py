@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Iterable
 
-from . import conditions, layout, run_counts
+from . import conditions, failed_only_facts, layout, run_counts
 from .advice_fit import weigh as weigh_advice
 from .quoted_tally import quoted_plainly
 from .advice_cut import action, cut as cut_advice
@@ -35,7 +35,7 @@ from .cannot_claims import claims
 from . import looked_up_instead
 from .rule_quote import quote_rule, rules_of
 from .stop_counts import stopped_at
-from .checked_facts import by_kind, lead as lead_with_facts, rules_on, run_facts
+from .checked_facts import _key_tool, by_kind, lead as lead_with_facts, rules_on, run_facts
 from .fact_weights import TYPE_WIDE
 from .applies import Openings, applies_when, successful_cue, task_of
 from .choices import relevant, separating
@@ -285,6 +285,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         if kind not in ways:
             ways[kind] = SuccessWays(successes.get(kind, []))
         lead_with_facts(entry, groups[entry["id"]], weighed[(kind, pattern)], ways[kind], rules.get(kind))
+        failed_only_facts.say(entry, groups[entry["id"]], _key_tool(entry["key"]))  # those too few to lead
         no_call_lead(entry, groups[entry["id"]], ways[kind])
         looked_up_instead.lead(entry, groups[entry["id"]], trials)
         differences_lead(entry, groups[entry["id"]], ways[kind])

@@ -1,0 +1,57 @@
+"""Facts checked only on failed runs, counted on a lesson though too few of its runs hold them to
+lead it (corpus/failed_only_facts.py): a blind rater found a cancel lesson telling readers to
+check the insurance while 6 of its 17 failed runs had cancelled trips already flown, insured or
+not. The entries are in the shape corpus.json keeps a run's checked facts."""
+
+from __future__ import annotations
+
+from wikitrace.corpus.advice_cut import cut, sentences
+from wikitrace.corpus.failed_only_facts import say
+
+PAST = {"kind": "shown-past", "about": ["cancel_trip"]}
+
+
+def _member(n: int, facts: list[dict], outcome: str = "failure", task: str | None = None) -> tuple[dict, dict]:
+    return ({"step": f"step-{n:04d}", "outcome": outcome, "facts": facts, "task_id": task or str(n)}, {})
+
+
+def _entry() -> dict:
+    return {"key": "went-through|cancel_trip", "guideline": "Before cancel_trip, check the cover of the trip."}
+
+
+def test_a_few_failed_runs_that_acted_on_a_past_record_get_a_counted_line_naming_them():
+    members = [_member(1, [PAST]), _member(2, []), _member(3, [PAST]), _member(4, [{"kind": "arguments"}]),
+               _member(5, []), _member(6, [PAST], outcome="success")]
+    entry = _entry()
+    say(entry, members, "cancel_trip")
+    assert entry["guideline"].endswith(
+        "In 2 of the 5 failed runs here, cancel_trip acted on a record whose dates in an earlier look-up were all "
+        "before the current time the system prompt states (step-0001, step-0003; each page's \"In short\" gives the "
+        "fact and its turns; checked only on failed runs, so no successful run is counted against it): compare the "
+        "record's dates with the stated current time before cancel_trip."), entry["guideline"]
+
+
+def test_one_run_most_runs_another_tool_or_a_lesson_on_no_tool_get_none():
+    cases = [([_member(1, [PAST]), _member(2, []), _member(3, [])], "cancel_trip"),  # one run is no count
+             ([_member(1, [PAST]), _member(2, [PAST]), _member(3, [])], "cancel_trip"),  # most: the lead's to say
+             ([_member(1, [PAST]), _member(2, [PAST]), _member(3, []), _member(4, []), _member(5, [])], "book_trip"),
+             ([_member(1, [PAST]), _member(2, [PAST]), _member(3, []), _member(4, []), _member(5, [])], "")]
+    for members, tool in cases:
+        entry = _entry()
+        say(entry, members, tool)
+        assert entry["guideline"] == _entry()["guideline"], (tool, entry["guideline"])
+
+
+def test_a_sentence_after_a_quote_cut_short_is_a_sentence_of_its_own():
+    text = 'Do what it asks: "Before any change, list the details and …" In 2 of the 5 failed runs here, x.'
+    assert sentences(text) == ['Do what it asks: "Before any change, list the details and …"',
+                               "In 2 of the 5 failed runs here, x."]
+
+
+def test_advice_an_evidence_line_ends_with_is_not_listed_again_as_other_advice():
+    entry = {"guideline": "When cancelling, check the cover. Read the request part by part. Say what you will do. "
+                          "Ask before you act. In 2 of the 5 failed runs here, it acted on a past trip: compare the "
+                          "dates with the current time."}
+    cut(entry)
+    assert any(e.endswith(": compare the dates with the current time.") for e in entry["counted"])
+    assert "Compare the dates with the current time." not in entry.get("more_advice", []), entry
