@@ -455,3 +455,18 @@ def test_a_cost_stop_keeps_the_advice_on_calls_where_the_stopped_run_made_more_o
     assert WASTED_CALLS not in entry_for([3.0, 7], [0.61, 8])["guideline"]
     assert entry_for([3.0, 12], [0.61, 8])["guideline"] == guide  # it did make more calls
     assert entry_for([0.5, 7], [0.61, 8])["guideline"] == guide  # and no cheaper ones: nothing to say
+
+
+def test_an_edit_of_lines_never_shown_is_counted_on_its_lesson_as_a_fact_no_success_is_weighed_against(coding_out):
+    """The Claude Code session that replaced a line of median no call had shown (its Grep showed only
+    the def line): its edit lesson counts that fact, and says it is checked on failed runs only, not
+    "0 successful runs showed the same" (no successful run is checked for it)."""
+    out, data, step = coding_out
+    failed = step["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]
+    edit, _d = next((i, d) for i, d in _lessons(data, failed) if i["key"] == "went-through|a file edit")
+    page = (out / "insight" / f"{edit['id']}.md").read_text()
+    assert ("In the one failed run here an edit replaced lines that no call before it had shown: view the lines an "
+            "edit replaces before writing it.") in page
+    assert ("It is one run's fact, not a proven cause: it is checked only on failed runs, so no successful run is "
+            "counted against it.") in page
+    assert f"[{failed}](../compilation/{failed}.md)" in page.split("## Runs behind the counts", 1)[1]

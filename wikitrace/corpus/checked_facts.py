@@ -53,6 +53,8 @@ _SAID = {
                           "make only the changes the request asks for"),
     "missed-change": ("the task expected a change the run never made",
                       "make every change the request asks for before ending"),
+    "unread-edit": ("an edit replaced lines that no call before it had shown",
+                    "view the lines an edit replaces before writing it"),
     "answer-seen": ("the expected answer appears in what a look-up before the answer returned",
                     "reread what the look-ups returned for the thing asked before {t}"),
 }

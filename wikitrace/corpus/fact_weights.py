@@ -15,7 +15,7 @@ NAMES_ITEMS = ("arguments", "unexpected-change", "missed-change")
 # kinds the compiler checks only on a failed run's answer (compilers/qa_facts.py): a successful run
 # never holds one, so a count of successful runs showing it would say nothing
 FAILED_ONLY = frozenset({"one-sided", "planned-look-up", "reflected-answer", "opening-form", "named-comparison",
-                         "unsupported-comparison"})
+                         "unsupported-comparison", "unread-edit"})
 
 
 def item_words(about: str) -> str:
@@ -60,9 +60,11 @@ def weak_note(hit: list[dict], failed: list[dict], won_hit: list[dict], won_runs
     ``failed_met``: the failed runs of the population ``won_runs`` is drawn from (every run that met
     the page's pattern, not only its sources): the test sets like against like, the failed runs
     beyond the sources counted as not showing the fact, which can only raise p."""
-    if minority and fact_leads.kind_of(kind) in FAILED_ONLY:
-        return ("It is the commonest checked fact among these failed runs, not a proven cause: it is checked only "
-                "on failed runs' answers, so no successful run is counted against it."), False
+    if fact_leads.kind_of(kind) in FAILED_ONLY:
+        head = ("It is the commonest checked fact among these failed runs" if minority
+                else "It is one run's fact" if len(failed) == 1 else "It is the fact these failed runs share")
+        return (f"{head}, not a proven cause: it is checked only on failed runs, so no successful run is counted "
+                "against it."), False
     what = ""
     if item and kind in NAMES_ITEMS:
         hit, won_hit, what = with_item(hit, kind, item), with_item(won_runs, kind, item), f" for {item_words(item)}"
