@@ -393,3 +393,37 @@ def test_an_id_a_look_up_showed_is_credited_to_it_not_to_a_changes_answer_repeat
     placed = sources(r, bags).tools
     assert "payment_id" in placed.get("get_user_details", []), placed
     assert "payment_id" not in placed.get("update_reservation_passengers", []), placed
+
+
+def _paid_with(says: str) -> dict:
+    """A failed run: the profile lists two gift cards with their balances, the user names one by
+    its balance, and the agent pays with it."""
+    profile = dict(PROFILE, payment_methods={
+        "gift_card_5093318": {"source": "gift_card", "amount": 262, "id": "gift_card_5093318"},
+        "gift_card_7710246": {"source": "gift_card", "amount": 45, "id": "gift_card_7710246"}})
+    trip = TRIPS[1]
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", "I'm ilse_marrow_2208. Please move PL2K8C to business."),
+        _call("get_user_details", {"user_id": "ilse_marrow_2208"}, json.dumps(profile)),
+        _call("get_reservation_details", {"reservation_id": "PL2K8C"}, json.dumps(trip)),
+        _msg("assistant", "How would you like to pay?"),
+        _msg("user", says),
+        _msg("assistant", "I will upgrade PL2K8C to business. Shall I proceed?"),
+        _msg("user", "yes"),
+        _call("update_reservation_flights", {"reservation_id": "PL2K8C", "cabin": "business",
+                                             "flights": [{"flight_number": "HATK8C", "date": "2024-06-03"}],
+                                             "payment_id": "gift_card_5093318"},
+              json.dumps(dict(trip, cabin="business"))),
+        _msg("assistant", "All done."))
+    return _record("paid-with", "airline", "Upgrade.", turns, False)
+
+
+def test_a_card_the_user_named_by_its_balance_is_the_users_pick():
+    """"The gift card with a $262 balance" names the one of two gift cards whose amount is 262 (a
+    rater found "no user message names it" said of such a card); "the gift card" names neither,
+    and a bare 262 with no currency sign is no amount the page takes as naming it."""
+    assert not [n for n in _source_notes(_paid_with("Use the gift card with a $262 balance.")) if "gift_card_5093318" in n]
+    for says in ("Use the gift card.", "Use the gift card, I have 262 points left."):
+        assert any('`payment_id` "gift_card_5093318" is one of the 2 values' in n
+                   for n in _source_notes(_paid_with(says))), says

@@ -269,12 +269,13 @@ def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
     unseen = sources(r, w).unseen
     if not unseen:
         return None
-    keys = sorted({re.split(r"[.\[]", p, maxsplit=1)[0] for p in unseen})
+    keys = sorted(unseen)  # the paths, not their top keys: payment_methods' id may stand in a look-up, its amount not
     return make_insight("unseen", "Take argument values from look-ups and the user's words",
                    "Before a call that changes state, take each argument value from a look-up or from the user's own "
                    "words, or work it out from them (a total from the listed prices); a value that none of them holds "
                    "or yields is a guess: ask or look it up first.", f"In {kind_of_tasks(r)}, before any state-changing call.",
-                   f"turn {w.n}: {w.name} with {join(keys, 3)} set to values no look-up or user message before it held",
+                   f"turn {w.n}: {w.name} with {join(keys, 3)} set to {'a value' if len(keys) == 1 else 'values'} no "
+                   "look-up or user message before it held",
                    False)
 
 
@@ -320,10 +321,13 @@ def _unchecked(r: Reading, w: Call) -> str:
     """What the run's own log shows was not checked before a change: argument values taken
     unasked among several one answer listed, and values no earlier turn held."""
     chosen = _differing_keys(r, w, dict.fromkeys(top_key(p.path) for p in picked(r, w)))
-    unseen = sorted(_differing_keys(r, w, {top_key(p) for p in sources(r, w).unseen}))
+    # the paths themselves: "payment_methods" alone would deny the payment_id a look-up had shown
+    differing = set(_differing_keys(r, w, {top_key(p) for p in sources(r, w).unseen}))
+    unseen = sorted(p for p in sources(r, w).unseen if top_key(p) in differing)
     return ((f"; took {join(chosen, 3)} among several values an earlier answer listed, no user message naming "
              f"{'it' if len(chosen) == 1 else 'them'}" if chosen else "")
-            + (f"; set {join(unseen, 3)} to values no look-up or user message before it held" if unseen else ""))
+            + (f"; set {join(unseen, 3)} to {'a value' if len(unseen) == 1 else 'values'} no look-up or user message "
+               "before it held" if unseen else ""))
 
 
 def _differing_keys(r: Reading, w: Call, keys) -> list[str]:

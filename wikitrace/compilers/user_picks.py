@@ -51,11 +51,22 @@ def _answer_values(text: str) -> frozenset[str]:
 
 
 def _text_values(node) -> set[str]:
-    return {v.lower() for _p, v in leaves(node) if isinstance(v, str) and len(v) >= 3 and not v.strip().isdigit()}
+    """A record's text values that can name it: three characters or more, and a string of digits
+    only at four or more (a card's "last_four" "7238", which users cite; "12" names nothing); and a
+    number of two digits or more as an amount of money is written ("$262": "the gift card with a
+    $262 balance" names the card whose amount is 262, a bare 262 would not)."""
+    out = set()
+    for _p, v in leaves(node):
+        if isinstance(v, str):
+            if len(v) >= 3 and not (v.strip().isdigit() and len(v.strip()) < 4):
+                out.add(v.lower())
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) >= 10:
+            out.add(f"${v:g}")
+    return out
 
 
 def record_values(r: Reading, value: str, before: int) -> set[str]:
-    """The text values (three characters or more, not bare numbers) of the record ``value`` names,
+    """The text values (``_text_values``) of the record ``value`` names,
     as the answers before turn ``before`` showed it: the whole answer of a look-up sent that value,
     or an object holding it as its own id. Lower case, the value itself left out."""
     facts, shown = _records_shown(r)
