@@ -16,13 +16,16 @@ BUSINESS = dict(TRIP, reservation_id="B7QX2L", cabin="business")
 MEMBER_TWO = dict(MEMBER, reservations=["K2PL7Q", "B7QX2L"])
 
 
-def _trial(trial: int, reward: float, cancels: str | None, refusal: str | None) -> dict:
+def _trial(trial: int, reward: float, cancels: str | None, refusal: str | None, tried: bool = False) -> dict:
     traj = [{"role": "system", "content": INSURED}, user("Hi, I am tove_brand_5120 and I want to cancel a trip."),
             *tool("get_user_details", {"user_id": "tove_brand_5120"}, MEMBER_TWO),
             *tool("get_reservation_details", {"reservation_id": "B7QX2L"}, BUSINESS),
             *tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, TRIP)]
     if refusal:
         traj.append(agent(refusal))
+    if tried:  # it went back on its refusal: the change was sent, and only the tool's error stopped it
+        traj += [user("Please try anyway."), *tool("cancel_reservation", {"reservation_id": "K2PL7Q"},
+                                                  "Error: reservation K2PL7Q cannot be cancelled")]
     traj.append(user("Then cancel the business one, B7QX2L. Yes."))
     if cancels:
         traj += tool("cancel_reservation", {"reservation_id": cancels}, dict(TRIP, reservation_id=cancels,
@@ -34,10 +37,10 @@ def _trial(trial: int, reward: float, cancels: str | None, refusal: str | None) 
             "info": {"task": task, "source": "user", "reward_info": {"reward": reward, "info": {}, "actions": []}}}
 
 
-def _pages(tmp_path, refusal: str) -> tuple[str, str]:
+def _pages(tmp_path, refusal: str, tried: bool = False) -> tuple[str, str]:
     folder = tmp_path / "in"
     folder.mkdir()
-    won = _trial(0, 1.0, "B7QX2L", refusal)
+    won = _trial(0, 1.0, "B7QX2L", refusal, tried)
     lost = _trial(1, 0.0, "K2PL7Q", None)
     (folder / "desk.json").write_text(json.dumps([won, lost]), encoding="utf-8")
     out = tmp_path / "out"
@@ -58,4 +61,12 @@ def test_a_refusal_that_names_values_two_records_hold_alike_is_tied_to_neither(t
     """"This trip cannot be cancelled" names no value of either record: which one it refused is not
     settled, so nothing is set against the failed trial."""
     page, _lost = _pages(tmp_path, "Sorry, this trip cannot be cancelled under the policy.")
+    assert "told the user it could not make" not in page
+
+
+def test_a_success_that_sent_the_change_after_refusing_it_teaches_no_refusal(tmp_path):
+    """The success told the user K2PL7Q could not be cancelled, then sent the cancel anyway, which
+    the tool refused: its "no" is not what set it apart from the failed trial (a rater found such a
+    page implying the run succeeded by refusing)."""
+    page, _lost = _pages(tmp_path, "K2PL7Q is economy without insurance, so it cannot be cancelled.", tried=True)
     assert "told the user it could not make" not in page

@@ -60,7 +60,8 @@ def refused(r: Reading, query) -> dict | None:
 
 def declined(r: Reading) -> list[dict]:
     """On a success with a person on the other side: each change tool of the run or its task that the
-    agent told the user it could not use before any change of its own with that tool, with the values
+    agent told the user it could not use before any change of its own with that tool, and never sent
+    on that record after (a refusal it went back on is no "no" its failed trials missed), with the values
     of the last look-up before that sentence (the record it had in view):
     [{"tool", "turn", "text", "on": [[key, value], ...]}]. A failed trial that made that change on
     that record is set against it (corpus/trial_contrast.py): the success's "no" is the step it missed."""
@@ -77,6 +78,10 @@ def declined(r: Reading) -> list[dict]:
             continue
         look = _named_record(r, said)
         if look is not None:
+            ids = {v for v in look.turn.arguments.values() if isinstance(v, str)}
+            if any(c.name == name and c.writes and c.n > said.turn and isinstance(c.turn.arguments, dict)
+                   and ids & set(map(str, c.turn.arguments.values())) for c in r.calls):
+                continue  # it sent that change after all, and only the tool's error stopped it: no "no" to learn from
             on = [[k, v] for k, v in look.turn.arguments.items() if isinstance(v, str)]
             out.append({"tool": name, "turn": said.turn, "text": said.text, "on": on})
     return out
