@@ -39,7 +39,7 @@ from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
 from .near_words import near_look_up, near_phrase
 from .named_source import named_source
-from .page_notes import answer_source, listed_names
+from .page_notes import _window, answer_source, listed_names
 from .qa_facts import qa_facts
 from .record_claims import contradicted, past_dates, unchecked
 from .record_facts import stated_now
@@ -54,6 +54,7 @@ from .text import clip
 from .time_claims import time_facts
 
 MAX_FACTS = 3
+SEEN_WIDTH = 60  # characters either side of an expected answer a look-up held, quoted in the fact
 
 
 def _kind(facts: list[KeyFact], kind: str) -> list[KeyFact]:
@@ -149,8 +150,11 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
     seen = named_source(r, gold, c) or answer_seen_in(r, gold, c)
     listed = None if seen else listed_in_errors(r, gold, c.n)
     near = None if seen or listed else near_look_up(r, gold, c.n)
+    # the words around it, so a reader sees whether the page ties it to the question or only lists it
+    around = _window(seen.turn.result, gold, SEEN_WIDTH) if seen else None
     text = (f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected \"{clip(gold, 80)}\", "
-            + (f"which appears in what the look-up at turn {seen.n} returned." if seen else
+            + (f"which appears in what the look-up at turn {seen.n} returned"
+               + (f" (\"{around}\")." if around else ".") if seen else
                f"which no look-up that went through had returned, only {listed.where('answered')}." if listed else
                f"which no look-up had returned as written{near_phrase(near)}." if near else "which no look-up had returned."))
     turns = [c.n] + ([seen.n] if seen else []) + (listed.turns if listed else []) + ([near[0].n] if near else [])
