@@ -64,7 +64,7 @@ def test_a_run_that_left_an_expected_change_unmade_learns_to_make_every_change(t
     assert "# Before ending, make every change the request calls for" in page
     assert "Seen in 2 runs of 1 task: 0 successful, 2 failed." in page
     # the contrast counts the successful trial too: it made the change, so it did not meet the pattern
-    assert "left a change the task expected unmade: 2 failed (all trials of 1 task), 0 successful" in page
+    assert "left a change the task expected unmade: 2 failed of 1 task, 0 successful" in page
     detail = failed["lessons"][0]["detail"]
     assert detail.startswith("made 1 change as the task expected (update_reservation_flights, turn ")
     assert "update_reservation_baggages(" in detail and detail.endswith("never made")

@@ -34,7 +34,15 @@ def test_the_contrast_sentence_and_a_retry_count_say_the_tasks():
     contrast = {"pattern": "error|pay|no funds", "failed_met": 6, "failed": 20, "success_met": 0, "success": 9,
                 "verdict": "none", "p": 0.06, "instead": [], "tasks_met": {"failure": 1, "success": 0}}
     assert contrast_sentence({"contrast": contrast}).startswith(
-        "Runs of this task type that met this error: 6 failed (all trials of 1 task), 0 successful. ")
+        "Runs of this task type that met this error: 6 failed of 1 task, 0 successful. ")
+    # a count whose runs are trials of one task says its tasks, and so does the count beside it, which
+    # would otherwise read as the same task's (a rater found "3 failed, 2 successful (all trials of 1 task)")
+    contrast.update(success_met=2, tasks_met={"failure": 6, "success": 1})
+    assert contrast_sentence({"contrast": contrast}).startswith(
+        "Runs of this task type that met this error: 6 failed of 6 tasks, 2 successful of 1 task. ")
+    contrast.update(success_met=2, tasks_met={"failure": 6, "success": 2})
+    assert contrast_sentence({"contrast": contrast}).startswith(
+        "Runs of this task type that met this error: 6 failed, 2 successful. ")
     members = [(_run(k, "same"), {"detail": "turn 4: got past it at turn 6 (with amount changed)"}) for k in range(3)]
     members.append((_run(3, "other", "success"), {"detail": "turn 2: got past it at turn 3 (with amount changed)"}))
     entry = {"key": "error|pay|no funds", "counts": {"success": 1},

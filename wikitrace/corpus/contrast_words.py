@@ -43,6 +43,12 @@ def met_words(pattern: str, tool: str | None = None) -> str:
     return what.replace("this tool", tool) if tool else what
 
 
+def _of_tasks(n: int, t: int, outcome: str, repeats: bool) -> str:
+    """"3 failed of 3 tasks", "2 successful of 1 task", "0 successful": a count and its own tasks,
+    when ``repeats`` (some count holds several trials of a task); else the count alone."""
+    return f"{n} {outcome}" + (f" of {t} task{'s' if t != 1 else ''}" if n and repeats else "")
+
+
 def contrast_sentence(entry: dict) -> str:
     """What the contrast says on the insight's own page: how many runs of its task type met
     the pattern, in each outcome, and the verdict in words. The task type's totals and the
@@ -56,10 +62,12 @@ def contrast_sentence(entry: dict) -> str:
     tasks = c.get("tasks_met")
     tasks = tasks or {"success": c["success_met"], "failure": c["failed_met"]}
     said = met_words(c["pattern"]) + (f" {IN_DOUBT}" if side == "rule" else "")
+    # tasks are said when trials of one task repeat it on either side, and then of both sides
+    repeats = c["failed_met"] > tasks["failure"] or c["success_met"] > tasks["success"]
     met = (f"Runs of this task type {said}: "
-           # "(all trials of 1 task)" in brackets: after a comma it reads as said of both counts
-           f"{run_counts.count(c['failed_met'], tasks['failure'], 'failed', paren=tasks['failure'] == 1)}, "
-           f"{run_counts.count(c['success_met'], tasks['success'], 'successful', paren=tasks['success'] == 1)}. ")
+           # each count with its own tasks: "3 failed, 2 successful (all trials of 1 task)" read as said of both
+           f"{_of_tasks(c['failed_met'], tasks['failure'], 'failed', repeats)}, "
+           f"{_of_tasks(c['success_met'], tasks['success'], 'successful', repeats)}. ")
     v = c["verdict"]
     failed_here = (entry.get("counts") or {}).get("failure", 0) > 0
     if v == "no-success":
