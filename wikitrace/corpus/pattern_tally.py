@@ -30,9 +30,10 @@ from ..code_digest import code_digest
 from . import choices, layout
 from .applies import task_of
 from .rule_quote import hold
+from .same_task_memo import patterns_digest
 
 FILE = "pattern-tally.json"
-_FORMAT = "wikitrace-pattern-tally/2"  # 2: the values the records hold
+_FORMAT = "wikitrace-pattern-tally/3"  # 2: the values the records hold; 3: each run's pattern digest
 
 
 @dataclass
@@ -52,6 +53,7 @@ class KindTally:
     requests: dict[str, str] = field(default_factory=dict)  # step -> its first message (applies.Openings)
     tasks_met: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # wanted -> outcome -> tasks meeting it
     held: dict[str, set[str]] = field(default_factory=dict)  # field -> values its records hold (rule_quote.held)
+    digests: dict[str, str] = field(default_factory=dict)  # step -> its patterns' digest (same_task_memo)
     runs: int = 0
     last: int = -1  # id number of the last step counted
     ending: frozenset[str] = field(init=False)  # the wanted procedures: the other runs are listed for these
@@ -63,6 +65,7 @@ class KindTally:
         patterns = run.get("patterns") or []
         task = task_of(run)
         hold(run, self.held)
+        self.digests[run["step"]] = patterns_digest(patterns)
         self.asks.setdefault(task, set()).update(p[5:] for p in patterns if p.startswith("asks|"))
         if not self.wanted.isdisjoint(patterns):  # trials of one task count once
             for p in patterns:
@@ -100,14 +103,16 @@ class KindTally:
         return KindTally(wanted, self.counted, self.first_met, {p: s for p, s in self.won.items() if p in wanted},
                          {p: s for p, s in self.lost.items() if p in wanted},
                          {p: s for p, s in self.failed.items() if p in wanted}, self.asks, self.requests,
-                         {p: t for p, t in self.tasks_met.items() if p in wanted}, self.held, self.runs, self.last)
+                         {p: t for p, t in self.tasks_met.items() if p in wanted}, self.held, self.digests, self.runs,
+                         self.last)
 
     def as_json(self) -> dict:
         return {"wanted": sorted(self.wanted), "counted": {o: dict(c) for o, c in self.counted.items()},
                 "first_met": list(self.first_met), "won": self.won, "lost": self.lost, "failed": self.failed,
                 "asks": {task: sorted(words) for task, words in self.asks.items()}, "requests": self.requests,
                 "tasks_met": {p: {o: sorted(tasks) for o, tasks in by.items()} for p, by in self.tasks_met.items()},
-                "held": {f: sorted(values) for f, values in self.held.items()}, "runs": self.runs, "last": self.last}
+                "held": {f: sorted(values) for f, values in self.held.items()}, "digests": self.digests,
+                "runs": self.runs, "last": self.last}
 
     @classmethod
     def from_json(cls, raw: dict) -> "KindTally":
@@ -117,7 +122,8 @@ class KindTally:
                    {t: set(w) for t, w in raw["asks"].items()},
                    {st: str(said) for st, said in raw["requests"].items()},
                    {p: {o: set(tasks) for o, tasks in by.items()} for p, by in raw["tasks_met"].items()},
-                   {f: set(values) for f, values in raw["held"].items()}, int(raw["runs"]), int(raw["last"]))
+                   {f: set(values) for f, values in raw["held"].items()},
+                   {st: str(d) for st, d in raw["digests"].items()}, int(raw["runs"]), int(raw["last"]))
 
 
 class PatternTally:
