@@ -3,7 +3,7 @@
 Gathering the insight layer counts, per task type, the runs of each outcome that met each
 pattern (with the choices they faced, corpus/choices.py), in the order the patterns were
 first met, lists the runs (and the distinct tasks) that met the patterns lessons are about
-(the failed runs among them are named on the insight pages, run_counts.counted_runs), and collects the words of each task's first messages (corpus/applies.py ``Openings``) and the values the records its runs looked up hold (corpus/rule_quote.py ``held``). Counted again from
+(the failed runs among them are named on the insight pages, run_counts.counted_runs), and collects the words of each task's first messages (corpus/applies.py ``Openings``) and the values the records its runs looked up hold (corpus/rule_quote.py ``held``), and each run's patterns digest (the same-task memo's key, corpus/same_task_memo.py). Counted again from
 every run, that is a pass over every pattern of every run of the type, which every ``add``
 would pay for one new run. Here the counts are kept in ``.wikitrace/pattern-tally.json``
 beside the corpus.json they were counted from (its sha256), and an add counts only its new
@@ -21,7 +21,9 @@ ids), and each command that rewrites corpus.json after gathering writes it anew.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import marshal
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +32,16 @@ from ..code_digest import code_digest
 from . import choices, layout
 from .applies import task_of
 from .rule_quote import hold
-from .same_task_memo import patterns_digest
 
 FILE = "pattern-tally.json"
 _FORMAT = "wikitrace-pattern-tally/3"  # 2: the values the records hold; 3: each run's pattern digest
+
+
+def patterns_digest(patterns: list[str]) -> str:
+    """A run's patterns as one digest (marshal's first format: each string with its length, no
+    references), which the same-task memo keys its comparisons by: made once per run here and
+    kept for the runs an ``add`` carries over."""
+    return hashlib.sha256(marshal.dumps(patterns, 0)).hexdigest()
 
 
 @dataclass

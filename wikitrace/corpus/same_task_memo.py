@@ -24,6 +24,7 @@ import marshal
 from pathlib import Path
 
 from ..code_digest import code_digest
+from .pattern_tally import patterns_digest
 
 FILE = "same-task.json"
 _FORMAT = "wikitrace-same-task/3"  # 2: digests of marshalled data; 3: a run's patterns by their hex digest
@@ -34,12 +35,6 @@ def _serial(value) -> bytes:
     format, which writes each string with its length (unambiguous), and no references or interning
     marks (the same bytes whatever the objects' history), in C."""
     return marshal.dumps(value, 0)
-
-
-def patterns_digest(patterns: list[str]) -> str:
-    """A run's patterns as one digest: counted once per run with the pattern tally
-    (corpus/pattern_tally.py), which keeps it for the runs an ``add`` carries over."""
-    return hashlib.sha256(_serial(patterns)).hexdigest()
 
 
 class SameTaskMemo:
