@@ -350,3 +350,52 @@ def test_noted_words_survive_packing_and_the_trip_to_the_build():
     words.add(b"added-by-the-caller")
     assert b"added-by-the-caller" not in sent.known_words("raw", "00", sorted(output)[:2], output)[0]
     assert sent.known_words("raw", "01", ["raw/step-0101/turns.md"], output)[0] == {b"later", b"shard"}
+
+
+def _publish(root, files: dict[str, bytes], calls: list):
+    """One command's update of ``root`` holding exactly ``files``, through the publisher, ending
+    with the search files; ``calls``: the shards joined whole from disk."""
+    from wikitrace.corpus import search_files
+    from wikitrace.corpus.publish import Publisher
+
+    pub = Publisher(root, "runs")
+    try:
+        for rel, data in files.items():
+            pub.write(rel, data)
+        joined = search_files.write_shard
+        search_files.write_shard = lambda put, r, layer, key, rels, *a: (calls.append(f"{layer}/{key}"),
+                                                                        joined(put, r, layer, key, rels, *a))[1]
+        try:
+            search_files.update_search_files(pub, root)
+        finally:
+            search_files.write_shard = joined
+        pub.finish()
+    finally:
+        pub.close()
+
+
+def test_a_run_added_inside_a_shard_is_spliced_in_and_matches_joining_it_from_disk(tmp_path):
+    """step-10000 joins shard 10 between step-1000 and step-1001: the shard's text is cut there and
+    only the new run's files are read, with the bytes joining every file gives; a shard whose text
+    was edited is joined anew."""
+    src = _tricky_corpus(tmp_path / "src")
+    files = {p.relative_to(src).as_posix(): p.read_bytes() for p in sorted(src.rglob("*")) if p.is_file()}
+    new = {rel for rel in files if "-10000" in rel}
+    root = tmp_path / "corpus"
+    (root / ".wikitrace").mkdir(parents=True)
+    _publish(root, {rel: data for rel, data in files.items() if rel not in new}, [])
+    calls: list = []
+    _publish(root, files, calls)
+    assert "raw/10" not in calls and "compilation/10" not in calls, calls  # spliced, not joined
+    assert _search_bytes(root) == _from_disk(root, tmp_path)
+    # the same add onto a shard whose text was edited by hand: joined from disk, never trusted
+    other = tmp_path / "edited"
+    (other / ".wikitrace").mkdir(parents=True)
+    _publish(other, {rel: data for rel, data in files.items() if rel not in new}, [])
+    txt = other / "index/grep/raw/10.txt"
+    txt.chmod(0o644)
+    txt.write_bytes(txt.read_bytes().replace(b"thousand", b"THOUSAND"))
+    calls = []
+    _publish(other, files, calls)
+    assert "raw/10" in calls
+    assert _search_bytes(other) == _search_bytes(root)

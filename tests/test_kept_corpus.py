@@ -144,3 +144,26 @@ def test_an_unusable_kept_parse_is_ignored(tmp_path, how):
     _same_corpus(corpus, tmp_path / "together")
     _kept_is_the_parse(corpus)  # and the add keeps a good one again
     assert len(_records(corpus)) == 1
+
+
+def test_the_whole_parse_is_kept_with_each_distinct_string_once(tmp_path):
+    """Equal strings of different runs are written once and come back as one object (what makes
+    the kept parse small and quick to load), equal to the parse in every type; the data saved is
+    not changed."""
+    (tmp_path / ".wikitrace").mkdir()
+    pattern, rule = "did|get_user_details", "Cancel only within 24 hours of booking."
+    data = {"runs": [{"step": f"step-{n:04d}", "patterns": ["asks|x" + "y" * n, "did|" + "get_user_details"],
+                      "value_rules": [["cancel", "cabin", "basic", "Cancel only within 24 hours" + " of booking."]],
+                      "worked": n == 1, "steps": n, "score": None, "mixed": ["a" + "b", 1, True]} for n in range(3)],
+            "insights": [{"id": "insight-0000", "counts": {"runs": 3}, "p": 0.5}]}
+    parsed = json.loads(json.dumps(data))
+    runs_before = [id(r) for r in data["runs"]]
+    kept_corpus.save(tmp_path, data, "d" * 64)
+    assert _strict(data, parsed) and [id(r) for r in data["runs"]] == runs_before, "the caller's data is left as it was"
+    kept = kept_corpus.load(tmp_path, "d" * 64)
+    kept_corpus.let_go()
+    assert kept is not None and _strict(kept, parsed)
+    runs = kept["runs"]
+    assert runs[0]["patterns"][1] == pattern and runs[0]["patterns"][1] is runs[2]["patterns"][1]
+    assert runs[0]["value_rules"][0][3] == rule and runs[0]["value_rules"][0][3] is runs[1]["value_rules"][0][3]
+    assert runs[0]["mixed"][0] is runs[1]["mixed"][0]

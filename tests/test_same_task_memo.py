@@ -103,3 +103,50 @@ def test_a_damaged_entry_is_made_again_and_a_memo_that_cannot_be_written_costs_o
     (tmp_path / ".wikitrace").write_text("a file where the folder should be")
     same_task_memo.save(tmp_path, memo, {"airline"}, {"airline"})  # no error: the next command compares again
     assert same_task_memo.load(tmp_path).known == {}
+
+
+def test_kept_pattern_digests_serve_only_the_runs_they_were_counted_from():
+    """The pattern tally keeps each run's patterns digest (corpus/pattern_tally.py): an add's
+    comparisons read it for the runs carried over, and the digests, results and pages are those
+    of hashing every run; a run no longer carried over is hashed again."""
+    from wikitrace.corpus.pattern_tally import KindTally, PatternTally
+
+    def kept_of(runs):
+        tally = PatternTally()
+        gather(copy.deepcopy(runs), tally=tally)
+        return {k: KindTally.from_json(json.loads(json.dumps(t.as_json()))) for k, t in tally.counted.items()}
+
+    runs = _corpus()
+    fresh_memo = SameTaskMemo()
+    fresh = gather(copy.deepcopy(runs), memo=fresh_memo)
+    memo, tally = SameTaskMemo(), PatternTally(kept_of(runs[:10]), {r["step"] for r in runs[:10]})
+    assert gather(copy.deepcopy(runs), memo=memo, tally=tally) == fresh
+    assert tally.reused and memo.used == fresh_memo.used
+    edited = copy.deepcopy(runs)  # run 1 compiled again with other patterns: not carried over
+    edited[1]["patterns"] = ["went-through|book_reservation", "did|get_user_details",
+                             "set|book_reservation|cabin|economy", "count|book_reservation|1"]
+    lied = kept_of(runs[:10])
+    lied["airline"].digests[edited[1]["step"]] = "0" * 64  # never read: the tally is not used at all
+    edited_memo = SameTaskMemo()
+    edited_fresh = gather(copy.deepcopy(edited), memo=edited_memo)
+    assert edited_memo.used != fresh_memo.used, "the edit must change a comparison's digest"
+    for kept in (kept_of(runs[:10]), lied):
+        memo, tally = SameTaskMemo(), PatternTally(kept, {r["step"] for r in runs[:10]} - {edited[1]["step"]})
+        assert gather(copy.deepcopy(edited), memo=memo, tally=tally) == edited_fresh
+        assert not tally.reused and memo.used == edited_memo.used
+
+
+def test_a_kept_tally_without_digests_is_not_read(tmp_path):
+    from wikitrace.corpus import pattern_tally
+    from wikitrace.corpus.pattern_tally import PatternTally
+
+    (tmp_path / ".wikitrace").mkdir()
+    tally = PatternTally()
+    gather(copy.deepcopy(_corpus()), tally=tally)
+    pattern_tally.save(tmp_path, tally, "c" * 64)
+    assert set(pattern_tally.load(tmp_path, "c" * 64, set()).kept) == {"airline"}
+    path = tmp_path / ".wikitrace" / pattern_tally.FILE
+    raw = json.loads(path.read_text())
+    del raw["kinds"]["airline"]["digests"]  # as a tally of the format before digests were kept
+    path.write_text(json.dumps(raw))
+    assert pattern_tally.load(tmp_path, "c" * 64, set()).kept == {}

@@ -122,10 +122,13 @@ def _cases(runs: list[dict], openings: Openings | None = None, kind: str = ""):
         for pair, ds in acted.get(r["step"], {}).items():
             made_on[task][pair].update(ds)
     pairs = sorted({pair for by_pair in made_on.values() for pair in by_pair})
+    members_of: dict[str, list[dict]] = {pair: [] for pair in pairs}  # the runs of the tasks it was made in
+    for r, task in zip(runs, tasks):
+        for pair in made_on.get(task, ()):
+            members_of[pair].append(r)
     asked: dict[str, set[str]] = {}
     for pair in pairs:  # the cue word of the tasks the change was made in, by applies.Openings.cues' own test
-        members = [r for r, task in zip(runs, tasks) if pair in made_on.get(task, ())]
-        cue = openings.cues(kind, members, f"went-through|{pair.split('|', 1)[0]}")[0]
+        cue = openings.cues(kind, members_of[pair], f"went-through|{pair.split('|', 1)[0]}")[0]
         asked[pair] = openings.holding(kind, cue[0]) if cue else set()  # the tasks whose first message says it
     sides: dict[tuple[str, str], dict[tuple[str, str], dict[str, str]]] = defaultdict(dict)
     failed_made: dict[str, set[tuple[str, str]]] = defaultdict(set)

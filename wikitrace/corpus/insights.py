@@ -172,6 +172,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
     for kind, kind_runs in of_kind.items():
         kind_tally = tally.of(kind, kind_runs, keyed.get(kind, set()))
         records_held[kind] = kind_tally.held
+        if memo is not None:
+            memo.patterns.update(kind_tally.digests)  # the same runs: the comparisons' digests need not hash them again
         asked[kind] = kind_tally.asks
         requests.update(kind_tally.requests)
         met_tasks.update(((kind, p), by) for p, by in kind_tally.tasks_met.items())

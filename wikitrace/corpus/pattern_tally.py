@@ -3,7 +3,7 @@
 Gathering the insight layer counts, per task type, the runs of each outcome that met each
 pattern (with the choices they faced, corpus/choices.py), in the order the patterns were
 first met, lists the runs (and the distinct tasks) that met the patterns lessons are about
-(the failed runs among them are named on the insight pages, run_counts.counted_runs), and collects the words of each task's first messages (corpus/applies.py ``Openings``) and the values the records its runs looked up hold (corpus/rule_quote.py ``held``). Counted again from
+(the failed runs among them are named on the insight pages, run_counts.counted_runs), and collects the words of each task's first messages (corpus/applies.py ``Openings``) and the values the records its runs looked up hold (corpus/rule_quote.py ``held``), and each run's patterns digest (the same-task memo's key, corpus/same_task_memo.py). Counted again from
 every run, that is a pass over every pattern of every run of the type, which every ``add``
 would pay for one new run. Here the counts are kept in ``.wikitrace/pattern-tally.json``
 beside the corpus.json they were counted from (its sha256), and an add counts only its new
@@ -21,7 +21,9 @@ ids), and each command that rewrites corpus.json after gathering writes it anew.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import marshal
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +34,14 @@ from .applies import task_of
 from .rule_quote import hold
 
 FILE = "pattern-tally.json"
-_FORMAT = "wikitrace-pattern-tally/2"  # 2: the values the records hold
+_FORMAT = "wikitrace-pattern-tally/3"  # 2: the values the records hold; 3: each run's pattern digest
+
+
+def patterns_digest(patterns: list[str]) -> str:
+    """A run's patterns as one digest (marshal's first format: each string with its length, no
+    references), which the same-task memo keys its comparisons by: made once per run here and
+    kept for the runs an ``add`` carries over."""
+    return hashlib.sha256(marshal.dumps(patterns, 0)).hexdigest()
 
 
 @dataclass
@@ -52,6 +61,7 @@ class KindTally:
     requests: dict[str, str] = field(default_factory=dict)  # step -> its first message (applies.Openings)
     tasks_met: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # wanted -> outcome -> tasks meeting it
     held: dict[str, set[str]] = field(default_factory=dict)  # field -> values its records hold (rule_quote.held)
+    digests: dict[str, str] = field(default_factory=dict)  # step -> its patterns' digest (same_task_memo)
     runs: int = 0
     last: int = -1  # id number of the last step counted
     ending: frozenset[str] = field(init=False)  # the wanted procedures: the other runs are listed for these
@@ -63,6 +73,7 @@ class KindTally:
         patterns = run.get("patterns") or []
         task = task_of(run)
         hold(run, self.held)
+        self.digests[run["step"]] = patterns_digest(patterns)
         self.asks.setdefault(task, set()).update(p[5:] for p in patterns if p.startswith("asks|"))
         if not self.wanted.isdisjoint(patterns):  # trials of one task count once
             for p in patterns:
@@ -100,14 +111,16 @@ class KindTally:
         return KindTally(wanted, self.counted, self.first_met, {p: s for p, s in self.won.items() if p in wanted},
                          {p: s for p, s in self.lost.items() if p in wanted},
                          {p: s for p, s in self.failed.items() if p in wanted}, self.asks, self.requests,
-                         {p: t for p, t in self.tasks_met.items() if p in wanted}, self.held, self.runs, self.last)
+                         {p: t for p, t in self.tasks_met.items() if p in wanted}, self.held, self.digests, self.runs,
+                         self.last)
 
     def as_json(self) -> dict:
         return {"wanted": sorted(self.wanted), "counted": {o: dict(c) for o, c in self.counted.items()},
                 "first_met": list(self.first_met), "won": self.won, "lost": self.lost, "failed": self.failed,
                 "asks": {task: sorted(words) for task, words in self.asks.items()}, "requests": self.requests,
                 "tasks_met": {p: {o: sorted(tasks) for o, tasks in by.items()} for p, by in self.tasks_met.items()},
-                "held": {f: sorted(values) for f, values in self.held.items()}, "runs": self.runs, "last": self.last}
+                "held": {f: sorted(values) for f, values in self.held.items()}, "digests": self.digests,
+                "runs": self.runs, "last": self.last}
 
     @classmethod
     def from_json(cls, raw: dict) -> "KindTally":
@@ -117,7 +130,8 @@ class KindTally:
                    {t: set(w) for t, w in raw["asks"].items()},
                    {st: str(said) for st, said in raw["requests"].items()},
                    {p: {o: set(tasks) for o, tasks in by.items()} for p, by in raw["tasks_met"].items()},
-                   {f: set(values) for f, values in raw["held"].items()}, int(raw["runs"]), int(raw["last"]))
+                   {f: set(values) for f, values in raw["held"].items()},
+                   {st: str(d) for st, d in raw["digests"].items()}, int(raw["runs"]), int(raw["last"]))
 
 
 class PatternTally:

@@ -24,9 +24,10 @@ import marshal
 from pathlib import Path
 
 from ..code_digest import code_digest
+from .pattern_tally import patterns_digest
 
 FILE = "same-task.json"
-_FORMAT = "wikitrace-same-task/2"  # 2: digests of marshalled data
+_FORMAT = "wikitrace-same-task/3"  # 2: digests of marshalled data; 3: a run's patterns by their hex digest
 
 
 def _serial(value) -> bytes:
@@ -42,13 +43,13 @@ class SameTaskMemo:
     def __init__(self, known: dict[str, dict[str, str]] | None = None):
         self.known = known or {}  # task type -> digest -> the result as JSON text
         self.used: dict[str, dict[str, str]] = {}  # the same, of this gather: for the next command
-        self._patterns: dict[int, bytes] = {}  # id(run entry) -> digest of its patterns
+        self.patterns: dict[str, str] = {}  # step -> digest of its patterns, as the gather's tallies hold them
         self._tasks: dict[tuple, bytes] = {}  # task -> digest of its runs
 
-    def _of_patterns(self, entry: dict) -> bytes:
-        found = self._patterns.get(id(entry))
+    def _of_patterns(self, entry: dict) -> str:
+        found = self.patterns.get(entry["step"])
         if found is None:
-            found = self._patterns[id(entry)] = hashlib.sha256(_serial(entry.get("patterns") or [])).digest()
+            found = self.patterns[entry["step"]] = patterns_digest(entry.get("patterns") or [])
         return found
 
     def _of_task(self, trials, task: tuple) -> bytes:

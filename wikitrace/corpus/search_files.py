@@ -212,7 +212,7 @@ def update_search_files(pub, root: Path, paths=None) -> list[str]:
         text = noted.streamed(layer, key, rels, pub.output) if noted is not None else None
         if text is not None:
             _put_streamed(pub, files, text)
-        elif not (before is None and _appended(pub, root, layer, key, rels)):
+        elif not (before is None and _spliced(pub, root, layer, key, rels)):
             write_shard(pub.write_stream, root, layer, key, rels,
                         *(noted.known_words(layer, key, rels, pub.output) if noted is not None else ()))
         written.append(f"{layer}/{key}")
@@ -237,10 +237,11 @@ def _put_streamed(pub, files: list[str], text) -> None:
     pub.write(word_list, text.words)
 
 
-def _appended(pub, root: Path, layer: str, key: str, rels: list[str]) -> bool:
-    """Write the shard as the files it holds now followed by files added after them, when
-    that is the whole change (an added run is the last of its shard): its text, map and
-    words are carried over and only the new files are read. False (nothing written) when
+def _spliced(pub, root: Path, layer: str, key: str, rels: list[str]) -> bool:
+    """Write the shard as the files it holds now with files added among them in one place,
+    when that is the whole change (an added run: ``step-10000`` joins shard ``10`` between
+    ``step-1000`` and ``step-1001``): its text, map and words are carried over, the text cut
+    where the new files go, and only the new files are read. False (nothing written) when
     the shard's own files are not exactly as the last build wrote them, or anything else
     changed; the caller then joins the shard anew."""
     files = shard_files(layer, key)
@@ -252,26 +253,41 @@ def _appended(pub, root: Path, layer: str, key: str, rels: list[str]) -> bool:
             lines = fh.read().decode("utf-8").split("\n")
         with open(f"{root}/{word_list}", "rb") as fh:
             words = set(fh.read().split(b"\n"))
-    except (OSError, UnicodeDecodeError):
+        if len(lines) < 3 or lines[-1] != "" or not lines[-2].endswith("\t"):
+            return False
+        kept = [line.split("\t", 1) for line in lines[:-2]]
+        offsets, end = [int(at) for at, _rel in kept], int(lines[-2][:-1])
+    except (OSError, UnicodeDecodeError, ValueError):
         return False
-    if len(lines) < 3 or lines[-1] != "" or not lines[-2].endswith("\t"):
+    held = [rel for _at, rel in kept]
+    added = len(rels) - len(held)
+    if added <= 0:
         return False
-    kept = lines[:-2]
-    held = [line.split("\t", 1)[-1] for line in kept]
-    if len(rels) <= len(held) or rels[:len(held)] != held or not all(
+    cut = 0  # the new files go before held[cut]: the files before it are unchanged in place
+    while cut < len(held) and rels[cut] == held[cut]:
+        cut += 1
+    if rels[cut + added:] != held[cut:] or not all(
             _same_bytes(pub.manifest.files.get(rel), pub.output.get(rel)) for rel in held):
         return False
     words.discard(b"")
-    entries = ["".join(line + "\n" for line in kept)]
+    split = offsets[cut] if cut < len(held) else end
+    entries: list[str] = []
 
     def chunks():
         with open(f"{root}/{txt}", "rb") as fh:
+            left = split
+            while left and (block := fh.read(min(left, 1 << 20))):
+                left -= len(block)
+                yield block
+            yield from _shard_chunks(root, rels[cut:cut + added], entries, words, offset=split)
             while block := fh.read(1 << 20):
                 yield block
-        yield from _shard_chunks(root, rels[len(held):], entries, words, offset=int(lines[-2][:-1]))
 
     pub.write_stream(txt, chunks())
-    pub.write(map_, "".join(entries).encode("utf-8"))
+    grown = int(entries.pop()[:-2]) - split  # the new files' bytes: _shard_chunks ends with their end offset
+    head = "".join(f"{at}\t{rel}\n" for at, rel in kept[:cut])
+    tail = "".join(f"{int(at) + grown}\t{rel}\n" for at, rel in kept[cut:])
+    pub.write(map_, f"{head}{''.join(entries)}{tail}{end + grown}\t\n".encode("utf-8"))
     pub.write(word_list, words_file(words))
     return True
 
