@@ -6,6 +6,7 @@ travel desk whose policy is our own wording (tests/test_rule_reasons.py)."""
 from __future__ import annotations
 
 import json
+import re
 
 from tau_messages import agent, tool, user
 from test_rule_reasons import INSURED, MEMBER, TRIP
@@ -70,3 +71,25 @@ def test_a_success_that_sent_the_change_after_refusing_it_teaches_no_refusal(tmp
     page implying the run succeeded by refusing)."""
     page, _lost = _pages(tmp_path, "K2PL7Q is economy without insurance, so it cannot be cancelled.", tried=True)
     assert "told the user it could not make" not in page
+
+
+def test_a_success_says_what_the_rule_left_open_on_the_record_its_failed_trial_changed(tmp_path):
+    """Round 16: a success's page named the failed trial's other cancellation but not why it was
+    wrong. The failed trial's own page read the cancel rule on K2PL7Q's fields (booked days ago, no
+    cover); the success's line now says what that reading left open, and points to that page."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "desk.json").write_text(json.dumps([_trial(0, 1.0, "B7QX2L", None), _trial(1, 0.0, "K2PL7Q", None)]),
+                                      encoding="utf-8")
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[folder], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    steps = {r["outcome"]: r["step"] for r in data["runs"]}
+    lost = (out / "compilation" / f"{steps['failure']}.md").read_text()
+    m = re.search(r"So of this rule only (.+?) could still have allowed this cancel_reservation\.", lost)
+    assert m, lost
+    won = (out / "compilation" / f"{steps['success']}.md").read_text()
+    assert (f"the failed trial of this task made cancel_reservation(reservation_id K2PL7Q) instead "
+            f"([{steps['failure']}]({steps['failure']}.md)); on the record it acted on, the system prompt's rule on "
+            f"cancel_reservation, read on the record's fields, left only {m.group(1)} open (its page gives the "
+            "fields)") in won, won

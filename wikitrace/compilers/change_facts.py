@@ -22,6 +22,7 @@ from .schema import KeyFact
 from .shown_conflicts import past_note, shown_conflicts
 from .unshown_values import empty_lookup_note, expected_note, out_of_reach_note, unsearched_note
 
+RULED = "change_facts.ruled"  # Reading.memo: change turn -> what its rule left open on its record ("closed": nothing)
 LEADS = "in_short.leads"  # Reading.memo: texts of facts that say why a failed run failed (they come first)
 
 
@@ -39,9 +40,10 @@ def expected_facts(r: Reading) -> list[KeyFact]:
         if diffs is None:
             note, shown = empty_lookup_note(r, c)  # a search that found nothing, and another that the values came from
             handed_off_first = is_hand_off(c) if handed_off_first is None else handed_off_first
+            reason = _kept(r, c, rule_reasons.for_call(r, c, said))
             fact = _why(KeyFact(f"{c.name} at turn {c.n} went through, but the task expected "
                                 + ("no change at all." if not expected else f"{no_such_call(r, c)}.") + note,
-                                [c.n] + shown, "unexpected-change", [c.name]), rule_reasons.for_call(r, c, said))
+                                [c.n] + shown, "unexpected-change", [c.name]), reason)
             past, on = past_note(r, c)  # a rule's case that allows the change is not the whole rule
             if past and not any(f.kind == "shown-past" and c.n in f.turns for f in shown_conflicts(r)):
                 fact = replace(fact, text=f"{fact.text} {past}", turns=fact.turns + on)
@@ -58,7 +60,7 @@ def expected_facts(r: Reading) -> list[KeyFact]:
             out.append(_why(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
                                     + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else ".")
                                     + note, [c.n] + shown, "arguments", _differing_args(r, c, diffs)),
-                            rule_reasons.for_arguments(r, c, [k for k, _, _ in diffs[:2]], said)))
+                            _kept(r, c, rule_reasons.for_arguments(r, c, [k for k, _, _ in diffs[:2]], said))))
     missed = missed_changes(r)
     if missed:
         last = max((t.turn for t in r.run.turns if t.turn not in {h.turn for h in r.harness}
@@ -88,6 +90,16 @@ def expected_facts(r: Reading) -> list[KeyFact]:
         # which changes no record: the changes left unmade are what the run failed by
         out.insert(0 if handed_off_first else 1, out.pop())
     return out
+
+
+def _kept(r: Reading, c: Call, reason: rule_reasons.Reason | None) -> rule_reasons.Reason | None:
+    """The reason, with what the rule left open on the record ``c`` acted on kept by turn (RULED):
+    the run's record carries it (trial_record.py), so a successful trial's page can say why this
+    change was wrong, not only that it differed."""
+    left = rule_refusals.left_open(reason)
+    if left:
+        r.memo.setdefault(RULED, {})[c.n] = left
+    return reason
 
 
 def _on_items(cover) -> dict[str, list[str]]:

@@ -35,7 +35,7 @@ def for_missed(r: Reading, expected: dict, said: set[str]) -> Reason | None:
     # the agent's own "I cannot" beside the change the task expected: what went wrong, in its words
     allows = found is not None and rule_talk.grants(found.quoted, _head(name))
     answer = allowed(r, name, args, facts, refused)
-    text = _refused_text(refused, name, allows, "" if answer else _ruled(found), answer)
+    text = _refused_text(refused, name, allows, "" if answer else left_open(found), answer)
     if answer:
         return Reason(text, [refused.turn, answer.rule_turn], leads=True)
     if found is None:
@@ -58,8 +58,8 @@ def refused_one(r: Reading, missed: list[dict]) -> Reason | None:
                               leads=True)
             ruled = _reason(r, name, _subject(name), _head(name), name, facts, set(), whole_call=True, missed=True,
                             before=_after_last(r))
-            if _ruled(ruled):  # the rule, read on the record, is why it refused
-                return Reason(f"{ruled.text} {_refused_text(refused, name, False, _ruled(ruled))}",
+            if left_open(ruled):  # the rule, read on the record, is why it refused
+                return Reason(f"{ruled.text} {_refused_text(refused, name, False, left_open(ruled))}",
                               ruled.turns + [refused.turn], ruled.quoted)
             return Reason(_refused_text(refused, name, False), [refused.turn])
     return None
@@ -89,9 +89,10 @@ def _refused(r: Reading, name: str):
 _LEFT_OPEN = re.compile(r"So of this rule only (.+) could still have allowed this ")
 
 
-def _ruled(found: Reason | None) -> str:
+def left_open(found: Reason | None) -> str:
     """"closed" when the record's fields close every permission of the quoted rule, the quoted
-    conditions left open when only conditions no field checks are left, "" otherwise."""
+    conditions left open when only conditions no field checks are left ("if the airline cancelled
+    the flight"), "" otherwise."""
     if found is None or not found.closed:
         return ""
     left = _LEFT_OPEN.search(found.text)

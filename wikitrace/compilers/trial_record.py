@@ -18,6 +18,7 @@ import unicodedata
 
 from ..runs.errors import tests_passed
 from .arguments import is_chosen, is_verdict
+from .change_facts import RULED
 from .edit_lines import edit_lines
 from .expected_calls import made_as_expected, missed_changes, unasked_hand_off
 from .expected_outputs import told
@@ -187,6 +188,9 @@ def record(r: Reading) -> dict:
                 item["listed"] = listed
         if made_as_expected(r, c):
             item["expected"] = True  # the change the log says the task expected, sent alike
+        ruled = r.memo.get(RULED, {}).get(c.n)
+        if ruled:  # what the rule on it left open on its record (compilers/change_facts.py): why it was wrong
+            item["ruled"] = ruled
         before = _looked_before(r, c) if r.run.outcome.success else None
         if before is not None:
             item["after"] = {"tool": before.name, "query": _query(before), "turn": before.n}

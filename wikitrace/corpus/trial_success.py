@@ -4,6 +4,8 @@ the lines of a task together, and writes the failures' own)."""
 
 from __future__ import annotations
 
+import json
+
 from collections import defaultdict
 
 from ..compilers.trial_record import answer_norm, looked_up
@@ -142,6 +144,8 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
                          f", though an error had listed that name in {line.runs(listed)}")
     if aspect[0] == "missing":  # what a trial that never made the change told the user instead (a refusal, often)
         tail = _told_user(entry, failed, [s for s, _d in hits], line, aspect[1], ref.ref["turn"])
+    if aspect[0] != "answer":  # why their change was wrong, where its rule read on their record says so
+        tail += _ruled(failed, [s for s, _d in hits], aspect[1], k)
     # a change the harness left the trials no turn for is no choice they made: no instruction from it
     cut_short = aspect[0] == "missing" and all(stopped(_entry(failed, s)) for s, _d in hits)
     told = _instruction(entry, ref, k, hits, bool(tail) and "same look-up" in tail, tail) \
@@ -175,6 +179,29 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
         text += f"; unlike {'them' if len(same) > 1 else 'it'}, {apart[0].lower()}{apart[1:]}." if apart else "."
         turns = turns + more
     return text, turns, True
+
+
+def _ruled(failed: list[dict], steps: list[str], tool: str, k: int) -> str:
+    """"; on the record they acted on, the system prompt's rule on cancel_reservation, read on its
+    fields, left only "if the airline cancelled the flight" open": what each failed trial's own page
+    found its ``tool`` change's rule left open (compilers/change_facts.py RULED), said when every one
+    of ``steps`` found the same; "" otherwise."""
+    left, records = set(), set()
+    for step in steps:
+        found = [c for c in (_entry(failed, step).get("decisive") or {}).get("changes") or ()
+                 if c["tool"] == tool and c.get("ruled")]
+        if not found:
+            return ""
+        left.update(c["ruled"] for c in found)
+        records.update(json.dumps(c.get("values"), sort_keys=True) for c in found)
+    if len(left) != 1:
+        return ""
+    (what,) = left
+    where = ("the record it acted on" if k == 1 else "the record they acted on" if len(records) == 1
+             else "the records they acted on")
+    said = "left no case open" if what == "closed" else f"left only {what} open"
+    return (f"; on {where}, the system prompt's rule on {tool}, read on the record's fields, {said} "
+            f"({'its page gives' if k == 1 else 'their pages give'} the fields)")
 
 
 def _as_fact(tail: str) -> str:
