@@ -94,3 +94,27 @@ def test_the_runs_a_contrast_counts_are_named_so_the_page_can_be_checked():
     # when the counted runs are the page's own sources, one sentence says so
     alone = gather([_error_run(k, "failure", True) for k in range(3)] + [_error_run(9, "success", True)])
     assert "The runs counted there are the ones under Sources." in render_insight(alone[0], "/work/corpus", None)
+
+
+def test_a_change_the_task_asked_for_is_not_named_a_cause_for_going_through():
+    """Round 16 (tau): "book_reservation went through: 20 failed, 1 successful ... a likely cause of
+    failure", where 18 of the 20 failed runs' tasks expected that very booking (their arguments
+    differed): booking tasks are hard, booking is no fault. A run counts when a change of the tool
+    went through as expected, or a checked fact says its arguments differed from the expected call."""
+    from wikitrace.corpus.contrast_words import index_note
+    from wikitrace.corpus.run_counts import expected_tool
+
+    differed = {"facts": [{"kind": "arguments", "about": ["book_trip.payment_methods@answer"]}]}
+    made = {"decisive": {"changes": [{"tool": "book_trip", "expected": True}]}}
+    other = {"facts": [{"kind": "arguments", "about": ["cancel_trip.trip_id"]}]}
+    assert expected_tool(differed, "book_trip") and expected_tool(made, "book_trip")
+    assert not expected_tool(other, "book_trip") and not expected_tool({}, "book_trip")
+    contrast = {"pattern": "went-through|book_trip", "failed_met": 20, "failed": 40, "success_met": 1, "success": 30,
+                "verdict": "failure", "p": 0.001, "instead": [], "asked_for": 18}
+    said = contrast_sentence({"contrast": contrast})
+    assert said.endswith("Runs that met it failed more often than the runs that did not, but in 18 of the 20 failed "
+                         "runs the task expected a book_trip call too: making the change was the task's own ask, so its "
+                         "going through is not named a cause of failure; how it was made may be."), said
+    assert "likely cause" not in index_note({"contrast": contrast})
+    contrast["asked_for"] = 9  # not most of them: the counts' own verdict stands
+    assert "named a likely cause of failure" in contrast_sentence({"contrast": contrast})

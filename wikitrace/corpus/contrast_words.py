@@ -83,6 +83,11 @@ def contrast_sentence(entry: dict) -> str:
         return met + (f"Runs that met it failed more often than the runs that did not, but in {c['as_expected']} of "
                       f"the {c['failed_met']} failed runs every {c['pattern'].split('|', 1)[1]} call that went through "
                       "was the one the task expected: the change going through is not named a cause of failure.")
+    if v == "failure" and c.get("asked_for") and 2 * c["asked_for"] > c["failed_met"]:
+        return met + (f"Runs that met it failed more often than the runs that did not, but in {c['asked_for']} of the "
+                      f"{c['failed_met']} failed runs the task expected a {c['pattern'].split('|', 1)[1]} call too: "
+                      "making the change was the task's own ask, so its going through is not named a cause of "
+                      "failure; how it was made may be.")
     if v == "failure" and side in TROUBLE:
         return met + ("Runs that met it failed more often than the runs that did not, so it is named a likely "
                       "cause of failure.")
@@ -112,6 +117,7 @@ def index_note(entry: dict) -> str:
     side = c["pattern"].split("|", 1)[0]
     verdict = {"failure": "no successful run ended so" if side == "idle" and not c["success_met"] else
                "a likely cause of failure" if side in TROUBLE and not c.get("as_expected")
+               and not 2 * c.get("asked_for", 0) > c["failed_met"]
                else "taken more often by failed runs",
                "success": "met more often by successful runs", "none": "not shown to separate the outcomes"}
     return figures + (f"; {verdict[c['verdict']]}" if c["verdict"] in verdict else "")

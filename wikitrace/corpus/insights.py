@@ -222,6 +222,9 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
                 alike = sum(run_counts.all_as_expected(e, tool) for e in failed_by.get((kind, pattern), []))
                 if alike:
                     contrast["as_expected"] = alike
+                asked = sum(run_counts.expected_tool(e, tool) for e in failed_by.get((kind, pattern), []))
+                if asked > alike:  # the task asked for that change: making it is no fault, how it was made may be
+                    contrast["asked_for"] = asked
             tasks = met_tasks.get((kind, pattern), {})
             if len(tasks.get("failure", ())) != a or len(tasks.get("success", ())) != b:  # trials of one task
                 contrast["tasks_met"] = {o: len(tasks.get(o, ())) for o in ("failure", "success")}

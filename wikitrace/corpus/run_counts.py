@@ -83,6 +83,16 @@ def counted_runs(sources: list[dict], met: dict[str, list[dict]]) -> dict[str, d
     return out
 
 
+def expected_tool(entry: dict, tool: str) -> bool:
+    """Whether the task expected a ``tool`` call of the run: a change of it went through as the
+    expected call, or differed from the expected call of the same tool in its arguments (the run's
+    checked facts)."""
+    if any(c["tool"] == tool and c.get("expected") for c in (entry.get("decisive") or {}).get("changes") or ()):
+        return True
+    return any(f.get("kind") == "arguments" and any(a.split("@")[0].split(".")[0] == tool for a in f.get("about") or ())
+               for f in entry.get("facts") or ())
+
+
 def all_as_expected(entry: dict, tool: str) -> bool:
     """Whether every change ``tool`` made in the run went through as the call the task expected."""
     made = [c for c in (entry.get("decisive") or {}).get("changes") or () if c["tool"] == tool]
