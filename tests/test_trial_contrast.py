@@ -289,7 +289,7 @@ def test_a_qa_success_says_its_failed_trial_sent_the_same_name_in_quote_marks(tm
     runs = {r["outcome"]: r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]}
     won, lost = runs["success"], runs["failure"]
     assert _in_short(out, won)[0].startswith(
-        f"- Look up Search\\[The Tide (2012 Irish film)\\] without quote marks and answer from what it returns "
+        f"- Look up Search\\[The Tide (2012 Irish film)\\] (the name its Search error at turn 1 listed) without quote marks and answer from what it returns "
         f"(\"Saltmarsh\"), as this run did: the failed trial of this task gave no answer ([{lost}]({lost}.md)), and that "
         f"look-up never went through there: it sent that name inside quote marks."), _in_short(out, won)
 

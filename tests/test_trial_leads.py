@@ -160,7 +160,7 @@ def test_on_every_fixture_the_kept_leads_are_true_of_the_log(run, success):
 def test_a_success_says_its_failed_trial_had_the_name_in_its_own_errors_list(tmp_path):
     lines = _pages(tmp_path, _trials(("HALTED", LISTED_LOST), ("CORRECT", LISTED_WIN)))
     assert lines["success"][0].startswith(
-        "- Look up Search\\[The Gullwings\\] and answer from what it returns (\"1983\"), as this run did: the failed "
+        "- Look up Search\\[The Gullwings\\] (the name its Search error at turn 1 listed) and answer from what it returns (\"1983\"), as this run did: the failed "
         "trial of this task gave no answer ("), lines["success"]
     assert "and that look-up never went through there, though its own error had listed that name." in lines["success"][0]
     lost = LISTED_LOST.replace("Similar: ['Ilse Moro', 'The Gullwings']", "Similar: ['Ilse Moro', 'Harbourside']")

@@ -23,7 +23,7 @@ from .edit_lines import edit_lines
 from .expected_calls import made_as_expected, missed_changes, unasked_hand_off
 from .expected_outputs import told
 from .insight_parts import edits_of
-from .insight_words import answer_seen_in, expected_answer, gives_answer, report_message
+from .insight_words import answer_seen_in, expected_answer, gives_answer, named_by, report_message
 from .offered_names import naming_page, unsent_offers
 from .refusal_cites import declined, refused
 from .model_cost import model_cost
@@ -294,6 +294,11 @@ def _named_by(r: Reading, c: Call, into: dict) -> None:
     named = naming_page(r, c) if r.run.outcome.success and _query(c) else None
     if named is not None and _query(named):
         into["named_by"] = {"tool": named.name, "turn": named.n, "query": _query(named)}
+    elif r.run.outcome.success and isinstance(c.turn.arguments, str):  # or an error of the same tool listed it
+        listed = next((x for x in r.calls if x.n < c.n and x.error and x.name == c.name and x.turn.result
+                       and named_by(x.turn.result.lower(), x.turn.arguments, c.turn.arguments)), None)
+        if listed is not None:
+            into["listed_by"] = {"tool": listed.name, "turn": listed.n}
 
 
 def _in_quotes(text: str) -> bool:

@@ -27,20 +27,25 @@ def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool,
         if not found.get("query") or answer_norm(found["query"]) == answer_norm(text):
             return None  # no look-up led to it (a search of the answer itself leads nowhere): no step to copy
         q = _t(found["tool"] + "[" + found["query"] + "]")
+        listed = found.get("listed_by")
+        how = ""  # how it came to that look-up, in terms any task has: the name an error listed
+        if listed:
+            how = f" (the name its {listed['tool']} error at turn {listed['turn']} listed)"
+            turns.append(listed["turn"])
         theirs = {answer_norm(d.other["text"]) for _s, d in asked if d.other}
         ours = set(answer_norm(text).split())
         if len(theirs) == 1 and len(asked) == k:
             (other,) = theirs
             if set(other.split()) < ours:
-                return f"Give the answer in full, as {q} returned it (\"{_t(text)}\"), as this run did", turns
+                return f"Give the answer in full, as {q}{how} returned it (\"{_t(text)}\"), as this run did", turns
             if ours < set(other.split()):
-                return f"Give the answer alone, as {q} returned it (\"{_t(text)}\"), as this run did", turns
+                return f"Give the answer alone, as {q}{how} returned it (\"{_t(text)}\"), as this run did", turns
         if alike:  # they read the same answer and gave another
-            return f"Answer from what {q} returned (\"{_t(text)}\"), as this run did", turns
+            return f"Answer from what {q}{how} returned (\"{_t(text)}\"), as this run did", turns
         bare = " without quote marks" if "inside quote marks" in tail else ""
         # a retry whose reflections had named the answer (compilers/trial_record.py): the look-up did not find it
         named = f" (a reflection it was given had named the answer before {q} returned it)" if ref.ref.get("given") else ""
-        return f"Look up {q}{bare} and answer from what it returns (\"{_t(text)}\"), as this run did{named}", turns
+        return f"Look up {q}{how}{bare} and answer from what it returns (\"{_t(text)}\"), as this run did{named}", turns
     if kind == "args":
         key = ref.aspect[2]
         return (f"Send `{key}` {_t(_shown(ref.ref['values'], key))} in {ref.aspect[1]}{_sources(ref.ref, [key], True, False)}, "
