@@ -1038,6 +1038,13 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
     text = _why_said(run, by_n, text)
     if not text or _shown_said(run, by_n, text):
         return
+    m = re.fullmatch(r"(\S+) at turn (\d+) was a change the task expected\.", text)
+    if m:  # in_short._allowed_case: the change went through as one of the expected calls (its rule checked above)
+        call = by_n[int(m.group(2))]
+        expected = json.loads((run.task.metadata or {}).get("expected_calls") or "[]")
+        assert call.name == m.group(1) and not call.is_error, text
+        assert any(e.get("name") == call.name and e.get("arguments") == call.arguments for e in expected), text
+        return
     m = re.fullmatch(r"(\S+)(?: \((\S+)\))? failed at turns? ([\d, and]+?)(?: and \d+ more)? \((?:the last: )?(?:\"(.*)\""
                      r"|(no output recorded))\), and no later (.+) call went through\.", text)
     if m:  # a shell tool is named with the program it ran, the one no later call of went through

@@ -204,3 +204,23 @@ def test_a_word_the_prompt_only_writes_before_the_noun_is_no_value_of_it(tmp_pat
                           *_tool("get_user_details", {"user_id": "ada_okafor_3118"}, PROFILE),
                           _agent("Thanks, the member record is open.")], policy=policy)
     assert not any("The user said" in f for f in _in_short(run))
+
+
+def test_a_success_says_which_case_of_the_rule_let_its_expected_change_through(tmp_path):
+    """A success that cancelled a business trip the task expected it to cancel: its page names the
+    case of the desk's cancel rule that allows it, read on the record's own cabin, so a reader learns
+    why the change was right, not only that it was made (the In short checker holds it to the log)."""
+    policy = POLICY + ("\n## Cancel trip\n\n- Any trip can be cancelled within 24 hours of booking. Otherwise, economy trips can be cancelled "
+                       "only with cover, and business trips can always be cancelled.\n")
+    trip = dict(TRIP, deck="business")
+    run = _run(tmp_path, [
+        _user("ada_okafor_3118. Please cancel FR7QK2."),
+        *_tool("get_trip_details", {"trip_id": "FR7QK2"}, trip),
+        _agent("Cancel FR7QK2? Yes or no?"), _user("Yes."),
+        *_tool("cancel_trip", {"trip_id": "FR7QK2"}, dict(trip, status="cancelled")),
+    ], reward=1.0, actions=[{"name": "cancel_trip", "kwargs": {"trip_id": "FR7QK2"}}], policy=policy)
+    [found] = [f for f in compile_offline(run).in_short if "was a change the task expected" in f.text]
+    _check(run, found.text, found.turns)  # the call was the expected one; the quoted case is the prompt's, its field the look-up's
+    fact = found.text
+    assert "has a case that allows this change (`deck` \"business\", get_trip_details (turn" in fact, fact
+    assert fact.endswith('"…business trips can always be cancelled."'), fact

@@ -47,7 +47,7 @@ from .shown_conflicts import shown_conflicts
 from .model_cost import model_cost
 from .reading import Call, Reading, harness_reason
 from .task_words import answer_origin
-from . import success_lessons
+from . import rule_reasons, success_lessons
 from .trial_record import RESTATES
 from .schema import KeyFact
 from .text import clip
@@ -377,6 +377,20 @@ def _restating(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
     return facts
 
 
+def _allowed_case(r: Reading, writes: list[Call]) -> list[KeyFact]:
+    """The case of the system prompt's rule that let a success's expected change through, read on
+    the record's fields ("business flights can always be cancelled", `cabin` "business"): why the
+    change was right, which stays on the page when a contrast with its failed trials takes the place
+    of what it restates."""
+    for c in writes:
+        if made_as_expected(r, c):
+            reason = rule_reasons.for_call(r, c, set())
+            if reason is not None and reason.allows:
+                return [KeyFact(f"{c.name} at turn {c.n} was a change the task expected. {reason.text}",
+                                [c.n] + reason.turns)]
+    return []
+
+
 def _success_facts(r: Reading) -> list[KeyFact]:
     answer = _answer(r)
     if answer is not None:
@@ -425,6 +439,8 @@ def _success_facts(r: Reading) -> list[KeyFact]:
                 return [replace(lesson, kind=facts[0].kind, about=facts[0].about)] + _got_past(r)
     _restating(r, facts)
     facts += _got_past(r)
+    if expected:
+        facts += _allowed_case(r, writes)
     if not facts and writes:
         facts += what_changed(r)
     facts += unseen_names_fact(r)

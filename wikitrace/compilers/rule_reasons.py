@@ -63,6 +63,7 @@ class Reason:
     about: list[str] = field(default_factory=list)
     closed: bool = False  # the record's fields close every permission the quote gives (rule_verdicts)
     leads: bool = False  # it says why the run failed (a refusal the prompt itself allows): the page opens with it
+    allows: bool = False  # a case of the rule that lets this change through, read on the record's fields
 
 
 def _own_section(blocks: tuple[_Block, ...], tool: str, verb: frozenset[str], known: set[str]) -> set[frozenset[str]]:
@@ -252,7 +253,7 @@ def _allowed(r: Reading, tool: str, clause: str, because: str | None, fact: _Fac
     text = f"The system prompt's rule on {tool} (turn {r.system.turn}) has a case that allows this change{because}: {quote}"
     text = text if text.endswith(('."', '!"', '?"', '…"')) else text + "."
     turns = [r.system.turn] + ([fact.turn] if fact is not None and fact.turn is not None else [])
-    return Reason(text, turns, [clause])
+    return Reason(text, turns, [clause], allows=True)
 
 
 def for_arguments(r: Reading, c: Call, paths: list[str], said: set[str]) -> Reason | None:
