@@ -212,7 +212,15 @@ def past_note(r: Reading, c: Call) -> tuple[str, list[int]]:
 def _past(r: Reading, c: Call, now: datetime) -> tuple[str, str, str, Call] | None:
     """(the record's id, the list field, its dates, the look-up) when a look-up fetched a record by
     an id the change then acted on, made on a date (a top-level date field), whose list entries
-    dated on or after that day (what it booked, not who) all fall before the stated now."""
+    dated on or after that day (what it booked, not who) all fall before the stated now. Once per
+    change: the page's lead and the change's own fact both ask."""
+    key = f"shown_conflicts.past:{c.n}"
+    if key not in r.memo:
+        r.memo[key] = _past_of(r, c, now)
+    return r.memo[key]
+
+
+def _past_of(r: Reading, c: Call, now: datetime) -> tuple[str, str, str, Call] | None:
     ids = {v for v in c.turn.arguments.values() if isinstance(v, str) and re.search(r"\d", v) and " " not in v}
     for x in reversed(list(_look_ups(r, c.n))):
         asked = [v for _p, v in leaves(x.turn.arguments)]
@@ -228,9 +236,9 @@ def _past(r: Reading, c: Call, now: datetime) -> tuple[str, str, str, Call] | No
         for key, entries in record.items():
             if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
                 continue
-            days = [d for e in entries for v in e.values() if (d := _day(v)) is not None]
             if not all(any(_CODE.fullmatch(v) for v in e.values() if isinstance(v, str)) for e in entries):
                 continue  # entries that name a thing by a code (a flight), not people by their birth dates
+            days = [d for e in entries for v in e.values() if (d := _day(v)) is not None]
             if len(days) < len(entries) or any(d < made[0].replace(hour=0, minute=0, second=0) for d in days) \
                     or max(days).date() >= now.date():
                 continue
