@@ -63,8 +63,12 @@ class Tally:
 
 
 def sections(page: str) -> list[str]:
-    """The reader's text of an insight page: the sections that state the lesson and its evidence."""
+    """The reader's text of an insight page: the line of support under its title and the sections
+    that state the lesson and its evidence."""
     out = []
+    head = re.split(r"\n## ", page)[0]
+    if "\n# " in head:  # the support line under the title ("Seen in 3 runs: ...")
+        out.append(head.split("\n# ", 1)[1].partition("\n")[2])
     for part in re.split(r"\n## ", page)[1:]:
         name, _, body = part.partition("\n")
         if name.strip() in SECTIONS:

@@ -470,3 +470,7 @@ def test_an_edit_of_lines_never_shown_is_counted_on_its_lesson_as_a_fact_no_succ
     assert ("It is one run's fact, not a proven cause: it is checked only on failed runs, so no successful run is "
             "counted against it.") in page
     assert f"[{failed}](../compilation/{failed}.md)" in page.split("## Runs behind the counts", 1)[1]
+    # the run's other lessons (its failing tests, its shell errors) are not about editing: not said there
+    others = [i for i, _d in _lessons(data, failed) if i["id"] != edit["id"]]
+    assert others and not any("replaced lines that no call before it had shown" in
+                               (out / "insight" / f"{i['id']}.md").read_text() for i in others)

@@ -8,7 +8,7 @@ memory or from the task's words; on a failed run it is a step a reader can check
 from __future__ import annotations
 
 from ..runs.tool_kinds import EDIT, VIEW
-from .call_kinds import base, call_kind
+from .call_kinds import FILE_EDIT, base, call_kind
 from .reading import Call, Reading, command_of
 from .edit_lines import edit_lines
 from .insight_parts import edits_of
@@ -58,5 +58,6 @@ def unread_edit_fact(r: Reading) -> list[KeyFact]:
             said = (f"The edit at turn {c.n} replaced {'a line' if len(lines) == 1 else 'lines'} of `{name}` no call "
                     f"before it had shown: no view of the file went through, and no earlier answer held "
                     f"{'the line' if len(lines) == 1 else 'any line'} it replaced (`{clip(lines[0], 80)}`).")
-        return [KeyFact(said + " Read the lines an edit replaces before writing it.", [c.n], "unread-edit", [c.name])]
+        # about the kind of call, as a lesson on edits names it: counted only on such a lesson (corpus/checked_facts.py)
+        return [KeyFact(said + " Read the lines an edit replaces before writing it.", [c.n], "unread-edit", [FILE_EDIT])]
     return []

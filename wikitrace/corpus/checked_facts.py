@@ -24,7 +24,10 @@ from .fact_weights import (FAILED_ONLY, NAMES_ITEMS, aside_note, item_words, lea
 from .success_ways import SuccessWays
 
 NAMED = 3  # arguments or tools named in the lead, most often first (all are counted)
-UNLEARNED = "unlearned-case"  # the kind of fact of a change sent without learning which case of its rule applied
+UNLEARNED = "unlearned-case"
+# kinds said only on a lesson about the kind of call they name: an edit of lines never shown bears
+# on a lesson about editing, not on the shell-quoting lesson the same run taught
+OWN_TOOL_ONLY = frozenset({"unread-edit"})  # the kind of fact of a change sent without learning which case of its rule applied
 
 # kind -> (what the runs showed, what to do), in the order a kind is preferred when several cover
 # most failed runs: a claim in the agent's own words first, then the answer's or the change's
@@ -199,8 +202,10 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     items: dict[str, Counter] = {k: Counter() for k in NAMES_ITEMS}
     examples: dict[str, str] = {}
     sources: dict[str, Counter] = {}  # tool.argument -> kind of place its sent values came from -> runs
+    own_tool = _key_tool(entry["key"])
     for e in failed:
-        facts = [f for f in e.get("facts") or [] if f.get("kind") in _SAID]
+        facts = [f for f in e.get("facts") or [] if f.get("kind") in _SAID
+                 and (f["kind"] not in OWN_TOOL_ONLY or (f.get("about") or [""])[0] == own_tool)]
         for kind in dict.fromkeys(fact_leads.group(f) for f in facts):
             runs_of.setdefault(kind, []).append(e)
             about = [a for f in facts if fact_leads.group(f) == kind for a in f.get("about") or []]
@@ -220,7 +225,6 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     all_tasks = run_counts.tasks(failed)
     usable, aside = [], []
     preference = list(_SAID)
-    own_tool = _key_tool(entry["key"])
     for kind in sorted(runs_of, key=lambda k: (preference.index(fact_leads.kind_of(k)), k)):
         order, hit = preference.index(fact_leads.kind_of(kind)), runs_of[kind]
         if own_tool and kind in items and not any(a.split(".")[0] == own_tool for a in items[kind]):

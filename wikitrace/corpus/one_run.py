@@ -1,6 +1,6 @@
 """A lesson one run taught points to the counted lesson of its task type on the same tool. One
 run's recipe is an anecdote: its page stays (the run keeps its link, ids stay stable, and a second
-run that meets it makes it a count); its Evidence opens on "Seen in 1 run", and the page links
+run that meets it makes it a count); its page opens on "Seen in 1 run", and links
 where the lesson drawn from many runs of the same tool is."""
 
 from __future__ import annotations
