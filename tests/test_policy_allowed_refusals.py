@@ -117,3 +117,20 @@ def test_a_lesson_on_another_tool_is_not_told_what_not_to_refuse():
         entry = {"key": key, "guideline": "Check the bags."}
         say_allowed(entry, [member])
         assert ("Do not refuse a `cabin` change" in entry["guideline"]) is told, (key, entry["guideline"])
+
+
+def test_a_refusal_the_agent_went_back_on_is_not_named_what_kept_the_change_from_being_made(tmp_path):
+    """Round 17: step-0122 refused the upgrade at turn 6, the user pushed back, and the agent made
+    the update at turn 18 (only its payment differed from the expected call): "the refusal, not the
+    policy, kept that change from being made" was false there."""
+    later = dict(UPGRADE, flights=[{"flight_number": "HAT402", "date": "2024-06-12"}])  # the task expected two updates
+    made = dict(later, payment_id="gift_card_0000001")
+    messages = [user("Please upgrade K2PL7Q to business."),
+                *tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, BASIC), agent(REFUSAL),
+                user("But the rules say cabin changes are fine. Please do it, with my gift card."),
+                *tool("update_reservation_flights", made, dict(BASIC, cabin="business"))]
+    run = _run(tmp_path, messages, [{"name": "update_reservation_flights", "kwargs": UPGRADE},
+                                    {"name": "update_reservation_flights", "kwargs": later}], policy=WITH_CABIN)
+    facts = [f.text for f in _facts(run)]
+    assert any("could not" in f for f in facts), facts  # the refusal is still quoted, as what it said
+    assert not any("the refusal, not the policy" in f for f in facts), facts

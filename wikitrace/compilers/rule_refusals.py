@@ -116,11 +116,21 @@ class Allowed:
         return f"a `{self.field}` change on a record with `{self.key}` {json.dumps(self.value, ensure_ascii=False)}"
 
 
+def went_back_on(r: Reading, name: str, args: dict, turn: int) -> bool:
+    """Whether after its refusal at ``turn`` the run made a ``name`` change that went through on the
+    record the expected call acts on (an id the two share): the agent went back on its "no"."""
+    ids = {v for k, v in args.items() if isinstance(v, str) and k.lower().endswith("id")}
+    return any(c.name == name and c.writes and not c.error and c.n > turn and isinstance(c.turn.arguments, dict)
+               and ids & set(map(str, c.turn.arguments.values())) for c in r.calls)
+
+
 def allowed(r: Reading, name: str, args: dict, facts, refused) -> Allowed | None:
     """The prompt's answer to a refusal of an expected change: the refusal named a value of the
     record the change acts on, and a sentence of the system prompt allows, on a record with that
     value, a change of a field the expected call changes there (rule_talk.allowed_on). The tool's
     own thing is no such field: "without changing the flights" names flights too."""
+    if went_back_on(r, name, args, refused.turn):
+        return None  # the change was made after all: the refusal kept nothing from being made
     low = refused.text.lower()
     changed = [f for f in facts if f.turn is not None and f.key in args and args[f.key] != f.value
                and f.key_words - _head(name)]
