@@ -570,6 +570,23 @@ def test_an_expected_calculation_the_run_worked_out_otherwise_is_made(tmp_path, 
     assert any("calculate(" in note for note in missed_notes(r)) is missed
 
 
+def test_an_expected_look_up_never_made_names_the_own_call_nearest_to_it_not_one_that_matched_another(tmp_path):
+    """Round 17: "its own search_direct_flight call at turn 7 sent other arguments", where turn 7 was
+    exactly the first expected search and turn 8 the one that differed from the second."""
+    from wikitrace.compilers.expected_calls import missed_notes
+    from wikitrace.compilers.reading import read_run
+
+    out = {"origin": "DEN", "destination": "BOS", "date": "2024-06-09"}
+    back = {"origin": "BOS", "destination": "DEN", "date": "2024-06-14"}
+    run = _tau(tmp_path, [*_tool("search_direct_flight", out, []), *_tool("search_direct_flight", dict(back, date="2024-06-16"), []),
+                          _agent("No flights.")], reward=0.0,
+               actions=[{"name": "search_direct_flight", "kwargs": out}, {"name": "search_direct_flight", "kwargs": back}])
+    r = read_run(run)
+    first, second = [c.n for c in r.calls if c.name == "search_direct_flight"]
+    [note] = [n for n in missed_notes(r) if "expected look-up" in n]
+    assert note.endswith(f"(its own search_direct_flight call at turn {second} sent other arguments)."), note
+
+
 @pytest.mark.parametrize("paid, noted", [(67, False), (68, True)])
 def test_a_part_payment_the_task_expected_is_no_discrepancy(tmp_path, paid, noted):
     """A gift card holding 203 that pays 67 is noted as another value than its record's only when

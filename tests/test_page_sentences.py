@@ -1426,11 +1426,17 @@ def test_a_failure_page_compares_the_changes_with_the_calls_the_log_expected():
     unread = _tau(actions + [{"name": "get_user", "kwargs": {"user_id": "ana_7"}}], traj, 0.0)
     assert 'The log records 1 expected look-up this run did not make as written: get_user(user_id="ana_7").' in [
         n for e in _checked(unread) for n in e.notes]
-    # the same look-up tool called with other arguments: said beside it, so a sum written otherwise is not
-    # read as a look-up the run skipped
+    # the run's one get_booking matched the other expected look-up (QX7) as written: it sent no "other
+    # arguments" for QX8, so nothing is said beside it
     other = _tau(actions + [{"name": "get_booking", "kwargs": {"booking_id": "QX8"}}], traj, 0.0)
+    assert 'The log records 1 expected look-up this run did not make as written: get_booking(booking_id="QX8").' in [
+        n for e in _checked(other) for n in e.notes]
+    # with QX7 not expected, the same call is the tool's own call with other arguments, said beside it, so a sum
+    # written otherwise is not read as a look-up the run skipped
+    alone = _tau([a for a in actions if a["name"] != "get_booking"] + [{"name": "get_booking", "kwargs": {"booking_id": "QX8"}}],
+                 traj, 0.0)
     assert ('The log records 1 expected look-up this run did not make as written: get_booking(booking_id="QX8") '
-            "(its own get_booking call at turn 2 sent other arguments).") in [n for e in _checked(other) for n in e.notes]
+            "(its own get_booking call at turn 2 sent other arguments).") in [n for e in _checked(alone) for n in e.notes]
     # two bookings expected, one made as expected: the other is the change it did not make
     twice = _tau([{"name": "book_flight", "kwargs": {"flight": "HAT1", "payment_id": "card_1"}},
                   {"name": "book_flight", "kwargs": {"flight": "HAT2", "payment_id": "card_1"}},

@@ -301,8 +301,15 @@ def missed_notes(r: Reading) -> list[str]:
     unread = missed_lookups(r)
     if unread:
         # a tool the run did call, with other arguments, is said so: "2*(350-122)" may be the same sum written otherwise
-        own = {e["name"]: next((c.n for c in r.calls if c.name == e["name"] and not c.error), None) for e in unread}
-        sent = [f"its own {name} call at turn {n} sent other arguments" for name, n in own.items() if n is not None]
+        # the run's own call of the tool nearest to the one expected, among those no expected call matches
+        # as written (a search that matched one expected look-up sent no "other arguments")
+        asked = [x["arguments"] for x in r.memo.get("expected.all") or []]
+        own: dict[str, int] = {}
+        for e in unread:
+            others = [c for c in r.calls if c.name == e["name"] and not c.error and c.turn.arguments not in asked]
+            if others and e["name"] not in own:
+                own[e["name"]] = min(others, key=lambda c: (len(_differing(e["arguments"], c.turn.arguments)), c.n)).n
+        sent = [f"its own {name} call at turn {n} sent other arguments" for name, n in own.items()]
         notes.append(f"The log records {len(unread)} expected look-up{'s' if len(unread) != 1 else ''} this run did "
                      f"not make as written: {join([_call(e) for e in unread], SHOWN)}"
                      + (f" ({'; '.join(sent)})" if sent else "") + ".")
