@@ -156,7 +156,7 @@ def test_answers_that_differ_only_by_words_added_are_one_answer_and_the_line_sho
               _entry("step-0103", "failure", [], "Sir Ada Corr"), _entry("step-0153", "failure", [], "Ada Corr")]
     said, _turns = recurring(trials[0], trials)
     assert said.startswith("2 of the 4 trials of this task answered \"Hemmel Days Festival\" or a form of it with words "
-                           "added or dropped (\"Hemmel Days Festival in Sun Valley, Idaho\")"), said
+                           "added or dropped only at its ends (\"Hemmel Days Festival in Sun Valley, Idaho\")"), said
     said, _turns = recurring(trials[3], trials)  # a title before the name: the same answer
     assert said.startswith("2 of the 4 trials of this task answered \"Ada Corr\" or a form of it"), said
     # a bare "no" is no name: it is not the same answer as "no change"
@@ -226,7 +226,11 @@ def test_every_such_line_over_the_importer_fixtures_recounts(tmp_path):
                     mine, named = answer_norm(by_step[s]["decisive"]["answer"]["text"]), answer_norm(said.group(1))
                     assert f" {named} " in f" {mine} " or f" {mine} " in f" {named} ", line
                     if mine != named:
-                        assert "or a form of it with words added or dropped" in line, line
+                        assert "or a form of it with words added or dropped only at its ends" in line, line
+                for x in failed:  # a trial left out gave no such form: neither answer whole inside the other
+                    if x["step"] not in holders and (x["decisive"].get("answer") or {}).get("text"):
+                        mine, named = answer_norm(x["decisive"]["answer"]["text"]), answer_norm(said.group(1))
+                        assert f" {named} " not in f" {mine} " and f" {mine} " not in f" {named} ", line
             unmet = re.search(r"\(this run's: the (\S+) for \"(.+?)\" at turn (\d+)\) mentions (.+), which the question "
                               r"names", line) or re.search(r"first returned it to this run \(the (\S+) for \"(.+?)\" at turn (\d+)\) never "
                                                           r"mentions (.+), which the question names", line)

@@ -224,8 +224,9 @@ def never_returned(members: list[dict]) -> bool:
 
 def _other_forms(entry: dict, item: tuple, holders: list[dict]) -> str:
     """The holders' answers written otherwise than this run's, said after it: a reader who
-    recounts the trials sees each form the line counts as this answer. "Words added or dropped"
-    only when every form shown differs by its words, not by accents or "and"."""
+    recounts the trials sees each form the line counts as this answer. "Words added or dropped only
+    at its ends" (what ``_same`` counts) only when every form shown differs by its words, not by
+    accents or "and"."""
     def plain(text: str) -> str:
         return " ".join(text.casefold().split())
 
@@ -234,7 +235,8 @@ def _other_forms(entry: dict, item: tuple, holders: list[dict]) -> str:
     forms = list(dict.fromkeys(t for t in texts if t and plain(t) != mine))[:2]
     if not forms:
         return ""
-    how = " with words added or dropped" if all(answer_norm(t) != item[1] for t in forms) else ""
+    # only at its ends: a form with a word put inside ("port of Baltimore west to …") is not counted as one
+    how = " with words added or dropped only at its ends" if all(answer_norm(t) != item[1] for t in forms) else ""
     return f" or a form of it{how} (" + ", ".join(f'"{_t(x)}"' for x in forms) + ")"
 
 
