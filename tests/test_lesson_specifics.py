@@ -343,6 +343,35 @@ def test_a_retry_that_swapped_a_made_up_id_for_a_listed_one_names_both_and_where
     assert 'from "credit_card_1111", held as written in no answer or user message before it, to' in other.detail
 
 
+def test_a_retrys_value_is_credited_to_the_first_answer_that_held_it_not_a_changes_echo():
+    """Round 17 (tau): "payment_id changed from 'gift_card_7480005', returned by update_reservation_flights
+    at turn 20" hid that get_user_details had listed it at turn 4: a change's answer echoing a value
+    is no place the agent learned it."""
+    user = "aarav_ahmed_6699"
+    change = {"reservation_id": "M20IZO", "cabin": "business",
+              "flights": [{"flight_number": "HAT268", "date": "2024-05-22"}]}
+    details = {"user_id": user, "payment_methods": {
+        "gift_card_1111111": {"source": "gift_card", "amount": 5, "id": "gift_card_1111111"},
+        "gift_card_2222222": {"source": "gift_card", "amount": 900, "id": "gift_card_2222222"}}}
+    turns = _turns(
+        _msg("system", AIRLINE_SYSTEM),
+        _msg("user", f"I am {user}. Please upgrade M20IZO to business. Yes, go ahead."),
+        _call("get_user_details", {"user_id": user}, json.dumps(details), is_error=False),
+        _call("update_reservation_baggages", {"reservation_id": "M20IZO", "total_baggages": 1, "nonfree_baggages": 0,
+                                              "payment_id": "gift_card_1111111"},
+              json.dumps({"reservation_id": "M20IZO", "payment_history": [{"payment_id": "gift_card_1111111"}]}),
+              is_error=False),
+        _call("update_reservation_flights", dict(change, payment_id="gift_card_1111111"),
+              "Error: gift card balance is not enough", is_error=True),
+        _call("update_reservation_flights", dict(change, payment_id="gift_card_2222222"),
+              json.dumps({"reservation_id": "M20IZO", "cabin": "business"}), is_error=False),
+        {"type": "episode_over"})
+    (err,) = [i for i in _insights(_record("echo-1", "airline", "Upgrade M20IZO.", turns, True))
+              if i.key.startswith("error|update_reservation_flights")]
+    assert ('with payment_id changed from "gift_card_1111111", returned by get_user_details at turn 2, to '
+            '"gift_card_2222222", returned by get_user_details at turn 2)') in err.detail, err.detail
+
+
 def test_a_yes_or_no_to_a_question_asking_for_a_thing_is_no_verdict_ending():
     # "no" to "what profession ...?" is a guess of the wrong kind, counted with answers no look-up held;
     # to "Were ... ?" it is the verdict the question asks for, even with a "which" clause in it

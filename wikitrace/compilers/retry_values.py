@@ -29,6 +29,13 @@ def _seen(r: Reading, c: Call, key: str):
     return next((a for a in check_arguments(r, c.turn) if a.path == key), None)
 
 
+def _first_shown(r: Reading, value: str, latest: int) -> Call:
+    """The first call whose answer held ``value`` as written, the one at ``latest`` at the latest."""
+    low = value.lower()
+    return next(c for c in r.calls if (c.n == latest or (c.n < latest and not c.error and c.turn.result
+                                                          and _occurs(low, c.turn.result.lower()))))
+
+
 def swapped(r: Reading, err: Call, fix: Call) -> tuple[str, str | None] | None:
     """(a phrase after "with <key> changed", the look-up tool whose answer held the new value when
     the old one stood in no answer or user message) for a retry that changed one named argument
@@ -55,7 +62,8 @@ def swapped(r: Reading, err: Call, fix: Call) -> tuple[str, str | None] | None:
         if check.seen_in == "user message":
             return f"given in a user's message (turn {check.seen_at})"
         if check.seen_in == "observation" and check.seen_at in calls:
-            return f"returned by {calls[check.seen_at].name} at turn {check.seen_at}"
+            first = _first_shown(r, value, check.seen_at)  # where it could first be learned: a change's echo is no source
+            return f"returned by {first.name} at turn {first.n}"
         return f"sent by an earlier call (turn {check.seen_at})"
 
     phrase = (f' from "{clip(old, _LONGEST)}", {said(before, old, err.n)}, to "{clip(new, _LONGEST)}", '
