@@ -19,6 +19,7 @@ from fixture_runs import IMPORTERS, RUNS, relabeled
 from test_add import ok, same_corpus
 from test_trial_contrast import CARD, GIFT, _in_short, _trial, _write
 
+from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.compilers.trial_record import answer_norm
 from wikitrace.corpus.trial_recur import recurring
@@ -191,6 +192,48 @@ def test_the_question_s_names_a_page_never_held_skip_its_first_word_titles_and_t
     # "Which" and "Name" open sentences; "Emperor Ned Vail" is held without its first word; the possessive goes
     assert unmet_names(question, page, "Vail Days Festival") == ["California", "1954"]
     assert unmet_names(question, page + " California, 1954.", "x") == []
+
+
+
+def test_a_name_held_with_a_middle_name_or_by_a_page_read_before_the_answers_is_not_unmet(tmp_path):
+    """Round 17 (HotpotQA): step-0370 was told to "find a page that ties the answer to 'Kent Baer'",
+    where its first look-up's page ("Kent Lex Baer ... defensive coordinator at the University of
+    Montana") led, by the run's own searches, to the page of the stadium it answered."""
+    from wikitrace.compilers.qa_reasons import unmet_names
+
+    question = "What stadium does the team who has Kent Baer as the defensive coordinator play its home games?"
+    assert unmet_names(question, "Kent Lex Baer (born 1951) is a coach.", "x") == []
+    assert unmet_names(question, "Kent is a county. Baer is a name.", "x") == ["Kent Baer"]
+    printout = tmp_path / "react_reflexion_chain.txt"
+    printout.write_text("".join(f"""########################################
+BEGIN TRIAL {n}
+Trial summary: Correct: 0, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: {question}
+Thought 1: I need to search Kent Baer.
+Action 1: Search[Kent Baer]
+Observation 1: Kent Lex Baer (born May 2, 1951) is the defensive coordinator at the University of Montana.
+Thought 2: I need to search the University of Montana.
+Action 2: Search[University of Montana]
+Observation 2: The University of Montana plays its home games at Grizzly Field.
+Thought 3: The answer is Grizzly Field (trial {n}).
+Action 3: Finish[Grizzly Field]
+Observation 3: Answer is INCORRECT
+Correct answer: Boyd Stadium
+
+------------- BEGIN HALTED AGENTS --------------
+
+""" for n in (1, 2)), encoding="utf-8")
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[printout], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    assert all("unmet" not in (r["decisive"].get("answer") or {}) for r in data["runs"]), data["runs"]
+    page = (out / "compilation" / f"{data['runs'][0]['step']}.md").read_text()
+    assert "find a page that ties the answer" not in page and "find a look-up whose text shows it fits" in page
 
 
 def test_every_such_line_over_the_importer_fixtures_recounts(tmp_path):

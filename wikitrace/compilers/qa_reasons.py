@@ -280,12 +280,20 @@ def what_worked(r: Reading, answer: Call) -> KeyFact | None:
 _NAME_RUN = re.compile(r"(?:[A-Z][\w'-]*|\d+(?:[.,]\d+)*)(?:[ \t]+(?:[A-Z][\w'-]*|\d+(?:[.,]\d+)*))*")
 
 
+def _with_middle(text: str, words: list[str]) -> bool:
+    """Whether ``text`` holds a two-word name with one word between its two ("Kent Lex Baer",
+    "John F. Kennedy"): the name as a page about the person writes it."""
+    first, last = (re.escape(w) for w in words)
+    return re.search(rf"(?<!\w){first}\s+[A-Z][\w.'-]*\s+{last}(?!\w)", _flat(text)) is not None
+
+
 def unmet_names(question: str, page: str, answer: str) -> list[str]:
     """The names and numbers the question gives (runs of capitalised words or figures, not a
     sentence's first word, a possessive's "'s" dropped) that the page an answer came from never
     holds as whole words, in the question's order: the part of the question nothing tied the
     answer to. A name of three words or more counts as held when the page holds it without its
-    first word (a title before a name: "Emperor"); the answer's own words are not counted."""
+    first word (a title before a name: "Emperor"), one of two with a capitalised word between its
+    two (a middle name); the answer's own words are not counted."""
     flat = _flat(question)
     out = []
     for m in _NAME_RUN.finditer(flat):
@@ -298,6 +306,8 @@ def unmet_names(question: str, page: str, answer: str) -> list[str]:
             continue
         if len(words) >= 3 and _holds(page, " ".join(words[1:])):
             continue
+        if len(words) == 2 and _with_middle(page, words):
+            continue  # a person's name with a middle name or initial between ("Kent Lex Baer")
         out.append(name)
     return out
 

@@ -237,6 +237,10 @@ def record(r: Reading) -> dict:
                 from .qa_reasons import unmet_names
 
                 unmet = unmet_names(r.run.task.instruction or "", found.turn.result or "", text)
+                if unmet:  # a name a page read before it held was tied in by the run's chain (Kent Baer -> his team -> its stadium)
+                    read = "\n".join(c.turn.result for c in r.calls if c.n < answer.n and not c.error and not c.writes
+                                     and c.turn.result)
+                    unmet = [n for n in unmet if n in unmet_names(r.run.task.instruction or "", read, text)]
                 if unmet:
                     out["answer"]["unmet"] = unmet[:4]
         elif is_verdict(r, text):  # a verdict is chosen, not read off a page: it rests on the last look-up before it
