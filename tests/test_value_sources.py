@@ -427,3 +427,23 @@ def test_a_card_the_user_named_by_its_balance_is_the_users_pick():
     for says in ("Use the gift card.", "Use the gift card, I have 262 points left."):
         assert any('`payment_id` "gift_card_5093318" is one of the 2 values' in n
                    for n in _source_notes(_paid_with(says))), says
+
+
+def test_a_short_value_is_close_to_a_sentence_only_where_its_words_stand_near_each_other():
+    """Round 16 (HotpotQA): "Palace of Westminster" was said to be close to a page whose one sentence
+    named "St James's Palace" and, further on, "the City of Westminster": the agent's own name, not
+    a rewording. A value of three main words or fewer is close only where they stand within its own
+    length and two more words; a longer value is read by the sentence as before."""
+    from wikitrace.compilers.near_words import near_words
+    from wikitrace.compilers.reading import read_run
+
+    def near(page: str, value: str):
+        turns = _turns(_msg("user", "Where does the council meet?"),
+                       _call("Search", "council", page), _call("Finish", value, ""))
+        r = read_run(_run(_record("near-1", "hotpotqa", "Where does the council meet?", turns, False)))
+        return near_words(r, value, 99)
+
+    far = "It meets at St James's Palace, a royal residence in the heart of the City of Westminster."
+    assert near(far, "Palace of Westminster") is None
+    close = "It meets in the old Palace of Westminster Hall."
+    assert near(close, "Palace Westminster")[1:] == (2, 2)

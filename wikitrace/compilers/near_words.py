@@ -44,6 +44,7 @@ def near_words(r: Reading, value, before: int) -> tuple[Turn, int, int] | None:
     wanted = main_words(value)
     if len(wanted) < 2:
         return None
+    span = len(_TOKEN.findall(value)) + 2  # the value's own words and two more
     best: tuple[Turn, int, int] | None = None
     for t in r.facts:
         if t.turn >= before:
@@ -53,9 +54,30 @@ def near_words(r: Reading, value, before: int) -> tuple[Turn, int, int] | None:
             continue
         # within one sentence: a long prompt holds most words somewhere, scattered
         shared = max((sum(1 for w in wanted if w in words) for words in _sentence_words(low)), default=0)
+        if len(wanted) <= SHORT and shared:  # a short value's words, near each other: "Palace" and
+            # "Westminster" in "St James's Palace, in the City of Westminster" name another place
+            shared = max((_in_reach(tokens, wanted, span) for tokens in _sentence_tokens(low)), default=0)
         if 2 * shared > len(wanted) and (best is None or shared > best[1]):
             best = (t, shared, len(wanted))
     return best
+
+
+SHORT = 3  # main words of a value whose words must stand near each other to be close to a sentence
+
+
+def _in_reach(tokens: tuple[str, ...], wanted: list[str], span: int) -> int:
+    """The most of ``wanted`` a run of ``span`` tokens of the sentence holds."""
+    best = 0
+    for i, tok in enumerate(tokens):
+        if tok in wanted:
+            best = max(best, len(set(tokens[i:i + span]) & set(wanted)))
+    return best
+
+
+@lru_cache(maxsize=1024)
+def _sentence_tokens(low: str) -> tuple[tuple[str, ...], ...]:
+    """Each sentence of a turn's text as its stemmed words in order (for a short value's reach)."""
+    return tuple(tuple(_stem(x) for x in _TOKEN.findall(sentence)) for sentence in _SENTENCE.split(low))
 
 
 @lru_cache(maxsize=1024)
