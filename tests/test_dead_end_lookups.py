@@ -6,6 +6,8 @@ whole ("1978"), is no dead end. Fixture: a Reflexion printout of our own, in the
 
 from __future__ import annotations
 
+from test_listed_name_success import WON
+
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.runs import load
 from wikitrace.runs.model import Run
@@ -16,17 +18,7 @@ Trial summary: Correct: 1, Incorrect: 1, Halted: 0
 #######################################
 ------------- BEGIN CORRECT AGENTS -------------
 
-Question: In what year did the Harlow Rowing Club win its first regatta?
-Thought 1: I need to search Harlow Rowing Club.
-Action 1: Search[Harlow Rowing]
-Observation 1: Could not find [Harlow Rowing]. Similar: ['Harlow Rowing Club', 'Harlow Town'].
-Thought 2: I will search the club.
-Action 2: Search[Harlow Rowing Club]
-Observation 2: Harlow Rowing Club is a rowing club on the River Stort. It won its first regatta in 1962.
-Thought 3: It won in 1962.
-Action 3: Finish[1962]
-Observation 3: Answer is CORRECT
-
+""" + WON + """
 ------------- BEGIN INCORRECT AGENTS -----------
 
 Question: Which architect designed the town hall of Pellow Bay?

@@ -27,24 +27,25 @@ def _notes(run) -> list[str]:
     return [n for e in compile_offline(run).evidence for n in e.notes]
 
 
-def test_a_change_of_another_record_is_not_set_against_one_of_the_expected_records(tmp_path):
+def _upgraded(tmp_path, number: str, date: str) -> list[str]:
+    """The notes of a run that upgraded Z9Y8X7 (on ``number`` of ``date``), where the task expected
+    upgrades of K2PL7Q (HAT318, 2024-06-12) and M4RT1N (HAT402, 2024-06-20)."""
     expected = [{"name": "update_reservation_flights", "kwargs": _upgrade("K2PL7Q", "HAT318", "2024-06-12")},
                 {"name": "update_reservation_flights", "kwargs": _upgrade("M4RT1N", "HAT402", "2024-06-20")}]
-    sent = _upgrade("Z9Y8X7", "HAT271", "2024-06-14")
     messages = [user("Upgrade my trips to business please. Yes, go ahead."),
-                *tool("update_reservation_flights", sent, dict(TRIP, reservation_id="Z9Y8X7", cabin="business"))]
-    notes = _notes(_run(tmp_path, messages, expected))
+                *tool("update_reservation_flights", _upgrade("Z9Y8X7", number, date),
+                      dict(TRIP, reservation_id="Z9Y8X7", cabin="business"))]
+    return _notes(_run(tmp_path, messages, expected))
+
+
+def test_a_change_of_another_record_is_not_set_against_one_of_the_expected_records(tmp_path):
+    notes = _upgraded(tmp_path, "HAT271", "2024-06-14")
     assert ("The log records the update_reservation_flights calls the task expected, on `reservation_id` "
             "\"K2PL7Q\" and \"M4RT1N\" only: this one changed another record.") in notes, notes
     assert not any("where this call sent" in n for n in notes), notes  # no flight of theirs set against its own
 
 
 def test_a_call_that_differs_in_its_record_alone_is_a_wrong_pick(tmp_path):
-    expected = [{"name": "update_reservation_flights", "kwargs": _upgrade("K2PL7Q", "HAT318", "2024-06-12")},
-                {"name": "update_reservation_flights", "kwargs": _upgrade("M4RT1N", "HAT402", "2024-06-20")}]
-    sent = _upgrade("Z9Y8X7", "HAT318", "2024-06-12")
-    messages = [user("Upgrade my trip to business please. Yes, go ahead."),
-                *tool("update_reservation_flights", sent, dict(TRIP, reservation_id="Z9Y8X7", cabin="business"))]
-    notes = _notes(_run(tmp_path, messages, expected))
+    notes = _upgraded(tmp_path, "HAT318", "2024-06-12")
     assert any(n.startswith("The log records the update_reservation_flights call the task expected with "
                             "`reservation_id` \"K2PL7Q\" where this call sent \"Z9Y8X7\"") for n in notes), notes

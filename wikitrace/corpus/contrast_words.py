@@ -5,7 +5,6 @@ which shows these sentences, does not import the whole insight layer."""
 from __future__ import annotations
 
 from ..compilers.ending_words import ended_with
-from . import run_counts
 
 # patterns that are trouble a run meets: for these a page lists what successful runs that met it did
 TROUBLE = {"error", "loop", "unseen", "rule", "idle", "went-through", "hand-off", "stopped", "option", "missed",
