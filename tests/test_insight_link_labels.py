@@ -41,4 +41,4 @@ def test_a_link_is_never_labelled_with_another_title_than_its_pages(tmp_path):
         labelled = _LABELLED.match(line)
         assert labelled is None or labelled.group(3) == titles[ident], line
     own = [line for line in lines if "get_user_details" in line]
-    assert own and all("this run's lesson" in line for line in own)  # the run's words, said to be the run's
+    assert own and all("the lesson as this run worded it" in line for line in own)  # the run's words, said to be the run's

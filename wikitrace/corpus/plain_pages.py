@@ -107,12 +107,16 @@ def compilation(frontmatter: str, comp, task, outcome, step: str, insights, link
                 " of this run, ranked below those shown; `actions ", step_v, "` lists every call and `turn ",
                 step_v, " N` shows one.\n"]
     out.append("\n## Insights from this run\n")
-    _insight_lines(out, insights, link, "- [{id}]({rel}) (`{abs}`); this run's lesson: \"{title}\"\n")
+    _insight_lines(out, insights, link, "- [{id}]({rel}) (`{abs}`); " + _OWN_LESSON + ": \"{title}\"\n")
     if not insights:
         out.append("- None: this run's log shows no step another run could copy or avoid.\n")
     out += ["\n## Source\n- Raw trajectory: [", step_v, "](", _shown(link.rel(layout.raw_metadata(step))), ") (`",
             _shown(link.abs(layout.raw_dir(step))), "`)\n"]
     return "".join(out)
+
+
+# the run's own wording of each lesson it taught: the insight page's title is merged over all its runs
+_OWN_LESSON = "the lesson as this run worded it (the insight page's title may differ)"
 
 
 def _insight_lines(out: list[str], insights, link: layout.Linker, shape: str) -> None:
@@ -145,7 +149,7 @@ def metadata(frontmatter: str, run, step: str, insights, link: layout.Linker) ->
             _shown(len(run.turns)), " turns numbered ", _shown(numbers[0]), "–", _shown(numbers[-1]),
             "; the log as JSON lines: `", _shown(link.abs(layout.raw_log(step))), "`\n- Compilation: [", _shown(step),
             "](", _shown(link.rel(compilation_doc)), ") (`", _shown(link.abs(compilation_doc)), "`)\n"]
-    _insight_lines(out, insights, link, "- Insight: [{id}]({rel}) (`{abs}`); this run's lesson: \"{title}\"\n")
+    _insight_lines(out, insights, link, "- Insight: [{id}]({rel}) (`{abs}`); " + _OWN_LESSON + ": \"{title}\"\n")
     return "".join(out)
 
 
