@@ -78,9 +78,11 @@ def test_a_rule_pages_count_says_what_it_leaves_out():
 
     said = contrast_sentence({"title": "Keep the rule: ask first", "contrast": {
         "pattern": "rule|31f656c6a2", "failed_met": 12, "success_met": 0, "verdict": "failure"}})
+    # round 18: a request naming what the change acts on is counted, words that may agree are not; both said
     assert said.startswith("Runs of this task type that broke this rule (counting the changes the log plainly shows "
-                           "against it; one the log leaves in doubt, such as a change made after the user answered in "
-                           "their own words, is not counted): 12 failed, 0 successful.")
+                           "against it, a request that names what the change acts on among them; one the log leaves in "
+                           "doubt, such as a change made after the user answered in their own words without naming it, "
+                           "is not counted): 12 failed, 0 successful.")
 
 
 def _qa_run(k: int, success: bool, facts: list[dict]) -> dict:

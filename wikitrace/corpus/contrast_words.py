@@ -31,8 +31,9 @@ MET = {
 
 # what a rule's count leaves out (compilers/consent.py): a change whose log does not settle it, such as a
 # confirmation rule's change right after the user's reply in their own words, which may agree
-IN_DOUBT = ("(counting the changes the log plainly shows against it; one the log leaves in doubt, such as a change "
-            "made after the user answered in their own words, is not counted)")
+IN_DOUBT = ("(counting the changes the log plainly shows against it, a request that names what the change acts on "
+            "among them; one the log leaves in doubt, such as a change made after the user answered in their own "
+            "words without naming it, is not counted)")
 
 
 def met_words(pattern: str, tool: str | None = None) -> str:
