@@ -5,7 +5,9 @@ gives on it, judged on the record as the run's look-ups showed it (rule_reasons.
 Where the agent told the user it could not, its words are quoted; where the record's fields close
 the rule's permissions (every one, or all but a condition no field checks), the refusal kept to the
 rule as written, and the page says that the task's expected call and the rule disagree rather than
-teach the refusal as the mistake.
+teach the refusal as the mistake. Where instead a sentence of the prompt allows, on a record with the
+value the refusal named, a change of a field the expected call changes there (``allowed``), and the
+agent never went back on its "no", the refusal is the mistake, and the page leads with it.
 """
 
 from __future__ import annotations
