@@ -59,3 +59,15 @@ def test_a_retry_that_reached_a_page_nothing_drew_on_is_marked_a_dead_end(tmp_pa
 def test_a_page_the_answer_came_from_is_no_dead_end(tmp_path):
     [won] = [d for d in _details(tmp_path)[True] if "got past it" in d]
     assert won.startswith("turn 1: got past it at turn 2 (as Search[Harlow Rowing Club]") and "drew on" not in won, won
+
+
+def test_a_retry_sharing_only_a_short_word_with_the_refused_query_aimed_elsewhere():
+    """Round 18: "Livesey Hal War Memorial" refused, then "World War II" went through; the page said
+    the run "got past it", though the retry searched its own guess, which the error had not listed.
+    A word of three letters ("war", "of") is no shared name: the retry aimed elsewhere."""
+    from wikitrace.compilers.error_insights import _other_target
+
+    listed = "could not find [livesey hal war memorial]. similar: ['livesey hall', 'hal (film)']"
+    assert _other_target("Livesey Hal War Memorial", "World War II", listed)
+    assert not _other_target("Livesey Hal War Memorial", "Livesey Hall War Memorial", listed)  # a name shared
+    assert not _other_target("Livesey Hal War Memorial", "Livesey Hall", listed)  # one the error listed

@@ -151,11 +151,13 @@ def failing_tests_insight(r: Reading, err: Call) -> CandidateInsight:
 
 
 def _other_target(x, y, listed: str) -> bool:
-    """Whether a plain-string retry aims elsewhere: no name the error listed, and no word in
-    common with the refused value (``click[blue]`` then ``click[Buy Now]``)."""
+    """Whether a plain-string retry aims elsewhere: no name the error listed, and no word of four
+    characters or more in common with the refused value (``click[blue]`` then ``click[Buy Now]``;
+    "Livesey Hal War Memorial" then "World War II": a short word such as "war" or "of" is no
+    shared name)."""
     if not (isinstance(x, str) and isinstance(y, str)) or y.strip().lower() in listed:
         return False
-    words = lambda v: set(re.findall(r"[a-z0-9]{2,}", v.lower()))  # noqa: E731
+    words = lambda v: set(re.findall(r"[a-z0-9]{4,}", v.lower()))  # noqa: E731
     return not (words(x) & words(y))
 
 
