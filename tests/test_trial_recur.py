@@ -23,6 +23,8 @@ from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.compilers.trial_record import answer_norm
 from wikitrace.corpus.trial_recur import recurring
+from wikitrace.runs import load
+from wikitrace.runs.model import Run
 
 RETRIES = IMPORTERS / "react_reflexion" / "react_reflexion_retries.txt"
 _LINK = re.compile(r"\[(step-\d+)\]\(step-\d+\.md\)")
@@ -520,3 +522,40 @@ def test_a_task_whose_trials_never_had_the_expected_answer_returned_says_so(tmp_
                     encoding="utf-8")
     ok("compile", str(path), "--out", str(tmp_path / "d"), "--offline", "-q")
     assert not any("No look-up that went through" in ln for st in steps for ln in _in_short(tmp_path / "d", st))
+
+
+def test_an_answer_a_page_wrote_with_middle_names_is_not_said_to_be_in_no_look_up(tmp_path):
+    """Round 18 (HotpotQA): step-0425's "The answer appears in no look-up, only in the user message"
+    stood beside a look-up that wrote "Sir Patrick John Thompson Vallance"; the page now says the
+    name was there, written with its middle names."""
+    from wikitrace.compilers.qa_reasons import name_with_middle
+
+    assert name_with_middle("Sir Patrick John Thompson Vallance is a physician.", "Patrick Vallance") == \
+        "Patrick John Thompson Vallance"
+    assert name_with_middle("Patrick met Ada and Vallance.", "Patrick Vallance") is None
+    question = "Which physicist, named Patrick Vallance by some, advised the government on science?"
+    printout = tmp_path / "react_reflexion_middle.txt"
+    printout.write_text(f"""########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: {question}
+Thought 1: I need to search the adviser.
+Action 1: Search[Chief Scientific Adviser]
+Observation 1: Sir Patrick John Thompson Vallance has served as the Chief Scientific Adviser.
+Thought 2: It is Patrick Vallance.
+Action 2: Finish[Patrick Vallance]
+Observation 2: Answer is INCORRECT
+Correct answer: Frederick Alexander
+
+------------- BEGIN HALTED AGENTS --------------
+
+""", encoding="utf-8")
+    [run] = [r for r in load._read(printout, load.detect(printout)) if isinstance(r, Run)]
+    facts = [f.text for f in compile_offline(run).in_short]
+    assert any("The answer appears in no look-up as written, only in the user message at turn 0; what Search returned "
+               "at turn 1 wrote it \"Patrick John Thompson Vallance\"." in f for f in facts), facts

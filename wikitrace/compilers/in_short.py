@@ -41,6 +41,7 @@ from .near_words import near_look_up, near_phrase
 from .named_source import named_source
 from .page_notes import _window, answer_source, listed_names
 from .qa_facts import qa_facts
+from .qa_reasons import name_with_middle
 from .record_claims import contradicted, past_dates, unchecked
 from .record_facts import stated_now
 from .shown_conflicts import shown_conflicts
@@ -167,8 +168,13 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
                     + (errs.where("returned") if errs else f"the error {found[1].name} returned at turn {found[1].n}") + ".")
             turns += errs.turns if errs else [found[1].n]
         elif found is not None and found[0] == "user":
-            told = f"The answer appears in no look-up, only in the user message at turn {found[1].turn}."
-            turns.append(found[1].turn)
+            # a person's name a page wrote with a middle name ("Sir Patrick John Thompson Vallance") is there
+            named = next(((x, span) for x in r.calls if x.n < c.n and not x.error and not x.writes and x.turn.result
+                          and (span := name_with_middle(x.turn.result, " ".join(str(c.turn.arguments).split())))), None)
+            told = (f"The answer appears in no look-up as written, only in the user message at turn {found[1].turn}; "
+                    f"what {named[0].name} returned at turn {named[0].n} wrote it \"{named[1]}\"." if named else
+                    f"The answer appears in no look-up, only in the user message at turn {found[1].turn}.")
+            turns += [found[1].turn] + ([named[0].n] if named else [])
         elif found is not None and (seen is None or found[1].n != seen.n):
             told = f"The answer appears in what {found[1].name} returned at turn {found[1].n}."
             turns.append(found[1].n)

@@ -281,10 +281,20 @@ _NAME_RUN = re.compile(r"(?:[A-Z][\w'-]*|\d+(?:[.,]\d+)*)(?:[ \t]+(?:[A-Z][\w'-]
 
 
 def _with_middle(text: str, words: list[str]) -> bool:
-    """Whether ``text`` holds a two-word name with one word between its two ("Kent Lex Baer",
-    "John F. Kennedy"): the name as a page about the person writes it."""
+    """Whether ``text`` holds a two-word name with one or two capitalised words between its two
+    ("Kent Lex Baer", "Patrick John Thompson Vallance"): the name as a page about the person writes it."""
+    return name_with_middle(text, " ".join(words)) is not None
+
+
+def name_with_middle(text: str, name: str) -> str | None:
+    """The span of ``text`` writing a two-word ``name`` with one or two capitalised words between
+    its two ("Kent Lex Baer" for "Kent Baer"), or None."""
+    words = name.split()
+    if len(words) != 2:
+        return None
     first, last = (re.escape(w) for w in words)
-    return re.search(rf"(?<!\w){first}\s+[A-Z][\w.'-]*\s+{last}(?!\w)", _flat(text)) is not None
+    m = re.search(rf"(?<!\w){first}(?:\s+[A-Z][\w.'-]*){{1,2}}\s+{last}(?!\w)", _flat(text))
+    return m.group(0) if m else None
 
 
 def unmet_names(question: str, page: str, answer: str) -> list[str]:
