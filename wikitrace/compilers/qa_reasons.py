@@ -280,15 +280,9 @@ def what_worked(r: Reading, answer: Call) -> KeyFact | None:
 _NAME_RUN = re.compile(r"(?:[A-Z][\w'-]*|\d+(?:[.,]\d+)*)(?:[ \t]+(?:[A-Z][\w'-]*|\d+(?:[.,]\d+)*))*")
 
 
-def _with_middle(text: str, words: list[str]) -> bool:
-    """Whether ``text`` holds a two-word name with one or two capitalised words between its two
-    ("Kent Lex Baer", "Patrick John Thompson Vallance"): the name as a page about the person writes it."""
-    return name_with_middle(text, " ".join(words)) is not None
-
-
 def name_with_middle(text: str, name: str) -> str | None:
     """The span of ``text`` writing a two-word ``name`` with one or two capitalised words between
-    its two ("Kent Lex Baer" for "Kent Baer"), or None."""
+    its two, as a page about a person writes the name ("Kent Lex Baer" for "Kent Baer"), or None."""
     words = name.split()
     if len(words) != 2:
         return None
@@ -316,7 +310,7 @@ def unmet_names(question: str, page: str, answer: str) -> list[str]:
             continue
         if len(words) >= 3 and _holds(page, " ".join(words[1:])):
             continue
-        if len(words) == 2 and _with_middle(page, words):
+        if name_with_middle(page, name) is not None:
             continue  # a person's name with a middle name or initial between ("Kent Lex Baer")
         out.append(name)
     return out

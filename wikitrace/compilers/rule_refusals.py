@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from . import rule_talk
+from .expected_calls import _record_keys
 from .reading import Reading
 from .rule_facts import _facts, _name_words, _on_its_own
 from .rule_reasons import Reason, _head, _reason, _subject
@@ -120,8 +121,9 @@ class Allowed:
 
 def went_back_on(r: Reading, name: str, args: dict, turn: int) -> bool:
     """Whether after its refusal at ``turn`` the run made a ``name`` change that went through on the
-    record the expected call acts on (an id the two share): the agent went back on its "no"."""
-    ids = {v for k, v in args.items() if isinstance(v, str) and k.lower().endswith("id")}
+    record the expected call acts on (its record id, not a payment id the two may share): the agent
+    went back on its "no"."""
+    ids = {args[k] for k in _record_keys(name, args)}
     return any(c.name == name and c.writes and not c.error and c.n > turn and isinstance(c.turn.arguments, dict)
                and ids & set(map(str, c.turn.arguments.values())) for c in r.calls)
 

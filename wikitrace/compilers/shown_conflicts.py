@@ -189,11 +189,13 @@ def _over(r: Reading, c: Call, now: datetime) -> KeyFact | None:
     if found is None:
         return None
     named, key, when, x = found
-    return KeyFact(
-        f"{c.name} at turn {c.n} went through on {named}, whose `{key}` in {x.name}'s answer (turn {x.n}) "
-        f"are all dated {when}, before the current time the system prompt states ({now:%Y-%m-%d %H:%M}). "
-        "Compare a record's dates with the stated current time before acting on it.",
-        [x.n, c.n], "shown-past", [c.name])
+    return KeyFact(f"{c.name} at turn {c.n} went through on {named}, whose {_dated(key, when, x, now)} Compare a "
+                   "record's dates with the stated current time before acting on it.", [x.n, c.n], "shown-past", [c.name])
+
+
+def _dated(key: str, when: str, x: Call, now: datetime) -> str:
+    return (f"`{key}` in {x.name}'s answer (turn {x.n}) are all dated {when}, before the current time the system "
+            f"prompt states ({now:%Y-%m-%d %H:%M}).")
 
 
 def past_note(r: Reading, c: Call) -> tuple[str, list[int]]:
@@ -205,8 +207,7 @@ def past_note(r: Reading, c: Call) -> tuple[str, list[int]]:
     if found is None:
         return "", []
     _named, key, when, x = found
-    return (f"Its `{key}` in {x.name}'s answer (turn {x.n}) are all dated {when}, before the current time the system "
-            f"prompt states ({now:%Y-%m-%d %H:%M}).", [x.n])
+    return f"Its {_dated(key, when, x, now)}", [x.n]
 
 
 def _past(r: Reading, c: Call, now: datetime) -> tuple[str, str, str, Call] | None:

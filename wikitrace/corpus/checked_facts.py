@@ -24,10 +24,10 @@ from .fact_weights import (FAILED_ONLY, NAMES_ITEMS, aside_note, item_words, lea
 from .success_ways import SuccessWays
 
 NAMED = 3  # arguments or tools named in the lead, most often first (all are counted)
-UNLEARNED = "unlearned-case"
+UNLEARNED = "unlearned-case"  # the kind of fact of a change sent without learning which case of its rule applied
 # kinds said only on a lesson about the kind of call they name: an edit of lines never shown bears
 # on a lesson about editing, not on the shell-quoting lesson the same run taught
-OWN_TOOL_ONLY = frozenset({"unread-edit"})  # the kind of fact of a change sent without learning which case of its rule applied
+OWN_TOOL_ONLY = frozenset({"unread-edit"})
 
 # kind -> (what the runs showed, what to do), in the order a kind is preferred when several cover
 # most failed runs: a claim in the agent's own words first, then the answer's or the change's

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ..compilers.error_insights import DEAD_END
 from . import run_counts
 
 
@@ -14,7 +15,7 @@ from . import run_counts
 _GOT_PAST = re.compile(r"^turn \d+: got past it at turn \d+ \((?:with (.+?) (?:changed|taken from what the error listed)"
                        r"(?: from .+)?"
                        r"|with the amounts in .+|as .+)\)(?:; the message named the (.+?) values? sent)?"
-                       r"(?:; no later query or answer drew on the page it found)?$")
+                       r"(?:; " + re.escape(DEAD_END) + r")?$")
 _NAMED = re.compile(r"; the message named the (.+?) values? sent$")
 
 
