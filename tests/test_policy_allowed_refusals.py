@@ -134,3 +134,17 @@ def test_a_refusal_the_agent_went_back_on_is_not_named_what_kept_the_change_from
     facts = [f.text for f in _facts(run)]
     assert any("could not" in f for f in facts), facts  # the refusal is still quoted, as what it said
     assert not any("the refusal, not the policy" in f for f in facts), facts
+
+
+def test_a_later_change_of_another_record_on_the_same_card_is_no_going_back(tmp_path):
+    """The refusal of K2PL7Q's upgrade stands when the run later changed another reservation with
+    the same payment id: only a change on the refused record is the agent going back on its "no"."""
+    other = dict(UPGRADE, reservation_id="M4RT1N", flights=[{"flight_number": "HAT402", "date": "2024-06-20"}])
+    messages = [user("Please upgrade K2PL7Q to business."),
+                *tool("get_reservation_details", {"reservation_id": "K2PL7Q"}, BASIC), agent(REFUSAL),
+                user("Then upgrade M4RT1N instead, same card. Yes."),
+                *tool("update_reservation_flights", other, dict(BASIC, reservation_id="M4RT1N", cabin="business"))]
+    run = _run(tmp_path, messages, [{"name": "update_reservation_flights", "kwargs": UPGRADE},
+                                    {"name": "update_reservation_flights", "kwargs": other}], policy=WITH_CABIN)
+    facts = [f.text for f in _facts(run)]
+    assert any("the refusal, not the policy, kept that change from being made" in f for f in facts), facts
