@@ -637,3 +637,24 @@ def test_the_sentences_on_what_a_look_up_or_a_yes_had_shown_stay_on_logs_that_sh
                         assert kind != "told" or "expected_calls" in (run.task.metadata or {}), (run.run_id, fact.text)
                         seen[kind] += 1 if run.source.get("format") == "openai-chat" else 0
     assert all(seen.values()), seen  # the tau-bench-shaped fixture shows each: no pattern is dead
+
+
+def test_an_error_lessons_title_says_what_to_do_and_asks_nobody_on_logs_without_a_person(tmp_path):
+    """The FEVER and WebShop printouts: an error lesson's title names the error and then the action
+    its page advises (an index or a prompt that shows titles alone still says what to do); an error
+    that lists the names it has ("Similar: [...]") is answered with one of them; and no advice on a
+    log without a person tells the agent to ask for a value."""
+    out, data = _corpus(tmp_path, FIX / "react_notebook" / "fever_printout.txt",
+                        FIX / "react_notebook" / "webshop_printout.txt")
+    errors = [i for i in data["insights"] if i["key"].startswith("error|") and i["key"].count("|") == 2]
+    assert len(errors) >= 3
+    for entry in errors:
+        tool = entry["key"].split("|")[1]
+        m = re.fullmatch(rf"When {re.escape(tool)} answers \"[^\"]+\", (\w+) (.+)", entry["title"])
+        assert m, entry["title"]
+        verb = m.group(1)
+        assert verb in entry["advice"].split(f"answers \"{entry['key'].split('|', 2)[2]}\", ", 1)[-1], entry
+    similar = next(i for i in errors if "Similar:" in i["key"])
+    assert "with the name the error lists that fits what the task asks" in similar["advice"]
+    for page in (out / "insight").glob("insight-*.md"):
+        assert "ask for it" not in page.read_text(), page.name

@@ -507,11 +507,12 @@ def test_every_page_rewrite_is_true_of_the_runs_it_counts(tmp_path, folder):
             for what, k in ways:
                 assert sum(re.search(rf"got past it at turn \d+ \(with {re.escape(what)} (changed|taken from)",
                                      s["detail"]) is not None for s in failed) == int(k), entry["guideline"]
-        m = re.search(rf"the message names the (.+?) value it refused(?: \(in (\d+) of the (\d+) runs here{INNER_TASKS}\))?:",
-                      entry["guideline"])
+        m = re.search(rf"(?:the message names the (.+?) value it refused|replace the (.+?) value the message names)"
+                      rf"(?: \(in (\d+) of the (\d+) runs here{INNER_TASKS}\))?(?=[:;.]| with)", entry["guideline"])
         if m:  # the runs' own details say their error named that argument's value
-            named = sum(s["detail"].endswith(f"; the message named the {m.group(1)} value sent") for s in entry["sources"])
-            assert named == int(m.group(2) or 1) and len(entry["sources"]) == int(m.group(3) or 1), entry["guideline"]
+            what = m.group(1) or m.group(2)
+            named = sum(s["detail"].endswith(f"; the message named the {what} value sent") for s in entry["sources"])
+            assert named == int(m.group(3) or 1) and len(entry["sources"]) == int(m.group(4) or 1), entry["guideline"]
         for arg, place, other, n in re.findall(r"`(\w+)` (from what the user said in reply|from the task statement|"
                                                r"from what \S+ returned|as the earlier \S+ call sent it|worked out by the agent "
                                                r"\(no earlier turn held it\))(?: \((\d+) of the (\d+) runs here that set "

@@ -5,6 +5,8 @@ must not tell the reader to send one."""
 
 from __future__ import annotations
 
+import re
+
 from wikitrace.corpus.retry_advice import untested_fix
 
 _GOT_PAST = "turn 13: got past it at turn 20 (with flights changed); the message named the flights value sent"
@@ -27,7 +29,9 @@ def test_a_refused_date_already_past_in_every_run_is_never_to_be_replaced():
     untested_fix(entry, [_member(13, "13", True), _member(163, "13", True), _member(133, "33", True)])
     text = entry["guideline"]
     assert "replace" not in text and "in all of them the refused call sent a date the error named that was already past" in text
-    assert "for a part already past tell the user it cannot be changed rather than sending another value." in text
+    assert text.split(", ", 1)[1].startswith("compare the dates a change sends with the current time the system prompt "
+                                            "states first, and for a part already past tell the user it cannot be "
+                                            "changed rather than sending another value: "), text
     assert "the 3 runs (of 2 tasks) here that got past it all failed (flights changed: 3 runs)." in text, text
 
 
@@ -42,7 +46,8 @@ def test_past_in_some_runs_leads_and_the_replace_advice_stays_for_the_rest():
 def test_no_past_date_keeps_the_replace_advice():
     entry = _entry()
     untested_fix(entry, [_member(72, "22", False), _member(122, "22", False)])
-    assert "replace that value with one a look-up shows can work" in entry["guideline"]
+    assert re.search(r"replace the flights value the message names( \([^)]*\))? with one a look-up shows can work",
+                     entry["guideline"]), entry["guideline"]
     assert "already past" not in entry["guideline"]
 
 

@@ -13,7 +13,9 @@ from ..runs.errors import failure_line, reports_failing_tests, tests_passed
 from .changes import what_ran
 from .insight_parts import edits_of, kind_of_tasks, make_insight, shape, verb
 from .insight_words import join, led_nowhere, named_by, packed_calls, sums_to_named, what_changed
+from .error_titles import error_title
 from .option_choices import holding_words
+from .page_notes import listed_names
 from .retry_values import swapped
 from .reading import _SHELL_TOOLS, Call, Reading, _head_word, _occurs, command_of, leaves, runs_a_command
 from .schema import CandidateInsight
@@ -291,8 +293,14 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
         advice = f"do not send the same {err.name} call again: change what the message points at first"
         detail = f"sent the same call {len(same)} more time{'s' if len(same) != 1 else ''}, never got past it"
         worked = False
+    elif listed_names(err.turn.result or ""):  # the message offers the names it has: the fix is among them
+        advice = f"call {err.name} again with the name the error lists that fits what the task asks"
+        detail = "tried other arguments, never got past it" if any(c.name == err.name for c in later) \
+            else "did not call it again"
+        worked = False
     else:
-        advice = (f"fix the value the message names (look it up, or ask for it) before calling {err.name} again, "
+        asking = ", or ask for it" if r.has_interlocutor else ""  # only a run with someone to ask
+        advice = (f"fix the value the message names (look it up{asking}) before calling {err.name} again, "
                   "or reach the same end another way")
         detail = "tried other arguments, never got past it" if any(c.name == err.name for c in later) \
             else "did not call it again"
@@ -325,8 +333,8 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
                                "end another way."),
                             f"In {kind_of_tasks(r)}, whenever {v} fails without a message.", f"{_met_at(r, err)}: {detail}",
                             worked)
-    return make_insight(f"error|{v}|{said}", f"{v} answers \"{clip(said, 60)}\"",
-                   f"When {v} answers \"{said}\", {advice}.",
+    guideline = f"When {v} answers \"{said}\", {advice}."
+    return make_insight(f"error|{v}|{said}", error_title(v, said, guideline), guideline,
                    f"In {kind_of_tasks(r)}, whenever {v} answers with this error.", f"{_met_at(r, err)}: {detail}", worked)
 
 

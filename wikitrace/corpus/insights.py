@@ -48,6 +48,7 @@ from .hand_offs import say_unasked
 from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
                        success_index, take_from, temper, told_instead, verdict_mix)
 from .retry_advice import untested_fix
+from ..compilers import error_titles
 from .edit_lessons import right_file
 from .listed_leads import mark as mark_listed_leads
 from .logged_mistake import instead as instead_sentence, mistake, verdict_misused
@@ -298,6 +299,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         weigh_advice(entry, groups[entry["id"]])
         quoted_plainly(entry, of_kind[kind], by_step)
     mark_one_run(out, groups, kind_of_entry, trials)
+    for entry in out:  # an error lesson's title leads with the advice its page now gives
+        error_titles.retitle(entry)
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     for entry in out:  # the lessons the successful runs that met it teach, by title
         check_first(entry, titles)

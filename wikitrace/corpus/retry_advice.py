@@ -60,8 +60,8 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     elif what and _past(members):
         said = _past_advice(what, seen, tool, _past(members), members)
     elif what:
-        said = (f"the message names the {what} value it refused{seen}: replace that value with one a look-up shows "
-                f"can work, or tell the user it cannot be done, before calling {tool} again")
+        said = (f"replace the {what} value the message names{seen} with one a look-up shows can work, or tell the "
+                f"user it cannot be done, before calling {tool} again")
     else:
         # the message names no value of the call: what to recheck is the call itself, not a value to swap
         said = (f"check the call's arguments against the request and the records looked up before calling {tool} "
@@ -108,10 +108,10 @@ def _past_advice(what: str, seen: str, tool: str, past: list[dict], members) -> 
     runs = [e for e, _l in members]
     where = ("there" if len(runs) == 1 else "in all of them" if len(past) == len(runs) else
              f"in {run_counts.part_of(past, runs, 'runs')}")
-    said = (f"the message names the {what} value it refused{seen}, and {where} the refused call sent a date the "
-            f"error named that was already past by the current time the system prompt states: compare the dates "
-            f"a change sends with that time first, and for a part already past tell the user it cannot be changed "
-            f"rather than sending another value")
+    said = (f"compare the dates a change sends with the current time the system prompt states first, and for a "
+            f"part already past tell the user it cannot be changed rather than sending another value: {where} the "
+            f"refused call sent a date the error named that was already past by that time, and the message names "
+            f"the {what} value it refused{seen}")
     if len(past) < len(runs):
         said += f"; otherwise replace the value with one a look-up shows can work before calling {tool} again"
     return said
