@@ -178,7 +178,9 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
                 # the limit ended the run before its last edit was submitted: what the edit did did not decide it
                 f"The call went through, but the harness ended the run ({clip(harness_reason(r) or '', 80)}) "
                 "before the change was submitted, so the run failed whatever the change did." if last and unsettled else
-                "The call went through, yet the run was judged a failure, so the change it made may not be "
+                # a call before the last change may only have moved around (a page opened): "what it did"
+                "The call went through, yet the run was judged a failure, so "
+                + ("the change it made" if edit or last else "what it did") + " may not be "
                 "what the task asked for" + (" (see the checks below)." if flagged else _what_it_wrote(r, c) if edit
                                              else ".")),
             turns=[c.n], quote=quote_of(c.turn.result), call=call_line(c), notes=notes, context=expected), "write", c))
