@@ -47,6 +47,8 @@ def test_a_click_that_ends_a_shopping_run_is_not_worded_as_an_answer(tmp_path):
     assert any(i["key"].startswith("procedure|click") for i in shop["insights"])
     for phrase in ("answer from what the look-ups returned", "a value a look-up returned", "giving an answer"):
         assert not any(phrase in w for w in words), (phrase, words)
+    # where a click's words came from is no answer's source: no choice between runs is worded on it
+    assert not any(p.startswith("said|") for r in shop["runs"] for p in r["patterns"])
     _out, qa = _corpus(tmp_path / "qa", FIX / "react_notebook" / "hotpotqa_printout.txt")
     procedures = [i for i in qa["insights"] if i["key"].startswith("procedure|Finish")]
     assert procedures and all(":shown" not in i["key"] and ":unshown" not in i["key"] for i in procedures)

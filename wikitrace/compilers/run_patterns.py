@@ -21,7 +21,7 @@ from .missed_insight import undone_keys
 from .limit_insights import LIMIT_CHANGED, unsettled_edit
 from .option_choices import option_pattern
 from .verdict_evidence import verdict_pattern
-from .insight_words import free_form, is_hand_off, named_by, top_key
+from .insight_words import free_form, gives_answer, is_hand_off, named_by, top_key
 from .picked_values import _spoken_forms, picked
 from .reading import leaves, t_is_user
 from .record_facts import record_patterns
@@ -297,7 +297,9 @@ def decisions_of(r: Reading) -> set[str]:
     changes: dict[str, int] = {}
     for c in r.calls:
         query = free_form(c)  # a free-text look-up or answer
-        if query is not None and not (c.writes and is_chosen(r, str(c.turn.arguments))):
+        # a free-text change that answers nothing (a shop's click[Buy Now], a move) is no answer
+        # whose words could come from somewhere: its choice is counted by the lessons on options
+        if query is not None and not (c.writes and (is_chosen(r, str(c.turn.arguments)) or not gives_answer(r, c))):
             # a yes/no or a verdict is chosen, not written from words anywhere: no source to compare
             words = set(folded_words(str(c.turn.arguments)))
             if words:
