@@ -418,7 +418,21 @@ def test_a_partly_scored_purchase_says_its_score_and_the_option_it_never_chose(t
     facts = _in_short(_page(out, data, run["run_id"]))
     assert facts[0].startswith("The run ended with click(Buy Now) at turn 5 and scored 0.666667, short of a success; "
                                "click(navy blue) at turn 3 had been refused (\"Invalid action!\") and was never sent "
-                               "again."), facts
+                               "again; it chose no color option of the 3 listed at turn 2, while navy holds the task's "
+                               "word navy."), facts  # $19.90 is under the task's limit: no word on the price
+
+
+def test_a_partly_scored_purchase_above_the_tasks_price_limit_says_so(tmp_path):
+    """The same episode with the beanie listed at $29.90 against "price lower than 25.00 dollars":
+    the In short names the listed price, the turn that listed it and the task's own words."""
+    text = (FIX / "webshop_partial" / "webshop_partial_printout.txt").read_text()
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "webshop_dear_printout.txt").write_text(text.replace("$19.90", "$29.90"))
+    out, data = _corpus(tmp_path, tmp_path / "in")
+    [run] = data["runs"]
+    facts = _in_short(_page(out, data, run["run_id"]))
+    assert "; the item it opened at turn 2 was listed at $29.90 (turn 1), above the task's limit " \
+           "(\"lower than 25.00 dollars\"). (turns [1]" in facts[0], facts
 
 
 def test_a_passing_test_run_on_a_failure_page_is_not_called_a_change(tmp_path):

@@ -1121,9 +1121,11 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
             last = by_n[int(m.group(3))]
             assert all(f"diff --git a/{f}" in (last.result or "") for f in re.findall(r"`([^`]+)`", m.group(4))), text
         return
-    m = re.fullmatch(r"The run ended with (.+) at turn (\d+) and scored ([\d.]+), short of a success(?:; (.+) at turn "
-                     r"(\d+) had been refused \((.+)\) and was never sent again)?\.", text)
+    m = re.fullmatch(r"The run ended with (.+?) at turn (\d+) and scored ([\d.]+), short of a success(?:; (.+) at turn "
+                     r"(\d+) had been refused \((.+)\) and was never sent again)?((?:; (?:it chose|at turn|the item).+)?)\.",
+                     text)
     if m:  # a partial score of a failed run, the call that ended it, and a refused call never sent again
+        _check_partial_reasons(run, by_n, m.group(7), text)
         last = by_n[int(m.group(2))]
         assert not run.outcome.success and 0 < run.outcome.score < 1 and float(m.group(3)) == pytest.approx(
             run.outcome.score, abs=1e-5), text
@@ -2001,3 +2003,31 @@ def test_every_unexpected_change_and_every_kind_of_fact_is_kept_though_the_page_
     named = {a for f in facts if f.kind == "unexpected-change" for a in f.about}
     assert named == {"cancel_reservation", "send_certificate", "update_reservation_flights", "transfer_to_human_agents"}
     assert facts[-1].kind == "arguments" and "turn " in facts[-1].text and "total_baggages" in facts[-1].text
+
+
+def _check_partial_reasons(run, by_n: dict, said: str, text: str) -> None:
+    """What a partly scored purchase left out: each clause holds on the turns it names."""
+    if not said:
+        return
+    calls = _calls(run)
+    for label, k, at in re.findall(r"; it chose no (.+?) option of the (\d+) listed at turn (\d+), while", said):
+        page = by_n[int(at)].result or ""
+        group = re.search(rf"^\s*{re.escape(label)}\s*((?:\[[^\]]+\]){{2,}})\s*$", page, re.M)
+        assert group, text
+        options = re.findall(r"\[([^\]]+)\]", group.group(1))
+        assert len(options) == int(k), text
+        assert not any(t.turn > int(at) and not t.is_error and str(t.arguments).strip() in options for t in calls), text
+    for at, chosen, label in re.findall(r"; at turn (\d+) it chose (.+?) among the (.+?) options, while", said):
+        assert str(by_n[int(at)].arguments).strip().startswith(chosen.rstrip("…")), text
+    for opened, price, at, limit in re.findall(r"; the item it opened at turn (\d+) was listed at (\$[\d.,]+)(?: to \$[\d.,]+)? "
+                                               r"\(turn (\d+)\), above the task's limit \(\"(.+?)\"\)", said):
+        listed = by_n[int(at)].result or ""
+        item = str(by_n[int(opened)].arguments).strip()
+        assert re.search(rf"\[{re.escape(item)}\][^\[]*?{re.escape(price)}", listed), text
+        assert limit in (run.task.instruction or ""), text
+        bound = float(re.search(r"\d[\d,]*(?:\.\d+)?", limit).group(0).replace(",", ""))
+        assert float(price[1:].replace(",", "")) > bound, text
+    rest = re.sub(r"; (?:it chose no .+? option of the \d+ listed at turn \d+|at turn \d+ it chose .+? among the .+? "
+                  r"options), while .+?(?=; it chose|; at turn|; the item|$)", "", said)
+    rest = re.sub(r"; the item it opened at turn \d+ was listed at .+? above the task's limit \(\".+?\"\)", "", rest)
+    assert not rest, (rest, text)

@@ -16,6 +16,7 @@ from .changes import _EDIT_WORDS, diff_files, what_ran
 from .failing_end import failing_end, said_back
 from .insight_words import join
 from .page_causes import edits_between, edits_phrase
+from .option_choices import partial_reasons
 from .page_items import label
 from .reading import Call, Reading
 from .schema import KeyFact
@@ -144,7 +145,12 @@ def partial_score(r: Reading) -> list[KeyFact]:
     dropped = [c for c in r.calls if c.error and c.n < last.n
                and not any(x.n > c.n and not x.error and x.turn.arguments == c.turn.arguments for x in r.calls)]
     text = f"The run ended with {label(last, 60)} at turn {last.n} and scored {score:g}, short of a success"
+    turns = [last.n]
     if dropped:
         c = dropped[-1]
         text += f"; {label(c, 60)} at turn {c.n} had been refused ({said_back(c, 60)}) and was never sent again"
-    return [KeyFact(text + ".", [last.n] + ([dropped[-1].n] if dropped else []))]
+        turns.append(c.n)
+    for said, at in partial_reasons(r):
+        text += f"; {said}"
+        turns += at
+    return [KeyFact(text + ".", sorted(set(turns)))]

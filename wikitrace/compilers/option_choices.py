@@ -246,3 +246,47 @@ def option_note(r: Reading, c: Call) -> list[str]:
         return [head + f"; it holds the task's word{'s' if len(ch.named[ch.chosen]) > 1 else ''} "
                 f"{join(ch.named[ch.chosen], 3)}."]
     return [head + f"; it holds no word of the task that sets an option apart, while {_holding(ch.named)}."]
+
+
+# an upper limit on a price the task states: "price lower than 20.00 dollars", "under $30"
+_AMOUNT = r"(?:\$\s?(\d[\d,]*(?:\.\d+)?)|(\d[\d,]*(?:\.\d+)?)\s?(?:dollars|usd)\b)"
+_LIMIT = re.compile(r"\b(?:(?:lower|less|cheaper) than|under|below|at most|no more than|up to|within)\s+" + _AMOUNT, re.I)
+_PRICE = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def over_limit(r: Reading) -> tuple[str, list[int]] | None:
+    """The item the run opened last, when the list it came from priced it above the limit the
+    task states (the lowest of a price range, so a range that reaches under it is never said to)."""
+    m = _LIMIT.search(r.run.task.instruction or "")
+    if m is None:
+        return None
+    limit = _number(m.group(1) or m.group(2))
+    for c in reversed(r.calls):
+        sent = c.turn.arguments.strip() if isinstance(c.turn.arguments, str) and not c.error else ""
+        listed = next(((x, items) for x, items in reversed(_item_lists(r)) if x.n < c.n), None) if sent else None
+        item = next((i for i in listed[1] if i[0] == sent), None) if listed else None
+        if item is None:
+            continue
+        price = _PRICE.search(item[2] or "")
+        if price is None or _number(price.group(1)) <= limit:
+            return None
+        return (f"the item it opened at turn {c.n} was listed at {item[2]} (turn {listed[0].n}), above the task's "
+                f"limit (\"{m.group(0).strip()}\")", [listed[0].n, c.n])
+    return None
+
+
+def partial_reasons(r: Reading) -> list[tuple[str, list[int]]]:
+    """What a purchase that scored part of the task left out, as the log shows it: a group the
+    task names an option of that was never chosen, an option chosen against the task's words,
+    an item priced above the task's limit. Each with the turns that show it."""
+    other, unset = missed(r)
+    out = [(f"it chose no {g.label} option of the {len(g.options)} listed at turn {page.n}, while {_holding(named)}",
+            [page.n]) for g, named, page in unset[:1]]
+    out += [(f"at turn {ch.call.n} it chose {clip(ch.chosen, 40)} among the {ch.group.label} options, while "
+             f"{_holding(ch.named)}", [ch.call.n]) for ch in other[:1]]
+    over = over_limit(r)
+    return out + ([over] if over else [])
