@@ -630,8 +630,8 @@ def test_a_success_that_stalled_where_the_task_expected_look_ups_teaches_the_loo
     comp = compile_offline(_run(stalled(looks)))
     (lesson,) = comp.insights
     assert lesson.key == "direct|unlooked", lesson.key
-    # the title names what the task expected: the run itself looked nothing up
-    assert lesson.title == "Look the records up before asking the user for more, as these tasks expected"
+    # the title names what passed (no change) and what the task expected, never a look-up the run made
+    assert lesson.title == "Change nothing a request does not need, and look the records up to know"
     assert "look them up with get_user_details and get_reservation_details" in lesson.guideline
     assert "this run" not in lesson.guideline.lower()
     said = " ".join(f.text for f in comp.in_short)

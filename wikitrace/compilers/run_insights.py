@@ -152,8 +152,9 @@ def _unlooked(r: Reading, also: str = "") -> CandidateInsight | None:
     looks = list(dict.fromkeys(c["name"] for c in expected_lookups(r)))
     if any(not c.writes for c in r.calls) or not looks or expected_changes(r) != []:
         return None
-    # titled by what the task expected, not by what these runs did: they passed without a look-up
-    return make_insight("direct|unlooked", "Look the records up before asking the user for more, as these tasks expected",
+    # titled by what passed (no change) and what the task expected (look-ups), never as if these
+    # runs had looked anything up: they passed by changing nothing
+    return make_insight("direct|unlooked", "Change nothing a request does not need, and look the records up to know",
                         f"When the user has given what the records can be found by, look them up with "
                         f"{join(looks, 3)} and decide from what they show before asking for more. These runs "
                         f"only asked, and passed as the task wanted no change; its expected calls were "
