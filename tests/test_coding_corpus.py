@@ -157,8 +157,9 @@ def test_a_run_the_cost_limit_ended_after_its_edit_learns_where_its_calls_went(c
                       "up (ls and open); it made no call after its last change (turn 7)")
     page = (out / "insight" / f"{limit['id']}.md").read_text()
     assert "make the call that settles the task" in page and "the file it changes is the one" not in page
-    # no call came after its change: the title does not put the lost calls there
-    assert limit["title"] == "Reach the change early and settle it before the harness stops the run"
+    # it made no more calls than its successful trial, each dearer: the title blames neither the calls
+    # after its change (there were none) nor how late it reached the change, but the cost
+    assert limit["title"] == "Under a cost limit, settle the task as soon as the change is checked"
     # its successful trial made more model calls for less: the lesson does not blame the calls it spent
     assert "instead of spending calls" not in page and (
         f"The logs record what the model calls cost: {llama}, 3 over 7 model calls, against "

@@ -34,6 +34,8 @@ def stopped_at(entry: dict, runs: list[dict]) -> None:
     dearer = _dearer(entry, runs)
     if dearer:
         entry["guideline"] = f"{entry['guideline'].replace(WASTED_CALLS, '')} {dearer}"
+        if entry["key"].startswith("stopped|"):  # "reach the change early" is not what set them apart: cost was
+            entry["title"] = "Under a cost limit, settle the task as soon as the change is checked"
     stopped = [r["steps"] for r in runs if (r.get("decisive") or {}).get("stopped") and isinstance(r.get("steps"), int)]
     if len(stopped) < 2:
         return
