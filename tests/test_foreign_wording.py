@@ -674,3 +674,12 @@ def test_an_error_lessons_title_says_what_to_do_and_asks_nobody_on_logs_without_
     assert "with the name the error lists that fits what the task asks" in similar["advice"]
     for page in (out / "insight").glob("insight-*.md"):
         assert "ask for it" not in page.read_text(), page.name
+
+
+def test_a_successful_purchase_says_which_option_it_chose_and_its_score(tmp_path):
+    """WebShop episode 0 opened the towels, chose grey (the task's colour) and bought them for a
+    score of 1: its In short says that, not only that its last change went through."""
+    out, data = _corpus(tmp_path, FIX / "react_notebook" / "webshop_printout.txt")
+    facts = _in_short(_page(out, data, data["runs"][0]["run_id"]))
+    assert facts[0].startswith("The run chose grey among the 2 color options at turn 3 (the task's word grey), then "
+                               "ended with click(Buy Now) at turn 4, which scored 1."), facts

@@ -1121,6 +1121,18 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
             last = by_n[int(m.group(3))]
             assert all(f"diff --git a/{f}" in (last.result or "") for f in re.findall(r"`([^`]+)`", m.group(4))), text
         return
+    m = re.fullmatch(r"The run chose (.+), then ended with .+? at turn (\d+)(?:, which scored ([\d.]+))?\.", text)
+    if m:  # a successful purchase: each option it chose, sent word for word, listed on a page before it
+        assert run.outcome.success and not by_n[int(m.group(2))].is_error, text
+        assert not any(t.turn > int(m.group(2)) and not t.is_error for t in _calls(run)), text
+        if m.group(3):
+            assert float(m.group(3)) == pytest.approx(run.outcome.score, abs=1e-5), text
+        for chosen, k, label, at in re.findall(r"(?:^|, | and )(.+?) among the (\d+) (.+?) options at turn (\d+) \(",
+                                               m.group(1)):
+            assert str(by_n[int(at)].arguments).strip().startswith(chosen.rstrip("…")), text
+            assert any(t.turn < int(at) and re.search(rf"^\s*{re.escape(label)}\s*(?:\[[^\]]+\]){{{k}}}\s*$",
+                                                       t.result or "", re.M) for t in _calls(run)), text
+        return
     m = re.fullmatch(r"The run ended with (.+?) at turn (\d+) and scored ([\d.]+), short of a success(?:; (.+) at turn "
                      r"(\d+) had been refused \((.+)\) and was never sent again)?((?:; (?:it chose|at turn|the item).+)?)\.",
                      text)

@@ -16,7 +16,7 @@ from .changes import _EDIT_WORDS, diff_files, what_ran
 from .failing_end import failing_end, said_back
 from .insight_words import join
 from .page_causes import edits_between, edits_phrase
-from .option_choices import partial_reasons
+from .option_choices import chosen_as_asked, partial_reasons
 from .page_items import label
 from .reading import Call, Reading
 from .schema import KeyFact
@@ -154,3 +154,15 @@ def partial_score(r: Reading) -> list[KeyFact]:
         text += f"; {said}"
         turns += at
     return [KeyFact(text + ".", sorted(set(turns)))]
+
+
+def chosen_purchase(r: Reading, last: Call) -> list[KeyFact]:
+    """A successful purchase on a page of options: the options it chose as the task names them,
+    then the call that ended it and its score, in place of "its last change went through"."""
+    chose = chosen_as_asked(r)
+    if not chose:
+        return []
+    score = r.run.outcome.score
+    return [KeyFact(f"The run chose {chose}, then ended with {label(last, 60)} at turn {last.n}"
+                    + (f", which scored {score:g}" if score is not None else "") + ".",
+                    sorted({last.n, *(int(n) for n in re.findall(r"at turn (\d+)", chose))}))]

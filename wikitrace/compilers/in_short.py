@@ -24,7 +24,7 @@ from .agreed_terms import other_terms
 from .change_facts import LEADS, expected_facts, unread_facts
 from .changes import what_ran
 from .claimed_changes import unmade_claims
-from .code_facts import edited_still_failing, fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
+from .code_facts import chosen_purchase, edited_still_failing, fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
 from .error_listings import listed_in_errors
 from .expected_outputs import untold_fact
@@ -450,6 +450,8 @@ def _success_facts(r: Reading) -> list[KeyFact]:
     if not facts and writes:
         facts += what_changed(r)
     facts += unseen_names_fact(r)
+    if not facts and writes:
+        facts += chosen_purchase(r, writes[-1])
     if not facts and writes:
         last = writes[-1]
         facts += _restating(r, [KeyFact(f"The run's last state-changing call, {last.name} at turn {last.n}, went through.",

@@ -290,3 +290,15 @@ def partial_reasons(r: Reading) -> list[tuple[str, list[int]]]:
              f"{_holding(ch.named)}", [ch.call.n]) for ch in other[:1]]
     over = over_limit(r)
     return out + ([over] if over else [])
+
+
+def chosen_as_asked(r: Reading) -> str | None:
+    """For a successful run that chose, in each group the task names an option of, an option it
+    names: "chose grey among the 2 color options at turn 3 (the task's word grey)", joined."""
+    other, unset = missed(r)
+    kept = [ch for ch in choices(r) if ch.named and ch.chosen in ch.named]
+    if not r.run.outcome.success or other or unset or not kept:
+        return None
+    return join([f"{clip(ch.chosen, 40)} among the {len(ch.group.options)} {ch.group.label} options at turn "
+                 f"{ch.call.n} (the task's word{'s' if len(ch.named[ch.chosen]) > 1 else ''} "
+                 f"{join(ch.named[ch.chosen], 3)})" for ch in kept[:3]], 3)
