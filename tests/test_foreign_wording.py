@@ -35,6 +35,10 @@ def test_a_verdict_from_the_tasks_label_set_is_not_an_unsupported_value(tmp_path
     assert "no earlier observation, user message or call holds this value" not in page
     keys = {i["key"] for i in data["insights"]}
     assert "answer|Finish|verdict" in keys
+    # a verdict is chosen from the task's labels: what successes did is never weighed on a verdict's words
+    (verdict,) = [i for i in data["insights"] if i["key"] == "answer|Finish|verdict"]
+    assert verdict["versus"] and not any("answered with words a look-up had returned" in v or "question" in v
+                                         for v in verdict["versus"]), verdict["versus"]
     assert not any(k.startswith("answer|Finish|not-found") for k in keys), keys
 
 

@@ -197,7 +197,7 @@ def test_what_successes_did_is_said_with_the_test_verdict_and_never_as_a_cause_w
     said = versus([({"outcome": "failure", "step": f"step-{k:04d}"}, {"case": {"given": "x", **c}})
                    for k, c in enumerate(many)], won)
     assert said[0].startswith("searched a name an earlier look-up's answer had shown (a query with words beyond the "
-                              "question's, all of them in one earlier answer given without an error): 0 of the 12 failed runs here, "
+                              "task text's, all of them in one earlier answer given without an error): 0 of the 12 failed runs here, "
                               "10 of 12 successful runs of this task type; successful runs did this more often")
     alike = versus([({"outcome": "failure", "step": f"step-{k:04d}"}, {"case": {"given": "x", **c}})
                     for k, c in enumerate(won)], won)

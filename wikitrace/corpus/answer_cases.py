@@ -180,7 +180,7 @@ _DONE = {
 
 # each with its definition in a few words, so a reader can count the same runs from the log
 _SAID = {
-    "followed": "searched a name an earlier look-up's answer had shown (a query with words beyond the question's, all "
+    "followed": "searched a name an earlier look-up's answer had shown (a query with words beyond the task text's, all "
                 "of them in one earlier answer given without an error)",
     "many": "made at least {k} distinct look-up{s} answered without an error (the successful runs' median)",
     "sourced": "answered with words a look-up had returned as written (the whole answer, word for word, in what a "
@@ -203,9 +203,10 @@ def compared(members: list[tuple[dict, dict]], successes: list[dict],
     runs as their entries (counted with their tasks)."""
     failed_runs = [(e, c) for e, l in members if e["outcome"] == "failure" and (c := case_of(l)) is not None]
     failed = [c for _e, c in failed_runs]
+    chosen = all(c.get("chosen") for c in failed)  # verdicts or clicks: chosen from a set, never a look-up's words
     named = {c.get("in_task") for c in failed}
     among = "successful runs of this task type"
-    if len(named) == 1 and None not in named:  # like with like: a question naming its options, or one that does not
+    if len(named) == 1 and None not in named and not chosen:  # like with like: a question naming its options, or one that does not
         successes = [c for c in successes if c.get("in_task") in named]
         among += " whose question " + ("named" if True in named else "did not name") + " the expected answer"
     if not failed or not successes:
@@ -213,7 +214,7 @@ def compared(members: list[tuple[dict, dict]], successes: list[dict],
     at_least = max(1, round(median(c.get("answered", 0) for c in successes)))
     lines = []
     for name, text in _SAID.items():
-        if form and name == "sourced":
+        if (form or chosen) and name == "sourced":
             continue
         made = [e for e, c in failed_runs if _features(c, at_least)[name]]
         a = len(made)
