@@ -1,8 +1,9 @@
 """What a verdict rested on: the run's last call gave a label of the task's closed answer set
 (``is_verdict``: SUPPORTS, REFUTES, ...), and the reasoning the log records with it quotes, or
-does not quote, words a look-up returned. The lesson (``verdict|<tool>``) says which look-up held
-the quoted words, or that the reasoning quoted none, and what each look-up returned; its pattern
-counts the runs whose verdict quoted a look-up's words, so the page contrasts them by outcome.
+does not quote, words a look-up returned. The lesson (``verdict|<tool>``), taught by the runs
+that quoted, says which look-up held the quoted words; its pattern counts those runs, so the page
+contrasts them by outcome. The page note beside a verdict says what it quoted, or that it quoted
+none and what each look-up returned.
 Nothing here knows a benchmark: the answer set is the run's own, quotes are the reasoning's own.
 """
 
@@ -87,18 +88,19 @@ def verdict_pattern(r: Reading) -> str | None:
 
 
 def verdict_insight(r: Reading) -> CandidateInsight | None:
-    """The lesson of a run that ended with a verdict and recorded its reasoning: quote the
-    look-up's words the verdict rests on; the detail says what this run quoted and from where."""
+    """The lesson of a run that ended with a verdict whose reasoning quoted a look-up's words:
+    quote the words the verdict rests on; the detail says what it quoted and from where. A run
+    that quoted nothing teaches no such lesson: on logs whose reasoning never quotes, the lesson
+    would stand on every run with no run that did it."""
     c = verdict_call(r)
     if c is None or not (c.turn.reasoning or "").strip():
         return None
     quoted = quoted_sources(r, c)
+    if not quoted:  # a run that quoted nothing shows nothing of quoting: its page note says what it read
+        return None
     given = clip(str(c.turn.arguments).strip(), 40)
-    if quoted:
-        said = "; ".join(f"its reasoning quoted \"{clip(p, 80)}\" from {_asked(x)}'s answer (turn {x.n})"
-                         for p, x in quoted[:2])
-    else:
-        said = f"its reasoning quoted no words of a look-up's answer; {_lookups(r, c)}"
+    said = "; ".join(f"its reasoning quoted \"{clip(p, 80)}\" from {_asked(x)}'s answer (turn {x.n})"
+                     for p, x in quoted[:2])
     return make_insight(f"verdict|{c.name}", f"Quote the look-up words a {c.name} verdict rests on",
                         f"Before a {c.name} verdict, find in the look-ups' answers the sentence that each part of the "
                         "claim turns on and quote it in the reasoning; a part no returned sentence speaks to is not "
