@@ -51,6 +51,12 @@ def test_a_click_that_ends_a_shopping_run_is_not_worded_as_an_answer(tmp_path):
     assert any(i["key"].startswith("procedure|click") for i in shop["insights"])
     for phrase in ("answer from what the look-ups returned", "a value a look-up returned", "giving an answer"):
         assert not any(phrase in w for w in words), (phrase, words)
+    # the success's way there: the item it opened and the option it chose, then the click that ended it
+    (way,) = [i for i in shop["insights"] if i["key"].startswith("procedure|click")]
+    assert way["title"] == "Settle with click[Buy Now] after opening a listed item and choosing the options the task names"
+    assert way["guideline"].startswith("To settle the task: look with search, then open an item a list showed with "
+                                       "click, then choose the options the task names with click, then end with "
+                                       "click[Buy Now].")
     # where a click's words came from is no answer's source: no choice between runs is worded on it
     assert not any(p.startswith("said|") for r in shop["runs"] for p in r["patterns"])
     _out, qa = _corpus(tmp_path / "qa", FIX / "react_notebook" / "hotpotqa_printout.txt")

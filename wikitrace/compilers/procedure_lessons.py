@@ -38,6 +38,23 @@ def _text_source(r: Reading, final: Call, answer: str) -> str:
     return where
 
 
+_OPENED = "open an item a list showed"
+_CHOSE = "choose the options the task names"
+_TITLED = {_OPENED: "opening a listed item", _CHOSE: "choosing the options the task names"}
+
+
+def _page_steps(r: Reading, final: Call) -> list[str]:
+    """The steps of a run that ended with a text sent on a page (a click): opening an item a
+    result list showed, and choosing on its page the options the task names, each when it did."""
+    from .option_choices import choices, item_note
+
+    earlier = [c for c in r.calls if c.n < final.n and c.name == final.name and c.writes and not c.error]
+    steps = [_OPENED] if any(item_note(r, c) for c in earlier) else []
+    if any(ch.named and ch.chosen in ch.named for ch in choices(r) if ch.call.n < final.n):
+        steps.append(_CHOSE)
+    return steps
+
+
 def procedure_key(r: Reading) -> str | None:
     """What the run did to settle its task, as a key: the last state-changing call that
     went through, and for a free-text answer where its value came from. How it got there (a
@@ -70,7 +87,11 @@ def procedure_insight(r: Reading) -> CandidateInsight:
     if looks:
         steps.append(f"look with {join(sorted(looks), 3)}")
     where = _text_source(r, final, answer) if answer is not None else ""
-    if answer is not None:
+    on_page = _page_steps(r, final) if where in ("shown", "unshown") else []
+    if on_page:  # a shop's page: the item it opened and the options it chose are the way to the end
+        steps += [f"{step} with {final.name}" for step in on_page]
+        steps.append(f"end with {final.name}[{clip(answer, 30)}]")
+    elif answer is not None:
         steps.append(f"end with {final.name} " + ENDING[where][1])
     else:
         if others:
@@ -89,7 +110,9 @@ def procedure_insight(r: Reading) -> CandidateInsight:
     if answer is None and main_edit(r) is not None:
         return coding_procedure(r, final, looks, detail, procedure_key(r) or "")
     how = ""
-    if answer is not None:
+    if on_page:
+        how = f"[{clip(answer, 30)}] after " + join([_TITLED[step] for step in on_page])
+    elif answer is not None:
         how = ", " + TITLE.get(where, ENDING[where][0])
     insight = make_insight(procedure_key(r) or "", f"Settle with {v}" + (how or (f" after {join(sorted(looks), 2)}" if looks else "")),
                            "To settle the task: " + ", then ".join(steps) + ".",
