@@ -693,3 +693,23 @@ def test_a_successful_purchase_says_which_option_it_chose_and_its_score(tmp_path
     facts = _in_short(_page(out, data, data["runs"][0]["run_id"]))
     assert facts[0].startswith("The run chose grey among the 2 color options at turn 3 (the task's word grey), then "
                                "ended with click(Buy Now) at turn 4, which scored 1."), facts
+
+
+def test_a_shops_wrong_ending_lesson_counts_what_its_partly_scored_runs_left_out(tmp_path):
+    """Two partly scored purchases: one never chose the colour the task names, one also opened an
+    item listed above the task's price limit. Each source line says what its run left out, and the
+    lesson counts both kinds over its failed runs."""
+    text = (FIX / "webshop_partial" / "webshop_partial_printout.txt").read_text()
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "webshop_two_printout.txt").write_text(
+        text + text.replace("\n7\n", "\n8\n", 1).replace("$19.90", "$29.90").replace("\n7 0.66", "\n8 0.66"))
+    _out, data = _corpus(tmp_path, tmp_path / "in")
+    assert len(data["runs"]) == 2
+    (entry,) = [i for i in data["insights"] if i["key"].startswith("answer|click")]
+    details = [s["detail"] for s in entry["sources"]]
+    assert all("; it chose no color option of the 3 listed at turn 2, while navy holds the task's word navy; " in d
+               for d in details), details
+    assert sum("above the task's limit (\"lower than 25.00 dollars\"); score" in d for d in details) == 1, details
+    assert entry["guideline"].endswith(" Of the failed runs here, 2 never chose an option of a group the task names one "
+                                       "of and 1 opened an item listed above the task's price limit: check those parts "
+                                       "first."), entry["guideline"]

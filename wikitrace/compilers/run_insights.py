@@ -31,7 +31,7 @@ from .answer_case import answer_case
 from .error_insights import error_insight, missing_programs
 from .failing_end import failing_end, failing_end_insight
 from .limit_insights import limit_insight, unsettled_edit
-from .option_choices import option_insight
+from .option_choices import option_insight, partial_reasons
 from .verdict_evidence import verdict_insight
 from .insight_words import (WHY_WRONG, clip_words, expected_answer, free_form, gives_answer, is_hand_off, join,
                             last_said, rule_title, top_key, why_wrong)
@@ -252,9 +252,12 @@ def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
     gold = expected_answer(r)
     score = r.run.outcome.score
     given = str(w.turn.arguments)  # both shown whole when short: the difference is the lesson
+    scored = isinstance(score, (int, float)) and not isinstance(score, bool)
+    # a purchase scored in part: what the log shows it left out (an option, the price limit), before its score
+    left_out = "".join(f"; {said}" for said, _turns in partial_reasons(r)) if scored and 0 < score < 1 else ""
     detail = (f"turn {w.n}: {'answered' if gives_answer(r, w) else 'ended with'} {w.name}"
               f"[{shown_beside(given, gold or '')}]" + (f", expected \"{shown_beside(gold, given)}\"" if gold else "")
-              + (f"; score {score:g}" if isinstance(score, (int, float)) and not isinstance(score, bool) else ""))
+              + left_out + (f"; score {score:g}" if scored else ""))
     title, guide = (x.format(t=w.name) for x in WHY_WRONG[why])
     insight = make_insight(f"answer|{w.name}|{why}", title, guide + ".",
                            f"In {kind_of_tasks(r)}, before the {w.name} call that ends the run.", detail, False)
