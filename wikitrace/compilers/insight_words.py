@@ -10,7 +10,7 @@ import re
 
 from functools import lru_cache
 
-from .arguments import is_verdict
+from .arguments import asks_a_thing, is_verdict
 from .changes import edit_of
 from .phrase_match import observation_words, words_of
 from .reading import Call, Reading, _occurs, is_command_line, leaves
@@ -62,13 +62,19 @@ def free_form(w: Call) -> str | None:
 def gives_answer(r: Reading, c: Call) -> bool:
     """Whether the run's last free-text call is its answer: the task records the answer it
     expected, or the log records an answer turn after the call holding that text (a QA
-    harness's ``Finish[..]``). A click on a button, a move or a command ends a run with
-    neither, and is never worded as an answer."""
+    harness's ``Finish[..]``), or the task asks a question and no free-text write follows the
+    call. A click on a button, a move or a command ends a task that asks nothing with none of
+    these, and is never worded as an answer."""
     text = str(c.turn.arguments or "").strip()
     if not text:
         return False
-    return expected_answer(r) is not None or any(t.type == "answer" and t.turn > c.n and (t.content or "").strip() == text
-                                                 for t in r.run.turns)
+    if expected_answer(r) is not None or any(t.type == "answer" and t.turn > c.n and (t.content or "").strip() == text
+                                             for t in r.run.turns):
+        return True
+    asked = (r.run.task.instruction or "").strip()
+    asking = asks_a_thing(asked)  # "which" inside a request ("shoes which fit") asks nothing
+    return (asked.endswith("?") or (asking is not None and asking.start() == 0)) and not any(
+        w.writes and w.n > c.n and free_form(w) is not None for w in r.calls)
 
 
 def what_changed(err: Call, fix: Call) -> str:
