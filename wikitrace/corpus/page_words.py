@@ -110,6 +110,9 @@ class PageWords:
         self.words: dict[Shard, set[bytes] | bytes] = {}
         self.pages: dict[Shard, dict[str, str]] = {}  # shard -> rel -> sha256 of the bytes noted
         self.spoiled: set[Shard] = set()  # a page noted twice: its old words may linger
+        # the lines of the shard noted last in each layer whose words its set holds already:
+        # its runs share long lines (a benchmark's policy, its tools' answers), split once
+        self._lines: dict[Shard, set[bytes]] = {}
         self._current: dict[str, Shard] = {}  # layer -> the shard noted last
         self._tmp = tmp
         self.texts: dict[Shard, ShardText] = {}
@@ -124,6 +127,7 @@ class PageWords:
         return words
 
     def _pack(self, shard: Shard) -> None:
+        self._lines.pop(shard, None)
         words = self.words.get(shard)
         if isinstance(words, set):
             self.words[shard] = b"\n".join(words)  # words never hold a newline
@@ -154,7 +158,15 @@ class PageWords:
             self.spoiled.add(shard)
         pages[rel] = entry[0]
         if b"\0" not in data:  # a file with a NUL is left out of the shard, words and all
-            self._open(shard).update(data.translate(WORDS_ONLY).split())
+            words = self._open(shard)
+            # a newline parts words as any other byte of no word does: the page's words are
+            # those of its lines, and a line seen before in the shard adds none
+            seen = self._lines.setdefault(shard, set())
+            lines = set(data.split(b"\n"))
+            lines -= seen
+            if lines:
+                seen |= lines
+                words.update(b"\n".join(lines).translate(WORDS_ONLY).split())
         if self._tmp is not None and shard not in self.spoiled:
             text = self.texts.get(shard)
             if text is None:
