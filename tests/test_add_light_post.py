@@ -65,3 +65,42 @@ def test_an_error_status_is_judged_by_the_client(fake_openai, tmp_path):
     imported, _calls, compilers = _add(run_file, out)
     assert imported == "True"  # the client sent it again, retried it and recorded the reason
     assert compilers == "['offline-fallback']"
+
+
+def _light(fake_openai, cap: int = 1 << 20, timeout: float = 5.0):
+    from wikitrace.llm.config import resolve
+    from wikitrace.llm.light_post import LightPost
+
+    return LightPost.make(resolve("test-model"), timeout, cap)
+
+
+def _post(light, body=None):
+    import asyncio
+
+    return asyncio.run(light.post(body or {"model": "test-model", "messages": [{"role": "user", "content": "é"}]}))
+
+
+def test_only_a_plain_answer_is_taken_and_everything_else_goes_back_to_the_client(fake_openai, monkeypatch):
+    import pytest
+    from fake_openai import FakeResponse, completion, reply, slow
+
+    from wikitrace.llm.light_post import WAITED
+    from wikitrace.llm.replies import AnswerTooLarge
+
+    light = _light(fake_openai)
+    fake_openai.respond_with(lambda body: reply("ok"))
+    assert _post(light) == completion("ok")
+    assert fake_openai.chat_requests[-1]["body"]["messages"][0]["content"] == "é"
+    for answer in (error(500, "down"), error(400, "response_format"), FakeResponse(200, "not json"),
+                   FakeResponse(200, [1, 2]), FakeResponse(200, None, drop=True)):
+        fake_openai.respond_with(lambda body, answer=answer: answer)
+        assert _post(light) is None, answer
+    fake_openai.respond_with(lambda body: reply("x" * 5000))
+    with pytest.raises(AnswerTooLarge):
+        _post(_light(fake_openai, cap=1000))
+    fake_openai.respond_with(lambda body: slow(3.0))
+    assert _post(_light(fake_openai, timeout=0.3)) == WAITED
+    for name, value in (("OPENAI_ORG_ID", "org-test"), ("HTTPS_PROXY", "http://proxy:3128")):
+        with monkeypatch.context() as m:
+            m.setenv(name, value)
+            assert _light(fake_openai) is None
