@@ -166,6 +166,8 @@ class ChatTransport:
         client is to send it (and every later one) and judge what comes back."""
         from .light_post import WAITED
 
+        if self.fatal:  # another request met a fault that will hit this one too
+            raise Failure(self.fatal, fatal=True)
         self.stats.calls += 1
         try:
             response = await self._light.post(body)
