@@ -104,3 +104,14 @@ def test_only_a_plain_answer_is_taken_and_everything_else_goes_back_to_the_clien
         with monkeypatch.context() as m:
             m.setenv(name, value)
             assert _light(fake_openai) is None
+
+
+def test_a_hanging_endpoint_costs_an_add_one_timeout(fake_openai, tmp_path):
+    from fake_openai import slow
+
+    out, run_file = _corpus(fake_openai, tmp_path)
+    fake_openai.respond_with(lambda body: slow(3.0))
+    calls = fake_openai.calls
+    imported, _calls, compilers = _add(run_file, out, WIKITRACE_TIMEOUT="0.5")
+    assert imported == "False" and compilers == "['offline-fallback']"
+    assert fake_openai.settle().calls == calls + 1  # judged dead at the first timeout, not asked again
