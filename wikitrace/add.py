@@ -200,10 +200,12 @@ def _add_locked(opts: AddOptions, pub: Publisher, interrupted: bool) -> AddResul
     if not todo:
         return result
     compiler = make_compiler(bopts, config)
-    if config is not None and _asks_the_model(compiler, todo):
+    # The corpus's model: the add's few requests go without the client while they are answered
+    # plainly (llm/light_post.py); else it is imported while the corpus's runs are carried over
+    if config is not None and not compiler.transport.go_light() and _asks_the_model(compiler, todo):
         from .llm.preload import import_client_ahead
 
-        import_client_ahead()  # the corpus's model: imported while the corpus's runs are carried over
+        import_client_ahead()
     writer = carry_everything(pub, ids, bopts, previous, published, records, replaced)
     pub.verify_group(list(INDEXES))  # rewritten below; damage is reported, as compile does
     prompt_index_ok = pub.verify_group([PROMPT_INDEX])

@@ -65,6 +65,7 @@ class ChatTransport:
         self._openai: Any = None  # the module, once the first request imports it
         self._maker: Any = None  # the thread making the client ahead of the first request (prepare)
         self._ready: list | None = None  # what it made
+        self._light: Any = None  # a LightPost while the command's requests go without the client (go_light)
 
     def prepare(self) -> None:
         """Start making the HTTP client on a thread: importing ``openai``, its TLS context and
@@ -102,24 +103,38 @@ class ChatTransport:
         direct = DirectPost.make(openai, client, http, self.timeout) if http is not None else None
         return openai, client, direct
 
+    def go_light(self) -> bool:
+        """Send this command's requests without the client while they are answered plainly
+        (llm/light_post.py), so ``openai`` is imported only if one is not. For a command of a
+        few requests (``add``); False where the client alone knows what to send."""
+        if self._state is None and self._maker is None:
+            from .light_post import LightPost
+
+            self._light = LightPost.make(self.config, self.timeout, self.max_answer_bytes)
+        return self._light is not None
+
     def loop_state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
         if self._state is None or self._state.loop is not loop:
-            if self._state is not None:
+            if self._state is not None and self._state.client is not None:
                 # A client tied to a finished loop cannot be closed from this one, and
                 # letting it be collected would try exactly that; keep it until exit.
                 self._stale_clients.append(self._state.client)
-            parts = None
-            if self._maker is not None:  # made ahead on a thread (it failed if it left nothing)
-                self._maker.join()
-                parts, self._maker = (self._ready or [None])[0], None
-            self._openai, client, direct = parts or self._client_parts()
-            self._state = _LoopState(client, self.concurrency, direct)
+            self._state = _LoopState(None, self.concurrency)
+            if self._light is None:
+                self._make_client(self._state)
         return self._state
+
+    def _make_client(self, state: _LoopState) -> None:
+        parts = None
+        if self._maker is not None:  # made ahead on a thread (it failed if it left nothing)
+            self._maker.join()
+            parts, self._maker = (self._ready or [None])[0], None
+        self._openai, state.client, state.direct = parts or self._client_parts()
 
     async def aclose(self) -> None:
         state, self._state = self._state, None
-        if state is not None and state.loop is asyncio.get_running_loop():
+        if state is not None and state.client is not None and state.loop is asyncio.get_running_loop():
             await state.client.close()
 
     async def send(self, body: dict[str, Any], mode: str) -> tuple[str, dict[str, int]]:
@@ -133,7 +148,11 @@ class ChatTransport:
         # keeps its place, so an endpoint that stops answering meets no more requests than
         # ``concurrency``, however many runs have theirs ready (compile_loop prepares twice that).
         async with state.slots:
-            answer = await self._attempts(state, body, mode)
+            answer = await self._light_attempt(body) if self._light is not None else None
+            if answer is None:
+                if state.client is None:
+                    self._make_client(state)
+                answer = await self._attempts(state, body, mode)
         # The slot is free: the requests waiting for one go out before this reply is checked.
         # Replies come back in waves, and a wave's replies and the requests they wake all run
         # in the loop's next pass; yielding twice puts this reply's checks after every one of
@@ -141,6 +160,40 @@ class ChatTransport:
         await asyncio.sleep(0)
         await asyncio.sleep(0)
         return answer
+
+    async def _light_attempt(self, body: dict[str, Any]) -> tuple[str, dict[str, int]] | None:
+        """The request sent without the client (``go_light``): its answer, or None when the
+        client is to send it (and every later one) and judge what comes back."""
+        from .light_post import WAITED
+
+        if self.fatal:  # another request met a fault that will hit this one too
+            raise Failure(self.fatal, fatal=True)
+        self.stats.calls += 1
+        try:
+            response = await self._light.post(body)
+        except AnswerTooLarge:
+            self.proven = True  # the endpoint answers; the size is the model's doing
+            self.answered += 1
+            raise
+        if response == WAITED and not self.proven:
+            self.fatal = self._first_timeout()
+            raise Failure(self.fatal, fatal=True)
+        if not isinstance(response, dict):
+            self._light = None
+            return None
+        return self._answered(response)
+
+    def _answered(self, response: dict[str, Any]) -> tuple[str, dict[str, int]]:
+        self.proven = True
+        self.answered += 1
+        text, usage = completion_text(response)
+        self.stats.prompt_tokens += usage.get("prompt_tokens", 0)
+        self.stats.completion_tokens += usage.get("completion_tokens", 0)
+        return text, usage
+
+    def _first_timeout(self) -> str:
+        return (f"timeout after {self.timeout:g} s on the first request (nothing at "
+                f"{self.config.endpoint} has answered; the endpoint is judged dead for this build)")
 
     async def _attempts(self, state: _LoopState, body: dict[str, Any], mode: str) -> tuple[str, dict[str, int]]:
         openai = self._openai
@@ -177,8 +230,7 @@ class ChatTransport:
             except openai.APITimeoutError as exc:
                 what = "connection error" if refused(exc) else "timeout"
                 if what == "timeout" and not self.proven and waited_out(exc):
-                    self.fatal = (f"timeout after {self.timeout:g} s on the first request (nothing at "
-                                  f"{self.config.endpoint} has answered; the endpoint is judged dead for this build)")
+                    self.fatal = self._first_timeout()
                     raise Failure(self.fatal, fatal=True) from None
             except openai.APIConnectionError:
                 what = "connection error"
@@ -200,12 +252,7 @@ class ChatTransport:
             except openai.APIError as exc:  # e.g. a body that is not a chat completion
                 raise Failure(f"bad response: {one_line(str(exc))[:160]}") from None
             else:
-                self.proven = True
-                self.answered += 1
-                text, usage = completion_text(response)
-                stats.prompt_tokens += usage.get("prompt_tokens", 0)
-                stats.completion_tokens += usage.get("completion_tokens", 0)
-                return text, usage
+                return self._answered(response)
             if attempt < self.max_attempts:
                 stats.retries += 1
                 await asyncio.sleep(self.delay(attempt, wait_hint))
