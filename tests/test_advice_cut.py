@@ -14,7 +14,7 @@ from test_insight_layer import compile_runs, corpus_json, insight_with, text_cou
 from test_offline_content import AIRLINE_SYSTEM, _call, _msg, _record, _turns
 
 from wikitrace.corpus.advice_cut import KEPT, action, counted, cut, sentences
-from wikitrace.corpus.logged_mistake import mistake
+from wikitrace.corpus.logged_mistake import argument_title, mistake
 
 
 def test_a_counted_sentence_moves_to_evidence_and_leaves_its_instruction():
@@ -92,8 +92,16 @@ def test_the_mistake_names_the_argument_most_failed_runs_sent_otherwise_with_its
                     "differed from the task's expected call, with the value taken from a tool's earlier answer, in "
                     "2 of the 3 failed runs here.")
     assert runs_of == {"steps": ["step-0001", "step-0002"],
-                       "said": "the `payment` sent to book differed from the task's expected call"}
+                       "said": "the `payment` sent to book differed from the task's expected call",
+                       "argument": ["book", "payment"]}
+    # the page is titled by the argument to check, not by "the request and the rules on it"
+    titled = {**entry, "title": "Before book, check the request and the rules on it"}
+    argument_title(titled, {r["step"]: r for r in runs})
+    assert titled["title"] == "Before book, check the `payment` you send against the request and the records looked up"
     assert mistake({**entry, "checked": {}}, {}) == ("", {})  # no checked fact: nothing said
+    untitled = {**entry, "checked": {}, "title": "Before book, check the request"}
+    argument_title(untitled, {})
+    assert untitled["title"] == "Before book, check the request"  # no argument stands out: the title stays
     # one of the two runs sent a payment whose source is not known: the source is said of neither
     runs[1] = _fact_run("step-0002", "failure", ["book.payment", "book.bags"])
     said, _runs_of = mistake(entry, {r["step"]: r for r in runs})

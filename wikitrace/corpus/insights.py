@@ -51,7 +51,7 @@ from .retry_advice import untested_fix
 from ..compilers import error_titles
 from .edit_lessons import right_file
 from .listed_leads import mark as mark_listed_leads
-from .logged_mistake import instead as instead_sentence, mistake, verdict_misused
+from .logged_mistake import argument_title, instead as instead_sentence, mistake, verdict_misused
 from .recipe_sources import restate as restate_sources
 from .success_ways import SuccessWays, differences_lead, no_call_lead, success_differences
 from .trials import Trials, advice as same_task_advice
@@ -299,8 +299,9 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         weigh_advice(entry, groups[entry["id"]])
         quoted_plainly(entry, of_kind[kind], by_step)
     mark_one_run(out, groups, kind_of_entry, trials)
-    for entry in out:  # an error lesson's title leads with the advice its page now gives
+    for entry in out:  # an error's or a change's lesson is titled by the advice its page now gives
         error_titles.retitle(entry)
+        argument_title(entry, by_step, ways.get(kind_of_entry[entry["id"]]))
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     for entry in out:  # the lessons the successful runs that met it teach, by title
         check_first(entry, titles)

@@ -88,13 +88,25 @@ def mistake(entry: dict, by_step: dict[str, dict], ways=None) -> tuple[str, dict
         return (f"Before {change}, check the `{arg}` you send against the request and the records looked up: "
                 f"it differed from the task's expected call{source}{',' if source else ''} in {share}{also}"
                 f"{_unlearned(with_top, change, arg)}."), {
-            "steps": steps, "said": f"the `{arg}` sent to {change} differed from the task's expected call"}
+            "steps": steps, "said": f"the `{arg}` sent to {change} differed from the task's expected call",
+            "argument": [change, arg]}
     if kind == "unexpected-change":
         return (f"Check that the request calls for a {top} change and the rules allow it as sent: a call of {top} "
                 f"that the task did not expect "
                 f"went through in {share}."), {"steps": steps, "said": f"a {top} call the task did not expect went through"}
     return (f"Before ending, make every {top} call the request calls for: an expected {top} call never went "
             f"through in {share}."), {"steps": steps, "said": f"an expected {top} call never went through"}
+
+
+def argument_title(entry: dict, by_step: dict[str, dict], ways=None) -> None:
+    """A change's lesson whose failed runs mostly sent one argument unlike the task's expected call
+    is titled by that argument, the thing to check, not by "the request and the rules on it"."""
+    if not entry["key"].startswith("went-through|") or not entry["title"].startswith("Before "):
+        return
+    _said, runs = mistake(entry, by_step, ways)
+    change, arg = runs.get("argument") or ("", "")
+    if change and entry["key"].split("|")[1] == change:
+        entry["title"] = f"Before {change}, check the `{arg}` you send against the request and the records looked up"
 
 
 def _unlearned(runs: list[dict], change: str, arg: str) -> str:
