@@ -475,3 +475,21 @@ def test_an_edit_of_lines_never_shown_is_counted_on_its_lesson_as_a_fact_no_succ
     others = [i for i, _d in _lessons(data, failed) if i["id"] != edit["id"]]
     assert others and not any("replaced lines that no call before it had shown" in
                                (out / "insight" / f"{i['id']}.md").read_text() for i in others)
+
+
+def test_the_submit_lesson_shows_what_failed_edits_wrote_apart_from_their_successful_trials(coding_out):
+    """'Before submit, check the request' names nothing to look for; the failed runs' successful
+    trials edited the same files, and what each wrote there is the check, shown on the lesson."""
+    out, data, step = coding_out
+    lost, won = step["acme__jsonkit-101"], step["swe-gpt4o/acme__jsonkit-101"]
+    entry = next(i for i in data["insights"] if i["key"] == "went-through|submit" and
+                 lost in [s["step"] for s in i["sources"]])
+    assert (f"Compared with the successful trials: the successful trial {won} of {lost}'s task changed the same "
+            f"file as {lost} (NumberParser.java, in `parseLong`), and replaced `value = value * 10 + (c - '0');`"
+            ) in entry["guideline"], entry["guideline"]
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    # the code is escaped once, by the page: `<` shows as itself, not as a backslash and a bracket
+    assert "\\`if (value \\< 0 && " in page and "\\\\\\<" not in page
+    from wikitrace.check import check_corpus
+
+    assert check_corpus(out) == []

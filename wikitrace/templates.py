@@ -55,6 +55,15 @@ def md_text(value) -> str:
     return _MD_ESCAPE.sub(r"\\\g<0>", text)
 
 
+_MD_ESCAPED = re.compile(r"\\([\[\]`<>\\])")
+
+
+def md_plain(text: str) -> str:
+    """``md_text`` undone: a phrase escaped for one page, as plain text for a page whose template
+    escapes what it places (an insight's advice)."""
+    return _MD_ESCAPED.sub(r"\1", text)
+
+
 _BACKTICKS = re.compile("`+")
 
 

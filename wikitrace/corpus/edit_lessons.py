@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..compilers.call_kinds import FILE_EDIT
 from ..compilers.failing_end import FAILING_END
+from ..templates import md_plain
 from .trial_edits import changed_files, edits_apart
 
 SHOWN = 2  # failed runs whose difference from a successful trial is quoted
@@ -59,15 +60,33 @@ def right_file(entry: dict, members: list[tuple[dict, dict]] = (), trials=None) 
         f"{then} (the failed {'run here' if one else 'runs here'} changed {by}"
         + (f"{', and ran the tests after its edit' if one else ', and each ran the tests after its edit'})" if reran
            else ")"))
+    _say_apart(entry, failed, same)
+
+
+def trial_edits(entry: dict, members: list[tuple[dict, dict]] = (), trials=None) -> None:
+    """A change's lesson (submit, a file edit) whose failed runs changed the same files as a
+    successful trial of their task says what those edits wrote apart: the check it asks for, shown."""
+    if not entry["key"].startswith("went-through|") or _APART in entry["guideline"]:
+        return
+    failed = [e for e, _l in members if e["outcome"] == "failure"]
+    _say_apart(entry, failed, {e["step"]: _trial_files(e, trials) for e in failed})
+
+
+_APART = " Compared with the successful trials: "
+
+
+def _say_apart(entry: dict, failed: list[dict], same: dict[str, list[dict]]) -> None:
+    """Append what the first ``SHOWN`` failed runs' edits wrote apart from a successful trial's."""
     apart = []
     for e in failed:
         for won in same[e["step"]]:
             found = edits_apart(won, e)
             if found is not None:
-                said = found[0].replace("this run", e["step"])  # an insight page is no run's own page
+                # an insight page is no run's own page, and its template escapes what the phrase escaped
+                said = md_plain(found[0]).replace("this run", e["step"])
                 apart.append(f"the successful trial {won['step']} of {e['step']}'s task {said}")
                 break
         if len(apart) >= SHOWN:
             break
     if apart:
-        entry["guideline"] += " Compared with the successful trials: " + "; ".join(apart) + "."
+        entry["guideline"] += _APART + "; ".join(apart) + "."
