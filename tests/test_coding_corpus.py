@@ -192,13 +192,14 @@ def test_a_run_the_harness_ended_before_its_submit_is_not_said_to_have_left_it_o
 
 def test_a_failed_edit_of_the_file_the_task_names_is_told_to_check_what_it_wrote_not_the_file(coding_out):
     out, data, step = coding_out
-    failed = step["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]  # averaged all values in tally/stats.py, which the task names
+    # averaged all values in tally/stats.py, the file the other session given the same request fixed
+    failed = step["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]
     edit, _d = next((i, d) for i, d in _lessons(data, failed) if i["key"] == "went-through|a file edit")
     assert "the file it changes is the one the task is about" not in edit["guideline"]
     # it ran the tests after its edit and settled with two failing: what it lacked was acting on them
     assert ("then, when the tests run after it still fail (or fail where they passed before), change the edit until "
-            "they pass before settling (the failed run here changed a file the task text or an earlier answer named, "
-            "and ran the tests after its edit)") in edit["guideline"]
+            "they pass before settling (the failed run here changed the same files as the successful trials of its "
+            "task, and ran the tests after its edit)") in edit["guideline"]
     assert edit["title"] == "Before a file edit, check what it writes; after it, fix what the tests still report"
     assert "run the failing check again" not in (out / "insight" / f"{edit['id']}.md").read_text()
 
@@ -259,7 +260,8 @@ def test_a_one_run_page_says_what_set_its_run_apart_once(coding_out):
     pages = [(out / "insight" / f"{i['id']}.md").read_text() for i in data["insights"] if i.get("one_run_apart")]
     assert pages
     for page in pages:
-        assert "What it did that" in page and "Compared with the failed trials of the same task" not in page
+        said = ("What it did that" in page) + ("Set against the " in page)  # the second when a difference is not
+        assert said == 1 and "Compared with the failed trials of the same task" not in page  # one the trials lacked
         assert "Only one run teaches" not in page and "Seen in 1 run:" in page
 
 
@@ -493,3 +495,28 @@ def test_the_submit_lesson_shows_what_failed_edits_wrote_apart_from_their_succes
     from wikitrace.check import check_corpus
 
     assert check_corpus(out) == []
+
+
+def test_two_sessions_given_one_request_in_one_folder_are_trials_of_one_task(coding_out):
+    """A Claude Code session's log names no task but itself: its task id is its session id. The
+    same request in the same folder is the same task, so the two sessions asked to fix median are
+    compared as trials; a request elsewhere, or a benchmark run named after its instance, is not."""
+    from wikitrace.corpus.applies import request_key
+    from wikitrace.runs.model import Outcome, Run, Task
+
+    out, data, step = coding_out
+    won, lost = step["4e0b9d2a-1c3f-4a55-9e21-7b8c6d5e4f30"], step["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]
+    assert any(line.startswith(f"- The successful trial [{won}]({won}.md) of this task changed the same file")
+               for line in _in_short(out, lost)), _in_short(out, lost)
+    assert any(f"[{lost}]({lost}.md)" in line for line in _in_short(out, won))
+
+    def session(sid, request, cwd):
+        return Run(run_id=sid, task=Task(id=sid, instruction=request, metadata={"cwd": cwd} if cwd else {}),
+                   turns=[], outcome=Outcome(success=True, steps=0))
+
+    ask = "tests/test_stats.py::test_median_even fails, please fix median in tally/stats.py"
+    assert request_key(session("a", ask, "/home/dev/tally")) == request_key(session("b", ask + "\n", "/home/dev/tally"))
+    assert request_key(session("a", ask, "/home/dev/tally")) != request_key(session("b", ask, "/home/dev/other"))
+    assert request_key(session("a", ask, None)) is None  # no folder recorded: the request alone is not a task
+    swe = Run(run_id="acme__x-1", task=Task(id="acme__x-1", instruction=ask), turns=[], outcome=Outcome(success=True, steps=0))
+    assert request_key(swe) is None

@@ -26,10 +26,34 @@ ENDING = ("procedure", "answer-from")
 TOOL_KEYS = ("error", "went-through", "hand-off", "loop", "procedure", "answer")
 
 
+def request_key(run) -> str | None:
+    """For a session whose log names no task but itself (its task id is its run id) and records the
+    folder it worked in (a Claude Code or Codex session), a digest of the request it opened with,
+    spacing aside, and that folder: the same request in the same folder is the same task. None for
+    any other run: a benchmark's run named after its instance has a task id of its own."""
+    where = str((run.task.metadata or {}).get("cwd") or "")
+    if run.task.id != run.run_id or not where or not (run.task.instruction or "").strip():
+        return None
+    import hashlib
+
+    said = " ".join(run.task.instruction.split())
+    return "request:" + hashlib.sha256(f"{where}\n{said}".encode()).hexdigest()[:16]
+
+
+def trial_key(entry: dict) -> str | None:
+    """The task a run is a trial of, as trials are grouped: its task id; for a session whose log
+    names no task but itself (``request``: ``request_key``), the request it was given where it
+    worked, so that two sessions given one request are trials of one task. None without a task id."""
+    if entry.get("task_id") is None:
+        return None
+    return entry.get("request") or str(entry["task_id"])
+
+
 def task_of(entry: dict) -> str:
-    """The task a run is a trial of: its task id, else its instruction, else the run itself."""
-    if entry.get("task_id") is not None:
-        return f"id:{entry['task_id']}"
+    """The task a run is a trial of (``trial_key``), else its instruction, else the run itself."""
+    key = trial_key(entry)
+    if key is not None:
+        return f"id:{key}"
     return f"text:{entry.get('instruction')}" if entry.get("instruction") else f"run:{entry['step']}"
 
 

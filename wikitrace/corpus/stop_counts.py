@@ -15,6 +15,7 @@ from collections import Counter
 
 from ..compilers.limit_insights import WASTED_CALLS
 from ..compilers.model_cost import dearer_each
+from .applies import trial_key
 
 KEYS = ("idle|", "stopped|")  # the lessons of runs that ended without settling, stopped by a limit
 
@@ -74,12 +75,12 @@ def _dearer(entry: dict, runs: list[dict]) -> str:
         return ""
     won: dict[str, list[dict]] = {}
     for r in runs:
-        if r.get("outcome") == "success" and (r.get("decisive") or {}).get("cost") and r.get("task_id") is not None:
-            won.setdefault(str(r["task_id"]), []).append(r)
+        if r.get("outcome") == "success" and (r.get("decisive") or {}).get("cost") and trial_key(r) is not None:
+            won.setdefault(trial_key(r), []).append(r)
     pairs = []
     for r in stopped:
         mine = r["decisive"]["cost"]
-        theirs = [w for w in won.get(str(r.get("task_id")), ()) if w["decisive"]["cost"][1]]
+        theirs = [w for w in won.get(trial_key(r) or "", ()) if w["decisive"]["cost"][1]]
         if not theirs:
             return ""
         best = min(theirs, key=lambda w: (w["decisive"]["cost"][0], w["step"]))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 from . import run_counts
-from .applies import key_tool
+from .applies import key_tool, trial_key
 from .fisher import ALPHA, fisher_tails
 from .trials import RETRIED, RETRY_ONLY, WORDS_FROM, did_phrase
 
@@ -58,10 +58,10 @@ class SuccessWays:
         if self._by_task is None:
             self._by_task = {}
             for r in self.runs:
-                if r.get("task_id") is not None:
-                    self._by_task.setdefault(str(r["task_id"]), []).append(r)
-        return any(f"did|{tool}" not in (w.get("patterns") or ()) for r in runs if r.get("task_id") is not None
-                   for w in self._by_task.get(str(r["task_id"]), ()))
+                if trial_key(r) is not None:
+                    self._by_task.setdefault(trial_key(r), []).append(r)
+        return any(f"did|{tool}" not in (w.get("patterns") or ()) for r in runs if trial_key(r) is not None
+                   for w in self._by_task.get(trial_key(r), ()))
 
     def lookups_before(self, tool: str) -> str:
         """", after get_reservation_details (in 5 of them) and get_user_details (in 4)": the

@@ -26,11 +26,13 @@ from .trial_wording import _answer_found, _call, _call_keys, _Line, _shown, _sou
 
 
 def task_of(entry: dict) -> tuple | None:
-    if entry.get("task_id") is None:
+    from .applies import trial_key
+
+    if trial_key(entry) is None:
         return None
     from .insights import kind_of
 
-    return kind_of(entry), str(entry["task_id"])
+    return kind_of(entry), trial_key(entry)
 
 
 def _costs(entry: dict, best: dict) -> str:

@@ -12,7 +12,7 @@ import collections
 from ..redact import redact_compilation, redactor_for
 from ..runs._common import Carried
 from ..runs.model import Run
-from . import cannot_claims, documents, insights as insight_layer, layout, pages, pattern_tally, trial_contrast, usage_pages
+from . import applies, cannot_claims, documents, insights as insight_layer, layout, pages, pattern_tally, trial_contrast, usage_pages
 from .insight_unchanged import same_page
 from .ledger import insight_counts
 from .manifest import IdAllocator
@@ -251,7 +251,8 @@ class RunWriter:
         if run.run_id not in self.ids.prev_runs:
             self.new_paths += paths
         entry = {
-            "step": step, "run_id": run.run_id, "task_id": run.task.id, **kind,
+            "step": step, "run_id": run.run_id, "task_id": run.task.id,
+            **({"request": key} if (key := applies.request_key(run)) else {}), **kind,
             "outcome": run.outcome.label, "steps": run.outcome.steps, "instruction": run.task.instruction,
             "title": comp.title, "compiler": comp.compiler, "content_hash": digest, "insights": ins_ids,
             "redactions": run.source.get("redactions") or None, **insight_layer.run_entry_fields(comp),
