@@ -123,3 +123,24 @@ def test_an_insight_the_model_has_not_merged_yet_is_asked_again_by_add_whatever_
     after = json.loads((corpus / "corpus.json").read_text())["insights"]
     assert {insights.kind_of(i) for i in after} == {"refund", "inventory", "account"}
     assert all(i["guideline_by"] == "llm" for i in after), "a fallback of another task type was not asked again"
+
+
+def test_a_link_to_a_lesson_is_worded_as_the_lesson_is_titled(tau_bench_corpus):
+    """A page naming another lesson by its title names it as that page is titled: a title rewritten
+    after the link was worded (an error's advice, a change's argument) left the link text stale."""
+    import re
+
+    import frontmatter
+
+    out, _result = tau_bench_corpus
+    titles = {p.stem: frontmatter.load(p)["title"] for p in (out / "insight").glob("insight-*.md")}
+    link = re.compile(r"\[((?:[^\[\]\\]|\\.)+)\]\((insight-\d+)\.md\)")
+    checked = 0
+    for page in (out / "insight").glob("insight-*.md"):
+        for text, target in link.findall(page.read_text()):
+            if target == text:  # linked by its id, not its title
+                continue
+            plain = re.sub(r"\\(.)", r"\1", text)
+            assert plain == titles[target], (page.name, plain, titles[target])
+            checked += 1
+    assert checked

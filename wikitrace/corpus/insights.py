@@ -37,7 +37,7 @@ from .rule_quote import quote_rule, rules_of
 from .stop_counts import stopped_at
 from .checked_facts import _key_tool, by_kind, lead as lead_with_facts, rules_on, run_facts
 from .fact_weights import TYPE_WIDE
-from .applies import Openings, applies_when, successful_cue, task_of
+from .applies import Openings, applies_when, successful_cue, task_of, trial_key
 from .choices import relevant, separating
 from .one_run import mark as mark_one_run
 from .pattern_tally import PatternTally
@@ -140,7 +140,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
     taught: dict[str, list[tuple[str, str]]] = {}  # run step -> (insight id, lesson key) it teaches
     groups: dict[str, list[tuple[dict, dict]]] = {}
     ids: dict[str, str] = {}
-    trials = Trials(runs, lambda r: None if r.get("task_id") is None else (kind_of(r), str(r["task_id"])))
+    trials = Trials(runs, lambda r: None if trial_key(r) is None else (kind_of(r), trial_key(r)))
     successes: dict[str, list[dict]] = defaultdict(list)  # kind -> its successful runs
     of_kind: dict[str, list[dict]] = defaultdict(list)  # kind -> its runs in step order (one pass, not one a page)
     for r in runs:
@@ -299,10 +299,10 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         success_differences(entry, groups[entry["id"]], ended_by.get((kind, entry["key"]), []), ways[kind])
         weigh_advice(entry, groups[entry["id"]])
         quoted_plainly(entry, of_kind[kind], by_step)
-    mark_one_run(out, groups, kind_of_entry, trials)
     for entry in out:  # an error's or a change's lesson is titled by the advice its page now gives
         error_titles.retitle(entry)
         argument_title(entry, by_step, ways.get(kind_of_entry[entry["id"]]))
+    mark_one_run(out, groups, kind_of_entry, trials)  # names the other lessons by their titles
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     for entry in out:  # the lessons the successful runs that met it teach, by title
         check_first(entry, titles)
