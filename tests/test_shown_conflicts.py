@@ -259,3 +259,26 @@ def test_a_second_change_on_a_trip_already_flown_says_so_beside_what_the_task_ex
                          "before the current time the system prompt states (2024-06-01 10:00)."), fact
     [first] = [f for f in facts if "went through, but the task expected" in f and "Y7M2QD" not in f and f != fact]
     assert "are all dated" not in first  # the lead already says it of Z3K8PW
+
+
+def test_a_yes_to_a_message_that_put_another_change_is_not_said_to_agree_to_this_one(tmp_path):
+    """The user said yes to trying a certificate again; the agent then cancelled a booking the
+    message never named. "after the user agreed" would credit the cancel with that yes."""
+    offer = "I can try to use the larger certificate again. Would you like me to do that?"
+    run = _tau(tmp_path, [
+        _user("Please use my larger certificate for the trip."),
+        _agent(offer),
+        _user("Yes, please try it."),
+        *_tool("cancel_reservation", {"reservation_id": "HATHAU"}, {"reservation_id": "HATHAU", "status": "cancelled"}),
+    ], reward=0.0)
+    cancel, put, yes = _call_turn(run, "cancel_reservation"), _turn_of(run, "larger certificate again"), _turn_of(run, "please try")
+    decided = [d for d in _decisions(run) if d.startswith(f"Called cancel_reservation at turn {cancel}")]
+    assert decided == [f"Called cancel_reservation at turn {cancel}, after the user said yes (turn {yes}) to the agent's "
+                       f"message at turn {put}, which named neither a value this call sent nor a word of "
+                       "cancel_reservation or of its values."], decided
+    # the same yes to a message naming the booking (its code, or the word of the change) is agreement to it
+    for named in ("I can cancel HATHAU for you. Shall I?", "Shall I cancel the booking?"):
+        run = _tau(tmp_path, [_user("Please cancel my trip."), _agent(named), _user("Yes, please do."),
+                              *_tool("cancel_reservation", {"reservation_id": "HATHAU"},
+                                     {"reservation_id": "HATHAU", "status": "cancelled"})], reward=0.0)
+        assert any(d.endswith("after the user agreed.") or "after the user agreed" in d for d in _decisions(run)), named

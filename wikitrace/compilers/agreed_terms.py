@@ -164,6 +164,37 @@ def put_to_user(r: Reading, c: Call) -> tuple[int, list[float]] | None:
     return (put.turn, named) if named and len(named) <= _NAMED_MAX else None
 
 
+_NAME_WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])")
+_WORD = re.compile(r"[a-z]+")
+
+
+def yes_to_another_thing(r: Reading, c: Call) -> int | None:
+    """The turn of the agent's message the user's yes before ``c`` answered, when that message
+    named no value ``c`` sent, no word of one and no word of its tool's name: the yes was to something else (to
+    try a certificate again, and the agent then cancelled a booking). None when it named the
+    change, or no yes covers ``c``."""
+    if not c.confirmed or c.agreed_at is None or not r.has_interlocutor:
+        return None
+    put = next((t for t in reversed(_said(r, c)) if t.turn < c.agreed_at), None)
+    if put is None:
+        return None
+    from .stems import stem
+
+    text = put.content.lower()
+    values = [str(v).strip().lower() for _p, v in leaves(c.turn.arguments) if not isinstance(v, bool)]
+    if any(len(v) >= 3 and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text) for v in values):
+        return None
+    if any(isinstance(v, (int, float)) and not isinstance(v, bool) and any(abs(v - m) < _ROUND for m in money_in(put.content))
+           for _p, v in leaves(c.turn.arguments)):
+        return None  # an amount it paid, put to the user with its currency sign
+    said = {stem(w) for w in _WORD.findall(text)}
+    # the words of its name and of the values it sent ("credit_card_4421" is a credit card)
+    words = _NAME_WORD.findall(c.name or "") + [w for v in values for w in _WORD.findall(v) if len(w) >= 3]
+    if any(stem(w.lower()) in said for w in words):
+        return None
+    return put.turn
+
+
 def _other_terms(r: Reading, c: Call) -> OtherTerms | None:
     found = put_to_user(r, c)
     if found is None:

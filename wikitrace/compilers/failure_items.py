@@ -13,7 +13,7 @@ from ..runs.errors import failing_part, reports_failing_tests, tests_passed
 from ..runs.tool_kinds import SUBMIT
 from .call_kinds import call_kind
 from .changes import edit_of, what_ran
-from .agreed_terms import other_terms
+from .agreed_terms import other_terms, yes_to_another_thing
 from .limit_insights import unsettled_edit
 from .expected_calls import (change_notes, differs_from_expected, expected_changes, made_as_expected, missed_changes,
                              missed_notes)
@@ -36,7 +36,13 @@ from .verdict_evidence import verdict_note
 def agreed_phrase(r: Reading, c) -> str:
     """", after the user agreed", or what the yes was to when it named other amounts than the call's."""
     other = other_terms(r, c)
-    return other.phrase() if other is not None else ", after the user agreed" if c.confirmed else ""
+    if other is not None:
+        return other.phrase()
+    put = yes_to_another_thing(r, c)
+    if put is not None:
+        return (f", after the user said yes (turn {c.agreed_at}) to the agent's message at turn {put}, which named "
+                f"neither a value this call sent nor a word of {c.name} or of its values")
+    return ", after the user agreed" if c.confirmed else ""
 
 
 def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
