@@ -86,6 +86,29 @@ def test_a_value_that_is_one_item_of_a_list_is_said_as_held_not_as_the_field():
     assert any(n.startswith('`membership` is "silver" in this answer') for n in notes), notes
 
 
+def test_a_field_of_one_item_is_named_only_by_words_about_that_item():
+    """A gift card stored as a payment method is not what "no voucher or gift card" offers in
+    compensation (tau step-0068): a field of one item of a collection is named by a sentence that
+    also names the item (its key, another of its values: "$67"), never by its words alone."""
+    from wikitrace.compilers.record_words import named_field_notes
+
+    user = json.dumps({"membership": "regular", "payment_methods": {
+        "gift_card_3871331": {"source": "gift_card", "amount": 67, "id": "gift_card_3871331"}}})
+    for said, named in (("Since you are a regular member, I cannot offer a voucher or gift card.", False),
+                        ("Your payment methods: Gift Card: $67.", True)):
+        turns = _turns(
+            _msg("system", "You are an airline agent."),
+            _msg("user", "Hi, I am ana_li_1. My flight was cancelled."),
+            _call("get_user_details", {"user_id": "ana_li_1"}, user),
+            _msg("assistant", said),
+        )
+        r = read_run(run_from_dict(_record("t-4", "airline", "Ask for compensation.", turns, True), "t.jsonl:1"))
+        notes = named_field_notes(r, next(c for c in r.calls if c.name == "get_user_details"))
+        assert any(n.startswith('`source` is "gift_card"') for n in notes) is named, (said, notes)
+        if not named:  # a field of the record itself needs no item: the member's tier is named
+            assert any(n.startswith('`membership` is "regular"') for n in notes), notes
+
+
 def test_the_record_an_id_points_at_is_the_first_in_order():
     answer = {"user_id": "U1", "reservations": [{"id": "R1", "cabin": "economy", "legs": [{"id": "R1", "n": 2}]},
                                                   {"id": "R2", "cabin": "business"}],

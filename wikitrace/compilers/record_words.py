@@ -143,6 +143,7 @@ def _named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, s
     said_low = [(n, s, s.lower()) for n, s in said]
     all_said = "\n".join(low for _n, _s, low in said_low)
     out, seen = [], set()
+    items = _item_words(parsed)
     for path, value in leaves(parsed):
         if not isinstance(value, str) or (value.lower() in seen):
             continue
@@ -155,8 +156,10 @@ def _named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, s
             continue  # an id says which record, not what it holds
         if first in told and _holds_phrase(words, told):  # tested only for a field that is no id
             continue  # the user had said it
+        item = _item_of(str(path))
         hits = [(n, s) for n, s, low in said_low if first in low and _holds_phrase(words, low)
-                and (not single or any(_starting(w[:5]).search(low) for w in _key_words(key)))]
+                and (not single or any(_starting(w[:5]).search(low) for w in _key_words(key)))
+                and (item is None or any(w != value.lower() and _names(w, low) for w in items.get(item, ())))]
         if not hits:
             continue
         seen.add(value.lower())
@@ -165,6 +168,42 @@ def _named_fields(r: Reading, c: Call) -> list[tuple[str, str, list[tuple[int, s
         if len(out) >= FIELDS_SHOWN:
             break
     return out
+
+
+_ITEM = re.compile(r"^(.+?)(?:\.[^.\[\]]+|\[\d+\])$")
+
+
+def _item_of(path: str) -> str | None:
+    """The item of a collection a nested field belongs to ("payment_methods.gift_card_3871331" of its
+    ``source``, "flights[0]" of its ``origin``); None for a field of the record itself."""
+    m = _ITEM.match(path)
+    parent = m.group(1) if m else ""
+    return parent if ("." in parent or "[" in parent) else None
+
+
+def _item_words(parsed) -> dict[str, set[str]]:
+    """item -> its own key and the values of its fields, lowered: what a sentence about that item
+    (not about another gift card, another flight) names beside the field."""
+    out: dict[str, set[str]] = {}
+    for path, value in leaves(parsed):
+        item = _item_of(str(path))
+        if item is None or isinstance(value, bool) or value is None:
+            continue
+        words = out.setdefault(item, set())
+        text = ("%g" % value) if isinstance(value, (int, float)) else str(value).lower()
+        if len(text) >= 3 or isinstance(value, (int, float)) and len(text) >= 2:
+            words.add(text)
+        tail = re.split(r"[.\[]", item)[-1].rstrip("]").lower()
+        if len(tail) >= 3 and not tail.isdigit():
+            words.add(tail)
+    return out
+
+
+def _names(word: str, low: str) -> bool:
+    """Whether a lowered sentence names an item's word: a number as a whole number ("$67", not 1967)."""
+    if word.replace(".", "", 1).isdigit():
+        return re.search(rf"(?<![\w.]){re.escape(word)}(?![\w]|\.\d)", low) is not None
+    return word in low
 
 
 def _about_this_record(c: Call, r: Reading, said: list[tuple[int, str]]) -> list[tuple[int, str]]:
