@@ -203,6 +203,44 @@ def test_a_wrong_answer_is_set_beside_the_expected_one_and_its_source(tmp_path):
                          f"turn {err}."), fact
 
 
+OPENED = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Which goalkeeper of the 1994 Marrow Cup final later coached Orlo Athletic?
+Thought 1: I should search the final.
+Action 1: Search[1994 Marrow Cup final]
+Observation 1: Could not find [1994 Marrow Cup final]. Similar: ['Marrow Cup', 'Ines Varga (footballer)'].
+Thought 2: Search the goalkeeper the list gives.
+Action 2: Search[Ines Varga (footballer)]
+Observation 2: Ines Kata Varga (born 1970) is a former goalkeeper who played in the 1994 Marrow Cup final.
+Thought 3: So the answer is Ines Varga.
+Action 3: Finish[Ines Varga]
+Observation 3: Answer is INCORRECT
+Correct answer: Tamm Oduya
+
+"""
+
+
+def test_a_listed_name_the_run_searched_and_found_is_not_said_to_be_in_no_look_up(tmp_path):
+    """"appears in no look-up that went through" was misleading when the run had searched the
+    listed name and the page it got named it (as "Godspell" for "Godspell (film)", with a middle
+    name for a person): the fact says so, and that the name came from the error's list."""
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(OPENED, encoding="utf-8")
+    [run] = _load(path)
+    fact = next(f for f in _facts(run) if f.startswith("The answer "))
+    err, opened = (t.turn for t in run.turns if t.type == "function_call" and t.name == "Search")
+    assert "no look-up that went through" not in fact, fact
+    assert fact.endswith(f"The answer is a name the error Search returned at turn {err} listed; Search[Ines Varga "
+                         f"(footballer)] at turn {opened} went through, and its answer names \"Ines Kata Varga\"."), fact
+
+
 HALTED = """
 ########################################
 BEGIN TRIAL 1

@@ -39,7 +39,7 @@ from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
 from .near_words import near_look_up, near_phrase
 from .named_source import named_source
-from .page_notes import _window, answer_source, listed_names
+from .page_notes import _window, answer_source, listed_names, searched_listed
 from .qa_facts import qa_facts
 from .qa_reasons import name_with_middle
 from .record_claims import contradicted, past_dates, unchecked
@@ -164,9 +164,15 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
         found = answer_source(r, c)
         if found is not None and found[0] == "error":
             errs = listed_in_errors(r, " ".join(str(c.turn.arguments).split()), c.n)
-            told = ("The answer appears in no look-up that went through, only in "
+            opened = searched_listed(r, c, found[1].n)
+            # a listed name the run then searched and found named: "no look-up that went through"
+            # held it as written, and yet the page it opened was about it
+            told = (f"The answer is a name the error {found[1].name} returned at turn {found[1].n} listed; {opened[0].name}"
+                    f"[{clip(str(opened[0].turn.arguments), 60)}] at turn {opened[0].n} went through, and its answer names "
+                    f"\"{opened[1]}\"." if opened else
+                    "The answer appears in no look-up that went through, only in "
                     + (errs.where("returned") if errs else f"the error {found[1].name} returned at turn {found[1].n}") + ".")
-            turns += errs.turns if errs else [found[1].n]
+            turns += (errs.turns if errs else [found[1].n]) + ([opened[0].n] if opened else [])
         elif found is not None and found[0] == "user":
             # a person's name a page wrote with a middle name ("Sir Patrick John Thompson Vallance") is there
             named = next(((x, span) for x in r.calls if x.n < c.n and not x.error and not x.writes and x.turn.result

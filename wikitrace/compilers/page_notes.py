@@ -255,10 +255,37 @@ def given_answer_note(r: Reading, c: Call, width: int = 90) -> list[str]:
         return [f"The answer it gave, {json.dumps(given)}, appears in what {where.name} returned at turn {where.n}{own}: "
                 f"\"{window}\""]
     if kind == "error":
+        opened = searched_listed(r, c, where.n)
+        if opened is not None:
+            return [f"The answer it gave, {json.dumps(given, ensure_ascii=False)}, is a name the error {where.name} "
+                    f"returned at turn {where.n} listed (\"{window}\"); {opened[0].name}[{clip(str(opened[0].turn.arguments), 60)}] at turn "
+                    f"{opened[0].n} went through, and its answer names \"{opened[1]}\"."]
         return [f"The answer it gave, {json.dumps(given)}, appears in no look-up that went through, only in the error "
                 f"{where.name} returned at turn {where.n}: \"{window}\""]
     return [f"The answer it gave, {json.dumps(given)}, appears in the user message at turn {where.turn}, not in any "
             f"look-up: \"{window}\""]
+
+
+def searched_listed(r: Reading, c: Call, listed_at: int) -> tuple[Call, str] | None:
+    """(the look-up, the name) when, after the error at ``listed_at`` listed the answer ``c`` gave,
+    a look-up sent that name (its kind in brackets aside, on either), went through, and its answer names it (its kind in
+    brackets aside: "Godspell" of "Godspell (film)"; a middle name between): the answer is the name of what the run opened,
+    though no look-up's text held it as written."""
+    given = " ".join(str(c.turn.arguments).split())
+    bare = TITLE_KIND.sub("", given).strip()
+    needle = words_of(bare).strip()
+    if not needle:
+        return None
+    found = next((x for x in r.calls if listed_at < x.n < c.n and not x.error and not x.writes and x.turn.result
+                  and TITLE_KIND.sub("", " ".join(str(x.turn.arguments or "").split())).strip() == bare), None)
+    if found is None:
+        return None
+    if needle in observation_words(r, found):
+        return found, bare
+    from .qa_reasons import name_with_middle  # a person's page writes the middle name: "Justin Matthew Turner"
+
+    span = name_with_middle(found.turn.result, bare)
+    return (found, span) if span else None
 
 
 def answer_source(r: Reading, c: Call, width: int = 90):
