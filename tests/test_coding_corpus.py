@@ -468,8 +468,9 @@ def test_an_edit_of_lines_never_shown_is_counted_on_its_lesson_as_a_fact_no_succ
     failed = step["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]
     edit, _d = next((i, d) for i, d in _lessons(data, failed) if i["key"] == "went-through|a file edit")
     page = (out / "insight" / f"{edit['id']}.md").read_text()
-    assert ("In the one failed run here an edit replaced lines that no call before it had shown: view the lines an "
-            "edit replaces before writing it.") in page
+    assert "In the one failed run here an edit replaced lines that no call before it had shown." in page
+    # what to do with it leads the page's advice
+    assert page.split("## What to do\n", 1)[1].startswith("View the lines an edit replaces before writing it.")
     assert ("It is one run's fact, not a proven cause: it is checked only on failed runs, so no successful run is "
             "counted against it.") in page
     assert f"[{failed}](../compilation/{failed}.md)" in page.split("## Runs behind the counts", 1)[1]

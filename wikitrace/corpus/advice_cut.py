@@ -164,8 +164,8 @@ def _capital(text: str) -> str:
 
 # the verbs this package's instructions open with (after a clause saying when): a clause that opens
 # otherwise ("Getting the call through is not enough") states a finding, not what to do
-_DO = frozenset("""add answer ask build call change check compare do end find give hand keep leave look make never
-reread replace say send set settle take tell word work""".split())
+_DO = frozenset("""add answer ask build call change check compare do end find fix give hand keep learn leave look make
+never put read reread replace run say send set settle take tell use view word work""".split())
 _WHEN = re.compile(r"(?:(?:When|Whenever|If|Before|After|Where|Once|In a run like these)\b[^,]*, )?(\w+)", re.I)
 
 

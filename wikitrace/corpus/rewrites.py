@@ -235,7 +235,8 @@ def checklist(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict
     """A change that went through in failed runs, whose page would only say "check each argument":
     where the successful runs of the same change took each argument, when most of them (two at
     least) took it from one place (``took|<tool>|<argument>|<place>`` patterns), and how many of
-    the page's own runs took it from elsewhere. No task-wide count is written (a page changes only
+    the page's own runs took it from elsewhere: only where at least half of them did, as otherwise
+    the place is no mistake the page's runs made. No task-wide count is written (a page changes only
     with its own sources); the majority flips rarely."""
     from ..compilers.run_insights import CHECK_EACH
 
@@ -266,6 +267,8 @@ def checklist(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict
                      pats) for pats in ((e.get("patterns") or []) for e, _l in members)]
         setting = [pats for args, pats in took if arg in args]  # the sources that set it (an argument holds no "|")
         other = sum(f"took|{tool}|{arg}|{place}" not in pats for pats in setting)
+        if 2 * other < len(setting):
+            continue  # most of the page's own runs took it where the successful ones did: no mistake of theirs
         said.append(f"`{arg}` {_place_words(place)}"
                     + (f" ({other} of the {len(setting)} runs here that set it did not)" if other else ""))
     if said:
