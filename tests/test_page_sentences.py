@@ -263,10 +263,13 @@ def _decision(c: Check, text: str, success: bool) -> None:
         return
     m = re.fullmatch(r"Called (\S+) at turn (\d+)(, changing `([^`]+)`(?: \(in `(\w+)`\))?)?(, which answered with a "
                      r"diff of (.+?))?(, after the user agreed|, after the user said yes \(turn \d+\) to the agent's "
-                     r"message at turn \d+, which named .+?, not the \$[\d,.]+ the call (?:paid|charged))?"
+                     r"message at turn \d+, which named (?:neither a value this call sent nor a word of \S+ or of its "
+                     r"values|.+?, not the \$[\d,.]+ the call (?:paid|charged)))?"
                      r"(, a test file, and no call of this run changed a file outside the tests)?"
                      r"(; the run's last state-changing call\.|; the answer that ended the run\.|\.)", text)
-    if m and m.group(8) and m.group(8).startswith(", after the user said yes"):
+    if m and m.group(8) and m.group(8).endswith("or of its values"):
+        _yes_to_another_thing(c, int(m.group(2)), m.group(8))
+    elif m and m.group(8) and m.group(8).startswith(", after the user said yes"):
         _yes_to_other_amounts(c, int(m.group(2)), m.group(8))
     if m:
         n = int(m.group(2))
@@ -410,6 +413,17 @@ def _decision(c: Check, text: str, success: bool) -> None:
         assert not c.calls
         return
     raise AssertionError(f"a sentence no template knows: {text!r}")
+
+
+def _yes_to_another_thing(c: Check, n: int, said: str) -> None:
+    """agreed_terms.yes_to_another_thing: the user's yes answered the agent's message named, which
+    holds none of the call's values as written."""
+    m = re.match(r", after the user said yes \(turn (\d+)\) to the agent's message at turn (\d+)", said)
+    yes, put = c.by_n[int(m.group(1))], c.by_n[int(m.group(2))]
+    assert yes.role == "user" and put.role == "assistant" and put.turn < yes.turn < n, said
+    assert c.user_agreed_before(n), said
+    values = [str(v).lower() for _k, _d, v in _keyed(c.call(n).arguments) if isinstance(v, str) and len(v) >= 3]
+    assert not any(v in put.content.lower() for v in values), (said, values)
 
 
 def _yes_to_other_amounts(c: Check, n: int, said: str) -> None:

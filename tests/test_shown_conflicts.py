@@ -281,4 +281,12 @@ def test_a_yes_to_a_message_that_put_another_change_is_not_said_to_agree_to_this
         run = _tau(tmp_path, [_user("Please cancel my trip."), _agent(named), _user("Yes, please do."),
                               *_tool("cancel_reservation", {"reservation_id": "HATHAU"},
                                      {"reservation_id": "HATHAU", "status": "cancelled"})], reward=0.0)
-        assert any(d.endswith("after the user agreed.") or "after the user agreed" in d for d in _decisions(run)), named
+        assert any("after the user agreed" in d for d in _decisions(run)), named
+    # one agreement asked twice: the user agreed to the cancel and asked about the fee, then said yes
+    # to a message naming nothing of it; the yes answers both messages
+    run = _tau(tmp_path, [_user("Please cancel my trip."), _agent("I can cancel HATHAU for you. Shall I?"),
+                          _user("I'd like to proceed with that. Could the fee be waived?"),
+                          _agent("Fees are not waived, but I can go ahead. Shall I proceed?"), _user("Yes, please."),
+                          *_tool("cancel_reservation", {"reservation_id": "HATHAU"},
+                                 {"reservation_id": "HATHAU", "status": "cancelled"})], reward=0.0)
+    assert any("after the user agreed" in d for d in _decisions(run)), _decisions(run)

@@ -168,6 +168,26 @@ _NAME_WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])")
 _WORD = re.compile(r"[a-z]+")
 
 
+def _put_since_agreeing(r: Reading, yes: int) -> list:
+    """The agent's messages the user's yes at turn ``yes`` answers: those since the user's last
+    message before it, and further back while that message agreed too ("I'd like to proceed with
+    these changes. Could the fee be waived?", then a yes to going ahead): one agreement, asked twice."""
+    from .consent import AGREES, answer_kind
+
+    out = []
+    changed = {x.n for x in r.calls if x.writes and not x.error}
+    for t in reversed([t for t in r.run.turns if t.turn < yes]):
+        if t.turn in changed:
+            break  # a change went through: what was put before it was agreed to and used
+        if t.type != "message" or not t.content:
+            continue
+        if t.role == "assistant":
+            out.append(t)
+        elif t.role == "user" and (not out or answer_kind(t.content) != AGREES):
+            break
+    return out
+
+
 def yes_to_another_thing(r: Reading, c: Call) -> int | None:
     """The turn of the agent's message the user's yes before ``c`` answered, when that message
     named no value ``c`` sent, no word of one and no word of its tool's name: the yes was to something else (to
@@ -180,7 +200,7 @@ def yes_to_another_thing(r: Reading, c: Call) -> int | None:
         return None
     from .stems import stem
 
-    text = put.content.lower()
+    text = " ".join(t.content for t in _put_since_agreeing(r, c.agreed_at)).lower()
     values = [str(v).strip().lower() for _p, v in leaves(c.turn.arguments) if not isinstance(v, bool)]
     if any(len(v) >= 3 and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text) for v in values):
         return None
