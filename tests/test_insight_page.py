@@ -144,3 +144,26 @@ def test_a_link_to_a_lesson_is_worded_as_the_lesson_is_titled(tau_bench_corpus):
             assert plain == titles[target], (page.name, plain, titles[target])
             checked += 1
     assert checked
+
+
+def test_a_lesson_s_contrast_counts_every_run_that_taught_it(tau_bench_corpus):
+    """The Evidence line counts the runs of the task type that met the lesson's pattern; a lesson
+    taught by runs that pattern leaves out (successes that only asked, then handed off unasked)
+    counted another group than its own (tau rater). A rule's lesson is taught by the runs that
+    kept it too, and counts those that broke it: the one exception."""
+    import json
+
+    from wikitrace.corpus.insights import contrast_pattern
+
+    out, _result = tau_bench_corpus
+    data = json.loads((out / "corpus.json").read_text())
+    patterns = {r["step"]: set(r["patterns"]) for r in data["runs"]}
+    checked = 0
+    for entry in data["insights"]:
+        pattern = contrast_pattern(entry["key"])
+        if pattern is None or entry["key"].startswith("rule|"):
+            continue
+        left = [s["step"] for s in entry["sources"] if pattern not in patterns[s["step"]]]
+        assert not left, (entry["id"], entry["key"], pattern, left)
+        checked += 1
+    assert checked > 20

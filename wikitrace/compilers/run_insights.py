@@ -171,16 +171,25 @@ def _expected_none(r: Reading) -> str:
     return "; the task expected no call at all" if r.memo.get("expected.all") == [] else ""
 
 
+def unchanged(r: Reading) -> bool:
+    """A run that got no change through but hand-offs its task did not expect: it passed or failed
+    by what it said, as one that changed nothing (its source line names the hand-off)."""
+    return all(not c.writes or c.error or unasked_hand_off(r, c) for c in r.calls)
+
+
+def silent(r: Reading) -> bool:
+    """A run that changed nothing (``unchanged``) and looked nothing up: read as one that made no call."""
+    return unchanged(r) and all(c.writes for c in r.calls)
+
+
 def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
-    # a run whose only calls were hand-offs its task did not expect looked nothing up and changed
-    # nothing: it is read as one that made no call (its source line names the hand-off)
-    silent = not r.calls or all(c.writes and (c.error or unasked_hand_off(r, c)) for c in r.calls)
+    quiet = silent(r)
     handed = [c for c in r.calls if c.writes and not c.error and is_hand_off(c)]
     also = (f"; handed off with {handed[-1].name} at turn {handed[-1].n}, which the task did not expect"
             if handed else "")
-    if silent and (unlooked := _unlooked(r, also)) is not None:  # asked or not: the look-ups were the way
+    if quiet and (unlooked := _unlooked(r, also)) is not None:  # asked or not: the look-ups were the way
         return [unlooked]
-    if silent and _asked_the_user(r):  # a person answered its questions, and it changed nothing
+    if quiet and _asked_the_user(r):  # a person answered its questions, and it changed nothing
         # these runs passed having only asked; failed runs of other tasks ended the same way where a
         # look-up from what the user had given would have found what the change needed
         return [make_insight("direct|asked",
@@ -191,7 +200,7 @@ def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
                              f"In {kind_of_tasks(r)} where the user has not given what the request needs.",
                              f"{_talk(r)}, no {'look-up' if r.calls else 'tool call'}{also}" + _expected_none(r)
                              + last_said(r), True)]
-    if silent:
+    if quiet:
         return [make_insight("direct", "Answer directly when nothing needs checking",
                         "When the request needs nothing from the environment, answer it directly.",
                         f"In {kind_of_tasks(r)} that ask nothing of the tools.",

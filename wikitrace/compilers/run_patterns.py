@@ -29,7 +29,7 @@ from .reading import Reading, runs_a_command
 from .procedure_lessons import procedure_key
 from .value_sources import _value_place
 from .test_edits import TESTS_ONLY, test_only_edits
-from .run_insights import confirmation, confirmation_broken, repeats, stopped_browsing, unseen_insight
+from .run_insights import confirmation, confirmation_broken, repeats, silent, stopped_browsing, unchanged, unseen_insight
 from .task_words import given_words
 from .text import clip, folded_words
 from .value_digest import fingerprint as _fingerprint
@@ -91,6 +91,8 @@ def patterns_of(r: Reading) -> list[str]:
         out.add(FAILING_END)
     for c in r.calls:
         out.update(f"missing|{p}" for p in (missing_programs(c) if c.error else []))
+    if unchanged(r):  # what the lessons of runs that changed nothing count: their own runs, stray hand-offs and all
+        out.add("unchanged|none" if silent(r) else "unchanged|lookups")
     if not writes:
         out.add("idle|none" if not r.calls else "idle|lookups")
     elif stopped_browsing(r, writes):

@@ -19,6 +19,8 @@ MET = {
     "hand-off": "that handed off with this tool", "procedure": "whose last change that went through was this call",
     "idle|lookups": "that settled nothing (they made look-ups, and any change or answer they sent failed)",
     "idle|none": "that answered without a tool call",
+    "unchanged|none": "that looked nothing up and got no change through (a hand-off the task did not expect aside)",
+    "unchanged|lookups": "that looked something up and got no change through (a hand-off the task did not expect aside)",
     "stopped": "that the harness stopped before any call settled the task",
     "stopped|changed": "that the harness stopped after a change of theirs went through",
     "verdict": "whose verdict's reasoning quoted words a look-up returned",

@@ -74,10 +74,11 @@ def contrast_pattern(key: str) -> str | None:
     kind = key.split("|", 1)[0]
     if kind == "answer":
         return None  # defined by a wrong final answer: only failed runs can meet it
+    # a success that changed nothing is counted among the runs that changed nothing, as it was chosen
     if kind == "answer-from":
-        return "idle|lookups"
+        return "unchanged|lookups"
     if kind == "direct":
-        return "idle|none"
+        return "unchanged|none"
     return key
 
 
