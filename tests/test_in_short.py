@@ -19,6 +19,7 @@ from tau_messages import agent as _agent, tool as _tool, user as _user
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.claim_checks import comparisons, money_limits, stated_count, wrong_phrase
 from wikitrace.compilers.offline import compile_offline
+from wikitrace.compilers.consent import AGREES, answer_kind
 from wikitrace.compilers.reading import command_of, is_read_only
 from wikitrace.runs import load
 from wikitrace.compilers.changes import edit_of
@@ -865,6 +866,18 @@ def _why_said(run: Run, by_n: dict, text: str) -> str:
         assert not any(t.role == "assistant" and t.type == "message" and m.group(7) in (t.content or "").lower()
                        for t in run.turns if t.turn > at), text
         assert not any(t.name == tool and not t.is_error for t in sent) and any(e["name"] == tool for e in expected)
+        text = text[m.end():]
+    m = re.match(r"The agent's message at turn (\d+) named this change \(\"(.+?)\"\), and the user agreed at turn (\d+)\. "
+                 r"(?=The task expected (\w+)\()", text)
+    if m:  # offers.agreed_unmade: the sentence names the change's action and a value it was to send; a yes
+        at, reply, tool = int(m.group(1)), int(m.group(3)), m.group(4)
+        said = m.group(2).rstrip(" …")
+        assert by_n[at].role == "assistant" and said in " ".join(by_n[at].content.split()), text
+        assert by_n[reply].role == "user" and reply > at and answer_kind(by_n[reply].content) == AGREES, text
+        assert not re.search(r"\b(?:not|no|never|cannot|unable)\b|n't\b", said, re.I), text
+        action = tool.split("_")[0]
+        assert any(e["name"] == tool and any(isinstance(v, str) and v in said for v in e["arguments"].values())
+                   for e in expected) and action in said.lower(), text
         text = text[m.end():]
     m = re.match(r"The agent offered the (\w+) change at turn (\d+), let the talk move on, and put it to the user again "
                  r"only at turn (\d+) \(\"(.+?)\"\); the user agreed at turn (\d+), in the message that ended the "
@@ -2081,3 +2094,30 @@ def _check_partial_reasons(run, by_n: dict, said: str, text: str) -> None:
                   r"options), while .+?(?=; it chose|; at turn|; the item|$)", "", said)
     rest = re.sub(r"; the item it opened at turn \d+ was listed at .+? above the task's limit \(\".+?\"\)", "", rest)
     assert not rest, (rest, text)
+
+
+def test_a_change_the_user_agreed_to_and_the_run_never_made_says_where_it_was_put(tmp_path):
+    """The agent wrote "I will upgrade Q4WZ8N and then cancel both reservations", the user agreed,
+    and only the other booking was cancelled (tau step-0134): the missed change's fact says which
+    message put it to the user and when the user agreed, not only that it was never made."""
+    run = _tau(tmp_path, [
+        _agent("To proceed, I will first upgrade reservation Q4WZ8N to economy and then cancel both reservations. "
+               "Please confirm."),
+        _user("Yes, please proceed with both."),
+        *_tool("cancel_reservation", {"reservation_id": "ZZ9PLK"}, {"reservation_id": "ZZ9PLK", "status": "cancelled"}),
+        _agent("Reservation ZZ9PLK has been cancelled."),
+    ], reward=0.0, actions=[{"name": "cancel_reservation", "kwargs": {"reservation_id": "Q4WZ8N"}},
+                            {"name": "cancel_reservation", "kwargs": {"reservation_id": "ZZ9PLK"}}])
+    put, yes = _turn_of(run, "cancel both reservations"), _turn_of(run, "proceed with both")
+    fact = next(f for f in _facts(run) if "never made that change" in f)
+    assert fact.startswith(f"The agent's message at turn {put} named this change (\"To proceed, I will first upgrade "
+                           f"reservation Q4WZ8N to economy and then cancel both reservations.\"), and the user agreed "
+                           f"at turn {yes}. The task expected cancel_reservation(reservation_id=\"Q4WZ8N\")"), fact
+    _check(run, fact, [put, yes])
+    # a message saying it cannot is no promise
+    run = _tau(tmp_path, [_agent("I cannot cancel Q4WZ8N, as it is basic economy. Shall I go on?"), _user("Yes."),
+                          *_tool("cancel_reservation", {"reservation_id": "ZZ9PLK"},
+                                 {"reservation_id": "ZZ9PLK", "status": "cancelled"})],
+               reward=0.0, actions=[{"name": "cancel_reservation", "kwargs": {"reservation_id": "Q4WZ8N"}},
+                                    {"name": "cancel_reservation", "kwargs": {"reservation_id": "ZZ9PLK"}}])
+    assert not any("named this change" in f for f in _facts(run))

@@ -15,7 +15,7 @@ from .expected_calls import (call_text, closest_expected, differences, expected_
                              missed_lookups, only_arithmetic, shown_value)
 from .insight_words import is_hand_off, join
 from .lookup_coverage import unlooked
-from .offers import unmade_offer
+from .offers import agreed_unmade, unmade_offer
 from .reading import Call, Reading, leaves
 from . import rule_reasons, rule_refusals
 from .schema import KeyFact
@@ -75,11 +75,13 @@ def expected_facts(r: Reading) -> list[KeyFact]:
             why_turns = [cover.turn]
         else:
             offer = unmade_offer(r, missed[0]) if len(missed) == 1 else None  # why first: an offer let drop
-            text = (offer.text(missed[0]["name"]) + " " if offer else "") + (
+            promise = agreed_unmade(r, missed[0]) if len(missed) == 1 and offer is None else None
+            text = (offer.text(missed[0]["name"]) + " " if offer else promise.text() + " " if promise else "") + (
                     f"The task expected {join([call_text(e) for e in missed], 3)}, and the run never made "
                     + ("that change" if len(missed) == 1 else "those changes")
                     + (f" (the agent's last turn was {last})." if last is not None else "."))
-            why_turns = [x for x in (offer.first_at, offer.at, offer.reply_at) if x is not None] if offer else []
+            why_turns = ([x for x in (offer.first_at, offer.at, offer.reply_at) if x is not None] if offer else
+                         [promise.at, promise.reply_at] if promise else [])
         reason = (rule_refusals.for_missed(r, missed[0], said) if len(missed) == 1
                   else rule_refusals.refused_one(r, missed))
         out.append(_why(KeyFact(text, why_turns + ([last] if last is not None else []),

@@ -110,3 +110,39 @@ def unmade_offer(r: Reading, expected: dict) -> Offer | None:
         return Offer(t.turn, word, clip_words(said, 240), reply.turn,
                      clip_words(" ".join((reply.content or "").split()), 120), kind == AGREES, first_at, ended)
     return None
+
+
+@dataclass
+class Promise:
+    at: int  # the agent's message naming the change and the record it was to act on
+    said: str  # its sentence doing so
+    reply_at: int  # the user's reply agreeing to it
+
+    def text(self) -> str:
+        return (f"The agent's message at turn {self.at} named this change (\"{self.said}\"), and the user agreed at "
+                f"turn {self.reply_at}.")
+
+
+def agreed_unmade(r: Reading, expected: dict) -> Promise | None:
+    """The last agent message whose sentence names an expected change's action (``cancel`` of
+    ``cancel_reservation``) and a value it was to send ("XEHM4B"), with no "not" in it, that the
+    user's reply agreed to: a change the run had put to the user and got a yes for, then never made
+    (it made the same kind of change on another record, or none). None otherwise."""
+    if not r.has_interlocutor:
+        return None
+    action = _stem((_WORD.findall((expected.get("name") or "").lower()) or [""])[0])
+    values = [str(v) for _p, v in leaves(expected.get("arguments")) if isinstance(v, str) and len(v) >= 4]
+    if len(action) < 3 or not values:
+        return None
+    turns = r.run.turns
+    found = None
+    for i, t in enumerate(turns):
+        if t.type != "message" or t.role != "assistant" or not t.content:
+            continue
+        sentences = re.split(r"(?<=[.!?])\s+", " ".join(t.content.split()))
+        said = next((s for s in sentences if not _NEGATION.search(s) and any(v in s for v in values)
+                     and any(_stem(w) == action for w in _WORD.findall(s.lower()))), None)
+        reply = next((u for u in turns[i + 1:] if t_is_user(u) and u.turn in r.replies), None) if said else None
+        if reply is not None and answer_kind(reply.content or "") == AGREES:
+            found = Promise(t.turn, clip_words(said, 200), reply.turn)
+    return found
