@@ -189,10 +189,10 @@ def _put_since_agreeing(r: Reading, yes: int) -> list:
 
 
 def yes_to_another_thing(r: Reading, c: Call) -> int | None:
-    """The turn of the agent's message the user's yes before ``c`` answered, when that message
-    named no value ``c`` sent, no word of one and no word of its tool's name: the yes was to something else (to
-    try a certificate again, and the agent then cancelled a booking). None when it named the
-    change, or no yes covers ``c``."""
+    """The turn of the agent's message the user's yes before ``c`` answered, when the messages that
+    yes answers named no value ``c`` sent, no word of one and no word of its tool's name: the yes was
+    to something else (to try a certificate again, and the agent then cancelled a booking). None
+    when they named the change, or no yes covers ``c``."""
     if not c.confirmed or c.agreed_at is None or not r.has_interlocutor:
         return None
     put = next((t for t in reversed(_said(r, c)) if t.turn < c.agreed_at), None)
@@ -204,7 +204,8 @@ def yes_to_another_thing(r: Reading, c: Call) -> int | None:
     values = [str(v).strip().lower() for _p, v in leaves(c.turn.arguments) if not isinstance(v, bool)]
     if any(len(v) >= 3 and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text) for v in values):
         return None
-    if any(isinstance(v, (int, float)) and not isinstance(v, bool) and any(abs(v - m) < _ROUND for m in money_in(put.content))
+    named = money_in(put.content)
+    if any(isinstance(v, (int, float)) and not isinstance(v, bool) and any(abs(v - m) < _ROUND for m in named)
            for _p, v in leaves(c.turn.arguments)):
         return None  # an amount it paid, put to the user with its currency sign
     said = {stem(w) for w in _WORD.findall(text)}

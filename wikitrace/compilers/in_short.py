@@ -167,9 +167,9 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
             opened = searched_listed(r, c, found[1].n)
             # a listed name the run then searched and found named: "no look-up that went through"
             # held it as written, and yet the page it opened was about it
-            told = (f"The answer is a name the error {found[1].name} returned at turn {found[1].n} listed; {opened[0].name}"
-                    f"[{clip(str(opened[0].turn.arguments), 60)}] at turn {opened[0].n} went through, and its answer names "
-                    f"\"{opened[1]}\"." if opened else
+            told = (f"The answer is a name the error {found[1].name} returned at turn {found[1].n} listed; "
+                    f"{opened[0].name}[{clip(str(opened[0].turn.arguments), 60)}] at turn {opened[0].n} went through, "
+                    f"and its answer names \"{opened[1]}\"." if opened else
                     "The answer appears in no look-up that went through, only in "
                     + (errs.where("returned") if errs else f"the error {found[1].name} returned at turn {found[1].n}") + ".")
             turns += (errs.turns if errs else [found[1].n]) + ([opened[0].n] if opened else [])

@@ -257,8 +257,9 @@ def given_answer_note(r: Reading, c: Call, width: int = 90) -> list[str]:
     if kind == "error":
         opened = searched_listed(r, c, where.n)
         if opened is not None:
+            sent = clip(str(opened[0].turn.arguments), 60)
             return [f"The answer it gave, {json.dumps(given, ensure_ascii=False)}, is a name the error {where.name} "
-                    f"returned at turn {where.n} listed (\"{window}\"); {opened[0].name}[{clip(str(opened[0].turn.arguments), 60)}] at turn "
+                    f"returned at turn {where.n} listed (\"{window}\"); {opened[0].name}[{sent}] at turn "
                     f"{opened[0].n} went through, and its answer names \"{opened[1]}\"."]
         return [f"The answer it gave, {json.dumps(given)}, appears in no look-up that went through, only in the error "
                 f"{where.name} returned at turn {where.n}: \"{window}\""]
@@ -268,9 +269,9 @@ def given_answer_note(r: Reading, c: Call, width: int = 90) -> list[str]:
 
 def searched_listed(r: Reading, c: Call, listed_at: int) -> tuple[Call, str] | None:
     """(the look-up, the name) when, after the error at ``listed_at`` listed the answer ``c`` gave,
-    a look-up sent that name (its kind in brackets aside, on either), went through, and its answer names it (its kind in
-    brackets aside: "Godspell" of "Godspell (film)"; a middle name between): the answer is the name of what the run opened,
-    though no look-up's text held it as written."""
+    a look-up sent that name (its kind in brackets aside, on either), went through, and its answer
+    names it ("Godspell" of "Godspell (film)"; a person with a middle name between): the answer is
+    the name of what the run opened, though no look-up's text held it as written."""
     given = " ".join(str(c.turn.arguments).split())
     bare = TITLE_KIND.sub("", given).strip()
     needle = words_of(bare).strip()

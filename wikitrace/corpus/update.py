@@ -12,7 +12,8 @@ import collections
 from ..redact import redact_compilation, redactor_for
 from ..runs._common import Carried
 from ..runs.model import Run
-from . import applies, cannot_claims, documents, insights as insight_layer, layout, pages, pattern_tally, trial_contrast, usage_pages
+from . import (applies, cannot_claims, documents, insights as insight_layer, layout, pages, pattern_tally,
+               trial_contrast, usage_pages)
 from .insight_unchanged import same_page
 from .ledger import insight_counts
 from .manifest import IdAllocator
