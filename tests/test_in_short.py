@@ -242,6 +242,41 @@ def test_a_listed_name_the_run_searched_and_found_is_not_said_to_be_in_no_look_u
                          f"(footballer)] at turn {opened} went through, and its answer names \"Ines Kata Varga\"."), fact
 
 
+UNTIED = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Which Argentine forward did the Dutch manager Ronald Koeman replace at Marrow Town?
+Thought 1: I should search Marrow Town.
+Action 1: Search[Marrow Town]
+Observation 1: Marrow Town is a football club. Its forwards have included Ines Varga, a Dutch striker.
+Thought 2: So the answer is Ines Varga.
+Action 2: Finish[Ines Varga]
+Observation 2: Answer is INCORRECT
+Correct answer: Tamm Oduya
+
+"""
+
+
+def test_a_wrong_answer_from_a_page_that_never_met_the_question_s_names_says_which(tmp_path):
+    """The run took a Dutch striker for the Argentine forward the question asks about: the page
+    its answer came from (and every page it read) holds neither "Argentine" nor "Ronald Koeman",
+    and the fact says so, naming the question's names nothing tied the answer to."""
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(UNTIED, encoding="utf-8")
+    [run] = _load(path)
+    fact = next(f for f in _facts(run) if f.startswith("The answer "))
+    page = next(t.turn for t in run.turns if t.type == "function_call" and t.name == "Search")
+    assert fact.endswith(f"The answer appears in what Search returned at turn {page}, though no page the run read "
+                         'before answering holds "Argentine" or "Ronald Koeman", which the question names.'), fact
+    _check(run, fact, [])
+
+
 HALTED = """
 ########################################
 BEGIN TRIAL 1
@@ -1242,6 +1277,13 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         e = re.search(r"The answer appears in no look-up that went through, only in (the errors? .+)\.$", text)
         if e:
             _only_in_errors(run, given, e.group(1), at)
+        e = re.search(r", though no page the run read before answering holds (.+), which the question names\.", text)
+        if e:  # in_short._untied: each name is the question's, and no look-up before the answer holds it whole
+            names = re.findall(r'"([^"]+)"', e.group(1))
+            read = [t.result for t in run.turns if t.turn < at and t.type == "function_call" and not t.is_error
+                    and t.result]
+            assert names and all(n in " ".join(run.task.instruction.split()) for n in names), text
+            assert not any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", page) for n in names for page in read), text
         low = given.casefold()
         before = [t for t in run.turns if t.turn < at]
         if m.group(4).startswith("; no look-up returned it and no earlier turn of the log held it"):

@@ -133,6 +133,22 @@ def _answer(r: Reading) -> Call | None:
     return last if last is not None and harness_reason(r) is None and gives_answer(r, last) else None
 
 
+def _untied(r: Reading, c: Call) -> str:
+    """", though no page the run read before answering holds "Argentine" or "Ronald Koeman", which
+    the question names" for a wrong answer: the names of the question nothing read tied it to (the
+    run took a page about another thing for the one asked about); "" when every name was met."""
+    from .qa_reasons import unmet_names
+
+    question, given = r.run.task.instruction or "", " ".join(str(c.turn.arguments).split())
+    read = "\n".join(x.turn.result for x in r.calls if x.n < c.n and not x.error and not x.writes and x.turn.result)
+    unmet = unmet_names(question, read, given)[:3] if read else []
+    if not unmet:
+        return ""
+    quoted = [f'"{n}"' for n in unmet]
+    named = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return f", though no page the run read before answering holds {named}, which the question names"
+
+
 def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
     gold = expected_answer(r)
     given = clip(" ".join(str(c.turn.arguments).split()), 100)
@@ -182,7 +198,7 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
                     f"The answer appears in no look-up, only in the user message at turn {found[1].turn}.")
             turns += [found[1].turn] + ([named[0].n] if named else [])
         elif found is not None and (seen is None or found[1].n != seen.n):
-            told = f"The answer appears in what {found[1].name} returned at turn {found[1].n}."
+            told = f"The answer appears in what {found[1].name} returned at turn {found[1].n}{_untied(r, c)}."
             turns.append(found[1].n)
     kind = ("answer-extra" if told and told.startswith("The answer holds the expected")
             else "answer-partial" if told and told.startswith("The answer is only part") else "answer-seen" if seen else "")

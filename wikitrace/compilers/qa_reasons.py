@@ -304,6 +304,10 @@ def unmet_names(question: str, page: str, answer: str) -> list[str]:
         words = m.group(0).split()
         if not flat[:m.start()].strip() or flat[:m.start()].rstrip()[-1] in ".?!":
             words = words[1:]  # a sentence's first word is capitalised whatever it is
+        while words and len(words[-1]) == 1:
+            words = words[:-1]  # an abbreviation's first letter, cut at its point ("F" of "F.C.")
+        if len(words) > 1 and words[0][0].isdigit() and not words[1][0].isdigit():
+            words = words[1:]  # a figure before a name ("15" of "2014–15 Southampton") is no part of it
         name = re.sub(r"'s$", "", " ".join(words))
         words = name.split()
         if not name or _holds(page, name) or _holds(answer, name) or name in out:
