@@ -99,9 +99,17 @@ def test_the_mistake_names_the_argument_most_failed_runs_sent_otherwise_with_its
     argument_title(titled, {r["step"]: r for r in runs})
     assert titled["title"] == "Before book, check the `payment` you send against the request and the records looked up"
     assert mistake({**entry, "checked": {}}, {}) == ("", {})  # no checked fact: nothing said
-    untitled = {**entry, "checked": {}, "title": "Before book, check the request"}
+    untitled = {**entry, "checked": {}, "title": "Before book, check the request", "guideline": "Check it."}
     argument_title(untitled, {})
     assert untitled["title"] == "Before book, check the request"  # no argument stands out: the title stays
+    # or the page's advice leads with one short check before the change: that titles it, counts left out
+    led = {**untitled, "guideline": "Before book, check `flights` against what the user asked for (in 5 of the 9 "
+                                    "failed runs here). Put the total to the user."}
+    argument_title(led, {})
+    assert led["title"] == "Before book, check `flights` against what the user asked for", led["title"]
+    long = {**untitled, "guideline": "Before book, check the rule: \"Basic economy flights cannot be modified.\""}
+    argument_title(long, {})
+    assert long["title"] == "Before book, check the request"  # a quote after a colon is no title
     # one of the two runs sent a payment whose source is not known: the source is said of neither
     runs[1] = _fact_run("step-0002", "failure", ["book.payment", "book.bags"])
     said, _runs_of = mistake(entry, {r["step"]: r for r in runs})

@@ -100,13 +100,27 @@ def mistake(entry: dict, by_step: dict[str, dict], ways=None) -> tuple[str, dict
 
 def argument_title(entry: dict, by_step: dict[str, dict], ways=None) -> None:
     """A change's lesson whose failed runs mostly sent one argument unlike the task's expected call
-    is titled by that argument, the thing to check, not by "the request and the rules on it"."""
+    is titled by that argument, the thing to check, not by "the request and the rules on it"; else
+    by the first sentence of its advice, when that is one short instruction before the change."""
     if not entry["key"].startswith("went-through|") or not entry["title"].startswith("Before "):
         return
     _said, runs = mistake(entry, by_step, ways)
     change, arg = runs.get("argument") or ("", "")
-    if change and entry["key"].split("|")[1] == change:
+    tool = entry["key"].split("|")[1]
+    if change and tool == change:
         entry["title"] = f"Before {change}, check the `{arg}` you send against the request and the records looked up"
+        return
+    # else the check the page's advice leads with (a count's instruction, its count left out), when it
+    # is one short instruction on this change
+    from .advice_cut import action, sentences
+
+    said = sentences(entry["guideline"])
+    first = (action(said[0]) or said[0] if said else "").rstrip(".")
+    if first.startswith(f"Before {tool}, ") and len(first) <= _TITLE_WIDTH and not re.search(r"\d|:|;", first):
+        entry["title"] = first
+
+
+_TITLE_WIDTH = 110  # characters of an advice sentence that can title its page
 
 
 def _unlearned(runs: list[dict], change: str, arg: str) -> str:
