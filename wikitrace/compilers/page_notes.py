@@ -17,7 +17,7 @@ from .answer_case import named, near_words as near_answer
 from .insight_words import answer_seen_in, expected_answer, followed, free_form, gives_answer, is_verdict, join
 from .arguments import check_arguments
 from .named_source import named_source
-from .phrase_match import observation_words, phrase_span, words_of
+from .phrase_match import name_with_middle, observation_words, phrase_span, words_of
 from .reading import Call, Reading, leaves
 from .told_numbers import _last_key
 from .arguments import _parsed
@@ -283,9 +283,7 @@ def searched_listed(r: Reading, c: Call, listed_at: int) -> tuple[Call, str] | N
         return None
     if needle in observation_words(r, found):
         return found, bare
-    from .qa_reasons import name_with_middle  # a person's page writes the middle name: "Justin Matthew Turner"
-
-    span = name_with_middle(found.turn.result, bare)
+    span = name_with_middle(found.turn.result, bare)  # a person's page writes the middle name: "Justin Matthew Turner"
     return (found, span) if span else None
 
 

@@ -45,3 +45,14 @@ def phrase_span(text: str, phrase: str) -> tuple[int, int] | None:
         if folded[i] == want[0] and folded[i:i + size] == want:
             return found[i].start(), found[i + size - 1].end()
     return None
+
+
+def name_with_middle(text: str, name: str) -> str | None:
+    """The span of ``text`` writing a two-word ``name`` with one or two capitalised words between
+    its two, as a page about a person writes the name ("Kent Lex Baer" for "Kent Baer"), or None."""
+    words = name.split()
+    if len(words) != 2:
+        return None
+    first, last = (re.escape(w) for w in words)
+    m = re.search(rf"(?<!\w){first}(?:\s+[A-Z][\w.'-]*){{1,2}}\s+{last}(?!\w)", " ".join(str(text or "").split()))
+    return m.group(0) if m else None

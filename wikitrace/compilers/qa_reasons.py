@@ -24,6 +24,7 @@ from .insight_words import expected_answer, followed, join, packed_calls
 from .near_words import main_words
 from .named_source import named_source
 from .page_notes import listed_names
+from .phrase_match import name_with_middle
 from .reading import Call, Reading, _occurs
 from .schema import KeyFact
 from .text import TITLE_KIND, clip_words, folded_words
@@ -278,17 +279,6 @@ def what_worked(r: Reading, answer: Call) -> KeyFact | None:
 # --- what the answer's page never showed, and what a reflection already said ------------------------
 
 _NAME_RUN = re.compile(r"(?:[A-Z][\w'-]*|\d+(?:[.,]\d+)*)(?:[ \t]+(?:[A-Z][\w'-]*|\d+(?:[.,]\d+)*))*")
-
-
-def name_with_middle(text: str, name: str) -> str | None:
-    """The span of ``text`` writing a two-word ``name`` with one or two capitalised words between
-    its two, as a page about a person writes the name ("Kent Lex Baer" for "Kent Baer"), or None."""
-    words = name.split()
-    if len(words) != 2:
-        return None
-    first, last = (re.escape(w) for w in words)
-    m = re.search(rf"(?<!\w){first}(?:\s+[A-Z][\w.'-]*){{1,2}}\s+{last}(?!\w)", _flat(text))
-    return m.group(0) if m else None
 
 
 def unmet_names(question: str, page: str, answer: str) -> list[str]:
