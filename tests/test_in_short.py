@@ -277,6 +277,42 @@ def test_a_wrong_answer_from_a_page_that_never_met_the_question_s_names_says_whi
     _check(run, fact, [])
 
 
+FIRST_GIVEN = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 1, Incorrect: 0, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+Question: In what state is the maker of Oatfold headquartered?
+Thought 1: Search Oatfold.
+Action 1: Search[Oatfold]
+Observation 1: Oatfold is a baking mix sold by Varn Mills under its Tamm brand.
+Thought 2: Search the maker.
+Action 2: Search[Oatfold maker]
+Observation 2: Could not find [Oatfold maker]. Similar: ['Oatfold', 'Varn Mills', 'Baking mix'].
+Thought 3: Search Varn Mills.
+Action 3: Search[Varn Mills]
+Observation 3: Varn Mills is a food maker headquartered in Orlo, Kessel.
+Thought 4: The answer is Kessel.
+Action 4: Finish[Kessel]
+Observation 4: Answer is CORRECT
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+"""
+
+
+def test_what_worked_credits_the_page_that_gave_a_name_before_an_error_listed_it(tmp_path):
+    """The Oatfold page named Varn Mills at turn 1 before the error at turn 2 listed it: the search that
+    found the answer followed that page (HotpotQA rater, step-0013)."""
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(FIRST_GIVEN, encoding="utf-8")
+    [run] = _load(path)
+    fact = next(f for f in _facts(run) if f.startswith("What worked"))
+    assert "Search[Varn Mills] at turn 3 (a name the page at turn 1 gave)" in fact, fact
+
+
 HALTED = """
 ########################################
 BEGIN TRIAL 1

@@ -230,18 +230,20 @@ def described_searches(r: Reading, name: str, errs: list[Call]) -> KeyFact | Non
 
 def _origin(r: Reading, c: Call) -> tuple[str, Call | None] | None:
     """Where a look-up's query came from: the question's own words, a page an earlier look-up
-    returned (its latest such call), or a name an earlier error listed."""
+    returned (its latest such call), or a name an earlier error listed; of a page and an error
+    that both gave it, the one that gave it first (the Bisquick page named General Mills before
+    an error listed it)."""
     if not isinstance(c.turn.arguments, str):
         return None
     words = set(folded_words(c.turn.arguments))
     if words and words <= set(folded_words(r.run.task.instruction or "")):
         return "question", None
-    for x in reversed(r.calls):
-        if x.n < c.n and x.error and _flat(c.turn.arguments).casefold() in {
-                _flat(n).casefold() for n in listed_names(x.turn.result or "")}:
-            return "listed", x
+    listed = next((x for x in reversed(r.calls) if x.n < c.n and x.error and _flat(c.turn.arguments).casefold() in {
+        _flat(n).casefold() for n in listed_names(x.turn.result or "")}), None)
     page = followed(r, c)
-    return ("page", page) if page is not None else None
+    if page is not None and (listed is None or page.n < listed.n):
+        return "page", page
+    return ("listed", listed) if listed is not None else None
 
 
 def what_worked(r: Reading, answer: Call) -> KeyFact | None:
