@@ -313,6 +313,45 @@ def test_what_worked_credits_the_page_that_gave_a_name_before_an_error_listed_it
     assert "Search[Varn Mills] at turn 3 (a name the page at turn 1 gave)" in fact, fact
 
 
+LET_GO = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Which label released the single Tin Kettle Song?
+Thought 1: Search the single.
+Action 1: Search[single Tin Kettle Song label]
+Observation 1: Could not find [single Tin Kettle Song label]. Similar: ['Tin Kettle Song', 'Rua Penn', 'Kettle'].
+Thought 2: Rua Penn sang it, I think.
+Action 2: Search[Rua Penn]
+Observation 2: Rua Penn is a singer signed to Orlo Records.
+Thought 3: So Orlo Records.
+Action 3: Finish[Orlo Records]
+Observation 3: Answer is INCORRECT
+Correct answer: Tamm Sound
+
+"""
+
+
+def test_a_listed_name_the_question_gives_and_the_run_let_go_is_named(tmp_path):
+    """The error listed "Tin Kettle Song", the question's own title, and the run searched the singer
+    it guessed instead: the page names the listed name it never sent (HotpotQA rater: say what the
+    reasoning got wrong), with the call it made instead."""
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(LET_GO, encoding="utf-8")
+    [run] = _load(path)
+    err, then = (t.turn for t in run.turns if t.type == "function_call" and t.name == "Search")
+    fact = next(f for f in _facts(run) if "no call sent it" in f)
+    assert fact == (f"The error Search returned at turn {err} listed \"Tin Kettle Song\", a name the question gives, "
+                    f"and no call sent it; it sent Search[Rua Penn] next (turn {then}): send the listed name as "
+                    "written."), fact
+    _check(run, fact, [err, then])
+
+
 HALTED = """
 ########################################
 BEGIN TRIAL 1
@@ -938,6 +977,20 @@ def _why_said(run: Run, by_n: dict, text: str) -> str:
                        for t in run.turns if t.turn > at), text
         assert not any(t.name == tool and not t.is_error for t in sent) and any(e["name"] == tool for e in expected)
         text = text[m.end():]
+    m = re.fullmatch(r"The error (\w+) returned at turn (\d+) listed \"(.+?)\", (?:a name the question gives|the "
+                     r"question's \"(.+?)\"), and no call sent it(?: as listed, only inside quote marks \(turns? ([\d, ]+)\))?"
+                     r"(?:; it sent (\w+)\[(.+?)\] next \(turn (\d+)\))?: send the listed name as written\.", text)
+    if m:  # qa_reasons.unsent_listed_name: listed by that error, the question's name, never sent as listed
+        err, listed = by_n[int(m.group(2))], m.group(3)
+        assert err.is_error and f"'{listed}'" in err.result or f'"{listed}"' in err.result, text
+        assert (m.group(4) or listed) in " ".join(run.task.instruction.split()), text
+        sent = [" ".join(str(t.arguments).split()) for t in run.turns if t.type == "function_call"]
+        assert listed not in sent, text
+        for n in re.findall(r"\d+", m.group(5) or ""):
+            assert " ".join(str(by_n[int(n)].arguments).split()).strip("\"'") == listed, text
+        if m.group(8):
+            assert by_n[int(m.group(8))].name == m.group(6) and int(m.group(8)) > err.turn, text
+        return
     m = re.match(r"The agent's message at turn (\d+) named this change \(\"(.+?)\"\), and the user agreed at turn (\d+)\. "
                  r"(?=The task expected (\w+)\()", text)
     if m:  # offers.agreed_unmade: the sentence names the change's action and a value it was to send; a yes

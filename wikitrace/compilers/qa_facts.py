@@ -20,7 +20,7 @@ from .near_words import main_words
 from .page_notes import listed_names
 from .offered_names import unchecked_candidate, unsent_listed
 from .qa_reasons import (described_searches, failed_calls, opening_form, reflected_answer, reflected_query,
-                         reflected_source, unheeded_reflection, what_worked)
+                         reflected_source, unheeded_reflection, unsent_listed_name, what_worked)
 from .reading import Call, Reading, harness_reason
 from .schema import KeyFact
 from .text import clip_words
@@ -60,7 +60,9 @@ def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
     if not r.run.outcome.success:  # a query the run's own reflection named, failing: after the errors' own form
         causes += [f for f in (reflected_query(r),) if f is not None]
     lead = sum(f.kind == "comparison" for f in out[:1])  # a refuted comparison in the agent's words stays first
-    return out[:lead] + causes + out[lead:]
+    # last: the listed name the question gives that the run let go, where the facts above say what failed
+    unsent = unsent_listed_name(r, out + causes)
+    return out[:lead] + causes + out[lead:] + ([unsent] if unsent is not None else [])
 
 
 def _answer(r: Reading) -> Call | None:

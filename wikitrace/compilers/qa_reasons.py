@@ -283,13 +283,9 @@ def what_worked(r: Reading, answer: Call) -> KeyFact | None:
 _NAME_RUN = re.compile(r"(?:[A-Z][\w'-]*|\d+(?:[.,]\d+)*)(?:[ \t]+(?:[A-Z][\w'-]*|\d+(?:[.,]\d+)*))*")
 
 
-def unmet_names(question: str, page: str, answer: str) -> list[str]:
-    """The names and numbers the question gives (runs of capitalised words or figures, not a
-    sentence's first word, a possessive's "'s" dropped) that the page an answer came from never
-    holds as whole words, in the question's order: the part of the question nothing tied the
-    answer to. A name of three words or more counts as held when the page holds it without its
-    first word (a title before a name: "Emperor"), one of two with a capitalised word between its
-    two (a middle name); the answer's own words are not counted."""
+def question_names(question: str) -> list[str]:
+    """The names and numbers the question gives, in its order: runs of capitalised words or
+    figures, not a sentence's first word, a possessive's "'s" dropped."""
     flat = _flat(question)
     out = []
     for m in _NAME_RUN.finditer(flat):
@@ -301,8 +297,64 @@ def unmet_names(question: str, page: str, answer: str) -> list[str]:
         if len(words) > 1 and words[0][0].isdigit() and not words[1][0].isdigit():
             words = words[1:]  # a figure before a name ("15" of "2014–15 Southampton") is no part of it
         name = re.sub(r"'s$", "", " ".join(words))
+        if name:
+            out.append(name)
+    return out
+
+
+def unsent_listed_name(r: Reading, others: list[KeyFact] = ()) -> KeyFact | None:
+    """A failed run's first error whose list of names offered a name of two words or more the
+    question gives (its kind in brackets aside), which no call of the run sent as listed, nor as
+    another page of that name, nor inside a query that got through: the way to the page on the question's own subject, let go
+    ("Love Incredible", listed when the search sent it inside quote marks; the run searched
+    "Cashmere Cat" instead). Not where the page's ``others`` facts say it: one on phrases sent that
+    names the listed names never sent, or one on quote marks for a name sent only inside them."""
+    if r.run.outcome.success:
+        return None
+    names = {n.casefold(): n for n in question_names(r.run.task.instruction or "") if len(n.split()) >= 2}
+    texts = [c for c in r.calls if isinstance(c.turn.arguments, str)]
+    sent = {_flat(c.turn.arguments).casefold() for c in texts}
+    if any(f.kind in ("described-search", "offered-names") for f in others):
+        return None  # the page's fact on phrases sent, or on listed names, names those no call sent
+    for e in r.calls:
+        if not e.error or not isinstance(e.turn.arguments, str):
+            continue
+        for listed in listed_names(e.turn.result or ""):
+            bare = TITLE_KIND.sub("", _flat(listed)).strip().casefold()
+            if bare not in names or _flat(listed).casefold() in sent:
+                continue
+            quoted = [c.n for c in texts if _flat(c.turn.arguments).strip(" \"'\u201c\u201d").casefold()
+                      == _flat(listed).casefold()]  # sent, but inside quote marks: not as listed
+            if any(c.n not in quoted and (TITLE_KIND.sub("", _flat(c.turn.arguments)).strip(" \"'\u201c\u201d")
+                                          .casefold() == bare or not c.error and bare in _flat(c.turn.arguments)
+                                          .casefold()) for c in texts):
+                continue  # the run chose another page of that name, or reached one holding it
+            held = names[bare]
+            if quoted and any(f.kind == "quoted-name" for f in others):
+                return None  # the page's fact on quote marks says it
+            after = next((c for c in texts if c.n > e.n), None)
+            then = (f"; it sent {after.name}[{clip_words(_flat(after.turn.arguments), 60)}] next (turn {after.n})"
+                    if after is not None and after.n not in quoted else "")
+            what = "a name the question gives" if held == listed else f"the question's \"{held}\""
+            how = (f" as listed, only inside quote marks (turn{'s' if len(quoted) > 1 else ''} "
+                   f"{', '.join(map(str, quoted))})" if quoted else "")
+            return KeyFact(f"The error {e.name} returned at turn {e.n} listed \"{listed}\", {what}, and no call "
+                           f"sent it{how}{then}: send the listed name as written.",
+                           sorted({e.n, *quoted[:2], *([after.n] if then else [])}), "", [e.name])  # no kind: said where the page has room, counted by no lesson
+    return None
+
+
+def unmet_names(question: str, page: str, answer: str) -> list[str]:
+    """The names and numbers the question gives (runs of capitalised words or figures, not a
+    sentence's first word, a possessive's "'s" dropped) that the page an answer came from never
+    holds as whole words, in the question's order: the part of the question nothing tied the
+    answer to. A name of three words or more counts as held when the page holds it without its
+    first word (a title before a name: "Emperor"), one of two with a capitalised word between its
+    two (a middle name); the answer's own words are not counted."""
+    out = []
+    for name in question_names(question):
         words = name.split()
-        if not name or _holds(page, name) or _holds(answer, name) or name in out:
+        if _holds(page, name) or _holds(answer, name) or name in out:
             continue
         if len(words) >= 3 and _holds(page, " ".join(words[1:])):
             continue
