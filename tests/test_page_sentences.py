@@ -266,7 +266,8 @@ def _decision(c: Check, text: str, success: bool) -> None:
                      r"message at turn \d+, which named (?:neither a value this call sent nor a word of \S+ or of its "
                      r"values|.+?, not the \$[\d,.]+ the call (?:paid|charged)))?"
                      r"(, a test file, and no call of this run changed a file outside the tests)?"
-                     r"(; the run's last state-changing call\.|; the answer that ended the run\.|\.)", text)
+                     r"(; the run's last state-changing call\.|; the answer that ended the run\.|"
+                     r"; the hand-off that ended the run\.|\.)", text)
     if m and m.group(8) and m.group(8).endswith("or of its values"):
         _yes_to_another_thing(c, int(m.group(2)), m.group(8))
     elif m and m.group(8) and m.group(8).startswith(", after the user said yes"):
@@ -289,7 +290,10 @@ def _decision(c: Check, text: str, success: bool) -> None:
         if m.group(10) == "; the answer that ended the run.":  # a free-text answer the log records as one
             text_sent = c.call(n).arguments
             assert isinstance(text_sent, str) and ((c.run.task.metadata or {}).get("gold_answer") or any(
-                t.type == "answer" and (t.content or "").strip() == text_sent.strip() for t in c.run.turns))
+                t.type == "answer" and (t.content or "").strip() == text_sent.strip() for t in c.run.turns)
+                or (c.run.task.instruction or "").strip().endswith("?"))  # a question's last free-text write
+        if m.group(10) == "; the hand-off that ended the run.":  # a transfer to a person, by its tool's name
+            assert re.search(r"transfer|hand_?off|escalat|human|operator", m.group(1), re.I), text
         return
     m = re.fullmatch(r"Called (\S+) at turn (\d+), which returned nothing; (?:the next change that went through was "
                      r"(\S+) at turn (\d+)|no change went through after it)\.", text)

@@ -37,7 +37,7 @@ from .changes import edit_of, what_ran
 from .failure_items import agreed_phrase, failure_items
 from .grounding import ground
 from .in_short import in_short
-from .insight_words import free_form, gives_answer, join, report_message
+from .insight_words import free_form, gives_answer, is_hand_off, join, report_message
 from .option_choices import item_note, option_note
 from .verdict_evidence import verdict_note
 from .value_sources import answer_source, source_notes
@@ -295,7 +295,9 @@ def _success_items(r: Reading, with_notes: bool = True) -> list[Item]:
         items.append(Item(100 if final else 60 + c.n / 10_000, Evidence(notes=notes,
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + agreed_phrase(r, c)
-            + (("; the answer that ended the run." if c.n in answers else "; the run's last state-changing call.")
+            + (("; the answer that ended the run." if c.n in answers else
+                # a hand-off passes the talk to a person and changes no record: not called a state change
+                "; the hand-off that ended the run." if is_hand_off(c) else "; the run's last state-changing call.")
                if final else "."),
             support=f"The environment accepted it: {shown_answer(c.turn.result)}" if c.turn.result
             else "The environment accepted it.",
