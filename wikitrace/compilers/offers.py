@@ -69,6 +69,13 @@ def _has_number(text: str, n: str) -> bool:
     return re.search(r"(?<![\d.])" + re.escape(n) + r"(?:\.0+)?(?![\d])", text) is not None
 
 
+def _agent_sentences(r: Reading):
+    """(index, turn, its sentences) of each message of the agent, in log order."""
+    for i, t in enumerate(r.run.turns):
+        if t.type == "message" and t.role == "assistant" and t.content:
+            yield i, t, re.split(r"(?<=[.!?])\s+", " ".join(t.content.split()))
+
+
 def unmade_offer(r: Reading, expected: dict) -> Offer | None:
     """The offer of this expected change that the run let drop, or None."""
     if not r.has_interlocutor:
@@ -80,10 +87,7 @@ def unmade_offer(r: Reading, expected: dict) -> Offer | None:
     numbers = _numbers(expected.get("arguments"))
     turns = r.run.turns
     first_at = None
-    for i, t in enumerate(turns):
-        if t.type != "message" or t.role != "assistant" or not t.content:
-            continue
-        sentences = re.split(r"(?<=[.!?])\s+", " ".join(t.content.split()))
+    for i, t, sentences in _agent_sentences(r):
         # the sentence that puts it to the user names the thing, and says no "not" of it
         asked = next((s for s in sentences if _PUTS_TO_USER.search(s) and _names(s, thing) and not _NEGATION.search(s)),
                      None)
@@ -136,10 +140,7 @@ def agreed_unmade(r: Reading, expected: dict) -> Promise | None:
         return None
     turns = r.run.turns
     found = None
-    for i, t in enumerate(turns):
-        if t.type != "message" or t.role != "assistant" or not t.content:
-            continue
-        sentences = re.split(r"(?<=[.!?])\s+", " ".join(t.content.split()))
+    for i, t, sentences in _agent_sentences(r):
         said = next((s for s in sentences if not _NEGATION.search(s) and any(v in s for v in values)
                      and any(_stem(w) == action for w in _WORD.findall(s.lower()))), None)
         reply = next((u for u in turns[i + 1:] if t_is_user(u) and u.turn in r.replies), None) if said else None
