@@ -171,7 +171,7 @@ def test_the_page_says_what_was_left_out_and_how_to_see_it(tmp_path):
     out = tmp_path / "corpus"
     build(BuildOptions(inputs=[write_jsonl(tmp_path / "runs.jsonl", [swe_success()])], out=out, offline=True, quiet=True))
     page = (out / "compilation" / "step-0000.md").read_text()
-    m = re.search(r"Left out: (\d+) more calls of this run, ranked below those shown; `actions step-0000` lists every call", page)
+    m = re.search(r"Left out: (\d+) more calls of this run, at turns no item above links; `actions step-0000` lists every call", page)
     assert m and int(m.group(1)) >= 8
 
 
