@@ -98,9 +98,10 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple
         apart, turns = _told_apart(entry, failed, "none of them" if n > 1 else "it never")
         looked = _looked_apart(entry, failed, "none of them did" if n > 1 else "it never did")
         apart = "; ".join(x for x in (apart, looked) if x)
-        wrote = edits_apart(entry, failed[0], on_success=True) if n == 1 and not apart else None
-        if wrote is not None:  # the same file changed: what the edits wrote tells them apart
-            return f"The {trials}, {line.runs(same)}, {wrote[0]}.", wrote[1], False
+        wrote = edits_apart(entry, failed[0], on_success=True) if n == 1 else None
+        if wrote is not None:  # the same file changed: what the edits wrote tells them apart, first
+            also = f"; besides, {apart}" if apart else ""
+            return f"The {trials}, {line.runs(same)}, {wrote[0]}{also}.", sorted({*wrote[1], *turns}), bool(apart)
         return (f"The {n} {trials} ({line.runs(same)}) {_same_calls(entry, apart)}." if n > 1 else
                 f"The {trials}, {line.runs(same)}, {_same_calls(entry, apart)}."), turns, bool(apart)
     peers = [w for w in won if w["step"] != entry["step"]]
