@@ -1109,6 +1109,41 @@ def _money_said(text: str) -> list[float]:
     return [float(v.replace(",", "")) for v in re.findall(r"\$(\d[\d,]*(?:\.\d+)?)", text or "")]
 
 
+def _listed_both(by_n: dict, text: str) -> str:
+    """listed_apart.py: the answer named held an item with each value, and the figures said are
+    those items' own; the rest of the text is returned for the other checks."""
+    m = re.search(r" (\w+)'s answer at turn (\d+) listed both: \"(.+?)\" with (.+?), \"(.+?)\" \(sent\) with (.+?)\.$",
+                  text.replace("\\`", "`"))
+    if not m:
+        return text
+    answer = by_n[int(m.group(2))]
+    assert answer.name == m.group(1) and not answer.is_error, text
+    data = json.loads(answer.result)
+
+    def item(value):
+        stack = [data]
+        while stack:
+            node = stack.pop(0)
+            if isinstance(node, dict):
+                if value in node.values():
+                    return node
+                stack.extend(node.values())
+            elif isinstance(node, list):
+                stack.extend(node)
+        raise AssertionError(f"{value} not an item of the answer at turn {answer.turn}")
+
+    def figure(node, path):
+        for part in path.split("."):
+            node = node[part]
+        return node
+
+    fields = re.findall(r"`([\w.]+)` ([\d.]+)", m.group(4))
+    theirs, mine = item(m.group(3)), item(m.group(5))
+    assert fields and [float(v) for v in re.findall(r"[\d.]+", m.group(6))] == [figure(mine, p) for p, _v in fields]
+    assert all(figure(theirs, p) == float(v) for p, v in fields), text
+    return text[:m.start()] + "." if not text[:m.start()].endswith(".") else text[:m.start()]
+
+
 def _shown_said(run: Run, by_n: dict, text: str) -> bool:
     """agreed_terms.py and shown_conflicts.py: a yes to other amounts, a failed change against a
     count or a balance a look-up showed, a change on a record whose dates were all past."""
@@ -1228,6 +1263,7 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         text, said = text.split(" The system prompt's rule on ", 1)
         _rule_said(run, by_n, _rule_verdict(run, by_n, said))
     text = _why_said(run, by_n, text)
+    text = _listed_both(by_n, text)
     if not text or _shown_said(run, by_n, text):
         return
     m = re.fullmatch(r"(\S+) at turn (\d+) was a change the task expected\.", text)
@@ -2252,3 +2288,27 @@ def test_a_change_the_user_agreed_to_and_the_run_never_made_says_where_it_was_pu
                reward=0.0, actions=[{"name": "cancel_reservation", "kwargs": {"reservation_id": "Q4WZ8N"}},
                                     {"name": "cancel_reservation", "kwargs": {"reservation_id": "ZZ9PLK"}}])
     assert not any("named this change" in f for f in _facts(run))
+
+
+def test_a_flight_sent_from_a_listing_that_held_the_expected_one_shows_the_figures_apart(tmp_path):
+    """The run was asked for the cheapest economy flight and sent HAT132 at $190 from a search that
+    listed HAT172 at $102 (tau step-0056): the fact shows the figure whose name the task's words
+    make up (prices.economy), for both, from that answer."""
+    listing = [{"flight_number": "HAT132", "prices": {"economy": 190, "business": 287},
+                "available_seats": {"economy": 8, "business": 10}},
+               {"flight_number": "HAT172", "prices": {"economy": 102, "business": 360},
+                "available_seats": {"economy": 2, "business": 15}}]
+    move = {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "gift_card_7730215",
+            "flights": [{"flight_number": "HAT132", "date": "2024-06-11"}]}
+    run = _tau(tmp_path, [
+        *_tool("search_direct_flight", {"origin": "LGA", "destination": "PHL", "date": "2024-06-11"}, listing),
+        _agent("The cheapest economy flight is HAT132 at $190. Shall I move you?"), _user("Yes, please."),
+        *_tool("update_reservation_flights", move, {"reservation_id": "Q4WZ8N"}),
+    ], reward=0.0, instruction="You are lena_vogt_3017. Move to the cheapest economy flight on June 11.",
+        actions=[{"name": "update_reservation_flights", "kwargs": dict(move, flights=[
+            {"flight_number": "HAT172", "date": "2024-06-11"}])}])
+    searched = _call_turn(run, "search_direct_flight")
+    fact = next(f for f in _facts(run) if "where the task expected" in f)
+    assert fact.endswith(f" search_direct_flight's answer at turn {searched} listed both: \"HAT172\" with "
+                         "`prices.economy` 102, \"HAT132\" (sent) with 190."), fact
+    _check(run, fact, [searched])

@@ -15,6 +15,7 @@ from .expected_calls import (call_text, closest_expected, differences, expected_
                              missed_lookups, only_arithmetic, shown_value)
 from .insight_words import is_hand_off, join
 from .lookup_coverage import unlooked
+from .listed_apart import listed_apart_note
 from .offers import agreed_unmade, unmade_offer
 from .reading import Call, Reading, leaves
 from . import rule_reasons, rule_refusals
@@ -57,6 +58,8 @@ def expected_facts(r: Reading) -> list[KeyFact]:
                 note, shown = unsearched_note(r, c, closest_expected(r, c), diffs)
             if not note:  # or one nothing the agent could read held at all: no check would have found it
                 note = out_of_reach_note(r, diffs[:2])
+            if not note:  # or both listed by one answer: the figures that told them apart there
+                note, shown = listed_apart_note(r, c, diffs[:2])
             out.append(_why(KeyFact(f"{c.name} at turn {c.n} sent " + "; ".join(parts)
                                     + (f" (and {more} more difference{'s' if more > 1 else ''})." if more > 0 else ".")
                                     + note, [c.n] + shown, "arguments", _differing_args(r, c, diffs)),
