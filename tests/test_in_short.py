@@ -1112,6 +1112,8 @@ def _money_said(text: str) -> list[float]:
 def _listed_both(by_n: dict, text: str) -> str:
     """listed_apart.py: the answer named held an item with each value, and the figures said are
     those items' own; the rest of the text is returned for the other checks."""
+    if not text:
+        return text
     m = re.search(r" (\w+)'s answer at turn (\d+) listed both: \"(.+?)\" with (.+?), \"(.+?)\" \(sent\) with (.+?)\.$",
                   text.replace("\\`", "`"))
     if not m:
