@@ -305,9 +305,10 @@ def question_names(question: str) -> list[str]:
 def unsent_listed_name(r: Reading, others: list[KeyFact] = ()) -> KeyFact | None:
     """A failed run's first error whose list of names offered a name of two words or more the
     question gives (its kind in brackets aside), which no call of the run sent as listed, nor as
-    another page of that name, nor inside a query that got through: the way to the page on the question's own subject, let go
-    ("Love Incredible", listed when the search sent it inside quote marks; the run searched
-    "Cashmere Cat" instead). Not where the page's ``others`` facts say it: one on phrases sent that
+    another page of that name, nor inside a query that got through: the way to the page on the
+    question's own subject, let go ("Love Incredible", listed when the search sent it inside quote
+    marks; the run searched "Cashmere Cat" instead). It has no kind: it is said where the page has
+    room, and no lesson counts it. Not where the page's ``others`` facts say it: one on phrases sent that
     names the listed names never sent, or one on quote marks for a name sent only inside them."""
     if r.run.outcome.success:
         return None
@@ -340,7 +341,7 @@ def unsent_listed_name(r: Reading, others: list[KeyFact] = ()) -> KeyFact | None
                    f"{', '.join(map(str, quoted))})" if quoted else "")
             return KeyFact(f"The error {e.name} returned at turn {e.n} listed \"{listed}\", {what}, and no call "
                            f"sent it{how}{then}: send the listed name as written.",
-                           sorted({e.n, *quoted[:2], *([after.n] if then else [])}), "", [e.name])  # no kind: said where the page has room, counted by no lesson
+                           sorted({e.n, *quoted[:2], *([after.n] if then else [])}), "", [e.name])
     return None
 
 
