@@ -102,11 +102,12 @@ def argument_title(entry: dict, by_step: dict[str, dict], ways=None) -> None:
     """A change's lesson whose failed runs mostly sent one argument unlike the task's expected call
     is titled by that argument, the thing to check, not by "the request and the rules on it"; else
     by the first sentence of its advice, when that is one short instruction before the change."""
-    if not entry["key"].startswith("went-through|") or not entry["title"].startswith("Before "):
-        return
+    tool = entry["key"].split("|")[1] if entry["key"].startswith("went-through|") else ""
+    if not tool or entry["title"] not in (f"Before {tool}, check the request",
+                                          f"Before {tool}, check the request and the rules on it"):
+        return  # a lesson titled by its own check already (a record's field, a look-up first) keeps it
     _said, runs = mistake(entry, by_step, ways)
     change, arg = runs.get("argument") or ("", "")
-    tool = entry["key"].split("|")[1]
     if change and tool == change:
         entry["title"] = f"Before {change}, check the `{arg}` you send against the request and the records looked up"
         return
