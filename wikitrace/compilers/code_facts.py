@@ -150,7 +150,7 @@ def partial_score(r: Reading) -> list[KeyFact]:
         c = dropped[-1]
         text += f"; {label(c, 60)} at turn {c.n} had been refused ({said_back(c, 60)}) and was never sent again"
         turns.append(c.n)
-    for said, at in partial_reasons(r):
+    for _kind, said, at in partial_reasons(r):
         text += f"; {said}"
         turns += at
     return [KeyFact(text + ".", sorted(set(turns)))]

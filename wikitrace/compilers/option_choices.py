@@ -279,17 +279,21 @@ def over_limit(r: Reading) -> tuple[str, list[int]] | None:
     return None
 
 
-def partial_reasons(r: Reading) -> list[tuple[str, list[int]]]:
+# what a partly scored purchase left out, by kind (its page says it; the insight layer counts it)
+UNCHOSEN, OFF_TASK, OVER_LIMIT = "unchosen-group", "off-task-option", "over-limit"
+
+
+def partial_reasons(r: Reading) -> list[tuple[str, str, list[int]]]:
     """What a purchase that scored part of the task left out, as the log shows it: a group the
     task names an option of that was never chosen, an option chosen against the task's words,
-    an item priced above the task's limit. Each with the turns that show it."""
+    an item priced above the task's limit. Each as (kind, sentence, the turns that show it)."""
     other, unset = missed(r)
-    out = [(f"it chose no {g.label} option of the {len(g.options)} listed at turn {page.n}, while {_holding(named)}",
-            [page.n]) for g, named, page in unset[:1]]
-    out += [(f"at turn {ch.call.n} it chose {clip(ch.chosen, 40)} among the {ch.group.label} options, while "
-             f"{_holding(ch.named)}", [ch.call.n]) for ch in other[:1]]
+    out = [(UNCHOSEN, f"it chose no {g.label} option of the {len(g.options)} listed at turn {page.n}, while "
+            f"{_holding(named)}", [page.n]) for g, named, page in unset[:1]]
+    out += [(OFF_TASK, f"at turn {ch.call.n} it chose {clip(ch.chosen, 40)} among the {ch.group.label} options, "
+             f"while {_holding(ch.named)}", [ch.call.n]) for ch in other[:1]]
     over = over_limit(r)
-    return out + ([over] if over else [])
+    return out + ([(OVER_LIMIT, *over)] if over else [])
 
 
 def chosen_as_asked(r: Reading) -> str | None:

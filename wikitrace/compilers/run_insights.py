@@ -263,7 +263,8 @@ def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
     given = str(w.turn.arguments)  # both shown whole when short: the difference is the lesson
     scored = isinstance(score, (int, float)) and not isinstance(score, bool)
     # a purchase scored in part: what the log shows it left out (an option, the price limit), before its score
-    left_out = "".join(f"; {said}" for said, _turns in partial_reasons(r)) if scored and 0 < score < 1 else ""
+    reasons = partial_reasons(r) if scored and 0 < score < 1 else []
+    left_out = "".join(f"; {said}" for _kind, said, _turns in reasons)
     detail = (f"turn {w.n}: {'answered' if gives_answer(r, w) else 'ended with'} {w.name}"
               f"[{shown_beside(given, gold or '')}]" + (f", expected \"{shown_beside(gold, given)}\"" if gold else "")
               + left_out + (f"; score {score:g}" if scored else ""))
@@ -271,6 +272,8 @@ def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
     insight = make_insight(f"answer|{w.name}|{why}", title, guide + ".",
                            f"In {kind_of_tasks(r)}, before the {w.name} call that ends the run.", detail, False)
     insight.case = answer_case(r, w)
+    if reasons:  # counted by kind on the lesson's page (corpus/rewrites.partial_scores)
+        insight.case["left_out"] = [kind for kind, _said, _turns in reasons]
     return insight
 
 

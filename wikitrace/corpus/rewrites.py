@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ..compilers.option_choices import OFF_TASK, OVER_LIMIT, UNCHOSEN
+
 
 def _first_detail(run: dict | None, kind: str) -> str:
     """The detail of the lesson a run teaches first, when it is of ``kind``; else ""."""
@@ -364,13 +366,10 @@ def verdict_mix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
 
 
 _SCORE = re.compile(r"; score (-?[\d.]+(?:e-?\d+)?)$")  # _answer_insight's detail, when the log scored the run
-# what a partly scored purchase left out, as its detail says it (compilers/option_choices.partial_reasons)
-_LEFT_OUT = ((re.compile(r"; it chose no .+? option of the \d+ listed at turn \d+, while "),
-              "never chose an option of a group the task names one of"),
-             (re.compile(r"; at turn \d+ it chose .+? among the .+? options, while "),
-              "chose an option the task does not name where it names another"),
-             (re.compile(r"; the item it opened at turn \d+ was listed at .+?, above the task's limit "),
-              "opened an item listed above the task's price limit"))
+# what a partly scored purchase left out, by the kind its case records (compilers/option_choices.partial_reasons)
+_LEFT_OUT = ((UNCHOSEN, "never chose an option of a group the task names one of"),
+             (OFF_TASK, "chose an option the task does not name where it names another"),
+             (OVER_LIMIT, "opened an item listed above the task's price limit"))
 
 
 def partial_scores(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
@@ -388,9 +387,9 @@ def partial_scores(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     if above:
         entry["guideline"] += (f" {above} of the {len(scores)} scored runs here ended with a score above {low:g}: what "
                                "they chose met part of what the task scores, so check the parts it did not.")
-        details = [l.get("detail") or "" for e, l in members if e["outcome"] == "failure"]
-        parts = [(sum(bool(p.search(d)) for d in details), said) for p, said in _LEFT_OUT]
-        said = [f"{n} {said}" for n, said in parts if n]
-        if said:
-            from ..compilers.insight_words import join  # what the runs' own pages show the score lacked (compilers/option_choices.partial_reasons)
+        left = [(l.get("case") or {}).get("left_out") or () for e, l in members if e["outcome"] == "failure"]
+        said = [f"{n} {said}" for kind, said in _LEFT_OUT if (n := sum(kind in kinds for kinds in left))]
+        if said:  # what the runs' own pages show their score lacked
+            from ..compilers.insight_words import join
+
             entry["guideline"] += f" Of the failed runs here, {join(said)}: check those parts first."
