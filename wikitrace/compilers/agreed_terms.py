@@ -195,16 +195,17 @@ def yes_to_another_thing(r: Reading, c: Call) -> int | None:
     when they named the change, or no yes covers ``c``."""
     if not c.confirmed or c.agreed_at is None or not r.has_interlocutor:
         return None
-    put = next((t for t in reversed(_said(r, c)) if t.turn < c.agreed_at), None)
-    if put is None:
-        return None
+    put = _put_since_agreeing(r, c.agreed_at)  # the latest first
+    if not put:
+        return None  # the yes followed no message of the agent's
     from .stems import stem
 
-    text = " ".join(t.content for t in _put_since_agreeing(r, c.agreed_at)).lower()
+    said_as_written = " ".join(t.content for t in put)
+    text = said_as_written.lower()
     values = [str(v).strip().lower() for _p, v in leaves(c.turn.arguments) if not isinstance(v, bool)]
     if any(len(v) >= 3 and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text) for v in values):
         return None
-    named = money_in(put.content)
+    named = money_in(said_as_written)
     if any(isinstance(v, (int, float)) and not isinstance(v, bool) and any(abs(v - m) < _ROUND for m in named)
            for _p, v in leaves(c.turn.arguments)):
         return None  # an amount it paid, put to the user with its currency sign
@@ -213,7 +214,7 @@ def yes_to_another_thing(r: Reading, c: Call) -> int | None:
     words = _NAME_WORD.findall(c.name or "") + [w for v in values for w in _WORD.findall(v) if len(w) >= 3]
     if any(stem(w.lower()) in said for w in words):
         return None
-    return put.turn
+    return put[0].turn
 
 
 def _other_terms(r: Reading, c: Call) -> OtherTerms | None:

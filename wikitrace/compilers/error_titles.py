@@ -46,6 +46,5 @@ def retitle(entry: dict) -> None:
     if len(parts) < 3:  # a lesson of its own title (a missing program, a path not there)
         return
     tool, said = parts[1:]
-    if entry["title"] in (named_title(tool, said), error_title(tool, said, entry["guideline"])) or \
-            entry["title"].startswith(f"When {tool} answers \""):
+    if entry["title"] == named_title(tool, said) or entry["title"].startswith(f"When {tool} answers \""):
         entry["title"] = error_title(tool, said, entry["guideline"])
