@@ -28,11 +28,12 @@ from .trial_wording import _answer_found, _call, _call_keys, _Line, _shown, _sou
 def task_of(entry: dict) -> tuple | None:
     from .applies import trial_key
 
-    if trial_key(entry) is None:
+    key = trial_key(entry)
+    if key is None:
         return None
     from .insights import kind_of
 
-    return kind_of(entry), trial_key(entry)
+    return kind_of(entry), key
 
 
 def _costs(entry: dict, best: dict) -> str:
