@@ -18,6 +18,7 @@ from test_page_sentences import RUNS, _flat, _text
 from tau_messages import agent as _agent, tool as _tool, user as _user
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.claim_checks import comparisons, money_limits, stated_count, wrong_phrase
+from wikitrace.compilers.conclusions import conclusions
 from wikitrace.compilers.offline import compile_offline
 from wikitrace.compilers.consent import AGREES, answer_kind
 from wikitrace.compilers.reading import command_of, is_read_only
@@ -160,6 +161,49 @@ def test_the_page_opens_with_the_facts_and_links_their_turns(tmp_path):
     assert re.fullmatch(r"- The agent's comparison at turn (\d+) is wrong: 1983 is later than 1958 \(it wrote "
                         r"\"1983 \(Cora Mint\) \\< 1958\"\)\. \(turn \[\1\]\(\.\./raw/step-\d+/turns\.md#turn-\1\)\)",
                         first), first
+
+
+
+REVERSED_RUN = REFLEXION.replace("Trial summary: Correct: 1, Incorrect: 1", "Trial summary: Correct: 1, Incorrect: 1").replace(
+    "Thought 3: 1983 (Cora Mint) < 1958 (Dev Oakes), so Cora Mint was born first.",
+    "Thought 3: 1958 (Dev Oakes) < 1983 (Cora Mint), so Cora Mint was born first.")
+
+
+def test_a_conclusion_naming_the_other_side_than_its_own_years_pick_is_said_so(tmp_path):
+    """Right figures, wrong side: the page says which side the question's word picks by the run's own
+    years; the success, whose conclusion follows its years, gets no such sentence."""
+    path = tmp_path / "react_reflexion_2q.txt"
+    path.write_text(REVERSED_RUN, encoding="utf-8")
+    right, wrong = sorted(_load(path), key=lambda r: not r.outcome.success)
+    facts = _facts(wrong)
+    turn = next(t.turn for t in wrong.turns if "1958 (Dev Oakes) < 1983" in (t.reasoning or t.content or ""))
+    assert facts[0] == (f"The agent's conclusion at turn {turn} names the wrong side: by its own figures Dev Oakes (1958) "
+                        "comes before Cora Mint (1983), so \"first\" picks Dev Oakes, not Cora Mint (it wrote \"1958 (Dev "
+                        "Oakes) < 1983 (Cora Mint), so Cora Mint was born first\").")
+    assert not any("comparison" in f for f in facts)  # the figures themselves hold
+    assert not any("conclusion" in f for f in _facts(right))
+
+
+@pytest.mark.parametrize("text, picks, named", [
+    ("1963 (Ann Roe) < 1974 (Bea Cole), so Bea Cole was born first.", "Ann Roe", "Bea Cole"),
+    ("Ann Roe (1963) < Bea Cole (1974), so Bea Cole is older.", "Ann Roe", "Bea Cole"),
+    ("1974 (Bea Cole) > 1963 (Ann Roe), therefore Ann Roe aired later", "Bea Cole", "Ann Roe"),
+    ("2009 (The Pilot) is earlier than 2010 (The Finale), so The Pilot came out first.", "The Pilot", "The Pilot"),
+])
+def test_a_conclusion_is_read_with_the_side_its_word_picks(text, picks, named):
+    [c] = conclusions(text)
+    assert (c.picks, c.named, c.reversed) == (picks, named, picks != named)
+
+
+@pytest.mark.parametrize("text", [
+    "1985 (Ann Roe) < 1965 (Bea Cole), so Ann Roe was born first.",  # wrong figures: a wrong comparison instead
+    "1982 (Antic) < 1988 (Chronicle), so their runs did not overlap.",  # names neither side
+    "1963 (Ann Roe) < 1974 (Bea Cole), so Bea Cole was not born first.",  # negated
+    "1963 (Ann Roe) < 1963 (Bea Cole), so Bea Cole was born first.",  # equal years
+    "1963 (Ann Roe) < 1974 (Bea Cole), so Bea Cole won the award.",  # no word that orders them
+])
+def test_what_is_not_a_readable_conclusion_yields_nothing(text):
+    assert conclusions(text) == []
 
 
 SLIPS = """
@@ -1458,6 +1502,17 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         assert said.role == "assistant" and m.group(3) in " ".join(filter(None, [said.content, said.reasoning,
                                                                                   json.dumps(said.arguments)])), text
         assert [wrong_phrase(c) for c in comparisons(m.group(3)) if not c.holds] == [m.group(2)], text
+        return
+    m = re.fullmatch(r"The agent's conclusion at turn (\d+) names the wrong side: by its own figures (.+) \((\d{4})\) comes "
+                     r"before (.+) \((\d{4})\), so \"(.+?)\" picks (.+), not (.+) \(it wrote \"(.+)\"\)\.", text)
+    if m:  # the agent's own words, read again: the same sides, the side its word picks is the other one
+        said = by_n[int(m.group(1))]
+        assert said.role == "assistant" and m.group(9) in " ".join(filter(None, [said.content, said.reasoning])), text
+        [c] = [c for c in conclusions(m.group(9)) if c.reversed]
+        assert (c.earlier, c.later, c.word, c.picks, c.named) == ((m.group(2), m.group(3)), (m.group(4), m.group(5)),
+                                                                  m.group(6), m.group(7), m.group(8)), text
+        assert int(m.group(3)) < int(m.group(5)) and re.search(r"\b(first|earlie|before|older|oldest|later|last|after|"
+                                                                 r"younger|newe|recent)", run.task.instruction or "", re.I), text
         return
     m = re.fullmatch(r"(\S+) at turn (\d+) sent (.+?)(?: \(and \d+ more differences\))?\.", text)
     if m:  # a change that went through, beside the expected call of its tool

@@ -42,8 +42,8 @@ _SAID = {
     "count": ("the user gave a count that a record already shown contradicts",
               "check a count the user gives against the record before {t}"),
     # these lead with their instruction and the tool or rule quote their runs share (fact_leads.py)
-    **{k: fact_leads.OWN[k] for k in ("named-comparison", "unsupported-comparison", "quoted-name", "packed-calls",
-                                      "described-search", "one-sided", "planned-look-up", "reflected-answer",
+    **{k: fact_leads.OWN[k] for k in ("named-comparison", "reversed-conclusion", "unsupported-comparison",
+                                      "quoted-name", "packed-calls", "described-search", "one-sided", "planned-look-up", "reflected-answer",
                                       "opening-form")},
     "answer-extra": ("the answer held the expected words and added others",
                      "give only the thing asked for when {t}"),
