@@ -31,6 +31,7 @@ from .advice_fit import weigh as weigh_advice
 from .quoted_tally import quoted_plainly
 from .advice_cut import action, cut as cut_advice
 from .answer_cases import annotate as annotate_answers
+from .fact_cases import annotate as annotate_facts, lesson_fact
 from .cannot_claims import claims
 from . import looked_up_instead
 from .rule_quote import quote_rule, rules_of
@@ -87,7 +88,8 @@ def run_entry_fields(comp) -> dict:
     and the patterns it met."""
     return {
         "lessons": [{"key": i.key, "title": i.title, "guideline": i.guideline, "applicability": i.applicability,
-                     "detail": i.detail, "worked": i.worked, **({"case": i.case} if i.case else {})}
+                     "detail": i.detail, "worked": i.worked, **({"case": i.case} if i.case else {}),
+                     **({"fact": fact} if (fact := lesson_fact(comp, i)) else {})}
                     for i in comp.insights],
         "patterns": list(comp.patterns),
         **({"facts": facts} if (facts := run_facts(comp)) else {}),
@@ -283,6 +285,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
     for entry in out:
         restate_sources(entry, groups[entry["id"]])
     annotate_answers(out, groups, kind_of, trials)
+    annotate_facts(out, groups)
     weighed: dict[tuple[str, str | None], tuple] = {}  # (task type, pattern) -> what lead_with_facts weighs against
     ways: dict[str, SuccessWays] = {}  # task type -> its successful runs' changes and look-ups, made on first use
     rules = rules_on(runs, kind_of)

@@ -1,0 +1,98 @@
+"""An insight page's Cases quote, for a few of its failed runs, the checked fact each run's own page
+leads with about that lesson: a reader sees the rule, the figures and the turn the advice came from."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from wikitrace.build import BuildOptions, build
+from wikitrace.compilers.schema import CandidateInsight, KeyFact
+from wikitrace.corpus.fact_cases import SHOWN, lesson_fact
+
+FIXTURES = Path(__file__).parent / "fixtures" / "importers"
+CORPORA = {"tau_bench": {}, "react_reflexion": {},
+           "coding_corpus": {"outcomes": FIXTURES / "coding_corpus" / "claude-code" / "outcomes.json"}}
+
+
+def _plain(md: str) -> str:
+    return re.sub(r"\\([\[\]`<>\\*_|#])", r"\1", md)
+
+
+def _in_short(page: str) -> list[str]:
+    """A compilation page's In short facts, without the turn links the page adds."""
+    block = page.split("## In short\n", 1)[1].split("\n\n", 1)[0]
+    return [_plain(re.sub(r" \(turns? \[.*$", "", line[2:])) for line in block.splitlines() if line.startswith("- ")]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, Path]:
+    out = {}
+    for name, extra in CORPORA.items():
+        out[name] = tmp_path_factory.mktemp(name) / "wiki"
+        build(BuildOptions(inputs=[FIXTURES / name], out=out[name], offline=True, quiet=True, **extra))
+    return out
+
+
+def test_each_case_is_a_failed_source_s_own_checked_fact_about_the_lesson(built):
+    shown = 0
+    for name, out in built.items():
+        data = json.loads((out / "corpus.json").read_text())
+        runs = {r["step"]: r for r in data["runs"]}
+        for entry in data["insights"]:
+            cases = [c for c in entry.get("cases") or [] if c.get("checked")]  # not an answer's own cases
+            if not cases:
+                continue
+            sources = {s["step"]: s for s in entry["sources"]}
+            assert len(cases) <= SHOWN, entry["id"]
+            tasks = [runs[c["step"]].get("task_id") or c["step"] for c in cases]
+            assert len(set(tasks)) == len(tasks), entry["id"]  # one case per task
+            page = (out / "insight" / f"{entry['id']}.md").read_text()
+            for case in cases:
+                assert sources[case["step"]]["outcome"] == "failure", (entry["id"], case)
+                facts = _in_short((out / "compilation" / f"{case['step']}.md").read_text())
+                text = case["text"]
+                assert any(f == text or text.endswith("…") and f.startswith(text[:-1]) for f in facts), (text, facts)
+                tool = entry["key"].split("|")[1].split(":")[0].split(" ")[0] if entry["key"].startswith(
+                    ("error|", "went-through|", "hand-off|")) else None
+                if tool:
+                    assert tool in text, (entry["id"], text)
+                assert f"- [{case['step']}](../compilation/{case['step']}.md): " in page
+                shown += 1
+    assert shown >= 5  # the fixtures' failed runs do give cases: the check is not empty
+
+
+def _lesson(key: str, detail: str) -> CandidateInsight:
+    return CandidateInsight("t", "g", "a", key=key, detail=detail)
+
+
+class _Comp:
+    def __init__(self, outcome: str, facts: list[KeyFact]):
+        self.outcome, self.in_short = outcome, facts
+
+
+ANSWER = KeyFact('The answer "Viacom" (turn 3) was judged wrong; the answer appears in what Search returned at turn 2.',
+                 [2, 3], "")
+FAILING = KeyFact('Search failed at turns 1 and 2 ("Could not find that page"), and no later Search call went through.',
+                  [1, 2], "")
+MISSED = KeyFact("The task expected cancel_reservation(reservation_id=\"Z7\"), and the run never made that change.", [],
+                 "missed-change")
+
+
+def test_an_error_lesson_takes_the_fact_of_its_tool_failing_not_another_fact_naming_the_tool():
+    comp = _Comp("failure", [ANSWER, FAILING])
+    assert lesson_fact(comp, _lesson("error|Search|Could not find that page", "turn 2: Search answered …")) == FAILING.text
+    # a fact on other turns than the lesson's error is about something else
+    assert lesson_fact(comp, _lesson("error|Search|Could not find that page", "turn 5: Search answered …")) == ""
+
+
+def test_a_missed_change_lesson_takes_a_missed_change_fact_and_a_success_keeps_none():
+    comp = _Comp("failure", [ANSWER, MISSED])
+    assert lesson_fact(comp, _lesson("missed", "made no change")) == MISSED.text
+    assert lesson_fact(_Comp("success", [ANSWER, MISSED]), _lesson("missed", "made no change")) == ""
+    # any other lesson: a fact on a turn its own detail names, else none
+    assert lesson_fact(comp, _lesson("idle|lookups", "turn 3: answered")) == ANSWER.text
+    assert lesson_fact(comp, _lesson("idle|lookups", "answered without a tool call")) == ""

@@ -1,0 +1,61 @@
+"""A lesson's cases: what the pages of a few of its failed runs established, in their words.
+
+A lesson's advice is a generalisation; the reader acts on it sooner with the run it came from in
+view: "book_reservation at turn 21 sent `nonfree_baggages` 1 where the task expected 0. The system
+prompt's rule on `nonfree_baggages`: …". Each failed run's page opens with the facts the compiler
+checked against its log (compilers/in_short.py), most telling first. A run entry keeps, for each of
+its lessons, the first of those facts that is about the lesson (lesson_fact says how). The insight page shows them for the first
+failed run of up to three tasks (three trials of one task would show one mistake three times).
+Lessons whose answers have their own cases (answer_cases.py) keep those.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..compilers.in_short import NOTHING_SETTLED
+from ..compilers.text import clip
+from .applies import key_tool, task_of
+
+SHOWN = 3  # cases per page
+WIDTH = 600  # characters of a fact kept
+_TURNS = re.compile(r"\bturns?\s+(\d+(?:(?:,\s*|,?\s+and\s+)\d+)*)")
+_FAILING = re.compile(r"\b(?:fail(?:ed|s)?|errors?)\b", re.I)  # a fact about a call failing
+_UNSETTLED = frozenset(NOTHING_SETTLED.values())  # a page's word that nothing is established: no case
+
+
+def lesson_fact(comp, lesson) -> str:
+    """The checked fact of a failed run's page that is about ``lesson`` (a CandidateInsight); ""
+    when none is. About it means: naming its tool (for an error, also saying a call failed, on a
+    turn of the error the lesson's detail names); for a change the task expected and never got, a fact of that kind;
+    for any other lesson, on a turn the lesson's detail names."""
+    key = lesson.key
+    if getattr(comp, "outcome", "") != "failure" or not key:
+        return ""
+    facts = [f for f in getattr(comp, "in_short", ()) or () if f.text not in _UNSETTLED]
+    tool = key_tool(key)
+    turns = {int(n) for span in _TURNS.findall(lesson.detail or "") for n in re.findall(r"\d+", span)}
+    if tool:
+        about = re.compile(rf"(?<![\w.]){re.escape(tool)}(?!\w)")
+        facts = [f for f in facts if about.search(f.text)
+                 and (not key.startswith("error|") or turns & set(f.turns) and _FAILING.search(f.text))]
+    elif key.split("|", 1)[0] == "missed":
+        facts = [f for f in facts if f.kind == "missed-change"]
+    else:
+        facts = [f for f in facts if turns & set(f.turns)]
+    return clip(facts[0].text, WIDTH) if facts else ""
+
+
+def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]]) -> None:
+    """Sets ``cases`` on the entries without answer cases whose failed runs kept a fact for them."""
+    for entry in out:
+        if entry.get("cases"):
+            continue
+        cases, tasks = [], set()
+        for e, lesson in groups[entry["id"]]:
+            if e["outcome"] != "failure" or not lesson.get("fact") or task_of(e) in tasks:
+                continue
+            tasks.add(task_of(e))
+            cases.append({"step": e["step"], "text": lesson["fact"], "checked": True})
+        if cases:
+            entry["cases"] = cases[:SHOWN]
