@@ -78,7 +78,7 @@ def say_answered(entry: dict, members: list[tuple[dict, dict]], trials) -> None:
     more = [f["step"] for f in found[1:]]
     entry["guideline"] = (
         f"{entry['guideline'].rstrip()} Do not refuse {first['tool']} for {first['values']}: a successful trial of the "
-        f"same task made it on a record with that value. {first['step']} told the user it could not (its turn "
+        f"same task made it on a record with {first['values']}. {first['step']} told the user it could not (its turn "
         f"{first['turn']}): \"{first['text']}\"; {first['won']} looked up the same record ({first['record']}) and "
         "made that change"
         + (f" ({len(more)} more failed run{'s' if len(more) != 1 else ''} here refused likewise: "
