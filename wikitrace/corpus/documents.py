@@ -170,9 +170,10 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
         same_task = {**same_task, "differences": []}
     if same_task:
         same_task = {**same_task, "advice": advice(entry),
-                     "compared_pages": [(st, layout.compilation_doc(st)) for st in same_task.get("compared_steps") or ()],
-                     "differences": [
-            {**d, "pages": [(st, layout.compilation_doc(st)) for st in d["steps"]]} for d in _merged(same_task["differences"])]}
+                     "compared_pages": [(st, layout.compilation_doc(st))
+                                        for st in (same_task.get("compared_steps") or [])[:COUNTED_LINKED]],
+                     "differences": [{**d, "pages": [(st, layout.compilation_doc(st)) for st in d["steps"][:COUNTED_LINKED]]}
+                                     for d in _merged(same_task["differences"])]}
     from .answer_cases import markdown as answer_markdown
 
     answer_cases, answer_versus = answer_markdown(entry, link, titles, md_text)
