@@ -335,11 +335,6 @@ def markdown(entry: dict, link, titles: dict[str, str] | None, md) -> tuple[str,
 
     cases = [f"- [{c['step']}]({link.rel(layout.compilation_doc(c['step']))}): {md(c['text'])}"
              for c in entry.get("cases") or []]
-    if entry.get("cases_of") and cases:
-        other = entry["cases_of"]
-        tool = entry["key"].partition("|")[2]
-        cases[:0] = [f"Failed runs whose {md(tool)} change went through, as their pages establish (the cases of "
-                     f"[{md((titles or {}).get(other, other))}]({link.rel(layout.insight_doc(other))})):", ""]
     rule = entry.get("length_rule") or []
     if rule:
         cases += ["", md(" ".join(rule))]

@@ -47,10 +47,7 @@ def lesson_fact(comp, lesson) -> str:
 
 
 def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]]) -> None:
-    """Sets ``cases`` on the entries without answer cases whose failed runs kept a fact for them;
-    on a lesson of the successful runs' way to settle with a tool, the cases of the lesson of the
-    failed runs whose change with that tool went through (``cases_of``): how the same ending
-    went wrong, beside how it went right."""
+    """Sets ``cases`` on the entries without answer cases whose failed runs kept a fact for them."""
     for entry in out:
         if entry.get("cases"):
             continue
@@ -62,9 +59,3 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]]) -> Non
             cases.append({"step": e["step"], "text": lesson["fact"], "checked": True})
         if cases:
             entry["cases"] = cases[:SHOWN]
-    changed = {(e.get("task_type"), e["key"]): e for e in out if e["key"].startswith("went-through|")}
-    for entry in out:
-        kind, _, tool = entry["key"].partition("|")
-        other = changed.get((entry.get("task_type"), f"went-through|{tool}")) if kind == "procedure" else None
-        if other is not None and other.get("cases") and not entry.get("cases"):
-            entry["cases"], entry["cases_of"] = other["cases"], other["id"]
