@@ -55,3 +55,37 @@ def test_advice_an_evidence_line_ends_with_is_not_listed_again_as_other_advice()
     cut(entry)
     assert any(e.endswith(": compare the dates with the current time.") for e in entry["counted"])
     assert "Compare the dates with the current time." not in entry.get("more_advice", []), entry
+
+
+BAGS = '"If the booking user is a gold member, 3 free checked bags for each economy passenger." "Each extra bag is 50 dollars."'
+
+
+def _rule(tool: str, on: str, quote: str = BAGS) -> dict:
+    return {"kind": "rule", "about": [tool, on, quote, "arguments"]}
+
+
+def test_a_rule_a_few_failed_runs_broke_on_the_lesson_s_tool_is_said_as_what_to_work_the_value_out_by():
+    """Four of twelve failed bookings broke the free-bag rule: a reader is told the rule, in What to do."""
+    members = [_member(n, [_rule("book_trip", "nonfree_bags")] if n < 4 else []) for n in range(12)]
+    members.append(_member(20, [_rule("book_trip", "nonfree_bags")], outcome="success"))
+    entry = {"key": "went-through|book_trip", "guideline": "Before book_trip, check the payment you send."}
+    say(entry, members, "book_trip")
+    assert entry["guideline"].endswith(
+        "In 4 of the 12 failed runs here, the book_trip call differed from the task's expected one where the system "
+        "prompt's rule on `nonfree_bags` decides it (step-0000, step-0001, step-0002, step-0003; each page's \"In "
+        "short\" quotes the rule and the record it applies to): work out `nonfree_bags` for book_trip by the system "
+        f"prompt's rule {BAGS}."), entry["guideline"]
+    cut(entry)
+    assert f"Work out `nonfree_bags` for book_trip by the system prompt's rule {BAGS}" in entry["advice"]
+
+
+def test_a_rule_of_one_run_another_tool_or_most_runs_is_not_said_here():
+    for members, tool in (
+            ([_member(1, [_rule("book_trip", "bags")]), *(_member(n, []) for n in range(2, 6))], "book_trip"),
+            ([_member(1, [_rule("cancel_trip", "x")]), _member(2, [_rule("cancel_trip", "x")]),
+              *(_member(n, []) for n in range(3, 8))], "book_trip"),
+            ([_member(1, [_rule("book_trip", "bags")]), _member(2, [_rule("book_trip", "bags")]), _member(3, [])],
+             "book_trip")):
+        entry = {"key": f"went-through|{tool}", "guideline": "Before it, check."}
+        say(entry, members, tool)
+        assert entry["guideline"] == "Before it, check.", entry["guideline"]

@@ -9,6 +9,11 @@ leads with a fact only then), the lesson's other advice can hide it: a cancel le
 "check the insurance" says nothing of the six runs that cancelled trips already flown, insured or
 not. Each such kind is said as its own counted line, with its runs named and the note that no
 successful run is counted against it.
+
+A rule of the system prompt the same way: a change that differed from the task's expected one
+where a sentence of the prompt decides the value (compilers/rule_reasons.py) is a fact only a
+failed run holds (a successful run sent the expected call). Two or more failed runs whose pages
+quote the same rule on the lesson's tool get the rule said as what to work the value out by.
 """
 
 from __future__ import annotations
@@ -50,6 +55,30 @@ def say(entry: dict, members: list[tuple[dict, dict]], tool: str) -> None:
         lines.append(f"In {run_counts.part_of(hit, failed)}, {what.format(t=tool)} "
                      f"({', '.join(steps)}; each page's \"In short\" gives the fact and its turns; checked only on "
                      f"failed runs, so no successful run is counted against it): {do.format(t=tool)}.")
+    lines += _rule_lines(failed, tool, led)
     if lines:
         entry["guideline"] = f"{entry['guideline'].rstrip()} {' '.join(lines)}"
+
+
+def _rule_lines(failed: list[dict], tool: str, led: str | None) -> list[str]:
+    """A counted line per rule of the prompt on ``tool`` that two or more of the failed runs' pages
+    quote (the same words), but not most of them (then checked_facts leads with it), commonest first."""
+    if led == "rule":
+        return []
+    quoted: dict[tuple[str, str], list[dict]] = {}
+    for e in failed:
+        for key in {(f["about"][1], f["about"][2]) for f in e.get("facts") or []
+                    if f.get("kind") == "rule" and len(f.get("about") or ()) > 2 and f["about"][0] == tool}:
+            quoted.setdefault(key, []).append(e)
+    lines = []
+    for (on, quote), hit in sorted(quoted.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        if len(hit) < 2 or 2 * len(hit) > len(failed):
+            continue
+        field = f"`{on}`" if on != tool else "the change"
+        do = (f"work out `{on}` for {tool} by the system prompt's rule {quote}" if on != tool else
+              f"check the {tool} change against the system prompt's rule {quote}")
+        lines.append(f"In {run_counts.part_of(hit, failed)}, the {tool} call differed from the task's expected one "
+                     f"where the system prompt's rule on {field} decides it ({', '.join(sorted(e['step'] for e in hit))}; "
+                     f"each page's \"In short\" quotes the rule and the record it applies to): {do}.")
+    return lines
 
