@@ -105,3 +105,26 @@ def test_a_missed_change_lesson_takes_a_missed_change_fact_and_a_success_keeps_n
     # any other lesson: a fact on a turn its own detail names, else none
     assert lesson_fact(comp, _lesson("idle|lookups", "turn 3: answered")) == ANSWER.text
     assert lesson_fact(comp, _lesson("idle|lookups", "answered without a tool call")) == ""
+
+
+def test_an_error_lesson_takes_no_fact_quoting_another_message_of_its_kind():
+    """A run whose certificate error was followed by gift-card errors: its fact quotes the last one,
+    which is not the lesson's."""
+    other = KeyFact('pay failed at turns 3 and 5 (the last: "Error: gift card balance is not enough"), and no later '
+                    'pay call went through.', [3, 5], "")
+    key = "error|pay|Error: certificate cannot be used to update reservation"
+    assert lesson_fact(_Comp("failure", [other]), _lesson(key, "turn 3: tried other arguments")) == ""
+    same = KeyFact(other.text.replace("gift card balance is not enough", "certificate cannot be used to update "
+                                      "reservation"), [3, 5], "")
+    assert lesson_fact(_Comp("failure", [other, same]), _lesson(key, "turn 3: tried other arguments")) == same.text
+
+
+def test_a_rule_lesson_takes_only_a_fact_that_quotes_its_rule():
+    rule = CandidateInsight("Keep the rule: Each reservation can use at most one travel certificate", "g", "a",
+                            key="rule|ab12", detail="turn 15: book_trip went through")
+    bags = KeyFact('book_trip at turn 15 sent `bags` 1 where the task expected 0. The system prompt\'s rule on `bags` '
+                   '(turn 0): "Each extra bag is 50 dollars."', [15], "arguments")
+    certs = KeyFact('book_trip at turn 15 sent 2 certificates. The system prompt\'s rule (turn 0): "Each reservation '
+                    'can use at most one travel certificate."', [15], "arguments")
+    assert lesson_fact(_Comp("failure", [bags]), rule) == ""
+    assert lesson_fact(_Comp("failure", [bags, certs]), rule) == certs.text

@@ -53,6 +53,8 @@ from .text import clip, shown_beside
 if TYPE_CHECKING:
     from .page_causes import Item
 
+RULE_TITLE = "Keep the rule: "  # a rule lesson's title opens so, the rule's words after it
+
 # --- insights shared by both outcomes ---------------------------------------------------------
 
 
@@ -83,7 +85,7 @@ def _rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> Candida
         guide = f"Before each call this rule covers, do what it asks{asks}: \"{rule}\""
     else:
         guide = f"Check each state-changing call against this rule of the system prompt before making it: \"{rule}\""
-    return make_insight(f"rule|{short_hash(sentence)}", f"Keep the rule: {rule_title(sentence)}", guide,
+    return make_insight(f"rule|{short_hash(sentence)}", f"{RULE_TITLE}{rule_title(sentence)}", guide,
                    f"In {kind_of_tasks(r)}, before any call the rule names.", detail, kept)
 
 

@@ -15,10 +15,12 @@ import re
 
 from ..compilers.in_short import NOTHING_SETTLED
 from ..compilers.text import clip
+from ..compilers.run_insights import RULE_TITLE
 from .applies import key_tool, task_of
 
 SHOWN = 3  # cases per page
 WIDTH = 600  # characters of a fact kept
+_RULE_WORDS = 5  # opening words of a rule a fact must quote to be about it
 _TURNS = re.compile(r"\bturns?\s+(\d+(?:(?:,\s*|,?\s+and\s+)\d+)*)")
 _FAILING = re.compile(r"\b(?:fail(?:ed|s)?|errors?)\b", re.I)  # a fact about a call failing
 _UNSETTLED = frozenset(NOTHING_SETTLED.values())  # a page's word that nothing is established: no case
@@ -26,24 +28,39 @@ _UNSETTLED = frozenset(NOTHING_SETTLED.values())  # a page's word that nothing i
 
 def lesson_fact(comp, lesson) -> str:
     """The checked fact of a failed run's page that is about ``lesson`` (a CandidateInsight); ""
-    when none is. About it means: naming its tool (for an error, also saying a call failed, on a
-    turn of the error the lesson's detail names); for a change the task expected and never got, a fact of that kind;
-    for any other lesson, on a turn the lesson's detail names."""
+    when none is. About it means: naming its tool (for an error, saying a call failed on a turn
+    of the error the lesson's detail names, and quoting no other message of its kind); for a
+    change the task expected and never got, a fact of that kind; for a rule, quoting it; for any
+    other lesson, on a turn the lesson's detail names."""
     key = lesson.key
     if getattr(comp, "outcome", "") != "failure" or not key:
         return ""
     facts = [f for f in getattr(comp, "in_short", ()) or () if f.text not in _UNSETTLED]
-    tool = key_tool(key)
+    tool, kind = key_tool(key), key.split("|", 1)[0]
     turns = {int(n) for span in _TURNS.findall(lesson.detail or "") for n in re.findall(r"\d+", span)}
     if tool:
         about = re.compile(rf"(?<![\w.]){re.escape(tool)}(?!\w)")
-        facts = [f for f in facts if about.search(f.text)
-                 and (not key.startswith("error|") or turns & set(f.turns) and _FAILING.search(f.text))]
-    elif key.split("|", 1)[0] == "missed":
+        facts = [f for f in facts if about.search(f.text) and (kind != "error" or turns & set(f.turns) and _FAILING.search(
+            f.text) and not _other_message(f.text, key.split("|")[2] if key.count("|") > 1 else ""))]
+    elif kind == "missed":
         facts = [f for f in facts if f.kind == "missed-change"]
+    elif kind == "rule":
+        opening = " ".join(lesson.title.removeprefix(RULE_TITLE).split()[:_RULE_WORDS]).rstrip(" …")
+        facts = [f for f in facts if opening and opening in f.text]
     else:
         facts = [f for f in facts if turns & set(f.turns)]
     return clip(facts[0].text, WIDTH) if facts else ""
+
+
+def _other_message(text: str, shape: str) -> bool:
+    """Whether a fact quotes a message that opens like the lesson's error and is another one
+    ("Error: gift card balance …" on a lesson about "Error: certificate cannot be used …")."""
+    head = shape.split("…")[0].strip()
+    if not head:
+        return False
+    first = head.split()[0]
+    alike = [q for q in re.findall(r'"([^"]+)"', text) if q.split()[:1] == [first]]
+    return bool(alike) and not any(q.startswith(head) or head.startswith(q.rstrip("…")) for q in alike)
 
 
 def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]]) -> None:
