@@ -88,7 +88,7 @@ def contrast_only(before: dict, after: dict, changed: set) -> set:
     import re
 
     def strip(page: bytes) -> str:
-        text = re.sub(r"^verdict: .*$", "", page.decode(), flags=re.M)
+        text = re.sub(r"^contrast_verdict: .*$", "", page.decode(), flags=re.M)
         text = re.sub(r"\n\n(?:Where a failed run here|What set these successful runs|In a run like these|What it did that|Set against the)[^\n]*", "",
                       text)
         text = re.sub(r" Failed runs ended this way too; [^\n]*", "", text)

@@ -104,7 +104,7 @@ def pages_of_others(root: Path) -> dict[str, bytes]:
 
 def without_evidence(page: bytes) -> str:
     """An insight page without its contrast: the Evidence section and the verdict field."""
-    text = re.sub(r"^verdict: .*$", "", page.decode(), flags=re.M)
+    text = re.sub(r"^contrast_verdict: .*$", "", page.decode(), flags=re.M)
     return re.sub(r"## Evidence\n.*?(?=\n## Sources)", "", text, flags=re.S)
 
 

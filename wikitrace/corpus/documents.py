@@ -138,7 +138,7 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
         "runs": c.get("runs", 0),
         "success": c.get("success", 0),
         "failure": c.get("failure", 0),
-        "verdict": (entry.get("contrast") or {}).get("verdict"),
+        "contrast_verdict": (entry.get("contrast") or {}).get("verdict"),  # of the pattern, not the sources
         "compiler": entry.get("compiler") or "offline",
         # on the LLM path: who wrote the guideline (llm, or offline-fallback with the reason)
         **({"guideline_by": entry["guideline_by"], "fallback_reason": entry.get("fallback_reason")}
